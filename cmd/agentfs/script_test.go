@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentfs/agentfs/subcommands"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agentfs": func() { os.Exit(subcommands.Run()) },
+	})
+}
+
+// TestScripts runs the CLI scripts of testdata/script: each asserts stdout
+// JSON, stderr, the exit code and the files left on disk.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"json":   cmdJSON,
+			"mkfifo": cmdMkfifo,
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+	})
+}
+
+// cmdJSON asserts one value of a JSON file: json stdout .error.code NOT_FOUND.
+// The path is dotted, with [N] for array elements; EXPECTED is compared as
+// compact JSON, or as the string value when it is not JSON.
+func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: json FILE .path EXPECTED")
+	}
+	data := ts.ReadFile(args[0])
+	var v any
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		ts.Fatalf("%s is not one JSON value: %v\n%s", args[0], err, data)
+	}
+	got, ok := lookup(v, args[1])
+	var gotText string
+	if ok {
+		b, _ := json.Marshal(got)
+		gotText = string(b)
+	}
+	want := args[2]
+	var wv any
+	if json.Unmarshal([]byte(want), &wv) == nil {
+		var buf bytes.Buffer
+		_ = json.Compact(&buf, []byte(want))
+		want = buf.String()
+	} else {
+		b, _ := json.Marshal(want)
+		want = string(b)
+	}
+	match := ok && gotText == want
+	if match == neg {
+		if !ok {
+			ts.Fatalf("%s: no value at %s in %s", args[0], args[1], data)
+		}
+		ts.Fatalf("%s: %s is %s, want %s%s", args[0], args[1], gotText, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
+
+func lookup(v any, path string) (any, bool) {
+	path = strings.TrimPrefix(path, ".")
+	for path != "" {
+		var key string
+		if strings.HasPrefix(path, "[") {
+			end := strings.IndexByte(path, ']')
+			if end < 0 {
+				return nil, false
+			}
+			i, err := strconv.Atoi(path[1:end])
+			arr, ok := v.([]any)
+			if err != nil || !ok || i < 0 || i >= len(arr) {
+				return nil, false
+			}
+			v, path = arr[i], strings.TrimPrefix(path[end+1:], ".")
+			continue
+		}
+		end := strings.IndexAny(path, ".[")
+		if end < 0 {
+			end = len(path)
+		}
+		key, path = path[:end], strings.TrimPrefix(path[end:], ".")
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[key]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	for _, a := range args {
+		if err := syscall.Mkfifo(ts.MkAbs(a), 0o644); err != nil {
+			ts.Fatalf("mkfifo %s: %v", a, err)
+		}
+	}
+}

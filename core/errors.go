@@ -1,0 +1,144 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, UPPER_SNAKE error code from the contract. Callers switch
+// on it, so a code is never renamed; a new one is added to the contract first.
+type Code string
+
+// The codes of contract.md, in its order.
+const (
+	CodeInvalidArgument  Code = "INVALID_ARGUMENT"
+	CodeNotFound         Code = "NOT_FOUND"
+	CodeNotAFile         Code = "NOT_A_FILE"
+	CodeNotADirectory    Code = "NOT_A_DIRECTORY"
+	CodeNotRegular       Code = "NOT_REGULAR"
+	CodeOutsideRoot      Code = "OUTSIDE_ROOT"
+	CodeDenied           Code = "DENIED"
+	CodeSymlink          Code = "SYMLINK"
+	CodeHardlink         Code = "HARDLINK"
+	CodePermissionDenied Code = "PERMISSION_DENIED"
+	CodeReadOnly         Code = "READ_ONLY"
+	CodeNoSpace          Code = "NO_SPACE"
+	CodeTooLarge         Code = "TOO_LARGE"
+	CodeNotText          Code = "NOT_TEXT"
+	CodeInvalidRegex     Code = "INVALID_REGEX"
+	CodeInvalidGlob      Code = "INVALID_GLOB"
+	CodeNoMatch          Code = "NO_MATCH"
+	CodeAmbiguousMatch   Code = "AMBIGUOUS_MATCH"
+	CodeOverlap          Code = "OVERLAP"
+	CodeStale            Code = "STALE"
+	CodeExists           Code = "EXISTS"
+	CodeLockTimeout      Code = "LOCK_TIMEOUT"
+	CodeNotEmpty         Code = "NOT_EMPTY"
+	CodePatchParse       Code = "PATCH_PARSE"
+	CodePatchVerify      Code = "PATCH_VERIFY"
+	CodeNotConfigured    Code = "NOT_CONFIGURED"
+	CodeIOError          Code = "IO_ERROR"
+	CodeInterrupted      Code = "INTERRUPTED"
+)
+
+// Exit codes of the contract.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 2
+	ExitConflict    = 3
+	ExitInterrupted = 130
+)
+
+// ExitCode is the process exit code the contract gives to an error code.
+func (c Code) ExitCode() int {
+	switch c {
+	case CodeInvalidArgument, CodeInvalidRegex, CodeInvalidGlob, CodePatchParse:
+		return ExitUsage
+	case CodeStale, CodeExists, CodeLockTimeout:
+		return ExitConflict
+	case CodeInterrupted:
+		return ExitInterrupted
+	}
+	return ExitFailure
+}
+
+// Error is the one error type every tool and backend returns to callers. It
+// is serialised as the "error" object of the contract; Details carries the
+// code-specific fields (the current version on STALE, match lines on
+// AMBIGUOUS_MATCH) so that a caller never has to parse the message.
+type Error struct {
+	Code        Code           `json:"code"`
+	Message     string         `json:"message"`
+	Path        string         `json:"path,omitempty"`
+	PathBase64  string         `json:"pathBase64,omitempty"`
+	Hint        string         `json:"hint,omitempty"`
+	Suggestions []string       `json:"suggestions,omitempty"`
+	Details     map[string]any `json:"details,omitempty"`
+	// Err is the underlying cause, kept for errors.Is and never serialised:
+	// OS messages are not part of the contract.
+	Err error `json:"-"`
+}
+
+func (e *Error) Error() string {
+	if e.Path != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Code, e.Message, e.Path)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ExitCode is the process exit code for this error.
+func (e *Error) ExitCode() int { return e.Code.ExitCode() }
+
+// Errorf builds an Error with a formatted one-sentence message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithPath sets the display path (and its base64 twin when it is not UTF-8).
+func (e *Error) WithPath(p string) *Error {
+	e.Path, e.PathBase64 = PathText(p)
+	return e
+}
+
+// WithHint sets what the caller should do next.
+func (e *Error) WithHint(format string, args ...any) *Error {
+	e.Hint = fmt.Sprintf(format, args...)
+	return e
+}
+
+// WithDetail adds one code-specific field.
+func (e *Error) WithDetail(key string, v any) *Error {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details[key] = v
+	return e
+}
+
+// WithCause keeps the underlying error for errors.Is.
+func (e *Error) WithCause(err error) *Error {
+	e.Err = err
+	return e
+}
+
+// AsError returns err as an *Error, wrapping anything else as IO_ERROR so
+// that no caller ever sees an unstructured failure.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeIOError, Message: err.Error(), Err: err,
+		Hint: "retry; if it persists, check the file system"}
+}
+
+// InvalidArgument is the common usage error.
+func InvalidArgument(format string, args ...any) *Error {
+	return Errorf(CodeInvalidArgument, format, args...)
+}

@@ -1,0 +1,92 @@
+package core
+
+import (
+	"context"
+	"encoding/base64"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// FileType is what a directory entry is, after lstat (links are not followed).
+type FileType uint8
+
+// File types.
+const (
+	TypeFile FileType = iota
+	TypeDir
+	TypeSymlink
+	// TypeOther is a FIFO, socket or device: never opened for reading.
+	TypeOther
+)
+
+func (t FileType) String() string {
+	switch t {
+	case TypeFile:
+		return "file"
+	case TypeDir:
+		return "dir"
+	case TypeSymlink:
+		return "symlink"
+	}
+	return "other"
+}
+
+// FileInfo is what a backend knows of one file. Version is opaque: it changes
+// whenever the content may have changed (for the local backend: device,
+// inode, size, mtime and ctime), so that a caller can detect a lost update.
+type FileInfo struct {
+	Name    string
+	Size    int64
+	ModTime time.Time
+	Type    FileType
+	Mode    uint32 // permission bits
+	Version string
+	// Links is the hard-link count, 0 when the backend does not know it.
+	Links uint64
+}
+
+// FileReader is a ranged stream of one file's bytes, opened at an offset.
+// Info describes the very file being read (not a later one at the same path).
+type FileReader interface {
+	io.ReadCloser
+	Info() FileInfo
+}
+
+// DirPage is one page of a directory listing, in name order.
+type DirPage struct {
+	Entries []FileInfo
+	// Total is the number of entries in the directory.
+	Total int
+}
+
+// FS is the read side of the file-system contract. Every byte the tools see
+// comes through it, so that a backend other than the local disk (an object
+// store) serves the same tools. Paths are the caller's spelling; the backend
+// resolves them against its roots and returns *Error values with stable codes
+// (NOT_FOUND, OUTSIDE_ROOT, DENIED, SYMLINK, NOT_REGULAR...).
+type FS interface {
+	// Stat follows a final link that the link policy allows.
+	Stat(ctx context.Context, path string) (FileInfo, error)
+	// Lstat describes the path itself, a link included.
+	Lstat(ctx context.Context, path string) (FileInfo, error)
+	// Open returns the regular file's bytes from offset to the end. A FIFO,
+	// socket or device is NOT_REGULAR, answered without blocking.
+	Open(ctx context.Context, path string, offset int64) (FileReader, error)
+	// ReadDir returns entries [offset, offset+limit) of a directory in name
+	// order, links described, not followed.
+	ReadDir(ctx context.Context, path string, offset, limit int) (DirPage, error)
+	// Display is the spelling of path in output: relative to the working
+	// directory when inside it, absolute otherwise, so it can be passed back.
+	Display(path string) string
+}
+
+// PathText returns p for JSON output and, when p is not valid UTF-8, its
+// base64 twin, so that no two names collide after JSON's replacement runes.
+func PathText(p string) (text, b64 string) {
+	if utf8.ValidString(p) {
+		return p, ""
+	}
+	return strings.ToValidUTF8(p, "\uFFFD"), base64.StdEncoding.EncodeToString([]byte(p))
+}

@@ -1,0 +1,219 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// A request is a plain struct whose tags are the single source for its JSON
+// field names, CLI flags, positional arguments and (later) schemas:
+//
+//	json:"byteOffset,omitempty"  the JSON name; the flag is its kebab twin
+//	flag:"line-numbers"          another flag name; flag:"-" means JSON only
+//	arg:"0"                      also taken from positional argument 0
+//	alias:"file_path"            other JSON names accepted (other agents' tools)
+//	help:"..."                   one line for --help and schemas
+//
+// FieldSpec is that metadata for one field.
+type FieldSpec struct {
+	Index   []int
+	JSON    string
+	Flag    string // "" when the field has no flag
+	Arg     int    // -1 when not positional
+	Aliases []string
+	Help    string
+	Type    reflect.Type
+}
+
+var fieldCache sync.Map // reflect.Type -> []FieldSpec
+
+// Fields lists the request fields of a struct type (nested structs are not
+// flattened: they are JSON-only values such as the edits list).
+func Fields(t reflect.Type) []FieldSpec {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if v, ok := fieldCache.Load(t); ok {
+		return v.([]FieldSpec)
+	}
+	var out []FieldSpec
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		spec := FieldSpec{Index: f.Index, JSON: name, Arg: -1, Help: f.Tag.Get("help"), Type: f.Type}
+		switch fl := f.Tag.Get("flag"); fl {
+		case "-":
+		case "":
+			spec.Flag = kebab(name)
+		default:
+			spec.Flag = fl
+		}
+		if a := f.Tag.Get("arg"); a != "" {
+			spec.Arg = int(a[0] - '0')
+		}
+		if a := f.Tag.Get("alias"); a != "" {
+			spec.Aliases = strings.Split(a, ",")
+		}
+		out = append(out, spec)
+	}
+	fieldCache.Store(t, out)
+	return out
+}
+
+// kebab turns a camelCase JSON name into its flag twin: byteOffset -> byte-offset.
+func kebab(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('-')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// DecodeJSON decodes one JSON object into req (a pointer to a request
+// struct) strictly: an unknown field is INVALID_ARGUMENT naming the closest
+// valid one, aliases are renamed to their field, and a type mismatch names the
+// field and the type it wants.
+func DecodeJSON(data []byte, req any) error {
+	var raw any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return InvalidArgument("the request is not valid JSON: %s.", jsonErrorText(err)).
+			WithHint(`send one JSON object, for example {"path":"main.go"}`)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return InvalidArgument("the request has data after its JSON object.").
+			WithHint("send exactly one JSON object per request")
+	}
+	if _, ok := raw.(map[string]any); !ok {
+		return InvalidArgument("the request must be a JSON object.").
+			WithHint(`send one JSON object, for example {"path":"main.go"}`)
+	}
+	norm, err := normalise(raw, reflect.TypeOf(req), "")
+	if err != nil {
+		return err
+	}
+	clean, _ := json.Marshal(norm)
+	d := json.NewDecoder(bytes.NewReader(clean))
+	d.DisallowUnknownFields()
+	if err := d.Decode(req); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return InvalidArgument("field %q must be %s, not a JSON %s.", te.Field, typeName(te.Type), te.Value).
+				WithHint("fix the value of %q", te.Field)
+		}
+		var ae *Error
+		if errors.As(err, &ae) {
+			return ae
+		}
+		return InvalidArgument("the request could not be decoded: %s.", jsonErrorText(err))
+	}
+	return nil
+}
+
+// normalise renames aliases and refuses unknown keys, recursively through
+// nested objects and arrays of objects.
+func normalise(v any, t reflect.Type, at string) (any, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return v, nil
+		}
+		fields := Fields(t)
+		byName := map[string]FieldSpec{}
+		var names []string
+		for _, f := range fields {
+			byName[f.JSON] = f
+			names = append(names, f.JSON)
+			for _, a := range f.Aliases {
+				byName[a] = f
+			}
+		}
+		out := map[string]any{}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			f, ok := byName[k]
+			if !ok {
+				e := InvalidArgument("unknown field %q%s.", at+k, inObject(at))
+				if c := Closest(k, names); c != "" {
+					e.Message = strings.TrimSuffix(e.Message, ".") + "; did you mean " + strconvQuote(at+c) + "?"
+					e.Suggestions = []string{c}
+				}
+				return nil, e.WithHint("valid fields: %s", strings.Join(names, ", "))
+			}
+			if _, dup := out[f.JSON]; dup {
+				return nil, InvalidArgument("field %q is given twice (once under an alias).", at+f.JSON).
+					WithHint("give each field once")
+			}
+			nv, err := normalise(x[k], f.Type, at+f.JSON+".")
+			if err != nil {
+				return nil, err
+			}
+			out[f.JSON] = nv
+		}
+		return out, nil
+	case []any:
+		if t.Kind() != reflect.Slice {
+			return v, nil
+		}
+		for i, e := range x {
+			nv, err := normalise(e, t.Elem(), strings.TrimSuffix(at, ".")+"["+itoa(i)+"].")
+			if err != nil {
+				return nil, err
+			}
+			x[i] = nv
+		}
+	}
+	return v, nil
+}
+
+func inObject(at string) string {
+	if at == "" {
+		return ""
+	}
+	return " in " + strings.TrimSuffix(at, ".")
+}
+
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
+		return "an integer"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return typeName(t.Elem())
+	}
+	return t.String()
+}
+
+func jsonErrorText(err error) string {
+	return strings.TrimPrefix(err.Error(), "json: ")
+}

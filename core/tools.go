@@ -1,0 +1,51 @@
+// Package core holds what agentfs is, independent of where files live: the
+// request and result types of every tool, the tools themselves, the error
+// type with its stable codes, and the file-system contract (FS) that a
+// backend implements. core never touches the disk: every byte comes through
+// FS, so a backend other than the local directory fits without changing a
+// tool.
+package core
+
+import "time"
+
+// DefaultMaxBytes bounds every result, in bytes of JSON, unless --max-bytes
+// says otherwise.
+const DefaultMaxBytes = 256 << 10
+
+// Tools runs requests against one backend with the global settings.
+type Tools struct {
+	FS FS
+	// MaxBytes bounds each result (0 means DefaultMaxBytes).
+	MaxBytes int
+	// ReadOnly refuses every mutation with READ_ONLY.
+	ReadOnly bool
+	// LockTimeout is how long a mutation waits for its locks.
+	LockTimeout time.Duration
+}
+
+func (t *Tools) maxBytes() int {
+	if t.MaxBytes <= 0 {
+		return DefaultMaxBytes
+	}
+	return t.MaxBytes
+}
+
+// PageWindow checks a paged request's offset and limit against the tool's
+// default and maximum, and returns the limit to use.
+func PageWindow(offset, limit, def, maxLimit int) (int, error) {
+	if offset < 0 {
+		return 0, InvalidArgument("offset must be 0 or more, not %d.", offset).
+			WithHint("pass the nextOffset of the previous page, or 0 to start")
+	}
+	switch {
+	case limit == 0:
+		return def, nil
+	case limit < 0:
+		return 0, InvalidArgument("limit must be at least 1, not %d.", limit).
+			WithHint("omit limit for the default of %d", def)
+	case limit > maxLimit:
+		return 0, InvalidArgument("limit must be at most %d, not %d.", maxLimit, limit).
+			WithHint("page with offset and nextOffset instead of a larger limit")
+	}
+	return limit, nil
+}

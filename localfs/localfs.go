@@ -1,0 +1,495 @@
+// Package localfs is the local-directory backend of agentfs. It confines
+// every access to a set of allowed roots: paths are resolved through file
+// descriptors held from each root (os.Root, or a component-by-component
+// O_NOFOLLOW walk when links are refused), so that a directory swapped for a
+// link mid-operation cannot lead outside; roots and deny roots are compared by
+// path component after resolution, never by string prefix.
+package localfs
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+// SymlinkPolicy says which links a path may go through.
+type SymlinkPolicy string
+
+// Link policies.
+const (
+	// SymlinksWithin follows a link only when it resolves inside a root.
+	SymlinksWithin SymlinkPolicy = "within"
+	// SymlinksRefuse refuses any link on the path with SYMLINK.
+	SymlinksRefuse SymlinkPolicy = "refuse"
+)
+
+// DefaultDeny is denied whatever the roots: reading them is never file work.
+var DefaultDeny = []string{"/proc", "/sys", "/dev"}
+
+// Config describes one workspace.
+type Config struct {
+	// Roots are the allowed roots; empty means the working directory.
+	Roots []string
+	// Deny are paths refused after resolution, added to DefaultDeny.
+	Deny     []string
+	Symlinks SymlinkPolicy
+	// Cwd is the directory relative paths start from; empty means os.Getwd.
+	Cwd string
+}
+
+type root struct {
+	path string // absolute, links resolved
+	r    *os.Root
+	dir  *os.File // the root directory, for *at system calls
+	dev  uint64
+	ino  uint64
+}
+
+type denied struct {
+	path     string // absolute, links resolved where they exist
+	dev, ino uint64
+	exists   bool
+}
+
+// FS is the local backend; it implements core.FS.
+type FS struct {
+	cwd    string
+	roots  []*root
+	deny   []denied
+	policy SymlinkPolicy
+}
+
+var _ core.FS = (*FS)(nil)
+
+// New opens the roots of cfg. A root that does not exist or is not a
+// directory is an error naming it.
+func New(cfg Config) (*FS, error) {
+	cwd := cfg.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, core.Errorf(core.CodeIOError, "the working directory cannot be read.").WithCause(err)
+		}
+	}
+	f := &FS{cwd: filepath.Clean(cwd), policy: cfg.Symlinks}
+	switch f.policy {
+	case "":
+		f.policy = SymlinksWithin
+	case SymlinksWithin, SymlinksRefuse:
+	default:
+		return nil, core.InvalidArgument("--symlinks must be within or refuse, not %q.", cfg.Symlinks).
+			WithHint("use --symlinks within (the default) or --symlinks refuse")
+	}
+	roots := cfg.Roots
+	if len(roots) == 0 {
+		roots = []string{f.cwd}
+	}
+	for _, r := range roots {
+		abs := f.absolute(r)
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return nil, core.Errorf(core.CodeNotFound, "the root %s does not exist.", abs).WithPath(abs).
+				WithHint("pass an existing directory to --root").WithCause(err)
+		}
+		osr, err := os.OpenRoot(real)
+		if err != nil {
+			return nil, mapErr(err, abs).WithHint("pass an existing directory to --root")
+		}
+		dir, err := osr.Open(".")
+		if err != nil {
+			osr.Close()
+			return nil, mapErr(err, abs)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(dir.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			osr.Close()
+			dir.Close()
+			return nil, core.Errorf(core.CodeNotADirectory, "the root %s is not a directory.", abs).WithPath(abs).
+				WithHint("pass a directory to --root")
+		}
+		f.roots = append(f.roots, &root{path: real, r: osr, dir: dir, dev: uint64(st.Dev), ino: st.Ino})
+	}
+	// The longest root first, so a nested root wins over its parent.
+	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
+	for _, d := range append(append([]string{}, DefaultDeny...), cfg.Deny...) {
+		abs := f.absolute(d)
+		e := denied{path: abs}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			e.path = real
+		}
+		var st unix.Stat_t
+		if unix.Stat(e.path, &st) == nil {
+			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
+		}
+		f.deny = append(f.deny, e)
+	}
+	return f, nil
+}
+
+// Close releases the roots.
+func (f *FS) Close() error {
+	for _, r := range f.roots {
+		r.dir.Close()
+		r.r.Close()
+	}
+	return nil
+}
+
+// Roots returns the resolved allowed roots.
+func (f *FS) Roots() []string {
+	out := make([]string, len(f.roots))
+	for i, r := range f.roots {
+		out[i] = r.path
+	}
+	return out
+}
+
+func (f *FS) absolute(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(f.cwd, p)
+}
+
+// Display is p relative to the working directory when inside it, else absolute.
+func (f *FS) Display(p string) string {
+	return f.display(f.absolute(p))
+}
+
+func (f *FS) display(abs string) string {
+	if rel, ok := within(f.cwd, abs); ok {
+		return rel
+	}
+	return abs
+}
+
+// within reports whether abs is base or below it, comparing whole path
+// components, and returns abs relative to base ("." for base itself).
+func within(base, abs string) (string, bool) {
+	if abs == base {
+		return ".", true
+	}
+	prefix := base
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	if strings.HasPrefix(abs, prefix) {
+		return abs[len(prefix):], true
+	}
+	return "", false
+}
+
+// target is a caller's path resolved to one root.
+type target struct {
+	root *root
+	rel  string // relative to root.path, "." for the root itself
+	abs  string // the lexical absolute path (for display and locks)
+}
+
+func (t target) display(f *FS) string { return f.display(t.abs) }
+
+// resolve checks a caller's path and places it in a root. A path that is
+// lexically outside every root may still reach one through a link or a bind
+// mount (compared by file identity); otherwise it is OUTSIDE_ROOT.
+func (f *FS) resolve(p string) (target, error) {
+	if p == "" {
+		return target{}, core.InvalidArgument("path is empty.").WithHint("pass a file or directory path")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return target{}, core.InvalidArgument("the path contains a NUL byte.").
+			WithHint("remove the NUL byte; no file name can hold one")
+	}
+	abs := f.absolute(p)
+	for _, c := range strings.Split(abs, string(filepath.Separator)) {
+		if len(c) > 255 {
+			return target{}, core.InvalidArgument("a name in the path is %d bytes long; the limit is 255.", len(c)).
+				WithPath(p).WithHint("shorten the file name")
+		}
+	}
+	if len(abs) > 4095 {
+		return target{}, core.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(abs)).
+			WithHint("use a shorter path")
+	}
+	for _, r := range f.roots {
+		if rel, ok := within(r.path, abs); ok {
+			return target{root: r, rel: rel, abs: abs}, nil
+		}
+	}
+	if r, rel, ok := f.rootByIdentity(abs); ok {
+		if f.policy == SymlinksRefuse {
+			return target{}, core.Errorf(core.CodeSymlink, "the path reaches a root through a link, and links are refused.").
+				WithPath(f.display(abs)).WithHint("use the path inside the root, or run with --symlinks within")
+		}
+		return target{root: r, rel: rel, abs: abs}, nil
+	}
+	return target{}, f.outside(abs)
+}
+
+func (f *FS) outside(abs string) *core.Error {
+	return core.Errorf(core.CodeOutsideRoot, "the path is outside the allowed roots.").WithPath(f.display(abs)).
+		WithHint("use a path inside %s, or add a root with --root", strings.Join(f.Roots(), ", "))
+}
+
+// rootByIdentity finds a root among the ancestors of abs by device and inode,
+// after following links: /tmp/link/x where /tmp/link points at a root.
+func (f *FS) rootByIdentity(abs string) (*root, string, bool) {
+	dir, rest := abs, ""
+	for {
+		var st unix.Stat_t
+		if unix.Stat(dir, &st) == nil {
+			for _, r := range f.roots {
+				if uint64(st.Dev) == r.dev && st.Ino == r.ino {
+					if rest == "" {
+						rest = "."
+					}
+					return r, rest, true
+				}
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, "", false
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// isEscape reports the error os.Root gives for a path that leaves it.
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// openFlags opens anything without blocking: a FIFO answers at once.
+const openFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+
+// open opens t with flags, following links by the policy. Under
+// SymlinksWithin a link into another root is followed by that root's handle.
+func (f *FS) open(t target, flags int) (*os.File, error) {
+	if f.policy == SymlinksRefuse {
+		return f.openNoFollow(t, flags)
+	}
+	file, err := t.root.r.OpenFile(t.rel, flags, 0)
+	if err == nil {
+		return file, nil
+	}
+	if !isEscape(err) {
+		return nil, mapErr(err, t.display(f))
+	}
+	// The path leaves its root through a link: allowed only into another root.
+	real, rerr := filepath.EvalSymlinks(filepath.Join(t.root.path, t.rel))
+	if rerr == nil {
+		for _, r := range f.roots {
+			if rel, ok := within(r.path, real); ok && r != t.root {
+				file, err := r.r.OpenFile(rel, flags, 0)
+				if err != nil {
+					return nil, mapErr(err, t.display(f))
+				}
+				return file, nil
+			}
+		}
+	}
+	return nil, core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
+		WithPath(t.display(f)).WithHint("read the link's target inside a root, or add its directory with --root").
+		WithCause(err)
+}
+
+// openNoFollow walks t component by component with O_NOFOLLOW from the
+// root's descriptor: no link anywhere on the path is followed.
+func (f *FS) openNoFollow(t target, flags int) (*os.File, error) {
+	if t.rel == "." {
+		return t.root.r.OpenFile(".", flags, 0)
+	}
+	parts := strings.Split(t.rel, string(filepath.Separator))
+	dirfd := int(t.root.dir.Fd())
+	owned := -1
+	defer func() {
+		if owned >= 0 {
+			unix.Close(owned)
+		}
+	}()
+	for i, part := range parts {
+		last := i == len(parts)-1
+		fl := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if last {
+			fl = flags | unix.O_NOFOLLOW
+		}
+		fd, err := unix.Openat(dirfd, part, fl, 0)
+		if err != nil {
+			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EMLINK) {
+				var st unix.Stat_t
+				if unix.Fstatat(dirfd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+					return nil, core.Errorf(core.CodeSymlink, "the path goes through a link, and links are refused.").
+						WithPath(t.display(f)).WithHint("use the link's target path, or run with --symlinks within")
+				}
+			}
+			return nil, mapErr(&fs.PathError{Op: "open", Path: t.rel, Err: err}, t.display(f))
+		}
+		if owned >= 0 {
+			unix.Close(owned)
+		}
+		owned, dirfd = fd, fd
+	}
+	file := os.NewFile(uintptr(owned), filepath.Join(t.root.path, t.rel))
+	owned = -1
+	return file, nil
+}
+
+// realPath is where an open file really is, for the deny check: a link
+// inside a root may lead into a denied directory.
+func realPath(file *os.File, fallback string) string {
+	if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", file.Fd())); err == nil && filepath.IsAbs(p) {
+		return p
+	}
+	if p, err := filepath.EvalSymlinks(fallback); err == nil {
+		return p
+	}
+	return fallback
+}
+
+// checkDeny refuses a real path inside a deny root, by path component or by
+// the identity of any ancestor (another spelling of the same directory).
+func (f *FS) checkDeny(real, display string) error {
+	for _, d := range f.deny {
+		if _, ok := within(d.path, real); ok {
+			return f.deniedErr(display)
+		}
+	}
+	for dir := real; ; {
+		var st unix.Stat_t
+		if unix.Lstat(dir, &st) == nil {
+			for _, d := range f.deny {
+				if d.exists && uint64(st.Dev) == d.dev && st.Ino == d.ino {
+					return f.deniedErr(display)
+				}
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		dir = parent
+	}
+}
+
+func (f *FS) deniedErr(display string) error {
+	return core.Errorf(core.CodeDenied, "the path is inside a denied location.").WithPath(display).
+		WithHint("this location is refused by --deny or by default (/proc, /sys, /dev); work elsewhere")
+}
+
+// openChecked opens t and applies the deny check to where it really is.
+func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
+	var st unix.Stat_t
+	file, err := f.open(t, flags)
+	if err != nil {
+		return nil, st, err
+	}
+	if err := f.checkDeny(realPath(file, filepath.Join(t.root.path, t.rel)), t.display(f)); err != nil {
+		file.Close()
+		return nil, st, err
+	}
+	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
+		file.Close()
+		return nil, st, mapErr(err, t.display(f))
+	}
+	return file, st, nil
+}
+
+func infoFromStat(name string, st *unix.Stat_t) core.FileInfo {
+	fi := core.FileInfo{
+		Name:    name,
+		Size:    st.Size,
+		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
+		Mode:    uint32(st.Mode & 0o7777),
+		Links:   uint64(st.Nlink),
+		Version: version(st),
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		fi.Type = core.TypeFile
+	case unix.S_IFDIR:
+		fi.Type = core.TypeDir
+	case unix.S_IFLNK:
+		fi.Type = core.TypeSymlink
+	default:
+		fi.Type = core.TypeOther
+	}
+	return fi
+}
+
+// version changes whenever the content may have: a replace (new inode), a
+// write in place (size, mtime, and ctime, which no caller can set back).
+func version(st *unix.Stat_t) string {
+	var b [56]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(st.Dev))
+	binary.LittleEndian.PutUint64(b[8:], st.Ino)
+	binary.LittleEndian.PutUint64(b[16:], uint64(st.Size))
+	binary.LittleEndian.PutUint64(b[24:], uint64(st.Mtim.Sec))
+	binary.LittleEndian.PutUint64(b[32:], uint64(st.Mtim.Nsec))
+	binary.LittleEndian.PutUint64(b[40:], uint64(st.Ctim.Sec))
+	binary.LittleEndian.PutUint64(b[48:], uint64(st.Ctim.Nsec))
+	sum := sha256.Sum256(b[:])
+	return hex.EncodeToString(sum[:8])
+}
+
+// mapErr turns an OS error into a contract error for display path p.
+func mapErr(err error, p string) *core.Error {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var e *core.Error
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		e = core.Errorf(core.CodeNotFound, "no such file or directory.").WithHint("check the path with ls or find")
+	case errors.Is(err, unix.ENOTDIR):
+		e = core.Errorf(core.CodeNotADirectory, "a component of the path is not a directory.").
+			WithHint("check the path with ls")
+	case errors.Is(err, unix.EISDIR):
+		e = core.Errorf(core.CodeNotAFile, "the path is a directory.").WithHint("use ls to list a directory")
+	case errors.Is(err, fs.ErrPermission):
+		e = core.Errorf(core.CodePermissionDenied, "permission denied.").
+			WithHint("the file's permissions do not allow this; choose another path")
+	case errors.Is(err, unix.ENAMETOOLONG):
+		e = core.InvalidArgument("the path or a name in it is too long.").WithHint("shorten the path")
+	case errors.Is(err, unix.ELOOP):
+		e = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").WithHint("resolve the link loop")
+	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
+		e = core.Errorf(core.CodeNoSpace, "no space left on the device.").WithHint("free some space and retry")
+	case errors.Is(err, unix.EROFS):
+		e = core.Errorf(core.CodeReadOnly, "the file system is read-only.").WithHint("work on a writable file system")
+	case errors.Is(err, fs.ErrExist):
+		e = core.Errorf(core.CodeExists, "the path already exists.").WithHint("choose another path, or drop create")
+	case errors.Is(err, unix.ENOTEMPTY):
+		e = core.Errorf(core.CodeNotEmpty, "the directory is not empty.").WithHint("pass recursive to remove it with its contents")
+	case errors.Is(err, unix.EINVAL):
+		e = core.InvalidArgument("the path is not valid here.").WithHint("check the path")
+	case isEscape(err):
+		e = core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
+			WithHint("use a path whose links stay inside the roots")
+	default:
+		e = core.Errorf(core.CodeIOError, "the operation failed: %s.", errText(err)).
+			WithHint("retry; if it persists, check the file system")
+	}
+	return e.WithPath(p).WithCause(err)
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,166 @@
+package localfs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+// Stat describes path, following a final link that the policy allows. It
+// opens with O_PATH, so it never blocks on a FIFO and needs no read permission.
+func (f *FS) Stat(_ context.Context, path string) (core.FileInfo, error) {
+	t, err := f.resolve(path)
+	if err != nil {
+		return core.FileInfo{}, err
+	}
+	file, st, err := f.openChecked(t, unix.O_PATH|unix.O_CLOEXEC)
+	if err != nil {
+		return core.FileInfo{}, err
+	}
+	file.Close()
+	return infoFromStat(filepath.Base(t.abs), &st), nil
+}
+
+// Lstat describes path itself; a final link is described, not followed.
+func (f *FS) Lstat(_ context.Context, path string) (core.FileInfo, error) {
+	t, err := f.resolve(path)
+	if err != nil {
+		return core.FileInfo{}, err
+	}
+	if t.rel == "." {
+		file, st, err := f.openChecked(t, unix.O_PATH|unix.O_CLOEXEC)
+		if err != nil {
+			return core.FileInfo{}, err
+		}
+		file.Close()
+		return infoFromStat(filepath.Base(t.abs), &st), nil
+	}
+	parent, base := f.parentOf(t)
+	dir, _, err := f.openChecked(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return core.FileInfo{}, err
+	}
+	defer dir.Close()
+	if err := f.checkDeny(filepath.Join(realPath(dir, filepath.Join(parent.root.path, parent.rel)), base), t.display(f)); err != nil {
+		return core.FileInfo{}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(dir.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return core.FileInfo{}, mapErr(err, t.display(f))
+	}
+	return infoFromStat(base, &st), nil
+}
+
+// parentOf splits t into its parent directory and final name.
+func (f *FS) parentOf(t target) (target, string) {
+	return target{root: t.root, rel: filepath.Dir(t.rel), abs: filepath.Dir(t.abs)}, filepath.Base(t.rel)
+}
+
+type fileReader struct {
+	*os.File
+	info core.FileInfo
+}
+
+func (r *fileReader) Info() core.FileInfo { return r.info }
+
+// Open returns a regular file's bytes from offset. A directory is
+// NOT_A_FILE, a FIFO, socket or device NOT_REGULAR: the open is non-blocking,
+// so neither waits for a writer.
+func (f *FS) Open(_ context.Context, path string, offset int64) (core.FileReader, error) {
+	t, err := f.resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	file, st, err := f.openChecked(t, openFlags)
+	if err != nil {
+		return nil, err
+	}
+	info := infoFromStat(filepath.Base(t.abs), &st)
+	switch info.Type {
+	case core.TypeFile:
+	case core.TypeDir:
+		file.Close()
+		return nil, core.Errorf(core.CodeNotAFile, "the path is a directory, not a file.").WithPath(t.display(f)).
+			WithHint("use ls to list a directory, or find to search it")
+	default:
+		file.Close()
+		return nil, core.Errorf(core.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").
+			WithPath(t.display(f)).WithHint("only regular files can be read")
+	}
+	if offset > 0 {
+		if _, err := file.Seek(offset, io.SeekStart); err != nil {
+			file.Close()
+			return nil, mapErr(err, t.display(f))
+		}
+	}
+	return &fileReader{File: file, info: info}, nil
+}
+
+// ReadDir lists entries [offset, offset+limit) in byte order of their names.
+// All names are read (sorting needs them), but only the page is stat'ed,
+// relative to the open directory so that no entry is reached by a path.
+// Entries inside a deny root are left out.
+func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (core.DirPage, error) {
+	t, err := f.resolve(path)
+	if err != nil {
+		return core.DirPage{}, err
+	}
+	dir, _, err := f.openChecked(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NONBLOCK)
+	if err != nil {
+		var ce *core.Error
+		if errors.As(err, &ce) && ce.Code == core.CodeNotADirectory {
+			if fi, serr := f.Stat(context.Background(), path); serr == nil && fi.Type != core.TypeDir {
+				return core.DirPage{}, core.Errorf(core.CodeNotADirectory, "the path is a file, not a directory.").
+					WithPath(t.display(f)).WithHint("use read to read a file")
+			}
+		}
+		return core.DirPage{}, err
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return core.DirPage{}, mapErr(err, t.display(f))
+	}
+	real := realPath(dir, filepath.Join(t.root.path, t.rel))
+	kept := names[:0]
+	for _, n := range names {
+		if !f.deniedName(filepath.Join(real, n)) {
+			kept = append(kept, n)
+		}
+	}
+	names = kept
+	sort.Strings(names)
+	page := core.DirPage{Total: len(names)}
+	if offset >= len(names) {
+		return page, nil
+	}
+	end := min(len(names), offset+limit)
+	for _, n := range names[offset:end] {
+		var st unix.Stat_t
+		if err := unix.Fstatat(int(dir.Fd()), n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed since the listing
+			}
+			return core.DirPage{}, mapErr(err, f.display(filepath.Join(t.abs, n)))
+		}
+		page.Entries = append(page.Entries, infoFromStat(n, &st))
+	}
+	return page, nil
+}
+
+// deniedName is the cheap, by-name deny check for entries of a directory
+// whose real path is already known.
+func (f *FS) deniedName(real string) bool {
+	for _, d := range f.deny {
+		if _, ok := within(d.path, real); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,193 @@
+// Package subcommands is the command-line face of agentfs: one file per
+// subcommand, each turning flags or JSON into a core request, calling core,
+// and writing one JSON result. It holds no file-system logic. The whole CLI
+// is Main, a function of arguments and streams that returns the exit code, so
+// tests drive it in memory and the process exit is decided in one place.
+package subcommands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/localfs"
+	"github.com/mattn/go-isatty"
+	"github.com/urfave/cli/v2"
+)
+
+// Version is set at build time by goreleaser.
+var Version = "dev"
+
+// Streams are the process's standard streams.
+type Streams struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// commands lists every subcommand, in the order of --help.
+func commands() []*cli.Command {
+	return []*cli.Command{
+		lsCommand(),
+		versionCommand(),
+	}
+}
+
+// globalFlags are accepted before the subcommand and, hoisted by
+// reorderArgs, after it too.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "root", EnvVars: []string{"AGENTFS_ROOT"}, Usage: "allowed root directory (repeatable; default: the current directory)"},
+		&cli.StringSliceFlag{Name: "deny", EnvVars: []string{"AGENTFS_DENY"}, Usage: "path refused after resolution (repeatable; /proc, /sys and /dev always)"},
+		&cli.StringFlag{Name: "symlinks", EnvVars: []string{"AGENTFS_SYMLINKS"}, Value: "within", Usage: "within: follow a link only into a root; refuse: refuse any link"},
+		&cli.BoolFlag{Name: "readonly", EnvVars: []string{"AGENTFS_READONLY"}, Usage: "refuse write, edit, rm, publish and apply-patch"},
+		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"AGENTFS_LOCK_TIMEOUT"}, Value: 30 * time.Second, Usage: "how long a mutation waits for its locks"},
+		&cli.StringFlag{Name: "format", EnvVars: []string{"AGENTFS_FORMAT"}, Value: "json", Usage: "json, or text for humans"},
+		&cli.IntFlag{Name: "max-bytes", EnvVars: []string{"AGENTFS_MAX_BYTES"}, Value: core.DefaultMaxBytes, Usage: "bound on each result in bytes"},
+	}
+}
+
+// Main runs one agentfs invocation and returns its exit code.
+func Main(ctx context.Context, args []string, s Streams) int {
+	out := &output{streams: s, format: "json"}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	args, err := reorderArgs(args, commands(), globalFlags())
+	if err != nil {
+		return out.fail(err)
+	}
+	app := &cli.App{
+		Name:            "agentfs",
+		Usage:           "bounded, confined, lossless file tools for AI agents",
+		Version:         Version,
+		Flags:           globalFlags(),
+		Commands:        commands(),
+		Reader:          s.Stdin,
+		Writer:          s.Stdout,
+		ErrWriter:       io.Discard,
+		HideHelpCommand: true,
+		// urfave/cli would print usage and exit by itself: every usage error
+		// becomes one JSON error with exit code 2 instead.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError(err, nil)
+		},
+		Before: func(c *cli.Context) error {
+			out.format = c.String("format")
+			if out.format != "json" && out.format != "text" {
+				return core.InvalidArgument("--format must be json or text, not %q.", out.format)
+			}
+			return nil
+		},
+		Metadata: map[string]any{"out": out, "streams": s},
+	}
+	for _, c := range app.Commands {
+		cmdFlags := c.Flags
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError(err, cmdFlags) }
+	}
+	if err := app.RunContext(ctx, args); err != nil {
+		return out.fail(err)
+	}
+	return out.code
+}
+
+// usageError turns a urfave/cli parse error into INVALID_ARGUMENT, naming
+// the closest flag on a typo.
+func usageError(err error, flags []cli.Flag) error {
+	msg := err.Error()
+	e := core.InvalidArgument("%s.", strings.TrimSuffix(msg, "."))
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		name = strings.TrimPrefix(name, "-")
+		var names []string
+		for _, f := range append(flags, globalFlags()...) {
+			names = append(names, f.Names()...)
+		}
+		e = core.InvalidArgument("unknown flag --%s.", name)
+		if c := core.Closest(name, names); c != "" {
+			e.Message = fmt.Sprintf("unknown flag --%s; did you mean --%s?", name, c)
+			e.Suggestions = []string{"--" + c}
+		}
+	}
+	return e.WithHint("run with --help to see the flags")
+}
+
+// output writes the one result or the one error of an invocation.
+type output struct {
+	streams Streams
+	format  string
+	code    int
+}
+
+func outputOf(c *cli.Context) *output { return c.App.Metadata["out"].(*output) }
+
+func streamsOf(c *cli.Context) Streams { return c.App.Metadata["streams"].(Streams) }
+
+// result writes v as one JSON object (indented on a terminal) or, with
+// --format text, as its text rendering (indented JSON when it has none).
+func (o *output) result(v any, text func() string) error {
+	if o.format == "text" && text != nil {
+		_, err := io.WriteString(o.streams.Stdout, text())
+		return err
+	}
+	enc := json.NewEncoder(o.streams.Stdout)
+	enc.SetEscapeHTML(false)
+	if o.format == "text" || isTerminal(o.streams.Stdout) {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(v)
+}
+
+// fail writes err as the contract's error object on stderr and returns the
+// exit code it carries.
+func (o *output) fail(err error) int {
+	if errors.Is(err, context.Canceled) {
+		err = core.Errorf(core.CodeInterrupted, "the operation was interrupted.").
+			WithHint("run it again; nothing was left half-done").WithCause(err)
+	}
+	e := core.AsError(err)
+	if o.format == "text" {
+		fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s\n", e.Code, e.Message)
+		if e.Path != "" {
+			fmt.Fprintf(o.streams.Stderr, "  path: %s\n", e.Path)
+		}
+		if e.Hint != "" {
+			fmt.Fprintf(o.streams.Stderr, "  hint: %s\n", e.Hint)
+		}
+	} else {
+		enc := json.NewEncoder(o.streams.Stderr)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(map[string]any{"error": e})
+	}
+	o.code = e.ExitCode()
+	return o.code
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// tools builds the backend and settings from the global flags; urfave/cli
+// finds a global flag from a subcommand's context.
+func tools(c *cli.Context) (*core.Tools, error) {
+	fsys, err := localfs.New(localfs.Config{
+		Roots:    c.StringSlice("root"),
+		Deny:     c.StringSlice("deny"),
+		Symlinks: localfs.SymlinkPolicy(c.String("symlinks")),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &core.Tools{
+		FS:          fsys,
+		MaxBytes:    c.Int("max-bytes"),
+		ReadOnly:    c.Bool("readonly"),
+		LockTimeout: c.Duration("lock-timeout"),
+	}, nil
+}

@@ -1,0 +1,330 @@
+package subcommands
+
+import (
+	"context"
+	"encoding"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	"github.com/agentfs/agentfs/core"
+	"github.com/urfave/cli/v2"
+)
+
+// maxRequestBytes bounds a JSON request read from stdin: the largest request
+// (a 2 MiB write, JSON-escaped, or a patch) fits many times over.
+const maxRequestBytes = 64 << 20
+
+// tool describes one subcommand whose request type Req is the single source
+// of its flags, positional arguments and JSON fields.
+type tool[Req, Res any] struct {
+	name, usage, argsUsage string
+	run                    func(context.Context, *core.Tools, *Req) (Res, error)
+	// fromFlags, when set, completes a request given as flags (write takes
+	// its content from stdin).
+	fromFlags func(*cli.Context, *Req) error
+	// text, when set, renders a result for --format text.
+	text func(Res) string
+}
+
+func (t tool[Req, Res]) command() *cli.Command {
+	specs := core.Fields(reflect.TypeFor[Req]())
+	flags := []cli.Flag{&cli.StringFlag{Name: "json", Usage: "the request as a JSON object, or - to read it from stdin"}}
+	for _, s := range specs {
+		if f := flagFor(s); f != nil {
+			flags = append(flags, f)
+		}
+	}
+	return &cli.Command{
+		Name:      t.name,
+		Usage:     t.usage,
+		ArgsUsage: t.argsUsage,
+		Flags:     flags,
+		Action: func(c *cli.Context) error {
+			req := new(Req)
+			if err := t.decode(c, specs, req); err != nil {
+				return err
+			}
+			tl, err := tools(c)
+			if err != nil {
+				return err
+			}
+			if closer, ok := tl.FS.(io.Closer); ok {
+				defer closer.Close()
+			}
+			res, err := t.run(c.Context, tl, req)
+			if err != nil {
+				return err
+			}
+			var text func() string
+			if t.text != nil {
+				text = func() string { return t.text(res) }
+			}
+			return outputOf(c).result(res, text)
+		},
+	}
+}
+
+// decode fills req from exactly one of the three request forms.
+func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req) error {
+	args := c.Args().Slice()
+	var setFlags []string
+	for _, s := range specs {
+		if s.Flag != "" && c.IsSet(s.Flag) {
+			setFlags = append(setFlags, "--"+s.Flag)
+		}
+	}
+	jsonArg, fromStdin := c.String("json"), len(args) == 1 && args[0] == "-"
+	if c.IsSet("json") || fromStdin {
+		if (c.IsSet("json") && len(args) > 0) || len(setFlags) > 0 {
+			return core.InvalidArgument("a request is given as flags, as --json or as JSON on stdin, never mixed.").
+				WithHint("put every field in the JSON object (extra: %s)", strings.Join(append(setFlags, args...), " "))
+		}
+		data := []byte(jsonArg)
+		if fromStdin || jsonArg == "-" {
+			var err error
+			if data, err = readStdin(streamsOf(c).Stdin); err != nil {
+				return err
+			}
+		}
+		return core.DecodeJSON(data, req)
+	}
+	v := reflect.ValueOf(req).Elem()
+	maxArg := -1
+	for _, s := range specs {
+		if s.Arg >= 0 {
+			maxArg = max(maxArg, s.Arg)
+			if s.Arg < len(args) {
+				if err := setField(v.FieldByIndex(s.Index), args[s.Arg], s); err != nil {
+					return err
+				}
+			}
+		}
+		if s.Flag != "" && c.IsSet(s.Flag) {
+			if err := setFromFlag(c, v.FieldByIndex(s.Index), s); err != nil {
+				return err
+			}
+		}
+	}
+	if len(args) > maxArg+1 {
+		return core.InvalidArgument("%s takes at most %d argument(s), not %d.", t.name, maxArg+1, len(args)).
+			WithHint("usage: agentfs %s [flags] %s", t.name, t.argsUsage)
+	}
+	if t.fromFlags != nil {
+		return t.fromFlags(c, req)
+	}
+	return nil
+}
+
+func readStdin(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, core.InvalidArgument("no standard input to read the request from.")
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxRequestBytes+1))
+	if err != nil {
+		return nil, core.Errorf(core.CodeIOError, "standard input could not be read.").WithCause(err)
+	}
+	if len(data) > maxRequestBytes {
+		return nil, core.Errorf(core.CodeTooLarge, "the request on stdin is over %d MiB.", maxRequestBytes>>20).
+			WithHint("send a smaller request; write files over 2 MiB in parts with edit")
+	}
+	return data, nil
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// flagFor makes the urfave/cli flag of one request field, or nil for a
+// JSON-only field (a list of edits).
+func flagFor(s core.FieldSpec) cli.Flag {
+	if s.Flag == "" {
+		return nil
+	}
+	t := s.Type
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return &cli.StringFlag{Name: s.Flag, Usage: s.Help}
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return &cli.StringFlag{Name: s.Flag, Usage: s.Help}
+	case reflect.Bool:
+		return &cli.BoolFlag{Name: s.Flag, Usage: s.Help}
+	case reflect.Int:
+		return &cli.IntFlag{Name: s.Flag, Usage: s.Help}
+	case reflect.Int64:
+		return &cli.Int64Flag{Name: s.Flag, Usage: s.Help}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return &cli.StringSliceFlag{Name: s.Flag, Usage: s.Help}
+		}
+	}
+	return nil
+}
+
+// setFromFlag copies one parsed flag into its field.
+func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
+	if reflect.PointerTo(v.Type()).Implements(textUnmarshaler) {
+		return setField(v, c.String(s.Flag), s)
+	}
+	if v.Kind() == reflect.Pointer {
+		v.Set(reflect.New(v.Type().Elem()))
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(c.String(s.Flag))
+	case reflect.Bool:
+		v.SetBool(c.Bool(s.Flag))
+	case reflect.Int:
+		v.SetInt(int64(c.Int(s.Flag)))
+	case reflect.Int64:
+		v.SetInt(c.Int64(s.Flag))
+	case reflect.Slice:
+		v.Set(reflect.ValueOf(c.StringSlice(s.Flag)))
+	}
+	return nil
+}
+
+// setField sets a field from one string: a positional argument, or a flag
+// whose type parses its own text.
+func setField(v reflect.Value, text string, s core.FieldSpec) error {
+	if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok {
+		if err := u.UnmarshalText([]byte(text)); err != nil {
+			return core.InvalidArgument("--%s: %s", s.Flag, strings.TrimSuffix(err.Error(), ".")+".").
+				WithHint("%s", s.Help)
+		}
+		return nil
+	}
+	if v.Kind() != reflect.String {
+		return core.InvalidArgument("argument for %q must be given as a flag.", s.JSON)
+	}
+	v.SetString(text)
+	return nil
+}
+
+// reorderArgs lets flags come before or after positional arguments (urfave/cli
+// stops at the first positional) and hoists global flags given after the
+// subcommand. An unknown subcommand is refused here, naming the closest.
+func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]string, error) {
+	out := []string{"agentfs"}
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if !isFlagArg(a) {
+			break
+		}
+		out = append(out, a)
+		if takesValue(globals, a) && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	if i >= len(args) {
+		for _, a := range out[1:] {
+			if isHelp(a) || a == "-v" || a == "--version" {
+				return out, nil
+			}
+		}
+		return nil, core.InvalidArgument("no subcommand given.").
+			WithHint("run agentfs --help to see the subcommands, for example agentfs read FILE")
+	}
+	name := args[i]
+	cmd := findCommand(cmds, name)
+	if cmd == nil {
+		if name == "help" {
+			return append(out, args[i:]...), nil
+		}
+		var names []string
+		for _, c := range cmds {
+			names = append(names, c.Name)
+		}
+		e := core.InvalidArgument("unknown subcommand %q.", name)
+		if c := core.Closest(name, names); c != "" {
+			e.Message = fmt.Sprintf("unknown subcommand %q; did you mean %q?", name, c)
+			e.Suggestions = []string{c}
+		}
+		return nil, e.WithHint("subcommands: %s", strings.Join(names, ", "))
+	}
+	var cmdFlags, positional []string
+	rest := args[i+1:]
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		if a == "--" {
+			positional = append(positional, rest[j+1:]...)
+			break
+		}
+		if !isFlagArg(a) {
+			positional = append(positional, a)
+			continue
+		}
+		flags, dst := cmd.Flags, &cmdFlags
+		if !hasFlag(cmd.Flags, a) && hasFlag(globals, a) {
+			flags, dst = globals, &out
+		}
+		*dst = append(*dst, a)
+		if takesValue(flags, a) && j+1 < len(rest) {
+			j++
+			*dst = append(*dst, rest[j])
+		}
+	}
+	out = append(out, name)
+	out = append(out, cmdFlags...)
+	if len(positional) > 0 {
+		out = append(append(out, "--"), positional...)
+	}
+	return out, nil
+}
+
+func isFlagArg(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// flagName is the name of a flag argument: --byte-offset=5 -> byte-offset.
+func flagName(a string) (string, bool) {
+	a = strings.TrimLeft(a, "-")
+	name, _, eq := strings.Cut(a, "=")
+	return name, eq
+}
+
+func lookupFlag(flags []cli.Flag, a string) cli.Flag {
+	name, _ := flagName(a)
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+func hasFlag(flags []cli.Flag, a string) bool { return lookupFlag(flags, a) != nil }
+
+// takesValue reports whether flag argument a consumes the next argument.
+func takesValue(flags []cli.Flag, a string) bool {
+	if _, eq := flagName(a); eq {
+		return false
+	}
+	f := lookupFlag(flags, a)
+	if f == nil {
+		return false
+	}
+	_, isBool := f.(*cli.BoolFlag)
+	return !isBool && !isHelp(a)
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" }
