@@ -45,6 +45,14 @@ func Fields(t reflect.Type) []FieldSpec {
 	var out []FieldSpec
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("json") == "" {
+			// An embedded struct (Precondition) contributes its fields, as in JSON.
+			for _, inner := range Fields(f.Type) {
+				inner.Index = append([]int{i}, inner.Index...)
+				out = append(out, inner)
+			}
+			continue
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" || name == "-" || !f.IsExported() {
 			continue

@@ -1,0 +1,47 @@
+package core
+
+import "context"
+
+// Precondition is what a mutation expects the file to be, taken from an
+// earlier read: a mismatch is STALE and nothing is changed, so an agent never
+// overwrites a change it has not seen. Embedded in write, edit and rm requests.
+type Precondition struct {
+	ExpectedVersion string `json:"expectedVersion,omitempty" help:"version token from a read; STALE if the file changed since"`
+	ExpectedSha256  string `json:"expectedSha256,omitempty" help:"sha256 from a read; STALE if the content differs"`
+}
+
+// Set reports whether the caller gave any expectation.
+func (p Precondition) Set() bool { return p.ExpectedVersion != "" || p.ExpectedSha256 != "" }
+
+// Check compares the expectation with the file as it is now: info is its
+// current state (exists false when missing) and sum computes its sha256
+// only when one is expected. It must run under the mutation's lock.
+func (p Precondition) Check(ctx context.Context, path string, info FileInfo, exists bool, sum func() (string, error)) error {
+	if !p.Set() {
+		return nil
+	}
+	stale := func(why string) error {
+		e := Errorf(CodeStale, "the file changed since it was read: %s.", why).WithPath(path).
+			WithHint("read the file again and redo the change against its current content")
+		if exists {
+			e.WithDetail("currentVersion", info.Version)
+		}
+		return e
+	}
+	if !exists {
+		return stale("it no longer exists")
+	}
+	if p.ExpectedVersion != "" && p.ExpectedVersion != info.Version {
+		return stale("its version is " + info.Version + ", not " + p.ExpectedVersion)
+	}
+	if p.ExpectedSha256 != "" {
+		got, err := sum()
+		if err != nil {
+			return err
+		}
+		if got != p.ExpectedSha256 {
+			return stale("its sha256 is " + got)
+		}
+	}
+	return nil
+}
