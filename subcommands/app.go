@@ -81,7 +81,8 @@ func Main(ctx context.Context, args []string, s Streams) int {
 		Before: func(c *cli.Context) error {
 			out.format = c.String("format")
 			if out.format != "json" && out.format != "text" {
-				return core.InvalidArgument("--format must be json or text, not %q.", out.format)
+				return core.InvalidArgument("--format must be json or text, not %q.", out.format).
+					WithHint("use --format json (the default) or --format text")
 			}
 			return nil
 		},

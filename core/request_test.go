@@ -1,0 +1,143 @@
+package core
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type editLike struct {
+	OldText    string `json:"oldText" alias:"old_string"`
+	NewText    string `json:"newText" alias:"new_string"`
+	ReplaceAll bool   `json:"replaceAll,omitempty" alias:"replace_all"`
+}
+
+type requestLike struct {
+	Path   string     `json:"path" arg:"0" alias:"file_path"`
+	Offset int        `json:"offset,omitempty"`
+	Bytes  *int64     `json:"byteOffset,omitempty"`
+	Edits  []editLike `json:"edits,omitempty" flag:"-"`
+	Precondition
+}
+
+func TestDecodeJSON(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     requestLike
+		code     Code
+		msg      string
+	}{
+		{name: "plain", in: `{"path":"a","offset":3}`, want: requestLike{Path: "a", Offset: 3}},
+		{name: "alias", in: `{"file_path":"a"}`, want: requestLike{Path: "a"}},
+		{name: "nested aliases", in: `{"path":"a","edits":[{"old_string":"x","new_string":"y","replace_all":true}]}`,
+			want: requestLike{Path: "a", Edits: []editLike{{"x", "y", true}}}},
+		{name: "embedded", in: `{"path":"a","expectedVersion":"v1"}`,
+			want: requestLike{Path: "a", Precondition: Precondition{ExpectedVersion: "v1"}}},
+		{name: "typo", in: `{"path":"a","ofset":3}`, code: CodeInvalidArgument, msg: `did you mean "offset"`},
+		{name: "nested typo", in: `{"edits":[{"oldTxt":"x"}]}`, code: CodeInvalidArgument, msg: `"edits[0].oldText"`},
+		{name: "unknown far", in: `{"zzzzzzzzzz":1}`, code: CodeInvalidArgument, msg: `unknown field "zzzzzzzzzz"`},
+		{name: "twice via alias", in: `{"path":"a","file_path":"b"}`, code: CodeInvalidArgument, msg: "twice"},
+		{name: "wrong type", in: `{"offset":"3"}`, code: CodeInvalidArgument, msg: `"offset" must be an integer`},
+		{name: "not an object", in: `[1]`, code: CodeInvalidArgument, msg: "JSON object"},
+		{name: "trailing data", in: `{"path":"a"} {}`, code: CodeInvalidArgument, msg: "after"},
+		{name: "broken", in: `{"path":`, code: CodeInvalidArgument, msg: "not valid JSON"},
+		{name: "empty", in: ``, code: CodeInvalidArgument, msg: "not valid JSON"},
+		{name: "int64 pointer", in: `{"byteOffset":0}`, want: requestLike{Bytes: new(int64)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got requestLike
+			err := DecodeJSON([]byte(tc.in), &got)
+			if tc.code != "" {
+				var e *Error
+				if !errors.As(err, &e) || e.Code != tc.code || !strings.Contains(e.Message, tc.msg) {
+					t.Fatalf("err = %v, want %s containing %q", err, tc.code, tc.msg)
+				}
+				if e.Hint == "" {
+					t.Errorf("error without a hint: %v", e)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFieldsFlagsAndArgs(t *testing.T) {
+	got := map[string]FieldSpec{}
+	for _, f := range Fields(reflect.TypeFor[requestLike]()) {
+		got[f.JSON] = f
+	}
+	if got["byteOffset"].Flag != "byte-offset" || got["path"].Arg != 0 || got["edits"].Flag != "" {
+		t.Fatalf("flags: %+v", got)
+	}
+	if got["expectedSha256"].Flag != "expected-sha256" || len(got["expectedSha256"].Index) != 2 {
+		t.Fatalf("embedded fields: %+v", got["expectedSha256"])
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for c, want := range map[Code]int{
+		CodeInvalidArgument: 2, CodeInvalidRegex: 2, CodeInvalidGlob: 2, CodeNotFound: 1,
+		CodeStale: 3, CodeExists: 3, CodeLockTimeout: 3, CodeInterrupted: 130, CodeIOError: 1,
+	} {
+		if got := c.ExitCode(); got != want {
+			t.Errorf("%s exit %d, want %d", c, got, want)
+		}
+	}
+	if e := AsError(errors.New("boom")); e.Code != CodeIOError || e.Hint == "" {
+		t.Errorf("AsError of a plain error: %+v", e)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	names := []string{"README.md", "main.go", "Main.go", "mian.go", "other.txt", "readme.txt"}
+	got := Nearest("main.go", names, 5)
+	if len(got) == 0 || got[0] != "Main.go" {
+		t.Fatalf("Nearest = %v, want Main.go first (same name, other case)", got)
+	}
+	for _, g := range got {
+		if g == "other.txt" {
+			t.Fatalf("Nearest suggested an unrelated name: %v", got)
+		}
+	}
+	if Closest("limt", []string{"limit", "offset"}) != "limit" || Closest("qqqqqqq", []string{"limit"}) != "" {
+		t.Fatal("Closest")
+	}
+}
+
+func TestPageWindow(t *testing.T) {
+	if l, err := PageWindow(0, 0, 200, 1000); err != nil || l != 200 {
+		t.Fatal(l, err)
+	}
+	for _, c := range [][2]int{{-1, 5}, {0, -1}, {0, 1001}} {
+		if _, err := PageWindow(c[0], c[1], 200, 1000); err == nil {
+			t.Errorf("PageWindow(%d, %d) accepted", c[0], c[1])
+		}
+	}
+}
+
+// FuzzDecodeJSON: any input decodes or gives INVALID_ARGUMENT, never a panic
+// or an untyped error.
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{`{"path":"a"}`, `{"edits":[{"old_string":"x"}]}`, `{"offset":1e99}`, `{"byteOffset":-1}`, `null`, `{"a":{"b":[]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r requestLike
+		err := DecodeJSON(data, &r)
+		if err == nil {
+			return
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeInvalidArgument {
+			t.Fatalf("untyped error %v for %q", err, data)
+		}
+	})
+}

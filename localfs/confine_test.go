@@ -1,0 +1,288 @@
+package localfs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/core"
+)
+
+// tree makes root/ (the allowed root) and a sibling outside/ holding a secret.
+func tree(t *testing.T) (base, root string) {
+	t.Helper()
+	base = t.TempDir()
+	root = filepath.Join(base, "allowed")
+	for _, d := range []string{"allowed/sub", "allowed_evil", "outside"} {
+		must(t, os.MkdirAll(filepath.Join(base, d), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(root, "in.txt"), []byte("inside\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "sub", "deep.txt"), []byte("deep\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(base, "allowed_evil", "x.txt"), []byte("SECRET\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(base, "outside", "secret.txt"), []byte("SECRET\n"), 0o644))
+	return base, root
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newFS(t *testing.T, cfg Config) *FS {
+	t.Helper()
+	f, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func code(err error) core.Code {
+	var e *core.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if err == nil {
+		return ""
+	}
+	return "untyped: " + core.Code(err.Error())
+}
+
+func readAll(f *FS, p string) (string, error) {
+	r, err := f.Open(context.Background(), p, 0)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	return string(b), err
+}
+
+func TestConfinement(t *testing.T) {
+	base, root := tree(t)
+	must(t, os.Symlink(filepath.Join(base, "outside", "secret.txt"), filepath.Join(root, "escape")))
+	must(t, os.Symlink(filepath.Join(base, "outside", "missing.txt"), filepath.Join(root, "dangling-escape")))
+	must(t, os.Symlink("../outside", filepath.Join(root, "escape-dir")))
+	must(t, os.Symlink("sub/deep.txt", filepath.Join(root, "inlink")))
+	must(t, os.Symlink("sub", filepath.Join(root, "inlink-dir")))
+	must(t, os.Symlink("missing", filepath.Join(root, "dangling-in")))
+	must(t, os.Symlink(root, filepath.Join(base, "alias")))
+
+	cases := []struct {
+		name   string
+		policy SymlinkPolicy
+		path   string
+		want   core.Code // "" means the read succeeds
+		text   string
+	}{
+		{"relative inside", SymlinksWithin, "in.txt", "", "inside\n"},
+		{"dot-dot inside", SymlinksWithin, "sub/../in.txt", "", "inside\n"},
+		{"dot-dot escape", SymlinksWithin, "../outside/secret.txt", core.CodeOutsideRoot, ""},
+		{"deep dot-dot escape", SymlinksWithin, "sub/../../outside/secret.txt", core.CodeOutsideRoot, ""},
+		{"absolute outside", SymlinksWithin, filepath.Join(base, "outside", "secret.txt"), core.CodeOutsideRoot, ""},
+		{"sibling prefix root", SymlinksWithin, filepath.Join(base, "allowed_evil", "x.txt"), core.CodeOutsideRoot, ""},
+		{"sibling prefix relative", SymlinksWithin, "../allowed_evil/x.txt", core.CodeOutsideRoot, ""},
+		{"escaping link", SymlinksWithin, "escape", core.CodeOutsideRoot, ""},
+		{"escaping dir link", SymlinksWithin, "escape-dir/secret.txt", core.CodeOutsideRoot, ""},
+		{"dangling escaping link", SymlinksWithin, "dangling-escape", core.CodeOutsideRoot, ""},
+		{"in-root link within", SymlinksWithin, "inlink", "", "deep\n"},
+		{"in-root dir link within", SymlinksWithin, "inlink-dir/deep.txt", "", "deep\n"},
+		{"dangling in-root link", SymlinksWithin, "dangling-in", core.CodeNotFound, ""},
+		{"in-root link refused", SymlinksRefuse, "inlink", core.CodeSymlink, ""},
+		{"in-root dir link refused", SymlinksRefuse, "inlink-dir/deep.txt", core.CodeSymlink, ""},
+		{"escaping link refused", SymlinksRefuse, "escape", core.CodeSymlink, ""},
+		{"plain file refuse policy", SymlinksRefuse, "sub/deep.txt", "", "deep\n"},
+		{"root reached through a link", SymlinksWithin, filepath.Join(base, "alias", "in.txt"), "", "inside\n"},
+		{"root through a link refused", SymlinksRefuse, filepath.Join(base, "alias", "in.txt"), core.CodeSymlink, ""},
+		{"directory", SymlinksWithin, "sub", core.CodeNotAFile, ""},
+		{"missing", SymlinksWithin, "nope.txt", core.CodeNotFound, ""},
+		{"NUL byte", SymlinksWithin, "in\x00.txt", core.CodeInvalidArgument, ""},
+		{"over-long name", SymlinksWithin, strings.Repeat("n", 300), core.CodeInvalidArgument, ""},
+		{"file as directory", SymlinksWithin, "in.txt/x", core.CodeNotADirectory, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFS(t, Config{Roots: []string{root}, Cwd: root, Symlinks: tc.policy})
+			got, err := readAll(f, tc.path)
+			if code(err) != tc.want {
+				t.Fatalf("read %q: code %q (%v), want %q", tc.path, code(err), err, tc.want)
+			}
+			if err == nil && got != tc.text {
+				t.Fatalf("read %q = %q, want %q", tc.path, got, tc.text)
+			}
+			if strings.Contains(got, "SECRET") {
+				t.Fatalf("read %q reached outside the root", tc.path)
+			}
+		})
+	}
+}
+
+func TestMultipleRootsLinkIntoOtherRoot(t *testing.T) {
+	base, root := tree(t)
+	must(t, os.Symlink(filepath.Join(base, "outside", "secret.txt"), filepath.Join(root, "to-other")))
+	f := newFS(t, Config{Roots: []string{root, filepath.Join(base, "outside")}, Cwd: root})
+	got, err := readAll(f, "to-other")
+	if err != nil || got != "SECRET\n" {
+		t.Fatalf("a link into another allowed root: %q, %v", got, err)
+	}
+}
+
+func TestDeny(t *testing.T) {
+	base, root := tree(t)
+	must(t, os.MkdirAll(filepath.Join(root, "secrets"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "secrets", "key"), []byte("k"), 0o600))
+	must(t, os.Symlink("secrets/key", filepath.Join(root, "keylink")))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{filepath.Join(root, "secrets")}})
+	for _, p := range []string{"secrets/key", "sub/../secrets/key", "keylink", filepath.Join(root, "secrets", "key")} {
+		if _, err := readAll(f, p); code(err) != core.CodeDenied {
+			t.Errorf("read %q: %v, want DENIED", p, err)
+		}
+	}
+	if _, err := f.ReadDir(context.Background(), "secrets", 0, 10); code(err) != core.CodeDenied {
+		t.Errorf("ls secrets: %v, want DENIED", err)
+	}
+	page, err := f.ReadDir(context.Background(), ".", 0, 100)
+	must(t, err)
+	for _, e := range page.Entries {
+		if e.Name == "secrets" {
+			t.Errorf("a denied directory is listed")
+		}
+	}
+	if _, err := f.Lstat(context.Background(), "secrets/key"); code(err) != core.CodeDenied {
+		t.Errorf("lstat secrets/key: %v, want DENIED", err)
+	}
+	_ = base
+}
+
+func TestProcIsDenied(t *testing.T) {
+	f := newFS(t, Config{Roots: []string{"/"}, Cwd: "/"})
+	for _, p := range []string{"/proc/self/status", "/proc/../proc/self/status", "/sys/kernel", "/dev/null"} {
+		if _, err := readAll(f, p); code(err) != core.CodeDenied {
+			t.Errorf("read %s: %v, want DENIED", p, err)
+		}
+	}
+}
+
+func TestFIFOAnswersAtOnce(t *testing.T) {
+	_, root := tree(t)
+	must(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
+	done := make(chan error, 1)
+	go func() {
+		_, err := readAll(f, "fifo")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if code(err) != core.CodeNotRegular {
+			t.Fatalf("read fifo: %v, want NOT_REGULAR", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("read of a FIFO blocked for a second")
+	}
+	fi, err := f.Stat(context.Background(), "fifo")
+	if err != nil || fi.Type != core.TypeOther {
+		t.Fatalf("stat fifo: %+v %v", fi, err)
+	}
+}
+
+func TestNonUTF8Names(t *testing.T) {
+	_, root := tree(t)
+	name := "bad\xff\xfe.txt"
+	must(t, os.WriteFile(filepath.Join(root, name), []byte("x\n"), 0o644))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
+	page, err := f.ReadDir(context.Background(), ".", 0, 100)
+	must(t, err)
+	found := false
+	for _, e := range page.Entries {
+		found = found || e.Name == name
+	}
+	if !found {
+		t.Fatalf("non-UTF-8 name not listed losslessly: %+v", page.Entries)
+	}
+	if got, err := readAll(f, name); err != nil || got != "x\n" {
+		t.Fatalf("read non-UTF-8 name: %q %v", got, err)
+	}
+}
+
+func TestVersionChangesOnRewrite(t *testing.T) {
+	_, root := tree(t)
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
+	a, err := f.Stat(context.Background(), "in.txt")
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(root, "in.txt"), []byte("inside\n"), 0o644))
+	b, err := f.Stat(context.Background(), "in.txt")
+	must(t, err)
+	if a.Version == b.Version {
+		t.Fatal("a rewrite with the same content and size kept the version")
+	}
+}
+
+// TestSwapRace swaps a directory for a link to outside in another process,
+// in a loop, while reads run: no read may ever return the outside bytes.
+func TestSwapRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("swap race skipped in -short")
+	}
+	base, root := tree(t)
+	must(t, os.MkdirAll(filepath.Join(root, "d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "d", "secret.txt"), []byte("inside\n"), 0o644))
+	for _, policy := range []SymlinkPolicy{SymlinksWithin, SymlinksRefuse} {
+		t.Run(string(policy), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "AGENTFS_TEST_SWAPPER="+root+"|"+filepath.Join(base, "outside"))
+			stdout, err := cmd.StdoutPipe()
+			must(t, err)
+			must(t, cmd.Start())
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			ready := make([]byte, 1)
+			if _, err := io.ReadFull(stdout, ready); err != nil {
+				t.Fatalf("swapper did not start: %v", err)
+			}
+			f := newFS(t, Config{Roots: []string{root}, Cwd: root, Symlinks: policy})
+			var ok, outside int
+			for i := 0; i < 3000; i++ {
+				got, err := readAll(f, "d/secret.txt")
+				if strings.Contains(got, "SECRET") {
+					outside++
+				}
+				if err == nil {
+					ok++
+				}
+			}
+			if outside != 0 {
+				t.Fatalf("%d reads returned bytes from outside the root", outside)
+			}
+			if ok == 0 {
+				t.Fatal("no read succeeded: the race was not exercised")
+			}
+			t.Logf("%d/3000 reads succeeded inside, 0 outside", ok)
+		})
+	}
+}
+
+// TestMain doubles as the swapper process of TestSwapRace.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("AGENTFS_TEST_SWAPPER"); spec != "" {
+		root, outside, _ := strings.Cut(spec, "|")
+		d, real := filepath.Join(root, "d"), filepath.Join(root, "d.real")
+		os.Stdout.Write([]byte{'.'})
+		for {
+			os.Rename(d, real)
+			os.Symlink(outside, d)
+			os.Remove(d)
+			os.Rename(real, d)
+		}
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,130 @@
+package subcommands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestReorderArgs checks flag parsing apart from execution: flags may follow
+// positionals, global flags may follow the subcommand.
+func TestReorderArgs(t *testing.T) {
+	cmds := []*cli.Command{{Name: "read", Flags: []cli.Flag{
+		&cli.IntFlag{Name: "limit"}, &cli.BoolFlag{Name: "line-numbers"}, &cli.StringFlag{Name: "json"},
+	}}}
+	cases := []struct {
+		in, want []string
+		err      string
+	}{
+		{in: []string{"read", "f", "--limit", "5"}, want: []string{"agentfs", "read", "--limit", "5", "--", "f"}},
+		{in: []string{"read", "--limit", "5", "f"}, want: []string{"agentfs", "read", "--limit", "5", "--", "f"}},
+		{in: []string{"read", "f", "--line-numbers", "--limit=5"}, want: []string{"agentfs", "read", "--line-numbers", "--limit=5", "--", "f"}},
+		{in: []string{"--root", "/x", "read", "f"}, want: []string{"agentfs", "--root", "/x", "read", "--", "f"}},
+		{in: []string{"read", "f", "--root", "/x"}, want: []string{"agentfs", "--root", "/x", "read", "--", "f"}},
+		{in: []string{"read", "--", "-odd-name"}, want: []string{"agentfs", "read", "--", "-odd-name"}},
+		{in: []string{"read", "-"}, want: []string{"agentfs", "read", "--", "-"}},
+		{in: []string{"read", "--limit", "-5", "f"}, want: []string{"agentfs", "read", "--limit", "-5", "--", "f"}},
+		{in: []string{"--help"}, want: []string{"agentfs", "--help"}},
+		{in: []string{"raed", "f"}, err: `did you mean "read"`},
+		{in: []string{"--readonly"}, err: "no subcommand"},
+	}
+	for _, tc := range cases {
+		got, err := reorderArgs(tc.in, cmds, globalFlags())
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q -> %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// blockingReader fails the test if anything reads it: stdin is never read
+// implicitly, so a harness that leaves it open cannot hang a call.
+type blockingReader struct{ t *testing.T }
+
+func (b blockingReader) Read([]byte) (int, error) {
+	b.t.Error("stdin was read without being asked for")
+	time.Sleep(time.Hour)
+	return 0, nil
+}
+
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	s := Streams{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
+	if stdin == "<block>" {
+		s.Stdin = blockingReader{t}
+	}
+	code = Main(context.Background(), args, s)
+	return code, out.String(), errb.String()
+}
+
+func TestMainContract(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/a.txt", []byte("a\n"), 0o644)
+	t.Chdir(dir)
+
+	code, out, errs := run(t, "<block>", "ls")
+	if code != 0 || errs != "" || !strings.HasSuffix(out, "}\n") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("ls: %d %q %q", code, out, errs)
+	}
+	var v map[string]any
+	if json.Unmarshal([]byte(out), &v) != nil {
+		t.Fatalf("stdout is not one JSON object: %q", out)
+	}
+
+	code, out, errs = run(t, `{"path":"."}`, "ls", "-")
+	if code != 0 || !strings.Contains(out, `"a.txt"`) {
+		t.Fatalf("ls - (stdin JSON): %d %q %q", code, out, errs)
+	}
+	code, out, _ = run(t, `{"file_path":"."}`, "ls", "--json", "-")
+	if code != 0 || !strings.Contains(out, `"a.txt"`) {
+		t.Fatalf("ls --json -: %d %q", code, out)
+	}
+
+	for _, args := range [][]string{
+		{"ls", "--json", `{}`, "."},
+		{"ls", "--limit", "1", "-"},
+		{"ls", "--nope"},
+		{"nope"},
+		{},
+		{"ls", "a", "b"},
+		{"--format", "yaml", "ls"},
+	} {
+		code, out, errs := run(t, "{}", args...)
+		var e struct {
+			Error struct{ Code, Message, Hint string }
+		}
+		if code != 2 || out != "" || json.Unmarshal([]byte(errs), &e) != nil || e.Error.Code != "INVALID_ARGUMENT" || e.Error.Hint == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want one INVALID_ARGUMENT with a hint, exit 2", args, code, out, errs)
+		}
+	}
+
+	code, out, _ = run(t, "", "--format", "text", "ls")
+	if code != 0 || out != "a.txt\n" {
+		t.Fatalf("--format text ls: %q", out)
+	}
+	code, _, errs = run(t, "", "--format", "text", "ls", "missing")
+	if code != 1 || !strings.HasPrefix(errs, "agentfs: NOT_FOUND:") {
+		t.Fatalf("--format text error: %d %q", code, errs)
+	}
+}
+
+func TestInterruptedIsExit130(t *testing.T) {
+	var out, errb bytes.Buffer
+	o := &output{streams: Streams{Stdout: &out, Stderr: &errb}}
+	if got := o.fail(context.Canceled); got != 130 || !strings.Contains(errb.String(), `"INTERRUPTED"`) || out.Len() != 0 {
+		t.Fatalf("cancelled: exit %d, stderr %s", got, errb.String())
+	}
+}
