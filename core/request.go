@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -112,6 +113,10 @@ func DecodeJSON(data []byte, req any) error {
 		return InvalidArgument("the request must be a JSON object.").
 			WithHint(`send one JSON object, for example {"path":"main.go"}`)
 	}
+	binary, err := takeBase64Fields(raw.(map[string]any), reflect.TypeOf(req))
+	if err != nil {
+		return err
+	}
 	norm, err := normalise(raw, reflect.TypeOf(req), "")
 	if err != nil {
 		return err
@@ -131,7 +136,43 @@ func DecodeJSON(data []byte, req any) error {
 		}
 		return InvalidArgument("the request could not be decoded: %s.", jsonErrorText(err))
 	}
+	v := reflect.ValueOf(req).Elem()
+	for _, b := range binary {
+		v.FieldByIndex(b.index).SetString(b.value)
+	}
 	return nil
+}
+
+type binaryField struct {
+	index []int
+	value string
+}
+
+// takeBase64Fields removes each top-level "xBase64" key whose "x" is a string
+// field and returns its decoded bytes: the pathBase64 of an output names a
+// non-UTF-8 path losslessly, which JSON text cannot.
+func takeBase64Fields(m map[string]any, t reflect.Type) ([]binaryField, error) {
+	var out []binaryField
+	for _, f := range Fields(t) {
+		k := f.JSON + "Base64"
+		val, present := m[k]
+		if !present || f.Type.Kind() != reflect.String {
+			continue
+		}
+		s, isStr := val.(string)
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if !isStr || err != nil {
+			return nil, InvalidArgument("field %q must be standard base64.", k).
+				WithHint("pass the %s value of an earlier result unchanged", k)
+		}
+		if _, both := m[f.JSON]; both {
+			return nil, InvalidArgument("field %q is given twice (once as %q).", f.JSON, k).
+				WithHint("give either %s or %s", f.JSON, k)
+		}
+		delete(m, k)
+		out = append(out, binaryField{f.Index, string(raw)})
+	}
+	return out, nil
 }
 
 // normalise renames aliases and refuses unknown keys, recursively through
@@ -163,6 +204,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			f, ok := byName[k]
+			val := x[k]
 			if !ok {
 				e := InvalidArgument("unknown field %q%s.", at+k, inObject(at))
 				if c := Closest(k, names); c != "" {
@@ -175,7 +217,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 				return nil, InvalidArgument("field %q is given twice (once under an alias).", at+f.JSON).
 					WithHint("give each field once")
 			}
-			nv, err := normalise(x[k], f.Type, at+f.JSON+".")
+			nv, err := normalise(val, f.Type, at+f.JSON+".")
 			if err != nil {
 				return nil, err
 			}

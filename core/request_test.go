@@ -43,6 +43,9 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "trailing data", in: `{"path":"a"} {}`, code: CodeInvalidArgument, msg: "after"},
 		{name: "broken", in: `{"path":`, code: CodeInvalidArgument, msg: "not valid JSON"},
 		{name: "empty", in: ``, code: CodeInvalidArgument, msg: "not valid JSON"},
+		{name: "base64 path", in: `{"pathBase64":"YmFk/y50eHQ="}`, want: requestLike{Path: "bad\xff.txt"}},
+		{name: "base64 and path", in: `{"path":"a","pathBase64":"YQ=="}`, code: CodeInvalidArgument, msg: "twice"},
+		{name: "bad base64", in: `{"pathBase64":"%%"}`, code: CodeInvalidArgument, msg: "base64"},
 		{name: "int64 pointer", in: `{"byteOffset":0}`, want: requestLike{Bytes: new(int64)}},
 	}
 	for _, tc := range cases {

@@ -128,3 +128,26 @@ func TestInterruptedIsExit130(t *testing.T) {
 		t.Fatalf("cancelled: exit %d, stderr %s", got, errb.String())
 	}
 }
+
+// TestNonUTF8RoundTrip: a name that is not UTF-8 comes out with its base64
+// twin, and that twin passed back as pathBase64 reaches the same directory.
+func TestNonUTF8RoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	bad := "d\xff\xfe"
+	if err := os.Mkdir(dir+"/"+bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(dir+"/"+bad+"/inner.txt", nil, 0o644)
+	t.Chdir(dir)
+	code, out, errs := run(t, "", "ls")
+	var ls struct {
+		Entries []struct{ Name, NameBase64 string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &ls) != nil || len(ls.Entries) != 1 || ls.Entries[0].NameBase64 == "" {
+		t.Fatalf("ls: %d %s %s", code, out, errs)
+	}
+	code, out, errs = run(t, "", "ls", "--json", `{"pathBase64":"`+ls.Entries[0].NameBase64+`"}`)
+	if code != 0 || !strings.Contains(out, `"inner.txt"`) || !strings.Contains(out, `"pathBase64"`) {
+		t.Fatalf("ls by pathBase64: %d %s %s", code, out, errs)
+	}
+}
