@@ -52,6 +52,10 @@ func globalFlags() []cli.Flag {
 	}
 }
 
+// minMaxBytes is the smallest --max-bytes: room for a result's metadata and
+// at least one item.
+const minMaxBytes = 1024
+
 // Main runs one agentfs invocation and returns its exit code.
 func Main(ctx context.Context, args []string, s Streams) int {
 	out := &output{streams: s, format: "json"}
@@ -83,6 +87,10 @@ func Main(ctx context.Context, args []string, s Streams) int {
 			if out.format != "json" && out.format != "text" {
 				return core.InvalidArgument("--format must be json or text, not %q.", out.format).
 					WithHint("use --format json (the default) or --format text")
+			}
+			if mb := c.Int("max-bytes"); mb < minMaxBytes {
+				return core.InvalidArgument("--max-bytes must be at least %d, not %d.", minMaxBytes, mb).
+					WithHint("results need room for their metadata; the default is %d", core.DefaultMaxBytes)
 			}
 			return nil
 		},

@@ -236,11 +236,15 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 			WithHint("run agentfs --help to see the subcommands, for example agentfs read FILE")
 	}
 	name := args[i]
+	if name == "help" {
+		// "help ls" is "ls --help"; "help" alone is "--help".
+		if i+1 < len(args) && findCommand(cmds, args[i+1]) != nil {
+			return append(out, args[i+1], "--help"), nil
+		}
+		return append(out, "--help"), nil
+	}
 	cmd := findCommand(cmds, name)
 	if cmd == nil {
-		if name == "help" {
-			return append(out, args[i:]...), nil
-		}
 		var names []string
 		for _, c := range cmds {
 			names = append(names, c.Name)

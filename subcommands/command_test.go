@@ -32,6 +32,8 @@ func TestReorderArgs(t *testing.T) {
 		{in: []string{"read", "-"}, want: []string{"agentfs", "read", "--", "-"}},
 		{in: []string{"read", "--limit", "-5", "f"}, want: []string{"agentfs", "read", "--limit", "-5", "--", "f"}},
 		{in: []string{"--help"}, want: []string{"agentfs", "--help"}},
+		{in: []string{"help", "read"}, want: []string{"agentfs", "read", "--help"}},
+		{in: []string{"help"}, want: []string{"agentfs", "--help"}},
 		{in: []string{"raed", "f"}, err: `did you mean "read"`},
 		{in: []string{"--readonly"}, err: "no subcommand"},
 	}
