@@ -99,3 +99,26 @@ func fishCompletion() string {
 	}
 	return b.String()
 }
+
+// TestManPage fails when a subcommand or one of its flags is not documented
+// in man/agentfs.1.
+func TestManPage(t *testing.T) {
+	data, err := os.ReadFile("../man/agentfs.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := strings.ReplaceAll(string(data), `\-`, "-")
+	for _, c := range commands() {
+		if !strings.Contains(man, ".SS "+c.Name) {
+			t.Errorf("man/agentfs.1 has no section for %s", c.Name)
+		}
+		for _, f := range flagNames(append(c.Flags, globalFlags()...)) {
+			if f == "--json" {
+				continue
+			}
+			if !strings.Contains(man, f) {
+				t.Errorf("man/agentfs.1 does not document %s (of %s)", f, c.Name)
+			}
+		}
+	}
+}
