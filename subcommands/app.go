@@ -57,8 +57,16 @@ func globalFlags() []cli.Flag {
 const minMaxBytes = 1024
 
 // Main runs one agentfs invocation and returns its exit code.
-func Main(ctx context.Context, args []string, s Streams) int {
+func Main(ctx context.Context, args []string, s Streams) (code int) {
 	out := &output{streams: s, format: "json"}
+	defer func() {
+		// A bug must still answer with the contract's error object, not a
+		// Go stack trace on stderr that a caller cannot parse.
+		if r := recover(); r != nil {
+			code = out.fail(core.Errorf(core.CodeIOError, "internal error: %v.", r).
+				WithHint("this is a bug in agentfs; please report it with the request"))
+		}
+	}()
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
