@@ -159,12 +159,12 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	info := f.Info()
 	display := t.FS.Display(req.Path)
 	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(f, h), readBufSize)
+	br := bufio.NewReaderSize(io.TeeReader(f, h), bufSize(info.Size))
 	prefix, err := br.Peek(sniffBytes)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, ioError(err, display)
 	}
-	cls, err := classify(req.Path, prefix, req.Encoding)
+	cls, err := classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
 	if errors.Is(err, errNotText) {
 		return nil, notText(display, "the file is not UTF-8 text", 0)
 	}
@@ -296,7 +296,7 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 			WithPath(display).WithDetail("size", size).
 			WithHint("the previous read was the last window; read from the start (offset 1) if the file changed")
 	}
-	br := bufio.NewReaderSize(f, readBufSize)
+	br := bufio.NewReaderSize(f, bufSize(f.Info().Size-off+back))
 	before := make([]byte, back)
 	if _, err := io.ReadFull(br, before); err != nil {
 		f.Close()
@@ -322,6 +322,12 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 		return nil, err
 	}
 	return lr, nil
+}
+
+// bufSize fits the read-ahead to a small file: paging one with many tiny
+// windows should not allocate a full buffer for each.
+func bufSize(n int64) int {
+	return int(min(max(n+1, sniffBytes+1), readBufSize))
 }
 
 func endsWith(b, unit []byte) bool {

@@ -140,7 +140,9 @@ var errNotText = errors.New("not UTF-8 text")
 // classify decides what a file is from its name and the prefix of its bytes
 // (up to sniffBytes; all of a shorter file). encName is the caller's
 // encoding, which overrides sniffing for anything not known as media.
-func classify(name string, prefix []byte, encName string) (classification, error) {
+// Without sniff (a continuation of a file already read as text) the costly
+// magic-number detection is skipped.
+func classify(name string, prefix []byte, encName string, sniff bool) (classification, error) {
 	if m, ok := mediaByExt[strings.ToLower(path.Ext(name))]; ok {
 		return classification{kind: m.kind, mime: m.mime}, nil
 	}
@@ -151,8 +153,10 @@ func classify(name string, prefix []byte, encName string) (classification, error
 	if c, ok := bomCodec(prefix); ok {
 		return classification{kind: kindText, mime: "text/plain", text: c}, nil
 	}
-	mt := mimetype.Detect(prefix)
-	mime, _, _ := strings.Cut(mt.String(), ";")
+	mime := "text/plain"
+	if sniff {
+		mime, _, _ = strings.Cut(mimetype.Detect(prefix).String(), ";")
+	}
 	if k, ok := mediaByMIME[mime]; ok {
 		return classification{kind: k, mime: mime}, nil
 	}
