@@ -3,9 +3,10 @@ _agentfs() {
   local cur=${COMP_WORDS[COMP_CWORD]} cmd="" w
   for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do case $w in -*) ;; *) cmd=$w; break;; esac; done
   case $cmd in
+    read) COMPREPLY=($(compgen -W "--byte-offset --encoding --json --limit --line-numbers --line-truncation --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     ls) COMPREPLY=($(compgen -W "--json --limit --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     version) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    *) COMPREPLY=($(compgen -W "ls version --deny --format --lock-timeout --max-bytes --readonly --root --symlinks" -- "$cur"));;
+    *) COMPREPLY=($(compgen -W "read ls version --deny --format --lock-timeout --max-bytes --readonly --root --symlinks" -- "$cur"));;
   esac
 }
 complete -o filenames -F _agentfs agentfs

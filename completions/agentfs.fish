@@ -6,6 +6,15 @@ complete -c agentfs -n __fish_use_subcommand -l max-bytes
 complete -c agentfs -n __fish_use_subcommand -l readonly
 complete -c agentfs -n __fish_use_subcommand -l root
 complete -c agentfs -n __fish_use_subcommand -l symlinks
+complete -c agentfs -n __fish_use_subcommand -a read -d 'read a window of lines of a text file, or an image or PDF'
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l byte-offset
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l encoding
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l limit
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l line-numbers
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l line-truncation
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l offset
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l path
 complete -c agentfs -n __fish_use_subcommand -a ls -d 'list one directory, a page at a time, in name order'
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l limit

@@ -55,7 +55,7 @@ func globalFlags() []cli.Flag {
 
 // minMaxBytes is the smallest --max-bytes: room for a result's metadata and
 // at least one item.
-const minMaxBytes = 1024
+const minMaxBytes = 512
 
 // Main runs one agentfs invocation and returns its exit code.
 func Main(ctx context.Context, args []string, s Streams) (code int) {
