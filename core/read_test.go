@@ -299,14 +299,26 @@ func page(t testing.TB, tl *Tools, p string, limit int) ([]byte, int) {
 		if err != nil {
 			t.Fatalf("read %+v: %v", req, err)
 		}
-		if res.BOM && req.ByteOffset == 0 {
-			out = append(out, 0xEF, 0xBB, 0xBF)
-		}
 		c := res.Content
 		if res.LineEnding == "crlf" {
 			c = strings.ReplaceAll(c, "\n", "\r\n")
 		}
-		out = append(out, c...)
+		switch res.Encoding {
+		case "utf-8":
+			if res.BOM && req.ByteOffset == 0 {
+				out = append(out, bomUTF8...)
+			}
+			out = append(out, c...)
+		case "utf-16le":
+			if res.BOM && req.ByteOffset == 0 {
+				out = append(out, bomUTF16LE...)
+			}
+			for _, u := range utf16.Encode([]rune(c)) {
+				out = append(out, byte(u), byte(u>>8))
+			}
+		default:
+			t.Fatalf("cannot rebuild %s", res.Encoding)
+		}
 		if !res.Truncated {
 			if res.TotalLines == nil || *res.TotalLines != res.EndLine {
 				t.Fatalf("last window: totalLines %v, endLine %d", res.TotalLines, res.EndLine)
@@ -339,6 +351,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 		long  bool
 		bom   bool
 		final bool
+		u16   bool
 	}{
 		{name: "lf", eol: func() string { return "\n" }, final: true},
 		{name: "crlf", eol: func() string { return "\r\n" }, final: true},
@@ -347,6 +360,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 		{name: "long lines", eol: func() string { return "\n" }, long: true, final: true},
 		{name: "long crlf lines", eol: func() string { return "\r\n" }, long: true},
 		{name: "bom", eol: func() string { return "\n" }, bom: true, final: true},
+		{name: "utf-16le long crlf lines", eol: func() string { return "\r\n" }, long: true, u16: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
@@ -364,6 +378,13 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 				}
 			}
 			file := b.String()
+			if tc.u16 {
+				enc := []byte{0xFF, 0xFE}
+				for _, u := range utf16.Encode([]rune(file)) {
+					enc = append(enc, byte(u), byte(u>>8))
+				}
+				file = string(enc)
+			}
 			for _, mb := range []int{0, 5000} {
 				tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: mb}
 				for _, limit := range []int{0, 7} {
@@ -526,5 +547,26 @@ func TestLineTruncationParse(t *testing.T) {
 		if err := DecodeJSON([]byte(bad), &req); codeOf(err) != CodeInvalidArgument {
 			t.Errorf("%s: %v", bad, err)
 		}
+	}
+}
+
+func TestReadNoSha256WhenLastLineLeftOut(t *testing.T) {
+	file := "short\n" + strings.Repeat("y", 5000) // read to EOF, not returned
+	tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: 1000}
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || res.EndLine != 1 || res.Sha256 != "" {
+		t.Errorf("truncated %v endLine %d sha256 %q", res.Truncated, res.EndLine, res.Sha256)
+	}
+}
+
+func TestReadSkipInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tl := &Tools{FS: newMemFS(map[string]string{"f": strings.Repeat("x\n", 10000)})}
+	if _, err := tl.Read(ctx, ReadRequest{Path: "f", Offset: 9000}); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
