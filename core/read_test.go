@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"golang.org/x/text/encoding/htmlindex"
 )
 
 // memFS is an in-memory FS that counts the bytes handed out, so that tests
@@ -290,9 +292,9 @@ func TestReadMedia(t *testing.T) {
 
 // page reads path to its end, one window at a time, and rebuilds its bytes
 // from the contents, line endings and byte-order mark.
-func page(t testing.TB, tl *Tools, p string, limit int) ([]byte, int) {
+func page(t testing.TB, tl *Tools, p string, limit int, encoding string) ([]byte, int) {
 	t.Helper()
-	req := ReadRequest{Path: p, Limit: limit}
+	req := ReadRequest{Path: p, Limit: limit, Encoding: encoding}
 	var out []byte
 	for calls := 1; ; calls++ {
 		res, err := tl.Read(context.Background(), req)
@@ -317,7 +319,15 @@ func page(t testing.TB, tl *Tools, p string, limit int) ([]byte, int) {
 				out = append(out, byte(u), byte(u>>8))
 			}
 		default:
-			t.Fatalf("cannot rebuild %s", res.Encoding)
+			enc, err := htmlindex.Get(res.Encoding)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := enc.NewEncoder().Bytes([]byte(c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b...)
 		}
 		if !res.Truncated {
 			if res.TotalLines == nil || *res.TotalLines != res.EndLine {
@@ -352,6 +362,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 		bom   bool
 		final bool
 		u16   bool
+		enc   string
 	}{
 		{name: "lf", eol: func() string { return "\n" }, final: true},
 		{name: "crlf", eol: func() string { return "\r\n" }, final: true},
@@ -361,6 +372,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 		{name: "long crlf lines", eol: func() string { return "\r\n" }, long: true},
 		{name: "bom", eol: func() string { return "\n" }, bom: true, final: true},
 		{name: "utf-16le long crlf lines", eol: func() string { return "\r\n" }, long: true, u16: true},
+		{name: "shift_jis long lines", eol: func() string { return "\n" }, long: true, enc: "shift_jis"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
@@ -378,6 +390,14 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 				}
 			}
 			file := b.String()
+			if tc.enc != "" {
+				sj, _ := htmlindex.Get(tc.enc)
+				b, err := sj.NewEncoder().Bytes([]byte(strings.NewReplacer("😀", "", "\u2028", "", "é", "e").Replace(file)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				file = string(b)
+			}
 			if tc.u16 {
 				enc := []byte{0xFF, 0xFE}
 				for _, u := range utf16.Encode([]rune(file)) {
@@ -388,7 +408,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 			for _, mb := range []int{0, 5000} {
 				tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: mb}
 				for _, limit := range []int{0, 7} {
-					got, calls := page(t, tl, "f", limit)
+					got, calls := page(t, tl, "f", limit, tc.enc)
 					if !bytes.Equal(got, []byte(file)) {
 						t.Fatalf("maxBytes %d limit %d: rebuilt %d bytes in %d calls, want %d", mb, limit, len(got), calls, len(file))
 					}
@@ -461,7 +481,7 @@ func FuzzReadWindow(f *testing.F) {
 		if first.Kind != "text" || first.Encoding != "utf-8" || !utf8.Valid(bytes.TrimPrefix(data, bomUTF8)) {
 			return // NOT_TEXT may come in a later window; that is read's answer
 		}
-		got, _ := page(t, tl, "f", int(limit))
+		got, _ := page(t, tl, "f", int(limit), "")
 		if !bytes.Equal(got, data) {
 			t.Fatalf("rebuilt %q, want %q", got, data)
 		}
@@ -568,5 +588,58 @@ func TestReadSkipInterrupted(t *testing.T) {
 	tl := &Tools{FS: newMemFS(map[string]string{"f": strings.Repeat("x\n", 10000)})}
 	if _, err := tl.Read(ctx, ReadRequest{Path: "f", Offset: 9000}); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestDecodeNeverReplacesSilently(t *testing.T) {
+	le := func(units ...uint16) []byte {
+		var b []byte
+		for _, u := range units {
+			b = append(b, byte(u), byte(u>>8))
+		}
+		return b
+	}
+	sjis, _ := namedCodec("shift_jis", nil)
+	for _, tc := range []struct {
+		c    codec
+		raw  []byte
+		want string
+		ok   bool
+	}{
+		{utf16Codec(false, nil), le('a', 0xFFFD), "a\uFFFD", true},
+		{utf16Codec(false, nil), le('a', 0xD800, 'b'), "", false},
+		{utf16Codec(false, nil), []byte{'a', 0, 'b'}, "", false},
+		{sjis, []byte("\x93\xfa"), "日", true},
+		{sjis, []byte("\x93"), "", false},
+		{codec{name: "utf-8", unit: 1}, []byte("\xff"), "", false},
+	} {
+		got, err := tc.c.decode(tc.raw)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("%s decode %q = %q, %v", tc.c.name, tc.raw, got, err)
+		}
+	}
+}
+
+func TestBoundary(t *testing.T) {
+	sjis, _ := namedCodec("shift_jis", nil)
+	for _, tc := range []struct {
+		c    codec
+		raw  string
+		k    int
+		want int
+	}{
+		{codec{unit: 1}, "aé", 2, 1},
+		{codec{unit: 1}, "aé", 3, 3},
+		{codec{unit: 1}, "a😀", 4, 1},
+		{codec{unit: 1}, "a\xff", 2, 2}, // invalid is left to decode to refuse
+		{utf16Codec(false, nil), "a\x00\x3d\xd8\x00\xde", 5, 2},
+		{utf16Codec(false, nil), "a\x00\x3d\xd8\x00\xde", 6, 6},
+		{utf16Codec(true, nil), "\x00a\xd8\x3d\xde\x00", 4, 2},
+		{sjis, "a\x93\xfa", 2, 1},
+		{sjis, "a\x93\xfa", 3, 3},
+	} {
+		if got := tc.c.boundary([]byte(tc.raw), tc.k); got != tc.want {
+			t.Errorf("%s boundary(%q, %d) = %d, want %d", tc.c.name, tc.raw, tc.k, got, tc.want)
+		}
 	}
 }
