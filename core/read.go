@@ -159,7 +159,11 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	info := f.Info()
 	display := t.FS.Display(req.Path)
 	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(f, h), bufSize(info.Size))
+	size := bufSize(info.Size)
+	if req.ByteOffset > 0 {
+		size = sniffBytes + 1 // only the prefix is read from here
+	}
+	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
 	prefix, err := br.Peek(sniffBytes)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, ioError(err, display)

@@ -454,7 +454,7 @@ func TestReadWindowCost(t *testing.T) {
 	if !strings.HasPrefix(file[at:], res.Content) || res.StartLine != 42 || res.TotalLines == nil {
 		t.Fatalf("window at %d: start %d, total %v", at, res.StartLine, res.TotalLines)
 	}
-	if fsys.read > 2*readBufSize+sniffBytes+100000 {
+	if fsys.read > int64(len(res.Content)+readBufSize+minPiece+sniffBytes+1) {
 		t.Errorf("a window near the end read %d bytes of a %d-byte file", fsys.read, len(file))
 	}
 }
