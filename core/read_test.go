@@ -459,6 +459,9 @@ func TestReadWindowCost(t *testing.T) {
 	}
 }
 
+// FuzzReadWindow checks the paging property on arbitrary bytes. Fuzz with
+// -fuzzminimizetime 2s: minimizing an input pages it many times, and the
+// default minute of it looks like a stall.
 func FuzzReadWindow(f *testing.F) {
 	f.Add([]byte("a\nb\r\nc"), uint8(1), uint16(0))
 	f.Add([]byte("\xEF\xBB\xBFx\r\n\r\n"), uint8(2), uint16(100))
