@@ -100,7 +100,7 @@ type ReadRequest struct {
 	Path               string         `json:"path" arg:"0" alias:"file_path" help:"file to read"`
 	Offset             int            `json:"offset,omitempty" help:"1-based line to start at (with byteOffset: that line's number)"`
 	ByteOffset         int64          `json:"byteOffset,omitempty" help:"byte where the window starts: the previous nextByteOffset, given with nextOffset"`
-	Limit              int            `json:"limit,omitempty" help:"lines to return (default and max 2000)"`
+	Limit              int            `json:"limit,omitempty" help:"lines to return (default 2000, also the most: a larger limit is capped)"`
 	IncludeLineNumbers bool           `json:"includeLineNumbers,omitempty" flag:"line-numbers" help:"prefix each line with its number and a tab"`
 	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to bytes:N or chars:N, with a marker"`
 	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...)"`
