@@ -72,13 +72,17 @@ hyperfine -N --style basic --warmup 2 --runs "$runs" --export-json result.json \
 	-n "sed near-end window" "sed -n ${start},${end}p;${end}q big.txt" \
 	-n "tail -c | head near-end window" "sh -c 'tail -c +$((offset + 1)) big.txt | head -n 2000'"
 
+# Medians are wall time; on a shared machine the CPU time (user+system,
+# mean) is the steadier figure, as other processes' load does not count.
 python3 - result.json <<'EOF'
 import json, sys
 res = json.load(open(sys.argv[1]))["results"]
-base = res[0]["median"]
-print("\n%-36s %12s %10s" % ("command", "median ms", "vs first"))
+base, base_cpu = res[0]["median"], res[0]["user"] + res[0]["system"]
+print("\n%-36s %10s %9s %10s %9s" % ("command", "median ms", "vs first", "cpu ms", "vs first"))
 for r in res:
-    print("%-36s %12.2f %9.2fx" % (r["command"], r["median"] * 1000, r["median"] / base))
-near = res[1]["median"]
-print("\nread near-end / read first: %.2f" % (near / base))
+    cpu = r["user"] + r["system"]
+    print("%-36s %10.2f %8.2fx %10.2f %8.2fx" % (r["command"], r["median"] * 1000, r["median"] / base, cpu * 1000, cpu / base_cpu))
+near = res[1]
+print("\nread near-end / read first: %.2f (median), %.2f (cpu)" % (
+    near["median"] / base, (near["user"] + near["system"]) / base_cpu))
 EOF
