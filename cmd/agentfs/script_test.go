@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"os/exec"
 	"fmt"
 	"os"
 	"strconv"
@@ -29,6 +31,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"json":   cmdJSON,
 			"mkfifo": cmdMkfifo,
+			"status": cmdStatus,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -108,6 +111,30 @@ func lookup(v any, path string) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// cmdStatus runs a program and asserts its exact exit code, which `exec`
+// cannot: status 3 agentfs write ... (stdout and stderr are kept for the
+// assertions that follow).
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status CODE PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: %q is not an exit code", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
 }
 
 func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
