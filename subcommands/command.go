@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
@@ -280,6 +281,10 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 	}
 	out = append(out, name)
 	out = append(out, cmdFlags...)
+	if slices.ContainsFunc(cmdFlags, isHelp) {
+		// urfave/cli takes a positional after --help as a help topic.
+		return out, nil
+	}
 	if len(positional) > 0 {
 		out = append(append(out, "--"), positional...)
 	}

@@ -34,6 +34,7 @@ func TestReorderArgs(t *testing.T) {
 		{in: []string{"--help"}, want: []string{"agentfs", "--help"}},
 		{in: []string{"help", "read"}, want: []string{"agentfs", "read", "--help"}},
 		{in: []string{"help"}, want: []string{"agentfs", "--help"}},
+		{in: []string{"read", "f", "--help"}, want: []string{"agentfs", "read", "--help"}},
 		{in: []string{"raed", "f"}, err: `did you mean "read"`},
 		{in: []string{"--readonly"}, err: "no subcommand"},
 	}
