@@ -173,6 +173,10 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 
 var errLockTimeout = errors.New("lock timeout")
 
+// lockWaitHook, when set by a test, is called when a lock is found held and
+// the wait for it begins.
+var lockWaitHook func()
+
 // flockWait takes a flock on fd, trying again with a growing pause until
 // deadline; ctx cancels the wait.
 func flockWait(ctx context.Context, fd, how int, deadline time.Time) error {
@@ -187,6 +191,9 @@ func flockWait(ctx context.Context, fd, how int, deadline time.Time) error {
 			continue
 		case !errors.Is(err, unix.EWOULDBLOCK):
 			return err
+		}
+		if timer == nil && lockWaitHook != nil {
+			lockWaitHook()
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
