@@ -26,7 +26,7 @@ func newTestFS(t *testing.T) (*FS, string) {
 	return fsys, dir
 }
 
-func code(err error) core.Code {
+func codeOf(err error) core.Code {
 	var e *core.Error
 	if errors.As(err, &e) {
 		return e.Code
@@ -73,7 +73,7 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 			}
 			defer func() { failpoint = nil }()
 			_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new content"), core.WriteOptions{})
-			if code(err) != tc.code {
+			if codeOf(err) != tc.code {
 				t.Fatalf("error %v, want code %s", err, tc.code)
 			}
 			got, _ := os.ReadFile(target)
@@ -113,7 +113,7 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 		}
 		defer func() { failpoint = nil }()
 		_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new"), core.WriteOptions{})
-		if code(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
+		if codeOf(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
 			t.Fatalf("error %v, want IO_ERROR saying the file was replaced", err)
 		}
 		if got, _ := os.ReadFile(target); string(got) != "new" {
