@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"strings"
 )
 
 // MaxWriteBytes caps the content of one write; larger files change by edit.
@@ -82,6 +83,10 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	}
 	if req.Path == "" {
 		return nil, InvalidArgument("path is empty.").WithHint("pass the file to write")
+	}
+	if strings.HasSuffix(req.Path, "/") {
+		return nil, InvalidArgument("the path ends with a slash, which names a directory.").WithPath(req.Path).
+			WithHint("write to a file path, without the final slash")
 	}
 	data, err := req.content()
 	if err != nil {

@@ -58,8 +58,19 @@ func TestLockConflicts(t *testing.T) {
 	}
 	unlock()
 	unlock() // a second call is harmless
-	if err := try("d"); err != nil {
+	// rm -r d holds d exclusively: no mutation below it can start.
+	unlock, err = fsys.Lock(ctx, "d", time.Second)
+	if err != nil {
 		t.Fatalf("after unlock: %v", err)
+	}
+	defer unlock()
+	for _, p := range []string{"d/e/f", "d/e", "d/x"} {
+		if got := codeOf(try(p)); got != core.CodeLockTimeout {
+			t.Errorf("lock %s while d is held: %q, want LOCK_TIMEOUT", p, got)
+		}
+	}
+	if err := try("other"); err != nil {
+		t.Errorf("lock other while d is held: %v", err)
 	}
 }
 
