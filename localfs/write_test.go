@@ -199,3 +199,21 @@ func TestWriteReturnsCurrentVersion(t *testing.T) {
 		}
 	}
 }
+
+// A file its mode makes read-only is refused, not silently replaced.
+func TestWriteRefusesReadOnlyFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write any file")
+	}
+	fsys, dir := newTestFS(t)
+	p := filepath.Join(dir, "ro.txt")
+	if err := os.WriteFile(p, []byte("keep"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.WriteFile(context.Background(), "ro.txt", []byte("new"), core.WriteOptions{}); codeOf(err) != core.CodePermissionDenied {
+		t.Fatalf("got %v, want PERMISSION_DENIED", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "keep" {
+		t.Fatalf("content %q", got)
+	}
+}
