@@ -21,9 +21,11 @@ mkdir -p "$work/w/empty"
 cd "$work/w"
 head -c 1560000 /dev/urandom | base64 -w 100 > new.txt
 truncate -s $((2 << 20)) new.txt
-cp new.txt big.txt
+tr 'A-Za-z' 'N-ZA-Mn-za-m' < new.txt > old.txt
 
-hyperfine -N --style basic --warmup 5 --min-runs 50 --export-json "$OLDPWD/$out/mutate-write.json" \
+# Each run replaces old content of the same size (prepare, not timed).
+hyperfine -N --style basic --warmup 5 --min-runs 50 --prepare 'cp old.txt big.txt' \
+  --export-json "$OLDPWD/$out/mutate-write.json" \
   -n 'agentfs write 2 MiB' "sh -c '$agentfs write big.txt < new.txt > /dev/null'" \
   -n 'cp' "sh -c 'cp new.txt big.txt'" \
   -n 'cp + fsync + rename' "sh -c 'cp new.txt .big.tmp && sync .big.tmp && mv .big.tmp big.txt && sync .'" \
@@ -37,7 +39,7 @@ hyperfine -N --style basic --warmup 5 --min-runs 100 --export-json "$OLDPWD/$out
 
 cd "$OLDPWD"
 echo
-echo "median and min of each command, in ms:"
-jq -r '.results[] | "  \(.command): median \(.median*1000|.*10|round/10), min \(.min*1000|.*10|round/10)"' \
+echo "median, min and mean CPU time of each command, in ms:"
+jq -r '.results[] | "  \(.command): median \(.median*1000|.*10|round/10), min \(.min*1000|.*10|round/10), cpu user+sys \((.user+.system)*1000|.*10|round/10)"' \
   "$out/mutate-write.json" "$out/mutate-lock.json" | tee "$out/mutate-summary.txt"
 go test ./localfs -run '^$' -bench 'Lock|WriteFile' -benchtime 2000x | tee "$out/mutate-go.txt"
