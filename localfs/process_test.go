@@ -126,6 +126,10 @@ func newFS(t *testing.T, dir string) *localfs.FS {
 // lock_race_test.go).
 var killBound = 100 * time.Millisecond
 
+// How many rounds the rm race and the kill tests run; fewer with the race
+// detector, whose processes start and die tens of times slower.
+var rmRaceRounds, killRounds = 15, 40
+
 // A holder killed with SIGKILL frees its lock at once: a process waiting
 // for it gets it within 100 ms of the kill.
 func TestLockFreedBySIGKILL(t *testing.T) {
@@ -212,7 +216,8 @@ func TestLockTimeoutAcrossProcesses(t *testing.T) {
 // d/e/f holding one writer's whole content and nothing else.
 func TestWritersRaceRecursiveRemove(t *testing.T) {
 	dir := workspace(t)
-	const rounds, writers, removers = 15, 4, 2
+	const writers, removers = 4, 2
+	rounds := rmRaceRounds
 	for round := range rounds {
 		var wg sync.WaitGroup
 		errs := make(chan string, writers+removers)
@@ -285,7 +290,8 @@ func TestKilledWriterNeverTearsFile(t *testing.T) {
 	}
 	span := time.Since(start)
 	prev, outcomes := content(0), map[string]int{}
-	for i := 1; i <= 40; i++ {
+	kills := killRounds
+	for i := 1; i <= kills; i++ {
 		next := content(i)
 		cmd := command(t, dir, "agentfs", "write", "big")
 		cmd.Stdin = bytes.NewReader(next)
@@ -311,8 +317,8 @@ func TestKilledWriterNeverTearsFile(t *testing.T) {
 		}
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, ".agentfs-tmp-*"))
-	t.Logf("a write takes %v; 40 kills left the old content %d times, the new %d times, and %d temporary files",
-		span, outcomes["old"], outcomes["new"], len(left))
+	t.Logf("a write takes %v; %d kills left the old content %d times, the new %d times, and %d temporary files",
+		span, kills, outcomes["old"], outcomes["new"], len(left))
 	past := time.Now().Add(-time.Hour)
 	for _, p := range left {
 		if err := os.Chtimes(p, past, past); err != nil {
