@@ -162,20 +162,54 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 		if i == len(chain)-1 {
 			how = unix.LOCK_EX
 		}
-		fd, err := unix.Open(filepath.Join(dir, lockName(rel)), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+		fd, err := lockFile(ctx, filepath.Join(dir, lockName(rel)), how, deadline)
 		if err != nil {
 			release()
-			return nil, core.Errorf(core.CodeIOError, "a lock file cannot be opened: %s.", errText(err)).
+			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil, f.lockErr(err, t, f.display(filepath.Join(ct.root.path, rel)), timeout)
+			}
+			return nil, core.Errorf(core.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
 				WithPath(t.display(f)).WithHint("check that %s is writable", dir).WithCause(err)
-		}
-		if err := flockWait(ctx, fd, how, deadline); err != nil {
-			unix.Close(fd)
-			release()
-			return nil, f.lockErr(err, t, f.display(filepath.Join(ct.root.path, rel)), timeout)
 		}
 		held = append(held, fd)
 	}
-	return sync.OnceFunc(release), nil
+	leaf := filepath.Join(dir, lockName(ct.rel))
+	return sync.OnceFunc(func() {
+		// The path's own lock file goes while it is held exclusively, so the
+		// state directory keeps only the lock files of directories; a
+		// process that opened it meanwhile notices and takes a new one.
+		unix.Unlink(leaf) // housekeeping: a leftover file is still a valid lock file
+		release()
+	}), nil
+}
+
+// lockFile opens the lock file at path and takes a flock on it, waiting up
+// to deadline. A lock file unlinked by its holder while this process waited
+// is no lock any more: the lock is taken again on the file now at path.
+func lockFile(ctx context.Context, path string, how int, deadline time.Time) (int, error) {
+	for {
+		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return -1, err
+		}
+		if err := flockWait(ctx, fd, how, deadline); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		var held, now unix.Stat_t
+		if err := unix.Fstat(fd, &held); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		err = unix.Stat(path, &now)
+		if err == nil && held.Dev == now.Dev && held.Ino == now.Ino {
+			return fd, nil
+		}
+		unix.Close(fd)
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return -1, err
+		}
+	}
 }
 
 var errLockTimeout = errors.New("lock timeout")
@@ -223,17 +257,13 @@ func flockWait(ctx context.Context, fd, how int, deadline time.Time) error {
 }
 
 func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration) error {
-	switch {
-	case errors.Is(err, errLockTimeout):
+	if errors.Is(err, errLockTimeout) {
 		return core.Errorf(core.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, timeout).
 			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
 			WithHint("retry later, or wait longer with --lock-timeout")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return core.Errorf(core.CodeInterrupted, "the operation was interrupted while waiting for a lock.").
-			WithPath(t.display(f)).WithHint("run it again; nothing was changed").WithCause(err)
 	}
-	return core.Errorf(core.CodeIOError, "a lock could not be taken: %s.", errText(err)).
-		WithPath(t.display(f)).WithHint("retry; if it persists, check the state directory").WithCause(err)
+	return core.Errorf(core.CodeInterrupted, "the operation was interrupted while waiting for a lock.").
+		WithPath(t.display(f)).WithHint("run it again; nothing was changed").WithCause(err)
 }
 
 func rootRefused(display string) *core.Error {

@@ -133,3 +133,41 @@ func TestLockRefusesRoot(t *testing.T) {
 		t.Fatalf("got %v, want INVALID_ARGUMENT", err)
 	}
 }
+
+// A holder removes its path's lock file as it lets go. A process that was
+// waiting on that file must not keep a lock on the removed file: it takes
+// the lock on the file now at the path, so a third process still waits.
+func TestLockSurvivesLockFileRemoval(t *testing.T) {
+	fsys, _ := newTestFS(t)
+	ctx := context.Background()
+	first, err := fsys.Lock(ctx, "f", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{}, 1)
+	lockWaitHook = func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	}
+	defer func() { lockWaitHook = nil }()
+	got := make(chan func(), 1)
+	go func() {
+		unlock, err := fsys.Lock(ctx, "f", 5*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- unlock
+	}()
+	<-waiting
+	first() // removes the lock file the waiter has open
+	second := <-got
+	if second == nil {
+		t.FailNow()
+	}
+	if _, err := fsys.Lock(ctx, "f", 0); codeOf(err) != core.CodeLockTimeout {
+		t.Fatalf("a third lock while the second is held: %v, want LOCK_TIMEOUT", err)
+	}
+	second()
+}
