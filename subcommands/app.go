@@ -34,6 +34,8 @@ type Streams struct {
 func commands() []*cli.Command {
 	return []*cli.Command{
 		lsCommand(),
+		writeCommand(),
+		rmCommand(),
 		versionCommand(),
 	}
 }

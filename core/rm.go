@@ -1,0 +1,60 @@
+package core
+
+import "context"
+
+// RmRequest removes one file, link or directory.
+type RmRequest struct {
+	Path      string `json:"path" arg:"0" alias:"file_path,dir_path" help:"file, link or directory to remove (a link itself, never its target)"`
+	Recursive bool   `json:"recursive,omitempty" help:"remove a directory with everything in it"`
+	Precondition
+}
+
+// RmResult says whether something was removed: a missing path is not an
+// error, only deleted false.
+type RmResult struct {
+	Path       string `json:"path"`
+	PathBase64 string `json:"pathBase64,omitempty"`
+	Deleted    bool   `json:"deleted"`
+}
+
+// Rm removes req.Path under its exclusive lock, so that no write below a
+// directory being removed can interleave: each sees the other complete.
+func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
+	m, err := t.mutableFS("rm")
+	if err != nil {
+		return nil, err
+	}
+	if req.Path == "" {
+		return nil, InvalidArgument("path is empty.").WithHint("pass the file or directory to remove")
+	}
+	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	res := &RmResult{}
+	res.Path, res.PathBase64 = PathText(t.FS.Display(req.Path))
+	cur, err := currentOf(m.Lstat(ctx, req.Path))
+	if err != nil {
+		return nil, err
+	}
+	sum := func() (string, error) {
+		if cur.info.Type != TypeFile {
+			return "", InvalidArgument("expectedSha256 applies to a file; the path is a %s.", cur.info.Type).
+				WithPath(res.Path).WithHint("use expectedVersion for a directory or a link")
+		}
+		s, _, err := t.digest(ctx, req.Path, nil)
+		return s, err
+	}
+	if err := req.Check(ctx, req.Path, cur.info, cur.exists, sum); err != nil {
+		return nil, err
+	}
+	if !cur.exists {
+		return res, nil
+	}
+	res.Deleted, err = m.Remove(ctx, req.Path, req.Recursive)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,191 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"io"
+)
+
+// MaxWriteBytes caps the content of one write; larger files change by edit.
+const MaxWriteBytes = 2 << 20
+
+// WriteRequest replaces (or creates) one file with the given content.
+type WriteRequest struct {
+	Path string `json:"path" arg:"0" alias:"file_path" help:"file to write; missing parent directories are created"`
+	// Content is a pointer so that a forgotten content is an error, not an
+	// empty file: "" is given explicitly.
+	Content       *string `json:"content,omitempty" help:"the whole new content (flags form: else read from stdin)"`
+	ContentBase64 string  `json:"contentBase64,omitempty" flag:"-" help:"the content as base64, for bytes that are not UTF-8"`
+	Create        bool    `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
+	Executable    bool    `json:"executable,omitempty" help:"a new file gets mode 0755 instead of 0644"`
+	InPlace       bool    `json:"inPlace,omitempty" help:"rewrite a file with other hard links through its inode (not atomic)"`
+	Precondition
+}
+
+// WriteResult says what a write did. NoChange is set when the file already
+// had this content: nothing was written and its mtime is kept.
+type WriteResult struct {
+	Path         string `json:"path"`
+	PathBase64   string `json:"pathBase64,omitempty"`
+	BytesWritten int    `json:"bytesWritten"`
+	Created      bool   `json:"created"`
+	NoChange     bool   `json:"noChange"`
+	Version      string `json:"version"`
+	Sha256       string `json:"sha256"`
+}
+
+// mutableFS returns the backend's write side, refusing every mutation in
+// read-only mode (READ_ONLY) or on a backend that cannot write.
+func (t *Tools) mutableFS(op string) (MutableFS, error) {
+	if t.ReadOnly {
+		return nil, Errorf(CodeReadOnly, "%s is refused: agentfs runs read-only.", op).
+			WithHint("only read, ls, find and grep are available; run without --readonly to change files")
+	}
+	m, ok := t.FS.(MutableFS)
+	if !ok {
+		return nil, Errorf(CodeNotConfigured, "%s is not available: this backend cannot change files.", op).
+			WithHint("use read, ls, find and grep")
+	}
+	return m, nil
+}
+
+// current is the file at path as a mutation finds it under its lock.
+type current struct {
+	info   FileInfo
+	exists bool
+}
+
+// currentOf turns a Stat or Lstat answer into a current: NOT_FOUND is a
+// missing file, not an error.
+func currentOf(info FileInfo, err error) (current, error) {
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeNotFound {
+		return current{}, nil
+	}
+	if err != nil {
+		return current{}, err
+	}
+	return current{info: info, exists: true}, nil
+}
+
+// Write replaces the content of req.Path atomically, under the path's lock:
+// readers see the old or the new content, and no other agentfs mutation of
+// the path, of a directory above it or of a file below it runs meanwhile.
+func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, error) {
+	m, err := t.mutableFS("write")
+	if err != nil {
+		return nil, err
+	}
+	if req.Path == "" {
+		return nil, InvalidArgument("path is empty.").WithHint("pass the file to write")
+	}
+	data, err := req.content()
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxWriteBytes {
+		return nil, Errorf(CodeTooLarge, "the content is %d bytes; write takes at most %d (2 MiB).", len(data), MaxWriteBytes).
+			WithPath(req.Path).WithDetail("size", len(data)).WithDetail("limit", MaxWriteBytes).
+			WithHint("write a smaller file, then grow it with edit")
+	}
+	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cur, err := currentOf(m.Stat(ctx, req.Path))
+	if err != nil {
+		return nil, err
+	}
+	same := false
+	sum := func() (string, error) {
+		s, eq, err := t.digest(ctx, req.Path, data)
+		same = eq
+		return s, err
+	}
+	if err := req.Check(ctx, req.Path, cur.info, cur.exists, sum); err != nil {
+		return nil, err
+	}
+	res := &WriteResult{Sha256: hex.EncodeToString(sha256Of(data))}
+	res.Path, res.PathBase64 = PathText(t.FS.Display(req.Path))
+	if cur.exists && cur.info.Type == TypeFile && !req.Create && cur.info.Size == int64(len(data)) {
+		if req.ExpectedSha256 == "" {
+			if _, err := sum(); err != nil {
+				return nil, err
+			}
+		}
+		if same {
+			res.NoChange, res.Version = true, cur.info.Version
+			return res, nil
+		}
+	}
+	fi, err := m.WriteFile(ctx, req.Path, data, WriteOptions{Create: req.Create, Executable: req.Executable, InPlace: req.InPlace})
+	if err != nil {
+		return nil, err
+	}
+	res.BytesWritten, res.Created, res.Version = len(data), !cur.exists, fi.Version
+	return res, nil
+}
+
+// content is the request's bytes, from exactly one of content and
+// contentBase64.
+func (r WriteRequest) content() ([]byte, error) {
+	switch {
+	case r.Content != nil && r.ContentBase64 != "":
+		return nil, InvalidArgument("give content or contentBase64, not both.").
+			WithHint("use content for text, contentBase64 for other bytes")
+	case r.ContentBase64 != "":
+		data, err := base64.StdEncoding.DecodeString(r.ContentBase64)
+		if err != nil {
+			return nil, InvalidArgument("contentBase64 is not valid base64.").
+				WithHint("encode the bytes with standard base64 (RFC 4648, with padding)")
+		}
+		return data, nil
+	case r.Content == nil:
+		return nil, InvalidArgument("content is missing.").
+			WithHint(`pass the whole new content; use "" for an empty file`)
+	}
+	return []byte(*r.Content), nil
+}
+
+// digest streams the file at path once: its sha256, and whether it holds
+// exactly want.
+func (t *Tools) digest(ctx context.Context, path string, want []byte) (string, bool, error) {
+	r, err := t.FS.Open(ctx, path, 0)
+	if err != nil {
+		return "", false, err
+	}
+	defer r.Close()
+	h := sha256.New()
+	cmp := &prefixCompare{want: want, same: true}
+	if _, err := io.Copy(io.MultiWriter(h, cmp), r); err != nil {
+		return "", false, Errorf(CodeIOError, "the file could not be read: %s.", err).WithPath(path).WithCause(err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), cmp.same && cmp.n == len(want), nil
+}
+
+// prefixCompare compares a stream with want as it goes by.
+type prefixCompare struct {
+	want []byte
+	n    int
+	same bool
+}
+
+func (c *prefixCompare) Write(p []byte) (int, error) {
+	if c.same {
+		if c.n+len(p) > len(c.want) || !bytes.Equal(p, c.want[c.n:c.n+len(p)]) {
+			c.same = false
+		}
+	}
+	c.n += len(p)
+	return len(p), nil
+}
+
+func sha256Of(data []byte) []byte {
+	s := sha256.Sum256(data)
+	return s[:]
+}

@@ -1,0 +1,4 @@
+package localfs
+
+// SetLockWaitHook lets the external tests know when a Lock starts waiting.
+func SetLockWaitHook(f func()) { lockWaitHook = f }

@@ -1,0 +1,282 @@
+package localfs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+// Cross-process locks. A mutation of p takes a shared flock on the lock file
+// of every ancestor of p (the root included) and an exclusive one on p's, in
+// order from the root down, so two mutations whose paths nest always meet on
+// the shorter path and no two processes can wait for each other in a cycle.
+// The lock files live in a state directory outside the user's tree, one
+// directory per root (named by the root's device and inode, so every
+// spelling of the root shares it) and one empty file per path (named by a
+// hash of the path relative to the root). The data files are never locked.
+// flock locks belong to the open file description: a process killed with
+// SIGKILL frees them as the kernel closes its descriptors.
+//
+// flock has no timeout and a blocked flock cannot be cancelled, so waiting
+// is a LOCK_NB poll with a short backoff (at most lockPollMax between tries).
+
+// StateDirEnv overrides where agentfs keeps its lock files.
+const StateDirEnv = "AGENTFS_STATE_DIR"
+
+// lockPollMax bounds the backoff between two tries of a held lock: a lock
+// freed by its holder is taken within about this long.
+const lockPollMax = 5 * time.Millisecond
+
+// stateDir is the first usable candidate of: $AGENTFS_STATE_DIR,
+// $XDG_STATE_HOME/agentfs, ~/.local/state/agentfs, and a per-user directory
+// in the temporary directory (for an environment without a writable home).
+// Every process with the same environment picks the same one.
+func stateDir() (string, error) {
+	if d := os.Getenv(StateDirEnv); d != "" {
+		return d, ensurePrivateDir(d)
+	}
+	var candidates []string
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		candidates = append(candidates, filepath.Join(x, "agentfs"))
+	}
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		candidates = append(candidates, filepath.Join(h, ".local", "state", "agentfs"))
+	}
+	candidates = append(candidates, filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-%d", os.Getuid())))
+	var firstErr error
+	for _, d := range candidates {
+		err := ensurePrivateDir(d)
+		if err == nil {
+			return d, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return "", firstErr
+}
+
+// ensurePrivateDir creates d (mode 0700) and checks that it is a directory
+// of ours that nobody else can write to: a shared temporary directory could
+// otherwise hold a planted one.
+func ensurePrivateDir(d string) error {
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(d, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() || st.Mode&0o022 != 0 {
+		return fmt.Errorf("%s is not a private directory of this user", d)
+	}
+	return nil
+}
+
+// lockDir is the directory of a root's lock files.
+func lockDir(r *root) (string, error) {
+	base, err := stateDir()
+	if err != nil {
+		return "", core.Errorf(core.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
+			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
+	}
+	d := filepath.Join(base, "locks", fmt.Sprintf("%x-%x", r.dev, r.ino))
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", core.Errorf(core.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
+			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
+	}
+	return d, nil
+}
+
+// lockName is the lock file of a cleaned path relative to its root.
+func lockName(rel string) string {
+	sum := sha256.Sum256([]byte(rel))
+	return hex.EncodeToString(sum[:16]) + ".lock"
+}
+
+// lockChain lists the paths a mutation of rel locks: ".", then every
+// ancestor, then rel itself (the one locked exclusively).
+func lockChain(rel string) []string {
+	chain := []string{"."}
+	if rel == "." {
+		return chain
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i := range parts {
+		chain = append(chain, filepath.Join(parts[:i+1]...))
+	}
+	return chain
+}
+
+// Lock takes the locks of a mutation of path (see core.MutableFS). The path
+// is placed as the mutation will place it: links on it are followed by the
+// link policy, so two spellings of one file share a lock. The root itself is
+// refused: agentfs never replaces or removes a root.
+func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func(), error) {
+	t, err := f.resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	ct, err := f.canonical(t, true)
+	if err != nil {
+		// A final link that may not be followed is locked by its own name:
+		// rm removes such a link, and write refuses it after the lock.
+		if ct, err = f.canonical(t, false); err != nil {
+			return nil, err
+		}
+	}
+	if ct.rel == "." {
+		return nil, rootRefused(t.display(f))
+	}
+	dir, err := lockDir(ct.root)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	chain := lockChain(ct.rel)
+	held := make([]int, 0, len(chain))
+	release := func() {
+		for _, fd := range held {
+			unix.Close(fd) // closing the only descriptor releases its flock
+		}
+	}
+	for i, rel := range chain {
+		how := unix.LOCK_SH
+		if i == len(chain)-1 {
+			how = unix.LOCK_EX
+		}
+		fd, err := unix.Open(filepath.Join(dir, lockName(rel)), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			release()
+			return nil, core.Errorf(core.CodeIOError, "a lock file cannot be opened: %s.", errText(err)).
+				WithPath(t.display(f)).WithHint("check that %s is writable", dir).WithCause(err)
+		}
+		if err := flockWait(ctx, fd, how, deadline); err != nil {
+			unix.Close(fd)
+			release()
+			return nil, f.lockErr(err, t, f.display(filepath.Join(ct.root.path, rel)), timeout)
+		}
+		held = append(held, fd)
+	}
+	return sync.OnceFunc(release), nil
+}
+
+var errLockTimeout = errors.New("lock timeout")
+
+// lockWaitHook, when set by a test, is called when a lock is found held and
+// the wait for it begins.
+var lockWaitHook func()
+
+// flockWait takes a flock on fd, trying again with a growing pause until
+// deadline; ctx cancels the wait.
+func flockWait(ctx context.Context, fd, how int, deadline time.Time) error {
+	pause := 100 * time.Microsecond
+	var timer *time.Timer
+	for {
+		err := unix.Flock(fd, how|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case !errors.Is(err, unix.EWOULDBLOCK):
+			return err
+		}
+		if timer == nil && lockWaitHook != nil {
+			lockWaitHook()
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return errLockTimeout
+		}
+		wait := min(pause, left)
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+		}
+		pause = min(2*pause, lockPollMax)
+	}
+}
+
+func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration) error {
+	switch {
+	case errors.Is(err, errLockTimeout):
+		return core.Errorf(core.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, timeout).
+			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
+			WithHint("retry later, or wait longer with --lock-timeout")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return core.Errorf(core.CodeInterrupted, "the operation was interrupted while waiting for a lock.").
+			WithPath(t.display(f)).WithHint("run it again; nothing was changed").WithCause(err)
+	}
+	return core.Errorf(core.CodeIOError, "a lock could not be taken: %s.", errText(err)).
+		WithPath(t.display(f)).WithHint("retry; if it persists, check the state directory").WithCause(err)
+}
+
+func rootRefused(display string) *core.Error {
+	return core.InvalidArgument("the path is an allowed root; agentfs never replaces or removes a root.").
+		WithPath(display).WithHint("name a file or directory inside the root")
+}
+
+// canonical places t as a mutation sees it: links on the path are resolved
+// (the final one too when followFinal), a missing tail is kept as spelled,
+// and the result is placed in the root that holds it, so that two spellings
+// of one file name the same lock and the same file. With SymlinksRefuse any
+// link is SYMLINK; a link out of every root is OUTSIDE_ROOT. The deny check
+// applies to the resolved path. The operations that follow still go through
+// the root's handle, so a link swapped in afterwards cannot lead outside.
+func (f *FS) canonical(t target, followFinal bool) (target, error) {
+	full := filepath.Join(t.root.path, t.rel)
+	var real string
+	if followFinal || t.rel == "." {
+		real = resolveExisting(full)
+	} else {
+		real = filepath.Join(resolveExisting(filepath.Dir(full)), filepath.Base(full))
+	}
+	display := t.display(f)
+	if real != full && f.policy == SymlinksRefuse {
+		return target{}, core.Errorf(core.CodeSymlink, "the path goes through a link, and links are refused.").
+			WithPath(display).WithHint("use the link's target path, or run with --symlinks within")
+	}
+	for _, r := range f.roots {
+		if rel, ok := within(r.path, real); ok {
+			if err := f.checkDeny(real, display); err != nil {
+				return target{}, err
+			}
+			return target{root: r, rel: rel, abs: t.abs}, nil
+		}
+	}
+	return target{}, core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
+		WithPath(display).WithHint("use a path whose links stay inside the roots, or add a root with --root")
+}
+
+// resolveExisting resolves the links of the longest existing prefix of the
+// absolute path p and appends the rest as spelled.
+func resolveExisting(p string) string {
+	rest := ""
+	for q := p; ; q = filepath.Dir(q) {
+		if real, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(q) == q {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+	}
+}

@@ -1,0 +1,88 @@
+package localfs
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+// Remove deletes path: a file or a link (never the link's target), an
+// empty directory, or with recursive a whole tree. A missing path returns
+// false. A root, an ancestor of a root and a tree holding a denied path are
+// refused. The removal is relative to a descriptor of the parent directory
+// opened through the root, and a tree is removed by os.Root.RemoveAll, which
+// never follows a link: nothing outside the root can be reached.
+func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error) {
+	t, err := f.resolve(path)
+	if err != nil {
+		return false, err
+	}
+	display := t.display(f)
+	if t.rel == "." {
+		return false, rootRefused(display)
+	}
+	ct, err := f.canonical(t, false)
+	if err != nil {
+		return false, err
+	}
+	real := filepath.Join(ct.root.path, ct.rel)
+	for _, r := range f.roots {
+		if _, ok := within(real, r.path); ok {
+			return false, rootRefused(display)
+		}
+	}
+	dir, err := f.parentDir(ct, display, false)
+	if err != nil {
+		var ce *core.Error
+		if errors.As(err, &ce) && ce.Code == core.CodeNotFound {
+			return false, nil
+		}
+		return false, err
+	}
+	defer dir.Close()
+	dfd, base := int(dir.Fd()), filepath.Base(ct.rel)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+		return false, nil
+	} else if err != nil {
+		return false, mapErr(err, display)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if err := unix.Unlinkat(dfd, base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return false, mapErr(err, display)
+		}
+		return true, syncDir(dfd, display)
+	}
+	for _, d := range f.deny {
+		if _, ok := within(real, d.path); ok {
+			return false, core.Errorf(core.CodeDenied, "the directory holds a denied location.").WithPath(display).
+				WithHint("remove the files around the denied path one by one")
+		}
+	}
+	err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
+	switch {
+	case err == nil, errors.Is(err, unix.ENOENT):
+	case (errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)) && recursive:
+		if err := ct.root.r.RemoveAll(ct.rel); err != nil {
+			return false, mapErr(err, display)
+		}
+	case errors.Is(err, unix.ENOTEMPTY), errors.Is(err, unix.EEXIST):
+		return false, core.Errorf(core.CodeNotEmpty, "the directory is not empty.").WithPath(display).
+			WithHint("pass recursive to remove it with everything in it")
+	default:
+		return false, mapErr(err, display)
+	}
+	return true, syncDir(dfd, display)
+}
+
+// syncDir makes a removal durable.
+func syncDir(dfd int, display string) error {
+	if err := step("fsyncdir", func() error { return unix.Fsync(dfd) }); err != nil {
+		return core.Errorf(core.CodeIOError, "the path was removed, but its directory could not be synced: %s.", errText(err)).
+			WithPath(display).WithHint("check the file system before relying on the removal after a crash").WithCause(err)
+	}
+	return nil
+}

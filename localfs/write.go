@@ -1,0 +1,290 @@
+package localfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+var _ core.MutableFS = (*FS)(nil)
+
+// tempPrefix starts the name of every temporary file of a replace, so that
+// one left by a killed writer is recognised and swept.
+const tempPrefix = ".agentfs-tmp-"
+
+// sweepAge is how old a temporary file must be before a write in its
+// directory removes it: far longer than any write of 2 MiB takes, so a
+// live writer's file is never taken.
+const sweepAge = 15 * time.Minute
+
+// failpoint, when set by a test, is called at each named step of a replace
+// ("write", "fsync", "rename", "fsyncdir"); an error it returns is taken as
+// that step's failure.
+var failpoint func(step string) error
+
+func step(name string, do func() error) error {
+	if failpoint != nil {
+		if err := failpoint(name); err != nil {
+			return err
+		}
+	}
+	return do()
+}
+
+// WriteFile replaces path's content atomically: a temporary file in the same
+// directory is written, synced, given the old file's mode and owner, renamed
+// over the path, and the directory is synced. Every step goes through a
+// descriptor of the directory, opened through the root. On any failure
+// before the rename the temporary file is removed and the path is unchanged.
+// With opts.InPlace an existing file is rewritten through its own inode
+// instead (not atomic: that is what keeps its hard links one file).
+func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts core.WriteOptions) (core.FileInfo, error) {
+	t, err := f.resolve(path)
+	if err != nil {
+		return core.FileInfo{}, err
+	}
+	ct, err := f.canonical(t, true)
+	if err != nil {
+		return core.FileInfo{}, err
+	}
+	display := t.display(f)
+	if ct.rel == "." {
+		return core.FileInfo{}, core.Errorf(core.CodeNotAFile, "the path is a directory, not a file.").
+			WithPath(display).WithHint("write to a file path inside the directory")
+	}
+	dir, err := f.parentDir(ct, display, true)
+	if err != nil {
+		return core.FileInfo{}, err
+	}
+	defer dir.Close()
+	dfd, base := int(dir.Fd()), filepath.Base(ct.rel)
+	var st unix.Stat_t
+	exists := true
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+		exists = false
+	} else if err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	if exists {
+		if err := replaceable(&st, display, opts); err != nil {
+			return core.FileInfo{}, err
+		}
+		if opts.InPlace {
+			return writeInPlace(dfd, base, &st, data, display)
+		}
+	}
+	mode := uint32(0o644)
+	if opts.Executable {
+		mode = 0o755
+	}
+	var old *unix.Stat_t
+	if exists {
+		old = &st
+	}
+	return replace(dir, base, data, mode, old, opts.Create, display)
+}
+
+// parentDir opens the directory that holds ct, through its root, creating
+// it and its missing parents when create is set.
+func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error) {
+	rel := filepath.Dir(ct.rel)
+	if create && rel != "." {
+		if err := ct.root.r.MkdirAll(rel, 0o777); err != nil {
+			return nil, mapErr(err, display)
+		}
+	}
+	dir, err := ct.root.r.OpenFile(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, mapErr(err, display)
+	}
+	real := filepath.Join(realPath(dir, filepath.Join(ct.root.path, rel)), filepath.Base(ct.rel))
+	if err := f.checkDeny(real, display); err != nil {
+		dir.Close()
+		return nil, err
+	}
+	return dir, nil
+}
+
+// replaceable refuses what a write must not replace.
+func replaceable(st *unix.Stat_t, display string, opts core.WriteOptions) error {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		return core.Errorf(core.CodeNotAFile, "the path is a directory, not a file.").
+			WithPath(display).WithHint("write to a file path inside the directory")
+	case unix.S_IFLNK:
+		return core.Errorf(core.CodeSymlink, "the path is a link whose target is missing or outside the roots.").
+			WithPath(display).WithHint("write to the link's target path, or remove the link first")
+	default:
+		return core.Errorf(core.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").
+			WithPath(display).WithHint("only regular files can be written")
+	}
+	if opts.Create {
+		return core.Errorf(core.CodeExists, "the file already exists.").WithPath(display).
+			WithHint("drop create to replace it, or choose another path")
+	}
+	if st.Nlink > 1 && !opts.InPlace {
+		return core.Errorf(core.CodeHardlink, "the file has %d hard links; replacing it would split them.", st.Nlink).
+			WithPath(display).WithDetail("links", st.Nlink).
+			WithHint("pass inPlace to rewrite the shared file (not atomic), or write to a new path")
+	}
+	return nil
+}
+
+// replace writes data to a new temporary file in dir and renames it over
+// base. old is the file being replaced (nil for a new one): its mode and,
+// where permitted, its owner are kept.
+func replace(dir *os.File, base string, data []byte, mode uint32, old *unix.Stat_t, exclusive bool, display string) (core.FileInfo, error) {
+	dfd := int(dir.Fd())
+	tmp := tempName()
+	if old != nil {
+		mode = 0o600 // private until it gets the old file's mode
+	}
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	file := os.NewFile(uintptr(fd), tmp)
+	defer file.Close()
+	renamed := false
+	defer func() {
+		if !renamed {
+			unix.Unlinkat(dfd, tmp, 0) // the failure is already being reported
+		}
+	}()
+	if err := step("write", func() error { _, err := file.Write(data); return err }); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	if old != nil {
+		if err := keepOwnerAndMode(fd, old); err != nil {
+			return core.FileInfo{}, mapErr(err, display)
+		}
+	}
+	if err := step("fsync", file.Sync); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	err = step("rename", func() error {
+		if exclusive {
+			return renameNoReplace(dfd, tmp, base)
+		}
+		return unix.Renameat(dfd, tmp, dfd, base)
+	})
+	if err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return core.FileInfo{}, core.Errorf(core.CodeExists, "the file already exists.").WithPath(display).
+				WithHint("drop create to replace it, or choose another path")
+		}
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	renamed = true
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	if err := step("fsyncdir", func() error { return unix.Fsync(dfd) }); err != nil {
+		return core.FileInfo{}, core.Errorf(core.CodeIOError, "the file was replaced, but its directory could not be synced: %s.", errText(err)).
+			WithPath(display).WithHint("the new content is in place; check the file system before relying on it after a crash").
+			WithCause(err)
+	}
+	sweep(dir)
+	return infoFromStat(base, &st), nil
+}
+
+// keepOwnerAndMode gives the temporary file the replaced file's owner (when
+// the process may: an unprivileged one keeps at least the group it can) and
+// then its mode (chown clears set-id bits, so the mode comes last).
+func keepOwnerAndMode(fd int, old *unix.Stat_t) error {
+	if int(old.Uid) != os.Geteuid() || int(old.Gid) != os.Getegid() {
+		err := unix.Fchown(fd, int(old.Uid), int(old.Gid))
+		if errors.Is(err, unix.EPERM) {
+			err = unix.Fchown(fd, -1, int(old.Gid))
+		}
+		if err != nil && !errors.Is(err, unix.EPERM) {
+			return err
+		}
+	}
+	return unix.Fchmod(fd, old.Mode&0o7777)
+}
+
+// renameNoReplace renames tmp to base only when base does not exist. A file
+// system without RENAME_NOREPLACE gets a hard link (which also fails when
+// base exists) and an unlink.
+func renameNoReplace(dfd int, tmp, base string) error {
+	err := unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
+	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+		return err
+	}
+	if err := unix.Linkat(dfd, tmp, dfd, base, 0); err != nil {
+		return err
+	}
+	return unix.Unlinkat(dfd, tmp, 0)
+}
+
+// writeInPlace rewrites an existing file through its own inode: data from
+// offset 0, the tail cut, synced. Readers may see a mix while it runs.
+func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display string) (core.FileInfo, error) {
+	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	file := os.NewFile(uintptr(fd), base)
+	defer file.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	if st.Dev != old.Dev || st.Ino != old.Ino {
+		return core.FileInfo{}, core.Errorf(core.CodeStale, "the file was replaced by another program during the write.").
+			WithPath(display).WithHint("read the file again and retry")
+	}
+	if err := step("write", func() error { _, err := file.WriteAt(data, 0); return err }); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	if err := file.Truncate(int64(len(data))); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	if err := step("fsync", file.Sync); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	return infoFromStat(base, &st), nil
+}
+
+func tempName() string {
+	return fmt.Sprintf("%s%016x", tempPrefix, rand.Uint64())
+}
+
+// sweep removes the temporary files that killed writers left in dir, once
+// they are older than sweepAge. It is housekeeping after a successful
+// write: a file it cannot read or remove is left for a later sweep, and no
+// error of it fails the write.
+func sweep(dir *os.File) {
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	dfd := int(dir.Fd())
+	cutoff := time.Now().Add(-sweepAge)
+	for _, n := range names {
+		if !strings.HasPrefix(n, tempPrefix) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(dfd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue
+		}
+		if time.Unix(st.Mtim.Sec, st.Mtim.Nsec).Before(cutoff) {
+			unix.Unlinkat(dfd, n, 0)
+		}
+	}
+}

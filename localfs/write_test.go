@@ -1,0 +1,201 @@
+package localfs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+func newTestFS(t *testing.T) (*FS, string) {
+	t.Helper()
+	t.Setenv(StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fsys.Close() })
+	return fsys, dir
+}
+
+func code(err error) core.Code {
+	var e *core.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func temps(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A failure injected at any step before the rename leaves the target as it
+// was and no temporary file; after the rename (the directory sync) the new
+// content is in place and the error says so.
+func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	target := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(target, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(target)
+	injected := errors.New("injected")
+	for _, tc := range []struct {
+		step  string
+		errno error
+		code  core.Code
+	}{
+		{"write", unix.ENOSPC, core.CodeNoSpace},
+		{"fsync", unix.EIO, core.CodeIOError},
+		{"rename", unix.EIO, core.CodeIOError},
+		{"rename", injected, core.CodeIOError},
+	} {
+		t.Run(tc.step, func(t *testing.T) {
+			failpoint = func(s string) error {
+				if s == tc.step {
+					return tc.errno
+				}
+				return nil
+			}
+			defer func() { failpoint = nil }()
+			_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new content"), core.WriteOptions{})
+			if code(err) != tc.code {
+				t.Fatalf("error %v, want code %s", err, tc.code)
+			}
+			got, _ := os.ReadFile(target)
+			after, _ := os.Stat(target)
+			if string(got) != "old" || !os.SameFile(before, after) || after.Mode() != before.Mode() {
+				t.Fatalf("target changed: %q %v", got, after.Mode())
+			}
+			if left := temps(t, dir); len(left) > 0 {
+				t.Fatalf("temporary files left: %v", left)
+			}
+		})
+	}
+	t.Run("new file", func(t *testing.T) {
+		failpoint = func(s string) error {
+			if s == "fsync" {
+				return unix.EIO
+			}
+			return nil
+		}
+		defer func() { failpoint = nil }()
+		if _, err := fsys.WriteFile(context.Background(), "sub/new.txt", []byte("x"), core.WriteOptions{}); err == nil {
+			t.Fatal("no error")
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "sub/new.txt")); !os.IsNotExist(err) {
+			t.Fatalf("new file exists after a failed write: %v", err)
+		}
+		if left := temps(t, filepath.Join(dir, "sub")); len(left) > 0 {
+			t.Fatalf("temporary files left: %v", left)
+		}
+	})
+	t.Run("fsyncdir", func(t *testing.T) {
+		failpoint = func(s string) error {
+			if s == "fsyncdir" {
+				return unix.EIO
+			}
+			return nil
+		}
+		defer func() { failpoint = nil }()
+		_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new"), core.WriteOptions{})
+		if code(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
+			t.Fatalf("error %v, want IO_ERROR saying the file was replaced", err)
+		}
+		if got, _ := os.ReadFile(target); string(got) != "new" {
+			t.Fatalf("content %q", got)
+		}
+		if left := temps(t, dir); len(left) > 0 {
+			t.Fatalf("temporary files left: %v", left)
+		}
+	})
+}
+
+// A temporary file left by a killed writer is swept by a later write in its
+// directory once it is old enough; a young one (a live writer's) is kept.
+func TestWriteSweepsOldTempFiles(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	old := filepath.Join(dir, tempPrefix+"0123456789abcdef")
+	young := filepath.Join(dir, tempPrefix+"fedcba9876543210")
+	for _, p := range []string{old, young} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-sweepAge - time.Minute)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.WriteFile(context.Background(), "f.txt", []byte("x"), core.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(old); !os.IsNotExist(err) {
+		t.Fatalf("old temporary file kept: %v", err)
+	}
+	if _, err := os.Lstat(young); err != nil {
+		t.Fatalf("young temporary file removed: %v", err)
+	}
+}
+
+// A replace keeps the owner and group (when the process may set them) and
+// every mode bit, set-id included.
+func TestWriteKeepsOwnerAndMode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file another owner")
+	}
+	fsys, dir := newTestFS(t)
+	p := filepath.Join(dir, "owned")
+	if err := os.WriteFile(p, []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 1234, 5678); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Chmod(p, 0o2751); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.WriteFile(context.Background(), "owned", []byte("b"), core.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Uid != 1234 || st.Gid != 5678 || st.Mode&0o7777 != 0o2751 {
+		t.Fatalf("owner %d:%d mode %o, want 1234:5678 2751", st.Uid, st.Gid, st.Mode&0o7777)
+	}
+}
+
+// The returned info is the file as a later stat sees it, so its version
+// can be passed back as a precondition.
+func TestWriteReturnsCurrentVersion(t *testing.T) {
+	fsys, _ := newTestFS(t)
+	ctx := context.Background()
+	for _, opts := range []core.WriteOptions{{}, {InPlace: true}} {
+		fi, err := fsys.WriteFile(ctx, "v.txt", bytes.Repeat([]byte("v"), 100), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := fsys.Stat(ctx, "v.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Version != st.Version || fi.Size != 100 {
+			t.Fatalf("%+v: version %s, stat says %s", opts, fi.Version, st.Version)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package subcommands
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentfs/agentfs/core"
+	"github.com/urfave/cli/v2"
+)
+
+func rmCommand() *cli.Command {
+	cmd := tool[core.RmRequest, *core.RmResult]{
+		name:      "rm",
+		usage:     "remove a file, a link or (with --recursive) a directory; a missing path succeeds",
+		argsUsage: "PATH",
+		run: func(ctx context.Context, t *core.Tools, req *core.RmRequest) (*core.RmResult, error) {
+			return t.Rm(ctx, *req)
+		},
+		text: rmText,
+	}.command()
+	// -r, as rm spells it.
+	for _, f := range cmd.Flags {
+		if b, ok := f.(*cli.BoolFlag); ok && b.Name == "recursive" {
+			b.Aliases = []string{"r"}
+		}
+	}
+	return cmd
+}
+
+func rmText(r *core.RmResult) string {
+	if r.Deleted {
+		return fmt.Sprintf("%s: removed\n", r.Path)
+	}
+	return fmt.Sprintf("%s: not there, nothing removed\n", r.Path)
+}
