@@ -103,17 +103,13 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 // lands in between. Only the located regions change: BOM, line endings,
 // final newline and mode are kept.
 func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) {
-	if t.ReadOnly {
-		return nil, Errorf(CodeReadOnly, "edit is refused in read-only mode.").WithPath(req.Path).
-			WithHint("run without --readonly to change files")
+	mfs, err := t.mutableFS("edit")
+	if err != nil {
+		return nil, err
 	}
 	edits, err := req.ops()
 	if err != nil {
 		return nil, err
-	}
-	mfs, ok := t.FS.(MutableFS)
-	if !ok {
-		return nil, Errorf(CodeReadOnly, "this file system cannot be written.").WithPath(req.Path)
 	}
 	display := t.FS.Display(req.Path)
 	unlock, err := mfs.Lock(ctx, req.Path, t.LockTimeout)

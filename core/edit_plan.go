@@ -117,7 +117,7 @@ func which(i, n int) string {
 
 func noMatch(t *text, i, n int, old string) *Error {
 	e := Errorf(CodeNoMatch, "%s was not found in the file.", which(i, n)).WithDetail("edit", i)
-	if c, ok := t.closest(old); ok {
+	if c, ok := t.closest(old); ok && c.Similarity > 0 {
 		e.WithDetail("closest", c).
 			WithHint("the closest region is lines %d-%d (similarity %.2f): read those lines and copy oldText from them exactly", c.StartLine, c.EndLine, c.Similarity)
 	} else {
@@ -131,11 +131,15 @@ func ambiguous(i, n int, ms []match) *Error {
 	for _, m := range ms[:min(len(ms), maxOutcomeLines)] {
 		lines = append(lines, m.line)
 	}
-	list := fmt.Sprint(lines)
-	if len(ms) > len(lines) {
-		list = strings.TrimSuffix(list, "]") + fmt.Sprintf(" and %d more]", len(ms)-len(lines))
+	list := make([]string, len(lines))
+	for k, l := range lines {
+		list[k] = itoa(l)
 	}
-	return Errorf(CodeAmbiguousMatch, "%s matches %d places, at lines %s.", which(i, n), len(ms), strings.Trim(list, "[]")).
+	more := ""
+	if len(ms) > len(lines) {
+		more = fmt.Sprintf(" and %d more", len(ms)-len(lines))
+	}
+	return Errorf(CodeAmbiguousMatch, "%s matches %d places, at lines %s%s.", which(i, n), len(ms), strings.Join(list, ", "), more).
 		WithHint("add surrounding lines to oldText so it matches one place, or set replaceAll").
 		WithDetail("edit", i).WithDetail("lines", lines).WithDetail("count", len(ms)).WithDetail("rung", ms[0].rung)
 }
