@@ -51,12 +51,17 @@ func unifiedDiff(path, a, b string) (string, int) {
 	if a == b {
 		return "", 0
 	}
-	lines := lineDiff(a, b)
+	// Only the lines between the common head and tail, with their context,
+	// go through the line diff: a small edit of a large file stays cheap.
+	pre, aEnd, bEnd := changedSpan(a, b)
+	lines := lineDiff(a[pre:aEnd], b[pre:bEnd])
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", path, path)
 	first := 0
 	// oldNo and newNo are the numbers of the lines before index i.
 	oldNo, newNo := make([]int, len(lines)+1), make([]int, len(lines)+1)
+	oldNo[0] = strings.Count(a[:pre], "\n")
+	newNo[0] = oldNo[0]
 	for i, l := range lines {
 		oldNo[i+1], newNo[i+1] = oldNo[i], newNo[i]
 		if l.op != '+' {
@@ -108,4 +113,33 @@ func hunkRange(before, count int) string {
 		return fmt.Sprintf("%d", before+1)
 	}
 	return fmt.Sprintf("%d,%d", before+1, count)
+}
+
+// changedSpan returns where a and b differ, widened to whole lines and
+// diffContext lines of context: a[pre:aEnd] and b[pre:bEnd], the rest of
+// both being equal.
+func changedSpan(a, b string) (pre, aEnd, bEnd int) {
+	n := min(len(a), len(b))
+	for pre < n && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	for k := 0; k <= diffContext && pre > 0; k++ {
+		pre = strings.LastIndexByte(a[:pre-1], '\n') + 1
+	}
+	aEnd = len(a) - suf
+	for k := 0; k <= diffContext && aEnd < len(a); k++ {
+		if aEnd > 0 && a[aEnd-1] == '\n' && k == 0 {
+			continue
+		}
+		if i := strings.IndexByte(a[aEnd:], '\n'); i >= 0 {
+			aEnd += i + 1
+		} else {
+			aEnd = len(a)
+		}
+	}
+	return pre, aEnd, len(b) - (len(a) - aEnd)
 }

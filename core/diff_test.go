@@ -1,6 +1,9 @@
 package core
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestUnifiedDiff(t *testing.T) {
 	tests := []struct {
@@ -28,5 +31,31 @@ func TestUnifiedDiff(t *testing.T) {
 				t.Errorf("first changed line %d, want %d", first, tc.first)
 			}
 		})
+	}
+}
+
+func TestUnifiedDiffLargeFile(t *testing.T) {
+	var a, b strings.Builder
+	for i := 1; i <= 1000; i++ {
+		a.WriteString(itoa(i) + "\n")
+		switch i {
+		case 50:
+			b.WriteString("fifty\n")
+		case 700:
+			b.WriteString("700\nseven hundred and a half\n")
+		default:
+			b.WriteString(itoa(i) + "\n")
+		}
+	}
+	got, first := unifiedDiff("p", a.String(), b.String())
+	want := "--- p\n+++ p\n" +
+		"@@ -47,7 +47,7 @@\n 47\n 48\n 49\n-50\n+fifty\n 51\n 52\n 53\n" +
+		"@@ -698,6 +698,7 @@\n 698\n 699\n 700\n+seven hundred and a half\n 701\n 702\n 703\n"
+	if got != want || first != 50 {
+		t.Errorf("first %d, diff\n%s\nwant\n%s", first, got, want)
+	}
+	got, _ = unifiedDiff("p", a.String()+"x", a.String()+"y")
+	if want := "--- p\n+++ p\n@@ -998,4 +998,4 @@\n 998\n 999\n 1000\n-x\n\\ No newline at end of file\n+y\n\\ No newline at end of file\n"; got != want {
+		t.Errorf("diff\n%s\nwant\n%s", got, want)
 	}
 }

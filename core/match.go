@@ -41,27 +41,24 @@ type text struct {
 type textLine struct{ start, end, next int }
 
 func newText(src string) *text {
-	t := &text{src: src, keys: map[int][]string{}}
-	var lf strings.Builder
-	lf.Grow(len(src))
+	t := &text{src: src, lf: src, keys: map[int][]string{}}
 	for i := 0; i < len(src); {
 		j := strings.IndexByte(src[i:], '\n')
 		if j < 0 {
 			t.lines = append(t.lines, textLine{i, len(src), len(src)})
-			lf.WriteString(src[i:])
 			break
 		}
 		end, next := i+j, i+j+1
 		if end > i && src[end-1] == '\r' {
 			end--
-			t.crs = append(t.crs, lf.Len()+end-i)
+			t.crs = append(t.crs, end-len(t.crs))
 		}
-		lf.WriteString(src[i:end])
-		lf.WriteByte('\n')
 		t.lines = append(t.lines, textLine{i, end, next})
 		i = next
 	}
-	t.lf = lf.String()
+	if len(t.crs) > 0 {
+		t.lf = strings.ReplaceAll(src, "\r\n", "\n")
+	}
 	return t
 }
 
