@@ -229,9 +229,3 @@ func (t *Tools) boundDiff(res *EditResult, diff string) (string, bool) {
 	out.WriteString("... diff truncated: " + itoa(left) + " more lines\n")
 	return out.String(), true
 }
-
-// jsonLen is the length of s as a JSON string body.
-func jsonLen(s string) int {
-	b, _ := json.Marshal(s)
-	return len(b) - 2
-}

@@ -9,36 +9,36 @@ import (
 	"time"
 )
 
-// memFS is an in-memory MutableFS for the edit tests: one lock for all
+// editFS is an in-memory MutableFS for the edit tests: one lock for all
 // paths, a version that counts writes, and modes kept across writes.
-type memFS struct {
+type editFS struct {
 	mu     sync.Mutex
 	lock   chan struct{}
-	files  map[string]*memFile
+	files  map[string]*editFile
 	writes int
 	// failWrite, when set, is returned by WriteFile.
 	failWrite error
 }
 
-type memFile struct {
+type editFile struct {
 	data    []byte
 	mode    uint32
 	version int
 }
 
-func newMemFS(files map[string]string) *memFS {
-	m := &memFS{lock: make(chan struct{}, 1), files: map[string]*memFile{}}
+func newEditFS(files map[string]string) *editFS {
+	m := &editFS{lock: make(chan struct{}, 1), files: map[string]*editFile{}}
 	for p, d := range files {
-		m.files[p] = &memFile{data: []byte(d), mode: 0o644, version: 1}
+		m.files[p] = &editFile{data: []byte(d), mode: 0o644, version: 1}
 	}
 	return m
 }
 
-func (m *memFS) info(p string, f *memFile) FileInfo {
+func (m *editFS) info(p string, f *editFile) FileInfo {
 	return FileInfo{Name: p, Size: int64(len(f.data)), Type: TypeFile, Mode: f.mode, Version: fmt.Sprintf("v%d", f.version)}
 }
 
-func (m *memFS) get(p string) (*memFile, error) {
+func (m *editFS) get(p string) (*editFile, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f, ok := m.files[p]
@@ -48,7 +48,7 @@ func (m *memFS) get(p string) (*memFile, error) {
 	return f, nil
 }
 
-func (m *memFS) Stat(_ context.Context, p string) (FileInfo, error) {
+func (m *editFS) Stat(_ context.Context, p string) (FileInfo, error) {
 	f, err := m.get(p)
 	if err != nil {
 		return FileInfo{}, err
@@ -56,33 +56,33 @@ func (m *memFS) Stat(_ context.Context, p string) (FileInfo, error) {
 	return m.info(p, f), nil
 }
 
-func (m *memFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
+func (m *editFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
 
-type memReader struct {
+type editReader struct {
 	io.Reader
 	info FileInfo
 }
 
-func (r memReader) Close() error   { return nil }
-func (r memReader) Info() FileInfo { return r.info }
+func (r editReader) Close() error   { return nil }
+func (r editReader) Info() FileInfo { return r.info }
 
-func (m *memFS) Open(_ context.Context, p string, offset int64) (FileReader, error) {
+func (m *editFS) Open(_ context.Context, p string, offset int64) (FileReader, error) {
 	f, err := m.get(p)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return memReader{bytes.NewReader(bytes.Clone(f.data[offset:])), m.info(p, f)}, nil
+	return editReader{bytes.NewReader(bytes.Clone(f.data[offset:])), m.info(p, f)}, nil
 }
 
-func (m *memFS) ReadDir(context.Context, string, int, int) (DirPage, error) {
+func (m *editFS) ReadDir(context.Context, string, int, int) (DirPage, error) {
 	return DirPage{}, Errorf(CodeNotADirectory, "not a directory.")
 }
 
-func (m *memFS) Display(p string) string { return p }
+func (m *editFS) Display(p string) string { return p }
 
-func (m *memFS) Lock(ctx context.Context, _ string, timeout time.Duration) (func(), error) {
+func (m *editFS) Lock(ctx context.Context, _ string, timeout time.Duration) (func(), error) {
 	select {
 	case m.lock <- struct{}{}:
 		return func() { <-m.lock }, nil
@@ -93,7 +93,7 @@ func (m *memFS) Lock(ctx context.Context, _ string, timeout time.Duration) (func
 	}
 }
 
-func (m *memFS) WriteFile(_ context.Context, p string, data []byte, _ WriteOptions) (FileInfo, error) {
+func (m *editFS) WriteFile(_ context.Context, p string, data []byte, _ WriteOptions) (FileInfo, error) {
 	if m.failWrite != nil {
 		return FileInfo{}, m.failWrite
 	}
@@ -101,7 +101,7 @@ func (m *memFS) WriteFile(_ context.Context, p string, data []byte, _ WriteOptio
 	defer m.mu.Unlock()
 	f, ok := m.files[p]
 	if !ok {
-		f = &memFile{mode: 0o644}
+		f = &editFile{mode: 0o644}
 		m.files[p] = f
 	}
 	f.data = bytes.Clone(data)
@@ -110,7 +110,7 @@ func (m *memFS) WriteFile(_ context.Context, p string, data []byte, _ WriteOptio
 	return m.info(p, f), nil
 }
 
-func (m *memFS) Remove(_ context.Context, p string, _ bool) (bool, error) {
+func (m *editFS) Remove(_ context.Context, p string, _ bool) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.files[p]
@@ -118,7 +118,7 @@ func (m *memFS) Remove(_ context.Context, p string, _ bool) (bool, error) {
 	return ok, nil
 }
 
-func (m *memFS) content(p string) string {
+func (m *editFS) content(p string) string {
 	f, err := m.get(p)
 	if err != nil {
 		return "<missing>"

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-func editTools(files map[string]string) (*Tools, *memFS) {
-	m := newMemFS(files)
+func editTools(files map[string]string) (*Tools, *editFS) {
+	m := newEditFS(files)
 	return &Tools{FS: m, LockTimeout: time.Second}, m
 }
 

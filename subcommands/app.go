@@ -33,6 +33,7 @@ type Streams struct {
 // commands lists every subcommand, in the order of --help.
 func commands() []*cli.Command {
 	return []*cli.Command{
+		readCommand(),
 		lsCommand(),
 		writeCommand(),
 		editCommand(),

@@ -1,0 +1,812 @@
+package core
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Read caps from the reference.
+const (
+	ReadMaxLines = 2000
+	ReadMaxBytes = 256 << 10
+	// ReadMaxMediaBytes is the largest image or PDF returned inline. It is
+	// its own bound, not --max-bytes: a model needs the whole image or none.
+	ReadMaxMediaBytes = 3584 << 10
+)
+
+const (
+	// readMinBudget is the smallest content budget a window gets, however
+	// small --max-bytes is, so that every window makes progress.
+	readMinBudget = 4096
+	// minPiece is the fewest bytes of a line a window cut inside that line
+	// holds (readMinBudget over the 6 bytes of the widest JSON escape, and
+	// to spare). A byteOffset inside a line is accepted only with no newline
+	// in the minPiece bytes before it, so a guessed offset into ordinary
+	// lines is refused while a continuation of a long line is not.
+	minPiece = 512
+	// readBufSize is the read-ahead of the line reader.
+	readBufSize = 64 << 10
+)
+
+// LineTruncation shortens each line before the byte budget applies: by
+// bytes or by characters, exactly one of them.
+type LineTruncation struct {
+	Bytes int `json:"bytes,omitempty"`
+	Chars int `json:"chars,omitempty"`
+}
+
+// Set reports whether a truncation is asked for.
+func (l LineTruncation) Set() bool { return l.Bytes != 0 || l.Chars != 0 }
+
+// UnmarshalText parses the flag form: bytes:N or chars:N. Its errors are
+// plain: the flag parser names the flag.
+func (l *LineTruncation) UnmarshalText(b []byte) error {
+	unit, n, _ := strings.Cut(string(b), ":")
+	v, err := strconv.Atoi(n)
+	switch {
+	case err != nil:
+	case unit == "bytes":
+		*l = LineTruncation{Bytes: v}
+	case unit == "chars":
+		*l = LineTruncation{Chars: v}
+	}
+	if !l.Set() || l.valid() != nil {
+		return fmt.Errorf("want bytes:N or chars:N with N at least 1, not %q", b)
+	}
+	return nil
+}
+
+// UnmarshalJSON takes the object form {"bytes":N} or {"chars":N}, or the
+// flag form as a string.
+func (l *LineTruncation) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		if err := l.UnmarshalText([]byte(s)); err != nil {
+			return InvalidArgument("lineTruncation: %s.", err)
+		}
+		return nil
+	}
+	type plain LineTruncation
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return InvalidArgument(`lineTruncation must be {"bytes":N} or {"chars":N}.`)
+	}
+	*l = LineTruncation(p)
+	return l.valid()
+}
+
+func (l LineTruncation) valid() error {
+	if l.Bytes < 0 || l.Chars < 0 || (l.Bytes == 0) == (l.Chars == 0) {
+		return InvalidArgument("lineTruncation takes exactly one of bytes or chars, at least 1.").
+			WithHint(`for example {"chars":200}, or --line-truncation chars:200`)
+	}
+	return nil
+}
+
+// ReadRequest reads one window of a text file, or an image, PDF or the
+// description of a binary.
+type ReadRequest struct {
+	Path               string         `json:"path" arg:"0" alias:"file_path" help:"file to read"`
+	Offset             int            `json:"offset,omitempty" help:"1-based line to start at (with byteOffset: that line's number)"`
+	ByteOffset         int64          `json:"byteOffset,omitempty" help:"byte where the window starts: the previous nextByteOffset, given with nextOffset"`
+	Limit              int            `json:"limit,omitempty" help:"lines to return (default and max 2000)"`
+	IncludeLineNumbers bool           `json:"includeLineNumbers,omitempty" flag:"line-numbers" help:"prefix each line with its number and a tab"`
+	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to bytes:N or chars:N, with a marker"`
+	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...)"`
+}
+
+// ReadResult is what read answers. Kind says which of the embedded parts is
+// present: the text window, or the media (data only for image and pdf).
+type ReadResult struct {
+	Path       string `json:"path"`
+	PathBase64 string `json:"pathBase64,omitempty"`
+	Kind       string `json:"kind"`
+	*TextWindow
+	*Media
+	Version string `json:"version"`
+	// Sha256 is set when every byte of the file was seen.
+	Sha256 string `json:"sha256,omitempty"`
+}
+
+// TextWindow is a run of whole lines (or, when one line alone exceeds the
+// byte budget, a part of it: then nextOffset equals endLine). content ends
+// with a newline when its last line had one. CRLF terminators are given as
+// "\n" when lineEnding is crlf, and kept as they are when it is mixed, so
+// that content plus lineEnding always rebuilds the bytes.
+type TextWindow struct {
+	Content    string `json:"content"`
+	StartLine  int    `json:"startLine"`
+	EndLine    int    `json:"endLine"`
+	TotalLines *int   `json:"totalLines"`
+	Truncated  bool   `json:"truncated"`
+	NextOffset *int   `json:"nextOffset,omitempty"`
+	// NextByteOffset is where line nextOffset (or its rest) starts in the file.
+	NextByteOffset *int64 `json:"nextByteOffset,omitempty"`
+	LineEnding     string `json:"lineEnding"`
+	BOM            bool   `json:"bom"`
+	Encoding       string `json:"encoding"`
+}
+
+// Media describes an image, a PDF (with its bytes in base64) or a binary.
+type Media struct {
+	MimeType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+	Data     string `json:"data,omitempty"`
+}
+
+// Read answers one read request. Text is streamed: a window costs what its
+// lines cost, and a byteOffset continuation starts reading at that byte.
+func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) {
+	if err := req.check(); err != nil {
+		return nil, err
+	}
+	f, err := t.FS.Open(ctx, req.Path, 0)
+	if err != nil {
+		return nil, t.WithSuggestions(ctx, req.Path, err)
+	}
+	defer f.Close()
+	info := f.Info()
+	display := t.FS.Display(req.Path)
+	h := sha256.New()
+	br := bufio.NewReaderSize(io.TeeReader(f, h), bufSize(info.Size))
+	prefix, err := br.Peek(sniffBytes)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, ioError(err, display)
+	}
+	cls, err := classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
+	if errors.Is(err, errNotText) {
+		return nil, notText(display, "the file is not UTF-8 text", 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &ReadResult{Kind: string(cls.kind), Version: info.Version}
+	res.Path, res.PathBase64 = PathText(display)
+	switch cls.kind {
+	case kindImage, kindPDF:
+		if req.Offset > 1 || req.ByteOffset > 0 {
+			return nil, InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.mime).
+				WithPath(display).WithHint("read it without offset or byteOffset")
+		}
+		data, err := readMedia(br, info.Size, display)
+		if err != nil {
+			return nil, err
+		}
+		res.Media = &Media{MimeType: cls.mime, Size: int64(len(data)), Data: base64.StdEncoding.EncodeToString(data)}
+		res.Sha256 = hex.EncodeToString(h.Sum(nil))
+		return res, nil
+	case kindBinary:
+		res.Media = &Media{MimeType: cls.mime, Size: info.Size}
+		return res, nil
+	}
+	w := &window{
+		req:     req,
+		codec:   cls.text,
+		display: display,
+		budget:  t.textBudget(display),
+		limit:   req.Limit,
+	}
+	if w.limit == 0 || w.limit > ReadMaxLines {
+		w.limit = ReadMaxLines
+	}
+	var lr *lineReader
+	if req.ByteOffset > 0 {
+		lr, err = t.openAt(ctx, req, cls.text, display)
+		if err != nil {
+			return nil, err
+		}
+		defer lr.close()
+	} else {
+		if _, err := br.Discard(len(cls.text.bom)); err != nil {
+			return nil, ioError(err, display)
+		}
+		lr = &lineReader{br: br, c: cls.text, pos: int64(len(cls.text.bom)), hash: h}
+	}
+	res.TextWindow, err = w.run(lr)
+	if err != nil {
+		return nil, err
+	}
+	if lr.wholeFile() {
+		res.Sha256 = lr.sum()
+	}
+	return res, nil
+}
+
+func (req ReadRequest) check() error {
+	switch {
+	case req.Path == "":
+		return InvalidArgument("path is required.").WithHint("name the file to read, for example agentfs read main.go")
+	case req.Offset < 0:
+		return InvalidArgument("offset must be a 1-based line number, not %d.", req.Offset)
+	case req.ByteOffset < 0:
+		return InvalidArgument("byteOffset must be 0 or more, not %d.", req.ByteOffset)
+	case req.Limit < 0:
+		return InvalidArgument("limit must be at least 1, not %d.", req.Limit).
+			WithHint("omit limit for the default of %d lines", ReadMaxLines)
+	case req.ByteOffset > 0 && req.Offset == 0:
+		return InvalidArgument("byteOffset is given without offset.").
+			WithHint("pass nextOffset and nextByteOffset of the previous read together, or offset alone")
+	}
+	if req.LineTruncation.Set() {
+		return req.LineTruncation.valid()
+	}
+	return nil
+}
+
+// textBudget is the room for content in one result: the contract's bound,
+// less what the other fields may take.
+func (t *Tools) textBudget(display string) int {
+	b := min(ReadMaxBytes, t.maxBytes()) - 600 - 3*jsonLen(display)
+	return max(b, readMinBudget)
+}
+
+func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
+	tooLarge := func(n int64) error {
+		return Errorf(CodeTooLarge, "the file is %d bytes, over the %d bytes (3.5 MiB) returned inline.", n, int64(ReadMaxMediaBytes)).
+			WithPath(display).WithDetail("size", n).
+			WithHint("use a smaller or downscaled copy of the file")
+	}
+	if size > ReadMaxMediaBytes {
+		return nil, tooLarge(size)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, ReadMaxMediaBytes+1))
+	if err != nil {
+		return nil, ioError(err, display)
+	}
+	if len(data) > ReadMaxMediaBytes {
+		return nil, tooLarge(int64(len(data)))
+	}
+	return data, nil
+}
+
+// openAt opens a continuation at req.ByteOffset. It reads the few bytes
+// before it in the same stream, to check that the offset starts a line (or
+// continues a line longer than a window), and never the rest of the file.
+func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display string) (*lineReader, error) {
+	off, bomLen := req.ByteOffset, int64(len(c.bom))
+	notStart := func(why string) error {
+		return InvalidArgument("byteOffset %d is not the start of a line: %s.", off, why).WithPath(display).
+			WithHint("pass nextOffset and nextByteOffset of the previous read together, or offset alone")
+	}
+	if off < bomLen || off%int64(c.unit) != 0 {
+		return nil, notStart("it is inside a character or the byte-order mark")
+	}
+	back := min(off-bomLen, minPiece)
+	if back == 0 {
+		back = off // right after the byte-order mark: line 1
+	}
+	f, err := t.FS.Open(ctx, req.Path, off-back)
+	if err != nil {
+		return nil, err
+	}
+	if size := f.Info().Size; off >= size {
+		f.Close()
+		return nil, InvalidArgument("byteOffset %d is at or past the end of the file (%d bytes).", off, size).
+			WithPath(display).WithDetail("size", size).
+			WithHint("the previous read was the last window; read from the start (offset 1) if the file changed")
+	}
+	br := bufio.NewReaderSize(f, bufSize(f.Info().Size-off+back))
+	before := make([]byte, back)
+	if _, err := io.ReadFull(br, before); err != nil {
+		f.Close()
+		return nil, ioError(err, display)
+	}
+	lr := &lineReader{br: br, c: c, pos: off, closer: f}
+	if off == bomLen || endsWith(before, c.newline()) {
+		return lr, nil
+	}
+	next, _ := br.Peek(c.unit)
+	switch {
+	case back < minPiece:
+		err = notStart("it is too near the start of its line")
+	case indexUnit(before, c.newline(), c.unit) >= 0:
+		err = notStart("a line starts in the bytes before it")
+	case endsWith(before, c.cr()) && string(next) == string(c.newline()):
+		err = notStart("it splits a CRLF")
+	case c.dec == nil && len(next) > 0 && !utf8.RuneStart(next[0]):
+		err = notStart("it is inside a UTF-8 character")
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return lr, nil
+}
+
+// bufSize fits the read-ahead to a small file: paging one with many tiny
+// windows should not allocate a full buffer for each.
+func bufSize(n int64) int {
+	return int(min(max(n+1, sniffBytes+1), readBufSize))
+}
+
+func endsWith(b, unit []byte) bool {
+	return len(b) >= len(unit) && string(b[len(b)-len(unit):]) == string(unit)
+}
+
+// indexUnit finds unit in b at a multiple of its width.
+func indexUnit(b, unit []byte, width int) int {
+	for i := 0; i+len(unit) <= len(b); i += width {
+		if string(b[i:i+len(unit)]) == string(unit) {
+			return i
+		}
+	}
+	return -1
+}
+
+func ioError(err error, display string) error {
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return e
+	}
+	return Errorf(CodeIOError, "the file could not be read.").WithPath(display).WithCause(err).
+		WithHint("retry; if it persists, check the file system")
+}
+
+func notText(display, what string, line int) error {
+	e := Errorf(CodeNotText, "%s.", what).WithPath(display).
+		WithHint(`if it is text in another encoding, pass it: --encoding latin1 or {"encoding":"shift_jis"}`)
+	if line > 0 {
+		e.WithDetail("line", line)
+	}
+	return e
+}
+
+// window collects the lines of one text result.
+type window struct {
+	req     ReadRequest
+	codec   codec
+	display string
+	budget  int
+	limit   int
+
+	lines []winLine
+	used  int
+}
+
+type termKind uint8
+
+const (
+	termNone termKind = iota
+	termLF
+	termCRLF
+)
+
+type winLine struct {
+	text string
+	term termKind
+}
+
+// run reads the window from lr: skips to the first line when there is no
+// byte continuation, then takes whole lines until a cap.
+func (w *window) run(lr *lineReader) (*TextWindow, error) {
+	start := max(w.req.Offset, 1)
+	if w.req.ByteOffset == 0 {
+		for n := 1; n < start; n++ {
+			ok, err := lr.skipLine()
+			if err != nil {
+				return nil, ioError(err, w.display)
+			}
+			if !ok {
+				return nil, pastEnd(start, n-1, w.display)
+			}
+		}
+	}
+	truncated, continues := false, false
+	var next *int64
+	for len(w.lines) < w.limit {
+		lineStart := lr.pos
+		n := start + len(w.lines)
+		raw, err := lr.next(w.rawLimit())
+		if err != nil {
+			return nil, ioError(err, w.display)
+		}
+		if lr.atEnd() {
+			break
+		}
+		line, fits, err := w.take(raw, lr, n)
+		if err != nil {
+			return nil, err
+		}
+		if fits {
+			w.lines = append(w.lines, line)
+			continue
+		}
+		truncated = true
+		if len(w.lines) > 0 {
+			next = &lineStart
+			break
+		}
+		piece, cut, err := w.piece(w.body(raw, lr), n)
+		if err != nil {
+			return nil, err
+		}
+		w.lines = append(w.lines, piece)
+		at := lineStart + int64(cut)
+		next, continues = &at, true
+		break
+	}
+	if !truncated && len(w.lines) == w.limit {
+		more, err := lr.more()
+		if err != nil {
+			return nil, ioError(err, w.display)
+		}
+		if more {
+			truncated = true
+			at := lr.pos
+			next = &at
+		}
+	}
+	count := len(w.lines)
+	if count == 0 && (start > 1 || w.req.ByteOffset > 0) {
+		return nil, pastEnd(start, start-1, w.display)
+	}
+	tw := &TextWindow{
+		StartLine: start,
+		EndLine:   start + count - 1,
+		Truncated: truncated,
+		BOM:       w.codec.bom != nil,
+		Encoding:  w.codec.name,
+	}
+	tw.Content, tw.LineEnding = w.render(start)
+	if truncated {
+		nextLine := tw.EndLine + 1
+		if continues {
+			nextLine = tw.EndLine
+		}
+		tw.NextOffset, tw.NextByteOffset = &nextLine, next
+	} else {
+		total := tw.EndLine
+		tw.TotalLines = &total
+	}
+	return tw, nil
+}
+
+func pastEnd(offset, lines int, display string) error {
+	return InvalidArgument("offset %d is past the end of the file, which has %d line(s).", offset, lines).
+		WithPath(display).WithDetail("totalLines", lines).
+		WithHint("read from offset 1, or from an offset up to %d", max(lines, 1))
+}
+
+// rawLimit is how many raw bytes of a line may still fit: decoded text is
+// at least half its raw size (UTF-16) and JSON never shrinks it.
+func (w *window) rawLimit() int {
+	room := 2*(w.budget-w.used) + 8
+	if lt := w.req.LineTruncation; lt.Set() {
+		room = min(room, 4*(lt.Bytes+lt.Chars)+8)
+	}
+	return max(room, 0)
+}
+
+// take decodes one raw line (all of it, or its first rawLimit bytes) and
+// reports whether it fits the budget whole, after any lineTruncation.
+func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) {
+	full := lr.lineDone() && len(raw) == lr.lineLen
+	if !full && !w.req.LineTruncation.Set() {
+		return winLine{}, false, nil
+	}
+	body, term := raw, termNone
+	if full {
+		body, term = w.splitTerm(raw)
+	} else {
+		body = body[:w.codec.boundary(body, len(body))]
+	}
+	text, err := w.codec.decode(body)
+	if err != nil {
+		return winLine{}, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.name), n)
+	}
+	if lt := w.req.LineTruncation; lt.Set() {
+		if !full {
+			if err := lr.skipRest(); err != nil {
+				return winLine{}, false, ioError(err, w.display)
+			}
+			term = lr.lastTerm
+		}
+		if cut, ok := truncateLine(text, lt); ok || !full {
+			size := lr.lineLen - termLen(term, w.codec.unit)
+			text = cut + fmt.Sprintf(" …[line cut: %d bytes in all]", size)
+		}
+	}
+	line := winLine{text: text, term: term}
+	cost := w.cost(line, n)
+	if w.used+cost > w.budget {
+		return winLine{}, false, nil
+	}
+	w.used += cost
+	return line, true, nil
+}
+
+// body is a line without its terminator when the whole line was read.
+func (w *window) body(raw []byte, lr *lineReader) []byte {
+	if lr.lineDone() && len(raw) == lr.lineLen {
+		raw, _ = w.splitTerm(raw)
+	}
+	return raw
+}
+
+// piece cuts the largest start of a line too long for the budget that
+// fits, at a character boundary and never between CR and LF. It returns
+// the piece and its length in raw bytes.
+func (w *window) piece(raw []byte, n int) (winLine, int, error) {
+	c := w.codec
+	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.name), n)
+	if _, err := c.decode(raw[:c.boundary(raw, len(raw))]); err != nil {
+		return winLine{}, 0, bad
+	}
+	fits := func(k int) bool {
+		text, err := c.decode(raw[:c.boundary(raw, k)])
+		return err == nil && w.used+w.cost(winLine{text: text}, n) <= w.budget
+	}
+	lo, hi := 0, len(raw)
+	for lo < hi {
+		if mid := (lo + hi + 1) / 2; fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	k := c.boundary(raw, lo)
+	if endsWith(raw[:k], c.cr()) {
+		k -= c.unit
+	}
+	text, err := c.decode(raw[:k])
+	if err != nil || k == 0 {
+		return winLine{}, 0, bad
+	}
+	w.used += w.cost(winLine{text: text}, n)
+	return winLine{text: text}, k, nil
+}
+
+func (w *window) splitTerm(raw []byte) ([]byte, termKind) {
+	c := w.codec
+	if !endsWith(raw, c.newline()) {
+		return raw, termNone
+	}
+	body := raw[:len(raw)-c.unit]
+	if endsWith(body, c.cr()) {
+		return body[:len(body)-c.unit], termCRLF
+	}
+	return body, termLF
+}
+
+func termLen(t termKind, unit int) int {
+	switch t {
+	case termLF:
+		return unit
+	case termCRLF:
+		return 2 * unit
+	}
+	return 0
+}
+
+// cost is a line's size in the JSON result, CRLF counted as kept.
+func (w *window) cost(l winLine, n int) int {
+	c := jsonLen(l.text) + 2*int(l.term)
+	if w.req.IncludeLineNumbers {
+		c += len(strconv.Itoa(n)) + 2
+	}
+	return c
+}
+
+// render joins the lines and names their line ending.
+func (w *window) render(start int) (string, string) {
+	var lf, crlf bool
+	for _, l := range w.lines {
+		lf = lf || l.term == termLF
+		crlf = crlf || l.term == termCRLF
+	}
+	ending := "none"
+	switch {
+	case lf && crlf:
+		ending = "mixed"
+	case crlf:
+		ending = "crlf"
+	case lf:
+		ending = "lf"
+	}
+	var b strings.Builder
+	for i, l := range w.lines {
+		if w.req.IncludeLineNumbers {
+			b.WriteString(strconv.Itoa(start + i))
+			b.WriteByte('\t')
+		}
+		b.WriteString(l.text)
+		switch {
+		case l.term == termCRLF && ending == "mixed":
+			b.WriteString("\r\n")
+		case l.term != termNone:
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), ending
+}
+
+// truncateLine applies lineTruncation to a line; ok reports a cut.
+func truncateLine(s string, lt LineTruncation) (string, bool) {
+	if lt.Bytes > 0 {
+		if len(s) <= lt.Bytes {
+			return s, false
+		}
+		k := lt.Bytes
+		for k > 0 && !utf8.RuneStart(s[k]) {
+			k--
+		}
+		return s[:k], true
+	}
+	i, n := 0, 0
+	for i < len(s) && n < lt.Chars {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+	}
+	return s[:i], i < len(s)
+}
+
+// jsonLen is the length of s as a JSON string body, as encoding/json
+// writes it without HTML escaping.
+func jsonLen(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
+			n += 2
+		case r < 0x20 || r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += utf8.RuneLen(r)
+		}
+	}
+	return n
+}
+
+// lineReader splits a raw byte stream into lines on the codec's newline
+// unit, tracking the file offset, without ever holding more of a line than
+// asked for.
+type lineReader struct {
+	br *bufio.Reader
+	c  codec
+	// pos is the file offset of the next unread byte.
+	pos int64
+	// hash, when set, has seen every byte from offset 0.
+	hash   hash.Hash
+	closer io.Closer
+
+	buf []byte
+	// lineLen is the raw length of the current line read so far.
+	lineLen int
+	// inLine is set while the current line's end has not been read.
+	inLine   bool
+	eof      bool
+	lastTerm termKind
+	// tail holds the last bytes consumed, for a terminator split across
+	// reads of a long line.
+	tail []byte
+}
+
+func (r *lineReader) close() {
+	if r.closer != nil {
+		r.closer.Close()
+	}
+}
+
+// next reads one line, terminator included, keeping its first limit bytes.
+func (r *lineReader) next(limit int) ([]byte, error) {
+	r.buf, r.tail, r.lineLen, r.inLine = r.buf[:0], r.tail[:0], 0, true
+	for r.inLine {
+		if len(r.buf) >= limit && r.lineLen > 0 {
+			return r.buf, nil
+		}
+		chunk, err := r.consume()
+		if room := limit - len(r.buf); room > 0 {
+			r.buf = append(r.buf, chunk[:min(room, len(chunk))]...)
+		}
+		if err != nil {
+			return r.buf, err
+		}
+	}
+	return r.buf, nil
+}
+
+// consume reads the next run of the current line, up to and including a
+// newline, and records whether the line ended.
+func (r *lineReader) consume() ([]byte, error) {
+	chunk, err := r.br.ReadSlice('\n')
+	r.pos += int64(len(chunk))
+	r.lineLen += len(chunk)
+	switch {
+	case err == io.EOF:
+		r.inLine, r.eof = false, true
+		r.lastTerm = termNone
+		return chunk, nil
+	case errors.Is(err, bufio.ErrBufferFull):
+		r.remember(chunk)
+		return chunk, nil
+	case err != nil:
+		return chunk, err
+	}
+	r.remember(chunk)
+	switch {
+	case r.c.unit == 1:
+		r.inLine = false
+	case r.c.bigEndian:
+		// 00 0A ends a line when the 0A is at an odd offset.
+		r.inLine = !(r.pos%2 == 0 && len(r.tail) >= 2 && r.tail[len(r.tail)-2] == 0)
+	case (r.pos-1)%2 == 0:
+		// 0A 00 at an even offset; Peek may move the buffer, so copy first.
+		chunk = append([]byte(nil), chunk...)
+		if b, _ := r.br.Peek(1); len(b) == 1 && b[0] == 0 {
+			r.br.Discard(1)
+			r.pos++
+			r.lineLen++
+			chunk = append(chunk, 0)
+			r.remember(chunk[len(chunk)-1:])
+			r.inLine = false
+		}
+	}
+	if !r.inLine {
+		r.lastTerm = termLF
+		if u := r.c.unit; r.lineLen >= 2*u && len(r.tail) >= 2*u &&
+			string(r.tail[len(r.tail)-2*u:len(r.tail)-u]) == string(r.c.cr()) {
+			r.lastTerm = termCRLF
+		}
+	}
+	return chunk, nil
+}
+
+// remember keeps the last four bytes consumed in the current line.
+func (r *lineReader) remember(chunk []byte) {
+	r.tail = append(r.tail, chunk[max(0, len(chunk)-4):]...)
+	if len(r.tail) > 4 {
+		r.tail = append(r.tail[:0], r.tail[len(r.tail)-4:]...)
+	}
+}
+
+// skipRest consumes the rest of the current line.
+func (r *lineReader) skipRest() error {
+	for r.inLine {
+		if _, err := r.consume(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipLine consumes one whole line; ok is false at the end of the file.
+func (r *lineReader) skipLine() (bool, error) {
+	if _, err := r.next(0); err != nil {
+		return false, err
+	}
+	if err := r.skipRest(); err != nil {
+		return false, err
+	}
+	return !r.atEnd(), nil
+}
+
+// atEnd reports that the last next found no line at all.
+func (r *lineReader) atEnd() bool { return r.eof && r.lineLen == 0 }
+
+// lineDone reports that the current line's end has been read.
+func (r *lineReader) lineDone() bool { return !r.inLine }
+
+// more reports whether any byte follows the current position.
+func (r *lineReader) more() (bool, error) {
+	_, err := r.br.Peek(1)
+	if err == io.EOF {
+		r.eof = true
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (r *lineReader) wholeFile() bool { return r.hash != nil && r.eof }
+
+func (r *lineReader) sum() string { return hex.EncodeToString(r.hash.Sum(nil)) }

@@ -1,0 +1,525 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+)
+
+// memFS is an in-memory FS that counts the bytes handed out, so that tests
+// can check what a read costs.
+type memFS struct {
+	files    map[string][]byte
+	versions map[string]string
+	read     int64
+}
+
+func newMemFS(files map[string]string) *memFS {
+	m := &memFS{files: map[string][]byte{}, versions: map[string]string{}}
+	for k, v := range files {
+		m.files[k] = []byte(v)
+		sum := sha256.Sum256([]byte(v))
+		m.versions[k] = hex.EncodeToString(sum[:4])
+	}
+	return m
+}
+
+func (m *memFS) isDir(p string) bool {
+	for k := range m.files {
+		if strings.HasPrefix(k, p+"/") || p == "." {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *memFS) Stat(_ context.Context, p string) (FileInfo, error) {
+	p = path.Clean(p)
+	if b, ok := m.files[p]; ok {
+		return FileInfo{Name: path.Base(p), Size: int64(len(b)), Type: TypeFile, Version: m.versions[p]}, nil
+	}
+	if m.isDir(p) {
+		return FileInfo{Name: path.Base(p), Type: TypeDir}, nil
+	}
+	return FileInfo{}, Errorf(CodeNotFound, "no such file or directory.").WithPath(p)
+}
+
+func (m *memFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
+
+type memReader struct {
+	io.Reader
+	info FileInfo
+	fs   *memFS
+}
+
+func (r *memReader) Read(b []byte) (int, error) {
+	n, err := r.Reader.Read(b)
+	r.fs.read += int64(n)
+	return n, err
+}
+
+func (r *memReader) Close() error    { return nil }
+func (r *memReader) Info() FileInfo { return r.info }
+
+func (m *memFS) Open(ctx context.Context, p string, offset int64) (FileReader, error) {
+	fi, err := m.Stat(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Type == TypeDir {
+		return nil, Errorf(CodeNotAFile, "the path is a directory, not a file.").WithPath(p).WithHint("use ls")
+	}
+	b := m.files[path.Clean(p)]
+	return &memReader{Reader: bytes.NewReader(b[min(offset, int64(len(b))):]), info: fi, fs: m}, nil
+}
+
+func (m *memFS) ReadDir(_ context.Context, p string, offset, limit int) (DirPage, error) {
+	p = path.Clean(p)
+	seen := map[string]bool{}
+	for k := range m.files {
+		rel := k
+		if p != "." {
+			var ok bool
+			if rel, ok = strings.CutPrefix(k, p+"/"); !ok {
+				continue
+			}
+		}
+		name, _, _ := strings.Cut(rel, "/")
+		seen[name] = true
+	}
+	var names []string
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	page := DirPage{Total: len(names)}
+	for _, n := range names[min(offset, len(names)):min(offset+limit, len(names))] {
+		page.Entries = append(page.Entries, FileInfo{Name: n, ModTime: time.Unix(0, 0)})
+	}
+	return page, nil
+}
+
+func (m *memFS) Display(p string) string { return path.Clean(p) }
+
+func codeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func TestReadTable(t *testing.T) {
+	utf16le := func(s string, bom bool) string {
+		var b []byte
+		if bom {
+			b = append(b, 0xFF, 0xFE)
+		}
+		for _, u := range utf16.Encode([]rune(s)) {
+			b = append(b, byte(u), byte(u>>8))
+		}
+		return string(b)
+	}
+	utf16be := func(s string) string {
+		b := []byte{0xFE, 0xFF}
+		for _, u := range utf16.Encode([]rune(s)) {
+			b = append(b, byte(u>>8), byte(u))
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name, file string
+		req        ReadRequest
+		content    string
+		ending     string
+		bom        bool
+		encoding   string
+		total      int // -1: null
+		next       int // 0: none
+	}{
+		{name: "empty", file: "", content: "", ending: "none", encoding: "utf-8"},
+		{name: "lf", file: "a\nb\n", content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
+		{name: "no final newline", file: "a\nb", content: "a\nb", ending: "lf", encoding: "utf-8", total: 2},
+		{name: "crlf", file: "a\r\nb\r\n", content: "a\nb\n", ending: "crlf", encoding: "utf-8", total: 2},
+		{name: "mixed keeps CR", file: "a\r\nb\n", content: "a\r\nb\n", ending: "mixed", encoding: "utf-8", total: 2},
+		{name: "lone CR is content", file: "a\rb\n", content: "a\rb\n", ending: "lf", encoding: "utf-8", total: 1},
+		{name: "one line no newline", file: "x", content: "x", ending: "none", encoding: "utf-8", total: 1},
+		{name: "utf-8 bom", file: "\xEF\xBB\xBFhé\n", content: "hé\n", ending: "lf", bom: true, encoding: "utf-8", total: 1},
+		{name: "utf-16le bom", file: utf16le("hé 😀\r\nx\r\n", true), content: "hé 😀\nx\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 2},
+		{name: "utf-16be bom", file: utf16be("a\nb"), content: "a\nb", ending: "lf", bom: true, encoding: "utf-16be", total: 2},
+		{name: "utf-16le named", file: utf16le("a\nb\n", false), req: ReadRequest{Encoding: "utf-16le"}, content: "a\nb\n", ending: "lf", encoding: "utf-16le", total: 2},
+		{name: "latin1", file: "caf\xe9\n", req: ReadRequest{Encoding: "latin1"}, content: "café\n", ending: "lf", encoding: "windows-1252", total: 1},
+		{name: "shift_jis", file: "\x93\xfa\x96\x7b\n", req: ReadRequest{Encoding: "shift_jis"}, content: "日本\n", ending: "lf", encoding: "shift_jis", total: 1},
+		{name: "offset", file: "a\nb\nc\n", req: ReadRequest{Offset: 2}, content: "b\nc\n", ending: "lf", encoding: "utf-8", total: 3},
+		{name: "limit", file: "a\nb\nc\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: -1, next: 3},
+		{name: "limit at end", file: "a\nb\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
+		{name: "line numbers", file: "a\nb\n", req: ReadRequest{IncludeLineNumbers: true, Offset: 2}, content: "2\tb\n", ending: "lf", encoding: "utf-8", total: 2},
+		{name: "truncate bytes", file: "héllo\nok\n", req: ReadRequest{LineTruncation: LineTruncation{Bytes: 2}}, content: "h …[line cut: 6 bytes in all]\nok\n", ending: "lf", encoding: "utf-8", total: 2},
+		{name: "truncate chars", file: "héllo\r\n", req: ReadRequest{LineTruncation: LineTruncation{Chars: 2}}, content: "hé …[line cut: 6 bytes in all]\n", ending: "crlf", encoding: "utf-8", total: 1},
+		{name: "svg is text", file: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", content: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", ending: "lf", encoding: "utf-8", total: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "f.txt"
+			if tc.name == "svg is text" {
+				name = "f.svg"
+			}
+			tl := &Tools{FS: newMemFS(map[string]string{name: tc.file})}
+			tc.req.Path = name
+			res, err := tl.Read(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Kind != "text" || res.Content != tc.content || res.LineEnding != tc.ending || res.BOM != tc.bom || res.Encoding != tc.encoding {
+				t.Errorf("got kind %s content %q ending %s bom %v encoding %s", res.Kind, res.Content, res.LineEnding, res.BOM, res.Encoding)
+			}
+			switch {
+			case tc.total < 0 && res.TotalLines != nil:
+				t.Errorf("totalLines = %d, want null", *res.TotalLines)
+			case tc.total >= 0 && (res.TotalLines == nil || *res.TotalLines != tc.total):
+				t.Errorf("totalLines = %v, want %d", res.TotalLines, tc.total)
+			}
+			if (tc.next == 0) != (res.NextOffset == nil) || tc.next != 0 && *res.NextOffset != tc.next {
+				t.Errorf("nextOffset = %v, want %d", res.NextOffset, tc.next)
+			}
+			if res.Version == "" {
+				t.Error("no version")
+			}
+			wantSum := tc.total >= 0 // every byte was seen, from the start
+			if wantSum != (res.Sha256 != "") {
+				t.Errorf("sha256 = %q, want it %v", res.Sha256, wantSum)
+			}
+		})
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	long := strings.Repeat("x", 2000) + "\n"
+	fsys := newMemFS(map[string]string{
+		"a.txt":     "one\ntwo\nthree\n",
+		"long.txt":  long + long,
+		"latin.txt": "caf\xe9\n",
+		"late.txt":  strings.Repeat("ok\n", 2000) + "caf\xe9\n",
+		"dir/x":     "x",
+		"big.png":   strings.Repeat("\x00", ReadMaxMediaBytes+1),
+	})
+	tl := &Tools{FS: fsys}
+	tests := []struct {
+		req  ReadRequest
+		code Code
+		msg  string
+	}{
+		{ReadRequest{Path: ""}, CodeInvalidArgument, "path is required"},
+		{ReadRequest{Path: "a.txt", Offset: -1}, CodeInvalidArgument, "offset"},
+		{ReadRequest{Path: "a.txt", Limit: -1}, CodeInvalidArgument, "limit"},
+		{ReadRequest{Path: "a.txt", ByteOffset: 4}, CodeInvalidArgument, "without offset"},
+		{ReadRequest{Path: "a.txt", Offset: 5}, CodeInvalidArgument, "has 3 line(s)"},
+		{ReadRequest{Path: "a.txt", Offset: 4}, CodeInvalidArgument, "has 3 line(s)"},
+		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 5}, CodeInvalidArgument, "not the start of a line"},
+		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 14}, CodeInvalidArgument, "past the end"},
+		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 99}, CodeInvalidArgument, "past the end"},
+		{ReadRequest{Path: "long.txt", Offset: 2, ByteOffset: 2101}, CodeInvalidArgument, "line starts in the bytes before"},
+		{ReadRequest{Path: "long.txt", Offset: 2, ByteOffset: 2003}, CodeInvalidArgument, "line starts in the bytes before"},
+		{ReadRequest{Path: "a.txt", Encoding: "klingon"}, CodeInvalidArgument, "unknown encoding"},
+		{ReadRequest{Path: "latin.txt"}, CodeNotText, "not UTF-8"},
+		{ReadRequest{Path: "late.txt", Offset: 1990}, CodeNotText, "line 2001"},
+		{ReadRequest{Path: "a.txx"}, CodeNotFound, ""},
+		{ReadRequest{Path: "dir"}, CodeNotAFile, ""},
+		{ReadRequest{Path: "big.png"}, CodeTooLarge, "3.5 MiB"},
+	}
+	for _, tc := range tests {
+		_, err := tl.Read(context.Background(), tc.req)
+		if codeOf(err) != tc.code || !strings.Contains(fmt.Sprint(err), tc.msg) {
+			t.Errorf("%+v: got %v, want %s containing %q", tc.req, err, tc.code, tc.msg)
+		}
+	}
+	_, err := tl.Read(context.Background(), ReadRequest{Path: "a.txx"})
+	if e := AsError(err); len(e.Suggestions) != 1 || e.Suggestions[0] != "a.txt" {
+		t.Errorf("suggestions = %v, want [a.txt]", e.Suggestions)
+	}
+}
+
+func TestReadMedia(t *testing.T) {
+	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + strings.Repeat("\x00", 20)
+	fsys := newMemFS(map[string]string{
+		"a.png":   png,
+		"noext":   png,
+		"doc.pdf": "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n",
+		"blob":    "\x7fELF\x02\x01\x01\x00\x00\x00\x00",
+		"nul.dat": "abc\x00def",
+	})
+	tl := &Tools{FS: fsys}
+	for _, tc := range []struct{ path, kind, mime string }{
+		{"a.png", "image", "image/png"},
+		{"noext", "image", "image/png"},
+		{"doc.pdf", "pdf", "application/pdf"},
+		{"blob", "binary", "application/x-elf"},
+		{"nul.dat", "binary", "application/octet-stream"},
+	} {
+		res, err := tl.Read(context.Background(), ReadRequest{Path: tc.path})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if res.Kind != tc.kind || res.Media == nil || res.MimeType != tc.mime || res.TextWindow != nil {
+			t.Fatalf("%s: got %+v", tc.path, res)
+		}
+		if res.Size != int64(len(fsys.files[tc.path])) {
+			t.Errorf("%s: size %d", tc.path, res.Size)
+		}
+		if (tc.kind != "binary") != (res.Data != "" && res.Sha256 != "") {
+			t.Errorf("%s: data %q sha256 %q", tc.path, res.Data, res.Sha256)
+		}
+	}
+	if _, err := tl.Read(context.Background(), ReadRequest{Path: "a.png", Offset: 2}); codeOf(err) != CodeInvalidArgument {
+		t.Errorf("offset on an image: %v", err)
+	}
+}
+
+// page reads path to its end, one window at a time, and rebuilds its bytes
+// from the contents, line endings and byte-order mark.
+func page(t testing.TB, tl *Tools, p string, limit int) ([]byte, int) {
+	t.Helper()
+	req := ReadRequest{Path: p, Limit: limit}
+	var out []byte
+	for calls := 1; ; calls++ {
+		res, err := tl.Read(context.Background(), req)
+		if err != nil {
+			t.Fatalf("read %+v: %v", req, err)
+		}
+		if res.BOM && req.ByteOffset == 0 {
+			out = append(out, 0xEF, 0xBB, 0xBF)
+		}
+		c := res.Content
+		if res.LineEnding == "crlf" {
+			c = strings.ReplaceAll(c, "\n", "\r\n")
+		}
+		out = append(out, c...)
+		if !res.Truncated {
+			if res.TotalLines == nil || *res.TotalLines != res.EndLine {
+				t.Fatalf("last window: totalLines %v, endLine %d", res.TotalLines, res.EndLine)
+			}
+			return out, calls
+		}
+		if res.TotalLines != nil || *res.NextOffset < res.EndLine || *res.NextByteOffset <= req.ByteOffset {
+			t.Fatalf("window %+v does not advance: %+v", req, res.TextWindow)
+		}
+		req.Offset, req.ByteOffset = *res.NextOffset, *res.NextByteOffset
+		if calls > 100000 {
+			t.Fatal("paging does not end")
+		}
+	}
+}
+
+func TestReadPagingRebuildsFile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"a", "héllo", "日本語", "😀", "\"q\"", "\\", "\t", "\x01", "\u2028", "x"}
+	line := func(n int) string {
+		var b strings.Builder
+		for b.Len() < n {
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name  string
+		eol   func() string
+		long  bool
+		bom   bool
+		final bool
+	}{
+		{name: "lf", eol: func() string { return "\n" }, final: true},
+		{name: "crlf", eol: func() string { return "\r\n" }, final: true},
+		{name: "mixed", eol: func() string { return []string{"\n", "\r\n"}[rng.IntN(2)] }},
+		{name: "no final newline", eol: func() string { return "\n" }},
+		{name: "long lines", eol: func() string { return "\n" }, long: true, final: true},
+		{name: "long crlf lines", eol: func() string { return "\r\n" }, long: true},
+		{name: "bom", eol: func() string { return "\n" }, bom: true, final: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if tc.bom {
+				b.WriteString("\xEF\xBB\xBF")
+			}
+			for i := range 3000 {
+				n := rng.IntN(80)
+				if tc.long && i%500 == 7 {
+					n = 10000 + rng.IntN(300000)
+				}
+				b.WriteString(line(n))
+				if i < 2999 || tc.final {
+					b.WriteString(tc.eol())
+				}
+			}
+			file := b.String()
+			for _, mb := range []int{0, 5000} {
+				tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: mb}
+				for _, limit := range []int{0, 7} {
+					got, calls := page(t, tl, "f", limit)
+					if !bytes.Equal(got, []byte(file)) {
+						t.Fatalf("maxBytes %d limit %d: rebuilt %d bytes in %d calls, want %d", mb, limit, len(got), calls, len(file))
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestReadResultBounded(t *testing.T) {
+	file := strings.Repeat(strings.Repeat("\x01\"", 100)+"\n", 5000)
+	for _, mb := range []int{0, 5000, 50000} {
+		tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: mb}
+		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", IncludeLineNumbers: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		if bound := max(min(mb, DefaultMaxBytes), readMinBudget+600); mb != 0 && len(b) > bound || len(b) > ReadMaxBytes {
+			t.Errorf("maxBytes %d: result is %d bytes", mb, len(b))
+		}
+		if !res.Truncated || strings.Count(res.Content, "\n") != res.EndLine {
+			t.Errorf("maxBytes %d: truncated %v, %d lines", mb, res.Truncated, res.EndLine)
+		}
+	}
+}
+
+// TestReadWindowCost checks that a continuation near the end of a large
+// file reads about a window, not the file.
+func TestReadWindowCost(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 32<<20; i++ {
+		fmt.Fprintf(&b, "line %d of a file that is large enough to need paging\n", i)
+	}
+	file := b.String()
+	fsys := newMemFS(map[string]string{"big": file})
+	tl := &Tools{FS: fsys}
+	at := int64(strings.LastIndex(file[:len(file)-100000], "\n") + 1)
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "big", Offset: 42, ByteOffset: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(file[at:], res.Content) || res.StartLine != 42 || res.TotalLines == nil {
+		t.Fatalf("window at %d: start %d, total %v", at, res.StartLine, res.TotalLines)
+	}
+	if fsys.read > 2*readBufSize+sniffBytes+100000 {
+		t.Errorf("a window near the end read %d bytes of a %d-byte file", fsys.read, len(file))
+	}
+}
+
+func FuzzReadWindow(f *testing.F) {
+	f.Add([]byte("a\nb\r\nc"), uint8(1), uint16(0))
+	f.Add([]byte("\xEF\xBB\xBFx\r\n\r\n"), uint8(2), uint16(100))
+	f.Add([]byte(strings.Repeat("é", 3000)+"\n\n"), uint8(0), uint16(4000))
+	f.Add([]byte("\xff\xfea\x00\n\x00"), uint8(3), uint16(0))
+	f.Add([]byte(""), uint8(0), uint16(0))
+	f.Fuzz(func(t *testing.T, data []byte, limit uint8, maxBytes uint16) {
+		tl := &Tools{FS: newMemFS(map[string]string{"f": string(data)}), MaxBytes: int(maxBytes)}
+		first, err := tl.Read(context.Background(), ReadRequest{Path: "f", Limit: int(limit)})
+		if err != nil {
+			if c := codeOf(err); c != CodeNotText {
+				t.Fatalf("read: %v", err)
+			}
+			return
+		}
+		if first.Kind != "text" || first.Encoding != "utf-8" {
+			return
+		}
+		got, _ := page(t, tl, "f", int(limit))
+		if !bytes.Equal(got, data) {
+			t.Fatalf("rebuilt %q, want %q", got, data)
+		}
+	})
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name, prefix, enc string
+		kind              fileKind
+		err               bool
+	}{
+		{"a.go", "package main\n", "", kindText, false},
+		{"a.PNG", "not even a png", "", kindImage, false},
+		{"x.svg", "<svg/>", "", kindText, false},
+		{"x", "\x00\x01\x02", "", kindBinary, false},
+		{"x", "caf\xe9 au lait", "", "", true},
+		{"x", "caf\xe9 au lait", "latin1", kindText, false},
+		{"x", "a" + strings.Repeat("é", sniffBytes/2-1) + "\xc3", "", kindText, false},
+	} {
+		c, err := classify(tc.name, []byte(tc.prefix), tc.enc, true)
+		if (err != nil) != tc.err || !tc.err && c.kind != tc.kind {
+			t.Errorf("classify(%q, %q): %v, %v", tc.name, tc.prefix, c.kind, err)
+		}
+	}
+}
+
+func TestJSONLen(t *testing.T) {
+	for _, s := range []string{"", "abc", "\"\\\n\r\t\b\f", "\x00\x1f", "é日😀", "<>&", "\u2028\u2029"} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		if want := buf.Len() - 3; jsonLen(s) != want {
+			t.Errorf("jsonLen(%q) = %d, want %d", s, jsonLen(s), want)
+		}
+	}
+}
+
+func TestTruncateLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		lt   LineTruncation
+		want string
+		cut  bool
+	}{
+		{"hello", LineTruncation{Bytes: 10}, "hello", false},
+		{"héllo", LineTruncation{Bytes: 2}, "h", true},
+		{"héllo", LineTruncation{Bytes: 3}, "hé", true},
+		{"日本語", LineTruncation{Chars: 2}, "日本", true},
+		{"日本", LineTruncation{Chars: 2}, "日本", false},
+	} {
+		got, cut := truncateLine(tc.in, tc.lt)
+		if got != tc.want || cut != tc.cut {
+			t.Errorf("truncateLine(%q, %+v) = %q, %v", tc.in, tc.lt, got, cut)
+		}
+	}
+}
+
+func TestLineTruncationParse(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want LineTruncation
+		ok   bool
+	}{
+		{"bytes:200", LineTruncation{Bytes: 200}, true},
+		{"chars:5", LineTruncation{Chars: 5}, true},
+		{"chars:0", LineTruncation{}, false},
+		{"lines:5", LineTruncation{}, false},
+		{"200", LineTruncation{}, false},
+	} {
+		var l LineTruncation
+		err := l.UnmarshalText([]byte(tc.in))
+		if (err == nil) != tc.ok || tc.ok && l != tc.want {
+			t.Errorf("%q: %+v, %v", tc.in, l, err)
+		}
+	}
+	var req ReadRequest
+	if err := DecodeJSON([]byte(`{"path":"f","lineTruncation":{"chars":9}}`), &req); err != nil || req.LineTruncation.Chars != 9 {
+		t.Errorf("object form: %+v %v", req, err)
+	}
+	for _, bad := range []string{`{"path":"f","lineTruncation":{"chars":1,"bytes":2}}`, `{"path":"f","lineTruncation":{"lines":2}}`, `{"path":"f","lineTruncation":7}`} {
+		if err := DecodeJSON([]byte(bad), &req); codeOf(err) != CodeInvalidArgument {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gabriel-vasile/mimetype"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+)
+
+// sniffBytes is the prefix read to classify a file whose extension does not
+// say what it is (mimetype's own default limit).
+const sniffBytes = 3072
+
+// codec is how the bytes of a text file become UTF-8 lines. Lines are split
+// on the raw newline unit, so byte offsets stay offsets into the file: every
+// supported encoding but UTF-16 is ASCII-compatible and never has 0x0A inside
+// a character.
+type codec struct {
+	name string
+	// unit is the width of one code unit: 1, or 2 for UTF-16.
+	unit int
+	// bigEndian orders a UTF-16 unit.
+	bigEndian bool
+	// bom is the byte-order mark the file starts with (not content), or nil.
+	bom []byte
+	// dec decodes to UTF-8; nil means the bytes are UTF-8 already and are
+	// only validated, never repaired.
+	dec encoding.Encoding
+}
+
+var (
+	bomUTF8    = []byte{0xEF, 0xBB, 0xBF}
+	bomUTF16LE = []byte{0xFF, 0xFE}
+	bomUTF16BE = []byte{0xFE, 0xFF}
+)
+
+func utf16Codec(bigEndian bool, bom []byte) codec {
+	c := codec{name: "utf-16le", unit: 2, bom: bom,
+		dec: unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)}
+	if bigEndian {
+		c.name, c.bigEndian = "utf-16be", true
+		c.dec = unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)
+	}
+	return c
+}
+
+// bomCodec recognises a byte-order mark at the start of a file.
+func bomCodec(prefix []byte) (codec, bool) {
+	switch {
+	case bytes.HasPrefix(prefix, bomUTF8):
+		return codec{name: "utf-8", unit: 1, bom: bomUTF8}, true
+	case bytes.HasPrefix(prefix, bomUTF16LE):
+		return utf16Codec(false, bomUTF16LE), true
+	case bytes.HasPrefix(prefix, bomUTF16BE):
+		return utf16Codec(true, bomUTF16BE), true
+	}
+	return codec{}, false
+}
+
+// namedCodec is the codec of an encoding the caller named (WHATWG names and
+// labels: latin1, windows-1252, shift_jis, utf-16le...). A byte-order mark
+// of that very encoding is still recognised and left out of the content.
+func namedCodec(name string, prefix []byte) (codec, error) {
+	enc, err := htmlindex.Get(name)
+	if err != nil {
+		return codec{}, InvalidArgument("unknown encoding %q.", name).
+			WithHint("name a WHATWG encoding, for example utf-8, latin1, windows-1252, shift_jis, euc-jp, gbk, utf-16le")
+	}
+	canon, _ := htmlindex.Name(enc)
+	switch canon {
+	case "utf-8":
+		c := codec{name: "utf-8", unit: 1}
+		if bytes.HasPrefix(prefix, bomUTF8) {
+			c.bom = bomUTF8
+		}
+		return c, nil
+	case "utf-16le", "utf-16be":
+		big := canon == "utf-16be"
+		var bom []byte
+		if b := map[bool][]byte{false: bomUTF16LE, true: bomUTF16BE}[big]; bytes.HasPrefix(prefix, b) {
+			bom = b
+		}
+		return utf16Codec(big, bom), nil
+	case "replacement", "x-user-defined":
+		return codec{}, InvalidArgument("encoding %q cannot decode text losslessly.", name).
+			WithHint("name the encoding the file was written in, for example latin1 or shift_jis")
+	}
+	return codec{name: canon, unit: 1, dec: enc}, nil
+}
+
+// fileKind is what read answers for a file: text lines, inline media, or
+// only a description of a binary.
+type fileKind string
+
+const (
+	kindText   fileKind = "text"
+	kindImage  fileKind = "image"
+	kindPDF    fileKind = "pdf"
+	kindBinary fileKind = "binary"
+)
+
+// mediaByExt classifies the extensions that need no sniffing; SVG is source
+// text, so it is deliberately not here.
+var mediaByExt = map[string]struct {
+	kind fileKind
+	mime string
+}{
+	".png":  {kindImage, "image/png"},
+	".jpg":  {kindImage, "image/jpeg"},
+	".jpeg": {kindImage, "image/jpeg"},
+	".gif":  {kindImage, "image/gif"},
+	".webp": {kindImage, "image/webp"},
+	".pdf":  {kindPDF, "application/pdf"},
+}
+
+// mediaByMIME are the sniffed types read returns as inline data.
+var mediaByMIME = map[string]fileKind{
+	"image/png": kindImage, "image/jpeg": kindImage, "image/gif": kindImage,
+	"image/webp": kindImage, "application/pdf": kindPDF,
+}
+
+// classification is the verdict on a file before its content is read.
+type classification struct {
+	kind fileKind
+	mime string
+	text codec
+}
+
+// errNotText is a prefix that is neither UTF-8 nor binary: text in an
+// encoding that must be named.
+var errNotText = errors.New("not UTF-8 text")
+
+// classify decides what a file is from its name and the prefix of its bytes
+// (up to sniffBytes; all of a shorter file). encName is the caller's
+// encoding, which overrides sniffing for anything not known as media.
+// Without sniff (a continuation of a file already read as text) the costly
+// magic-number detection is skipped.
+func classify(name string, prefix []byte, encName string, sniff bool) (classification, error) {
+	if m, ok := mediaByExt[strings.ToLower(path.Ext(name))]; ok {
+		return classification{kind: m.kind, mime: m.mime}, nil
+	}
+	if encName != "" {
+		c, err := namedCodec(encName, prefix)
+		return classification{kind: kindText, mime: "text/plain", text: c}, err
+	}
+	if c, ok := bomCodec(prefix); ok {
+		return classification{kind: kindText, mime: "text/plain", text: c}, nil
+	}
+	mime := "text/plain"
+	if sniff {
+		mime, _, _ = strings.Cut(mimetype.Detect(prefix).String(), ";")
+	}
+	if k, ok := mediaByMIME[mime]; ok {
+		return classification{kind: k, mime: mime}, nil
+	}
+	if bytes.IndexByte(prefix, 0) >= 0 {
+		return classification{kind: kindBinary, mime: mime}, nil
+	}
+	if !validPrefix(prefix, len(prefix) == sniffBytes) {
+		if mime == "text/plain" || mime == "application/octet-stream" {
+			return classification{}, errNotText
+		}
+		return classification{kind: kindBinary, mime: mime}, nil
+	}
+	return classification{kind: kindText, mime: mime, text: codec{name: "utf-8", unit: 1}}, nil
+}
+
+// validPrefix reports whether b is UTF-8, allowing a character cut by the
+// end of the prefix when more of the file follows.
+func validPrefix(b []byte, more bool) bool {
+	if utf8.Valid(b) {
+		return true
+	}
+	if !more {
+		return false
+	}
+	for cut := 1; cut < utf8.UTFMax && cut <= len(b); cut++ {
+		if utf8.Valid(b[:len(b)-cut]) {
+			return true
+		}
+	}
+	return false
+}
+
+// decode turns one raw line (terminator removed) into UTF-8. UTF-8 input is
+// validated, never repaired: invalid bytes are an error, not U+FFFD.
+func (c codec) decode(raw []byte) (string, error) {
+	if c.dec == nil {
+		if !utf8.Valid(raw) {
+			return "", errNotText
+		}
+		return string(raw), nil
+	}
+	out, _, err := transform.Bytes(c.dec.NewDecoder(), raw)
+	if err != nil {
+		return "", errNotText
+	}
+	return string(out), nil
+}
+
+// boundary returns the largest k' <= k at which raw can be cut without
+// splitting a character.
+func (c codec) boundary(raw []byte, k int) int {
+	k = min(k, len(raw))
+	switch {
+	case c.unit == 2:
+		k &^= 1
+		if k >= 2 {
+			u := uint16(raw[k-1])<<8 | uint16(raw[k-2])
+			if c.bigEndian {
+				u = uint16(raw[k-2])<<8 | uint16(raw[k-1])
+			}
+			if u >= 0xD800 && u < 0xDC00 {
+				k -= 2 // keep a surrogate pair together
+			}
+		}
+		return k
+	case c.dec == nil:
+		start := k
+		for start > 0 && k-start < utf8.UTFMax {
+			start--
+			if utf8.RuneStart(raw[start]) {
+				break
+			}
+		}
+		if start < k && !utf8.FullRune(raw[start:k]) {
+			return start
+		}
+		return k
+	}
+	// A multi-byte legacy encoding: its decoder knows where characters end.
+	dst := make([]byte, 4*k+16)
+	_, n, _ := c.dec.NewDecoder().Transform(dst, raw[:k], k == len(raw))
+	return n
+}
+
+// newline is the raw newline unit of the codec, and cr the carriage return.
+func (c codec) newline() []byte { return c.encodeASCII('\n') }
+
+func (c codec) cr() []byte { return c.encodeASCII('\r') }
+
+func (c codec) encodeASCII(b byte) []byte {
+	switch {
+	case c.unit == 1:
+		return []byte{b}
+	case c.bigEndian:
+		return []byte{0, b}
+	}
+	return []byte{b, 0}
+}
