@@ -169,7 +169,7 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, FileI
 		if errors.As(err, &e) && e.Code == CodeNotFound && req.Precondition.Set() {
 			return nil, FileInfo{}, req.Precondition.Check(ctx, display, FileInfo{}, false, nil)
 		}
-		return nil, FileInfo{}, err
+		return nil, FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
 	}
 	defer r.Close()
 	info := r.Info()
