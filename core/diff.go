@@ -119,11 +119,18 @@ func hunkRange(before, count int) string {
 // diffContext lines of context: a[pre:aEnd] and b[pre:bEnd], the rest of
 // both being equal.
 func changedSpan(a, b string) (pre, aEnd, bEnd int) {
+	const chunk = 256 // compared a chunk at a time first: string equality is vectorised
 	n := min(len(a), len(b))
+	for pre+chunk <= n && a[pre:pre+chunk] == b[pre:pre+chunk] {
+		pre += chunk
+	}
 	for pre < n && a[pre] == b[pre] {
 		pre++
 	}
 	suf := 0
+	for suf+chunk <= n-pre && a[len(a)-suf-chunk:len(a)-suf] == b[len(b)-suf-chunk:len(b)-suf] {
+		suf += chunk
+	}
 	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}

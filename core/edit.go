@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -121,9 +122,9 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	oldSum := sha256.Sum256(data)
+	oldSum := sync.OnceValue(func() string { return sha256Hex(data) })
 	if err := req.Precondition.Check(ctx, display, info, true, func() (string, error) {
-		return hex.EncodeToString(oldSum[:]), nil
+		return oldSum(), nil
 	}); err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	if err != nil {
 		return nil, withPath(err, display)
 	}
-	res := &EditResult{Edits: outcomes, DryRun: req.DryRun, Version: info.Version, Sha256: hex.EncodeToString(oldSum[:])}
+	res := &EditResult{Edits: outcomes, DryRun: req.DryRun, Version: info.Version}
 	res.Path, res.PathBase64 = PathText(display)
 	for _, o := range outcomes {
 		if !o.AlreadyApplied {
@@ -152,8 +153,9 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 		if err != nil {
 			return nil, err
 		}
-		sum := sha256.Sum256(newData)
-		res.Version, res.Sha256 = fi.Version, hex.EncodeToString(sum[:])
+		res.Version, res.Sha256 = fi.Version, sha256Hex(newData)
+	} else {
+		res.Sha256 = oldSum()
 	}
 	res.Diff, res.Truncated = t.boundDiff(res, diff)
 	return res, nil
@@ -192,6 +194,11 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, FileI
 			WithHint("edit changes text files only; use write to replace a binary file")
 	}
 	return data, info, nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func withPath(err error, p string) error {
