@@ -236,7 +236,20 @@ func indentTransform(old, got []string) (func(string) string, bool) {
 	if len(pairs) == 0 || same {
 		return nil, false
 	}
-	for _, w := range []int{4, 8, 2} {
+	// A tab is first taken as one level of the space-indented side.
+	unit := 0
+	for _, p := range pairs {
+		for _, ws := range []string{p.o, p.g} {
+			if ws != "" && strings.Trim(ws, " ") == "" {
+				unit = gcd(unit, len(ws))
+			}
+		}
+	}
+	widths := []int{4, 8, 2}
+	if unit >= 2 && unit <= 8 {
+		widths = append([]int{unit}, widths...)
+	}
+	for _, w := range widths {
 		d := column(pairs[0].g, w) - column(pairs[0].o, w)
 		render := func(c int) string {
 			if c < 0 {
@@ -263,6 +276,13 @@ func indentTransform(old, got []string) (func(string) string, bool) {
 		}
 	}
 	return nil, false
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 func leadingSpace(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }

@@ -159,6 +159,11 @@ func TestIndentTransform(t *testing.T) {
 	if !changed || f("    c") != "\t\tc" || f("") != "" {
 		t.Fatalf("shift under a tab: changed=%v", changed)
 	}
+	// one tab is one level of a file indented by two spaces.
+	f, changed = indentTransform([]string{"\tif x {", "\t\ty()"}, []string{"  if x {", "    y()"})
+	if !changed || f("\t\t\tz()") != "      z()" {
+		t.Fatalf("tabs to two spaces: changed=%v, %q", changed, f("\t\t\tz()"))
+	}
 	if _, changed := indentTransform([]string{"a", "b"}, []string{"  a", "    b"}); changed {
 		t.Fatal("a non-uniform change was taken for a uniform one")
 	}
