@@ -43,7 +43,7 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 			return "", InvalidArgument("expectedSha256 applies to a file; the path is a %s.", cur.info.Type).
 				WithPath(res.Path).WithHint("use expectedVersion for a directory or a link")
 		}
-		s, _, err := t.digest(ctx, req.Path, nil)
+		s, _, err := t.digest(ctx, req.Path, nil, true)
 		return s, err
 	}
 	if err := req.Check(ctx, req.Path, cur.info, cur.exists, sum); err != nil {

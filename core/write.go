@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"strings"
 )
 
 // MaxWriteBytes caps the content of one write; larger files change by edit.
@@ -83,6 +84,10 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if req.Path == "" {
 		return nil, InvalidArgument("path is empty.").WithHint("pass the file to write")
 	}
+	if strings.HasSuffix(req.Path, "/") {
+		return nil, InvalidArgument("the path ends with a slash, which names a directory.").WithPath(req.Path).
+			WithHint("write to a file path, without the final slash")
+	}
 	data, err := req.content()
 	if err != nil {
 		return nil, err
@@ -92,6 +97,10 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			WithPath(req.Path).WithDetail("size", len(data)).WithDetail("limit", MaxWriteBytes).
 			WithHint("write a smaller file, then grow it with edit")
 	}
+	// The result's sha256 (about 4 ms for 2 MiB) is computed while the
+	// write waits for its lock, the disk and fsync.
+	dataSum := make(chan string, 1)
+	go func() { dataSum <- hex.EncodeToString(sha256Of(data)) }()
 	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
 	if err != nil {
 		return nil, err
@@ -101,25 +110,25 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err != nil {
 		return nil, err
 	}
-	same := false
+	same, compared := false, false
 	sum := func() (string, error) {
-		s, eq, err := t.digest(ctx, req.Path, data)
-		same = eq
+		s, eq, err := t.digest(ctx, req.Path, data, true)
+		same, compared = eq, true
 		return s, err
 	}
 	if err := req.Check(ctx, req.Path, cur.info, cur.exists, sum); err != nil {
 		return nil, err
 	}
-	res := &WriteResult{Sha256: hex.EncodeToString(sha256Of(data))}
+	res := &WriteResult{}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(req.Path))
 	if cur.exists && cur.info.Type == TypeFile && !req.Create && cur.info.Size == int64(len(data)) {
-		if req.ExpectedSha256 == "" {
-			if _, err := sum(); err != nil {
+		if !compared {
+			if _, same, err = t.digest(ctx, req.Path, data, false); err != nil {
 				return nil, err
 			}
 		}
 		if same {
-			res.NoChange, res.Version = true, cur.info.Version
+			res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, <-dataSum
 			return res, nil
 		}
 	}
@@ -127,7 +136,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err != nil {
 		return nil, err
 	}
-	res.BytesWritten, res.Created, res.Version = len(data), !cur.exists, fi.Version
+	res.BytesWritten, res.Created, res.Version, res.Sha256 = len(data), !cur.exists, fi.Version, <-dataSum
 	return res, nil
 }
 
@@ -152,37 +161,45 @@ func (r WriteRequest) content() ([]byte, error) {
 	return []byte(*r.Content), nil
 }
 
-// digest streams the file at path once: its sha256, and whether it holds
-// exactly want.
-func (t *Tools) digest(ctx context.Context, path string, want []byte) (string, bool, error) {
+// digest reads the file at path once and says whether it holds exactly
+// want; with hash it also returns the file's sha256, else it stops at the
+// first difference.
+func (t *Tools) digest(ctx context.Context, path string, want []byte, hash bool) (string, bool, error) {
 	r, err := t.FS.Open(ctx, path, 0)
 	if err != nil {
 		return "", false, err
 	}
 	defer r.Close()
 	h := sha256.New()
-	cmp := &prefixCompare{want: want, same: true}
-	if _, err := io.Copy(io.MultiWriter(h, cmp), r); err != nil {
-		return "", false, Errorf(CodeIOError, "the file could not be read: %s.", err).WithPath(path).WithCause(err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), cmp.same && cmp.n == len(want), nil
-}
-
-// prefixCompare compares a stream with want as it goes by.
-type prefixCompare struct {
-	want []byte
-	n    int
-	same bool
-}
-
-func (c *prefixCompare) Write(p []byte) (int, error) {
-	if c.same {
-		if c.n+len(p) > len(c.want) || !bytes.Equal(p, c.want[c.n:c.n+len(p)]) {
-			c.same = false
+	buf := make([]byte, 64<<10)
+	same, n := true, 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", false, err
+		}
+		k, err := r.Read(buf)
+		if k > 0 {
+			if hash {
+				h.Write(buf[:k])
+			}
+			same = same && n+k <= len(want) && bytes.Equal(buf[:k], want[n:n+k])
+			n += k
+			if !same && !hash {
+				return "", false, nil
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", false, Errorf(CodeIOError, "the file could not be read: %s.", err).WithPath(path).WithCause(err)
 		}
 	}
-	c.n += len(p)
-	return len(p), nil
+	same = same && n == len(want)
+	if !hash {
+		return "", same, nil
+	}
+	return hex.EncodeToString(h.Sum(nil)), same, nil
 }
 
 func sha256Of(data []byte) []byte {

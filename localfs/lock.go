@@ -49,7 +49,9 @@ func stateDir() (string, error) {
 	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
 		candidates = append(candidates, filepath.Join(x, "agentfs"))
 	}
-	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) && isDir(h) {
+		// Only below an existing home: a placeholder HOME (a sandbox's
+		// /no-home) is never created, even by root.
 		candidates = append(candidates, filepath.Join(h, ".local", "state", "agentfs"))
 	}
 	candidates = append(candidates, filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-%d", os.Getuid())))
@@ -64,6 +66,11 @@ func stateDir() (string, error) {
 		}
 	}
 	return "", firstErr
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // ensurePrivateDir creates d (mode 0700) and checks that it is a directory

@@ -52,14 +52,25 @@ func TestLockConflicts(t *testing.T) {
 		"d":       core.CodeLockTimeout,
 		"d/e/f/x": core.CodeLockTimeout,
 	} {
-		if got := code(try(p)); got != want {
+		if got := codeOf(try(p)); got != want {
 			t.Errorf("lock %s while d/e/f is held: %q, want %q", p, got, want)
 		}
 	}
 	unlock()
 	unlock() // a second call is harmless
-	if err := try("d"); err != nil {
+	// rm -r d holds d exclusively: no mutation below it can start.
+	unlock, err = fsys.Lock(ctx, "d", time.Second)
+	if err != nil {
 		t.Fatalf("after unlock: %v", err)
+	}
+	defer unlock()
+	for _, p := range []string{"d/e/f", "d/e", "d/x"} {
+		if got := codeOf(try(p)); got != core.CodeLockTimeout {
+			t.Errorf("lock %s while d is held: %q, want LOCK_TIMEOUT", p, got)
+		}
+	}
+	if err := try("other"); err != nil {
+		t.Errorf("lock other while d is held: %v", err)
 	}
 }
 
@@ -77,7 +88,7 @@ func TestLockFollowsLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	if _, err := fsys.Lock(context.Background(), "alias/f", 0); code(err) != core.CodeLockTimeout {
+	if _, err := fsys.Lock(context.Background(), "alias/f", 0); codeOf(err) != core.CodeLockTimeout {
 		t.Fatalf("lock through the link: %v, want LOCK_TIMEOUT", err)
 	}
 }
@@ -93,7 +104,7 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 	defer unlock()
 	start := time.Now()
 	_, err = fsys.Lock(context.Background(), "f", 50*time.Millisecond)
-	if code(err) != core.CodeLockTimeout {
+	if codeOf(err) != core.CodeLockTimeout {
 		t.Fatalf("got %v, want LOCK_TIMEOUT", err)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond || d > time.Second {
@@ -108,7 +119,7 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if code(err) != core.CodeInterrupted {
+		if codeOf(err) != core.CodeInterrupted {
 			t.Fatalf("got %v, want INTERRUPTED", err)
 		}
 	case <-time.After(time.Second):
@@ -118,7 +129,7 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 
 func TestLockRefusesRoot(t *testing.T) {
 	fsys, _ := newTestFS(t)
-	if _, err := fsys.Lock(context.Background(), ".", time.Second); code(err) != core.CodeInvalidArgument {
+	if _, err := fsys.Lock(context.Background(), ".", time.Second); codeOf(err) != core.CodeInvalidArgument {
 		t.Fatalf("got %v, want INVALID_ARGUMENT", err)
 	}
 }

@@ -77,6 +77,12 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts core.Wr
 		if err := replaceable(&st, display, opts); err != nil {
 			return core.FileInfo{}, err
 		}
+		// A rename would replace a file its mode forbids writing, as sed -i
+		// does; refuse it as open(2) and cp do.
+		if err := unix.Faccessat(dfd, base, unix.W_OK, unix.AT_EACCESS); err != nil {
+			return core.FileInfo{}, mapErr(err, display).
+				WithHint("the file is not writable; change its mode first if it should be")
+		}
 		if opts.InPlace {
 			return writeInPlace(dfd, base, &st, data, display)
 		}

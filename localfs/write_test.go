@@ -26,7 +26,7 @@ func newTestFS(t *testing.T) (*FS, string) {
 	return fsys, dir
 }
 
-func code(err error) core.Code {
+func codeOf(err error) core.Code {
 	var e *core.Error
 	if errors.As(err, &e) {
 		return e.Code
@@ -73,7 +73,7 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 			}
 			defer func() { failpoint = nil }()
 			_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new content"), core.WriteOptions{})
-			if code(err) != tc.code {
+			if codeOf(err) != tc.code {
 				t.Fatalf("error %v, want code %s", err, tc.code)
 			}
 			got, _ := os.ReadFile(target)
@@ -113,7 +113,7 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 		}
 		defer func() { failpoint = nil }()
 		_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new"), core.WriteOptions{})
-		if code(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
+		if codeOf(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
 			t.Fatalf("error %v, want IO_ERROR saying the file was replaced", err)
 		}
 		if got, _ := os.ReadFile(target); string(got) != "new" {
@@ -197,5 +197,23 @@ func TestWriteReturnsCurrentVersion(t *testing.T) {
 		if fi.Version != st.Version || fi.Size != 100 {
 			t.Fatalf("%+v: version %s, stat says %s", opts, fi.Version, st.Version)
 		}
+	}
+}
+
+// A file its mode makes read-only is refused, not silently replaced.
+func TestWriteRefusesReadOnlyFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write any file")
+	}
+	fsys, dir := newTestFS(t)
+	p := filepath.Join(dir, "ro.txt")
+	if err := os.WriteFile(p, []byte("keep"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.WriteFile(context.Background(), "ro.txt", []byte("new"), core.WriteOptions{}); codeOf(err) != core.CodePermissionDenied {
+		t.Fatalf("got %v, want PERMISSION_DENIED", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "keep" {
+		t.Fatalf("content %q", got)
 	}
 }
