@@ -159,7 +159,11 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	info := f.Info()
 	display := t.FS.Display(req.Path)
 	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(f, h), bufSize(info.Size))
+	size := bufSize(info.Size)
+	if req.ByteOffset > 0 {
+		size = sniffBytes + 1 // only the prefix is read from here
+	}
+	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
 	prefix, err := br.Peek(sniffBytes)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, ioError(err, display)
@@ -213,11 +217,11 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 		}
 		lr = &lineReader{br: br, c: cls.text, pos: int64(len(cls.text.bom)), hash: h}
 	}
-	res.TextWindow, err = w.run(lr)
+	res.TextWindow, err = w.run(ctx, lr)
 	if err != nil {
 		return nil, err
 	}
-	if lr.wholeFile() {
+	if lr.wholeFile() && !res.Truncated {
 		res.Sha256 = lr.sum()
 	}
 	return res, nil
@@ -388,10 +392,13 @@ type winLine struct {
 
 // run reads the window from lr: skips to the first line when there is no
 // byte continuation, then takes whole lines until a cap.
-func (w *window) run(lr *lineReader) (*TextWindow, error) {
+func (w *window) run(ctx context.Context, lr *lineReader) (*TextWindow, error) {
 	start := max(w.req.Offset, 1)
 	if w.req.ByteOffset == 0 {
 		for n := 1; n < start; n++ {
+			if n%4096 == 0 && ctx.Err() != nil {
+				return nil, ctx.Err() // skipping to a far offset can take long
+			}
 			ok, err := lr.skipLine()
 			if err != nil {
 				return nil, ioError(err, w.display)

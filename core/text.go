@@ -153,7 +153,7 @@ func classify(name string, prefix []byte, encName string, sniff bool) (classific
 	if c, ok := bomCodec(prefix); ok {
 		return classification{kind: kindText, mime: "text/plain", text: c}, nil
 	}
-	mime := "text/plain"
+	mime := "application/octet-stream"
 	if sniff {
 		mime, _, _ = strings.Cut(mimetype.Detect(prefix).String(), ";")
 	}
@@ -189,8 +189,10 @@ func validPrefix(b []byte, more bool) bool {
 	return false
 }
 
-// decode turns one raw line (terminator removed) into UTF-8. UTF-8 input is
-// validated, never repaired: invalid bytes are an error, not U+FFFD.
+// decode turns one raw line (terminator removed) into UTF-8. Input that is
+// not valid in the codec is an error, never shown as U+FFFD: x/text's
+// decoders replace silently, so a U+FFFD the raw bytes did not spell out
+// means an invalid sequence.
 func (c codec) decode(raw []byte) (string, error) {
 	if c.dec == nil {
 		if !utf8.Valid(raw) {
@@ -199,10 +201,29 @@ func (c codec) decode(raw []byte) (string, error) {
 		return string(raw), nil
 	}
 	out, _, err := transform.Bytes(c.dec.NewDecoder(), raw)
-	if err != nil {
+	if err != nil || bytes.Count(out, []byte("\uFFFD")) > c.literalFFFD(raw) {
 		return "", errNotText
 	}
 	return string(out), nil
+}
+
+// literalFFFD counts the U+FFFD characters raw really holds; of the legacy
+// encodings only GB18030 can spell one, as 84 31 A4 37.
+func (c codec) literalFFFD(raw []byte) int {
+	if c.unit == 2 {
+		unit := []byte{0xFD, 0xFF}
+		if c.bigEndian {
+			unit = []byte{0xFF, 0xFD}
+		}
+		n := 0
+		for i := 0; i+1 < len(raw); i += 2 {
+			if raw[i] == unit[0] && raw[i+1] == unit[1] {
+				n++
+			}
+		}
+		return n
+	}
+	return bytes.Count(raw, []byte{0x84, 0x31, 0xA4, 0x37})
 }
 
 // boundary returns the largest k' <= k at which raw can be cut without
@@ -235,9 +256,10 @@ func (c codec) boundary(raw []byte, k int) int {
 		}
 		return k
 	}
-	// A multi-byte legacy encoding: its decoder knows where characters end.
+	// A multi-byte legacy encoding: its decoder knows where characters end,
+	// and leaves a sequence cut at k unconsumed when not told it is the end.
 	dst := make([]byte, 4*k+16)
-	_, n, _ := c.dec.NewDecoder().Transform(dst, raw[:k], k == len(raw))
+	_, n, _ := c.dec.NewDecoder().Transform(dst, raw[:k], false)
 	return n
 }
 

@@ -1,0 +1,42 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// BenchmarkRead compares the first window of a 64 MiB file with a window
+// near its end reached by byteOffset: both should cost about the same.
+func BenchmarkRead(b *testing.B) {
+	var sb strings.Builder
+	lines := 0
+	for sb.Len() < 64<<20 {
+		fmt.Fprintf(&sb, "%08d\tfunc read(ctx context.Context, path string) ([]byte, error) // %d\n", lines, lines%97)
+		lines++
+	}
+	file := sb.String()
+	start := lines - 3000
+	at := 0
+	for range start - 1 {
+		at += strings.IndexByte(file[at:], '\n') + 1
+	}
+	tl := &Tools{FS: newMemFS(map[string]string{"big": file})}
+	for _, bc := range []struct {
+		name string
+		req  ReadRequest
+	}{
+		{"FirstWindow", ReadRequest{Path: "big"}},
+		{"NearEndByteOffset", ReadRequest{Path: "big", Offset: start, ByteOffset: int64(at)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := tl.Read(context.Background(), bc.req)
+				if err != nil || res.EndLine-res.StartLine+1 != ReadMaxLines {
+					b.Fatalf("%+v: %v", res, err)
+				}
+			}
+		})
+	}
+}
