@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -35,6 +36,10 @@ type text struct {
 	lf    string // src with every CRLF as LF
 	crs   []int  // positions in lf of each LF that was a CRLF
 	keys  map[int][]string
+	// fold is src folded rune by rune, built when the ladder gets there;
+	// foldPos maps each of its bytes to the offset of its rune in src.
+	fold    string
+	foldPos []int32
 }
 
 // textLine is one line: content [start,end), terminator [end,next).
@@ -174,7 +179,68 @@ func (t *text) locate(old string) []match {
 			return ms
 		}
 	}
-	return nil
+	return t.folded(old)
+}
+
+// folded is the unicode rung within lines: old, folded rune by rune,
+// anywhere in the folded content (a fragment of a line with curly quotes).
+func (t *text) folded(old string) []match {
+	o := foldRunes(strings.ReplaceAll(old, "\r\n", "\n"), nil)
+	if strings.TrimSpace(o) == "" {
+		return nil
+	}
+	if t.fold == "" {
+		t.fold = foldRunes(t.src, &t.foldPos)
+	}
+	var ms []match
+	for from := 0; from <= len(t.fold)-len(o); {
+		i := strings.Index(t.fold[from:], o)
+		if i < 0 {
+			break
+		}
+		fs, fe := from+i, from+i+len(o)
+		from = fs + 1
+		p := t.foldPos
+		if (fs > 0 && p[fs-1] == p[fs]) || (fe < len(t.fold) && p[fe-1] == p[fe]) {
+			continue // the match cuts through the folding of one rune
+		}
+		s, last := int(p[fs]), int(p[fe-1])
+		_, size := utf8.DecodeRuneInString(t.src[last:])
+		ms = append(ms, match{start: s, end: last + size, line: t.lineAt(s), rung: RungUnicode})
+		from = fe
+	}
+	return ms
+}
+
+// foldRunes folds s one rune at a time as foldUnicode does (NFKC
+// decompositions, look-alike punctuation) and drops the CR of each CRLF.
+// When pos is given it gets, for each byte of the result, the offset in s of
+// the rune it came from, and len(s) at the end.
+func foldRunes(s string, pos *[]int32) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var f string
+		switch {
+		case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+		case r < utf8.RuneSelf || r == utf8.RuneError && size == 1:
+			f = s[i : i+1]
+		default:
+			f = foldUnicode(s[i : i+size])
+		}
+		b.WriteString(f)
+		if pos != nil {
+			for range len(f) {
+				*pos = append(*pos, int32(i))
+			}
+		}
+		i += size
+	}
+	if pos != nil {
+		*pos = append(*pos, int32(len(s)))
+	}
+	return b.String()
 }
 
 // exact finds old byte for byte, in the LF view, without overlaps.

@@ -21,6 +21,8 @@ func FuzzEditMatch(f *testing.F) {
 		{"x \nx\t\n", "x\n", "y\n"},
 		{"\r\n\r\n", "\n", "\r"},
 		{"ab\u00a0cd", "b c", "q"},
+		{"a \u2018x\u2019\r\nb\u200b\r\n", "'x'\nb", "y"},
+		{"\uFB01 \xff\uFB01", "fi", "x"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2])

@@ -46,6 +46,9 @@ func TestPlanEdits(t *testing.T) {
 			"say(\"bye\") - ok\n", []string{RungUnicode}},
 		{"unicode nbsp", "a\u00a0=\u00a01\nb\n", []EditOp{op("a = 1", "a = 2")}, "a = 2\nb\n", []string{RungUnicode}},
 		{"unicode nfkc", "\uff21\uff22\n", []EditOp{op("AB", "ab")}, "ab\n", []string{RungUnicode}},
+		{"unicode fragment of a line", "\tmsg := \u201chello\u201d + name // \u2014 greet\n", []EditOp{op(`"hello" + name`, `"bye" + name`)},
+			"\tmsg := \"bye\" + name // \u2014 greet\n", []string{RungUnicode}},
+		{"unicode fragment across crlf", "a \u2018x\u2019\r\nb\r\n", []EditOp{op("'x'\nb", "y\nz")}, "a y\r\nz\r\n", []string{RungUnicode}},
 		{"replaceAll", "x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}}, "z\ny\nz\n", []string{RungExact}},
 		{"replaceAll fuzzy", "x \ny\nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\ny\nz\n", []string{RungTrailingWhitespace}},
 		{"already applied", "a\nB\nc\n", []EditOp{op("b", "B")}, "a\nB\nc\n", []string{""}},
@@ -114,6 +117,9 @@ func TestPlanEditsErrors(t *testing.T) {
 		{"same region twice", "abc\n", []EditOp{op("b", "1"), op("b", "2")}, CodeOverlap, nil},
 		{"no match", "a\nb\n", []EditOp{op("zzz", "y")}, CodeNoMatch, map[string]any{"edit": 0}},
 		{"gutter not consecutive", "one\ntwo\n", []EditOp{op("1\tone\n5\ttwo", "x")}, CodeNoMatch, nil},
+		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, CodeAmbiguousMatch,
+			map[string]any{"lines": []int{1, 1}, "rung": RungUnicode}},
+		{"no match inside one rune's folding", "\uFB01\n", []EditOp{op("i", "x")}, CodeNoMatch, nil},
 		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, CodeNoMatch, nil},
 	}
 	for _, tc := range tests {
