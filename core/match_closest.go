@@ -17,8 +17,12 @@ type ClosestRegion struct {
 	Text       string  `json:"text"`
 }
 
-// closestTextBytes bounds the region's text in an error.
-const closestTextBytes = 2048
+// closestTextBytes bounds the region's text in an error; closestProbes
+// bounds the lines of oldText that rank the windows.
+const (
+	closestTextBytes = 2048
+	closestProbes    = 16
+)
 
 // closest finds the window of lines most similar to old, comparing line i
 // of old with line i of the window.
@@ -41,20 +45,34 @@ func (t *text) closest(old string) (ClosestRegion, bool) {
 	for j := range t.lines {
 		have[j] = bigrams(fold(t.content(j)))
 	}
+	// Windows are ranked by up to closestProbes lines spread over oldText,
+	// so that a long oldText against a long file stays linear; the best
+	// window is then scored on every line.
+	probes := make([]int, 0, closestProbes)
+	for i := range min(k, closestProbes) {
+		probes = append(probes, i*k/min(k, closestProbes))
+	}
+	score := func(s int, lines []int) float64 {
+		sc := 0.0
+		for _, i := range lines {
+			sc += weight[i] * dice(want[i], have[s+i])
+		}
+		return sc
+	}
 	best, bestAt := -1.0, 0
 	for s := 0; s+k <= len(have); s++ {
-		score := 0.0
-		for i := range want {
-			score += weight[i] * dice(want[i], have[s+i])
+		if sc := score(s, probes); sc > best {
+			best, bestAt = sc, s
 		}
-		if score > best {
-			best, bestAt = score, s
-		}
+	}
+	all := make([]int, k)
+	for i := range all {
+		all[i] = i
 	}
 	r := ClosestRegion{
 		StartLine:  bestAt + 1,
 		EndLine:    bestAt + k,
-		Similarity: math.Round(best/total*100) / 100,
+		Similarity: math.Round(score(bestAt, all)/total*100) / 100,
 	}
 	r.Text = t.src[t.lines[bestAt].start:t.lines[bestAt+k-1].end]
 	if len(r.Text) > closestTextBytes {
