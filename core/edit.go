@@ -30,8 +30,8 @@ type EditOp struct {
 type EditRequest struct {
 	Path       string   `json:"path" arg:"0" alias:"file_path" help:"file to edit"`
 	Edits      []EditOp `json:"edits,omitempty" flag:"-" help:"replacements [{oldText, newText, replaceAll}], all against the original content"`
-	OldText    *string  `json:"oldText,omitempty" flag:"old" alias:"old_string" help:"single edit: text to replace"`
-	NewText    *string  `json:"newText,omitempty" flag:"new" alias:"new_string" help:"single edit: replacement text"`
+	OldText    *string  `json:"oldText,omitempty" flag:"old" alias:"old_string,oldString" help:"single edit: text to replace"`
+	NewText    *string  `json:"newText,omitempty" flag:"new" alias:"new_string,newString" help:"single edit: replacement text"`
 	ReplaceAll bool     `json:"replaceAll,omitempty" alias:"replace_all" help:"single edit: replace every match"`
 	DryRun     bool     `json:"dryRun,omitempty" help:"report the diff without writing"`
 	Precondition

@@ -237,6 +237,11 @@ func TestEditAliasesDecode(t *testing.T) {
 		t.Fatalf("%v %+v", err, req)
 	}
 	req = EditRequest{}
+	err = DecodeJSON([]byte(`{"path":"f","oldString":"a","newString":"b"}`), &req)
+	if err != nil || *req.OldText != "a" || *req.NewText != "b" {
+		t.Fatalf("%v %+v", err, req)
+	}
+	req = EditRequest{}
 	err = DecodeJSON([]byte(`{"path":"f","edits":[{"old_string":"a","new_string":"b","replace_all":true}],"expectedVersion":"v1"}`), &req)
 	if err != nil || req.Edits[0].OldText != "a" || *req.Edits[0].NewText != "b" || !req.Edits[0].ReplaceAll || req.ExpectedVersion != "v1" {
 		t.Fatalf("%v %+v", err, req)
