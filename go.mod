@@ -6,6 +6,7 @@ require (
 	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/mattn/go-isatty v0.0.24
 	github.com/rogpeppe/go-internal v1.16.0
+	github.com/sergi/go-diff v1.4.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.21.0

@@ -36,6 +36,7 @@ func commands() []*cli.Command {
 		readCommand(),
 		lsCommand(),
 		writeCommand(),
+		editCommand(),
 		rmCommand(),
 		versionCommand(),
 	}

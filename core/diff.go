@@ -1,0 +1,152 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// diffContext is the number of unchanged lines around each hunk.
+const diffContext = 3
+
+// diffLine is one line of a line diff: ' ', '-' or '+', and its text with
+// its terminator (none on a last line without one).
+type diffLine struct {
+	op   byte
+	text string
+}
+
+// lineDiff diffs a and b line by line (a CRLF line differs from its LF twin).
+func lineDiff(a, b string) []diffLine {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 2 * time.Second
+	ra, rb, lines := dmp.DiffLinesToRunes(a, b)
+	var out []diffLine
+	for _, d := range dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines) {
+		op := byte(' ')
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			op = '-'
+		case diffmatchpatch.DiffInsert:
+			op = '+'
+		}
+		for s := d.Text; s != ""; {
+			i := strings.IndexByte(s, '\n') + 1
+			if i == 0 {
+				i = len(s)
+			}
+			out = append(out, diffLine{op, s[:i]})
+			s = s[i:]
+		}
+	}
+	return out
+}
+
+// unifiedDiff renders the diff of a and b with diffContext lines of context
+// and ---/+++ headers naming path, and returns the first changed line of b
+// (0 when a and b are equal).
+func unifiedDiff(path, a, b string) (string, int) {
+	if a == b {
+		return "", 0
+	}
+	// Only the lines between the common head and tail, with their context,
+	// go through the line diff: a small edit of a large file stays cheap.
+	pre, aEnd, bEnd := changedSpan(a, b)
+	lines := lineDiff(a[pre:aEnd], b[pre:bEnd])
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", path, path)
+	first := 0
+	// oldNo and newNo are the numbers of the lines before index i.
+	oldNo, newNo := make([]int, len(lines)+1), make([]int, len(lines)+1)
+	oldNo[0] = strings.Count(a[:pre], "\n")
+	newNo[0] = oldNo[0]
+	for i, l := range lines {
+		oldNo[i+1], newNo[i+1] = oldNo[i], newNo[i]
+		if l.op != '+' {
+			oldNo[i+1]++
+		}
+		if l.op != '-' {
+			newNo[i+1]++
+		}
+		if l.op != ' ' && first == 0 {
+			first = newNo[i] + 1
+		}
+	}
+	for i := 0; i < len(lines); {
+		if lines[i].op == ' ' {
+			i++
+			continue
+		}
+		start := max(0, i-diffContext)
+		end := i // one past the last change of the hunk
+		for j := i; j < len(lines); j++ {
+			if lines[j].op != ' ' {
+				end = j + 1
+			} else if j-end >= 2*diffContext {
+				break
+			}
+		}
+		stop := min(len(lines), end+diffContext)
+		oldCount, newCount := oldNo[stop]-oldNo[start], newNo[stop]-newNo[start]
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(oldNo[start], oldCount), hunkRange(newNo[start], newCount))
+		for _, l := range lines[start:stop] {
+			out.WriteByte(l.op)
+			out.WriteString(l.text)
+			if !strings.HasSuffix(l.text, "\n") {
+				out.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		i = stop
+	}
+	return out.String(), first
+}
+
+// hunkRange is "start,count" of a hunk side; an empty side names the line
+// before it, as diff -u does.
+func hunkRange(before, count int) string {
+	if count == 0 {
+		return fmt.Sprintf("%d,0", before)
+	}
+	if count == 1 {
+		return fmt.Sprintf("%d", before+1)
+	}
+	return fmt.Sprintf("%d,%d", before+1, count)
+}
+
+// changedSpan returns where a and b differ, widened to whole lines and
+// diffContext lines of context: a[pre:aEnd] and b[pre:bEnd], the rest of
+// both being equal.
+func changedSpan(a, b string) (pre, aEnd, bEnd int) {
+	const chunk = 256 // compared a chunk at a time first: string equality is vectorised
+	n := min(len(a), len(b))
+	for pre+chunk <= n && a[pre:pre+chunk] == b[pre:pre+chunk] {
+		pre += chunk
+	}
+	for pre < n && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf+chunk <= n-pre && a[len(a)-suf-chunk:len(a)-suf] == b[len(b)-suf-chunk:len(b)-suf] {
+		suf += chunk
+	}
+	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	for k := 0; k <= diffContext && pre > 0; k++ {
+		pre = strings.LastIndexByte(a[:pre-1], '\n') + 1
+	}
+	aEnd = len(a) - suf
+	for k := 0; k <= diffContext && aEnd < len(a); k++ {
+		if aEnd > 0 && a[aEnd-1] == '\n' && k == 0 {
+			continue
+		}
+		if i := strings.IndexByte(a[aEnd:], '\n'); i >= 0 {
+			aEnd += i + 1
+		} else {
+			aEnd = len(a)
+		}
+	}
+	return pre, aEnd, len(b) - (len(a) - aEnd)
+}

@@ -1,0 +1,61 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUnifiedDiff(t *testing.T) {
+	tests := []struct {
+		name, a, b, want string
+		first            int
+	}{
+		{"equal", "a\n", "a\n", "", 0},
+		{"one line", "a\nb\nc\n", "a\nB\nc\n", "--- p\n+++ p\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", 2},
+		{"insert at start", "a\n", "z\na\n", "--- p\n+++ p\n@@ -1 +1,2 @@\n+z\n a\n", 1},
+		{"delete last", "a\nb\n", "a\n", "--- p\n+++ p\n@@ -1,2 +1 @@\n a\n-b\n", 2},
+		{"only insert", "", "a\n", "--- p\n+++ p\n@@ -0,0 +1 @@\n+a\n", 1},
+		{"no final newline", "a\nb", "a\nc", "--- p\n+++ p\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n", 2},
+		{"two hunks", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "x\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\ny\n",
+			"--- p\n+++ p\n@@ -1,4 +1,4 @@\n-1\n+x\n 2\n 3\n 4\n@@ -9,4 +9,4 @@\n 9\n 10\n 11\n-12\n+y\n", 1},
+		{"close changes share a hunk", "1\n2\n3\n4\n5\n6\n7\n8\n", "x\n2\n3\n4\n5\n6\n7\ny\n",
+			"--- p\n+++ p\n@@ -1,8 +1,8 @@\n-1\n+x\n 2\n 3\n 4\n 5\n 6\n 7\n-8\n+y\n", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, first := unifiedDiff("p", tc.a, tc.b)
+			if got != tc.want {
+				t.Errorf("diff\n%s\nwant\n%s", got, tc.want)
+			}
+			if tc.first != 0 && first != tc.first {
+				t.Errorf("first changed line %d, want %d", first, tc.first)
+			}
+		})
+	}
+}
+
+func TestUnifiedDiffLargeFile(t *testing.T) {
+	var a, b strings.Builder
+	for i := 1; i <= 1000; i++ {
+		a.WriteString(itoa(i) + "\n")
+		switch i {
+		case 50:
+			b.WriteString("fifty\n")
+		case 700:
+			b.WriteString("700\nseven hundred and a half\n")
+		default:
+			b.WriteString(itoa(i) + "\n")
+		}
+	}
+	got, first := unifiedDiff("p", a.String(), b.String())
+	want := "--- p\n+++ p\n" +
+		"@@ -47,7 +47,7 @@\n 47\n 48\n 49\n-50\n+fifty\n 51\n 52\n 53\n" +
+		"@@ -698,6 +698,7 @@\n 698\n 699\n 700\n+seven hundred and a half\n 701\n 702\n 703\n"
+	if got != want || first != 50 {
+		t.Errorf("first %d, diff\n%s\nwant\n%s", first, got, want)
+	}
+	got, _ = unifiedDiff("p", a.String()+"x", a.String()+"y")
+	if want := "--- p\n+++ p\n@@ -998,4 +998,4 @@\n 998\n 999\n 1000\n-x\n\\ No newline at end of file\n+y\n\\ No newline at end of file\n"; got != want {
+		t.Errorf("diff\n%s\nwant\n%s", got, want)
+	}
+}

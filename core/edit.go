@@ -1,0 +1,238 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// MaxEditBytes is the largest file edit reads.
+const MaxEditBytes = 2 << 20
+
+// EditOp is one replacement of a batch.
+type EditOp struct {
+	OldText    string  `json:"oldText" alias:"old_string,oldString" help:"text to replace; must match one place of the original file"`
+	NewText    *string `json:"newText" alias:"new_string,newString" help:"replacement text"`
+	ReplaceAll bool    `json:"replaceAll,omitempty" alias:"replace_all" help:"replace every match instead of requiring one"`
+}
+
+// EditRequest replaces text in one file. A single edit can be given as the
+// top-level oldText/newText (the flags --old and --new, and the shape of
+// other agents' edit tools); several go in edits. Every edit is matched
+// against the original content and the batch applies all or nothing.
+type EditRequest struct {
+	Path       string   `json:"path" arg:"0" alias:"file_path" help:"file to edit"`
+	Edits      []EditOp `json:"edits,omitempty" flag:"-" help:"replacements [{oldText, newText, replaceAll}], all against the original content"`
+	OldText    *string  `json:"oldText,omitempty" flag:"old" alias:"old_string,oldString" help:"single edit: text to replace"`
+	NewText    *string  `json:"newText,omitempty" flag:"new" alias:"new_string,newString" help:"single edit: replacement text"`
+	ReplaceAll bool     `json:"replaceAll,omitempty" alias:"replace_all" help:"single edit: replace every match"`
+	DryRun     bool     `json:"dryRun,omitempty" help:"report the diff without writing"`
+	Precondition
+}
+
+// EditResult is what an edit did (or, with dryRun, would do).
+type EditResult struct {
+	Path         string        `json:"path"`
+	PathBase64   string        `json:"pathBase64,omitempty"`
+	EditsApplied int           `json:"editsApplied"`
+	Edits        []EditOutcome `json:"edits"`
+	// Diff is unified, with 3 lines of context; Truncated when the byte
+	// bound cut it (the file is edited in full all the same).
+	Diff             string `json:"diff"`
+	Truncated        bool   `json:"truncated,omitempty"`
+	FirstChangedLine int    `json:"firstChangedLine,omitempty"`
+	// NoChange is set when every edit was already applied: nothing written.
+	NoChange bool `json:"noChange,omitempty"`
+	// Version and Sha256 describe the file as it now is on disk (with
+	// dryRun, as it was read), ready for the next call's preconditions.
+	Version string `json:"version"`
+	Sha256  string `json:"sha256"`
+	DryRun  bool   `json:"dryRun,omitempty"`
+}
+
+var bom = []byte("\xEF\xBB\xBF")
+
+// ops checks the request and returns its edits in one list.
+func (r *EditRequest) ops() ([]EditOp, error) {
+	if r.Path == "" {
+		return nil, InvalidArgument("path is required.").WithHint("give the file to edit")
+	}
+	edits := r.Edits
+	switch {
+	case r.OldText != nil || r.NewText != nil:
+		if len(edits) > 0 {
+			return nil, InvalidArgument("give either edits or a single oldText/newText, not both.").
+				WithHint("put every replacement in edits")
+		}
+		if r.OldText == nil || r.NewText == nil {
+			return nil, InvalidArgument("a single edit needs both oldText and newText.").
+				WithHint("pass --old and --new (newText may be empty to delete)")
+		}
+		edits = []EditOp{{OldText: *r.OldText, NewText: r.NewText, ReplaceAll: r.ReplaceAll}}
+	case len(edits) == 0:
+		return nil, InvalidArgument("no edits given.").
+			WithHint(`pass --old and --new, or {"edits":[{"oldText":"...","newText":"..."}]}`)
+	case r.ReplaceAll:
+		return nil, InvalidArgument("replaceAll at the top level applies to a single oldText/newText.").
+			WithHint("set replaceAll inside each edit")
+	}
+	for i, e := range edits {
+		switch {
+		case e.OldText == "":
+			return nil, InvalidArgument("edits[%d].oldText is empty.", i).
+				WithHint("copy the text to replace from the file; to create or overwrite a whole file use write")
+		case e.NewText == nil:
+			return nil, InvalidArgument("edits[%d].newText is missing.", i).
+				WithHint(`give newText ("" deletes oldText)`)
+		case *e.NewText == e.OldText:
+			return nil, InvalidArgument("edits[%d] has the same oldText and newText.", i).
+				WithHint("an edit must change something")
+		}
+	}
+	return edits, nil
+}
+
+// Edit applies a batch of replacements to one file under its exclusive
+// lock, held from the read to the atomic replace, so that no other mutation
+// lands in between. Only the located regions change: BOM, line endings,
+// final newline and mode are kept.
+func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) {
+	mfs, err := t.mutableFS("edit")
+	if err != nil {
+		return nil, err
+	}
+	edits, err := req.ops()
+	if err != nil {
+		return nil, err
+	}
+	display := t.FS.Display(req.Path)
+	unlock, err := mfs.Lock(ctx, req.Path, t.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	data, info, err := t.readForEdit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	oldSum := sync.OnceValue(func() string { return sha256Hex(data) })
+	if err := req.Precondition.Check(ctx, display, info, true, func() (string, error) {
+		return oldSum(), nil
+	}); err != nil {
+		return nil, err
+	}
+	prefix := []byte{}
+	if bytes.HasPrefix(data, bom) {
+		prefix = bom
+	}
+	src := string(data[len(prefix):])
+	edited, outcomes, err := planEdits(src, edits)
+	if err != nil {
+		return nil, withPath(err, display)
+	}
+	res := &EditResult{Edits: outcomes, DryRun: req.DryRun, Version: info.Version}
+	res.Path, res.PathBase64 = PathText(display)
+	for _, o := range outcomes {
+		if !o.AlreadyApplied {
+			res.EditsApplied++
+		}
+	}
+	res.NoChange = edited == src
+	var diff string
+	diff, res.FirstChangedLine = unifiedDiff(display, src, edited)
+	if !res.NoChange && !req.DryRun {
+		newData := append(append([]byte{}, prefix...), edited...)
+		fi, err := mfs.WriteFile(ctx, req.Path, newData, WriteOptions{})
+		if err != nil {
+			return nil, err
+		}
+		res.Version, res.Sha256 = fi.Version, sha256Hex(newData)
+	} else {
+		res.Sha256 = oldSum()
+	}
+	res.Diff, res.Truncated = t.boundDiff(res, diff)
+	return res, nil
+}
+
+// readForEdit reads the whole file, refusing what edit cannot change
+// losslessly: a file over MaxEditBytes, or one that is not UTF-8 text.
+func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, FileInfo, error) {
+	display := t.FS.Display(req.Path)
+	r, err := t.FS.Open(ctx, req.Path, 0)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Code == CodeNotFound && req.Precondition.Set() {
+			return nil, FileInfo{}, req.Precondition.Check(ctx, display, FileInfo{}, false, nil)
+		}
+		return nil, FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
+	}
+	defer r.Close()
+	info := r.Info()
+	tooLarge := func(size int64) error {
+		return Errorf(CodeTooLarge, "the file is %d bytes, over edit's limit of %d.", size, MaxEditBytes).WithPath(display).
+			WithHint("edit files up to 2 MiB; split a larger file first")
+	}
+	if info.Size > MaxEditBytes {
+		return nil, info, tooLarge(info.Size)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxEditBytes+1))
+	if err != nil {
+		return nil, info, AsError(err).WithPath(display)
+	}
+	if len(data) > MaxEditBytes {
+		return nil, info, tooLarge(int64(len(data)))
+	}
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return nil, info, Errorf(CodeNotText, "the file is not UTF-8 text.").WithPath(display).
+			WithHint("edit changes text files only; use write to replace a binary file")
+	}
+	return data, info, nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func withPath(err error, p string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Path == "" {
+		e.WithPath(p)
+	}
+	return err
+}
+
+// boundDiff cuts the diff at a line so that the whole result fits in
+// MaxBytes of JSON, with a marker naming what was left out.
+func (t *Tools) boundDiff(res *EditResult, diff string) (string, bool) {
+	b, _ := json.Marshal(res)
+	budget := t.maxBytes() - len(b) - 128
+	if jsonLen(diff) <= budget {
+		return diff, false
+	}
+	var out strings.Builder
+	used, lines := 0, 0
+	for rest := diff; rest != ""; lines++ {
+		i := strings.IndexByte(rest, '\n') + 1
+		if i == 0 {
+			i = len(rest)
+		}
+		n := jsonLen(rest[:i])
+		if used+n > budget {
+			break
+		}
+		used += n
+		out.WriteString(rest[:i])
+		rest = rest[i:]
+	}
+	left := strings.Count(diff, "\n") - lines
+	out.WriteString("... diff truncated: " + itoa(left) + " more lines\n")
+	return out.String(), true
+}

@@ -1,0 +1,127 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// editFS is an in-memory MutableFS for the edit tests: one lock for all
+// paths, a version that counts writes, and modes kept across writes.
+type editFS struct {
+	mu     sync.Mutex
+	lock   chan struct{}
+	files  map[string]*editFile
+	writes int
+	// failWrite, when set, is returned by WriteFile.
+	failWrite error
+}
+
+type editFile struct {
+	data    []byte
+	mode    uint32
+	version int
+}
+
+func newEditFS(files map[string]string) *editFS {
+	m := &editFS{lock: make(chan struct{}, 1), files: map[string]*editFile{}}
+	for p, d := range files {
+		m.files[p] = &editFile{data: []byte(d), mode: 0o644, version: 1}
+	}
+	return m
+}
+
+func (m *editFS) info(p string, f *editFile) FileInfo {
+	return FileInfo{Name: p, Size: int64(len(f.data)), Type: TypeFile, Mode: f.mode, Version: fmt.Sprintf("v%d", f.version)}
+}
+
+func (m *editFS) get(p string) (*editFile, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.files[p]
+	if !ok {
+		return nil, Errorf(CodeNotFound, "no such file.").WithPath(p)
+	}
+	return f, nil
+}
+
+func (m *editFS) Stat(_ context.Context, p string) (FileInfo, error) {
+	f, err := m.get(p)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return m.info(p, f), nil
+}
+
+func (m *editFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
+
+type editReader struct {
+	io.Reader
+	info FileInfo
+}
+
+func (r editReader) Close() error   { return nil }
+func (r editReader) Info() FileInfo { return r.info }
+
+func (m *editFS) Open(_ context.Context, p string, offset int64) (FileReader, error) {
+	f, err := m.get(p)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return editReader{bytes.NewReader(bytes.Clone(f.data[offset:])), m.info(p, f)}, nil
+}
+
+func (m *editFS) ReadDir(context.Context, string, int, int) (DirPage, error) {
+	return DirPage{}, Errorf(CodeNotADirectory, "not a directory.")
+}
+
+func (m *editFS) Display(p string) string { return p }
+
+func (m *editFS) Lock(ctx context.Context, _ string, timeout time.Duration) (func(), error) {
+	select {
+	case m.lock <- struct{}{}:
+		return func() { <-m.lock }, nil
+	case <-time.After(timeout):
+		return nil, Errorf(CodeLockTimeout, "lock timeout.")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (m *editFS) WriteFile(_ context.Context, p string, data []byte, _ WriteOptions) (FileInfo, error) {
+	if m.failWrite != nil {
+		return FileInfo{}, m.failWrite
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.files[p]
+	if !ok {
+		f = &editFile{mode: 0o644}
+		m.files[p] = f
+	}
+	f.data = bytes.Clone(data)
+	f.version++
+	m.writes++
+	return m.info(p, f), nil
+}
+
+func (m *editFS) Remove(_ context.Context, p string, _ bool) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.files[p]
+	delete(m.files, p)
+	return ok, nil
+}
+
+func (m *editFS) content(p string) string {
+	f, err := m.get(p)
+	if err != nil {
+		return "<missing>"
+	}
+	return string(f.data)
+}

@@ -1,0 +1,145 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// EditOutcome says how one edit of a batch was applied.
+type EditOutcome struct {
+	// Rung is the ladder rung that located oldText (see the Rung constants).
+	Rung string `json:"rung,omitempty"`
+	// Replacements is how many regions were replaced (more than one only
+	// with replaceAll).
+	Replacements int `json:"replacements"`
+	// Lines are the first lines of the replaced regions in the original
+	// file, at most maxOutcomeLines of them.
+	Lines []int `json:"lines,omitempty"`
+	// Reindented is set when newText was re-indented to the file's.
+	Reindented bool `json:"reindented,omitempty"`
+	// GutterStripped is set when a pasted line-number gutter was removed.
+	GutterStripped bool `json:"gutterStripped,omitempty"`
+	// AlreadyApplied is set when oldText is absent and newText is already
+	// there: the edit changes nothing.
+	AlreadyApplied bool `json:"alreadyApplied,omitempty"`
+}
+
+// maxOutcomeLines bounds the line lists of outcomes and errors.
+const maxOutcomeLines = 50
+
+// region is one replacement of the plan.
+type region struct {
+	start, end int
+	edit       int
+	line       int
+	repl       string
+}
+
+// planEdits matches every edit against the original src (content after the
+// BOM) and returns the edited content and the outcome of each edit. It is
+// all or nothing: any edit that does not match exactly one place (or any
+// place, with replaceAll), or that overlaps another, fails the batch.
+func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
+	t := newText(src)
+	outcomes := make([]EditOutcome, len(edits))
+	var regions []region
+	for i, e := range edits {
+		oldText, newText := e.OldText, *e.NewText
+		ms := t.locate(oldText)
+		if len(ms) == 0 {
+			if stripped, ok := stripGutter(oldText, true); ok && strings.TrimSpace(stripped) != "" {
+				if ms = t.locate(stripped); len(ms) > 0 {
+					oldText = stripped
+					newText, _ = stripGutter(newText, false)
+					outcomes[i].GutterStripped = true
+				}
+			}
+		}
+		if len(ms) == 0 {
+			if newText != "" && len(t.locate(newText)) > 0 {
+				outcomes[i].AlreadyApplied = true
+				continue
+			}
+			return "", nil, noMatch(t, i, len(edits), oldText)
+		}
+		if len(ms) > 1 && !e.ReplaceAll {
+			return "", nil, ambiguous(i, len(edits), ms)
+		}
+		outcomes[i].Rung = ms[0].rung
+		for _, m := range ms {
+			if len(regions) > 0 && regions[len(regions)-1].edit == i && m.start < regions[len(regions)-1].end {
+				continue // a fuzzy replaceAll window overlapping the previous one
+			}
+			repl := strings.ReplaceAll(newText, "\r\n", "\n")
+			if m.reindent != nil {
+				repl = reindentText(repl, m.reindent)
+				outcomes[i].Reindented = true
+			}
+			if eol := t.eolAt(m.start, m.end); eol != "\n" {
+				repl = strings.ReplaceAll(repl, "\n", eol)
+			}
+			regions = append(regions, region{m.start, m.end, i, m.line, repl})
+			outcomes[i].Replacements++
+			if len(outcomes[i].Lines) < maxOutcomeLines {
+				outcomes[i].Lines = append(outcomes[i].Lines, m.line)
+			}
+		}
+	}
+	sort.SliceStable(regions, func(a, b int) bool { return regions[a].start < regions[b].start })
+	for k := 1; k < len(regions); k++ {
+		if a, b := regions[k-1], regions[k]; b.start < a.end {
+			return "", nil, Errorf(CodeOverlap, "edits %d and %d overlap (lines %d and %d).", min(a.edit, b.edit), max(a.edit, b.edit), a.line, b.line).
+				WithHint("every edit applies to the original content: merge overlapping edits into one").
+				WithDetail("edits", []int{min(a.edit, b.edit), max(a.edit, b.edit)}).
+				WithDetail("lines", []int{a.line, b.line})
+		}
+	}
+	var out strings.Builder
+	out.Grow(len(src))
+	at := 0
+	for _, r := range regions {
+		out.WriteString(src[at:r.start])
+		out.WriteString(r.repl)
+		at = r.end
+	}
+	out.WriteString(src[at:])
+	return out.String(), outcomes, nil
+}
+
+// which names edit i in a message: "oldText" alone, or "edit 2's oldText".
+func which(i, n int) string {
+	if n == 1 {
+		return "oldText"
+	}
+	return fmt.Sprintf("oldText of edit %d", i)
+}
+
+func noMatch(t *text, i, n int, old string) *Error {
+	e := Errorf(CodeNoMatch, "%s was not found in the file.", which(i, n)).WithDetail("edit", i)
+	if c, ok := t.closest(old); ok && c.Similarity > 0 {
+		e.WithDetail("closest", c).
+			WithHint("the closest region is lines %d-%d (similarity %.2f): read those lines and copy oldText from them exactly", c.StartLine, c.EndLine, c.Similarity)
+	} else {
+		e.WithHint("read the file and copy oldText from it exactly")
+	}
+	return e
+}
+
+func ambiguous(i, n int, ms []match) *Error {
+	lines := make([]int, 0, min(len(ms), maxOutcomeLines))
+	for _, m := range ms[:min(len(ms), maxOutcomeLines)] {
+		lines = append(lines, m.line)
+	}
+	list := make([]string, len(lines))
+	for k, l := range lines {
+		list[k] = itoa(l)
+	}
+	more := ""
+	if len(ms) > len(lines) {
+		more = fmt.Sprintf(" and %d more", len(ms)-len(lines))
+	}
+	return Errorf(CodeAmbiguousMatch, "%s matches %d places, at lines %s%s.", which(i, n), len(ms), strings.Join(list, ", "), more).
+		WithHint("add surrounding lines to oldText so it matches one place, or set replaceAll").
+		WithDetail("edit", i).WithDetail("lines", lines).WithDetail("count", len(ms)).WithDetail("rung", ms[0].rung)
+}

@@ -1,0 +1,253 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func editTools(files map[string]string) (*Tools, *editFS) {
+	m := newEditFS(files)
+	return &Tools{FS: m, LockTimeout: time.Second}, m
+}
+
+func wantCode(t *testing.T, err error, code Code) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || e.Code != code {
+		t.Fatalf("err %v, want %s", err, code)
+	}
+	return e
+}
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func TestEditWritesAndReports(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": "a\nb\nc\nd\ne\nf\ng\nh\n"})
+	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("g", "G")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.content("f"); got != "a\nb\nc\nd\ne\nf\nG\nh\n" {
+		t.Fatalf("content %q", got)
+	}
+	wantDiff := "--- f\n+++ f\n@@ -4,5 +4,5 @@\n d\n e\n f\n-g\n+G\n h\n"
+	if res.Diff != wantDiff {
+		t.Errorf("diff\n%s\nwant\n%s", res.Diff, wantDiff)
+	}
+	if res.EditsApplied != 1 || res.FirstChangedLine != 7 || res.Version != "v2" || res.Sha256 != sum(m.content("f")) || res.DryRun || res.NoChange {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestEditSingleTopLevel(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": "x x x\n"})
+	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", OldText: str("x"), NewText: str("y"), ReplaceAll: true})
+	if err != nil || m.content("f") != "y y y\n" {
+		t.Fatalf("%v, %q", err, m.content("f"))
+	}
+}
+
+func TestEditDryRunWritesNothing(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": "a\n"})
+	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.writes != 0 || m.content("f") != "a\n" {
+		t.Fatalf("dry run wrote: %q", m.content("f"))
+	}
+	if !res.DryRun || !strings.Contains(res.Diff, "-a\n+b\n") || res.Version != "v1" || res.Sha256 != sum("a\n") {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestEditAlreadyAppliedWritesNothing(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": "b\n"})
+	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.writes != 0 || !res.NoChange || res.EditsApplied != 0 || !res.Edits[0].AlreadyApplied || res.Diff != "" {
+		t.Fatalf("result %+v, writes %d", res, m.writes)
+	}
+}
+
+func TestEditAllOrNothing(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": "a\nb\n"})
+	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "A"), op("zz", "Z")}})
+	e := wantCode(t, err, CodeNoMatch)
+	if e.Path != "f" || e.Details["edit"] != 1 || !strings.Contains(e.Message, "edit 1") {
+		t.Errorf("error %+v", e)
+	}
+	if m.writes != 0 || m.content("f") != "a\nb\n" {
+		t.Fatalf("a failed batch changed the file: %q", m.content("f"))
+	}
+}
+
+func TestEditPreconditions(t *testing.T) {
+	ctx := context.Background()
+	tl, m := editTools(map[string]string{"f": "a\n"})
+	e := wantCode(t, func() error {
+		_, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: "v0"}})
+		return err
+	}(), CodeStale)
+	if e.Details["currentVersion"] != "v1" {
+		t.Errorf("STALE without the current version: %+v", e)
+	}
+	_, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedSha256: sum("other")}})
+	wantCode(t, err, CodeStale)
+	if m.writes != 0 {
+		t.Fatal("a stale edit wrote")
+	}
+	res, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: "v1", ExpectedSha256: sum("a\n")}})
+	if err != nil || m.content("f") != "b\n" {
+		t.Fatalf("%v, %q", err, m.content("f"))
+	}
+	// The result's version and sha256 chain into the next edit.
+	if _, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("b", "c")}, Precondition: Precondition{ExpectedVersion: res.Version, ExpectedSha256: res.Sha256}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tl.Edit(ctx, EditRequest{Path: "gone", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: "v1"}})
+	wantCode(t, err, CodeStale)
+}
+
+func TestEditRefusals(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("x", MaxEditBytes+1)
+	tl, m := editTools(map[string]string{"bin": "a\x00b", "latin1": "caf\xe9", "big": big, "f": "a\n"})
+	for _, tc := range []struct {
+		req  EditRequest
+		code Code
+	}{
+		{EditRequest{Path: "bin", Edits: []EditOp{op("a", "b")}}, CodeNotText},
+		{EditRequest{Path: "latin1", Edits: []EditOp{op("caf", "b")}}, CodeNotText},
+		{EditRequest{Path: "big", Edits: []EditOp{op("x", "y")}}, CodeTooLarge},
+		{EditRequest{Path: "nope", Edits: []EditOp{op("a", "b")}}, CodeNotFound},
+		{EditRequest{Path: "", Edits: []EditOp{op("a", "b")}}, CodeInvalidArgument},
+		{EditRequest{Path: "f"}, CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: []EditOp{op("", "b")}}, CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: []EditOp{{OldText: "a"}}}, CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: []EditOp{op("a", "a")}}, CodeInvalidArgument},
+		{EditRequest{Path: "f", OldText: str("a")}, CodeInvalidArgument},
+		{EditRequest{Path: "f", OldText: str("a"), NewText: str("b"), Edits: []EditOp{op("a", "b")}}, CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, ReplaceAll: true}, CodeInvalidArgument},
+	} {
+		_, err := tl.Edit(ctx, tc.req)
+		wantCode(t, err, tc.code)
+	}
+	ro := &Tools{FS: m, ReadOnly: true}
+	_, err := ro.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}})
+	wantCode(t, err, CodeReadOnly)
+	if m.writes != 0 {
+		t.Fatal("a refused edit wrote")
+	}
+}
+
+func TestEditWriteErrorPropagates(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": "a\n"})
+	m.failWrite = Errorf(CodeNoSpace, "no space left.")
+	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}})
+	wantCode(t, err, CodeNoSpace)
+}
+
+func TestEditLockTimeout(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": "a\n"})
+	tl.LockTimeout = time.Millisecond
+	m.lock <- struct{}{} // another holder
+	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}})
+	wantCode(t, err, CodeLockTimeout)
+}
+
+// TestEditRoundTrips edits files of every shape and back, byte for byte, and
+// checks that only the region changed.
+func TestEditRoundTrips(t *testing.T) {
+	files := map[string]string{
+		"crlf":       "one\r\ntwo\r\nthree\r\n",
+		"mixed":      "one\r\ntwo\nthree\r\nfour\n",
+		"bom":        "\xEF\xBB\xBFone\ntwo\nthree\n",
+		"bom crlf":   "\xEF\xBB\xBFone\r\ntwo\r\nthree",
+		"no newline": "one\ntwo\nthree",
+		"tabs":       "one\n\ttwo\t\n\t\tthree\n",
+		"cr only":    "one\rtwo\rthree\r",
+		"unicode":    "one \u201ctwo\u201d\u00a0three\n",
+	}
+	ctx := context.Background()
+	for name, content := range files {
+		t.Run(name, func(t *testing.T) {
+			tl, m := editTools(map[string]string{"f": content})
+			res, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("two", "2\n2")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := strings.Index(content, "two")
+			after := m.content("f")
+			eol := "\n"
+			if strings.HasPrefix(content[i+3:], "\r\n") {
+				eol = "\r\n"
+			}
+			if want := content[:i] + "2" + eol + "2" + content[i+3:]; after != want {
+				t.Fatalf("after edit %q, want %q", after, want)
+			}
+			if res.Edits[0].Rung != RungExact {
+				t.Errorf("rung %s", res.Edits[0].Rung)
+			}
+			if _, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("2\n2", "two")}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := m.content("f"); got != content {
+				t.Fatalf("round trip %q, want %q", got, content)
+			}
+		})
+	}
+}
+
+func TestEditDiffBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 5000 {
+		b.WriteString("line \"quoted\" " + itoa(i) + "\n")
+	}
+	tl, m := editTools(map[string]string{"f": b.String()})
+	tl.MaxBytes = 4096
+	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{{OldText: "line", NewText: str("LINE"), ReplaceAll: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(res)
+	if !res.Truncated || len(out) > 4096 || !strings.Contains(res.Diff, "... diff truncated: ") {
+		t.Fatalf("truncated=%v, %d bytes, diff tail %q", res.Truncated, len(out), res.Diff[max(0, len(res.Diff)-80):])
+	}
+	if strings.Count(m.content("f"), "LINE") != 5000 || res.Edits[0].Replacements != 5000 || len(res.Edits[0].Lines) != maxOutcomeLines {
+		t.Fatalf("the truncated edit was not applied in full: %+v", res.Edits)
+	}
+}
+
+func TestEditAliasesDecode(t *testing.T) {
+	var req EditRequest
+	err := DecodeJSON([]byte(`{"file_path":"f","old_string":"a","new_string":"","replace_all":true}`), &req)
+	if err != nil || req.Path != "f" || *req.OldText != "a" || *req.NewText != "" || !req.ReplaceAll {
+		t.Fatalf("%v %+v", err, req)
+	}
+	req = EditRequest{}
+	err = DecodeJSON([]byte(`{"path":"f","oldString":"a","newString":"b"}`), &req)
+	if err != nil || *req.OldText != "a" || *req.NewText != "b" {
+		t.Fatalf("%v %+v", err, req)
+	}
+	req = EditRequest{}
+	err = DecodeJSON([]byte(`{"path":"f","edits":[{"old_string":"a","new_string":"b","replace_all":true}],"expectedVersion":"v1"}`), &req)
+	if err != nil || req.Edits[0].OldText != "a" || *req.Edits[0].NewText != "b" || !req.Edits[0].ReplaceAll || req.ExpectedVersion != "v1" {
+		t.Fatalf("%v %+v", err, req)
+	}
+	err = DecodeJSON([]byte(`{"path":"f","edits":[{"oldTxt":"a"}]}`), &req)
+	if e := wantCode(t, err, CodeInvalidArgument); !strings.Contains(e.Message, "oldText") {
+		t.Errorf("unknown field message %q names no closest field", e.Message)
+	}
+}

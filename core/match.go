@@ -1,0 +1,405 @@
+package core
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// The rungs of the matching ladder, from the strictest. A rung only locates
+// a region of the original content: the bytes outside it are never touched,
+// and the region itself is replaced by newText.
+const (
+	// RungExact is the oldText byte for byte (a CRLF file matches an LF oldText).
+	RungExact = "exact"
+	// RungTrailingWhitespace ignores whitespace at the end of each line.
+	RungTrailingWhitespace = "trailing-whitespace"
+	// RungWhitespace ignores whitespace at both ends of each line.
+	RungWhitespace = "whitespace"
+	// RungIndentation is RungWhitespace where the lines differ by a uniform
+	// indentation change (tabs for spaces, a shift): newText is re-indented
+	// the same way.
+	RungIndentation = "indentation"
+	// RungUnicode also folds curly quotes, dashes, odd spaces and NFKC forms.
+	RungUnicode = "unicode"
+)
+
+// text is a file's content as the matcher sees it: the bytes after any BOM,
+// cut into lines, and an LF-only view for matching CRLF content.
+type text struct {
+	src   string
+	lines []textLine
+	lf    string // src with every CRLF as LF
+	crs   []int  // positions in lf of each LF that was a CRLF
+	keys  map[int][]string
+	// fold is src folded rune by rune, built when the ladder gets there;
+	// foldPos maps each of its bytes to the offset of its rune in src.
+	fold    string
+	foldPos []int32
+}
+
+// textLine is one line: content [start,end), terminator [end,next).
+type textLine struct{ start, end, next int }
+
+func newText(src string) *text {
+	t := &text{src: src, lf: src, keys: map[int][]string{}}
+	for i := 0; i < len(src); {
+		j := strings.IndexByte(src[i:], '\n')
+		if j < 0 {
+			t.lines = append(t.lines, textLine{i, len(src), len(src)})
+			break
+		}
+		end, next := i+j, i+j+1
+		if end > i && src[end-1] == '\r' {
+			end--
+			t.crs = append(t.crs, end-len(t.crs))
+		}
+		t.lines = append(t.lines, textLine{i, end, next})
+		i = next
+	}
+	if len(t.crs) > 0 {
+		t.lf = strings.ReplaceAll(src, "\r\n", "\n")
+	}
+	return t
+}
+
+// fromLF maps a position in the LF view back to src.
+func (t *text) fromLF(n int) int { return n + sort.SearchInts(t.crs, n) }
+
+// lineAt is the 1-based number of the line holding byte pos of src.
+func (t *text) lineAt(pos int) int {
+	return sort.Search(len(t.lines), func(i int) bool { return t.lines[i].next > pos }) + 1
+}
+
+func (t *text) content(i int) string { return t.src[t.lines[i].start:t.lines[i].end] }
+
+// eolAt is the line ending newText should use in the region [start,end):
+// the usual terminator of the lines it touches, else the file's usual one, so
+// that mixed endings elsewhere in the file stay as they are.
+func (t *text) eolAt(start, end int) string {
+	crlf, lf := 0, 0
+	for i := t.lineAt(start) - 1; i < len(t.lines) && t.lines[i].start < end; i++ {
+		switch t.lines[i].next - t.lines[i].end {
+		case 2:
+			crlf++
+		case 1:
+			lf++
+		}
+	}
+	if crlf+lf == 0 {
+		crlf, lf = len(t.crs), len(t.lines)-len(t.crs)
+		if n := len(t.lines); n > 0 && t.lines[n-1].next == t.lines[n-1].end {
+			lf--
+		}
+	}
+	if crlf > lf {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// match is one located region of src.
+type match struct {
+	start, end int
+	line       int // 1-based line of start
+	// reindent re-indents newText for this region; nil leaves it as given.
+	reindent func(string) string
+	rung     string
+}
+
+// lineKeys are how the fuzzy rungs compare lines, in ladder order.
+var lineKeys = []struct {
+	rung string
+	key  func(string) string
+}{
+	{RungTrailingWhitespace, func(s string) string { return strings.TrimRight(s, " \t\r\f\v") }},
+	{RungWhitespace, strings.TrimSpace},
+	{RungUnicode, func(s string) string { return strings.TrimSpace(foldUnicode(strings.TrimSpace(s))) }},
+}
+
+// locate runs the ladder for old and returns every match at the first rung
+// that has one; nil when none matches.
+func (t *text) locate(old string) []match {
+	if ms := t.exact(old); len(ms) > 0 {
+		return ms
+	}
+	oldLines, withEOL := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
+	blank := true
+	for _, l := range oldLines {
+		blank = blank && strings.TrimSpace(l) == ""
+	}
+	if blank || len(oldLines) > len(t.lines) {
+		return nil
+	}
+	for k, lk := range lineKeys {
+		want := make([]string, len(oldLines))
+		for i, l := range oldLines {
+			want[i] = lk.key(l)
+		}
+		have := t.keys[k]
+		if have == nil {
+			have = make([]string, len(t.lines))
+			for i := range t.lines {
+				have[i] = lk.key(t.content(i))
+			}
+			t.keys[k] = have
+		}
+		var ms []match
+	windows:
+		for s := 0; s+len(want) <= len(have); s++ {
+			for i, w := range want {
+				if have[s+i] != w {
+					continue windows
+				}
+			}
+			last := t.lines[s+len(want)-1]
+			m := match{start: t.lines[s].start, end: last.end, line: s + 1, rung: lk.rung}
+			if withEOL {
+				m.end = last.next
+			}
+			if lk.rung != RungTrailingWhitespace {
+				got := make([]string, len(want))
+				for i := range got {
+					got[i] = t.content(s + i)
+				}
+				if f, changed := indentTransform(oldLines, got); changed {
+					m.reindent = f
+					if m.rung == RungWhitespace {
+						m.rung = RungIndentation
+					}
+				}
+			}
+			ms = append(ms, m)
+		}
+		if len(ms) > 0 {
+			return ms
+		}
+	}
+	return t.folded(old)
+}
+
+// folded is the unicode rung within lines: old, folded rune by rune,
+// anywhere in the folded content (a fragment of a line with curly quotes).
+func (t *text) folded(old string) []match {
+	o := foldRunes(strings.ReplaceAll(old, "\r\n", "\n"), nil)
+	if strings.TrimSpace(o) == "" {
+		return nil
+	}
+	if t.fold == "" {
+		t.fold = foldRunes(t.src, &t.foldPos)
+	}
+	var ms []match
+	for from := 0; from <= len(t.fold)-len(o); {
+		i := strings.Index(t.fold[from:], o)
+		if i < 0 {
+			break
+		}
+		fs, fe := from+i, from+i+len(o)
+		from = fs + 1
+		p := t.foldPos
+		if (fs > 0 && p[fs-1] == p[fs]) || (fe < len(t.fold) && p[fe-1] == p[fe]) {
+			continue // the match cuts through the folding of one rune
+		}
+		s, last := int(p[fs]), int(p[fe-1])
+		_, size := utf8.DecodeRuneInString(t.src[last:])
+		ms = append(ms, match{start: s, end: last + size, line: t.lineAt(s), rung: RungUnicode})
+		from = fe
+	}
+	return ms
+}
+
+// foldRunes folds s one rune at a time as foldUnicode does (NFKC
+// decompositions, look-alike punctuation) and drops the CR of each CRLF.
+// When pos is given it gets, for each byte of the result, the offset in s of
+// the rune it came from, and len(s) at the end.
+func foldRunes(s string, pos *[]int32) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var f string
+		switch {
+		case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+		case r < utf8.RuneSelf || r == utf8.RuneError && size == 1:
+			f = s[i : i+1]
+		default:
+			f = foldUnicode(s[i : i+size])
+		}
+		b.WriteString(f)
+		if pos != nil {
+			for range len(f) {
+				*pos = append(*pos, int32(i))
+			}
+		}
+		i += size
+	}
+	if pos != nil {
+		*pos = append(*pos, int32(len(s)))
+	}
+	return b.String()
+}
+
+// exact finds old byte for byte, in the LF view, without overlaps.
+func (t *text) exact(old string) []match {
+	o := strings.ReplaceAll(old, "\r\n", "\n")
+	if o == "" {
+		return nil
+	}
+	var ms []match
+	for from := 0; from <= len(t.lf)-len(o); {
+		i := strings.Index(t.lf[from:], o)
+		if i < 0 {
+			break
+		}
+		s := t.fromLF(from + i)
+		ms = append(ms, match{start: s, end: t.fromLF(from + i + len(o)), line: t.lineAt(s), rung: RungExact})
+		from += i + len(o)
+	}
+	return ms
+}
+
+// splitLines cuts s at LF; a final LF ends the last line instead of
+// starting an empty one, and is reported.
+func splitLines(s string) ([]string, bool) {
+	withEOL := strings.HasSuffix(s, "\n")
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n"), withEOL
+}
+
+// unicodeFolds are the look-alikes models type for ASCII, after NFKC (which
+// already turns NBSP, the other fixed-width spaces and the ellipsis into
+// ASCII).
+var unicodeFolds = strings.NewReplacer(
+	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'", "\u2032", "'",
+	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`, "\u2033", `"`,
+	"\u00AB", `"`, "\u00BB", `"`,
+	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
+	"\u200B", "", "\uFEFF", "",
+)
+
+func foldUnicode(s string) string { return unicodeFolds.Replace(norm.NFKC.String(s)) }
+
+// indentTransform finds a uniform change of indentation that turns every
+// non-blank line of old into the line of got: the same column shift for all
+// lines, rendered with got's tabs or spaces. It returns the change as a
+// function of one newText line, and whether it changes anything.
+func indentTransform(old, got []string) (func(string) string, bool) {
+	type pair struct{ o, g string }
+	var pairs []pair
+	useTabs, same := false, true
+	for i := range old {
+		if strings.TrimSpace(old[i]) == "" {
+			continue
+		}
+		p := pair{leadingSpace(old[i]), leadingSpace(got[i])}
+		pairs = append(pairs, p)
+		useTabs = useTabs || strings.Contains(p.g, "\t")
+		same = same && p.o == p.g
+	}
+	if len(pairs) == 0 || same {
+		return nil, false
+	}
+	// A tab is first taken as one level of the space-indented side.
+	unit := 0
+	for _, p := range pairs {
+		for _, ws := range []string{p.o, p.g} {
+			if ws != "" && strings.Trim(ws, " ") == "" {
+				unit = gcd(unit, len(ws))
+			}
+		}
+	}
+	widths := []int{4, 8, 2}
+	if unit >= 2 && unit <= 8 {
+		widths = append([]int{unit}, widths...)
+	}
+	for _, w := range widths {
+		d := column(pairs[0].g, w) - column(pairs[0].o, w)
+		render := func(c int) string {
+			if c < 0 {
+				c = 0
+			}
+			if useTabs {
+				return strings.Repeat("\t", c/w) + strings.Repeat(" ", c%w)
+			}
+			return strings.Repeat(" ", c)
+		}
+		ok := true
+		for _, p := range pairs {
+			c := column(p.o, w) + d
+			ok = ok && c >= 0 && render(c) == p.g
+		}
+		if ok {
+			return func(line string) string {
+				if strings.TrimSpace(line) == "" {
+					return line
+				}
+				ws := leadingSpace(line)
+				return render(column(ws, w)+d) + line[len(ws):]
+			}, true
+		}
+	}
+	return nil, false
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func leadingSpace(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
+
+// column is the display width of leading whitespace with tab stops every w.
+func column(ws string, w int) int {
+	c := 0
+	for _, r := range ws {
+		if r == '\t' {
+			c += w - c%w
+		} else {
+			c++
+		}
+	}
+	return c
+}
+
+// reindentText applies f to every line of s.
+func reindentText(s string, f func(string) string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = f(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// gutterRe is a line-number gutter pasted from a read: "  12\t", "12: ",
+// "12:" on a blank line, or "12→".
+var gutterRe = regexp.MustCompile(`^ *([0-9]+)(\t|: |:$|→)`)
+
+// stripGutter removes a line-number gutter from every line of s when every
+// line has one and, if consecutive is set, the numbers count up by one.
+func stripGutter(s string, consecutive bool) (string, bool) {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	lines, withEOL := splitLines(s)
+	prev := -1
+	for i, l := range lines {
+		m := gutterRe.FindStringSubmatchIndex(l)
+		if m == nil {
+			return s, false
+		}
+		n, _ := strconv.Atoi(l[m[2]:m[3]])
+		if consecutive && prev >= 0 && n != prev+1 {
+			return s, false
+		}
+		prev = n
+		lines[i] = l[m[1]:]
+	}
+	out := strings.Join(lines, "\n")
+	if withEOL {
+		out += "\n"
+	}
+	return out, true
+}

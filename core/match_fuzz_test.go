@@ -1,0 +1,76 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzEditMatch checks the matcher's promise: a match is a non-empty range of
+// the original, an exact match is oldText itself, and applying an edit never
+// changes a byte outside the range it matched.
+func FuzzEditMatch(f *testing.F) {
+	seeds := [][3]string{
+		{"a\nb\nc\n", "b", "B"},
+		{"a\r\nb\r\nc\r\n", "a\nb", "x\ny"},
+		{"a\r\nb\nc\r\n", "b\n", "b1\nb2\n"},
+		{"\xEF\xBB\xBFone\ntwo", "two", "2"},
+		{"func f() {  \n\treturn 1\t\n}\n", "func f() {\n\treturn 1\n}\n", "x\n"},
+		{"\tif x {\n\t\treturn 1\n\t}\n", "    if x {\n        return 1\n    }", "    if y {\n        return 2\n    }"},
+		{"say(\u201chi\u201d) \u2014 ok\n", `say("hi") - ok`, "z"},
+		{"one\ntwo\nthree\n", "  2\ttwo\n  3\tthree", "  2\tTWO"},
+		{"x \nx\t\n", "x\n", "y\n"},
+		{"\r\n\r\n", "\n", "\r"},
+		{"ab\u00a0cd", "b c", "q"},
+		{"a \u2018x\u2019\r\nb\u200b\r\n", "'x'\nb", "y"},
+		{"\uFB01 \xff\uFB01", "fi", "x"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, src, old, new string) {
+		if old == "" || old == new {
+			return
+		}
+		tx := newText(src)
+		ms := tx.locate(old)
+		for k, m := range ms {
+			if m.start < 0 || m.start >= m.end || m.end > len(src) {
+				t.Fatalf("match %d [%d,%d) is not a non-empty range of %d bytes", k, m.start, m.end, len(src))
+			}
+			if m.line != tx.lineAt(m.start) {
+				t.Fatalf("match %d at line %d, its start is on line %d", k, m.line, tx.lineAt(m.start))
+			}
+			if m.rung == RungExact && strings.ReplaceAll(src[m.start:m.end], "\r\n", "\n") != strings.ReplaceAll(old, "\r\n", "\n") {
+				t.Fatalf("exact match %q is not oldText %q", src[m.start:m.end], old)
+			}
+			if k > 0 && m.rung == RungExact && m.start < ms[k-1].end {
+				t.Fatalf("exact matches overlap")
+			}
+		}
+		out, outcomes, err := planEdits(src, []EditOp{{OldText: old, NewText: &new}})
+		if err != nil {
+			return
+		}
+		if outcomes[0].AlreadyApplied {
+			if out != src {
+				t.Fatalf("an already applied edit changed the content")
+			}
+			return
+		}
+		if outcomes[0].GutterStripped {
+			stripped, _ := stripGutter(old, true)
+			if strings.TrimSpace(stripped) == "" {
+				t.Fatalf("a gutter-only oldText was applied")
+			}
+			ms = tx.locate(stripped)
+		}
+		if len(ms) != 1 {
+			t.Fatalf("applied with %d matches", len(ms))
+		}
+		m := ms[0]
+		tail := len(src) - m.end
+		if len(out) < m.start+tail || out[:m.start] != src[:m.start] || out[len(out)-tail:] != src[m.end:] {
+			t.Fatalf("bytes outside [%d,%d) changed:\nsrc %q\nout %q", m.start, m.end, src, out)
+		}
+	})
+}

@@ -1,0 +1,196 @@
+package core
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func str(s string) *string { return &s }
+
+func op(old, new string) EditOp { return EditOp{OldText: old, NewText: str(new)} }
+
+func TestPlanEdits(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		edits []EditOp
+		want  string
+		rungs []string // per edit; "" for already applied
+	}{
+		{"exact", "a\nb\nc\n", []EditOp{op("b", "B")}, "a\nB\nc\n", []string{RungExact}},
+		{"exact mid-line", "let x = 1;\n", []EditOp{op("x = 1", "y = 2")}, "let y = 2;\n", []string{RungExact}},
+		{"delete", "a\nb\nc\n", []EditOp{op("b\n", "")}, "a\nc\n", []string{RungExact}},
+		{"crlf file, lf oldText and newText", "a\r\nb\r\nc\r\n", []EditOp{op("a\nb", "x\ny")}, "x\r\ny\r\nc\r\n", []string{RungExact}},
+		{"crlf newText in crlf file", "a\r\nb\r\n", []EditOp{op("a", "x\r\ny")}, "x\r\ny\r\nb\r\n", []string{RungExact}},
+		{"mixed: lf line", "a\r\nb\nc\r\n", []EditOp{op("b", "b1\nb2")}, "a\r\nb1\nb2\nc\r\n", []string{RungExact}},
+		{"mixed: crlf line", "a\r\nb\nc\r\n", []EditOp{op("a", "a1\na2")}, "a1\r\na2\r\nb\nc\r\n", []string{RungExact}},
+		{"no final newline kept", "a\nb", []EditOp{op("b", "c")}, "a\nc", []string{RungExact}},
+		{"no final newline, crlf file", "a\r\nb", []EditOp{op("b", "c\nd")}, "a\r\nc\r\nd", []string{RungExact}},
+		{"tabs kept", "\tx\n\t\ty\n", []EditOp{op("y", "z")}, "\tx\n\t\tz\n", []string{RungExact}},
+		{"against the original", "a b", []EditOp{op("a", "b"), op("b", "a")}, "b a", []string{RungExact, RungExact}},
+		{"adjacent edits", "abcdef\n", []EditOp{op("abc", "1"), op("def", "2")}, "12\n", []string{RungExact, RungExact}},
+		{"trailing whitespace", "func f() {  \n\treturn 1\t\n}\n",
+			[]EditOp{op("func f() {\n\treturn 1\n}\n", "func f() {\n\treturn 2\n}\n")},
+			"func f() {\n\treturn 2\n}\n", []string{RungTrailingWhitespace}},
+		{"trailing whitespace keeps the rest", "x\na  \nb\ny\n", []EditOp{op("a\nb", "c")}, "x\nc\ny\n", []string{RungTrailingWhitespace}},
+		{"leading whitespace, not uniform", "  a\n      b\nc\n", []EditOp{op("a\nb", "A\nB")}, "A\nB\nc\n", []string{RungWhitespace}},
+		{"indentation: spaces for tabs", "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
+			[]EditOp{op("    if x {\n        return 1\n    }", "    if y {\n        return 2\n    }")},
+			"func f() {\n\tif y {\n\t\treturn 2\n\t}\n}\n", []string{RungIndentation}},
+		{"indentation: uniform shift", "class A:\n    def f(self):\n        return 1\n",
+			[]EditOp{op("def f(self):\n    return 1\n", "def f(self):\n    x = 2\n\n    return x\n")},
+			"class A:\n    def f(self):\n        x = 2\n\n        return x\n", []string{RungIndentation}},
+		{"unicode quotes and dashes", "say(\u201chello\u201d) \u2014 ok\n", []EditOp{op(`say("hello") - ok`, `say("bye") - ok`)},
+			"say(\"bye\") - ok\n", []string{RungUnicode}},
+		{"unicode nbsp", "a\u00a0=\u00a01\nb\n", []EditOp{op("a = 1", "a = 2")}, "a = 2\nb\n", []string{RungUnicode}},
+		{"unicode nfkc", "\uff21\uff22\n", []EditOp{op("AB", "ab")}, "ab\n", []string{RungUnicode}},
+		{"unicode fragment of a line", "\tmsg := \u201chello\u201d + name // \u2014 greet\n", []EditOp{op(`"hello" + name`, `"bye" + name`)},
+			"\tmsg := \"bye\" + name // \u2014 greet\n", []string{RungUnicode}},
+		{"unicode fragment across crlf", "a \u2018x\u2019\r\nb\r\n", []EditOp{op("'x'\nb", "y\nz")}, "a y\r\nz\r\n", []string{RungUnicode}},
+		{"replaceAll", "x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}}, "z\ny\nz\n", []string{RungExact}},
+		{"replaceAll fuzzy", "x \ny\nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\ny\nz\n", []string{RungTrailingWhitespace}},
+		{"already applied", "a\nB\nc\n", []EditOp{op("b", "B")}, "a\nB\nc\n", []string{""}},
+		{"already applied beside a real edit", "a\nB\nc\n", []EditOp{op("b", "B"), op("c", "C")}, "a\nB\nC\n", []string{"", RungExact}},
+		{"gutter tab", "one\ntwo\nthree\n", []EditOp{op("     2\ttwo\n     3\tthree", "     2\tTWO\n     3\tthree")}, "one\nTWO\nthree\n", []string{RungExact}},
+		{"gutter colon", "one\ntwo\n\nfour\n", []EditOp{op("2: two\n3:\n4: four\n", "2: TWO\n3:\n4: four\n")}, "one\nTWO\n\nfour\n", []string{RungExact}},
+		{"gutter arrow", "one\ntwo\n", []EditOp{op("1→one", "1→ONE")}, "ONE\ntwo\n", []string{RungExact}},
+		{"numbers that are content", "2: two\n", []EditOp{op("2: two", "2: deux")}, "2: deux\n", []string{RungExact}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, outcomes, err := planEdits(tc.src, tc.edits)
+			if err != nil {
+				t.Fatalf("planEdits: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			var rungs []string
+			for _, o := range outcomes {
+				rungs = append(rungs, o.Rung)
+				if (o.Rung == "") != o.AlreadyApplied {
+					t.Errorf("outcome %+v: a rung iff applied", o)
+				}
+			}
+			if !reflect.DeepEqual(rungs, tc.rungs) {
+				t.Errorf("rungs %q, want %q", rungs, tc.rungs)
+			}
+		})
+	}
+}
+
+func TestPlanEditsOutcomeDetails(t *testing.T) {
+	_, o, err := planEdits("x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}})
+	if err != nil || o[0].Replacements != 2 || !reflect.DeepEqual(o[0].Lines, []int{1, 3}) {
+		t.Fatalf("replaceAll outcome %+v, %v", o, err)
+	}
+	_, o, err = planEdits("\tif x {\n\t}\n", []EditOp{op("  if x {\n  }", "  if y {\n  }")})
+	if err != nil || !o[0].Reindented || o[0].Rung != RungIndentation {
+		t.Fatalf("indentation outcome %+v, %v", o, err)
+	}
+	_, o, err = planEdits("one\ntwo\n", []EditOp{op("2\ttwo", "2\tTWO")})
+	if err != nil || !o[0].GutterStripped {
+		t.Fatalf("gutter outcome %+v, %v", o, err)
+	}
+}
+
+func TestPlanEditsErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		edits   []EditOp
+		code    Code
+		details map[string]any
+	}{
+		{"ambiguous exact", "x\ny\nx\n", []EditOp{op("x", "z")}, CodeAmbiguousMatch,
+			map[string]any{"lines": []int{1, 3}, "count": 2, "rung": RungExact, "edit": 0}},
+		{"ambiguous fuzzy", "foo  \nbar\nfoo\t\n", []EditOp{op("foo\n", "baz\n")}, CodeAmbiguousMatch,
+			map[string]any{"lines": []int{1, 3}, "rung": RungTrailingWhitespace}},
+		{"ambiguous second edit", "a\nx\nx\n", []EditOp{op("a", "b"), op("x", "y")}, CodeAmbiguousMatch,
+			map[string]any{"edit": 1, "lines": []int{2, 3}}},
+		{"overlap", "abcdef\n", []EditOp{op("abc", "1"), op("cde", "2")}, CodeOverlap,
+			map[string]any{"edits": []int{0, 1}}},
+		{"overlap in reverse order", "abcdef\n", []EditOp{op("cde", "2"), op("abc", "1")}, CodeOverlap,
+			map[string]any{"edits": []int{0, 1}}},
+		{"same region twice", "abc\n", []EditOp{op("b", "1"), op("b", "2")}, CodeOverlap, nil},
+		{"no match", "a\nb\n", []EditOp{op("zzz", "y")}, CodeNoMatch, map[string]any{"edit": 0}},
+		{"gutter not consecutive", "one\ntwo\n", []EditOp{op("1\tone\n5\ttwo", "x")}, CodeNoMatch, nil},
+		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, CodeAmbiguousMatch,
+			map[string]any{"lines": []int{1, 1}, "rung": RungUnicode}},
+		{"no match inside one rune's folding", "\uFB01\n", []EditOp{op("i", "x")}, CodeNoMatch, nil},
+		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, CodeNoMatch, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := planEdits(tc.src, tc.edits)
+			var e *Error
+			if !errors.As(err, &e) || e.Code != tc.code {
+				t.Fatalf("err %v, want %s", err, tc.code)
+			}
+			for k, v := range tc.details {
+				if !reflect.DeepEqual(e.Details[k], v) {
+					t.Errorf("details[%s] = %#v, want %#v", k, e.Details[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestNoMatchClosestRegion(t *testing.T) {
+	src := "package p\n\nfunc alpha() int {\n\treturn 1\n}\n\nfunc beta() int {\n\treturn 2\n}\n"
+	_, _, err := planEdits(src, []EditOp{op("func beta() int {\n\treturn 3\n}", "x")})
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeNoMatch {
+		t.Fatalf("err %v, want NO_MATCH", err)
+	}
+	c, ok := e.Details["closest"].(ClosestRegion)
+	if !ok {
+		t.Fatalf("no closest region in %+v", e.Details)
+	}
+	if c.StartLine != 7 || c.EndLine != 9 || c.Similarity < 0.8 || c.Similarity >= 1 {
+		t.Errorf("closest %+v, want lines 7-9 with similarity in [0.8,1)", c)
+	}
+	if c.Text != "func beta() int {\n\treturn 2\n}" {
+		t.Errorf("closest text %q", c.Text)
+	}
+	if !strings.Contains(e.Hint, "lines 7-9") {
+		t.Errorf("hint %q does not name the lines", e.Hint)
+	}
+}
+
+func TestIndentTransform(t *testing.T) {
+	f, changed := indentTransform([]string{"a", "  b"}, []string{"\ta", "\t  b"})
+	if !changed || f("    c") != "\t\tc" || f("") != "" {
+		t.Fatalf("shift under a tab: changed=%v", changed)
+	}
+	// one tab is one level of a file indented by two spaces.
+	f, changed = indentTransform([]string{"\tif x {", "\t\ty()"}, []string{"  if x {", "    y()"})
+	if !changed || f("\t\t\tz()") != "      z()" {
+		t.Fatalf("tabs to two spaces: changed=%v, %q", changed, f("\t\t\tz()"))
+	}
+	if _, changed := indentTransform([]string{"a", "b"}, []string{"  a", "    b"}); changed {
+		t.Fatal("a non-uniform change was taken for a uniform one")
+	}
+	if _, changed := indentTransform([]string{" a"}, []string{" a"}); changed {
+		t.Fatal("identical indentation reported as a change")
+	}
+}
+
+func TestStripGutter(t *testing.T) {
+	for in, want := range map[string]string{
+		"  12\tfoo\n  13\tbar\n": "foo\nbar\n",
+		"12: foo\n13: bar":       "foo\nbar",
+		"7→x":                    "x",
+	} {
+		if got, ok := stripGutter(in, true); !ok || got != want {
+			t.Errorf("stripGutter(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"foo", "12 foo", "1\ta\n3\tb", "1\ta\nb"} {
+		if _, ok := stripGutter(in, true); ok {
+			t.Errorf("stripGutter(%q) found a gutter", in)
+		}
+	}
+}
