@@ -20,4 +20,28 @@ complete -c agentfs -n '__fish_seen_subcommand_from ls' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l limit
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l path
+complete -c agentfs -n __fish_use_subcommand -a write -d 'replace or create a whole file atomically (content from --content or stdin)'
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l content
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l create
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l executable
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l expected-sha256
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l expected-version
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l in-place
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l path
+complete -c agentfs -n __fish_use_subcommand -a edit -d 'replace text in a file: --old TEXT --new TEXT, or several edits with --json'
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l dry-run
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l expected-sha256
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l expected-version
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l new
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l old
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l path
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l replace-all
+complete -c agentfs -n __fish_use_subcommand -a rm -d 'remove a file, a link or (with --recursive) a directory; a missing path succeeds'
+complete -c agentfs -n '__fish_seen_subcommand_from rm' -l expected-sha256
+complete -c agentfs -n '__fish_seen_subcommand_from rm' -l expected-version
+complete -c agentfs -n '__fish_seen_subcommand_from rm' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from rm' -l path
+complete -c agentfs -n '__fish_seen_subcommand_from rm' -l recursive
 complete -c agentfs -n __fish_use_subcommand -a version -d 'print the version as JSON'
