@@ -34,6 +34,7 @@ type Streams struct {
 func commands() []*cli.Command {
 	return []*cli.Command{
 		lsCommand(),
+		findSubcommand(),
 		versionCommand(),
 	}
 }
