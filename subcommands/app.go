@@ -35,6 +35,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		lsCommand(),
 		findSubcommand(),
+		grepCommand(),
 		versionCommand(),
 	}
 }

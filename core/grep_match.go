@@ -1,0 +1,298 @@
+package core
+
+import (
+	"bytes"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// matcher decides which lines match a query. Lines are found through a
+// candidate finder that scans whole buffers (SIMD bytes.Index for a
+// literal), so that per-line work is done only on lines that may match.
+type matcher struct {
+	// lit is a case-sensitive fixed string: a candidate is a match.
+	lit []byte
+	// re verifies a candidate line (the line without its terminator).
+	re *regexp.Regexp
+	// req is a literal every match contains; fold is its case-folded twin.
+	req  []byte
+	fold *foldFinder
+	// scan finds candidates when no literal is required: re rewritten so
+	// that it never crosses a line end.
+	scan *regexp.Regexp
+}
+
+// newMatcher compiles a query. An invalid regex is INVALID_REGEX with the
+// position of the offending part.
+func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
+	if query == "" {
+		return nil, InvalidArgument("query is empty.").WithHint("pass the text to search for")
+	}
+	if strings.ContainsAny(query, "\n") && !isRegex {
+		return nil, InvalidArgument("query spans lines; grep matches one line at a time.").
+			WithHint("search for one line of the text")
+	}
+	if !isRegex && !ignoreCase {
+		return &matcher{lit: []byte(query)}, nil
+	}
+	pattern := query
+	if !isRegex {
+		pattern = regexp.QuoteMeta(query)
+	}
+	flags := syntax.Perl
+	if ignoreCase {
+		flags |= syntax.FoldCase
+	}
+	tree, err := syntax.Parse(pattern, flags)
+	if err != nil {
+		return nil, regexError(query, err)
+	}
+	prefix := ""
+	if ignoreCase {
+		prefix = "(?i)"
+	}
+	re, err := regexp.Compile(prefix + pattern)
+	if err != nil {
+		return nil, regexError(query, err)
+	}
+	m := &matcher{re: re}
+	lit, fold := requiredLiteral(tree.Simplify())
+	switch {
+	case len(lit) > 0 && !fold:
+		m.req = []byte(string(lit))
+	case len(lit) > 0:
+		m.fold = newFoldFinder(lit)
+	}
+	if m.req == nil && m.fold == nil {
+		m.scan = regexp.MustCompile(oneLine(tree.Simplify()).String())
+	}
+	return m, nil
+}
+
+// regexError reports where the regex went wrong: regexp/syntax names the
+// offending fragment, which is found in the query for its position.
+func regexError(query string, err error) *Error {
+	e := Errorf(CodeInvalidRegex, "the regex is not valid: %s.", strings.TrimSuffix(err.Error(), ".")).
+		WithHint("fix the regex, or drop regex to search for the text as it is")
+	if se, ok := err.(*syntax.Error); ok {
+		e.Message = "the regex is not valid: " + se.Code.String()
+		if i := strings.Index(query, se.Expr); i >= 0 && se.Expr != "" {
+			col := utf8.RuneCountInString(query[:i]) + 1
+			e.Message += " at position " + itoa(col)
+			e.WithDetail("position", col).WithDetail("fragment", se.Expr)
+		}
+		e.Message += "."
+	}
+	return e
+}
+
+// requiredLiteral returns the longest literal that every match of re
+// contains, and whether it is matched with case folding.
+func requiredLiteral(re *syntax.Regexp) ([]rune, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return re.Rune, re.Flags&syntax.FoldCase != 0
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiteral(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best []rune
+		bestFold := false
+		for _, s := range re.Sub {
+			lit, fold := requiredLiteral(s)
+			if literalScore(lit, fold) > literalScore(best, bestFold) {
+				best, bestFold = lit, fold
+			}
+		}
+		return best, bestFold
+	}
+	return nil, false
+}
+
+// literalScore prefers long literals, and exact ones over folded ones,
+// whose search costs two scans.
+func literalScore(lit []rune, fold bool) int {
+	n := len(string(lit)) * 2
+	if fold && n > 0 {
+		n--
+	}
+	return n
+}
+
+// oneLine rewrites re so that it cannot match across a line end: '.' and
+// classes lose '\n', and '$' also matches before a CR of a CRLF line. Run
+// on a whole buffer, it finds every line on which re matches, and each
+// match stays within its line, so a scan costs one pass.
+func oneLine(re *syntax.Regexp) *syntax.Regexp {
+	out := *re
+	out.Sub = nil
+	for _, s := range re.Sub {
+		out.Sub = append(out.Sub, oneLine(s))
+	}
+	switch re.Op {
+	case syntax.OpAnyChar:
+		out.Op = syntax.OpAnyCharNotNL
+	case syntax.OpCharClass:
+		out.Rune = nil
+		for i := 0; i < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo <= '\n' && '\n' <= hi {
+				if lo < '\n' {
+					out.Rune = append(out.Rune, lo, '\n'-1)
+				}
+				if hi > '\n' {
+					out.Rune = append(out.Rune, '\n'+1, hi)
+				}
+				continue
+			}
+			out.Rune = append(out.Rune, lo, hi)
+		}
+		if len(out.Rune) == 0 {
+			out.Op = syntax.OpNoMatch
+		}
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return &syntax.Regexp{Op: syntax.OpNoMatch}
+			}
+		}
+	case syntax.OpBeginText:
+		out.Op = syntax.OpBeginLine
+	case syntax.OpEndText, syntax.OpEndLine:
+		cr := &syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{'\r'}}
+		return &syntax.Regexp{Op: syntax.OpConcat, Sub: []*syntax.Regexp{
+			{Op: syntax.OpQuest, Sub: []*syntax.Regexp{cr}},
+			{Op: syntax.OpEndLine},
+		}}
+	}
+	return &out
+}
+
+// foldFinder finds candidate lines for a case-folded literal: it looks for
+// the rarest byte of the literal whose case variants are exactly its ASCII
+// upper and lower case (not k or s, which fold to the Kelvin sign and long
+// s), with two SIMD byte scans.
+type foldFinder struct {
+	lo, hi byte
+}
+
+// newFoldFinder returns nil when no byte of lit can be searched that way.
+func newFoldFinder(lit []rune) *foldFinder {
+	best, bestRank := rune(-1), -1
+	for _, r := range lit {
+		if r >= utf8.RuneSelf || !asciiFoldOnly(r) {
+			continue
+		}
+		if rank := byteRarity(byte(unicode.ToLower(r))); rank > bestRank {
+			best, bestRank = r, rank
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return &foldFinder{lo: byte(unicode.ToLower(best)), hi: byte(unicode.ToUpper(best))}
+}
+
+// asciiFoldOnly reports a rune whose simple folding orbit is itself and at
+// most its other ASCII case.
+func asciiFoldOnly(r rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// commonBytes lists bytes of source and prose, most frequent first; a byte
+// not listed is taken as rare.
+const commonBytes = " \te\nt\x2fr;a(i)on,s.l:=c\"dup{}mf_g-hb*y&w0v1k2x<>[]'!j3q4z5+678#9%|@$?\\^`~"
+
+func byteRarity(b byte) int {
+	if i := strings.IndexByte(commonBytes, b); i >= 0 {
+		return len(commonBytes) - i
+	}
+	return len(commonBytes) + 1
+}
+
+// foldState remembers, within one buffer, where each case variant occurs
+// next, so that a frequent variant does not make the rare one rescan.
+type foldState struct{ lo, hi int }
+
+func (s *foldState) reset() { s.lo, s.hi = -2, -2 }
+
+func (f *foldFinder) next(buf []byte, from int, s *foldState) int {
+	if s.lo != -1 && s.lo < from {
+		s.lo = indexFrom(buf, from, f.lo)
+	}
+	if f.lo == f.hi {
+		return s.lo
+	}
+	if s.hi != -1 && s.hi < from {
+		s.hi = indexFrom(buf, from, f.hi)
+	}
+	switch {
+	case s.lo < 0:
+		return s.hi
+	case s.hi < 0:
+		return s.lo
+	}
+	return min(s.lo, s.hi)
+}
+
+func indexFrom(buf []byte, from int, b byte) int {
+	if i := bytes.IndexByte(buf[from:], b); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// candidate returns the index of the first byte at or after from that may
+// start or belong to a matching line, or -1 when none can match.
+func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
+	var i int
+	switch {
+	case m.lit != nil:
+		i = bytes.Index(buf[from:], m.lit)
+	case m.req != nil:
+		i = bytes.Index(buf[from:], m.req)
+	case m.fold != nil:
+		return m.fold.next(buf, from, fs)
+	default:
+		loc := m.scan.FindIndex(buf[from:])
+		if loc == nil {
+			return -1
+		}
+		i = loc[0]
+	}
+	if i < 0 {
+		return -1
+	}
+	return from + i
+}
+
+// verify reports whether a candidate line (without its terminator) matches.
+func (m *matcher) verify(line []byte) bool {
+	if m.lit != nil {
+		return true
+	}
+	return m.re.Match(line)
+}
+
+// firstMatch is where the match on a line starts, to keep it visible when
+// a long line is cut.
+func (m *matcher) firstMatch(line []byte) int {
+	if m.lit != nil {
+		return bytes.Index(line, m.lit)
+	}
+	if loc := m.re.FindIndex(line); loc != nil {
+		return loc[0]
+	}
+	return 0
+}
