@@ -14,12 +14,14 @@ import (
 // literal), so that per-line work is done only on lines that may match.
 type matcher struct {
 	// lit is a case-sensitive fixed string: a candidate is a match.
-	lit []byte
+	lit *litFinder
 	// re verifies a candidate line (the line without its terminator).
 	re *regexp.Regexp
 	// req is a literal every match contains; fold is its case-folded twin.
-	req  []byte
+	req  *litFinder
 	fold *foldFinder
+	// whole is set when the literal is the whole query (no regex given).
+	whole bool
 	// scan finds candidates when no literal is required: re rewritten so
 	// that it never crosses a line end.
 	scan *regexp.Regexp
@@ -36,7 +38,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 			WithHint("search for one line of the text")
 	}
 	if !isRegex && !ignoreCase {
-		return &matcher{lit: []byte(query)}, nil
+		return &matcher{lit: newLitFinder([]byte(query))}, nil
 	}
 	pattern := query
 	if !isRegex {
@@ -60,9 +62,10 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	}
 	m := &matcher{re: re}
 	lit, fold := requiredLiteral(tree.Simplify())
+	m.whole = !isRegex && len(lit) == utf8.RuneCountInString(query)
 	switch {
 	case len(lit) > 0 && !fold:
-		m.req = []byte(string(lit))
+		m.req = newLitFinder([]byte(string(lit)))
 	case len(lit) > 0:
 		m.fold = newFoldFinder(lit)
 	}
@@ -177,26 +180,77 @@ func oneLine(re *syntax.Regexp) *syntax.Regexp {
 // foldFinder finds candidate lines for a case-folded literal: it looks for
 // the rarest byte of the literal whose case variants are exactly its ASCII
 // upper and lower case (not k or s, which fold to the Kelvin sign and long
-// s), with two SIMD byte scans.
+// s), with two SIMD byte scans. For an ASCII literal it also decides a line
+// without the regex engine: an ASCII case-insensitive compare at each
+// occurrence of that byte, and the regex only on a line holding a Kelvin
+// sign or long s when the literal has a k or an s.
 type foldFinder struct {
 	lo, hi byte
+	off    int    // where the byte is in needle
+	needle []byte // the literal in lower case; nil when it is not ASCII
+	// special are the non-ASCII forms the literal's letters fold to.
+	special [][]byte
 }
 
 // newFoldFinder returns nil when no byte of lit can be searched that way.
 func newFoldFinder(lit []rune) *foldFinder {
-	best, bestRank := rune(-1), -1
-	for _, r := range lit {
+	best, bestRank, off := rune(-1), -1, 0
+	ascii := true
+	for i, r := range lit {
+		if r >= utf8.RuneSelf {
+			ascii = false
+		}
 		if r >= utf8.RuneSelf || !asciiFoldOnly(r) {
 			continue
 		}
-		if rank := byteRarity(byte(unicode.ToLower(r))); rank > bestRank {
-			best, bestRank = r, rank
+		if rank := byteRarity(byte(unicode.ToLower(r))) + byteRarity(byte(unicode.ToUpper(r))); rank > bestRank {
+			best, bestRank, off = r, rank, i
 		}
 	}
 	if best < 0 {
 		return nil
 	}
-	return &foldFinder{lo: byte(unicode.ToLower(best)), hi: byte(unicode.ToUpper(best))}
+	f := &foldFinder{lo: byte(unicode.ToLower(best)), hi: byte(unicode.ToUpper(best)), off: off}
+	if ascii {
+		f.needle = []byte(strings.ToLower(string(lit)))
+		if bytes.ContainsAny(f.needle, "k") {
+			f.special = append(f.special, []byte("\u212A"))
+		}
+		if bytes.ContainsAny(f.needle, "s") {
+			f.special = append(f.special, []byte("\u017F"))
+		}
+	}
+	return f
+}
+
+// contains reports whether line holds the ASCII needle in any case, and
+// whether that answer is final (false when a special form may match).
+func (f *foldFinder) contains(line []byte) (found, final bool) {
+	n := len(f.needle)
+	for i := 0; i+n <= len(line); i++ {
+		if c := line[i+f.off]; (c == f.lo || c == f.hi) && asciiEqualFold(line[i:i+n], f.needle) {
+			return true, true
+		}
+	}
+	for _, sp := range f.special {
+		if bytes.Contains(line, sp) {
+			return false, false
+		}
+	}
+	return false, true
+}
+
+// asciiEqualFold compares b with the lower-case ASCII lower, ignoring case.
+func asciiEqualFold(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // asciiFoldOnly reports a rune whose simple folding orbit is itself and at
@@ -210,9 +264,9 @@ func asciiFoldOnly(r rune) bool {
 	return true
 }
 
-// commonBytes lists bytes of source and prose, most frequent first; a byte
-// not listed is taken as rare.
-const commonBytes = " \te\nt\x2fr;a(i)on,s.l:=c\"dup{}mf_g-hb*y&w0v1k2x<>[]'!j3q4z5+678#9%|@$?\\^`~"
+// commonBytes lists bytes by frequency in source code and prose, the most
+// frequent first (counted on the Go tree); a byte not listed is rare.
+const commonBytes = " et\trn\niasocl,duf0p()/.mhg=Sx\"1Tb_Ey{}R2I:PCAOkwv46D3LNMF8B-5*97V[G]HU;\\+!WzYX&%'q<$|K>`jQ#JZ^?@~\r"
 
 func byteRarity(b byte) int {
 	if i := strings.IndexByte(commonBytes, b); i >= 0 {
@@ -221,13 +275,47 @@ func byteRarity(b byte) int {
 	return len(commonBytes) + 1
 }
 
-// foldState remembers, within one buffer, where each case variant occurs
-// next, so that a frequent variant does not make the rare one rescan.
-type foldState struct{ lo, hi int }
+// foldState remembers, within one buffer, where each case variant (and a
+// special form) occurs next, so that a frequent variant does not make the
+// rare one rescan.
+type foldState struct{ lo, hi, sp int }
 
-func (s *foldState) reset() { s.lo, s.hi = -2, -2 }
+func (s *foldState) reset() { s.lo, s.hi, s.sp = -2, -2, -2 }
 
+// next returns the next position at or after from that may belong to a
+// match: for an ASCII literal, the start of a case-insensitive match or a
+// special form; otherwise an occurrence of the rare byte.
 func (f *foldFinder) next(buf []byte, from int, s *foldState) int {
+	if s.sp != -1 && s.sp < from {
+		s.sp = -1
+		for _, sp := range f.special {
+			if i := bytes.Index(buf[from:], sp); i >= 0 && (s.sp < 0 || from+i < s.sp) {
+				s.sp = from + i
+			}
+		}
+	}
+	at := from
+	if f.needle != nil {
+		at += f.off
+	}
+	for {
+		c := f.nextByte(buf, at, s)
+		if c < 0 || f.needle == nil {
+			return minPos(c, s.sp)
+		}
+		start := c - f.off
+		if s.sp >= 0 && s.sp < start {
+			return s.sp
+		}
+		if start >= 0 && start+len(f.needle) <= len(buf) && asciiEqualFold(buf[start:start+len(f.needle)], f.needle) {
+			return start
+		}
+		at = c + 1
+	}
+}
+
+// nextByte is the next occurrence of either case of the rare byte.
+func (f *foldFinder) nextByte(buf []byte, from int, s *foldState) int {
 	if s.lo != -1 && s.lo < from {
 		s.lo = indexFrom(buf, from, f.lo)
 	}
@@ -237,16 +325,24 @@ func (f *foldFinder) next(buf []byte, from int, s *foldState) int {
 	if s.hi != -1 && s.hi < from {
 		s.hi = indexFrom(buf, from, f.hi)
 	}
+	return minPos(s.lo, s.hi)
+}
+
+// minPos is the smaller of two positions, -1 meaning none.
+func minPos(a, b int) int {
 	switch {
-	case s.lo < 0:
-		return s.hi
-	case s.hi < 0:
-		return s.lo
+	case a < 0:
+		return b
+	case b < 0:
+		return a
 	}
-	return min(s.lo, s.hi)
+	return min(a, b)
 }
 
 func indexFrom(buf []byte, from int, b byte) int {
+	if from >= len(buf) {
+		return -1
+	}
 	if i := bytes.IndexByte(buf[from:], b); i >= 0 {
 		return from + i
 	}
@@ -259,9 +355,9 @@ func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
 	var i int
 	switch {
 	case m.lit != nil:
-		i = bytes.Index(buf[from:], m.lit)
+		i = m.lit.index(buf[from:])
 	case m.req != nil:
-		i = bytes.Index(buf[from:], m.req)
+		i = m.req.index(buf[from:])
 	case m.fold != nil:
 		return m.fold.next(buf, from, fs)
 	default:
@@ -282,6 +378,12 @@ func (m *matcher) verify(line []byte) bool {
 	if m.lit != nil {
 		return true
 	}
+	if m.fold != nil && m.fold.needle != nil {
+		found, final := m.fold.contains(line)
+		if final && (!found || m.whole) {
+			return found
+		}
+	}
 	return m.re.Match(line)
 }
 
@@ -289,10 +391,57 @@ func (m *matcher) verify(line []byte) bool {
 // a long line is cut.
 func (m *matcher) firstMatch(line []byte) int {
 	if m.lit != nil {
-		return bytes.Index(line, m.lit)
+		return bytes.Index(line, m.lit.needle)
 	}
 	if loc := m.re.FindIndex(line); loc != nil {
 		return loc[0]
 	}
 	return 0
+}
+
+// litFinder finds a fixed string by its rarest byte: a SIMD scan for that
+// byte, then a compare. Most text makes the first byte of a needle a
+// frequent one ("func" in Go), which is what bytes.Index scans for; when the
+// rare byte turns out frequent in this text, it hands over to bytes.Index.
+type litFinder struct {
+	needle []byte
+	rare   byte
+	off    int // where rare is in needle
+}
+
+func newLitFinder(needle []byte) *litFinder {
+	f := &litFinder{needle: needle, rare: needle[0]}
+	for i, b := range needle {
+		if byteRarity(b) > byteRarity(f.rare) {
+			f.rare, f.off = b, i
+		}
+	}
+	return f
+}
+
+func (f *litFinder) index(buf []byte) int {
+	n := len(f.needle)
+	if n == 1 {
+		return bytes.IndexByte(buf, f.rare)
+	}
+	fails := 0
+	for i := f.off; i < len(buf); {
+		j := bytes.IndexByte(buf[i:], f.rare)
+		if j < 0 {
+			return -1
+		}
+		start := i + j - f.off
+		if start+n <= len(buf) && bytes.Equal(buf[start:start+n], f.needle) {
+			return start
+		}
+		i += j + 1
+		if fails++; fails > 16+i>>5 {
+			// Too many false hits for a byte scan: the SIMD substring search wins.
+			if k := bytes.Index(buf[i-f.off:], f.needle); k >= 0 {
+				return i - f.off + k
+			}
+			return -1
+		}
+	}
+	return -1
 }

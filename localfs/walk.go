@@ -344,7 +344,10 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 		if e.typ == core.TypeFile {
 			name := e.name
 			entry.Open = func() (io.ReadCloser, error) {
-				fd, err := openatNoFollow(fd, name)
+				// The listing said regular file; O_NONBLOCK keeps a FIFO
+				// swapped in since from blocking, and O_NOFOLLOW a link from
+				// being followed, without an fstat per file.
+				fd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 				if err != nil {
 					return nil, mapErr(err, w.join(erel))
 				}
