@@ -376,7 +376,9 @@ func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
 // verify reports whether a candidate line (without its terminator) matches.
 func (m *matcher) verify(line []byte) bool {
 	if m.lit != nil {
-		return true
+		// A match found in the buffer may have used the CR that lines
+		// are matched without.
+		return !m.lit.cr || bytes.Contains(line, m.lit.needle)
 	}
 	if m.fold != nil && m.fold.needle != nil {
 		found, final := m.fold.contains(line)
@@ -407,10 +409,11 @@ type litFinder struct {
 	needle []byte
 	rare   byte
 	off    int // where rare is in needle
+	cr     bool
 }
 
 func newLitFinder(needle []byte) *litFinder {
-	f := &litFinder{needle: needle, rare: needle[0]}
+	f := &litFinder{needle: needle, rare: needle[0], cr: bytes.IndexByte(needle, '\r') >= 0}
 	for i, b := range needle {
 		if byteRarity(b) > byteRarity(f.rare) {
 			f.rare, f.off = b, i
