@@ -38,23 +38,29 @@ func TestRequiredLiteral(t *testing.T) {
 	}
 }
 
-func TestOneLine(t *testing.T) {
+func TestRequiredSet(t *testing.T) {
 	for _, c := range []struct {
-		re, text string
-		want     bool
+		re   string
+		want string // the bytes of the set, "" for none
 	}{
-		{`a.b`, "a\nb", false},
-		{`a\sb`, "a\nb", false},
-		{`a[^x]b`, "a\nb", false},
-		{`a\sb`, "a b", true},
-		{`end$`, "the end\r\nnext", true},
-		{`^next`, "the end\r\nnext", true},
-		{`a\nb`, "a\nb", false},
+		{`[A-Z][a-z]+[0-9]{2,}`, "0123456789"},
+		{`\d+x?`, "0123456789"},
+		{`(?i)q\w`, "Qq"},
+		{`a|b`, "ab"},
+		{`ab|cd`, ""},
+		{`[^x]y*`, ""},
+		{`z*`, ""},
 	} {
 		tree, _ := syntax.Parse(c.re, syntax.Perl)
-		re := regexp.MustCompile(oneLine(tree.Simplify()).String())
-		if got := re.MatchString(c.text); got != c.want {
-			t.Errorf("oneLine(%q) on %q = %v, want %v (as %s)", c.re, c.text, got, c.want, re)
+		set := requiredSet(tree.Simplify())
+		got := ""
+		for b := 0; set != nil && b < 256; b++ {
+			if set[b] {
+				got += string(rune(b))
+			}
+		}
+		if got != c.want {
+			t.Errorf("requiredSet(%q) = %q, want %q", c.re, got, c.want)
 		}
 	}
 }
