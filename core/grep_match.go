@@ -23,8 +23,9 @@ type matcher struct {
 	// whole is set when the literal is the whole query (no regex given).
 	whole bool
 	// set holds the bytes of a class every match contains, when no literal
-	// is required: lines without one of them are never given to re.
-	set *byteSet
+	// is required: lines without one of them are never given to re. When
+	// next is set too, the byte must be followed by one of next's.
+	set, next *byteSet
 }
 
 // newMatcher compiles a query. An invalid regex is INVALID_REGEX with the
@@ -70,7 +71,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 		m.fold = newFoldFinder(lit)
 	}
 	if m.req == nil && m.fold == nil {
-		m.set = requiredSet(tree.Simplify())
+		m.set, m.next = requiredSet(tree.Simplify())
 	}
 	return m, nil
 }
@@ -132,33 +133,73 @@ func literalScore(lit []rune, fold bool) int {
 type byteSet [256]bool
 
 // requiredSet returns the rarest ASCII class that every match of re holds
-// a byte of, or nil. Go's regexp runs at tens of MB/s, so skipping the lines
-// without, say, a digit is most of the speed of a regex with no literal.
-func requiredSet(re *syntax.Regexp) *byteSet {
-	var best *byteSet
+// a byte of, or, better, two classes that every match holds adjacent bytes
+// of ([a-z] then [0-9] in [a-z]+[0-9]), or nil. Go's regexp runs at tens
+// of MB/s, so skipping the lines that cannot match is most of the speed of
+// a regex with no literal.
+func requiredSet(re *syntax.Regexp) (*byteSet, *byteSet) {
+	var best, bestNext *byteSet
 	bestCost := 0
+	consider := func(a, b *byteSet, cost int) {
+		if a != nil && (best == nil || cost < bestCost) {
+			best, bestNext, bestCost = a, b, cost
+		}
+	}
 	var walk func(re *syntax.Regexp)
 	walk = func(re *syntax.Regexp) {
 		switch re.Op {
 		case syntax.OpCharClass, syntax.OpLiteral:
 			set, cost := classSet(re)
-			if set != nil && (best == nil || cost < bestCost) {
-				best, bestCost = set, cost
-			}
+			consider(set, nil, cost)
 		case syntax.OpCapture, syntax.OpPlus:
 			walk(re.Sub[0])
 		case syntax.OpRepeat:
+			if re.Min >= 2 {
+				if set, cost := classSet(re.Sub[0]); set != nil {
+					consider(set, set, cost*cost/pairScale)
+				}
+			}
 			if re.Min >= 1 {
 				walk(re.Sub[0])
 			}
 		case syntax.OpConcat:
-			for _, s := range re.Sub {
+			for i, s := range re.Sub {
 				walk(s)
+				if i+1 < len(re.Sub) {
+					a, ca := edgeSet(s, true)
+					b, cb := edgeSet(re.Sub[i+1], false)
+					if a != nil && b != nil {
+						consider(a, b, ca*cb/pairScale)
+					}
+				}
 			}
 		}
 	}
 	walk(re)
-	return best
+	return best, bestNext
+}
+
+// pairScale keeps the cost of a pair comparable with that of one class.
+const pairScale = 1 << 16
+
+// edgeSet is the class of the last (or first) byte of every match of re,
+// when re is a class or a repeat of one.
+func edgeSet(re *syntax.Regexp, last bool) (*byteSet, int) {
+	switch re.Op {
+	case syntax.OpCharClass:
+		return classSet(re)
+	case syntax.OpLiteral:
+		if len(re.Rune) == 1 {
+			return classSet(re)
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		return edgeSet(re.Sub[0], last)
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return edgeSet(re.Sub[0], last)
+		}
+	}
+	return nil, 0
 }
 
 // classSet is the byte set of a class or a one-rune (folded) literal, and
@@ -191,9 +232,18 @@ func classSet(re *syntax.Regexp) (*byteSet, int) {
 	return &set, cost
 }
 
-func (s *byteSet) index(buf []byte) int {
-	for i, c := range buf {
-		if s[c] {
+// index is the first byte of buf in s (followed by one in next, if given).
+func (s *byteSet) index(buf []byte, next *byteSet) int {
+	if next == nil {
+		for i, c := range buf {
+			if s[c] {
+				return i
+			}
+		}
+		return -1
+	}
+	for i := 0; i+1 < len(buf); i++ {
+		if s[buf[i]] && next[buf[i+1]] {
 			return i
 		}
 	}
@@ -390,7 +440,7 @@ func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
 	case m.fold != nil:
 		return m.fold.next(buf, from, fs)
 	case m.set != nil:
-		i = m.set.index(buf[from:])
+		i = m.set.index(buf[from:], m.next)
 	default:
 		return from // every line is a candidate
 	}

@@ -41,9 +41,10 @@ func TestRequiredLiteral(t *testing.T) {
 func TestRequiredSet(t *testing.T) {
 	for _, c := range []struct {
 		re   string
-		want string // the bytes of the set, "" for none
+		want string // the bytes of the set (a space, then the next set), "" for none
 	}{
-		{`[A-Z][a-z]+[0-9]{2,}`, "0123456789"},
+		{`[A-Z][a-z]+[0-9]{2,}`, "0123456789 0123456789"},
+		{`[a-z]+[0-9]`, "abcdefghijklmnopqrstuvwxyz 0123456789"},
 		{`\d+x?`, "0123456789"},
 		{`(?i)q\w`, "Qq"},
 		{`a|b`, "ab"},
@@ -52,11 +53,19 @@ func TestRequiredSet(t *testing.T) {
 		{`z*`, ""},
 	} {
 		tree, _ := syntax.Parse(c.re, syntax.Perl)
-		set := requiredSet(tree.Simplify())
+		set, next := requiredSet(tree.Simplify())
 		got := ""
 		for b := 0; set != nil && b < 256; b++ {
 			if set[b] {
 				got += string(rune(b))
+			}
+		}
+		if next != nil {
+			got += " "
+			for b := 0; b < 256; b++ {
+				if next[b] {
+					got += string(rune(b))
+				}
 			}
 		}
 		if got != c.want {
