@@ -11,6 +11,8 @@
 # tree without printing (an offset past the end) against fdfind -H, which
 # prints every path. rg and fd honour .gitignore as agentfs does; the Go
 # tree has no ignore file below src/, so all three see the same files.
+# CPU is user+system time (means): on a shared machine it is steadier than
+# wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
@@ -60,14 +62,15 @@ done
 python3 - "$out" "$i" <<'PY'
 import json, sys
 out, n = sys.argv[1], int(sys.argv[2])
-print("| query | agentfs ms | rg/fd ms | rg --sort path ms | ratio vs rg/fd | ratio vs sorted rg | agentfs MiB | rg/fd MiB |")
-print("|:--|--:|--:|--:|--:|--:|--:|--:|")
+print("| query | agentfs ms | rg/fd ms | rg --sort path ms | ratio vs rg/fd | ratio vs sorted rg | agentfs CPU ms | rg/fd CPU ms | agentfs MiB | rg/fd MiB |")
+print("|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 for i in range(n):
     name = open(f"{out}/{i}.name").read().strip()
     res = json.load(open(f"{out}/{i}.json"))["results"]
     med = [r["median"] * 1000 for r in res]
+    cpu = [(r["user"] + r["system"]) * 1000 for r in res]
     mem = [int(x) / 1024 for x in open(f"{out}/{i}.mem").read().split()]
     sorted_ms = f"{med[2]:.0f}" if len(med) > 2 else "-"
     sorted_ratio = f"{med[0] / med[2]:.2f}" if len(med) > 2 else "-"
-    print(f"| {name} | {med[0]:.0f} | {med[1]:.0f} | {sorted_ms} | {med[0] / med[1]:.2f} | {sorted_ratio} | {mem[0]:.1f} | {mem[1]:.1f} |")
+    print(f"| {name} | {med[0]:.0f} | {med[1]:.0f} | {sorted_ms} | {med[0] / med[1]:.2f} | {sorted_ratio} | {cpu[0]:.0f} | {cpu[1]:.0f} | {mem[0]:.1f} | {mem[1]:.1f} |")
 PY

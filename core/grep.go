@@ -293,9 +293,6 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		if fr.err != nil && !fr.partial {
 			continue // unreadable file: skipped, as ripgrep does
 		}
-		if fr.err != nil && errors.Is(fr.err, context.Canceled) && tctx.Err() == nil {
-			continue
-		}
 		res.FilesSearched++
 		if fr.binary {
 			res.BinarySkipped++
@@ -460,6 +457,7 @@ func (p *page) addLines(path string, fr fileResult) bool {
 			t, tb := lineText(r)
 			gl := GrepLine{Line: r.line, Text: t, TextBase64: tb}
 			if !p.spend(gl) {
+				p.res.Truncated = true // context dropped for the byte bound
 				continue
 			}
 			cur.Context = append(cur.Context, gl)

@@ -21,6 +21,7 @@ func BenchmarkGrepGoroot(b *testing.B) {
 	tl := newTools(b, dir)
 	for _, q := range []core.GrepRequest{
 		{Query: "func main", Mode: core.ModeCount},
+		{Query: "EPROTONOSUPPORT", Mode: core.ModeCount},
 		{Query: "err", Mode: core.ModeCount},
 		{Query: `func \w+Error\(`, Regex: true, Mode: core.ModeCount},
 		{Query: "readfile", IgnoreCase: true, Mode: core.ModeCount},
