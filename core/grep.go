@@ -153,13 +153,18 @@ const (
 	ModeCount   = "count"
 )
 
-// grepJob is one file of a search: opened by the walk, searched by a
-// worker, and consumed in walk order.
+// grepJob is a batch of files of a search: opened by the walk, searched by
+// a worker, and consumed in walk order. Batches rather than single files
+// keep channel hand-offs, and the thread wake-ups they cost, off the
+// per-file path.
 type grepJob struct {
-	path string
-	r    io.ReadCloser
-	res  chan fileResult
+	paths []string
+	rs    []io.ReadCloser
+	res   chan []fileResult
 }
+
+// grepBatch is the number of files in a job.
+const grepBatch = 16
 
 // Grep searches a file, or the files below a directory in walk order, and
 // returns one page of matching lines. Files are searched in parallel by a
@@ -226,8 +231,8 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		ctxLines, capPerFile = 0, 0
 	}
 	workers := max(1, runtime.GOMAXPROCS(0))
-	jobs := make(chan *grepJob, workers*4)
-	order := make(chan *grepJob, workers*16)
+	jobs := make(chan *grepJob, workers*2)
+	order := make(chan *grepJob, workers*4)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -235,8 +240,12 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			defer wg.Done()
 			s := newSearcher(m, ctxLines, capPerFile)
 			for j := range jobs {
-				j.res <- s.search(sctx, j.r)
-				j.r.Close()
+				out := make([]fileResult, len(j.rs))
+				for i, r := range j.rs {
+					out[i] = s.search(sctx, r)
+					r.Close()
+				}
+				j.res <- out
 			}
 		}()
 	}
@@ -246,15 +255,30 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		defer wg.Done()
 		defer close(order)
 		defer close(jobs)
-		send := func(path string, r io.ReadCloser) error {
-			j := &grepJob{path: path, r: r, res: make(chan fileResult, 1)}
+		cur := &grepJob{}
+		flush := func() error {
+			j := cur
+			cur = &grepJob{}
+			if len(j.rs) == 0 {
+				return nil
+			}
+			j.res = make(chan []fileResult, 1)
 			select {
 			case order <- j:
 			case <-sctx.Done():
-				r.Close()
+				for _, r := range j.rs {
+					r.Close()
+				}
 				return sctx.Err()
 			}
 			jobs <- j // never blocks for long: workers drain jobs until it closes
+			return nil
+		}
+		add := func(path string, r io.ReadCloser) error {
+			cur.paths, cur.rs = append(cur.paths, path), append(cur.rs, r)
+			if len(cur.rs) == grepBatch {
+				return flush()
+			}
 			return nil
 		}
 		if w == nil {
@@ -263,7 +287,8 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				walkErr = err
 				return
 			}
-			walkErr = send(t.FS.Display(path), r)
+			add(t.FS.Display(path), r)
+			walkErr = flush()
 			return
 		}
 		walkErr = w.Walk(sctx, path, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
@@ -274,8 +299,11 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			if err != nil {
 				return nil // gone or not regular since the listing: skipped
 			}
-			return send(e.Path, r)
+			return add(e.Path, r)
 		})
+		if err := flush(); walkErr == nil {
+			walkErr = err
+		}
 	}()
 
 	res := &GrepResult{Mode: mode}
@@ -284,36 +312,36 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	filesWithMatches := 0
 	done := false
 	for j := range order {
-		if done {
-			// Drain: the walk is stopping; every opened file is closed by a worker.
-			<-j.res
-			continue
-		}
-		fr := <-j.res
-		if fr.err != nil && !fr.partial {
-			continue // unreadable file: skipped, as ripgrep does
-		}
-		res.FilesSearched++
-		if fr.binary {
-			res.BinarySkipped++
-			continue
-		}
-		if fr.matches > 0 {
-			filesWithMatches++
-		}
-		switch mode {
-		case ModeContent:
-			done = pg.addLines(j.path, fr)
-		case ModeFiles:
-			done = pg.addFile(j.path, fr.matches)
-		case ModeCount:
-			res.Count += fr.matches
-		}
-		if !done && fr.err != nil {
-			done = true // the deadline cut this file short
-		}
-		if done {
-			stopWalk()
+		// Once done, batches are only drained: every opened file is closed
+		// by a worker.
+		frs := <-j.res
+		for i := 0; i < len(frs) && !done; i++ {
+			fr := frs[i]
+			if fr.err != nil && !fr.partial {
+				continue // unreadable file: skipped, as ripgrep does
+			}
+			res.FilesSearched++
+			if fr.binary {
+				res.BinarySkipped++
+				continue
+			}
+			if fr.matches > 0 {
+				filesWithMatches++
+			}
+			switch mode {
+			case ModeContent:
+				done = pg.addLines(j.paths[i], fr)
+			case ModeFiles:
+				done = pg.addFile(j.paths[i], fr.matches)
+			case ModeCount:
+				res.Count += fr.matches
+			}
+			if !done && fr.err != nil {
+				done = true // the deadline cut this file short
+			}
+			if done {
+				stopWalk()
+			}
 		}
 	}
 	wg.Wait()
