@@ -22,10 +22,10 @@ type matcher struct {
 	fold *foldFinder
 	// whole is set when the literal is the whole query (no regex given).
 	whole bool
-	// set holds the bytes of a class every match contains, when no literal
-	// is required: lines without one of them are never given to re. When
-	// next is set too, the byte must be followed by one of next's.
-	set, next *byteSet
+	// seq, when no literal is required, is a run of byte classes every
+	// match holds adjacent bytes of ([a-z][0-9][0-9] in [a-z]+[0-9]{2,}):
+	// lines without such a run are never given to re.
+	seq byteSeq
 }
 
 // newMatcher compiles a query. An invalid regex is INVALID_REGEX with the
@@ -71,7 +71,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 		m.fold = newFoldFinder(lit)
 	}
 	if m.req == nil && m.fold == nil {
-		m.set, m.next = requiredSet(tree.Simplify())
+		m.seq = requiredSeq(tree.Simplify())
 	}
 	return m, nil
 }
@@ -132,85 +132,142 @@ func literalScore(lit []rune, fold bool) int {
 // byteSet is a set of ASCII bytes.
 type byteSet [256]bool
 
-// requiredSet returns the rarest ASCII class that every match of re holds
-// a byte of, or, better, two classes that every match holds adjacent bytes
-// of ([a-z] then [0-9] in [a-z]+[0-9]), or nil. Go's regexp runs at tens
-// of MB/s, so skipping the lines that cannot match is most of the speed of
-// a regex with no literal.
-func requiredSet(re *syntax.Regexp) (*byteSet, *byteSet) {
-	var best, bestNext *byteSet
-	bestCost := 0
-	consider := func(a, b *byteSet, cost int) {
-		if a != nil && (best == nil || cost < bestCost) {
-			best, bestNext, bestCost = a, b, cost
+// byteSeq is a run of byte classes matched by adjacent bytes.
+type byteSeq []*byteSet
+
+// maxSeq bounds a run: longer ones filter little more and scan slower.
+const maxSeq = 4
+
+// requiredSeq returns the rarest run of ASCII classes that every match of re
+// holds adjacent bytes of, or nil. Go's regexp runs at tens of MB/s, so
+// skipping the lines that cannot match is most of the speed of a regex with
+// no literal.
+func requiredSeq(re *syntax.Regexp) byteSeq {
+	var best byteSeq
+	bestProb := 2.0
+	consider := func(seq byteSeq) {
+		for i := 0; i < len(seq); i++ {
+			w := seq[i:min(len(seq), i+maxSeq)]
+			if p := w.prob(); p < bestProb {
+				best, bestProb = append(byteSeq(nil), w...), p
+			}
 		}
 	}
 	var walk func(re *syntax.Regexp)
 	walk = func(re *syntax.Regexp) {
 		switch re.Op {
-		case syntax.OpCharClass, syntax.OpLiteral:
-			set, cost := classSet(re)
-			consider(set, nil, cost)
-		case syntax.OpCapture, syntax.OpPlus:
+		case syntax.OpCapture:
 			walk(re.Sub[0])
-		case syntax.OpRepeat:
-			if re.Min >= 2 {
-				if set, cost := classSet(re.Sub[0]); set != nil {
-					consider(set, set, cost*cost/pairScale)
-				}
-			}
-			if re.Min >= 1 {
+		case syntax.OpPlus, syntax.OpRepeat:
+			if re.Op == syntax.OpPlus || re.Min >= 1 {
 				walk(re.Sub[0])
 			}
 		case syntax.OpConcat:
-			for i, s := range re.Sub {
-				walk(s)
-				if i+1 < len(re.Sub) {
-					a, ca := edgeSet(s, true)
-					b, cb := edgeSet(re.Sub[i+1], false)
-					if a != nil && b != nil {
-						consider(a, b, ca*cb/pairScale)
+			// A run grows through single-byte classes and the fixed start of
+			// a repeat of one; a repeat of variable length ends it, and the
+			// repeat's last byte starts the next.
+			var cur byteSeq
+			for _, sub := range flatten(re) {
+				for sub.Op == syntax.OpCapture {
+					sub = sub.Sub[0]
+				}
+				set, _ := classSet(sub)
+				if set != nil {
+					cur = append(cur, set)
+					continue
+				}
+				if sub.Op == syntax.OpLiteral {
+					if lit := literalSeq(sub); lit != nil {
+						cur = append(cur, lit...)
+						continue
 					}
 				}
+				min, fixed := 0, false
+				var inner *byteSet
+				switch sub.Op {
+				case syntax.OpPlus:
+					inner, _ = classSet(sub.Sub[0])
+					min = 1
+				case syntax.OpRepeat:
+					inner, _ = classSet(sub.Sub[0])
+					min, fixed = sub.Min, sub.Min == sub.Max
+				}
+				if inner == nil || min == 0 {
+					consider(cur)
+					cur = nil
+					walk(sub)
+					continue
+				}
+				for i := 0; i < min && i < maxSeq; i++ {
+					cur = append(cur, inner)
+				}
+				if !fixed {
+					consider(cur)
+					cur = byteSeq{inner}
+				}
+			}
+			consider(cur)
+		default:
+			if set, _ := classSet(re); set != nil {
+				consider(byteSeq{set})
 			}
 		}
 	}
 	walk(re)
-	return best, bestNext
+	return best
 }
 
-// pairScale keeps the cost of a pair comparable with that of one class.
-const pairScale = 1 << 16
-
-// edgeSet is the class of the last (or first) byte of every match of re,
-// when re is a class or a repeat of one.
-func edgeSet(re *syntax.Regexp, last bool) (*byteSet, int) {
-	switch re.Op {
-	case syntax.OpCharClass:
-		return classSet(re)
-	case syntax.OpLiteral:
-		if len(re.Rune) == 1 {
-			return classSet(re)
-		}
-	case syntax.OpCapture, syntax.OpPlus:
-		return edgeSet(re.Sub[0], last)
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return edgeSet(re.Sub[0], last)
-		}
+// flatten lists the parts of a concatenation, nested ones (which Simplify
+// makes of x{2,}) included.
+func flatten(re *syntax.Regexp) []*syntax.Regexp {
+	if re.Op != syntax.OpConcat {
+		return []*syntax.Regexp{re}
 	}
-	return nil, 0
+	var out []*syntax.Regexp
+	for _, s := range re.Sub {
+		out = append(out, flatten(s)...)
+	}
+	return out
+}
+
+// literalSeq is a literal of several runes as a run of one class each, or
+// nil when one of them is not ASCII.
+func literalSeq(re *syntax.Regexp) byteSeq {
+	var out byteSeq
+	for _, r := range re.Rune {
+		set, _ := classSet(&syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{r}, Flags: re.Flags})
+		if set == nil {
+			return nil
+		}
+		out = append(out, set)
+	}
+	return out
+}
+
+// prob estimates how likely a run is at a given position of text.
+func (q byteSeq) prob() float64 {
+	p := 1.0
+	for _, set := range q {
+		f := 0
+		for c := range set {
+			if set[c] {
+				f += byteFrequency(byte(c))
+			}
+		}
+		p *= float64(f) / float64(totalFrequency)
+	}
+	return p
 }
 
 // classSet is the byte set of a class or a one-rune (folded) literal, and
-// how often its bytes occur in text, or nil when it holds non-ASCII runes.
+// how often its bytes occur in text, or nil for anything else or a class
+// holding non-ASCII runes.
 func classSet(re *syntax.Regexp) (*byteSet, int) {
-	var set byteSet
-	ranges := re.Rune
-	if re.Op == syntax.OpLiteral {
-		if len(re.Rune) == 0 {
-			return nil, 0
-		}
+	var ranges []rune
+	switch {
+	case re.Op == syntax.OpCharClass:
+		ranges = re.Rune
+	case re.Op == syntax.OpLiteral && len(re.Rune) == 1:
 		r := re.Rune[0]
 		ranges = []rune{r, r}
 		if re.Flags&syntax.FoldCase != 0 {
@@ -218,7 +275,10 @@ func classSet(re *syntax.Regexp) (*byteSet, int) {
 				ranges = append(ranges, f, f)
 			}
 		}
+	default:
+		return nil, 0
 	}
+	var set byteSet
 	cost := 0
 	for i := 0; i+1 < len(ranges); i += 2 {
 		if ranges[i+1] >= utf8.RuneSelf {
@@ -232,20 +292,28 @@ func classSet(re *syntax.Regexp) (*byteSet, int) {
 	return &set, cost
 }
 
-// index is the first byte of buf in s (followed by one in next, if given).
-func (s *byteSet) index(buf []byte, next *byteSet) int {
-	if next == nil {
+// index is where the run first occurs in buf, or -1.
+func (q byteSeq) index(buf []byte) int {
+	first := q[0]
+	if len(q) == 1 {
 		for i, c := range buf {
-			if s[c] {
+			if first[c] {
 				return i
 			}
 		}
 		return -1
 	}
-	for i := 0; i+1 < len(buf); i++ {
-		if s[buf[i]] && next[buf[i+1]] {
-			return i
+next:
+	for i := 0; i+len(q) <= len(buf); i++ {
+		if !first[buf[i]] {
+			continue
 		}
+		for k, set := range q[1:] {
+			if !set[buf[i+1+k]] {
+				continue next
+			}
+		}
+		return i
 	}
 	return -1
 }
@@ -347,6 +415,15 @@ func byteFrequency(b byte) int {
 	return r * r
 }
 
+// totalFrequency is the weight of all bytes.
+var totalFrequency = func() int {
+	n := 0
+	for b := range 256 {
+		n += byteFrequency(byte(b))
+	}
+	return n
+}()
+
 func byteRarity(b byte) int {
 	if i := strings.IndexByte(commonBytes, b); i >= 0 {
 		return len(commonBytes) - i
@@ -439,8 +516,8 @@ func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
 		i = m.req.index(buf[from:])
 	case m.fold != nil:
 		return m.fold.next(buf, from, fs)
-	case m.set != nil:
-		i = m.set.index(buf[from:], m.next)
+	case m.seq != nil:
+		i = m.seq.index(buf[from:])
 	default:
 		return from // every line is a candidate
 	}

@@ -38,38 +38,35 @@ func TestRequiredLiteral(t *testing.T) {
 	}
 }
 
-func TestRequiredSet(t *testing.T) {
+func TestRequiredSeq(t *testing.T) {
+	const digits, lower = "0123456789", "abcdefghijklmnopqrstuvwxyz"
 	for _, c := range []struct {
 		re   string
-		want string // the bytes of the set (a space, then the next set), "" for none
+		want []string // the bytes of each class of the run, none for no run
 	}{
-		{`[A-Z][a-z]+[0-9]{2,}`, "0123456789 0123456789"},
-		{`[a-z]+[0-9]`, "abcdefghijklmnopqrstuvwxyz 0123456789"},
-		{`\d+x?`, "0123456789"},
-		{`(?i)q\w`, "Qq"},
-		{`a|b`, "ab"},
-		{`ab|cd`, ""},
-		{`[^x]y*`, ""},
-		{`z*`, ""},
+		{`[A-Z][a-z]+[0-9]{2,}`, []string{lower, digits, digits}},
+		{`[a-z]+[0-9]`, []string{lower, digits}},
+		{`\d+x?`, []string{digits}},
+		{`(?i)q\w`, []string{"Qq"}},
+		{`a|b`, []string{"ab"}},
+		{`ab|cd`, nil},
+		{`[^x]y*`, nil},
+		{`z*`, nil},
+		{`[0-9]{3}-[0-9]{4}`, []string{digits, digits, "-", digits}},
 	} {
 		tree, _ := syntax.Parse(c.re, syntax.Perl)
-		set, next := requiredSet(tree.Simplify())
-		got := ""
-		for b := 0; set != nil && b < 256; b++ {
-			if set[b] {
-				got += string(rune(b))
-			}
-		}
-		if next != nil {
-			got += " "
-			for b := 0; b < 256; b++ {
-				if next[b] {
-					got += string(rune(b))
+		var got []string
+		for _, set := range requiredSeq(tree.Simplify()) {
+			s := ""
+			for b := range 256 {
+				if set[b] {
+					s += string(rune(b))
 				}
 			}
+			got = append(got, s)
 		}
-		if got != c.want {
-			t.Errorf("requiredSet(%q) = %q, want %q", c.re, got, c.want)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("requiredSeq(%q) = %q, want %q", c.re, got, c.want)
 		}
 	}
 }
