@@ -25,7 +25,8 @@ type matcher struct {
 	// seq, when no literal is required, is a run of byte classes every
 	// match holds adjacent bytes of ([a-z][0-9][0-9] in [a-z]+[0-9]{2,}):
 	// lines without such a run are never given to re.
-	seq byteSeq
+	seq       byteSeq
+	seqAnchor int // where the run's least likely class is
 }
 
 // newMatcher compiles a query. An invalid regex is INVALID_REGEX with the
@@ -72,6 +73,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	}
 	if m.req == nil && m.fold == nil {
 		m.seq = requiredSeq(tree.Simplify())
+		m.seqAnchor = m.seq.anchor()
 	}
 	return m, nil
 }
@@ -292,30 +294,35 @@ func classSet(re *syntax.Regexp) (*byteSet, int) {
 	return &set, cost
 }
 
-// index is where the run first occurs in buf, or -1.
-func (q byteSeq) index(buf []byte) int {
-	first := q[0]
-	if len(q) == 1 {
-		for i, c := range buf {
-			if first[c] {
-				return i
-			}
-		}
-		return -1
-	}
+// index is where the run first occurs in buf, or -1. It scans for the
+// class at a (the least likely) and checks the others around each hit.
+func (q byteSeq) index(buf []byte, a int) int {
+	anchor := q[a]
 next:
-	for i := 0; i+len(q) <= len(buf); i++ {
-		if !first[buf[i]] {
+	for i := a; i+len(q)-a <= len(buf); i++ {
+		if !anchor[buf[i]] {
 			continue
 		}
-		for k, set := range q[1:] {
-			if !set[buf[i+1+k]] {
+		start := i - a
+		for k, set := range q {
+			if !set[buf[start+k]] {
 				continue next
 			}
 		}
-		return i
+		return start
 	}
 	return -1
+}
+
+// anchor is the position of the run's least likely class.
+func (q byteSeq) anchor() int {
+	a, best := 0, 2.0
+	for i := range q {
+		if p := q[i : i+1].prob(); p < best {
+			a, best = i, p
+		}
+	}
+	return a
 }
 
 // foldFinder finds candidate lines for a case-folded literal: it looks for
@@ -517,7 +524,7 @@ func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
 	case m.fold != nil:
 		return m.fold.next(buf, from, fs)
 	case m.seq != nil:
-		i = m.seq.index(buf[from:])
+		i = m.seq.index(buf[from:], m.seqAnchor)
 	default:
 		return from // every line is a candidate
 	}
