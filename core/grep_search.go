@@ -143,7 +143,10 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 				}
 				p = min(le+1, end)
 			}
-			lineNo += bytes.Count(buf[p:ls], nl)
+			if s.cap > 0 {
+				// Counting modes report no line numbers: no need to count.
+				lineNo += bytes.Count(buf[p:ls], nl)
+			}
 			p = ls
 			if c < 0 {
 				break

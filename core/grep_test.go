@@ -171,6 +171,10 @@ func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []by
 	if !slices.Equal(got, want) || res.matches != len(want) {
 		t.Fatalf("%q (regex %v, ignoreCase %v) in %q: lines %v (count %d), want %v", query, isRegex, ignoreCase, text, got, res.matches, want)
 	}
+	// Counting modes keep no lines and count the same.
+	if n := newSearcher(m, 0, 0).search(t.Context(), bytes.NewReader(text)); n.matches != len(want) || len(n.lines) != 0 {
+		t.Fatalf("%q in %q: counting search found %d (%d lines kept), want %d", query, text, n.matches, len(n.lines), len(want))
+	}
 	// Every reported line is within context of a match, and every line
 	// within context of a match is reported.
 	total := bytes.Count(text, []byte("\n"))
