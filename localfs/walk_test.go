@@ -1,9 +1,12 @@
 package localfs_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -113,5 +116,47 @@ func TestWalkIgnorePrecedence(t *testing.T) {
 	got = walkPaths(t, fsys, ".", core.WalkOptions{NoIgnore: true, Exclude: []string{"nested", "*.ig"}}, nil)
 	if slices.Contains(got, "nested/n.txt") || slices.Contains(got, "a.ig") || !slices.Contains(got, "a.ex") {
 		t.Errorf("walk with noIgnore and exclude = %q", got)
+	}
+}
+
+// TestGrepOrderIndependentOfWorkers runs the same search with one worker
+// and with eight: the same page, in the same order.
+func TestGrepOrderIndependentOfWorkers(t *testing.T) {
+	dir := t.TempDir()
+	genTree(t, dir, 300)
+	tl := newTools(t, dir)
+	run := func(procs int) []byte {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		res, err := tl.Grep(context.Background(), core.GrepRequest{Query: "foo", Context: 1, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		return b
+	}
+	if one, eight := run(1), run(8); !bytes.Equal(one, eight) {
+		t.Errorf("grep with 1 and 8 workers differ:\n%.300s\n%.300s", one, eight)
+	}
+}
+
+// TestFindNonUTF8Name checks that a name that is not UTF-8 comes with its
+// base64 twin, so that it can be told apart and passed back.
+func TestFindNonUTF8Name(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a\xff.txt": "x\n", "a\xfe.txt": "x\n"})
+	tl := newTools(t, dir)
+	res, err := tl.Find(context.Background(), core.FindRequest{Pattern: "*.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 2 || res.Results[0].PathBase64 == "" || res.Results[0].PathBase64 == res.Results[1].PathBase64 {
+		t.Errorf("find = %+v", res.Results)
+	}
+	g, err := tl.Grep(context.Background(), core.GrepRequest{Query: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Count != 2 || g.Matches[0].PathBase64 == "" {
+		t.Errorf("grep = %+v", g.Matches)
 	}
 }
