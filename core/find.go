@@ -96,6 +96,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	g := newGlob(pattern, false)
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {
 		return nil, err
@@ -117,7 +118,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	budget := t.maxBytes() - 512
 	seen := 0
 	err = w.Walk(ctx, dir, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
-		if !want(e.Type) || !doublestar.MatchUnvalidated(pattern, e.Rel) {
+		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
 		}
 		seen++

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // treeFS is an endless flat tree: file00000, file00001... each holding one
@@ -86,6 +88,26 @@ func TestCheckGlob(t *testing.T) {
 		}
 		if err != nil && AsError(err).Code != CodeInvalidGlob {
 			t.Errorf("checkGlob(%q) code %s", g, AsError(err).Code)
+		}
+	}
+}
+
+// TestGlobFastPaths checks the fast paths against doublestar itself.
+func TestGlobFastPaths(t *testing.T) {
+	paths := []string{"a.go", "x/a.go", "x/y/b_test.go", ".go", "x/.go", "Makefile", "x/Makefile", "x/Makefile.bak", "go", "a.goo"}
+	for _, p := range []string{"**/*.go", "**/*_test.go", "**/Makefile", "*.go", "x/*.go", "**/{a,b}*.go", `**/\*.go`, "**"} {
+		for _, anyDepth := range []bool{false, true} {
+			g := newGlob(p, anyDepth)
+			for _, rel := range paths {
+				name := rel[strings.LastIndexByte(rel, '/')+1:]
+				want := doublestar.MatchUnvalidated(p, rel)
+				if anyDepth && !strings.Contains(p, "/") {
+					want = doublestar.MatchUnvalidated(p, name)
+				}
+				if got := g.match(rel, name); got != want {
+					t.Errorf("glob %q (anyDepth %v) on %q = %v, want %v", p, anyDepth, rel, got, want)
+				}
+			}
 		}
 	}
 }

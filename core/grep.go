@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/bmatcuk/doublestar/v4"
 )
 
 // GrepRequest searches file contents below a path.
@@ -192,11 +190,14 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	include := ""
+	var include *glob
 	if req.Include != "" {
-		if include, err = checkGlob("include", req.Include); err != nil {
+		p, err := checkGlob("include", req.Include)
+		if err != nil {
 			return nil, err
 		}
+		g := newGlob(p, true)
+		include = &g
 	}
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {
@@ -292,7 +293,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			return
 		}
 		walkErr = w.Walk(sctx, path, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
-			if e.Type != TypeFile || (include != "" && !matchInclude(include, e)) {
+			if e.Type != TypeFile || (include != nil && !include.match(e.Rel, e.Name)) {
 				return nil
 			}
 			r, err := e.Open()
@@ -363,15 +364,6 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		res.Count = pg.taken
 	}
 	return res, nil
-}
-
-// matchInclude applies include: with a slash, to the path relative to the
-// search path; without, to the name at any depth (as ripgrep's -g does).
-func matchInclude(g string, e WalkEntry) bool {
-	if strings.Contains(g, "/") {
-		return doublestar.MatchUnvalidated(g, e.Rel)
-	}
-	return doublestar.MatchUnvalidated(g, e.Name)
 }
 
 // page assembles one page in walk order, bounded in items and bytes.

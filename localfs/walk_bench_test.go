@@ -37,3 +37,17 @@ func BenchmarkGrepGoroot(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFindGoroot walks the Go source tree as find does.
+func BenchmarkFindGoroot(b *testing.B) {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("no go command to find the Go source tree")
+	}
+	tl := newTools(b, filepath.Join(strings.TrimSpace(string(goroot)), "src"))
+	for b.Loop() {
+		if _, err := tl.Find(context.Background(), core.FindRequest{Pattern: "**/*_test.go", Offset: 1 << 20}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
