@@ -2,6 +2,8 @@ package core
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -338,6 +340,9 @@ type foldFinder struct {
 	needle []byte // the literal in lower case; nil when it is not ASCII
 	// special are the non-ASCII forms the literal's letters fold to.
 	special [][]byte
+	// pair, for an ASCII literal of two bytes or more, finds it without a
+	// call per hit of one byte.
+	pair *foldPair
 }
 
 // newFoldFinder returns nil when no byte of lit can be searched that way.
@@ -367,8 +372,84 @@ func newFoldFinder(lit []rune) *foldFinder {
 		if bytes.ContainsAny(f.needle, "s") {
 			f.special = append(f.special, []byte("\u017F"))
 		}
+		f.pair = newFoldPair(f.needle)
 	}
 	return f
+}
+
+// foldPair finds an ASCII literal regardless of case by testing eight
+// positions at a time (SWAR) for its two least frequent bytes, a letter
+// compared with its 0x20 bit set (c|0x20 == 'f' only for f and F): one pass
+// for both cases, and only positions where both bytes agree are compared.
+type foldPair struct {
+	needle           []byte // lower case
+	k1, k2           int    // k1 < k2
+	mask1, mask2     uint64 // 0x20 in every byte for a letter, else 0
+	target1, target2 uint64
+}
+
+func newFoldPair(needle []byte) *foldPair {
+	if len(needle) < 2 {
+		return nil
+	}
+	freq := func(i int) int {
+		c := needle[i]
+		if 'a' <= c && c <= 'z' {
+			return byteFrequency(c) + byteFrequency(c-0x20)
+		}
+		return byteFrequency(c)
+	}
+	a, b := 0, 1
+	if freq(b) < freq(a) {
+		a, b = b, a
+	}
+	for i := 2; i < len(needle); i++ {
+		switch {
+		case freq(i) < freq(a):
+			a, b = i, a
+		case freq(i) < freq(b):
+			b = i
+		}
+	}
+	if a > b {
+		a, b = b, a
+	}
+	const lo = 0x0101010101010101
+	f := &foldPair{needle: needle, k1: a, k2: b,
+		target1: lo * uint64(needle[a]), target2: lo * uint64(needle[b])}
+	if c := needle[a]; 'a' <= c && c <= 'z' {
+		f.mask1 = lo * 0x20
+	}
+	if c := needle[b]; 'a' <= c && c <= 'z' {
+		f.mask2 = lo * 0x20
+	}
+	return f
+}
+
+// index is the start of the first case-insensitive match at or after from.
+func (f *foldPair) index(buf []byte, from int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	n, d := len(f.needle), f.k2-f.k1
+	i := from + f.k1
+	for ; i+d+8 <= len(buf); i += 8 {
+		x := (binary.LittleEndian.Uint64(buf[i:]) | f.mask1) ^ f.target1
+		y := (binary.LittleEndian.Uint64(buf[i+d:]) | f.mask2) ^ f.target2
+		z := x | y
+		// A zero byte of z is a position where both bytes agree; the
+		// test may also flag a few others, which the compare rejects.
+		for t := (z - lo) &^ z & hi; t != 0; t &= t - 1 {
+			start := i + bits.TrailingZeros64(t)/8 - f.k1
+			if start+n <= len(buf) && asciiEqualFold(buf[start:start+n], f.needle) {
+				return start
+			}
+		}
+	}
+	for start := i - f.k1; start+n <= len(buf); start++ {
+		if asciiEqualFold(buf[start:start+n], f.needle) {
+			return start
+		}
+	}
+	return -1
 }
 
 // contains reports whether line holds the ASCII needle in any case, and
@@ -456,6 +537,9 @@ func (f *foldFinder) next(buf []byte, from int, s *foldState) int {
 				s.sp = from + i
 			}
 		}
+	}
+	if f.pair != nil {
+		return minPos(f.pair.index(buf, from), s.sp)
 	}
 	at := from
 	if f.needle != nil {
