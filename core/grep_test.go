@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"math/rand"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -227,4 +228,35 @@ func FuzzSearch(f *testing.F) {
 		}
 		checkSearch(t, query, isRegex, ignoreCase, text, int(context%4))
 	})
+}
+
+// TestPairFinder checks the SWAR pair search against bytes.Index (and, for
+// fold, against a lower-cased copy) at every start of a random text.
+func TestPairFinder(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	alphabet := []byte("erERtn \t\nfuncFUNCmainMAIN()_x")
+	text := make([]byte, 3000)
+	for i := range text {
+		text[i] = alphabet[rnd.Intn(len(alphabet))]
+	}
+	lower := bytes.ToLower(text)
+	for _, q := range []string{"er", "err", "func main", "e\tr", "nn", "re", "x_"} {
+		exact, fold := newPairFinder([]byte(q), false), newPairFinder([]byte(q), true)
+		for from := 0; from < len(text); from += 7 {
+			want := bytes.Index(text[from:], []byte(q))
+			if want >= 0 {
+				want += from
+			}
+			if got := exact.index(text, from); got != want {
+				t.Fatalf("pair %q from %d = %d, want %d", q, from, got, want)
+			}
+			want = bytes.Index(lower[from:], []byte(q))
+			if want >= 0 {
+				want += from
+			}
+			if got := fold.index(text, from); got != want {
+				t.Fatalf("fold pair %q from %d = %d, want %d", q, from, got, want)
+			}
+		}
+	}
 }
