@@ -20,6 +20,29 @@ complete -c agentfs -n '__fish_seen_subcommand_from ls' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l limit
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l path
+complete -c agentfs -n __fish_use_subcommand -a find -d 'find paths by glob below a directory, honouring ignore files, a page at a time'
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l exclude
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l limit
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l no-ignore
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l offset
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l path
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l pattern
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l type
+complete -c agentfs -n __fish_use_subcommand -a grep -d 'search file contents below a path, honouring ignore files, a page at a time'
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l context
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l exclude
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l ignore-case
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l include
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l limit
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l mode
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l no-ignore
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l offset
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l path
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l query
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l regex
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l timeout
 complete -c agentfs -n __fish_use_subcommand -a write -d 'replace or create a whole file atomically (content from --content or stdin)'
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l content
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l create

@@ -290,9 +290,9 @@ func TestReadMedia(t *testing.T) {
 	}
 }
 
-// page reads path to its end, one window at a time, and rebuilds its bytes
+// pageToEnd reads path to its end, one window at a time, and rebuilds its bytes
 // from the contents, line endings and byte-order mark.
-func page(t testing.TB, tl *Tools, p string, limit int, encoding string) ([]byte, int) {
+func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([]byte, int) {
 	t.Helper()
 	req := ReadRequest{Path: p, Limit: limit, Encoding: encoding}
 	var out []byte
@@ -408,7 +408,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 			for _, mb := range []int{0, 5000} {
 				tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: mb}
 				for _, limit := range []int{0, 7} {
-					got, calls := page(t, tl, "f", limit, tc.enc)
+					got, calls := pageToEnd(t, tl, "f", limit, tc.enc)
 					if !bytes.Equal(got, []byte(file)) {
 						t.Fatalf("maxBytes %d limit %d: rebuilt %d bytes in %d calls, want %d", mb, limit, len(got), calls, len(file))
 					}
@@ -484,7 +484,7 @@ func FuzzReadWindow(f *testing.F) {
 		if first.Kind != "text" || first.Encoding != "utf-8" || !utf8.Valid(bytes.TrimPrefix(data, bomUTF8)) {
 			return // NOT_TEXT may come in a later window; that is read's answer
 		}
-		got, _ := page(t, tl, "f", int(limit), "")
+		got, _ := pageToEnd(t, tl, "f", int(limit), "")
 		if !bytes.Equal(got, data) {
 			t.Fatalf("rebuilt %q, want %q", got, data)
 		}

@@ -35,6 +35,8 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		readCommand(),
 		lsCommand(),
+		findCommand(),
+		grepCommand(),
 		writeCommand(),
 		editCommand(),
 		rmCommand(),

@@ -239,12 +239,12 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 	name := args[i]
 	if name == "help" {
 		// "help ls" is "ls --help"; "help" alone is "--help".
-		if i+1 < len(args) && findCommand(cmds, args[i+1]) != nil {
+		if i+1 < len(args) && commandNamed(cmds, args[i+1]) != nil {
 			return append(out, args[i+1], "--help"), nil
 		}
 		return append(out, "--help"), nil
 	}
-	cmd := findCommand(cmds, name)
+	cmd := commandNamed(cmds, name)
 	if cmd == nil {
 		var names []string
 		for _, c := range cmds {
@@ -293,7 +293,7 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 
 func isFlagArg(a string) bool { return len(a) > 1 && a[0] == '-' }
 
-func findCommand(cmds []*cli.Command, name string) *cli.Command {
+func commandNamed(cmds []*cli.Command, name string) *cli.Command {
 	for _, c := range cmds {
 		if c.HasName(name) {
 			return c

@@ -1,0 +1,165 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// FindRequest finds paths below a directory by glob.
+type FindRequest struct {
+	Pattern  string   `json:"pattern" arg:"0" alias:"glob" help:"glob relative to path: * one segment, ** any depth, ? one character, {a,b}, [abc] (default **)"`
+	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" help:"directory to search (default: the current directory)"`
+	Type     string   `json:"type,omitempty" help:"file, dir, symlink or any (default any)"`
+	Limit    int      `json:"limit,omitempty" help:"results per page (default 200, max 1000)"`
+	Offset   int      `json:"offset,omitempty" help:"results to skip (pass the previous nextOffset)"`
+	NoIgnore bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
+	Exclude  []string `json:"exclude,omitempty" help:"glob to leave out, with what is below it (repeatable; without a slash it matches a name at any depth)"`
+}
+
+// FindEntry is one path found.
+type FindEntry struct {
+	Path       string `json:"path"`
+	PathBase64 string `json:"pathBase64,omitempty"`
+	Type       string `json:"type"`
+}
+
+// FindResult is one page of paths, in walk order: depth-first, each
+// directory's entries in name order.
+type FindResult struct {
+	Path       string      `json:"path"`
+	PathBase64 string      `json:"pathBase64,omitempty"`
+	Count      int         `json:"count"`
+	Results    []FindEntry `json:"results"`
+	Truncated  bool        `json:"truncated,omitempty"`
+	NextOffset *int        `json:"nextOffset,omitempty"`
+}
+
+// Find defaults and caps from the reference.
+const (
+	FindDefaultLimit = 200
+	FindMaxLimit     = 1000
+)
+
+// checkGlob validates a glob of a request field; an invalid one is
+// INVALID_GLOB naming the field.
+func checkGlob(field, g string) (string, error) {
+	g = strings.TrimPrefix(g, "./")
+	if !doublestar.ValidatePattern(g) {
+		return "", Errorf(CodeInvalidGlob, "%s %q is not a valid glob.", field, g).
+			WithHint("check brackets and braces; escape a literal *, ?, [ or { with a backslash")
+	}
+	if path.IsAbs(g) {
+		return "", Errorf(CodeInvalidGlob, "%s %q is absolute; it must be relative to path.", field, g).
+			WithHint("put the directory in path and the rest in %s", field)
+	}
+	return g, nil
+}
+
+func checkGlobs(field string, gs []string) ([]string, error) {
+	out := make([]string, 0, len(gs))
+	for _, g := range gs {
+		c, err := checkGlob(field, g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// walker returns the backend's Walker, or NOT_CONFIGURED when it has none.
+func (t *Tools) walker() (Walker, error) {
+	w, ok := t.FS.(Walker)
+	if !ok {
+		return nil, Errorf(CodeNotConfigured, "this backend cannot walk directories.").
+			WithHint("use ls to list one directory at a time")
+	}
+	return w, nil
+}
+
+// Find walks path and returns the entries whose path relative to it matches
+// pattern, a page at a time. The walk stops at the first result past the
+// page, so the cost of a page does not grow with the size of the tree.
+func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
+	limit, err := PageWindow(req.Offset, req.Limit, FindDefaultLimit, FindMaxLimit)
+	if err != nil {
+		return nil, err
+	}
+	if req.Pattern == "" {
+		req.Pattern = "**"
+	}
+	pattern, err := checkGlob("pattern", req.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	g := newGlob(pattern, false)
+	exclude, err := checkGlobs("exclude", req.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	want, err := typeFilter(req.Type)
+	if err != nil {
+		return nil, err
+	}
+	w, err := t.walker()
+	if err != nil {
+		return nil, err
+	}
+	dir := req.Path
+	if dir == "" {
+		dir = "."
+	}
+	res := &FindResult{Results: []FindEntry{}}
+	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
+	budget := t.maxBytes() - 512
+	seen := 0
+	err = w.Walk(ctx, dir, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
+		if !want(e.Type) || !g.match(e.Rel, e.Name) {
+			return nil
+		}
+		seen++
+		if seen <= req.Offset {
+			return nil
+		}
+		if len(res.Results) == limit {
+			next := req.Offset + len(res.Results)
+			res.NextOffset = &next
+			return ErrStopWalk
+		}
+		fe := FindEntry{Type: e.Type.String()}
+		fe.Path, fe.PathBase64 = PathText(e.Path)
+		b, _ := json.Marshal(fe)
+		if budget -= len(b) + 1; budget < 0 && len(res.Results) > 0 {
+			next := req.Offset + len(res.Results)
+			res.NextOffset, res.Truncated = &next, true
+			return ErrStopWalk
+		}
+		res.Results = append(res.Results, fe)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Count = len(res.Results)
+	return res, nil
+}
+
+// typeFilter turns the type field into a predicate.
+func typeFilter(typ string) (func(FileType) bool, error) {
+	switch typ {
+	case "", "any":
+		return func(FileType) bool { return true }, nil
+	case "file", "f":
+		return func(t FileType) bool { return t == TypeFile }, nil
+	case "dir", "directory", "d":
+		return func(t FileType) bool { return t == TypeDir }, nil
+	case "symlink", "link", "l":
+		return func(t FileType) bool { return t == TypeSymlink }, nil
+	}
+	return nil, InvalidArgument("type must be file, dir, symlink or any, not %q.", typ).
+		WithHint("omit type to find every kind of entry")
+}

@@ -1,0 +1,113 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// treeFS is an endless flat tree: file00000, file00001... each holding one
+// matching line. It counts what the tools ask of it.
+type treeFS struct {
+	files          int
+	visited, opens atomic.Int64
+}
+
+func (f *treeFS) Stat(context.Context, string) (FileInfo, error) {
+	return FileInfo{Type: TypeDir}, nil
+}
+func (f *treeFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return f.Stat(ctx, p) }
+func (f *treeFS) Open(context.Context, string, int64) (FileReader, error) {
+	return nil, Errorf(CodeNotAFile, "a directory.")
+}
+func (f *treeFS) ReadDir(context.Context, string, int, int) (DirPage, error) {
+	return DirPage{}, nil
+}
+func (f *treeFS) Display(p string) string { return p }
+
+func (f *treeFS) Walk(ctx context.Context, _ string, _ WalkOptions, visit func(WalkEntry) error) error {
+	for i := 0; i < f.files; i++ {
+		f.visited.Add(1)
+		name := fmt.Sprintf("file%05d.txt", i)
+		err := visit(WalkEntry{Path: name, Rel: name, Name: name, Type: TypeFile, Open: func() (io.ReadCloser, error) {
+			f.opens.Add(1)
+			return io.NopCloser(strings.NewReader("a match here\n")), nil
+		}})
+		if err == ErrStopWalk {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// TestFirstPageCost checks that find and grep stop walking once a page is
+// known to be full: the cost of a first page does not grow with the tree.
+func TestFirstPageCost(t *testing.T) {
+	fs := &treeFS{files: 100000}
+	tl := &Tools{FS: fs}
+	res, err := tl.Find(t.Context(), FindRequest{Pattern: "*.txt", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 10 || res.NextOffset == nil || *res.NextOffset != 10 {
+		t.Fatalf("find page: count %d next %v", res.Count, res.NextOffset)
+	}
+	if v := fs.visited.Load(); v != 11 {
+		t.Errorf("find visited %d entries for a page of 10", v)
+	}
+	fs.visited.Store(0)
+	g, err := tl.Grep(t.Context(), GrepRequest{Query: "match", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Count != 10 || g.NextOffset == nil || *g.NextOffset != 10 {
+		t.Fatalf("grep page: count %d next %v", g.Count, g.NextOffset)
+	}
+	// The pool reads ahead by a bounded number of files, whatever the tree.
+	if v := fs.opens.Load(); v > 200 {
+		t.Errorf("grep opened %d files for a page of 10", v)
+	}
+}
+
+func TestCheckGlob(t *testing.T) {
+	for g, ok := range map[string]bool{"**/*.go": true, "./a/*": true, "{a,b}": true, "a[b": false, "{a": false, "/etc/*": false} {
+		_, err := checkGlob("pattern", g)
+		if (err == nil) != ok {
+			t.Errorf("checkGlob(%q) = %v", g, err)
+		}
+		if err != nil && AsError(err).Code != CodeInvalidGlob {
+			t.Errorf("checkGlob(%q) code %s", g, AsError(err).Code)
+		}
+	}
+}
+
+// TestGlobFastPaths checks the fast paths against doublestar itself.
+func TestGlobFastPaths(t *testing.T) {
+	paths := []string{"a.go", "x/a.go", "x/y/b_test.go", ".go", "x/.go", "Makefile", "x/Makefile", "x/Makefile.bak", "go", "a.goo"}
+	for _, p := range []string{"**/*.go", "**/*_test.go", "**/Makefile", "*.go", "x/*.go", "**/{a,b}*.go", `**/\*.go`, "**"} {
+		for _, anyDepth := range []bool{false, true} {
+			g := newGlob(p, anyDepth)
+			for _, rel := range paths {
+				name := rel[strings.LastIndexByte(rel, '/')+1:]
+				want := doublestar.MatchUnvalidated(p, rel)
+				if anyDepth && !strings.Contains(p, "/") {
+					want = doublestar.MatchUnvalidated(p, name)
+				}
+				if got := g.match(rel, name); got != want {
+					t.Errorf("glob %q (anyDepth %v) on %q = %v, want %v", p, anyDepth, rel, got, want)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package core
+
+import (
+	"bytes"
+	"math/rand"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+func TestRequiredLiteral(t *testing.T) {
+	for _, c := range []struct {
+		re   string
+		want string
+		fold bool
+	}{
+		{`func main`, "func main", false},
+		{`func \w+Error\(`, "Error(", false},
+		{`(?i)readfile`, "READFILE", true},
+		{`(foo)+bar`, "foo", false},
+		{`a{2,}bcd`, "bcd", false},
+		{`x?yz`, "yz", false},
+		{`main|baz`, "", false},
+		{`[A-Z][a-z]+[0-9]{2,}`, "", false},
+		{`a*`, "", false},
+	} {
+		tree, err := syntax.Parse(c.re, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lit, fold := requiredLiteral(tree.Simplify())
+		if string(lit) != c.want || (lit != nil && fold != c.fold) {
+			t.Errorf("requiredLiteral(%q) = %q fold %v, want %q fold %v", c.re, string(lit), fold, c.want, c.fold)
+		}
+	}
+}
+
+func TestRequiredSeq(t *testing.T) {
+	const digits, lower = "0123456789", "abcdefghijklmnopqrstuvwxyz"
+	for _, c := range []struct {
+		re   string
+		want []string // the bytes of each class of the run, none for no run
+	}{
+		{`[A-Z][a-z]+[0-9]{2,}`, []string{lower, digits, digits}},
+		{`[a-z]+[0-9]`, []string{lower, digits}},
+		{`\d+x?`, []string{digits}},
+		{`(?i)q\w`, []string{"Qq"}},
+		{`a|b`, []string{"ab"}},
+		{`ab|cd`, nil},
+		{`[^x]y*`, nil},
+		{`z*`, nil},
+		{`[0-9]{3}-[0-9]{4}`, []string{digits, digits, "-", digits}},
+	} {
+		tree, _ := syntax.Parse(c.re, syntax.Perl)
+		var got []string
+		for _, set := range requiredSeq(tree.Simplify()) {
+			s := ""
+			for b := range 256 {
+				if set[b] {
+					s += string(rune(b))
+				}
+			}
+			got = append(got, s)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("requiredSeq(%q) = %q, want %q", c.re, got, c.want)
+		}
+	}
+}
+
+func TestRegexErrorPosition(t *testing.T) {
+	for _, c := range []struct {
+		q   string
+		pos int
+	}{
+		{`ab[c`, 3},
+		{`x*+`, 2},
+		{`é(?P<>x)`, 2},
+	} {
+		_, err := newMatcher(c.q, true, false)
+		e := AsError(err)
+		if e == nil || e.Code != CodeInvalidRegex || e.Details["position"] != c.pos {
+			t.Errorf("newMatcher(%q) = %v, want INVALID_REGEX at %d", c.q, e, c.pos)
+		}
+	}
+}
+
+func TestLineText(t *testing.T) {
+	long := strings.Repeat("x", 3000) + "needle" + strings.Repeat("é", 1000)
+	text, b64 := lineText(lineRec{text: []byte(long), isMatch: true, at: 3000})
+	if !strings.Contains(text, "needle") || !strings.HasPrefix(text, "[… ") || !strings.HasSuffix(text, " bytes cut]") || b64 != "" {
+		t.Errorf("cut line lost its match or markers: %.80q...", text)
+	}
+	if len(text) > MaxLineBytes+64 {
+		t.Errorf("cut line is %d bytes", len(text))
+	}
+	text, b64 = lineText(lineRec{text: []byte("a\xffb")})
+	if text != "a\uFFFDb" || b64 != "Yf9i" {
+		t.Errorf("non-UTF-8 line = %q %q", text, b64)
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{`"30s"`: 30 * time.Second, `5`: 5 * time.Second, `"1.5"`: 1500 * time.Millisecond} {
+		var d Duration
+		if err := d.UnmarshalJSON([]byte(in)); err != nil || time.Duration(d) != want {
+			t.Errorf("Duration(%s) = %v, %v", in, time.Duration(d), err)
+		}
+	}
+	var d Duration
+	if d.UnmarshalText([]byte("-1s")) == nil || d.UnmarshalText([]byte("soon")) == nil {
+		t.Error("a negative or unparsable duration was accepted")
+	}
+}
+
+// naiveLines is what a line-by-line grep reports: the matching line
+// numbers, each line without its terminator and CR.
+func naiveLines(t testing.TB, query string, isRegex, ignoreCase bool, text []byte) []int {
+	var re *regexp.Regexp
+	if isRegex || ignoreCase {
+		p := query
+		if !isRegex {
+			p = regexp.QuoteMeta(query)
+		}
+		if ignoreCase {
+			p = "(?i)" + p
+		}
+		re = regexp.MustCompile(p)
+	}
+	var out []int
+	lines := bytes.Split(text, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		l = bytes.TrimSuffix(l, []byte("\r"))
+		if (re == nil && bytes.Contains(l, []byte(query))) || (re != nil && re.Match(l)) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// checkSearch compares the searcher with naiveLines, reading in small
+// pieces so that lines straddle reads, and checks the context it reports.
+func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []byte, context int) {
+	m, err := newMatcher(query, isRegex, ignoreCase)
+	if err != nil {
+		return
+	}
+	if bytes.IndexByte(text[:min(len(text), binarySample)], 0) >= 0 {
+		return
+	}
+	want := naiveLines(t, query, isRegex, ignoreCase, text)
+	s := newSearcher(m, context, 1<<30)
+	res := s.search(t.Context(), iotest.HalfReader(bytes.NewReader(text)))
+	var got []int
+	prev := 0
+	for _, l := range res.lines {
+		if l.line <= prev {
+			t.Fatalf("%q in %q: line %d after %d", query, text, l.line, prev)
+		}
+		prev = l.line
+		if l.isMatch {
+			got = append(got, l.line)
+		}
+	}
+	if !slices.Equal(got, want) || res.matches != len(want) {
+		t.Fatalf("%q (regex %v, ignoreCase %v) in %q: lines %v (count %d), want %v", query, isRegex, ignoreCase, text, got, res.matches, want)
+	}
+	// Counting modes keep no lines and count the same.
+	if n := newSearcher(m, 0, 0).search(t.Context(), bytes.NewReader(text)); n.matches != len(want) || len(n.lines) != 0 {
+		t.Fatalf("%q in %q: counting search found %d (%d lines kept), want %d", query, text, n.matches, len(n.lines), len(want))
+	}
+	// Every reported line is within context of a match, and every line
+	// within context of a match is reported.
+	total := bytes.Count(text, []byte("\n"))
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		total++
+	}
+	var wantAll []int
+	for n := 1; n <= total; n++ {
+		for _, w := range want {
+			if n >= w-context && n <= w+context {
+				wantAll = append(wantAll, n)
+				break
+			}
+		}
+	}
+	var all []int
+	for _, l := range res.lines {
+		all = append(all, l.line)
+	}
+	if !slices.Equal(all, wantAll) {
+		t.Fatalf("%q in %q with context %d: lines %v, want %v", query, text, context, all, wantAll)
+	}
+}
+
+func TestSearchTable(t *testing.T) {
+	text := []byte("foo\r\nbar Foo\nbaz\n\nKelvin ſecret\nend")
+	for _, c := range []struct {
+		q             string
+		regex, ignore bool
+	}{
+		{"foo", false, false}, {"foo", false, true}, {"kelvin", false, true}, {"SECRET", false, true},
+		{`^$`, true, false}, {`o$`, true, false}, {`^b`, true, false}, {`a.`, true, false},
+		{`\w+`, true, false}, {`x*`, true, false}, {"end", false, false}, {`(?i)BA[RZ]`, true, false},
+	} {
+		for ctx := 0; ctx <= 2; ctx++ {
+			checkSearch(t, c.q, c.regex, c.ignore, text, ctx)
+		}
+	}
+}
+
+func FuzzSearch(f *testing.F) {
+	f.Add("foo", false, false, uint8(0), []byte("foo\nbar foo\r\nbaz"))
+	f.Add("ſ", false, true, uint8(1), []byte("S\ns\nſ\n"))
+	f.Add(`a\s*b$`, true, false, uint8(2), []byte("a b\r\na\n b\nab"))
+	f.Add(`kel`, false, true, uint8(0), []byte("\u212Aelvin\nKEL"))
+	f.Add(`[^x]+y`, true, true, uint8(3), []byte("xxy\n\ny\nY"))
+	f.Fuzz(func(t *testing.T, query string, isRegex, ignoreCase bool, context uint8, text []byte) {
+		if len(query) > 32 || len(text) > 4096 {
+			t.Skip("large inputs make slow regexes, not new paths")
+		}
+		checkSearch(t, query, isRegex, ignoreCase, text, int(context%4))
+	})
+}
+
+// TestPairFinder checks the SWAR pair search against bytes.Index (and, for
+// fold, against a lower-cased copy) at every start of a random text.
+func TestPairFinder(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	alphabet := []byte("erERtn \t\nfuncFUNCmainMAIN()_x")
+	text := make([]byte, 3000)
+	for i := range text {
+		text[i] = alphabet[rnd.Intn(len(alphabet))]
+	}
+	lower := bytes.ToLower(text)
+	for _, q := range []string{"er", "err", "func main", "e\tr", "nn", "re", "x_"} {
+		exact, fold := newPairFinder([]byte(q), false), newPairFinder([]byte(q), true)
+		for from := 0; from < len(text); from += 7 {
+			want := bytes.Index(text[from:], []byte(q))
+			if want >= 0 {
+				want += from
+			}
+			if got := exact.index(text, from); got != want {
+				t.Fatalf("pair %q from %d = %d, want %d", q, from, got, want)
+			}
+			want = bytes.Index(lower[from:], []byte(q))
+			if want >= 0 {
+				want += from
+			}
+			if got := fold.index(text, from); got != want {
+				t.Fatalf("fold pair %q from %d = %d, want %d", q, from, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// Walker is the tree walk a backend offers to find and grep (and later to
+// rm -r and publish). core never walks a directory itself: confinement, deny
+// roots and ignore files are the backend's business, so that every tool sees
+// the same tree.
+type Walker interface {
+	// Walk visits every entry below the directory path, depth-first, the
+	// entries of each directory in byte order of their names, so that the
+	// order is the same on every run. The directory itself is not visited.
+	// visit returning ErrSkipDir for a directory skips its contents; returning
+	// ErrStopWalk (or any error) ends the walk, and Walk returns that error
+	// unless it is ErrStopWalk. Links are reported, never followed.
+	Walk(ctx context.Context, path string, opts WalkOptions, visit func(WalkEntry) error) error
+}
+
+// WalkOptions are what a caller can change of a walk.
+type WalkOptions struct {
+	// NoIgnore turns off .gitignore, .ignore, .git/info/exclude and
+	// .agentfsignore. .git/ is skipped in any case.
+	NoIgnore bool
+	// Exclude prunes entries whose path relative to the start (or, for a
+	// pattern without a slash, whose name) matches one of these globs.
+	Exclude []string
+}
+
+// WalkEntry is one entry of a walk.
+type WalkEntry struct {
+	// Path is the entry's display path: it can be passed back as input.
+	Path string
+	// Rel is the path relative to the walk's start, with / separators.
+	Rel  string
+	Name string
+	Type FileType
+	// Open reads the entry when it is a regular file, relative to its open
+	// parent directory, never following a link. It is valid only during the
+	// visit call.
+	Open func() (io.ReadCloser, error)
+}
+
+// ErrSkipDir and ErrStopWalk steer a walk from visit.
+var (
+	ErrSkipDir  = errors.New("skip this directory")
+	ErrStopWalk = errors.New("stop the walk")
+)

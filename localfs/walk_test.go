@@ -1,0 +1,162 @@
+package localfs_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/localfs"
+)
+
+func walkPaths(t *testing.T, fsys *localfs.FS, path string, opts core.WalkOptions, visit func(core.WalkEntry)) []string {
+	t.Helper()
+	var got []string
+	err := fsys.Walk(context.Background(), path, opts, func(e core.WalkEntry) error {
+		got = append(got, e.Rel)
+		if visit != nil {
+			visit(e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestWalkSwappedDirectory swaps a directory for a link to outside the root
+// between its visit and its descent: the walk opens it relative to its
+// parent with O_NOFOLLOW, so it sees nothing of outside.
+func TestWalkSwappedDirectory(t *testing.T) {
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	writeFiles(t, base, map[string]string{"root/a/inner.txt": "", "root/b.txt": "", "outside/secret.txt": ""})
+	fsys, err := localfs.New(localfs.Config{Roots: []string{root}, Cwd: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	got := walkPaths(t, fsys, ".", core.WalkOptions{}, func(e core.WalkEntry) {
+		if e.Rel == "a" {
+			if err := os.Rename(filepath.Join(root, "a"), filepath.Join(base, "a.moved")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(root, "a")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if want := []string{"a", "b.txt"}; !slices.Equal(got, want) {
+		t.Errorf("walk after the swap = %q, want %q", got, want)
+	}
+}
+
+// TestWalkIgnorePrecedence checks the ranking of ignore files (ripgrep's:
+// .agentfsignore over .ignore over .gitignore over .git/info/exclude; a
+// deeper file over an outer one) and that a nested repository does not
+// inherit the outer .gitignore.
+func TestWalkIgnorePrecedence(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		".git/info/exclude":  "*.ex\n!kept.ig\n",
+		".gitignore":         "*.ig\n*.log\n",
+		".ignore":            "!*.log\n",
+		".agentfsignore":     "*.ex2\n",
+		"a.ex":               "",
+		"a.ig":               "",
+		"kept.ig":            "",
+		"a.log":              "",
+		"x.ex2":              "",
+		"sub/.gitignore":     "!b.ig\n",
+		"sub/b.ig":           "",
+		"sub/c.ig":           "",
+		"nested/.git/HEAD":   "",
+		"nested/n.ig":        "",
+		"nested/.gitignore":  "n.txt\n",
+		"nested/n.txt":       "",
+		"nested/deep/m.ig":   "",
+		".agentfsignore.bak": "",
+	})
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	got := walkPaths(t, fsys, ".", core.WalkOptions{}, nil)
+	want := []string{".agentfsignore", ".agentfsignore.bak", ".gitignore", ".ignore", "a.log",
+		"nested", "nested/.gitignore", "nested/deep", "nested/deep/m.ig", "nested/n.ig",
+		"sub", "sub/.gitignore", "sub/b.ig"}
+	if !slices.Equal(got, want) {
+		t.Errorf("walk = %q\nwant   %q", got, want)
+	}
+	// Walking from a subdirectory keeps the rules from above it.
+	got = walkPaths(t, fsys, "sub", core.WalkOptions{}, nil)
+	if want := []string{".gitignore", "b.ig"}; !slices.Equal(got, want) {
+		t.Errorf("walk sub = %q, want %q", got, want)
+	}
+	got = walkPaths(t, fsys, ".", core.WalkOptions{NoIgnore: true, Exclude: []string{"nested", "*.ig"}}, nil)
+	if slices.Contains(got, "nested/n.txt") || slices.Contains(got, "a.ig") || !slices.Contains(got, "a.ex") {
+		t.Errorf("walk with noIgnore and exclude = %q", got)
+	}
+}
+
+// TestGrepOrderIndependentOfWorkers runs the same search with one worker
+// and with eight: the same page, in the same order.
+func TestGrepOrderIndependentOfWorkers(t *testing.T) {
+	dir := t.TempDir()
+	genTree(t, dir, 300)
+	tl := newTools(t, dir)
+	run := func(procs int) []byte {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		res, err := tl.Grep(context.Background(), core.GrepRequest{Query: "foo", Context: 1, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		return b
+	}
+	if one, eight := run(1), run(8); !bytes.Equal(one, eight) {
+		t.Errorf("grep with 1 and 8 workers differ:\n%.300s\n%.300s", one, eight)
+	}
+}
+
+// TestFindNonUTF8Name checks that a name that is not UTF-8 comes with its
+// base64 twin, so that it can be told apart and passed back.
+func TestFindNonUTF8Name(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a\xff.txt": "x\n", "a\xfe.txt": "x\n"})
+	tl := newTools(t, dir)
+	res, err := tl.Find(context.Background(), core.FindRequest{Pattern: "*.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 2 || res.Results[0].PathBase64 == "" || res.Results[0].PathBase64 == res.Results[1].PathBase64 {
+		t.Errorf("find = %+v", res.Results)
+	}
+	g, err := tl.Grep(context.Background(), core.GrepRequest{Query: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Count != 2 || g.Matches[0].PathBase64 == "" {
+		t.Errorf("grep = %+v", g.Matches)
+	}
+}

@@ -1,0 +1,38 @@
+package subcommands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentfs/agentfs/core"
+	"github.com/urfave/cli/v2"
+)
+
+func findCommand() *cli.Command {
+	return tool[core.FindRequest, *core.FindResult]{
+		name:      "find",
+		usage:     "find paths by glob below a directory, honouring ignore files, a page at a time",
+		argsUsage: "[PATTERN] [DIR]",
+		run: func(ctx context.Context, t *core.Tools, req *core.FindRequest) (*core.FindResult, error) {
+			return t.Find(ctx, *req)
+		},
+		text: findText,
+	}.command()
+}
+
+// findText renders one path a line, / after a directory, as fd does.
+func findText(r *core.FindResult) string {
+	var b strings.Builder
+	for _, e := range r.Results {
+		suffix := ""
+		if e.Type == "dir" {
+			suffix = "/"
+		}
+		fmt.Fprintf(&b, "%s%s\n", e.Path, suffix)
+	}
+	if r.NextOffset != nil {
+		fmt.Fprintf(&b, "... more: --offset %d\n", *r.NextOffset)
+	}
+	return b.String()
+}
