@@ -320,7 +320,9 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 	useIgnore := !w.opts.NoIgnore && !w.ign.empty()
 	depth := len(comps)
 	for _, e := range entries {
-		if e.name == gitDir {
+		// .git is never searched; a write's temporary file is another
+		// process's unfinished content, never a result.
+		if e.name == gitDir || strings.HasPrefix(e.name, tempPrefix) {
 			continue
 		}
 		erel := e.name
