@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
@@ -92,25 +93,27 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 		return core.DecodeJSON(data, req)
 	}
 	v := reflect.ValueOf(req).Elem()
-	maxArg := -1
+	// Positional arguments fill, in order, the argument fields that no flag
+	// set: "find --pattern P DIR" puts DIR in path, not in pattern.
+	var open []core.FieldSpec
 	for _, s := range specs {
-		if s.Arg >= 0 {
-			maxArg = max(maxArg, s.Arg)
-			if s.Arg < len(args) {
-				if err := setField(v.FieldByIndex(s.Index), args[s.Arg], s); err != nil {
-					return err
-				}
-			}
-		}
 		if s.Flag != "" && c.IsSet(s.Flag) {
 			if err := setFromFlag(c, v.FieldByIndex(s.Index), s); err != nil {
 				return err
 			}
+		} else if s.Arg >= 0 {
+			open = append(open, s)
 		}
 	}
-	if len(args) > maxArg+1 {
-		return core.InvalidArgument("%s takes at most %d argument(s), not %d.", t.name, maxArg+1, len(args)).
+	sort.SliceStable(open, func(i, j int) bool { return open[i].Arg < open[j].Arg })
+	if len(args) > len(open) {
+		return core.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.name, len(open), len(args)).
 			WithHint("usage: agentfs %s [flags] %s", t.name, t.argsUsage)
+	}
+	for i, a := range args {
+		if err := setField(v.FieldByIndex(open[i].Index), a, open[i]); err != nil {
+			return err
+		}
 	}
 	if t.fromFlags != nil {
 		return t.fromFlags(c, req)
