@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -90,14 +89,17 @@ func ensurePrivateDir(d string) error {
 	return nil
 }
 
-// lockDir is the directory of a root's lock files.
-func lockDir(r *root) (string, error) {
+// lockDir is the directory of the lock files. There is one namespace for
+// the whole machine, keyed by real absolute paths, so that processes started
+// with different --root sets (an agent on repo, a sub-agent on repo/sub)
+// still exclude each other.
+func lockDir() (string, error) {
 	base, err := stateDir()
 	if err != nil {
 		return "", core.Errorf(core.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
 			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
 	}
-	d := filepath.Join(base, "locks", fmt.Sprintf("%x-%x", r.dev, r.ino))
+	d := filepath.Join(base, "locks")
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", core.Errorf(core.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
 			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
@@ -105,22 +107,25 @@ func lockDir(r *root) (string, error) {
 	return d, nil
 }
 
-// lockName is the lock file of a cleaned path relative to its root.
-func lockName(rel string) string {
-	sum := sha256.Sum256([]byte(rel))
+// lockName is the lock file of a real absolute path.
+func lockName(abs string) string {
+	sum := sha256.Sum256([]byte(abs))
 	return hex.EncodeToString(sum[:16]) + ".lock"
 }
 
-// lockChain lists the paths a mutation of rel locks: ".", then every
-// ancestor, then rel itself (the one locked exclusively).
-func lockChain(rel string) []string {
-	chain := []string{"."}
-	if rel == "." {
-		return chain
+// lockChain lists the paths a mutation of the real absolute path abs locks:
+// "/", then every ancestor, then abs itself (the one locked exclusively).
+// Starting at "/" rather than at a root makes the order global and lets a
+// recursive remove meet a write below it whatever their roots.
+func lockChain(abs string) []string {
+	chain := []string{string(filepath.Separator)}
+	for i := 1; i < len(abs); i++ {
+		if abs[i] == filepath.Separator {
+			chain = append(chain, abs[:i])
+		}
 	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	for i := range parts {
-		chain = append(chain, filepath.Join(parts[:i+1]...))
+	if abs != chain[0] {
+		chain = append(chain, abs)
 	}
 	return chain
 }
@@ -145,35 +150,36 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 	if ct.rel == "." {
 		return nil, rootRefused(t.display(f))
 	}
-	dir, err := lockDir(ct.root)
+	dir, err := lockDir()
 	if err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(timeout)
-	chain := lockChain(ct.rel)
+	real := filepath.Join(ct.root.path, ct.rel)
+	chain := lockChain(real)
 	held := make([]int, 0, len(chain))
 	release := func() {
 		for _, fd := range held {
 			unix.Close(fd) // closing the only descriptor releases its flock
 		}
 	}
-	for i, rel := range chain {
+	for i, p := range chain {
 		how := unix.LOCK_SH
 		if i == len(chain)-1 {
 			how = unix.LOCK_EX
 		}
-		fd, err := lockFile(ctx, filepath.Join(dir, lockName(rel)), how, deadline)
+		fd, err := lockFile(ctx, filepath.Join(dir, lockName(p)), how, deadline)
 		if err != nil {
 			release()
 			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil, f.lockErr(err, t, f.display(filepath.Join(ct.root.path, rel)), timeout)
+				return nil, f.lockErr(err, t, f.display(p), timeout)
 			}
 			return nil, core.Errorf(core.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
 				WithPath(t.display(f)).WithHint("check that %s is writable", dir).WithCause(err)
 		}
 		held = append(held, fd)
 	}
-	leaf := filepath.Join(dir, lockName(ct.rel))
+	leaf := filepath.Join(dir, lockName(real))
 	return sync.OnceFunc(func() {
 		// The path's own lock file goes while it is held exclusively, so the
 		// state directory keeps only the lock files of directories; a

@@ -12,14 +12,52 @@ import (
 )
 
 func TestLockChain(t *testing.T) {
-	for rel, want := range map[string][]string{
-		".":     {"."},
-		"a":     {".", "a"},
-		"a/b/c": {".", "a", "a/b", "a/b/c"},
+	for abs, want := range map[string][]string{
+		"/":      {"/"},
+		"/a":     {"/", "/a"},
+		"/a/b/c": {"/", "/a", "/a/b", "/a/b/c"},
 	} {
-		if got := lockChain(rel); !reflect.DeepEqual(got, want) {
-			t.Errorf("lockChain(%q) = %q, want %q", rel, got, want)
+		if got := lockChain(abs); !reflect.DeepEqual(got, want) {
+			t.Errorf("lockChain(%q) = %q, want %q", abs, got, want)
 		}
+	}
+}
+
+// Processes started with different roots lock the same file, and a
+// recursive remove under one root meets a write below it under another.
+func TestLockAcrossRoots(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	repo := t.TempDir()
+	sub := filepath.Join(repo, "sub")
+	if err := os.MkdirAll(filepath.Join(sub, "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outer, err := New(Config{Roots: []string{repo}, Cwd: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outer.Close()
+	inner, err := New(Config{Roots: []string{filepath.Join(sub, "deep")}, Cwd: filepath.Join(sub, "deep")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	ctx := context.Background()
+	for _, tc := range []struct{ held, tried string }{
+		{"sub/deep/f.txt", "f.txt"},
+		{"sub", "f.txt"},
+	} {
+		unlock, err := outer.Lock(ctx, tc.held, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, err := inner.Lock(ctx, tc.tried, 0); err == nil {
+			u()
+			t.Errorf("holding %s under root %s did not exclude %s under root %s", tc.held, repo, tc.tried, filepath.Join(sub, "deep"))
+		} else if e, ok := err.(*core.Error); !ok || e.Code != core.CodeLockTimeout {
+			t.Errorf("want LOCK_TIMEOUT, got %v", err)
+		}
+		unlock()
 	}
 }
 
