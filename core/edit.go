@@ -148,6 +148,9 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	var diff string
 	diff, res.FirstChangedLine = unifiedDiff(display, src, edited)
 	if !res.NoChange && !req.DryRun {
+		if err := Interrupted(ctx); err != nil {
+			return nil, err
+		}
 		newData := append(append([]byte{}, prefix...), edited...)
 		fi, err := mfs.WriteFile(ctx, req.Path, newData, WriteOptions{})
 		if err != nil {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -136,6 +137,17 @@ func AsError(err error) *Error {
 	}
 	return &Error{Code: CodeIOError, Message: err.Error(), Err: err,
 		Hint: "retry; if it persists, check the file system"}
+}
+
+// Interrupted is nil while ctx is live, else the INTERRUPTED error of a call
+// stopped (SIGINT, SIGTERM) before it changed anything: mutations check it
+// last, just before they commit.
+func Interrupted(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return Errorf(CodeInterrupted, "the operation was interrupted before it changed anything.").
+		WithHint("run it again; nothing was changed").WithCause(ctx.Err())
 }
 
 // InvalidArgument is the common usage error.

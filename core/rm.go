@@ -52,6 +52,9 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	if !cur.exists {
 		return res, nil
 	}
+	if err := Interrupted(ctx); err != nil {
+		return nil, err
+	}
 	res.Deleted, err = m.Remove(ctx, req.Path, req.Recursive)
 	if err != nil {
 		return nil, err

@@ -132,6 +132,9 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			return res, nil
 		}
 	}
+	if err := Interrupted(ctx); err != nil {
+		return nil, err
+	}
 	fi, err := m.WriteFile(ctx, req.Path, data, WriteOptions{Create: req.Create, Executable: req.Executable, InPlace: req.InPlace})
 	if err != nil {
 		return nil, err

@@ -86,7 +86,7 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 		data := []byte(jsonArg)
 		if fromStdin || jsonArg == "-" {
 			var err error
-			if data, err = readStdin(streamsOf(c).Stdin); err != nil {
+			if data, err = readStdin(c.Context, streamsOf(c).Stdin); err != nil {
 				return err
 			}
 		}
@@ -121,19 +121,46 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	return nil
 }
 
-func readStdin(r io.Reader) ([]byte, error) {
-	if r == nil {
-		return nil, core.InvalidArgument("no standard input to read the request from.")
-	}
-	data, err := io.ReadAll(io.LimitReader(r, maxRequestBytes+1))
+func readStdin(ctx context.Context, r io.Reader) ([]byte, error) {
+	data, err := readInput(ctx, r, maxRequestBytes)
 	if err != nil {
-		return nil, core.Errorf(core.CodeIOError, "standard input could not be read.").WithCause(err)
+		return nil, err
 	}
 	if len(data) > maxRequestBytes {
 		return nil, core.Errorf(core.CodeTooLarge, "the request on stdin is over %d MiB.", maxRequestBytes>>20).
 			WithHint("send a smaller request; write files over 2 MiB in parts with edit")
 	}
 	return data, nil
+}
+
+// readInput reads r to its end, or limit+1 bytes, whichever comes first. A
+// read from a pipe cannot be cancelled, so it runs aside: SIGINT or SIGTERM
+// answers INTERRUPTED at once instead of waiting for the writer, and nothing
+// that arrived only in part is ever used.
+func readInput(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	if r == nil {
+		return nil, core.InvalidArgument("there is no standard input to read.").
+			WithHint("pass the request or content as an argument instead")
+	}
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(r, limit+1))
+		done <- result{data, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, core.Interrupted(ctx)
+	case res := <-done:
+		if res.err != nil {
+			return nil, core.Errorf(core.CodeIOError, "standard input could not be read.").
+				WithHint("check the program writing to agentfs's standard input").WithCause(res.err)
+		}
+		return res.data, nil
+	}
 }
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -152,5 +153,31 @@ func TestNonUTF8RoundTrip(t *testing.T) {
 	code, out, errs = run(t, "", "ls", "--json", `{"pathBase64":"`+ls.Entries[0].NameBase64+`"}`)
 	if code != 0 || !strings.Contains(out, `"inner.txt"`) || !strings.Contains(out, `"pathBase64"`) {
 		t.Fatalf("ls by pathBase64: %d %s %s", code, out, errs)
+	}
+}
+
+// TestInterruptedWhileReadingStdin: a signal while write waits for its
+// content on stdin answers INTERRUPTED (130) at once and writes nothing,
+// not the part that had arrived.
+func TestInterruptedWhileReadingStdin(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	os.WriteFile("f.txt", []byte("ORIGINAL\n"), 0o644)
+	for _, args := range [][]string{{"write", "f.txt"}, {"write", "-"}} {
+		pr, pw := io.Pipe()
+		go pw.Write([]byte(`partial-`))
+		ctx, cancel := context.WithCancel(context.Background())
+		var out, errb bytes.Buffer
+		done := make(chan int, 1)
+		go func() { done <- Main(ctx, args, Streams{Stdin: pr, Stdout: &out, Stderr: &errb}) }()
+		cancel()
+		if code := <-done; code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), `"INTERRUPTED"`) {
+			t.Errorf("%q interrupted: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+		pw.Close()
+		if b, _ := os.ReadFile("f.txt"); string(b) != "ORIGINAL\n" {
+			t.Fatalf("%q interrupted: f.txt is %q", args, b)
+		}
 	}
 }

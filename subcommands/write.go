@@ -3,7 +3,6 @@ package subcommands
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/agentfs/agentfs/core"
@@ -36,9 +35,9 @@ func writeContentFromStdin(c *cli.Context, req *core.WriteRequest) error {
 		return core.InvalidArgument("write needs the content: --content is not given and stdin is a terminal.").
 			WithHint("pass --content TEXT, or pipe the content: agentfs write FILE < source")
 	}
-	data, err := io.ReadAll(io.LimitReader(in, core.MaxWriteBytes+1))
+	data, err := readInput(c.Context, in, core.MaxWriteBytes)
 	if err != nil {
-		return core.Errorf(core.CodeIOError, "standard input could not be read.").WithCause(err)
+		return err
 	}
 	if len(data) > core.MaxWriteBytes {
 		return core.Errorf(core.CodeTooLarge, "the content on stdin is over %d bytes (2 MiB).", core.MaxWriteBytes).
