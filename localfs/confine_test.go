@@ -288,3 +288,52 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// TestDenyHoldsBeforeTheFileExists: a deny path spelled through a link, and
+// names inside a deny root that do not exist, answer DENIED: nothing can be
+// created there, and whether a name exists is never told.
+func TestDenyHoldsBeforeTheFileExists(t *testing.T) {
+	_, root := tree(t)
+	must(t, os.MkdirAll(filepath.Join(root, "real"), 0o755))
+	must(t, os.Symlink("real", filepath.Join(root, "alias")))
+	must(t, os.MkdirAll(filepath.Join(root, "secret"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "secret", "key.txt"), []byte("k"), 0o600))
+	t.Setenv(StateDirEnv, t.TempDir())
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{"alias/planted.txt", "secret"}})
+	ctx := context.Background()
+	if _, err := f.WriteFile(ctx, "alias/planted.txt", []byte("x"), core.WriteOptions{}); code(err) != core.CodeDenied {
+		t.Errorf("write through a link to a denied path not yet there: %v, want DENIED", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "real", "planted.txt")); !os.IsNotExist(err) {
+		t.Errorf("the denied file was created")
+	}
+	for _, p := range []string{"secret/key.txt", "secret/missing.txt", "secret/no/such/dir"} {
+		if _, err := readAll(f, p); code(err) != core.CodeDenied {
+			t.Errorf("read %s: %v, want DENIED", p, err)
+		}
+		if _, err := f.Lstat(ctx, p); code(err) != core.CodeDenied {
+			t.Errorf("lstat %s: %v, want DENIED", p, err)
+		}
+	}
+}
+
+// TestAbsoluteLinkInsideRoot: os.Root refuses absolute links; one whose
+// target is inside the root is followed under within, like a relative one.
+func TestAbsoluteLinkInsideRoot(t *testing.T) {
+	_, root := tree(t)
+	must(t, os.Symlink(filepath.Join(root, "sub", "deep.txt"), filepath.Join(root, "abs.txt")))
+	must(t, os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "absdir")))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
+	for _, p := range []string{"abs.txt", "absdir/deep.txt"} {
+		if got, err := readAll(f, p); err != nil || got != "deep\n" {
+			t.Errorf("read %s: %q %v", p, got, err)
+		}
+	}
+	if page, err := f.ReadDir(context.Background(), "absdir", 0, 10); err != nil || len(page.Entries) != 1 {
+		t.Errorf("ls absdir: %+v %v", page, err)
+	}
+	refuse := newFS(t, Config{Roots: []string{root}, Cwd: root, Symlinks: SymlinksRefuse})
+	if _, err := readAll(refuse, "abs.txt"); code(err) != core.CodeSymlink {
+		t.Errorf("absolute link under refuse: %v, want SYMLINK", err)
+	}
+}

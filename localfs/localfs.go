@@ -124,11 +124,9 @@ func New(cfg Config) (*FS, error) {
 	// The longest root first, so a nested root wins over its parent.
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
 	for _, d := range append(append([]string{}, DefaultDeny...), cfg.Deny...) {
-		abs := f.absolute(d)
-		e := denied{path: abs}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			e.path = real
-		}
+		// Resolved as far as it exists: a deny path spelled through a link
+		// must hold for a file not yet created there.
+		e := denied{path: resolveExisting(f.absolute(d))}
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
@@ -288,11 +286,13 @@ func (f *FS) open(t target, flags int) (*os.File, error) {
 	if !isEscape(err) {
 		return nil, mapErr(err, t.display(f))
 	}
-	// The path leaves its root through a link: allowed only into another root.
+	// os.Root refuses every absolute link and any link out of the root: one
+	// that resolves inside a root (this one or another) is followed through
+	// that root's handle, so it still cannot lead outside.
 	real, rerr := filepath.EvalSymlinks(filepath.Join(t.root.path, t.rel))
 	if rerr == nil {
 		for _, r := range f.roots {
-			if rel, ok := within(r.path, real); ok && r != t.root {
+			if rel, ok := within(r.path, real); ok {
 				file, err := r.r.OpenFile(rel, flags, 0)
 				if err != nil {
 					return nil, mapErr(err, t.display(f))
@@ -389,9 +389,14 @@ func (f *FS) deniedErr(display string) error {
 		WithHint("this location is refused by --deny or by default (/proc, /sys, /dev); work elsewhere")
 }
 
-// openChecked opens t and applies the deny check to where it really is.
+// openChecked opens t and applies the deny check to where it really is. The
+// path is checked before the open too, so that whether a name exists inside a
+// deny root is never told (DENIED, not NOT_FOUND).
 func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 	var st unix.Stat_t
+	if f.deniedName(resolveExisting(filepath.Join(t.root.path, t.rel))) {
+		return nil, st, f.deniedErr(t.display(f))
+	}
 	file, err := f.open(t, flags)
 	if err != nil {
 		return nil, st, err
