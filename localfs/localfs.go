@@ -61,6 +61,7 @@ type denied struct {
 	path     string // absolute, links resolved where they exist
 	dev, ino uint64
 	exists   bool
+	isFile   bool // a file has other names (hard links) that no path check sees
 }
 
 // FS is the local backend; it implements core.FS.
@@ -68,7 +69,11 @@ type FS struct {
 	cwd    string
 	roots  []*root
 	deny   []denied
-	policy SymlinkPolicy
+	// denyFiles is set when a deny root is a file: a walk must then compare
+	// the identity of each file it opens, since a hard link elsewhere in the
+	// tree is the same file under another name.
+	denyFiles bool
+	policy    SymlinkPolicy
 }
 
 var _ core.FS = (*FS)(nil)
@@ -130,6 +135,8 @@ func New(cfg Config) (*FS, error) {
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
+			e.isFile = st.Mode&unix.S_IFMT != unix.S_IFDIR
+			f.denyFiles = f.denyFiles || e.isFile
 		}
 		f.deny = append(f.deny, e)
 	}
@@ -382,6 +389,16 @@ func (f *FS) checkDeny(real, display string) error {
 		}
 		dir = parent
 	}
+}
+
+// deniedIdentity reports an open file that is a denied file by identity.
+func (f *FS) deniedIdentity(st *unix.Stat_t) bool {
+	for _, d := range f.deny {
+		if d.isFile && uint64(st.Dev) == d.dev && st.Ino == d.ino {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *FS) deniedErr(display string) error {

@@ -353,6 +353,13 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 				if err != nil {
 					return nil, mapErr(err, w.join(erel))
 				}
+				if w.f.denyFiles {
+					var st unix.Stat_t
+					if unix.Fstat(fd, &st) != nil || w.f.deniedIdentity(&st) {
+						unix.Close(fd)
+						return nil, w.f.deniedErr(w.join(erel))
+					}
+				}
 				return &fdReader{fd: fd}, nil
 			}
 		}
