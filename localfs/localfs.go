@@ -66,9 +66,9 @@ type denied struct {
 
 // FS is the local backend; it implements core.FS.
 type FS struct {
-	cwd    string
-	roots  []*root
-	deny   []denied
+	cwd   string
+	roots []*root
+	deny  []denied
 	// denyFiles is set when a deny root is a file: a walk must then compare
 	// the identity of each file it opens, since a hard link elsewhere in the
 	// tree is the same file under another name.
