@@ -322,7 +322,7 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 	for _, e := range entries {
 		// .git is never searched; a write's temporary file is another
 		// process's unfinished content, never a result.
-		if e.name == gitDir || strings.HasPrefix(e.name, tempPrefix) {
+		if e.name == gitDir || isTempName(e.name) {
 			continue
 		}
 		erel := e.name

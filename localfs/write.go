@@ -270,6 +270,22 @@ func tempName() string {
 	return fmt.Sprintf("%s%016x", tempPrefix, rand.Uint64())
 }
 
+// isTempName reports a name tempName makes: the prefix and exactly 16 hex
+// digits. A user's own file that merely starts with the prefix is neither
+// swept nor hidden from a walk.
+func isTempName(n string) bool {
+	digits, ok := strings.CutPrefix(n, tempPrefix)
+	if !ok || len(digits) != 16 {
+		return false
+	}
+	for _, c := range digits {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // sweep removes the temporary files that killed writers left in dir, once
 // they are older than sweepAge. It is housekeeping after a successful
 // write: a file it cannot read or remove is left for a later sweep, and no
@@ -282,7 +298,7 @@ func sweep(dir *os.File) {
 	dfd := int(dir.Fd())
 	cutoff := time.Now().Add(-sweepAge)
 	for _, n := range names {
-		if !strings.HasPrefix(n, tempPrefix) {
+		if !isTempName(n) {
 			continue
 		}
 		var st unix.Stat_t

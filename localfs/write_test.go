@@ -131,14 +131,17 @@ func TestWriteSweepsOldTempFiles(t *testing.T) {
 	fsys, dir := newTestFS(t)
 	old := filepath.Join(dir, tempPrefix+"0123456789abcdef")
 	young := filepath.Join(dir, tempPrefix+"fedcba9876543210")
-	for _, p := range []string{old, young} {
+	users := filepath.Join(dir, tempPrefix+"notes") // only looks like one
+	for _, p := range []string{old, young, users} {
 		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	past := time.Now().Add(-sweepAge - time.Minute)
-	if err := os.Chtimes(old, past, past); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{old, users} {
+		if err := os.Chtimes(p, past, past); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := fsys.WriteFile(context.Background(), "f.txt", []byte("x"), core.WriteOptions{}); err != nil {
 		t.Fatal(err)
@@ -148,6 +151,9 @@ func TestWriteSweepsOldTempFiles(t *testing.T) {
 	}
 	if _, err := os.Lstat(young); err != nil {
 		t.Fatalf("young temporary file removed: %v", err)
+	}
+	if _, err := os.Lstat(users); err != nil {
+		t.Fatalf("a user's file with the temporary prefix was swept: %v", err)
 	}
 }
 
