@@ -38,15 +38,23 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A precondition comes from a read, which follows a final link: a link
+	// is checked against its target, as read reported it.
+	checked := cur
+	if req.Set() && cur.exists && cur.info.Type == TypeSymlink {
+		if fi, err := m.Stat(ctx, req.Path); err == nil {
+			checked.info = fi
+		}
+	}
 	sum := func() (string, error) {
-		if cur.info.Type != TypeFile {
-			return "", InvalidArgument("expectedSha256 applies to a file; the path is a %s.", cur.info.Type).
-				WithPath(res.Path).WithHint("use expectedVersion for a directory or a link")
+		if checked.info.Type != TypeFile {
+			return "", InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type).
+				WithPath(res.Path).WithHint("use expectedVersion for a directory")
 		}
 		s, _, err := t.digest(ctx, req.Path, nil, true)
 		return s, err
 	}
-	if err := req.Check(ctx, req.Path, cur.info, cur.exists, sum); err != nil {
+	if err := req.Check(ctx, req.Path, checked.info, cur.exists, sum); err != nil {
 		return nil, err
 	}
 	if !cur.exists {

@@ -337,3 +337,34 @@ func TestAbsoluteLinkInsideRoot(t *testing.T) {
 		t.Errorf("absolute link under refuse: %v, want SYMLINK", err)
 	}
 }
+
+// TestStatFollowsFinalLink: Stat describes a link's target (Lstat the link).
+func TestStatFollowsFinalLink(t *testing.T) {
+	base, root := tree(t)
+	must(t, os.Symlink("in.txt", filepath.Join(root, "rel.lnk")))
+	must(t, os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "abs.lnk")))
+	must(t, os.Symlink("rel.lnk", filepath.Join(root, "chain.lnk")))
+	must(t, os.Symlink(filepath.Join(base, "outside", "secret.txt"), filepath.Join(root, "out.lnk")))
+	must(t, os.Symlink("missing", filepath.Join(root, "dangling.lnk")))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
+	ctx := context.Background()
+	for p, want := range map[string]core.FileType{"rel.lnk": core.TypeFile, "abs.lnk": core.TypeDir, "chain.lnk": core.TypeFile} {
+		fi, err := f.Stat(ctx, p)
+		if err != nil || fi.Type != want {
+			t.Errorf("stat %s: %v %v, want %v", p, fi.Type, err, want)
+		}
+		if li, err := f.Lstat(ctx, p); err != nil || li.Type != core.TypeSymlink {
+			t.Errorf("lstat %s: %v %v", p, li.Type, err)
+		}
+	}
+	if _, err := f.Stat(ctx, "out.lnk"); code(err) != core.CodeOutsideRoot {
+		t.Errorf("stat of an escaping link: %v", err)
+	}
+	if _, err := f.Stat(ctx, "dangling.lnk"); code(err) != core.CodeNotFound {
+		t.Errorf("stat of a dangling link: %v", err)
+	}
+	refuse := newFS(t, Config{Roots: []string{root}, Cwd: root, Symlinks: SymlinksRefuse})
+	if _, err := refuse.Stat(ctx, "rel.lnk"); code(err) != core.CodeSymlink {
+		t.Errorf("stat of a link under refuse: %v", err)
+	}
+}

@@ -19,12 +19,60 @@ func (f *FS) Stat(_ context.Context, path string) (core.FileInfo, error) {
 	if err != nil {
 		return core.FileInfo{}, err
 	}
-	file, st, err := f.openChecked(t, unix.O_PATH|unix.O_CLOEXEC)
-	if err != nil {
-		return core.FileInfo{}, err
+	// os.Root opens every component with O_NOFOLLOW, and O_PATH|O_NOFOLLOW
+	// opens a final link itself instead of failing, so a link is followed
+	// here: to where it resolves, through the root that holds that place.
+	for hops := 0; ; hops++ {
+		file, st, err := f.openChecked(t, unix.O_PATH|unix.O_CLOEXEC)
+		if err != nil {
+			return core.FileInfo{}, err
+		}
+		file.Close()
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return infoFromStat(filepath.Base(t.abs), &st), nil
+		}
+		if f.policy == SymlinksRefuse {
+			return core.FileInfo{}, core.Errorf(core.CodeSymlink, "the path is a link, and links are refused.").
+				WithPath(t.display(f)).WithHint("use the link's target path, or run with --symlinks within")
+		}
+		next, err := f.linkTarget(t)
+		if err == nil && hops == 40 {
+			err = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").
+				WithPath(t.display(f)).WithHint("resolve the link loop")
+		}
+		if err != nil {
+			return core.FileInfo{}, err
+		}
+		next.abs = t.abs
+		t = next
 	}
-	file.Close()
-	return infoFromStat(filepath.Base(t.abs), &st), nil
+}
+
+// linkTarget places the target of the link t in the root that holds it. A
+// target that does not exist is NOT_FOUND when it would lie inside a root,
+// OUTSIDE_ROOT otherwise.
+func (f *FS) linkTarget(t target) (target, error) {
+	full := filepath.Join(t.root.path, t.rel)
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		dest, rerr := os.Readlink(full)
+		if rerr == nil {
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(full), dest)
+			}
+			real = resolveExisting(filepath.Clean(dest))
+		}
+	}
+	for _, r := range f.roots {
+		if rel, ok := within(r.path, real); ok {
+			if err != nil {
+				return target{}, mapErr(err, t.display(f))
+			}
+			return target{root: r, rel: rel}, nil
+		}
+	}
+	return target{}, core.Errorf(core.CodeOutsideRoot, "the path is a link that leads outside the allowed roots.").
+		WithPath(t.display(f)).WithHint("use a path whose links stay inside the roots")
 }
 
 // Lstat describes path itself; a final link is described, not followed.

@@ -181,3 +181,35 @@ func TestInterruptedWhileReadingStdin(t *testing.T) {
 		}
 	}
 }
+
+// TestRmLinkWithPreconditionFromRead: read follows a final link, so the
+// version and sha256 it reports are the target's; rm of the link accepts
+// them, removes the link and keeps the target.
+func TestRmLinkWithPreconditionFromRead(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	os.WriteFile("target.txt", []byte("t\n"), 0o644)
+	os.Symlink("target.txt", "a.lnk")
+	os.Symlink("target.txt", "b.lnk")
+	_, out, _ := run(t, "", "read", "a.lnk")
+	var r struct{ Version, Sha256 string }
+	if json.Unmarshal([]byte(out), &r) != nil || r.Version == "" || r.Sha256 == "" {
+		t.Fatalf("read a.lnk: %s", out)
+	}
+	for _, args := range [][]string{
+		{"rm", "a.lnk", "--expected-version", r.Version},
+		{"rm", "b.lnk", "--expected-sha256", r.Sha256},
+	} {
+		code, out, errs := run(t, "", args...)
+		if code != 0 || !strings.Contains(out, `"deleted":true`) {
+			t.Errorf("%q: %d %s %s", args, code, out, errs)
+		}
+	}
+	if _, err := os.Lstat("target.txt"); err != nil {
+		t.Fatal("the link's target was removed")
+	}
+	if code, _, errs := run(t, "", "rm", "target.txt", "--expected-version", "0000"); code != 3 || !strings.Contains(errs, "STALE") {
+		t.Errorf("a wrong version: %d %s", code, errs)
+	}
+}
