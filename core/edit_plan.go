@@ -48,16 +48,16 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 		oldText, newText := e.OldText, *e.NewText
 		ms := t.locate(oldText)
 		if len(ms) == 0 {
-			if stripped, ok := stripGutter(oldText, true); ok && strings.TrimSpace(stripped) != "" {
-				if ms = t.locate(stripped); len(ms) > 0 {
-					oldText = stripped
-					newText, _ = stripGutter(newText, false)
+			if stripped, first, ok := stripGutter(oldText); ok && strings.TrimSpace(stripped) != "" {
+				if gms := t.locate(stripped); gutterFits(t, gms, first) {
+					ms, oldText = gms, stripped
+					newText = stripGutterLines(newText)
 					outcomes[i].GutterStripped = true
 				}
 			}
 		}
 		if len(ms) == 0 {
-			if newText != "" && len(t.locate(newText)) > 0 {
+			if alreadyApplied(t, oldText, newText) {
 				outcomes[i].AlreadyApplied = true
 				continue
 			}
@@ -105,6 +105,23 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 	}
 	out.WriteString(src[at:])
 	return out.String(), outcomes, nil
+}
+
+// alreadyApplied reports an edit whose oldText is gone and whose newText is
+// there byte for byte: a retry of an edit that landed. newText that is blank
+// or part of oldText (an edit that deletes) says nothing of the kind, and a
+// fuzzy likeness proves nothing: both are NO_MATCH.
+func alreadyApplied(t *text, oldText, newText string) bool {
+	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
+	return strings.TrimSpace(n) != "" && !strings.Contains(o, n) && len(t.exact(n)) > 0
+}
+
+// gutterFits accepts the matches of a gutter-stripped oldText only when they
+// are where the gutter said: one match, starting a line, on the line number
+// the gutter gave. Otherwise "8080: web" in YAML or "3\tbanana" in a TSV
+// would be taken for a gutter and edit another line.
+func gutterFits(t *text, ms []match, first int) bool {
+	return len(ms) == 1 && ms[0].line == first && ms[0].start == t.lines[ms[0].line-1].start
 }
 
 // which names edit i in a message: "oldText" alone, or "edit 2's oldText".

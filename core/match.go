@@ -166,7 +166,14 @@ func (t *text) locate(old string) []match {
 				for i := range got {
 					got[i] = t.content(s + i)
 				}
-				if f, changed := indentTransform(oldLines, got); changed {
+				f, fits := indentTransform(oldLines, got)
+				if !fits {
+					// The lines' indentation differs unevenly: newText's
+					// own indentation would replace the file's and move
+					// code. Not a match; NO_MATCH shows the region.
+					continue
+				}
+				if f != nil {
 					m.reindent = f
 					if m.rung == RungWhitespace {
 						m.rung = RungIndentation
@@ -243,7 +250,8 @@ func foldRunes(s string, pos *[]int32) string {
 	return b.String()
 }
 
-// exact finds old byte for byte, in the LF view, without overlaps.
+// exact finds every occurrence of old byte for byte, in the LF view,
+// overlapping ones included.
 func (t *text) exact(old string) []match {
 	o := strings.ReplaceAll(old, "\r\n", "\n")
 	if o == "" {
@@ -257,7 +265,10 @@ func (t *text) exact(old string) []match {
 		}
 		s := t.fromLF(from + i)
 		ms = append(ms, match{start: s, end: t.fromLF(from + i + len(o)), line: t.lineAt(s), rung: RungExact})
-		from += i + len(o)
+		// The next search starts one byte on, so that an occurrence
+		// overlapping this one ("}\n}\n" in "}\n}\n}\n") makes the edit
+		// ambiguous; replaceAll skips overlapping regions when it rewrites.
+		from += i + 1
 	}
 	return ms
 }
@@ -285,7 +296,8 @@ func foldUnicode(s string) string { return unicodeFolds.Replace(norm.NFKC.String
 // indentTransform finds a uniform change of indentation that turns every
 // non-blank line of old into the line of got: the same column shift for all
 // lines, rendered with got's tabs or spaces. It returns the change as a
-// function of one newText line, and whether it changes anything.
+// function of one newText line (nil when the indentation is already the
+// same), and fits false when no uniform change exists.
 func indentTransform(old, got []string) (func(string) string, bool) {
 	type pair struct{ o, g string }
 	var pairs []pair
@@ -300,7 +312,7 @@ func indentTransform(old, got []string) (func(string) string, bool) {
 		same = same && p.o == p.g
 	}
 	if len(pairs) == 0 || same {
-		return nil, false
+		return nil, true
 	}
 	// A tab is first taken as one level of the space-indented side.
 	unit := 0
@@ -380,26 +392,42 @@ func reindentText(s string, f func(string) string) string {
 var gutterRe = regexp.MustCompile(`^ *([0-9]+)(\t|: |:$|→)`)
 
 // stripGutter removes a line-number gutter from every line of s when every
-// line has one and, if consecutive is set, the numbers count up by one.
-func stripGutter(s string, consecutive bool) (string, bool) {
+// line has one and the numbers count up by one; first is the first number.
+func stripGutter(s string) (out string, first int, ok bool) {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	lines, withEOL := splitLines(s)
 	prev := -1
 	for i, l := range lines {
 		m := gutterRe.FindStringSubmatchIndex(l)
 		if m == nil {
-			return s, false
+			return s, 0, false
 		}
 		n, _ := strconv.Atoi(l[m[2]:m[3]])
-		if consecutive && prev >= 0 && n != prev+1 {
-			return s, false
+		if prev >= 0 && n != prev+1 {
+			return s, 0, false
+		}
+		if prev < 0 {
+			first = n
 		}
 		prev = n
 		lines[i] = l[m[1]:]
 	}
-	out := strings.Join(lines, "\n")
+	out = strings.Join(lines, "\n")
 	if withEOL {
 		out += "\n"
 	}
-	return out, true
+	return out, first, true
+}
+
+// stripGutterLines removes the gutter of each line of newText that has one:
+// once oldText's gutter was pasted, newText's numbered lines are pasted too,
+// while the lines a model adds carry none.
+func stripGutterLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if m := gutterRe.FindStringIndex(l); m != nil {
+			lines[i] = l[m[1]:]
+		}
+	}
+	return strings.Join(lines, "\n")
 }

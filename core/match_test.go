@@ -35,7 +35,6 @@ func TestPlanEdits(t *testing.T) {
 			[]EditOp{op("func f() {\n\treturn 1\n}\n", "func f() {\n\treturn 2\n}\n")},
 			"func f() {\n\treturn 2\n}\n", []string{RungTrailingWhitespace}},
 		{"trailing whitespace keeps the rest", "x\na  \nb\ny\n", []EditOp{op("a\nb", "c")}, "x\nc\ny\n", []string{RungTrailingWhitespace}},
-		{"leading whitespace, not uniform", "  a\n      b\nc\n", []EditOp{op("a\nb", "A\nB")}, "A\nB\nc\n", []string{RungWhitespace}},
 		{"indentation: spaces for tabs", "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
 			[]EditOp{op("    if x {\n        return 1\n    }", "    if y {\n        return 2\n    }")},
 			"func f() {\n\tif y {\n\t\treturn 2\n\t}\n}\n", []string{RungIndentation}},
@@ -161,20 +160,20 @@ func TestNoMatchClosestRegion(t *testing.T) {
 }
 
 func TestIndentTransform(t *testing.T) {
-	f, changed := indentTransform([]string{"a", "  b"}, []string{"\ta", "\t  b"})
-	if !changed || f("    c") != "\t\tc" || f("") != "" {
-		t.Fatalf("shift under a tab: changed=%v", changed)
+	f, fits := indentTransform([]string{"a", "  b"}, []string{"\ta", "\t  b"})
+	if !fits || f == nil || f("    c") != "\t\tc" || f("") != "" {
+		t.Fatalf("shift under a tab: fits=%v", fits)
 	}
 	// one tab is one level of a file indented by two spaces.
-	f, changed = indentTransform([]string{"\tif x {", "\t\ty()"}, []string{"  if x {", "    y()"})
-	if !changed || f("\t\t\tz()") != "      z()" {
-		t.Fatalf("tabs to two spaces: changed=%v, %q", changed, f("\t\t\tz()"))
+	f, fits = indentTransform([]string{"\tif x {", "\t\ty()"}, []string{"  if x {", "    y()"})
+	if !fits || f == nil || f("\t\t\tz()") != "      z()" {
+		t.Fatalf("tabs to two spaces: fits=%v", fits)
 	}
-	if _, changed := indentTransform([]string{"a", "b"}, []string{"  a", "    b"}); changed {
+	if _, fits := indentTransform([]string{"a", "b"}, []string{"  a", "    b"}); fits {
 		t.Fatal("a non-uniform change was taken for a uniform one")
 	}
-	if _, changed := indentTransform([]string{" a"}, []string{" a"}); changed {
-		t.Fatal("identical indentation reported as a change")
+	if f, fits := indentTransform([]string{" a"}, []string{" a"}); !fits || f != nil {
+		t.Fatal("identical indentation is a fit that changes nothing")
 	}
 }
 
@@ -184,13 +183,65 @@ func TestStripGutter(t *testing.T) {
 		"12: foo\n13: bar":       "foo\nbar",
 		"7→x":                    "x",
 	} {
-		if got, ok := stripGutter(in, true); !ok || got != want {
+		if got, _, ok := stripGutter(in); !ok || got != want {
 			t.Errorf("stripGutter(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
+	if _, first, _ := stripGutter("  12\tfoo\n  13\tbar\n"); first != 12 {
+		t.Errorf("first gutter number %d, want 12", first)
+	}
 	for _, in := range []string{"foo", "12 foo", "1\ta\n3\tb", "1\ta\nb"} {
-		if _, ok := stripGutter(in, true); ok {
+		if _, _, ok := stripGutter(in); ok {
 			t.Errorf("stripGutter(%q) found a gutter", in)
 		}
+	}
+}
+
+// TestEditLadderRefusesLookAlikes: the second review's cases. Each was a
+// silent success that changed the wrong bytes or none.
+func TestEditLadderRefusesLookAlikes(t *testing.T) {
+	str := func(s string) *string { return &s }
+	cases := []struct {
+		name, src string
+		edits     []EditOp
+		want      string // the edited content, or "" for an error
+		code      Code
+	}{
+		{"a deleting edit whose old text is stale is NO_MATCH, not already applied",
+			"a\nfoo()\nbar()\nc\n", []EditOp{{OldText: "foo(1)\nbar()\n", NewText: str("bar()\n")}}, "", CodeNoMatch},
+		{"a batch never half applies through already-applied",
+			"import a\n\nfunc main() {\n\tlegacyInit()\n\trun()\n}\n",
+			[]EditOp{{OldText: "import a", NewText: str("import b")}, {OldText: "\tlegacyInit(cfg)\n\trun()", NewText: str("\trun()")}}, "", CodeNoMatch},
+		{"a real retry is already applied",
+			"x = foo(2)\n", []EditOp{{OldText: "foo(1)", NewText: str("foo(2)")}}, "x = foo(2)\n", ""},
+		{"a YAML key is not a gutter",
+			"ports:\n  8080: web\n", []EditOp{{OldText: "9090: web", NewText: str("9090: api")}}, "", CodeNoMatch},
+		{"a TSV id is not a gutter",
+			"id\tfruit\n1\tapple\n2\tbanana\n", []EditOp{{OldText: "3\tbanana", NewText: str("3\tcherry")}}, "", CodeNoMatch},
+		{"a real gutter, with an added line in newText",
+			"a\nb\nc\n", []EditOp{{OldText: "2\tb\n3\tc", NewText: str("2\tb\nnew line\n3\tc")}}, "a\nb\nnew line\nc\n", ""},
+		{"uneven indentation is not a whitespace match",
+			"func f() {\n\tfor {\n\t\tif x {\n\t\t\ty()\n\t\t}\n\t}\n}\n",
+			[]EditOp{{OldText: "if x {\ny()\n}", NewText: str("if x {\ny()\nz()\n}")}}, "", CodeNoMatch},
+		{"overlapping occurrences are ambiguous",
+			"x\n\t}\n}\n}\ny\n", []EditOp{{OldText: "}\n}\n", NewText: str("}\n// end\n}\n")}}, "", CodeAmbiguousMatch},
+		{"overlapping occurrences within a line are ambiguous",
+			"aaa\n", []EditOp{{OldText: "aa", NewText: str("X")}}, "", CodeAmbiguousMatch},
+		{"replaceAll rewrites non-overlapping occurrences",
+			"aaa\n", []EditOp{{OldText: "aa", NewText: str("X"), ReplaceAll: true}}, "Xa\n", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := planEdits(tc.src, tc.edits)
+			if tc.code != "" {
+				if err == nil || AsError(err).Code != tc.code {
+					t.Fatalf("got %q, %v; want %s", out, err, tc.code)
+				}
+				return
+			}
+			if err != nil || out != tc.want {
+				t.Fatalf("got %q, %v; want %q", out, err, tc.want)
+			}
+		})
 	}
 }
