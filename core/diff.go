@@ -137,9 +137,12 @@ func changedSpan(a, b string) (pre, aEnd, bEnd int) {
 	for k := 0; k <= diffContext && pre > 0; k++ {
 		pre = strings.LastIndexByte(a[:pre-1], '\n') + 1
 	}
-	aEnd = len(a) - suf
+	aEnd, bEnd = len(a)-suf, len(b)-suf
+	// The change already ends a line on both sides only when both end in a
+	// newline there; an edit that joins lines ends one mid-line in b.
+	atLineEnd := aEnd > 0 && a[aEnd-1] == '\n' && bEnd > 0 && b[bEnd-1] == '\n'
 	for k := 0; k <= diffContext && aEnd < len(a); k++ {
-		if aEnd > 0 && a[aEnd-1] == '\n' && k == 0 {
+		if k == 0 && atLineEnd {
 			continue
 		}
 		if i := strings.IndexByte(a[aEnd:], '\n'); i >= 0 {

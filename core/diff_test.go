@@ -1,8 +1,10 @@
 package core
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestUnifiedDiff(t *testing.T) {
@@ -57,5 +59,31 @@ func TestUnifiedDiffLargeFile(t *testing.T) {
 	got, _ = unifiedDiff("p", a.String()+"x", a.String()+"y")
 	if want := "--- p\n+++ p\n@@ -998,4 +998,4 @@\n 998\n 999\n 1000\n-x\n\\ No newline at end of file\n+y\n\\ No newline at end of file\n"; got != want {
 		t.Errorf("diff\n%s\nwant\n%s", got, want)
+	}
+}
+
+// An edit that joins two lines keeps three lines of context after the
+// change, as diff -u gives, so that a strict patch (-F0) applies it.
+func TestUnifiedDiffJoinedLines(t *testing.T) {
+	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n"
+	b := strings.Replace(a, "6\n", "six ", 1)
+	got, _ := unifiedDiff("x", a, b)
+	want := "--- x\n+++ x\n@@ -3,8 +3,7 @@\n 3\n 4\n 5\n-6\n-7\n+six 7\n 8\n 9\n 10\n"
+	if got != want {
+		t.Fatalf("diff:\n%s\nwant (diff -u):\n%s", got, want)
+	}
+}
+
+// The diff of a file with a BOM carries the BOM on line 1, as the file does.
+func TestEditDiffKeepsBOM(t *testing.T) {
+	bom := "\ufeff"
+	fs := newEditFS(map[string]string{"c": bom + "one\r\ntwo\r\nthree\r\nfour"})
+	n := "2\n3"
+	res, err := (&Tools{FS: fs, LockTimeout: time.Second}).Edit(context.Background(), EditRequest{Path: "c", Edits: []EditOp{{OldText: "two\nthree", NewText: &n}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Diff, "\n "+bom+"one\r\n") {
+		t.Fatalf("the diff's first context line lost the BOM:\n%q", res.Diff)
 	}
 }

@@ -146,7 +146,9 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	}
 	res.NoChange = edited == src
 	var diff string
-	diff, res.FirstChangedLine = unifiedDiff(display, src, edited)
+	// The diff is of the bytes on disk, BOM included, so that it applies
+	// with patch or git apply to the file as it was.
+	diff, res.FirstChangedLine = unifiedDiff(display, string(prefix)+src, string(prefix)+edited)
 	if !res.NoChange && !req.DryRun {
 		if err := Interrupted(ctx); err != nil {
 			return nil, err
