@@ -9,6 +9,7 @@ complete -c agentfs -n __fish_use_subcommand -l symlinks
 complete -c agentfs -n __fish_use_subcommand -a read -d 'read a window of lines of a text file, or an image or PDF'
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l byte-offset
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l encoding
+complete -c agentfs -n '__fish_seen_subcommand_from read' -l expected-version
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l limit
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l line-numbers

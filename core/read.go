@@ -104,6 +104,9 @@ type ReadRequest struct {
 	IncludeLineNumbers bool           `json:"includeLineNumbers,omitempty" flag:"line-numbers" help:"prefix each line with its number and a tab"`
 	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to bytes:N or chars:N, with a marker"`
 	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...)"`
+	// ExpectedVersion makes a continuation safe: offsets of a file that
+	// changed since the previous window would name other bytes.
+	ExpectedVersion string `json:"expectedVersion,omitempty" help:"version of the previous window; STALE if the file changed since"`
 }
 
 // ReadResult is what read answers. Kind says which of the embedded parts is
@@ -158,6 +161,11 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	defer f.Close()
 	info := f.Info()
 	display := t.FS.Display(req.Path)
+	if req.ExpectedVersion != "" && req.ExpectedVersion != info.Version {
+		return nil, Errorf(CodeStale, "the file changed since the previous window was read.").WithPath(display).
+			WithDetail("currentVersion", info.Version).
+			WithHint("its offsets no longer name the same bytes: read it again from the start")
+	}
 	h := sha256.New()
 	size := bufSize(info.Size)
 	if req.ByteOffset > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -211,5 +212,28 @@ func TestRmLinkWithPreconditionFromRead(t *testing.T) {
 	}
 	if code, _, errs := run(t, "", "rm", "target.txt", "--expected-version", "0000"); code != 3 || !strings.Contains(errs, "STALE") {
 		t.Errorf("a wrong version: %d %s", code, errs)
+	}
+}
+
+// TestReadContinuationOfAChangedFile: a continuation that carries the
+// previous window's version answers STALE once the file changed, instead of
+// a window of other bytes under the old line numbers.
+func TestReadContinuationOfAChangedFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("ch.txt", []byte("l1\nl2\nl3\nl4\n"), 0o644)
+	_, out, _ := run(t, "", "read", "ch.txt", "--limit", "2")
+	var r struct {
+		Version        string
+		NextOffset     int
+		NextByteOffset int
+	}
+	json.Unmarshal([]byte(out), &r)
+	next := []string{"read", "ch.txt", "--offset", fmt.Sprint(r.NextOffset), "--byte-offset", fmt.Sprint(r.NextByteOffset), "--expected-version", r.Version}
+	if code, out, errs := run(t, "", next...); code != 0 || !strings.Contains(out, `"content":"l3\nl4\n"`) {
+		t.Fatalf("continuation of an unchanged file: %d %s %s", code, out, errs)
+	}
+	os.WriteFile("ch.txt", []byte("XX\nl1\nl2\nl3\nl4\n"), 0o644)
+	if code, _, errs := run(t, "", next...); code != 3 || !strings.Contains(errs, `"STALE"`) {
+		t.Fatalf("continuation of a changed file: %d %s", code, errs)
 	}
 }
