@@ -39,6 +39,10 @@ const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLO
 // .git/info/exclude).
 type ignoreSets struct {
 	agentfs, ignore, git, exclude []gitignore.Pattern
+	// start is the start directory's root-relative path when an ancestor's
+	// rule ignores it: naming it is asking for it (as with rg and fd), so a
+	// rule that excludes an entry only by excluding the start is not applied.
+	start []string
 }
 
 func (s *ignoreSets) empty() bool {
@@ -51,6 +55,9 @@ func (s *ignoreSets) match(comps []string, isDir bool) bool {
 		for i := len(set) - 1; i >= 0; i-- {
 			switch set[i].Match(comps, isDir) {
 			case gitignore.Exclude:
+				if s.start != nil && set[i].Match(s.start, true) == gitignore.Exclude {
+					continue
+				}
 				return true
 			case gitignore.Include:
 				return false
@@ -105,6 +112,9 @@ func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit
 	}
 	if !opts.NoIgnore {
 		w.loadAncestors(t, comps)
+		if len(comps) > 0 && w.ign.match(comps, true) {
+			w.ign.start = comps
+		}
 	}
 	fd, err := unix.Dup(int(dir.Fd()))
 	if err != nil {
@@ -141,9 +151,10 @@ func (w *walker) loadAncestors(t target, comps []string) {
 func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool) {
 	has := func(n string) bool { return names == nil || names[n] }
 	if has(gitDir) && isDirAt(fd, gitDir) {
-		// A repository starts here: outer .gitignore files are not its own.
+		// A repository starts here: the outer repository's .gitignore files
+		// and info/exclude are not its own.
 		w.ign.git = nil
-		w.ign.exclude = append(w.ign.exclude, readPatterns(fd, gitDir+"/info/exclude", comps)...)
+		w.ign.exclude = readPatterns(fd, gitDir+"/info/exclude", comps)
 	}
 	if has(gitignoreFile) {
 		w.ign.git = append(w.ign.git, readPatterns(fd, gitignoreFile, comps)...)
@@ -173,18 +184,51 @@ func readPatterns(dirfd int, name string, domain []string) []gitignore.Pattern {
 	if err != nil {
 		return nil
 	}
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")) // git skips a BOM
 	var ps []gitignore.Pattern
 	for line := range bytes.Lines(data) {
 		s := strings.TrimRight(string(line), "\r\n")
 		if strings.TrimSpace(s) == "" || s[0] == '#' {
 			continue
 		}
-		if strings.HasPrefix(s, `\#`) || strings.HasPrefix(s, `\!`) {
-			s = s[1:]
-		}
-		ps = append(ps, gitignore.ParsePattern(s, domain))
+		ps = append(ps, gitignore.ParsePattern(gitPattern(s), domain))
 	}
 	return ps
+}
+
+// gitPattern adapts one ignore-file line to go-git's matcher where it
+// differs from git (checked against git by TestIgnorePatternsMatchGit):
+//   - a class negated with ! ([!a]) goes to filepath.Match, which wants ^;
+//   - a trailing /** must match inside the directory, not the directory
+//     itself ("trail/**" with "!trail/y.txt" keeps trail/y.txt), so it
+//     becomes /*/**;
+//   - ** that is not a whole segment (logs/**.log) is an ordinary *.
+//
+// Escapes (\!, \#, \ ) are left for filepath.Match, which honours them: an
+// escaped ! must stay a literal, never become a negation.
+func gitPattern(s string) string {
+	neg := ""
+	if strings.HasPrefix(s, "!") {
+		neg, s = "!", s[1:]
+	}
+	dir := ""
+	if strings.HasSuffix(s, "/") {
+		dir, s = "/", strings.TrimSuffix(s, "/")
+	}
+	segs := strings.Split(s, "/")
+	for i, seg := range segs {
+		if seg == "**" {
+			continue
+		}
+		for strings.Contains(seg, "**") {
+			seg = strings.ReplaceAll(seg, "**", "*")
+		}
+		segs[i] = strings.ReplaceAll(seg, "[!", "[^")
+	}
+	if n := len(segs); n >= 2 && segs[n-1] == "**" && segs[n-2] != "**" && segs[n-2] != "" {
+		segs = append(segs[:n-1], "*", "**")
+	}
+	return neg + strings.Join(segs, "/") + dir
 }
 
 // openatNoFollow opens a regular file relative to dirfd, refusing a link or

@@ -1,0 +1,86 @@
+package localfs_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/core"
+)
+
+// TestIgnorePatternsMatchGit lists the files of a tree whose ignore files
+// hold the forms go-git's matcher gets wrong on its own, and compares the
+// list with git's (git ls-files --others --exclude-standard): escaped !,
+// negated classes, a trailing /** with a re-included file, a directory-only
+// /**/, ** inside a segment, a BOM, and a nested repository, which keeps
+// neither the outer .gitignore nor the outer info/exclude.
+func TestIgnorePatternsMatchGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed: the comparison with git is skipped")
+	}
+	dir := t.TempDir()
+	run := func(d string, args ...string) string {
+		cmd := exec.Command(git, args...)
+		cmd.Dir = d
+		cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return string(out)
+	}
+	write := func(rel, content string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(dir, "init", "-q", ".")
+	for _, f := range []string{"!bang.txt", "#hash.txt", "trail/x/y.txt", "trail/y.txt", "cls/a1.txt", "cls/b1.txt",
+		"dd/q/r.txt", "dd/s.txt", "logs/a.log", "logs/keep.txt", "bom/first.txt", "bom/second.txt",
+		"inner/x.dat", "inner/x.gen", "top.dat", "anch/top.txt", "anch/sub/top.txt"} {
+		write(f, "hello\n")
+	}
+	write(".gitignore", "\\!bang.txt\n\\#hash.txt\ntrail/**\n!trail/y.txt\ncls/[!a]*.txt\ndd/**/\nlogs/**.log\n*.gen\n/anch/top.txt\n")
+	write("bom/.gitignore", "\xEF\xBB\xBFfirst.txt\nsecond.txt\n")
+	write(".git/info/exclude", "*.dat\n")
+	run(filepath.Join(dir, "inner"), "init", "-q", ".")
+	var want []string
+	for _, f := range strings.Fields(run(dir, "ls-files", "--others", "--exclude-standard") +
+		prefixed("inner/", run(filepath.Join(dir, "inner"), "ls-files", "--others", "--exclude-standard"))) {
+		if !strings.HasSuffix(f, "/") { // git names the nested repository itself as inner/
+			want = append(want, f)
+		}
+	}
+	sort.Strings(want)
+
+	tl := newTools(t, dir)
+	res, err := tl.Find(context.Background(), core.FindRequest{Pattern: "**", Type: "file", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range res.Results {
+		got = append(got, e.Path)
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("agentfs find:\n  %s\ngit ls-files:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func prefixed(p, lines string) string {
+	var b strings.Builder
+	for _, l := range strings.Fields(lines) {
+		b.WriteString(p + l + "\n")
+	}
+	return b.String()
+}
