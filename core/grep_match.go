@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -55,6 +56,10 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	tree, err := syntax.Parse(pattern, flags)
 	if err != nil {
 		return nil, regexError(query, err)
+	}
+	if needsNewline(tree) {
+		return nil, InvalidArgument("the regex has a literal newline; grep matches one line at a time.").
+			WithHint("search for one line of the text (a regex never sees the end of a line as \\n)")
 	}
 	prefix := ""
 	if ignoreCase {
@@ -683,4 +688,17 @@ func (f *litFinder) index(buf []byte) int {
 		return f.pair.index(buf, 0)
 	}
 	return bytes.Index(buf, f.needle)
+}
+
+// needsNewline reports a regex with a part that can only match "\n" (a
+// literal newline, or a class of it alone): lines never hold one, so it
+// would find nothing, silently. ripgrep refuses such a regex too.
+func needsNewline(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return slices.Contains(re.Rune, '\n')
+	case syntax.OpCharClass:
+		return len(re.Rune) == 2 && re.Rune[0] == '\n' && re.Rune[1] == '\n'
+	}
+	return slices.ContainsFunc(re.Sub, needsNewline)
 }

@@ -89,6 +89,28 @@ func TestRegexErrorPosition(t *testing.T) {
 	}
 }
 
+// A query that needs a newline would silently find nothing, line by line.
+func TestQueriesThatNeedANewline(t *testing.T) {
+	for _, c := range []struct {
+		q           string
+		regex, fail bool
+	}{
+		{"foo\nbar", false, true},
+		{`foo\nbar`, true, true},
+		{"foo\nbar", true, true},
+		{`a[\n]b`, true, true},
+		{`(xy|\n)`, true, true}, // a literal newline anywhere, as rg
+		{`a[^x]b`, true, false}, // a class that also holds \n is fine
+		{`\s+$`, true, false},
+		{`a\\nb`, true, false}, // an escaped backslash then n
+	} {
+		_, err := newMatcher(c.q, c.regex, false)
+		if got := err != nil && AsError(err).Code == CodeInvalidArgument; got != c.fail {
+			t.Errorf("newMatcher(%q, regex=%v) = %v; want refused: %v", c.q, c.regex, err, c.fail)
+		}
+	}
+}
+
 func TestLineText(t *testing.T) {
 	long := strings.Repeat("x", 3000) + "needle" + strings.Repeat("é", 1000)
 	text, b64 := lineText(lineRec{text: []byte(long), isMatch: true, at: 3000})
