@@ -83,7 +83,9 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts core.Wr
 			return core.FileInfo{}, mapErr(err, display).
 				WithHint("the file is not writable; change its mode first if it should be")
 		}
-		if opts.InPlace {
+		// In place only where a replace would split the file: an ordinary
+		// file keeps the atomic replace even when inPlace is asked.
+		if opts.InPlace && st.Nlink > 1 {
 			return writeInPlace(dfd, base, &st, data, display)
 		}
 	}
@@ -217,7 +219,22 @@ func keepOwnerAndMode(fd int, old *unix.Stat_t) error {
 			return err
 		}
 	}
-	return unix.Fchmod(fd, old.Mode&0o7777)
+	return unix.Fchmod(fd, keptMode(old.Mode&0o7777, os.Geteuid() == 0))
+}
+
+// keptMode is the mode a replace keeps. New content drops the set-user-ID
+// bit, and the set-group-ID bit of a group-executable file, unless the
+// writer is privileged: the kernel does so on a write (file_remove_privs),
+// and so do sed -i and cp.
+func keptMode(mode uint32, privileged bool) uint32 {
+	if privileged {
+		return mode
+	}
+	mode &^= unix.S_ISUID
+	if mode&unix.S_IXGRP != 0 {
+		mode &^= unix.S_ISGID
+	}
+	return mode
 }
 
 // renameNoReplace renames tmp to base only when base does not exist. A file

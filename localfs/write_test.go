@@ -223,3 +223,40 @@ func TestWriteRefusesReadOnlyFile(t *testing.T) {
 		t.Fatalf("content %q", got)
 	}
 }
+
+func TestKeptModeDropsSetID(t *testing.T) {
+	for _, c := range []struct {
+		mode       uint32
+		privileged bool
+		want       uint32
+	}{
+		{0o4755, false, 0o755},
+		{0o2755, false, 0o755},  // set-group-ID of a group-executable file
+		{0o2644, false, 0o2644}, // mandatory-locking marker: kept, as the kernel does
+		{0o6755, true, 0o6755},
+		{0o1777, false, 0o1777},
+	} {
+		if got := keptMode(c.mode, c.privileged); got != c.want {
+			t.Errorf("keptMode(%o, %v) = %o, want %o", c.mode, c.privileged, got, c.want)
+		}
+	}
+}
+
+// inPlace keeps the inode only where a replace would split a hard-linked
+// file; an ordinary file is still replaced atomically.
+func TestInPlaceOnlyForHardLinks(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	p := filepath.Join(dir, "one")
+	if err := os.WriteFile(p, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after unix.Stat_t
+	unix.Stat(p, &before)
+	if _, err := fsys.WriteFile(context.Background(), "one", []byte("bb"), core.WriteOptions{InPlace: true}); err != nil {
+		t.Fatal(err)
+	}
+	unix.Stat(p, &after)
+	if before.Ino == after.Ino {
+		t.Fatal("inPlace on a file with one link wrote in place instead of replacing it")
+	}
+}
