@@ -48,6 +48,12 @@ const (
 // INVALID_GLOB naming the field.
 func checkGlob(field, g string) (string, error) {
 	g = strings.TrimPrefix(g, "./")
+	if field != "pattern" && strings.HasPrefix(g, "!") {
+		// rg's -g '!x' negates; here include only narrows and exclude only
+		// prunes, so a leading ! would silently match nothing.
+		return "", Errorf(CodeInvalidGlob, "%s %q starts with !, which does not negate here.", field, g).
+			WithHint("use exclude to leave paths out, include to keep only some")
+	}
 	if !doublestar.ValidatePattern(g) {
 		return "", Errorf(CodeInvalidGlob, "%s %q is not a valid glob.", field, g).
 			WithHint("check brackets and braces; escape a literal *, ?, [ or { with a backslash")

@@ -374,7 +374,7 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 			erel = rel + "/" + e.name
 		}
 		isDir := e.typ == core.TypeDir
-		if w.excluded(erel, e.name) {
+		if w.excluded(erel, e.name, isDir) {
 			continue
 		}
 		if useIgnore {
@@ -429,9 +429,16 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 }
 
 // excluded applies --exclude: a glob with a slash matches the path from the
-// start, one without matches the name at any depth.
-func (w *walker) excluded(rel, name string) bool {
+// start, one without matches the name at any depth, and a final slash
+// (build/) matches directories only, as in an ignore file.
+func (w *walker) excluded(rel, name string, isDir bool) bool {
 	for _, g := range w.opts.Exclude {
+		if dirOnly := strings.HasSuffix(g, "/"); dirOnly {
+			if !isDir {
+				continue
+			}
+			g = strings.TrimSuffix(g, "/")
+		}
 		subject := name
 		if strings.Contains(g, "/") {
 			subject = rel
