@@ -105,6 +105,9 @@ type GrepResult struct {
 	BinarySkipped int  `json:"binaryFilesSkipped"`
 	Truncated     bool `json:"truncated,omitempty"`
 	TimedOut      bool `json:"timedOut,omitempty"`
+	// Hint says what to do next when the page is partial for a reason the
+	// caller can act on (a timeout).
+	Hint string `json:"hint,omitempty"`
 	NextOffset    *int `json:"nextOffset,omitempty"`
 }
 
@@ -354,6 +357,12 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		if mode != ModeCount && res.NextOffset == nil {
 			next := req.Offset + pg.taken
 			res.NextOffset = &next
+		}
+		// Every page searches the tree from its start, so a page that found
+		// nothing in time would find nothing again with the same timeout.
+		res.Hint = "the timeout cut this page short: pass nextOffset to continue; a page searches from the start of the tree, so raise --timeout if it found little"
+		if pg.taken == 0 {
+			res.Hint = "nothing was found before the timeout, and the next page would search the same files again: raise --timeout"
 		}
 	} else if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return nil, walkErr

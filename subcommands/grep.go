@@ -45,6 +45,12 @@ func grepText(r *core.GrepResult) string {
 	if r.Mode == core.ModeCount {
 		fmt.Fprintf(&b, "%d\n", r.Count)
 	}
+	if r.TimedOut {
+		fmt.Fprintf(&b, "... timed out: %s\n", r.Hint)
+	}
+	if r.BinarySkipped > 0 {
+		fmt.Fprintf(&b, "... %d binary file(s) skipped\n", r.BinarySkipped)
+	}
 	if r.NextOffset != nil {
 		fmt.Fprintf(&b, "... more: --offset %d\n", *r.NextOffset)
 	}

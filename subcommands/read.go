@@ -26,6 +26,9 @@ func readCommand() *cli.Command {
 // since their bytes are no use on a terminal.
 func readText(r *core.ReadResult) string {
 	if r.TextWindow == nil {
+		if r.Data == "" {
+			return fmt.Sprintf("[%s %s, %d bytes: not text]\n", r.Kind, r.MimeType, r.Size)
+		}
 		return fmt.Sprintf("[%s %s, %d bytes: use --format json for the data]\n", r.Kind, r.MimeType, r.Size)
 	}
 	var b strings.Builder
