@@ -107,8 +107,8 @@ type GrepResult struct {
 	TimedOut      bool `json:"timedOut,omitempty"`
 	// Hint says what to do next when the page is partial for a reason the
 	// caller can act on (a timeout).
-	Hint string `json:"hint,omitempty"`
-	NextOffset    *int `json:"nextOffset,omitempty"`
+	Hint       string `json:"hint,omitempty"`
+	NextOffset *int   `json:"nextOffset,omitempty"`
 }
 
 // MarshalJSON always writes matches in content mode and files in files
