@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -37,15 +38,21 @@ type Duration time.Duration
 // UnmarshalText parses "30s"-style text or a plain number of seconds.
 func (d *Duration) UnmarshalText(b []byte) error {
 	s := string(b)
+	// A day is far beyond any useful timeout and keeps the float conversion
+	// clear of overflow (1e12 seconds would wrap negative).
+	const most = 24 * time.Hour
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || f < 0 || f > most.Seconds() {
+			return InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
+		}
 		*d = Duration(f * float64(time.Second))
 	} else if v, err := time.ParseDuration(s); err == nil {
+		if v < 0 || v > most {
+			return InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
+		}
 		*d = Duration(v)
 	} else {
 		return InvalidArgument("%q is not a duration such as 30s or 2m.", s).WithHint("give a duration such as 30s")
-	}
-	if *d < 0 {
-		return InvalidArgument("a duration must not be negative, not %s.", s).WithHint("give a duration such as 30s")
 	}
 	return nil
 }

@@ -134,8 +134,10 @@ func TestDuration(t *testing.T) {
 		}
 	}
 	var d Duration
-	if d.UnmarshalText([]byte("-1s")) == nil || d.UnmarshalText([]byte("soon")) == nil {
-		t.Error("a negative or unparsable duration was accepted")
+	for _, bad := range []string{"-1s", "soon", "1e12", "NaN", "-1", "25h"} {
+		if err := d.UnmarshalText([]byte(bad)); err == nil || AsError(err).Code != CodeInvalidArgument {
+			t.Errorf("duration %q: %v, want INVALID_ARGUMENT", bad, err)
+		}
 	}
 }
 

@@ -224,8 +224,14 @@ func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
 func setField(v reflect.Value, text string, s core.FieldSpec) error {
 	if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok {
 		if err := u.UnmarshalText([]byte(text)); err != nil {
-			return core.InvalidArgument("--%s: %s", s.Flag, strings.TrimSuffix(err.Error(), ".")+".").
-				WithHint("%s", s.Help)
+			// The type's own error, with the flag named: its hint says
+			// what to pass.
+			e := core.AsError(err)
+			if e.Code == core.CodeIOError {
+				e = core.InvalidArgument("%s.", strings.TrimSuffix(err.Error(), ".")).WithHint("%s", s.Help)
+			}
+			e.Message = "--" + s.Flag + ": " + e.Message
+			return e
 		}
 		return nil
 	}
