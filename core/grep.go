@@ -527,8 +527,13 @@ func lineText(r lineRec) (string, string) {
 		if end < len(b) {
 			suffix = " [… " + strconv.Itoa(len(b)-end) + " bytes cut]"
 		}
-		s := prefix + strings.ToValidUTF8(string(b[start:end]), "\uFFFD") + suffix
-		return s, ""
+		kept := b[start:end]
+		s := prefix + strings.ToValidUTF8(string(kept), "\uFFFD") + suffix
+		if utf8.Valid(kept) {
+			return s, ""
+		}
+		// The kept bytes, losslessly: the markers are not part of the file.
+		return s, base64.StdEncoding.EncodeToString(kept)
 	}
 	if utf8.Valid(b) {
 		return string(b), ""

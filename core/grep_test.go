@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"encoding/base64"
 	"math/rand"
 	"regexp"
 	"regexp/syntax"
@@ -108,6 +109,15 @@ func TestQueriesThatNeedANewline(t *testing.T) {
 		if got := err != nil && AsError(err).Code == CodeInvalidArgument; got != c.fail {
 			t.Errorf("newMatcher(%q, regex=%v) = %v; want refused: %v", c.q, c.regex, err, c.fail)
 		}
+	}
+}
+
+func TestLineTextCutNotUTF8(t *testing.T) {
+	long := strings.Repeat("x", 1500) + "\xff needle"
+	text, b64 := lineText(lineRec{text: []byte(long), isMatch: true, at: 1501})
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || !strings.Contains(string(raw), "\xff needle") || !strings.Contains(text, "bytes cut]") {
+		t.Fatalf("a cut line that is not UTF-8: text %q, textBase64 %q (%v)", text, raw, err)
 	}
 }
 
