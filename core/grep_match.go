@@ -29,6 +29,9 @@ type matcher struct {
 	// lines without such a run are never given to re.
 	seq       byteSeq
 	seqAnchor int // where the run's least likely class is
+	// run, when the regex is a sequence of ASCII classes, decides a
+	// line in place of re.
+	run *classRun
 }
 
 // newMatcher compiles a query. An invalid regex is INVALID_REGEX with the
@@ -64,7 +67,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	if err != nil {
 		return nil, regexError(query, err)
 	}
-	m := &matcher{re: re}
+	m := &matcher{re: re, run: newClassRun(tree.Simplify())}
 	lit, fold := requiredLiteral(tree.Simplify())
 	m.whole = !isRegex && len(lit) == utf8.RuneCountInString(query)
 	switch {
@@ -638,6 +641,9 @@ func (m *matcher) verify(line []byte) bool {
 		if final && (!found || m.whole) {
 			return found
 		}
+	}
+	if m.run != nil {
+		return m.run.match(line)
 	}
 	return m.re.Match(line)
 }

@@ -260,3 +260,36 @@ func TestPairFinder(t *testing.T) {
 		}
 	}
 }
+
+// TestClassRun checks the shift-and line matcher against regexp on random
+// lines, and that it declines what it cannot decide.
+func TestClassRun(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	alphabet := []byte("aAbZz09x_ (\t\r\xff\u212Aé")
+	for _, q := range []string{`[A-Z][a-z]+[0-9]{2,}`, `func \w+Error\(`, `(?i)readfile`, `a+b+`, `[0-9]{3}x`, `(ab)c+`, `\d`, `zz`} {
+		tree, err := syntax.Parse(q, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newClassRun(tree.Simplify())
+		if c == nil {
+			t.Fatalf("newClassRun(%q) = nil", q)
+		}
+		re := regexp.MustCompile(q)
+		for range 20000 {
+			line := make([]byte, rnd.Intn(12))
+			for i := range line {
+				line[i] = alphabet[rnd.Intn(len(alphabet))]
+			}
+			if got, want := c.match(line), re.Match(line); got != want {
+				t.Fatalf("%q on %q: %v, want %v", q, line, got, want)
+			}
+		}
+	}
+	for _, q := range []string{`a*b`, `^ab`, `a\b`, `ab|cd`, `[^x]y`, `a.b`, `(?i)k`, `é`, `a{2,3}`, `x?`, `(ab)+`} {
+		tree, _ := syntax.Parse(q, syntax.Perl)
+		if newClassRun(tree.Simplify()) != nil {
+			t.Errorf("newClassRun(%q) is not nil", q)
+		}
+	}
+}
