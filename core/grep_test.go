@@ -230,9 +230,18 @@ func FuzzSearch(f *testing.F) {
 	})
 }
 
-// TestPairFinder checks the SWAR pair search against bytes.Index (and, for
-// fold, against a lower-cased copy) at every start of a random text.
+// TestPairFinder checks the pair search, with AVX2 where there is one and
+// without, against bytes.Index (and, for fold, against a lower-cased copy)
+// at every seventh start of a random text.
 func TestPairFinder(t *testing.T) {
+	simd := pairSIMD
+	defer func() { pairSIMD = simd }()
+	for _, pairSIMD = range []bool{simd, false} {
+		testPairFinder(t)
+	}
+}
+
+func testPairFinder(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
 	alphabet := []byte("erERtn \t\nfuncFUNCmainMAIN()_x")
 	text := make([]byte, 3000)
@@ -240,7 +249,7 @@ func TestPairFinder(t *testing.T) {
 		text[i] = alphabet[rnd.Intn(len(alphabet))]
 	}
 	lower := bytes.ToLower(text)
-	for _, q := range []string{"er", "err", "func main", "e\tr", "nn", "re", "x_"} {
+	for _, q := range []string{"er", "err", "func main", "e\tr", "nn", "re", "x_", "MAIN(func)\tmain_"} {
 		exact, fold := newPairFinder([]byte(q), false), newPairFinder([]byte(q), true)
 		for from := 0; from < len(text); from += 7 {
 			want := bytes.Index(text[from:], []byte(q))

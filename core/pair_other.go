@@ -1,0 +1,10 @@
+//go:build !amd64
+
+package core
+
+// pairSIMD is never set here: only amd64 has pairScanAVX2.
+var pairSIMD = false
+
+func pairScanAVX2(p *byte, n, d int, t1, t2, m1, m2 byte) int {
+	panic("pairScanAVX2 without AVX2")
+}
