@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/agentfs/agentfs/core"
@@ -286,10 +287,38 @@ func (w *walker) readNames(fd int) ([]dirEntry, error) {
 	return out, nil
 }
 
-// walkDir visits the entries of the directory fd (which it closes), at rel
-// from the start and comps from the root.
+// dirRef is an open directory of a walk, closed when the walk has left it
+// and every file opener handed out for it has run.
+type dirRef struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *dirRef) release() {
+	if d.refs.Add(-1) == 0 {
+		unix.Close(d.fd)
+	}
+}
+
+// openFileAt opens the regular file name of the directory fd. The listing
+// said regular file; O_NONBLOCK keeps a FIFO swapped in since from
+// blocking, and O_NOFOLLOW a link from being followed, without an fstat per
+// file.
+func openFileAt(fd int, name, display string) (io.ReadCloser, error) {
+	f, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, mapErr(err, display)
+	}
+	return &fdReader{fd: f}, nil
+}
+
+// walkDir visits the entries of the directory fd (which it closes once
+// every opener handed out for its files has run), at rel from the start and
+// comps from the root.
 func (w *walker) walkDir(fd int, rel string, comps []string) error {
-	defer unix.Close(fd)
+	dir := &dirRef{fd: fd}
+	dir.refs.Store(1)
+	defer dir.release()
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -344,16 +373,14 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 		}
 		entry := core.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ}
 		if e.typ == core.TypeFile {
-			name := e.name
-			entry.Open = func() (io.ReadCloser, error) {
-				// The listing said regular file; O_NONBLOCK keeps a FIFO
-				// swapped in since from blocking, and O_NOFOLLOW a link from
-				// being followed, without an fstat per file.
-				fd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-				if err != nil {
-					return nil, mapErr(err, w.join(erel))
+			name, display := e.name, entry.Path
+			entry.Open = func() (io.ReadCloser, error) { return openFileAt(fd, name, display) }
+			entry.Later = func() func() (io.ReadCloser, error) {
+				dir.refs.Add(1)
+				return func() (io.ReadCloser, error) {
+					defer dir.release()
+					return openFileAt(dir.fd, name, display)
 				}
-				return &fdReader{fd: fd}, nil
 			}
 		}
 		err := w.visit(entry)
