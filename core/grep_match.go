@@ -29,6 +29,9 @@ type matcher struct {
 	// lines without such a run are never given to re.
 	seq       byteSeq
 	seqAnchor int // where the run's least likely class is
+	// seqRanges is seq for runScanAVX2, nil when none of its classes is
+	// one range of bytes.
+	seqRanges *[8]byte
 	// run, when the regex is a sequence of ASCII classes, decides a
 	// line in place of re.
 	run *classRun
@@ -79,6 +82,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	if m.req == nil && m.fold == nil {
 		m.seq = requiredSeq(tree.Simplify())
 		m.seqAnchor = m.seq.anchor()
+		m.seqRanges = m.seq.ranges()
 	}
 	return m, nil
 }
@@ -317,6 +321,54 @@ next:
 		return start
 	}
 	return -1
+}
+
+// at reports whether the run occurs at start in buf.
+func (q byteSeq) at(buf []byte, start int) bool {
+	if start+len(q) > len(buf) {
+		return false
+	}
+	for k, set := range q {
+		if !set[buf[start+k]] {
+			return false
+		}
+	}
+	return true
+}
+
+// ranges gives the run to runScanAVX2: each class as its first byte and
+// width when it is one range of bytes ([a-z], [0-9], a single byte), or
+// else as every byte (the run is checked whole at each hit). It is nil when
+// no class is a range.
+func (q byteSeq) ranges() *[8]byte {
+	if len(q) > 4 {
+		return nil
+	}
+	r := [8]byte{4: 255, 5: 255, 6: 255, 7: 255}
+	found := false
+	for k, set := range q {
+		lo, hi := -1, -1
+		for c := range set {
+			if set[c] {
+				if lo < 0 {
+					lo = c
+				}
+				hi = c
+			}
+		}
+		whole := lo >= 0
+		for c := lo; whole && c <= hi; c++ {
+			whole = set[c]
+		}
+		if whole {
+			r[k], r[4+k] = byte(lo), byte(hi-lo)
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &r
 }
 
 // anchor is the position of the run's least likely class.
@@ -641,6 +693,25 @@ func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
 	case m.fold != nil:
 		return m.fold.next(buf, from, fs)
 	case m.seq != nil:
+		if m.seqRanges != nil && pairSIMD {
+			// 32 positions at a time while four bytes from the last one
+			// are inside buf; index does the rest.
+			for {
+				n := len(buf) - 3 - from
+				if n < 32 {
+					break
+				}
+				r := runScanAVX2(&buf[from], n, m.seqRanges)
+				if r == n&^31 {
+					from += r
+					break
+				}
+				if m.seq.at(buf, from+r) {
+					return from + r
+				}
+				from += r + 1
+			}
+		}
 		i = m.seq.index(buf[from:], m.seqAnchor)
 	default:
 		return from // every line is a candidate

@@ -302,3 +302,32 @@ func TestClassRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSeqScan checks the AVX2 scan for a class run against the byte loop
+// from every fifth start of a random text.
+func TestSeqScan(t *testing.T) {
+	if !pairSIMD {
+		t.Skip("no AVX2")
+	}
+	defer func() { pairSIMD = true }()
+	rnd := rand.New(rand.NewSource(1))
+	alphabet := []byte("aZz09-5x_Qq \n\xff")
+	text := make([]byte, 3000)
+	for i := range text {
+		text[i] = alphabet[rnd.Intn(len(alphabet))]
+	}
+	for _, q := range []string{`[A-Z][a-z]+[0-9]{2,}`, `[0-9]{3}[a-z]{2}`, `\d+x?`, `[q-s]\w`, `[a-z]+[0-9]`, `[a-z_]+[0-9]`} {
+		m, err := newMatcher(q, true, false)
+		if err != nil || m.seq == nil || m.seqRanges == nil {
+			t.Fatalf("%q: no class run with a range (%v)", q, err)
+		}
+		for from := 0; from < len(text); from += 5 {
+			pairSIMD = true
+			got := m.candidate(text, from, nil)
+			pairSIMD = false
+			if want := m.candidate(text, from, nil); got != want {
+				t.Fatalf("%q from %d: %d, want %d", q, from, got, want)
+			}
+		}
+	}
+}

@@ -10,3 +10,9 @@ var pairSIMD = cpu.X86.HasAVX2
 //
 //go:noescape
 func pairScanAVX2(p *byte, n, d int, t1, t2, m1, m2 byte) int
+
+// runScanAVX2 tests 32 positions at a time for a run of four byte ranges:
+// see pair_amd64.s.
+//
+//go:noescape
+func runScanAVX2(p *byte, n int, q *[8]byte) int
