@@ -2,7 +2,7 @@ package core
 
 import "golang.org/x/sys/cpu"
 
-// pairSIMD is set where pairScanAVX2 can run.
+// pairSIMD is set where pairScanAVX2 and runScanAVX2 can run.
 var pairSIMD = cpu.X86.HasAVX2
 
 // pairScanAVX2 tests 32 positions at a time for a pair of bytes: see

@@ -2,7 +2,7 @@
 
 package core
 
-// pairSIMD is never set here: only amd64 has pairScanAVX2.
+// pairSIMD is never set here: only amd64 has pairScanAVX2 and runScanAVX2.
 var pairSIMD = false
 
 func pairScanAVX2(p *byte, n, d int, t1, t2, m1, m2 byte) int {
