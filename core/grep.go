@@ -161,13 +161,13 @@ const (
 	ModeCount   = "count"
 )
 
-// grepJob is a batch of files of a search: opened by the walk, searched by
-// a worker, and consumed in walk order. Batches rather than single files
-// keep channel hand-offs, and the thread wake-ups they cost, off the
-// per-file path.
+// grepJob is a batch of files of a search: listed by the walk, opened and
+// searched by a worker, and consumed in walk order. Batches rather than
+// single files keep channel hand-offs, and the thread wake-ups they cost,
+// off the per-file path.
 type grepJob struct {
 	paths []string
-	rs    []io.ReadCloser
+	opens []func() (io.ReadCloser, error)
 	res   chan []fileResult
 }
 
@@ -251,8 +251,13 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			defer wg.Done()
 			s := newSearcher(m, ctxLines, capPerFile)
 			for j := range jobs {
-				out := make([]fileResult, len(j.rs))
-				for i, r := range j.rs {
+				out := make([]fileResult, len(j.opens))
+				for i, open := range j.opens {
+					r, err := open()
+					if err != nil {
+						out[i].err = err // gone or not regular since the listing: skipped
+						continue
+					}
 					out[i] = s.search(sctx, r)
 					r.Close()
 				}
@@ -270,24 +275,24 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		flush := func() error {
 			j := cur
 			cur = &grepJob{}
-			if len(j.rs) == 0 {
+			if len(j.opens) == 0 {
 				return nil
 			}
 			j.res = make(chan []fileResult, 1)
+			var err error
 			select {
 			case order <- j:
 			case <-sctx.Done():
-				for _, r := range j.rs {
-					r.Close()
-				}
-				return sctx.Err()
+				// Not consumed, but run all the same: every opener is
+				// called once, and what it opens closed.
+				err = sctx.Err()
 			}
 			jobs <- j // never blocks for long: workers drain jobs until it closes
-			return nil
+			return err
 		}
-		add := func(path string, r io.ReadCloser) error {
-			cur.paths, cur.rs = append(cur.paths, path), append(cur.rs, r)
-			if len(cur.rs) == grepBatch {
+		add := func(path string, open func() (io.ReadCloser, error)) error {
+			cur.paths, cur.opens = append(cur.paths, path), append(cur.opens, open)
+			if len(cur.opens) == grepBatch {
 				return flush()
 			}
 			return nil
@@ -298,7 +303,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				walkErr = err
 				return
 			}
-			add(t.FS.Display(path), r)
+			add(t.FS.Display(path), func() (io.ReadCloser, error) { return r, nil })
 			walkErr = flush()
 			return
 		}
@@ -306,11 +311,14 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			if e.Type != TypeFile || (include != nil && !include.match(e.Rel, e.Name)) {
 				return nil
 			}
+			if e.Later != nil {
+				return add(e.Path, e.Later())
+			}
 			r, err := e.Open()
 			if err != nil {
 				return nil // gone or not regular since the listing: skipped
 			}
-			return add(e.Path, r)
+			return add(e.Path, func() (io.ReadCloser, error) { return r, nil })
 		})
 		if err := flush(); walkErr == nil {
 			walkErr = err

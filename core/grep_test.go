@@ -264,9 +264,18 @@ func FuzzSearch(f *testing.F) {
 	})
 }
 
-// TestPairFinder checks the SWAR pair search against bytes.Index (and, for
-// fold, against a lower-cased copy) at every start of a random text.
+// TestPairFinder checks the pair search, with AVX2 where there is one and
+// without, against bytes.Index (and, for fold, against a lower-cased copy)
+// at every seventh start of a random text.
 func TestPairFinder(t *testing.T) {
+	simd := pairSIMD
+	defer func() { pairSIMD = simd }()
+	for _, pairSIMD = range []bool{simd, false} {
+		testPairFinder(t)
+	}
+}
+
+func testPairFinder(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
 	alphabet := []byte("erERtn \t\nfuncFUNCmainMAIN()_x")
 	text := make([]byte, 3000)
@@ -274,7 +283,7 @@ func TestPairFinder(t *testing.T) {
 		text[i] = alphabet[rnd.Intn(len(alphabet))]
 	}
 	lower := bytes.ToLower(text)
-	for _, q := range []string{"er", "err", "func main", "e\tr", "nn", "re", "x_"} {
+	for _, q := range []string{"er", "err", "func main", "e\tr", "nn", "re", "x_", "MAIN(func)\tmain_"} {
 		exact, fold := newPairFinder([]byte(q), false), newPairFinder([]byte(q), true)
 		for from := 0; from < len(text); from += 7 {
 			want := bytes.Index(text[from:], []byte(q))
@@ -290,6 +299,68 @@ func TestPairFinder(t *testing.T) {
 			}
 			if got := fold.index(text, from); got != want {
 				t.Fatalf("fold pair %q from %d = %d, want %d", q, from, got, want)
+			}
+		}
+	}
+}
+
+// TestClassRun checks the shift-and line matcher against regexp on random
+// lines, and that it declines what it cannot decide.
+func TestClassRun(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	alphabet := []byte("aAbZz09x_ (\t\r\xff\u212Aé")
+	for _, q := range []string{`[A-Z][a-z]+[0-9]{2,}`, `func \w+Error\(`, `(?i)readfile`, `a+b+`, `[0-9]{3}x`, `(ab)c+`, `\d`, `zz`} {
+		tree, err := syntax.Parse(q, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newClassRun(tree.Simplify())
+		if c == nil {
+			t.Fatalf("newClassRun(%q) = nil", q)
+		}
+		re := regexp.MustCompile(q)
+		for range 20000 {
+			line := make([]byte, rnd.Intn(12))
+			for i := range line {
+				line[i] = alphabet[rnd.Intn(len(alphabet))]
+			}
+			if got, want := c.match(line), re.Match(line); got != want {
+				t.Fatalf("%q on %q: %v, want %v", q, line, got, want)
+			}
+		}
+	}
+	for _, q := range []string{`a*b`, `^ab`, `a\b`, `ab|cd`, `[^x]y`, `a.b`, `(?i)k`, `é`, `a{2,3}`, `x?`, `(ab)+`} {
+		tree, _ := syntax.Parse(q, syntax.Perl)
+		if newClassRun(tree.Simplify()) != nil {
+			t.Errorf("newClassRun(%q) is not nil", q)
+		}
+	}
+}
+
+// TestSeqScan checks the AVX2 scan for a class run against the byte loop
+// from every fifth start of a random text.
+func TestSeqScan(t *testing.T) {
+	if !pairSIMD {
+		t.Skip("no AVX2")
+	}
+	defer func() { pairSIMD = true }()
+	rnd := rand.New(rand.NewSource(1))
+	alphabet := []byte("aZz09-5x_Qq \n\xff")
+	text := make([]byte, 3000)
+	for i := range text {
+		text[i] = alphabet[rnd.Intn(len(alphabet))]
+	}
+	for _, q := range []string{`[A-Z][a-z]+[0-9]{2,}`, `[0-9]{3}[a-z]{2}`, `\d+x?`, `[q-s]\w`, `[a-z]+[0-9]`, `[a-z_]+[0-9]`} {
+		m, err := newMatcher(q, true, false)
+		if err != nil || m.seq == nil || m.seqRanges == nil {
+			t.Fatalf("%q: no class run with a range (%v)", q, err)
+		}
+		for from := 0; from < len(text); from += 5 {
+			pairSIMD = true
+			got := m.candidate(text, from, nil)
+			pairSIMD = false
+			if want := m.candidate(text, from, nil); got != want {
+				t.Fatalf("%q from %d: %d, want %d", q, from, got, want)
 			}
 		}
 	}

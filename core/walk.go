@@ -42,6 +42,12 @@ type WalkEntry struct {
 	// parent directory, never following a link. It is valid only during the
 	// visit call.
 	Open func() (io.ReadCloser, error)
+	// Later, which a backend may leave nil, gives for a regular file an
+	// Open that stays valid after the visit call and may run on another
+	// goroutine, so that a pool of readers shares the cost of the opens:
+	// the walk keeps what it needs (the open parent) until it is called, so
+	// each one Later returns must be called exactly once.
+	Later func() func() (io.ReadCloser, error)
 }
 
 // ErrSkipDir and ErrStopWalk steer a walk from visit.

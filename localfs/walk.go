@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/agentfs/agentfs/core"
@@ -330,10 +331,48 @@ func (w *walker) readNames(fd int) ([]dirEntry, error) {
 	return out, nil
 }
 
-// walkDir visits the entries of the directory fd (which it closes), at rel
-// from the start and comps from the root.
+// dirRef is an open directory of a walk, closed when the walk has left it
+// and every file opener handed out for it has run.
+type dirRef struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *dirRef) release() {
+	if d.refs.Add(-1) == 0 {
+		unix.Close(d.fd)
+	}
+}
+
+// openFileAt opens the regular file name of the directory fd. The listing
+// said regular file; O_NONBLOCK keeps a FIFO swapped in since from
+// blocking, and O_NOFOLLOW a link from being followed, with no fstat per
+// file unless a deny root is a file: then the opened file's identity is
+// compared with it, since a hard link elsewhere in the tree is the same file
+// under another name., the opened file's identity is compared with it
+// too: a hard link elsewhere in the tree is the same file under another name.
+func (w *walker) openFileAt(fd int, name, display string) (io.ReadCloser, error) {
+	f, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, mapErr(err, display)
+	}
+	if w.f.denyFiles {
+		var st unix.Stat_t
+		if unix.Fstat(f, &st) != nil || w.f.deniedIdentity(&st) {
+			unix.Close(f)
+			return nil, w.f.deniedErr(display)
+		}
+	}
+	return &fdReader{fd: f}, nil
+}
+
+// walkDir visits the entries of the directory fd (which it closes once
+// every opener handed out for its files has run), at rel from the start and
+// comps from the root.
 func (w *walker) walkDir(fd int, rel string, comps []string) error {
-	defer unix.Close(fd)
+	dir := &dirRef{fd: fd}
+	dir.refs.Store(1)
+	defer dir.release()
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -388,23 +427,14 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 		}
 		entry := core.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ}
 		if e.typ == core.TypeFile {
-			name := e.name
-			entry.Open = func() (io.ReadCloser, error) {
-				// The listing said regular file; O_NONBLOCK keeps a FIFO
-				// swapped in since from blocking, and O_NOFOLLOW a link from
-				// being followed, without an fstat per file.
-				fd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-				if err != nil {
-					return nil, mapErr(err, w.join(erel))
+			name, display := e.name, entry.Path
+			entry.Open = func() (io.ReadCloser, error) { return w.openFileAt(fd, name, display) }
+			entry.Later = func() func() (io.ReadCloser, error) {
+				dir.refs.Add(1)
+				return func() (io.ReadCloser, error) {
+					defer dir.release()
+					return w.openFileAt(dir.fd, name, display)
 				}
-				if w.f.denyFiles {
-					var st unix.Stat_t
-					if unix.Fstat(fd, &st) != nil || w.f.deniedIdentity(&st) {
-						unix.Close(fd)
-						return nil, w.f.deniedErr(w.join(erel))
-					}
-				}
-				return &fdReader{fd: fd}, nil
 			}
 		}
 		err := w.visit(entry)

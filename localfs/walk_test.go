@@ -139,6 +139,38 @@ func TestGrepOrderIndependentOfWorkers(t *testing.T) {
 	}
 }
 
+// TestGrepClosesDescriptors checks that the directories held open for the
+// workers' opens are all closed after a full search, a first page that
+// stops the walk, and a cancelled search.
+func TestGrepClosesDescriptors(t *testing.T) {
+	dir := t.TempDir()
+	genTree(t, dir, 300)
+	tl := newTools(t, dir)
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(ents)
+	}
+	before := fds()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		ctx context.Context
+		req core.GrepRequest
+	}{
+		{context.Background(), core.GrepRequest{Query: "foo", Mode: core.ModeCount}},
+		{context.Background(), core.GrepRequest{Query: "foo", Limit: 1}},
+		{cancelled, core.GrepRequest{Query: "foo"}},
+	} {
+		tl.Grep(c.ctx, c.req)
+		if n := fds(); n != before {
+			t.Errorf("grep %+v: %d descriptors open, %d before", c.req, n, before)
+		}
+	}
+}
+
 // TestFindNonUTF8Name checks that a name that is not UTF-8 comes with its
 // base64 twin, so that it can be told apart and passed back.
 func TestFindNonUTF8Name(t *testing.T) {
