@@ -346,11 +346,10 @@ func (d *dirRef) release() {
 
 // openFileAt opens the regular file name of the directory fd. The listing
 // said regular file; O_NONBLOCK keeps a FIFO swapped in since from
-// blocking, and O_NOFOLLOW a link from being followed, with no fstat per
+// blocking, and O_NOFOLLOW a link from being followed. There is no fstat per
 // file unless a deny root is a file: then the opened file's identity is
 // compared with it, since a hard link elsewhere in the tree is the same file
-// under another name., the opened file's identity is compared with it
-// too: a hard link elsewhere in the tree is the same file under another name.
+// under another name.
 func (w *walker) openFileAt(fd int, name, display string) (io.ReadCloser, error) {
 	f, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
