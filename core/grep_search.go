@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"context"
+	"golang.org/x/text/transform"
 	"io"
 )
 
@@ -110,6 +111,15 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 		}
 		if first {
 			first = false
+			if c, ok := bomCodec(buf); ok && c.dec != nil {
+				// UTF-16 with a byte-order mark is text, as read decodes it
+				// (and ripgrep searches it): search it decoded to UTF-8,
+				// from the bytes after the mark. Lines keep their numbers.
+				head := append([]byte(nil), buf[len(c.bom):]...)
+				r = transform.NewReader(io.MultiReader(bytes.NewReader(head), r), c.dec.NewDecoder())
+				buf, eof = buf[:0], false
+				continue
+			}
 			if bytes.IndexByte(buf[:min(len(buf), binarySample)], 0) >= 0 {
 				res.binary = true
 				s.keepBuffer(buf)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unicode/utf16"
 )
 
 func TestRequiredLiteral(t *testing.T) {
@@ -260,6 +261,9 @@ func FuzzSearch(f *testing.F) {
 		if len(query) > 32 || len(text) > 4096 {
 			t.Skip("large inputs make slow regexes, not new paths")
 		}
+		if _, ok := bomCodec(text); ok && (text[0] == 0xFF || text[0] == 0xFE) {
+			t.Skip("UTF-16 is searched decoded (TestSearchUTF16); the naive oracle reads bytes")
+		}
 		checkSearch(t, query, isRegex, ignoreCase, text, int(context%4))
 	})
 }
@@ -363,5 +367,37 @@ func TestSeqScan(t *testing.T) {
 				t.Fatalf("%q from %d: %d, want %d", q, from, got, want)
 			}
 		}
+	}
+}
+
+// UTF-16 with a byte-order mark is searched as text, as read decodes it and
+// ripgrep searches it, with its line numbers; other NULs still mean binary.
+func TestSearchUTF16(t *testing.T) {
+	m, err := newMatcher("needle", false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := func(s string, big bool) []byte {
+		out := []byte{0xFF, 0xFE}
+		if big {
+			out = []byte{0xFE, 0xFF}
+		}
+		for _, u := range utf16.Encode([]rune(s)) {
+			if big {
+				out = append(out, byte(u>>8), byte(u))
+			} else {
+				out = append(out, byte(u), byte(u>>8))
+			}
+		}
+		return out
+	}
+	for _, big := range []bool{false, true} {
+		res := newSearcher(m, 0, 10).search(t.Context(), bytes.NewReader(enc("héllo\r\nthe needle\r\nend\r\n", big)))
+		if res.binary || len(res.lines) != 1 || res.lines[0].line != 2 || string(res.lines[0].text) != "the needle" {
+			t.Fatalf("UTF-16 (big endian %v): binary %v, lines %+v", big, res.binary, res.lines)
+		}
+	}
+	if res := newSearcher(m, 0, 10).search(t.Context(), bytes.NewReader([]byte("needle\x00"))); !res.binary {
+		t.Fatal("a NUL without a byte-order mark is no longer binary")
 	}
 }
