@@ -9,17 +9,8 @@
 # then the in-process cost of planning the 2 MiB edit (go test -bench).
 # Usage: bench/edit.sh   (EDITS=50 by default; results also in bench/out/edit-*)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-out=bench/out
-mkdir -p "$out"
-go build -o "$out/agentfs" ./cmd/agentfs
-agentfs=$PWD/$out/agentfs
 edits=${EDITS:-50}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export AGENTFS_STATE_DIR=$work/state
-mkdir -p "$work/w"
-cd "$work/w"
+source "$(dirname "$0")/setup.sh"
 
 # 2 MiB of 100-byte lines with one marker line in the middle.
 head -c 1560000 /dev/urandom | base64 -w 99 > half.txt

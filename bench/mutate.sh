@@ -9,16 +9,8 @@
 # Usage: bench/mutate.sh   (results also in bench/out/mutate-*)
 # The summary gives medians: fsync on a shared machine has long outliers.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-out=bench/out
-mkdir -p "$out"
-go build -o "$out/agentfs" ./cmd/agentfs
-agentfs=$PWD/$out/agentfs
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export AGENTFS_STATE_DIR=$work/state
-mkdir -p "$work/w/empty"
-cd "$work/w"
+source "$(dirname "$0")/setup.sh"
+mkdir -p empty
 head -c 1560000 /dev/urandom | base64 -w 100 > new.txt
 truncate -s $((2 << 20)) new.txt
 tr 'A-Za-z' 'N-ZA-Mn-za-m' < new.txt > old.txt

@@ -34,15 +34,7 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 		}
 		return string(out)
 	}
-	write := func(rel, content string) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, content string) { writeTreeFile(t, dir, rel, content) }
 	run(dir, "init", "-q", ".")
 	for _, f := range []string{"!bang.txt", "#hash.txt", "trail/x/y.txt", "trail/y.txt", "cls/a1.txt", "cls/b1.txt",
 		"dd/q/r.txt", "dd/s.txt", "logs/a.log", "logs/keep.txt", "bom/first.txt", "bom/second.txt",

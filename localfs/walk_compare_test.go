@@ -17,6 +17,18 @@ import (
 	"github.com/agentfs/agentfs/localfs"
 )
 
+// writeTreeFile writes dir/rel, making its parents.
+func writeTreeFile(t testing.TB, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // genTree writes a deterministic tree with what makes search hard: ignore
 // files at several depths with negations, hidden files, binaries, CRLF
 // lines, Unicode names and text (ß, the Kelvin sign, long s).
@@ -26,15 +38,7 @@ func genTree(t testing.TB, dir string, files int) {
 	words := []string{"foo", "Foo", "FOO", "bar", "baz", "func", "main", "err", "error",
 		"straße", "STRASSE", "STRAẞE", "Kelvin", "\u212Aelvin", "ſecret", "SECRET", "élan", "ÉLAN",
 		"x := 1", "return nil", "\t", "(", ")", "//", "naïve", "日本語", "fooBar", "foo_bar"}
-	write := func(rel, content string) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, content string) { writeTreeFile(t, dir, rel, content) }
 	write(".git/HEAD", "ref: refs/heads/main\n")
 	write(".git/info/exclude", "*.excluded\n")
 	write(".git/objects/foo", "foo inside .git\n")
