@@ -44,14 +44,16 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 	t := newText(src)
 	outcomes := make([]EditOutcome, len(edits))
 	var regions []region
+	var applied []int // edits whose newText is there and oldText is not
 	for i, e := range edits {
 		oldText, newText := e.OldText, *e.NewText
 		ms := t.locate(oldText)
 		if len(ms) == 0 {
 			if stripped, first, ok := stripGutter(oldText); ok && strings.TrimSpace(stripped) != "" {
 				if gms := t.locate(stripped); gutterFits(t, gms, first) {
+					last := first + strings.Count(strings.TrimSuffix(stripped, "\n"), "\n")
 					ms, oldText = gms, stripped
-					newText = stripGutterLines(newText)
+					newText = stripGutterLines(newText, first, last)
 					outcomes[i].GutterStripped = true
 				}
 			}
@@ -59,6 +61,7 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 		if len(ms) == 0 {
 			if alreadyApplied(t, oldText, newText) {
 				outcomes[i].AlreadyApplied = true
+				applied = append(applied, i)
 				continue
 			}
 			return "", nil, noMatch(t, i, len(edits), oldText)
@@ -86,6 +89,16 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 			}
 		}
 	}
+	if len(applied) > 0 && len(applied) < len(edits) {
+		// A retried batch is applied whole; a batch of which only some edits
+		// look applied meets a file in another state than it expects (a
+		// stale oldText whose newText is a common line), and never lands.
+		i := applied[0]
+		line := t.exact(*edits[i].NewText)[0].line
+		return "", nil, Errorf(CodeNoMatch, "%s was not found, and its newText is already at line %d while other edits of the batch are not applied.", which(i, len(edits)), line).
+			WithDetail("edit", i).WithDetail("newTextLine", line).
+			WithHint("the file is not in the state this batch expects: read it again and redo the edits")
+	}
 	sort.SliceStable(regions, func(a, b int) bool { return regions[a].start < regions[b].start })
 	for k := 1; k < len(regions); k++ {
 		if a, b := regions[k-1], regions[k]; b.start < a.end {
@@ -108,12 +121,12 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 }
 
 // alreadyApplied reports an edit whose oldText is gone and whose newText is
-// there byte for byte: a retry of an edit that landed. newText that is blank
-// or part of oldText (an edit that deletes) says nothing of the kind, and a
-// fuzzy likeness proves nothing: both are NO_MATCH.
+// there byte for byte, once: a retry of an edit that landed. newText that is
+// blank, part of oldText (an edit that deletes) or in several places says
+// nothing of the kind, and a fuzzy likeness proves nothing: all are NO_MATCH.
 func alreadyApplied(t *text, oldText, newText string) bool {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
-	return strings.TrimSpace(n) != "" && !strings.Contains(o, n) && len(t.exact(n)) > 0
+	return strings.TrimSpace(n) != "" && !strings.Contains(o, n) && len(t.exact(n)) == 1
 }
 
 // gutterFits accepts the matches of a gutter-stripped oldText only when they

@@ -419,13 +419,17 @@ func stripGutter(s string) (out string, first int, ok bool) {
 	return out, first, true
 }
 
-// stripGutterLines removes the gutter of each line of newText that has one:
-// once oldText's gutter was pasted, newText's numbered lines are pasted too,
-// while the lines a model adds carry none.
-func stripGutterLines(s string) string {
+// stripGutterLines removes the gutter of each line of newText numbered
+// within oldText's gutter, first to last: those lines were pasted with it,
+// while a line the model added ("  8080: web" in YAML) is kept as written.
+func stripGutterLines(s string, first, last int) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		if m := gutterRe.FindStringIndex(l); m != nil {
+		m := gutterRe.FindStringSubmatchIndex(l)
+		if m == nil {
+			continue
+		}
+		if n, err := strconv.Atoi(l[m[2]:m[3]]); err == nil && n >= first && n <= last {
 			lines[i] = l[m[1]:]
 		}
 	}
