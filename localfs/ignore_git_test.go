@@ -15,9 +15,10 @@ import (
 // TestIgnorePatternsMatchGit lists the files of a tree whose ignore files
 // hold the forms go-git's matcher gets wrong on its own, and compares the
 // list with git's (git ls-files --others --exclude-standard): escaped !,
-// negated classes, a trailing /** with a re-included file, a directory-only
-// /**/, ** inside a segment, a BOM, and a nested repository, which keeps
-// neither the outer .gitignore nor the outer info/exclude.
+// negated classes, a trailing /** with a re-included file or directory, a
+// directory-only /**/, ** inside a segment, escaped stars and brackets,
+// "*" with "!*/", a BOM, and a nested repository, which keeps neither the
+// outer .gitignore nor the outer info/exclude.
 func TestIgnorePatternsMatchGit(t *testing.T) {
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -38,10 +39,13 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	run(dir, "init", "-q", ".")
 	for _, f := range []string{"!bang.txt", "#hash.txt", "trail/x/y.txt", "trail/y.txt", "cls/a1.txt", "cls/b1.txt",
 		"dd/q/r.txt", "dd/s.txt", "logs/a.log", "logs/keep.txt", "bom/first.txt", "bom/second.txt",
-		"inner/x.dat", "inner/x.gen", "top.dat", "anch/top.txt", "anch/sub/top.txt"} {
+		"inner/x.dat", "inner/x.gen", "top.dat", "anch/top.txt", "anch/sub/top.txt",
+		"dsub/e/h", "dsub/i", "*star", "[!x]", "star/a.txt", "star/sub/b.txt", "star/sub/c.keep"} {
 		write(f, "hello\n")
 	}
-	write(".gitignore", "\\!bang.txt\n\\#hash.txt\ntrail/**\n!trail/y.txt\ncls/[!a]*.txt\ndd/**/\nlogs/**.log\n*.gen\n/anch/top.txt\n")
+	write(".gitignore", "\\!bang.txt\n\\#hash.txt\ntrail/**\n!trail/y.txt\ncls/[!a]*.txt\ndd/**/\nlogs/**.log\n*.gen\n/anch/top.txt\n"+
+		"dsub/**\n!dsub/e/\n\\**\n\\[!x]\n")
+	write("star/.gitignore", "*\n!*/\n!*.keep\n")
 	write("bom/.gitignore", "\xEF\xBB\xBFfirst.txt\nsecond.txt\n")
 	write(".git/info/exclude", "*.dat\n")
 	run(filepath.Join(dir, "inner"), "init", "-q", ".")

@@ -39,11 +39,39 @@ const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLO
 // and a set overrides those after it (ripgrep: .ignore over .gitignore over
 // .git/info/exclude).
 type ignoreSets struct {
-	agentfs, ignore, git, exclude []gitignore.Pattern
+	agentfs, ignore, git, exclude []ignorePattern
 	// start is the start directory's root-relative path when an ancestor's
-	// rule ignores it: naming it is asking for it (as with rg and fd), so a
-	// rule that excludes an entry only by excluding the start is not applied.
+	// rule ignores it: naming it is asking for it (as with rg and fd), so an
+	// anchored rule that excludes an entry only by excluding the start is
+	// not applied.
 	start []string
+}
+
+// ignorePattern is one rule of an ignore file, as a walk applies it.
+// go-git's Match answers for a path or any of its ancestors; a walk has
+// judged every ancestor already, so here a rule speaks of the entry itself:
+// one without a slash is tested on the entry's name, and a directory-only
+// one (ending in /) only on a directory it names, never on what is below
+// it ("d/**" then "!d/e/" keeps d/e/h ignored, as git does).
+type ignorePattern struct {
+	gitignore.Pattern
+	domain  []string // the ignore file's directory, from the root
+	name    bool     // no slash: matches a name at any depth
+	dirOnly bool
+}
+
+func (p ignorePattern) match(comps []string, isDir bool) gitignore.MatchResult {
+	if p.dirOnly && !isDir {
+		return gitignore.NoMatch
+	}
+	if p.name && len(comps) > len(p.domain)+1 {
+		comps = append(p.domain[:len(p.domain):len(p.domain)], comps[len(comps)-1])
+	}
+	r := p.Pattern.Match(comps, isDir)
+	if r != gitignore.NoMatch && p.dirOnly && p.Pattern.Match(comps, false) != gitignore.NoMatch {
+		return gitignore.NoMatch // it matched an ancestor directory, not this one
+	}
+	return r
 }
 
 func (s *ignoreSets) empty() bool {
@@ -52,11 +80,11 @@ func (s *ignoreSets) empty() bool {
 
 // match reports whether the root-relative path comps is ignored.
 func (s *ignoreSets) match(comps []string, isDir bool) bool {
-	for _, set := range [...][]gitignore.Pattern{s.agentfs, s.ignore, s.git, s.exclude} {
+	for _, set := range [...][]ignorePattern{s.agentfs, s.ignore, s.git, s.exclude} {
 		for i := len(set) - 1; i >= 0; i-- {
-			switch set[i].Match(comps, isDir) {
+			switch set[i].match(comps, isDir) {
 			case gitignore.Exclude:
-				if s.start != nil && set[i].Match(s.start, true) == gitignore.Exclude {
+				if s.start != nil && !set[i].name && set[i].match(s.start, true) == gitignore.Exclude {
 					continue
 				}
 				return true
@@ -175,7 +203,7 @@ func isDirAt(fd int, name string) bool {
 
 // readPatterns parses one ignore file, opened without following links; a
 // missing or unreadable file has no patterns, as in git.
-func readPatterns(dirfd int, name string, domain []string) []gitignore.Pattern {
+func readPatterns(dirfd int, name string, domain []string) []ignorePattern {
 	fd, err := openatNoFollow(dirfd, name)
 	if err != nil {
 		return nil
@@ -186,13 +214,21 @@ func readPatterns(dirfd int, name string, domain []string) []gitignore.Pattern {
 		return nil
 	}
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")) // git skips a BOM
-	var ps []gitignore.Pattern
+	var ps []ignorePattern
 	for line := range bytes.Lines(data) {
 		s := strings.TrimRight(string(line), "\r\n")
 		if strings.TrimSpace(s) == "" || s[0] == '#' {
 			continue
 		}
-		ps = append(ps, gitignore.ParsePattern(gitPattern(s), domain))
+		g := gitPattern(s)
+		body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
+		dirOnly := strings.HasSuffix(body, "/")
+		ps = append(ps, ignorePattern{
+			Pattern: gitignore.ParsePattern(g, domain),
+			domain:  domain,
+			name:    !strings.Contains(strings.TrimSuffix(body, "/"), "/"),
+			dirOnly: dirOnly,
+		})
 	}
 	return ps
 }
@@ -213,23 +249,43 @@ func gitPattern(s string) string {
 		neg, s = "!", s[1:]
 	}
 	dir := ""
-	if strings.HasSuffix(s, "/") {
+	if strings.HasSuffix(s, "/") && !strings.HasSuffix(s, `\/`) {
 		dir, s = "/", strings.TrimSuffix(s, "/")
 	}
 	segs := strings.Split(s, "/")
 	for i, seg := range segs {
-		if seg == "**" {
-			continue
+		if seg != "**" {
+			segs[i] = unescapedRewrite(seg)
 		}
-		for strings.Contains(seg, "**") {
-			seg = strings.ReplaceAll(seg, "**", "*")
-		}
-		segs[i] = strings.ReplaceAll(seg, "[!", "[^")
 	}
 	if n := len(segs); n >= 2 && segs[n-1] == "**" && segs[n-2] != "**" && segs[n-2] != "" {
 		segs = append(segs[:n-1], "*", "**")
 	}
 	return neg + strings.Join(segs, "/") + dir
+}
+
+// unescapedRewrite turns an unescaped "[!" into "[^" and a run of unescaped
+// stars into one, leaving what a backslash escapes as it is (\** is a name
+// starting with *, \[!x] the name [!x]).
+func unescapedRewrite(seg string) string {
+	var b strings.Builder
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c == '\\' && i+1 < len(seg):
+			b.WriteByte(c)
+			i++
+			b.WriteByte(seg[i])
+		case c == '[' && i+1 < len(seg) && seg[i+1] == '!':
+			b.WriteString("[^")
+			i++
+		case c == '*' && i+1 < len(seg) && seg[i+1] == '*':
+			// ** inside a segment is an ordinary *: keep one of the run.
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // openatNoFollow opens a regular file relative to dirfd, refusing a link or
