@@ -147,7 +147,12 @@ func which(i, n int) string {
 
 func noMatch(t *text, i, n int, old string) *Error {
 	e := Errorf(CodeNoMatch, "%s was not found in the file.", which(i, n)).WithDetail("edit", i)
-	if c, ok := t.closest(old); ok && c.Similarity > 0 {
+	if c, ok := t.closest(old); ok && c.Similarity >= 0.995 {
+		// Equal but for whitespace, yet no rung took it: the indentation
+		// differs unevenly, and a guess would move code.
+		e.WithDetail("closest", c).
+			WithHint("lines %d-%d match but for indentation that differs from line to line: copy oldText from them with their indentation", c.StartLine, c.EndLine)
+	} else if ok && c.Similarity > 0 {
 		e.WithDetail("closest", c).
 			WithHint("the closest region is lines %d-%d (similarity %.2f): read those lines and copy oldText from them exactly", c.StartLine, c.EndLine, c.Similarity)
 	} else {

@@ -65,6 +65,7 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 		afterLeft int // after-context lines still to report
 		first     = true
 		eof       bool
+		decoded   bool // reading through a UTF-16 decoder
 	)
 	stop := false
 	emit := func(n int, line []byte, isMatch bool, at int) {
@@ -111,13 +112,15 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 		}
 		if first {
 			first = false
-			if c, ok := bomCodec(buf); ok && c.dec != nil {
+			if c, ok := bomCodec(buf); ok && c.dec != nil && !decoded {
 				// UTF-16 with a byte-order mark is text, as read decodes it
 				// (and ripgrep searches it): search it decoded to UTF-8,
 				// from the bytes after the mark. Lines keep their numbers.
 				head := append([]byte(nil), buf[len(c.bom):]...)
 				r = transform.NewReader(io.MultiReader(bytes.NewReader(head), r), c.dec.NewDecoder())
-				buf, eof = buf[:0], false
+				// The NUL check then runs on the first decoded block: a
+				// binary file that merely starts with FF FE stays binary.
+				buf, eof, first, decoded = buf[:0], false, true, true
 				continue
 			}
 			if bytes.IndexByte(buf[:min(len(buf), binarySample)], 0) >= 0 {

@@ -400,4 +400,9 @@ func TestSearchUTF16(t *testing.T) {
 	if res := newSearcher(m, 0, 10).search(t.Context(), bytes.NewReader([]byte("needle\x00"))); !res.binary {
 		t.Fatal("a NUL without a byte-order mark is no longer binary")
 	}
+	// A NUL character in the decoded text (or a binary file that starts
+	// with FF FE) is binary, as for any other file.
+	if res := newSearcher(m, 0, 10).search(t.Context(), bytes.NewReader(enc("needle\x00x\n", false))); !res.binary {
+		t.Fatal("UTF-16 holding a NUL character was searched as text")
+	}
 }

@@ -198,6 +198,14 @@ func TestStripGutter(t *testing.T) {
 
 // TestEditLadderRefusesLookAlikes: the second review's cases. Each was a
 // silent success that changed the wrong bytes or none.
+func TestUnevenIndentationHint(t *testing.T) {
+	n := "if x {\ny()\nz()\n}"
+	_, _, err := planEdits("func f() {\n\tfor {\n\t\tif x {\n\t\t\ty()\n\t\t}\n\t}\n}\n", []EditOp{{OldText: "if x {\ny()\n}", NewText: &n}})
+	if e := AsError(err); e == nil || e.Code != CodeNoMatch || !strings.Contains(e.Hint, "indentation") || !strings.Contains(e.Hint, "lines 3-5") {
+		t.Fatalf("uneven indentation: %v (hint %q)", err, AsError(err).Hint)
+	}
+}
+
 func TestEditLadderRefusesLookAlikes(t *testing.T) {
 	str := func(s string) *string { return &s }
 	cases := []struct {

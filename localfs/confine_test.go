@@ -307,6 +307,13 @@ func TestDenyHoldsBeforeTheFileExists(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(root, "real", "planted.txt")); !os.IsNotExist(err) {
 		t.Errorf("the denied file was created")
 	}
+	must(t, os.Symlink("secret/key.txt", filepath.Join(root, "keylink")))
+	must(t, os.Symlink("secret/nokey", filepath.Join(root, "misslink")))
+	for _, p := range []string{"keylink", "misslink"} {
+		if _, err := f.Stat(ctx, p); code(err) != core.CodeDenied {
+			t.Errorf("stat %s: %v, want DENIED", p, err)
+		}
+	}
 	for _, p := range []string{"secret/key.txt", "secret/missing.txt", "secret/no/such/dir"} {
 		if _, err := readAll(f, p); code(err) != core.CodeDenied {
 			t.Errorf("read %s: %v, want DENIED", p, err)

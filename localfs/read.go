@@ -63,6 +63,10 @@ func (f *FS) linkTarget(t target) (target, error) {
 			real = resolveExisting(filepath.Clean(dest))
 		}
 	}
+	if f.deniedName(real) {
+		// Before NOT_FOUND: whether a name exists in a deny root is not told.
+		return target{}, f.deniedErr(t.display(f))
+	}
 	for _, r := range f.roots {
 		if rel, ok := within(r.path, real); ok {
 			if err != nil {

@@ -102,6 +102,10 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 				return core.InvalidArgument("--format must be json or text, not %q.", out.format).
 					WithHint("use --format json (the default) or --format text")
 			}
+			if lt := c.Duration("lock-timeout"); lt < 0 || lt > 24*time.Hour {
+				return core.InvalidArgument("--lock-timeout must be from 0 to 24h, not %s.", lt).
+					WithHint("0 tries the locks once; the default is 30s")
+			}
 			if mb := c.Int("max-bytes"); mb < minMaxBytes {
 				return core.InvalidArgument("--max-bytes must be at least %d, not %d.", minMaxBytes, mb).
 					WithHint("results need room for their metadata; the default is %d", core.DefaultMaxBytes)

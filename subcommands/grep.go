@@ -51,7 +51,7 @@ func grepText(r *core.GrepResult) string {
 	if r.BinarySkipped > 0 {
 		fmt.Fprintf(&b, "... %d binary file(s) skipped\n", r.BinarySkipped)
 	}
-	if r.NextOffset != nil {
+	if r.NextOffset != nil && !(r.TimedOut && r.Count == 0) {
 		fmt.Fprintf(&b, "... more: --offset %d\n", *r.NextOffset)
 	}
 	return b.String()
