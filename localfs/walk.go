@@ -44,7 +44,8 @@ type ignoreSets struct {
 	// rule ignores it: naming it is asking for it (as with rg and fd), so an
 	// anchored rule that excludes an entry only by excluding the start is
 	// not applied.
-	start []string
+	start   []string
+	scratch []string
 }
 
 // ignorePattern is one rule of an ignore file, as a walk applies it.
@@ -60,12 +61,15 @@ type ignorePattern struct {
 	dirOnly bool
 }
 
-func (p ignorePattern) match(comps []string, isDir bool) gitignore.MatchResult {
+// match tests the entry comps; scratch is reused for the name-only path so
+// that a walk does not allocate per entry and rule.
+func (p ignorePattern) match(comps []string, isDir bool, scratch *[]string) gitignore.MatchResult {
 	if p.dirOnly && !isDir {
 		return gitignore.NoMatch
 	}
 	if p.name && len(comps) > len(p.domain)+1 {
-		comps = append(p.domain[:len(p.domain):len(p.domain)], comps[len(comps)-1])
+		*scratch = append(append((*scratch)[:0], p.domain...), comps[len(comps)-1])
+		comps = *scratch
 	}
 	r := p.Pattern.Match(comps, isDir)
 	if r != gitignore.NoMatch && p.dirOnly && p.Pattern.Match(comps, false) != gitignore.NoMatch {
@@ -82,9 +86,9 @@ func (s *ignoreSets) empty() bool {
 func (s *ignoreSets) match(comps []string, isDir bool) bool {
 	for _, set := range [...][]ignorePattern{s.agentfs, s.ignore, s.git, s.exclude} {
 		for i := len(set) - 1; i >= 0; i-- {
-			switch set[i].match(comps, isDir) {
+			switch set[i].match(comps, isDir, &s.scratch) {
 			case gitignore.Exclude:
-				if s.start != nil && !set[i].name && set[i].match(s.start, true) == gitignore.Exclude {
+				if s.start != nil && !set[i].name && set[i].match(s.start, true, &s.scratch) == gitignore.Exclude {
 					continue
 				}
 				return true
