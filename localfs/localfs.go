@@ -227,10 +227,8 @@ func (f *FS) resolve(p string) (target, error) {
 		return target{}, core.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(abs)).
 			WithHint("use a shorter path")
 	}
-	for _, r := range f.roots {
-		if rel, ok := within(r.path, abs); ok {
-			return target{root: r, rel: rel, abs: abs}, nil
-		}
+	if t, ok := f.rootOf(abs); ok {
+		return t, nil
 	}
 	if r, rel, ok := f.rootByIdentity(abs); ok {
 		if f.policy == SymlinksRefuse {
@@ -245,6 +243,18 @@ func (f *FS) resolve(p string) (target, error) {
 func (f *FS) outside(abs string) *core.Error {
 	return core.Errorf(core.CodeOutsideRoot, "the path is outside the allowed roots.").WithPath(f.display(abs)).
 		WithHint("use a path inside %s, or add a root with --root", strings.Join(f.Roots(), ", "))
+}
+
+// rootOf places an absolute path in the root that holds it, comparing
+// whole path components; roots are sorted longest first, so a nested root
+// wins over its parent.
+func (f *FS) rootOf(abs string) (target, bool) {
+	for _, r := range f.roots {
+		if rel, ok := within(r.path, abs); ok {
+			return target{root: r, rel: rel, abs: abs}, true
+		}
+	}
+	return target{}, false
 }
 
 // rootByIdentity finds a root among the ancestors of abs by device and inode,
@@ -297,16 +307,12 @@ func (f *FS) open(t target, flags int) (*os.File, error) {
 	// that resolves inside a root (this one or another) is followed through
 	// that root's handle, so it still cannot lead outside.
 	real, rerr := filepath.EvalSymlinks(filepath.Join(t.root.path, t.rel))
-	if rerr == nil {
-		for _, r := range f.roots {
-			if rel, ok := within(r.path, real); ok {
-				file, err := r.r.OpenFile(rel, flags, 0)
-				if err != nil {
-					return nil, mapErr(err, t.display(f))
-				}
-				return file, nil
-			}
+	if rt, ok := f.rootOf(real); rerr == nil && ok {
+		file, err := rt.root.r.OpenFile(rt.rel, flags, 0)
+		if err != nil {
+			return nil, mapErr(err, t.display(f))
 		}
+		return file, nil
 	}
 	return nil, core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
 		WithPath(t.display(f)).WithHint("read the link's target inside a root, or add its directory with --root").

@@ -297,13 +297,12 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 		return target{}, core.Errorf(core.CodeSymlink, "the path goes through a link, and links are refused.").
 			WithPath(display).WithHint("use the link's target path, or run with --symlinks within")
 	}
-	for _, r := range f.roots {
-		if rel, ok := within(r.path, real); ok {
-			if err := f.checkDeny(real, display); err != nil {
-				return target{}, err
-			}
-			return target{root: r, rel: rel, abs: t.abs}, nil
+	if rt, ok := f.rootOf(real); ok {
+		if err := f.checkDeny(real, display); err != nil {
+			return target{}, err
 		}
+		rt.abs = t.abs
+		return rt, nil
 	}
 	return target{}, core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
 		WithPath(display).WithHint("use a path whose links stay inside the roots, or add a root with --root")

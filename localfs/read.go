@@ -67,13 +67,11 @@ func (f *FS) linkTarget(t target) (target, error) {
 		// Before NOT_FOUND: whether a name exists in a deny root is not told.
 		return target{}, f.deniedErr(t.display(f))
 	}
-	for _, r := range f.roots {
-		if rel, ok := within(r.path, real); ok {
-			if err != nil {
-				return target{}, mapErr(err, t.display(f))
-			}
-			return target{root: r, rel: rel}, nil
+	if rt, ok := f.rootOf(real); ok {
+		if err != nil {
+			return target{}, mapErr(err, t.display(f))
 		}
+		return rt, nil
 	}
 	return target{}, core.Errorf(core.CodeOutsideRoot, "the path is a link that leads outside the allowed roots.").
 		WithPath(t.display(f)).WithHint("use a path whose links stay inside the roots")
