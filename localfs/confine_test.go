@@ -330,7 +330,12 @@ func TestAbsoluteLinkInsideRoot(t *testing.T) {
 	_, root := tree(t)
 	must(t, os.Symlink(filepath.Join(root, "sub", "deep.txt"), filepath.Join(root, "abs.txt")))
 	must(t, os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "absdir")))
+	must(t, os.Symlink(filepath.Join(root, "sub", "gone.txt"), filepath.Join(root, "absgone.txt")))
 	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
+	// A dangling absolute link inside the root is missing, like a relative one.
+	if _, err := readAll(f, "absgone.txt"); code(err) != core.CodeNotFound {
+		t.Errorf("read of a dangling absolute link inside the root: %v, want NOT_FOUND", err)
+	}
 	for _, p := range []string{"abs.txt", "absdir/deep.txt"} {
 		if got, err := readAll(f, p); err != nil || got != "deep\n" {
 			t.Errorf("read %s: %q %v", p, got, err)

@@ -306,17 +306,14 @@ func (f *FS) open(t target, flags int) (*os.File, error) {
 	// os.Root refuses every absolute link and any link out of the root: one
 	// that resolves inside a root (this one or another) is followed through
 	// that root's handle, so it still cannot lead outside.
-	real, rerr := filepath.EvalSymlinks(filepath.Join(t.root.path, t.rel))
-	if rt, ok := f.rootOf(real); rerr == nil && ok {
-		file, err := rt.root.r.OpenFile(rt.rel, flags, 0)
-		if err != nil {
-			return nil, mapErr(err, t.display(f))
-		}
-		return file, nil
+	rt, err := f.resolvedTarget(t)
+	if err != nil {
+		return nil, err
 	}
-	return nil, core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
-		WithPath(t.display(f)).WithHint("read the link's target inside a root, or add its directory with --root").
-		WithCause(err)
+	if file, err = rt.root.r.OpenFile(rt.rel, flags, 0); err != nil {
+		return nil, mapErr(err, t.display(f))
+	}
+	return file, nil
 }
 
 // openNoFollow walks t component by component with O_NOFOLLOW from the

@@ -35,7 +35,7 @@ func (f *FS) Stat(_ context.Context, path string) (core.FileInfo, error) {
 			return core.FileInfo{}, core.Errorf(core.CodeSymlink, "the path is a link, and links are refused.").
 				WithPath(t.display(f)).WithHint("use the link's target path, or run with --symlinks within")
 		}
-		next, err := f.linkTarget(t)
+		next, err := f.resolvedTarget(t)
 		if err == nil && hops == 40 {
 			err = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").
 				WithPath(t.display(f)).WithHint("resolve the link loop")
@@ -48,10 +48,12 @@ func (f *FS) Stat(_ context.Context, path string) (core.FileInfo, error) {
 	}
 }
 
-// linkTarget places the target of the link t in the root that holds it. A
-// target that does not exist is NOT_FOUND when it would lie inside a root,
-// OUTSIDE_ROOT otherwise.
-func (f *FS) linkTarget(t target) (target, error) {
+// resolvedTarget places where the links on t lead in the root that holds
+// that place (os.Root refuses absolute links and links out of their root,
+// so Stat and open come here for those). A place that does not exist is
+// NOT_FOUND when it would lie inside a root, OUTSIDE_ROOT otherwise, and
+// DENIED inside a deny root either way.
+func (f *FS) resolvedTarget(t target) (target, error) {
 	full := filepath.Join(t.root.path, t.rel)
 	real, err := filepath.EvalSymlinks(full)
 	if err != nil {
@@ -73,8 +75,8 @@ func (f *FS) linkTarget(t target) (target, error) {
 		}
 		return rt, nil
 	}
-	return target{}, core.Errorf(core.CodeOutsideRoot, "the path is a link that leads outside the allowed roots.").
-		WithPath(t.display(f)).WithHint("use a path whose links stay inside the roots")
+	return target{}, core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
+		WithPath(t.display(f)).WithHint("use a path whose links stay inside the roots, or add the target's directory with --root")
 }
 
 // Lstat describes path itself; a final link is described, not followed.
