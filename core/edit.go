@@ -123,7 +123,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 		return nil, err
 	}
 	oldSum := sync.OnceValue(func() string { return sha256Hex(data) })
-	if err := req.Precondition.Check(ctx, display, info, true, func() (string, error) {
+	if err := req.Precondition.Check(display, info, true, func() (string, error) {
 		return oldSum(), nil
 	}); err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, FileI
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Code == CodeNotFound && req.Precondition.Set() {
-			return nil, FileInfo{}, req.Precondition.Check(ctx, display, FileInfo{}, false, nil)
+			return nil, FileInfo{}, req.Precondition.Check(display, FileInfo{}, false, nil)
 		}
 		return nil, FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
 	}

@@ -1,7 +1,5 @@
 package core
 
-import "context"
-
 // Precondition is what a mutation expects the file to be, taken from an
 // earlier read: a mismatch is STALE and nothing is changed, so an agent never
 // overwrites a change it has not seen. Embedded in write, edit and rm requests.
@@ -16,7 +14,7 @@ func (p Precondition) Set() bool { return p.ExpectedVersion != "" || p.ExpectedS
 // Check compares the expectation with the file as it is now: info is its
 // current state (exists false when missing) and sum computes its sha256
 // only when one is expected. It must run under the mutation's lock.
-func (p Precondition) Check(ctx context.Context, path string, info FileInfo, exists bool, sum func() (string, error)) error {
+func (p Precondition) Check(path string, info FileInfo, exists bool, sum func() (string, error)) error {
 	if !p.Set() {
 		return nil
 	}

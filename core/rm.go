@@ -54,7 +54,7 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 		s, _, err := t.digest(ctx, req.Path, nil, true)
 		return s, err
 	}
-	if err := req.Check(ctx, req.Path, checked.info, cur.exists, sum); err != nil {
+	if err := req.Check(req.Path, checked.info, cur.exists, sum); err != nil {
 		return nil, err
 	}
 	if !cur.exists {

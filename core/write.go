@@ -100,7 +100,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	// The result's sha256 (about 4 ms for 2 MiB) is computed while the
 	// write waits for its lock, the disk and fsync.
 	dataSum := make(chan string, 1)
-	go func() { dataSum <- hex.EncodeToString(sha256Of(data)) }()
+	go func() { dataSum <- sha256Hex(data) }()
 	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		same, compared = eq, true
 		return s, err
 	}
-	if err := req.Check(ctx, req.Path, cur.info, cur.exists, sum); err != nil {
+	if err := req.Check(req.Path, cur.info, cur.exists, sum); err != nil {
 		return nil, err
 	}
 	res := &WriteResult{}
@@ -203,9 +203,4 @@ func (t *Tools) digest(ctx context.Context, path string, want []byte, hash bool)
 		return "", same, nil
 	}
 	return hex.EncodeToString(h.Sum(nil)), same, nil
-}
-
-func sha256Of(data []byte) []byte {
-	s := sha256.Sum256(data)
-	return s[:]
 }
