@@ -12,13 +12,7 @@ import (
 // BenchmarkLock is one uncontended Lock and unlock of a path three levels
 // deep: four lock files opened, flocked and closed.
 func BenchmarkLock(b *testing.B) {
-	b.Setenv(StateDirEnv, b.TempDir())
-	dir := b.TempDir()
-	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer fsys.Close()
+	fsys, _ := newTestFS(b)
 	ctx := context.Background()
 	for b.Loop() {
 		unlock, err := fsys.Lock(ctx, "a/b/c.txt", time.Second)
@@ -31,13 +25,7 @@ func BenchmarkLock(b *testing.B) {
 
 // BenchmarkWriteFile is one atomic replace of a 64 KiB file, fsyncs included.
 func BenchmarkWriteFile(b *testing.B) {
-	b.Setenv(StateDirEnv, b.TempDir())
-	dir := b.TempDir()
-	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer fsys.Close()
+	fsys, _ := newTestFS(b)
 	data := bytes.Repeat([]byte("0123456789abcdef"), 4096)
 	ctx := context.Background()
 	for b.Loop() {

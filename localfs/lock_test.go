@@ -90,7 +90,7 @@ func TestLockConflicts(t *testing.T) {
 		"d":       core.CodeLockTimeout,
 		"d/e/f/x": core.CodeLockTimeout,
 	} {
-		if got := codeOf(try(p)); got != want {
+		if got := code(try(p)); got != want {
 			t.Errorf("lock %s while d/e/f is held: %q, want %q", p, got, want)
 		}
 	}
@@ -103,7 +103,7 @@ func TestLockConflicts(t *testing.T) {
 	}
 	defer unlock()
 	for _, p := range []string{"d/e/f", "d/e", "d/x"} {
-		if got := codeOf(try(p)); got != core.CodeLockTimeout {
+		if got := code(try(p)); got != core.CodeLockTimeout {
 			t.Errorf("lock %s while d is held: %q, want LOCK_TIMEOUT", p, got)
 		}
 	}
@@ -126,7 +126,7 @@ func TestLockFollowsLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	if _, err := fsys.Lock(context.Background(), "alias/f", 0); codeOf(err) != core.CodeLockTimeout {
+	if _, err := fsys.Lock(context.Background(), "alias/f", 0); code(err) != core.CodeLockTimeout {
 		t.Fatalf("lock through the link: %v, want LOCK_TIMEOUT", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 	defer unlock()
 	start := time.Now()
 	_, err = fsys.Lock(context.Background(), "f", 50*time.Millisecond)
-	if codeOf(err) != core.CodeLockTimeout {
+	if code(err) != core.CodeLockTimeout {
 		t.Fatalf("got %v, want LOCK_TIMEOUT", err)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond || d > time.Second {
@@ -157,7 +157,7 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if codeOf(err) != core.CodeInterrupted {
+		if code(err) != core.CodeInterrupted {
 			t.Fatalf("got %v, want INTERRUPTED", err)
 		}
 	case <-time.After(time.Second):
@@ -167,7 +167,7 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 
 func TestLockRefusesRoot(t *testing.T) {
 	fsys, _ := newTestFS(t)
-	if _, err := fsys.Lock(context.Background(), ".", time.Second); codeOf(err) != core.CodeInvalidArgument {
+	if _, err := fsys.Lock(context.Background(), ".", time.Second); code(err) != core.CodeInvalidArgument {
 		t.Fatalf("got %v, want INVALID_ARGUMENT", err)
 	}
 }
@@ -204,7 +204,7 @@ func TestLockSurvivesLockFileRemoval(t *testing.T) {
 	if second == nil {
 		t.FailNow()
 	}
-	if _, err := fsys.Lock(ctx, "f", 0); codeOf(err) != core.CodeLockTimeout {
+	if _, err := fsys.Lock(ctx, "f", 0); code(err) != core.CodeLockTimeout {
 		t.Fatalf("a third lock while the second is held: %v, want LOCK_TIMEOUT", err)
 	}
 	second()

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func newTestFS(t *testing.T) (*FS, string) {
+func newTestFS(t testing.TB) (*FS, string) {
 	t.Helper()
 	t.Setenv(StateDirEnv, t.TempDir())
 	dir := t.TempDir()
@@ -24,14 +24,6 @@ func newTestFS(t *testing.T) (*FS, string) {
 	}
 	t.Cleanup(func() { fsys.Close() })
 	return fsys, dir
-}
-
-func codeOf(err error) core.Code {
-	var e *core.Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
 }
 
 func temps(t *testing.T, dir string) []string {
@@ -73,7 +65,7 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 			}
 			defer func() { failpoint = nil }()
 			_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new content"), core.WriteOptions{})
-			if codeOf(err) != tc.code {
+			if code(err) != tc.code {
 				t.Fatalf("error %v, want code %s", err, tc.code)
 			}
 			got, _ := os.ReadFile(target)
@@ -113,7 +105,7 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 		}
 		defer func() { failpoint = nil }()
 		_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new"), core.WriteOptions{})
-		if codeOf(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
+		if code(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
 			t.Fatalf("error %v, want IO_ERROR saying the file was replaced", err)
 		}
 		if got, _ := os.ReadFile(target); string(got) != "new" {
@@ -216,7 +208,7 @@ func TestWriteRefusesReadOnlyFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("keep"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fsys.WriteFile(context.Background(), "ro.txt", []byte("new"), core.WriteOptions{}); codeOf(err) != core.CodePermissionDenied {
+	if _, err := fsys.WriteFile(context.Background(), "ro.txt", []byte("new"), core.WriteOptions{}); code(err) != core.CodePermissionDenied {
 		t.Fatalf("got %v, want PERMISSION_DENIED", err)
 	}
 	if got, _ := os.ReadFile(p); string(got) != "keep" {
