@@ -77,8 +77,9 @@ type FS interface {
 	// ReadDir returns entries [offset, offset+limit) of a directory in name
 	// order, links described, not followed.
 	ReadDir(ctx context.Context, path string, offset, limit int) (DirPage, error)
-	// Display is the spelling of path in output: relative to the working
-	// directory when inside it, absolute otherwise, so it can be passed back.
+	// Display is the spelling of path in output: relative to the base where
+	// relative paths start (the working directory when it lies in a root,
+	// else the first root), absolute otherwise, so it can be passed back.
 	Display(path string) string
 }
 

@@ -66,8 +66,12 @@ type denied struct {
 
 // FS is the local backend; it implements core.FS.
 type FS struct {
-	cwd   string
-	roots []*root
+	// cwd is where the configuration's own relative paths (roots, deny
+	// roots) start; base is where a request's relative paths start and
+	// output paths are relative to: the working directory when it lies in a
+	// root, else the first root, so that --root DIR works from anywhere.
+	cwd, base string
+	roots     []*root
 	deny  []denied
 	// denyFiles is set when a deny root is a file: a walk must then compare
 	// the identity of each file it opens, since a hard link elsewhere in the
@@ -102,7 +106,7 @@ func New(cfg Config) (*FS, error) {
 		roots = []string{f.cwd}
 	}
 	for _, r := range roots {
-		abs := f.absolute(r)
+		abs := joinAbs(f.cwd, r)
 		real, err := filepath.EvalSymlinks(abs)
 		if err != nil {
 			return nil, core.Errorf(core.CodeNotFound, "the root %s does not exist.", abs).WithPath(abs).
@@ -126,12 +130,16 @@ func New(cfg Config) (*FS, error) {
 		}
 		f.roots = append(f.roots, &root{path: real, r: osr, dir: dir, dev: uint64(st.Dev), ino: st.Ino})
 	}
+	f.base = f.roots[0].path
+	if f.inRoots(f.cwd) {
+		f.base = f.cwd
+	}
 	// The longest root first, so a nested root wins over its parent.
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
 	for _, d := range append(append([]string{}, DefaultDeny...), cfg.Deny...) {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there.
-		e := denied{path: resolveExisting(f.absolute(d))}
+		e := denied{path: resolveExisting(joinAbs(f.cwd, d))}
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
@@ -161,20 +169,35 @@ func (f *FS) Roots() []string {
 	return out
 }
 
+// inRoots reports whether the absolute path abs lies in a root, by name or,
+// spelled through a link, by the identity of an ancestor.
+func (f *FS) inRoots(abs string) bool {
+	if _, ok := f.rootOf(abs); ok {
+		return true
+	}
+	_, _, ok := f.rootByIdentity(abs)
+	return ok
+}
+
+// absolute places a request's path: relative paths start at the base.
 func (f *FS) absolute(p string) string {
+	return joinAbs(f.base, p)
+}
+
+func joinAbs(dir, p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
-	return filepath.Join(f.cwd, p)
+	return filepath.Join(dir, p)
 }
 
-// Display is p relative to the working directory when inside it, else absolute.
+// Display is p relative to the base when inside it, else absolute.
 func (f *FS) Display(p string) string {
 	return f.display(f.absolute(p))
 }
 
 func (f *FS) display(abs string) string {
-	if rel, ok := within(f.cwd, abs); ok {
+	if rel, ok := within(f.base, abs); ok {
 		return rel
 	}
 	return abs
