@@ -2,8 +2,11 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Code is a stable, UPPER_SNAKE error code from the contract. Callers switch
@@ -89,6 +92,58 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// MaxEchoBytes bounds each string of a serialised error: a message, path or
+// suggestion may echo the caller's input, and a 5 MB path must not come back
+// as a 5 MB error.
+const MaxEchoBytes = 1024
+
+// MarshalJSON writes the error with every string cut to MaxEchoBytes.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	type plain Error
+	return json.Marshal((*plain)(e.Bounded()))
+}
+
+// Bounded is a copy of e with every string cut to MaxEchoBytes.
+func (e *Error) Bounded() *Error {
+	c := *e
+	c.Message, c.Hint = cutEcho(c.Message), cutEcho(c.Hint)
+	if p := cutEcho(c.Path); p != c.Path {
+		// A cut path cannot be passed back: its base64 twin would only add
+		// bytes.
+		c.Path, c.PathBase64 = p, ""
+	}
+	c.PathBase64 = cutEcho(c.PathBase64)
+	if c.Suggestions != nil {
+		c.Suggestions = make([]string, len(e.Suggestions))
+		for i, s := range e.Suggestions {
+			c.Suggestions[i] = cutEcho(s)
+		}
+	}
+	if c.Details != nil {
+		c.Details = make(map[string]any, len(e.Details))
+		for k, v := range e.Details {
+			if s, ok := v.(string); ok {
+				v = cutEcho(s)
+			}
+			c.Details[k] = v
+		}
+	}
+	return &c
+}
+
+// cutEcho cuts s to MaxEchoBytes at a character boundary, saying how much
+// was left out.
+func cutEcho(s string) string {
+	if len(s) <= MaxEchoBytes {
+		return s
+	}
+	cut := MaxEchoBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…[" + strconv.Itoa(len(s)-cut) + " more bytes]"
+}
 
 // ExitCode is the process exit code for this error.
 func (e *Error) ExitCode() int { return e.Code.ExitCode() }

@@ -8,8 +8,11 @@ import (
 	"io"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // A request is a plain struct whose tags are the single source for its JSON
@@ -98,10 +101,17 @@ func kebab(s string) string {
 // valid one, aliases are renamed to their field, and a type mismatch names the
 // field and the type it wants.
 func DecodeJSON(data []byte, req any) error {
-	var raw any
+	if err := checkJSONText(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
+	raw, err := decodeValue(dec, "")
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return e
+		}
 		return InvalidArgument("the request is not valid JSON: %s.", jsonErrorText(err)).
 			WithHint(`send one JSON object, for example {"path":"main.go"}`)
 	}
@@ -141,6 +151,107 @@ func DecodeJSON(data []byte, req any) error {
 		v.FieldByIndex(b.index).SetString(b.value)
 	}
 	return nil
+}
+
+// checkJSONText refuses what encoding/json would silently turn into U+FFFD:
+// bytes that are not UTF-8 and \u escapes of unpaired surrogates. A path or
+// an edit's text changed behind the caller's back is worse than an error.
+func checkJSONText(data []byte) error {
+	if !utf8.Valid(data) {
+		at := 0
+		for at < len(data) {
+			r, size := utf8.DecodeRune(data[at:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			at += size
+		}
+		return InvalidArgument("the request is not valid UTF-8 (byte %d).", at).
+			WithHint("send text as UTF-8; give bytes that are not text as base64 in the field's Base64 twin (pathBase64)")
+	}
+	inString := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString && i+1 < len(data):
+			if data[i+1] != 'u' {
+				i++
+				continue
+			}
+			r1 := hexRune(data[i+2:])
+			if utf16.IsSurrogate(r1) {
+				r2 := rune(-1)
+				if i+7 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
+					r2 = hexRune(data[i+8:])
+				}
+				if utf16.DecodeRune(r1, r2) == utf8.RuneError {
+					return InvalidArgument("the request has an unpaired UTF-16 surrogate escape at byte %d.", i).
+						WithHint("escape a character outside the BMP as a surrogate pair, or send it as UTF-8")
+				}
+				i += 6
+			}
+			i += 5
+		}
+	}
+	return nil
+}
+
+// hexRune reads the four hex digits of a \u escape, -1 when they are not.
+func hexRune(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	v, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	if err != nil {
+		return -1
+	}
+	return rune(v)
+}
+
+// decodeValue reads one JSON value token by token, so that a key given twice
+// in one object is refused instead of the last one silently winning.
+func decodeValue(dec *json.Decoder, at string) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil
+	}
+	switch d {
+	case '{':
+		m := map[string]any{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			k := kt.(string)
+			if _, dup := m[k]; dup {
+				return nil, InvalidArgument("field %q is given twice.", at+k).
+					WithHint("give each field once")
+			}
+			if m[k], err = decodeValue(dec, at+k+"."); err != nil {
+				return nil, err
+			}
+		}
+		_, err := dec.Token()
+		return m, err
+	case '[':
+		a := []any{}
+		for dec.More() {
+			v, err := decodeValue(dec, strings.TrimSuffix(at, ".")+"["+itoa(len(a))+"].")
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := dec.Token()
+		return a, err
+	}
+	return nil, errors.New("unexpected " + d.String())
 }
 
 type binaryField struct {

@@ -51,7 +51,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "root", EnvVars: []string{"AGENTFS_ROOT"}, Usage: "allowed root directory (repeatable; default: the current directory)"},
 		&cli.StringSliceFlag{Name: "deny", EnvVars: []string{"AGENTFS_DENY"}, Usage: "path refused after resolution (repeatable; /proc, /sys and /dev always)"},
 		&cli.StringFlag{Name: "symlinks", EnvVars: []string{"AGENTFS_SYMLINKS"}, Value: "within", Usage: "within: follow a link only into a root; refuse: refuse any link"},
-		&cli.BoolFlag{Name: "readonly", EnvVars: []string{"AGENTFS_READONLY"}, Usage: "refuse write, edit, rm, publish and apply-patch"},
+		&cli.BoolFlag{Name: "readonly", EnvVars: []string{"AGENTFS_READONLY"}, Usage: "allow only read, ls, find and grep: every mutation is READ_ONLY"},
 		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"AGENTFS_LOCK_TIMEOUT"}, Value: 30 * time.Second, Usage: "how long a mutation waits for its locks"},
 		&cli.StringFlag{Name: "format", EnvVars: []string{"AGENTFS_FORMAT"}, Value: "json", Usage: "json, or text for humans"},
 		&cli.IntFlag{Name: "max-bytes", EnvVars: []string{"AGENTFS_MAX_BYTES"}, Value: core.DefaultMaxBytes, Usage: "bound on each result in bytes"},
@@ -179,12 +179,16 @@ func (o *output) fail(err error) int {
 	}
 	e := core.AsError(err)
 	if o.format == "text" {
-		fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s\n", e.Code, e.Message)
-		if e.Path != "" {
-			fmt.Fprintf(o.streams.Stderr, "  path: %s\n", e.Path)
+		b := e.Bounded()
+		fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s\n", b.Code, b.Message)
+		if b.Path != "" {
+			fmt.Fprintf(o.streams.Stderr, "  path: %s\n", b.Path)
 		}
-		if e.Hint != "" {
-			fmt.Fprintf(o.streams.Stderr, "  hint: %s\n", e.Hint)
+		if len(b.Suggestions) > 0 {
+			fmt.Fprintf(o.streams.Stderr, "  did you mean: %s\n", strings.Join(b.Suggestions, ", "))
+		}
+		if b.Hint != "" {
+			fmt.Fprintf(o.streams.Stderr, "  hint: %s\n", b.Hint)
 		}
 	} else {
 		enc := json.NewEncoder(o.streams.Stderr)
