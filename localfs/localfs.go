@@ -72,7 +72,7 @@ type FS struct {
 	// root, else the first root, so that --root DIR works from anywhere.
 	cwd, base string
 	roots     []*root
-	deny  []denied
+	deny      []denied
 	// denyFiles is set when a deny root is a file: a walk must then compare
 	// the identity of each file it opens, since a hard link elsewhere in the
 	// tree is the same file under another name.
