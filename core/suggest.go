@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"slices"
 )
 
 // Suggestion bounds: five names are enough to spot a typo, and one page of
@@ -13,33 +14,72 @@ const (
 	suggestScanLimit = 2000
 )
 
-// WithSuggestions adds to a NOT_FOUND error for p up to five paths from p's
-// parent directory that p may have meant: the same name in another case,
-// then close spellings. Other errors, and a parent that cannot be listed,
-// leave err as it is. Every tool that takes an existing path can use it.
+// WithSuggestions adds to a NOT_FOUND error for p up to five paths that p
+// may have meant: the same name in another case, then close spellings, from
+// p's parent directory or, when the parent is missing too (a mistyped
+// directory), from the directories its own name may have meant. Other
+// errors, and a parent that cannot be listed, leave err as it is. Every tool
+// that takes an existing path can use it.
 func (t *Tools) WithSuggestions(ctx context.Context, p string, err error) error {
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeNotFound || p == "" {
 		return err
 	}
-	dir, base := path.Split(path.Clean(p))
-	if dir == "" {
-		dir = "."
-	}
-	page, lerr := t.FS.ReadDir(ctx, dir, 0, suggestScanLimit)
-	if lerr != nil {
-		return err
-	}
-	names := make([]string, 0, len(page.Entries))
-	for _, fi := range page.Entries {
-		names = append(names, fi.Name)
-	}
-	for _, n := range Nearest(base, names, maxSuggestions) {
-		text, _ := PathText(t.FS.Display(path.Join(dir, n)))
+	for _, n := range t.nearestPaths(ctx, path.Clean(p), suggestDepth) {
+		text, _ := PathText(t.FS.Display(n))
 		e.Suggestions = append(e.Suggestions, text)
 	}
 	if len(e.Suggestions) > 0 {
 		e.Hint = "did you mean " + e.Suggestions[0] + "? (see suggestions)"
 	}
 	return e
+}
+
+// suggestDepth is how many missing directories in a row a suggestion looks
+// through: srcc/a.go finds src/a.go, not an arbitrary rewrite of the path.
+const suggestDepth = 2
+
+// nearestPaths returns existing paths close to the missing path p.
+func (t *Tools) nearestPaths(ctx context.Context, p string, depth int) []string {
+	dir, base := path.Split(p)
+	dir = path.Clean(dir)
+	if base == "" || base == "." || base == ".." {
+		return nil
+	}
+	page, err := t.FS.ReadDir(ctx, dir, 0, suggestScanLimit)
+	if err == nil {
+		var out []string
+		for _, n := range Nearest(base, entryNames(page), maxSuggestions) {
+			out = append(out, path.Join(dir, n))
+		}
+		return out
+	}
+	var e *Error
+	if depth == 0 || !errors.As(err, &e) || e.Code != CodeNotFound {
+		return nil
+	}
+	var out []string
+	for _, parent := range t.nearestPaths(ctx, dir, depth-1) {
+		page, err := t.FS.ReadDir(ctx, parent, 0, suggestScanLimit)
+		if err != nil {
+			continue
+		}
+		names := entryNames(page)
+		if slices.Contains(names, base) {
+			out = append(out, path.Join(parent, base))
+			continue
+		}
+		for _, n := range Nearest(base, names, maxSuggestions) {
+			out = append(out, path.Join(parent, n))
+		}
+	}
+	return out[:min(len(out), maxSuggestions)]
+}
+
+func entryNames(page DirPage) []string {
+	names := make([]string, 0, len(page.Entries))
+	for _, fi := range page.Entries {
+		names = append(names, fi.Name)
+	}
+	return names
 }
