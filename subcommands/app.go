@@ -149,6 +149,9 @@ type output struct {
 	streams Streams
 	format  string
 	code    int
+	// fields are the request's fields when it came as JSON: an error then
+	// names them as JSON fields where core spelled them as flags.
+	fields []core.FieldSpec
 }
 
 func outputOf(c *cli.Context) *output { return c.App.Metadata["out"].(*output) }
@@ -178,6 +181,9 @@ func (o *output) fail(err error) int {
 			WithHint("run it again; nothing was left half-done").WithCause(err)
 	}
 	e := core.AsError(err)
+	if o.fields != nil {
+		e = fieldSpelling(e, o.fields)
+	}
 	if o.format == "text" {
 		b := e.Bounded()
 		fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s\n", b.Code, b.Message)
@@ -197,6 +203,53 @@ func (o *output) fail(err error) int {
 	}
 	o.code = e.ExitCode()
 	return o.code
+}
+
+// fieldSpelling returns e with each --flag of a request field in its
+// message and hint spelled as the JSON field (--byte-offset as byteOffset),
+// for a caller who sent JSON and has no flags.
+func fieldSpelling(e *core.Error, fields []core.FieldSpec) *core.Error {
+	var pairs []string
+	for _, f := range fields {
+		if f.Flag != "" {
+			pairs = append(pairs, "--"+f.Flag, f.JSON)
+		}
+	}
+	if len(pairs) == 0 {
+		return e
+	}
+	c := *e
+	c.Message, c.Hint = replaceFlags(c.Message, pairs), replaceFlags(c.Hint, pairs)
+	return &c
+}
+
+// replaceFlags replaces whole flag tokens only: --offset is not the start
+// of --offset-lines.
+func replaceFlags(s string, pairs []string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "--")
+		if j < 0 {
+			b.WriteString(s[i:])
+			break
+		}
+		j += i
+		end := j + 2
+		for end < len(s) && (s[end] == '-' || s[end] >= 'a' && s[end] <= 'z' || s[end] >= '0' && s[end] <= '9') {
+			end++
+		}
+		b.WriteString(s[i:j])
+		tok := s[j:end]
+		for k := 0; k < len(pairs); k += 2 {
+			if pairs[k] == tok {
+				tok = pairs[k+1]
+				break
+			}
+		}
+		b.WriteString(tok)
+		i = end
+	}
+	return b.String()
 }
 
 func isTerminal(w io.Writer) bool {

@@ -83,6 +83,8 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 			return core.InvalidArgument("a request is given as flags, as --json or as JSON on stdin, never mixed.").
 				WithHint("put every field in the JSON object (extra: %s)", strings.Join(append(setFlags, args...), " "))
 		}
+		// Errors from here on speak of fields, not flags.
+		outputOf(c).fields = specs
 		data := []byte(jsonArg)
 		if fromStdin || jsonArg == "-" {
 			var err error

@@ -237,3 +237,22 @@ func TestReadContinuationOfAChangedFile(t *testing.T) {
 		t.Fatalf("continuation of a changed file: %d %s", code, errs)
 	}
 }
+
+// TestReplaceFlags checks that a JSON caller's errors name fields: whole
+// flag tokens only, global flags left as they are.
+func TestReplaceFlags(t *testing.T) {
+	pairs := []string{"--byte-offset", "byteOffset", "--offset", "offset", "--old", "oldText"}
+	cases := []struct{ in, want string }{
+		{"pass --offset and --byte-offset together", "pass offset and byteOffset together"},
+		{"pass --old and --new", "pass oldText and --new"},
+		{"--offset-lines is not --offset.", "--offset-lines is not offset."},
+		{"wait longer with --lock-timeout", "wait longer with --lock-timeout"},
+		{"a -- b --", "a -- b --"},
+		{"", ""},
+	}
+	for _, c := range cases {
+		if got := replaceFlags(c.in, pairs); got != c.want {
+			t.Errorf("replaceFlags(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
