@@ -107,9 +107,9 @@ func lockDir() (string, error) {
 	return d, nil
 }
 
-// lockName is the lock file of a real absolute path.
-func lockName(abs string) string {
-	sum := sha256.Sum256([]byte(abs))
+// lockName is the lock file of a key (see lockKey).
+func lockName(key string) string {
+	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:16]) + ".lock"
 }
 
@@ -157,6 +157,7 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 	deadline := time.Now().Add(timeout)
 	real := filepath.Join(ct.root.path, ct.rel)
 	chain := lockChain(real)
+	mounts := mountTable()
 	held := make([]int, 0, len(chain))
 	release := func() {
 		for _, fd := range held {
@@ -168,7 +169,7 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 		if i == len(chain)-1 {
 			how = unix.LOCK_EX
 		}
-		fd, err := lockFile(ctx, filepath.Join(dir, lockName(p)), how, deadline)
+		fd, err := lockFile(ctx, filepath.Join(dir, lockName(lockKey(mounts, p))), how, deadline)
 		if err != nil {
 			release()
 			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -179,7 +180,7 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 		}
 		held = append(held, fd)
 	}
-	leaf := filepath.Join(dir, lockName(real))
+	leaf := filepath.Join(dir, lockName(lockKey(mounts, real)))
 	return sync.OnceFunc(func() {
 		// The path's own lock file goes while it is held exclusively, so the
 		// state directory keeps only the lock files of directories; a

@@ -1,0 +1,81 @@
+package localfs
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// mountEntry is one line of /proc/self/mountinfo: the file system's device,
+// the directory of that file system mounted (its root, "/" unless a bind
+// mount of a subdirectory), and where it is mounted.
+type mountEntry struct {
+	dev, root, point string
+}
+
+// mountTable reads the mounts of this process's namespace, nil when they
+// cannot be read (no /proc): keys then fall back to path names.
+func mountTable() []mountEntry {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []mountEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		out = append(out, mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
+	}
+	if sc.Err() != nil {
+		return nil
+	}
+	return out
+}
+
+// unescapeMount undoes mountinfo's octal escapes of space, tab, newline and
+// backslash (\040).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// lockKey names the real absolute path p by the device of the file system
+// it lies on and its path within that file system, so that one file reached
+// through a bind mount and through its own directory has one key. A name,
+// not an inode: every write replaces the file (a new inode), and a file not
+// yet created has none, while the name within its file system is the same
+// before, during and after the replace. The last mount on the longest
+// mount point holding p is the one p reaches.
+func lockKey(mounts []mountEntry, p string) string {
+	best := -1
+	for i, m := range mounts {
+		if _, ok := within(m.point, p); ok && (best < 0 || len(m.point) >= len(mounts[best].point)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return p
+	}
+	m := mounts[best]
+	rel, _ := within(m.point, p)
+	return m.dev + ":" + filepath.Join(m.root, rel)
+}

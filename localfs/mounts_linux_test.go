@@ -1,0 +1,92 @@
+package localfs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+func TestLockKey(t *testing.T) {
+	mounts := []mountEntry{
+		{dev: "8:1", root: "/", point: "/"},
+		{dev: "8:2", root: "/", point: "/home"},
+		{dev: "8:2", root: "/u/ws", point: "/mnt/ws"},
+		{dev: "0:5", root: "/", point: "/mnt/ws/tmp"},
+		{dev: "0:6", root: "/", point: "/mnt/ws/tmp"},
+	}
+	for p, want := range map[string]string{
+		"/":                "8:1:/",
+		"/etc/passwd":      "8:1:/etc/passwd",
+		"/home/u/ws/f.txt": "8:2:/u/ws/f.txt",
+		"/mnt/ws/f.txt":    "8:2:/u/ws/f.txt",
+		"/mnt/ws":          "8:2:/u/ws",
+		"/mnt/wsx/f":       "8:1:/mnt/wsx/f",
+		"/mnt/ws/tmp/a":    "0:6:/a",
+	} {
+		if got := lockKey(mounts, p); got != want {
+			t.Errorf("lockKey(%q) = %q, want %q", p, got, want)
+		}
+	}
+	if got := lockKey(nil, "/a/b"); got != "/a/b" {
+		t.Errorf("without a mount table the key is the path, got %q", got)
+	}
+	if got := unescapeMount(`/a\040b\134c\011`); got != "/a b\\c\t" {
+		t.Errorf("unescapeMount = %q", got)
+	}
+}
+
+// One file reached through its directory and through a bind mount of it
+// has one lock: two edits of it can never interleave (issue 8.1: 2 x 100
+// edits kept 176 lines when the keys were the two path names).
+func TestLockSharedThroughBindMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for mount --bind; CI runs it as root (sudo go test ./localfs -run BindMount)")
+	}
+	t.Setenv(StateDirEnv, t.TempDir())
+	base := t.TempDir()
+	ws, mnt := filepath.Join(base, "ws"), filepath.Join(base, "mnt")
+	for _, d := range []string{ws, mnt} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount(ws, mnt, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("mount --bind is not permitted here (%v); run as root outside a restricted container", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	direct := newFSAt(t, ws)
+	mounted := newFSAt(t, mnt)
+	ctx := context.Background()
+	for _, p := range []string{"f.txt", "new/g.txt"} {
+		unlock, err := direct.Lock(ctx, p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := mounted.Lock(ctx, p, 0)
+		if err == nil {
+			u()
+			t.Errorf("%s locked through %s did not exclude it through the bind mount %s", p, ws, mnt)
+		} else if e, ok := err.(*core.Error); !ok || e.Code != core.CodeLockTimeout {
+			t.Errorf("want LOCK_TIMEOUT, got %v", err)
+		}
+		unlock()
+		u, err = mounted.Lock(ctx, p, 0)
+		if err != nil {
+			t.Fatalf("after the unlock: %v", err)
+		}
+		u()
+	}
+}
+
+func newFSAt(t *testing.T, dir string) *FS {
+	f, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

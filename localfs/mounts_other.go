@@ -1,0 +1,12 @@
+//go:build !linux
+
+package localfs
+
+// mountEntry is unused where there is no mountinfo to read.
+type mountEntry struct{}
+
+// mountTable is empty off Linux: lock keys are the real absolute paths,
+// which a bind mount (nullfs) can spell twice.
+func mountTable() []mountEntry { return nil }
+
+func lockKey(_ []mountEntry, p string) string { return p }
