@@ -50,7 +50,8 @@ type Config struct {
 }
 
 type root struct {
-	path string // absolute, links resolved
+	path  string // absolute, links resolved
+	given string // absolute, as spelled in the configuration
 	r    *os.Root
 	dir  *os.File // the root directory, for *at system calls
 	dev  uint64
@@ -128,11 +129,14 @@ func New(cfg Config) (*FS, error) {
 			return nil, core.Errorf(core.CodeNotADirectory, "the root %s is not a directory.", abs).WithPath(abs).
 				WithHint("pass a directory to --root")
 		}
-		f.roots = append(f.roots, &root{path: real, r: osr, dir: dir, dev: uint64(st.Dev), ino: st.Ino})
+		f.roots = append(f.roots, &root{path: real, given: abs, r: osr, dir: dir, dev: uint64(st.Dev), ino: st.Ino})
 	}
+	// The working directory is resolved once, as the roots are: a shell in
+	// ~/link-to-ws is not a path through a link that --symlinks refuse
+	// must refuse.
 	f.base = f.roots[0].path
-	if f.inRoots(f.cwd) {
-		f.base = f.cwd
+	if real, err := filepath.EvalSymlinks(f.cwd); err == nil && f.inRoots(real) {
+		f.base = real
 	}
 	// The longest root first, so a nested root wins over its parent.
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
@@ -250,6 +254,7 @@ func (f *FS) resolve(p string) (target, error) {
 		return target{}, core.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(abs)).
 			WithHint("use a shorter path")
 	}
+	abs = f.resolvedRootSpelling(abs)
 	if t, ok := f.rootOf(abs); ok {
 		return t, nil
 	}
@@ -266,6 +271,21 @@ func (f *FS) resolve(p string) (target, error) {
 func (f *FS) outside(abs string) *core.Error {
 	return core.Errorf(core.CodeOutsideRoot, "the path is outside the allowed roots.").WithPath(f.display(abs)).
 		WithHint("use a path inside %s, or add a root with --root", strings.Join(f.Roots(), ", "))
+}
+
+// resolvedRootSpelling rewrites an absolute path spelled below a root as
+// the configuration spelled it (through a link) to the root's real path:
+// links above a root were resolved at start, only those below it count.
+func (f *FS) resolvedRootSpelling(abs string) string {
+	for _, r := range f.roots {
+		if r.given == r.path {
+			continue
+		}
+		if rel, ok := within(r.given, abs); ok {
+			return filepath.Join(r.path, rel)
+		}
+	}
+	return abs
 }
 
 // rootOf places an absolute path in the root that holds it, comparing
