@@ -52,10 +52,10 @@ type Config struct {
 type root struct {
 	path  string // absolute, links resolved
 	given string // absolute, as spelled in the configuration
-	r    *os.Root
-	dir  *os.File // the root directory, for *at system calls
-	dev  uint64
-	ino  uint64
+	r     *os.Root
+	dir   *os.File // the root directory, for *at system calls
+	dev   uint64
+	ino   uint64
 }
 
 type denied struct {
