@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // RmRequest removes one file, link or directory.
 type RmRequest struct {
@@ -60,6 +63,9 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	if !cur.exists {
 		return res, nil
 	}
+	if err := checkFinalSlash(req.Path, res.Path, checked.info.Type); err != nil {
+		return nil, err
+	}
 	if err := Interrupted(ctx); err != nil {
 		return nil, err
 	}
@@ -68,4 +74,14 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// checkFinalSlash refuses "file.txt/": a final slash names a directory, and
+// the lexical clean that drops it must not turn it into a file's name.
+func checkFinalSlash(p, display string, typ FileType) error {
+	if !strings.HasSuffix(p, "/") || typ == TypeDir {
+		return nil
+	}
+	return Errorf(CodeNotADirectory, "the path ends with a slash but is a %s.", typ).WithPath(display).
+		WithHint("drop the final slash to name the %s itself", typ)
 }

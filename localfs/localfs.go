@@ -108,7 +108,7 @@ func New(cfg Config) (*FS, error) {
 	}
 	for _, r := range roots {
 		abs := joinAbs(f.cwd, r)
-		real, err := filepath.EvalSymlinks(abs)
+		real, err := evalSymlinks(abs)
 		if err != nil {
 			return nil, core.Errorf(core.CodeNotFound, "the root %s does not exist.", abs).WithPath(abs).
 				WithHint("pass an existing directory to --root").WithCause(err)
@@ -135,7 +135,7 @@ func New(cfg Config) (*FS, error) {
 	// ~/link-to-ws is not a path through a link that --symlinks refuse
 	// must refuse.
 	f.base = f.roots[0].path
-	if real, err := filepath.EvalSymlinks(f.cwd); err == nil && f.inRoots(real) {
+	if real, err := evalSymlinks(f.cwd); err == nil && f.inRoots(real) {
 		f.base = real
 	}
 	// The longest root first, so a nested root wins over its parent.
@@ -406,7 +406,7 @@ func realPath(file *os.File, fallback string) string {
 	if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", file.Fd())); err == nil && filepath.IsAbs(p) {
 		return p
 	}
-	if p, err := filepath.EvalSymlinks(fallback); err == nil {
+	if p, err := evalSymlinks(fallback); err == nil {
 		return p
 	}
 	return fallback
@@ -513,6 +513,20 @@ func version(st *unix.Stat_t) string {
 }
 
 // mapErr turns an OS error into a contract error for display path p.
+// errLinkLoop is what evalSymlinks returns for a loop of links, where
+// filepath.EvalSymlinks gives an error with no errno.
+var errLinkLoop = errors.New("too many levels of links")
+
+// evalSymlinks is filepath.EvalSymlinks with a link loop reported as one.
+func evalSymlinks(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	var errno unix.Errno
+	if err != nil && !errors.As(err, &errno) && strings.Contains(err.Error(), "too many links") {
+		return "", fmt.Errorf("%s: %w", p, errLinkLoop)
+	}
+	return real, err
+}
+
 func mapErr(err error, p string) *core.Error {
 	var ce *core.Error
 	if errors.As(err, &ce) {
@@ -532,7 +546,11 @@ func mapErr(err error, p string) *core.Error {
 			WithHint("the file's permissions do not allow this; choose another path")
 	case errors.Is(err, unix.ENAMETOOLONG):
 		e = core.InvalidArgument("the path or a name in it is too long.").WithHint("shorten the path")
-	case errors.Is(err, unix.ELOOP):
+	case errors.Is(err, unix.ENXIO), errors.Is(err, unix.EOPNOTSUPP):
+		// open(2) of a socket, or of a device with no driver.
+		e = core.Errorf(core.CodeNotRegular, "the path is not a regular file (a socket, FIFO or device).").
+			WithHint("agentfs reads and writes regular files only")
+	case errors.Is(err, unix.ELOOP), errors.Is(err, errLinkLoop):
 		e = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").WithHint("resolve the link loop")
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
 		e = core.Errorf(core.CodeNoSpace, "no space left on the device.").WithHint("free some space and retry")

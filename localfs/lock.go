@@ -140,9 +140,10 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 		return nil, err
 	}
 	ct, err := f.canonical(t, true)
-	if err != nil {
-		// A final link that may not be followed is locked by its own name:
-		// rm removes such a link, and write refuses it after the lock.
+	if err != nil || ct.rel == "." {
+		// A final link that may not be followed, or one to a root (a link
+		// to "."), is locked by its own name: rm removes such a link, and
+		// write refuses it after the lock.
 		if ct, err = f.canonical(t, false); err != nil {
 			return nil, err
 		}
@@ -314,7 +315,7 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 func resolveExisting(p string) string {
 	rest := ""
 	for q := p; ; q = filepath.Dir(q) {
-		if real, err := filepath.EvalSymlinks(q); err == nil {
+		if real, err := evalSymlinks(q); err == nil {
 			return filepath.Join(real, rest)
 		}
 		if filepath.Dir(q) == q {

@@ -55,7 +55,7 @@ func (f *FS) Stat(_ context.Context, path string) (core.FileInfo, error) {
 // DENIED inside a deny root either way.
 func (f *FS) resolvedTarget(t target) (target, error) {
 	full := filepath.Join(t.root.path, t.rel)
-	real, err := filepath.EvalSymlinks(full)
+	real, err := evalSymlinks(full)
 	if err != nil {
 		dest, rerr := os.Readlink(full)
 		if rerr == nil {

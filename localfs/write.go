@@ -80,8 +80,11 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts core.Wr
 		// A rename would replace a file its mode forbids writing, as sed -i
 		// does; refuse it as open(2) and cp do.
 		if err := unix.Faccessat(dfd, base, unix.W_OK, unix.AT_EACCESS); err != nil {
-			return core.FileInfo{}, mapErr(err, display).
-				WithHint("the file is not writable; change its mode first if it should be")
+			e := mapErr(err, display)
+			if e.Code == core.CodePermissionDenied {
+				e.WithHint("the file is not writable; change its mode first if it should be")
+			}
+			return core.FileInfo{}, e
 		}
 		// In place only where a replace would split the file: an ordinary
 		// file keeps the atomic replace even when inPlace is asked.

@@ -31,6 +31,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"json":   cmdJSON,
 			"mkfifo": cmdMkfifo,
+			"mksock": cmdMksock,
 			"status": cmdStatus,
 		},
 		Condition: func(cond string) (bool, error) {
@@ -141,6 +142,22 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 	for _, a := range args {
 		if err := syscall.Mkfifo(ts.MkAbs(a), 0o644); err != nil {
 			ts.Fatalf("mkfifo %s: %v", a, err)
+		}
+	}
+}
+
+// cmdMksock makes a Unix socket file at each path (bound, then closed: the
+// file stays).
+func cmdMksock(ts *testscript.TestScript, neg bool, args []string) {
+	for _, a := range args {
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			ts.Fatalf("mksock: %v", err)
+		}
+		err = syscall.Bind(fd, &syscall.SockaddrUnix{Name: ts.MkAbs(a)})
+		syscall.Close(fd)
+		if err != nil {
+			ts.Fatalf("mksock %s: %v", a, err)
 		}
 	}
 }
