@@ -3,12 +3,8 @@ package localfs
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/agentfs/agentfs/core"
 	"golang.org/x/sys/unix"
@@ -19,11 +15,6 @@ var _ core.MutableFS = (*FS)(nil)
 // tempPrefix starts the name of every temporary file of a replace, so that
 // one left by a killed writer is recognised and swept.
 const tempPrefix = ".agentfs-tmp-"
-
-// sweepAge is how old a temporary file must be before a write in its
-// directory removes it: far longer than any write of 2 MiB takes, so a
-// live writer's file is never taken.
-const sweepAge = 15 * time.Minute
 
 // failpoint, when set by a test, is called at each named step of a replace
 // ("write", "fsync", "rename", "fsyncdir"); an error it returns is taken as
@@ -66,6 +57,9 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts core.Wr
 	}
 	defer dir.Close()
 	dfd, base := int(dir.Fd()), filepath.Base(ct.rel)
+	if err := reservedName(base, display); err != nil {
+		return core.FileInfo{}, err
+	}
 	var st unix.Stat_t
 	exists := true
 	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
@@ -100,7 +94,7 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts core.Wr
 	if exists {
 		old = &st
 	}
-	return replace(dir, base, data, mode, old, opts.Create, display)
+	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, mode, old, opts.Create, display)
 }
 
 // parentDir opens the directory that holds ct, through its root, creating
@@ -153,18 +147,28 @@ func replaceable(st *unix.Stat_t, display string, opts core.WriteOptions) error 
 // replace writes data to a new temporary file in dir and renames it over
 // base. old is the file being replaced (nil for a new one): its mode and,
 // where permitted, its owner are kept.
-func replace(dir *os.File, base string, data []byte, mode uint32, old *unix.Stat_t, exclusive bool, display string) (core.FileInfo, error) {
+func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *unix.Stat_t, exclusive bool, display string) (core.FileInfo, error) {
 	dfd := int(dir.Fd())
 	tmp := tempName()
 	if old != nil {
 		mode = 0o600 // private until it gets the old file's mode
 	}
+	rec, err := newTempRecord(filepath.Join(dirReal, tmp))
+	if err != nil {
+		return core.FileInfo{}, core.Errorf(core.CodeIOError, "the record of a temporary file cannot be made: %s.", errText(err)).
+			WithPath(display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
+	}
+	defer rec.done()
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return core.FileInfo{}, mapErr(err, display)
 	}
 	file := os.NewFile(uintptr(fd), tmp)
 	defer file.Close()
+	if err := rec.bind(fd); err != nil {
+		unix.Unlinkat(dfd, tmp, 0) // the failure is reported below
+		return core.FileInfo{}, mapErr(err, display)
+	}
 	renamed := false
 	defer func() {
 		if !renamed {
@@ -205,7 +209,7 @@ func replace(dir *os.File, base string, data []byte, mode uint32, old *unix.Stat
 			WithPath(display).WithHint("the new content is in place; check the file system before relying on it after a crash").
 			WithCause(err)
 	}
-	sweep(dir)
+	sweep(dir, dirReal)
 	return infoFromStat(base, &st), nil
 }
 
@@ -286,47 +290,3 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display s
 	return infoFromStat(base, &st), nil
 }
 
-func tempName() string {
-	return fmt.Sprintf("%s%016x", tempPrefix, rand.Uint64())
-}
-
-// isTempName reports a name tempName makes: the prefix and exactly 16 hex
-// digits. A user's own file that merely starts with the prefix is neither
-// swept nor hidden from a walk.
-func isTempName(n string) bool {
-	digits, ok := strings.CutPrefix(n, tempPrefix)
-	if !ok || len(digits) != 16 {
-		return false
-	}
-	for _, c := range digits {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// sweep removes the temporary files that killed writers left in dir, once
-// they are older than sweepAge. It is housekeeping after a successful
-// write: a file it cannot read or remove is left for a later sweep, and no
-// error of it fails the write.
-func sweep(dir *os.File) {
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
-		return
-	}
-	dfd := int(dir.Fd())
-	cutoff := time.Now().Add(-sweepAge)
-	for _, n := range names {
-		if !isTempName(n) {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Fstatat(dfd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-			continue
-		}
-		if time.Unix(st.Mtim.Sec, st.Mtim.Nsec).Before(cutoff) {
-			unix.Unlinkat(dfd, n, 0)
-		}
-	}
-}

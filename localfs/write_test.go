@@ -117,35 +117,58 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 	})
 }
 
-// A temporary file left by a killed writer is swept by a later write in its
-// directory once it is old enough; a young one (a live writer's) is kept.
-func TestWriteSweepsOldTempFiles(t *testing.T) {
+// A temporary file is swept only when agentfs can prove it is its own and
+// its writer is gone: a dead writer's file (record unlocked) goes; a live
+// writer's (record locked) stays; a user's file with a temp file's name has
+// no record and stays, however old (issue 8.5).
+func TestWriteSweepsOnlyDeadWritersTempFiles(t *testing.T) {
 	fsys, dir := newTestFS(t)
-	old := filepath.Join(dir, tempPrefix+"0123456789abcdef")
-	young := filepath.Join(dir, tempPrefix+"fedcba9876543210")
-	users := filepath.Join(dir, tempPrefix+"notes") // only looks like one
-	for _, p := range []string{old, young, users} {
-		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	past := time.Now().Add(-sweepAge - time.Minute)
-	for _, p := range []string{old, users} {
-		if err := os.Chtimes(p, past, past); err != nil {
+	leftTemp := func(name string) *tempRecord {
+		rec, err := newTempRecord(filepath.Join(real, name))
+		if err != nil {
 			t.Fatal(err)
 		}
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := rec.bind(int(f.Fd())); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	dead := tempPrefix + "0123456789abcdef"
+	unix.Close(leftTemp(dead).fd) // a killed writer: the kernel frees its flock, the record stays
+	live := tempPrefix + "fedcba9876543210"
+	defer leftTemp(live).done()
+	users := tempPrefix + "00000000000000aa"
+	if err := os.WriteFile(filepath.Join(dir, users), []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-24 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, users), past, past); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := fsys.WriteFile(context.Background(), "f.txt", []byte("x"), core.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Lstat(old); !os.IsNotExist(err) {
-		t.Fatalf("old temporary file kept: %v", err)
+	if _, err := os.Lstat(filepath.Join(dir, dead)); !os.IsNotExist(err) {
+		t.Errorf("a dead writer's temporary file was kept: %v", err)
 	}
-	if _, err := os.Lstat(young); err != nil {
-		t.Fatalf("young temporary file removed: %v", err)
+	if _, err := os.Lstat(filepath.Join(dir, live)); err != nil {
+		t.Errorf("a live writer's temporary file was removed: %v", err)
 	}
-	if _, err := os.Lstat(users); err != nil {
-		t.Fatalf("a user's file with the temporary prefix was swept: %v", err)
+	if b, err := os.ReadFile(filepath.Join(dir, users)); err != nil || string(b) != "mine" {
+		t.Errorf("a user's file named like a temporary file was swept: %q, %v", b, err)
+	}
+	_, err = fsys.WriteFile(context.Background(), users, []byte("x"), core.WriteOptions{})
+	if code(err) != core.CodeInvalidArgument {
+		t.Errorf("a write to a reserved temporary name: want INVALID_ARGUMENT, got %v", err)
 	}
 }
 

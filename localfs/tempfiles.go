@@ -1,0 +1,160 @@
+package localfs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+// A temporary file of a replace is agentfs's own only when agentfs can
+// prove it: before creating one, a writer creates a record of it in the
+// state directory and holds an exclusive flock on the record until the temp
+// file is renamed or removed; the record names the temp file's device and
+// inode. A sweep removes a temp file only when its record exists, is not
+// locked (its writer is gone: the kernel freed the flock) and names that
+// very file. A user's file that merely has a temp file's name has no record
+// and is never touched, whatever its age; a live writer's file is locked.
+
+// tempRecord is a writer's proof of ownership of one temporary file.
+type tempRecord struct {
+	fd   int
+	path string
+}
+
+// tempRecordPath is where the record of the temp file at the real absolute
+// path p lives, keyed as a lock is (one key through a bind mount too).
+func tempRecordPath(mounts []mountEntry, p string) (string, error) {
+	base, err := stateDir()
+	if err != nil {
+		return "", err
+	}
+	d := filepath.Join(base, "temps")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Join(d, lockName(lockKey(mounts, p))), nil
+}
+
+// newTempRecord creates and locks the record of the temp file that is about
+// to be created at the real absolute path p.
+func newTempRecord(p string) (*tempRecord, error) {
+	rp, err := tempRecordPath(mountTable(), p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(rp, unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		// The names are random: a held record is a collision, never a wait.
+		unix.Close(fd)
+		return nil, err
+	}
+	return &tempRecord{fd: fd, path: rp}, nil
+}
+
+// bind writes the identity of the created temp file into the record.
+func (r *tempRecord) bind(tempFd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(tempFd, &st); err != nil {
+		return err
+	}
+	_, err := unix.Write(r.fd, []byte(identity(&st)))
+	return err
+}
+
+// done removes the record once its temp file is renamed or removed.
+func (r *tempRecord) done() {
+	unix.Unlink(r.path) // housekeeping: a leftover unlocked record proves nothing by itself
+	unix.Close(r.fd)
+}
+
+func identity(st *unix.Stat_t) string {
+	return strconv.FormatUint(uint64(st.Dev), 10) + ":" + strconv.FormatUint(st.Ino, 10)
+}
+
+// sweep removes the temporary files of dead writers from dir, whose real
+// absolute path is dirReal. It is housekeeping after a successful write: a
+// file it cannot prove is agentfs's, read or remove is left alone, and no
+// error of it fails the write.
+func sweep(dir *os.File, dirReal string) {
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	var mounts []mountEntry
+	for _, n := range names {
+		if !isTempName(n) {
+			continue
+		}
+		if mounts == nil {
+			mounts = mountTable()
+		}
+		sweepOne(int(dir.Fd()), n, filepath.Join(dirReal, n), mounts)
+	}
+}
+
+func sweepOne(dfd int, name, real string, mounts []mountEntry) {
+	rp, err := tempRecordPath(mounts, real)
+	if err != nil {
+		return
+	}
+	fd, err := unix.Open(rp, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return // no record: not agentfs's file
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return // its writer is alive
+	}
+	buf := make([]byte, 64)
+	n, _ := unix.Pread(fd, buf, 0)
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return
+	}
+	if string(buf[:max(n, 0)]) != identity(&st) {
+		return // another file now has the name
+	}
+	if unix.Unlinkat(dfd, name, 0) == nil {
+		unix.Unlink(rp)
+	}
+}
+
+// reservedName refuses a path whose last name is one that agentfs makes for
+// its temporary files: a user's file there would be hidden from find and
+// grep and taken for a dead writer's leftover.
+func reservedName(base, display string) error {
+	if !isTempName(base) {
+		return nil
+	}
+	return core.InvalidArgument("the name %s is reserved for agentfs's temporary files.", base).WithPath(display).
+		WithHint("choose another name; names starting with %s and 16 hex digits are agentfs's", tempPrefix)
+}
+
+// tempName is a fresh name for a temporary file.
+func tempName() string {
+	return fmt.Sprintf("%s%016x", tempPrefix, rand.Uint64())
+}
+
+// isTempName reports a name tempName makes: the prefix and exactly 16 hex
+// digits.
+func isTempName(n string) bool {
+	digits, ok := strings.CutPrefix(n, tempPrefix)
+	if !ok || len(digits) != 16 {
+		return false
+	}
+	for _, c := range digits {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
