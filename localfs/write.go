@@ -289,4 +289,3 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display s
 	}
 	return infoFromStat(base, &st), nil
 }
-
