@@ -472,7 +472,24 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 		file.Close()
 		return nil, st, mapErr(err, t.display(f))
 	}
+	if err := f.checkKernelFS(int(file.Fd()), t.display(f)); err != nil {
+		file.Close()
+		return nil, st, err
+	}
 	return file, st, nil
+}
+
+// checkKernelFS refuses a descriptor on a kernel file system (procfs,
+// sysfs...), wherever it is mounted: decided on the descriptor in use, not
+// on a path.
+func (f *FS) checkKernelFS(fd int, display string) error {
+	name := kernelFSOf(fd)
+	if name == "" {
+		return nil
+	}
+	return core.Errorf(core.CodeDenied, "the path is on a kernel file system (%s), which is never file work.", name).
+		WithPath(display).WithDetail("fsType", name).
+		WithHint("work on files of an ordinary file system")
 }
 
 func infoFromStat(name string, st *unix.Stat_t) core.FileInfo {

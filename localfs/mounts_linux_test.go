@@ -90,3 +90,42 @@ func newFSAt(t *testing.T, dir string) *FS {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// A procfs mounted inside a root is denied by its type, wherever it is:
+// read, list, walk and write all refuse it (issue 8.3).
+func TestKernelFSInsideRootIsDenied(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a procfs; CI runs it as root (sudo go test ./localfs -run KernelFS)")
+	}
+	ws := t.TempDir()
+	mnt := filepath.Join(ws, "proc2")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("proc", mnt, "proc", 0, ""); err != nil {
+		t.Skipf("mounting a procfs is not permitted here (%v)", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	fsys := newFSAt(t, ws)
+	ctx := context.Background()
+	if _, err := fsys.Open(ctx, "proc2/self/status", 0); code(err) != core.CodeDenied {
+		t.Errorf("read of a procfs file inside the root: want DENIED, got %v", err)
+	}
+	if _, err := fsys.ReadDir(ctx, "proc2", 0, 10); code(err) != core.CodeDenied {
+		t.Errorf("ls of a procfs inside the root: want DENIED, got %v", err)
+	}
+	if _, err := fsys.WriteFile(ctx, "proc2/x", []byte("x"), core.WriteOptions{}); code(err) != core.CodeDenied {
+		t.Errorf("write into a procfs inside the root: want DENIED, got %v", err)
+	}
+	var seen []string
+	err := fsys.Walk(ctx, ".", core.WalkOptions{NoIgnore: true}, func(e core.WalkEntry) error {
+		seen = append(seen, e.Rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0] != "proc2" {
+		t.Errorf("a walk went into the procfs: %d entries, first %q", len(seen), seen)
+	}
+}

@@ -112,6 +112,8 @@ type walker struct {
 	denyBelow []string
 	realStart string
 	dirent    []byte
+	// kernelDev caches, per device, whether it is a kernel file system.
+	kernelDev map[uint64]bool
 }
 
 // Walk implements core.Walker. Every directory is opened relative to its
@@ -540,10 +542,22 @@ func (w *walker) excluded(rel, name string, isDir bool) bool {
 }
 
 // deniedDir reports a directory that is a deny root by identity (a bind
-// mount or another spelling of it).
+// mount or another spelling of it), or on a kernel file system (asked once
+// per device: a walk enters a new one only at a mount point).
 func (w *walker) deniedDir(fd int) bool {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
+		return true
+	}
+	kernel, known := w.kernelDev[uint64(st.Dev)]
+	if !known {
+		kernel = kernelFSOf(fd) != ""
+		if w.kernelDev == nil {
+			w.kernelDev = map[uint64]bool{}
+		}
+		w.kernelDev[uint64(st.Dev)] = kernel
+	}
+	if kernel {
 		return true
 	}
 	for _, d := range w.f.deny {

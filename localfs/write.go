@@ -115,6 +115,10 @@ func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error)
 		dir.Close()
 		return nil, err
 	}
+	if err := f.checkKernelFS(int(dir.Fd()), display); err != nil {
+		dir.Close()
+		return nil, err
+	}
 	return dir, nil
 }
 

@@ -1,0 +1,35 @@
+package localfs
+
+import "golang.org/x/sys/unix"
+
+// kernelFS names the file systems that are windows on the kernel, not file
+// work: reading them discloses processes, devices and keys wherever they
+// are mounted, so they are denied by type (a second procfs mounted inside
+// a root is as much /proc as /proc is). devtmpfs shares tmpfs's magic and
+// cannot be told apart; its device nodes are NOT_REGULAR anyway.
+var kernelFS = map[int64]string{
+	unix.PROC_SUPER_MAGIC:    "procfs",
+	unix.SYSFS_MAGIC:         "sysfs",
+	unix.DEVPTS_SUPER_MAGIC:  "devpts",
+	unix.DEBUGFS_MAGIC:       "debugfs",
+	unix.TRACEFS_MAGIC:       "tracefs",
+	unix.SECURITYFS_MAGIC:    "securityfs",
+	unix.CGROUP_SUPER_MAGIC:  "cgroup",
+	unix.CGROUP2_SUPER_MAGIC: "cgroup2",
+	unix.BPF_FS_MAGIC:        "bpf",
+	unix.PSTOREFS_MAGIC:      "pstore",
+	unix.EFIVARFS_MAGIC:      "efivarfs",
+	unix.SELINUX_MAGIC:       "selinuxfs",
+	unix.SMACK_MAGIC:         "smackfs",
+	unix.NSFS_MAGIC:          "nsfs",
+	unix.BINFMTFS_MAGIC:      "binfmt_misc",
+}
+
+// kernelFSOf names the kernel file system fd lies on, "" for any other.
+func kernelFSOf(fd int) string {
+	var s unix.Statfs_t
+	if err := unix.Fstatfs(fd, &s); err != nil {
+		return ""
+	}
+	return kernelFS[int64(s.Type)]
+}
