@@ -120,7 +120,10 @@ func sweepOne(dfd int, name, real string, mounts []mountEntry) {
 	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return
 	}
-	if string(buf[:max(n, 0)]) != identity(&st) {
+	// An empty record is a writer killed between creating the file and
+	// recording its identity: the name is random and was created with
+	// O_EXCL after the record, so the file there is that writer's.
+	if rec := string(buf[:max(n, 0)]); rec != "" && rec != identity(&st) {
 		return // another file now has the name
 	}
 	if unix.Unlinkat(dfd, name, 0) == nil {

@@ -127,7 +127,7 @@ func TestWriteSweepsOnlyDeadWritersTempFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leftTemp := func(name string) *tempRecord {
+	leftTemp := func(name string, bound bool) *tempRecord {
 		rec, err := newTempRecord(filepath.Join(real, name))
 		if err != nil {
 			t.Fatal(err)
@@ -137,15 +137,19 @@ func TestWriteSweepsOnlyDeadWritersTempFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if err := rec.bind(int(f.Fd())); err != nil {
-			t.Fatal(err)
+		if bound {
+			if err := rec.bind(int(f.Fd())); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return rec
 	}
 	dead := tempPrefix + "0123456789abcdef"
-	unix.Close(leftTemp(dead).fd) // a killed writer: the kernel frees its flock, the record stays
+	unix.Close(leftTemp(dead, true).fd) // a killed writer: the kernel frees its flock, the record stays
+	deadEarly := tempPrefix + "0123456789abcdee"
+	unix.Close(leftTemp(deadEarly, false).fd) // killed before it recorded the file's identity
 	live := tempPrefix + "fedcba9876543210"
-	defer leftTemp(live).done()
+	defer leftTemp(live, true).done()
 	users := tempPrefix + "00000000000000aa"
 	if err := os.WriteFile(filepath.Join(dir, users), []byte("mine"), 0o600); err != nil {
 		t.Fatal(err)
@@ -159,6 +163,9 @@ func TestWriteSweepsOnlyDeadWritersTempFiles(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, dead)); !os.IsNotExist(err) {
 		t.Errorf("a dead writer's temporary file was kept: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, deadEarly)); !os.IsNotExist(err) {
+		t.Errorf("the temporary file of a writer killed before it recorded it was kept: %v", err)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, live)); err != nil {
 		t.Errorf("a live writer's temporary file was removed: %v", err)
