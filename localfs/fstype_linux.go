@@ -33,3 +33,13 @@ func kernelFSOf(fd int) string {
 	}
 	return kernelFS[int64(s.Type)]
 }
+
+// mountID is the id of the mount fd lies on (statx, Linux 5.8 and later), so
+// that a bind mount of the same file system is told from its parent.
+func mountID(fd int) (uint64, bool) {
+	var sx unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &sx); err != nil || sx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0, false
+	}
+	return sx.Mnt_id, true
+}

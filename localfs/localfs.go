@@ -437,6 +437,17 @@ func (f *FS) checkDeny(real, display string) error {
 	}
 }
 
+// deniedDirIdentity reports a directory that is a deny root by identity (a
+// bind mount or another spelling of it).
+func (f *FS) deniedDirIdentity(st *unix.Stat_t) bool {
+	for _, d := range f.deny {
+		if d.exists && uint64(st.Dev) == d.dev && st.Ino == d.ino {
+			return true
+		}
+	}
+	return false
+}
+
 // deniedIdentity reports an open file that is a denied file by identity.
 func (f *FS) deniedIdentity(st *unix.Stat_t) bool {
 	for _, d := range f.deny {

@@ -129,3 +129,64 @@ func TestKernelFSInsideRootIsDenied(t *testing.T) {
 		t.Errorf("a walk went into the procfs: %d entries, first %q", len(seen), seen)
 	}
 }
+
+// rm -r checks the whole tree before its first unlink: a denied directory
+// reached through a bind mount inside the tree, or any other mount in it,
+// refuses the removal and nothing is removed (issue 8.2: it removed the
+// denied file, then failed with EBUSY).
+func TestRemoveTreeNeverCrossesMounts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for mount; CI runs it as root (sudo go test ./localfs -run RemoveTree)")
+	}
+	t.Setenv(StateDirEnv, t.TempDir())
+	for _, tc := range []struct {
+		name  string
+		mount func(ws, point string) error
+		deny  bool
+	}{
+		{"a denied directory through a bind mount", func(ws, point string) error {
+			return unix.Mount(filepath.Join(ws, "secret"), point, "", unix.MS_BIND, "")
+		}, true},
+		{"a bind mount of the same file system", func(ws, point string) error {
+			return unix.Mount(filepath.Join(ws, "secret"), point, "", unix.MS_BIND, "")
+		}, false},
+		{"a tmpfs", func(_, point string) error { return unix.Mount("tmpfs", point, "tmpfs", 0, "") }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			for _, d := range []string{"secret", "tree/a/b", "tree/m"} {
+				if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range []string{"secret/key", "tree/first.txt", "tree/a/b/c.txt"} {
+				if err := os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			point := filepath.Join(ws, "tree/m")
+			if err := tc.mount(ws, point); err != nil {
+				t.Skipf("mount is not permitted here (%v)", err)
+			}
+			t.Cleanup(func() { unix.Unmount(point, unix.MNT_DETACH) })
+			cfg := Config{Roots: []string{ws}, Cwd: ws}
+			if tc.deny {
+				cfg.Deny = []string{filepath.Join(ws, "secret")}
+			}
+			fsys, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fsys.Close()
+			_, err = fsys.Remove(context.Background(), "tree", true)
+			if code(err) != core.CodeDenied {
+				t.Fatalf("rm -r of a tree holding a mount: want DENIED, got %v", err)
+			}
+			for _, f := range []string{"secret/key", "tree/first.txt", "tree/a/b/c.txt"} {
+				if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
+					t.Errorf("%s was removed by a refused rm -r: %v", f, err)
+				}
+			}
+		})
+	}
+}

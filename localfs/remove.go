@@ -13,8 +13,8 @@ import (
 // empty directory, or with recursive a whole tree. A missing path returns
 // false. A root, an ancestor of a root and a tree holding a denied path are
 // refused. The removal is relative to a descriptor of the parent directory
-// opened through the root, and a tree is removed by os.Root.RemoveAll, which
-// never follows a link: nothing outside the root can be reached.
+// opened through the root, and a tree by removeTree, which never follows a
+// link nor crosses a mount: nothing outside the root can be reached.
 func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error) {
 	t, err := f.resolve(path)
 	if err != nil {
@@ -66,8 +66,8 @@ func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error
 	switch {
 	case err == nil, errors.Is(err, unix.ENOENT):
 	case (errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)) && recursive:
-		if err := ct.root.r.RemoveAll(ct.rel); err != nil {
-			return false, mapErr(err, display)
+		if err := f.removeTree(dfd, base, display); err != nil {
+			return false, err
 		}
 	case errors.Is(err, unix.ENOTEMPTY), errors.Is(err, unix.EEXIST):
 		return false, core.Errorf(core.CodeNotEmpty, "the directory is not empty.").WithPath(display).

@@ -557,15 +557,7 @@ func (w *walker) deniedDir(fd int) bool {
 		}
 		w.kernelDev[uint64(st.Dev)] = kernel
 	}
-	if kernel {
-		return true
-	}
-	for _, d := range w.f.deny {
-		if d.exists && uint64(st.Dev) == d.dev && st.Ino == d.ino {
-			return true
-		}
-	}
-	return false
+	return kernel || w.f.deniedDirIdentity(&st)
 }
 
 func (w *walker) join(rel string) string {
