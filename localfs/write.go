@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentfs/agentfs/core"
 	"golang.org/x/sys/unix"
@@ -97,21 +98,66 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts core.Wr
 	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, mode, old, opts.Create, display)
 }
 
-// parentDir opens the directory that holds ct, through its root, creating
-// it and its missing parents when create is set.
+// parentDir opens the directory that holds ct, creating it and its missing
+// parents when create is set. It goes one directory at a time, each opened
+// by the link policy (never following a link under refuse) and checked on
+// its descriptor (deny roots by name and identity, kernel file systems)
+// before anything is created in it or below it: a directory swapped for a
+// link between a check and a use cannot make a write land, or a directory
+// be made, where the policy forbids.
 func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error) {
 	rel := filepath.Dir(ct.rel)
-	if create && rel != "." {
-		if err := ct.root.r.MkdirAll(rel, 0o777); err != nil {
-			return nil, mapErr(err, display)
+	cur, err := f.checkedDir(target{root: ct.root, rel: ".", abs: ct.root.path}, display)
+	if err != nil {
+		return nil, err
+	}
+	if rel != "." {
+		comps := strings.Split(rel, string(filepath.Separator))
+		for i, c := range comps {
+			next := target{root: ct.root, rel: filepath.Join(comps[:i+1]...), abs: ct.abs}
+			dir, err := f.checkedDir(next, display)
+			var ce *core.Error
+			if create && errors.As(err, &ce) && ce.Code == core.CodeNotFound {
+				if merr := unix.Mkdirat(int(cur.Fd()), c, 0o777); merr != nil && !errors.Is(merr, unix.EEXIST) {
+					cur.Close()
+					return nil, mapErr(merr, display)
+				}
+				dir, err = f.checkedDir(next, display)
+			}
+			cur.Close()
+			if err != nil {
+				return nil, err
+			}
+			cur = dir
 		}
 	}
-	dir, err := ct.root.r.OpenFile(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	real := filepath.Join(realPath(cur, filepath.Join(ct.root.path, rel)), filepath.Base(ct.rel))
+	if err := f.checkDeny(real, display); err != nil {
+		cur.Close()
+		return nil, err
+	}
+	return cur, nil
+}
+
+// checkedDir opens the directory t by the link policy and checks it on its
+// descriptor.
+func (f *FS) checkedDir(t target, display string) (*os.File, error) {
+	dir, err := f.open(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
+		e := core.AsError(err)
+		e.WithPath(display)
+		return nil, e
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
+		dir.Close()
 		return nil, mapErr(err, display)
 	}
-	real := filepath.Join(realPath(dir, filepath.Join(ct.root.path, rel)), filepath.Base(ct.rel))
-	if err := f.checkDeny(real, display); err != nil {
+	if f.deniedDirIdentity(&st) {
+		dir.Close()
+		return nil, f.deniedErr(display)
+	}
+	if err := f.checkDeny(realPath(dir, filepath.Join(t.root.path, t.rel)), display); err != nil {
 		dir.Close()
 		return nil, err
 	}
