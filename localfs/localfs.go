@@ -465,11 +465,30 @@ func (f *FS) deniedErr(display string) error {
 
 // openChecked opens t and applies the deny check to where it really is. The
 // path is checked before the open too, so that whether a name exists inside a
-// deny root is never told (DENIED, not NOT_FOUND).
+// deny root is never told (DENIED, not NOT_FOUND). A file is first opened
+// with O_PATH, which opens nothing: only a regular file or a directory is
+// then opened for reading, so a FIFO's blocked writer is never released and
+// a device never opened. The returned file of any other type is an O_PATH
+// descriptor, good for its type and nothing else.
 func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 	var st unix.Stat_t
 	if f.deniedName(resolveExisting(filepath.Join(t.root.path, t.rel))) {
 		return nil, st, f.deniedErr(t.display(f))
+	}
+	if flags&(unix.O_PATH|unix.O_DIRECTORY) == 0 {
+		file, st, err := f.openPath(t)
+		if err != nil {
+			return nil, st, err
+		}
+		if typ := st.Mode & unix.S_IFMT; typ == unix.S_IFREG || typ == unix.S_IFDIR {
+			opened, err := reopen(file, flags)
+			file.Close()
+			if err != nil {
+				return nil, st, mapErr(err, t.display(f))
+			}
+			file = opened
+		}
+		return file, st, nil
 	}
 	file, err := f.open(t, flags)
 	if err != nil {
@@ -488,6 +507,49 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 		return nil, st, err
 	}
 	return file, st, nil
+}
+
+// openPath opens t with O_PATH, following a final link that the policy
+// allows, and returns the checked descriptor of what it names (never a
+// link) with its type.
+func (f *FS) openPath(t target) (*os.File, unix.Stat_t, error) {
+	// os.Root opens every component with O_NOFOLLOW, and O_PATH|O_NOFOLLOW
+	// opens a final link itself instead of failing, so a link is followed
+	// here: to where it resolves, through the root that holds that place.
+	for hops := 0; ; hops++ {
+		file, st, err := f.openChecked(t, unix.O_PATH|unix.O_CLOEXEC)
+		if err != nil {
+			return nil, st, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return file, st, nil
+		}
+		file.Close()
+		if f.policy == SymlinksRefuse {
+			return nil, st, core.Errorf(core.CodeSymlink, "the path is a link, and links are refused.").
+				WithPath(t.display(f)).WithHint("use the link's target path, or run with --symlinks within")
+		}
+		next, err := f.resolvedTarget(t)
+		if err == nil && hops == 40 {
+			err = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").
+				WithPath(t.display(f)).WithHint("resolve the link loop")
+		}
+		if err != nil {
+			return nil, st, err
+		}
+		next.abs = t.abs
+		t = next
+	}
+}
+
+// reopen opens the file an O_PATH descriptor names, with flags, through its
+// /proc/self/fd link: the very file checked, not whatever now has its name.
+func reopen(pathFile *os.File, flags int) (*os.File, error) {
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pathFile.Fd()), flags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), pathFile.Name()), nil
 }
 
 // checkKernelFS refuses a descriptor on a kernel file system (procfs,

@@ -19,33 +19,12 @@ func (f *FS) Stat(_ context.Context, path string) (core.FileInfo, error) {
 	if err != nil {
 		return core.FileInfo{}, err
 	}
-	// os.Root opens every component with O_NOFOLLOW, and O_PATH|O_NOFOLLOW
-	// opens a final link itself instead of failing, so a link is followed
-	// here: to where it resolves, through the root that holds that place.
-	for hops := 0; ; hops++ {
-		file, st, err := f.openChecked(t, unix.O_PATH|unix.O_CLOEXEC)
-		if err != nil {
-			return core.FileInfo{}, err
-		}
-		file.Close()
-		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return infoFromStat(filepath.Base(t.abs), &st), nil
-		}
-		if f.policy == SymlinksRefuse {
-			return core.FileInfo{}, core.Errorf(core.CodeSymlink, "the path is a link, and links are refused.").
-				WithPath(t.display(f)).WithHint("use the link's target path, or run with --symlinks within")
-		}
-		next, err := f.resolvedTarget(t)
-		if err == nil && hops == 40 {
-			err = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").
-				WithPath(t.display(f)).WithHint("resolve the link loop")
-		}
-		if err != nil {
-			return core.FileInfo{}, err
-		}
-		next.abs = t.abs
-		t = next
+	file, st, err := f.openPath(t)
+	if err != nil {
+		return core.FileInfo{}, err
 	}
+	file.Close()
+	return infoFromStat(filepath.Base(t.abs), &st), nil
 }
 
 // resolvedTarget places where the links on t lead in the root that holds

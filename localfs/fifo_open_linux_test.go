@@ -1,0 +1,49 @@
+package localfs
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+// A FIFO or a device is never opened for reading: its type is learnt from
+// an O_PATH descriptor first, so a writer blocked in open(2) on a FIFO is
+// not released (to die of SIGPIPE) and a device's open has no effect
+// (issue 8.11). inotify reports every real open of the file; O_PATH is
+// none.
+func TestSpecialFilesAreNeverOpened(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	fifo := filepath.Join(dir, "fifo")
+	must(t, unix.Mkfifo(fifo, 0o644))
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Skipf("inotify: %v", err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, fifo, unix.IN_OPEN); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := fsys.Open(ctx, "fifo", 0); code(err) != core.CodeNotRegular {
+		t.Errorf("read of a FIFO: want NOT_REGULAR, got %v", err)
+	}
+	if _, err := fsys.Stat(ctx, "fifo"); err != nil {
+		t.Errorf("stat of a FIFO: %v", err)
+	}
+	buf := make([]byte, 4096)
+	if n, err := unix.Read(in, buf); err != unix.EAGAIN {
+		t.Errorf("the FIFO was opened (%d bytes of inotify events, %v)", n, err)
+	}
+	// The check can fail: a real open is seen.
+	probe, err := unix.Open(fifo, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(probe)
+	if n, _ := unix.Read(in, buf); n <= 0 {
+		t.Error("inotify did not see a real open: the check above proves nothing here")
+	}
+}
