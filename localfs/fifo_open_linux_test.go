@@ -2,6 +2,7 @@ package localfs
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -45,5 +46,27 @@ func TestSpecialFilesAreNeverOpened(t *testing.T) {
 	unix.Close(probe)
 	if n, _ := unix.Read(in, buf); n <= 0 {
 		t.Error("inotify did not see a real open: the check above proves nothing here")
+	}
+}
+
+// Without /proc a file is opened by name again, and only when it is still
+// the file whose type was checked.
+func TestSameFileRefusesAReplacedFile(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	for _, n := range []string{"a", "b"} {
+		must(t, os.WriteFile(filepath.Join(dir, n), []byte(n), 0o644))
+	}
+	var a, b unix.Stat_t
+	must(t, unix.Stat(filepath.Join(dir, "a"), &a))
+	must(t, unix.Stat(filepath.Join(dir, "b"), &b))
+	ta, err := fsys.resolve("a")
+	must(t, err)
+	f, err := fsys.sameFile(ta, unix.O_RDONLY, &a)
+	if err != nil {
+		t.Fatalf("the same file: %v", err)
+	}
+	f.Close()
+	if _, err := fsys.sameFile(ta, unix.O_RDONLY, &b); code(err) != core.CodeIOError {
+		t.Errorf("another file under the name: want IO_ERROR, got %v", err)
 	}
 }

@@ -482,6 +482,10 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 		}
 		if typ := st.Mode & unix.S_IFMT; typ == unix.S_IFREG || typ == unix.S_IFDIR {
 			opened, err := reopen(file, flags)
+			if errors.Is(err, unix.ENOENT) {
+				// No /proc: open by name again, and only the same file.
+				opened, err = f.sameFile(t, flags, &st)
+			}
 			file.Close()
 			if err != nil {
 				return nil, st, mapErr(err, t.display(f))
@@ -540,6 +544,25 @@ func (f *FS) openPath(t target) (*os.File, unix.Stat_t, error) {
 		next.abs = t.abs
 		t = next
 	}
+}
+
+// sameFile opens t by name with flags, refusing anything but the file st
+// describes.
+func (f *FS) sameFile(t target, flags int, st *unix.Stat_t) (*os.File, error) {
+	if f.policy == SymlinksRefuse {
+		flags |= unix.O_NOFOLLOW
+	}
+	file, err := f.open(t, flags|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	var now unix.Stat_t
+	if err := unix.Fstat(int(file.Fd()), &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		file.Close()
+		return nil, core.Errorf(core.CodeIOError, "the file was replaced while it was being opened.").
+			WithPath(t.display(f)).WithHint("retry; another process is replacing it")
+	}
+	return file, nil
 }
 
 // reopen opens the file an O_PATH descriptor names, with flags, through its
