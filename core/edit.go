@@ -150,9 +150,11 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	// with patch or git apply to the file as it was.
 	diff, res.FirstChangedLine = unifiedDiff(display, string(prefix)+src, string(prefix)+edited)
 	if !res.NoChange && !req.DryRun {
-		if err := Interrupted(ctx); err != nil {
+		done, err := t.beginCommit(ctx)
+		if err != nil {
 			return nil, err
 		}
+		defer done()
 		newData := append(append([]byte{}, prefix...), edited...)
 		fi, err := mfs.WriteFile(ctx, req.Path, newData, WriteOptions{})
 		if err != nil {

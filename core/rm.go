@@ -66,9 +66,11 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	if err := checkFinalSlash(req.Path, res.Path, checked.info.Type); err != nil {
 		return nil, err
 	}
-	if err := Interrupted(ctx); err != nil {
+	done, err := t.beginCommit(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	res.Deleted, err = m.Remove(ctx, req.Path, req.Recursive)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,9 @@ type Tools struct {
 	ReadOnly bool
 	// LockTimeout is how long a mutation waits for its locks.
 	LockTimeout time.Duration
+	// Commits, when set, is passed by every mutation at its point of no
+	// return (see CommitGate).
+	Commits *CommitGate
 }
 
 func (t *Tools) maxBytes() int {

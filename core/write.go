@@ -132,9 +132,11 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			return res, nil
 		}
 	}
-	if err := Interrupted(ctx); err != nil {
+	done, err := t.beginCommit(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	fi, err := m.WriteFile(ctx, req.Path, data, WriteOptions{Create: req.Create, Executable: req.Executable, InPlace: req.InPlace})
 	if err != nil {
 		return nil, err

@@ -52,10 +52,7 @@ func (t tool[Req, Res]) command() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if closer, ok := tl.FS.(io.Closer); ok {
-				defer closer.Close()
-			}
-			res, err := t.run(c.Context, tl, req)
+			res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.run(c.Context, tl, req) })
 			if err != nil {
 				return err
 			}
@@ -66,6 +63,38 @@ func (t tool[Req, Res]) command() *cli.Command {
 			return outputOf(c).result(res, text)
 		},
 	}
+}
+
+// runStoppable runs a tool and answers as soon as ctx is done (SIGINT,
+// SIGTERM), even when the tool is inside work it cannot cancel: the commit
+// gate is closed first, so a change in progress is finished and reported,
+// and a change not yet begun never happens. An abandoned tool dies with the
+// process, and the kernel frees its locks.
+func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res, error)) (Res, error) {
+	type outcome struct {
+		res Res
+		err error
+	}
+	tl.Commits = &core.CommitGate{}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := run()
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		if closer, ok := tl.FS.(io.Closer); ok {
+			closer.Close()
+		}
+		return o.res, o.err
+	case <-ctx.Done():
+	}
+	if tl.Commits.Close() {
+		o := <-done
+		return o.res, o.err
+	}
+	var zero Res
+	return zero, core.Interrupted(ctx)
 }
 
 // decode fills req from exactly one of the three request forms.

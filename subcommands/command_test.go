@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/core"
 	"github.com/urfave/cli/v2"
 )
 
@@ -254,5 +255,35 @@ func TestReplaceFlags(t *testing.T) {
 		if got := replaceFlags(c.in, pairs); got != c.want {
 			t.Errorf("replaceFlags(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// A signal answers INTERRUPTED at once even while the tool is inside work
+// it cannot cancel, and a tool that has not reached its point of no return
+// can never reach it afterwards.
+func TestRunStoppableAbandonsUncancellableWork(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	tl := &core.Tools{}
+	release := make(chan struct{})
+	defer close(release)
+	got := make(chan error, 1)
+	go func() {
+		_, err := runStoppable(ctx, tl, func() (int, error) {
+			<-release // a regex on a huge line: no context to notice
+			return 1, nil
+		})
+		got <- err
+	}()
+	cancel()
+	select {
+	case err := <-got:
+		if core.AsError(err).Code != core.CodeInterrupted {
+			t.Fatalf("want INTERRUPTED, got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("runStoppable waited for work that cannot be cancelled")
+	}
+	if tl.Commits.Close() {
+		t.Fatal("the abandoned tool passed the commit gate")
 	}
 }
