@@ -45,6 +45,9 @@ type FileInfo struct {
 	Version string
 	// Links is the hard-link count, 0 when the backend does not know it.
 	Links uint64
+	// Target is a link's text, as readlink gives it, when the info comes
+	// from a walk entry's Info; empty otherwise.
+	Target string
 }
 
 // FileReader is a ranged stream of one file's bytes, opened at an offset.

@@ -119,6 +119,59 @@ func TestWalkIgnorePrecedence(t *testing.T) {
 	}
 }
 
+// TestWalkShowIgnored checks what ls relies on: under ShowIgnored the
+// entries a search leaves out are visited with Ignored set and never
+// descended into, and Info describes an entry without following it.
+func TestWalkShowIgnored(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		".git/HEAD":                         "",
+		".gitignore":                        "build/\n*.log\n",
+		"a.log":                             "",
+		"build/out.bin":                     "",
+		"src/main.go":                       "package main\n",
+		"src/.agentfs-tmp-0123456789abcdef": "",
+	})
+	if err := os.Symlink("src/main.go", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	var ignored []string
+	infos := map[string]core.FileInfo{}
+	got := walkPaths(t, fsys, ".", core.WalkOptions{ShowIgnored: true}, func(e core.WalkEntry) {
+		if e.Ignored {
+			ignored = append(ignored, e.Rel)
+		}
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatalf("Info of %s: %v", e.Rel, err)
+		}
+		infos[e.Rel] = fi
+	})
+	want := []string{".git", ".gitignore", "a.log", "build", "link", "src", "src/.agentfs-tmp-0123456789abcdef", "src/main.go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("walk = %q\nwant   %q", got, want)
+	}
+	if want := []string{".git", "a.log", "build", "src/.agentfs-tmp-0123456789abcdef"}; !slices.Equal(ignored, want) {
+		t.Errorf("ignored = %q, want %q", ignored, want)
+	}
+	if fi := infos["link"]; fi.Type != core.TypeSymlink || fi.Target != "src/main.go" || fi.Size != int64(len("src/main.go")) {
+		t.Errorf("Info of the link = %+v", fi)
+	}
+	if fi := infos["src/main.go"]; fi.Type != core.TypeFile || fi.Size != 13 || fi.Mode != 0o644 || fi.Target != "" {
+		t.Errorf("Info of a file = %+v", fi)
+	}
+	// Without ShowIgnored nothing of that is visited.
+	got = walkPaths(t, fsys, ".", core.WalkOptions{}, nil)
+	if want := []string{".gitignore", "link", "src", "src/main.go"}; !slices.Equal(got, want) {
+		t.Errorf("walk = %q, want %q", got, want)
+	}
+}
+
 // TestGrepOrderIndependentOfWorkers runs the same search with one worker
 // and with eight: the same page, in the same order.
 func TestGrepOrderIndependentOfWorkers(t *testing.T) {
