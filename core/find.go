@@ -13,18 +13,18 @@ import (
 type FindRequest struct {
 	Pattern  string   `json:"pattern" arg:"0" alias:"glob" help:"glob relative to path: * one segment, ** any depth, ? one character, {a,b}, [abc] (default **)"`
 	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" help:"directory to search (default: the current directory)"`
-	Type     string   `json:"type,omitempty" help:"file, dir, symlink or any (default any)"`
+	Type     string   `json:"type,omitempty" help:"file, dir, symlink, other or any (default any)"`
 	Limit    int      `json:"limit,omitempty" help:"results per page (default 200, max 1000)"`
 	Offset   int      `json:"offset,omitempty" help:"results to skip (pass the previous nextOffset)"`
 	NoIgnore bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	Exclude  []string `json:"exclude,omitempty" help:"glob to leave out, with what is below it (repeatable; without a slash it matches a name at any depth)"`
 }
 
-// FindEntry is one path found.
+// FindEntry is one path found; Type is left out for a regular file.
 type FindEntry struct {
 	Path       string `json:"path"`
 	PathBase64 string `json:"pathBase64,omitempty"`
-	Type       string `json:"type"`
+	Type       string `json:"type,omitempty"`
 }
 
 // FindResult is one page of paths, in walk order: depth-first, each
@@ -32,7 +32,6 @@ type FindEntry struct {
 type FindResult struct {
 	Path       string      `json:"path"`
 	PathBase64 string      `json:"pathBase64,omitempty"`
-	Count      int         `json:"count"`
 	Results    []FindEntry `json:"results"`
 	Truncated  bool        `json:"truncated,omitempty"`
 	NextOffset *int        `json:"nextOffset,omitempty"`
@@ -82,7 +81,7 @@ func (t *Tools) walker() (Walker, error) {
 	w, ok := t.FS.(Walker)
 	if !ok {
 		return nil, Errorf(CodeNotConfigured, "this backend cannot walk directories.").
-			WithHint("use ls to list one directory at a time")
+			WithHint("read files by their paths, or use a backend that lists directories")
 	}
 	return w, nil
 }
@@ -136,7 +135,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 			res.NextOffset = &next
 			return ErrStopWalk
 		}
-		fe := FindEntry{Type: e.Type.String()}
+		fe := FindEntry{Type: e.Type.EntryType()}
 		fe.Path, fe.PathBase64 = PathText(e.Path)
 		b, _ := json.Marshal(fe)
 		if budget -= len(b) + 1; budget < 0 && len(res.Results) > 0 {
@@ -150,7 +149,6 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	res.Count = len(res.Results)
 	return res, nil
 }
 
@@ -165,7 +163,9 @@ func typeFilter(typ string) (func(FileType) bool, error) {
 		return func(t FileType) bool { return t == TypeDir }, nil
 	case "symlink", "link", "l":
 		return func(t FileType) bool { return t == TypeSymlink }, nil
+	case "other":
+		return func(t FileType) bool { return t == TypeOther }, nil
 	}
-	return nil, InvalidArgument("type must be file, dir, symlink or any, not %q.", typ).
+	return nil, InvalidArgument("type must be file, dir, symlink, other or any, not %q.", typ).
 		WithHint("omit type to find every kind of entry")
 }

@@ -33,6 +33,15 @@ func (t FileType) String() string {
 	return "other"
 }
 
+// EntryType is the type field of an entry in ls and find output: dir,
+// symlink or other, and "" (left out) for a regular file, the common case.
+func (t FileType) EntryType() string {
+	if t == TypeFile {
+		return ""
+	}
+	return t.String()
+}
+
 // FileInfo is what a backend knows of one file. Version is opaque: it changes
 // whenever the content may have changed (for the local backend: device,
 // inode, size, mtime and ctime), so that a caller can detect a lost update.
@@ -60,8 +69,6 @@ type FileReader interface {
 // DirPage is one page of a directory listing, in name order.
 type DirPage struct {
 	Entries []FileInfo
-	// Total is the number of entries in the directory.
-	Total int
 }
 
 // FS is the read side of the file-system contract. Every byte the tools see

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"time"
 )
 
 // LsRequest lists one directory.
@@ -10,17 +12,21 @@ type LsRequest struct {
 	Path   string `json:"path" arg:"0" alias:"file_path,dir_path" help:"directory to list (default: the current directory)"`
 	Limit  int    `json:"limit,omitempty" help:"entries per page (default 200, max 1000)"`
 	Offset int    `json:"offset,omitempty" help:"entries to skip (pass the previous nextOffset)"`
+	Long   bool   `json:"long,omitempty" help:"add mtime (RFC 3339, UTC) and mode (octal) to each entry"`
 }
 
-// LsEntry is one directory entry; links are described, never followed.
+// LsEntry is one entry; links are described, never followed. Type is left
+// out for a regular file.
 type LsEntry struct {
-	Name           string `json:"name"`
-	NameBase64     string `json:"nameBase64,omitempty"`
-	Size           int64  `json:"size"`
-	Mtime          int64  `json:"mtime"`
-	IsFile         bool   `json:"isFile"`
-	IsDirectory    bool   `json:"isDirectory"`
-	IsSymbolicLink bool   `json:"isSymbolicLink"`
+	Name         string `json:"name"`
+	NameBase64   string `json:"nameBase64,omitempty"`
+	Type         string `json:"type,omitempty"`
+	Size         int64  `json:"size"`
+	Target       string `json:"target,omitempty"`
+	TargetBase64 string `json:"targetBase64,omitempty"`
+	Mtime        string `json:"mtime,omitempty"`
+	Mode         string `json:"mode,omitempty"`
+	Ignored      bool   `json:"ignored,omitempty"`
 }
 
 // LsResult is one page of a listing. Truncated is set when the byte bound
@@ -28,8 +34,6 @@ type LsEntry struct {
 type LsResult struct {
 	Path       string    `json:"path"`
 	PathBase64 string    `json:"pathBase64,omitempty"`
-	Count      int       `json:"count"`
-	Total      int       `json:"total"`
 	Entries    []LsEntry `json:"entries"`
 	Truncated  bool      `json:"truncated,omitempty"`
 	NextOffset *int      `json:"nextOffset,omitempty"`
@@ -42,42 +46,73 @@ const (
 )
 
 // Ls lists entries [offset, offset+limit) of a directory in name order,
-// bounded in bytes as well as entries.
+// bounded in bytes as well. It lists through the walk, so that the entries
+// find and grep leave out (ignore files, .git, a write's temporary files)
+// are marked ignored.
 func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	limit, err := PageWindow(req.Offset, req.Limit, LsDefaultLimit, LsMaxLimit)
 	if err != nil {
 		return nil, err
 	}
-	path := req.Path
-	if path == "" {
-		path = "."
-	}
-	page, err := t.FS.ReadDir(ctx, path, req.Offset, limit)
+	w, err := t.walker()
 	if err != nil {
 		return nil, err
 	}
-	res := &LsResult{Entries: []LsEntry{}, Total: page.Total}
-	res.Path, res.PathBase64 = PathText(t.FS.Display(path))
-	budget := t.maxBytes() - 512
-	for _, fi := range page.Entries {
-		e := LsEntry{
-			Size:           fi.Size,
-			Mtime:          fi.ModTime.UnixMilli(),
-			IsFile:         fi.Type == TypeFile,
-			IsDirectory:    fi.Type == TypeDir,
-			IsSymbolicLink: fi.Type == TypeSymlink,
-		}
-		e.Name, e.NameBase64 = PathText(fi.Name)
-		b, _ := json.Marshal(e)
-		if budget -= len(b) + 1; budget < 0 && len(res.Entries) > 0 {
-			res.Truncated = true
-			break
-		}
-		res.Entries = append(res.Entries, e)
+	dir := req.Path
+	if dir == "" {
+		dir = "."
 	}
-	res.Count = len(res.Entries)
-	if next := req.Offset + res.Count; next < page.Total {
-		res.NextOffset = &next
+	res := &LsResult{Entries: []LsEntry{}}
+	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
+	budget := t.maxBytes() - 512
+	seen := 0
+	err = w.Walk(ctx, dir, WalkOptions{ShowIgnored: true}, func(e WalkEntry) error {
+		var next error
+		if e.Type == TypeDir {
+			next = ErrSkipDir // one level
+		}
+		if seen++; seen <= req.Offset {
+			return next
+		}
+		if len(res.Entries) == limit {
+			n := req.Offset + len(res.Entries)
+			res.NextOffset = &n
+			return ErrStopWalk
+		}
+		fi, err := e.Info()
+		if err != nil {
+			if AsError(err).Code == CodeNotFound {
+				seen-- // removed since the listing
+				return next
+			}
+			return err
+		}
+		le := lsEntry(e, fi, req.Long)
+		b, _ := json.Marshal(le)
+		if budget -= len(b) + 1; budget < 0 && len(res.Entries) > 0 {
+			n := req.Offset + len(res.Entries)
+			res.NextOffset, res.Truncated = &n, true
+			return ErrStopWalk
+		}
+		res.Entries = append(res.Entries, le)
+		return next
+	})
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// lsEntry is the output of one walk entry.
+func lsEntry(e WalkEntry, fi FileInfo, long bool) LsEntry {
+	le := LsEntry{Type: fi.Type.EntryType(), Size: fi.Size, Ignored: e.Ignored}
+	le.Name, le.NameBase64 = PathText(e.Name)
+	if fi.Type == TypeSymlink {
+		le.Target, le.TargetBase64 = PathText(fi.Target)
+	}
+	if long {
+		le.Mtime = fi.ModTime.UTC().Format(time.RFC3339)
+		le.Mode = fmt.Sprintf("%04o", fi.Mode)
+	}
+	return le
 }

@@ -139,7 +139,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit
 	defer dir.Close()
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return core.Errorf(core.CodeNotADirectory, "the path is a file, not a directory.").
-			WithPath(t.display(f)).WithHint("pass a directory to walk")
+			WithPath(t.display(f)).WithHint("pass a directory; use read to read a file")
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10)}
 	w.info = func() (core.FileInfo, error) { return infoAt(w.cur.fd, w.cur.name, w.cur.display) }

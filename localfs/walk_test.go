@@ -234,7 +234,7 @@ func TestFindNonUTF8Name(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Count != 2 || res.Results[0].PathBase64 == "" || res.Results[0].PathBase64 == res.Results[1].PathBase64 {
+	if len(res.Results) != 2 || res.Results[0].PathBase64 == "" || res.Results[0].PathBase64 == res.Results[1].PathBase64 {
 		t.Errorf("find = %+v", res.Results)
 	}
 	g, err := tl.Grep(context.Background(), core.GrepRequest{Query: "x"})
