@@ -11,7 +11,7 @@ import (
 
 // FindRequest finds paths below a directory by glob.
 type FindRequest struct {
-	Pattern  string   `json:"pattern" arg:"0" alias:"glob" help:"glob relative to path: * one segment, ** any depth, ? one character, {a,b}, [abc] (default **)"`
+	Pattern  string   `json:"pattern" arg:"0" alias:"glob" help:"glob; without a slash it matches names at any depth, with one the path below path: * one segment, ** any depth, ? one character, {a,b}, [abc] (default **)"`
 	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" help:"directory to search (default: the current directory)"`
 	Type     string   `json:"type,omitempty" help:"file, dir, symlink, other or any (default any)"`
 	Limit    int      `json:"limit,omitempty" help:"results per page (default 200, max 1000)"`
@@ -86,9 +86,11 @@ func (t *Tools) walker() (Walker, error) {
 	return w, nil
 }
 
-// Find walks path and returns the entries whose path relative to it matches
-// pattern, a page at a time. The walk stops at the first result past the
-// page, so the cost of a page does not grow with the size of the tree.
+// Find walks path and returns the entries that match pattern, a page at a
+// time: a pattern without a slash is matched against each name at any
+// depth, as ignore files, include and rg -g do; one with a slash against the
+// path relative to path. The walk stops at the first result past the page,
+// so the cost of a page does not grow with the size of the tree.
 func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
 	limit, err := PageWindow(req.Offset, req.Limit, FindDefaultLimit, FindMaxLimit)
 	if err != nil {
@@ -97,11 +99,13 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if req.Pattern == "" {
 		req.Pattern = "**"
 	}
+	// Decided before checkGlob drops a leading ./, which anchors.
+	anyDepth := !strings.Contains(req.Pattern, "/")
 	pattern, err := checkGlob("pattern", req.Pattern)
 	if err != nil {
 		return nil, err
 	}
-	g := newGlob(pattern, false)
+	g := newGlob(pattern, anyDepth)
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {
 		return nil, err
