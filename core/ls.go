@@ -4,22 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
-// LsRequest lists one directory.
+// LsRequest lists a directory, or with depth a bounded tree below it.
 type LsRequest struct {
 	Path   string `json:"path" arg:"0" alias:"file_path,dir_path" help:"directory to list (default: the current directory)"`
 	Limit  int    `json:"limit,omitempty" help:"entries per page (default 200, max 1000)"`
-	Offset int    `json:"offset,omitempty" help:"entries to skip (pass the previous nextOffset)"`
+	Offset int    `json:"offset,omitempty" help:"entries to skip, in walk order (pass the previous nextOffset)"`
+	Depth  int    `json:"depth,omitempty" help:"levels to list: 1 the directory's entries, 2 also theirs... (default 1, max 10)"`
 	Long   bool   `json:"long,omitempty" help:"add mtime (RFC 3339, UTC) and mode (octal) to each entry"`
 }
 
 // LsEntry is one entry; links are described, never followed. Type is left
-// out for a regular file.
+// out for a regular file; Path (relative to the listed directory) is given
+// when the depth is over 1.
 type LsEntry struct {
 	Name         string `json:"name"`
 	NameBase64   string `json:"nameBase64,omitempty"`
+	Path         string `json:"path,omitempty"`
+	PathBase64   string `json:"pathBase64,omitempty"`
 	Type         string `json:"type,omitempty"`
 	Size         int64  `json:"size"`
 	Target       string `json:"target,omitempty"`
@@ -39,20 +44,31 @@ type LsResult struct {
 	NextOffset *int      `json:"nextOffset,omitempty"`
 }
 
-// Ls defaults and caps from the reference.
+// Ls defaults and caps. A depth past 10 is a whole-tree listing, which is
+// find's job; paging bounds the output at any depth.
 const (
 	LsDefaultLimit = 200
 	LsMaxLimit     = 1000
+	LsMaxDepth     = 10
 )
 
-// Ls lists entries [offset, offset+limit) of a directory in name order,
-// bounded in bytes as well. It lists through the walk, so that the entries
-// find and grep leave out (ignore files, .git, a write's temporary files)
-// are marked ignored.
+// Ls lists the entries of a directory, and with a depth over 1 those of
+// its subdirectories, in walk order (depth-first, each directory in name
+// order), entries [offset, offset+limit) of that order, bounded in bytes as
+// well. Entries that find and grep leave out (ignore files, .git, a write's
+// temporary files) are listed with ignored set, and not descended into.
 func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	limit, err := PageWindow(req.Offset, req.Limit, LsDefaultLimit, LsMaxLimit)
 	if err != nil {
 		return nil, err
+	}
+	depth := req.Depth
+	switch {
+	case depth == 0:
+		depth = 1
+	case depth < 0 || depth > LsMaxDepth:
+		return nil, InvalidArgument("depth must be between 1 and %d, not %d.", LsMaxDepth, depth).
+			WithHint("use find --pattern '**' to list a whole tree")
 	}
 	w, err := t.walker()
 	if err != nil {
@@ -67,9 +83,11 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	budget := t.maxBytes() - 512
 	seen := 0
 	err = w.Walk(ctx, dir, WalkOptions{ShowIgnored: true}, func(e WalkEntry) error {
+		// The walk goes below an entry at depth d (its Rel has d-1
+		// slashes) only while d < depth.
 		var next error
-		if e.Type == TypeDir {
-			next = ErrSkipDir // one level
+		if e.Type == TypeDir && strings.Count(e.Rel, "/")+1 >= depth {
+			next = ErrSkipDir
 		}
 		if seen++; seen <= req.Offset {
 			return next
@@ -87,7 +105,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 			}
 			return err
 		}
-		le := lsEntry(e, fi, req.Long)
+		le := lsEntry(e, fi, depth > 1, req.Long)
 		b, _ := json.Marshal(le)
 		if budget -= len(b) + 1; budget < 0 && len(res.Entries) > 0 {
 			n := req.Offset + len(res.Entries)
@@ -104,9 +122,12 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 }
 
 // lsEntry is the output of one walk entry.
-func lsEntry(e WalkEntry, fi FileInfo, long bool) LsEntry {
+func lsEntry(e WalkEntry, fi FileInfo, withPath, long bool) LsEntry {
 	le := LsEntry{Type: fi.Type.EntryType(), Size: fi.Size, Ignored: e.Ignored}
 	le.Name, le.NameBase64 = PathText(e.Name)
+	if withPath {
+		le.Path, le.PathBase64 = PathText(e.Rel)
+	}
 	if fi.Type == TypeSymlink {
 		le.Target, le.TargetBase64 = PathText(fi.Target)
 	}

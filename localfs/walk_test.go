@@ -172,6 +172,28 @@ func TestWalkShowIgnored(t *testing.T) {
 	}
 }
 
+// TestLsNonUTF8 checks that a name and a link's text that are not UTF-8
+// come with their base64 twins, at any depth.
+func TestLsNonUTF8(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"d\xff/a": ""})
+	if err := os.Symlink("to\xfe", filepath.Join(dir, "d\xff", "l")); err != nil {
+		t.Fatal(err)
+	}
+	tl := newTools(t, dir)
+	res, err := tl.Ls(context.Background(), core.LsRequest{Depth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 3 {
+		t.Fatalf("ls = %+v", res.Entries)
+	}
+	d, l := res.Entries[0], res.Entries[2]
+	if d.NameBase64 != "ZP8=" || d.PathBase64 != "ZP8=" || l.PathBase64 != "ZP8vbA==" || l.TargetBase64 != "dG/+" || l.Target != "to\uFFFD" {
+		t.Errorf("ls = %+v", res.Entries)
+	}
+}
+
 // TestGrepOrderIndependentOfWorkers runs the same search with one worker
 // and with eight: the same page, in the same order.
 func TestGrepOrderIndependentOfWorkers(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 func lsCommand() *cli.Command {
 	return tool[core.LsRequest, *core.LsResult]{
 		name:      "ls",
-		usage:     "list one directory, a page at a time, in name order",
+		usage:     "list a directory (or with --depth a bounded tree), a page at a time, in name order",
 		argsUsage: "[DIR]",
 		run: func(ctx context.Context, t *core.Tools, req *core.LsRequest) (*core.LsResult, error) {
 			return t.Ls(ctx, *req)
@@ -22,9 +22,10 @@ func lsCommand() *cli.Command {
 	}.command()
 }
 
-// lsText renders a listing for --format text, as ls -F does: one name a
-// line, / after a directory and @ after a link, whose target follows ->.
-// With --long, mode, size and mtime come first, as in ls -l.
+// lsText renders a listing for --format text, as ls -F does: one entry a
+// line (its path with a depth), / after a directory and @ after a link,
+// whose target follows ->. With --long, mode, size and mtime come first, as
+// in ls -l.
 func lsText(r *core.LsResult) string {
 	var b strings.Builder
 	width := 0
@@ -35,7 +36,11 @@ func lsText(r *core.LsResult) string {
 		if e.Mode != "" {
 			fmt.Fprintf(&b, "%s %*d %s ", e.Mode, width, e.Size, e.Mtime)
 		}
-		b.WriteString(e.Name)
+		name := e.Name
+		if e.Path != "" {
+			name = e.Path
+		}
+		b.WriteString(name)
 		b.WriteString(typeSuffix(e.Type))
 		if e.Type == "symlink" {
 			b.WriteString(" -> " + e.Target)
