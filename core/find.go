@@ -151,7 +151,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, t.WithSuggestions(ctx, dir, err)
 	}
 	return res, nil
 }

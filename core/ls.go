@@ -116,7 +116,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 		return next
 	})
 	if err != nil {
-		return nil, err
+		return nil, t.WithSuggestions(ctx, dir, err)
 	}
 	return res, nil
 }
