@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"path"
 	"strings"
 
@@ -124,27 +123,20 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	}
 	res := &FindResult{Results: []FindEntry{}}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
-	budget := t.maxBytes() - 512
-	seen := 0
+	pg := t.newWalkPage(req.Offset, limit)
 	err = w.Walk(ctx, dir, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
 		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
 		}
-		seen++
-		if seen <= req.Offset {
+		if pg.skip() {
 			return nil
 		}
-		if len(res.Results) == limit {
-			next := req.Offset + len(res.Results)
-			res.NextOffset = &next
+		if pg.full() {
 			return ErrStopWalk
 		}
 		fe := FindEntry{Type: e.Type.EntryType()}
 		fe.Path, fe.PathBase64 = PathText(e.Path)
-		b, _ := json.Marshal(fe)
-		if budget -= len(b) + 1; budget < 0 && len(res.Results) > 0 {
-			next := req.Offset + len(res.Results)
-			res.NextOffset, res.Truncated = &next, true
+		if !pg.fits(fe) {
 			return ErrStopWalk
 		}
 		res.Results = append(res.Results, fe)
@@ -153,6 +145,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
+	res.NextOffset, res.Truncated = pg.next, pg.truncated
 	return res, nil
 }
 

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -80,8 +79,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	}
 	res := &LsResult{Entries: []LsEntry{}}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
-	budget := t.maxBytes() - 512
-	seen := 0
+	pg := t.newWalkPage(req.Offset, limit)
 	err = w.Walk(ctx, dir, WalkOptions{ShowIgnored: true}, func(e WalkEntry) error {
 		// The walk goes below an entry at depth d (its Rel has d-1
 		// slashes) only while d < depth.
@@ -89,27 +87,22 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 		if e.Type == TypeDir && strings.Count(e.Rel, "/")+1 >= depth {
 			next = ErrSkipDir
 		}
-		if seen++; seen <= req.Offset {
+		if pg.skip() {
 			return next
 		}
-		if len(res.Entries) == limit {
-			n := req.Offset + len(res.Entries)
-			res.NextOffset = &n
+		if pg.full() {
 			return ErrStopWalk
 		}
 		fi, err := e.Info()
 		if err != nil {
 			if AsError(err).Code == CodeNotFound {
-				seen-- // removed since the listing
+				pg.uncount() // removed since the listing
 				return next
 			}
 			return err
 		}
 		le := lsEntry(e, fi, depth > 1, req.Long)
-		b, _ := json.Marshal(le)
-		if budget -= len(b) + 1; budget < 0 && len(res.Entries) > 0 {
-			n := req.Offset + len(res.Entries)
-			res.NextOffset, res.Truncated = &n, true
+		if !pg.fits(le) {
 			return ErrStopWalk
 		}
 		res.Entries = append(res.Entries, le)
@@ -118,6 +111,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
+	res.NextOffset, res.Truncated = pg.next, pg.truncated
 	return res, nil
 }
 

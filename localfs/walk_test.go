@@ -135,11 +135,7 @@ func TestWalkShowIgnored(t *testing.T) {
 	if err := os.Symlink("src/main.go", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
+	fsys := newTools(t, dir).FS.(*localfs.FS)
 	var ignored []string
 	infos := map[string]core.FileInfo{}
 	got := walkPaths(t, fsys, ".", core.WalkOptions{ShowIgnored: true}, func(e core.WalkEntry) {
