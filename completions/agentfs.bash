@@ -4,7 +4,7 @@ _agentfs() {
   for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do case $w in -*) ;; *) cmd=$w; break;; esac; done
   case $cmd in
     read) COMPREPLY=($(compgen -W "--byte-offset --encoding --expected-version --json --limit --line-numbers --line-truncation --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    ls) COMPREPLY=($(compgen -W "--json --limit --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    ls) COMPREPLY=($(compgen -W "--depth --json --limit --long --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     find) COMPREPLY=($(compgen -W "--exclude --json --limit --no-ignore --offset --path --pattern --type" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     grep) COMPREPLY=($(compgen -W "--context --exclude --ignore-case --include --json --limit --mode --no-ignore --offset --path --query --regex --timeout" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     write) COMPREPLY=($(compgen -W "--content --create --executable --expected-sha256 --expected-version --in-place --json --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;

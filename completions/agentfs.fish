@@ -16,9 +16,11 @@ complete -c agentfs -n '__fish_seen_subcommand_from read' -l line-numbers
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l line-truncation
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l path
-complete -c agentfs -n __fish_use_subcommand -a ls -d 'list one directory, a page at a time, in name order'
+complete -c agentfs -n __fish_use_subcommand -a ls -d 'list a directory (or with --depth a bounded tree), a page at a time, in name order'
+complete -c agentfs -n '__fish_seen_subcommand_from ls' -l depth
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l limit
+complete -c agentfs -n '__fish_seen_subcommand_from ls' -l long
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l path
 complete -c agentfs -n __fish_use_subcommand -a find -d 'find paths by glob below a directory, honouring ignore files, a page at a time'

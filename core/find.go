@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"path"
 	"strings"
 
@@ -11,20 +10,20 @@ import (
 
 // FindRequest finds paths below a directory by glob.
 type FindRequest struct {
-	Pattern  string   `json:"pattern" arg:"0" alias:"glob" help:"glob relative to path: * one segment, ** any depth, ? one character, {a,b}, [abc] (default **)"`
+	Pattern  string   `json:"pattern" arg:"0" alias:"glob" help:"glob; without a slash it matches names at any depth, with one the path below path: * one segment, ** any depth, ? one character, {a,b}, [abc] (default **)"`
 	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" help:"directory to search (default: the current directory)"`
-	Type     string   `json:"type,omitempty" help:"file, dir, symlink or any (default any)"`
+	Type     string   `json:"type,omitempty" help:"file, dir, symlink, other or any (default any)"`
 	Limit    int      `json:"limit,omitempty" help:"results per page (default 200, max 1000)"`
 	Offset   int      `json:"offset,omitempty" help:"results to skip (pass the previous nextOffset)"`
 	NoIgnore bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	Exclude  []string `json:"exclude,omitempty" help:"glob to leave out, with what is below it (repeatable; without a slash it matches a name at any depth)"`
 }
 
-// FindEntry is one path found.
+// FindEntry is one path found; Type is left out for a regular file.
 type FindEntry struct {
 	Path       string `json:"path"`
 	PathBase64 string `json:"pathBase64,omitempty"`
-	Type       string `json:"type"`
+	Type       string `json:"type,omitempty"`
 }
 
 // FindResult is one page of paths, in walk order: depth-first, each
@@ -32,7 +31,6 @@ type FindEntry struct {
 type FindResult struct {
 	Path       string      `json:"path"`
 	PathBase64 string      `json:"pathBase64,omitempty"`
-	Count      int         `json:"count"`
 	Results    []FindEntry `json:"results"`
 	Truncated  bool        `json:"truncated,omitempty"`
 	NextOffset *int        `json:"nextOffset,omitempty"`
@@ -82,14 +80,16 @@ func (t *Tools) walker() (Walker, error) {
 	w, ok := t.FS.(Walker)
 	if !ok {
 		return nil, Errorf(CodeNotConfigured, "this backend cannot walk directories.").
-			WithHint("use ls to list one directory at a time")
+			WithHint("read files by their paths, or use a backend that lists directories")
 	}
 	return w, nil
 }
 
-// Find walks path and returns the entries whose path relative to it matches
-// pattern, a page at a time. The walk stops at the first result past the
-// page, so the cost of a page does not grow with the size of the tree.
+// Find walks path and returns the entries that match pattern, a page at a
+// time: a pattern without a slash is matched against each name at any
+// depth, as ignore files, include and rg -g do; one with a slash against the
+// path relative to path. The walk stops at the first result past the page,
+// so the cost of a page does not grow with the size of the tree.
 func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
 	limit, err := PageWindow(req.Offset, req.Limit, FindDefaultLimit, FindMaxLimit)
 	if err != nil {
@@ -98,11 +98,13 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if req.Pattern == "" {
 		req.Pattern = "**"
 	}
+	// Decided before checkGlob drops a leading ./, which anchors.
+	anyDepth := !strings.Contains(req.Pattern, "/")
 	pattern, err := checkGlob("pattern", req.Pattern)
 	if err != nil {
 		return nil, err
 	}
-	g := newGlob(pattern, false)
+	g := newGlob(pattern, anyDepth)
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {
 		return nil, err
@@ -121,36 +123,29 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	}
 	res := &FindResult{Results: []FindEntry{}}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
-	budget := t.maxBytes() - 512
-	seen := 0
+	pg := t.newWalkPage(req.Offset, limit)
 	err = w.Walk(ctx, dir, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
 		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
 		}
-		seen++
-		if seen <= req.Offset {
+		if pg.skip() {
 			return nil
 		}
-		if len(res.Results) == limit {
-			next := req.Offset + len(res.Results)
-			res.NextOffset = &next
+		if pg.full() {
 			return ErrStopWalk
 		}
-		fe := FindEntry{Type: e.Type.String()}
+		fe := FindEntry{Type: e.Type.EntryType()}
 		fe.Path, fe.PathBase64 = PathText(e.Path)
-		b, _ := json.Marshal(fe)
-		if budget -= len(b) + 1; budget < 0 && len(res.Results) > 0 {
-			next := req.Offset + len(res.Results)
-			res.NextOffset, res.Truncated = &next, true
+		if !pg.fits(fe) {
 			return ErrStopWalk
 		}
 		res.Results = append(res.Results, fe)
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, t.WithSuggestions(ctx, dir, err)
 	}
-	res.Count = len(res.Results)
+	res.NextOffset, res.Truncated = pg.next, pg.truncated
 	return res, nil
 }
 
@@ -165,7 +160,9 @@ func typeFilter(typ string) (func(FileType) bool, error) {
 		return func(t FileType) bool { return t == TypeDir }, nil
 	case "symlink", "link", "l":
 		return func(t FileType) bool { return t == TypeSymlink }, nil
+	case "other":
+		return func(t FileType) bool { return t == TypeOther }, nil
 	}
-	return nil, InvalidArgument("type must be file, dir, symlink or any, not %q.", typ).
+	return nil, InvalidArgument("type must be file, dir, symlink, other or any, not %q.", typ).
 		WithHint("omit type to find every kind of entry")
 }

@@ -14,8 +14,8 @@ import (
 // treeFS is an endless flat tree: file00000, file00001... each holding one
 // matching line. It counts what the tools ask of it.
 type treeFS struct {
-	files          int
-	visited, opens atomic.Int64
+	files                 int
+	visited, opens, infos atomic.Int64
 }
 
 func (f *treeFS) Stat(context.Context, string) (FileInfo, error) {
@@ -37,6 +37,9 @@ func (f *treeFS) Walk(ctx context.Context, _ string, _ WalkOptions, visit func(W
 		err := visit(WalkEntry{Path: name, Rel: name, Name: name, Type: TypeFile, Open: func() (io.ReadCloser, error) {
 			f.opens.Add(1)
 			return io.NopCloser(strings.NewReader("a match here\n")), nil
+		}, Info: func() (FileInfo, error) {
+			f.infos.Add(1)
+			return FileInfo{Name: name, Size: 13}, nil
 		}})
 		if err == ErrStopWalk {
 			return nil
@@ -51,8 +54,8 @@ func (f *treeFS) Walk(ctx context.Context, _ string, _ WalkOptions, visit func(W
 	return nil
 }
 
-// TestFirstPageCost checks that find and grep stop walking once a page is
-// known to be full: the cost of a first page does not grow with the tree.
+// TestFirstPageCost checks that ls, find and grep stop walking once a page
+// is known to be full: the cost of a first page does not grow with the tree.
 func TestFirstPageCost(t *testing.T) {
 	fs := &treeFS{files: 100000}
 	tl := &Tools{FS: fs}
@@ -60,11 +63,23 @@ func TestFirstPageCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Count != 10 || res.NextOffset == nil || *res.NextOffset != 10 {
-		t.Fatalf("find page: count %d next %v", res.Count, res.NextOffset)
+	if len(res.Results) != 10 || res.NextOffset == nil || *res.NextOffset != 10 {
+		t.Fatalf("find page: %d results, next %v", len(res.Results), res.NextOffset)
 	}
 	if v := fs.visited.Load(); v != 11 {
 		t.Errorf("find visited %d entries for a page of 10", v)
+	}
+	fs.visited.Store(0)
+	ls, err := tl.Ls(t.Context(), LsRequest{Limit: 10, Offset: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Entries) != 10 || ls.NextOffset == nil || *ls.NextOffset != 15 || ls.Entries[0].Name != "file00005.txt" {
+		t.Fatalf("ls page: %+v next %v", ls.Entries, ls.NextOffset)
+	}
+	// Entries before the offset are counted, not described.
+	if v, i := fs.visited.Load(), fs.infos.Load(); v != 16 || i != 10 {
+		t.Errorf("ls visited %d entries and described %d for a page of 10 at offset 5", v, i)
 	}
 	fs.visited.Store(0)
 	g, err := tl.Grep(t.Context(), GrepRequest{Query: "match", Limit: 10})

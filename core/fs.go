@@ -33,6 +33,15 @@ func (t FileType) String() string {
 	return "other"
 }
 
+// EntryType is the type field of an entry in ls and find output: dir,
+// symlink or other, and "" (left out) for a regular file, the common case.
+func (t FileType) EntryType() string {
+	if t == TypeFile {
+		return ""
+	}
+	return t.String()
+}
+
 // FileInfo is what a backend knows of one file. Version is opaque: it changes
 // whenever the content may have changed (for the local backend: device,
 // inode, size, mtime and ctime), so that a caller can detect a lost update.
@@ -45,6 +54,9 @@ type FileInfo struct {
 	Version string
 	// Links is the hard-link count, 0 when the backend does not know it.
 	Links uint64
+	// Target is a link's text, as readlink gives it, when the info comes
+	// from a walk entry's Info; empty otherwise.
+	Target string
 }
 
 // FileReader is a ranged stream of one file's bytes, opened at an offset.
@@ -57,8 +69,6 @@ type FileReader interface {
 // DirPage is one page of a directory listing, in name order.
 type DirPage struct {
 	Entries []FileInfo
-	// Total is the number of entries in the directory.
-	Total int
 }
 
 // FS is the read side of the file-system contract. Every byte the tools see

@@ -2,25 +2,35 @@ package core
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
 )
 
-// LsRequest lists one directory.
+// LsRequest lists a directory, or with depth a bounded tree below it.
 type LsRequest struct {
 	Path   string `json:"path" arg:"0" alias:"file_path,dir_path" help:"directory to list (default: the current directory)"`
 	Limit  int    `json:"limit,omitempty" help:"entries per page (default 200, max 1000)"`
-	Offset int    `json:"offset,omitempty" help:"entries to skip (pass the previous nextOffset)"`
+	Offset int    `json:"offset,omitempty" help:"entries to skip, in walk order (pass the previous nextOffset)"`
+	Depth  int    `json:"depth,omitempty" help:"levels to list: 1 the directory's entries, 2 also theirs... (default 1, max 10)"`
+	Long   bool   `json:"long,omitempty" help:"add mtime (RFC 3339, UTC) and mode (octal) to each entry"`
 }
 
-// LsEntry is one directory entry; links are described, never followed.
+// LsEntry is one entry; links are described, never followed. Type is left
+// out for a regular file; Path (relative to the listed directory) is given
+// when the depth is over 1.
 type LsEntry struct {
-	Name           string `json:"name"`
-	NameBase64     string `json:"nameBase64,omitempty"`
-	Size           int64  `json:"size"`
-	Mtime          int64  `json:"mtime"`
-	IsFile         bool   `json:"isFile"`
-	IsDirectory    bool   `json:"isDirectory"`
-	IsSymbolicLink bool   `json:"isSymbolicLink"`
+	Name         string `json:"name"`
+	NameBase64   string `json:"nameBase64,omitempty"`
+	Path         string `json:"path,omitempty"`
+	PathBase64   string `json:"pathBase64,omitempty"`
+	Type         string `json:"type,omitempty"`
+	Size         int64  `json:"size"`
+	Target       string `json:"target,omitempty"`
+	TargetBase64 string `json:"targetBase64,omitempty"`
+	Mtime        string `json:"mtime,omitempty"`
+	Mode         string `json:"mode,omitempty"`
+	Ignored      bool   `json:"ignored,omitempty"`
 }
 
 // LsResult is one page of a listing. Truncated is set when the byte bound
@@ -28,56 +38,96 @@ type LsEntry struct {
 type LsResult struct {
 	Path       string    `json:"path"`
 	PathBase64 string    `json:"pathBase64,omitempty"`
-	Count      int       `json:"count"`
-	Total      int       `json:"total"`
 	Entries    []LsEntry `json:"entries"`
 	Truncated  bool      `json:"truncated,omitempty"`
 	NextOffset *int      `json:"nextOffset,omitempty"`
 }
 
-// Ls defaults and caps from the reference.
+// Ls defaults and caps. A depth past 10 is a whole-tree listing, which is
+// find's job; paging bounds the output at any depth.
 const (
 	LsDefaultLimit = 200
 	LsMaxLimit     = 1000
+	LsMaxDepth     = 10
 )
 
-// Ls lists entries [offset, offset+limit) of a directory in name order,
-// bounded in bytes as well as entries.
+// Ls lists the entries of a directory, and with a depth over 1 those of
+// its subdirectories, in walk order (depth-first, each directory in name
+// order), entries [offset, offset+limit) of that order, bounded in bytes as
+// well. Entries that find and grep leave out (ignore files, .git, a write's
+// temporary files) are listed with ignored set, and not descended into.
 func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	limit, err := PageWindow(req.Offset, req.Limit, LsDefaultLimit, LsMaxLimit)
 	if err != nil {
 		return nil, err
 	}
-	path := req.Path
-	if path == "" {
-		path = "."
+	depth := req.Depth
+	switch {
+	case depth == 0:
+		depth = 1
+	case depth < 0 || depth > LsMaxDepth:
+		return nil, InvalidArgument("depth must be between 1 and %d, not %d.", LsMaxDepth, depth).
+			WithHint("use find --pattern '**' to list a whole tree")
 	}
-	page, err := t.FS.ReadDir(ctx, path, req.Offset, limit)
+	w, err := t.walker()
 	if err != nil {
 		return nil, err
 	}
-	res := &LsResult{Entries: []LsEntry{}, Total: page.Total}
-	res.Path, res.PathBase64 = PathText(t.FS.Display(path))
-	budget := t.maxBytes() - 512
-	for _, fi := range page.Entries {
-		e := LsEntry{
-			Size:           fi.Size,
-			Mtime:          fi.ModTime.UnixMilli(),
-			IsFile:         fi.Type == TypeFile,
-			IsDirectory:    fi.Type == TypeDir,
-			IsSymbolicLink: fi.Type == TypeSymlink,
-		}
-		e.Name, e.NameBase64 = PathText(fi.Name)
-		b, _ := json.Marshal(e)
-		if budget -= len(b) + 1; budget < 0 && len(res.Entries) > 0 {
-			res.Truncated = true
-			break
-		}
-		res.Entries = append(res.Entries, e)
+	dir := req.Path
+	if dir == "" {
+		dir = "."
 	}
-	res.Count = len(res.Entries)
-	if next := req.Offset + res.Count; next < page.Total {
-		res.NextOffset = &next
+	res := &LsResult{Entries: []LsEntry{}}
+	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
+	pg := t.newWalkPage(req.Offset, limit)
+	err = w.Walk(ctx, dir, WalkOptions{ShowIgnored: true}, func(e WalkEntry) error {
+		// The walk goes below an entry at depth d (its Rel has d-1
+		// slashes) only while d < depth.
+		var next error
+		if e.Type == TypeDir && strings.Count(e.Rel, "/")+1 >= depth {
+			next = ErrSkipDir
+		}
+		if pg.skip() {
+			return next
+		}
+		if pg.full() {
+			return ErrStopWalk
+		}
+		fi, err := e.Info()
+		if err != nil {
+			if AsError(err).Code == CodeNotFound {
+				pg.uncount() // removed since the listing
+				return next
+			}
+			return err
+		}
+		le := lsEntry(e, fi, depth > 1, req.Long)
+		if !pg.fits(le) {
+			return ErrStopWalk
+		}
+		res.Entries = append(res.Entries, le)
+		return next
+	})
+	if err != nil {
+		return nil, t.WithSuggestions(ctx, dir, err)
 	}
+	res.NextOffset, res.Truncated = pg.next, pg.truncated
 	return res, nil
+}
+
+// lsEntry is the output of one walk entry.
+func lsEntry(e WalkEntry, fi FileInfo, withPath, long bool) LsEntry {
+	le := LsEntry{Type: fi.Type.EntryType(), Size: fi.Size, Ignored: e.Ignored}
+	le.Name, le.NameBase64 = PathText(e.Name)
+	if withPath {
+		le.Path, le.PathBase64 = PathText(e.Rel)
+	}
+	if fi.Type == TypeSymlink {
+		le.Target, le.TargetBase64 = PathText(fi.Target)
+	}
+	if long {
+		le.Mtime = fi.ModTime.UTC().Format(time.RFC3339)
+		le.Mode = fmt.Sprintf("%04o", fi.Mode)
+	}
+	return le
 }

@@ -107,7 +107,7 @@ func (m *memFS) ReadDir(_ context.Context, p string, offset, limit int) (DirPage
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	page := DirPage{Total: len(names)}
+	var page DirPage
 	for _, n := range names[min(offset, len(names)):min(offset+limit, len(names))] {
 		page.Entries = append(page.Entries, FileInfo{Name: n, ModTime: time.Unix(0, 0)})
 	}

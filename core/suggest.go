@@ -59,7 +59,8 @@ func (t *Tools) nearestPaths(ctx context.Context, p string, depth int) []string 
 		return nil
 	}
 	var out []string
-	for _, parent := range t.nearestPaths(ctx, dir, depth-1) {
+	parents := t.nearestPaths(ctx, dir, depth-1)
+	for _, parent := range parents {
 		page, err := t.FS.ReadDir(ctx, parent, 0, suggestScanLimit)
 		if err != nil {
 			continue
@@ -72,6 +73,10 @@ func (t *Tools) nearestPaths(ctx context.Context, p string, depth int) []string 
 		for _, n := range Nearest(base, names, maxSuggestions) {
 			out = append(out, path.Join(parent, n))
 		}
+	}
+	if len(out) == 0 {
+		// Nothing close below: the directory alone is still the typo's fix.
+		return parents
 	}
 	return out[:min(len(out), maxSuggestions)]
 }

@@ -28,6 +28,10 @@ type WalkOptions struct {
 	// Exclude prunes entries whose path relative to the start (or, for a
 	// pattern without a slash, whose name) matches one of these globs.
 	Exclude []string
+	// ShowIgnored visits, with Ignored set, the entries a search leaves
+	// out: those the ignore files name, .git and a write's temporary files.
+	// The walk never descends into such a directory.
+	ShowIgnored bool
 }
 
 // WalkEntry is one entry of a walk.
@@ -38,6 +42,12 @@ type WalkEntry struct {
 	Rel  string
 	Name string
 	Type FileType
+	// Ignored is set, under ShowIgnored, on an entry a search leaves out.
+	Ignored bool
+	// Info describes the entry itself (a link is not followed; its Target
+	// is read), relative to its open parent directory. It is valid only
+	// during the visit call; an entry gone since the listing is NOT_FOUND.
+	Info func() (FileInfo, error)
 	// Open reads the entry when it is a regular file, relative to its open
 	// parent directory, never following a link. It is valid only during the
 	// visit call.

@@ -167,7 +167,7 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (core.Di
 	}
 	names = kept
 	sort.Strings(names)
-	page := core.DirPage{Total: len(names)}
+	var page core.DirPage
 	if offset >= len(names) {
 		return page, nil
 	}

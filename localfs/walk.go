@@ -114,6 +114,15 @@ type walker struct {
 	dirent    []byte
 	// kernelDev caches, per device, whether it is a kernel file system.
 	kernelDev map[uint64]bool
+	// cur is the entry being visited and info its Info, made once: Info is
+	// valid only during the visit, so a walk allocates nothing for it.
+	cur  curEntry
+	info func() (core.FileInfo, error)
+}
+
+type curEntry struct {
+	fd            int
+	name, display string
 }
 
 // Walk implements core.Walker. Every directory is opened relative to its
@@ -132,9 +141,10 @@ func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit
 	defer dir.Close()
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return core.Errorf(core.CodeNotADirectory, "the path is a file, not a directory.").
-			WithPath(t.display(f)).WithHint("pass a directory to walk")
+			WithPath(t.display(f)).WithHint("pass a directory; use read to read a file")
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10)}
+	w.info = func() (core.FileInfo, error) { return infoAt(w.cur.fd, w.cur.name, w.cur.display) }
 	w.realStart = realPath(dir, t.root.path+"/"+t.rel)
 	for _, d := range f.deny {
 		if _, ok := within(w.realStart, d.path); ok {
@@ -393,6 +403,45 @@ func (w *walker) readNames(fd int) ([]dirEntry, error) {
 	return out, nil
 }
 
+// infoAt describes the entry name of the directory fd without following
+// it, with a link's text.
+func infoAt(fd int, name, display string) (core.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return infoFromStat(name, &st), nil
+	}
+	// The link itself is opened (O_PATH), so that its text and its stat
+	// are of one file even when the name is replaced meanwhile.
+	lfd, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	defer unix.Close(lfd)
+	if err := unix.Fstat(lfd, &st); err != nil {
+		return core.FileInfo{}, mapErr(err, display)
+	}
+	fi := infoFromStat(name, &st)
+	if fi.Type != core.TypeSymlink {
+		return fi, nil
+	}
+	// lstat gives the text's length, except on file systems that say 0: a
+	// full buffer may be short, and grows (a link's text never changes).
+	for size := int(st.Size) + 1; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(lfd, "", buf)
+		if err != nil {
+			return core.FileInfo{}, mapErr(err, display)
+		}
+		if n < size {
+			fi.Target = string(buf[:n])
+			return fi, nil
+		}
+	}
+}
+
 // dirRef is an open directory of a walk, closed when the walk has left it
 // and every file opener handed out for it has run.
 type dirRef struct {
@@ -466,7 +515,8 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 	for _, e := range entries {
 		// .git is never searched; a write's temporary file is another
 		// process's unfinished content, never a result.
-		if e.name == gitDir || isTempName(e.name) {
+		ignored := e.name == gitDir || isTempName(e.name)
+		if ignored && !w.opts.ShowIgnored {
 			continue
 		}
 		erel := e.name
@@ -477,16 +527,17 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 		if w.excluded(erel, e.name, isDir) {
 			continue
 		}
-		if useIgnore {
+		if useIgnore && !ignored {
 			comps = append(comps[:depth], e.name)
-			if w.ign.match(comps, isDir) {
+			if ignored = w.ign.match(comps, isDir); ignored && !w.opts.ShowIgnored {
 				continue
 			}
 		}
 		if len(w.denyBelow) > 0 && w.f.deniedName(w.realStart+"/"+erel) {
 			continue
 		}
-		entry := core.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ}
+		entry := core.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ, Ignored: ignored, Info: w.info}
+		w.cur = curEntry{fd: fd, name: e.name, display: entry.Path}
 		if e.typ == core.TypeFile {
 			name, display := e.name, entry.Path
 			entry.Open = func() (io.ReadCloser, error) { return w.openFileAt(fd, name, display) }
@@ -505,7 +556,7 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 		if err != nil {
 			return err
 		}
-		if !isDir {
+		if !isDir || ignored {
 			continue
 		}
 		sub, err := unix.Openat(fd, e.name, dirFlags, 0)

@@ -240,6 +240,10 @@ func TestFindMatchesFd(t *testing.T) {
 		{core.FindRequest{Pattern: "**", Type: "dir"}, []string{"-t", "d", "-g", "*"}},
 		{core.FindRequest{Pattern: "**", Type: "file"}, []string{"-t", "f", "-g", "*"}},
 		{core.FindRequest{Pattern: "**/keep*"}, []string{"-g", "keep*"}},
+		// A pattern without a slash matches a name at any depth, as fd's -g.
+		{core.FindRequest{Pattern: "*.go"}, []string{"-t", "f", "-g", "*.go"}},
+		{core.FindRequest{Pattern: "keep*"}, []string{"-g", "keep*"}},
+		{core.FindRequest{Pattern: "main?.*", Path: "d1"}, []string{"-g", "main?.*", "d1"}},
 	}
 	for _, c := range cases {
 		var got []string

@@ -119,6 +119,77 @@ func TestWalkIgnorePrecedence(t *testing.T) {
 	}
 }
 
+// TestWalkShowIgnored checks what ls relies on: under ShowIgnored the
+// entries a search leaves out are visited with Ignored set and never
+// descended into, and Info describes an entry without following it.
+func TestWalkShowIgnored(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		".git/HEAD":                         "",
+		".gitignore":                        "build/\n*.log\n",
+		"a.log":                             "",
+		"build/out.bin":                     "",
+		"src/main.go":                       "package main\n",
+		"src/.agentfs-tmp-0123456789abcdef": "",
+	})
+	if err := os.Symlink("src/main.go", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	fsys := newTools(t, dir).FS.(*localfs.FS)
+	var ignored []string
+	infos := map[string]core.FileInfo{}
+	got := walkPaths(t, fsys, ".", core.WalkOptions{ShowIgnored: true}, func(e core.WalkEntry) {
+		if e.Ignored {
+			ignored = append(ignored, e.Rel)
+		}
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatalf("Info of %s: %v", e.Rel, err)
+		}
+		infos[e.Rel] = fi
+	})
+	want := []string{".git", ".gitignore", "a.log", "build", "link", "src", "src/.agentfs-tmp-0123456789abcdef", "src/main.go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("walk = %q\nwant   %q", got, want)
+	}
+	if want := []string{".git", "a.log", "build", "src/.agentfs-tmp-0123456789abcdef"}; !slices.Equal(ignored, want) {
+		t.Errorf("ignored = %q, want %q", ignored, want)
+	}
+	if fi := infos["link"]; fi.Type != core.TypeSymlink || fi.Target != "src/main.go" || fi.Size != int64(len("src/main.go")) {
+		t.Errorf("Info of the link = %+v", fi)
+	}
+	if fi := infos["src/main.go"]; fi.Type != core.TypeFile || fi.Size != 13 || fi.Mode != 0o644 || fi.Target != "" {
+		t.Errorf("Info of a file = %+v", fi)
+	}
+	// Without ShowIgnored nothing of that is visited.
+	got = walkPaths(t, fsys, ".", core.WalkOptions{}, nil)
+	if want := []string{".gitignore", "link", "src", "src/main.go"}; !slices.Equal(got, want) {
+		t.Errorf("walk = %q, want %q", got, want)
+	}
+}
+
+// TestLsNonUTF8 checks that a name and a link's text that are not UTF-8
+// come with their base64 twins, at any depth.
+func TestLsNonUTF8(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"d\xff/a": ""})
+	if err := os.Symlink("to\xfe", filepath.Join(dir, "d\xff", "l")); err != nil {
+		t.Fatal(err)
+	}
+	tl := newTools(t, dir)
+	res, err := tl.Ls(context.Background(), core.LsRequest{Depth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 3 {
+		t.Fatalf("ls = %+v", res.Entries)
+	}
+	d, l := res.Entries[0], res.Entries[2]
+	if d.NameBase64 != "ZP8=" || d.PathBase64 != "ZP8=" || l.PathBase64 != "ZP8vbA==" || l.TargetBase64 != "dG/+" || l.Target != "to\uFFFD" {
+		t.Errorf("ls = %+v", res.Entries)
+	}
+}
+
 // TestGrepOrderIndependentOfWorkers runs the same search with one worker
 // and with eight: the same page, in the same order.
 func TestGrepOrderIndependentOfWorkers(t *testing.T) {
@@ -181,7 +252,7 @@ func TestFindNonUTF8Name(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Count != 2 || res.Results[0].PathBase64 == "" || res.Results[0].PathBase64 == res.Results[1].PathBase64 {
+	if len(res.Results) != 2 || res.Results[0].PathBase64 == "" || res.Results[0].PathBase64 == res.Results[1].PathBase64 {
 		t.Errorf("find = %+v", res.Results)
 	}
 	g, err := tl.Grep(context.Background(), core.GrepRequest{Query: "x"})

@@ -21,15 +21,12 @@ func findCommand() *cli.Command {
 	}.command()
 }
 
-// findText renders one path a line, / after a directory, as fd does.
+// findText renders one path a line, / after a directory and @ after a
+// link, as ls -F marks them.
 func findText(r *core.FindResult) string {
 	var b strings.Builder
 	for _, e := range r.Results {
-		suffix := ""
-		if e.Type == "dir" {
-			suffix = "/"
-		}
-		fmt.Fprintf(&b, "%s%s\n", e.Path, suffix)
+		fmt.Fprintf(&b, "%s%s\n", e.Path, typeSuffix(e.Type))
 	}
 	if r.NextOffset != nil {
 		fmt.Fprintf(&b, "... more: --offset %d\n", *r.NextOffset)

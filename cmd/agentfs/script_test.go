@@ -45,8 +45,9 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdJSON asserts one value of a JSON file: json stdout .error.code NOT_FOUND.
-// The path is dotted, with [N] for array elements; EXPECTED is compared as
-// compact JSON, or as the string value when it is not JSON.
+// The path is dotted, with [N] for array elements and a final |length for
+// the length of an array, object or string, as in jq; EXPECTED is compared
+// as compact JSON, or as the string value when it is not JSON.
 func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 3 {
 		ts.Fatalf("usage: json FILE .path EXPECTED")
@@ -82,6 +83,18 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func lookup(v any, path string) (any, bool) {
+	if p, ok := strings.CutSuffix(path, "|length"); ok {
+		x, _ := lookup(v, p)
+		switch x := x.(type) {
+		case []any:
+			return len(x), true
+		case map[string]any:
+			return len(x), true
+		case string:
+			return len([]rune(x)), true
+		}
+		return nil, false
+	}
 	path = strings.TrimPrefix(path, ".")
 	for path != "" {
 		var key string
