@@ -44,8 +44,9 @@ complete -c agentfs -n '__fish_seen_subcommand_from grep' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l query
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l regex
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l timeout
-complete -c agentfs -n __fish_use_subcommand -a write -d 'replace or create a whole file atomically (content from --content or stdin)'
+complete -c agentfs -n __fish_use_subcommand -a write -d 'replace or create a whole file atomically (content from --content or --content-file)'
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l content
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l content-file
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l create
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l executable
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l expected-sha256
