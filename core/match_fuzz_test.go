@@ -54,8 +54,9 @@ func FuzzEditMatch(f *testing.F) {
 			return
 		}
 		if outcomes[0].AlreadyApplied {
-			if out != src {
-				t.Fatalf("an already applied edit changed the content")
+			n := tx.exact(new)
+			if out != src || len(n) != 1 || !tx.wholeLines(n[0]) || outcomes[0].Lines[0] != n[0].line {
+				t.Fatalf("an already applied edit changed the content, or its newText does not stand whole once")
 			}
 			return
 		}
