@@ -175,3 +175,35 @@ func TestWriteContentSources(t *testing.T) {
 		})
 	}
 }
+
+// Writing back what read gave changes nothing, whatever the file's line
+// endings, byte-order mark or UTF-16 encoding: noChange, the same bytes.
+func TestReadThenWriteIsNoChange(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	for name, data := range map[string]string{
+		"lf":        "a\nb\n",
+		"crlf":      "a\r\nb\r\n",
+		"crlf-bom":  "\xEF\xBB\xBFa\r\nb\r\n",
+		"mixed":     "a\r\nb\nc\r\n",
+		"no-eol":    "a\r\nb",
+		"utf16le":   "\xFF\xFEa\x00\r\x00\n\x00",
+		"utf16be":   "\xFE\xFF\x00a\x00\n",
+		"one-line":  "x",
+		"bom-alone": "\xEF\xBB\xBF",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := tl.Read(ctx, core.ReadRequest{Path: name})
+		if err != nil {
+			t.Fatalf("%s: read: %v", name, err)
+		}
+		res, err := tl.Write(ctx, core.WriteRequest{Path: name, Content: ptr(r.Content)})
+		got, _ := os.ReadFile(p)
+		if err != nil || !res.NoChange || string(got) != data {
+			t.Errorf("%s: read %q, then write: %+v %v, file %q", name, r.Content, res, err, got)
+		}
+	}
+}
