@@ -19,6 +19,9 @@ type EditOutcome struct {
 	Lines []int `json:"lines,omitempty"`
 	// Reindented is set when newText was re-indented to the file's.
 	Reindented bool `json:"reindented,omitempty"`
+	// Restyled is set when the unicode rung matched and newText was written
+	// with the file's own quotes, dashes and spaces instead of its own.
+	Restyled bool `json:"restyled,omitempty"`
 	// GutterStripped is set when a pasted line-number gutter was removed.
 	GutterStripped bool `json:"gutterStripped,omitempty"`
 	// AlreadyApplied is set when oldText is absent and newText already
@@ -71,11 +74,20 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 			return "", nil, ambiguous(i, len(edits), ms)
 		}
 		outcomes[i].Rung = ms[0].rung
+		var rs *restyler
+		if ms[0].rung == RungUnicode {
+			rs = newRestyler(t, oldText, strings.ReplaceAll(newText, "\r\n", "\n"))
+		}
 		for _, m := range ms {
 			if len(regions) > 0 && regions[len(regions)-1].edit == i && m.start < regions[len(regions)-1].end {
 				continue // a fuzzy replaceAll window overlapping the previous one
 			}
 			repl := strings.ReplaceAll(newText, "\r\n", "\n")
+			if rs != nil {
+				var restyled bool
+				repl, restyled = rs.restyle(m, repl)
+				outcomes[i].Restyled = outcomes[i].Restyled || restyled
+			}
 			if m.reindent != nil {
 				repl = reindentText(repl, m.reindent)
 				outcomes[i].Reindented = true

@@ -23,6 +23,8 @@ func FuzzEditMatch(f *testing.F) {
 		{"ab\u00a0cd", "b c", "q"},
 		{"a \u2018x\u2019\r\nb\u200b\r\n", "'x'\nb", "y"},
 		{"\uFB01 \xff\uFB01", "fi", "x"},
+		{"print(\"hello\")\n", "print(\u201chello\u201d)", "print(\u201chello, world\u201d)"},
+		{"wait... \"x\"\n", "wait\u2026 \u201cx\u201d", "wait\u2026 \u201cy\u201d \u2014 z"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2])
