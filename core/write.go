@@ -26,10 +26,10 @@ type WriteRequest struct {
 	ContentFile string  `json:"contentFile,omitempty" help:"take the content from this file, which must lie inside the roots (flags form: - reads stdin)"`
 	// ContentBase64 carries bytes that are not UTF-8.
 	ContentBase64 string `json:"contentBase64,omitempty" flag:"-" help:"the content as base64, for bytes that are not UTF-8"`
-	// LineEnding and Bom override the style an existing file keeps (see
+	// LineEnding and BOM override the style an existing file keeps (see
 	// styledContent); they apply to text content only.
 	LineEnding string `json:"lineEnding,omitempty" help:"lf or crlf: the line endings to write (default: an existing file's own, else the content's)"`
-	Bom        *bool  `json:"bom,omitempty" help:"write a byte-order mark, or none with --bom=false (default: an existing file's own)"`
+	BOM        *bool  `json:"bom,omitempty" help:"write a byte-order mark, or none with --bom=false (default: an existing file's own)"`
 	Create     bool   `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
 	Executable bool   `json:"executable,omitempty" help:"a new file gets mode 0755 instead of 0644"`
 	InPlace    bool   `json:"inPlace,omitempty" help:"rewrite a file with other hard links through its inode (not atomic)"`
@@ -38,7 +38,7 @@ type WriteRequest struct {
 
 // WriteResult says what a write did. NoChange is set when the file already
 // had this content: nothing was written and its mtime is kept. For text
-// content, LineEnding and Bom describe the file as written (as read reports
+// content, LineEnding and BOM describe the file as written (as read reports
 // them), and Encoding names a UTF-16 file's encoding.
 type WriteResult struct {
 	Path         string `json:"path"`
@@ -47,7 +47,7 @@ type WriteResult struct {
 	Created      bool   `json:"created"`
 	NoChange     bool   `json:"noChange"`
 	LineEnding   string `json:"lineEnding,omitempty"`
-	Bom          *bool  `json:"bom,omitempty"`
+	BOM          *bool  `json:"bom,omitempty"`
 	Encoding     string `json:"encoding,omitempty"`
 	Version      string `json:"version"`
 	Sha256       string `json:"sha256"`
@@ -130,10 +130,10 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			}
 		}
 		var ws writtenStyle
-		if data, ws, err = styledContent(string(data), file, req.LineEnding, req.Bom); err != nil {
+		if data, ws, err = styledContent(string(data), file, req.LineEnding, req.BOM); err != nil {
 			return nil, withPath(err, t.FS.Display(req.Path))
 		}
-		res.LineEnding, res.Bom, res.Encoding = ws.lineEnding, &ws.bom, ws.encoding
+		res.LineEnding, res.BOM, res.Encoding = ws.lineEnding, &ws.bom, ws.encoding
 	}
 	// The result's sha256 (about 4 ms for 2 MiB) is computed while the
 	// write compares, writes and syncs.
@@ -216,7 +216,7 @@ func (r WriteRequest) checkStyle(text bool) error {
 		return InvalidArgument("--line-ending must be lf or crlf, not %q.", r.LineEnding).
 			WithHint("leave --line-ending out to keep an existing file's own line endings")
 	}
-	if !text && (r.LineEnding != "" || r.Bom != nil) {
+	if !text && (r.LineEnding != "" || r.BOM != nil) {
 		return InvalidArgument("--line-ending and --bom apply to text, and this content is bytes (contentBase64, or a content file that is not UTF-8 text).").
 			WithHint("leave --line-ending and --bom out: bytes are written as given")
 	}
