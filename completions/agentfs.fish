@@ -46,14 +46,17 @@ complete -c agentfs -n '__fish_seen_subcommand_from grep' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l query
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l regex
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l timeout
-complete -c agentfs -n __fish_use_subcommand -a write -d 'replace or create a whole file atomically (content from --content or stdin)'
+complete -c agentfs -n __fish_use_subcommand -a write -d 'replace or create a whole file atomically (content from --content or --content-file)'
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l bom
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l content
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l content-file
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l create
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l executable
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l expected-sha256
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l expected-version
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l in-place
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l line-ending
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l path
 complete -c agentfs -n __fish_use_subcommand -a edit -d 'replace text in a file: --old TEXT --new TEXT, or several edits with --json'
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l dry-run

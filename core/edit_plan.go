@@ -14,14 +14,18 @@ type EditOutcome struct {
 	// with replaceAll).
 	Replacements int `json:"replacements"`
 	// Lines are the first lines of the replaced regions in the original
-	// file, at most maxOutcomeLines of them.
+	// file, at most maxOutcomeLines of them; for an edit already applied,
+	// the first line of its newText.
 	Lines []int `json:"lines,omitempty"`
 	// Reindented is set when newText was re-indented to the file's.
 	Reindented bool `json:"reindented,omitempty"`
+	// Restyled is set when the unicode rung matched and newText was written
+	// with the file's own quotes, dashes and spaces instead of its own.
+	Restyled bool `json:"restyled,omitempty"`
 	// GutterStripped is set when a pasted line-number gutter was removed.
 	GutterStripped bool `json:"gutterStripped,omitempty"`
-	// AlreadyApplied is set when oldText is absent and newText is already
-	// there: the edit changes nothing.
+	// AlreadyApplied is set when oldText is absent and newText already
+	// stands whole, once (see alreadyApplied): the edit changes nothing.
 	AlreadyApplied bool `json:"alreadyApplied,omitempty"`
 }
 
@@ -59,8 +63,8 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 			}
 		}
 		if len(ms) == 0 {
-			if alreadyApplied(t, oldText, newText) {
-				outcomes[i].AlreadyApplied = true
+			if line, ok := alreadyApplied(t, oldText, newText); ok {
+				outcomes[i].AlreadyApplied, outcomes[i].Lines = true, []int{line}
 				applied = append(applied, i)
 				continue
 			}
@@ -70,11 +74,20 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 			return "", nil, ambiguous(i, len(edits), ms)
 		}
 		outcomes[i].Rung = ms[0].rung
+		var rs *restyler
+		if ms[0].rung == RungUnicode {
+			rs = newRestyler(t, oldText, strings.ReplaceAll(newText, "\r\n", "\n"))
+		}
 		for _, m := range ms {
 			if len(regions) > 0 && regions[len(regions)-1].edit == i && m.start < regions[len(regions)-1].end {
 				continue // a fuzzy replaceAll window overlapping the previous one
 			}
 			repl := strings.ReplaceAll(newText, "\r\n", "\n")
+			if rs != nil {
+				var restyled bool
+				repl, restyled = rs.restyle(m, repl)
+				outcomes[i].Restyled = outcomes[i].Restyled || restyled
+			}
 			if m.reindent != nil {
 				repl = reindentText(repl, m.reindent)
 				outcomes[i].Reindented = true
@@ -94,7 +107,7 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 		// look applied meets a file in another state than it expects (a
 		// stale oldText whose newText is a common line), and never lands.
 		i := applied[0]
-		line := t.exact(*edits[i].NewText)[0].line
+		line := outcomes[i].Lines[0]
 		return "", nil, Errorf(CodeNoMatch, "%s was not found, and its newText is already at line %d while other edits of the batch are not applied.", which(i, len(edits)), line).
 			WithDetail("edit", i).WithDetail("newTextLine", line).
 			WithHint("the file is not in the state this batch expects: read it again and redo the edits")
@@ -120,13 +133,32 @@ func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
 	return out.String(), outcomes, nil
 }
 
-// alreadyApplied reports an edit whose oldText is gone and whose newText is
-// there byte for byte, once: a retry of an edit that landed. newText that is
-// blank, part of oldText (an edit that deletes) or in several places says
-// nothing of the kind, and a fuzzy likeness proves nothing: all are NO_MATCH.
-func alreadyApplied(t *text, oldText, newText string) bool {
+// alreadyApplied returns the line of a retried edit's newText when the edit
+// landed before: its oldText is gone and its newText stands whole (from the
+// start of a line to the end of a line) byte for byte, once in the file.
+// newText that is blank, part of oldText (an edit that deletes), in several
+// places or inside a longer line ("y" in "key") says nothing of the kind, and
+// a fuzzy likeness proves nothing: all are NO_MATCH.
+func alreadyApplied(t *text, oldText, newText string) (int, bool) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
-	return strings.TrimSpace(n) != "" && !strings.Contains(o, n) && len(t.exact(n)) == 1
+	if strings.TrimSpace(n) == "" || strings.Contains(o, n) {
+		return 0, false
+	}
+	ms := t.exact(n)
+	if len(ms) != 1 || !t.wholeLines(ms[0]) {
+		return 0, false
+	}
+	return ms[0].line, true
+}
+
+// wholeLines reports whether m starts a line and ends one, before its
+// terminator or after it (or at the end of the file).
+func (t *text) wholeLines(m match) bool {
+	if m.end <= m.start || m.start != t.lines[m.line-1].start {
+		return false
+	}
+	last := t.lines[t.lineAt(m.end-1)-1]
+	return m.end == last.end || m.end == last.next
 }
 
 // gutterFits accepts the matches of a gutter-stripped oldText only when they

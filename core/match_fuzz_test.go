@@ -23,6 +23,8 @@ func FuzzEditMatch(f *testing.F) {
 		{"ab\u00a0cd", "b c", "q"},
 		{"a \u2018x\u2019\r\nb\u200b\r\n", "'x'\nb", "y"},
 		{"\uFB01 \xff\uFB01", "fi", "x"},
+		{"print(\"hello\")\n", "print(\u201chello\u201d)", "print(\u201chello, world\u201d)"},
+		{"wait... \"x\"\n", "wait\u2026 \u201cx\u201d", "wait\u2026 \u201cy\u201d \u2014 z"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2])
@@ -54,8 +56,9 @@ func FuzzEditMatch(f *testing.F) {
 			return
 		}
 		if outcomes[0].AlreadyApplied {
-			if out != src {
-				t.Fatalf("an already applied edit changed the content")
+			n := tx.exact(new)
+			if out != src || len(n) != 1 || !tx.wholeLines(n[0]) || outcomes[0].Lines[0] != n[0].line {
+				t.Fatalf("an already applied edit changed the content, or its newText does not stand whole once")
 			}
 			return
 		}

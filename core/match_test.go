@@ -42,11 +42,11 @@ func TestPlanEdits(t *testing.T) {
 			[]EditOp{op("def f(self):\n    return 1\n", "def f(self):\n    x = 2\n\n    return x\n")},
 			"class A:\n    def f(self):\n        x = 2\n\n        return x\n", []string{RungIndentation}},
 		{"unicode quotes and dashes", "say(\u201chello\u201d) \u2014 ok\n", []EditOp{op(`say("hello") - ok`, `say("bye") - ok`)},
-			"say(\"bye\") - ok\n", []string{RungUnicode}},
-		{"unicode nbsp", "a\u00a0=\u00a01\nb\n", []EditOp{op("a = 1", "a = 2")}, "a = 2\nb\n", []string{RungUnicode}},
+			"say(\u201cbye\u201d) \u2014 ok\n", []string{RungUnicode}},
+		{"unicode nbsp", "a\u00a0=\u00a01\nb\n", []EditOp{op("a = 1", "a = 2")}, "a\u00a0=\u00a02\nb\n", []string{RungUnicode}},
 		{"unicode nfkc", "\uff21\uff22\n", []EditOp{op("AB", "ab")}, "ab\n", []string{RungUnicode}},
 		{"unicode fragment of a line", "\tmsg := \u201chello\u201d + name // \u2014 greet\n", []EditOp{op(`"hello" + name`, `"bye" + name`)},
-			"\tmsg := \"bye\" + name // \u2014 greet\n", []string{RungUnicode}},
+			"\tmsg := \u201cbye\u201d + name // \u2014 greet\n", []string{RungUnicode}},
 		{"unicode fragment across crlf", "a \u2018x\u2019\r\nb\r\n", []EditOp{op("'x'\nb", "y\nz")}, "a y\r\nz\r\n", []string{RungUnicode}},
 		{"replaceAll", "x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}}, "z\ny\nz\n", []string{RungExact}},
 		{"replaceAll fuzzy", "x \ny\nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\ny\nz\n", []string{RungTrailingWhitespace}},
@@ -232,7 +232,9 @@ func TestEditLadderRefusesLookAlikes(t *testing.T) {
 			"ports:\n  web: 1\n  db: 2\nend\n", []EditOp{{OldText: "2\t  web: 1", NewText: str("2\t  web: 1\n  8080: web")}},
 			"ports:\n  web: 1\n  8080: web\n  db: 2\nend\n", ""},
 		{"a real retry is already applied",
-			"x = foo(2)\n", []EditOp{{OldText: "foo(1)", NewText: str("foo(2)")}}, "x = foo(2)\n", ""},
+			"x = foo(2)\n", []EditOp{{OldText: "x = foo(1)", NewText: str("x = foo(2)")}}, "x = foo(2)\n", ""},
+		{"newText inside a longer line is no proof of a retry",
+			"x = foo(2)\n", []EditOp{{OldText: "foo(1)", NewText: str("foo(2)")}}, "", CodeNoMatch},
 		{"a YAML key is not a gutter",
 			"ports:\n  8080: web\n", []EditOp{{OldText: "9090: web", NewText: str("9090: api")}}, "", CodeNoMatch},
 		{"a TSV id is not a gutter",
@@ -260,6 +262,39 @@ func TestEditLadderRefusesLookAlikes(t *testing.T) {
 			}
 			if err != nil || out != tc.want {
 				t.Fatalf("got %q, %v; want %q", out, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestAlreadyApplied: a retried edit is recognised only when its newText
+// stands whole (line start to line end) and once; the line is its first.
+func TestAlreadyApplied(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		line                int // 0: not applied
+	}{
+		{"a whole line", "a\nkey = 2\nb\n", "key = 1", "key = 2", 2},
+		{"whole lines with their newline", "a\nb\nc\n", "x\ny\n", "b\nc\n", 2},
+		{"the last line without a newline", "a\nb", "x", "b", 2},
+		{"the first line", "b\nc\n", "x", "b", 1},
+		{"CRLF lines", "a\r\nb\r\nc\r\n", "x\n", "b\nc\n", 2},
+		{"CRLF newText against CRLF lines", "a\r\nb\r\nc\r\n", "x", "b\r\nc", 2},
+		{"a line with a lone CR is still whole", "a\r\r\nb\n", "x", "a\r", 1},
+		{"inside a word", "key = 2\n", "zzz", "y", 0},
+		{"from a line start to mid-line", "def greet():\n", "def hi():", "def greet", 0},
+		{"from mid-line to a line end", "def greet():\n", "hi():", "greet():", 0},
+		{"across lines, ending mid-line", "a\nbc\n", "x", "a\nb", 0},
+		{"indented, not from the line start", "\treturn 2\n", "return 1", "return 2", 0},
+		{"twice, as whole lines", "b\nb\n", "a", "b", 0},
+		{"whole once, and inside another line", "x = 1\nmax_x = 1\n", "x = 0", "x = 1", 0},
+		{"blank", "a\n\n", "x", "\n", 0},
+		{"part of oldText (a deletion)", "b\n", "a\nb", "b", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line, ok := alreadyApplied(newText(tc.src), tc.old, tc.new)
+			if ok != (tc.line > 0) || line != tc.line {
+				t.Fatalf("alreadyApplied = %d, %v; want line %d", line, ok, tc.line)
 			}
 		})
 	}

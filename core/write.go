@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxWriteBytes caps the content of one write; larger files change by edit.
@@ -17,24 +18,37 @@ const MaxWriteBytes = 2 << 20
 // WriteRequest replaces (or creates) one file with the given content.
 type WriteRequest struct {
 	Path string `json:"path" arg:"0" alias:"file_path" help:"file to write; missing parent directories are created"`
-	// Content is a pointer so that a forgotten content is an error, not an
-	// empty file: "" is given explicitly.
-	Content       *string `json:"content,omitempty" help:"the whole new content (flags form: else read from stdin)"`
-	ContentBase64 string  `json:"contentBase64,omitempty" flag:"-" help:"the content as base64, for bytes that are not UTF-8"`
-	Create        bool    `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
-	Executable    bool    `json:"executable,omitempty" help:"a new file gets mode 0755 instead of 0644"`
-	InPlace       bool    `json:"inPlace,omitempty" help:"rewrite a file with other hard links through its inode (not atomic)"`
+	// The content comes from exactly one of Content, ContentFile and
+	// ContentBase64; none is INVALID_ARGUMENT, so that a forgotten content
+	// (or an empty stdin) never empties a file. Content is a pointer for that:
+	// "" is given explicitly.
+	Content     *string `json:"content,omitempty" help:"the whole new content (\"\" empties the file)"`
+	ContentFile string  `json:"contentFile,omitempty" help:"take the content from this file, which must lie inside the roots (flags form: - reads stdin)"`
+	// ContentBase64 carries bytes that are not UTF-8.
+	ContentBase64 string `json:"contentBase64,omitempty" flag:"-" help:"the content as base64, for bytes that are not UTF-8"`
+	// LineEnding and BOM override the style an existing file keeps (see
+	// styledContent); they apply to text content only.
+	LineEnding string `json:"lineEnding,omitempty" help:"lf or crlf: the line endings to write (default: an existing file's own, else the content's)"`
+	BOM        *bool  `json:"bom,omitempty" help:"write a byte-order mark, or none with --bom=false (default: an existing file's own)"`
+	Create     bool   `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
+	Executable bool   `json:"executable,omitempty" help:"a new file gets mode 0755 instead of 0644"`
+	InPlace    bool   `json:"inPlace,omitempty" help:"rewrite a file with other hard links through its inode (not atomic)"`
 	Precondition
 }
 
 // WriteResult says what a write did. NoChange is set when the file already
-// had this content: nothing was written and its mtime is kept.
+// had this content: nothing was written and its mtime is kept. For text
+// content, LineEnding and BOM describe the file as written (as read reports
+// them), and Encoding names a UTF-16 file's encoding.
 type WriteResult struct {
 	Path         string `json:"path"`
 	PathBase64   string `json:"pathBase64,omitempty"`
 	BytesWritten int    `json:"bytesWritten"`
 	Created      bool   `json:"created"`
 	NoChange     bool   `json:"noChange"`
+	LineEnding   string `json:"lineEnding,omitempty"`
+	BOM          *bool  `json:"bom,omitempty"`
+	Encoding     string `json:"encoding,omitempty"`
 	Version      string `json:"version"`
 	Sha256       string `json:"sha256"`
 }
@@ -88,19 +102,16 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, InvalidArgument("the path ends with a slash, which names a directory.").WithPath(req.Path).
 			WithHint("write to a file path, without the final slash")
 	}
-	data, err := req.content()
+	data, text, err := t.content(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxWriteBytes {
-		return nil, Errorf(CodeTooLarge, "the content is %d bytes; write takes at most %d (2 MiB).", len(data), MaxWriteBytes).
-			WithPath(req.Path).WithDetail("size", len(data)).WithDetail("limit", MaxWriteBytes).
-			WithHint("write a smaller file, then grow it with edit")
+	if err := req.checkStyle(text); err != nil {
+		return nil, err
 	}
-	// The result's sha256 (about 4 ms for 2 MiB) is computed while the
-	// write waits for its lock, the disk and fsync.
-	dataSum := make(chan string, 1)
-	go func() { dataSum <- sha256Hex(data) }()
+	if len(data) > MaxWriteBytes {
+		return nil, tooLargeToWrite(t.FS.Display(req.Path), int64(len(data)))
+	}
 	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
 	if err != nil {
 		return nil, err
@@ -110,6 +121,24 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err != nil {
 		return nil, err
 	}
+	res := &WriteResult{}
+	if text {
+		var file *fileStyle
+		if cur.exists && cur.info.Type == TypeFile && cur.info.Size > 0 && !req.Create {
+			if file, err = t.styleOfFile(ctx, req.Path); err != nil {
+				return nil, err
+			}
+		}
+		var ws writtenStyle
+		if data, ws, err = styledContent(string(data), file, req.LineEnding, req.BOM); err != nil {
+			return nil, withPath(err, t.FS.Display(req.Path))
+		}
+		res.LineEnding, res.BOM, res.Encoding = ws.lineEnding, &ws.bom, ws.encoding
+	}
+	// The result's sha256 (about 4 ms for 2 MiB) is computed while the
+	// write compares, writes and syncs.
+	dataSum := make(chan string, 1)
+	go func() { dataSum <- sha256Hex(data) }()
 	same, compared := false, false
 	sum := func() (string, error) {
 		s, eq, err := t.digest(ctx, req.Path, data, true)
@@ -119,7 +148,6 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err := req.Check(req.Path, cur.info, cur.exists, sum); err != nil {
 		return nil, err
 	}
-	res := &WriteResult{}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(req.Path))
 	if cur.exists && cur.info.Type == TypeFile && !req.Create && cur.info.Size == int64(len(data)) {
 		if !compared {
@@ -145,25 +173,86 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	return res, nil
 }
 
-// content is the request's bytes, from exactly one of content and
-// contentBase64.
-func (r WriteRequest) content() ([]byte, error) {
+// content is the request's bytes, from exactly one of content, contentFile
+// and contentBase64, and whether they are text (UTF-8 without NUL, whose
+// style write keeps) rather than bytes written as given. A content file is
+// read through the backend, inside the roots and outside the deny paths like
+// any other path, so that a write cannot copy a file the caller may not read.
+func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text bool, err error) {
+	given := 0
+	for _, set := range []bool{r.Content != nil, r.ContentFile != "", r.ContentBase64 != ""} {
+		if set {
+			given++
+		}
+	}
 	switch {
-	case r.Content != nil && r.ContentBase64 != "":
-		return nil, InvalidArgument("give content or contentBase64, not both.").
-			WithHint("use content for text, contentBase64 for other bytes")
+	case given == 0:
+		return nil, false, InvalidArgument("write needs its content, and none is given.").WithPath(t.FS.Display(r.Path)).
+			WithHint("pass --content TEXT or --content-file FILE (- reads stdin); --content '' empties the file on purpose")
+	case given > 1:
+		return nil, false, InvalidArgument("give only one of --content, --content-file and contentBase64.").WithPath(t.FS.Display(r.Path)).
+			WithHint("use --content for text, --content-file for a file's bytes, contentBase64 for bytes that are not UTF-8")
 	case r.ContentBase64 != "":
 		data, err := base64.StdEncoding.DecodeString(r.ContentBase64)
 		if err != nil {
-			return nil, InvalidArgument("contentBase64 is not valid base64.").
+			return nil, false, InvalidArgument("contentBase64 is not valid base64.").
 				WithHint("encode the bytes with standard base64 (RFC 4648, with padding)")
 		}
-		return data, nil
-	case r.Content == nil:
-		return nil, InvalidArgument("content is missing.").
-			WithHint(`pass the whole new content; use "" for an empty file`)
+		return data, false, nil
+	case r.ContentFile == "-":
+		return nil, false, InvalidArgument("--content-file - (standard input) is only for a request given as flags.").WithPath(t.FS.Display(r.Path)).
+			WithHint("give the content itself with --content, or name a file with --content-file FILE")
+	case r.ContentFile != "":
+		data, err = t.readContentFile(ctx, r.ContentFile)
+	default:
+		data = []byte(*r.Content)
 	}
-	return []byte(*r.Content), nil
+	return data, err == nil && utf8.Valid(data) && bytes.IndexByte(data, 0) < 0, err
+}
+
+// checkStyle validates lineEnding and bom, which only text content takes.
+func (r WriteRequest) checkStyle(text bool) error {
+	switch r.LineEnding {
+	case "", LineEndingLF, LineEndingCRLF:
+	default:
+		return InvalidArgument("--line-ending must be lf or crlf, not %q.", r.LineEnding).
+			WithHint("leave --line-ending out to keep an existing file's own line endings")
+	}
+	if !text && (r.LineEnding != "" || r.BOM != nil) {
+		return InvalidArgument("--line-ending and --bom apply to text, and this content is bytes (contentBase64, or a content file that is not UTF-8 text).").
+			WithHint("leave --line-ending and --bom out: bytes are written as given")
+	}
+	return nil
+}
+
+// tooLargeToWrite is the TOO_LARGE of a content over MaxWriteBytes.
+func tooLargeToWrite(path string, size int64) *Error {
+	return Errorf(CodeTooLarge, "the content is %d bytes; write takes at most %d (2 MiB).", size, MaxWriteBytes).
+		WithPath(path).WithDetail("size", size).WithDetail("limit", MaxWriteBytes).
+		WithHint("write a smaller file, then grow it with edit")
+}
+
+// readContentFile reads the whole content file, up to MaxWriteBytes + 1
+// bytes so that a larger one is TOO_LARGE.
+func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
+	named := func(err error) error {
+		e := AsError(t.WithSuggestions(ctx, p, err))
+		e.Message = "--content-file: " + e.Message
+		return e
+	}
+	r, err := t.FS.Open(ctx, p, 0)
+	if err != nil {
+		return nil, named(err)
+	}
+	defer r.Close()
+	if size := r.Info().Size; size > MaxWriteBytes {
+		return nil, named(tooLargeToWrite(t.FS.Display(p), size))
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxWriteBytes+1))
+	if err != nil {
+		return nil, named(Errorf(CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(p)).WithCause(err))
+	}
+	return data, nil
 }
 
 // digest reads the file at path once and says whether it holds exactly

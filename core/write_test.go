@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,3 +114,96 @@ func TestMutationGate(t *testing.T) {
 
 // readOnlyFS hides the write side of a backend.
 type readOnlyFS struct{ core.FS }
+
+// The content comes from exactly one source; none, two, or stdin's "-"
+// outside the flags form are INVALID_ARGUMENT and leave the file as it was.
+// A content file is read inside the roots, up to the same 2 MiB.
+func TestWriteContentSources(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	outside := t.TempDir()
+	for name, data := range map[string]string{
+		filepath.Join(dir, "f"):       "keep\n",
+		filepath.Join(dir, "src"):     "from a file\n",
+		filepath.Join(dir, "big"):     strings.Repeat("a", core.MaxWriteBytes+1),
+		filepath.Join(dir, "max"):     strings.Repeat("a", core.MaxWriteBytes),
+		filepath.Join(outside, "out"): "outside\n",
+	} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		req  core.WriteRequest
+		code core.Code
+		want string
+	}{
+		{"none", core.WriteRequest{}, core.CodeInvalidArgument, ""},
+		{"content and file", core.WriteRequest{Content: ptr("x"), ContentFile: "src"}, core.CodeInvalidArgument, ""},
+		{"content and base64", core.WriteRequest{Content: ptr("x"), ContentBase64: "eA=="}, core.CodeInvalidArgument, ""},
+		{"file and base64", core.WriteRequest{ContentFile: "src", ContentBase64: "eA=="}, core.CodeInvalidArgument, ""},
+		{"stdin outside the flags form", core.WriteRequest{ContentFile: "-"}, core.CodeInvalidArgument, ""},
+		{"missing file", core.WriteRequest{ContentFile: "nope"}, core.CodeNotFound, ""},
+		{"file outside the roots", core.WriteRequest{ContentFile: filepath.Join(outside, "out")}, core.CodeOutsideRoot, ""},
+		{"file over 2 MiB", core.WriteRequest{ContentFile: "big"}, core.CodeTooLarge, ""},
+		{"content over 2 MiB", core.WriteRequest{Content: ptr(strings.Repeat("a", core.MaxWriteBytes+1))}, core.CodeTooLarge, ""},
+		{"a directory", core.WriteRequest{ContentFile: "."}, core.CodeNotAFile, ""},
+		{"file", core.WriteRequest{ContentFile: "src"}, "", "from a file\n"},
+		{"file of 2 MiB", core.WriteRequest{ContentFile: "max"}, "", strings.Repeat("a", core.MaxWriteBytes)},
+		{"empty content", core.WriteRequest{Content: ptr("")}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(dir, "f"), []byte("keep\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tc.req.Path = "f"
+			_, err := tl.Write(ctx, tc.req)
+			got, _ := os.ReadFile(filepath.Join(dir, "f"))
+			if tc.code != "" {
+				if code(err) != tc.code || string(got) != "keep\n" {
+					t.Fatalf("err %v (want %s), file %q", err, tc.code, got)
+				}
+				if e := err.(*core.Error); tc.req.ContentFile != "" && tc.code != core.CodeInvalidArgument && !strings.HasPrefix(e.Message, "--content-file: ") {
+					t.Errorf("message %q does not name --content-file", e.Message)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("err %v, file %q", err, got)
+			}
+		})
+	}
+}
+
+// Writing back what read gave changes nothing, whatever the file's line
+// endings, byte-order mark or UTF-16 encoding: noChange, the same bytes.
+func TestReadThenWriteIsNoChange(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	for name, data := range map[string]string{
+		"lf":        "a\nb\n",
+		"crlf":      "a\r\nb\r\n",
+		"crlf-bom":  "\xEF\xBB\xBFa\r\nb\r\n",
+		"mixed":     "a\r\nb\nc\r\n",
+		"no-eol":    "a\r\nb",
+		"utf16le":   "\xFF\xFEa\x00\r\x00\n\x00",
+		"utf16be":   "\xFE\xFF\x00a\x00\n",
+		"one-line":  "x",
+		"bom-alone": "\xEF\xBB\xBF",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := tl.Read(ctx, core.ReadRequest{Path: name})
+		if err != nil {
+			t.Fatalf("%s: read: %v", name, err)
+		}
+		res, err := tl.Write(ctx, core.WriteRequest{Path: name, Content: ptr(r.Content)})
+		got, _ := os.ReadFile(p)
+		if err != nil || !res.NoChange || string(got) != data {
+			t.Errorf("%s: read %q, then write: %+v %v, file %q", name, r.Content, res, err, got)
+		}
+	}
+}

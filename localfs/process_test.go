@@ -283,7 +283,7 @@ func TestKilledWriterNeverTearsFile(t *testing.T) {
 	// How long a whole write takes here: the kills land anywhere in it, or
 	// just after it.
 	start := time.Now()
-	whole := command(t, dir, "agentfs", "write", "big")
+	whole := command(t, dir, "agentfs", "write", "big", "--content-file", "-")
 	whole.Stdin = bytes.NewReader(content(0))
 	if out, err := whole.CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
@@ -293,7 +293,7 @@ func TestKilledWriterNeverTearsFile(t *testing.T) {
 	kills := killRounds
 	for i := 1; i <= kills; i++ {
 		next := content(i)
-		cmd := command(t, dir, "agentfs", "write", "big")
+		cmd := command(t, dir, "agentfs", "write", "big", "--content-file", "-")
 		cmd.Stdin = bytes.NewReader(next)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

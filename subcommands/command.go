@@ -24,7 +24,7 @@ type tool[Req, Res any] struct {
 	name, usage, argsUsage string
 	run                    func(context.Context, *core.Tools, *Req) (Res, error)
 	// fromFlags, when set, completes a request given as flags (write takes
-	// its content from stdin).
+	// its content from stdin with --content-file -).
 	fromFlags func(*cli.Context, *Req) error
 	// text, when set, renders a result for --format text.
 	text func(Res) string

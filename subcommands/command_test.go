@@ -166,7 +166,7 @@ func TestInterruptedWhileReadingStdin(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
 	os.WriteFile("f.txt", []byte("ORIGINAL\n"), 0o644)
-	for _, args := range [][]string{{"write", "f.txt"}, {"write", "-"}} {
+	for _, args := range [][]string{{"write", "f.txt", "--content-file", "-"}, {"write", "-"}} {
 		pr, pw := io.Pipe()
 		go pw.Write([]byte(`partial-`))
 		ctx, cancel := context.WithCancel(context.Background())

@@ -3,39 +3,34 @@ package subcommands
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/agentfs/agentfs/core"
-	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
 
 func writeCommand() *cli.Command {
 	return tool[core.WriteRequest, *core.WriteResult]{
 		name:      "write",
-		usage:     "replace or create a whole file atomically (content from --content or stdin)",
+		usage:     "replace or create a whole file atomically (content from --content or --content-file)",
 		argsUsage: "FILE",
 		run: func(ctx context.Context, t *core.Tools, req *core.WriteRequest) (*core.WriteResult, error) {
 			return t.Write(ctx, *req)
 		},
-		fromFlags: writeContentFromStdin,
+		fromFlags: contentFromStdin,
 		text:      writeText,
 	}.command()
 }
 
-// writeContentFromStdin gives a flags-form write its content from stdin when
-// --content is not set. A terminal is refused at once: a person or a harness
-// that forgot the content must not be left waiting for an end of file.
-func writeContentFromStdin(c *cli.Context, req *core.WriteRequest) error {
-	if req.Content != nil {
+// contentFromStdin gives --content-file - its content: stdin is read only
+// because the caller asked, as gh reads --body-file -. Given with --content,
+// it is left for core to refuse the two sources. An empty (or closed) stdin
+// is refused, never taken for an empty content: only an explicit empty
+// --content empties a file.
+func contentFromStdin(c *cli.Context, req *core.WriteRequest) error {
+	if req.ContentFile != "-" || req.Content != nil {
 		return nil
 	}
-	in := streamsOf(c).Stdin
-	if f, ok := in.(*os.File); in == nil || ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
-		return core.InvalidArgument("write needs the content: --content is not given and stdin is a terminal.").
-			WithHint("pass --content TEXT, or pipe the content: agentfs write FILE < source")
-	}
-	data, err := readInput(c.Context, in, core.MaxWriteBytes)
+	data, err := readInput(c.Context, streamsOf(c).Stdin, core.MaxWriteBytes)
 	if err != nil {
 		return err
 	}
@@ -44,8 +39,13 @@ func writeContentFromStdin(c *cli.Context, req *core.WriteRequest) error {
 			WithPath(req.Path).WithDetail("limit", core.MaxWriteBytes).
 			WithHint("write a smaller file, then grow it with edit")
 	}
+	if len(data) == 0 {
+		return core.InvalidArgument("--content-file - found standard input empty (or closed): no content is given.").
+			WithPath(req.Path).
+			WithHint("pipe the content to agentfs, or pass --content '' to empty the file on purpose")
+	}
 	content := string(data)
-	req.Content = &content
+	req.Content, req.ContentFile = &content, ""
 	return nil
 }
 

@@ -1,0 +1,233 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+	"golang.org/x/text/encoding/unicode"
+)
+
+// The style of a text file is what read leaves out of its content: the
+// byte-order mark (with the UTF-16 encoding a UTF-16 mark declares) and the
+// line endings. write keeps an existing file's style unless the request sets
+// lineEnding or bom, so that writing back what read gave changes nothing.
+
+// The values of WriteRequest.LineEnding.
+const (
+	LineEndingLF   = "lf"
+	LineEndingCRLF = "crlf"
+)
+
+// maxStyleBytes is how much of an existing file write reads to learn its
+// style: all of any file write itself can produce from 2 MiB of content with
+// CRLF endings.
+const maxStyleBytes = 2 * MaxWriteBytes
+
+// fileStyle is the style of an existing text file.
+type fileStyle struct {
+	// c is the file's codec: its byte-order mark (nil for none) and, for
+	// UTF-16, its encoding.
+	c codec
+	// text is the decoded content after the mark; for a file longer than
+	// maxStyleBytes, the part read, cut after its last line terminator.
+	text string
+	// crlf and lf count the terminators of text.
+	crlf, lf int
+}
+
+// styleOf learns the style of a file from its first bytes (all of them when
+// whole); ok is false when they are not text, whose style is none.
+func styleOf(head []byte, whole bool) (st fileStyle, ok bool) {
+	c, marked := bomCodec(head)
+	if !marked {
+		c = codec{name: "utf-8", unit: 1}
+	}
+	body := head[len(c.bom):]
+	if !whole {
+		body = body[:c.boundary(body, len(body))]
+	}
+	if c.unit == 1 && bytes.IndexByte(body, 0) >= 0 {
+		return fileStyle{}, false
+	}
+	text, err := c.decode(body)
+	if err != nil {
+		return fileStyle{}, false
+	}
+	if i := strings.LastIndexByte(text, '\n'); !whole && i >= 0 {
+		text = text[:i+1]
+	}
+	st = fileStyle{c: c, text: text, crlf: strings.Count(text, "\r\n")}
+	st.lf = strings.Count(text, "\n") - st.crlf
+	return st, true
+}
+
+// styleOfFile reads the style of the existing file at path; nil when it is
+// not text.
+func (t *Tools) styleOfFile(ctx context.Context, path string) (*fileStyle, error) {
+	r, err := t.FS.Open(ctx, path, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	head, err := io.ReadAll(io.LimitReader(r, maxStyleBytes+1))
+	if err != nil {
+		return nil, Errorf(CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(path)).WithCause(err)
+	}
+	whole := len(head) <= maxStyleBytes
+	st, ok := styleOf(head[:min(len(head), maxStyleBytes)], whole)
+	if !ok {
+		return nil, nil
+	}
+	return &st, nil
+}
+
+// writtenStyle is the style of what a write put in the file.
+type writtenStyle struct {
+	lineEnding string
+	bom        bool
+	encoding   string // "" for UTF-8
+}
+
+// styledContent is text content as write puts it in a file: with the line
+// endings and byte-order mark the request sets (lineEnding, bom), else with
+// those of the existing file; a new, empty or non-text file (file nil) takes
+// the content as given. A leading U+FEFF of the content is its mark. A file
+// marked as UTF-16 is written in UTF-16 while it keeps its mark.
+func styledContent(content string, file *fileStyle, lineEnding string, bom *bool) ([]byte, writtenStyle, error) {
+	body, withBOM := strings.CutPrefix(content, "\uFEFF")
+	c := codec{name: "utf-8", unit: 1}
+	if file != nil {
+		withBOM, c = file.c.bom != nil, file.c
+	}
+	if bom != nil {
+		withBOM = *bom
+	}
+	if !withBOM {
+		c = codec{name: "utf-8", unit: 1}
+	}
+	switch {
+	case lineEnding == LineEndingLF:
+		body = toLF(body)
+	case lineEnding == LineEndingCRLF:
+		body = toCRLF(body)
+	case file == nil:
+	case file.crlf > 0 && file.lf > 0:
+		body = keepEndings(file, body)
+	case file.crlf > 0:
+		body = toCRLF(body)
+	case file.lf > 0:
+		body = toLF(body)
+	}
+	crlf := strings.Count(body, "\r\n")
+	ws := writtenStyle{lineEnding: endingName(crlf, strings.Count(body, "\n")-crlf), bom: withBOM}
+	if !withBOM {
+		return []byte(body), ws, nil
+	}
+	if c.unit == 1 {
+		return append(append([]byte{}, bomUTF8...), body...), ws, nil
+	}
+	order := unicode.LittleEndian
+	if c.bigEndian {
+		order = unicode.BigEndian
+	}
+	enc, err := unicode.UTF16(order, unicode.IgnoreBOM).NewEncoder().Bytes([]byte(body))
+	if err != nil {
+		return nil, ws, InvalidArgument("the content cannot be encoded in %s, the file's encoding.", c.name).
+			WithHint("pass --bom=false to write the file as UTF-8")
+	}
+	ws.encoding = c.name
+	return append(append([]byte{}, c.bom...), enc...), ws, nil
+}
+
+// endingName names line endings as read does: lf, crlf, mixed or none.
+func endingName(crlf, lf int) string {
+	switch {
+	case crlf > 0 && lf > 0:
+		return "mixed"
+	case crlf > 0:
+		return LineEndingCRLF
+	case lf > 0:
+		return LineEndingLF
+	}
+	return "none"
+}
+
+func toLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+func toCRLF(s string) string { return strings.ReplaceAll(toLF(s), "\n", "\r\n") }
+
+// keepEndings gives content the line endings of a file that mixes CRLF and
+// LF, line by line: a line the content keeps keeps its ending; changed and
+// new lines take the usual ending of the lines they replace, else the file's
+// usual one (as edit does), whatever endings the content came with.
+func keepEndings(file *fileStyle, content string) string {
+	old, lines := splitAfterLF(file.text), splitAfterLF(toLF(content))
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = time.Second
+	ra, rb, _ := dmp.DiffLinesToRunes(toLF(file.text), toLF(content))
+	usual := "\n"
+	if file.crlf > file.lf {
+		usual = "\r\n"
+	}
+	var out strings.Builder
+	out.Grow(len(content) + len(content)/8)
+	diffs := dmp.DiffMainRunes(ra, rb, false)
+	i, j := 0, 0 // the next line of old, of lines
+	for k := 0; k < len(diffs); {
+		if diffs[k].Type == diffmatchpatch.DiffEqual {
+			for range utf8.RuneCountInString(diffs[k].Text) {
+				out.WriteString(old[i])
+				i, j = i+1, j+1
+			}
+			k++
+			continue
+		}
+		// One hunk: the deleted and inserted lines up to the next equal run.
+		crlf, lf, from := 0, 0, j
+		for ; k < len(diffs) && diffs[k].Type != diffmatchpatch.DiffEqual; k++ {
+			n := utf8.RuneCountInString(diffs[k].Text)
+			if diffs[k].Type == diffmatchpatch.DiffInsert {
+				j += n
+				continue
+			}
+			for _, l := range old[i : i+n] {
+				switch {
+				case strings.HasSuffix(l, "\r\n"):
+					crlf++
+				case strings.HasSuffix(l, "\n"):
+					lf++
+				}
+			}
+			i += n
+		}
+		eol := usual
+		switch {
+		case crlf > lf:
+			eol = "\r\n"
+		case lf > crlf:
+			eol = "\n"
+		}
+		for _, l := range lines[from:j] {
+			if s, ok := strings.CutSuffix(l, "\n"); ok {
+				l = s + eol
+			}
+			out.WriteString(l)
+		}
+	}
+	return out.String()
+}
+
+// splitAfterLF cuts s into lines, each with its terminator (the last one
+// may have none).
+func splitAfterLF(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}

@@ -1,0 +1,96 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestStyledContent(t *testing.T) {
+	yes, no := true, false
+	u16le := func(s string) string {
+		var b strings.Builder
+		b.WriteString("\xFF\xFE")
+		for _, r := range s {
+			b.WriteByte(byte(r))
+			b.WriteByte(0)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name       string
+		file       *string // nil: a new file
+		content    string
+		lineEnding string
+		bom        *bool
+		want       string
+		ending     string
+	}{
+		{name: "new file: as given", content: "a\r\nb\n", want: "a\r\nb\n", ending: "mixed"},
+		{name: "new file with a mark", content: "\uFEFFa\n", want: "\xEF\xBB\xBFa\n", ending: "lf"},
+		{name: "new file, mark dropped", content: "\uFEFFa\n", bom: &no, want: "a\n", ending: "lf"},
+		{name: "new file, crlf asked", content: "a\nb", lineEnding: "crlf", want: "a\r\nb", ending: "crlf"},
+		{name: "crlf file, lf content", file: ptrTo("x\r\ny\r\n"), content: "a\nb\n", want: "a\r\nb\r\n", ending: "crlf"},
+		{name: "crlf file, mixed content", file: ptrTo("x\r\n"), content: "a\r\nb\n", want: "a\r\nb\r\n", ending: "crlf"},
+		{name: "crlf file, lf asked", file: ptrTo("x\r\n"), content: "a\r\nb\n", lineEnding: "lf", want: "a\nb\n", ending: "lf"},
+		{name: "lf file, crlf content", file: ptrTo("x\n"), content: "a\r\nb\r\n", want: "a\nb\n", ending: "lf"},
+		{name: "lf file, crlf asked", file: ptrTo("x\n"), content: "a\nb\n", lineEnding: "crlf", want: "a\r\nb\r\n", ending: "crlf"},
+		{name: "a lone CR is content", file: ptrTo("x\r\n"), content: "a\rb\n", want: "a\rb\r\n", ending: "crlf"},
+		{name: "no line break: as given", file: ptrTo("x"), content: "a\r\nb\n", want: "a\r\nb\n", ending: "mixed"},
+		{name: "BOM file keeps it", file: ptrTo("\xEF\xBB\xBFx\n"), content: "a\n", want: "\xEF\xBB\xBFa\n", ending: "lf"},
+		{name: "BOM file, content with its mark", file: ptrTo("\xEF\xBB\xBFx\n"), content: "\uFEFFa\n", want: "\xEF\xBB\xBFa\n", ending: "lf"},
+		{name: "BOM file, bom false", file: ptrTo("\xEF\xBB\xBFx\n"), content: "a\n", bom: &no, want: "a\n", ending: "lf"},
+		{name: "no-BOM file drops the content's", file: ptrTo("x\n"), content: "\uFEFFa\n", want: "a\n", ending: "lf"},
+		{name: "no-BOM file, bom true", file: ptrTo("x\r\n"), content: "a\n", bom: &yes, want: "\xEF\xBB\xBFa\r\n", ending: "crlf"},
+		{name: "UTF-16 stays UTF-16", file: ptrTo(u16le("x\r\n")), content: "hé\n", want: "\xFF\xFEh\x00\xE9\x00\r\x00\n\x00", ending: "crlf"},
+		{name: "UTF-16, bom false is UTF-8", file: ptrTo(u16le("x\r\n")), content: "a\n", bom: &no, want: "a\r\n", ending: "crlf"},
+		{name: "mixed, unchanged LF content", file: ptrTo("a\r\nb\nc\r\n"), content: "a\nb\nc\n", want: "a\r\nb\nc\r\n", ending: "mixed"},
+		{name: "mixed, content as read gives it", file: ptrTo("a\r\nb\nc\r\n"), content: "a\r\nb\nc\r\n", want: "a\r\nb\nc\r\n", ending: "mixed"},
+		{name: "mixed, changed line takes the replaced ending", file: ptrTo("a\r\nb\nc\r\n"), content: "a\nB\nc\n", want: "a\r\nB\nc\r\n", ending: "mixed"},
+		{name: "mixed, new line takes the usual ending", file: ptrTo("a\r\nb\nc\r\n"), content: "a\nb\nnew\nc\n", want: "a\r\nb\nnew\r\nc\r\n", ending: "mixed"},
+		{name: "mixed, final newline dropped", file: ptrTo("a\r\nb\nc\r\n"), content: "a\nb\nc", want: "a\r\nb\nc", ending: "mixed"},
+		{name: "mixed, crlf asked", file: ptrTo("a\r\nb\n"), content: "a\nb\n", lineEnding: "crlf", want: "a\r\nb\r\n", ending: "crlf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var file *fileStyle
+			if tc.file != nil {
+				st, ok := styleOf([]byte(*tc.file), true)
+				if !ok {
+					t.Fatalf("styleOf(%q) is not text", *tc.file)
+				}
+				file = &st
+			}
+			got, ws, err := styledContent(tc.content, file, tc.lineEnding, tc.bom)
+			marked := strings.HasPrefix(tc.want, "\xEF\xBB\xBF") || strings.HasPrefix(tc.want, "\xFF\xFE")
+			if err != nil || string(got) != tc.want || ws.lineEnding != tc.ending || ws.bom != marked {
+				t.Fatalf("got %q %+v %v, want %q %s", got, ws, err, tc.want, tc.ending)
+			}
+		})
+	}
+}
+
+func ptrTo(s string) *string { return &s }
+
+// styleOf: text or not, and a file read only in part is judged by whole
+// lines of the part.
+func TestStyleOf(t *testing.T) {
+	for _, tc := range []struct {
+		head     string
+		whole    bool
+		ok       bool
+		crlf, lf int
+	}{
+		{"a\r\nb\n", true, true, 1, 1},
+		{"a\r\nb\r", false, true, 1, 0},
+		{"a\nb\r\nc\xE2\x82", false, true, 1, 1},
+		{"a\x00b\n", true, false, 0, 0},
+		{"\xFFa\n", true, false, 0, 0},
+		{"\xFF\xFEa\x00\n\x00", true, true, 0, 1},
+		{"\xFF\xFE\x00\xD8", true, false, 0, 0},
+		{"", true, true, 0, 0},
+	} {
+		st, ok := styleOf([]byte(tc.head), tc.whole)
+		if ok != tc.ok || st.crlf != tc.crlf || st.lf != tc.lf {
+			t.Errorf("styleOf(%q, %v) = %+v, %v; want %d crlf, %d lf, %v", tc.head, tc.whole, st, ok, tc.crlf, tc.lf, tc.ok)
+		}
+	}
+}
