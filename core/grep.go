@@ -223,7 +223,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	}
 	info, err := t.FS.Stat(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, t.WithSuggestions(ctx, path, err)
 	}
 	var w Walker
 	if info.Type == TypeDir {
