@@ -107,12 +107,19 @@ func agentfsLines(t *testing.T, tl *core.Tools, req core.GrepRequest) []line {
 		if err != nil {
 			t.Fatalf("grep %+v: %v", req, err)
 		}
-		for _, m := range res.Matches {
-			if len(m.Context) == 0 {
-				out = append(out, line{m.Path, m.Line, m.Text, true})
-			}
-			for _, c := range m.Context {
-				out = append(out, line{m.Path, c.Line, c.Text, c.IsMatch})
+		for _, f := range res.Files {
+			end := 0 // the last line of the previous block
+			for _, b := range f.Blocks {
+				// Blocks are maximal: never adjacent within a page; matches
+				// is given only when some line of the block does not match.
+				if b.Start <= end+1 && end > 0 || len(b.Lines) == 0 || b.Matches != nil && (len(b.Matches) >= len(b.Lines) || !slices.IsSorted(b.Matches)) {
+					t.Fatalf("grep %+v: bad block in %s after line %d: %+v", req, f.Path, end, b)
+				}
+				end = b.Start + len(b.Lines) - 1
+				for i, text := range b.Lines {
+					n := b.Start + i
+					out = append(out, line{f.Path, n, text, b.Matches == nil || slices.Contains(b.Matches, n)})
+				}
 			}
 		}
 		if res.NextOffset == nil {

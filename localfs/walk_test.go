@@ -188,7 +188,7 @@ func TestFindNonUTF8Name(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Count != 2 || g.Matches[0].PathBase64 == "" {
-		t.Errorf("grep = %+v", g.Matches)
+	if g.Count != 2 || len(g.Files) != 2 || g.Files[0].PathBase64 == "" || g.Files[0].PathBase64 == g.Files[1].PathBase64 {
+		t.Errorf("grep = %+v", g.Files)
 	}
 }
