@@ -17,10 +17,13 @@ import (
 
 // GrepRequest searches file contents below a path.
 type GrepRequest struct {
-	Query      string   `json:"query" arg:"0" alias:"pattern" help:"text to search for (a regex with --regex)"`
+	Query string `json:"query" arg:"0" help:"text to search for (a fixed string unless --regex)"`
+	// Pattern is the query under the name other agents' Grep tools give
+	// it, with their meaning: a regex, unless regex is false.
+	Pattern    string   `json:"pattern,omitempty" flag:"-" help:"a regex to search for, in place of query (JSON only, as other agents' Grep tools; a fixed string when regex is false)"`
 	Path       string   `json:"path,omitempty" arg:"1" alias:"file_path,dir_path" help:"file or directory to search (default: the current directory)"`
-	Include    string   `json:"include,omitempty" alias:"glob" help:"search only files matching this glob (without a slash it matches the name at any depth)"`
-	Regex      bool     `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
+	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching this glob (repeatable: any one suffices; without a slash it matches the name at any depth)"`
+	Regex      *bool    `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
 	IgnoreCase bool     `json:"ignoreCase,omitempty" flag:"ignore-case" help:"ignore case (Unicode simple folding, as ripgrep)"`
 	Context    int      `json:"context,omitempty" help:"lines of context around each match, 0 to 10"`
 	Limit      int      `json:"limit,omitempty" help:"matching lines (files in files and count modes) per page (default 200, max 1000)"`
@@ -29,6 +32,42 @@ type GrepRequest struct {
 	NoIgnore   bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	Exclude    []string `json:"exclude,omitempty" help:"glob of paths to leave out (repeatable; without a slash it matches a name at any depth)"`
 	Timeout    Duration `json:"timeout,omitempty" help:"stop after this long and return the partial page (default 30s)"`
+}
+
+// Globs is a list of globs that JSON may also give as one string
+// ("include": "*.go"), as other agents' tools do.
+type Globs []string
+
+// UnmarshalJSON takes one string, an array of strings, or null.
+func (g *Globs) UnmarshalJSON(b []byte) error {
+	var one *string
+	if json.Unmarshal(b, &one) == nil {
+		*g = nil
+		if one != nil {
+			*g = Globs{*one}
+		}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return InvalidArgument("include must be one glob or an array of globs, not %s.", jsonKind(b)).
+			WithHint(`give "*.go", or ["*.go", "*.md"] for several`)
+	}
+	*g = many
+	return nil
+}
+
+// jsonKind names the kind of a JSON value that is not a string.
+func jsonKind(b []byte) string {
+	switch b[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array of other values than strings"
+	case 't', 'f':
+		return "true or false"
+	}
+	return "a number"
 }
 
 // Duration is a time span given as Go text ("30s", "1m") or a number of
@@ -115,6 +154,29 @@ type GrepResult struct {
 	Files []GrepFile `json:"files"`
 }
 
+// query is the text to search for, and whether it is a regex: pattern is
+// a regex unless regex is false, query a fixed string unless regex is true.
+func (req GrepRequest) query() (string, bool, error) {
+	switch {
+	case req.Query != "" && req.Pattern != "":
+		return "", false, InvalidArgument("query and pattern are both given; they are the same field.").
+			WithHint("give the text as query, or a regex as pattern")
+	case req.Pattern != "":
+		return req.Pattern, req.Regex == nil || *req.Regex, nil
+	}
+	return req.Query, req.Regex != nil && *req.Regex, nil
+}
+
+// matchAny reports whether an entry matches one of gs.
+func matchAny(gs []glob, rel, name string) bool {
+	for _, g := range gs {
+		if g.match(rel, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Grep defaults and caps.
 const (
 	GrepDefaultLimit   = 200
@@ -167,18 +229,21 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		return nil, InvalidArgument("context must be 0 to %d, not %d.", GrepMaxContext, req.Context).
 			WithHint("ask for at most %d lines of context", GrepMaxContext)
 	}
-	m, err := newMatcher(req.Query, req.Regex, req.IgnoreCase)
+	query, isRegex, err := req.query()
 	if err != nil {
 		return nil, err
 	}
-	var include *glob
-	if req.Include != "" {
-		p, err := checkGlob("include", req.Include)
-		if err != nil {
-			return nil, err
-		}
-		g := newGlob(p, true)
-		include = &g
+	m, err := newMatcher(query, isRegex, req.IgnoreCase)
+	if err != nil {
+		return nil, err
+	}
+	includes, err := checkGlobs("include", req.Include)
+	if err != nil {
+		return nil, err
+	}
+	include := make([]glob, len(includes))
+	for i, p := range includes {
+		include[i] = newGlob(p, true)
 	}
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {
@@ -279,7 +344,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			return
 		}
 		walkErr = w.Walk(sctx, path, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
-			if e.Type != TypeFile || (include != nil && !include.match(e.Rel, e.Name)) {
+			if e.Type != TypeFile || (len(include) > 0 && !matchAny(include, e.Rel, e.Name)) {
 				return nil
 			}
 			if e.Later != nil {
