@@ -17,9 +17,7 @@ import (
 
 // GrepRequest searches file contents below a path.
 type GrepRequest struct {
-	Query string `json:"query" arg:"0" help:"text to search for (a fixed string unless --regex)"`
-	// Pattern is the query under the name other agents' Grep tools give
-	// it, with their meaning: a regex, unless regex is false.
+	Query      string   `json:"query" arg:"0" help:"text to search for (a fixed string unless --regex)"`
 	Pattern    string   `json:"pattern,omitempty" flag:"-" help:"a regex to search for, in place of query (JSON only, as other agents' Grep tools; a fixed string when regex is false)"`
 	Path       string   `json:"path,omitempty" arg:"1" alias:"file_path,dir_path" help:"file or directory to search (default: the current directory)"`
 	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching this glob (repeatable: any one suffices; without a slash it matches the name at any depth)"`
@@ -385,20 +383,18 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			if fr.matches > 0 {
 				filesWithMatches++
 			}
-			switch {
-			case mode == ModeCount:
+			switch mode {
+			case ModeCount:
 				res.Count += fr.matches
 				done = done || pg.addFile(j.paths[i], fr.matches)
-			case done:
-			case mode == ModeFiles:
+				continue
+			case ModeFiles:
 				done = pg.addFile(j.paths[i], fr.matches)
 			default:
 				done = pg.addLines(j.paths[i], fr)
 			}
-			if mode != ModeCount && !done && fr.err != nil {
-				done = true // the deadline cut this file short
-			}
-			if done && mode != ModeCount {
+			if done || fr.err != nil { // fr.err: the deadline cut this file short
+				done = true
 				stopWalk()
 			}
 		}
@@ -436,9 +432,9 @@ type page struct {
 	limit  int
 	res    *GrepResult
 	budget int
-	seen   int // matching lines (files) met so far, skipped ones included
-	taken  int // matching lines (files) in the page
-	unit   []outLine
+	seen   int       // matching lines (files) met so far, skipped ones included
+	taken  int       // matching lines (files) in the page
+	unit   []outLine // a match with its before-context, reused
 }
 
 // full ends the page: one more item exists past it.
