@@ -235,13 +235,16 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	includes, err := checkGlobs("include", req.Include)
-	if err != nil {
-		return nil, err
-	}
-	include := make([]glob, len(includes))
-	for i, p := range includes {
-		include[i] = newGlob(p, true)
+	var include []glob
+	for _, g := range req.Include {
+		if g == "" {
+			continue // no glob, as a tool schema's default sends it: no filter
+		}
+		p, err := checkGlob("include", g)
+		if err != nil {
+			return nil, err
+		}
+		include = append(include, newGlob(p, true))
 	}
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {
