@@ -17,18 +17,55 @@ import (
 
 // GrepRequest searches file contents below a path.
 type GrepRequest struct {
-	Query      string   `json:"query" arg:"0" alias:"pattern" help:"text to search for (a regex with --regex)"`
+	Query      string   `json:"query" arg:"0" help:"text to search for (a fixed string unless --regex)"`
+	Pattern    string   `json:"pattern,omitempty" flag:"-" help:"a regex to search for, in place of query (JSON only, as other agents' Grep tools; a fixed string when regex is false)"`
 	Path       string   `json:"path,omitempty" arg:"1" alias:"file_path,dir_path" help:"file or directory to search (default: the current directory)"`
-	Include    string   `json:"include,omitempty" alias:"glob" help:"search only files matching this glob (without a slash it matches the name at any depth)"`
-	Regex      bool     `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
+	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching this glob (repeatable: any one suffices; without a slash it matches the name at any depth)"`
+	Regex      *bool    `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
 	IgnoreCase bool     `json:"ignoreCase,omitempty" flag:"ignore-case" help:"ignore case (Unicode simple folding, as ripgrep)"`
 	Context    int      `json:"context,omitempty" help:"lines of context around each match, 0 to 10"`
-	Limit      int      `json:"limit,omitempty" help:"matching lines (files in files mode) per page (default 200, max 1000)"`
+	Limit      int      `json:"limit,omitempty" help:"matching lines (files in files and count modes) per page (default 200, max 1000)"`
 	Offset     int      `json:"offset,omitempty" help:"matching lines (files) to skip (pass the previous nextOffset)"`
-	Mode       string   `json:"mode,omitempty" help:"content (default), files (paths with match counts) or count (totals)"`
+	Mode       string   `json:"mode,omitempty" help:"content (default: lines in blocks), files (paths) or count (paths with counts, and totals)"`
 	NoIgnore   bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	Exclude    []string `json:"exclude,omitempty" help:"glob of paths to leave out (repeatable; without a slash it matches a name at any depth)"`
 	Timeout    Duration `json:"timeout,omitempty" help:"stop after this long and return the partial page (default 30s)"`
+}
+
+// Globs is a list of globs that JSON may also give as one string
+// ("include": "*.go"), as other agents' tools do.
+type Globs []string
+
+// UnmarshalJSON takes one string, an array of strings, or null.
+func (g *Globs) UnmarshalJSON(b []byte) error {
+	var one *string
+	if json.Unmarshal(b, &one) == nil {
+		*g = nil
+		if one != nil {
+			*g = Globs{*one}
+		}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return InvalidArgument("include must be one glob or an array of globs, not %s.", jsonKind(b)).
+			WithHint(`give "*.go", or ["*.go", "*.md"] for several`)
+	}
+	*g = many
+	return nil
+}
+
+// jsonKind names the kind of a JSON value that is not a string.
+func jsonKind(b []byte) string {
+	switch b[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array of other values than strings"
+	case 't', 'f':
+		return "true or false"
+	}
+	return "a number"
 }
 
 // Duration is a time span given as Go text ("30s", "1m") or a number of
@@ -69,79 +106,73 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalText writes the Go spelling, 30s.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
-// GrepLine is one line of a match's context.
-type GrepLine struct {
-	Line       int    `json:"line"`
-	Text       string `json:"text"`
-	TextBase64 string `json:"textBase64,omitempty"`
-	IsMatch    bool   `json:"isMatch"`
+// GrepBlock is a run of consecutive lines of one file: matching lines and,
+// with context, the lines around them. Its lines are numbered from Start.
+type GrepBlock struct {
+	Start int      `json:"start"`
+	Lines []string `json:"lines"`
+	// Matches lists the numbers of the matching lines. It is left out when
+	// every line of the block matches, as always without context.
+	Matches []int `json:"matches,omitempty"`
+	// LinesBase64 holds, by line number, the bytes of each line that is not
+	// UTF-8, whose entry in Lines has U+FFFD in their place (for a cut line,
+	// the bytes kept, without the markers).
+	LinesBase64 map[int]string `json:"linesBase64,omitempty"`
 }
 
-// GrepMatch is one matching line or, with context, one block of merged
-// context: line and text are then its first matching line, and context
-// holds every line of the block, the matching ones with isMatch.
-type GrepMatch struct {
-	Path       string     `json:"path"`
-	PathBase64 string     `json:"pathBase64,omitempty"`
-	Line       int        `json:"line"`
-	Text       string     `json:"text"`
-	TextBase64 string     `json:"textBase64,omitempty"`
-	Context    []GrepLine `json:"context,omitempty"`
-}
-
-// GrepFile is one file with matches, in files mode.
+// GrepFile is one file with matches: its blocks in content mode, its
+// number of matching lines in count mode, its path alone in files mode.
 type GrepFile struct {
-	Path       string `json:"path"`
-	PathBase64 string `json:"pathBase64,omitempty"`
-	Count      int    `json:"count"`
-}
-
-// GrepResult is one page of a search. Count is the number of matching lines
-// in the page (files in files mode, total matching lines in count mode).
-type GrepResult struct {
 	Path       string      `json:"path"`
 	PathBase64 string      `json:"pathBase64,omitempty"`
-	Mode       string      `json:"mode"`
-	Count      int         `json:"count"`
-	Matches    []GrepMatch `json:"matches,omitempty"`
-	Files      []GrepFile  `json:"files,omitempty"`
-	// FilesWithMatches is set in count mode.
+	Count      int         `json:"count,omitempty"`
+	Blocks     []GrepBlock `json:"blocks,omitempty"`
+}
+
+// GrepResult is one page of a search, grouped by file in walk order. Count
+// is the number of matching lines in the page in content mode, of files in
+// files mode, and of matching lines in the whole search in count mode.
+type GrepResult struct {
+	Path       string `json:"path"`
+	PathBase64 string `json:"pathBase64,omitempty"`
+	Mode       string `json:"mode"`
+	Count      int    `json:"count"`
+	// FilesWithMatches is set in count mode: files in the whole search.
 	FilesWithMatches *int `json:"filesWithMatches,omitempty"`
 	// FilesSearched and BinarySkipped cover the files read for this page.
 	FilesSearched int  `json:"filesSearched"`
-	BinarySkipped int  `json:"binaryFilesSkipped"`
+	BinarySkipped int  `json:"binaryFilesSkipped,omitempty"`
 	Truncated     bool `json:"truncated,omitempty"`
 	TimedOut      bool `json:"timedOut,omitempty"`
 	// Hint says what to do next when the page is partial for a reason the
 	// caller can act on (a timeout).
 	Hint       string `json:"hint,omitempty"`
 	NextOffset *int   `json:"nextOffset,omitempty"`
+	// Files comes last: the totals above are read first.
+	Files []GrepFile `json:"files"`
 }
 
-// MarshalJSON always writes matches in content mode and files in files
-// mode, empty or not, and neither in the other modes.
-func (r *GrepResult) MarshalJSON() ([]byte, error) {
-	type plain GrepResult
-	v := struct {
-		*plain
-		Matches *[]GrepMatch `json:"matches,omitempty"`
-		Files   *[]GrepFile  `json:"files,omitempty"`
-	}{plain: (*plain)(r)}
-	switch r.Mode {
-	case ModeContent:
-		m := r.Matches
-		if m == nil {
-			m = []GrepMatch{}
-		}
-		v.Matches = &m
-	case ModeFiles:
-		f := r.Files
-		if f == nil {
-			f = []GrepFile{}
-		}
-		v.Files = &f
+// query is the text to search for, and whether it is a regex: pattern is
+// a regex unless regex is false, query a fixed string unless regex is true.
+func (req GrepRequest) query() (string, bool, error) {
+	switch {
+	case req.Query != "" && req.Pattern != "":
+		return "", false, InvalidArgument("query and pattern are both given; they are the same field.").
+			WithHint("give the text as query, or a regex as pattern")
+	case req.Pattern != "":
+		return req.Pattern, req.Regex == nil || *req.Regex, nil
 	}
-	return json.Marshal(v)
+	return req.Query, req.Regex != nil && *req.Regex, nil
+}
+
+// matchAny reports whether an entry matches one of gs.
+func matchAny(gs []glob, rel, name string) bool {
+	for _, g := range gs {
+		if g.match(rel, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Grep defaults and caps.
@@ -196,18 +227,24 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		return nil, InvalidArgument("context must be 0 to %d, not %d.", GrepMaxContext, req.Context).
 			WithHint("ask for at most %d lines of context", GrepMaxContext)
 	}
-	m, err := newMatcher(req.Query, req.Regex, req.IgnoreCase)
+	query, isRegex, err := req.query()
 	if err != nil {
 		return nil, err
 	}
-	var include *glob
-	if req.Include != "" {
-		p, err := checkGlob("include", req.Include)
+	m, err := newMatcher(query, isRegex, req.IgnoreCase)
+	if err != nil {
+		return nil, err
+	}
+	var include []glob
+	for _, g := range req.Include {
+		if g == "" {
+			continue // no glob, as a tool schema's default sends it: no filter
+		}
+		p, err := checkGlob("include", g)
 		if err != nil {
 			return nil, err
 		}
-		g := newGlob(p, true)
-		include = &g
+		include = append(include, newGlob(p, true))
 	}
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {
@@ -223,7 +260,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	}
 	info, err := t.FS.Stat(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, t.WithSuggestions(ctx, path, err)
 	}
 	var w Walker
 	if info.Type == TypeDir {
@@ -308,7 +345,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			return
 		}
 		walkErr = w.Walk(sctx, path, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
-			if e.Type != TypeFile || (include != nil && !include.match(e.Rel, e.Name)) {
+			if e.Type != TypeFile || (len(include) > 0 && !matchAny(include, e.Rel, e.Name)) {
 				return nil
 			}
 			if e.Later != nil {
@@ -325,16 +362,18 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		}
 	}()
 
-	res := &GrepResult{Mode: mode}
+	res := &GrepResult{Mode: mode, Files: []GrepFile{}}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(path))
 	pg := &page{req: req, limit: limit, res: res, budget: t.maxBytes() - 1024}
 	filesWithMatches := 0
+	// done: the page is full. A count mode search goes on to the end for
+	// its totals; the others stop the walk.
 	done := false
 	for j := range order {
-		// Once done, batches are only drained: every opened file is closed
-		// by a worker.
+		// Once the walk is stopped, batches are only drained: every opened
+		// file is closed by a worker.
 		frs := <-j.res
-		for i := 0; i < len(frs) && !done; i++ {
+		for i := 0; i < len(frs) && (!done || mode == ModeCount); i++ {
 			fr := frs[i]
 			if fr.err != nil && !fr.partial {
 				continue // unreadable file: skipped, as ripgrep does
@@ -348,17 +387,17 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				filesWithMatches++
 			}
 			switch mode {
-			case ModeContent:
-				done = pg.addLines(j.paths[i], fr)
-			case ModeFiles:
-				done = pg.addFile(j.paths[i], fr.matches)
 			case ModeCount:
 				res.Count += fr.matches
+				done = done || pg.addFile(j.paths[i], fr.matches)
+				continue
+			case ModeFiles:
+				done = pg.addFile(j.paths[i], fr.matches)
+			default:
+				done = pg.addLines(j.paths[i], fr)
 			}
-			if !done && fr.err != nil {
-				done = true // the deadline cut this file short
-			}
-			if done {
+			if done || fr.err != nil { // fr.err: the deadline cut this file short
+				done = true
 				stopWalk()
 			}
 		}
@@ -369,7 +408,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	}
 	if tctx.Err() != nil {
 		res.TimedOut = true
-		if mode != ModeCount && res.NextOffset == nil {
+		if res.NextOffset == nil {
 			next := req.Offset + pg.taken
 			res.NextOffset = &next
 		}
@@ -396,8 +435,9 @@ type page struct {
 	limit  int
 	res    *GrepResult
 	budget int
-	seen   int // matching lines (files) met so far, skipped ones included
-	taken  int // matching lines (files) in the page
+	seen   int       // matching lines (files) met so far, skipped ones included
+	taken  int       // matching lines (files) in the page
+	unit   []outLine // a match with its before-context, reused
 }
 
 // full ends the page: one more item exists past it.
@@ -407,7 +447,24 @@ func (p *page) full() bool {
 	return true
 }
 
-// addFile adds one file of files mode; it returns true when the page is done.
+// spend takes n bytes from the page's budget; it refuses only when the page
+// already holds an item, so that every page makes progress.
+func (p *page) spend(n int) bool {
+	if p.budget -= n; p.budget < 0 && p.taken > 0 {
+		return false
+	}
+	return true
+}
+
+// newFile is a file's entry with the bytes its path and braces cost.
+func newFile(path string) (GrepFile, int) {
+	f := GrepFile{}
+	f.Path, f.PathBase64 = PathText(path)
+	return f, len(`{"path":"","pathBase64":"","blocks":[]},`) + jsonLen(f.Path) + len(f.PathBase64)
+}
+
+// addFile adds one file of files or count mode; it returns true when the
+// page is done.
 func (p *page) addFile(path string, count int) bool {
 	if count == 0 {
 		return false
@@ -418,9 +475,12 @@ func (p *page) addFile(path string, count int) bool {
 	if p.taken == p.limit {
 		return p.full()
 	}
-	f := GrepFile{Count: count}
-	f.Path, f.PathBase64 = PathText(path)
-	if !p.spend(f) {
+	f, cost := newFile(path)
+	if p.req.Mode == ModeCount {
+		f.Count = count
+		cost += len(`"count":,`) + digits(count)
+	}
+	if !p.spend(cost) {
 		p.res.Truncated = true
 		return p.full()
 	}
@@ -429,86 +489,137 @@ func (p *page) addFile(path string, count int) bool {
 	return false
 }
 
-func (p *page) spend(v any) bool {
-	b, _ := json.Marshal(v)
-	if p.budget -= len(b) + 1; p.budget < 0 && p.taken > 0 {
-		return false
-	}
-	return true
-}
-
 // addLines adds the lines of one file: each taken match with the context
-// lines around it, merged into blocks; it returns true when the page is done.
+// lines around it, in blocks of consecutive lines; it returns true when the
+// page is done.
 func (p *page) addLines(path string, fr fileResult) bool {
 	c := p.req.Context
-	var cur *GrepMatch
-	lastLine, lastMatch := -1, -1<<30
-	ptext, pb64 := PathText(path)
+	var (
+		f         *GrepFile  // the file's entry, made with its first taken match
+		b         *GrepBlock // the block being filled
+		allMatch  bool       // every line of b so far matches
+		lastLine  = -1       // the last line taken
+		lastMatch = -1 << 30 // the last matching line taken
+	)
+	// add appends a line to the block, starting a new block unless the
+	// line follows the last one taken.
+	add := func(l outLine) {
+		if b == nil || l.line != lastLine+1 {
+			f.Blocks = append(f.Blocks, GrepBlock{Start: l.line})
+			b, allMatch = &f.Blocks[len(f.Blocks)-1], true
+		}
+		switch {
+		case l.isMatch && !allMatch:
+			b.Matches = append(b.Matches, l.line)
+		case !l.isMatch && allMatch:
+			// The first context line: every line before it matched.
+			for n := b.Start; n < l.line; n++ {
+				b.Matches = append(b.Matches, n)
+			}
+			allMatch = false
+		}
+		b.Lines = append(b.Lines, l.text)
+		if l.b64 != "" {
+			if b.LinesBase64 == nil {
+				b.LinesBase64 = map[int]string{}
+			}
+			b.LinesBase64[l.line] = l.b64
+		}
+		lastLine = l.line
+	}
 	lines := fr.lines
 	for i, r := range lines {
-		if r.isMatch {
-			if p.seen++; p.seen <= p.req.Offset {
-				continue
-			}
-			if p.taken == p.limit {
-				return p.full()
-			}
-			// The block: context lines before this match not yet taken.
-			start := i
-			for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > lastLine {
-				start--
-			}
-			if c == 0 || cur == nil || lines[start].line != lastLine+1 {
-				if !p.spend(GrepMatch{Path: ptext, PathBase64: pb64}) {
-					p.res.Truncated = true
-					return p.full()
+		if !r.isMatch {
+			// An after-context line of the last match taken.
+			if b != nil && r.line == lastLine+1 && r.line <= lastMatch+c {
+				l := newOutLine(r)
+				if !p.spend(l.cost(true)) {
+					p.res.Truncated = true // context dropped for the byte bound
+					continue
 				}
-				p.res.Matches = append(p.res.Matches, GrepMatch{Path: ptext, PathBase64: pb64, Line: -1})
-				cur = &p.res.Matches[len(p.res.Matches)-1]
+				add(l)
 			}
-			text, b64 := lineText(r)
-			if c == 0 {
-				if !p.spend(text + b64) {
-					p.res.Truncated = true
-					p.res.Matches = p.res.Matches[:len(p.res.Matches)-1]
-					return p.full()
-				}
-				cur.Line, cur.Text, cur.TextBase64 = r.line, text, b64
-			} else {
-				block := make([]GrepLine, 0, i-start+1)
-				for _, b := range lines[start : i+1] {
-					t, tb := lineText(b)
-					block = append(block, GrepLine{Line: b.line, Text: t, TextBase64: tb, IsMatch: b.isMatch})
-				}
-				if !p.spend(block) {
-					p.res.Truncated = true
-					if cur.Line < 0 {
-						p.res.Matches = p.res.Matches[:len(p.res.Matches)-1]
-					}
-					return p.full()
-				}
-				if cur.Line < 0 {
-					cur.Line, cur.Text, cur.TextBase64 = r.line, text, b64
-				}
-				cur.Context = append(cur.Context, block...)
-			}
-			p.taken++
-			lastLine, lastMatch = r.line, r.line
 			continue
 		}
-		// An after-context line of the last taken match.
-		if cur != nil && r.line == lastLine+1 && r.line <= lastMatch+c {
-			t, tb := lineText(r)
-			gl := GrepLine{Line: r.line, Text: t, TextBase64: tb}
-			if !p.spend(gl) {
-				p.res.Truncated = true // context dropped for the byte bound
-				continue
-			}
-			cur.Context = append(cur.Context, gl)
-			lastLine = r.line
+		if p.seen++; p.seen <= p.req.Offset {
+			continue
 		}
+		if p.taken == p.limit {
+			return p.full()
+		}
+		// The match with the context lines before it not yet taken: a unit
+		// that the byte bound never splits.
+		start := i
+		for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > lastLine {
+			start--
+		}
+		var nf GrepFile
+		cost := 0
+		if f == nil {
+			nf, cost = newFile(path)
+		}
+		if b == nil || lines[start].line != lastLine+1 {
+			cost += blockCost(lines[start].line)
+		}
+		unit := p.unit[:0]
+		for _, r := range lines[start : i+1] {
+			l := newOutLine(r)
+			cost += l.cost(c > 0)
+			unit = append(unit, l)
+		}
+		p.unit = unit
+		if !p.spend(cost) {
+			p.res.Truncated = true
+			return p.full()
+		}
+		if f == nil {
+			p.res.Files = append(p.res.Files, nf)
+			f = &p.res.Files[len(p.res.Files)-1]
+		}
+		for _, l := range unit {
+			add(l)
+		}
+		p.taken++
+		lastMatch = r.line
 	}
 	return false
+}
+
+// blockCost bounds the bytes of a block's frame:
+// {"start":N,"lines":[],"matches":[]},
+func blockCost(start int) int {
+	return len(`{"start":,"lines":[],"matches":[]},`) + digits(start)
+}
+
+// outLine is a line ready for a block: its text cut and made UTF-8, and
+// its bytes in base64 when they are not UTF-8.
+type outLine struct {
+	line      int
+	isMatch   bool
+	text, b64 string
+}
+
+func newOutLine(r lineRec) outLine {
+	text, b64 := lineText(r)
+	return outLine{line: r.line, isMatch: r.isMatch, text: text, b64: b64}
+}
+
+// cost bounds the bytes the line adds to its block: its text and, with
+// context, its number in matches; a line that is not UTF-8 also its entry
+// in linesBase64.
+func (l outLine) cost(withContext bool) int {
+	n := jsonLen(l.text) + len(`"",`)
+	if withContext {
+		n += digits(l.line) + 1
+	}
+	if l.b64 != "" {
+		n += len(`"linesBase64":{"":""},`) + digits(l.line) + len(l.b64)
+	}
+	return n
+}
+
+func digits(n int) int {
+	return len(strconv.Itoa(n))
 }
 
 // lineText is a line for output: cut at MaxLineBytes with a visible marker

@@ -92,23 +92,6 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	return m, nil
 }
 
-// regexError reports where the regex went wrong: regexp/syntax names the
-// offending fragment, which is found in the query for its position.
-func regexError(query string, err error) *Error {
-	e := Errorf(CodeInvalidRegex, "the regex is not valid: %s.", strings.TrimSuffix(err.Error(), ".")).
-		WithHint("fix the regex, or drop regex to search for the text as it is")
-	if se, ok := err.(*syntax.Error); ok {
-		e.Message = "the regex is not valid: " + se.Code.String()
-		if i := strings.Index(query, se.Expr); i >= 0 && se.Expr != "" {
-			col := utf8.RuneCountInString(query[:i]) + 1
-			e.Message += " at position " + itoa(col)
-			e.WithDetail("position", col).WithDetail("fragment", se.Expr)
-		}
-		e.Message += "."
-	}
-	return e
-}
-
 // requiredLiteral returns the longest literal that every match of re
 // contains, and whether it is matched with case folding.
 func requiredLiteral(re *syntax.Regexp) ([]rune, bool) {

@@ -74,19 +74,65 @@ func TestRequiredSeq(t *testing.T) {
 	}
 }
 
-func TestRegexErrorPosition(t *testing.T) {
+// TestRegexError checks the position (1-based, in characters) and fragment
+// of an invalid regex, where the same text may occur earlier escaped or in a
+// class, and the naming of what RE2 leaves out.
+func TestRegexError(t *testing.T) {
 	for _, c := range []struct {
-		q   string
-		pos int
+		q           string
+		pos         int
+		fragment    string
+		unsupported string
 	}{
-		{`ab[c`, 3},
-		{`x*+`, 2},
-		{`é(?P<>x)`, 2},
+		{`ab[c`, 3, `[c`, ""},
+		{`ab[c]x[c`, 7, `[c`, ""},
+		{`x*+`, 2, `*+`, "a possessive quantifier"},
+		{`a{2}+`, 2, `{2}+`, "a possessive quantifier"},
+		{`a**`, 2, `**`, ""},
+		{`é(?P<>x)`, 2, `(?P<>`, ""},
+		{`a(b`, 2, `(`, ""},
+		{`(a(b`, 3, `(`, ""},
+		{`a)b`, 2, `)`, ""},
+		{`x(y)z)`, 6, `)`, ""},
+		{`[(]a)`, 5, `)`, ""},
+		{`\Qa(\E)`, 7, `)`, ""},
+		{`\\q\q`, 4, `\q`, ""},
+		{`z-a[z-a]`, 5, `z-a`, ""},
+		{`abc\`, 4, `\`, ""},
+		{`(?P<n>a)(?P<>b)`, 9, `(?P<>`, ""},
+		{`a|*`, 3, `*`, ""},
+		{`foo(?=bar)`, 4, `(?=`, "lookahead"},
+		{`foo(?!bar)`, 4, `(?!`, "negative lookahead"},
+		{`(?<=a)b`, 1, `(?<=`, "lookbehind"},
+		{`ü(?<!a)b`, 2, `(?<!`, "negative lookbehind"},
+		{`(a)\1`, 4, `\1`, "a backreference"},
+		{`(?P<n>a)(?P=n)`, 9, `(?P=`, "a backreference"},
+		{`(?<n>a)\k<n>`, 8, `\k`, "a backreference"},
+		{`(?>ab)`, 1, `(?>`, "an atomic group"},
+		{"a\xffb[", 2, "\xffb[", ""},
+		{strings.Repeat("(", 1001) + strings.Repeat(")", 1001), 0, "", ""},
 	} {
 		_, err := newMatcher(c.q, true, false)
 		e := AsError(err)
-		if e == nil || e.Code != CodeInvalidRegex || e.Details["position"] != c.pos {
-			t.Errorf("newMatcher(%q) = %v, want INVALID_REGEX at %d", c.q, e, c.pos)
+		if c.pos == 0 {
+			// About the whole regex: no position rather than a wrong one.
+			if e == nil || e.Code != CodeInvalidRegex || e.Details != nil {
+				t.Errorf("newMatcher(%.20q...) = %v, want INVALID_REGEX without a position", c.q, e)
+			}
+			continue
+		}
+		if e == nil || e.Code != CodeInvalidRegex || e.Details["position"] != c.pos || e.Details["fragment"] != c.fragment {
+			t.Errorf("newMatcher(%q) = %v, want INVALID_REGEX at %d (%q)", c.q, e, c.pos, c.fragment)
+			continue
+		}
+		if u, _ := e.Details["unsupported"].(string); u != c.unsupported {
+			t.Errorf("newMatcher(%q): unsupported %q, want %q", c.q, u, c.unsupported)
+		}
+		if want := "position " + itoa(c.pos); !strings.Contains(e.Message, want) {
+			t.Errorf("newMatcher(%q): message %q does not say %q", c.q, e.Message, want)
+		}
+		if c.unsupported != "" && !strings.Contains(e.Message, "RE2 (Go's regexp) does not support") {
+			t.Errorf("newMatcher(%q): message %q does not say RE2 lacks it", c.q, e.Message)
 		}
 	}
 }

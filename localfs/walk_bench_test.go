@@ -23,9 +23,9 @@ func BenchmarkGrepGoroot(b *testing.B) {
 		{Query: "func main", Mode: core.ModeCount},
 		{Query: "EPROTONOSUPPORT", Mode: core.ModeCount},
 		{Query: "err", Mode: core.ModeCount},
-		{Query: `func \w+Error\(`, Regex: true, Mode: core.ModeCount},
+		{Query: `func \w+Error\(`, Regex: new(true), Mode: core.ModeCount},
 		{Query: "readfile", IgnoreCase: true, Mode: core.ModeCount},
-		{Query: `[A-Z][a-z]+[0-9]{2,}`, Regex: true, Mode: core.ModeCount},
+		{Query: `[A-Z][a-z]+[0-9]{2,}`, Regex: new(true), Mode: core.ModeCount},
 		{Query: "err"},
 	} {
 		b.Run(q.Query+"/"+q.Mode, func(b *testing.B) {

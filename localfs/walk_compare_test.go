@@ -107,12 +107,19 @@ func agentfsLines(t *testing.T, tl *core.Tools, req core.GrepRequest) []line {
 		if err != nil {
 			t.Fatalf("grep %+v: %v", req, err)
 		}
-		for _, m := range res.Matches {
-			if len(m.Context) == 0 {
-				out = append(out, line{m.Path, m.Line, m.Text, true})
-			}
-			for _, c := range m.Context {
-				out = append(out, line{m.Path, c.Line, c.Text, c.IsMatch})
+		for _, f := range res.Files {
+			end := 0 // the last line of the previous block
+			for _, b := range f.Blocks {
+				// Blocks are maximal: never adjacent within a page; matches
+				// is given only when some line of the block does not match.
+				if b.Start <= end+1 && end > 0 || len(b.Lines) == 0 || b.Matches != nil && (len(b.Matches) >= len(b.Lines) || !slices.IsSorted(b.Matches)) {
+					t.Fatalf("grep %+v: bad block in %s after line %d: %+v", req, f.Path, end, b)
+				}
+				end = b.Start + len(b.Lines) - 1
+				for i, text := range b.Lines {
+					n := b.Start + i
+					out = append(out, line{f.Path, n, text, b.Matches == nil || slices.Contains(b.Matches, n)})
+				}
 			}
 		}
 		if res.NextOffset == nil {
@@ -191,21 +198,22 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 		{"literal", core.GrepRequest{Query: "foo"}, []string{"-F", "foo"}},
 		{"literal unicode", core.GrepRequest{Query: "straße"}, []string{"-F", "straße"}},
 		{"literal punctuation", core.GrepRequest{Query: "x := 1"}, []string{"-F", "x := 1"}},
-		{"regex inner literal", core.GrepRequest{Query: `fo+\w*Bar`, Regex: true}, []string{`fo+\w*Bar`}},
-		{"regex anchored", core.GrepRequest{Query: `^Foo.*nil,?\s*$`, Regex: true}, []string{`^Foo.*nil,?\s*$`}},
-		{"regex no literal", core.GrepRequest{Query: `[A-Z]{3}[a-z]?\s[a-z]`, Regex: true}, []string{`[A-Z]{3}[a-z]?\s[a-z]`}},
-		{"regex alternation", core.GrepRequest{Query: `main|baz`, Regex: true}, []string{`main|baz`}},
+		{"regex inner literal", core.GrepRequest{Query: `fo+\w*Bar`, Regex: new(true)}, []string{`fo+\w*Bar`}},
+		{"regex anchored", core.GrepRequest{Query: `^Foo.*nil,?\s*$`, Regex: new(true)}, []string{`^Foo.*nil,?\s*$`}},
+		{"regex no literal", core.GrepRequest{Query: `[A-Z]{3}[a-z]?\s[a-z]`, Regex: new(true)}, []string{`[A-Z]{3}[a-z]?\s[a-z]`}},
+		{"regex alternation", core.GrepRequest{Query: `main|baz`, Regex: new(true)}, []string{`main|baz`}},
 		{"ignore case", core.GrepRequest{Query: "foo", IgnoreCase: true}, []string{"-F", "-i", "foo"}},
 		{"ignore case kelvin", core.GrepRequest{Query: "kelvin", IgnoreCase: true}, []string{"-F", "-i", "kelvin"}},
 		{"ignore case long s", core.GrepRequest{Query: "secret", IgnoreCase: true}, []string{"-F", "-i", "secret"}},
 		{"ignore case sharp s", core.GrepRequest{Query: "STRAẞE", IgnoreCase: true}, []string{"-F", "-i", "STRAẞE"}},
-		{"ignore case regex", core.GrepRequest{Query: `é\w+`, Regex: true, IgnoreCase: true}, []string{"-i", `é\w+`}},
+		{"ignore case regex", core.GrepRequest{Query: `é\w+`, Regex: new(true), IgnoreCase: true}, []string{"-i", `é\w+`}},
 		// rg lets -g override ignore files; include only narrows, so the
 		// globs here pick files that no ignore file names.
-		{"include name", core.GrepRequest{Query: "bar", Include: "*.md"}, []string{"-F", "-g", "*.md", "bar"}},
-		{"include path", core.GrepRequest{Query: "bar", Include: "d1/**/*.txt"}, []string{"-F", "-g", "d1/**/*.txt", "bar"}},
+		{"include name", core.GrepRequest{Query: "bar", Include: core.Globs{"*.md"}}, []string{"-F", "-g", "*.md", "bar"}},
+		{"include path", core.GrepRequest{Query: "bar", Include: core.Globs{"d1/**/*.txt"}}, []string{"-F", "-g", "d1/**/*.txt", "bar"}},
+		{"includes", core.GrepRequest{Query: "bar", Include: core.Globs{"*.md", "d1/**/*.txt"}}, []string{"-F", "-g", "*.md", "-g", "d1/**/*.txt", "bar"}},
 		{"context", core.GrepRequest{Query: "main", Context: 2}, []string{"-F", "-C", "2", "main"}},
-		{"context regex", core.GrepRequest{Query: `^\(`, Regex: true, Context: 3}, []string{"-C", "3", `^\(`}},
+		{"context regex", core.GrepRequest{Query: `^\(`, Regex: new(true), Context: 3}, []string{"-C", "3", `^\(`}},
 		{"subdirectory", core.GrepRequest{Query: "foo", Path: "d1"}, []string{"-F", "foo", "d1"}},
 	}
 	for _, c := range cases {

@@ -210,6 +210,64 @@ func TestGrepOrderIndependentOfWorkers(t *testing.T) {
 	}
 }
 
+// TestGrepByteBound pages through searches under small byte bounds: every
+// page that holds more than one item fits the bound as the CLI writes it,
+// and the pages together hold every match of the unbounded search, in order.
+// (Context that the bound cuts after a page's last match is not repeated.)
+func TestGrepByteBound(t *testing.T) {
+	dir := t.TempDir()
+	genTree(t, dir, 300)
+	tl := newTools(t, dir)
+	all := func(req core.GrepRequest, maxBytes int) []line {
+		tl.MaxBytes = maxBytes
+		var out []line
+		for {
+			req.Limit = 1000
+			res, err := tl.Grep(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.Encode(res)
+			if buf.Len() > maxBytes && res.Count > 1 {
+				t.Fatalf("%+v under %d bytes: a page of %d items is %d bytes", req, maxBytes, res.Count, buf.Len())
+			}
+			for _, f := range res.Files {
+				if f.Blocks == nil { // files and count modes: the file is the item
+					out = append(out, line{Path: f.Path, Line: f.Count})
+				}
+				for _, b := range f.Blocks {
+					for i, text := range b.Lines {
+						if n := b.Start + i; b.Matches == nil || slices.Contains(b.Matches, n) {
+							out = append(out, line{f.Path, n, text, true})
+						}
+					}
+				}
+			}
+			if res.NextOffset == nil {
+				return out
+			}
+			req.Offset = *res.NextOffset
+		}
+	}
+	for _, req := range []core.GrepRequest{
+		{Query: "foo"},
+		{Query: "foo", Context: 2},
+		{Query: "e", Context: 1},
+		{Query: "foo", Mode: core.ModeFiles},
+		{Query: "foo", Mode: core.ModeCount},
+	} {
+		want := all(req, 64<<20)
+		for _, maxBytes := range []int{1500, 4000, 20000} {
+			if got := all(req, maxBytes); !slices.Equal(got, want) {
+				t.Errorf("%+v under %d bytes: %d items, want %d", req, maxBytes, len(got), len(want))
+			}
+		}
+	}
+}
+
 // TestGrepClosesDescriptors checks that the directories held open for the
 // workers' opens are all closed after a full search, a first page that
 // stops the walk, and a cancelled search.
@@ -259,7 +317,7 @@ func TestFindNonUTF8Name(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Count != 2 || g.Matches[0].PathBase64 == "" {
-		t.Errorf("grep = %+v", g.Matches)
+	if g.Count != 2 || len(g.Files) != 2 || g.Files[0].PathBase64 == "" || g.Files[0].PathBase64 == g.Files[1].PathBase64 {
+		t.Errorf("grep = %+v", g.Files)
 	}
 }

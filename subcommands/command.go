@@ -220,11 +220,23 @@ func flagFor(s core.FieldSpec) cli.Flag {
 		return &cli.Int64Flag{Name: s.Flag, Usage: s.Help}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.String {
-			return &cli.StringSliceFlag{Name: s.Flag, Usage: s.Help}
+			return &cli.GenericFlag{Name: s.Flag, Usage: s.Help, Value: &repeated{}}
 		}
 	}
 	return nil
 }
+
+// repeated is the value of a repeatable flag: each occurrence is one value,
+// taken whole. urfave/cli's slice flags would split it at commas, and break
+// a glob such as *.{go,md}.
+type repeated []string
+
+func (r *repeated) Set(s string) error {
+	*r = append(*r, s)
+	return nil
+}
+
+func (r *repeated) String() string { return strings.Join(*r, ", ") }
 
 // setFromFlag copies one parsed flag into its field.
 func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
@@ -245,7 +257,7 @@ func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
 	case reflect.Int64:
 		v.SetInt(c.Int64(s.Flag))
 	case reflect.Slice:
-		v.Set(reflect.ValueOf(c.StringSlice(s.Flag)))
+		v.Set(reflect.ValueOf([]string(*c.Generic(s.Flag).(*repeated))))
 	}
 	return nil
 }

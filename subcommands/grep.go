@@ -21,29 +21,46 @@ func grepCommand() *cli.Command {
 	}.command()
 }
 
-// grepText renders matches as grep -n does: path:line:text, and path-line-text
-// for context lines.
+// grepText renders a page as rg -n does: path:line:text for a matching
+// line, path-line-text for a context line and -- between blocks when there
+// is context; as rg -l in files mode (paths) and rg -c in count mode
+// (path:count, then the totals).
 func grepText(r *core.GrepResult) string {
 	var b strings.Builder
-	for _, m := range r.Matches {
-		if len(m.Context) == 0 {
-			fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
-			continue
-		}
-		for _, l := range m.Context {
-			sep := "-"
-			if l.IsMatch {
-				sep = ":"
-			}
-			fmt.Fprintf(&b, "%s%s%d%s%s\n", m.Path, sep, l.Line, sep, l.Text)
-		}
-		b.WriteString("--\n")
-	}
+	withContext := false
 	for _, f := range r.Files {
-		fmt.Fprintf(&b, "%s:%d\n", f.Path, f.Count)
+		for _, bl := range f.Blocks {
+			withContext = withContext || bl.Matches != nil
+		}
 	}
-	if r.Mode == core.ModeCount {
-		fmt.Fprintf(&b, "%d\n", r.Count)
+	blocks := 0
+	for _, f := range r.Files {
+		switch r.Mode {
+		case core.ModeFiles:
+			fmt.Fprintf(&b, "%s\n", f.Path)
+		case core.ModeCount:
+			fmt.Fprintf(&b, "%s:%d\n", f.Path, f.Count)
+		}
+		for _, bl := range f.Blocks {
+			if blocks++; withContext && blocks > 1 {
+				b.WriteString("--\n")
+			}
+			m := bl.Matches
+			for i, text := range bl.Lines {
+				n, sep := bl.Start+i, ":"
+				if bl.Matches != nil {
+					if len(m) > 0 && m[0] == n {
+						m = m[1:]
+					} else {
+						sep = "-"
+					}
+				}
+				fmt.Fprintf(&b, "%s%s%d%s%s\n", f.Path, sep, n, sep, text)
+			}
+		}
+	}
+	if r.FilesWithMatches != nil {
+		fmt.Fprintf(&b, "... %d matching lines in %d file(s)\n", r.Count, *r.FilesWithMatches)
 	}
 	if r.TimedOut {
 		fmt.Fprintf(&b, "... timed out: %s\n", r.Hint)
