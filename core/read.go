@@ -39,15 +39,29 @@ const (
 	readBufSize = 64 << 10
 )
 
+// ReadLineChars is the default lineTruncation: a line longer than this many
+// characters is cut, with a marker, so that one minified line cannot fill
+// a window.
+const ReadLineChars = 2000
+
 // LineTruncation shortens each line before the byte budget applies: by
-// bytes or by characters, exactly one of them.
+// bytes or by characters, exactly one of them; 0 keeps whole lines. Neither
+// set is the default, chars 2000.
 type LineTruncation struct {
-	Bytes int `json:"bytes,omitempty"`
-	Chars int `json:"chars,omitempty"`
+	Bytes *int `json:"bytes,omitempty"`
+	Chars *int `json:"chars,omitempty"`
 }
 
-// Set reports whether a truncation is asked for.
-func (l LineTruncation) Set() bool { return l.Bytes != 0 || l.Chars != 0 }
+// limit is the cut in bytes or in characters; n 0 means whole lines.
+func (l LineTruncation) limit() (n int, chars bool) {
+	switch {
+	case l.Bytes != nil:
+		return *l.Bytes, false
+	case l.Chars != nil:
+		return *l.Chars, true
+	}
+	return ReadLineChars, true
+}
 
 // UnmarshalText parses the flag form: bytes:N or chars:N. Its errors are
 // plain: the flag parser names the flag.
@@ -55,14 +69,14 @@ func (l *LineTruncation) UnmarshalText(b []byte) error {
 	unit, n, _ := strings.Cut(string(b), ":")
 	v, err := strconv.Atoi(n)
 	switch {
-	case err != nil:
+	case err != nil || v < 0:
+		return fmt.Errorf("want chars:N or bytes:N with N at least 0 (0 keeps whole lines), not %q", b)
 	case unit == "bytes":
-		*l = LineTruncation{Bytes: v}
+		*l = LineTruncation{Bytes: &v}
 	case unit == "chars":
-		*l = LineTruncation{Chars: v}
-	}
-	if !l.Set() || l.valid() != nil {
-		return fmt.Errorf("want bytes:N or chars:N with N at least 1, not %q", b)
+		*l = LineTruncation{Chars: &v}
+	default:
+		return fmt.Errorf("want chars:N or bytes:N with N at least 0 (0 keeps whole lines), not %q", b)
 	}
 	return nil
 }
@@ -70,26 +84,37 @@ func (l *LineTruncation) UnmarshalText(b []byte) error {
 // UnmarshalJSON takes the object form {"bytes":N} or {"chars":N}, or the
 // flag form as a string.
 func (l *LineTruncation) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*l = LineTruncation{} // the default, as for a field left out
+		return nil
+	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		if err := l.UnmarshalText([]byte(s)); err != nil {
-			return InvalidArgument("lineTruncation: %s.", err)
+			return InvalidArgument("lineTruncation: %s.", err).WithHint(lineTruncationHint)
 		}
 		return nil
 	}
 	type plain LineTruncation
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
-		return InvalidArgument(`lineTruncation must be {"bytes":N} or {"chars":N}.`)
+		return InvalidArgument(`lineTruncation must be {"chars":N} or {"bytes":N}.`).WithHint(lineTruncationHint)
 	}
 	*l = LineTruncation(p)
 	return l.valid()
 }
 
+// set reports whether the request names a truncation (else the default).
+func (l LineTruncation) set() bool { return l.Bytes != nil || l.Chars != nil }
+
+const lineTruncationHint = `for example {"chars":200}, or --line-truncation chars:200; chars:0 keeps whole lines`
+
 func (l LineTruncation) valid() error {
-	if l.Bytes < 0 || l.Chars < 0 || (l.Bytes == 0) == (l.Chars == 0) {
-		return InvalidArgument("lineTruncation takes exactly one of bytes or chars, at least 1.").
-			WithHint(`for example {"chars":200}, or --line-truncation chars:200`)
+	if (l.Bytes == nil) == (l.Chars == nil) {
+		return InvalidArgument("lineTruncation takes exactly one of bytes or chars.").WithHint(lineTruncationHint)
+	}
+	if n, _ := l.limit(); n < 0 {
+		return InvalidArgument("lineTruncation must be at least 0, not %d.", n).WithHint(lineTruncationHint)
 	}
 	return nil
 }
@@ -102,7 +127,7 @@ type ReadRequest struct {
 	ByteOffset         int64          `json:"byteOffset,omitempty" help:"byte where the window starts: the previous nextByteOffset, given with nextOffset"`
 	Limit              int            `json:"limit,omitempty" help:"lines to return (default 2000, also the most: a larger limit is capped)"`
 	IncludeLineNumbers bool           `json:"includeLineNumbers,omitempty" flag:"line-numbers" help:"prefix each line with its number and a tab"`
-	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to bytes:N or chars:N, with a marker"`
+	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to chars:N or bytes:N, with a marker (default chars:2000; 0 keeps whole lines)"`
 	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...)"`
 	// ExpectedVersion makes a continuation safe: offsets of a file that
 	// changed since the previous window would name other bytes.
@@ -126,14 +151,18 @@ type ReadResult struct {
 // byte budget, a part of it: then nextOffset equals endLine). content ends
 // with a newline when its last line had one. CRLF terminators are given as
 // "\n" when lineEnding is crlf, and kept as they are when it is mixed, so
-// that content plus lineEnding always rebuilds the bytes.
+// that content plus lineEnding rebuilds the bytes, unless linesCut says
+// that lineTruncation cut some lines.
 type TextWindow struct {
 	Content    string `json:"content"`
 	StartLine  int    `json:"startLine"`
 	EndLine    int    `json:"endLine"`
 	TotalLines *int   `json:"totalLines"`
 	Truncated  bool   `json:"truncated"`
-	NextOffset *int   `json:"nextOffset,omitempty"`
+	// LinesCut counts the lines that lineTruncation cut: their text ends
+	// with a marker, so content is not the file's bytes.
+	LinesCut   int  `json:"linesCut,omitempty"`
+	NextOffset *int `json:"nextOffset,omitempty"`
 	// NextByteOffset is where line nextOffset (or its rest) starts in the file.
 	NextByteOffset *int64 `json:"nextByteOffset,omitempty"`
 	LineEnding     string `json:"lineEnding"`
@@ -250,7 +279,7 @@ func (req ReadRequest) check() error {
 		return InvalidArgument("byteOffset is given without offset.").
 			WithHint("pass nextOffset and nextByteOffset of the previous read together, or offset alone")
 	}
-	if req.LineTruncation.Set() {
+	if req.LineTruncation.set() {
 		return req.LineTruncation.valid()
 	}
 	return nil
@@ -396,6 +425,8 @@ const (
 type winLine struct {
 	text string
 	term termKind
+	// cut is set when lineTruncation cut the line's text.
+	cut bool
 }
 
 // run reads the window from lr: skips to the first line when there is no
@@ -473,6 +504,11 @@ func (w *window) run(ctx context.Context, lr *lineReader) (*TextWindow, error) {
 		Encoding:  w.codec.name,
 	}
 	tw.Content, tw.LineEnding = w.render(start)
+	for _, l := range w.lines {
+		if l.cut {
+			tw.LinesCut++
+		}
+	}
 	if truncated {
 		nextLine := tw.EndLine + 1
 		if continues {
@@ -496,8 +532,9 @@ func pastEnd(offset, lines int, display string) error {
 // at least half its raw size (UTF-16) and JSON never shrinks it.
 func (w *window) rawLimit() int {
 	room := 2*(w.budget-w.used) + 8
-	if lt := w.req.LineTruncation; lt.Set() {
-		room = min(room, 4*(lt.Bytes+lt.Chars)+8)
+	if n, _ := w.req.LineTruncation.limit(); n > 0 {
+		// A character takes at most 4 bytes in every supported encoding.
+		room = min(room, 4*min(n, ReadMaxBytes)+8)
 	}
 	return max(room, 0)
 }
@@ -506,7 +543,8 @@ func (w *window) rawLimit() int {
 // reports whether it fits the budget whole, after any lineTruncation.
 func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) {
 	full := lr.lineDone() && len(raw) == lr.lineLen
-	if !full && !w.req.LineTruncation.Set() {
+	cutAt, chars := w.req.LineTruncation.limit()
+	if !full && cutAt == 0 {
 		return winLine{}, false, nil
 	}
 	body, term := raw, termNone
@@ -519,19 +557,19 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 	if err != nil {
 		return winLine{}, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.name), n)
 	}
-	if lt := w.req.LineTruncation; lt.Set() {
+	line := winLine{text: text, term: term}
+	if cutAt > 0 {
 		if !full {
 			if err := lr.skipRest(); err != nil {
 				return winLine{}, false, ioError(err, w.display)
 			}
-			term = lr.lastTerm
+			line.term = lr.lastTerm
 		}
-		if cut, ok := truncateLine(text, lt); ok || !full {
-			size := lr.lineLen - termLen(term, w.codec.unit)
-			text = cut + fmt.Sprintf(" …[line cut: %d bytes in all]", size)
+		if cut, ok := truncateLine(text, cutAt, chars); ok || !full {
+			size := lr.lineLen - termLen(line.term, w.codec.unit)
+			line.text, line.cut = cut+fmt.Sprintf(" …[line cut: %d bytes in all]", size), true
 		}
 	}
-	line := winLine{text: text, term: term}
 	cost := w.cost(line, n)
 	if w.used+cost > w.budget {
 		return winLine{}, false, nil
@@ -645,20 +683,21 @@ func (w *window) render(start int) (string, string) {
 	return b.String(), ending
 }
 
-// truncateLine applies lineTruncation to a line; ok reports a cut.
-func truncateLine(s string, lt LineTruncation) (string, bool) {
-	if lt.Bytes > 0 {
-		if len(s) <= lt.Bytes {
+// truncateLine cuts a line's text to limit bytes or characters, at a
+// character boundary; ok reports a cut.
+func truncateLine(s string, limit int, chars bool) (string, bool) {
+	if !chars {
+		if len(s) <= limit {
 			return s, false
 		}
-		k := lt.Bytes
+		k := limit
 		for k > 0 && !utf8.RuneStart(s[k]) {
 			k--
 		}
 		return s[:k], true
 	}
 	i, n := 0, 0
-	for i < len(s) && n < lt.Chars {
+	for i < len(s) && n < limit {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		n++

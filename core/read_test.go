@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -151,6 +152,7 @@ func TestReadTable(t *testing.T) {
 		encoding   string
 		total      int // -1: null
 		next       int // 0: none
+		cut        int
 	}{
 		{name: "empty", file: "", content: "", ending: "none", encoding: "utf-8"},
 		{name: "lf", file: "a\nb\n", content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
@@ -169,8 +171,14 @@ func TestReadTable(t *testing.T) {
 		{name: "limit", file: "a\nb\nc\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: -1, next: 3},
 		{name: "limit at end", file: "a\nb\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
 		{name: "line numbers", file: "a\nb\n", req: ReadRequest{IncludeLineNumbers: true, Offset: 2}, content: "2\tb\n", ending: "lf", encoding: "utf-8", total: 2},
-		{name: "truncate bytes", file: "héllo\nok\n", req: ReadRequest{LineTruncation: LineTruncation{Bytes: 2}}, content: "h …[line cut: 6 bytes in all]\nok\n", ending: "lf", encoding: "utf-8", total: 2},
-		{name: "truncate chars", file: "héllo\r\n", req: ReadRequest{LineTruncation: LineTruncation{Chars: 2}}, content: "hé …[line cut: 6 bytes in all]\n", ending: "crlf", encoding: "utf-8", total: 1},
+		{name: "truncate bytes", file: "héllo\nok\n", req: ReadRequest{LineTruncation: LineTruncation{Bytes: new(2)}}, content: "h …[line cut: 6 bytes in all]\nok\n", ending: "lf", encoding: "utf-8", total: 2, cut: 1},
+		{name: "truncate chars", file: "héllo\r\n", req: ReadRequest{LineTruncation: LineTruncation{Chars: new(2)}}, content: "hé …[line cut: 6 bytes in all]\n", ending: "crlf", encoding: "utf-8", total: 1, cut: 1},
+		{name: "truncate chars:0 whole", file: strings.Repeat("é", 2500) + "\n", req: ReadRequest{LineTruncation: LineTruncation{Chars: new(0)}}, content: strings.Repeat("é", 2500) + "\n", ending: "lf", encoding: "utf-8", total: 1},
+		{name: "truncate bytes:0 whole", file: strings.Repeat("x", 2500), req: ReadRequest{LineTruncation: LineTruncation{Bytes: new(0)}}, content: strings.Repeat("x", 2500), ending: "none", encoding: "utf-8", total: 1},
+		{name: "default cut at 2000 chars", file: strings.Repeat("é", 2001) + "\r\nb\r\n", content: strings.Repeat("é", 2000) + " …[line cut: 4002 bytes in all]\nb\n", ending: "crlf", encoding: "utf-8", total: 2, cut: 1},
+		{name: "default keeps 2000 chars", file: strings.Repeat("😀", 2000) + "\n", content: strings.Repeat("😀", 2000) + "\n", ending: "lf", encoding: "utf-8", total: 1},
+		{name: "default cut utf-16", file: utf16le(strings.Repeat("😀", 2001)+"\n", true), content: strings.Repeat("😀", 2000) + " …[line cut: 8004 bytes in all]\n", ending: "lf", bom: true, encoding: "utf-16le", total: 1, cut: 1},
+		{name: "default cut shift_jis", file: strings.Repeat("\x93\xfa", 2001), req: ReadRequest{Encoding: "shift_jis"}, content: strings.Repeat("日", 2000) + " …[line cut: 4002 bytes in all]", ending: "none", encoding: "shift_jis", total: 1, cut: 1},
 		{name: "svg is text", file: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", content: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", ending: "lf", encoding: "utf-8", total: 1},
 	}
 	for _, tc := range tests {
@@ -196,6 +204,9 @@ func TestReadTable(t *testing.T) {
 			}
 			if (tc.next == 0) != (res.NextOffset == nil) || tc.next != 0 && *res.NextOffset != tc.next {
 				t.Errorf("nextOffset = %v, want %d", res.NextOffset, tc.next)
+			}
+			if res.LinesCut != tc.cut {
+				t.Errorf("linesCut = %d, want %d", res.LinesCut, tc.cut)
 			}
 			if res.Version == "" {
 				t.Error("no version")
@@ -294,7 +305,7 @@ func TestReadMedia(t *testing.T) {
 // from the contents, line endings and byte-order mark.
 func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([]byte, int) {
 	t.Helper()
-	req := ReadRequest{Path: p, Limit: limit, Encoding: encoding}
+	req := ReadRequest{Path: p, Limit: limit, Encoding: encoding, LineTruncation: LineTruncation{Chars: new(0)}}
 	var out []byte
 	for calls := 1; ; calls++ {
 		res, err := tl.Read(context.Background(), req)
@@ -337,6 +348,83 @@ func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([
 		}
 		if res.TotalLines != nil || *res.NextOffset < res.EndLine || *res.NextByteOffset <= req.ByteOffset {
 			t.Fatalf("window %+v does not advance: %+v", req, res.TextWindow)
+		}
+		req.Offset, req.ByteOffset = *res.NextOffset, *res.NextByteOffset
+		if calls > 100000 {
+			t.Fatal("paging does not end")
+		}
+	}
+}
+
+// pageCut pages through a UTF-8 file with lineTruncation lt and checks
+// every window against the file's own lines: a line is cut exactly when
+// truncateLine cuts it, with the marker giving its length, every other line
+// and a piece of a line too long for a window are the file's bytes, and
+// each continuation points just after the last byte the window covers.
+func pageCut(t testing.TB, tl *Tools, data []byte, lt LineTruncation, limit int) {
+	t.Helper()
+	n, chars := lt.limit()
+	req := ReadRequest{Path: "f", Limit: limit, LineTruncation: lt}
+	for calls := 1; ; calls++ {
+		res, err := tl.Read(context.Background(), req)
+		if err != nil {
+			t.Fatalf("read %+v: %v", req, err)
+		}
+		p := int(req.ByteOffset)
+		if p == 0 && bytes.HasPrefix(data, bomUTF8) {
+			p = len(bomUTF8)
+		}
+		piece := res.Truncated && *res.NextOffset == res.EndLine
+		var want strings.Builder
+		cut, lf, crlf := 0, false, false
+		type line struct {
+			text string
+			term string
+		}
+		var lines []line
+		for i := range res.EndLine - res.StartLine + 1 {
+			if piece && i == res.EndLine-res.StartLine {
+				lines = append(lines, line{text: string(data[p:*res.NextByteOffset])})
+				p = int(*res.NextByteOffset)
+				break
+			}
+			end, next, term := len(data), len(data), ""
+			if nl := bytes.IndexByte(data[p:], '\n'); nl >= 0 {
+				end, next, term = p+nl, p+nl+1, "\n"
+				if end > p && data[end-1] == '\r' {
+					end, term = end-1, "\r\n"
+				}
+			}
+			l := line{text: string(data[p:end]), term: term}
+			if c, ok := truncateLine(l.text, n, chars); n > 0 && ok {
+				l.text = c + fmt.Sprintf(" …[line cut: %d bytes in all]", end-p)
+				cut++
+			}
+			lf, crlf = lf || term == "\n", crlf || term == "\r\n"
+			lines = append(lines, l)
+			p = next
+		}
+		for _, l := range lines {
+			want.WriteString(l.text)
+			if l.term == "\r\n" && lf {
+				want.WriteString("\r\n")
+			} else if l.term != "" {
+				want.WriteByte('\n')
+			}
+		}
+		ending := map[[2]bool]string{{false, false}: "none", {true, false}: "lf", {false, true}: "crlf", {true, true}: "mixed"}[[2]bool{lf, crlf}]
+		if res.Content != want.String() || res.LinesCut != cut || res.LineEnding != ending {
+			t.Fatalf("window %+v:\ncontent %q linesCut %d lineEnding %s\nwant    %q linesCut %d lineEnding %s",
+				req, res.Content, res.LinesCut, res.LineEnding, want.String(), cut, ending)
+		}
+		if !res.Truncated {
+			if p != len(data) {
+				t.Fatalf("window %+v ends at byte %d of %d without a continuation", req, p, len(data))
+			}
+			return
+		}
+		if int(*res.NextByteOffset) != p {
+			t.Fatalf("window %+v: nextByteOffset %d, want %d", req, *res.NextByteOffset, p)
 		}
 		req.Offset, req.ByteOffset = *res.NextOffset, *res.NextByteOffset
 		if calls > 100000 {
@@ -469,6 +557,7 @@ func FuzzReadWindow(f *testing.F) {
 	f.Add([]byte("\xff\xfea\x00\n\x00"), uint8(3), uint16(0))
 	f.Add([]byte(""), uint8(0), uint16(0))
 	f.Add([]byte("\ufeff\n\xff"), uint8(1), uint16(124))
+	f.Add([]byte(strings.Repeat("\x01é", 2100)+"\r\nab\r\n"), uint8(0), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, limit uint8, maxBytes uint16) {
 		if len(data) > 1<<14 {
 			return // paging a large input line by line only slows the search
@@ -487,6 +576,11 @@ func FuzzReadWindow(f *testing.F) {
 		got, _ := pageToEnd(t, tl, "f", int(limit), "")
 		if !bytes.Equal(got, data) {
 			t.Fatalf("rebuilt %q, want %q", got, data)
+		}
+		// Cut lines: the default, and a bound in chars and in bytes
+		// drawn from the other inputs.
+		for _, lt := range []LineTruncation{{}, {Chars: new(int(maxBytes % 7))}, {Bytes: new(int(limit % 9))}} {
+			pageCut(t, tl, data, lt, int(limit))
 		}
 	})
 }
@@ -526,20 +620,21 @@ func TestJSONLen(t *testing.T) {
 
 func TestTruncateLine(t *testing.T) {
 	for _, tc := range []struct {
-		in   string
-		lt   LineTruncation
-		want string
-		cut  bool
+		in    string
+		limit int
+		chars bool
+		want  string
+		cut   bool
 	}{
-		{"hello", LineTruncation{Bytes: 10}, "hello", false},
-		{"héllo", LineTruncation{Bytes: 2}, "h", true},
-		{"héllo", LineTruncation{Bytes: 3}, "hé", true},
-		{"日本語", LineTruncation{Chars: 2}, "日本", true},
-		{"日本", LineTruncation{Chars: 2}, "日本", false},
+		{"hello", 10, false, "hello", false},
+		{"héllo", 2, false, "h", true},
+		{"héllo", 3, false, "hé", true},
+		{"日本語", 2, true, "日本", true},
+		{"日本", 2, true, "日本", false},
 	} {
-		got, cut := truncateLine(tc.in, tc.lt)
+		got, cut := truncateLine(tc.in, tc.limit, tc.chars)
 		if got != tc.want || cut != tc.cut {
-			t.Errorf("truncateLine(%q, %+v) = %q, %v", tc.in, tc.lt, got, cut)
+			t.Errorf("truncateLine(%q, %d, %v) = %q, %v", tc.in, tc.limit, tc.chars, got, cut)
 		}
 	}
 }
@@ -550,23 +645,36 @@ func TestLineTruncationParse(t *testing.T) {
 		want LineTruncation
 		ok   bool
 	}{
-		{"bytes:200", LineTruncation{Bytes: 200}, true},
-		{"chars:5", LineTruncation{Chars: 5}, true},
-		{"chars:0", LineTruncation{}, false},
+		{"bytes:200", LineTruncation{Bytes: new(200)}, true},
+		{"chars:5", LineTruncation{Chars: new(5)}, true},
+		{"chars:0", LineTruncation{Chars: new(0)}, true},
+		{"bytes:0", LineTruncation{Bytes: new(0)}, true},
+		{"chars:-1", LineTruncation{}, false},
 		{"lines:5", LineTruncation{}, false},
 		{"200", LineTruncation{}, false},
+		{"", LineTruncation{}, false},
 	} {
 		var l LineTruncation
 		err := l.UnmarshalText([]byte(tc.in))
-		if (err == nil) != tc.ok || tc.ok && l != tc.want {
+		if (err == nil) != tc.ok || tc.ok && !reflect.DeepEqual(l, tc.want) {
 			t.Errorf("%q: %+v, %v", tc.in, l, err)
 		}
 	}
-	var req ReadRequest
-	if err := DecodeJSON([]byte(`{"path":"f","lineTruncation":{"chars":9}}`), &req); err != nil || req.LineTruncation.Chars != 9 {
-		t.Errorf("object form: %+v %v", req, err)
+	for in, want := range map[string]LineTruncation{
+		`{"path":"f","lineTruncation":{"chars":9}}`: {Chars: new(9)},
+		`{"path":"f","lineTruncation":{"chars":0}}`: {Chars: new(0)},
+		`{"path":"f","lineTruncation":"bytes:7"}`:   {Bytes: new(7)},
+		`{"path":"f","lineTruncation":null}`:        {},
+		`{"path":"f"}`:                              {},
+	} {
+		var req ReadRequest
+		if err := DecodeJSON([]byte(in), &req); err != nil || !reflect.DeepEqual(req.LineTruncation, want) {
+			t.Errorf("%s: %+v %v", in, req.LineTruncation, err)
+		}
 	}
-	for _, bad := range []string{`{"path":"f","lineTruncation":{"chars":1,"bytes":2}}`, `{"path":"f","lineTruncation":{"lines":2}}`, `{"path":"f","lineTruncation":7}`} {
+	var req ReadRequest
+	for _, bad := range []string{`{"path":"f","lineTruncation":{"chars":1,"bytes":2}}`, `{"path":"f","lineTruncation":{"lines":2}}`,
+		`{"path":"f","lineTruncation":7}`, `{"path":"f","lineTruncation":{}}`, `{"path":"f","lineTruncation":{"bytes":-3}}`, `{"path":"f","lineTruncation":"chars:x"}`} {
 		if err := DecodeJSON([]byte(bad), &req); codeOf(err) != CodeInvalidArgument {
 			t.Errorf("%s: %v", bad, err)
 		}
@@ -576,7 +684,7 @@ func TestLineTruncationParse(t *testing.T) {
 func TestReadNoSha256WhenLastLineLeftOut(t *testing.T) {
 	file := "short\n" + strings.Repeat("y", 5000) // read to EOF, not returned
 	tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: 1000}
-	res, err := tl.Read(context.Background(), ReadRequest{Path: "f"})
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "f", LineTruncation: LineTruncation{Bytes: new(0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
