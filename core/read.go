@@ -123,7 +123,7 @@ func (l LineTruncation) valid() error {
 // description of a binary.
 type ReadRequest struct {
 	Path               string         `json:"path" arg:"0" alias:"file_path" help:"file to read"`
-	Offset             int            `json:"offset,omitempty" help:"1-based line to start at (with byteOffset: that line's number)"`
+	Offset             int            `json:"offset,omitempty" help:"1-based line to start at; -N starts N lines from the end, as tail -n (with byteOffset: that line's number)"`
 	ByteOffset         int64          `json:"byteOffset,omitempty" help:"byte where the window starts: the previous nextByteOffset, given with nextOffset"`
 	Limit              int            `json:"limit,omitempty" help:"lines to return (default 2000, also the most: a larger limit is capped)"`
 	IncludeLineNumbers bool           `json:"includeLineNumbers,omitempty" flag:"line-numbers" help:"prefix each line with its number and a tab"`
@@ -154,11 +154,15 @@ type ReadResult struct {
 // that content plus lineEnding rebuilds the bytes, unless linesCut says
 // that lineTruncation cut some lines.
 type TextWindow struct {
-	Content    string `json:"content"`
-	StartLine  int    `json:"startLine"`
-	EndLine    int    `json:"endLine"`
-	TotalLines *int   `json:"totalLines"`
-	Truncated  bool   `json:"truncated"`
+	Content   string `json:"content"`
+	StartLine int    `json:"startLine"`
+	EndLine   int    `json:"endLine"`
+	// TotalLines is known whenever the file is at most ReadCountMaxBytes,
+	// otherwise once a window numbered from the start reaches the end.
+	TotalLines *int `json:"totalLines"`
+	// TotalBytes is the file's size when it was opened.
+	TotalBytes int64 `json:"totalBytes"`
+	Truncated  bool  `json:"truncated"`
 	// LinesCut counts the lines that lineTruncation cut: their text ends
 	// with a marker, so content is not the file's bytes.
 	LinesCut   int  `json:"linesCut,omitempty"`
@@ -197,7 +201,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	}
 	h := sha256.New()
 	size := bufSize(info.Size)
-	if req.ByteOffset > 0 {
+	if req.ByteOffset > 0 || req.Offset < 0 {
 		size = sniffBytes + 1 // only the prefix is read from here
 	}
 	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
@@ -216,9 +220,9 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	res.Path, res.PathBase64 = PathText(display)
 	switch cls.kind {
 	case kindImage, kindPDF:
-		if req.Offset > 1 || req.ByteOffset > 0 {
+		if req.Offset > 1 || req.Offset < 0 || req.ByteOffset > 0 {
 			return nil, InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.mime).
-				WithPath(display).WithHint("read it without offset or byteOffset")
+				WithPath(display).WithHint("read it without --offset or --byte-offset")
 		}
 		data, err := readMedia(br, info.Size, display)
 		if err != nil {
@@ -241,26 +245,51 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	if w.limit == 0 || w.limit > ReadMaxLines {
 		w.limit = ReadMaxLines
 	}
-	var lr *lineReader
-	if req.ByteOffset > 0 {
+	// The window's first line: its number, and how many lines to skip to
+	// reach it when the reader stands at line 1.
+	var (
+		lr          *lineReader
+		start, skip int
+	)
+	switch {
+	case req.ByteOffset > 0:
 		lr, err = t.openAt(ctx, req, cls.text, display)
 		if err != nil {
 			return nil, err
 		}
 		defer lr.close()
-	} else {
+		start = req.Offset
+	case req.Offset < 0:
+		lr, start, err = t.tail(ctx, f, br, h, req, cls.text, display)
+		if err != nil {
+			return nil, err
+		}
+	default:
 		if _, err := br.Discard(len(cls.text.bom)); err != nil {
 			return nil, ioError(err, display)
 		}
-		lr = &lineReader{br: br, c: cls.text, pos: int64(len(cls.text.bom)), hash: h}
+		lr = &lineReader{br: br, c: cls.text, pos: int64(len(cls.text.bom)), hash: h, src: f}
+		start = max(req.Offset, 1)
+		skip = start - 1
 	}
-	res.TextWindow, err = w.run(ctx, lr)
+	tw, err := w.run(ctx, lr, start, skip)
 	if err != nil {
 		return nil, err
 	}
-	if lr.wholeFile() && !res.Truncated {
+	tw.TotalBytes = info.Size
+	if lr.wholeFile() && !tw.Truncated {
 		res.Sha256 = lr.sum()
 	}
+	if tw.TotalLines == nil && start > 0 && info.Size <= ReadCountMaxBytes {
+		// The lines the window's reader has passed, and a count of the rest.
+		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos)
+		if err != nil {
+			return nil, ioError(err, display)
+		}
+		total := w.passed(lr) + rest
+		tw.TotalLines = &total
+	}
+	res.TextWindow = tw
 	return res, nil
 }
 
@@ -268,8 +297,6 @@ func (req ReadRequest) check() error {
 	switch {
 	case req.Path == "":
 		return InvalidArgument("path is required.").WithHint("name the file to read, for example agentfs read main.go")
-	case req.Offset < 0:
-		return InvalidArgument("offset must be a 1-based line number, not %d.", req.Offset)
 	case req.ByteOffset < 0:
 		return InvalidArgument("byteOffset must be 0 or more, not %d.", req.ByteOffset)
 	case req.Limit < 0:
@@ -343,7 +370,7 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 		f.Close()
 		return nil, ioError(err, display)
 	}
-	lr := &lineReader{br: br, c: c, pos: off, closer: f}
+	lr := &lineReader{br: br, c: c, pos: off, src: f, closer: f}
 	if off == bomLen || endsWith(before, c.newline()) {
 		return lr, nil
 	}
@@ -412,6 +439,8 @@ type window struct {
 
 	lines []winLine
 	used  int
+	// reading is the number of the line lr last began.
+	reading int
 }
 
 type termKind uint8
@@ -429,29 +458,29 @@ type winLine struct {
 	cut bool
 }
 
-// run reads the window from lr: skips to the first line when there is no
-// byte continuation, then takes whole lines until a cap.
-func (w *window) run(ctx context.Context, lr *lineReader) (*TextWindow, error) {
-	start := max(w.req.Offset, 1)
-	if w.req.ByteOffset == 0 {
-		for n := 1; n < start; n++ {
-			if n%4096 == 0 && ctx.Err() != nil {
-				return nil, ctx.Err() // skipping to a far offset can take long
-			}
-			ok, err := lr.skipLine()
-			if err != nil {
-				return nil, ioError(err, w.display)
-			}
-			if !ok {
-				return nil, pastEnd(start, n-1, w.display)
-			}
+// run reads the window from lr: skips skip lines to the first, numbered
+// start (negative when counted from the end), then takes whole lines until a
+// cap.
+func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*TextWindow, error) {
+	for n := 1; n <= skip; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err() // skipping to a far offset can take long
+		}
+		ok, err := lr.skipLine()
+		if err != nil {
+			return nil, ioError(err, w.display)
+		}
+		if !ok {
+			return nil, pastEnd(start, n-1, w.display)
 		}
 	}
+	w.reading = start - 1
 	truncated, continues := false, false
 	var next *int64
 	for len(w.lines) < w.limit {
 		lineStart := lr.pos
 		n := start + len(w.lines)
+		w.reading = n
 		raw, err := lr.next(w.rawLimit())
 		if err != nil {
 			return nil, ioError(err, w.display)
@@ -515,17 +544,26 @@ func (w *window) run(ctx context.Context, lr *lineReader) (*TextWindow, error) {
 			nextLine = tw.EndLine
 		}
 		tw.NextOffset, tw.NextByteOffset = &nextLine, next
-	} else {
+	} else if start > 0 {
 		total := tw.EndLine
 		tw.TotalLines = &total
 	}
 	return tw, nil
 }
 
+// passed is how many lines end before where lr stands after run: those up
+// to the last it began, less that one when lr stopped inside it.
+func (w *window) passed(lr *lineReader) int {
+	if lr.lineDone() {
+		return w.reading
+	}
+	return w.reading - 1
+}
+
 func pastEnd(offset, lines int, display string) error {
 	return InvalidArgument("offset %d is past the end of the file, which has %d line(s).", offset, lines).
 		WithPath(display).WithDetail("totalLines", lines).
-		WithHint("read from offset 1, or from an offset up to %d", max(lines, 1))
+		WithHint("pass an --offset up to %d, or --offset -N for the last N lines", max(lines, 1))
 }
 
 // rawLimit is how many raw bytes of a line may still fit: decoded text is
@@ -731,7 +769,10 @@ type lineReader struct {
 	// pos is the file offset of the next unread byte.
 	pos int64
 	// hash, when set, has seen every byte from offset 0.
-	hash   hash.Hash
+	hash hash.Hash
+	// src is the reader under br, without the hash: what follows br's
+	// buffer in the file.
+	src    io.Reader
 	closer io.Closer
 
 	buf []byte

@@ -28,6 +28,10 @@ type memFS struct {
 	files    map[string][]byte
 	versions map[string]string
 	read     int64
+	// readAts counts the ReadAt calls (an object store makes a request
+	// each), and readAtBytes the bytes they read.
+	readAts     int
+	readAtBytes int64
 }
 
 func newMemFS(files map[string]string) *memFS {
@@ -63,7 +67,8 @@ func (m *memFS) Stat(_ context.Context, p string) (FileInfo, error) {
 func (m *memFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
 
 type memReader struct {
-	io.Reader
+	// Reader holds the whole file, at the offset of the open.
+	*bytes.Reader
 	info FileInfo
 	fs   *memFS
 }
@@ -71,6 +76,14 @@ type memReader struct {
 func (r *memReader) Read(b []byte) (int, error) {
 	n, err := r.Reader.Read(b)
 	r.fs.read += int64(n)
+	return n, err
+}
+
+func (r *memReader) ReadAt(b []byte, off int64) (int, error) {
+	n, err := r.Reader.ReadAt(b, off)
+	r.fs.read += int64(n)
+	r.fs.readAts++
+	r.fs.readAtBytes += int64(n)
 	return n, err
 }
 
@@ -85,8 +98,9 @@ func (m *memFS) Open(ctx context.Context, p string, offset int64) (FileReader, e
 	if fi.Type == TypeDir {
 		return nil, Errorf(CodeNotAFile, "the path is a directory, not a file.").WithPath(p).WithHint("use ls")
 	}
-	b := m.files[path.Clean(p)]
-	return &memReader{Reader: bytes.NewReader(b[min(offset, int64(len(b))):]), info: fi, fs: m}, nil
+	r := bytes.NewReader(m.files[path.Clean(p)])
+	r.Seek(offset, io.SeekStart)
+	return &memReader{Reader: r, info: fi, fs: m}, nil
 }
 
 func (m *memFS) ReadDir(_ context.Context, p string, offset, limit int) (DirPage, error) {
@@ -153,6 +167,8 @@ func TestReadTable(t *testing.T) {
 		total      int // -1: null
 		next       int // 0: none
 		cut        int
+		noSum      bool // the whole file was seen, but not from the start
+		err        Code
 	}{
 		{name: "empty", file: "", content: "", ending: "none", encoding: "utf-8"},
 		{name: "lf", file: "a\nb\n", content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
@@ -168,7 +184,26 @@ func TestReadTable(t *testing.T) {
 		{name: "latin1", file: "caf\xe9\n", req: ReadRequest{Encoding: "latin1"}, content: "café\n", ending: "lf", encoding: "windows-1252", total: 1},
 		{name: "shift_jis", file: "\x93\xfa\x96\x7b\n", req: ReadRequest{Encoding: "shift_jis"}, content: "日本\n", ending: "lf", encoding: "shift_jis", total: 1},
 		{name: "offset", file: "a\nb\nc\n", req: ReadRequest{Offset: 2}, content: "b\nc\n", ending: "lf", encoding: "utf-8", total: 3},
-		{name: "limit", file: "a\nb\nc\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: -1, next: 3},
+		{name: "limit", file: "a\nb\nc\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 3, next: 3},
+		{name: "limit mid-line", file: "a\n" + strings.Repeat("b", 3000) + "\nc", req: ReadRequest{Limit: 2, LineTruncation: LineTruncation{Chars: new(0)}}, content: "a\n" + strings.Repeat("b", 3000) + "\n", ending: "lf", encoding: "utf-8", total: 3, next: 3},
+		{name: "limit utf-16 counted", file: utf16le("a\r\n\u0a0a\u010a\r\nc", true), req: ReadRequest{Limit: 1}, content: "a\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 3, next: 2},
+		{name: "tail", file: "a\nb\nc\n", req: ReadRequest{Offset: -2}, content: "b\nc\n", ending: "lf", encoding: "utf-8", total: 3, noSum: true},
+		{name: "tail whole", file: "a\nb\nc\n", req: ReadRequest{Offset: -3}, content: "a\nb\nc\n", ending: "lf", encoding: "utf-8", total: 3},
+		{name: "tail more than the file", file: "a\nb", req: ReadRequest{Offset: -30}, content: "a\nb", ending: "lf", encoding: "utf-8", total: 2},
+		{name: "tail no final newline", file: "a\nb\nc", req: ReadRequest{Offset: -1}, content: "c", ending: "none", encoding: "utf-8", total: 3, noSum: true},
+		{name: "tail empty last line", file: "a\n\n", req: ReadRequest{Offset: -1}, content: "\n", ending: "lf", encoding: "utf-8", total: 2, noSum: true},
+		{name: "tail lone newline", file: "\n", req: ReadRequest{Offset: -1}, content: "\n", ending: "lf", encoding: "utf-8", total: 1},
+		{name: "tail empty", file: "", req: ReadRequest{Offset: -1}, content: "", ending: "none", encoding: "utf-8"},
+		{name: "tail bom only", file: "\xEF\xBB\xBF", req: ReadRequest{Offset: -1}, content: "", ending: "none", bom: true, encoding: "utf-8"},
+		{name: "tail crlf bom", file: "\xEF\xBB\xBFa\r\nb\r\n", req: ReadRequest{Offset: -1}, content: "b\n", ending: "crlf", bom: true, encoding: "utf-8", total: 2, noSum: true},
+		{name: "tail bom reaches line 1", file: "\xEF\xBB\xBFa\r\nb\r\n", req: ReadRequest{Offset: -2}, content: "a\nb\n", ending: "crlf", bom: true, encoding: "utf-8", total: 2},
+		{name: "tail limit", file: "a\nb\nc\nd\n", req: ReadRequest{Offset: -3, Limit: 1}, content: "b\n", ending: "lf", encoding: "utf-8", total: 4, next: 3},
+		{name: "tail line numbers", file: "a\nb\nc\n", req: ReadRequest{Offset: -1, IncludeLineNumbers: true}, content: "3\tc\n", ending: "lf", encoding: "utf-8", total: 3, noSum: true},
+		{name: "tail cut", file: "a\n" + strings.Repeat("é", 2001) + "\n", req: ReadRequest{Offset: -1}, content: strings.Repeat("é", 2000) + " …[line cut: 4002 bytes in all]\n", ending: "lf", encoding: "utf-8", total: 2, cut: 1, noSum: true},
+		{name: "tail utf-16le", file: utf16le("a\r\n\u0a0a\u010a\r\nc\r\n", true), req: ReadRequest{Offset: -2}, content: "\u0a0a\u010a\nc\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 3, noSum: true},
+		{name: "tail utf-16le odd end", file: utf16le("a\nb", true) + "\n", req: ReadRequest{Offset: -1, Encoding: "utf-16le"}, content: "", ending: "", bom: true, encoding: "utf-16le", err: CodeNotText},
+		{name: "tail utf-16be", file: utf16be("a\n\u0a0a\nc"), req: ReadRequest{Offset: -2}, content: "\u0a0a\nc", ending: "lf", bom: true, encoding: "utf-16be", total: 3, noSum: true},
+		{name: "tail shift_jis", file: "\x93\xfa\n\x96\x7b\n", req: ReadRequest{Offset: -1, Encoding: "shift_jis"}, content: "本\n", ending: "lf", encoding: "shift_jis", total: 2, noSum: true},
 		{name: "limit at end", file: "a\nb\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
 		{name: "line numbers", file: "a\nb\n", req: ReadRequest{IncludeLineNumbers: true, Offset: 2}, content: "2\tb\n", ending: "lf", encoding: "utf-8", total: 2},
 		{name: "truncate bytes", file: "héllo\nok\n", req: ReadRequest{LineTruncation: LineTruncation{Bytes: new(2)}}, content: "h …[line cut: 6 bytes in all]\nok\n", ending: "lf", encoding: "utf-8", total: 2, cut: 1},
@@ -190,8 +225,14 @@ func TestReadTable(t *testing.T) {
 			tl := &Tools{FS: newMemFS(map[string]string{name: tc.file})}
 			tc.req.Path = name
 			res, err := tl.Read(context.Background(), tc.req)
+			if codeOf(err) != tc.err {
+				t.Fatalf("got %v, want %s", err, tc.err)
+			}
 			if err != nil {
-				t.Fatal(err)
+				return
+			}
+			if res.TotalBytes != int64(len(tc.file)) {
+				t.Errorf("totalBytes = %d, want %d", res.TotalBytes, len(tc.file))
 			}
 			if res.Kind != "text" || res.Content != tc.content || res.LineEnding != tc.ending || res.BOM != tc.bom || res.Encoding != tc.encoding {
 				t.Errorf("got kind %s content %q ending %s bom %v encoding %s", res.Kind, res.Content, res.LineEnding, res.BOM, res.Encoding)
@@ -211,7 +252,7 @@ func TestReadTable(t *testing.T) {
 			if res.Version == "" {
 				t.Error("no version")
 			}
-			wantSum := tc.total >= 0 // every byte was seen, from the start
+			wantSum := tc.next == 0 && !tc.noSum // every byte was seen, from the start
 			if wantSum != (res.Sha256 != "") {
 				t.Errorf("sha256 = %q, want it %v", res.Sha256, wantSum)
 			}
@@ -236,7 +277,6 @@ func TestReadErrors(t *testing.T) {
 		msg  string
 	}{
 		{ReadRequest{Path: ""}, CodeInvalidArgument, "path is required"},
-		{ReadRequest{Path: "a.txt", Offset: -1}, CodeInvalidArgument, "offset"},
 		{ReadRequest{Path: "a.txt", Limit: -1}, CodeInvalidArgument, "limit"},
 		{ReadRequest{Path: "a.txt", ByteOffset: 4}, CodeInvalidArgument, "without offset"},
 		{ReadRequest{Path: "a.txt", Offset: 5}, CodeInvalidArgument, "has 3 line(s)"},
@@ -305,8 +345,16 @@ func TestReadMedia(t *testing.T) {
 // from the contents, line endings and byte-order mark.
 func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([]byte, int) {
 	t.Helper()
-	req := ReadRequest{Path: p, Limit: limit, Encoding: encoding, LineTruncation: LineTruncation{Chars: new(0)}}
+	return pageFrom(t, tl, ReadRequest{Path: p, Limit: limit, Encoding: encoding})
+}
+
+// pageFrom reads from req's window to the end of the file, whole lines, and
+// rebuilds the bytes from there.
+func pageFrom(t testing.TB, tl *Tools, req ReadRequest) ([]byte, int) {
+	t.Helper()
+	req.LineTruncation = LineTruncation{Chars: new(0)}
 	var out []byte
+	total := 0
 	for calls := 1; ; calls++ {
 		res, err := tl.Read(context.Background(), req)
 		if err != nil {
@@ -318,12 +366,12 @@ func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([
 		}
 		switch res.Encoding {
 		case "utf-8":
-			if res.BOM && req.ByteOffset == 0 {
+			if res.BOM && req.ByteOffset == 0 && res.StartLine == 1 {
 				out = append(out, bomUTF8...)
 			}
 			out = append(out, c...)
 		case "utf-16le":
-			if res.BOM && req.ByteOffset == 0 {
+			if res.BOM && req.ByteOffset == 0 && res.StartLine == 1 {
 				out = append(out, bomUTF16LE...)
 			}
 			for _, u := range utf16.Encode([]rune(c)) {
@@ -340,13 +388,18 @@ func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([
 			}
 			out = append(out, b...)
 		}
+		// Every window of a file this small knows the same total.
+		if res.TotalLines == nil || total != 0 && *res.TotalLines != total || res.TotalBytes != int64(len(tl.FS.(*memFS).files[req.Path])) {
+			t.Fatalf("window %+v: totalLines %v (earlier %d), totalBytes %d", req, res.TotalLines, total, res.TotalBytes)
+		}
+		total = *res.TotalLines
 		if !res.Truncated {
-			if res.TotalLines == nil || *res.TotalLines != res.EndLine {
-				t.Fatalf("last window: totalLines %v, endLine %d", res.TotalLines, res.EndLine)
+			if total != res.EndLine {
+				t.Fatalf("last window: totalLines %d, endLine %d", total, res.EndLine)
 			}
 			return out, calls
 		}
-		if res.TotalLines != nil || *res.NextOffset < res.EndLine || *res.NextByteOffset <= req.ByteOffset {
+		if *res.NextOffset < res.EndLine || *res.NextByteOffset <= req.ByteOffset {
 			t.Fatalf("window %+v does not advance: %+v", req, res.TextWindow)
 		}
 		req.Offset, req.ByteOffset = *res.NextOffset, *res.NextByteOffset
@@ -547,6 +600,48 @@ func TestReadWindowCost(t *testing.T) {
 	}
 }
 
+// TestReadTailCost checks that the last lines of a file over
+// ReadCountMaxBytes cost what those lines cost, read backwards from the end
+// in a few ranged reads, and that a smaller file is counted, not read twice.
+func TestReadTailCost(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() <= ReadCountMaxBytes; i++ {
+		fmt.Fprintf(&b, "2026-01-02T03:04:05Z INFO request %d done\n", i)
+	}
+	big := b.String()
+	lines := strings.Count(big, "\n")
+	small := big[len(big)-2<<20:]
+	small = small[strings.IndexByte(small, '\n')+1:]
+	fsys := newMemFS(map[string]string{"big": big, "small": small})
+	tl := &Tools{FS: fsys}
+	for _, tc := range []struct {
+		path              string
+		start, total      int
+		maxRead, maxCalls int64
+	}{
+		{"big", -100, -1, sniffBytes + 1 + 2*tailChunk, 3},
+		{"small", strings.Count(small, "\n") - 99, strings.Count(small, "\n"), int64(len(small)) + tailChunk, 3},
+	} {
+		fsys.read, fsys.readAts, fsys.readAtBytes = 0, 0, 0
+		res, err := tl.Read(context.Background(), ReadRequest{Path: tc.path, Offset: -100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := fsys.files[tc.path]
+		want := string(file[bytes.LastIndex(file, []byte(fmt.Sprintf("request %d done", lines-100)))-len("2026-01-02T03:04:05Z INFO "):])
+		if res.Content != want || res.StartLine != tc.start || res.EndLine != tc.start+99 || res.Truncated {
+			t.Errorf("%s: lines %d-%d, truncated %v, content %d bytes, want %d", tc.path, res.StartLine, res.EndLine, res.Truncated, len(res.Content), len(want))
+		}
+		if tc.total < 0 && res.TotalLines != nil || tc.total >= 0 && (res.TotalLines == nil || *res.TotalLines != tc.total) {
+			t.Errorf("%s: totalLines %v, want %d", tc.path, res.TotalLines, tc.total)
+		}
+		t.Logf("%s: the last 100 lines of %d bytes: %d bytes read, %d of them in %d ranged reads", tc.path, len(file), fsys.read, fsys.readAtBytes, fsys.readAts)
+		if fsys.read > tc.maxRead || int64(fsys.readAts) > tc.maxCalls {
+			t.Errorf("%s: the last 100 lines of %d bytes read %d bytes in %d ranged reads", tc.path, len(file), fsys.read, fsys.readAts)
+		}
+	}
+}
+
 // FuzzReadWindow checks the paging property on arbitrary bytes. Fuzz with
 // -fuzzminimizetime 2s: minimizing an input pages it many times, and the
 // default minute of it looks like a stall.
@@ -581,6 +676,35 @@ func FuzzReadWindow(f *testing.F) {
 		// drawn from the other inputs.
 		for _, lt := range []LineTruncation{{}, {Chars: new(int(maxBytes % 7))}, {Bytes: new(int(limit % 9))}} {
 			pageCut(t, tl, data, lt, int(limit))
+		}
+		// The last n lines, and paging on from them, give the bytes of
+		// the file from the start of line total-n+1 (or from line 1).
+		body := bytes.TrimPrefix(data, bomUTF8)
+		var starts []int // where each line starts in data
+		for i := 0; i < len(body); {
+			starts = append(starts, len(data)-len(body)+i)
+			nl := bytes.IndexByte(body[i:], '\n')
+			if nl < 0 {
+				break
+			}
+			i += nl + 1
+		}
+		for _, n := range []int{1, 2, int(limit) + 1, len(starts), len(starts) + 3} {
+			from, line := len(data)-len(body), 1
+			if n < len(starts) {
+				from, line = starts[len(starts)-n], len(starts)-n+1
+			}
+			first, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: -n, Limit: int(limit), LineTruncation: LineTruncation{Chars: new(0)}})
+			if err != nil || first.StartLine != line || first.TotalLines == nil || *first.TotalLines != len(starts) {
+				t.Fatalf("offset -%d: %+v, %v; want startLine %d, totalLines %d", n, first, err, line, len(starts))
+			}
+			got, _ := pageFrom(t, tl, ReadRequest{Path: "f", Offset: -n, Limit: int(limit)})
+			if from == len(data)-len(body) {
+				from = 0 // from line 1 the rebuilt bytes have the mark
+			}
+			if !bytes.Equal(got, data[from:]) {
+				t.Fatalf("offset -%d: rebuilt %q, want %q", n, got, data[from:])
+			}
 		}
 	})
 }
