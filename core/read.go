@@ -107,7 +107,7 @@ func (l *LineTruncation) UnmarshalJSON(b []byte) error {
 // set reports whether the request names a truncation (else the default).
 func (l LineTruncation) set() bool { return l.Bytes != nil || l.Chars != nil }
 
-const lineTruncationHint = `for example {"chars":200}, or --line-truncation chars:200; chars:0 keeps whole lines`
+const lineTruncationHint = "for example --line-truncation chars:200, or bytes:500; chars:0 keeps whole lines"
 
 func (l LineTruncation) valid() error {
 	if (l.Bytes == nil) == (l.Chars == nil) {
