@@ -59,7 +59,8 @@ func (m *editFS) Stat(_ context.Context, p string) (FileInfo, error) {
 func (m *editFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
 
 type editReader struct {
-	io.Reader
+	// Reader holds the whole file, at the offset of the open.
+	*bytes.Reader
 	info FileInfo
 }
 
@@ -73,7 +74,9 @@ func (m *editFS) Open(_ context.Context, p string, offset int64) (FileReader, er
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return editReader{bytes.NewReader(bytes.Clone(f.data[offset:])), m.info(p, f)}, nil
+	r := bytes.NewReader(bytes.Clone(f.data))
+	r.Seek(offset, io.SeekStart)
+	return editReader{r, m.info(p, f)}, nil
 }
 
 func (m *editFS) ReadDir(context.Context, string, int, int) (DirPage, error) {

@@ -61,8 +61,13 @@ type FileInfo struct {
 
 // FileReader is a ranged stream of one file's bytes, opened at an offset.
 // Info describes the very file being read (not a later one at the same path).
+// ReadAt reads that same file at any offset without moving the stream, as
+// io.ReaderAt does (an object store serves it with a ranged GET of the
+// version Info describes): read uses it to find the last lines of a file
+// from its end, at a cost independent of the file's size.
 type FileReader interface {
 	io.ReadCloser
+	io.ReaderAt
 	Info() FileInfo
 }
 

@@ -39,15 +39,29 @@ const (
 	readBufSize = 64 << 10
 )
 
+// ReadLineChars is the default lineTruncation: a line longer than this many
+// characters is cut, with a marker, so that one minified line cannot fill
+// a window.
+const ReadLineChars = 2000
+
 // LineTruncation shortens each line before the byte budget applies: by
-// bytes or by characters, exactly one of them.
+// bytes or by characters, exactly one of them; 0 keeps whole lines. Neither
+// set is the default, chars 2000.
 type LineTruncation struct {
-	Bytes int `json:"bytes,omitempty"`
-	Chars int `json:"chars,omitempty"`
+	Bytes *int `json:"bytes,omitempty"`
+	Chars *int `json:"chars,omitempty"`
 }
 
-// Set reports whether a truncation is asked for.
-func (l LineTruncation) Set() bool { return l.Bytes != 0 || l.Chars != 0 }
+// limit is the cut in bytes or in characters; n 0 means whole lines.
+func (l LineTruncation) limit() (n int, chars bool) {
+	switch {
+	case l.Bytes != nil:
+		return *l.Bytes, false
+	case l.Chars != nil:
+		return *l.Chars, true
+	}
+	return ReadLineChars, true
+}
 
 // UnmarshalText parses the flag form: bytes:N or chars:N. Its errors are
 // plain: the flag parser names the flag.
@@ -55,14 +69,14 @@ func (l *LineTruncation) UnmarshalText(b []byte) error {
 	unit, n, _ := strings.Cut(string(b), ":")
 	v, err := strconv.Atoi(n)
 	switch {
-	case err != nil:
+	case err != nil || v < 0:
+		return fmt.Errorf("want chars:N or bytes:N with N at least 0 (0 keeps whole lines), not %q", b)
 	case unit == "bytes":
-		*l = LineTruncation{Bytes: v}
+		*l = LineTruncation{Bytes: &v}
 	case unit == "chars":
-		*l = LineTruncation{Chars: v}
-	}
-	if !l.Set() || l.valid() != nil {
-		return fmt.Errorf("want bytes:N or chars:N with N at least 1, not %q", b)
+		*l = LineTruncation{Chars: &v}
+	default:
+		return fmt.Errorf("want chars:N or bytes:N with N at least 0 (0 keeps whole lines), not %q", b)
 	}
 	return nil
 }
@@ -70,26 +84,37 @@ func (l *LineTruncation) UnmarshalText(b []byte) error {
 // UnmarshalJSON takes the object form {"bytes":N} or {"chars":N}, or the
 // flag form as a string.
 func (l *LineTruncation) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*l = LineTruncation{} // the default, as for a field left out
+		return nil
+	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		if err := l.UnmarshalText([]byte(s)); err != nil {
-			return InvalidArgument("lineTruncation: %s.", err)
+			return InvalidArgument("lineTruncation: %s.", err).WithHint(lineTruncationHint)
 		}
 		return nil
 	}
 	type plain LineTruncation
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
-		return InvalidArgument(`lineTruncation must be {"bytes":N} or {"chars":N}.`)
+		return InvalidArgument(`lineTruncation must be {"chars":N} or {"bytes":N}.`).WithHint(lineTruncationHint)
 	}
 	*l = LineTruncation(p)
 	return l.valid()
 }
 
+// set reports whether the request names a truncation (else the default).
+func (l LineTruncation) set() bool { return l.Bytes != nil || l.Chars != nil }
+
+const lineTruncationHint = "for example --line-truncation chars:200, or bytes:500; chars:0 keeps whole lines"
+
 func (l LineTruncation) valid() error {
-	if l.Bytes < 0 || l.Chars < 0 || (l.Bytes == 0) == (l.Chars == 0) {
-		return InvalidArgument("lineTruncation takes exactly one of bytes or chars, at least 1.").
-			WithHint(`for example {"chars":200}, or --line-truncation chars:200`)
+	if (l.Bytes == nil) == (l.Chars == nil) {
+		return InvalidArgument("lineTruncation takes exactly one of bytes or chars.").WithHint(lineTruncationHint)
+	}
+	if n, _ := l.limit(); n < 0 {
+		return InvalidArgument("lineTruncation must be at least 0, not %d.", n).WithHint(lineTruncationHint)
 	}
 	return nil
 }
@@ -98,11 +123,11 @@ func (l LineTruncation) valid() error {
 // description of a binary.
 type ReadRequest struct {
 	Path               string         `json:"path" arg:"0" alias:"file_path" help:"file to read"`
-	Offset             int            `json:"offset,omitempty" help:"1-based line to start at (with byteOffset: that line's number)"`
+	Offset             int            `json:"offset,omitempty" help:"1-based line to start at; -N starts N lines from the end, as tail -n (with byteOffset: that line's number)"`
 	ByteOffset         int64          `json:"byteOffset,omitempty" help:"byte where the window starts: the previous nextByteOffset, given with nextOffset"`
 	Limit              int            `json:"limit,omitempty" help:"lines to return (default 2000, also the most: a larger limit is capped)"`
 	IncludeLineNumbers bool           `json:"includeLineNumbers,omitempty" flag:"line-numbers" help:"prefix each line with its number and a tab"`
-	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to bytes:N or chars:N, with a marker"`
+	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to chars:N or bytes:N, with a marker (default chars:2000; 0 keeps whole lines)"`
 	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...)"`
 	// ExpectedVersion makes a continuation safe: offsets of a file that
 	// changed since the previous window would name other bytes.
@@ -126,14 +151,22 @@ type ReadResult struct {
 // byte budget, a part of it: then nextOffset equals endLine). content ends
 // with a newline when its last line had one. CRLF terminators are given as
 // "\n" when lineEnding is crlf, and kept as they are when it is mixed, so
-// that content plus lineEnding always rebuilds the bytes.
+// that content plus lineEnding rebuilds the bytes, unless linesCut says
+// that lineTruncation cut some lines.
 type TextWindow struct {
-	Content    string `json:"content"`
-	StartLine  int    `json:"startLine"`
-	EndLine    int    `json:"endLine"`
-	TotalLines *int   `json:"totalLines"`
-	Truncated  bool   `json:"truncated"`
-	NextOffset *int   `json:"nextOffset,omitempty"`
+	Content   string `json:"content"`
+	StartLine int    `json:"startLine"`
+	EndLine   int    `json:"endLine"`
+	// TotalLines is known whenever the file is at most ReadCountMaxBytes,
+	// otherwise once a window numbered from the start reaches the end.
+	TotalLines *int `json:"totalLines"`
+	// TotalBytes is the file's size when it was opened.
+	TotalBytes int64 `json:"totalBytes"`
+	Truncated  bool  `json:"truncated"`
+	// LinesCut counts the lines that lineTruncation cut: their text ends
+	// with a marker, so content is not the file's bytes.
+	LinesCut   int  `json:"linesCut,omitempty"`
+	NextOffset *int `json:"nextOffset,omitempty"`
 	// NextByteOffset is where line nextOffset (or its rest) starts in the file.
 	NextByteOffset *int64 `json:"nextByteOffset,omitempty"`
 	LineEnding     string `json:"lineEnding"`
@@ -168,7 +201,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	}
 	h := sha256.New()
 	size := bufSize(info.Size)
-	if req.ByteOffset > 0 {
+	if req.ByteOffset > 0 || req.Offset < 0 {
 		size = sniffBytes + 1 // only the prefix is read from here
 	}
 	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
@@ -187,9 +220,9 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	res.Path, res.PathBase64 = PathText(display)
 	switch cls.kind {
 	case kindImage, kindPDF:
-		if req.Offset > 1 || req.ByteOffset > 0 {
+		if req.Offset > 1 || req.Offset < 0 || req.ByteOffset > 0 {
 			return nil, InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.mime).
-				WithPath(display).WithHint("read it without offset or byteOffset")
+				WithPath(display).WithHint("read it without --offset or --byte-offset")
 		}
 		data, err := readMedia(br, info.Size, display)
 		if err != nil {
@@ -212,26 +245,51 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	if w.limit == 0 || w.limit > ReadMaxLines {
 		w.limit = ReadMaxLines
 	}
-	var lr *lineReader
-	if req.ByteOffset > 0 {
+	// The window's first line: its number, and how many lines to skip to
+	// reach it when the reader stands at line 1.
+	var (
+		lr          *lineReader
+		start, skip int
+	)
+	switch {
+	case req.ByteOffset > 0:
 		lr, err = t.openAt(ctx, req, cls.text, display)
 		if err != nil {
 			return nil, err
 		}
 		defer lr.close()
-	} else {
+		start = req.Offset
+	case req.Offset < 0:
+		lr, start, err = t.tail(ctx, f, br, h, req, cls.text, display)
+		if err != nil {
+			return nil, err
+		}
+	default:
 		if _, err := br.Discard(len(cls.text.bom)); err != nil {
 			return nil, ioError(err, display)
 		}
-		lr = &lineReader{br: br, c: cls.text, pos: int64(len(cls.text.bom)), hash: h}
+		lr = &lineReader{br: br, c: cls.text, pos: int64(len(cls.text.bom)), hash: h, src: f}
+		start = max(req.Offset, 1)
+		skip = start - 1
 	}
-	res.TextWindow, err = w.run(ctx, lr)
+	tw, err := w.run(ctx, lr, start, skip)
 	if err != nil {
 		return nil, err
 	}
-	if lr.wholeFile() && !res.Truncated {
+	tw.TotalBytes = info.Size
+	if lr.wholeFile() && !tw.Truncated {
 		res.Sha256 = lr.sum()
 	}
+	if tw.TotalLines == nil && start > 0 && info.Size <= ReadCountMaxBytes {
+		// The lines the window's reader has passed, and a count of the rest.
+		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos)
+		if err != nil {
+			return nil, ioError(err, display)
+		}
+		total := w.passed(lr) + rest
+		tw.TotalLines = &total
+	}
+	res.TextWindow = tw
 	return res, nil
 }
 
@@ -239,8 +297,6 @@ func (req ReadRequest) check() error {
 	switch {
 	case req.Path == "":
 		return InvalidArgument("path is required.").WithHint("name the file to read, for example agentfs read main.go")
-	case req.Offset < 0:
-		return InvalidArgument("offset must be a 1-based line number, not %d.", req.Offset)
 	case req.ByteOffset < 0:
 		return InvalidArgument("byteOffset must be 0 or more, not %d.", req.ByteOffset)
 	case req.Limit < 0:
@@ -250,7 +306,7 @@ func (req ReadRequest) check() error {
 		return InvalidArgument("byteOffset is given without offset.").
 			WithHint("pass nextOffset and nextByteOffset of the previous read together, or offset alone")
 	}
-	if req.LineTruncation.Set() {
+	if req.LineTruncation.set() {
 		return req.LineTruncation.valid()
 	}
 	return nil
@@ -314,7 +370,7 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 		f.Close()
 		return nil, ioError(err, display)
 	}
-	lr := &lineReader{br: br, c: c, pos: off, closer: f}
+	lr := &lineReader{br: br, c: c, pos: off, src: f, closer: f}
 	if off == bomLen || endsWith(before, c.newline()) {
 		return lr, nil
 	}
@@ -383,6 +439,8 @@ type window struct {
 
 	lines []winLine
 	used  int
+	// reading is the number of the line lr last began.
+	reading int
 }
 
 type termKind uint8
@@ -396,31 +454,33 @@ const (
 type winLine struct {
 	text string
 	term termKind
+	// cut is set when lineTruncation cut the line's text.
+	cut bool
 }
 
-// run reads the window from lr: skips to the first line when there is no
-// byte continuation, then takes whole lines until a cap.
-func (w *window) run(ctx context.Context, lr *lineReader) (*TextWindow, error) {
-	start := max(w.req.Offset, 1)
-	if w.req.ByteOffset == 0 {
-		for n := 1; n < start; n++ {
-			if n%4096 == 0 && ctx.Err() != nil {
-				return nil, ctx.Err() // skipping to a far offset can take long
-			}
-			ok, err := lr.skipLine()
-			if err != nil {
-				return nil, ioError(err, w.display)
-			}
-			if !ok {
-				return nil, pastEnd(start, n-1, w.display)
-			}
+// run reads the window from lr: skips skip lines to the first, numbered
+// start (negative when counted from the end), then takes whole lines until a
+// cap.
+func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*TextWindow, error) {
+	for n := 1; n <= skip; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err() // skipping to a far offset can take long
+		}
+		ok, err := lr.skipLine()
+		if err != nil {
+			return nil, ioError(err, w.display)
+		}
+		if !ok {
+			return nil, pastEnd(start, n-1, w.display)
 		}
 	}
+	w.reading = start - 1
 	truncated, continues := false, false
 	var next *int64
 	for len(w.lines) < w.limit {
 		lineStart := lr.pos
 		n := start + len(w.lines)
+		w.reading = n
 		raw, err := lr.next(w.rawLimit())
 		if err != nil {
 			return nil, ioError(err, w.display)
@@ -473,31 +533,46 @@ func (w *window) run(ctx context.Context, lr *lineReader) (*TextWindow, error) {
 		Encoding:  w.codec.name,
 	}
 	tw.Content, tw.LineEnding = w.render(start)
+	for _, l := range w.lines {
+		if l.cut {
+			tw.LinesCut++
+		}
+	}
 	if truncated {
 		nextLine := tw.EndLine + 1
 		if continues {
 			nextLine = tw.EndLine
 		}
 		tw.NextOffset, tw.NextByteOffset = &nextLine, next
-	} else {
+	} else if start > 0 {
 		total := tw.EndLine
 		tw.TotalLines = &total
 	}
 	return tw, nil
 }
 
+// passed is how many lines end before where lr stands after run: those up
+// to the last it began, less that one when lr stopped inside it.
+func (w *window) passed(lr *lineReader) int {
+	if lr.lineDone() {
+		return w.reading
+	}
+	return w.reading - 1
+}
+
 func pastEnd(offset, lines int, display string) error {
 	return InvalidArgument("offset %d is past the end of the file, which has %d line(s).", offset, lines).
 		WithPath(display).WithDetail("totalLines", lines).
-		WithHint("read from offset 1, or from an offset up to %d", max(lines, 1))
+		WithHint("pass an --offset up to %d, or --offset -N for the last N lines", max(lines, 1))
 }
 
 // rawLimit is how many raw bytes of a line may still fit: decoded text is
 // at least half its raw size (UTF-16) and JSON never shrinks it.
 func (w *window) rawLimit() int {
 	room := 2*(w.budget-w.used) + 8
-	if lt := w.req.LineTruncation; lt.Set() {
-		room = min(room, 4*(lt.Bytes+lt.Chars)+8)
+	if n, _ := w.req.LineTruncation.limit(); n > 0 {
+		// A character takes at most 4 bytes in every supported encoding.
+		room = min(room, 4*min(n, ReadMaxBytes)+8)
 	}
 	return max(room, 0)
 }
@@ -506,7 +581,8 @@ func (w *window) rawLimit() int {
 // reports whether it fits the budget whole, after any lineTruncation.
 func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) {
 	full := lr.lineDone() && len(raw) == lr.lineLen
-	if !full && !w.req.LineTruncation.Set() {
+	cutAt, chars := w.req.LineTruncation.limit()
+	if !full && cutAt == 0 {
 		return winLine{}, false, nil
 	}
 	body, term := raw, termNone
@@ -519,19 +595,19 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 	if err != nil {
 		return winLine{}, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.name), n)
 	}
-	if lt := w.req.LineTruncation; lt.Set() {
+	line := winLine{text: text, term: term}
+	if cutAt > 0 {
 		if !full {
 			if err := lr.skipRest(); err != nil {
 				return winLine{}, false, ioError(err, w.display)
 			}
-			term = lr.lastTerm
+			line.term = lr.lastTerm
 		}
-		if cut, ok := truncateLine(text, lt); ok || !full {
-			size := lr.lineLen - termLen(term, w.codec.unit)
-			text = cut + fmt.Sprintf(" …[line cut: %d bytes in all]", size)
+		if cut, ok := truncateLine(text, cutAt, chars); ok || !full {
+			size := lr.lineLen - termLen(line.term, w.codec.unit)
+			line.text, line.cut = cut+fmt.Sprintf(" …[line cut: %d bytes in all]", size), true
 		}
 	}
-	line := winLine{text: text, term: term}
 	cost := w.cost(line, n)
 	if w.used+cost > w.budget {
 		return winLine{}, false, nil
@@ -645,20 +721,21 @@ func (w *window) render(start int) (string, string) {
 	return b.String(), ending
 }
 
-// truncateLine applies lineTruncation to a line; ok reports a cut.
-func truncateLine(s string, lt LineTruncation) (string, bool) {
-	if lt.Bytes > 0 {
-		if len(s) <= lt.Bytes {
+// truncateLine cuts a line's text to limit bytes or characters, at a
+// character boundary; ok reports a cut.
+func truncateLine(s string, limit int, chars bool) (string, bool) {
+	if !chars {
+		if len(s) <= limit {
 			return s, false
 		}
-		k := lt.Bytes
+		k := limit
 		for k > 0 && !utf8.RuneStart(s[k]) {
 			k--
 		}
 		return s[:k], true
 	}
 	i, n := 0, 0
-	for i < len(s) && n < lt.Chars {
+	for i < len(s) && n < limit {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		n++
@@ -692,7 +769,10 @@ type lineReader struct {
 	// pos is the file offset of the next unread byte.
 	pos int64
 	// hash, when set, has seen every byte from offset 0.
-	hash   hash.Hash
+	hash hash.Hash
+	// src is the reader under br, without the hash: what follows br's
+	// buffer in the file.
+	src    io.Reader
 	closer io.Closer
 
 	buf []byte

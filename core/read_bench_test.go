@@ -7,8 +7,10 @@ import (
 	"testing"
 )
 
-// BenchmarkRead compares the first window of a 64 MiB file with a window
-// near its end reached by byteOffset: both should cost about the same.
+// BenchmarkRead compares the first window of a file just over 64 MiB (too
+// large for its lines to be counted) with a window near its end reached by
+// byteOffset and with its last 2000 lines (offset -2000): all three should
+// cost about the same.
 func BenchmarkRead(b *testing.B) {
 	var sb strings.Builder
 	lines := 0
@@ -29,6 +31,7 @@ func BenchmarkRead(b *testing.B) {
 	}{
 		{"FirstWindow", ReadRequest{Path: "big"}},
 		{"NearEndByteOffset", ReadRequest{Path: "big", Offset: start, ByteOffset: int64(at)}},
+		{"LastLines", ReadRequest{Path: "big", Offset: -ReadMaxLines}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {

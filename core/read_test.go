@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -27,6 +28,10 @@ type memFS struct {
 	files    map[string][]byte
 	versions map[string]string
 	read     int64
+	// readAts counts the ReadAt calls (an object store makes a request
+	// each), and readAtBytes the bytes they read.
+	readAts     int
+	readAtBytes int64
 }
 
 func newMemFS(files map[string]string) *memFS {
@@ -62,7 +67,8 @@ func (m *memFS) Stat(_ context.Context, p string) (FileInfo, error) {
 func (m *memFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
 
 type memReader struct {
-	io.Reader
+	// Reader holds the whole file, at the offset of the open.
+	*bytes.Reader
 	info FileInfo
 	fs   *memFS
 }
@@ -70,6 +76,14 @@ type memReader struct {
 func (r *memReader) Read(b []byte) (int, error) {
 	n, err := r.Reader.Read(b)
 	r.fs.read += int64(n)
+	return n, err
+}
+
+func (r *memReader) ReadAt(b []byte, off int64) (int, error) {
+	n, err := r.Reader.ReadAt(b, off)
+	r.fs.read += int64(n)
+	r.fs.readAts++
+	r.fs.readAtBytes += int64(n)
 	return n, err
 }
 
@@ -84,8 +98,9 @@ func (m *memFS) Open(ctx context.Context, p string, offset int64) (FileReader, e
 	if fi.Type == TypeDir {
 		return nil, Errorf(CodeNotAFile, "the path is a directory, not a file.").WithPath(p).WithHint("use ls")
 	}
-	b := m.files[path.Clean(p)]
-	return &memReader{Reader: bytes.NewReader(b[min(offset, int64(len(b))):]), info: fi, fs: m}, nil
+	r := bytes.NewReader(m.files[path.Clean(p)])
+	r.Seek(offset, io.SeekStart)
+	return &memReader{Reader: r, info: fi, fs: m}, nil
 }
 
 func (m *memFS) ReadDir(_ context.Context, p string, offset, limit int) (DirPage, error) {
@@ -151,6 +166,9 @@ func TestReadTable(t *testing.T) {
 		encoding   string
 		total      int // -1: null
 		next       int // 0: none
+		cut        int
+		noSum      bool // the whole file was seen, but not from the start
+		err        Code
 	}{
 		{name: "empty", file: "", content: "", ending: "none", encoding: "utf-8"},
 		{name: "lf", file: "a\nb\n", content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
@@ -166,11 +184,36 @@ func TestReadTable(t *testing.T) {
 		{name: "latin1", file: "caf\xe9\n", req: ReadRequest{Encoding: "latin1"}, content: "café\n", ending: "lf", encoding: "windows-1252", total: 1},
 		{name: "shift_jis", file: "\x93\xfa\x96\x7b\n", req: ReadRequest{Encoding: "shift_jis"}, content: "日本\n", ending: "lf", encoding: "shift_jis", total: 1},
 		{name: "offset", file: "a\nb\nc\n", req: ReadRequest{Offset: 2}, content: "b\nc\n", ending: "lf", encoding: "utf-8", total: 3},
-		{name: "limit", file: "a\nb\nc\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: -1, next: 3},
+		{name: "limit", file: "a\nb\nc\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 3, next: 3},
+		{name: "limit mid-line", file: "a\n" + strings.Repeat("b", 3000) + "\nc", req: ReadRequest{Limit: 2, LineTruncation: LineTruncation{Chars: new(0)}}, content: "a\n" + strings.Repeat("b", 3000) + "\n", ending: "lf", encoding: "utf-8", total: 3, next: 3},
+		{name: "limit utf-16 counted", file: utf16le("a\r\n\u0a0a\u010a\r\nc", true), req: ReadRequest{Limit: 1}, content: "a\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 3, next: 2},
+		{name: "tail", file: "a\nb\nc\n", req: ReadRequest{Offset: -2}, content: "b\nc\n", ending: "lf", encoding: "utf-8", total: 3, noSum: true},
+		{name: "tail whole", file: "a\nb\nc\n", req: ReadRequest{Offset: -3}, content: "a\nb\nc\n", ending: "lf", encoding: "utf-8", total: 3},
+		{name: "tail more than the file", file: "a\nb", req: ReadRequest{Offset: -30}, content: "a\nb", ending: "lf", encoding: "utf-8", total: 2},
+		{name: "tail no final newline", file: "a\nb\nc", req: ReadRequest{Offset: -1}, content: "c", ending: "none", encoding: "utf-8", total: 3, noSum: true},
+		{name: "tail empty last line", file: "a\n\n", req: ReadRequest{Offset: -1}, content: "\n", ending: "lf", encoding: "utf-8", total: 2, noSum: true},
+		{name: "tail lone newline", file: "\n", req: ReadRequest{Offset: -1}, content: "\n", ending: "lf", encoding: "utf-8", total: 1},
+		{name: "tail empty", file: "", req: ReadRequest{Offset: -1}, content: "", ending: "none", encoding: "utf-8"},
+		{name: "tail bom only", file: "\xEF\xBB\xBF", req: ReadRequest{Offset: -1}, content: "", ending: "none", bom: true, encoding: "utf-8"},
+		{name: "tail crlf bom", file: "\xEF\xBB\xBFa\r\nb\r\n", req: ReadRequest{Offset: -1}, content: "b\n", ending: "crlf", bom: true, encoding: "utf-8", total: 2, noSum: true},
+		{name: "tail bom reaches line 1", file: "\xEF\xBB\xBFa\r\nb\r\n", req: ReadRequest{Offset: -2}, content: "a\nb\n", ending: "crlf", bom: true, encoding: "utf-8", total: 2},
+		{name: "tail limit", file: "a\nb\nc\nd\n", req: ReadRequest{Offset: -3, Limit: 1}, content: "b\n", ending: "lf", encoding: "utf-8", total: 4, next: 3},
+		{name: "tail line numbers", file: "a\nb\nc\n", req: ReadRequest{Offset: -1, IncludeLineNumbers: true}, content: "3\tc\n", ending: "lf", encoding: "utf-8", total: 3, noSum: true},
+		{name: "tail cut", file: "a\n" + strings.Repeat("é", 2001) + "\n", req: ReadRequest{Offset: -1}, content: strings.Repeat("é", 2000) + " …[line cut: 4002 bytes in all]\n", ending: "lf", encoding: "utf-8", total: 2, cut: 1, noSum: true},
+		{name: "tail utf-16le", file: utf16le("a\r\n\u0a0a\u010a\r\nc\r\n", true), req: ReadRequest{Offset: -2}, content: "\u0a0a\u010a\nc\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 3, noSum: true},
+		{name: "tail utf-16le odd end", file: utf16le("a\nb", true) + "\n", req: ReadRequest{Offset: -1, Encoding: "utf-16le"}, content: "", ending: "", bom: true, encoding: "utf-16le", err: CodeNotText},
+		{name: "tail utf-16be", file: utf16be("a\n\u0a0a\nc"), req: ReadRequest{Offset: -2}, content: "\u0a0a\nc", ending: "lf", bom: true, encoding: "utf-16be", total: 3, noSum: true},
+		{name: "tail shift_jis", file: "\x93\xfa\n\x96\x7b\n", req: ReadRequest{Offset: -1, Encoding: "shift_jis"}, content: "本\n", ending: "lf", encoding: "shift_jis", total: 2, noSum: true},
 		{name: "limit at end", file: "a\nb\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
 		{name: "line numbers", file: "a\nb\n", req: ReadRequest{IncludeLineNumbers: true, Offset: 2}, content: "2\tb\n", ending: "lf", encoding: "utf-8", total: 2},
-		{name: "truncate bytes", file: "héllo\nok\n", req: ReadRequest{LineTruncation: LineTruncation{Bytes: 2}}, content: "h …[line cut: 6 bytes in all]\nok\n", ending: "lf", encoding: "utf-8", total: 2},
-		{name: "truncate chars", file: "héllo\r\n", req: ReadRequest{LineTruncation: LineTruncation{Chars: 2}}, content: "hé …[line cut: 6 bytes in all]\n", ending: "crlf", encoding: "utf-8", total: 1},
+		{name: "truncate bytes", file: "héllo\nok\n", req: ReadRequest{LineTruncation: LineTruncation{Bytes: new(2)}}, content: "h …[line cut: 6 bytes in all]\nok\n", ending: "lf", encoding: "utf-8", total: 2, cut: 1},
+		{name: "truncate chars", file: "héllo\r\n", req: ReadRequest{LineTruncation: LineTruncation{Chars: new(2)}}, content: "hé …[line cut: 6 bytes in all]\n", ending: "crlf", encoding: "utf-8", total: 1, cut: 1},
+		{name: "truncate chars:0 whole", file: strings.Repeat("é", 2500) + "\n", req: ReadRequest{LineTruncation: LineTruncation{Chars: new(0)}}, content: strings.Repeat("é", 2500) + "\n", ending: "lf", encoding: "utf-8", total: 1},
+		{name: "truncate bytes:0 whole", file: strings.Repeat("x", 2500), req: ReadRequest{LineTruncation: LineTruncation{Bytes: new(0)}}, content: strings.Repeat("x", 2500), ending: "none", encoding: "utf-8", total: 1},
+		{name: "default cut at 2000 chars", file: strings.Repeat("é", 2001) + "\r\nb\r\n", content: strings.Repeat("é", 2000) + " …[line cut: 4002 bytes in all]\nb\n", ending: "crlf", encoding: "utf-8", total: 2, cut: 1},
+		{name: "default keeps 2000 chars", file: strings.Repeat("😀", 2000) + "\n", content: strings.Repeat("😀", 2000) + "\n", ending: "lf", encoding: "utf-8", total: 1},
+		{name: "default cut utf-16", file: utf16le(strings.Repeat("😀", 2001)+"\n", true), content: strings.Repeat("😀", 2000) + " …[line cut: 8004 bytes in all]\n", ending: "lf", bom: true, encoding: "utf-16le", total: 1, cut: 1},
+		{name: "default cut shift_jis", file: strings.Repeat("\x93\xfa", 2001), req: ReadRequest{Encoding: "shift_jis"}, content: strings.Repeat("日", 2000) + " …[line cut: 4002 bytes in all]", ending: "none", encoding: "shift_jis", total: 1, cut: 1},
 		{name: "svg is text", file: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", content: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", ending: "lf", encoding: "utf-8", total: 1},
 	}
 	for _, tc := range tests {
@@ -182,8 +225,14 @@ func TestReadTable(t *testing.T) {
 			tl := &Tools{FS: newMemFS(map[string]string{name: tc.file})}
 			tc.req.Path = name
 			res, err := tl.Read(context.Background(), tc.req)
+			if codeOf(err) != tc.err {
+				t.Fatalf("got %v, want %s", err, tc.err)
+			}
 			if err != nil {
-				t.Fatal(err)
+				return
+			}
+			if res.TotalBytes != int64(len(tc.file)) {
+				t.Errorf("totalBytes = %d, want %d", res.TotalBytes, len(tc.file))
 			}
 			if res.Kind != "text" || res.Content != tc.content || res.LineEnding != tc.ending || res.BOM != tc.bom || res.Encoding != tc.encoding {
 				t.Errorf("got kind %s content %q ending %s bom %v encoding %s", res.Kind, res.Content, res.LineEnding, res.BOM, res.Encoding)
@@ -197,10 +246,13 @@ func TestReadTable(t *testing.T) {
 			if (tc.next == 0) != (res.NextOffset == nil) || tc.next != 0 && *res.NextOffset != tc.next {
 				t.Errorf("nextOffset = %v, want %d", res.NextOffset, tc.next)
 			}
+			if res.LinesCut != tc.cut {
+				t.Errorf("linesCut = %d, want %d", res.LinesCut, tc.cut)
+			}
 			if res.Version == "" {
 				t.Error("no version")
 			}
-			wantSum := tc.total >= 0 // every byte was seen, from the start
+			wantSum := tc.next == 0 && !tc.noSum // every byte was seen, from the start
 			if wantSum != (res.Sha256 != "") {
 				t.Errorf("sha256 = %q, want it %v", res.Sha256, wantSum)
 			}
@@ -225,7 +277,6 @@ func TestReadErrors(t *testing.T) {
 		msg  string
 	}{
 		{ReadRequest{Path: ""}, CodeInvalidArgument, "path is required"},
-		{ReadRequest{Path: "a.txt", Offset: -1}, CodeInvalidArgument, "offset"},
 		{ReadRequest{Path: "a.txt", Limit: -1}, CodeInvalidArgument, "limit"},
 		{ReadRequest{Path: "a.txt", ByteOffset: 4}, CodeInvalidArgument, "without offset"},
 		{ReadRequest{Path: "a.txt", Offset: 5}, CodeInvalidArgument, "has 3 line(s)"},
@@ -294,8 +345,16 @@ func TestReadMedia(t *testing.T) {
 // from the contents, line endings and byte-order mark.
 func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([]byte, int) {
 	t.Helper()
-	req := ReadRequest{Path: p, Limit: limit, Encoding: encoding}
+	return pageFrom(t, tl, ReadRequest{Path: p, Limit: limit, Encoding: encoding})
+}
+
+// pageFrom reads from req's window to the end of the file, whole lines, and
+// rebuilds the bytes from there.
+func pageFrom(t testing.TB, tl *Tools, req ReadRequest) ([]byte, int) {
+	t.Helper()
+	req.LineTruncation = LineTruncation{Chars: new(0)}
 	var out []byte
+	total := 0
 	for calls := 1; ; calls++ {
 		res, err := tl.Read(context.Background(), req)
 		if err != nil {
@@ -307,12 +366,12 @@ func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([
 		}
 		switch res.Encoding {
 		case "utf-8":
-			if res.BOM && req.ByteOffset == 0 {
+			if res.BOM && req.ByteOffset == 0 && res.StartLine == 1 {
 				out = append(out, bomUTF8...)
 			}
 			out = append(out, c...)
 		case "utf-16le":
-			if res.BOM && req.ByteOffset == 0 {
+			if res.BOM && req.ByteOffset == 0 && res.StartLine == 1 {
 				out = append(out, bomUTF16LE...)
 			}
 			for _, u := range utf16.Encode([]rune(c)) {
@@ -329,14 +388,96 @@ func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([
 			}
 			out = append(out, b...)
 		}
+		// Every window of a file this small knows the same total.
+		if res.TotalLines == nil || total != 0 && *res.TotalLines != total || res.TotalBytes != int64(len(tl.FS.(*memFS).files[req.Path])) {
+			t.Fatalf("window %+v: totalLines %v (earlier %d), totalBytes %d", req, res.TotalLines, total, res.TotalBytes)
+		}
+		total = *res.TotalLines
 		if !res.Truncated {
-			if res.TotalLines == nil || *res.TotalLines != res.EndLine {
-				t.Fatalf("last window: totalLines %v, endLine %d", res.TotalLines, res.EndLine)
+			if total != res.EndLine {
+				t.Fatalf("last window: totalLines %d, endLine %d", total, res.EndLine)
 			}
 			return out, calls
 		}
-		if res.TotalLines != nil || *res.NextOffset < res.EndLine || *res.NextByteOffset <= req.ByteOffset {
+		if *res.NextOffset < res.EndLine || *res.NextByteOffset <= req.ByteOffset {
 			t.Fatalf("window %+v does not advance: %+v", req, res.TextWindow)
+		}
+		req.Offset, req.ByteOffset = *res.NextOffset, *res.NextByteOffset
+		if calls > 100000 {
+			t.Fatal("paging does not end")
+		}
+	}
+}
+
+// pageCut pages through a UTF-8 file with lineTruncation lt and checks
+// every window against the file's own lines: a line is cut exactly when
+// truncateLine cuts it, with the marker giving its length, every other line
+// and a piece of a line too long for a window are the file's bytes, and
+// each continuation points just after the last byte the window covers.
+func pageCut(t testing.TB, tl *Tools, data []byte, lt LineTruncation, limit int) {
+	t.Helper()
+	n, chars := lt.limit()
+	req := ReadRequest{Path: "f", Limit: limit, LineTruncation: lt}
+	for calls := 1; ; calls++ {
+		res, err := tl.Read(context.Background(), req)
+		if err != nil {
+			t.Fatalf("read %+v: %v", req, err)
+		}
+		p := int(req.ByteOffset)
+		if p == 0 && bytes.HasPrefix(data, bomUTF8) {
+			p = len(bomUTF8)
+		}
+		piece := res.Truncated && *res.NextOffset == res.EndLine
+		var want strings.Builder
+		cut, lf, crlf := 0, false, false
+		type line struct {
+			text string
+			term string
+		}
+		var lines []line
+		for i := range res.EndLine - res.StartLine + 1 {
+			if piece && i == res.EndLine-res.StartLine {
+				lines = append(lines, line{text: string(data[p:*res.NextByteOffset])})
+				p = int(*res.NextByteOffset)
+				break
+			}
+			end, next, term := len(data), len(data), ""
+			if nl := bytes.IndexByte(data[p:], '\n'); nl >= 0 {
+				end, next, term = p+nl, p+nl+1, "\n"
+				if end > p && data[end-1] == '\r' {
+					end, term = end-1, "\r\n"
+				}
+			}
+			l := line{text: string(data[p:end]), term: term}
+			if c, ok := truncateLine(l.text, n, chars); n > 0 && ok {
+				l.text = c + fmt.Sprintf(" …[line cut: %d bytes in all]", end-p)
+				cut++
+			}
+			lf, crlf = lf || term == "\n", crlf || term == "\r\n"
+			lines = append(lines, l)
+			p = next
+		}
+		for _, l := range lines {
+			want.WriteString(l.text)
+			if l.term == "\r\n" && lf {
+				want.WriteString("\r\n")
+			} else if l.term != "" {
+				want.WriteByte('\n')
+			}
+		}
+		ending := map[[2]bool]string{{false, false}: "none", {true, false}: "lf", {false, true}: "crlf", {true, true}: "mixed"}[[2]bool{lf, crlf}]
+		if res.Content != want.String() || res.LinesCut != cut || res.LineEnding != ending {
+			t.Fatalf("window %+v:\ncontent %q linesCut %d lineEnding %s\nwant    %q linesCut %d lineEnding %s",
+				req, res.Content, res.LinesCut, res.LineEnding, want.String(), cut, ending)
+		}
+		if !res.Truncated {
+			if p != len(data) {
+				t.Fatalf("window %+v ends at byte %d of %d without a continuation", req, p, len(data))
+			}
+			return
+		}
+		if int(*res.NextByteOffset) != p {
+			t.Fatalf("window %+v: nextByteOffset %d, want %d", req, *res.NextByteOffset, p)
 		}
 		req.Offset, req.ByteOffset = *res.NextOffset, *res.NextByteOffset
 		if calls > 100000 {
@@ -459,6 +600,48 @@ func TestReadWindowCost(t *testing.T) {
 	}
 }
 
+// TestReadTailCost checks that the last lines of a file over
+// ReadCountMaxBytes cost what those lines cost, read backwards from the end
+// in a few ranged reads, and that a smaller file is counted, not read twice.
+func TestReadTailCost(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() <= ReadCountMaxBytes; i++ {
+		fmt.Fprintf(&b, "2026-01-02T03:04:05Z INFO request %d done\n", i)
+	}
+	big := b.String()
+	lines := strings.Count(big, "\n")
+	small := big[len(big)-2<<20:]
+	small = small[strings.IndexByte(small, '\n')+1:]
+	fsys := newMemFS(map[string]string{"big": big, "small": small})
+	tl := &Tools{FS: fsys}
+	for _, tc := range []struct {
+		path              string
+		start, total      int
+		maxRead, maxCalls int64
+	}{
+		{"big", -100, -1, sniffBytes + 1 + 2*tailChunk, 3},
+		{"small", strings.Count(small, "\n") - 99, strings.Count(small, "\n"), int64(len(small)) + tailChunk, 3},
+	} {
+		fsys.read, fsys.readAts, fsys.readAtBytes = 0, 0, 0
+		res, err := tl.Read(context.Background(), ReadRequest{Path: tc.path, Offset: -100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := fsys.files[tc.path]
+		want := string(file[bytes.LastIndex(file, []byte(fmt.Sprintf("request %d done", lines-100)))-len("2026-01-02T03:04:05Z INFO "):])
+		if res.Content != want || res.StartLine != tc.start || res.EndLine != tc.start+99 || res.Truncated {
+			t.Errorf("%s: lines %d-%d, truncated %v, content %d bytes, want %d", tc.path, res.StartLine, res.EndLine, res.Truncated, len(res.Content), len(want))
+		}
+		if tc.total < 0 && res.TotalLines != nil || tc.total >= 0 && (res.TotalLines == nil || *res.TotalLines != tc.total) {
+			t.Errorf("%s: totalLines %v, want %d", tc.path, res.TotalLines, tc.total)
+		}
+		t.Logf("%s: the last 100 lines of %d bytes: %d bytes read, %d of them in %d ranged reads", tc.path, len(file), fsys.read, fsys.readAtBytes, fsys.readAts)
+		if fsys.read > tc.maxRead || int64(fsys.readAts) > tc.maxCalls {
+			t.Errorf("%s: the last 100 lines of %d bytes read %d bytes in %d ranged reads", tc.path, len(file), fsys.read, fsys.readAts)
+		}
+	}
+}
+
 // FuzzReadWindow checks the paging property on arbitrary bytes. Fuzz with
 // -fuzzminimizetime 2s: minimizing an input pages it many times, and the
 // default minute of it looks like a stall.
@@ -469,6 +652,7 @@ func FuzzReadWindow(f *testing.F) {
 	f.Add([]byte("\xff\xfea\x00\n\x00"), uint8(3), uint16(0))
 	f.Add([]byte(""), uint8(0), uint16(0))
 	f.Add([]byte("\ufeff\n\xff"), uint8(1), uint16(124))
+	f.Add([]byte(strings.Repeat("\x01é", 2100)+"\r\nab\r\n"), uint8(0), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, limit uint8, maxBytes uint16) {
 		if len(data) > 1<<14 {
 			return // paging a large input line by line only slows the search
@@ -487,6 +671,40 @@ func FuzzReadWindow(f *testing.F) {
 		got, _ := pageToEnd(t, tl, "f", int(limit), "")
 		if !bytes.Equal(got, data) {
 			t.Fatalf("rebuilt %q, want %q", got, data)
+		}
+		// Cut lines: the default, and a bound in chars and in bytes
+		// drawn from the other inputs.
+		for _, lt := range []LineTruncation{{}, {Chars: new(int(maxBytes % 7))}, {Bytes: new(int(limit % 9))}} {
+			pageCut(t, tl, data, lt, int(limit))
+		}
+		// The last n lines, and paging on from them, give the bytes of
+		// the file from the start of line total-n+1 (or from line 1).
+		body := bytes.TrimPrefix(data, bomUTF8)
+		var starts []int // where each line starts in data
+		for i := 0; i < len(body); {
+			starts = append(starts, len(data)-len(body)+i)
+			nl := bytes.IndexByte(body[i:], '\n')
+			if nl < 0 {
+				break
+			}
+			i += nl + 1
+		}
+		for _, n := range []int{1, 2, int(limit) + 1, len(starts), len(starts) + 3} {
+			from, line := len(data)-len(body), 1
+			if n < len(starts) {
+				from, line = starts[len(starts)-n], len(starts)-n+1
+			}
+			first, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: -n, Limit: int(limit), LineTruncation: LineTruncation{Chars: new(0)}})
+			if err != nil || first.StartLine != line || first.TotalLines == nil || *first.TotalLines != len(starts) {
+				t.Fatalf("offset -%d: %+v, %v; want startLine %d, totalLines %d", n, first, err, line, len(starts))
+			}
+			got, _ := pageFrom(t, tl, ReadRequest{Path: "f", Offset: -n, Limit: int(limit)})
+			if from == len(data)-len(body) {
+				from = 0 // from line 1 the rebuilt bytes have the mark
+			}
+			if !bytes.Equal(got, data[from:]) {
+				t.Fatalf("offset -%d: rebuilt %q, want %q", n, got, data[from:])
+			}
 		}
 	})
 }
@@ -526,20 +744,21 @@ func TestJSONLen(t *testing.T) {
 
 func TestTruncateLine(t *testing.T) {
 	for _, tc := range []struct {
-		in   string
-		lt   LineTruncation
-		want string
-		cut  bool
+		in    string
+		limit int
+		chars bool
+		want  string
+		cut   bool
 	}{
-		{"hello", LineTruncation{Bytes: 10}, "hello", false},
-		{"héllo", LineTruncation{Bytes: 2}, "h", true},
-		{"héllo", LineTruncation{Bytes: 3}, "hé", true},
-		{"日本語", LineTruncation{Chars: 2}, "日本", true},
-		{"日本", LineTruncation{Chars: 2}, "日本", false},
+		{"hello", 10, false, "hello", false},
+		{"héllo", 2, false, "h", true},
+		{"héllo", 3, false, "hé", true},
+		{"日本語", 2, true, "日本", true},
+		{"日本", 2, true, "日本", false},
 	} {
-		got, cut := truncateLine(tc.in, tc.lt)
+		got, cut := truncateLine(tc.in, tc.limit, tc.chars)
 		if got != tc.want || cut != tc.cut {
-			t.Errorf("truncateLine(%q, %+v) = %q, %v", tc.in, tc.lt, got, cut)
+			t.Errorf("truncateLine(%q, %d, %v) = %q, %v", tc.in, tc.limit, tc.chars, got, cut)
 		}
 	}
 }
@@ -550,23 +769,36 @@ func TestLineTruncationParse(t *testing.T) {
 		want LineTruncation
 		ok   bool
 	}{
-		{"bytes:200", LineTruncation{Bytes: 200}, true},
-		{"chars:5", LineTruncation{Chars: 5}, true},
-		{"chars:0", LineTruncation{}, false},
+		{"bytes:200", LineTruncation{Bytes: new(200)}, true},
+		{"chars:5", LineTruncation{Chars: new(5)}, true},
+		{"chars:0", LineTruncation{Chars: new(0)}, true},
+		{"bytes:0", LineTruncation{Bytes: new(0)}, true},
+		{"chars:-1", LineTruncation{}, false},
 		{"lines:5", LineTruncation{}, false},
 		{"200", LineTruncation{}, false},
+		{"", LineTruncation{}, false},
 	} {
 		var l LineTruncation
 		err := l.UnmarshalText([]byte(tc.in))
-		if (err == nil) != tc.ok || tc.ok && l != tc.want {
+		if (err == nil) != tc.ok || tc.ok && !reflect.DeepEqual(l, tc.want) {
 			t.Errorf("%q: %+v, %v", tc.in, l, err)
 		}
 	}
-	var req ReadRequest
-	if err := DecodeJSON([]byte(`{"path":"f","lineTruncation":{"chars":9}}`), &req); err != nil || req.LineTruncation.Chars != 9 {
-		t.Errorf("object form: %+v %v", req, err)
+	for in, want := range map[string]LineTruncation{
+		`{"path":"f","lineTruncation":{"chars":9}}`: {Chars: new(9)},
+		`{"path":"f","lineTruncation":{"chars":0}}`: {Chars: new(0)},
+		`{"path":"f","lineTruncation":"bytes:7"}`:   {Bytes: new(7)},
+		`{"path":"f","lineTruncation":null}`:        {},
+		`{"path":"f"}`:                              {},
+	} {
+		var req ReadRequest
+		if err := DecodeJSON([]byte(in), &req); err != nil || !reflect.DeepEqual(req.LineTruncation, want) {
+			t.Errorf("%s: %+v %v", in, req.LineTruncation, err)
+		}
 	}
-	for _, bad := range []string{`{"path":"f","lineTruncation":{"chars":1,"bytes":2}}`, `{"path":"f","lineTruncation":{"lines":2}}`, `{"path":"f","lineTruncation":7}`} {
+	var req ReadRequest
+	for _, bad := range []string{`{"path":"f","lineTruncation":{"chars":1,"bytes":2}}`, `{"path":"f","lineTruncation":{"lines":2}}`,
+		`{"path":"f","lineTruncation":7}`, `{"path":"f","lineTruncation":{}}`, `{"path":"f","lineTruncation":{"bytes":-3}}`, `{"path":"f","lineTruncation":"chars:x"}`} {
 		if err := DecodeJSON([]byte(bad), &req); codeOf(err) != CodeInvalidArgument {
 			t.Errorf("%s: %v", bad, err)
 		}
@@ -576,7 +808,7 @@ func TestLineTruncationParse(t *testing.T) {
 func TestReadNoSha256WhenLastLineLeftOut(t *testing.T) {
 	file := "short\n" + strings.Repeat("y", 5000) // read to EOF, not returned
 	tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: 1000}
-	res, err := tl.Read(context.Background(), ReadRequest{Path: "f"})
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "f", LineTruncation: LineTruncation{Bytes: new(0)}})
 	if err != nil {
 		t.Fatal(err)
 	}

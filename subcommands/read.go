@@ -33,10 +33,13 @@ func readText(r *core.ReadResult) string {
 	}
 	var b strings.Builder
 	b.WriteString(r.Content)
+	if (r.Truncated || r.LinesCut > 0) && r.Content != "" && !strings.HasSuffix(r.Content, "\n") {
+		b.WriteByte('\n')
+	}
+	if r.LinesCut > 0 {
+		fmt.Fprintf(&b, "... %d line(s) cut: --line-truncation chars:0 gives whole lines\n", r.LinesCut)
+	}
 	if r.Truncated {
-		if r.Content != "" && !strings.HasSuffix(r.Content, "\n") {
-			b.WriteByte('\n')
-		}
 		fmt.Fprintf(&b, "... more: --offset %d --byte-offset %d\n", *r.NextOffset, *r.NextByteOffset)
 	}
 	return b.String()
