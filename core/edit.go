@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -94,6 +95,13 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 		case *e.NewText == e.OldText:
 			return nil, InvalidArgument("edits[%d] has the same oldText and newText.", i).
 				WithHint("an edit must change something")
+		case !utf8.ValidString(e.OldText) || !utf8.ValidString(*e.NewText):
+			// A raw byte in newText would make the file NOT_TEXT.
+			return nil, InvalidArgument("edits[%d] holds bytes that are not UTF-8.", i).
+				WithHint("edit changes text; give oldText and newText as UTF-8")
+		}
+		if err := checkNoLineCut(fmt.Sprintf("edits[%d].newText", i), *e.NewText); err != nil {
+			return nil, err
 		}
 	}
 	return edits, nil

@@ -605,7 +605,7 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 		}
 		if cut, ok := truncateLine(text, cutAt, chars); ok || !full {
 			size := lr.lineLen - termLen(line.term, w.codec.unit)
-			line.text, line.cut = cut+fmt.Sprintf(" …[line cut: %d bytes in all]", size), true
+			line.text, line.cut = cut+lineCutMarker(int64(size)), true
 		}
 	}
 	cost := w.cost(line, n)

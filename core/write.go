@@ -109,6 +109,11 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err := req.checkStyle(text); err != nil {
 		return nil, err
 	}
+	if text {
+		if err := checkNoLineCut("the content", string(data)); err != nil {
+			return nil, err
+		}
+	}
 	if len(data) > MaxWriteBytes {
 		return nil, tooLargeToWrite(t.FS.Display(req.Path), int64(len(data)))
 	}

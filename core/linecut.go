@@ -1,0 +1,24 @@
+package core
+
+import (
+	"regexp"
+	"strconv"
+)
+
+// lineCutMarker ends a line that read cut: the line's whole length in the
+// file's bytes, so that a caller knows what it was not shown.
+func lineCutMarker(size int64) string {
+	return " …[line cut: " + strconv.FormatInt(size, 10) + " bytes in all]"
+}
+
+var lineCutPattern = regexp.MustCompile(` …\[line cut: \d+ bytes in all\]`)
+
+// checkNoLineCut refuses text that holds read's cut marker: content read
+// with lines cut and written back would destroy the rest of those lines.
+func checkNoLineCut(field, text string) error {
+	if !lineCutPattern.MatchString(text) {
+		return nil
+	}
+	return InvalidArgument("%s holds a line that read cut (…[line cut: N bytes in all]); writing it would destroy the rest of that line.", field).
+		WithHint("read the file again with --line-truncation chars:0 for whole lines, or change it with edit")
+}
