@@ -58,13 +58,15 @@ complete -c agentfs -n '__fish_seen_subcommand_from write' -l in-place
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l line-ending
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l path
-complete -c agentfs -n __fish_use_subcommand -a edit -d 'replace text in a file: --old TEXT --new TEXT, or several edits with --json'
+complete -c agentfs -n __fish_use_subcommand -a edit -d 'replace text in a file: --old-text TEXT --new-text TEXT (or --old, --new), or several edits with --json'
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l dry-run
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l expected-sha256
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l expected-version
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l new
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l new-text
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l old
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l old-text
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l replace-all
 complete -c agentfs -n __fish_use_subcommand -a rm -d 'remove a file, a link or (with --recursive) a directory; a missing path succeeds'

@@ -25,14 +25,14 @@ type EditOp struct {
 }
 
 // EditRequest replaces text in one file. A single edit can be given as the
-// top-level oldText/newText (the flags --old and --new, and the shape of
+// top-level oldText/newText (the flags --old-text and --new-text, and the shape of
 // other agents' edit tools); several go in edits. Every edit is matched
 // against the original content and the batch applies all or nothing.
 type EditRequest struct {
 	Path       string   `json:"path" arg:"0" alias:"file_path" help:"file to edit"`
 	Edits      []EditOp `json:"edits,omitempty" flag:"-" help:"replacements [{oldText, newText, replaceAll}], all against the original content"`
-	OldText    *string  `json:"oldText,omitempty" flag:"old" alias:"old_string,oldString" help:"single edit: text to replace"`
-	NewText    *string  `json:"newText,omitempty" flag:"new" alias:"new_string,newString" help:"single edit: replacement text"`
+	OldText    *string  `json:"oldText,omitempty" flagAlias:"old" alias:"old_string,oldString" help:"single edit: text to replace"`
+	NewText    *string  `json:"newText,omitempty" flagAlias:"new" alias:"new_string,newString" help:"single edit: replacement text"`
 	ReplaceAll bool     `json:"replaceAll,omitempty" alias:"replace_all" help:"single edit: replace every match"`
 	DryRun     bool     `json:"dryRun,omitempty" help:"report the diff without writing"`
 	Precondition
@@ -74,12 +74,12 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 		}
 		if r.OldText == nil || r.NewText == nil {
 			return nil, InvalidArgument("a single edit needs both oldText and newText.").
-				WithHint("pass --old and --new (newText may be empty to delete)")
+				WithHint("pass --old-text and --new-text (newText may be empty to delete)")
 		}
 		edits = []EditOp{{OldText: *r.OldText, NewText: r.NewText, ReplaceAll: r.ReplaceAll}}
 	case len(edits) == 0:
 		return nil, InvalidArgument("no edits given.").
-			WithHint(`pass --old and --new, or {"edits":[{"oldText":"...","newText":"..."}]}`)
+			WithHint(`pass --old-text and --new-text, or {"edits":[{"oldText":"...","newText":"..."}]}`)
 	case r.ReplaceAll:
 		return nil, InvalidArgument("replaceAll at the top level applies to a single oldText/newText.").
 			WithHint("set replaceAll inside each edit")

@@ -22,7 +22,7 @@ type GrepRequest struct {
 	Path       string   `json:"path,omitempty" arg:"1" alias:"file_path,dir_path" help:"file or directory to search (default: the current directory)"`
 	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching this glob (repeatable: any one suffices; without a slash it matches the name at any depth)"`
 	Regex      *bool    `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
-	IgnoreCase bool     `json:"ignoreCase,omitempty" flag:"ignore-case" help:"ignore case (Unicode simple folding, as ripgrep)"`
+	IgnoreCase bool     `json:"ignoreCase,omitempty" help:"ignore case (Unicode simple folding, as ripgrep)"`
 	Context    int      `json:"context,omitempty" help:"lines of context around each match, 0 to 10"`
 	Limit      int      `json:"limit,omitempty" help:"matching lines (files in files and count modes) per page (default 200, max 1000)"`
 	Offset     int      `json:"offset,omitempty" help:"matching lines (files) to skip (pass the previous nextOffset)"`

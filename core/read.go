@@ -126,7 +126,7 @@ type ReadRequest struct {
 	Offset             int            `json:"offset,omitempty" help:"1-based line to start at; -N starts N lines from the end, as tail -n (with byteOffset: that line's number)"`
 	ByteOffset         int64          `json:"byteOffset,omitempty" help:"byte where the window starts: the previous nextByteOffset, given with nextOffset"`
 	Limit              int            `json:"limit,omitempty" help:"lines to return (default 2000, also the most: a larger limit is capped)"`
-	IncludeLineNumbers bool           `json:"includeLineNumbers,omitempty" flag:"line-numbers" help:"prefix each line with its number and a tab"`
+	IncludeLineNumbers bool           `json:"lineNumbers,omitempty" alias:"includeLineNumbers" help:"prefix each line with its number and a tab"`
 	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to chars:N or bytes:N, with a marker (default chars:2000; 0 keeps whole lines)"`
 	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...)"`
 	// ExpectedVersion makes a continuation safe: offsets of a file that

@@ -19,7 +19,8 @@ import (
 // field names, CLI flags, positional arguments and (later) schemas:
 //
 //	json:"byteOffset,omitempty"  the JSON name; the flag is its kebab twin
-//	flag:"line-numbers"          another flag name; flag:"-" means JSON only
+//	flag:"-"                     JSON only: no flag
+//	flagAlias:"old"              another, shorter spelling of the flag
 //	arg:"0"                      also taken from positional argument 0
 //	alias:"file_path"            other JSON names accepted (other agents' tools)
 //	help:"..."                   one line for --help and schemas
@@ -29,6 +30,8 @@ type FieldSpec struct {
 	Index   []int
 	JSON    string
 	Flag    string // "" when the field has no flag
+	// FlagAliases are other spellings of the flag (-r for --recursive).
+	FlagAliases []string
 	Arg     int    // -1 when not positional
 	Aliases []string
 	Help    string
@@ -62,12 +65,11 @@ func Fields(t reflect.Type) []FieldSpec {
 			continue
 		}
 		spec := FieldSpec{Index: f.Index, JSON: name, Arg: -1, Help: f.Tag.Get("help"), Type: f.Type}
-		switch fl := f.Tag.Get("flag"); fl {
-		case "-":
-		case "":
+		if f.Tag.Get("flag") != "-" {
 			spec.Flag = kebab(name)
-		default:
-			spec.Flag = fl
+		}
+		if a := f.Tag.Get("flagAlias"); a != "" {
+			spec.FlagAliases = strings.Split(a, ",")
 		}
 		if a := f.Tag.Get("arg"); a != "" {
 			spec.Arg = int(a[0] - '0')

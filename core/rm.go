@@ -8,7 +8,7 @@ import (
 // RmRequest removes one file, link or directory.
 type RmRequest struct {
 	Path      string `json:"path" arg:"0" alias:"file_path,dir_path" help:"file, link or directory to remove (a link itself, never its target)"`
-	Recursive bool   `json:"recursive,omitempty" help:"remove a directory with everything in it"`
+	Recursive bool   `json:"recursive,omitempty" flagAlias:"r" help:"remove a directory with everything in it"`
 	Precondition
 }
 

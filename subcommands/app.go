@@ -214,6 +214,9 @@ func fieldSpelling(e *core.Error, fields []core.FieldSpec) *core.Error {
 		if f.Flag != "" {
 			pairs = append(pairs, "--"+f.Flag, f.JSON)
 		}
+		for _, a := range f.FlagAliases {
+			pairs = append(pairs, "--"+a, f.JSON)
+		}
 	}
 	if len(pairs) == 0 {
 		return e

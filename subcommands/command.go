@@ -204,23 +204,23 @@ func flagFor(s core.FieldSpec) cli.Flag {
 	}
 	t := s.Type
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
-		return &cli.StringFlag{Name: s.Flag, Usage: s.Help}
+		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return &cli.StringFlag{Name: s.Flag, Usage: s.Help}
+		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
 	case reflect.Bool:
-		return &cli.BoolFlag{Name: s.Flag, Usage: s.Help}
+		return &cli.BoolFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
 	case reflect.Int:
-		return &cli.IntFlag{Name: s.Flag, Usage: s.Help}
+		return &cli.IntFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
 	case reflect.Int64:
-		return &cli.Int64Flag{Name: s.Flag, Usage: s.Help}
+		return &cli.Int64Flag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.String {
-			return &cli.GenericFlag{Name: s.Flag, Usage: s.Help, Value: &repeated{}}
+			return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help, Value: &repeated{}}
 		}
 	}
 	return nil

@@ -287,3 +287,31 @@ func TestRunStoppableAbandonsUncancellableWork(t *testing.T) {
 		t.Fatal("the abandoned tool passed the commit gate")
 	}
 }
+
+// TestFlagsAreKebabTwins: every flag of every subcommand is the kebab-case
+// twin of a JSON field of its request, and the other way round (issue
+// 7.7): the camelCase of each flag is a field that --json knows.
+func TestFlagsAreKebabTwins(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, c := range commands() {
+		for _, f := range c.Flags {
+			name := f.Names()[0]
+			if name == "json" || name == "help" {
+				continue
+			}
+			field := camel(name)
+			_, _, errs := run(t, "", c.Name, "--json", `{"`+field+`":null}`)
+			if strings.Contains(errs, "unknown field") {
+				t.Errorf("%s --%s has no JSON twin %q: %s", c.Name, name, field, errs)
+			}
+		}
+	}
+}
+
+func camel(kebab string) string {
+	parts := strings.Split(kebab, "-")
+	for i := 1; i < len(parts); i++ {
+		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	}
+	return strings.Join(parts, "")
+}

@@ -11,7 +11,7 @@ import (
 func editCommand() *cli.Command {
 	return tool[core.EditRequest, *core.EditResult]{
 		name:      "edit",
-		usage:     "replace text in a file: --old TEXT --new TEXT, or several edits with --json",
+		usage:     "replace text in a file: --old-text TEXT --new-text TEXT (or --old, --new), or several edits with --json",
 		argsUsage: "FILE",
 		run: func(ctx context.Context, t *core.Tools, req *core.EditRequest) (*core.EditResult, error) {
 			return t.Edit(ctx, *req)

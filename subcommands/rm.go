@@ -9,7 +9,7 @@ import (
 )
 
 func rmCommand() *cli.Command {
-	cmd := tool[core.RmRequest, *core.RmResult]{
+	return tool[core.RmRequest, *core.RmResult]{
 		name:      "rm",
 		usage:     "remove a file, a link or (with --recursive) a directory; a missing path succeeds",
 		argsUsage: "PATH",
@@ -18,13 +18,6 @@ func rmCommand() *cli.Command {
 		},
 		text: rmText,
 	}.command()
-	// -r, as rm spells it.
-	for _, f := range cmd.Flags {
-		if b, ok := f.(*cli.BoolFlag); ok && b.Name == "recursive" {
-			b.Aliases = []string{"r"}
-		}
-	}
-	return cmd
 }
 
 func rmText(r *core.RmResult) string {
