@@ -27,15 +27,15 @@ import (
 //
 // FieldSpec is that metadata for one field.
 type FieldSpec struct {
-	Index   []int
-	JSON    string
-	Flag    string // "" when the field has no flag
+	Index []int
+	JSON  string
+	Flag  string // "" when the field has no flag
 	// FlagAliases are other spellings of the flag (-r for --recursive).
 	FlagAliases []string
-	Arg     int    // -1 when not positional
-	Aliases []string
-	Help    string
-	Type    reflect.Type
+	Arg         int // -1 when not positional
+	Aliases     []string
+	Help        string
+	Type        reflect.Type
 }
 
 var fieldCache sync.Map // reflect.Type -> []FieldSpec
