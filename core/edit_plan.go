@@ -207,6 +207,6 @@ func ambiguous(i, n int, ms []match) *Error {
 		more = fmt.Sprintf(" and %d more", len(ms)-len(lines))
 	}
 	return Errorf(CodeAmbiguousMatch, "%s matches %d places, at lines %s%s.", which(i, n), len(ms), strings.Join(list, ", "), more).
-		WithHint("add surrounding lines to oldText so it matches one place, or set replaceAll").
+		WithHint("add surrounding lines to --old-text so it matches one place, or pass --replace-all").
 		WithDetail("edit", i).WithDetail("lines", lines).WithDetail("count", len(ms)).WithDetail("rung", ms[0].rung)
 }

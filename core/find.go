@@ -50,7 +50,7 @@ func checkGlob(field, g string) (string, error) {
 		// rg's -g '!x' negates; here include only narrows and exclude only
 		// prunes, so a leading ! would silently match nothing.
 		return "", Errorf(CodeInvalidGlob, "%s %q starts with !, which does not negate here.", field, g).
-			WithHint("use exclude to leave paths out, include to keep only some")
+			WithHint("use --exclude to leave paths out, --include to keep only some")
 	}
 	if !doublestar.ValidatePattern(g) {
 		return "", Errorf(CodeInvalidGlob, "%s %q is not a valid glob.", field, g).
@@ -164,5 +164,5 @@ func typeFilter(typ string) (func(FileType) bool, error) {
 		return func(t FileType) bool { return t == TypeOther }, nil
 	}
 	return nil, InvalidArgument("type must be file, dir, symlink, other or any, not %q.", typ).
-		WithHint("omit type to find every kind of entry")
+		WithHint("omit --type to find every kind of entry")
 }

@@ -221,11 +221,11 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	case ModeContent, ModeFiles, ModeCount:
 	default:
 		return nil, InvalidArgument("mode must be content, files or count, not %q.", req.Mode).
-			WithHint("omit mode for matching lines, or use files for paths with counts")
+			WithHint("omit --mode for matching lines, or use --mode files for the paths")
 	}
 	if req.Context < 0 || req.Context > GrepMaxContext {
 		return nil, InvalidArgument("context must be 0 to %d, not %d.", GrepMaxContext, req.Context).
-			WithHint("ask for at most %d lines of context", GrepMaxContext)
+			WithHint("pass --context %d or less", GrepMaxContext)
 	}
 	query, isRegex, err := req.query()
 	if err != nil {

@@ -301,10 +301,10 @@ func (req ReadRequest) check() error {
 		return InvalidArgument("byteOffset must be 0 or more, not %d.", req.ByteOffset)
 	case req.Limit < 0:
 		return InvalidArgument("limit must be at least 1, not %d.", req.Limit).
-			WithHint("omit limit for the default of %d lines", ReadMaxLines)
+			WithHint("omit --limit for the default of %d lines", ReadMaxLines)
 	case req.ByteOffset > 0 && req.Offset == 0:
 		return InvalidArgument("byteOffset is given without offset.").
-			WithHint("pass nextOffset and nextByteOffset of the previous read together, or offset alone")
+			WithHint("pass nextOffset and nextByteOffset of the previous read as --offset and --byte-offset together, or --offset alone")
 	}
 	if req.LineTruncation.set() {
 		return req.LineTruncation.valid()
@@ -345,7 +345,7 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 	off, bomLen := req.ByteOffset, int64(len(c.bom))
 	notStart := func(why string) error {
 		return InvalidArgument("byteOffset %d is not the start of a line: %s.", off, why).WithPath(display).
-			WithHint("pass nextOffset and nextByteOffset of the previous read together, or offset alone")
+			WithHint("pass nextOffset and nextByteOffset of the previous read as --offset and --byte-offset together, or --offset alone")
 	}
 	if off < bomLen || off%int64(c.unit) != 0 {
 		return nil, notStart("it is inside a character or the byte-order mark")
@@ -362,7 +362,7 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 		f.Close()
 		return nil, InvalidArgument("byteOffset %d is at or past the end of the file (%d bytes).", off, size).
 			WithPath(display).WithDetail("size", size).
-			WithHint("the previous read was the last window; read from the start (offset 1) if the file changed")
+			WithHint("the previous read was the last window; read from the start (--offset 1) if the file changed")
 	}
 	br := bufio.NewReaderSize(f, bufSize(f.Info().Size-off+back))
 	before := make([]byte, back)

@@ -52,7 +52,7 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	sum := func() (string, error) {
 		if checked.info.Type != TypeFile {
 			return "", InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type).
-				WithPath(res.Path).WithHint("use expectedVersion for a directory")
+				WithPath(res.Path).WithHint("use --expected-version for a directory")
 		}
 		s, _, err := t.digest(ctx, req.Path, nil, true)
 		return s, err

@@ -45,10 +45,10 @@ func PageWindow(offset, limit, def, maxLimit int) (int, error) {
 		return def, nil
 	case limit < 0:
 		return 0, InvalidArgument("limit must be at least 1, not %d.", limit).
-			WithHint("omit limit for the default of %d", def)
+			WithHint("omit --limit for the default of %d", def)
 	case limit > maxLimit:
 		return 0, InvalidArgument("limit must be at most %d, not %d.", maxLimit, limit).
-			WithHint("page with offset and nextOffset instead of a larger limit")
+			WithHint("page with --offset set to nextOffset instead of a larger --limit")
 	}
 	return limit, nil
 }
