@@ -166,6 +166,10 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 		newData := append(append([]byte{}, prefix...), edited...)
 		fi, err := mfs.WriteFile(ctx, req.Path, newData, WriteOptions{})
 		if err != nil {
+			if e := AsError(err); e.Code == CodeHardlink {
+				// edit has no in-place mode: name what does.
+				e.WithHint("edit replaces the file, which would split its hard links; write the whole file with write --in-place (not atomic), or edit a copy")
+			}
 			return nil, err
 		}
 		res.Version, res.Sha256 = fi.Version, sha256Hex(newData)

@@ -125,7 +125,9 @@ func (f *FS) Open(_ context.Context, path string, offset int64) (core.FileReader
 			WithPath(t.display(f)).WithHint("only regular files can be read")
 	}
 	if offset > 0 {
-		if _, err := file.Seek(offset, io.SeekStart); err != nil {
+		// Past the end the stream is empty, as it is at the end: a seek
+		// beyond what the kernel takes is EINVAL, which is no answer.
+		if _, err := file.Seek(min(offset, info.Size), io.SeekStart); err != nil {
 			file.Close()
 			return nil, mapErr(err, t.display(f))
 		}

@@ -189,7 +189,7 @@ func replaceable(st *unix.Stat_t, display string, opts core.WriteOptions) error 
 	if st.Nlink > 1 && !opts.InPlace {
 		return core.Errorf(core.CodeHardlink, "the file has %d hard links; replacing it would split them.", st.Nlink).
 			WithPath(display).WithDetail("links", st.Nlink).
-			WithHint("pass inPlace to rewrite the shared file (not atomic), or write to a new path")
+			WithHint("pass --in-place to rewrite the shared file (not atomic), or write to a new path")
 	}
 	return nil
 }
