@@ -369,10 +369,24 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	// done: the page is full. A count mode search goes on to the end for
 	// its totals; the others stop the walk.
 	done := false
+	// abandoned: the deadline (or a signal) came while a worker was still
+	// inside a file, in work that may take no context (a regex on a huge
+	// line). The page is answered as it stands; the workers finish aside,
+	// closing what they opened.
+	abandoned := false
 	for j := range order {
 		// Once the walk is stopped, batches are only drained: every opened
 		// file is closed by a worker.
-		frs := <-j.res
+		var frs []fileResult
+		select {
+		case frs = <-j.res:
+		case <-tctx.Done():
+			abandoned = true
+		}
+		if abandoned {
+			stopWalk()
+			break
+		}
 		for i := 0; i < len(frs) && (!done || mode == ModeCount); i++ {
 			fr := frs[i]
 			if fr.err != nil && !fr.partial {
@@ -402,7 +416,9 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			}
 		}
 	}
-	wg.Wait()
+	if !abandoned {
+		wg.Wait()
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
