@@ -80,7 +80,7 @@ func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error
 
 // syncDir makes a removal durable.
 func syncDir(dfd int, display string) error {
-	if err := step("fsyncdir", func() error { return unix.Fsync(dfd) }); err != nil {
+	if err := syscalls.fsync(dfd); err != nil {
 		return core.Errorf(core.CodeIOError, "the path was removed, but its directory could not be synced: %s.", errText(err)).
 			WithPath(display).WithHint("check the file system before relying on the removal after a crash").WithCause(err)
 	}

@@ -17,20 +17,6 @@ var _ core.MutableFS = (*FS)(nil)
 // one left by a killed writer is recognised and swept.
 const tempPrefix = ".agentfs-tmp-"
 
-// failpoint, when set by a test, is called at each named step of a replace
-// ("write", "fsync", "rename", "fsyncdir"); an error it returns is taken as
-// that step's failure.
-var failpoint func(step string) error
-
-func step(name string, do func() error) error {
-	if failpoint != nil {
-		if err := failpoint(name); err != nil {
-			return err
-		}
-	}
-	return do()
-}
-
 // WriteFile replaces path's content atomically: a temporary file in the same
 // directory is written, synced, given the old file's mode and owner, renamed
 // over the path, and the directory is synced. Every step goes through a
@@ -225,7 +211,7 @@ func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *
 			unix.Unlinkat(dfd, tmp, 0) // the failure is already being reported
 		}
 	}()
-	if err := step("write", func() error { _, err := file.Write(data); return err }); err != nil {
+	if _, err := syscalls.write(file, data); err != nil {
 		return core.FileInfo{}, mapErr(err, display)
 	}
 	if old != nil {
@@ -233,15 +219,14 @@ func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *
 			return core.FileInfo{}, mapErr(err, display)
 		}
 	}
-	if err := step("fsync", file.Sync); err != nil {
+	if err := syscalls.fsync(fd); err != nil {
 		return core.FileInfo{}, mapErr(err, display)
 	}
-	err = step("rename", func() error {
-		if exclusive {
-			return renameNoReplace(dfd, tmp, base)
-		}
-		return unix.Renameat(dfd, tmp, dfd, base)
-	})
+	if exclusive {
+		err = renameNoReplace(dfd, tmp, base)
+	} else {
+		err = syscalls.renameat(dfd, tmp, dfd, base)
+	}
 	if err != nil {
 		if errors.Is(err, unix.EEXIST) {
 			return core.FileInfo{}, core.Errorf(core.CodeExists, "the file already exists.").WithPath(display).
@@ -254,7 +239,7 @@ func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *
 	if err := unix.Fstat(fd, &st); err != nil {
 		return core.FileInfo{}, mapErr(err, display)
 	}
-	if err := step("fsyncdir", func() error { return unix.Fsync(dfd) }); err != nil {
+	if err := syscalls.fsync(dfd); err != nil {
 		return core.FileInfo{}, core.Errorf(core.CodeIOError, "the file was replaced, but its directory could not be synced: %s.", errText(err)).
 			WithPath(display).WithHint("the new content is in place; check the file system before relying on it after a crash").
 			WithCause(err)
@@ -298,7 +283,7 @@ func keptMode(mode uint32, privileged bool) uint32 {
 // system without RENAME_NOREPLACE gets a hard link (which also fails when
 // base exists) and an unlink.
 func renameNoReplace(dfd int, tmp, base string) error {
-	err := unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
+	err := syscalls.renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
 	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
 		return err
 	}
@@ -325,13 +310,13 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display s
 		return core.FileInfo{}, core.Errorf(core.CodeStale, "the file was replaced by another program during the write.").
 			WithPath(display).WithHint("read the file again and retry")
 	}
-	if err := step("write", func() error { _, err := file.WriteAt(data, 0); return err }); err != nil {
+	if _, err := syscalls.writeAt(file, data, 0); err != nil {
 		return core.FileInfo{}, mapErr(err, display)
 	}
 	if err := file.Truncate(int64(len(data))); err != nil {
 		return core.FileInfo{}, mapErr(err, display)
 	}
-	if err := step("fsync", file.Sync); err != nil {
+	if err := syscalls.fsync(fd); err != nil {
 		return core.FileInfo{}, mapErr(err, display)
 	}
 	if err := unix.Fstat(fd, &st); err != nil {

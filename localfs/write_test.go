@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,100 @@ func temps(t *testing.T, dir string) []string {
 	return m
 }
 
+// recordSyscalls wraps the durability seam for the rest of the test: each
+// call is recorded by name ("write", "fsync(file)", "rename",
+// "fsync(dir)"), and one named in fail fails with its error instead of
+// running.
+func recordSyscalls(t *testing.T, fail map[string]error) *[]string {
+	saved := syscalls
+	t.Cleanup(func() { syscalls = saved })
+	var calls []string
+	call := func(name string, do func() error) error {
+		calls = append(calls, name)
+		if err := fail[name]; err != nil {
+			return err
+		}
+		return do()
+	}
+	syscalls.write = func(f *os.File, b []byte) (n int, err error) {
+		err = call("write", func() error { n, err = saved.write(f, b); return err })
+		return n, err
+	}
+	syscalls.writeAt = func(f *os.File, b []byte, off int64) (n int, err error) {
+		err = call("write", func() error { n, err = saved.writeAt(f, b, off); return err })
+		return n, err
+	}
+	syscalls.fsync = func(fd int) error {
+		var st unix.Stat_t
+		name := "fsync(file)"
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			name = "fsync(dir)"
+		}
+		return call(name, func() error { return saved.fsync(fd) })
+	}
+	syscalls.renameat = func(od int, op string, nd int, np string) error {
+		return call("rename", func() error { return saved.renameat(od, op, nd, np) })
+	}
+	syscalls.renameat2 = func(od int, op string, nd int, np string, flags uint) error {
+		return call("rename", func() error { return saved.renameat2(od, op, nd, np, flags) })
+	}
+	return &calls
+}
+
+// Every change is made durable in order: the bytes written, the file
+// synced, then renamed over the path, then its directory synced; an
+// in-place rewrite is written and synced; a removal syncs its directory.
+// A step dropped or made a no-op is missing from the record (issue 16.1).
+func TestDurabilityOrder(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	must(t, os.WriteFile(filepath.Join(dir, "f.txt"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("a\n"), 0o644))
+	must(t, os.Link(filepath.Join(dir, "shared.txt"), filepath.Join(dir, "other.txt")))
+	ctx := context.Background()
+	tools := &core.Tools{FS: fsys}
+	replace := []string{"write", "fsync(file)", "rename", "fsync(dir)"}
+	for _, tc := range []struct {
+		name string
+		do   func() error
+		want []string
+	}{
+		{"write a new file", func() error {
+			_, err := fsys.WriteFile(ctx, "new.txt", []byte("x"), core.WriteOptions{})
+			return err
+		}, replace},
+		{"create (no replace)", func() error {
+			_, err := fsys.WriteFile(ctx, "created.txt", []byte("x"), core.WriteOptions{Create: true})
+			return err
+		}, replace},
+		{"replace a file", func() error {
+			_, err := fsys.WriteFile(ctx, "f.txt", []byte("new\n"), core.WriteOptions{})
+			return err
+		}, replace},
+		{"edit", func() error {
+			_, err := tools.Edit(ctx, core.EditRequest{Path: "f.txt", OldText: new("new"), NewText: new("newer")})
+			return err
+		}, replace},
+		{"in place", func() error {
+			_, err := fsys.WriteFile(ctx, "shared.txt", []byte("b\n"), core.WriteOptions{InPlace: true})
+			return err
+		}, []string{"write", "fsync(file)"}},
+		{"remove", func() error {
+			_, err := fsys.Remove(ctx, "new.txt", false)
+			return err
+		}, []string{"fsync(dir)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := recordSyscalls(t, nil)
+			if err := tc.do(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(*calls, tc.want) {
+				t.Errorf("calls %q, want %q", *calls, tc.want)
+			}
+		})
+	}
+}
+
 // A failure injected at any step before the rename leaves the target as it
 // was and no temporary file; after the rename (the directory sync) the new
 // content is in place and the error says so.
@@ -52,18 +147,12 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 		code  core.Code
 	}{
 		{"write", unix.ENOSPC, core.CodeNoSpace},
-		{"fsync", unix.EIO, core.CodeIOError},
+		{"fsync(file)", unix.EIO, core.CodeIOError},
 		{"rename", unix.EIO, core.CodeIOError},
 		{"rename", injected, core.CodeIOError},
 	} {
 		t.Run(tc.step, func(t *testing.T) {
-			failpoint = func(s string) error {
-				if s == tc.step {
-					return tc.errno
-				}
-				return nil
-			}
-			defer func() { failpoint = nil }()
+			recordSyscalls(t, map[string]error{tc.step: tc.errno})
 			_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new content"), core.WriteOptions{})
 			if code(err) != tc.code {
 				t.Fatalf("error %v, want code %s", err, tc.code)
@@ -79,13 +168,7 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 		})
 	}
 	t.Run("new file", func(t *testing.T) {
-		failpoint = func(s string) error {
-			if s == "fsync" {
-				return unix.EIO
-			}
-			return nil
-		}
-		defer func() { failpoint = nil }()
+		recordSyscalls(t, map[string]error{"fsync(file)": unix.EIO})
 		if _, err := fsys.WriteFile(context.Background(), "sub/new.txt", []byte("x"), core.WriteOptions{}); err == nil {
 			t.Fatal("no error")
 		}
@@ -96,14 +179,8 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 			t.Fatalf("temporary files left: %v", left)
 		}
 	})
-	t.Run("fsyncdir", func(t *testing.T) {
-		failpoint = func(s string) error {
-			if s == "fsyncdir" {
-				return unix.EIO
-			}
-			return nil
-		}
-		defer func() { failpoint = nil }()
+	t.Run("fsync(dir)", func(t *testing.T) {
+		recordSyscalls(t, map[string]error{"fsync(dir)": unix.EIO})
 		_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new"), core.WriteOptions{})
 		if code(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
 			t.Fatalf("error %v, want IO_ERROR saying the file was replaced", err)
@@ -280,5 +357,39 @@ func TestInPlaceOnlyForHardLinks(t *testing.T) {
 	unix.Stat(p, &after)
 	if before.Ino == after.Ino {
 		t.Fatal("inPlace on a file with one link wrote in place instead of replacing it")
+	}
+}
+
+// A file rewritten in place at the same size with its mtime restored (as
+// cp -p, rsync -t or an editor can) has a new version: the change time
+// is in the token, so a stale expectedVersion is refused and no update is
+// lost (issue 16.1).
+func TestVersionNoticesSameSizeRewriteWithMtimeRestored(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	p := filepath.Join(dir, "f.txt")
+	must(t, os.WriteFile(p, []byte("aaaa\n"), 0o644))
+	ctx := context.Background()
+	before, err := fsys.Stat(ctx, "f.txt")
+	must(t, err)
+	fi, err := os.Stat(p)
+	must(t, err)
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteAt([]byte("bbbb\n"), 0)
+	must(t, err)
+	must(t, f.Close())
+	must(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
+	after, err := fsys.Stat(ctx, "f.txt")
+	must(t, err)
+	if !after.ModTime.Equal(before.ModTime) || after.Size != before.Size {
+		t.Fatalf("the rewrite did not keep size and mtime: %v %v", before, after)
+	}
+	if after.Version == before.Version {
+		t.Fatal("a same-size rewrite with its mtime restored kept the version: a stale expectedVersion would pass")
+	}
+	tools := &core.Tools{FS: fsys}
+	_, err = tools.Write(ctx, core.WriteRequest{Path: "f.txt", Content: new("cccc\n"), Precondition: core.Precondition{ExpectedVersion: before.Version}})
+	if code(err) != core.CodeStale {
+		t.Errorf("a write with the version from before the rewrite: want STALE, got %v", err)
 	}
 }

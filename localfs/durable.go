@@ -1,0 +1,26 @@
+package localfs
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// syscalls is the seam of the calls that make a change durable: writing the
+// bytes, fsync of the file, the rename, fsync of the directory. Production
+// code calls the real ones through it; a test wraps them to record their
+// order (write, fsync(file), rename, fsync(dir)) and to make any one fail,
+// so that a step dropped or replaced by a no-op is caught.
+var syscalls = struct {
+	write     func(f *os.File, b []byte) (int, error)
+	writeAt   func(f *os.File, b []byte, off int64) (int, error)
+	fsync     func(fd int) error
+	renameat  func(olddirfd int, oldpath string, newdirfd int, newpath string) error
+	renameat2 func(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error
+}{
+	write:     (*os.File).Write,
+	writeAt:   (*os.File).WriteAt,
+	fsync:     unix.Fsync,
+	renameat:  unix.Renameat,
+	renameat2: unix.Renameat2,
+}
