@@ -268,6 +268,10 @@ func TestReadErrors(t *testing.T) {
 		"latin.txt": "caf\xe9\n",
 		"late.txt":  strings.Repeat("ok\n", 2000) + "caf\xe9\n",
 		"dir/x":     "x",
+		"crlf.txt":  "ab\r\ncd\r\n",
+		"bom.txt":   "\xEF\xBB\xBFab\ncd\n",
+		"utf8.txt":  "\u00e9\n\u00e9\u00e9\n",
+		"u16.txt":   "\xFF\xFEa\x00\n\x00b\x00\n\x00",
 		"big.png":   strings.Repeat("\x00", ReadMaxMediaBytes+1),
 	})
 	tl := &Tools{FS: fsys}
@@ -286,6 +290,13 @@ func TestReadErrors(t *testing.T) {
 		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 99}, CodeInvalidArgument, "past the end"},
 		{ReadRequest{Path: "long.txt", Offset: 2, ByteOffset: 2101}, CodeInvalidArgument, "line starts in the bytes before"},
 		{ReadRequest{Path: "long.txt", Offset: 2, ByteOffset: 2003}, CodeInvalidArgument, "line starts in the bytes before"},
+		// A byteOffset that splits a CRLF, lands in the BOM, in a UTF-8
+		// character or in a UTF-16 unit is refused, never read from.
+		{ReadRequest{Path: "crlf.txt", Offset: 2, ByteOffset: 3}, CodeInvalidArgument, "not the start of a line"},
+		{ReadRequest{Path: "bom.txt", Offset: 1, ByteOffset: 1}, CodeInvalidArgument, "byte-order mark"},
+		{ReadRequest{Path: "bom.txt", Offset: 1, ByteOffset: 2}, CodeInvalidArgument, "byte-order mark"},
+		{ReadRequest{Path: "utf8.txt", Offset: 2, ByteOffset: 4}, CodeInvalidArgument, "not the start of a line"},
+		{ReadRequest{Path: "u16.txt", Offset: 2, ByteOffset: 7}, CodeInvalidArgument, "inside a character"},
 		{ReadRequest{Path: "a.txt", Encoding: "klingon"}, CodeInvalidArgument, "unknown encoding"},
 		{ReadRequest{Path: "latin.txt"}, CodeNotText, "not UTF-8"},
 		{ReadRequest{Path: "late.txt", Offset: 1990}, CodeNotText, "line 2001"},

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -391,5 +393,79 @@ func TestVersionNoticesSameSizeRewriteWithMtimeRestored(t *testing.T) {
 	_, err = tools.Write(ctx, core.WriteRequest{Path: "f.txt", Content: new("cccc\n"), Precondition: core.Precondition{ExpectedVersion: before.Version}})
 	if code(err) != core.CodeStale {
 		t.Errorf("a write with the version from before the rewrite: want STALE, got %v", err)
+	}
+}
+
+// create goes through RENAME_NOREPLACE: of writers racing to create one
+// path, exactly one wins, every other is EXISTS, and the file holds the
+// winner's bytes whole (issue 16.1).
+func TestCreateRaceHasOneWinner(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	const writers = 16
+	errs := make([]error, writers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, errs[i] = fsys.WriteFile(context.Background(), "c.txt", []byte(fmt.Sprintf("writer %d\n", i)), core.WriteOptions{Create: true})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch code(err) {
+		case "":
+			if winner >= 0 {
+				t.Fatalf("writers %d and %d both created c.txt", winner, i)
+			}
+			winner = i
+		case core.CodeExists:
+		default:
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no writer created c.txt")
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "c.txt"))
+	must(t, err)
+	if string(got) != fmt.Sprintf("writer %d\n", winner) {
+		t.Errorf("c.txt holds %q, not the winner's bytes", got)
+	}
+	if left := temps(t, dir); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// An in-place rewrite checks that the file it opened is the one it
+// examined: a file replaced in between is STALE and left untouched; a
+// failed write or sync of the rewrite is reported (issue 16.1).
+func TestWriteInPlaceRefusesAReplacedFile(t *testing.T) {
+	_, dir := newTestFS(t)
+	must(t, os.WriteFile(filepath.Join(dir, "f.txt"), []byte("current\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "g.txt"), []byte("other\n"), 0o644))
+	var examined unix.Stat_t
+	must(t, unix.Stat(filepath.Join(dir, "g.txt"), &examined))
+	d, err := os.Open(dir)
+	must(t, err)
+	defer d.Close()
+	_, err = writeInPlace(int(d.Fd()), "f.txt", &examined, []byte("lost\n"), "f.txt")
+	if code(err) != core.CodeStale {
+		t.Errorf("in place over a replaced file: want STALE, got %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != "current\n" {
+		t.Errorf("the replaced file was written: %q", got)
+	}
+	var same unix.Stat_t
+	must(t, unix.Stat(filepath.Join(dir, "f.txt"), &same))
+	for _, step := range []string{"write", "fsync(file)"} {
+		recordSyscalls(t, map[string]error{step: unix.EIO})
+		if _, err := writeInPlace(int(d.Fd()), "f.txt", &same, []byte("new\n"), "f.txt"); code(err) != core.CodeIOError {
+			t.Errorf("in place with %s failing: want IO_ERROR, got %v", step, err)
+		}
 	}
 }
