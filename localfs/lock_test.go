@@ -145,8 +145,8 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 	if code(err) != core.CodeLockTimeout {
 		t.Fatalf("got %v, want LOCK_TIMEOUT", err)
 	}
-	if d := time.Since(start); d < 50*time.Millisecond || d > time.Second {
-		t.Fatalf("waited %v for a 50ms timeout", d)
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Fatalf("gave up after %v, before its 50ms timeout", d)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -155,13 +155,8 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 		done <- err
 	}()
 	cancel()
-	select {
-	case err := <-done:
-		if code(err) != core.CodeInterrupted {
-			t.Fatalf("got %v, want INTERRUPTED", err)
-		}
-	case <-time.After(time.Second):
-		t.Fatal("a cancelled wait did not end")
+	if err := Within(t, done, "end of a cancelled wait"); code(err) != core.CodeInterrupted {
+		t.Fatalf("got %v, want INTERRUPTED", err)
 	}
 }
 
@@ -198,9 +193,9 @@ func TestLockSurvivesLockFileRemoval(t *testing.T) {
 		}
 		got <- unlock
 	}()
-	<-waiting
+	Within(t, waiting, "wait for the held lock")
 	first() // removes the lock file the waiter has open
-	second := <-got
+	second := Within(t, got, "lock after the holder let go")
 	if second == nil {
 		t.FailNow()
 	}
