@@ -669,10 +669,11 @@ func mapErr(err error, p string) *core.Error {
 		e = core.Errorf(core.CodeNoSpace, "no space left on the device.").WithHint("free some space and retry")
 	case errors.Is(err, unix.EROFS):
 		e = core.Errorf(core.CodeReadOnly, "the file system is read-only.").WithHint("work on a writable file system")
-	case errors.Is(err, fs.ErrExist):
-		e = core.Errorf(core.CodeExists, "the path already exists.").WithHint("choose another path, or drop create")
 	case errors.Is(err, unix.ENOTEMPTY):
-		e = core.Errorf(core.CodeNotEmpty, "the directory is not empty.").WithHint("pass recursive to remove it with its contents")
+		// Before ErrExist, which ENOTEMPTY also is to errors.Is.
+		e = core.Errorf(core.CodeNotEmpty, "the directory is not empty.").WithHint("pass --recursive to remove it with its contents")
+	case errors.Is(err, fs.ErrExist):
+		e = core.Errorf(core.CodeExists, "the path already exists.").WithHint("choose another path, or drop --create")
 	case errors.Is(err, unix.EINVAL):
 		e = core.InvalidArgument("the path is not valid here.").WithHint("check the path")
 	case isEscape(err):
