@@ -1,10 +1,13 @@
 package core
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type editLike struct {
@@ -135,12 +138,36 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var r requestLike
 		err := DecodeJSON(data, &r)
-		if err == nil {
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeInvalidArgument {
+				t.Fatalf("untyped error %v for %q", err, data)
+			}
 			return
 		}
-		var e *Error
-		if !errors.As(err, &e) || e.Code != CodeInvalidArgument {
-			t.Fatalf("untyped error %v for %q", err, data)
+		// The oracle: what DecodeJSON accepts, encoding/json decodes to the
+		// same value once aliases and base64 twins are spelled as their
+		// fields, which re-encoding the decoded value does.
+		if !utf8.Valid(data) {
+			t.Fatalf("bytes that are not UTF-8 were accepted: %q", data)
+		}
+		canon, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again, std requestLike
+		same := func(a, b requestLike) bool {
+			ja, _ := json.Marshal(a)
+			jb, _ := json.Marshal(b)
+			return bytes.Equal(ja, jb) // an empty and a nil list are one value here
+		}
+		if err := DecodeJSON(canon, &again); err != nil || !same(again, r) {
+			t.Fatalf("%q decoded to %+v; its re-encoding %s decodes to %+v, %v", data, r, canon, again, err)
+		}
+		if !bytes.Contains(data, []byte("_path")) && !bytes.Contains(data, []byte("Base64")) && !bytes.Contains(data, []byte("_string")) {
+			if err := json.Unmarshal(data, &std); err != nil || !same(std, r) {
+				t.Fatalf("%q: DecodeJSON gives %+v, encoding/json %+v (%v)", data, r, std, err)
+			}
 		}
 	})
 }
