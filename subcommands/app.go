@@ -83,7 +83,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	app := &cli.App{
 		Name:            "agentfs",
 		Usage:           "bounded, confined, lossless file tools for AI agents",
-		Version:         Version,
+		Version:         buildVersion().Version,
 		Flags:           globalFlags(),
 		Commands:        commands(),
 		Reader:          s.Stdin,
@@ -114,6 +114,8 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		},
 		Metadata: map[string]any{"out": out, "streams": s},
 	}
+	// --version prints what version prints.
+	cli.VersionPrinter = func(c *cli.Context) { _ = outputOf(c).result(buildVersion(), nil) }
 	for _, c := range app.Commands {
 		cmdFlags := c.Flags
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError(err, cmdFlags) }

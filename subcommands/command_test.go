@@ -315,3 +315,13 @@ func camel(kebab string) string {
 	}
 	return strings.Join(parts, "")
 }
+
+// version and --version print the same JSON object (issue 15.7).
+func TestVersionAgrees(t *testing.T) {
+	c1, out1, _ := run(t, "", "version")
+	c2, out2, _ := run(t, "", "--version")
+	var v versionInfo
+	if c1 != 0 || c2 != 0 || out1 != out2 || json.Unmarshal([]byte(out1), &v) != nil || v.Version == "" || v.Go == "" {
+		t.Fatalf("version %d %q, --version %d %q", c1, out1, c2, out2)
+	}
+}

@@ -2,6 +2,7 @@ package subcommands
 
 import (
 	"runtime"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 )
@@ -11,12 +12,44 @@ func versionCommand() *cli.Command {
 		Name:  "version",
 		Usage: "print the version as JSON",
 		Action: func(c *cli.Context) error {
-			return outputOf(c).result(map[string]string{
-				"version": Version,
-				"go":      runtime.Version(),
-				"os":      runtime.GOOS,
-				"arch":    runtime.GOARCH,
-			}, nil)
+			return outputOf(c).result(buildVersion(), nil)
 		},
 	}
+}
+
+// versionInfo is what version and --version print.
+type versionInfo struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit,omitempty"`
+	Time     string `json:"time,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+}
+
+// buildVersion is the release's stamp (-ldflags -X ...Version) or, for a
+// source build, what the Go toolchain recorded: the module version (from
+// go install module@version) and the VCS commit, so that any binary can be
+// pinned to its source.
+func buildVersion() versionInfo {
+	v := versionInfo{Version: Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v.Version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
 }
