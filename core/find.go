@@ -60,6 +60,26 @@ func checkGlob(field, g string) (string, error) {
 		return "", Errorf(CodeInvalidGlob, "%s %q is absolute; it must be relative to path.", field, g).
 			WithHint("put the directory in path and the rest in %s", field)
 	}
+	// A glob that no path can match is an error, never an empty success
+	// that a gate would take for "nothing there".
+	body := g
+	if strings.HasSuffix(g, "/") {
+		if field == "include" {
+			return "", Errorf(CodeInvalidGlob, "include %q ends with a slash, which names directories; include selects files.", g).
+				WithHint("drop the final slash, or use --exclude DIR/ to leave directories out")
+		}
+		body = strings.TrimSuffix(g, "/")
+	}
+	for _, seg := range strings.Split(body, "/") {
+		switch seg {
+		case "":
+			return "", Errorf(CodeInvalidGlob, "%s %q has an empty segment (//), which no path has.", field, g).
+				WithHint("write one slash between names")
+		case ".", "..":
+			return "", Errorf(CodeInvalidGlob, "%s %q has a %s segment, which no path below path has.", field, g, seg).
+				WithHint("put the directory in path and the rest in %s", field)
+		}
+	}
 	return g, nil
 }
 
@@ -97,6 +117,16 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	}
 	if req.Pattern == "" {
 		req.Pattern = "**"
+	}
+	// A final slash names directories, as in an ignore file and fd.
+	if p, ok := strings.CutSuffix(req.Pattern, "/"); ok && p != "" && !strings.HasSuffix(p, "/") {
+		switch req.Type {
+		case "", "dir", "directory", "d":
+			req.Pattern, req.Type = p, "dir"
+		default:
+			return nil, InvalidArgument("pattern %q ends with a slash, which names directories, but --type is %s.", req.Pattern, req.Type).
+				WithHint("drop the final slash to find a %s, or drop --type", req.Type)
+		}
 	}
 	// Decided before checkGlob drops a leading ./, which anchors.
 	anyDepth := !strings.Contains(req.Pattern, "/")
