@@ -52,6 +52,10 @@ const (
 	ExitUsage       = 2
 	ExitConflict    = 3
 	ExitInterrupted = 130
+	// With --exit-status, for gates: nothing matched (as grep says it), and
+	// an answer that is partial (timed out), which must never pass a gate.
+	ExitNoMatch = 1
+	ExitPartial = 4
 )
 
 // ExitCode is the process exit code the contract gives to an error code.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -430,9 +431,16 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		}
 		// Every page searches the tree from its start, so a page that found
 		// nothing in time would find nothing again with the same timeout.
-		res.Hint = "the timeout cut this page short: pass nextOffset to continue; a page searches from the start of the tree, so raise --timeout if it found little"
-		if pg.taken == 0 {
+		switch {
+		case mode == ModeCount:
+			// A count has no pages: a later call would count the same
+			// files again.
+			res.NextOffset = nil
+			res.Hint = fmt.Sprintf("the counts are partial: they cover the %d file(s) searched before the timeout; raise --timeout for the whole count", res.FilesSearched)
+		case pg.taken == 0:
 			res.Hint = "nothing was found before the timeout, and the next page would search the same files again: raise --timeout"
+		default:
+			res.Hint = "the timeout cut this page short: pass nextOffset to continue; a page searches from the start of the tree, so raise --timeout if it found little"
 		}
 	} else if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return nil, walkErr

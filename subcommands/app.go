@@ -55,6 +55,8 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"AGENTFS_LOCK_TIMEOUT"}, Value: 30 * time.Second, Usage: "how long a mutation waits for its locks"},
 		&cli.StringFlag{Name: "format", EnvVars: []string{"AGENTFS_FORMAT"}, Value: "json", Usage: "json, or text for humans"},
 		&cli.IntFlag{Name: "max-bytes", EnvVars: []string{"AGENTFS_MAX_BYTES"}, Value: core.DefaultMaxBytes, Usage: "bound on each result in bytes"},
+		&cli.BoolFlag{Name: "exit-status", EnvVars: []string{"AGENTFS_EXIT_STATUS"}, Usage: "grep and find exit 1 when nothing matched and 4 when the answer is partial (timed out)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no result on success (errors still go to stderr); implies --exit-status"},
 	}
 }
 

@@ -28,6 +28,9 @@ type tool[Req, Res any] struct {
 	fromFlags func(*cli.Context, *Req) error
 	// text, when set, renders a result for --format text.
 	text func(Res) string
+	// found, when set, says whether a search found anything and whether its
+	// answer is partial, for --exit-status.
+	found func(Res) (matched, partial bool)
 }
 
 func (t tool[Req, Res]) command() *cli.Command {
@@ -56,11 +59,23 @@ func (t tool[Req, Res]) command() *cli.Command {
 			if err != nil {
 				return err
 			}
+			o := outputOf(c)
+			if t.found != nil && (c.Bool("exit-status") || c.Bool("quiet")) {
+				switch matched, partial := t.found(res); {
+				case partial:
+					o.code = core.ExitPartial
+				case !matched:
+					o.code = core.ExitNoMatch
+				}
+			}
+			if c.Bool("quiet") {
+				return nil
+			}
 			var text func() string
 			if t.text != nil {
 				text = func() string { return t.text(res) }
 			}
-			return outputOf(c).result(res, text)
+			return o.result(res, text)
 		},
 	}
 }

@@ -18,6 +18,9 @@ func findCommand() *cli.Command {
 			return t.Find(ctx, *req)
 		},
 		text: findText,
+		found: func(r *core.FindResult) (bool, bool) {
+			return len(r.Results) > 0, false
+		},
 	}.command()
 }
 

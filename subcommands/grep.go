@@ -18,6 +18,9 @@ func grepCommand() *cli.Command {
 			return t.Grep(ctx, *req)
 		},
 		text: grepText,
+		found: func(r *core.GrepResult) (bool, bool) {
+			return r.Count > 0, r.TimedOut
+		},
 	}.command()
 }
 
