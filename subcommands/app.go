@@ -57,6 +57,8 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-bytes", EnvVars: []string{"AGENTFS_MAX_BYTES"}, Value: core.DefaultMaxBytes, Usage: "bound on each result in bytes"},
 		&cli.BoolFlag{Name: "exit-status", EnvVars: []string{"AGENTFS_EXIT_STATUS"}, Usage: "grep and find exit 1 when nothing matched and 4 when the answer is partial (timed out)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no result on success (errors still go to stderr); implies --exit-status"},
+		&cli.BoolFlag{Name: "all", Usage: "with --format text (or --print0): read, ls, find and grep print every page to the end"},
+		&cli.BoolFlag{Name: "print0", Aliases: []string{"0"}, Usage: "find and grep --mode files: print the paths, each ended by NUL, as find -print0"},
 	}
 }
 
@@ -117,7 +119,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		Metadata: map[string]any{"out": out, "streams": s},
 	}
 	// --version prints what version prints.
-	cli.VersionPrinter = func(c *cli.Context) { _ = outputOf(c).result(buildVersion(), nil) }
+	cli.VersionPrinter = func(c *cli.Context) { _ = outputOf(c).result(buildVersion()) }
 	for _, c := range app.Commands {
 		cmdFlags := c.Flags
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError(err, cmdFlags) }
@@ -162,19 +164,35 @@ func outputOf(c *cli.Context) *output { return c.App.Metadata["out"].(*output) }
 
 func streamsOf(c *cli.Context) Streams { return c.App.Metadata["streams"].(Streams) }
 
-// result writes v as one JSON object (indented on a terminal) or, with
-// --format text, as its text rendering (indented JSON when it has none).
-func (o *output) result(v any, text func() string) error {
-	if o.format == "text" && text != nil {
-		_, err := io.WriteString(o.streams.Stdout, text())
-		return err
-	}
+// result writes v as one JSON object, indented on a terminal or with
+// --format text (for a result that has no text rendering).
+func (o *output) result(v any) error {
 	enc := json.NewEncoder(o.streams.Stdout)
 	enc.SetEscapeHTML(false)
 	if o.format == "text" || isTerminal(o.streams.Stdout) {
 		enc.SetIndent("", "  ")
 	}
 	return enc.Encode(v)
+}
+
+// text writes a text rendering: the data on standard output, the notes on
+// standard error.
+func (o *output) text(data, notes string) error {
+	if _, err := io.WriteString(o.streams.Stdout, data); err != nil {
+		return err
+	}
+	_, err := io.WriteString(o.streams.Stderr, notes)
+	return err
+}
+
+// paths writes each path's raw bytes and a NUL, as find -print0 does.
+func (o *output) paths(ps []string) error {
+	var b []byte
+	for _, p := range ps {
+		b = append(append(b, p...), 0)
+	}
+	_, err := o.streams.Stdout.Write(b)
+	return err
 }
 
 // fail writes err as the contract's error object on stderr and returns the

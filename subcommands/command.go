@@ -3,6 +3,7 @@ package subcommands
 import (
 	"context"
 	"encoding"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"reflect"
@@ -26,11 +27,19 @@ type tool[Req, Res any] struct {
 	// fromFlags, when set, completes a request given as flags (write takes
 	// its content from stdin with --content-file -).
 	fromFlags func(*cli.Context, *Req) error
-	// text, when set, renders a result for --format text.
-	text func(Res) string
+	// text, when set, renders a result for --format text: the data for
+	// standard output, and notes (lines cut, files skipped) for standard
+	// error, so that a pipe gets data and nothing else.
+	text func(Res) (data, notes string)
 	// found, when set, says whether a search found anything and whether its
 	// answer is partial, for --exit-status.
 	found func(Res) (matched, partial bool)
+	// next, when set, moves req to the page after res and returns the flags
+	// that name it, false when res is the last page: the continuation notice
+	// of --format text, and --all.
+	next func(req *Req, res Res) (flags string, ok bool)
+	// paths, when set, are the raw paths of res, for --print0.
+	paths func(Res) []string
 }
 
 func (t tool[Req, Res]) command() *cli.Command {
@@ -55,29 +64,88 @@ func (t tool[Req, Res]) command() *cli.Command {
 			if err != nil {
 				return err
 			}
-			res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.run(c.Context, tl, req) })
-			if err != nil {
-				return err
+			if closer, ok := tl.FS.(io.Closer); ok {
+				defer closer.Close()
 			}
-			o := outputOf(c)
-			if t.found != nil && (c.Bool("exit-status") || c.Bool("quiet")) {
-				switch matched, partial := t.found(res); {
-				case partial:
-					o.code = core.ExitPartial
-				case !matched:
-					o.code = core.ExitNoMatch
-				}
-			}
-			if c.Bool("quiet") {
-				return nil
-			}
-			var text func() string
-			if t.text != nil {
-				text = func() string { return t.text(res) }
-			}
-			return o.result(res, text)
+			return t.answer(c, tl, req)
 		},
 	}
+}
+
+// answer runs req and writes its result: one JSON object, its text, or
+// with --all every page to the end; with --print0 the paths found.
+func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
+	o := outputOf(c)
+	all, print0 := c.Bool("all"), c.Bool("print0")
+	if all && t.next == nil || print0 && t.paths == nil {
+		return core.InvalidArgument("%s has no pages of paths for --all or --print0.", t.name).
+			WithHint("--all pages read, ls, find and grep; --print0 prints the paths of find and grep")
+	}
+	if all && o.format != "text" && !print0 {
+		return core.InvalidArgument("--all prints every page as text, and JSON is one object per call.").
+			WithHint("add --format text, or page with --offset set to nextOffset")
+	}
+	for {
+		res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.run(c.Context, tl, req) })
+		if err != nil {
+			return err
+		}
+		if t.found != nil && (c.Bool("exit-status") || c.Bool("quiet")) {
+			switch matched, partial := t.found(res); {
+			case partial:
+				o.code = core.ExitPartial
+			case !matched && o.code == 0:
+				o.code = core.ExitNoMatch
+			}
+		}
+		if c.Bool("quiet") {
+			return nil
+		}
+		var flags string
+		more := false
+		if t.next != nil {
+			cur := *req
+			flags, more = t.next(req, res)
+			if !all {
+				*req = cur
+			}
+		}
+		switch {
+		case print0:
+			if err := o.paths(t.paths(res)); err != nil {
+				return err
+			}
+		case o.format == "text" && t.text != nil:
+			data, notes := t.text(res)
+			if more && !all {
+				notes += "... more: " + flags + "\n"
+			}
+			if err := o.text(data, notes); err != nil {
+				return err
+			}
+		default:
+			if err := o.result(res); err != nil {
+				return err
+			}
+		}
+		if !all || !more {
+			return nil
+		}
+	}
+}
+
+// dataOnly is a text rendering with no notes.
+func dataOnly[Res any](f func(Res) string) func(Res) (string, string) {
+	return func(r Res) (string, string) { return f(r), "" }
+}
+
+// offsetPage is next for a tool paged by offset alone.
+func offsetPage(offset *int, nextOffset *int) (string, bool) {
+	if nextOffset == nil {
+		return "", false
+	}
+	*offset = *nextOffset
+	return fmt.Sprintf("--offset %d", *nextOffset), true
 }
 
 // runStoppable runs a tool and answers as soon as ctx is done (SIGINT,
@@ -98,9 +166,6 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 	}()
 	select {
 	case o := <-done:
-		if closer, ok := tl.FS.(io.Closer); ok {
-			closer.Close()
-		}
 		return o.res, o.err
 	case <-ctx.Done():
 	}
@@ -431,3 +496,15 @@ func takesValue(flags []cli.Flag, a string) bool {
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" }
+
+// rawPath is a path's own bytes: its base64 twin when it is not UTF-8.
+func rawPath(text, b64 string) string {
+	if b64 == "" {
+		return text
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return text
+	}
+	return string(raw)
+}

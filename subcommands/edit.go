@@ -16,7 +16,7 @@ func editCommand() *cli.Command {
 		run: func(ctx context.Context, t *core.Tools, req *core.EditRequest) (*core.EditResult, error) {
 			return t.Edit(ctx, *req)
 		},
-		text: editText,
+		text: dataOnly(editText),
 	}.command()
 }
 

@@ -17,7 +17,17 @@ func findCommand() *cli.Command {
 		run: func(ctx context.Context, t *core.Tools, req *core.FindRequest) (*core.FindResult, error) {
 			return t.Find(ctx, *req)
 		},
-		text: findText,
+		text: dataOnly(findText),
+		next: func(req *core.FindRequest, r *core.FindResult) (string, bool) {
+			return offsetPage(&req.Offset, r.NextOffset)
+		},
+		paths: func(r *core.FindResult) []string {
+			out := make([]string, len(r.Results))
+			for i, e := range r.Results {
+				out[i] = rawPath(e.Path, e.PathBase64)
+			}
+			return out
+		},
 		found: func(r *core.FindResult) (bool, bool) {
 			return len(r.Results) > 0, false
 		},
@@ -30,9 +40,6 @@ func findText(r *core.FindResult) string {
 	var b strings.Builder
 	for _, e := range r.Results {
 		fmt.Fprintf(&b, "%s%s\n", e.Path, typeSuffix(e.Type))
-	}
-	if r.NextOffset != nil {
-		fmt.Fprintf(&b, "... more: --offset %d\n", *r.NextOffset)
 	}
 	return b.String()
 }

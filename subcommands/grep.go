@@ -18,6 +18,14 @@ func grepCommand() *cli.Command {
 			return t.Grep(ctx, *req)
 		},
 		text: grepText,
+		next: grepNext,
+		paths: func(r *core.GrepResult) []string {
+			out := make([]string, len(r.Files))
+			for i, f := range r.Files {
+				out[i] = rawPath(f.Path, f.PathBase64)
+			}
+			return out
+		},
 		found: func(r *core.GrepResult) (bool, bool) {
 			return r.Count > 0, r.TimedOut
 		},
@@ -28,8 +36,8 @@ func grepCommand() *cli.Command {
 // line, path-line-text for a context line and -- between blocks when there
 // is context; as rg -l in files mode (paths) and rg -c in count mode
 // (path:count, then the totals).
-func grepText(r *core.GrepResult) string {
-	var b strings.Builder
+func grepText(r *core.GrepResult) (string, string) {
+	var b, notes strings.Builder
 	withContext := false
 	for _, f := range r.Files {
 		for _, bl := range f.Blocks {
@@ -63,16 +71,22 @@ func grepText(r *core.GrepResult) string {
 		}
 	}
 	if r.FilesWithMatches != nil {
-		fmt.Fprintf(&b, "... %d matching lines in %d file(s)\n", r.Count, *r.FilesWithMatches)
+		fmt.Fprintf(&notes, "... %d matching lines in %d file(s)\n", r.Count, *r.FilesWithMatches)
 	}
 	if r.TimedOut {
-		fmt.Fprintf(&b, "... timed out: %s\n", r.Hint)
+		fmt.Fprintf(&notes, "... timed out: %s\n", r.Hint)
 	}
 	if r.BinarySkipped > 0 {
-		fmt.Fprintf(&b, "... %d binary file(s) skipped\n", r.BinarySkipped)
+		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
 	}
-	if r.NextOffset != nil && !(r.TimedOut && r.Count == 0) {
-		fmt.Fprintf(&b, "... more: --offset %d\n", *r.NextOffset)
+	return b.String(), notes.String()
+}
+
+// grepNext moves a search to the page after r; a timed-out page that
+// found nothing has none (it would search the same files again).
+func grepNext(req *core.GrepRequest, r *core.GrepResult) (string, bool) {
+	if r.TimedOut && r.Count == 0 {
+		return "", false
 	}
-	return b.String()
+	return offsetPage(&req.Offset, r.NextOffset)
 }

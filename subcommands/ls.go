@@ -18,7 +18,10 @@ func lsCommand() *cli.Command {
 		run: func(ctx context.Context, t *core.Tools, req *core.LsRequest) (*core.LsResult, error) {
 			return t.Ls(ctx, *req)
 		},
-		text: lsText,
+		text: dataOnly(lsText),
+		next: func(req *core.LsRequest, r *core.LsResult) (string, bool) {
+			return offsetPage(&req.Offset, r.NextOffset)
+		},
 	}.command()
 }
 
@@ -49,9 +52,6 @@ func lsText(r *core.LsResult) string {
 			b.WriteString("  (ignored)")
 		}
 		b.WriteByte('\n')
-	}
-	if r.NextOffset != nil {
-		fmt.Fprintf(&b, "... more: --offset %d\n", *r.NextOffset)
 	}
 	return b.String()
 }

@@ -3,7 +3,6 @@ package subcommands
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/urfave/cli/v2"
@@ -18,29 +17,32 @@ func readCommand() *cli.Command {
 			return t.Read(ctx, *req)
 		},
 		text: readText,
+		next: readNext,
 	}.command()
 }
 
 // readText renders a read for --format text: the content as it is, then
 // how to continue when there is more; media and binaries are described,
 // since their bytes are no use on a terminal.
-func readText(r *core.ReadResult) string {
+func readText(r *core.ReadResult) (string, string) {
 	if r.TextWindow == nil {
 		if r.Data == "" {
-			return fmt.Sprintf("[%s %s, %d bytes: not text]\n", r.Kind, r.MimeType, r.Size)
+			return "", fmt.Sprintf("[%s %s, %d bytes: not text]\n", r.Kind, r.MimeType, r.Size)
 		}
-		return fmt.Sprintf("[%s %s, %d bytes: use --format json for the data]\n", r.Kind, r.MimeType, r.Size)
+		return "", fmt.Sprintf("[%s %s, %d bytes: use --format json for the data]\n", r.Kind, r.MimeType, r.Size)
 	}
-	var b strings.Builder
-	b.WriteString(r.Content)
-	if (r.Truncated || r.LinesCut > 0) && r.Content != "" && !strings.HasSuffix(r.Content, "\n") {
-		b.WriteByte('\n')
-	}
+	var notes string
 	if r.LinesCut > 0 {
-		fmt.Fprintf(&b, "... %d line(s) cut: --line-truncation chars:0 gives whole lines\n", r.LinesCut)
+		notes = fmt.Sprintf("... %d line(s) cut: --line-truncation chars:0 gives whole lines\n", r.LinesCut)
 	}
-	if r.Truncated {
-		fmt.Fprintf(&b, "... more: --offset %d --byte-offset %d\n", *r.NextOffset, *r.NextByteOffset)
+	return r.Content, notes
+}
+
+// readNext moves a read to the window after r.
+func readNext(req *core.ReadRequest, r *core.ReadResult) (string, bool) {
+	if r.TextWindow == nil || !r.Truncated || r.NextOffset == nil || r.NextByteOffset == nil {
+		return "", false
 	}
-	return b.String()
+	req.Offset, req.ByteOffset = *r.NextOffset, *r.NextByteOffset
+	return fmt.Sprintf("--offset %d --byte-offset %d", *r.NextOffset, *r.NextByteOffset), true
 }

@@ -16,7 +16,7 @@ func rmCommand() *cli.Command {
 		run: func(ctx context.Context, t *core.Tools, req *core.RmRequest) (*core.RmResult, error) {
 			return t.Rm(ctx, *req)
 		},
-		text: rmText,
+		text: dataOnly(rmText),
 	}.command()
 }
 

@@ -12,7 +12,7 @@ func versionCommand() *cli.Command {
 		Name:  "version",
 		Usage: "print the version as JSON",
 		Action: func(c *cli.Context) error {
-			return outputOf(c).result(buildVersion(), nil)
+			return outputOf(c).result(buildVersion())
 		},
 	}
 }

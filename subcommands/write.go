@@ -17,7 +17,7 @@ func writeCommand() *cli.Command {
 			return t.Write(ctx, *req)
 		},
 		fromFlags: contentFromStdin,
-		text:      writeText,
+		text:      dataOnly(writeText),
 	}.command()
 }
 
