@@ -156,6 +156,11 @@ func TestNonUTF8RoundTrip(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"inner.txt"`) || !strings.Contains(out, `"pathBase64"`) {
 		t.Fatalf("ls by pathBase64: %d %s %s", code, out, errs)
 	}
+	// --print0 gives the name's own bytes.
+	code, out, errs = run(t, "", "find", "--print0", "**/*.txt")
+	if code != 0 || out != bad+"/inner.txt\x00" {
+		t.Fatalf("find --print0: %d %q %s", code, out, errs)
+	}
 }
 
 // TestInterruptedWhileReadingStdin: a signal while write waits for its
