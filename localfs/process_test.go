@@ -16,10 +16,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/subcommands"
+	"golang.org/x/sys/unix"
 )
 
 // Multi-process tests. The test binary re-executes itself, running only
@@ -282,6 +284,17 @@ func TestKilledWriterNeverTearsFile(t *testing.T) {
 	span := time.Since(start)
 	prev, outcomes := content(0), map[string]int{}
 	kills := killRounds
+	// Every other kill lands as the writer creates its temporary file (told
+	// by inotify), so that some always land mid-write, however slow the
+	// machine; the others land at a random point of the write.
+	created, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(created)
+	if _, err := unix.InotifyAddWatch(created, dir, unix.IN_CREATE); err != nil {
+		t.Fatal(err)
+	}
 	for i := 1; i <= kills; i++ {
 		next := content(i)
 		cmd := command(t, dir, "agentfs", "write", "big", "--content-file", "-")
@@ -289,8 +302,12 @@ func TestKilledWriterNeverTearsFile(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Not synchronisation: a random point of the write to kill it at.
-		time.Sleep(rand.N(span * 3 / 2))
+		if i%2 == 0 {
+			waitForTempFile(t, created)
+		} else {
+			// Not synchronisation: a random point of the write to kill it at.
+			time.Sleep(rand.N(span * 3 / 2))
+		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if left, _ := filepath.Glob(filepath.Join(dir, ".agentfs-tmp-*")); len(left) > 0 {
@@ -321,5 +338,33 @@ func TestKilledWriterNeverTearsFile(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".agentfs-tmp-*")); len(left) > 0 {
 		t.Fatalf("old temporary files not swept: %v", left)
+	}
+}
+
+// waitForTempFile reads inotify events of the workspace until a write's
+// temporary file is created there, for 30 s at most.
+func waitForTempFile(t *testing.T, fd int) {
+	t.Helper()
+	buf := make([]byte, 4096)
+	for {
+		ready, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 30_000)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || ready == 0 {
+			t.Fatalf("no temporary file created within 30 s (%v)", err)
+		}
+		n, err := unix.Read(fd, buf)
+		if err != nil {
+			t.Fatalf("inotify: %v", err)
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)], "\x00"))
+			if strings.HasPrefix(name, ".agentfs-tmp-") {
+				return
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
 	}
 }

@@ -155,6 +155,8 @@ type output struct {
 	streams Streams
 	format  string
 	code    int
+	// matched and partial gather --exit-status over the runs of one call.
+	matched, partial bool
 	// fields are the request's fields when it came as JSON: an error then
 	// names them as JSON fields where core spelled them as flags.
 	fields []core.FieldSpec
@@ -173,6 +175,33 @@ func (o *output) result(v any) error {
 		enc.SetIndent("", "  ")
 	}
 	return enc.Encode(v)
+}
+
+// gate sets the --exit-status of a search, across the runs of one call:
+// partial (4) if any run's answer was, else 0 if any run matched, else 1.
+func (o *output) gate(matched, partial bool) {
+	o.matched = o.matched || matched
+	o.partial = o.partial || partial
+	switch {
+	case o.partial:
+		o.code = core.ExitPartial
+	case o.matched:
+		o.code = core.ExitOK
+	default:
+		o.code = core.ExitNoMatch
+	}
+}
+
+// note writes an error of one run among several on stderr, as the error
+// object or, with --format text, as a line.
+func (o *output) note(e *core.Error) {
+	if o.format == "text" {
+		fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s (%s)\n", e.Code, e.Bounded().Message, e.Bounded().Path)
+		return
+	}
+	enc := json.NewEncoder(o.streams.Stderr)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{"error": e})
 }
 
 // text writes a text rendering: the data on standard output, the notes on

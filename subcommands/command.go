@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -40,6 +41,9 @@ type tool[Req, Res any] struct {
 	next func(req *Req, res Res) (flags string, ok bool)
 	// paths, when set, are the raw paths of res, for --print0.
 	paths func(Res) []string
+	// multi lets the last positional argument repeat: read a b c, grep Q
+	// p1 p2, rm a b run once per path, in order, in one process.
+	multi bool
 }
 
 func (t tool[Req, Res]) command() *cli.Command {
@@ -57,7 +61,8 @@ func (t tool[Req, Res]) command() *cli.Command {
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
 			req := new(Req)
-			if err := t.decode(c, specs, req); err != nil {
+			more, repeated, err := t.decode(c, specs, req)
+			if err != nil {
 				return err
 			}
 			tl, err := tools(c)
@@ -66,6 +71,9 @@ func (t tool[Req, Res]) command() *cli.Command {
 			}
 			if closer, ok := tl.FS.(io.Closer); ok {
 				defer closer.Close()
+			}
+			if len(more) > 0 {
+				return t.answerEach(c, tl, req, repeated, more)
 			}
 			return t.answer(c, tl, req)
 		},
@@ -91,12 +99,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 			return err
 		}
 		if t.found != nil && (c.Bool("exit-status") || c.Bool("quiet")) {
-			switch matched, partial := t.found(res); {
-			case partial:
-				o.code = core.ExitPartial
-			case !matched && o.code == 0:
-				o.code = core.ExitNoMatch
-			}
+			o.gate(t.found(res))
 		}
 		if c.Bool("quiet") {
 			return nil
@@ -148,6 +151,89 @@ func offsetPage(offset *int, nextOffset *int) (string, bool) {
 	return fmt.Sprintf("--offset %d", *nextOffset), true
 }
 
+// answerEach runs req once for its own value of the repeated argument and
+// once for each of more, in order, in one process. Each result is bounded
+// by an equal share of --max-bytes. JSON is one object {results: [...]}
+// whose items are the results, or {path, error} for a run that failed; text
+// and --print0 are each run's output in turn, an error on stderr. The exit
+// status is that of the first failure, as cat's is; the others still run.
+func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, field core.FieldSpec, more []string) error {
+	o := outputOf(c)
+	n := 1 + len(more)
+	share := tl.MaxBytes / n
+	if share < minMaxBytes {
+		return core.InvalidArgument("%d paths leave %d bytes of --max-bytes %d to each result; each needs %d.", n, share, tl.MaxBytes, minMaxBytes).
+			WithHint("pass at most %d paths per call, or raise --max-bytes", tl.MaxBytes/minMaxBytes)
+	}
+	tl.MaxBytes = share
+	reqs := []*Req{req}
+	for _, p := range more {
+		r := new(Req)
+		*r = *req
+		if err := setField(reflect.ValueOf(r).Elem().FieldByIndex(field.Index), p, field); err != nil {
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	type item struct {
+		res  Res
+		err  *core.Error
+		path string
+	}
+	var items []item
+	code := 0
+	for _, r := range reqs {
+		path := reflect.ValueOf(r).Elem().FieldByIndex(field.Index).String()
+		var it item
+		if o.format == "json" && !c.Bool("print0") {
+			res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.run(c.Context, tl, r) })
+			it = item{res: res, path: path}
+			if err != nil {
+				it.err = core.AsError(err)
+				if c.Bool("quiet") {
+					o.note(it.err) // no results object to carry it
+				}
+			}
+			if t.found != nil && it.err == nil && (c.Bool("exit-status") || c.Bool("quiet")) {
+				o.gate(t.found(res))
+			}
+		} else if err := t.answer(c, tl, r); err != nil {
+			it.err = core.AsError(err)
+			o.note(it.err)
+		}
+		if it.err != nil {
+			if errors.Is(it.err, context.Canceled) || it.err.Code == core.CodeInterrupted {
+				return it.err
+			}
+			if code == 0 {
+				code = it.err.ExitCode()
+			}
+		}
+		items = append(items, it)
+	}
+	if o.format == "json" && !c.Bool("print0") && !c.Bool("quiet") {
+		out := make([]any, len(items))
+		for i, it := range items {
+			if it.err != nil {
+				text, b64 := core.PathText(it.path)
+				out[i] = map[string]any{"path": text, "pathBase64": b64, "error": it.err}
+				if b64 == "" {
+					delete(out[i].(map[string]any), "pathBase64")
+				}
+				continue
+			}
+			out[i] = it.res
+		}
+		if err := o.result(map[string]any{"results": out}); err != nil {
+			return err
+		}
+	}
+	if code != 0 {
+		o.code = code
+	}
+	return nil
+}
+
 // runStoppable runs a tool and answers as soon as ctx is done (SIGINT,
 // SIGTERM), even when the tool is inside work it cannot cancel: the commit
 // gate is closed first, so a change in progress is finished and reported,
@@ -178,7 +264,7 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 }
 
 // decode fills req from exactly one of the three request forms.
-func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req) error {
+func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req) (more []string, repeated core.FieldSpec, err error) {
 	args := c.Args().Slice()
 	var setFlags []string
 	for _, s := range specs {
@@ -189,7 +275,7 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	jsonArg, fromStdin := c.String("json"), len(args) == 1 && args[0] == "-"
 	if c.IsSet("json") || fromStdin {
 		if (c.IsSet("json") && len(args) > 0) || len(setFlags) > 0 {
-			return core.InvalidArgument("a request is given as flags, as --json or as JSON on stdin, never mixed.").
+			return nil, repeated, core.InvalidArgument("a request is given as flags, as --json or as JSON on stdin, never mixed.").
 				WithHint("put every field in the JSON object (extra: %s)", strings.Join(append(setFlags, args...), " "))
 		}
 		// Errors from here on speak of fields, not flags.
@@ -198,10 +284,10 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 		if fromStdin || jsonArg == "-" {
 			var err error
 			if data, err = readStdin(c.Context, streamsOf(c).Stdin); err != nil {
-				return err
+				return nil, repeated, err
 			}
 		}
-		return core.DecodeJSON(data, req)
+		return nil, repeated, core.DecodeJSON(data, req)
 	}
 	v := reflect.ValueOf(req).Elem()
 	// Positional arguments fill, in order, the argument fields that no flag
@@ -210,7 +296,7 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	for _, s := range specs {
 		if s.Flag != "" && c.IsSet(s.Flag) {
 			if err := setFromFlag(c, v.FieldByIndex(s.Index), s); err != nil {
-				return err
+				return nil, repeated, err
 			}
 		} else if s.Arg >= 0 {
 			open = append(open, s)
@@ -218,18 +304,28 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	}
 	sort.SliceStable(open, func(i, j int) bool { return open[i].Arg < open[j].Arg })
 	if len(args) > len(open) {
-		return core.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.name, len(open), len(args)).
-			WithHint("usage: agentfs %s [flags] %s", t.name, t.argsUsage)
+		if !t.multi || len(open) == 0 {
+			return nil, repeated, core.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.name, len(open), len(args)).
+				WithHint("usage: agentfs %s [flags] %s", t.name, t.argsUsage)
+		}
+		// The last argument field repeats: its extra values are more runs.
+		more = args[len(open):]
+		args = args[:len(open)]
 	}
 	for i, a := range args {
 		if err := setField(v.FieldByIndex(open[i].Index), a, open[i]); err != nil {
-			return err
+			return nil, repeated, err
 		}
 	}
 	if t.fromFlags != nil {
-		return t.fromFlags(c, req)
+		if err := t.fromFlags(c, req); err != nil {
+			return nil, repeated, err
+		}
 	}
-	return nil
+	if len(more) > 0 {
+		repeated = open[len(open)-1]
+	}
+	return more, repeated, nil
 }
 
 func readStdin(ctx context.Context, r io.Reader) ([]byte, error) {

@@ -13,7 +13,8 @@ func grepCommand() *cli.Command {
 	return tool[core.GrepRequest, *core.GrepResult]{
 		name:      "grep",
 		usage:     "search file contents below a path, honouring ignore files, a page at a time",
-		argsUsage: "QUERY [PATH]",
+		argsUsage: "QUERY [PATH...]",
+		multi:     true,
 		run: func(ctx context.Context, t *core.Tools, req *core.GrepRequest) (*core.GrepResult, error) {
 			return t.Grep(ctx, *req)
 		},

@@ -12,7 +12,8 @@ func readCommand() *cli.Command {
 	return tool[core.ReadRequest, *core.ReadResult]{
 		name:      "read",
 		usage:     "read a window of lines of a text file, or an image or PDF",
-		argsUsage: "FILE",
+		argsUsage: "FILE...",
+		multi:     true,
 		run: func(ctx context.Context, t *core.Tools, req *core.ReadRequest) (*core.ReadResult, error) {
 			return t.Read(ctx, *req)
 		},

@@ -12,7 +12,8 @@ func rmCommand() *cli.Command {
 	return tool[core.RmRequest, *core.RmResult]{
 		name:      "rm",
 		usage:     "remove a file, a link or (with --recursive) a directory; a missing path succeeds",
-		argsUsage: "PATH",
+		argsUsage: "PATH...",
+		multi:     true,
 		run: func(ctx context.Context, t *core.Tools, req *core.RmRequest) (*core.RmResult, error) {
 			return t.Rm(ctx, *req)
 		},
