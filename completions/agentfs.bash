@@ -7,7 +7,7 @@ _agentfs() {
     ls) COMPREPLY=($(compgen -W "--depth --json --limit --long --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     find) COMPREPLY=($(compgen -W "--exclude --json --limit --no-ignore --offset --path --pattern --type" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     grep) COMPREPLY=($(compgen -W "--context --exclude --ignore-case --include --json --limit --mode --no-ignore --offset --path --query --regex --timeout" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    write) COMPREPLY=($(compgen -W "--bom --content --content-file --create --executable --expected-sha256 --expected-version --in-place --json --line-ending --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    write) COMPREPLY=($(compgen -W "--append --bom --content --content-file --create --executable --expected-sha256 --expected-version --in-place --json --line-ending --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     edit) COMPREPLY=($(compgen -W "--dry-run --expected-sha256 --expected-version --json --new --new-text --old --old-text --path --replace-all" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     rm) COMPREPLY=($(compgen -W "--expected-sha256 --expected-version --json --path --recursive" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     version) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;

@@ -51,6 +51,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from grep' -l query
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l regex
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l timeout
 complete -c agentfs -n __fish_use_subcommand -a write -d 'replace or create a whole file atomically (content from --content or --content-file)'
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l append
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l bom
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l content
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l content-file

@@ -33,6 +33,7 @@ type WriteRequest struct {
 	Create     bool   `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
 	Executable bool   `json:"executable,omitempty" help:"a new file gets mode 0755 instead of 0644"`
 	InPlace    bool   `json:"inPlace,omitempty" help:"rewrite a file with other hard links through its inode (not atomic)"`
+	Append     bool   `json:"append,omitempty" help:"add the content at the end of the file (created when missing), all or nothing, under the lock"`
 	Precondition
 }
 
@@ -117,6 +118,10 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if len(data) > MaxWriteBytes {
 		return nil, tooLargeToWrite(t.FS.Display(req.Path), int64(len(data)))
 	}
+	if req.Append && (req.Create || req.InPlace || req.BOM != nil) {
+		return nil, InvalidArgument("--append adds to a file as it is: it takes no --create, --in-place or --bom.").
+			WithHint("drop those flags; a missing file is created")
+	}
 	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
 	if err != nil {
 		return nil, err
@@ -127,6 +132,9 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, err
 	}
 	res := &WriteResult{}
+	if req.Append {
+		return t.appendTo(ctx, m, req, cur, data, text)
+	}
 	if text {
 		var file *fileStyle
 		if cur.exists && cur.info.Type == TypeFile && cur.info.Size > 0 && !req.Create {
@@ -175,6 +183,71 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, err
 	}
 	res.BytesWritten, res.Created, res.Version, res.Sha256 = len(data), !cur.exists, fi.Version, <-dataSum
+	return res, nil
+}
+
+// MaxAppendBytes bounds the file an append makes: the whole file is
+// replaced, all or nothing, so its size is the cost of each append.
+const MaxAppendBytes = 16 << 20
+
+// appendTo adds data at the end of the file under the lock already held:
+// the old bytes and the new are written as one atomic replace, so a reader
+// sees the file before or after, and a crash or a signal adds nothing.
+// Text follows the file's line endings and encoding.
+func (t *Tools) appendTo(ctx context.Context, m MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
+	display := t.FS.Display(req.Path)
+	var old []byte
+	if cur.exists {
+		if cur.info.Type != TypeFile {
+			return nil, Errorf(CodeNotAFile, "the path is a %s, not a file.", cur.info.Type).WithPath(display).
+				WithHint("append to a file")
+		}
+		if cur.info.Size+int64(len(data)) > MaxAppendBytes {
+			return nil, Errorf(CodeTooLarge, "appending would make a file of %d bytes, over --append's limit of %d.", cur.info.Size+int64(len(data)), MaxAppendBytes).
+				WithPath(display).WithHint("start a new file, or write the whole content with write")
+		}
+		r, err := t.FS.Open(ctx, req.Path, 0)
+		if err != nil {
+			return nil, err
+		}
+		old, err = io.ReadAll(io.LimitReader(r, MaxAppendBytes+1))
+		r.Close()
+		if err != nil {
+			return nil, AsError(err).WithPath(display)
+		}
+	}
+	if text {
+		var file *fileStyle
+		if len(old) > 0 {
+			if f, ok := styleOf(old, true); ok {
+				file = &f
+			}
+		}
+		var err error
+		if data, err = appendedContent(string(data), file, req.LineEnding); err != nil {
+			return nil, withPath(err, display)
+		}
+	}
+	if err := req.Check(req.Path, cur.info, cur.exists, func() (string, error) { return sha256Hex(old), nil }); err != nil {
+		return nil, err
+	}
+	res := &WriteResult{}
+	res.Path, res.PathBase64 = PathText(display)
+	whole := append(old, data...)
+	if len(data) == 0 && cur.exists {
+		res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, sha256Hex(whole)
+		return res, nil
+	}
+	done, err := t.beginCommit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	fi, err := m.WriteFile(ctx, req.Path, whole, WriteOptions{})
+	if err != nil {
+		return nil, err
+	}
+	res.BytesWritten, res.Created, res.Version, res.Sha256 = len(data), !cur.exists, fi.Version, sha256Hex(whole)
 	return res, nil
 }
 

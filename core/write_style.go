@@ -231,3 +231,34 @@ func splitAfterLF(s string) []string {
 	}
 	return lines
 }
+
+// appendedContent styles content to follow a file's own bytes: its line
+// endings (a mixed file's majority) and its encoding, without a
+// byte-order mark, which stays at the start of the file.
+func appendedContent(content string, file *fileStyle, lineEnding string) ([]byte, error) {
+	body := strings.TrimPrefix(content, "\uFEFF")
+	switch {
+	case lineEnding == LineEndingLF:
+		body = toLF(body)
+	case lineEnding == LineEndingCRLF:
+		body = toCRLF(body)
+	case file == nil:
+	case file.crlf > file.lf:
+		body = toCRLF(body)
+	case file.lf > 0:
+		body = toLF(body)
+	}
+	if file == nil || file.c.unit == 1 {
+		return []byte(body), nil
+	}
+	order := unicode.LittleEndian
+	if file.c.bigEndian {
+		order = unicode.BigEndian
+	}
+	enc, err := unicode.UTF16(order, unicode.IgnoreBOM).NewEncoder().Bytes([]byte(body))
+	if err != nil {
+		return nil, InvalidArgument("the content cannot be encoded in %s, the file's encoding.", file.c.name).
+			WithHint("append text that %s can hold", file.c.name)
+	}
+	return enc, nil
+}
