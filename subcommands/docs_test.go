@@ -4,9 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/core"
 
 	"github.com/urfave/cli/v2"
 )
@@ -120,5 +124,47 @@ func TestManPage(t *testing.T) {
 				t.Errorf("man/agentfs.1 does not document %s (of %s)", f, c.Name)
 			}
 		}
+	}
+}
+
+// TestResultFieldsDocumented fails when a result gains a JSON field that
+// man/agentfs.1 does not name, so that a script never meets an undocumented
+// field (issue 15.6).
+func TestResultFieldsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../man/agentfs.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := strings.NewReplacer(`\-`, "-", `\fB`, "", `\fR`, "", `\fI`, "").Replace(string(data))
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type, string)
+	walk = func(rt reflect.Type, owner string) {
+		for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice || rt.Kind() == reflect.Map {
+			rt = rt.Elem()
+		}
+		if rt.Kind() != reflect.Struct || seen[rt] || rt.PkgPath() != reflect.TypeFor[core.ReadResult]().PkgPath() {
+			return
+		}
+		seen[rt] = true
+		for i := 0; i < rt.NumField(); i++ {
+			f := rt.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" {
+				walk(f.Type, owner)
+				continue
+			}
+			if name == "" || name == "-" {
+				continue
+			}
+			if !regexp.MustCompile(`\b` + name + `\b`).MatchString(man) {
+				t.Errorf("man/agentfs.1 does not document the field %s of %s", name, owner)
+			}
+			walk(f.Type, owner)
+		}
+	}
+	for _, r := range []any{core.ReadResult{}, core.LsResult{}, core.FindResult{}, core.GrepResult{},
+		core.WriteResult{}, core.EditResult{}, core.RmResult{}, versionInfo{}} {
+		rt := reflect.TypeOf(r)
+		walk(rt, rt.Name())
 	}
 }
