@@ -18,7 +18,7 @@ tr 'A-Za-z' 'N-ZA-Mn-za-m' < new.txt > old.txt
 # Each run replaces old content of the same size (prepare, not timed).
 hyperfine -N --style basic --warmup 5 --min-runs 50 --prepare 'cp old.txt big.txt' \
   --export-json "$OLDPWD/$out/mutate-write.json" \
-  -n 'agentfs write 2 MiB' "sh -c '$agentfs write big.txt < new.txt > /dev/null'" \
+  -n 'agentfs write 2 MiB' "sh -c '$agentfs write big.txt --content-file - < new.txt > /dev/null'" \
   -n 'cp' "sh -c 'cp new.txt big.txt'" \
   -n 'cp + fsync + rename' "sh -c 'cp new.txt .big.tmp && sync .big.tmp && mv .big.tmp big.txt && sync .'" \
   -n 'sed -i' "sh -c 'sed -i s/^X/Y/ big.txt'"
@@ -27,7 +27,7 @@ cp new.txt same.txt
 hyperfine -N --style basic --warmup 5 --min-runs 100 --export-json "$OLDPWD/$out/mutate-lock.json" \
   -n 'agentfs ls (no lock)' "$agentfs ls empty" \
   -n 'agentfs rm missing (locks)' "$agentfs rm d/e/missing" \
-  -n 'agentfs write identical 2 MiB (lock, compare)' "sh -c '$agentfs write same.txt < new.txt > /dev/null'"
+  -n 'agentfs write identical 2 MiB (lock, compare)' "sh -c '$agentfs write same.txt --content-file - < new.txt > /dev/null'"
 
 cd "$OLDPWD"
 echo
