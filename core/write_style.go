@@ -131,17 +131,25 @@ func styledContent(content string, file *fileStyle, lineEnding string, bom *bool
 	if c.unit == 1 {
 		return append(append([]byte{}, bomUTF8...), body...), ws, nil
 	}
+	enc, err := encodeUTF16(body, c)
+	if err != nil {
+		return nil, ws, err.WithHint("pass --bom=false to write the file as UTF-8")
+	}
+	ws.encoding = c.name
+	return append(append([]byte{}, c.bom...), enc...), ws, nil
+}
+
+// encodeUTF16 encodes text in the UTF-16 of c, without a byte-order mark.
+func encodeUTF16(text string, c codec) ([]byte, *Error) {
 	order := unicode.LittleEndian
 	if c.bigEndian {
 		order = unicode.BigEndian
 	}
-	enc, err := unicode.UTF16(order, unicode.IgnoreBOM).NewEncoder().Bytes([]byte(body))
+	enc, err := unicode.UTF16(order, unicode.IgnoreBOM).NewEncoder().Bytes([]byte(text))
 	if err != nil {
-		return nil, ws, InvalidArgument("the content cannot be encoded in %s, the file's encoding.", c.name).
-			WithHint("pass --bom=false to write the file as UTF-8")
+		return nil, InvalidArgument("the content cannot be encoded in %s, the file's encoding.", c.name)
 	}
-	ws.encoding = c.name
-	return append(append([]byte{}, c.bom...), enc...), ws, nil
+	return enc, nil
 }
 
 // endingName names line endings as read does: lf, crlf, mixed or none.
@@ -251,14 +259,9 @@ func appendedContent(content string, file *fileStyle, lineEnding string) ([]byte
 	if file == nil || file.c.unit == 1 {
 		return []byte(body), nil
 	}
-	order := unicode.LittleEndian
-	if file.c.bigEndian {
-		order = unicode.BigEndian
-	}
-	enc, err := unicode.UTF16(order, unicode.IgnoreBOM).NewEncoder().Bytes([]byte(body))
+	enc, err := encodeUTF16(body, file.c)
 	if err != nil {
-		return nil, InvalidArgument("the content cannot be encoded in %s, the file's encoding.", file.c.name).
-			WithHint("append text that %s can hold", file.c.name)
+		return nil, err.WithHint("append text that %s can hold", file.c.name)
 	}
 	return enc, nil
 }
