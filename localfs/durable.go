@@ -12,15 +12,16 @@ import (
 // order (write, fsync(file), rename, fsync(dir)) and to make any one fail,
 // so that a step dropped or replaced by a no-op is caught.
 var syscalls = struct {
-	write     func(f *os.File, b []byte) (int, error)
-	writeAt   func(f *os.File, b []byte, off int64) (int, error)
-	fsync     func(fd int) error
-	renameat  func(olddirfd int, oldpath string, newdirfd int, newpath string) error
-	renameat2 func(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error
+	write    func(f *os.File, b []byte) (int, error)
+	writeAt  func(f *os.File, b []byte, off int64) (int, error)
+	fsync    func(fd int) error
+	renameat func(olddirfd int, oldpath string, newdirfd int, newpath string) error
+	// renameExclusive renames within dfd only when to does not exist.
+	renameExclusive func(dfd int, from, to string) error
 }{
-	write:     (*os.File).Write,
-	writeAt:   (*os.File).WriteAt,
-	fsync:     unix.Fsync,
-	renameat:  unix.Renameat,
-	renameat2: unix.Renameat2,
+	write:           (*os.File).Write,
+	writeAt:         (*os.File).WriteAt,
+	fsync:           unix.Fsync,
+	renameat:        unix.Renameat,
+	renameExclusive: renameExclusive,
 }

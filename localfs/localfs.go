@@ -475,7 +475,7 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 	if f.deniedName(resolveExisting(filepath.Join(t.root.path, t.rel))) {
 		return nil, st, f.deniedErr(t.display(f))
 	}
-	if flags&(unix.O_PATH|unix.O_DIRECTORY) == 0 {
+	if flags != pathFlags && flags&unix.O_DIRECTORY == 0 {
 		file, st, err := f.openPath(t)
 		if err != nil {
 			return nil, st, err
@@ -521,7 +521,7 @@ func (f *FS) openPath(t target) (*os.File, unix.Stat_t, error) {
 	// opens a final link itself instead of failing, so a link is followed
 	// here: to where it resolves, through the root that holds that place.
 	for hops := 0; ; hops++ {
-		file, st, err := f.openChecked(t, unix.O_PATH|unix.O_CLOEXEC)
+		file, st, err := f.openChecked(t, pathFlags)
 		if err != nil {
 			return nil, st, err
 		}
@@ -563,16 +563,6 @@ func (f *FS) sameFile(t target, flags int, st *unix.Stat_t) (*os.File, error) {
 			WithPath(t.display(f)).WithHint("retry; another process is replacing it")
 	}
 	return file, nil
-}
-
-// reopen opens the file an O_PATH descriptor names, with flags, through its
-// /proc/self/fd link: the very file checked, not whatever now has its name.
-func reopen(pathFile *os.File, flags int) (*os.File, error) {
-	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pathFile.Fd()), flags|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), pathFile.Name()), nil
 }
 
 // checkKernelFS refuses a descriptor on a kernel file system (procfs,

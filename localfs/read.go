@@ -65,7 +65,7 @@ func (f *FS) Lstat(_ context.Context, path string) (core.FileInfo, error) {
 		return core.FileInfo{}, err
 	}
 	if t.rel == "." {
-		file, st, err := f.openChecked(t, unix.O_PATH|unix.O_CLOEXEC)
+		file, st, err := f.openChecked(t, pathFlags)
 		if err != nil {
 			return core.FileInfo{}, err
 		}

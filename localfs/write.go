@@ -261,7 +261,7 @@ func keepOwnerAndMode(fd int, old *unix.Stat_t) error {
 			return err
 		}
 	}
-	return unix.Fchmod(fd, keptMode(old.Mode&0o7777, os.Geteuid() == 0))
+	return unix.Fchmod(fd, keptMode(uint32(old.Mode)&0o7777, os.Geteuid() == 0))
 }
 
 // keptMode is the mode a replace keeps. New content drops the set-user-ID
@@ -283,7 +283,7 @@ func keptMode(mode uint32, privileged bool) uint32 {
 // system without RENAME_NOREPLACE gets a hard link (which also fails when
 // base exists) and an unlink.
 func renameNoReplace(dfd int, tmp, base string) error {
-	err := syscalls.renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
+	err := syscalls.renameExclusive(dfd, tmp, base)
 	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
 		return err
 	}

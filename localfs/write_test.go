@@ -72,8 +72,8 @@ func recordSyscalls(t *testing.T, fail map[string]error) *[]string {
 	syscalls.renameat = func(od int, op string, nd int, np string) error {
 		return call("rename", func() error { return saved.renameat(od, op, nd, np) })
 	}
-	syscalls.renameat2 = func(od int, op string, nd int, np string, flags uint) error {
-		return call("rename", func() error { return saved.renameat2(od, op, nd, np, flags) })
+	syscalls.renameExclusive = func(dfd int, from, to string) error {
+		return call("rename", func() error { return saved.renameExclusive(dfd, from, to) })
 	}
 	return &calls
 }

@@ -1,0 +1,27 @@
+//go:build !linux
+
+package localfs
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// pathFlags: without O_PATH, a file is opened for reading to learn its
+// type, without blocking; a FIFO's writer blocked in open(2) is then
+// released, which only Linux's O_PATH avoids.
+const pathFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
+
+// reopen is a second descriptor of a file already open for reading.
+func reopen(pathFile *os.File, _ int) (*os.File, error) {
+	fd, err := unix.Dup(int(pathFile.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), pathFile.Name()), nil
+}
+
+// renameExclusive has no system call here: ENOSYS sends renameNoReplace to
+// its link-and-unlink fallback.
+func renameExclusive(int, string, string) error { return unix.ENOSYS }
