@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/core"
@@ -188,5 +189,25 @@ func TestRemoveTreeNeverCrossesMounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// EROFS: a read-only file system is READ_ONLY, and its hint does not
+// speak of the file's mode.
+func TestReadOnlyFileSystem(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a read-only tmpfs; CI runs it as root")
+	}
+	fsys, dir := newTestFS(t)
+	mnt := filepath.Join(dir, "ro")
+	must(t, os.Mkdir(mnt, 0o755))
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_RDONLY, ""); err != nil {
+		t.Skipf("mount is not permitted here (%v)", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	_, err := fsys.WriteFile(context.Background(), "ro/f.txt", []byte("x"), core.WriteOptions{})
+	wantCode(t, "write on a read-only file system", err, core.CodeReadOnly)
+	if e := core.AsError(err); strings.Contains(e.Hint, "mode") {
+		t.Errorf("READ_ONLY hint speaks of the mode: %q", e.Hint)
 	}
 }
