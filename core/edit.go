@@ -17,6 +17,10 @@ import (
 // MaxEditBytes is the largest file edit reads.
 const MaxEditBytes = 2 << 20
 
+// MaxEdits is the most edits in one batch: a batch is planned in a pass
+// over the file and a lookup per edit, and its lock held meanwhile.
+const MaxEdits = 1000
+
 // EditOp is one replacement of a batch.
 type EditOp struct {
 	OldText    string  `json:"oldText" alias:"old_string,oldString" help:"text to replace; must match one place of the original file"`
@@ -80,6 +84,10 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 	case len(edits) == 0:
 		return nil, InvalidArgument("no edits given.").
 			WithHint(`pass --old-text and --new-text, or {"edits":[{"oldText":"...","newText":"..."}]}`)
+	case len(edits) > MaxEdits:
+		return nil, InvalidArgument("the batch holds %d edits; one edit call takes at most %d.", len(edits), MaxEdits).
+			WithDetail("count", len(edits)).WithDetail("max", MaxEdits).
+			WithHint("split the batch into edit calls of at most %d edits (each call applies all or nothing on its own), or write the whole new content with write", MaxEdits)
 	case r.ReplaceAll:
 		return nil, InvalidArgument("replaceAll at the top level applies to a single oldText/newText.").
 			WithHint("set replaceAll inside each edit")

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,7 @@ func TestEditRefusals(t *testing.T) {
 		{EditRequest{Path: "f", OldText: str("a")}, CodeInvalidArgument},
 		{EditRequest{Path: "f", OldText: str("a"), NewText: str("b"), Edits: []EditOp{op("a", "b")}}, CodeInvalidArgument},
 		{EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, ReplaceAll: true}, CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: make([]EditOp, MaxEdits+1)}, CodeInvalidArgument},
 	} {
 		_, err := tl.Edit(ctx, tc.req)
 		wantCode(t, err, tc.code)
@@ -249,5 +251,26 @@ func TestEditAliasesDecode(t *testing.T) {
 	err = DecodeJSON([]byte(`{"path":"f","edits":[{"oldTxt":"a"}]}`), &req)
 	if e := wantCode(t, err, CodeInvalidArgument); !strings.Contains(e.Message, "oldText") {
 		t.Errorf("unknown field message %q names no closest field", e.Message)
+	}
+}
+
+// TestEditBatchLimit: a batch of MaxEdits edits applies; one more is
+// refused before the file is read, naming the alternatives.
+func TestEditBatchLimit(t *testing.T) {
+	var b strings.Builder
+	edits := make([]EditOp, MaxEdits+1)
+	for i := range edits {
+		fmt.Fprintf(&b, "line %d\n", i)
+		edits[i] = op(fmt.Sprintf("line %d\n", i), fmt.Sprintf("LINE %d\n", i))
+	}
+	tl, m := editTools(map[string]string{"f": b.String()})
+	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: edits})
+	e := wantCode(t, err, CodeInvalidArgument)
+	if e.Details["count"] != MaxEdits+1 || e.Details["max"] != MaxEdits || !strings.Contains(e.Hint, "write") || m.writes != 0 {
+		t.Fatalf("error %+v, writes %d", e, m.writes)
+	}
+	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: edits[:MaxEdits]})
+	if err != nil || res.EditsApplied != MaxEdits || strings.Count(m.content("f"), "LINE") != MaxEdits {
+		t.Fatalf("%d edits: %v", MaxEdits, err)
 	}
 }
