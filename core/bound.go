@@ -2,7 +2,9 @@ package core
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"strings"
 )
 
 // Every result fits the bound (Tools.MaxBytes): its JSON as the CLI writes
@@ -27,6 +29,10 @@ func jsonSize(v any) int {
 // itemSize is the length of v as an element of a JSON array: its JSON and
 // the comma that may follow it (one byte, as jsonSize's newline).
 func itemSize(v any) int { return jsonSize(v) }
+
+// unknownSha256 stands for a sha256 a result may carry once the file is
+// read to its end.
+var unknownSha256 = strings.Repeat("0", sha256.Size*2)
 
 // tooLarge is TOO_LARGE for a result that cannot fit the bound whatever
 // is cut from it: what (a sentence without its final stop) names the part
