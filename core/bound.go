@@ -30,9 +30,16 @@ func jsonSize(v any) int {
 // the comma that may follow it (one byte, as jsonSize's newline).
 func itemSize(v any) int { return jsonSize(v) }
 
-// unknownSha256 stands for a sha256 a result may carry once the file is
-// read to its end.
-var unknownSha256 = strings.Repeat("0", sha256.Size*2)
+// MaxVersionBytes bounds FileInfo.Version, so that a mutation can size its
+// result before it writes, when the new version is not yet known.
+const MaxVersionBytes = 64
+
+// unknownVersion and unknownSha256 stand for what a result will carry once
+// written (or read to the end), at their largest.
+var (
+	unknownVersion = strings.Repeat("v", MaxVersionBytes)
+	unknownSha256  = strings.Repeat("0", sha256.Size*2)
+)
 
 // tooLarge is TOO_LARGE for a result that cannot fit the bound whatever
 // is cut from it: what (a sentence without its final stop) names the part

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -116,6 +117,15 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	}
 	if len(data) > MaxWriteBytes {
 		return nil, tooLargeToWrite(t.FS.Display(req.Path), int64(len(data)))
+	}
+	// The result, with every field at its largest, must fit the bound
+	// before anything is written.
+	sk := &WriteResult{BytesWritten: math.MaxInt, LineEnding: "mixed", BOM: new(false), Encoding: "utf-16le",
+		Version: unknownVersion, Sha256: unknownSha256}
+	sk.Path, sk.PathBase64 = PathText(t.FS.Display(req.Path))
+	if n := jsonSize(sk); n > t.maxBytes() {
+		return nil, t.tooLarge(n, "the path of the file does not fit").WithPath(sk.Path).
+			WithHint("raise --max-bytes to %d or more; nothing was written", n)
 	}
 	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
 	if err != nil {
