@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,10 @@ import (
 
 // MaxEditBytes is the largest file edit reads.
 const MaxEditBytes = 2 << 20
+
+// MaxEdits is the most edits in one batch: a batch is planned in a pass
+// over the file and a lookup per edit, and its lock held meanwhile.
+const MaxEdits = 1000
 
 // EditOp is one replacement of a batch.
 type EditOp struct {
@@ -38,14 +41,23 @@ type EditRequest struct {
 	Precondition
 }
 
-// EditResult is what an edit did (or, with dryRun, would do).
+// EditResult is what an edit did (or, with dryRun, would do). It fits the
+// byte bound: when the outcomes and the diff do not both fit whole, they
+// share the room (see fitEdit) and Truncated is set; the file is edited in
+// full all the same.
 type EditResult struct {
-	Path         string        `json:"path"`
-	PathBase64   string        `json:"pathBase64,omitempty"`
-	EditsApplied int           `json:"editsApplied"`
-	Edits        []EditOutcome `json:"edits"`
-	// Diff is unified, with 3 lines of context; Truncated when the byte
-	// bound cut it (the file is edited in full all the same).
+	Path         string `json:"path"`
+	PathBase64   string `json:"pathBase64,omitempty"`
+	EditsApplied int    `json:"editsApplied"`
+	// Edits is the outcome of each edit, in the order of the batch; when
+	// the bound cuts it, of the first len(Edits) edits, EditsOmitted
+	// counting the others and Rungs counting every edit of the batch by
+	// the rung that located it.
+	Edits        []EditOutcome  `json:"edits"`
+	EditsOmitted int            `json:"editsOmitted,omitempty"`
+	Rungs        map[string]int `json:"rungs,omitempty"`
+	// Diff is unified, with 3 lines of context; when the bound cuts it, it
+	// ends at a whole line with a marker saying how many lines are left.
 	Diff             string `json:"diff"`
 	Truncated        bool   `json:"truncated,omitempty"`
 	FirstChangedLine int    `json:"firstChangedLine,omitempty"`
@@ -80,6 +92,10 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 	case len(edits) == 0:
 		return nil, InvalidArgument("no edits given.").
 			WithHint(`pass --old-text and --new-text, or {"edits":[{"oldText":"...","newText":"..."}]}`)
+	case len(edits) > MaxEdits:
+		return nil, InvalidArgument("the batch holds %d edits; one edit call takes at most %d.", len(edits), MaxEdits).
+			WithDetail("count", len(edits)).WithDetail("max", MaxEdits).
+			WithHint("split the batch into edit calls of at most %d edits (each call applies all or nothing on its own), or write the whole new content with write", MaxEdits)
 	case r.ReplaceAll:
 		return nil, InvalidArgument("replaceAll at the top level applies to a single oldText/newText.").
 			WithHint("set replaceAll inside each edit")
@@ -145,7 +161,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	if err != nil {
 		return nil, withPath(err, display)
 	}
-	res := &EditResult{Edits: outcomes, DryRun: req.DryRun, Version: info.Version}
+	res := &EditResult{DryRun: req.DryRun, Version: info.Version}
 	res.Path, res.PathBase64 = PathText(display)
 	for _, o := range outcomes {
 		if !o.AlreadyApplied {
@@ -157,13 +173,25 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	// The diff is of the bytes on disk, BOM included, so that it applies
 	// with patch or git apply to the file as it was.
 	diff, res.FirstChangedLine = unifiedDiff(display, string(prefix)+src, string(prefix)+edited)
-	if !res.NoChange && !req.DryRun {
+	write := !res.NoChange && !req.DryRun
+	var newData []byte
+	if write {
+		// The result is sized before the write, with the new version at
+		// its largest: a result that cannot fit refuses the edit unmade.
+		newData = append(append([]byte{}, prefix...), edited...)
+		res.Version, res.Sha256 = unknownVersion, sha256Hex(newData)
+	} else {
+		res.Sha256 = oldSum()
+	}
+	if err := t.fitEdit(res, outcomes, diff); err != nil {
+		return nil, err.WithPath(display)
+	}
+	if write {
 		done, err := t.beginCommit(ctx)
 		if err != nil {
 			return nil, err
 		}
 		defer done()
-		newData := append(append([]byte{}, prefix...), edited...)
 		fi, err := mfs.WriteFile(ctx, req.Path, newData, WriteOptions{})
 		if err != nil {
 			if e := AsError(err); e.Code == CodeHardlink {
@@ -172,11 +200,8 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 			}
 			return nil, err
 		}
-		res.Version, res.Sha256 = fi.Version, sha256Hex(newData)
-	} else {
-		res.Sha256 = oldSum()
+		res.Version = fi.Version
 	}
-	res.Diff, res.Truncated = t.boundDiff(res, diff)
 	return res, nil
 }
 
@@ -228,30 +253,77 @@ func withPath(err error, p string) error {
 	return err
 }
 
-// boundDiff cuts the diff at a line so that the whole result fits in
-// MaxBytes of JSON, with a marker naming what was left out.
-func (t *Tools) boundDiff(res *EditResult, diff string) (string, bool) {
-	b, _ := json.Marshal(res)
-	budget := t.maxBytes() - len(b) - 128
-	if jsonLen(diff) <= budget {
-		return diff, false
+// fitEdit sets the outcomes and the diff of res so that res fits the
+// bound. Both go whole when they fit. Otherwise they share the room the
+// other fields leave, each up to half of it or what the other leaves: the
+// outcomes are cut to the first that fit (EditsOmitted, Rungs) and the
+// diff at a line, with a marker. When the other fields alone do not fit (a
+// path longer than the bound) it is TOO_LARGE, and the edit is not made.
+func (t *Tools) fitEdit(res *EditResult, outcomes []EditOutcome, diff string) *Error {
+	res.Edits, res.Diff = outcomes, diff
+	if jsonSize(res) <= t.maxBytes() {
+		return nil
 	}
+	diffLines := strings.Count(diff, "\n")
+	res.Truncated = true
+	res.Edits, res.EditsOmitted, res.Rungs = outcomes[:0], len(outcomes), map[string]int{}
+	for _, o := range outcomes {
+		if o.Rung != "" {
+			res.Rungs[o.Rung]++
+		}
+	}
+	res.Diff = diffCut(diffLines)
+	skeleton := jsonSize(res)
+	if skeleton > t.maxBytes() {
+		return t.tooLarge(skeleton, "the result of this edit does not fit, even without its outcomes and diff").
+			WithHint("raise --max-bytes to %d or more; nothing was changed", skeleton)
+	}
+	room := t.maxBytes() - skeleton
+	needDiff := max(jsonLen(diff)-jsonLen(res.Diff), 0)
+	share := max(room/2, room-needDiff)
+	k := 0
+	for used := 0; k < len(outcomes); k++ {
+		if used += itemSize(outcomes[k]); used > share {
+			break
+		}
+	}
+	res.Edits = outcomes[:k]
+	if k == len(outcomes) {
+		res.EditsOmitted, res.Rungs = 0, nil
+	} else {
+		res.EditsOmitted = len(outcomes) - k
+	}
+	res.Diff = ""
+	res.Diff = cutDiff(diff, t.maxBytes()-jsonSize(res))
+	return nil
+}
+
+// diffCut is the marker that ends a diff cut with n lines left out.
+func diffCut(n int) string { return "... diff truncated: " + itoa(n) + " more lines\n" }
+
+// cutDiff cuts diff at a line so that it takes at most budget bytes of
+// JSON with the marker; budget holds at least the marker of a diff cut
+// before its first line.
+func cutDiff(diff string, budget int) string {
+	if jsonLen(diff) <= budget {
+		return diff
+	}
+	left := strings.Count(diff, "\n")
 	var out strings.Builder
-	used, lines := 0, 0
-	for rest := diff; rest != ""; lines++ {
+	used := 0
+	for rest := diff; rest != ""; left-- {
 		i := strings.IndexByte(rest, '\n') + 1
 		if i == 0 {
 			i = len(rest)
 		}
 		n := jsonLen(rest[:i])
-		if used+n > budget {
+		if used+n+jsonLen(diffCut(left-1)) > budget {
 			break
 		}
 		used += n
 		out.WriteString(rest[:i])
 		rest = rest[i:]
 	}
-	left := strings.Count(diff, "\n") - lines
-	out.WriteString("... diff truncated: " + itoa(left) + " more lines\n")
-	return out.String(), true
+	out.WriteString(diffCut(left))
+	return out.String()
 }

@@ -45,7 +45,12 @@ type region struct {
 // all or nothing: any edit that does not match exactly one place (or any
 // place, with replaceAll), or that overlaps another, fails the batch.
 func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
-	t := newText(src)
+	return newText(src).plan(edits)
+}
+
+// plan is planEdits on a text.
+func (t *text) plan(edits []EditOp) (string, []EditOutcome, error) {
+	src := t.src
 	outcomes := make([]EditOutcome, len(edits))
 	var regions []region
 	var applied []int // edits whose newText is there and oldText is not

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,7 @@ func TestEditRefusals(t *testing.T) {
 		{EditRequest{Path: "f", OldText: str("a")}, CodeInvalidArgument},
 		{EditRequest{Path: "f", OldText: str("a"), NewText: str("b"), Edits: []EditOp{op("a", "b")}}, CodeInvalidArgument},
 		{EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, ReplaceAll: true}, CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: make([]EditOp, MaxEdits+1)}, CodeInvalidArgument},
 	} {
 		_, err := tl.Edit(ctx, tc.req)
 		wantCode(t, err, tc.code)
@@ -249,5 +251,89 @@ func TestEditAliasesDecode(t *testing.T) {
 	err = DecodeJSON([]byte(`{"path":"f","edits":[{"oldTxt":"a"}]}`), &req)
 	if e := wantCode(t, err, CodeInvalidArgument); !strings.Contains(e.Message, "oldText") {
 		t.Errorf("unknown field message %q names no closest field", e.Message)
+	}
+}
+
+// TestEditBatchLimit: a batch of MaxEdits edits applies; one more is
+// refused before the file is read, naming the alternatives.
+func TestEditBatchLimit(t *testing.T) {
+	var b strings.Builder
+	edits := make([]EditOp, MaxEdits+1)
+	for i := range edits {
+		fmt.Fprintf(&b, "line %d\n", i)
+		edits[i] = op(fmt.Sprintf("line %d\n", i), fmt.Sprintf("LINE %d\n", i))
+	}
+	tl, m := editTools(map[string]string{"f": b.String()})
+	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: edits})
+	e := wantCode(t, err, CodeInvalidArgument)
+	if e.Details["count"] != MaxEdits+1 || e.Details["max"] != MaxEdits || !strings.Contains(e.Hint, "write") || m.writes != 0 {
+		t.Fatalf("error %+v, writes %d", e, m.writes)
+	}
+	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: edits[:MaxEdits]})
+	if err != nil || res.EditsApplied != MaxEdits || strings.Count(m.content("f"), "LINE") != MaxEdits {
+		t.Fatalf("%d edits: %v", MaxEdits, err)
+	}
+}
+
+// TestEditResultFitsBound: at any bound, the result of a batch fits it,
+// the outcomes and the diff cut as they must, while the file is edited in
+// full; a path longer than the bound refuses the edit unmade.
+func TestEditResultFitsBound(t *testing.T) {
+	var b strings.Builder
+	var edits []EditOp
+	for i := range MaxEdits {
+		fmt.Fprintf(&b, "line %d \"quoted\"\n", i)
+		old := fmt.Sprintf("line %d \"quoted\"\n", i)
+		if i%10 == 0 { // the unicode rung
+			old = fmt.Sprintf("line %d \u201cquoted\u201d\n", i)
+		}
+		edits = append(edits, op(old, fmt.Sprintf("LINE %d\n", i)))
+	}
+	src := b.String()
+	for mb := 520; mb <= 20000; mb = mb*5/4 + 7 {
+		tl, m := editTools(map[string]string{"f": src})
+		tl.MaxBytes = mb
+		res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: edits})
+		if err != nil {
+			t.Fatalf("max %d: %v", mb, err)
+		}
+		if n := jsonSize(res); n > mb {
+			t.Fatalf("max %d: %d bytes", mb, n)
+		}
+		if strings.Count(m.content("f"), "LINE") != MaxEdits || res.EditsApplied != MaxEdits {
+			t.Fatalf("max %d: the edit was not made in full", mb)
+		}
+		if !res.Truncated || len(res.Edits)+res.EditsOmitted != MaxEdits || res.EditsOmitted == 0 ||
+			res.Rungs[RungExact] != 900 || res.Rungs[RungUnicode] != 100 || !strings.Contains(res.Diff, "... diff truncated: ") {
+			t.Fatalf("max %d: truncated %v, %d edits + %d omitted, rungs %v", mb, res.Truncated, len(res.Edits), res.EditsOmitted, res.Rungs)
+		}
+		for k, o := range res.Edits {
+			if o.Lines[0] != k+1 {
+				t.Fatalf("max %d: outcome %d is of line %d", mb, k, o.Lines[0])
+			}
+		}
+	}
+	// Outcomes that fit in their share go whole, without the summary; the
+	// diff takes the rest of the room.
+	tl, _ := editTools(map[string]string{"f": src})
+	tl.MaxBytes = 4096
+	few := []EditOp{{OldText: "line", NewText: str("LINE"), ReplaceAll: true}, {OldText: "quoted", NewText: str("q"), ReplaceAll: true}}
+	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: few, DryRun: true})
+	if err != nil || jsonSize(res) > 4096 || len(res.Edits) != 2 || res.EditsOmitted != 0 || res.Rungs != nil || !res.Truncated || jsonSize(res) < 4000 {
+		t.Fatalf("4096: %v, %d bytes, %d edits, omitted %d, rungs %v", err, jsonSize(res), len(res.Edits), res.EditsOmitted, res.Rungs)
+	}
+
+	long := strings.Repeat("d/", 300) + "f"
+	tl, m := editTools(map[string]string{long: "a\n"})
+	tl.MaxBytes = 600
+	_, err = tl.Edit(context.Background(), EditRequest{Path: long, Edits: []EditOp{op("a", "b")}})
+	e := wantCode(t, err, CodeTooLarge)
+	if needed, _ := e.Details["needed"].(int); needed <= 600 || e.Details["maxBytes"] != 600 || m.writes != 0 || !strings.Contains(e.Hint, "--max-bytes to "+itoa(needed)) {
+		t.Fatalf("a long path: %+v, writes %d", e, m.writes)
+	}
+	tl.MaxBytes = e.Details["needed"].(int)
+	res, err = tl.Edit(context.Background(), EditRequest{Path: long, Edits: []EditOp{op("a", "b")}})
+	if err != nil || jsonSize(res) > tl.MaxBytes || m.content(long) != "b\n" {
+		t.Fatalf("at the bound named: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"path"
 	"strings"
@@ -153,7 +154,8 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	}
 	res := &FindResult{Results: []FindEntry{}}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
-	pg := t.newWalkPage(req.Offset, limit)
+	pg := t.newWalkPage(req.Offset, limit, &FindResult{Path: res.Path, PathBase64: res.PathBase64,
+		Results: []FindEntry{}, Truncated: true, NextOffset: new(req.Offset + limit)})
 	err = w.Walk(ctx, dir, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
 		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
@@ -166,8 +168,8 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		}
 		fe := FindEntry{Type: e.Type.EntryType()}
 		fe.Path, fe.PathBase64 = PathText(e.Path)
-		if !pg.fits(fe) {
-			return ErrStopWalk
+		if ok, err := pg.fits(fe, e.Path); !ok {
+			return cmp.Or(err, ErrStopWalk)
 		}
 		res.Results = append(res.Results, fe)
 		return nil
@@ -176,7 +178,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
 	res.NextOffset, res.Truncated = pg.next, pg.truncated
-	return res, nil
+	return fitted(t, res)
 }
 
 // typeFilter turns the type field into a predicate.

@@ -45,6 +45,7 @@ func (t FileType) EntryType() string {
 // FileInfo is what a backend knows of one file. Version is opaque: it changes
 // whenever the content may have changed (for the local backend: device,
 // inode, size, mtime and ctime), so that a caller can detect a lost update.
+// It is printable ASCII of at most MaxVersionBytes bytes.
 type FileInfo struct {
 	Name    string
 	Size    int64

@@ -365,7 +365,10 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 
 	res := &GrepResult{Mode: mode, Files: []GrepFile{}}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(path))
-	pg := &page{req: req, limit: limit, res: res, budget: t.maxBytes() - 1024}
+	pg, err := t.newPage(req, limit, res)
+	if err != nil {
+		return nil, err
+	}
 	filesWithMatches := 0
 	// done: the page is full. A count mode search goes on to the end for
 	// its totals; the others stop the walk.
@@ -388,7 +391,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			stopWalk()
 			break
 		}
-		for i := 0; i < len(frs) && (!done || mode == ModeCount); i++ {
+		for i := 0; i < len(frs) && pg.err == nil && (!done || mode == ModeCount); i++ {
 			fr := frs[i]
 			if fr.err != nil && !fr.partial {
 				continue // unreadable file: skipped, as ripgrep does
@@ -416,6 +419,9 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				stopWalk()
 			}
 		}
+		if pg.err != nil {
+			stopWalk()
+		}
 	}
 	if !abandoned {
 		wg.Wait()
@@ -423,24 +429,14 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if pg.err != nil {
+		return nil, pg.err
+	}
 	if tctx.Err() != nil {
 		res.TimedOut = true
 		if res.NextOffset == nil {
 			next := req.Offset + pg.taken
 			res.NextOffset = &next
-		}
-		// Every page searches the tree from its start, so a page that found
-		// nothing in time would find nothing again with the same timeout.
-		switch {
-		case mode == ModeCount:
-			// A count has no pages: a later call would count the same
-			// files again.
-			res.NextOffset = nil
-			res.Hint = fmt.Sprintf("the counts are partial: they cover the %d file(s) searched before the timeout; raise --timeout for the whole count", res.FilesSearched)
-		case pg.taken == 0:
-			res.Hint = "nothing was found before the timeout, and the next page would search the same files again: raise --timeout"
-		default:
-			res.Hint = "the timeout cut this page short: pass nextOffset to continue; a page searches from the start of the tree, so raise --timeout if it found little"
 		}
 	} else if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return nil, walkErr
@@ -450,18 +446,66 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	} else {
 		res.Count = pg.taken
 	}
-	return res, nil
+	if res.TimedOut {
+		// Every page searches the tree from its start, so a page that found
+		// nothing in time would find nothing again with the same timeout.
+		// The hint is not sized with the page: it goes where the bound
+		// leaves room for it, timedOut and nextOffset saying the rest.
+		hint := hintTimedOut
+		switch {
+		case mode == ModeCount:
+			// A count has no pages: a later call would count the same
+			// files again.
+			res.NextOffset = nil
+			hint = fmt.Sprintf("the counts are partial: they cover the %d file(s) searched before the timeout; raise --timeout for the whole count", res.FilesSearched)
+		case pg.taken == 0:
+			hint = hintTimedOutEmpty
+		}
+		if jsonSize(res)+jsonLen(hint)+len(`,"hint":""`) <= t.maxBytes() {
+			res.Hint = hint
+		}
+	}
+	return fitted(t, res)
 }
+
+// The hints of a page that the timeout cut short.
+const (
+	hintTimedOut      = "the timeout cut this page short: pass nextOffset to continue; a page searches from the start of the tree, so raise --timeout if it found little"
+	hintTimedOutEmpty = "nothing was found before the timeout, and the next page would search the same files again: raise --timeout"
+)
 
 // page assembles one page in walk order, bounded in items and bytes.
 type page struct {
+	t      *Tools
 	req    GrepRequest
 	limit  int
 	res    *GrepResult
 	budget int
-	seen   int       // matching lines (files) met so far, skipped ones included
-	taken  int       // matching lines (files) in the page
-	unit   []outLine // a match with its before-context, reused
+	// skeleton is the size of the result without its files.
+	skeleton int
+	seen     int       // matching lines (files) met so far, skipped ones included
+	taken    int       // matching lines (files) in the page
+	unit     []outLine // a match with its before-context, reused
+	// err is TOO_LARGE when an item does not fit an empty page.
+	err error
+}
+
+// newPage sizes the page of res: the budget for files is what the bound
+// leaves of the result without them, with its fields at their largest
+// (the totals of a huge tree), a timeout's hint aside.
+func (t *Tools) newPage(req GrepRequest, limit int, res *GrepResult) (*page, error) {
+	big, next := math.MaxInt, req.Offset+limit
+	sk := *res
+	sk.Count, sk.FilesSearched, sk.BinarySkipped = big, big, big
+	sk.Truncated, sk.TimedOut, sk.NextOffset = true, true, &next
+	if res.Mode == ModeCount {
+		sk.FilesWithMatches = &big
+	}
+	size := jsonSize(&sk)
+	if size > t.maxBytes() {
+		return nil, t.tooLarge(size, "the path searched does not fit")
+	}
+	return &page{t: t, req: req, limit: limit, res: res, budget: t.maxBytes() - size, skeleton: size}, nil
 }
 
 // full ends the page: one more item exists past it.
@@ -471,12 +515,30 @@ func (p *page) full() bool {
 	return true
 }
 
-// spend takes n bytes from the page's budget; it refuses only when the page
-// already holds an item, so that every page makes progress.
+// spend takes n bytes from the page's budget, and reports whether they
+// were there.
 func (p *page) spend(n int) bool {
-	if p.budget -= n; p.budget < 0 && p.taken > 0 {
+	if n > p.budget {
 		return false
 	}
+	p.budget -= n
+	return true
+}
+
+// refuse ends a page that an item of n bytes does not fit: cut short, or
+// when the page is empty TOO_LARGE, since no page would hold the item. what
+// names the item; it is the next to take, its path is path.
+func (p *page) refuse(n int, what, path string) bool {
+	if p.taken > 0 {
+		p.res.Truncated = true
+		return p.full()
+	}
+	needed := p.skeleton + n
+	hint := fmt.Sprintf("raise --max-bytes to %d or more, or pass --offset %d to skip it", needed, p.seen)
+	if p.req.Context > 0 && p.req.Mode != ModeFiles && p.req.Mode != ModeCount {
+		hint = fmt.Sprintf("raise --max-bytes to %d or more, lower --context, or pass --offset %d to skip it", needed, p.seen)
+	}
+	p.err = p.t.tooLarge(needed, what).WithPath(path).WithDetail("offset", p.seen-1).WithHint("%s", hint)
 	return true
 }
 
@@ -505,8 +567,7 @@ func (p *page) addFile(path string, count int) bool {
 		cost += len(`"count":,`) + digits(count)
 	}
 	if !p.spend(cost) {
-		p.res.Truncated = true
-		return p.full()
+		return p.refuse(cost, "the path of a file with matches does not fit", path)
 	}
 	p.res.Files = append(p.res.Files, f)
 	p.taken++
@@ -593,8 +654,11 @@ func (p *page) addLines(path string, fr fileResult) bool {
 		}
 		p.unit = unit
 		if !p.spend(cost) {
-			p.res.Truncated = true
-			return p.full()
+			what := fmt.Sprintf("the match at line %d does not fit", r.line)
+			if r.line > lines[start].line {
+				what = fmt.Sprintf("the match at line %d, with its context from line %d, does not fit", r.line, lines[start].line)
+			}
+			return p.refuse(cost, what, path)
 		}
 		if f == nil {
 			p.res.Files = append(p.res.Files, nf)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -79,7 +80,8 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	}
 	res := &LsResult{Entries: []LsEntry{}}
 	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
-	pg := t.newWalkPage(req.Offset, limit)
+	pg := t.newWalkPage(req.Offset, limit, &LsResult{Path: res.Path, PathBase64: res.PathBase64,
+		Entries: []LsEntry{}, Truncated: true, NextOffset: new(req.Offset + limit)})
 	err = w.Walk(ctx, dir, WalkOptions{ShowIgnored: true}, func(e WalkEntry) error {
 		// The walk goes below an entry at depth d (its Rel has d-1
 		// slashes) only while d < depth.
@@ -102,8 +104,8 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 			return err
 		}
 		le := lsEntry(e, fi, depth > 1, req.Long)
-		if !pg.fits(le) {
-			return ErrStopWalk
+		if ok, err := pg.fits(le, e.Path); !ok {
+			return cmp.Or(err, ErrStopWalk)
 		}
 		res.Entries = append(res.Entries, le)
 		return next
@@ -112,7 +114,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
 	res.NextOffset, res.Truncated = pg.next, pg.truncated
-	return res, nil
+	return fitted(t, res)
 }
 
 // lsEntry is the output of one walk entry.

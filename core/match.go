@@ -1,7 +1,10 @@
 package core
 
 import (
+	"index/suffixarray"
+	"iter"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +43,20 @@ type text struct {
 	// foldPos maps each of its bytes to the offset of its rune in src.
 	fold    string
 	foldPos []int32
+	// indexed turns each search of the ladder into a lookup in an index
+	// built once, on first use: suffix arrays of lf and fold, and the lines
+	// of each fuzzy rung by key. It finds the same matches, in the same
+	// order, as the scans do. It is set once scans have cost about what
+	// the index costs (scans counts them): a batch of many edits then
+	// costs a few passes over the file and a lookup per edit instead of a
+	// pass per edit, while a small batch never pays for an index.
+	indexed            bool
+	scans              int
+	lfIndex, foldIndex *suffixarray.Index
+	keyLines           map[int]map[string][]int
+	// typography[k] says whether src holds any character of
+	// typographic[k], once the unicode rung asked.
+	typography []bool
 }
 
 // textLine is one line: content [start,end), terminator [end,next).
@@ -150,7 +167,7 @@ func (t *text) locate(old string) []match {
 		}
 		var ms []match
 	windows:
-		for s := 0; s+len(want) <= len(have); s++ {
+		for s := range t.windows(k, have, want) {
 			for i, w := range want {
 				if have[s+i] != w {
 					continue windows
@@ -200,13 +217,12 @@ func (t *text) folded(old string) []match {
 		t.fold = foldRunes(t.src, &t.foldPos)
 	}
 	var ms []match
-	for from := 0; from <= len(t.fold)-len(o); {
-		i := strings.Index(t.fold[from:], o)
-		if i < 0 {
-			break
+	from := 0 // where the next match may start: matches do not overlap
+	for _, fs := range t.occurrences(&t.foldIndex, t.fold, o) {
+		if fs < from {
+			continue
 		}
-		fs, fe := from+i, from+i+len(o)
-		from = fs + 1
+		fe := fs + len(o)
 		p := t.foldPos
 		if (fs > 0 && p[fs-1] == p[fs]) || (fe < len(t.fold) && p[fe-1] == p[fe]) {
 			continue // the match cuts through the folding of one rune
@@ -217,6 +233,88 @@ func (t *text) folded(old string) []match {
 		from = fe
 	}
 	return ms
+}
+
+// occurrences returns, in order, where o occurs in s, overlapping
+// occurrences included: by a scan, or from *index (built on first use)
+// when the text is indexed.
+func (t *text) occurrences(index **suffixarray.Index, s, o string) []int {
+	if t.useIndex() {
+		if *index == nil {
+			*index = suffixarray.New([]byte(s))
+		}
+		at := (*index).Lookup([]byte(o), -1)
+		slices.Sort(at)
+		return at
+	}
+	var at []int
+	for from := 0; from <= len(s)-len(o); {
+		i := strings.Index(s[from:], o)
+		if i < 0 {
+			break
+		}
+		at = append(at, from+i)
+		from += i + 1
+	}
+	return at
+}
+
+// indexAfterScans is how many scans of the file a text allows before it
+// is indexed: building the index costs about as much as 30 to 70 scans of
+// a 2 MiB file (a suffix array is some 20 ns a byte, a scan for a missing
+// oldText 0.3 to 1), so that a batch never pays much more than twice the
+// cheaper of the two ways (see BenchmarkEditBatch).
+const indexAfterScans = 32
+
+// useIndex reports whether a search is to be looked up in the index;
+// otherwise it counts the scan the caller makes, and indexes the text once
+// scans pass indexAfterScans.
+func (t *text) useIndex() bool {
+	if !t.indexed {
+		t.scans++
+		t.indexed = t.scans > indexAfterScans
+	}
+	return t.indexed
+}
+
+// windows returns, in order, the first lines s of the windows of have
+// that may hold want under the key of rung k: every window, or when the
+// text is indexed only those whose line of want that is rarest in the file
+// has its key.
+func (t *text) windows(k int, have, want []string) iter.Seq[int] {
+	if !t.useIndex() {
+		return func(yield func(int) bool) {
+			for s := 0; s+len(want) <= len(have); s++ {
+				if !yield(s) {
+					return
+				}
+			}
+		}
+	}
+	if t.keyLines == nil {
+		t.keyLines = map[int]map[string][]int{}
+	}
+	byKey := t.keyLines[k]
+	if byKey == nil {
+		byKey = map[string][]int{}
+		for i, h := range have {
+			byKey[h] = append(byKey[h], i)
+		}
+		t.keyLines[k] = byKey
+	}
+	rare := 0
+	for i, w := range want {
+		if len(byKey[w]) < len(byKey[want[rare]]) {
+			rare = i
+		}
+	}
+	return func(yield func(int) bool) {
+		for _, l := range byKey[want[rare]] {
+			if s := l - rare; s >= 0 && s+len(want) <= len(have) && !yield(s) {
+				return
+			}
+		}
+	}
 }
 
 // foldRunes folds s one rune at a time as foldUnicode does (NFKC
@@ -258,17 +356,12 @@ func (t *text) exact(old string) []match {
 		return nil
 	}
 	var ms []match
-	for from := 0; from <= len(t.lf)-len(o); {
-		i := strings.Index(t.lf[from:], o)
-		if i < 0 {
-			break
-		}
-		s := t.fromLF(from + i)
-		ms = append(ms, match{start: s, end: t.fromLF(from + i + len(o)), line: t.lineAt(s), rung: RungExact})
-		// The next search starts one byte on, so that an occurrence
-		// overlapping this one ("}\n}\n" in "}\n}\n}\n") makes the edit
-		// ambiguous; replaceAll skips overlapping regions when it rewrites.
-		from += i + 1
+	// Overlapping occurrences count ("}\n}\n" twice in "}\n}\n}\n"): they
+	// make the edit ambiguous; replaceAll skips overlapping regions when it
+	// rewrites.
+	for _, i := range t.occurrences(&t.lfIndex, t.lf, o) {
+		s := t.fromLF(i)
+		ms = append(ms, match{start: s, end: t.fromLF(i + len(o)), line: t.lineAt(s), rung: RungExact})
 	}
 	return ms
 }

@@ -6,8 +6,9 @@ import (
 )
 
 // FuzzEditMatch checks the matcher's promise: a match is a non-empty range of
-// the original, an exact match is oldText itself, and applying an edit never
-// changes a byte outside the range it matched.
+// the original, an exact match is oldText itself, applying an edit never
+// changes a byte outside the range it matched, and the index of a large
+// batch finds what the scans find.
 func FuzzEditMatch(f *testing.F) {
 	seeds := [][3]string{
 		{"a\nb\nc\n", "b", "B"},
@@ -35,6 +36,18 @@ func FuzzEditMatch(f *testing.F) {
 		}
 		tx := newText(src)
 		ms := tx.locate(old)
+		ix := newText(src)
+		ix.indexed = true
+		ixms := ix.locate(old)
+		if len(ixms) != len(ms) {
+			t.Fatalf("indexed: %d matches, scanned: %d", len(ixms), len(ms))
+		}
+		for k, m := range ms {
+			im := ixms[k]
+			if im.start != m.start || im.end != m.end || im.line != m.line || im.rung != m.rung || (im.reindent == nil) != (m.reindent == nil) {
+				t.Fatalf("match %d indexed %+v, scanned %+v", k, im, m)
+			}
+		}
 		for k, m := range ms {
 			if m.start < 0 || m.start >= m.end || m.end > len(src) {
 				t.Fatalf("match %d [%d,%d) is not a non-empty range of %d bytes", k, m.start, m.end, len(src))
@@ -51,7 +64,7 @@ func FuzzEditMatch(f *testing.F) {
 				t.Fatalf("exact matches out of order or repeated")
 			}
 		}
-		out, outcomes, err := planEdits(src, []EditOp{{OldText: old, NewText: &new}})
+		out, outcomes, err := planBoth(t, src, []EditOp{{OldText: old, NewText: &new}})
 		if err != nil {
 			return
 		}

@@ -40,9 +40,12 @@ func newRestyler(t *text, oldText, newText string) *restyler {
 	dmp := diffmatchpatch.New()
 	dmp.DiffTimeout = time.Second
 	rs.diffs = dmp.DiffCleanupSemanticLossless(dmp.DiffMainRunes([]rune(rs.old), []rune(newText), false))
-	for _, kind := range typographic {
-		rs.used = append(rs.used, strings.ContainsAny(t.src, kind))
+	if t.typography == nil {
+		for _, kind := range typographic {
+			t.typography = append(t.typography, strings.ContainsAny(t.src, kind))
+		}
 	}
+	rs.used = t.typography
 	return rs
 }
 

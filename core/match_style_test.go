@@ -27,14 +27,14 @@ func TestRestyle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := tc.new
-			out, oc, err := planEdits(tc.src, []EditOp{{OldText: tc.old, NewText: &n}})
+			out, oc, err := planBoth(t, tc.src, []EditOp{{OldText: tc.old, NewText: &n}})
 			if err != nil || out != tc.want || oc[0].Restyled != tc.restyled {
 				t.Fatalf("got %q %+v %v; want %q, restyled %v", out, oc, err, tc.want, tc.restyled)
 			}
 		})
 	}
 	n := "“y”"
-	out, oc, err := planEdits("s = \"x\"; t = 'x'\n", []EditOp{{OldText: "“x”", NewText: &n, ReplaceAll: true}})
+	out, oc, err := planBoth(t, "s = \"x\"; t = 'x'\n", []EditOp{{OldText: "“x”", NewText: &n, ReplaceAll: true}})
 	if err != nil || out != "s = \"y\"; t = 'x'\n" || !oc[0].Restyled {
 		t.Fatalf("replaceAll: %q %+v %v", out, oc, err)
 	}

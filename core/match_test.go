@@ -2,6 +2,8 @@ package core
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +12,21 @@ import (
 func str(s string) *string { return &s }
 
 func op(old, new string) EditOp { return EditOp{OldText: old, NewText: str(new)} }
+
+// planBoth plans a batch twice, scanning and through the index (see
+// text.indexed), and fails unless both give the same content, outcomes and
+// error.
+func planBoth(t testing.TB, src string, edits []EditOp) (string, []EditOutcome, error) {
+	t.Helper()
+	out, outcomes, err := newText(src).plan(edits)
+	ix := newText(src)
+	ix.indexed = true
+	ixOut, ixOutcomes, ixErr := ix.plan(edits)
+	if ixOut != out || !reflect.DeepEqual(ixOutcomes, outcomes) || !reflect.DeepEqual(ixErr, err) {
+		t.Fatalf("indexed plan differs:\n%q %+v %v\nscanned:\n%q %+v %v", ixOut, ixOutcomes, ixErr, out, outcomes, err)
+	}
+	return out, outcomes, err
+}
 
 func TestPlanEdits(t *testing.T) {
 	tests := []struct {
@@ -58,7 +75,7 @@ func TestPlanEdits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, outcomes, err := planEdits(tc.src, tc.edits)
+			got, outcomes, err := planBoth(t, tc.src, tc.edits)
 			if err != nil {
 				t.Fatalf("planEdits: %v", err)
 			}
@@ -80,15 +97,15 @@ func TestPlanEdits(t *testing.T) {
 }
 
 func TestPlanEditsOutcomeDetails(t *testing.T) {
-	_, o, err := planEdits("x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}})
+	_, o, err := planBoth(t, "x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}})
 	if err != nil || o[0].Replacements != 2 || !reflect.DeepEqual(o[0].Lines, []int{1, 3}) {
 		t.Fatalf("replaceAll outcome %+v, %v", o, err)
 	}
-	_, o, err = planEdits("\tif x {\n\t}\n", []EditOp{op("  if x {\n  }", "  if y {\n  }")})
+	_, o, err = planBoth(t, "\tif x {\n\t}\n", []EditOp{op("  if x {\n  }", "  if y {\n  }")})
 	if err != nil || !o[0].Reindented || o[0].Rung != RungIndentation {
 		t.Fatalf("indentation outcome %+v, %v", o, err)
 	}
-	_, o, err = planEdits("one\ntwo\n", []EditOp{op("2\ttwo", "2\tTWO")})
+	_, o, err = planBoth(t, "one\ntwo\n", []EditOp{op("2\ttwo", "2\tTWO")})
 	if err != nil || !o[0].GutterStripped {
 		t.Fatalf("gutter outcome %+v, %v", o, err)
 	}
@@ -122,7 +139,7 @@ func TestPlanEditsErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := planEdits(tc.src, tc.edits)
+			_, _, err := planBoth(t, tc.src, tc.edits)
 			var e *Error
 			if !errors.As(err, &e) || e.Code != tc.code {
 				t.Fatalf("err %v, want %s", err, tc.code)
@@ -138,7 +155,7 @@ func TestPlanEditsErrors(t *testing.T) {
 
 func TestNoMatchClosestRegion(t *testing.T) {
 	src := "package p\n\nfunc alpha() int {\n\treturn 1\n}\n\nfunc beta() int {\n\treturn 2\n}\n"
-	_, _, err := planEdits(src, []EditOp{op("func beta() int {\n\treturn 3\n}", "x")})
+	_, _, err := planBoth(t, src, []EditOp{op("func beta() int {\n\treturn 3\n}", "x")})
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeNoMatch {
 		t.Fatalf("err %v, want NO_MATCH", err)
@@ -200,7 +217,7 @@ func TestStripGutter(t *testing.T) {
 // silent success that changed the wrong bytes or none.
 func TestUnevenIndentationHint(t *testing.T) {
 	n := "if x {\ny()\nz()\n}"
-	_, _, err := planEdits("func f() {\n\tfor {\n\t\tif x {\n\t\t\ty()\n\t\t}\n\t}\n}\n", []EditOp{{OldText: "if x {\ny()\n}", NewText: &n}})
+	_, _, err := planBoth(t, "func f() {\n\tfor {\n\t\tif x {\n\t\t\ty()\n\t\t}\n\t}\n}\n", []EditOp{{OldText: "if x {\ny()\n}", NewText: &n}})
 	if e := AsError(err); e == nil || e.Code != CodeNoMatch || !strings.Contains(e.Hint, "indentation") || !strings.Contains(e.Hint, "lines 3-5") {
 		t.Fatalf("uneven indentation: %v (hint %q)", err, AsError(err).Hint)
 	}
@@ -253,7 +270,7 @@ func TestEditLadderRefusesLookAlikes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := planEdits(tc.src, tc.edits)
+			out, _, err := planBoth(t, tc.src, tc.edits)
 			if tc.code != "" {
 				if err == nil || AsError(err).Code != tc.code {
 					t.Fatalf("got %q, %v; want %s", out, err, tc.code)
@@ -297,5 +314,57 @@ func TestAlreadyApplied(t *testing.T) {
 				t.Fatalf("alreadyApplied = %d, %v; want line %d", line, ok, tc.line)
 			}
 		})
+	}
+}
+
+// TestPlanLargeBatch: a batch large enough to switch from scans to the
+// index gives what scanning alone gives, rung by rung.
+func TestPlanLargeBatch(t *testing.T) {
+	var src strings.Builder
+	var edits []EditOp
+	for i := range 300 {
+		switch i % 4 {
+		case 0: // exact
+			fmt.Fprintf(&src, "exact %d\n", i)
+			edits = append(edits, op(fmt.Sprintf("exact %d\n", i), fmt.Sprintf("EXACT %d\n", i)))
+		case 1: // trailing whitespace, two lines
+			fmt.Fprintf(&src, "ws %d  \nws %d\t\n", i, i)
+			edits = append(edits, op(fmt.Sprintf("ws %d\nws %d\n", i, i), fmt.Sprintf("WS %d\n", i)))
+		case 2: // unicode fragment
+			fmt.Fprintf(&src, "say(\u201chi %d\u201d)\n", i)
+			edits = append(edits, op(fmt.Sprintf(`"hi %d"`, i), fmt.Sprintf(`"bye %d"`, i)))
+		case 3: // indentation
+			fmt.Fprintf(&src, "\tif x%d {\n\t\treturn\n\t}\n", i)
+			edits = append(edits, op(fmt.Sprintf("    if x%d {\n        return\n    }", i), fmt.Sprintf("    if y%d {\n        return\n    }", i)))
+		}
+	}
+	src.WriteString("tail\ntail\n")
+	edits = append(edits, EditOp{OldText: "tail", NewText: str("end"), ReplaceAll: true})
+	scan := newText(src.String())
+	scan.scans = math.MinInt // never indexed
+	want, wantOutcomes, err := scan.plan(edits)
+	if err != nil || scan.indexed {
+		t.Fatalf("scanned: %v, indexed %v", err, scan.indexed)
+	}
+	auto := newText(src.String())
+	got, outcomes, err := auto.plan(edits)
+	if err != nil || !auto.indexed {
+		t.Fatalf("a batch of %d edits: %v, indexed %v", len(edits), err, auto.indexed)
+	}
+	if got != want || !reflect.DeepEqual(outcomes, wantOutcomes) {
+		t.Fatalf("indexed batch differs from the scanned one")
+	}
+	rungs := map[string]int{}
+	for _, o := range outcomes {
+		rungs[o.Rung]++
+	}
+	if !reflect.DeepEqual(rungs, map[string]int{RungExact: 76, RungTrailingWhitespace: 75, RungUnicode: 75, RungIndentation: 75}) {
+		t.Errorf("rungs %v", rungs)
+	}
+	// An ambiguous edit late in the batch is found through the index.
+	edits = append(edits, op("tail", "x"))
+	_, _, err = newText(src.String()).plan(edits)
+	if e := AsError(err); e == nil || e.Code != CodeAmbiguousMatch || e.Details["edit"] != len(edits)-1 {
+		t.Fatalf("ambiguous late edit: %v", err)
 	}
 }

@@ -26,14 +26,12 @@ const (
 )
 
 const (
-	// readMinBudget is the smallest content budget a window gets, however
-	// small --max-bytes is, so that every window makes progress.
-	readMinBudget = 4096
-	// minPiece is the fewest bytes of a line a window cut inside that line
-	// holds (readMinBudget over the 6 bytes of the widest JSON escape, and
-	// to spare). A byteOffset inside a line is accepted only with no newline
-	// in the minPiece bytes before it, so a guessed offset into ordinary
-	// lines is refused while a continuation of a long line is not.
+	// minPiece is the fewest bytes of a line that a window cut inside the
+	// line holds from its start. A byteOffset inside a line is accepted
+	// only with no newline in the minPiece bytes before it, so a guessed
+	// offset into ordinary lines is refused while a continuation of a long
+	// line is not. A bound too small for minPiece bytes of a long line
+	// (up to 6 times as many in JSON) is TOO_LARGE at that line.
 	minPiece = 512
 	// readBufSize is the read-ahead of the line reader.
 	readBufSize = 64 << 10
@@ -233,17 +231,20 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 		return res, nil
 	case kindBinary:
 		res.Media = &Media{MimeType: cls.mime, Size: info.Size}
-		return res, nil
+		return fitted(t, res)
 	}
 	w := &window{
+		t:       t,
 		req:     req,
 		codec:   cls.text,
 		display: display,
-		budget:  t.textBudget(display),
 		limit:   req.Limit,
 	}
 	if w.limit == 0 || w.limit > ReadMaxLines {
 		w.limit = ReadMaxLines
+	}
+	if err := w.size(res, info.Size); err != nil {
+		return nil, err
 	}
 	// The window's first line: its number, and how many lines to skip to
 	// reach it when the reader stands at line 1.
@@ -253,7 +254,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	)
 	switch {
 	case req.ByteOffset > 0:
-		lr, err = t.openAt(ctx, req, cls.text, display)
+		lr, w.midLine, err = t.openAt(ctx, req, cls.text, display)
 		if err != nil {
 			return nil, err
 		}
@@ -290,7 +291,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 		tw.TotalLines = &total
 	}
 	res.TextWindow = tw
-	return res, nil
+	return fitted(t, res)
 }
 
 func (req ReadRequest) check() error {
@@ -312,11 +313,34 @@ func (req ReadRequest) check() error {
 	return nil
 }
 
-// textBudget is the room for content in one result: the contract's bound,
-// less what the other fields may take.
-func (t *Tools) textBudget(display string) int {
-	b := min(ReadMaxBytes, t.maxBytes()) - 600 - 3*jsonLen(display)
-	return max(b, readMinBudget)
+// size sets the window's budget for content: the bound (at most
+// ReadMaxBytes) less the result without content, with every other field at
+// its largest (line numbers of either sign beyond the file's bytes and the
+// offset asked, a sha256, a line ending of mixed). A result whose other
+// fields alone are over the bound (a path longer than the bound) is
+// TOO_LARGE.
+func (w *window) size(res *ReadResult, fileSize int64) error {
+	big := -int(max(fileSize+1, int64(abs(w.req.Offset)+ReadMaxLines+1)))
+	big64 := int64(big)
+	sk := *res
+	sk.Sha256 = unknownSha256
+	sk.TextWindow = &TextWindow{StartLine: big, EndLine: big, TotalLines: &big, TotalBytes: fileSize,
+		Truncated: true, LinesCut: w.limit, NextOffset: &big, NextByteOffset: &big64,
+		LineEnding: "mixed", BOM: w.codec.bom != nil, Encoding: w.codec.name}
+	w.skeleton = jsonSize(&sk)
+	bound := min(ReadMaxBytes, w.t.maxBytes())
+	if w.skeleton > bound {
+		return w.t.tooLarge(w.skeleton, "the path of the file does not fit").WithPath(w.display)
+	}
+	w.budget = bound - w.skeleton
+	return nil
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
@@ -340,15 +364,16 @@ func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
 
 // openAt opens a continuation at req.ByteOffset. It reads the few bytes
 // before it in the same stream, to check that the offset starts a line (or
-// continues a line longer than a window), and never the rest of the file.
-func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display string) (*lineReader, error) {
+// continues a line longer than a window: midLine), and never the rest of
+// the file.
+func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display string) (lr *lineReader, midLine bool, err error) {
 	off, bomLen := req.ByteOffset, int64(len(c.bom))
 	notStart := func(why string) error {
 		return InvalidArgument("byteOffset %d is not the start of a line: %s.", off, why).WithPath(display).
 			WithHint("pass nextOffset and nextByteOffset of the previous read as --offset and --byte-offset together, or --offset alone")
 	}
 	if off < bomLen || off%int64(c.unit) != 0 {
-		return nil, notStart("it is inside a character or the byte-order mark")
+		return nil, false, notStart("it is inside a character or the byte-order mark")
 	}
 	back := min(off-bomLen, minPiece)
 	if back == 0 {
@@ -356,11 +381,11 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 	}
 	f, err := t.FS.Open(ctx, req.Path, off-back)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if size := f.Info().Size; off >= size {
 		f.Close()
-		return nil, InvalidArgument("byteOffset %d is at or past the end of the file (%d bytes).", off, size).
+		return nil, false, InvalidArgument("byteOffset %d is at or past the end of the file (%d bytes).", off, size).
 			WithPath(display).WithDetail("size", size).
 			WithHint("the previous read was the last window; read from the start (--offset 1) if the file changed")
 	}
@@ -368,11 +393,11 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 	before := make([]byte, back)
 	if _, err := io.ReadFull(br, before); err != nil {
 		f.Close()
-		return nil, ioError(err, display)
+		return nil, false, ioError(err, display)
 	}
-	lr := &lineReader{br: br, c: c, pos: off, src: f, closer: f}
+	lr = &lineReader{br: br, c: c, pos: off, src: f, closer: f}
 	if off == bomLen || endsWith(before, c.newline()) {
-		return lr, nil
+		return lr, false, nil
 	}
 	next, _ := br.Peek(c.unit)
 	switch {
@@ -387,9 +412,9 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
-	return lr, nil
+	return lr, true, nil
 }
 
 // bufSize fits the read-ahead to a small file: paging one with many tiny
@@ -431,11 +456,17 @@ func notText(display, what string, line int) error {
 
 // window collects the lines of one text result.
 type window struct {
+	t       *Tools
 	req     ReadRequest
 	codec   codec
 	display string
-	budget  int
 	limit   int
+	// budget is the room for content; skeleton the size of the result
+	// without it (see size).
+	budget, skeleton int
+	// midLine is set when the window starts inside a line, after a part
+	// of it that an earlier window held.
+	midLine bool
 
 	lines []winLine
 	used  int
@@ -501,7 +532,7 @@ func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*Tex
 			next = &lineStart
 			break
 		}
-		piece, cut, err := w.piece(w.body(raw, lr), n)
+		piece, cut, err := w.piece(w.body(raw, lr), n, &line)
 		if err != nil {
 			return nil, err
 		}
@@ -570,6 +601,10 @@ func pastEnd(offset, lines int, display string) error {
 // at least half its raw size (UTF-16) and JSON never shrinks it.
 func (w *window) rawLimit() int {
 	room := 2*(w.budget-w.used) + 8
+	if len(w.lines) == 0 {
+		// Enough for the least piece of a first line, or to size it.
+		room = max(room, minPiece+8)
+	}
 	if n, _ := w.req.LineTruncation.limit(); n > 0 {
 		// A character takes at most 4 bytes in every supported encoding.
 		room = min(room, 4*min(n, ReadMaxBytes)+8)
@@ -578,7 +613,8 @@ func (w *window) rawLimit() int {
 }
 
 // take decodes one raw line (all of it, or its first rawLimit bytes) and
-// reports whether it fits the budget whole, after any lineTruncation.
+// reports whether it fits the budget whole, after any lineTruncation; the
+// line is returned either way when it was read whole or cut.
 func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) {
 	full := lr.lineDone() && len(raw) == lr.lineLen
 	cutAt, chars := w.req.LineTruncation.limit()
@@ -610,7 +646,7 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 	}
 	cost := w.cost(line, n)
 	if w.used+cost > w.budget {
-		return winLine{}, false, nil
+		return line, false, nil
 	}
 	w.used += cost
 	return line, true, nil
@@ -626,8 +662,11 @@ func (w *window) body(raw []byte, lr *lineReader) []byte {
 
 // piece cuts the largest start of a line too long for the budget that
 // fits, at a character boundary and never between CR and LF. It returns
-// the piece and its length in raw bytes.
-func (w *window) piece(raw []byte, n int) (winLine, int, error) {
+// the piece and its length in raw bytes. The piece holds at least minPiece
+// bytes of a line it starts, so that its continuation is accepted, and a
+// character of one it continues; when that does not fit, the line is
+// TOO_LARGE. whole is the line when all of it was read.
+func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) {
 	c := w.codec
 	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.name), n)
 	if _, err := c.decode(raw[:c.boundary(raw, len(raw))]); err != nil {
@@ -636,6 +675,33 @@ func (w *window) piece(raw []byte, n int) (winLine, int, error) {
 	fits := func(k int) bool {
 		text, err := c.decode(raw[:c.boundary(raw, k)])
 		return err == nil && w.used+w.cost(winLine{text: text}, n) <= w.budget
+	}
+	// The least piece ends at the first boundary one unit past least, so
+	// that it still holds least bytes if it must not end on a CR.
+	least := c.unit
+	if !w.midLine {
+		least = minPiece
+	}
+	kLeast := -1
+	for k := least + c.unit; k <= min(len(raw), least+c.unit+utf8.UTFMax); k++ {
+		if b := c.boundary(raw, k); b >= least+c.unit {
+			kLeast = b
+			break
+		}
+	}
+	if kLeast < 0 || !fits(kLeast) {
+		needed := w.skeleton
+		what := fmt.Sprintf("line %d does not fit, whole or in a part of %d bytes", n, least)
+		if w.midLine {
+			what = fmt.Sprintf("the next character of line %d does not fit", n)
+		}
+		if kLeast < 0 {
+			needed += w.cost(*whole, n) // the line is shorter than its least piece
+		} else {
+			text, _ := c.decode(raw[:kLeast])
+			needed += w.cost(winLine{text: text}, n)
+		}
+		return winLine{}, 0, w.t.tooLarge(needed, what).WithPath(w.display).WithDetail("line", n)
 	}
 	lo, hi := 0, len(raw)
 	for lo < hi {

@@ -359,6 +359,33 @@ func pageToEnd(t testing.TB, tl *Tools, p string, limit int, encoding string) ([
 	return pageFrom(t, tl, ReadRequest{Path: p, Limit: limit, Encoding: encoding})
 }
 
+// readFitting reads as tl.Read does and checks the promise of the bound: a
+// text result fits it, and TOO_LARGE names a larger bound ("or more": the
+// first item may be sized only once the fields around it fit) at which
+// the read answers. It returns the answer at the bound that holds it.
+func readFitting(t testing.TB, tl *Tools, req ReadRequest) (*ReadResult, error) {
+	t.Helper()
+	at := *tl
+	for {
+		res, err := at.Read(context.Background(), req)
+		if err == nil {
+			if n := jsonSize(res); n > at.maxBytes() && res.Media == nil {
+				t.Fatalf("read %+v: %d bytes, over the bound %d", req, n, at.maxBytes())
+			}
+			return res, nil
+		}
+		e := AsError(err)
+		needed, ok := e.Details["needed"].(int)
+		if e.Code != CodeTooLarge || !ok {
+			return nil, err
+		}
+		if needed <= at.maxBytes() || e.Details["maxBytes"] != at.maxBytes() {
+			t.Fatalf("read %+v at %d: %v names the bound %d", req, at.maxBytes(), err, needed)
+		}
+		at.MaxBytes = needed
+	}
+}
+
 // pageFrom reads from req's window to the end of the file, whole lines, and
 // rebuilds the bytes from there.
 func pageFrom(t testing.TB, tl *Tools, req ReadRequest) ([]byte, int) {
@@ -367,7 +394,7 @@ func pageFrom(t testing.TB, tl *Tools, req ReadRequest) ([]byte, int) {
 	var out []byte
 	total := 0
 	for calls := 1; ; calls++ {
-		res, err := tl.Read(context.Background(), req)
+		res, err := readFitting(t, tl, req)
 		if err != nil {
 			t.Fatalf("read %+v: %v", req, err)
 		}
@@ -430,7 +457,7 @@ func pageCut(t testing.TB, tl *Tools, data []byte, lt LineTruncation, limit int)
 	n, chars := lt.limit()
 	req := ReadRequest{Path: "f", Limit: limit, LineTruncation: lt}
 	for calls := 1; ; calls++ {
-		res, err := tl.Read(context.Background(), req)
+		res, err := readFitting(t, tl, req)
 		if err != nil {
 			t.Fatalf("read %+v: %v", req, err)
 		}
@@ -578,9 +605,8 @@ func TestReadResultBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(res)
-		if bound := max(min(mb, DefaultMaxBytes), readMinBudget+600); mb != 0 && len(b) > bound || len(b) > ReadMaxBytes {
-			t.Errorf("maxBytes %d: result is %d bytes", mb, len(b))
+		if n := jsonSize(res); mb != 0 && n > mb || n > ReadMaxBytes {
+			t.Errorf("maxBytes %d: result is %d bytes", mb, n)
 		}
 		if !res.Truncated || strings.Count(res.Content, "\n") != res.EndLine {
 			t.Errorf("maxBytes %d: truncated %v, %d lines", mb, res.Truncated, res.EndLine)
@@ -669,7 +695,7 @@ func FuzzReadWindow(f *testing.F) {
 			return // paging a large input line by line only slows the search
 		}
 		tl := &Tools{FS: newMemFS(map[string]string{"f": string(data)}), MaxBytes: int(maxBytes)}
-		first, err := tl.Read(context.Background(), ReadRequest{Path: "f", Limit: int(limit)})
+		first, err := readFitting(t, tl, ReadRequest{Path: "f", Limit: int(limit)})
 		if err != nil {
 			if c := codeOf(err); c != CodeNotText {
 				t.Fatalf("read: %v", err)
@@ -705,7 +731,7 @@ func FuzzReadWindow(f *testing.F) {
 			if n < len(starts) {
 				from, line = starts[len(starts)-n], len(starts)-n+1
 			}
-			first, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: -n, Limit: int(limit), LineTruncation: LineTruncation{Chars: new(0)}})
+			first, err := readFitting(t, tl, ReadRequest{Path: "f", Offset: -n, Limit: int(limit), LineTruncation: LineTruncation{Chars: new(0)}})
 			if err != nil || first.StartLine != line || first.TotalLines == nil || *first.TotalLines != len(starts) {
 				t.Fatalf("offset -%d: %+v, %v; want startLine %d, totalLines %d", n, first, err, line, len(starts))
 			}

@@ -30,13 +30,17 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	if req.Path == "" {
 		return nil, InvalidArgument("path is empty.").WithHint("pass the file or directory to remove")
 	}
+	res := &RmResult{}
+	res.Path, res.PathBase64 = PathText(t.FS.Display(req.Path))
+	if n := jsonSize(res); n > t.maxBytes() {
+		return nil, t.tooLarge(n, "the path does not fit").WithPath(res.Path).
+			WithHint("raise --max-bytes to %d or more; nothing was removed", n)
+	}
 	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	res := &RmResult{}
-	res.Path, res.PathBase64 = PathText(t.FS.Display(req.Path))
 	cur, err := currentOf(m.Lstat(ctx, req.Path))
 	if err != nil {
 		return nil, err

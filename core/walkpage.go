@@ -1,22 +1,26 @@
 package core
 
-import "encoding/json"
-
 // walkPage cuts a walk's entries into the page a request asked for, as ls
 // and find page: entries are counted in walk order, those before offset
 // are skipped, and the page ends at limit entries or before an entry that
-// would overrun the byte budget (truncated). Either way next is where the
+// would overrun the byte bound (truncated). Either way next is where the
 // following page starts; it stays nil when the walk ends first.
 type walkPage struct {
+	t                     *Tools
 	offset, limit, budget int
-	seen, taken           int
-	next                  *int
-	truncated             bool
+	// skeleton is the size of the result without its entries.
+	skeleton    int
+	seen, taken int
+	next        *int
+	truncated   bool
 }
 
-// newWalkPage leaves 512 bytes of the bound for the result's other fields.
-func (t *Tools) newWalkPage(offset, limit int) *walkPage {
-	return &walkPage{offset: offset, limit: limit, budget: t.maxBytes() - 512}
+// newWalkPage sizes a page whose result, with no entries, is skeleton: a
+// truncated result with the largest nextOffset, offset+limit. Its budget
+// for entries is what the bound leaves.
+func (t *Tools) newWalkPage(offset, limit int, skeleton any) *walkPage {
+	size := jsonSize(skeleton)
+	return &walkPage{t: t, offset: offset, limit: limit, budget: t.maxBytes() - size, skeleton: size}
 }
 
 // skip counts one more entry and reports whether it comes before the page.
@@ -39,15 +43,29 @@ func (p *walkPage) full() bool {
 }
 
 // fits charges v's JSON to the budget and reports whether v goes on the
-// page. The first entry always does, so that paging makes progress.
-func (p *walkPage) fits(v any) bool {
-	b, _ := json.Marshal(v)
-	if p.budget -= len(b) + 1; p.budget < 0 && p.taken > 0 {
-		p.stop(true)
-		return false
+// page; an entry that does not fit an empty page never will, and is
+// TOO_LARGE (path names it), as is every entry when the result's own path
+// is over the bound. That is known at the first entry, so that a missing
+// directory is NOT_FOUND whatever the bound; the result of an empty
+// directory is sized as every result is, at the end.
+func (p *walkPage) fits(v any, path string) (bool, error) {
+	if p.skeleton > p.t.maxBytes() {
+		return false, p.t.tooLarge(p.skeleton, "the path of the directory does not fit")
 	}
-	p.taken++
-	return true
+	n := itemSize(v)
+	if n <= p.budget {
+		p.budget -= n
+		p.taken++
+		return true, nil
+	}
+	if p.taken == 0 {
+		at := p.seen - 1
+		return false, p.t.tooLarge(p.skeleton+n, "entry "+itoa(at)+" does not fit").WithPath(path).
+			WithDetail("offset", at).
+			WithHint("raise --max-bytes to %d or more, or pass --offset %d to skip the entry", p.skeleton+n, at+1)
+	}
+	p.stop(true)
+	return false, nil
 }
 
 func (p *walkPage) stop(truncated bool) {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -121,6 +122,15 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if req.Append && (req.Create || req.InPlace || req.BOM != nil) {
 		return nil, InvalidArgument("--append adds to a file as it is: it takes no --create, --in-place or --bom.").
 			WithHint("drop those flags; a missing file is created")
+	}
+	// The result, with every field at its largest, must fit the bound
+	// before anything is written.
+	sk := &WriteResult{BytesWritten: math.MaxInt, LineEnding: "mixed", BOM: new(false), Encoding: "utf-16le",
+		Version: unknownVersion, Sha256: unknownSha256}
+	sk.Path, sk.PathBase64 = PathText(t.FS.Display(req.Path))
+	if n := jsonSize(sk); n > t.maxBytes() {
+		return nil, t.tooLarge(n, "the path of the file does not fit").WithPath(sk.Path).
+			WithHint("raise --max-bytes to %d or more; nothing was written", n)
 	}
 	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
 	if err != nil {

@@ -62,8 +62,8 @@ func globalFlags() []cli.Flag {
 	}
 }
 
-// minMaxBytes is the smallest --max-bytes: room for a result's metadata and
-// at least one item.
+// minMaxBytes is the smallest --max-bytes: room for a result's fields and a
+// small item (a larger one is TOO_LARGE, naming the bound it needs).
 const minMaxBytes = 512
 
 // Main runs one agentfs invocation and returns its exit code.

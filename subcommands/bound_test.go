@@ -1,0 +1,248 @@
+package subcommands
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/core"
+	"golang.org/x/sys/unix"
+)
+
+// boundTree makes a tree whose items stress the byte bound: names of 255
+// bytes, a path of some 3 KB, a name that is not UTF-8, long lines, lines
+// of characters that JSON escapes six-fold, CRLF, and many small files.
+func boundTree(t *testing.T, rng *rand.Rand) string {
+	dir := t.TempDir()
+	write := func(p, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deep := ""
+	for i := range 14 {
+		deep = filepath.Join(deep, fmt.Sprintf("%03d", i)+strings.Repeat("d", 200))
+	}
+	write(filepath.Join(deep, "needle.txt"), "needle in a deep file\n")
+	write(strings.Repeat("n", 251)+".txt", "needle, long name\n")
+	write("odd-\xff\xfe.txt", "needle \xff\xfe not UTF-8\n")
+	var ctl, mixed strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&ctl, "%d needle \x01\x02\"\\%s\n", i, strings.Repeat("\x03", rng.IntN(200)))
+		n := rng.IntN(40)
+		if i%10 == 0 {
+			n = 3000
+		}
+		fmt.Fprintf(&mixed, "line %d <&> needle %s\r\n", i, strings.Repeat("é", n))
+	}
+	write("ctl.txt", ctl.String())
+	write("mixed.txt", mixed.String())
+	write("one-long-line.txt", strings.Repeat("needle ", 4000))
+	for i := range 40 {
+		write(fmt.Sprintf("many/f%02d.txt", i), strings.Repeat("needle\n", rng.IntN(5)))
+	}
+	return dir
+}
+
+// boundResult runs one call and checks the promise of --max-bytes: a
+// result fits it whole, newline included; an answer that cannot is
+// TOO_LARGE naming a larger bound, at which the call answers (the bound it
+// names first may be that of the fields around an item, and then the
+// item's: "or more"). It returns the result and the bound that gave it.
+func boundResult(t *testing.T, max int, args ...string) (map[string]any, int) {
+	t.Helper()
+	for range 4 {
+		code, out, errs := run(t, "", append([]string{"--max-bytes", strconv.Itoa(max)}, args...)...)
+		if code == 0 {
+			if len(out) > max {
+				t.Fatalf("%q at --max-bytes %d: %d bytes", args, max, len(out))
+			}
+			var res map[string]any
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("%q: %v", args, err)
+			}
+			return res, max
+		}
+		var e struct {
+			Error struct {
+				Code, Hint string
+				Details    map[string]any
+			}
+		}
+		if err := json.Unmarshal([]byte(errs), &e); err != nil || e.Error.Code != "TOO_LARGE" {
+			t.Fatalf("%q at --max-bytes %d: exit %d, %s", args, max, code, errs)
+		}
+		needed, ok := e.Error.Details["needed"].(float64)
+		if !ok || int(needed) <= max || e.Error.Details["maxBytes"] != float64(max) || !strings.Contains(e.Error.Hint, "--max-bytes to "+strconv.Itoa(int(needed))) {
+			t.Fatalf("%q at --max-bytes %d: %s", args, max, errs)
+		}
+		max = int(needed)
+	}
+	t.Fatalf("%q: TOO_LARGE named ever larger bounds", args)
+	return nil, 0
+}
+
+// pages follows nextOffset (and nextByteOffset) from a first call to the
+// end, each page at the bound max (or the larger one an item needs), and
+// returns the number of items seen in field and of pages that needed a
+// larger bound.
+func pages(t *testing.T, max int, field string, args ...string) (items, wider int) {
+	t.Helper()
+	offset, byteOffset := "", ""
+	for calls := 0; ; calls++ {
+		a := args
+		if offset != "" {
+			a = append(append([]string{}, args...), "--offset", offset)
+		}
+		if byteOffset != "" {
+			a = append(a, "--byte-offset", byteOffset)
+		}
+		res, at := boundResult(t, max, a...)
+		if at > max {
+			wider++
+		}
+		if list, ok := res[field].([]any); ok {
+			items += len(list)
+		}
+		next, ok := res["nextOffset"].(float64)
+		if !ok {
+			return items, wider
+		}
+		offset = strconv.Itoa(int(next))
+		if b, ok := res["nextByteOffset"].(float64); ok {
+			byteOffset = strconv.Itoa(int(b))
+		}
+		if calls > 5000 {
+			t.Fatalf("%q at --max-bytes %d: paging does not end", args, max)
+		}
+	}
+}
+
+// TestResultsFitMaxBytes: for bounds from the least --max-bytes up to a few
+// KiB, every result of every tool fits the bound, paging ends, and an item
+// that no page can hold is TOO_LARGE naming the bound that does.
+func TestResultsFitMaxBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 10))
+	t.Chdir(boundTree(t, rng))
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	bounds := []int{minMaxBytes, 600, 5000}
+	for range 4 {
+		bounds = append(bounds, 600+rng.IntN(4400))
+	}
+	for _, max := range bounds {
+		for _, f := range []string{"ctl.txt", "mixed.txt", "one-long-line.txt"} {
+			pages(t, max, "", "read", f, "--line-numbers")
+			pages(t, max, "", "read", f, "--line-truncation", "chars:0")
+			boundResult(t, max, "read", f, "--offset", "-3")
+		}
+		// The deep path, some 2.9 KB, fits no page under that bound.
+		if n, wider := pages(t, max, "results", "find"); n != 61 || max < 2867 && wider == 0 || max > 3100 && wider > 0 {
+			t.Errorf("find at %d: %d results, %d pages at a larger bound", max, n, wider)
+		}
+		pages(t, max, "entries", "ls", "--depth", "10", "--long")
+		pages(t, max, "files", "grep", "needle", "--context", "2")
+		pages(t, max, "files", "grep", "needle", "--mode", "files")
+		pages(t, max, "files", "grep", "needle", "--mode", "count")
+
+		var edits []map[string]any
+		for i := range 100 {
+			edits = append(edits, map[string]any{"oldText": fmt.Sprintf("line %d <&> needle", i), "newText": fmt.Sprintf("LINE %d", i)})
+		}
+		req, _ := json.Marshal(map[string]any{"path": "mixed.txt", "edits": edits, "dryRun": true})
+		res, _ := boundResult(t, max, "edit", "--json", string(req))
+		if omitted, _ := res["editsOmitted"].(float64); len(res["edits"].([]any))+int(omitted) != 100 {
+			t.Errorf("edit at %d: %v edits, %v omitted", max, len(res["edits"].([]any)), omitted)
+		}
+		boundResult(t, max, "write", strings.Repeat("w", 250), "--content", "x")
+		boundResult(t, max, "rm", strings.Repeat("w", 250))
+	}
+}
+
+// TestPathLongerThanTheBound: a tree of 1,100 levels of 255-byte names
+// holds paths of up to 281 KB, over the default bound. find pages up to
+// the first such entry, then answers TOO_LARGE naming the bound that holds
+// it and the offset past it; at that bound, the entry comes whole. So does
+// grep for the file at the bottom.
+func TestPathLongerThanTheBound(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	name := strings.Repeat("x", 255)
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const levels = 1100
+	for range levels {
+		if err := unix.Mkdirat(fd, name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	f, err := unix.Openat(fd, "needle.txt", unix.O_WRONLY|unix.O_CREAT, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(f, []byte("needle\n"))
+	unix.Close(f)
+	unix.Close(fd)
+
+	// Entry k (from 0) is k+1 levels deep: its path has 256(k+1)-1 bytes.
+	first := core.DefaultMaxBytes/256 - 1 // the first entry over the bound
+	code, out, errs := run(t, "", "find", "--offset", strconv.Itoa(first))
+	var e struct {
+		Error struct {
+			Code, Hint string
+			Details    map[string]float64
+		}
+	}
+	if code != 1 || out != "" || json.Unmarshal([]byte(errs), &e) != nil || e.Error.Code != "TOO_LARGE" ||
+		e.Error.Details["offset"] != float64(first) || e.Error.Details["maxBytes"] != core.DefaultMaxBytes ||
+		!strings.Contains(e.Error.Hint, "--offset "+strconv.Itoa(first+1)) {
+		t.Fatalf("find past the bound: exit %d, %.300s", code, errs)
+	}
+	needed := int(e.Error.Details["needed"])
+	code, out, _ = run(t, "", "--max-bytes", strconv.Itoa(needed), "find", "--offset", strconv.Itoa(first), "--limit", "1")
+	var res struct {
+		Results []struct{ Path string }
+	}
+	if code != 0 || len(out) > needed || json.Unmarshal([]byte(out), &res) != nil || len(res.Results) != 1 || len(res.Results[0].Path) != 256*(first+1)-1 {
+		t.Fatalf("find at the bound named, %d: exit %d, %d bytes", needed, code, len(out))
+	}
+	// The page before it holds the entry before, alone, and stops there.
+	code, out, _ = run(t, "", "find", "--offset", strconv.Itoa(first-1))
+	var page struct {
+		Results    []any
+		Truncated  bool
+		NextOffset int
+	}
+	if code != 0 || len(out) > core.DefaultMaxBytes || json.Unmarshal([]byte(out), &page) != nil || len(page.Results) != 1 || !page.Truncated || page.NextOffset != first {
+		t.Fatalf("the page before: exit %d, %d bytes, next %d", code, len(out), page.NextOffset)
+	}
+
+	// grep finds the deepest file, whose path is over the bound.
+	code, _, errs = run(t, "", "grep", "needle")
+	e.Error.Details = nil
+	if code != 1 || json.Unmarshal([]byte(errs), &e) != nil || e.Error.Code != "TOO_LARGE" || e.Error.Details["offset"] != 0 {
+		t.Fatalf("grep: exit %d, %.300s", code, errs)
+	}
+	needed = int(e.Error.Details["needed"])
+	code, out, _ = run(t, "", "--max-bytes", strconv.Itoa(needed), "grep", "needle")
+	if code != 0 || len(out) > needed || !strings.Contains(out, `"lines":["needle"]`) {
+		t.Fatalf("grep at the bound named, %d: exit %d, %d bytes", needed, code, len(out))
+	}
+}
