@@ -164,6 +164,13 @@ func TestResultsFitMaxBytes(t *testing.T) {
 		}
 		boundResult(t, max, "write", strings.Repeat("w", 250), "--content", "x")
 		boundResult(t, max, "rm", strings.Repeat("w", 250))
+		// Several paths share the bound, a failed run's error included.
+		if max >= 3*(minMaxBytes+1)+16 {
+			_, out, errs := run(t, "", "--max-bytes", strconv.Itoa(max), "read", "ctl.txt", strings.Repeat("m", 200), "one-long-line.txt")
+			if len(out) > max || !strings.Contains(out, `"results"`) {
+				t.Errorf("read of three paths at --max-bytes %d: %d bytes (%s)", max, len(out), errs)
+			}
+		}
 	}
 }
 

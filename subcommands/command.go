@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -160,10 +161,12 @@ func offsetPage(offset *int, nextOffset *int) (string, bool) {
 func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, field core.FieldSpec, more []string) error {
 	o := outputOf(c)
 	n := 1 + len(more)
-	share := tl.MaxBytes / n
+	// {"results":[...]} and a comma between items come out of the bound
+	// too, so that the whole answer fits it.
+	share := (tl.MaxBytes - len(`{"results":[]}`+"\n") - (n - 1)) / n
 	if share < minMaxBytes {
 		return core.InvalidArgument("%d paths leave %d bytes of --max-bytes %d to each result; each needs %d.", n, share, tl.MaxBytes, minMaxBytes).
-			WithHint("pass at most %d paths per call, or raise --max-bytes", tl.MaxBytes/minMaxBytes)
+			WithHint("pass at most %d paths per call, or raise --max-bytes", (tl.MaxBytes-16)/(minMaxBytes+1))
 	}
 	tl.MaxBytes = share
 	reqs := []*Req{req}
@@ -215,11 +218,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 		out := make([]any, len(items))
 		for i, it := range items {
 			if it.err != nil {
-				text, b64 := core.PathText(it.path)
-				out[i] = map[string]any{"path": text, "pathBase64": b64, "error": it.err}
-				if b64 == "" {
-					delete(out[i].(map[string]any), "pathBase64")
-				}
+				out[i] = errorItem(it.path, it.err, share)
 				continue
 			}
 			out[i] = it.res
@@ -232,6 +231,31 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 		o.code = code
 	}
 	return nil
+}
+
+// errorItem is a failed run among several, {path, error}, within share
+// bytes: the error's hint, suggestions and details go first when it does
+// not fit, then its message is cut.
+func errorItem(path string, e *core.Error, share int) map[string]any {
+	item := map[string]any{"error": e}
+	item["path"], item["pathBase64"] = core.PathText(path)
+	if item["pathBase64"] == "" {
+		delete(item, "pathBase64")
+	}
+	size := func() int { b, _ := json.Marshal(item); return len(b) }
+	if size() <= share {
+		return item
+	}
+	b := e.Bounded()
+	slim := &core.Error{Code: b.Code, Message: b.Message, Path: b.Path}
+	item["error"] = slim
+	for over := size() - share; over > 0 && slim.Message != ""; over = size() - share {
+		slim.Message = strings.ToValidUTF8(slim.Message[:max(0, len(slim.Message)-over-3)], "") + "…"
+		if len(slim.Message) <= len("…") {
+			slim.Message, slim.Path = "", ""
+		}
+	}
+	return item
 }
 
 // runStoppable runs a tool and answers as soon as ctx is done (SIGINT,
