@@ -90,5 +90,28 @@ func FuzzEditMatch(f *testing.F) {
 		if len(out) < m.start+tail || out[:m.start] != src[:m.start] || out[len(out)-tail:] != src[m.end:] {
 			t.Fatalf("bytes outside [%d,%d) changed:\nsrc %q\nout %q", m.start, m.end, src, out)
 		}
+		// The replaced region: newText in the file's line endings (a file
+		// of CRLF gets no bare LF, a file without CR gets none), and on
+		// the exact rung newText itself, line endings aside.
+		region := out[m.start : len(out)-tail]
+		if strings.HasPrefix(src, "\xEF\xBB\xBF") && !strings.HasPrefix(out, "\xEF\xBB\xBF") {
+			t.Fatalf("the byte-order mark was lost")
+		}
+		if crlfOnly(src) && strings.Contains(src, "\n") && !crlfOnly(region) {
+			t.Fatalf("a bare LF written into a CRLF file: %q", region)
+		}
+		if !strings.ContainsRune(src, '\r') && !strings.ContainsRune(new, '\r') && strings.ContainsRune(region, '\r') {
+			t.Fatalf("a CR written into a file without one: %q", region)
+		}
+		o := outcomes[0]
+		if m.rung == RungExact && !o.Reindented && !o.Restyled && !o.GutterStripped &&
+			strings.ReplaceAll(region, "\r\n", "\n") != strings.ReplaceAll(new, "\r\n", "\n") {
+			t.Fatalf("the exact rung wrote %q for newText %q", region, new)
+		}
 	})
+}
+
+// crlfOnly reports text whose every LF ends a CRLF.
+func crlfOnly(s string) bool {
+	return strings.Count(s, "\n") == strings.Count(s, "\r\n")
 }
