@@ -17,9 +17,16 @@ func versionCommand() *cli.Command {
 	}
 }
 
+// ResultSchema is the version of the result shapes documented in the man
+// page's RESULTS.
+const ResultSchema = 2
+
 // versionInfo is what version and --version print.
 type versionInfo struct {
-	Version  string `json:"version"`
+	Version string `json:"version"`
+	// Schema numbers the shapes of the results; it changes when a field is
+	// removed or changes meaning, not when one is added.
+	Schema   int    `json:"schema"`
 	Commit   string `json:"commit,omitempty"`
 	Time     string `json:"time,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
@@ -33,7 +40,7 @@ type versionInfo struct {
 // go install module@version) and the VCS commit, so that any binary can be
 // pinned to its source.
 func buildVersion() versionInfo {
-	v := versionInfo{Version: Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	v := versionInfo{Version: Version, Schema: ResultSchema, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
