@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,72 +32,6 @@ const maxIgnoreFile = 1 << 20
 // dirFlags opens a directory of a walk: O_NOFOLLOW makes a directory swapped
 // for a link between the listing and the open fail instead of leading away.
 const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-
-// ignoreSets are the patterns in force in one directory, each set in file
-// order, outer directories first. A later pattern overrides an earlier one,
-// and a set overrides those after it (ripgrep: .ignore over .gitignore over
-// .git/info/exclude).
-type ignoreSets struct {
-	agentfs, ignore, git, exclude []ignorePattern
-	// start is the start directory's root-relative path when an ancestor's
-	// rule ignores it: naming it is asking for it (as with rg and fd), so an
-	// anchored rule that excludes an entry only by excluding the start is
-	// not applied.
-	start   []string
-	scratch []string
-}
-
-// ignorePattern is one rule of an ignore file, as a walk applies it.
-// go-git's Match answers for a path or any of its ancestors; a walk has
-// judged every ancestor already, so here a rule speaks of the entry itself:
-// one without a slash is tested on the entry's name, and a directory-only
-// one (ending in /) only on a directory it names, never on what is below
-// it ("d/**" then "!d/e/" keeps d/e/h ignored, as git does).
-type ignorePattern struct {
-	gitignore.Pattern
-	domain  []string // the ignore file's directory, from the root
-	name    bool     // no slash: matches a name at any depth
-	dirOnly bool
-}
-
-// match tests the entry comps; scratch is reused for the name-only path so
-// that a walk does not allocate per entry and rule.
-func (p ignorePattern) match(comps []string, isDir bool, scratch *[]string) gitignore.MatchResult {
-	if p.dirOnly && !isDir {
-		return gitignore.NoMatch
-	}
-	if p.name && len(comps) > len(p.domain)+1 {
-		*scratch = append(append((*scratch)[:0], p.domain...), comps[len(comps)-1])
-		comps = *scratch
-	}
-	r := p.Pattern.Match(comps, isDir)
-	if r != gitignore.NoMatch && p.dirOnly && p.Pattern.Match(comps, false) != gitignore.NoMatch {
-		return gitignore.NoMatch // it matched an ancestor directory, not this one
-	}
-	return r
-}
-
-func (s *ignoreSets) empty() bool {
-	return len(s.agentfs)+len(s.ignore)+len(s.git)+len(s.exclude) == 0
-}
-
-// match reports whether the root-relative path comps is ignored.
-func (s *ignoreSets) match(comps []string, isDir bool) bool {
-	for _, set := range [...][]ignorePattern{s.agentfs, s.ignore, s.git, s.exclude} {
-		for i := len(set) - 1; i >= 0; i-- {
-			switch set[i].match(comps, isDir, &s.scratch) {
-			case gitignore.Exclude:
-				if s.start != nil && !set[i].name && set[i].match(s.start, true, &s.scratch) == gitignore.Exclude {
-					continue
-				}
-				return true
-			case gitignore.Include:
-				return false
-			}
-		}
-	}
-	return false
-}
 
 type walker struct {
 	f       *FS
@@ -156,9 +89,10 @@ func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit
 		comps = strings.Split(t.rel, "/")
 	}
 	if !opts.NoIgnore {
+		w.ign.done = ctx.Done()
 		w.loadAncestors(t, comps)
 		if len(comps) > 0 && w.ign.match(comps, true) {
-			w.ign.start = comps
+			w.ign.setStart(comps)
 		}
 	}
 	fd, err := unix.Dup(int(dir.Fd()))
@@ -195,21 +129,29 @@ func (w *walker) loadAncestors(t target, comps []string) {
 // to w.ign. names, when known, says which ignore files exist.
 func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool) {
 	has := func(n string) bool { return names == nil || names[n] }
+	depth := len(comps)
 	if has(gitDir) && isDirAt(fd, gitDir) {
 		// A repository starts here: the outer repository's .gitignore files
 		// and info/exclude are not its own.
 		w.ign.git = nil
-		w.ign.exclude = readPatterns(fd, gitDir+"/info/exclude", comps)
+		w.ign.exclude = addIgnore(nil, readIgnore(fd, gitDir+"/info/exclude", depth))
 	}
 	if has(gitignoreFile) {
-		w.ign.git = append(w.ign.git, readPatterns(fd, gitignoreFile, comps)...)
+		w.ign.git = addIgnore(w.ign.git, readIgnore(fd, gitignoreFile, depth))
 	}
 	if has(ignoreFile) {
-		w.ign.ignore = append(w.ign.ignore, readPatterns(fd, ignoreFile, comps)...)
+		w.ign.ignore = addIgnore(w.ign.ignore, readIgnore(fd, ignoreFile, depth))
 	}
 	if has(agentfsIgnoreFile) {
-		w.ign.agentfs = append(w.ign.agentfs, readPatterns(fd, agentfsIgnoreFile, comps)...)
+		w.ign.agentfs = addIgnore(w.ign.agentfs, readIgnore(fd, agentfsIgnoreFile, depth))
 	}
+}
+
+func addIgnore(set []*ruleSet, f *ruleSet) []*ruleSet {
+	if f == nil {
+		return set
+	}
+	return append(set, f)
 }
 
 func isDirAt(fd int, name string) bool {
@@ -217,9 +159,10 @@ func isDirAt(fd int, name string) bool {
 	return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
-// readPatterns parses one ignore file, opened without following links; a
-// missing or unreadable file has no patterns, as in git.
-func readPatterns(dirfd int, name string, domain []string) []ignorePattern {
+// readIgnore reads and compiles one ignore file, opened without following
+// links, of the directory fd at depth components below the root; a missing
+// or unreadable file has no rules, as in git.
+func readIgnore(dirfd int, name string, depth int) *ruleSet {
 	fd, err := openatNoFollow(dirfd, name)
 	if err != nil {
 		return nil
@@ -229,79 +172,7 @@ func readPatterns(dirfd int, name string, domain []string) []ignorePattern {
 	if err != nil {
 		return nil
 	}
-	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")) // git skips a BOM
-	var ps []ignorePattern
-	for line := range bytes.Lines(data) {
-		s := strings.TrimRight(string(line), "\r\n")
-		if strings.TrimSpace(s) == "" || s[0] == '#' {
-			continue
-		}
-		g := gitPattern(s)
-		body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
-		dirOnly := strings.HasSuffix(body, "/")
-		ps = append(ps, ignorePattern{
-			Pattern: gitignore.ParsePattern(g, domain),
-			domain:  domain,
-			name:    !strings.Contains(strings.TrimSuffix(body, "/"), "/"),
-			dirOnly: dirOnly,
-		})
-	}
-	return ps
-}
-
-// gitPattern adapts one ignore-file line to go-git's matcher where it
-// differs from git (checked against git by TestIgnorePatternsMatchGit):
-//   - a class negated with ! ([!a]) goes to filepath.Match, which wants ^;
-//   - a trailing /** must match inside the directory, not the directory
-//     itself ("trail/**" with "!trail/y.txt" keeps trail/y.txt), so it
-//     becomes /*/**;
-//   - ** that is not a whole segment (logs/**.log) is an ordinary *.
-//
-// Escapes (\!, \#, \ ) are left for filepath.Match, which honours them: an
-// escaped ! must stay a literal, never become a negation.
-func gitPattern(s string) string {
-	neg := ""
-	if strings.HasPrefix(s, "!") {
-		neg, s = "!", s[1:]
-	}
-	dir := ""
-	if strings.HasSuffix(s, "/") && !strings.HasSuffix(s, `\/`) {
-		dir, s = "/", strings.TrimSuffix(s, "/")
-	}
-	segs := strings.Split(s, "/")
-	for i, seg := range segs {
-		if seg != "**" {
-			segs[i] = unescapedRewrite(seg)
-		}
-	}
-	if n := len(segs); n >= 2 && segs[n-1] == "**" && segs[n-2] != "**" && segs[n-2] != "" {
-		segs = append(segs[:n-1], "*", "**")
-	}
-	return neg + strings.Join(segs, "/") + dir
-}
-
-// unescapedRewrite turns an unescaped "[!" into "[^" and a run of unescaped
-// stars into one, leaving what a backslash escapes as it is (\** is a name
-// starting with *, \[!x] the name [!x]).
-func unescapedRewrite(seg string) string {
-	var b strings.Builder
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
-		switch {
-		case c == '\\' && i+1 < len(seg):
-			b.WriteByte(c)
-			i++
-			b.WriteByte(seg[i])
-		case c == '[' && i+1 < len(seg) && seg[i+1] == '!':
-			b.WriteString("[^")
-			i++
-		case c == '*' && i+1 < len(seg) && seg[i+1] == '*':
-			// ** inside a segment is an ordinary *: keep one of the run.
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return compileIgnore(data, depth)
 }
 
 // openatNoFollow opens a regular file relative to dirfd, refusing a link or
@@ -529,7 +400,11 @@ func (w *walker) walkDir(fd int, rel string, comps []string) error {
 		}
 		if useIgnore && !ignored {
 			comps = append(comps[:depth], e.name)
-			if ignored = w.ign.match(comps, isDir); ignored && !w.opts.ShowIgnored {
+			ignored = w.ign.match(comps, isDir)
+			if err := w.ctx.Err(); err != nil {
+				return err // the match may have been cut short
+			}
+			if ignored && !w.opts.ShowIgnored {
 				continue
 			}
 		}
