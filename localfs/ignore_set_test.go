@@ -103,7 +103,9 @@ func (c *ignoreCase) sets() (*ignoreSets, *refSets) {
 	domain := c.entries[len(c.entries)-1].comps
 	for k, files := range c.files {
 		for _, f := range files {
-			*lists[k] = addIgnore(*lists[k], compileIgnore([]byte(f.data), f.depth))
+			if rs := compileIgnore([]byte(f.data), f.depth); rs != nil {
+				*lists[k] = append(*lists[k], rs)
+			}
 			*refs[k] = append(*refs[k], refPatterns([]byte(f.data), domain[:f.depth])...)
 		}
 	}
