@@ -3,6 +3,7 @@ package localfs
 import (
 	"errors"
 	"math"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -207,6 +208,15 @@ func (s *dirStack) reopen(parent, j int) (int, error) {
 		return -1, errMoved
 	}
 	return fd, nil
+}
+
+// path is the chain's path below its first frame, for messages.
+func (s *dirStack) path() string {
+	names := make([]string, 0, len(s.frames)-1)
+	for _, f := range s.frames[1:] {
+		names = append(names, f.name)
+	}
+	return strings.Join(names, "/")
 }
 
 // goneErr reports an error of opening or listing an entry that a walk met

@@ -80,11 +80,12 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-// TestWalkDeeperThanOpenFileLimit walks a tree 1,000 levels deep under a
-// limit of 64 open files: the walk finds the deepest file and every
-// level's file (coming back to directories it had to close), holding a
-// bounded number of descriptors. It used to skip what it could not open
-// (EMFILE) and answer with an empty success.
+// TestWalkDeeperThanOpenFileLimit walks, greps and removes a tree 1,000
+// levels deep under a limit of 64 open files: the walk finds the deepest
+// file and every level's file (coming back to directories it had to close)
+// holding a bounded number of descriptors, and rm -r removes the whole
+// tree. The walk used to skip what it could not open (EMFILE) and answer
+// with an empty success.
 func TestWalkDeeperThanOpenFileLimit(t *testing.T) {
 	const depth = 1000
 	dir := t.TempDir()
@@ -126,6 +127,12 @@ func TestWalkDeeperThanOpenFileLimit(t *testing.T) {
 	res, err := tl.Find(context.Background(), core.FindRequest{Pattern: "deepest.txt"})
 	if err != nil || len(res.Results) != 1 {
 		t.Fatalf("find deepest.txt = %+v, %v", res, err)
+	}
+	if _, err := fsys.Remove(context.Background(), "d", true); err != nil {
+		t.Fatalf("rm -r: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "d")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after rm -r: %v", err)
 	}
 }
 
