@@ -207,7 +207,8 @@ func isDirAt(fd int, name string) (bool, error) {
 func readIgnore(dirfd int, name string, depth int) (*ruleSet, error) {
 	fd, err := openatNoFollow(dirfd, name)
 	if err != nil {
-		if goneErr(err) || errors.Is(err, unix.EINVAL) {
+		// EINVAL: not a regular file (openatNoFollow); ENXIO: a socket.
+		if goneErr(err) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENXIO) {
 			return nil, nil
 		}
 		return nil, err

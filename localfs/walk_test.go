@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
 )
 
 func walkPaths(t *testing.T, fsys *localfs.FS, path string, opts core.WalkOptions, visit func(core.WalkEntry)) []string {
@@ -351,5 +353,25 @@ func TestWalkCancelledInsideMatching(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("the walk stopped %v after it started, with a deadline of 100ms", d)
+	}
+}
+
+// TestWalkIgnoreFileNotRegular checks that an ignore file that is a FIFO, a
+// socket or a directory has no rules, as in git, and is no error.
+func TestWalkIgnoreFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "", ".ignore/x": ""})
+	if err := unix.Mkfifo(filepath.Join(dir, ".agentfsignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		t.Skip("no unix socket:", err)
+	}
+	defer l.Close()
+	fsys := newTools(t, dir).FS.(*localfs.FS)
+	got := walkPaths(t, fsys, ".", core.WalkOptions{}, nil)
+	if want := []string{".agentfsignore", ".gitignore", ".ignore", ".ignore/x", "a.txt"}; !slices.Equal(got, want) {
+		t.Errorf("walk = %q, want %q", got, want)
 	}
 }
