@@ -655,6 +655,12 @@ func mapErr(err error, p string) *core.Error {
 			WithHint("agentfs reads and writes regular files only")
 	case errors.Is(err, unix.ELOOP), errors.Is(err, errLinkLoop):
 		e = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").WithHint("resolve the link loop")
+	case errors.Is(err, unix.EMFILE):
+		e = core.Errorf(core.CodeIOError, "too many open files: the process reached its limit.").
+			WithHint("raise the limit on open files (ulimit -n) and retry")
+	case errors.Is(err, unix.ENFILE):
+		e = core.Errorf(core.CodeIOError, "too many open files in the system.").
+			WithHint("retry once other programs have closed files, or raise the system's limit (fs.file-max)")
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
 		e = core.Errorf(core.CodeNoSpace, "no space left on the device.").WithHint("free some space and retry")
 	case errors.Is(err, unix.EROFS):

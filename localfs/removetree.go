@@ -3,7 +3,6 @@ package localfs
 import (
 	"errors"
 	"os"
-	"path/filepath"
 
 	"github.com/agentfs/agentfs/core"
 	"golang.org/x/sys/unix"
@@ -15,7 +14,9 @@ import (
 // deny root by identity, none on a kernel file system), then removed
 // bottom-up through descriptors opened with O_NOFOLLOW, checking each
 // directory again, so a tree changed between the passes stops the removal
-// instead of leading it somewhere else.
+// instead of leading it somewhere else. Both passes hold a bounded number
+// of descriptors (dirStack), so a tree of any depth is removed within the
+// open-file limit.
 type treeRemover struct {
 	f       *FS
 	dev     uint64
@@ -37,82 +38,136 @@ func (f *FS) removeTree(dfd int, name, display string) error {
 	}
 	r.mnt, r.hasMnt = mountID(fd)
 	unix.Close(fd)
-	if err := r.visit(dfd, name, "", false); err != nil {
+	if err := r.pass(dfd, name, false); err != nil {
 		return err
 	}
-	return r.visit(dfd, name, "", true)
+	return r.pass(dfd, name, true)
 }
 
-// visit checks (remove false) or removes (remove true) the directory name of
-// parent, at rel below the tree's top.
-func (r *treeRemover) visit(parent int, name, rel string, remove bool) error {
-	fd, err := unix.Openat(parent, name, dirFlags, 0)
+// pass checks (remove false) or removes (remove true) the tree name of the
+// directory dfd, depth first.
+func (r *treeRemover) pass(dfd int, name string, remove bool) error {
+	fd, st, err := openDir(dfd, name)
 	if err != nil {
-		return mapErr(err, r.at(rel))
+		return mapErr(err, r.display)
 	}
-	defer unix.Close(fd)
-	if err := r.check(fd, rel); err != nil {
+	dirs := newDirStack(fd, &st)
+	defer dirs.close()
+	// levels holds, per directory of dirs, the names left to visit.
+	var levels [][]string
+	enter := func(fd int, st *unix.Stat_t) error {
+		if err := r.check(fd, st, func() string { return r.at(dirs.path()) }); err != nil {
+			return err
+		}
+		names, err := dirNames(fd)
+		if err != nil {
+			return mapErr(err, r.at(dirs.path()))
+		}
+		levels = append(levels, names)
+		return nil
+	}
+	if err := enter(fd, &st); err != nil {
 		return err
 	}
-	names, err := dirNames(fd)
-	if err != nil {
-		return mapErr(err, r.at(rel))
-	}
-	for _, n := range names {
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	for len(levels) > 0 {
+		dir, err := dirs.top()
+		if err != nil {
+			return r.changed(err, dirs.path())
+		}
+		names := levels[len(levels)-1]
+		if len(names) == 0 {
+			// The directory is done: leave it, and remove it from its parent.
+			levels = levels[:len(levels)-1]
+			base := dirs.frames[len(dirs.frames)-1].name
+			dirs.pop()
+			if !remove {
+				continue
+			}
+			parent, rel := dfd, func() string { return "" }
+			if len(levels) > 0 {
+				up, err := dirs.top()
+				if err != nil {
+					return r.changed(err, dirs.path())
+				}
+				parent, rel = up.fd, func() string { return join(dirs.path(), base) }
+			} else {
+				base = name
+			}
+			if err := unix.Unlinkat(parent, base, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+				return mapErr(err, r.at(rel()))
+			}
+			continue
+		}
+		n := names[0]
+		levels[len(levels)-1] = names[1:]
+		var est unix.Stat_t
+		if err := unix.Fstatat(dir.fd, n, &est, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}
-			return mapErr(err, r.at(filepath.Join(rel, n)))
+			return mapErr(err, r.at(join(dirs.path(), n)))
 		}
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			if err := r.visit(fd, n, filepath.Join(rel, n), remove); err != nil {
+		if est.Mode&unix.S_IFMT == unix.S_IFDIR {
+			sub, sst, err := openDir(dir.fd, n)
+			if err != nil {
+				return mapErr(err, r.at(join(dirs.path(), n)))
+			}
+			dirs.push(n, sub, &sst)
+			if err := enter(sub, &sst); err != nil {
 				return err
 			}
 			continue
 		}
 		if remove {
-			if err := unix.Unlinkat(fd, n, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-				return mapErr(err, r.at(filepath.Join(rel, n)))
+			if err := unix.Unlinkat(dir.fd, n, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+				return mapErr(err, r.at(join(dirs.path(), n)))
 			}
-		}
-	}
-	if remove {
-		if err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
-			return mapErr(err, r.at(rel))
 		}
 	}
 	return nil
 }
 
-// check refuses a directory of the tree that rm -r must not enter.
-func (r *treeRemover) check(fd int, rel string) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return mapErr(err, r.at(rel))
+// changed maps an error of going back up to a directory of the tree.
+func (r *treeRemover) changed(err error, rel string) error {
+	if errors.Is(err, errMoved) {
+		return core.Errorf(core.CodeIOError, "a directory of the tree was moved or replaced during the removal, which stopped there.").
+			WithPath(r.at(rel)).WithHint("check what is left with ls, then run rm -r again")
 	}
+	return mapErr(err, r.at(rel))
+}
+
+// check refuses a directory of the tree that rm -r must not enter; at
+// gives its display path.
+func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 	mnt, hasMnt := mountID(fd)
 	if uint64(st.Dev) != r.dev || (hasMnt && r.hasMnt && mnt != r.mnt) {
 		return core.Errorf(core.CodeDenied, "the tree holds a mount point; rm -r does not cross into another mount.").
-			WithPath(r.at(rel)).WithDetail("mountPoint", r.at(rel)).
+			WithPath(at()).WithDetail("mountPoint", at()).
 			WithHint("unmount it first, or remove the files around it one by one; nothing was removed")
 	}
-	if r.f.deniedDirIdentity(&st) {
+	if r.f.deniedDirIdentity(st) {
 		return core.Errorf(core.CodeDenied, "the tree holds a denied directory (another name of a deny root).").
-			WithPath(r.at(rel)).WithHint("remove the files around the denied directory one by one; nothing was removed")
+			WithPath(at()).WithHint("remove the files around the denied directory one by one; nothing was removed")
 	}
-	if err := r.f.checkKernelFS(fd, r.at(rel)); err != nil {
-		return err
+	if kernelFSOf(fd) != "" {
+		return r.f.checkKernelFS(fd, at())
 	}
 	return nil
 }
 
 func (r *treeRemover) at(rel string) string {
-	if rel == "" {
-		return r.display
+	return join(r.display, rel)
+}
+
+// join joins two slash paths, either of which may be empty.
+func join(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
 	}
-	return r.display + "/" + rel
+	return a + "/" + b
 }
 
 // dirNames lists the names of the directory fd, which it leaves open.

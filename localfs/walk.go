@@ -7,12 +7,10 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,72 +32,6 @@ const maxIgnoreFile = 1 << 20
 // for a link between the listing and the open fail instead of leading away.
 const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
-// ignoreSets are the patterns in force in one directory, each set in file
-// order, outer directories first. A later pattern overrides an earlier one,
-// and a set overrides those after it (ripgrep: .ignore over .gitignore over
-// .git/info/exclude).
-type ignoreSets struct {
-	agentfs, ignore, git, exclude []ignorePattern
-	// start is the start directory's root-relative path when an ancestor's
-	// rule ignores it: naming it is asking for it (as with rg and fd), so an
-	// anchored rule that excludes an entry only by excluding the start is
-	// not applied.
-	start   []string
-	scratch []string
-}
-
-// ignorePattern is one rule of an ignore file, as a walk applies it.
-// go-git's Match answers for a path or any of its ancestors; a walk has
-// judged every ancestor already, so here a rule speaks of the entry itself:
-// one without a slash is tested on the entry's name, and a directory-only
-// one (ending in /) only on a directory it names, never on what is below
-// it ("d/**" then "!d/e/" keeps d/e/h ignored, as git does).
-type ignorePattern struct {
-	gitignore.Pattern
-	domain  []string // the ignore file's directory, from the root
-	name    bool     // no slash: matches a name at any depth
-	dirOnly bool
-}
-
-// match tests the entry comps; scratch is reused for the name-only path so
-// that a walk does not allocate per entry and rule.
-func (p ignorePattern) match(comps []string, isDir bool, scratch *[]string) gitignore.MatchResult {
-	if p.dirOnly && !isDir {
-		return gitignore.NoMatch
-	}
-	if p.name && len(comps) > len(p.domain)+1 {
-		*scratch = append(append((*scratch)[:0], p.domain...), comps[len(comps)-1])
-		comps = *scratch
-	}
-	r := p.Pattern.Match(comps, isDir)
-	if r != gitignore.NoMatch && p.dirOnly && p.Pattern.Match(comps, false) != gitignore.NoMatch {
-		return gitignore.NoMatch // it matched an ancestor directory, not this one
-	}
-	return r
-}
-
-func (s *ignoreSets) empty() bool {
-	return len(s.agentfs)+len(s.ignore)+len(s.git)+len(s.exclude) == 0
-}
-
-// match reports whether the root-relative path comps is ignored.
-func (s *ignoreSets) match(comps []string, isDir bool) bool {
-	for _, set := range [...][]ignorePattern{s.agentfs, s.ignore, s.git, s.exclude} {
-		for i := len(set) - 1; i >= 0; i-- {
-			switch set[i].match(comps, isDir, &s.scratch) {
-			case gitignore.Exclude:
-				if s.start != nil && !set[i].name && set[i].match(s.start, true, &s.scratch) == gitignore.Exclude {
-					continue
-				}
-				return true
-			case gitignore.Include:
-				return false
-			}
-		}
-	}
-	return false
-}
-
 type walker struct {
 	f       *FS
 	ctx     context.Context
@@ -112,6 +44,15 @@ type walker struct {
 	denyBelow []string
 	realStart string
 	dirent    []byte
+	// dirs are the directories from the start to the one being listed,
+	// and rel the path of that one from the start: one buffer for the
+	// whole walk, so that memory grows with the depth, not its square.
+	dirs *dirStack
+	rel  []byte
+	// levels are the directories being listed, from the start, and comps
+	// the components of the deepest from the root.
+	levels []walkLevel
+	comps  []string
 	// kernelDev caches, per device, whether it is a kernel file system.
 	kernelDev map[uint64]bool
 	// cur is the entry being visited and info its Info, made once: Info is
@@ -156,16 +97,22 @@ func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit
 		comps = strings.Split(t.rel, "/")
 	}
 	if !opts.NoIgnore {
-		w.loadAncestors(t, comps)
+		w.ign.done = ctx.Done()
+		if err := w.loadAncestors(t, comps); err != nil {
+			return err
+		}
 		if len(comps) > 0 && w.ign.match(comps, true) {
-			w.ign.start = comps
+			w.ign.setStart(comps)
 		}
 	}
 	fd, err := unix.Dup(int(dir.Fd()))
 	if err != nil {
 		return mapErr(err, w.display)
 	}
-	err = w.walkDir(fd, "", comps)
+	w.dirs = newDirStack(fd, &st)
+	defer w.dirs.close()
+	w.comps = slices.Clip(comps)
+	err = w.walk(&st)
 	if errors.Is(err, core.ErrStopWalk) {
 		return nil
 	}
@@ -176,7 +123,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit
 // inside its root, so that searching a subdirectory ignores what searching
 // the whole tree would. .gitignore files above the nearest git repository
 // are not git's, and are left out.
-func (w *walker) loadAncestors(t target, comps []string) {
+func (w *walker) loadAncestors(t target, comps []string) error {
 	for i := range comps {
 		rel := "."
 		if i > 0 {
@@ -184,124 +131,94 @@ func (w *walker) loadAncestors(t target, comps []string) {
 		}
 		dir, err := w.f.open(target{root: t.root, rel: rel, abs: t.root.path}, dirFlags&^unix.O_NOFOLLOW)
 		if err != nil {
-			continue
+			if goneErr(err) {
+				continue
+			}
+			return err
 		}
-		w.loadIgnores(int(dir.Fd()), comps[:i], nil)
+		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, target{root: t.root, rel: rel}.display(w.f))
 		dir.Close()
+		if err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
-// loadIgnores adds the patterns of the directory fd (at root-relative comps)
-// to w.ign. names, when known, says which ignore files exist.
-func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool) {
+// loadIgnores adds the rules of the directory fd (at root-relative comps,
+// shown as display) to w.ign. names, when known, says which ignore files
+// exist.
+func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, display string) error {
 	has := func(n string) bool { return names == nil || names[n] }
-	if has(gitDir) && isDirAt(fd, gitDir) {
-		// A repository starts here: the outer repository's .gitignore files
-		// and info/exclude are not its own.
-		w.ign.git = nil
-		w.ign.exclude = readPatterns(fd, gitDir+"/info/exclude", comps)
+	depth := len(comps)
+	var failed error
+	read := func(set []*ruleSet, name string) []*ruleSet {
+		f, err := readIgnore(fd, name, depth)
+		if err != nil && failed == nil {
+			failed = mapErr(err, display+"/"+name)
+		}
+		if f == nil {
+			return set
+		}
+		return append(set, f)
+	}
+	if has(gitDir) {
+		isDir, err := isDirAt(fd, gitDir)
+		if err != nil {
+			return mapErr(err, display+"/"+gitDir)
+		}
+		if isDir {
+			// A repository starts here: the outer repository's .gitignore
+			// files and info/exclude are not its own.
+			w.ign.git = nil
+			w.ign.exclude = read(nil, gitDir+"/info/exclude")
+		}
 	}
 	if has(gitignoreFile) {
-		w.ign.git = append(w.ign.git, readPatterns(fd, gitignoreFile, comps)...)
+		w.ign.git = read(w.ign.git, gitignoreFile)
 	}
 	if has(ignoreFile) {
-		w.ign.ignore = append(w.ign.ignore, readPatterns(fd, ignoreFile, comps)...)
+		w.ign.ignore = read(w.ign.ignore, ignoreFile)
 	}
 	if has(agentfsIgnoreFile) {
-		w.ign.agentfs = append(w.ign.agentfs, readPatterns(fd, agentfsIgnoreFile, comps)...)
+		w.ign.agentfs = read(w.ign.agentfs, agentfsIgnoreFile)
 	}
+	return failed
 }
 
-func isDirAt(fd int, name string) bool {
+// isDirAt reports whether name in the directory fd is a directory (not a
+// link to one).
+func isDirAt(fd int, name string) (bool, error) {
 	var st unix.Stat_t
-	return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if goneErr(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
 }
 
-// readPatterns parses one ignore file, opened without following links; a
-// missing or unreadable file has no patterns, as in git.
-func readPatterns(dirfd int, name string, domain []string) []ignorePattern {
+// readIgnore reads and compiles one ignore file, opened without following
+// links, of the directory fd at depth components below the root. A file
+// that is missing, a link, not a regular file or unreadable has no rules,
+// as in git; any other error is returned, since leaving its rules out
+// would show what it ignores.
+func readIgnore(dirfd int, name string, depth int) (*ruleSet, error) {
 	fd, err := openatNoFollow(dirfd, name)
 	if err != nil {
-		return nil
+		// EINVAL: not a regular file (openatNoFollow); ENXIO: a socket.
+		if goneErr(err) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENXIO) {
+			return nil, nil
+		}
+		return nil, err
 	}
 	defer unix.Close(fd)
 	data, err := io.ReadAll(io.LimitReader(&fdReader{fd: fd}, maxIgnoreFile))
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")) // git skips a BOM
-	var ps []ignorePattern
-	for line := range bytes.Lines(data) {
-		s := strings.TrimRight(string(line), "\r\n")
-		if strings.TrimSpace(s) == "" || s[0] == '#' {
-			continue
-		}
-		g := gitPattern(s)
-		body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
-		dirOnly := strings.HasSuffix(body, "/")
-		ps = append(ps, ignorePattern{
-			Pattern: gitignore.ParsePattern(g, domain),
-			domain:  domain,
-			name:    !strings.Contains(strings.TrimSuffix(body, "/"), "/"),
-			dirOnly: dirOnly,
-		})
-	}
-	return ps
-}
-
-// gitPattern adapts one ignore-file line to go-git's matcher where it
-// differs from git (checked against git by TestIgnorePatternsMatchGit):
-//   - a class negated with ! ([!a]) goes to filepath.Match, which wants ^;
-//   - a trailing /** must match inside the directory, not the directory
-//     itself ("trail/**" with "!trail/y.txt" keeps trail/y.txt), so it
-//     becomes /*/**;
-//   - ** that is not a whole segment (logs/**.log) is an ordinary *.
-//
-// Escapes (\!, \#, \ ) are left for filepath.Match, which honours them: an
-// escaped ! must stay a literal, never become a negation.
-func gitPattern(s string) string {
-	neg := ""
-	if strings.HasPrefix(s, "!") {
-		neg, s = "!", s[1:]
-	}
-	dir := ""
-	if strings.HasSuffix(s, "/") && !strings.HasSuffix(s, `\/`) {
-		dir, s = "/", strings.TrimSuffix(s, "/")
-	}
-	segs := strings.Split(s, "/")
-	for i, seg := range segs {
-		if seg != "**" {
-			segs[i] = unescapedRewrite(seg)
-		}
-	}
-	if n := len(segs); n >= 2 && segs[n-1] == "**" && segs[n-2] != "**" && segs[n-2] != "" {
-		segs = append(segs[:n-1], "*", "**")
-	}
-	return neg + strings.Join(segs, "/") + dir
-}
-
-// unescapedRewrite turns an unescaped "[!" into "[^" and a run of unescaped
-// stars into one, leaving what a backslash escapes as it is (\** is a name
-// starting with *, \[!x] the name [!x]).
-func unescapedRewrite(seg string) string {
-	var b strings.Builder
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
-		switch {
-		case c == '\\' && i+1 < len(seg):
-			b.WriteByte(c)
-			i++
-			b.WriteByte(seg[i])
-		case c == '[' && i+1 < len(seg) && seg[i+1] == '!':
-			b.WriteString("[^")
-			i++
-		case c == '*' && i+1 < len(seg) && seg[i+1] == '*':
-			// ** inside a segment is an ordinary *: keep one of the run.
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return compileIgnore(data, depth), nil
 }
 
 // openatNoFollow opens a regular file relative to dirfd, refusing a link or
@@ -389,8 +306,11 @@ func (w *walker) readNames(fd int) ([]dirEntry, error) {
 				e.typ = core.TypeSymlink
 			case unix.DT_UNKNOWN:
 				var st unix.Stat_t
-				if unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-					continue // gone since the listing
+				if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					if goneErr(err) {
+						continue // gone since the listing, or unreadable
+					}
+					return nil, err
 				}
 				e.typ = infoFromStat(e.name, &st).Type
 			default:
@@ -442,19 +362,6 @@ func infoAt(fd int, name, display string) (core.FileInfo, error) {
 	}
 }
 
-// dirRef is an open directory of a walk, closed when the walk has left it
-// and every file opener handed out for it has run.
-type dirRef struct {
-	fd   int
-	refs atomic.Int32
-}
-
-func (d *dirRef) release() {
-	if d.refs.Add(-1) == 0 {
-		unix.Close(d.fd)
-	}
-}
-
 // openFileAt opens the regular file name of the directory fd. The listing
 // said regular file; O_NONBLOCK keeps a FIFO swapped in since from
 // blocking, and O_NOFOLLOW a link from being followed. There is no fstat per
@@ -476,98 +383,183 @@ func (w *walker) openFileAt(fd int, name, display string) (io.ReadCloser, error)
 	return &fdReader{fd: f}, nil
 }
 
-// walkDir visits the entries of the directory fd (which it closes once
-// every opener handed out for its files has run), at rel from the start and
-// comps from the root.
-func (w *walker) walkDir(fd int, rel string, comps []string) error {
-	dir := &dirRef{fd: fd}
-	dir.refs.Store(1)
-	defer dir.release()
-	if err := w.ctx.Err(); err != nil {
+// walkLevel is the state of one directory of the walk: its entries, the
+// next to visit, and what the directories below it change and leave.
+type walkLevel struct {
+	entries []dirEntry
+	next    int
+	// relLen and depth are the lengths of its path in w.rel and of its
+	// components in w.comps; the deeper levels write after them.
+	relLen, depth int
+	saved         ignoreSets
+}
+
+// walk visits the tree below the start, the directory at the top of
+// w.dirs with the identity st and the root-relative components w.comps,
+// depth first. It keeps a level per directory on its way down, not a call,
+// so that a deep tree costs a few hundred bytes a level. Every error fails
+// the walk but for an entry gone, swapped for a link or unreadable
+// (goneErr), which is skipped as ripgrep skips it.
+func (w *walker) walk(st *unix.Stat_t) error {
+	if _, err := w.enter(st); err != nil {
 		return err
 	}
-	if w.deniedDir(fd) {
-		return nil
-	}
-	entries, err := w.readNames(fd)
-	if err != nil {
-		return nil // unreadable directories are skipped, as ripgrep does
-	}
-	saved := w.ign
-	defer func() { w.ign = saved }()
-	if !w.opts.NoIgnore {
-		var names map[string]bool
-		for _, e := range entries {
-			switch e.name {
-			case gitDir, gitignoreFile, ignoreFile, agentfsIgnoreFile:
-				if names == nil {
-					names = map[string]bool{}
-				}
-				names[e.name] = true
-			}
-		}
-		if names != nil {
-			w.loadIgnores(fd, comps, names)
-		}
-	}
-	useIgnore := !w.opts.NoIgnore && !w.ign.empty()
-	depth := len(comps)
-	for _, e := range entries {
-		// .git is never searched; a write's temporary file is another
-		// process's unfinished content, never a result.
-		ignored := e.name == gitDir || isTempName(e.name)
-		if ignored && !w.opts.ShowIgnored {
+	for len(w.levels) > 0 {
+		lv := &w.levels[len(w.levels)-1]
+		if lv.next == len(lv.entries) {
+			w.leave()
 			continue
 		}
-		erel := e.name
-		if rel != "" {
-			erel = rel + "/" + e.name
-		}
-		isDir := e.typ == core.TypeDir
-		if w.excluded(erel, e.name, isDir) {
-			continue
-		}
-		if useIgnore && !ignored {
-			comps = append(comps[:depth], e.name)
-			if ignored = w.ign.match(comps, isDir); ignored && !w.opts.ShowIgnored {
-				continue
-			}
-		}
-		if len(w.denyBelow) > 0 && w.f.deniedName(w.realStart+"/"+erel) {
-			continue
-		}
-		entry := core.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ, Ignored: ignored, Info: w.info}
-		w.cur = curEntry{fd: fd, name: e.name, display: entry.Path}
-		if e.typ == core.TypeFile {
-			name, display := e.name, entry.Path
-			entry.Open = func() (io.ReadCloser, error) { return w.openFileAt(fd, name, display) }
-			entry.Later = func() func() (io.ReadCloser, error) {
-				dir.refs.Add(1)
-				return func() (io.ReadCloser, error) {
-					defer dir.release()
-					return w.openFileAt(dir.fd, name, display)
-				}
-			}
-		}
-		err := w.visit(entry)
-		if errors.Is(err, core.ErrSkipDir) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if !isDir || ignored {
-			continue
-		}
-		sub, err := unix.Openat(fd, e.name, dirFlags, 0)
-		if err != nil {
-			continue // gone, swapped for a link, or unreadable: skipped
-		}
-		if err := w.walkDir(sub, erel, append(comps[:depth], e.name)); err != nil {
+		e := lv.entries[lv.next]
+		lv.next++
+		if err := w.visitEntry(lv, e); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// enter starts the level of the directory at the top of w.dirs (with the
+// identity st, at w.rel and w.comps). It reports false, for the caller to
+// leave the directory, when it is denied, gone or moved.
+func (w *walker) enter(st *unix.Stat_t) (bool, error) {
+	if err := w.ctx.Err(); err != nil {
+		return false, err
+	}
+	dir, err := w.dirs.top()
+	if err != nil {
+		return false, w.dirErr(err)
+	}
+	if w.deniedDir(dir.fd, st) {
+		return false, nil
+	}
+	entries, err := w.readNames(dir.fd)
+	if err != nil {
+		return false, w.dirErr(err)
+	}
+	w.levels = append(w.levels, walkLevel{entries: entries, relLen: len(w.rel), depth: len(w.comps), saved: w.ign})
+	if w.opts.NoIgnore {
+		return true, nil
+	}
+	var names map[string]bool
+	for _, e := range entries {
+		switch e.name {
+		case gitDir, gitignoreFile, ignoreFile, agentfsIgnoreFile:
+			if names == nil {
+				names = map[string]bool{}
+			}
+			names[e.name] = true
+		}
+	}
+	if names == nil {
+		return true, nil
+	}
+	return true, w.loadIgnores(dir.fd, w.comps, names, w.here())
+}
+
+// leave ends the level of the directory at the top of w.dirs.
+func (w *walker) leave() {
+	w.ign = w.levels[len(w.levels)-1].saved
+	w.levels[len(w.levels)-1] = walkLevel{}
+	w.levels = w.levels[:len(w.levels)-1]
+	w.dirs.pop()
+}
+
+// visitEntry visits the entry e of the directory of level lv, and enters
+// it when it is a directory to walk.
+func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
+	// .git is never searched; a write's temporary file is another
+	// process's unfinished content, never a result.
+	ignored := e.name == gitDir || isTempName(e.name)
+	if ignored && !w.opts.ShowIgnored {
+		return nil
+	}
+	w.rel = w.rel[:lv.relLen]
+	if lv.relLen > 0 {
+		w.rel = append(w.rel, '/')
+	}
+	w.rel = append(w.rel, e.name...)
+	erel := string(w.rel)
+	w.rel = w.rel[:lv.relLen]
+	isDir := e.typ == core.TypeDir
+	if w.excluded(erel, e.name, isDir) {
+		return nil
+	}
+	w.comps = append(w.comps[:lv.depth], e.name)
+	if !w.opts.NoIgnore && !ignored && !w.ign.empty() {
+		ignored = w.ign.match(w.comps, isDir)
+		if err := w.ctx.Err(); err != nil {
+			return err // the match may have been cut short
+		}
+		if ignored && !w.opts.ShowIgnored {
+			return nil
+		}
+	}
+	if len(w.denyBelow) > 0 && w.f.deniedName(w.realStart+"/"+erel) {
+		return nil
+	}
+	// The directory may have been closed while a subdirectory was walked:
+	// top opens it again.
+	dir, err := w.dirs.top()
+	if err != nil {
+		lv.next = len(lv.entries)
+		return w.dirErr(err)
+	}
+	fd := dir.fd
+	entry := core.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ, Ignored: ignored, Info: w.info}
+	w.cur = curEntry{fd: fd, name: e.name, display: entry.Path}
+	if e.typ == core.TypeFile {
+		name, display := e.name, entry.Path
+		entry.Open = func() (io.ReadCloser, error) { return w.openFileAt(fd, name, display) }
+		entry.Later = func() func() (io.ReadCloser, error) {
+			dir.refs.Add(1)
+			return func() (io.ReadCloser, error) {
+				defer dir.release()
+				return w.openFileAt(dir.fd, name, display)
+			}
+		}
+	}
+	switch err := w.visit(entry); {
+	case errors.Is(err, core.ErrSkipDir):
+		return nil
+	case err != nil:
+		return err
+	case !isDir || ignored:
+		return nil
+	}
+	sub, st, err := openDir(fd, e.name)
+	if err != nil {
+		if goneErr(err) {
+			return nil // gone, swapped for a link, or unreadable: skipped
+		}
+		return mapErr(err, entry.Path)
+	}
+	w.dirs.push(e.name, sub, &st)
+	w.rel = append(w.rel, erel[lv.relLen:]...)
+	entered, err := w.enter(&st)
+	if !entered {
+		w.dirs.pop()
+		w.rel = w.rel[:lv.relLen]
+	}
+	return err
+}
+
+// dirErr maps an error of the directory being listed: one moved or gone
+// meanwhile is skipped with the rest of its entries, as one gone before
+// the walk came to it would be.
+func (w *walker) dirErr(err error) error {
+	if errors.Is(err, errMoved) || goneErr(err) {
+		return nil
+	}
+	return mapErr(err, w.here())
+}
+
+// here is the display path of the directory being listed.
+func (w *walker) here() string {
+	if len(w.rel) == 0 {
+		return w.display
+	}
+	return w.join(string(w.rel))
 }
 
 // excluded applies --exclude: a glob with a slash matches the path from the
@@ -592,14 +584,11 @@ func (w *walker) excluded(rel, name string, isDir bool) bool {
 	return false
 }
 
-// deniedDir reports a directory that is a deny root by identity (a bind
-// mount or another spelling of it), or on a kernel file system (asked once
-// per device: a walk enters a new one only at a mount point).
-func (w *walker) deniedDir(fd int) bool {
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
-		return true
-	}
+// deniedDir reports a directory (fd, with the identity st) that is a deny
+// root by identity (a bind mount or another spelling of it), or on a
+// kernel file system (asked once per device: a walk enters a new one only
+// at a mount point).
+func (w *walker) deniedDir(fd int, st *unix.Stat_t) bool {
 	kernel, known := w.kernelDev[uint64(st.Dev)]
 	if !known {
 		kernel = kernelFSOf(fd) != ""
@@ -608,7 +597,7 @@ func (w *walker) deniedDir(fd int) bool {
 		}
 		w.kernelDev[uint64(st.Dev)] = kernel
 	}
-	return kernel || w.f.deniedDirIdentity(&st)
+	return kernel || w.f.deniedDirIdentity(st)
 }
 
 func (w *walker) join(rel string) string {

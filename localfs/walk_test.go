@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
 )
 
 func walkPaths(t *testing.T, fsys *localfs.FS, path string, opts core.WalkOptions, visit func(core.WalkEntry)) []string {
@@ -319,5 +325,53 @@ func TestFindNonUTF8Name(t *testing.T) {
 	}
 	if g.Count != 2 || len(g.Files) != 2 || g.Files[0].PathBase64 == "" || g.Files[0].PathBase64 == g.Files[1].PathBase64 {
 		t.Errorf("grep = %+v", g.Files)
+	}
+}
+
+// TestWalkCancelledInsideMatching cancels a walk under an ignore file of
+// 100,000 rules with nothing literal in them, which every entry is tested
+// against one by one (seconds for the directory): the walk stops on time,
+// not at the next directory.
+func TestWalkCancelledInsideMatching(t *testing.T) {
+	dir := t.TempDir()
+	var rules strings.Builder
+	for i := range 100000 {
+		fmt.Fprintf(&rules, "[!a-z]*%d?\n", i%10)
+	}
+	files := map[string]string{".gitignore": rules.String()}
+	for i := range 1000 {
+		files[fmt.Sprintf("F%03d", i)] = ""
+	}
+	writeFiles(t, dir, files)
+	fsys := newTools(t, dir).FS.(*localfs.FS)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := fsys.Walk(ctx, ".", core.WalkOptions{}, func(core.WalkEntry) error { return nil })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("walk = %v, want the deadline", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the walk stopped %v after it started, with a deadline of 100ms", d)
+	}
+}
+
+// TestWalkIgnoreFileNotRegular checks that an ignore file that is a FIFO, a
+// socket or a directory has no rules, as in git, and is no error.
+func TestWalkIgnoreFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "", ".ignore/x": ""})
+	if err := unix.Mkfifo(filepath.Join(dir, ".agentfsignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		t.Skip("no unix socket:", err)
+	}
+	defer l.Close()
+	fsys := newTools(t, dir).FS.(*localfs.FS)
+	got := walkPaths(t, fsys, ".", core.WalkOptions{}, nil)
+	if want := []string{".agentfsignore", ".gitignore", ".ignore", ".ignore/x", "a.txt"}; !slices.Equal(got, want) {
+		t.Errorf("walk = %q, want %q", got, want)
 	}
 }

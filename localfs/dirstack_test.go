@@ -1,0 +1,58 @@
+package localfs
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestDirStackBounded goes down a chain of 2,000 directories and back up,
+// asking for each directory on the way up as a walk does, with room for 8
+// descriptors: never more than 8 are held, and every directory given back
+// is the one pushed there.
+func TestDirStackBounded(t *testing.T) {
+	const depth, budget = 2000, 8
+	dir := t.TempDir()
+	open := func(parent int, name string) (int, unix.Stat_t) {
+		t.Helper()
+		fd, st, err := openDir(parent, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fd, st
+	}
+	fd, st := open(unix.AT_FDCWD, dir)
+	s := newDirStack(fd, &st)
+	defer s.close()
+	s.max = budget
+	ids := []uint64{st.Ino}
+	for range depth {
+		top, err := s.top()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mkdirat(top.fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fd, st := open(top.fd, "d")
+		s.push("d", fd, &st)
+		ids = append(ids, st.Ino)
+		if s.open > budget {
+			t.Fatalf("%d directories open at depth %d", s.open, len(s.frames)-1)
+		}
+	}
+	for len(s.frames) > 1 {
+		s.pop()
+		top, err := s.top()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(top.fd, &st); err != nil || st.Ino != ids[len(s.frames)-1] {
+			t.Fatalf("depth %d: got inode %d (%v), want %d", len(s.frames)-1, st.Ino, err, ids[len(s.frames)-1])
+		}
+		if s.open > budget {
+			t.Fatalf("%d directories open at depth %d", s.open, len(s.frames)-1)
+		}
+	}
+}

@@ -1,0 +1,501 @@
+package localfs
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// ignoreSets are the ignore files in force in one directory, each list
+// outer directories first. A later rule overrides an earlier one, and a list
+// overrides those after it (ripgrep: .ignore over .gitignore over
+// .git/info/exclude).
+type ignoreSets struct {
+	agentfs, ignore, git, exclude []*ruleSet
+	// done, when closed, cuts a long match short: the walk then stops.
+	done <-chan struct{}
+}
+
+func (s *ignoreSets) empty() bool {
+	return len(s.agentfs)+len(s.ignore)+len(s.git)+len(s.exclude) == 0
+}
+
+// match reports whether the root-relative path comps is ignored. An
+// ignore file applies to the entries below its directory, which in a walk
+// are all that comps can be.
+func (s *ignoreSets) match(comps []string, isDir bool) bool {
+	for _, set := range [...][]*ruleSet{s.agentfs, s.ignore, s.git, s.exclude} {
+		for i := len(set) - 1; i >= 0; i-- {
+			f := set[i]
+			if len(comps) <= f.depth {
+				continue
+			}
+			if r := f.decide(comps[f.depth:], isDir, s.done); r >= 0 {
+				return !f.rules[r].negate
+			}
+		}
+	}
+	return false
+}
+
+// setStart is called when an ancestor's rule ignores the start directory
+// (comps from the root), once the ancestors' ignore files are loaded:
+// naming the start is asking for it (as with rg and fd), so a rule with a
+// slash that excludes the start is not applied below it, while a rule
+// that only names a name still is.
+func (s *ignoreSets) setStart(start []string) {
+	for _, set := range [...][]*ruleSet{s.agentfs, s.ignore, s.git, s.exclude} {
+		for _, f := range set {
+			if len(start) <= f.depth {
+				continue
+			}
+			for i := range f.rules {
+				if r := &f.rules[i]; !r.name && !r.negate && r.matches(start[f.depth:], true) {
+					if f.skip == nil {
+						f.skip = make([]bool, len(f.rules))
+					}
+					f.skip[i] = true
+				}
+			}
+		}
+	}
+}
+
+// ignoreRule is one line of an ignore file, as a walk applies it. go-git's
+// Match answers for a path or any of its ancestors; a walk has judged every
+// ancestor already, so here a rule speaks of the entry itself: one without
+// a slash is tested on the entry's name, and a directory-only one (ending
+// in /) only on a directory it names, never on what is below it ("d/**"
+// then "!d/e/" keeps d/e/h ignored, as git does).
+type ignoreRule struct {
+	line string // as gitPattern rewrites it
+	// pat is go-git's pattern of line with an empty domain, matched on the
+	// path below the ignore file's directory; it is parsed when first
+	// needed, as most rules of a large file never are.
+	pat     gitignore.Pattern
+	name    bool // no slash: matches a name at any depth
+	dirOnly bool
+	negate  bool
+}
+
+// matches tests the entry rel, its path below the ignore file's directory
+// (at least one component).
+func (r *ignoreRule) matches(rel []string, isDir bool) bool {
+	if r.dirOnly && !isDir {
+		return false
+	}
+	if r.name {
+		rel = rel[len(rel)-1:]
+	}
+	if r.pat == nil {
+		r.pat = gitignore.ParsePattern(r.line, nil)
+	}
+	if r.pat.Match(rel, isDir) == gitignore.NoMatch {
+		return false
+	}
+	// A directory-only rule that matched an ancestor directory, not this one.
+	return !r.dirOnly || r.pat.Match(rel, false) == gitignore.NoMatch
+}
+
+// ruleSet is the compiled set of one ignore file's rules, of which the
+// last that matches decides. As in ripgrep's globset, rules are indexed by
+// what an entry must hold for them to match (the whole name, a literal
+// start, end or inner run of the name, literal leading components of the
+// path, a component anywhere), so that an entry is tested only against the
+// rules that can match it; only the rules with nothing literal to index
+// are tried one by one. The index proposes, the rule decides: every
+// candidate is tested with its own matches, so the set decides exactly as
+// the rules tried one by one from the last.
+type ruleSet struct {
+	// depth is the number of components of the file's directory below the
+	// root: a rule is matched on the components after those.
+	depth int
+	rules []ignoreRule
+	// skip marks the rules that a walk from an ignored start leaves out
+	// (ignoreSets.setStart); nil when there are none.
+	skip []bool
+
+	// The index: lists of candidates, each a rule number (index+1) whose
+	// next, earlier, candidate of the same list is after[number-1]; 0 ends
+	// a list. A list is thus walked from its last rule, as rules are tried.
+	after                     []int32
+	names                     map[string]int32 // the whole name
+	prefixes, suffixes, inner map[string]int32 // a literal start, end or run of the name
+	prefixLens, suffixLens    []int            // the lengths of their keys, ascending
+	innerLens                 []int
+	// paths is the trie of leading literal components: the node below
+	// node n (0 is the top) by the component c is paths[pathKey{n, c}],
+	// and a node's candidates are pathRules[node-1].
+	paths     map[pathKey]int32
+	pathRules []int32
+	anyComp   map[string]int32 // **/lit...: lit is one of the components
+	always    int32            // nothing literal: tried one by one
+}
+
+// pathKey is an edge of the trie of leading literal components. A node's
+// candidates are the rules whose components up to there are literal: a
+// literal path ending there, or one going on with a glob component.
+type pathKey struct {
+	node int32
+	comp string
+}
+
+// globMeta are the bytes that make a component more than a literal to
+// filepath.Match.
+const globMeta = `*?[\`
+
+// cancelEvery is how many rules an entry is tested against between two
+// looks at the walk's cancellation.
+const cancelEvery = 1024
+
+// compileIgnore parses the lines of an ignore file in the directory depth
+// components below the root; it is nil when the file has no rule.
+func compileIgnore(data []byte, depth int) *ruleSet {
+	text := strings.TrimPrefix(string(data), "\xEF\xBB\xBF") // git skips a BOM
+	n := strings.Count(text, "\n") + 1
+	f := &ruleSet{depth: depth, rules: make([]ignoreRule, 0, n), after: make([]int32, 0, n)}
+	for line := range strings.Lines(text) {
+		s := strings.TrimRight(line, "\r\n")
+		if strings.TrimSpace(s) == "" || s[0] == '#' {
+			continue
+		}
+		f.add(gitPattern(s))
+	}
+	if len(f.rules) == 0 {
+		return nil
+	}
+	return f
+}
+
+// add appends the rule g (a line as gitPattern rewrites it) and indexes it.
+func (f *ruleSet) add(g string) {
+	body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
+	i := int32(len(f.rules))
+	f.after = append(f.after, 0)
+	f.rules = append(f.rules, ignoreRule{
+		line:    g,
+		name:    !strings.Contains(strings.TrimSuffix(body, "/"), "/"),
+		dirOnly: strings.HasSuffix(body, "/"),
+		negate:  strings.HasPrefix(g, "!"),
+	})
+	// The components as go-git's ParsePattern makes them, which matches
+	// follows: trailing spaces are trimmed unless escaped, one trailing
+	// slash is dropped, and the rest is split at every slash.
+	p := strings.TrimPrefix(g, "!")
+	if !strings.HasSuffix(p, `\ `) {
+		p = strings.TrimRight(p, " ")
+	}
+	p = strings.TrimSuffix(p, "/")
+	switch isGlob := strings.Contains(p, "/"); {
+	case f.rules[i].name && !isGlob:
+		f.indexName(i, p)
+	case !f.rules[i].name && isGlob:
+		f.indexPath(i, p)
+	default:
+		f.always = f.link(f.always, i)
+	}
+}
+
+// indexName indexes a rule that filepath.Match(p, name) decides.
+func (f *ruleSet) indexName(i int32, p string) {
+	k, ok := literals(p)
+	switch {
+	case !ok:
+		f.always = f.link(f.always, i) // refused by filepath.Match: matches nothing
+	case k.exact:
+		f.names = f.addIndex(f.names, k.prefix, i)
+	case k.prefix != "":
+		f.prefixes, f.prefixLens = f.addIndex(f.prefixes, k.prefix, i), addLen(f.prefixLens, len(k.prefix))
+	case k.suffix != "":
+		f.suffixes, f.suffixLens = f.addIndex(f.suffixes, k.suffix, i), addLen(f.suffixLens, len(k.suffix))
+	case k.longest != "":
+		f.inner, f.innerLens = f.addIndex(f.inner, k.longest, i), addLen(f.innerLens, len(k.longest))
+	default:
+		f.always = f.link(f.always, i)
+	}
+}
+
+// indexPath indexes a rule with a slash, p, which go-git matches on the
+// path below the file's directory: its components match the path's one to
+// one from the first (empty ones are skipped) until a ** lets the next one
+// match further down. Leading literal components go into the trie; a rule
+// starting with ** is indexed by the literal component right after it.
+func (f *ruleSet) indexPath(i int32, p string) {
+	node := int32(0)
+	for p != "" {
+		var s string
+		s, p, _ = strings.Cut(p, "/")
+		if s == "" {
+			continue
+		}
+		if s == "**" || strings.ContainsAny(s, globMeta) {
+			if node == 0 {
+				f.indexDeep(i, s, p)
+				return
+			}
+			break
+		}
+		next, ok := f.paths[pathKey{node, s}]
+		if !ok {
+			if f.paths == nil {
+				f.paths = map[pathKey]int32{}
+			}
+			f.pathRules = append(f.pathRules, 0)
+			next = int32(len(f.pathRules))
+			f.paths[pathKey{node, s}] = next
+		}
+		node = next
+	}
+	if node == 0 {
+		f.always = f.link(f.always, i) // no component: matches nothing
+		return
+	}
+	f.pathRules[node-1] = f.link(f.pathRules[node-1], i)
+}
+
+// indexDeep indexes a rule with a slash whose first component s is not a
+// literal, and rest the components after it: one starting with ** and a
+// literal is indexed by that literal, the others are tried one by one.
+func (f *ruleSet) indexDeep(i int32, s, rest string) {
+	next, _, _ := strings.Cut(rest, "/")
+	if s == "**" && next != "" && next != "**" && !strings.ContainsAny(next, globMeta) {
+		f.anyComp = f.addIndex(f.anyComp, next, i)
+		return
+	}
+	f.always = f.link(f.always, i)
+}
+
+// link puts the rule i at the head of the candidate list head.
+func (f *ruleSet) link(head, i int32) int32 {
+	f.after[i] = head
+	return i + 1
+}
+
+func (f *ruleSet) addIndex(m map[string]int32, key string, i int32) map[string]int32 {
+	if m == nil {
+		m = map[string]int32{}
+	}
+	m[key] = f.link(m[key], i)
+	return m
+}
+
+// addLen adds n to the ascending set lens.
+func addLen(lens []int, n int) []int {
+	if j, found := slices.BinarySearch(lens, n); !found {
+		return slices.Insert(lens, j, n)
+	}
+	return lens
+}
+
+// nameLiterals is what a name must hold for a filepath.Match pattern to
+// match it: all of it (exact, then in prefix), a literal start, a literal
+// end, and the longest literal run anywhere (escapes undone).
+type nameLiterals struct {
+	exact                   bool
+	prefix, suffix, longest string
+}
+
+// literals reads the filepath.Match pattern p; ok is false for a pattern
+// filepath.Match refuses (an unfinished escape or class), which matches
+// nothing.
+func literals(p string) (k nameLiterals, ok bool) {
+	var run []byte
+	meta := false // a *, ? or class seen so far
+	end := func() {
+		if s := string(run); len(s) > len(k.longest) {
+			k.longest = s
+		}
+		if !meta {
+			k.prefix = string(run)
+		}
+		run = run[:0]
+		meta = true
+	}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '\\':
+			if i++; i == len(p) {
+				return k, false
+			}
+			run = append(run, p[i])
+		case '*', '?':
+			end()
+		case '[':
+			end()
+			if i = classEnd(p, i); i < 0 {
+				return k, false
+			}
+		default:
+			run = append(run, c)
+		}
+	}
+	if !meta {
+		return nameLiterals{exact: true, prefix: string(run)}, true
+	}
+	k.suffix = string(run)
+	if len(k.suffix) > len(k.longest) {
+		k.longest = k.suffix
+	}
+	return k, true
+}
+
+// classEnd returns the index of the ] that closes the class opened at
+// p[i], or -1. In a pattern filepath.Match accepts, the first unescaped ]
+// after at least one character closes it.
+func classEnd(p string, i int) int {
+	i++
+	if i < len(p) && p[i] == '^' {
+		i++
+	}
+	for first := true; i < len(p); i++ {
+		switch p[i] {
+		case ']':
+			if !first {
+				return i
+			}
+		case '\\':
+			i++
+		}
+		first = false
+	}
+	return -1
+}
+
+// decide returns the index of the last rule that matches the entry rel (its
+// components below the file's directory), or -1. When done is closed it
+// may give up early with -1: the walk then stops.
+func (f *ruleSet) decide(rel []string, isDir bool, done <-chan struct{}) int {
+	d := decision{f: f, rel: rel, isDir: isDir, done: done, best: -1}
+	name := rel[len(rel)-1]
+	if f.names != nil {
+		d.pick(f.names[name])
+	}
+	for _, l := range f.prefixLens {
+		if l > len(name) {
+			break
+		}
+		d.pick(f.prefixes[name[:l]])
+	}
+	for _, l := range f.suffixLens {
+		if l > len(name) {
+			break
+		}
+		d.pick(f.suffixes[name[len(name)-l:]])
+	}
+	for _, l := range f.innerLens {
+		for j := 0; j+l <= len(name); j++ {
+			d.pick(f.inner[name[j:j+l]])
+		}
+	}
+	if f.paths != nil {
+		for n, j := int32(0), 0; j < len(rel); j++ {
+			if n = f.paths[pathKey{n, rel[j]}]; n == 0 {
+				break
+			}
+			d.pick(f.pathRules[n-1])
+		}
+	}
+	if f.anyComp != nil {
+		for _, c := range rel {
+			d.pick(f.anyComp[c])
+		}
+	}
+	d.pick(f.always)
+	if d.cancelled {
+		return -1
+	}
+	return d.best
+}
+
+// decision is one entry's way through a ruleSet's candidates.
+type decision struct {
+	f         *ruleSet
+	rel       []string
+	isDir     bool
+	done      <-chan struct{}
+	best      int
+	tried     int
+	cancelled bool
+}
+
+// pick tests the candidates of the list head above best, from the last,
+// until one matches.
+func (d *decision) pick(head int32) {
+	for n := head; n > 0 && int(n-1) > d.best && !d.cancelled; n = d.f.after[n-1] {
+		if d.tried++; d.tried%cancelEvery == 0 {
+			select {
+			case <-d.done:
+				d.cancelled = true
+				return
+			default:
+			}
+		}
+		if d.f.applies(n-1, d.rel, d.isDir) {
+			d.best = int(n - 1)
+			return
+		}
+	}
+}
+
+func (f *ruleSet) applies(i int32, rel []string, isDir bool) bool {
+	return (f.skip == nil || !f.skip[i]) && f.rules[i].matches(rel, isDir)
+}
+
+// gitPattern adapts one ignore-file line to go-git's matcher where it
+// differs from git (checked against git by TestIgnorePatternsMatchGit):
+//   - a class negated with ! ([!a]) goes to filepath.Match, which wants ^;
+//   - a trailing /** must match inside the directory, not the directory
+//     itself ("trail/**" with "!trail/y.txt" keeps trail/y.txt), so it
+//     becomes /*/**;
+//   - ** that is not a whole segment (logs/**.log) is an ordinary *.
+//
+// Escapes (\!, \#, \ ) are left for filepath.Match, which honours them: an
+// escaped ! must stay a literal, never become a negation.
+func gitPattern(s string) string {
+	if !strings.ContainsAny(s, "[*") {
+		return s
+	}
+	neg := ""
+	if strings.HasPrefix(s, "!") {
+		neg, s = "!", s[1:]
+	}
+	dir := ""
+	if strings.HasSuffix(s, "/") && !strings.HasSuffix(s, `\/`) {
+		dir, s = "/", strings.TrimSuffix(s, "/")
+	}
+	segs := strings.Split(s, "/")
+	for i, seg := range segs {
+		if seg != "**" {
+			segs[i] = unescapedRewrite(seg)
+		}
+	}
+	if n := len(segs); n >= 2 && segs[n-1] == "**" && segs[n-2] != "**" && segs[n-2] != "" {
+		segs = append(segs[:n-1], "*", "**")
+	}
+	return neg + strings.Join(segs, "/") + dir
+}
+
+// unescapedRewrite turns an unescaped "[!" into "[^" and a run of unescaped
+// stars into one, leaving what a backslash escapes as it is (\** is a name
+// starting with *, \[!x] the name [!x]).
+func unescapedRewrite(seg string) string {
+	var b strings.Builder
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c == '\\' && i+1 < len(seg):
+			b.WriteByte(c)
+			i++
+			b.WriteByte(seg[i])
+		case c == '[' && i+1 < len(seg) && seg[i+1] == '!':
+			b.WriteString("[^")
+			i++
+		case c == '*' && i+1 < len(seg) && seg[i+1] == '*':
+			// ** inside a segment is an ordinary *: keep one of the run.
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
