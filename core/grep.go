@@ -354,7 +354,10 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			}
 			r, err := e.Open()
 			if err != nil {
-				return nil // gone or not regular since the listing: skipped
+				if skippedFile(err) {
+					return nil // gone or not regular since the listing: skipped
+				}
+				return err
 			}
 			return add(e.Path, func() (io.ReadCloser, error) { return r, nil })
 		})
@@ -394,7 +397,11 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		for i := 0; i < len(frs) && pg.err == nil && (!done || mode == ModeCount); i++ {
 			fr := frs[i]
 			if fr.err != nil && !fr.partial {
-				continue // unreadable file: skipped, as ripgrep does
+				if !skippedFile(fr.err) {
+					pg.err = fr.err // never a smaller answer for an error
+					break
+				}
+				continue // gone or unreadable: skipped, as ripgrep does
 			}
 			res.FilesSearched++
 			if fr.binary {
@@ -466,6 +473,18 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		}
 	}
 	return fitted(t, res)
+}
+
+// skippedFile reports an error of one file that a search passes over, as
+// ripgrep does: the file gone, replaced by something that is not a regular
+// file, unreadable or denied. Any other (EMFILE, EIO) fails the search:
+// skipping it would answer less than the tree holds, with exit 0.
+func skippedFile(err error) bool {
+	switch AsError(err).Code {
+	case CodeNotFound, CodeNotRegular, CodeNotAFile, CodeNotADirectory, CodeSymlink, CodePermissionDenied, CodeDenied:
+		return true
+	}
+	return false
 }
 
 // The hints of a page that the timeout cut short.

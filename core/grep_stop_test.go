@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 )
@@ -57,5 +58,49 @@ func TestGrepTimeoutHoldsInsideUncancellableWork(t *testing.T) {
 		t.Fatal(err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("grep waited for a search that cannot be cancelled, past its timeout")
+	}
+}
+
+// failingTreeFS is a tree whose file number bad cannot be opened, with
+// err.
+type failingTreeFS struct {
+	treeFS
+	bad int
+	err error
+}
+
+func (f *failingTreeFS) Walk(ctx context.Context, p string, o WalkOptions, visit func(WalkEntry) error) error {
+	i := 0
+	return f.treeFS.Walk(ctx, p, o, func(e WalkEntry) error {
+		if i++; i-1 == f.bad {
+			e.Open = func() (io.ReadCloser, error) { return nil, f.err }
+		}
+		return visit(e)
+	})
+}
+
+// A file that cannot be opened for a reason other than its being gone,
+// special or unreadable (EMFILE, EIO) fails the search: it is never
+// skipped into a smaller answer with exit 0 (issue 8.9).
+func TestGrepNeverSkipsAnIOError(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		fail bool
+	}{
+		{Errorf(CodeIOError, "too many open files."), true},
+		{Errorf(CodeNotFound, "gone."), false},
+		{Errorf(CodePermissionDenied, "unreadable."), false},
+	} {
+		tl := &Tools{FS: &failingTreeFS{treeFS: treeFS{files: 5}, bad: 2, err: tc.err}}
+		res, err := tl.Grep(context.Background(), GrepRequest{Query: "match", Mode: ModeCount})
+		if tc.fail {
+			if AsError(err).Code != CodeIOError {
+				t.Errorf("%v: want the search to fail with IO_ERROR, got %v", tc.err, err)
+			}
+			continue
+		}
+		if err != nil || res.Count != 4 {
+			t.Errorf("%v: want the file skipped and 4 matches, got %v, %v", tc.err, res, err)
+		}
 	}
 }
