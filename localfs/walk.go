@@ -1,13 +1,11 @@
 package localfs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/bmatcuk/doublestar/v4"
@@ -266,63 +264,6 @@ type dirEntry struct {
 	typ  core.FileType
 }
 
-// readNames lists a directory by getdents, with the type the kernel gives
-// (lstat relative to the directory when it gives none), in name order.
-func (w *walker) readNames(fd int) ([]dirEntry, error) {
-	var out []dirEntry
-	for {
-		n, err := unix.ReadDirent(fd, w.dirent)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			break
-		}
-		for b := w.dirent[:n]; len(b) > 0; {
-			// struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name.
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
-			if reclen == 0 || reclen > len(b) {
-				break
-			}
-			typ := b[18]
-			nameb := b[19:reclen]
-			if i := bytes.IndexByte(nameb, 0); i >= 0 {
-				nameb = nameb[:i]
-			}
-			b = b[reclen:]
-			if string(nameb) == "." || string(nameb) == ".." {
-				continue
-			}
-			e := dirEntry{name: string(nameb)}
-			switch typ {
-			case unix.DT_REG:
-				e.typ = core.TypeFile
-			case unix.DT_DIR:
-				e.typ = core.TypeDir
-			case unix.DT_LNK:
-				e.typ = core.TypeSymlink
-			case unix.DT_UNKNOWN:
-				var st unix.Stat_t
-				if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-					if goneErr(err) {
-						continue // gone since the listing, or unreadable
-					}
-					return nil, err
-				}
-				e.typ = infoFromStat(e.name, &st).Type
-			default:
-				e.typ = core.TypeOther
-			}
-			out = append(out, e)
-		}
-	}
-	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
-	return out, nil
-}
-
 // infoAt describes the entry name of the directory fd without following
 // it, with a link's text.
 func infoAt(fd int, name, display string) (core.FileInfo, error) {
@@ -333,33 +274,15 @@ func infoAt(fd int, name, display string) (core.FileInfo, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 		return infoFromStat(name, &st), nil
 	}
-	// The link itself is opened (O_PATH), so that its text and its stat
-	// are of one file even when the name is replaced meanwhile.
-	lfd, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	st, target, err := linkAt(fd, name)
 	if err != nil {
 		return core.FileInfo{}, mapErr(err, display)
 	}
-	defer unix.Close(lfd)
-	if err := unix.Fstat(lfd, &st); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
-	}
 	fi := infoFromStat(name, &st)
-	if fi.Type != core.TypeSymlink {
-		return fi, nil
+	if fi.Type == core.TypeSymlink {
+		fi.Target = target
 	}
-	// lstat gives the text's length, except on file systems that say 0: a
-	// full buffer may be short, and grows (a link's text never changes).
-	for size := int(st.Size) + 1; ; size *= 2 {
-		buf := make([]byte, size)
-		n, err := unix.Readlinkat(lfd, "", buf)
-		if err != nil {
-			return core.FileInfo{}, mapErr(err, display)
-		}
-		if n < size {
-			fi.Target = string(buf[:n])
-			return fi, nil
-		}
-	}
+	return fi, nil
 }
 
 // openFileAt opens the regular file name of the directory fd. The listing
@@ -608,4 +531,20 @@ func (w *walker) join(rel string) string {
 		return "/" + rel
 	}
 	return w.display + "/" + rel
+}
+
+// readLink reads a link's text with read, lstat's size a first guess: a
+// file system may say 0, so a full buffer grows (a link's text never
+// changes).
+func readLink(read func([]byte) (int, error), size int64) (string, error) {
+	for n := int(size) + 1; ; n *= 2 {
+		buf := make([]byte, n)
+		got, err := read(buf)
+		if err != nil {
+			return "", err
+		}
+		if got < n {
+			return string(buf[:got]), nil
+		}
+	}
 }

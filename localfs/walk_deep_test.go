@@ -18,6 +18,10 @@ import (
 // lowerOpenFiles sets the soft limit on open files to n for the rest of the
 // test. The Go runtime raises the soft limit to the hard one at start, so
 // the limit is set explicitly, and restored at the end.
+// setCur sets a limit whose type is the system's (uint64 on Linux, int64
+// on FreeBSD).
+func setCur[T int64 | uint64](cur *T, n uint64) { *cur = T(n) }
+
 func lowerOpenFiles(t *testing.T, n uint64) {
 	t.Helper()
 	var lim unix.Rlimit
@@ -25,7 +29,7 @@ func lowerOpenFiles(t *testing.T, n uint64) {
 		t.Fatal(err)
 	}
 	saved := lim
-	lim.Cur = n
+	setCur(&lim.Cur, n)
 	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}
