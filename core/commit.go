@@ -58,3 +58,14 @@ func (t *Tools) beginCommit(ctx context.Context) (func(), error) {
 	}
 	return t.Commits.leave, nil
 }
+
+// commitWrite writes data through the gate: the write is the point of no
+// return of write, append and edit.
+func (t *Tools) commitWrite(ctx context.Context, m MutableFS, path string, data []byte, opts WriteOptions) (FileInfo, error) {
+	done, err := t.beginCommit(ctx)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	defer done()
+	return m.WriteFile(ctx, path, data, opts)
+}

@@ -187,12 +187,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 		return nil, err.WithPath(display)
 	}
 	if write {
-		done, err := t.beginCommit(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer done()
-		fi, err := mfs.WriteFile(ctx, req.Path, newData, WriteOptions{})
+		fi, err := t.commitWrite(ctx, mfs, req.Path, newData, WriteOptions{})
 		if err != nil {
 			if e := AsError(err); e.Code == CodeHardlink {
 				// edit has no in-place mode: name what does.

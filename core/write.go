@@ -183,12 +183,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			return res, nil
 		}
 	}
-	done, err := t.beginCommit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	fi, err := m.WriteFile(ctx, req.Path, data, WriteOptions{Create: req.Create, Executable: req.Executable, InPlace: req.InPlace})
+	fi, err := t.commitWrite(ctx, m, req.Path, data, WriteOptions{Create: req.Create, Executable: req.Executable, InPlace: req.InPlace})
 	if err != nil {
 		return nil, err
 	}
@@ -248,12 +243,7 @@ func (t *Tools) appendTo(ctx context.Context, m MutableFS, req WriteRequest, cur
 		res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, sha256Hex(whole)
 		return res, nil
 	}
-	done, err := t.beginCommit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	fi, err := m.WriteFile(ctx, req.Path, whole, WriteOptions{})
+	fi, err := t.commitWrite(ctx, m, req.Path, whole, WriteOptions{})
 	if err != nil {
 		return nil, err
 	}
