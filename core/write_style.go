@@ -110,19 +110,7 @@ func styledContent(content string, file *fileStyle, lineEnding string, bom *bool
 	if !withBOM {
 		c = codec{name: "utf-8", unit: 1}
 	}
-	switch {
-	case lineEnding == LineEndingLF:
-		body = toLF(body)
-	case lineEnding == LineEndingCRLF:
-		body = toCRLF(body)
-	case file == nil:
-	case file.crlf > 0 && file.lf > 0:
-		body = keepEndings(file, body)
-	case file.crlf > 0:
-		body = toCRLF(body)
-	case file.lf > 0:
-		body = toLF(body)
-	}
+	body = toFileEndings(body, lineEnding, file, func(b string) string { return keepEndings(file, b) })
 	crlf := strings.Count(body, "\r\n")
 	ws := writtenStyle{lineEnding: endingName(crlf, strings.Count(body, "\n")-crlf), bom: withBOM}
 	if !withBOM {
@@ -240,22 +228,36 @@ func splitAfterLF(s string) []string {
 	return lines
 }
 
+// toFileEndings gives body the line endings asked for or, when none is,
+// the file's own: all CRLF or all LF; a mixed file's are mixed's to decide.
+func toFileEndings(body, lineEnding string, file *fileStyle, mixed func(string) string) string {
+	switch {
+	case lineEnding == LineEndingLF:
+		return toLF(body)
+	case lineEnding == LineEndingCRLF:
+		return toCRLF(body)
+	case file == nil:
+		return body
+	case file.crlf > 0 && file.lf > 0:
+		return mixed(body)
+	case file.crlf > 0:
+		return toCRLF(body)
+	case file.lf > 0:
+		return toLF(body)
+	}
+	return body
+}
+
 // appendedContent styles content to follow a file's own bytes: its line
 // endings (a mixed file's majority) and its encoding, without a
 // byte-order mark, which stays at the start of the file.
 func appendedContent(content string, file *fileStyle, lineEnding string) ([]byte, error) {
-	body := strings.TrimPrefix(content, "\uFEFF")
-	switch {
-	case lineEnding == LineEndingLF:
-		body = toLF(body)
-	case lineEnding == LineEndingCRLF:
-		body = toCRLF(body)
-	case file == nil:
-	case file.crlf > file.lf:
-		body = toCRLF(body)
-	case file.lf > 0:
-		body = toLF(body)
-	}
+	body := toFileEndings(strings.TrimPrefix(content, "\uFEFF"), lineEnding, file, func(b string) string {
+		if file.crlf > file.lf {
+			return toCRLF(b)
+		}
+		return toLF(b)
+	})
 	if file == nil || file.c.unit == 1 {
 		return []byte(body), nil
 	}
