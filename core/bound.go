@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"strings"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // Every result fits the bound (Tools.MaxBytes): its JSON as the CLI writes
@@ -44,8 +46,8 @@ var (
 // tooLarge is TOO_LARGE for a result that cannot fit the bound whatever
 // is cut from it: what (a sentence without its final stop) names the part
 // that does not fit, and needed is the least bound that holds it.
-func (t *Tools) tooLarge(needed int, what string) *Error {
-	return Errorf(CodeTooLarge, "%s: the result needs %d bytes, over --max-bytes %d.", what, needed, t.maxBytes()).
+func (t *Tools) tooLarge(needed int, what string) *fault.Error {
+	return fault.Errorf(fault.CodeTooLarge, "%s: the result needs %d bytes, over --max-bytes %d.", what, needed, t.maxBytes()).
 		WithDetail("maxBytes", t.maxBytes()).WithDetail("needed", needed).
 		WithHint("raise --max-bytes to %d or more", needed)
 }

@@ -3,6 +3,9 @@ package core
 import (
 	"context"
 	"sync"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // CommitGate lets a caller give up on a tool at once (SIGINT, a deadline)
@@ -46,14 +49,14 @@ func (g *CommitGate) Close() (committed bool) {
 // done or the gate is closed, else the release to call once the change is
 // made (or has failed).
 func (t *Tools) beginCommit(ctx context.Context) (func(), error) {
-	if err := Interrupted(ctx); err != nil {
+	if err := fault.Interrupted(ctx); err != nil {
 		return nil, err
 	}
 	if t.Commits == nil {
 		return func() {}, nil
 	}
 	if !t.Commits.enter() {
-		return nil, Errorf(CodeInterrupted, "the operation was interrupted before it changed anything.").
+		return nil, fault.Errorf(fault.CodeInterrupted, "the operation was interrupted before it changed anything.").
 			WithHint("run it again; nothing was changed")
 	}
 	return t.Commits.leave, nil
@@ -61,10 +64,10 @@ func (t *Tools) beginCommit(ctx context.Context) (func(), error) {
 
 // commitWrite writes data through the gate: the write is the point of no
 // return of write, append and edit.
-func (t *Tools) commitWrite(ctx context.Context, m MutableFS, path string, data []byte, opts WriteOptions) (FileInfo, error) {
+func (t *Tools) commitWrite(ctx context.Context, m backend.MutableFS, path string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
 	done, err := t.beginCommit(ctx)
 	if err != nil {
-		return FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	defer done()
 	return m.WriteFile(ctx, path, data, opts)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // A closed gate stops a mutation at its point of no return; Close waits
@@ -31,7 +33,7 @@ func TestCommitGate(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return after the commit ended")
 	}
-	if _, err := tl.beginCommit(ctx); AsError(err).Code != CodeInterrupted {
+	if _, err := tl.beginCommit(ctx); fault.AsError(err).Code != fault.CodeInterrupted {
 		t.Errorf("a commit after Close: want INTERRUPTED, got %v", err)
 	}
 	if (&CommitGate{}).Close() {

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // MaxEditBytes is the largest file edit reads.
@@ -75,45 +78,45 @@ var bom = []byte("\xEF\xBB\xBF")
 // ops checks the request and returns its edits in one list.
 func (r *EditRequest) ops() ([]EditOp, error) {
 	if r.Path == "" {
-		return nil, InvalidArgument("path is required.").WithHint("give the file to edit")
+		return nil, fault.InvalidArgument("path is required.").WithHint("give the file to edit")
 	}
 	edits := r.Edits
 	switch {
 	case r.OldText != nil || r.NewText != nil:
 		if len(edits) > 0 {
-			return nil, InvalidArgument("give either edits or a single oldText/newText, not both.").
+			return nil, fault.InvalidArgument("give either edits or a single oldText/newText, not both.").
 				WithHint("put every replacement in edits")
 		}
 		if r.OldText == nil || r.NewText == nil {
-			return nil, InvalidArgument("a single edit needs both oldText and newText.").
+			return nil, fault.InvalidArgument("a single edit needs both oldText and newText.").
 				WithHint("pass --old-text and --new-text (newText may be empty to delete)")
 		}
 		edits = []EditOp{{OldText: *r.OldText, NewText: r.NewText, ReplaceAll: r.ReplaceAll}}
 	case len(edits) == 0:
-		return nil, InvalidArgument("no edits given.").
+		return nil, fault.InvalidArgument("no edits given.").
 			WithHint(`pass --old-text and --new-text, or {"edits":[{"oldText":"...","newText":"..."}]}`)
 	case len(edits) > MaxEdits:
-		return nil, InvalidArgument("the batch holds %d edits; one edit call takes at most %d.", len(edits), MaxEdits).
+		return nil, fault.InvalidArgument("the batch holds %d edits; one edit call takes at most %d.", len(edits), MaxEdits).
 			WithDetail("count", len(edits)).WithDetail("max", MaxEdits).
 			WithHint("split the batch into edit calls of at most %d edits (each call applies all or nothing on its own), or write the whole new content with write", MaxEdits)
 	case r.ReplaceAll:
-		return nil, InvalidArgument("replaceAll at the top level applies to a single oldText/newText.").
+		return nil, fault.InvalidArgument("replaceAll at the top level applies to a single oldText/newText.").
 			WithHint("set replaceAll inside each edit")
 	}
 	for i, e := range edits {
 		switch {
 		case e.OldText == "":
-			return nil, InvalidArgument("edits[%d].oldText is empty.", i).
+			return nil, fault.InvalidArgument("edits[%d].oldText is empty.", i).
 				WithHint("copy the text to replace from the file; to create or overwrite a whole file use write")
 		case e.NewText == nil:
-			return nil, InvalidArgument("edits[%d].newText is missing.", i).
+			return nil, fault.InvalidArgument("edits[%d].newText is missing.", i).
 				WithHint(`give newText ("" deletes oldText)`)
 		case *e.NewText == e.OldText:
-			return nil, InvalidArgument("edits[%d] has the same oldText and newText.", i).
+			return nil, fault.InvalidArgument("edits[%d] has the same oldText and newText.", i).
 				WithHint("an edit must change something")
 		case !utf8.ValidString(e.OldText) || !utf8.ValidString(*e.NewText):
 			// A raw byte in newText would make the file NOT_TEXT.
-			return nil, InvalidArgument("edits[%d] holds bytes that are not UTF-8.", i).
+			return nil, fault.InvalidArgument("edits[%d] holds bytes that are not UTF-8.", i).
 				WithHint("edit changes text; give oldText and newText as UTF-8")
 		}
 		if err := checkNoLineCut(fmt.Sprintf("edits[%d].newText", i), *e.NewText); err != nil {
@@ -162,7 +165,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 		return nil, withPath(err, display)
 	}
 	res := &EditResult{DryRun: req.DryRun, Version: info.Version}
-	res.Path, res.PathBase64 = PathText(display)
+	res.Path, res.PathBase64 = fault.PathText(display)
 	for _, o := range outcomes {
 		if !o.AlreadyApplied {
 			res.EditsApplied++
@@ -187,9 +190,9 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 		return nil, err.WithPath(display)
 	}
 	if write {
-		fi, err := t.commitWrite(ctx, mfs, req.Path, newData, WriteOptions{})
+		fi, err := t.commitWrite(ctx, mfs, req.Path, newData, backend.WriteOptions{})
 		if err != nil {
-			if e := AsError(err); e.Code == CodeHardlink {
+			if e := fault.AsError(err); e.Code == fault.CodeHardlink {
 				// edit has no in-place mode: name what does.
 				e.WithHint("edit replaces the file, which would split its hard links; write the whole file with write --in-place (not atomic), or edit a copy")
 			}
@@ -202,20 +205,20 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 
 // readForEdit reads the whole file, refusing what edit cannot change
 // losslessly: a file over MaxEditBytes, or one that is not UTF-8 text.
-func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, FileInfo, error) {
+func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, backend.FileInfo, error) {
 	display := t.FS.Display(req.Path)
 	r, err := t.FS.Open(ctx, req.Path, 0)
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && e.Code == CodeNotFound && req.Precondition.Set() {
-			return nil, FileInfo{}, req.Precondition.Check(display, FileInfo{}, false, nil)
+		var e *fault.Error
+		if errors.As(err, &e) && e.Code == fault.CodeNotFound && req.Precondition.Set() {
+			return nil, backend.FileInfo{}, req.Precondition.Check(display, backend.FileInfo{}, false, nil)
 		}
-		return nil, FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
+		return nil, backend.FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
 	}
 	defer r.Close()
 	info := r.Info()
 	tooLarge := func(size int64) error {
-		return Errorf(CodeTooLarge, "the file is %d bytes, over edit's limit of %d.", size, MaxEditBytes).WithPath(display).
+		return fault.Errorf(fault.CodeTooLarge, "the file is %d bytes, over edit's limit of %d.", size, MaxEditBytes).WithPath(display).
 			WithHint("edit files up to 2 MiB; split a larger file first")
 	}
 	if info.Size > MaxEditBytes {
@@ -223,13 +226,13 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, FileI
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxEditBytes+1))
 	if err != nil {
-		return nil, info, AsError(err).WithPath(display)
+		return nil, info, fault.AsError(err).WithPath(display)
 	}
 	if len(data) > MaxEditBytes {
 		return nil, info, tooLarge(int64(len(data)))
 	}
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return nil, info, Errorf(CodeNotText, "the file is not UTF-8 text.").WithPath(display).
+		return nil, info, fault.Errorf(fault.CodeNotText, "the file is not UTF-8 text.").WithPath(display).
 			WithHint("edit changes text files only; use write to replace a binary file")
 	}
 	return data, info, nil
@@ -241,7 +244,7 @@ func sha256Hex(b []byte) string {
 }
 
 func withPath(err error, p string) error {
-	var e *Error
+	var e *fault.Error
 	if errors.As(err, &e) && e.Path == "" {
 		e.WithPath(p)
 	}
@@ -254,7 +257,7 @@ func withPath(err error, p string) error {
 // outcomes are cut to the first that fit (EditsOmitted, Rungs) and the
 // diff at a line, with a marker. When the other fields alone do not fit (a
 // path longer than the bound) it is TOO_LARGE, and the edit is not made.
-func (t *Tools) fitEdit(res *EditResult, outcomes []EditOutcome, diff string) *Error {
+func (t *Tools) fitEdit(res *EditResult, outcomes []EditOutcome, diff string) *fault.Error {
 	res.Edits, res.Diff = outcomes, diff
 	if jsonSize(res) <= t.maxBytes() {
 		return nil

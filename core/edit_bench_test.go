@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // BenchmarkEdit2MiB is one edit in the middle of a 2 MiB file, in process
@@ -36,7 +38,7 @@ func BenchmarkEdit2MiB(b *testing.B) {
 		for b.Loop() {
 			tl, _ := editTools(map[string]string{"f": content})
 			_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op(old, "x")}})
-			if codeOf(err) != CodeNoMatch {
+			if codeOf(err) != fault.CodeNoMatch {
 				b.Fatal(err)
 			}
 		}
@@ -56,7 +58,7 @@ func BenchmarkNoMatchLongOldText(b *testing.B) {
 	for b.Loop() {
 		tl, _ := editTools(map[string]string{"f": f.String()})
 		_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op(o.String(), "x")}})
-		if codeOf(err) != CodeNoMatch {
+		if codeOf(err) != fault.CodeNoMatch {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,9 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // editFS is an in-memory MutableFS for the edit tests: one lock for all
@@ -34,8 +37,8 @@ func newEditFS(files map[string]string) *editFS {
 	return m
 }
 
-func (m *editFS) info(p string, f *editFile) FileInfo {
-	return FileInfo{Name: p, Size: int64(len(f.data)), Type: TypeFile, Mode: f.mode, Version: fmt.Sprintf("v%d", f.version)}
+func (m *editFS) info(p string, f *editFile) backend.FileInfo {
+	return backend.FileInfo{Name: p, Size: int64(len(f.data)), Type: backend.TypeFile, Mode: f.mode, Version: fmt.Sprintf("v%d", f.version)}
 }
 
 func (m *editFS) get(p string) (*editFile, error) {
@@ -43,31 +46,33 @@ func (m *editFS) get(p string) (*editFile, error) {
 	defer m.mu.Unlock()
 	f, ok := m.files[p]
 	if !ok {
-		return nil, Errorf(CodeNotFound, "no such file.").WithPath(p)
+		return nil, fault.Errorf(fault.CodeNotFound, "no such file.").WithPath(p)
 	}
 	return f, nil
 }
 
-func (m *editFS) Stat(_ context.Context, p string) (FileInfo, error) {
+func (m *editFS) Stat(_ context.Context, p string) (backend.FileInfo, error) {
 	f, err := m.get(p)
 	if err != nil {
-		return FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	return m.info(p, f), nil
 }
 
-func (m *editFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
+func (m *editFS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) {
+	return m.Stat(ctx, p)
+}
 
 type editReader struct {
 	// Reader holds the whole file, at the offset of the open.
 	*bytes.Reader
-	info FileInfo
+	info backend.FileInfo
 }
 
-func (r editReader) Close() error   { return nil }
-func (r editReader) Info() FileInfo { return r.info }
+func (r editReader) Close() error           { return nil }
+func (r editReader) Info() backend.FileInfo { return r.info }
 
-func (m *editFS) Open(_ context.Context, p string, offset int64) (FileReader, error) {
+func (m *editFS) Open(_ context.Context, p string, offset int64) (backend.FileReader, error) {
 	f, err := m.get(p)
 	if err != nil {
 		return nil, err
@@ -79,8 +84,8 @@ func (m *editFS) Open(_ context.Context, p string, offset int64) (FileReader, er
 	return editReader{r, m.info(p, f)}, nil
 }
 
-func (m *editFS) ReadDir(context.Context, string, int, int) (DirPage, error) {
-	return DirPage{}, Errorf(CodeNotADirectory, "not a directory.")
+func (m *editFS) ReadDir(context.Context, string, int, int) (backend.DirPage, error) {
+	return backend.DirPage{}, fault.Errorf(fault.CodeNotADirectory, "not a directory.")
 }
 
 func (m *editFS) Display(p string) string { return p }
@@ -97,15 +102,15 @@ func (m *editFS) Lock(ctx context.Context, _ string, timeout time.Duration) (fun
 	case m.lock <- struct{}{}:
 		return func() { <-m.lock }, nil
 	case <-time.After(timeout):
-		return nil, Errorf(CodeLockTimeout, "lock timeout.")
+		return nil, fault.Errorf(fault.CodeLockTimeout, "lock timeout.")
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (m *editFS) WriteFile(_ context.Context, p string, data []byte, _ WriteOptions) (FileInfo, error) {
+func (m *editFS) WriteFile(_ context.Context, p string, data []byte, _ backend.WriteOptions) (backend.FileInfo, error) {
 	if m.failWrite != nil {
-		return FileInfo{}, m.failWrite
+		return backend.FileInfo{}, m.failWrite
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // EditOutcome says how one edit of a batch was applied.
@@ -113,14 +115,14 @@ func (t *text) plan(edits []EditOp) (string, []EditOutcome, error) {
 		// stale oldText whose newText is a common line), and never lands.
 		i := applied[0]
 		line := outcomes[i].Lines[0]
-		return "", nil, Errorf(CodeNoMatch, "%s was not found, and its newText is already at line %d while other edits of the batch are not applied.", which(i, len(edits)), line).
+		return "", nil, fault.Errorf(fault.CodeNoMatch, "%s was not found, and its newText is already at line %d while other edits of the batch are not applied.", which(i, len(edits)), line).
 			WithDetail("edit", i).WithDetail("newTextLine", line).
 			WithHint("the file is not in the state this batch expects: read it again and redo the edits")
 	}
 	sort.SliceStable(regions, func(a, b int) bool { return regions[a].start < regions[b].start })
 	for k := 1; k < len(regions); k++ {
 		if a, b := regions[k-1], regions[k]; b.start < a.end {
-			return "", nil, Errorf(CodeOverlap, "edits %d and %d overlap (lines %d and %d).", min(a.edit, b.edit), max(a.edit, b.edit), a.line, b.line).
+			return "", nil, fault.Errorf(fault.CodeOverlap, "edits %d and %d overlap (lines %d and %d).", min(a.edit, b.edit), max(a.edit, b.edit), a.line, b.line).
 				WithHint("every edit applies to the original content: merge overlapping edits into one").
 				WithDetail("edits", []int{min(a.edit, b.edit), max(a.edit, b.edit)}).
 				WithDetail("lines", []int{a.line, b.line})
@@ -182,8 +184,8 @@ func which(i, n int) string {
 	return fmt.Sprintf("oldText of edit %d", i)
 }
 
-func noMatch(t *text, i, n int, old string) *Error {
-	e := Errorf(CodeNoMatch, "%s was not found in the file.", which(i, n)).WithDetail("edit", i)
+func noMatch(t *text, i, n int, old string) *fault.Error {
+	e := fault.Errorf(fault.CodeNoMatch, "%s was not found in the file.", which(i, n)).WithDetail("edit", i)
 	if c, ok := t.closest(old); ok && c.Similarity >= 0.995 {
 		// Equal but for whitespace, yet no rung took it: the indentation
 		// differs unevenly, and a guess would move code.
@@ -198,7 +200,7 @@ func noMatch(t *text, i, n int, old string) *Error {
 	return e
 }
 
-func ambiguous(i, n int, ms []match) *Error {
+func ambiguous(i, n int, ms []match) *fault.Error {
 	lines := make([]int, 0, min(len(ms), maxOutcomeLines))
 	for _, m := range ms[:min(len(ms), maxOutcomeLines)] {
 		lines = append(lines, m.line)
@@ -211,7 +213,7 @@ func ambiguous(i, n int, ms []match) *Error {
 	if len(ms) > len(lines) {
 		more = fmt.Sprintf(" and %d more", len(ms)-len(lines))
 	}
-	return Errorf(CodeAmbiguousMatch, "%s matches %d places, at lines %s%s.", which(i, n), len(ms), strings.Join(list, ", "), more).
+	return fault.Errorf(fault.CodeAmbiguousMatch, "%s matches %d places, at lines %s%s.", which(i, n), len(ms), strings.Join(list, ", "), more).
 		WithHint("add surrounding lines to --old-text so it matches one place, or pass --replace-all").
 		WithDetail("edit", i).WithDetail("lines", lines).WithDetail("count", len(ms)).WithDetail("rung", ms[0].rung)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 func editTools(files map[string]string) (*Tools, *editFS) {
@@ -17,9 +19,9 @@ func editTools(files map[string]string) (*Tools, *editFS) {
 	return &Tools{FS: m, LockTimeout: time.Second}, m
 }
 
-func wantCode(t *testing.T, err error, code Code) *Error {
+func wantCode(t *testing.T, err error, code fault.Code) *fault.Error {
 	t.Helper()
-	var e *Error
+	var e *fault.Error
 	if !errors.As(err, &e) || e.Code != code {
 		t.Fatalf("err %v, want %s", err, code)
 	}
@@ -85,7 +87,7 @@ func TestEditAlreadyAppliedWritesNothing(t *testing.T) {
 func TestEditAllOrNothing(t *testing.T) {
 	tl, m := editTools(map[string]string{"f": "a\nb\n"})
 	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "A"), op("zz", "Z")}})
-	e := wantCode(t, err, CodeNoMatch)
+	e := wantCode(t, err, fault.CodeNoMatch)
 	if e.Path != "f" || e.Details["edit"] != 1 || !strings.Contains(e.Message, "edit 1") {
 		t.Errorf("error %+v", e)
 	}
@@ -100,12 +102,12 @@ func TestEditPreconditions(t *testing.T) {
 	e := wantCode(t, func() error {
 		_, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: "v0"}})
 		return err
-	}(), CodeStale)
+	}(), fault.CodeStale)
 	if e.Details["currentVersion"] != "v1" {
 		t.Errorf("STALE without the current version: %+v", e)
 	}
 	_, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedSha256: sum("other")}})
-	wantCode(t, err, CodeStale)
+	wantCode(t, err, fault.CodeStale)
 	if m.writes != 0 {
 		t.Fatal("a stale edit wrote")
 	}
@@ -118,7 +120,7 @@ func TestEditPreconditions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = tl.Edit(ctx, EditRequest{Path: "gone", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: "v1"}})
-	wantCode(t, err, CodeStale)
+	wantCode(t, err, fault.CodeStale)
 }
 
 func TestEditRefusals(t *testing.T) {
@@ -127,28 +129,28 @@ func TestEditRefusals(t *testing.T) {
 	tl, m := editTools(map[string]string{"bin": "a\x00b", "latin1": "caf\xe9", "big": big, "f": "a\n"})
 	for _, tc := range []struct {
 		req  EditRequest
-		code Code
+		code fault.Code
 	}{
-		{EditRequest{Path: "bin", Edits: []EditOp{op("a", "b")}}, CodeNotText},
-		{EditRequest{Path: "latin1", Edits: []EditOp{op("caf", "b")}}, CodeNotText},
-		{EditRequest{Path: "big", Edits: []EditOp{op("x", "y")}}, CodeTooLarge},
-		{EditRequest{Path: "nope", Edits: []EditOp{op("a", "b")}}, CodeNotFound},
-		{EditRequest{Path: "", Edits: []EditOp{op("a", "b")}}, CodeInvalidArgument},
-		{EditRequest{Path: "f"}, CodeInvalidArgument},
-		{EditRequest{Path: "f", Edits: []EditOp{op("", "b")}}, CodeInvalidArgument},
-		{EditRequest{Path: "f", Edits: []EditOp{{OldText: "a"}}}, CodeInvalidArgument},
-		{EditRequest{Path: "f", Edits: []EditOp{op("a", "a")}}, CodeInvalidArgument},
-		{EditRequest{Path: "f", OldText: str("a")}, CodeInvalidArgument},
-		{EditRequest{Path: "f", OldText: str("a"), NewText: str("b"), Edits: []EditOp{op("a", "b")}}, CodeInvalidArgument},
-		{EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, ReplaceAll: true}, CodeInvalidArgument},
-		{EditRequest{Path: "f", Edits: make([]EditOp, MaxEdits+1)}, CodeInvalidArgument},
+		{EditRequest{Path: "bin", Edits: []EditOp{op("a", "b")}}, fault.CodeNotText},
+		{EditRequest{Path: "latin1", Edits: []EditOp{op("caf", "b")}}, fault.CodeNotText},
+		{EditRequest{Path: "big", Edits: []EditOp{op("x", "y")}}, fault.CodeTooLarge},
+		{EditRequest{Path: "nope", Edits: []EditOp{op("a", "b")}}, fault.CodeNotFound},
+		{EditRequest{Path: "", Edits: []EditOp{op("a", "b")}}, fault.CodeInvalidArgument},
+		{EditRequest{Path: "f"}, fault.CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: []EditOp{op("", "b")}}, fault.CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: []EditOp{{OldText: "a"}}}, fault.CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: []EditOp{op("a", "a")}}, fault.CodeInvalidArgument},
+		{EditRequest{Path: "f", OldText: str("a")}, fault.CodeInvalidArgument},
+		{EditRequest{Path: "f", OldText: str("a"), NewText: str("b"), Edits: []EditOp{op("a", "b")}}, fault.CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, ReplaceAll: true}, fault.CodeInvalidArgument},
+		{EditRequest{Path: "f", Edits: make([]EditOp, MaxEdits+1)}, fault.CodeInvalidArgument},
 	} {
 		_, err := tl.Edit(ctx, tc.req)
 		wantCode(t, err, tc.code)
 	}
 	ro := &Tools{FS: m, ReadOnly: true}
 	_, err := ro.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}})
-	wantCode(t, err, CodeReadOnly)
+	wantCode(t, err, fault.CodeReadOnly)
 	if m.writes != 0 {
 		t.Fatal("a refused edit wrote")
 	}
@@ -156,9 +158,9 @@ func TestEditRefusals(t *testing.T) {
 
 func TestEditWriteErrorPropagates(t *testing.T) {
 	tl, m := editTools(map[string]string{"f": "a\n"})
-	m.failWrite = Errorf(CodeNoSpace, "no space left.")
+	m.failWrite = fault.Errorf(fault.CodeNoSpace, "no space left.")
 	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}})
-	wantCode(t, err, CodeNoSpace)
+	wantCode(t, err, fault.CodeNoSpace)
 }
 
 func TestEditLockTimeout(t *testing.T) {
@@ -166,7 +168,7 @@ func TestEditLockTimeout(t *testing.T) {
 	tl.LockTimeout = time.Millisecond
 	m.lock <- struct{}{} // another holder
 	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}})
-	wantCode(t, err, CodeLockTimeout)
+	wantCode(t, err, fault.CodeLockTimeout)
 }
 
 // TestEditRoundTrips edits files of every shape and back, byte for byte, and
@@ -249,7 +251,7 @@ func TestEditAliasesDecode(t *testing.T) {
 		t.Fatalf("%v %+v", err, req)
 	}
 	err = DecodeJSON([]byte(`{"path":"f","edits":[{"oldTxt":"a"}]}`), &req)
-	if e := wantCode(t, err, CodeInvalidArgument); !strings.Contains(e.Message, "oldText") {
+	if e := wantCode(t, err, fault.CodeInvalidArgument); !strings.Contains(e.Message, "oldText") {
 		t.Errorf("unknown field message %q names no closest field", e.Message)
 	}
 }
@@ -265,7 +267,7 @@ func TestEditBatchLimit(t *testing.T) {
 	}
 	tl, m := editTools(map[string]string{"f": b.String()})
 	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: edits})
-	e := wantCode(t, err, CodeInvalidArgument)
+	e := wantCode(t, err, fault.CodeInvalidArgument)
 	if e.Details["count"] != MaxEdits+1 || e.Details["max"] != MaxEdits || !strings.Contains(e.Hint, "write") || m.writes != 0 {
 		t.Fatalf("error %+v, writes %d", e, m.writes)
 	}
@@ -327,7 +329,7 @@ func TestEditResultFitsBound(t *testing.T) {
 	tl, m := editTools(map[string]string{long: "a\n"})
 	tl.MaxBytes = 600
 	_, err = tl.Edit(context.Background(), EditRequest{Path: long, Edits: []EditOp{op("a", "b")}})
-	e := wantCode(t, err, CodeTooLarge)
+	e := wantCode(t, err, fault.CodeTooLarge)
 	if needed, _ := e.Details["needed"].(int); needed <= 600 || e.Details["maxBytes"] != 600 || m.writes != 0 || !strings.Contains(e.Hint, "--max-bytes to "+itoa(needed)) {
 		t.Fatalf("a long path: %+v, writes %d", e, m.writes)
 	}

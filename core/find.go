@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/bmatcuk/doublestar/v4"
 )
 
@@ -50,15 +52,15 @@ func checkGlob(field, g string) (string, error) {
 	if field != "pattern" && strings.HasPrefix(g, "!") {
 		// rg's -g '!x' negates; here include only narrows and exclude only
 		// prunes, so a leading ! would silently match nothing.
-		return "", Errorf(CodeInvalidGlob, "%s %q starts with !, which does not negate here.", field, g).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q starts with !, which does not negate here.", field, g).
 			WithHint("use --exclude to leave paths out, --include to keep only some")
 	}
 	if !doublestar.ValidatePattern(g) {
-		return "", Errorf(CodeInvalidGlob, "%s %q is not a valid glob.", field, g).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q is not a valid glob.", field, g).
 			WithHint("check brackets and braces; escape a literal *, ?, [ or { with a backslash")
 	}
 	if path.IsAbs(g) {
-		return "", Errorf(CodeInvalidGlob, "%s %q is absolute; it must be relative to path.", field, g).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q is absolute; it must be relative to path.", field, g).
 			WithHint("put the directory in path and the rest in %s", field)
 	}
 	// A glob that no path can match is an error, never an empty success
@@ -66,7 +68,7 @@ func checkGlob(field, g string) (string, error) {
 	body := g
 	if strings.HasSuffix(g, "/") {
 		if field == "include" {
-			return "", Errorf(CodeInvalidGlob, "include %q ends with a slash, which names directories; include selects files.", g).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "include %q ends with a slash, which names directories; include selects files.", g).
 				WithHint("drop the final slash, or use --exclude DIR/ to leave directories out")
 		}
 		body = strings.TrimSuffix(g, "/")
@@ -74,10 +76,10 @@ func checkGlob(field, g string) (string, error) {
 	for _, seg := range strings.Split(body, "/") {
 		switch seg {
 		case "":
-			return "", Errorf(CodeInvalidGlob, "%s %q has an empty segment (//), which no path has.", field, g).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has an empty segment (//), which no path has.", field, g).
 				WithHint("write one slash between names")
 		case ".", "..":
-			return "", Errorf(CodeInvalidGlob, "%s %q has a %s segment, which no path below path has.", field, g, seg).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has a %s segment, which no path below path has.", field, g, seg).
 				WithHint("put the directory in path and the rest in %s", field)
 		}
 	}
@@ -97,10 +99,10 @@ func checkGlobs(field string, gs []string) ([]string, error) {
 }
 
 // walker returns the backend's Walker, or NOT_CONFIGURED when it has none.
-func (t *Tools) walker() (Walker, error) {
-	w, ok := t.FS.(Walker)
+func (t *Tools) walker() (backend.Walker, error) {
+	w, ok := t.FS.(backend.Walker)
 	if !ok {
-		return nil, Errorf(CodeNotConfigured, "this backend cannot walk directories.").
+		return nil, fault.Errorf(fault.CodeNotConfigured, "this backend cannot walk directories.").
 			WithHint("read files by their paths, or use a backend that lists directories")
 	}
 	return w, nil
@@ -125,7 +127,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		case "", "dir", "directory", "d":
 			req.Pattern, req.Type = p, "dir"
 		default:
-			return nil, InvalidArgument("pattern %q ends with a slash, which names directories, but --type is %s.", req.Pattern, req.Type).
+			return nil, fault.InvalidArgument("pattern %q ends with a slash, which names directories, but --type is %s.", req.Pattern, req.Type).
 				WithHint("drop the final slash to find a %s, or drop --type", req.Type)
 		}
 	}
@@ -153,10 +155,10 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		dir = "."
 	}
 	res := &FindResult{Results: []FindEntry{}}
-	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
+	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(dir))
 	pg := t.newWalkPage(req.Offset, limit, &FindResult{Path: res.Path, PathBase64: res.PathBase64,
 		Results: []FindEntry{}, Truncated: true, NextOffset: new(req.Offset + limit)})
-	err = w.Walk(ctx, dir, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
+	err = w.Walk(ctx, dir, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e backend.WalkEntry) error {
 		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
 		}
@@ -164,12 +166,12 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 			return nil
 		}
 		if pg.full() {
-			return ErrStopWalk
+			return backend.ErrStopWalk
 		}
 		fe := FindEntry{Type: e.Type.EntryType()}
-		fe.Path, fe.PathBase64 = PathText(e.Path)
+		fe.Path, fe.PathBase64 = fault.PathText(e.Path)
 		if ok, err := pg.fits(fe, e.Path); !ok {
-			return cmp.Or(err, ErrStopWalk)
+			return cmp.Or(err, backend.ErrStopWalk)
 		}
 		res.Results = append(res.Results, fe)
 		return nil
@@ -182,19 +184,19 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 }
 
 // typeFilter turns the type field into a predicate.
-func typeFilter(typ string) (func(FileType) bool, error) {
+func typeFilter(typ string) (func(backend.FileType) bool, error) {
 	switch typ {
 	case "", "any":
-		return func(FileType) bool { return true }, nil
+		return func(backend.FileType) bool { return true }, nil
 	case "file", "f":
-		return func(t FileType) bool { return t == TypeFile }, nil
+		return func(t backend.FileType) bool { return t == backend.TypeFile }, nil
 	case "dir", "directory", "d":
-		return func(t FileType) bool { return t == TypeDir }, nil
+		return func(t backend.FileType) bool { return t == backend.TypeDir }, nil
 	case "symlink", "link", "l":
-		return func(t FileType) bool { return t == TypeSymlink }, nil
+		return func(t backend.FileType) bool { return t == backend.TypeSymlink }, nil
 	case "other":
-		return func(t FileType) bool { return t == TypeOther }, nil
+		return func(t backend.FileType) bool { return t == backend.TypeOther }, nil
 	}
-	return nil, InvalidArgument("type must be file, dir, symlink, other or any, not %q.", typ).
+	return nil, fault.InvalidArgument("type must be file, dir, symlink, other or any, not %q.", typ).
 		WithHint("omit --type to find every kind of entry")
 }

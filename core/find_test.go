@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/bmatcuk/doublestar/v4"
 )
 
@@ -18,30 +20,32 @@ type treeFS struct {
 	visited, opens, infos atomic.Int64
 }
 
-func (f *treeFS) Stat(context.Context, string) (FileInfo, error) {
-	return FileInfo{Type: TypeDir}, nil
+func (f *treeFS) Stat(context.Context, string) (backend.FileInfo, error) {
+	return backend.FileInfo{Type: backend.TypeDir}, nil
 }
-func (f *treeFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return f.Stat(ctx, p) }
-func (f *treeFS) Open(context.Context, string, int64) (FileReader, error) {
-	return nil, Errorf(CodeNotAFile, "a directory.")
+func (f *treeFS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) {
+	return f.Stat(ctx, p)
 }
-func (f *treeFS) ReadDir(context.Context, string, int, int) (DirPage, error) {
-	return DirPage{}, nil
+func (f *treeFS) Open(context.Context, string, int64) (backend.FileReader, error) {
+	return nil, fault.Errorf(fault.CodeNotAFile, "a directory.")
+}
+func (f *treeFS) ReadDir(context.Context, string, int, int) (backend.DirPage, error) {
+	return backend.DirPage{}, nil
 }
 func (f *treeFS) Display(p string) string { return p }
 
-func (f *treeFS) Walk(ctx context.Context, _ string, _ WalkOptions, visit func(WalkEntry) error) error {
+func (f *treeFS) Walk(ctx context.Context, _ string, _ backend.WalkOptions, visit func(backend.WalkEntry) error) error {
 	for i := 0; i < f.files; i++ {
 		f.visited.Add(1)
 		name := fmt.Sprintf("file%05d.txt", i)
-		err := visit(WalkEntry{Path: name, Rel: name, Name: name, Type: TypeFile, Open: func() (io.ReadCloser, error) {
+		err := visit(backend.WalkEntry{Path: name, Rel: name, Name: name, Type: backend.TypeFile, Open: func() (io.ReadCloser, error) {
 			f.opens.Add(1)
 			return io.NopCloser(strings.NewReader("a match here\n")), nil
-		}, Info: func() (FileInfo, error) {
+		}, Info: func() (backend.FileInfo, error) {
 			f.infos.Add(1)
-			return FileInfo{Name: name, Size: 13}, nil
+			return backend.FileInfo{Name: name, Size: 13}, nil
 		}})
-		if err == ErrStopWalk {
+		if err == backend.ErrStopWalk {
 			return nil
 		}
 		if err != nil {
@@ -101,8 +105,8 @@ func TestCheckGlob(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("checkGlob(%q) = %v", g, err)
 		}
-		if err != nil && AsError(err).Code != CodeInvalidGlob {
-			t.Errorf("checkGlob(%q) code %s", g, AsError(err).Code)
+		if err != nil && fault.AsError(err).Code != fault.CodeInvalidGlob {
+			t.Errorf("checkGlob(%q) code %s", g, fault.AsError(err).Code)
 		}
 	}
 }

@@ -14,6 +14,9 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // GrepRequest searches file contents below a path.
@@ -49,7 +52,7 @@ func (g *Globs) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return InvalidArgument("include must be one glob or an array of globs, not %s.", jsonKind(b)).
+		return fault.InvalidArgument("include must be one glob or an array of globs, not %s.", jsonKind(b)).
 			WithHint(`give "*.go", or ["*.go", "*.md"] for several`)
 	}
 	*g = many
@@ -81,16 +84,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	const most = 24 * time.Hour
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		if math.IsNaN(f) || f < 0 || f > most.Seconds() {
-			return InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
+			return fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
 		}
 		*d = Duration(f * float64(time.Second))
 	} else if v, err := time.ParseDuration(s); err == nil {
 		if v < 0 || v > most {
-			return InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
+			return fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
 		}
 		*d = Duration(v)
 	} else {
-		return InvalidArgument("%q is not a duration such as 30s or 2m.", s).WithHint("give a duration such as 30s")
+		return fault.InvalidArgument("%q is not a duration such as 30s or 2m.", s).WithHint("give a duration such as 30s")
 	}
 	return nil
 }
@@ -158,7 +161,7 @@ type GrepResult struct {
 func (req GrepRequest) query() (string, bool, error) {
 	switch {
 	case req.Query != "" && req.Pattern != "":
-		return "", false, InvalidArgument("query and pattern are both given; they are the same field.").
+		return "", false, fault.InvalidArgument("query and pattern are both given; they are the same field.").
 			WithHint("give the text as query, or a regex as pattern")
 	case req.Pattern != "":
 		return req.Pattern, req.Regex == nil || *req.Regex, nil
@@ -221,11 +224,11 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		mode = ModeContent
 	case ModeContent, ModeFiles, ModeCount:
 	default:
-		return nil, InvalidArgument("mode must be content, files or count, not %q.", req.Mode).
+		return nil, fault.InvalidArgument("mode must be content, files or count, not %q.", req.Mode).
 			WithHint("omit --mode for matching lines, or use --mode files for the paths")
 	}
 	if req.Context < 0 || req.Context > GrepMaxContext {
-		return nil, InvalidArgument("context must be 0 to %d, not %d.", GrepMaxContext, req.Context).
+		return nil, fault.InvalidArgument("context must be 0 to %d, not %d.", GrepMaxContext, req.Context).
 			WithHint("pass --context %d or less", GrepMaxContext)
 	}
 	query, isRegex, err := req.query()
@@ -263,8 +266,8 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, path, err)
 	}
-	var w Walker
-	if info.Type == TypeDir {
+	var w backend.Walker
+	if info.Type == backend.TypeDir {
 		if w, err = t.walker(); err != nil {
 			return nil, err
 		}
@@ -345,8 +348,8 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			walkErr = flush()
 			return
 		}
-		walkErr = w.Walk(sctx, path, WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e WalkEntry) error {
-			if e.Type != TypeFile || (len(include) > 0 && !matchAny(include, e.Rel, e.Name)) {
+		walkErr = w.Walk(sctx, path, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e backend.WalkEntry) error {
+			if e.Type != backend.TypeFile || (len(include) > 0 && !matchAny(include, e.Rel, e.Name)) {
 				return nil
 			}
 			if e.Later != nil {
@@ -367,7 +370,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	}()
 
 	res := &GrepResult{Mode: mode, Files: []GrepFile{}}
-	res.Path, res.PathBase64 = PathText(t.FS.Display(path))
+	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(path))
 	pg, err := t.newPage(req, limit, res)
 	if err != nil {
 		return nil, err
@@ -480,8 +483,8 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 // file, unreadable or denied. Any other (EMFILE, EIO) fails the search:
 // skipping it would answer less than the tree holds, with exit 0.
 func skippedFile(err error) bool {
-	switch AsError(err).Code {
-	case CodeNotFound, CodeNotRegular, CodeNotAFile, CodeNotADirectory, CodeSymlink, CodePermissionDenied, CodeDenied:
+	switch fault.AsError(err).Code {
+	case fault.CodeNotFound, fault.CodeNotRegular, fault.CodeNotAFile, fault.CodeNotADirectory, fault.CodeSymlink, fault.CodePermissionDenied, fault.CodeDenied:
 		return true
 	}
 	return false
@@ -564,7 +567,7 @@ func (p *page) refuse(n int, what, path string) bool {
 // newFile is a file's entry with the bytes its path and braces cost.
 func newFile(path string) (GrepFile, int) {
 	f := GrepFile{}
-	f.Path, f.PathBase64 = PathText(path)
+	f.Path, f.PathBase64 = fault.PathText(path)
 	return f, len(`{"path":"","pathBase64":"","blocks":[]},`) + jsonLen(f.Path) + len(f.PathBase64)
 }
 

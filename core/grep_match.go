@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // matcher decides which lines match a query. Lines are found through a
@@ -42,10 +44,10 @@ type matcher struct {
 // position of the offending part.
 func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	if query == "" {
-		return nil, InvalidArgument("query is empty.").WithHint("pass the text to search for")
+		return nil, fault.InvalidArgument("query is empty.").WithHint("pass the text to search for")
 	}
 	if strings.ContainsAny(query, "\n") && !isRegex {
-		return nil, InvalidArgument("query spans lines; grep matches one line at a time.").
+		return nil, fault.InvalidArgument("query spans lines; grep matches one line at a time.").
 			WithHint("search for one line of the text")
 	}
 	if !isRegex && !ignoreCase {
@@ -64,7 +66,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 		return nil, regexError(query, err)
 	}
 	if needsNewline(tree) {
-		return nil, InvalidArgument("the regex has a literal newline; grep matches one line at a time.").
+		return nil, fault.InvalidArgument("the regex has a literal newline; grep matches one line at a time.").
 			WithHint("search for one line of the text (a regex never sees the end of a line as \\n)")
 	}
 	prefix := ""

@@ -5,14 +5,16 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // regexError is INVALID_REGEX for a query that RE2 refuses, with the
 // position (1-based, in characters) and the fragment at fault, and, for the
 // Perl constructs RE2 leaves out (lookaround, backreferences, atomic groups,
 // possessive quantifiers), a message that says so.
-func regexError(query string, err error) *Error {
-	e := Errorf(CodeInvalidRegex, "the regex is not valid: %s.", strings.TrimSuffix(err.Error(), ".")).
+func regexError(query string, err error) *fault.Error {
+	e := fault.Errorf(fault.CodeInvalidRegex, "the regex is not valid: %s.", strings.TrimSuffix(err.Error(), ".")).
 		WithHint("fix the regex, or pass --regex=false to search for the text as it is")
 	se, ok := err.(*syntax.Error)
 	if !ok {

@@ -3,8 +3,9 @@ package core
 import (
 	"bytes"
 	"context"
-	"golang.org/x/text/transform"
 	"io"
+
+	"golang.org/x/text/transform"
 )
 
 // Buffer sizes of one searcher: files are read in chunks of readChunk; a

@@ -5,6 +5,9 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // stuckFS hands out a reader that blocks until released: a worker inside
@@ -15,7 +18,8 @@ type stuckFS struct {
 }
 
 type stuckReader struct {
-	FileReader
+	backend.FileReader
+
 	release chan struct{}
 }
 
@@ -24,7 +28,7 @@ func (r stuckReader) Read(b []byte) (int, error) {
 	return r.FileReader.Read(b)
 }
 
-func (s stuckFS) Open(ctx context.Context, p string, offset int64) (FileReader, error) {
+func (s stuckFS) Open(ctx context.Context, p string, offset int64) (backend.FileReader, error) {
 	r, err := s.memFS.Open(ctx, p, offset)
 	if err != nil {
 		return nil, err
@@ -69,9 +73,9 @@ type failingTreeFS struct {
 	err error
 }
 
-func (f *failingTreeFS) Walk(ctx context.Context, p string, o WalkOptions, visit func(WalkEntry) error) error {
+func (f *failingTreeFS) Walk(ctx context.Context, p string, o backend.WalkOptions, visit func(backend.WalkEntry) error) error {
 	i := 0
-	return f.treeFS.Walk(ctx, p, o, func(e WalkEntry) error {
+	return f.treeFS.Walk(ctx, p, o, func(e backend.WalkEntry) error {
 		if i++; i-1 == f.bad {
 			e.Open = func() (io.ReadCloser, error) { return nil, f.err }
 		}
@@ -87,14 +91,14 @@ func TestGrepNeverSkipsAnIOError(t *testing.T) {
 		err  error
 		fail bool
 	}{
-		{Errorf(CodeIOError, "too many open files."), true},
-		{Errorf(CodeNotFound, "gone."), false},
-		{Errorf(CodePermissionDenied, "unreadable."), false},
+		{fault.Errorf(fault.CodeIOError, "too many open files."), true},
+		{fault.Errorf(fault.CodeNotFound, "gone."), false},
+		{fault.Errorf(fault.CodePermissionDenied, "unreadable."), false},
 	} {
 		tl := &Tools{FS: &failingTreeFS{treeFS: treeFS{files: 5}, bad: 2, err: tc.err}}
 		res, err := tl.Grep(context.Background(), GrepRequest{Query: "match", Mode: ModeCount})
 		if tc.fail {
-			if AsError(err).Code != CodeIOError {
+			if fault.AsError(err).Code != fault.CodeIOError {
 				t.Errorf("%v: want the search to fail with IO_ERROR, got %v", tc.err, err)
 			}
 			continue

@@ -12,6 +12,8 @@ import (
 	"testing/iotest"
 	"time"
 	"unicode/utf16"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 func TestRequiredLiteral(t *testing.T) {
@@ -113,15 +115,15 @@ func TestRegexError(t *testing.T) {
 		{strings.Repeat("(", 1001) + strings.Repeat(")", 1001), 0, "", ""},
 	} {
 		_, err := newMatcher(c.q, true, false)
-		e := AsError(err)
+		e := fault.AsError(err)
 		if c.pos == 0 {
 			// About the whole regex: no position rather than a wrong one.
-			if e == nil || e.Code != CodeInvalidRegex || e.Details != nil {
+			if e == nil || e.Code != fault.CodeInvalidRegex || e.Details != nil {
 				t.Errorf("newMatcher(%.20q...) = %v, want INVALID_REGEX without a position", c.q, e)
 			}
 			continue
 		}
-		if e == nil || e.Code != CodeInvalidRegex || e.Details["position"] != c.pos || e.Details["fragment"] != c.fragment {
+		if e == nil || e.Code != fault.CodeInvalidRegex || e.Details["position"] != c.pos || e.Details["fragment"] != c.fragment {
 			t.Errorf("newMatcher(%q) = %v, want INVALID_REGEX at %d (%q)", c.q, e, c.pos, c.fragment)
 			continue
 		}
@@ -153,7 +155,7 @@ func TestQueriesThatNeedANewline(t *testing.T) {
 		{`a\\nb`, true, false}, // an escaped backslash then n
 	} {
 		_, err := newMatcher(c.q, c.regex, false)
-		if got := err != nil && AsError(err).Code == CodeInvalidArgument; got != c.fail {
+		if got := err != nil && fault.AsError(err).Code == fault.CodeInvalidArgument; got != c.fail {
 			t.Errorf("newMatcher(%q, regex=%v) = %v; want refused: %v", c.q, c.regex, err, c.fail)
 		}
 	}
@@ -192,7 +194,7 @@ func TestDuration(t *testing.T) {
 	}
 	var d Duration
 	for _, bad := range []string{"-1s", "soon", "1e12", "NaN", "-1", "25h"} {
-		if err := d.UnmarshalText([]byte(bad)); err == nil || AsError(err).Code != CodeInvalidArgument {
+		if err := d.UnmarshalText([]byte(bad)); err == nil || fault.AsError(err).Code != fault.CodeInvalidArgument {
 			t.Errorf("duration %q: %v, want INVALID_ARGUMENT", bad, err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // cancelAfterLock is a backend on which the signal arrives while the
@@ -38,7 +40,7 @@ func TestMutationsStopWhenInterrupted(t *testing.T) {
 		fs := newEditFS(map[string]string{"f": "old\n"})
 		ctx, cancel := context.WithCancel(context.Background())
 		err := call(ctx, &Tools{FS: cancelAfterLock{fs, cancel}, LockTimeout: time.Second})
-		if err == nil || AsError(err).Code != CodeInterrupted {
+		if err == nil || fault.AsError(err).Code != fault.CodeInterrupted {
 			t.Errorf("%s interrupted under its lock: %v, want INTERRUPTED", name, err)
 		}
 		if f, _ := fs.get("f"); f == nil || string(f.data) != "old\n" || fs.writes != 0 {

@@ -3,6 +3,8 @@ package core
 import (
 	"regexp"
 	"strconv"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // lineCutMarker ends a line that read cut: the line's whole length in the
@@ -19,6 +21,6 @@ func checkNoLineCut(field, text string) error {
 	if !lineCutPattern.MatchString(text) {
 		return nil
 	}
-	return InvalidArgument("%s holds a line that read cut (…[line cut: N bytes in all]); writing it would destroy the rest of that line.", field).
+	return fault.InvalidArgument("%s holds a line that read cut (…[line cut: N bytes in all]); writing it would destroy the rest of that line.", field).
 		WithHint("read the file again with --line-truncation chars:0 for whole lines, or change it with edit")
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // LsRequest lists a directory, or with depth a bounded tree below it.
@@ -67,7 +70,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	case depth == 0:
 		depth = 1
 	case depth < 0 || depth > LsMaxDepth:
-		return nil, InvalidArgument("depth must be between 1 and %d, not %d.", LsMaxDepth, depth).
+		return nil, fault.InvalidArgument("depth must be between 1 and %d, not %d.", LsMaxDepth, depth).
 			WithHint("use find --pattern '**' to list a whole tree")
 	}
 	w, err := t.walker()
@@ -79,25 +82,25 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 		dir = "."
 	}
 	res := &LsResult{Entries: []LsEntry{}}
-	res.Path, res.PathBase64 = PathText(t.FS.Display(dir))
+	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(dir))
 	pg := t.newWalkPage(req.Offset, limit, &LsResult{Path: res.Path, PathBase64: res.PathBase64,
 		Entries: []LsEntry{}, Truncated: true, NextOffset: new(req.Offset + limit)})
-	err = w.Walk(ctx, dir, WalkOptions{ShowIgnored: true}, func(e WalkEntry) error {
+	err = w.Walk(ctx, dir, backend.WalkOptions{ShowIgnored: true}, func(e backend.WalkEntry) error {
 		// The walk goes below an entry at depth d (its Rel has d-1
 		// slashes) only while d < depth.
 		var next error
-		if e.Type == TypeDir && strings.Count(e.Rel, "/")+1 >= depth {
-			next = ErrSkipDir
+		if e.Type == backend.TypeDir && strings.Count(e.Rel, "/")+1 >= depth {
+			next = backend.ErrSkipDir
 		}
 		if pg.skip() {
 			return next
 		}
 		if pg.full() {
-			return ErrStopWalk
+			return backend.ErrStopWalk
 		}
 		fi, err := e.Info()
 		if err != nil {
-			if AsError(err).Code == CodeNotFound {
+			if fault.AsError(err).Code == fault.CodeNotFound {
 				pg.uncount() // removed since the listing
 				return next
 			}
@@ -105,7 +108,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 		}
 		le := lsEntry(e, fi, depth > 1, req.Long)
 		if ok, err := pg.fits(le, e.Path); !ok {
-			return cmp.Or(err, ErrStopWalk)
+			return cmp.Or(err, backend.ErrStopWalk)
 		}
 		res.Entries = append(res.Entries, le)
 		return next
@@ -118,14 +121,14 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 }
 
 // lsEntry is the output of one walk entry.
-func lsEntry(e WalkEntry, fi FileInfo, withPath, long bool) LsEntry {
+func lsEntry(e backend.WalkEntry, fi backend.FileInfo, withPath, long bool) LsEntry {
 	le := LsEntry{Type: fi.Type.EntryType(), Size: fi.Size, Ignored: e.Ignored}
-	le.Name, le.NameBase64 = PathText(e.Name)
+	le.Name, le.NameBase64 = fault.PathText(e.Name)
 	if withPath {
-		le.Path, le.PathBase64 = PathText(e.Rel)
+		le.Path, le.PathBase64 = fault.PathText(e.Rel)
 	}
-	if fi.Type == TypeSymlink {
-		le.Target, le.TargetBase64 = PathText(fi.Target)
+	if fi.Type == backend.TypeSymlink {
+		le.Target, le.TargetBase64 = fault.PathText(fi.Target)
 	}
 	if long {
 		le.Mtime = fi.ModTime.UTC().Format(time.RFC3339)

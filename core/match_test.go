@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 func str(s string) *string { return &s }
@@ -116,31 +118,25 @@ func TestPlanEditsErrors(t *testing.T) {
 		name    string
 		src     string
 		edits   []EditOp
-		code    Code
+		code    fault.Code
 		details map[string]any
 	}{
-		{"ambiguous exact", "x\ny\nx\n", []EditOp{op("x", "z")}, CodeAmbiguousMatch,
-			map[string]any{"lines": []int{1, 3}, "count": 2, "rung": RungExact, "edit": 0}},
-		{"ambiguous fuzzy", "foo  \nbar\nfoo\t\n", []EditOp{op("foo\n", "baz\n")}, CodeAmbiguousMatch,
-			map[string]any{"lines": []int{1, 3}, "rung": RungTrailingWhitespace}},
-		{"ambiguous second edit", "a\nx\nx\n", []EditOp{op("a", "b"), op("x", "y")}, CodeAmbiguousMatch,
-			map[string]any{"edit": 1, "lines": []int{2, 3}}},
-		{"overlap", "abcdef\n", []EditOp{op("abc", "1"), op("cde", "2")}, CodeOverlap,
-			map[string]any{"edits": []int{0, 1}}},
-		{"overlap in reverse order", "abcdef\n", []EditOp{op("cde", "2"), op("abc", "1")}, CodeOverlap,
-			map[string]any{"edits": []int{0, 1}}},
-		{"same region twice", "abc\n", []EditOp{op("b", "1"), op("b", "2")}, CodeOverlap, nil},
-		{"no match", "a\nb\n", []EditOp{op("zzz", "y")}, CodeNoMatch, map[string]any{"edit": 0}},
-		{"gutter not consecutive", "one\ntwo\n", []EditOp{op("1\tone\n5\ttwo", "x")}, CodeNoMatch, nil},
-		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, CodeAmbiguousMatch,
-			map[string]any{"lines": []int{1, 1}, "rung": RungUnicode}},
-		{"no match inside one rune's folding", "\uFB01\n", []EditOp{op("i", "x")}, CodeNoMatch, nil},
-		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, CodeNoMatch, nil},
+		{"ambiguous exact", "x\ny\nx\n", []EditOp{op("x", "z")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 3}, "count": 2, "rung": RungExact, "edit": 0}},
+		{"ambiguous fuzzy", "foo  \nbar\nfoo\t\n", []EditOp{op("foo\n", "baz\n")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 3}, "rung": RungTrailingWhitespace}},
+		{"ambiguous second edit", "a\nx\nx\n", []EditOp{op("a", "b"), op("x", "y")}, fault.CodeAmbiguousMatch, map[string]any{"edit": 1, "lines": []int{2, 3}}},
+		{"overlap", "abcdef\n", []EditOp{op("abc", "1"), op("cde", "2")}, fault.CodeOverlap, map[string]any{"edits": []int{0, 1}}},
+		{"overlap in reverse order", "abcdef\n", []EditOp{op("cde", "2"), op("abc", "1")}, fault.CodeOverlap, map[string]any{"edits": []int{0, 1}}},
+		{"same region twice", "abc\n", []EditOp{op("b", "1"), op("b", "2")}, fault.CodeOverlap, nil},
+		{"no match", "a\nb\n", []EditOp{op("zzz", "y")}, fault.CodeNoMatch, map[string]any{"edit": 0}},
+		{"gutter not consecutive", "one\ntwo\n", []EditOp{op("1\tone\n5\ttwo", "x")}, fault.CodeNoMatch, nil},
+		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 1}, "rung": RungUnicode}},
+		{"no match inside one rune's folding", "\uFB01\n", []EditOp{op("i", "x")}, fault.CodeNoMatch, nil},
+		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, fault.CodeNoMatch, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := planBoth(t, tc.src, tc.edits)
-			var e *Error
+			var e *fault.Error
 			if !errors.As(err, &e) || e.Code != tc.code {
 				t.Fatalf("err %v, want %s", err, tc.code)
 			}
@@ -156,8 +152,8 @@ func TestPlanEditsErrors(t *testing.T) {
 func TestNoMatchClosestRegion(t *testing.T) {
 	src := "package p\n\nfunc alpha() int {\n\treturn 1\n}\n\nfunc beta() int {\n\treturn 2\n}\n"
 	_, _, err := planBoth(t, src, []EditOp{op("func beta() int {\n\treturn 3\n}", "x")})
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeNoMatch {
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Code != fault.CodeNoMatch {
 		t.Fatalf("err %v, want NO_MATCH", err)
 	}
 	c, ok := e.Details["closest"].(ClosestRegion)
@@ -218,8 +214,8 @@ func TestStripGutter(t *testing.T) {
 func TestUnevenIndentationHint(t *testing.T) {
 	n := "if x {\ny()\nz()\n}"
 	_, _, err := planBoth(t, "func f() {\n\tfor {\n\t\tif x {\n\t\t\ty()\n\t\t}\n\t}\n}\n", []EditOp{{OldText: "if x {\ny()\n}", NewText: &n}})
-	if e := AsError(err); e == nil || e.Code != CodeNoMatch || !strings.Contains(e.Hint, "indentation") || !strings.Contains(e.Hint, "lines 3-5") {
-		t.Fatalf("uneven indentation: %v (hint %q)", err, AsError(err).Hint)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeNoMatch || !strings.Contains(e.Hint, "indentation") || !strings.Contains(e.Hint, "lines 3-5") {
+		t.Fatalf("uneven indentation: %v (hint %q)", err, fault.AsError(err).Hint)
 	}
 }
 
@@ -229,42 +225,42 @@ func TestEditLadderRefusesLookAlikes(t *testing.T) {
 		name, src string
 		edits     []EditOp
 		want      string // the edited content, or "" for an error
-		code      Code
+		code      fault.Code
 	}{
 		{"a deleting edit whose old text is stale is NO_MATCH, not already applied",
-			"a\nfoo()\nbar()\nc\n", []EditOp{{OldText: "foo(1)\nbar()\n", NewText: str("bar()\n")}}, "", CodeNoMatch},
+			"a\nfoo()\nbar()\nc\n", []EditOp{{OldText: "foo(1)\nbar()\n", NewText: str("bar()\n")}}, "", fault.CodeNoMatch},
 		{"a batch never half applies through already-applied",
 			"import a\n\nfunc main() {\n\tlegacyInit()\n\trun()\n}\n",
-			[]EditOp{{OldText: "import a", NewText: str("import b")}, {OldText: "\tlegacyInit(cfg)\n\trun()", NewText: str("\trun()")}}, "", CodeNoMatch},
+			[]EditOp{{OldText: "import a", NewText: str("import b")}, {OldText: "\tlegacyInit(cfg)\n\trun()", NewText: str("\trun()")}}, "", fault.CodeNoMatch},
 		{"already applied beside a real edit is a file in another state",
-			"a\nB\nc\n", []EditOp{{OldText: "b", NewText: str("B")}, {OldText: "c", NewText: str("C")}}, "", CodeNoMatch},
+			"a\nB\nc\n", []EditOp{{OldText: "b", NewText: str("B")}, {OldText: "c", NewText: str("C")}}, "", fault.CodeNoMatch},
 		{"a stale edit whose newText is a common line never half-applies a batch",
 			"func f() error {\n\tx := 1\n\treturn nil\n}\n",
-			[]EditOp{{OldText: "\tx := 2", NewText: str("\treturn nil")}, {OldText: "func f()", NewText: str("func g()")}}, "", CodeNoMatch},
+			[]EditOp{{OldText: "\tx := 2", NewText: str("\treturn nil")}, {OldText: "func f()", NewText: str("func g()")}}, "", fault.CodeNoMatch},
 		{"a retried batch is already applied whole",
 			"a\nB\nC\n", []EditOp{{OldText: "b", NewText: str("B")}, {OldText: "c", NewText: str("C")}}, "a\nB\nC\n", ""},
 		{"newText in several places is no proof of a retry",
-			"x\nB\nB\n", []EditOp{{OldText: "b", NewText: str("B")}}, "", CodeNoMatch},
+			"x\nB\nB\n", []EditOp{{OldText: "b", NewText: str("B")}}, "", fault.CodeNoMatch},
 		{"a line the model adds keeps a number that looks like a gutter",
 			"ports:\n  web: 1\n  db: 2\nend\n", []EditOp{{OldText: "2\t  web: 1", NewText: str("2\t  web: 1\n  8080: web")}},
 			"ports:\n  web: 1\n  8080: web\n  db: 2\nend\n", ""},
 		{"a real retry is already applied",
 			"x = foo(2)\n", []EditOp{{OldText: "x = foo(1)", NewText: str("x = foo(2)")}}, "x = foo(2)\n", ""},
 		{"newText inside a longer line is no proof of a retry",
-			"x = foo(2)\n", []EditOp{{OldText: "foo(1)", NewText: str("foo(2)")}}, "", CodeNoMatch},
+			"x = foo(2)\n", []EditOp{{OldText: "foo(1)", NewText: str("foo(2)")}}, "", fault.CodeNoMatch},
 		{"a YAML key is not a gutter",
-			"ports:\n  8080: web\n", []EditOp{{OldText: "9090: web", NewText: str("9090: api")}}, "", CodeNoMatch},
+			"ports:\n  8080: web\n", []EditOp{{OldText: "9090: web", NewText: str("9090: api")}}, "", fault.CodeNoMatch},
 		{"a TSV id is not a gutter",
-			"id\tfruit\n1\tapple\n2\tbanana\n", []EditOp{{OldText: "3\tbanana", NewText: str("3\tcherry")}}, "", CodeNoMatch},
+			"id\tfruit\n1\tapple\n2\tbanana\n", []EditOp{{OldText: "3\tbanana", NewText: str("3\tcherry")}}, "", fault.CodeNoMatch},
 		{"a real gutter, with an added line in newText",
 			"a\nb\nc\n", []EditOp{{OldText: "2\tb\n3\tc", NewText: str("2\tb\nnew line\n3\tc")}}, "a\nb\nnew line\nc\n", ""},
 		{"uneven indentation is not a whitespace match",
 			"func f() {\n\tfor {\n\t\tif x {\n\t\t\ty()\n\t\t}\n\t}\n}\n",
-			[]EditOp{{OldText: "if x {\ny()\n}", NewText: str("if x {\ny()\nz()\n}")}}, "", CodeNoMatch},
+			[]EditOp{{OldText: "if x {\ny()\n}", NewText: str("if x {\ny()\nz()\n}")}}, "", fault.CodeNoMatch},
 		{"overlapping occurrences are ambiguous",
-			"x\n\t}\n}\n}\ny\n", []EditOp{{OldText: "}\n}\n", NewText: str("}\n// end\n}\n")}}, "", CodeAmbiguousMatch},
+			"x\n\t}\n}\n}\ny\n", []EditOp{{OldText: "}\n}\n", NewText: str("}\n// end\n}\n")}}, "", fault.CodeAmbiguousMatch},
 		{"overlapping occurrences within a line are ambiguous",
-			"aaa\n", []EditOp{{OldText: "aa", NewText: str("X")}}, "", CodeAmbiguousMatch},
+			"aaa\n", []EditOp{{OldText: "aa", NewText: str("X")}}, "", fault.CodeAmbiguousMatch},
 		{"replaceAll rewrites non-overlapping occurrences",
 			"aaa\n", []EditOp{{OldText: "aa", NewText: str("X"), ReplaceAll: true}}, "Xa\n", ""},
 	}
@@ -272,7 +268,7 @@ func TestEditLadderRefusesLookAlikes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out, _, err := planBoth(t, tc.src, tc.edits)
 			if tc.code != "" {
-				if err == nil || AsError(err).Code != tc.code {
+				if err == nil || fault.AsError(err).Code != tc.code {
 					t.Fatalf("got %q, %v; want %s", out, err, tc.code)
 				}
 				return
@@ -364,7 +360,7 @@ func TestPlanLargeBatch(t *testing.T) {
 	// An ambiguous edit late in the batch is found through the index.
 	edits = append(edits, op("tail", "x"))
 	_, _, err = newText(src.String()).plan(edits)
-	if e := AsError(err); e == nil || e.Code != CodeAmbiguousMatch || e.Details["edit"] != len(edits)-1 {
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeAmbiguousMatch || e.Details["edit"] != len(edits)-1 {
 		t.Fatalf("ambiguous late edit: %v", err)
 	}
 }

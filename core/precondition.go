@@ -1,5 +1,10 @@
 package core
 
+import (
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+)
+
 // Precondition is what a mutation expects the file to be, taken from an
 // earlier read: a mismatch is STALE and nothing is changed, so an agent never
 // overwrites a change it has not seen. Embedded in write, edit and rm requests.
@@ -14,12 +19,12 @@ func (p Precondition) Set() bool { return p.ExpectedVersion != "" || p.ExpectedS
 // Check compares the expectation with the file as it is now: info is its
 // current state (exists false when missing) and sum computes its sha256
 // only when one is expected. It must run under the mutation's lock.
-func (p Precondition) Check(path string, info FileInfo, exists bool, sum func() (string, error)) error {
+func (p Precondition) Check(path string, info backend.FileInfo, exists bool, sum func() (string, error)) error {
 	if !p.Set() {
 		return nil
 	}
 	stale := func(why string) error {
-		e := Errorf(CodeStale, "the file changed since it was read: %s.", why).WithPath(path).
+		e := fault.Errorf(fault.CodeStale, "the file changed since it was read: %s.", why).WithPath(path).
 			WithHint("read the file again and redo the change against its current content")
 		if exists {
 			e.WithDetail("currentVersion", info.Version)

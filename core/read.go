@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // Read caps from the reference.
@@ -89,14 +91,14 @@ func (l *LineTruncation) UnmarshalJSON(b []byte) error {
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		if err := l.UnmarshalText([]byte(s)); err != nil {
-			return InvalidArgument("lineTruncation: %s.", err).WithHint(lineTruncationHint)
+			return fault.InvalidArgument("lineTruncation: %s.", err).WithHint(lineTruncationHint)
 		}
 		return nil
 	}
 	type plain LineTruncation
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
-		return InvalidArgument(`lineTruncation must be {"chars":N} or {"bytes":N}.`).WithHint(lineTruncationHint)
+		return fault.InvalidArgument(`lineTruncation must be {"chars":N} or {"bytes":N}.`).WithHint(lineTruncationHint)
 	}
 	*l = LineTruncation(p)
 	return l.valid()
@@ -109,10 +111,10 @@ const lineTruncationHint = "for example --line-truncation chars:200, or bytes:50
 
 func (l LineTruncation) valid() error {
 	if (l.Bytes == nil) == (l.Chars == nil) {
-		return InvalidArgument("lineTruncation takes exactly one of bytes or chars.").WithHint(lineTruncationHint)
+		return fault.InvalidArgument("lineTruncation takes exactly one of bytes or chars.").WithHint(lineTruncationHint)
 	}
 	if n, _ := l.limit(); n < 0 {
-		return InvalidArgument("lineTruncation must be at least 0, not %d.", n).WithHint(lineTruncationHint)
+		return fault.InvalidArgument("lineTruncation must be at least 0, not %d.", n).WithHint(lineTruncationHint)
 	}
 	return nil
 }
@@ -193,7 +195,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	info := f.Info()
 	display := t.FS.Display(req.Path)
 	if req.ExpectedVersion != "" && req.ExpectedVersion != info.Version {
-		return nil, Errorf(CodeStale, "the file changed since the previous window was read.").WithPath(display).
+		return nil, fault.Errorf(fault.CodeStale, "the file changed since the previous window was read.").WithPath(display).
 			WithDetail("currentVersion", info.Version).
 			WithHint("its offsets no longer name the same bytes: read it again from the start")
 	}
@@ -215,11 +217,11 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 		return nil, err
 	}
 	res := &ReadResult{Kind: string(cls.kind), Version: info.Version}
-	res.Path, res.PathBase64 = PathText(display)
+	res.Path, res.PathBase64 = fault.PathText(display)
 	switch cls.kind {
 	case kindImage, kindPDF:
 		if req.Offset > 1 || req.Offset < 0 || req.ByteOffset > 0 {
-			return nil, InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.mime).
+			return nil, fault.InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.mime).
 				WithPath(display).WithHint("read it without --offset or --byte-offset")
 		}
 		data, err := readMedia(br, info.Size, display)
@@ -297,14 +299,14 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 func (req ReadRequest) check() error {
 	switch {
 	case req.Path == "":
-		return InvalidArgument("path is required.").WithHint("name the file to read, for example agentfs read main.go")
+		return fault.InvalidArgument("path is required.").WithHint("name the file to read, for example agentfs read main.go")
 	case req.ByteOffset < 0:
-		return InvalidArgument("byteOffset must be 0 or more, not %d.", req.ByteOffset)
+		return fault.InvalidArgument("byteOffset must be 0 or more, not %d.", req.ByteOffset)
 	case req.Limit < 0:
-		return InvalidArgument("limit must be at least 1, not %d.", req.Limit).
+		return fault.InvalidArgument("limit must be at least 1, not %d.", req.Limit).
 			WithHint("omit --limit for the default of %d lines", ReadMaxLines)
 	case req.ByteOffset > 0 && req.Offset == 0:
-		return InvalidArgument("byteOffset is given without offset.").
+		return fault.InvalidArgument("byteOffset is given without offset.").
 			WithHint("pass nextOffset and nextByteOffset of the previous read as --offset and --byte-offset together, or --offset alone")
 	}
 	if req.LineTruncation.set() {
@@ -345,7 +347,7 @@ func abs(n int) int {
 
 func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
 	tooLarge := func(n int64) error {
-		return Errorf(CodeTooLarge, "the file is %d bytes, over the %d bytes (3.5 MiB) returned inline.", n, int64(ReadMaxMediaBytes)).
+		return fault.Errorf(fault.CodeTooLarge, "the file is %d bytes, over the %d bytes (3.5 MiB) returned inline.", n, int64(ReadMaxMediaBytes)).
 			WithPath(display).WithDetail("size", n).
 			WithHint("use a smaller or downscaled copy of the file")
 	}
@@ -369,7 +371,7 @@ func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
 func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display string) (lr *lineReader, midLine bool, err error) {
 	off, bomLen := req.ByteOffset, int64(len(c.bom))
 	notStart := func(why string) error {
-		return InvalidArgument("byteOffset %d is not the start of a line: %s.", off, why).WithPath(display).
+		return fault.InvalidArgument("byteOffset %d is not the start of a line: %s.", off, why).WithPath(display).
 			WithHint("pass nextOffset and nextByteOffset of the previous read as --offset and --byte-offset together, or --offset alone")
 	}
 	if off < bomLen || off%int64(c.unit) != 0 {
@@ -385,7 +387,7 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 	}
 	if size := f.Info().Size; off >= size {
 		f.Close()
-		return nil, false, InvalidArgument("byteOffset %d is at or past the end of the file (%d bytes).", off, size).
+		return nil, false, fault.InvalidArgument("byteOffset %d is at or past the end of the file (%d bytes).", off, size).
 			WithPath(display).WithDetail("size", size).
 			WithHint("the previous read was the last window; read from the start (--offset 1) if the file changed")
 	}
@@ -438,15 +440,15 @@ func indexUnit(b, unit []byte, width int) int {
 }
 
 func ioError(err error, display string) error {
-	if e := (*Error)(nil); errors.As(err, &e) {
+	if e := (*fault.Error)(nil); errors.As(err, &e) {
 		return e
 	}
-	return Errorf(CodeIOError, "the file could not be read.").WithPath(display).WithCause(err).
+	return fault.Errorf(fault.CodeIOError, "the file could not be read.").WithPath(display).WithCause(err).
 		WithHint("retry; if it persists, check the file system")
 }
 
 func notText(display, what string, line int) error {
-	e := Errorf(CodeNotText, "%s.", what).WithPath(display).
+	e := fault.Errorf(fault.CodeNotText, "%s.", what).WithPath(display).
 		WithHint(`if it is text in another encoding, pass it: --encoding latin1 or {"encoding":"shift_jis"}`)
 	if line > 0 {
 		e.WithDetail("line", line)
@@ -592,7 +594,7 @@ func (w *window) passed(lr *lineReader) int {
 }
 
 func pastEnd(offset, lines int, display string) error {
-	return InvalidArgument("offset %d is past the end of the file, which has %d line(s).", offset, lines).
+	return fault.InvalidArgument("offset %d is past the end of the file, which has %d line(s).", offset, lines).
 		WithPath(display).WithDetail("totalLines", lines).
 		WithHint("pass an --offset up to %d, or --offset -N for the last N lines", max(lines, 1))
 }

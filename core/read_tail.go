@@ -8,6 +8,8 @@ import (
 	"hash"
 	"io"
 	"math"
+
+	"github.com/agentfs/agentfs/backend"
 )
 
 // ReadCountMaxBytes is the largest file whose lines read counts when a
@@ -34,7 +36,7 @@ var errChanged = errors.New("the file became shorter while it was read")
 // ReadCountMaxBytes, otherwise counted from the end (-n, the last line being
 // -1). br is the stream f opened at 0, through h, of which only a prefix was
 // peeked.
-func (t *Tools) tail(ctx context.Context, f FileReader, br *bufio.Reader, h hash.Hash, req ReadRequest, c codec, display string) (*lineReader, int, error) {
+func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, req ReadRequest, c codec, display string) (*lineReader, int, error) {
 	n := int64(req.Offset)
 	if n == math.MinInt64 {
 		n++

@@ -19,6 +19,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/text/encoding/htmlindex"
 )
 
@@ -53,23 +55,23 @@ func (m *memFS) isDir(p string) bool {
 	return false
 }
 
-func (m *memFS) Stat(_ context.Context, p string) (FileInfo, error) {
+func (m *memFS) Stat(_ context.Context, p string) (backend.FileInfo, error) {
 	p = path.Clean(p)
 	if b, ok := m.files[p]; ok {
-		return FileInfo{Name: path.Base(p), Size: int64(len(b)), Type: TypeFile, Version: m.versions[p]}, nil
+		return backend.FileInfo{Name: path.Base(p), Size: int64(len(b)), Type: backend.TypeFile, Version: m.versions[p]}, nil
 	}
 	if m.isDir(p) {
-		return FileInfo{Name: path.Base(p), Type: TypeDir}, nil
+		return backend.FileInfo{Name: path.Base(p), Type: backend.TypeDir}, nil
 	}
-	return FileInfo{}, Errorf(CodeNotFound, "no such file or directory.").WithPath(p)
+	return backend.FileInfo{}, fault.Errorf(fault.CodeNotFound, "no such file or directory.").WithPath(p)
 }
 
-func (m *memFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return m.Stat(ctx, p) }
+func (m *memFS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) { return m.Stat(ctx, p) }
 
 type memReader struct {
 	// Reader holds the whole file, at the offset of the open.
 	*bytes.Reader
-	info FileInfo
+	info backend.FileInfo
 	fs   *memFS
 }
 
@@ -87,23 +89,23 @@ func (r *memReader) ReadAt(b []byte, off int64) (int, error) {
 	return n, err
 }
 
-func (r *memReader) Close() error   { return nil }
-func (r *memReader) Info() FileInfo { return r.info }
+func (r *memReader) Close() error           { return nil }
+func (r *memReader) Info() backend.FileInfo { return r.info }
 
-func (m *memFS) Open(ctx context.Context, p string, offset int64) (FileReader, error) {
+func (m *memFS) Open(ctx context.Context, p string, offset int64) (backend.FileReader, error) {
 	fi, err := m.Stat(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	if fi.Type == TypeDir {
-		return nil, Errorf(CodeNotAFile, "the path is a directory, not a file.").WithPath(p).WithHint("use ls")
+	if fi.Type == backend.TypeDir {
+		return nil, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(p).WithHint("use ls")
 	}
 	r := bytes.NewReader(m.files[path.Clean(p)])
 	r.Seek(offset, io.SeekStart)
 	return &memReader{Reader: r, info: fi, fs: m}, nil
 }
 
-func (m *memFS) ReadDir(_ context.Context, p string, offset, limit int) (DirPage, error) {
+func (m *memFS) ReadDir(_ context.Context, p string, offset, limit int) (backend.DirPage, error) {
 	p = path.Clean(p)
 	seen := map[string]bool{}
 	for k := range m.files {
@@ -122,17 +124,17 @@ func (m *memFS) ReadDir(_ context.Context, p string, offset, limit int) (DirPage
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var page DirPage
+	var page backend.DirPage
 	for _, n := range names[min(offset, len(names)):min(offset+limit, len(names))] {
-		page.Entries = append(page.Entries, FileInfo{Name: n, ModTime: time.Unix(0, 0)})
+		page.Entries = append(page.Entries, backend.FileInfo{Name: n, ModTime: time.Unix(0, 0)})
 	}
 	return page, nil
 }
 
 func (m *memFS) Display(p string) string { return path.Clean(p) }
 
-func codeOf(err error) Code {
-	var e *Error
+func codeOf(err error) fault.Code {
+	var e *fault.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -168,7 +170,7 @@ func TestReadTable(t *testing.T) {
 		next       int // 0: none
 		cut        int
 		noSum      bool // the whole file was seen, but not from the start
-		err        Code
+		err        fault.Code
 	}{
 		{name: "empty", file: "", content: "", ending: "none", encoding: "utf-8"},
 		{name: "lf", file: "a\nb\n", content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
@@ -201,7 +203,7 @@ func TestReadTable(t *testing.T) {
 		{name: "tail line numbers", file: "a\nb\nc\n", req: ReadRequest{Offset: -1, IncludeLineNumbers: true}, content: "3\tc\n", ending: "lf", encoding: "utf-8", total: 3, noSum: true},
 		{name: "tail cut", file: "a\n" + strings.Repeat("é", 2001) + "\n", req: ReadRequest{Offset: -1}, content: strings.Repeat("é", 2000) + " …[line cut: 4002 bytes in all]\n", ending: "lf", encoding: "utf-8", total: 2, cut: 1, noSum: true},
 		{name: "tail utf-16le", file: utf16le("a\r\n\u0a0a\u010a\r\nc\r\n", true), req: ReadRequest{Offset: -2}, content: "\u0a0a\u010a\nc\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 3, noSum: true},
-		{name: "tail utf-16le odd end", file: utf16le("a\nb", true) + "\n", req: ReadRequest{Offset: -1, Encoding: "utf-16le"}, content: "", ending: "", bom: true, encoding: "utf-16le", err: CodeNotText},
+		{name: "tail utf-16le odd end", file: utf16le("a\nb", true) + "\n", req: ReadRequest{Offset: -1, Encoding: "utf-16le"}, content: "", ending: "", bom: true, encoding: "utf-16le", err: fault.CodeNotText},
 		{name: "tail utf-16be", file: utf16be("a\n\u0a0a\nc"), req: ReadRequest{Offset: -2}, content: "\u0a0a\nc", ending: "lf", bom: true, encoding: "utf-16be", total: 3, noSum: true},
 		{name: "tail shift_jis", file: "\x93\xfa\n\x96\x7b\n", req: ReadRequest{Offset: -1, Encoding: "shift_jis"}, content: "本\n", ending: "lf", encoding: "shift_jis", total: 2, noSum: true},
 		{name: "limit at end", file: "a\nb\n", req: ReadRequest{Limit: 2}, content: "a\nb\n", ending: "lf", encoding: "utf-8", total: 2},
@@ -277,32 +279,32 @@ func TestReadErrors(t *testing.T) {
 	tl := &Tools{FS: fsys}
 	tests := []struct {
 		req  ReadRequest
-		code Code
+		code fault.Code
 		msg  string
 	}{
-		{ReadRequest{Path: ""}, CodeInvalidArgument, "path is required"},
-		{ReadRequest{Path: "a.txt", Limit: -1}, CodeInvalidArgument, "limit"},
-		{ReadRequest{Path: "a.txt", ByteOffset: 4}, CodeInvalidArgument, "without offset"},
-		{ReadRequest{Path: "a.txt", Offset: 5}, CodeInvalidArgument, "has 3 line(s)"},
-		{ReadRequest{Path: "a.txt", Offset: 4}, CodeInvalidArgument, "has 3 line(s)"},
-		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 5}, CodeInvalidArgument, "not the start of a line"},
-		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 14}, CodeInvalidArgument, "past the end"},
-		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 99}, CodeInvalidArgument, "past the end"},
-		{ReadRequest{Path: "long.txt", Offset: 2, ByteOffset: 2101}, CodeInvalidArgument, "line starts in the bytes before"},
-		{ReadRequest{Path: "long.txt", Offset: 2, ByteOffset: 2003}, CodeInvalidArgument, "line starts in the bytes before"},
+		{ReadRequest{Path: ""}, fault.CodeInvalidArgument, "path is required"},
+		{ReadRequest{Path: "a.txt", Limit: -1}, fault.CodeInvalidArgument, "limit"},
+		{ReadRequest{Path: "a.txt", ByteOffset: 4}, fault.CodeInvalidArgument, "without offset"},
+		{ReadRequest{Path: "a.txt", Offset: 5}, fault.CodeInvalidArgument, "has 3 line(s)"},
+		{ReadRequest{Path: "a.txt", Offset: 4}, fault.CodeInvalidArgument, "has 3 line(s)"},
+		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 5}, fault.CodeInvalidArgument, "not the start of a line"},
+		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 14}, fault.CodeInvalidArgument, "past the end"},
+		{ReadRequest{Path: "a.txt", Offset: 2, ByteOffset: 99}, fault.CodeInvalidArgument, "past the end"},
+		{ReadRequest{Path: "long.txt", Offset: 2, ByteOffset: 2101}, fault.CodeInvalidArgument, "line starts in the bytes before"},
+		{ReadRequest{Path: "long.txt", Offset: 2, ByteOffset: 2003}, fault.CodeInvalidArgument, "line starts in the bytes before"},
 		// A byteOffset that splits a CRLF, lands in the BOM, in a UTF-8
 		// character or in a UTF-16 unit is refused, never read from.
-		{ReadRequest{Path: "crlf.txt", Offset: 2, ByteOffset: 3}, CodeInvalidArgument, "not the start of a line"},
-		{ReadRequest{Path: "bom.txt", Offset: 1, ByteOffset: 1}, CodeInvalidArgument, "byte-order mark"},
-		{ReadRequest{Path: "bom.txt", Offset: 1, ByteOffset: 2}, CodeInvalidArgument, "byte-order mark"},
-		{ReadRequest{Path: "utf8.txt", Offset: 2, ByteOffset: 4}, CodeInvalidArgument, "not the start of a line"},
-		{ReadRequest{Path: "u16.txt", Offset: 2, ByteOffset: 7}, CodeInvalidArgument, "inside a character"},
-		{ReadRequest{Path: "a.txt", Encoding: "klingon"}, CodeInvalidArgument, "unknown encoding"},
-		{ReadRequest{Path: "latin.txt"}, CodeNotText, "not UTF-8"},
-		{ReadRequest{Path: "late.txt", Offset: 1990}, CodeNotText, "line 2001"},
-		{ReadRequest{Path: "a.txx"}, CodeNotFound, ""},
-		{ReadRequest{Path: "dir"}, CodeNotAFile, ""},
-		{ReadRequest{Path: "big.png"}, CodeTooLarge, "3.5 MiB"},
+		{ReadRequest{Path: "crlf.txt", Offset: 2, ByteOffset: 3}, fault.CodeInvalidArgument, "not the start of a line"},
+		{ReadRequest{Path: "bom.txt", Offset: 1, ByteOffset: 1}, fault.CodeInvalidArgument, "byte-order mark"},
+		{ReadRequest{Path: "bom.txt", Offset: 1, ByteOffset: 2}, fault.CodeInvalidArgument, "byte-order mark"},
+		{ReadRequest{Path: "utf8.txt", Offset: 2, ByteOffset: 4}, fault.CodeInvalidArgument, "not the start of a line"},
+		{ReadRequest{Path: "u16.txt", Offset: 2, ByteOffset: 7}, fault.CodeInvalidArgument, "inside a character"},
+		{ReadRequest{Path: "a.txt", Encoding: "klingon"}, fault.CodeInvalidArgument, "unknown encoding"},
+		{ReadRequest{Path: "latin.txt"}, fault.CodeNotText, "not UTF-8"},
+		{ReadRequest{Path: "late.txt", Offset: 1990}, fault.CodeNotText, "line 2001"},
+		{ReadRequest{Path: "a.txx"}, fault.CodeNotFound, ""},
+		{ReadRequest{Path: "dir"}, fault.CodeNotAFile, ""},
+		{ReadRequest{Path: "big.png"}, fault.CodeTooLarge, "3.5 MiB"},
 	}
 	for _, tc := range tests {
 		_, err := tl.Read(context.Background(), tc.req)
@@ -311,7 +313,7 @@ func TestReadErrors(t *testing.T) {
 		}
 	}
 	_, err := tl.Read(context.Background(), ReadRequest{Path: "a.txx"})
-	if e := AsError(err); len(e.Suggestions) != 1 || e.Suggestions[0] != "a.txt" {
+	if e := fault.AsError(err); len(e.Suggestions) != 1 || e.Suggestions[0] != "a.txt" {
 		t.Errorf("suggestions = %v, want [a.txt]", e.Suggestions)
 	}
 }
@@ -347,7 +349,7 @@ func TestReadMedia(t *testing.T) {
 			t.Errorf("%s: data %q sha256 %q", tc.path, res.Data, res.Sha256)
 		}
 	}
-	if _, err := tl.Read(context.Background(), ReadRequest{Path: "a.png", Offset: 2}); codeOf(err) != CodeInvalidArgument {
+	if _, err := tl.Read(context.Background(), ReadRequest{Path: "a.png", Offset: 2}); codeOf(err) != fault.CodeInvalidArgument {
 		t.Errorf("offset on an image: %v", err)
 	}
 }
@@ -374,9 +376,9 @@ func readFitting(t testing.TB, tl *Tools, req ReadRequest) (*ReadResult, error) 
 			}
 			return res, nil
 		}
-		e := AsError(err)
+		e := fault.AsError(err)
 		needed, ok := e.Details["needed"].(int)
-		if e.Code != CodeTooLarge || !ok {
+		if e.Code != fault.CodeTooLarge || !ok {
 			return nil, err
 		}
 		if needed <= at.maxBytes() || e.Details["maxBytes"] != at.maxBytes() {
@@ -697,7 +699,7 @@ func FuzzReadWindow(f *testing.F) {
 		tl := &Tools{FS: newMemFS(map[string]string{"f": string(data)}), MaxBytes: int(maxBytes)}
 		first, err := readFitting(t, tl, ReadRequest{Path: "f", Limit: int(limit)})
 		if err != nil {
-			if c := codeOf(err); c != CodeNotText {
+			if c := codeOf(err); c != fault.CodeNotText {
 				t.Fatalf("read: %v", err)
 			}
 			return
@@ -836,7 +838,7 @@ func TestLineTruncationParse(t *testing.T) {
 	var req ReadRequest
 	for _, bad := range []string{`{"path":"f","lineTruncation":{"chars":1,"bytes":2}}`, `{"path":"f","lineTruncation":{"lines":2}}`,
 		`{"path":"f","lineTruncation":7}`, `{"path":"f","lineTruncation":{}}`, `{"path":"f","lineTruncation":{"bytes":-3}}`, `{"path":"f","lineTruncation":"chars:x"}`} {
-		if err := DecodeJSON([]byte(bad), &req); codeOf(err) != CodeInvalidArgument {
+		if err := DecodeJSON([]byte(bad), &req); codeOf(err) != fault.CodeInvalidArgument {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // A request is a plain struct whose tags are the single source for its JSON
@@ -110,19 +112,19 @@ func DecodeJSON(data []byte, req any) error {
 	dec.UseNumber()
 	raw, err := decodeValue(dec, "")
 	if err != nil {
-		var e *Error
+		var e *fault.Error
 		if errors.As(err, &e) {
 			return e
 		}
-		return InvalidArgument("the request is not valid JSON: %s.", jsonErrorText(err)).
+		return fault.InvalidArgument("the request is not valid JSON: %s.", jsonErrorText(err)).
 			WithHint(`send one JSON object, for example {"path":"main.go"}`)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return InvalidArgument("the request has data after its JSON object.").
+		return fault.InvalidArgument("the request has data after its JSON object.").
 			WithHint("send exactly one JSON object per request")
 	}
 	if _, ok := raw.(map[string]any); !ok {
-		return InvalidArgument("the request must be a JSON object.").
+		return fault.InvalidArgument("the request must be a JSON object.").
 			WithHint(`send one JSON object, for example {"path":"main.go"}`)
 	}
 	binary, err := takeBase64Fields(raw.(map[string]any), reflect.TypeOf(req))
@@ -139,14 +141,14 @@ func DecodeJSON(data []byte, req any) error {
 	if err := d.Decode(req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return InvalidArgument("field %q must be %s, not a JSON %s.", te.Field, typeName(te.Type), te.Value).
+			return fault.InvalidArgument("field %q must be %s, not a JSON %s.", te.Field, typeName(te.Type), te.Value).
 				WithHint("fix the value of %q", te.Field)
 		}
-		var ae *Error
+		var ae *fault.Error
 		if errors.As(err, &ae) {
 			return ae
 		}
-		return InvalidArgument("the request could not be decoded: %s.", jsonErrorText(err))
+		return fault.InvalidArgument("the request could not be decoded: %s.", jsonErrorText(err))
 	}
 	v := reflect.ValueOf(req).Elem()
 	for _, b := range binary {
@@ -168,7 +170,7 @@ func checkJSONText(data []byte) error {
 			}
 			at += size
 		}
-		return InvalidArgument("the request is not valid UTF-8 (byte %d).", at).
+		return fault.InvalidArgument("the request is not valid UTF-8 (byte %d).", at).
 			WithHint("send text as UTF-8; give bytes that are not text as base64 in the field's Base64 twin (pathBase64)")
 	}
 	inString := false
@@ -188,7 +190,7 @@ func checkJSONText(data []byte) error {
 					r2 = hexRune(data[i+8:])
 				}
 				if utf16.DecodeRune(r1, r2) == utf8.RuneError {
-					return InvalidArgument("the request has an unpaired UTF-16 surrogate escape at byte %d.", i).
+					return fault.InvalidArgument("the request has an unpaired UTF-16 surrogate escape at byte %d.", i).
 						WithHint("escape a character outside the BMP as a surrogate pair, or send it as UTF-8")
 				}
 				i += 6
@@ -232,7 +234,7 @@ func decodeValue(dec *json.Decoder, at string) (any, error) {
 			}
 			k := kt.(string)
 			if _, dup := m[k]; dup {
-				return nil, InvalidArgument("field %q is given twice.", at+k).
+				return nil, fault.InvalidArgument("field %q is given twice.", at+k).
 					WithHint("give each field once")
 			}
 			if m[k], err = decodeValue(dec, at+k+"."); err != nil {
@@ -275,11 +277,11 @@ func takeBase64Fields(m map[string]any, t reflect.Type) ([]binaryField, error) {
 		s, isStr := val.(string)
 		raw, err := base64.StdEncoding.DecodeString(s)
 		if !isStr || err != nil {
-			return nil, InvalidArgument("field %q must be standard base64.", k).
+			return nil, fault.InvalidArgument("field %q must be standard base64.", k).
 				WithHint("pass the %s value of an earlier result unchanged", k)
 		}
 		if _, both := m[f.JSON]; both {
-			return nil, InvalidArgument("field %q is given twice (once as %q).", f.JSON, k).
+			return nil, fault.InvalidArgument("field %q is given twice (once as %q).", f.JSON, k).
 				WithHint("give either %s or %s", f.JSON, k)
 		}
 		delete(m, k)
@@ -319,7 +321,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			f, ok := byName[k]
 			val := x[k]
 			if !ok {
-				e := InvalidArgument("unknown field %q%s.", at+k, inObject(at))
+				e := fault.InvalidArgument("unknown field %q%s.", at+k, inObject(at))
 				if c := Closest(k, names); c != "" {
 					e.Message = strings.TrimSuffix(e.Message, ".") + "; did you mean " + strconvQuote(at+c) + "?"
 					e.Suggestions = []string{c}
@@ -327,7 +329,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 				return nil, e.WithHint("valid fields: %s", strings.Join(names, ", "))
 			}
 			if _, dup := out[f.JSON]; dup {
-				return nil, InvalidArgument("field %q is given twice (once under an alias).", at+f.JSON).
+				return nil, fault.InvalidArgument("field %q is given twice (once under an alias).", at+f.JSON).
 					WithHint("give each field once")
 			}
 			nv, err := normalise(val, f.Type, at+f.JSON+".")

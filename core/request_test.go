@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 type editLike struct {
@@ -28,7 +30,7 @@ func TestDecodeJSON(t *testing.T) {
 	cases := []struct {
 		name, in string
 		want     requestLike
-		code     Code
+		code     fault.Code
 		msg      string
 	}{
 		{name: "plain", in: `{"path":"a","offset":3}`, want: requestLike{Path: "a", Offset: 3}},
@@ -37,18 +39,18 @@ func TestDecodeJSON(t *testing.T) {
 			want: requestLike{Path: "a", Edits: []editLike{{"x", "y", true}}}},
 		{name: "embedded", in: `{"path":"a","expectedVersion":"v1"}`,
 			want: requestLike{Path: "a", Precondition: Precondition{ExpectedVersion: "v1"}}},
-		{name: "typo", in: `{"path":"a","ofset":3}`, code: CodeInvalidArgument, msg: `did you mean "offset"`},
-		{name: "nested typo", in: `{"edits":[{"oldTxt":"x"}]}`, code: CodeInvalidArgument, msg: `"edits[0].oldText"`},
-		{name: "unknown far", in: `{"zzzzzzzzzz":1}`, code: CodeInvalidArgument, msg: `unknown field "zzzzzzzzzz"`},
-		{name: "twice via alias", in: `{"path":"a","file_path":"b"}`, code: CodeInvalidArgument, msg: "twice"},
-		{name: "wrong type", in: `{"offset":"3"}`, code: CodeInvalidArgument, msg: `"offset" must be an integer`},
-		{name: "not an object", in: `[1]`, code: CodeInvalidArgument, msg: "JSON object"},
-		{name: "trailing data", in: `{"path":"a"} {}`, code: CodeInvalidArgument, msg: "after"},
-		{name: "broken", in: `{"path":`, code: CodeInvalidArgument, msg: "not valid JSON"},
-		{name: "empty", in: ``, code: CodeInvalidArgument, msg: "not valid JSON"},
+		{name: "typo", in: `{"path":"a","ofset":3}`, code: fault.CodeInvalidArgument, msg: `did you mean "offset"`},
+		{name: "nested typo", in: `{"edits":[{"oldTxt":"x"}]}`, code: fault.CodeInvalidArgument, msg: `"edits[0].oldText"`},
+		{name: "unknown far", in: `{"zzzzzzzzzz":1}`, code: fault.CodeInvalidArgument, msg: `unknown field "zzzzzzzzzz"`},
+		{name: "twice via alias", in: `{"path":"a","file_path":"b"}`, code: fault.CodeInvalidArgument, msg: "twice"},
+		{name: "wrong type", in: `{"offset":"3"}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		{name: "not an object", in: `[1]`, code: fault.CodeInvalidArgument, msg: "JSON object"},
+		{name: "trailing data", in: `{"path":"a"} {}`, code: fault.CodeInvalidArgument, msg: "after"},
+		{name: "broken", in: `{"path":`, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
+		{name: "empty", in: ``, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
 		{name: "base64 path", in: `{"pathBase64":"YmFk/y50eHQ="}`, want: requestLike{Path: "bad\xff.txt"}},
-		{name: "base64 and path", in: `{"path":"a","pathBase64":"YQ=="}`, code: CodeInvalidArgument, msg: "twice"},
-		{name: "bad base64", in: `{"pathBase64":"%%"}`, code: CodeInvalidArgument, msg: "base64"},
+		{name: "base64 and path", in: `{"path":"a","pathBase64":"YQ=="}`, code: fault.CodeInvalidArgument, msg: "twice"},
+		{name: "bad base64", in: `{"pathBase64":"%%"}`, code: fault.CodeInvalidArgument, msg: "base64"},
 		{name: "int64 pointer", in: `{"byteOffset":0}`, want: requestLike{Bytes: new(int64)}},
 	}
 	for _, tc := range cases {
@@ -56,7 +58,7 @@ func TestDecodeJSON(t *testing.T) {
 			var got requestLike
 			err := DecodeJSON([]byte(tc.in), &got)
 			if tc.code != "" {
-				var e *Error
+				var e *fault.Error
 				if !errors.As(err, &e) || e.Code != tc.code || !strings.Contains(e.Message, tc.msg) {
 					t.Fatalf("err = %v, want %s containing %q", err, tc.code, tc.msg)
 				}
@@ -89,15 +91,12 @@ func TestFieldsFlagsAndArgs(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
-	for c, want := range map[Code]int{
-		CodeInvalidArgument: 2, CodeInvalidRegex: 2, CodeInvalidGlob: 2, CodeNotFound: 1,
-		CodeStale: 3, CodeExists: 3, CodeLockTimeout: 3, CodeInterrupted: 130, CodeIOError: 1,
-	} {
+	for c, want := range map[fault.Code]int{fault.CodeInvalidArgument: 2, fault.CodeInvalidRegex: 2, fault.CodeInvalidGlob: 2, fault.CodeNotFound: 1, fault.CodeStale: 3, fault.CodeExists: 3, fault.CodeLockTimeout: 3, fault.CodeInterrupted: 130, fault.CodeIOError: 1} {
 		if got := c.ExitCode(); got != want {
 			t.Errorf("%s exit %d, want %d", c, got, want)
 		}
 	}
-	if e := AsError(errors.New("boom")); e.Code != CodeIOError || e.Hint == "" {
+	if e := fault.AsError(errors.New("boom")); e.Code != fault.CodeIOError || e.Hint == "" {
 		t.Errorf("AsError of a plain error: %+v", e)
 	}
 }
@@ -139,8 +138,8 @@ func FuzzDecodeJSON(f *testing.F) {
 		var r requestLike
 		err := DecodeJSON(data, &r)
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeInvalidArgument {
+			var e *fault.Error
+			if !errors.As(err, &e) || e.Code != fault.CodeInvalidArgument {
 				t.Fatalf("untyped error %v for %q", err, data)
 			}
 			return

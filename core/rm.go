@@ -3,6 +3,9 @@ package core
 import (
 	"context"
 	"strings"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // RmRequest removes one file, link or directory.
@@ -28,10 +31,10 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 		return nil, err
 	}
 	if req.Path == "" {
-		return nil, InvalidArgument("path is empty.").WithHint("pass the file or directory to remove")
+		return nil, fault.InvalidArgument("path is empty.").WithHint("pass the file or directory to remove")
 	}
 	res := &RmResult{}
-	res.Path, res.PathBase64 = PathText(t.FS.Display(req.Path))
+	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.Path))
 	if n := jsonSize(res); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the path does not fit").WithPath(res.Path).
 			WithHint("raise --max-bytes to %d or more; nothing was removed", n)
@@ -48,14 +51,14 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	// A precondition comes from a read, which follows a final link: a link
 	// is checked against its target, as read reported it.
 	checked := cur
-	if req.Set() && cur.exists && cur.info.Type == TypeSymlink {
+	if req.Set() && cur.exists && cur.info.Type == backend.TypeSymlink {
 		if fi, err := m.Stat(ctx, req.Path); err == nil {
 			checked.info = fi
 		}
 	}
 	sum := func() (string, error) {
-		if checked.info.Type != TypeFile {
-			return "", InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type).
+		if checked.info.Type != backend.TypeFile {
+			return "", fault.InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type).
 				WithPath(res.Path).WithHint("use --expected-version for a directory")
 		}
 		s, _, err := t.digest(ctx, req.Path, nil, true)
@@ -84,10 +87,10 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 
 // checkFinalSlash refuses "file.txt/": a final slash names a directory, and
 // the lexical clean that drops it must not turn it into a file's name.
-func checkFinalSlash(p, display string, typ FileType) error {
-	if !strings.HasSuffix(p, "/") || typ == TypeDir {
+func checkFinalSlash(p, display string, typ backend.FileType) error {
+	if !strings.HasSuffix(p, "/") || typ == backend.TypeDir {
 		return nil
 	}
-	return Errorf(CodeNotADirectory, "the path ends with a slash but is a %s.", typ).WithPath(display).
+	return fault.Errorf(fault.CodeNotADirectory, "the path ends with a slash but is a %s.", typ).WithPath(display).
 		WithHint("drop the final slash to name the %s itself", typ)
 }

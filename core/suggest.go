@@ -5,6 +5,9 @@ import (
 	"errors"
 	"path"
 	"slices"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // Suggestion bounds: five names are enough to spot a typo, and one page of
@@ -21,12 +24,12 @@ const (
 // errors, and a parent that cannot be listed, leave err as it is. Every tool
 // that takes an existing path can use it.
 func (t *Tools) WithSuggestions(ctx context.Context, p string, err error) error {
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeNotFound || p == "" {
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Code != fault.CodeNotFound || p == "" {
 		return err
 	}
 	for _, n := range t.nearestPaths(ctx, path.Clean(p), suggestDepth) {
-		text, _ := PathText(t.FS.Display(n))
+		text, _ := fault.PathText(t.FS.Display(n))
 		e.Suggestions = append(e.Suggestions, text)
 	}
 	if len(e.Suggestions) > 0 {
@@ -54,8 +57,8 @@ func (t *Tools) nearestPaths(ctx context.Context, p string, depth int) []string 
 		}
 		return out
 	}
-	var e *Error
-	if depth == 0 || !errors.As(err, &e) || e.Code != CodeNotFound {
+	var e *fault.Error
+	if depth == 0 || !errors.As(err, &e) || e.Code != fault.CodeNotFound {
 		return nil
 	}
 	var out []string
@@ -81,7 +84,7 @@ func (t *Tools) nearestPaths(ctx context.Context, p string, depth int) []string 
 	return out[:min(len(out), maxSuggestions)]
 }
 
-func entryNames(page DirPage) []string {
+func entryNames(page backend.DirPage) []string {
 	names := make([]string, 0, len(page.Entries))
 	for _, fi := range page.Entries {
 		names = append(names, fi.Name)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentfs/agentfs/fault"
 	"github.com/gabriel-vasile/mimetype"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
@@ -70,7 +71,7 @@ func bomCodec(prefix []byte) (codec, bool) {
 func namedCodec(name string, prefix []byte) (codec, error) {
 	enc, err := htmlindex.Get(name)
 	if err != nil {
-		return codec{}, InvalidArgument("unknown encoding %q.", name).
+		return codec{}, fault.InvalidArgument("unknown encoding %q.", name).
 			WithHint("name a WHATWG encoding, for example utf-8, latin1, windows-1252, shift_jis, euc-jp, gbk, utf-16le")
 	}
 	canon, _ := htmlindex.Name(enc)
@@ -89,7 +90,7 @@ func namedCodec(name string, prefix []byte) (codec, error) {
 		}
 		return utf16Codec(big, bom), nil
 	case "replacement", "x-user-defined":
-		return codec{}, InvalidArgument("encoding %q cannot decode text losslessly.", name).
+		return codec{}, fault.InvalidArgument("encoding %q cannot decode text losslessly.", name).
 			WithHint("name the encoding the file was written in, for example latin1 or shift_jis")
 	}
 	return codec{name: canon, unit: 1, dec: enc}, nil

@@ -1,12 +1,16 @@
 // Package core holds what agentfs is, independent of where files live: the
-// request and result types of every tool, the tools themselves, the error
-// type with its stable codes, and the file-system contract (FS) that a
-// backend implements. core never touches the disk: every byte comes through
-// FS, so a backend other than the local directory fits without changing a
-// tool.
+// request and result types of every tool and the tools themselves. core
+// never touches the disk: every byte comes through the contract of package
+// backend, so a backend other than the local directory fits without
+// changing a tool.
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+)
 
 // DefaultMaxBytes bounds every result, in bytes of JSON, unless --max-bytes
 // says otherwise.
@@ -14,8 +18,10 @@ const DefaultMaxBytes = 256 << 10
 
 // Tools runs requests against one backend with the global settings.
 type Tools struct {
-	FS FS
-	// MaxBytes bounds each result (0 means DefaultMaxBytes).
+	FS backend.
+		// MaxBytes bounds each result (0 means DefaultMaxBytes).
+		FS
+
 	MaxBytes int
 	// ReadOnly refuses every mutation with READ_ONLY.
 	ReadOnly bool
@@ -37,17 +43,17 @@ func (t *Tools) maxBytes() int {
 // default and maximum, and returns the limit to use.
 func PageWindow(offset, limit, def, maxLimit int) (int, error) {
 	if offset < 0 {
-		return 0, InvalidArgument("offset must be 0 or more, not %d.", offset).
+		return 0, fault.InvalidArgument("offset must be 0 or more, not %d.", offset).
 			WithHint("pass the nextOffset of the previous page, or 0 to start")
 	}
 	switch {
 	case limit == 0:
 		return def, nil
 	case limit < 0:
-		return 0, InvalidArgument("limit must be at least 1, not %d.", limit).
+		return 0, fault.InvalidArgument("limit must be at least 1, not %d.", limit).
 			WithHint("omit --limit for the default of %d", def)
 	case limit > maxLimit:
-		return 0, InvalidArgument("limit must be at most %d, not %d.", maxLimit, limit).
+		return 0, fault.InvalidArgument("limit must be at most %d, not %d.", maxLimit, limit).
 			WithHint("page with --offset set to nextOffset instead of a larger --limit")
 	}
 	return limit, nil

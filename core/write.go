@@ -11,6 +11,9 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // MaxWriteBytes caps the content of one write; larger files change by edit.
@@ -57,14 +60,14 @@ type WriteResult struct {
 
 // mutableFS returns the backend's write side, refusing every mutation in
 // read-only mode (READ_ONLY) or on a backend that cannot write.
-func (t *Tools) mutableFS(op string) (MutableFS, error) {
+func (t *Tools) mutableFS(op string) (backend.MutableFS, error) {
 	if t.ReadOnly {
-		return nil, Errorf(CodeReadOnly, "%s is refused: agentfs runs read-only.", op).
+		return nil, fault.Errorf(fault.CodeReadOnly, "%s is refused: agentfs runs read-only.", op).
 			WithHint("only read, ls, find and grep are available; run without --readonly to change files")
 	}
-	m, ok := t.FS.(MutableFS)
+	m, ok := t.FS.(backend.MutableFS)
 	if !ok {
-		return nil, Errorf(CodeNotConfigured, "%s is not available: this backend cannot change files.", op).
+		return nil, fault.Errorf(fault.CodeNotConfigured, "%s is not available: this backend cannot change files.", op).
 			WithHint("use read, ls, find and grep")
 	}
 	return m, nil
@@ -72,15 +75,15 @@ func (t *Tools) mutableFS(op string) (MutableFS, error) {
 
 // current is the file at path as a mutation finds it under its lock.
 type current struct {
-	info   FileInfo
+	info   backend.FileInfo
 	exists bool
 }
 
 // currentOf turns a Stat or Lstat answer into a current: NOT_FOUND is a
 // missing file, not an error.
-func currentOf(info FileInfo, err error) (current, error) {
-	var e *Error
-	if errors.As(err, &e) && e.Code == CodeNotFound {
+func currentOf(info backend.FileInfo, err error) (current, error) {
+	var e *fault.Error
+	if errors.As(err, &e) && e.Code == fault.CodeNotFound {
 		return current{}, nil
 	}
 	if err != nil {
@@ -98,10 +101,10 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, err
 	}
 	if req.Path == "" {
-		return nil, InvalidArgument("path is empty.").WithHint("pass the file to write")
+		return nil, fault.InvalidArgument("path is empty.").WithHint("pass the file to write")
 	}
 	if strings.HasSuffix(req.Path, "/") {
-		return nil, InvalidArgument("the path ends with a slash, which names a directory.").WithPath(req.Path).
+		return nil, fault.InvalidArgument("the path ends with a slash, which names a directory.").WithPath(req.Path).
 			WithHint("write to a file path, without the final slash")
 	}
 	data, text, err := t.content(ctx, req)
@@ -120,14 +123,14 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, tooLargeToWrite(t.FS.Display(req.Path), int64(len(data)))
 	}
 	if req.Append && (req.Create || req.InPlace || req.BOM != nil) {
-		return nil, InvalidArgument("--append adds to a file as it is: it takes no --create, --in-place or --bom.").
+		return nil, fault.InvalidArgument("--append adds to a file as it is: it takes no --create, --in-place or --bom.").
 			WithHint("drop those flags; a missing file is created")
 	}
 	// The result, with every field at its largest, must fit the bound
 	// before anything is written.
 	sk := &WriteResult{BytesWritten: math.MaxInt, LineEnding: "mixed", BOM: new(false), Encoding: "utf-16le",
 		Version: unknownVersion, Sha256: unknownSha256}
-	sk.Path, sk.PathBase64 = PathText(t.FS.Display(req.Path))
+	sk.Path, sk.PathBase64 = fault.PathText(t.FS.Display(req.Path))
 	if n := jsonSize(sk); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the path of the file does not fit").WithPath(sk.Path).
 			WithHint("raise --max-bytes to %d or more; nothing was written", n)
@@ -147,7 +150,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	}
 	if text {
 		var file *fileStyle
-		if cur.exists && cur.info.Type == TypeFile && cur.info.Size > 0 && !req.Create {
+		if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size > 0 && !req.Create {
 			if file, err = t.styleOfFile(ctx, req.Path); err != nil {
 				return nil, err
 			}
@@ -171,8 +174,8 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err := req.Check(req.Path, cur.info, cur.exists, sum); err != nil {
 		return nil, err
 	}
-	res.Path, res.PathBase64 = PathText(t.FS.Display(req.Path))
-	if cur.exists && cur.info.Type == TypeFile && !req.Create && cur.info.Size == int64(len(data)) {
+	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.Path))
+	if cur.exists && cur.info.Type == backend.TypeFile && !req.Create && cur.info.Size == int64(len(data)) {
 		if !compared {
 			if _, same, err = t.digest(ctx, req.Path, data, false); err != nil {
 				return nil, err
@@ -183,7 +186,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			return res, nil
 		}
 	}
-	fi, err := t.commitWrite(ctx, m, req.Path, data, WriteOptions{Create: req.Create, Executable: req.Executable, InPlace: req.InPlace})
+	fi, err := t.commitWrite(ctx, m, req.Path, data, backend.WriteOptions{Create: req.Create, Executable: req.Executable, InPlace: req.InPlace})
 	if err != nil {
 		return nil, err
 	}
@@ -199,16 +202,16 @@ const MaxAppendBytes = 16 << 20
 // the old bytes and the new are written as one atomic replace, so a reader
 // sees the file before or after, and a crash or a signal adds nothing.
 // Text follows the file's line endings and encoding.
-func (t *Tools) appendTo(ctx context.Context, m MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
+func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
 	display := t.FS.Display(req.Path)
 	var old []byte
 	if cur.exists {
-		if cur.info.Type != TypeFile {
-			return nil, Errorf(CodeNotAFile, "the path is a %s, not a file.", cur.info.Type).WithPath(display).
+		if cur.info.Type != backend.TypeFile {
+			return nil, fault.Errorf(fault.CodeNotAFile, "the path is a %s, not a file.", cur.info.Type).WithPath(display).
 				WithHint("append to a file")
 		}
 		if cur.info.Size+int64(len(data)) > MaxAppendBytes {
-			return nil, Errorf(CodeTooLarge, "appending would make a file of %d bytes, over --append's limit of %d.", cur.info.Size+int64(len(data)), MaxAppendBytes).
+			return nil, fault.Errorf(fault.CodeTooLarge, "appending would make a file of %d bytes, over --append's limit of %d.", cur.info.Size+int64(len(data)), MaxAppendBytes).
 				WithPath(display).WithHint("start a new file, or write the whole content with write")
 		}
 		r, err := t.FS.Open(ctx, req.Path, 0)
@@ -218,7 +221,7 @@ func (t *Tools) appendTo(ctx context.Context, m MutableFS, req WriteRequest, cur
 		old, err = io.ReadAll(io.LimitReader(r, MaxAppendBytes+1))
 		r.Close()
 		if err != nil {
-			return nil, AsError(err).WithPath(display)
+			return nil, fault.AsError(err).WithPath(display)
 		}
 	}
 	if text {
@@ -237,13 +240,13 @@ func (t *Tools) appendTo(ctx context.Context, m MutableFS, req WriteRequest, cur
 		return nil, err
 	}
 	res := &WriteResult{}
-	res.Path, res.PathBase64 = PathText(display)
+	res.Path, res.PathBase64 = fault.PathText(display)
 	whole := append(old, data...)
 	if len(data) == 0 && cur.exists {
 		res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, sha256Hex(whole)
 		return res, nil
 	}
-	fi, err := t.commitWrite(ctx, m, req.Path, whole, WriteOptions{})
+	fi, err := t.commitWrite(ctx, m, req.Path, whole, backend.WriteOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -265,20 +268,20 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 	}
 	switch {
 	case given == 0:
-		return nil, false, InvalidArgument("write needs its content, and none is given.").WithPath(t.FS.Display(r.Path)).
+		return nil, false, fault.InvalidArgument("write needs its content, and none is given.").WithPath(t.FS.Display(r.Path)).
 			WithHint("pass --content TEXT or --content-file FILE (- reads stdin); --content '' empties the file on purpose")
 	case given > 1:
-		return nil, false, InvalidArgument("give only one of --content, --content-file and contentBase64.").WithPath(t.FS.Display(r.Path)).
+		return nil, false, fault.InvalidArgument("give only one of --content, --content-file and contentBase64.").WithPath(t.FS.Display(r.Path)).
 			WithHint("use --content for text, --content-file for a file's bytes, contentBase64 for bytes that are not UTF-8")
 	case r.ContentBase64 != "":
 		data, err := base64.StdEncoding.DecodeString(r.ContentBase64)
 		if err != nil {
-			return nil, false, InvalidArgument("contentBase64 is not valid base64.").
+			return nil, false, fault.InvalidArgument("contentBase64 is not valid base64.").
 				WithHint("encode the bytes with standard base64 (RFC 4648, with padding)")
 		}
 		return data, false, nil
 	case r.ContentFile == "-":
-		return nil, false, InvalidArgument("--content-file - (standard input) is only for a request given as flags.").WithPath(t.FS.Display(r.Path)).
+		return nil, false, fault.InvalidArgument("--content-file - (standard input) is only for a request given as flags.").WithPath(t.FS.Display(r.Path)).
 			WithHint("give the content itself with --content, or name a file with --content-file FILE")
 	case r.ContentFile != "":
 		data, err = t.readContentFile(ctx, r.ContentFile)
@@ -293,19 +296,19 @@ func (r WriteRequest) checkStyle(text bool) error {
 	switch r.LineEnding {
 	case "", LineEndingLF, LineEndingCRLF:
 	default:
-		return InvalidArgument("--line-ending must be lf or crlf, not %q.", r.LineEnding).
+		return fault.InvalidArgument("--line-ending must be lf or crlf, not %q.", r.LineEnding).
 			WithHint("leave --line-ending out to keep an existing file's own line endings")
 	}
 	if !text && (r.LineEnding != "" || r.BOM != nil) {
-		return InvalidArgument("--line-ending and --bom apply to text, and this content is bytes (contentBase64, or a content file that is not UTF-8 text).").
+		return fault.InvalidArgument("--line-ending and --bom apply to text, and this content is bytes (contentBase64, or a content file that is not UTF-8 text).").
 			WithHint("leave --line-ending and --bom out: bytes are written as given")
 	}
 	return nil
 }
 
 // tooLargeToWrite is the TOO_LARGE of a content over MaxWriteBytes.
-func tooLargeToWrite(path string, size int64) *Error {
-	return Errorf(CodeTooLarge, "the content is %d bytes; write takes at most %d (2 MiB).", size, MaxWriteBytes).
+func tooLargeToWrite(path string, size int64) *fault.Error {
+	return fault.Errorf(fault.CodeTooLarge, "the content is %d bytes; write takes at most %d (2 MiB).", size, MaxWriteBytes).
 		WithPath(path).WithDetail("size", size).WithDetail("limit", MaxWriteBytes).
 		WithHint("write a smaller file, then grow it with edit")
 }
@@ -314,7 +317,7 @@ func tooLargeToWrite(path string, size int64) *Error {
 // bytes so that a larger one is TOO_LARGE.
 func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
 	named := func(err error) error {
-		e := AsError(t.WithSuggestions(ctx, p, err))
+		e := fault.AsError(t.WithSuggestions(ctx, p, err))
 		e.Message = "--content-file: " + e.Message
 		return e
 	}
@@ -328,7 +331,7 @@ func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxWriteBytes+1))
 	if err != nil {
-		return nil, named(Errorf(CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(p)).WithCause(err))
+		return nil, named(fault.Errorf(fault.CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(p)).WithCause(err))
 	}
 	return data, nil
 }
@@ -364,7 +367,7 @@ func (t *Tools) digest(ctx context.Context, path string, want []byte, hash bool)
 			break
 		}
 		if err != nil {
-			return "", false, Errorf(CodeIOError, "the file could not be read: %s.", err).WithPath(path).WithCause(err)
+			return "", false, fault.Errorf(fault.CodeIOError, "the file could not be read: %s.", err).WithPath(path).WithCause(err)
 		}
 	}
 	same = same && n == len(want)

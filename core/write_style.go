@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentfs/agentfs/fault"
 	"github.com/sergi/go-diff/diffmatchpatch"
 	"golang.org/x/text/encoding/unicode"
 )
@@ -76,7 +77,7 @@ func (t *Tools) styleOfFile(ctx context.Context, path string) (*fileStyle, error
 	defer r.Close()
 	head, err := io.ReadAll(io.LimitReader(r, maxStyleBytes+1))
 	if err != nil {
-		return nil, Errorf(CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(path)).WithCause(err)
+		return nil, fault.Errorf(fault.CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(path)).WithCause(err)
 	}
 	whole := len(head) <= maxStyleBytes
 	st, ok := styleOf(head[:min(len(head), maxStyleBytes)], whole)
@@ -128,14 +129,14 @@ func styledContent(content string, file *fileStyle, lineEnding string, bom *bool
 }
 
 // encodeUTF16 encodes text in the UTF-16 of c, without a byte-order mark.
-func encodeUTF16(text string, c codec) ([]byte, *Error) {
+func encodeUTF16(text string, c codec) ([]byte, *fault.Error) {
 	order := unicode.LittleEndian
 	if c.bigEndian {
 		order = unicode.BigEndian
 	}
 	enc, err := unicode.UTF16(order, unicode.IgnoreBOM).NewEncoder().Bytes([]byte(text))
 	if err != nil {
-		return nil, InvalidArgument("the content cannot be encoded in %s, the file's encoding.", c.name)
+		return nil, fault.InvalidArgument("the content cannot be encoded in %s, the file's encoding.", c.name)
 	}
 	return enc, nil
 }

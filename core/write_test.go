@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 )
 
@@ -25,8 +27,8 @@ func tools(t *testing.T) (*core.Tools, string) {
 	return &core.Tools{FS: fsys, LockTimeout: time.Second}, dir
 }
 
-func code(err error) core.Code {
-	var e *core.Error
+func code(err error) fault.Code {
+	var e *fault.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -51,10 +53,10 @@ func TestWriteVersionChain(t *testing.T) {
 	}
 	_, err = tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("three"),
 		Precondition: core.Precondition{ExpectedVersion: first.Version}})
-	if code(err) != core.CodeStale {
+	if code(err) != fault.CodeStale {
 		t.Fatalf("write with an old version: %v, want STALE", err)
 	}
-	var ce *core.Error
+	var ce *fault.Error
 	errors.As(err, &ce)
 	if ce.Details["currentVersion"] != second.Version {
 		t.Fatalf("STALE names version %v, want %s", ce.Details["currentVersion"], second.Version)
@@ -100,20 +102,20 @@ func TestMutationGate(t *testing.T) {
 	tl, _ := tools(t)
 	ctx := context.Background()
 	readOnly := &core.Tools{FS: readOnlyFS{tl.FS}}
-	if _, err := readOnly.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("x")}); code(err) != core.CodeNotConfigured {
+	if _, err := readOnly.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("x")}); code(err) != fault.CodeNotConfigured {
 		t.Fatalf("write: %v", err)
 	}
-	if _, err := readOnly.Rm(ctx, core.RmRequest{Path: "f"}); code(err) != core.CodeNotConfigured {
+	if _, err := readOnly.Rm(ctx, core.RmRequest{Path: "f"}); code(err) != fault.CodeNotConfigured {
 		t.Fatalf("rm: %v", err)
 	}
 	tl.ReadOnly = true
-	if _, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("x")}); code(err) != core.CodeReadOnly {
+	if _, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("x")}); code(err) != fault.CodeReadOnly {
 		t.Fatalf("write: %v", err)
 	}
 }
 
 // readOnlyFS hides the write side of a backend.
-type readOnlyFS struct{ core.FS }
+type readOnlyFS struct{ backend.FS }
 
 // The content comes from exactly one source; none, two, or stdin's "-"
 // outside the flags form are INVALID_ARGUMENT and leave the file as it was.
@@ -136,19 +138,19 @@ func TestWriteContentSources(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		req  core.WriteRequest
-		code core.Code
+		code fault.Code
 		want string
 	}{
-		{"none", core.WriteRequest{}, core.CodeInvalidArgument, ""},
-		{"content and file", core.WriteRequest{Content: ptr("x"), ContentFile: "src"}, core.CodeInvalidArgument, ""},
-		{"content and base64", core.WriteRequest{Content: ptr("x"), ContentBase64: "eA=="}, core.CodeInvalidArgument, ""},
-		{"file and base64", core.WriteRequest{ContentFile: "src", ContentBase64: "eA=="}, core.CodeInvalidArgument, ""},
-		{"stdin outside the flags form", core.WriteRequest{ContentFile: "-"}, core.CodeInvalidArgument, ""},
-		{"missing file", core.WriteRequest{ContentFile: "nope"}, core.CodeNotFound, ""},
-		{"file outside the roots", core.WriteRequest{ContentFile: filepath.Join(outside, "out")}, core.CodeOutsideRoot, ""},
-		{"file over 2 MiB", core.WriteRequest{ContentFile: "big"}, core.CodeTooLarge, ""},
-		{"content over 2 MiB", core.WriteRequest{Content: ptr(strings.Repeat("a", core.MaxWriteBytes+1))}, core.CodeTooLarge, ""},
-		{"a directory", core.WriteRequest{ContentFile: "."}, core.CodeNotAFile, ""},
+		{"none", core.WriteRequest{}, fault.CodeInvalidArgument, ""},
+		{"content and file", core.WriteRequest{Content: ptr("x"), ContentFile: "src"}, fault.CodeInvalidArgument, ""},
+		{"content and base64", core.WriteRequest{Content: ptr("x"), ContentBase64: "eA=="}, fault.CodeInvalidArgument, ""},
+		{"file and base64", core.WriteRequest{ContentFile: "src", ContentBase64: "eA=="}, fault.CodeInvalidArgument, ""},
+		{"stdin outside the flags form", core.WriteRequest{ContentFile: "-"}, fault.CodeInvalidArgument, ""},
+		{"missing file", core.WriteRequest{ContentFile: "nope"}, fault.CodeNotFound, ""},
+		{"file outside the roots", core.WriteRequest{ContentFile: filepath.Join(outside, "out")}, fault.CodeOutsideRoot, ""},
+		{"file over 2 MiB", core.WriteRequest{ContentFile: "big"}, fault.CodeTooLarge, ""},
+		{"content over 2 MiB", core.WriteRequest{Content: ptr(strings.Repeat("a", core.MaxWriteBytes+1))}, fault.CodeTooLarge, ""},
+		{"a directory", core.WriteRequest{ContentFile: "."}, fault.CodeNotAFile, ""},
 		{"file", core.WriteRequest{ContentFile: "src"}, "", "from a file\n"},
 		{"file of 2 MiB", core.WriteRequest{ContentFile: "max"}, "", strings.Repeat("a", core.MaxWriteBytes)},
 		{"empty content", core.WriteRequest{Content: ptr("")}, "", ""},
@@ -164,7 +166,7 @@ func TestWriteContentSources(t *testing.T) {
 				if code(err) != tc.code || string(got) != "keep\n" {
 					t.Fatalf("err %v (want %s), file %q", err, tc.code, got)
 				}
-				if e := err.(*core.Error); tc.req.ContentFile != "" && tc.code != core.CodeInvalidArgument && !strings.HasPrefix(e.Message, "--content-file: ") {
+				if e := err.(*fault.Error); tc.req.ContentFile != "" && tc.code != fault.CodeInvalidArgument && !strings.HasPrefix(e.Message, "--content-file: ") {
 					t.Errorf("message %q does not name --content-file", e.Message)
 				}
 				return

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // tree makes root/ (the allowed root) and a sibling outside/ holding a secret.
@@ -47,15 +48,15 @@ func newFS(t *testing.T, cfg Config) *FS {
 	return f
 }
 
-func code(err error) core.Code {
-	var e *core.Error
+func code(err error) fault.Code {
+	var e *fault.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
 	if err == nil {
 		return ""
 	}
-	return "untyped: " + core.Code(err.Error())
+	return "untyped: " + fault.Code(err.Error())
 }
 
 func readAll(f *FS, p string) (string, error) {
@@ -82,33 +83,33 @@ func TestConfinement(t *testing.T) {
 		name   string
 		policy SymlinkPolicy
 		path   string
-		want   core.Code // "" means the read succeeds
+		want   fault.Code // "" means the read succeeds
 		text   string
 	}{
 		{"relative inside", SymlinksWithin, "in.txt", "", "inside\n"},
 		{"dot-dot inside", SymlinksWithin, "sub/../in.txt", "", "inside\n"},
-		{"dot-dot escape", SymlinksWithin, "../outside/secret.txt", core.CodeOutsideRoot, ""},
-		{"deep dot-dot escape", SymlinksWithin, "sub/../../outside/secret.txt", core.CodeOutsideRoot, ""},
-		{"absolute outside", SymlinksWithin, filepath.Join(base, "outside", "secret.txt"), core.CodeOutsideRoot, ""},
-		{"sibling prefix root", SymlinksWithin, filepath.Join(base, "allowed_evil", "x.txt"), core.CodeOutsideRoot, ""},
-		{"sibling prefix relative", SymlinksWithin, "../allowed_evil/x.txt", core.CodeOutsideRoot, ""},
-		{"escaping link", SymlinksWithin, "escape", core.CodeOutsideRoot, ""},
-		{"escaping dir link", SymlinksWithin, "escape-dir/secret.txt", core.CodeOutsideRoot, ""},
-		{"dangling escaping link", SymlinksWithin, "dangling-escape", core.CodeOutsideRoot, ""},
+		{"dot-dot escape", SymlinksWithin, "../outside/secret.txt", fault.CodeOutsideRoot, ""},
+		{"deep dot-dot escape", SymlinksWithin, "sub/../../outside/secret.txt", fault.CodeOutsideRoot, ""},
+		{"absolute outside", SymlinksWithin, filepath.Join(base, "outside", "secret.txt"), fault.CodeOutsideRoot, ""},
+		{"sibling prefix root", SymlinksWithin, filepath.Join(base, "allowed_evil", "x.txt"), fault.CodeOutsideRoot, ""},
+		{"sibling prefix relative", SymlinksWithin, "../allowed_evil/x.txt", fault.CodeOutsideRoot, ""},
+		{"escaping link", SymlinksWithin, "escape", fault.CodeOutsideRoot, ""},
+		{"escaping dir link", SymlinksWithin, "escape-dir/secret.txt", fault.CodeOutsideRoot, ""},
+		{"dangling escaping link", SymlinksWithin, "dangling-escape", fault.CodeOutsideRoot, ""},
 		{"in-root link within", SymlinksWithin, "inlink", "", "deep\n"},
 		{"in-root dir link within", SymlinksWithin, "inlink-dir/deep.txt", "", "deep\n"},
-		{"dangling in-root link", SymlinksWithin, "dangling-in", core.CodeNotFound, ""},
-		{"in-root link refused", SymlinksRefuse, "inlink", core.CodeSymlink, ""},
-		{"in-root dir link refused", SymlinksRefuse, "inlink-dir/deep.txt", core.CodeSymlink, ""},
-		{"escaping link refused", SymlinksRefuse, "escape", core.CodeSymlink, ""},
+		{"dangling in-root link", SymlinksWithin, "dangling-in", fault.CodeNotFound, ""},
+		{"in-root link refused", SymlinksRefuse, "inlink", fault.CodeSymlink, ""},
+		{"in-root dir link refused", SymlinksRefuse, "inlink-dir/deep.txt", fault.CodeSymlink, ""},
+		{"escaping link refused", SymlinksRefuse, "escape", fault.CodeSymlink, ""},
 		{"plain file refuse policy", SymlinksRefuse, "sub/deep.txt", "", "deep\n"},
 		{"root reached through a link", SymlinksWithin, filepath.Join(base, "alias", "in.txt"), "", "inside\n"},
-		{"root through a link refused", SymlinksRefuse, filepath.Join(base, "alias", "in.txt"), core.CodeSymlink, ""},
-		{"directory", SymlinksWithin, "sub", core.CodeNotAFile, ""},
-		{"missing", SymlinksWithin, "nope.txt", core.CodeNotFound, ""},
-		{"NUL byte", SymlinksWithin, "in\x00.txt", core.CodeInvalidArgument, ""},
-		{"over-long name", SymlinksWithin, strings.Repeat("n", 300), core.CodeInvalidArgument, ""},
-		{"file as directory", SymlinksWithin, "in.txt/x", core.CodeNotADirectory, ""},
+		{"root through a link refused", SymlinksRefuse, filepath.Join(base, "alias", "in.txt"), fault.CodeSymlink, ""},
+		{"directory", SymlinksWithin, "sub", fault.CodeNotAFile, ""},
+		{"missing", SymlinksWithin, "nope.txt", fault.CodeNotFound, ""},
+		{"NUL byte", SymlinksWithin, "in\x00.txt", fault.CodeInvalidArgument, ""},
+		{"over-long name", SymlinksWithin, strings.Repeat("n", 300), fault.CodeInvalidArgument, ""},
+		{"file as directory", SymlinksWithin, "in.txt/x", fault.CodeNotADirectory, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,11 +145,11 @@ func TestDeny(t *testing.T) {
 	must(t, os.Symlink("secrets/key", filepath.Join(root, "keylink")))
 	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{filepath.Join(root, "secrets")}})
 	for _, p := range []string{"secrets/key", "sub/../secrets/key", "keylink", filepath.Join(root, "secrets", "key")} {
-		if _, err := readAll(f, p); code(err) != core.CodeDenied {
+		if _, err := readAll(f, p); code(err) != fault.CodeDenied {
 			t.Errorf("read %q: %v, want DENIED", p, err)
 		}
 	}
-	if _, err := f.ReadDir(context.Background(), "secrets", 0, 10); code(err) != core.CodeDenied {
+	if _, err := f.ReadDir(context.Background(), "secrets", 0, 10); code(err) != fault.CodeDenied {
 		t.Errorf("ls secrets: %v, want DENIED", err)
 	}
 	page, err := f.ReadDir(context.Background(), ".", 0, 100)
@@ -158,7 +159,7 @@ func TestDeny(t *testing.T) {
 			t.Errorf("a denied directory is listed")
 		}
 	}
-	if _, err := f.Lstat(context.Background(), "secrets/key"); code(err) != core.CodeDenied {
+	if _, err := f.Lstat(context.Background(), "secrets/key"); code(err) != fault.CodeDenied {
 		t.Errorf("lstat secrets/key: %v, want DENIED", err)
 	}
 	_ = base
@@ -167,7 +168,7 @@ func TestDeny(t *testing.T) {
 func TestProcIsDenied(t *testing.T) {
 	f := newFS(t, Config{Roots: []string{"/"}, Cwd: "/"})
 	for _, p := range []string{"/proc/self/status", "/proc/../proc/self/status", "/sys/kernel", "/dev/null"} {
-		if _, err := readAll(f, p); code(err) != core.CodeDenied {
+		if _, err := readAll(f, p); code(err) != fault.CodeDenied {
 			t.Errorf("read %s: %v, want DENIED", p, err)
 		}
 	}
@@ -184,14 +185,14 @@ func TestFIFOAnswersAtOnce(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if code(err) != core.CodeNotRegular {
+		if code(err) != fault.CodeNotRegular {
 			t.Fatalf("read fifo: %v, want NOT_REGULAR", err)
 		}
 	case <-time.After(time.Second):
 		t.Fatal("read of a FIFO blocked for a second")
 	}
 	fi, err := f.Stat(context.Background(), "fifo")
-	if err != nil || fi.Type != core.TypeOther {
+	if err != nil || fi.Type != backend.TypeOther {
 		t.Fatalf("stat fifo: %+v %v", fi, err)
 	}
 }
@@ -262,7 +263,7 @@ func TestSwapRace(t *testing.T) {
 				switch code(err) {
 				case "":
 					ok++
-				case core.CodeOutsideRoot, core.CodeSymlink:
+				case fault.CodeOutsideRoot, fault.CodeSymlink:
 					asLink++
 				}
 			}
@@ -305,7 +306,7 @@ func TestDenyHoldsBeforeTheFileExists(t *testing.T) {
 	t.Setenv(StateDirEnv, t.TempDir())
 	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{"alias/planted.txt", "secret"}})
 	ctx := context.Background()
-	if _, err := f.WriteFile(ctx, "alias/planted.txt", []byte("x"), core.WriteOptions{}); code(err) != core.CodeDenied {
+	if _, err := f.WriteFile(ctx, "alias/planted.txt", []byte("x"), backend.WriteOptions{}); code(err) != fault.CodeDenied {
 		t.Errorf("write through a link to a denied path not yet there: %v, want DENIED", err)
 	}
 	if _, err := os.Lstat(filepath.Join(root, "real", "planted.txt")); !os.IsNotExist(err) {
@@ -314,15 +315,15 @@ func TestDenyHoldsBeforeTheFileExists(t *testing.T) {
 	must(t, os.Symlink("secret/key.txt", filepath.Join(root, "keylink")))
 	must(t, os.Symlink("secret/nokey", filepath.Join(root, "misslink")))
 	for _, p := range []string{"keylink", "misslink"} {
-		if _, err := f.Stat(ctx, p); code(err) != core.CodeDenied {
+		if _, err := f.Stat(ctx, p); code(err) != fault.CodeDenied {
 			t.Errorf("stat %s: %v, want DENIED", p, err)
 		}
 	}
 	for _, p := range []string{"secret/key.txt", "secret/missing.txt", "secret/no/such/dir"} {
-		if _, err := readAll(f, p); code(err) != core.CodeDenied {
+		if _, err := readAll(f, p); code(err) != fault.CodeDenied {
 			t.Errorf("read %s: %v, want DENIED", p, err)
 		}
-		if _, err := f.Lstat(ctx, p); code(err) != core.CodeDenied {
+		if _, err := f.Lstat(ctx, p); code(err) != fault.CodeDenied {
 			t.Errorf("lstat %s: %v, want DENIED", p, err)
 		}
 	}
@@ -337,7 +338,7 @@ func TestAbsoluteLinkInsideRoot(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(root, "sub", "gone.txt"), filepath.Join(root, "absgone.txt")))
 	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
 	// A dangling absolute link inside the root is missing, like a relative one.
-	if _, err := readAll(f, "absgone.txt"); code(err) != core.CodeNotFound {
+	if _, err := readAll(f, "absgone.txt"); code(err) != fault.CodeNotFound {
 		t.Errorf("read of a dangling absolute link inside the root: %v, want NOT_FOUND", err)
 	}
 	for _, p := range []string{"abs.txt", "absdir/deep.txt"} {
@@ -349,7 +350,7 @@ func TestAbsoluteLinkInsideRoot(t *testing.T) {
 		t.Errorf("ls absdir: %+v %v", page, err)
 	}
 	refuse := newFS(t, Config{Roots: []string{root}, Cwd: root, Symlinks: SymlinksRefuse})
-	if _, err := readAll(refuse, "abs.txt"); code(err) != core.CodeSymlink {
+	if _, err := readAll(refuse, "abs.txt"); code(err) != fault.CodeSymlink {
 		t.Errorf("absolute link under refuse: %v, want SYMLINK", err)
 	}
 }
@@ -364,23 +365,23 @@ func TestStatFollowsFinalLink(t *testing.T) {
 	must(t, os.Symlink("missing", filepath.Join(root, "dangling.lnk")))
 	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
 	ctx := context.Background()
-	for p, want := range map[string]core.FileType{"rel.lnk": core.TypeFile, "abs.lnk": core.TypeDir, "chain.lnk": core.TypeFile} {
+	for p, want := range map[string]backend.FileType{"rel.lnk": backend.TypeFile, "abs.lnk": backend.TypeDir, "chain.lnk": backend.TypeFile} {
 		fi, err := f.Stat(ctx, p)
 		if err != nil || fi.Type != want {
 			t.Errorf("stat %s: %v %v, want %v", p, fi.Type, err, want)
 		}
-		if li, err := f.Lstat(ctx, p); err != nil || li.Type != core.TypeSymlink {
+		if li, err := f.Lstat(ctx, p); err != nil || li.Type != backend.TypeSymlink {
 			t.Errorf("lstat %s: %v %v", p, li.Type, err)
 		}
 	}
-	if _, err := f.Stat(ctx, "out.lnk"); code(err) != core.CodeOutsideRoot {
+	if _, err := f.Stat(ctx, "out.lnk"); code(err) != fault.CodeOutsideRoot {
 		t.Errorf("stat of an escaping link: %v", err)
 	}
-	if _, err := f.Stat(ctx, "dangling.lnk"); code(err) != core.CodeNotFound {
+	if _, err := f.Stat(ctx, "dangling.lnk"); code(err) != fault.CodeNotFound {
 		t.Errorf("stat of a dangling link: %v", err)
 	}
 	refuse := newFS(t, Config{Roots: []string{root}, Cwd: root, Symlinks: SymlinksRefuse})
-	if _, err := refuse.Stat(ctx, "rel.lnk"); code(err) != core.CodeSymlink {
+	if _, err := refuse.Stat(ctx, "rel.lnk"); code(err) != fault.CodeSymlink {
 		t.Errorf("stat of a link under refuse: %v", err)
 	}
 }

@@ -7,27 +7,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
 // Each errno a file operation can meet has its code.
 func TestMapErrCodes(t *testing.T) {
-	for errno, want := range map[unix.Errno]core.Code{
-		unix.ENOENT:       core.CodeNotFound,
-		unix.ENOTDIR:      core.CodeNotADirectory,
-		unix.EISDIR:       core.CodeNotAFile,
-		unix.EACCES:       core.CodePermissionDenied,
-		unix.EPERM:        core.CodePermissionDenied,
-		unix.ENAMETOOLONG: core.CodeInvalidArgument,
-		unix.ELOOP:        core.CodeSymlink,
-		unix.ENOSPC:       core.CodeNoSpace,
-		unix.EDQUOT:       core.CodeNoSpace,
-		unix.EROFS:        core.CodeReadOnly,
-		unix.EEXIST:       core.CodeExists,
-		unix.ENOTEMPTY:    core.CodeNotEmpty,
-		unix.ENXIO:        core.CodeNotRegular,
-		unix.EIO:          core.CodeIOError,
+	for errno, want := range map[unix.Errno]fault.Code{
+		unix.ENOENT:       fault.CodeNotFound,
+		unix.ENOTDIR:      fault.CodeNotADirectory,
+		unix.EISDIR:       fault.CodeNotAFile,
+		unix.EACCES:       fault.CodePermissionDenied,
+		unix.EPERM:        fault.CodePermissionDenied,
+		unix.ENAMETOOLONG: fault.CodeInvalidArgument,
+		unix.ELOOP:        fault.CodeSymlink,
+		unix.ENOSPC:       fault.CodeNoSpace,
+		unix.EDQUOT:       fault.CodeNoSpace,
+		unix.EROFS:        fault.CodeReadOnly,
+		unix.EEXIST:       fault.CodeExists,
+		unix.ENOTEMPTY:    fault.CodeNotEmpty,
+		unix.ENXIO:        fault.CodeNotRegular,
+		unix.EIO:          fault.CodeIOError,
 	} {
 		if got := mapErr(&os.PathError{Op: "open", Path: "x", Err: errno}, "x").Code; got != want {
 			t.Errorf("%v: %s, want %s", errno, got, want)
@@ -43,13 +44,13 @@ func TestErrnosEndToEnd(t *testing.T) {
 	must(t, os.Symlink("loop2", filepath.Join(dir, "loop1")))
 	must(t, os.Symlink("loop1", filepath.Join(dir, "loop2")))
 	_, err := fsys.Remove(ctx, "full", false)
-	wantCode(t, "rm of a directory that is not empty (ENOTEMPTY)", err, core.CodeNotEmpty)
-	_, err = fsys.WriteFile(ctx, "full", []byte("x"), core.WriteOptions{})
-	wantCode(t, "write over a directory (EISDIR)", err, core.CodeNotAFile)
+	wantCode(t, "rm of a directory that is not empty (ENOTEMPTY)", err, fault.CodeNotEmpty)
+	_, err = fsys.WriteFile(ctx, "full", []byte("x"), backend.WriteOptions{})
+	wantCode(t, "write over a directory (EISDIR)", err, fault.CodeNotAFile)
 	_, err = fsys.Open(ctx, "loop1", 0)
-	wantCode(t, "read of a link loop (ELOOP)", err, core.CodeSymlink)
+	wantCode(t, "read of a link loop (ELOOP)", err, fault.CodeSymlink)
 	_, err = fsys.Open(ctx, strings.Repeat("n", 300), 0)
-	wantCode(t, "a name over 255 bytes (ENAMETOOLONG)", err, core.CodeInvalidArgument)
+	wantCode(t, "a name over 255 bytes (ENAMETOOLONG)", err, fault.CodeInvalidArgument)
 }
 
 // EACCES as an unprivileged user meets it: root reads and writes anyway.
@@ -62,18 +63,18 @@ func TestPermissionDenied(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "locked.txt"), []byte("x"), 0o000))
 	must(t, os.Mkdir(filepath.Join(dir, "ro"), 0o555))
 	_, err := fsys.Open(ctx, "locked.txt", 0)
-	wantCode(t, "read of a file with mode 000", err, core.CodePermissionDenied)
-	_, err = fsys.WriteFile(ctx, "ro/new.txt", []byte("x"), core.WriteOptions{})
-	wantCode(t, "write into a directory with mode 555", err, core.CodePermissionDenied)
+	wantCode(t, "read of a file with mode 000", err, fault.CodePermissionDenied)
+	_, err = fsys.WriteFile(ctx, "ro/new.txt", []byte("x"), backend.WriteOptions{})
+	wantCode(t, "write into a directory with mode 555", err, fault.CodePermissionDenied)
 	must(t, os.WriteFile(filepath.Join(dir, "readonly.txt"), []byte("x"), 0o444))
-	_, err = fsys.WriteFile(ctx, "readonly.txt", []byte("y"), core.WriteOptions{})
-	wantCode(t, "write over a file with mode 444", err, core.CodePermissionDenied)
-	if e := core.AsError(err); !strings.Contains(e.Hint, "change its mode") {
+	_, err = fsys.WriteFile(ctx, "readonly.txt", []byte("y"), backend.WriteOptions{})
+	wantCode(t, "write over a file with mode 444", err, fault.CodePermissionDenied)
+	if e := fault.AsError(err); !strings.Contains(e.Hint, "change its mode") {
 		t.Errorf("a file its mode forbids writing: hint %q should say to change its mode", e.Hint)
 	}
 }
 
-func wantCode(t *testing.T, what string, err error, want core.Code) {
+func wantCode(t *testing.T, what string, err error, want fault.Code) {
 	t.Helper()
 	if code(err) != want {
 		t.Errorf("%s: want %s, got %v", what, want, err)

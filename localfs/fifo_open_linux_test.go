@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +28,7 @@ func TestSpecialFilesAreNeverOpened(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := fsys.Open(ctx, "fifo", 0); code(err) != core.CodeNotRegular {
+	if _, err := fsys.Open(ctx, "fifo", 0); code(err) != fault.CodeNotRegular {
 		t.Errorf("read of a FIFO: want NOT_REGULAR, got %v", err)
 	}
 	if _, err := fsys.Stat(ctx, "fifo"); err != nil {
@@ -66,7 +66,7 @@ func TestSameFileRefusesAReplacedFile(t *testing.T) {
 		t.Fatalf("the same file: %v", err)
 	}
 	f.Close()
-	if _, err := fsys.sameFile(ta, unix.O_RDONLY, &b); code(err) != core.CodeIOError {
+	if _, err := fsys.sameFile(ta, unix.O_RDONLY, &b); code(err) != fault.CodeIOError {
 		t.Errorf("another file under the name: want IO_ERROR, got %v", err)
 	}
 }

@@ -20,7 +20,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,7 +82,7 @@ type FS struct {
 	policy    SymlinkPolicy
 }
 
-var _ core.FS = (*FS)(nil)
+var _ backend.FS = (*FS)(nil)
 
 // New opens the roots of cfg. A root that does not exist or is not a
 // directory is an error naming it.
@@ -90,7 +91,7 @@ func New(cfg Config) (*FS, error) {
 	if cwd == "" {
 		var err error
 		if cwd, err = os.Getwd(); err != nil {
-			return nil, core.Errorf(core.CodeIOError, "the working directory cannot be read.").WithCause(err)
+			return nil, fault.Errorf(fault.CodeIOError, "the working directory cannot be read.").WithCause(err)
 		}
 	}
 	f := &FS{cwd: filepath.Clean(cwd), policy: cfg.Symlinks}
@@ -99,7 +100,7 @@ func New(cfg Config) (*FS, error) {
 		f.policy = SymlinksWithin
 	case SymlinksWithin, SymlinksRefuse:
 	default:
-		return nil, core.InvalidArgument("--symlinks must be within or refuse, not %q.", cfg.Symlinks).
+		return nil, fault.InvalidArgument("--symlinks must be within or refuse, not %q.", cfg.Symlinks).
 			WithHint("use --symlinks within (the default) or --symlinks refuse")
 	}
 	roots := cfg.Roots
@@ -110,7 +111,7 @@ func New(cfg Config) (*FS, error) {
 		abs := joinAbs(f.cwd, r)
 		real, err := evalSymlinks(abs)
 		if err != nil {
-			return nil, core.Errorf(core.CodeNotFound, "the root %s does not exist.", abs).WithPath(abs).
+			return nil, fault.Errorf(fault.CodeNotFound, "the root %s does not exist.", abs).WithPath(abs).
 				WithHint("pass an existing directory to --root").WithCause(err)
 		}
 		osr, err := os.OpenRoot(real)
@@ -126,7 +127,7 @@ func New(cfg Config) (*FS, error) {
 		if err := unix.Fstat(int(dir.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			osr.Close()
 			dir.Close()
-			return nil, core.Errorf(core.CodeNotADirectory, "the root %s is not a directory.", abs).WithPath(abs).
+			return nil, fault.Errorf(fault.CodeNotADirectory, "the root %s is not a directory.", abs).WithPath(abs).
 				WithHint("pass a directory to --root")
 		}
 		f.roots = append(f.roots, &root{path: real, given: abs, r: osr, dir: dir, dev: uint64(st.Dev), ino: st.Ino})
@@ -237,21 +238,21 @@ func (t target) display(f *FS) string { return f.display(t.abs) }
 // mount (compared by file identity); otherwise it is OUTSIDE_ROOT.
 func (f *FS) resolve(p string) (target, error) {
 	if p == "" {
-		return target{}, core.InvalidArgument("path is empty.").WithHint("pass a file or directory path")
+		return target{}, fault.InvalidArgument("path is empty.").WithHint("pass a file or directory path")
 	}
 	if strings.IndexByte(p, 0) >= 0 {
-		return target{}, core.InvalidArgument("the path contains a NUL byte.").
+		return target{}, fault.InvalidArgument("the path contains a NUL byte.").
 			WithHint("remove the NUL byte; no file name can hold one")
 	}
 	abs := f.absolute(p)
 	for _, c := range strings.Split(abs, string(filepath.Separator)) {
 		if len(c) > 255 {
-			return target{}, core.InvalidArgument("a name in the path is %d bytes long; the limit is 255.", len(c)).
+			return target{}, fault.InvalidArgument("a name in the path is %d bytes long; the limit is 255.", len(c)).
 				WithPath(p).WithHint("shorten the file name")
 		}
 	}
 	if len(abs) > 4095 {
-		return target{}, core.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(abs)).
+		return target{}, fault.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(abs)).
 			WithHint("use a shorter path")
 	}
 	abs = f.resolvedRootSpelling(abs)
@@ -260,7 +261,7 @@ func (f *FS) resolve(p string) (target, error) {
 	}
 	if r, rel, ok := f.rootByIdentity(abs); ok {
 		if f.policy == SymlinksRefuse {
-			return target{}, core.Errorf(core.CodeSymlink, "the path reaches a root through a link, and links are refused.").
+			return target{}, fault.Errorf(fault.CodeSymlink, "the path reaches a root through a link, and links are refused.").
 				WithPath(f.display(abs)).WithHint("use the path inside the root, or run with --symlinks within")
 		}
 		return target{root: r, rel: rel, abs: abs}, nil
@@ -268,8 +269,8 @@ func (f *FS) resolve(p string) (target, error) {
 	return target{}, f.outside(abs)
 }
 
-func (f *FS) outside(abs string) *core.Error {
-	return core.Errorf(core.CodeOutsideRoot, "the path is outside the allowed roots.").WithPath(f.display(abs)).
+func (f *FS) outside(abs string) *fault.Error {
+	return fault.Errorf(fault.CodeOutsideRoot, "the path is outside the allowed roots.").WithPath(f.display(abs)).
 		WithHint("use a path inside %s, or add a root with --root", strings.Join(f.Roots(), ", "))
 }
 
@@ -384,7 +385,7 @@ func (f *FS) openNoFollow(t target, flags int) (*os.File, error) {
 			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EMLINK) {
 				var st unix.Stat_t
 				if unix.Fstatat(dirfd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-					return nil, core.Errorf(core.CodeSymlink, "the path goes through a link, and links are refused.").
+					return nil, fault.Errorf(fault.CodeSymlink, "the path goes through a link, and links are refused.").
 						WithPath(t.display(f)).WithHint("use the link's target path, or run with --symlinks within")
 				}
 			}
@@ -459,7 +460,7 @@ func (f *FS) deniedIdentity(st *unix.Stat_t) bool {
 }
 
 func (f *FS) deniedErr(display string) error {
-	return core.Errorf(core.CodeDenied, "the path is inside a denied location.").WithPath(display).
+	return fault.Errorf(fault.CodeDenied, "the path is inside a denied location.").WithPath(display).
 		WithHint("this location is refused by --deny or by default (/proc, /sys, /dev); work elsewhere")
 }
 
@@ -530,12 +531,12 @@ func (f *FS) openPath(t target) (*os.File, unix.Stat_t, error) {
 		}
 		file.Close()
 		if f.policy == SymlinksRefuse {
-			return nil, st, core.Errorf(core.CodeSymlink, "the path is a link, and links are refused.").
+			return nil, st, fault.Errorf(fault.CodeSymlink, "the path is a link, and links are refused.").
 				WithPath(t.display(f)).WithHint("use the link's target path, or run with --symlinks within")
 		}
 		next, err := f.resolvedTarget(t)
 		if err == nil && hops == 40 {
-			err = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").
+			err = fault.Errorf(fault.CodeSymlink, "the path has too many levels of links.").
 				WithPath(t.display(f)).WithHint("resolve the link loop")
 		}
 		if err != nil {
@@ -559,7 +560,7 @@ func (f *FS) sameFile(t target, flags int, st *unix.Stat_t) (*os.File, error) {
 	var now unix.Stat_t
 	if err := unix.Fstat(int(file.Fd()), &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
 		file.Close()
-		return nil, core.Errorf(core.CodeIOError, "the file was replaced while it was being opened.").
+		return nil, fault.Errorf(fault.CodeIOError, "the file was replaced while it was being opened.").
 			WithPath(t.display(f)).WithHint("retry; another process is replacing it")
 	}
 	return file, nil
@@ -573,13 +574,13 @@ func (f *FS) checkKernelFS(fd int, display string) error {
 	if name == "" {
 		return nil
 	}
-	return core.Errorf(core.CodeDenied, "the path is on a kernel file system (%s), which is never file work.", name).
+	return fault.Errorf(fault.CodeDenied, "the path is on a kernel file system (%s), which is never file work.", name).
 		WithPath(display).WithDetail("fsType", name).
 		WithHint("work on files of an ordinary file system")
 }
 
-func infoFromStat(name string, st *unix.Stat_t) core.FileInfo {
-	fi := core.FileInfo{
+func infoFromStat(name string, st *unix.Stat_t) backend.FileInfo {
+	fi := backend.FileInfo{
 		Name:    name,
 		Size:    st.Size,
 		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
@@ -589,13 +590,13 @@ func infoFromStat(name string, st *unix.Stat_t) core.FileInfo {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
-		fi.Type = core.TypeFile
+		fi.Type = backend.TypeFile
 	case unix.S_IFDIR:
-		fi.Type = core.TypeDir
+		fi.Type = backend.TypeDir
 	case unix.S_IFLNK:
-		fi.Type = core.TypeSymlink
+		fi.Type = backend.TypeSymlink
 	default:
-		fi.Type = core.TypeOther
+		fi.Type = backend.TypeOther
 	}
 	return fi
 }
@@ -630,53 +631,53 @@ func evalSymlinks(p string) (string, error) {
 	return real, err
 }
 
-func mapErr(err error, p string) *core.Error {
-	var ce *core.Error
+func mapErr(err error, p string) *fault.Error {
+	var ce *fault.Error
 	if errors.As(err, &ce) {
 		return ce
 	}
-	var e *core.Error
+	var e *fault.Error
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		e = core.Errorf(core.CodeNotFound, "no such file or directory.").WithHint("check the path with ls or find")
+		e = fault.Errorf(fault.CodeNotFound, "no such file or directory.").WithHint("check the path with ls or find")
 	case errors.Is(err, unix.ENOTDIR):
-		e = core.Errorf(core.CodeNotADirectory, "a component of the path is not a directory.").
+		e = fault.Errorf(fault.CodeNotADirectory, "a component of the path is not a directory.").
 			WithHint("check the path with ls")
 	case errors.Is(err, unix.EISDIR):
-		e = core.Errorf(core.CodeNotAFile, "the path is a directory.").WithHint("use ls to list a directory")
+		e = fault.Errorf(fault.CodeNotAFile, "the path is a directory.").WithHint("use ls to list a directory")
 	case errors.Is(err, fs.ErrPermission):
-		e = core.Errorf(core.CodePermissionDenied, "permission denied.").
+		e = fault.Errorf(fault.CodePermissionDenied, "permission denied.").
 			WithHint("the file's permissions do not allow this; choose another path")
 	case errors.Is(err, unix.ENAMETOOLONG):
-		e = core.InvalidArgument("the path or a name in it is too long.").WithHint("shorten the path")
+		e = fault.InvalidArgument("the path or a name in it is too long.").WithHint("shorten the path")
 	case errors.Is(err, unix.ENXIO), errors.Is(err, unix.EOPNOTSUPP):
 		// open(2) of a socket, or of a device with no driver.
-		e = core.Errorf(core.CodeNotRegular, "the path is not a regular file (a socket, FIFO or device).").
+		e = fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a socket, FIFO or device).").
 			WithHint("agentfs reads and writes regular files only")
 	case errors.Is(err, unix.ELOOP), errors.Is(err, errLinkLoop):
-		e = core.Errorf(core.CodeSymlink, "the path has too many levels of links.").WithHint("resolve the link loop")
+		e = fault.Errorf(fault.CodeSymlink, "the path has too many levels of links.").WithHint("resolve the link loop")
 	case errors.Is(err, unix.EMFILE):
-		e = core.Errorf(core.CodeIOError, "too many open files: the process reached its limit.").
+		e = fault.Errorf(fault.CodeIOError, "too many open files: the process reached its limit.").
 			WithHint("raise the limit on open files (ulimit -n) and retry")
 	case errors.Is(err, unix.ENFILE):
-		e = core.Errorf(core.CodeIOError, "too many open files in the system.").
+		e = fault.Errorf(fault.CodeIOError, "too many open files in the system.").
 			WithHint("retry once other programs have closed files, or raise the system's limit (fs.file-max)")
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
-		e = core.Errorf(core.CodeNoSpace, "no space left on the device.").WithHint("free some space and retry")
+		e = fault.Errorf(fault.CodeNoSpace, "no space left on the device.").WithHint("free some space and retry")
 	case errors.Is(err, unix.EROFS):
-		e = core.Errorf(core.CodeReadOnly, "the file system is read-only.").WithHint("work on a writable file system")
+		e = fault.Errorf(fault.CodeReadOnly, "the file system is read-only.").WithHint("work on a writable file system")
 	case errors.Is(err, unix.ENOTEMPTY):
 		// Before ErrExist, which ENOTEMPTY also is to errors.Is.
-		e = core.Errorf(core.CodeNotEmpty, "the directory is not empty.").WithHint("pass --recursive to remove it with its contents")
+		e = fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithHint("pass --recursive to remove it with its contents")
 	case errors.Is(err, fs.ErrExist):
-		e = core.Errorf(core.CodeExists, "the path already exists.").WithHint("choose another path, or drop --create")
+		e = fault.Errorf(fault.CodeExists, "the path already exists.").WithHint("choose another path, or drop --create")
 	case errors.Is(err, unix.EINVAL):
-		e = core.InvalidArgument("the path is not valid here.").WithHint("check the path")
+		e = fault.InvalidArgument("the path is not valid here.").WithHint("check the path")
 	case isEscape(err):
-		e = core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
+		e = fault.Errorf(fault.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
 			WithHint("use a path whose links stay inside the roots")
 	default:
-		e = core.Errorf(core.CodeIOError, "the operation failed: %s.", errText(err)).
+		e = fault.Errorf(fault.CodeIOError, "the operation failed: %s.", errText(err)).
 			WithHint("retry; if it persists, check the file system")
 	}
 	return e.WithPath(p).WithCause(err)

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,12 +96,12 @@ func ensurePrivateDir(d string) error {
 func lockDir() (string, error) {
 	base, err := stateDir()
 	if err != nil {
-		return "", core.Errorf(core.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
+		return "", fault.Errorf(fault.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
 			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
 	}
 	d := filepath.Join(base, "locks")
 	if err := os.MkdirAll(d, 0o700); err != nil {
-		return "", core.Errorf(core.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
+		return "", fault.Errorf(fault.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
 			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
 	}
 	return d, nil
@@ -176,7 +176,7 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return nil, f.lockErr(err, t, f.display(p), timeout)
 			}
-			return nil, core.Errorf(core.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
+			return nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
 				WithPath(t.display(f)).WithHint("check that %s is writable", dir).WithCause(err)
 		}
 		held = append(held, fd)
@@ -266,16 +266,16 @@ func flockWait(ctx context.Context, fd, how int, deadline time.Time) error {
 
 func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration) error {
 	if errors.Is(err, errLockTimeout) {
-		return core.Errorf(core.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, timeout).
+		return fault.Errorf(fault.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, timeout).
 			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
 			WithHint("retry later, or wait longer with --lock-timeout")
 	}
-	return core.Errorf(core.CodeInterrupted, "the operation was interrupted while waiting for a lock.").
+	return fault.Errorf(fault.CodeInterrupted, "the operation was interrupted while waiting for a lock.").
 		WithPath(t.display(f)).WithHint("run it again; nothing was changed").WithCause(err)
 }
 
-func rootRefused(display string) *core.Error {
-	return core.InvalidArgument("the path is an allowed root; agentfs never replaces or removes a root.").
+func rootRefused(display string) *fault.Error {
+	return fault.InvalidArgument("the path is an allowed root; agentfs never replaces or removes a root.").
 		WithPath(display).WithHint("name a file or directory inside the root")
 }
 
@@ -296,7 +296,7 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 	}
 	display := t.display(f)
 	if real != full && f.policy == SymlinksRefuse {
-		return target{}, core.Errorf(core.CodeSymlink, "the path goes through a link, and links are refused.").
+		return target{}, fault.Errorf(fault.CodeSymlink, "the path goes through a link, and links are refused.").
 			WithPath(display).WithHint("use the link's target path, or run with --symlinks within")
 	}
 	if rt, ok := f.rootOf(real); ok {
@@ -306,7 +306,7 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 		rt.abs = t.abs
 		return rt, nil
 	}
-	return target{}, core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
+	return target{}, fault.Errorf(fault.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
 		WithPath(display).WithHint("use a path whose links stay inside the roots, or add a root with --root")
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
 )
 
 // BenchmarkLock is one uncontended Lock and unlock of a path three levels
@@ -29,7 +29,7 @@ func BenchmarkWriteFile(b *testing.B) {
 	data := bytes.Repeat([]byte("0123456789abcdef"), 4096)
 	ctx := context.Background()
 	for b.Loop() {
-		if _, err := fsys.WriteFile(ctx, "f.txt", data, core.WriteOptions{}); err != nil {
+		if _, err := fsys.WriteFile(ctx, "f.txt", data, backend.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

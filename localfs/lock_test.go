@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 )
 
 func TestLockChain(t *testing.T) {
@@ -54,7 +54,7 @@ func TestLockAcrossRoots(t *testing.T) {
 		if u, err := inner.Lock(ctx, tc.tried, 0); err == nil {
 			u()
 			t.Errorf("holding %s under root %s did not exclude %s under root %s", tc.held, repo, tc.tried, filepath.Join(sub, "deep"))
-		} else if e, ok := err.(*core.Error); !ok || e.Code != core.CodeLockTimeout {
+		} else if e, ok := err.(*fault.Error); !ok || e.Code != fault.CodeLockTimeout {
 			t.Errorf("want LOCK_TIMEOUT, got %v", err)
 		}
 		unlock()
@@ -82,13 +82,13 @@ func TestLockConflicts(t *testing.T) {
 	}
 	// Siblings and other trees are free; the path, its ancestors (taken
 	// exclusively by rm -r) and its descendants are not.
-	for p, want := range map[string]core.Code{
+	for p, want := range map[string]fault.Code{
 		"d/e/g":   "",
 		"other":   "",
-		"d/e/f":   core.CodeLockTimeout,
-		"d/e":     core.CodeLockTimeout,
-		"d":       core.CodeLockTimeout,
-		"d/e/f/x": core.CodeLockTimeout,
+		"d/e/f":   fault.CodeLockTimeout,
+		"d/e":     fault.CodeLockTimeout,
+		"d":       fault.CodeLockTimeout,
+		"d/e/f/x": fault.CodeLockTimeout,
 	} {
 		if got := code(try(p)); got != want {
 			t.Errorf("lock %s while d/e/f is held: %q, want %q", p, got, want)
@@ -103,7 +103,7 @@ func TestLockConflicts(t *testing.T) {
 	}
 	defer unlock()
 	for _, p := range []string{"d/e/f", "d/e", "d/x"} {
-		if got := code(try(p)); got != core.CodeLockTimeout {
+		if got := code(try(p)); got != fault.CodeLockTimeout {
 			t.Errorf("lock %s while d is held: %q, want LOCK_TIMEOUT", p, got)
 		}
 	}
@@ -126,7 +126,7 @@ func TestLockFollowsLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	if _, err := fsys.Lock(context.Background(), "alias/f", 0); code(err) != core.CodeLockTimeout {
+	if _, err := fsys.Lock(context.Background(), "alias/f", 0); code(err) != fault.CodeLockTimeout {
 		t.Fatalf("lock through the link: %v, want LOCK_TIMEOUT", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 	defer unlock()
 	start := time.Now()
 	_, err = fsys.Lock(context.Background(), "f", 50*time.Millisecond)
-	if code(err) != core.CodeLockTimeout {
+	if code(err) != fault.CodeLockTimeout {
 		t.Fatalf("got %v, want LOCK_TIMEOUT", err)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond {
@@ -155,14 +155,14 @@ func TestLockTimeoutAndCancel(t *testing.T) {
 		done <- err
 	}()
 	cancel()
-	if err := Within(t, done, "end of a cancelled wait"); code(err) != core.CodeInterrupted {
+	if err := Within(t, done, "end of a cancelled wait"); code(err) != fault.CodeInterrupted {
 		t.Fatalf("got %v, want INTERRUPTED", err)
 	}
 }
 
 func TestLockRefusesRoot(t *testing.T) {
 	fsys, _ := newTestFS(t)
-	if _, err := fsys.Lock(context.Background(), ".", time.Second); code(err) != core.CodeInvalidArgument {
+	if _, err := fsys.Lock(context.Background(), ".", time.Second); code(err) != fault.CodeInvalidArgument {
 		t.Fatalf("got %v, want INVALID_ARGUMENT", err)
 	}
 }
@@ -199,7 +199,7 @@ func TestLockSurvivesLockFileRemoval(t *testing.T) {
 	if second == nil {
 		t.FailNow()
 	}
-	if _, err := fsys.Lock(ctx, "f", 0); code(err) != core.CodeLockTimeout {
+	if _, err := fsys.Lock(ctx, "f", 0); code(err) != fault.CodeLockTimeout {
 		t.Fatalf("a third lock while the second is held: %v, want LOCK_TIMEOUT", err)
 	}
 	second()

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,7 +72,7 @@ func TestLockSharedThroughBindMount(t *testing.T) {
 		if err == nil {
 			u()
 			t.Errorf("%s locked through %s did not exclude it through the bind mount %s", p, ws, mnt)
-		} else if e, ok := err.(*core.Error); !ok || e.Code != core.CodeLockTimeout {
+		} else if e, ok := err.(*fault.Error); !ok || e.Code != fault.CodeLockTimeout {
 			t.Errorf("want LOCK_TIMEOUT, got %v", err)
 		}
 		unlock()
@@ -109,17 +110,17 @@ func TestKernelFSInsideRootIsDenied(t *testing.T) {
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
 	fsys := newFSAt(t, ws)
 	ctx := context.Background()
-	if _, err := fsys.Open(ctx, "proc2/self/status", 0); code(err) != core.CodeDenied {
+	if _, err := fsys.Open(ctx, "proc2/self/status", 0); code(err) != fault.CodeDenied {
 		t.Errorf("read of a procfs file inside the root: want DENIED, got %v", err)
 	}
-	if _, err := fsys.ReadDir(ctx, "proc2", 0, 10); code(err) != core.CodeDenied {
+	if _, err := fsys.ReadDir(ctx, "proc2", 0, 10); code(err) != fault.CodeDenied {
 		t.Errorf("ls of a procfs inside the root: want DENIED, got %v", err)
 	}
-	if _, err := fsys.WriteFile(ctx, "proc2/x", []byte("x"), core.WriteOptions{}); code(err) != core.CodeDenied {
+	if _, err := fsys.WriteFile(ctx, "proc2/x", []byte("x"), backend.WriteOptions{}); code(err) != fault.CodeDenied {
 		t.Errorf("write into a procfs inside the root: want DENIED, got %v", err)
 	}
 	var seen []string
-	err := fsys.Walk(ctx, ".", core.WalkOptions{NoIgnore: true}, func(e core.WalkEntry) error {
+	err := fsys.Walk(ctx, ".", backend.WalkOptions{NoIgnore: true}, func(e backend.WalkEntry) error {
 		seen = append(seen, e.Rel)
 		return nil
 	})
@@ -180,7 +181,7 @@ func TestRemoveTreeNeverCrossesMounts(t *testing.T) {
 			}
 			defer fsys.Close()
 			_, err = fsys.Remove(context.Background(), "tree", true)
-			if code(err) != core.CodeDenied {
+			if code(err) != fault.CodeDenied {
 				t.Fatalf("rm -r of a tree holding a mount: want DENIED, got %v", err)
 			}
 			for _, f := range []string{"secret/key", "tree/first.txt", "tree/a/b/c.txt"} {
@@ -205,9 +206,9 @@ func TestReadOnlyFileSystem(t *testing.T) {
 		t.Skipf("mount is not permitted here (%v)", err)
 	}
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
-	_, err := fsys.WriteFile(context.Background(), "ro/f.txt", []byte("x"), core.WriteOptions{})
-	wantCode(t, "write on a read-only file system", err, core.CodeReadOnly)
-	if e := core.AsError(err); strings.Contains(e.Hint, "mode") {
+	_, err := fsys.WriteFile(context.Background(), "ro/f.txt", []byte("x"), backend.WriteOptions{})
+	wantCode(t, "write on a read-only file system", err, fault.CodeReadOnly)
+	if e := fault.AsError(err); strings.Contains(e.Hint, "mode") {
 		t.Errorf("READ_ONLY hint speaks of the mode: %q", e.Hint)
 	}
 }

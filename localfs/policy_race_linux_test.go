@@ -8,7 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,11 +56,11 @@ func TestWritesRacingADirectorySwap(t *testing.T) {
 			var refused, written atomic.Int64
 			const writes = 600
 			for i := 0; i < writes; i++ {
-				_, err := fsys.WriteFile(context.Background(), fmt.Sprintf("d/sub%d/f", i), []byte("x"), core.WriteOptions{})
+				_, err := fsys.WriteFile(context.Background(), fmt.Sprintf("d/sub%d/f", i), []byte("x"), backend.WriteOptions{})
 				switch code(err) {
 				case "":
 					written.Add(1)
-				case core.CodeSymlink, core.CodeDenied, core.CodeOutsideRoot, core.CodeNotADirectory, core.CodeNotFound:
+				case fault.CodeSymlink, fault.CodeDenied, fault.CodeOutsideRoot, fault.CodeNotADirectory, fault.CodeNotFound:
 					refused.Add(1)
 				default:
 					t.Errorf("write %d: unexpected %v", i, err)

@@ -8,20 +8,21 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
 // Stat describes path, following a final link that the policy allows. It
 // opens with O_PATH, so it never blocks on a FIFO and needs no read permission.
-func (f *FS) Stat(_ context.Context, path string) (core.FileInfo, error) {
+func (f *FS) Stat(_ context.Context, path string) (backend.FileInfo, error) {
 	t, err := f.resolve(path)
 	if err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	file, st, err := f.openPath(t)
 	if err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	file.Close()
 	return infoFromStat(filepath.Base(t.abs), &st), nil
@@ -54,20 +55,20 @@ func (f *FS) resolvedTarget(t target) (target, error) {
 		}
 		return rt, nil
 	}
-	return target{}, core.Errorf(core.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
+	return target{}, fault.Errorf(fault.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
 		WithPath(t.display(f)).WithHint("use a path whose links stay inside the roots, or add the target's directory with --root")
 }
 
 // Lstat describes path itself; a final link is described, not followed.
-func (f *FS) Lstat(_ context.Context, path string) (core.FileInfo, error) {
+func (f *FS) Lstat(_ context.Context, path string) (backend.FileInfo, error) {
 	t, err := f.resolve(path)
 	if err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	if t.rel == "." {
 		file, st, err := f.openChecked(t, pathFlags)
 		if err != nil {
-			return core.FileInfo{}, err
+			return backend.FileInfo{}, err
 		}
 		file.Close()
 		return infoFromStat(filepath.Base(t.abs), &st), nil
@@ -75,15 +76,15 @@ func (f *FS) Lstat(_ context.Context, path string) (core.FileInfo, error) {
 	parent, base := f.parentOf(t)
 	dir, _, err := f.openChecked(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	defer dir.Close()
 	if err := f.checkDeny(filepath.Join(realPath(dir, filepath.Join(parent.root.path, parent.rel)), base), t.display(f)); err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(dir.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return core.FileInfo{}, mapErr(err, t.display(f))
+		return backend.FileInfo{}, mapErr(err, t.display(f))
 	}
 	return infoFromStat(base, &st), nil
 }
@@ -95,15 +96,15 @@ func (f *FS) parentOf(t target) (target, string) {
 
 type fileReader struct {
 	*os.File
-	info core.FileInfo
+	info backend.FileInfo
 }
 
-func (r *fileReader) Info() core.FileInfo { return r.info }
+func (r *fileReader) Info() backend.FileInfo { return r.info }
 
 // Open returns a regular file's bytes from offset. A directory is
 // NOT_A_FILE, a FIFO, socket or device NOT_REGULAR: the open is non-blocking,
 // so neither waits for a writer.
-func (f *FS) Open(_ context.Context, path string, offset int64) (core.FileReader, error) {
+func (f *FS) Open(_ context.Context, path string, offset int64) (backend.FileReader, error) {
 	t, err := f.resolve(path)
 	if err != nil {
 		return nil, err
@@ -114,14 +115,14 @@ func (f *FS) Open(_ context.Context, path string, offset int64) (core.FileReader
 	}
 	info := infoFromStat(filepath.Base(t.abs), &st)
 	switch info.Type {
-	case core.TypeFile:
-	case core.TypeDir:
+	case backend.TypeFile:
+	case backend.TypeDir:
 		file.Close()
-		return nil, core.Errorf(core.CodeNotAFile, "the path is a directory, not a file.").WithPath(t.display(f)).
+		return nil, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(t.display(f)).
 			WithHint("use ls to list a directory, or find to search it")
 	default:
 		file.Close()
-		return nil, core.Errorf(core.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").
+		return nil, fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").
 			WithPath(t.display(f)).WithHint("only regular files can be read")
 	}
 	if offset > 0 {
@@ -139,26 +140,26 @@ func (f *FS) Open(_ context.Context, path string, offset int64) (core.FileReader
 // All names are read (sorting needs them), but only the page is stat'ed,
 // relative to the open directory so that no entry is reached by a path.
 // Entries inside a deny root are left out.
-func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (core.DirPage, error) {
+func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend.DirPage, error) {
 	t, err := f.resolve(path)
 	if err != nil {
-		return core.DirPage{}, err
+		return backend.DirPage{}, err
 	}
 	dir, _, err := f.openChecked(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NONBLOCK)
 	if err != nil {
-		var ce *core.Error
-		if errors.As(err, &ce) && ce.Code == core.CodeNotADirectory {
-			if fi, serr := f.Stat(context.Background(), path); serr == nil && fi.Type != core.TypeDir {
-				return core.DirPage{}, core.Errorf(core.CodeNotADirectory, "the path is a file, not a directory.").
+		var ce *fault.Error
+		if errors.As(err, &ce) && ce.Code == fault.CodeNotADirectory {
+			if fi, serr := f.Stat(context.Background(), path); serr == nil && fi.Type != backend.TypeDir {
+				return backend.DirPage{}, fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").
 					WithPath(t.display(f)).WithHint("use read to read a file")
 			}
 		}
-		return core.DirPage{}, err
+		return backend.DirPage{}, err
 	}
 	defer dir.Close()
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
-		return core.DirPage{}, mapErr(err, t.display(f))
+		return backend.DirPage{}, mapErr(err, t.display(f))
 	}
 	real := realPath(dir, filepath.Join(t.root.path, t.rel))
 	kept := names[:0]
@@ -169,7 +170,7 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (core.Di
 	}
 	names = kept
 	sort.Strings(names)
-	var page core.DirPage
+	var page backend.DirPage
 	if offset >= len(names) {
 		return page, nil
 	}
@@ -180,7 +181,7 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (core.Di
 			if errors.Is(err, unix.ENOENT) {
 				continue // removed since the listing
 			}
-			return core.DirPage{}, mapErr(err, f.display(filepath.Join(t.abs, n)))
+			return backend.DirPage{}, mapErr(err, f.display(filepath.Join(t.abs, n)))
 		}
 		page.Entries = append(page.Entries, infoFromStat(n, &st))
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,8 +36,8 @@ func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error
 	}
 	dir, err := f.parentDir(ct, display, false)
 	if err != nil {
-		var ce *core.Error
-		if errors.As(err, &ce) && ce.Code == core.CodeNotFound {
+		var ce *fault.Error
+		if errors.As(err, &ce) && ce.Code == fault.CodeNotFound {
 			return false, nil
 		}
 		return false, err
@@ -58,7 +58,7 @@ func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error
 	}
 	for _, d := range f.deny {
 		if _, ok := within(real, d.path); ok {
-			return false, core.Errorf(core.CodeDenied, "the directory holds a denied location.").WithPath(display).
+			return false, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(display).
 				WithHint("remove the files around the denied path one by one")
 		}
 	}
@@ -70,7 +70,7 @@ func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error
 			return false, err
 		}
 	case errors.Is(err, unix.ENOTEMPTY), errors.Is(err, unix.EEXIST):
-		return false, core.Errorf(core.CodeNotEmpty, "the directory is not empty.").WithPath(display).
+		return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(display).
 			WithHint("pass recursive to remove it with everything in it")
 	default:
 		return false, mapErr(err, display)
@@ -81,7 +81,7 @@ func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error
 // syncDir makes a removal durable.
 func syncDir(dfd int, display string) error {
 	if err := syscalls.fsync(dfd); err != nil {
-		return core.Errorf(core.CodeIOError, "the path was removed, but its directory could not be synced: %s.", errText(err)).
+		return fault.Errorf(fault.CodeIOError, "the path was removed, but its directory could not be synced: %s.", errText(err)).
 			WithPath(display).WithHint("check the file system before relying on the removal after a crash").WithCause(err)
 	}
 	return nil

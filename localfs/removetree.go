@@ -4,7 +4,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -130,7 +130,7 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 // changed maps an error of going back up to a directory of the tree.
 func (r *treeRemover) changed(err error, rel string) error {
 	if errors.Is(err, errMoved) {
-		return core.Errorf(core.CodeIOError, "a directory of the tree was moved or replaced during the removal, which stopped there.").
+		return fault.Errorf(fault.CodeIOError, "a directory of the tree was moved or replaced during the removal, which stopped there.").
 			WithPath(r.at(rel)).WithHint("check what is left with ls, then run rm -r again")
 	}
 	return mapErr(err, r.at(rel))
@@ -141,12 +141,12 @@ func (r *treeRemover) changed(err error, rel string) error {
 func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 	mnt, hasMnt := mountID(fd)
 	if uint64(st.Dev) != r.dev || (hasMnt && r.hasMnt && mnt != r.mnt) {
-		return core.Errorf(core.CodeDenied, "the tree holds a mount point; rm -r does not cross into another mount.").
+		return fault.Errorf(fault.CodeDenied, "the tree holds a mount point; rm -r does not cross into another mount.").
 			WithPath(at()).WithDetail("mountPoint", at()).
 			WithHint("unmount it first, or remove the files around it one by one; nothing was removed")
 	}
 	if r.f.deniedDirIdentity(st) {
-		return core.Errorf(core.CodeDenied, "the tree holds a denied directory (another name of a deny root).").
+		return fault.Errorf(fault.CodeDenied, "the tree holds a denied directory (another name of a deny root).").
 			WithPath(at()).WithHint("remove the files around the denied directory one by one; nothing was removed")
 	}
 	if kernelFSOf(fd) != "" {

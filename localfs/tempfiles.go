@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -138,7 +138,7 @@ func reservedName(base, display string) error {
 	if !isTempName(base) {
 		return nil
 	}
-	return core.InvalidArgument("the name %s is reserved for agentfs's temporary files.", base).WithPath(display).
+	return fault.InvalidArgument("the name %s is reserved for agentfs's temporary files.", base).WithPath(display).
 		WithHint("choose another name; names starting with %s and 16 hex digits are agentfs's", tempPrefix)
 }
 

@@ -7,12 +7,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/sys/unix"
 )
 
-var _ core.Walker = (*FS)(nil)
+var _ backend.Walker = (*FS)(nil)
 
 // Ignore files, from the highest precedence to the lowest, as ripgrep ranks
 // them (.agentfsignore plays the part of ripgrep's --ignore-file).
@@ -33,8 +34,8 @@ const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLO
 type walker struct {
 	f       *FS
 	ctx     context.Context
-	opts    core.WalkOptions
-	visit   func(core.WalkEntry) error
+	opts    backend.WalkOptions
+	visit   func(backend.WalkEntry) error
 	display string
 	ign     ignoreSets
 	// denyBelow are the deny roots inside the walk, checked by name; the
@@ -56,7 +57,7 @@ type walker struct {
 	// cur is the entry being visited and info its Info, made once: Info is
 	// valid only during the visit, so a walk allocates nothing for it.
 	cur  curEntry
-	info func() (core.FileInfo, error)
+	info func() (backend.FileInfo, error)
 }
 
 type curEntry struct {
@@ -68,7 +69,7 @@ type curEntry struct {
 // open parent with O_NOFOLLOW, and every file read through Open likewise, so
 // the walk cannot be led out of the start directory by a path swapped for a
 // link while it runs.
-func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit func(core.WalkEntry) error) error {
+func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
 	t, err := f.resolve(path)
 	if err != nil {
 		return err
@@ -79,11 +80,11 @@ func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit
 	}
 	defer dir.Close()
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return core.Errorf(core.CodeNotADirectory, "the path is a file, not a directory.").
+		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").
 			WithPath(t.display(f)).WithHint("pass a directory; use read to read a file")
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10)}
-	w.info = func() (core.FileInfo, error) { return infoAt(w.cur.fd, w.cur.name, w.cur.display) }
+	w.info = func() (backend.FileInfo, error) { return infoAt(w.cur.fd, w.cur.name, w.cur.display) }
 	w.realStart = realPath(dir, t.root.path+"/"+t.rel)
 	for _, d := range f.deny {
 		if _, ok := within(w.realStart, d.path); ok {
@@ -111,7 +112,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts core.WalkOptions, visit
 	defer w.dirs.close()
 	w.comps = slices.Clip(comps)
 	err = w.walk(&st)
-	if errors.Is(err, core.ErrStopWalk) {
+	if errors.Is(err, backend.ErrStopWalk) {
 		return nil
 	}
 	return err
@@ -261,25 +262,25 @@ func (r *fdReader) Close() error { return unix.Close(r.fd) }
 
 type dirEntry struct {
 	name string
-	typ  core.FileType
+	typ  backend.FileType
 }
 
 // infoAt describes the entry name of the directory fd without following
 // it, with a link's text.
-func infoAt(fd int, name, display string) (core.FileInfo, error) {
+func infoAt(fd int, name, display string) (backend.FileInfo, error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 		return infoFromStat(name, &st), nil
 	}
 	st, target, err := linkAt(fd, name)
 	if err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	fi := infoFromStat(name, &st)
-	if fi.Type == core.TypeSymlink {
+	if fi.Type == backend.TypeSymlink {
 		fi.Target = target
 	}
 	return fi, nil
@@ -404,7 +405,7 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 	w.rel = append(w.rel, e.name...)
 	erel := string(w.rel)
 	w.rel = w.rel[:lv.relLen]
-	isDir := e.typ == core.TypeDir
+	isDir := e.typ == backend.TypeDir
 	if w.excluded(erel, e.name, isDir) {
 		return nil
 	}
@@ -429,9 +430,9 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 		return w.dirErr(err)
 	}
 	fd := dir.fd
-	entry := core.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ, Ignored: ignored, Info: w.info}
+	entry := backend.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ, Ignored: ignored, Info: w.info}
 	w.cur = curEntry{fd: fd, name: e.name, display: entry.Path}
-	if e.typ == core.TypeFile {
+	if e.typ == backend.TypeFile {
 		name, display := e.name, entry.Path
 		entry.Open = func() (io.ReadCloser, error) { return w.openFileAt(fd, name, display) }
 		entry.Later = func() func() (io.ReadCloser, error) {
@@ -443,7 +444,7 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 		}
 	}
 	switch err := w.visit(entry); {
-	case errors.Is(err, core.ErrSkipDir):
+	case errors.Is(err, backend.ErrSkipDir):
 		return nil
 	case err != nil:
 		return err

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
@@ -99,7 +101,7 @@ func TestWalkDeeperThanOpenFileLimit(t *testing.T) {
 	before := openFDs(t)
 	lowerOpenFiles(t, 64)
 	levels, deepest, most := 0, "", 0
-	err := fsys.Walk(context.Background(), ".", core.WalkOptions{}, func(e core.WalkEntry) error {
+	err := fsys.Walk(context.Background(), ".", backend.WalkOptions{}, func(e backend.WalkEntry) error {
 		switch e.Name {
 		case "z.txt":
 			levels++
@@ -169,12 +171,12 @@ func TestWalkTooManyOpenFilesIsAnError(t *testing.T) {
 		filler = filler[:len(filler)-1]
 	}
 	var seen []string
-	err := fsys.Walk(context.Background(), ".", core.WalkOptions{}, func(e core.WalkEntry) error {
+	err := fsys.Walk(context.Background(), ".", backend.WalkOptions{}, func(e backend.WalkEntry) error {
 		seen = append(seen, e.Rel)
 		return nil
 	})
-	var ce *core.Error
-	if !errors.As(err, &ce) || ce.Code != core.CodeIOError || !errors.Is(err, unix.EMFILE) || !strings.Contains(ce.Hint, "ulimit -n") {
+	var ce *fault.Error
+	if !errors.As(err, &ce) || ce.Code != fault.CodeIOError || !errors.Is(err, unix.EMFILE) || !strings.Contains(ce.Hint, "ulimit -n") {
 		t.Fatalf("walk with 3 free descriptors = %v (after %q), want IO_ERROR for EMFILE with a hint to raise ulimit -n", err, seen)
 	}
 }
@@ -207,9 +209,9 @@ func TestWalkReopenRefusesSwappedDirectory(t *testing.T) {
 			lowerOpenFiles(t, 64)
 			swapped := filepath.Join(root, "d/d/d/d/d")
 			var got []string
-			err = fsys.Walk(context.Background(), ".", core.WalkOptions{}, func(e core.WalkEntry) error {
+			err = fsys.Walk(context.Background(), ".", backend.WalkOptions{}, func(e backend.WalkEntry) error {
 				got = append(got, e.Rel)
-				if e.Type == core.TypeFile {
+				if e.Type == backend.TypeFile {
 					r, err := e.Open()
 					if err != nil {
 						return err

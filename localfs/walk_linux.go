@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,11 +43,11 @@ func (w *walker) readNames(fd int) ([]dirEntry, error) {
 			e := dirEntry{name: string(nameb)}
 			switch typ {
 			case unix.DT_REG:
-				e.typ = core.TypeFile
+				e.typ = backend.TypeFile
 			case unix.DT_DIR:
-				e.typ = core.TypeDir
+				e.typ = backend.TypeDir
 			case unix.DT_LNK:
-				e.typ = core.TypeSymlink
+				e.typ = backend.TypeSymlink
 			case unix.DT_UNKNOWN:
 				var st unix.Stat_t
 				if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -58,7 +58,7 @@ func (w *walker) readNames(fd int) ([]dirEntry, error) {
 				}
 				e.typ = infoFromStat(e.name, &st).Type
 			default:
-				e.typ = core.TypeOther
+				e.typ = backend.TypeOther
 			}
 			out = append(out, e)
 		}

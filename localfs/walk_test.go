@@ -15,15 +15,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
 
-func walkPaths(t *testing.T, fsys *localfs.FS, path string, opts core.WalkOptions, visit func(core.WalkEntry)) []string {
+func walkPaths(t *testing.T, fsys *localfs.FS, path string, opts backend.WalkOptions, visit func(backend.WalkEntry)) []string {
 	t.Helper()
 	var got []string
-	err := fsys.Walk(context.Background(), path, opts, func(e core.WalkEntry) error {
+	err := fsys.Walk(context.Background(), path, opts, func(e backend.WalkEntry) error {
 		got = append(got, e.Rel)
 		if visit != nil {
 			visit(e)
@@ -61,7 +62,7 @@ func TestWalkSwappedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fsys.Close()
-	got := walkPaths(t, fsys, ".", core.WalkOptions{}, func(e core.WalkEntry) {
+	got := walkPaths(t, fsys, ".", backend.WalkOptions{}, func(e backend.WalkEntry) {
 		if e.Rel == "a" {
 			if err := os.Rename(filepath.Join(root, "a"), filepath.Join(base, "a.moved")); err != nil {
 				t.Fatal(err)
@@ -107,7 +108,7 @@ func TestWalkIgnorePrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fsys.Close()
-	got := walkPaths(t, fsys, ".", core.WalkOptions{}, nil)
+	got := walkPaths(t, fsys, ".", backend.WalkOptions{}, nil)
 	want := []string{".agentfsignore", ".agentfsignore.bak", ".gitignore", ".ignore", "a.log",
 		"nested", "nested/.gitignore", "nested/deep", "nested/deep/m.ig", "nested/n.ig",
 		"sub", "sub/.gitignore", "sub/b.ig"}
@@ -115,11 +116,11 @@ func TestWalkIgnorePrecedence(t *testing.T) {
 		t.Errorf("walk = %q\nwant   %q", got, want)
 	}
 	// Walking from a subdirectory keeps the rules from above it.
-	got = walkPaths(t, fsys, "sub", core.WalkOptions{}, nil)
+	got = walkPaths(t, fsys, "sub", backend.WalkOptions{}, nil)
 	if want := []string{".gitignore", "b.ig"}; !slices.Equal(got, want) {
 		t.Errorf("walk sub = %q, want %q", got, want)
 	}
-	got = walkPaths(t, fsys, ".", core.WalkOptions{NoIgnore: true, Exclude: []string{"nested", "*.ig"}}, nil)
+	got = walkPaths(t, fsys, ".", backend.WalkOptions{NoIgnore: true, Exclude: []string{"nested", "*.ig"}}, nil)
 	if slices.Contains(got, "nested/n.txt") || slices.Contains(got, "a.ig") || !slices.Contains(got, "a.ex") {
 		t.Errorf("walk with noIgnore and exclude = %q", got)
 	}
@@ -143,8 +144,8 @@ func TestWalkShowIgnored(t *testing.T) {
 	}
 	fsys := newTools(t, dir).FS.(*localfs.FS)
 	var ignored []string
-	infos := map[string]core.FileInfo{}
-	got := walkPaths(t, fsys, ".", core.WalkOptions{ShowIgnored: true}, func(e core.WalkEntry) {
+	infos := map[string]backend.FileInfo{}
+	got := walkPaths(t, fsys, ".", backend.WalkOptions{ShowIgnored: true}, func(e backend.WalkEntry) {
 		if e.Ignored {
 			ignored = append(ignored, e.Rel)
 		}
@@ -161,14 +162,14 @@ func TestWalkShowIgnored(t *testing.T) {
 	if want := []string{".git", "a.log", "build", "src/.agentfs-tmp-0123456789abcdef"}; !slices.Equal(ignored, want) {
 		t.Errorf("ignored = %q, want %q", ignored, want)
 	}
-	if fi := infos["link"]; fi.Type != core.TypeSymlink || fi.Target != "src/main.go" || fi.Size != int64(len("src/main.go")) {
+	if fi := infos["link"]; fi.Type != backend.TypeSymlink || fi.Target != "src/main.go" || fi.Size != int64(len("src/main.go")) {
 		t.Errorf("Info of the link = %+v", fi)
 	}
-	if fi := infos["src/main.go"]; fi.Type != core.TypeFile || fi.Size != 13 || fi.Mode != 0o644 || fi.Target != "" {
+	if fi := infos["src/main.go"]; fi.Type != backend.TypeFile || fi.Size != 13 || fi.Mode != 0o644 || fi.Target != "" {
 		t.Errorf("Info of a file = %+v", fi)
 	}
 	// Without ShowIgnored nothing of that is visited.
-	got = walkPaths(t, fsys, ".", core.WalkOptions{}, nil)
+	got = walkPaths(t, fsys, ".", backend.WalkOptions{}, nil)
 	if want := []string{".gitignore", "link", "src", "src/main.go"}; !slices.Equal(got, want) {
 		t.Errorf("walk = %q, want %q", got, want)
 	}
@@ -347,7 +348,7 @@ func TestWalkCancelledInsideMatching(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err := fsys.Walk(ctx, ".", core.WalkOptions{}, func(core.WalkEntry) error { return nil })
+	err := fsys.Walk(ctx, ".", backend.WalkOptions{}, func(backend.WalkEntry) error { return nil })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("walk = %v, want the deadline", err)
 	}
@@ -370,7 +371,7 @@ func TestWalkIgnoreFileNotRegular(t *testing.T) {
 	}
 	defer l.Close()
 	fsys := newTools(t, dir).FS.(*localfs.FS)
-	got := walkPaths(t, fsys, ".", core.WalkOptions{}, nil)
+	got := walkPaths(t, fsys, ".", backend.WalkOptions{}, nil)
 	if want := []string{".agentfsignore", ".gitignore", ".ignore", ".ignore/x", "a.txt"}; !slices.Equal(got, want) {
 		t.Errorf("walk = %q, want %q", got, want)
 	}

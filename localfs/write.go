@@ -7,11 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
-var _ core.MutableFS = (*FS)(nil)
+var _ backend.MutableFS = (*FS)(nil)
 
 // tempPrefix starts the name of every temporary file of a replace, so that
 // one left by a killed writer is recognised and swept.
@@ -24,48 +25,48 @@ const tempPrefix = ".agentfs-tmp-"
 // before the rename the temporary file is removed and the path is unchanged.
 // With opts.InPlace an existing file is rewritten through its own inode
 // instead (not atomic: that is what keeps its hard links one file).
-func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts core.WriteOptions) (core.FileInfo, error) {
+func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
 	t, err := f.resolve(path)
 	if err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	ct, err := f.canonical(t, true)
 	if err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	display := t.display(f)
 	if ct.rel == "." {
-		return core.FileInfo{}, core.Errorf(core.CodeNotAFile, "the path is a directory, not a file.").
+		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").
 			WithPath(display).WithHint("write to a file path inside the directory")
 	}
 	dir, err := f.parentDir(ct, display, true)
 	if err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	defer dir.Close()
 	dfd, base := int(dir.Fd()), filepath.Base(ct.rel)
 	if err := reservedName(base, display); err != nil {
-		return core.FileInfo{}, err
+		return backend.FileInfo{}, err
 	}
 	var st unix.Stat_t
 	exists := true
 	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
 		exists = false
 	} else if err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if exists {
 		if err := replaceable(&st, display, opts); err != nil {
-			return core.FileInfo{}, err
+			return backend.FileInfo{}, err
 		}
 		// A rename would replace a file its mode forbids writing, as sed -i
 		// does; refuse it as open(2) and cp do.
 		if err := unix.Faccessat(dfd, base, unix.W_OK, unix.AT_EACCESS); err != nil {
 			e := mapErr(err, display)
-			if e.Code == core.CodePermissionDenied {
+			if e.Code == fault.CodePermissionDenied {
 				e.WithHint("the file is not writable; change its mode first if it should be")
 			}
-			return core.FileInfo{}, e
+			return backend.FileInfo{}, e
 		}
 		// In place only where a replace would split the file: an ordinary
 		// file keeps the atomic replace even when inPlace is asked.
@@ -102,8 +103,8 @@ func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error)
 		for i, c := range comps {
 			next := target{root: ct.root, rel: filepath.Join(comps[:i+1]...), abs: ct.abs}
 			dir, err := f.checkedDir(next, display)
-			var ce *core.Error
-			if create && errors.As(err, &ce) && ce.Code == core.CodeNotFound {
+			var ce *fault.Error
+			if create && errors.As(err, &ce) && ce.Code == fault.CodeNotFound {
 				if merr := unix.Mkdirat(int(cur.Fd()), c, 0o777); merr != nil && !errors.Is(merr, unix.EEXIST) {
 					cur.Close()
 					return nil, mapErr(merr, display)
@@ -130,7 +131,7 @@ func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error)
 func (f *FS) checkedDir(t target, display string) (*os.File, error) {
 	dir, err := f.open(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
-		e := core.AsError(err)
+		e := fault.AsError(err)
 		e.WithPath(display)
 		return nil, e
 	}
@@ -155,25 +156,25 @@ func (f *FS) checkedDir(t target, display string) (*os.File, error) {
 }
 
 // replaceable refuses what a write must not replace.
-func replaceable(st *unix.Stat_t, display string, opts core.WriteOptions) error {
+func replaceable(st *unix.Stat_t, display string, opts backend.WriteOptions) error {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 	case unix.S_IFDIR:
-		return core.Errorf(core.CodeNotAFile, "the path is a directory, not a file.").
+		return fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").
 			WithPath(display).WithHint("write to a file path inside the directory")
 	case unix.S_IFLNK:
-		return core.Errorf(core.CodeSymlink, "the path is a link whose target is missing or outside the roots.").
+		return fault.Errorf(fault.CodeSymlink, "the path is a link whose target is missing or outside the roots.").
 			WithPath(display).WithHint("write to the link's target path, or remove the link first")
 	default:
-		return core.Errorf(core.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").
+		return fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").
 			WithPath(display).WithHint("only regular files can be written")
 	}
 	if opts.Create {
-		return core.Errorf(core.CodeExists, "the file already exists.").WithPath(display).
+		return fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
 			WithHint("drop create to replace it, or choose another path")
 	}
 	if st.Nlink > 1 && !opts.InPlace {
-		return core.Errorf(core.CodeHardlink, "the file has %d hard links; replacing it would split them.", st.Nlink).
+		return fault.Errorf(fault.CodeHardlink, "the file has %d hard links; replacing it would split them.", st.Nlink).
 			WithPath(display).WithDetail("links", st.Nlink).
 			WithHint("pass --in-place to rewrite the shared file (not atomic), or write to a new path")
 	}
@@ -183,7 +184,7 @@ func replaceable(st *unix.Stat_t, display string, opts core.WriteOptions) error 
 // replace writes data to a new temporary file in dir and renames it over
 // base. old is the file being replaced (nil for a new one): its mode and,
 // where permitted, its owner are kept.
-func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *unix.Stat_t, exclusive bool, display string) (core.FileInfo, error) {
+func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *unix.Stat_t, exclusive bool, display string) (backend.FileInfo, error) {
 	dfd := int(dir.Fd())
 	tmp := tempName()
 	if old != nil {
@@ -191,19 +192,19 @@ func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *
 	}
 	rec, err := newTempRecord(filepath.Join(dirReal, tmp))
 	if err != nil {
-		return core.FileInfo{}, core.Errorf(core.CodeIOError, "the record of a temporary file cannot be made: %s.", errText(err)).
+		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the record of a temporary file cannot be made: %s.", errText(err)).
 			WithPath(display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
 	}
 	defer rec.done()
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	file := os.NewFile(uintptr(fd), tmp)
 	defer file.Close()
 	if err := rec.bind(fd); err != nil {
 		unix.Unlinkat(dfd, tmp, 0) // the failure is reported below
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	renamed := false
 	defer func() {
@@ -212,15 +213,15 @@ func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *
 		}
 	}()
 	if _, err := syscalls.write(file, data); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if old != nil {
 		if err := keepOwnerAndMode(fd, old); err != nil {
-			return core.FileInfo{}, mapErr(err, display)
+			return backend.FileInfo{}, mapErr(err, display)
 		}
 	}
 	if err := syscalls.fsync(fd); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if exclusive {
 		err = renameNoReplace(dfd, tmp, base)
@@ -229,18 +230,18 @@ func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *
 	}
 	if err != nil {
 		if errors.Is(err, unix.EEXIST) {
-			return core.FileInfo{}, core.Errorf(core.CodeExists, "the file already exists.").WithPath(display).
+			return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
 				WithHint("drop create to replace it, or choose another path")
 		}
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	renamed = true
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if err := syscalls.fsync(dfd); err != nil {
-		return core.FileInfo{}, core.Errorf(core.CodeIOError, "the file was replaced, but its directory could not be synced: %s.", errText(err)).
+		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the file was replaced, but its directory could not be synced: %s.", errText(err)).
 			WithPath(display).WithHint("the new content is in place; check the file system before relying on it after a crash").
 			WithCause(err)
 	}
@@ -295,32 +296,32 @@ func renameNoReplace(dfd int, tmp, base string) error {
 
 // writeInPlace rewrites an existing file through its own inode: data from
 // offset 0, the tail cut, synced. Readers may see a mix while it runs.
-func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display string) (core.FileInfo, error) {
+func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display string) (backend.FileInfo, error) {
 	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	file := os.NewFile(uintptr(fd), base)
 	defer file.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if st.Dev != old.Dev || st.Ino != old.Ino {
-		return core.FileInfo{}, core.Errorf(core.CodeStale, "the file was replaced by another program during the write.").
+		return backend.FileInfo{}, fault.Errorf(fault.CodeStale, "the file was replaced by another program during the write.").
 			WithPath(display).WithHint("read the file again and retry")
 	}
 	if _, err := syscalls.writeAt(file, data, 0); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if err := file.Truncate(int64(len(data))); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if err := syscalls.fsync(fd); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if err := unix.Fstat(fd, &st); err != nil {
-		return core.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	return infoFromStat(base, &st), nil
 }

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,15 +98,15 @@ func TestDurabilityOrder(t *testing.T) {
 		want []string
 	}{
 		{"write a new file", func() error {
-			_, err := fsys.WriteFile(ctx, "new.txt", []byte("x"), core.WriteOptions{})
+			_, err := fsys.WriteFile(ctx, "new.txt", []byte("x"), backend.WriteOptions{})
 			return err
 		}, replace},
 		{"create (no replace)", func() error {
-			_, err := fsys.WriteFile(ctx, "created.txt", []byte("x"), core.WriteOptions{Create: true})
+			_, err := fsys.WriteFile(ctx, "created.txt", []byte("x"), backend.WriteOptions{Create: true})
 			return err
 		}, replace},
 		{"replace a file", func() error {
-			_, err := fsys.WriteFile(ctx, "f.txt", []byte("new\n"), core.WriteOptions{})
+			_, err := fsys.WriteFile(ctx, "f.txt", []byte("new\n"), backend.WriteOptions{})
 			return err
 		}, replace},
 		{"edit", func() error {
@@ -112,7 +114,7 @@ func TestDurabilityOrder(t *testing.T) {
 			return err
 		}, replace},
 		{"in place", func() error {
-			_, err := fsys.WriteFile(ctx, "shared.txt", []byte("b\n"), core.WriteOptions{InPlace: true})
+			_, err := fsys.WriteFile(ctx, "shared.txt", []byte("b\n"), backend.WriteOptions{InPlace: true})
 			return err
 		}, []string{"write", "fsync(file)"}},
 		{"remove", func() error {
@@ -146,16 +148,16 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 	for _, tc := range []struct {
 		step  string
 		errno error
-		code  core.Code
+		code  fault.Code
 	}{
-		{"write", unix.ENOSPC, core.CodeNoSpace},
-		{"fsync(file)", unix.EIO, core.CodeIOError},
-		{"rename", unix.EIO, core.CodeIOError},
-		{"rename", injected, core.CodeIOError},
+		{"write", unix.ENOSPC, fault.CodeNoSpace},
+		{"fsync(file)", unix.EIO, fault.CodeIOError},
+		{"rename", unix.EIO, fault.CodeIOError},
+		{"rename", injected, fault.CodeIOError},
 	} {
 		t.Run(tc.step, func(t *testing.T) {
 			recordSyscalls(t, map[string]error{tc.step: tc.errno})
-			_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new content"), core.WriteOptions{})
+			_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new content"), backend.WriteOptions{})
 			if code(err) != tc.code {
 				t.Fatalf("error %v, want code %s", err, tc.code)
 			}
@@ -171,7 +173,7 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 	}
 	t.Run("new file", func(t *testing.T) {
 		recordSyscalls(t, map[string]error{"fsync(file)": unix.EIO})
-		if _, err := fsys.WriteFile(context.Background(), "sub/new.txt", []byte("x"), core.WriteOptions{}); err == nil {
+		if _, err := fsys.WriteFile(context.Background(), "sub/new.txt", []byte("x"), backend.WriteOptions{}); err == nil {
 			t.Fatal("no error")
 		}
 		if _, err := os.Lstat(filepath.Join(dir, "sub/new.txt")); !os.IsNotExist(err) {
@@ -183,8 +185,8 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 	})
 	t.Run("fsync(dir)", func(t *testing.T) {
 		recordSyscalls(t, map[string]error{"fsync(dir)": unix.EIO})
-		_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new"), core.WriteOptions{})
-		if code(err) != core.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
+		_, err := fsys.WriteFile(context.Background(), "f.txt", []byte("new"), backend.WriteOptions{})
+		if code(err) != fault.CodeIOError || !strings.Contains(err.Error(), "was replaced") {
 			t.Fatalf("error %v, want IO_ERROR saying the file was replaced", err)
 		}
 		if got, _ := os.ReadFile(target); string(got) != "new" {
@@ -237,7 +239,7 @@ func TestWriteSweepsOnlyDeadWritersTempFiles(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, users), past, past); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fsys.WriteFile(context.Background(), "f.txt", []byte("x"), core.WriteOptions{}); err != nil {
+	if _, err := fsys.WriteFile(context.Background(), "f.txt", []byte("x"), backend.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, dead)); !os.IsNotExist(err) {
@@ -252,8 +254,8 @@ func TestWriteSweepsOnlyDeadWritersTempFiles(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, users)); err != nil || string(b) != "mine" {
 		t.Errorf("a user's file named like a temporary file was swept: %q, %v", b, err)
 	}
-	_, err = fsys.WriteFile(context.Background(), users, []byte("x"), core.WriteOptions{})
-	if code(err) != core.CodeInvalidArgument {
+	_, err = fsys.WriteFile(context.Background(), users, []byte("x"), backend.WriteOptions{})
+	if code(err) != fault.CodeInvalidArgument {
 		t.Errorf("a write to a reserved temporary name: want INVALID_ARGUMENT, got %v", err)
 	}
 }
@@ -275,7 +277,7 @@ func TestWriteKeepsOwnerAndMode(t *testing.T) {
 	if err := unix.Chmod(p, 0o2751); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fsys.WriteFile(context.Background(), "owned", []byte("b"), core.WriteOptions{}); err != nil {
+	if _, err := fsys.WriteFile(context.Background(), "owned", []byte("b"), backend.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var st unix.Stat_t
@@ -292,7 +294,7 @@ func TestWriteKeepsOwnerAndMode(t *testing.T) {
 func TestWriteReturnsCurrentVersion(t *testing.T) {
 	fsys, _ := newTestFS(t)
 	ctx := context.Background()
-	for _, opts := range []core.WriteOptions{{}, {InPlace: true}} {
+	for _, opts := range []backend.WriteOptions{{}, {InPlace: true}} {
 		fi, err := fsys.WriteFile(ctx, "v.txt", bytes.Repeat([]byte("v"), 100), opts)
 		if err != nil {
 			t.Fatal(err)
@@ -317,7 +319,7 @@ func TestWriteRefusesReadOnlyFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("keep"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fsys.WriteFile(context.Background(), "ro.txt", []byte("new"), core.WriteOptions{}); code(err) != core.CodePermissionDenied {
+	if _, err := fsys.WriteFile(context.Background(), "ro.txt", []byte("new"), backend.WriteOptions{}); code(err) != fault.CodePermissionDenied {
 		t.Fatalf("got %v, want PERMISSION_DENIED", err)
 	}
 	if got, _ := os.ReadFile(p); string(got) != "keep" {
@@ -353,7 +355,7 @@ func TestInPlaceOnlyForHardLinks(t *testing.T) {
 	}
 	var before, after unix.Stat_t
 	unix.Stat(p, &before)
-	if _, err := fsys.WriteFile(context.Background(), "one", []byte("bb"), core.WriteOptions{InPlace: true}); err != nil {
+	if _, err := fsys.WriteFile(context.Background(), "one", []byte("bb"), backend.WriteOptions{InPlace: true}); err != nil {
 		t.Fatal(err)
 	}
 	unix.Stat(p, &after)
@@ -391,7 +393,7 @@ func TestVersionNoticesSameSizeRewriteWithMtimeRestored(t *testing.T) {
 	}
 	tools := &core.Tools{FS: fsys}
 	_, err = tools.Write(ctx, core.WriteRequest{Path: "f.txt", Content: new("cccc\n"), Precondition: core.Precondition{ExpectedVersion: before.Version}})
-	if code(err) != core.CodeStale {
+	if code(err) != fault.CodeStale {
 		t.Errorf("a write with the version from before the rewrite: want STALE, got %v", err)
 	}
 }
@@ -410,7 +412,7 @@ func TestCreateRaceHasOneWinner(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, errs[i] = fsys.WriteFile(context.Background(), "c.txt", []byte(fmt.Sprintf("writer %d\n", i)), core.WriteOptions{Create: true})
+			_, errs[i] = fsys.WriteFile(context.Background(), "c.txt", []byte(fmt.Sprintf("writer %d\n", i)), backend.WriteOptions{Create: true})
 		}()
 	}
 	close(start)
@@ -423,7 +425,7 @@ func TestCreateRaceHasOneWinner(t *testing.T) {
 				t.Fatalf("writers %d and %d both created c.txt", winner, i)
 			}
 			winner = i
-		case core.CodeExists:
+		case fault.CodeExists:
 		default:
 			t.Fatalf("writer %d: %v", i, err)
 		}
@@ -454,7 +456,7 @@ func TestWriteInPlaceRefusesAReplacedFile(t *testing.T) {
 	must(t, err)
 	defer d.Close()
 	_, err = writeInPlace(int(d.Fd()), "f.txt", &examined, []byte("lost\n"), "f.txt")
-	if code(err) != core.CodeStale {
+	if code(err) != fault.CodeStale {
 		t.Errorf("in place over a replaced file: want STALE, got %v", err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != "current\n" {
@@ -464,7 +466,7 @@ func TestWriteInPlaceRefusesAReplacedFile(t *testing.T) {
 	must(t, unix.Stat(filepath.Join(dir, "f.txt"), &same))
 	for _, step := range []string{"write", "fsync(file)"} {
 		recordSyscalls(t, map[string]error{step: unix.EIO})
-		if _, err := writeInPlace(int(d.Fd()), "f.txt", &same, []byte("new\n"), "f.txt"); code(err) != core.CodeIOError {
+		if _, err := writeInPlace(int(d.Fd()), "f.txt", &same, []byte("new\n"), "f.txt"); code(err) != fault.CodeIOError {
 			t.Errorf("in place with %s failing: want IO_ERROR, got %v", step, err)
 		}
 	}

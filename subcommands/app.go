@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
@@ -73,7 +74,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		// A bug must still answer with the contract's error object, not a
 		// Go stack trace on stderr that a caller cannot parse.
 		if r := recover(); r != nil {
-			code = out.fail(core.Errorf(core.CodeIOError, "internal error: %v.", r).
+			code = out.fail(fault.Errorf(fault.CodeIOError, "internal error: %v.", r).
 				WithHint("this is a bug in agentfs; please report it with the request"))
 		}
 	}()
@@ -103,15 +104,15 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		Before: func(c *cli.Context) error {
 			out.format = c.String("format")
 			if out.format != "json" && out.format != "text" {
-				return core.InvalidArgument("--format must be json or text, not %q.", out.format).
+				return fault.InvalidArgument("--format must be json or text, not %q.", out.format).
 					WithHint("use --format json (the default) or --format text")
 			}
 			if lt := c.Duration("lock-timeout"); lt < 0 || lt > 24*time.Hour {
-				return core.InvalidArgument("--lock-timeout must be from 0 to 24h, not %s.", lt).
+				return fault.InvalidArgument("--lock-timeout must be from 0 to 24h, not %s.", lt).
 					WithHint("0 tries the locks once; the default is 30s")
 			}
 			if mb := c.Int("max-bytes"); mb < minMaxBytes {
-				return core.InvalidArgument("--max-bytes must be at least %d, not %d.", minMaxBytes, mb).
+				return fault.InvalidArgument("--max-bytes must be at least %d, not %d.", minMaxBytes, mb).
 					WithHint("results need room for their metadata; the default is %d", core.DefaultMaxBytes)
 			}
 			return nil
@@ -134,14 +135,14 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 // the closest flag on a typo.
 func usageError(err error, flags []cli.Flag) error {
 	msg := err.Error()
-	e := core.InvalidArgument("%s.", strings.TrimSuffix(msg, "."))
+	e := fault.InvalidArgument("%s.", strings.TrimSuffix(msg, "."))
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		name = strings.TrimPrefix(name, "-")
 		var names []string
 		for _, f := range append(flags, globalFlags()...) {
 			names = append(names, f.Names()...)
 		}
-		e = core.InvalidArgument("unknown flag --%s.", name)
+		e = fault.InvalidArgument("unknown flag --%s.", name)
 		if c := core.Closest(name, names); c != "" {
 			e.Message = fmt.Sprintf("unknown flag --%s; did you mean --%s?", name, c)
 			e.Suggestions = []string{"--" + c}
@@ -184,17 +185,17 @@ func (o *output) gate(matched, partial bool) {
 	o.partial = o.partial || partial
 	switch {
 	case o.partial:
-		o.code = core.ExitPartial
+		o.code = fault.ExitPartial
 	case o.matched:
-		o.code = core.ExitOK
+		o.code = fault.ExitOK
 	default:
-		o.code = core.ExitNoMatch
+		o.code = fault.ExitNoMatch
 	}
 }
 
 // note writes an error of one run among several on stderr, as the error
 // object or, with --format text, as a line.
-func (o *output) note(e *core.Error) {
+func (o *output) note(e *fault.Error) {
 	if o.format == "text" {
 		fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s (%s)\n", e.Code, e.Bounded().Message, e.Bounded().Path)
 		return
@@ -228,10 +229,10 @@ func (o *output) paths(ps []string) error {
 // exit code it carries.
 func (o *output) fail(err error) int {
 	if errors.Is(err, context.Canceled) {
-		err = core.Errorf(core.CodeInterrupted, "the operation was interrupted.").
+		err = fault.Errorf(fault.CodeInterrupted, "the operation was interrupted.").
 			WithHint("run it again; nothing was left half-done").WithCause(err)
 	}
-	e := core.AsError(err)
+	e := fault.AsError(err)
 	if o.fields != nil {
 		e = fieldSpelling(e, o.fields)
 	}
@@ -259,7 +260,7 @@ func (o *output) fail(err error) int {
 // fieldSpelling returns e with each --flag of a request field in its
 // message and hint spelled as the JSON field (--byte-offset as byteOffset),
 // for a caller who sent JSON and has no flags.
-func fieldSpelling(e *core.Error, fields []core.FieldSpec) *core.Error {
+func fieldSpelling(e *fault.Error, fields []core.FieldSpec) *fault.Error {
 	var pairs []string
 	for _, f := range fields {
 		if f.Flag != "" {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/urfave/cli/v2"
 )
 
@@ -87,11 +88,11 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 	o := outputOf(c)
 	all, print0 := c.Bool("all"), c.Bool("print0")
 	if all && t.next == nil || print0 && t.paths == nil {
-		return core.InvalidArgument("%s has no pages of paths for --all or --print0.", t.name).
+		return fault.InvalidArgument("%s has no pages of paths for --all or --print0.", t.name).
 			WithHint("--all pages read, ls, find and grep; --print0 prints the paths of find and grep")
 	}
 	if all && o.format != "text" && !print0 {
-		return core.InvalidArgument("--all prints every page as text, and JSON is one object per call.").
+		return fault.InvalidArgument("--all prints every page as text, and JSON is one object per call.").
 			WithHint("add --format text, or page with --offset set to nextOffset")
 	}
 	for {
@@ -165,7 +166,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 	// too, so that the whole answer fits it.
 	share := (tl.MaxBytes - len(`{"results":[]}`+"\n") - (n - 1)) / n
 	if share < minMaxBytes {
-		return core.InvalidArgument("%d paths leave %d bytes of --max-bytes %d to each result; each needs %d.", n, share, tl.MaxBytes, minMaxBytes).
+		return fault.InvalidArgument("%d paths leave %d bytes of --max-bytes %d to each result; each needs %d.", n, share, tl.MaxBytes, minMaxBytes).
 			WithHint("pass at most %d paths per call, or raise --max-bytes", (tl.MaxBytes-16)/(minMaxBytes+1))
 	}
 	tl.MaxBytes = share
@@ -180,7 +181,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 	}
 	type item struct {
 		res  Res
-		err  *core.Error
+		err  *fault.Error
 		path string
 	}
 	var items []item
@@ -192,7 +193,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 			res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.run(c.Context, tl, r) })
 			it = item{res: res, path: path}
 			if err != nil {
-				it.err = core.AsError(err)
+				it.err = fault.AsError(err)
 				if c.Bool("quiet") {
 					o.note(it.err) // no results object to carry it
 				}
@@ -201,11 +202,11 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 				o.gate(t.found(res))
 			}
 		} else if err := t.answer(c, tl, r); err != nil {
-			it.err = core.AsError(err)
+			it.err = fault.AsError(err)
 			o.note(it.err)
 		}
 		if it.err != nil {
-			if errors.Is(it.err, context.Canceled) || it.err.Code == core.CodeInterrupted {
+			if errors.Is(it.err, context.Canceled) || it.err.Code == fault.CodeInterrupted {
 				return it.err
 			}
 			if code == 0 {
@@ -236,9 +237,9 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 // errorItem is a failed run among several, {path, error}, within share
 // bytes: the error's hint, suggestions and details go first when it does
 // not fit, then its message is cut.
-func errorItem(path string, e *core.Error, share int) map[string]any {
+func errorItem(path string, e *fault.Error, share int) map[string]any {
 	item := map[string]any{"error": e}
-	item["path"], item["pathBase64"] = core.PathText(path)
+	item["path"], item["pathBase64"] = fault.PathText(path)
 	if item["pathBase64"] == "" {
 		delete(item, "pathBase64")
 	}
@@ -247,7 +248,7 @@ func errorItem(path string, e *core.Error, share int) map[string]any {
 		return item
 	}
 	b := e.Bounded()
-	slim := &core.Error{Code: b.Code, Message: b.Message, Path: b.Path}
+	slim := &fault.Error{Code: b.Code, Message: b.Message, Path: b.Path}
 	item["error"] = slim
 	for over := size() - share; over > 0 && slim.Message != ""; over = size() - share {
 		slim.Message = strings.ToValidUTF8(slim.Message[:max(0, len(slim.Message)-over-3)], "") + "…"
@@ -284,7 +285,7 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 		return o.res, o.err
 	}
 	var zero Res
-	return zero, core.Interrupted(ctx)
+	return zero, fault.Interrupted(ctx)
 }
 
 // decode fills req from exactly one of the three request forms.
@@ -299,7 +300,7 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	jsonArg, fromStdin := c.String("json"), len(args) == 1 && args[0] == "-"
 	if c.IsSet("json") || fromStdin {
 		if (c.IsSet("json") && len(args) > 0) || len(setFlags) > 0 {
-			return nil, repeated, core.InvalidArgument("a request is given as flags, as --json or as JSON on stdin, never mixed.").
+			return nil, repeated, fault.InvalidArgument("a request is given as flags, as --json or as JSON on stdin, never mixed.").
 				WithHint("put every field in the JSON object (extra: %s)", strings.Join(append(setFlags, args...), " "))
 		}
 		// Errors from here on speak of fields, not flags.
@@ -329,7 +330,7 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	sort.SliceStable(open, func(i, j int) bool { return open[i].Arg < open[j].Arg })
 	if len(args) > len(open) {
 		if !t.multi || len(open) == 0 {
-			return nil, repeated, core.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.name, len(open), len(args)).
+			return nil, repeated, fault.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.name, len(open), len(args)).
 				WithHint("usage: agentfs %s [flags] %s", t.name, t.argsUsage)
 		}
 		// The last argument field repeats: its extra values are more runs.
@@ -358,7 +359,7 @@ func readStdin(ctx context.Context, r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > maxRequestBytes {
-		return nil, core.Errorf(core.CodeTooLarge, "the request on stdin is over %d MiB.", maxRequestBytes>>20).
+		return nil, fault.Errorf(fault.CodeTooLarge, "the request on stdin is over %d MiB.", maxRequestBytes>>20).
 			WithHint("send a smaller request; write files over 2 MiB in parts with edit")
 	}
 	return data, nil
@@ -370,7 +371,7 @@ func readStdin(ctx context.Context, r io.Reader) ([]byte, error) {
 // that arrived only in part is ever used.
 func readInput(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 	if r == nil {
-		return nil, core.InvalidArgument("there is no standard input to read.").
+		return nil, fault.InvalidArgument("there is no standard input to read.").
 			WithHint("pass the request or content as an argument instead")
 	}
 	type result struct {
@@ -384,10 +385,10 @@ func readInput(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 	}()
 	select {
 	case <-ctx.Done():
-		return nil, core.Interrupted(ctx)
+		return nil, fault.Interrupted(ctx)
 	case res := <-done:
 		if res.err != nil {
-			return nil, core.Errorf(core.CodeIOError, "standard input could not be read.").
+			return nil, fault.Errorf(fault.CodeIOError, "standard input could not be read.").
 				WithHint("check the program writing to agentfs's standard input").WithCause(res.err)
 		}
 		return res.data, nil
@@ -469,9 +470,9 @@ func setField(v reflect.Value, text string, s core.FieldSpec) error {
 		if err := u.UnmarshalText([]byte(text)); err != nil {
 			// The type's own error, with the flag named: its hint says
 			// what to pass.
-			e := core.AsError(err)
-			if e.Code == core.CodeIOError {
-				e = core.InvalidArgument("%s.", strings.TrimSuffix(err.Error(), ".")).WithHint("%s", s.Help)
+			e := fault.AsError(err)
+			if e.Code == fault.CodeIOError {
+				e = fault.InvalidArgument("%s.", strings.TrimSuffix(err.Error(), ".")).WithHint("%s", s.Help)
 			}
 			e.Message = "--" + s.Flag + ": " + e.Message
 			return e
@@ -479,7 +480,7 @@ func setField(v reflect.Value, text string, s core.FieldSpec) error {
 		return nil
 	}
 	if v.Kind() != reflect.String {
-		return core.InvalidArgument("argument for %q must be given as a flag.", s.JSON)
+		return fault.InvalidArgument("argument for %q must be given as a flag.", s.JSON)
 	}
 	v.SetString(text)
 	return nil
@@ -512,7 +513,7 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 				return out, nil
 			}
 		}
-		return nil, core.InvalidArgument("no subcommand given.").
+		return nil, fault.InvalidArgument("no subcommand given.").
 			WithHint("run agentfs --help to see the subcommands, for example agentfs read FILE")
 	}
 	name := args[i]
@@ -529,7 +530,7 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		for _, c := range cmds {
 			names = append(names, c.Name)
 		}
-		e := core.InvalidArgument("unknown subcommand %q.", name)
+		e := fault.InvalidArgument("unknown subcommand %q.", name)
 		if c := core.Closest(name, names); c != "" {
 			e.Message = fmt.Sprintf("unknown subcommand %q; did you mean %q?", name, c)
 			e.Suggestions = []string{c}

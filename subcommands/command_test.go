@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/urfave/cli/v2"
 )
 
@@ -282,7 +283,7 @@ func TestRunStoppableAbandonsUncancellableWork(t *testing.T) {
 	cancel()
 	select {
 	case err := <-got:
-		if core.AsError(err).Code != core.CodeInterrupted {
+		if fault.AsError(err).Code != fault.CodeInterrupted {
 			t.Fatalf("want INTERRUPTED, got %v", err)
 		}
 	case <-time.After(10 * time.Second):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/urfave/cli/v2"
 )
 
@@ -35,12 +36,12 @@ func contentFromStdin(c *cli.Context, req *core.WriteRequest) error {
 		return err
 	}
 	if len(data) > core.MaxWriteBytes {
-		return core.Errorf(core.CodeTooLarge, "the content on stdin is over %d bytes (2 MiB).", core.MaxWriteBytes).
+		return fault.Errorf(fault.CodeTooLarge, "the content on stdin is over %d bytes (2 MiB).", core.MaxWriteBytes).
 			WithPath(req.Path).WithDetail("limit", core.MaxWriteBytes).
 			WithHint("write a smaller file, then grow it with edit")
 	}
 	if len(data) == 0 {
-		return core.InvalidArgument("--content-file - found standard input empty (or closed): no content is given.").
+		return fault.InvalidArgument("--content-file - found standard input empty (or closed): no content is given.").
 			WithPath(req.Path).
 			WithHint("pipe the content to agentfs, or pass --content '' to empty the file on purpose")
 	}

@@ -1,12 +1,11 @@
-package core
+package backend
 
 import (
 	"context"
-	"encoding/base64"
+
 	"io"
-	"strings"
+
 	"time"
-	"unicode/utf8"
 )
 
 // FileType is what a directory entry is, after lstat (links are not followed).
@@ -97,13 +96,4 @@ type FS interface {
 	// relative paths start (the working directory when it lies in a root,
 	// else the first root), absolute otherwise, so it can be passed back.
 	Display(path string) string
-}
-
-// PathText returns p for JSON output and, when p is not valid UTF-8, its
-// base64 twin, so that no two names collide after JSON's replacement runes.
-func PathText(p string) (text, b64 string) {
-	if utf8.ValidString(p) {
-		return p, ""
-	}
-	return strings.ToValidUTF8(p, "\uFFFD"), base64.StdEncoding.EncodeToString([]byte(p))
 }

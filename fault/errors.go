@@ -1,11 +1,13 @@
-package core
+package fault
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -212,4 +214,13 @@ func Interrupted(ctx context.Context) error {
 // InvalidArgument is the common usage error.
 func InvalidArgument(format string, args ...any) *Error {
 	return Errorf(CodeInvalidArgument, format, args...)
+}
+
+// PathText returns p for JSON output and, when p is not valid UTF-8, its
+// base64 twin, so that no two names collide after JSON's replacement runes.
+func PathText(p string) (text, b64 string) {
+	if utf8.ValidString(p) {
+		return p, ""
+	}
+	return strings.ToValidUTF8(p, "\uFFFD"), base64.StdEncoding.EncodeToString([]byte(p))
 }
