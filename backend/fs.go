@@ -41,6 +41,10 @@ func (t FileType) EntryType() string {
 	return t.String()
 }
 
+// MaxVersionBytes bounds FileInfo.Version, so that a mutation can size its
+// result before it writes, when the new version is not yet known.
+const MaxVersionBytes = 64
+
 // FileInfo is what a backend knows of one file. Version is opaque: it changes
 // whenever the content may have changed (for the local backend: device,
 // inode, size, mtime and ctime), so that a caller can detect a lost update.
@@ -59,12 +63,13 @@ type FileInfo struct {
 	Target string
 }
 
-// FileReader is a ranged stream of one file's bytes, opened at an offset.
-// Info describes the very file being read (not a later one at the same path).
-// ReadAt reads that same file at any offset without moving the stream, as
-// io.ReaderAt does (an object store serves it with a ranged GET of the
-// version Info describes): read uses it to find the last lines of a file
-// from its end, at a cost independent of the file's size.
+// FileReader is one open file: a stream of its bytes from the start, and
+// ReadAt at any offset without moving the stream, as io.ReaderAt does (an
+// object store serves it with a ranged GET of the version Info describes).
+// Info describes the very file being read, not a later one at the same
+// path, so everything read through one FileReader is of that one version:
+// read's continuations and tails come from ReadAt at a cost independent of
+// the file's size.
 type FileReader interface {
 	io.ReadCloser
 	io.ReaderAt
@@ -86,9 +91,10 @@ type FS interface {
 	Stat(ctx context.Context, path string) (FileInfo, error)
 	// Lstat describes the path itself, a link included.
 	Lstat(ctx context.Context, path string) (FileInfo, error)
-	// Open returns the regular file's bytes from offset to the end. A FIFO,
+	// Open opens the regular file for reading: a stream from its start and
+	// ReadAt at any offset, both of the one version Info describes. A FIFO,
 	// socket or device is NOT_REGULAR, answered without blocking.
-	Open(ctx context.Context, path string, offset int64) (FileReader, error)
+	Open(ctx context.Context, path string) (FileReader, error)
 	// ReadDir returns entries [offset, offset+limit) of a directory in name
 	// order, links described, not followed.
 	ReadDir(ctx context.Context, path string, offset, limit int) (DirPage, error)

@@ -3,36 +3,83 @@ package backend
 import (
 	"context"
 	"time"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // WriteOptions shape one atomic replace.
 type WriteOptions struct {
-	// Create makes the write exclusive: EXISTS when the path is present.
-	Create bool
-	// Executable gives a new file mode 0755 instead of 0644.
+	// IfAbsent makes the write exclusive: EXISTS when the path is present
+	// (an object store's If-None-Match: *).
+	IfAbsent bool
+	// IfVersion makes the write a compare-and-swap: STALE unless the path
+	// holds the file of this version when it is replaced (an object
+	// store's If-Match). The tools set it (or IfAbsent) to what they read,
+	// so that a change made in between is never overwritten unseen.
+	IfVersion string
+	// Executable gives a new file mode 0755 instead of 0644, on a backend
+	// with modes.
 	Executable bool
 	// InPlace writes through the existing inode, so a file with other hard
 	// links stays one file; without it such a file is refused with HARDLINK.
+	// A backend without hard links ignores it.
 	InPlace bool
 }
 
-// MutableFS is the write side of the file-system contract. Mutations are
-// coordinated across processes by Lock; WriteFile and Remove assume the
-// caller holds the lock of their path.
+// RemoveOptions shape one removal.
+type RemoveOptions struct {
+	// Recursive removes a directory with everything in it.
+	Recursive bool
+	// IfVersion makes the removal a compare-and-swap, as in WriteOptions.
+	IfVersion string
+}
+
+// MutableFS is the write side of the file-system contract. Each call is
+// atomic on its own; the tools make a read-decide-write atomic with the
+// compare-and-swap of WriteOptions and RemoveOptions, and, on a backend that
+// is also a Locker, under its lock as well.
 type MutableFS interface {
 	FS
+	// WriteFile atomically replaces (or creates, with missing parents) the
+	// content of path, keeping an existing file's mode, and returns the new
+	// file's info. Readers see the old or the new content, never a mix.
+	WriteFile(ctx context.Context, path string, data []byte, opts WriteOptions) (FileInfo, error)
+	// Remove deletes path (a directory only when empty or recursive); a
+	// missing path returns false and no error (STALE under IfVersion). A
+	// root or an ancestor of one is refused.
+	Remove(ctx context.Context, path string, opts RemoveOptions) (deleted bool, err error)
+}
+
+// Locker is the optional capability of a backend that can exclude other
+// writers for the length of a mutation, across processes. Without it the
+// tools retry a mutation whose compare-and-swap failed.
+type Locker interface {
 	// Lock takes what a mutation of path needs: a shared lock on every
 	// ancestor and an exclusive one on path, in one global order, waiting up
 	// to timeout (then LOCK_TIMEOUT). A recursive remove of a directory holds
 	// its exclusive lock, so no write below it can interleave. The returned
 	// func releases them; a killed holder's locks are freed by the OS.
 	Lock(ctx context.Context, path string, timeout time.Duration) (unlock func(), err error)
-	// WriteFile atomically replaces (or creates, with missing parents) the
-	// content of path, keeping an existing file's mode, and returns the new
-	// file's info. Readers see the old or the new content, never a mix.
-	WriteFile(ctx context.Context, path string, data []byte, opts WriteOptions) (FileInfo, error)
-	// Remove deletes path (a directory only when empty or recursive); a
-	// missing path returns false and no error. A root or an ancestor of one
-	// is refused.
-	Remove(ctx context.Context, path string, recursive bool) (deleted bool, err error)
+}
+
+// CheckSwap is the compare-and-swap of a write or a removal, for a backend
+// that compares versions itself at the moment of the change: exists and
+// version describe path then. Every backend answers with these errors, so a
+// tool tells a lost race from any other failure by its code.
+func CheckSwap(path string, opts WriteOptions, exists bool, version string) error {
+	switch {
+	case opts.IfAbsent && exists:
+		return fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(path).
+			WithHint("drop create to replace it, or choose another path")
+	case opts.IfVersion == "":
+		return nil
+	case !exists:
+		return fault.Errorf(fault.CodeStale, "the file changed since it was read: it no longer exists.").WithPath(path).
+			WithHint("read the file again and redo the change against its current content")
+	case version != opts.IfVersion:
+		return fault.Errorf(fault.CodeStale, "the file changed since it was read: its version is %s, not %s.", version, opts.IfVersion).
+			WithPath(path).WithDetail("currentVersion", version).
+			WithHint("read the file again and redo the change against its current content")
+	}
+	return nil
 }

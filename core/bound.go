@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -32,14 +33,10 @@ func jsonSize(v any) int {
 // the comma that may follow it (one byte, as jsonSize's newline).
 func itemSize(v any) int { return jsonSize(v) }
 
-// MaxVersionBytes bounds FileInfo.Version, so that a mutation can size its
-// result before it writes, when the new version is not yet known.
-const MaxVersionBytes = 64
-
 // unknownVersion and unknownSha256 stand for what a result will carry once
 // written (or read to the end), at their largest.
 var (
-	unknownVersion = strings.Repeat("v", MaxVersionBytes)
+	unknownVersion = strings.Repeat("v", backend.MaxVersionBytes)
 	unknownSha256  = strings.Repeat("0", sha256.Size*2)
 )
 

@@ -2,7 +2,11 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -62,13 +66,91 @@ func (t *Tools) beginCommit(ctx context.Context) (func(), error) {
 	return t.Commits.leave, nil
 }
 
-// commitWrite writes data through the gate: the write is the point of no
-// return of write, append and edit.
-func (t *Tools) commitWrite(ctx context.Context, m backend.MutableFS, path string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
+// commitWrite writes data through the gate, the point of no return of
+// write, append and edit, as a compare-and-swap against cur, the file as
+// the attempt read it: a file changed since is errConflict. exclusive is
+// the caller's create, whose EXISTS is an answer, not a race.
+func (t *Tools) commitWrite(ctx context.Context, m backend.MutableFS, path string, data []byte, cur current, opts backend.WriteOptions) (backend.FileInfo, error) {
 	done, err := t.beginCommit(ctx)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
 	defer done()
-	return m.WriteFile(ctx, path, data, opts)
+	exclusive := opts.IfAbsent
+	opts = swapOn(cur, opts)
+	fi, err := m.WriteFile(ctx, path, data, opts)
+	return fi, conflictOf(err, opts, exclusive)
+}
+
+// maxAttempts bounds the runs of one mutation whose compare-and-swap keeps
+// finding the file changed by another writer.
+const maxAttempts = 8
+
+// errConflict marks an attempt whose compare-and-swap found the file
+// changed since the attempt read it: the mutation runs again.
+var errConflict = errors.New("the file changed during the mutation")
+
+// mutate runs attempt, one read-decide-write of path, so that no change
+// made by another writer in between is lost. On a backend that is a
+// Locker it runs under the lock of path; on any backend its writes are
+// compare-and-swaps against what it read (commitWrite, removeAt), and an
+// attempt that loses the race runs again on the new content, with a
+// growing random pause, up to maxAttempts times (then LOCK_TIMEOUT).
+func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, path string, attempt func() (R, error)) (R, error) {
+	var zero R
+	if l, ok := m.(backend.Locker); ok {
+		unlock, err := l.Lock(ctx, path, t.LockTimeout)
+		if err != nil {
+			return zero, err
+		}
+		defer unlock()
+	}
+	for n := 1; ; n++ {
+		res, err := attempt()
+		if !errors.Is(err, errConflict) {
+			return res, err
+		}
+		if n == maxAttempts {
+			return zero, fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
+				WithPath(t.FS.Display(path)).WithHint("retry when the other writers are done; nothing was changed")
+		}
+		pause := time.NewTimer(time.Duration(rand.Int64N(int64(time.Millisecond) << n)))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return zero, fault.Interrupted(ctx)
+		case <-pause.C:
+		}
+	}
+}
+
+// conflictOf turns the compare-and-swap failure of a write or removal into
+// errConflict: STALE under IfVersion, EXISTS under an IfAbsent that the
+// tool set itself (exclusive false) because the path was missing.
+func conflictOf(err error, opts backend.WriteOptions, exclusive bool) error {
+	if err == nil {
+		return nil
+	}
+	switch fault.AsError(err).Code {
+	case fault.CodeStale:
+		if opts.IfVersion != "" {
+			return fmt.Errorf("%w: %w", errConflict, err)
+		}
+	case fault.CodeExists:
+		if opts.IfAbsent && !exclusive {
+			return fmt.Errorf("%w: %w", errConflict, err)
+		}
+	}
+	return err
+}
+
+// swapOn sets the compare-and-swap of a change to cur, the path as the
+// attempt read it.
+func swapOn(cur current, opts backend.WriteOptions) backend.WriteOptions {
+	if cur.exists {
+		opts.IfVersion = cur.info.Version
+	} else {
+		opts.IfAbsent = true
+	}
+	return opts
 }

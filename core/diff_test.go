@@ -77,7 +77,7 @@ func TestUnifiedDiffJoinedLines(t *testing.T) {
 // The diff of a file with a BOM carries the BOM on line 1, as the file does.
 func TestEditDiffKeepsBOM(t *testing.T) {
 	bom := "\ufeff"
-	fs := newEditFS(map[string]string{"c": bom + "one\r\ntwo\r\nthree\r\nfour"})
+	fs := newLockedFS(map[string]string{"c": bom + "one\r\ntwo\r\nthree\r\nfour"})
 	n := "2\n3"
 	res, err := (&Tools{FS: fs, LockTimeout: time.Second}).Edit(context.Background(), EditRequest{Path: "c", Edits: []EditOp{{OldText: "two\nthree", NewText: &n}}})
 	if err != nil {

@@ -139,12 +139,12 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	return mutate(ctx, t, mfs, req.Path, func() (*EditResult, error) { return t.editOnce(ctx, mfs, req, edits) })
+}
+
+// editOnce is one attempt of an edit: read, plan, write if anything changed.
+func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditRequest, edits []EditOp) (*EditResult, error) {
 	display := t.FS.Display(req.Path)
-	unlock, err := mfs.Lock(ctx, req.Path, t.LockTimeout)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	data, info, err := t.readForEdit(ctx, req)
 	if err != nil {
 		return nil, err
@@ -190,7 +190,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 		return nil, err.WithPath(display)
 	}
 	if write {
-		fi, err := t.commitWrite(ctx, mfs, req.Path, newData, backend.WriteOptions{})
+		fi, err := t.commitWrite(ctx, mfs, req.Path, newData, current{info: info, exists: true}, backend.WriteOptions{})
 		if err != nil {
 			if e := fault.AsError(err); e.Code == fault.CodeHardlink {
 				// edit has no in-place mode: name what does.
@@ -207,7 +207,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 // losslessly: a file over MaxEditBytes, or one that is not UTF-8 text.
 func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, backend.FileInfo, error) {
 	display := t.FS.Display(req.Path)
-	r, err := t.FS.Open(ctx, req.Path, 0)
+	r, err := t.FS.Open(ctx, req.Path)
 	if err != nil {
 		var e *fault.Error
 		if errors.As(err, &e) && e.Code == fault.CodeNotFound && req.Precondition.Set() {

@@ -14,8 +14,8 @@ import (
 	"github.com/agentfs/agentfs/fault"
 )
 
-func editTools(files map[string]string) (*Tools, *editFS) {
-	m := newEditFS(files)
+func editTools(files map[string]string) (*Tools, *lockedFS) {
+	m := newLockedFS(files)
 	return &Tools{FS: m, LockTimeout: time.Second}, m
 }
 
@@ -35,18 +35,19 @@ func sum(s string) string {
 
 func TestEditWritesAndReports(t *testing.T) {
 	tl, m := editTools(map[string]string{"f": "a\nb\nc\nd\ne\nf\ng\nh\n"})
+	before := versionOf(m, "f")
 	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("g", "G")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.content("f"); got != "a\nb\nc\nd\ne\nf\nG\nh\n" {
+	if got := fileText(m.FS, "f"); got != "a\nb\nc\nd\ne\nf\nG\nh\n" {
 		t.Fatalf("content %q", got)
 	}
 	wantDiff := "--- f\n+++ f\n@@ -4,5 +4,5 @@\n d\n e\n f\n-g\n+G\n h\n"
 	if res.Diff != wantDiff {
 		t.Errorf("diff\n%s\nwant\n%s", res.Diff, wantDiff)
 	}
-	if res.EditsApplied != 1 || res.FirstChangedLine != 7 || res.Version != "v2" || res.Sha256 != sum(m.content("f")) || res.DryRun || res.NoChange {
+	if res.EditsApplied != 1 || res.FirstChangedLine != 7 || res.Version != versionOf(m, "f") || res.Version == before || res.Sha256 != sum(fileText(m.FS, "f")) || res.DryRun || res.NoChange {
 		t.Errorf("result %+v", res)
 	}
 }
@@ -54,21 +55,22 @@ func TestEditWritesAndReports(t *testing.T) {
 func TestEditSingleTopLevel(t *testing.T) {
 	tl, m := editTools(map[string]string{"f": "x x x\n"})
 	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", OldText: str("x"), NewText: str("y"), ReplaceAll: true})
-	if err != nil || m.content("f") != "y y y\n" {
-		t.Fatalf("%v, %q", err, m.content("f"))
+	if err != nil || fileText(m.FS, "f") != "y y y\n" {
+		t.Fatalf("%v, %q", err, fileText(m.FS, "f"))
 	}
 }
 
 func TestEditDryRunWritesNothing(t *testing.T) {
 	tl, m := editTools(map[string]string{"f": "a\n"})
+	before := versionOf(m, "f")
 	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.writes != 0 || m.content("f") != "a\n" {
-		t.Fatalf("dry run wrote: %q", m.content("f"))
+	if m.Stats().Writes != 0 || fileText(m.FS, "f") != "a\n" {
+		t.Fatalf("dry run wrote: %q", fileText(m.FS, "f"))
 	}
-	if !res.DryRun || !strings.Contains(res.Diff, "-a\n+b\n") || res.Version != "v1" || res.Sha256 != sum("a\n") {
+	if !res.DryRun || !strings.Contains(res.Diff, "-a\n+b\n") || res.Version != before || versionOf(m, "f") != before || res.Sha256 != sum("a\n") {
 		t.Errorf("result %+v", res)
 	}
 }
@@ -79,8 +81,8 @@ func TestEditAlreadyAppliedWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.writes != 0 || !res.NoChange || res.EditsApplied != 0 || !res.Edits[0].AlreadyApplied || res.Diff != "" {
-		t.Fatalf("result %+v, writes %d", res, m.writes)
+	if m.Stats().Writes != 0 || !res.NoChange || res.EditsApplied != 0 || !res.Edits[0].AlreadyApplied || res.Diff != "" {
+		t.Fatalf("result %+v, writes %d", res, m.Stats().Writes)
 	}
 }
 
@@ -91,35 +93,36 @@ func TestEditAllOrNothing(t *testing.T) {
 	if e.Path != "f" || e.Details["edit"] != 1 || !strings.Contains(e.Message, "edit 1") {
 		t.Errorf("error %+v", e)
 	}
-	if m.writes != 0 || m.content("f") != "a\nb\n" {
-		t.Fatalf("a failed batch changed the file: %q", m.content("f"))
+	if m.Stats().Writes != 0 || fileText(m.FS, "f") != "a\nb\n" {
+		t.Fatalf("a failed batch changed the file: %q", fileText(m.FS, "f"))
 	}
 }
 
 func TestEditPreconditions(t *testing.T) {
 	ctx := context.Background()
 	tl, m := editTools(map[string]string{"f": "a\n"})
+	v1 := versionOf(m, "f")
 	e := wantCode(t, func() error {
 		_, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: "v0"}})
 		return err
 	}(), fault.CodeStale)
-	if e.Details["currentVersion"] != "v1" {
+	if e.Details["currentVersion"] != v1 {
 		t.Errorf("STALE without the current version: %+v", e)
 	}
 	_, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedSha256: sum("other")}})
 	wantCode(t, err, fault.CodeStale)
-	if m.writes != 0 {
+	if m.Stats().Writes != 0 {
 		t.Fatal("a stale edit wrote")
 	}
-	res, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: "v1", ExpectedSha256: sum("a\n")}})
-	if err != nil || m.content("f") != "b\n" {
-		t.Fatalf("%v, %q", err, m.content("f"))
+	res, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: v1, ExpectedSha256: sum("a\n")}})
+	if err != nil || fileText(m.FS, "f") != "b\n" {
+		t.Fatalf("%v, %q", err, fileText(m.FS, "f"))
 	}
 	// The result's version and sha256 chain into the next edit.
 	if _, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("b", "c")}, Precondition: Precondition{ExpectedVersion: res.Version, ExpectedSha256: res.Sha256}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = tl.Edit(ctx, EditRequest{Path: "gone", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: "v1"}})
+	_, err = tl.Edit(ctx, EditRequest{Path: "gone", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: v1}})
 	wantCode(t, err, fault.CodeStale)
 }
 
@@ -151,7 +154,7 @@ func TestEditRefusals(t *testing.T) {
 	ro := &Tools{FS: m, ReadOnly: true}
 	_, err := ro.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}})
 	wantCode(t, err, fault.CodeReadOnly)
-	if m.writes != 0 {
+	if m.Stats().Writes != 0 {
 		t.Fatal("a refused edit wrote")
 	}
 }
@@ -193,7 +196,7 @@ func TestEditRoundTrips(t *testing.T) {
 				t.Fatal(err)
 			}
 			i := strings.Index(content, "two")
-			after := m.content("f")
+			after := fileText(m.FS, "f")
 			eol := "\n"
 			if strings.HasPrefix(content[i+3:], "\r\n") {
 				eol = "\r\n"
@@ -207,7 +210,7 @@ func TestEditRoundTrips(t *testing.T) {
 			if _, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("2\n2", "two")}}); err != nil {
 				t.Fatal(err)
 			}
-			if got := m.content("f"); got != content {
+			if got := fileText(m.FS, "f"); got != content {
 				t.Fatalf("round trip %q, want %q", got, content)
 			}
 		})
@@ -229,7 +232,7 @@ func TestEditDiffBounded(t *testing.T) {
 	if !res.Truncated || len(out) > 4096 || !strings.Contains(res.Diff, "... diff truncated: ") {
 		t.Fatalf("truncated=%v, %d bytes, diff tail %q", res.Truncated, len(out), res.Diff[max(0, len(res.Diff)-80):])
 	}
-	if strings.Count(m.content("f"), "LINE") != 5000 || res.Edits[0].Replacements != 5000 || len(res.Edits[0].Lines) != maxOutcomeLines {
+	if strings.Count(fileText(m.FS, "f"), "LINE") != 5000 || res.Edits[0].Replacements != 5000 || len(res.Edits[0].Lines) != maxOutcomeLines {
 		t.Fatalf("the truncated edit was not applied in full: %+v", res.Edits)
 	}
 }
@@ -268,11 +271,11 @@ func TestEditBatchLimit(t *testing.T) {
 	tl, m := editTools(map[string]string{"f": b.String()})
 	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: edits})
 	e := wantCode(t, err, fault.CodeInvalidArgument)
-	if e.Details["count"] != MaxEdits+1 || e.Details["max"] != MaxEdits || !strings.Contains(e.Hint, "write") || m.writes != 0 {
-		t.Fatalf("error %+v, writes %d", e, m.writes)
+	if e.Details["count"] != MaxEdits+1 || e.Details["max"] != MaxEdits || !strings.Contains(e.Hint, "write") || m.Stats().Writes != 0 {
+		t.Fatalf("error %+v, writes %d", e, m.Stats().Writes)
 	}
 	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: edits[:MaxEdits]})
-	if err != nil || res.EditsApplied != MaxEdits || strings.Count(m.content("f"), "LINE") != MaxEdits {
+	if err != nil || res.EditsApplied != MaxEdits || strings.Count(fileText(m.FS, "f"), "LINE") != MaxEdits {
 		t.Fatalf("%d edits: %v", MaxEdits, err)
 	}
 }
@@ -302,7 +305,7 @@ func TestEditResultFitsBound(t *testing.T) {
 		if n := jsonSize(res); n > mb {
 			t.Fatalf("max %d: %d bytes", mb, n)
 		}
-		if strings.Count(m.content("f"), "LINE") != MaxEdits || res.EditsApplied != MaxEdits {
+		if strings.Count(fileText(m.FS, "f"), "LINE") != MaxEdits || res.EditsApplied != MaxEdits {
 			t.Fatalf("max %d: the edit was not made in full", mb)
 		}
 		if !res.Truncated || len(res.Edits)+res.EditsOmitted != MaxEdits || res.EditsOmitted == 0 ||
@@ -330,12 +333,12 @@ func TestEditResultFitsBound(t *testing.T) {
 	tl.MaxBytes = 600
 	_, err = tl.Edit(context.Background(), EditRequest{Path: long, Edits: []EditOp{op("a", "b")}})
 	e := wantCode(t, err, fault.CodeTooLarge)
-	if needed, _ := e.Details["needed"].(int); needed <= 600 || e.Details["maxBytes"] != 600 || m.writes != 0 || !strings.Contains(e.Hint, "--max-bytes to "+itoa(needed)) {
-		t.Fatalf("a long path: %+v, writes %d", e, m.writes)
+	if needed, _ := e.Details["needed"].(int); needed <= 600 || e.Details["maxBytes"] != 600 || m.Stats().Writes != 0 || !strings.Contains(e.Hint, "--max-bytes to "+itoa(needed)) {
+		t.Fatalf("a long path: %+v, writes %d", e, m.Stats().Writes)
 	}
 	tl.MaxBytes = e.Details["needed"].(int)
 	res, err = tl.Edit(context.Background(), EditRequest{Path: long, Edits: []EditOp{op("a", "b")}})
-	if err != nil || jsonSize(res) > tl.MaxBytes || m.content(long) != "b\n" {
+	if err != nil || jsonSize(res) > tl.MaxBytes || fileText(m.FS, long) != "b\n" {
 		t.Fatalf("at the bound named: %v", err)
 	}
 }

@@ -26,7 +26,7 @@ func (f *treeFS) Stat(context.Context, string) (backend.FileInfo, error) {
 func (f *treeFS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) {
 	return f.Stat(ctx, p)
 }
-func (f *treeFS) Open(context.Context, string, int64) (backend.FileReader, error) {
+func (f *treeFS) Open(context.Context, string) (backend.FileReader, error) {
 	return nil, fault.Errorf(fault.CodeNotAFile, "a directory.")
 }
 func (f *treeFS) ReadDir(context.Context, string, int, int) (backend.DirPage, error) {

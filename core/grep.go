@@ -339,7 +339,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			return nil
 		}
 		if w == nil {
-			r, err := t.FS.Open(sctx, path, 0)
+			r, err := t.FS.Open(sctx, path)
 			if err != nil {
 				walkErr = err
 				return

@@ -8,12 +8,13 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
 )
 
 // stuckFS hands out a reader that blocks until released: a worker inside
 // work that takes no context (a regex on a huge line).
 type stuckFS struct {
-	*memFS
+	*memfs.FS
 	release chan struct{}
 }
 
@@ -28,8 +29,8 @@ func (r stuckReader) Read(b []byte) (int, error) {
 	return r.FileReader.Read(b)
 }
 
-func (s stuckFS) Open(ctx context.Context, p string, offset int64) (backend.FileReader, error) {
-	r, err := s.memFS.Open(ctx, p, offset)
+func (s stuckFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	r, err := s.FS.Open(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +41,7 @@ func (s stuckFS) Open(ctx context.Context, p string, offset int64) (backend.File
 // cancelled: the page is partial and says so (issue 8.6: a regex on a 9 MB
 // line ran 14 s under --timeout 2s).
 func TestGrepTimeoutHoldsInsideUncancellableWork(t *testing.T) {
-	fs := stuckFS{newMemFS(map[string]string{"big.txt": "needle\n"}), make(chan struct{})}
+	fs := stuckFS{memfs.New(map[string]string{"big.txt": "needle\n"}), make(chan struct{})}
 	defer close(fs.release)
 	tl := &Tools{FS: fs}
 	got := make(chan *GrepResult, 1)

@@ -11,12 +11,12 @@ import (
 // cancelAfterLock is a backend on which the signal arrives while the
 // mutation holds its lock: the last check before the commit must catch it.
 type cancelAfterLock struct {
-	*editFS
+	*lockedFS
 	cancel context.CancelFunc
 }
 
 func (c cancelAfterLock) Lock(ctx context.Context, p string, timeout time.Duration) (func(), error) {
-	unlock, err := c.editFS.Lock(ctx, p, timeout)
+	unlock, err := c.lockedFS.Lock(ctx, p, timeout)
 	c.cancel()
 	return unlock, err
 }
@@ -37,13 +37,13 @@ func TestMutationsStopWhenInterrupted(t *testing.T) {
 			return err
 		},
 	} {
-		fs := newEditFS(map[string]string{"f": "old\n"})
+		fs := newLockedFS(map[string]string{"f": "old\n"})
 		ctx, cancel := context.WithCancel(context.Background())
 		err := call(ctx, &Tools{FS: cancelAfterLock{fs, cancel}, LockTimeout: time.Second})
 		if err == nil || fault.AsError(err).Code != fault.CodeInterrupted {
 			t.Errorf("%s interrupted under its lock: %v, want INTERRUPTED", name, err)
 		}
-		if f, _ := fs.get("f"); f == nil || string(f.data) != "old\n" || fs.writes != 0 {
+		if fileText(fs.FS, "f") != "old\n" || fs.Stats().Writes != 0 {
 			t.Errorf("%s interrupted under its lock changed the file", name)
 		}
 	}

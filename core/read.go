@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -187,7 +188,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	if err := req.check(); err != nil {
 		return nil, err
 	}
-	f, err := t.FS.Open(ctx, req.Path, 0)
+	f, err := t.FS.Open(ctx, req.Path)
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, req.Path, err)
 	}
@@ -256,11 +257,10 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	)
 	switch {
 	case req.ByteOffset > 0:
-		lr, w.midLine, err = t.openAt(ctx, req, cls.text, display)
+		lr, w.midLine, err = openAt(f, req, cls.text, display)
 		if err != nil {
 			return nil, err
 		}
-		defer lr.close()
 		start = req.Offset
 	case req.Offset < 0:
 		lr, start, err = t.tail(ctx, f, br, h, req, cls.text, display)
@@ -364,11 +364,12 @@ func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
 	return data, nil
 }
 
-// openAt opens a continuation at req.ByteOffset. It reads the few bytes
-// before it in the same stream, to check that the offset starts a line (or
-// continues a line longer than a window: midLine), and never the rest of
-// the file.
-func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display string) (lr *lineReader, midLine bool, err error) {
+// openAt starts a continuation at req.ByteOffset in f, the file the read
+// opened: through ReadAt, so that the window comes from the very version
+// the result reports, never from a file replaced since. It reads the few
+// bytes before the offset, to check that it starts a line (or continues a
+// line longer than a window: midLine), and never the rest of the file.
+func openAt(f backend.FileReader, req ReadRequest, c codec, display string) (lr *lineReader, midLine bool, err error) {
 	off, bomLen := req.ByteOffset, int64(len(c.bom))
 	notStart := func(why string) error {
 		return fault.InvalidArgument("byteOffset %d is not the start of a line: %s.", off, why).WithPath(display).
@@ -381,23 +382,19 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 	if back == 0 {
 		back = off // right after the byte-order mark: line 1
 	}
-	f, err := t.FS.Open(ctx, req.Path, off-back)
-	if err != nil {
-		return nil, false, err
-	}
-	if size := f.Info().Size; off >= size {
-		f.Close()
+	size := f.Info().Size
+	if off >= size {
 		return nil, false, fault.InvalidArgument("byteOffset %d is at or past the end of the file (%d bytes).", off, size).
 			WithPath(display).WithDetail("size", size).
 			WithHint("the previous read was the last window; read from the start (--offset 1) if the file changed")
 	}
-	br := bufio.NewReaderSize(f, bufSize(f.Info().Size-off+back))
+	sec := io.NewSectionReader(f, off-back, size-off+back)
+	br := bufio.NewReaderSize(sec, bufSize(size-off+back))
 	before := make([]byte, back)
 	if _, err := io.ReadFull(br, before); err != nil {
-		f.Close()
 		return nil, false, ioError(err, display)
 	}
-	lr = &lineReader{br: br, c: c, pos: off, src: f, closer: f}
+	lr = &lineReader{br: br, c: c, pos: off, src: sec}
 	if off == bomLen || endsWith(before, c.newline()) {
 		return lr, false, nil
 	}
@@ -413,7 +410,6 @@ func (t *Tools) openAt(ctx context.Context, req ReadRequest, c codec, display st
 		err = notStart("it is inside a UTF-8 character")
 	}
 	if err != nil {
-		f.Close()
 		return nil, false, err
 	}
 	return lr, true, nil
@@ -840,8 +836,7 @@ type lineReader struct {
 	hash hash.Hash
 	// src is the reader under br, without the hash: what follows br's
 	// buffer in the file.
-	src    io.Reader
-	closer io.Closer
+	src io.Reader
 
 	buf []byte
 	// lineLen is the raw length of the current line read so far.
@@ -853,12 +848,6 @@ type lineReader struct {
 	// tail holds the last bytes consumed, for a terminator split across
 	// reads of a long line.
 	tail []byte
-}
-
-func (r *lineReader) close() {
-	if r.closer != nil {
-		r.closer.Close()
-	}
 }
 
 // next reads one line, terminator included, keeping its first limit bytes.

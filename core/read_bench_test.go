@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/memfs"
 )
 
 // BenchmarkRead compares the first window of a file just over 64 MiB (too
@@ -24,7 +26,7 @@ func BenchmarkRead(b *testing.B) {
 	for range start - 1 {
 		at += strings.IndexByte(file[at:], '\n') + 1
 	}
-	tl := &Tools{FS: newMemFS(map[string]string{"big": file})}
+	tl := &Tools{FS: memfs.New(map[string]string{"big": file})}
 	for _, bc := range []struct {
 		name string
 		req  ReadRequest

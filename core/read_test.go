@@ -3,135 +3,20 @@ package core
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"path"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
 	"golang.org/x/text/encoding/htmlindex"
 )
-
-// memFS is an in-memory FS that counts the bytes handed out, so that tests
-// can check what a read costs.
-type memFS struct {
-	files    map[string][]byte
-	versions map[string]string
-	read     int64
-	// readAts counts the ReadAt calls (an object store makes a request
-	// each), and readAtBytes the bytes they read.
-	readAts     int
-	readAtBytes int64
-}
-
-func newMemFS(files map[string]string) *memFS {
-	m := &memFS{files: map[string][]byte{}, versions: map[string]string{}}
-	for k, v := range files {
-		m.files[k] = []byte(v)
-		sum := sha256.Sum256([]byte(v))
-		m.versions[k] = hex.EncodeToString(sum[:4])
-	}
-	return m
-}
-
-func (m *memFS) isDir(p string) bool {
-	for k := range m.files {
-		if strings.HasPrefix(k, p+"/") || p == "." {
-			return true
-		}
-	}
-	return false
-}
-
-func (m *memFS) Stat(_ context.Context, p string) (backend.FileInfo, error) {
-	p = path.Clean(p)
-	if b, ok := m.files[p]; ok {
-		return backend.FileInfo{Name: path.Base(p), Size: int64(len(b)), Type: backend.TypeFile, Version: m.versions[p]}, nil
-	}
-	if m.isDir(p) {
-		return backend.FileInfo{Name: path.Base(p), Type: backend.TypeDir}, nil
-	}
-	return backend.FileInfo{}, fault.Errorf(fault.CodeNotFound, "no such file or directory.").WithPath(p)
-}
-
-func (m *memFS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) { return m.Stat(ctx, p) }
-
-type memReader struct {
-	// Reader holds the whole file, at the offset of the open.
-	*bytes.Reader
-	info backend.FileInfo
-	fs   *memFS
-}
-
-func (r *memReader) Read(b []byte) (int, error) {
-	n, err := r.Reader.Read(b)
-	r.fs.read += int64(n)
-	return n, err
-}
-
-func (r *memReader) ReadAt(b []byte, off int64) (int, error) {
-	n, err := r.Reader.ReadAt(b, off)
-	r.fs.read += int64(n)
-	r.fs.readAts++
-	r.fs.readAtBytes += int64(n)
-	return n, err
-}
-
-func (r *memReader) Close() error           { return nil }
-func (r *memReader) Info() backend.FileInfo { return r.info }
-
-func (m *memFS) Open(ctx context.Context, p string, offset int64) (backend.FileReader, error) {
-	fi, err := m.Stat(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Type == backend.TypeDir {
-		return nil, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(p).WithHint("use ls")
-	}
-	r := bytes.NewReader(m.files[path.Clean(p)])
-	r.Seek(offset, io.SeekStart)
-	return &memReader{Reader: r, info: fi, fs: m}, nil
-}
-
-func (m *memFS) ReadDir(_ context.Context, p string, offset, limit int) (backend.DirPage, error) {
-	p = path.Clean(p)
-	seen := map[string]bool{}
-	for k := range m.files {
-		rel := k
-		if p != "." {
-			var ok bool
-			if rel, ok = strings.CutPrefix(k, p+"/"); !ok {
-				continue
-			}
-		}
-		name, _, _ := strings.Cut(rel, "/")
-		seen[name] = true
-	}
-	var names []string
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var page backend.DirPage
-	for _, n := range names[min(offset, len(names)):min(offset+limit, len(names))] {
-		page.Entries = append(page.Entries, backend.FileInfo{Name: n, ModTime: time.Unix(0, 0)})
-	}
-	return page, nil
-}
-
-func (m *memFS) Display(p string) string { return path.Clean(p) }
 
 func codeOf(err error) fault.Code {
 	var e *fault.Error
@@ -224,7 +109,7 @@ func TestReadTable(t *testing.T) {
 			if tc.name == "svg is text" {
 				name = "f.svg"
 			}
-			tl := &Tools{FS: newMemFS(map[string]string{name: tc.file})}
+			tl := &Tools{FS: memfs.New(map[string]string{name: tc.file})}
 			tc.req.Path = name
 			res, err := tl.Read(context.Background(), tc.req)
 			if codeOf(err) != tc.err {
@@ -264,7 +149,7 @@ func TestReadTable(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	long := strings.Repeat("x", 2000) + "\n"
-	fsys := newMemFS(map[string]string{
+	fsys := memfs.New(map[string]string{
 		"a.txt":     "one\ntwo\nthree\n",
 		"long.txt":  long + long,
 		"latin.txt": "caf\xe9\n",
@@ -320,7 +205,7 @@ func TestReadErrors(t *testing.T) {
 
 func TestReadMedia(t *testing.T) {
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + strings.Repeat("\x00", 20)
-	fsys := newMemFS(map[string]string{
+	fsys := memfs.New(map[string]string{
 		"a.png":   png,
 		"noext":   png,
 		"doc.pdf": "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n",
@@ -342,7 +227,7 @@ func TestReadMedia(t *testing.T) {
 		if res.Kind != tc.kind || res.Media == nil || res.MimeType != tc.mime || res.TextWindow != nil {
 			t.Fatalf("%s: got %+v", tc.path, res)
 		}
-		if res.Size != int64(len(fsys.files[tc.path])) {
+		if res.Size != int64(len(fileText(fsys, tc.path))) {
 			t.Errorf("%s: size %d", tc.path, res.Size)
 		}
 		if (tc.kind != "binary") != (res.Data != "" && res.Sha256 != "") {
@@ -429,7 +314,7 @@ func pageFrom(t testing.TB, tl *Tools, req ReadRequest) ([]byte, int) {
 			out = append(out, b...)
 		}
 		// Every window of a file this small knows the same total.
-		if res.TotalLines == nil || total != 0 && *res.TotalLines != total || res.TotalBytes != int64(len(tl.FS.(*memFS).files[req.Path])) {
+		if res.TotalLines == nil || total != 0 && *res.TotalLines != total || res.TotalBytes != int64(len(fileText(tl.FS.(*memfs.FS), req.Path))) {
 			t.Fatalf("window %+v: totalLines %v (earlier %d), totalBytes %d", req, res.TotalLines, total, res.TotalBytes)
 		}
 		total = *res.TotalLines
@@ -587,7 +472,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 				file = string(enc)
 			}
 			for _, mb := range []int{0, 5000} {
-				tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: mb}
+				tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: mb}
 				for _, limit := range []int{0, 7} {
 					got, calls := pageToEnd(t, tl, "f", limit, tc.enc)
 					if !bytes.Equal(got, []byte(file)) {
@@ -602,7 +487,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 func TestReadResultBounded(t *testing.T) {
 	file := strings.Repeat(strings.Repeat("\x01\"", 100)+"\n", 5000)
 	for _, mb := range []int{0, 5000, 50000} {
-		tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: mb}
+		tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: mb}
 		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", IncludeLineNumbers: true})
 		if err != nil {
 			t.Fatal(err)
@@ -624,7 +509,7 @@ func TestReadWindowCost(t *testing.T) {
 		fmt.Fprintf(&b, "line %d of a file that is large enough to need paging\n", i)
 	}
 	file := b.String()
-	fsys := newMemFS(map[string]string{"big": file})
+	fsys := memfs.New(map[string]string{"big": file})
 	tl := &Tools{FS: fsys}
 	at := int64(strings.LastIndex(file[:len(file)-100000], "\n") + 1)
 	res, err := tl.Read(context.Background(), ReadRequest{Path: "big", Offset: 42, ByteOffset: at})
@@ -634,8 +519,8 @@ func TestReadWindowCost(t *testing.T) {
 	if !strings.HasPrefix(file[at:], res.Content) || res.StartLine != 42 || res.TotalLines == nil {
 		t.Fatalf("window at %d: start %d, total %v", at, res.StartLine, res.TotalLines)
 	}
-	if fsys.read > int64(len(res.Content)+readBufSize+minPiece+sniffBytes+1) {
-		t.Errorf("a window near the end read %d bytes of a %d-byte file", fsys.read, len(file))
+	if fsys.Stats().BytesRead > int64(len(res.Content)+readBufSize+minPiece+sniffBytes+1) {
+		t.Errorf("a window near the end read %d bytes of a %d-byte file", fsys.Stats().BytesRead, len(file))
 	}
 }
 
@@ -651,7 +536,7 @@ func TestReadTailCost(t *testing.T) {
 	lines := strings.Count(big, "\n")
 	small := big[len(big)-2<<20:]
 	small = small[strings.IndexByte(small, '\n')+1:]
-	fsys := newMemFS(map[string]string{"big": big, "small": small})
+	fsys := memfs.New(map[string]string{"big": big, "small": small})
 	tl := &Tools{FS: fsys}
 	for _, tc := range []struct {
 		path              string
@@ -661,12 +546,12 @@ func TestReadTailCost(t *testing.T) {
 		{"big", -100, -1, sniffBytes + 1 + 2*tailChunk, 3},
 		{"small", strings.Count(small, "\n") - 99, strings.Count(small, "\n"), int64(len(small)) + tailChunk, 3},
 	} {
-		fsys.read, fsys.readAts, fsys.readAtBytes = 0, 0, 0
+		fsys.ResetStats()
 		res, err := tl.Read(context.Background(), ReadRequest{Path: tc.path, Offset: -100})
 		if err != nil {
 			t.Fatal(err)
 		}
-		file := fsys.files[tc.path]
+		file := []byte(fileText(fsys, tc.path))
 		want := string(file[bytes.LastIndex(file, []byte(fmt.Sprintf("request %d done", lines-100)))-len("2026-01-02T03:04:05Z INFO "):])
 		if res.Content != want || res.StartLine != tc.start || res.EndLine != tc.start+99 || res.Truncated {
 			t.Errorf("%s: lines %d-%d, truncated %v, content %d bytes, want %d", tc.path, res.StartLine, res.EndLine, res.Truncated, len(res.Content), len(want))
@@ -674,9 +559,9 @@ func TestReadTailCost(t *testing.T) {
 		if tc.total < 0 && res.TotalLines != nil || tc.total >= 0 && (res.TotalLines == nil || *res.TotalLines != tc.total) {
 			t.Errorf("%s: totalLines %v, want %d", tc.path, res.TotalLines, tc.total)
 		}
-		t.Logf("%s: the last 100 lines of %d bytes: %d bytes read, %d of them in %d ranged reads", tc.path, len(file), fsys.read, fsys.readAtBytes, fsys.readAts)
-		if fsys.read > tc.maxRead || int64(fsys.readAts) > tc.maxCalls {
-			t.Errorf("%s: the last 100 lines of %d bytes read %d bytes in %d ranged reads", tc.path, len(file), fsys.read, fsys.readAts)
+		t.Logf("%s: the last 100 lines of %d bytes: %d bytes read, %d of them in %d ranged reads", tc.path, len(file), fsys.Stats().BytesRead, fsys.Stats().ReadAtBytes, fsys.Stats().ReadAts)
+		if fsys.Stats().BytesRead > tc.maxRead || int64(fsys.Stats().ReadAts) > tc.maxCalls {
+			t.Errorf("%s: the last 100 lines of %d bytes read %d bytes in %d ranged reads", tc.path, len(file), fsys.Stats().BytesRead, fsys.Stats().ReadAts)
 		}
 	}
 }
@@ -696,7 +581,7 @@ func FuzzReadWindow(f *testing.F) {
 		if len(data) > 1<<14 {
 			return // paging a large input line by line only slows the search
 		}
-		tl := &Tools{FS: newMemFS(map[string]string{"f": string(data)}), MaxBytes: int(maxBytes)}
+		tl := &Tools{FS: memfs.New(map[string]string{"f": string(data)}), MaxBytes: int(maxBytes)}
 		first, err := readFitting(t, tl, ReadRequest{Path: "f", Limit: int(limit)})
 		if err != nil {
 			if c := codeOf(err); c != fault.CodeNotText {
@@ -846,7 +731,7 @@ func TestLineTruncationParse(t *testing.T) {
 
 func TestReadNoSha256WhenLastLineLeftOut(t *testing.T) {
 	file := "short\n" + strings.Repeat("y", 5000) // read to EOF, not returned
-	tl := &Tools{FS: newMemFS(map[string]string{"f": file}), MaxBytes: 1000}
+	tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: 1000}
 	res, err := tl.Read(context.Background(), ReadRequest{Path: "f", LineTruncation: LineTruncation{Bytes: new(0)}})
 	if err != nil {
 		t.Fatal(err)
@@ -859,7 +744,7 @@ func TestReadNoSha256WhenLastLineLeftOut(t *testing.T) {
 func TestReadSkipInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	tl := &Tools{FS: newMemFS(map[string]string{"f": strings.Repeat("x\n", 10000)})}
+	tl := &Tools{FS: memfs.New(map[string]string{"f": strings.Repeat("x\n", 10000)})}
 	if _, err := tl.Read(ctx, ReadRequest{Path: "f", Offset: 9000}); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}

@@ -23,8 +23,10 @@ type RmResult struct {
 	Deleted    bool   `json:"deleted"`
 }
 
-// Rm removes req.Path under its exclusive lock, so that no write below a
-// directory being removed can interleave: each sees the other complete.
+// Rm removes req.Path as a compare-and-swap of what it checked and, on a
+// backend with locks, under the path's exclusive lock, so that no write
+// below a directory being removed can interleave: each sees the other
+// complete.
 func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	m, err := t.mutableFS("rm")
 	if err != nil {
@@ -39,11 +41,11 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 		return nil, t.tooLarge(n, "the path does not fit").WithPath(res.Path).
 			WithHint("raise --max-bytes to %d or more; nothing was removed", n)
 	}
-	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	return mutate(ctx, t, m, req.Path, func() (*RmResult, error) { return t.rmOnce(ctx, m, req, res) })
+}
+
+// rmOnce is one attempt of rm: check, then remove what was checked.
+func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, res *RmResult) (*RmResult, error) {
 	cur, err := currentOf(m.Lstat(ctx, req.Path))
 	if err != nil {
 		return nil, err
@@ -78,9 +80,10 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 		return nil, err
 	}
 	defer done()
-	res.Deleted, err = m.Remove(ctx, req.Path, req.Recursive)
+	opts := backend.RemoveOptions{Recursive: req.Recursive, IfVersion: cur.info.Version}
+	res.Deleted, err = m.Remove(ctx, req.Path, opts)
 	if err != nil {
-		return nil, err
+		return nil, conflictOf(err, backend.WriteOptions{IfVersion: opts.IfVersion}, false)
 	}
 	return res, nil
 }

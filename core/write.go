@@ -135,27 +135,37 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, t.tooLarge(n, "the path of the file does not fit").WithPath(sk.Path).
 			WithHint("raise --max-bytes to %d or more; nothing was written", n)
 	}
-	unlock, err := m.Lock(ctx, req.Path, t.LockTimeout)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	cur, err := currentOf(m.Stat(ctx, req.Path))
-	if err != nil {
-		return nil, err
+	return mutate(ctx, t, m, req.Path, func() (*WriteResult, error) {
+		cur, err := currentOf(m.Stat(ctx, req.Path))
+		if err != nil {
+			return nil, err
+		}
+		if req.Append {
+			return t.appendTo(ctx, m, req, cur, data, text)
+		}
+		return t.replaceWith(ctx, m, req, cur, data, text)
+	})
+}
+
+// replaceWith is one attempt of a write that replaces the file cur with
+// data, in the file's style when it is text.
+func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
+	if req.Create && cur.exists {
+		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(t.FS.Display(req.Path)).
+			WithHint("drop create to replace it, or choose another path")
 	}
 	res := &WriteResult{}
-	if req.Append {
-		return t.appendTo(ctx, m, req, cur, data, text)
-	}
 	if text {
-		var file *fileStyle
-		if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size > 0 && !req.Create {
+		var (
+			file *fileStyle
+			ws   writtenStyle
+			err  error
+		)
+		if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size > 0 {
 			if file, err = t.styleOfFile(ctx, req.Path); err != nil {
 				return nil, err
 			}
 		}
-		var ws writtenStyle
 		if data, ws, err = styledContent(string(data), file, req.LineEnding, req.BOM); err != nil {
 			return nil, withPath(err, t.FS.Display(req.Path))
 		}
@@ -175,8 +185,9 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, err
 	}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.Path))
-	if cur.exists && cur.info.Type == backend.TypeFile && !req.Create && cur.info.Size == int64(len(data)) {
+	if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size == int64(len(data)) {
 		if !compared {
+			var err error
 			if _, same, err = t.digest(ctx, req.Path, data, false); err != nil {
 				return nil, err
 			}
@@ -186,7 +197,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			return res, nil
 		}
 	}
-	fi, err := t.commitWrite(ctx, m, req.Path, data, backend.WriteOptions{Create: req.Create, Executable: req.Executable, InPlace: req.InPlace})
+	fi, err := t.commitWrite(ctx, m, req.Path, data, cur, backend.WriteOptions{IfAbsent: req.Create, Executable: req.Executable, InPlace: req.InPlace})
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +225,7 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 			return nil, fault.Errorf(fault.CodeTooLarge, "appending would make a file of %d bytes, over --append's limit of %d.", cur.info.Size+int64(len(data)), MaxAppendBytes).
 				WithPath(display).WithHint("start a new file, or write the whole content with write")
 		}
-		r, err := t.FS.Open(ctx, req.Path, 0)
+		r, err := t.FS.Open(ctx, req.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +257,7 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 		res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, sha256Hex(whole)
 		return res, nil
 	}
-	fi, err := t.commitWrite(ctx, m, req.Path, whole, backend.WriteOptions{})
+	fi, err := t.commitWrite(ctx, m, req.Path, whole, cur, backend.WriteOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +332,7 @@ func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
 		e.Message = "--content-file: " + e.Message
 		return e
 	}
-	r, err := t.FS.Open(ctx, p, 0)
+	r, err := t.FS.Open(ctx, p)
 	if err != nil {
 		return nil, named(err)
 	}
@@ -340,7 +351,7 @@ func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
 // want; with hash it also returns the file's sha256, else it stops at the
 // first difference.
 func (t *Tools) digest(ctx context.Context, path string, want []byte, hash bool) (string, bool, error) {
-	r, err := t.FS.Open(ctx, path, 0)
+	r, err := t.FS.Open(ctx, path)
 	if err != nil {
 		return "", false, err
 	}

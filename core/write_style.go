@@ -70,7 +70,7 @@ func styleOf(head []byte, whole bool) (st fileStyle, ok bool) {
 // styleOfFile reads the style of the existing file at path; nil when it is
 // not text.
 func (t *Tools) styleOfFile(ctx context.Context, path string) (*fileStyle, error) {
-	r, err := t.FS.Open(ctx, path, 0)
+	r, err := t.FS.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func code(err error) fault.Code {
 }
 
 func readAll(f *FS, p string) (string, error) {
-	r, err := f.Open(context.Background(), p, 0)
+	r, err := f.Open(context.Background(), p)
 	if err != nil {
 		return "", err
 	}

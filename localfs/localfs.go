@@ -66,7 +66,8 @@ type denied struct {
 	isFile   bool // a file has other names (hard links) that no path check sees
 }
 
-// FS is the local backend; it implements core.FS.
+// FS is the local backend: a backend.MutableFS, backend.Walker and
+// backend.Locker.
 type FS struct {
 	// cwd is where the configuration's own relative paths (roots, deny
 	// roots) start; base is where a request's relative paths start and

@@ -130,7 +130,7 @@ func lockChain(abs string) []string {
 	return chain
 }
 
-// Lock takes the locks of a mutation of path (see core.MutableFS). The path
+// Lock takes the locks of a mutation of path (see backend.Locker). The path
 // is placed as the mutation will place it: links on it are followed by the
 // link policy, so two spellings of one file share a lock. The root itself is
 // refused: agentfs never replaces or removes a root.

@@ -110,7 +110,7 @@ func TestKernelFSInsideRootIsDenied(t *testing.T) {
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
 	fsys := newFSAt(t, ws)
 	ctx := context.Background()
-	if _, err := fsys.Open(ctx, "proc2/self/status", 0); code(err) != fault.CodeDenied {
+	if _, err := fsys.Open(ctx, "proc2/self/status"); code(err) != fault.CodeDenied {
 		t.Errorf("read of a procfs file inside the root: want DENIED, got %v", err)
 	}
 	if _, err := fsys.ReadDir(ctx, "proc2", 0, 10); code(err) != fault.CodeDenied {
@@ -180,7 +180,7 @@ func TestRemoveTreeNeverCrossesMounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer fsys.Close()
-			_, err = fsys.Remove(context.Background(), "tree", true)
+			_, err = fsys.Remove(context.Background(), "tree", backend.RemoveOptions{Recursive: true})
 			if code(err) != fault.CodeDenied {
 				t.Fatalf("rm -r of a tree holding a mount: want DENIED, got %v", err)
 			}

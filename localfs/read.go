@@ -3,7 +3,6 @@ package localfs
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -101,10 +100,10 @@ type fileReader struct {
 
 func (r *fileReader) Info() backend.FileInfo { return r.info }
 
-// Open returns a regular file's bytes from offset. A directory is
+// Open opens a regular file for reading. A directory is
 // NOT_A_FILE, a FIFO, socket or device NOT_REGULAR: the open is non-blocking,
 // so neither waits for a writer.
-func (f *FS) Open(_ context.Context, path string, offset int64) (backend.FileReader, error) {
+func (f *FS) Open(_ context.Context, path string) (backend.FileReader, error) {
 	t, err := f.resolve(path)
 	if err != nil {
 		return nil, err
@@ -124,14 +123,6 @@ func (f *FS) Open(_ context.Context, path string, offset int64) (backend.FileRea
 		file.Close()
 		return nil, fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").
 			WithPath(t.display(f)).WithHint("only regular files can be read")
-	}
-	if offset > 0 {
-		// Past the end the stream is empty, as it is at the end: a seek
-		// beyond what the kernel takes is EINVAL, which is no answer.
-		if _, err := file.Seek(min(offset, info.Size), io.SeekStart); err != nil {
-			file.Close()
-			return nil, mapErr(err, t.display(f))
-		}
 	}
 	return &fileReader{File: file, info: info}, nil
 }

@@ -5,17 +5,19 @@ import (
 	"errors"
 	"path/filepath"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
 // Remove deletes path: a file or a link (never the link's target), an
 // empty directory, or with recursive a whole tree. A missing path returns
-// false. A root, an ancestor of a root and a tree holding a denied path are
-// refused. The removal is relative to a descriptor of the parent directory
+// false (STALE under IfVersion, which is checked on the entry itself just
+// before it goes). A root, an ancestor of a root and a tree holding a
+// denied path are refused. The removal is relative to a descriptor of the parent directory
 // opened through the root, and a tree by removeTree, which never follows a
 // link nor crosses a mount: nothing outside the root can be reached.
-func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error) {
+func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) (bool, error) {
 	t, err := f.resolve(path)
 	if err != nil {
 		return false, err
@@ -38,17 +40,20 @@ func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error
 	if err != nil {
 		var ce *fault.Error
 		if errors.As(err, &ce) && ce.Code == fault.CodeNotFound {
-			return false, nil
+			return false, backend.CheckSwap(display, backend.WriteOptions{IfVersion: opts.IfVersion}, false, "")
 		}
 		return false, err
 	}
 	defer dir.Close()
 	dfd, base := int(dir.Fd()), filepath.Base(ct.rel)
 	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
-		return false, nil
-	} else if err != nil {
+	err = unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
 		return false, mapErr(err, display)
+	}
+	present := err == nil
+	if err := backend.CheckSwap(display, backend.WriteOptions{IfVersion: opts.IfVersion}, present, versionIf(present, &st)); err != nil || !present {
+		return false, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		if err := unix.Unlinkat(dfd, base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
@@ -65,7 +70,7 @@ func (f *FS) Remove(_ context.Context, path string, recursive bool) (bool, error
 	err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
 	switch {
 	case err == nil, errors.Is(err, unix.ENOENT):
-	case (errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)) && recursive:
+	case (errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)) && opts.Recursive:
 		if err := f.removeTree(dfd, base, display); err != nil {
 			return false, err
 		}

@@ -65,7 +65,7 @@ type curEntry struct {
 	name, display string
 }
 
-// Walk implements core.Walker. Every directory is opened relative to its
+// Walk implements backend.Walker. Every directory is opened relative to its
 // open parent with O_NOFOLLOW, and every file read through Open likewise, so
 // the walk cannot be led out of the start directory by a path swapped for a
 // link while it runs.

@@ -134,7 +134,7 @@ func TestWalkDeeperThanOpenFileLimit(t *testing.T) {
 	if err != nil || len(res.Results) != 1 {
 		t.Fatalf("find deepest.txt = %+v, %v", res, err)
 	}
-	if _, err := fsys.Remove(context.Background(), "d", true); err != nil {
+	if _, err := fsys.Remove(context.Background(), "d", backend.RemoveOptions{Recursive: true}); err != nil {
 		t.Fatalf("rm -r: %v", err)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "d")); !errors.Is(err, os.ErrNotExist) {

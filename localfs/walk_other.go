@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/backend"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,14 +28,14 @@ func (w *walker) readNames(fd int) ([]dirEntry, error) {
 	}
 	out := make([]dirEntry, 0, len(ents))
 	for _, e := range ents {
-		de := dirEntry{name: e.Name(), typ: core.TypeOther}
+		de := dirEntry{name: e.Name(), typ: backend.TypeOther}
 		switch t := e.Type(); {
 		case t.IsRegular():
-			de.typ = core.TypeFile
+			de.typ = backend.TypeFile
 		case t&fs.ModeDir != 0:
-			de.typ = core.TypeDir
+			de.typ = backend.TypeDir
 		case t&fs.ModeSymlink != 0:
-			de.typ = core.TypeSymlink
+			de.typ = backend.TypeSymlink
 		}
 		out = append(out, de)
 	}

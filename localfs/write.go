@@ -55,6 +55,9 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 	} else if err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
 	}
+	if err := backend.CheckSwap(display, opts, exists, versionIf(exists, &st)); err != nil {
+		return backend.FileInfo{}, err
+	}
 	if exists {
 		if err := replaceable(&st, display, opts); err != nil {
 			return backend.FileInfo{}, err
@@ -71,7 +74,7 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 		// In place only where a replace would split the file: an ordinary
 		// file keeps the atomic replace even when inPlace is asked.
 		if opts.InPlace && st.Nlink > 1 {
-			return writeInPlace(dfd, base, &st, data, display)
+			return writeInPlace(dfd, base, &st, data, opts.IfVersion, display)
 		}
 	}
 	mode := uint32(0o644)
@@ -82,7 +85,7 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 	if exists {
 		old = &st
 	}
-	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, mode, old, opts.Create, display)
+	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, mode, old, opts, display)
 }
 
 // parentDir opens the directory that holds ct, creating it and its missing
@@ -169,10 +172,6 @@ func replaceable(st *unix.Stat_t, display string, opts backend.WriteOptions) err
 		return fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").
 			WithPath(display).WithHint("only regular files can be written")
 	}
-	if opts.Create {
-		return fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
-			WithHint("drop create to replace it, or choose another path")
-	}
 	if st.Nlink > 1 && !opts.InPlace {
 		return fault.Errorf(fault.CodeHardlink, "the file has %d hard links; replacing it would split them.", st.Nlink).
 			WithPath(display).WithDetail("links", st.Nlink).
@@ -183,8 +182,12 @@ func replaceable(st *unix.Stat_t, display string, opts backend.WriteOptions) err
 
 // replace writes data to a new temporary file in dir and renames it over
 // base. old is the file being replaced (nil for a new one): its mode and,
-// where permitted, its owner are kept.
-func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *unix.Stat_t, exclusive bool, display string) (backend.FileInfo, error) {
+// where permitted, its owner are kept. The compare-and-swap of opts is
+// checked again just before the rename, under the caller's lock: what the
+// rename replaces is the version asked for (a program that takes no
+// agentfs lock can still slip a change in between the check and the
+// rename, as it can between any two system calls).
+func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *unix.Stat_t, opts backend.WriteOptions, display string) (backend.FileInfo, error) {
 	dfd := int(dir.Fd())
 	tmp := tempName()
 	if old != nil {
@@ -223,7 +226,17 @@ func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *
 	if err := syscalls.fsync(fd); err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
 	}
-	if exclusive {
+	if opts.IfVersion != "" {
+		var now unix.Stat_t
+		err := unix.Fstatat(dfd, base, &now, unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return backend.FileInfo{}, mapErr(err, display)
+		}
+		if err := backend.CheckSwap(display, opts, err == nil, versionIf(err == nil, &now)); err != nil {
+			return backend.FileInfo{}, err
+		}
+	}
+	if opts.IfAbsent {
 		err = renameNoReplace(dfd, tmp, base)
 	} else {
 		err = syscalls.renameat(dfd, tmp, dfd, base)
@@ -296,7 +309,7 @@ func renameNoReplace(dfd int, tmp, base string) error {
 
 // writeInPlace rewrites an existing file through its own inode: data from
 // offset 0, the tail cut, synced. Readers may see a mix while it runs.
-func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display string) (backend.FileInfo, error) {
+func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, ifVersion, display string) (backend.FileInfo, error) {
 	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
@@ -311,6 +324,9 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display s
 		return backend.FileInfo{}, fault.Errorf(fault.CodeStale, "the file was replaced by another program during the write.").
 			WithPath(display).WithHint("read the file again and retry")
 	}
+	if err := backend.CheckSwap(display, backend.WriteOptions{IfVersion: ifVersion}, true, version(&st)); err != nil {
+		return backend.FileInfo{}, err
+	}
 	if _, err := syscalls.writeAt(file, data, 0); err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
 	}
@@ -324,4 +340,13 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, display s
 		return backend.FileInfo{}, mapErr(err, display)
 	}
 	return infoFromStat(base, &st), nil
+}
+
+// versionIf is the version of the file st describes, "" when it does not
+// exist.
+func versionIf(exists bool, st *unix.Stat_t) string {
+	if !exists {
+		return ""
+	}
+	return version(st)
 }

@@ -102,7 +102,7 @@ func TestDurabilityOrder(t *testing.T) {
 			return err
 		}, replace},
 		{"create (no replace)", func() error {
-			_, err := fsys.WriteFile(ctx, "created.txt", []byte("x"), backend.WriteOptions{Create: true})
+			_, err := fsys.WriteFile(ctx, "created.txt", []byte("x"), backend.WriteOptions{IfAbsent: true})
 			return err
 		}, replace},
 		{"replace a file", func() error {
@@ -118,7 +118,7 @@ func TestDurabilityOrder(t *testing.T) {
 			return err
 		}, []string{"write", "fsync(file)"}},
 		{"remove", func() error {
-			_, err := fsys.Remove(ctx, "new.txt", false)
+			_, err := fsys.Remove(ctx, "new.txt", backend.RemoveOptions{})
 			return err
 		}, []string{"fsync(dir)"}},
 	} {
@@ -412,7 +412,7 @@ func TestCreateRaceHasOneWinner(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, errs[i] = fsys.WriteFile(context.Background(), "c.txt", []byte(fmt.Sprintf("writer %d\n", i)), backend.WriteOptions{Create: true})
+			_, errs[i] = fsys.WriteFile(context.Background(), "c.txt", []byte(fmt.Sprintf("writer %d\n", i)), backend.WriteOptions{IfAbsent: true})
 		}()
 	}
 	close(start)
@@ -455,7 +455,7 @@ func TestWriteInPlaceRefusesAReplacedFile(t *testing.T) {
 	d, err := os.Open(dir)
 	must(t, err)
 	defer d.Close()
-	_, err = writeInPlace(int(d.Fd()), "f.txt", &examined, []byte("lost\n"), "f.txt")
+	_, err = writeInPlace(int(d.Fd()), "f.txt", &examined, []byte("lost\n"), "", "f.txt")
 	if code(err) != fault.CodeStale {
 		t.Errorf("in place over a replaced file: want STALE, got %v", err)
 	}
@@ -466,7 +466,7 @@ func TestWriteInPlaceRefusesAReplacedFile(t *testing.T) {
 	must(t, unix.Stat(filepath.Join(dir, "f.txt"), &same))
 	for _, step := range []string{"write", "fsync(file)"} {
 		recordSyscalls(t, map[string]error{step: unix.EIO})
-		if _, err := writeInPlace(int(d.Fd()), "f.txt", &same, []byte("new\n"), "f.txt"); code(err) != fault.CodeIOError {
+		if _, err := writeInPlace(int(d.Fd()), "f.txt", &same, []byte("new\n"), "", "f.txt"); code(err) != fault.CodeIOError {
 			t.Errorf("in place with %s failing: want IO_ERROR, got %v", step, err)
 		}
 	}

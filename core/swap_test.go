@@ -1,0 +1,166 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
+)
+
+// replacedAfterOpenFS replaces a file just after each open of it, as
+// another writer racing a read would.
+type replacedAfterOpenFS struct {
+	*memfs.FS
+	with string
+}
+
+func (s replacedAfterOpenFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	r, err := s.FS.Open(ctx, p)
+	if err == nil {
+		_, err = s.FS.WriteFile(ctx, p, []byte(s.with), backend.WriteOptions{})
+	}
+	return r, err
+}
+
+// A byteOffset continuation reads the version it reports: a file replaced
+// between the checks and the window (it opened the file twice) gave the
+// new file's bytes under the old version.
+func TestReadContinuationIsOneVersion(t *testing.T) {
+	old := "line one\nline two\nline three\n"
+	fsys := replacedAfterOpenFS{memfs.New(map[string]string{"f": old}), "LINE ONE\nLINE TWO\nLINE THREE\n"}
+	v1 := versionOf(fsys, "f")
+	tl := &Tools{FS: fsys}
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: 2, ByteOffset: int64(len("line one\n"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != "line two\nline three\n" || res.Version != v1 {
+		t.Errorf("the continuation read %q as version %s, want the old file's lines as %s", res.Content, res.Version, v1)
+	}
+}
+
+// interferingFS changes the file just before each of the first n writes or
+// removals reach the backend, as a writer without locks racing the tool
+// would: the tool's compare-and-swap must lose, and the tool run again.
+type interferingFS struct {
+	*memfs.FS
+	n, done int
+}
+
+func (f *interferingFS) interfere(ctx context.Context, p string) {
+	if f.done < f.n {
+		f.done++
+		old, _ := f.FS.Content(p)
+		if _, err := f.FS.WriteFile(ctx, p, []byte(old+"other "+strconv.Itoa(f.done)+"\n"), backend.WriteOptions{}); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (f *interferingFS) WriteFile(ctx context.Context, p string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
+	f.interfere(ctx, p)
+	return f.FS.WriteFile(ctx, p, data, opts)
+}
+
+func (f *interferingFS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (bool, error) {
+	f.interfere(ctx, p)
+	return f.FS.Remove(ctx, p, opts)
+}
+
+// On a backend without locks, a mutation that loses the race to another
+// writer runs again on the new content: neither change is lost. Past
+// maxAttempts it gives up with LOCK_TIMEOUT, having changed nothing.
+func TestMutationsRetryALostRace(t *testing.T) {
+	line := "mine\n"
+	for _, tc := range []struct {
+		name  string
+		races int
+		call  func(*Tools) error
+		want  string
+		code  fault.Code
+	}{
+		{"append", 2, func(tl *Tools) error {
+			_, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &line, Append: true})
+			return err
+		}, "a\nother 1\nother 2\nmine\n", ""},
+		{"edit", 1, func(tl *Tools) error {
+			_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a\n", "A\n")}})
+			return err
+		}, "A\nother 1\n", ""},
+		{"write", 3, func(tl *Tools) error {
+			_, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &line})
+			return err
+		}, "mine\n", ""},
+		{"rm", 1, func(tl *Tools) error {
+			_, err := tl.Rm(context.Background(), RmRequest{Path: "f"})
+			return err
+		}, "<missing>", ""},
+		{"edit against a version read before the race", 1, func(tl *Tools) error {
+			v := versionOf(tl.FS, "f")
+			_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a\n", "A\n")}, Precondition: Precondition{ExpectedVersion: v}})
+			return err
+		}, "a\nother 1\n", fault.CodeStale},
+		{"append that always loses", maxAttempts, func(tl *Tools) error {
+			_, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &line, Append: true})
+			return err
+		}, "a\n" + lines("other ", maxAttempts), fault.CodeLockTimeout},
+	} {
+		fsys := &interferingFS{FS: memfs.New(map[string]string{"f": "a\n"}), n: tc.races}
+		err := tc.call(&Tools{FS: fsys})
+		if got := fault.AsError(err); tc.code == "" && err != nil || tc.code != "" && (got == nil || got.Code != tc.code) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.code)
+		}
+		if got := fileText(fsys.FS, "f"); got != tc.want {
+			t.Errorf("%s: the file is %q, want %q", tc.name, got, tc.want)
+		}
+		if fsys.done != tc.races {
+			t.Errorf("%s: %d races, want %d", tc.name, fsys.done, tc.races)
+		}
+	}
+}
+
+func lines(prefix string, n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(prefix + strconv.Itoa(i) + "\n")
+	}
+	return b.String()
+}
+
+// Concurrent appends to one file on a backend without locks: every one
+// lands, by compare-and-swap and retry alone.
+func TestConcurrentAppendsWithoutLocks(t *testing.T) {
+	const workers, each = 4, 25
+	fsys := memfs.New(nil)
+	tl := &Tools{FS: fsys}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				line := fmt.Sprintf("%d-%d\n", w, i)
+				if _, err := tl.Write(context.Background(), WriteRequest{Path: "log", Content: &line, Append: true}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(fileText(fsys, "log"), "\n"), "\n")
+	slices.Sort(got)
+	got = slices.Compact(got)
+	if len(got) != workers*each {
+		t.Fatalf("after %d appends the file has %d distinct lines", workers*each, len(got))
+	}
+}

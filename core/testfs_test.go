@@ -1,0 +1,67 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
+)
+
+// lockedFS is the memory backend with the Locker capability (one lock for
+// all paths, as a process-wide mutex would be) and a write that fails on
+// demand, so that the tools' locked path is tested as well as memfs's
+// compare-and-swap one.
+type lockedFS struct {
+	*memfs.FS
+	lock chan struct{}
+	// failWrite, when set, is returned by WriteFile.
+	failWrite error
+}
+
+func newLockedFS(files map[string]string) *lockedFS {
+	return &lockedFS{FS: memfs.New(files), lock: make(chan struct{}, 1)}
+}
+
+func (m *lockedFS) Lock(ctx context.Context, _ string, timeout time.Duration) (func(), error) {
+	// A free lock is taken whatever the timeout, as localfs does (0 tries
+	// once); a select would otherwise pick the expired timer half the time.
+	select {
+	case m.lock <- struct{}{}:
+		return func() { <-m.lock }, nil
+	default:
+	}
+	select {
+	case m.lock <- struct{}{}:
+		return func() { <-m.lock }, nil
+	case <-time.After(timeout):
+		return nil, fault.Errorf(fault.CodeLockTimeout, "lock timeout.")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (m *lockedFS) WriteFile(ctx context.Context, p string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
+	if m.failWrite != nil {
+		return backend.FileInfo{}, m.failWrite
+	}
+	return m.FS.WriteFile(ctx, p, data, opts)
+}
+
+// fileText is the file at p, "<missing>" when there is none.
+func fileText(m *memfs.FS, p string) string {
+	if s, ok := m.Content(p); ok {
+		return s
+	}
+	return "<missing>"
+}
+
+// versionOf is the version of the file at p now.
+func versionOf(m backend.FS, p string) string {
+	fi, err := m.Stat(context.Background(), p)
+	if err != nil {
+		return "<missing>"
+	}
+	return fi.Version
+}

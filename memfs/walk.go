@@ -1,0 +1,98 @@
+package memfs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// gitDir is never walked, as in every backend.
+const gitDir = ".git"
+
+// Walk visits the tree below p depth-first, names in byte order. Each
+// directory is listed when the walk comes to it; an entry removed since is
+// NOT_FOUND to Info and Open.
+func (m *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	c, err := clean(p)
+	if err != nil {
+		return err
+	}
+	fi, err := m.Stat(ctx, c)
+	if err != nil {
+		return err
+	}
+	if fi.Type != backend.TypeDir {
+		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(c).
+			WithHint("read a file with read")
+	}
+	err = m.walkDir(ctx, c, "", opts, visit)
+	if errors.Is(err, backend.ErrStopWalk) {
+		return nil
+	}
+	return err
+}
+
+func (m *FS) walkDir(ctx context.Context, dir, rel string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	m.mu.Lock()
+	names := m.children(dir)
+	m.mu.Unlock()
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		full, erel := path.Join(dir, name), path.Join(rel, name)
+		info, err := m.Stat(ctx, full)
+		if err != nil {
+			continue // removed since the listing
+		}
+		ignored := name == gitDir
+		if ignored && !opts.ShowIgnored || excluded(opts.Exclude, erel, name, info.Type == backend.TypeDir) {
+			continue
+		}
+		e := backend.WalkEntry{Path: full, Rel: erel, Name: name, Type: info.Type, Ignored: ignored,
+			Info: func() (backend.FileInfo, error) { return m.Stat(ctx, full) }}
+		if info.Type == backend.TypeFile {
+			open := func() (io.ReadCloser, error) { return m.Open(ctx, full) }
+			e.Open = open
+			e.Later = func() func() (io.ReadCloser, error) { return open }
+		}
+		switch err := visit(e); {
+		case errors.Is(err, backend.ErrSkipDir):
+			continue
+		case err != nil:
+			return err
+		}
+		if info.Type == backend.TypeDir && !ignored {
+			if err := m.walkDir(ctx, full, erel, opts, visit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// excluded applies WalkOptions.Exclude as localfs does.
+func excluded(globs []string, rel, name string, isDir bool) bool {
+	for _, g := range globs {
+		if dirOnly := strings.HasSuffix(g, "/"); dirOnly {
+			if !isDir {
+				continue
+			}
+			g = strings.TrimSuffix(g, "/")
+		}
+		subject := name
+		if strings.Contains(g, "/") {
+			subject = rel
+		}
+		if doublestar.MatchUnvalidated(g, subject) {
+			return true
+		}
+	}
+	return false
+}
