@@ -32,6 +32,12 @@ type WalkOptions struct {
 	// out: those the ignore files name, .git and a write's temporary files.
 	// The walk never descends into such a directory.
 	ShowIgnored bool
+	// From resumes a walk: entries before the one at this path (relative
+	// to the start, / separators) in walk order are not visited, nor are
+	// their directories listed, so that a late page of a search costs what
+	// the first costs. The entry itself is visited when it still exists;
+	// when it is gone the walk goes on from where it would be.
+	From string
 }
 
 // WalkEntry is one entry of a walk.

@@ -21,6 +21,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from read' -l line-truncation
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l path
 complete -c agentfs -n __fish_use_subcommand -a ls -d 'list a directory (or with --depth a bounded tree), a page at a time, in name order'
+complete -c agentfs -n '__fish_seen_subcommand_from ls' -l cursor
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l depth
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l limit
@@ -28,6 +29,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from ls' -l long
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l path
 complete -c agentfs -n __fish_use_subcommand -a find -d 'find paths by glob below a directory, honouring ignore files, a page at a time'
+complete -c agentfs -n '__fish_seen_subcommand_from find' -l cursor
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l exclude
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l limit
@@ -38,6 +40,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from find' -l pattern
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l type
 complete -c agentfs -n __fish_use_subcommand -a grep -d 'search file contents below a path, honouring ignore files, a page at a time'
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l context
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l cursor
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l exclude
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l ignore-case
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l include

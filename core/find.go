@@ -18,6 +18,7 @@ type FindRequest struct {
 	Type     string   `json:"type,omitempty" help:"file, dir, symlink, other or any (default any)"`
 	Limit    int      `json:"limit,omitempty" help:"results per page (default 200, max 1000)"`
 	Offset   int      `json:"offset,omitempty" help:"results to skip (pass the previous nextOffset)"`
+	Cursor   string   `json:"cursor,omitempty" help:"resume where the previous page ended (pass its nextCursor): the walk goes on from there instead of from the start"`
 	NoIgnore bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	Exclude  []string `json:"exclude,omitempty" help:"glob to leave out, with what is below it (repeatable; without a slash it matches a name at any depth)"`
 }
@@ -37,6 +38,7 @@ type FindResult struct {
 	Results    []FindEntry `json:"results"`
 	Truncated  bool        `json:"truncated,omitempty"`
 	NextOffset *int        `json:"nextOffset,omitempty"`
+	NextCursor string      `json:"nextCursor,omitempty"`
 }
 
 // Find defaults and caps from the reference.
@@ -114,6 +116,15 @@ func (t *Tools) walker() (backend.Walker, error) {
 // path relative to path. The walk stops at the first result past the page,
 // so the cost of a page does not grow with the size of the tree.
 func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
+	digest := req.digest()
+	var from cursor
+	if req.Cursor != "" {
+		var err error
+		if from, err = resume(req.Cursor, digest, req.Offset); err != nil {
+			return nil, err
+		}
+		req.Offset = from.Offset
+	}
 	limit, err := PageWindow(req.Offset, req.Limit, FindDefaultLimit, FindMaxLimit)
 	if err != nil {
 		return nil, err
@@ -158,11 +169,14 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(dir))
 	pg := t.newWalkPage(req.Offset, limit, &FindResult{Path: res.Path, PathBase64: res.PathBase64,
 		Results: []FindEntry{}, Truncated: true, NextOffset: new(req.Offset + limit)})
-	err = w.Walk(ctx, dir, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e backend.WalkEntry) error {
+	if from.From != "" {
+		pg.from.resumeAt(from, &pg.seen)
+	}
+	err = w.Walk(ctx, dir, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From}, func(e backend.WalkEntry) error {
 		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
 		}
-		if pg.skip() {
+		if pg.skip(e.Rel) {
 			return nil
 		}
 		if pg.full() {
@@ -170,7 +184,8 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		}
 		fe := FindEntry{Type: e.Type.EntryType()}
 		fe.Path, fe.PathBase64 = fault.PathText(e.Path)
-		if ok, err := pg.fits(fe, e.Path); !ok {
+		next := cursor{Offset: pg.seen, From: e.Rel, Skip: 1, Request: digest}.encode()
+		if ok, err := pg.fits(fe, e.Path, next); !ok {
 			return cmp.Or(err, backend.ErrStopWalk)
 		}
 		res.Results = append(res.Results, fe)
@@ -180,7 +195,16 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
 	res.NextOffset, res.Truncated = pg.next, pg.truncated
+	if pg.next != nil {
+		res.NextCursor = pg.last
+	}
 	return fitted(t, res)
+}
+
+// digest identifies the request by all but its paging.
+func (req FindRequest) digest() string {
+	req.Offset, req.Limit, req.Cursor = 0, 0, ""
+	return requestDigest(req)
 }
 
 // typeFilter turns the type field into a predicate.

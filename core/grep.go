@@ -30,6 +30,7 @@ type GrepRequest struct {
 	Context    int      `json:"context,omitempty" help:"lines of context around each match, 0 to 10"`
 	Limit      int      `json:"limit,omitempty" help:"matching lines (files in files and count modes) per page (default 200, max 1000)"`
 	Offset     int      `json:"offset,omitempty" help:"matching lines (files) to skip (pass the previous nextOffset)"`
+	Cursor     string   `json:"cursor,omitempty" help:"resume where the previous page ended (pass its nextCursor): the search goes on from there instead of from the start"`
 	Mode       string   `json:"mode,omitempty" help:"content (default: lines in blocks), files (paths) or count (paths with counts, and totals)"`
 	NoIgnore   bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	Exclude    []string `json:"exclude,omitempty" help:"glob of paths to leave out (repeatable; without a slash it matches a name at any depth)"`
@@ -152,6 +153,7 @@ type GrepResult struct {
 	// caller can act on (a timeout).
 	Hint       string `json:"hint,omitempty"`
 	NextOffset *int   `json:"nextOffset,omitempty"`
+	NextCursor string `json:"nextCursor,omitempty"`
 	// Files comes last: the totals above are read first.
 	Files []GrepFile `json:"files"`
 }
@@ -202,6 +204,7 @@ const (
 // off the per-file path.
 type grepJob struct {
 	paths []string
+	rels  []string
 	opens []func() (io.ReadCloser, error)
 	res   chan []fileResult
 }
@@ -214,6 +217,15 @@ const grepBatch = 16
 // bounded pool; results are consumed in walk order, and the walk stops as
 // soon as the page is known to be full.
 func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) {
+	digest := req.digest()
+	var from cursor
+	if req.Cursor != "" {
+		var err error
+		if from, err = resume(req.Cursor, digest, req.Offset); err != nil {
+			return nil, err
+		}
+		req.Offset = from.Offset
+	}
 	limit, err := PageWindow(req.Offset, req.Limit, GrepDefaultLimit, GrepMaxLimit)
 	if err != nil {
 		return nil, err
@@ -278,7 +290,11 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	sctx, stopWalk := context.WithCancel(tctx)
 	defer stopWalk()
 
+	// A file yields at most the matches a page can skip in it and take.
 	ctxLines, capPerFile := req.Context, req.Offset+limit+1
+	if from.From != "" {
+		capPerFile = from.Skip + limit + 1
+	}
 	if mode != ModeContent {
 		ctxLines, capPerFile = 0, 0
 	}
@@ -331,8 +347,8 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			jobs <- j // never blocks for long: workers drain jobs until it closes
 			return err
 		}
-		add := func(path string, open func() (io.ReadCloser, error)) error {
-			cur.paths, cur.opens = append(cur.paths, path), append(cur.opens, open)
+		add := func(path, rel string, open func() (io.ReadCloser, error)) error {
+			cur.paths, cur.rels, cur.opens = append(cur.paths, path), append(cur.rels, rel), append(cur.opens, open)
 			if len(cur.opens) == grepBatch {
 				return flush()
 			}
@@ -344,16 +360,16 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				walkErr = err
 				return
 			}
-			add(t.FS.Display(path), func() (io.ReadCloser, error) { return r, nil })
+			add(t.FS.Display(path), "", func() (io.ReadCloser, error) { return r, nil })
 			walkErr = flush()
 			return
 		}
-		walkErr = w.Walk(sctx, path, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e backend.WalkEntry) error {
+		walkErr = w.Walk(sctx, path, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From}, func(e backend.WalkEntry) error {
 			if e.Type != backend.TypeFile || (len(include) > 0 && !matchAny(include, e.Rel, e.Name)) {
 				return nil
 			}
 			if e.Later != nil {
-				return add(e.Path, e.Later())
+				return add(e.Path, e.Rel, e.Later())
 			}
 			r, err := e.Open()
 			if err != nil {
@@ -362,7 +378,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				}
 				return err
 			}
-			return add(e.Path, func() (io.ReadCloser, error) { return r, nil })
+			return add(e.Path, e.Rel, func() (io.ReadCloser, error) { return r, nil })
 		})
 		if err := flush(); walkErr == nil {
 			walkErr = err
@@ -374,6 +390,10 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	pg, err := t.newPage(req, limit, res)
 	if err != nil {
 		return nil, err
+	}
+	pg.digest = digest
+	if from.From != "" {
+		pg.from.resumeAt(from, &pg.seen)
 	}
 	filesWithMatches := 0
 	// done: the page is full. A count mode search goes on to the end for
@@ -407,6 +427,8 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				continue // gone or unreadable: skipped, as ripgrep does
 			}
 			res.FilesSearched++
+			pg.from.arrive(j.rels[i], &pg.seen)
+			pg.fileRel, pg.fileStart = j.rels[i], pg.seen
 			if fr.binary {
 				res.BinarySkipped++
 				continue
@@ -442,11 +464,18 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if pg.err != nil {
 		return nil, pg.err
 	}
+	// timedCursor resumes a page the timeout cut short.
+	var timedCursor string
 	if tctx.Err() != nil {
 		res.TimedOut = true
 		if res.NextOffset == nil {
 			next := req.Offset + pg.taken
 			res.NextOffset = &next
+			if pg.seen == next {
+				// The search reached the page: it goes on in the last file
+				// it searched, past the matches counted in it.
+				timedCursor = pg.cursorAt(next, pg.seen-pg.fileStart)
+			}
 		}
 	} else if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return nil, walkErr
@@ -456,18 +485,26 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	} else {
 		res.Count = pg.taken
 	}
+	// The cursor of a timed-out page, like its hint, takes what room the
+	// bound leaves.
+	if timedCursor != "" && jsonSize(res)+cursorCost(timedCursor) <= t.maxBytes() {
+		res.NextCursor = timedCursor
+	}
 	if res.TimedOut {
-		// Every page searches the tree from its start, so a page that found
-		// nothing in time would find nothing again with the same timeout.
-		// The hint is not sized with the page: it goes where the bound
-		// leaves room for it, timedOut and nextOffset saying the rest.
+		// A page resumed by offset searches the tree from its start, so
+		// one that found nothing in time would find nothing again with the
+		// same timeout; nextCursor goes on from where it stopped. The hint
+		// is not sized with the page: it goes where the bound leaves room
+		// for it, timedOut and nextOffset saying the rest.
 		hint := hintTimedOut
 		switch {
 		case mode == ModeCount:
 			// A count has no pages: a later call would count the same
 			// files again.
-			res.NextOffset = nil
+			res.NextOffset, res.NextCursor = nil, ""
 			hint = fmt.Sprintf("the counts are partial: they cover the %d file(s) searched before the timeout; raise --timeout for the whole count", res.FilesSearched)
+		case res.NextCursor != "":
+			hint = hintTimedOutCursor
 		case pg.taken == 0:
 			hint = hintTimedOutEmpty
 		}
@@ -492,8 +529,9 @@ func skippedFile(err error) bool {
 
 // The hints of a page that the timeout cut short.
 const (
-	hintTimedOut      = "the timeout cut this page short: pass nextOffset to continue; a page searches from the start of the tree, so raise --timeout if it found little"
-	hintTimedOutEmpty = "nothing was found before the timeout, and the next page would search the same files again: raise --timeout"
+	hintTimedOut       = "the timeout cut this page short: pass nextOffset to continue; a page searches from the start of the tree, so raise --timeout if it found little"
+	hintTimedOutEmpty  = "nothing was found before the timeout, and the next page would search the same files again: raise --timeout"
+	hintTimedOutCursor = "the timeout cut this page short: pass nextCursor to go on from where it stopped"
 )
 
 // page assembles one page in walk order, bounded in items and bytes.
@@ -508,6 +546,17 @@ type page struct {
 	seen     int       // matching lines (files) met so far, skipped ones included
 	taken    int       // matching lines (files) in the page
 	unit     []outLine // a match with its before-context, reused
+	// fileRel is the file being added, relative to the walk's start, and
+	// fileStart the value of seen before its first item; digest identifies
+	// the request. They make last, the nextCursor that resumes after the
+	// last item taken, whose bytes (reserve) the budget always keeps.
+	fileRel   string
+	fileStart int
+	digest    string
+	last      string
+	reserve   int
+	// from is the file a resumed page starts at.
+	from resumed
 	// err is TOO_LARGE when an item does not fit an empty page.
 	err error
 }
@@ -530,20 +579,61 @@ func (t *Tools) newPage(req GrepRequest, limit int, res *GrepResult) (*page, err
 	return &page{t: t, req: req, limit: limit, res: res, budget: t.maxBytes() - size, skeleton: size}, nil
 }
 
-// full ends the page: one more item exists past it.
+// full ends the page: one more item exists past it, the last one counted
+// in seen.
 func (p *page) full() bool {
 	next := p.req.Offset + p.taken
 	p.res.NextOffset = &next
+	p.res.NextCursor = p.last
 	return true
 }
 
+// cursorAt is the cursor of a page starting at offset, which goes on in the
+// current file past its first skip items; none for a search of one file.
+func (p *page) cursorAt(offset, skip int) string {
+	if p.fileRel == "" {
+		return ""
+	}
+	return cursor{Offset: offset, From: p.fileRel, Skip: skip, Request: p.digest}.encode()
+}
+
+// cursorCost is the bytes a nextCursor of text adds to a result.
+func cursorCost(text string) int {
+	if text == "" {
+		return 0
+	}
+	return len(`,"nextCursor":""`) + len(text)
+}
+
+// digest identifies the request by all but its paging.
+func (req GrepRequest) digest() string {
+	req.Offset, req.Limit, req.Cursor, req.Timeout = 0, 0, "", 0
+	return requestDigest(req)
+}
+
 // spend takes n bytes from the page's budget, and reports whether they
-// were there.
+// were there, beside the room of the page's nextCursor.
 func (p *page) spend(n int) bool {
-	if n > p.budget {
+	if n+p.reserve > p.budget {
 		return false
 	}
 	p.budget -= n
+	return true
+}
+
+// spendItem takes the n bytes of the item counted last in seen, when they
+// fit with the nextCursor that resumes after it, which becomes the page's.
+func (p *page) spendItem(n int) bool {
+	next := p.cursorAt(p.req.Offset+p.taken+1, p.seen-p.fileStart)
+	reserve := cursorCost(next)
+	if n+reserve > p.budget && p.taken == 0 {
+		next, reserve = "", 0 // the page's one item goes without a cursor
+	}
+	if n+reserve > p.budget {
+		return false
+	}
+	p.budget -= n
+	p.last, p.reserve = next, reserve
 	return true
 }
 
@@ -588,7 +678,7 @@ func (p *page) addFile(path string, count int) bool {
 		f.Count = count
 		cost += len(`"count":,`) + digits(count)
 	}
-	if !p.spend(cost) {
+	if !p.spendItem(cost) {
 		return p.refuse(cost, "the path of a file with matches does not fit", path)
 	}
 	p.res.Files = append(p.res.Files, f)
@@ -675,7 +765,7 @@ func (p *page) addLines(path string, fr fileResult) bool {
 			unit = append(unit, l)
 		}
 		p.unit = unit
-		if !p.spend(cost) {
+		if !p.spendItem(cost) {
 			what := fmt.Sprintf("the match at line %d does not fit", r.line)
 			if r.line > lines[start].line {
 				what = fmt.Sprintf("the match at line %d, with its context from line %d, does not fit", r.line, lines[start].line)

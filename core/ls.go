@@ -16,6 +16,7 @@ type LsRequest struct {
 	Path   string `json:"path" arg:"0" alias:"file_path,dir_path" help:"directory to list (default: the current directory)"`
 	Limit  int    `json:"limit,omitempty" help:"entries per page (default 200, max 1000)"`
 	Offset int    `json:"offset,omitempty" help:"entries to skip, in walk order (pass the previous nextOffset)"`
+	Cursor string `json:"cursor,omitempty" help:"resume where the previous page ended (pass its nextCursor): the listing goes on from there instead of from the start"`
 	Depth  int    `json:"depth,omitempty" help:"levels to list: 1 the directory's entries, 2 also theirs... (default 1, max 10)"`
 	Long   bool   `json:"long,omitempty" help:"add mtime (RFC 3339, UTC) and mode (octal) to each entry"`
 }
@@ -45,6 +46,7 @@ type LsResult struct {
 	Entries    []LsEntry `json:"entries"`
 	Truncated  bool      `json:"truncated,omitempty"`
 	NextOffset *int      `json:"nextOffset,omitempty"`
+	NextCursor string    `json:"nextCursor,omitempty"`
 }
 
 // Ls defaults and caps. A depth past 10 is a whole-tree listing, which is
@@ -61,6 +63,15 @@ const (
 // well. Entries that find and grep leave out (ignore files, .git, a write's
 // temporary files) are listed with ignored set, and not descended into.
 func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
+	digest := req.digest()
+	var from cursor
+	if req.Cursor != "" {
+		var err error
+		if from, err = resume(req.Cursor, digest, req.Offset); err != nil {
+			return nil, err
+		}
+		req.Offset = from.Offset
+	}
 	limit, err := PageWindow(req.Offset, req.Limit, LsDefaultLimit, LsMaxLimit)
 	if err != nil {
 		return nil, err
@@ -85,14 +96,17 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(dir))
 	pg := t.newWalkPage(req.Offset, limit, &LsResult{Path: res.Path, PathBase64: res.PathBase64,
 		Entries: []LsEntry{}, Truncated: true, NextOffset: new(req.Offset + limit)})
-	err = w.Walk(ctx, dir, backend.WalkOptions{ShowIgnored: true}, func(e backend.WalkEntry) error {
+	if from.From != "" {
+		pg.from.resumeAt(from, &pg.seen)
+	}
+	err = w.Walk(ctx, dir, backend.WalkOptions{ShowIgnored: true, From: from.From}, func(e backend.WalkEntry) error {
 		// The walk goes below an entry at depth d (its Rel has d-1
 		// slashes) only while d < depth.
 		var next error
 		if e.Type == backend.TypeDir && strings.Count(e.Rel, "/")+1 >= depth {
 			next = backend.ErrSkipDir
 		}
-		if pg.skip() {
+		if pg.skip(e.Rel) {
 			return next
 		}
 		if pg.full() {
@@ -107,7 +121,8 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 			return err
 		}
 		le := lsEntry(e, fi, depth > 1, req.Long)
-		if ok, err := pg.fits(le, e.Path); !ok {
+		after := cursor{Offset: pg.seen, From: e.Rel, Skip: 1, Request: digest}.encode()
+		if ok, err := pg.fits(le, e.Path, after); !ok {
 			return cmp.Or(err, backend.ErrStopWalk)
 		}
 		res.Entries = append(res.Entries, le)
@@ -117,7 +132,16 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
 	res.NextOffset, res.Truncated = pg.next, pg.truncated
+	if pg.next != nil {
+		res.NextCursor = pg.last
+	}
 	return fitted(t, res)
+}
+
+// digest identifies the request by all but its paging.
+func (req LsRequest) digest() string {
+	req.Offset, req.Limit, req.Cursor = 0, 0, ""
+	return requestDigest(req)
 }
 
 // lsEntry is the output of one walk entry.

@@ -65,3 +65,6 @@ func versionOf(m backend.FS, p string) string {
 	}
 	return fi.Version
 }
+
+// backendRemove is the options of a plain removal.
+func backendRemove() backend.RemoveOptions { return backend.RemoveOptions{} }

@@ -13,6 +13,35 @@ type walkPage struct {
 	seen, taken int
 	next        *int
 	truncated   bool
+	// last is the cursor that resumes after the last entry taken.
+	last string
+	// from is the entry a resumed page starts at, whose items earlier
+	// pages took.
+	from resumed
+}
+
+// resumed is where a page resumed by a cursor starts: its items before
+// the cursor's entry were counted by earlier pages, and so were skip items
+// of the entry itself, unless it is gone.
+type resumed struct {
+	rel  string
+	skip int
+}
+
+// resumeAt starts a page at the cursor c: seen is the page's count of items.
+func (r *resumed) resumeAt(c cursor, seen *int) {
+	r.rel, r.skip = c.From, c.Skip
+	*seen = c.Offset - c.Skip
+}
+
+// arrive is called with each entry that holds items: the first one is the
+// cursor's entry, or, when that is gone, the next, none of whose items an
+// earlier page took.
+func (r *resumed) arrive(rel string, seen *int) {
+	if r.rel != "" && rel != r.rel {
+		*seen += r.skip
+	}
+	r.rel = ""
 }
 
 // newWalkPage sizes a page whose result, with no entries, is skeleton: a
@@ -23,8 +52,10 @@ func (t *Tools) newWalkPage(offset, limit int, skeleton any) *walkPage {
 	return &walkPage{t: t, offset: offset, limit: limit, budget: t.maxBytes() - size, skeleton: size}
 }
 
-// skip counts one more entry and reports whether it comes before the page.
-func (p *walkPage) skip() bool {
+// skip counts one more entry, at rel, and reports whether it comes before
+// the page.
+func (p *walkPage) skip(rel string) bool {
+	p.from.arrive(rel, &p.seen)
 	p.seen++
 	return p.seen <= p.offset
 }
@@ -43,19 +74,24 @@ func (p *walkPage) full() bool {
 }
 
 // fits charges v's JSON to the budget and reports whether v goes on the
-// page; an entry that does not fit an empty page never will, and is
+// page, with next, the cursor that resumes after it (or none), which then
+// becomes the page's; an entry that does not fit an empty page never will, and is
 // TOO_LARGE (path names it), as is every entry when the result's own path
 // is over the bound. That is known at the first entry, so that a missing
 // directory is NOT_FOUND whatever the bound; the result of an empty
 // directory is sized as every result is, at the end.
-func (p *walkPage) fits(v any, path string) (bool, error) {
+func (p *walkPage) fits(v any, path, next string) (bool, error) {
 	if p.skeleton > p.t.maxBytes() {
 		return false, p.t.tooLarge(p.skeleton, "the path of the directory does not fit")
 	}
 	n := itemSize(v)
-	if n <= p.budget {
+	if n+cursorCost(next) > p.budget && p.taken == 0 {
+		next = "" // the page's one entry goes without a cursor
+	}
+	if n+cursorCost(next) <= p.budget {
 		p.budget -= n
 		p.taken++
+		p.last = next
 		return true, nil
 	}
 	if p.taken == 0 {

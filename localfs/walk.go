@@ -52,6 +52,12 @@ type walker struct {
 	// the components of the deepest from the root.
 	levels []walkLevel
 	comps  []string
+	// from is WalkOptions.From in components, and startDepth the number of
+	// the start's own components in comps; onFrom is set while the level
+	// being entered lies on the path of from.
+	from       []string
+	startDepth int
+	onFrom     bool
 	// kernelDev caches, per device, whether it is a kernel file system.
 	kernelDev map[uint64]bool
 	// cur is the entry being visited and info its Info, made once: Info is
@@ -111,6 +117,10 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	w.dirs = newDirStack(fd, &st)
 	defer w.dirs.close()
 	w.comps = slices.Clip(comps)
+	w.startDepth = len(comps)
+	if opts.From != "" {
+		w.from, w.onFrom = strings.Split(opts.From, "/"), true
+	}
 	err = w.walk(&st)
 	if errors.Is(err, backend.ErrStopWalk) {
 		return nil
@@ -316,6 +326,10 @@ type walkLevel struct {
 	// components in w.comps; the deeper levels write after them.
 	relLen, depth int
 	saved         ignoreSets
+	// onFrom: the level lies on the path of WalkOptions.From, whose
+	// component at this level is fromName.
+	onFrom   bool
+	fromName string
 }
 
 // walk visits the tree below the start, the directory at the top of
@@ -347,6 +361,8 @@ func (w *walker) walk(st *unix.Stat_t) error {
 // identity st, at w.rel and w.comps). It reports false, for the caller to
 // leave the directory, when it is denied, gone or moved.
 func (w *walker) enter(st *unix.Stat_t) (bool, error) {
+	onFrom := w.onFrom
+	w.onFrom = false
 	if err := w.ctx.Err(); err != nil {
 		return false, err
 	}
@@ -361,7 +377,14 @@ func (w *walker) enter(st *unix.Stat_t) (bool, error) {
 	if err != nil {
 		return false, w.dirErr(err)
 	}
-	w.levels = append(w.levels, walkLevel{entries: entries, relLen: len(w.rel), depth: len(w.comps), saved: w.ign})
+	lv := walkLevel{entries: entries, relLen: len(w.rel), depth: len(w.comps), saved: w.ign}
+	if onFrom {
+		// Resumed: the entries before From's name at this level were
+		// walked by an earlier page.
+		lv.onFrom, lv.fromName = true, w.from[lv.depth-w.startDepth]
+		lv.next, _ = slices.BinarySearchFunc(entries, lv.fromName, func(e dirEntry, name string) int { return strings.Compare(e.name, name) })
+	}
+	w.levels = append(w.levels, lv)
 	if w.opts.NoIgnore {
 		return true, nil
 	}
@@ -430,6 +453,9 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 		return w.dirErr(err)
 	}
 	fd := dir.fd
+	// On From's path above its last name, the entry was visited by an
+	// earlier page: the walk only goes down into it.
+	passed := lv.onFrom && e.name == lv.fromName && lv.depth-w.startDepth < len(w.from)-1
 	entry := backend.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ, Ignored: ignored, Info: w.info}
 	w.cur = curEntry{fd: fd, name: e.name, display: entry.Path}
 	if e.typ == backend.TypeFile {
@@ -443,7 +469,11 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 			}
 		}
 	}
-	switch err := w.visit(entry); {
+	err = nil
+	if !passed {
+		err = w.visit(entry)
+	}
+	switch {
 	case errors.Is(err, backend.ErrSkipDir):
 		return nil
 	case err != nil:
@@ -460,6 +490,7 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 	}
 	w.dirs.push(e.name, sub, &st)
 	w.rel = append(w.rel, erel[lv.relLen:]...)
+	w.onFrom = passed
 	entered, err := w.enter(&st)
 	if !entered {
 		w.dirs.pop()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/agentfs/agentfs/backend"
@@ -31,17 +32,27 @@ func (m *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(c).
 			WithHint("read a file with read")
 	}
-	err = m.walkDir(ctx, c, "", opts, visit)
+	var from []string
+	if opts.From != "" {
+		from = strings.Split(opts.From, "/")
+	}
+	err = m.walkDir(ctx, c, "", from, opts, visit)
 	if errors.Is(err, backend.ErrStopWalk) {
 		return nil
 	}
 	return err
 }
 
-func (m *FS) walkDir(ctx context.Context, dir, rel string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+// walkDir walks dir, at rel from the start; from, when set, is the rest of
+// WalkOptions.From below dir.
+func (m *FS) walkDir(ctx context.Context, dir, rel string, from []string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
 	m.mu.Lock()
 	names := m.children(dir)
 	m.mu.Unlock()
+	if len(from) > 0 {
+		i, _ := slices.BinarySearch(names, from[0])
+		names = names[i:]
+	}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -62,14 +73,22 @@ func (m *FS) walkDir(ctx context.Context, dir, rel string, opts backend.WalkOpti
 			e.Open = open
 			e.Later = func() func() (io.ReadCloser, error) { return open }
 		}
-		switch err := visit(e); {
-		case errors.Is(err, backend.ErrSkipDir):
-			continue
-		case err != nil:
-			return err
+		// On From's path above its last name, the entry was visited by an
+		// earlier page: the walk only goes down into it.
+		var below []string
+		if len(from) > 1 && name == from[0] {
+			below = from[1:]
+		} else {
+			switch err := visit(e); {
+			case errors.Is(err, backend.ErrSkipDir):
+				continue
+			case err != nil:
+				return err
+			}
 		}
+		from = nil
 		if info.Type == backend.TypeDir && !ignored {
-			if err := m.walkDir(ctx, full, erel, opts, visit); err != nil {
+			if err := m.walkDir(ctx, full, erel, below, opts, visit); err != nil {
 				return err
 			}
 		}

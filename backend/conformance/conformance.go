@@ -37,6 +37,7 @@ func Run(t *testing.T, empty func(t *testing.T) Backend) {
 		{"ReadDirPages", readDirPages},
 		{"WalkOrder", walkOrder},
 		{"WalkSteering", walkSteering},
+		{"WalkFrom", walkFrom},
 		{"WriteSwap", writeSwap},
 		{"Remove", remove},
 		{"RemoveSwap", removeSwap},
@@ -335,6 +336,40 @@ func walkSteering(t *testing.T, b Backend) {
 	}
 	err = b.Walk(ctx, "s/a/x", backend.WalkOptions{}, func(backend.WalkEntry) error { return nil })
 	wantCode(t, "walk of a file", err, fault.CodeNotADirectory)
+}
+
+// walkFrom: a walk resumed From an entry visits the rest of the full
+// walk's order from that entry on, and from where a gone one would be.
+func walkFrom(t *testing.T, b Backend) {
+	put(t, b, "w/b/2", "", "w/b/1", "", "w/a", "", "w/c/d/e", "", "w/c/d/f", "", "w/c/g", "", "w/B", "")
+	walk := func(from string) []string {
+		var got []string
+		err := b.Walk(context.Background(), "w", backend.WalkOptions{From: from}, func(e backend.WalkEntry) error {
+			got = append(got, e.Rel)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	all := walk("")
+	for i, from := range all {
+		if got := walk(from); !slices.Equal(got, all[i:]) {
+			t.Errorf("from %s: %q, want %q", from, got, all[i:])
+		}
+	}
+	for from, want := range map[string][]string{
+		"b/0":   all[slices.Index(all, "b/1"):],
+		"b/3":   all[slices.Index(all, "c"):],
+		"bb/x":  all[slices.Index(all, "c"):],
+		"c/d/z": all[slices.Index(all, "c/g"):],
+		"z":     nil,
+	} {
+		if got := walk(from); !slices.Equal(got, want) {
+			t.Errorf("from %s, which is gone: %q, want %q", from, got, want)
+		}
+	}
 }
 
 // writeSwap: IfVersion and IfAbsent are checked at the change, and a

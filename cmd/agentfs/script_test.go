@@ -29,10 +29,11 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"json":   cmdJSON,
-			"mkfifo": cmdMkfifo,
-			"mksock": cmdMksock,
-			"status": cmdStatus,
+			"json":    cmdJSON,
+			"jsonenv": cmdJSONEnv,
+			"mkfifo":  cmdMkfifo,
+			"mksock":  cmdMksock,
+			"status":  cmdStatus,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -80,6 +81,24 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		ts.Fatalf("%s: %s is %s, want %s%s", args[0], args[1], gotText, map[bool]string{true: "not ", false: ""}[neg], want)
 	}
+}
+
+// cmdJSONEnv sets an environment variable to a string of a JSON file, so
+// that a later command can pass it back: jsonenv CURSOR stdout .nextCursor.
+func cmdJSONEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonenv VAR FILE .path")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &v); err != nil {
+		ts.Fatalf("%s is not one JSON value: %v", args[1], err)
+	}
+	got, ok := lookup(v, args[2])
+	s, isString := got.(string)
+	if !ok || !isString {
+		ts.Fatalf("%s: no string at %s", args[1], args[2])
+	}
+	ts.Setenv(args[0], s)
 }
 
 func lookup(v any, path string) (any, bool) {

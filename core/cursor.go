@@ -1,0 +1,70 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/agentfs/agentfs/fault"
+)
+
+// cursor is where a page of a walk (find, grep) ended, so that the next page
+// resumes the walk there (backend.WalkOptions.From) instead of walking the
+// tree from its start, which a numeric offset must: the last of many pages
+// then costs what the first costs. It travels as an opaque string.
+type cursor struct {
+	// Offset is the nextOffset the cursor stands for.
+	Offset int `json:"o"`
+	// From is the entry the next page starts at, relative to the walk's
+	// start, and Skip the items of it that earlier pages took (the matching
+	// lines of a file a page ended in).
+	From string `json:"f"`
+	Skip int    `json:"k,omitempty"`
+	// Request is a digest of what the request asks (all but its paging),
+	// so that a cursor is never applied to another search.
+	Request string `json:"r"`
+}
+
+// maxCursorBytes is the room a page keeps for its nextCursor; a cursor that
+// would take more (an entry with a path of kilobytes) is left out, and
+// nextOffset still continues the search.
+const maxCursorBytes = 512
+
+// requestDigest identifies a request by everything but its paging.
+func requestDigest(req any) string {
+	b, _ := json.Marshal(req)
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
+}
+
+// encode returns the cursor's text, "" when it is over maxCursorBytes.
+func (c cursor) encode() string {
+	b, _ := json.Marshal(c)
+	s := base64.RawURLEncoding.EncodeToString(b)
+	if len(s) > maxCursorBytes {
+		return ""
+	}
+	return s
+}
+
+// resume decodes text, the cursor a request passes, for the request whose
+// digest is digest and whose offset is offset (0 or the cursor's own).
+func resume(text, digest string, offset int) (cursor, error) {
+	bad := func(why string) error {
+		return fault.InvalidArgument("cursor %s.", why).
+			WithHint("pass the nextCursor of the previous page of the same request, unchanged, or page with --offset")
+	}
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(text)
+	if err != nil || json.Unmarshal(b, &c) != nil || c.Offset < 0 || c.Skip < 0 || c.Skip > c.Offset || c.From == "" {
+		return cursor{}, bad("is not a cursor agentfs gave")
+	}
+	if c.Request != digest {
+		return cursor{}, bad("belongs to another request: the query, path or options differ")
+	}
+	if offset != 0 && offset != c.Offset {
+		return cursor{}, fault.InvalidArgument("offset %d and the cursor's offset %d differ.", offset, c.Offset).
+			WithHint("pass the cursor alone, or with the nextOffset of the same page")
+	}
+	return c, nil
+}

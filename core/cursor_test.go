@@ -1,0 +1,232 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
+)
+
+// cursorTree is a tree whose files hold several matches each, at several
+// depths, so that pages end inside files and inside directories.
+func cursorTree() map[string]string {
+	files := map[string]string{}
+	for i := range 12 {
+		dir := fmt.Sprintf("d%d/sub%d", i%3, i%2)
+		files[fmt.Sprintf("%s/f%02d.txt", dir, i)] = strings.Repeat(fmt.Sprintf("match %d\nother\n", i), i%4+1)
+	}
+	files["top.txt"] = "match top\n"
+	return files
+}
+
+// pages runs a paged call to its end, by cursor or by offset, and returns
+// every item in order, as JSON.
+func pages(t *testing.T, call func(offset int, cursor string) (items []any, nextOffset *int, nextCursor string, err error), byCursor bool) []string {
+	t.Helper()
+	var all []string
+	offset, cur := 0, ""
+	for range 1000 {
+		items, next, nextCursor, err := call(offset, cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			b, _ := json.Marshal(it)
+			all = append(all, string(b))
+		}
+		if next == nil {
+			if nextCursor != "" {
+				t.Fatalf("a last page has a cursor %q", nextCursor)
+			}
+			return all
+		}
+		if nextCursor == "" {
+			t.Fatalf("a page with nextOffset %d has no nextCursor", *next)
+		}
+		offset, cur = *next, ""
+		if byCursor {
+			offset, cur = 0, nextCursor
+		}
+	}
+	t.Fatal("the pages never end")
+	return nil
+}
+
+// Paging by cursor gives exactly what paging by offset gives, and what one
+// large page gives, for ls, find and grep in each mode, whatever the limit.
+func TestCursorPagesEqualOffsetPages(t *testing.T) {
+	tl := &Tools{FS: memfs.New(cursorTree())}
+	ctx := context.Background()
+	tools := map[string]func(limit, offset int, cursor string) ([]any, *int, string, error){
+		"ls": func(limit, offset int, cursor string) ([]any, *int, string, error) {
+			r, err := tl.Ls(ctx, LsRequest{Path: ".", Depth: 3, Limit: limit, Offset: offset, Cursor: cursor})
+			if err != nil {
+				return nil, nil, "", err
+			}
+			return anys(r.Entries), r.NextOffset, r.NextCursor, nil
+		},
+		"find": func(limit, offset int, cursor string) ([]any, *int, string, error) {
+			r, err := tl.Find(ctx, FindRequest{Pattern: "**", Limit: limit, Offset: offset, Cursor: cursor})
+			if err != nil {
+				return nil, nil, "", err
+			}
+			return anys(r.Results), r.NextOffset, r.NextCursor, nil
+		},
+	}
+	for _, mode := range []string{ModeContent, ModeFiles} {
+		for _, c := range []int{0, 1} {
+			tools[fmt.Sprintf("grep %s context %d", mode, c)] = func(limit, offset int, cursor string) ([]any, *int, string, error) {
+				r, err := tl.Grep(ctx, GrepRequest{Query: "match", Mode: mode, Context: c, Limit: limit, Offset: offset, Cursor: cursor})
+				if err != nil {
+					return nil, nil, "", err
+				}
+				var items []any
+				for _, f := range r.Files {
+					// A file split over pages is split in its blocks.
+					for _, b := range f.Blocks {
+						items = append(items, []any{f.Path, b.Start, b.Lines})
+					}
+					if len(f.Blocks) == 0 {
+						items = append(items, f.Path)
+					}
+				}
+				return items, r.NextOffset, r.NextCursor, nil
+			}
+		}
+	}
+	for name, call := range tools {
+		whole, _, _, err := call(1000, 0, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, it := range whole {
+			b, _ := json.Marshal(it)
+			want = append(want, string(b))
+		}
+		for _, limit := range []int{1, 2, 3, 5} {
+			page := func(offset int, cursor string) ([]any, *int, string, error) { return call(limit, offset, cursor) }
+			byOffset, byCursor := pages(t, page, false), pages(t, page, true)
+			if !slices.Equal(byOffset, byCursor) || !strings.HasPrefix(name, "grep content") && !slices.Equal(byCursor, want) {
+				t.Errorf("%s, limit %d:\nby cursor %q\nby offset %q\nwhole     %q", name, limit, byCursor, byOffset, want)
+			}
+		}
+	}
+}
+
+func anys[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// A page resumed at an entry removed since goes on from the next one: the
+// removed entry's items are not skipped twice.
+func TestCursorPastARemovedEntry(t *testing.T) {
+	fsys := memfs.New(map[string]string{"a": "x\n", "b": "x\nx\n", "c": "x\n", "d": "x\n"})
+	tl := &Tools{FS: fsys}
+	ctx := context.Background()
+	first, err := tl.Grep(ctx, GrepRequest{Query: "x", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Files) != 2 || first.Files[1].Path != "b" {
+		t.Fatalf("first page %+v", first.Files)
+	}
+	if _, err := fsys.Remove(ctx, "b", backendRemove()); err != nil {
+		t.Fatal(err)
+	}
+	next, err := tl.Grep(ctx, GrepRequest{Query: "x", Cursor: first.NextCursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range next.Files {
+		got = append(got, f.Path)
+	}
+	if !slices.Equal(got, []string{"c", "d"}) {
+		t.Errorf("after b was removed the next page has %q, want c and d", got)
+	}
+	f1, err := tl.Find(ctx, FindRequest{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Remove(ctx, "a", backendRemove()); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := tl.Find(ctx, FindRequest{Cursor: f1.NextCursor})
+	if err != nil || len(f2.Results) != 2 || f2.Results[0].Path != "c" {
+		t.Errorf("find after a was removed: %+v, %v", f2, err)
+	}
+}
+
+// A cursor is refused when it is not one, when it belongs to another
+// request, or when an offset beside it says another place.
+func TestCursorRefusals(t *testing.T) {
+	tl := &Tools{FS: memfs.New(cursorTree())}
+	ctx := context.Background()
+	first, err := tl.Grep(ctx, GrepRequest{Query: "match", Limit: 2})
+	if err != nil || first.NextCursor == "" {
+		t.Fatal(first, err)
+	}
+	for name, req := range map[string]GrepRequest{
+		"garbage":        {Query: "match", Cursor: "not a cursor"},
+		"another query":  {Query: "other", Cursor: first.NextCursor},
+		"another mode":   {Query: "match", Mode: ModeFiles, Cursor: first.NextCursor},
+		"another offset": {Query: "match", Cursor: first.NextCursor, Offset: *first.NextOffset + 1},
+	} {
+		_, err := tl.Grep(ctx, req)
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || !strings.Contains(e.Message, "cursor") && !strings.Contains(e.Message, "offset") {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", name, err)
+		}
+	}
+	if _, err := tl.Grep(ctx, GrepRequest{Query: "match", Cursor: first.NextCursor, Offset: *first.NextOffset, Limit: 7}); err != nil {
+		t.Errorf("the cursor with its own offset and another limit: %v", err)
+	}
+	if _, err := tl.Find(ctx, FindRequest{Cursor: first.NextCursor}); fault.AsError(err) == nil {
+		t.Error("find took grep's cursor")
+	}
+}
+
+// The last of many pages costs about what the first costs when it resumes
+// by cursor; by offset it searches every file before it again.
+func TestCursorPageCost(t *testing.T) {
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i/20, i)] = "match\n" + strings.Repeat("filler line\n", 50)
+	}
+	fsys := memfs.New(files)
+	tl := &Tools{FS: fsys}
+	ctx := context.Background()
+	fsys.ResetStats()
+	res, err := tl.Grep(ctx, GrepRequest{Query: "match", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := fsys.Stats().BytesRead
+	var cursorRead, offsetRead int64
+	for range 18 {
+		fsys.ResetStats()
+		if res, err = tl.Grep(ctx, GrepRequest{Query: "match", Limit: 10, Cursor: res.NextCursor}); err != nil {
+			t.Fatal(err)
+		}
+		cursorRead = fsys.Stats().BytesRead
+	}
+	fsys.ResetStats()
+	if _, err := tl.Grep(ctx, GrepRequest{Query: "match", Limit: 10, Offset: 180}); err != nil {
+		t.Fatal(err)
+	}
+	offsetRead = fsys.Stats().BytesRead
+	t.Logf("bytes read: first page %d, page 19 by cursor %d, by offset %d", first, cursorRead, offsetRead)
+	before := int64(180 * len(files["d0/f000.txt"]))
+	if cursorRead > 2*first || offsetRead < before {
+		t.Errorf("page 19 read %d bytes by cursor (the first %d), %d by offset (the 180 files before it hold %d)", cursorRead, first, offsetRead, before)
+	}
+}
