@@ -54,10 +54,9 @@ type FileInfo struct {
 	Size    int64
 	ModTime time.Time
 	Type    FileType
-	Mode    uint32 // permission bits
+	// Mode is the permission bits, on a backend that is a Moder.
+	Mode    uint32
 	Version string
-	// Links is the hard-link count, 0 when the backend does not know it.
-	Links uint64
 	// Target is a link's text, as readlink gives it, when the info comes
 	// from a walk entry's Info; empty otherwise.
 	Target string
@@ -74,6 +73,14 @@ type FileReader interface {
 	io.ReadCloser
 	io.ReaderAt
 	Info() FileInfo
+}
+
+// Moder is the optional capability of a backend whose files have POSIX
+// permission bits: FileInfo.Mode is theirs, and WriteOptions.Executable
+// makes a new file 0755. ls --long shows a mode only on such a backend; an
+// object store has none to show.
+type Moder interface {
+	HasModes() bool
 }
 
 // DirPage is one page of a directory listing, in name order.

@@ -99,6 +99,8 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	if from.From != "" {
 		pg.from.resumeAt(from, &pg.seen)
 	}
+	m, ok := t.FS.(backend.Moder)
+	modes := ok && m.HasModes()
 	err = w.Walk(ctx, dir, backend.WalkOptions{ShowIgnored: true, From: from.From}, func(e backend.WalkEntry) error {
 		// The walk goes below an entry at depth d (its Rel has d-1
 		// slashes) only while d < depth.
@@ -120,7 +122,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 			}
 			return err
 		}
-		le := lsEntry(e, fi, depth > 1, req.Long)
+		le := lsEntry(e, fi, depth > 1, req.Long, modes)
 		after := cursor{Offset: pg.seen, From: e.Rel, Skip: 1, Request: digest}.encode()
 		if ok, err := pg.fits(le, e.Path, after); !ok {
 			return cmp.Or(err, backend.ErrStopWalk)
@@ -145,7 +147,7 @@ func (req LsRequest) digest() string {
 }
 
 // lsEntry is the output of one walk entry.
-func lsEntry(e backend.WalkEntry, fi backend.FileInfo, withPath, long bool) LsEntry {
+func lsEntry(e backend.WalkEntry, fi backend.FileInfo, withPath, long, modes bool) LsEntry {
 	le := LsEntry{Type: fi.Type.EntryType(), Size: fi.Size, Ignored: e.Ignored}
 	le.Name, le.NameBase64 = fault.PathText(e.Name)
 	if withPath {
@@ -156,7 +158,9 @@ func lsEntry(e backend.WalkEntry, fi backend.FileInfo, withPath, long bool) LsEn
 	}
 	if long {
 		le.Mtime = fi.ModTime.UTC().Format(time.RFC3339)
-		le.Mode = fmt.Sprintf("%04o", fi.Mode)
+		if modes {
+			le.Mode = fmt.Sprintf("%04o", fi.Mode)
+		}
 	}
 	return le
 }

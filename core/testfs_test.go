@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -68,3 +69,27 @@ func versionOf(m backend.FS, p string) string {
 
 // backendRemove is the options of a plain removal.
 func backendRemove() backend.RemoveOptions { return backend.RemoveOptions{} }
+
+// withoutModes hides the Moder capability of a backend, as an object
+// store has none.
+type withoutModes struct {
+	backend.MutableFS
+	backend.Walker
+}
+
+// ls --long shows modes only where the backend has them.
+func TestLsModesOnlyWhereTheBackendHasThem(t *testing.T) {
+	m := memfs.New(map[string]string{"f": "x"})
+	for _, tc := range []struct {
+		fs   backend.FS
+		mode string
+	}{{m, "0644"}, {withoutModes{m, m}, ""}} {
+		res, err := (&Tools{FS: tc.fs}).Ls(context.Background(), LsRequest{Path: ".", Long: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Entries) != 1 || res.Entries[0].Mode != tc.mode || res.Entries[0].Mtime == "" {
+			t.Errorf("%T: entries %+v, want mode %q", tc.fs, res.Entries, tc.mode)
+		}
+	}
+}

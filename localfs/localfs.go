@@ -83,7 +83,15 @@ type FS struct {
 	policy    SymlinkPolicy
 }
 
-var _ backend.FS = (*FS)(nil)
+var (
+	_ backend.MutableFS = (*FS)(nil)
+	_ backend.Walker    = (*FS)(nil)
+	_ backend.Locker    = (*FS)(nil)
+	_ backend.Moder     = (*FS)(nil)
+)
+
+// HasModes says that files here have POSIX permission bits.
+func (f *FS) HasModes() bool { return true }
 
 // New opens the roots of cfg. A root that does not exist or is not a
 // directory is an error naming it.
@@ -586,7 +594,6 @@ func infoFromStat(name string, st *unix.Stat_t) backend.FileInfo {
 		Size:    st.Size,
 		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
 		Mode:    uint32(st.Mode & 0o7777),
-		Links:   uint64(st.Nlink),
 		Version: version(st),
 	}
 	switch st.Mode & unix.S_IFMT {

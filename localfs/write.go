@@ -12,8 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var _ backend.MutableFS = (*FS)(nil)
-
 // tempPrefix starts the name of every temporary file of a replace, so that
 // one left by a killed writer is recognised and swept.
 const tempPrefix = ".agentfs-tmp-"

@@ -55,7 +55,12 @@ type node struct {
 var (
 	_ backend.MutableFS = (*FS)(nil)
 	_ backend.Walker    = (*FS)(nil)
+	_ backend.Moder     = (*FS)(nil)
 )
+
+// HasModes says that files have modes: 0644, or 0755 when written
+// executable.
+func (m *FS) HasModes() bool { return true }
 
 // New returns a tree holding files (path to content), with their parent
 // directories.
