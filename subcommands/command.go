@@ -144,12 +144,14 @@ func dataOnly[Res any](f func(Res) string) func(Res) (string, string) {
 	return func(r Res) (string, string) { return f(r), "" }
 }
 
-// offsetPage is next for a tool paged by offset alone.
-func offsetPage(offset *int, nextOffset *int) (string, bool) {
+// walkPage is next for a tool paged by offset and cursor (ls, find, grep):
+// the next page resumes by cursor, so that --all walks the tree once; the
+// notice names the offset, which a person can read.
+func walkPage(offset *int, cursor *string, nextOffset *int, nextCursor string) (string, bool) {
 	if nextOffset == nil {
 		return "", false
 	}
-	*offset = *nextOffset
+	*offset, *cursor = *nextOffset, nextCursor
 	return fmt.Sprintf("--offset %d", *nextOffset), true
 }
 

@@ -19,7 +19,7 @@ func findCommand() *cli.Command {
 		},
 		text: dataOnly(findText),
 		next: func(req *core.FindRequest, r *core.FindResult) (string, bool) {
-			return offsetPage(&req.Offset, r.NextOffset)
+			return walkPage(&req.Offset, &req.Cursor, r.NextOffset, r.NextCursor)
 		},
 		paths: func(r *core.FindResult) []string {
 			out := make([]string, len(r.Results))

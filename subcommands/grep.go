@@ -84,10 +84,11 @@ func grepText(r *core.GrepResult) (string, string) {
 }
 
 // grepNext moves a search to the page after r; a timed-out page that
-// found nothing has none (it would search the same files again).
+// found nothing and has no cursor has none (it would search the same files
+// again).
 func grepNext(req *core.GrepRequest, r *core.GrepResult) (string, bool) {
-	if r.TimedOut && r.Count == 0 {
+	if r.TimedOut && r.Count == 0 && r.NextCursor == "" {
 		return "", false
 	}
-	return offsetPage(&req.Offset, r.NextOffset)
+	return walkPage(&req.Offset, &req.Cursor, r.NextOffset, r.NextCursor)
 }

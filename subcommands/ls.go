@@ -20,7 +20,7 @@ func lsCommand() *cli.Command {
 		},
 		text: dataOnly(lsText),
 		next: func(req *core.LsRequest, r *core.LsResult) (string, bool) {
-			return offsetPage(&req.Offset, r.NextOffset)
+			return walkPage(&req.Offset, &req.Cursor, r.NextOffset, r.NextCursor)
 		},
 	}.command()
 }
