@@ -178,6 +178,66 @@ func replaceable(st *unix.Stat_t, display string, opts backend.WriteOptions) err
 	return nil
 }
 
+// stagedFile is new content in a temporary file of its target's
+// directory: written, synced and given its mode and owner, waiting to be
+// renamed over its target. Its record in the state directory (see
+// tempRecord) is held until done, so that no sweep takes it meanwhile.
+type stagedFile struct {
+	dfd  int
+	name string
+	file *os.File
+	rec  *tempRecord
+}
+
+// stage writes data to a new temporary file in dir, whose real absolute
+// path is dirReal. old is the file it will replace (nil for a new one):
+// its mode and, where permitted, its owner are kept; a new file gets mode.
+func stage(dir *os.File, dirReal string, data []byte, mode uint32, old *unix.Stat_t, display string) (*stagedFile, error) {
+	dfd := int(dir.Fd())
+	tmp := tempName()
+	if old != nil {
+		mode = 0o600 // private until it gets the old file's mode
+	}
+	rec, err := newTempRecord(filepath.Join(dirReal, tmp))
+	if err != nil {
+		return nil, fault.Errorf(fault.CodeIOError, "the record of a temporary file cannot be made: %s.", errText(err)).
+			WithPath(display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
+	}
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err != nil {
+		rec.done()
+		return nil, mapErr(err, display)
+	}
+	s := &stagedFile{dfd: dfd, name: tmp, file: os.NewFile(uintptr(fd), tmp), rec: rec}
+	err = rec.bind(fd)
+	if err == nil {
+		_, err = syscalls.write(s.file, data)
+	}
+	if err == nil && old != nil {
+		err = keepOwnerAndMode(fd, old)
+	}
+	if err == nil {
+		err = syscalls.fsync(fd)
+	}
+	if err != nil {
+		s.discard()
+		return nil, mapErr(err, display)
+	}
+	return s, nil
+}
+
+// discard removes a staged file that was not renamed, and its record.
+func (s *stagedFile) discard() {
+	unix.Unlinkat(s.dfd, s.name, 0) // the failure that led here is what is reported
+	s.done()
+}
+
+// done releases a staged file once it is renamed or removed.
+func (s *stagedFile) done() {
+	s.file.Close()
+	s.rec.done()
+}
+
 // replace writes data to a new temporary file in dir and renames it over
 // base. old is the file being replaced (nil for a new one): its mode and,
 // where permitted, its owner are kept. The compare-and-swap of opts is
@@ -186,69 +246,39 @@ func replaceable(st *unix.Stat_t, display string, opts backend.WriteOptions) err
 // agentfs lock can still slip a change in between the check and the
 // rename, as it can between any two system calls).
 func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *unix.Stat_t, opts backend.WriteOptions, display string) (backend.FileInfo, error) {
-	dfd := int(dir.Fd())
-	tmp := tempName()
-	if old != nil {
-		mode = 0o600 // private until it gets the old file's mode
-	}
-	rec, err := newTempRecord(filepath.Join(dirReal, tmp))
+	s, err := stage(dir, dirReal, data, mode, old, display)
 	if err != nil {
-		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the record of a temporary file cannot be made: %s.", errText(err)).
-			WithPath(display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
+		return backend.FileInfo{}, err
 	}
-	defer rec.done()
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
-	if err != nil {
-		return backend.FileInfo{}, mapErr(err, display)
-	}
-	file := os.NewFile(uintptr(fd), tmp)
-	defer file.Close()
-	if err := rec.bind(fd); err != nil {
-		unix.Unlinkat(dfd, tmp, 0) // the failure is reported below
-		return backend.FileInfo{}, mapErr(err, display)
-	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			unix.Unlinkat(dfd, tmp, 0) // the failure is already being reported
-		}
-	}()
-	if _, err := syscalls.write(file, data); err != nil {
-		return backend.FileInfo{}, mapErr(err, display)
-	}
-	if old != nil {
-		if err := keepOwnerAndMode(fd, old); err != nil {
-			return backend.FileInfo{}, mapErr(err, display)
-		}
-	}
-	if err := syscalls.fsync(fd); err != nil {
-		return backend.FileInfo{}, mapErr(err, display)
-	}
+	dfd := s.dfd
 	if opts.IfVersion != "" {
 		var now unix.Stat_t
 		err := unix.Fstatat(dfd, base, &now, unix.AT_SYMLINK_NOFOLLOW)
 		if err != nil && !errors.Is(err, unix.ENOENT) {
+			s.discard()
 			return backend.FileInfo{}, mapErr(err, display)
 		}
 		if err := backend.CheckSwap(display, opts, err == nil, versionIf(err == nil, &now)); err != nil {
+			s.discard()
 			return backend.FileInfo{}, err
 		}
 	}
 	if opts.IfAbsent {
-		err = renameNoReplace(dfd, tmp, base)
+		err = renameNoReplace(dfd, s.name, base)
 	} else {
-		err = syscalls.renameat(dfd, tmp, dfd, base)
+		err = syscalls.renameat(dfd, s.name, dfd, base)
 	}
 	if err != nil {
+		s.discard()
 		if errors.Is(err, unix.EEXIST) {
 			return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
 				WithHint("drop create to replace it, or choose another path")
 		}
 		return backend.FileInfo{}, mapErr(err, display)
 	}
-	renamed = true
+	defer s.done()
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(int(s.file.Fd()), &st); err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if err := syscalls.fsync(dfd); err != nil {
