@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,9 +138,84 @@ func lockChain(abs string) []string {
 // link policy, so two spellings of one file share a lock. The root itself is
 // refused: agentfs never replaces or removes a root.
 func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func(), error) {
-	t, err := f.resolve(path)
+	return f.LockAll(ctx, []string{path}, timeout)
+}
+
+// LockAll takes the locks of a mutation of every path at once (see
+// backend.MultiLocker): exclusive on each path, shared on their ancestors,
+// all in one global order (shallower paths first, then by name), which
+// every single Lock follows too, so no two processes wait in a cycle.
+func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration) (func(), error) {
+	type want struct {
+		how int
+		t   target
+	}
+	wants := map[string]*want{}
+	var leaves []string
+	for _, path := range paths {
+		t, real, err := f.lockTarget(path)
+		if err != nil {
+			return nil, err
+		}
+		chain := lockChain(real)
+		for _, p := range chain[:len(chain)-1] {
+			if wants[p] == nil {
+				wants[p] = &want{how: unix.LOCK_SH, t: t}
+			}
+		}
+		wants[real] = &want{how: unix.LOCK_EX, t: t}
+		leaves = append(leaves, real)
+	}
+	order := make([]string, 0, len(wants))
+	for p := range wants {
+		order = append(order, p)
+	}
+	slices.SortFunc(order, func(a, b string) int {
+		return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), strings.Compare(a, b))
+	})
+	dir, err := lockDir()
 	if err != nil {
 		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	mounts := mountTable()
+	held := make([]int, 0, len(order))
+	release := func() {
+		for _, fd := range held {
+			unix.Close(fd) // closing the only descriptor releases its flock
+		}
+	}
+	for _, p := range order {
+		w := wants[p]
+		fd, err := lockFile(ctx, filepath.Join(dir, lockName(lockKey(mounts, p))), w.how, deadline)
+		if err != nil {
+			release()
+			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil, f.lockErr(err, w.t, f.display(p), timeout)
+			}
+			return nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
+				WithPath(w.t.display(f)).WithHint("check that %s is writable", dir).WithCause(err)
+		}
+		held = append(held, fd)
+	}
+	return sync.OnceFunc(func() {
+		// A path's own lock file goes while it is held exclusively, so the
+		// state directory keeps only the lock files of directories; a
+		// process that opened it meanwhile notices and takes a new one.
+		for _, real := range leaves {
+			if wants[real].how == unix.LOCK_EX {
+				unix.Unlink(filepath.Join(dir, lockName(lockKey(mounts, real)))) // housekeeping: a leftover file is still a valid lock file
+			}
+		}
+		release()
+	}), nil
+}
+
+// lockTarget places path for its lock, and returns its real absolute path.
+func (f *FS) lockTarget(path string) (target, string, error) {
+	t, err := f.resolve(path)
+	if err != nil {
+		return target{}, "", err
 	}
 	ct, err := f.canonical(t, true)
 	if err != nil || ct.rel == "." {
@@ -145,50 +223,13 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 		// to "."), is locked by its own name: rm removes such a link, and
 		// write refuses it after the lock.
 		if ct, err = f.canonical(t, false); err != nil {
-			return nil, err
+			return target{}, "", err
 		}
 	}
 	if ct.rel == "." {
-		return nil, rootRefused(t.display(f))
+		return target{}, "", rootRefused(t.display(f))
 	}
-	dir, err := lockDir()
-	if err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(timeout)
-	real := filepath.Join(ct.root.path, ct.rel)
-	chain := lockChain(real)
-	mounts := mountTable()
-	held := make([]int, 0, len(chain))
-	release := func() {
-		for _, fd := range held {
-			unix.Close(fd) // closing the only descriptor releases its flock
-		}
-	}
-	for i, p := range chain {
-		how := unix.LOCK_SH
-		if i == len(chain)-1 {
-			how = unix.LOCK_EX
-		}
-		fd, err := lockFile(ctx, filepath.Join(dir, lockName(lockKey(mounts, p))), how, deadline)
-		if err != nil {
-			release()
-			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil, f.lockErr(err, t, f.display(p), timeout)
-			}
-			return nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
-				WithPath(t.display(f)).WithHint("check that %s is writable", dir).WithCause(err)
-		}
-		held = append(held, fd)
-	}
-	leaf := filepath.Join(dir, lockName(lockKey(mounts, real)))
-	return sync.OnceFunc(func() {
-		// The path's own lock file goes while it is held exclusively, so the
-		// state directory keeps only the lock files of directories; a
-		// process that opened it meanwhile notices and takes a new one.
-		unix.Unlink(leaf) // housekeeping: a leftover file is still a valid lock file
-		release()
-	}), nil
+	return t, filepath.Join(ct.root.path, ct.rel), nil
 }
 
 // lockFile opens the lock file at path and takes a flock on it, waiting up
