@@ -84,10 +84,10 @@ type FS struct {
 }
 
 var (
-	_ backend.MutableFS = (*FS)(nil)
-	_ backend.Walker    = (*FS)(nil)
-	_ backend.Locker    = (*FS)(nil)
-	_ backend.Moder     = (*FS)(nil)
+	_ backend.MutableFS   = (*FS)(nil)
+	_ backend.Walker      = (*FS)(nil)
+	_ backend.MultiLocker = (*FS)(nil)
+	_ backend.Moder       = (*FS)(nil)
 )
 
 // HasModes says that files here have POSIX permission bits.
@@ -162,6 +162,11 @@ func New(cfg Config) (*FS, error) {
 		}
 		f.deny = append(f.deny, e)
 	}
+	// A transaction whose process died during its commit is undone (or
+	// finished) before anything reads its files, and dead writers' temp
+	// files go.
+	recoverJournals(f)
+	sweepRecords()
 	return f, nil
 }
 

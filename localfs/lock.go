@@ -44,8 +44,29 @@ const lockPollMax = 5 * time.Millisecond
 // in the temporary directory (for an environment without a writable home).
 // Every process with the same environment picks the same one.
 func stateDir() (string, error) {
+	return pickStateDir(ensurePrivateDir)
+}
+
+// existingStateDir is stateDir without creating it: "" when none exists,
+// as before the first mutation.
+func existingStateDir() string {
+	d, err := pickStateDir(func(d string) error {
+		if !isDir(d) {
+			return os.ErrNotExist
+		}
+		return ensurePrivateDir(d)
+	})
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// pickStateDir returns the first candidate state directory that usable
+// accepts.
+func pickStateDir(usable func(string) error) (string, error) {
 	if d := os.Getenv(StateDirEnv); d != "" {
-		return d, ensurePrivateDir(d)
+		return d, usable(d)
 	}
 	var candidates []string
 	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
@@ -59,7 +80,7 @@ func stateDir() (string, error) {
 	candidates = append(candidates, filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-%d", os.Getuid())))
 	var firstErr error
 	for _, d := range candidates {
-		err := ensurePrivateDir(d)
+		err := usable(d)
 		if err == nil {
 			return d, nil
 		}
@@ -146,28 +167,51 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 // all in one global order (shallower paths first, then by name), which
 // every single Lock follows too, so no two processes wait in a cycle.
 func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration) (func(), error) {
-	type want struct {
-		how int
-		t   target
-	}
-	wants := map[string]*want{}
-	var leaves []string
-	for _, path := range paths {
+	reals := make([]string, len(paths))
+	var first target
+	for i, path := range paths {
 		t, real, err := f.lockTarget(path)
 		if err != nil {
 			return nil, err
 		}
+		if i == 0 {
+			first = t
+		}
+		reals[i] = real
+	}
+	unlock, err := f.lockReal(ctx, reals, timeout)
+	var le *lockError
+	if errors.As(err, &le) {
+		return nil, f.lockErr(le.err, first, f.display(le.path), timeout)
+	}
+	if err != nil {
+		return nil, fault.AsError(err).WithPath(first.display(f))
+	}
+	return unlock, nil
+}
+
+// lockError is a lock that could not be taken in time, at path.
+type lockError struct {
+	err  error
+	path string
+}
+
+func (e *lockError) Error() string { return e.path + ": " + e.err.Error() }
+
+// lockReal locks the real absolute paths reals (see LockAll).
+func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration) (func(), error) {
+	how := map[string]int{}
+	for _, real := range reals {
 		chain := lockChain(real)
 		for _, p := range chain[:len(chain)-1] {
-			if wants[p] == nil {
-				wants[p] = &want{how: unix.LOCK_SH, t: t}
+			if how[p] == 0 {
+				how[p] = unix.LOCK_SH
 			}
 		}
-		wants[real] = &want{how: unix.LOCK_EX, t: t}
-		leaves = append(leaves, real)
+		how[real] = unix.LOCK_EX
 	}
-	order := make([]string, 0, len(wants))
-	for p := range wants {
+	order := make([]string, 0, len(how))
+	for p := range how {
 		order = append(order, p)
 	}
 	slices.SortFunc(order, func(a, b string) int {
@@ -186,15 +230,14 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		}
 	}
 	for _, p := range order {
-		w := wants[p]
-		fd, err := lockFile(ctx, filepath.Join(dir, lockName(lockKey(mounts, p))), w.how, deadline)
+		fd, err := lockFile(ctx, filepath.Join(dir, lockName(lockKey(mounts, p))), how[p], deadline)
 		if err != nil {
 			release()
 			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil, f.lockErr(err, w.t, f.display(p), timeout)
+				return nil, &lockError{err: err, path: p}
 			}
 			return nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
-				WithPath(w.t.display(f)).WithHint("check that %s is writable", dir).WithCause(err)
+				WithHint("check that %s is writable", dir).WithCause(err)
 		}
 		held = append(held, fd)
 	}
@@ -202,8 +245,8 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		// A path's own lock file goes while it is held exclusively, so the
 		// state directory keeps only the lock files of directories; a
 		// process that opened it meanwhile notices and takes a new one.
-		for _, real := range leaves {
-			if wants[real].how == unix.LOCK_EX {
+		for _, real := range reals {
+			if how[real] == unix.LOCK_EX {
 				unix.Unlink(filepath.Join(dir, lockName(lockKey(mounts, real)))) // housekeeping: a leftover file is still a valid lock file
 			}
 		}

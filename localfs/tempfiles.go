@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,11 +16,14 @@ import (
 // A temporary file of a replace is agentfs's own only when agentfs can
 // prove it: before creating one, a writer creates a record of it in the
 // state directory and holds an exclusive flock on the record until the temp
-// file is renamed or removed; the record names the temp file's device and
-// inode. A sweep removes a temp file only when its record exists, is not
-// locked (its writer is gone: the kernel freed the flock) and names that
-// very file. A user's file that merely has a temp file's name has no record
-// and is never touched, whatever its age; a live writer's file is locked.
+// file is renamed or removed; the record names the temp file's real path,
+// then its device and inode. A sweep removes a temp file only when its
+// record exists, is not locked (its writer is gone: the kernel freed the
+// flock) and names that very file. A user's file that merely has a temp
+// file's name has no record and is never touched, whatever its age; a live
+// writer's file is locked. Sweeps run after a write, in its directory, and
+// at each start over every record (sweepRecords), so that a writer killed
+// in a directory nobody writes to again leaves nothing behind either.
 
 // tempRecord is a writer's proof of ownership of one temporary file.
 type tempRecord struct {
@@ -57,6 +61,10 @@ func newTempRecord(p string) (*tempRecord, error) {
 		unix.Close(fd)
 		return nil, err
 	}
+	if _, err := unix.Write(fd, []byte(p+"\n")); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
 	return &tempRecord{fd: fd, path: rp}, nil
 }
 
@@ -68,6 +76,13 @@ func (r *tempRecord) bind(tempFd int) error {
 	}
 	_, err := unix.Write(r.fd, []byte(identity(&st)))
 	return err
+}
+
+// recordText splits a record into the temp file's real path and its
+// identity ("" when its writer died before recording it).
+func recordText(b []byte) (path, id string, ok bool) {
+	path, id, ok = strings.Cut(string(b), "\n")
+	return path, id, ok && filepath.IsAbs(path)
 }
 
 // done removes the record once its temp file is renamed or removed.
@@ -106,6 +121,13 @@ func sweepOne(dfd int, name, real string, mounts []mountEntry) {
 	if err != nil {
 		return
 	}
+	sweepRecord(rp, dfd)
+}
+
+// sweepRecord removes the temp file of the record at rp when its writer is
+// dead and the file there is the one it names. dfd is the directory of the
+// record's path, or -1 to open it here (without following a final link).
+func sweepRecord(rp string, dfd int) {
 	fd, err := unix.Open(rp, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return // no record: not agentfs's file
@@ -114,20 +136,55 @@ func sweepOne(dfd int, name, real string, mounts []mountEntry) {
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return // its writer is alive
 	}
-	buf := make([]byte, 64)
+	buf := make([]byte, 4200)
 	n, _ := unix.Pread(fd, buf, 0)
-	var st unix.Stat_t
-	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	path, id, ok := recordText(buf[:max(n, 0)])
+	if !ok {
 		return
 	}
-	// An empty record is a writer killed between creating the file and
-	// recording its identity: the name is random and was created with
-	// O_EXCL after the record, so the file there is that writer's.
-	if rec := string(buf[:max(n, 0)]); rec != "" && rec != identity(&st) {
+	if dfd < 0 {
+		dfd, err = unix.Open(filepath.Dir(path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			unix.Unlink(rp) // its directory is gone, and the file with it
+		}
+		if err != nil {
+			return
+		}
+		defer unix.Close(dfd)
+	}
+	name := filepath.Base(path)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		if errors.Is(err, unix.ENOENT) {
+			unix.Unlink(rp) // renamed or removed since: nothing to sweep
+		}
+		return
+	}
+	// An empty identity is a writer killed between creating the file and
+	// recording it: the name is random and was created with O_EXCL after
+	// the record, so the file there is that writer's.
+	if id != "" && id != identity(&st) {
 		return // another file now has the name
 	}
 	if unix.Unlinkat(dfd, name, 0) == nil {
 		unix.Unlink(rp)
+	}
+}
+
+// sweepRecords sweeps the temp files of every dead writer's record: the
+// housekeeping of a start, after the journals are recovered.
+func sweepRecords() {
+	base := existingStateDir()
+	if base == "" {
+		return
+	}
+	d := filepath.Join(base, "temps")
+	names, err := os.ReadDir(d)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		sweepRecord(filepath.Join(d, n.Name()), -1)
 	}
 }
 

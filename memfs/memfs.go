@@ -53,9 +53,10 @@ type node struct {
 }
 
 var (
-	_ backend.MutableFS = (*FS)(nil)
-	_ backend.Walker    = (*FS)(nil)
-	_ backend.Moder     = (*FS)(nil)
+	_ backend.MutableFS  = (*FS)(nil)
+	_ backend.Walker     = (*FS)(nil)
+	_ backend.Moder      = (*FS)(nil)
+	_ backend.Transactor = (*FS)(nil)
 )
 
 // HasModes says that files have modes: 0644, or 0755 when written
@@ -290,16 +291,22 @@ func (m *FS) WriteFile(_ context.Context, p string, data []byte, opts backend.Wr
 	if exists {
 		n.exec = old.exec
 	}
-	for d := path.Dir(c); ; d = path.Dir(d) {
-		if _, ok := m.nodes[d]; ok {
-			m.touch(d)
-			break
-		}
-		m.nodes[d] = m.newNode(true, nil)
-	}
+	m.makeParents(c)
 	m.nodes[c] = n
 	m.stats.Writes++
 	return m.info(c, n), nil
+}
+
+// makeParents creates the missing directories above c and gives the
+// nearest existing one a new version. Called with mu held.
+func (m *FS) makeParents(c string) {
+	for d := path.Dir(c); ; d = path.Dir(d) {
+		if _, ok := m.nodes[d]; ok {
+			m.touch(d)
+			return
+		}
+		m.nodes[d] = m.newNode(true, nil)
+	}
 }
 
 func (n *node) versionOf() string {
@@ -342,4 +349,61 @@ func (m *FS) Remove(_ context.Context, p string, opts backend.RemoveOptions) (bo
 	delete(m.nodes, c)
 	m.touch(path.Dir(c))
 	return true, nil
+}
+
+// Commit applies ops all or nothing under the tree's mutex: every check
+// first, then every change (see backend.Transactor).
+func (m *FS) Commit(_ context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
+	keys := make([]string, len(ops))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[string]bool{}
+	for i, op := range ops {
+		c, err := clean(op.Path)
+		if err != nil {
+			return nil, err
+		}
+		if c == "." {
+			return nil, fault.Errorf(fault.CodeNotAFile, "the path is the workspace's root, not a file.").WithPath(c).
+				WithHint("name a file inside the workspace")
+		}
+		if seen[c] {
+			return nil, fault.InvalidArgument("a transaction changes the file twice.").WithPath(c).
+				WithHint("make one change per file, with its final content")
+		}
+		seen[c], keys[i] = true, c
+		n, err := m.lookup(c)
+		if err != nil && fault.AsError(err).Code != fault.CodeNotFound {
+			return nil, err
+		}
+		if n != nil && n.dir {
+			return nil, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(c).
+				WithHint("a transaction writes and removes files")
+		}
+		if err := backend.CheckSwap(c, op.Write, n != nil, n.versionOf()); err != nil {
+			return nil, err
+		}
+	}
+	infos := make([]backend.FileInfo, len(ops))
+	for i, op := range ops {
+		c := keys[i]
+		if op.Remove {
+			if _, ok := m.nodes[c]; ok {
+				delete(m.nodes, c)
+				m.touch(path.Dir(c))
+			}
+			continue
+		}
+		old := m.nodes[c]
+		n := m.newNode(false, bytes.Clone(op.Data))
+		n.exec = op.Write.Executable
+		if old != nil {
+			n.exec = old.exec
+		}
+		m.makeParents(c)
+		m.nodes[c] = n
+		m.stats.Writes++
+		infos[i] = m.info(c, n)
+	}
+	return infos, nil
 }

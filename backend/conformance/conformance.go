@@ -41,6 +41,7 @@ func Run(t *testing.T, empty func(t *testing.T) Backend) {
 		{"WriteSwap", writeSwap},
 		{"Remove", remove},
 		{"RemoveSwap", removeSwap},
+		{"Transaction", transaction},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, empty(t)) })
@@ -458,4 +459,89 @@ func removeSwap(t *testing.T, b Backend) {
 	wantCode(t, "remove of a missing path under IfVersion", err, fault.CodeStale)
 	_, err = b.Remove(ctx, "no/such/dir/f", backend.RemoveOptions{IfVersion: v1})
 	wantCode(t, "remove below a missing directory under IfVersion", err, fault.CodeStale)
+}
+
+// transaction: on a Transactor, a commit applies every change, or none when
+// one of them is refused.
+func transaction(t *testing.T, b Backend) {
+	tx, ok := b.(backend.Transactor)
+	if !ok {
+		t.Skip("the backend has no transactions")
+	}
+	ctx := context.Background()
+	put(t, b, "t/a", "old a", "t/b", "old b", "t/gone", "x", "t/dir/keep", "k")
+	va, vb := stat(t, b, "t/a").Version, stat(t, b, "t/b").Version
+	unchanged := func(what string) {
+		t.Helper()
+		for p, want := range map[string]string{"t/a": "old a", "t/b": "old b", "t/gone": "x"} {
+			if got, _ := readAll(t, b, p); got != want {
+				t.Errorf("%s: %s is %q, want %q", what, p, got, want)
+			}
+		}
+		if _, err := b.Stat(ctx, "t/new/c"); codeOf(err) != fault.CodeNotFound {
+			t.Errorf("%s: t/new/c exists (%v)", what, err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []backend.Op
+		code fault.Code
+	}{
+		{"a stale version", []backend.Op{
+			{Path: "t/a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va}},
+			{Path: "t/new/c", Data: []byte("c")},
+			{Path: "t/b", Data: []byte("new b"), Write: backend.WriteOptions{IfVersion: va}},
+		}, fault.CodeStale},
+		{"a file twice", []backend.Op{
+			{Path: "t/new/c", Data: []byte("c")},
+			{Path: "t/a", Data: []byte("new a")},
+			{Path: "t/./a", Data: []byte("again")},
+		}, fault.CodeInvalidArgument},
+		{"a directory removed", []backend.Op{
+			{Path: "t/a", Data: []byte("new a")},
+			{Path: "t/dir", Remove: true},
+		}, fault.CodeNotAFile},
+		{"an exclusive write over a file", []backend.Op{
+			{Path: "t/new/c", Data: []byte("c")},
+			{Path: "t/b", Data: []byte("new b"), Write: backend.WriteOptions{IfAbsent: true}},
+		}, fault.CodeExists},
+	} {
+		_, err := tx.Commit(ctx, tc.ops)
+		wantCode(t, tc.name, err, tc.code)
+		unchanged(tc.name)
+	}
+	infos, err := tx.Commit(ctx, []backend.Op{
+		{Path: "t/a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va}},
+		{Path: "t/gone", Remove: true},
+		{Path: "t/new/c", Data: []byte("c"), Write: backend.WriteOptions{IfAbsent: true}},
+		{Path: "t/b", Data: []byte("new b"), Write: backend.WriteOptions{IfVersion: vb}},
+		{Path: "t/never", Remove: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range []string{"t/a", "", "t/new/c", "t/b", ""} {
+		if p == "" {
+			continue
+		}
+		if s := stat(t, b, p); infos[i].Version != s.Version || infos[i].Size != s.Size {
+			t.Errorf("commit returned %+v for %s, which is %+v", infos[i], p, s)
+		}
+	}
+	for p, want := range map[string]string{"t/a": "new a", "t/b": "new b", "t/new/c": "c", "t/dir/keep": "k"} {
+		if got, _ := readAll(t, b, p); got != want {
+			t.Errorf("after the commit %s is %q, want %q", p, got, want)
+		}
+	}
+	if _, err := b.Stat(ctx, "t/gone"); codeOf(err) != fault.CodeNotFound {
+		t.Errorf("a removed file is still there: %v", err)
+	}
+	var names []string
+	err = b.Walk(ctx, "t", backend.WalkOptions{ShowIgnored: true}, func(e backend.WalkEntry) error {
+		names = append(names, e.Rel)
+		return nil
+	})
+	if want := []string{"a", "b", "dir", "dir/keep", "new", "new/c"}; err != nil || !slices.Equal(names, want) {
+		t.Errorf("after the commits the tree is %q (%v), want %q: nothing staged may be left", names, err, want)
+	}
 }

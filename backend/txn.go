@@ -1,0 +1,40 @@
+package backend
+
+import (
+	"context"
+	"time"
+)
+
+// Op is one change of a transaction: path replaced by Data (under the
+// compare-and-swap of Write), or removed when Remove is set (a file or a
+// link; IfVersion of Write applies).
+type Op struct {
+	Path   string
+	Data   []byte
+	Remove bool
+	Write  WriteOptions
+}
+
+// Transactor is the optional capability of a backend that changes several
+// files all or nothing, for apply-patch, replace and mv: the tools stage
+// every change in memory (aborting is not committing) and commit them in
+// one call. Every compare-and-swap is checked before anything changes; a
+// failure before the commit point changes nothing, and a process killed
+// during the commit leaves a journal from which the backend restores the
+// state before it, at its next start. Readers may see some changes made
+// before others while the commit runs, never a file half written.
+type Transactor interface {
+	// Commit applies ops, whose paths are distinct, and returns the info
+	// of each file written (the zero FileInfo for a removal), in order.
+	// The caller holds the locks of every path (LockAll) when the backend
+	// is a Locker.
+	Commit(ctx context.Context, ops []Op) ([]FileInfo, error)
+}
+
+// MultiLocker is the Locker of a backend that also locks several paths at
+// once, in its global order, so that two transactions over overlapping
+// sets of files never wait for each other in a cycle.
+type MultiLocker interface {
+	Locker
+	LockAll(ctx context.Context, paths []string, timeout time.Duration) (unlock func(), err error)
+}

@@ -1,0 +1,432 @@
+package localfs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
+)
+
+// A transaction is committed in two steps, with a journal in the state
+// directory between them. First every change is prepared, with nothing
+// changed: each path is checked (its compare-and-swap included) and each
+// new content staged in a temporary file of its directory, synced. Then the
+// journal names every target, its staged file and a backup name, and is
+// synced; each old file gets a hard link at its backup name, the staged
+// file is renamed over it (or the old file unlinked, for a removal), the
+// directories are synced, and the journal is renamed to its committed
+// name: that rename is the commit point. The backups and the journal then
+// go. The journal is flocked by its writer for the whole commit: a journal
+// whose lock is free belongs to a dead process, and the next agentfs to
+// start undoes it (renaming each backup back over its target, unlinking a
+// new file that did not exist before) when it was not committed, or
+// removes its backups when it was.
+
+const (
+	journalPending   = ".pending"
+	journalCommitted = ".committed"
+)
+
+// journalEntry is one change of a transaction, as the journal records it.
+type journalEntry struct {
+	// Dir is the real absolute path of the target's directory, Name the
+	// target's name in it.
+	Dir  string `json:"dir"`
+	Name string `json:"name"`
+	// Staged is the staged file ("" for a removal) and StagedID its
+	// identity (device:inode), which the target has once it is renamed.
+	Staged   string `json:"staged,omitempty"`
+	StagedID string `json:"stagedId,omitempty"`
+	// Backup is the name of the hard link that keeps the old file, "" when
+	// there was none.
+	Backup string `json:"backup,omitempty"`
+}
+
+// prepared is one change ready to commit.
+type prepared struct {
+	op      backend.Op
+	display string
+	dir     *os.File
+	staged  *stagedFile
+	entry   journalEntry
+}
+
+var _ backend.Transactor = (*FS)(nil)
+
+// Commit applies ops all or nothing (see backend.Transactor and the
+// comment above). The caller holds their locks (LockAll).
+func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
+	recoverJournals(f)
+	preps := make([]*prepared, 0, len(ops))
+	defer func() {
+		for _, p := range preps {
+			if p.staged != nil {
+				p.staged.discard() // not renamed: the commit failed before its point
+			}
+			p.dir.Close()
+		}
+	}()
+	seen := map[string]bool{}
+	for _, op := range ops {
+		p, err := f.prepare(op)
+		if err != nil {
+			return nil, err
+		}
+		preps = append(preps, p)
+		key := filepath.Join(p.entry.Dir, p.entry.Name)
+		if seen[key] {
+			return nil, fault.InvalidArgument("a transaction changes the file twice.").WithPath(p.display).
+				WithHint("make one change per file, with its final content")
+		}
+		seen[key] = true
+	}
+	if err := fault.Interrupted(ctx); err != nil {
+		return nil, err
+	}
+	j, err := newJournal(preps)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	for i, p := range preps {
+		if err := p.apply(); err != nil {
+			rollBack(entriesOf(preps[:i+1]))
+			j.remove()
+			return nil, err
+		}
+	}
+	for _, p := range preps {
+		if err := syscalls.fsync(int(p.dir.Fd())); err != nil {
+			rollBack(entriesOf(preps))
+			j.remove()
+			return nil, mapErr(err, p.display)
+		}
+	}
+	if err := j.commit(); err != nil {
+		rollBack(entriesOf(preps))
+		j.remove()
+		return nil, err
+	}
+	infos := make([]backend.FileInfo, len(preps))
+	for i, p := range preps {
+		if p.entry.Backup != "" {
+			unix.Unlinkat(int(p.dir.Fd()), p.entry.Backup, 0) // housekeeping: recovery removes a leftover
+		}
+		if p.staged != nil {
+			var st unix.Stat_t
+			if err := unix.Fstat(int(p.staged.file.Fd()), &st); err == nil {
+				infos[i] = infoFromStat(p.entry.Name, &st)
+			}
+			p.staged.done()
+			p.staged = nil
+		}
+	}
+	j.remove()
+	return infos, nil
+}
+
+// prepare checks one change and stages its content; nothing is changed.
+func (f *FS) prepare(op backend.Op) (*prepared, error) {
+	t, err := f.resolve(op.Path)
+	if err != nil {
+		return nil, err
+	}
+	ct, err := f.canonical(t, !op.Remove)
+	if err != nil {
+		return nil, err
+	}
+	display := t.display(f)
+	if ct.rel == "." {
+		return nil, rootRefused(display)
+	}
+	dir, err := f.parentDir(ct, display, !op.Remove)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{op: op, display: display, dir: dir}
+	p.entry.Dir = filepath.Join(ct.root.path, filepath.Dir(ct.rel))
+	p.entry.Name = filepath.Base(ct.rel)
+	dfd := int(dir.Fd())
+	fail := func(err error) (*prepared, error) {
+		dir.Close()
+		return nil, err
+	}
+	if err := reservedName(p.entry.Name, display); err != nil {
+		return fail(err)
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(dfd, p.entry.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return fail(mapErr(err, display))
+	}
+	exists := err == nil
+	if err := backend.CheckSwap(display, op.Write, exists, versionIf(exists, &st)); err != nil {
+		return fail(err)
+	}
+	if op.Remove {
+		if exists && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return fail(fault.Errorf(fault.CodeNotAFile, "the path is a directory; a transaction removes files.").
+				WithPath(display).WithHint("remove the directory with rm"))
+		}
+		if exists {
+			p.entry.Backup = tempName()
+		}
+		return p, nil
+	}
+	var old *unix.Stat_t
+	if exists {
+		if err := replaceable(&st, display, backend.WriteOptions{}); err != nil {
+			return fail(err)
+		}
+		if err := unix.Faccessat(dfd, p.entry.Name, unix.W_OK, unix.AT_EACCESS); err != nil {
+			return fail(mapErr(err, display))
+		}
+		old, p.entry.Backup = &st, tempName()
+	}
+	mode := uint32(0o644)
+	if op.Write.Executable {
+		mode = 0o755
+	}
+	if p.staged, err = stage(dir, p.entry.Dir, op.Data, mode, old, display); err != nil {
+		return fail(err)
+	}
+	var sst unix.Stat_t
+	if err := unix.Fstat(int(p.staged.file.Fd()), &sst); err != nil {
+		p.staged.discard()
+		return fail(mapErr(err, display))
+	}
+	p.entry.Staged, p.entry.StagedID = p.staged.name, identity(&sst)
+	return p, nil
+}
+
+// apply makes one prepared change: the old file linked at its backup name,
+// then replaced by the staged file or unlinked.
+func (p *prepared) apply() error {
+	dfd := int(p.dir.Fd())
+	if p.entry.Backup != "" {
+		if err := unix.Linkat(dfd, p.entry.Name, dfd, p.entry.Backup, 0); err != nil {
+			return mapErr(err, p.display)
+		}
+	}
+	var err error
+	switch {
+	case p.op.Remove:
+		if p.entry.Backup == "" {
+			return nil // nothing there: nothing to remove
+		}
+		err = unix.Unlinkat(dfd, p.entry.Name, 0)
+	case p.op.Write.IfAbsent || p.entry.Backup == "":
+		err = renameNoReplace(dfd, p.staged.name, p.entry.Name)
+	default:
+		err = syscalls.renameat(dfd, p.staged.name, dfd, p.entry.Name)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(p.display).
+			WithHint("another program created it during the transaction; nothing was changed")
+	}
+	if err != nil {
+		return mapErr(err, p.display)
+	}
+	return nil
+}
+
+func entriesOf(preps []*prepared) []journalEntry {
+	out := make([]journalEntry, len(preps))
+	for i, p := range preps {
+		out[i] = p.entry
+	}
+	return out
+}
+
+// journal is the open, flocked journal of a commit in progress.
+type journal struct {
+	fd   int
+	path string
+}
+
+func journalDir() (string, error) {
+	base, err := stateDir()
+	if err != nil {
+		return "", err
+	}
+	d := filepath.Join(base, "journal")
+	return d, os.MkdirAll(d, 0o700)
+}
+
+// newJournal writes and syncs the journal of preps, flocked.
+func newJournal(preps []*prepared) (*journal, error) {
+	ioErr := func(err error) error {
+		return fault.Errorf(fault.CodeIOError, "the journal of the transaction cannot be written: %s.", errText(err)).
+			WithHint("check that the state directory (%s) is writable; nothing was changed", StateDirEnv).WithCause(err)
+	}
+	d, err := journalDir()
+	if err != nil {
+		return nil, ioErr(err)
+	}
+	data, err := json.Marshal(entriesOf(preps))
+	if err != nil {
+		return nil, ioErr(err)
+	}
+	p := filepath.Join(d, strings.TrimPrefix(tempName(), tempPrefix)+journalPending)
+	fd, err := unix.Open(p, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, ioErr(err)
+	}
+	j := &journal{fd: fd, path: p}
+	err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		_, err = unix.Write(fd, data)
+	}
+	if err == nil {
+		err = syscalls.fsync(fd)
+	}
+	if err == nil {
+		err = syncPath(d)
+	}
+	if err != nil {
+		j.remove()
+		j.close()
+		return nil, ioErr(err)
+	}
+	return j, nil
+}
+
+// commit renames the journal to its committed name, synced: the commit
+// point.
+func (j *journal) commit() error {
+	done := strings.TrimSuffix(j.path, journalPending) + journalCommitted
+	err := syscalls.renameat(unix.AT_FDCWD, j.path, unix.AT_FDCWD, done)
+	if err == nil {
+		j.path = done
+		err = syncPath(filepath.Dir(done))
+	}
+	if err != nil {
+		return fault.Errorf(fault.CodeIOError, "the transaction could not be committed: %s.", errText(err)).
+			WithHint("nothing was changed; check the state directory (%s)", StateDirEnv).WithCause(err)
+	}
+	return nil
+}
+
+func (j *journal) remove() { unix.Unlink(j.path) } // housekeeping: a leftover is recovered
+func (j *journal) close()  { unix.Close(j.fd) }
+
+func syncPath(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return syscalls.fsync(fd)
+}
+
+// recoverJournals finishes the transactions of dead processes: each
+// journal whose flock is free is undone when pending, its backups removed
+// when committed, under the locks of its files. It is housekeeping before
+// a process's own work; what it cannot do now (a file locked by a live
+// process) a later start does.
+func recoverJournals(f *FS) {
+	base := existingStateDir()
+	if base == "" {
+		return
+	}
+	d := filepath.Join(base, "journal")
+	names, err := os.ReadDir(d)
+	if err != nil || len(names) == 0 {
+		return
+	}
+	for _, n := range names {
+		committed := strings.HasSuffix(n.Name(), journalCommitted)
+		if !committed && !strings.HasSuffix(n.Name(), journalPending) {
+			continue
+		}
+		p := filepath.Join(d, n.Name())
+		fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+			unix.Close(fd) // its writer is alive
+			continue
+		}
+		recoverJournal(f, fd, p, committed)
+		unix.Close(fd)
+	}
+}
+
+func recoverJournal(f *FS, fd int, path string, committed bool) {
+	data, err := os.ReadFile(path)
+	var entries []journalEntry
+	if err != nil || json.Unmarshal(data, &entries) != nil {
+		return
+	}
+	reals := make([]string, len(entries))
+	for i, e := range entries {
+		reals[i] = filepath.Join(e.Dir, e.Name)
+	}
+	unlock, err := f.lockReal(context.Background(), reals, 5*time.Second)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if committed {
+		for _, e := range entries {
+			if e.Backup != "" {
+				atDir(e.Dir, func(dfd int) { unix.Unlinkat(dfd, e.Backup, 0) })
+			}
+		}
+	} else {
+		rollBack(entries)
+	}
+	unix.Unlink(path)
+}
+
+// rollBack undoes entries, the last first: a backup goes back over its
+// target, a new file (the staged one, by identity) is unlinked, a staged
+// file not renamed is removed.
+func rollBack(entries []journalEntry) {
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		atDir(e.Dir, func(dfd int) {
+			if e.Backup != "" {
+				var b, cur unix.Stat_t
+				switch {
+				case unix.Fstatat(dfd, e.Backup, &b, unix.AT_SYMLINK_NOFOLLOW) != nil:
+					// The link was never made: the target was not touched.
+				case unix.Fstatat(dfd, e.Name, &cur, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&cur) == identity(&b):
+					// Not replaced yet (rename over a link of the same
+					// file would do nothing): only the link goes.
+					unix.Unlinkat(dfd, e.Backup, 0)
+				default:
+					unix.Renameat(dfd, e.Backup, dfd, e.Name)
+				}
+			} else if e.StagedID != "" {
+				var st unix.Stat_t
+				if unix.Fstatat(dfd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&st) == e.StagedID {
+					unix.Unlinkat(dfd, e.Name, 0)
+				}
+			}
+			if e.Staged != "" {
+				unix.Unlinkat(dfd, e.Staged, 0) // absent once renamed
+			}
+			unix.Fsync(dfd)
+		})
+	}
+}
+
+// atDir runs fn on a descriptor of the directory dir, a real path a
+// journal recorded, opened without following a final link.
+func atDir(dir string, fn func(dfd int)) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	fn(fd)
+}

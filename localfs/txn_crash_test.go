@@ -1,0 +1,164 @@
+package localfs
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"golang.org/x/sys/unix"
+)
+
+// killAtEnv makes TestTxnCommitter kill its process just before its N-th
+// durable call (a rename or an fsync): every point of a commit, the
+// commit point's two sides included.
+const killAtEnv = "AGENTFS_TEST_TXN_KILL_AT"
+
+// TestTxnCommitter is the child of TestTxnSurvivesKills: it commits one
+// transaction in the directory given by its working directory.
+func TestTxnCommitter(t *testing.T) {
+	at, err := strconv.Atoi(os.Getenv(killAtEnv))
+	if err != nil {
+		t.Skip("only a re-executed helper process runs this")
+	}
+	calls := 0
+	kill := func() {
+		if calls++; calls == at {
+			unix.Kill(os.Getpid(), unix.SIGKILL)
+		}
+	}
+	fsync, renameat := syscalls.fsync, syscalls.renameat
+	syscalls.fsync = func(fd int) error { kill(); return fsync(fd) }
+	syscalls.renameat = func(od int, o string, nd int, n string) error { kill(); return renameat(od, o, nd, n) }
+	dir, _ := os.Getwd()
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ops := txnOps()
+	paths := make([]string, len(ops))
+	for i, op := range ops {
+		paths[i] = op.Path
+	}
+	unlock, err := fsys.LockAll(ctx, paths, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := fsys.Commit(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func txnOps() []backend.Op {
+	return []backend.Op{
+		{Path: "a.txt", Data: []byte("new a\n")},
+		{Path: "b.txt", Remove: true},
+		{Path: "sub/c.txt", Data: []byte("new c\n")},
+		{Path: "sub/d.txt", Data: []byte("new d\n")},
+	}
+}
+
+// A transaction killed at any point of its commit is, once the next
+// agentfs starts, either wholly undone or wholly done, with nothing of it
+// left behind: no staged file, backup or journal.
+func TestTxnSurvivesKills(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
+	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+	outcomes := map[string]int{}
+	for at := 1; ; at++ {
+		dir := t.TempDir()
+		for p, data := range before {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+			must(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTxnCommitter$")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), killAtEnv+"="+strconv.Itoa(at))
+		out, err := cmd.CombinedOutput()
+		killed := false
+		if ee, ok := err.(*exec.ExitError); ok {
+			ws, _ := ee.Sys().(syscall.WaitStatus)
+			killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
+		}
+		if err != nil && !killed {
+			t.Fatalf("kill at %d: the committer failed: %v\n%s", at, err, out)
+		}
+		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir}) // recovers
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys.Close()
+		got := contents(t, dir)
+		switch {
+		case equalTree(got, before):
+			outcomes["undone"]++
+		case equalTree(got, after):
+			outcomes["done"]++
+		default:
+			t.Fatalf("kill at %d (killed %v): the tree is %q, neither before nor after", at, killed, got)
+		}
+		if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+			t.Fatalf("kill at %d: journals left: %v", at, j)
+		}
+		if !killed {
+			if !equalTree(got, after) {
+				t.Fatalf("a commit that was not killed left %q", got)
+			}
+			break
+		}
+		outcomes["killed"]++
+	}
+	t.Logf("outcomes over every kill point: %v", outcomes)
+	if outcomes["undone"] == 0 || outcomes["done"] < 2 {
+		t.Errorf("the kills did not land on both sides of the commit point: %v", outcomes)
+	}
+}
+
+// contents maps every path below dir to its content.
+func contents(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func equalTree(a, b map[string]string) bool {
+	ka, kb := make([]string, 0, len(a)), make([]string, 0, len(b))
+	for k := range a {
+		ka = append(ka, k)
+	}
+	for k := range b {
+		kb = append(kb, k)
+	}
+	slices.Sort(ka)
+	slices.Sort(kb)
+	if !slices.Equal(ka, kb) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
