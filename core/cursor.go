@@ -47,9 +47,13 @@ func (c cursor) encode() string {
 	return s
 }
 
-// resume decodes text, the cursor a request passes, for the request whose
-// digest is digest and whose offset is offset (0 or the cursor's own).
-func resume(text, digest string, offset int) (cursor, error) {
+// resume decodes text, the cursor a request passes (none when empty), for
+// the request whose digest is digest and whose offset is *offset (0 or the
+// cursor's own), which it then sets to the cursor's.
+func resume(text, digest string, offset *int) (cursor, error) {
+	if text == "" {
+		return cursor{}, nil
+	}
 	bad := func(why string) error {
 		return fault.InvalidArgument("cursor %s.", why).
 			WithHint("pass the nextCursor of the previous page of the same request, unchanged, or page with --offset")
@@ -62,9 +66,10 @@ func resume(text, digest string, offset int) (cursor, error) {
 	if c.Request != digest {
 		return cursor{}, bad("belongs to another request: the query, path or options differ")
 	}
-	if offset != 0 && offset != c.Offset {
-		return cursor{}, fault.InvalidArgument("offset %d and the cursor's offset %d differ.", offset, c.Offset).
+	if *offset != 0 && *offset != c.Offset {
+		return cursor{}, fault.InvalidArgument("offset %d and the cursor's offset %d differ.", *offset, c.Offset).
 			WithHint("pass the cursor alone, or with the nextOffset of the same page")
 	}
+	*offset = c.Offset
 	return c, nil
 }

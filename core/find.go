@@ -117,13 +117,9 @@ func (t *Tools) walker() (backend.Walker, error) {
 // so the cost of a page does not grow with the size of the tree.
 func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
 	digest := req.digest()
-	var from cursor
-	if req.Cursor != "" {
-		var err error
-		if from, err = resume(req.Cursor, digest, req.Offset); err != nil {
-			return nil, err
-		}
-		req.Offset = from.Offset
+	from, err := resume(req.Cursor, digest, &req.Offset)
+	if err != nil {
+		return nil, err
 	}
 	limit, err := PageWindow(req.Offset, req.Limit, FindDefaultLimit, FindMaxLimit)
 	if err != nil {

@@ -218,13 +218,9 @@ const grepBatch = 16
 // soon as the page is known to be full.
 func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) {
 	digest := req.digest()
-	var from cursor
-	if req.Cursor != "" {
-		var err error
-		if from, err = resume(req.Cursor, digest, req.Offset); err != nil {
-			return nil, err
-		}
-		req.Offset = from.Offset
+	from, err := resume(req.Cursor, digest, &req.Offset)
+	if err != nil {
+		return nil, err
 	}
 	limit, err := PageWindow(req.Offset, req.Limit, GrepDefaultLimit, GrepMaxLimit)
 	if err != nil {

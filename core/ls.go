@@ -64,13 +64,9 @@ const (
 // temporary files) are listed with ignored set, and not descended into.
 func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	digest := req.digest()
-	var from cursor
-	if req.Cursor != "" {
-		var err error
-		if from, err = resume(req.Cursor, digest, req.Offset); err != nil {
-			return nil, err
-		}
-		req.Offset = from.Offset
+	from, err := resume(req.Cursor, digest, &req.Offset)
+	if err != nil {
+		return nil, err
 	}
 	limit, err := PageWindow(req.Offset, req.Limit, LsDefaultLimit, LsMaxLimit)
 	if err != nil {
