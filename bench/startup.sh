@@ -17,7 +17,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 flags=(-trimpath -ldflags='-s -w')
-CGO_ENABLED=0 go build "${flags[@]}" -o "$tmp/agentfs" ./cmd/agentfs
+CGO_ENABLED=0 go build "${flags[@]}" -tags urfave_cli_no_docs -o "$tmp/agentfs" ./cmd/agentfs
 printf 'package main\n\nfunc main() {}\n' >"$tmp/empty.go"
 (cd "$tmp" && CGO_ENABLED=0 go build "${flags[@]}" -o empty empty.go)
 echo "agentfs $(stat -c %s "$tmp/agentfs") bytes, empty binary $(stat -c %s "$tmp/empty") bytes;" \
