@@ -80,7 +80,10 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
-	args, err := reorderArgs(args, commands(), globalFlags())
+	// Built once: making the commands reflects over every request type,
+	// a cost paid on each call.
+	cmds := commands()
+	args, err := reorderArgs(args, cmds, globalFlags())
 	if err != nil {
 		return out.fail(err)
 	}
@@ -89,7 +92,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		Usage:           "bounded, confined, lossless file tools for AI agents",
 		Version:         buildVersion().Version,
 		Flags:           globalFlags(),
-		Commands:        commands(),
+		Commands:        cmds,
 		Reader:          s.Stdin,
 		Writer:          s.Stdout,
 		ErrWriter:       io.Discard,
