@@ -290,9 +290,12 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 // decode fills req from exactly one of the three request forms.
 func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req) (more []string, repeated core.FieldSpec, err error) {
 	args := c.Args().Slice()
+	// isSet is asked once per flag: urfave/cli's IsSet scans every flag.
 	var setFlags []string
-	for _, s := range specs {
+	isSet := make([]bool, len(specs))
+	for i, s := range specs {
 		if s.Flag != "" && c.IsSet(s.Flag) {
+			isSet[i] = true
 			setFlags = append(setFlags, "--"+s.Flag)
 		}
 	}
@@ -317,8 +320,8 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	// Positional arguments fill, in order, the argument fields that no flag
 	// set: "find --pattern P DIR" puts DIR in path, not in pattern.
 	var open []core.FieldSpec
-	for _, s := range specs {
-		if s.Flag != "" && c.IsSet(s.Flag) {
+	for i, s := range specs {
+		if isSet[i] {
 			if err := setFromFlag(c, v.FieldByIndex(s.Index), s); err != nil {
 				return nil, repeated, err
 			}
