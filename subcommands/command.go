@@ -290,11 +290,16 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 // decode fills req from exactly one of the three request forms.
 func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req) (more []string, repeated core.FieldSpec, err error) {
 	args := c.Args().Slice()
-	// isSet is asked once per flag: urfave/cli's IsSet scans every flag.
+	// The flags set, from one visit of the parsed ones: urfave/cli's IsSet
+	// scans every flag for each name asked, running a regexp on each.
+	given := map[string]bool{}
+	for _, n := range c.LocalFlagNames() {
+		given[n] = true
+	}
 	var setFlags []string
 	isSet := make([]bool, len(specs))
 	for i, s := range specs {
-		if s.Flag != "" && c.IsSet(s.Flag) {
+		if s.Flag != "" && given[s.Flag] {
 			isSet[i] = true
 			setFlags = append(setFlags, "--"+s.Flag)
 		}
