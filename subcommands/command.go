@@ -47,6 +47,11 @@ type tool[Req, Res any] struct {
 	multi bool
 }
 
+// header is the command without its flags: what --help lists.
+func (t tool[Req, Res]) header() *cli.Command {
+	return &cli.Command{Name: t.name, Usage: t.usage, ArgsUsage: t.argsUsage}
+}
+
 func (t tool[Req, Res]) command() *cli.Command {
 	specs := core.Fields(reflect.TypeFor[Req]())
 	flags := []cli.Flag{&cli.StringFlag{Name: "json", Usage: "the request as a JSON object, or - to read it from stdin"}}
@@ -497,25 +502,10 @@ func setField(v reflect.Value, text string, s core.FieldSpec) error {
 // stops at the first positional) and hoists global flags given after the
 // subcommand. An unknown subcommand is refused here, naming the closest.
 func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]string, error) {
-	out := []string{"agentfs"}
-	i := 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			i++
-			break
-		}
-		if !isFlagArg(a) {
-			break
-		}
-		out = append(out, a)
-		if takesValue(globals, a) && i+1 < len(args) {
-			i++
-			out = append(out, args[i])
-		}
-	}
+	lead, i := leadingGlobals(args, globals)
+	out := append([]string{"agentfs"}, lead...)
 	if i >= len(args) {
-		for _, a := range out[1:] {
+		for _, a := range lead {
 			if isHelp(a) || a == "-v" || a == "--version" {
 				return out, nil
 			}
@@ -576,6 +566,41 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		out = append(append(out, "--"), positional...)
 	}
 	return out, nil
+}
+
+// leadingGlobals returns the global flags (with their values) before the
+// subcommand, and the index in args of the subcommand, len(args) if none.
+func leadingGlobals(args []string, globals []cli.Flag) ([]string, int) {
+	var lead []string
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if !isFlagArg(a) {
+			break
+		}
+		lead = append(lead, a)
+		if takesValue(globals, a) && i+1 < len(args) {
+			i++
+			lead = append(lead, args[i])
+		}
+	}
+	return lead, i
+}
+
+// calledName is the subcommand that args call ("help ls" calls ls), or "".
+func calledName(args []string, globals []cli.Flag) string {
+	_, i := leadingGlobals(args, globals)
+	if i < len(args) && args[i] == "help" {
+		i++
+	}
+	if i >= len(args) {
+		return ""
+	}
+	return args[i]
 }
 
 func isFlagArg(a string) bool { return len(a) > 1 && a[0] == '-' }
