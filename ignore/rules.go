@@ -127,8 +127,8 @@ func (r *rule) matches(rel []string, isDir bool) bool {
 	return !r.shape.DirOnly || r.pat.Match(subject, false) == gitignore.NoMatch
 }
 
-// Rules are the compiled rules of one ignore file's rules, of which the
-// last that matches decides. As in ripgrep's globset, rules are indexed by
+// Rules are the compiled rules of one ignore file, of which the last that
+// matches decides. As in ripgrep's globset, rules are indexed by
 // what an entry must hold for them to match (the whole name, a literal
 // start, end or inner run of the name, literal leading components of the
 // path, a component anywhere), so that an entry is tested only against the
