@@ -3,6 +3,7 @@ package core
 import (
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/agentfs/agentfs/fault"
 )
@@ -13,12 +14,16 @@ func lineCutMarker(size int64) string {
 	return " …[line cut: " + strconv.FormatInt(size, 10) + " bytes in all]"
 }
 
-var lineCutPattern = regexp.MustCompile(` …\[line cut: \d+ bytes in all\]`)
+// lineCutPattern is compiled on first use: only writes and edits check it,
+// and start-up is paid on every call.
+var lineCutPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(` …\[line cut: \d+ bytes in all\]`)
+})
 
 // checkNoLineCut refuses text that holds read's cut marker: content read
 // with lines cut and written back would destroy the rest of those lines.
 func checkNoLineCut(field, text string) error {
-	if !lineCutPattern.MatchString(text) {
+	if !lineCutPattern().MatchString(text) {
 		return nil
 	}
 	return fault.InvalidArgument("%s holds a line that read cut (…[line cut: N bytes in all]); writing it would destroy the rest of that line.", field).

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -481,8 +482,11 @@ func reindentText(s string, f func(string) string) string {
 }
 
 // gutterRe is a line-number gutter pasted from a read: "  12\t", "12: ",
-// "12:" on a blank line, or "12→".
-var gutterRe = regexp.MustCompile(`^ *([0-9]+)(\t|: |:$|→)`)
+// "12:" on a blank line, or "12→". It is compiled on first use: only edits
+// need it, and start-up is paid on every call.
+var gutterRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^ *([0-9]+)(\t|: |:$|→)`)
+})
 
 // stripGutter removes a line-number gutter from every line of s when every
 // line has one and the numbers count up by one; first is the first number.
@@ -491,7 +495,7 @@ func stripGutter(s string) (out string, first int, ok bool) {
 	lines, withEOL := splitLines(s)
 	prev := -1
 	for i, l := range lines {
-		m := gutterRe.FindStringSubmatchIndex(l)
+		m := gutterRe().FindStringSubmatchIndex(l)
 		if m == nil {
 			return s, 0, false
 		}
@@ -518,7 +522,7 @@ func stripGutter(s string) (out string, first int, ok bool) {
 func stripGutterLines(s string, first, last int) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		m := gutterRe.FindStringSubmatchIndex(l)
+		m := gutterRe().FindStringSubmatchIndex(l)
 		if m == nil {
 			continue
 		}

@@ -285,7 +285,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	}
 	if tw.TotalLines == nil && start > 0 && info.Size <= ReadCountMaxBytes {
 		// The lines the window's reader has passed, and a count of the rest.
-		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos)
+		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos, info.Size-lr.pos)
 		if err != nil {
 			return nil, ioError(err, display)
 		}

@@ -58,7 +58,7 @@ func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader
 		// Count the lines before start in the stream itself, which then
 		// stands at start for the window; the hash is left behind.
 		raw := rawStream(br, f)
-		before, read, err := countLines(ctx, io.LimitReader(raw, start), c, 0)
+		before, read, err := countLines(ctx, io.LimitReader(raw, start), c, 0, start)
 		if err == nil && read < start {
 			err = errChanged
 		}
@@ -136,9 +136,11 @@ func rawStream(br *bufio.Reader, src io.Reader) io.Reader {
 
 // countLines counts the lines of r to its end, r starting at file offset
 // from: its newline units, and one more for bytes after the last. It also
-// returns how many bytes it read.
-func countLines(ctx context.Context, r io.Reader, c codec, from int64) (int, int64, error) {
-	buf := make([]byte, countChunk)
+// returns how many bytes it read. expect, the bytes it should find, sizes
+// its buffer: counting the rest of a small file needs no 256 KiB, whose
+// pages a new process would fault in and clear on every call.
+func countLines(ctx context.Context, r io.Reader, c codec, from, expect int64) (int, int64, error) {
+	buf := make([]byte, min(max(expect+1, sniffBytes+1), countChunk))
 	lines, read := 0, int64(0)
 	// tail: some bytes follow the last newline; prev: for UTF-16, the
 	// first byte of a unit split across two reads.

@@ -52,21 +52,41 @@ func newTempRecord(p string) (*tempRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd, err := unix.Open(rp, unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	fd, err := createLocked(rp, []byte(p+"\n"))
 	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		// The names are random: a held record is a collision, never a wait.
-		unix.Close(fd)
-		return nil, err
-	}
-	if _, err := unix.Write(fd, []byte(p+"\n")); err != nil {
-		unix.Close(fd)
 		return nil, err
 	}
 	return &tempRecord{fd: fd, path: rp}, nil
 }
+
+// createLocked makes the file at path with data in it, flocked by the
+// returned descriptor before it appears at path: it is written under a
+// fresh name and renamed, so that a sweep or a recovery, which takes the
+// file's flock to learn that its writer is dead, can never take it first.
+func createLocked(path string, data []byte) (int, error) {
+	tmp := path + partialSuffix + strings.TrimPrefix(tempName(), tempPrefix)
+	fd, err := unix.Open(tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return -1, err
+	}
+	err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		_, err = unix.Write(fd, data)
+	}
+	if err == nil {
+		err = unix.Rename(tmp, path)
+	}
+	if err != nil {
+		unix.Unlink(tmp)
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// partialSuffix marks a state file not yet in place (see createLocked),
+// which sweeps and recoveries pass over.
+const partialSuffix = ".partial-"
 
 // bind writes the identity of the created temp file into the record.
 func (r *tempRecord) bind(tempFd int) error {
@@ -184,7 +204,9 @@ func sweepRecords() {
 		return
 	}
 	for _, n := range names {
-		sweepRecord(filepath.Join(d, n.Name()), -1)
+		if !strings.Contains(n.Name(), partialSuffix) {
+			sweepRecord(filepath.Join(d, n.Name()), -1)
+		}
 	}
 }
 

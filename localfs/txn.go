@@ -275,18 +275,12 @@ func newJournal(preps []*prepared) (*journal, error) {
 		return nil, ioErr(err)
 	}
 	p := filepath.Join(d, strings.TrimPrefix(tempName(), tempPrefix)+journalPending)
-	fd, err := unix.Open(p, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	fd, err := createLocked(p, data)
 	if err != nil {
 		return nil, ioErr(err)
 	}
 	j := &journal{fd: fd, path: p}
-	err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-	if err == nil {
-		_, err = unix.Write(fd, data)
-	}
-	if err == nil {
-		err = syscalls.fsync(fd)
-	}
+	err = syscalls.fsync(fd)
 	if err == nil {
 		err = syncPath(d)
 	}

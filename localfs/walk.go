@@ -9,14 +9,13 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/agentfs/agentfs/ignore"
 	"golang.org/x/sys/unix"
 )
 
 var _ backend.Walker = (*FS)(nil)
 
-// Ignore files, from the highest precedence to the lowest, as ripgrep ranks
-// them (.agentfsignore plays the part of ripgrep's --ignore-file).
+// The ignore files a directory may hold (package ignore ranks them).
 const (
 	agentfsIgnoreFile = ".agentfsignore"
 	ignoreFile        = ".ignore"
@@ -37,7 +36,8 @@ type walker struct {
 	opts    backend.WalkOptions
 	visit   func(backend.WalkEntry) error
 	display string
-	ign     ignoreSets
+	ign     ignore.Sets
+	exclude ignore.Excludes
 	// denyBelow are the deny roots inside the walk, checked by name; the
 	// others are checked by the identity of each directory opened.
 	denyBelow []string
@@ -89,7 +89,8 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").
 			WithPath(t.display(f)).WithHint("pass a directory; use read to read a file")
 	}
-	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10)}
+	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10),
+		exclude: ignore.NewExcludes(opts.Exclude)}
 	w.info = func() (backend.FileInfo, error) { return infoAt(w.cur.fd, w.cur.name, w.cur.display) }
 	w.realStart = realPath(dir, t.root.path+"/"+t.rel)
 	for _, d := range f.deny {
@@ -102,12 +103,12 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 		comps = strings.Split(t.rel, "/")
 	}
 	if !opts.NoIgnore {
-		w.ign.done = ctx.Done()
+		w.ign.Done = ctx.Done()
 		if err := w.loadAncestors(t, comps); err != nil {
 			return err
 		}
-		if len(comps) > 0 && w.ign.match(comps, true) {
-			w.ign.setStart(comps)
+		if len(comps) > 0 && w.ign.Match(comps, true) {
+			w.ign.SetStart(comps)
 		}
 	}
 	fd, err := unix.Dup(int(dir.Fd()))
@@ -161,15 +162,12 @@ func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, disp
 	has := func(n string) bool { return names == nil || names[n] }
 	depth := len(comps)
 	var failed error
-	read := func(set []*ruleSet, name string) []*ruleSet {
-		f, err := readIgnore(fd, name, depth)
+	read := func(k ignore.Kind, name string) {
+		data, err := readIgnore(fd, name)
 		if err != nil && failed == nil {
 			failed = mapErr(err, display+"/"+name)
 		}
-		if f == nil {
-			return set
-		}
-		return append(set, f)
+		w.ign.Add(k, ignore.Compile(data, depth))
 	}
 	if has(gitDir) {
 		isDir, err := isDirAt(fd, gitDir)
@@ -177,20 +175,18 @@ func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, disp
 			return mapErr(err, display+"/"+gitDir)
 		}
 		if isDir {
-			// A repository starts here: the outer repository's .gitignore
-			// files and info/exclude are not its own.
-			w.ign.git = nil
-			w.ign.exclude = read(nil, gitDir+"/info/exclude")
+			w.ign.StartRepository()
+			read(ignore.Exclude, gitDir+"/info/exclude")
 		}
 	}
 	if has(gitignoreFile) {
-		w.ign.git = read(w.ign.git, gitignoreFile)
+		read(ignore.Git, gitignoreFile)
 	}
 	if has(ignoreFile) {
-		w.ign.ignore = read(w.ign.ignore, ignoreFile)
+		read(ignore.Ignore, ignoreFile)
 	}
 	if has(agentfsIgnoreFile) {
-		w.ign.agentfs = read(w.ign.agentfs, agentfsIgnoreFile)
+		read(ignore.Agentfs, agentfsIgnoreFile)
 	}
 	return failed
 }
@@ -208,12 +204,11 @@ func isDirAt(fd int, name string) (bool, error) {
 	return st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
 }
 
-// readIgnore reads and compiles one ignore file, opened without following
-// links, of the directory fd at depth components below the root. A file
-// that is missing, a link, not a regular file or unreadable has no rules,
-// as in git; any other error is returned, since leaving its rules out
-// would show what it ignores.
-func readIgnore(dirfd int, name string, depth int) (*ruleSet, error) {
+// readIgnore reads one ignore file of the directory fd, opened without
+// following links. A file that is missing, a link, not a regular file or
+// unreadable has no rules (no bytes), as in git; any other error is
+// returned, since leaving its rules out would show what it ignores.
+func readIgnore(dirfd int, name string) ([]byte, error) {
 	fd, err := openatNoFollow(dirfd, name)
 	if err != nil {
 		// EINVAL: not a regular file (openatNoFollow); ENXIO: a socket.
@@ -223,11 +218,7 @@ func readIgnore(dirfd int, name string, depth int) (*ruleSet, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	data, err := io.ReadAll(io.LimitReader(&fdReader{fd: fd}, maxIgnoreFile))
-	if err != nil {
-		return nil, err
-	}
-	return compileIgnore(data, depth), nil
+	return io.ReadAll(io.LimitReader(&fdReader{fd: fd}, maxIgnoreFile))
 }
 
 // openatNoFollow opens a regular file relative to dirfd, refusing a link or
@@ -325,7 +316,7 @@ type walkLevel struct {
 	// relLen and depth are the lengths of its path in w.rel and of its
 	// components in w.comps; the deeper levels write after them.
 	relLen, depth int
-	saved         ignoreSets
+	saved         ignore.Sets
 	// onFrom: the level lies on the path of WalkOptions.From, whose
 	// component at this level is fromName.
 	onFrom   bool
@@ -429,12 +420,12 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 	erel := string(w.rel)
 	w.rel = w.rel[:lv.relLen]
 	isDir := e.typ == backend.TypeDir
-	if w.excluded(erel, e.name, isDir) {
+	if w.exclude.Match(erel, e.name, isDir) {
 		return nil
 	}
 	w.comps = append(w.comps[:lv.depth], e.name)
-	if !w.opts.NoIgnore && !ignored && !w.ign.empty() {
-		ignored = w.ign.match(w.comps, isDir)
+	if !w.opts.NoIgnore && !ignored && !w.ign.Empty() {
+		ignored = w.ign.Match(w.comps, isDir)
 		if err := w.ctx.Err(); err != nil {
 			return err // the match may have been cut short
 		}
@@ -515,28 +506,6 @@ func (w *walker) here() string {
 		return w.display
 	}
 	return w.join(string(w.rel))
-}
-
-// excluded applies --exclude: a glob with a slash matches the path from the
-// start, one without matches the name at any depth, and a final slash
-// (build/) matches directories only, as in an ignore file.
-func (w *walker) excluded(rel, name string, isDir bool) bool {
-	for _, g := range w.opts.Exclude {
-		if dirOnly := strings.HasSuffix(g, "/"); dirOnly {
-			if !isDir {
-				continue
-			}
-			g = strings.TrimSuffix(g, "/")
-		}
-		subject := name
-		if strings.Contains(g, "/") {
-			subject = rel
-		}
-		if doublestar.MatchUnvalidated(g, subject) {
-			return true
-		}
-	}
-	return false
 }
 
 // deniedDir reports a directory (fd, with the identity st) that is a deny

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/agentfs/agentfs/ignore"
 )
 
 // gitDir is never walked, as in every backend.
@@ -36,7 +36,7 @@ func (m *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 	if opts.From != "" {
 		from = strings.Split(opts.From, "/")
 	}
-	err = m.walkDir(ctx, c, "", from, opts, visit)
+	err = m.walkDir(ctx, c, "", from, opts, ignore.NewExcludes(opts.Exclude), visit)
 	if errors.Is(err, backend.ErrStopWalk) {
 		return nil
 	}
@@ -45,7 +45,7 @@ func (m *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 
 // walkDir walks dir, at rel from the start; from, when set, is the rest of
 // WalkOptions.From below dir.
-func (m *FS) walkDir(ctx context.Context, dir, rel string, from []string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+func (m *FS) walkDir(ctx context.Context, dir, rel string, from []string, opts backend.WalkOptions, exclude ignore.Excludes, visit func(backend.WalkEntry) error) error {
 	m.mu.Lock()
 	names := m.children(dir)
 	m.mu.Unlock()
@@ -63,7 +63,7 @@ func (m *FS) walkDir(ctx context.Context, dir, rel string, from []string, opts b
 			continue // removed since the listing
 		}
 		ignored := name == gitDir
-		if ignored && !opts.ShowIgnored || excluded(opts.Exclude, erel, name, info.Type == backend.TypeDir) {
+		if ignored && !opts.ShowIgnored || exclude.Match(erel, name, info.Type == backend.TypeDir) {
 			continue
 		}
 		e := backend.WalkEntry{Path: full, Rel: erel, Name: name, Type: info.Type, Ignored: ignored,
@@ -88,30 +88,10 @@ func (m *FS) walkDir(ctx context.Context, dir, rel string, from []string, opts b
 		}
 		from = nil
 		if info.Type == backend.TypeDir && !ignored {
-			if err := m.walkDir(ctx, full, erel, below, opts, visit); err != nil {
+			if err := m.walkDir(ctx, full, erel, below, opts, exclude, visit); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// excluded applies WalkOptions.Exclude as localfs does.
-func excluded(globs []string, rel, name string, isDir bool) bool {
-	for _, g := range globs {
-		if dirOnly := strings.HasSuffix(g, "/"); dirOnly {
-			if !isDir {
-				continue
-			}
-			g = strings.TrimSuffix(g, "/")
-		}
-		subject := name
-		if strings.Contains(g, "/") {
-			subject = rel
-		}
-		if doublestar.MatchUnvalidated(g, subject) {
-			return true
-		}
-	}
-	return false
 }

@@ -31,9 +31,19 @@ type Streams struct {
 	Stdout, Stderr io.Writer
 }
 
-// commands lists every subcommand, in the order of --help.
-func commands() []*cli.Command {
-	return []*cli.Command{
+// subcommand makes one entry of commands: the whole command, or only its
+// header (name and usage) for --help's list.
+type subcommand interface {
+	command() *cli.Command
+	header() *cli.Command
+}
+
+// commands lists every subcommand, in the order of --help. Making a tool's
+// flags reflects over its request type, work paid on every call, so only
+// the subcommand called is made whole, or all of them when called is "".
+func commands(called string) []*cli.Command {
+	var cmds []*cli.Command
+	for _, s := range []subcommand{
 		readCommand(),
 		lsCommand(),
 		findCommand(),
@@ -42,7 +52,14 @@ func commands() []*cli.Command {
 		editCommand(),
 		rmCommand(),
 		versionCommand(),
+	} {
+		c := s.header()
+		if called == "" || c.Name == called {
+			c = s.command()
+		}
+		cmds = append(cmds, c)
 	}
+	return cmds
 }
 
 // globalFlags are accepted before the subcommand and, hoisted by
@@ -81,7 +98,9 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
-	args, err := reorderArgs(args, commands(), globalFlags())
+	globals := globalFlags()
+	cmds := commands(calledName(args, globals))
+	args, err := reorderArgs(args, cmds, globals)
 	if err != nil {
 		return out.fail(err)
 	}
@@ -90,7 +109,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		Usage:           "bounded, confined, lossless file tools for AI agents",
 		Version:         buildVersion().Version,
 		Flags:           globalFlags(),
-		Commands:        commands(),
+		Commands:        cmds,
 		Reader:          s.Stdin,
 		Writer:          s.Stdout,
 		ErrWriter:       io.Discard,

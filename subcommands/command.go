@@ -48,6 +48,11 @@ type tool[Req, Res any] struct {
 	multi bool
 }
 
+// header is the command without its flags: what --help lists.
+func (t tool[Req, Res]) header() *cli.Command {
+	return &cli.Command{Name: t.name, Usage: t.usage, ArgsUsage: t.argsUsage}
+}
+
 func (t tool[Req, Res]) command() *cli.Command {
 	specs := core.Fields(reflect.TypeFor[Req]())
 	flags := []cli.Flag{&cli.StringFlag{Name: "json", Usage: "the request as a JSON object, or - to read it from stdin"}}
@@ -293,9 +298,17 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 // decode fills req from exactly one of the three request forms.
 func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req) (more []string, repeated core.FieldSpec, err error) {
 	args := c.Args().Slice()
+	// The flags set, from one visit of the parsed ones: urfave/cli's IsSet
+	// scans every flag for each name asked, running a regexp on each.
+	given := map[string]bool{}
+	for _, n := range c.LocalFlagNames() {
+		given[n] = true
+	}
 	var setFlags []string
-	for _, s := range specs {
-		if s.Flag != "" && c.IsSet(s.Flag) {
+	isSet := make([]bool, len(specs))
+	for i, s := range specs {
+		if s.Flag != "" && given[s.Flag] {
+			isSet[i] = true
 			setFlags = append(setFlags, "--"+s.Flag)
 		}
 	}
@@ -320,8 +333,8 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	// Positional arguments fill, in order, the argument fields that no flag
 	// set: "find --pattern P DIR" puts DIR in path, not in pattern.
 	var open []core.FieldSpec
-	for _, s := range specs {
-		if s.Flag != "" && c.IsSet(s.Flag) {
+	for i, s := range specs {
+		if isSet[i] {
 			if err := setFromFlag(c, v.FieldByIndex(s.Index), s); err != nil {
 				return nil, repeated, err
 			}
@@ -492,25 +505,10 @@ func setField(v reflect.Value, text string, s core.FieldSpec) error {
 // stops at the first positional) and hoists global flags given after the
 // subcommand. An unknown subcommand is refused here, naming the closest.
 func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]string, error) {
-	out := []string{"agentfs"}
-	i := 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			i++
-			break
-		}
-		if !isFlagArg(a) {
-			break
-		}
-		out = append(out, a)
-		if takesValue(globals, a) && i+1 < len(args) {
-			i++
-			out = append(out, args[i])
-		}
-	}
+	lead, i := leadingGlobals(args, globals)
+	out := append([]string{"agentfs"}, lead...)
 	if i >= len(args) {
-		for _, a := range out[1:] {
+		for _, a := range lead {
 			if isHelp(a) || a == "-v" || a == "--version" {
 				return out, nil
 			}
@@ -571,6 +569,41 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		out = append(append(out, "--"), positional...)
 	}
 	return out, nil
+}
+
+// leadingGlobals returns the global flags (with their values) before the
+// subcommand, and the index in args of the subcommand, len(args) if none.
+func leadingGlobals(args []string, globals []cli.Flag) ([]string, int) {
+	var lead []string
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if !isFlagArg(a) {
+			break
+		}
+		lead = append(lead, a)
+		if takesValue(globals, a) && i+1 < len(args) {
+			i++
+			lead = append(lead, args[i])
+		}
+	}
+	return lead, i
+}
+
+// calledName is the subcommand that args call ("help ls" calls ls), or "".
+func calledName(args []string, globals []cli.Flag) string {
+	_, i := leadingGlobals(args, globals)
+	if i < len(args) && args[i] == "help" {
+		i++
+	}
+	if i >= len(args) {
+		return ""
+	}
+	return args[i]
 }
 
 func isFlagArg(a string) bool { return len(a) > 1 && a[0] == '-' }

@@ -299,7 +299,7 @@ func TestRunStoppableAbandonsUncancellableWork(t *testing.T) {
 // 7.7): the camelCase of each flag is a field that --json knows.
 func TestFlagsAreKebabTwins(t *testing.T) {
 	t.Chdir(t.TempDir())
-	for _, c := range commands() {
+	for _, c := range commands("") {
 		for _, f := range c.Flags {
 			name := f.Names()[0]
 			if name == "json" || name == "help" {

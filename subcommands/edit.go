@@ -5,10 +5,9 @@ import (
 	"fmt"
 
 	"github.com/agentfs/agentfs/core"
-	"github.com/urfave/cli/v2"
 )
 
-func editCommand() *cli.Command {
+func editCommand() subcommand {
 	return tool[core.EditRequest, *core.EditResult]{
 		name:      "edit",
 		usage:     "replace text in a file: --old-text TEXT --new-text TEXT (or --old, --new), or several edits with --json",
@@ -17,7 +16,7 @@ func editCommand() *cli.Command {
 			return t.Edit(ctx, *req)
 		},
 		text: dataOnly(editText),
-	}.command()
+	}
 }
 
 // editText renders an edit for --format text: the diff, as git prints it.

@@ -6,10 +6,9 @@ import (
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
-	"github.com/urfave/cli/v2"
 )
 
-func findCommand() *cli.Command {
+func findCommand() subcommand {
 	return tool[core.FindRequest, *core.FindResult]{
 		name:      "find",
 		usage:     "find paths by glob below a directory, honouring ignore files, a page at a time",
@@ -31,7 +30,7 @@ func findCommand() *cli.Command {
 		found: func(r *core.FindResult) (bool, bool) {
 			return len(r.Results) > 0, false
 		},
-	}.command()
+	}
 }
 
 // findText renders one path a line, / after a directory and @ after a

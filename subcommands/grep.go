@@ -6,10 +6,9 @@ import (
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
-	"github.com/urfave/cli/v2"
 )
 
-func grepCommand() *cli.Command {
+func grepCommand() subcommand {
 	return tool[core.GrepRequest, *core.GrepResult]{
 		name:      "grep",
 		usage:     "search file contents below a path, honouring ignore files, a page at a time",
@@ -30,7 +29,7 @@ func grepCommand() *cli.Command {
 		found: func(r *core.GrepResult) (bool, bool) {
 			return r.Count > 0, r.TimedOut
 		},
-	}.command()
+	}
 }
 
 // grepText renders a page as rg -n does: path:line:text for a matching

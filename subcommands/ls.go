@@ -7,10 +7,9 @@ import (
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
-	"github.com/urfave/cli/v2"
 )
 
-func lsCommand() *cli.Command {
+func lsCommand() subcommand {
 	return tool[core.LsRequest, *core.LsResult]{
 		name:      "ls",
 		usage:     "list a directory (or with --depth a bounded tree), a page at a time, in name order",
@@ -22,7 +21,7 @@ func lsCommand() *cli.Command {
 		next: func(req *core.LsRequest, r *core.LsResult) (string, bool) {
 			return walkPage(&req.Offset, &req.Cursor, r.NextOffset, r.NextCursor)
 		},
-	}.command()
+	}
 }
 
 // lsText renders a listing for --format text, as ls -F does: one entry a

@@ -5,10 +5,9 @@ import (
 	"fmt"
 
 	"github.com/agentfs/agentfs/core"
-	"github.com/urfave/cli/v2"
 )
 
-func readCommand() *cli.Command {
+func readCommand() subcommand {
 	return tool[core.ReadRequest, *core.ReadResult]{
 		name:      "read",
 		usage:     "read a window of lines of a text file, or an image or PDF",
@@ -19,7 +18,7 @@ func readCommand() *cli.Command {
 		},
 		text: readText,
 		next: readNext,
-	}.command()
+	}
 }
 
 // readText renders a read for --format text: the content as it is, then

@@ -5,10 +5,9 @@ import (
 	"fmt"
 
 	"github.com/agentfs/agentfs/core"
-	"github.com/urfave/cli/v2"
 )
 
-func rmCommand() *cli.Command {
+func rmCommand() subcommand {
 	return tool[core.RmRequest, *core.RmResult]{
 		name:      "rm",
 		usage:     "remove a file, a link or (with --recursive) a directory; a missing path succeeds",
@@ -18,7 +17,7 @@ func rmCommand() *cli.Command {
 			return t.Rm(ctx, *req)
 		},
 		text: dataOnly(rmText),
-	}.command()
+	}
 }
 
 func rmText(r *core.RmResult) string {

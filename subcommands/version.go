@@ -7,15 +7,22 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func versionCommand() *cli.Command {
-	return &cli.Command{
+func versionCommand() subcommand {
+	return fixed{&cli.Command{
 		Name:  "version",
 		Usage: "print the version as JSON",
 		Action: func(c *cli.Context) error {
 			return outputOf(c).result(buildVersion())
 		},
-	}
+	}}
 }
+
+// fixed is a subcommand without request flags: its header is the command.
+type fixed struct{ c *cli.Command }
+
+func (f fixed) command() *cli.Command { return f.c }
+
+func (f fixed) header() *cli.Command { return f.c }
 
 // ResultSchema is the version of the result shapes documented in the man
 // page's RESULTS.

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func writeCommand() *cli.Command {
+func writeCommand() subcommand {
 	return tool[core.WriteRequest, *core.WriteResult]{
 		name:      "write",
 		usage:     "replace or create a whole file atomically (content from --content or --content-file)",
@@ -19,7 +19,7 @@ func writeCommand() *cli.Command {
 		},
 		fromFlags: contentFromStdin,
 		text:      dataOnly(writeText),
-	}.command()
+	}
 }
 
 // contentFromStdin gives --content-file - its content: stdin is read only

@@ -1,4 +1,4 @@
-package localfs
+package ignore
 
 import (
 	"bytes"
@@ -80,7 +80,7 @@ func refPatterns(data []byte, domain []string) []refPattern {
 // ignoreCase is one differential case: ignore files in the four lists, a
 // start (or none) and entries below them.
 type ignoreCase struct {
-	files   [4][]caseFile // .agentfsignore, .ignore, .gitignore, info/exclude
+	files   [numKinds][]caseFile // by Kind
 	start   []string
 	entries []caseEntry
 }
@@ -95,22 +95,19 @@ type caseEntry struct {
 	isDir bool
 }
 
-func (c *ignoreCase) sets() (*ignoreSets, *refSets) {
-	var s ignoreSets
+func (c *ignoreCase) sets() (*Sets, *refSets) {
+	var s Sets
 	var r refSets
-	lists := [4]*[]*ruleSet{&s.agentfs, &s.ignore, &s.git, &s.exclude}
 	refs := [4]*[]refPattern{&r.agentfs, &r.ignore, &r.git, &r.exclude}
 	domain := c.entries[len(c.entries)-1].comps
 	for k, files := range c.files {
 		for _, f := range files {
-			if rs := compileIgnore([]byte(f.data), f.depth); rs != nil {
-				*lists[k] = append(*lists[k], rs)
-			}
+			s.Add(Kind(k), Compile([]byte(f.data), f.depth))
 			*refs[k] = append(*refs[k], refPatterns([]byte(f.data), domain[:f.depth])...)
 		}
 	}
 	if c.start != nil {
-		s.setStart(c.start)
+		s.SetStart(c.start)
 		r.start = c.start
 	}
 	return &s, &r
@@ -119,7 +116,7 @@ func (c *ignoreCase) sets() (*ignoreSets, *refSets) {
 func (c *ignoreCase) check(t testing.TB) {
 	s, r := c.sets()
 	for _, e := range c.entries {
-		if got, want := s.match(e.comps, e.isDir), r.match(e.comps, e.isDir); got != want {
+		if got, want := s.Match(e.comps, e.isDir), r.match(e.comps, e.isDir); got != want {
 			t.Fatalf("%s\nstart %q, entry %q (dir %v): compiled %v, rule by rule %v", c.describe(), c.start, e.comps, e.isDir, got, want)
 		}
 	}
@@ -238,7 +235,7 @@ func TestRuleSetMatchesRuleByRule(t *testing.T) {
 // FuzzRuleSet compares the compiled set with the rule-by-rule matcher on one
 // .gitignore at the top and one entry.
 //
-//	go test ./localfs -run '^$' -fuzz FuzzRuleSet
+//	go test ./ignore -run '^$' -fuzz FuzzRuleSet
 func FuzzRuleSet(f *testing.F) {
 	f.Add("*.x\n!a.x\n", "d/a.x", false)
 	f.Add("/a/b\n!/a/b/c\n", "a/b/c", false)
@@ -253,7 +250,7 @@ func FuzzRuleSet(f *testing.F) {
 			}
 		}
 		c := &ignoreCase{entries: []caseEntry{{comps, isDir}}}
-		c.files[2] = []caseFile{{0, rules}}
+		c.files[Git] = []caseFile{{0, rules}}
 		c.check(t)
 	})
 }

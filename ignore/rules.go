@@ -1,4 +1,4 @@
-package localfs
+package ignore
 
 import (
 	"slices"
@@ -7,31 +7,63 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
-// ignoreSets are the ignore files in force in one directory, each list
-// outer directories first. A later rule overrides an earlier one, and a list
-// overrides those after it (ripgrep: .ignore over .gitignore over
-// .git/info/exclude).
-type ignoreSets struct {
-	agentfs, ignore, git, exclude []*ruleSet
-	// done, when closed, cuts a long match short: the walk then stops.
-	done <-chan struct{}
+// Kind is the ignore file a rule set comes from. The kinds are in
+// precedence order, as ripgrep ranks them: .agentfsignore (ripgrep's
+// --ignore-file) over .ignore over .gitignore over .git/info/exclude.
+type Kind int
+
+const (
+	Agentfs Kind = iota // .agentfsignore
+	Ignore              // .ignore
+	Git                 // .gitignore
+	Exclude             // .git/info/exclude
+	numKinds
+)
+
+// Sets are the rule sets in force in one directory of a walk, each kind's
+// outer directories first. A later rule overrides an earlier one, and a
+// kind overrides those after it. A Sets value is copied to save the rules
+// of a directory while its subdirectories add theirs.
+type Sets struct {
+	kinds [numKinds][]*Rules
+	// Done, when closed, cuts a long match short: the walk then stops.
+	Done <-chan struct{}
 }
 
-func (s *ignoreSets) empty() bool {
-	return len(s.agentfs)+len(s.ignore)+len(s.git)+len(s.exclude) == 0
+// Add puts the rules of an ignore file of kind k, found below those
+// already added, in force; nil (a file without rules) adds nothing.
+func (s *Sets) Add(k Kind, r *Rules) {
+	if r != nil {
+		s.kinds[k] = append(s.kinds[k], r)
+	}
 }
 
-// match reports whether the root-relative path comps is ignored. An
+// StartRepository drops the .gitignore and info/exclude rules of an outer
+// repository: a repository starting in a directory has only its own.
+func (s *Sets) StartRepository() {
+	s.kinds[Git], s.kinds[Exclude] = nil, nil
+}
+
+// Empty reports whether no rule is in force.
+func (s *Sets) Empty() bool {
+	n := 0
+	for _, k := range s.kinds {
+		n += len(k)
+	}
+	return n == 0
+}
+
+// Match reports whether the root-relative path comps is ignored. An
 // ignore file applies to the entries below its directory, which in a walk
 // are all that comps can be.
-func (s *ignoreSets) match(comps []string, isDir bool) bool {
-	for _, set := range [...][]*ruleSet{s.agentfs, s.ignore, s.git, s.exclude} {
+func (s *Sets) Match(comps []string, isDir bool) bool {
+	for _, set := range s.kinds {
 		for i := len(set) - 1; i >= 0; i-- {
 			f := set[i]
 			if len(comps) <= f.depth {
 				continue
 			}
-			if r := f.decide(comps[f.depth:], isDir, s.done); r >= 0 {
+			if r := f.decide(comps[f.depth:], isDir, s.Done); r >= 0 {
 				return !f.rules[r].negate
 			}
 		}
@@ -39,19 +71,19 @@ func (s *ignoreSets) match(comps []string, isDir bool) bool {
 	return false
 }
 
-// setStart is called when an ancestor's rule ignores the start directory
-// (comps from the root), once the ancestors' ignore files are loaded:
+// SetStart is called when an ancestor's rule ignores the start directory
+// (comps from the root), once the ancestors' ignore files are added:
 // naming the start is asking for it (as with rg and fd), so a rule with a
 // slash that excludes the start is not applied below it, while a rule
 // that only names a name still is.
-func (s *ignoreSets) setStart(start []string) {
-	for _, set := range [...][]*ruleSet{s.agentfs, s.ignore, s.git, s.exclude} {
+func (s *Sets) SetStart(start []string) {
+	for _, set := range s.kinds {
 		for _, f := range set {
 			if len(start) <= f.depth {
 				continue
 			}
 			for i := range f.rules {
-				if r := &f.rules[i]; !r.name && !r.negate && r.matches(start[f.depth:], true) {
+				if r := &f.rules[i]; !r.shape.Name && !r.negate && r.matches(start[f.depth:], true) {
 					if f.skip == nil {
 						f.skip = make([]bool, len(f.rules))
 					}
@@ -62,44 +94,41 @@ func (s *ignoreSets) setStart(start []string) {
 	}
 }
 
-// ignoreRule is one line of an ignore file, as a walk applies it. go-git's
+// rule is one line of an ignore file, as a walk applies it. go-git's
 // Match answers for a path or any of its ancestors; a walk has judged every
 // ancestor already, so here a rule speaks of the entry itself: one without
 // a slash is tested on the entry's name, and a directory-only one (ending
 // in /) only on a directory it names, never on what is below it ("d/**"
 // then "!d/e/" keeps d/e/h ignored, as git does).
-type ignoreRule struct {
+type rule struct {
 	line string // as gitPattern rewrites it
 	// pat is go-git's pattern of line with an empty domain, matched on the
 	// path below the ignore file's directory; it is parsed when first
 	// needed, as most rules of a large file never are.
-	pat     gitignore.Pattern
-	name    bool // no slash: matches a name at any depth
-	dirOnly bool
-	negate  bool
+	pat    gitignore.Pattern
+	shape  Shape
+	negate bool
 }
 
 // matches tests the entry rel, its path below the ignore file's directory
 // (at least one component).
-func (r *ignoreRule) matches(rel []string, isDir bool) bool {
-	if r.dirOnly && !isDir {
+func (r *rule) matches(rel []string, isDir bool) bool {
+	subject, ok := Subject(r.shape, isDir, rel, rel[len(rel)-1:])
+	if !ok {
 		return false
-	}
-	if r.name {
-		rel = rel[len(rel)-1:]
 	}
 	if r.pat == nil {
 		r.pat = gitignore.ParsePattern(r.line, nil)
 	}
-	if r.pat.Match(rel, isDir) == gitignore.NoMatch {
+	if r.pat.Match(subject, isDir) == gitignore.NoMatch {
 		return false
 	}
 	// A directory-only rule that matched an ancestor directory, not this one.
-	return !r.dirOnly || r.pat.Match(rel, false) == gitignore.NoMatch
+	return !r.shape.DirOnly || r.pat.Match(subject, false) == gitignore.NoMatch
 }
 
-// ruleSet is the compiled set of one ignore file's rules, of which the
-// last that matches decides. As in ripgrep's globset, rules are indexed by
+// Rules are the compiled rules of one ignore file, of which the last that
+// matches decides. As in ripgrep's globset, rules are indexed by
 // what an entry must hold for them to match (the whole name, a literal
 // start, end or inner run of the name, literal leading components of the
 // path, a component anywhere), so that an entry is tested only against the
@@ -107,13 +136,13 @@ func (r *ignoreRule) matches(rel []string, isDir bool) bool {
 // are tried one by one. The index proposes, the rule decides: every
 // candidate is tested with its own matches, so the set decides exactly as
 // the rules tried one by one from the last.
-type ruleSet struct {
+type Rules struct {
 	// depth is the number of components of the file's directory below the
 	// root: a rule is matched on the components after those.
 	depth int
-	rules []ignoreRule
+	rules []rule
 	// skip marks the rules that a walk from an ignored start leaves out
-	// (ignoreSets.setStart); nil when there are none.
+	// (Sets.SetStart); nil when there are none.
 	skip []bool
 
 	// The index: lists of candidates, each a rule number (index+1) whose
@@ -149,12 +178,12 @@ const globMeta = `*?[\`
 // looks at the walk's cancellation.
 const cancelEvery = 1024
 
-// compileIgnore parses the lines of an ignore file in the directory depth
+// Compile parses the bytes of an ignore file in the directory depth
 // components below the root; it is nil when the file has no rule.
-func compileIgnore(data []byte, depth int) *ruleSet {
+func Compile(data []byte, depth int) *Rules {
 	text := strings.TrimPrefix(string(data), "\xEF\xBB\xBF") // git skips a BOM
 	n := strings.Count(text, "\n") + 1
-	f := &ruleSet{depth: depth, rules: make([]ignoreRule, 0, n), after: make([]int32, 0, n)}
+	f := &Rules{depth: depth, rules: make([]rule, 0, n), after: make([]int32, 0, n)}
 	for line := range strings.Lines(text) {
 		s := strings.TrimRight(line, "\r\n")
 		if strings.TrimSpace(s) == "" || s[0] == '#' {
@@ -169,16 +198,11 @@ func compileIgnore(data []byte, depth int) *ruleSet {
 }
 
 // add appends the rule g (a line as gitPattern rewrites it) and indexes it.
-func (f *ruleSet) add(g string) {
-	body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
+func (f *Rules) add(g string) {
+	shape, _ := ShapeOf(strings.TrimRight(strings.TrimPrefix(g, "!"), " "))
 	i := int32(len(f.rules))
 	f.after = append(f.after, 0)
-	f.rules = append(f.rules, ignoreRule{
-		line:    g,
-		name:    !strings.Contains(strings.TrimSuffix(body, "/"), "/"),
-		dirOnly: strings.HasSuffix(body, "/"),
-		negate:  strings.HasPrefix(g, "!"),
-	})
+	f.rules = append(f.rules, rule{line: g, shape: shape, negate: strings.HasPrefix(g, "!")})
 	// The components as go-git's ParsePattern makes them, which matches
 	// follows: trailing spaces are trimmed unless escaped, one trailing
 	// slash is dropped, and the rest is split at every slash.
@@ -188,9 +212,9 @@ func (f *ruleSet) add(g string) {
 	}
 	p = strings.TrimSuffix(p, "/")
 	switch isGlob := strings.Contains(p, "/"); {
-	case f.rules[i].name && !isGlob:
+	case f.rules[i].shape.Name && !isGlob:
 		f.indexName(i, p)
-	case !f.rules[i].name && isGlob:
+	case !f.rules[i].shape.Name && isGlob:
 		f.indexPath(i, p)
 	default:
 		f.always = f.link(f.always, i)
@@ -198,7 +222,7 @@ func (f *ruleSet) add(g string) {
 }
 
 // indexName indexes a rule that filepath.Match(p, name) decides.
-func (f *ruleSet) indexName(i int32, p string) {
+func (f *Rules) indexName(i int32, p string) {
 	k, ok := literals(p)
 	switch {
 	case !ok:
@@ -221,7 +245,7 @@ func (f *ruleSet) indexName(i int32, p string) {
 // one from the first (empty ones are skipped) until a ** lets the next one
 // match further down. Leading literal components go into the trie; a rule
 // starting with ** is indexed by the literal component right after it.
-func (f *ruleSet) indexPath(i int32, p string) {
+func (f *Rules) indexPath(i int32, p string) {
 	node := int32(0)
 	for p != "" {
 		var s string
@@ -257,7 +281,7 @@ func (f *ruleSet) indexPath(i int32, p string) {
 // indexDeep indexes a rule with a slash whose first component s is not a
 // literal, and rest the components after it: one starting with ** and a
 // literal is indexed by that literal, the others are tried one by one.
-func (f *ruleSet) indexDeep(i int32, s, rest string) {
+func (f *Rules) indexDeep(i int32, s, rest string) {
 	next, _, _ := strings.Cut(rest, "/")
 	if s == "**" && next != "" && next != "**" && !strings.ContainsAny(next, globMeta) {
 		f.anyComp = f.addIndex(f.anyComp, next, i)
@@ -267,12 +291,12 @@ func (f *ruleSet) indexDeep(i int32, s, rest string) {
 }
 
 // link puts the rule i at the head of the candidate list head.
-func (f *ruleSet) link(head, i int32) int32 {
+func (f *Rules) link(head, i int32) int32 {
 	f.after[i] = head
 	return i + 1
 }
 
-func (f *ruleSet) addIndex(m map[string]int32, key string, i int32) map[string]int32 {
+func (f *Rules) addIndex(m map[string]int32, key string, i int32) map[string]int32 {
 	if m == nil {
 		m = map[string]int32{}
 	}
@@ -365,7 +389,7 @@ func classEnd(p string, i int) int {
 // decide returns the index of the last rule that matches the entry rel (its
 // components below the file's directory), or -1. When done is closed it
 // may give up early with -1: the walk then stops.
-func (f *ruleSet) decide(rel []string, isDir bool, done <-chan struct{}) int {
+func (f *Rules) decide(rel []string, isDir bool, done <-chan struct{}) int {
 	d := decision{f: f, rel: rel, isDir: isDir, done: done, best: -1}
 	name := rel[len(rel)-1]
 	if f.names != nil {
@@ -408,9 +432,9 @@ func (f *ruleSet) decide(rel []string, isDir bool, done <-chan struct{}) int {
 	return d.best
 }
 
-// decision is one entry's way through a ruleSet's candidates.
+// decision is one entry's way through a rule set's candidates.
 type decision struct {
-	f         *ruleSet
+	f         *Rules
 	rel       []string
 	isDir     bool
 	done      <-chan struct{}
@@ -438,7 +462,7 @@ func (d *decision) pick(head int32) {
 	}
 }
 
-func (f *ruleSet) applies(i int32, rel []string, isDir bool) bool {
+func (f *Rules) applies(i int32, rel []string, isDir bool) bool {
 	return (f.skip == nil || !f.skip[i]) && f.rules[i].matches(rel, isDir)
 }
 

@@ -1,4 +1,4 @@
-package localfs_test
+package ignore_test
 
 import (
 	"context"
@@ -10,15 +10,17 @@ import (
 	"testing"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/localfs"
 )
 
-// TestIgnorePatternsMatchGit lists the files of a tree whose ignore files
-// hold the forms go-git's matcher gets wrong on its own, and compares the
-// list with git's (git ls-files --others --exclude-standard): escaped !,
-// negated classes, a trailing /** with a re-included file or directory, a
-// directory-only /**/, ** inside a segment, escaped stars and brackets,
-// "*" with "!*/", a BOM, and a nested repository, which keeps neither the
-// outer .gitignore nor the outer info/exclude.
+// TestIgnorePatternsMatchGit lists, through the local backend, the files of
+// a tree whose ignore files hold the forms go-git's matcher gets wrong on
+// its own, and compares the list with git's (git ls-files --others
+// --exclude-standard): escaped !, negated classes, a trailing /** with a
+// re-included file or directory, a directory-only /**/, ** inside a
+// segment, escaped stars and brackets, "*" with "!*/", a BOM, and a nested
+// repository, which keeps neither the outer .gitignore nor the outer
+// info/exclude.
 func TestIgnorePatternsMatchGit(t *testing.T) {
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -35,7 +37,15 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 		}
 		return string(out)
 	}
-	write := func(rel, content string) { writeTreeFile(t, dir, rel, content) }
+	write := func(rel, content string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	run(dir, "init", "-q", ".")
 	for _, f := range []string{"!bang.txt", "#hash.txt", "trail/x/y.txt", "trail/y.txt", "cls/a1.txt", "cls/b1.txt",
 		"dd/q/r.txt", "dd/s.txt", "logs/a.log", "logs/keep.txt", "bom/first.txt", "bom/second.txt",
@@ -58,7 +68,12 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	}
 	sort.Strings(want)
 
-	tl := newTools(t, dir)
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	tl := &core.Tools{FS: fsys, MaxBytes: 64 << 20}
 	res, err := tl.Find(context.Background(), core.FindRequest{Pattern: "**", Type: "file", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,75 @@
+// Package ignore decides which entries of a walk are left out: the rules of
+// ignore files (.gitignore, .ignore, .git/info/exclude, .agentfsignore) and
+// the --exclude globs. It is policy that belongs to no backend, so it works
+// on bytes and paths only: a backend reads the ignore files its own way
+// (localfs through directory descriptors) and hands their bytes to Compile.
+//
+// Ignore rules and excludes share one notion of where a pattern applies,
+// Shape: without a slash it matches a name at any depth, and with a final
+// slash only directories.
+package ignore
+
+import (
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Shape is where a pattern applies. A pattern with no slash but a final
+// one matches an entry's name at any depth; any other matches the entry's
+// path below the pattern's base (an ignore file's directory, a walk's
+// start). A final slash restricts it to directories.
+type Shape struct {
+	Name    bool
+	DirOnly bool
+}
+
+// ShapeOf returns the shape of pattern p, and p without its final slash.
+func ShapeOf(p string) (Shape, string) {
+	body, dirOnly := strings.CutSuffix(p, "/")
+	return Shape{Name: !strings.Contains(body, "/"), DirOnly: dirOnly}, body
+}
+
+// Subject returns what a pattern of shape s is matched against for an
+// entry, given as its path below the base and as its name: the name for a
+// name pattern, else the path. ok is false when the pattern cannot match
+// the entry at all (a directory-only pattern and a file).
+func Subject[P any](s Shape, isDir bool, path, name P) (subject P, ok bool) {
+	if s.DirOnly && !isDir {
+		return subject, false
+	}
+	if s.Name {
+		return name, true
+	}
+	return path, true
+}
+
+// Excludes are the --exclude globs of a walk (doublestar syntax, already
+// validated), matched on each entry's path below the walk's start.
+type Excludes []exclude
+
+type exclude struct {
+	shape Shape
+	glob  string
+}
+
+// NewExcludes prepares validated globs.
+func NewExcludes(globs []string) Excludes {
+	x := make(Excludes, 0, len(globs))
+	for _, g := range globs {
+		shape, body := ShapeOf(g)
+		x = append(x, exclude{shape, body})
+	}
+	return x
+}
+
+// Match reports whether an entry, its path rel below the walk's start and
+// its name, is excluded.
+func (x Excludes) Match(rel, name string, isDir bool) bool {
+	for _, e := range x {
+		if subject, ok := Subject(e.shape, isDir, rel, name); ok && doublestar.MatchUnvalidated(e.glob, subject) {
+			return true
+		}
+	}
+	return false
+}
