@@ -90,12 +90,7 @@ func TestFieldsFlagsAndArgs(t *testing.T) {
 	}
 }
 
-func TestExitCodes(t *testing.T) {
-	for c, want := range map[fault.Code]int{fault.CodeInvalidArgument: 2, fault.CodeInvalidRegex: 2, fault.CodeInvalidGlob: 2, fault.CodeNotFound: 1, fault.CodeStale: 3, fault.CodeExists: 3, fault.CodeLockTimeout: 3, fault.CodeInterrupted: 130, fault.CodeIOError: 1} {
-		if got := c.ExitCode(); got != want {
-			t.Errorf("%s exit %d, want %d", c, got, want)
-		}
-	}
+func TestAsError(t *testing.T) {
 	if e := fault.AsError(errors.New("boom")); e.Code != fault.CodeIOError || e.Hint == "" {
 		t.Errorf("AsError of a plain error: %+v", e)
 	}

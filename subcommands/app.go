@@ -185,11 +185,11 @@ func (o *output) gate(matched, partial bool) {
 	o.partial = o.partial || partial
 	switch {
 	case o.partial:
-		o.code = fault.ExitPartial
+		o.code = ExitPartial
 	case o.matched:
-		o.code = fault.ExitOK
+		o.code = ExitOK
 	default:
-		o.code = fault.ExitNoMatch
+		o.code = ExitNoMatch
 	}
 }
 
@@ -253,7 +253,7 @@ func (o *output) fail(err error) int {
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(map[string]any{"error": e})
 	}
-	o.code = e.ExitCode()
+	o.code = exitCode(e.Code)
 	return o.code
 }
 

@@ -212,7 +212,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 				return it.err
 			}
 			if code == 0 {
-				code = it.err.ExitCode()
+				code = exitCode(it.err.Code)
 			}
 		}
 		items = append(items, it)
