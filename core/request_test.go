@@ -112,17 +112,6 @@ func TestNearest(t *testing.T) {
 	}
 }
 
-func TestPageWindow(t *testing.T) {
-	if l, err := PageWindow(0, 0, 200, 1000); err != nil || l != 200 {
-		t.Fatal(l, err)
-	}
-	for _, c := range [][2]int{{-1, 5}, {0, -1}, {0, 1001}} {
-		if _, err := PageWindow(c[0], c[1], 200, 1000); err == nil {
-			t.Errorf("PageWindow(%d, %d) accepted", c[0], c[1])
-		}
-	}
-}
-
 // FuzzDecodeJSON: any input decodes or gives INVALID_ARGUMENT, never a panic
 // or an untyped error.
 func FuzzDecodeJSON(f *testing.F) {

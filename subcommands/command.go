@@ -405,28 +405,55 @@ func flagFor(s core.FieldSpec) cli.Flag {
 	if s.Flag == "" {
 		return nil
 	}
+	usage := flagUsage(s)
 	t := s.Type
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
-		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Bool:
-		return &cli.BoolFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.BoolFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Int:
-		return &cli.IntFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.IntFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Int64:
-		return &cli.Int64Flag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.Int64Flag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.String {
-			return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help, Value: &repeated{}}
+			return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, Value: &repeated{}}
 		}
 	}
 	return nil
+}
+
+// flagUsage is a field's description with what its tags say of it, as
+// --help shows it: "entries per page (1 to 1000)"; urfave/cli adds the
+// default, which flagFor gives it.
+func flagUsage(s core.FieldSpec) string {
+	var notes []string
+	switch {
+	case s.Required:
+		notes = append(notes, "required")
+	case s.Enum != nil:
+		notes = append(notes, core.OrList(s.Enum))
+	case s.Min != nil && s.Max != nil:
+		notes = append(notes, fmt.Sprintf("%d to %d", *s.Min, *s.Max))
+	case s.Min != nil:
+		notes = append(notes, fmt.Sprintf("at least %d", *s.Min))
+	case s.Max != nil:
+		notes = append(notes, fmt.Sprintf("at most %d", *s.Max))
+	}
+	if s.Type.Kind() == reflect.Slice {
+		notes = append(notes, "repeatable")
+	}
+	if len(notes) == 0 {
+		return s.Help
+	}
+	return s.Help + " (" + strings.Join(notes, ", ") + ")"
 }
 
 // repeated is the value of a repeatable flag: each occurrence is one value,
