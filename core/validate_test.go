@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"reflect"
 	"strconv"
 	"testing"
@@ -96,5 +97,23 @@ func TestDefaultsAgree(t *testing.T) {
 				t.Errorf("%s.%s: default tag %q, the tool uses %q", rt.Name(), f.JSON, f.Default, d)
 			}
 		}
+	}
+}
+
+func TestRequestSchema(t *testing.T) {
+	got, err := json.Marshal(RequestSchema(reflect.TypeFor[constrained]()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{` +
+		`"path":{"type":"string","description":"a path"},` +
+		`"limit":{"type":"integer","description":"a limit","minimum":1,"maximum":10,"default":5},` +
+		`"kind":{"type":"string","description":"a kind","enum":["file","dir"],"default":"file"},` +
+		`"back":{"type":"integer","description":"a position","minimum":0},` +
+		`"items":{"type":"array","description":"items","items":{"type":"object","properties":{` +
+		`"name":{"type":"string","description":"a name"},"value":{"type":"string","description":"a value"}},"required":["name","value"]}}},` +
+		`"required":["path"]}`
+	if string(got) != want {
+		t.Errorf("schema\n got %s\nwant %s", got, want)
 	}
 }
