@@ -1,23 +1,15 @@
 package subcommands
 
 import (
-	"context"
-	"fmt"
-	"strings"
-
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/registry"
 	"github.com/urfave/cli/v2"
 )
 
 func findCommand() *cli.Command {
 	return tool[core.FindRequest, *core.FindResult]{
-		name:      "find",
-		usage:     "find paths by glob below a directory, honouring ignore files, a page at a time",
+		Def:       registry.Find,
 		argsUsage: "[PATTERN] [DIR]",
-		run: func(ctx context.Context, t *core.Tools, req *core.FindRequest) (*core.FindResult, error) {
-			return t.Find(ctx, *req)
-		},
-		text: dataOnly(findText),
 		next: func(req *core.FindRequest, r *core.FindResult) (string, bool) {
 			return walkPage(&req.Offset, &req.Cursor, r.NextOffset, r.NextCursor)
 		},
@@ -32,14 +24,4 @@ func findCommand() *cli.Command {
 			return len(r.Results) > 0, false
 		},
 	}.command()
-}
-
-// findText renders one path a line, / after a directory and @ after a
-// link, as ls -F marks them.
-func findText(r *core.FindResult) string {
-	var b strings.Builder
-	for _, e := range r.Results {
-		fmt.Fprintf(&b, "%s%s\n", e.Path, typeSuffix(e.Type))
-	}
-	return b.String()
 }
