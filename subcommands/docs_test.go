@@ -127,6 +127,44 @@ func TestManPage(t *testing.T) {
 	}
 }
 
+// TestGlobalFlagsDocumented fails when a global flag's paragraph in the
+// man page's GLOBAL FLAGS does not name what its declaration says: its
+// environment variable, short spelling, values, default and bounds.
+func TestGlobalFlagsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../man/agentfs.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := strings.ReplaceAll(string(data), `\-`, "-")
+	_, section, _ := strings.Cut(man, ".SH GLOBAL FLAGS\n")
+	section, _, _ = strings.Cut(section, "\n.SH ")
+	paragraphs := map[string]string{}
+	for _, p := range strings.Split(section, ".TP\n")[1:] {
+		if m := regexp.MustCompile(`^\\fB--([a-z0-9-]+)`).FindStringSubmatch(p); m != nil {
+			paragraphs[m[1]] = p
+		}
+	}
+	for _, g := range globals {
+		p, ok := paragraphs[g.name]
+		if !ok {
+			t.Errorf("man/agentfs.1 GLOBAL FLAGS has no paragraph for --%s", g.name)
+			continue
+		}
+		want := append([]string{g.env, g.def, g.min, g.max}, g.enum...)
+		if g.alias != "" {
+			want = append(want, "-"+g.alias)
+		}
+		for _, w := range want {
+			if w != "" && !strings.Contains(p, w) {
+				t.Errorf("man/agentfs.1 does not say %q of --%s", w, g.name)
+			}
+		}
+	}
+	if len(paragraphs) != len(globals) {
+		t.Errorf("man/agentfs.1 GLOBAL FLAGS has %d paragraphs for %d global flags", len(paragraphs), len(globals))
+	}
+}
+
 // TestResultFieldsDocumented fails when a result gains a JSON field that
 // man/agentfs.1 does not name, so that a script never meets an undocumented
 // field (issue 15.6).
