@@ -83,4 +83,5 @@ complete -c agentfs -n '__fish_seen_subcommand_from rm' -l expected-version
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l recursive
+complete -c agentfs -n __fish_use_subcommand -a tools -d 'print the name, description and request JSON Schema of every tool, as JSON'
 complete -c agentfs -n __fish_use_subcommand -a version -d 'print the version as JSON'

@@ -40,6 +40,7 @@ func commands() []*cli.Command {
 		writeCommand(),
 		editCommand(),
 		rmCommand(),
+		toolsCommand(),
 		versionCommand(),
 	}
 }

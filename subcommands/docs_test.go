@@ -6,11 +6,13 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/registry"
 
 	"github.com/urfave/cli/v2"
 )
@@ -174,13 +176,15 @@ func TestResultFieldsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	man := strings.NewReplacer(`\-`, "-", `\fB`, "", `\fR`, "", `\fI`, "").Replace(string(data))
+	ours := []string{reflect.TypeFor[core.ReadResult]().PkgPath(), reflect.TypeFor[versionInfo]().PkgPath(),
+		reflect.TypeFor[registry.Info]().PkgPath()}
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type, string)
 	walk = func(rt reflect.Type, owner string) {
 		for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice || rt.Kind() == reflect.Map {
 			rt = rt.Elem()
 		}
-		if rt.Kind() != reflect.Struct || seen[rt] || rt.PkgPath() != reflect.TypeFor[core.ReadResult]().PkgPath() {
+		if rt.Kind() != reflect.Struct || seen[rt] || !slices.Contains(ours, rt.PkgPath()) {
 			return
 		}
 		seen[rt] = true
@@ -201,7 +205,7 @@ func TestResultFieldsDocumented(t *testing.T) {
 		}
 	}
 	for _, r := range []any{core.ReadResult{}, core.LsResult{}, core.FindResult{}, core.GrepResult{},
-		core.WriteResult{}, core.EditResult{}, core.RmResult{}, versionInfo{}} {
+		core.WriteResult{}, core.EditResult{}, core.RmResult{}, versionInfo{}, toolList{}} {
 		rt := reflect.TypeOf(r)
 		walk(rt, rt.Name())
 	}
