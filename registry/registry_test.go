@@ -63,8 +63,9 @@ func TestList(t *testing.T) {
 }
 
 // TestSchemaDescribed fails when a field of a request, at any depth, has no
-// description, or states in words what belongs in its tags: a range, a
-// bound or a default, which the schema and --help then state from them.
+// description, names a flag (a model sends JSON), or states in words what
+// belongs in its tags: a range, a bound or a default, which the schema and
+// --help then state from them.
 func TestSchemaDescribed(t *testing.T) {
 	constraint := regexp.MustCompile(`\b(default|defaults|max|min|maximum|minimum|at most|at least)\b|\b\d+ to \d+\b`)
 	var walk func(tool, at string, s *core.Schema)
@@ -76,6 +77,9 @@ func TestSchemaDescribed(t *testing.T) {
 			}
 			if m := constraint.FindString(p.Schema.Description); m != "" {
 				t.Errorf("%s: %s states %q in its description; give it as a tag", tool, name, m)
+			}
+			if strings.Contains(p.Schema.Description, "--") {
+				t.Errorf("%s: %s names a flag in its description; name the JSON field", tool, name)
 			}
 			walk(tool, name+".", p.Schema)
 			if p.Schema.Items != nil {

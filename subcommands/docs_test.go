@@ -210,3 +210,113 @@ func TestResultFieldsDocumented(t *testing.T) {
 		walk(rt, rt.Name())
 	}
 }
+
+// TestDocumentedConstraintsDeclared fails when the man page documents, for
+// a flag of a tool, a default, a bound or a closed set of values that the
+// request field does not declare in its tags (so that the schema, --help
+// and the checks would not hold it), or declares otherwise; and when a
+// bound or value a tag declares is not in the tool's section.
+func TestDocumentedConstraintsDeclared(t *testing.T) {
+	data, err := os.ReadFile("../man/agentfs.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := strings.NewReplacer(`\-`, "-", `\fB`, "", `\fR`, "", `\fI`, "", "\n", " ").Replace(string(data))
+	var (
+		flagRE    = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+		clauseEnd = regexp.MustCompile(`--[a-z]|\. |;`)
+		paren     = regexp.MustCompile(`\s*\([^()]*\)`)
+		// "(default 200, at most 1000)", "(default **)", ", default the
+		// current directory", "content (the default)"; "(default and at
+		// most 2000)" is a default that also caps, not a bound.
+		defaultRE = regexp.MustCompile(`\(default and at most (\d+)\)|\(default ([^,;)]+)|, default (the current directory)|^\s*(\w+) \(the default\)`)
+		maxRE     = regexp.MustCompile(`[^d] at most (\d+)`)
+		minRE     = regexp.MustCompile(`at least (\d+)`)
+		rangeRE   = regexp.MustCompile(`\b(\d+) to (\d+)\b`)
+		enumRE    = regexp.MustCompile(`^\s*([a-z0-9]+(?:, [a-z0-9]+)* or [a-z0-9]+)\b`)
+	)
+	num := func(p *int64) string {
+		if p == nil {
+			return "none"
+		}
+		return fmt.Sprint(*p)
+	}
+	found := 0
+	for _, info := range registry.List() {
+		_, section, ok := strings.Cut(man, ".SS "+info.Name+" ")
+		if !ok {
+			t.Errorf("man/agentfs.1 has no section for %s", info.Name)
+			continue
+		}
+		if end := strings.Index(section, " .S"); end >= 0 {
+			section = section[:end]
+		}
+		props := map[string]core.Property{}
+		for _, p := range info.InputSchema.Properties {
+			props[kebab(p.Name)] = p
+		}
+		for _, m := range flagRE.FindAllStringSubmatchIndex(section, -1) {
+			p, ok := props[section[m[2]:m[3]]]
+			if !ok {
+				continue
+			}
+			clause := section[m[1]:]
+			if end := clauseEnd.FindStringIndex(clause); end != nil {
+				clause = clause[:end[0]]
+			}
+			what := fmt.Sprintf("%s --%s %q", info.Name, section[m[2]:m[3]], clause)
+			check := func(keyword, documented, declared string) {
+				found++
+				if documented != declared {
+					t.Errorf("%s: the man page says %s %s, the tags %s", what, keyword, documented, declared)
+				}
+			}
+			if d := defaultRE.FindStringSubmatch(clause); d != nil {
+				doc := d[1] + d[2] + d[4]
+				if d[3] != "" {
+					doc = "."
+				}
+				check("default", doc, fmt.Sprint(p.Schema.Default))
+			}
+			if r := rangeRE.FindStringSubmatch(clause); r != nil {
+				check("minimum", r[1], num(p.Schema.Minimum))
+				check("maximum", r[2], num(p.Schema.Maximum))
+			}
+			if r := maxRE.FindStringSubmatch(clause); r != nil {
+				check("maximum", r[1], num(p.Schema.Maximum))
+			}
+			if r := minRE.FindStringSubmatch(clause); r != nil {
+				check("minimum", r[1], num(p.Schema.Minimum))
+			}
+			if e := enumRE.FindStringSubmatch(paren.ReplaceAllString(clause, "")); e != nil {
+				check("values", e[1], core.OrList(p.Schema.Enum))
+			}
+		}
+		for _, p := range info.InputSchema.Properties {
+			for _, v := range append(slices.Clone(p.Schema.Enum), strings.TrimPrefix(num(p.Schema.Maximum), "none")) {
+				if v != "" && !regexp.MustCompile(`\b`+v+`\b`).MatchString(section) {
+					t.Errorf("man/agentfs.1 section %s does not name %s of %s", info.Name, v, p.Name)
+				}
+			}
+		}
+	}
+	// The man page documents at least these: read limit; find pattern,
+	// path, type, limit (2); grep context (2), mode (2), limit (2),
+	// timeout; write lineEnding; ls depth (2), limit (2).
+	if found < 18 {
+		t.Errorf("only %d documented constraints found: has the man page's wording changed?", found)
+	}
+}
+
+// kebab is a JSON field's flag: byteOffset -> byte-offset.
+func kebab(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('-')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
