@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/agentfs/agentfs/fault"
@@ -13,8 +14,9 @@ import (
 // given, and a given value is one of its enum and within its range, in
 // nested requests too (each of edit's edits). A field left at its zero value
 // is left out, and its default applies. Every tool calls it before anything
-// else it checks, so that a request given as flags, as JSON or from Go is
-// refused alike, and as the schema says, with INVALID_ARGUMENT.
+// else it checks (a mutation after refusing read-only mode), so that a
+// request given as flags, as JSON or from Go is refused alike, as its
+// schema says, with INVALID_ARGUMENT.
 func Validate(req any) error {
 	return validateStruct(reflect.Indirect(reflect.ValueOf(req)), "")
 }
@@ -27,7 +29,7 @@ func validateStruct(v reflect.Value, at string) error {
 		}
 		if fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct {
 			for i := 0; i < fv.Len(); i++ {
-				if err := validateStruct(fv.Index(i), fmt.Sprintf("%s%s[%d].", at, f.JSON, i)); err != nil {
+				if err := validateStruct(fv.Index(i), at+f.JSON+"["+strconv.Itoa(i)+"]."); err != nil {
 					return err
 				}
 			}

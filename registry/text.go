@@ -13,9 +13,9 @@ func dataOnly[Res any](f func(Res) string) func(Res) (string, string) {
 	return func(r Res) (string, string) { return f(r), "" }
 }
 
-// readText renders a read for --format text: the content as it is, then
-// how to continue when there is more; media and binaries are described,
-// since their bytes are no use on a terminal.
+// readText renders a read as text: the content as it is, with a note of
+// the lines cut; media and binaries are described, since their bytes are
+// no use on a terminal.
 func readText(r *core.ReadResult) (string, string) {
 	if r.TextWindow == nil {
 		if r.Data == "" {
@@ -30,9 +30,9 @@ func readText(r *core.ReadResult) (string, string) {
 	return r.Content, notes
 }
 
-// lsText renders a listing for --format text, as ls -F does: one entry a
+// lsText renders a listing as text, as ls -F does: one entry a
 // line (its path with a depth), / after a directory and @ after a link,
-// whose target follows ->. With --long, mode, size and mtime come first, as
+// whose target follows ->. With long, mode, size and mtime come first, as
 // in ls -l.
 func lsText(r *core.LsResult) string {
 	var b strings.Builder
@@ -143,7 +143,7 @@ func writeText(r *core.WriteResult) string {
 	return fmt.Sprintf("%s: replaced, %d bytes\n", r.Path, r.BytesWritten)
 }
 
-// editText renders an edit for --format text: the diff, as git prints it.
+// editText renders an edit as text: the diff, as git prints it.
 func editText(r *core.EditResult) string {
 	switch {
 	case r.NoChange:

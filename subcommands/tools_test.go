@@ -40,6 +40,11 @@ func TestToolsCommand(t *testing.T) {
 			t.Errorf("subcommand %s is not a listed tool", c.Name)
 		}
 	}
+	for _, tl := range registry.All() {
+		if commandNamed(commands(), tl.Info().Name) == nil {
+			t.Errorf("tool %s has no subcommand", tl.Info().Name)
+		}
+	}
 	t.Logf("agentfs tools: %d bytes", len(out))
 
 	if code, _, errs := run(t, "", "--max-bytes", "512", "tools"); code != 1 || !strings.Contains(errs, `"TOO_LARGE"`) {
