@@ -10,7 +10,7 @@ complete -c agentfs -n __fish_use_subcommand -l quiet
 complete -c agentfs -n __fish_use_subcommand -l readonly
 complete -c agentfs -n __fish_use_subcommand -l root
 complete -c agentfs -n __fish_use_subcommand -l symlinks
-complete -c agentfs -n __fish_use_subcommand -a read -d 'read a window of lines of a text file, or an image or PDF'
+complete -c agentfs -n __fish_use_subcommand -a read -d 'read a window of whole lines of a text file, or an image or PDF as base64 data'
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l byte-offset
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l encoding
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l expected-version
@@ -20,7 +20,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from read' -l line-numbers
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l line-truncation
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l path
-complete -c agentfs -n __fish_use_subcommand -a ls -d 'list a directory (or with --depth a bounded tree), a page at a time, in name order'
+complete -c agentfs -n __fish_use_subcommand -a ls -d 'list a directory, or a tree of it a few levels deep, a page at a time'
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l cursor
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l depth
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l json
@@ -28,7 +28,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from ls' -l limit
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l long
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from ls' -l path
-complete -c agentfs -n __fish_use_subcommand -a find -d 'find paths by glob below a directory, honouring ignore files, a page at a time'
+complete -c agentfs -n __fish_use_subcommand -a find -d 'find paths by glob below a directory, a page at a time'
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l cursor
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l exclude
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l json
@@ -38,7 +38,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from find' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l pattern
 complete -c agentfs -n '__fish_seen_subcommand_from find' -l type
-complete -c agentfs -n __fish_use_subcommand -a grep -d 'search file contents below a path, honouring ignore files, a page at a time'
+complete -c agentfs -n __fish_use_subcommand -a grep -d 'search file contents below a path for a fixed string or a regular expression, a page at a time'
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l context
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l cursor
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l exclude
@@ -53,7 +53,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from grep' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l query
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l regex
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l timeout
-complete -c agentfs -n __fish_use_subcommand -a write -d 'replace or create a whole file atomically (content from --content or --content-file)'
+complete -c agentfs -n __fish_use_subcommand -a write -d 'create or replace a whole file atomically (at most 2 MiB), creating missing parent directories'
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l append
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l bom
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l content
@@ -66,7 +66,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from write' -l in-place
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l line-ending
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l path
-complete -c agentfs -n __fish_use_subcommand -a edit -d 'replace text in a file: --old-text TEXT --new-text TEXT (or --old, --new), or several edits with --json'
+complete -c agentfs -n __fish_use_subcommand -a edit -d 'replace exact text in a file, one edit or a batch applied all or nothing'
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l dry-run
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l expected-sha256
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l expected-version
@@ -77,10 +77,11 @@ complete -c agentfs -n '__fish_seen_subcommand_from edit' -l old
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l old-text
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l replace-all
-complete -c agentfs -n __fish_use_subcommand -a rm -d 'remove a file, a link or (with --recursive) a directory; a missing path succeeds'
+complete -c agentfs -n __fish_use_subcommand -a rm -d 'remove a file, a link (never its target) or, with recursive, a directory and everything in it'
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l expected-sha256
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l expected-version
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l recursive
+complete -c agentfs -n __fish_use_subcommand -a tools -d 'print the name, description and request JSON Schema of every tool, as JSON'
 complete -c agentfs -n __fish_use_subcommand -a version -d 'print the version as JSON'

@@ -25,9 +25,9 @@ const MaxEdits = 1000
 
 // EditOp is one replacement of a batch.
 type EditOp struct {
-	OldText    string  `json:"oldText" alias:"old_string,oldString" help:"text to replace; must match one place of the original file"`
-	NewText    *string `json:"newText" alias:"new_string,newString" help:"replacement text"`
-	ReplaceAll bool    `json:"replaceAll,omitempty" alias:"replace_all" help:"replace every match instead of requiring one"`
+	OldText    string  `json:"oldText" alias:"old_string,oldString" required:"true" help:"text to replace, as the file spells it; it must match one place of the original content unless replaceAll"`
+	NewText    *string `json:"newText" alias:"new_string,newString" required:"true" help:"replacement text; \"\" deletes oldText"`
+	ReplaceAll bool    `json:"replaceAll,omitempty" alias:"replace_all" help:"replace every match instead of requiring exactly one"`
 }
 
 // EditRequest replaces text in one file. A single edit can be given as the
@@ -35,11 +35,11 @@ type EditOp struct {
 // other agents' edit tools); several go in edits. Every edit is matched
 // against the original content and the batch applies all or nothing.
 type EditRequest struct {
-	Path       string   `json:"path" arg:"0" alias:"file_path" help:"file to edit"`
-	Edits      []EditOp `json:"edits,omitempty" flag:"-" help:"replacements [{oldText, newText, replaceAll}], all against the original content"`
-	OldText    *string  `json:"oldText,omitempty" flagAlias:"old" alias:"old_string,oldString" help:"single edit: text to replace"`
-	NewText    *string  `json:"newText,omitempty" flagAlias:"new" alias:"new_string,newString" help:"single edit: replacement text"`
-	ReplaceAll bool     `json:"replaceAll,omitempty" alias:"replace_all" help:"single edit: replace every match"`
+	Path       string   `json:"path" arg:"0" alias:"file_path" required:"true" help:"file to edit"`
+	Edits      []EditOp `json:"edits,omitempty" flag:"-" help:"a batch of replacements, each matched against the original content, applied all or nothing; in place of oldText and newText"`
+	OldText    *string  `json:"oldText,omitempty" flagAlias:"old" alias:"old_string,oldString" help:"a single edit's text to replace, as the file spells it; given with newText, in place of edits"`
+	NewText    *string  `json:"newText,omitempty" flagAlias:"new" alias:"new_string,newString" help:"a single edit's replacement text; \"\" deletes oldText"`
+	ReplaceAll bool     `json:"replaceAll,omitempty" alias:"replace_all" help:"a single edit replaces every match instead of requiring exactly one"`
 	DryRun     bool     `json:"dryRun,omitempty" help:"report the diff without writing"`
 	Precondition
 }
@@ -77,8 +77,8 @@ var bom = []byte("\xEF\xBB\xBF")
 
 // ops checks the request and returns its edits in one list.
 func (r *EditRequest) ops() ([]EditOp, error) {
-	if r.Path == "" {
-		return nil, fault.InvalidArgument("path is required.").WithHint("give the file to edit")
+	if err := Validate(r); err != nil {
+		return nil, err
 	}
 	edits := r.Edits
 	switch {
@@ -106,11 +106,9 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 	for i, e := range edits {
 		switch {
 		case e.OldText == "":
+			// Validate checked edits; a single edit's oldText is checked here.
 			return nil, fault.InvalidArgument("edits[%d].oldText is empty.", i).
 				WithHint("copy the text to replace from the file; to create or overwrite a whole file use write")
-		case e.NewText == nil:
-			return nil, fault.InvalidArgument("edits[%d].newText is missing.", i).
-				WithHint(`give newText ("" deletes oldText)`)
 		case *e.NewText == e.OldText:
 			return nil, fault.InvalidArgument("edits[%d] has the same oldText and newText.", i).
 				WithHint("an edit must change something")

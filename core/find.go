@@ -13,14 +13,14 @@ import (
 
 // FindRequest finds paths below a directory by glob.
 type FindRequest struct {
-	Pattern  string   `json:"pattern" arg:"0" alias:"glob" help:"glob; without a slash it matches names at any depth, with one the path below path: * one segment, ** any depth, ? one character, {a,b}, [abc] (default **)"`
-	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" help:"directory to search (default: the current directory)"`
-	Type     string   `json:"type,omitempty" help:"file, dir, symlink, other or any (default any)"`
-	Limit    int      `json:"limit,omitempty" help:"results per page (default 200, max 1000)"`
-	Offset   int      `json:"offset,omitempty" help:"results to skip (pass the previous nextOffset)"`
-	Cursor   string   `json:"cursor,omitempty" help:"resume where the previous page ended (pass its nextCursor): the walk goes on from there instead of from the start"`
+	Pattern  string   `json:"pattern" arg:"0" alias:"glob" default:"**" help:"glob: * matches within a segment, ** any depth, ? one character, {a,b} and [abc] as usual; without a slash it matches names at any depth, with one the path below path"`
+	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" default:"." help:"directory to search"`
+	Type     string   `json:"type,omitempty" enum:"file|f,dir|d|directory,symlink|l|link,other,any" default:"any" help:"kind of entry to find (other: a FIFO, socket or device)"`
+	Limit    int      `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"results per page"`
+	Offset   int      `json:"offset,omitempty" min:"0" help:"results to skip: the previous page's nextOffset"`
+	Cursor   string   `json:"cursor,omitempty" help:"the previous page's nextCursor: the walk resumes where that page ended instead of from the start"`
 	NoIgnore bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
-	Exclude  []string `json:"exclude,omitempty" help:"glob to leave out, with what is below it (repeatable; without a slash it matches a name at any depth)"`
+	Exclude  []string `json:"exclude,omitempty" help:"globs to leave out, with what is below them; without a slash a glob matches a name at any depth"`
 }
 
 // FindEntry is one path found; Type is left out for a regular file.
@@ -41,11 +41,8 @@ type FindResult struct {
 	NextCursor string      `json:"nextCursor,omitempty"`
 }
 
-// Find defaults and caps from the reference.
-const (
-	FindDefaultLimit = 200
-	FindMaxLimit     = 1000
-)
+// FindDefaultLimit is the page of a request that gives no limit.
+const FindDefaultLimit = 200
 
 // checkGlob validates a glob of a request field; an invalid one is
 // INVALID_GLOB naming the field.
@@ -116,15 +113,15 @@ func (t *Tools) walker() (backend.Walker, error) {
 // path relative to path. The walk stops at the first result past the page,
 // so the cost of a page does not grow with the size of the tree.
 func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
+	if err := Validate(req); err != nil {
+		return nil, err
+	}
 	digest := req.digest()
 	from, err := resume(req.Cursor, digest, &req.Offset)
 	if err != nil {
 		return nil, err
 	}
-	limit, err := PageWindow(req.Offset, req.Limit, FindDefaultLimit, FindMaxLimit)
-	if err != nil {
-		return nil, err
-	}
+	limit := cmp.Or(req.Limit, FindDefaultLimit)
 	if req.Pattern == "" {
 		req.Pattern = "**"
 	}
@@ -149,10 +146,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	want, err := typeFilter(req.Type)
-	if err != nil {
-		return nil, err
-	}
+	want := typeFilters[req.Type]
 	w, err := t.walker()
 	if err != nil {
 		return nil, err
@@ -203,20 +197,22 @@ func (req FindRequest) digest() string {
 	return requestDigest(req)
 }
 
-// typeFilter turns the type field into a predicate.
-func typeFilter(typ string) (func(backend.FileType) bool, error) {
-	switch typ {
-	case "", "any":
-		return func(backend.FileType) bool { return true }, nil
-	case "file", "f":
-		return func(t backend.FileType) bool { return t == backend.TypeFile }, nil
-	case "dir", "directory", "d":
-		return func(t backend.FileType) bool { return t == backend.TypeDir }, nil
-	case "symlink", "link", "l":
-		return func(t backend.FileType) bool { return t == backend.TypeSymlink }, nil
-	case "other":
-		return func(t backend.FileType) bool { return t == backend.TypeOther }, nil
-	}
-	return nil, fault.InvalidArgument("type must be file, dir, symlink, other or any, not %q.", typ).
-		WithHint("omit --type to find every kind of entry")
+// typeFilters turn each spelling of the type field, which Validate
+// checked, into a predicate.
+var typeFilters = map[string]func(backend.FileType) bool{
+	"":          func(backend.FileType) bool { return true },
+	"any":       func(backend.FileType) bool { return true },
+	"file":      isType(backend.TypeFile),
+	"f":         isType(backend.TypeFile),
+	"dir":       isType(backend.TypeDir),
+	"directory": isType(backend.TypeDir),
+	"d":         isType(backend.TypeDir),
+	"symlink":   isType(backend.TypeSymlink),
+	"link":      isType(backend.TypeSymlink),
+	"l":         isType(backend.TypeSymlink),
+	"other":     isType(backend.TypeOther),
+}
+
+func isType(want backend.FileType) func(backend.FileType) bool {
+	return func(t backend.FileType) bool { return t == want }
 }

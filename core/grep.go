@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -21,20 +22,20 @@ import (
 
 // GrepRequest searches file contents below a path.
 type GrepRequest struct {
-	Query      string   `json:"query" arg:"0" help:"text to search for (a fixed string unless --regex)"`
-	Pattern    string   `json:"pattern,omitempty" flag:"-" help:"a regex to search for, in place of query (JSON only, as other agents' Grep tools; a fixed string when regex is false)"`
-	Path       string   `json:"path,omitempty" arg:"1" alias:"file_path,dir_path" help:"file or directory to search (default: the current directory)"`
-	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching this glob (repeatable: any one suffices; without a slash it matches the name at any depth)"`
+	Query      string   `json:"query" arg:"0" help:"text to search for, one line: a fixed string, or a regular expression when regex is true; needed unless pattern is given"`
+	Pattern    string   `json:"pattern,omitempty" flag:"-" help:"a regular expression to search for, in place of query, as other agents' Grep tools take it; a fixed string when regex is false"`
+	Path       string   `json:"path,omitempty" arg:"1" alias:"file_path,dir_path" default:"." help:"file or directory to search"`
+	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching one of these globs (one glob may be given as a string); without a slash a glob matches the name at any depth"`
 	Regex      *bool    `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
 	IgnoreCase bool     `json:"ignoreCase,omitempty" help:"ignore case (Unicode simple folding, as ripgrep)"`
-	Context    int      `json:"context,omitempty" help:"lines of context around each match, 0 to 10"`
-	Limit      int      `json:"limit,omitempty" help:"matching lines (files in files and count modes) per page (default 200, max 1000)"`
-	Offset     int      `json:"offset,omitempty" help:"matching lines (files) to skip (pass the previous nextOffset)"`
-	Cursor     string   `json:"cursor,omitempty" help:"resume where the previous page ended (pass its nextCursor): the search goes on from there instead of from the start"`
-	Mode       string   `json:"mode,omitempty" help:"content (default: lines in blocks), files (paths) or count (paths with counts, and totals)"`
+	Context    int      `json:"context,omitempty" min:"0" max:"10" default:"0" help:"lines of context around each match"`
+	Limit      int      `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"matching lines per page (files in files and count modes)"`
+	Offset     int      `json:"offset,omitempty" min:"0" help:"matching lines (files) to skip: the previous page's nextOffset"`
+	Cursor     string   `json:"cursor,omitempty" help:"the previous page's nextCursor: the search resumes where that page ended instead of from the start"`
+	Mode       string   `json:"mode,omitempty" enum:"content,files,count" default:"content" help:"content: the matching lines, in blocks; files: the paths of matching files; count: the paths with their counts, and totals"`
 	NoIgnore   bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
-	Exclude    []string `json:"exclude,omitempty" help:"glob of paths to leave out (repeatable; without a slash it matches a name at any depth)"`
-	Timeout    Duration `json:"timeout,omitempty" help:"stop after this long and return the partial page (default 30s)"`
+	Exclude    []string `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
+	Timeout    Duration `json:"timeout,omitempty" default:"30s" help:"stop after this long and return the partial page, with timedOut: a duration such as 30s or 2m (up to 24h), or a number of seconds"`
 }
 
 // Globs is a list of globs that JSON may also give as one string
@@ -181,11 +182,9 @@ func matchAny(gs []glob, rel, name string) bool {
 	return false
 }
 
-// Grep defaults and caps.
+// Grep defaults; the tags of GrepRequest bound limit and context.
 const (
 	GrepDefaultLimit   = 200
-	GrepMaxLimit       = 1000
-	GrepMaxContext     = 10
 	GrepDefaultTimeout = 30 * time.Second
 	// MaxLineBytes is where a reported line is cut, with a marker.
 	MaxLineBytes = 1000
@@ -217,28 +216,15 @@ const grepBatch = 16
 // bounded pool; results are consumed in walk order, and the walk stops as
 // soon as the page is known to be full.
 func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) {
+	if err := Validate(req); err != nil {
+		return nil, err
+	}
 	digest := req.digest()
 	from, err := resume(req.Cursor, digest, &req.Offset)
 	if err != nil {
 		return nil, err
 	}
-	limit, err := PageWindow(req.Offset, req.Limit, GrepDefaultLimit, GrepMaxLimit)
-	if err != nil {
-		return nil, err
-	}
-	mode := req.Mode
-	switch mode {
-	case "":
-		mode = ModeContent
-	case ModeContent, ModeFiles, ModeCount:
-	default:
-		return nil, fault.InvalidArgument("mode must be content, files or count, not %q.", req.Mode).
-			WithHint("omit --mode for matching lines, or use --mode files for the paths")
-	}
-	if req.Context < 0 || req.Context > GrepMaxContext {
-		return nil, fault.InvalidArgument("context must be 0 to %d, not %d.", GrepMaxContext, req.Context).
-			WithHint("pass --context %d or less", GrepMaxContext)
-	}
+	limit, mode := cmp.Or(req.Limit, GrepDefaultLimit), cmp.Or(req.Mode, ModeContent)
 	query, isRegex, err := req.query()
 	if err != nil {
 		return nil, err

@@ -13,11 +13,11 @@ import (
 
 // LsRequest lists a directory, or with depth a bounded tree below it.
 type LsRequest struct {
-	Path   string `json:"path" arg:"0" alias:"file_path,dir_path" help:"directory to list (default: the current directory)"`
-	Limit  int    `json:"limit,omitempty" help:"entries per page (default 200, max 1000)"`
-	Offset int    `json:"offset,omitempty" help:"entries to skip, in walk order (pass the previous nextOffset)"`
-	Cursor string `json:"cursor,omitempty" help:"resume where the previous page ended (pass its nextCursor): the listing goes on from there instead of from the start"`
-	Depth  int    `json:"depth,omitempty" help:"levels to list: 1 the directory's entries, 2 also theirs... (default 1, max 10)"`
+	Path   string `json:"path" arg:"0" alias:"file_path,dir_path" default:"." help:"directory to list"`
+	Limit  int    `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"entries per page"`
+	Offset int    `json:"offset,omitempty" min:"0" help:"entries to skip, in walk order: the previous page's nextOffset"`
+	Cursor string `json:"cursor,omitempty" help:"the previous page's nextCursor: the listing resumes where that page ended instead of walking from the start"`
+	Depth  int    `json:"depth,omitempty" min:"1" max:"10" default:"1" help:"levels to list: 1 the directory's entries, 2 theirs too, and so on; find lists a whole tree"`
 	Long   bool   `json:"long,omitempty" help:"add mtime (RFC 3339, UTC) and mode (octal) to each entry"`
 }
 
@@ -49,13 +49,10 @@ type LsResult struct {
 	NextCursor string    `json:"nextCursor,omitempty"`
 }
 
-// Ls defaults and caps. A depth past 10 is a whole-tree listing, which is
-// find's job; paging bounds the output at any depth.
-const (
-	LsDefaultLimit = 200
-	LsMaxLimit     = 1000
-	LsMaxDepth     = 10
-)
+// LsDefaultLimit is the page of a request that gives no limit; the tags of
+// LsRequest bound it and the depth (a depth past 10 is a whole-tree listing,
+// which is find's job; paging bounds the output at any depth).
+const LsDefaultLimit = 200
 
 // Ls lists the entries of a directory, and with a depth over 1 those of
 // its subdirectories, in walk order (depth-first, each directory in name
@@ -63,23 +60,15 @@ const (
 // well. Entries that find and grep leave out (ignore files, .git, a write's
 // temporary files) are listed with ignored set, and not descended into.
 func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
+	if err := Validate(req); err != nil {
+		return nil, err
+	}
 	digest := req.digest()
 	from, err := resume(req.Cursor, digest, &req.Offset)
 	if err != nil {
 		return nil, err
 	}
-	limit, err := PageWindow(req.Offset, req.Limit, LsDefaultLimit, LsMaxLimit)
-	if err != nil {
-		return nil, err
-	}
-	depth := req.Depth
-	switch {
-	case depth == 0:
-		depth = 1
-	case depth < 0 || depth > LsMaxDepth:
-		return nil, fault.InvalidArgument("depth must be between 1 and %d, not %d.", LsMaxDepth, depth).
-			WithHint("use find --pattern '**' to list a whole tree")
-	}
+	limit, depth := cmp.Or(req.Limit, LsDefaultLimit), cmp.Or(req.Depth, 1)
 	w, err := t.walker()
 	if err != nil {
 		return nil, err

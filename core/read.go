@@ -123,13 +123,13 @@ func (l LineTruncation) valid() error {
 // ReadRequest reads one window of a text file, or an image, PDF or the
 // description of a binary.
 type ReadRequest struct {
-	Path               string         `json:"path" arg:"0" alias:"file_path" help:"file to read"`
-	Offset             int            `json:"offset,omitempty" help:"1-based line to start at; -N starts N lines from the end, as tail -n (with byteOffset: that line's number)"`
-	ByteOffset         int64          `json:"byteOffset,omitempty" help:"byte where the window starts: the previous nextByteOffset, given with nextOffset"`
-	Limit              int            `json:"limit,omitempty" help:"lines to return (default 2000, also the most: a larger limit is capped)"`
+	Path               string         `json:"path" arg:"0" alias:"file_path" required:"true" help:"file to read"`
+	Offset             int            `json:"offset,omitempty" help:"1-based line to start at; -N starts N lines before the end, as tail -n does; with byteOffset, the number of the line at that byte"`
+	ByteOffset         int64          `json:"byteOffset,omitempty" min:"0" help:"byte where the window starts: the previous window's nextByteOffset, given with its nextOffset as offset"`
+	Limit              int            `json:"limit,omitempty" min:"1" default:"2000" help:"lines to return; more than 2000 are cut to 2000"`
 	IncludeLineNumbers bool           `json:"lineNumbers,omitempty" alias:"includeLineNumbers" help:"prefix each line with its number and a tab"`
-	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" help:"cut each line to chars:N or bytes:N, with a marker (default chars:2000; 0 keeps whole lines)"`
-	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...)"`
+	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" default:"chars:2000" help:"cut each line longer than N characters or bytes, with a marker: {\"chars\":N} or {\"bytes\":N}, or as text chars:N or bytes:N; N 0 keeps whole lines"`
+	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...); left out, text is UTF-8, or UTF-16 with a byte-order mark"`
 	// ExpectedVersion makes a continuation safe: offsets of a file that
 	// changed since the previous window would name other bytes.
 	ExpectedVersion string `json:"expectedVersion,omitempty" help:"version of the previous window; STALE if the file changed since"`
@@ -297,15 +297,10 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 }
 
 func (req ReadRequest) check() error {
-	switch {
-	case req.Path == "":
-		return fault.InvalidArgument("path is required.").WithHint("name the file to read, for example agentfs read main.go")
-	case req.ByteOffset < 0:
-		return fault.InvalidArgument("byteOffset must be 0 or more, not %d.", req.ByteOffset)
-	case req.Limit < 0:
-		return fault.InvalidArgument("limit must be at least 1, not %d.", req.Limit).
-			WithHint("omit --limit for the default of %d lines", ReadMaxLines)
-	case req.ByteOffset > 0 && req.Offset == 0:
+	if err := Validate(req); err != nil {
+		return err
+	}
+	if req.ByteOffset > 0 && req.Offset == 0 {
 		return fault.InvalidArgument("byteOffset is given without offset.").
 			WithHint("pass nextOffset and nextByteOffset of the previous read as --offset and --byte-offset together, or --offset alone")
 	}

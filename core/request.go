@@ -18,14 +18,20 @@ import (
 )
 
 // A request is a plain struct whose tags are the single source for its JSON
-// field names, CLI flags, positional arguments and (later) schemas:
+// field names, CLI flags, positional arguments, schema and validation:
 //
 //	json:"byteOffset,omitempty"  the JSON name; the flag is its kebab twin
 //	flag:"-"                     JSON only: no flag
 //	flagAlias:"old"              another, shorter spelling of the flag
 //	arg:"0"                      also taken from positional argument 0
 //	alias:"file_path"            other JSON names accepted (other agents' tools)
-//	help:"..."                   one line for --help and schemas
+//	help:"..."                   the description, for --help and schemas: what
+//	                             the field means, never its range or default
+//	required:"true"              refused when left out (or empty)
+//	enum:"dir|d,file"            the closed set of values; | adds spellings
+//	                             accepted beside the first, which schemas name
+//	min:"1" max:"1000"           the range of an integer
+//	default:"200"                what a field left out means
 //
 // FieldSpec is that metadata for one field.
 type FieldSpec struct {
@@ -38,6 +44,12 @@ type FieldSpec struct {
 	Aliases     []string
 	Help        string
 	Type        reflect.Type
+	Required    bool
+	// Enum holds the first spelling of each value; spellings all of them.
+	Enum      []string
+	spellings map[string]bool
+	Min, Max  *int64
+	Default   string // "" when the field has none
 }
 
 var fieldCache sync.Map // reflect.Type -> []FieldSpec
@@ -79,10 +91,41 @@ func Fields(t reflect.Type) []FieldSpec {
 		if a := f.Tag.Get("alias"); a != "" {
 			spec.Aliases = strings.Split(a, ",")
 		}
+		spec.constraints(f.Tag)
 		out = append(out, spec)
 	}
 	fieldCache.Store(t, out)
 	return out
+}
+
+// constraints reads the tags a schema states and Validate checks. A
+// malformed tag is a bug of the request type, so it panics: any test that
+// touches the type finds it.
+func (s *FieldSpec) constraints(tag reflect.StructTag) {
+	s.Required = tag.Get("required") == "true"
+	s.Default = tag.Get("default")
+	if e := tag.Get("enum"); e != "" {
+		s.spellings = map[string]bool{}
+		for _, v := range strings.Split(e, ",") {
+			alts := strings.Split(v, "|")
+			s.Enum = append(s.Enum, alts[0])
+			for _, a := range alts {
+				s.spellings[a] = true
+			}
+		}
+	}
+	bound := func(key string) *int64 {
+		text := tag.Get(key)
+		if text == "" {
+			return nil
+		}
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			panic("core: field " + s.JSON + ": " + key + " tag " + strconv.Quote(text) + " is not an integer")
+		}
+		return &n
+	}
+	s.Min, s.Max = bound("min"), bound("max")
 }
 
 // kebab turns a camelCase JSON name into its flag twin: byteOffset -> byte-offset.

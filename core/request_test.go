@@ -90,12 +90,7 @@ func TestFieldsFlagsAndArgs(t *testing.T) {
 	}
 }
 
-func TestExitCodes(t *testing.T) {
-	for c, want := range map[fault.Code]int{fault.CodeInvalidArgument: 2, fault.CodeInvalidRegex: 2, fault.CodeInvalidGlob: 2, fault.CodeNotFound: 1, fault.CodeStale: 3, fault.CodeExists: 3, fault.CodeLockTimeout: 3, fault.CodeInterrupted: 130, fault.CodeIOError: 1} {
-		if got := c.ExitCode(); got != want {
-			t.Errorf("%s exit %d, want %d", c, got, want)
-		}
-	}
+func TestAsError(t *testing.T) {
 	if e := fault.AsError(errors.New("boom")); e.Code != fault.CodeIOError || e.Hint == "" {
 		t.Errorf("AsError of a plain error: %+v", e)
 	}
@@ -114,17 +109,6 @@ func TestNearest(t *testing.T) {
 	}
 	if Closest("limt", []string{"limit", "offset"}) != "limit" || Closest("qqqqqqq", []string{"limit"}) != "" {
 		t.Fatal("Closest")
-	}
-}
-
-func TestPageWindow(t *testing.T) {
-	if l, err := PageWindow(0, 0, 200, 1000); err != nil || l != 200 {
-		t.Fatal(l, err)
-	}
-	for _, c := range [][2]int{{-1, 5}, {0, -1}, {0, 1001}} {
-		if _, err := PageWindow(c[0], c[1], 200, 1000); err == nil {
-			t.Errorf("PageWindow(%d, %d) accepted", c[0], c[1])
-		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 
 // RmRequest removes one file, link or directory.
 type RmRequest struct {
-	Path      string `json:"path" arg:"0" alias:"file_path,dir_path" help:"file, link or directory to remove (a link itself, never its target)"`
+	Path      string `json:"path" arg:"0" alias:"file_path,dir_path" required:"true" help:"file, link or directory to remove (a link itself, never its target)"`
 	Recursive bool   `json:"recursive,omitempty" flagAlias:"r" help:"remove a directory with everything in it"`
 	Precondition
 }
@@ -32,8 +32,8 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Path == "" {
-		return nil, fault.InvalidArgument("path is empty.").WithHint("pass the file or directory to remove")
+	if err := Validate(req); err != nil {
+		return nil, err
 	}
 	res := &RmResult{}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.Path))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
-	"github.com/agentfs/agentfs/fault"
 )
 
 // DefaultMaxBytes bounds every result, in bytes of JSON, unless --max-bytes
@@ -37,24 +36,4 @@ func (t *Tools) maxBytes() int {
 		return DefaultMaxBytes
 	}
 	return t.MaxBytes
-}
-
-// PageWindow checks a paged request's offset and limit against the tool's
-// default and maximum, and returns the limit to use.
-func PageWindow(offset, limit, def, maxLimit int) (int, error) {
-	if offset < 0 {
-		return 0, fault.InvalidArgument("offset must be 0 or more, not %d.", offset).
-			WithHint("pass the nextOffset of the previous page, or 0 to start")
-	}
-	switch {
-	case limit == 0:
-		return def, nil
-	case limit < 0:
-		return 0, fault.InvalidArgument("limit must be at least 1, not %d.", limit).
-			WithHint("omit --limit for the default of %d", def)
-	case limit > maxLimit:
-		return 0, fault.InvalidArgument("limit must be at most %d, not %d.", maxLimit, limit).
-			WithHint("page with --offset set to nextOffset instead of a larger --limit")
-	}
-	return limit, nil
 }

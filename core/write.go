@@ -21,19 +21,19 @@ const MaxWriteBytes = 2 << 20
 
 // WriteRequest replaces (or creates) one file with the given content.
 type WriteRequest struct {
-	Path string `json:"path" arg:"0" alias:"file_path" help:"file to write; missing parent directories are created"`
+	Path string `json:"path" arg:"0" alias:"file_path" required:"true" help:"file to write; missing parent directories are created"`
 	// The content comes from exactly one of Content, ContentFile and
 	// ContentBase64; none is INVALID_ARGUMENT, so that a forgotten content
 	// (or an empty stdin) never empties a file. Content is a pointer for that:
 	// "" is given explicitly.
-	Content     *string `json:"content,omitempty" help:"the whole new content (\"\" empties the file)"`
-	ContentFile string  `json:"contentFile,omitempty" help:"take the content from this file, which must lie inside the roots (flags form: - reads stdin)"`
+	Content     *string `json:"content,omitempty" help:"the whole new content; \"\" empties the file"`
+	ContentFile string  `json:"contentFile,omitempty" help:"a file inside the roots whose bytes are the content (on the command line, - reads standard input)"`
 	// ContentBase64 carries bytes that are not UTF-8.
 	ContentBase64 string `json:"contentBase64,omitempty" flag:"-" help:"the content as base64, for bytes that are not UTF-8"`
 	// LineEnding and BOM override the style an existing file keeps (see
 	// styledContent); they apply to text content only.
-	LineEnding string `json:"lineEnding,omitempty" help:"lf or crlf: the line endings to write (default: an existing file's own, else the content's)"`
-	BOM        *bool  `json:"bom,omitempty" help:"write a byte-order mark, or none with --bom=false (default: an existing file's own)"`
+	LineEnding string `json:"lineEnding,omitempty" enum:"lf,crlf" help:"the line endings to write; left out, an existing file keeps its own and a new one takes the content's"`
+	BOM        *bool  `json:"bom,omitempty" help:"true writes a byte-order mark and false none; left out, an existing file keeps its own"`
 	Create     bool   `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
 	Executable bool   `json:"executable,omitempty" help:"a new file gets mode 0755 instead of 0644"`
 	InPlace    bool   `json:"inPlace,omitempty" help:"rewrite a file with other hard links through its inode (not atomic)"`
@@ -100,8 +100,8 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err != nil {
 		return nil, err
 	}
-	if req.Path == "" {
-		return nil, fault.InvalidArgument("path is empty.").WithHint("pass the file to write")
+	if err := Validate(req); err != nil {
+		return nil, err
 	}
 	if strings.HasSuffix(req.Path, "/") {
 		return nil, fault.InvalidArgument("the path ends with a slash, which names a directory.").WithPath(req.Path).
@@ -302,14 +302,8 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 	return data, err == nil && utf8.Valid(data) && bytes.IndexByte(data, 0) < 0, err
 }
 
-// checkStyle validates lineEnding and bom, which only text content takes.
+// checkStyle refuses lineEnding and bom for content that is not text.
 func (r WriteRequest) checkStyle(text bool) error {
-	switch r.LineEnding {
-	case "", LineEndingLF, LineEndingCRLF:
-	default:
-		return fault.InvalidArgument("--line-ending must be lf or crlf, not %q.", r.LineEnding).
-			WithHint("leave --line-ending out to keep an existing file's own line endings")
-	}
 	if !text && (r.LineEnding != "" || r.BOM != nil) {
 		return fault.InvalidArgument("--line-ending and --bom apply to text, and this content is bytes (contentBase64, or a content file that is not UTF-8 text).").
 			WithHint("leave --line-ending and --bom out: bytes are written as given")

@@ -47,32 +47,6 @@ const (
 	CodeInterrupted      Code = "INTERRUPTED"
 )
 
-// Exit codes of the contract.
-const (
-	ExitOK          = 0
-	ExitFailure     = 1
-	ExitUsage       = 2
-	ExitConflict    = 3
-	ExitInterrupted = 130
-	// With --exit-status, for gates: nothing matched (as grep says it), and
-	// an answer that is partial (timed out), which must never pass a gate.
-	ExitNoMatch = 1
-	ExitPartial = 4
-)
-
-// ExitCode is the process exit code the contract gives to an error code.
-func (c Code) ExitCode() int {
-	switch c {
-	case CodeInvalidArgument, CodeInvalidRegex, CodeInvalidGlob, CodePatchParse:
-		return ExitUsage
-	case CodeStale, CodeExists, CodeLockTimeout:
-		return ExitConflict
-	case CodeInterrupted:
-		return ExitInterrupted
-	}
-	return ExitFailure
-}
-
 // Error is the one error type every tool and backend returns to callers. It
 // is serialised as the "error" object of the contract; Details carries the
 // code-specific fields (the current version on STALE, match lines on
@@ -150,9 +124,6 @@ func cutEcho(s string) string {
 	}
 	return s[:cut] + "…[" + strconv.Itoa(len(s)-cut) + " more bytes]"
 }
-
-// ExitCode is the process exit code for this error.
-func (e *Error) ExitCode() int { return e.Code.ExitCode() }
 
 // Errorf builds an Error with a formatted one-sentence message.
 func Errorf(code Code, format string, args ...any) *Error {

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/subcommands"
 )
@@ -182,7 +181,7 @@ func TestLockTimeoutAcrossProcesses(t *testing.T) {
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != fault.ExitConflict || !strings.Contains(stderr.String(), `"LOCK_TIMEOUT"`) {
+	if !errors.As(err, &ee) || ee.ExitCode() != subcommands.ExitConflict || !strings.Contains(stderr.String(), `"LOCK_TIMEOUT"`) {
 		t.Fatalf("got %v, %s; want exit 3 LOCK_TIMEOUT", err, stderr.String())
 	}
 	if d := time.Since(start); d < 200*time.Millisecond {

@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
@@ -51,6 +50,7 @@ func commands(called string) []*cli.Command {
 		writeCommand(),
 		editCommand(),
 		rmCommand(),
+		toolsCommand(),
 		versionCommand(),
 	} {
 		c := s.header()
@@ -61,28 +61,6 @@ func commands(called string) []*cli.Command {
 	}
 	return cmds
 }
-
-// globalFlags are accepted before the subcommand and, hoisted by
-// reorderArgs, after it too.
-func globalFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "root", EnvVars: []string{"AGENTFS_ROOT"}, Usage: "allowed root directory (repeatable; default: the current directory)"},
-		&cli.StringSliceFlag{Name: "deny", EnvVars: []string{"AGENTFS_DENY"}, Usage: "path refused after resolution (repeatable; /proc, /sys and /dev always)"},
-		&cli.StringFlag{Name: "symlinks", EnvVars: []string{"AGENTFS_SYMLINKS"}, Value: "within", Usage: "within: follow a link only into a root; refuse: refuse any link"},
-		&cli.BoolFlag{Name: "readonly", EnvVars: []string{"AGENTFS_READONLY"}, Usage: "allow only read, ls, find and grep: every mutation is READ_ONLY"},
-		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"AGENTFS_LOCK_TIMEOUT"}, Value: 30 * time.Second, Usage: "how long a mutation waits for its locks"},
-		&cli.StringFlag{Name: "format", EnvVars: []string{"AGENTFS_FORMAT"}, Value: "json", Usage: "json, or text for humans"},
-		&cli.IntFlag{Name: "max-bytes", EnvVars: []string{"AGENTFS_MAX_BYTES"}, Value: core.DefaultMaxBytes, Usage: "bound on each result in bytes"},
-		&cli.BoolFlag{Name: "exit-status", EnvVars: []string{"AGENTFS_EXIT_STATUS"}, Usage: "grep and find exit 1 when nothing matched and 4 when the answer is partial (timed out)"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no result on success (errors still go to stderr); implies --exit-status"},
-		&cli.BoolFlag{Name: "all", Usage: "with --format text (or --print0): read, ls, find and grep print every page to the end"},
-		&cli.BoolFlag{Name: "print0", Aliases: []string{"0"}, Usage: "find and grep --mode files: print the paths, each ended by NUL, as find -print0"},
-	}
-}
-
-// minMaxBytes is the smallest --max-bytes: room for a result's fields and a
-// small item (a larger one is TOO_LARGE, naming the bound it needs).
-const minMaxBytes = 512
 
 // Main runs one agentfs invocation and returns its exit code.
 func Main(ctx context.Context, args []string, s Streams) (code int) {
@@ -122,19 +100,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		},
 		Before: func(c *cli.Context) error {
 			out.format = c.String("format")
-			if out.format != "json" && out.format != "text" {
-				return fault.InvalidArgument("--format must be json or text, not %q.", out.format).
-					WithHint("use --format json (the default) or --format text")
-			}
-			if lt := c.Duration("lock-timeout"); lt < 0 || lt > 24*time.Hour {
-				return fault.InvalidArgument("--lock-timeout must be from 0 to 24h, not %s.", lt).
-					WithHint("0 tries the locks once; the default is 30s")
-			}
-			if mb := c.Int("max-bytes"); mb < minMaxBytes {
-				return fault.InvalidArgument("--max-bytes must be at least %d, not %d.", minMaxBytes, mb).
-					WithHint("results need room for their metadata; the default is %d", core.DefaultMaxBytes)
-			}
-			return nil
+			return checkGlobals(c)
 		},
 		Metadata: map[string]any{"out": out, "streams": s},
 	}
@@ -204,11 +170,11 @@ func (o *output) gate(matched, partial bool) {
 	o.partial = o.partial || partial
 	switch {
 	case o.partial:
-		o.code = fault.ExitPartial
+		o.code = ExitPartial
 	case o.matched:
-		o.code = fault.ExitOK
+		o.code = ExitOK
 	default:
-		o.code = fault.ExitNoMatch
+		o.code = ExitNoMatch
 	}
 }
 
@@ -272,7 +238,7 @@ func (o *output) fail(err error) int {
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(map[string]any{"error": e})
 	}
-	o.code = e.ExitCode()
+	o.code = exitCode(e.Code)
 	return o.code
 }
 

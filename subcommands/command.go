@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/registry"
 	"github.com/urfave/cli/v2"
 )
 
@@ -22,18 +23,16 @@ import (
 // (a 2 MiB write, JSON-escaped, or a patch) fits many times over.
 const maxRequestBytes = 64 << 20
 
-// tool describes one subcommand whose request type Req is the single source
-// of its flags, positional arguments and JSON fields.
+// tool is the subcommand of one registry tool: the declaration gives its
+// name, summary, handler and text, its request type Req the flags,
+// positional arguments and JSON fields; the rest is what only a command
+// line has.
 type tool[Req, Res any] struct {
-	name, usage, argsUsage string
-	run                    func(context.Context, *core.Tools, *Req) (Res, error)
+	*registry.Def[Req, Res]
+	argsUsage string
 	// fromFlags, when set, completes a request given as flags (write takes
 	// its content from stdin with --content-file -).
 	fromFlags func(*cli.Context, *Req) error
-	// text, when set, renders a result for --format text: the data for
-	// standard output, and notes (lines cut, files skipped) for standard
-	// error, so that a pipe gets data and nothing else.
-	text func(Res) (data, notes string)
 	// found, when set, says whether a search found anything and whether its
 	// answer is partial, for --exit-status.
 	found func(Res) (matched, partial bool)
@@ -50,7 +49,7 @@ type tool[Req, Res any] struct {
 
 // header is the command without its flags: what --help lists.
 func (t tool[Req, Res]) header() *cli.Command {
-	return &cli.Command{Name: t.name, Usage: t.usage, ArgsUsage: t.argsUsage}
+	return &cli.Command{Name: t.Name, Usage: t.Summary(), ArgsUsage: t.argsUsage}
 }
 
 func (t tool[Req, Res]) command() *cli.Command {
@@ -62,8 +61,8 @@ func (t tool[Req, Res]) command() *cli.Command {
 		}
 	}
 	return &cli.Command{
-		Name:      t.name,
-		Usage:     t.usage,
+		Name:      t.Name,
+		Usage:     t.Summary(),
 		ArgsUsage: t.argsUsage,
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
@@ -93,7 +92,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 	o := outputOf(c)
 	all, print0 := c.Bool("all"), c.Bool("print0")
 	if all && t.next == nil || print0 && t.paths == nil {
-		return fault.InvalidArgument("%s has no pages of paths for --all or --print0.", t.name).
+		return fault.InvalidArgument("%s has no pages of paths for --all or --print0.", t.Name).
 			WithHint("--all pages read, ls, find and grep; --print0 prints the paths of find and grep")
 	}
 	if all && o.format != "text" && !print0 {
@@ -101,7 +100,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 			WithHint("add --format text, or page with --offset set to nextOffset")
 	}
 	for {
-		res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.run(c.Context, tl, req) })
+		res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.Run(c.Context, tl, req) })
 		if err != nil {
 			return err
 		}
@@ -125,8 +124,8 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 			if err := o.paths(t.paths(res)); err != nil {
 				return err
 			}
-		case o.format == "text" && t.text != nil:
-			data, notes := t.text(res)
+		case o.format == "text" && t.Text != nil:
+			data, notes := t.Text(res)
 			if more && !all {
 				notes += "... more: " + flags + "\n"
 			}
@@ -142,11 +141,6 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 			return nil
 		}
 	}
-}
-
-// dataOnly is a text rendering with no notes.
-func dataOnly[Res any](f func(Res) string) func(Res) (string, string) {
-	return func(r Res) (string, string) { return f(r), "" }
 }
 
 // walkPage is next for a tool paged by offset and cursor (ls, find, grep):
@@ -197,7 +191,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 		path := reflect.ValueOf(r).Elem().FieldByIndex(field.Index).String()
 		var it item
 		if o.format == "json" && !c.Bool("print0") {
-			res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.run(c.Context, tl, r) })
+			res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.Run(c.Context, tl, r) })
 			it = item{res: res, path: path}
 			if err != nil {
 				it.err = fault.AsError(err)
@@ -217,7 +211,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 				return it.err
 			}
 			if code == 0 {
-				code = it.err.ExitCode()
+				code = exitCode(it.err.Code)
 			}
 		}
 		items = append(items, it)
@@ -345,8 +339,8 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	sort.SliceStable(open, func(i, j int) bool { return open[i].Arg < open[j].Arg })
 	if len(args) > len(open) {
 		if !t.multi || len(open) == 0 {
-			return nil, repeated, fault.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.name, len(open), len(args)).
-				WithHint("usage: agentfs %s [flags] %s", t.name, t.argsUsage)
+			return nil, repeated, fault.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.Name, len(open), len(args)).
+				WithHint("usage: agentfs %s [flags] %s", t.Name, t.argsUsage)
 		}
 		// The last argument field repeats: its extra values are more runs.
 		more = args[len(open):]
@@ -418,28 +412,55 @@ func flagFor(s core.FieldSpec) cli.Flag {
 	if s.Flag == "" {
 		return nil
 	}
+	usage := flagUsage(s)
 	t := s.Type
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
-		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Bool:
-		return &cli.BoolFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.BoolFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Int:
-		return &cli.IntFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.IntFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Int64:
-		return &cli.Int64Flag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help}
+		return &cli.Int64Flag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.String {
-			return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: s.Help, Value: &repeated{}}
+			return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, Value: &repeated{}}
 		}
 	}
 	return nil
+}
+
+// flagUsage is a field's description with what its tags say of it, as
+// --help shows it: "entries per page (1 to 1000)"; urfave/cli adds the
+// default, which flagFor gives it.
+func flagUsage(s core.FieldSpec) string {
+	var notes []string
+	switch {
+	case s.Required:
+		notes = append(notes, "required")
+	case s.Enum != nil:
+		notes = append(notes, core.OrList(s.Enum))
+	case s.Min != nil && s.Max != nil:
+		notes = append(notes, fmt.Sprintf("%d to %d", *s.Min, *s.Max))
+	case s.Min != nil:
+		notes = append(notes, fmt.Sprintf("at least %d", *s.Min))
+	case s.Max != nil:
+		notes = append(notes, fmt.Sprintf("at most %d", *s.Max))
+	}
+	if s.Type.Kind() == reflect.Slice {
+		notes = append(notes, "repeatable")
+	}
+	if len(notes) == 0 {
+		return s.Help
+	}
+	return s.Help + " (" + strings.Join(notes, ", ") + ")"
 }
 
 // repeated is the value of a repeatable flag: each occurrence is one value,

@@ -6,11 +6,13 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/registry"
 
 	"github.com/urfave/cli/v2"
 )
@@ -127,6 +129,44 @@ func TestManPage(t *testing.T) {
 	}
 }
 
+// TestGlobalFlagsDocumented fails when a global flag's paragraph in the
+// man page's GLOBAL FLAGS does not name what its declaration says: its
+// environment variable, short spelling, values, default and bounds.
+func TestGlobalFlagsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../man/agentfs.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := strings.ReplaceAll(string(data), `\-`, "-")
+	_, section, _ := strings.Cut(man, ".SH GLOBAL FLAGS\n")
+	section, _, _ = strings.Cut(section, "\n.SH ")
+	paragraphs := map[string]string{}
+	for _, p := range strings.Split(section, ".TP\n")[1:] {
+		if m := regexp.MustCompile(`^\\fB--([a-z0-9-]+)`).FindStringSubmatch(p); m != nil {
+			paragraphs[m[1]] = p
+		}
+	}
+	for _, g := range globals {
+		p, ok := paragraphs[g.name]
+		if !ok {
+			t.Errorf("man/agentfs.1 GLOBAL FLAGS has no paragraph for --%s", g.name)
+			continue
+		}
+		want := append([]string{g.env, g.def, g.min, g.max}, g.enum...)
+		if g.alias != "" {
+			want = append(want, "-"+g.alias)
+		}
+		for _, w := range want {
+			if w != "" && !strings.Contains(p, w) {
+				t.Errorf("man/agentfs.1 does not say %q of --%s", w, g.name)
+			}
+		}
+	}
+	if len(paragraphs) != len(globals) {
+		t.Errorf("man/agentfs.1 GLOBAL FLAGS has %d paragraphs for %d global flags", len(paragraphs), len(globals))
+	}
+}
+
 // TestResultFieldsDocumented fails when a result gains a JSON field that
 // man/agentfs.1 does not name, so that a script never meets an undocumented
 // field (issue 15.6).
@@ -136,13 +176,15 @@ func TestResultFieldsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	man := strings.NewReplacer(`\-`, "-", `\fB`, "", `\fR`, "", `\fI`, "").Replace(string(data))
+	ours := []string{reflect.TypeFor[core.ReadResult]().PkgPath(), reflect.TypeFor[versionInfo]().PkgPath(),
+		reflect.TypeFor[registry.Info]().PkgPath()}
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type, string)
 	walk = func(rt reflect.Type, owner string) {
 		for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice || rt.Kind() == reflect.Map {
 			rt = rt.Elem()
 		}
-		if rt.Kind() != reflect.Struct || seen[rt] || rt.PkgPath() != reflect.TypeFor[core.ReadResult]().PkgPath() {
+		if rt.Kind() != reflect.Struct || seen[rt] || !slices.Contains(ours, rt.PkgPath()) {
 			return
 		}
 		seen[rt] = true
@@ -163,8 +205,118 @@ func TestResultFieldsDocumented(t *testing.T) {
 		}
 	}
 	for _, r := range []any{core.ReadResult{}, core.LsResult{}, core.FindResult{}, core.GrepResult{},
-		core.WriteResult{}, core.EditResult{}, core.RmResult{}, versionInfo{}} {
+		core.WriteResult{}, core.EditResult{}, core.RmResult{}, versionInfo{}, toolList{}} {
 		rt := reflect.TypeOf(r)
 		walk(rt, rt.Name())
 	}
+}
+
+// TestDocumentedConstraintsDeclared fails when the man page documents, for
+// a flag of a tool, a default, a bound or a closed set of values that the
+// request field does not declare in its tags (so that the schema, --help
+// and the checks would not hold it), or declares otherwise; and when a
+// bound or value a tag declares is not in the tool's section.
+func TestDocumentedConstraintsDeclared(t *testing.T) {
+	data, err := os.ReadFile("../man/agentfs.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := strings.NewReplacer(`\-`, "-", `\fB`, "", `\fR`, "", `\fI`, "", "\n", " ").Replace(string(data))
+	var (
+		flagRE    = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+		clauseEnd = regexp.MustCompile(`--[a-z]|\. |;`)
+		paren     = regexp.MustCompile(`\s*\([^()]*\)`)
+		// "(default 200, at most 1000)", "(default **)", ", default the
+		// current directory", "content (the default)"; "(default and at
+		// most 2000)" is a default that also caps, not a bound.
+		defaultRE = regexp.MustCompile(`\(default and at most (\d+)\)|\(default ([^,;)]+)|, default (the current directory)|^\s*(\w+) \(the default\)`)
+		maxRE     = regexp.MustCompile(`[^d] at most (\d+)`)
+		minRE     = regexp.MustCompile(`at least (\d+)`)
+		rangeRE   = regexp.MustCompile(`\b(\d+) to (\d+)\b`)
+		enumRE    = regexp.MustCompile(`^\s*([a-z0-9]+(?:, [a-z0-9]+)* or [a-z0-9]+)\b`)
+	)
+	num := func(p *int64) string {
+		if p == nil {
+			return "none"
+		}
+		return fmt.Sprint(*p)
+	}
+	found := 0
+	for _, info := range registry.List() {
+		_, section, ok := strings.Cut(man, ".SS "+info.Name+" ")
+		if !ok {
+			t.Errorf("man/agentfs.1 has no section for %s", info.Name)
+			continue
+		}
+		if end := strings.Index(section, " .S"); end >= 0 {
+			section = section[:end]
+		}
+		props := map[string]core.Property{}
+		for _, p := range info.InputSchema.Properties {
+			props[kebab(p.Name)] = p
+		}
+		for _, m := range flagRE.FindAllStringSubmatchIndex(section, -1) {
+			p, ok := props[section[m[2]:m[3]]]
+			if !ok {
+				continue
+			}
+			clause := section[m[1]:]
+			if end := clauseEnd.FindStringIndex(clause); end != nil {
+				clause = clause[:end[0]]
+			}
+			what := fmt.Sprintf("%s --%s %q", info.Name, section[m[2]:m[3]], clause)
+			check := func(keyword, documented, declared string) {
+				found++
+				if documented != declared {
+					t.Errorf("%s: the man page says %s %s, the tags %s", what, keyword, documented, declared)
+				}
+			}
+			if d := defaultRE.FindStringSubmatch(clause); d != nil {
+				doc := d[1] + d[2] + d[4]
+				if d[3] != "" {
+					doc = "."
+				}
+				check("default", doc, fmt.Sprint(p.Schema.Default))
+			}
+			if r := rangeRE.FindStringSubmatch(clause); r != nil {
+				check("minimum", r[1], num(p.Schema.Minimum))
+				check("maximum", r[2], num(p.Schema.Maximum))
+			}
+			if r := maxRE.FindStringSubmatch(clause); r != nil {
+				check("maximum", r[1], num(p.Schema.Maximum))
+			}
+			if r := minRE.FindStringSubmatch(clause); r != nil {
+				check("minimum", r[1], num(p.Schema.Minimum))
+			}
+			if e := enumRE.FindStringSubmatch(paren.ReplaceAllString(clause, "")); e != nil {
+				check("values", e[1], core.OrList(p.Schema.Enum))
+			}
+		}
+		for _, p := range info.InputSchema.Properties {
+			for _, v := range append(slices.Clone(p.Schema.Enum), strings.TrimPrefix(num(p.Schema.Maximum), "none")) {
+				if v != "" && !regexp.MustCompile(`\b`+v+`\b`).MatchString(section) {
+					t.Errorf("man/agentfs.1 section %s does not name %s of %s", info.Name, v, p.Name)
+				}
+			}
+		}
+	}
+	// The man page documents at least these: read limit; find pattern,
+	// path, type, limit (2); grep context (2), mode (2), limit (2),
+	// timeout; write lineEnding; ls depth (2), limit (2).
+	if found < 18 {
+		t.Errorf("only %d documented constraints found: has the man page's wording changed?", found)
+	}
+}
+
+// kebab is a JSON field's flag: byteOffset -> byte-offset.
+func kebab(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('-')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -1,24 +1,17 @@
 package subcommands
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/registry"
 	"github.com/urfave/cli/v2"
 )
 
 func writeCommand() subcommand {
 	return tool[core.WriteRequest, *core.WriteResult]{
-		name:      "write",
-		usage:     "replace or create a whole file atomically (content from --content or --content-file)",
+		Def:       registry.Write,
 		argsUsage: "FILE",
-		run: func(ctx context.Context, t *core.Tools, req *core.WriteRequest) (*core.WriteResult, error) {
-			return t.Write(ctx, *req)
-		},
 		fromFlags: contentFromStdin,
-		text:      dataOnly(writeText),
 	}
 }
 
@@ -48,14 +41,4 @@ func contentFromStdin(c *cli.Context, req *core.WriteRequest) error {
 	content := string(data)
 	req.Content, req.ContentFile = &content, ""
 	return nil
-}
-
-func writeText(r *core.WriteResult) string {
-	switch {
-	case r.NoChange:
-		return fmt.Sprintf("%s: unchanged (already this content)\n", r.Path)
-	case r.Created:
-		return fmt.Sprintf("%s: created, %d bytes\n", r.Path, r.BytesWritten)
-	}
-	return fmt.Sprintf("%s: replaced, %d bytes\n", r.Path, r.BytesWritten)
 }

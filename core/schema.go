@@ -1,0 +1,134 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+)
+
+// Schema is a JSON Schema (draft 2020-12), in the subset that describes a
+// request: type, properties, required, enum, minimum, maximum, default,
+// description and items. It is generated from a request's tags (see
+// FieldSpec), so that a tool list states what Validate checks.
+type Schema struct {
+	// Type is one JSON type, or a list of them for a field that takes
+	// several forms (a duration as "30s" or as seconds).
+	Type        any        `json:"type,omitempty"`
+	Description string     `json:"description,omitempty"`
+	Properties  Properties `json:"properties,omitempty"`
+	Required    []string   `json:"required,omitempty"`
+	Enum        []string   `json:"enum,omitempty"`
+	Minimum     *int64     `json:"minimum,omitempty"`
+	Maximum     *int64     `json:"maximum,omitempty"`
+	Default     any        `json:"default,omitempty"`
+	Items       *Schema    `json:"items,omitempty"`
+}
+
+// Property is one property of an object schema.
+type Property struct {
+	Name   string
+	Schema *Schema
+}
+
+// Properties are an object's properties in the order of the request's
+// fields (path first), which a map would sort away.
+type Properties []Property
+
+// MarshalJSON writes the properties as one JSON object, in order.
+func (ps Properties) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(p.Name)
+		s, err := json.Marshal(p.Schema)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(s)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// RequestSchema is the schema of a request struct type: one property per
+// field (nested requests, such as edit's edits, as items), each described
+// and constrained by its tags.
+func RequestSchema(t reflect.Type) *Schema {
+	s := &Schema{Type: "object"}
+	for _, f := range Fields(t) {
+		p := typeSchema(f.Type)
+		p.Description, p.Enum, p.Minimum, p.Maximum = f.Help, f.Enum, f.Min, f.Max
+		if f.Default != "" {
+			p.Default = defaultValue(p.Type, f.Default)
+		}
+		s.Properties = append(s.Properties, Property{f.JSON, p})
+		if f.Required {
+			s.Required = append(s.Required, f.JSON)
+		}
+	}
+	return s
+}
+
+// schemaType is a request type whose JSON takes other forms than its Go
+// kind says (a Duration is text or seconds).
+type schemaType interface{ jsonSchema() *Schema }
+
+func typeSchema(t reflect.Type) *Schema {
+	if st, ok := reflect.Zero(t).Interface().(schemaType); ok {
+		return st.jsonSchema()
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return &Schema{Type: "string"}
+	case reflect.Bool:
+		return &Schema{Type: "boolean"}
+	case reflect.Int, reflect.Int64:
+		return &Schema{Type: "integer"}
+	case reflect.Slice:
+		return &Schema{Type: "array", Items: typeSchema(t.Elem())}
+	case reflect.Struct:
+		return RequestSchema(t)
+	}
+	panic("core: no schema for request field type " + t.String())
+}
+
+// defaultValue is a default tag's text as a value of the field's JSON type.
+func defaultValue(typ any, text string) any {
+	var v any = text
+	var err error
+	switch typ {
+	case "integer":
+		v, err = strconv.ParseInt(text, 10, 64)
+	case "boolean":
+		v, err = strconv.ParseBool(text)
+	}
+	if err != nil {
+		panic("core: default tag " + strconv.Quote(text) + " is not a JSON " + typ.(string))
+	}
+	return v
+}
+
+func (Duration) jsonSchema() *Schema {
+	return &Schema{Type: []string{"string", "number"}}
+}
+
+func (Globs) jsonSchema() *Schema {
+	return &Schema{Type: []string{"string", "array"}, Items: &Schema{Type: "string"}}
+}
+
+func (LineTruncation) jsonSchema() *Schema {
+	zero := int64(0)
+	return &Schema{Type: []string{"object", "string"}, Properties: Properties{
+		{"chars", &Schema{Type: "integer", Minimum: &zero, Description: "cut at N characters; 0 keeps whole lines"}},
+		{"bytes", &Schema{Type: "integer", Minimum: &zero, Description: "cut at N bytes of the file; 0 keeps whole lines"}},
+	}}
+}

@@ -1,0 +1,92 @@
+package core
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/agentfs/agentfs/fault"
+)
+
+// Validate checks a request (a request struct, or a pointer to one) against
+// the constraints its tags declare (see FieldSpec): a required field is
+// given, and a given value is one of its enum and within its range, in
+// nested requests too (each of edit's edits). A field left at its zero value
+// is left out, and its default applies. Every tool calls it before anything
+// else it checks (a mutation after refusing read-only mode), so that a
+// request given as flags, as JSON or from Go is refused alike, as its
+// schema says, with INVALID_ARGUMENT.
+func Validate(req any) error {
+	return validateStruct(reflect.Indirect(reflect.ValueOf(req)), "")
+}
+
+func validateStruct(v reflect.Value, at string) error {
+	for _, f := range Fields(v.Type()) {
+		fv := v.FieldByIndex(f.Index)
+		if err := f.check(fv, at+f.JSON); err != nil {
+			return err
+		}
+		if fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct {
+			for i := 0; i < fv.Len(); i++ {
+				if err := validateStruct(fv.Index(i), at+f.JSON+"["+strconv.Itoa(i)+"]."); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// check refuses v, the value of field name, when it breaks f's constraints.
+func (f FieldSpec) check(v reflect.Value, name string) error {
+	if v.IsZero() {
+		if f.Required {
+			return fault.InvalidArgument("%s is required.", name).WithHint("give %s: %s", name, f.Help)
+		}
+		return nil
+	}
+	v = reflect.Indirect(v)
+	switch {
+	case f.Enum != nil && v.Kind() == reflect.String && !f.spellings[v.String()]:
+		return fault.InvalidArgument("%s must be %s, not %q.", name, OrList(f.Enum), v.String()).
+			WithHint("%s", f.allowed(name))
+	case f.Min != nil && v.CanInt() && v.Int() < *f.Min:
+		return fault.InvalidArgument("%s must be at least %d, not %d.", name, *f.Min, v.Int()).
+			WithHint("%s", f.allowed(name))
+	case f.Max != nil && v.CanInt() && v.Int() > *f.Max:
+		return fault.InvalidArgument("%s must be at most %d, not %d.", name, *f.Max, v.Int()).
+			WithHint("%s", f.allowed(name))
+	}
+	return nil
+}
+
+// allowed is the hint of a value out of its set or range: what to give,
+// what leaving the field out means, and what the field is.
+func (f FieldSpec) allowed(name string) string {
+	var b strings.Builder
+	b.WriteString("give " + name + " ")
+	switch {
+	case f.Enum != nil:
+		b.WriteString("as " + OrList(f.Enum))
+	case f.Min != nil && f.Max != nil:
+		fmt.Fprintf(&b, "between %d and %d", *f.Min, *f.Max)
+	case f.Min != nil:
+		fmt.Fprintf(&b, "at least %d", *f.Min)
+	default:
+		fmt.Fprintf(&b, "at most %d", *f.Max)
+	}
+	if f.Default != "" {
+		b.WriteString(", or leave it out for the default " + f.Default)
+	}
+	b.WriteString("; " + name + ": " + f.Help)
+	return b.String()
+}
+
+// OrList joins values as a sentence does: "a", "a or b", "a, b or c".
+func OrList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}

@@ -1,0 +1,162 @@
+package registry
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentfs/agentfs/core"
+)
+
+// dataOnly is a text rendering with no notes.
+func dataOnly[Res any](f func(Res) string) func(Res) (string, string) {
+	return func(r Res) (string, string) { return f(r), "" }
+}
+
+// readText renders a read as text: the content as it is, with a note of
+// the lines cut; media and binaries are described, since their bytes are
+// no use on a terminal.
+func readText(r *core.ReadResult) (string, string) {
+	if r.TextWindow == nil {
+		if r.Data == "" {
+			return "", fmt.Sprintf("[%s %s, %d bytes: not text]\n", r.Kind, r.MimeType, r.Size)
+		}
+		return "", fmt.Sprintf("[%s %s, %d bytes: use --format json for the data]\n", r.Kind, r.MimeType, r.Size)
+	}
+	var notes string
+	if r.LinesCut > 0 {
+		notes = fmt.Sprintf("... %d line(s) cut: --line-truncation chars:0 gives whole lines\n", r.LinesCut)
+	}
+	return r.Content, notes
+}
+
+// lsText renders a listing as text, as ls -F does: one entry a
+// line (its path with a depth), / after a directory and @ after a link,
+// whose target follows ->. With long, mode, size and mtime come first, as
+// in ls -l.
+func lsText(r *core.LsResult) string {
+	var b strings.Builder
+	width := 0
+	for _, e := range r.Entries {
+		width = max(width, len(strconv.FormatInt(e.Size, 10)))
+	}
+	for _, e := range r.Entries {
+		if e.Mode != "" {
+			fmt.Fprintf(&b, "%s %*d %s ", e.Mode, width, e.Size, e.Mtime)
+		}
+		name := e.Name
+		if e.Path != "" {
+			name = e.Path
+		}
+		b.WriteString(name)
+		b.WriteString(typeSuffix(e.Type))
+		if e.Type == "symlink" {
+			b.WriteString(" -> " + e.Target)
+		}
+		if e.Ignored {
+			b.WriteString("  (ignored)")
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// typeSuffix is ls -F's mark of an entry type: / for a directory, @ for a
+// link, nothing for a regular file or another kind.
+func typeSuffix(typ string) string {
+	switch typ {
+	case "dir":
+		return "/"
+	case "symlink":
+		return "@"
+	}
+	return ""
+}
+
+// findText renders one path a line, / after a directory and @ after a
+// link, as ls -F marks them.
+func findText(r *core.FindResult) string {
+	var b strings.Builder
+	for _, e := range r.Results {
+		fmt.Fprintf(&b, "%s%s\n", e.Path, typeSuffix(e.Type))
+	}
+	return b.String()
+}
+
+// grepText renders a page as rg -n does: path:line:text for a matching
+// line, path-line-text for a context line and -- between blocks when there
+// is context; as rg -l in files mode (paths) and rg -c in count mode
+// (path:count, then the totals).
+func grepText(r *core.GrepResult) (string, string) {
+	var b, notes strings.Builder
+	withContext := false
+	for _, f := range r.Files {
+		for _, bl := range f.Blocks {
+			withContext = withContext || bl.Matches != nil
+		}
+	}
+	blocks := 0
+	for _, f := range r.Files {
+		switch r.Mode {
+		case core.ModeFiles:
+			fmt.Fprintf(&b, "%s\n", f.Path)
+		case core.ModeCount:
+			fmt.Fprintf(&b, "%s:%d\n", f.Path, f.Count)
+		}
+		for _, bl := range f.Blocks {
+			if blocks++; withContext && blocks > 1 {
+				b.WriteString("--\n")
+			}
+			m := bl.Matches
+			for i, text := range bl.Lines {
+				n, sep := bl.Start+i, ":"
+				if bl.Matches != nil {
+					if len(m) > 0 && m[0] == n {
+						m = m[1:]
+					} else {
+						sep = "-"
+					}
+				}
+				fmt.Fprintf(&b, "%s%s%d%s%s\n", f.Path, sep, n, sep, text)
+			}
+		}
+	}
+	if r.FilesWithMatches != nil {
+		fmt.Fprintf(&notes, "... %d matching lines in %d file(s)\n", r.Count, *r.FilesWithMatches)
+	}
+	if r.TimedOut {
+		fmt.Fprintf(&notes, "... timed out: %s\n", r.Hint)
+	}
+	if r.BinarySkipped > 0 {
+		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
+	}
+	return b.String(), notes.String()
+}
+
+func writeText(r *core.WriteResult) string {
+	switch {
+	case r.NoChange:
+		return fmt.Sprintf("%s: unchanged (already this content)\n", r.Path)
+	case r.Created:
+		return fmt.Sprintf("%s: created, %d bytes\n", r.Path, r.BytesWritten)
+	}
+	return fmt.Sprintf("%s: replaced, %d bytes\n", r.Path, r.BytesWritten)
+}
+
+// editText renders an edit as text: the diff, as git prints it.
+func editText(r *core.EditResult) string {
+	switch {
+	case r.NoChange:
+		return fmt.Sprintf("%s: unchanged (every edit was already applied)\n", r.Path)
+	case r.DryRun:
+		return r.Diff + fmt.Sprintf("%s: dry run, nothing written\n", r.Path)
+	}
+	return r.Diff
+}
+
+func rmText(r *core.RmResult) string {
+	if r.Deleted {
+		return fmt.Sprintf("%s: removed\n", r.Path)
+	}
+	return fmt.Sprintf("%s: not there, nothing removed\n", r.Path)
+}

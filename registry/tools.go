@@ -1,0 +1,109 @@
+package registry
+
+import (
+	"context"
+
+	"github.com/agentfs/agentfs/core"
+)
+
+// Read reads a window of a text file, or an image or PDF.
+var Read = &Def[core.ReadRequest, *core.ReadResult]{
+	Name: "read",
+	Description: "Read a window of whole lines of a text file, or an image or PDF as base64 data. " +
+		"Returns content with startLine, endLine and totalLines; when the window stops before the end (truncated), " +
+		"pass nextOffset as offset and nextByteOffset as byteOffset to read on. A negative offset reads the last lines, as tail does. " +
+		"Lines longer than 2000 characters are cut with a marker (linesCut counts them); never write such content back. " +
+		"version and sha256 go to a later write, edit or rm as expectedVersion or expectedSha256. " +
+		"Use it instead of cat, head or tail; read a file before editing it.",
+	Run: func(ctx context.Context, t *core.Tools, req *core.ReadRequest) (*core.ReadResult, error) {
+		return t.Read(ctx, *req)
+	},
+	Text: readText,
+}
+
+// Ls lists a directory, or a bounded tree.
+var Ls = &Def[core.LsRequest, *core.LsResult]{
+	Name: "ls",
+	Description: "List a directory, or a tree of it a few levels deep, a page at a time. " +
+		"Entries come in walk order, each directory's in name order. " +
+		"Returns entries, each with name, size and type (left out for a regular file), a link's target, " +
+		"path below the directory when depth is over 1, mtime and mode when long is true; " +
+		"entries that ignore files leave out are listed with ignored: true. " +
+		"When there are more, pass nextCursor as cursor to continue. " +
+		"Use it to see what a directory holds; use find to search a whole tree by name.",
+	Run: func(ctx context.Context, t *core.Tools, req *core.LsRequest) (*core.LsResult, error) {
+		return t.Ls(ctx, *req)
+	},
+	Text: dataOnly(lsText),
+}
+
+// Find finds paths by glob.
+var Find = &Def[core.FindRequest, *core.FindResult]{
+	Name: "find",
+	Description: "Find paths by glob below a directory, a page at a time. " +
+		"Paths that ignore files (.gitignore, .ignore, .agentfsignore) name are left out, and so is .git. " +
+		"A pattern without a slash matches names at any depth (*_test.go), one with a slash the path below the directory (cmd/*/main.go). " +
+		"Returns results, each a path with its type (left out for a regular file), in walk order; " +
+		"when there are more, pass nextCursor as cursor to continue. " +
+		"Use it to locate files by name; use grep to search their contents.",
+	Run: func(ctx context.Context, t *core.Tools, req *core.FindRequest) (*core.FindResult, error) {
+		return t.Find(ctx, *req)
+	},
+	Text: dataOnly(findText),
+}
+
+// Grep searches file contents.
+var Grep = &Def[core.GrepRequest, *core.GrepResult]{
+	Name: "grep",
+	Description: "Search file contents below a path for a fixed string or a regular expression, a page at a time. " +
+		"Files that ignore files (.gitignore, .ignore, .agentfsignore) name are skipped, as rg skips them, and so are binary files. " +
+		"Returns files, each with its path and blocks of consecutive lines (start, lines, and with context the matching line numbers); " +
+		"with mode files only the paths, with mode count the counts and totals. " +
+		"When there are more, pass nextCursor as cursor to continue; timedOut says the page is partial. " +
+		"Use it instead of grep or rg to find where something is used or defined.",
+	Run: func(ctx context.Context, t *core.Tools, req *core.GrepRequest) (*core.GrepResult, error) {
+		return t.Grep(ctx, *req)
+	},
+	Text: grepText,
+}
+
+// Write replaces or creates a whole file.
+var Write = &Def[core.WriteRequest, *core.WriteResult]{
+	Name: "write",
+	Description: "Create or replace a whole file atomically (at most 2 MiB), creating missing parent directories. " +
+		"An existing text file keeps its line endings, byte-order mark and encoding. " +
+		"Returns bytesWritten, created, noChange (the file already had this content), version and sha256. " +
+		"Use edit to change part of an existing file; give expectedVersion from a read so that a change you have not seen is never overwritten (STALE).",
+	Mutates: true,
+	Run: func(ctx context.Context, t *core.Tools, req *core.WriteRequest) (*core.WriteResult, error) {
+		return t.Write(ctx, *req)
+	},
+	Text: dataOnly(writeText),
+}
+
+// Edit replaces text in a file.
+var Edit = &Def[core.EditRequest, *core.EditResult]{
+	Name: "edit",
+	Description: "Replace exact text in a file, one edit or a batch applied all or nothing. " +
+		"Give oldText and newText, or edits, each matched against the original content; " +
+		"each oldText must match exactly one place unless replaceAll, and differences of trailing whitespace, indentation and typography are tolerated and reported. " +
+		"Returns a unified diff, each edit's outcome, version and sha256. " +
+		"Use it for changes to part of a file, with oldText copied from a read; an edit already applied is reported, not repeated.",
+	Mutates: true,
+	Run: func(ctx context.Context, t *core.Tools, req *core.EditRequest) (*core.EditResult, error) {
+		return t.Edit(ctx, *req)
+	},
+	Text: dataOnly(editText),
+}
+
+// Rm removes a file, a link or a directory.
+var Rm = &Def[core.RmRequest, *core.RmResult]{
+	Name: "rm",
+	Description: "Remove a file, a link (never its target) or, with recursive, a directory and everything in it. " +
+		"A missing path is not an error: deleted is false. Returns deleted.",
+	Mutates: true,
+	Run: func(ctx context.Context, t *core.Tools, req *core.RmRequest) (*core.RmResult, error) {
+		return t.Rm(ctx, *req)
+	},
+	Text: dataOnly(rmText),
+}

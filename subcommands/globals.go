@@ -1,0 +1,146 @@
+package subcommands
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/urfave/cli/v2"
+)
+
+// A globalFlag is declared as data, from which its urfave/cli flag, its
+// check and the man page test are derived.
+type globalFlag struct {
+	name  string
+	alias string // a one-letter spelling, "" for none
+	env   string // the environment variable, "" for none
+	kind  flagKind
+	// def, min and max are in the flag's own spelling (30s, 262144); enum
+	// is its closed set of values.
+	def, min, max string
+	enum          []string
+	usage         string
+}
+
+type flagKind int
+
+const (
+	kindBool flagKind = iota
+	kindString
+	kindStrings // repeatable
+	kindInt
+	kindDuration
+)
+
+// globals are the global flags, in the order of --help. They are accepted
+// before the subcommand and, hoisted by reorderArgs, after it too.
+var globals = []globalFlag{
+	{name: "root", env: "AGENTFS_ROOT", kind: kindStrings, usage: "allowed root directory (repeatable; default: the current directory)"},
+	{name: "deny", env: "AGENTFS_DENY", kind: kindStrings, usage: "path refused after resolution (repeatable; /proc, /sys and /dev always)"},
+	{name: "symlinks", env: "AGENTFS_SYMLINKS", kind: kindString, def: "within", enum: []string{"within", "refuse"},
+		usage: "within: follow a link only into a root; refuse: refuse any link"},
+	{name: "readonly", env: "AGENTFS_READONLY", usage: "allow only read, ls, find and grep: every mutation is READ_ONLY"},
+	{name: "lock-timeout", env: "AGENTFS_LOCK_TIMEOUT", kind: kindDuration, def: "30s", min: "0", max: "24h",
+		usage: "how long a mutation waits for its locks"},
+	{name: "format", env: "AGENTFS_FORMAT", kind: kindString, def: "json", enum: []string{"json", "text"},
+		usage: "json, or text for humans"},
+	{name: "max-bytes", env: "AGENTFS_MAX_BYTES", kind: kindInt, def: strconv.Itoa(core.DefaultMaxBytes), min: strconv.Itoa(minMaxBytes),
+		usage: "bound on each result in bytes"},
+	{name: "exit-status", env: "AGENTFS_EXIT_STATUS", usage: "grep and find exit 1 when nothing matched and 4 when the answer is partial (timed out)"},
+	{name: "quiet", alias: "q", usage: "print no result on success (errors still go to stderr); implies --exit-status"},
+	{name: "all", usage: "with --format text (or --print0): read, ls, find and grep print every page to the end"},
+	{name: "print0", alias: "0", usage: "find and grep --mode files: print the paths, each ended by NUL, as find -print0"},
+}
+
+// minMaxBytes is the smallest --max-bytes: room for a result's fields and a
+// small item (a larger one is TOO_LARGE, naming the bound it needs).
+const minMaxBytes = 512
+
+// globalFlags are the urfave/cli flags of globals.
+func globalFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, g := range globals {
+		out = append(out, g.flag())
+	}
+	return out
+}
+
+func (g globalFlag) flag() cli.Flag {
+	var aliases, env []string
+	if g.alias != "" {
+		aliases = []string{g.alias}
+	}
+	if g.env != "" {
+		env = []string{g.env}
+	}
+	switch g.kind {
+	case kindString:
+		return &cli.StringFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: g.def, Usage: g.usage}
+	case kindStrings:
+		return &cli.StringSliceFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
+	case kindInt:
+		n, _ := strconv.Atoi(g.def)
+		return &cli.IntFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: n, Usage: g.usage}
+	case kindDuration:
+		d, _ := time.ParseDuration(g.def)
+		return &cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}
+	}
+	return &cli.BoolFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
+}
+
+// checkGlobals refuses a global flag's value outside its set or range.
+func checkGlobals(c *cli.Context) error {
+	for _, g := range globals {
+		if err := g.check(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g globalFlag) check(c *cli.Context) error {
+	switch g.kind {
+	case kindString:
+		v := c.String(g.name)
+		if g.enum == nil || slices.Contains(g.enum, v) {
+			return nil
+		}
+		return fault.InvalidArgument("--%s must be %s, not %q.", g.name, core.OrList(g.enum), v).
+			WithHint("use --%s %s (the default), or %s", g.name, g.def, core.OrList(slices.DeleteFunc(slices.Clone(g.enum), func(e string) bool { return e == g.def })))
+	case kindInt, kindDuration:
+		v := strconv.Itoa(c.Int(g.name))
+		if g.kind == kindDuration {
+			v = c.Duration(g.name).String()
+		}
+		n := g.number(v)
+		if (g.min == "" || n >= g.number(g.min)) && (g.max == "" || n <= g.number(g.max)) {
+			return nil
+		}
+		e := fault.InvalidArgument("--%s must be at least %s, not %s.", g.name, g.min, v)
+		if g.max != "" {
+			e = fault.InvalidArgument("--%s must be from %s to %s, not %s.", g.name, g.min, g.max, v)
+		}
+		return e.WithHint("the default is %s", g.def)
+	}
+	return nil
+}
+
+// number is a value or a bound of a numeric flag, in its spelling, as a
+// number to compare.
+func (g globalFlag) number(text string) int64 {
+	var n int64
+	var err error
+	if g.kind == kindDuration {
+		var d time.Duration
+		d, err = time.ParseDuration(text)
+		n = int64(d)
+	} else {
+		n, err = strconv.ParseInt(text, 10, 64)
+	}
+	if err != nil {
+		panic("subcommands: --" + g.name + ": " + strconv.Quote(text) + " is not a value of the flag")
+	}
+	return n
+}
