@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agentfs/agentfs/fault"
@@ -11,11 +12,12 @@ import (
 var heredocOpeners = []string{"<<EOF", "<<'EOF'", `<<"EOF"`}
 
 // Parse reads a patch in the format of Codex's apply_patch, with Codex's
-// leniencies: whitespace around the Begin, End and file markers, a first
-// chunk without "@@", blank lines between chunks, and a heredoc wrapper
-// ("<<'EOF'" ... "EOF") around the whole patch. It also skips blank lines
-// between file sections. Errors are PATCH_PARSE with details.line, the
-// 1-based line of the patch text.
+// leniencies: whitespace around the Begin, End, file and Move markers, a
+// first chunk without "@@", blank lines where a chunk may start (an empty
+// line right after a chunk's lines is an empty context line of it), a
+// heredoc wrapper ("<<'EOF'" ... "EOF") around the whole patch, and CRLF
+// line endings. It also skips blank lines between file sections. Errors
+// are PATCH_PARSE with details.line, the 1-based line of the patch text.
 func Parse(text string) (*Patch, error) {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
@@ -51,7 +53,7 @@ func (p *parser) bounds(lo, hi int) (int, int, error) {
 	switch {
 	case first == beginMarker && last == endMarker:
 		return lo, hi - 1, nil
-	case isHeredoc(first) && strings.HasSuffix(last, "EOF") && hi-lo >= 4:
+	case slices.Contains(heredocOpeners, first) && strings.HasSuffix(last, "EOF") && hi-lo >= 4:
 		return p.bounds(lo+1, hi-1)
 	case first != beginMarker:
 		return 0, 0, p.errorf(lo, "the patch must start with '%s', not %q.", beginMarker, cut(first)).
@@ -59,15 +61,6 @@ func (p *parser) bounds(lo, hi int) (int, int, error) {
 	}
 	return 0, 0, p.errorf(hi-1, "the patch must end with '%s', not %q.", endMarker, cut(last)).
 		WithHint("end the patch with a line '%s'", endMarker)
-}
-
-func isHeredoc(line string) bool {
-	for _, h := range heredocOpeners {
-		if line == h {
-			return true
-		}
-	}
-	return false
 }
 
 // body parses the file sections of lines [i,end), end being the End marker.
