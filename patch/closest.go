@@ -1,0 +1,156 @@
+package patch
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/agentfs/agentfs/fault"
+)
+
+// Region is where in a file lines that were not found most nearly appear,
+// so that the caller can read them and copy their exact text.
+type Region struct {
+	StartLine int `json:"startLine"`
+	EndLine   int `json:"endLine"`
+	// Similarity is 0 to 1: the line-by-line bigram similarity of the
+	// region to the lines sought, ignoring whitespace at both ends.
+	Similarity float64 `json:"similarity"`
+	// Text is the region's first lines, at most regionLines of them and
+	// regionBytes long.
+	Text string `json:"text"`
+}
+
+// regionLines and regionBytes bound the text of a region in an error;
+// regionProbes bounds the lines that rank the windows.
+const (
+	regionLines  = 8
+	regionBytes  = 1024
+	regionProbes = 16
+)
+
+// notFound is the PATCH_VERIFY error of chunk k of op, whose lines want
+// (its old lines, or its @@ context line) were not found in texts at or
+// after index start.
+func notFound(op Op, k int, texts, want []string, start int, context bool) *fault.Error {
+	c := op.Chunks[k]
+	what := fmt.Sprintf("chunk %d of '%s'", k+1, op.Path)
+	if context {
+		what = fmt.Sprintf("the context '@@ %s' of chunk %d of '%s'", cut(c.Context), k+1, op.Path)
+	}
+	where := "the file"
+	if start > 0 {
+		where = fmt.Sprintf("the file after line %d", start)
+	}
+	e := fault.Errorf(fault.CodePatchVerify, "%s (patch line %d) was not found in %s.", what, c.Line, where).
+		WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line)
+	r, ok := closest(texts, want)
+	if !ok {
+		return e.WithHint("read the file and copy the chunk's context (' ') and removed ('-') lines from it exactly")
+	}
+	e.WithDetail("closest", r)
+	order := ""
+	if r.StartLine <= start {
+		order = "; chunks must follow the order of the file, each after the previous one"
+	}
+	span := fmt.Sprintf("lines %d-%d", r.StartLine, r.EndLine)
+	if r.StartLine == r.EndLine {
+		span = fmt.Sprintf("line %d", r.StartLine)
+	}
+	return e.WithHint("the closest is %s (similarity %.2f): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly%s", span, r.Similarity, order)
+}
+
+// closest finds the window of texts most like want, comparing line i of
+// want with line i of the window; ok is false when nothing is alike.
+func closest(texts, want []string) (Region, bool) {
+	k := min(len(want), len(texts))
+	if k == 0 {
+		return Region{}, false
+	}
+	key := func(s string) []uint32 { return bigrams(asciiPunct.Replace(strings.TrimSpace(s))) }
+	w := make([][]uint32, k)
+	weight := make([]float64, k)
+	total := 0.0
+	for i := range w {
+		w[i] = key(want[i])
+		weight[i] = float64(len(w[i]) + 1)
+		total += weight[i]
+	}
+	have := make([][]uint32, len(texts))
+	for j, t := range texts {
+		have[j] = key(t)
+	}
+	// A few lines spread over want rank the windows, so that a long chunk
+	// against a long file stays linear; the best is then scored whole.
+	n := min(k, regionProbes)
+	probes := make([]int, n)
+	for i := range probes {
+		probes[i] = i * k / n
+	}
+	score := func(s int, lines []int) float64 {
+		sc := 0.0
+		for _, i := range lines {
+			sc += weight[i] * dice(w[i], have[s+i])
+		}
+		return sc
+	}
+	best, at := -1.0, 0
+	for s := 0; s+k <= len(have); s++ {
+		if sc := score(s, probes); sc > best {
+			best, at = sc, s
+		}
+	}
+	all := make([]int, k)
+	for i := range all {
+		all[i] = i
+	}
+	sim := math.Round(score(at, all)/total*100) / 100
+	if sim == 0 {
+		return Region{}, false
+	}
+	text := strings.Join(texts[at:at+min(k, regionLines)], "\n")
+	switch {
+	case len(text) > regionBytes:
+		text = strings.ToValidUTF8(text[:regionBytes], "") + "…"
+	case k > regionLines:
+		text += "\n…"
+	}
+	return Region{StartLine: at + 1, EndLine: at + k, Similarity: sim, Text: text}, true
+}
+
+// bigrams is the sorted list of byte pairs of s; a one-byte line is its own
+// bigram, so that it still compares.
+func bigrams(s string) []uint32 {
+	if len(s) == 1 {
+		return []uint32{uint32(s[0])}
+	}
+	out := make([]uint32, 0, max(len(s)-1, 0))
+	for i := 0; i+1 < len(s); i++ {
+		out = append(out, uint32(s[i])<<8|uint32(s[i+1]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dice is the Sørensen–Dice coefficient of two sorted bigram lists; two
+// blank lines are alike.
+func dice(a, b []uint32) float64 {
+	if len(a)+len(b) == 0 {
+		return 1
+	}
+	common := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			common++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return 2 * float64(common) / float64(len(a)+len(b))
+}

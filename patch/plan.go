@@ -1,0 +1,333 @@
+package patch
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/agentfs/agentfs/fault"
+)
+
+// ReadFunc reads a file as it is before the patch. ok is false when nothing
+// is at path; any other failure (a directory, an I/O error) is err, which
+// Plan returns as it is.
+type ReadFunc func(path string) (content string, ok bool, err error)
+
+// Change is the net effect of a patch on one path.
+type Change struct {
+	// Path is the path as the patch names it, cleaned.
+	Path string
+	// Kind is Add for a file that did not exist before the patch, Update
+	// for one that did and still does, Delete for one that no longer does.
+	Kind Kind
+	// Content is the whole new content, byte-order mark and line endings
+	// included; empty for Delete.
+	Content string
+	// From is the file, as it was before the patch, that Content was made
+	// from, whose mode it keeps: Path for an update in place, the source of
+	// a move; empty for content the patch wrote whole.
+	From string
+	// Chunks say where the chunks of the updates that made Content applied.
+	Chunks []Located
+}
+
+// Located says where one chunk applied.
+type Located struct {
+	// PatchLine is the chunk's first line in the patch.
+	PatchLine int
+	// Line is the 1-based line of the file, as the update found it, where
+	// the chunk's old lines start, or where its lines were added.
+	Line int
+	// Rung is the Matcher's rung that found the old lines; empty for a
+	// chunk that only adds lines.
+	Rung string
+}
+
+// Plan applies the patch in memory, in order, to the files read returns
+// (each path is read once; later sections see what earlier ones did), and
+// returns the net change of every path it touches, in the order the patch
+// first names them. It verifies every chunk before it returns anything:
+// on error, nothing is to change. m locates chunks; nil is Ladder.
+//
+// An updated file keeps its byte-order mark, and each line it keeps keeps
+// its line ending; added lines take the ending of the lines they replace,
+// else the file's usual one. As with Codex, an updated file always ends
+// with a line ending.
+func (p *Patch) Plan(read ReadFunc, m Matcher) ([]Change, error) {
+	if m == nil {
+		m = Ladder
+	}
+	pl := &planner{read: read, m: m, files: map[string]*file{}}
+	for _, op := range p.Ops {
+		if err := pl.apply(op); err != nil {
+			return nil, err
+		}
+	}
+	var changes []Change
+	for _, name := range pl.order {
+		f := pl.files[name]
+		c := Change{Path: name, Content: f.content, From: f.from, Chunks: f.chunks}
+		switch {
+		case f.existed && f.exists:
+			c.Kind = Update
+		case f.exists:
+			c.Kind = Add
+		case f.existed:
+			c = Change{Path: name, Kind: Delete}
+		default:
+			continue // added, then deleted or moved away
+		}
+		changes = append(changes, c)
+	}
+	return changes, nil
+}
+
+// file is the planned state of one path.
+type file struct {
+	existed, exists bool // before the patch, and now
+	content, from   string
+	chunks          []Located
+}
+
+type planner struct {
+	read  ReadFunc
+	m     Matcher
+	files map[string]*file
+	order []string
+}
+
+// file returns the state of name, reading it on first use.
+func (pl *planner) file(name string) (*file, error) {
+	if f, ok := pl.files[name]; ok {
+		return f, nil
+	}
+	content, ok, err := pl.read(name)
+	if err != nil {
+		return nil, err
+	}
+	f := &file{existed: ok, exists: ok, content: content}
+	if ok {
+		f.from = name
+	}
+	pl.files[name] = f
+	pl.order = append(pl.order, name)
+	return f, nil
+}
+
+func (pl *planner) apply(op Op) error {
+	name := path.Clean(op.Path)
+	f, err := pl.file(name)
+	if err != nil {
+		return err
+	}
+	if op.Kind == Add {
+		*f = file{existed: f.existed, exists: true, content: op.Content}
+		return nil
+	}
+	if !f.exists {
+		return missing(op, f.existed)
+	}
+	if op.Kind == Delete {
+		*f = file{existed: f.existed}
+		return nil
+	}
+	content, located, err := update(f.content, op, pl.m)
+	if err != nil {
+		return err
+	}
+	f.content, f.chunks = content, append(f.chunks, located...)
+	if op.MoveTo == "" || path.Clean(op.MoveTo) == name {
+		return nil
+	}
+	dest, err := pl.file(path.Clean(op.MoveTo))
+	if err != nil {
+		return err
+	}
+	*dest = file{existed: dest.existed, exists: true, content: f.content, from: f.from, chunks: f.chunks}
+	*f = file{existed: f.existed}
+	return nil
+}
+
+func missing(op Op, removed bool) *fault.Error {
+	verb, hint := "update", "check the path, or create the file with '"+addMarker+" "+op.Path+"' and its whole content"
+	if op.Kind == Delete {
+		verb, hint = "delete", "check the path, or leave the '"+deleteMarker+"' section out"
+	}
+	why := "does not exist"
+	if removed {
+		why = "is deleted or moved away by an earlier section of the patch"
+	}
+	return fault.Errorf(fault.CodeNotFound, "the file to %s (patch line %d) %s.", verb, op.Line, why).
+		WithPath(op.Path).WithDetail("patchLine", op.Line).WithHint("%s", hint)
+}
+
+// fileLine is one line of a file and its ending: "\n", "\r\n", or "" for
+// a last line without one.
+type fileLine struct{ text, eol string }
+
+func splitFile(s string) []fileLine {
+	var out []fileLine
+	for s != "" {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			out = append(out, fileLine{s, ""})
+			break
+		}
+		l := fileLine{s[:i], "\n"}
+		if t, ok := strings.CutSuffix(l.text, "\r"); ok {
+			l = fileLine{t, "\r\n"}
+		}
+		out = append(out, l)
+		s = s[i+1:]
+	}
+	return out
+}
+
+// usualEOL is the ending most of lines have, "\r\n" or "\n"; def when none
+// has one.
+func usualEOL(lines []fileLine, def string) string {
+	crlf, lf := 0, 0
+	for _, l := range lines {
+		switch l.eol {
+		case "\r\n":
+			crlf++
+		case "\n":
+			lf++
+		}
+	}
+	switch {
+	case crlf+lf == 0:
+		return def
+	case crlf > lf:
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// replacement is a chunk located in the file: its lines take the place of
+// the n lines at index at.
+type replacement struct {
+	at, n int
+	lines []Line
+	chunk int
+}
+
+// update applies the chunks of op to content.
+func update(content string, op Op, m Matcher) (string, []Located, error) {
+	body, bom := strings.CutPrefix(content, "\uFEFF")
+	lines := splitFile(body)
+	texts := make([]string, len(lines))
+	for i, l := range lines {
+		texts[i] = l.text
+	}
+	var reps []replacement
+	located := make([]Located, len(op.Chunks))
+	start := 0
+	for k, c := range op.Chunks {
+		located[k].PatchLine = c.Line
+		if c.Context != "" {
+			at, _, ok := m.Seek(texts, []string{c.Context}, start)
+			if !ok {
+				return "", nil, notFound(op, k, texts, []string{c.Context}, start, true)
+			}
+			start = at + 1
+		}
+		old := c.Old()
+		if len(old) == 0 {
+			// Codex adds a chunk without old lines at the end of the file
+			// (before a last blank line); after its @@ context line when
+			// it names one, as the patch's author means.
+			at := start
+			if c.Context == "" || c.EOF {
+				at = len(texts)
+				if at > 0 && texts[at-1] == "" {
+					at--
+				}
+			}
+			reps = append(reps, replacement{at: at, lines: c.Lines, chunk: k})
+			located[k].Line = at + 1
+			continue
+		}
+		cl := c.Lines
+		at, rung, ok := seek(m, texts, old, start, c.EOF)
+		if !ok && old[len(old)-1] == "" {
+			// A last blank old line may stand for the file's final line
+			// ending, which is no line of its own.
+			cl, old = dropLastOld(cl), old[:len(old)-1]
+			at, rung, ok = seek(m, texts, old, start, c.EOF)
+		}
+		if !ok {
+			return "", nil, notFound(op, k, texts, c.Old(), start, false)
+		}
+		reps = append(reps, replacement{at: at, n: len(old), lines: cl, chunk: k})
+		located[k].Line, located[k].Rung = at+1, rung
+		start = at + len(old)
+	}
+	slices.SortStableFunc(reps, func(a, b replacement) int { return a.at - b.at })
+	for k := 1; k < len(reps); k++ {
+		if a, b := reps[k-1], reps[k]; b.at < a.at+a.n {
+			return "", nil, fault.Errorf(fault.CodePatchVerify, "chunks %d and %d of '%s' (patch line %d) overlap at line %d of the file.", min(a.chunk, b.chunk)+1, max(a.chunk, b.chunk)+1, op.Path, op.Line, b.at+1).
+				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("patchLine", op.Line).
+				WithDetail("chunks", []int{min(a.chunk, b.chunk) + 1, max(a.chunk, b.chunk) + 1}).
+				WithHint("merge the two chunks into one, with their lines in the order of the file")
+		}
+	}
+	def := usualEOL(lines, "\n")
+	out := make([]fileLine, 0, len(lines))
+	pos := 0
+	for _, r := range reps {
+		out = append(out, lines[pos:r.at]...)
+		eol := usualEOL(lines[r.at:r.at+r.n], def)
+		i := r.at
+		for _, l := range r.lines {
+			switch l.Op {
+			case ' ':
+				// The file's own text: a rung may have matched it loosely.
+				out = append(out, lines[i])
+				i++
+			case '-':
+				i++
+			case '+':
+				out = append(out, fileLine{l.Text, eol})
+			}
+		}
+		pos = r.at + r.n
+	}
+	out = append(out, lines[pos:]...)
+	var b strings.Builder
+	b.Grow(len(content) + 64)
+	if bom {
+		b.WriteString("\uFEFF")
+	}
+	for _, l := range out {
+		b.WriteString(l.text)
+		if l.eol == "" {
+			l.eol = def
+		}
+		b.WriteString(l.eol)
+	}
+	return b.String(), located, nil
+}
+
+// seek locates old at or after start; with eof, only as the file's last
+// lines.
+func seek(m Matcher, texts, old []string, start int, eof bool) (int, string, bool) {
+	if !eof {
+		return m.Seek(texts, old, start)
+	}
+	at := len(texts) - len(old)
+	if at < 0 {
+		return 0, "", false
+	}
+	return m.Seek(texts, old, at)
+}
+
+// dropLastOld removes the last line of lines that is an old line.
+func dropLastOld(lines []Line) []Line {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i].Op != '+' {
+			return slices.Concat(lines[:i], lines[i+1:])
+		}
+	}
+	return lines
+}

@@ -1,0 +1,247 @@
+package patch
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/fault"
+)
+
+// files is a tree for Plan to read, counting the reads of each path.
+type files struct {
+	content map[string]string
+	reads   map[string]int
+}
+
+func (f *files) read(name string) (string, bool, error) {
+	if f.reads == nil {
+		f.reads = map[string]int{}
+	}
+	f.reads[name]++
+	c, ok := f.content[name]
+	return c, ok, nil
+}
+
+// planText parses text and plans it against content.
+func planText(t *testing.T, content map[string]string, text string) ([]Change, error) {
+	t.Helper()
+	p, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &files{content: content}
+	changes, err := p.Plan(fs.read, nil)
+	for name, n := range fs.reads {
+		if n != 1 {
+			t.Errorf("%s read %d times", name, n)
+		}
+	}
+	return changes, err
+}
+
+// updateF plans an update of file f, holding src, by the chunk lines given.
+func updateF(t *testing.T, src string, chunk ...string) (Change, error) {
+	t.Helper()
+	text := lines(append(append([]string{"*** Begin Patch", "*** Update File: f"}, chunk...), "*** End Patch")...)
+	changes, err := planText(t, map[string]string{"f": src}, text)
+	if err != nil {
+		return Change{}, err
+	}
+	if len(changes) != 1 || changes[0].Kind != Update || changes[0].From != "f" {
+		t.Fatalf("changes %+v", changes)
+	}
+	return changes[0], nil
+}
+
+func TestPlanUpdate(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		chunk []string
+		want  string
+		rungs []string
+	}{
+		{"replace", "a\nb\nc\n", []string{"@@", " a", "-b", "+B", " c"}, "a\nB\nc\n", []string{RungExact}},
+		{"CRLF file", "a\r\nb\r\nc\r\n", []string{"@@", " a", "-b", "+B1", "+B2"}, "a\r\nB1\r\nB2\r\nc\r\n", []string{RungExact}},
+		{"mixed endings: the replaced lines'", "a\r\nb\nc\r\n", []string{"@@", "-b", "+b1", "+b2"}, "a\r\nb1\nb2\nc\r\n", []string{RungExact}},
+		{"mixed endings: kept lines keep theirs", "a\r\nb\nc\r\nd\r\n", []string{"@@", " b", "-c", "+x", " d"}, "a\r\nb\nx\r\nd\r\n", []string{RungExact}},
+		{"BOM kept", "\uFEFFa\nb\n", []string{"@@", "-a", "+A"}, "\uFEFFA\nb\n", []string{RungExact}},
+		{"BOM and CRLF", "\uFEFFa\r\nb\r\n", []string{"@@", " a", "+x"}, "\uFEFFa\r\nx\r\nb\r\n", []string{RungExact}},
+		{"a final newline is added, as Codex does", "a\nb", []string{"@@", "-b", "+c"}, "a\nc\n", []string{RungExact}},
+		{"a final CRLF in a CRLF file", "a\r\nb", []string{"@@", " a", "+x"}, "a\r\nx\r\nb\r\n", []string{RungExact}},
+		{"only additions go at the end", "a\nb\n", []string{"@@", "+c", "+d"}, "a\nb\nc\nd\n", []string{""}},
+		{"before a last blank line, as Codex", "a\n\n", []string{"@@", "+c"}, "a\nc\n\n", []string{""}},
+		{"after the @@ context line", "def f():\n  pass\ndef g():\n", []string{"@@ def f():", "+  x = 1"}, "def f():\n  x = 1\n  pass\ndef g():\n", []string{""}},
+		{"into an empty file", "", []string{"@@", "+a"}, "a\n", []string{""}},
+		{"every line removed", "a\nb\n", []string{"@@", "-a", "-b"}, "", []string{RungExact}},
+		{"a blank line added at the end", "a\n", []string{"@@", " a", "+"}, "a\n\n", []string{RungExact}},
+		{"end of file", "x\ny\nx\ny\n", []string{"@@", " x", "-y", "+Y", "*** End of File"}, "x\ny\nx\nY\n", []string{RungExact}},
+		{"@@ context narrows", "def f():\n  return 1\ndef g():\n  return 1\n", []string{"@@ def g():", "-  return 1", "+  return 2"}, "def f():\n  return 1\ndef g():\n  return 2\n", []string{RungExact}},
+		{"chunks move forward", "x\nx\n", []string{"@@", "-x", "+1", "@@", "-x", "+2"}, "1\n2\n", []string{RungExact, RungExact}},
+		{"a last blank old line is the end of the file", "a\nb\n", []string{"@@", " a", "-b", "+B", ""}, "a\nB\n", []string{RungExact}},
+		{"context lines keep the file's text", "  foo  \nbar\n", []string{"@@", " foo", "-bar", "+baz"}, "  foo  \nbaz\n", []string{RungWhitespace}},
+		{"trailing whitespace", "a \nb\n", []string{"@@", "-a", "+A"}, "A\nb\n", []string{RungTrailingWhitespace}},
+		{"unicode punctuation", "say \u201chi\u201d \u2014 ok\n", []string{"@@", "-say \"hi\" - ok", "+say bye"}, "say bye\n", []string{RungUnicode}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := updateF(t, tt.src, tt.chunk...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Content != tt.want {
+				t.Errorf("content %q, want %q", c.Content, tt.want)
+			}
+			var rungs []string
+			for _, l := range c.Chunks {
+				rungs = append(rungs, l.Rung)
+			}
+			if !reflect.DeepEqual(rungs, tt.rungs) {
+				t.Errorf("rungs %q, want %q", rungs, tt.rungs)
+			}
+		})
+	}
+}
+
+func TestPlanLocated(t *testing.T) {
+	c, err := updateF(t, "a\nb\nc\nd\n", "@@", "-b", "+B", "@@", "+e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Located{{PatchLine: 3, Line: 2, Rung: RungExact}, {PatchLine: 6, Line: 5}}
+	if !reflect.DeepEqual(c.Chunks, want) {
+		t.Errorf("located %+v, want %+v", c.Chunks, want)
+	}
+}
+
+func TestPlanOps(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		body  []string
+		want  []Change
+	}{
+		{"add, then update", nil,
+			[]string{"*** Add File: a", "+x", "*** Update File: a", "@@", "-x", "+y"},
+			[]Change{{Path: "a", Kind: Add, Content: "y\n", Chunks: []Located{{PatchLine: 5, Line: 1, Rung: RungExact}}}}},
+		{"add over a file", map[string]string{"a": "old\n"},
+			[]string{"*** Add File: a", "+new"},
+			[]Change{{Path: "a", Kind: Update, Content: "new\n"}}},
+		{"move", map[string]string{"a": "x\n"},
+			[]string{"*** Update File: a", "*** Move to: d/b", "@@", "-x", "+y"},
+			[]Change{{Path: "a", Kind: Delete}, {Path: "d/b", Kind: Add, Content: "y\n", From: "a", Chunks: []Located{{PatchLine: 4, Line: 1, Rung: RungExact}}}}},
+		{"move over a file", map[string]string{"a": "x\n", "b": "z\n"},
+			[]string{"*** Update File: a", "*** Move to: b", "@@", "-x", "+y"},
+			[]Change{{Path: "a", Kind: Delete}, {Path: "b", Kind: Update, Content: "y\n", From: "a", Chunks: []Located{{PatchLine: 4, Line: 1, Rung: RungExact}}}}},
+		{"move to itself", map[string]string{"a": "x\n"},
+			[]string{"*** Update File: a", "*** Move to: ./a", "@@", "-x", "+y"},
+			[]Change{{Path: "a", Kind: Update, Content: "y\n", From: "a", Chunks: []Located{{PatchLine: 4, Line: 1, Rung: RungExact}}}}},
+		{"added, then moved: no mode to keep", nil,
+			[]string{"*** Add File: a", "+x", "*** Update File: a", "*** Move to: b", "@@", "+y"},
+			[]Change{{Path: "b", Kind: Add, Content: "x\ny\n", Chunks: []Located{{PatchLine: 6, Line: 2}}}}},
+		{"added, then deleted: nothing", nil,
+			[]string{"*** Add File: a", "+x", "*** Delete File: a"},
+			nil},
+		{"deleted, then added", map[string]string{"a": "x\n"},
+			[]string{"*** Delete File: a", "*** Add File: a", "+y"},
+			[]Change{{Path: "a", Kind: Update, Content: "y\n"}}},
+		{"two updates, one path however written", map[string]string{"d/a": "1\n2\n"},
+			[]string{"*** Update File: d/a", "@@", "-1", "+one", "*** Update File: ./d//a", "@@", "-2", "+two"},
+			[]Change{{Path: "d/a", Kind: Update, Content: "one\ntwo\n", From: "d/a", Chunks: []Located{{PatchLine: 3, Line: 1, Rung: RungExact}, {PatchLine: 7, Line: 2, Rung: RungExact}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := lines(append(append([]string{"*** Begin Patch"}, tt.body...), "*** End Patch")...)
+			changes, err := planText(t, tt.files, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(changes, tt.want) {
+				t.Errorf("changes %+v\nwant %+v", changes, tt.want)
+			}
+		})
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		body   []string
+		code   fault.Code
+		detail map[string]any
+		hint   string // part of the hint
+	}{
+		{"delete a missing file", nil, []string{"*** Delete File: a"},
+			fault.CodeNotFound, map[string]any{"patchLine": 2}, "check the path"},
+		{"update a missing file", nil, []string{"*** Update File: a", "@@", "+x"},
+			fault.CodeNotFound, map[string]any{"patchLine": 2}, "*** Add File: a"},
+		{"update a deleted file", map[string]string{"a": "x\n"}, []string{"*** Delete File: a", "*** Update File: a", "@@", "+x"},
+			fault.CodeNotFound, map[string]any{"patchLine": 3}, "check the path"},
+		{"update a moved file", map[string]string{"a": "x\n"}, []string{"*** Update File: a", "*** Move to: b", "@@", "+y", "*** Update File: a", "@@", "+z"},
+			fault.CodeNotFound, map[string]any{"patchLine": 6}, "check the path"},
+		{"chunk not found", map[string]string{"a": "one\ntwo\nthree\n"}, []string{"*** Update File: a", "@@", "-one", "+1", "@@", "-tree", "+3"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 6,
+				"closest": Region{StartLine: 3, EndLine: 3, Similarity: 0.57, Text: "three"}}, "closest is line 3 "},
+		{"context not found", map[string]string{"a": "def f():\n  pass\n"}, []string{"*** Update File: a", "@@ def g():", "-  pass"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3,
+				"closest": Region{StartLine: 1, EndLine: 1, Similarity: 0.71, Text: "def f():"}}, "closest is line 1 "},
+		{"chunks out of order", map[string]string{"a": "one\ntwo\n"}, []string{"*** Update File: a", "@@", "-two", "+2", "@@", "-one", "+1"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 6,
+				"closest": Region{StartLine: 1, EndLine: 1, Similarity: 1, Text: "one"}}, "order of the file"},
+		{"nothing alike", map[string]string{"a": "xyz\n"}, []string{"*** Update File: a", "@@", "-abc"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3}, "read the file"},
+		{"empty file", map[string]string{"a": ""}, []string{"*** Update File: a", "@@", "-abc"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3}, "read the file"},
+		{"overlap", map[string]string{"a": "x\ny\n"}, []string{"*** Update File: a", "@@", "-y", "+Y", "@@", " x", "-y", "+Z", "*** End of File"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunks": []int{1, 2}, "patchLine": 2}, "merge the two chunks"},
+		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := lines(append(append([]string{"*** Begin Patch"}, tt.body...), "*** End Patch")...)
+			changes, err := planText(t, tt.files, text)
+			fe := fault.AsError(err)
+			if err == nil || fe.Code != tt.code || changes != nil {
+				t.Fatalf("changes %+v, error %v; want %s", changes, err, tt.code)
+			}
+			if !reflect.DeepEqual(fe.Details, tt.detail) || !strings.Contains(fe.Hint, tt.hint) || fe.Path == "" {
+				t.Errorf("details %+v, hint %q, path %q; want %+v and %q", fe.Details, fe.Hint, fe.Path, tt.detail, tt.hint)
+			}
+		})
+	}
+}
+
+func TestPlanReadError(t *testing.T) {
+	p, err := Parse(lines("*** Begin Patch", "*** Delete File: d", "*** End Patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := fault.Errorf(fault.CodeNotAFile, "d is a directory.")
+	_, err = p.Plan(func(string) (string, bool, error) { return "", false, dir }, nil)
+	if !errors.Is(err, dir) {
+		t.Errorf("error %v, want the read's", err)
+	}
+}
+
+func TestClosestBounded(t *testing.T) {
+	src := strings.Repeat("line\n", 100)
+	chunk := []string{"@@"}
+	for range 20 {
+		chunk = append(chunk, "-lime")
+	}
+	_, err := updateF(t, src, chunk...)
+	r, ok := fault.AsError(err).Details["closest"].(Region)
+	if !ok || r.EndLine-r.StartLine != 19 || strings.Count(r.Text, "\n") != regionLines || !strings.HasSuffix(r.Text, "\n…") {
+		t.Errorf("closest %+v", r)
+	}
+	long := strings.Repeat("é", 2000)
+	_, err = updateF(t, long+"\n", "@@", "-"+long+"x")
+	r, ok = fault.AsError(err).Details["closest"].(Region)
+	if !ok || len(r.Text) > regionBytes+len("…") || !strings.HasSuffix(r.Text, "é…") {
+		t.Errorf("closest %d bytes, ends %q", len(r.Text), r.Text[len(r.Text)-8:])
+	}
+}

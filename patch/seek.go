@@ -1,0 +1,80 @@
+package patch
+
+import (
+	"strings"
+	"unicode"
+)
+
+// The rungs of the default ladder, from the strictest, named as the rungs
+// of edit's ladder in core.
+const (
+	RungExact              = "exact"
+	RungTrailingWhitespace = "trailing-whitespace"
+	RungWhitespace         = "whitespace"
+	RungUnicode            = "unicode"
+)
+
+// Matcher locates the old lines of a chunk in a file.
+type Matcher interface {
+	// Seek returns the first index at or after start where old occurs in
+	// lines (both without line terminators), trying a ladder of ever
+	// looser comparisons and stopping at the first rung that finds one;
+	// rung names it. An empty old occurs at start.
+	Seek(lines, old []string, start int) (at int, rung string, ok bool)
+}
+
+// Ladder is the Matcher of Codex's seek_sequence: exact, then ignoring
+// whitespace at the end of lines, then at both ends, then also folding
+// typographic dashes, quotes and spaces to ASCII.
+var Ladder Matcher = ladder{}
+
+type ladder struct{}
+
+var ladderRungs = []struct {
+	name string
+	key  func(string) string
+}{
+	{RungExact, func(s string) string { return s }},
+	{RungTrailingWhitespace, func(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }},
+	{RungWhitespace, strings.TrimSpace},
+	{RungUnicode, func(s string) string { return asciiPunct.Replace(strings.TrimSpace(s)) }},
+}
+
+// asciiPunct folds the characters Codex's last pass folds.
+var asciiPunct = strings.NewReplacer(
+	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
+	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'",
+	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`,
+	"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
+	"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
+)
+
+func (ladder) Seek(lines, old []string, start int) (int, string, bool) {
+	if len(old) == 0 {
+		return start, RungExact, true
+	}
+	start = max(start, 0)
+	if start+len(old) > len(lines) {
+		return 0, "", false
+	}
+	have := make([]string, len(lines)-start)
+	want := make([]string, len(old))
+	for _, r := range ladderRungs {
+		for i, l := range lines[start:] {
+			have[i] = r.key(l)
+		}
+		for i, o := range old {
+			want[i] = r.key(o)
+		}
+	windows:
+		for s := 0; s+len(want) <= len(have); s++ {
+			for i, w := range want {
+				if have[s+i] != w {
+					continue windows
+				}
+			}
+			return start + s, r.name, true
+		}
+	}
+	return 0, "", false
+}
