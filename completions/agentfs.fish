@@ -83,5 +83,10 @@ complete -c agentfs -n '__fish_seen_subcommand_from rm' -l expected-version
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from rm' -l recursive
+complete -c agentfs -n __fish_use_subcommand -a apply-patch -d 'apply a patch in the apply_patch format (*** Begin Patch, *** Add File:, *** Delete File:, *** Update File: with *** Move to: and @@ chunks of context, - and + lines, *** End Patch) to several files, all or nothing'
+complete -c agentfs -n '__fish_seen_subcommand_from apply-patch' -l dry-run
+complete -c agentfs -n '__fish_seen_subcommand_from apply-patch' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from apply-patch' -l patch
+complete -c agentfs -n '__fish_seen_subcommand_from apply-patch' -l patch-file
 complete -c agentfs -n __fish_use_subcommand -a tools -d 'print the name, description and request JSON Schema of every tool, as JSON'
 complete -c agentfs -n __fish_use_subcommand -a version -d 'print the version as JSON'

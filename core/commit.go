@@ -90,21 +90,20 @@ const maxAttempts = 8
 // changed since the attempt read it: the mutation runs again.
 var errConflict = errors.New("the file changed during the mutation")
 
-// mutate runs attempt, one read-decide-write of path, so that no change
-// made by another writer in between is lost. On a backend that is a
-// Locker it runs under the lock of path; on any backend its writes are
-// compare-and-swaps against what it read (commitWrite, removeAt), and an
-// attempt that loses the race runs again on the new content, with a
+// mutate runs attempt, one read-decide-write of paths, so that no change
+// made by another writer in between is lost. On a backend with locks it
+// runs under the locks of every path (a Locker for one path, a
+// MultiLocker for several); on any backend its writes are compare-and-swaps
+// against what it read (commitWrite, removeAt, a transaction's ops), and
+// an attempt that loses the race runs again on the new content, with a
 // growing random pause, up to maxAttempts times (then LOCK_TIMEOUT).
-func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, path string, attempt func() (R, error)) (R, error) {
+func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []string, attempt func() (R, error)) (R, error) {
 	var zero R
-	if l, ok := m.(backend.Locker); ok {
-		unlock, err := l.Lock(ctx, path, t.LockTimeout)
-		if err != nil {
-			return zero, err
-		}
-		defer unlock()
+	unlock, err := t.lock(ctx, m, paths)
+	if err != nil {
+		return zero, err
 	}
+	defer unlock()
 	for n := 1; ; n++ {
 		res, err := attempt()
 		if !errors.Is(err, errConflict) {
@@ -112,7 +111,7 @@ func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, path stri
 		}
 		if n == maxAttempts {
 			return zero, fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
-				WithPath(t.FS.Display(path)).WithHint("retry when the other writers are done; nothing was changed")
+				WithPath(t.FS.Display(paths[0])).WithHint("retry when the other writers are done; nothing was changed")
 		}
 		pause := time.NewTimer(time.Duration(rand.Int64N(int64(time.Millisecond) << n)))
 		select {
@@ -122,6 +121,17 @@ func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, path stri
 		case <-pause.C:
 		}
 	}
+}
+
+// lock takes the locks of paths where the backend has them.
+func (t *Tools) lock(ctx context.Context, m backend.MutableFS, paths []string) (func(), error) {
+	if ml, ok := m.(backend.MultiLocker); ok && len(paths) > 1 {
+		return ml.LockAll(ctx, paths, t.LockTimeout)
+	}
+	if l, ok := m.(backend.Locker); ok && len(paths) == 1 {
+		return l.Lock(ctx, paths[0], t.LockTimeout)
+	}
+	return func() {}, nil
 }
 
 // conflictOf turns the compare-and-swap failure of a write or removal into

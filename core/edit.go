@@ -137,7 +137,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	return mutate(ctx, t, mfs, req.Path, func() (*EditResult, error) { return t.editOnce(ctx, mfs, req, edits) })
+	return mutate(ctx, t, mfs, []string{req.Path}, func() (*EditResult, error) { return t.editOnce(ctx, mfs, req, edits) })
 }
 
 // editOnce is one attempt of an edit: read, plan, write if anything changed.

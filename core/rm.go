@@ -41,7 +41,7 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 		return nil, t.tooLarge(n, "the path does not fit").WithPath(res.Path).
 			WithHint("raise --max-bytes to %d or more; nothing was removed", n)
 	}
-	return mutate(ctx, t, m, req.Path, func() (*RmResult, error) { return t.rmOnce(ctx, m, req, res) })
+	return mutate(ctx, t, m, []string{req.Path}, func() (*RmResult, error) { return t.rmOnce(ctx, m, req, res) })
 }
 
 // rmOnce is one attempt of rm: check, then remove what was checked.

@@ -135,7 +135,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, t.tooLarge(n, "the path of the file does not fit").WithPath(sk.Path).
 			WithHint("raise --max-bytes to %d or more; nothing was written", n)
 	}
-	return mutate(ctx, t, m, req.Path, func() (*WriteResult, error) {
+	return mutate(ctx, t, m, []string{req.Path}, func() (*WriteResult, error) {
 		cur, err := currentOf(m.Stat(ctx, req.Path))
 		if err != nil {
 			return nil, err

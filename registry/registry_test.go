@@ -17,13 +17,14 @@ import (
 
 // valid is a request each tool accepts on newTools' files.
 var valid = map[string]string{
-	"read":  `{"path":"a.txt"}`,
-	"ls":    `{}`,
-	"find":  `{}`,
-	"grep":  `{"query":"a"}`,
-	"write": `{"path":"new.txt","content":"x"}`,
-	"edit":  `{"path":"a.txt","oldText":"alpha","newText":"beta"}`,
-	"rm":    `{"path":"gone.txt"}`,
+	"read":        `{"path":"a.txt"}`,
+	"ls":          `{}`,
+	"find":        `{}`,
+	"grep":        `{"query":"a"}`,
+	"write":       `{"path":"new.txt","content":"x"}`,
+	"edit":        `{"path":"a.txt","oldText":"alpha","newText":"beta"}`,
+	"rm":          `{"path":"gone.txt"}`,
+	"apply-patch": `{"patch":"*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+beta\n*** End Patch\n"}`,
 }
 
 func newTools() *core.Tools {
@@ -54,7 +55,7 @@ func TestList(t *testing.T) {
 			t.Errorf("%s: input schema %+v", info.Name, info.InputSchema)
 		}
 	}
-	if want := []string{"read", "ls", "find", "grep", "write", "edit", "rm"}; !slices.Equal(names, want) {
+	if want := []string{"read", "ls", "find", "grep", "write", "edit", "rm", "apply-patch"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 	if len(valid) != len(names) {

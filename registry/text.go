@@ -160,3 +160,24 @@ func rmText(r *core.RmResult) string {
 	}
 	return fmt.Sprintf("%s: not there, nothing removed\n", r.Path)
 }
+
+// applyPatchText renders a patch as git apply --verbose would list it: the
+// diffs, then one line per file.
+func applyPatchText(r *core.ApplyPatchResult) string {
+	var b strings.Builder
+	for _, f := range r.Files {
+		b.WriteString(f.Diff)
+	}
+	for _, f := range r.Files {
+		switch f.Action {
+		case core.ActionMove:
+			fmt.Fprintf(&b, "%s: moved from %s\n", f.Path, f.From)
+		default:
+			fmt.Fprintf(&b, "%s: %s\n", f.Path, f.Action)
+		}
+	}
+	if r.DryRun {
+		b.WriteString("dry run, nothing written\n")
+	}
+	return b.String()
+}

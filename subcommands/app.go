@@ -50,6 +50,7 @@ func commands(called string) []*cli.Command {
 		writeCommand(),
 		editCommand(),
 		rmCommand(),
+		applyPatchCommand(),
 		toolsCommand(),
 		versionCommand(),
 	} {
@@ -62,6 +63,13 @@ func commands(called string) []*cli.Command {
 	return cmds
 }
 
+// internalError is the contract's answer to a panic: a bug must still
+// answer with an error object, not a Go stack trace a caller cannot parse.
+func internalError(r any) *fault.Error {
+	return fault.Errorf(fault.CodeIOError, "internal error: %v.", r).
+		WithHint("this is a bug in agentfs; please report it with the request")
+}
+
 // Main runs one agentfs invocation and returns its exit code.
 func Main(ctx context.Context, args []string, s Streams) (code int) {
 	out := &output{streams: s, format: "json"}
@@ -69,8 +77,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		// A bug must still answer with the contract's error object, not a
 		// Go stack trace on stderr that a caller cannot parse.
 		if r := recover(); r != nil {
-			code = out.fail(fault.Errorf(fault.CodeIOError, "internal error: %v.", r).
-				WithHint("this is a bug in agentfs; please report it with the request"))
+			code = out.fail(internalError(r))
 		}
 	}()
 	if len(args) > 0 && args[0] == "--" {
@@ -292,8 +299,10 @@ func replaceFlags(s string, pairs []string) string {
 	return b.String()
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports a stream (standard input or output) that is a
+// terminal.
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 

@@ -273,8 +273,15 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 	tl.Commits = &core.CommitGate{}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := run()
-		done <- outcome{res, err}
+		var o outcome
+		defer func() {
+			// A bug on this goroutine must answer as one on Main's does.
+			if r := recover(); r != nil {
+				o = outcome{err: internalError(r)}
+			}
+			done <- o
+		}()
+		o.res, o.err = run()
 	}()
 	select {
 	case o := <-done:

@@ -331,3 +331,12 @@ func TestVersionAgrees(t *testing.T) {
 		t.Fatalf("version %d %q, --version %d %q", c1, out1, c2, out2)
 	}
 }
+
+// A panic on the goroutine that runs a tool answers as one on Main's does:
+// the contract's error object, not a stack trace.
+func TestPanicInToolIsAnError(t *testing.T) {
+	_, err := runStoppable(context.Background(), &core.Tools{}, func() (int, error) { panic("boom") })
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, "internal error: boom") {
+		t.Fatalf("a panicking tool: %v", err)
+	}
+}

@@ -1,0 +1,293 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/patch"
+)
+
+// ApplyPatchRequest applies a patch in the format of OpenAI Codex's
+// apply_patch to several files, all or nothing.
+type ApplyPatchRequest struct {
+	Patch     string `json:"patch,omitempty" alias:"input" help:"the patch: *** Begin Patch, then *** Add File, *** Delete File or *** Update File sections (with *** Move to and @@ chunks), then *** End Patch"`
+	PatchFile string `json:"patchFile,omitempty" help:"read the patch from this file, which must lie inside the roots (flags form: - reads stdin)"`
+	DryRun    bool   `json:"dryRun,omitempty" help:"verify the patch and report its diffs without writing"`
+}
+
+// ApplyPatchResult says what a patch did (or, with dryRun, would do), one
+// entry per file in the order the patch first names them.
+type ApplyPatchResult struct {
+	Files     []PatchedFile `json:"files"`
+	DryRun    bool          `json:"dryRun,omitempty"`
+	Truncated bool          `json:"truncated,omitempty"`
+}
+
+// PatchedFile is one file a patch changed: added, updated, deleted, or
+// moved (from another path, with its changes). Diff is cut at a line when
+// the result's bound leaves it no more room (Truncated).
+type PatchedFile struct {
+	Path       string `json:"path"`
+	PathBase64 string `json:"pathBase64,omitempty"`
+	Action     string `json:"action"`
+	From       string `json:"from,omitempty"`
+	Diff       string `json:"diff,omitempty"`
+	Version    string `json:"version,omitempty"`
+}
+
+// The actions of a PatchedFile.
+const (
+	ActionAdd    = "add"
+	ActionUpdate = "update"
+	ActionDelete = "delete"
+	ActionMove   = "move"
+)
+
+// MaxPatchBytes bounds a patch, as MaxWriteBytes bounds a write.
+const MaxPatchBytes = 8 << 20
+
+// ApplyPatch verifies every section of a patch against the files as they
+// are (each chunk located by the ladder edit uses), then commits every
+// change in one transaction under the locks of every path: all of it
+// happens, or none, and a process killed during the commit is undone by
+// the next agentfs to start.
+func (t *Tools) ApplyPatch(ctx context.Context, req ApplyPatchRequest) (*ApplyPatchResult, error) {
+	m, err := t.mutableFS("apply-patch")
+	if err != nil {
+		return nil, err
+	}
+	text, err := t.patchText(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	p, err := patch.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	tx, ok := m.(backend.Transactor)
+	if !ok && !req.DryRun {
+		return nil, fault.Errorf(fault.CodeNotConfigured, "apply-patch is not available: this backend has no transactions.").
+			WithHint("apply the changes file by file with write and edit")
+	}
+	return mutate(ctx, t, m, patchPaths(p), func() (*ApplyPatchResult, error) {
+		return t.applyOnce(ctx, tx, p, req.DryRun)
+	})
+}
+
+// patchText is the patch from exactly one of patch and patchFile.
+func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, error) {
+	switch {
+	case req.Patch != "" && req.PatchFile != "":
+		return "", fault.InvalidArgument("patch and patchFile are both given.").WithHint("give the patch one way")
+	case req.PatchFile != "":
+		data, err := t.readWhole(ctx, req.PatchFile, MaxPatchBytes)
+		if err != nil {
+			return "", err
+		}
+		req.Patch = string(data)
+	}
+	if req.Patch == "" {
+		return "", fault.InvalidArgument("no patch is given.").
+			WithHint("pass the patch as patch, or its file as patchFile (--patch-file - reads stdin)")
+	}
+	if len(req.Patch) > MaxPatchBytes {
+		return "", fault.Errorf(fault.CodeTooLarge, "the patch is %d bytes, over the limit of %d.", len(req.Patch), MaxPatchBytes).
+			WithHint("split the patch into several")
+	}
+	return req.Patch, nil
+}
+
+// patchPaths lists every path a patch touches, to lock them all.
+func patchPaths(p *patch.Patch) []string {
+	var paths []string
+	for _, op := range p.Ops {
+		paths = append(paths, op.Path)
+		if op.MoveTo != "" {
+			paths = append(paths, op.MoveTo)
+		}
+	}
+	return paths
+}
+
+// applyOnce reads, plans and (unless dry) commits a patch: one attempt of
+// ApplyPatch.
+func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.Patch, dry bool) (*ApplyPatchResult, error) {
+	before := map[string]backend.FileInfo{}
+	old := map[string]string{}
+	read := func(path string) (string, bool, error) {
+		data, info, err := t.readText(ctx, path)
+		if fault.AsError(err) != nil && fault.AsError(err).Code == fault.CodeNotFound {
+			return "", false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		before[path], old[path] = info, string(data)
+		return string(data), true, nil
+	}
+	changes, err := p.Plan(read, nil)
+	if err != nil {
+		return nil, err
+	}
+	moved := map[string]bool{}
+	for _, c := range changes {
+		if c.From != "" && c.From != c.Path {
+			moved[c.From] = true
+		}
+	}
+	res := &ApplyPatchResult{Files: []PatchedFile{}, DryRun: dry}
+	var ops []backend.Op
+	for _, c := range changes {
+		op := backend.Op{Path: c.Path, Data: []byte(c.Content)}
+		if info, ok := before[c.Path]; ok {
+			op.Write.IfVersion = info.Version
+		} else {
+			op.Write.IfAbsent = true
+		}
+		f := PatchedFile{Action: ActionUpdate}
+		f.Path, f.PathBase64 = fault.PathText(t.FS.Display(c.Path))
+		switch {
+		case c.Kind == patch.Delete:
+			op.Remove, op.Data = true, nil
+			f.Action = ActionDelete
+			f.Diff, _ = unifiedDiff(f.Path, old[c.Path], "")
+		case c.From != "" && c.From != c.Path:
+			f.Action, f.From = ActionMove, t.FS.Display(c.From)
+			op.Write.Executable = before[c.From].Mode&0o111 != 0
+			f.Diff, _ = unifiedDiff(f.Path, old[c.From], c.Content)
+		case c.Kind == patch.Add:
+			f.Action = ActionAdd
+			f.Diff, _ = unifiedDiff(f.Path, "", c.Content)
+		default:
+			f.Diff, _ = unifiedDiff(f.Path, old[c.Path], c.Content)
+		}
+		ops = append(ops, op)
+		if c.Kind == patch.Delete && moved[c.Path] {
+			continue // reported as the move's source
+		}
+		res.Files = append(res.Files, f)
+	}
+	if err := t.fitPatch(res, !dry); err != nil {
+		return nil, err
+	}
+	if dry {
+		return res, nil
+	}
+	done, err := t.beginCommit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	infos, err := tx.Commit(ctx, ops)
+	if err != nil {
+		if c := fault.AsError(err).Code; c == fault.CodeStale || c == fault.CodeExists {
+			return nil, errors.Join(errConflict, err)
+		}
+		return nil, err
+	}
+	byPath := map[string]string{}
+	for i, op := range ops {
+		if !op.Remove {
+			byPath[t.FS.Display(op.Path)] = infos[i].Version
+		}
+	}
+	for i := range res.Files {
+		res.Files[i].Version = versionAt(byPath, res.Files[i])
+	}
+	return res, nil
+}
+
+// versionAt is the new version of a file a patch wrote, "" for a deletion.
+func versionAt(byPath map[string]string, f PatchedFile) string {
+	if f.Action == ActionDelete {
+		return ""
+	}
+	return byPath[f.Path]
+}
+
+// fitPatch cuts the diffs of res, in order, so that res fits the bound,
+// with room for every new version when written is set; when the result
+// does not fit even without its diffs it is TOO_LARGE, and nothing is
+// written.
+func (t *Tools) fitPatch(res *ApplyPatchResult, written bool) error {
+	diffs := make([]string, len(res.Files))
+	for i := range res.Files {
+		diffs[i], res.Files[i].Diff = res.Files[i].Diff, ""
+		if written && res.Files[i].Action != ActionDelete {
+			res.Files[i].Version = unknownVersion
+		}
+	}
+	res.Truncated = true
+	skeleton := jsonSize(res)
+	res.Truncated = false
+	if skeleton > t.maxBytes() {
+		return t.tooLarge(skeleton, "the result of this patch does not fit, even without its diffs").
+			WithHint("raise --max-bytes to %d or more, or split the patch; nothing was changed", skeleton)
+	}
+	room := t.maxBytes() - skeleton
+	for i, d := range diffs {
+		n := jsonLen(d) - 2
+		if n <= room {
+			res.Files[i].Diff, room = d, room-n
+			continue
+		}
+		res.Truncated = true
+		if cut := len(diffCut(0)) + 16; room >= cut {
+			res.Files[i].Diff = cutDiff(d, room)
+			room -= jsonLen(res.Files[i].Diff) - 2
+		}
+	}
+	for i := range res.Files {
+		res.Files[i].Version = ""
+	}
+	return nil
+}
+
+// readText reads a whole text file for a change: TOO_LARGE over
+// MaxEditBytes, NOT_TEXT when it is not UTF-8 without NUL.
+func (t *Tools) readText(ctx context.Context, path string) ([]byte, backend.FileInfo, error) {
+	display := t.FS.Display(path)
+	r, err := t.FS.Open(ctx, path)
+	if err != nil {
+		return nil, backend.FileInfo{}, err
+	}
+	defer r.Close()
+	info := r.Info()
+	data, err := io.ReadAll(io.LimitReader(r, MaxEditBytes+1))
+	if err != nil {
+		return nil, info, fault.AsError(err).WithPath(display)
+	}
+	if len(data) > MaxEditBytes {
+		return nil, info, fault.Errorf(fault.CodeTooLarge, "the file is over %d bytes, the limit of a change by patch.", MaxEditBytes).
+			WithPath(display).WithHint("change files up to 2 MiB; split a larger file first")
+	}
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return nil, info, fault.Errorf(fault.CodeNotText, "the file is not UTF-8 text.").WithPath(display).
+			WithHint("a patch changes text files only; use write to replace a binary file")
+	}
+	return data, info, nil
+}
+
+// readWhole reads a whole file of at most limit bytes through the backend,
+// inside the roots like any path.
+func (t *Tools) readWhole(ctx context.Context, path string, limit int) ([]byte, error) {
+	r, err := t.FS.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, fault.AsError(err).WithPath(t.FS.Display(path))
+	}
+	if len(data) > limit {
+		return nil, fault.Errorf(fault.CodeTooLarge, "the file is over %d bytes.", limit).WithPath(t.FS.Display(path)).
+			WithHint("pass a smaller file")
+	}
+	return data, nil
+}

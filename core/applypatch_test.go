@@ -1,0 +1,139 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
+)
+
+const multiPatch = `*** Begin Patch
+*** Update File: src/a.go
+@@ func a() {
+-	return 1
++	return 2
+ }
+*** Add File: docs/new.md
++# New
+*** Delete File: old.txt
+*** Update File: tool.sh
+*** Move to: bin/tool.sh
+@@
+-echo old
++echo new
+*** End Patch
+`
+
+func patchFS() *memfs.FS {
+	m := memfs.New(map[string]string{
+		"src/a.go": "package a\n\nfunc a() {\r\n\treturn 1\r\n}\r\n",
+		"old.txt":  "bye\n",
+	})
+	if _, err := m.WriteFile(context.Background(), "tool.sh", []byte("#!/bin/sh\necho old\n"), backend.WriteOptions{Executable: true}); err != nil {
+		panic(err)
+	}
+	m.ResetStats()
+	return m
+}
+
+// A patch over several files applies every section, keeping line endings
+// and modes, and reports each file with its action, diff and version.
+func TestApplyPatchAppliesEverySection(t *testing.T) {
+	m := patchFS()
+	res, err := (&Tools{FS: m}).ApplyPatch(context.Background(), ApplyPatchRequest{Patch: multiPatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		"src/a.go":    "package a\n\nfunc a() {\r\n\treturn 2\r\n}\r\n",
+		"docs/new.md": "# New\n",
+		"bin/tool.sh": "#!/bin/sh\necho new\n",
+		"old.txt":     "<missing>",
+		"tool.sh":     "<missing>",
+	} {
+		if got := fileText(m, p); got != want {
+			t.Errorf("%s is %q, want %q", p, got, want)
+		}
+	}
+	if fi, _ := m.Stat(context.Background(), "bin/tool.sh"); fi.Mode != 0o755 {
+		t.Errorf("the moved script has mode %o, want 0755", fi.Mode)
+	}
+	var got []string
+	for _, f := range res.Files {
+		got = append(got, f.Action+" "+f.Path+" "+f.From)
+		if f.Action != ActionDelete && f.Version != versionOf(m, f.Path) {
+			t.Errorf("%s: version %q, the file's is %q", f.Path, f.Version, versionOf(m, f.Path))
+		}
+		if f.Diff == "" {
+			t.Errorf("%s has no diff", f.Path)
+		}
+	}
+	if want := "update src/a.go |add docs/new.md |delete old.txt |move bin/tool.sh tool.sh"; strings.Join(got, "|") != want {
+		t.Errorf("files %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
+// A patch that fails anywhere changes nothing; a dry run writes nothing.
+func TestApplyPatchAllOrNothing(t *testing.T) {
+	bad := strings.Replace(multiPatch, "-echo old", "-echo missing", 1)
+	for name, req := range map[string]ApplyPatchRequest{
+		"a chunk not found": {Patch: bad},
+		"a dry run":         {Patch: multiPatch, DryRun: true},
+	} {
+		m := patchFS()
+		res, err := (&Tools{FS: m}).ApplyPatch(context.Background(), req)
+		if req.DryRun && (err != nil || !res.DryRun || len(res.Files) != 4) {
+			t.Errorf("%s: %+v, %v", name, res, err)
+		}
+		if !req.DryRun {
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodePatchVerify || e.Path != "tool.sh" {
+				t.Errorf("%s: %v, want PATCH_VERIFY naming tool.sh", name, err)
+			}
+		}
+		if m.Stats().Writes != 0 || fileText(m, "old.txt") != "bye\n" || fileText(m, "docs/new.md") != "<missing>" {
+			t.Errorf("%s changed files", name)
+		}
+	}
+}
+
+// A patch whose files change while it is planned runs again on the new
+// content: the other writer's change is kept.
+func TestApplyPatchRetriesALostRace(t *testing.T) {
+	fsys := &interferingFS{FS: memfs.New(map[string]string{"f": "a\n"}), n: 1}
+	tl := &Tools{FS: txnInterfering{fsys}}
+	_, err := tl.ApplyPatch(context.Background(), ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: f\n@@\n-a\n+A\n*** End Patch\n"})
+	if err != nil || fileText(fsys.FS, "f") != "A\nother 1\n" || fsys.done != 1 {
+		t.Fatalf("%v; the file is %q after %d races", err, fileText(fsys.FS, "f"), fsys.done)
+	}
+}
+
+// txnInterfering changes the file before a transaction commits, as
+// interferingFS does before a write.
+type txnInterfering struct{ *interferingFS }
+
+func (f txnInterfering) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
+	f.interfere(ctx, ops[0].Path)
+	return f.FS.Commit(ctx, ops)
+}
+
+// The result fits its bound: diffs are cut at a line, never the list of
+// files; a result that cannot fit even without diffs changes nothing.
+func TestApplyPatchResultFitsItsBound(t *testing.T) {
+	big := "*** Begin Patch\n*** Add File: big.txt\n" + strings.Repeat("+a line of the new file\n", 200) + "*** Add File: small.txt\n+x\n*** End Patch\n"
+	m := memfs.New(nil)
+	res, err := (&Tools{FS: m, MaxBytes: 1024}).ApplyPatch(context.Background(), ApplyPatchRequest{Patch: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || len(res.Files) != 2 || jsonSize(res) > 1024 || !strings.Contains(res.Files[0].Diff, "diff truncated") {
+		t.Errorf("a cut result: %d bytes, %+v", jsonSize(res), res)
+	}
+	_, err = (&Tools{FS: memfs.New(nil), MaxBytes: 512}).ApplyPatch(context.Background(),
+		ApplyPatchRequest{Patch: "*** Begin Patch\n*** Add File: " + strings.Repeat("d/", 200) + "f\n+x\n*** End Patch\n"})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeTooLarge {
+		t.Errorf("a result over the bound: %v", err)
+	}
+}
