@@ -83,3 +83,15 @@ func CheckSwap(path string, opts WriteOptions, exists bool, version string) erro
 	}
 	return nil
 }
+
+// Renamer is the optional capability of a backend that moves a file or a
+// whole directory in one step (an object store has none: the tools then
+// copy and remove a file in a transaction).
+type Renamer interface {
+	// Rename moves the entry at from (a link itself, not its target) to to,
+	// creating to's missing parents. With IfAbsent, to must not exist
+	// (EXISTS); without it, a file at to is replaced, as is an empty
+	// directory by a directory. IfVersion of opts is checked on from. It
+	// returns the info of the entry at its new place.
+	Rename(ctx context.Context, from, to string, opts WriteOptions) (FileInfo, error)
+}

@@ -88,5 +88,10 @@ complete -c agentfs -n '__fish_seen_subcommand_from apply-patch' -l dry-run
 complete -c agentfs -n '__fish_seen_subcommand_from apply-patch' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from apply-patch' -l patch
 complete -c agentfs -n '__fish_seen_subcommand_from apply-patch' -l patch-file
+complete -c agentfs -n __fish_use_subcommand -a mv -d 'move or rename a file, a link (never its target) or a whole directory within the workspace, in one atomic step, creating missing parent directories'
+complete -c agentfs -n '__fish_seen_subcommand_from mv' -l from
+complete -c agentfs -n '__fish_seen_subcommand_from mv' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from mv' -l overwrite
+complete -c agentfs -n '__fish_seen_subcommand_from mv' -l to
 complete -c agentfs -n __fish_use_subcommand -a tools -d 'print the name, description and request JSON Schema of every tool, as JSON'
 complete -c agentfs -n __fish_use_subcommand -a version -d 'print the version as JSON'

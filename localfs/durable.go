@@ -16,8 +16,8 @@ var syscalls = struct {
 	writeAt  func(f *os.File, b []byte, off int64) (int, error)
 	fsync    func(fd int) error
 	renameat func(olddirfd int, oldpath string, newdirfd int, newpath string) error
-	// renameExclusive renames within dfd only when to does not exist.
-	renameExclusive func(dfd int, from, to string) error
+	// renameExclusive renames only when to does not exist.
+	renameExclusive func(fromDir int, from string, toDir int, to string) error
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,

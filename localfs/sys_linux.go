@@ -23,6 +23,6 @@ func reopen(pathFile *os.File, flags int) (*os.File, error) {
 }
 
 // renameExclusive is renameat2 with RENAME_NOREPLACE.
-func renameExclusive(dfd int, from, to string) error {
-	return unix.Renameat2(dfd, from, dfd, to, unix.RENAME_NOREPLACE)
+func renameExclusive(fromDir int, from string, toDir int, to string) error {
+	return unix.Renameat2(fromDir, from, toDir, to, unix.RENAME_NOREPLACE)
 }

@@ -24,4 +24,4 @@ func reopen(pathFile *os.File, _ int) (*os.File, error) {
 
 // renameExclusive has no system call here: ENOSYS sends renameNoReplace to
 // its link-and-unlink fallback.
-func renameExclusive(int, string, string) error { return unix.ENOSYS }
+func renameExclusive(int, string, int, string) error { return unix.ENOSYS }

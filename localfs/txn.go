@@ -223,7 +223,7 @@ func (p *prepared) apply() error {
 		}
 		err = unix.Unlinkat(dfd, p.entry.Name, 0)
 	case p.op.Write.IfAbsent || p.entry.Backup == "":
-		err = renameNoReplace(dfd, p.staged.name, p.entry.Name)
+		err = renameNoReplace(dfd, p.staged.name, dfd, p.entry.Name)
 	default:
 		err = syscalls.renameat(dfd, p.staged.name, dfd, p.entry.Name)
 	}

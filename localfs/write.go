@@ -264,7 +264,7 @@ func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *
 		}
 	}
 	if opts.IfAbsent {
-		err = renameNoReplace(dfd, s.name, base)
+		err = renameNoReplace(dfd, s.name, dfd, base)
 	} else {
 		err = syscalls.renameat(dfd, s.name, dfd, base)
 	}
@@ -319,20 +319,6 @@ func keptMode(mode uint32, privileged bool) uint32 {
 		mode &^= unix.S_ISGID
 	}
 	return mode
-}
-
-// renameNoReplace renames tmp to base only when base does not exist. A file
-// system without RENAME_NOREPLACE gets a hard link (which also fails when
-// base exists) and an unlink.
-func renameNoReplace(dfd int, tmp, base string) error {
-	err := syscalls.renameExclusive(dfd, tmp, base)
-	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
-		return err
-	}
-	if err := unix.Linkat(dfd, tmp, dfd, base, 0); err != nil {
-		return err
-	}
-	return unix.Unlinkat(dfd, tmp, 0)
 }
 
 // writeInPlace rewrites an existing file through its own inode: data from

@@ -74,8 +74,8 @@ func recordSyscalls(t *testing.T, fail map[string]error) *[]string {
 	syscalls.renameat = func(od int, op string, nd int, np string) error {
 		return call("rename", func() error { return saved.renameat(od, op, nd, np) })
 	}
-	syscalls.renameExclusive = func(dfd int, from, to string) error {
-		return call("rename", func() error { return saved.renameExclusive(dfd, from, to) })
+	syscalls.renameExclusive = func(od int, from string, nd int, to string) error {
+		return call("rename", func() error { return saved.renameExclusive(od, from, nd, to) })
 	}
 	return &calls
 }

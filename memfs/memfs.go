@@ -57,6 +57,7 @@ var (
 	_ backend.Walker     = (*FS)(nil)
 	_ backend.Moder      = (*FS)(nil)
 	_ backend.Transactor = (*FS)(nil)
+	_ backend.Renamer    = (*FS)(nil)
 )
 
 // HasModes says that files have modes: 0644, or 0755 when written
@@ -406,4 +407,64 @@ func (m *FS) Commit(_ context.Context, ops []backend.Op) ([]backend.FileInfo, er
 		infos[i] = m.info(c, n)
 	}
 	return infos, nil
+}
+
+// Rename moves a file or a whole directory (see backend.Renamer), as
+// rename(2) does, under the tree's mutex.
+func (m *FS) Rename(_ context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
+	src, err := clean(from)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	dst, err := clean(to)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	if src == "." || dst == "." {
+		return backend.FileInfo{}, fault.InvalidArgument("the workspace's root cannot be moved or replaced.").WithPath(src).
+			WithHint("name entries inside the workspace")
+	}
+	if dst == src || strings.HasPrefix(dst, src+"/") {
+		return backend.FileInfo{}, fault.InvalidArgument("the destination is the source or inside it.").WithPath(dst).
+			WithHint("move the directory somewhere outside itself")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.lookup(src)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	if err := backend.CheckSwap(src, backend.WriteOptions{IfVersion: opts.IfVersion}, true, n.version); err != nil {
+		return backend.FileInfo{}, err
+	}
+	old, err := m.lookup(dst)
+	if err != nil && fault.AsError(err).Code != fault.CodeNotFound {
+		return backend.FileInfo{}, err
+	}
+	switch {
+	case old == nil:
+	case opts.IfAbsent || old.dir && n.dir && len(m.children(dst)) > 0:
+		return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst).
+			WithHint("pass --overwrite to replace a file, or choose another destination")
+	case old.dir && !n.dir:
+		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the destination is a directory.").WithPath(dst).
+			WithHint("name the new path of the file itself")
+	case !old.dir && n.dir:
+		return backend.FileInfo{}, fault.Errorf(fault.CodeNotADirectory, "the destination is a file, and the source a directory.").WithPath(dst).
+			WithHint("choose another destination")
+	}
+	moved := map[string]*node{dst: n}
+	for k, v := range m.nodes {
+		if rest, ok := strings.CutPrefix(k, src+"/"); ok {
+			moved[dst+"/"+rest] = v
+			delete(m.nodes, k)
+		}
+	}
+	delete(m.nodes, src)
+	m.touch(path.Dir(src))
+	m.makeParents(dst)
+	for k, v := range moved {
+		m.nodes[k] = v
+	}
+	return m.info(dst, n), nil
 }

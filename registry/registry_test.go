@@ -24,6 +24,7 @@ var valid = map[string]string{
 	"write":       `{"path":"new.txt","content":"x"}`,
 	"edit":        `{"path":"a.txt","oldText":"alpha","newText":"beta"}`,
 	"rm":          `{"path":"gone.txt"}`,
+	"mv":          `{"from":"a.txt","to":"b.txt"}`,
 	"apply-patch": `{"patch":"*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+beta\n*** End Patch\n"}`,
 }
 
@@ -55,7 +56,7 @@ func TestList(t *testing.T) {
 			t.Errorf("%s: input schema %+v", info.Name, info.InputSchema)
 		}
 	}
-	if want := []string{"read", "ls", "find", "grep", "write", "edit", "rm", "apply-patch"}; !slices.Equal(names, want) {
+	if want := []string{"read", "ls", "find", "grep", "write", "edit", "rm", "apply-patch", "mv"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 	if len(valid) != len(names) {

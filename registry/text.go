@@ -181,3 +181,10 @@ func applyPatchText(r *core.ApplyPatchResult) string {
 	}
 	return b.String()
 }
+
+func mvText(r *core.MvResult) string {
+	if r.Overwritten {
+		return fmt.Sprintf("%s -> %s (replaced)\n", r.From, r.Path)
+	}
+	return fmt.Sprintf("%s -> %s\n", r.From, r.Path)
+}

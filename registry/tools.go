@@ -122,3 +122,17 @@ var ApplyPatch = &Def[core.ApplyPatchRequest, *core.ApplyPatchResult]{
 	},
 	Text: dataOnly(applyPatchText),
 }
+
+// Mv moves a file, a link or a directory.
+var Mv = &Def[core.MvRequest, *core.MvResult]{
+	Name: "mv",
+	Description: "Move or rename a file, a link (never its target) or a whole directory within the workspace, in one atomic step, creating missing parent directories. " +
+		"An existing destination is refused (EXISTS) unless overwrite, which replaces a file or an empty directory. " +
+		"Returns path (the new place), from, and overwritten. " +
+		"Use it instead of mv; to change a file's content use write, edit or apply-patch.",
+	Mutates: true,
+	Run: func(ctx context.Context, t *core.Tools, req *core.MvRequest) (*core.MvResult, error) {
+		return t.Mv(ctx, *req)
+	},
+	Text: dataOnly(mvText),
+}

@@ -51,6 +51,7 @@ func commands(called string) []*cli.Command {
 		editCommand(),
 		rmCommand(),
 		applyPatchCommand(),
+		mvCommand(),
 		toolsCommand(),
 		versionCommand(),
 	} {

@@ -42,6 +42,7 @@ func Run(t *testing.T, empty func(t *testing.T) Backend) {
 		{"Remove", remove},
 		{"RemoveSwap", removeSwap},
 		{"Transaction", transaction},
+		{"Rename", rename},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, empty(t)) })
@@ -543,5 +544,51 @@ func transaction(t *testing.T, b Backend) {
 	})
 	if want := []string{"a", "b", "dir", "dir/keep", "new", "new/c"}; err != nil || !slices.Equal(names, want) {
 		t.Errorf("after the commits the tree is %q (%v), want %q: nothing staged may be left", names, err, want)
+	}
+}
+
+// rename: on a Renamer, a file or a whole directory moves, and what the
+// destination holds decides what is refused.
+func rename(t *testing.T, b Backend) {
+	rn, ok := b.(backend.Renamer)
+	if !ok {
+		t.Skip("the backend has no rename")
+	}
+	ctx := context.Background()
+	put(t, b, "m/f", "file", "m/d/x", "x", "m/d/sub/y", "y", "m/other", "other", "m/full/z", "z")
+	v := stat(t, b, "m/f").Version
+	for _, tc := range []struct {
+		name, from, to string
+		opts           backend.WriteOptions
+		code           fault.Code
+	}{
+		{"an exclusive move over a file", "m/f", "m/other", backend.WriteOptions{IfAbsent: true}, fault.CodeExists},
+		{"a directory over a full one", "m/d", "m/full", backend.WriteOptions{}, fault.CodeExists},
+		{"a directory into itself", "m/d", "m/d/sub/in", backend.WriteOptions{}, fault.CodeInvalidArgument},
+		{"a missing source", "m/none", "m/new", backend.WriteOptions{}, fault.CodeNotFound},
+		{"a stale source", "m/f", "m/new", backend.WriteOptions{IfVersion: v + "x"}, fault.CodeStale},
+		{"a file over a directory", "m/f", "m/full", backend.WriteOptions{}, fault.CodeNotAFile},
+	} {
+		_, err := rn.Rename(ctx, tc.from, tc.to, tc.opts)
+		wantCode(t, tc.name, err, tc.code)
+	}
+	if _, err := rn.Rename(ctx, "m/f", "m/new/deep/f2", backend.WriteOptions{IfAbsent: true, IfVersion: v}); err != nil {
+		t.Fatalf("a move to new parents: %v", err)
+	}
+	if _, err := rn.Rename(ctx, "m/new/deep/f2", "m/other", backend.WriteOptions{}); err != nil {
+		t.Fatalf("a move over a file: %v", err)
+	}
+	if _, err := rn.Rename(ctx, "m/d", "m/e", backend.WriteOptions{IfAbsent: true}); err != nil {
+		t.Fatalf("a directory's move: %v", err)
+	}
+	for p, want := range map[string]string{"m/other": "file", "m/e/x": "x", "m/e/sub/y": "y"} {
+		if got, _ := readAll(t, b, p); got != want {
+			t.Errorf("after the moves %s is %q, want %q", p, got, want)
+		}
+	}
+	for _, p := range []string{"m/f", "m/d", "m/d/x", "m/new/deep/f2"} {
+		if _, err := b.Stat(ctx, p); codeOf(err) != fault.CodeNotFound {
+			t.Errorf("%s is still there after its move: %v", p, err)
+		}
 	}
 }

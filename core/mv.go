@@ -1,0 +1,102 @@
+package core
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+)
+
+// MvRequest moves a file, a link or a directory within the roots.
+type MvRequest struct {
+	From      string `json:"from" arg:"0" alias:"source,src" required:"true" help:"file, link (itself, not its target) or directory to move"`
+	To        string `json:"to" arg:"1" alias:"destination,dest" required:"true" help:"its new path; missing parent directories are created"`
+	Overwrite bool   `json:"overwrite,omitempty" help:"replace a file (or an empty directory) at the destination, instead of refusing with EXISTS"`
+}
+
+// MvResult is where the entry now is.
+type MvResult struct {
+	Path        string `json:"path"`
+	PathBase64  string `json:"pathBase64,omitempty"`
+	From        string `json:"from"`
+	FromBase64  string `json:"fromBase64,omitempty"`
+	Overwritten bool   `json:"overwritten,omitempty"`
+}
+
+// Mv moves req.From to req.To in one step, under the locks of both: an
+// atomic rename on a backend that renames (a directory moves whole), else a
+// file copied and removed in one transaction.
+func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
+	if err := Validate(&req); err != nil {
+		return nil, err
+	}
+	m, err := t.mutableFS("mv")
+	if err != nil {
+		return nil, err
+	}
+	res := &MvResult{}
+	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.To))
+	res.From, res.FromBase64 = fault.PathText(t.FS.Display(req.From))
+	if n := jsonSize(res) + len(`,"overwritten":true`); n > t.maxBytes() {
+		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", n)
+	}
+	return mutate(ctx, t, m, []string{req.From, req.To}, func() (*MvResult, error) {
+		return t.mvOnce(ctx, m, req, *res)
+	})
+}
+
+// mvOnce is one attempt of mv.
+func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, res MvResult) (*MvResult, error) {
+	src, err := m.Lstat(ctx, req.From)
+	if err != nil {
+		return nil, t.WithSuggestions(ctx, req.From, err)
+	}
+	dst, err := currentOf(m.Lstat(ctx, req.To))
+	if err != nil {
+		return nil, err
+	}
+	if dst.exists && !req.Overwrite {
+		return nil, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
+			WithHint("pass --overwrite to replace it, or choose another destination")
+	}
+	done, err := t.beginCommit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	opts := backend.WriteOptions{IfAbsent: !req.Overwrite, IfVersion: src.Version}
+	if rn, ok := m.(backend.Renamer); ok {
+		_, err = rn.Rename(ctx, req.From, req.To, opts)
+	} else {
+		err = t.moveByCopy(ctx, m, req, src, dst)
+	}
+	if err != nil {
+		if fault.AsError(err).Code == fault.CodeStale {
+			return nil, errors.Join(errConflict, err)
+		}
+		return nil, err
+	}
+	res.Overwritten = dst.exists
+	return &res, nil
+}
+
+// moveByCopy moves a file on a backend that cannot rename: its bytes
+// written at the destination and the source removed, in one transaction.
+func (t *Tools) moveByCopy(ctx context.Context, m backend.MutableFS, req MvRequest, src backend.FileInfo, dst current) error {
+	tx, ok := m.(backend.Transactor)
+	if !ok || src.Type != backend.TypeFile {
+		return fault.Errorf(fault.CodeNotConfigured, "this backend cannot move a %s.", src.Type).WithPath(t.FS.Display(req.From)).
+			WithHint("copy the files with read and write, then remove the old ones")
+	}
+	data, err := t.readWhole(ctx, req.From, MaxWriteBytes)
+	if err != nil {
+		return err
+	}
+	write := swapOn(dst, backend.WriteOptions{Executable: src.Mode&0o111 != 0})
+	_, err = tx.Commit(ctx, []backend.Op{
+		{Path: req.To, Data: data, Write: write},
+		{Path: req.From, Remove: true, Write: backend.WriteOptions{IfVersion: src.Version}},
+	})
+	return err
+}
