@@ -93,5 +93,18 @@ complete -c agentfs -n '__fish_seen_subcommand_from mv' -l from
 complete -c agentfs -n '__fish_seen_subcommand_from mv' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from mv' -l overwrite
 complete -c agentfs -n '__fish_seen_subcommand_from mv' -l to
+complete -c agentfs -n __fish_use_subcommand -a replace -d 'replace every match of a fixed string or regular expression in every file below a path, as one all-or-nothing change: sed -i over a tree, done safely'
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l dry-run
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l exclude
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l expected-count
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l ignore-case
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l include
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l json
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l no-ignore
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l path
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l query
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l regex
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l replacement
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l word
 complete -c agentfs -n __fish_use_subcommand -a tools -d 'print the name, description and request JSON Schema of every tool, as JSON'
 complete -c agentfs -n __fish_use_subcommand -a version -d 'print the version as JSON'

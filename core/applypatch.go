@@ -210,40 +210,51 @@ func versionAt(byPath map[string]string, f PatchedFile) string {
 	return byPath[f.Path]
 }
 
-// fitPatch cuts the diffs of res, in order, so that res fits the bound,
-// with room for every new version when written is set; when the result
-// does not fit even without its diffs it is TOO_LARGE, and nothing is
-// written.
+// fitPatch cuts the diffs of res so that it fits the bound, with room
+// for every new version when written is set.
 func (t *Tools) fitPatch(res *ApplyPatchResult, written bool) error {
-	diffs := make([]string, len(res.Files))
+	diffs := make([]*string, len(res.Files))
 	for i := range res.Files {
-		diffs[i], res.Files[i].Diff = res.Files[i].Diff, ""
+		diffs[i] = &res.Files[i].Diff
 		if written && res.Files[i].Action != ActionDelete {
 			res.Files[i].Version = unknownVersion
 		}
 	}
-	res.Truncated = true
+	defer func() {
+		for i := range res.Files {
+			res.Files[i].Version = ""
+		}
+	}()
+	return t.fitDiffs(res, &res.Truncated, diffs)
+}
+
+// fitDiffs cuts the diffs of res, in order, at a line so that res fits
+// the bound, and sets *truncated when it cut one; when res does not fit
+// even without its diffs it is TOO_LARGE, and nothing is written.
+func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
+	whole := make([]string, len(diffs))
+	for i, d := range diffs {
+		whole[i], *d = *d, ""
+	}
+	*truncated = true
 	skeleton := jsonSize(res)
-	res.Truncated = false
+	*truncated = false
 	if skeleton > t.maxBytes() {
-		return t.tooLarge(skeleton, "the result of this patch does not fit, even without its diffs").
-			WithHint("raise --max-bytes to %d or more, or split the patch; nothing was changed", skeleton)
+		return t.tooLarge(skeleton, "the result does not fit, even without its diffs").
+			WithHint("raise --max-bytes to %d or more, or change fewer files at once; nothing was changed", skeleton)
 	}
 	room := t.maxBytes() - skeleton
-	for i, d := range diffs {
+	for i, d := range whole {
 		n := jsonLen(d) - 2
 		if n <= room {
-			res.Files[i].Diff, room = d, room-n
+			*diffs[i], room = d, room-n
 			continue
 		}
-		res.Truncated = true
-		if cut := len(diffCut(0)) + 16; room >= cut {
-			res.Files[i].Diff = cutDiff(d, room)
-			room -= jsonLen(res.Files[i].Diff) - 2
+		*truncated = true
+		if room >= len(diffCut(0))+16 {
+			*diffs[i] = cutDiff(d, room)
+			room -= jsonLen(*diffs[i]) - 2
 		}
-	}
-	for i := range res.Files {
-		res.Files[i].Version = ""
 	}
 	return nil
 }

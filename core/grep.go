@@ -38,6 +38,23 @@ type GrepRequest struct {
 	Timeout    Duration `json:"timeout,omitempty" default:"30s" help:"stop after this long and return the partial page, with timedOut: a duration such as 30s or 2m (up to 24h), or a number of seconds"`
 }
 
+// globs checks and compiles an include list: a file is kept when any one
+// matches, a glob without a slash matching the name at any depth.
+func (g Globs) globs() ([]glob, error) {
+	var include []glob
+	for _, s := range g {
+		if s == "" {
+			continue // no glob, as a tool schema's default sends it: no filter
+		}
+		p, err := checkGlob("include", s)
+		if err != nil {
+			return nil, err
+		}
+		include = append(include, newGlob(p, true))
+	}
+	return include, nil
+}
+
 // Globs is a list of globs that JSON may also give as one string
 // ("include": "*.go"), as other agents' tools do.
 type Globs []string
@@ -233,16 +250,9 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	var include []glob
-	for _, g := range req.Include {
-		if g == "" {
-			continue // no glob, as a tool schema's default sends it: no filter
-		}
-		p, err := checkGlob("include", g)
-		if err != nil {
-			return nil, err
-		}
-		include = append(include, newGlob(p, true))
+	include, err := req.Include.globs()
+	if err != nil {
+		return nil, err
 	}
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {

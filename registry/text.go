@@ -188,3 +188,17 @@ func mvText(r *core.MvResult) string {
 	}
 	return fmt.Sprintf("%s -> %s\n", r.From, r.Path)
 }
+
+// replaceText renders a replace as the diffs, then the totals.
+func replaceText(r *core.ReplaceResult) string {
+	var b strings.Builder
+	for _, f := range r.Files {
+		b.WriteString(f.Diff)
+	}
+	fmt.Fprintf(&b, "%d replacement(s) in %d file(s)", r.Replacements, r.FilesChanged)
+	if r.DryRun {
+		b.WriteString(": dry run, nothing written")
+	}
+	b.WriteString("\n")
+	return b.String()
+}

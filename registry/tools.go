@@ -136,3 +136,18 @@ var Mv = &Def[core.MvRequest, *core.MvResult]{
 	},
 	Text: dataOnly(mvText),
 }
+
+// Replace replaces a query in many files at once.
+var Replace = &Def[core.ReplaceRequest, *core.ReplaceResult]{
+	Name: "replace",
+	Description: "Replace every match of a fixed string or regular expression in every file below a path, as one all-or-nothing change: sed -i over a tree, done safely. " +
+		"Ignore files are honoured and binary files skipped; word matches whole words only; with regex, $1 and ${name} in the replacement are the groups. " +
+		"Line endings, byte-order marks and modes are kept. expectedCount, when given, must equal the number of matches or nothing changes. " +
+		"Returns replacements and filesChanged, and each file's count and diff. " +
+		"Use dryRun first to see what would change; use edit for a change in one place.",
+	Mutates: true,
+	Run: func(ctx context.Context, t *core.Tools, req *core.ReplaceRequest) (*core.ReplaceResult, error) {
+		return t.Replace(ctx, *req)
+	},
+	Text: dataOnly(replaceText),
+}

@@ -52,6 +52,7 @@ func commands(called string) []*cli.Command {
 		rmCommand(),
 		applyPatchCommand(),
 		mvCommand(),
+		replaceCommand(),
 		toolsCommand(),
 		versionCommand(),
 	} {

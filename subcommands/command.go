@@ -522,6 +522,11 @@ func setField(v reflect.Value, text string, s core.FieldSpec) error {
 		}
 		return nil
 	}
+	if v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.String {
+		// A text given even when empty (replace's replacement "").
+		v.Set(reflect.New(v.Type().Elem()))
+		v = v.Elem()
+	}
 	if v.Kind() != reflect.String {
 		return fault.InvalidArgument("argument for %q must be given as a flag.", s.JSON)
 	}

@@ -1,0 +1,278 @@
+package core
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+)
+
+// ReplaceRequest replaces every match of a query in every selected file,
+// as one transaction: sed -i over a tree, all or nothing.
+type ReplaceRequest struct {
+	Query         string   `json:"query" arg:"0" required:"true" help:"text to replace (a fixed string unless regex)"`
+	Replacement   *string  `json:"replacement" arg:"1" help:"what each match becomes (\"\" deletes it); with regex, $1 and ${name} are the groups, $$ a dollar"`
+	Path          string   `json:"path,omitempty" arg:"2" alias:"file_path,dir_path" default:"." help:"file or directory to change"`
+	Regex         bool     `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
+	Word          bool     `json:"word,omitempty" help:"match whole words only: foo does not match in http2foo or foobar"`
+	IgnoreCase    bool     `json:"ignoreCase,omitempty" help:"ignore case (Unicode simple folding)"`
+	Include       Globs    `json:"include,omitempty" alias:"glob" help:"change only files matching one of these globs; without a slash a glob matches the name at any depth"`
+	Exclude       []string `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
+	NoIgnore      bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
+	ExpectedCount *int     `json:"expectedCount,omitempty" min:"0" help:"the number of matches expected in all; another number changes nothing (STALE)"`
+	DryRun        bool     `json:"dryRun,omitempty" help:"report the counts and diffs without writing"`
+}
+
+// ReplaceResult says what a replace changed (or, with dryRun, would).
+type ReplaceResult struct {
+	Replacements  int            `json:"replacements"`
+	FilesChanged  int            `json:"filesChanged"`
+	FilesSearched int            `json:"filesSearched"`
+	BinarySkipped int            `json:"binaryFilesSkipped,omitempty"`
+	DryRun        bool           `json:"dryRun,omitempty"`
+	Truncated     bool           `json:"truncated,omitempty"`
+	Files         []ReplacedFile `json:"files"`
+}
+
+// ReplacedFile is one changed file: its matches and a diff, cut at a line
+// when the bound leaves no more room.
+type ReplacedFile struct {
+	Path       string `json:"path"`
+	PathBase64 string `json:"pathBase64,omitempty"`
+	Count      int    `json:"count"`
+	Diff       string `json:"diff,omitempty"`
+}
+
+// replacer is a compiled replace: the expression and how a match becomes
+// its replacement.
+type replacer struct {
+	re      *regexp.Regexp
+	with    []byte
+	literal bool
+}
+
+func newReplacer(req ReplaceRequest) (*replacer, error) {
+	if req.Replacement == nil {
+		return nil, fault.InvalidArgument("replacement is required (\"\" deletes each match).").
+			WithHint("pass the replacement as the second argument, or --replacement ''")
+	}
+	expr := req.Query
+	if !req.Regex {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if req.Word {
+		expr = `\b(?:` + expr + `)\b`
+	}
+	flags := "(?m)"
+	if req.IgnoreCase {
+		flags = "(?mi)"
+	}
+	re, err := regexp.Compile(flags + expr)
+	if err != nil {
+		return nil, regexError(req.Query, err)
+	}
+	if re.MatchString("") {
+		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
+			WithHint("make the query match at least one character")
+	}
+	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex}, nil
+}
+
+// apply replaces every match in data (a byte-order mark aside) and counts
+// them.
+func (r *replacer) apply(data []byte) ([]byte, int) {
+	prefix := []byte{}
+	if bytes.HasPrefix(data, bom) {
+		prefix, data = bom, data[len(bom):]
+	}
+	n := len(r.re.FindAllIndex(data, -1))
+	if n == 0 {
+		return nil, 0
+	}
+	var out []byte
+	if r.literal {
+		out = r.re.ReplaceAllLiteral(data, r.with)
+	} else {
+		out = r.re.ReplaceAll(data, r.with)
+	}
+	return append(append([]byte{}, prefix...), out...), n
+}
+
+// Replace finds the files with matches (ignore files honoured, binary files
+// skipped), then, under the locks of those files, reads each again,
+// replaces every match and commits all the files as one transaction whose
+// writes are compare-and-swaps against what it read: all of them change or
+// none. A file that cannot be replaced (a hard link, no permission, over
+// 2 MiB) refuses the whole replace.
+func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult, error) {
+	if err := Validate(&req); err != nil {
+		return nil, err
+	}
+	m, err := t.mutableFS("replace")
+	if err != nil {
+		return nil, err
+	}
+	rp, err := newReplacer(req)
+	if err != nil {
+		return nil, err
+	}
+	tx, ok := m.(backend.Transactor)
+	if !ok && !req.DryRun {
+		return nil, fault.Errorf(fault.CodeNotConfigured, "replace is not available: this backend has no transactions.").
+			WithHint("change the files one by one with edit")
+	}
+	res := &ReplaceResult{Files: []ReplacedFile{}, DryRun: req.DryRun}
+	paths, err := t.replaceCandidates(ctx, req, rp, res)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return t.checkCount(req, res)
+	}
+	return mutate(ctx, t, m, paths, func() (*ReplaceResult, error) {
+		return t.replaceOnce(ctx, tx, req, rp, paths, *res)
+	})
+}
+
+// replaceCandidates lists the files of req that hold a match, counting
+// the files searched and the binary ones skipped in res.
+func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *replacer, res *ReplaceResult) ([]string, error) {
+	include, err := req.Include.globs()
+	if err != nil {
+		return nil, err
+	}
+	exclude, err := checkGlobs("exclude", req.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	root := req.Path
+	if root == "" {
+		root = "."
+	}
+	info, err := t.FS.Stat(ctx, root)
+	if err != nil {
+		return nil, t.WithSuggestions(ctx, root, err)
+	}
+	var paths []string
+	check := func(path string) error {
+		data, err := t.readWhole(ctx, path, MaxEditBytes)
+		if fault.AsError(err) != nil && fault.AsError(err).Code == fault.CodeTooLarge {
+			return t.refuseLarge(ctx, path, rp)
+		}
+		if err != nil {
+			return err
+		}
+		res.FilesSearched++
+		if isBinary(data) {
+			res.BinarySkipped++
+			return nil
+		}
+		if rp.re.Match(data) {
+			paths = append(paths, path)
+		}
+		return nil
+	}
+	if info.Type != backend.TypeDir {
+		return paths, check(root)
+	}
+	w, err := t.walker()
+	if err != nil {
+		return nil, err
+	}
+	err = w.Walk(ctx, root, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e backend.WalkEntry) error {
+		if e.Type != backend.TypeFile || len(include) > 0 && !matchAny(include, e.Rel, e.Name) {
+			return nil
+		}
+		err := check(e.Path)
+		if err != nil && skippedFile(err) {
+			return nil // gone or unreadable since the listing, as grep skips it
+		}
+		return err
+	})
+	return paths, err
+}
+
+// refuseLarge is TOO_LARGE for a file over what replace reads whole when
+// it holds a match (a larger file without one is no concern of replace).
+func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) error {
+	r, err := t.FS.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if !rp.re.MatchReader(bufio.NewReader(r)) {
+		return nil
+	}
+	return fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
+		WithPath(t.FS.Display(path)).WithHint("exclude it with --exclude, or split it first; nothing was changed")
+}
+
+// isBinary says a file is not text replace may change: a NUL byte, as
+// grep decides, or bytes that are not UTF-8.
+func isBinary(data []byte) bool {
+	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
+}
+
+// replaceOnce reads every path again under the locks, replaces and (unless
+// dry) commits them: one attempt of Replace.
+func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req ReplaceRequest, rp *replacer, paths []string, res ReplaceResult) (*ReplaceResult, error) {
+	var ops []backend.Op
+	var diffs []*string
+	for _, p := range paths {
+		data, info, err := t.readText(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out, n := rp.apply(data)
+		if n == 0 {
+			continue // changed since the search
+		}
+		f := ReplacedFile{Count: n}
+		f.Path, f.PathBase64 = fault.PathText(t.FS.Display(p))
+		f.Diff, _ = unifiedDiff(f.Path, string(data), string(out))
+		res.Files = append(res.Files, f)
+		res.Replacements += n
+		ops = append(ops, backend.Op{Path: p, Data: out, Write: backend.WriteOptions{IfVersion: info.Version}})
+	}
+	res.FilesChanged = len(res.Files)
+	if _, err := t.checkCount(req, &res); err != nil {
+		return nil, err
+	}
+	for i := range res.Files {
+		diffs = append(diffs, &res.Files[i].Diff)
+	}
+	if err := t.fitDiffs(&res, &res.Truncated, diffs); err != nil {
+		return nil, err
+	}
+	if req.DryRun || len(ops) == 0 {
+		return &res, nil
+	}
+	done, err := t.beginCommit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if _, err := tx.Commit(ctx, ops); err != nil {
+		if fault.AsError(err).Code == fault.CodeStale {
+			return nil, errors.Join(errConflict, err)
+		}
+		return nil, err
+	}
+	return &res, nil
+}
+
+// checkCount refuses a replace whose number of matches is not the one the
+// caller expected.
+func (t *Tools) checkCount(req ReplaceRequest, res *ReplaceResult) (*ReplaceResult, error) {
+	if req.ExpectedCount != nil && *req.ExpectedCount != res.Replacements {
+		return nil, fault.Errorf(fault.CodeStale, "the files hold %d matches, not the %d expected.", res.Replacements, *req.ExpectedCount).
+			WithDetail("count", res.Replacements).WithDetail("expectedCount", *req.ExpectedCount).
+			WithHint("search again (grep, or replace --dry-run) and check what the query matches; nothing was changed")
+	}
+	return res, nil
+}

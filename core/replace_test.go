@@ -1,0 +1,101 @@
+package core
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
+)
+
+func replaceFS() *memfs.FS {
+	return memfs.New(map[string]string{
+		"a.go":       "foo := http2foo + foobar\r\nreturn foo\r\n",
+		"sub/b.txt":  "\ufefffoo\n",
+		"sub/c.txt":  "nothing here\n",
+		"bin.dat":    "foo\x00",
+		"skip/d.txt": "foo\n",
+	})
+}
+
+// Replace changes every match in every selected file, whole words only
+// with word, regex groups expanded, line endings and BOM kept; a count
+// that is not the expected one changes nothing.
+func TestReplace(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		req   ReplaceRequest
+		code  fault.Code
+		count int
+		files map[string]string
+	}{
+		{"a fixed string", ReplaceRequest{Query: "foo", Replacement: str("bar"), Exclude: []string{"skip"}}, "", 5,
+			map[string]string{"a.go": "bar := http2bar + barbar\r\nreturn bar\r\n", "sub/b.txt": "\ufeffbar\n"}},
+		{"whole words", ReplaceRequest{Query: "foo", Replacement: str("bar"), Word: true, Include: Globs{"*.go"}}, "", 2,
+			map[string]string{"a.go": "bar := http2foo + foobar\r\nreturn bar\r\n", "sub/b.txt": "\ufefffoo\n"}},
+		{"regex groups", ReplaceRequest{Query: `(\w+) := (\w+)`, Replacement: str("$2 = ${1}"), Regex: true}, "", 1,
+			map[string]string{"a.go": "http2foo = foo + foobar\r\nreturn foo\r\n"}},
+		{"ignoring case, deleting", ReplaceRequest{Query: "FOO", Replacement: str(""), IgnoreCase: true, Path: "sub"}, "", 1,
+			map[string]string{"sub/b.txt": "\ufeff\n", "skip/d.txt": "foo\n"}},
+		{"the expected count", ReplaceRequest{Query: "foo", Replacement: str("bar"), ExpectedCount: new(5), Exclude: []string{"skip"}}, "", 5,
+			map[string]string{"sub/b.txt": "\ufeffbar\n"}},
+		{"another count", ReplaceRequest{Query: "foo", Replacement: str("bar"), ExpectedCount: new(2)}, fault.CodeStale, 0,
+			map[string]string{"a.go": "foo := http2foo + foobar\r\nreturn foo\r\n", "skip/d.txt": "foo\n"}},
+		{"a dry run", ReplaceRequest{Query: "foo", Replacement: str("bar"), DryRun: true}, "", 6,
+			map[string]string{"a.go": "foo := http2foo + foobar\r\nreturn foo\r\n"}},
+		{"no replacement", ReplaceRequest{Query: "foo"}, fault.CodeInvalidArgument, 0, nil},
+		{"an empty match", ReplaceRequest{Query: "x*", Regex: true, Replacement: str("y")}, fault.CodeInvalidArgument, 0, nil},
+		{"a bad regex", ReplaceRequest{Query: "(", Regex: true, Replacement: str("y")}, fault.CodeInvalidRegex, 0, nil},
+	} {
+		m := replaceFS()
+		res, err := (&Tools{FS: m}).Replace(ctx, tc.req)
+		if tc.code != "" {
+			if e := fault.AsError(err); e == nil || e.Code != tc.code {
+				t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+			}
+		} else if err != nil || res.Replacements != tc.count || tc.name == "a fixed string" && res.BinarySkipped != 1 {
+			t.Errorf("%s: %+v, %v; want %d replacements", tc.name, res, err, tc.count)
+		}
+		for p, want := range tc.files {
+			if got := fileText(m, p); got != want {
+				t.Errorf("%s: %s is %q, want %q", tc.name, p, got, want)
+			}
+		}
+		if fileText(m, "bin.dat") != "foo\x00" || fileText(m, "sub/c.txt") != "nothing here\n" {
+			t.Errorf("%s: a file without a text match changed", tc.name)
+		}
+	}
+}
+
+// A replace whose file changes between the search and the commit runs
+// again on the new content; the other writer's change is kept.
+func TestReplaceRetriesALostRace(t *testing.T) {
+	fsys := &interferingFS{FS: memfs.New(map[string]string{"f": "foo\n"}), n: 1}
+	res, err := (&Tools{FS: txnInterfering{fsys}}).Replace(context.Background(), ReplaceRequest{Query: "o", Replacement: str("0")})
+	if err != nil || fileText(fsys.FS, "f") != "f00\n0ther 1\n" || res.Replacements != 3 {
+		t.Fatalf("%+v, %v; the file is %q", res, err, fileText(fsys.FS, "f"))
+	}
+}
+
+// A file that a transaction refuses (here a stale one, as a hard link or a
+// permission would be) changes nothing anywhere.
+func TestReplaceAllOrNothing(t *testing.T) {
+	m := replaceFS()
+	tl := &Tools{FS: refusingTx{m}}
+	_, err := tl.Replace(context.Background(), ReplaceRequest{Query: "foo", Replacement: str("bar")})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeHardlink {
+		t.Fatalf("%v, want HARDLINK", err)
+	}
+	if fileText(m, "a.go") != "foo := http2foo + foobar\r\nreturn foo\r\n" || m.Stats().Writes != 0 {
+		t.Errorf("a refused replace changed files")
+	}
+}
+
+// refusingTx refuses every commit, as localfs refuses a file with hard links.
+type refusingTx struct{ *memfs.FS }
+
+func (refusingTx) Commit(context.Context, []backend.Op) ([]backend.FileInfo, error) {
+	return nil, fault.Errorf(fault.CodeHardlink, "the file has 2 hard links.")
+}
