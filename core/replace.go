@@ -5,7 +5,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -30,13 +35,16 @@ type ReplaceRequest struct {
 
 // ReplaceResult says what a replace changed (or, with dryRun, would).
 type ReplaceResult struct {
-	Replacements  int            `json:"replacements"`
-	FilesChanged  int            `json:"filesChanged"`
-	FilesSearched int            `json:"filesSearched"`
-	BinarySkipped int            `json:"binaryFilesSkipped,omitempty"`
-	DryRun        bool           `json:"dryRun,omitempty"`
-	Truncated     bool           `json:"truncated,omitempty"`
-	Files         []ReplacedFile `json:"files"`
+	Replacements  int  `json:"replacements"`
+	FilesChanged  int  `json:"filesChanged"`
+	FilesSearched int  `json:"filesSearched"`
+	BinarySkipped int  `json:"binaryFilesSkipped,omitempty"`
+	DryRun        bool `json:"dryRun,omitempty"`
+	Truncated     bool `json:"truncated,omitempty"`
+	// FilesOmitted counts the changed files left out of files for the
+	// bound (the totals count them all).
+	FilesOmitted int            `json:"filesOmitted,omitempty"`
+	Files        []ReplacedFile `json:"files"`
 }
 
 // ReplacedFile is one changed file: its matches and a diff, cut at a line
@@ -158,43 +166,105 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, root, err)
 	}
-	var paths []string
-	check := func(path string) error {
-		data, err := t.readWhole(ctx, path, MaxEditBytes)
-		if fault.AsError(err) != nil && fault.AsError(err).Code == fault.CodeTooLarge {
-			return t.refuseLarge(ctx, path, rp)
-		}
-		if err != nil {
-			return err
-		}
-		res.FilesSearched++
-		if isBinary(data) {
-			res.BinarySkipped++
-			return nil
-		}
-		if rp.re.Match(data) {
-			paths = append(paths, path)
-		}
-		return nil
-	}
 	if info.Type != backend.TypeDir {
-		return paths, check(root)
+		return t.searchFiles(ctx, rp, res, []fileToSearch{{path: root, open: func() (io.ReadCloser, error) { return t.FS.Open(ctx, root) }}})
 	}
 	w, err := t.walker()
 	if err != nil {
 		return nil, err
 	}
+	var files []fileToSearch
 	err = w.Walk(ctx, root, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || len(include) > 0 && !matchAny(include, e.Rel, e.Name) {
 			return nil
 		}
-		err := check(e.Path)
-		if err != nil && skippedFile(err) {
-			return nil // gone or unreadable since the listing, as grep skips it
+		var open func() (io.ReadCloser, error)
+		if e.Later != nil {
+			open = e.Later()
+		} else {
+			r, err := e.Open() // valid only during the visit: opened now
+			open = func() (io.ReadCloser, error) { return r, err }
 		}
-		return err
+		files = append(files, fileToSearch{path: e.Path, open: open})
+		return nil
 	})
-	return paths, err
+	if err != nil {
+		for _, f := range files {
+			if r, err := f.open(); err == nil {
+				r.Close() // each opener is called once, as the walk requires
+			}
+		}
+		return nil, err
+	}
+	return t.searchFiles(ctx, rp, res, files)
+}
+
+// fileToSearch is a file a replace looks at, with its opener (valid after
+// the walk, called once).
+type fileToSearch struct {
+	path string
+	open func() (io.ReadCloser, error)
+}
+
+// searchFiles reads files in a pool of workers, as grep does, and returns,
+// in walk order, those whose text holds a match; a file gone or unreadable
+// since the listing is skipped, as grep skips it, any other error fails.
+func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResult, files []fileToSearch) ([]string, error) {
+	type outcome struct {
+		match, binary, searched bool
+		err                     error
+	}
+	out := make([]outcome, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				o := &out[i]
+				r, err := files[i].open()
+				if err != nil {
+					o.err = err
+					continue
+				}
+				data, err := io.ReadAll(io.LimitReader(r, MaxEditBytes+1))
+				r.Close()
+				switch {
+				case err != nil:
+					o.err = fault.AsError(err).WithPath(files[i].path)
+				case len(data) > MaxEditBytes:
+					o.searched, o.err = true, t.refuseLarge(ctx, files[i].path, rp)
+				case isBinary(data):
+					o.searched, o.binary = true, true
+				default:
+					o.searched, o.match = true, rp.re.Match(data)
+				}
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var paths []string
+	for i, o := range out {
+		if o.err != nil && !skippedFile(o.err) {
+			return nil, o.err
+		}
+		if o.searched {
+			res.FilesSearched++
+		}
+		if o.binary {
+			res.BinarySkipped++
+		}
+		if o.match {
+			paths = append(paths, files[i].path)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fault.Interrupted(ctx)
+	}
+	return paths, nil
 }
 
 // refuseLarge is TOO_LARGE for a file over what replace reads whole when
@@ -222,7 +292,6 @@ func isBinary(data []byte) bool {
 // dry) commits them: one attempt of Replace.
 func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req ReplaceRequest, rp *replacer, paths []string, res ReplaceResult) (*ReplaceResult, error) {
 	var ops []backend.Op
-	var diffs []*string
 	for _, p := range paths {
 		data, info, err := t.readText(ctx, p)
 		if err != nil {
@@ -243,10 +312,7 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	if _, err := t.checkCount(req, &res); err != nil {
 		return nil, err
 	}
-	for i := range res.Files {
-		diffs = append(diffs, &res.Files[i].Diff)
-	}
-	if err := t.fitDiffs(&res, &res.Truncated, diffs); err != nil {
+	if err := t.fitReplace(&res); err != nil {
 		return nil, err
 	}
 	if req.DryRun || len(ops) == 0 {
@@ -264,6 +330,36 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 		return nil, err
 	}
 	return &res, nil
+}
+
+// fitReplace fits res to the bound: the diffs are cut first, then, when
+// the list of files alone is too long, its tail is left out (FilesOmitted)
+// and the totals still count every file.
+func (t *Tools) fitReplace(res *ReplaceResult) error {
+	all := res.Files
+	fit := func(k int) error {
+		res.Files = slices.Clone(all[:k])
+		res.FilesOmitted = len(all) - k
+		diffs := make([]*string, k)
+		for i := range res.Files {
+			diffs[i] = &res.Files[i].Diff
+		}
+		err := t.fitDiffs(res, &res.Truncated, diffs)
+		res.Truncated = res.Truncated || k < len(all)
+		return err
+	}
+	if fit(len(all)) == nil {
+		return nil
+	}
+	// The largest prefix of the list that fits without its diffs.
+	k := sort.Search(len(all)+1, func(k int) bool {
+		res.Files, res.FilesOmitted, res.Truncated = all[:k], len(all)-k, true
+		return jsonSize(res) > t.maxBytes()
+	}) - 1
+	if k < 0 {
+		k = 0
+	}
+	return fit(k)
 }
 
 // checkCount refuses a replace whose number of matches is not the one the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -73,13 +74,13 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 			p.dir.Close()
 		}
 	}()
+	prepared, err := f.prepareAll(ops)
+	preps = prepared
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
-	for _, op := range ops {
-		p, err := f.prepare(op)
-		if err != nil {
-			return nil, err
-		}
-		preps = append(preps, p)
+	for _, p := range preps {
 		key := filepath.Join(p.entry.Dir, p.entry.Name)
 		if seen[key] {
 			return nil, fault.InvalidArgument("a transaction changes the file twice.").WithPath(p.display).
@@ -102,7 +103,12 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 			return nil, err
 		}
 	}
+	synced := map[string]bool{}
 	for _, p := range preps {
+		if synced[p.entry.Dir] {
+			continue
+		}
+		synced[p.entry.Dir] = true
 		if err := syscalls.fsync(int(p.dir.Fd())); err != nil {
 			rollBack(entriesOf(preps))
 			j.remove()
@@ -131,6 +137,44 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	j.remove()
 	return infos, nil
 }
+
+// prepareAll prepares ops in a pool of workers (each staged file is
+// synced, and syncs overlap), and returns them in order; on error it
+// returns those prepared, for the caller to discard, and the first error
+// in order.
+func (f *FS) prepareAll(ops []backend.Op) ([]*prepared, error) {
+	preps := make([]*prepared, len(ops))
+	errs := make([]error, len(ops))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(ops), stagers) {
+		wg.Go(func() {
+			for i := range next {
+				preps[i], errs[i] = f.prepare(ops[i])
+			}
+		})
+	}
+	for i := range ops {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	done := preps[:0]
+	var first error
+	for i, p := range preps {
+		if p != nil {
+			done = append(done, p)
+		}
+		if errs[i] != nil && first == nil {
+			first = errs[i]
+		}
+	}
+	return done, first
+}
+
+// stagers is how many files a commit stages at once: enough for their
+// syncs to overlap on one device.
+const stagers = 8
 
 // prepare checks one change and stages its content; nothing is changed.
 func (f *FS) prepare(op backend.Op) (*prepared, error) {
