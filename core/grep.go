@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/search"
 )
 
 // GrepRequest searches file contents below a path.
@@ -246,7 +247,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMatcher(query, isRegex, req.IgnoreCase)
+	m, err := search.NewMatcher(query, isRegex, req.IgnoreCase)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/agentfs/agentfs/search"
 	"golang.org/x/text/transform"
 )
 
@@ -41,16 +42,16 @@ type fileResult struct {
 
 // searcher searches files one at a time with a buffer it reuses.
 type searcher struct {
-	m       *matcher
+	m       *search.Matcher
 	context int
 	// cap is how many matching lines to keep per file; 0 keeps none
 	// (counting modes).
 	cap int
 	buf []byte
-	fs  foldState
+	fs  search.FoldState
 }
 
-func newSearcher(m *matcher, context, cap int) *searcher {
+func newSearcher(m *search.Matcher, context, cap int) *searcher {
 	return &searcher{m: m, context: context, cap: cap, buf: make([]byte, readChunk)}
 }
 
@@ -141,9 +142,9 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 				end = len(buf)
 			}
 		}
-		s.fs.reset()
+		s.fs.Reset()
 		for p < end && !stop {
-			c := s.m.candidate(buf[:end], p, &s.fs)
+			c := s.m.Candidate(buf[:end], p, &s.fs)
 			ls := end
 			if c >= 0 {
 				ls = bytes.LastIndexByte(buf[p:c], '\n') + 1 + p
@@ -168,11 +169,11 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 			le := lineEnd(buf, ls, end)
 			line := trimCR(buf[ls:le])
 			switch {
-			case s.m.verify(line):
+			case s.m.Verify(line):
 				res.matches++
 				if s.cap > 0 {
 					s.before(buf, ls, lineNo, lastOut, emit)
-					emit(lineNo, line, true, max(0, s.m.firstMatch(line)))
+					emit(lineNo, line, true, max(0, s.m.FirstMatch(line)))
 					afterLeft = s.context
 					if res.matches >= s.cap {
 						res.partial, stop = true, true

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/search"
 )
 
 // ReplaceRequest replaces every match of a query in every selected file,
@@ -82,7 +83,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	}
 	re, err := regexp.Compile(flags + expr)
 	if err != nil {
-		return nil, regexError(req.Query, err)
+		return nil, search.RegexError(req.Query, err)
 	}
 	if re.MatchString("") {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").

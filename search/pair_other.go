@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package core
+package search
 
 // pairSIMD is never set here: only amd64 has pairScanAVX2 and runScanAVX2.
 var pairSIMD = false

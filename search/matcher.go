@@ -1,4 +1,4 @@
-package core
+package search
 
 import (
 	"bytes"
@@ -14,10 +14,10 @@ import (
 	"github.com/agentfs/agentfs/fault"
 )
 
-// matcher decides which lines match a query. Lines are found through a
+// Matcher decides which lines match a query. Lines are found through a
 // candidate finder that scans whole buffers (SIMD bytes.Index for a
 // literal), so that per-line work is done only on lines that may match.
-type matcher struct {
+type Matcher struct {
 	// lit is a case-sensitive fixed string: a candidate is a match.
 	lit *litFinder
 	// re verifies a candidate line (the line without its terminator).
@@ -40,9 +40,9 @@ type matcher struct {
 	run *classRun
 }
 
-// newMatcher compiles a query. An invalid regex is INVALID_REGEX with the
+// NewMatcher compiles a query. An invalid regex is INVALID_REGEX with the
 // position of the offending part.
-func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
+func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 	if query == "" {
 		return nil, fault.InvalidArgument("query is empty.").WithHint("pass the text to search for")
 	}
@@ -51,7 +51,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 			WithHint("search for one line of the text")
 	}
 	if !isRegex && !ignoreCase {
-		return &matcher{lit: newLitFinder([]byte(query))}, nil
+		return &Matcher{lit: newLitFinder([]byte(query))}, nil
 	}
 	pattern := query
 	if !isRegex {
@@ -63,7 +63,7 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	}
 	tree, err := syntax.Parse(pattern, flags)
 	if err != nil {
-		return nil, regexError(query, err)
+		return nil, RegexError(query, err)
 	}
 	if needsNewline(tree) {
 		return nil, fault.InvalidArgument("the regex has a literal newline; grep matches one line at a time.").
@@ -75,9 +75,9 @@ func newMatcher(query string, isRegex, ignoreCase bool) (*matcher, error) {
 	}
 	re, err := regexp.Compile(prefix + pattern)
 	if err != nil {
-		return nil, regexError(query, err)
+		return nil, RegexError(query, err)
 	}
-	m := &matcher{re: re, run: newClassRun(tree.Simplify())}
+	m := &Matcher{re: re, run: newClassRun(tree.Simplify())}
 	lit, fold := requiredLiteral(tree.Simplify())
 	m.whole = !isRegex && len(lit) == utf8.RuneCountInString(query)
 	switch {
@@ -594,17 +594,17 @@ func byteRarity(b byte) int {
 	return len(commonBytes) + 1
 }
 
-// foldState remembers, within one buffer, where each case variant (and a
+// FoldState remembers, within one buffer, where each case variant (and a
 // special form) occurs next, so that a frequent variant does not make the
 // rare one rescan.
-type foldState struct{ lo, hi, sp int }
+type FoldState struct{ lo, hi, sp int }
 
-func (s *foldState) reset() { s.lo, s.hi, s.sp = -2, -2, -2 }
+func (s *FoldState) Reset() { s.lo, s.hi, s.sp = -2, -2, -2 }
 
 // next returns the next position at or after from that may belong to a
 // match: for an ASCII literal, the start of a case-insensitive match or a
 // special form; otherwise an occurrence of the rare byte.
-func (f *foldFinder) next(buf []byte, from int, s *foldState) int {
+func (f *foldFinder) next(buf []byte, from int, s *FoldState) int {
 	if s.sp != -1 && s.sp < from {
 		s.sp = -1
 		for _, sp := range f.special {
@@ -637,7 +637,7 @@ func (f *foldFinder) next(buf []byte, from int, s *foldState) int {
 }
 
 // nextByte is the next occurrence of either case of the rare byte.
-func (f *foldFinder) nextByte(buf []byte, from int, s *foldState) int {
+func (f *foldFinder) nextByte(buf []byte, from int, s *FoldState) int {
 	if s.lo != -1 && s.lo < from {
 		s.lo = indexFrom(buf, from, f.lo)
 	}
@@ -673,7 +673,7 @@ func indexFrom(buf []byte, from int, b byte) int {
 
 // candidate returns the index of the first byte at or after from that may
 // start or belong to a matching line, or -1 when none can match.
-func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
+func (m *Matcher) Candidate(buf []byte, from int, fs *FoldState) int {
 	var i int
 	switch {
 	case m.lit != nil:
@@ -713,7 +713,7 @@ func (m *matcher) candidate(buf []byte, from int, fs *foldState) int {
 }
 
 // verify reports whether a candidate line (without its terminator) matches.
-func (m *matcher) verify(line []byte) bool {
+func (m *Matcher) Verify(line []byte) bool {
 	if m.lit != nil {
 		// A match found in the buffer may have used the CR that lines
 		// are matched without.
@@ -733,7 +733,7 @@ func (m *matcher) verify(line []byte) bool {
 
 // firstMatch is where the match on a line starts, to keep it visible when
 // a long line is cut.
-func (m *matcher) firstMatch(line []byte) int {
+func (m *Matcher) FirstMatch(line []byte) int {
 	if m.lit != nil {
 		return bytes.Index(line, m.lit.needle)
 	}

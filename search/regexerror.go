@@ -1,7 +1,8 @@
-package core
+package search
 
 import (
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -9,11 +10,11 @@ import (
 	"github.com/agentfs/agentfs/fault"
 )
 
-// regexError is INVALID_REGEX for a query that RE2 refuses, with the
+// RegexError is INVALID_REGEX for a query that RE2 refuses, with the
 // position (1-based, in characters) and the fragment at fault, and, for the
 // Perl constructs RE2 leaves out (lookaround, backreferences, atomic groups,
 // possessive quantifiers), a message that says so.
-func regexError(query string, err error) *fault.Error {
+func RegexError(query string, err error) *fault.Error {
 	e := fault.Errorf(fault.CodeInvalidRegex, "the regex is not valid: %s.", strings.TrimSuffix(err.Error(), ".")).
 		WithHint("fix the regex, or pass --regex=false to search for the text as it is")
 	se, ok := err.(*syntax.Error)
@@ -25,7 +26,7 @@ func regexError(query string, err error) *fault.Error {
 	if at < 0 {
 		return e
 	}
-	pos := itoa(utf8.RuneCountInString(query[:at]) + 1)
+	pos := strconv.Itoa(utf8.RuneCountInString(query[:at]) + 1)
 	fragment := se.Expr
 	switch se.Code {
 	case syntax.ErrMissingParen, syntax.ErrUnexpectedParen, syntax.ErrTrailingBackslash:
