@@ -234,72 +234,118 @@ const grepBatch = 16
 // bounded pool; results are consumed in walk order, and the walk stops as
 // soon as the page is known to be full.
 func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) {
-	if err := Validate(req); err != nil {
-		return nil, err
-	}
-	digest := req.digest()
-	from, err := resume(req.Cursor, digest, &req.Offset)
+	g, err := t.newGrep(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	limit, mode := cmp.Or(req.Limit, GrepDefaultLimit), cmp.Or(req.Mode, ModeContent)
+	res := &GrepResult{Mode: g.mode, Files: []GrepFile{}}
+	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(g.path))
+	pg, err := t.newPage(g.req, g.limit, res)
+	if err != nil {
+		return nil, err
+	}
+	pg.digest = g.digest
+	if g.from.From != "" {
+		pg.from.resumeAt(g.from, &pg.seen)
+	}
+	tctx, cancelT := context.WithTimeout(ctx, g.timeout)
+	defer cancelT()
+	sctx, stopWalk := context.WithCancel(tctx)
+	defer stopWalk()
+	order, wait := g.start(sctx)
+	filesWithMatches, abandoned := g.consume(tctx, order, stopWalk, pg)
+	var walkErr error
+	if !abandoned {
+		walkErr = wait()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if pg.err != nil {
+		return nil, pg.err
+	}
+	if tctx.Err() == nil && walkErr != nil && !errors.Is(walkErr, context.Canceled) {
+		return nil, walkErr
+	}
+	return t.finishGrep(g, pg, filesWithMatches, tctx.Err() != nil)
+}
+
+// grepSearch is one grep, its request checked and compiled.
+type grepSearch struct {
+	t          *Tools
+	req        GrepRequest
+	digest     string
+	from       cursor
+	limit      int
+	mode       string
+	m          *search.Matcher
+	include    []glob
+	exclude    []string
+	path       string
+	timeout    time.Duration
+	w          backend.Walker // nil for a search of one file
+	ctxLines   int
+	capPerFile int
+}
+
+// newGrep checks and compiles req.
+func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, error) {
+	if err := Validate(req); err != nil {
+		return nil, err
+	}
+	g := &grepSearch{t: t, digest: req.digest()}
+	var err error
+	if g.from, err = resume(req.Cursor, g.digest, &req.Offset); err != nil {
+		return nil, err
+	}
+	g.req = req
+	g.limit, g.mode = cmp.Or(req.Limit, GrepDefaultLimit), cmp.Or(req.Mode, ModeContent)
 	query, isRegex, err := req.query()
 	if err != nil {
 		return nil, err
 	}
-	m, err := search.NewMatcher(query, isRegex, req.IgnoreCase)
-	if err != nil {
+	if g.m, err = search.NewMatcher(query, isRegex, req.IgnoreCase); err != nil {
 		return nil, err
 	}
-	include, err := req.Include.globs()
-	if err != nil {
+	if g.include, err = req.Include.globs(); err != nil {
 		return nil, err
 	}
-	exclude, err := checkGlobs("exclude", req.Exclude)
-	if err != nil {
+	if g.exclude, err = checkGlobs("exclude", req.Exclude); err != nil {
 		return nil, err
 	}
-	path := req.Path
-	if path == "" {
-		path = "."
-	}
-	timeout := time.Duration(req.Timeout)
-	if timeout == 0 {
-		timeout = GrepDefaultTimeout
-	}
-	info, err := t.FS.Stat(ctx, path)
+	g.path = cmp.Or(req.Path, ".")
+	g.timeout = cmp.Or(time.Duration(req.Timeout), GrepDefaultTimeout)
+	info, err := t.FS.Stat(ctx, g.path)
 	if err != nil {
-		return nil, t.WithSuggestions(ctx, path, err)
+		return nil, t.WithSuggestions(ctx, g.path, err)
 	}
-	var w backend.Walker
 	if info.Type == backend.TypeDir {
-		if w, err = t.walker(); err != nil {
+		if g.w, err = t.walker(); err != nil {
 			return nil, err
 		}
 	}
-
-	tctx, cancelT := context.WithTimeout(ctx, timeout)
-	defer cancelT()
-	sctx, stopWalk := context.WithCancel(tctx)
-	defer stopWalk()
-
 	// A file yields at most the matches a page can skip in it and take.
-	ctxLines, capPerFile := req.Context, req.Offset+limit+1
-	if from.From != "" {
-		capPerFile = from.Skip + limit + 1
+	g.ctxLines, g.capPerFile = req.Context, req.Offset+g.limit+1
+	if g.from.From != "" {
+		g.capPerFile = g.from.Skip + g.limit + 1
 	}
-	if mode != ModeContent {
-		ctxLines, capPerFile = 0, 0
+	if g.mode != ModeContent {
+		g.ctxLines, g.capPerFile = 0, 0
 	}
+	return g, nil
+}
+
+// start runs the walk and a pool of searchers until sctx is done, and
+// returns the batches in walk order, and wait, which waits for them all
+// and returns the walk's error.
+func (g *grepSearch) start(sctx context.Context) (<-chan *grepJob, func() error) {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	jobs := make(chan *grepJob, workers*2)
 	order := make(chan *grepJob, workers*4)
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := newSearcher(m, ctxLines, capPerFile)
+		wg.Go(func() {
+			s := newSearcher(g.m, g.ctxLines, g.capPerFile)
 			for j := range jobs {
 				out := make([]fileResult, len(j.opens))
 				for i, open := range j.opens {
@@ -313,90 +359,88 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				}
 				j.res <- out
 			}
-		}()
+		})
 	}
 	var walkErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		defer close(order)
 		defer close(jobs)
-		cur := &grepJob{}
-		flush := func() error {
-			j := cur
-			cur = &grepJob{}
-			if len(j.opens) == 0 {
-				return nil
-			}
-			j.res = make(chan []fileResult, 1)
-			var err error
-			select {
-			case order <- j:
-			case <-sctx.Done():
-				// Not consumed, but run all the same: every opener is
-				// called once, and what it opens closed.
-				err = sctx.Err()
-			}
-			jobs <- j // never blocks for long: workers drain jobs until it closes
-			return err
-		}
-		add := func(path, rel string, open func() (io.ReadCloser, error)) error {
-			cur.paths, cur.rels, cur.opens = append(cur.paths, path), append(cur.rels, rel), append(cur.opens, open)
-			if len(cur.opens) == grepBatch {
-				return flush()
-			}
+		walkErr = g.list(sctx, jobs, order)
+	})
+	return order, func() error {
+		wg.Wait()
+		return walkErr
+	}
+}
+
+// list hands the files to search to the searchers, in batches, and the
+// batches in walk order to the page.
+func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) error {
+	cur := &grepJob{}
+	flush := func() error {
+		j := cur
+		cur = &grepJob{}
+		if len(j.opens) == 0 {
 			return nil
 		}
-		if w == nil {
-			r, err := t.FS.Open(sctx, path)
-			if err != nil {
-				walkErr = err
-				return
-			}
-			add(t.FS.Display(path), "", func() (io.ReadCloser, error) { return r, nil })
-			walkErr = flush()
-			return
+		j.res = make(chan []fileResult, 1)
+		var err error
+		select {
+		case order <- j:
+		case <-sctx.Done():
+			// Not consumed, but run all the same: every opener is
+			// called once, and what it opens closed.
+			err = sctx.Err()
 		}
-		walkErr = w.Walk(sctx, path, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From}, func(e backend.WalkEntry) error {
-			if e.Type != backend.TypeFile || (len(include) > 0 && !matchAny(include, e.Rel, e.Name)) {
-				return nil
-			}
-			if e.Later != nil {
-				return add(e.Path, e.Rel, e.Later())
-			}
-			r, err := e.Open()
-			if err != nil {
-				if skippedFile(err) {
-					return nil // gone or not regular since the listing: skipped
-				}
-				return err
-			}
-			return add(e.Path, e.Rel, func() (io.ReadCloser, error) { return r, nil })
-		})
-		if err := flush(); walkErr == nil {
-			walkErr = err
+		jobs <- j // never blocks for long: workers drain jobs until it closes
+		return err
+	}
+	add := func(path, rel string, open func() (io.ReadCloser, error)) error {
+		cur.paths, cur.rels, cur.opens = append(cur.paths, path), append(cur.rels, rel), append(cur.opens, open)
+		if len(cur.opens) == grepBatch {
+			return flush()
 		}
-	}()
+		return nil
+	}
+	if g.w == nil {
+		r, err := g.t.FS.Open(sctx, g.path)
+		if err != nil {
+			return err
+		}
+		add(g.t.FS.Display(g.path), "", func() (io.ReadCloser, error) { return r, nil })
+		return flush()
+	}
+	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From}
+	walkErr := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
+		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
+			return nil
+		}
+		if e.Later != nil {
+			return add(e.Path, e.Rel, e.Later())
+		}
+		r, err := e.Open()
+		if err != nil {
+			if skippedFile(err) {
+				return nil // gone or not regular since the listing: skipped
+			}
+			return err
+		}
+		return add(e.Path, e.Rel, func() (io.ReadCloser, error) { return r, nil })
+	})
+	if err := flush(); walkErr == nil {
+		walkErr = err
+	}
+	return walkErr
+}
 
-	res := &GrepResult{Mode: mode, Files: []GrepFile{}}
-	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(path))
-	pg, err := t.newPage(req, limit, res)
-	if err != nil {
-		return nil, err
-	}
-	pg.digest = digest
-	if from.From != "" {
-		pg.from.resumeAt(from, &pg.seen)
-	}
-	filesWithMatches := 0
-	// done: the page is full. A count mode search goes on to the end for
-	// its totals; the others stop the walk.
-	done := false
-	// abandoned: the deadline (or a signal) came while a worker was still
-	// inside a file, in work that may take no context (a regex on a huge
-	// line). The page is answered as it stands; the workers finish aside,
-	// closing what they opened.
-	abandoned := false
+// consume takes the batches in walk order into the page, stopping the walk
+// once the page is full (a count goes on to the end for its totals). It
+// returns the files with matches, and abandoned: the deadline (or a
+// signal) came while a worker was still inside a file, in work that may
+// take no context (a regex on a huge line); the page is then answered as
+// it stands, and the workers finish aside, closing what they opened.
+func (g *grepSearch) consume(tctx context.Context, order <-chan *grepJob, stopWalk func(), pg *page) (filesWithMatches int, abandoned bool) {
+	res, done := pg.res, false
 	for j := range order {
 		// Once the walk is stopped, batches are only drained: every opened
 		// file is closed by a worker.
@@ -404,13 +448,10 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		select {
 		case frs = <-j.res:
 		case <-tctx.Done():
-			abandoned = true
-		}
-		if abandoned {
 			stopWalk()
-			break
+			return filesWithMatches, true
 		}
-		for i := 0; i < len(frs) && pg.err == nil && (!done || mode == ModeCount); i++ {
+		for i := 0; i < len(frs) && pg.err == nil && (!done || g.mode == ModeCount); i++ {
 			fr := frs[i]
 			if fr.err != nil && !fr.partial {
 				if !skippedFile(fr.err) {
@@ -429,7 +470,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			if fr.matches > 0 {
 				filesWithMatches++
 			}
-			switch mode {
+			switch g.mode {
 			case ModeCount:
 				res.Count += fr.matches
 				done = done || pg.addFile(j.paths[i], fr.matches)
@@ -448,21 +489,19 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 			stopWalk()
 		}
 	}
-	if !abandoned {
-		wg.Wait()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if pg.err != nil {
-		return nil, pg.err
-	}
+	return filesWithMatches, false
+}
+
+// finishGrep completes the page's totals, and for a page the timeout cut
+// short its continuation and hint.
+func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedOut bool) (*GrepResult, error) {
+	res := pg.res
 	// timedCursor resumes a page the timeout cut short.
 	var timedCursor string
-	if tctx.Err() != nil {
+	if timedOut {
 		res.TimedOut = true
 		if res.NextOffset == nil {
-			next := req.Offset + pg.taken
+			next := g.req.Offset + pg.taken
 			res.NextOffset = &next
 			if pg.seen == next {
 				// The search reached the page: it goes on in the last file
@@ -470,10 +509,8 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 				timedCursor = pg.cursorAt(next, pg.seen-pg.fileStart)
 			}
 		}
-	} else if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
-		return nil, walkErr
 	}
-	if mode == ModeCount {
+	if g.mode == ModeCount {
 		res.FilesWithMatches = &filesWithMatches
 	} else {
 		res.Count = pg.taken
@@ -491,7 +528,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		// for it, timedOut and nextOffset saying the rest.
 		hint := hintTimedOut
 		switch {
-		case mode == ModeCount:
+		case g.mode == ModeCount:
 			// A count has no pages: a later call would count the same
 			// files again.
 			res.NextOffset, res.NextCursor = nil, ""
