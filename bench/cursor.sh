@@ -30,12 +30,12 @@ print(out["nextOffset"], cur)
 PY
 }
 read -r goff gcur < <(cursor_of $a grep err --limit 200)
-read -r foff fcur < <(cursor_of $a find '*.go' --limit 200)
+read -r foff fcur < <(cursor_of $a find '*' --limit 200)
 echo "grep page $page: offset $goff; find page $page: offset $foff"
 hyperfine -N --warmup 2 --runs "$runs" \
   -n "grep page 1" "$a grep err --limit 200" \
   -n "grep page $page by offset" "$a grep err --limit 200 --offset $goff" \
   -n "grep page $page by cursor" "$a grep err --limit 200 --cursor $gcur" \
-  -n "find page 1" "$a find *.go --limit 200" \
-  -n "find page $page by offset" "$a find *.go --limit 200 --offset $foff" \
-  -n "find page $page by cursor" "$a find *.go --limit 200 --cursor $fcur"
+  -n "find page 1" "$a find * --limit 200" \
+  -n "find page $page by offset" "$a find * --limit 200 --offset $foff" \
+  -n "find page $page by cursor" "$a find * --limit 200 --cursor $fcur"

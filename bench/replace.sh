@@ -3,7 +3,8 @@
 # "errors.Newx(", by agentfs replace (one transaction: every changed file
 # staged, synced, renamed, its directory synced) against what a user would
 # run instead, rg -l | xargs sed -i (no fsync, no atomicity across files),
-# and rg --replace, which only prints. The tree is restored before each
+# the same followed by sync -f (durable, still not atomic), and rg
+# --replace, which only prints. The tree is restored before each
 # run, outside the measured time.
 #
 # Usage: bench/replace.sh [RUNS]   (needs hyperfine, rg and sed; run from the repository)
@@ -23,4 +24,5 @@ cd "$work"
 hyperfine --runs "$runs" --prepare "$restore" \
   -n "agentfs replace" "$work/agentfs --root $work/src replace 'errors.New(' 'errors.Newx('" \
   -n "rg -l | xargs sed -i" "cd $work/src && rg -l -F 'errors.New(' | xargs sed -i 's/errors\.New(/errors.Newx(/g'" \
+  -n "rg -l | xargs sed -i; sync -f" "cd $work/src && rg -l -F 'errors.New(' | xargs sed -i 's/errors\.New(/errors.Newx(/g' && sync -f ." \
   -n "rg --replace (prints only)" "cd $work/src && rg -F 'errors.New(' --replace 'errors.Newx(' > /dev/null"
