@@ -2,8 +2,9 @@ package core
 
 import (
 	"math"
-	"slices"
 	"strings"
+
+	"github.com/agentfs/agentfs/similarity"
 )
 
 // ClosestRegion is where an unmatched oldText most nearly appears, so the
@@ -37,13 +38,13 @@ func (t *text) closest(old string) (ClosestRegion, bool) {
 	weight := make([]float64, k)
 	total := 0.0
 	for i := range want {
-		want[i] = bigrams(fold(oldLines[i]))
+		want[i] = similarity.Bigrams(fold(oldLines[i]))
 		weight[i] = float64(len(want[i]) + 1)
 		total += weight[i]
 	}
 	have := make([][]uint32, len(t.lines))
 	for j := range t.lines {
-		have[j] = bigrams(fold(t.content(j)))
+		have[j] = similarity.Bigrams(fold(t.content(j)))
 	}
 	// Windows are ranked by up to closestProbes lines spread over oldText,
 	// so that a long oldText against a long file stays linear; the best
@@ -55,7 +56,7 @@ func (t *text) closest(old string) (ClosestRegion, bool) {
 	score := func(s int, lines []int) float64 {
 		sc := 0.0
 		for _, i := range lines {
-			sc += weight[i] * dice(want[i], have[s+i])
+			sc += weight[i] * similarity.Dice(want[i], have[s+i])
 		}
 		return sc
 	}
@@ -79,40 +80,4 @@ func (t *text) closest(old string) (ClosestRegion, bool) {
 		r.Text = strings.ToValidUTF8(r.Text[:closestTextBytes], "") + "…[truncated]"
 	}
 	return r, true
-}
-
-// bigrams is the sorted list of byte pairs of s (a one-byte line is its own
-// bigram, so that it still compares).
-func bigrams(s string) []uint32 {
-	if len(s) == 1 {
-		return []uint32{uint32(s[0])}
-	}
-	out := make([]uint32, 0, max(len(s)-1, 0))
-	for i := 0; i+1 < len(s); i++ {
-		out = append(out, uint32(s[i])<<8|uint32(s[i+1]))
-	}
-	slices.Sort(out)
-	return out
-}
-
-// dice is the Sørensen–Dice coefficient of two sorted bigram lists; two
-// blank lines are equal.
-func dice(a, b []uint32) float64 {
-	if len(a)+len(b) == 0 {
-		return 1
-	}
-	common := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
-			common++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return 2 * float64(common) / float64(len(a)+len(b))
 }

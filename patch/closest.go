@@ -3,10 +3,10 @@ package patch
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/similarity"
 )
 
 // Region is where in a file lines that were not found most nearly appear,
@@ -68,7 +68,7 @@ func closest(texts, want []string) (Region, bool) {
 	if k == 0 {
 		return Region{}, false
 	}
-	key := func(s string) []uint32 { return bigrams(asciiPunct.Replace(strings.TrimSpace(s))) }
+	key := func(s string) []uint32 { return similarity.Bigrams(asciiPunct.Replace(strings.TrimSpace(s))) }
 	w := make([][]uint32, k)
 	weight := make([]float64, k)
 	total := 0.0
@@ -91,7 +91,7 @@ func closest(texts, want []string) (Region, bool) {
 	score := func(s int, lines []int) float64 {
 		sc := 0.0
 		for _, i := range lines {
-			sc += weight[i] * dice(w[i], have[s+i])
+			sc += weight[i] * similarity.Dice(w[i], have[s+i])
 		}
 		return sc
 	}
@@ -117,40 +117,4 @@ func closest(texts, want []string) (Region, bool) {
 		text += "\n…"
 	}
 	return Region{StartLine: at + 1, EndLine: at + k, Similarity: sim, Text: text}, true
-}
-
-// bigrams is the sorted list of byte pairs of s; a one-byte line is its own
-// bigram, so that it still compares.
-func bigrams(s string) []uint32 {
-	if len(s) == 1 {
-		return []uint32{uint32(s[0])}
-	}
-	out := make([]uint32, 0, max(len(s)-1, 0))
-	for i := 0; i+1 < len(s); i++ {
-		out = append(out, uint32(s[i])<<8|uint32(s[i+1]))
-	}
-	slices.Sort(out)
-	return out
-}
-
-// dice is the Sørensen–Dice coefficient of two sorted bigram lists; two
-// blank lines are alike.
-func dice(a, b []uint32) float64 {
-	if len(a)+len(b) == 0 {
-		return 1
-	}
-	common := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
-			common++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return 2 * float64(common) / float64(len(a)+len(b))
 }
