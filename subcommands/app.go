@@ -53,6 +53,7 @@ func commands(called string) []*cli.Command {
 		applyPatchCommand(),
 		mvCommand(),
 		replaceCommand(),
+		batchCommand(),
 		toolsCommand(),
 		versionCommand(),
 	} {
