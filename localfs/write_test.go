@@ -196,6 +196,45 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 	})
 }
 
+// A file system without RENAME_NOREPLACE (EINVAL, or ENOSYS from an old
+// kernel) still creates without replacing: through a hard link, which
+// fails on an existing name, and an unlink of the temporary file. Any
+// other failure of the exclusive rename is the error.
+func TestCreateWithoutRenameNoReplace(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		errno   error
+		created bool
+	}{
+		{unix.EINVAL, true},
+		{unix.ENOSYS, true},
+		{unix.EIO, false},
+	} {
+		t.Run(tc.errno.Error(), func(t *testing.T) {
+			fsys, dir := newTestFS(t)
+			must(t, os.WriteFile(filepath.Join(dir, "taken.txt"), []byte("old"), 0o644))
+			recordSyscalls(t, map[string]error{"rename": tc.errno})
+			_, err := fsys.WriteFile(ctx, "new.txt", []byte("x"), core.WriteOptions{Create: true})
+			got, readErr := os.ReadFile(filepath.Join(dir, "new.txt"))
+			if tc.created && (err != nil || string(got) != "x") {
+				t.Fatalf("create: %v, content %q", err, got)
+			}
+			if !tc.created && (code(err) != core.CodeIOError || !os.IsNotExist(readErr)) {
+				t.Fatalf("create: %v, file read: %v; want IO_ERROR and no file", err, readErr)
+			}
+			if _, err := fsys.WriteFile(ctx, "taken.txt", []byte("y"), core.WriteOptions{Create: true}); tc.created && code(err) != core.CodeExists {
+				t.Fatalf("create over a file: %v, want EXISTS", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "taken.txt")); string(got) != "old" {
+				t.Fatalf("the existing file became %q", got)
+			}
+			if left := temps(t, dir); len(left) > 0 {
+				t.Fatalf("temporary files left: %v", left)
+			}
+		})
+	}
+}
+
 // A temporary file is swept only when agentfs can prove it is its own and
 // its writer is gone: a dead writer's file (record unlocked) goes; a live
 // writer's (record locked) stays; a user's file with a temp file's name has
