@@ -192,8 +192,9 @@ func TestRemoveTreeNeverCrossesMounts(t *testing.T) {
 	}
 }
 
-// EROFS: a read-only file system is READ_ONLY, and its hint does not
-// speak of the file's mode.
+// EROFS: a read-only file system is READ_ONLY, for a new file and for one
+// there (whose write check fails first), and its hint does not speak of
+// the file's mode.
 func TestReadOnlyFileSystem(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a read-only tmpfs; CI runs it as root")
@@ -201,13 +202,17 @@ func TestReadOnlyFileSystem(t *testing.T) {
 	fsys, dir := newTestFS(t)
 	mnt := filepath.Join(dir, "ro")
 	must(t, os.Mkdir(mnt, 0o755))
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_RDONLY, ""); err != nil {
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, ""); err != nil {
 		t.Skipf("mount is not permitted here (%v)", err)
 	}
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
-	_, err := fsys.WriteFile(context.Background(), "ro/f.txt", []byte("x"), core.WriteOptions{})
-	wantCode(t, "write on a read-only file system", err, core.CodeReadOnly)
-	if e := core.AsError(err); strings.Contains(e.Hint, "mode") {
-		t.Errorf("READ_ONLY hint speaks of the mode: %q", e.Hint)
+	must(t, os.WriteFile(filepath.Join(mnt, "old.txt"), []byte("old"), 0o644))
+	must(t, unix.Mount("", mnt, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""))
+	for _, name := range []string{"ro/new.txt", "ro/old.txt"} {
+		_, err := fsys.WriteFile(context.Background(), name, []byte("x"), core.WriteOptions{})
+		wantCode(t, "write "+name+" on a read-only file system", err, core.CodeReadOnly)
+		if e := core.AsError(err); strings.Contains(e.Hint, "mode") {
+			t.Errorf("READ_ONLY hint of %s speaks of the mode: %q", name, e.Hint)
+		}
 	}
 }
