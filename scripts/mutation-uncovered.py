@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the mutants that gremlins reports NOT COVERED, one by one.
+"""Runs the mutants that gremlins reports NOT COVERED or TIMED OUT, one by one.
 
 gremlins runs a mutant only when its position lies in a block of the
 coverage profile, and Go's profile has no block for the expression of a
@@ -8,7 +8,10 @@ constant declarations: such mutants are NOT COVERED even where the tests
 run the line. This applies each one (the same token swap as gremlins) to
 the package in the scratch copy, runs the package's tests, restores the
 file, and records KILLED, LIVED, TIMED OUT or NOT VIABLE in the gremlins
-JSON, marked "rerun". Run by scripts/mutation.sh.
+JSON, marked "rerun". A mutant gremlins timed out is run again the same
+way: its timeout comes from one run of the tests at its start, and a
+machine busier later times out mutants that the tests would kill or let
+live. Run by scripts/mutation.sh.
 
 Usage: mutation-uncovered.py SCRATCH DIR RESULT.json FILE...
 """
@@ -46,14 +49,14 @@ def main():
     pkg_dir = os.path.join(scratch, d)
     data = json.load(open(result))
     todo = [(f, m) for f in data["files"] if f"{d}/{f['file_name']}" in chosen
-            for m in f["mutations"] if m["status"] == "NOT COVERED"]
+            for m in f["mutations"] if m["status"] in ("NOT COVERED", "TIMED OUT")]
     if not todo:
         return
     start = time.monotonic()
     if run_tests(pkg_dir, 600) != "LIVED":
         sys.exit(f"mutation-uncovered: the tests of {d} fail without a mutant")
-    timeout = 3 * (time.monotonic() - start) + 10
-    print(f"mutation.sh: {d}: {len(todo)} mutant(s) gremlins did not cover", file=sys.stderr)
+    timeout = 10 * (time.monotonic() - start) + 10
+    print(f"mutation.sh: {d}: {len(todo)} mutant(s) gremlins did not cover or timed out", file=sys.stderr)
     for f, m in todo:
         path = os.path.join(pkg_dir, f["file_name"])
         orig = open(path, "rb").read()

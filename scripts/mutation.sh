@@ -18,7 +18,10 @@
 # gremlins leaves out the mutants it finds outside its coverage blocks
 # ("not covered"): those of a switch case's expression and of constants as
 # well as those of lines no test runs. scripts/mutation-uncovered.py then
-# runs each of them the same way.
+# runs each of them the same way, and runs again each that gremlins timed
+# out (its timeout is 10 times its one coverage run, taken at the start,
+# which a busy machine can overrun), with a timeout of 10 times a run of
+# the package's tests just before.
 #
 # Prints, per file, the mutants killed, timed out (counted as killed: the
 # tests hang or run away), lived, and accepted as equivalent
@@ -82,7 +85,7 @@ for dir in $(printf '%s\n' "${files[@]}" | xargs -n1 dirname | sort -u); do
   echo "mutation.sh: $dir: $(printf '%s\n' "${files[@]}" | grep -c "^$dir/[^/]*$") file(s)" >&2
   (cd "$scratch/$dir" &&
     gremlins unleash --silent "${dry[@]}" --diff HEAD~1 --workers "${MUTATION_WORKERS:-2}" \
-      --timeout-coefficient 3 -o "$out" "$scratch/$dir")
+      --timeout-coefficient "${MUTATION_TIMEOUT_COEFFICIENT:-10}" -o "$out" "$scratch/$dir")
   [ ${#dry[@]} -gt 0 ] || python3 "$root/scripts/mutation-uncovered.py" "$scratch" "$dir" "$out" "${files[@]}"
   outs+=("$dir=$out")
 done
