@@ -47,6 +47,7 @@ func TestPlanEdits(t *testing.T) {
 		{"no final newline, crlf file", "a\r\nb", []EditOp{op("b", "c\nd")}, "a\r\nc\r\nd", []string{RungExact}},
 		{"tabs kept", "\tx\n\t\ty\n", []EditOp{op("y", "z")}, "\tx\n\t\tz\n", []string{RungExact}},
 		{"against the original", "a b", []EditOp{op("a", "b"), op("b", "a")}, "b a", []string{RungExact, RungExact}},
+		{"replaceAll fuzzy, adjacent windows", "x \nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\nz\n", []string{RungTrailingWhitespace}},
 		{"adjacent edits", "abcdef\n", []EditOp{op("abc", "1"), op("def", "2")}, "12\n", []string{RungExact, RungExact}},
 		{"trailing whitespace", "func f() {  \n\treturn 1\t\n}\n",
 			[]EditOp{op("func f() {\n\treturn 1\n}\n", "func f() {\n\treturn 2\n}\n")},
