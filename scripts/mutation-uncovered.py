@@ -48,8 +48,11 @@ def main():
     chosen = set(sys.argv[4:])
     pkg_dir = os.path.join(scratch, d)
     data = json.load(open(result))
+    # INVERT_NEGATIVES of a "-" is the same change as its ARITHMETIC_BASE,
+    # which mutation.sh counts alone: it is not run twice.
     todo = [(f, m) for f in data["files"] if f"{d}/{f['file_name']}" in chosen
-            for m in f["mutations"] if m["status"] in ("NOT COVERED", "TIMED OUT")]
+            for m in f["mutations"] if m["status"] in ("NOT COVERED", "TIMED OUT")
+            and m["type"] != "INVERT_NEGATIVES"]
     if not todo:
         return
     start = time.monotonic()

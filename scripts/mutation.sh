@@ -111,7 +111,11 @@ for spec in args[sep + 1:]:
     for f in json.load(open(path))["files"]:
         name = f"{d}/{f['file_name']}"
         if name in chosen:
-            mutations[name] = f["mutations"]
+            # gremlins makes two mutants of each "-", ARITHMETIC_BASE and
+            # INVERT_NEGATIVES, that are one change (to "+"): count it once.
+            arith = {(m["line"], m["column"]) for m in f["mutations"] if m["type"] == "ARITHMETIC_BASE"}
+            mutations[name] = [m for m in f["mutations"]
+                               if m["type"] != "INVERT_NEGATIVES" or (m["line"], m["column"]) not in arith]
 
 rows, lived, notcov, seen = [], [], [], set()
 for name, ms in mutations.items():
