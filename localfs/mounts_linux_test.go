@@ -35,8 +35,30 @@ func TestLockKey(t *testing.T) {
 	if got := lockKey(nil, "/a/b"); got != "/a/b" {
 		t.Errorf("without a mount table the key is the path, got %q", got)
 	}
-	if got := unescapeMount(`/a\040b\134c\011`); got != "/a b\\c\t" {
-		t.Errorf("unescapeMount = %q", got)
+	// The longest mount point wins wherever it stands in the table.
+	longFirst := []mountEntry{{dev: "0:7", root: "/", point: "/mnt"}, {dev: "8:1", root: "/", point: "/"}}
+	if got := lockKey(longFirst, "/mnt/f"); got != "0:7:/f" {
+		t.Errorf("lockKey with the longer mount point first = %q, want 0:7:/f", got)
+	}
+}
+
+// unescapeMount decodes complete three-digit octal escapes only.
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{
+		`/a\040b\134c\011`: "/a b\\c\t",
+		`\0401`:            " 1",
+		`a\040`:            "a ",
+		`a\04`:             `a\04`,
+		`a\0`:              `a\0`,
+		`\070\100`:         "8@",
+		`\080`:             `\080`,
+		`\0/0`:             `\0/0`,
+		`\`:                `\`,
+		"plain":            "plain",
+	} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
