@@ -6,7 +6,9 @@
 #
 # Usage: scripts/mutation.sh [--dry-run] [FILE|PACKAGE_DIR...]
 #   default: the safety-critical files (confinement, locks, atomic write,
-#   preconditions, edit planning, paging) listed below.
+#   preconditions, edit planning, paging) listed below. --dry-run lists the
+#   mutants without running them. MUTATION_WORKERS (default 2) is how many
+#   mutants run at once.
 #
 # gremlins mutates whole packages, but only the lines that `git diff` shows
 # when given --diff. So the work tree is copied to a scratch repository
@@ -23,12 +25,12 @@
 # which a busy machine can overrun), with a timeout of 10 times a run of
 # the package's tests just before.
 #
-# Prints, per file, the mutants killed, timed out (counted as killed: the
-# tests hang or run away), lived, and accepted as equivalent
-# (scripts/mutation-equivalent.txt).
-# Exits 1 when a mutant lives that is not listed as equivalent, or when a
-# listed equivalent mutant of a file that ran no longer lives. Results:
-# mutation-DIR.json, one per package.
+# Prints (scripts/mutation-summary.py), per file, the mutants killed, timed
+# out (counted as killed: the tests hang or run away), lived, and accepted
+# as equivalent (scripts/mutation-equivalent.txt). Exits 1 when a mutant
+# lives that is not listed as equivalent, or when a listed equivalent
+# mutant of a file that ran no longer lives. Results: mutation-DIR.json,
+# one per package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
