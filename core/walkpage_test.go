@@ -122,3 +122,25 @@ func TestWalkPageEntryTooLarge(t *testing.T) {
 		})
 	}
 }
+
+// The result's own path is over the bound only when its skeleton is larger
+// than --max-bytes: a skeleton of exactly --max-bytes leaves no room for an
+// entry, and the entry is what does not fit.
+func TestWalkPageSkeletonAtTheBound(t *testing.T) {
+	fs := &listFS{names: []string{"a"}}
+	ls := func(mb int) *Error {
+		_, err := (&Tools{FS: fs, MaxBytes: mb}).Ls(context.Background(), LsRequest{})
+		return AsError(err)
+	}
+	e := ls(1)
+	if e == nil || e.Code != CodeTooLarge || !strings.Contains(e.Message, "the path of the directory does not fit") {
+		t.Fatalf("--max-bytes 1: %v", e)
+	}
+	skeleton := e.Details["needed"].(int)
+	if e := ls(skeleton - 1); e == nil || !strings.Contains(e.Message, "the path of the directory does not fit") {
+		t.Fatalf("--max-bytes %d, one under the skeleton: %v", skeleton-1, e)
+	}
+	if e := ls(skeleton); e == nil || e.Code != CodeTooLarge || !strings.Contains(e.Message, "entry 0 does not fit") {
+		t.Fatalf("--max-bytes %d, the skeleton: %v", skeleton, e)
+	}
+}
