@@ -915,3 +915,28 @@ func TestBoundary(t *testing.T) {
 		}
 	}
 }
+
+// A continuation that names the version of its previous window reads on
+// while the file keeps that version, and is STALE, naming the current one,
+// once it changed: its offsets no longer name the same bytes.
+func TestReadContinuationExpectedVersion(t *testing.T) {
+	fs := newMemFS(map[string]string{"f": "one\ntwo\nthree\n"})
+	tl := &Tools{FS: fs}
+	current := fs.versions["f"]
+	for _, tc := range []struct {
+		expected string
+		stale    bool
+	}{{"", false}, {current, false}, {"0000", true}} {
+		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: 2, ExpectedVersion: tc.expected})
+		e := AsError(err)
+		if tc.stale {
+			if e == nil || e.Code != CodeStale || e.Details["currentVersion"] != current {
+				t.Errorf("expected %q: %v, want STALE naming %s", tc.expected, err, current)
+			}
+			continue
+		}
+		if err != nil || res.Content != "two\nthree\n" {
+			t.Errorf("expected %q: %+v, %v", tc.expected, res, err)
+		}
+	}
+}
