@@ -340,7 +340,7 @@ func TestWriteTempFileMode(t *testing.T) {
 		must(t, os.WriteFile(p, nil, mode))
 		var st unix.Stat_t
 		must(t, unix.Stat(p, &st))
-		return st.Mode & 0o7777
+		return uint32(st.Mode) & 0o7777
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "old"), nil, 0o644))
 	must(t, os.Chmod(filepath.Join(dir, "old"), 0o644))
@@ -360,7 +360,7 @@ func TestWriteTempFileMode(t *testing.T) {
 			syscalls.write = func(f *os.File, b []byte) (int, error) {
 				var st unix.Stat_t
 				must(t, unix.Fstat(int(f.Fd()), &st))
-				modes = append(modes, st.Mode&0o7777)
+				modes = append(modes, uint32(st.Mode)&0o7777)
 				return saved.write(f, b)
 			}
 			if _, err := fsys.WriteFile(context.Background(), tc.name, []byte("x"), tc.opts); err != nil {
@@ -368,8 +368,8 @@ func TestWriteTempFileMode(t *testing.T) {
 			}
 			var st unix.Stat_t
 			must(t, unix.Stat(filepath.Join(dir, tc.name), &st))
-			if !slices.Equal(modes, []uint32{tc.writing}) || st.Mode&0o7777 != tc.kept {
-				t.Fatalf("modes while written %o, then %o; want %o then %o", modes, st.Mode&0o7777, tc.writing, tc.kept)
+			if !slices.Equal(modes, []uint32{tc.writing}) || uint32(st.Mode)&0o7777 != tc.kept {
+				t.Fatalf("modes while written %o, then %o; want %o then %o", modes, uint32(st.Mode)&0o7777, tc.writing, tc.kept)
 			}
 		})
 	}
