@@ -212,6 +212,19 @@ func TestRealPathFollowsTheOpenFile(t *testing.T) {
 	if got := realPath(dir, before); got != want {
 		t.Fatalf("realPath of a directory renamed to %s: %s", want, got)
 	}
+	// A descriptor with no path (a pipe's is "pipe:[N]") falls back to the
+	// given path, its links resolved, or as given when it does not resolve.
+	r, w, err := os.Pipe()
+	must(t, err)
+	defer r.Close()
+	defer w.Close()
+	link := filepath.Join(base, "link")
+	must(t, os.Symlink("after", link))
+	for fallback, want := range map[string]string{link: want, filepath.Join(base, "gone"): filepath.Join(base, "gone")} {
+		if got := realPath(r, fallback); got != want {
+			t.Errorf("realPath of a pipe, falling back to %s: %s, want %s", fallback, got, want)
+		}
+	}
 }
 
 func TestProcIsDenied(t *testing.T) {
