@@ -49,6 +49,7 @@ func TestPlanEdits(t *testing.T) {
 		{"no final newline, crlf file", "a\r\nb", []EditOp{op("b", "c\nd")}, "a\r\nc\r\nd", []string{RungExact}},
 		{"tabs kept", "\tx\n\t\ty\n", []EditOp{op("y", "z")}, "\tx\n\t\tz\n", []string{RungExact}},
 		{"against the original", "a b", []EditOp{op("a", "b"), op("b", "a")}, "b a", []string{RungExact, RungExact}},
+		{"replaceAll fuzzy, adjacent windows", "x \nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\nz\n", []string{RungTrailingWhitespace}},
 		{"adjacent edits", "abcdef\n", []EditOp{op("abc", "1"), op("def", "2")}, "12\n", []string{RungExact, RungExact}},
 		{"trailing whitespace", "func f() {  \n\treturn 1\t\n}\n",
 			[]EditOp{op("func f() {\n\treturn 1\n}\n", "func f() {\n\treturn 2\n}\n")},
@@ -74,6 +75,7 @@ func TestPlanEdits(t *testing.T) {
 		{"gutter colon", "one\ntwo\n\nfour\n", []EditOp{op("2: two\n3:\n4: four\n", "2: TWO\n3:\n4: four\n")}, "one\nTWO\n\nfour\n", []string{RungExact}},
 		{"gutter arrow", "one\ntwo\n", []EditOp{op("1→one", "1→ONE")}, "ONE\ntwo\n", []string{RungExact}},
 		{"numbers that are content", "2: two\n", []EditOp{op("2: two", "2: deux")}, "2: deux\n", []string{RungExact}},
+		{"adjacent edits", "abcdef\n", []EditOp{op("def", "2"), op("abc", "1")}, "12\n", []string{RungExact, RungExact}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,6 +112,31 @@ func TestPlanEditsOutcomeDetails(t *testing.T) {
 	_, o, err = planBoth(t, "one\ntwo\n", []EditOp{op("2\ttwo", "2\tTWO")})
 	if err != nil || !o[0].GutterStripped {
 		t.Fatalf("gutter outcome %+v, %v", o, err)
+	}
+}
+
+// The lines of an outcome, and those of an AMBIGUOUS_MATCH, stop at
+// maxOutcomeLines; the error counts the rest ("and N more").
+func TestPlanEditsLineListsBounded(t *testing.T) {
+	for _, n := range []int{maxOutcomeLines - 1, maxOutcomeLines, maxOutcomeLines + 1} {
+		src := strings.Repeat("x\n", n)
+		want := make([]int, min(n, maxOutcomeLines))
+		for i := range want {
+			want[i] = i + 1
+		}
+		_, o, err := planBoth(t, src, []EditOp{{OldText: "x", NewText: str("y"), ReplaceAll: true}})
+		if err != nil || o[0].Replacements != n || !reflect.DeepEqual(o[0].Lines, want) {
+			t.Errorf("%d matches: replaceAll outcome %+v, %v", n, o, err)
+		}
+		_, _, err = planBoth(t, src, []EditOp{op("x", "y")})
+		var e *Error
+		if !errors.As(err, &e) || !reflect.DeepEqual(e.Details["lines"], want) || e.Details["count"] != n {
+			t.Fatalf("%d matches: %v", n, err)
+		}
+		if more := strings.Contains(e.Message, " more"); more != (n > maxOutcomeLines) ||
+			more && !strings.Contains(e.Message, fmt.Sprintf(" and %d more.", n-maxOutcomeLines)) {
+			t.Errorf("%d matches: %q", n, e.Message)
+		}
 	}
 }
 

@@ -802,3 +802,56 @@ func TestBoundary(t *testing.T) {
 		}
 	}
 }
+
+// A continuation that names the version of its previous window reads on
+// while the file keeps that version, and is STALE, naming the current one,
+// once it changed: its offsets no longer name the same bytes.
+func TestReadContinuationExpectedVersion(t *testing.T) {
+	fs := newMemFS(map[string]string{"f": "one\ntwo\nthree\n"})
+	tl := &Tools{FS: fs}
+	current := fs.versions["f"]
+	for _, tc := range []struct {
+		expected string
+		stale    bool
+	}{{"", false}, {current, false}, {"0000", true}} {
+		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: 2, ExpectedVersion: tc.expected})
+		e := AsError(err)
+		if tc.stale {
+			if e == nil || e.Code != CodeStale || e.Details["currentVersion"] != current {
+				t.Errorf("expected %q: %v, want STALE naming %s", tc.expected, err, current)
+			}
+			continue
+		}
+		if err != nil || res.Content != "two\nthree\n" {
+			t.Errorf("expected %q: %+v, %v", tc.expected, res, err)
+		}
+	}
+}
+
+// A byteOffset right after the byte-order mark is the start of line 1;
+// one inside the mark, or at the end of the file, is INVALID_ARGUMENT.
+func TestReadByteOffsetEdges(t *testing.T) {
+	file := "\xEF\xBB\xBFa\nb\n"
+	tl := &Tools{FS: newMemFS(map[string]string{"f": file})}
+	for _, tc := range []struct {
+		offset, byteOffset int
+		want               string // content, or the start of the error message
+		fails              bool
+	}{
+		{1, 3, "a\nb\n", false},
+		{2, 5, "b\n", false},
+		{1, 2, "byteOffset 2 is not the start of a line", true},
+		{3, len(file), "byteOffset 7 is at or past the end", true},
+	} {
+		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: tc.offset, ByteOffset: int64(tc.byteOffset)})
+		if tc.fails {
+			if e := AsError(err); e == nil || e.Code != CodeInvalidArgument || !strings.HasPrefix(e.Message, tc.want) {
+				t.Errorf("offset %d byteOffset %d: %v, want %q", tc.offset, tc.byteOffset, err, tc.want)
+			}
+			continue
+		}
+		if err != nil || res.Content != tc.want || res.StartLine != tc.offset {
+			t.Errorf("offset %d byteOffset %d: %+v, %v", tc.offset, tc.byteOffset, res, err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,6 +164,68 @@ func TestDeny(t *testing.T) {
 		t.Errorf("lstat secrets/key: %v, want DENIED", err)
 	}
 	_ = base
+}
+
+// A denied file is denied under every name: a walk that meets a hard link
+// to it cannot open it, while a file of the same device with the same
+// content but another inode opens.
+func TestDenyFileByIdentityInWalks(t *testing.T) {
+	_, root := tree(t)
+	must(t, os.WriteFile(filepath.Join(root, "secret.txt"), []byte("SECRET\n"), 0o600))
+	must(t, os.Link(filepath.Join(root, "secret.txt"), filepath.Join(root, "sub", "alias.txt")))
+	must(t, os.WriteFile(filepath.Join(root, "sub", "copy.txt"), []byte("SECRET\n"), 0o600))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{filepath.Join(root, "secret.txt")}})
+	got := map[string]string{}
+	err := f.Walk(context.Background(), "sub", backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		if e.Type != backend.TypeFile {
+			return nil
+		}
+		r, err := e.Open()
+		if err != nil {
+			got[e.Name] = string(code(err))
+			return nil
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		must(t, err)
+		got[e.Name] = string(b)
+		return nil
+	})
+	must(t, err)
+	want := map[string]string{"alias.txt": string(fault.CodeDenied), "copy.txt": "SECRET\n", "deep.txt": "deep\n"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("walk opened %q, want %q", got, want)
+	}
+}
+
+// realPath is where an open file is now, not where it was opened: a
+// directory renamed since is found at its new name.
+func TestRealPathFollowsTheOpenFile(t *testing.T) {
+	base := t.TempDir()
+	before, after := filepath.Join(base, "before"), filepath.Join(base, "after")
+	must(t, os.Mkdir(before, 0o755))
+	dir, err := os.Open(before)
+	must(t, err)
+	defer dir.Close()
+	must(t, os.Rename(before, after))
+	want, err := filepath.EvalSymlinks(after)
+	must(t, err)
+	if got := realPath(dir, before); got != want {
+		t.Fatalf("realPath of a directory renamed to %s: %s", want, got)
+	}
+	// A descriptor with no path (a pipe's is "pipe:[N]") falls back to the
+	// given path, its links resolved, or as given when it does not resolve.
+	r, w, err := os.Pipe()
+	must(t, err)
+	defer r.Close()
+	defer w.Close()
+	link := filepath.Join(base, "link")
+	must(t, os.Symlink("after", link))
+	for fallback, want := range map[string]string{link: want, filepath.Join(base, "gone"): filepath.Join(base, "gone")} {
+		if got := realPath(r, fallback); got != want {
+			t.Errorf("realPath of a pipe, falling back to %s: %s, want %s", fallback, got, want)
+		}
+	}
 }
 
 func TestProcIsDenied(t *testing.T) {

@@ -158,8 +158,8 @@ func (s *dirStack) top() (*dirRef, error) {
 	fd := s.frames[a].dir.fd
 	for j := a + 1; j <= i; j++ {
 		next, err := s.reopen(fd, j)
-		if j-1 > a && s.frames[j-1].dir == nil {
-			unix.Close(fd) // a step on the way, not kept
+		if s.frames[j-1].dir == nil {
+			unix.Close(fd) // a step on the way, not kept (frame a is open)
 		}
 		if err != nil {
 			if errors.Is(err, errMoved) {

@@ -2,13 +2,17 @@ package localfs
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
 )
 
 func TestLockChain(t *testing.T) {
@@ -131,6 +135,44 @@ func TestLockFollowsLinks(t *testing.T) {
 	}
 }
 
+// A final link is followed too: the link and its target share a lock. A
+// link to the root is locked by its own name (rm removes the link), and
+// never as the root, which is refused.
+func TestLockFollowsFinalLink(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	ctx := context.Background()
+	must(t, os.WriteFile(filepath.Join(dir, "target"), nil, 0o644))
+	must(t, os.Symlink("target", filepath.Join(dir, "link")))
+	must(t, os.Symlink(".", filepath.Join(dir, "here")))
+	for _, tc := range []struct{ held, other string }{
+		{"target", "link"},
+		{"link", "target"},
+	} {
+		unlock, err := fsys.Lock(ctx, tc.held, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := fsys.Lock(ctx, tc.other, 0)
+		if err == nil {
+			other()
+		}
+		if code(err) != fault.CodeLockTimeout {
+			t.Errorf("lock %s while %s is held: %v, want LOCK_TIMEOUT", tc.other, tc.held, err)
+		}
+		unlock()
+	}
+	unlock, err := fsys.Lock(ctx, "here", time.Second)
+	if err != nil {
+		t.Fatalf("lock a link to the root: %v", err)
+	}
+	defer unlock()
+	other, err := fsys.Lock(ctx, "target", 0)
+	if err != nil {
+		t.Fatalf("lock a file while a link to the root is held: %v", err)
+	}
+	other()
+}
+
 // A wait ends at the timeout with LOCK_TIMEOUT, or at once when the context
 // is cancelled, with INTERRUPTED.
 func TestLockTimeoutAndCancel(t *testing.T) {
@@ -203,4 +245,121 @@ func TestLockSurvivesLockFileRemoval(t *testing.T) {
 		t.Fatalf("a third lock while the second is held: %v, want LOCK_TIMEOUT", err)
 	}
 	second()
+}
+
+// The state directory is the first usable of $AGENTFS_STATE_DIR,
+// $XDG_STATE_HOME/agentfs (when absolute), ~/.local/state/agentfs (below an
+// existing home only) and a per-user directory in the temporary directory;
+// a candidate that is not a private directory of this user is passed over,
+// and when none is usable the first one's error is the error.
+func TestStateDirCandidates(t *testing.T) {
+	tmpName := fmt.Sprintf("agentfs-%d", os.Getuid())
+	for _, tc := range []struct {
+		name             string
+		state, xdg, home string
+		setup            func(base string)
+		want             string // relative to base; "" for an error naming xdg
+	}{
+		{name: "state dir env", state: "s", xdg: "x", home: "h", want: "s"},
+		{name: "xdg", xdg: "x", home: "h", want: "x/agentfs"},
+		{name: "relative xdg", xdg: "rel", home: "h", want: "h/.local/state/agentfs"},
+		{name: "missing home", home: "nohome", want: "tmp/" + tmpName},
+		{name: "no home", want: "tmp/" + tmpName},
+		{name: "home is a file", home: "file", want: "tmp/" + tmpName},
+		{name: "a shared directory is passed over", xdg: "x", home: "h", want: "h/.local/state/agentfs",
+			setup: func(base string) {
+				must(t, os.MkdirAll(filepath.Join(base, "x/agentfs"), 0o700))
+				must(t, os.Chmod(filepath.Join(base, "x/agentfs"), 0o777))
+			}},
+		{name: "a file is passed over", xdg: "x", home: "h", want: "h/.local/state/agentfs",
+			setup: func(base string) {
+				must(t, os.MkdirAll(filepath.Join(base, "x"), 0o700))
+				must(t, os.WriteFile(filepath.Join(base, "x/agentfs"), nil, 0o600))
+			}},
+		{name: "none usable", xdg: "x", home: "nohome",
+			setup: func(base string) {
+				must(t, os.MkdirAll(filepath.Join(base, "x/agentfs"), 0o700))
+				must(t, os.Chmod(filepath.Join(base, "x/agentfs"), 0o777))
+				must(t, os.WriteFile(filepath.Join(base, "tmp", tmpName), nil, 0o600))
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			must(t, os.Mkdir(filepath.Join(base, "h"), 0o700))
+			must(t, os.Mkdir(filepath.Join(base, "tmp"), 0o700))
+			must(t, os.WriteFile(filepath.Join(base, "file"), nil, 0o600))
+			abs := func(p string) string {
+				if p == "" || p == "rel" {
+					return p
+				}
+				return filepath.Join(base, p)
+			}
+			t.Setenv(StateDirEnv, abs(tc.state))
+			t.Setenv("XDG_STATE_HOME", abs(tc.xdg))
+			t.Setenv("HOME", abs(tc.home))
+			t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
+			if tc.setup != nil {
+				tc.setup(base)
+			}
+			got, err := stateDir()
+			if tc.want == "" {
+				if err == nil || !strings.Contains(err.Error(), filepath.Join(base, "x/agentfs")) {
+					t.Fatalf("got %q, %v; want the error of %s", got, err, filepath.Join(base, "x/agentfs"))
+				}
+				return
+			}
+			if want := filepath.Join(base, tc.want); err != nil || got != want {
+				t.Fatalf("got %q, %v; want %q", got, err, want)
+			}
+			if fi, err := os.Stat(got); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+				t.Fatalf("state directory %v, %v; want a directory of mode 0700", fi, err)
+			}
+			if _, err := os.Stat(filepath.Join(base, "nohome")); !os.IsNotExist(err) {
+				t.Fatalf("a missing home was created: %v", err)
+			}
+		})
+	}
+}
+
+// A lock file that its holder unlinked while this process waited is no
+// lock any more, whether the path is then missing or already holds the next
+// lock file: the lock is taken on the file now at the path.
+func TestLockFileReplacedWhileWaiting(t *testing.T) {
+	for _, recreate := range []bool{false, true} {
+		t.Run(fmt.Sprint("recreated ", recreate), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.lock")
+			holder, err := lockFile(context.Background(), path, unix.LOCK_EX, time.Now())
+			must(t, err)
+			hooked := false
+			lockWaitHook = func() {
+				if hooked {
+					return
+				}
+				hooked = true
+				must(t, os.Remove(path))
+				if recreate {
+					must(t, os.WriteFile(path, nil, 0o600))
+				}
+				unix.Close(holder)
+			}
+			defer func() { lockWaitHook = nil }()
+			fd, err := lockFile(context.Background(), path, unix.LOCK_EX, time.Now().Add(30*time.Second))
+			if err != nil || fd < 0 {
+				t.Fatalf("lockFile: %d, %v", fd, err)
+			}
+			defer unix.Close(fd)
+			var held, now unix.Stat_t
+			must(t, unix.Fstat(fd, &held))
+			must(t, unix.Stat(path, &now))
+			if !hooked || held.Dev != now.Dev || held.Ino != now.Ino {
+				t.Fatalf("waited %v; the lock is on inode %d, the path's file is inode %d", hooked, held.Ino, now.Ino)
+			}
+			other, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+			must(t, err)
+			defer unix.Close(other)
+			if err := unix.Flock(other, unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+				t.Fatalf("the file at the path is not locked: flock gave %v", err)
+			}
+		})
+	}
 }

@@ -36,8 +36,30 @@ func TestLockKey(t *testing.T) {
 	if got := lockKey(nil, "/a/b"); got != "/a/b" {
 		t.Errorf("without a mount table the key is the path, got %q", got)
 	}
-	if got := unescapeMount(`/a\040b\134c\011`); got != "/a b\\c\t" {
-		t.Errorf("unescapeMount = %q", got)
+	// The longest mount point wins wherever it stands in the table.
+	longFirst := []mountEntry{{dev: "0:7", root: "/", point: "/mnt"}, {dev: "8:1", root: "/", point: "/"}}
+	if got := lockKey(longFirst, "/mnt/f"); got != "0:7:/f" {
+		t.Errorf("lockKey with the longer mount point first = %q, want 0:7:/f", got)
+	}
+}
+
+// unescapeMount decodes complete three-digit octal escapes only.
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{
+		`/a\040b\134c\011`: "/a b\\c\t",
+		`\0401`:            " 1",
+		`a\040`:            "a ",
+		`a\04`:             `a\04`,
+		`a\0`:              `a\0`,
+		`\070\100`:         "8@",
+		`\080`:             `\080`,
+		`\0/0`:             `\0/0`,
+		`\`:                `\`,
+		"plain":            "plain",
+	} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -193,8 +215,9 @@ func TestRemoveTreeNeverCrossesMounts(t *testing.T) {
 	}
 }
 
-// EROFS: a read-only file system is READ_ONLY, and its hint does not
-// speak of the file's mode.
+// EROFS: a read-only file system is READ_ONLY, for a new file and for one
+// there (whose write check fails first), and its hint does not speak of
+// the file's mode.
 func TestReadOnlyFileSystem(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a read-only tmpfs; CI runs it as root")
@@ -202,13 +225,17 @@ func TestReadOnlyFileSystem(t *testing.T) {
 	fsys, dir := newTestFS(t)
 	mnt := filepath.Join(dir, "ro")
 	must(t, os.Mkdir(mnt, 0o755))
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_RDONLY, ""); err != nil {
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, ""); err != nil {
 		t.Skipf("mount is not permitted here (%v)", err)
 	}
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
-	_, err := fsys.WriteFile(context.Background(), "ro/f.txt", []byte("x"), backend.WriteOptions{})
-	wantCode(t, "write on a read-only file system", err, fault.CodeReadOnly)
-	if e := fault.AsError(err); strings.Contains(e.Hint, "mode") {
-		t.Errorf("READ_ONLY hint speaks of the mode: %q", e.Hint)
+	must(t, os.WriteFile(filepath.Join(mnt, "old.txt"), []byte("old"), 0o644))
+	must(t, unix.Mount("", mnt, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""))
+	for _, name := range []string{"ro/new.txt", "ro/old.txt"} {
+		_, err := fsys.WriteFile(context.Background(), name, []byte("x"), backend.WriteOptions{})
+		wantCode(t, "write "+name+" on a read-only file system", err, fault.CodeReadOnly)
+		if e := fault.AsError(err); strings.Contains(e.Hint, "mode") {
+			t.Errorf("READ_ONLY hint of %s speaks of the mode: %q", name, e.Hint)
+		}
 	}
 }

@@ -198,6 +198,45 @@ func TestWriteFailureLeavesTargetUnchanged(t *testing.T) {
 	})
 }
 
+// A file system without RENAME_NOREPLACE (EINVAL, or ENOSYS from an old
+// kernel) still creates without replacing: through a hard link, which
+// fails on an existing name, and an unlink of the temporary file. Any
+// other failure of the exclusive rename is the error.
+func TestCreateWithoutRenameNoReplace(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		errno   error
+		created bool
+	}{
+		{unix.EINVAL, true},
+		{unix.ENOSYS, true},
+		{unix.EIO, false},
+	} {
+		t.Run(tc.errno.Error(), func(t *testing.T) {
+			fsys, dir := newTestFS(t)
+			must(t, os.WriteFile(filepath.Join(dir, "taken.txt"), []byte("old"), 0o644))
+			recordSyscalls(t, map[string]error{"rename": tc.errno})
+			_, err := fsys.WriteFile(ctx, "new.txt", []byte("x"), backend.WriteOptions{IfAbsent: true})
+			got, readErr := os.ReadFile(filepath.Join(dir, "new.txt"))
+			if tc.created && (err != nil || string(got) != "x") {
+				t.Fatalf("create: %v, content %q", err, got)
+			}
+			if !tc.created && (code(err) != fault.CodeIOError || !os.IsNotExist(readErr)) {
+				t.Fatalf("create: %v, file read: %v; want IO_ERROR and no file", err, readErr)
+			}
+			if _, err := fsys.WriteFile(ctx, "taken.txt", []byte("y"), backend.WriteOptions{IfAbsent: true}); tc.created && code(err) != fault.CodeExists {
+				t.Fatalf("create over a file: %v, want EXISTS", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "taken.txt")); string(got) != "old" {
+				t.Fatalf("the existing file became %q", got)
+			}
+			if left := temps(t, dir); len(left) > 0 {
+				t.Fatalf("temporary files left: %v", left)
+			}
+		})
+	}
+}
+
 // A temporary file is swept only when agentfs can prove it is its own and
 // its writer is gone: a dead writer's file (record unlocked) goes; a live
 // writer's (record locked) stays; a user's file with a temp file's name has
@@ -267,25 +306,74 @@ func TestWriteKeepsOwnerAndMode(t *testing.T) {
 		t.Skip("needs root to give a file another owner")
 	}
 	fsys, dir := newTestFS(t)
-	p := filepath.Join(dir, "owned")
-	if err := os.WriteFile(p, []byte("a"), 0o600); err != nil {
-		t.Fatal(err)
+	uid, gid := uint32(os.Geteuid()), uint32(os.Getegid())
+	// Another owner, another group, or both: each is kept.
+	for _, owner := range [][2]uint32{{1234, 5678}, {1234, gid}, {uid, 5678}} {
+		p := filepath.Join(dir, "owned")
+		if err := os.WriteFile(p, []byte("a"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, int(owner[0]), int(owner[1])); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Chmod(p, 0o2751); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fsys.WriteFile(context.Background(), "owned", []byte("b"), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != owner[0] || st.Gid != owner[1] || st.Mode&0o7777 != 0o2751 {
+			t.Fatalf("owner %d:%d mode %o, want %d:%d 2751", st.Uid, st.Gid, st.Mode&0o7777, owner[0], owner[1])
+		}
 	}
-	if err := os.Chown(p, 1234, 5678); err != nil {
-		t.Fatal(err)
+}
+
+// The temporary file of a replace is private (0600) while it is written,
+// whatever the mode it then takes from the replaced file; a new file is
+// written with the mode it keeps, as os.WriteFile would create it.
+func TestWriteTempFileMode(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	ref := func(mode os.FileMode) uint32 {
+		p := filepath.Join(t.TempDir(), "ref")
+		must(t, os.WriteFile(p, nil, mode))
+		var st unix.Stat_t
+		must(t, unix.Stat(p, &st))
+		return uint32(st.Mode) & 0o7777
 	}
-	if err := unix.Chmod(p, 0o2751); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fsys.WriteFile(context.Background(), "owned", []byte("b"), backend.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(p, &st); err != nil {
-		t.Fatal(err)
-	}
-	if st.Uid != 1234 || st.Gid != 5678 || st.Mode&0o7777 != 0o2751 {
-		t.Fatalf("owner %d:%d mode %o, want 1234:5678 2751", st.Uid, st.Gid, st.Mode&0o7777)
+	must(t, os.WriteFile(filepath.Join(dir, "old"), nil, 0o644))
+	must(t, os.Chmod(filepath.Join(dir, "old"), 0o644))
+	for _, tc := range []struct {
+		name          string
+		opts          backend.WriteOptions
+		writing, kept uint32
+	}{
+		{"new", backend.WriteOptions{}, ref(0o644), ref(0o644)},
+		{"new executable", backend.WriteOptions{Executable: true}, ref(0o755), ref(0o755)},
+		{"old", backend.WriteOptions{}, 0o600, 0o644},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := syscalls
+			t.Cleanup(func() { syscalls = saved })
+			var modes []uint32
+			syscalls.write = func(f *os.File, b []byte) (int, error) {
+				var st unix.Stat_t
+				must(t, unix.Fstat(int(f.Fd()), &st))
+				modes = append(modes, uint32(st.Mode)&0o7777)
+				return saved.write(f, b)
+			}
+			if _, err := fsys.WriteFile(context.Background(), tc.name, []byte("x"), tc.opts); err != nil {
+				t.Fatal(err)
+			}
+			var st unix.Stat_t
+			must(t, unix.Stat(filepath.Join(dir, tc.name), &st))
+			if !slices.Equal(modes, []uint32{tc.writing}) || uint32(st.Mode)&0o7777 != tc.kept {
+				t.Fatalf("modes while written %o, then %o; want %o then %o", modes, uint32(st.Mode)&0o7777, tc.writing, tc.kept)
+			}
+		})
 	}
 }
 

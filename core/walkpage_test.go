@@ -1,0 +1,146 @@
+package core
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+)
+
+// listFS is a flat directory of the given names, in that order; the names
+// in gone are removed between the listing and the stat of each entry.
+type listFS struct {
+	names []string
+	gone  map[string]bool
+}
+
+func (f *listFS) Stat(context.Context, string) (FileInfo, error) {
+	return FileInfo{Type: TypeDir}, nil
+}
+func (f *listFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return f.Stat(ctx, p) }
+func (f *listFS) Open(context.Context, string, int64) (FileReader, error) {
+	return nil, Errorf(CodeNotAFile, "a directory.")
+}
+func (f *listFS) ReadDir(context.Context, string, int, int) (DirPage, error) {
+	return DirPage{}, nil
+}
+func (f *listFS) Display(p string) string { return p }
+
+func (f *listFS) Walk(_ context.Context, _ string, _ WalkOptions, visit func(WalkEntry) error) error {
+	for _, name := range f.names {
+		err := visit(WalkEntry{Path: name, Rel: name, Name: name, Type: TypeFile,
+			Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("")), nil },
+			Info: func() (FileInfo, error) {
+				if f.gone[name] {
+					return FileInfo{}, Errorf(CodeNotFound, "no such file or directory.").WithPath(name)
+				}
+				return FileInfo{Name: name}, nil
+			}})
+		if err == ErrStopWalk {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// An entry too large for an empty page is TOO_LARGE: the error names its
+// offset in the walk (entries found gone since the listing not counted),
+// the offset that skips it, and the smallest --max-bytes that lists it,
+// which does list it while one byte less still does not. Past a non-empty
+// page the same entry only ends the page.
+func TestWalkPageEntryTooLarge(t *testing.T) {
+	long := strings.Repeat("n", 400)
+	const maxBytes = 300
+	for _, tc := range []struct {
+		name   string
+		names  []string
+		gone   []string
+		offset int
+		at     int // the offset the error names, or -1: no error
+		next   int
+	}{
+		{"first entry", []string{long, "b"}, nil, 0, 0, 0},
+		{"after the offset", []string{"a", "b", long, "c"}, nil, 2, 2, 0},
+		{"after gone entries", []string{"a", "b", "c", long}, []string{"b", "c"}, 1, 1, 0},
+		{"ends a page", []string{"a", "b", long, "c"}, nil, 0, -1, 2},
+		{"ends a page after gone entries", []string{"a", "b", "c", long}, []string{"b"}, 0, -1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := &listFS{names: tc.names, gone: map[string]bool{}}
+			for _, g := range tc.gone {
+				fs.gone[g] = true
+			}
+			tools := []string{"ls", "find"}
+			if len(tc.gone) > 0 {
+				tools = tools[:1] // find does not stat its entries
+			}
+			for _, tool := range tools {
+				list := func(mb int) (int, *int, error) {
+					tl := &Tools{FS: fs, MaxBytes: mb}
+					if tool == "find" {
+						res, err := tl.Find(context.Background(), FindRequest{Pattern: "*", Offset: tc.offset})
+						if err != nil {
+							return 0, nil, err
+						}
+						return len(res.Results), res.NextOffset, nil
+					}
+					res, err := tl.Ls(context.Background(), LsRequest{Offset: tc.offset})
+					if err != nil {
+						return 0, nil, err
+					}
+					return len(res.Entries), res.NextOffset, nil
+				}
+				n, next, err := list(maxBytes)
+				if tc.at < 0 {
+					if err != nil || next == nil || *next != tc.next || n != tc.next {
+						t.Fatalf("%s: %d entries, next %v, error %v; want a page of %d", tool, n, next, err, tc.next)
+					}
+					continue
+				}
+				e := AsError(err)
+				if e == nil || e.Code != CodeTooLarge {
+					t.Fatalf("%s: error %v, want TOO_LARGE", tool, err)
+				}
+				skip := "--offset " + itoa(tc.at+1) + " "
+				if e.Details["offset"] != tc.at || !strings.Contains(e.Message, "entry "+itoa(tc.at)+" ") || !strings.Contains(e.Hint, skip) {
+					t.Fatalf("%s: offset %v, %q, hint %q; want entry %d", tool, e.Details["offset"], e.Message, e.Hint, tc.at)
+				}
+				needed, ok := e.Details["needed"].(int)
+				if !ok || !strings.Contains(e.Hint, "--max-bytes to "+itoa(needed)+" ") {
+					t.Fatalf("%s: needed %v, hint %q", tool, e.Details["needed"], e.Hint)
+				}
+				if _, _, err := list(needed - 1); AsError(err) == nil || AsError(err).Code != CodeTooLarge {
+					t.Fatalf("%s: --max-bytes %d, one less than needed: %v", tool, needed-1, err)
+				}
+				if n, _, err := list(needed); err != nil || n == 0 {
+					t.Fatalf("%s: --max-bytes %d as needed: %d entries, %v", tool, needed, n, err)
+				}
+			}
+		})
+	}
+}
+
+// The result's own path is over the bound only when its skeleton is larger
+// than --max-bytes: a skeleton of exactly --max-bytes leaves no room for an
+// entry, and the entry is what does not fit.
+func TestWalkPageSkeletonAtTheBound(t *testing.T) {
+	fs := &listFS{names: []string{"a"}}
+	ls := func(mb int) *Error {
+		_, err := (&Tools{FS: fs, MaxBytes: mb}).Ls(context.Background(), LsRequest{})
+		return AsError(err)
+	}
+	e := ls(1)
+	if e == nil || e.Code != CodeTooLarge || !strings.Contains(e.Message, "the path of the directory does not fit") {
+		t.Fatalf("--max-bytes 1: %v", e)
+	}
+	skeleton := e.Details["needed"].(int)
+	if e := ls(skeleton - 1); e == nil || !strings.Contains(e.Message, "the path of the directory does not fit") {
+		t.Fatalf("--max-bytes %d, one under the skeleton: %v", skeleton-1, e)
+	}
+	if e := ls(skeleton); e == nil || e.Code != CodeTooLarge || !strings.Contains(e.Message, "entry 0 does not fit") {
+		t.Fatalf("--max-bytes %d, the skeleton: %v", skeleton, e)
+	}
+}
