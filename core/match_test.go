@@ -129,7 +129,7 @@ func TestPlanEditsLineListsBounded(t *testing.T) {
 			t.Errorf("%d matches: replaceAll outcome %+v, %v", n, o, err)
 		}
 		_, _, err = planBoth(t, src, []EditOp{op("x", "y")})
-		var e *Error
+		var e *fault.Error
 		if !errors.As(err, &e) || !reflect.DeepEqual(e.Details["lines"], want) || e.Details["count"] != n {
 			t.Fatalf("%d matches: %v", n, err)
 		}

@@ -807,17 +807,17 @@ func TestBoundary(t *testing.T) {
 // while the file keeps that version, and is STALE, naming the current one,
 // once it changed: its offsets no longer name the same bytes.
 func TestReadContinuationExpectedVersion(t *testing.T) {
-	fs := newMemFS(map[string]string{"f": "one\ntwo\nthree\n"})
+	fs := memfs.New(map[string]string{"f": "one\ntwo\nthree\n"})
 	tl := &Tools{FS: fs}
-	current := fs.versions["f"]
+	current := versionOf(fs, "f")
 	for _, tc := range []struct {
 		expected string
 		stale    bool
 	}{{"", false}, {current, false}, {"0000", true}} {
 		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: 2, ExpectedVersion: tc.expected})
-		e := AsError(err)
+		e := fault.AsError(err)
 		if tc.stale {
-			if e == nil || e.Code != CodeStale || e.Details["currentVersion"] != current {
+			if e == nil || e.Code != fault.CodeStale || e.Details["currentVersion"] != current {
 				t.Errorf("expected %q: %v, want STALE naming %s", tc.expected, err, current)
 			}
 			continue
@@ -832,7 +832,7 @@ func TestReadContinuationExpectedVersion(t *testing.T) {
 // one inside the mark, or at the end of the file, is INVALID_ARGUMENT.
 func TestReadByteOffsetEdges(t *testing.T) {
 	file := "\xEF\xBB\xBFa\nb\n"
-	tl := &Tools{FS: newMemFS(map[string]string{"f": file})}
+	tl := &Tools{FS: memfs.New(map[string]string{"f": file})}
 	for _, tc := range []struct {
 		offset, byteOffset int
 		want               string // content, or the start of the error message
@@ -845,7 +845,7 @@ func TestReadByteOffsetEdges(t *testing.T) {
 	} {
 		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: tc.offset, ByteOffset: int64(tc.byteOffset)})
 		if tc.fails {
-			if e := AsError(err); e == nil || e.Code != CodeInvalidArgument || !strings.HasPrefix(e.Message, tc.want) {
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || !strings.HasPrefix(e.Message, tc.want) {
 				t.Errorf("offset %d byteOffset %d: %v, want %q", tc.offset, tc.byteOffset, err, tc.want)
 			}
 			continue

@@ -5,6 +5,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // listFS is a flat directory of the given names, in that order; the names
@@ -14,29 +17,31 @@ type listFS struct {
 	gone  map[string]bool
 }
 
-func (f *listFS) Stat(context.Context, string) (FileInfo, error) {
-	return FileInfo{Type: TypeDir}, nil
+func (f *listFS) Stat(context.Context, string) (backend.FileInfo, error) {
+	return backend.FileInfo{Type: backend.TypeDir}, nil
 }
-func (f *listFS) Lstat(ctx context.Context, p string) (FileInfo, error) { return f.Stat(ctx, p) }
-func (f *listFS) Open(context.Context, string, int64) (FileReader, error) {
-	return nil, Errorf(CodeNotAFile, "a directory.")
+func (f *listFS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) {
+	return f.Stat(ctx, p)
 }
-func (f *listFS) ReadDir(context.Context, string, int, int) (DirPage, error) {
-	return DirPage{}, nil
+func (f *listFS) Open(context.Context, string) (backend.FileReader, error) {
+	return nil, fault.Errorf(fault.CodeNotAFile, "a directory.")
+}
+func (f *listFS) ReadDir(context.Context, string, int, int) (backend.DirPage, error) {
+	return backend.DirPage{}, nil
 }
 func (f *listFS) Display(p string) string { return p }
 
-func (f *listFS) Walk(_ context.Context, _ string, _ WalkOptions, visit func(WalkEntry) error) error {
+func (f *listFS) Walk(_ context.Context, _ string, _ backend.WalkOptions, visit func(backend.WalkEntry) error) error {
 	for _, name := range f.names {
-		err := visit(WalkEntry{Path: name, Rel: name, Name: name, Type: TypeFile,
+		err := visit(backend.WalkEntry{Path: name, Rel: name, Name: name, Type: backend.TypeFile,
 			Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("")), nil },
-			Info: func() (FileInfo, error) {
+			Info: func() (backend.FileInfo, error) {
 				if f.gone[name] {
-					return FileInfo{}, Errorf(CodeNotFound, "no such file or directory.").WithPath(name)
+					return backend.FileInfo{}, fault.Errorf(fault.CodeNotFound, "no such file or directory.").WithPath(name)
 				}
-				return FileInfo{Name: name}, nil
+				return backend.FileInfo{Name: name}, nil
 			}})
-		if err == ErrStopWalk {
+		if err == backend.ErrStopWalk {
 			return nil
 		}
 		if err != nil {
@@ -100,8 +105,8 @@ func TestWalkPageEntryTooLarge(t *testing.T) {
 					}
 					continue
 				}
-				e := AsError(err)
-				if e == nil || e.Code != CodeTooLarge {
+				e := fault.AsError(err)
+				if e == nil || e.Code != fault.CodeTooLarge {
 					t.Fatalf("%s: error %v, want TOO_LARGE", tool, err)
 				}
 				skip := "--offset " + itoa(tc.at+1) + " "
@@ -112,7 +117,7 @@ func TestWalkPageEntryTooLarge(t *testing.T) {
 				if !ok || !strings.Contains(e.Hint, "--max-bytes to "+itoa(needed)+" ") {
 					t.Fatalf("%s: needed %v, hint %q", tool, e.Details["needed"], e.Hint)
 				}
-				if _, _, err := list(needed - 1); AsError(err) == nil || AsError(err).Code != CodeTooLarge {
+				if _, _, err := list(needed - 1); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeTooLarge {
 					t.Fatalf("%s: --max-bytes %d, one less than needed: %v", tool, needed-1, err)
 				}
 				if n, _, err := list(needed); err != nil || n == 0 {
@@ -128,19 +133,19 @@ func TestWalkPageEntryTooLarge(t *testing.T) {
 // entry, and the entry is what does not fit.
 func TestWalkPageSkeletonAtTheBound(t *testing.T) {
 	fs := &listFS{names: []string{"a"}}
-	ls := func(mb int) *Error {
+	ls := func(mb int) *fault.Error {
 		_, err := (&Tools{FS: fs, MaxBytes: mb}).Ls(context.Background(), LsRequest{})
-		return AsError(err)
+		return fault.AsError(err)
 	}
 	e := ls(1)
-	if e == nil || e.Code != CodeTooLarge || !strings.Contains(e.Message, "the path of the directory does not fit") {
+	if e == nil || e.Code != fault.CodeTooLarge || !strings.Contains(e.Message, "the path of the directory does not fit") {
 		t.Fatalf("--max-bytes 1: %v", e)
 	}
 	skeleton := e.Details["needed"].(int)
 	if e := ls(skeleton - 1); e == nil || !strings.Contains(e.Message, "the path of the directory does not fit") {
 		t.Fatalf("--max-bytes %d, one under the skeleton: %v", skeleton-1, e)
 	}
-	if e := ls(skeleton); e == nil || e.Code != CodeTooLarge || !strings.Contains(e.Message, "entry 0 does not fit") {
+	if e := ls(skeleton); e == nil || e.Code != fault.CodeTooLarge || !strings.Contains(e.Message, "entry 0 does not fit") {
 		t.Fatalf("--max-bytes %d, the skeleton: %v", skeleton, e)
 	}
 }
