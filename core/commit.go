@@ -125,7 +125,7 @@ func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []s
 
 // lock takes the locks of paths where the backend has them.
 func (t *Tools) lock(ctx context.Context, m backend.MutableFS, paths []string) (func(), error) {
-	if ml, ok := m.(backend.MultiLocker); ok && len(paths) > 1 {
+	if ml, ok := m.(backend.MultiLocker); ok {
 		return ml.LockAll(ctx, paths, t.LockTimeout)
 	}
 	if l, ok := m.(backend.Locker); ok && len(paths) == 1 {

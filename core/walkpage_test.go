@@ -2,12 +2,15 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
 )
 
 // listFS is a flat directory of the given names, in that order; the names
@@ -147,5 +150,98 @@ func TestWalkPageSkeletonAtTheBound(t *testing.T) {
 	}
 	if e := ls(skeleton); e == nil || e.Code != fault.CodeTooLarge || !strings.Contains(e.Message, "entry 0 does not fit") {
 		t.Fatalf("--max-bytes %d, the skeleton: %v", skeleton, e)
+	}
+}
+
+// Paged by cursor at every bound from 512 bytes up, a find lists every
+// entry once, each page within its bound, and a page with a next page has
+// its cursor unless the cursor would not fit beside its one entry.
+func TestWalkPageCursorAtEveryBound(t *testing.T) {
+	files := map[string]string{}
+	var want []string
+	for i := range 6 {
+		name := fmt.Sprintf("d/%s%d", strings.Repeat("n", 60+17*i), i)
+		files[name] = ""
+		want = append(want, name)
+	}
+	slices.Sort(want)
+	tl := &Tools{FS: memfs.New(files)}
+	req := FindRequest{Pattern: "*", Path: "d"}
+	for mb := 512; mb <= 900; mb++ {
+		tl.MaxBytes = mb
+		var got []string
+		cur := ""
+		for range 20 {
+			r := req
+			r.Cursor = cur
+			res, err := tl.Find(context.Background(), r)
+			if err != nil {
+				t.Fatalf("max %d: %v", mb, err)
+			}
+			if n := jsonSize(res); n > mb {
+				t.Fatalf("max %d: a page of %d bytes", mb, n)
+			}
+			for _, e := range res.Results {
+				got = append(got, e.Path)
+			}
+			if res.NextOffset == nil {
+				break
+			}
+			if res.NextCursor == "" {
+				last := res.Results[len(res.Results)-1].Path
+				c := cursor{Offset: *res.NextOffset, From: strings.TrimPrefix(last, "d/"), Skip: 1, Request: req.digest()}.encode()
+				if len(res.Results) != 1 || jsonSize(res)+cursorCost(c) <= mb {
+					t.Fatalf("max %d: a page of %d entries without its cursor, which fits", mb, len(res.Results))
+				}
+				r.Cursor, r.Offset = "", *res.NextOffset
+				cur = ""
+				res, err = tl.Find(context.Background(), r)
+				if err != nil || len(res.Results) == 0 {
+					t.Fatalf("max %d: the page after by offset: %v", mb, err)
+				}
+				for _, e := range res.Results {
+					got = append(got, e.Path)
+				}
+				if res.NextOffset == nil {
+					break
+				}
+			}
+			cur = res.NextCursor
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("max %d: listed %q, want %q", mb, got, want)
+		}
+	}
+}
+
+// fits keeps room for the cursor that resumes after the entry: exactly
+// room for both takes both; a later entry without room for its cursor
+// ends the page; the first goes without its cursor, and one that does not
+// fit alone is TOO_LARGE.
+func TestWalkPageFitsWithItsCursor(t *testing.T) {
+	v := FindEntry{Path: "abc"}
+	n, next := itemSize(v), "resume-after-abc"
+	c := cursorCost(next)
+	for _, tc := range []struct {
+		budget, taken int
+		fits          bool
+		last          string
+		err           bool
+	}{
+		{n + c, 1, true, next, false},
+		{n + c, 0, true, next, false},
+		{n + c - 1, 1, false, "", false},
+		{n + c - 1, 0, true, "", false},
+		{n, 0, true, "", false},
+		{n - 1, 0, false, "", true},
+	} {
+		p := &walkPage{t: &Tools{MaxBytes: 1 << 20}, limit: 10, budget: tc.budget, taken: tc.taken, skeleton: 10}
+		ok, err := p.fits(v, "abc", next)
+		if ok != tc.fits || (err != nil) != tc.err || ok && p.last != tc.last {
+			t.Errorf("budget %d, %d taken: fits %v, %v, last %q; want %v, error %v, last %q", tc.budget, tc.taken, ok, err, p.last, tc.fits, tc.err, tc.last)
+		}
+		if ok && p.budget != tc.budget-n {
+			t.Errorf("budget %d: %d left, want %d", tc.budget, p.budget, tc.budget-n)
+		}
 	}
 }
