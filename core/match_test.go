@@ -176,6 +176,19 @@ func TestPlanEditsErrors(t *testing.T) {
 	}
 }
 
+// A NO_MATCH with nothing like oldText in the file names no closest region
+// and says to copy oldText from the file.
+func TestNoMatchNothingClose(t *testing.T) {
+	_, _, err := planBoth(t, "a\nb\n", []EditOp{op("zzz", "y")})
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Code != fault.CodeNoMatch {
+		t.Fatalf("err %v, want NO_MATCH", err)
+	}
+	if _, ok := e.Details["closest"]; ok || e.Hint != "read the file and copy oldText from it exactly" {
+		t.Errorf("closest %v, hint %q", e.Details["closest"], e.Hint)
+	}
+}
+
 func TestNoMatchClosestRegion(t *testing.T) {
 	src := "package p\n\nfunc alpha() int {\n\treturn 1\n}\n\nfunc beta() int {\n\treturn 2\n}\n"
 	_, _, err := planBoth(t, src, []EditOp{op("func beta() int {\n\treturn 3\n}", "x")})

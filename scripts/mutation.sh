@@ -30,7 +30,9 @@
 # as equivalent (scripts/mutation-equivalent.txt). Exits 1 when a mutant
 # lives that is not listed as equivalent, or when a listed equivalent
 # mutant of a file that ran no longer lives. Results: mutation-DIR.json,
-# one per package.
+# one per package. On a busy machine a timing test can fail under any
+# mutant and count it as killed (an equivalent one too, which the summary
+# then points out): take the table of record on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
