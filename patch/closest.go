@@ -2,7 +2,6 @@ package patch
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/agentfs/agentfs/fault"
@@ -22,12 +21,10 @@ type Region struct {
 	Text string `json:"text"`
 }
 
-// regionLines and regionBytes bound the text of a region in an error;
-// regionProbes bounds the lines that rank the windows.
+// regionLines and regionBytes bound the text of a region in an error.
 const (
-	regionLines  = 8
-	regionBytes  = 1024
-	regionProbes = 16
+	regionLines = 8
+	regionBytes = 1024
 )
 
 // notFound is the PATCH_VERIFY error of chunk k of op, whose lines want
@@ -64,49 +61,17 @@ func notFound(op Op, k int, texts, want []string, start int, context bool) *faul
 // closest finds the window of texts most like want, comparing line i of
 // want with line i of the window; ok is false when nothing is alike.
 func closest(texts, want []string) (Region, bool) {
-	k := min(len(want), len(texts))
-	if k == 0 {
-		return Region{}, false
-	}
 	key := func(s string) []uint32 { return similarity.Bigrams(asciiPunct.Replace(strings.TrimSpace(s))) }
-	w := make([][]uint32, k)
-	weight := make([]float64, k)
-	total := 0.0
+	w := make([][]uint32, min(len(want), len(texts)))
 	for i := range w {
 		w[i] = key(want[i])
-		weight[i] = float64(len(w[i]) + 1)
-		total += weight[i]
 	}
 	have := make([][]uint32, len(texts))
 	for j, t := range texts {
 		have[j] = key(t)
 	}
-	// A few lines spread over want rank the windows, so that a long chunk
-	// against a long file stays linear; the best is then scored whole.
-	n := min(k, regionProbes)
-	probes := make([]int, n)
-	for i := range probes {
-		probes[i] = i * k / n
-	}
-	score := func(s int, lines []int) float64 {
-		sc := 0.0
-		for _, i := range lines {
-			sc += weight[i] * similarity.Dice(w[i], have[s+i])
-		}
-		return sc
-	}
-	best, at := -1.0, 0
-	for s := 0; s+k <= len(have); s++ {
-		if sc := score(s, probes); sc > best {
-			best, at = sc, s
-		}
-	}
-	all := make([]int, k)
-	for i := range all {
-		all[i] = i
-	}
-	sim := math.Round(score(at, all)/total*100) / 100
-	if sim == 0 {
+	at, k, sim := similarity.Window(w, have)
+	if k == 0 || sim == 0 {
 		return Region{}, false
 	}
 	text := strings.Join(texts[at:at+min(k, regionLines)], "\n")
