@@ -1,11 +1,9 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
-	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -120,7 +118,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	before := map[string]backend.FileInfo{}
 	old := map[string]string{}
 	read := func(path string) (string, bool, error) {
-		data, info, err := t.readText(ctx, path)
+		data, info, err := t.openText(ctx, path, "apply-patch")
 		if fault.AsError(err) != nil && fault.AsError(err).Code == fault.CodeNotFound {
 			return "", false, nil
 		}
@@ -259,29 +257,14 @@ func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
 	return nil
 }
 
-// readText reads a whole text file for a change: TOO_LARGE over
-// MaxEditBytes, NOT_TEXT when it is not UTF-8 without NUL.
-func (t *Tools) readText(ctx context.Context, path string) ([]byte, backend.FileInfo, error) {
-	display := t.FS.Display(path)
+// openText reads a whole text file that tool is to change (see readText).
+func (t *Tools) openText(ctx context.Context, path, tool string) ([]byte, backend.FileInfo, error) {
 	r, err := t.FS.Open(ctx, path)
 	if err != nil {
 		return nil, backend.FileInfo{}, err
 	}
 	defer r.Close()
-	info := r.Info()
-	data, err := io.ReadAll(io.LimitReader(r, MaxEditBytes+1))
-	if err != nil {
-		return nil, info, fault.AsError(err).WithPath(display)
-	}
-	if len(data) > MaxEditBytes {
-		return nil, info, fault.Errorf(fault.CodeTooLarge, "the file is over %d bytes, the limit of a change by patch.", MaxEditBytes).
-			WithPath(display).WithHint("change files up to 2 MiB; split a larger file first")
-	}
-	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return nil, info, fault.Errorf(fault.CodeNotText, "the file is not UTF-8 text.").WithPath(display).
-			WithHint("a patch changes text files only; use write to replace a binary file")
-	}
-	return data, info, nil
+	return readText(r, tool, t.FS.Display(path))
 }
 
 // readWhole reads a whole file of at most limit bytes through the backend,

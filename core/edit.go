@@ -214,10 +214,17 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, backe
 		return nil, backend.FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
 	}
 	defer r.Close()
+	return readText(r, "edit", display)
+}
+
+// readText reads a whole text file that tool is to change, refusing what
+// it cannot change losslessly: a file over MaxEditBytes (TOO_LARGE), or
+// one that is not UTF-8 text without NUL (NOT_TEXT).
+func readText(r backend.FileReader, tool, display string) ([]byte, backend.FileInfo, error) {
 	info := r.Info()
 	tooLarge := func(size int64) error {
-		return fault.Errorf(fault.CodeTooLarge, "the file is %d bytes, over edit's limit of %d.", size, MaxEditBytes).WithPath(display).
-			WithHint("edit files up to 2 MiB; split a larger file first")
+		return fault.Errorf(fault.CodeTooLarge, "the file is %d bytes, over %s's limit of %d.", size, tool, MaxEditBytes).WithPath(display).
+			WithHint("%s changes files up to 2 MiB; split a larger file first", tool)
 	}
 	if info.Size > MaxEditBytes {
 		return nil, info, tooLarge(info.Size)
@@ -231,7 +238,7 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, backe
 	}
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return nil, info, fault.Errorf(fault.CodeNotText, "the file is not UTF-8 text.").WithPath(display).
-			WithHint("edit changes text files only; use write to replace a binary file")
+			WithHint("%s changes text files only; use write to replace a binary file", tool)
 	}
 	return data, info, nil
 }

@@ -294,7 +294,7 @@ func isBinary(data []byte) bool {
 func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req ReplaceRequest, rp *replacer, paths []string, res ReplaceResult) (*ReplaceResult, error) {
 	var ops []backend.Op
 	for _, p := range paths {
-		data, info, err := t.readText(ctx, p)
+		data, info, err := t.openText(ctx, p, "replace")
 		if err != nil {
 			return nil, err
 		}
