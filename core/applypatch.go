@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/agentfs/agentfs/backend"
@@ -183,10 +182,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	defer done()
 	infos, err := tx.Commit(ctx, ops)
 	if err != nil {
-		if c := fault.AsError(err).Code; c == fault.CodeStale || c == fault.CodeExists {
-			return nil, errors.Join(errConflict, err)
-		}
-		return nil, err
+		return nil, raced(err, fault.CodeStale, fault.CodeExists)
 	}
 	byPath := map[string]string{}
 	for i, op := range ops {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -144,12 +145,21 @@ func conflictOf(err error, opts backend.WriteOptions, exclusive bool) error {
 	switch fault.AsError(err).Code {
 	case fault.CodeStale:
 		if opts.IfVersion != "" {
-			return fmt.Errorf("%w: %w", errConflict, err)
+			return raced(err, fault.CodeStale)
 		}
 	case fault.CodeExists:
 		if opts.IfAbsent && !exclusive {
-			return fmt.Errorf("%w: %w", errConflict, err)
+			return raced(err, fault.CodeExists)
 		}
+	}
+	return err
+}
+
+// raced marks err as errConflict when its code is one of codes: the
+// compare-and-swap failures that mean another writer won the race.
+func raced(err error, codes ...fault.Code) error {
+	if err != nil && slices.Contains(codes, fault.AsError(err).Code) {
+		return fmt.Errorf("%w: %w", errConflict, err)
 	}
 	return err
 }

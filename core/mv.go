@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -72,10 +71,7 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		err = t.moveByCopy(ctx, m, req, src, dst)
 	}
 	if err != nil {
-		if fault.AsError(err).Code == fault.CodeStale {
-			return nil, errors.Join(errConflict, err)
-		}
-		return nil, err
+		return nil, raced(err, fault.CodeStale)
 	}
 	res.Overwritten = dst.exists
 	return &res, nil

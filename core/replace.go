@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"regexp"
 	"runtime"
@@ -325,10 +324,7 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	}
 	defer done()
 	if _, err := tx.Commit(ctx, ops); err != nil {
-		if fault.AsError(err).Code == fault.CodeStale {
-			return nil, errors.Join(errConflict, err)
-		}
-		return nil, err
+		return nil, raced(err, fault.CodeStale)
 	}
 	return &res, nil
 }
