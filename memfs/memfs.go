@@ -287,15 +287,22 @@ func (m *FS) WriteFile(_ context.Context, p string, data []byte, opts backend.Wr
 	if err := backend.CheckSwap(c, opts, exists, old.versionOf()); err != nil {
 		return backend.FileInfo{}, err
 	}
+	return m.put(c, data, opts.Executable), nil
+}
+
+// put writes a file at c, its parents made: an existing file keeps its
+// mode, a new one is executable when asked. Called with mu held, the
+// checks done.
+func (m *FS) put(c string, data []byte, executable bool) backend.FileInfo {
 	n := m.newNode(false, bytes.Clone(data))
-	n.exec = opts.Executable
-	if exists {
+	n.exec = executable
+	if old := m.nodes[c]; old != nil {
 		n.exec = old.exec
 	}
 	m.makeParents(c)
 	m.nodes[c] = n
 	m.stats.Writes++
-	return m.info(c, n), nil
+	return m.info(c, n)
 }
 
 // makeParents creates the missing directories above c and gives the
@@ -395,16 +402,7 @@ func (m *FS) Commit(_ context.Context, ops []backend.Op) ([]backend.FileInfo, er
 			}
 			continue
 		}
-		old := m.nodes[c]
-		n := m.newNode(false, bytes.Clone(op.Data))
-		n.exec = op.Write.Executable
-		if old != nil {
-			n.exec = old.exec
-		}
-		m.makeParents(c)
-		m.nodes[c] = n
-		m.stats.Writes++
-		infos[i] = m.info(c, n)
+		infos[i] = m.put(c, op.Data, op.Write.Executable)
 	}
 	return infos, nil
 }
