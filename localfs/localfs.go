@@ -165,8 +165,9 @@ func New(cfg Config) (*FS, error) {
 	// A transaction whose process died during its commit is undone (or
 	// finished) before anything reads its files, and dead writers' temp
 	// files go.
-	recoverJournals(f)
-	sweepRecords()
+	state := existingStateDir()
+	recoverJournals(f, state)
+	sweepRecords(state)
 	return f, nil
 }
 

@@ -191,10 +191,10 @@ func sweepRecord(rp string, dfd int) {
 	}
 }
 
-// sweepRecords sweeps the temp files of every dead writer's record: the
-// housekeeping of a start, after the journals are recovered.
-func sweepRecords() {
-	base := existingStateDir()
+// sweepRecords sweeps the temp files of every dead writer's record in the
+// state directory base ("" when there is none): the housekeeping of a
+// start, after the journals are recovered.
+func sweepRecords(base string) {
 	if base == "" {
 		return
 	}

@@ -64,7 +64,7 @@ var _ backend.Transactor = (*FS)(nil)
 // Commit applies ops all or nothing (see backend.Transactor and the
 // comment above). The caller holds their locks (LockAll).
 func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
-	recoverJournals(f)
+	recoverJournals(f, existingStateDir())
 	preps := make([]*prepared, 0, len(ops))
 	defer func() {
 		for _, p := range preps {
@@ -364,13 +364,13 @@ func syncPath(dir string) error {
 	return syscalls.fsync(fd)
 }
 
-// recoverJournals finishes the transactions of dead processes: each
+// recoverJournals finishes the transactions of dead processes, whose
+// journals are in the state directory base ("" when there is none): each
 // journal whose flock is free is undone when pending, its backups removed
 // when committed, under the locks of its files. It is housekeeping before
 // a process's own work; what it cannot do now (a file locked by a live
 // process) a later start does.
-func recoverJournals(f *FS) {
-	base := existingStateDir()
+func recoverJournals(f *FS, base string) {
 	if base == "" {
 		return
 	}
