@@ -363,3 +363,28 @@ func TestLockFileReplacedWhileWaiting(t *testing.T) {
 		})
 	}
 }
+
+// LockAll takes every path's lock at once: each excludes another
+// mutation of that path until released, and paths that nest (a directory
+// and a file in it) are locked together without waiting on themselves.
+func TestLockAllHoldsEveryPath(t *testing.T) {
+	fsys, _ := newTestFS(t)
+	ctx := context.Background()
+	unlock, err := fsys.LockAll(ctx, []string{"a.txt", "d", "d/f.txt"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a.txt", "d", "d/f.txt", "d/g.txt"} {
+		if _, err := fsys.Lock(ctx, p, 0); code(err) != fault.CodeLockTimeout {
+			t.Errorf("%s while LockAll holds it: %v, want LOCK_TIMEOUT", p, err)
+		}
+	}
+	unlock()
+	for _, p := range []string{"a.txt", "d/g.txt"} {
+		u, err := fsys.Lock(ctx, p, 0)
+		if err != nil {
+			t.Fatalf("%s after the release: %v", p, err)
+		}
+		u()
+	}
+}
