@@ -27,21 +27,38 @@ type treeRemover struct {
 
 // removeTree checks, then removes, the directory name of the directory dfd.
 func (f *FS) removeTree(dfd int, name, display string) error {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return mapErr(err, display)
-	}
-	r := &treeRemover{f: f, dev: uint64(st.Dev), display: display}
-	fd, err := unix.Openat(dfd, name, dirFlags, 0)
+	r, err := f.newTreeRemover(dfd, name, display)
 	if err != nil {
-		return mapErr(err, display)
+		return err
 	}
-	r.mnt, r.hasMnt = mountID(fd)
-	unix.Close(fd)
 	if err := r.pass(dfd, name, false); err != nil {
 		return err
 	}
 	return r.pass(dfd, name, true)
+}
+
+// checkTree is removeTree's check alone: nothing is removed.
+func (f *FS) checkTree(dfd int, name, display string) error {
+	r, err := f.newTreeRemover(dfd, name, display)
+	if err != nil {
+		return err
+	}
+	return r.pass(dfd, name, false)
+}
+
+func (f *FS) newTreeRemover(dfd int, name, display string) (*treeRemover, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, mapErr(err, display)
+	}
+	r := &treeRemover{f: f, dev: uint64(st.Dev), display: display}
+	fd, err := unix.Openat(dfd, name, dirFlags, 0)
+	if err != nil {
+		return nil, mapErr(err, display)
+	}
+	r.mnt, r.hasMnt = mountID(fd)
+	unix.Close(fd)
+	return r, nil
 }
 
 // pass checks (remove false) or removes (remove true) the tree name of the

@@ -16,9 +16,10 @@ var _ backend.Renamer = (*FS)(nil)
 
 // Rename moves from to to (see backend.Renamer) with one rename(2) between
 // descriptors of the two directories, each opened through the roots and
-// checked as a write's is; both directories are synced. A file across file
-// systems (EXDEV) is copied and removed in one transaction; a directory
-// across file systems is refused. The caller holds the locks of both paths.
+// checked as a write's is; both directories are synced. A file or a
+// directory across file systems (EXDEV) is copied and removed in one
+// transaction (a directory as movetree.go says). The caller holds the
+// locks of both paths.
 func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
 	src, err := f.renameEnd(from, false)
 	if err != nil {
@@ -57,9 +58,14 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	switch {
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFREG:
 		return f.moveAcross(ctx, from, to, &st, opts)
+	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return f.moveTreeAcross(ctx, src, dst, &st, opts)
+	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return backend.FileInfo{}, fault.Errorf(fault.CodeInvalidArgument, "the path is a symbolic link, and a link is moved across file systems by rename only.").
+			WithPath(src.display).WithHint("make the link at the destination (ls shows its target), then rm this one; nothing was moved")
 	case errors.Is(err, unix.EXDEV):
-		return backend.FileInfo{}, fault.Errorf(fault.CodeInvalidArgument, "the destination is on another file system, and a directory is moved by rename only.").
-			WithPath(dst.display).WithHint("move the files one by one, or choose a destination on the same file system")
+		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the path is a special file (a FIFO, socket or device), which a move across file systems does not copy.").
+			WithPath(src.display).WithHint("choose a destination on the same file system; nothing was moved")
 	case errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY):
 		return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
 			WithHint("pass --overwrite to replace a file, or choose another destination")

@@ -1,10 +1,19 @@
 package localfs
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -55,11 +64,315 @@ func TestRenameAcrossFileSystems(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "f.sh")); !os.IsNotExist(err) {
 		t.Errorf("the source is still there: %v", err)
 	}
-	_, err = fsys.Rename(ctx, "d", filepath.Join(other, "d"), backend.WriteOptions{IfAbsent: true})
+	must(t, os.Symlink("f.sh", filepath.Join(dir, "link")))
+	_, err = fsys.Rename(ctx, "link", filepath.Join(other, "link"), backend.WriteOptions{IfAbsent: true})
 	if code(err) != fault.CodeInvalidArgument {
-		t.Errorf("a directory across file systems: %v, want INVALID_ARGUMENT", err)
+		t.Errorf("a link across file systems: %v, want INVALID_ARGUMENT", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "d", "x")); err != nil {
-		t.Errorf("a refused move lost d/x: %v", err)
+	if target, err := os.Readlink(filepath.Join(dir, "link")); err != nil || target != "f.sh" {
+		t.Errorf("a refused move changed the link: %q %v", target, err)
+	}
+}
+
+// treeFixture makes, below dir/d, a tree with every kind of entry a move
+// across file systems copies, and gives its description (treeOf).
+func treeFixture(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	d := filepath.Join(dir, "d")
+	must(t, os.MkdirAll(filepath.Join(d, "sub", "deeper"), 0o750))
+	must(t, os.MkdirAll(filepath.Join(d, "empty"), 0o700))
+	must(t, os.WriteFile(filepath.Join(d, "a.txt"), []byte("a\r\n"), 0o640))
+	must(t, os.WriteFile(filepath.Join(d, "run.sh"), []byte("#!/bin/sh\n"), 0o755))
+	must(t, os.WriteFile(filepath.Join(d, "sub", "deeper", "b"), bytes.Repeat([]byte("b"), 300<<10), 0o600))
+	must(t, os.Symlink("../a.txt", filepath.Join(d, "sub", "link")))
+	old := time.Date(2020, 1, 2, 3, 4, 5, 6000, time.UTC)
+	must(t, os.Chtimes(filepath.Join(d, "a.txt"), old, old))
+	must(t, os.Chtimes(filepath.Join(d, "sub"), old, old))
+	return treeOf(t, d)
+}
+
+// treeOf describes every entry below top: its type, mode, mtime and content
+// or link target.
+func treeOf(t *testing.T, top string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == top {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(top, p)
+		desc := fmt.Sprintf("%v %d", fi.Mode(), fi.ModTime().UnixNano())
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			desc += " -> " + target
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			desc += fmt.Sprintf(" %x", sha256.Sum256(data))
+		}
+		out[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// noLeftovers fails when a temporary name or a journal is left.
+func noLeftovers(t *testing.T, state string, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		names, _ := os.ReadDir(d)
+		for _, n := range names {
+			if strings.HasPrefix(n.Name(), tempPrefix) {
+				t.Errorf("%s is left in %s", n.Name(), d)
+			}
+		}
+	}
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+		t.Errorf("journals left: %v", j)
+	}
+}
+
+// A directory moved to another file system arrives whole (files with their
+// bytes, modes and times, links, empty directories), and the source goes.
+func TestRenameDirectoryAcrossFileSystems(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := t.TempDir()
+	other := otherDevice(t, dir)
+	want := treeFixture(t, dir)
+	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	info, err := fsys.Rename(context.Background(), "d", filepath.Join(other, "new", "d"), backend.WriteOptions{IfAbsent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Type != backend.TypeDir {
+		t.Errorf("the result is a %s", info.Type)
+	}
+	if got := treeOf(t, filepath.Join(other, "new", "d")); !maps.Equal(got, want) {
+		t.Errorf("the moved tree is\n%v\nwant\n%v", got, want)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "d")); !os.IsNotExist(err) {
+		t.Errorf("the source is still there: %v", err)
+	}
+	noLeftovers(t, state, dir, filepath.Join(other, "new"))
+}
+
+// A directory move across file systems replaces only an empty directory,
+// and only when overwriting, as rename(2) does; a refused one changes
+// nothing on either side.
+func TestRenameDirectoryAcrossFileSystemsOverwrite(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := t.TempDir()
+	other := otherDevice(t, dir)
+	want := treeFixture(t, dir)
+	must(t, os.MkdirAll(filepath.Join(other, "full", "x"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(other, "empty"), 0o755))
+	must(t, os.WriteFile(filepath.Join(other, "file"), []byte("f"), 0o644))
+	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		to   string
+		opts backend.WriteOptions
+		want fault.Code
+	}{
+		{"full", backend.WriteOptions{}, fault.CodeExists},
+		{"empty", backend.WriteOptions{IfAbsent: true}, fault.CodeExists},
+		{"file", backend.WriteOptions{}, fault.CodeNotADirectory},
+	} {
+		_, err := fsys.Rename(ctx, "d", filepath.Join(other, tc.to), tc.opts)
+		if code(err) != tc.want {
+			t.Errorf("onto %s (%+v): %v, want %s", tc.to, tc.opts, err, tc.want)
+		}
+	}
+	if got := treeOf(t, filepath.Join(dir, "d")); !maps.Equal(got, want) {
+		t.Errorf("refused moves changed the source: %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(other, "full", "x")); err != nil {
+		t.Errorf("a refused move changed the destination: %v", err)
+	}
+	if _, err := fsys.Rename(ctx, "d", filepath.Join(other, "empty"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := treeOf(t, filepath.Join(other, "empty")); !maps.Equal(got, want) {
+		t.Errorf("the tree moved over an empty directory is %v", got)
+	}
+	noLeftovers(t, state, dir, other)
+}
+
+// A tree changed during its copy (an entry added after it was read) is not
+// moved: the move stops with STALE, and both sides are as they were, the
+// new entry included.
+func TestRenameDirectoryAcrossFileSystemsChangedDuringCopy(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := t.TempDir()
+	other := otherDevice(t, dir)
+	treeFixture(t, dir)
+	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	renameat := syscalls.renameat
+	t.Cleanup(func() { syscalls.renameat = renameat })
+	wrote := 0
+	syscalls.renameat = func(od int, o string, nd int, n string) error {
+		if o == "d" { // the source to its backup name: the copy is done
+			wrote++
+			must(t, os.WriteFile(filepath.Join(dir, "d", "sub", "late.txt"), []byte("late"), 0o644))
+		}
+		return renameat(od, o, nd, n)
+	}
+	_, err = fsys.Rename(context.Background(), "d", filepath.Join(other, "d"), backend.WriteOptions{IfAbsent: true})
+	if code(err) != fault.CodeStale || wrote != 1 {
+		t.Fatalf("a tree changed during its copy: %v (changed %d times), want STALE", err, wrote)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "d", "sub", "late.txt")); err != nil || string(data) != "late" {
+		t.Errorf("the entry added during the copy: %q %v", data, err)
+	}
+	if _, err := os.Lstat(filepath.Join(other, "d")); !os.IsNotExist(err) {
+		t.Errorf("the destination exists after a refused move: %v", err)
+	}
+	noLeftovers(t, state, dir, other)
+}
+
+// A tree holding a FIFO is refused when the copy reaches it, and what was
+// copied is removed; the FIFO is never opened (the move would hang on it).
+func TestRenameDirectoryAcrossFileSystemsSpecialFile(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := t.TempDir()
+	other := otherDevice(t, dir)
+	treeFixture(t, dir)
+	must(t, unix.Mkfifo(filepath.Join(dir, "d", "sub", "fifo"), 0o644))
+	want := treeOf(t, filepath.Join(dir, "d"))
+	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	_, err = fsys.Rename(context.Background(), "d", filepath.Join(other, "d"), backend.WriteOptions{IfAbsent: true})
+	if code(err) != fault.CodeNotAFile {
+		t.Fatalf("a tree with a FIFO: %v, want NOT_A_FILE", err)
+	}
+	if got := treeOf(t, filepath.Join(dir, "d")); !maps.Equal(got, want) {
+		t.Errorf("a refused move changed the source: %v", got)
+	}
+	if _, err := os.Lstat(filepath.Join(other, "d")); !os.IsNotExist(err) {
+		t.Errorf("the destination exists after a refused move: %v", err)
+	}
+	noLeftovers(t, state, dir, other)
+}
+
+// otherDirEnv names, for TestTreeMoveCommitter, the directory on another
+// file system to move its tree into.
+const otherDirEnv = "AGENTFS_TEST_OTHER_DIR"
+
+// TestTreeMoveCommitter is the child of TestTreeMoveSurvivesKills: it moves
+// the directory d of its working directory to the other file system,
+// killing itself just before its N-th durable call.
+func TestTreeMoveCommitter(t *testing.T) {
+	at, err := strconv.Atoi(os.Getenv(killAtEnv))
+	other := os.Getenv(otherDirEnv)
+	if err != nil || other == "" {
+		t.Skip("only a re-executed helper process runs this")
+	}
+	calls := 0
+	kill := func() {
+		if calls++; calls == at {
+			unix.Kill(os.Getpid(), unix.SIGKILL)
+		}
+	}
+	fsync, renameat, exclusive := syscalls.fsync, syscalls.renameat, syscalls.renameExclusive
+	syscalls.fsync = func(fd int) error { kill(); return fsync(fd) }
+	syscalls.renameat = func(od int, o string, nd int, n string) error { kill(); return renameat(od, o, nd, n) }
+	syscalls.renameExclusive = func(od int, o string, nd int, n string) error { kill(); return exclusive(od, o, nd, n) }
+	dir, _ := os.Getwd()
+	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Rename(context.Background(), "d", filepath.Join(other, "d"), backend.WriteOptions{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A directory move across file systems killed at any durable step is, once
+// the next agentfs starts, either wholly undone (the tree at its source,
+// nothing at the destination) or wholly done, with no copy, backup or
+// journal left.
+func TestTreeMoveSurvivesKills(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	base := t.TempDir()
+	otherFS := otherDevice(t, base)
+	outcomes := map[string]int{}
+	for at := 1; ; at++ {
+		dir := filepath.Join(base, strconv.Itoa(at))
+		other := filepath.Join(otherFS, strconv.Itoa(at))
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.MkdirAll(other, 0o755))
+		want := treeFixture(t, dir)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTreeMoveCommitter$")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), killAtEnv+"="+strconv.Itoa(at), otherDirEnv+"="+other)
+		out, err := cmd.CombinedOutput()
+		killed := false
+		if ee, ok := err.(*exec.ExitError); ok {
+			ws, _ := ee.Sys().(syscall.WaitStatus)
+			killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
+		}
+		if err != nil && !killed {
+			t.Fatalf("kill at %d: the mover failed: %v\n%s", at, err, out)
+		}
+		fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir}) // recovers
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys.Close()
+		_, srcErr := os.Lstat(filepath.Join(dir, "d"))
+		_, dstErr := os.Lstat(filepath.Join(other, "d"))
+		switch {
+		case srcErr == nil && os.IsNotExist(dstErr) && maps.Equal(treeOf(t, filepath.Join(dir, "d")), want):
+			outcomes["undone"]++
+		case dstErr == nil && os.IsNotExist(srcErr) && maps.Equal(treeOf(t, filepath.Join(other, "d")), want):
+			outcomes["done"]++
+		default:
+			t.Fatalf("kill at %d (killed %v): source %v, destination %v; neither before nor after", at, killed, srcErr, dstErr)
+		}
+		noLeftovers(t, state, dir, other)
+		if !killed {
+			if outcomes["done"] == 0 || srcErr == nil {
+				t.Fatalf("a move that was not killed left the source")
+			}
+			break
+		}
+		outcomes["killed"]++
+	}
+	t.Logf("outcomes over every kill point: %v", outcomes)
+	if outcomes["undone"] < 5 || outcomes["done"] < 2 {
+		t.Errorf("the kills did not land on both sides of the commit point, and during the copy: %v", outcomes)
 	}
 }

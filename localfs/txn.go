@@ -48,6 +48,10 @@ type journalEntry struct {
 	// Backup is the name of the hard link that keeps the old file, "" when
 	// there was none.
 	Backup string `json:"backup,omitempty"`
+	// Tree marks a directory of a move across file systems (movetree.go):
+	// its backup is the directory itself, renamed, and its staged copy a
+	// tree.
+	Tree bool `json:"tree,omitempty"`
 }
 
 // prepared is one change ready to commit.
@@ -91,14 +95,14 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	if err := fault.Interrupted(ctx); err != nil {
 		return nil, err
 	}
-	j, err := newJournal(preps)
+	j, err := newJournal(entriesOf(preps))
 	if err != nil {
 		return nil, err
 	}
 	defer j.close()
 	for i, p := range preps {
 		if err := p.apply(); err != nil {
-			rollBack(entriesOf(preps[:i+1]))
+			f.rollBack(entriesOf(preps[:i+1]))
 			j.remove()
 			return nil, err
 		}
@@ -110,13 +114,13 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 		}
 		synced[p.entry.Dir] = true
 		if err := syscalls.fsync(int(p.dir.Fd())); err != nil {
-			rollBack(entriesOf(preps))
+			f.rollBack(entriesOf(preps))
 			j.remove()
 			return nil, mapErr(err, p.display)
 		}
 	}
 	if err := j.commit(); err != nil {
-		rollBack(entriesOf(preps))
+		f.rollBack(entriesOf(preps))
 		j.remove()
 		return nil, err
 	}
@@ -304,8 +308,8 @@ func journalDir() (string, error) {
 	return d, os.MkdirAll(d, 0o700)
 }
 
-// newJournal writes and syncs the journal of preps, flocked.
-func newJournal(preps []*prepared) (*journal, error) {
+// newJournal writes and syncs the journal of entries, flocked.
+func newJournal(entries []journalEntry) (*journal, error) {
 	ioErr := func(err error) error {
 		return fault.Errorf(fault.CodeIOError, "the journal of the transaction cannot be written: %s.", errText(err)).
 			WithHint("check that the state directory (%s) is writable; nothing was changed", StateDirEnv).WithCause(err)
@@ -314,7 +318,7 @@ func newJournal(preps []*prepared) (*journal, error) {
 	if err != nil {
 		return nil, ioErr(err)
 	}
-	data, err := json.Marshal(entriesOf(preps))
+	data, err := json.Marshal(entries)
 	if err != nil {
 		return nil, ioErr(err)
 	}
@@ -413,25 +417,35 @@ func recoverJournal(f *FS, fd int, path string, committed bool) {
 		return
 	}
 	defer unlock()
+	done := true
 	if committed {
 		for _, e := range entries {
-			if e.Backup != "" {
+			if e.Backup != "" && !e.Tree {
 				atDir(e.Dir, func(dfd int) { unix.Unlinkat(dfd, e.Backup, 0) })
 			}
 		}
+		done = f.finishTrees(entries)
 	} else {
-		rollBack(entries)
+		done = f.rollBack(entries)
 	}
-	unix.Unlink(path)
+	if done {
+		unix.Unlink(path)
+	}
 }
 
 // rollBack undoes entries, the last first: a backup goes back over its
 // target, a new file (the staged one, by identity) is unlinked, a staged
-// file not renamed is removed.
-func rollBack(entries []journalEntry) {
+// file not renamed is removed. It says whether every directory's backup
+// is back in place (a file's always is, or it is still its target).
+func (f *FS) rollBack(entries []journalEntry) bool {
+	done := true
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		atDir(e.Dir, func(dfd int) {
+			if e.Tree {
+				done = f.rollBackTree(dfd, e) && done
+				return
+			}
 			if e.Backup != "" {
 				var b, cur unix.Stat_t
 				switch {
@@ -456,6 +470,26 @@ func rollBack(entries []journalEntry) {
 			unix.Fsync(dfd)
 		})
 	}
+	return done
+}
+
+// rollBackTree undoes one directory of a move across file systems: the
+// copy (by identity, at its staging name or already at its target's) is
+// removed, then the backup renamed back to the target's name, never over
+// something that took that name since. It says whether the backup is back.
+func (f *FS) rollBackTree(dfd int, e journalEntry) bool {
+	var st unix.Stat_t
+	for _, name := range []string{e.Name, e.Staged} {
+		if name != "" && e.StagedID != "" && unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&st) == e.StagedID {
+			f.removeTree(dfd, name, name)
+		}
+	}
+	if e.Backup == "" || unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return true
+	}
+	err := renameNoReplace(dfd, e.Backup, dfd, e.Name)
+	unix.Fsync(dfd)
+	return err == nil
 }
 
 // atDir runs fn on a descriptor of the directory dir, a real path a

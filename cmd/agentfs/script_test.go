@@ -29,16 +29,19 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"json":    cmdJSON,
-			"jsonenv": cmdJSONEnv,
-			"mkfifo":  cmdMkfifo,
-			"mksock":  cmdMksock,
-			"status":  cmdStatus,
+			"json":       cmdJSON,
+			"jsonenv":    cmdJSONEnv,
+			"mkfifo":     cmdMkfifo,
+			"mksock":     cmdMksock,
+			"mounttmpfs": cmdMountTmpfs,
+			"status":     cmdStatus,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "mount":
+				return canMount(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

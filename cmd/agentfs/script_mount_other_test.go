@@ -1,0 +1,12 @@
+//go:build !linux
+
+package main
+
+import "github.com/rogpeppe/go-internal/testscript"
+
+// canMount is false: the scripts mount a tmpfs on Linux only.
+func canMount() bool { return false }
+
+func cmdMountTmpfs(ts *testscript.TestScript, neg bool, args []string) {
+	ts.Fatalf("mounttmpfs mounts a tmpfs on Linux only; guard the script with [mount]")
+}

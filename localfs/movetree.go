@@ -1,0 +1,376 @@
+package localfs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
+)
+
+// A directory moved to another file system cannot be renamed; it is copied
+// and the source removed, as one transaction (see txn.go) whose journal is
+// written before the first byte is copied:
+//
+//  1. the source tree is checked as rm -r checks it (no mount point, no
+//     deny root, no kernel file system inside), since it will be removed;
+//  2. a staging directory is made beside the destination and the journal
+//     names it, the destination, and a backup name beside the source;
+//  3. the tree is copied into the staging directory (files, links and
+//     directories with their modes and times), each file and directory
+//     synced, and the version of every entry recorded;
+//  4. the source is renamed to its backup name, so that nothing can change
+//     it under its path any more, and the backup is compared with what was
+//     copied: an entry added, removed or changed meanwhile undoes it all
+//     (STALE), so no update made during the copy is lost;
+//  5. the staging directory is renamed to the destination (a destination
+//     that is an empty directory, when overwriting, is first renamed to a
+//     backup name of its own), both directories are synced, and the journal
+//     is committed: the commit point;
+//  6. the backups are removed.
+//
+// A process killed before the commit point leaves a pending journal, which
+// the next start undoes (the copy removed, the backups renamed back); after
+// it, a committed one, whose backups the next start removes.
+
+// moveTreeAcross moves the directory at src (whose stat is st) to dst, on
+// another file system. The caller holds the locks of both paths.
+func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t, opts backend.WriteOptions) (backend.FileInfo, error) {
+	from := journalEntry{Dir: filepath.Dir(src.real), Name: src.name, Backup: tempName(), Tree: true}
+	to := journalEntry{Dir: filepath.Dir(dst.real), Name: dst.name, Staged: tempName(), Tree: true}
+	var err error
+	if to.Backup, err = overwritable(dst, opts); err != nil {
+		return backend.FileInfo{}, err
+	}
+	if err := f.checkTree(src.fd(), src.name, src.display); err != nil {
+		return backend.FileInfo{}, err
+	}
+	if err := unix.Mkdirat(dst.fd(), to.Staged, 0o700); err != nil {
+		return backend.FileInfo{}, mapErr(err, dst.display)
+	}
+	var sst unix.Stat_t
+	if err := unix.Fstatat(dst.fd(), to.Staged, &sst, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		unix.Unlinkat(dst.fd(), to.Staged, unix.AT_REMOVEDIR)
+		return backend.FileInfo{}, mapErr(err, dst.display)
+	}
+	to.StagedID = identity(&sst)
+	entries := []journalEntry{from, to}
+	j, err := newJournal(entries)
+	if err != nil {
+		unix.Unlinkat(dst.fd(), to.Staged, unix.AT_REMOVEDIR)
+		return backend.FileInfo{}, err
+	}
+	defer j.close()
+	undo := func(err error) (backend.FileInfo, error) {
+		if f.rollBack(entries) {
+			j.remove()
+		}
+		return backend.FileInfo{}, err
+	}
+	copied, err := copyTree(ctx, src, dst, to.Staged, st)
+	if err != nil {
+		return undo(err)
+	}
+	if err := syscalls.renameat(src.fd(), src.name, src.fd(), from.Backup); err != nil {
+		return undo(mapErr(err, src.display))
+	}
+	if err := unchangedSince(ctx, src.fd(), from.Backup, copied, src.display); err != nil {
+		return undo(err)
+	}
+	if to.Backup != "" {
+		if err := syscalls.renameat(dst.fd(), dst.name, dst.fd(), to.Backup); err != nil {
+			return undo(mapErr(err, dst.display))
+		}
+	}
+	if err := syscalls.renameExclusive(dst.fd(), to.Staged, dst.fd(), dst.name); err != nil {
+		if errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY) {
+			err = fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
+				WithHint("another program created it during the move; nothing was moved")
+		}
+		return undo(mapErr(err, dst.display))
+	}
+	for _, d := range []int{dst.fd(), src.fd()} {
+		if err := syscalls.fsync(d); err != nil {
+			return undo(mapErr(err, dst.display))
+		}
+	}
+	if err := j.commit(); err != nil {
+		return undo(err)
+	}
+	if f.finishTrees(entries) {
+		j.remove()
+	}
+	return infoAt(dst.fd(), dst.name, dst.display)
+}
+
+// overwritable is the backup name for the destination of a directory move
+// when it exists and may be replaced ("" when it is absent): as rename(2)
+// does, only an empty directory is replaced, and only when overwriting.
+func overwritable(dst renameEndpoint, opts backend.WriteOptions) (string, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(dst.fd(), dst.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return "", nil
+	}
+	if err != nil {
+		return "", mapErr(err, dst.display)
+	}
+	exists := fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
+		WithHint("pass --overwrite to replace an empty directory, or choose another destination")
+	if opts.IfAbsent {
+		return "", exists
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return "", mapErr(unix.ENOTDIR, dst.display)
+	}
+	fd, err := unix.Openat(dst.fd(), dst.name, dirFlags, 0)
+	if err != nil {
+		return "", mapErr(err, dst.display)
+	}
+	names, err := dirNames(fd)
+	unix.Close(fd)
+	if err != nil {
+		return "", mapErr(err, dst.display)
+	}
+	if len(names) > 0 {
+		return "", exists
+	}
+	return tempName(), nil
+}
+
+// copyTree copies the tree of src into the empty directory staged beside
+// dst, syncing what it writes, and returns the version of each entry it
+// copied by its path below src.
+func copyTree(ctx context.Context, src, dst renameEndpoint, staged string, st *unix.Stat_t) (map[string]string, error) {
+	c := &treeCopier{ctx: ctx, display: src.display, versions: map[string]string{}}
+	sfd, _, err := openDir(src.fd(), src.name)
+	if err != nil {
+		return nil, mapErr(err, src.display)
+	}
+	defer unix.Close(sfd)
+	dfd, err := unix.Openat(dst.fd(), staged, dirFlags, 0)
+	if err != nil {
+		return nil, mapErr(err, dst.display)
+	}
+	defer unix.Close(dfd)
+	if err := c.dir(sfd, dfd, ""); err != nil {
+		return nil, err
+	}
+	if err := c.finish(dfd, dst.fd(), staged, st, ""); err != nil {
+		return nil, err
+	}
+	return c.versions, nil
+}
+
+// treeCopier copies a tree between directory descriptors, never following
+// a link, recording each entry's version.
+type treeCopier struct {
+	ctx      context.Context
+	display  string
+	versions map[string]string
+}
+
+// dir copies the entries of the directory sfd into dfd; rel is its path
+// below the tree's top.
+func (c *treeCopier) dir(sfd, dfd int, rel string) error {
+	names, err := dirNames(sfd)
+	if err != nil {
+		return mapErr(err, join(c.display, rel))
+	}
+	for _, name := range names {
+		if err := fault.Interrupted(c.ctx); err != nil {
+			return err
+		}
+		if err := c.entry(sfd, dfd, name, join(rel, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *treeCopier) entry(sfd, dfd int, name, rel string) error {
+	at := join(c.display, rel)
+	var st unix.Stat_t
+	if err := unix.Fstatat(sfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return mapErr(err, at)
+	}
+	c.versions[rel] = version(&st)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return c.subdir(sfd, dfd, name, rel, &st)
+	case unix.S_IFREG:
+		return c.file(sfd, dfd, name, &st, at)
+	case unix.S_IFLNK:
+		target, err := readLink(func(buf []byte) (int, error) { return unix.Readlinkat(sfd, name, buf) }, st.Size)
+		if err == nil {
+			err = unix.Symlinkat(target, dfd, name)
+		}
+		if err == nil {
+			err = unix.UtimesNanoAt(dfd, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		return mapped(err, at)
+	}
+	return fault.Errorf(fault.CodeNotAFile, "the directory holds a special file (a FIFO, socket or device), which a move across file systems does not copy.").
+		WithPath(at).WithHint("remove it or move it aside, or choose a destination on the same file system; nothing was moved")
+}
+
+func (c *treeCopier) subdir(sfd, dfd int, name, rel string, st *unix.Stat_t) error {
+	at := join(c.display, rel)
+	cs, cst, err := openDir(sfd, name)
+	if err != nil {
+		return mapErr(err, at)
+	}
+	defer unix.Close(cs)
+	if identity(&cst) != identity(st) {
+		return stale(at)
+	}
+	if err := unix.Mkdirat(dfd, name, 0o700); err != nil {
+		return mapErr(err, at)
+	}
+	cd, err := unix.Openat(dfd, name, dirFlags, 0)
+	if err != nil {
+		return mapErr(err, at)
+	}
+	defer unix.Close(cd)
+	if err := c.dir(cs, cd, rel); err != nil {
+		return err
+	}
+	return c.finish(cd, dfd, name, st, rel)
+}
+
+// finish gives the copied directory fd (name in parent) the owner, mode
+// and times of the original, st, and syncs it.
+func (c *treeCopier) finish(fd, parent int, name string, st *unix.Stat_t, rel string) error {
+	err := keepOwnerAndMode(fd, st)
+	if err == nil {
+		err = syscalls.fsync(fd)
+	}
+	if err == nil {
+		err = unix.UtimesNanoAt(parent, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	return mapped(err, join(c.display, rel))
+}
+
+func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string) error {
+	// O_NONBLOCK: a FIFO put in the file's place between the stat and the
+	// open must not block the open; the identity check below refuses it.
+	in, err := unix.Openat(sfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return mapErr(err, at)
+	}
+	src := os.NewFile(uintptr(in), at)
+	defer src.Close()
+	var ist unix.Stat_t
+	if err := unix.Fstat(in, &ist); err != nil {
+		return mapErr(err, at)
+	}
+	if identity(&ist) != identity(st) || ist.Mode&unix.S_IFMT != unix.S_IFREG {
+		return stale(at)
+	}
+	out, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return mapErr(err, at)
+	}
+	dst := os.NewFile(uintptr(out), at)
+	defer dst.Close()
+	if _, err := io.Copy(dst, src); err != nil {
+		return mapErr(err, at)
+	}
+	err = keepOwnerAndMode(out, st)
+	if err == nil {
+		err = syscalls.fsync(out)
+	}
+	if err == nil {
+		err = unix.UtimesNanoAt(dfd, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	return mapped(err, at)
+}
+
+// unchangedSince checks that the tree name of dfd holds what was copied:
+// the same entries, each at the same version.
+func unchangedSince(ctx context.Context, dfd int, name string, copied map[string]string, display string) error {
+	fd, _, err := openDir(dfd, name)
+	if err != nil {
+		return mapErr(err, display)
+	}
+	defer unix.Close(fd)
+	now := map[string]string{}
+	if err := treeVersions(ctx, fd, "", now, display); err != nil {
+		return err
+	}
+	if !maps.Equal(now, copied) {
+		return fault.Errorf(fault.CodeStale, "the directory changed while it was being copied to the other file system.").
+			WithPath(display).WithHint("nothing was moved; run mv again")
+	}
+	return nil
+}
+
+// treeVersions records the version of each entry below the directory fd.
+func treeVersions(ctx context.Context, fd int, rel string, into map[string]string, display string) error {
+	names, err := dirNames(fd)
+	if err != nil {
+		return mapErr(err, join(display, rel))
+	}
+	for _, name := range names {
+		if err := fault.Interrupted(ctx); err != nil {
+			return err
+		}
+		r := join(rel, name)
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return mapErr(err, join(display, r))
+		}
+		into[r] = version(&st)
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		sub, _, err := openDir(fd, name)
+		if err != nil {
+			return mapErr(err, join(display, r))
+		}
+		err = treeVersions(ctx, sub, r, into, display)
+		unix.Close(sub)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mapped is mapErr of a step chain's error, nil when every step succeeded.
+func mapped(err error, at string) error {
+	if err == nil {
+		return nil
+	}
+	return mapErr(err, at)
+}
+
+func stale(at string) error {
+	return fault.Errorf(fault.CodeStale, "the directory changed while it was being copied to the other file system.").
+		WithPath(at).WithHint("nothing was moved; run mv again")
+}
+
+// finishTrees removes the backups of a committed directory move, and says
+// whether none is left; while one is, the journal stays, and each start's
+// recovery tries again.
+func (f *FS) finishTrees(entries []journalEntry) bool {
+	done := true
+	for _, e := range entries {
+		if e.Backup == "" {
+			continue
+		}
+		atDir(e.Dir, func(dfd int) {
+			err := f.removeTree(dfd, e.Backup, e.Backup)
+			var st unix.Stat_t
+			if err != nil && unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				done = false
+			}
+		})
+	}
+	return done
+}
