@@ -421,6 +421,12 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 		}
 		return b.String()
 	}
+	// -short (the mutation runs) keeps every case with a fifth of the
+	// lines, and long lines still many windows long.
+	lines, longest := 3000, 300000
+	if testing.Short() {
+		lines, longest = 600, 40000
+	}
 	for _, tc := range []struct {
 		name  string
 		eol   func() string
@@ -445,13 +451,13 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 			if tc.bom {
 				b.WriteString("\xEF\xBB\xBF")
 			}
-			for i := range 3000 {
+			for i := range lines {
 				n := rng.IntN(80)
-				if tc.long && i%500 == 7 {
-					n = 10000 + rng.IntN(300000)
+				if tc.long && i%(lines/6) == 7 {
+					n = 10000 + rng.IntN(longest)
 				}
 				b.WriteString(line(n))
-				if i < 2999 || tc.final {
+				if i < lines-1 || tc.final {
 					b.WriteString(tc.eol())
 				}
 			}
