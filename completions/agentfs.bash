@@ -16,7 +16,7 @@ _agentfs() {
     batch) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     tools) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     version) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace batch tools version --all --deny --exit-status --format --lock-timeout --max-bytes --print0 --quiet --readonly --root --symlinks" -- "$cur"));;
+    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace batch tools version --all --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --quiet --readonly --root --symlinks" -- "$cur"));;
   esac
 }
 complete -o filenames -F _agentfs agentfs

@@ -26,8 +26,9 @@ type Def[Req, Res any] struct {
 	Run     func(context.Context, *core.Tools, *Req) (Res, error)
 	// Text renders a result for people: the data for standard output and
 	// the notes (lines cut, files skipped) for standard error, so that a
-	// pipe gets the data and nothing else.
-	Text func(Res) (data, notes string)
+	// pipe gets the data and nothing else; the palette colours the data
+	// for a terminal.
+	Text func(Res, Palette) (data, notes string)
 }
 
 // Tool is a Def whatever its types: what a tool list needs, and a call

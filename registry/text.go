@@ -9,14 +9,14 @@ import (
 )
 
 // dataOnly is a text rendering with no notes.
-func dataOnly[Res any](f func(Res) string) func(Res) (string, string) {
-	return func(r Res) (string, string) { return f(r), "" }
+func dataOnly[Res any](f func(Res, Palette) string) func(Res, Palette) (string, string) {
+	return func(r Res, p Palette) (string, string) { return f(r, p), "" }
 }
 
 // readText renders a read as text: the content as it is, with a note of
 // the lines cut; media and binaries are described, since their bytes are
 // no use on a terminal.
-func readText(r *core.ReadResult) (string, string) {
+func readText(r *core.ReadResult, _ Palette) (string, string) {
 	if r.TextWindow == nil {
 		if r.Data == "" {
 			return "", fmt.Sprintf("[%s %s, %d bytes: not text]\n", r.Kind, r.MimeType, r.Size)
@@ -34,7 +34,7 @@ func readText(r *core.ReadResult) (string, string) {
 // line (its path with a depth), / after a directory and @ after a link,
 // whose target follows ->. With long, mode, size and mtime come first, as
 // in ls -l.
-func lsText(r *core.LsResult) string {
+func lsText(r *core.LsResult, p Palette) string {
 	var b strings.Builder
 	width := 0
 	for _, e := range r.Entries {
@@ -48,7 +48,7 @@ func lsText(r *core.LsResult) string {
 		if e.Path != "" {
 			name = e.Path
 		}
-		b.WriteString(name)
+		b.WriteString(p.entryName(name, e.Type))
 		b.WriteString(typeSuffix(e.Type))
 		if e.Type == "symlink" {
 			b.WriteString(" -> " + e.Target)
@@ -75,10 +75,10 @@ func typeSuffix(typ string) string {
 
 // findText renders one path a line, / after a directory and @ after a
 // link, as ls -F marks them.
-func findText(r *core.FindResult) string {
+func findText(r *core.FindResult, p Palette) string {
 	var b strings.Builder
 	for _, e := range r.Results {
-		fmt.Fprintf(&b, "%s%s\n", e.Path, typeSuffix(e.Type))
+		fmt.Fprintf(&b, "%s%s\n", p.entryName(e.Path, e.Type), typeSuffix(e.Type))
 	}
 	return b.String()
 }
@@ -87,7 +87,7 @@ func findText(r *core.FindResult) string {
 // line, path-line-text for a context line and -- between blocks when there
 // is context; as rg -l in files mode (paths) and rg -c in count mode
 // (path:count, then the totals).
-func grepText(r *core.GrepResult) (string, string) {
+func grepText(r *core.GrepResult, p Palette) (string, string) {
 	var b, notes strings.Builder
 	withContext := false
 	for _, f := range r.Files {
@@ -99,9 +99,9 @@ func grepText(r *core.GrepResult) (string, string) {
 	for _, f := range r.Files {
 		switch r.Mode {
 		case core.ModeFiles:
-			fmt.Fprintf(&b, "%s\n", f.Path)
+			fmt.Fprintf(&b, "%s\n", paint(p.Path, f.Path))
 		case core.ModeCount:
-			fmt.Fprintf(&b, "%s:%d\n", f.Path, f.Count)
+			fmt.Fprintf(&b, "%s:%d\n", paint(p.Path, f.Path), f.Count)
 		}
 		for _, bl := range f.Blocks {
 			if blocks++; withContext && blocks > 1 {
@@ -117,7 +117,7 @@ func grepText(r *core.GrepResult) (string, string) {
 						sep = "-"
 					}
 				}
-				fmt.Fprintf(&b, "%s%s%d%s%s\n", f.Path, sep, n, sep, text)
+				fmt.Fprintf(&b, "%s%s%s%s%s\n", paint(p.Path, f.Path), sep, paint(p.Line, strconv.Itoa(n)), sep, text)
 			}
 		}
 	}
@@ -133,7 +133,7 @@ func grepText(r *core.GrepResult) (string, string) {
 	return b.String(), notes.String()
 }
 
-func writeText(r *core.WriteResult) string {
+func writeText(r *core.WriteResult, _ Palette) string {
 	switch {
 	case r.NoChange:
 		return fmt.Sprintf("%s: unchanged (already this content)\n", r.Path)
@@ -144,17 +144,17 @@ func writeText(r *core.WriteResult) string {
 }
 
 // editText renders an edit as text: the diff, as git prints it.
-func editText(r *core.EditResult) string {
+func editText(r *core.EditResult, p Palette) string {
 	switch {
 	case r.NoChange:
 		return fmt.Sprintf("%s: unchanged (every edit was already applied)\n", r.Path)
 	case r.DryRun:
-		return r.Diff + fmt.Sprintf("%s: dry run, nothing written\n", r.Path)
+		return p.diff(r.Diff) + fmt.Sprintf("%s: dry run, nothing written\n", r.Path)
 	}
-	return r.Diff
+	return p.diff(r.Diff)
 }
 
-func rmText(r *core.RmResult) string {
+func rmText(r *core.RmResult, _ Palette) string {
 	if r.Deleted {
 		return fmt.Sprintf("%s: removed\n", r.Path)
 	}
@@ -163,10 +163,10 @@ func rmText(r *core.RmResult) string {
 
 // applyPatchText renders a patch as git apply --verbose would list it: the
 // diffs, then one line per file.
-func applyPatchText(r *core.ApplyPatchResult) string {
+func applyPatchText(r *core.ApplyPatchResult, p Palette) string {
 	var b strings.Builder
 	for _, f := range r.Files {
-		b.WriteString(f.Diff)
+		b.WriteString(p.diff(f.Diff))
 	}
 	for _, f := range r.Files {
 		switch f.Action {
@@ -182,7 +182,7 @@ func applyPatchText(r *core.ApplyPatchResult) string {
 	return b.String()
 }
 
-func mvText(r *core.MvResult) string {
+func mvText(r *core.MvResult, _ Palette) string {
 	if r.Overwritten {
 		return fmt.Sprintf("%s -> %s (replaced)\n", r.From, r.Path)
 	}
@@ -190,10 +190,10 @@ func mvText(r *core.MvResult) string {
 }
 
 // replaceText renders a replace as the diffs, then the totals.
-func replaceText(r *core.ReplaceResult) string {
+func replaceText(r *core.ReplaceResult, p Palette) string {
 	var b strings.Builder
 	for _, f := range r.Files {
-		b.WriteString(f.Diff)
+		b.WriteString(p.diff(f.Diff))
 	}
 	fmt.Fprintf(&b, "%d replacement(s) in %d file(s)", r.Replacements, r.FilesChanged)
 	if r.DryRun {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
+	"github.com/agentfs/agentfs/registry"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
@@ -110,6 +111,9 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		},
 		Before: func(c *cli.Context) error {
 			out.format = c.String("format")
+			if colored(c.String("color"), s.Stdout) {
+				out.palette = registry.Colors
+			}
 			return checkGlobals(c)
 		},
 		Metadata: map[string]any{"out": out, "streams": s},
@@ -150,6 +154,8 @@ func usageError(err error, flags []cli.Flag) error {
 type output struct {
 	streams Streams
 	format  string
+	// palette colours --format text for a terminal (see colored).
+	palette registry.Palette
 	code    int
 	// matched and partial gather --exit-status over the runs of one call.
 	matched, partial bool
@@ -300,6 +306,19 @@ func replaceFlags(s string, pairs []string) string {
 		i = end
 	}
 	return b.String()
+}
+
+// colored says whether --format text is coloured: with --color always,
+// or auto (the default) when stdout is a terminal and NO_COLOR is not set
+// to something (no-color.org).
+func colored(mode string, stdout any) bool {
+	switch mode {
+	case "always":
+		return true
+	case "auto":
+		return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && isTerminal(stdout)
+	}
+	return false
 }
 
 // isTerminal reports a stream (standard input or output) that is a

@@ -125,7 +125,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 				return err
 			}
 		case o.format == "text" && t.Text != nil:
-			data, notes := t.Text(res)
+			data, notes := t.Text(res, o.palette)
 			if more && !all {
 				notes += "... more: " + flags + "\n"
 			}

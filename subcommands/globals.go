@@ -46,6 +46,8 @@ var globals = []globalFlag{
 		usage: "how long a mutation waits for its locks"},
 	{name: "format", env: "AGENTFS_FORMAT", kind: kindString, def: "json", enum: []string{"json", "text"},
 		usage: "json, or text for humans"},
+	{name: "color", env: "AGENTFS_COLOR", kind: kindString, def: "auto", enum: []string{"auto", "always", "never"},
+		usage: "colour --format text: auto (on a terminal, unless NO_COLOR is set), always or never"},
 	{name: "max-bytes", env: "AGENTFS_MAX_BYTES", kind: kindInt, def: strconv.Itoa(core.DefaultMaxBytes), min: strconv.Itoa(minMaxBytes),
 		usage: "bound on each result in bytes"},
 	{name: "exit-status", env: "AGENTFS_EXIT_STATUS", usage: "grep and find exit 1 when nothing matched and 4 when the answer is partial (timed out)"},

@@ -1,0 +1,69 @@
+package registry
+
+import "strings"
+
+// Palette colours a text rendering for a terminal; the zero Palette leaves
+// it plain, byte for byte, which is what a pipe or NO_COLOR gets.
+type Palette struct {
+	Path, Line, Dir, Link, Added, Removed, Hunk, Header string
+}
+
+// Colors is the palette of a terminal, in the colours its users know:
+// ripgrep's for paths (magenta) and line numbers (green), ls's for
+// directories (bold blue) and links (cyan), git's for diffs.
+var Colors = Palette{
+	Path:    "\x1b[35m",
+	Line:    "\x1b[32m",
+	Dir:     "\x1b[1;34m",
+	Link:    "\x1b[36m",
+	Added:   "\x1b[32m",
+	Removed: "\x1b[31m",
+	Hunk:    "\x1b[36m",
+	Header:  "\x1b[1m",
+}
+
+// paint wraps s in the colour code, and a reset after it.
+func paint(code, s string) string {
+	if code == "" || s == "" {
+		return s
+	}
+	return code + s + "\x1b[0m"
+}
+
+// entryName paints a listed name by its type, as ls --color does.
+func (p Palette) entryName(name, typ string) string {
+	switch typ {
+	case "dir":
+		return paint(p.Dir, name)
+	case "symlink":
+		return paint(p.Link, name)
+	}
+	return name
+}
+
+// diff paints a unified diff as git does: file headers bold, hunk headers
+// cyan, added lines green, removed lines red.
+func (p Palette) diff(d string) string {
+	if p == (Palette{}) {
+		return d
+	}
+	var b strings.Builder
+	for line := range strings.Lines(d) {
+		text, nl := strings.CutSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(text, "+++ "), strings.HasPrefix(text, "--- "):
+			text = paint(p.Header, text)
+		case strings.HasPrefix(text, "@@"):
+			text = paint(p.Hunk, text)
+		case strings.HasPrefix(text, "+"):
+			text = paint(p.Added, text)
+		case strings.HasPrefix(text, "-"):
+			text = paint(p.Removed, text)
+		}
+		b.WriteString(text)
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
