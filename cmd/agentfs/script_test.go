@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,9 +26,18 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scripts of testdata/script: each asserts stdout
 // JSON, stderr, the exit code and the files left on disk.
 func TestScripts(t *testing.T) {
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		// $EXAMPLES: the README's programs, which scripts run as a user would.
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("EXAMPLES", examples)
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"json":       cmdJSON,
 			"jsonenv":    cmdJSONEnv,
@@ -193,6 +203,28 @@ func cmdMksock(ts *testscript.TestScript, neg bool, args []string) {
 		syscall.Close(fd)
 		if err != nil {
 			ts.Fatalf("mksock %s: %v", a, err)
+		}
+	}
+}
+
+// TestReadmeShowsExamples keeps the README's programs the ones the
+// examples script runs: each file of examples/ appears in it whole.
+func TestReadmeShowsExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("../../examples/*")
+	if len(files) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(readme, data) {
+			t.Errorf("README.md does not show %s as it is", f)
 		}
 	}
 }
