@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -145,52 +143,70 @@ func noLeftovers(t *testing.T, state string, dirs ...string) {
 	}
 }
 
-// A directory moved to another file system arrives whole (files with their
-// bytes, modes and times, links, empty directories), and the source goes.
-func TestRenameDirectoryAcrossFileSystems(t *testing.T) {
-	state := t.TempDir()
-	t.Setenv(StateDirEnv, state)
-	dir := t.TempDir()
-	other := otherDevice(t, dir)
-	want := treeFixture(t, dir)
-	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+// across is a tree d in a root dir, to be moved to a root on another file
+// system, with its state directory and backend.
+type across struct {
+	state, dir, other string
+	fsys              *FS
+	want              map[string]string // d's tree as treeFixture made it
+}
+
+func newAcross(t *testing.T) across {
+	t.Helper()
+	a := across{state: t.TempDir(), dir: t.TempDir()}
+	t.Setenv(StateDirEnv, a.state)
+	a.other = otherDevice(t, a.dir)
+	a.want = treeFixture(t, a.dir)
+	fsys, err := New(Config{Roots: []string{a.dir, a.other}, Cwd: a.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fsys.Close()
-	info, err := fsys.Rename(context.Background(), "d", filepath.Join(other, "new", "d"), backend.WriteOptions{IfAbsent: true})
+	t.Cleanup(func() { fsys.Close() })
+	a.fsys = fsys
+	return a
+}
+
+// refused fails unless a refused move left d as want (unless nil), nothing
+// at the destination to, and nothing of its own behind.
+func (a across) refused(t *testing.T, want map[string]string, to string) {
+	t.Helper()
+	if got := treeOf(t, filepath.Join(a.dir, "d")); want != nil && !maps.Equal(got, want) {
+		t.Errorf("a refused move changed the source: %v", got)
+	}
+	if _, err := os.Lstat(filepath.Join(a.other, to)); !os.IsNotExist(err) {
+		t.Errorf("the destination exists after a refused move: %v", err)
+	}
+	noLeftovers(t, a.state, a.dir, a.other)
+}
+
+// A directory moved to another file system arrives whole (files with their
+// bytes, modes and times, links, empty directories), and the source goes.
+func TestRenameDirectoryAcrossFileSystems(t *testing.T) {
+	a := newAcross(t)
+	info, err := a.fsys.Rename(context.Background(), "d", filepath.Join(a.other, "new", "d"), backend.WriteOptions{IfAbsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Type != backend.TypeDir {
 		t.Errorf("the result is a %s", info.Type)
 	}
-	if got := treeOf(t, filepath.Join(other, "new", "d")); !maps.Equal(got, want) {
-		t.Errorf("the moved tree is\n%v\nwant\n%v", got, want)
+	if got := treeOf(t, filepath.Join(a.other, "new", "d")); !maps.Equal(got, a.want) {
+		t.Errorf("the moved tree is\n%v\nwant\n%v", got, a.want)
 	}
-	if _, err := os.Lstat(filepath.Join(dir, "d")); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(a.dir, "d")); !os.IsNotExist(err) {
 		t.Errorf("the source is still there: %v", err)
 	}
-	noLeftovers(t, state, dir, filepath.Join(other, "new"))
+	noLeftovers(t, a.state, a.dir, filepath.Join(a.other, "new"))
 }
 
 // A directory move across file systems replaces only an empty directory,
 // and only when overwriting, as rename(2) does; a refused one changes
 // nothing on either side.
 func TestRenameDirectoryAcrossFileSystemsOverwrite(t *testing.T) {
-	state := t.TempDir()
-	t.Setenv(StateDirEnv, state)
-	dir := t.TempDir()
-	other := otherDevice(t, dir)
-	want := treeFixture(t, dir)
-	must(t, os.MkdirAll(filepath.Join(other, "full", "x"), 0o755))
-	must(t, os.MkdirAll(filepath.Join(other, "empty"), 0o755))
-	must(t, os.WriteFile(filepath.Join(other, "file"), []byte("f"), 0o644))
-	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
+	a := newAcross(t)
+	must(t, os.MkdirAll(filepath.Join(a.other, "full", "x"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(a.other, "empty"), 0o755))
+	must(t, os.WriteFile(filepath.Join(a.other, "file"), []byte("f"), 0o644))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		to   string
@@ -201,89 +217,60 @@ func TestRenameDirectoryAcrossFileSystemsOverwrite(t *testing.T) {
 		{"empty", backend.WriteOptions{IfAbsent: true}, fault.CodeExists},
 		{"file", backend.WriteOptions{}, fault.CodeNotADirectory},
 	} {
-		_, err := fsys.Rename(ctx, "d", filepath.Join(other, tc.to), tc.opts)
+		_, err := a.fsys.Rename(ctx, "d", filepath.Join(a.other, tc.to), tc.opts)
 		if code(err) != tc.want {
 			t.Errorf("onto %s (%+v): %v, want %s", tc.to, tc.opts, err, tc.want)
 		}
 	}
-	if got := treeOf(t, filepath.Join(dir, "d")); !maps.Equal(got, want) {
-		t.Errorf("refused moves changed the source: %v", got)
-	}
-	if _, err := os.Stat(filepath.Join(other, "full", "x")); err != nil {
+	a.refused(t, a.want, "d")
+	if _, err := os.Stat(filepath.Join(a.other, "full", "x")); err != nil {
 		t.Errorf("a refused move changed the destination: %v", err)
 	}
-	if _, err := fsys.Rename(ctx, "d", filepath.Join(other, "empty"), backend.WriteOptions{}); err != nil {
+	if _, err := a.fsys.Rename(ctx, "d", filepath.Join(a.other, "empty"), backend.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := treeOf(t, filepath.Join(other, "empty")); !maps.Equal(got, want) {
+	if got := treeOf(t, filepath.Join(a.other, "empty")); !maps.Equal(got, a.want) {
 		t.Errorf("the tree moved over an empty directory is %v", got)
 	}
-	noLeftovers(t, state, dir, other)
+	noLeftovers(t, a.state, a.dir, a.other)
 }
 
 // A tree changed during its copy (an entry added after it was read) is not
 // moved: the move stops with STALE, and both sides are as they were, the
 // new entry included.
 func TestRenameDirectoryAcrossFileSystemsChangedDuringCopy(t *testing.T) {
-	state := t.TempDir()
-	t.Setenv(StateDirEnv, state)
-	dir := t.TempDir()
-	other := otherDevice(t, dir)
-	treeFixture(t, dir)
-	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
+	a := newAcross(t)
 	renameat := syscalls.renameat
 	t.Cleanup(func() { syscalls.renameat = renameat })
 	wrote := 0
 	syscalls.renameat = func(od int, o string, nd int, n string) error {
 		if o == "d" { // the source to its backup name: the copy is done
 			wrote++
-			must(t, os.WriteFile(filepath.Join(dir, "d", "sub", "late.txt"), []byte("late"), 0o644))
+			must(t, os.WriteFile(filepath.Join(a.dir, "d", "sub", "late.txt"), []byte("late"), 0o644))
 		}
 		return renameat(od, o, nd, n)
 	}
-	_, err = fsys.Rename(context.Background(), "d", filepath.Join(other, "d"), backend.WriteOptions{IfAbsent: true})
+	_, err := a.fsys.Rename(context.Background(), "d", filepath.Join(a.other, "d"), backend.WriteOptions{IfAbsent: true})
 	if code(err) != fault.CodeStale || wrote != 1 {
 		t.Fatalf("a tree changed during its copy: %v (changed %d times), want STALE", err, wrote)
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, "d", "sub", "late.txt")); err != nil || string(data) != "late" {
+	if data, err := os.ReadFile(filepath.Join(a.dir, "d", "sub", "late.txt")); err != nil || string(data) != "late" {
 		t.Errorf("the entry added during the copy: %q %v", data, err)
 	}
-	if _, err := os.Lstat(filepath.Join(other, "d")); !os.IsNotExist(err) {
-		t.Errorf("the destination exists after a refused move: %v", err)
-	}
-	noLeftovers(t, state, dir, other)
+	a.refused(t, nil, "d") // d changed: late.txt, checked above
 }
 
 // A tree holding a FIFO is refused when the copy reaches it, and what was
 // copied is removed; the FIFO is never opened (the move would hang on it).
 func TestRenameDirectoryAcrossFileSystemsSpecialFile(t *testing.T) {
-	state := t.TempDir()
-	t.Setenv(StateDirEnv, state)
-	dir := t.TempDir()
-	other := otherDevice(t, dir)
-	treeFixture(t, dir)
-	must(t, unix.Mkfifo(filepath.Join(dir, "d", "sub", "fifo"), 0o644))
-	want := treeOf(t, filepath.Join(dir, "d"))
-	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
-	_, err = fsys.Rename(context.Background(), "d", filepath.Join(other, "d"), backend.WriteOptions{IfAbsent: true})
+	a := newAcross(t)
+	must(t, unix.Mkfifo(filepath.Join(a.dir, "d", "sub", "fifo"), 0o644))
+	want := treeOf(t, filepath.Join(a.dir, "d"))
+	_, err := a.fsys.Rename(context.Background(), "d", filepath.Join(a.other, "d"), backend.WriteOptions{IfAbsent: true})
 	if code(err) != fault.CodeNotAFile {
 		t.Fatalf("a tree with a FIFO: %v, want NOT_A_FILE", err)
 	}
-	if got := treeOf(t, filepath.Join(dir, "d")); !maps.Equal(got, want) {
-		t.Errorf("a refused move changed the source: %v", got)
-	}
-	if _, err := os.Lstat(filepath.Join(other, "d")); !os.IsNotExist(err) {
-		t.Errorf("the destination exists after a refused move: %v", err)
-	}
-	noLeftovers(t, state, dir, other)
+	a.refused(t, want, "d")
 }
 
 // otherDirEnv names, for TestTreeMoveCommitter, the directory on another
@@ -335,18 +322,7 @@ func TestTreeMoveSurvivesKills(t *testing.T) {
 		must(t, os.MkdirAll(dir, 0o755))
 		must(t, os.MkdirAll(other, 0o755))
 		want := treeFixture(t, dir)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestTreeMoveCommitter$")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), killAtEnv+"="+strconv.Itoa(at), otherDirEnv+"="+other)
-		out, err := cmd.CombinedOutput()
-		killed := false
-		if ee, ok := err.(*exec.ExitError); ok {
-			ws, _ := ee.Sys().(syscall.WaitStatus)
-			killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
-		}
-		if err != nil && !killed {
-			t.Fatalf("kill at %d: the mover failed: %v\n%s", at, err, out)
-		}
+		killed := runKilledAt(t, "TestTreeMoveCommitter", dir, at, otherDirEnv+"="+other)
 		fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir}) // recovers
 		if err != nil {
 			t.Fatal(err)

@@ -80,18 +80,7 @@ func TestTxnSurvivesKills(t *testing.T) {
 			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
 			must(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestTxnCommitter$")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), killAtEnv+"="+strconv.Itoa(at))
-		out, err := cmd.CombinedOutput()
-		killed := false
-		if ee, ok := err.(*exec.ExitError); ok {
-			ws, _ := ee.Sys().(syscall.WaitStatus)
-			killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
-		}
-		if err != nil && !killed {
-			t.Fatalf("kill at %d: the committer failed: %v\n%s", at, err, out)
-		}
+		killed := runKilledAt(t, "TestTxnCommitter", dir, at)
 		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir}) // recovers
 		if err != nil {
 			t.Fatal(err)
@@ -121,6 +110,26 @@ func TestTxnSurvivesKills(t *testing.T) {
 	if outcomes["undone"] == 0 || outcomes["done"] < 2 {
 		t.Errorf("the kills did not land on both sides of the commit point: %v", outcomes)
 	}
+}
+
+// runKilledAt runs the helper test child in dir, told to kill itself at
+// its at-th durable call, and says whether it was killed; any other
+// failure of the child fails the test.
+func runKilledAt(t *testing.T, child, dir string, at int, env ...string) bool {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$")
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), killAtEnv+"="+strconv.Itoa(at)), env...)
+	out, err := cmd.CombinedOutput()
+	killed := false
+	if ee, ok := err.(*exec.ExitError); ok {
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	}
+	if err != nil && !killed {
+		t.Fatalf("kill at %d: %s failed: %v\n%s", at, child, err, out)
+	}
+	return killed
 }
 
 // contents maps every path below dir to its content.
