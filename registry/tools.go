@@ -89,7 +89,8 @@ var Edit = &Def[core.EditRequest, *core.EditResult]{
 		"each oldText must match exactly one place unless replaceAll, and differences of trailing whitespace, indentation and typography are tolerated and reported. " +
 		"Returns a unified diff, each edit's outcome, version and sha256. " +
 		"Use it for changes to part of a file, with oldText copied from a read; an edit already applied is reported, not repeated.",
-	Mutates: true,
+	Mutates:    true,
+	Idempotent: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.EditRequest) (*core.EditResult, error) {
 		return t.Edit(ctx, *req)
 	},
@@ -101,7 +102,8 @@ var Rm = &Def[core.RmRequest, *core.RmResult]{
 	Name: "rm",
 	Description: "Remove a file, a link (never its target) or, with recursive, a directory and everything in it. " +
 		"A missing path is not an error: deleted is false. Returns deleted.",
-	Mutates: true,
+	Mutates:    true,
+	Idempotent: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.RmRequest) (*core.RmResult, error) {
 		return t.Rm(ctx, *req)
 	},
