@@ -54,6 +54,7 @@ func commands(called string) []*cli.Command {
 		mvCommand(),
 		replaceCommand(),
 		batchCommand(),
+		mcpCommand(),
 		toolsCommand(),
 		versionCommand(),
 	} {
