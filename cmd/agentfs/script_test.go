@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,10 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// mcpClient is the directory of the MCP end-to-end client (client.mjs and
+// its npm packages).
+var mcpClient, _ = filepath.Abs("../../test/mcp")
+
 // TestScripts runs the CLI scripts of testdata/script: each asserts stdout
 // JSON, stderr, the exit code and the files left on disk.
 func TestScripts(t *testing.T) {
@@ -35,10 +40,19 @@ func TestScripts(t *testing.T) {
 			"mksock":  cmdMksock,
 			"status":  cmdStatus,
 		},
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("MCP_CLIENT", mcpClient)
+			return nil
+		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "mcpclient":
+				// node, and the client's packages installed by npm ci.
+				_, err := exec.LookPath("node")
+				_, missing := os.Stat(filepath.Join(mcpClient, "node_modules", "@modelcontextprotocol", "sdk"))
+				return err == nil && missing == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
