@@ -10,6 +10,7 @@ import (
 var Read = &Def[core.ReadRequest, *core.ReadResult]{
 	Name: "read",
 	Description: "Read a window of whole lines of a text file, or an image or PDF as base64 data. " +
+		"A window holds at most 2000 lines and fits the result's byte bound. " +
 		"Returns content with startLine, endLine and totalLines; when the window stops before the end (truncated), " +
 		"pass nextOffset as offset and nextByteOffset as byteOffset to read on. A negative offset reads the last lines, as tail does. " +
 		"Lines longer than 2000 characters are cut with a marker (linesCut counts them); never write such content back. " +
