@@ -56,7 +56,7 @@ check(errorCode(stale) === "STALE", "edit with an old version", stale);
 
 await client.close();
 console.log(JSON.stringify({
-  tools: names.length,
+  tools: names,
   read: read.structuredContent,
   edit: edit.structuredContent,
   grep: grep.structuredContent,
