@@ -14,9 +14,10 @@ _agentfs() {
     mv) COMPREPLY=($(compgen -W "--from --json --overwrite --to" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     replace) COMPREPLY=($(compgen -W "--dry-run --exclude --expected-count --ignore-case --include --json --no-ignore --path --query --regex --replacement --word" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     batch) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    tools) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    mcp) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    tools) COMPREPLY=($(compgen -W "--format" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     version) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace batch tools version --all --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --quiet --readonly --root --symlinks" -- "$cur"));;
+    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace batch mcp tools version --all --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --quiet --readonly --root --symlinks" -- "$cur"));;
   esac
 }
 complete -o filenames -F _agentfs agentfs

@@ -108,5 +108,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from replace' -l regex
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l replacement
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l word
 complete -c agentfs -n __fish_use_subcommand -a batch -d 'run JSON Lines requests from stdin, {"tool","args","id"} a line, and answer one JSON line each, in order'
-complete -c agentfs -n __fish_use_subcommand -a tools -d 'print the name, description and request JSON Schema of every tool, as JSON'
+complete -c agentfs -n __fish_use_subcommand -a mcp -d 'serve the tools to an MCP client over stdin and stdout (JSON-RPC lines) until stdin ends'
+complete -c agentfs -n __fish_use_subcommand -a tools -d 'print every tools name, description, request and result JSON Schemas, as JSON, for agentfs, MCP, OpenAI or Anthropic'
+complete -c agentfs -n '__fish_seen_subcommand_from tools' -l format
 complete -c agentfs -n __fish_use_subcommand -a version -d 'print the version as JSON'

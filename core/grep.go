@@ -118,8 +118,13 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSON takes a string ("30s") or a number of seconds.
+// UnmarshalJSON takes a string ("30s") or a number of seconds; null, as
+// a strict-form tool call sends for a field it does not use, is the field
+// left out.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		return d.UnmarshalText([]byte(s))

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Schema is a JSON Schema (draft 2020-12), in the subset that describes a
 // request: type, properties, required, enum, minimum, maximum, default,
-// description and items. It is generated from a request's tags (see
-// FieldSpec), so that a tool list states what Validate checks.
+// description and items; and a result, with additionalProperties for a
+// map. It is generated from a request's tags (see FieldSpec), so that a
+// tool list states what Validate checks, and from a result's JSON tags.
 type Schema struct {
 	// Type is one JSON type, or a list of them for a field that takes
 	// several forms (a duration as "30s" or as seconds).
@@ -23,6 +26,12 @@ type Schema struct {
 	Maximum     *int64     `json:"maximum,omitempty"`
 	Default     any        `json:"default,omitempty"`
 	Items       *Schema    `json:"items,omitempty"`
+	// AdditionalProperties is a map's value schema, or false where an
+	// object allows no other properties (OpenAI's strict form).
+	AdditionalProperties any `json:"additionalProperties,omitempty"`
+	// AnyOf holds the alternatives of a value that takes several forms,
+	// where one type list cannot say them (OpenAI's strict form).
+	AnyOf []*Schema `json:"anyOf,omitempty"`
 }
 
 // Property is one property of an object schema.
@@ -131,4 +140,69 @@ func (LineTruncation) jsonSchema() *Schema {
 		{"chars", &Schema{Type: "integer", Minimum: &zero, Description: "cut at N characters; 0 keeps whole lines"}},
 		{"bytes", &Schema{Type: "integer", Minimum: &zero, Description: "cut at N bytes of the file; 0 keeps whole lines"}},
 	}}
+}
+
+// ResultSchema is the schema of a result struct type, read from its JSON
+// tags as encoding/json writes it: a field without omitempty or omitzero
+// is required, and nullable when it is a pointer; an embedded struct's
+// fields are the object's own, optional when it is embedded by pointer
+// (read's text window or media).
+func ResultSchema(t reflect.Type) *Schema {
+	s := &Schema{Type: "object"}
+	resultFields(t, s, false)
+	return s
+}
+
+func resultFields(t reflect.Type, s *Schema, optional bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			resultFields(f.Type, s, optional || f.Type.Kind() == reflect.Pointer)
+			continue
+		}
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		omitted := slices.Contains(strings.Split(opts, ","), "omitempty") || slices.Contains(strings.Split(opts, ","), "omitzero")
+		p := valueSchema(f.Type)
+		if f.Type.Kind() == reflect.Pointer && !omitted {
+			p.Type = []string{p.Type.(string), "null"}
+		}
+		s.Properties = append(s.Properties, Property{name, p})
+		if !omitted && !optional {
+			s.Required = append(s.Required, name)
+		}
+	}
+}
+
+// valueSchema is the schema of a result field's Go type.
+func valueSchema(t reflect.Type) *Schema {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return &Schema{Type: "string"}
+	case reflect.Bool:
+		return &Schema{Type: "boolean"}
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint32, reflect.Uint64:
+		return &Schema{Type: "integer"}
+	case reflect.Float64:
+		return &Schema{Type: "number"}
+	case reflect.Slice:
+		return &Schema{Type: "array", Items: valueSchema(t.Elem())}
+	case reflect.Map:
+		return &Schema{Type: "object", AdditionalProperties: valueSchema(t.Elem())}
+	case reflect.Struct:
+		return ResultSchema(t)
+	}
+	panic("core: no schema for result field type " + t.String())
 }

@@ -22,8 +22,13 @@ type Def[Req, Res any] struct {
 	// sentence is the tool's summary in --help.
 	Description string
 	// Mutates is set for a tool that changes files: --readonly refuses it.
+	// Every such tool may overwrite or remove what is there: MCP's
+	// destructiveHint.
 	Mutates bool
-	Run     func(context.Context, *core.Tools, *Req) (Res, error)
+	// Idempotent is set for a mutating tool whose repeated call changes
+	// nothing more (a write of the same content, an edit already applied).
+	Idempotent bool
+	Run        func(context.Context, *core.Tools, *Req) (Res, error)
 	// Text renders a result for people: the data for standard output and
 	// the notes (lines cut, files skipped) for standard error, so that a
 	// pipe gets the data and nothing else; the palette colours the data
@@ -35,6 +40,9 @@ type Def[Req, Res any] struct {
 // from JSON.
 type Tool interface {
 	Info() Info
+	// Types are the request and result types, whose fields the schemas
+	// list.
+	Types() (request, result reflect.Type)
 	// Call decodes a JSON request strictly, runs it and returns its result.
 	Call(ctx context.Context, t *core.Tools, request []byte) (any, error)
 }
@@ -45,23 +53,42 @@ type Info struct {
 	Name        string       `json:"name"`
 	Description string       `json:"description"`
 	InputSchema *core.Schema `json:"inputSchema"`
-	Annotations Annotations  `json:"annotations"`
+	// OutputSchema is the result's schema, read from its JSON tags.
+	OutputSchema *core.Schema `json:"outputSchema"`
+	Annotations  Annotations  `json:"annotations"`
 }
 
 // Annotations are hints about a tool's behaviour, as MCP names them.
 type Annotations struct {
 	// ReadOnlyHint is set for a tool that changes no file.
 	ReadOnlyHint bool `json:"readOnlyHint"`
+	// DestructiveHint is set for a tool that may overwrite or remove.
+	DestructiveHint bool `json:"destructiveHint"`
+	// IdempotentHint is set for a tool whose repeated call changes nothing
+	// more.
+	IdempotentHint bool `json:"idempotentHint"`
 }
 
-// Info describes d from its declaration and its request's tags.
+// Info describes d from its declaration and its request's and result's
+// tags.
 func (d *Def[Req, Res]) Info() Info {
+	req, res := d.Types()
 	return Info{
-		Name:        d.Name,
-		Description: d.Description,
-		InputSchema: core.RequestSchema(reflect.TypeFor[Req]()),
-		Annotations: Annotations{ReadOnlyHint: !d.Mutates},
+		Name:         d.Name,
+		Description:  d.Description,
+		InputSchema:  core.RequestSchema(req),
+		OutputSchema: core.ResultSchema(res),
+		Annotations: Annotations{
+			ReadOnlyHint:    !d.Mutates,
+			DestructiveHint: d.Mutates,
+			IdempotentHint:  !d.Mutates || d.Idempotent,
+		},
 	}
+}
+
+// Types returns Req and Res.
+func (d *Def[Req, Res]) Types() (request, result reflect.Type) {
+	return reflect.TypeFor[Req](), reflect.TypeFor[Res]()
 }
 
 // Call decodes request into a Req and runs it; the tool validates it first.

@@ -10,6 +10,7 @@ import (
 var Read = &Def[core.ReadRequest, *core.ReadResult]{
 	Name: "read",
 	Description: "Read a window of whole lines of a text file, or an image or PDF as base64 data. " +
+		"A window holds at most 2000 lines and fits the result's byte bound. " +
 		"Returns content with startLine, endLine and totalLines; when the window stops before the end (truncated), " +
 		"pass nextOffset as offset and nextByteOffset as byteOffset to read on. A negative offset reads the last lines, as tail does. " +
 		"Lines longer than 2000 characters are cut with a marker (linesCut counts them); never write such content back. " +
@@ -89,7 +90,8 @@ var Edit = &Def[core.EditRequest, *core.EditResult]{
 		"each oldText must match exactly one place unless replaceAll, and differences of trailing whitespace, indentation and typography are tolerated and reported. " +
 		"Returns a unified diff, each edit's outcome, version and sha256. " +
 		"Use it for changes to part of a file, with oldText copied from a read; an edit already applied is reported, not repeated.",
-	Mutates: true,
+	Mutates:    true,
+	Idempotent: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.EditRequest) (*core.EditResult, error) {
 		return t.Edit(ctx, *req)
 	},
@@ -101,7 +103,8 @@ var Rm = &Def[core.RmRequest, *core.RmResult]{
 	Name: "rm",
 	Description: "Remove a file, a link (never its target) or, with recursive, a directory and everything in it. " +
 		"A missing path is not an error: deleted is false. Returns deleted.",
-	Mutates: true,
+	Mutates:    true,
+	Idempotent: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.RmRequest) (*core.RmResult, error) {
 		return t.Rm(ctx, *req)
 	},

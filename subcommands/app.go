@@ -55,6 +55,7 @@ func commands(called string) []*cli.Command {
 		mvCommand(),
 		replaceCommand(),
 		batchCommand(),
+		mcpCommand(),
 		toolsCommand(),
 		versionCommand(),
 	} {

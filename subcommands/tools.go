@@ -3,27 +3,37 @@ package subcommands
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
+	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/registry"
 	"github.com/urfave/cli/v2"
 )
 
-// toolList is what agentfs tools prints: the tool list an agent framework
-// (or MCP's tools/list) takes.
-type toolList struct {
-	Tools []registry.Info `json:"tools"`
-}
-
 func toolsCommand() subcommand {
 	return fixed{&cli.Command{
 		Name:  "tools",
-		Usage: "print the name, description and request JSON Schema of every tool, as JSON",
+		Usage: "print every tool's name, description, request and result JSON Schemas, as JSON, for agentfs, MCP, OpenAI or Anthropic",
+		Flags: []cli.Flag{
+			// The command's own --format, which reorderArgs gives it before
+			// the global one: the list is JSON whatever its shape.
+			&cli.StringFlag{Name: "format", Value: registry.Formats[0],
+				Usage: "the list's shape: " + core.OrList(registry.Formats) + "; with --readonly, only the tools that change no file"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return fault.InvalidArgument("tools takes no arguments.").WithHint("run agentfs tools alone")
 			}
-			list := toolList{Tools: registry.List()}
+			format := c.String("format")
+			if !slices.Contains(registry.Formats, format) {
+				return fault.InvalidArgument("--format must be %s, not %q.", core.OrList(registry.Formats), format).
+					WithHint("use --format openai for OpenAI, anthropic for Anthropic, mcp for an MCP client's names")
+			}
+			list, err := registry.ListIn(format, c.Bool("readonly"))
+			if err != nil {
+				return err
+			}
 			// Bounded as every result is: compact JSON and its newline.
 			var b bytes.Buffer
 			enc := json.NewEncoder(&b)
@@ -36,7 +46,10 @@ func toolsCommand() subcommand {
 					WithDetail("maxBytes", bound).WithDetail("needed", n).
 					WithHint("raise --max-bytes to %d or more", n)
 			}
-			return outputOf(c).result(list)
+			o := outputOf(c)
+			// The list is JSON whatever the global --format says.
+			o.format = "json"
+			return o.result(list)
 		},
 	}}
 }

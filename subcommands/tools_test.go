@@ -36,7 +36,7 @@ func TestToolsCommand(t *testing.T) {
 		t.Errorf("%d tools listed, the registry has %d", len(got.Tools), len(registry.All()))
 	}
 	for _, c := range commands("") {
-		if !listed[c.Name] && c.Name != "tools" && c.Name != "version" && c.Name != "batch" {
+		if !listed[c.Name] && c.Name != "tools" && c.Name != "version" && c.Name != "batch" && c.Name != "mcp" {
 			t.Errorf("subcommand %s is not a listed tool", c.Name)
 		}
 	}
@@ -52,5 +52,33 @@ func TestToolsCommand(t *testing.T) {
 	}
 	if code, _, errs := run(t, "", "tools", "read"); code != 2 || !strings.Contains(errs, `"INVALID_ARGUMENT"`) {
 		t.Errorf("tools with an argument: %d %q", code, errs)
+	}
+}
+
+// TestToolsFormats: every format prints one {"tools": [...]} line, JSON
+// whatever the global --format, with every tool or, with --readonly, the
+// read-only ones; an unknown format is INVALID_ARGUMENT.
+func TestToolsFormats(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		tools int
+		first string // the first tool's name, wherever its format puts it
+	}{
+		{[]string{"tools", "--format", "agentfs"}, len(registry.All()), `"name":"read"`},
+		{[]string{"tools", "--format", "mcp"}, len(registry.All()), `"name":"agentfs_read"`},
+		{[]string{"tools", "--format", "openai"}, len(registry.All()), `"function":{"name":"agentfs_read"`},
+		{[]string{"tools", "--format", "anthropic", "--readonly"}, 4, `"input_schema"`},
+		{[]string{"--readonly", "tools", "--format", "mcp"}, 4, `"outputSchema"`},
+		{[]string{"--format", "text", "tools", "--format", "openai"}, len(registry.All()), `"strict":true`},
+	} {
+		code, out, errs := run(t, "", tc.args...)
+		var got struct{ Tools []json.RawMessage }
+		if code != 0 || errs != "" || json.Unmarshal([]byte(out), &got) != nil || len(got.Tools) != tc.tools ||
+			!strings.Contains(string(got.Tools[0]), tc.first) {
+			t.Errorf("%v: %d %q, %d tools; want %d tools, the first with %s", tc.args, code, errs, len(got.Tools), tc.tools, tc.first)
+		}
+	}
+	if code, _, errs := run(t, "", "tools", "--format", "yaml"); code != 2 || !strings.Contains(errs, `"INVALID_ARGUMENT"`) {
+		t.Errorf("tools --format yaml: %d %q", code, errs)
 	}
 }

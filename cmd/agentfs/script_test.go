@@ -23,21 +23,19 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// mcpClient is the directory of the MCP end-to-end client (client.mjs and
+// its npm packages).
+var mcpClient, _ = filepath.Abs("../../test/mcp")
+
+// examples is the directory of the README's example programs.
+var examples, _ = filepath.Abs("../../examples")
+
 // TestScripts runs the CLI scripts of testdata/script: each asserts stdout
 // JSON, stderr, the exit code and the files left on disk.
 func TestScripts(t *testing.T) {
-	examples, err := filepath.Abs("../../examples")
-	if err != nil {
-		t.Fatal(err)
-	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		// $EXAMPLES: the README's programs, which scripts run as a user would.
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("EXAMPLES", examples)
-			return nil
-		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"json":       cmdJSON,
 			"jsonenv":    cmdJSONEnv,
@@ -46,12 +44,24 @@ func TestScripts(t *testing.T) {
 			"mounttmpfs": cmdMountTmpfs,
 			"status":     cmdStatus,
 		},
+		// $EXAMPLES: the README's programs, which scripts run as a user
+		// would; $MCP_CLIENT: the MCP end-to-end client.
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("EXAMPLES", examples)
+			env.Setenv("MCP_CLIENT", mcpClient)
+			return nil
+		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
 			case "mount":
 				return canMount(), nil
+			case "mcpclient":
+				// node, and the client's packages installed by npm ci.
+				_, err := exec.LookPath("node")
+				_, missing := os.Stat(filepath.Join(mcpClient, "node_modules", "@modelcontextprotocol", "sdk"))
+				return err == nil && missing == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -1,0 +1,150 @@
+package subcommands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/registry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpSession runs agentfs ARGS mcp in memory, connected to the SDK's
+// client over pipes; the server's exit code comes on the channel once the
+// session is closed.
+func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, <-chan int, *bytes.Buffer) {
+	t.Helper()
+	toServer, clientOut := io.Pipe()
+	clientIn, fromServer := io.Pipe()
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		c := Main(context.Background(), append(args, "mcp"), Streams{Stdin: toServer, Stdout: fromServer, Stderr: &stderr})
+		fromServer.Close()
+		code <- c
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	s, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v (stderr %q)", err, stderr.String())
+	}
+	return s, code, &stderr
+}
+
+// TestMCP: agentfs mcp lists the registry's tools with its schemas, and a
+// call answers what the subcommand prints: structuredContent is the
+// result and content its JSON text; an error is an isError result
+// carrying the error object and its stable code. Closing the session ends
+// the server with exit 0.
+func TestMCP(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\n"), 0o644)
+	s, code, stderr := mcpSession(t, "--root", dir)
+	ctx := context.Background()
+
+	list, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The SDK lists the tools by name.
+	want, _ := registry.ListIn("mcp", false)
+	wantJSON, _ := json.Marshal(want.Tools)
+	var wantList []map[string]any
+	json.Unmarshal(wantJSON, &wantList)
+	slices.SortFunc(wantList, func(a, b map[string]any) int { return strings.Compare(a["name"].(string), b["name"].(string)) })
+	if len(list.Tools) != len(wantList) {
+		t.Fatalf("%d tools listed, want %d", len(list.Tools), len(wantList))
+	}
+	for i, tl := range list.Tools {
+		got := map[string]any{"name": tl.Name, "description": tl.Description, "inputSchema": tl.InputSchema,
+			"outputSchema": tl.OutputSchema, "annotations": map[string]any{"readOnlyHint": tl.Annotations.ReadOnlyHint,
+				"destructiveHint": *tl.Annotations.DestructiveHint, "idempotentHint": tl.Annotations.IdempotentHint}}
+		if !sameJSON(got, wantList[i]) {
+			t.Errorf("tools/list's %s is not agentfs tools --format mcp's %s", tl.Name, wantList[i]["name"])
+		}
+	}
+
+	call := func(name string, args any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	text := func(res *mcp.CallToolResult) string {
+		if len(res.Content) != 1 {
+			t.Fatalf("content %v, want one text", res.Content)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+
+	res := call("agentfs_read", map[string]any{"path": "a.txt"})
+	_, cli, _ := run(t, "", "--root", dir, "read", "--json", `{"path":"a.txt"}`)
+	if res.IsError || text(res) != strings.TrimSpace(cli) || !sameJSON(res.StructuredContent, json.RawMessage(cli)) {
+		t.Errorf("read: isError %v, text %s, structured %v; the CLI prints %s", res.IsError, text(res), res.StructuredContent, cli)
+	}
+
+	res = call("agentfs_edit", map[string]any{"path": filepath.Join(dir, "a.txt"), "oldText": "beta", "newText": "gamma"})
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); res.IsError || string(b) != "alpha\ngamma\n" {
+		t.Errorf("edit: %s; the file holds %q", text(res), b)
+	}
+
+	for _, tc := range []struct {
+		tool string
+		args any
+		code string
+	}{
+		{"agentfs_read", map[string]any{"path": "missing.txt"}, "NOT_FOUND"},
+		{"agentfs_read", map[string]any{}, "INVALID_ARGUMENT"},
+		{"agentfs_ls", map[string]any{"depth": 11}, "INVALID_ARGUMENT"},
+		{"agentfs_read", map[string]any{"path": "/etc/passwd"}, "OUTSIDE_ROOT"},
+	} {
+		res := call(tc.tool, tc.args)
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		if !res.IsError || res.StructuredContent != nil || json.Unmarshal([]byte(text(res)), &e) != nil || e.Error.Code != tc.code {
+			t.Errorf("%s %v: isError %v, %s; want the error %s", tc.tool, tc.args, res.IsError, text(res), tc.code)
+		}
+	}
+
+	s.Close()
+	if c := <-code; c != 0 || stderr.Len() != 0 {
+		t.Errorf("after the session: exit %d, stderr %q", c, stderr)
+	}
+}
+
+// TestMCPReadOnly: with --readonly, the server offers only the tools that
+// change no file.
+func TestMCPReadOnly(t *testing.T) {
+	s, code, _ := mcpSession(t, "--root", t.TempDir(), "--readonly")
+	list, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+	}
+	if want := []string{"agentfs_find", "agentfs_grep", "agentfs_ls", "agentfs_read"}; !slices.Equal(names, want) {
+		t.Errorf("read-only tools %v, want %v", names, want)
+	}
+	s.Close()
+	<-code
+}
+
+// sameJSON reports whether a and b marshal to the same JSON value.
+func sameJSON(a, b any) bool {
+	var va, vb any
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return json.Unmarshal(ja, &va) == nil && json.Unmarshal(jb, &vb) == nil && reflect.DeepEqual(va, vb)
+}
