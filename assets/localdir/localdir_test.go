@@ -94,6 +94,7 @@ func TestServe(t *testing.T) {
 		{"tampered signature", with("sig", strings.Repeat("A", 43)), nil, now, 403, ""},
 		{"lengthened", with("exp", "9999999999"), nil, now, 403, ""},
 		{"no signature", u.EscapedPath(), nil, now, 403, ""},
+		{"a second exp", link + "&exp=9999999999", nil, now, 403, ""},
 		{"another name", strings.Replace(link, "out%20put.csv", "other.csv", 1), nil, now, 403, ""},
 		{"not an id", "/" + strings.Repeat("z", 64) + "/x?exp=1&sig=x", nil, now, 404, ""},
 		{"traversal", "/../" + filepath.Base(dir) + "/x?exp=1&sig=x", nil, now, 404, ""},

@@ -54,9 +54,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	// One exp and one sig: a second exp must not be read where the
+	// signature checked the first.
 	q := r.URL.Query()
 	exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
-	if err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(sign(s.key, id, name, exp))) {
+	if err != nil || len(q["exp"]) != 1 || len(q["sig"]) != 1 || !hmac.Equal([]byte(q.Get("sig")), []byte(sign(s.key, id, name, exp))) {
 		http.Error(w, "the link's signature does not hold", http.StatusForbidden)
 		return
 	}

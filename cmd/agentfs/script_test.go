@@ -34,11 +34,20 @@ func TestScripts(t *testing.T) {
 			"mkfifo":  cmdMkfifo,
 			"mksock":  cmdMksock,
 			"status":  cmdStatus,
+			// For publish and serve.
+			"freeport":    cmdFreePort,
+			"waitlisten":  cmdWaitListen,
+			"httpget":     cmdHTTPGet,
+			"expiredlink": cmdExpiredLink,
+			"mkbucket":    cmdMakeBucket,
 		},
+		Setup: s3Setup,
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "s3":
+				return os.Getenv(s3EndpointEnv) != "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
