@@ -205,7 +205,7 @@ func TestResultFieldsDocumented(t *testing.T) {
 		}
 	}
 	for _, r := range []any{core.ReadResult{}, core.LsResult{}, core.FindResult{}, core.GrepResult{},
-		core.WriteResult{}, core.EditResult{}, core.RmResult{}, versionInfo{}, toolList{}} {
+		core.WriteResult{}, core.EditResult{}, core.RmResult{}, core.PublishResult{}, versionInfo{}, toolList{}} {
 		rt := reflect.TypeOf(r)
 		walk(rt, rt.Name())
 	}
