@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -69,7 +70,7 @@ func New(cfg Config) (*Store, error) {
 		}
 	}
 	creds := credentials.NewChainCredentials([]credentials.Provider{&credentials.EnvAWS{}, &credentials.FileAWSCredentials{}})
-	if v, err := creds.Get(); err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
+	if v, err := creds.GetWithContext(&credentials.CredContext{Client: http.DefaultClient}); err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the S3 store.").
 			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION when the store needs one)")
 	}
