@@ -122,14 +122,11 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 		return nil, ioError(err, display)
 	}
 	obj := assets.Object{
-		Name:     path.Base(info.Name),
+		Name:     path.Base(display),
 		MIMEType: publishMIME(info.Name, prefix),
 		Size:     info.Size,
 		SHA256:   hex.EncodeToString(h.Sum(nil)),
 		Expires:  time.Now().Add(lifetime).Truncate(time.Second).UTC(),
-	}
-	if obj.Name == "." || obj.Name == "/" || obj.Name == "" {
-		obj.Name = path.Base(display)
 	}
 	var content io.Reader = &checkedReader{r: io.NewSectionReader(f, 0, info.Size), h: sha256.New(), want: obj.SHA256, left: info.Size, display: display}
 	if t.Progress != nil {
