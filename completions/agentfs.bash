@@ -13,11 +13,13 @@ _agentfs() {
     apply-patch) COMPREPLY=($(compgen -W "--dry-run --json --patch --patch-file" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     mv) COMPREPLY=($(compgen -W "--from --json --overwrite --to" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     replace) COMPREPLY=($(compgen -W "--dry-run --exclude --expected-count --ignore-case --include --json --no-ignore --path --query --regex --replacement --word" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    publish) COMPREPLY=($(compgen -W "--expires-in --json --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    serve) COMPREPLY=($(compgen -W "--addr" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     batch) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     mcp) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     tools) COMPREPLY=($(compgen -W "--format" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     version) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace batch mcp tools version --all --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --quiet --readonly --root --symlinks" -- "$cur"));;
+    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace publish serve batch mcp tools version --all --assets --base-url --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --publish-max-size --quiet --readonly --root --s3-endpoint --symlinks" -- "$cur"));;
   esac
 }
 complete -o filenames -F _agentfs agentfs

@@ -98,24 +98,28 @@ type Duration time.Duration
 
 // UnmarshalText parses "30s"-style text or a plain number of seconds.
 func (d *Duration) UnmarshalText(b []byte) error {
-	s := string(b)
 	// A day is far beyond any useful timeout and keeps the float conversion
 	// clear of overflow (1e12 seconds would wrap negative).
-	const most = 24 * time.Hour
+	v, err := parseDuration(string(b), 24*time.Hour)
+	*d = Duration(v)
+	return err
+}
+
+// parseDuration parses "30s"-style text or a plain number of seconds, from
+// 0 to most.
+func parseDuration(s string, most time.Duration) (time.Duration, error) {
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		if math.IsNaN(f) || f < 0 || f > most.Seconds() {
-			return fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
+			return 0, fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
 		}
-		*d = Duration(f * float64(time.Second))
+		return time.Duration(f * float64(time.Second)), nil
 	} else if v, err := time.ParseDuration(s); err == nil {
 		if v < 0 || v > most {
-			return fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
+			return 0, fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
 		}
-		*d = Duration(v)
-	} else {
-		return fault.InvalidArgument("%q is not a duration such as 30s or 2m.", s).WithHint("give a duration such as 30s")
+		return v, nil
 	}
-	return nil
+	return 0, fault.InvalidArgument("%q is not a duration such as 30s or 2m.", s).WithHint("give a duration such as 30s")
 }
 
 // UnmarshalJSON takes a string ("30s") or a number of seconds; null, as

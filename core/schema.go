@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -183,10 +184,17 @@ func resultFields(t reflect.Type, s *Schema, optional bool) {
 	}
 }
 
+var textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+
 // valueSchema is the schema of a result field's Go type.
 func valueSchema(t reflect.Type) *Schema {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	// A type that writes itself as text (a time, a duration) is a string
+	// in JSON, whatever its Go kind.
+	if t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return &Schema{Type: "string"}
 	}
 	switch t.Kind() {
 	case reflect.String:

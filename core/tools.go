@@ -8,6 +8,7 @@ package core
 import (
 	"time"
 
+	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/backend"
 )
 
@@ -29,6 +30,13 @@ type Tools struct {
 	// Commits, when set, is passed by every mutation at its point of no
 	// return (see CommitGate).
 	Commits *CommitGate
+	// Assets is publish's target; nil leaves publish NOT_CONFIGURED.
+	Assets assets.Store
+	// PublishMaxSize bounds the file publish takes (0 means
+	// DefaultPublishMaxSize).
+	PublishMaxSize int64
+	// Progress, when set, is told how many bytes of a publish have gone out.
+	Progress func(done, total int64)
 }
 
 func (t *Tools) maxBytes() int {

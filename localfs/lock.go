@@ -47,6 +47,18 @@ func stateDir() (string, error) {
 	return pickStateDir(ensurePrivateDir)
 }
 
+// StateDir is the user's state directory, created (mode 0700) when
+// missing: where agentfs keeps its locks, journals and publish's signing
+// key.
+func StateDir() (string, error) {
+	d, err := stateDir()
+	if err != nil {
+		return "", fault.Errorf(fault.CodeNotConfigured, "no private state directory can be made.").
+			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
+	}
+	return d, nil
+}
+
 // existingStateDir is stateDir without creating it: "" when none exists,
 // as before the first mutation.
 func existingStateDir() string {

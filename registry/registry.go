@@ -110,7 +110,7 @@ func (d *Def[Req, Res]) Summary() string {
 
 // All lists every tool, in the order of --help and of tool lists.
 func All() []Tool {
-	return []Tool{Read, Ls, Find, Grep, Write, Edit, Rm, ApplyPatch, Mv, Replace}
+	return []Tool{Read, Ls, Find, Grep, Write, Edit, Rm, ApplyPatch, Mv, Replace, Publish}
 }
 
 // List describes every tool, in order.

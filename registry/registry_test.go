@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
@@ -27,10 +29,19 @@ var valid = map[string]string{
 	"mv":          `{"from":"a.txt","to":"b.txt"}`,
 	"replace":     `{"query":"alpha","replacement":"beta"}`,
 	"apply-patch": `{"patch":"*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+beta\n*** End Patch\n"}`,
+	"publish":     `{"path":"a.txt"}`,
 }
 
 func newTools() *core.Tools {
-	return &core.Tools{FS: memfs.New(map[string]string{"a.txt": "alpha\n", "d/b.txt": "bravo\n"})}
+	return &core.Tools{FS: memfs.New(map[string]string{"a.txt": "alpha\n", "d/b.txt": "bravo\n"}), Assets: linkStore{}}
+}
+
+// linkStore is a publish target that takes the content and gives a link.
+type linkStore struct{}
+
+func (linkStore) Put(_ context.Context, obj assets.Object, content io.Reader) (string, error) {
+	_, err := io.Copy(io.Discard, content)
+	return "http://127.0.0.1:8080/" + obj.SHA256 + "/" + obj.Name, err
 }
 
 func tool(t *testing.T, name string) Tool {
@@ -57,7 +68,7 @@ func TestList(t *testing.T) {
 			t.Errorf("%s: input schema %+v", info.Name, info.InputSchema)
 		}
 	}
-	if want := []string{"read", "ls", "find", "grep", "write", "edit", "rm", "apply-patch", "mv", "replace"}; !slices.Equal(names, want) {
+	if want := []string{"read", "ls", "find", "grep", "write", "edit", "rm", "apply-patch", "mv", "replace", "publish"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 	if len(valid) != len(names) {
@@ -138,6 +149,8 @@ func TestSchemaConstraints(t *testing.T) {
 		{"grep.limit", "maximum", "1000"},
 		{"grep.offset", "minimum", "0"},
 		{"grep.timeout", "default", `"30s"`},
+		{"publish.path", "required", "true"},
+		{"publish.expiresIn", "default", `"1h"`},
 		{"write.path", "required", "true"},
 		{"write.lineEnding", "enum", `["lf","crlf"]`},
 		{"edit.path", "required", "true"},
@@ -216,6 +229,11 @@ func TestSchemaViolationsRefused(t *testing.T) {
 		{"edit", `{"path":"a.txt","edits":[{"oldText":"alpha","newText":"beta","replaceAll":"yes"}]}`},
 		{"rm", `{}`},
 		{"rm", `{"path":"gone.txt","recursive":1}`},
+		{"publish", `{}`},
+		{"publish", `{"path":"a.txt","expiresIn":"169h"}`},
+		{"publish", `{"path":"a.txt","expiresIn":604801}`},
+		{"publish", `{"path":"a.txt","expiresIn":0.5}`},
+		{"publish", `{"path":"a.txt","expiresIn":"-1h"}`},
 	}
 	accepted := []tc{
 		{"read", `{"path":"a.txt","limit":1,"byteOffset":0}`},
@@ -226,6 +244,9 @@ func TestSchemaViolationsRefused(t *testing.T) {
 		{"grep", `{"query":"a","context":10,"mode":"count"}`},
 		{"grep", `{"query":"a","context":0,"mode":"files","limit":1}`},
 		{"write", `{"path":"new.txt","content":"x","lineEnding":"crlf"}`},
+		{"publish", `{"path":"a.txt","expiresIn":604800}`},
+		{"publish", `{"path":"a.txt","expiresIn":"168h"}`},
+		{"publish", `{"path":"a.txt","expiresIn":"1s"}`},
 	}
 	for _, info := range List() {
 		for _, p := range info.InputSchema.Properties {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentfs/agentfs/core"
 )
@@ -201,4 +202,10 @@ func replaceText(r *core.ReplaceResult, p Palette) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// publishText renders a publish as the link alone, for a pipe, and what
+// it serves and until when as a note.
+func publishText(r *core.PublishResult, _ Palette) (string, string) {
+	return r.URL + "\n", fmt.Sprintf("%s, %d bytes, sha256 %s, until %s\n", r.MIMEType, r.Size, r.SHA256, r.ExpiresAt.Format(time.RFC3339))
 }

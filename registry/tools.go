@@ -154,3 +154,17 @@ var Replace = &Def[core.ReplaceRequest, *core.ReplaceResult]{
 	},
 	Text: dataOnly(replaceText),
 }
+
+// Publish publishes a file as an expiring link.
+var Publish = &Def[core.PublishRequest, *core.PublishResult]{
+	Name: "publish",
+	Description: "Publish a workspace file (a report, a plot, a build artifact) as a link a person can open, which expires (after an hour unless expiresIn says otherwise). " +
+		"The file is copied to the configured assets target, a local folder served by agentfs serve or an S3-compatible bucket, unchanged. " +
+		"Returns url, expiresAt, sha256, size and mimeType. " +
+		"Use it to hand a generated file to a person; use read to look at a file yourself.",
+	Mutates: true,
+	Run: func(ctx context.Context, t *core.Tools, req *core.PublishRequest) (*core.PublishResult, error) {
+		return t.Publish(ctx, *req)
+	},
+	Text: publishText,
+}

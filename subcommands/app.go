@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
@@ -54,6 +55,8 @@ func commands(called string) []*cli.Command {
 		applyPatchCommand(),
 		mvCommand(),
 		replaceCommand(),
+		publishCommand(),
+		serveCommand(),
 		batchCommand(),
 		mcpCommand(),
 		toolsCommand(),
@@ -340,10 +343,18 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &core.Tools{
-		FS:          fsys,
-		MaxBytes:    c.Int("max-bytes"),
-		ReadOnly:    c.Bool("readonly"),
-		LockTimeout: c.Duration("lock-timeout"),
-	}, nil
+	tl := &core.Tools{
+		FS:             fsys,
+		MaxBytes:       c.Int("max-bytes"),
+		ReadOnly:       c.Bool("readonly"),
+		LockTimeout:    c.Duration("lock-timeout"),
+		PublishMaxSize: int64(c.Int("publish-max-size")),
+	}
+	if loc := c.String("assets"); loc != "" {
+		tl.Assets = &lazyStore{open: func() (assets.Store, error) { return openAssets(c, loc) }}
+	}
+	if stderr := streamsOf(c).Stderr; isTerminal(stderr) {
+		tl.Progress = progressBar(stderr)
+	}
+	return tl, nil
 }

@@ -205,7 +205,7 @@ func TestResultFieldsDocumented(t *testing.T) {
 		}
 	}
 	for _, r := range []any{core.ReadResult{}, core.LsResult{}, core.FindResult{}, core.GrepResult{},
-		core.WriteResult{}, core.EditResult{}, core.RmResult{}, versionInfo{}, registry.Info{}} {
+		core.WriteResult{}, core.EditResult{}, core.RmResult{}, core.PublishResult{}, versionInfo{}, registry.Info{}} {
 		rt := reflect.TypeOf(r)
 		walk(rt, rt.Name())
 	}

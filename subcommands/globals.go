@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentfs/agentfs/assets/localdir"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/urfave/cli/v2"
@@ -54,6 +55,14 @@ var globals = []globalFlag{
 	{name: "quiet", alias: "q", usage: "print no result on success (errors still go to stderr); implies --exit-status"},
 	{name: "all", usage: "with --format text (or --print0): read, ls, find and grep print every page to the end"},
 	{name: "print0", alias: "0", usage: "find and grep --mode files: print the paths, each ended by NUL, as find -print0"},
+	{name: "assets", env: "AGENTFS_ASSETS", kind: kindString,
+		usage: "publish's target: a local folder (served by agentfs serve) or s3://bucket/prefix"},
+	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL,
+		usage: "where people reach agentfs serve: the start of a local folder's links"},
+	{name: "s3-endpoint", env: "AGENTFS_S3_ENDPOINT", kind: kindString,
+		usage: "the S3-compatible service's URL (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS)"},
+	{name: "publish-max-size", env: "AGENTFS_PUBLISH_MAX_SIZE", kind: kindInt, def: strconv.Itoa(core.DefaultPublishMaxSize), min: "1",
+		usage: "the largest file publish takes, in bytes"},
 }
 
 // minMaxBytes is the smallest --max-bytes: room for a result's fields and a

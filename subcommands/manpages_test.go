@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -106,7 +105,7 @@ func subcommandPage(c *cli.Command, main string) string {
 	if tool != nil {
 		b.WriteString(requestSection(tool.Info().InputSchema))
 		b.WriteString(".SH RESULT\nOne JSON object on standard output (a field marked optional is left out\nwhen empty); an error is {\\fBerror\\fR: {\\fBcode\\fR, \\fBmessage\\fR, \\fBhint\\fR, ...}}\non standard error, as \\fBagentfs\\fR(1) says.\n.PP\n.nf\n")
-		b.WriteString(roff(shapeOf(resultType(tool), "", map[reflect.Type]bool{})))
+		b.WriteString(roff(shapeOf(tool.Info().OutputSchema, "")))
 		b.WriteString("\n.fi\n")
 	}
 	b.WriteString(".SH EXIT STATUS\n")
@@ -216,71 +215,28 @@ func schemaType(s *core.Schema) string {
 	return fmt.Sprint(s.Type)
 }
 
-// resultType is the type of a tool's result, from its handler's signature.
-func resultType(t registry.Tool) reflect.Type {
-	return reflect.ValueOf(t).Elem().FieldByName("Run").Type().Out(0)
-}
-
-// shapeOf draws the JSON shape of t, indented by indent: an object's
-// fields with their JSON types, an array's element in brackets.
-func shapeOf(t reflect.Type, indent string, seen map[reflect.Type]bool) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "integer"
-	case reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Slice, reflect.Array:
-		return "[" + shapeOf(t.Elem(), indent, seen) + ", ...]"
-	case reflect.Map:
-		return "{string: " + shapeOf(t.Elem(), indent, seen) + "}"
-	case reflect.Struct:
-		if seen[t] {
-			return "{...}"
-		}
-		seen[t] = true
-		defer delete(seen, t)
+// shapeOf draws the JSON shape of a result schema, indented by indent: an
+// object's properties with their types, optional ones marked, an array's
+// items in brackets, a map's values after "string:".
+func shapeOf(s *core.Schema, indent string) string {
+	switch {
+	case len(s.Properties) > 0:
 		var lines []string
-		fieldsOf(t, indent+"  ", seen, &lines)
+		for _, p := range s.Properties {
+			line := fmt.Sprintf("%s  %q: %s", indent, p.Name, shapeOf(p.Schema, indent+"  "))
+			if !slices.Contains(s.Required, p.Name) {
+				line += " (optional)"
+			}
+			lines = append(lines, line)
+		}
 		return "{\n" + strings.Join(lines, ",\n") + "\n" + indent + "}"
+	case s.Items != nil:
+		return "[" + shapeOf(s.Items, indent) + ", ...]"
 	}
-	return "any"
-}
-
-// fieldsOf appends a struct's JSON fields, an embedded struct's inline.
-func fieldsOf(t reflect.Type, indent string, seen map[reflect.Type]bool, lines *[]string) {
-	for f := range t.Fields() {
-		tag := f.Tag.Get("json")
-		name, opts, _ := strings.Cut(tag, ",")
-		if !f.IsExported() || name == "-" {
-			continue
-		}
-		ft := f.Type
-		if f.Anonymous && name == "" {
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				fieldsOf(ft, indent, seen, lines)
-				continue
-			}
-		}
-		if name == "" {
-			name = f.Name
-		}
-		line := fmt.Sprintf("%s%q: %s", indent, name, shapeOf(ft, indent, seen))
-		if strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") {
-			line += " (optional)"
-		}
-		*lines = append(*lines, line)
+	if v, ok := s.AdditionalProperties.(*core.Schema); ok {
+		return "{string: " + shapeOf(v, indent) + "}"
 	}
+	return schemaType(s)
 }
 
 // roff escapes text for a man page line: backslashes and hyphens.

@@ -43,13 +43,20 @@ func TestScripts(t *testing.T) {
 			"mksock":     cmdMksock,
 			"mounttmpfs": cmdMountTmpfs,
 			"status":     cmdStatus,
+			// For publish and serve.
+			"freeport":    cmdFreePort,
+			"waitlisten":  cmdWaitListen,
+			"httpget":     cmdHTTPGet,
+			"expiredlink": cmdExpiredLink,
+			"mkbucket":    cmdMakeBucket,
 		},
 		// $EXAMPLES: the README's programs, which scripts run as a user
-		// would; $MCP_CLIENT: the MCP end-to-end client.
+		// would; $MCP_CLIENT: the MCP end-to-end client; and the S3
+		// server's settings (s3Setup).
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
 			env.Setenv("MCP_CLIENT", mcpClient)
-			return nil
+			return s3Setup(env)
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -62,6 +69,8 @@ func TestScripts(t *testing.T) {
 				_, err := exec.LookPath("node")
 				_, missing := os.Stat(filepath.Join(mcpClient, "node_modules", "@modelcontextprotocol", "sdk"))
 				return err == nil && missing == nil, nil
+			case "s3":
+				return os.Getenv(s3EndpointEnv) != "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

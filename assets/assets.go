@@ -1,0 +1,34 @@
+// Package assets is where publish puts a file so that a person can open
+// it by a link that expires: the contract of a target, apart from any one
+// kind of target. Package localdir keeps files in a local folder served by
+// agentfs serve; package s3store uploads them to an S3-compatible store and
+// links them by presigned URLs.
+package assets
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Object describes one published file. Its content is Size bytes whose
+// SHA-256 is SHA256: a Store that can check them refuses other content.
+type Object struct {
+	// Name is the file's base name, the last segment of its link.
+	Name string `json:"name"`
+	// MIMEType is the Content-Type the link is served with.
+	MIMEType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+	// SHA256 is the lowercase hex SHA-256 of the content.
+	SHA256 string `json:"sha256"`
+	// Expires is when the link stops working.
+	Expires time.Time `json:"expiresAt"`
+}
+
+// Store is a target of publish.
+type Store interface {
+	// Put stores content, which is obj.Size bytes, and returns a link to it
+	// that works until obj.Expires. A failed Put leaves no partial object
+	// behind a link.
+	Put(ctx context.Context, obj Object, content io.Reader) (url string, err error)
+}

@@ -1,0 +1,217 @@
+// Package localdir is the local-folder target of publish, and the server of
+// its links (agentfs serve). A published file is kept under its SHA-256,
+// so that publishing the same content again stores it once, beside a
+// metadata file (<sha256>.json) with its name, MIME type, size, hash and
+// the latest expiry of its links. A link is BASE_URL/<sha256>/<name>?exp=
+// <unix seconds>&sig=<HMAC-SHA256 of the three>, signed with a key of the
+// user's state directory: only someone with the key makes a link, and
+// nobody can lengthen one.
+package localdir
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/assets"
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultBaseURL is where agentfs serve listens unless told otherwise.
+const DefaultBaseURL = "http://127.0.0.1:8080"
+
+// tempPrefix starts the name of a file being written; the server never
+// serves one, and prunes those left by a process that died.
+const tempPrefix = ".tmp-"
+
+// lockName is the file whose flock orders a publish and a prune: a prune
+// never removes content that a publish has just linked again.
+const lockName = ".lock"
+
+// Store publishes into a folder.
+type Store struct {
+	dir     string
+	baseURL string
+	key     []byte
+}
+
+// New is the store of the folder dir (created when missing), whose links
+// start with baseURL and are signed with key.
+func New(dir, baseURL string, key []byte) (*Store, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fault.InvalidArgument("--base-url must be an http or https URL such as %s, not %q.", DefaultBaseURL, baseURL).
+			WithHint("give the address agentfs serve listens on, as people reach it")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fault.Errorf(fault.CodeNotConfigured, "the assets folder cannot be created.").WithPath(dir).
+			WithHint("give --assets a folder you can write to").WithCause(err)
+	}
+	return &Store{dir: dir, baseURL: strings.TrimRight(baseURL, "/"), key: key}, nil
+}
+
+// Put copies content into the folder under obj.SHA256 (once: the same
+// content published again is only linked again), records its metadata and
+// returns a signed link. The content is written to a temporary file and
+// renamed into place, so a reader of the folder never sees part of it.
+func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (string, error) {
+	if !validID(obj.SHA256) {
+		return "", fault.InvalidArgument("the sha256 %q is not 64 hex digits.", obj.SHA256)
+	}
+	unlock, err := lockDir(s.dir)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	blob := filepath.Join(s.dir, obj.SHA256)
+	if fi, err := os.Lstat(blob); err != nil || !fi.Mode().IsRegular() || fi.Size() != obj.Size {
+		if err := writeAtomic(s.dir, blob, 0o644, func(f *os.File) error {
+			_, err := io.Copy(f, contextReader{ctx, content})
+			return err
+		}); err != nil {
+			return "", err
+		}
+	}
+	meta := obj
+	if old, err := readMeta(os.DirFS(s.dir), obj.SHA256); err == nil && old.Expires.After(meta.Expires) {
+		meta.Expires = old.Expires
+	}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return "", err
+	}
+	if err := writeAtomic(s.dir, filepath.Join(s.dir, obj.SHA256+".json"), 0o644, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	}); err != nil {
+		return "", err
+	}
+	return Link(s.baseURL, s.key, obj.SHA256, obj.Name, obj.Expires), nil
+}
+
+// Link is the signed link to the content id, named name, that works until
+// exp (in whole seconds).
+func Link(baseURL string, key []byte, id, name string, exp time.Time) string {
+	e := exp.Unix()
+	return fmt.Sprintf("%s/%s/%s?exp=%d&sig=%s", strings.TrimRight(baseURL, "/"), id, url.PathEscape(name), e, sign(key, id, name, e))
+}
+
+// sign is the HMAC-SHA256 of a link's id, name and expiry, base64url.
+func sign(key []byte, id, name string, exp int64) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "/" + name + "\n" + strconv.FormatInt(exp, 10)))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// validID is a lowercase hex SHA-256: the only names a link can reach.
+func validID(id string) bool {
+	if len(id) != sha256.Size*2 {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// writeAtomic writes a new file at dst through a temporary file in dir:
+// written, synced and renamed, so that dst is the old file or the whole new
+// one.
+func writeAtomic(dir, dst string, mode os.FileMode, write func(*os.File) error) (err error) {
+	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	if err != nil {
+		return assetsIOError(err, dir)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return assetsIOError(err, dir)
+	}
+	if err := f.Sync(); err != nil {
+		return assetsIOError(err, dir)
+	}
+	if err := f.Close(); err != nil {
+		return assetsIOError(err, dir)
+	}
+	if err := os.Rename(f.Name(), dst); err != nil {
+		return assetsIOError(err, dir)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return assetsIOError(err, dir)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return assetsIOError(err, dir)
+	}
+	return nil
+}
+
+// lockDir takes the folder's exclusive lock and returns its release.
+func lockDir(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, assetsIOError(err, dir)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, assetsIOError(err, dir)
+	}
+	return func() { f.Close() }, nil
+}
+
+func assetsIOError(err error, dir string) error {
+	code := fault.CodeIOError
+	switch {
+	case errors.Is(err, unix.ENOSPC):
+		code = fault.CodeNoSpace
+	case errors.Is(err, os.ErrPermission):
+		code = fault.CodePermissionDenied
+	}
+	return fault.Errorf(code, "the assets folder cannot be written.").WithPath(dir).
+		WithHint("check that the assets folder is writable and has room; nothing was published").WithCause(err)
+}
+
+// contextReader stops a copy when ctx is done.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

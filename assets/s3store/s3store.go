@@ -1,0 +1,157 @@
+// Package s3store is the S3-compatible target of publish (S3, R2, MinIO,
+// versitygw): a file is uploaded under prefix/<sha256>/<name>, in parts
+// when it is large, and linked by a presigned GET URL, which the store
+// itself checks, so nothing has to be served from this machine.
+package s3store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/assets"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// PartSize is the size of one part of an upload; a larger file goes up in
+// parts (S3's smallest part is 5 MiB), so that a failure resends one part,
+// not the whole file, and memory stays bounded.
+const PartSize = 8 << 20
+
+// Scheme starts an --assets value that names a bucket.
+const Scheme = "s3://"
+
+// Config says where the store is and who uploads.
+type Config struct {
+	// Location is s3://bucket/prefix.
+	Location string
+	// Endpoint is the service's URL (http://127.0.0.1:7070) or host; ""
+	// takes AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS S3 itself.
+	Endpoint string
+}
+
+// Store publishes into a bucket.
+type Store struct {
+	client         *minio.Client
+	bucket, prefix string
+}
+
+// New connects to the store of cfg, with credentials from the standard
+// AWS_* variables (or the AWS shared credentials file). It makes no
+// request: a wrong bucket or key shows at the first upload.
+func New(cfg Config) (*Store, error) {
+	bucket, prefix, err := parseLocation(cfg.Location)
+	if err != nil {
+		return nil, err
+	}
+	endpoint := cfg.Endpoint
+	for _, env := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"} {
+		if endpoint == "" {
+			endpoint = os.Getenv(env)
+		}
+	}
+	secure := true
+	host := "s3.amazonaws.com"
+	if endpoint != "" {
+		host = endpoint
+		if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+			host, secure = u.Host, u.Scheme != "http"
+			if u.Path != "" && u.Path != "/" {
+				return nil, fault.InvalidArgument("--s3-endpoint must be a scheme and host without a path, not %q.", endpoint).
+					WithHint("give the bucket and prefix in --assets s3://bucket/prefix")
+			}
+		}
+	}
+	creds := credentials.NewChainCredentials([]credentials.Provider{&credentials.EnvAWS{}, &credentials.FileAWSCredentials{}})
+	if v, err := creds.GetWithContext(&credentials.CredContext{Client: http.DefaultClient}); err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
+		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the S3 store.").
+			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION when the store needs one)")
+	}
+	region := os.Getenv("AWS_REGION")
+	if region == "" {
+		region = os.Getenv("AWS_DEFAULT_REGION")
+	}
+	if region == "" {
+		// Naming a region spares a bucket-location request before presigning.
+		region = "us-east-1"
+	}
+	client, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: region})
+	if err != nil {
+		return nil, fault.InvalidArgument("the S3 endpoint %q is not usable: %v.", endpoint, err).
+			WithHint("give --s3-endpoint as a URL such as https://s3.example.com").WithCause(err)
+	}
+	return &Store{client: client, bucket: bucket, prefix: prefix}, nil
+}
+
+// parseLocation splits s3://bucket/prefix.
+func parseLocation(loc string) (bucket, prefix string, err error) {
+	rest, ok := strings.CutPrefix(loc, Scheme)
+	bucket, prefix, _ = strings.Cut(rest, "/")
+	if !ok || bucket == "" {
+		return "", "", fault.InvalidArgument("--assets %q is not s3://bucket/prefix.", loc).
+			WithHint("give --assets s3://bucket or s3://bucket/prefix")
+	}
+	return bucket, strings.Trim(prefix, "/"), nil
+}
+
+// Key is where an object of the store is kept.
+func (s *Store) Key(obj assets.Object) string {
+	k := obj.SHA256 + "/" + obj.Name
+	if s.prefix != "" {
+		k = s.prefix + "/" + k
+	}
+	return k
+}
+
+// Put uploads content and presigns a GET of it until obj.Expires. A failed
+// upload is aborted by the client, parts and all.
+func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (string, error) {
+	key := s.Key(obj)
+	info, err := s.client.PutObject(ctx, s.bucket, key, content, obj.Size, minio.PutObjectOptions{
+		ContentType:  obj.MIMEType,
+		UserMetadata: map[string]string{"sha256": obj.SHA256},
+		PartSize:     PartSize,
+	})
+	if err != nil {
+		return "", s.storeError(err, "the upload failed")
+	}
+	if info.Size != obj.Size {
+		return "", fault.Errorf(fault.CodeIOError, "the store kept %d bytes of %d.", info.Size, obj.Size).
+			WithPath(key).WithHint("publish it again")
+	}
+	// The link's lifetime counts from its signing, in whole seconds.
+	ttl := time.Duration(obj.Expires.Unix()-time.Now().Unix()) * time.Second
+	params := url.Values{"response-content-disposition": {"inline; filename*=UTF-8''" + url.PathEscape(obj.Name)}}
+	u, err := s.client.PresignedGetObject(ctx, s.bucket, key, max(ttl, time.Second), params)
+	if err != nil {
+		return "", s.storeError(err, "the link cannot be signed")
+	}
+	return u.String(), nil
+}
+
+// storeError gives an S3 error its code: what the caller can fix (bucket,
+// credentials) apart from what a retry may fix.
+func (s *Store) storeError(err error, what string) error {
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	resp := minio.ToErrorResponse(err)
+	switch resp.Code {
+	case "NoSuchBucket":
+		return fault.Errorf(fault.CodeNotConfigured, "%s: the bucket %s does not exist.", what, s.bucket).
+			WithHint("create the bucket, or give --assets s3://BUCKET/prefix for one that exists").WithCause(err)
+	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch":
+		return fault.Errorf(fault.CodePermissionDenied, "%s: the store refused the credentials (%s).", what, resp.Code).
+			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy").WithCause(err)
+	}
+	return fault.Errorf(fault.CodeIOError, "%s: %v.", what, err).
+		WithHint("check --s3-endpoint and that the store is reachable, then publish again").WithCause(err)
+}

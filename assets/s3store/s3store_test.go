@@ -1,0 +1,209 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/assets"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/minio/minio-go/v7"
+)
+
+// EndpointEnv names the S3-compatible server the tests run against.
+const endpointEnv = "AGENTFS_TEST_S3_ENDPOINT"
+
+// testStore connects to the server of AGENTFS_TEST_S3_ENDPOINT, in a new
+// bucket, or skips saying how to start one.
+func testStore(t *testing.T) *Store {
+	t.Helper()
+	endpoint := os.Getenv(endpointEnv)
+	if endpoint == "" {
+		t.Skip("no S3 server: start one on loopback and point the tests at it, as .ci/run does:\n" +
+			"  go install github.com/versity/versitygw/cmd/versitygw@v1.8.0\n" +
+			"  mkdir -p /tmp/s3 && ROOT_ACCESS_KEY=k ROOT_SECRET_KEY=s versitygw --port 127.0.0.1:7070 posix /tmp/s3 &\n" +
+			"  " + endpointEnv + "=http://127.0.0.1:7070 AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s go test ./...")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	bucket := "agentfs-test-" + hex.EncodeToString(b)
+	s, err := New(Config{Location: Scheme + bucket + "/reports/", Endpoint: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.client.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
+		t.Fatalf("make bucket %s at %s: %v", bucket, endpoint, err)
+	}
+	return s
+}
+
+func object(name string, content []byte, ttl time.Duration) assets.Object {
+	sum := sha256.Sum256(content)
+	return assets.Object{Name: name, MIMEType: "text/csv", Size: int64(len(content)),
+		SHA256: hex.EncodeToString(sum[:]), Expires: time.Now().Add(ttl)}
+}
+
+func get(t *testing.T, link string) (int, []byte, http.Header) {
+	t.Helper()
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body, resp.Header
+}
+
+// TestPutAndFetch: what is uploaded, in one request or in parts, comes back
+// byte for byte from the presigned link with plain HTTP, with its type.
+func TestPutAndFetch(t *testing.T) {
+	s := testStore(t)
+	large := make([]byte, PartSize+PartSize/2)
+	_, _ = rand.Read(large)
+	for _, tc := range []struct {
+		name    string
+		content []byte
+	}{
+		{"small.csv", []byte("a,b\n1,2\n")},
+		{"multipart.bin", large},
+		{"a name with spaces.csv", []byte("x\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := object(tc.name, tc.content, time.Hour)
+			link, err := s.Put(context.Background(), obj, bytes.NewReader(tc.content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := url.Parse(link)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := u.Query().Get("X-Amz-Expires"); got != "3600" && got != "3599" {
+				t.Errorf("X-Amz-Expires %q, want an hour", got)
+			}
+			status, body, h := get(t, link)
+			if status != http.StatusOK || !bytes.Equal(body, tc.content) {
+				t.Fatalf("GET: %d, %d bytes (want 200, %d bytes)", status, len(body), len(tc.content))
+			}
+			if ct := h.Get("Content-Type"); ct != "text/csv" {
+				t.Errorf("Content-Type %q", ct)
+			}
+		})
+	}
+}
+
+// TestLinkExpires: a link presigned for a second fails once the server's
+// clock has passed it. The server's clock is not ours, so the test polls
+// it with a deadline instead of sleeping a fixed time.
+func TestLinkExpires(t *testing.T) {
+	s := testStore(t)
+	content := []byte("soon gone\n")
+	link, err := s.Put(context.Background(), object("gone.txt", content, time.Second), bytes.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		status, body, _ := get(t, link)
+		if status == http.StatusForbidden {
+			return
+		}
+		if status != http.StatusOK || !bytes.Equal(body, content) {
+			t.Fatalf("GET before expiry: %d %q", status, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the link still works 20s after it expired")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// failingReader gives some bytes, then fails, as a file changed during an
+// upload does (core's check).
+type failingReader struct{ left int }
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.left == 0 {
+		return 0, fault.Errorf(fault.CodeStale, "the file changed while it was published.")
+	}
+	n := min(len(p), f.left)
+	clear(p[:n])
+	f.left -= n
+	return n, nil
+}
+
+// TestFailedPutLeavesNothing: an upload whose content fails, in one
+// request or in parts, leaves no object, and the failure keeps its code.
+func TestFailedPutLeavesNothing(t *testing.T) {
+	s := testStore(t)
+	for _, size := range []int{1000, PartSize + 1000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			obj := object("broken.bin", make([]byte, size), time.Hour)
+			_, err := s.Put(context.Background(), obj, &failingReader{left: size / 2})
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale {
+				t.Fatalf("Put: %v, want STALE", err)
+			}
+			_, err = s.client.StatObject(context.Background(), s.bucket, s.Key(obj), minio.StatObjectOptions{})
+			if minio.ToErrorResponse(err).Code != "NoSuchKey" {
+				t.Fatalf("after a failed Put, stat: %v", err)
+			}
+		})
+	}
+}
+
+// TestMissingBucket is NOT_CONFIGURED, naming the bucket.
+func TestMissingBucket(t *testing.T) {
+	s := testStore(t)
+	s.bucket += "-missing"
+	_, err := s.Put(context.Background(), object("x", []byte("x"), time.Hour), bytes.NewReader([]byte("x")))
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotConfigured {
+		t.Fatalf("Put: %v, want NOT_CONFIGURED", err)
+	}
+}
+
+func TestParseLocation(t *testing.T) {
+	for _, tc := range []struct{ in, bucket, prefix string }{
+		{"s3://b", "b", ""},
+		{"s3://b/", "b", ""},
+		{"s3://b/p/q/", "b", "p/q"},
+		{"s3://", "", ""},
+		{"b/p", "", ""},
+	} {
+		b, p, err := parseLocation(tc.in)
+		if tc.bucket == "" {
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument {
+				t.Errorf("%q: %v, want INVALID_ARGUMENT", tc.in, err)
+			}
+			continue
+		}
+		if err != nil || b != tc.bucket || p != tc.prefix {
+			t.Errorf("%q: %q %q %v", tc.in, b, p, err)
+		}
+	}
+}
+
+// TestNoCredentials is NOT_CONFIGURED with a hint naming the variables.
+func TestNoCredentials(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+	t.Setenv("HOME", t.TempDir())
+	_, err := New(Config{Location: "s3://b", Endpoint: "http://127.0.0.1:1"})
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Code != fault.CodeNotConfigured {
+		t.Fatalf("New: %v, want NOT_CONFIGURED", err)
+	}
+}

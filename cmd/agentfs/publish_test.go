@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/assets/localdir"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// s3EndpointEnv names the S3-compatible server the s3 scripts run against
+// (.ci/run starts versitygw and sets it).
+const s3EndpointEnv = "AGENTFS_TEST_S3_ENDPOINT"
+
+// cmdFreePort sets VAR to a loopback port that was free a moment ago, for
+// a server the script starts: freeport PORT.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// cmdWaitListen waits until ADDR accepts connections, polling for at most
+// 10 seconds: a server started in the background is ready once it does.
+func cmdWaitListen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitlisten HOST:PORT")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", args[0], time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens on %s after 10s: %v", args[0], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cmdHTTPGet fetches URL with plain HTTP and asserts the status; the body
+// goes to the file body, the headers to headers:
+// httpget [-H 'Name: value']... URL STATUS.
+func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
+	var header []string
+	for len(args) > 2 && args[0] == "-H" {
+		header, args = append(header, args[1]), args[2:]
+	}
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httpget [-H 'Name: value']... URL STATUS")
+	}
+	req, err := http.NewRequest(http.MethodGet, args[0], nil)
+	ts.Check(err)
+	for _, h := range header {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(k, strings.TrimSpace(v))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	ts.Check(err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs("body"), body, 0o644))
+	var hs strings.Builder
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			fmt.Fprintf(&hs, "%s: %s\n", k, v)
+		}
+	}
+	ts.Check(os.WriteFile(ts.MkAbs("headers"), []byte(hs.String()), 0o644))
+	if want := args[1]; strconv.Itoa(resp.StatusCode) != want {
+		ts.Fatalf("GET %s: status %d, want %s: %s", args[0], resp.StatusCode, want, body)
+	}
+}
+
+// cmdExpiredLink sets VAR to LINK signed again, with the state directory's
+// key, to have expired a minute ago: a link as old as that, without
+// waiting for one to age. expiredlink VAR LINK
+func cmdExpiredLink(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expiredlink VAR LINK")
+	}
+	key, err := localdir.LoadKey(ts.Getenv("AGENTFS_STATE_DIR"))
+	ts.Check(err)
+	u, err := url.Parse(args[1])
+	ts.Check(err)
+	id, name, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
+	ts.Setenv(args[0], localdir.Link(u.Scheme+"://"+u.Host, key, id, name, time.Now().Add(-time.Minute)))
+}
+
+// cmdMakeBucket makes a bucket on the S3 server of the script: mkbucket NAME.
+func cmdMakeBucket(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkbucket NAME")
+	}
+	u, err := url.Parse(ts.Getenv(s3EndpointEnv))
+	ts.Check(err)
+	c, err := minio.New(u.Host, &minio.Options{Secure: u.Scheme == "https", Region: "us-east-1",
+		Creds: credentials.NewStaticV4(ts.Getenv("AWS_ACCESS_KEY_ID"), ts.Getenv("AWS_SECRET_ACCESS_KEY"), "")})
+	ts.Check(err)
+	ts.Check(c.MakeBucket(context.Background(), args[0], minio.MakeBucketOptions{}))
+}
+
+// s3Setup passes the S3 server and its credentials to a script, and a
+// bucket name of its own; the s3 condition holds when there is a server.
+func s3Setup(env *testscript.Env) error {
+	for _, k := range []string{s3EndpointEnv, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+		env.Setenv(k, os.Getenv(k))
+	}
+	env.Setenv("BUCKET", "agentfs-script-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	return nil
+}

@@ -1,0 +1,217 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"hash"
+	"io"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/assets"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/gabriel-vasile/mimetype"
+)
+
+// DefaultPublishMaxSize is the largest file publish takes unless
+// --publish-max-size says otherwise.
+const DefaultPublishMaxSize = 100 << 20
+
+// MaxLinkLifetime is the longest a published link works: S3's presigned
+// URLs stop at 7 days, and every target keeps the same bound so that a
+// request valid for one is valid for all.
+const MaxLinkLifetime = 7 * 24 * time.Hour
+
+// DefaultLinkLifetime is how long a link works when expiresIn is left out.
+const DefaultLinkLifetime = time.Hour
+
+// PublishRequest publishes one workspace file as an expiring link.
+type PublishRequest struct {
+	Path      string   `json:"path" arg:"0" alias:"file_path" required:"true" help:"file to publish"`
+	ExpiresIn Lifetime `json:"expiresIn,omitempty" default:"1h" help:"how long the link works: a duration such as 1h or 30m (whole seconds, up to 168h), or a number of seconds"`
+}
+
+// PublishResult is the link and what it serves.
+type PublishResult struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	SHA256    string    `json:"sha256"`
+	Size      int64     `json:"size"`
+	MIMEType  string    `json:"mimeType"`
+}
+
+// Lifetime is how long a link works, given as a Duration is: from a second
+// to MaxLinkLifetime, in whole seconds (an S3 presigned URL counts seconds).
+type Lifetime time.Duration
+
+// UnmarshalText parses "1h"-style text or a plain number of seconds.
+func (l *Lifetime) UnmarshalText(b []byte) error {
+	// A year keeps the float conversion clear of overflow; the bound that
+	// holds is checked below, with its reason.
+	v, err := parseDuration(string(b), 365*24*time.Hour)
+	switch {
+	case err != nil:
+	case v < time.Second:
+		err = fault.InvalidArgument("expiresIn must be at least 1s, not %s.", string(b)).
+			WithHint("give a duration such as 1h, or leave it out for the default 1h")
+	case v > MaxLinkLifetime:
+		err = fault.InvalidArgument("expiresIn must be at most 168h (7 days, the longest an S3 presigned URL works), not %s.", string(b)).
+			WithHint("give a duration such as 24h, and publish again when the link expires")
+	}
+	*l = Lifetime(v.Truncate(time.Second))
+	return err
+}
+
+// UnmarshalJSON takes a string ("1h") or a number of seconds; null is the
+// field left out, as a strict tool schema sends it.
+func (l *Lifetime) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		return l.UnmarshalText([]byte(s))
+	}
+	return l.UnmarshalText(b)
+}
+
+// MarshalText writes the Go spelling, 1h0m0s.
+func (l Lifetime) MarshalText() ([]byte, error) { return []byte(time.Duration(l).String()), nil }
+
+func (Lifetime) jsonSchema() *Schema {
+	return &Schema{Type: []string{"string", "number"}}
+}
+
+// Publish puts a workspace file on the configured assets target and
+// returns a link to it that expires. The file is read through the backend,
+// with read's confinement; it is hashed first, since a local target names
+// it by its hash, and its bytes are hashed again on the way out, so that a
+// file changed in between fails the upload instead of publishing content
+// the result does not describe.
+func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult, error) {
+	if t.ReadOnly {
+		return nil, fault.Errorf(fault.CodeReadOnly, "publish is refused: agentfs runs read-only.").
+			WithHint("only read, ls, find and grep are available; run without --readonly to publish")
+	}
+	if err := Validate(req); err != nil {
+		return nil, err
+	}
+	if t.Assets == nil {
+		return nil, fault.Errorf(fault.CodeNotConfigured, "publish has no assets target.").
+			WithHint("give --assets DIR (served by agentfs serve --assets DIR) or --assets s3://bucket/prefix, or set AGENTFS_ASSETS")
+	}
+	lifetime := cmpDuration(time.Duration(req.ExpiresIn), DefaultLinkLifetime)
+	f, err := t.FS.Open(ctx, req.Path)
+	if err != nil {
+		return nil, t.WithSuggestions(ctx, req.Path, err)
+	}
+	defer f.Close()
+	info := f.Info()
+	display := t.FS.Display(req.Path)
+	if limit := t.publishMaxSize(); info.Size > limit {
+		return nil, fault.Errorf(fault.CodeTooLarge, "the file is %d bytes, over the publish limit of %d.", info.Size, limit).
+			WithPath(display).WithDetail("size", info.Size).WithDetail("limit", limit).
+			WithHint("raise --publish-max-size to %d or more, or publish a smaller file", info.Size)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, info.Size)); err != nil {
+		return nil, ioError(err, display)
+	}
+	prefix := make([]byte, min(info.Size, sniffBytes))
+	if _, err := f.ReadAt(prefix, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, ioError(err, display)
+	}
+	obj := assets.Object{
+		Name:     path.Base(display),
+		MIMEType: publishMIME(info.Name, prefix),
+		Size:     info.Size,
+		SHA256:   hex.EncodeToString(h.Sum(nil)),
+		Expires:  time.Now().Add(lifetime).Truncate(time.Second).UTC(),
+	}
+	var content io.Reader = &checkedReader{r: io.NewSectionReader(f, 0, info.Size), h: sha256.New(), want: obj.SHA256, left: info.Size, display: display}
+	if t.Progress != nil {
+		content = &progressReader{r: content, total: info.Size, report: t.Progress}
+	}
+	url, err := t.Assets.Put(ctx, obj, content)
+	if err != nil {
+		if e := fault.Interrupted(ctx); e != nil {
+			return nil, e
+		}
+		return nil, err
+	}
+	return &PublishResult{URL: url, ExpiresAt: obj.Expires, SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType}, nil
+}
+
+func (t *Tools) publishMaxSize() int64 {
+	if t.PublishMaxSize <= 0 {
+		return DefaultPublishMaxSize
+	}
+	return t.PublishMaxSize
+}
+
+func cmpDuration(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// publishMIME is the Content-Type a link serves: read's type for the media
+// it knows by extension, else what the content's magic says, with its
+// charset for text.
+func publishMIME(name string, prefix []byte) string {
+	if m, ok := mediaByExt[strings.ToLower(path.Ext(name))]; ok {
+		return m.mime
+	}
+	return mimetype.Detect(prefix).String()
+}
+
+// checkedReader passes on exactly left bytes and, on the last of them,
+// fails instead when they are not the bytes that were hashed before (the
+// file changed on the way): a target then drops the upload.
+type checkedReader struct {
+	r       io.Reader
+	h       hash.Hash
+	want    string
+	left    int64
+	display string
+}
+
+func (c *checkedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.h.Write(p[:n])
+	c.left -= int64(n)
+	if errors.Is(err, io.EOF) && c.left > 0 || c.left == 0 && hex.EncodeToString(c.h.Sum(nil)) != c.want {
+		return 0, fault.Errorf(fault.CodeStale, "the file changed while it was published.").WithPath(c.display).
+			WithHint("publish it again once it no longer changes; nothing was published")
+	}
+	if c.left == 0 {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// progressReader reports how many of total bytes have gone out.
+type progressReader struct {
+	r      io.Reader
+	done   int64
+	total  int64
+	report func(done, total int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	p.report(p.done, p.total)
+	return n, err
+}

@@ -1,0 +1,191 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/assets"
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
+)
+
+// memStore is a target that keeps what it is given, as a real one does:
+// a Put whose content fails keeps nothing.
+type memStore struct {
+	objects map[string][]byte
+	last    assets.Object
+}
+
+func (m *memStore) Put(_ context.Context, obj assets.Object, content io.Reader) (string, error) {
+	data, err := io.ReadAll(content)
+	if err != nil {
+		return "", err
+	}
+	if m.objects == nil {
+		m.objects = map[string][]byte{}
+	}
+	m.objects[obj.SHA256] = data
+	m.last = obj
+	return "https://assets.test/" + obj.SHA256 + "/" + obj.Name, nil
+}
+
+// pngHeader is the start of a PNG: its type comes from its magic.
+const pngHeader = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
+func TestPublish(t *testing.T) {
+	files := map[string]string{
+		"report.md":    "# Report\n\nAll good.\n",
+		"plot":         pngHeader + "rest",
+		"data/out.csv": "a,b\n1,2\n",
+		"big.bin":      strings.Repeat("x", 2000),
+		"dir/x.txt":    "x",
+	}
+	for _, tc := range []struct {
+		name     string
+		req      PublishRequest
+		readOnly bool
+		noAssets bool
+		maxSize  int64
+		code     fault.Code
+		mime     string
+		lifetime time.Duration
+	}{
+		{name: "text, default expiry", req: PublishRequest{Path: "report.md"}, mime: "text/plain; charset=utf-8", lifetime: time.Hour},
+		{name: "type from magic", req: PublishRequest{Path: "plot"}, mime: "image/png", lifetime: time.Hour},
+		{name: "csv, a day", req: PublishRequest{Path: "data/out.csv", ExpiresIn: Lifetime(24 * time.Hour)}, mime: "text/csv", lifetime: 24 * time.Hour},
+		{name: "at the size cap", req: PublishRequest{Path: "big.bin"}, maxSize: 2000, mime: "text/plain; charset=utf-8", lifetime: time.Hour},
+		{name: "over the size cap", req: PublishRequest{Path: "big.bin"}, maxSize: 1999, code: fault.CodeTooLarge},
+		{name: "missing", req: PublishRequest{Path: "nope.md"}, code: fault.CodeNotFound},
+		{name: "a directory", req: PublishRequest{Path: "dir"}, code: fault.CodeNotAFile},
+		{name: "no path", req: PublishRequest{}, code: fault.CodeInvalidArgument},
+		{name: "read-only", req: PublishRequest{Path: "report.md"}, readOnly: true, code: fault.CodeReadOnly},
+		{name: "read-only before validation", req: PublishRequest{}, readOnly: true, code: fault.CodeReadOnly},
+		{name: "no target", req: PublishRequest{Path: "report.md"}, noAssets: true, code: fault.CodeNotConfigured},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &memStore{}
+			tl := &Tools{FS: memfs.New(files), ReadOnly: tc.readOnly, PublishMaxSize: tc.maxSize, Assets: store}
+			if tc.noAssets {
+				tl.Assets = nil
+			}
+			before := time.Now()
+			res, err := tl.Publish(context.Background(), tc.req)
+			if tc.code != "" {
+				if e := fault.AsError(err); e == nil || e.Code != tc.code {
+					t.Fatalf("err %v, want %s", err, tc.code)
+				}
+				if e := fault.AsError(err); e.Hint == "" {
+					t.Errorf("%s without a hint", e.Code)
+				}
+				if len(store.objects) != 0 {
+					t.Errorf("a refused publish stored %d objects", len(store.objects))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := files[tc.req.Path]
+			if res.SHA256 != sum(want) || res.Size != int64(len(want)) || res.MIMEType != tc.mime {
+				t.Errorf("result %+v, want sha256 %s, size %d, %s", res, sum(want), len(want), tc.mime)
+			}
+			if string(store.objects[res.SHA256]) != want {
+				t.Errorf("stored %q, want %q", store.objects[res.SHA256], want)
+			}
+			if !strings.HasSuffix(res.URL, "/"+res.SHA256+"/"+store.last.Name) || store.last.Name != tc.req.Path[strings.LastIndex(tc.req.Path, "/")+1:] {
+				t.Errorf("url %s, name %q", res.URL, store.last.Name)
+			}
+			lo, hi := before.Add(tc.lifetime).Truncate(time.Second), time.Now().Add(tc.lifetime)
+			if res.ExpiresAt.Before(lo) || res.ExpiresAt.After(hi) || !res.ExpiresAt.Equal(store.last.Expires) {
+				t.Errorf("expiresAt %s, want from %s to %s, as the target was told (%s)", res.ExpiresAt, lo, hi, store.last.Expires)
+			}
+		})
+	}
+}
+
+// changingFS serves a file whose bytes change after they were first read
+// in full, as a file rewritten in place during a publish.
+type changingFS struct{ *memfs.FS }
+
+func (c changingFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	f, err := c.FS.Open(ctx, p)
+	return &changingReader{FileReader: f}, err
+}
+
+type changingReader struct {
+	backend.FileReader
+	read int64
+}
+
+func (r *changingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.FileReader.ReadAt(p, off)
+	if r.read >= r.Info().Size {
+		for i := range p[:n] {
+			p[i] = 'Z'
+		}
+	}
+	r.read += int64(n)
+	return n, err
+}
+
+// TestPublishChangedFile: content that is not what was hashed fails the
+// upload with STALE, and the target keeps nothing.
+func TestPublishChangedFile(t *testing.T) {
+	store := &memStore{}
+	tl := &Tools{FS: changingFS{memfs.New(map[string]string{"f.txt": "original\n"})}, Assets: store}
+	_, err := tl.Publish(context.Background(), PublishRequest{Path: "f.txt"})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale {
+		t.Fatalf("err %v, want STALE", err)
+	}
+	if len(store.objects) != 0 {
+		t.Errorf("stored %d objects", len(store.objects))
+	}
+}
+
+// TestPublishProgress: the progress callback sees every byte go out, ending
+// at the total.
+func TestPublishProgress(t *testing.T) {
+	content := strings.Repeat("p", 100<<10)
+	var last, total int64
+	calls := 0
+	tl := &Tools{FS: memfs.New(map[string]string{"f": content}), Assets: &memStore{},
+		Progress: func(done, all int64) { last, total = done, all; calls++ }}
+	if _, err := tl.Publish(context.Background(), PublishRequest{Path: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || last != int64(len(content)) || total != int64(len(content)) {
+		t.Errorf("progress ended at %d of %d after %d calls, want %d", last, total, calls, len(content))
+	}
+}
+
+func TestCheckedReader(t *testing.T) {
+	content := []byte("exactly these bytes")
+	for _, tc := range []struct {
+		name   string
+		source string
+		size   int64
+		ok     bool
+	}{
+		{"same", string(content), int64(len(content)), true},
+		{"same, more behind", string(content) + "tail", int64(len(content)), true},
+		{"changed", "exactly those bytes!", int64(len(content)), false},
+		{"shorter", "exactly", int64(len(content)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &checkedReader{r: strings.NewReader(tc.source), h: sha256.New(), want: sum(string(content)), left: tc.size}
+			got, err := io.ReadAll(r)
+			if tc.ok != (err == nil) {
+				t.Fatalf("err %v, want ok %v", err, tc.ok)
+			}
+			if tc.ok && !bytes.Equal(got, content) {
+				t.Errorf("read %q", got)
+			}
+		})
+	}
+}
