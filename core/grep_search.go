@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/agentfs/agentfs/search"
-	"golang.org/x/text/transform"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // Buffer sizes of one searcher: files are read in chunks of readChunk; a
@@ -114,12 +114,12 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 		}
 		if first {
 			first = false
-			if c, ok := bomCodec(buf); ok && c.dec != nil && !decoded {
+			if c, ok := textfile.ByBOM(buf); ok && !c.IsUTF8() && !decoded {
 				// UTF-16 with a byte-order mark is text, as read decodes it
 				// (and ripgrep searches it): search it decoded to UTF-8,
 				// from the bytes after the mark. Lines keep their numbers.
-				head := append([]byte(nil), buf[len(c.bom):]...)
-				r = transform.NewReader(io.MultiReader(bytes.NewReader(head), r), c.dec.NewDecoder())
+				head := append([]byte(nil), buf[c.BOMLen():]...)
+				r = c.DecodingReader(io.MultiReader(bytes.NewReader(head), r))
 				// The NUL check then runs on the first decoded block: a
 				// binary file that merely starts with FF FE stays binary.
 				buf, eof, first, decoded = buf[:0], false, true, true

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // Read caps from the reference.
@@ -203,43 +204,43 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	h := sha256.New()
 	size := bufSize(info.Size)
 	if req.ByteOffset > 0 || req.Offset < 0 {
-		size = sniffBytes + 1 // only the prefix is read from here
+		size = textfile.SniffBytes + 1 // only the prefix is read from here
 	}
 	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
-	prefix, err := br.Peek(sniffBytes)
+	prefix, err := br.Peek(textfile.SniffBytes)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, ioError(err, display)
 	}
-	cls, err := classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
-	if errors.Is(err, errNotText) {
+	cls, err := textfile.Classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
+	if errors.Is(err, textfile.ErrNotText) {
 		return nil, notText(display, "the file is not UTF-8 text", 0)
 	}
 	if err != nil {
 		return nil, err
 	}
-	res := &ReadResult{Kind: string(cls.kind), Version: info.Version}
+	res := &ReadResult{Kind: string(cls.Kind), Version: info.Version}
 	res.Path, res.PathBase64 = fault.PathText(display)
-	switch cls.kind {
-	case kindImage, kindPDF:
+	switch cls.Kind {
+	case textfile.KindImage, textfile.KindPDF:
 		if req.Offset > 1 || req.Offset < 0 || req.ByteOffset > 0 {
-			return nil, fault.InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.mime).
+			return nil, fault.InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.MIME).
 				WithPath(display).WithHint("read it without --offset or --byte-offset")
 		}
 		data, err := readMedia(br, info.Size, display)
 		if err != nil {
 			return nil, err
 		}
-		res.Media = &Media{MimeType: cls.mime, Size: int64(len(data)), Data: base64.StdEncoding.EncodeToString(data)}
+		res.Media = &Media{MimeType: cls.MIME, Size: int64(len(data)), Data: base64.StdEncoding.EncodeToString(data)}
 		res.Sha256 = hex.EncodeToString(h.Sum(nil))
 		return res, nil
-	case kindBinary:
-		res.Media = &Media{MimeType: cls.mime, Size: info.Size}
+	case textfile.KindBinary:
+		res.Media = &Media{MimeType: cls.MIME, Size: info.Size}
 		return fitted(t, res)
 	}
 	w := &window{
 		t:       t,
 		req:     req,
-		codec:   cls.text,
+		codec:   cls.Codec,
 		display: display,
 		limit:   req.Limit,
 	}
@@ -257,21 +258,21 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	)
 	switch {
 	case req.ByteOffset > 0:
-		lr, w.midLine, err = openAt(f, req, cls.text, display)
+		lr, w.midLine, err = openAt(f, req, cls.Codec, display)
 		if err != nil {
 			return nil, err
 		}
 		start = req.Offset
 	case req.Offset < 0:
-		lr, start, err = t.tail(ctx, f, br, h, req, cls.text, display)
+		lr, start, err = t.tail(ctx, f, br, h, req, cls.Codec, display)
 		if err != nil {
 			return nil, err
 		}
 	default:
-		if _, err := br.Discard(len(cls.text.bom)); err != nil {
+		if _, err := br.Discard(cls.Codec.BOMLen()); err != nil {
 			return nil, ioError(err, display)
 		}
-		lr = &lineReader{br: br, c: cls.text, pos: int64(len(cls.text.bom)), hash: h, src: f}
+		lr = &lineReader{br: br, c: cls.Codec, pos: int64(cls.Codec.BOMLen()), hash: h, src: f}
 		start = max(req.Offset, 1)
 		skip = start - 1
 	}
@@ -323,7 +324,7 @@ func (w *window) size(res *ReadResult, fileSize int64) error {
 	sk.Sha256 = unknownSha256
 	sk.TextWindow = &TextWindow{StartLine: big, EndLine: big, TotalLines: &big, TotalBytes: fileSize,
 		Truncated: true, LinesCut: w.limit, NextOffset: &big, NextByteOffset: &big64,
-		LineEnding: "mixed", BOM: w.codec.bom != nil, Encoding: w.codec.name}
+		LineEnding: "mixed", BOM: w.codec.BOMLen() > 0, Encoding: w.codec.Name()}
 	w.skeleton = jsonSize(&sk)
 	bound := min(ReadMaxBytes, w.t.maxBytes())
 	if w.skeleton > bound {
@@ -364,13 +365,13 @@ func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
 // the result reports, never from a file replaced since. It reads the few
 // bytes before the offset, to check that it starts a line (or continues a
 // line longer than a window: midLine), and never the rest of the file.
-func openAt(f backend.FileReader, req ReadRequest, c codec, display string) (lr *lineReader, midLine bool, err error) {
-	off, bomLen := req.ByteOffset, int64(len(c.bom))
+func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display string) (lr *lineReader, midLine bool, err error) {
+	off, bomLen := req.ByteOffset, int64(c.BOMLen())
 	notStart := func(why string) error {
 		return fault.InvalidArgument("byteOffset %d is not the start of a line: %s.", off, why).WithPath(display).
 			WithHint("pass nextOffset and nextByteOffset of the previous read as --offset and --byte-offset together, or --offset alone")
 	}
-	if off < bomLen || off%int64(c.unit) != 0 {
+	if off < bomLen || off%int64(c.Unit()) != 0 {
 		return nil, false, notStart("it is inside a character or the byte-order mark")
 	}
 	back := min(off-bomLen, minPiece)
@@ -390,18 +391,18 @@ func openAt(f backend.FileReader, req ReadRequest, c codec, display string) (lr 
 		return nil, false, ioError(err, display)
 	}
 	lr = &lineReader{br: br, c: c, pos: off, src: sec}
-	if off == bomLen || endsWith(before, c.newline()) {
+	if off == bomLen || endsWith(before, c.Newline()) {
 		return lr, false, nil
 	}
-	next, _ := br.Peek(c.unit)
+	next, _ := br.Peek(c.Unit())
 	switch {
 	case back < minPiece:
 		err = notStart("it is too near the start of its line")
-	case indexUnit(before, c.newline(), c.unit) >= 0:
+	case indexUnit(before, c.Newline(), c.Unit()) >= 0:
 		err = notStart("a line starts in the bytes before it")
-	case endsWith(before, c.cr()) && string(next) == string(c.newline()):
+	case endsWith(before, c.CR()) && string(next) == string(c.Newline()):
 		err = notStart("it splits a CRLF")
-	case c.dec == nil && len(next) > 0 && !utf8.RuneStart(next[0]):
+	case c.IsUTF8() && len(next) > 0 && !utf8.RuneStart(next[0]):
 		err = notStart("it is inside a UTF-8 character")
 	}
 	if err != nil {
@@ -413,7 +414,7 @@ func openAt(f backend.FileReader, req ReadRequest, c codec, display string) (lr 
 // bufSize fits the read-ahead to a small file: paging one with many tiny
 // windows should not allocate a full buffer for each.
 func bufSize(n int64) int {
-	return int(min(max(n+1, sniffBytes+1), readBufSize))
+	return int(min(max(n+1, textfile.SniffBytes+1), readBufSize))
 }
 
 func endsWith(b, unit []byte) bool {
@@ -451,7 +452,7 @@ func notText(display, what string, line int) error {
 type window struct {
 	t       *Tools
 	req     ReadRequest
-	codec   codec
+	codec   textfile.Codec
 	display string
 	limit   int
 	// budget is the room for content; skeleton the size of the result
@@ -553,8 +554,8 @@ func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*Tex
 		StartLine: start,
 		EndLine:   start + count - 1,
 		Truncated: truncated,
-		BOM:       w.codec.bom != nil,
-		Encoding:  w.codec.name,
+		BOM:       w.codec.BOMLen() > 0,
+		Encoding:  w.codec.Name(),
 	}
 	tw.Content, tw.LineEnding = w.render(start)
 	for _, l := range w.lines {
@@ -618,11 +619,11 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 	if full {
 		body, term = w.splitTerm(raw)
 	} else {
-		body = body[:w.codec.boundary(body, len(body))]
+		body = body[:w.codec.Boundary(body, len(body))]
 	}
-	text, err := w.codec.decode(body)
+	text, err := w.codec.Decode(body)
 	if err != nil {
-		return winLine{}, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.name), n)
+		return winLine{}, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.Name()), n)
 	}
 	line := winLine{text: text, term: term}
 	if cutAt > 0 {
@@ -633,7 +634,7 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 			line.term = lr.lastTerm
 		}
 		if cut, ok := truncateLine(text, cutAt, chars); ok || !full {
-			size := lr.lineLen - termLen(line.term, w.codec.unit)
+			size := lr.lineLen - termLen(line.term, w.codec.Unit())
 			line.text, line.cut = cut+lineCutMarker(int64(size)), true
 		}
 	}
@@ -661,23 +662,23 @@ func (w *window) body(raw []byte, lr *lineReader) []byte {
 // TOO_LARGE. whole is the line when all of it was read.
 func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) {
 	c := w.codec
-	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.name), n)
-	if _, err := c.decode(raw[:c.boundary(raw, len(raw))]); err != nil {
+	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.Name()), n)
+	if _, err := c.Decode(raw[:c.Boundary(raw, len(raw))]); err != nil {
 		return winLine{}, 0, bad
 	}
 	fits := func(k int) bool {
-		text, err := c.decode(raw[:c.boundary(raw, k)])
+		text, err := c.Decode(raw[:c.Boundary(raw, k)])
 		return err == nil && w.used+w.cost(winLine{text: text}, n) <= w.budget
 	}
 	// The least piece ends at the first boundary one unit past least, so
 	// that it still holds least bytes if it must not end on a CR.
-	least := c.unit
+	least := c.Unit()
 	if !w.midLine {
 		least = minPiece
 	}
 	kLeast := -1
-	for k := least + c.unit; k <= min(len(raw), least+c.unit+utf8.UTFMax); k++ {
-		if b := c.boundary(raw, k); b >= least+c.unit {
+	for k := least + c.Unit(); k <= min(len(raw), least+c.Unit()+utf8.UTFMax); k++ {
+		if b := c.Boundary(raw, k); b >= least+c.Unit() {
 			kLeast = b
 			break
 		}
@@ -691,7 +692,7 @@ func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) 
 		if kLeast < 0 {
 			needed += w.cost(*whole, n) // the line is shorter than its least piece
 		} else {
-			text, _ := c.decode(raw[:kLeast])
+			text, _ := c.Decode(raw[:kLeast])
 			needed += w.cost(winLine{text: text}, n)
 		}
 		return winLine{}, 0, w.t.tooLarge(needed, what).WithPath(w.display).WithDetail("line", n)
@@ -704,11 +705,11 @@ func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) 
 			hi = mid - 1
 		}
 	}
-	k := c.boundary(raw, lo)
-	if endsWith(raw[:k], c.cr()) {
-		k -= c.unit
+	k := c.Boundary(raw, lo)
+	if endsWith(raw[:k], c.CR()) {
+		k -= c.Unit()
 	}
-	text, err := c.decode(raw[:k])
+	text, err := c.Decode(raw[:k])
 	if err != nil || k == 0 {
 		return winLine{}, 0, bad
 	}
@@ -718,12 +719,12 @@ func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) 
 
 func (w *window) splitTerm(raw []byte) ([]byte, termKind) {
 	c := w.codec
-	if !endsWith(raw, c.newline()) {
+	if !endsWith(raw, c.Newline()) {
 		return raw, termNone
 	}
-	body := raw[:len(raw)-c.unit]
-	if endsWith(body, c.cr()) {
-		return body[:len(body)-c.unit], termCRLF
+	body := raw[:len(raw)-c.Unit()]
+	if endsWith(body, c.CR()) {
+		return body[:len(body)-c.Unit()], termCRLF
 	}
 	return body, termLF
 }
@@ -824,7 +825,7 @@ func jsonLen(s string) int {
 // asked for.
 type lineReader struct {
 	br *bufio.Reader
-	c  codec
+	c  textfile.Codec
 	// pos is the file offset of the next unread byte.
 	pos int64
 	// hash, when set, has seen every byte from offset 0.
@@ -882,9 +883,9 @@ func (r *lineReader) consume() ([]byte, error) {
 	}
 	r.remember(chunk)
 	switch {
-	case r.c.unit == 1:
+	case r.c.Unit() == 1:
 		r.inLine = false
-	case r.c.bigEndian:
+	case r.c.BigEndian():
 		// 00 0A ends a line when the 0A is at an odd offset.
 		r.inLine = !(r.pos%2 == 0 && len(r.tail) >= 2 && r.tail[len(r.tail)-2] == 0)
 	case (r.pos-1)%2 == 0:
@@ -901,8 +902,8 @@ func (r *lineReader) consume() ([]byte, error) {
 	}
 	if !r.inLine {
 		r.lastTerm = termLF
-		if u := r.c.unit; r.lineLen >= 2*u && len(r.tail) >= 2*u &&
-			string(r.tail[len(r.tail)-2*u:len(r.tail)-u]) == string(r.c.cr()) {
+		if u := r.c.Unit(); r.lineLen >= 2*u && len(r.tail) >= 2*u &&
+			string(r.tail[len(r.tail)-2*u:len(r.tail)-u]) == string(r.c.CR()) {
 			r.lastTerm = termCRLF
 		}
 	}

@@ -1,4 +1,4 @@
-package core
+package textfile
 
 import (
 	"strings"
@@ -51,17 +51,17 @@ func TestStyledContent(t *testing.T) {
 		{name: "mixed, crlf asked", file: ptrTo("a\r\nb\n"), content: "a\nb\n", lineEnding: "crlf", want: "a\r\nb\r\n", ending: "crlf"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var file *fileStyle
+			var file *Style
 			if tc.file != nil {
-				st, ok := styleOf([]byte(*tc.file), true)
+				st, ok := StyleOf([]byte(*tc.file), true)
 				if !ok {
-					t.Fatalf("styleOf(%q) is not text", *tc.file)
+					t.Fatalf("StyleOf(%q) is not text", *tc.file)
 				}
 				file = &st
 			}
-			got, ws, err := styledContent(tc.content, file, tc.lineEnding, tc.bom)
+			got, ws, err := Styled(tc.content, file, tc.lineEnding, tc.bom)
 			marked := strings.HasPrefix(tc.want, "\xEF\xBB\xBF") || strings.HasPrefix(tc.want, "\xFF\xFE")
-			if err != nil || string(got) != tc.want || ws.lineEnding != tc.ending || ws.bom != marked {
+			if err != nil || string(got) != tc.want || ws.LineEnding != tc.ending || ws.BOM != marked {
 				t.Fatalf("got %q %+v %v, want %q %s", got, ws, err, tc.want, tc.ending)
 			}
 		})
@@ -88,9 +88,9 @@ func TestStyleOf(t *testing.T) {
 		{"\xFF\xFE\x00\xD8", true, false, 0, 0},
 		{"", true, true, 0, 0},
 	} {
-		st, ok := styleOf([]byte(tc.head), tc.whole)
+		st, ok := StyleOf([]byte(tc.head), tc.whole)
 		if ok != tc.ok || st.crlf != tc.crlf || st.lf != tc.lf {
-			t.Errorf("styleOf(%q, %v) = %+v, %v; want %d crlf, %d lf, %v", tc.head, tc.whole, st, ok, tc.crlf, tc.lf, tc.ok)
+			t.Errorf("StyleOf(%q, %v) = %+v, %v; want %d crlf, %d lf, %v", tc.head, tc.whole, st, ok, tc.crlf, tc.lf, tc.ok)
 		}
 	}
 }
