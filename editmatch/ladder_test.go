@@ -117,3 +117,45 @@ func TestLargeBatchIndexes(t *testing.T) {
 		t.Errorf("tail: %d matches through the index, want 2", n)
 	}
 }
+
+// TestLocate: the rung that locates oldText and the lines of its matches,
+// the same scanning and through the index; nil where no rung may match.
+func TestLocate(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old string
+		rung           string
+		lines          []int
+	}{
+		{"exact", "a\nb\nc\n", "b", RungExact, []int{2}},
+		{"exact, overlapping", "aaa\n", "aa", RungExact, []int{1, 1}},
+		{"exact beats a looser rung", "b \nb\n", "b", RungExact, []int{1, 2}},
+		{"trailing whitespace", "a  \nb\t\n", "a\nb\n", RungTrailingWhitespace, []int{1}},
+		{"whitespace", "a\u00a0\n", "a\n", RungWhitespace, []int{1}},
+		{"indentation", "\tif x {\n\t\ty()\n\t}\n", "    if x {\n        y()\n    }", RungIndentation, []int{1}},
+		{"indentation with a blank line", "\tif x {\n\n\t\ty()\n\t}\n", "    if x {\n\n        y()\n    }", RungIndentation, []int{1}},
+		{"unicode lines", "say \u201chi\u201d\n", "say \"hi\"\n", RungUnicode, []int{1}},
+		{"unicode fragment", "x = \u201ca\u201d\n", "\"a\"", RungUnicode, []int{1}},
+		{"unicode fragments do not overlap", "\u201c\u201c\u201c\n", "\"\"", RungUnicode, []int{1}},
+		{"uneven indentation is no match", "\tif x {\n\t\t\ty()\n\t}\n", "if x {\ny()\n}", "", nil},
+		{"whitespace-only oldText is never fuzzy", "a\n\t\nb\n", "  \n", "", nil},
+		{"longer than the file", "a\n", "a\nb\nc", "", nil},
+		{"inside one rune's folding", "\uFB01\n", "i", "", nil},
+		{"a fold that is nothing", "a\n", "\u200b", "", nil},
+		{"empty oldText", "a\n", "", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, indexed := range []bool{false, true} {
+				tx := New(tc.src)
+				tx.indexed = indexed
+				ms := tx.Locate(tc.old)
+				var lines []int
+				for _, m := range ms {
+					lines = append(lines, m.Line)
+				}
+				if !reflect.DeepEqual(lines, tc.lines) || len(ms) > 0 && ms[0].Rung != tc.rung {
+					t.Fatalf("indexed %v: %+v; want %s at lines %v", indexed, ms, tc.rung, tc.lines)
+				}
+			}
+		})
+	}
+}

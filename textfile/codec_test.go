@@ -18,6 +18,10 @@ func TestClassify(t *testing.T) {
 		{"x", "caf\xe9 au lait", "", "", true},
 		{"x", "caf\xe9 au lait", "latin1", KindText, false},
 		{"x", "a" + strings.Repeat("é", SniffBytes/2-1) + "\xc3", "", KindText, false},
+		{"x", "\xff" + strings.Repeat("a", SniffBytes-1), "", "", true},
+		{"x", "\xFF\xFEa\x00", "", KindText, false},
+		{"x", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "", KindImage, false},
+		{"x", "\x1f\x8b\x08\xff\x01", "", KindBinary, false},
 	} {
 		c, err := Classify(tc.name, []byte(tc.prefix), tc.enc, true)
 		if (err != nil) != tc.err || !tc.err && c.Kind != tc.kind {
@@ -46,6 +50,8 @@ func TestDecodeNeverReplacesSilently(t *testing.T) {
 		{utf16Codec(false, nil), []byte{'a', 0, 'b'}, "", false},
 		{sjis, []byte("\x93\xfa"), "日", true},
 		{sjis, []byte("\x93"), "", false},
+		{utf16Codec(true, nil), []byte{0, 'a', 0xFF, 0xFD}, "a\uFFFD", true},
+		{utf16Codec(true, nil), []byte{0xD8, 0x00, 0, 'b'}, "", false},
 		{Codec{name: "utf-8", unit: 1}, []byte("\xff"), "", false},
 	} {
 		got, err := tc.c.Decode(tc.raw)

@@ -35,6 +35,8 @@ func TestStyledContent(t *testing.T) {
 		{name: "lf file, crlf content", file: ptrTo("x\n"), content: "a\r\nb\r\n", want: "a\nb\n", ending: "lf"},
 		{name: "lf file, crlf asked", file: ptrTo("x\n"), content: "a\nb\n", lineEnding: "crlf", want: "a\r\nb\r\n", ending: "crlf"},
 		{name: "a lone CR is content", file: ptrTo("x\r\n"), content: "a\rb\n", want: "a\rb\r\n", ending: "crlf"},
+		{name: "new file without a line break", content: "abc", want: "abc", ending: "none"},
+		{name: "UTF-16BE stays UTF-16BE", file: ptrTo("\xFE\xFF\x00x\x00\n"), content: "a\n", want: "\xFE\xFF\x00a\x00\n", ending: "lf"},
 		{name: "no line break: as given", file: ptrTo("x"), content: "a\r\nb\n", want: "a\r\nb\n", ending: "mixed"},
 		{name: "BOM file keeps it", file: ptrTo("\xEF\xBB\xBFx\n"), content: "a\n", want: "\xEF\xBB\xBFa\n", ending: "lf"},
 		{name: "BOM file, content with its mark", file: ptrTo("\xEF\xBB\xBFx\n"), content: "\uFEFFa\n", want: "\xEF\xBB\xBFa\n", ending: "lf"},
@@ -60,7 +62,7 @@ func TestStyledContent(t *testing.T) {
 				file = &st
 			}
 			got, ws, err := Styled(tc.content, file, tc.lineEnding, tc.bom)
-			marked := strings.HasPrefix(tc.want, "\xEF\xBB\xBF") || strings.HasPrefix(tc.want, "\xFF\xFE")
+			marked := strings.HasPrefix(tc.want, "\xEF\xBB\xBF") || strings.HasPrefix(tc.want, "\xFF\xFE") || strings.HasPrefix(tc.want, "\xFE\xFF")
 			if err != nil || string(got) != tc.want || ws.LineEnding != tc.ending || ws.BOM != marked {
 				t.Fatalf("got %q %+v %v, want %q %s", got, ws, err, tc.want, tc.ending)
 			}
