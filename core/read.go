@@ -202,19 +202,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 			WithHint("its offsets no longer name the same bytes: read it again from the start")
 	}
 	h := sha256.New()
-	size := bufSize(info.Size)
-	if req.ByteOffset > 0 || req.Offset < 0 {
-		size = textfile.SniffBytes + 1 // only the prefix is read from here
-	}
-	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
-	prefix, err := br.Peek(textfile.SniffBytes)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, ioError(err, display)
-	}
-	cls, err := textfile.Classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
-	if errors.Is(err, textfile.ErrNotText) {
-		return nil, notText(display, "the file is not UTF-8 text", 0)
-	}
+	br, cls, err := classifyFile(f, h, req, display)
 	if err != nil {
 		return nil, err
 	}
@@ -247,54 +235,83 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	if w.limit == 0 || w.limit > ReadMaxLines {
 		w.limit = ReadMaxLines
 	}
-	if err := w.size(res, info.Size); err != nil {
+	if res.TextWindow, err = w.read(ctx, f, br, h, res); err != nil {
 		return nil, err
 	}
-	// The window's first line: its number, and how many lines to skip to
-	// reach it when the reader stands at line 1.
-	var (
-		lr          *lineReader
-		start, skip int
-	)
-	switch {
-	case req.ByteOffset > 0:
-		lr, w.midLine, err = openAt(f, req, cls.Codec, display)
-		if err != nil {
-			return nil, err
-		}
-		start = req.Offset
-	case req.Offset < 0:
-		lr, start, err = t.tail(ctx, f, br, h, req, cls.Codec, display)
-		if err != nil {
-			return nil, err
-		}
-	default:
-		if _, err := br.Discard(cls.Codec.BOMLen()); err != nil {
-			return nil, ioError(err, display)
-		}
-		lr = &lineReader{br: br, c: cls.Codec, pos: int64(cls.Codec.BOMLen()), hash: h, src: f}
-		start = max(req.Offset, 1)
-		skip = start - 1
+	return fitted(t, res)
+}
+
+// classifyFile says what f is from the prefix of its bytes, which it peeks
+// through the buffered reader the read goes on with, hashing all it reads.
+func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display string) (*bufio.Reader, textfile.Class, error) {
+	size := bufSize(f.Info().Size)
+	if req.ByteOffset > 0 || req.Offset < 0 {
+		size = textfile.SniffBytes + 1 // only the prefix is read from here
+	}
+	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
+	prefix, err := br.Peek(textfile.SniffBytes)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, textfile.Class{}, ioError(err, display)
+	}
+	cls, err := textfile.Classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
+	if errors.Is(err, textfile.ErrNotText) {
+		return nil, cls, notText(display, "the file is not UTF-8 text", 0)
+	}
+	return br, cls, err
+}
+
+// read reads the window of text lines from f, whose stream br (hashed by
+// h) stands at the start, sized so that res (the result without it) fits
+// the bound.
+func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, res *ReadResult) (*TextWindow, error) {
+	size := f.Info().Size
+	if err := w.size(res, size); err != nil {
+		return nil, err
+	}
+	lr, start, skip, err := w.start(ctx, f, br, h)
+	if err != nil {
+		return nil, err
 	}
 	tw, err := w.run(ctx, lr, start, skip)
 	if err != nil {
 		return nil, err
 	}
-	tw.TotalBytes = info.Size
+	tw.TotalBytes = size
 	if lr.wholeFile() && !tw.Truncated {
 		res.Sha256 = lr.sum()
 	}
-	if tw.TotalLines == nil && start > 0 && info.Size <= ReadCountMaxBytes {
+	if tw.TotalLines == nil && start > 0 && size <= ReadCountMaxBytes {
 		// The lines the window's reader has passed, and a count of the rest.
-		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos, info.Size-lr.pos)
+		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos, size-lr.pos)
 		if err != nil {
-			return nil, ioError(err, display)
+			return nil, ioError(err, w.display)
 		}
 		total := w.passed(lr) + rest
 		tw.TotalLines = &total
 	}
-	res.TextWindow = tw
-	return fitted(t, res)
+	return tw, nil
+}
+
+// start places a line reader where the window starts: at req.ByteOffset,
+// at the start of the last lines (a negative offset), or at line 1; start
+// is the window's first line, and skip how many lines the reader is to
+// skip to reach it.
+func (w *window) start(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash) (lr *lineReader, start, skip int, err error) {
+	req, c := w.req, w.codec
+	switch {
+	case req.ByteOffset > 0:
+		lr, w.midLine, err = openAt(f, req, c, w.display)
+		return lr, req.Offset, 0, err
+	case req.Offset < 0:
+		lr, start, err = w.t.tail(ctx, f, br, h, req, c, w.display)
+		return lr, start, 0, err
+	}
+	if _, err := br.Discard(c.BOMLen()); err != nil {
+		return nil, 0, 0, ioError(err, w.display)
+	}
+	lr = &lineReader{br: br, c: c, pos: int64(c.BOMLen()), hash: h, src: f}
+	start = max(req.Offset, 1)
+	return lr, start, start - 1, nil
 }
 
 func (req ReadRequest) check() error {
@@ -487,64 +504,12 @@ type winLine struct {
 // start (negative when counted from the end), then takes whole lines until a
 // cap.
 func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*TextWindow, error) {
-	for n := 1; n <= skip; n++ {
-		if n%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err() // skipping to a far offset can take long
-		}
-		ok, err := lr.skipLine()
-		if err != nil {
-			return nil, ioError(err, w.display)
-		}
-		if !ok {
-			return nil, pastEnd(start, n-1, w.display)
-		}
+	if err := w.skip(ctx, lr, start, skip); err != nil {
+		return nil, err
 	}
-	w.reading = start - 1
-	truncated, continues := false, false
-	var next *int64
-	for len(w.lines) < w.limit {
-		lineStart := lr.pos
-		n := start + len(w.lines)
-		w.reading = n
-		raw, err := lr.next(w.rawLimit())
-		if err != nil {
-			return nil, ioError(err, w.display)
-		}
-		if lr.atEnd() {
-			break
-		}
-		line, fits, err := w.take(raw, lr, n)
-		if err != nil {
-			return nil, err
-		}
-		if fits {
-			w.lines = append(w.lines, line)
-			continue
-		}
-		truncated = true
-		if len(w.lines) > 0 {
-			next = &lineStart
-			break
-		}
-		piece, cut, err := w.piece(w.body(raw, lr), n, &line)
-		if err != nil {
-			return nil, err
-		}
-		w.lines = append(w.lines, piece)
-		at := lineStart + int64(cut)
-		next, continues = &at, true
-		break
-	}
-	if !truncated && len(w.lines) == w.limit {
-		more, err := lr.more()
-		if err != nil {
-			return nil, ioError(err, w.display)
-		}
-		if more {
-			truncated = true
-			at := lr.pos
-			next = &at
-		}
+	truncated, continues, next, err := w.fill(lr, start)
+	if err != nil {
+		return nil, err
 	}
 	count := len(w.lines)
 	if count == 0 && (start > 1 || w.req.ByteOffset > 0) {
@@ -574,6 +539,71 @@ func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*Tex
 		tw.TotalLines = &total
 	}
 	return tw, nil
+}
+
+// skip passes the skip lines before line start.
+func (w *window) skip(ctx context.Context, lr *lineReader, start, skip int) error {
+	for n := 1; n <= skip; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err() // skipping to a far offset can take long
+		}
+		ok, err := lr.skipLine()
+		if err != nil {
+			return ioError(err, w.display)
+		}
+		if !ok {
+			return pastEnd(start, n-1, w.display)
+		}
+	}
+	w.reading = start - 1
+	return nil
+}
+
+// fill reads the window's lines from line start until the window is full,
+// the bound cuts it (truncated, with next the byte offset to go on from;
+// continues when that is inside a line), or the file ends.
+func (w *window) fill(lr *lineReader, start int) (truncated, continues bool, next *int64, err error) {
+	for len(w.lines) < w.limit {
+		lineStart := lr.pos
+		n := start + len(w.lines)
+		w.reading = n
+		raw, err := lr.next(w.rawLimit())
+		if err != nil {
+			return false, false, nil, ioError(err, w.display)
+		}
+		if lr.atEnd() {
+			break
+		}
+		line, fits, err := w.take(raw, lr, n)
+		if err != nil {
+			return false, false, nil, err
+		}
+		if fits {
+			w.lines = append(w.lines, line)
+			continue
+		}
+		if len(w.lines) > 0 {
+			return true, false, &lineStart, nil
+		}
+		piece, cut, err := w.piece(w.body(raw, lr), n, &line)
+		if err != nil {
+			return false, false, nil, err
+		}
+		w.lines = append(w.lines, piece)
+		at := lineStart + int64(cut)
+		return true, true, &at, nil
+	}
+	if len(w.lines) == w.limit {
+		more, err := lr.more()
+		if err != nil {
+			return false, false, nil, ioError(err, w.display)
+		}
+		if more {
+			at := lr.pos
+			return true, false, &at, nil
+		}
+	}
+	return false, false, nil, nil
 }
 
 // passed is how many lines end before where lr stands after run: those up
