@@ -151,8 +151,10 @@ var lineKeys = []struct {
 }
 
 // Locate runs the ladder for old and returns every match at the first rung
-// that has one, in order; nil when none matches. Exact matches may overlap;
-// fuzzy ones are whole lines.
+// that has one, in order; nil when none matches. Exact matches, and the
+// windows of whole lines the fuzzy rungs compare, may overlap: which to
+// keep is the caller's choice. The unicode rung, failing whole lines, also
+// finds old within lines, without overlaps.
 func (t *Text) Locate(old string) []Match {
 	if ms := t.Exact(old); len(ms) > 0 {
 		return ms
