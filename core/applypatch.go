@@ -49,10 +49,10 @@ const (
 const MaxPatchBytes = 8 << 20
 
 // ApplyPatch verifies every section of a patch against the files as they
-// are (each chunk located by the ladder edit uses), then commits every
-// change in one transaction under the locks of every path: all of it
-// happens, or none, and a process killed during the commit is undone by
-// the next agentfs to start.
+// are (each chunk located by patch.Ladder: Codex's rungs, named as edit's),
+// then commits every change in one transaction under the locks of every
+// path: all of it happens, or none, and a process killed during the commit
+// is undone by the next agentfs to start.
 func (t *Tools) ApplyPatch(ctx context.Context, req ApplyPatchRequest) (*ApplyPatchResult, error) {
 	m, err := t.mutableFS("apply-patch")
 	if err != nil {

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // MaxEditBytes is the largest file edit reads.
@@ -72,8 +72,6 @@ type EditResult struct {
 	Sha256  string `json:"sha256"`
 	DryRun  bool   `json:"dryRun,omitempty"`
 }
-
-var bom = []byte("\xEF\xBB\xBF")
 
 // ops checks the request and returns its edits in one list.
 func (r *EditRequest) ops() ([]EditOp, error) {
@@ -153,11 +151,8 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	}); err != nil {
 		return nil, err
 	}
-	prefix := []byte{}
-	if bytes.HasPrefix(data, bom) {
-		prefix = bom
-	}
-	src := string(data[len(prefix):])
+	prefix, body := textfile.CutUTF8BOM(data)
+	src := string(body)
 	edited, outcomes, err := planEdits(src, edits)
 	if err != nil {
 		return nil, withPath(err, display)
@@ -236,7 +231,7 @@ func readText(r backend.FileReader, tool, display string) ([]byte, backend.FileI
 	if len(data) > MaxEditBytes {
 		return nil, info, tooLarge(int64(len(data)))
 	}
-	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+	if !textfile.IsUTF8Text(data) {
 		return nil, info, fault.Errorf(fault.CodeNotText, "the file is not UTF-8 text.").WithPath(display).
 			WithHint("%s changes text files only; use write to replace a binary file", tool)
 	}

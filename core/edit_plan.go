@@ -5,12 +5,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
 )
 
 // EditOutcome says how one edit of a batch was applied.
 type EditOutcome struct {
-	// Rung is the ladder rung that located oldText (see the Rung constants).
+	// Rung is the ladder rung that located oldText (see editmatch.Rung*).
 	Rung string `json:"rung,omitempty"`
 	// Replacements is how many regions were replaced (more than one only
 	// with replaceAll).
@@ -47,24 +48,24 @@ type region struct {
 // all or nothing: any edit that does not match exactly one place (or any
 // place, with replaceAll), or that overlaps another, fails the batch.
 func planEdits(src string, edits []EditOp) (string, []EditOutcome, error) {
-	return newText(src).plan(edits)
+	return plan(editmatch.New(src), edits)
 }
 
 // plan is planEdits on a text.
-func (t *text) plan(edits []EditOp) (string, []EditOutcome, error) {
-	src := t.src
+func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
+	src := t.Content()
 	outcomes := make([]EditOutcome, len(edits))
 	var regions []region
 	var applied []int // edits whose newText is there and oldText is not
 	for i, e := range edits {
 		oldText, newText := e.OldText, *e.NewText
-		ms := t.locate(oldText)
+		ms := t.Locate(oldText)
 		if len(ms) == 0 {
-			if stripped, first, ok := stripGutter(oldText); ok && strings.TrimSpace(stripped) != "" {
-				if gms := t.locate(stripped); gutterFits(t, gms, first) {
+			if stripped, first, ok := editmatch.StripGutter(oldText); ok && strings.TrimSpace(stripped) != "" {
+				if gms := t.Locate(stripped); gutterFits(t, gms, first) {
 					last := first + strings.Count(strings.TrimSuffix(stripped, "\n"), "\n")
 					ms, oldText = gms, stripped
-					newText = stripGutterLines(newText, first, last)
+					newText = editmatch.StripGutterLines(newText, first, last)
 					outcomes[i].GutterStripped = true
 				}
 			}
@@ -80,32 +81,19 @@ func (t *text) plan(edits []EditOp) (string, []EditOutcome, error) {
 		if len(ms) > 1 && !e.ReplaceAll {
 			return "", nil, ambiguous(i, len(edits), ms)
 		}
-		outcomes[i].Rung = ms[0].rung
-		var rs *restyler
-		if ms[0].rung == RungUnicode {
-			rs = newRestyler(t, oldText, strings.ReplaceAll(newText, "\r\n", "\n"))
-		}
+		outcomes[i].Rung = ms[0].Rung
+		rw := t.Rewriter(oldText, newText, ms[0].Rung)
 		for _, m := range ms {
-			if len(regions) > 0 && regions[len(regions)-1].edit == i && m.start < regions[len(regions)-1].end {
+			if len(regions) > 0 && regions[len(regions)-1].edit == i && m.Start < regions[len(regions)-1].end {
 				continue // a fuzzy replaceAll window overlapping the previous one
 			}
-			repl := strings.ReplaceAll(newText, "\r\n", "\n")
-			if rs != nil {
-				var restyled bool
-				repl, restyled = rs.restyle(m, repl)
-				outcomes[i].Restyled = outcomes[i].Restyled || restyled
-			}
-			if m.reindent != nil {
-				repl = reindentText(repl, m.reindent)
-				outcomes[i].Reindented = true
-			}
-			if eol := t.eolAt(m.start, m.end); eol != "\n" {
-				repl = strings.ReplaceAll(repl, "\n", eol)
-			}
-			regions = append(regions, region{m.start, m.end, i, m.line, repl})
+			repl, restyled, reindented := rw.Rewrite(m)
+			outcomes[i].Restyled = outcomes[i].Restyled || restyled
+			outcomes[i].Reindented = outcomes[i].Reindented || reindented
+			regions = append(regions, region{m.Start, m.End, i, m.Line, repl})
 			outcomes[i].Replacements++
 			if len(outcomes[i].Lines) < maxOutcomeLines {
-				outcomes[i].Lines = append(outcomes[i].Lines, m.line)
+				outcomes[i].Lines = append(outcomes[i].Lines, m.Line)
 			}
 		}
 	}
@@ -146,34 +134,39 @@ func (t *text) plan(edits []EditOp) (string, []EditOutcome, error) {
 // newText that is blank, part of oldText (an edit that deletes), in several
 // places or inside a longer line ("y" in "key") says nothing of the kind, and
 // a fuzzy likeness proves nothing: all are NO_MATCH.
-func alreadyApplied(t *text, oldText, newText string) (int, bool) {
+func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	if strings.TrimSpace(n) == "" || strings.Contains(o, n) {
 		return 0, false
 	}
-	ms := t.exact(n)
-	if len(ms) != 1 || !t.wholeLines(ms[0]) {
+	ms := t.Exact(n)
+	if len(ms) != 1 || !wholeLines(t, ms[0]) {
 		return 0, false
 	}
-	return ms[0].line, true
+	return ms[0].Line, true
 }
 
 // wholeLines reports whether m starts a line and ends one, before its
 // terminator or after it (or at the end of the file).
-func (t *text) wholeLines(m match) bool {
-	if m.end <= m.start || m.start != t.lines[m.line-1].start {
+func wholeLines(t *editmatch.Text, m editmatch.Match) bool {
+	start, _, _ := t.Line(m.Line)
+	if m.End <= m.Start || m.Start != start {
 		return false
 	}
-	last := t.lines[t.lineAt(m.end-1)-1]
-	return m.end == last.end || m.end == last.next
+	_, end, next := t.Line(t.LineAt(m.End - 1))
+	return m.End == end || m.End == next
 }
 
 // gutterFits accepts the matches of a gutter-stripped oldText only when they
 // are where the gutter said: one match, starting a line, on the line number
 // the gutter gave. Otherwise "8080: web" in YAML or "3\tbanana" in a TSV
 // would be taken for a gutter and edit another line.
-func gutterFits(t *text, ms []match, first int) bool {
-	return len(ms) == 1 && ms[0].line == first && ms[0].start == t.lines[ms[0].line-1].start
+func gutterFits(t *editmatch.Text, ms []editmatch.Match, first int) bool {
+	if len(ms) != 1 || ms[0].Line != first {
+		return false
+	}
+	start, _, _ := t.Line(ms[0].Line)
+	return ms[0].Start == start
 }
 
 // which names edit i in a message: "oldText" alone, or "edit 2's oldText".
@@ -184,9 +177,9 @@ func which(i, n int) string {
 	return fmt.Sprintf("oldText of edit %d", i)
 }
 
-func noMatch(t *text, i, n int, old string) *fault.Error {
+func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 	e := fault.Errorf(fault.CodeNoMatch, "%s was not found in the file.", which(i, n)).WithDetail("edit", i)
-	if c, ok := t.closest(old); ok && c.Similarity >= 0.995 {
+	if c, ok := t.Closest(old); ok && c.Similarity >= 0.995 {
 		// Equal but for whitespace, yet no rung took it: the indentation
 		// differs unevenly, and a guess would move code.
 		e.WithDetail("closest", c).
@@ -200,10 +193,10 @@ func noMatch(t *text, i, n int, old string) *fault.Error {
 	return e
 }
 
-func ambiguous(i, n int, ms []match) *fault.Error {
+func ambiguous(i, n int, ms []editmatch.Match) *fault.Error {
 	lines := make([]int, 0, min(len(ms), maxOutcomeLines))
 	for _, m := range ms[:min(len(ms), maxOutcomeLines)] {
-		lines = append(lines, m.line)
+		lines = append(lines, m.Line)
 	}
 	list := make([]string, len(lines))
 	for k, l := range lines {
@@ -215,5 +208,5 @@ func ambiguous(i, n int, ms []match) *fault.Error {
 	}
 	return fault.Errorf(fault.CodeAmbiguousMatch, "%s matches %d places, at lines %s%s.", which(i, n), len(ms), strings.Join(list, ", "), more).
 		WithHint("add surrounding lines to --old-text so it matches one place, or pass --replace-all").
-		WithDetail("edit", i).WithDetail("lines", lines).WithDetail("count", len(ms)).WithDetail("rung", ms[0].rung)
+		WithDetail("edit", i).WithDetail("lines", lines).WithDetail("count", len(ms)).WithDetail("rung", ms[0].Rung)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -204,7 +205,7 @@ func TestEditRoundTrips(t *testing.T) {
 			if want := content[:i] + "2" + eol + "2" + content[i+3:]; after != want {
 				t.Fatalf("after edit %q, want %q", after, want)
 			}
-			if res.Edits[0].Rung != RungExact {
+			if res.Edits[0].Rung != editmatch.RungExact {
 				t.Errorf("rung %s", res.Edits[0].Rung)
 			}
 			if _, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("2\n2", "two")}}); err != nil {
@@ -309,7 +310,7 @@ func TestEditResultFitsBound(t *testing.T) {
 			t.Fatalf("max %d: the edit was not made in full", mb)
 		}
 		if !res.Truncated || len(res.Edits)+res.EditsOmitted != MaxEdits || res.EditsOmitted == 0 ||
-			res.Rungs[RungExact] != 900 || res.Rungs[RungUnicode] != 100 || !strings.Contains(res.Diff, "... diff truncated: ") {
+			res.Rungs[editmatch.RungExact] != 900 || res.Rungs[editmatch.RungUnicode] != 100 || !strings.Contains(res.Diff, "... diff truncated: ") {
 			t.Fatalf("max %d: truncated %v, %d edits + %d omitted, rungs %v", mb, res.Truncated, len(res.Edits), res.EditsOmitted, res.Rungs)
 		}
 		for k, o := range res.Edits {

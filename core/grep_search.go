@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/agentfs/agentfs/search"
-	"golang.org/x/text/transform"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // Buffer sizes of one searcher: files are read in chunks of readChunk; a
@@ -55,86 +55,54 @@ func newSearcher(m *search.Matcher, context, cap int) *searcher {
 	return &searcher{m: m, context: context, cap: cap, buf: make([]byte, readChunk)}
 }
 
+// scan is the state of searching one file: where the search stands in the
+// buffer and in the file's lines, and what it found.
+type scan struct {
+	s         *searcher
+	res       fileResult
+	lineNo    int // the line number at position p
+	p         int // the first byte of the buffer not yet searched
+	lastOut   int // the last line reported (for merging context)
+	afterLeft int // after-context lines still to report
+	stop      bool
+}
+
 // search reads r to the end (or the cap) and reports its matching lines
 // with their context.
 func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
-	var res fileResult
+	sc := scan{s: s, lineNo: 1}
 	buf := s.buf[:0]
-	var (
-		lineNo    = 1 // the line number at position p
-		p         int // the first byte not yet searched
-		lastOut   int // the last line reported (for merging context)
-		afterLeft int // after-context lines still to report
-		first     = true
-		eof       bool
-		decoded   bool // reading through a UTF-16 decoder
-	)
-	stop := false
-	emit := func(n int, line []byte, isMatch bool, at int) {
-		if s.cap == 0 {
-			return
-		}
-		res.lines = append(res.lines, lineRec{line: n, text: append([]byte(nil), line...), isMatch: isMatch, at: at})
-		lastOut = n
-	}
-	for !eof && !stop {
+	first, eof, decoded := true, false, false // decoded: reading through a UTF-16 decoder
+	for !eof && !sc.stop {
 		if err := ctx.Err(); err != nil {
-			res.partial, res.err = true, err
-			return res
+			sc.res.partial, sc.res.err = true, err
+			return sc.res
 		}
-		// Keep the context lines before p, drop what is before them.
-		keep := p
-		for i := 0; i < s.context && keep > 0; i++ {
-			keep = bytes.LastIndexByte(buf[:keep-1], '\n') + 1
-		}
-		if keep > 0 {
-			n := copy(buf, buf[keep:])
-			buf = buf[:n]
-			p -= keep
-		}
-		if cap(buf)-len(buf) < readChunk/2 && cap(buf) < maxLineBuffer {
-			nb := make([]byte, len(buf), 2*cap(buf))
-			copy(nb, buf)
-			buf = nb
-		}
-		for len(buf) < cap(buf) {
-			n, err := r.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+n]
-			if err == io.EOF || (n == 0 && err == nil) {
-				eof = true
-				break
-			}
-			if err != nil {
-				res.err = err
-				return res
-			}
-			if cap(buf)-len(buf) < 4<<10 {
-				break
-			}
+		var err error
+		if buf, sc.p, eof, err = s.refill(r, buf, sc.p); err != nil {
+			sc.res.err = err
+			return sc.res
 		}
 		if first {
 			first = false
-			if c, ok := bomCodec(buf); ok && c.dec != nil && !decoded {
-				// UTF-16 with a byte-order mark is text, as read decodes it
-				// (and ripgrep searches it): search it decoded to UTF-8,
-				// from the bytes after the mark. Lines keep their numbers.
-				head := append([]byte(nil), buf[len(c.bom):]...)
-				r = transform.NewReader(io.MultiReader(bytes.NewReader(head), r), c.dec.NewDecoder())
-				// The NUL check then runs on the first decoded block: a
-				// binary file that merely starts with FF FE stays binary.
-				buf, eof, first, decoded = buf[:0], false, true, true
-				continue
+			if !decoded {
+				if r, decoded = decodeUTF16(buf, r); decoded {
+					// The NUL check then runs on the first decoded block: a
+					// binary file that merely starts with FF FE stays binary.
+					buf, eof, first = buf[:0], false, true
+					continue
+				}
 			}
 			if bytes.IndexByte(buf[:min(len(buf), binarySample)], 0) >= 0 {
-				res.binary = true
+				sc.res.binary = true
 				s.keepBuffer(buf)
-				return res
+				return sc.res
 			}
 		}
 		end := len(buf)
 		if !eof {
 			end = bytes.LastIndexByte(buf, '\n') + 1
-			if end <= p {
+			if end <= sc.p {
 				if len(buf) < maxLineBuffer {
 					continue // the line goes on: read more
 				}
@@ -142,58 +110,119 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 				end = len(buf)
 			}
 		}
-		s.fs.Reset()
-		for p < end && !stop {
-			c := s.m.Candidate(buf[:end], p, &s.fs)
-			ls := end
-			if c >= 0 {
-				ls = bytes.LastIndexByte(buf[p:c], '\n') + 1 + p
-			}
-			for afterLeft > 0 && p < ls {
-				le := lineEnd(buf, p, end)
-				emit(lineNo, trimCR(buf[p:le]), false, 0)
-				afterLeft--
-				if le < end {
-					lineNo++
-				}
-				p = min(le+1, end)
-			}
-			if s.cap > 0 {
-				// Counting modes report no line numbers: no need to count.
-				lineNo += bytes.Count(buf[p:ls], nl)
-			}
-			p = ls
-			if c < 0 {
-				break
-			}
-			le := lineEnd(buf, ls, end)
-			line := trimCR(buf[ls:le])
-			switch {
-			case s.m.Verify(line):
-				res.matches++
-				if s.cap > 0 {
-					s.before(buf, ls, lineNo, lastOut, emit)
-					emit(lineNo, line, true, max(0, s.m.FirstMatch(line)))
-					afterLeft = s.context
-					if res.matches >= s.cap {
-						res.partial, stop = true, true
-					}
-				}
-			case afterLeft > 0:
-				emit(lineNo, line, false, 0)
-				afterLeft--
-			}
-			if le < end {
-				lineNo++
-			}
-			p = min(le+1, end)
+		sc.block(buf, end)
+	}
+	s.keepBuffer(buf)
+	return sc.res
+}
+
+// refill drops what buf holds before the context lines of position p,
+// grows buf while it has little room left, and reads r into it; it returns
+// the buffer, p in it, and eof once r is done.
+func (s *searcher) refill(r io.Reader, buf []byte, p int) ([]byte, int, bool, error) {
+	keep := p
+	for i := 0; i < s.context && keep > 0; i++ {
+		keep = bytes.LastIndexByte(buf[:keep-1], '\n') + 1
+	}
+	if keep > 0 {
+		n := copy(buf, buf[keep:])
+		buf = buf[:n]
+		p -= keep
+	}
+	if cap(buf)-len(buf) < readChunk/2 && cap(buf) < maxLineBuffer {
+		nb := make([]byte, len(buf), 2*cap(buf))
+		copy(nb, buf)
+		buf = nb
+	}
+	for len(buf) < cap(buf) {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || (n == 0 && err == nil) {
+			return buf, p, true, nil
 		}
-		if eof {
+		if err != nil {
+			return buf, p, false, err
+		}
+		if cap(buf)-len(buf) < 4<<10 {
 			break
 		}
 	}
-	s.keepBuffer(buf)
-	return res
+	return buf, p, false, nil
+}
+
+// decodeUTF16 returns r, whose first block is buf, decoded to UTF-8 from
+// the bytes after the mark when buf starts with a UTF-16 byte-order mark:
+// such a file is text, as read decodes it (and ripgrep searches it). Lines
+// keep their numbers.
+func decodeUTF16(buf []byte, r io.Reader) (io.Reader, bool) {
+	c, ok := textfile.ByBOM(buf)
+	if !ok || c.IsUTF8() {
+		return r, false
+	}
+	head := append([]byte(nil), buf[c.BOMLen():]...)
+	return c.DecodingReader(io.MultiReader(bytes.NewReader(head), r)), true
+}
+
+// block searches buf from sc.p to end, the end of a line (or of a piece of
+// a line longer than the largest buffer), reporting the matching lines and
+// their context.
+func (sc *scan) block(buf []byte, end int) {
+	s := sc.s
+	s.fs.Reset()
+	for sc.p < end && !sc.stop {
+		c := s.m.Candidate(buf[:end], sc.p, &s.fs)
+		ls := end
+		if c >= 0 {
+			ls = bytes.LastIndexByte(buf[sc.p:c], '\n') + 1 + sc.p
+		}
+		for sc.afterLeft > 0 && sc.p < ls {
+			le := lineEnd(buf, sc.p, end)
+			sc.emit(sc.lineNo, trimCR(buf[sc.p:le]), false, 0)
+			sc.afterLeft--
+			if le < end {
+				sc.lineNo++
+			}
+			sc.p = min(le+1, end)
+		}
+		if s.cap > 0 {
+			// Counting modes report no line numbers: no need to count.
+			sc.lineNo += bytes.Count(buf[sc.p:ls], nl)
+		}
+		sc.p = ls
+		if c < 0 {
+			break
+		}
+		le := lineEnd(buf, ls, end)
+		line := trimCR(buf[ls:le])
+		switch {
+		case s.m.Verify(line):
+			sc.res.matches++
+			if s.cap > 0 {
+				s.before(buf, ls, sc.lineNo, sc.lastOut, sc.emit)
+				sc.emit(sc.lineNo, line, true, max(0, s.m.FirstMatch(line)))
+				sc.afterLeft = s.context
+				if sc.res.matches >= s.cap {
+					sc.res.partial, sc.stop = true, true
+				}
+			}
+		case sc.afterLeft > 0:
+			sc.emit(sc.lineNo, line, false, 0)
+			sc.afterLeft--
+		}
+		if le < end {
+			sc.lineNo++
+		}
+		sc.p = min(le+1, end)
+	}
+}
+
+// emit reports line n, unless the search only counts.
+func (sc *scan) emit(n int, line []byte, isMatch bool, at int) {
+	if sc.s.cap == 0 {
+		return
+	}
+	sc.res.lines = append(sc.res.lines, lineRec{line: n, text: append([]byte(nil), line...), isMatch: isMatch, at: at})
+	sc.lastOut = n
 }
 
 var nl = []byte{'\n'}

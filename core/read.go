@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // Read caps from the reference.
@@ -201,99 +202,116 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 			WithHint("its offsets no longer name the same bytes: read it again from the start")
 	}
 	h := sha256.New()
-	size := bufSize(info.Size)
-	if req.ByteOffset > 0 || req.Offset < 0 {
-		size = sniffBytes + 1 // only the prefix is read from here
-	}
-	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
-	prefix, err := br.Peek(sniffBytes)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, ioError(err, display)
-	}
-	cls, err := classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
-	if errors.Is(err, errNotText) {
-		return nil, notText(display, "the file is not UTF-8 text", 0)
-	}
+	br, cls, err := classifyFile(f, h, req, display)
 	if err != nil {
 		return nil, err
 	}
-	res := &ReadResult{Kind: string(cls.kind), Version: info.Version}
+	res := &ReadResult{Kind: string(cls.Kind), Version: info.Version}
 	res.Path, res.PathBase64 = fault.PathText(display)
-	switch cls.kind {
-	case kindImage, kindPDF:
+	switch cls.Kind {
+	case textfile.KindImage, textfile.KindPDF:
 		if req.Offset > 1 || req.Offset < 0 || req.ByteOffset > 0 {
-			return nil, fault.InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.mime).
+			return nil, fault.InvalidArgument("offset and byteOffset apply to text; this file is %s.", cls.MIME).
 				WithPath(display).WithHint("read it without --offset or --byte-offset")
 		}
 		data, err := readMedia(br, info.Size, display)
 		if err != nil {
 			return nil, err
 		}
-		res.Media = &Media{MimeType: cls.mime, Size: int64(len(data)), Data: base64.StdEncoding.EncodeToString(data)}
+		res.Media = &Media{MimeType: cls.MIME, Size: int64(len(data)), Data: base64.StdEncoding.EncodeToString(data)}
 		res.Sha256 = hex.EncodeToString(h.Sum(nil))
 		return res, nil
-	case kindBinary:
-		res.Media = &Media{MimeType: cls.mime, Size: info.Size}
+	case textfile.KindBinary:
+		res.Media = &Media{MimeType: cls.MIME, Size: info.Size}
 		return fitted(t, res)
 	}
 	w := &window{
 		t:       t,
 		req:     req,
-		codec:   cls.text,
+		codec:   cls.Codec,
 		display: display,
 		limit:   req.Limit,
 	}
 	if w.limit == 0 || w.limit > ReadMaxLines {
 		w.limit = ReadMaxLines
 	}
-	if err := w.size(res, info.Size); err != nil {
+	if res.TextWindow, err = w.read(ctx, f, br, h, res); err != nil {
 		return nil, err
 	}
-	// The window's first line: its number, and how many lines to skip to
-	// reach it when the reader stands at line 1.
-	var (
-		lr          *lineReader
-		start, skip int
-	)
-	switch {
-	case req.ByteOffset > 0:
-		lr, w.midLine, err = openAt(f, req, cls.text, display)
-		if err != nil {
-			return nil, err
-		}
-		start = req.Offset
-	case req.Offset < 0:
-		lr, start, err = t.tail(ctx, f, br, h, req, cls.text, display)
-		if err != nil {
-			return nil, err
-		}
-	default:
-		if _, err := br.Discard(len(cls.text.bom)); err != nil {
-			return nil, ioError(err, display)
-		}
-		lr = &lineReader{br: br, c: cls.text, pos: int64(len(cls.text.bom)), hash: h, src: f}
-		start = max(req.Offset, 1)
-		skip = start - 1
+	return fitted(t, res)
+}
+
+// classifyFile says what f is from the prefix of its bytes, which it peeks
+// through the buffered reader the read goes on with, hashing all it reads.
+func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display string) (*bufio.Reader, textfile.Class, error) {
+	size := bufSize(f.Info().Size)
+	if req.ByteOffset > 0 || req.Offset < 0 {
+		size = textfile.SniffBytes + 1 // only the prefix is read from here
+	}
+	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
+	prefix, err := br.Peek(textfile.SniffBytes)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, textfile.Class{}, ioError(err, display)
+	}
+	cls, err := textfile.Classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
+	if errors.Is(err, textfile.ErrNotText) {
+		return nil, cls, notText(display, "the file is not UTF-8 text", 0)
+	}
+	return br, cls, err
+}
+
+// read reads the window of text lines from f, whose stream br (hashed by
+// h) stands at the start, sized so that res (the result without it) fits
+// the bound.
+func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, res *ReadResult) (*TextWindow, error) {
+	size := f.Info().Size
+	if err := w.size(res, size); err != nil {
+		return nil, err
+	}
+	lr, start, skip, err := w.start(ctx, f, br, h)
+	if err != nil {
+		return nil, err
 	}
 	tw, err := w.run(ctx, lr, start, skip)
 	if err != nil {
 		return nil, err
 	}
-	tw.TotalBytes = info.Size
+	tw.TotalBytes = size
 	if lr.wholeFile() && !tw.Truncated {
 		res.Sha256 = lr.sum()
 	}
-	if tw.TotalLines == nil && start > 0 && info.Size <= ReadCountMaxBytes {
+	if tw.TotalLines == nil && start > 0 && size <= ReadCountMaxBytes {
 		// The lines the window's reader has passed, and a count of the rest.
-		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos, info.Size-lr.pos)
+		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos, size-lr.pos)
 		if err != nil {
-			return nil, ioError(err, display)
+			return nil, ioError(err, w.display)
 		}
 		total := w.passed(lr) + rest
 		tw.TotalLines = &total
 	}
-	res.TextWindow = tw
-	return fitted(t, res)
+	return tw, nil
+}
+
+// start places a line reader where the window starts: at req.ByteOffset,
+// at the start of the last lines (a negative offset), or at line 1; start
+// is the window's first line, and skip how many lines the reader is to
+// skip to reach it.
+func (w *window) start(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash) (lr *lineReader, start, skip int, err error) {
+	req, c := w.req, w.codec
+	switch {
+	case req.ByteOffset > 0:
+		lr, w.midLine, err = openAt(f, req, c, w.display)
+		return lr, req.Offset, 0, err
+	case req.Offset < 0:
+		lr, start, err = w.t.tail(ctx, f, br, h, req, c, w.display)
+		return lr, start, 0, err
+	}
+	if _, err := br.Discard(c.BOMLen()); err != nil {
+		return nil, 0, 0, ioError(err, w.display)
+	}
+	lr = &lineReader{br: br, c: c, pos: int64(c.BOMLen()), hash: h, src: f}
+	start = max(req.Offset, 1)
+	return lr, start, start - 1, nil
 }
 
 func (req ReadRequest) check() error {
@@ -323,7 +341,7 @@ func (w *window) size(res *ReadResult, fileSize int64) error {
 	sk.Sha256 = unknownSha256
 	sk.TextWindow = &TextWindow{StartLine: big, EndLine: big, TotalLines: &big, TotalBytes: fileSize,
 		Truncated: true, LinesCut: w.limit, NextOffset: &big, NextByteOffset: &big64,
-		LineEnding: "mixed", BOM: w.codec.bom != nil, Encoding: w.codec.name}
+		LineEnding: "mixed", BOM: w.codec.BOMLen() > 0, Encoding: w.codec.Name()}
 	w.skeleton = jsonSize(&sk)
 	bound := min(ReadMaxBytes, w.t.maxBytes())
 	if w.skeleton > bound {
@@ -364,13 +382,13 @@ func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
 // the result reports, never from a file replaced since. It reads the few
 // bytes before the offset, to check that it starts a line (or continues a
 // line longer than a window: midLine), and never the rest of the file.
-func openAt(f backend.FileReader, req ReadRequest, c codec, display string) (lr *lineReader, midLine bool, err error) {
-	off, bomLen := req.ByteOffset, int64(len(c.bom))
+func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display string) (lr *lineReader, midLine bool, err error) {
+	off, bomLen := req.ByteOffset, int64(c.BOMLen())
 	notStart := func(why string) error {
 		return fault.InvalidArgument("byteOffset %d is not the start of a line: %s.", off, why).WithPath(display).
 			WithHint("pass nextOffset and nextByteOffset of the previous read as --offset and --byte-offset together, or --offset alone")
 	}
-	if off < bomLen || off%int64(c.unit) != 0 {
+	if off < bomLen || off%int64(c.Unit()) != 0 {
 		return nil, false, notStart("it is inside a character or the byte-order mark")
 	}
 	back := min(off-bomLen, minPiece)
@@ -390,18 +408,18 @@ func openAt(f backend.FileReader, req ReadRequest, c codec, display string) (lr 
 		return nil, false, ioError(err, display)
 	}
 	lr = &lineReader{br: br, c: c, pos: off, src: sec}
-	if off == bomLen || endsWith(before, c.newline()) {
+	if off == bomLen || endsWith(before, c.Newline()) {
 		return lr, false, nil
 	}
-	next, _ := br.Peek(c.unit)
+	next, _ := br.Peek(c.Unit())
 	switch {
 	case back < minPiece:
 		err = notStart("it is too near the start of its line")
-	case indexUnit(before, c.newline(), c.unit) >= 0:
+	case indexUnit(before, c.Newline(), c.Unit()) >= 0:
 		err = notStart("a line starts in the bytes before it")
-	case endsWith(before, c.cr()) && string(next) == string(c.newline()):
+	case endsWith(before, c.CR()) && string(next) == string(c.Newline()):
 		err = notStart("it splits a CRLF")
-	case c.dec == nil && len(next) > 0 && !utf8.RuneStart(next[0]):
+	case c.IsUTF8() && len(next) > 0 && !utf8.RuneStart(next[0]):
 		err = notStart("it is inside a UTF-8 character")
 	}
 	if err != nil {
@@ -413,7 +431,7 @@ func openAt(f backend.FileReader, req ReadRequest, c codec, display string) (lr 
 // bufSize fits the read-ahead to a small file: paging one with many tiny
 // windows should not allocate a full buffer for each.
 func bufSize(n int64) int {
-	return int(min(max(n+1, sniffBytes+1), readBufSize))
+	return int(min(max(n+1, textfile.SniffBytes+1), readBufSize))
 }
 
 func endsWith(b, unit []byte) bool {
@@ -451,7 +469,7 @@ func notText(display, what string, line int) error {
 type window struct {
 	t       *Tools
 	req     ReadRequest
-	codec   codec
+	codec   textfile.Codec
 	display string
 	limit   int
 	// budget is the room for content; skeleton the size of the result
@@ -486,64 +504,12 @@ type winLine struct {
 // start (negative when counted from the end), then takes whole lines until a
 // cap.
 func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*TextWindow, error) {
-	for n := 1; n <= skip; n++ {
-		if n%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err() // skipping to a far offset can take long
-		}
-		ok, err := lr.skipLine()
-		if err != nil {
-			return nil, ioError(err, w.display)
-		}
-		if !ok {
-			return nil, pastEnd(start, n-1, w.display)
-		}
+	if err := w.skip(ctx, lr, start, skip); err != nil {
+		return nil, err
 	}
-	w.reading = start - 1
-	truncated, continues := false, false
-	var next *int64
-	for len(w.lines) < w.limit {
-		lineStart := lr.pos
-		n := start + len(w.lines)
-		w.reading = n
-		raw, err := lr.next(w.rawLimit())
-		if err != nil {
-			return nil, ioError(err, w.display)
-		}
-		if lr.atEnd() {
-			break
-		}
-		line, fits, err := w.take(raw, lr, n)
-		if err != nil {
-			return nil, err
-		}
-		if fits {
-			w.lines = append(w.lines, line)
-			continue
-		}
-		truncated = true
-		if len(w.lines) > 0 {
-			next = &lineStart
-			break
-		}
-		piece, cut, err := w.piece(w.body(raw, lr), n, &line)
-		if err != nil {
-			return nil, err
-		}
-		w.lines = append(w.lines, piece)
-		at := lineStart + int64(cut)
-		next, continues = &at, true
-		break
-	}
-	if !truncated && len(w.lines) == w.limit {
-		more, err := lr.more()
-		if err != nil {
-			return nil, ioError(err, w.display)
-		}
-		if more {
-			truncated = true
-			at := lr.pos
-			next = &at
-		}
+	truncated, continues, next, err := w.fill(lr, start)
+	if err != nil {
+		return nil, err
 	}
 	count := len(w.lines)
 	if count == 0 && (start > 1 || w.req.ByteOffset > 0) {
@@ -553,8 +519,8 @@ func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*Tex
 		StartLine: start,
 		EndLine:   start + count - 1,
 		Truncated: truncated,
-		BOM:       w.codec.bom != nil,
-		Encoding:  w.codec.name,
+		BOM:       w.codec.BOMLen() > 0,
+		Encoding:  w.codec.Name(),
 	}
 	tw.Content, tw.LineEnding = w.render(start)
 	for _, l := range w.lines {
@@ -573,6 +539,71 @@ func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*Tex
 		tw.TotalLines = &total
 	}
 	return tw, nil
+}
+
+// skip passes the skip lines before line start.
+func (w *window) skip(ctx context.Context, lr *lineReader, start, skip int) error {
+	for n := 1; n <= skip; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err() // skipping to a far offset can take long
+		}
+		ok, err := lr.skipLine()
+		if err != nil {
+			return ioError(err, w.display)
+		}
+		if !ok {
+			return pastEnd(start, n-1, w.display)
+		}
+	}
+	w.reading = start - 1
+	return nil
+}
+
+// fill reads the window's lines from line start until the window is full,
+// the bound cuts it (truncated, with next the byte offset to go on from;
+// continues when that is inside a line), or the file ends.
+func (w *window) fill(lr *lineReader, start int) (truncated, continues bool, next *int64, err error) {
+	for len(w.lines) < w.limit {
+		lineStart := lr.pos
+		n := start + len(w.lines)
+		w.reading = n
+		raw, err := lr.next(w.rawLimit())
+		if err != nil {
+			return false, false, nil, ioError(err, w.display)
+		}
+		if lr.atEnd() {
+			break
+		}
+		line, fits, err := w.take(raw, lr, n)
+		if err != nil {
+			return false, false, nil, err
+		}
+		if fits {
+			w.lines = append(w.lines, line)
+			continue
+		}
+		if len(w.lines) > 0 {
+			return true, false, &lineStart, nil
+		}
+		piece, cut, err := w.piece(w.body(raw, lr), n, &line)
+		if err != nil {
+			return false, false, nil, err
+		}
+		w.lines = append(w.lines, piece)
+		at := lineStart + int64(cut)
+		return true, true, &at, nil
+	}
+	if len(w.lines) == w.limit {
+		more, err := lr.more()
+		if err != nil {
+			return false, false, nil, ioError(err, w.display)
+		}
+		if more {
+			at := lr.pos
+			return true, false, &at, nil
+		}
+	}
+	return false, false, nil, nil
 }
 
 // passed is how many lines end before where lr stands after run: those up
@@ -618,11 +649,11 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 	if full {
 		body, term = w.splitTerm(raw)
 	} else {
-		body = body[:w.codec.boundary(body, len(body))]
+		body = body[:w.codec.Boundary(body, len(body))]
 	}
-	text, err := w.codec.decode(body)
+	text, err := w.codec.Decode(body)
 	if err != nil {
-		return winLine{}, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.name), n)
+		return winLine{}, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.Name()), n)
 	}
 	line := winLine{text: text, term: term}
 	if cutAt > 0 {
@@ -633,7 +664,7 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 			line.term = lr.lastTerm
 		}
 		if cut, ok := truncateLine(text, cutAt, chars); ok || !full {
-			size := lr.lineLen - termLen(line.term, w.codec.unit)
+			size := lr.lineLen - termLen(line.term, w.codec.Unit())
 			line.text, line.cut = cut+lineCutMarker(int64(size)), true
 		}
 	}
@@ -661,23 +692,23 @@ func (w *window) body(raw []byte, lr *lineReader) []byte {
 // TOO_LARGE. whole is the line when all of it was read.
 func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) {
 	c := w.codec
-	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.name), n)
-	if _, err := c.decode(raw[:c.boundary(raw, len(raw))]); err != nil {
+	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.Name()), n)
+	if _, err := c.Decode(raw[:c.Boundary(raw, len(raw))]); err != nil {
 		return winLine{}, 0, bad
 	}
 	fits := func(k int) bool {
-		text, err := c.decode(raw[:c.boundary(raw, k)])
+		text, err := c.Decode(raw[:c.Boundary(raw, k)])
 		return err == nil && w.used+w.cost(winLine{text: text}, n) <= w.budget
 	}
 	// The least piece ends at the first boundary one unit past least, so
 	// that it still holds least bytes if it must not end on a CR.
-	least := c.unit
+	least := c.Unit()
 	if !w.midLine {
 		least = minPiece
 	}
 	kLeast := -1
-	for k := least + c.unit; k <= min(len(raw), least+c.unit+utf8.UTFMax); k++ {
-		if b := c.boundary(raw, k); b >= least+c.unit {
+	for k := least + c.Unit(); k <= min(len(raw), least+c.Unit()+utf8.UTFMax); k++ {
+		if b := c.Boundary(raw, k); b >= least+c.Unit() {
 			kLeast = b
 			break
 		}
@@ -691,7 +722,7 @@ func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) 
 		if kLeast < 0 {
 			needed += w.cost(*whole, n) // the line is shorter than its least piece
 		} else {
-			text, _ := c.decode(raw[:kLeast])
+			text, _ := c.Decode(raw[:kLeast])
 			needed += w.cost(winLine{text: text}, n)
 		}
 		return winLine{}, 0, w.t.tooLarge(needed, what).WithPath(w.display).WithDetail("line", n)
@@ -704,11 +735,11 @@ func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) 
 			hi = mid - 1
 		}
 	}
-	k := c.boundary(raw, lo)
-	if endsWith(raw[:k], c.cr()) {
-		k -= c.unit
+	k := c.Boundary(raw, lo)
+	if endsWith(raw[:k], c.CR()) {
+		k -= c.Unit()
 	}
-	text, err := c.decode(raw[:k])
+	text, err := c.Decode(raw[:k])
 	if err != nil || k == 0 {
 		return winLine{}, 0, bad
 	}
@@ -718,12 +749,12 @@ func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) 
 
 func (w *window) splitTerm(raw []byte) ([]byte, termKind) {
 	c := w.codec
-	if !endsWith(raw, c.newline()) {
+	if !endsWith(raw, c.Newline()) {
 		return raw, termNone
 	}
-	body := raw[:len(raw)-c.unit]
-	if endsWith(body, c.cr()) {
-		return body[:len(body)-c.unit], termCRLF
+	body := raw[:len(raw)-c.Unit()]
+	if endsWith(body, c.CR()) {
+		return body[:len(body)-c.Unit()], termCRLF
 	}
 	return body, termLF
 }
@@ -824,7 +855,7 @@ func jsonLen(s string) int {
 // asked for.
 type lineReader struct {
 	br *bufio.Reader
-	c  codec
+	c  textfile.Codec
 	// pos is the file offset of the next unread byte.
 	pos int64
 	// hash, when set, has seen every byte from offset 0.
@@ -882,9 +913,9 @@ func (r *lineReader) consume() ([]byte, error) {
 	}
 	r.remember(chunk)
 	switch {
-	case r.c.unit == 1:
+	case r.c.Unit() == 1:
 		r.inLine = false
-	case r.c.bigEndian:
+	case r.c.BigEndian():
 		// 00 0A ends a line when the 0A is at an odd offset.
 		r.inLine = !(r.pos%2 == 0 && len(r.tail) >= 2 && r.tail[len(r.tail)-2] == 0)
 	case (r.pos-1)%2 == 0:
@@ -901,8 +932,8 @@ func (r *lineReader) consume() ([]byte, error) {
 	}
 	if !r.inLine {
 		r.lastTerm = termLF
-		if u := r.c.unit; r.lineLen >= 2*u && len(r.tail) >= 2*u &&
-			string(r.tail[len(r.tail)-2*u:len(r.tail)-u]) == string(r.c.cr()) {
+		if u := r.c.Unit(); r.lineLen >= 2*u && len(r.tail) >= 2*u &&
+			string(r.tail[len(r.tail)-2*u:len(r.tail)-u]) == string(r.c.CR()) {
 			r.lastTerm = termCRLF
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // ReadCountMaxBytes is the largest file whose lines read counts when a
@@ -36,13 +37,13 @@ var errChanged = errors.New("the file became shorter while it was read")
 // ReadCountMaxBytes, otherwise counted from the end (-n, the last line being
 // -1). br is the stream f opened at 0, through h, of which only a prefix was
 // peeked.
-func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, req ReadRequest, c codec, display string) (*lineReader, int, error) {
+func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, req ReadRequest, c textfile.Codec, display string) (*lineReader, int, error) {
 	n := int64(req.Offset)
 	if n == math.MinInt64 {
 		n++
 	}
 	n = -n
-	size, lo := f.Info().Size, int64(len(c.bom))
+	size, lo := f.Info().Size, int64(c.BOMLen())
 	start, err := tailStart(ctx, f, size, c, n)
 	if err != nil {
 		return nil, 0, ioError(err, display)
@@ -50,7 +51,7 @@ func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader
 	switch {
 	case start == lo:
 		// From line 1: the stream as a read from the start, hash included.
-		if _, err := br.Discard(len(c.bom)); err != nil {
+		if _, err := br.Discard(c.BOMLen()); err != nil {
 			return nil, 0, ioError(err, display)
 		}
 		return &lineReader{br: br, c: c, pos: lo, hash: h, src: f}, 1, nil
@@ -76,12 +77,12 @@ func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader
 // size bytes: just after the n-th newline before the end, a final newline not
 // counted (it ends the last line). A file of fewer lines starts after its
 // byte-order mark. It reads backwards through r, tailChunk bytes at a time.
-func tailStart(ctx context.Context, r io.ReaderAt, size int64, c codec, n int64) (int64, error) {
-	lo, unit := int64(len(c.bom)), int64(c.unit)
+func tailStart(ctx context.Context, r io.ReaderAt, size int64, c textfile.Codec, n int64) (int64, error) {
+	lo, unit := int64(c.BOMLen()), int64(c.Unit())
 	// Newline units lie at multiples of the unit; a last odd byte of
 	// UTF-16 is none.
 	end := lo + (size-lo)/unit*unit
-	nl := c.newline()
+	nl := c.Newline()
 	buf := make([]byte, tailChunk)
 	for pos := end; pos > lo; {
 		if err := ctx.Err(); err != nil {
@@ -97,10 +98,10 @@ func tailStart(ctx context.Context, r io.ReaderAt, size int64, c codec, n int64)
 		}
 		i := len(chunk)
 		if pos == size && endsWith(chunk, nl) {
-			i -= c.unit // the final newline ends the last line
+			i -= c.Unit() // the final newline ends the last line
 		}
 		for {
-			j := lastIndexUnit(chunk[:i], nl, c.unit)
+			j := lastIndexUnit(chunk[:i], nl, c.Unit())
 			if j < 0 {
 				break
 			}
@@ -139,12 +140,12 @@ func rawStream(br *bufio.Reader, src io.Reader) io.Reader {
 // returns how many bytes it read. expect, the bytes it should find, sizes
 // its buffer: counting the rest of a small file needs no 256 KiB, whose
 // pages a new process would fault in and clear on every call.
-func countLines(ctx context.Context, r io.Reader, c codec, from, expect int64) (int, int64, error) {
-	buf := make([]byte, min(max(expect+1, sniffBytes+1), countChunk))
+func countLines(ctx context.Context, r io.Reader, c textfile.Codec, from, expect int64) (int, int64, error) {
+	buf := make([]byte, min(max(expect+1, textfile.SniffBytes+1), countChunk))
 	lines, read := 0, int64(0)
 	// tail: some bytes follow the last newline; prev: for UTF-16, the
 	// first byte of a unit split across two reads.
-	tail, prev, nl := false, -1, c.newline()
+	tail, prev, nl := false, -1, c.Newline()
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, read, err
@@ -152,7 +153,7 @@ func countLines(ctx context.Context, r io.Reader, c codec, from, expect int64) (
 		got, err := r.Read(buf)
 		b := buf[:got]
 		switch {
-		case c.unit == 1:
+		case c.Unit() == 1:
 			lines += bytes.Count(b, nl)
 			if got > 0 {
 				tail = b[got-1] != nl[0]

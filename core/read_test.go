@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
+	"github.com/agentfs/agentfs/textfile"
 	"golang.org/x/text/encoding/htmlindex"
 )
 
@@ -292,12 +293,12 @@ func pageFrom(t testing.TB, tl *Tools, req ReadRequest) ([]byte, int) {
 		switch res.Encoding {
 		case "utf-8":
 			if res.BOM && req.ByteOffset == 0 && res.StartLine == 1 {
-				out = append(out, bomUTF8...)
+				out = append(out, "\xEF\xBB\xBF"...)
 			}
 			out = append(out, c...)
 		case "utf-16le":
 			if res.BOM && req.ByteOffset == 0 && res.StartLine == 1 {
-				out = append(out, bomUTF16LE...)
+				out = append(out, "\xFF\xFE"...)
 			}
 			for _, u := range utf16.Encode([]rune(c)) {
 				out = append(out, byte(u), byte(u>>8))
@@ -349,8 +350,9 @@ func pageCut(t testing.TB, tl *Tools, data []byte, lt LineTruncation, limit int)
 			t.Fatalf("read %+v: %v", req, err)
 		}
 		p := int(req.ByteOffset)
-		if p == 0 && bytes.HasPrefix(data, bomUTF8) {
-			p = len(bomUTF8)
+		if p == 0 {
+			bom, _ := textfile.CutUTF8BOM(data)
+			p = len(bom)
 		}
 		piece := res.Truncated && *res.NextOffset == res.EndLine
 		var want strings.Builder
@@ -525,7 +527,7 @@ func TestReadWindowCost(t *testing.T) {
 	if !strings.HasPrefix(file[at:], res.Content) || res.StartLine != 42 || res.TotalLines == nil {
 		t.Fatalf("window at %d: start %d, total %v", at, res.StartLine, res.TotalLines)
 	}
-	if fsys.Stats().BytesRead > int64(len(res.Content)+readBufSize+minPiece+sniffBytes+1) {
+	if fsys.Stats().BytesRead > int64(len(res.Content)+readBufSize+minPiece+textfile.SniffBytes+1) {
 		t.Errorf("a window near the end read %d bytes of a %d-byte file", fsys.Stats().BytesRead, len(file))
 	}
 }
@@ -549,7 +551,7 @@ func TestReadTailCost(t *testing.T) {
 		start, total      int
 		maxRead, maxCalls int64
 	}{
-		{"big", -100, -1, sniffBytes + 1 + 2*tailChunk, 3},
+		{"big", -100, -1, textfile.SniffBytes + 1 + 2*tailChunk, 3},
 		{"small", strings.Count(small, "\n") - 99, strings.Count(small, "\n"), int64(len(small)) + tailChunk, 3},
 	} {
 		fsys.ResetStats()
@@ -595,7 +597,7 @@ func FuzzReadWindow(f *testing.F) {
 			}
 			return
 		}
-		if first.Kind != "text" || first.Encoding != "utf-8" || !utf8.Valid(bytes.TrimPrefix(data, bomUTF8)) {
+		if first.Kind != "text" || first.Encoding != "utf-8" || !utf8.Valid(bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))) {
 			return // NOT_TEXT may come in a later window; that is read's answer
 		}
 		got, _ := pageToEnd(t, tl, "f", int(limit), "")
@@ -609,7 +611,7 @@ func FuzzReadWindow(f *testing.F) {
 		}
 		// The last n lines, and paging on from them, give the bytes of
 		// the file from the start of line total-n+1 (or from line 1).
-		body := bytes.TrimPrefix(data, bomUTF8)
+		body := bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 		var starts []int // where each line starts in data
 		for i := 0; i < len(body); {
 			starts = append(starts, len(data)-len(body)+i)
@@ -637,27 +639,6 @@ func FuzzReadWindow(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestClassify(t *testing.T) {
-	for _, tc := range []struct {
-		name, prefix, enc string
-		kind              fileKind
-		err               bool
-	}{
-		{"a.go", "package main\n", "", kindText, false},
-		{"a.PNG", "not even a png", "", kindImage, false},
-		{"x.svg", "<svg/>", "", kindText, false},
-		{"x", "\x00\x01\x02", "", kindBinary, false},
-		{"x", "caf\xe9 au lait", "", "", true},
-		{"x", "caf\xe9 au lait", "latin1", kindText, false},
-		{"x", "a" + strings.Repeat("é", sniffBytes/2-1) + "\xc3", "", kindText, false},
-	} {
-		c, err := classify(tc.name, []byte(tc.prefix), tc.enc, true)
-		if (err != nil) != tc.err || !tc.err && c.kind != tc.kind {
-			t.Errorf("classify(%q, %q): %v, %v", tc.name, tc.prefix, c.kind, err)
-		}
-	}
 }
 
 func TestJSONLen(t *testing.T) {
@@ -753,59 +734,6 @@ func TestReadSkipInterrupted(t *testing.T) {
 	tl := &Tools{FS: memfs.New(map[string]string{"f": strings.Repeat("x\n", 10000)})}
 	if _, err := tl.Read(ctx, ReadRequest{Path: "f", Offset: 9000}); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
-	}
-}
-
-func TestDecodeNeverReplacesSilently(t *testing.T) {
-	le := func(units ...uint16) []byte {
-		var b []byte
-		for _, u := range units {
-			b = append(b, byte(u), byte(u>>8))
-		}
-		return b
-	}
-	sjis, _ := namedCodec("shift_jis", nil)
-	for _, tc := range []struct {
-		c    codec
-		raw  []byte
-		want string
-		ok   bool
-	}{
-		{utf16Codec(false, nil), le('a', 0xFFFD), "a\uFFFD", true},
-		{utf16Codec(false, nil), le('a', 0xD800, 'b'), "", false},
-		{utf16Codec(false, nil), []byte{'a', 0, 'b'}, "", false},
-		{sjis, []byte("\x93\xfa"), "日", true},
-		{sjis, []byte("\x93"), "", false},
-		{codec{name: "utf-8", unit: 1}, []byte("\xff"), "", false},
-	} {
-		got, err := tc.c.decode(tc.raw)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("%s decode %q = %q, %v", tc.c.name, tc.raw, got, err)
-		}
-	}
-}
-
-func TestBoundary(t *testing.T) {
-	sjis, _ := namedCodec("shift_jis", nil)
-	for _, tc := range []struct {
-		c    codec
-		raw  string
-		k    int
-		want int
-	}{
-		{codec{unit: 1}, "aé", 2, 1},
-		{codec{unit: 1}, "aé", 3, 3},
-		{codec{unit: 1}, "a😀", 4, 1},
-		{codec{unit: 1}, "a\xff", 2, 2}, // invalid is left to decode to refuse
-		{utf16Codec(false, nil), "a\x00\x3d\xd8\x00\xde", 5, 2},
-		{utf16Codec(false, nil), "a\x00\x3d\xd8\x00\xde", 6, 6},
-		{utf16Codec(true, nil), "\x00a\xd8\x3d\xde\x00", 4, 2},
-		{sjis, "a\x93\xfa", 2, 1},
-		{sjis, "a\x93\xfa", 3, 3},
-	} {
-		if got := tc.c.boundary([]byte(tc.raw), tc.k); got != tc.want {
-			t.Errorf("%s boundary(%q, %d) = %d, want %d", tc.c.name, tc.raw, tc.k, got, tc.want)
-		}
 	}
 }
 

@@ -2,7 +2,6 @@ package core
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"regexp"
@@ -10,11 +9,11 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/search"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // ReplaceRequest replaces every match of a query in every selected file,
@@ -94,10 +93,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 // apply replaces every match in data (a byte-order mark aside) and counts
 // them.
 func (r *replacer) apply(data []byte) ([]byte, int) {
-	prefix := []byte{}
-	if bytes.HasPrefix(data, bom) {
-		prefix, data = bom, data[len(bom):]
-	}
+	prefix, data := textfile.CutUTF8BOM(data)
 	n := len(r.re.FindAllIndex(data, -1))
 	if n == 0 {
 		return nil, 0
@@ -284,9 +280,7 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 
 // isBinary says a file is not text replace may change: a NUL byte, as
 // grep decides, or bytes that are not UTF-8.
-func isBinary(data []byte) bool {
-	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
-}
+func isBinary(data []byte) bool { return !textfile.IsUTF8Text(data) }
 
 // replaceOnce reads every path again under the locks, replaces and (unless
 // dry) commits them: one attempt of Replace.

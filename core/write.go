@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // MaxWriteBytes caps the content of one write; larger files change by edit.
@@ -31,7 +32,7 @@ type WriteRequest struct {
 	// ContentBase64 carries bytes that are not UTF-8.
 	ContentBase64 string `json:"contentBase64,omitempty" flag:"-" help:"the content as base64, for bytes that are not UTF-8"`
 	// LineEnding and BOM override the style an existing file keeps (see
-	// styledContent); they apply to text content only.
+	// textfile.Styled); they apply to text content only.
 	LineEnding string `json:"lineEnding,omitempty" enum:"lf,crlf" help:"the line endings to write; left out, an existing file keeps its own and a new one takes the content's"`
 	BOM        *bool  `json:"bom,omitempty" help:"true writes a byte-order mark and false none; left out, an existing file keeps its own"`
 	Create     bool   `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
@@ -157,8 +158,8 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	res := &WriteResult{}
 	if text {
 		var (
-			file *fileStyle
-			ws   writtenStyle
+			file *textfile.Style
+			ws   textfile.Written
 			err  error
 		)
 		if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size > 0 {
@@ -166,10 +167,10 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 				return nil, err
 			}
 		}
-		if data, ws, err = styledContent(string(data), file, req.LineEnding, req.BOM); err != nil {
+		if data, ws, err = textfile.Styled(string(data), file, req.LineEnding, req.BOM); err != nil {
 			return nil, withPath(err, t.FS.Display(req.Path))
 		}
-		res.LineEnding, res.BOM, res.Encoding = ws.lineEnding, &ws.bom, ws.encoding
+		res.LineEnding, res.BOM, res.Encoding = ws.LineEnding, &ws.BOM, ws.Encoding
 	}
 	// The result's sha256 (about 4 ms for 2 MiB) is computed while the
 	// write compares, writes and syncs.
@@ -236,14 +237,14 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 		}
 	}
 	if text {
-		var file *fileStyle
+		var file *textfile.Style
 		if len(old) > 0 {
-			if f, ok := styleOf(old, true); ok {
+			if f, ok := textfile.StyleOf(old, true); ok {
 				file = &f
 			}
 		}
 		var err error
-		if data, err = appendedContent(string(data), file, req.LineEnding); err != nil {
+		if data, err = textfile.Appended(string(data), file, req.LineEnding); err != nil {
 			return nil, withPath(err, display)
 		}
 	}
@@ -380,4 +381,29 @@ func (t *Tools) digest(ctx context.Context, path string, want []byte, hash bool)
 		return "", same, nil
 	}
 	return hex.EncodeToString(h.Sum(nil)), same, nil
+}
+
+// maxStyleBytes is how much of an existing file write reads to learn its
+// style: all of any file write itself can produce from 2 MiB of content with
+// CRLF endings.
+const maxStyleBytes = 2 * MaxWriteBytes
+
+// styleOfFile reads the style of the existing file at path; nil when it is
+// not text.
+func (t *Tools) styleOfFile(ctx context.Context, path string) (*textfile.Style, error) {
+	r, err := t.FS.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	head, err := io.ReadAll(io.LimitReader(r, maxStyleBytes+1))
+	if err != nil {
+		return nil, fault.Errorf(fault.CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(path)).WithCause(err)
+	}
+	whole := len(head) <= maxStyleBytes
+	st, ok := textfile.StyleOf(head[:min(len(head), maxStyleBytes)], whole)
+	if !ok {
+		return nil, nil
+	}
+	return &st, nil
 }

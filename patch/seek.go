@@ -3,15 +3,17 @@ package patch
 import (
 	"strings"
 	"unicode"
+
+	"github.com/agentfs/agentfs/editmatch"
 )
 
-// The rungs of the default ladder, from the strictest, named as the rungs
-// of edit's ladder in core.
+// The rungs of the default ladder, from the strictest: those of edit's
+// ladder, whose names the results of both tools share.
 const (
-	RungExact              = "exact"
-	RungTrailingWhitespace = "trailing-whitespace"
-	RungWhitespace         = "whitespace"
-	RungUnicode            = "unicode"
+	RungExact              = editmatch.RungExact
+	RungTrailingWhitespace = editmatch.RungTrailingWhitespace
+	RungWhitespace         = editmatch.RungWhitespace
+	RungUnicode            = editmatch.RungUnicode
 )
 
 // Matcher locates the old lines of a chunk in a file.

@@ -1,4 +1,4 @@
-package core
+package editmatch
 
 import (
 	"strings"
@@ -28,14 +28,14 @@ var typographic = []string{
 // restyler rewrites the newText of one edit for each region the unicode
 // rung matched.
 type restyler struct {
-	t     *text
+	t     *Text
 	old   string // oldText with LF endings
 	diffs []diffmatchpatch.Diff
 	// used[k] says whether the file holds any character of typographic[k].
 	used []bool
 }
 
-func newRestyler(t *text, oldText, newText string) *restyler {
+func newRestyler(t *Text, oldText, newText string) *restyler {
 	rs := &restyler{t: t, old: strings.ReplaceAll(oldText, "\r\n", "\n")}
 	dmp := diffmatchpatch.New()
 	dmp.DiffTimeout = time.Second
@@ -51,8 +51,8 @@ func newRestyler(t *text, oldText, newText string) *restyler {
 
 // restyle returns newText (LF endings) for the region of match m, and
 // whether it differs from newText as given.
-func (rs *restyler) restyle(m match, newText string) (string, bool) {
-	region := strings.ReplaceAll(rs.t.src[m.start:m.end], "\r\n", "\n")
+func (rs *restyler) restyle(m Match, newText string) (string, bool) {
+	region := strings.ReplaceAll(rs.t.src[m.Start:m.End], "\r\n", "\n")
 	from, ascii := alignStyle(rs.old, region)
 	var b strings.Builder
 	b.Grow(len(newText))

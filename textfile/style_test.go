@@ -1,4 +1,4 @@
-package core
+package textfile
 
 import (
 	"strings"
@@ -35,6 +35,8 @@ func TestStyledContent(t *testing.T) {
 		{name: "lf file, crlf content", file: ptrTo("x\n"), content: "a\r\nb\r\n", want: "a\nb\n", ending: "lf"},
 		{name: "lf file, crlf asked", file: ptrTo("x\n"), content: "a\nb\n", lineEnding: "crlf", want: "a\r\nb\r\n", ending: "crlf"},
 		{name: "a lone CR is content", file: ptrTo("x\r\n"), content: "a\rb\n", want: "a\rb\r\n", ending: "crlf"},
+		{name: "new file without a line break", content: "abc", want: "abc", ending: "none"},
+		{name: "UTF-16BE stays UTF-16BE", file: ptrTo("\xFE\xFF\x00x\x00\n"), content: "a\n", want: "\xFE\xFF\x00a\x00\n", ending: "lf"},
 		{name: "no line break: as given", file: ptrTo("x"), content: "a\r\nb\n", want: "a\r\nb\n", ending: "mixed"},
 		{name: "BOM file keeps it", file: ptrTo("\xEF\xBB\xBFx\n"), content: "a\n", want: "\xEF\xBB\xBFa\n", ending: "lf"},
 		{name: "BOM file, content with its mark", file: ptrTo("\xEF\xBB\xBFx\n"), content: "\uFEFFa\n", want: "\xEF\xBB\xBFa\n", ending: "lf"},
@@ -51,17 +53,17 @@ func TestStyledContent(t *testing.T) {
 		{name: "mixed, crlf asked", file: ptrTo("a\r\nb\n"), content: "a\nb\n", lineEnding: "crlf", want: "a\r\nb\r\n", ending: "crlf"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var file *fileStyle
+			var file *Style
 			if tc.file != nil {
-				st, ok := styleOf([]byte(*tc.file), true)
+				st, ok := StyleOf([]byte(*tc.file), true)
 				if !ok {
-					t.Fatalf("styleOf(%q) is not text", *tc.file)
+					t.Fatalf("StyleOf(%q) is not text", *tc.file)
 				}
 				file = &st
 			}
-			got, ws, err := styledContent(tc.content, file, tc.lineEnding, tc.bom)
-			marked := strings.HasPrefix(tc.want, "\xEF\xBB\xBF") || strings.HasPrefix(tc.want, "\xFF\xFE")
-			if err != nil || string(got) != tc.want || ws.lineEnding != tc.ending || ws.bom != marked {
+			got, ws, err := Styled(tc.content, file, tc.lineEnding, tc.bom)
+			marked := strings.HasPrefix(tc.want, "\xEF\xBB\xBF") || strings.HasPrefix(tc.want, "\xFF\xFE") || strings.HasPrefix(tc.want, "\xFE\xFF")
+			if err != nil || string(got) != tc.want || ws.LineEnding != tc.ending || ws.BOM != marked {
 				t.Fatalf("got %q %+v %v, want %q %s", got, ws, err, tc.want, tc.ending)
 			}
 		})
@@ -88,9 +90,9 @@ func TestStyleOf(t *testing.T) {
 		{"\xFF\xFE\x00\xD8", true, false, 0, 0},
 		{"", true, true, 0, 0},
 	} {
-		st, ok := styleOf([]byte(tc.head), tc.whole)
+		st, ok := StyleOf([]byte(tc.head), tc.whole)
 		if ok != tc.ok || st.crlf != tc.crlf || st.lf != tc.lf {
-			t.Errorf("styleOf(%q, %v) = %+v, %v; want %d crlf, %d lf, %v", tc.head, tc.whole, st, ok, tc.crlf, tc.lf, tc.ok)
+			t.Errorf("StyleOf(%q, %v) = %+v, %v; want %d crlf, %d lf, %v", tc.head, tc.whole, st, ok, tc.crlf, tc.lf, tc.ok)
 		}
 	}
 }

@@ -1,4 +1,11 @@
-package core
+// Package editmatch locates the oldText of an edit in a file's content by a
+// ladder of ever looser comparisons (exact, then whitespace, indentation and
+// typographic folding), and writes newText in the style of the region it
+// matched. It only locates regions: what to do with several matches, none,
+// or overlapping edits is the caller's to decide (core's edit plan; the
+// ladder is meant for apply-patch's chunks too). When nothing matches,
+// Closest names the most similar region.
+package editmatch
 
 import (
 	"index/suffixarray"
@@ -32,9 +39,11 @@ const (
 	RungUnicode = "unicode"
 )
 
-// text is a file's content as the matcher sees it: the bytes after any BOM,
-// cut into lines, and an LF-only view for matching CRLF content.
-type text struct {
+// Text is a file's content as the matcher sees it: the bytes after any BOM,
+// cut into lines, and an LF-only view for matching CRLF content. It caches
+// what its searches build, so one Text serves all the edits of a batch; it
+// is not safe for concurrent use.
+type Text struct {
 	src   string
 	lines []textLine
 	lf    string // src with every CRLF as LF
@@ -63,8 +72,9 @@ type text struct {
 // textLine is one line: content [start,end), terminator [end,next).
 type textLine struct{ start, end, next int }
 
-func newText(src string) *text {
-	t := &text{src: src, lf: src, keys: map[int][]string{}}
+// New prepares src (the content after any byte-order mark) for matching.
+func New(src string) *Text {
+	t := &Text{src: src, lf: src, keys: map[int][]string{}}
 	for i := 0; i < len(src); {
 		j := strings.IndexByte(src[i:], '\n')
 		if j < 0 {
@@ -86,21 +96,21 @@ func newText(src string) *text {
 }
 
 // fromLF maps a position in the LF view back to src.
-func (t *text) fromLF(n int) int { return n + sort.SearchInts(t.crs, n) }
+func (t *Text) fromLF(n int) int { return n + sort.SearchInts(t.crs, n) }
 
-// lineAt is the 1-based number of the line holding byte pos of src.
-func (t *text) lineAt(pos int) int {
+// LineAt is the 1-based number of the line holding byte pos of the content.
+func (t *Text) LineAt(pos int) int {
 	return sort.Search(len(t.lines), func(i int) bool { return t.lines[i].next > pos }) + 1
 }
 
-func (t *text) content(i int) string { return t.src[t.lines[i].start:t.lines[i].end] }
+func (t *Text) content(i int) string { return t.src[t.lines[i].start:t.lines[i].end] }
 
 // eolAt is the line ending newText should use in the region [start,end):
 // the usual terminator of the lines it touches, else the file's usual one, so
 // that mixed endings elsewhere in the file stay as they are.
-func (t *text) eolAt(start, end int) string {
+func (t *Text) eolAt(start, end int) string {
 	crlf, lf := 0, 0
-	for i := t.lineAt(start) - 1; i < len(t.lines) && t.lines[i].start < end; i++ {
+	for i := t.LineAt(start) - 1; i < len(t.lines) && t.lines[i].start < end; i++ {
 		switch t.lines[i].next - t.lines[i].end {
 		case 2:
 			crlf++
@@ -120,13 +130,14 @@ func (t *text) eolAt(start, end int) string {
 	return "\n"
 }
 
-// match is one located region of src.
-type match struct {
-	start, end int
-	line       int // 1-based line of start
+// Match is one located region of the content.
+type Match struct {
+	Start, End int
+	Line       int // 1-based line of Start
+	// Rung is the rung of the ladder that located it.
+	Rung string
 	// reindent re-indents newText for this region; nil leaves it as given.
 	reindent func(string) string
-	rung     string
 }
 
 // lineKeys are how the fuzzy rungs compare lines, in ladder order.
@@ -139,10 +150,13 @@ var lineKeys = []struct {
 	{RungUnicode, func(s string) string { return strings.TrimSpace(foldUnicode(strings.TrimSpace(s))) }},
 }
 
-// locate runs the ladder for old and returns every match at the first rung
-// that has one; nil when none matches.
-func (t *text) locate(old string) []match {
-	if ms := t.exact(old); len(ms) > 0 {
+// Locate runs the ladder for old and returns every match at the first rung
+// that has one, in order; nil when none matches. Exact matches, and the
+// windows of whole lines the fuzzy rungs compare, may overlap: which to
+// keep is the caller's choice. The unicode rung, failing whole lines, also
+// finds old within lines, without overlaps.
+func (t *Text) Locate(old string) []Match {
+	if ms := t.Exact(old); len(ms) > 0 {
 		return ms
 	}
 	oldLines, withEOL := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
@@ -166,7 +180,7 @@ func (t *text) locate(old string) []match {
 			}
 			t.keys[k] = have
 		}
-		var ms []match
+		var ms []Match
 	windows:
 		for s := range t.windows(k, have, want) {
 			for i, w := range want {
@@ -175,9 +189,9 @@ func (t *text) locate(old string) []match {
 				}
 			}
 			last := t.lines[s+len(want)-1]
-			m := match{start: t.lines[s].start, end: last.end, line: s + 1, rung: lk.rung}
+			m := Match{Start: t.lines[s].start, End: last.end, Line: s + 1, Rung: lk.rung}
 			if withEOL {
-				m.end = last.next
+				m.End = last.next
 			}
 			if lk.rung != RungTrailingWhitespace {
 				got := make([]string, len(want))
@@ -193,8 +207,8 @@ func (t *text) locate(old string) []match {
 				}
 				if f != nil {
 					m.reindent = f
-					if m.rung == RungWhitespace {
-						m.rung = RungIndentation
+					if m.Rung == RungWhitespace {
+						m.Rung = RungIndentation
 					}
 				}
 			}
@@ -209,7 +223,7 @@ func (t *text) locate(old string) []match {
 
 // folded is the unicode rung within lines: old, folded rune by rune,
 // anywhere in the folded content (a fragment of a line with curly quotes).
-func (t *text) folded(old string) []match {
+func (t *Text) folded(old string) []Match {
 	o := foldRunes(strings.ReplaceAll(old, "\r\n", "\n"), nil)
 	if strings.TrimSpace(o) == "" {
 		return nil
@@ -217,7 +231,7 @@ func (t *text) folded(old string) []match {
 	if t.fold == "" {
 		t.fold = foldRunes(t.src, &t.foldPos)
 	}
-	var ms []match
+	var ms []Match
 	from := 0 // where the next match may start: matches do not overlap
 	for _, fs := range t.occurrences(&t.foldIndex, t.fold, o) {
 		if fs < from {
@@ -230,7 +244,7 @@ func (t *text) folded(old string) []match {
 		}
 		s, last := int(p[fs]), int(p[fe-1])
 		_, size := utf8.DecodeRuneInString(t.src[last:])
-		ms = append(ms, match{start: s, end: last + size, line: t.lineAt(s), rung: RungUnicode})
+		ms = append(ms, Match{Start: s, End: last + size, Line: t.LineAt(s), Rung: RungUnicode})
 		from = fe
 	}
 	return ms
@@ -239,7 +253,7 @@ func (t *text) folded(old string) []match {
 // occurrences returns, in order, where o occurs in s, overlapping
 // occurrences included: by a scan, or from *index (built on first use)
 // when the text is indexed.
-func (t *text) occurrences(index **suffixarray.Index, s, o string) []int {
+func (t *Text) occurrences(index **suffixarray.Index, s, o string) []int {
 	if t.useIndex() {
 		if *index == nil {
 			*index = suffixarray.New([]byte(s))
@@ -270,7 +284,7 @@ const indexAfterScans = 32
 // useIndex reports whether a search is to be looked up in the index;
 // otherwise it counts the scan the caller makes, and indexes the text once
 // scans pass indexAfterScans.
-func (t *text) useIndex() bool {
+func (t *Text) useIndex() bool {
 	if !t.indexed {
 		t.scans++
 		t.indexed = t.scans > indexAfterScans
@@ -282,7 +296,7 @@ func (t *text) useIndex() bool {
 // that may hold want under the key of rung k: every window, or when the
 // text is indexed only those whose line of want that is rarest in the file
 // has its key.
-func (t *text) windows(k int, have, want []string) iter.Seq[int] {
+func (t *Text) windows(k int, have, want []string) iter.Seq[int] {
 	if !t.useIndex() {
 		return func(yield func(int) bool) {
 			for s := 0; s+len(want) <= len(have); s++ {
@@ -349,20 +363,20 @@ func foldRunes(s string, pos *[]int32) string {
 	return b.String()
 }
 
-// exact finds every occurrence of old byte for byte, in the LF view,
-// overlapping ones included.
-func (t *text) exact(old string) []match {
+// Exact finds every occurrence of old byte for byte (a CRLF file matches
+// an LF old), overlapping ones included, in order.
+func (t *Text) Exact(old string) []Match {
 	o := strings.ReplaceAll(old, "\r\n", "\n")
 	if o == "" {
 		return nil
 	}
-	var ms []match
+	var ms []Match
 	// Overlapping occurrences count ("}\n}\n" twice in "}\n}\n}\n"): they
 	// make the edit ambiguous; replaceAll skips overlapping regions when it
 	// rewrites.
 	for _, i := range t.occurrences(&t.lfIndex, t.lf, o) {
 		s := t.fromLF(i)
-		ms = append(ms, match{start: s, end: t.fromLF(i + len(o)), line: t.lineAt(s), rung: RungExact})
+		ms = append(ms, Match{Start: s, End: t.fromLF(i + len(o)), Line: t.LineAt(s), Rung: RungExact})
 	}
 	return ms
 }
@@ -488,9 +502,9 @@ var gutterRe = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^ *([0-9]+)(\t|: |:$|→)`)
 })
 
-// stripGutter removes a line-number gutter from every line of s when every
+// StripGutter removes a line-number gutter from every line of s when every
 // line has one and the numbers count up by one; first is the first number.
-func stripGutter(s string) (out string, first int, ok bool) {
+func StripGutter(s string) (out string, first int, ok bool) {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	lines, withEOL := splitLines(s)
 	prev := -1
@@ -516,10 +530,10 @@ func stripGutter(s string) (out string, first int, ok bool) {
 	return out, first, true
 }
 
-// stripGutterLines removes the gutter of each line of newText numbered
+// StripGutterLines removes the gutter of each line of newText numbered
 // within oldText's gutter, first to last: those lines were pasted with it,
 // while a line the model added ("  8080: web" in YAML) is kept as written.
-func stripGutterLines(s string, first, last int) string {
+func StripGutterLines(s string, first, last int) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		m := gutterRe().FindStringSubmatchIndex(l)

@@ -1,8 +1,16 @@
-package core
+// Package textfile turns the bytes of a text file into UTF-8 text and back:
+// it recognises what a file is (text, image, PDF, binary) and its encoding
+// (byte-order marks, UTF-16, the WHATWG legacy encodings), decodes lines
+// without ever repairing them silently, and writes new content in an
+// existing file's style (its byte-order mark, encoding and line endings).
+// read, write, edit, apply-patch, replace and grep share it so that they
+// agree on what text is; it knows nothing of backends or requests.
+package textfile
 
 import (
 	"bytes"
 	"errors"
+	"io"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -15,15 +23,15 @@ import (
 	"golang.org/x/text/transform"
 )
 
-// sniffBytes is the prefix read to classify a file whose extension does not
-// say what it is (mimetype's own default limit).
-const sniffBytes = 3072
+// SniffBytes is the prefix Classify needs to classify a file whose
+// extension does not say what it is (mimetype's own default limit).
+const SniffBytes = 3072
 
-// codec is how the bytes of a text file become UTF-8 lines. Lines are split
+// Codec is how the bytes of a text file become UTF-8 lines. Lines are split
 // on the raw newline unit, so byte offsets stay offsets into the file: every
 // supported encoding but UTF-16 is ASCII-compatible and never has 0x0A inside
 // a character.
-type codec struct {
+type Codec struct {
 	name string
 	// unit is the width of one code unit: 1, or 2 for UTF-16.
 	unit int
@@ -36,14 +44,39 @@ type codec struct {
 	dec encoding.Encoding
 }
 
+// Name is the encoding's WHATWG name: utf-8, utf-16le, shift_jis...
+func (c Codec) Name() string { return c.name }
+
+// Unit is the width in bytes of one code unit: 1, or 2 for UTF-16.
+func (c Codec) Unit() int { return c.unit }
+
+// BigEndian reports whether a UTF-16 code unit is big-endian.
+func (c Codec) BigEndian() bool { return c.bigEndian }
+
+// BOMLen is the length of the byte-order mark the file starts with, 0 for
+// none.
+func (c Codec) BOMLen() int { return len(c.bom) }
+
+// IsUTF8 reports whether the bytes are UTF-8 already: they are only
+// validated, never transformed.
+func (c Codec) IsUTF8() bool { return c.dec == nil }
+
+// DecodingReader is r decoded to UTF-8; r itself for UTF-8.
+func (c Codec) DecodingReader(r io.Reader) io.Reader {
+	if c.dec == nil {
+		return r
+	}
+	return transform.NewReader(r, c.dec.NewDecoder())
+}
+
 var (
 	bomUTF8    = []byte{0xEF, 0xBB, 0xBF}
 	bomUTF16LE = []byte{0xFF, 0xFE}
 	bomUTF16BE = []byte{0xFE, 0xFF}
 )
 
-func utf16Codec(bigEndian bool, bom []byte) codec {
-	c := codec{name: "utf-16le", unit: 2, bom: bom,
+func utf16Codec(bigEndian bool, bom []byte) Codec {
+	c := Codec{name: "utf-16le", unit: 2, bom: bom,
 		dec: unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)}
 	if bigEndian {
 		c.name, c.bigEndian = "utf-16be", true
@@ -52,32 +85,32 @@ func utf16Codec(bigEndian bool, bom []byte) codec {
 	return c
 }
 
-// bomCodec recognises a byte-order mark at the start of a file.
-func bomCodec(prefix []byte) (codec, bool) {
+// ByBOM recognises a byte-order mark at the start of a file.
+func ByBOM(prefix []byte) (Codec, bool) {
 	switch {
 	case bytes.HasPrefix(prefix, bomUTF8):
-		return codec{name: "utf-8", unit: 1, bom: bomUTF8}, true
+		return Codec{name: "utf-8", unit: 1, bom: bomUTF8}, true
 	case bytes.HasPrefix(prefix, bomUTF16LE):
 		return utf16Codec(false, bomUTF16LE), true
 	case bytes.HasPrefix(prefix, bomUTF16BE):
 		return utf16Codec(true, bomUTF16BE), true
 	}
-	return codec{}, false
+	return Codec{}, false
 }
 
 // namedCodec is the codec of an encoding the caller named (WHATWG names and
 // labels: latin1, windows-1252, shift_jis, utf-16le...). A byte-order mark
 // of that very encoding is still recognised and left out of the content.
-func namedCodec(name string, prefix []byte) (codec, error) {
+func namedCodec(name string, prefix []byte) (Codec, error) {
 	enc, err := htmlindex.Get(name)
 	if err != nil {
-		return codec{}, fault.InvalidArgument("unknown encoding %q.", name).
+		return Codec{}, fault.InvalidArgument("unknown encoding %q.", name).
 			WithHint("name a WHATWG encoding, for example utf-8, latin1, windows-1252, shift_jis, euc-jp, gbk, utf-16le")
 	}
 	canon, _ := htmlindex.Name(enc)
 	switch canon {
 	case "utf-8":
-		c := codec{name: "utf-8", unit: 1}
+		c := Codec{name: "utf-8", unit: 1}
 		if bytes.HasPrefix(prefix, bomUTF8) {
 			c.bom = bomUTF8
 		}
@@ -90,87 +123,104 @@ func namedCodec(name string, prefix []byte) (codec, error) {
 		}
 		return utf16Codec(big, bom), nil
 	case "replacement", "x-user-defined":
-		return codec{}, fault.InvalidArgument("encoding %q cannot decode text losslessly.", name).
+		return Codec{}, fault.InvalidArgument("encoding %q cannot decode text losslessly.", name).
 			WithHint("name the encoding the file was written in, for example latin1 or shift_jis")
 	}
-	return codec{name: canon, unit: 1, dec: enc}, nil
+	return Codec{name: canon, unit: 1, dec: enc}, nil
 }
 
-// fileKind is what read answers for a file: text lines, inline media, or
-// only a description of a binary.
-type fileKind string
+// CutUTF8BOM splits data into its UTF-8 byte-order mark (empty when it has
+// none) and the content after it.
+func CutUTF8BOM(data []byte) (bom, body []byte) {
+	if bytes.HasPrefix(data, bomUTF8) {
+		return data[:len(bomUTF8)], data[len(bomUTF8):]
+	}
+	return data[:0], data
+}
 
+// IsUTF8Text reports whether data is text that edit, apply-patch and replace
+// change losslessly: UTF-8 without a NUL byte (which grep takes for binary).
+func IsUTF8Text(data []byte) bool {
+	return bytes.IndexByte(data, 0) < 0 && utf8.Valid(data)
+}
+
+// Kind is what a file is to read: text lines, inline media, or only a
+// description of a binary.
+type Kind string
+
+// The kinds of file.
 const (
-	kindText   fileKind = "text"
-	kindImage  fileKind = "image"
-	kindPDF    fileKind = "pdf"
-	kindBinary fileKind = "binary"
+	KindText   Kind = "text"
+	KindImage  Kind = "image"
+	KindPDF    Kind = "pdf"
+	KindBinary Kind = "binary"
 )
 
 // mediaByExt classifies the extensions that need no sniffing; SVG is source
 // text, so it is deliberately not here.
 var mediaByExt = map[string]struct {
-	kind fileKind
+	kind Kind
 	mime string
 }{
-	".png":  {kindImage, "image/png"},
-	".jpg":  {kindImage, "image/jpeg"},
-	".jpeg": {kindImage, "image/jpeg"},
-	".gif":  {kindImage, "image/gif"},
-	".webp": {kindImage, "image/webp"},
-	".pdf":  {kindPDF, "application/pdf"},
+	".png":  {KindImage, "image/png"},
+	".jpg":  {KindImage, "image/jpeg"},
+	".jpeg": {KindImage, "image/jpeg"},
+	".gif":  {KindImage, "image/gif"},
+	".webp": {KindImage, "image/webp"},
+	".pdf":  {KindPDF, "application/pdf"},
 }
 
 // mediaByMIME are the sniffed types read returns as inline data.
-var mediaByMIME = map[string]fileKind{
-	"image/png": kindImage, "image/jpeg": kindImage, "image/gif": kindImage,
-	"image/webp": kindImage, "application/pdf": kindPDF,
+var mediaByMIME = map[string]Kind{
+	"image/png": KindImage, "image/jpeg": KindImage, "image/gif": KindImage,
+	"image/webp": KindImage, "application/pdf": KindPDF,
 }
 
-// classification is the verdict on a file before its content is read.
-type classification struct {
-	kind fileKind
-	mime string
-	text codec
+// Class is the verdict on a file before its content is read.
+type Class struct {
+	Kind Kind
+	MIME string
+	// Codec decodes a file of KindText.
+	Codec Codec
 }
 
-// errNotText is a prefix that is neither UTF-8 nor binary: text in an
+// ErrNotText is a prefix that is neither UTF-8 nor binary: text in an
 // encoding that must be named.
-var errNotText = errors.New("not UTF-8 text")
+var ErrNotText = errors.New("not UTF-8 text")
 
-// classify decides what a file is from its name and the prefix of its bytes
-// (up to sniffBytes; all of a shorter file). encName is the caller's
+// Classify decides what a file is from its name and the prefix of its bytes
+// (up to SniffBytes; all of a shorter file). encName is the caller's
 // encoding, which overrides sniffing for anything not known as media.
 // Without sniff (a continuation of a file already read as text) the costly
 // magic-number detection is skipped.
-func classify(name string, prefix []byte, encName string, sniff bool) (classification, error) {
+func Classify(name string, prefix []byte, encName string, sniff bool) (Class, error) {
 	if m, ok := mediaByExt[strings.ToLower(path.Ext(name))]; ok {
-		return classification{kind: m.kind, mime: m.mime}, nil
+		return Class{Kind: m.kind, MIME: m.mime}, nil
 	}
 	if encName != "" {
 		c, err := namedCodec(encName, prefix)
-		return classification{kind: kindText, mime: "text/plain", text: c}, err
+		return Class{Kind: KindText, MIME: "text/plain", Codec: c}, err
 	}
-	if c, ok := bomCodec(prefix); ok {
-		return classification{kind: kindText, mime: "text/plain", text: c}, nil
+	if c, ok := ByBOM(prefix); ok {
+		return Class{Kind: KindText, MIME: "text/plain", Codec: c}, nil
 	}
 	mime := "application/octet-stream"
 	if sniff {
 		mime, _, _ = strings.Cut(mimetype.Detect(prefix).String(), ";")
 	}
 	if k, ok := mediaByMIME[mime]; ok {
-		return classification{kind: k, mime: mime}, nil
+		return Class{Kind: k, MIME: mime}, nil
 	}
 	if bytes.IndexByte(prefix, 0) >= 0 {
-		return classification{kind: kindBinary, mime: mime}, nil
+		return Class{Kind: KindBinary, MIME: mime}, nil
 	}
-	if !validPrefix(prefix, len(prefix) == sniffBytes) {
+	if !validPrefix(prefix, len(prefix) == SniffBytes) {
 		if mime == "text/plain" || mime == "application/octet-stream" {
-			return classification{}, errNotText
+			return Class{}, ErrNotText
 		}
-		return classification{kind: kindBinary, mime: mime}, nil
+		return Class{Kind: KindBinary, MIME: mime}, nil
 	}
-	return classification{kind: kindText, mime: mime, text: codec{name: "utf-8", unit: 1}}, nil
+	return Class{Kind: KindText, MIME: mime, Codec: Codec{name: "utf-8", unit: 1}}, nil
 }
 
 // validPrefix reports whether b is UTF-8, allowing a character cut by the
@@ -190,27 +240,27 @@ func validPrefix(b []byte, more bool) bool {
 	return false
 }
 
-// decode turns one raw line (terminator removed) into UTF-8. Input that is
+// Decode turns one raw line (terminator removed) into UTF-8. Input that is
 // not valid in the codec is an error, never shown as U+FFFD: x/text's
 // decoders replace silently, so a U+FFFD the raw bytes did not spell out
 // means an invalid sequence.
-func (c codec) decode(raw []byte) (string, error) {
+func (c Codec) Decode(raw []byte) (string, error) {
 	if c.dec == nil {
 		if !utf8.Valid(raw) {
-			return "", errNotText
+			return "", ErrNotText
 		}
 		return string(raw), nil
 	}
 	out, _, err := transform.Bytes(c.dec.NewDecoder(), raw)
 	if err != nil || bytes.Count(out, []byte("\uFFFD")) > c.literalFFFD(raw) {
-		return "", errNotText
+		return "", ErrNotText
 	}
 	return string(out), nil
 }
 
 // literalFFFD counts the U+FFFD characters raw really holds; of the legacy
 // encodings only GB18030 can spell one, as 84 31 A4 37.
-func (c codec) literalFFFD(raw []byte) int {
+func (c Codec) literalFFFD(raw []byte) int {
 	if c.unit == 2 {
 		unit := []byte{0xFD, 0xFF}
 		if c.bigEndian {
@@ -227,9 +277,9 @@ func (c codec) literalFFFD(raw []byte) int {
 	return bytes.Count(raw, []byte{0x84, 0x31, 0xA4, 0x37})
 }
 
-// boundary returns the largest k' <= k at which raw can be cut without
+// Boundary returns the largest k' <= k at which raw can be cut without
 // splitting a character.
-func (c codec) boundary(raw []byte, k int) int {
+func (c Codec) Boundary(raw []byte, k int) int {
 	k = min(k, len(raw))
 	switch {
 	case c.unit == 2:
@@ -264,12 +314,13 @@ func (c codec) boundary(raw []byte, k int) int {
 	return n
 }
 
-// newline is the raw newline unit of the codec, and cr the carriage return.
-func (c codec) newline() []byte { return c.encodeASCII('\n') }
+// Newline is the raw newline unit of the codec, and CR the carriage return.
+func (c Codec) Newline() []byte { return c.encodeASCII('\n') }
 
-func (c codec) cr() []byte { return c.encodeASCII('\r') }
+// CR is the raw carriage return unit of the codec.
+func (c Codec) CR() []byte { return c.encodeASCII('\r') }
 
-func (c codec) encodeASCII(b byte) []byte {
+func (c Codec) encodeASCII(b byte) []byte {
 	switch {
 	case c.unit == 1:
 		return []byte{b}

@@ -1,4 +1,4 @@
-package core
+package editmatch
 
 import (
 	"strings"
@@ -20,9 +20,9 @@ type ClosestRegion struct {
 // closestTextBytes bounds the region's text in an error.
 const closestTextBytes = 2048
 
-// closest finds the window of lines most similar to old, comparing line i
+// Closest finds the window of lines most similar to old, comparing line i
 // of old with line i of the window.
-func (t *text) closest(old string) (ClosestRegion, bool) {
+func (t *Text) Closest(old string) (ClosestRegion, bool) {
 	oldLines, _ := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
 	fold := lineKeys[len(lineKeys)-1].key
 	want := make([][]uint32, min(len(oldLines), len(t.lines)))

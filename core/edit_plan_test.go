@@ -3,11 +3,11 @@ package core
 import (
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -15,15 +15,17 @@ func str(s string) *string { return &s }
 
 func op(old, new string) EditOp { return EditOp{OldText: old, NewText: str(new)} }
 
-// planBoth plans a batch twice, scanning and through the index (see
-// text.indexed), and fails unless both give the same content, outcomes and
-// error.
+// planBoth plans a batch twice, scanning and through the index, and fails
+// unless both give the same content, outcomes and error. 64 searches make
+// a text indexed (editmatch's TestIndexedWithinSearches holds it to that).
 func planBoth(t testing.TB, src string, edits []EditOp) (string, []EditOutcome, error) {
 	t.Helper()
-	out, outcomes, err := newText(src).plan(edits)
-	ix := newText(src)
-	ix.indexed = true
-	ixOut, ixOutcomes, ixErr := ix.plan(edits)
+	out, outcomes, err := plan(editmatch.New(src), edits)
+	ix := editmatch.New(src)
+	for range 64 {
+		ix.Exact("\x00")
+	}
+	ixOut, ixOutcomes, ixErr := plan(ix, edits)
 	if ixOut != out || !reflect.DeepEqual(ixOutcomes, outcomes) || !reflect.DeepEqual(ixErr, err) {
 		t.Fatalf("indexed plan differs:\n%q %+v %v\nscanned:\n%q %+v %v", ixOut, ixOutcomes, ixErr, out, outcomes, err)
 	}
@@ -38,44 +40,44 @@ func TestPlanEdits(t *testing.T) {
 		want  string
 		rungs []string // per edit; "" for already applied
 	}{
-		{"exact", "a\nb\nc\n", []EditOp{op("b", "B")}, "a\nB\nc\n", []string{RungExact}},
-		{"exact mid-line", "let x = 1;\n", []EditOp{op("x = 1", "y = 2")}, "let y = 2;\n", []string{RungExact}},
-		{"delete", "a\nb\nc\n", []EditOp{op("b\n", "")}, "a\nc\n", []string{RungExact}},
-		{"crlf file, lf oldText and newText", "a\r\nb\r\nc\r\n", []EditOp{op("a\nb", "x\ny")}, "x\r\ny\r\nc\r\n", []string{RungExact}},
-		{"crlf newText in crlf file", "a\r\nb\r\n", []EditOp{op("a", "x\r\ny")}, "x\r\ny\r\nb\r\n", []string{RungExact}},
-		{"mixed: lf line", "a\r\nb\nc\r\n", []EditOp{op("b", "b1\nb2")}, "a\r\nb1\nb2\nc\r\n", []string{RungExact}},
-		{"mixed: crlf line", "a\r\nb\nc\r\n", []EditOp{op("a", "a1\na2")}, "a1\r\na2\r\nb\nc\r\n", []string{RungExact}},
-		{"no final newline kept", "a\nb", []EditOp{op("b", "c")}, "a\nc", []string{RungExact}},
-		{"no final newline, crlf file", "a\r\nb", []EditOp{op("b", "c\nd")}, "a\r\nc\r\nd", []string{RungExact}},
-		{"tabs kept", "\tx\n\t\ty\n", []EditOp{op("y", "z")}, "\tx\n\t\tz\n", []string{RungExact}},
-		{"against the original", "a b", []EditOp{op("a", "b"), op("b", "a")}, "b a", []string{RungExact, RungExact}},
-		{"replaceAll fuzzy, adjacent windows", "x \nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\nz\n", []string{RungTrailingWhitespace}},
-		{"adjacent edits", "abcdef\n", []EditOp{op("abc", "1"), op("def", "2")}, "12\n", []string{RungExact, RungExact}},
+		{"exact", "a\nb\nc\n", []EditOp{op("b", "B")}, "a\nB\nc\n", []string{editmatch.RungExact}},
+		{"exact mid-line", "let x = 1;\n", []EditOp{op("x = 1", "y = 2")}, "let y = 2;\n", []string{editmatch.RungExact}},
+		{"delete", "a\nb\nc\n", []EditOp{op("b\n", "")}, "a\nc\n", []string{editmatch.RungExact}},
+		{"crlf file, lf oldText and newText", "a\r\nb\r\nc\r\n", []EditOp{op("a\nb", "x\ny")}, "x\r\ny\r\nc\r\n", []string{editmatch.RungExact}},
+		{"crlf newText in crlf file", "a\r\nb\r\n", []EditOp{op("a", "x\r\ny")}, "x\r\ny\r\nb\r\n", []string{editmatch.RungExact}},
+		{"mixed: lf line", "a\r\nb\nc\r\n", []EditOp{op("b", "b1\nb2")}, "a\r\nb1\nb2\nc\r\n", []string{editmatch.RungExact}},
+		{"mixed: crlf line", "a\r\nb\nc\r\n", []EditOp{op("a", "a1\na2")}, "a1\r\na2\r\nb\nc\r\n", []string{editmatch.RungExact}},
+		{"no final newline kept", "a\nb", []EditOp{op("b", "c")}, "a\nc", []string{editmatch.RungExact}},
+		{"no final newline, crlf file", "a\r\nb", []EditOp{op("b", "c\nd")}, "a\r\nc\r\nd", []string{editmatch.RungExact}},
+		{"tabs kept", "\tx\n\t\ty\n", []EditOp{op("y", "z")}, "\tx\n\t\tz\n", []string{editmatch.RungExact}},
+		{"against the original", "a b", []EditOp{op("a", "b"), op("b", "a")}, "b a", []string{editmatch.RungExact, editmatch.RungExact}},
+		{"replaceAll fuzzy, adjacent windows", "x \nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\nz\n", []string{editmatch.RungTrailingWhitespace}},
+		{"adjacent edits", "abcdef\n", []EditOp{op("abc", "1"), op("def", "2")}, "12\n", []string{editmatch.RungExact, editmatch.RungExact}},
 		{"trailing whitespace", "func f() {  \n\treturn 1\t\n}\n",
 			[]EditOp{op("func f() {\n\treturn 1\n}\n", "func f() {\n\treturn 2\n}\n")},
-			"func f() {\n\treturn 2\n}\n", []string{RungTrailingWhitespace}},
-		{"trailing whitespace keeps the rest", "x\na  \nb\ny\n", []EditOp{op("a\nb", "c")}, "x\nc\ny\n", []string{RungTrailingWhitespace}},
+			"func f() {\n\treturn 2\n}\n", []string{editmatch.RungTrailingWhitespace}},
+		{"trailing whitespace keeps the rest", "x\na  \nb\ny\n", []EditOp{op("a\nb", "c")}, "x\nc\ny\n", []string{editmatch.RungTrailingWhitespace}},
 		{"indentation: spaces for tabs", "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
 			[]EditOp{op("    if x {\n        return 1\n    }", "    if y {\n        return 2\n    }")},
-			"func f() {\n\tif y {\n\t\treturn 2\n\t}\n}\n", []string{RungIndentation}},
+			"func f() {\n\tif y {\n\t\treturn 2\n\t}\n}\n", []string{editmatch.RungIndentation}},
 		{"indentation: uniform shift", "class A:\n    def f(self):\n        return 1\n",
 			[]EditOp{op("def f(self):\n    return 1\n", "def f(self):\n    x = 2\n\n    return x\n")},
-			"class A:\n    def f(self):\n        x = 2\n\n        return x\n", []string{RungIndentation}},
+			"class A:\n    def f(self):\n        x = 2\n\n        return x\n", []string{editmatch.RungIndentation}},
 		{"unicode quotes and dashes", "say(\u201chello\u201d) \u2014 ok\n", []EditOp{op(`say("hello") - ok`, `say("bye") - ok`)},
-			"say(\u201cbye\u201d) \u2014 ok\n", []string{RungUnicode}},
-		{"unicode nbsp", "a\u00a0=\u00a01\nb\n", []EditOp{op("a = 1", "a = 2")}, "a\u00a0=\u00a02\nb\n", []string{RungUnicode}},
-		{"unicode nfkc", "\uff21\uff22\n", []EditOp{op("AB", "ab")}, "ab\n", []string{RungUnicode}},
+			"say(\u201cbye\u201d) \u2014 ok\n", []string{editmatch.RungUnicode}},
+		{"unicode nbsp", "a\u00a0=\u00a01\nb\n", []EditOp{op("a = 1", "a = 2")}, "a\u00a0=\u00a02\nb\n", []string{editmatch.RungUnicode}},
+		{"unicode nfkc", "\uff21\uff22\n", []EditOp{op("AB", "ab")}, "ab\n", []string{editmatch.RungUnicode}},
 		{"unicode fragment of a line", "\tmsg := \u201chello\u201d + name // \u2014 greet\n", []EditOp{op(`"hello" + name`, `"bye" + name`)},
-			"\tmsg := \u201cbye\u201d + name // \u2014 greet\n", []string{RungUnicode}},
-		{"unicode fragment across crlf", "a \u2018x\u2019\r\nb\r\n", []EditOp{op("'x'\nb", "y\nz")}, "a y\r\nz\r\n", []string{RungUnicode}},
-		{"replaceAll", "x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}}, "z\ny\nz\n", []string{RungExact}},
-		{"replaceAll fuzzy", "x \ny\nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\ny\nz\n", []string{RungTrailingWhitespace}},
+			"\tmsg := \u201cbye\u201d + name // \u2014 greet\n", []string{editmatch.RungUnicode}},
+		{"unicode fragment across crlf", "a \u2018x\u2019\r\nb\r\n", []EditOp{op("'x'\nb", "y\nz")}, "a y\r\nz\r\n", []string{editmatch.RungUnicode}},
+		{"replaceAll", "x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}}, "z\ny\nz\n", []string{editmatch.RungExact}},
+		{"replaceAll fuzzy", "x \ny\nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\ny\nz\n", []string{editmatch.RungTrailingWhitespace}},
 		{"already applied", "a\nB\nc\n", []EditOp{op("b", "B")}, "a\nB\nc\n", []string{""}},
-		{"gutter tab", "one\ntwo\nthree\n", []EditOp{op("     2\ttwo\n     3\tthree", "     2\tTWO\n     3\tthree")}, "one\nTWO\nthree\n", []string{RungExact}},
-		{"gutter colon", "one\ntwo\n\nfour\n", []EditOp{op("2: two\n3:\n4: four\n", "2: TWO\n3:\n4: four\n")}, "one\nTWO\n\nfour\n", []string{RungExact}},
-		{"gutter arrow", "one\ntwo\n", []EditOp{op("1→one", "1→ONE")}, "ONE\ntwo\n", []string{RungExact}},
-		{"numbers that are content", "2: two\n", []EditOp{op("2: two", "2: deux")}, "2: deux\n", []string{RungExact}},
-		{"adjacent edits", "abcdef\n", []EditOp{op("def", "2"), op("abc", "1")}, "12\n", []string{RungExact, RungExact}},
+		{"gutter tab", "one\ntwo\nthree\n", []EditOp{op("     2\ttwo\n     3\tthree", "     2\tTWO\n     3\tthree")}, "one\nTWO\nthree\n", []string{editmatch.RungExact}},
+		{"gutter colon", "one\ntwo\n\nfour\n", []EditOp{op("2: two\n3:\n4: four\n", "2: TWO\n3:\n4: four\n")}, "one\nTWO\n\nfour\n", []string{editmatch.RungExact}},
+		{"gutter arrow", "one\ntwo\n", []EditOp{op("1→one", "1→ONE")}, "ONE\ntwo\n", []string{editmatch.RungExact}},
+		{"numbers that are content", "2: two\n", []EditOp{op("2: two", "2: deux")}, "2: deux\n", []string{editmatch.RungExact}},
+		{"adjacent edits", "abcdef\n", []EditOp{op("def", "2"), op("abc", "1")}, "12\n", []string{editmatch.RungExact, editmatch.RungExact}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +108,7 @@ func TestPlanEditsOutcomeDetails(t *testing.T) {
 		t.Fatalf("replaceAll outcome %+v, %v", o, err)
 	}
 	_, o, err = planBoth(t, "\tif x {\n\t}\n", []EditOp{op("  if x {\n  }", "  if y {\n  }")})
-	if err != nil || !o[0].Reindented || o[0].Rung != RungIndentation {
+	if err != nil || !o[0].Reindented || o[0].Rung != editmatch.RungIndentation {
 		t.Fatalf("indentation outcome %+v, %v", o, err)
 	}
 	_, o, err = planBoth(t, "one\ntwo\n", []EditOp{op("2\ttwo", "2\tTWO")})
@@ -148,15 +150,15 @@ func TestPlanEditsErrors(t *testing.T) {
 		code    fault.Code
 		details map[string]any
 	}{
-		{"ambiguous exact", "x\ny\nx\n", []EditOp{op("x", "z")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 3}, "count": 2, "rung": RungExact, "edit": 0}},
-		{"ambiguous fuzzy", "foo  \nbar\nfoo\t\n", []EditOp{op("foo\n", "baz\n")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 3}, "rung": RungTrailingWhitespace}},
+		{"ambiguous exact", "x\ny\nx\n", []EditOp{op("x", "z")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 3}, "count": 2, "rung": editmatch.RungExact, "edit": 0}},
+		{"ambiguous fuzzy", "foo  \nbar\nfoo\t\n", []EditOp{op("foo\n", "baz\n")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 3}, "rung": editmatch.RungTrailingWhitespace}},
 		{"ambiguous second edit", "a\nx\nx\n", []EditOp{op("a", "b"), op("x", "y")}, fault.CodeAmbiguousMatch, map[string]any{"edit": 1, "lines": []int{2, 3}}},
 		{"overlap", "abcdef\n", []EditOp{op("abc", "1"), op("cde", "2")}, fault.CodeOverlap, map[string]any{"edits": []int{0, 1}}},
 		{"overlap in reverse order", "abcdef\n", []EditOp{op("cde", "2"), op("abc", "1")}, fault.CodeOverlap, map[string]any{"edits": []int{0, 1}}},
 		{"same region twice", "abc\n", []EditOp{op("b", "1"), op("b", "2")}, fault.CodeOverlap, nil},
 		{"no match", "a\nb\n", []EditOp{op("zzz", "y")}, fault.CodeNoMatch, map[string]any{"edit": 0}},
 		{"gutter not consecutive", "one\ntwo\n", []EditOp{op("1\tone\n5\ttwo", "x")}, fault.CodeNoMatch, nil},
-		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 1}, "rung": RungUnicode}},
+		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 1}, "rung": editmatch.RungUnicode}},
 		{"no match inside one rune's folding", "\uFB01\n", []EditOp{op("i", "x")}, fault.CodeNoMatch, nil},
 		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, fault.CodeNoMatch, nil},
 	}
@@ -196,7 +198,7 @@ func TestNoMatchClosestRegion(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != fault.CodeNoMatch {
 		t.Fatalf("err %v, want NO_MATCH", err)
 	}
-	c, ok := e.Details["closest"].(ClosestRegion)
+	c, ok := e.Details["closest"].(editmatch.ClosestRegion)
 	if !ok {
 		t.Fatalf("no closest region in %+v", e.Details)
 	}
@@ -208,44 +210,6 @@ func TestNoMatchClosestRegion(t *testing.T) {
 	}
 	if !strings.Contains(e.Hint, "lines 7-9") {
 		t.Errorf("hint %q does not name the lines", e.Hint)
-	}
-}
-
-func TestIndentTransform(t *testing.T) {
-	f, fits := indentTransform([]string{"a", "  b"}, []string{"\ta", "\t  b"})
-	if !fits || f == nil || f("    c") != "\t\tc" || f("") != "" {
-		t.Fatalf("shift under a tab: fits=%v", fits)
-	}
-	// one tab is one level of a file indented by two spaces.
-	f, fits = indentTransform([]string{"\tif x {", "\t\ty()"}, []string{"  if x {", "    y()"})
-	if !fits || f == nil || f("\t\t\tz()") != "      z()" {
-		t.Fatalf("tabs to two spaces: fits=%v", fits)
-	}
-	if _, fits := indentTransform([]string{"a", "b"}, []string{"  a", "    b"}); fits {
-		t.Fatal("a non-uniform change was taken for a uniform one")
-	}
-	if f, fits := indentTransform([]string{" a"}, []string{" a"}); !fits || f != nil {
-		t.Fatal("identical indentation is a fit that changes nothing")
-	}
-}
-
-func TestStripGutter(t *testing.T) {
-	for in, want := range map[string]string{
-		"  12\tfoo\n  13\tbar\n": "foo\nbar\n",
-		"12: foo\n13: bar":       "foo\nbar",
-		"7→x":                    "x",
-	} {
-		if got, _, ok := stripGutter(in); !ok || got != want {
-			t.Errorf("stripGutter(%q) = %q, %v; want %q", in, got, ok, want)
-		}
-	}
-	if _, first, _ := stripGutter("  12\tfoo\n  13\tbar\n"); first != 12 {
-		t.Errorf("first gutter number %d, want 12", first)
-	}
-	for _, in := range []string{"foo", "12 foo", "1\ta\n3\tb", "1\ta\nb"} {
-		if _, _, ok := stripGutter(in); ok {
-			t.Errorf("stripGutter(%q) found a gutter", in)
-		}
 	}
 }
 
@@ -345,7 +309,7 @@ func TestAlreadyApplied(t *testing.T) {
 		{"part of oldText (a deletion)", "b\n", "a\nb", "b", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			line, ok := alreadyApplied(newText(tc.src), tc.old, tc.new)
+			line, ok := alreadyApplied(editmatch.New(tc.src), tc.old, tc.new)
 			if ok != (tc.line > 0) || line != tc.line {
 				t.Fatalf("alreadyApplied = %d, %v; want line %d", line, ok, tc.line)
 			}
@@ -354,7 +318,8 @@ func TestAlreadyApplied(t *testing.T) {
 }
 
 // TestPlanLargeBatch: a batch large enough to switch from scans to the
-// index gives what scanning alone gives, rung by rung.
+// index gives what scanning alone gives, rung by rung (editmatch's
+// TestLargeBatchIndexes shows the switch).
 func TestPlanLargeBatch(t *testing.T) {
 	var src strings.Builder
 	var edits []EditOp
@@ -376,30 +341,20 @@ func TestPlanLargeBatch(t *testing.T) {
 	}
 	src.WriteString("tail\ntail\n")
 	edits = append(edits, EditOp{OldText: "tail", NewText: str("end"), ReplaceAll: true})
-	scan := newText(src.String())
-	scan.scans = math.MinInt // never indexed
-	want, wantOutcomes, err := scan.plan(edits)
-	if err != nil || scan.indexed {
-		t.Fatalf("scanned: %v, indexed %v", err, scan.indexed)
-	}
-	auto := newText(src.String())
-	got, outcomes, err := auto.plan(edits)
-	if err != nil || !auto.indexed {
-		t.Fatalf("a batch of %d edits: %v, indexed %v", len(edits), err, auto.indexed)
-	}
-	if got != want || !reflect.DeepEqual(outcomes, wantOutcomes) {
-		t.Fatalf("indexed batch differs from the scanned one")
+	_, outcomes, err := planBoth(t, src.String(), edits)
+	if err != nil {
+		t.Fatalf("a batch of %d edits: %v", len(edits), err)
 	}
 	rungs := map[string]int{}
 	for _, o := range outcomes {
 		rungs[o.Rung]++
 	}
-	if !reflect.DeepEqual(rungs, map[string]int{RungExact: 76, RungTrailingWhitespace: 75, RungUnicode: 75, RungIndentation: 75}) {
+	if !reflect.DeepEqual(rungs, map[string]int{editmatch.RungExact: 76, editmatch.RungTrailingWhitespace: 75, editmatch.RungUnicode: 75, editmatch.RungIndentation: 75}) {
 		t.Errorf("rungs %v", rungs)
 	}
 	// An ambiguous edit late in the batch is found through the index.
 	edits = append(edits, op("tail", "x"))
-	_, _, err = newText(src.String()).plan(edits)
+	_, _, err = planEdits(src.String(), edits)
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeAmbiguousMatch || e.Details["edit"] != len(edits)-1 {
 		t.Fatalf("ambiguous late edit: %v", err)
 	}

@@ -3,12 +3,14 @@ package core
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/editmatch"
 )
 
-// FuzzEditMatch checks the matcher's promise: a match is a non-empty range of
-// the original, an exact match is oldText itself, applying an edit never
-// changes a byte outside the range it matched, and the index of a large
-// batch finds what the scans find.
+// FuzzEditMatch checks the plan's promise: applying an edit never changes
+// a byte outside the range the ladder matched, writes newText in the file's
+// line endings, and a plan through the index is the plan of the scans.
+// (editmatch's FuzzLocate checks the matches themselves.)
 func FuzzEditMatch(f *testing.F) {
 	seeds := [][3]string{
 		{"a\nb\nc\n", "b", "B"},
@@ -34,66 +36,38 @@ func FuzzEditMatch(f *testing.F) {
 		if old == "" || old == new {
 			return
 		}
-		tx := newText(src)
-		ms := tx.locate(old)
-		ix := newText(src)
-		ix.indexed = true
-		ixms := ix.locate(old)
-		if len(ixms) != len(ms) {
-			t.Fatalf("indexed: %d matches, scanned: %d", len(ixms), len(ms))
-		}
-		for k, m := range ms {
-			im := ixms[k]
-			if im.start != m.start || im.end != m.end || im.line != m.line || im.rung != m.rung || (im.reindent == nil) != (m.reindent == nil) {
-				t.Fatalf("match %d indexed %+v, scanned %+v", k, im, m)
-			}
-		}
-		for k, m := range ms {
-			if m.start < 0 || m.start >= m.end || m.end > len(src) {
-				t.Fatalf("match %d [%d,%d) is not a non-empty range of %d bytes", k, m.start, m.end, len(src))
-			}
-			if m.line != tx.lineAt(m.start) {
-				t.Fatalf("match %d at line %d, its start is on line %d", k, m.line, tx.lineAt(m.start))
-			}
-			if m.rung == RungExact && strings.ReplaceAll(src[m.start:m.end], "\r\n", "\n") != strings.ReplaceAll(old, "\r\n", "\n") {
-				t.Fatalf("exact match %q is not oldText %q", src[m.start:m.end], old)
-			}
-			// Overlapping occurrences are all reported (they make an edit
-			// ambiguous), each once, in order.
-			if k > 0 && m.rung == RungExact && m.start <= ms[k-1].start {
-				t.Fatalf("exact matches out of order or repeated")
-			}
-		}
+		tx := editmatch.New(src)
+		ms := tx.Locate(old)
 		out, outcomes, err := planBoth(t, src, []EditOp{{OldText: old, NewText: &new}})
 		if err != nil {
 			return
 		}
 		if outcomes[0].AlreadyApplied {
-			n := tx.exact(new)
-			if out != src || len(n) != 1 || !tx.wholeLines(n[0]) || outcomes[0].Lines[0] != n[0].line {
+			n := tx.Exact(new)
+			if out != src || len(n) != 1 || !wholeLines(tx, n[0]) || outcomes[0].Lines[0] != n[0].Line {
 				t.Fatalf("an already applied edit changed the content, or its newText does not stand whole once")
 			}
 			return
 		}
 		if outcomes[0].GutterStripped {
-			stripped, _, _ := stripGutter(old)
+			stripped, _, _ := editmatch.StripGutter(old)
 			if strings.TrimSpace(stripped) == "" {
 				t.Fatalf("a gutter-only oldText was applied")
 			}
-			ms = tx.locate(stripped)
+			ms = tx.Locate(stripped)
 		}
 		if len(ms) != 1 {
 			t.Fatalf("applied with %d matches", len(ms))
 		}
 		m := ms[0]
-		tail := len(src) - m.end
-		if len(out) < m.start+tail || out[:m.start] != src[:m.start] || out[len(out)-tail:] != src[m.end:] {
-			t.Fatalf("bytes outside [%d,%d) changed:\nsrc %q\nout %q", m.start, m.end, src, out)
+		tail := len(src) - m.End
+		if len(out) < m.Start+tail || out[:m.Start] != src[:m.Start] || out[len(out)-tail:] != src[m.End:] {
+			t.Fatalf("bytes outside [%d,%d) changed:\nsrc %q\nout %q", m.Start, m.End, src, out)
 		}
 		// The replaced region: newText in the file's line endings (a file
 		// of CRLF gets no bare LF, a file without CR gets none), and on
 		// the exact rung newText itself, line endings aside.
-		region := out[m.start : len(out)-tail]
+		region := out[m.Start : len(out)-tail]
 		if strings.HasPrefix(src, "\xEF\xBB\xBF") && !strings.HasPrefix(out, "\xEF\xBB\xBF") {
 			t.Fatalf("the byte-order mark was lost")
 		}
@@ -104,7 +78,7 @@ func FuzzEditMatch(f *testing.F) {
 			t.Fatalf("a CR written into a file without one: %q", region)
 		}
 		o := outcomes[0]
-		if m.rung == RungExact && !o.Reindented && !o.Restyled && !o.GutterStripped &&
+		if m.Rung == editmatch.RungExact && !o.Reindented && !o.Restyled && !o.GutterStripped &&
 			strings.ReplaceAll(region, "\r\n", "\n") != strings.ReplaceAll(new, "\r\n", "\n") {
 			t.Fatalf("the exact rung wrote %q for newText %q", region, new)
 		}

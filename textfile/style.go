@@ -1,9 +1,7 @@
-package core
+package textfile
 
 import (
 	"bytes"
-	"context"
-	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,90 +16,66 @@ import (
 // line endings. write keeps an existing file's style unless the request sets
 // lineEnding or bom, so that writing back what read gave changes nothing.
 
-// The values of WriteRequest.LineEnding.
+// The line endings a caller may ask for.
 const (
 	LineEndingLF   = "lf"
 	LineEndingCRLF = "crlf"
 )
 
-// maxStyleBytes is how much of an existing file write reads to learn its
-// style: all of any file write itself can produce from 2 MiB of content with
-// CRLF endings.
-const maxStyleBytes = 2 * MaxWriteBytes
-
-// fileStyle is the style of an existing text file.
-type fileStyle struct {
+// Style is the style of an existing text file.
+type Style struct {
 	// c is the file's codec: its byte-order mark (nil for none) and, for
 	// UTF-16, its encoding.
-	c codec
-	// text is the decoded content after the mark; for a file longer than
-	// maxStyleBytes, the part read, cut after its last line terminator.
+	c Codec
+	// text is the decoded content after the mark; for a file read only in
+	// part, the part read, cut after its last line terminator.
 	text string
 	// crlf and lf count the terminators of text.
 	crlf, lf int
 }
 
-// styleOf learns the style of a file from its first bytes (all of them when
+// StyleOf learns the style of a file from its first bytes (all of them when
 // whole); ok is false when they are not text, whose style is none.
-func styleOf(head []byte, whole bool) (st fileStyle, ok bool) {
-	c, marked := bomCodec(head)
+func StyleOf(head []byte, whole bool) (st Style, ok bool) {
+	c, marked := ByBOM(head)
 	if !marked {
-		c = codec{name: "utf-8", unit: 1}
+		c = Codec{name: "utf-8", unit: 1}
 	}
 	body := head[len(c.bom):]
 	if !whole {
-		body = body[:c.boundary(body, len(body))]
+		body = body[:c.Boundary(body, len(body))]
 	}
 	if c.unit == 1 && bytes.IndexByte(body, 0) >= 0 {
-		return fileStyle{}, false
+		return Style{}, false
 	}
-	text, err := c.decode(body)
+	text, err := c.Decode(body)
 	if err != nil {
-		return fileStyle{}, false
+		return Style{}, false
 	}
 	if i := strings.LastIndexByte(text, '\n'); !whole && i >= 0 {
 		text = text[:i+1]
 	}
-	st = fileStyle{c: c, text: text, crlf: strings.Count(text, "\r\n")}
+	st = Style{c: c, text: text, crlf: strings.Count(text, "\r\n")}
 	st.lf = strings.Count(text, "\n") - st.crlf
 	return st, true
 }
 
-// styleOfFile reads the style of the existing file at path; nil when it is
-// not text.
-func (t *Tools) styleOfFile(ctx context.Context, path string) (*fileStyle, error) {
-	r, err := t.FS.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	head, err := io.ReadAll(io.LimitReader(r, maxStyleBytes+1))
-	if err != nil {
-		return nil, fault.Errorf(fault.CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(path)).WithCause(err)
-	}
-	whole := len(head) <= maxStyleBytes
-	st, ok := styleOf(head[:min(len(head), maxStyleBytes)], whole)
-	if !ok {
-		return nil, nil
-	}
-	return &st, nil
+// Written is the style of what a write put in the file.
+type Written struct {
+	// LineEnding names the endings as read does: lf, crlf, mixed or none.
+	LineEnding string
+	BOM        bool
+	Encoding   string // "" for UTF-8
 }
 
-// writtenStyle is the style of what a write put in the file.
-type writtenStyle struct {
-	lineEnding string
-	bom        bool
-	encoding   string // "" for UTF-8
-}
-
-// styledContent is text content as write puts it in a file: with the line
+// Styled is text content as write puts it in a file: with the line
 // endings and byte-order mark the request sets (lineEnding, bom), else with
 // those of the existing file; a new, empty or non-text file (file nil) takes
 // the content as given. A leading U+FEFF of the content is its mark. A file
 // marked as UTF-16 is written in UTF-16 while it keeps its mark.
-func styledContent(content string, file *fileStyle, lineEnding string, bom *bool) ([]byte, writtenStyle, error) {
+func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, Written, error) {
 	body, withBOM := strings.CutPrefix(content, "\uFEFF")
-	c := codec{name: "utf-8", unit: 1}
+	c := Codec{name: "utf-8", unit: 1}
 	if file != nil {
 		withBOM, c = file.c.bom != nil, file.c
 	}
@@ -109,11 +83,11 @@ func styledContent(content string, file *fileStyle, lineEnding string, bom *bool
 		withBOM = *bom
 	}
 	if !withBOM {
-		c = codec{name: "utf-8", unit: 1}
+		c = Codec{name: "utf-8", unit: 1}
 	}
 	body = toFileEndings(body, lineEnding, file, func(b string) string { return keepEndings(file, b) })
 	crlf := strings.Count(body, "\r\n")
-	ws := writtenStyle{lineEnding: endingName(crlf, strings.Count(body, "\n")-crlf), bom: withBOM}
+	ws := Written{LineEnding: endingName(crlf, strings.Count(body, "\n")-crlf), BOM: withBOM}
 	if !withBOM {
 		return []byte(body), ws, nil
 	}
@@ -124,12 +98,12 @@ func styledContent(content string, file *fileStyle, lineEnding string, bom *bool
 	if err != nil {
 		return nil, ws, err.WithHint("pass --bom=false to write the file as UTF-8")
 	}
-	ws.encoding = c.name
+	ws.Encoding = c.name
 	return append(append([]byte{}, c.bom...), enc...), ws, nil
 }
 
 // encodeUTF16 encodes text in the UTF-16 of c, without a byte-order mark.
-func encodeUTF16(text string, c codec) ([]byte, *fault.Error) {
+func encodeUTF16(text string, c Codec) ([]byte, *fault.Error) {
 	order := unicode.LittleEndian
 	if c.bigEndian {
 		order = unicode.BigEndian
@@ -162,7 +136,7 @@ func toCRLF(s string) string { return strings.ReplaceAll(toLF(s), "\n", "\r\n") 
 // LF, line by line: a line the content keeps keeps its ending; changed and
 // new lines take the usual ending of the lines they replace, else the file's
 // usual one (as edit does), whatever endings the content came with.
-func keepEndings(file *fileStyle, content string) string {
+func keepEndings(file *Style, content string) string {
 	old, lines := splitAfterLF(file.text), splitAfterLF(toLF(content))
 	dmp := diffmatchpatch.New()
 	dmp.DiffTimeout = time.Second
@@ -231,7 +205,7 @@ func splitAfterLF(s string) []string {
 
 // toFileEndings gives body the line endings asked for or, when none is,
 // the file's own: all CRLF or all LF; a mixed file's are mixed's to decide.
-func toFileEndings(body, lineEnding string, file *fileStyle, mixed func(string) string) string {
+func toFileEndings(body, lineEnding string, file *Style, mixed func(string) string) string {
 	switch {
 	case lineEnding == LineEndingLF:
 		return toLF(body)
@@ -249,10 +223,10 @@ func toFileEndings(body, lineEnding string, file *fileStyle, mixed func(string) 
 	return body
 }
 
-// appendedContent styles content to follow a file's own bytes: its line
+// Appended styles content to follow a file's own bytes: its line
 // endings (a mixed file's majority) and its encoding, without a
 // byte-order mark, which stays at the start of the file.
-func appendedContent(content string, file *fileStyle, lineEnding string) ([]byte, error) {
+func Appended(content string, file *Style, lineEnding string) ([]byte, error) {
 	body := toFileEndings(strings.TrimPrefix(content, "\uFEFF"), lineEnding, file, func(b string) string {
 		if file.crlf > file.lf {
 			return toCRLF(b)

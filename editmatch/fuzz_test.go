@@ -1,0 +1,68 @@
+package editmatch
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzLocate checks the ladder's promise: a match is a non-empty range of
+// the original, an exact match is oldText itself, exact matches come in
+// order, each once, and the index of a large batch finds what the scans
+// find. (core's FuzzEditMatch checks what an edit writes there.)
+func FuzzLocate(f *testing.F) {
+	seeds := [][3]string{
+		{"a\nb\nc\n", "b", "B"},
+		{"a\r\nb\r\nc\r\n", "a\nb", "x\ny"},
+		{"a\r\nb\nc\r\n", "b\n", "b1\nb2\n"},
+		{"\xEF\xBB\xBFone\ntwo", "two", "2"},
+		{"func f() {  \n\treturn 1\t\n}\n", "func f() {\n\treturn 1\n}\n", "x\n"},
+		{"\tif x {\n\t\treturn 1\n\t}\n", "    if x {\n        return 1\n    }", "    if y {\n        return 2\n    }"},
+		{"say(\u201chi\u201d) \u2014 ok\n", `say("hi") - ok`, "z"},
+		{"one\ntwo\nthree\n", "  2\ttwo\n  3\tthree", "  2\tTWO"},
+		{"x \nx\t\n", "x\n", "y\n"},
+		{"\r\n\r\n", "\n", "\r"},
+		{"ab\u00a0cd", "b c", "q"},
+		{"a \u2018x\u2019\r\nb\u200b\r\n", "'x'\nb", "y"},
+		{"\uFB01 \xff\uFB01", "fi", "x"},
+		{"print(\"hello\")\n", "print(\u201chello\u201d)", "print(\u201chello, world\u201d)"},
+		{"wait... \"x\"\n", "wait\u2026 \u201cx\u201d", "wait\u2026 \u201cy\u201d \u2014 z"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, src, old, _ string) {
+		if old == "" {
+			return
+		}
+		tx := New(src)
+		ms := tx.Locate(old)
+		ix := New(src)
+		ix.indexed = true
+		ixms := ix.Locate(old)
+		if len(ixms) != len(ms) {
+			t.Fatalf("indexed: %d matches, scanned: %d", len(ixms), len(ms))
+		}
+		for k, m := range ms {
+			im := ixms[k]
+			if im.Start != m.Start || im.End != m.End || im.Line != m.Line || im.Rung != m.Rung || (im.reindent == nil) != (m.reindent == nil) {
+				t.Fatalf("match %d indexed %+v, scanned %+v", k, im, m)
+			}
+		}
+		for k, m := range ms {
+			if m.Start < 0 || m.Start >= m.End || m.End > len(src) {
+				t.Fatalf("match %d [%d,%d) is not a non-empty range of %d bytes", k, m.Start, m.End, len(src))
+			}
+			if m.Line != tx.LineAt(m.Start) {
+				t.Fatalf("match %d at line %d, its start is on line %d", k, m.Line, tx.LineAt(m.Start))
+			}
+			if m.Rung == RungExact && strings.ReplaceAll(src[m.Start:m.End], "\r\n", "\n") != strings.ReplaceAll(old, "\r\n", "\n") {
+				t.Fatalf("exact match %q is not oldText %q", src[m.Start:m.End], old)
+			}
+			// Overlapping occurrences are all reported (they make an edit
+			// ambiguous), each once, in order.
+			if k > 0 && m.Rung == RungExact && m.Start <= ms[k-1].Start {
+				t.Fatalf("exact matches out of order or repeated")
+			}
+		}
+	})
+}

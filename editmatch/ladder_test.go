@@ -1,0 +1,161 @@
+package editmatch
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestIndentTransform(t *testing.T) {
+	f, fits := indentTransform([]string{"a", "  b"}, []string{"\ta", "\t  b"})
+	if !fits || f == nil || f("    c") != "\t\tc" || f("") != "" {
+		t.Fatalf("shift under a tab: fits=%v", fits)
+	}
+	// one tab is one level of a file indented by two spaces.
+	f, fits = indentTransform([]string{"\tif x {", "\t\ty()"}, []string{"  if x {", "    y()"})
+	if !fits || f == nil || f("\t\t\tz()") != "      z()" {
+		t.Fatalf("tabs to two spaces: fits=%v", fits)
+	}
+	if _, fits := indentTransform([]string{"a", "b"}, []string{"  a", "    b"}); fits {
+		t.Fatal("a non-uniform change was taken for a uniform one")
+	}
+	if f, fits := indentTransform([]string{" a"}, []string{" a"}); !fits || f != nil {
+		t.Fatal("identical indentation is a fit that changes nothing")
+	}
+}
+
+func TestStripGutter(t *testing.T) {
+	for in, want := range map[string]string{
+		"  12\tfoo\n  13\tbar\n": "foo\nbar\n",
+		"12: foo\n13: bar":       "foo\nbar",
+		"7→x":                    "x",
+	} {
+		if got, _, ok := StripGutter(in); !ok || got != want {
+			t.Errorf("StripGutter(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	if _, first, _ := StripGutter("  12\tfoo\n  13\tbar\n"); first != 12 {
+		t.Errorf("first gutter number %d, want 12", first)
+	}
+	for _, in := range []string{"foo", "12 foo", "1\ta\n3\tb", "1\ta\nb"} {
+		if _, _, ok := StripGutter(in); ok {
+			t.Errorf("StripGutter(%q) found a gutter", in)
+		}
+	}
+}
+
+// TestIndexedWithinSearches: a text is indexed once searches have cost
+// about what the index costs, and core's tests (planBoth) count on 64
+// searches being enough to plan through the index.
+func TestIndexedWithinSearches(t *testing.T) {
+	tx := New("a\nb\n")
+	for range 64 {
+		tx.Exact("c")
+	}
+	if !tx.indexed {
+		t.Fatalf("not indexed after 64 searches (indexAfterScans %d)", indexAfterScans)
+	}
+	few := New("a\nb\n")
+	for range 3 {
+		few.Locate("c")
+	}
+	if few.indexed {
+		t.Fatal("a text searched a few times was indexed")
+	}
+}
+
+// TestLargeBatchIndexes: the searches of a batch large enough to switch
+// from scans to the index find what scanning alone finds, rung by rung.
+func TestLargeBatchIndexes(t *testing.T) {
+	var src strings.Builder
+	var olds []string
+	for i := range 300 {
+		switch i % 4 {
+		case 0: // exact
+			fmt.Fprintf(&src, "exact %d\n", i)
+			olds = append(olds, fmt.Sprintf("exact %d\n", i))
+		case 1: // trailing whitespace, two lines
+			fmt.Fprintf(&src, "ws %d  \nws %d\t\n", i, i)
+			olds = append(olds, fmt.Sprintf("ws %d\nws %d\n", i, i))
+		case 2: // unicode fragment
+			fmt.Fprintf(&src, "say(\u201chi %d\u201d)\n", i)
+			olds = append(olds, fmt.Sprintf(`"hi %d"`, i))
+		case 3: // indentation
+			fmt.Fprintf(&src, "\tif x%d {\n\t\treturn\n\t}\n", i)
+			olds = append(olds, fmt.Sprintf("    if x%d {\n        return\n    }", i))
+		}
+	}
+	src.WriteString("tail\ntail\n")
+	olds = append(olds, "tail", "missing")
+	scan, auto := New(src.String()), New(src.String())
+	scan.scans = math.MinInt // never indexed
+	rungs := map[string]int{}
+	for _, old := range olds {
+		want, got := scan.Locate(old), auto.Locate(old)
+		if len(got) != len(want) {
+			t.Fatalf("%q: indexed %d matches, scanned %d", old, len(got), len(want))
+		}
+		for k := range want {
+			g, w := got[k], want[k]
+			if g.Start != w.Start || g.End != w.End || g.Line != w.Line || g.Rung != w.Rung || (g.reindent == nil) != (w.reindent == nil) {
+				t.Fatalf("%q: match %d indexed %+v, scanned %+v", old, k, g, w)
+			}
+		}
+		if len(want) > 0 {
+			rungs[want[0].Rung]++
+		}
+	}
+	if scan.indexed || !auto.indexed {
+		t.Fatalf("scanned text indexed %v, batch text indexed %v", scan.indexed, auto.indexed)
+	}
+	if !reflect.DeepEqual(rungs, map[string]int{RungExact: 76, RungTrailingWhitespace: 75, RungUnicode: 75, RungIndentation: 75}) {
+		t.Errorf("rungs %v", rungs)
+	}
+	if n := len(auto.Locate("tail")); n != 2 {
+		t.Errorf("tail: %d matches through the index, want 2", n)
+	}
+}
+
+// TestLocate: the rung that locates oldText and the lines of its matches,
+// the same scanning and through the index; nil where no rung may match.
+func TestLocate(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old string
+		rung           string
+		lines          []int
+	}{
+		{"exact", "a\nb\nc\n", "b", RungExact, []int{2}},
+		{"exact, overlapping", "aaa\n", "aa", RungExact, []int{1, 1}},
+		{"exact beats a looser rung", "b \nb\n", "b", RungExact, []int{1, 2}},
+		{"trailing whitespace", "a  \nb\t\n", "a\nb\n", RungTrailingWhitespace, []int{1}},
+		{"whitespace", "a\u00a0\n", "a\n", RungWhitespace, []int{1}},
+		{"indentation", "\tif x {\n\t\ty()\n\t}\n", "    if x {\n        y()\n    }", RungIndentation, []int{1}},
+		{"indentation with a blank line", "\tif x {\n\n\t\ty()\n\t}\n", "    if x {\n\n        y()\n    }", RungIndentation, []int{1}},
+		{"unicode lines", "say \u201chi\u201d\n", "say \"hi\"\n", RungUnicode, []int{1}},
+		{"unicode fragment", "x = \u201ca\u201d\n", "\"a\"", RungUnicode, []int{1}},
+		{"unicode fragments do not overlap", "\u201c\u201c\u201c\n", "\"\"", RungUnicode, []int{1}},
+		{"uneven indentation is no match", "\tif x {\n\t\t\ty()\n\t}\n", "if x {\ny()\n}", "", nil},
+		{"whitespace-only oldText is never fuzzy", "a\n\t\nb\n", "  \n", "", nil},
+		{"longer than the file", "a\n", "a\nb\nc", "", nil},
+		{"inside one rune's folding", "\uFB01\n", "i", "", nil},
+		{"a fold that is nothing", "a\n", "\u200b", "", nil},
+		{"empty oldText", "a\n", "", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, indexed := range []bool{false, true} {
+				tx := New(tc.src)
+				tx.indexed = indexed
+				ms := tx.Locate(tc.old)
+				var lines []int
+				for _, m := range ms {
+					lines = append(lines, m.Line)
+				}
+				if !reflect.DeepEqual(lines, tc.lines) || len(ms) > 0 && ms[0].Rung != tc.rung {
+					t.Fatalf("indexed %v: %+v; want %s at lines %v", indexed, ms, tc.rung, tc.lines)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package editmatch
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRewrite: newText is written as the rung that located oldText asks
+// (restyled for the unicode rung, re-indented for the indentation rung) and
+// in the line endings of the region it replaces.
+func TestRewrite(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		rung                string
+		want                string
+		restyled, reindent  bool
+	}{
+		{"exact, as given", "a\nb\n", "b", "c\nd", RungExact, "c\nd", false, false},
+		{"exact in a CRLF file", "a\r\nb\r\n", "b", "c\r\nd", RungExact, "c\r\nd", false, false},
+		{"a mixed file: the region's endings", "a\r\nb\nc\r\n", "b", "x\ny", RungExact, "x\ny", false, false},
+		{"a line without terminator takes the file's usual ending", "a\r\nb\r\nc", "c", "x\ny", RungExact, "x\r\ny", false, false},
+		{"a one-line file without one is LF", "abc", "b", "x\ny", RungExact, "x\ny", false, false},
+		{"unicode: the file's quotes", "say \u201chi\u201d\n", `say "hi"`, `say "bye"`, RungUnicode, "say \u201cbye\u201d", true, false},
+		{"unicode: nothing to restyle", "say \u201chi\u201d\n", `say "hi"`, "x", RungUnicode, "x", false, false},
+		{"indentation: tabs for spaces", "\tif x {\n\t\ty()\n\t}\n", "  if x {\n    y()\n  }", "  if z {\n    y()\n  }", RungIndentation, "\tif z {\n\t\ty()\n\t}", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx := New(tc.src)
+			ms := tx.Locate(tc.old)
+			if len(ms) != 1 || ms[0].Rung != tc.rung {
+				t.Fatalf("Locate(%q) = %+v, want one match at %s", tc.old, ms, tc.rung)
+			}
+			repl, restyled, reindented := tx.Rewriter(tc.old, tc.new, ms[0].Rung).Rewrite(ms[0])
+			if repl != tc.want || restyled != tc.restyled || reindented != tc.reindent {
+				t.Fatalf("Rewrite = %q, restyled %v, reindented %v; want %q, %v, %v", repl, restyled, reindented, tc.want, tc.restyled, tc.reindent)
+			}
+		})
+	}
+}
+
+func TestLines(t *testing.T) {
+	tx := New("ab\r\ncd\nef")
+	for n, want := range map[int][3]int{1: {0, 2, 4}, 2: {4, 6, 7}, 3: {7, 9, 9}} {
+		if s, e, nx := tx.Line(n); [3]int{s, e, nx} != want {
+			t.Errorf("Line(%d) = %d, %d, %d; want %v", n, s, e, nx, want)
+		}
+	}
+	for pos, want := range map[int]int{0: 1, 3: 1, 4: 2, 6: 2, 7: 3, 9: 4} {
+		if got := tx.LineAt(pos); got != want {
+			t.Errorf("LineAt(%d) = %d, want %d", pos, got, want)
+		}
+	}
+	if tx.Content() != "ab\r\ncd\nef" {
+		t.Errorf("Content() = %q", tx.Content())
+	}
+}
+
+func TestStripGutterLines(t *testing.T) {
+	for _, tc := range []struct {
+		in          string
+		first, last int
+		want        string
+	}{
+		{"2\tb\nnew\n3\tc", 2, 3, "b\nnew\nc"},
+		{"2\tb\n  8080: web", 2, 3, "b\n  8080: web"},
+		{"2: b\n4: d", 2, 3, "b\n4: d"},
+	} {
+		if got := StripGutterLines(tc.in, tc.first, tc.last); got != tc.want {
+			t.Errorf("StripGutterLines(%q, %d, %d) = %q, want %q", tc.in, tc.first, tc.last, got, tc.want)
+		}
+	}
+}
+
+// TestClosest: the window of lines most like oldText, its similarity, and
+// its text cut to a bound; none in an empty file.
+func TestClosest(t *testing.T) {
+	src := "package p\n\nfunc alpha() int {\n\treturn 1\n}\n\nfunc beta() int {\n\treturn 2\n}\n"
+	c, ok := New(src).Closest("func beta() int {\n\treturn 3\n}")
+	if !ok || c.StartLine != 7 || c.EndLine != 9 || c.Similarity < 0.8 || c.Similarity >= 1 || c.Text != "func beta() int {\n\treturn 2\n}" {
+		t.Errorf("Closest = %+v, %v; want lines 7-9 with similarity in [0.8,1)", c, ok)
+	}
+	if c, ok := New("").Closest("x"); ok {
+		t.Errorf("Closest in an empty file = %+v", c)
+	}
+	long := strings.Repeat("é", closestTextBytes)
+	c, ok = New(long + "\n").Closest(long)
+	if !ok || len(c.Text) > closestTextBytes+len("…[truncated]") || !strings.HasSuffix(c.Text, "…[truncated]") || !strings.HasPrefix(long, strings.TrimSuffix(c.Text, "…[truncated]")) {
+		t.Errorf("a long region's text: %d bytes, %q...", len(c.Text), c.Text[:min(len(c.Text), 20)])
+	}
+}

@@ -1,0 +1,137 @@
+package textfile
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/fault"
+)
+
+// TestByBOM: each byte-order mark gives its codec, whose units are those
+// of its encoding; no mark, no codec.
+func TestByBOM(t *testing.T) {
+	for _, tc := range []struct {
+		prefix    string
+		name      string
+		unit      int
+		bigEndian bool
+		bomLen    int
+		utf8      bool
+		newline   string
+		cr        string
+	}{
+		{"\xEF\xBB\xBFa", "utf-8", 1, false, 3, true, "\n", "\r"},
+		{"\xFF\xFEa\x00", "utf-16le", 2, false, 2, false, "\n\x00", "\r\x00"},
+		{"\xFE\xFF\x00a", "utf-16be", 2, true, 2, false, "\x00\n", "\x00\r"},
+	} {
+		c, ok := ByBOM([]byte(tc.prefix))
+		if !ok || c.Name() != tc.name || c.Unit() != tc.unit || c.BigEndian() != tc.bigEndian || c.BOMLen() != tc.bomLen ||
+			c.IsUTF8() != tc.utf8 || string(c.Newline()) != tc.newline || string(c.CR()) != tc.cr {
+			t.Errorf("ByBOM(%q) = %+v, %v; want %s", tc.prefix, c, ok, tc.name)
+		}
+	}
+	if c, ok := ByBOM([]byte("abc")); ok {
+		t.Errorf("ByBOM without a mark = %+v", c)
+	}
+}
+
+// TestNamedCodec: a named encoding is looked up by its WHATWG labels, its
+// own byte-order mark is still recognised, and a name that cannot decode
+// losslessly, or none, is INVALID_ARGUMENT with a hint.
+func TestNamedCodec(t *testing.T) {
+	for _, tc := range []struct {
+		name, prefix string
+		want         string
+		bomLen       int
+	}{
+		{"UTF8", "\xEF\xBB\xBFa", "utf-8", 3},
+		{"utf-8", "a", "utf-8", 0},
+		{"utf-16le", "\xFF\xFEa\x00", "utf-16le", 2},
+		{"utf-16be", "\xFE\xFF\x00a", "utf-16be", 2},
+		{"utf-16be", "\xFF\xFEa\x00", "utf-16be", 0},
+		{"latin1", "caf\xe9", "windows-1252", 0},
+	} {
+		c, err := namedCodec(tc.name, []byte(tc.prefix))
+		if err != nil || c.Name() != tc.want || c.BOMLen() != tc.bomLen {
+			t.Errorf("namedCodec(%q, %q) = %+v, %v; want %s with a %d-byte mark", tc.name, tc.prefix, c, err, tc.want, tc.bomLen)
+		}
+	}
+	for _, name := range []string{"klingon", "replacement", "x-user-defined"} {
+		_, err := namedCodec(name, nil)
+		var e *fault.Error
+		if !errors.As(err, &e) || e.Code != fault.CodeInvalidArgument || e.Hint == "" {
+			t.Errorf("namedCodec(%q): %v, want INVALID_ARGUMENT with a hint", name, err)
+		}
+	}
+}
+
+// TestDecodingReader: UTF-16 is read as UTF-8; UTF-8 passes through.
+func TestDecodingReader(t *testing.T) {
+	c, _ := ByBOM([]byte("\xFF\xFE"))
+	got, err := io.ReadAll(c.DecodingReader(strings.NewReader("h\x00\xe9\x00\n\x00")))
+	if err != nil || string(got) != "hé\n" {
+		t.Errorf("UTF-16LE read as %q, %v", got, err)
+	}
+	r := strings.NewReader("x")
+	if u, _ := ByBOM([]byte("\xEF\xBB\xBF")); u.DecodingReader(r) != r {
+		t.Error("a UTF-8 reader was wrapped")
+	}
+}
+
+func TestCutUTF8BOM(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"\xEF\xBB\xBFa": {"\xEF\xBB\xBF", "a"},
+		"a":             {"", "a"},
+		"\xEF\xBB":      {"", "\xEF\xBB"},
+		"":              {"", ""},
+	} {
+		bom, body := CutUTF8BOM([]byte(in))
+		if string(bom) != want[0] || string(body) != want[1] {
+			t.Errorf("CutUTF8BOM(%q) = %q, %q", in, bom, body)
+		}
+	}
+}
+
+func TestIsUTF8Text(t *testing.T) {
+	for in, want := range map[string]bool{"": true, "héllo\n": true, "a\x00b": false, "caf\xe9": false} {
+		if got := IsUTF8Text([]byte(in)); got != want {
+			t.Errorf("IsUTF8Text(%q) = %v", in, got)
+		}
+	}
+}
+
+// TestAppended: appended content takes the file's endings (a mixed file's
+// majority) and encoding, never a byte-order mark of its own.
+func TestAppended(t *testing.T) {
+	style := func(s string) *Style {
+		st, ok := StyleOf([]byte(s), true)
+		if !ok {
+			t.Fatalf("StyleOf(%q) is not text", s)
+		}
+		return &st
+	}
+	for _, tc := range []struct {
+		name       string
+		file       *Style
+		content    string
+		lineEnding string
+		want       string
+	}{
+		{"new file: as given", nil, "a\r\nb\n", "", "a\r\nb\n"},
+		{"new file: the mark dropped", nil, "\uFEFFa\n", "", "a\n"},
+		{"crlf file", style("x\r\n"), "a\nb\n", "", "a\r\nb\r\n"},
+		{"lf file", style("x\n"), "a\r\nb\r\n", "", "a\nb\n"},
+		{"mixed, mostly crlf", style("x\r\ny\r\nz\n"), "a\nb\n", "", "a\r\nb\r\n"},
+		{"mixed, mostly lf", style("x\r\ny\nz\n"), "a\r\nb\n", "", "a\nb\n"},
+		{"lf asked", style("x\r\n"), "a\r\n", "lf", "a\n"},
+		{"UTF-16 file", style("\xFF\xFEx\x00\n\x00"), "\uFEFFé\n", "", "\xe9\x00\n\x00"},
+	} {
+		got, err := Appended(tc.content, tc.file, tc.lineEnding)
+		if err != nil || !bytes.Equal(got, []byte(tc.want)) {
+			t.Errorf("%s: got %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package textfile
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name, prefix, enc string
+		kind              Kind
+		err               bool
+	}{
+		{"a.go", "package main\n", "", KindText, false},
+		{"a.PNG", "not even a png", "", KindImage, false},
+		{"x.svg", "<svg/>", "", KindText, false},
+		{"x", "\x00\x01\x02", "", KindBinary, false},
+		{"x", "caf\xe9 au lait", "", "", true},
+		{"x", "caf\xe9 au lait", "latin1", KindText, false},
+		{"x", "a" + strings.Repeat("é", SniffBytes/2-1) + "\xc3", "", KindText, false},
+		{"x", "\xff" + strings.Repeat("a", SniffBytes-1), "", "", true},
+		{"x", "\xFF\xFEa\x00", "", KindText, false},
+		{"x", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "", KindImage, false},
+		{"x", "\x1f\x8b\x08\xff\x01", "", KindBinary, false},
+	} {
+		c, err := Classify(tc.name, []byte(tc.prefix), tc.enc, true)
+		if (err != nil) != tc.err || !tc.err && c.Kind != tc.kind {
+			t.Errorf("Classify(%q, %q): %v, %v", tc.name, tc.prefix, c.Kind, err)
+		}
+	}
+}
+
+func TestDecodeNeverReplacesSilently(t *testing.T) {
+	le := func(units ...uint16) []byte {
+		var b []byte
+		for _, u := range units {
+			b = append(b, byte(u), byte(u>>8))
+		}
+		return b
+	}
+	sjis, _ := namedCodec("shift_jis", nil)
+	for _, tc := range []struct {
+		c    Codec
+		raw  []byte
+		want string
+		ok   bool
+	}{
+		{utf16Codec(false, nil), le('a', 0xFFFD), "a\uFFFD", true},
+		{utf16Codec(false, nil), le('a', 0xD800, 'b'), "", false},
+		{utf16Codec(false, nil), []byte{'a', 0, 'b'}, "", false},
+		{sjis, []byte("\x93\xfa"), "日", true},
+		{sjis, []byte("\x93"), "", false},
+		{utf16Codec(true, nil), []byte{0, 'a', 0xFF, 0xFD}, "a\uFFFD", true},
+		{utf16Codec(true, nil), []byte{0xD8, 0x00, 0, 'b'}, "", false},
+		{Codec{name: "utf-8", unit: 1}, []byte("\xff"), "", false},
+	} {
+		got, err := tc.c.Decode(tc.raw)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("%s decode %q = %q, %v", tc.c.name, tc.raw, got, err)
+		}
+	}
+}
+
+func TestBoundary(t *testing.T) {
+	sjis, _ := namedCodec("shift_jis", nil)
+	for _, tc := range []struct {
+		c    Codec
+		raw  string
+		k    int
+		want int
+	}{
+		{Codec{unit: 1}, "aé", 2, 1},
+		{Codec{unit: 1}, "aé", 3, 3},
+		{Codec{unit: 1}, "a😀", 4, 1},
+		{Codec{unit: 1}, "a\xff", 2, 2}, // invalid is left to decode to refuse
+		{utf16Codec(false, nil), "a\x00\x3d\xd8\x00\xde", 5, 2},
+		{utf16Codec(false, nil), "a\x00\x3d\xd8\x00\xde", 6, 6},
+		{utf16Codec(true, nil), "\x00a\xd8\x3d\xde\x00", 4, 2},
+		{sjis, "a\x93\xfa", 2, 1},
+		{sjis, "a\x93\xfa", 3, 3},
+	} {
+		if got := tc.c.Boundary([]byte(tc.raw), tc.k); got != tc.want {
+			t.Errorf("%s boundary(%q, %d) = %d, want %d", tc.c.name, tc.raw, tc.k, got, tc.want)
+		}
+	}
+}
