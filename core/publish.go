@@ -9,12 +9,11 @@ import (
 	"hash"
 	"io"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/gabriel-vasile/mimetype"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // DefaultPublishMaxSize is the largest file publish takes unless
@@ -121,13 +120,13 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, info.Size)); err != nil {
 		return nil, ioError(err, display)
 	}
-	prefix := make([]byte, min(info.Size, sniffBytes))
+	prefix := make([]byte, min(info.Size, textfile.SniffBytes))
 	if _, err := f.ReadAt(prefix, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, ioError(err, display)
 	}
 	obj := assets.Object{
 		Name:     path.Base(display),
-		MIMEType: publishMIME(info.Name, prefix),
+		MIMEType: textfile.ServedType(info.Name, prefix),
 		Size:     info.Size,
 		SHA256:   hex.EncodeToString(h.Sum(nil)),
 		Expires:  time.Now().Add(lifetime).Truncate(time.Second).UTC(),
@@ -158,16 +157,6 @@ func cmpDuration(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
-}
-
-// publishMIME is the Content-Type a link serves: read's type for the media
-// it knows by extension, else what the content's magic says, with its
-// charset for text.
-func publishMIME(name string, prefix []byte) string {
-	if m, ok := mediaByExt[strings.ToLower(path.Ext(name))]; ok {
-		return m.mime
-	}
-	return mimetype.Detect(prefix).String()
 }
 
 // checkedReader passes on exactly left bytes and, on the last of them,

@@ -170,6 +170,16 @@ var mediaByExt = map[string]struct {
 	".pdf":  {KindPDF, "application/pdf"},
 }
 
+// ServedType is the Content-Type a file is served with (publish's links):
+// the media type its extension names when it is one read knows, else what
+// the magic of its prefix (up to SniffBytes) says, with a charset for text.
+func ServedType(name string, prefix []byte) string {
+	if m, ok := mediaByExt[strings.ToLower(path.Ext(name))]; ok {
+		return m.mime
+	}
+	return mimetype.Detect(prefix).String()
+}
+
 // mediaByMIME are the sniffed types read returns as inline data.
 var mediaByMIME = map[string]Kind{
 	"image/png": KindImage, "image/jpeg": KindImage, "image/gif": KindImage,
