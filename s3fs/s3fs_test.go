@@ -1,0 +1,258 @@
+package s3fs_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/backend/conformance"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3fs"
+	"github.com/agentfs/agentfs/s3fs/s3test"
+)
+
+// counter counts the requests made and the bytes of the bodies received,
+// as the server announced them.
+type counter struct {
+	mu       sync.Mutex
+	requests map[string]int
+	bytes    int64
+}
+
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		c.mu.Lock()
+		c.requests[r.Method]++
+		if r.Method != http.MethodHead { // a HEAD's length is the object's
+			c.bytes += max(resp.ContentLength, 0)
+		}
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (c *counter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.requests, c.bytes = map[string]int{}, 0
+}
+
+// newFS returns a workspace at a fresh prefix of bucket, its requests
+// counted.
+func newFS(t *testing.T, bucket string) (*s3fs.FS, *counter) {
+	t.Helper()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return openFS(t, "s3://"+bucket+"/ws-"+hex.EncodeToString(b))
+}
+
+func openFS(t *testing.T, root string) (*s3fs.FS, *counter) {
+	t.Helper()
+	cnt := &counter{requests: map[string]int{}}
+	f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: "http://" + s3test.Endpoint(t),
+		AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, Transport: cnt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, cnt
+}
+
+func TestConformance(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	conformance.Run(t, func(t *testing.T) conformance.Backend {
+		f, _ := newFS(t, bucket)
+		return f
+	})
+}
+
+func codeOf(err error) fault.Code {
+	if e := fault.AsError(err); e != nil {
+		return e.Code
+	}
+	return ""
+}
+
+func TestParseRoot(t *testing.T) {
+	for _, tc := range []struct {
+		root, bucket, prefix string
+		ok                   bool
+	}{
+		{"s3://b", "b", "", true},
+		{"s3://b/", "b", "", true},
+		{"s3://b/p", "b", "p/", true},
+		{"s3://b/p/q/", "b", "p/q/", true},
+		{"s3://b/p/../q", "b", "q/", true},
+		{"s3://b/../..", "b", "", true},
+		{"s3://", "", "", false},
+		{"/local/dir", "", "", false},
+	} {
+		bucket, prefix, err := s3fs.ParseRoot(tc.root)
+		if (err == nil) != tc.ok || bucket != tc.bucket || prefix != tc.prefix {
+			t.Errorf("ParseRoot(%q) = %q, %q, %v", tc.root, bucket, prefix, err)
+		}
+	}
+}
+
+// TestRangedReads: a window deep in a large object costs what the first
+// costs, and never fetches the bytes before it.
+func TestRangedReads(t *testing.T) {
+	f, cnt := newFS(t, s3test.Bucket(t))
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	if _, err := f.WriteFile(ctx, "big", data, backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{0, int64(len(data)) - 8192} {
+		cnt.reset()
+		r, err := f.Open(ctx, "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		if n, err := r.ReadAt(buf, off); n != len(buf) || err != nil || !bytes.Equal(buf, data[off:off+4096]) {
+			t.Errorf("ReadAt(%d): %d %v", off, n, err)
+		}
+		r.Close()
+		if cnt.requests["HEAD"] != 1 || cnt.requests["GET"] != 1 || cnt.bytes != 4096 {
+			t.Errorf("a window at %d cost %v requests and %d bytes, want a HEAD, a GET and 4096 bytes", off, cnt.requests, cnt.bytes)
+		}
+	}
+	cnt.reset()
+	r, err := f.Open(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	all, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(all, data) {
+		t.Fatalf("the stream read %d bytes (%v), want the %d written", len(all), err, len(data))
+	}
+	if cnt.bytes != int64(len(data)) || cnt.requests["GET"] > 12 {
+		t.Errorf("a whole read cost %v requests and %d bytes", cnt.requests, cnt.bytes)
+	}
+	// A large object replaced under an open reader fails the next window,
+	// never mixing versions.
+	r2, err := f.Open(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if _, err := f.WriteFile(ctx, "big", bytes.ToUpper(data), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r2.ReadAt(make([]byte, 10), 100); codeOf(err) != fault.CodeStale {
+		t.Errorf("a window of a replaced object: %v, want STALE", err)
+	}
+}
+
+// TestConfinement: the workspace is its prefix; nothing outside it is
+// reached, a sibling prefix sharing its first letters included.
+func TestConfinement(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	ws, _ := openFS(t, "s3://"+bucket+"/ws")
+	sibling, _ := openFS(t, "s3://"+bucket+"/ws2")
+	whole, _ := openFS(t, "s3://"+bucket)
+	if _, err := sibling.WriteFile(ctx, "secret", []byte("x"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.WriteFile(ctx, "mine", []byte("y"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		code fault.Code
+	}{
+		{"../ws2/secret", fault.CodeOutsideRoot},
+		{"a/../../ws2/secret", fault.CodeOutsideRoot},
+		{"/ws2/secret", fault.CodeOutsideRoot},
+		{"s3://" + bucket + "/ws2/secret", fault.CodeOutsideRoot},
+		{"s3://other/ws/mine", fault.CodeOutsideRoot},
+		{"2/secret", fault.CodeNotFound},
+		{"s3://" + bucket + "/ws/mine", ""},
+		{"./mine", ""},
+	} {
+		_, err := ws.Stat(ctx, tc.path)
+		if codeOf(err) != tc.code {
+			t.Errorf("stat %s: %v, want %q", tc.path, err, tc.code)
+		}
+	}
+	page, err := ws.ReadDir(ctx, ".", 0, 10)
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].Name != "mine" {
+		t.Errorf("the workspace lists %+v (%v), want mine alone", page.Entries, err)
+	}
+	page, err = whole.ReadDir(ctx, ".", 0, 10)
+	if err != nil || len(page.Entries) != 2 || page.Entries[0].Name != "ws" || page.Entries[1].Name != "ws2" {
+		t.Errorf("the bucket lists %+v (%v), want ws and ws2", page.Entries, err)
+	}
+}
+
+// TestNotSupported: what an object cannot be is refused, never ignored.
+func TestNotSupported(t *testing.T) {
+	f, _ := newFS(t, s3test.Bucket(t))
+	for _, opts := range []backend.WriteOptions{{Executable: true}, {InPlace: true}} {
+		if _, err := f.WriteFile(context.Background(), "f", []byte("x"), opts); codeOf(err) != fault.CodeNotSupported {
+			t.Errorf("a write with %+v: %v, want NOT_SUPPORTED", opts, err)
+		}
+	}
+	if _, err := f.Stat(context.Background(), "f"); codeOf(err) != fault.CodeNotFound {
+		t.Errorf("a refused write made the file: %v", err)
+	}
+}
+
+// TestWalkIgnores: ignore files are objects, honoured by a walk unless
+// NoIgnore, from the directories above its start too.
+func TestWalkIgnores(t *testing.T) {
+	f, _ := newFS(t, s3test.Bucket(t))
+	ctx := context.Background()
+	for p, data := range map[string]string{
+		".gitignore": "*.log\nbuild/\n", "src/a.go": "", "src/a.log": "", "src/build/out": "",
+		"src/.agentfsignore": "secret*\n", "src/secret.txt": "", "src/sub/b.go": "", ".git/config": "",
+	} {
+		if _, err := f.WriteFile(ctx, p, []byte(data), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk := func(start string, opts backend.WalkOptions) []string {
+		var got []string
+		err := f.Walk(ctx, start, opts, func(e backend.WalkEntry) error {
+			got = append(got, e.Rel)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		start string
+		opts  backend.WalkOptions
+		want  []string
+	}{
+		{".", backend.WalkOptions{}, []string{".gitignore", "src", "src/.agentfsignore", "src/a.go", "src/sub", "src/sub/b.go"}},
+		{"src", backend.WalkOptions{}, []string{".agentfsignore", "a.go", "sub", "sub/b.go"}},
+		{"src", backend.WalkOptions{NoIgnore: true}, []string{".agentfsignore", "a.go", "a.log", "build", "build/out", "secret.txt", "sub", "sub/b.go"}},
+	} {
+		if got := walk(tc.start, tc.opts); !slices.Equal(got, tc.want) {
+			t.Errorf("walk of %s with %+v: %q, want %q", tc.start, tc.opts, got, tc.want)
+		}
+	}
+}
+
+// TestMissingBucket: a root in a bucket that does not exist says so.
+func TestMissingBucket(t *testing.T) {
+	f, _ := openFS(t, "s3://agentfs-no-such-bucket/p")
+	_, err := f.Stat(context.Background(), "x")
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotFound || !strings.Contains(e.Message, "bucket") {
+		t.Errorf("stat in a missing bucket: %v, want NOT_FOUND", err)
+	}
+}

@@ -1,0 +1,228 @@
+package s3fs
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/s3utils"
+	"github.com/minio/minio-go/v7/pkg/signer"
+)
+
+// WriteFile replaces or creates the object at path with one PUT, which the
+// store makes atomic: readers see the old or the new object. IfVersion is
+// If-Match (STALE on 412, or on 404 when the object is gone), IfAbsent is
+// If-None-Match: * (EXISTS), so the compare-and-swap is the store's own.
+// A write of a new path first checks that it is no directory and lies
+// below no file: a store would take both keys, a disk neither.
+func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
+	c, err := f.clean(p)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	switch {
+	case c == ".":
+		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the path is the workspace's root, not a file.").WithPath(c).
+			WithHint("write to a file path inside the workspace")
+	case opts.Executable:
+		return backend.FileInfo{}, notSupported(c, "file modes", "drop executable: an object is never executable")
+	case opts.InPlace:
+		return backend.FileInfo{}, notSupported(c, "hard links nor in-place rewrites", "drop inPlace: a write replaces the object whole")
+	}
+	var po minio.PutObjectOptions
+	if opts.IfVersion != "" {
+		po.SetMatchETag(opts.IfVersion)
+	} else {
+		if err := f.checkNewFile(ctx, c); err != nil {
+			return backend.FileInfo{}, err
+		}
+		if opts.IfAbsent {
+			po.SetMatchETagExcept("*")
+		}
+	}
+	up, err := f.core.PutObject(ctx, f.bucket, f.key(c), bytes.NewReader(data), int64(len(data)), "", "", po)
+	if err != nil {
+		return backend.FileInfo{}, f.swapErr(ctx, c, opts, err)
+	}
+	return backend.FileInfo{Name: path.Base(c), Size: int64(len(data)), ModTime: up.LastModified.UTC(), Type: backend.TypeFile,
+		Version: strings.Trim(up.ETag, `"`)}, nil
+}
+
+// checkNewFile refuses a write to c when c is a directory or a file lies
+// above it.
+func (f *FS) checkNewFile(ctx context.Context, c string) error {
+	dir, err := f.isDir(ctx, c)
+	if err != nil {
+		return err
+	}
+	if dir {
+		return fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(c).
+			WithHint("write to a file path inside the directory")
+	}
+	if parent := path.Dir(c); parent != "." {
+		if dir, err := f.isDir(ctx, parent); err != nil || dir {
+			return err
+		}
+		if d := f.fileAbove(ctx, c); d != "" {
+			return notADirectory(c, d)
+		}
+	}
+	return nil
+}
+
+// swapErr maps the failure of a conditional change of c: a 412, or a 404
+// under If-Match, is the compare-and-swap refused, described by the object
+// as it is now.
+func (f *FS) swapErr(ctx context.Context, c string, opts backend.WriteOptions, err error) error {
+	code, status := storeCode(err)
+	if status != http.StatusPreconditionFailed && !(opts.IfVersion != "" && code == "NoSuchKey") {
+		return f.mapErr(err, c)
+	}
+	o, found, herr := f.head(ctx, c)
+	if herr != nil {
+		return herr
+	}
+	version := strings.Trim(o.ETag, `"`)
+	if serr := backend.CheckSwap(c, opts, found, version); serr != nil {
+		return serr
+	}
+	// The object changed back to the expected version since the refusal.
+	return fault.Errorf(fault.CodeStale, "the file changed while it was written.").WithPath(c).
+		WithDetail("currentVersion", version).
+		WithHint("read the file again and redo the change against its current content")
+}
+
+// Remove deletes the object at path, or the directory at path: an empty
+// one's marker, or with Recursive every key below it, by batch deletes of
+// a recursive listing. IfVersion makes the deletion of an object
+// conditional (If-Match, STALE on 412). A directory a removal empties keeps
+// a marker, as a disk keeps the parent of a removed file.
+func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (bool, error) {
+	c, err := f.clean(p)
+	if err != nil {
+		return false, err
+	}
+	if c == "." {
+		return false, fault.Errorf(fault.CodeInvalidArgument, "the workspace's root cannot be removed.").WithPath(c).
+			WithHint("remove the entries inside it")
+	}
+	swap := backend.WriteOptions{IfVersion: opts.IfVersion}
+	_, found, err := f.head(ctx, c)
+	if err != nil {
+		return false, err
+	}
+	if found {
+		if err := f.deleteIf(ctx, c, opts.IfVersion); err != nil {
+			return false, f.swapErr(ctx, c, swap, err)
+		}
+		return true, f.keepParent(ctx, c)
+	}
+	var keys []string
+	for o := range f.core.ListObjectsIter(ctx, f.bucket, minio.ListObjectsOptions{Prefix: f.dirKey(c), Recursive: true}) {
+		if o.Err != nil {
+			return false, f.mapErr(o.Err, c)
+		}
+		keys = append(keys, o.Key)
+	}
+	switch {
+	case len(keys) == 0:
+		return false, backend.CheckSwap(c, swap, false, "")
+	case opts.IfVersion != "":
+		return false, fault.Errorf(fault.CodeStale, "the path is a directory now, not the file that was read.").WithPath(c).
+			WithHint("read the path again and redo the change")
+	case !opts.Recursive && (len(keys) > 1 || keys[0] != f.dirKey(c)):
+		return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(c).
+			WithHint("pass recursive to remove it with everything in it")
+	}
+	if err := f.deleteKeys(ctx, c, keys); err != nil {
+		return false, err
+	}
+	return true, f.keepParent(ctx, c)
+}
+
+// deleteKeys deletes keys in batches (DeleteObjects, up to 1,000 a
+// request), the first failure returned.
+func (f *FS) deleteKeys(ctx context.Context, c string, keys []string) error {
+	objects := func(yield func(minio.ObjectInfo) bool) {
+		for _, k := range keys {
+			if !yield(minio.ObjectInfo{Key: k}) {
+				return
+			}
+		}
+	}
+	results, err := f.core.RemoveObjectsWithIter(ctx, f.bucket, objects, minio.RemoveObjectsOptions{})
+	if err != nil {
+		return f.mapErr(err, c)
+	}
+	for r := range results {
+		if r.Err != nil {
+			return f.mapErr(r.Err, c)
+		}
+	}
+	return nil
+}
+
+// keepParent puts the marker of the directory of c when the removal of c
+// left it with no key.
+func (f *FS) keepParent(ctx context.Context, c string) error {
+	parent := path.Dir(c)
+	if parent == "." {
+		return nil
+	}
+	dir, err := f.isDir(ctx, parent)
+	if err != nil || dir {
+		return err
+	}
+	_, err = f.core.PutObject(ctx, f.bucket, f.dirKey(parent), bytes.NewReader(nil), 0, "", "", minio.PutObjectOptions{})
+	return f.mapErr(err, parent)
+}
+
+// emptySHA256 is the payload hash of a request without a body.
+var emptySHA256 = func() string { s := sha256.Sum256(nil); return hex.EncodeToString(s[:]) }()
+
+// deleteIf deletes the object at c, If-Match etag when etag is set.
+// minio-go sends no conditional DELETE, so that one is signed here.
+func (f *FS) deleteIf(ctx context.Context, c, etag string) error {
+	if etag == "" {
+		return f.core.RemoveObject(ctx, f.bucket, f.key(c), minio.RemoveObjectOptions{})
+	}
+	u := f.core.EndpointURL()
+	u.Path, u.RawPath = "/"+f.key(c), "/"+s3utils.EncodePath(f.key(c))
+	if f.pathStyle {
+		u.Path, u.RawPath = "/"+f.bucket+u.Path, "/"+f.bucket+u.RawPath
+	} else {
+		u.Host = f.bucket + "." + u.Host
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	creds, err := f.core.GetCreds()
+	if err != nil {
+		return err
+	}
+	req.Header.Set("If-Match", `"`+etag+`"`)
+	req.Header.Set("X-Amz-Content-Sha256", emptySHA256)
+	req = signer.SignV4(*req, creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken, f.region)
+	resp, err := f.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	e := minio.ErrorResponse{StatusCode: resp.StatusCode, Message: resp.Status}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_ = xml.Unmarshal(body, &e) // a body that is no S3 error leaves the status
+	return e
+}
