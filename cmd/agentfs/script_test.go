@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/agentfs/agentfs/subcommands"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -36,16 +38,39 @@ func TestScripts(t *testing.T) {
 			"mounttmpfs": cmdMountTmpfs,
 			"status":     cmdStatus,
 		},
+		Setup: setupS3,
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
 			case "mount":
 				return canMount(), nil
+			case "s3":
+				return os.Getenv(s3test.EnvEndpoint) != "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// setupS3 gives a script, when an S3 server is at hand (the condition
+// [s3]), a bucket of its own in $BUCKET and the AWS_* variables that reach
+// it.
+func setupS3(env *testscript.Env) error {
+	ep := os.Getenv(s3test.EnvEndpoint)
+	if ep == "" {
+		return nil
+	}
+	name, drop, err := s3test.Make(context.Background(), ep)
+	if err != nil {
+		return err
+	}
+	env.Defer(drop)
+	for k, v := range map[string]string{"BUCKET": name, "AWS_ENDPOINT_URL": "http://" + ep, "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": s3test.AccessKey, "AWS_SECRET_ACCESS_KEY": s3test.SecretKey} {
+		env.Setenv(k, v)
+	}
+	return nil
 }
 
 // cmdJSON asserts one value of a JSON file: json stdout .error.code NOT_FOUND.

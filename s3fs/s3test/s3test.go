@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"testing"
 
@@ -37,37 +38,41 @@ func Endpoint(t testing.TB) string {
 	return ep
 }
 
-// Client connects to the server, path-style.
-func Client(t testing.TB) *minio.Client {
-	t.Helper()
-	c, err := minio.New(Endpoint(t), &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, ""),
+// Client connects to the server at endpoint, path-style.
+func Client(endpoint string) (*minio.Client, error) {
+	return minio.New(endpoint, &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, ""),
 		Region: "us-east-1", BucketLookup: minio.BucketLookupPath})
+}
+
+// Make creates a bucket of a unique name on the server at endpoint; drop
+// removes it with its objects.
+func Make(ctx context.Context, endpoint string) (name string, drop func(), err error) {
+	c, err := Client(endpoint)
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	return c
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name = "agentfs-test-" + hex.EncodeToString(b)
+	if err := c.MakeBucket(ctx, name, minio.MakeBucketOptions{}); err != nil {
+		return "", nil, fmt.Errorf("make bucket %s: %w", name, err)
+	}
+	return name, func() {
+		objects := c.ListObjects(ctx, name, minio.ListObjectsOptions{Recursive: true})
+		for range c.RemoveObjects(ctx, name, objects, minio.RemoveObjectsOptions{}) {
+		}
+		_ = c.RemoveBucket(ctx, name)
+	}, nil
 }
 
 // Bucket creates a bucket of a unique name, removed with its objects when
-// t ends.
+// t ends, or skips t.
 func Bucket(t testing.TB) string {
 	t.Helper()
-	c := Client(t)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "agentfs-test-" + hex.EncodeToString(b)
-	ctx := context.Background()
-	if err := c.MakeBucket(ctx, name, minio.MakeBucketOptions{}); err != nil {
-		t.Fatalf("make bucket %s: %v", name, err)
+	name, drop, err := Make(context.Background(), Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { Drop(ctx, c, name) })
+	t.Cleanup(drop)
 	return name
-}
-
-// Drop removes a bucket with its objects.
-func Drop(ctx context.Context, c *minio.Client, bucket string) {
-	objects := c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true})
-	for range c.RemoveObjects(ctx, bucket, objects, minio.RemoveObjectsOptions{}) {
-	}
-	_ = c.RemoveBucket(ctx, bucket)
 }
