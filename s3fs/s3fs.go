@@ -367,3 +367,11 @@ func sortEntries(entries []backend.FileInfo) {
 // twice with the same bytes has the same version (see
 // conformance.ContentVersioned).
 func (f *FS) VersionIsContentHash() {}
+
+// readsInFlight bounds the GETs a search keeps in flight: a store answers
+// many at once, each mostly a round trip.
+const readsInFlight = 16
+
+// ReadsInFlight says how many objects a search fetches at once (see
+// backend.RemoteReader).
+func (f *FS) ReadsInFlight() int { return readsInFlight }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +27,8 @@ type counter struct {
 	mu       sync.Mutex
 	requests map[string]int
 	bytes    int64
+	// tracing prints each request after the first reset, with S3TRACE set.
+	tracing bool
 }
 
 func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -32,6 +36,9 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err == nil {
 		c.mu.Lock()
 		c.requests[r.Method]++
+		if c.tracing {
+			fmt.Fprintln(os.Stderr, r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Range"))
+		}
 		if r.Method != http.MethodHead { // a HEAD's length is the object's
 			c.bytes += max(resp.ContentLength, 0)
 		}
@@ -44,6 +51,7 @@ func (c *counter) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.requests, c.bytes = map[string]int{}, 0
+	c.tracing = os.Getenv("S3TRACE") != ""
 }
 
 // newFS returns a workspace at a fresh prefix of bucket, its requests
@@ -55,7 +63,7 @@ func newFS(t *testing.T, bucket string) (*s3fs.FS, *counter) {
 	return openFS(t, "s3://"+bucket+"/ws-"+hex.EncodeToString(b))
 }
 
-func openFS(t *testing.T, root string) (*s3fs.FS, *counter) {
+func openFS(t testing.TB, root string) (*s3fs.FS, *counter) {
 	t.Helper()
 	cnt := &counter{requests: map[string]int{}}
 	f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: "http://" + s3test.Endpoint(t),

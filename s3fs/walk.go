@@ -58,7 +58,12 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 	if !opts.NoIgnore {
 		w.ign.Done = ctx.Done()
 		for i := range comps {
-			if err := w.loadIgnores(path.Join(append([]string{"."}, comps[:i]...)...), comps[:i], nil); err != nil {
+			dir := path.Join(append([]string{"."}, comps[:i]...)...)
+			names, err := f.dotNames(ctx, dir)
+			if err != nil {
+				return err
+			}
+			if err := w.loadIgnores(dir, comps[:i], names); err != nil {
 				return err
 			}
 		}
@@ -77,11 +82,26 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 	return err
 }
 
+// dotNames returns the names starting with a dot in directory dir, where
+// ignore files and .git are: one listing, short unless the directory holds
+// many such names.
+func (f *FS) dotNames(ctx context.Context, dir string) (map[string]bool, error) {
+	dk := f.dirKey(dir)
+	names := map[string]bool{}
+	for o := range f.core.ListObjectsIter(ctx, f.bucket, minio.ListObjectsOptions{Prefix: dk + "."}) {
+		if o.Err != nil {
+			return nil, f.mapErr(o.Err, dir)
+		}
+		names[strings.TrimSuffix(o.Key[len(dk):], "/")] = true
+	}
+	return names, nil
+}
+
 // loadIgnores adds the rules of the ignore files of directory dir (at
-// comps from the root) to w.ign; names, when known from a listing, says
-// which of them exist, else each is asked for.
+// comps from the root) to w.ign; names, from a listing, says which of
+// them exist.
 func (w *walker) loadIgnores(dir string, comps []string, names map[string]bool) error {
-	has := func(n string) bool { return names == nil || names[n] }
+	has := func(n string) bool { return names[n] }
 	read := func(k ignore.Kind, name string) error {
 		data, err := w.f.readIgnore(w.ctx, path.Join(dir, name))
 		w.ign.Add(k, ignore.Compile(data, len(comps)))
