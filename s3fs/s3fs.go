@@ -6,7 +6,8 @@
 // parent of a file on a disk. Versions are ETags; every change is one
 // request the store makes atomic, a compare-and-swap by If-Match (STALE on
 // 412) or If-None-Match: * (EXISTS). What a store has not (links, modes,
-// in-place rewrites, locks, renames) this backend does not claim.
+// in-place rewrites, locks, renames) this backend does not claim;
+// transactions it makes with a journal object (see Commit).
 package s3fs
 
 import (
@@ -17,6 +18,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -42,6 +44,8 @@ type Config struct {
 	AccessKey, SecretKey string
 	// Transport, when set, carries every request (a test counts them).
 	Transport http.RoundTripper
+	// MaxRetries bounds the tries of a failed request (0: minio-go's 10).
+	MaxRetries int
 }
 
 // FS is a workspace below a prefix of a bucket. It is safe for concurrent
@@ -57,6 +61,8 @@ type FS struct {
 	region    string
 	pathStyle bool
 	http      *http.Client
+	// lease is how old a journal is when its transaction is taken for dead.
+	lease time.Duration
 }
 
 var (
@@ -105,14 +111,15 @@ func New(cfg Config) (*FS, error) {
 	if cfg.AccessKey != "" {
 		creds = credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")
 	}
-	c, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: region, BucketLookup: lookup, Transport: cfg.Transport})
+	c, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: region, BucketLookup: lookup, Transport: cfg.Transport,
+		MaxRetries: cfg.MaxRetries})
 	if err != nil {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "the object store cannot be reached: %v.", err).
 			WithHint("check AWS_ENDPOINT_URL and AWS_REGION")
 	}
 	return &FS{core: minio.Core{Client: c}, bucket: bucket, prefix: prefix,
 		root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), region: region, pathStyle: lookup == minio.BucketLookupPath,
-		http: &http.Client{Transport: cfg.Transport}}, nil
+		http: &http.Client{Transport: cfg.Transport}, lease: defaultLease}, nil
 }
 
 // clean turns a caller's path into the workspace-relative path ("." for
@@ -301,7 +308,8 @@ func (f *FS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
 func (f *FS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) { return f.Stat(ctx, p) }
 
 // list returns the entries of directory c in byte order of their names,
-// from a delimiter listing of every page, the directory's marker left out.
+// from a delimiter listing of every page, the directory's marker and the
+// transactions' journals left out.
 // Keys sort by the whole key, in which a directory's name is followed by
 // /, so the names are sorted again.
 func (f *FS) list(ctx context.Context, c string) ([]backend.FileInfo, error) {
@@ -313,7 +321,7 @@ func (f *FS) list(ctx context.Context, c string) ([]backend.FileInfo, error) {
 		}
 		name := o.Key[len(dk):]
 		switch {
-		case name == "":
+		case name == "", c == "." && name == journalDir+"/":
 			continue
 		case strings.HasSuffix(name, "/"):
 			entries = append(entries, dirInfo(strings.TrimSuffix(name, "/")))

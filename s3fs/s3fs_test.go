@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -262,5 +264,96 @@ func TestMissingBucket(t *testing.T) {
 	_, err := f.Stat(context.Background(), "x")
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotFound || !strings.Contains(e.Message, "bucket") {
 		t.Errorf("stat in a missing bucket: %v, want NOT_FOUND", err)
+	}
+}
+
+// cutOff is a transport that dies, as the process would, after a number
+// of PUTs and DELETEs: every request after them fails.
+type cutOff struct {
+	mu   sync.Mutex
+	left int
+}
+
+func (c *cutOff) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	if r.Method == http.MethodPut || r.Method == http.MethodDelete {
+		c.left--
+	}
+	dead := c.left < 0
+	c.mu.Unlock()
+	if dead {
+		return nil, errors.New("the process died")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCommitCrash: a transaction whose process dies anywhere in its
+// commit leaves, once the next one recovers it, every file as it was, or,
+// after the commit point, every file as the transaction made it; and no
+// journal or copy behind.
+func TestCommitCrash(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	ops := func(f *s3fs.FS) []backend.Op {
+		va, _ := f.Stat(ctx, "a")
+		return []backend.Op{
+			{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va.Version}},
+			{Path: "gone", Remove: true},
+			{Path: "dir/c", Data: []byte("new c"), Write: backend.WriteOptions{IfAbsent: true}},
+		}
+	}
+	old := map[string]string{"a": "old a", "gone": "x", "dir/c": ""}
+	updated := map[string]string{"a": "new a", "gone": "", "dir/c": "new c"}
+	// The commit's PUTs and DELETEs: the journal, 2 copies, 3 changes,
+	// the journal's removal (the commit point), the copies' batch delete.
+	for cut := 0; cut <= 8; cut++ {
+		root := fmt.Sprintf("s3://%s/crash%d", bucket, cut)
+		f, _ := openFS(t, root)
+		for p, data := range old {
+			if data != "" {
+				if _, err := f.WriteFile(ctx, p, []byte(data), backend.WriteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		dying, err := s3fs.New(s3fs.Config{Root: root, Endpoint: "http://" + s3test.Endpoint(t),
+			AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, Transport: &cutOff{left: cut}, MaxRetries: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, commitErr := dying.Commit(ctx, ops(f))
+		s3fs.SetLease(f, 0)
+		if err := f.Recover(ctx); err != nil {
+			t.Fatalf("cut after %d changes: recover: %v", cut, err)
+		}
+		got := map[string]string{}
+		for p := range old {
+			r, err := f.Open(ctx, p)
+			if codeOf(err) == fault.CodeNotFound {
+				got[p] = ""
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(r)
+			r.Close()
+			got[p] = string(data)
+		}
+		if !maps.Equal(got, old) && !maps.Equal(got, updated) {
+			t.Errorf("cut after %d changes (commit: %v): the files are %q, neither all old nor all new", cut, commitErr, got)
+		}
+		if commitErr == nil && !maps.Equal(got, updated) {
+			t.Errorf("cut after %d changes: a commit reported done left %q", cut, got)
+		}
+		whole, _ := openFS(t, "s3://"+bucket)
+		var left []string
+		err = whole.Walk(ctx, fmt.Sprintf("crash%d/.agentfs-journal", cut), backend.WalkOptions{}, func(e backend.WalkEntry) error {
+			left = append(left, e.Rel)
+			return nil
+		})
+		if codeOf(err) != fault.CodeNotFound && len(left) > 0 {
+			t.Errorf("cut after %d changes: the journal left %q (%v)", cut, left, err)
+		}
 	}
 }
