@@ -46,6 +46,10 @@ type Config struct {
 	Transport http.RoundTripper
 	// MaxRetries bounds the tries of a failed request (0: minio-go's 10).
 	MaxRetries int
+	// Deny are paths of the workspace refused with everything below them,
+	// relative to the prefix or spelled s3://bucket/prefix/...; one outside
+	// the workspace is never reached anyway.
+	Deny []string
 }
 
 // FS is a workspace below a prefix of a bucket. It is safe for concurrent
@@ -63,6 +67,8 @@ type FS struct {
 	http      *http.Client
 	// lease is how old a journal is when its transaction is taken for dead.
 	lease time.Duration
+	// deny are the denied paths, cleaned.
+	deny []string
 }
 
 var (
@@ -117,9 +123,15 @@ func New(cfg Config) (*FS, error) {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "the object store cannot be reached: %v.", err).
 			WithHint("check AWS_ENDPOINT_URL and AWS_REGION")
 	}
-	return &FS{core: minio.Core{Client: c}, bucket: bucket, prefix: prefix,
+	f := &FS{core: minio.Core{Client: c}, bucket: bucket, prefix: prefix,
 		root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), region: region, pathStyle: lookup == minio.BucketLookupPath,
-		http: &http.Client{Transport: cfg.Transport}, lease: defaultLease}, nil
+		http: &http.Client{Transport: cfg.Transport}, lease: defaultLease}
+	for _, d := range cfg.Deny {
+		if c, err := f.clean(d); err == nil {
+			f.deny = append(f.deny, c)
+		}
+	}
+	return f, nil
 }
 
 // clean turns a caller's path into the workspace-relative path ("." for
@@ -142,7 +154,31 @@ func (f *FS) clean(p string) (string, error) {
 	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
 		return "", f.outside(p)
 	}
+	if f.denied(c) {
+		return "", fault.Errorf(fault.CodeDenied, "the path is inside a denied location.").WithPath(c).
+			WithHint("this location is refused by --deny; work elsewhere")
+	}
 	return c, nil
+}
+
+// denied reports a path at or below a deny path.
+func (f *FS) denied(c string) bool {
+	for _, d := range f.deny {
+		if d == "." || c == d || strings.HasPrefix(c, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsDenied reports a directory with a deny path below it.
+func (f *FS) holdsDenied(c string) bool {
+	for _, d := range f.deny {
+		if c == "." || strings.HasPrefix(d, c+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *FS) outside(p string) error {
@@ -308,8 +344,8 @@ func (f *FS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
 func (f *FS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) { return f.Stat(ctx, p) }
 
 // list returns the entries of directory c in byte order of their names,
-// from a delimiter listing of every page, the directory's marker and the
-// transactions' journals left out.
+// from a delimiter listing of every page, the directory's marker, the
+// transactions' journals and denied paths left out.
 // Keys sort by the whole key, in which a directory's name is followed by
 // /, so the names are sorted again.
 func (f *FS) list(ctx context.Context, c string) ([]backend.FileInfo, error) {
@@ -321,7 +357,7 @@ func (f *FS) list(ctx context.Context, c string) ([]backend.FileInfo, error) {
 		}
 		name := o.Key[len(dk):]
 		switch {
-		case name == "", c == "." && name == journalDir+"/":
+		case name == "", c == "." && name == journalDir+"/", f.denied(path.Join(c, strings.TrimSuffix(name, "/"))):
 			continue
 		case strings.HasSuffix(name, "/"):
 			entries = append(entries, dirInfo(strings.TrimSuffix(name, "/")))

@@ -357,3 +357,43 @@ func TestCommitCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestDeny: a deny path is refused with everything below it, whatever its
+// spelling, and never listed, walked or removed with its directory.
+func TestDeny(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	open, _ := openFS(t, "s3://"+bucket+"/ws")
+	for _, p := range []string{"d/secret/key", "d/public", "top"} {
+		if _, err := open.WriteFile(ctx, p, []byte("x"), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := s3fs.New(s3fs.Config{Root: "s3://" + bucket + "/ws", Endpoint: "http://" + s3test.Endpoint(t),
+		AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, Deny: []string{"d/secret", "/local/path"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"d/secret", "d/secret/key", "d/./secret/key", "s3://" + bucket + "/ws/d/secret/key", "d/secret/new"} {
+		if _, err := f.Stat(ctx, p); codeOf(err) != fault.CodeDenied {
+			t.Errorf("stat %s: %v, want DENIED", p, err)
+		}
+	}
+	if _, err := f.WriteFile(ctx, "d/secret/new", []byte("x"), backend.WriteOptions{}); codeOf(err) != fault.CodeDenied {
+		t.Errorf("a write below a deny path: %v, want DENIED", err)
+	}
+	if _, err := f.Remove(ctx, "d", backend.RemoveOptions{Recursive: true}); codeOf(err) != fault.CodeDenied {
+		t.Errorf("a recursive remove of a directory holding a deny path: %v, want DENIED", err)
+	}
+	var walked []string
+	err = f.Walk(ctx, ".", backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		walked = append(walked, e.Rel)
+		return nil
+	})
+	if want := []string{"d", "d/public", "top"}; err != nil || !slices.Equal(walked, want) {
+		t.Errorf("walk %q (%v), want %q", walked, err, want)
+	}
+	if _, err := open.Stat(ctx, "d/secret/key"); err != nil {
+		t.Errorf("the denied object is gone: %v", err)
+	}
+}

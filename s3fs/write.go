@@ -136,6 +136,9 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 	switch {
 	case len(keys) == 0:
 		return false, backend.CheckSwap(c, swap, false, "")
+	case f.holdsDenied(c):
+		return false, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(c).
+			WithHint("remove the entries outside the denied location one by one")
 	case opts.IfVersion != "":
 		return false, fault.Errorf(fault.CodeStale, "the path is a directory now, not the file that was read.").WithPath(c).
 			WithHint("read the path again and redo the change")

@@ -346,7 +346,8 @@ func tools(c *cli.Context) (*core.Tools, error) {
 }
 
 // workspace is the backend of the roots: local directories, or one
-// s3://bucket/prefix reached as the AWS_* variables say (the endpoint of
+// s3://bucket/prefix (whose deny paths are keys below it) reached as the
+// AWS_* variables say (the endpoint of
 // AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, path-style; the region of
 // AWS_REGION; credentials from AWS_ACCESS_KEY_ID and
 // AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's).
@@ -369,10 +370,6 @@ func workspace(c *cli.Context) (backend.FS, error) {
 		return nil, fault.InvalidArgument("an %s root cannot be given with other roots yet.", s3fs.Scheme).
 			WithHint("pass one --root %sbucket/prefix alone, or local directories alone", s3fs.Scheme)
 	}
-	if len(c.StringSlice("deny")) > 0 {
-		return nil, fault.Errorf(fault.CodeNotSupported, "--deny is not supported on an %s root yet.", s3fs.Scheme).
-			WithHint("choose a narrower prefix as the root instead")
-	}
 	endpoint := os.Getenv("AWS_ENDPOINT_URL_S3")
 	if endpoint == "" {
 		endpoint = os.Getenv("AWS_ENDPOINT_URL")
@@ -381,5 +378,5 @@ func workspace(c *cli.Context) (backend.FS, error) {
 	if region == "" {
 		region = os.Getenv("AWS_DEFAULT_REGION")
 	}
-	return s3fs.New(s3fs.Config{Root: stores[0], Endpoint: endpoint, Region: region})
+	return s3fs.New(s3fs.Config{Root: stores[0], Endpoint: endpoint, Region: region, Deny: c.StringSlice("deny")})
 }
