@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/minio/minio-go/v7"
 )
 
 // wholeBytes is the size up to which Open fetches an object at once: the
@@ -125,16 +124,7 @@ func (r *reader) get(off, n int64) ([]byte, error) {
 // 0 only for an empty object, which is fetched without a range (a store
 // refuses any range of it).
 func (r *reader) rangeBody(off, n int64) (io.ReadCloser, error) {
-	var opts minio.GetObjectOptions
-	if err := opts.SetMatchETag(r.info.Version); err != nil {
-		return nil, r.f.mapErr(err, r.c)
-	}
-	if n > 0 {
-		if err := opts.SetRange(off, off+n-1); err != nil {
-			return nil, r.f.mapErr(err, r.c)
-		}
-	}
-	body, _, _, err := r.f.core.GetObject(r.ctx, r.f.bucket, r.f.key(r.c), opts)
+	body, err := r.f.c.get(r.ctx, r.f.cr, r.f.key(r.c), r.info.Version, off, n)
 	if err != nil {
 		// A replaced object fails If-Match; a removed one is not found.
 		if code, status := storeCode(err); status == http.StatusPreconditionFailed || code == "NoSuchKey" {

@@ -22,8 +22,6 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // Scheme starts a root in an object store.
@@ -39,13 +37,11 @@ type Config struct {
 	// Region defaults to us-east-1.
 	Region string
 	// AccessKey and SecretKey, when set, are the credentials; else they
-	// come from the AWS_* variables, the shared credentials file (with
-	// AWS_PROFILE) and the instance's role, in that order.
+	// come from the AWS_* variables, then the shared credentials file's
+	// profile (AWS_PROFILE, else default).
 	AccessKey, SecretKey string
 	// Transport, when set, carries every request (a test counts them).
 	Transport http.RoundTripper
-	// MaxRetries bounds the tries of a failed request (0: minio-go's 10).
-	MaxRetries int
 	// Deny are paths of the workspace refused with everything below them,
 	// relative to the prefix or spelled s3://bucket/prefix/...; one outside
 	// the workspace is never reached anyway.
@@ -55,16 +51,12 @@ type Config struct {
 // FS is a workspace below a prefix of a bucket. It is safe for concurrent
 // use.
 type FS struct {
-	core   minio.Core
-	bucket string
+	c  *client
+	cr credentials
 	// prefix is the workspace's own key prefix: "" or ending in /.
 	prefix string
 	// root is the workspace as the caller named it, s3://bucket/prefix.
 	root string
-	// region and pathStyle are what a request signed here needs.
-	region    string
-	pathStyle bool
-	http      *http.Client
 	// lease is how old a journal is when its transaction is taken for dead.
 	lease time.Duration
 	// deny are the denied paths, cleaned.
@@ -92,7 +84,7 @@ func ParseRoot(root string) (bucket, prefix string, err error) {
 }
 
 // New connects to the store of cfg.Root. It makes no request: a missing
-// bucket or bad credentials show at the first call.
+// bucket or refused credentials show at the first call.
 func New(cfg Config) (*FS, error) {
 	bucket, prefix, err := ParseRoot(cfg.Root)
 	if err != nil {
@@ -102,30 +94,28 @@ func New(cfg Config) (*FS, error) {
 	if region == "" {
 		region = "us-east-1"
 	}
-	host, secure, lookup := "s3.amazonaws.com", true, minio.BucketLookupDNS
+	transport := cfg.Transport
+	if transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = readsInFlight // a search's GETs reuse their connections
+		transport = t
+	}
+	c := &client{http: &http.Client{Transport: transport}, scheme: "https", host: "s3." + region + ".amazonaws.com",
+		bucket: bucket, region: region}
 	if cfg.Endpoint != "" {
 		u, err := url.Parse(cfg.Endpoint)
 		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
 			return nil, fault.InvalidArgument("the endpoint %q is not a URL.", cfg.Endpoint).
 				WithHint("set AWS_ENDPOINT_URL to http://host:port or https://host")
 		}
-		host, secure, lookup = u.Host, u.Scheme == "https", minio.BucketLookupPath
+		c.scheme, c.host, c.pathStyle = u.Scheme, u.Host, true
 	}
-	creds := credentials.NewChainCredentials([]credentials.Provider{
-		&credentials.EnvAWS{}, &credentials.FileAWSCredentials{}, &credentials.IAM{},
-	})
-	if cfg.AccessKey != "" {
-		creds = credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")
-	}
-	c, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: region, BucketLookup: lookup, Transport: cfg.Transport,
-		MaxRetries: cfg.MaxRetries})
+	cr, err := c.creds(credentials{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey})
 	if err != nil {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "the object store cannot be reached: %v.", err).
-			WithHint("check AWS_ENDPOINT_URL and AWS_REGION")
+		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the object store.").
+			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with a shared credentials file")
 	}
-	f := &FS{core: minio.Core{Client: c}, bucket: bucket, prefix: prefix,
-		root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), region: region, pathStyle: lookup == minio.BucketLookupPath,
-		http: &http.Client{Transport: cfg.Transport}, lease: defaultLease}
+	f := &FS{c: c, cr: cr, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), lease: defaultLease}
 	for _, d := range cfg.Deny {
 		if c, err := f.clean(d); err == nil {
 			f.deny = append(f.deny, c)
@@ -213,18 +203,12 @@ func (f *FS) Display(p string) string {
 }
 
 // fileInfo describes an object.
-func fileInfo(name string, o minio.ObjectInfo) backend.FileInfo {
-	return backend.FileInfo{Name: name, Size: o.Size, ModTime: o.LastModified.UTC(), Type: backend.TypeFile, Version: strings.Trim(o.ETag, `"`)}
+func fileInfo(name string, o objectInfo) backend.FileInfo {
+	return backend.FileInfo{Name: name, Size: o.Size, ModTime: o.LastModified, Type: backend.TypeFile, Version: o.ETag}
 }
 
 func dirInfo(name string) backend.FileInfo {
 	return backend.FileInfo{Name: name, Type: backend.TypeDir}
-}
-
-// storeCode is the S3 error code of err, with its HTTP status.
-func storeCode(err error) (string, int) {
-	r := minio.ToErrorResponse(err)
-	return r.Code, r.StatusCode
 }
 
 // mapErr turns a store's error about the workspace path c into the
@@ -244,7 +228,7 @@ func (f *FS) mapErr(err error, c string) error {
 			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(err)
 	case code == "NoSuchKey" || status == http.StatusNotFound:
 		return notFound(c)
-	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch":
+	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "NoCredentials":
 		return fault.Errorf(fault.CodePermissionDenied, "the object store refused access: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)
 	}
@@ -262,8 +246,8 @@ func notSupported(c, what, hint string) error {
 }
 
 // head describes the object at c, found false when there is none.
-func (f *FS) head(ctx context.Context, c string) (o minio.ObjectInfo, found bool, err error) {
-	o, err = f.core.StatObject(ctx, f.bucket, f.key(c), minio.StatObjectOptions{})
+func (f *FS) head(ctx context.Context, c string) (o objectInfo, found bool, err error) {
+	o, err = f.c.head(ctx, f.cr, f.key(c))
 	if err == nil {
 		return o, true, nil
 	}
@@ -279,9 +263,9 @@ func (f *FS) isDir(ctx context.Context, c string) (bool, error) {
 	if c == "." {
 		return true, nil
 	}
-	for o := range f.core.ListObjectsIter(ctx, f.bucket, minio.ListObjectsOptions{Prefix: f.dirKey(c), MaxKeys: 1, Recursive: true}) {
-		if o.Err != nil {
-			return false, f.mapErr(o.Err, c)
+	for _, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 1) {
+		if err != nil {
+			return false, f.mapErr(err, c)
 		}
 		return true, nil
 	}
@@ -351,9 +335,9 @@ func (f *FS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) { re
 func (f *FS) list(ctx context.Context, c string) ([]backend.FileInfo, error) {
 	dk := f.dirKey(c)
 	var entries []backend.FileInfo
-	for o := range f.core.ListObjectsIter(ctx, f.bucket, minio.ListObjectsOptions{Prefix: dk}) {
-		if o.Err != nil {
-			return nil, f.mapErr(o.Err, c)
+	for o, err := range f.c.list(ctx, f.cr, dk, "/", 0) {
+		if err != nil {
+			return nil, f.mapErr(err, c)
 		}
 		name := o.Key[len(dk):]
 		switch {

@@ -317,7 +317,7 @@ func TestCommitCrash(t *testing.T) {
 			}
 		}
 		dying, err := s3fs.New(s3fs.Config{Root: root, Endpoint: "http://" + s3test.Endpoint(t),
-			AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, Transport: &cutOff{left: cut}, MaxRetries: 1})
+			AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, Transport: &cutOff{left: cut}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,5 +395,48 @@ func TestDeny(t *testing.T) {
 	}
 	if _, err := open.Stat(ctx, "d/secret/key"); err != nil {
 		t.Errorf("the denied object is gone: %v", err)
+	}
+}
+
+// TestOddNames: keys that need escaping are signed, listed and read back
+// as written.
+func TestOddNames(t *testing.T) {
+	f, _ := newFS(t, s3test.Bucket(t))
+	ctx := context.Background()
+	names := []string{"a b/c d.txt", "ü/ñ.txt", "plus+and&eq=.txt", "pct%20q?#.txt", "tilde~*'().txt"}
+	for _, n := range names {
+		if _, err := f.WriteFile(ctx, n, []byte(n), backend.WriteOptions{IfAbsent: true}); err != nil {
+			t.Fatalf("write %q: %v", n, err)
+		}
+	}
+	var walked []string
+	err := f.Walk(ctx, ".", backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		if e.Type != backend.TypeFile {
+			return nil
+		}
+		r, err := e.Open()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		data, err := io.ReadAll(r)
+		if string(data) != e.Rel {
+			t.Errorf("%q reads %q (%v)", e.Rel, data, err)
+		}
+		walked = append(walked, e.Rel)
+		return nil
+	})
+	slices.Sort(names)
+	if err != nil || !slices.Equal(walked, names) {
+		t.Errorf("walk %q (%v), want %q", walked, err, names)
+	}
+	for _, n := range names {
+		v, err := f.Stat(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := f.Remove(ctx, n, backend.RemoveOptions{IfVersion: v.Version}); !ok || err != nil {
+			t.Errorf("remove %q: %v %v", n, ok, err)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package s3fs
 
 import (
-	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/rand"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/minio/minio-go/v7"
 )
 
 var _ backend.Transactor = (*FS)(nil)
@@ -83,7 +81,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.core.PutObject(ctx, f.bucket, jkey, bytes.NewReader(data), int64(len(data)), "", "", minio.PutObjectOptions{}); err != nil {
+	if _, err := f.c.put(ctx, f.cr, jkey, data, nil); err != nil {
 		return nil, f.mapErr(err, journalDir)
 	}
 	infos, err := f.apply(ctx, keys, ops, j)
@@ -131,7 +129,7 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 				return nil, nil, err
 			}
 		}
-		version := strings.Trim(o.ETag, `"`)
+		version := o.ETag
 		if err := backend.CheckSwap(c, op.Write, found, version); err != nil {
 			return nil, nil, err
 		}
@@ -147,9 +145,7 @@ func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journ
 		if jo.Backup == "" {
 			continue
 		}
-		src := minio.CopySrcOptions{Bucket: f.bucket, Object: jo.Key, MatchETag: jo.Old}
-		dst := minio.CopyDestOptions{Bucket: f.bucket, Object: jo.Backup}
-		if _, err := f.core.Client.CopyObject(ctx, dst, src); err != nil {
+		if err := f.c.copy(ctx, f.cr, jo.Key, jo.Old, jo.Backup); err != nil {
 			return nil, f.swapErr(ctx, keys[i], backend.WriteOptions{IfVersion: jo.Old}, err)
 		}
 	}
@@ -166,21 +162,19 @@ func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journ
 			}
 			continue
 		}
-		var po minio.PutObjectOptions
-		if jo.Old != "" {
-			po.SetMatchETag(jo.Old)
-		} else {
-			po.SetMatchETagExcept("*")
+		h := condition(jo.Old, "")
+		if jo.Old == "" {
+			h = condition("", "*")
 		}
-		up, err := f.core.PutObject(ctx, f.bucket, jo.Key, bytes.NewReader(op.Data), int64(len(op.Data)), "", "", po)
+		up, err := f.c.put(ctx, f.cr, jo.Key, op.Data, h)
 		if err != nil {
 			return nil, f.swapErr(ctx, c, swap, err)
 		}
-		if etag := strings.Trim(up.ETag, `"`); etag != jo.New {
+		if up.ETag != jo.New {
 			return nil, notSupported(c, "content-hash ETags here, which a transaction needs to recognise its own writes",
 				"use write and edit, which need none")
 		}
-		infos[i] = backend.FileInfo{Name: path.Base(c), Size: int64(len(op.Data)), ModTime: up.LastModified.UTC(), Type: backend.TypeFile, Version: jo.New}
+		infos[i] = fileInfo(path.Base(c), up)
 	}
 	return infos, nil
 }
@@ -190,12 +184,12 @@ func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journ
 // object another writer changed since is left as it is.
 func (f *FS) rollBack(ctx context.Context, j journal) error {
 	for _, jo := range j.Ops {
-		o, err := f.core.StatObject(ctx, f.bucket, jo.Key, minio.StatObjectOptions{})
+		o, err := f.c.head(ctx, f.cr, jo.Key)
 		found := err == nil
 		if code, _ := storeCode(err); err != nil && code != "NoSuchKey" {
 			return f.mapErr(err, jo.Key)
 		}
-		cur := strings.Trim(o.ETag, `"`)
+		cur := o.ETag
 		err = nil
 		switch {
 		case found && jo.New != "" && cur == jo.New && jo.Old == "":
@@ -215,7 +209,7 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 // restore puts the copy of jo's object back, over the version cur, or
 // where the object is missing.
 func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) error {
-	body, _, _, err := f.core.GetObject(ctx, f.bucket, jo.Backup, minio.GetObjectOptions{})
+	body, err := f.c.get(ctx, f.cr, jo.Backup, "", 0, 0)
 	if err != nil {
 		// A copy never made: the change it would undo was never made either.
 		if code, _ := storeCode(err); code == "NoSuchKey" {
@@ -228,13 +222,11 @@ func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) 
 	if err != nil {
 		return f.mapErr(err, jo.Key)
 	}
-	var po minio.PutObjectOptions
-	if found {
-		po.SetMatchETag(cur)
-	} else {
-		po.SetMatchETagExcept("*")
+	h := condition(cur, "")
+	if !found {
+		h = condition("", "*")
 	}
-	_, err = f.core.PutObject(ctx, f.bucket, jo.Key, bytes.NewReader(data), int64(len(data)), "", "", po)
+	_, err = f.c.put(ctx, f.cr, jo.Key, data, h)
 	if code, status := storeCode(err); err != nil && (status == 412 || code == "NoSuchKey") {
 		return nil // changed by another writer since: theirs stays
 	}
@@ -252,7 +244,7 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 
 // dropJournal removes the journal, the commit point, then the copies.
 func (f *FS) dropJournal(ctx context.Context, jkey string, j journal) error {
-	if err := f.core.RemoveObject(ctx, f.bucket, jkey, minio.RemoveObjectOptions{}); err != nil {
+	if err := f.c.del(ctx, f.cr, jkey, ""); err != nil {
 		return f.mapErr(err, journalDir)
 	}
 	var backups []string
@@ -274,9 +266,9 @@ func (f *FS) Recover(ctx context.Context) error {
 	dir := f.prefix + journalDir + "/"
 	journals, copies := map[string]bool{}, map[string][]string{}
 	stale := time.Now().Add(-f.lease)
-	for o := range f.core.ListObjectsIter(ctx, f.bucket, minio.ListObjectsOptions{Prefix: dir, Recursive: true}) {
-		if o.Err != nil {
-			return f.mapErr(o.Err, journalDir)
+	for o, err := range f.c.list(ctx, f.cr, dir, "", 0) {
+		if err != nil {
+			return f.mapErr(err, journalDir)
 		}
 		rest := o.Key[len(dir):]
 		if id, ok := strings.CutSuffix(rest, ".json"); ok && !strings.Contains(id, "/") {
@@ -306,7 +298,7 @@ func (f *FS) Recover(ctx context.Context) error {
 }
 
 func (f *FS) recoverOne(ctx context.Context, jkey string) error {
-	body, _, _, err := f.core.GetObject(ctx, f.bucket, jkey, minio.GetObjectOptions{})
+	body, err := f.c.get(ctx, f.cr, jkey, "", 0, 0)
 	if err != nil {
 		if code, _ := storeCode(err); code == "NoSuchKey" {
 			return nil // recovered by another process meanwhile

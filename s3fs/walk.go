@@ -11,7 +11,6 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/ignore"
-	"github.com/minio/minio-go/v7"
 )
 
 // The ignore files a directory may hold, as in every backend.
@@ -88,9 +87,9 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 func (f *FS) dotNames(ctx context.Context, dir string) (map[string]bool, error) {
 	dk := f.dirKey(dir)
 	names := map[string]bool{}
-	for o := range f.core.ListObjectsIter(ctx, f.bucket, minio.ListObjectsOptions{Prefix: dk + "."}) {
-		if o.Err != nil {
-			return nil, f.mapErr(o.Err, dir)
+	for o, err := range f.c.list(ctx, f.cr, dk+".", "/", 0) {
+		if err != nil {
+			return nil, f.mapErr(err, dir)
 		}
 		names[strings.TrimSuffix(o.Key[len(dk):], "/")] = true
 	}
@@ -136,7 +135,7 @@ func (w *walker) loadIgnores(dir string, comps []string, names map[string]bool) 
 // failure is returned, since leaving its rules out would show what it
 // ignores.
 func (f *FS) readIgnore(ctx context.Context, c string) ([]byte, error) {
-	body, _, _, err := f.core.GetObject(ctx, f.bucket, f.key(c), minio.GetObjectOptions{})
+	body, err := f.c.get(ctx, f.cr, f.key(c), "", 0, 0)
 	if err != nil {
 		if code, _ := storeCode(err); code == "NoSuchKey" {
 			return nil, nil
@@ -227,7 +226,7 @@ func (w *walker) walkDir(c, rel string, comps, from []string) error {
 
 // get streams the object at c with one GET.
 func (f *FS) get(ctx context.Context, c string) (io.ReadCloser, error) {
-	body, _, _, err := f.core.GetObject(ctx, f.bucket, f.key(c), minio.GetObjectOptions{})
+	body, err := f.c.get(ctx, f.cr, f.key(c), "", 0, 0)
 	if err != nil {
 		return nil, f.mapErr(err, c)
 	}

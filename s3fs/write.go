@@ -1,21 +1,12 @@
 package s3fs
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/xml"
-	"io"
 	"net/http"
 	"path"
-	"strings"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/s3utils"
-	"github.com/minio/minio-go/v7/pkg/signer"
 )
 
 // WriteFile replaces or creates the object at path with one PUT, which the
@@ -38,23 +29,20 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 	case opts.InPlace:
 		return backend.FileInfo{}, notSupported(c, "hard links nor in-place rewrites", "drop inPlace: a write replaces the object whole")
 	}
-	var po minio.PutObjectOptions
-	if opts.IfVersion != "" {
-		po.SetMatchETag(opts.IfVersion)
-	} else {
+	ifNone := ""
+	if opts.IfVersion == "" {
 		if err := f.checkNewFile(ctx, c); err != nil {
 			return backend.FileInfo{}, err
 		}
 		if opts.IfAbsent {
-			po.SetMatchETagExcept("*")
+			ifNone = "*"
 		}
 	}
-	up, err := f.core.PutObject(ctx, f.bucket, f.key(c), bytes.NewReader(data), int64(len(data)), "", "", po)
+	up, err := f.c.put(ctx, f.cr, f.key(c), data, condition(opts.IfVersion, ifNone))
 	if err != nil {
 		return backend.FileInfo{}, f.swapErr(ctx, c, opts, err)
 	}
-	return backend.FileInfo{Name: path.Base(c), Size: int64(len(data)), ModTime: up.LastModified.UTC(), Type: backend.TypeFile,
-		Version: strings.Trim(up.ETag, `"`)}, nil
+	return fileInfo(path.Base(c), up), nil
 }
 
 // checkNewFile refuses a write to c when c is a directory or a file lies
@@ -91,7 +79,7 @@ func (f *FS) swapErr(ctx context.Context, c string, opts backend.WriteOptions, e
 	if herr != nil {
 		return herr
 	}
-	version := strings.Trim(o.ETag, `"`)
+	version := o.ETag
 	if serr := backend.CheckSwap(c, opts, found, version); serr != nil {
 		return serr
 	}
@@ -127,9 +115,9 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return true, f.keepParent(ctx, c)
 	}
 	var keys []string
-	for o := range f.core.ListObjectsIter(ctx, f.bucket, minio.ListObjectsOptions{Prefix: f.dirKey(c), Recursive: true}) {
-		if o.Err != nil {
-			return false, f.mapErr(o.Err, c)
+	for o, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 0) {
+		if err != nil {
+			return false, f.mapErr(err, c)
 		}
 		keys = append(keys, o.Key)
 	}
@@ -155,21 +143,12 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 // deleteKeys deletes keys in batches (DeleteObjects, up to 1,000 a
 // request), the first failure returned.
 func (f *FS) deleteKeys(ctx context.Context, c string, keys []string) error {
-	objects := func(yield func(minio.ObjectInfo) bool) {
-		for _, k := range keys {
-			if !yield(minio.ObjectInfo{Key: k}) {
-				return
-			}
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		if err := f.c.deleteBatch(ctx, f.cr, keys[:n]); err != nil {
+			return f.mapErr(err, c)
 		}
-	}
-	results, err := f.core.RemoveObjectsWithIter(ctx, f.bucket, objects, minio.RemoveObjectsOptions{})
-	if err != nil {
-		return f.mapErr(err, c)
-	}
-	for r := range results {
-		if r.Err != nil {
-			return f.mapErr(r.Err, c)
-		}
+		keys = keys[n:]
 	}
 	return nil
 }
@@ -185,47 +164,11 @@ func (f *FS) keepParent(ctx context.Context, c string) error {
 	if err != nil || dir {
 		return err
 	}
-	_, err = f.core.PutObject(ctx, f.bucket, f.dirKey(parent), bytes.NewReader(nil), 0, "", "", minio.PutObjectOptions{})
+	_, err = f.c.put(ctx, f.cr, f.dirKey(parent), nil, nil)
 	return f.mapErr(err, parent)
 }
 
-// emptySHA256 is the payload hash of a request without a body.
-var emptySHA256 = func() string { s := sha256.Sum256(nil); return hex.EncodeToString(s[:]) }()
-
 // deleteIf deletes the object at c, If-Match etag when etag is set.
-// minio-go sends no conditional DELETE, so that one is signed here.
 func (f *FS) deleteIf(ctx context.Context, c, etag string) error {
-	if etag == "" {
-		return f.core.RemoveObject(ctx, f.bucket, f.key(c), minio.RemoveObjectOptions{})
-	}
-	u := f.core.EndpointURL()
-	u.Path, u.RawPath = "/"+f.key(c), "/"+s3utils.EncodePath(f.key(c))
-	if f.pathStyle {
-		u.Path, u.RawPath = "/"+f.bucket+u.Path, "/"+f.bucket+u.RawPath
-	} else {
-		u.Host = f.bucket + "." + u.Host
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, u.String(), nil)
-	if err != nil {
-		return err
-	}
-	creds, err := f.core.GetCreds()
-	if err != nil {
-		return err
-	}
-	req.Header.Set("If-Match", `"`+etag+`"`)
-	req.Header.Set("X-Amz-Content-Sha256", emptySHA256)
-	req = signer.SignV4(*req, creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken, f.region)
-	resp, err := f.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 == 2 {
-		return nil
-	}
-	e := minio.ErrorResponse{StatusCode: resp.StatusCode, Message: resp.Status}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	_ = xml.Unmarshal(body, &e) // a body that is no S3 error leaves the status
-	return e
+	return f.c.del(ctx, f.cr, f.key(c), etag)
 }
