@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -213,7 +214,12 @@ func (c *client) do(ctx context.Context, cr credentials, r request) (*http.Respo
 		", SignedHeaders="+signedHeaders+", Signature="+hex.EncodeToString(hmacSHA256(key, toSign)))
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		// The URL of a url.Error is the opaque form: the host says more.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%s %s: %w", r.method, host, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
