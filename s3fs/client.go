@@ -383,22 +383,33 @@ func (c *client) deleteBatch(ctx context.Context, cr credentials, keys []string)
 	return nil
 }
 
-// list yields the keys below prefix in key order, page by page (ListObjectsV2),
+// firstListPage is the size of a listing's first page: a page of ls or
+// find (200 entries) and a few more.
+const firstListPage = 256
+
+// list yields the keys below prefix (after startAfter, when set) in key
+// order, a page (ListObjectsV2) fetched when the one before is used up,
 // and, with a delimiter, the common prefixes among them; at most max when
 // max > 0.
-func (c *client) list(ctx context.Context, cr credentials, prefix, delimiter string, max int) iter.Seq2[objectInfo, error] {
+func (c *client) list(ctx context.Context, cr credentials, prefix, delimiter string, max int, startAfter string) iter.Seq2[objectInfo, error] {
 	return func(yield func(objectInfo, error) bool) {
-		token, n := "", 0
+		// The first page is short, so that a first page of ls or find
+		// costs the same in a directory of any size; the next are full.
+		token, n, size := "", 0, firstListPage
 		for {
 			q := url.Values{"list-type": {"2"}, "prefix": {prefix}, "encoding-type": {"url"}}
 			if delimiter != "" {
 				q.Set("delimiter", delimiter)
 			}
 			if max > 0 {
-				q.Set("max-keys", strconv.Itoa(min(max-n, 1000)))
+				size = min(size, max-n)
 			}
+			q.Set("max-keys", strconv.Itoa(size))
+			size = 1000
 			if token != "" {
 				q.Set("continuation-token", token)
+			} else if startAfter != "" {
+				q.Set("start-after", startAfter)
 			}
 			resp, err := c.do(ctx, cr, request{method: http.MethodGet, query: q})
 			if err != nil {

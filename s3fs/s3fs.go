@@ -13,6 +13,7 @@ package s3fs
 import (
 	"context"
 	"errors"
+	"iter"
 	"net/http"
 	"net/url"
 	"path"
@@ -263,7 +264,7 @@ func (f *FS) isDir(ctx context.Context, c string) (bool, error) {
 	if c == "." {
 		return true, nil
 	}
-	for _, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 1) {
+	for _, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 1, "") {
 		if err != nil {
 			return false, f.mapErr(err, c)
 		}
@@ -327,50 +328,98 @@ func (f *FS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
 // Lstat is Stat: a store has no links.
 func (f *FS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) { return f.Stat(ctx, p) }
 
-// list returns the entries of directory c in byte order of their names,
-// from a delimiter listing of every page, the directory's marker, the
-// transactions' journals and denied paths left out.
-// Keys sort by the whole key, in which a directory's name is followed by
-// /, so the names are sorted again.
-func (f *FS) list(ctx context.Context, c string) ([]backend.FileInfo, error) {
+// entries yields the entries of directory c in byte order of their names,
+// from the name from on when set, the directory's marker, the
+// transactions' journals and denied paths left out. It reads the store's
+// delimiter listing page by page, as it is consumed, so the first entries
+// cost one request whatever the size of the directory. Keys sort by the
+// whole key, in which a directory's name is followed by /, so an entry is
+// held back until no key still to come can name one before it (see
+// settled).
+func (f *FS) entries(ctx context.Context, c, from string) iter.Seq2[backend.FileInfo, error] {
 	dk := f.dirKey(c)
-	var entries []backend.FileInfo
-	for o, err := range f.c.list(ctx, f.cr, dk, "/", 0) {
-		if err != nil {
-			return nil, f.mapErr(err, c)
+	start := ""
+	if from != "" {
+		// The keys from from on; what comes before it is skipped by name.
+		start = dk + from[:len(from)-1]
+	}
+	return func(yield func(backend.FileInfo, error) bool) {
+		var pending []backend.FileInfo
+		emit := func(key string, all bool) bool {
+			n := 0
+			for n < len(pending) && (all || settled(pending[n].Name, key)) {
+				n++
+			}
+			for _, e := range pending[:n] {
+				if e.Name >= from && !yield(e, nil) {
+					return false
+				}
+			}
+			pending = pending[n:]
+			return true
 		}
-		name := o.Key[len(dk):]
-		switch {
-		case name == "", c == "." && name == journalDir+"/", f.denied(path.Join(c, strings.TrimSuffix(name, "/"))):
-			continue
-		case strings.HasSuffix(name, "/"):
-			entries = append(entries, dirInfo(strings.TrimSuffix(name, "/")))
-		default:
-			entries = append(entries, fileInfo(name, o))
+		for o, err := range f.c.list(ctx, f.cr, dk, "/", 0, start) {
+			if err != nil {
+				yield(backend.FileInfo{}, f.mapErr(err, c))
+				return
+			}
+			rel := o.Key[len(dk):]
+			name, isDir := strings.CutSuffix(rel, "/")
+			if name == "" || c == "." && name == journalDir && isDir || f.denied(path.Join(c, name)) {
+				continue
+			}
+			e := fileInfo(name, o)
+			if isDir {
+				e = dirInfo(name)
+			}
+			i, _ := slices.BinarySearchFunc(pending, name, func(e backend.FileInfo, n string) int { return strings.Compare(e.Name, n) })
+			pending = slices.Insert(pending, i, e)
+			if !emit(rel, false) {
+				return
+			}
+		}
+		emit("", true)
+	}
+}
+
+// settled reports that no key after key can name an entry before name: only
+// a directory m/ can, where m is a prefix of name followed in it by a byte
+// below /, and only while key is before m/.
+func settled(name, key string) bool {
+	for i := 1; i < len(name); i++ {
+		if name[i] < '/' && key < name[:i]+"/" {
+			return false
 		}
 	}
-	sortEntries(entries)
-	return entries, nil
+	return true
 }
 
 // ReadDir lists entries [offset, offset+limit) of directory path in name
-// order. The whole directory is listed for each page, since the store's
-// key order is not the name order.
+// order, reading the listing up to them.
 func (f *FS) ReadDir(ctx context.Context, p string, offset, limit int) (backend.DirPage, error) {
 	c, err := f.clean(p)
 	if err != nil {
 		return backend.DirPage{}, err
 	}
-	entries, err := f.list(ctx, c)
-	if err != nil {
-		return backend.DirPage{}, err
+	var page backend.DirPage
+	n := 0
+	for e, err := range f.entries(ctx, c, "") {
+		if err != nil {
+			return backend.DirPage{}, err
+		}
+		if n++; n > offset+limit {
+			break
+		}
+		if n > offset {
+			page.Entries = append(page.Entries, e)
+		}
 	}
-	if len(entries) == 0 {
+	if n == 0 {
 		if _, err := f.dirOrErr(ctx, c); err != nil {
 			return backend.DirPage{}, err
 		}
 	}
-	return backend.DirPage{Entries: entries[min(offset, len(entries)):min(offset+limit, len(entries))]}, nil
+	return page, nil
 }
 
 // dirOrErr checks that c, which lists no entries, is a directory (an empty
@@ -385,10 +434,6 @@ func (f *FS) dirOrErr(ctx context.Context, c string) (bool, error) {
 			WithHint("read a file with read")
 	}
 	return true, nil
-}
-
-func sortEntries(entries []backend.FileInfo) {
-	slices.SortFunc(entries, func(a, b backend.FileInfo) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // VersionIsContentHash says that versions are ETags: an object written

@@ -440,3 +440,52 @@ func TestOddNames(t *testing.T) {
 		}
 	}
 }
+
+// TestNameOrder: a listing is in name order, though the store's key order
+// puts a directory a/ after a-b and a.c, and a walk resumed from any entry
+// visits the rest of the full walk.
+func TestNameOrder(t *testing.T) {
+	f, _ := newFS(t, s3test.Bucket(t))
+	ctx := context.Background()
+	for _, p := range []string{"a/x", "a-b", "a.c", "a!", "a0", "a-/y", "ab/z", "a b", "a-/-/q", "b", ".gitignore", "-dash"} {
+		if _, err := f.WriteFile(ctx, p, []byte("*.log\n"), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"-dash", ".gitignore", "a", "a b", "a!", "a-", "a-b", "a.c", "a0", "ab", "b"}
+	for _, limit := range []int{1, 3, 100} {
+		var got []string
+		for off := 0; off < 20; off += limit {
+			page, err := f.ReadDir(ctx, ".", off, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range page.Entries {
+				got = append(got, e.Name)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("pages of %d: %q, want %q", limit, got, want)
+		}
+	}
+	walk := func(from string) []string {
+		var got []string
+		err := f.Walk(ctx, ".", backend.WalkOptions{From: from}, func(e backend.WalkEntry) error {
+			got = append(got, e.Rel)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	all := walk("")
+	if want := []string{"-dash", ".gitignore", "a", "a/x", "a b", "a!", "a-", "a-/-", "a-/-/q", "a-/y", "a-b", "a.c", "a0", "ab", "ab/z", "b"}; !slices.Equal(all, want) {
+		t.Errorf("walk %q, want %q", all, want)
+	}
+	for i, from := range all {
+		if got := walk(from); !slices.Equal(got, all[i:]) {
+			t.Errorf("from %s: %q, want %q", from, got, all[i:])
+		}
+	}
+}

@@ -266,7 +266,7 @@ func (f *FS) Recover(ctx context.Context) error {
 	dir := f.prefix + journalDir + "/"
 	journals, copies := map[string]bool{}, map[string][]string{}
 	stale := time.Now().Add(-f.lease)
-	for o, err := range f.c.list(ctx, f.cr, dir, "", 0) {
+	for o, err := range f.c.list(ctx, f.cr, dir, "", 0, "") {
 		if err != nil {
 			return f.mapErr(err, journalDir)
 		}

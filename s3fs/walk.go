@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"iter"
 	"path"
 	"slices"
 	"strings"
@@ -20,6 +21,10 @@ const (
 	gitignoreFile     = ".gitignore"
 	gitDir            = ".git"
 )
+
+// lastIgnoreName is the greatest of the names above: past it, a listing
+// holds no more ignore files.
+const lastIgnoreName = ignoreFile
 
 // maxIgnoreFile bounds what is read of one ignore file.
 const maxIgnoreFile = 1 << 20
@@ -87,7 +92,7 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 func (f *FS) dotNames(ctx context.Context, dir string) (map[string]bool, error) {
 	dk := f.dirKey(dir)
 	names := map[string]bool{}
-	for o, err := range f.c.list(ctx, f.cr, dk+".", "/", 0) {
+	for o, err := range f.c.list(ctx, f.cr, dk+".", "/", 0, "") {
 		if err != nil {
 			return nil, f.mapErr(err, dir)
 		}
@@ -150,31 +155,32 @@ func (f *FS) readIgnore(ctx context.Context, c string) ([]byte, error) {
 // walkDir walks directory c, at rel from the start and comps from the
 // root; from, when set, is the rest of WalkOptions.From below c.
 func (w *walker) walkDir(c, rel string, comps, from []string) error {
-	entries, err := w.f.list(w.ctx, c)
+	start := ""
+	if len(from) > 0 {
+		start = from[0]
+	}
+	next, stop := iter.Pull2(w.f.entries(w.ctx, c, start))
+	defer stop()
+	saved := w.ign
+	defer func() { w.ign = saved }()
+	head, err := w.dirIgnores(c, comps, start, next)
 	if err != nil {
 		return err
 	}
-	saved := w.ign
-	defer func() { w.ign = saved }()
-	if !w.opts.NoIgnore {
-		names := map[string]bool{}
-		for _, e := range entries {
-			switch e.Name {
-			case gitDir, gitignoreFile, ignoreFile, agentfsIgnoreFile:
-				names[e.Name] = true
-			}
-		}
-		if len(names) > 0 {
-			if err := w.loadIgnores(c, comps, names); err != nil {
+	for i := 0; ; i++ {
+		info := backend.FileInfo{}
+		if i < len(head) {
+			info = head[i]
+		} else {
+			e, err, ok := next()
+			if err != nil {
 				return err
 			}
+			if !ok {
+				return nil
+			}
+			info = e
 		}
-	}
-	if len(from) > 0 {
-		i, _ := slices.BinarySearchFunc(entries, from[0], func(e backend.FileInfo, name string) int { return strings.Compare(e.Name, name) })
-		entries = entries[i:]
-	}
-	for _, info := range entries {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
@@ -221,7 +227,41 @@ func (w *walker) walkDir(c, rel string, comps, from []string) error {
 			}
 		}
 	}
-	return nil
+}
+
+// dirIgnores puts the rules of directory c's ignore files in force before
+// any of its entries is visited. They are dot-names, which sort early: the
+// entries up to the first name past them are read from next and returned,
+// to be visited first. A walk resumed at start, past them, lists the
+// dot-names apart.
+func (w *walker) dirIgnores(c string, comps []string, start string, next func() (backend.FileInfo, error, bool)) ([]backend.FileInfo, error) {
+	if w.opts.NoIgnore {
+		return nil, nil
+	}
+	if start != "" {
+		names, err := w.f.dotNames(w.ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return nil, w.loadIgnores(c, comps, names)
+	}
+	var head []backend.FileInfo
+	names := map[string]bool{}
+	for {
+		e, err, ok := next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		head = append(head, e)
+		names[e.Name] = true
+		if e.Name > lastIgnoreName {
+			break
+		}
+	}
+	return head, w.loadIgnores(c, comps, names)
 }
 
 // get streams the object at c with one GET.

@@ -115,7 +115,7 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return true, f.keepParent(ctx, c)
 	}
 	var keys []string
-	for o, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 0) {
+	for o, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 0, "") {
 		if err != nil {
 			return false, f.mapErr(err, c)
 		}
