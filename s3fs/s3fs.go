@@ -5,9 +5,10 @@
 // does, which Remove leaves when it empties a directory, as rm leaves the
 // parent of a file on a disk. Versions are ETags; every change is one
 // request the store makes atomic, a compare-and-swap by If-Match (STALE on
-// 412) or If-None-Match: * (EXISTS). What a store has not (links, modes,
-// in-place rewrites, locks, renames) this backend does not claim;
-// transactions it makes with a journal object (see Commit).
+// 412) or If-None-Match: * (EXISTS). A store has no links, modes, in-place
+// rewrites, locks nor renames, and this backend claims none; it makes
+// transactions with a journal object (see Commit). Requests are signed
+// here (client.go).
 package s3fs
 
 import (
