@@ -20,6 +20,13 @@ type Walker interface {
 	Walk(ctx context.Context, path string, opts WalkOptions, visit func(WalkEntry) error) error
 }
 
+// RemoteReader is the optional capability of a backend whose reads wait on
+// the network (an object store): a search then keeps this many opens in
+// flight, more than it has processors, since they mostly wait.
+type RemoteReader interface {
+	ReadsInFlight() int
+}
+
 // WalkOptions are what a caller can change of a walk.
 type WalkOptions struct {
 	// NoIgnore turns off .gitignore, .ignore, .git/info/exclude and

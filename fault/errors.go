@@ -43,6 +43,7 @@ const (
 	CodePatchParse       Code = "PATCH_PARSE"
 	CodePatchVerify      Code = "PATCH_VERIFY"
 	CodeNotConfigured    Code = "NOT_CONFIGURED"
+	CodeNotSupported     Code = "NOT_SUPPORTED"
 	CodeIOError          Code = "IO_ERROR"
 	CodeInterrupted      Code = "INTERRUPTED"
 )

@@ -15,10 +15,12 @@ import (
 	"strings"
 
 	"github.com/agentfs/agentfs/assets"
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/registry"
+	"github.com/agentfs/agentfs/s3fs"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
@@ -335,11 +337,7 @@ func isTerminal(stream any) bool {
 // tools builds the backend and settings from the global flags; urfave/cli
 // finds a global flag from a subcommand's context.
 func tools(c *cli.Context) (*core.Tools, error) {
-	fsys, err := localfs.New(localfs.Config{
-		Roots:    c.StringSlice("root"),
-		Deny:     c.StringSlice("deny"),
-		Symlinks: localfs.SymlinkPolicy(c.String("symlinks")),
-	})
+	fsys, err := workspace(c)
 	if err != nil {
 		return nil, err
 	}
@@ -357,4 +355,40 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		tl.Progress = progressBar(stderr)
 	}
 	return tl, nil
+}
+
+// workspace is the backend of the roots: local directories, or one
+// s3://bucket/prefix (whose deny paths are keys below it) reached as the
+// AWS_* variables say (the endpoint of
+// AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, path-style; the region of
+// AWS_REGION; credentials from AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's).
+func workspace(c *cli.Context) (backend.FS, error) {
+	roots := c.StringSlice("root")
+	var stores []string
+	for _, r := range roots {
+		if strings.HasPrefix(r, s3fs.Scheme) {
+			stores = append(stores, r)
+		}
+	}
+	if len(stores) == 0 {
+		return localfs.New(localfs.Config{
+			Roots:    roots,
+			Deny:     c.StringSlice("deny"),
+			Symlinks: localfs.SymlinkPolicy(c.String("symlinks")),
+		})
+	}
+	if len(roots) > 1 {
+		return nil, fault.InvalidArgument("an %s root cannot be given with other roots yet.", s3fs.Scheme).
+			WithHint("pass one --root %sbucket/prefix alone, or local directories alone", s3fs.Scheme)
+	}
+	endpoint := os.Getenv("AWS_ENDPOINT_URL_S3")
+	if endpoint == "" {
+		endpoint = os.Getenv("AWS_ENDPOINT_URL")
+	}
+	region := os.Getenv("AWS_REGION")
+	if region == "" {
+		region = os.Getenv("AWS_DEFAULT_REGION")
+	}
+	return s3fs.New(s3fs.Config{Root: stores[0], Endpoint: endpoint, Region: region, Deny: c.StringSlice("deny")})
 }

@@ -38,7 +38,7 @@ const (
 // globals are the global flags, in the order of --help. They are accepted
 // before the subcommand and, hoisted by reorderArgs, after it too.
 var globals = []globalFlag{
-	{name: "root", env: "AGENTFS_ROOT", kind: kindStrings, usage: "allowed root directory (repeatable; default: the current directory)"},
+	{name: "root", env: "AGENTFS_ROOT", kind: kindStrings, usage: "allowed root directory, or one s3://bucket/prefix (repeatable; default: the current directory)"},
 	{name: "deny", env: "AGENTFS_DENY", kind: kindStrings, usage: "path refused after resolution (repeatable; /proc, /sys and /dev always)"},
 	{name: "symlinks", env: "AGENTFS_SYMLINKS", kind: kindString, def: "within", enum: []string{"within", "refuse"},
 		usage: "within: follow a link only into a root; refuse: refuse any link"},

@@ -180,19 +180,29 @@ func readerKeepsItsVersion(t *testing.T, b Backend) {
 	}
 }
 
+// ContentVersioned is a Backend whose versions are a hash of the content,
+// as an object store's ETags are: writing the same bytes again gives the
+// same version. A compare-and-swap then cannot tell that rewrite from no
+// change, which loses nothing, since the content is the one read.
+type ContentVersioned interface {
+	VersionIsContentHash()
+}
+
 // versionsChange: every write gives a new version, even one of the same
-// size and content.
+// size and content (on a ContentVersioned backend, every write of new
+// content).
 func versionsChange(t *testing.T, b Backend) {
-	seen := map[string]bool{}
-	for _, content := range []string{"one\n", "two\n", "two\n", ""} {
+	_, hashed := b.(ContentVersioned)
+	seen := map[string]string{}
+	for _, content := range []string{"one\n", "two\n", "two\n", "", "one\n"} {
 		fi, err := b.WriteFile(context.Background(), "f", []byte(content), backend.WriteOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if seen[fi.Version] {
+		if was, ok := seen[fi.Version]; ok && !(hashed && was == content) {
 			t.Errorf("writing %q gave the version %s again", content, fi.Version)
 		}
-		seen[fi.Version] = true
+		seen[fi.Version] = content
 	}
 }
 

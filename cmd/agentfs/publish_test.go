@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -13,14 +12,8 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/assets/localdir"
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/rogpeppe/go-internal/testscript"
 )
-
-// s3EndpointEnv names the S3-compatible server the s3 scripts run against
-// (.ci/run starts versitygw and sets it).
-const s3EndpointEnv = "AGENTFS_TEST_S3_ENDPOINT"
 
 // cmdFreePort sets VAR to a loopback port that was free a moment ago, for
 // a server the script starts: freeport PORT.
@@ -103,27 +96,4 @@ func cmdExpiredLink(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	id, name, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
 	ts.Setenv(args[0], localdir.Link(u.Scheme+"://"+u.Host, key, id, name, time.Now().Add(-time.Minute)))
-}
-
-// cmdMakeBucket makes a bucket on the S3 server of the script: mkbucket NAME.
-func cmdMakeBucket(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: mkbucket NAME")
-	}
-	u, err := url.Parse(ts.Getenv(s3EndpointEnv))
-	ts.Check(err)
-	c, err := minio.New(u.Host, &minio.Options{Secure: u.Scheme == "https", Region: "us-east-1",
-		Creds: credentials.NewStaticV4(ts.Getenv("AWS_ACCESS_KEY_ID"), ts.Getenv("AWS_SECRET_ACCESS_KEY"), "")})
-	ts.Check(err)
-	ts.Check(c.MakeBucket(context.Background(), args[0], minio.MakeBucketOptions{}))
-}
-
-// s3Setup passes the S3 server and its credentials to a script, and a
-// bucket name of its own; the s3 condition holds when there is a server.
-func s3Setup(env *testscript.Env) error {
-	for _, k := range []string{s3EndpointEnv, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
-		env.Setenv(k, os.Getenv(k))
-	}
-	env.Setenv("BUCKET", "agentfs-script-"+strconv.FormatInt(time.Now().UnixNano(), 36))
-	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/agentfs/agentfs/subcommands"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -48,7 +50,6 @@ func TestScripts(t *testing.T) {
 			"waitlisten":  cmdWaitListen,
 			"httpget":     cmdHTTPGet,
 			"expiredlink": cmdExpiredLink,
-			"mkbucket":    cmdMakeBucket,
 		},
 		// $EXAMPLES: the README's programs, which scripts run as a user
 		// would; $MCP_CLIENT: the MCP end-to-end client; and the S3
@@ -70,11 +71,32 @@ func TestScripts(t *testing.T) {
 				_, missing := os.Stat(filepath.Join(mcpClient, "node_modules", "@modelcontextprotocol", "sdk"))
 				return err == nil && missing == nil, nil
 			case "s3":
-				return os.Getenv(s3EndpointEnv) != "", nil
+				return os.Getenv(s3test.EnvEndpoint) != "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// s3Setup gives a script, when an S3 server is at hand (the condition
+// [s3]), a bucket of its own in $BUCKET, the server's URL in
+// $AGENTFS_TEST_S3_ENDPOINT and the AWS_* variables that reach it.
+func s3Setup(env *testscript.Env) error {
+	ep := os.Getenv(s3test.EnvEndpoint)
+	if ep == "" {
+		return nil
+	}
+	name, drop, err := s3test.Make(context.Background(), ep)
+	if err != nil {
+		return err
+	}
+	env.Defer(drop)
+	access, secret := s3test.Keys()
+	for k, v := range map[string]string{"BUCKET": name, s3test.EnvEndpoint: ep, "AWS_ENDPOINT_URL": ep, "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret} {
+		env.Setenv(k, v)
+	}
+	return nil
 }
 
 // cmdJSON asserts one value of a JSON file: json stdout .error.code NOT_FOUND.

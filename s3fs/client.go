@@ -1,0 +1,479 @@
+package s3fs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// client is the few S3 requests the backend makes, signed with AWS
+// Signature Version 4 over net/http. It is small on purpose: a full SDK's
+// package initialisers cost every call of the command line, local or not,
+// about 2 ms.
+type client struct {
+	http      *http.Client
+	scheme    string
+	host      string
+	pathStyle bool
+	bucket    string
+	region    string
+}
+
+// credentials are the keys that sign a request.
+type credentials struct {
+	accessKey, secretKey, token string
+}
+
+// s3Error is a store's error answer.
+type s3Error struct {
+	Status  int    `xml:"-"`
+	Code    string `xml:"Code"`
+	Message string `xml:"Message"`
+}
+
+func (e *s3Error) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("%s (HTTP %d)", e.Code, e.Status)
+	}
+	return e.Message
+}
+
+// objectInfo is what a HEAD or a listing says of an object; a listing's
+// common prefix has only its Key, ending in /.
+type objectInfo struct {
+	Key          string
+	Size         int64
+	ETag         string
+	LastModified time.Time
+}
+
+// storeCode is the S3 error code of err, with its HTTP status.
+func storeCode(err error) (string, int) {
+	if e, ok := err.(*s3Error); ok {
+		return e.Code, e.Status
+	}
+	return "", 0
+}
+
+// awsEscape percent-encodes s as SigV4 wants it: every byte but the
+// unreserved ones, and / too unless keepSlash.
+func awsEscape(s string, keepSlash bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' || c == '/' && keepSlash {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// creds finds the keys as every AWS client does: the AWS_* variables, then
+// the shared credentials file's profile (AWS_PROFILE, else default).
+func (c *client) creds(static credentials) (credentials, error) {
+	if static.accessKey != "" {
+		return static, nil
+	}
+	if ak := os.Getenv("AWS_ACCESS_KEY_ID"); ak != "" {
+		return credentials{ak, os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")}, nil
+	}
+	file := os.Getenv("AWS_SHARED_CREDENTIALS_FILE")
+	if file == "" {
+		home, _ := os.UserHomeDir()
+		file = filepath.Join(home, ".aws", "credentials")
+	}
+	profile := os.Getenv("AWS_PROFILE")
+	if profile == "" {
+		profile = "default"
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return credentials{}, errNoCredentials
+	}
+	defer f.Close()
+	var cr credentials
+	section := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			section = strings.TrimSpace(line[1 : len(line)-1])
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || section != profile {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "aws_access_key_id":
+			cr.accessKey = strings.TrimSpace(v)
+		case "aws_secret_access_key":
+			cr.secretKey = strings.TrimSpace(v)
+		case "aws_session_token":
+			cr.token = strings.TrimSpace(v)
+		}
+	}
+	if cr.accessKey == "" {
+		return credentials{}, errNoCredentials
+	}
+	return cr, nil
+}
+
+var errNoCredentials = &s3Error{Code: "NoCredentials", Message: "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"}
+
+// request is one request to the bucket: key "" is the bucket itself.
+type request struct {
+	method string
+	key    string
+	query  url.Values
+	header http.Header
+	body   []byte
+}
+
+// do signs and sends r; an answer other than 2xx is an *s3Error.
+func (c *client) do(ctx context.Context, cr credentials, r request) (*http.Response, error) {
+	host, path := c.host, "/"+awsEscape(r.key, true)
+	if c.pathStyle {
+		path = "/" + c.bucket + path
+	} else {
+		host = c.bucket + "." + host
+	}
+	var query []string
+	for k, vs := range r.query {
+		for _, v := range vs {
+			query = append(query, awsEscape(k, false)+"="+awsEscape(v, false))
+		}
+	}
+	sort.Strings(query)
+	rawQuery := strings.Join(query, "&")
+	req, err := http.NewRequestWithContext(ctx, r.method, c.scheme+"://"+host+"/", bytes.NewReader(r.body))
+	if err != nil {
+		return nil, err
+	}
+	// The path goes on the wire as it is signed, never escaped again.
+	req.URL.Opaque, req.URL.RawQuery = path, rawQuery
+	req.ContentLength = int64(len(r.body))
+	if len(r.body) == 0 {
+		req.Body, req.GetBody = http.NoBody, nil
+	}
+	for k, vs := range r.header {
+		req.Header[k] = vs
+	}
+	sum := sha256.Sum256(r.body)
+	payload := hex.EncodeToString(sum[:])
+	now := time.Now().UTC()
+	amzDate, day := now.Format("20060102T150405Z"), now.Format("20060102")
+	req.Header.Set("X-Amz-Date", amzDate)
+	req.Header.Set("X-Amz-Content-Sha256", payload)
+	if cr.token != "" {
+		req.Header.Set("X-Amz-Security-Token", cr.token)
+	}
+	signed := []string{"host"}
+	canonHeaders := "host:" + host + "\n"
+	var amz []string
+	for k := range req.Header {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amz-") {
+			amz = append(amz, lk)
+		}
+	}
+	sort.Strings(amz)
+	for _, k := range amz {
+		signed = append(signed, k)
+		canonHeaders += k + ":" + strings.TrimSpace(req.Header.Get(k)) + "\n"
+	}
+	signedHeaders := strings.Join(signed, ";")
+	canon := strings.Join([]string{r.method, path, rawQuery, canonHeaders, signedHeaders, payload}, "\n")
+	scope := day + "/" + c.region + "/s3/aws4_request"
+	h := sha256.Sum256([]byte(canon))
+	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(h[:])
+	key := []byte("AWS4" + cr.secretKey)
+	for _, part := range []string{day, c.region, "s3", "aws4_request"} {
+		key = hmacSHA256(key, part)
+	}
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+cr.accessKey+"/"+scope+
+		", SignedHeaders="+signedHeaders+", Signature="+hex.EncodeToString(hmacSHA256(key, toSign)))
+	resp, err := c.http.Do(req)
+	if err != nil {
+		// The URL of a url.Error is the opaque form: the host says more.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%s %s: %w", r.method, host, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	e := &s3Error{Status: resp.StatusCode}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_ = xml.Unmarshal(data, e) // a HEAD's answer has no body: the status says it
+	if e.Code == "" {
+		switch resp.StatusCode {
+		case http.StatusNotFound:
+			e.Code = "NoSuchKey"
+		case http.StatusPreconditionFailed:
+			e.Code = "PreconditionFailed"
+		case http.StatusForbidden:
+			e.Code = "AccessDenied"
+		default:
+			e.Code = resp.Status
+		}
+	}
+	return nil, e
+}
+
+func hmacSHA256(key []byte, data string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(data))
+	return m.Sum(nil)
+}
+
+// info reads an object's description from the headers of its answer.
+func info(key string, h http.Header, size int64) objectInfo {
+	mod, _ := http.ParseTime(h.Get("Last-Modified"))
+	return objectInfo{Key: key, Size: size, ETag: strings.Trim(h.Get("ETag"), `"`), LastModified: mod.UTC()}
+}
+
+// condition sets If-Match (etag) or If-None-Match (none) on h.
+func condition(ifMatch, ifNoneMatch string) http.Header {
+	h := http.Header{}
+	if ifMatch != "" {
+		h.Set("If-Match", `"`+ifMatch+`"`)
+	}
+	if ifNoneMatch != "" {
+		h.Set("If-None-Match", ifNoneMatch)
+	}
+	return h
+}
+
+// head describes the object at key.
+func (c *client) head(ctx context.Context, cr credentials, key string) (objectInfo, error) {
+	resp, err := c.do(ctx, cr, request{method: http.MethodHead, key: key})
+	if err != nil {
+		return objectInfo{}, err
+	}
+	resp.Body.Close()
+	return info(key, resp.Header, resp.ContentLength), nil
+}
+
+// get streams [off, off+n) of the object at key (all of it when n is 0),
+// If-Match etag when set.
+func (c *client) get(ctx context.Context, cr credentials, key, etag string, off, n int64) (io.ReadCloser, error) {
+	h := condition(etag, "")
+	if n > 0 {
+		h.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-"+strconv.FormatInt(off+n-1, 10))
+	}
+	resp, err := c.do(ctx, cr, request{method: http.MethodGet, key: key, header: h})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// put writes the object at key under the conditions of h.
+func (c *client) put(ctx context.Context, cr credentials, key string, data []byte, h http.Header) (objectInfo, error) {
+	resp, err := c.do(ctx, cr, request{method: http.MethodPut, key: key, header: h, body: data})
+	if err != nil {
+		return objectInfo{}, err
+	}
+	resp.Body.Close()
+	return info(key, resp.Header, int64(len(data))), nil
+}
+
+// copy copies the object src, If-Match srcETag, to dst.
+func (c *client) copy(ctx context.Context, cr credentials, src, srcETag, dst string) error {
+	h := http.Header{}
+	h.Set("X-Amz-Copy-Source", "/"+c.bucket+"/"+awsEscape(src, true))
+	h.Set("X-Amz-Copy-Source-If-Match", `"`+srcETag+`"`)
+	resp, err := c.do(ctx, cr, request{method: http.MethodPut, key: dst, header: h})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	// A copy can fail after its 200: the body is then an error.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return err
+	}
+	var e s3Error
+	if xml.Unmarshal(data, &struct {
+		XMLName xml.Name `xml:"Error"`
+		*s3Error
+	}{s3Error: &e}) == nil {
+		e.Status = http.StatusInternalServerError
+		return &e
+	}
+	return nil
+}
+
+// del deletes the object at key, If-Match etag when set.
+func (c *client) del(ctx context.Context, cr credentials, key, etag string) error {
+	resp, err := c.do(ctx, cr, request{method: http.MethodDelete, key: key, header: condition(etag, "")})
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// deleteBatch deletes up to 1,000 keys in one request.
+func (c *client) deleteBatch(ctx context.Context, cr credentials, keys []string) error {
+	type object struct {
+		Key string `xml:"Key"`
+	}
+	body, err := xml.Marshal(struct {
+		XMLName xml.Name `xml:"Delete"`
+		Quiet   bool     `xml:"Quiet"`
+		Objects []object `xml:"Object"`
+	}{Quiet: true, Objects: func() []object {
+		var o []object
+		for _, k := range keys {
+			o = append(o, object{k})
+		}
+		return o
+	}()})
+	if err != nil {
+		return err
+	}
+	sum := md5.Sum(body)
+	h := http.Header{}
+	h.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+	h.Set("Content-Type", "application/xml")
+	resp, err := c.do(ctx, cr, request{method: http.MethodPost, query: url.Values{"delete": {""}}, header: h, body: body})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var result struct {
+		Errors []struct {
+			Key     string `xml:"Key"`
+			Code    string `xml:"Code"`
+			Message string `xml:"Message"`
+		} `xml:"Error"`
+	}
+	if err := xml.NewDecoder(resp.Body).Decode(&result); err != nil && err != io.EOF {
+		return err
+	}
+	for _, e := range result.Errors {
+		if e.Code != "NoSuchKey" {
+			return &s3Error{Status: http.StatusInternalServerError, Code: e.Code, Message: e.Key + ": " + e.Message}
+		}
+	}
+	return nil
+}
+
+// firstListPage is the size of a listing's first page: a page of ls or
+// find (200 entries) and a few more.
+const firstListPage = 256
+
+// list yields the keys below prefix (after startAfter, when set) in key
+// order, a page (ListObjectsV2) fetched when the one before is used up,
+// and, with a delimiter, the common prefixes among them; at most max when
+// max > 0.
+func (c *client) list(ctx context.Context, cr credentials, prefix, delimiter string, max int, startAfter string) iter.Seq2[objectInfo, error] {
+	return func(yield func(objectInfo, error) bool) {
+		// The first page is short, so that a first page of ls or find
+		// costs the same in a directory of any size; the next are full.
+		token, n, size := "", 0, firstListPage
+		for {
+			q := url.Values{"list-type": {"2"}, "prefix": {prefix}, "encoding-type": {"url"}}
+			if delimiter != "" {
+				q.Set("delimiter", delimiter)
+			}
+			if max > 0 {
+				size = min(size, max-n)
+			}
+			q.Set("max-keys", strconv.Itoa(size))
+			size = 1000
+			if token != "" {
+				q.Set("continuation-token", token)
+			} else if startAfter != "" {
+				q.Set("start-after", startAfter)
+			}
+			resp, err := c.do(ctx, cr, request{method: http.MethodGet, query: q})
+			if err != nil {
+				yield(objectInfo{}, err)
+				return
+			}
+			var page struct {
+				Contents []struct {
+					Key          string `xml:"Key"`
+					Size         int64  `xml:"Size"`
+					ETag         string `xml:"ETag"`
+					LastModified string `xml:"LastModified"`
+				} `xml:"Contents"`
+				CommonPrefixes []struct {
+					Prefix string `xml:"Prefix"`
+				} `xml:"CommonPrefixes"`
+				EncodingType          string `xml:"EncodingType"`
+				IsTruncated           bool   `xml:"IsTruncated"`
+				NextContinuationToken string `xml:"NextContinuationToken"`
+			}
+			err = xml.NewDecoder(resp.Body).Decode(&page)
+			resp.Body.Close()
+			if err != nil {
+				yield(objectInfo{}, err)
+				return
+			}
+			// Keys come escaped only when the store says so (not every
+			// store honours encoding-type).
+			unescape := func(k string) (string, error) {
+				if page.EncodingType != "url" {
+					return k, nil
+				}
+				return url.QueryUnescape(k)
+			}
+			// Keys and prefixes come apart; together they are in key order.
+			var infos []objectInfo
+			for _, o := range page.Contents {
+				key, err := unescape(o.Key)
+				if err != nil {
+					yield(objectInfo{}, err)
+					return
+				}
+				mod, _ := time.Parse(time.RFC3339Nano, o.LastModified)
+				infos = append(infos, objectInfo{Key: key, Size: o.Size, ETag: strings.Trim(o.ETag, `"`), LastModified: mod.UTC()})
+			}
+			for _, p := range page.CommonPrefixes {
+				key, err := unescape(p.Prefix)
+				if err != nil {
+					yield(objectInfo{}, err)
+					return
+				}
+				infos = append(infos, objectInfo{Key: key})
+			}
+			sort.Slice(infos, func(i, j int) bool { return infos[i].Key < infos[j].Key })
+			for _, o := range infos {
+				n++
+				if !yield(o, nil) || max > 0 && n >= max {
+					return
+				}
+			}
+			if !page.IsTruncated || page.NextContinuationToken == "" {
+				return
+			}
+			token = page.NextContinuationToken
+		}
+	}
+}

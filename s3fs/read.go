@@ -1,0 +1,202 @@
+package s3fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"path"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+)
+
+// wholeBytes is the size up to which Open fetches an object at once: the
+// reader then holds its version whatever is written later, for one request
+// more than a HEAD.
+const wholeBytes = 64 << 10
+
+// Chunks of a larger object's stream: the first as large as the read asks
+// (a continuation's sniff of the start costs a few KiB), then doubling.
+const (
+	minChunk = 4 << 10
+	maxChunk = 8 << 20
+)
+
+// openTries bounds the opens of a small object replaced between its HEAD
+// and its GET.
+const openTries = 4
+
+// Open opens the object at path. A small one is fetched whole; a larger
+// one is read by ranged GETs, each If-Match the ETag of the HEAD, so a
+// window deep in it costs what the first costs and never fetches earlier
+// bytes, and a read never mixes versions: an object replaced meanwhile
+// fails the read with STALE.
+func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	c, err := f.clean(p)
+	if err != nil {
+		return nil, err
+	}
+	for range openTries {
+		r, err := f.open(ctx, c)
+		if !errors.Is(err, errChanged) {
+			return r, err
+		}
+	}
+	return nil, changed(c)
+}
+
+// errChanged is an object replaced between two requests of one read.
+var errChanged = errors.New("the object changed during the read")
+
+func changed(c string) error {
+	return fault.Errorf(fault.CodeStale, "the file changed while it was read.").WithPath(c).
+		WithHint("read it again from the start")
+}
+
+func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
+	if c == "." {
+		return nil, notAFile(c)
+	}
+	o, found, err := f.head(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		dir, err := f.isDir(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if dir {
+			return nil, notAFile(c)
+		}
+		return nil, f.missing(ctx, c)
+	}
+	r := &reader{f: f, ctx: ctx, c: c, info: fileInfo(path.Base(c), o)}
+	if o.Size <= wholeBytes {
+		data, err := r.get(0, o.Size)
+		if err != nil {
+			return nil, err
+		}
+		r.whole = bytes.NewReader(data)
+	}
+	return r, nil
+}
+
+func notAFile(c string) error {
+	return fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(c).
+		WithHint("use ls to list a directory, or find to search it")
+}
+
+// reader reads one version of an object: from memory when it was small
+// enough to fetch whole, else by ranged GETs of that version.
+type reader struct {
+	f     *FS
+	ctx   context.Context
+	c     string
+	info  backend.FileInfo
+	whole *bytes.Reader
+	// pos is the stream's offset; body serves it up to bodyEnd, and
+	// chunk is the size of the next ranged GET.
+	pos, bodyEnd int64
+	body         io.ReadCloser
+	chunk        int64
+}
+
+func (r *reader) Info() backend.FileInfo { return r.info }
+
+// get fetches [off, off+n) of the reader's version.
+func (r *reader) get(off, n int64) ([]byte, error) {
+	body, err := r.rangeBody(off, n)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	data := make([]byte, n)
+	if _, err := io.ReadFull(body, data); err != nil {
+		return nil, r.f.mapErr(err, r.c)
+	}
+	return data, nil
+}
+
+// rangeBody starts a GET of [off, off+n) of the reader's version; n is
+// 0 only for an empty object, which is fetched without a range (a store
+// refuses any range of it).
+func (r *reader) rangeBody(off, n int64) (io.ReadCloser, error) {
+	body, err := r.f.c.get(r.ctx, r.f.cr, r.f.key(r.c), r.info.Version, off, n)
+	if err != nil {
+		// A replaced object fails If-Match; a removed one is not found.
+		if code, status := storeCode(err); status == http.StatusPreconditionFailed || code == "NoSuchKey" {
+			return nil, errChanged
+		}
+		return nil, r.f.mapErr(err, r.c)
+	}
+	return body, nil
+}
+
+func (r *reader) Read(p []byte) (int, error) {
+	if r.whole != nil {
+		return r.whole.Read(p)
+	}
+	if r.pos >= r.info.Size {
+		return 0, io.EOF
+	}
+	if r.body == nil {
+		r.chunk = min(max(r.chunk*2, int64(len(p)), minChunk), maxChunk)
+		n := min(r.chunk, r.info.Size-r.pos)
+		body, err := r.rangeBody(r.pos, n)
+		if err != nil {
+			return 0, r.readErr(err)
+		}
+		r.body, r.bodyEnd = body, r.pos+n
+	}
+	n, err := r.body.Read(p[:min(int64(len(p)), r.bodyEnd-r.pos)])
+	r.pos += int64(n)
+	if r.pos == r.bodyEnd || err != nil {
+		r.body.Close()
+		r.body = nil
+		if err == io.EOF && r.pos < r.bodyEnd {
+			return n, r.readErr(io.ErrUnexpectedEOF)
+		}
+		if err != io.EOF && err != nil {
+			return n, r.readErr(err)
+		}
+	}
+	return n, nil
+}
+
+// ReadAt reads len(b) bytes at off with one ranged GET.
+func (r *reader) ReadAt(b []byte, off int64) (int, error) {
+	if r.whole != nil {
+		return r.whole.ReadAt(b, off)
+	}
+	if off >= r.info.Size {
+		return 0, io.EOF
+	}
+	n := min(int64(len(b)), r.info.Size-off)
+	data, err := r.get(off, n)
+	if err != nil {
+		return 0, r.readErr(err)
+	}
+	copy(b, data)
+	if n < int64(len(b)) {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+func (r *reader) readErr(err error) error {
+	if errors.Is(err, errChanged) {
+		return changed(r.c)
+	}
+	return r.f.mapErr(err, r.c)
+}
+
+func (r *reader) Close() error {
+	if r.body != nil {
+		r.body.Close()
+		r.body = nil
+	}
+	return nil
+}

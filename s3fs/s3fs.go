@@ -1,0 +1,451 @@
+// Package s3fs is the backend of a workspace in an S3-compatible object
+// store, s3://bucket/prefix. Files are objects below the prefix and
+// directories are the prefixes between them: a directory exists while a key
+// lies below it, or while its marker object (its key with a final /)
+// does, which Remove leaves when it empties a directory, as rm leaves the
+// parent of a file on a disk. Versions are ETags; every change is one
+// request the store makes atomic, a compare-and-swap by If-Match (STALE on
+// 412) or If-None-Match: * (EXISTS). A store has no links, modes, in-place
+// rewrites, locks nor renames, and this backend claims none; it makes
+// transactions with a journal object (see Commit). Requests are signed
+// here (client.go).
+package s3fs
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+)
+
+// Scheme starts a root in an object store.
+const Scheme = "s3://"
+
+// Config says where the workspace is and how to reach the store.
+type Config struct {
+	// Root is s3://bucket or s3://bucket/prefix.
+	Root string
+	// Endpoint is the store's URL (http://host:port); empty is AWS S3.
+	// An endpoint is addressed path-style, AWS by virtual host.
+	Endpoint string
+	// Region defaults to us-east-1.
+	Region string
+	// AccessKey and SecretKey, when set, are the credentials; else they
+	// come from the AWS_* variables, then the shared credentials file's
+	// profile (AWS_PROFILE, else default).
+	AccessKey, SecretKey string
+	// Transport, when set, carries every request (a test counts them).
+	Transport http.RoundTripper
+	// Deny are paths of the workspace refused with everything below them,
+	// relative to the prefix or spelled s3://bucket/prefix/...; one outside
+	// the workspace is never reached anyway.
+	Deny []string
+}
+
+// FS is a workspace below a prefix of a bucket. It is safe for concurrent
+// use.
+type FS struct {
+	c  *client
+	cr credentials
+	// prefix is the workspace's own key prefix: "" or ending in /.
+	prefix string
+	// root is the workspace as the caller named it, s3://bucket/prefix.
+	root string
+	// lease is how old a journal is when its transaction is taken for dead.
+	lease time.Duration
+	// deny are the denied paths, cleaned.
+	deny []string
+}
+
+var (
+	_ backend.MutableFS = (*FS)(nil)
+	_ backend.Walker    = (*FS)(nil)
+)
+
+// ParseRoot splits s3://bucket/prefix into the bucket and the prefix ("" or
+// ending in /).
+func ParseRoot(root string) (bucket, prefix string, err error) {
+	rest, ok := strings.CutPrefix(root, Scheme)
+	bucket, key, _ := strings.Cut(rest, "/")
+	if !ok || bucket == "" {
+		return "", "", fault.InvalidArgument("%q is not an object-store root.", root).
+			WithHint("name it s3://bucket or s3://bucket/prefix")
+	}
+	if key = strings.Trim(path.Clean("/"+key), "/"); key != "" {
+		prefix = key + "/"
+	}
+	return bucket, prefix, nil
+}
+
+// New connects to the store of cfg.Root. It makes no request: a missing
+// bucket or refused credentials show at the first call.
+func New(cfg Config) (*FS, error) {
+	bucket, prefix, err := ParseRoot(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	region := cfg.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	transport := cfg.Transport
+	if transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = readsInFlight // a search's GETs reuse their connections
+		transport = t
+	}
+	c := &client{http: &http.Client{Transport: transport}, scheme: "https", host: "s3." + region + ".amazonaws.com",
+		bucket: bucket, region: region}
+	if cfg.Endpoint != "" {
+		u, err := url.Parse(cfg.Endpoint)
+		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+			return nil, fault.InvalidArgument("the endpoint %q is not a URL.", cfg.Endpoint).
+				WithHint("set AWS_ENDPOINT_URL to http://host:port or https://host")
+		}
+		c.scheme, c.host, c.pathStyle = u.Scheme, u.Host, true
+	}
+	cr, err := c.creds(credentials{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey})
+	if err != nil {
+		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the object store.").
+			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with a shared credentials file")
+	}
+	f := &FS{c: c, cr: cr, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), lease: defaultLease}
+	for _, d := range cfg.Deny {
+		if c, err := f.clean(d); err == nil {
+			f.deny = append(f.deny, c)
+		}
+	}
+	return f, nil
+}
+
+// clean turns a caller's path into the workspace-relative path ("." for
+// the root). A path spelled s3://bucket/prefix/... is taken when it lies
+// in the workspace; an absolute one or one that climbs out with .. is
+// OUTSIDE_ROOT, since keys outside the prefix are not the workspace's.
+func (f *FS) clean(p string) (string, error) {
+	if p == "" {
+		return "", fault.InvalidArgument("path is empty.").WithHint("pass a path relative to the workspace")
+	}
+	rel := p
+	if strings.HasPrefix(p, Scheme) {
+		var ok bool
+		if rel, ok = strings.CutPrefix(p, f.root); !ok || rel != "" && rel[0] != '/' {
+			return "", f.outside(p)
+		}
+		rel = "." + rel
+	}
+	c := path.Clean(rel)
+	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
+		return "", f.outside(p)
+	}
+	if f.denied(c) {
+		return "", fault.Errorf(fault.CodeDenied, "the path is inside a denied location.").WithPath(c).
+			WithHint("this location is refused by --deny; work elsewhere")
+	}
+	return c, nil
+}
+
+// denied reports a path at or below a deny path.
+func (f *FS) denied(c string) bool {
+	for _, d := range f.deny {
+		if d == "." || c == d || strings.HasPrefix(c, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsDenied reports a directory with a deny path below it.
+func (f *FS) holdsDenied(c string) bool {
+	for _, d := range f.deny {
+		if c == "." || strings.HasPrefix(d, c+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *FS) outside(p string) error {
+	return fault.Errorf(fault.CodeOutsideRoot, "the path is outside the workspace %s.", f.root).WithPath(p).
+		WithHint("use a path relative to the workspace, without .. above it")
+}
+
+// key is the object key of the workspace path c.
+func (f *FS) key(c string) string {
+	if c == "." {
+		return f.prefix
+	}
+	return f.prefix + c
+}
+
+// dirKey is the key prefix of the entries of directory c.
+func (f *FS) dirKey(c string) string {
+	if c == "." {
+		return f.prefix
+	}
+	return f.prefix + c + "/"
+}
+
+// Display is the path relative to the workspace, cleaned; it can be
+// passed back as input.
+func (f *FS) Display(p string) string {
+	c, err := f.clean(p)
+	if err != nil {
+		return p
+	}
+	return c
+}
+
+// fileInfo describes an object.
+func fileInfo(name string, o objectInfo) backend.FileInfo {
+	return backend.FileInfo{Name: name, Size: o.Size, ModTime: o.LastModified, Type: backend.TypeFile, Version: o.ETag}
+}
+
+func dirInfo(name string) backend.FileInfo {
+	return backend.FileInfo{Name: name, Type: backend.TypeDir}
+}
+
+// mapErr turns a store's error about the workspace path c into the
+// contract's.
+func (f *FS) mapErr(err error, c string) error {
+	if err == nil {
+		return nil
+	}
+	var fe *fault.Error
+	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	code, status := storeCode(err)
+	switch {
+	case code == "NoSuchBucket":
+		return fault.Errorf(fault.CodeNotFound, "the bucket of %s does not exist.", f.root).WithPath(c).
+			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(err)
+	case code == "NoSuchKey" || status == http.StatusNotFound:
+		return notFound(c)
+	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "NoCredentials":
+		return fault.Errorf(fault.CodePermissionDenied, "the object store refused access: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)
+	}
+	return fault.Errorf(fault.CodeIOError, "the object store failed: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+		WithHint("retry; if it persists, check AWS_ENDPOINT_URL and that the store is up").WithCause(err)
+}
+
+func notFound(c string) error {
+	return fault.Errorf(fault.CodeNotFound, "no such file or directory.").WithPath(c).
+		WithHint("check the path with ls or find")
+}
+
+func notSupported(c, what, hint string) error {
+	return fault.Errorf(fault.CodeNotSupported, "an object store has no %s.", what).WithPath(c).WithHint("%s", hint)
+}
+
+// head describes the object at c, found false when there is none.
+func (f *FS) head(ctx context.Context, c string) (o objectInfo, found bool, err error) {
+	o, err = f.c.head(ctx, f.cr, f.key(c))
+	if err == nil {
+		return o, true, nil
+	}
+	if code, status := storeCode(err); code == "NoSuchKey" || status == http.StatusNotFound && code != "NoSuchBucket" {
+		return o, false, nil
+	}
+	return o, false, f.mapErr(err, c)
+}
+
+// isDir reports whether directory c has an entry or its marker: one
+// listing of at most one key.
+func (f *FS) isDir(ctx context.Context, c string) (bool, error) {
+	if c == "." {
+		return true, nil
+	}
+	for _, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 1, "") {
+		if err != nil {
+			return false, f.mapErr(err, c)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// missing is the error of a path that is neither an object nor a
+// directory: NOT_A_DIRECTORY when an object stands where one of its
+// directories should be, else NOT_FOUND.
+func (f *FS) missing(ctx context.Context, c string) error {
+	if d := f.fileAbove(ctx, c); d != "" {
+		return notADirectory(c, d)
+	}
+	return notFound(c)
+}
+
+func notADirectory(c, file string) error {
+	return fault.Errorf(fault.CodeNotADirectory, "a part of the path is a file, not a directory.").WithPath(c).
+		WithHint("check the path; %s is a file", file)
+}
+
+// fileAbove returns the nearest ancestor of c that is an object, "" when
+// none is (or the store cannot say).
+func (f *FS) fileAbove(ctx context.Context, c string) string {
+	for d := path.Dir(c); d != "."; d = path.Dir(d) {
+		if _, found, err := f.head(ctx, d); err == nil && found {
+			return d
+		}
+	}
+	return ""
+}
+
+// Stat describes path: an object is a file, a prefix with keys below it a
+// directory. There are no links to follow.
+func (f *FS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
+	c, err := f.clean(p)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	if c != "." {
+		o, found, err := f.head(ctx, c)
+		if err != nil {
+			return backend.FileInfo{}, err
+		}
+		if found {
+			return fileInfo(path.Base(c), o), nil
+		}
+	}
+	dir, err := f.isDir(ctx, c)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	if !dir {
+		return backend.FileInfo{}, f.missing(ctx, c)
+	}
+	return dirInfo(path.Base(c)), nil
+}
+
+// Lstat is Stat: a store has no links.
+func (f *FS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) { return f.Stat(ctx, p) }
+
+// entries yields the entries of directory c in byte order of their names,
+// from the name from on when set, the directory's marker, the
+// transactions' journals and denied paths left out. It reads the store's
+// delimiter listing page by page, as it is consumed, so the first entries
+// cost one request whatever the size of the directory. Keys sort by the
+// whole key, in which a directory's name is followed by /, so an entry is
+// held back until no key still to come can name one before it (see
+// settled).
+func (f *FS) entries(ctx context.Context, c, from string) iter.Seq2[backend.FileInfo, error] {
+	dk := f.dirKey(c)
+	start := ""
+	if from != "" {
+		// The keys from from on; what comes before it is skipped by name.
+		start = dk + from[:len(from)-1]
+	}
+	return func(yield func(backend.FileInfo, error) bool) {
+		var pending []backend.FileInfo
+		emit := func(key string, all bool) bool {
+			n := 0
+			for n < len(pending) && (all || settled(pending[n].Name, key)) {
+				n++
+			}
+			for _, e := range pending[:n] {
+				if e.Name >= from && !yield(e, nil) {
+					return false
+				}
+			}
+			pending = pending[n:]
+			return true
+		}
+		for o, err := range f.c.list(ctx, f.cr, dk, "/", 0, start) {
+			if err != nil {
+				yield(backend.FileInfo{}, f.mapErr(err, c))
+				return
+			}
+			rel := o.Key[len(dk):]
+			name, isDir := strings.CutSuffix(rel, "/")
+			if name == "" || c == "." && name == journalDir && isDir || f.denied(path.Join(c, name)) {
+				continue
+			}
+			e := fileInfo(name, o)
+			if isDir {
+				e = dirInfo(name)
+			}
+			i, _ := slices.BinarySearchFunc(pending, name, func(e backend.FileInfo, n string) int { return strings.Compare(e.Name, n) })
+			pending = slices.Insert(pending, i, e)
+			if !emit(rel, false) {
+				return
+			}
+		}
+		emit("", true)
+	}
+}
+
+// settled reports that no key after key can name an entry before name: only
+// a directory m/ can, where m is a prefix of name followed in it by a byte
+// below /, and only while key is before m/.
+func settled(name, key string) bool {
+	for i := 1; i < len(name); i++ {
+		if name[i] < '/' && key < name[:i]+"/" {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadDir lists entries [offset, offset+limit) of directory path in name
+// order, reading the listing up to them.
+func (f *FS) ReadDir(ctx context.Context, p string, offset, limit int) (backend.DirPage, error) {
+	c, err := f.clean(p)
+	if err != nil {
+		return backend.DirPage{}, err
+	}
+	var page backend.DirPage
+	n := 0
+	for e, err := range f.entries(ctx, c, "") {
+		if err != nil {
+			return backend.DirPage{}, err
+		}
+		if n++; n > offset+limit {
+			break
+		}
+		if n > offset {
+			page.Entries = append(page.Entries, e)
+		}
+	}
+	if n == 0 {
+		if _, err := f.dirOrErr(ctx, c); err != nil {
+			return backend.DirPage{}, err
+		}
+	}
+	return page, nil
+}
+
+// dirOrErr checks that c, which lists no entries, is a directory (an empty
+// one, with its marker): NOT_A_DIRECTORY for a file, NOT_FOUND otherwise.
+func (f *FS) dirOrErr(ctx context.Context, c string) (bool, error) {
+	fi, err := f.Stat(ctx, c)
+	if err != nil {
+		return false, err
+	}
+	if fi.Type != backend.TypeDir {
+		return false, fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(c).
+			WithHint("read a file with read")
+	}
+	return true, nil
+}
+
+// VersionIsContentHash says that versions are ETags: an object written
+// twice with the same bytes has the same version (see
+// conformance.ContentVersioned).
+func (f *FS) VersionIsContentHash() {}
+
+// readsInFlight bounds the GETs a search keeps in flight: a store answers
+// many at once, each mostly a round trip.
+const readsInFlight = 16
+
+// ReadsInFlight says how many objects a search fetches at once (see
+// backend.RemoteReader).
+func (f *FS) ReadsInFlight() int { return readsInFlight }

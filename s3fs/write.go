@@ -1,0 +1,174 @@
+package s3fs
+
+import (
+	"context"
+	"net/http"
+	"path"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+)
+
+// WriteFile replaces or creates the object at path with one PUT, which the
+// store makes atomic: readers see the old or the new object. IfVersion is
+// If-Match (STALE on 412, or on 404 when the object is gone), IfAbsent is
+// If-None-Match: * (EXISTS), so the compare-and-swap is the store's own.
+// A write of a new path first checks that it is no directory and lies
+// below no file: a store would take both keys, a disk neither.
+func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
+	c, err := f.clean(p)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	switch {
+	case c == ".":
+		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the path is the workspace's root, not a file.").WithPath(c).
+			WithHint("write to a file path inside the workspace")
+	case opts.Executable:
+		return backend.FileInfo{}, notSupported(c, "file modes", "drop executable: an object is never executable")
+	case opts.InPlace:
+		return backend.FileInfo{}, notSupported(c, "hard links nor in-place rewrites", "drop inPlace: a write replaces the object whole")
+	}
+	ifNone := ""
+	if opts.IfVersion == "" {
+		if err := f.checkNewFile(ctx, c); err != nil {
+			return backend.FileInfo{}, err
+		}
+		if opts.IfAbsent {
+			ifNone = "*"
+		}
+	}
+	up, err := f.c.put(ctx, f.cr, f.key(c), data, condition(opts.IfVersion, ifNone))
+	if err != nil {
+		return backend.FileInfo{}, f.swapErr(ctx, c, opts, err)
+	}
+	return fileInfo(path.Base(c), up), nil
+}
+
+// checkNewFile refuses a write to c when c is a directory or a file lies
+// above it.
+func (f *FS) checkNewFile(ctx context.Context, c string) error {
+	dir, err := f.isDir(ctx, c)
+	if err != nil {
+		return err
+	}
+	if dir {
+		return fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(c).
+			WithHint("write to a file path inside the directory")
+	}
+	if parent := path.Dir(c); parent != "." {
+		if dir, err := f.isDir(ctx, parent); err != nil || dir {
+			return err
+		}
+		if d := f.fileAbove(ctx, c); d != "" {
+			return notADirectory(c, d)
+		}
+	}
+	return nil
+}
+
+// swapErr maps the failure of a conditional change of c: a 412, or a 404
+// under If-Match, is the compare-and-swap refused, described by the object
+// as it is now.
+func (f *FS) swapErr(ctx context.Context, c string, opts backend.WriteOptions, err error) error {
+	code, status := storeCode(err)
+	if status != http.StatusPreconditionFailed && !(opts.IfVersion != "" && code == "NoSuchKey") {
+		return f.mapErr(err, c)
+	}
+	o, found, herr := f.head(ctx, c)
+	if herr != nil {
+		return herr
+	}
+	version := o.ETag
+	if serr := backend.CheckSwap(c, opts, found, version); serr != nil {
+		return serr
+	}
+	// The object changed back to the expected version since the refusal.
+	return fault.Errorf(fault.CodeStale, "the file changed while it was written.").WithPath(c).
+		WithDetail("currentVersion", version).
+		WithHint("read the file again and redo the change against its current content")
+}
+
+// Remove deletes the object at path, or the directory at path: an empty
+// one's marker, or with Recursive every key below it, by batch deletes of
+// a recursive listing. IfVersion makes the deletion of an object
+// conditional (If-Match, STALE on 412). A directory a removal empties keeps
+// a marker, as a disk keeps the parent of a removed file.
+func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (bool, error) {
+	c, err := f.clean(p)
+	if err != nil {
+		return false, err
+	}
+	if c == "." {
+		return false, fault.Errorf(fault.CodeInvalidArgument, "the workspace's root cannot be removed.").WithPath(c).
+			WithHint("remove the entries inside it")
+	}
+	swap := backend.WriteOptions{IfVersion: opts.IfVersion}
+	_, found, err := f.head(ctx, c)
+	if err != nil {
+		return false, err
+	}
+	if found {
+		if err := f.deleteIf(ctx, c, opts.IfVersion); err != nil {
+			return false, f.swapErr(ctx, c, swap, err)
+		}
+		return true, f.keepParent(ctx, c)
+	}
+	var keys []string
+	for o, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 0, "") {
+		if err != nil {
+			return false, f.mapErr(err, c)
+		}
+		keys = append(keys, o.Key)
+	}
+	switch {
+	case len(keys) == 0:
+		return false, backend.CheckSwap(c, swap, false, "")
+	case f.holdsDenied(c):
+		return false, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(c).
+			WithHint("remove the entries outside the denied location one by one")
+	case opts.IfVersion != "":
+		return false, fault.Errorf(fault.CodeStale, "the path is a directory now, not the file that was read.").WithPath(c).
+			WithHint("read the path again and redo the change")
+	case !opts.Recursive && (len(keys) > 1 || keys[0] != f.dirKey(c)):
+		return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(c).
+			WithHint("pass recursive to remove it with everything in it")
+	}
+	if err := f.deleteKeys(ctx, c, keys); err != nil {
+		return false, err
+	}
+	return true, f.keepParent(ctx, c)
+}
+
+// deleteKeys deletes keys in batches (DeleteObjects, up to 1,000 a
+// request), the first failure returned.
+func (f *FS) deleteKeys(ctx context.Context, c string, keys []string) error {
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		if err := f.c.deleteBatch(ctx, f.cr, keys[:n]); err != nil {
+			return f.mapErr(err, c)
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// keepParent puts the marker of the directory of c when the removal of c
+// left it with no key.
+func (f *FS) keepParent(ctx context.Context, c string) error {
+	parent := path.Dir(c)
+	if parent == "." {
+		return nil
+	}
+	dir, err := f.isDir(ctx, parent)
+	if err != nil || dir {
+		return err
+	}
+	_, err = f.c.put(ctx, f.cr, f.dirKey(parent), nil, nil)
+	return f.mapErr(err, parent)
+}
+
+// deleteIf deletes the object at c, If-Match etag when etag is set.
+func (f *FS) deleteIf(ctx context.Context, c, etag string) error {
+	return f.c.del(ctx, f.cr, f.key(c), etag)
+}
