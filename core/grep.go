@@ -733,50 +733,17 @@ func (p *page) addFile(path string, count int) bool {
 // page is done.
 func (p *page) addLines(path string, fr fileResult) bool {
 	c := p.req.Context
-	var (
-		f         *GrepFile  // the file's entry, made with its first taken match
-		b         *GrepBlock // the block being filled
-		allMatch  bool       // every line of b so far matches
-		lastLine  = -1       // the last line taken
-		lastMatch = -1 << 30 // the last matching line taken
-	)
-	// add appends a line to the block, starting a new block unless the
-	// line follows the last one taken.
-	add := func(l outLine) {
-		if b == nil || l.line != lastLine+1 {
-			f.Blocks = append(f.Blocks, GrepBlock{Start: l.line})
-			b, allMatch = &f.Blocks[len(f.Blocks)-1], true
-		}
-		switch {
-		case l.isMatch && !allMatch:
-			b.Matches = append(b.Matches, l.line)
-		case !l.isMatch && allMatch:
-			// The first context line: every line before it matched.
-			for n := b.Start; n < l.line; n++ {
-				b.Matches = append(b.Matches, n)
-			}
-			allMatch = false
-		}
-		b.Lines = append(b.Lines, l.text)
-		if l.b64 != "" {
-			if b.LinesBase64 == nil {
-				b.LinesBase64 = map[int]string{}
-			}
-			b.LinesBase64[l.line] = l.b64
-		}
-		lastLine = l.line
-	}
-	lines := fr.lines
-	for i, r := range lines {
+	bb := &blockBuilder{lastLine: -1, lastMatch: -1 << 30}
+	for i, r := range fr.lines {
 		if !r.isMatch {
 			// An after-context line of the last match taken.
-			if b != nil && r.line == lastLine+1 && r.line <= lastMatch+c {
+			if bb.b != nil && r.line == bb.lastLine+1 && r.line <= bb.lastMatch+c {
 				l := newOutLine(r)
 				if !p.spend(l.cost(true)) {
 					p.res.Truncated = true // context dropped for the byte bound
 					continue
 				}
-				add(l)
+				bb.add(l)
 			}
 			continue
 		}
@@ -786,45 +753,91 @@ func (p *page) addLines(path string, fr fileResult) bool {
 		if p.taken == p.limit {
 			return p.full()
 		}
-		// The match with the context lines before it not yet taken: a unit
-		// that the byte bound never splits.
-		start := i
-		for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > lastLine {
-			start--
+		if p.addMatch(path, fr.lines, i, bb) {
+			return true
 		}
-		var nf GrepFile
-		cost := 0
-		if f == nil {
-			nf, cost = newFile(path)
-		}
-		if b == nil || lines[start].line != lastLine+1 {
-			cost += blockCost(lines[start].line)
-		}
-		unit := p.unit[:0]
-		for _, r := range lines[start : i+1] {
-			l := newOutLine(r)
-			cost += l.cost(c > 0)
-			unit = append(unit, l)
-		}
-		p.unit = unit
-		if !p.spendItem(cost) {
-			what := fmt.Sprintf("the match at line %d does not fit", r.line)
-			if r.line > lines[start].line {
-				what = fmt.Sprintf("the match at line %d, with its context from line %d, does not fit", r.line, lines[start].line)
-			}
-			return p.refuse(cost, what, path)
-		}
-		if f == nil {
-			p.res.Files = append(p.res.Files, nf)
-			f = &p.res.Files[len(p.res.Files)-1]
-		}
-		for _, l := range unit {
-			add(l)
-		}
-		p.taken++
-		lastMatch = r.line
 	}
 	return false
+}
+
+// addMatch adds the match lines[i] with the context lines before it not
+// yet taken: a unit that the byte bound never splits. It returns true when
+// the page is done.
+func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) bool {
+	c, r := p.req.Context, lines[i]
+	start := i
+	for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > bb.lastLine {
+		start--
+	}
+	var nf GrepFile
+	cost := 0
+	if bb.f == nil {
+		nf, cost = newFile(path)
+	}
+	if bb.b == nil || lines[start].line != bb.lastLine+1 {
+		cost += blockCost(lines[start].line)
+	}
+	unit := p.unit[:0]
+	for _, r := range lines[start : i+1] {
+		l := newOutLine(r)
+		cost += l.cost(c > 0)
+		unit = append(unit, l)
+	}
+	p.unit = unit
+	if !p.spendItem(cost) {
+		what := fmt.Sprintf("the match at line %d does not fit", r.line)
+		if r.line > lines[start].line {
+			what = fmt.Sprintf("the match at line %d, with its context from line %d, does not fit", r.line, lines[start].line)
+		}
+		return p.refuse(cost, what, path)
+	}
+	if bb.f == nil {
+		p.res.Files = append(p.res.Files, nf)
+		bb.f = &p.res.Files[len(p.res.Files)-1]
+	}
+	for _, l := range unit {
+		bb.add(l)
+	}
+	p.taken++
+	bb.lastMatch = r.line
+	return false
+}
+
+// blockBuilder fills one file's entry with blocks of consecutive lines.
+type blockBuilder struct {
+	f         *GrepFile  // the file's entry, made with its first taken match
+	b         *GrepBlock // the block being filled
+	allMatch  bool       // every line of b so far matches
+	lastLine  int        // the last line taken
+	lastMatch int        // the last matching line taken
+}
+
+// add appends a line to the block, starting a new block unless the line
+// follows the last one taken.
+func (bb *blockBuilder) add(l outLine) {
+	if bb.b == nil || l.line != bb.lastLine+1 {
+		bb.f.Blocks = append(bb.f.Blocks, GrepBlock{Start: l.line})
+		bb.b, bb.allMatch = &bb.f.Blocks[len(bb.f.Blocks)-1], true
+	}
+	b := bb.b
+	switch {
+	case l.isMatch && !bb.allMatch:
+		b.Matches = append(b.Matches, l.line)
+	case !l.isMatch && bb.allMatch:
+		// The first context line: every line before it matched.
+		for n := b.Start; n < l.line; n++ {
+			b.Matches = append(b.Matches, n)
+		}
+		bb.allMatch = false
+	}
+	b.Lines = append(b.Lines, l.text)
+	if l.b64 != "" {
+		if b.LinesBase64 == nil {
+			b.LinesBase64 = map[int]string{}
+		}
+		b.LinesBase64[l.line] = l.b64
+	}
+	bb.lastLine = l.line
 }
 
 // blockCost bounds the bytes of a block's frame:
