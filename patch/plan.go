@@ -216,6 +216,19 @@ type replacement struct {
 func update(content string, op Op, m Matcher) (string, []Located, error) {
 	body, bom := strings.CutPrefix(content, "\uFEFF")
 	lines := splitFile(body)
+	reps, located, err := locateChunks(lines, op, m)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkOverlap(reps, op); err != nil {
+		return "", nil, err
+	}
+	return render(lines, reps, bom, len(content)), located, nil
+}
+
+// locateChunks finds each chunk of op in lines, moving forward through the
+// file, and returns the replacements they make, in the file's order.
+func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located, error) {
 	texts := make([]string, len(lines))
 	for i, l := range lines {
 		texts[i] = l.text
@@ -228,7 +241,7 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 		if c.Context != "" {
 			at, _, ok := m.Seek(texts, []string{c.Context}, start)
 			if !ok {
-				return "", nil, notFound(op, k, texts, []string{c.Context}, start, true)
+				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, true)
 			}
 			start = at + 1
 		}
@@ -257,21 +270,32 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 			at, rung, ok = seek(m, texts, old, start, c.EOF)
 		}
 		if !ok {
-			return "", nil, notFound(op, k, texts, c.Old(), start, false)
+			return nil, nil, notFound(op, k, texts, c.Old(), start, false)
 		}
 		reps = append(reps, replacement{at: at, n: len(old), lines: cl, chunk: k})
 		located[k].Line, located[k].Rung = at+1, rung
 		start = at + len(old)
 	}
 	slices.SortStableFunc(reps, func(a, b replacement) int { return a.at - b.at })
+	return reps, located, nil
+}
+
+// checkOverlap refuses two chunks that replace the same lines.
+func checkOverlap(reps []replacement, op Op) error {
 	for k := 1; k < len(reps); k++ {
 		if a, b := reps[k-1], reps[k]; b.at < a.at+a.n {
-			return "", nil, fault.Errorf(fault.CodePatchVerify, "chunks %d and %d of '%s' (patch line %d) overlap at line %d of the file.", min(a.chunk, b.chunk)+1, max(a.chunk, b.chunk)+1, op.Path, op.Line, b.at+1).
+			return fault.Errorf(fault.CodePatchVerify, "chunks %d and %d of '%s' (patch line %d) overlap at line %d of the file.", min(a.chunk, b.chunk)+1, max(a.chunk, b.chunk)+1, op.Path, op.Line, b.at+1).
 				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("patchLine", op.Line).
 				WithDetail("chunks", []int{min(a.chunk, b.chunk) + 1, max(a.chunk, b.chunk) + 1}).
 				WithHint("merge the two chunks into one, with their lines in the order of the file")
 		}
 	}
+	return nil
+}
+
+// render applies reps, in the file's order, to lines: a kept line is the
+// file's own, an added one takes the line ending of the lines it replaces.
+func render(lines []fileLine, reps []replacement, bom bool, size int) string {
 	def := usualEOL(lines, "\n")
 	out := make([]fileLine, 0, len(lines))
 	pos := 0
@@ -295,7 +319,7 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 	}
 	out = append(out, lines[pos:]...)
 	var b strings.Builder
-	b.Grow(len(content) + 64)
+	b.Grow(size + 64)
 	if bom {
 		b.WriteString("\uFEFF")
 	}
@@ -306,7 +330,7 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 		}
 		b.WriteString(l.eol)
 	}
-	return b.String(), located, nil
+	return b.String()
 }
 
 // seek locates old at or after start; with eof, only as the file's last
