@@ -6,6 +6,7 @@
 package core
 
 import (
+	"context"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -29,6 +30,17 @@ type Tools struct {
 	// Commits, when set, is passed by every mutation at its point of no
 	// return (see CommitGate).
 	Commits *CommitGate
+	// Index, when set, narrows grep to the files that may match.
+	Index ContentIndex
+}
+
+// ContentIndex is a content index grep consults (package index). Narrow
+// returns, for a search of the directory path, a test of each file the walk
+// visits (rel to path, with its info from the walk): skip when the index
+// proves the file cannot match, binary when it proves the file binary. nil
+// when it cannot narrow this search: every file is read.
+type ContentIndex interface {
+	Narrow(ctx context.Context, path, query string, isRegex, ignoreCase bool) (func(rel string, info backend.FileInfo) (skip, binary bool), error)
 }
 
 func (t *Tools) maxBytes() int {

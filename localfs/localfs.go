@@ -211,6 +211,10 @@ func joinAbs(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
+// Abs is where a request's path p lies, absolute: a relative path starts
+// at the base, as every tool places it.
+func (f *FS) Abs(p string) string { return f.absolute(p) }
+
 // Display is p relative to the base when inside it, else absolute.
 func (f *FS) Display(p string) string {
 	return f.display(f.absolute(p))

@@ -62,6 +62,13 @@ func existingStateDir() string {
 	return d
 }
 
+// StateDir is the state directory, created when missing: other packages
+// (the content index) keep their files beside the lock files.
+func StateDir() (string, error) { return stateDir() }
+
+// ExistingStateDir is StateDir without creating it: "" when none exists.
+func ExistingStateDir() string { return existingStateDir() }
+
 // pickStateDir returns the first candidate state directory that usable
 // accepts.
 func pickStateDir(usable func(string) error) (string, error) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/index"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/registry"
 	"github.com/mattn/go-isatty"
@@ -55,6 +56,7 @@ func commands(called string) []*cli.Command {
 		mvCommand(),
 		replaceCommand(),
 		batchCommand(),
+		indexCommand(),
 		toolsCommand(),
 		versionCommand(),
 	} {
@@ -344,5 +346,6 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		MaxBytes:    c.Int("max-bytes"),
 		ReadOnly:    c.Bool("readonly"),
 		LockTimeout: c.Duration("lock-timeout"),
+		Index:       index.Finder{Abs: fsys.Abs},
 	}, nil
 }
