@@ -288,9 +288,9 @@ type grepSearch struct {
 	path    string
 	timeout time.Duration
 	w       backend.Walker // nil for a search of one file
-	// skip, when an index covers the search, tells the files it proves
-	// cannot match.
-	skip       func(rel string, info backend.FileInfo) (bool, bool)
+	// narrow, when an index covers the search, tells the files it proves
+	// cannot match, or lists the files in place of the walk.
+	narrow     *Narrowing
 	ctxLines   int
 	capPerFile int
 }
@@ -331,7 +331,8 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 			return nil, err
 		}
 		if t.Index != nil && !req.NoIndex {
-			if g.skip, err = t.Index.Narrow(ctx, g.path, query, isRegex, req.IgnoreCase); err != nil {
+			q := IndexQuery{Path: g.path, Query: query, IsRegex: isRegex, IgnoreCase: req.IgnoreCase, NoIgnore: req.NoIgnore, Exclude: g.exclude}
+			if g.narrow, err = t.Index.Narrow(ctx, q); err != nil {
 				return nil, err
 			}
 		}
@@ -427,16 +428,23 @@ func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) err
 		add(g.t.FS.Display(g.path), "", func() (io.ReadCloser, error) { return r, nil }, false)
 		return flush()
 	}
+	if g.narrow != nil && g.narrow.Files != nil {
+		err := g.listIndexed(sctx, add)
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+		return err
+	}
 	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From}
 	walkErr := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
 			return nil
 		}
-		if g.skip != nil {
+		if g.narrow != nil {
 			// The freshness proof: the file's identity now against the
 			// indexed one. Reading it stays the answer for any doubt.
 			if info, err := e.Info(); err == nil && info.Type == backend.TypeFile {
-				if skip, binary := g.skip(e.Rel, info); skip {
+				if skip, binary := g.narrow.Skip(e.Rel, info); skip {
 					return add(e.Path, e.Rel, nil, binary)
 				}
 			}
@@ -457,6 +465,60 @@ func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) err
 		walkErr = err
 	}
 	return walkErr
+}
+
+// listIndexed hands over the files of the index's list, in place of a
+// walk: those it proves cannot match without reading them.
+func (g *grepSearch) listIndexed(sctx context.Context, add func(string, string, func() (io.ReadCloser, error), bool) error) error {
+	display := g.t.FS.Display(g.path)
+	for _, f := range g.narrow.Files {
+		if g.from.From != "" && WalkOrder(f.Rel, g.from.From) < 0 {
+			continue
+		}
+		path := joinDisplay(display, f.Rel)
+		if f.Skip {
+			if err := add(path, f.Rel, nil, f.Binary); err != nil {
+				return err
+			}
+			continue
+		}
+		open := func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, path) }
+		if err := add(path, f.Rel, open, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// joinDisplay is the display path of rel below the directory shown as
+// dir, as a walk spells it.
+func joinDisplay(dir, rel string) string {
+	switch dir {
+	case ".":
+		return rel
+	case "/":
+		return "/" + rel
+	}
+	return dir + "/" + rel
+}
+
+// WalkOrder compares two relative paths in walk order: depth first, names
+// in byte order, so a directory's entries come right after it.
+func WalkOrder(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x == '/' {
+			return -1
+		}
+		if y == '/' {
+			return 1
+		}
+		return int(x) - int(y)
+	}
+	return len(a) - len(b)
 }
 
 // consume takes the batches in walk order into the page, stopping the walk

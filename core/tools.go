@@ -34,13 +34,37 @@ type Tools struct {
 	Index ContentIndex
 }
 
-// ContentIndex is a content index grep consults (package index). Narrow
-// returns, for a search of the directory path, a test of each file the walk
-// visits (rel to path, with its info from the walk): skip when the index
-// proves the file cannot match, binary when it proves the file binary. nil
-// when it cannot narrow this search: every file is read.
+// ContentIndex is a content index grep consults (package index).
 type ContentIndex interface {
-	Narrow(ctx context.Context, path, query string, isRegex, ignoreCase bool) (func(rel string, info backend.FileInfo) (skip, binary bool), error)
+	// Narrow says what the index proves of a search of a directory; nil
+	// when it cannot narrow it: every file is read.
+	Narrow(ctx context.Context, q IndexQuery) (*Narrowing, error)
+}
+
+// IndexQuery is a search of a directory, as a content index sees it.
+type IndexQuery struct {
+	Path                string
+	Query               string
+	IsRegex, IgnoreCase bool
+	NoIgnore            bool
+	Exclude             []string
+}
+
+// Narrowing is what a content index proves of a search.
+type Narrowing struct {
+	// Skip tests a file the walk visits (rel to the search's path, with
+	// its info from the walk): skip when the file cannot match, binary
+	// when it is binary.
+	Skip func(rel string, info backend.FileInfo) (skip, binary bool)
+	// Files, when set, stands for the walk: every file it would visit, in
+	// its order, each proven current (or not skipped).
+	Files []IndexedFile
+}
+
+// IndexedFile is a file of a Narrowing's list.
+type IndexedFile struct {
+	Rel          string
+	Skip, Binary bool
 }
 
 func (t *Tools) maxBytes() int {

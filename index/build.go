@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,11 @@ type BuildOptions struct {
 	// Progress, when set, is called now and then with the files and bytes
 	// walked so far.
 	Progress func(files int, bytes int64)
+	// Config is the backend's fingerprint (localfs.FS.Fingerprint), and
+	// Roots its roots: the ignore files between the root and the tree are
+	// watched too.
+	Config string
+	Roots  []string
 }
 
 // Build builds or updates the index of the directory path (at the absolute
@@ -116,10 +122,15 @@ func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOp
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
 	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano()}
+	rootInfo, err := localfs.LstatAbs(loc.root)
+	if err != nil {
+		return nil, err
+	}
+	b.dirs = []record{{path: "", version: rootInfo.Version}}
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}
-	return b, b.write(loc)
+	return b, b.write(loc, b.watch(loc.root, opts.Roots), opts.Config)
 }
 
 // builder accumulates the files of a walk and the trigrams of those read.
@@ -137,6 +148,49 @@ type builder struct {
 	bytes    int64
 	// racy is the mtime from which a file read is flagRacy.
 	racy int64
+	dirs []record
+}
+
+// watch lists the ignore files (and .git directories, whose info/exclude
+// may appear) that a walk reads and that are not indexed files: in every
+// directory of the tree, and in those between the backend's root and the
+// tree. An absent one is watched too, outside the tree: inside, its
+// creation changes its directory.
+func (b *builder) watch(root string, roots []string) []record {
+	indexed := make(map[string]bool, len(b.files))
+	for _, f := range b.files {
+		indexed[f.rel] = true
+	}
+	var out []record
+	add := func(abs string, absent bool) {
+		fi, err := localfs.LstatAbs(abs)
+		if err == nil || absent {
+			out = append(out, record{path: abs, version: fi.Version})
+		}
+	}
+	for _, d := range b.dirs {
+		dir := filepath.Join(root, d.path)
+		for _, name := range append(localfs.IgnoreFiles, ".git", ".git/info") {
+			if !indexed[filepath.Join(d.path, name)] {
+				add(filepath.Join(dir, name), false)
+			}
+		}
+	}
+	for _, r := range roots {
+		rel, err := filepath.Rel(r, root)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+			for _, name := range append(localfs.IgnoreFiles, ".git", ".git/info") {
+				add(filepath.Join(d, name), true)
+			}
+			if d == r || d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // racySlack bounds the granularity of file timestamps: a write within it of
@@ -265,6 +319,18 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 		return ctx.Err()
 	}
 	err := w.Walk(ctx, path, backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		if e.Type == backend.TypeDir {
+			info, err := e.Info()
+			if err != nil || info.Type != backend.TypeDir {
+				return backend.ErrSkipDir // gone since the listing
+			}
+			v := info.Version
+			if info.ModTime.UnixNano() >= b.racy {
+				v = "" // changed too recently to prove its listing: always listed again
+			}
+			b.dirs = append(b.dirs, record{path: e.Rel, version: v})
+			return nil
+		}
 		if e.Type != backend.TypeFile {
 			return nil
 		}
@@ -339,7 +405,7 @@ func (b *builder) consume(order <-chan *buildJob) error {
 
 // write writes the index to a temporary file beside the old one, syncs it
 // and renames it over: a build killed at any point leaves the old index.
-func (b *builder) write(loc location) error {
+func (b *builder) write(loc location, watched []record, config string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(loc.file), ".build-*")
 	if err != nil {
 		return err
@@ -417,7 +483,8 @@ func (b *builder) write(loc location) error {
 	if _, err := bw.Write(table); err != nil {
 		return err
 	}
-	meta := encodeMeta(loc.root, b.files, blockCRCs(table))
+	m := &meta{root: loc.root, config: config, racy: b.racy, files: b.files, dirs: b.dirs, watched: watched, blocks: blockCRCs(table)}
+	meta := m.encode()
 	h.metaOff, h.metaLen, h.metaCRC = h.tableOff+uint64(len(table)), uint64(len(meta)), checksum(meta)
 	h.length = h.metaOff + h.metaLen
 	if _, err := bw.Write(meta); err != nil {

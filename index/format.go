@@ -104,22 +104,58 @@ func decodeHeader(b []byte, n int) (header, error) {
 	return h, nil
 }
 
-// encodeMeta writes the root, the files and the block index.
-func encodeMeta(root string, files []fileEntry, blocks []uint32) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(root)))
-	b = append(b, root...)
-	b = binary.AppendUvarint(b, uint64(len(files)))
-	for _, f := range files {
-		b = binary.AppendUvarint(b, uint64(len(f.rel)))
-		b = append(b, f.rel...)
+// meta is the meta section: what the index is of and what it proves.
+type meta struct {
+	root string
+	// config is the backend's fingerprint (localfs.FS.Fingerprint).
+	config string
+	// racy is the mtime from which a file or directory was recorded too
+	// close to the build to be trusted.
+	racy  int64
+	files []fileEntry
+	// dirs are the directories walked, the root ("") first, in walk order.
+	dirs []record
+	// watched are the absolute paths of the ignore files (and .git
+	// directories) that are not indexed files, "" version when absent.
+	watched []record
+	blocks  []uint32
+}
+
+// record is a path and its identity (backend.FileInfo.Version).
+type record struct {
+	path, version string
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendRecords(b []byte, rs []record) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rs)))
+	for _, r := range rs {
+		b = appendString(b, r.path)
+		b = appendString(b, r.version)
+	}
+	return b
+}
+
+func (m *meta) encode() []byte {
+	b := appendString(nil, m.root)
+	b = appendString(b, m.config)
+	b = binary.AppendVarint(b, m.racy)
+	b = binary.AppendUvarint(b, uint64(len(m.files)))
+	for _, f := range m.files {
+		b = appendString(b, f.rel)
 		b = binary.AppendUvarint(b, uint64(f.size))
 		b = binary.AppendVarint(b, f.modTime)
-		b = binary.AppendUvarint(b, uint64(len(f.version)))
-		b = append(b, f.version...)
+		b = appendString(b, f.version)
 		b = append(b, f.flags)
 	}
-	b = binary.AppendUvarint(b, uint64(len(blocks)))
-	for _, c := range blocks {
+	b = appendRecords(b, m.dirs)
+	b = appendRecords(b, m.watched)
+	b = binary.AppendUvarint(b, uint64(len(m.blocks)))
+	for _, c := range m.blocks {
 		b = binary.LittleEndian.AppendUint32(b, c)
 	}
 	return b
@@ -161,42 +197,62 @@ func (r *metaReader) bytes(n uint64) []byte {
 	return v
 }
 
+func (r *metaReader) string() string { return string(r.bytes(r.uvarint())) }
+
+// count reads a count of items of at least one byte each.
+func (r *metaReader) count() uint64 {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return 0
+	}
+	return n
+}
+
+func (r *metaReader) records() []record {
+	n := r.count()
+	rs := make([]record, 0, n)
+	for range n {
+		rs = append(rs, record{path: r.string(), version: r.string()})
+	}
+	return rs
+}
+
 func (r *metaReader) fail() {
 	r.err = errCorrupt
 	r.b = nil
 }
 
-func decodeMeta(b []byte) (root string, files []fileEntry, blocks []uint32, err error) {
+func decodeMeta(b []byte) (*meta, error) {
 	r := &metaReader{b: b}
-	root = string(r.bytes(r.uvarint()))
-	n := r.uvarint()
-	if n > uint64(len(b)) {
-		return "", nil, nil, errCorrupt
-	}
-	files = make([]fileEntry, 0, n)
+	m := &meta{root: r.string(), config: r.string(), racy: r.varint()}
+	n := r.count()
+	m.files = make([]fileEntry, 0, n)
 	for range n {
 		var f fileEntry
-		f.rel = string(r.bytes(r.uvarint()))
+		f.rel = r.string()
 		f.size = int64(r.uvarint())
 		f.modTime = r.varint()
-		f.version = string(r.bytes(r.uvarint()))
+		f.version = r.string()
 		if fl := r.bytes(1); len(fl) == 1 {
 			f.flags = fl[0]
 		}
 		if r.err != nil {
-			return "", nil, nil, r.err
+			return nil, r.err
 		}
-		files = append(files, f)
+		m.files = append(m.files, f)
 	}
-	nb := r.uvarint()
+	m.dirs = r.records()
+	m.watched = r.records()
+	nb := r.count()
 	raw := r.bytes(nb * 4)
 	if r.err != nil || len(r.b) != 0 {
-		return "", nil, nil, errCorrupt
+		return nil, errCorrupt
 	}
 	for i := range nb {
-		blocks = append(blocks, binary.LittleEndian.Uint32(raw[i*4:]))
+		m.blocks = append(m.blocks, binary.LittleEndian.Uint32(raw[i*4:]))
 	}
-	return root, files, blocks, nil
+	return m, nil
 }
 
 // tableEntry is one trigram's row of the table.

@@ -44,11 +44,9 @@ import (
 
 // Index is an open index file, mapped into memory.
 type Index struct {
-	data   []byte
-	h      header
-	root   string
-	files  []fileEntry
-	blocks []uint32
+	data []byte
+	h    header
+	meta
 	// checked marks the table blocks whose CRC was checked.
 	checked []bool
 	table   []byte
@@ -120,20 +118,20 @@ func (ix *Index) check(root string) error {
 	if checksum(meta) != h.metaCRC {
 		return errCorrupt
 	}
-	r, files, blocks, err := decodeMeta(meta)
+	m, err := decodeMeta(meta)
 	if err != nil {
 		return err
 	}
-	if root != "" && r != root {
-		return fmt.Errorf("the index is of %s, not of %s", r, root)
+	if root != "" && m.root != root {
+		return fmt.Errorf("the index is of %s, not of %s", m.root, root)
 	}
 	table := ix.data[h.tableOff : h.tableOff+h.trigrams*entrySize]
-	if uint64(len(blocks)) != (h.trigrams+blockEntries-1)/blockEntries {
+	if uint64(len(m.blocks)) != (h.trigrams+blockEntries-1)/blockEntries {
 		return errCorrupt
 	}
-	ix.h, ix.root, ix.files, ix.blocks = h, r, files, blocks
+	ix.h, ix.meta = h, *m
 	ix.table, ix.post = table, ix.data[h.postOff:h.postOff+h.postLen]
-	ix.checked = make([]bool, len(blocks))
+	ix.checked = make([]bool, len(m.blocks))
 	return nil
 }
 

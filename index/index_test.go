@@ -43,7 +43,10 @@ type fixture struct {
 	fsys    *localfs.FS
 	tl      *core.Tools
 	skipped int
-	rng     *rand.Rand
+	// listed and walked count the searches answered from the index's
+	// list and by a walk that consults it.
+	listed, walked int
+	rng            *rand.Rand
 }
 
 // counting wraps a Finder to count the files it lets grep skip: the test
@@ -53,18 +56,29 @@ type counting struct {
 	Finder
 }
 
-func (c counting) Narrow(ctx context.Context, path, query string, isRegex, ignoreCase bool) (func(string, backend.FileInfo) (bool, bool), error) {
-	skip, err := c.Finder.Narrow(ctx, path, query, isRegex, ignoreCase)
-	if skip == nil {
-		return nil, err
-	}
-	return func(rel string, info backend.FileInfo) (bool, bool) {
-		s, b := skip(rel, info)
-		if s {
-			c.f.skipped++
+func (c counting) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing, error) {
+	n, err := c.Finder.Narrow(ctx, q)
+	switch {
+	case n == nil:
+	case n.Files != nil:
+		c.f.listed++
+		for _, f := range n.Files {
+			if f.Skip {
+				c.f.skipped++
+			}
 		}
-		return s, b
-	}, err
+	default:
+		c.f.walked++
+		skip := n.Skip
+		n.Skip = func(rel string, info backend.FileInfo) (bool, bool) {
+			s, b := skip(rel, info)
+			if s {
+				c.f.skipped++
+			}
+			return s, b
+		}
+	}
+	return n, err
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -76,7 +90,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, dir: dir, fsys: fsys, rng: rand.New(rand.NewPCG(1, 2))}
-	f.tl = &core.Tools{FS: fsys, Index: counting{f: f, Finder: Finder{Abs: fsys.Abs}}}
+	f.tl = &core.Tools{FS: fsys, Index: counting{f: f, Finder: Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint()}}}
 	return f
 }
 
@@ -124,7 +138,7 @@ func (f *fixture) seed() {
 
 func (f *fixture) build() Status {
 	f.t.Helper()
-	st, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second})
+	st, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()})
 	if err != nil {
 		f.t.Fatalf("build: %v", err)
 	}
@@ -160,7 +174,7 @@ func (f *fixture) mutate() {
 	n := f.rng.IntN(70)
 	rel := fmt.Sprintf("d%d/sub%d/f%d.txt", n%4, n%3, n)
 	p := filepath.Join(f.dir, rel)
-	switch f.rng.IntN(6) {
+	switch f.rng.IntN(8) {
 	case 0:
 		content := f.text()
 		if _, err := f.tl.Write(ctx, core.WriteRequest{Path: p, Content: &content}); err != nil {
@@ -198,6 +212,17 @@ func (f *fixture) mutate() {
 		os.Chtimes(p, fi.ModTime(), fi.ModTime())
 	case 5:
 		f.put(rel, f.text()) // dated back: the next build may trust it
+	case 6:
+		// An ignore file appears, changes or goes: the rules change.
+		ig := filepath.Join(f.dir, fmt.Sprintf("d%d/.gitignore", n%4))
+		switch f.rng.IntN(3) {
+		case 0:
+			os.Remove(ig)
+		default:
+			os.WriteFile(ig, fmt.Appendf(nil, "f%d*.txt\n", f.rng.IntN(6)), 0o644)
+		}
+	case 7:
+		f.put(fmt.Sprintf("d%d/new%d/deeper/g.txt", n%4, n), f.text()) // a new directory, dated back
 	}
 }
 
@@ -229,10 +254,10 @@ func TestIndexedGrepEqualsScan(t *testing.T) {
 		}
 		f.same(req)
 	}
-	if f.skipped == 0 {
-		t.Fatal("the index never let grep skip a file: the test proves nothing")
+	if f.skipped == 0 || f.listed == 0 || f.walked == 0 {
+		t.Fatalf("the index let grep skip %d files, in %d listed and %d walked searches: the test proves too little", f.skipped, f.listed, f.walked)
 	}
-	t.Logf("files skipped through the index: %d", f.skipped)
+	t.Logf("files skipped through the index: %d, in %d listed and %d walked searches", f.skipped, f.listed, f.walked)
 }
 
 // A rebuild reads only the files that changed.
@@ -320,8 +345,8 @@ func TestCorruptIndexIsNotTrusted(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.put("d0/late.txt", "a needle\n") // only a scan finds it if the index is trusted blindly... it is new anyway
-			skip, err := f.tl.Index.Narrow(context.Background(), f.dir, "needle", false, false)
-			if err != nil || skip != nil {
+			n, err := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"})
+			if err != nil || n != nil {
 				t.Fatalf("a %s index narrows the search", tc.name)
 			}
 			f.same(core.GrepRequest{Query: "needle", Path: f.dir})
@@ -332,7 +357,7 @@ func TestCorruptIndexIsNotTrusted(t *testing.T) {
 			if st.Reused != 0 {
 				t.Fatalf("the build after a %s index reused %d files", tc.name, st.Reused)
 			}
-			if skip, _ := f.tl.Index.Narrow(context.Background(), f.dir, "needle", false, false); skip == nil {
+			if n, _ := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"}); n == nil {
 				t.Fatal("the rebuilt index is not used")
 			}
 		})

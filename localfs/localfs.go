@@ -708,3 +708,33 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// Fingerprint names what decides which files a walk visits: the roots, the
+// deny list and the link policy. A content index built under one
+// fingerprint proves nothing of a walk under another.
+func (f *FS) Fingerprint() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "policy=%q", f.policy)
+	for _, r := range f.roots {
+		fmt.Fprintf(&b, " root=%q", r.path)
+	}
+	for _, d := range f.deny {
+		fmt.Fprintf(&b, " deny=%q:%d:%d:%v", d.path, d.dev, d.ino, d.exists)
+	}
+	return b.String()
+}
+
+// LstatAbs describes the absolute path abs itself (a final link is not
+// followed), with no confinement: for the content index, which checks the
+// identities of paths a confined walk found.
+func LstatAbs(abs string) (backend.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(abs, &st); err != nil {
+		return backend.FileInfo{}, err
+	}
+	return infoFromStat(filepath.Base(abs), &st), nil
+}
+
+// IgnoreFiles are the files, relative to a directory, whose rules a walk
+// reads there.
+var IgnoreFiles = []string{gitignoreFile, ignoreFile, agentfsIgnoreFile, gitDir + "/info/exclude"}

@@ -84,6 +84,12 @@ func runIndex(c *cli.Context) error {
 		res.Dropped = true
 	default:
 		opts := index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}
+		if fp, ok := tl.FS.(interface {
+			Fingerprint() string
+			Roots() []string
+		}); ok {
+			opts.Config, opts.Roots = fp.Fingerprint(), fp.Roots()
+		}
 		stderr := streamsOf(c).Stderr
 		if isTerminal(stderr) {
 			last := time.Now()
