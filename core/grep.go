@@ -482,7 +482,10 @@ func (g *grepSearch) listIndexed(sctx context.Context, add func(string, string, 
 			}
 			continue
 		}
-		open := func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, path) }
+		open := f.Open
+		if open == nil {
+			open = func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, path) }
+		}
 		if err := add(path, f.Rel, open, false); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ package core
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -61,10 +62,12 @@ type Narrowing struct {
 	Files []IndexedFile
 }
 
-// IndexedFile is a file of a Narrowing's list.
+// IndexedFile is a file of a Narrowing's list. Open, when set, opens it
+// (relative to its directory, proven unchanged); else the backend does.
 type IndexedFile struct {
 	Rel          string
 	Skip, Binary bool
+	Open         func() (io.ReadCloser, error)
 }
 
 func (t *Tools) maxBytes() int {

@@ -90,7 +90,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, dir: dir, fsys: fsys, rng: rand.New(rand.NewPCG(1, 2))}
-	f.tl = &core.Tools{FS: fsys, Index: counting{f: f, Finder: Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint()}}}
+	f.tl = &core.Tools{FS: fsys, Index: counting{f: f, Finder: Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles()}}}
 	return f
 }
 
@@ -162,8 +162,35 @@ func (f *fixture) same(req core.GrepRequest) {
 	req.NoIndex = true
 	scanned := f.grep(req)
 	if indexed != scanned {
-		f.t.Fatalf("%+v:\nindexed: %s\nscanned: %s", req, indexed, scanned)
+		f.t.Fatalf("%+v:\nindexed: %s\nscanned: %s\nthe index's list against the walk: %s", req, indexed, scanned, f.listDiff(req.Path))
 	}
+}
+
+// listDiff names the files the walk visits and the index's list leaves
+// out, and those it lists that the walk does not visit.
+func (f *fixture) listDiff(path string) string {
+	n, _ := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: path, Query: "needle"})
+	if n == nil || n.Files == nil {
+		return "no list"
+	}
+	listed := map[string]bool{}
+	for _, x := range n.Files {
+		listed[x.Rel] = true
+	}
+	var diff []string
+	f.fsys.Walk(context.Background(), path, backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		if e.Type == backend.TypeFile {
+			if !listed[e.Rel] {
+				diff = append(diff, "-"+e.Rel)
+			}
+			delete(listed, e.Rel)
+		}
+		return nil
+	})
+	for rel := range listed {
+		diff = append(diff, "+"+rel)
+	}
+	return strings.Join(diff, " ")
 }
 
 // mutate changes the tree as agents and people do: through agentfs and

@@ -738,3 +738,13 @@ func LstatAbs(abs string) (backend.FileInfo, error) {
 // IgnoreFiles are the files, relative to a directory, whose rules a walk
 // reads there.
 var IgnoreFiles = []string{gitignoreFile, ignoreFile, agentfsIgnoreFile, gitDir + "/info/exclude"}
+
+// InfoOfStat is what the backend reports of the file st describes, named
+// name: for the content index, whose stat pass must yield the identities
+// a walk does.
+func InfoOfStat(name string, st *unix.Stat_t) backend.FileInfo { return infoFromStat(name, st) }
+
+// DeniesFiles reports whether a deny root is a file: a walk then checks
+// the identity of every file it opens (a hard link is the same file), and
+// so must anything that opens files a walk found.
+func (f *FS) DeniesFiles() bool { return f.denyFiles }

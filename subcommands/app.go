@@ -346,6 +346,6 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		MaxBytes:    c.Int("max-bytes"),
 		ReadOnly:    c.Bool("readonly"),
 		LockTimeout: c.Duration("lock-timeout"),
-		Index:       index.Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint()},
+		Index:       index.Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles()},
 	}, nil
 }
