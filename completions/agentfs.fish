@@ -49,6 +49,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from grep' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l limit
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l mode
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l no-ignore
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l no-index
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l query
@@ -108,5 +109,8 @@ complete -c agentfs -n '__fish_seen_subcommand_from replace' -l regex
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l replacement
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l word
 complete -c agentfs -n __fish_use_subcommand -a batch -d 'run JSON Lines requests from stdin, {"tool","args","id"} a line, and answer one JSON line each, in order'
+complete -c agentfs -n __fish_use_subcommand -a index -d 'build or update the trigram index of a directory that grep uses, or with --status describe it, with --drop remove it'
+complete -c agentfs -n '__fish_seen_subcommand_from index' -l drop
+complete -c agentfs -n '__fish_seen_subcommand_from index' -l status
 complete -c agentfs -n __fish_use_subcommand -a tools -d 'print the name, description and request JSON Schema of every tool, as JSON'
 complete -c agentfs -n __fish_use_subcommand -a version -d 'print the version as JSON'

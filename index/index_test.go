@@ -81,7 +81,9 @@ func (c counting) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowin
 	return n, err
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newSeededFixture(t, 1) }
+
+func newSeededFixture(t *testing.T, seed uint64) *fixture {
 	t.Helper()
 	t.Setenv(localfs.StateDirEnv, t.TempDir())
 	dir := t.TempDir()
@@ -89,7 +91,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, dir: dir, fsys: fsys, rng: rand.New(rand.NewPCG(1, 2))}
+	f := &fixture{t: t, dir: dir, fsys: fsys, rng: rand.New(rand.NewPCG(seed, 2))}
 	f.tl = &core.Tools{FS: fsys, Index: counting{f: f, Finder: Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles()}}}
 	return f
 }
@@ -256,7 +258,13 @@ func (f *fixture) mutate() {
 // The differential test: indexed greps answer exactly as scans, over many
 // queries and a tree that changes between them, rebuilt now and then.
 func TestIndexedGrepEqualsScan(t *testing.T) {
-	f := newFixture(t)
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { differential(t, seed) })
+	}
+}
+
+func differential(t *testing.T, seed uint64) {
+	f := newSeededFixture(t, seed)
 	f.seed()
 	f.build()
 	modes := []string{"content", "files", "count"}
