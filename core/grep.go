@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -475,18 +476,21 @@ func (g *grepSearch) listIndexed(sctx context.Context, add func(string, string, 
 		if g.from.From != "" && WalkOrder(f.Rel, g.from.From) < 0 {
 			continue
 		}
-		path := joinDisplay(display, f.Rel)
+		if len(g.include) > 0 && !matchAny(g.include, f.Rel, path.Base(f.Rel)) {
+			continue
+		}
+		shown := joinDisplay(display, f.Rel)
 		if f.Skip {
-			if err := add(path, f.Rel, nil, f.Binary); err != nil {
+			if err := add(shown, f.Rel, nil, f.Binary); err != nil {
 				return err
 			}
 			continue
 		}
 		open := f.Open
 		if open == nil {
-			open = func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, path) }
+			open = func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, shown) }
 		}
-		if err := add(path, f.Rel, open, false); err != nil {
+		if err := add(shown, f.Rel, open, false); err != nil {
 			return err
 		}
 	}

@@ -412,10 +412,7 @@ func (b *builder) write(loc location, watched []record, config string) error {
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing of that name is left
 	defer tmp.Close()
-	trigrams, err := b.trigrams()
-	if err != nil {
-		return err
-	}
+	trigrams := b.trigrams()
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	if _, err := bw.Write(make([]byte, headerSize)); err != nil {
 		return err
@@ -522,7 +519,7 @@ func (b *builder) postSlot(t uint32) *plist {
 
 // trigrams is every trigram of the new index, sorted: those of the files
 // read and those the old index holds (some may have lost all their files).
-func (b *builder) trigrams() ([]uint32, error) {
+func (b *builder) trigrams() []uint32 {
 	var ts []uint32
 	for _, l := range b.post.lists {
 		ts = append(ts, l.trigram)
@@ -537,5 +534,5 @@ func (b *builder) trigrams() ([]uint32, error) {
 		}
 	}
 	slices.Sort(ts)
-	return ts, nil
+	return ts
 }

@@ -279,9 +279,11 @@ func differential(t *testing.T, seed uint64) {
 		regex := q.regex
 		req := core.GrepRequest{Query: q.q, Regex: &regex, IgnoreCase: f.rng.IntN(2) == 0,
 			Mode: modes[f.rng.IntN(3)], Limit: 1 + f.rng.IntN(40), Path: f.dir}
-		switch f.rng.IntN(5) {
+		switch f.rng.IntN(6) {
 		case 0:
 			req.Path = filepath.Join(f.dir, "d1")
+		case 3:
+			req.Include = core.Globs{"*1*.txt"}
 		case 1:
 			req.NoIgnore = true
 		case 2:
