@@ -50,16 +50,15 @@ type fileEntry struct {
 
 // header is the fixed start of an index file.
 type header struct {
-	length    uint64
-	built     int64
-	trigrams  uint64
-	metaOff   uint64
-	metaLen   uint64
-	tableOff  uint64
-	postOff   uint64
-	postLen   uint64
-	metaCRC   uint32
-	headerCRC uint32
+	length   uint64
+	built    int64
+	trigrams uint64
+	metaOff  uint64
+	metaLen  uint64
+	tableOff uint64
+	postOff  uint64
+	postLen  uint64
+	metaCRC  uint32
 }
 
 func (h header) encode() []byte {
