@@ -6,7 +6,7 @@ _agentfs() {
     read) COMPREPLY=($(compgen -W "--byte-offset --encoding --expected-version --json --limit --line-numbers --line-truncation --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     ls) COMPREPLY=($(compgen -W "--cursor --depth --json --limit --long --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     find) COMPREPLY=($(compgen -W "--cursor --exclude --json --limit --no-ignore --offset --path --pattern --type" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    grep) COMPREPLY=($(compgen -W "--context --cursor --exclude --ignore-case --include --json --limit --mode --no-ignore --offset --path --query --regex --timeout" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    grep) COMPREPLY=($(compgen -W "--context --cursor --exclude --ignore-case --include --json --limit --mode --no-ignore --no-index --offset --path --query --regex --timeout" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     write) COMPREPLY=($(compgen -W "--append --bom --content --content-file --create --executable --expected-sha256 --expected-version --in-place --json --line-ending --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     edit) COMPREPLY=($(compgen -W "--dry-run --expected-sha256 --expected-version --json --new --new-text --old --old-text --path --replace-all" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     rm) COMPREPLY=($(compgen -W "--expected-sha256 --expected-version --json --path --recursive" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
@@ -17,9 +17,10 @@ _agentfs() {
     serve) COMPREPLY=($(compgen -W "--addr" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     batch) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     mcp) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    index) COMPREPLY=($(compgen -W "--drop --status" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     tools) COMPREPLY=($(compgen -W "--format" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     version) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace publish serve batch mcp tools version --all --assets --base-url --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --publish-max-size --quiet --readonly --root --s3-endpoint --symlinks" -- "$cur"));;
+    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace publish serve batch mcp index tools version --all --assets --base-url --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --publish-max-size --quiet --readonly --root --s3-endpoint --symlinks" -- "$cur"));;
   esac
 }
 complete -o filenames -F _agentfs agentfs

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ type GrepRequest struct {
 	Mode       string   `json:"mode,omitempty" enum:"content,files,count" default:"content" help:"content: the matching lines, in blocks; files: the paths of matching files; count: the paths with their counts, and totals"`
 	NoIgnore   bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	Exclude    []string `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
+	NoIndex    bool     `json:"noIndex,omitempty" help:"read every file, even when an index (agentfs index) covers the path; the results are the same"`
 	Timeout    Duration `json:"timeout,omitempty" default:"30s" help:"stop after this long and return the partial page, with timedOut: a duration such as 30s or 2m (up to 24h), or a number of seconds"`
 }
 
@@ -231,8 +233,11 @@ const (
 type grepJob struct {
 	paths []string
 	rels  []string
-	opens []func() (io.ReadCloser, error)
-	res   chan []fileResult
+	// opens[i] is nil for a file the index proved cannot match: its
+	// result is known without reading it, binary[i] saying it is binary.
+	opens  []func() (io.ReadCloser, error)
+	binary []bool
+	res    chan []fileResult
 }
 
 // grepBatch is the number of files in a job.
@@ -281,18 +286,21 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 
 // grepSearch is one grep, its request checked and compiled.
 type grepSearch struct {
-	t          *Tools
-	req        GrepRequest
-	digest     string
-	from       cursor
-	limit      int
-	mode       string
-	m          *search.Matcher
-	include    []glob
-	exclude    []string
-	path       string
-	timeout    time.Duration
-	w          backend.Walker // nil for a search of one file
+	t       *Tools
+	req     GrepRequest
+	digest  string
+	from    cursor
+	limit   int
+	mode    string
+	m       *search.Matcher
+	include []glob
+	exclude []string
+	path    string
+	timeout time.Duration
+	w       backend.Walker // nil for a search of one file
+	// narrow, when an index covers the search, tells the files it proves
+	// cannot match, or lists the files in place of the walk.
+	narrow     *Narrowing
 	ctxLines   int
 	capPerFile int
 }
@@ -332,6 +340,12 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		if g.w, err = t.walker(); err != nil {
 			return nil, err
 		}
+		if t.Index != nil && !req.NoIndex {
+			q := IndexQuery{Path: g.path, Query: query, IsRegex: isRegex, IgnoreCase: req.IgnoreCase, NoIgnore: req.NoIgnore, Exclude: g.exclude}
+			if g.narrow, err = t.Index.Narrow(ctx, q); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// A file yields at most the matches a page can skip in it and take.
 	g.ctxLines, g.capPerFile = req.Context, req.Offset+g.limit+1
@@ -361,6 +375,10 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *grepJob, func() error)
 			for j := range jobs {
 				out := make([]fileResult, len(j.opens))
 				for i, open := range j.opens {
+					if open == nil {
+						out[i].binary = j.binary[i]
+						continue
+					}
 					r, err := open()
 					if err != nil {
 						out[i].err = err // gone or not regular since the listing: skipped
@@ -407,8 +425,9 @@ func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) err
 		jobs <- j // never blocks for long: workers drain jobs until it closes
 		return err
 	}
-	add := func(path, rel string, open func() (io.ReadCloser, error)) error {
+	add := func(path, rel string, open func() (io.ReadCloser, error), binary bool) error {
 		cur.paths, cur.rels, cur.opens = append(cur.paths, path), append(cur.rels, rel), append(cur.opens, open)
+		cur.binary = append(cur.binary, binary)
 		if len(cur.opens) == grepBatch {
 			return flush()
 		}
@@ -419,16 +438,32 @@ func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) err
 		if err != nil {
 			return err
 		}
-		add(g.t.FS.Display(g.path), "", func() (io.ReadCloser, error) { return r, nil })
+		add(g.t.FS.Display(g.path), "", func() (io.ReadCloser, error) { return r, nil }, false)
 		return flush()
+	}
+	if g.narrow != nil && g.narrow.Files != nil {
+		err := g.listIndexed(sctx, add)
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+		return err
 	}
 	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From}
 	walkErr := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
 			return nil
 		}
+		if g.narrow != nil {
+			// The freshness proof: the file's identity now against the
+			// indexed one. Reading it stays the answer for any doubt.
+			if info, err := e.Info(); err == nil && info.Type == backend.TypeFile {
+				if skip, binary := g.narrow.Skip(e.Rel, info); skip {
+					return add(e.Path, e.Rel, nil, binary)
+				}
+			}
+		}
 		if e.Later != nil {
-			return add(e.Path, e.Rel, e.Later())
+			return add(e.Path, e.Rel, e.Later(), false)
 		}
 		r, err := e.Open()
 		if err != nil {
@@ -437,12 +472,72 @@ func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) err
 			}
 			return err
 		}
-		return add(e.Path, e.Rel, func() (io.ReadCloser, error) { return r, nil })
+		return add(e.Path, e.Rel, func() (io.ReadCloser, error) { return r, nil }, false)
 	})
 	if err := flush(); walkErr == nil {
 		walkErr = err
 	}
 	return walkErr
+}
+
+// listIndexed hands over the files of the index's list, in place of a
+// walk: those it proves cannot match without reading them.
+func (g *grepSearch) listIndexed(sctx context.Context, add func(string, string, func() (io.ReadCloser, error), bool) error) error {
+	display := g.t.FS.Display(g.path)
+	for _, f := range g.narrow.Files {
+		if g.from.From != "" && WalkOrder(f.Rel, g.from.From) < 0 {
+			continue
+		}
+		if len(g.include) > 0 && !matchAny(g.include, f.Rel, path.Base(f.Rel)) {
+			continue
+		}
+		shown := joinDisplay(display, f.Rel)
+		if f.Skip {
+			if err := add(shown, f.Rel, nil, f.Binary); err != nil {
+				return err
+			}
+			continue
+		}
+		open := f.Open
+		if open == nil {
+			open = func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, shown) }
+		}
+		if err := add(shown, f.Rel, open, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// joinDisplay is the display path of rel below the directory shown as
+// dir, as a walk spells it.
+func joinDisplay(dir, rel string) string {
+	switch dir {
+	case ".":
+		return rel
+	case "/":
+		return "/" + rel
+	}
+	return dir + "/" + rel
+}
+
+// WalkOrder compares two relative paths in walk order: depth first, names
+// in byte order, so a directory's entries come right after it.
+func WalkOrder(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x == '/' {
+			return -1
+		}
+		if y == '/' {
+			return 1
+		}
+		return int(x) - int(y)
+	}
+	return len(a) - len(b)
 }
 
 // consume takes the batches in walk order into the page, stopping the walk
@@ -647,9 +742,10 @@ func cursorCost(text string) int {
 	return len(`,"nextCursor":""`) + len(text)
 }
 
-// digest identifies the request by all but its paging.
+// digest identifies the request by all but its paging, and noIndex, which
+// changes how the files are found, not what is found.
 func (req GrepRequest) digest() string {
-	req.Offset, req.Limit, req.Cursor, req.Timeout = 0, 0, "", 0
+	req.Offset, req.Limit, req.Cursor, req.Timeout, req.NoIndex = 0, 0, "", 0, false
 	return requestDigest(req)
 }
 

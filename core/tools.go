@@ -6,6 +6,8 @@
 package core
 
 import (
+	"context"
+	"io"
 	"time"
 
 	"github.com/agentfs/agentfs/assets"
@@ -37,6 +39,43 @@ type Tools struct {
 	PublishMaxSize int64
 	// Progress, when set, is told how many bytes of a publish have gone out.
 	Progress func(done, total int64)
+	// Index, when set, narrows grep to the files that may match.
+	Index ContentIndex
+}
+
+// ContentIndex is a content index grep consults (package index).
+type ContentIndex interface {
+	// Narrow says what the index proves of a search of a directory; nil
+	// when it cannot narrow it: every file is read.
+	Narrow(ctx context.Context, q IndexQuery) (*Narrowing, error)
+}
+
+// IndexQuery is a search of a directory, as a content index sees it.
+type IndexQuery struct {
+	Path                string
+	Query               string
+	IsRegex, IgnoreCase bool
+	NoIgnore            bool
+	Exclude             []string
+}
+
+// Narrowing is what a content index proves of a search.
+type Narrowing struct {
+	// Skip tests a file the walk visits (rel to the search's path, with
+	// its info from the walk): skip when the file cannot match, binary
+	// when it is binary.
+	Skip func(rel string, info backend.FileInfo) (skip, binary bool)
+	// Files, when set, stands for the walk: every file it would visit, in
+	// its order, each proven current (or not skipped).
+	Files []IndexedFile
+}
+
+// IndexedFile is a file of a Narrowing's list. Open, when set, opens it
+// (relative to its directory, proven unchanged); else the backend does.
+type IndexedFile struct {
+	Rel          string
+	Skip, Binary bool
+	Open         func() (io.ReadCloser, error)
 }
 
 func (t *Tools) maxBytes() int {

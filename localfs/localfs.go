@@ -211,6 +211,10 @@ func joinAbs(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
+// Abs is where a request's path p lies, absolute: a relative path starts
+// at the base, as every tool places it.
+func (f *FS) Abs(p string) string { return f.absolute(p) }
+
 // Display is p relative to the base when inside it, else absolute.
 func (f *FS) Display(p string) string {
 	return f.display(f.absolute(p))
@@ -704,3 +708,43 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// Fingerprint names what decides which files a walk visits: the roots, the
+// deny list and the link policy. A content index built under one
+// fingerprint proves nothing of a walk under another.
+func (f *FS) Fingerprint() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "policy=%q", f.policy)
+	for _, r := range f.roots {
+		fmt.Fprintf(&b, " root=%q", r.path)
+	}
+	for _, d := range f.deny {
+		fmt.Fprintf(&b, " deny=%q:%d:%d:%v", d.path, d.dev, d.ino, d.exists)
+	}
+	return b.String()
+}
+
+// LstatAbs describes the absolute path abs itself (a final link is not
+// followed), with no confinement: for the content index, which checks the
+// identities of paths a confined walk found.
+func LstatAbs(abs string) (backend.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(abs, &st); err != nil {
+		return backend.FileInfo{}, err
+	}
+	return infoFromStat(filepath.Base(abs), &st), nil
+}
+
+// IgnoreFiles are the files, relative to a directory, whose rules a walk
+// reads there.
+var IgnoreFiles = []string{gitignoreFile, ignoreFile, agentfsIgnoreFile, gitDir + "/info/exclude"}
+
+// InfoOfStat is what the backend reports of the file st describes, named
+// name: for the content index, whose stat pass must yield the identities
+// a walk does.
+func InfoOfStat(name string, st *unix.Stat_t) backend.FileInfo { return infoFromStat(name, st) }
+
+// DeniesFiles reports whether a deny root is a file: a walk then checks
+// the identity of every file it opens (a hard link is the same file), and
+// so must anything that opens files a walk found.
+func (f *FS) DeniesFiles() bool { return f.denyFiles }

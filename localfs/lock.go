@@ -48,8 +48,8 @@ func stateDir() (string, error) {
 }
 
 // StateDir is the user's state directory, created (mode 0700) when
-// missing: where agentfs keeps its locks, journals and publish's signing
-// key.
+// missing: where agentfs keeps its locks and journals, and other packages
+// their files (publish's signing key, the content index).
 func StateDir() (string, error) {
 	d, err := stateDir()
 	if err != nil {
@@ -73,6 +73,9 @@ func existingStateDir() string {
 	}
 	return d
 }
+
+// ExistingStateDir is StateDir without creating it: "" when none exists.
+func ExistingStateDir() string { return existingStateDir() }
 
 // pickStateDir returns the first candidate state directory that usable
 // accepts.

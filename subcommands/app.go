@@ -18,6 +18,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/index"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/registry"
 	"github.com/agentfs/agentfs/s3fs"
@@ -61,6 +62,7 @@ func commands(called string) []*cli.Command {
 		serveCommand(),
 		batchCommand(),
 		mcpCommand(),
+		indexCommand(),
 		toolsCommand(),
 		versionCommand(),
 	} {
@@ -347,6 +349,11 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		ReadOnly:       c.Bool("readonly"),
 		LockTimeout:    c.Duration("lock-timeout"),
 		PublishMaxSize: int64(c.Int("publish-max-size")),
+	}
+	// The content index covers local trees (an object store has no cheap
+	// proof of freshness: no inode, no ctime).
+	if lfs, ok := fsys.(*localfs.FS); ok {
+		tl.Index = index.Finder{Abs: lfs.Abs, Walker: lfs, Config: lfs.Fingerprint(), Direct: !lfs.DeniesFiles()}
 	}
 	if loc := c.String("assets"); loc != "" {
 		tl.Assets = &lazyStore{open: func() (assets.Store, error) { return openAssets(c, loc) }}

@@ -36,7 +36,7 @@ func TestToolsCommand(t *testing.T) {
 		t.Errorf("%d tools listed, the registry has %d", len(got.Tools), len(registry.All()))
 	}
 	for _, c := range commands("") {
-		if !listed[c.Name] && c.Name != "tools" && c.Name != "version" && c.Name != "batch" && c.Name != "mcp" && c.Name != "serve" {
+		if !listed[c.Name] && c.Name != "tools" && c.Name != "version" && c.Name != "batch" && c.Name != "mcp" && c.Name != "serve" && c.Name != "index" {
 			t.Errorf("subcommand %s is not a listed tool", c.Name)
 		}
 	}

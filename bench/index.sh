@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Benchmark of the trigram index (agentfs index, then agentfs grep) against
+# ripgrep on a tree of at least 500 MB: the Go source tree copied COPIES
+# times under different names.
+#
+#   bench/index.sh [RUNS] [COPIES]    # default 5 runs per command, 4 copies
+#
+# Rows: one rg scan; the index build from nothing and an update with
+# nothing changed, with the index's size against the corpus; per query
+# (rare literal, common literal, regex with a literal, case-insensitive,
+# regex without a literal) agentfs grep --mode count with the index against
+# rg --count, each pair run interleaved by hyperfine; the freshness check:
+# the rare query with nothing changed, after 100 files were edited in place
+# directly, and after 100 were written through agentfs (which changes their
+# directories, so those are listed again). Every agentfs answer is checked
+# against --no-index. The machine is shared: CPU (user+system, means) is
+# given beside wall time, and the load before each row.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+copies=${2:-4}
+for tool in rg hyperfine /usr/bin/time python3; do
+  command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y ripgrep hyperfine time" >&2; exit 1; }
+done
+bin=$(mktemp -d)/agentfs
+go build -o "$bin" ./cmd/agentfs
+work=${INDEX_BENCH_DIR:-/tmp/agentfs-index-bench}
+tree=$work/tree
+if [[ ! -d $tree/go$copies ]]; then
+  rm -rf "$tree" && mkdir -p "$tree"
+  for i in $(seq 1 "$copies"); do cp -r "$(go env GOROOT)/src" "$tree/go$i"; done
+  # Dated back, as a tree that was not just written: a file modified within
+  # 2 s of a build is never trusted.
+  find "$tree" -exec touch -h -d '-1 hour' {} +
+fi
+export AGENTFS_STATE_DIR=$work/state
+mkdir -p "$AGENTFS_STATE_DIR" && chmod 700 "$AGENTFS_STATE_DIR"
+out=$(mktemp -d)
+cd "$tree"
+load() { cut -d' ' -f1 /proc/loadavg; }
+# cpu CMD...: the user+system seconds of one run, from GNU time.
+cpu() { /usr/bin/time -o "$out/time" -f '%U %S' "$@" >/dev/null 2>&1; awk '{print $1 + $2}' "$out/time"; }
+# hf NAME CMD...: hyperfine, interleaving the commands run by run.
+hf() {
+  local name=$1; shift
+  local args=()
+  for c in "$@"; do args+=("$c"); done
+  hyperfine -N -w 1 -r "$runs" -i --export-json "$out/$name.json" "${args[@]}" >/dev/null 2>&1
+}
+mean() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][int(sys.argv[2])]; print('%.0f %.0f' % (r['mean']*1000, (r['user']+r['system'])*1000))" "$@"; }
+
+files=$(rg --files | wc -l)
+bytes=$(du -sb . | cut -f1)
+echo "corpus: $tree ($copies copies of Go's src: $files files, $((bytes >> 20)) MiB); $(nproc) cores; load $(load)"
+
+# One rg scan (a literal found nowhere: every file read).
+hf scan "rg --count -F zzqqxyzzy_nowhere"
+read -r scan_ms scan_cpu < <(mean "$out/scan.json" 0)
+
+# Build from nothing, then an update with nothing changed.
+"$bin" index --drop >/dev/null 2>&1 || true
+build_load=$(load)
+start=$(date +%s%N)
+"$bin" index >"$out/build.json"
+build_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+"$bin" index --drop >/dev/null
+build_cpu=$(cpu "$bin" index)
+size=$(python3 -c "import json; print(json.load(open('$out/build.json'))['size'])")
+hf update "$bin index"
+read -r update_ms update_cpu < <(mean "$out/update.json" 0)
+
+echo
+echo "| step | wall ms | CPU ms | ratio to one rg scan | load |"
+echo "|:--|--:|--:|--:|--:|"
+echo "| rg scan | $scan_ms | $scan_cpu | 1.00 | - |"
+echo "| index build from nothing | $build_ms | $(python3 -c "print(round($build_cpu*1000))") | $(python3 -c "print('%.2f' % ($build_ms/$scan_ms))") (CPU $(python3 -c "print('%.2f' % ($build_cpu*1000/$scan_cpu))")) | $build_load |"
+echo "| index update, nothing changed | $update_ms | $update_cpu | $(python3 -c "print('%.2f' % ($update_ms/$scan_ms))") (CPU $(python3 -c "print('%.2f' % ($update_cpu/$scan_cpu))")) | - |"
+echo
+echo "index size: $((size >> 20)) MiB, $(python3 -c "print('%.1f' % (100*$size/$bytes))")% of the corpus ($((bytes >> 20)) MiB)"
+
+# name | agentfs query flags | rg flags
+rows=(
+  "rare literal|EPROTONOSUPPORT|-F EPROTONOSUPPORT"
+  "common literal|errors.New|-F errors.New"
+  "regex with literal|'func \\w+Error\\(' --regex|'func \\w+Error\\('"
+  "case-insensitive|readfile --ignore-case|-i -F readfile"
+  "regex without literal|'[A-Z][a-z]+[0-9]{2,}' --regex|'[A-Z][a-z]+[0-9]{2,}'"
+)
+echo
+echo "| query | agentfs indexed ms | rg ms | ratio (wall) | agentfs CPU ms | rg CPU ms | ratio (CPU) | load |"
+echo "|:--|--:|--:|--:|--:|--:|--:|--:|"
+i=0
+for row in "${rows[@]}"; do
+  IFS='|' read -r name ours theirs <<<"$row"
+  a=$(eval "$bin grep $ours --mode count")
+  b=$(eval "$bin grep $ours --mode count --no-index")
+  [[ $a == "$b" ]] || { echo "$name: the indexed answer differs from the scan" >&2; exit 1; }
+  l=$(load)
+  hf "q$i" "$bin grep $ours --mode count" "rg --count $theirs"
+  read -r ams acpu < <(mean "$out/q$i.json" 0)
+  read -r rms rcpu < <(mean "$out/q$i.json" 1)
+  echo "| $name | $ams | $rms | $(python3 -c "print('%.2f' % ($ams/$rms))") | $acpu | $rcpu | $(python3 -c "print('%.2f' % ($acpu/max($rcpu,1)))") | $l |"
+  i=$((i + 1))
+done
+
+# Freshness: the rare query as the tree changes after the build.
+echo
+echo "| freshness | agentfs indexed ms | agentfs CPU ms | rg ms | rg CPU ms | load |"
+echo "|:--|--:|--:|--:|--:|--:|"
+fresh() {
+  local name=$1
+  a=$("$bin" grep EPROTONOSUPPORT --mode count)
+  b=$("$bin" grep EPROTONOSUPPORT --mode count --no-index)
+  [[ $a == "$b" ]] || { echo "$name: the indexed answer differs from the scan" >&2; exit 1; }
+  l=$(load)
+  hf fresh "$bin grep EPROTONOSUPPORT --mode count" "rg --count -F EPROTONOSUPPORT"
+  read -r ams acpu < <(mean "$out/fresh.json" 0)
+  read -r rms rcpu < <(mean "$out/fresh.json" 1)
+  echo "| $name | $ams | $acpu | $rms | $rcpu | $l |"
+}
+"$bin" index >/dev/null
+fresh "nothing changed"
+mapfile -t some < <(rg --files -g '*.go' go1 | head -200)
+for f in "${some[@]:0:100}"; do printf '// EPROTONOSUPPORT\n' >>"$f"; done
+fresh "100 files edited in place directly"
+for f in "${some[@]:100:100}"; do "$bin" write "$f" --content 'package x // EPROTONOSUPPORT' >/dev/null; done
+fresh "and 100 written through agentfs"
+"$bin" index >"$out/reindex.json"
+echo
+echo "update after the changes: $(python3 -c "import json; r=json.load(open('$out/reindex.json')); print('%d files read, %d reused, %.2f s' % (r.get('read',0), r.get('reused',0), r['buildSeconds']))")"
+fresh "after the update"
+# Put the tree back for the next run.
+rm -rf "$tree"

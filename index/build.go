@@ -1,0 +1,538 @@
+package index
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
+)
+
+// ErrLocked is the error of a build that could not take the builders' lock
+// in time.
+var ErrLocked = errors.New("another build of this index holds its lock")
+
+// lock takes the builders' flock at name, polling until timeout: a blocked
+// flock cannot be cancelled.
+func lock(ctx context.Context, name string, timeout time.Duration) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	wait := time.Millisecond
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { unix.Close(fd) }, nil
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			unix.Close(fd)
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			unix.Close(fd)
+			return nil, ErrLocked
+		}
+		select {
+		case <-ctx.Done():
+			unix.Close(fd)
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// BuildOptions are what a caller can change of a build.
+type BuildOptions struct {
+	// LockTimeout is how long to wait for another builder.
+	LockTimeout time.Duration
+	// Progress, when set, is called now and then with the files and bytes
+	// walked so far.
+	Progress func(files int, bytes int64)
+	// Config is the backend's fingerprint (localfs.FS.Fingerprint), and
+	// Roots its roots: the ignore files between the root and the tree are
+	// watched too.
+	Config string
+	Roots  []string
+}
+
+// Build builds or updates the index of the directory path (at the absolute
+// path abs), walked through w as grep walks it (ignore files honoured). A file whose identity is the
+// one the old index holds keeps its trigrams without being read. An old
+// index that fails a check is not used: the build starts afresh.
+func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOptions) (Status, error) {
+	dir, err := realDir(abs)
+	if err != nil {
+		return Status{}, err
+	}
+	state, err := localfs.StateDir()
+	if err != nil {
+		return Status{}, err
+	}
+	loc, err := locate(state, dir)
+	if err != nil {
+		return Status{}, err
+	}
+	unlock, err := lock(ctx, loc.lock, opts.LockTimeout)
+	if err != nil {
+		return Status{}, err
+	}
+	defer unlock()
+	old, err := open(loc.file, loc.root)
+	if err != nil {
+		old = nil // none, or not trusted: rebuilt from the files
+	} else {
+		defer old.Close()
+	}
+	b, err := build(ctx, w, path, loc, old, opts)
+	if errors.Is(err, errCorrupt) && old != nil {
+		// A posting list of the old index failed its check: read everything.
+		b, err = build(ctx, w, path, loc, nil, opts)
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	ix, err := open(loc.file, loc.root)
+	if err != nil {
+		return Status{}, fmt.Errorf("the index just written does not check: %w", err)
+	}
+	defer ix.Close()
+	st := ix.status()
+	st.Reused, st.Read = b.reused, b.read
+	return st, nil
+}
+
+// build walks the tree and writes the index, reusing old's trigrams.
+func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
+	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano()}
+	rootInfo, err := localfs.LstatAbs(loc.root)
+	if err != nil {
+		return nil, err
+	}
+	b.dirs = []record{{path: "", version: rootInfo.Version}}
+	if err := b.walk(ctx, w, path); err != nil {
+		return nil, err
+	}
+	return b, b.write(loc, b.watch(loc.root, opts.Roots), opts.Config)
+}
+
+// builder accumulates the files of a walk and the trigrams of those read.
+type builder struct {
+	old      *Index
+	oldByRel map[string]int
+	files    []fileEntry
+	// oldID is, per file, its number in the old index when its trigrams
+	// are taken from there, else -1.
+	oldID    []int32
+	post     postings
+	reused   int
+	read     int
+	progress func(int, int64)
+	bytes    int64
+	// racy is the mtime from which a file read is flagRacy.
+	racy int64
+	dirs []record
+}
+
+// watch lists the ignore files (and .git directories, whose info/exclude
+// may appear) that a walk reads and that are not indexed files: in every
+// directory of the tree, and in those between the backend's root and the
+// tree. An absent one is watched too, outside the tree: inside, its
+// creation changes its directory.
+func (b *builder) watch(root string, roots []string) []record {
+	indexed := make(map[string]bool, len(b.files))
+	for _, f := range b.files {
+		indexed[f.rel] = true
+	}
+	var out []record
+	add := func(abs string, absent bool) {
+		fi, err := localfs.LstatAbs(abs)
+		if err == nil || absent {
+			out = append(out, record{path: abs, version: fi.Version})
+		}
+	}
+	for _, d := range b.dirs {
+		dir := filepath.Join(root, d.path)
+		for _, name := range append(localfs.IgnoreFiles, ".git", ".git/info") {
+			if !indexed[filepath.Join(d.path, name)] {
+				add(filepath.Join(dir, name), false)
+			}
+		}
+	}
+	for _, r := range roots {
+		rel, err := filepath.Rel(r, root)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+			for _, name := range append(localfs.IgnoreFiles, ".git", ".git/info") {
+				add(filepath.Join(d, name), true)
+			}
+			if d == r || d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// racySlack bounds the granularity of file timestamps: a write within it of
+// the build may leave the mtime the build recorded.
+const racySlack = 2 * time.Second
+
+// postings are the posting lists of the files read, delta-encoded as they
+// grow; slot maps a trigram to its list (+1).
+type postings struct {
+	slot  []int32
+	lists []plist
+}
+
+type plist struct {
+	trigram uint32
+	last    uint32
+	buf     []byte
+}
+
+func (p *postings) add(id uint32, trigrams []uint32) {
+	if p.slot == nil {
+		p.slot = make([]int32, 1<<24)
+	}
+	for _, t := range trigrams {
+		s := p.slot[t]
+		if s == 0 {
+			p.lists = append(p.lists, plist{trigram: t})
+			s = int32(len(p.lists))
+			p.slot[t] = s
+		}
+		l := &p.lists[s-1]
+		if len(l.buf) == 0 {
+			l.buf = binary.AppendUvarint(l.buf, uint64(id))
+		} else {
+			l.buf = binary.AppendUvarint(l.buf, uint64(id-l.last))
+		}
+		l.last = id
+	}
+}
+
+// readResult is what reading one file gives.
+type readResult struct {
+	trigrams []uint32
+	flags    uint8
+	err      error
+}
+
+// buildJob is a batch of files to read, consumed in walk order.
+type buildJob struct {
+	entries []fileEntry
+	opens   []func() (io.ReadCloser, error) // nil: taken from the old index
+	res     chan []readResult
+}
+
+const buildBatch = 16
+
+func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error {
+	if b.old != nil {
+		b.oldByRel = make(map[string]int, len(b.old.files))
+		for i, f := range b.old.files {
+			b.oldByRel[f.rel] = i
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := max(1, runtime.GOMAXPROCS(0))
+	jobs := make(chan *buildJob, workers*2)
+	order := make(chan *buildJob, workers*4)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			x := newExtractor()
+			for j := range jobs {
+				out := make([]readResult, len(j.opens))
+				for i, open := range j.opens {
+					if open == nil {
+						continue
+					}
+					r, err := open()
+					if err != nil {
+						out[i].err = err
+						continue
+					}
+					out[i] = x.extract(r)
+					r.Close()
+				}
+				j.res <- out
+			}
+		})
+	}
+	var walkErr error
+	wg.Go(func() {
+		defer close(order)
+		defer close(jobs)
+		walkErr = b.list(ctx, w, path, jobs, order)
+	})
+	consumeErr := b.consume(order)
+	if consumeErr != nil {
+		cancel()
+		for j := range order {
+			<-j.res
+		}
+	}
+	wg.Wait()
+	if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
+		return walkErr
+	}
+	if err := ctx.Err(); err != nil && consumeErr == nil {
+		return err
+	}
+	return consumeErr
+}
+
+// list walks the tree and hands the files to read to the workers.
+func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs, order chan<- *buildJob) error {
+	cur := &buildJob{}
+	flush := func() error {
+		j := cur
+		cur = &buildJob{}
+		if len(j.entries) == 0 {
+			return nil
+		}
+		j.res = make(chan []readResult, 1)
+		order <- j
+		jobs <- j
+		return ctx.Err()
+	}
+	err := w.Walk(ctx, path, backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		if e.Type == backend.TypeDir {
+			info, err := e.Info()
+			if err != nil || info.Type != backend.TypeDir {
+				return backend.ErrSkipDir // gone since the listing
+			}
+			v := info.Version
+			if info.ModTime.UnixNano() >= b.racy {
+				v = "" // changed too recently to prove its listing: always listed again
+			}
+			b.dirs = append(b.dirs, record{path: e.Rel, version: v})
+			return nil
+		}
+		if e.Type != backend.TypeFile {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil || info.Type != backend.TypeFile {
+			return nil // gone or replaced since the listing: left out, searched when back
+		}
+		f := fileEntry{rel: e.Rel, size: info.Size, modTime: info.ModTime.UnixNano(), version: info.Version}
+		var open func() (io.ReadCloser, error)
+		if i, ok := b.oldByRel[e.Rel]; !ok || !same(&b.old.files[i], info) || b.old.files[i].flags&flagRacy != 0 {
+			switch {
+			case e.Later != nil:
+				open = e.Later()
+			default:
+				r, err := e.Open()
+				if err != nil {
+					return nil
+				}
+				open = func() (io.ReadCloser, error) { return r, nil }
+			}
+		}
+		cur.entries, cur.opens = append(cur.entries, f), append(cur.opens, open)
+		if len(cur.entries) == buildBatch {
+			return flush()
+		}
+		return nil
+	})
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// consume numbers the files in walk order and adds their trigrams.
+func (b *builder) consume(order <-chan *buildJob) error {
+	for j := range order {
+		res := <-j.res
+		for i, f := range j.entries {
+			if j.opens[i] == nil {
+				oid := b.oldByRel[f.rel]
+				f.flags = b.old.files[oid].flags
+				b.files = append(b.files, f)
+				b.oldID = append(b.oldID, int32(oid))
+				b.reused++
+				b.bytes += f.size
+				continue
+			}
+			r := res[i]
+			if r.err != nil {
+				continue // unreadable: left out, so always searched
+			}
+			id := uint32(len(b.files))
+			f.flags = r.flags
+			if f.modTime >= b.racy {
+				f.flags |= flagRacy
+			}
+			b.files = append(b.files, f)
+			b.oldID = append(b.oldID, -1)
+			b.post.add(id, r.trigrams)
+			b.read++
+			b.bytes += f.size
+		}
+		if b.progress != nil {
+			b.progress(len(b.files), b.bytes)
+		}
+	}
+	if len(b.files) >= 1<<31 {
+		return errors.New("too many files to index")
+	}
+	return nil
+}
+
+// write writes the index to a temporary file beside the old one, syncs it
+// and renames it over: a build killed at any point leaves the old index.
+func (b *builder) write(loc location, watched []record, config string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(loc.file), ".build-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing of that name is left
+	defer tmp.Close()
+	trigrams := b.trigrams()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if _, err := bw.Write(make([]byte, headerSize)); err != nil {
+		return err
+	}
+	// oldToNew maps the old index's file numbers to the new ones.
+	var oldToNew []int32
+	if b.old != nil {
+		oldToNew = make([]int32, len(b.old.files))
+		for i := range oldToNew {
+			oldToNew[i] = -1
+		}
+		for id, oid := range b.oldID {
+			if oid >= 0 {
+				oldToNew[oid] = int32(id)
+			}
+		}
+	}
+	var (
+		table []byte
+		off   uint64
+		ids   []uint32
+		enc   []byte
+	)
+	for _, t := range trigrams {
+		ids = ids[:0]
+		if b.old != nil {
+			err := b.old.postings(t, func(oid uint32) {
+				if id := oldToNew[oid]; id >= 0 {
+					ids = append(ids, uint32(id))
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+		var list []byte
+		if s := b.postSlot(t); s != nil {
+			if len(ids) == 0 {
+				list = s.buf // the files read alone: already encoded
+			} else {
+				if err := decodePostings(s.buf, len(b.files), func(id uint32) { ids = append(ids, id) }); err != nil {
+					return err
+				}
+			}
+		}
+		if list == nil {
+			if len(ids) == 0 {
+				continue
+			}
+			slices.Sort(ids)
+			enc = appendPostings(enc[:0], ids)
+			list = enc
+		}
+		if off+uint64(len(list)) >= 1<<32 {
+			return errors.New("the posting lists exceed 4 GiB")
+		}
+		table = appendEntry(table, tableEntry{trigram: t, off: uint32(off), len: uint32(len(list)), crc: checksum(list)})
+		if _, err := bw.Write(list); err != nil {
+			return err
+		}
+		off += uint64(len(list))
+	}
+	h := header{built: time.Now().UnixNano(), trigrams: uint64(len(table) / entrySize),
+		postOff: headerSize, postLen: off, tableOff: headerSize + off}
+	if _, err := bw.Write(table); err != nil {
+		return err
+	}
+	m := &meta{root: loc.root, config: config, racy: b.racy, files: b.files, dirs: b.dirs, watched: watched, blocks: blockCRCs(table)}
+	meta := m.encode()
+	h.metaOff, h.metaLen, h.metaCRC = h.tableOff+uint64(len(table)), uint64(len(meta)), checksum(meta)
+	h.length = h.metaOff + h.metaLen
+	if _, err := bw.Write(meta); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if _, err := tmp.WriteAt(h.encode(), 0); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), loc.file); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(loc.file))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (b *builder) postSlot(t uint32) *plist {
+	if b.post.slot == nil || b.post.slot[t] == 0 {
+		return nil
+	}
+	return &b.post.lists[b.post.slot[t]-1]
+}
+
+// trigrams is every trigram of the new index, sorted: those of the files
+// read and those the old index holds (some may have lost all their files).
+func (b *builder) trigrams() []uint32 {
+	var ts []uint32
+	for _, l := range b.post.lists {
+		ts = append(ts, l.trigram)
+	}
+	if b.old != nil {
+		n := len(b.old.table) / entrySize
+		for i := range n {
+			t := entryAt(b.old.table, i).trigram
+			if b.postSlot(t) == nil {
+				ts = append(ts, t)
+			}
+		}
+	}
+	slices.Sort(ts)
+	return ts
+}

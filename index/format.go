@@ -1,0 +1,344 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"sort"
+)
+
+// The index file: a header, the meta section (the tree's root, its files
+// with their identities, and the block index of the trigram table), the
+// trigram table (16-byte entries sorted by trigram: trigram, offset and
+// length of its posting list, and the list's CRC), and the posting lists
+// (file numbers, delta-encoded as uvarints). The header and meta carry
+// CRCs checked on open; each block of the table and each posting list has
+// its own, checked when read, so a query reads and checks only what it uses.
+const (
+	magic      = "AGFSIX01"
+	headerSize = 96
+	entrySize  = 16
+	// blockEntries is the trigram table entries one block CRC covers.
+	blockEntries = 4096
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// Flags of an indexed file.
+const (
+	// flagBinary: a NUL in the first 64 KiB, as grep decides; never searched.
+	flagBinary = 1 << iota
+	// flagOpaque: not indexed (UTF-16, which grep decodes): always searched.
+	flagOpaque
+	// flagRacy: modified so shortly before the build that a later write
+	// could leave the same mtime (timestamps are coarse): always searched,
+	// and read again by the next build.
+	flagRacy
+)
+
+// fileEntry is one indexed file: its path relative to the root and the
+// identity it had when read.
+type fileEntry struct {
+	rel     string
+	size    int64
+	modTime int64
+	version string
+	flags   uint8
+}
+
+// header is the fixed start of an index file.
+type header struct {
+	length   uint64
+	built    int64
+	trigrams uint64
+	metaOff  uint64
+	metaLen  uint64
+	tableOff uint64
+	postOff  uint64
+	postLen  uint64
+	metaCRC  uint32
+}
+
+func (h header) encode() []byte {
+	b := make([]byte, headerSize)
+	copy(b, magic)
+	le := binary.LittleEndian
+	le.PutUint64(b[8:], h.length)
+	le.PutUint64(b[16:], uint64(h.built))
+	le.PutUint64(b[24:], h.trigrams)
+	le.PutUint64(b[32:], h.metaOff)
+	le.PutUint64(b[40:], h.metaLen)
+	le.PutUint64(b[48:], h.tableOff)
+	le.PutUint64(b[56:], h.postOff)
+	le.PutUint64(b[64:], h.postLen)
+	le.PutUint32(b[72:], h.metaCRC)
+	le.PutUint32(b[92:], checksum(b[:92]))
+	return b
+}
+
+var errCorrupt = errors.New("the index is corrupt")
+
+// decodeHeader checks the magic, the header's CRC and that every section
+// lies inside a file of size n.
+func decodeHeader(b []byte, n int) (header, error) {
+	if len(b) < headerSize || string(b[:8]) != magic {
+		return header{}, errors.New("not an agentfs index (wrong magic)")
+	}
+	le := binary.LittleEndian
+	if checksum(b[:92]) != le.Uint32(b[92:]) {
+		return header{}, errCorrupt
+	}
+	h := header{
+		length: le.Uint64(b[8:]), built: int64(le.Uint64(b[16:])), trigrams: le.Uint64(b[24:]),
+		metaOff: le.Uint64(b[32:]), metaLen: le.Uint64(b[40:]), tableOff: le.Uint64(b[48:]),
+		postOff: le.Uint64(b[56:]), postLen: le.Uint64(b[64:]), metaCRC: le.Uint32(b[72:]),
+	}
+	size := uint64(n)
+	if h.length != size || h.metaOff+h.metaLen > size || h.tableOff+h.trigrams*entrySize > size ||
+		h.postOff+h.postLen > size || h.metaOff < headerSize {
+		return header{}, errors.New("the index is truncated")
+	}
+	return h, nil
+}
+
+// meta is the meta section: what the index is of and what it proves.
+type meta struct {
+	root string
+	// config is the backend's fingerprint (localfs.FS.Fingerprint).
+	config string
+	// racy is the mtime from which a file or directory was recorded too
+	// close to the build to be trusted.
+	racy  int64
+	files []fileEntry
+	// dirs are the directories walked, the root ("") first, in walk order.
+	dirs []record
+	// watched are the absolute paths of the ignore files (and .git
+	// directories) that are not indexed files, "" version when absent.
+	watched []record
+	blocks  []uint32
+}
+
+// record is a path and its identity (backend.FileInfo.Version).
+type record struct {
+	path, version string
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendRecords(b []byte, rs []record) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rs)))
+	for _, r := range rs {
+		b = appendString(b, r.path)
+		b = appendString(b, r.version)
+	}
+	return b
+}
+
+func (m *meta) encode() []byte {
+	b := appendString(nil, m.root)
+	b = appendString(b, m.config)
+	b = binary.AppendVarint(b, m.racy)
+	b = binary.AppendUvarint(b, uint64(len(m.files)))
+	for _, f := range m.files {
+		b = appendString(b, f.rel)
+		b = binary.AppendUvarint(b, uint64(f.size))
+		b = binary.AppendVarint(b, f.modTime)
+		b = appendString(b, f.version)
+		b = append(b, f.flags)
+	}
+	b = appendRecords(b, m.dirs)
+	b = appendRecords(b, m.watched)
+	b = binary.AppendUvarint(b, uint64(len(m.blocks)))
+	for _, c := range m.blocks {
+		b = binary.LittleEndian.AppendUint32(b, c)
+	}
+	return b
+}
+
+// metaReader decodes the meta section, failing once on any overrun.
+type metaReader struct {
+	b   []byte
+	err error
+}
+
+func (r *metaReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *metaReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *metaReader) bytes(n uint64) []byte {
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *metaReader) string() string { return string(r.bytes(r.uvarint())) }
+
+// count reads a count of items of at least one byte each.
+func (r *metaReader) count() uint64 {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return 0
+	}
+	return n
+}
+
+func (r *metaReader) records() []record {
+	n := r.count()
+	rs := make([]record, 0, n)
+	for range n {
+		rs = append(rs, record{path: r.string(), version: r.string()})
+	}
+	return rs
+}
+
+func (r *metaReader) fail() {
+	r.err = errCorrupt
+	r.b = nil
+}
+
+func decodeMeta(b []byte) (*meta, error) {
+	r := &metaReader{b: b}
+	m := &meta{root: r.string(), config: r.string(), racy: r.varint()}
+	n := r.count()
+	m.files = make([]fileEntry, 0, n)
+	for range n {
+		var f fileEntry
+		f.rel = r.string()
+		f.size = int64(r.uvarint())
+		f.modTime = r.varint()
+		f.version = r.string()
+		if fl := r.bytes(1); len(fl) == 1 {
+			f.flags = fl[0]
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		m.files = append(m.files, f)
+	}
+	m.dirs = r.records()
+	m.watched = r.records()
+	nb := r.count()
+	raw := r.bytes(nb * 4)
+	if r.err != nil || len(r.b) != 0 {
+		return nil, errCorrupt
+	}
+	for i := range nb {
+		m.blocks = append(m.blocks, binary.LittleEndian.Uint32(raw[i*4:]))
+	}
+	return m, nil
+}
+
+// tableEntry is one trigram's row of the table.
+type tableEntry struct {
+	trigram  uint32
+	off, len uint32
+	crc      uint32
+}
+
+func appendEntry(b []byte, e tableEntry) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, e.trigram)
+	b = le.AppendUint32(b, e.off)
+	b = le.AppendUint32(b, e.len)
+	return le.AppendUint32(b, e.crc)
+}
+
+func entryAt(table []byte, i int) tableEntry {
+	le := binary.LittleEndian
+	e := table[i*entrySize:]
+	return tableEntry{trigram: le.Uint32(e), off: le.Uint32(e[4:]), len: le.Uint32(e[8:]), crc: le.Uint32(e[12:])}
+}
+
+// blockCRCs is the CRC of each block of the table.
+func blockCRCs(table []byte) []uint32 {
+	var crcs []uint32
+	for off := 0; off < len(table); off += blockEntries * entrySize {
+		crcs = append(crcs, checksum(table[off:min(len(table), off+blockEntries*entrySize)]))
+	}
+	return crcs
+}
+
+// findEntry looks trigram t up in the table, checking the CRC of the block
+// it reads (once: checked records the blocks already checked).
+func findEntry(table []byte, blocks []uint32, checked []bool, t uint32) (tableEntry, bool, error) {
+	n := len(table) / entrySize
+	i := sort.Search(n, func(i int) bool {
+		return binary.LittleEndian.Uint32(table[i*entrySize:]) >= t
+	})
+	if i == n {
+		return tableEntry{}, false, nil
+	}
+	bl := i / blockEntries
+	if !checked[bl] {
+		start := bl * blockEntries * entrySize
+		if checksum(table[start:min(len(table), start+blockEntries*entrySize)]) != blocks[bl] {
+			return tableEntry{}, false, errCorrupt
+		}
+		checked[bl] = true
+	}
+	e := entryAt(table, i)
+	return e, e.trigram == t, nil
+}
+
+// appendPostings delta-encodes ids, sorted ascending.
+func appendPostings(b []byte, ids []uint32) []byte {
+	prev := uint32(0)
+	for i, id := range ids {
+		d := id - prev
+		if i == 0 {
+			d = id
+		}
+		b = binary.AppendUvarint(b, uint64(d))
+		prev = id
+	}
+	return b
+}
+
+// decodePostings calls f with each file number of a list, failing on a
+// list that does not decode or names a file past n.
+func decodePostings(b []byte, n int, f func(uint32)) error {
+	id := uint64(0)
+	for first := true; len(b) > 0; first = false {
+		d, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errCorrupt
+		}
+		b = b[k:]
+		if first {
+			id = d
+		} else {
+			id += d
+		}
+		if id >= uint64(n) {
+			return errCorrupt
+		}
+		f(uint32(id))
+	}
+	return nil
+}

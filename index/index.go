@@ -1,0 +1,304 @@
+// Package index is a trigram index of a tree's file contents that grep
+// consults to read only the files that may match, as google/codesearch
+// does: an inverted index from every three-byte sequence to the files that
+// hold it. A query (a literal, a regex through regexp/syntax, ignoreCase
+// through its case variants) becomes an AND/OR tree of trigrams (Plan);
+// the files whose trigrams satisfy it are the candidates, and grep runs its
+// one matcher on them, so the results are a scan's. A query that yields no
+// trigram (a regex like \w+, a literal shorter than three bytes) scans.
+//
+// The index is never trusted to be current. grep still walks the tree (the
+// backend's walk, ignore files and all) and stats each file; a file is
+// skipped only when the index holds it with the same identity (localfs:
+// device, inode, size, mtime and ctime) and its trigrams cannot satisfy
+// the query. A file new, changed or unindexed is read as without an index,
+// a deleted one is never walked. A mutation through agentfs changes the
+// file's identity like any other write, so it needs no overlay: the stat
+// pass is the proof of freshness, and its cost (one fstatat per file, no
+// read) is what an indexed query pays beyond the candidates it reads.
+//
+// An index lives in the state directory (localfs.StateDir), one file per
+// tree named by the root directory's device and inode, so every spelling of
+// the root finds it. A build writes a new file beside the old, fsyncs and
+// renames it over (a killed build leaves the old one), under an flock that
+// serialises builders. Every part read is checked (header, meta, table
+// blocks, posting lists carry CRC-32C): a corrupt, truncated or foreign file
+// is never trusted; grep scans, and the next build starts afresh. The file
+// is mmap'd, so a query holds only the pages it touches.
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
+)
+
+// Index is an open index file, mapped into memory.
+type Index struct {
+	data []byte
+	h    header
+	meta
+	// checked marks the table blocks whose CRC was checked.
+	checked []bool
+	table   []byte
+	post    []byte
+	size    int64
+}
+
+// location is where the index of the directory root lives.
+type location struct {
+	root string // the real absolute path
+	file string
+	lock string
+}
+
+// locate names the index files of the directory dir (real path) in state.
+func locate(state, dir string) (location, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return location{}, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return location{}, fmt.Errorf("%s is not a directory", dir)
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d:%d", st.Dev, st.Ino))
+	name := hex.EncodeToString(sum[:12])
+	base := filepath.Join(state, "index")
+	return location{root: dir, file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock")}, nil
+}
+
+// realDir is the real path of the absolute path abs.
+func realDir(abs string) (string, error) {
+	return filepath.EvalSymlinks(abs)
+}
+
+// open maps and checks the index file at name. A file that is not an index
+// of root, or fails a check, is an error: it is never used.
+func open(name, root string) (*Index, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() < headerSize || fi.Size() > 1<<40 {
+		return nil, errors.New("not an agentfs index (too short)")
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{data: data, size: fi.Size()}
+	if err := ix.check(root); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// check decodes and checks the header and meta.
+func (ix *Index) check(root string) error {
+	h, err := decodeHeader(ix.data, len(ix.data))
+	if err != nil {
+		return err
+	}
+	meta := ix.data[h.metaOff : h.metaOff+h.metaLen]
+	if checksum(meta) != h.metaCRC {
+		return errCorrupt
+	}
+	m, err := decodeMeta(meta)
+	if err != nil {
+		return err
+	}
+	if root != "" && m.root != root {
+		return fmt.Errorf("the index is of %s, not of %s", m.root, root)
+	}
+	table := ix.data[h.tableOff : h.tableOff+h.trigrams*entrySize]
+	if uint64(len(m.blocks)) != (h.trigrams+blockEntries-1)/blockEntries {
+		return errCorrupt
+	}
+	ix.h, ix.meta = h, *m
+	ix.table, ix.post = table, ix.data[h.postOff:h.postOff+h.postLen]
+	ix.checked = make([]bool, len(m.blocks))
+	return nil
+}
+
+// Close unmaps the index.
+func (ix *Index) Close() {
+	if ix.data != nil {
+		unix.Munmap(ix.data)
+		ix.data = nil
+	}
+}
+
+// postings calls f with every file holding trigram t.
+func (ix *Index) postings(t uint32, f func(uint32)) error {
+	e, ok, err := findEntry(ix.table, ix.blocks, ix.checked, t)
+	if err != nil || !ok {
+		return err
+	}
+	if uint64(e.off)+uint64(e.len) > uint64(len(ix.post)) {
+		return errCorrupt
+	}
+	list := ix.post[e.off : e.off+e.len]
+	if checksum(list) != e.crc {
+		return errCorrupt
+	}
+	return decodePostings(list, len(ix.files), f)
+}
+
+// bitset is a set of file numbers.
+type bitset []uint64
+
+func newBitset(n int) bitset       { return make(bitset, (n+63)/64) }
+func (b bitset) set(i uint32)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+// eval is the set of files whose trigrams satisfy q (q is not All).
+func (ix *Index) eval(q *Query) (bitset, error) {
+	n := len(ix.files)
+	out := newBitset(n)
+	switch q.op {
+	case opAnd:
+		for i := range out {
+			out[i] = ^uint64(0)
+		}
+		for _, t := range q.trigrams {
+			s := newBitset(n)
+			if err := ix.postings(t, s.set); err != nil {
+				return nil, err
+			}
+			for i := range out {
+				out[i] &= s[i]
+			}
+		}
+		for _, sub := range q.sub {
+			if sub.op == opAll {
+				continue
+			}
+			s, err := ix.eval(sub)
+			if err != nil {
+				return nil, err
+			}
+			for i := range out {
+				out[i] &= s[i]
+			}
+		}
+	case opOr:
+		for _, t := range q.trigrams {
+			if err := ix.postings(t, out.set); err != nil {
+				return nil, err
+			}
+		}
+		for _, sub := range q.sub {
+			s, err := ix.eval(sub)
+			if err != nil {
+				return nil, err
+			}
+			for i := range out {
+				out[i] |= s[i]
+			}
+		}
+	}
+	return out, nil
+}
+
+// Status describes an index.
+type Status struct {
+	Root    string    `json:"root"`
+	Files   int       `json:"files"`
+	Bytes   int64     `json:"bytes"`
+	Built   time.Time `json:"built"`
+	Size    int64     `json:"size"`
+	Binary  int       `json:"binary"`
+	Opaque  int       `json:"unindexed"`
+	Reused  int       `json:"reused,omitempty"`
+	Read    int       `json:"read,omitempty"`
+	Trigram uint64    `json:"trigrams"`
+}
+
+func (ix *Index) status() Status {
+	s := Status{Root: ix.root, Files: len(ix.files), Built: time.Unix(0, ix.h.built), Size: ix.size, Trigram: ix.h.trigrams}
+	for _, f := range ix.files {
+		s.Bytes += f.size
+		switch {
+		case f.flags&flagBinary != 0:
+			s.Binary++
+		case f.flags&flagOpaque != 0:
+			s.Opaque++
+		}
+	}
+	return s
+}
+
+// same reports whether a walked file is the indexed one: the same identity.
+func same(f *fileEntry, info backend.FileInfo) bool {
+	return f.size == info.Size && f.modTime == info.ModTime.UnixNano() && f.version == info.Version
+}
+
+// errNoIndex is the error of Status and Drop when no index covers a path.
+var errNoIndex = errors.New("no index")
+
+// IsNoIndex reports whether err says that no index exists.
+func IsNoIndex(err error) bool { return errors.Is(err, errNoIndex) }
+
+// StatusOf describes the index of the directory at the absolute path abs.
+func StatusOf(abs string) (Status, error) {
+	loc, err := locateExisting(abs)
+	if err != nil {
+		return Status{}, err
+	}
+	ix, err := open(loc.file, loc.root)
+	if errors.Is(err, os.ErrNotExist) {
+		return Status{}, errNoIndex
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	defer ix.Close()
+	return ix.status(), nil
+}
+
+// Drop removes the index of the directory at the absolute path abs, under
+// the builders' lock.
+func Drop(ctx context.Context, abs string, timeout time.Duration) error {
+	loc, err := locateExisting(abs)
+	if err != nil {
+		return err
+	}
+	unlock, err := lock(ctx, loc.lock, timeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	err = os.Remove(loc.file)
+	if errors.Is(err, os.ErrNotExist) {
+		return errNoIndex
+	}
+	return err
+}
+
+// locateExisting locates the index of abs in the existing state directory.
+func locateExisting(abs string) (location, error) {
+	dir, err := realDir(abs)
+	if err != nil {
+		return location{}, err
+	}
+	state := localfs.ExistingStateDir()
+	if state == "" {
+		return location{}, errNoIndex
+	}
+	return locate(state, dir)
+}

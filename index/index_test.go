@@ -1,0 +1,448 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/localfs"
+)
+
+// words make the files' lines: some share trigrams, some differ in case
+// only, some are not ASCII (ß, the Kelvin sign that folds to k).
+var words = []string{"alpha", "beta", "gamma", "Delta", "DELTA", "delta", "func", "main", "Straße", "STRASSE",
+	"\u212Aelvin", "kelvin", "foo_bar", "fooBar", "x1", "y22", "z333", "hello", "world", "needle", "haystack", "café", "CAFÉ"}
+
+// queries are the greps of the differential test: literals present and
+// absent, regexes with and without literals, each also folded.
+var queries = []struct {
+	q     string
+	regex bool
+}{
+	{"alpha", false}, {"delta", false}, {"needle", false}, {"nothing-here", false}, {"kelvin", false},
+	{"straße", false}, {"café", false}, {"lo wo", false}, {"ga", false}, {"foo_bar", false},
+	{`needle\s+\w+`, true}, {`(alpha|beta) gamma`, true}, {`fo+_?[bB]ar`, true}, {`z3{3}`, true},
+	{`\w+ing`, true}, {`^hello`, true}, {`world$`, true}, {`[xyz]\d+`, true}, {`DEL?TA`, true},
+	{`caf.`, true}, {`h.y`, true}, {`(?:kel|Kel)vin`, true},
+}
+
+// fixture is a tree, its backend and tools that consult the index, and a
+// count of the files the index let grep skip.
+type fixture struct {
+	t       *testing.T
+	dir     string
+	fsys    *localfs.FS
+	tl      *core.Tools
+	skipped int
+	// listed and walked count the searches answered from the index's
+	// list and by a walk that consults it.
+	listed, walked int
+	rng            *rand.Rand
+}
+
+// counting wraps a Finder to count the files it lets grep skip: the test
+// must prove the index was used, not only that the answers agree.
+type counting struct {
+	f *fixture
+	Finder
+}
+
+func (c counting) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing, error) {
+	n, err := c.Finder.Narrow(ctx, q)
+	switch {
+	case n == nil:
+	case n.Files != nil:
+		c.f.listed++
+		for _, f := range n.Files {
+			if f.Skip {
+				c.f.skipped++
+			}
+		}
+	default:
+		c.f.walked++
+		skip := n.Skip
+		n.Skip = func(rel string, info backend.FileInfo) (bool, bool) {
+			s, b := skip(rel, info)
+			if s {
+				c.f.skipped++
+			}
+			return s, b
+		}
+	}
+	return n, err
+}
+
+func newFixture(t *testing.T) *fixture { return newSeededFixture(t, 1) }
+
+func newSeededFixture(t *testing.T, seed uint64) *fixture {
+	t.Helper()
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, dir: dir, fsys: fsys, rng: rand.New(rand.NewPCG(seed, 2))}
+	f.tl = &core.Tools{FS: fsys, Index: counting{f: f, Finder: Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles()}}}
+	return f
+}
+
+// text is a few random lines of words.
+func (f *fixture) text() string {
+	var b strings.Builder
+	for range 1 + f.rng.IntN(6) {
+		for i := range 1 + f.rng.IntN(5) {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[f.rng.IntN(len(words))])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// put writes a file directly and dates it an hour back, as a tree that
+// was not just written.
+func (f *fixture) put(rel, content string) {
+	p := filepath.Join(f.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) seed() {
+	for i := range 60 {
+		f.put(fmt.Sprintf("d%d/sub%d/f%d.txt", i%4, i%3, i), f.text())
+	}
+	f.put("bin.dat", "needle\x00binary")
+	f.put("utf16.txt", "\xff\xfen\x00e\x00e\x00d\x00l\x00e\x00\n\x00")
+	f.put(".gitignore", "ignored.txt\n")
+	f.put("ignored.txt", "needle in an ignored file\n")
+	f.put("d0/empty.txt", "")
+}
+
+func (f *fixture) build() Status {
+	f.t.Helper()
+	st, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()})
+	if err != nil {
+		f.t.Fatalf("build: %v", err)
+	}
+	return st
+}
+
+// grep answers a request as JSON, or its error's text.
+func (f *fixture) grep(req core.GrepRequest) string {
+	res, err := f.tl.Grep(context.Background(), req)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	b, _ := json.Marshal(res)
+	return string(b)
+}
+
+// same checks that req answers the same with the index as without.
+func (f *fixture) same(req core.GrepRequest) {
+	f.t.Helper()
+	indexed := f.grep(req)
+	req.NoIndex = true
+	scanned := f.grep(req)
+	if indexed != scanned {
+		f.t.Fatalf("%+v:\nindexed: %s\nscanned: %s\nthe index's list against the walk: %s", req, indexed, scanned, f.listDiff(req.Path))
+	}
+}
+
+// listDiff names the files the walk visits and the index's list leaves
+// out, and those it lists that the walk does not visit.
+func (f *fixture) listDiff(path string) string {
+	n, _ := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: path, Query: "needle"})
+	if n == nil || n.Files == nil {
+		return "no list"
+	}
+	listed := map[string]bool{}
+	for _, x := range n.Files {
+		listed[x.Rel] = true
+	}
+	var diff []string
+	f.fsys.Walk(context.Background(), path, backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		if e.Type == backend.TypeFile {
+			if !listed[e.Rel] {
+				diff = append(diff, "-"+e.Rel)
+			}
+			delete(listed, e.Rel)
+		}
+		return nil
+	})
+	for rel := range listed {
+		diff = append(diff, "+"+rel)
+	}
+	return strings.Join(diff, " ")
+}
+
+// mutate changes the tree as agents and people do: through agentfs and
+// directly, adding, editing (also in place, keeping the size and the
+// mtime) and deleting files.
+func (f *fixture) mutate() {
+	ctx := context.Background()
+	n := f.rng.IntN(70)
+	rel := fmt.Sprintf("d%d/sub%d/f%d.txt", n%4, n%3, n)
+	p := filepath.Join(f.dir, rel)
+	switch f.rng.IntN(8) {
+	case 0:
+		content := f.text()
+		if _, err := f.tl.Write(ctx, core.WriteRequest{Path: p, Content: &content}); err != nil {
+			f.t.Fatal(err)
+		}
+	case 1:
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			f.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.text()), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	case 2:
+		f.tl.Rm(ctx, core.RmRequest{Path: p}) // gone already is fine
+	case 3:
+		os.Remove(p)
+	case 4:
+		// In place, same size, mtime set back: only the ctime tells.
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			return
+		}
+		fi, _ := os.Stat(p)
+		for i := range b {
+			if b[i] >= 'a' && b[i] <= 'z' {
+				b[i] = 'a' + (b[i]-'a'+1)%26
+			}
+		}
+		fd, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		fd.WriteAt(b, 0)
+		fd.Close()
+		os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	case 5:
+		f.put(rel, f.text()) // dated back: the next build may trust it
+	case 6:
+		// An ignore file appears, changes or goes: the rules change.
+		ig := filepath.Join(f.dir, fmt.Sprintf("d%d/.gitignore", n%4))
+		switch f.rng.IntN(3) {
+		case 0:
+			os.Remove(ig)
+		default:
+			os.WriteFile(ig, fmt.Appendf(nil, "f%d*.txt\n", f.rng.IntN(6)), 0o644)
+		}
+	case 7:
+		f.put(fmt.Sprintf("d%d/new%d/deeper/g.txt", n%4, n), f.text()) // a new directory, dated back
+	}
+}
+
+// The differential test: indexed greps answer exactly as scans, over many
+// queries and a tree that changes between them, rebuilt now and then.
+func TestIndexedGrepEqualsScan(t *testing.T) {
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { differential(t, seed) })
+	}
+}
+
+func differential(t *testing.T, seed uint64) {
+	f := newSeededFixture(t, seed)
+	f.seed()
+	f.build()
+	modes := []string{"content", "files", "count"}
+	for i := range 400 {
+		if i%3 == 0 {
+			f.mutate()
+		}
+		if i%50 == 49 {
+			f.build()
+		}
+		q := queries[f.rng.IntN(len(queries))]
+		regex := q.regex
+		req := core.GrepRequest{Query: q.q, Regex: &regex, IgnoreCase: f.rng.IntN(2) == 0,
+			Mode: modes[f.rng.IntN(3)], Limit: 1 + f.rng.IntN(40), Path: f.dir}
+		switch f.rng.IntN(6) {
+		case 0:
+			req.Path = filepath.Join(f.dir, "d1")
+		case 3:
+			req.Include = core.Globs{"*1*.txt"}
+		case 1:
+			req.NoIgnore = true
+		case 2:
+			req.Context = 1
+		}
+		f.same(req)
+	}
+	if f.skipped == 0 || f.listed == 0 || f.walked == 0 {
+		t.Fatalf("the index let grep skip %d files, in %d listed and %d walked searches: the test proves too little", f.skipped, f.listed, f.walked)
+	}
+	t.Logf("files skipped through the index: %d, in %d listed and %d walked searches", f.skipped, f.listed, f.walked)
+}
+
+// A rebuild reads only the files that changed.
+func TestBuildIsIncremental(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	first := f.build()
+	if first.Read != first.Files || first.Reused != 0 {
+		t.Fatalf("first build: %+v", first)
+	}
+	f.put("d0/sub0/f0.txt", "changed\n")
+	f.put("new.txt", "new\n")
+	second := f.build()
+	if second.Read != 2 || second.Reused != first.Files-1 || second.Files != first.Files+1 {
+		t.Fatalf("second build: read %d reused %d files %d (first had %d)", second.Read, second.Reused, second.Files, first.Files)
+	}
+}
+
+// A corrupt, truncated or foreign index is never trusted: grep reads every
+// file, status reports it, and the next build starts afresh.
+func TestCorruptIndexIsNotTrusted(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		corrupt func(t *testing.T, name string, data []byte) []byte
+	}{
+		{"truncated", func(_ *testing.T, _ string, d []byte) []byte { return d[:len(d)/2] }},
+		{"empty", func(_ *testing.T, _ string, d []byte) []byte { return nil }},
+		{"wrong magic", func(_ *testing.T, _ string, d []byte) []byte { d[0] ^= 0xFF; return d }},
+		{"header byte", func(_ *testing.T, _ string, d []byte) []byte { d[20] ^= 1; return d }},
+		{"meta byte", func(_ *testing.T, _ string, d []byte) []byte { d[len(d)-10] ^= 1; return d }},
+		{"table byte", func(t *testing.T, _ string, d []byte) []byte {
+			h, err := decodeHeader(d, len(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d[h.tableOff+5] ^= 1
+			return d
+		}},
+		{"posting byte", func(t *testing.T, name string, d []byte) []byte {
+			ix, err := open(name, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, ok, err := findEntry(ix.table, ix.blocks, ix.checked, trigramOf("eed"))
+			ix.Close()
+			if err != nil || !ok {
+				t.Fatal("no list for eed", err)
+			}
+			h, _ := decodeHeader(d, len(d))
+			d[h.postOff+uint64(e.off)] ^= 0x40
+			return d
+		}},
+		{"foreign", func(t *testing.T, _ string, _ []byte) []byte {
+			// The index of another tree, copied over this one's.
+			other := t.TempDir()
+			os.WriteFile(filepath.Join(other, "a.txt"), []byte("needle\n"), 0o644)
+			ofs, err := localfs.New(localfs.Config{Roots: []string{other}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Build(context.Background(), ofs, other, other, BuildOptions{LockTimeout: time.Second}); err != nil {
+				t.Fatal(err)
+			}
+			loc, _ := locate(localfs.ExistingStateDir(), other)
+			d, err := os.ReadFile(loc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.seed()
+			f.build()
+			loc, err := locate(localfs.ExistingStateDir(), f.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(loc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(loc.file, tc.corrupt(t, loc.file, data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f.put("d0/late.txt", "a needle\n") // only a scan finds it if the index is trusted blindly... it is new anyway
+			n, err := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"})
+			if err != nil || n != nil {
+				t.Fatalf("a %s index narrows the search", tc.name)
+			}
+			f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+			if _, err := StatusOf(f.dir); err == nil && tc.name != "table byte" && tc.name != "posting byte" {
+				t.Fatalf("status trusts a %s index", tc.name)
+			}
+			st := f.build()
+			if st.Reused != 0 {
+				t.Fatalf("the build after a %s index reused %d files", tc.name, st.Reused)
+			}
+			if n, _ := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"}); n == nil {
+				t.Fatal("the rebuilt index is not used")
+			}
+		})
+	}
+}
+
+// A build stopped part way (killed, cancelled) leaves the old index, whole
+// and used, and no temporary file.
+func TestStoppedBuildLeavesOldIndex(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	before := f.build()
+	for i := range 40 {
+		f.put(fmt.Sprintf("more/m%d.txt", i), f.text())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := Build(ctx, f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Progress: func(int, int64) { cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled build: %v", err)
+	}
+	after, err := StatusOf(f.dir)
+	if err != nil || after.Files != before.Files || !after.Built.Equal(before.Built) {
+		t.Fatalf("the old index after a stopped build: %+v, %v", after, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(localfs.ExistingStateDir(), "index"))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".build-") {
+			t.Fatalf("a stopped build left %s", e.Name())
+		}
+	}
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+}
+
+// Builders of one tree take turns: one that cannot take the lock in time
+// says so.
+func TestConcurrentBuildersLock(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	loc, _ := locate(localfs.ExistingStateDir(), f.dir)
+	unlock, err := lock(context.Background(), loc.lock, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: 20 * time.Millisecond})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("a build while another holds the lock: %v", err)
+	}
+	unlock()
+	f.build()
+}

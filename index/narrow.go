@@ -1,0 +1,415 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
+)
+
+// Finder finds the index that covers a search, for grep (core.ContentIndex).
+type Finder struct {
+	// Abs places a path as the backend does (localfs.FS.Abs).
+	Abs func(path string) string
+	// Walker lists the directories that changed since the build, and
+	// Config is the backend's fingerprint: without them, or under another
+	// fingerprint than the build's, grep walks the whole tree.
+	Walker backend.Walker
+	Config string
+	// Direct lets the index open the candidates itself, relative to their
+	// proven directories; only for a backend that denies no file by
+	// identity (localfs.FS.DeniesFiles).
+	Direct bool
+}
+
+// maxRelisted bounds the directories changed since the build that a
+// search lists again rather than walking the whole tree.
+const maxRelisted = 256
+
+// Narrow says what the index covering q.Path proves: nil when none covers
+// it, it fails a check, or the query yields no trigram. A search of the
+// index's root whose ignore files are unchanged gets the whole list of
+// files, with no walk: every indexed directory and file is stat'ed, the
+// directories changed since the build listed again. Otherwise each file
+// the walk visits is tested.
+func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing, error) {
+	plan := Plan(q.Query, q.IsRegex, q.IgnoreCase)
+	if plan.All() {
+		return nil, nil
+	}
+	state := localfs.ExistingStateDir()
+	if state == "" {
+		return nil, nil
+	}
+	dir, err := realDir(f.Abs(q.Path))
+	if err != nil {
+		return nil, nil
+	}
+	ix, prefix := findCovering(state, dir)
+	if ix == nil {
+		return nil, nil
+	}
+	defer ix.Close()
+	cand, err := ix.eval(plan)
+	if err != nil {
+		return nil, nil // corrupt: never trusted, the search reads every file
+	}
+	if prefix == "" && !q.NoIgnore && len(q.Exclude) == 0 && f.Walker != nil && ix.config == f.Config {
+		files, err := f.list(ctx, ix, q.Path, cand)
+		if err != nil {
+			return nil, err
+		}
+		if files != nil {
+			return &core.Narrowing{Files: files}, nil
+		}
+	}
+	files := ix.files
+	byRel := make(map[string]int32, len(files))
+	for i := range files {
+		if rel, ok := strings.CutPrefix(files[i].rel, prefix); ok {
+			byRel[rel] = int32(i)
+		}
+	}
+	return &core.Narrowing{Skip: func(rel string, info backend.FileInfo) (bool, bool) {
+		i, ok := byRel[rel]
+		if !ok {
+			return false, false
+		}
+		return verdict(&files[i], info, cand.has(uint32(i)))
+	}}, nil
+}
+
+// verdict is what the index proves of the indexed file f, whose info is
+// now info: skip when it is the same file and binary, or cannot match.
+func verdict(f *fileEntry, info backend.FileInfo, candidate bool) (skip, binary bool) {
+	switch {
+	case !same(f, info) || f.flags&(flagOpaque|flagRacy) != 0:
+		return false, false
+	case f.flags&flagBinary != 0:
+		return true, true
+	}
+	return !candidate, false
+}
+
+// errWalk says that the list cannot be proven: grep walks.
+var errWalk = errors.New("walk the tree")
+
+// list is every file a walk of the index's root (spelled searchPath)
+// would visit, in walk order, with what the index proves of each; nil when
+// it cannot be proven without a walk (an ignore file changed, too many
+// directories changed).
+func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bitset) ([]core.IndexedFile, error) {
+	for _, w := range ix.watched {
+		fi, _ := localfs.LstatAbs(w.path)
+		if fi.Version != w.version {
+			return nil, nil
+		}
+	}
+	// An indexed ignore file changed or gone changes the rules: walk.
+	for i := range ix.files {
+		if isIgnoreFile(ix.files[i].rel) {
+			fi, err := localfs.LstatAbs(ix.root + "/" + ix.files[i].rel)
+			if err != nil || fi.Type != backend.TypeFile || !same(&ix.files[i], fi) {
+				return nil, nil
+			}
+		}
+	}
+	dirOf := make(map[string]int, len(ix.dirs))
+	for i, d := range ix.dirs {
+		dirOf[d.path] = i
+	}
+	filesOf := make([][]int32, len(ix.dirs))
+	for i := range ix.files {
+		if d, ok := dirOf[parent(ix.files[i].rel)]; ok {
+			filesOf[d] = append(filesOf[d], int32(i))
+		}
+	}
+	// Each directory is opened (not followed) and its identity compared;
+	// the files of an unchanged one are stat'ed relative to it, a short
+	// lookup, and are in that very directory.
+	dirState := make([]uint8, len(ix.dirs)) // 0 same, 1 changed, 2 gone or not a directory
+	infos := make([]backend.FileInfo, len(ix.files))
+	parallel(len(ix.dirs), func(i int) {
+		fd, err := unix.Open(filepath.Join(ix.root, ix.dirs[i].path), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			dirState[i] = 2
+			return
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			dirState[i] = 2
+			return
+		}
+		if localfs.InfoOfStat("", &st).Version != ix.dirs[i].version {
+			dirState[i] = 1
+			return
+		}
+		for _, j := range filesOf[i] {
+			name := path.Base(ix.files[j].rel)
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				infos[j] = localfs.InfoOfStat(name, &st)
+			}
+		}
+	})
+	changed := map[string]bool{}
+	var gone []string
+	for i, s := range dirState {
+		switch s {
+		case 1:
+			changed[ix.dirs[i].path] = true
+		case 2:
+			gone = append(gone, ix.dirs[i].path+"/")
+		}
+	}
+	if len(changed) > maxRelisted {
+		return nil, nil
+	}
+	out := make([]core.IndexedFile, 0, len(ix.files))
+	for i := range ix.files {
+		fe := &ix.files[i]
+		if changed[parent(fe.rel)] || underAny(fe.rel, gone) {
+			continue // listed again below, or gone
+		}
+		if infos[i].Version == "" || infos[i].Type != backend.TypeFile {
+			continue // gone since, with its directory unchanged: a name the walk skips
+		}
+		skip, binary := verdict(fe, infos[i], cand.has(uint32(i)))
+		file := core.IndexedFile{Rel: fe.rel, Skip: skip, Binary: binary}
+		if !skip && f.Direct {
+			file.Open = ix.opener(fe.rel, ix.dirs[dirOf[parent(fe.rel)]].version)
+		}
+		out = append(out, file)
+	}
+	if len(changed) == 0 {
+		return out, nil
+	}
+	extra, err := f.relist(ctx, ix, searchPath, changed, gone, cand)
+	if errors.Is(err, errWalk) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(extra, func(a, b core.IndexedFile) int { return core.WalkOrder(a.Rel, b.Rel) })
+	return mergeWalkOrder(out, extra), nil
+}
+
+// relist lists the changed directories again through the backend's walk,
+// ignore files and all, going into the directories the index does not
+// hold (new ones); those it holds are checked on their own.
+func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, changed map[string]bool, gone []string, cand bitset) ([]core.IndexedFile, error) {
+	known := make(map[string]bool, len(ix.dirs))
+	for _, d := range ix.dirs {
+		known[d.path] = true
+	}
+	byRel := make(map[string]int, len(ix.files))
+	for i := range ix.files {
+		byRel[ix.files[i].rel] = i
+	}
+	var extra []core.IndexedFile
+	for d := range changed {
+		if underAny(d, gone) {
+			continue
+		}
+		start := searchPath
+		if d != "" {
+			start = searchPath + "/" + d
+		}
+		err := f.Walker.Walk(ctx, start, backend.WalkOptions{}, func(e backend.WalkEntry) error {
+			rel := e.Rel
+			if d != "" {
+				rel = d + "/" + e.Rel
+			}
+			switch e.Type {
+			case backend.TypeDir:
+				if known[rel] {
+					return backend.ErrSkipDir
+				}
+				return nil
+			case backend.TypeFile:
+			default:
+				return nil
+			}
+			if isIgnoreFile(rel) {
+				if i, ok := byRel[rel]; !ok || !sameNow(&ix.files[i], e) {
+					return errWalk // a new or changed ignore file: the rules may have changed
+				}
+			}
+			file := core.IndexedFile{Rel: rel}
+			if i, ok := byRel[rel]; ok {
+				if info, err := e.Info(); err == nil {
+					file.Skip, file.Binary = verdict(&ix.files[i], info, cand.has(uint32(i)))
+				}
+			}
+			extra = append(extra, file)
+			return nil
+		})
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err != nil {
+			return nil, errWalk // a new ignore file, or a directory gone since: the walk decides
+		}
+	}
+	return extra, nil
+}
+
+// parent is the directory of rel, "" for the root.
+func parent(rel string) string {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return ""
+	}
+	return rel[:i]
+}
+
+// opener opens the file at rel relative to its directory, once that is
+// proven to be the one the stat pass found (an ancestor swapped for a link
+// since is a directory of another identity), never following a link:
+// what a walk's open does, at the cost of three system calls.
+func (ix *Index) opener(rel, dirVersion string) func() (io.ReadCloser, error) {
+	dir := filepath.Join(ix.root, parent(rel))
+	name := path.Base(rel)
+	return func() (io.ReadCloser, error) {
+		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, goneSince(rel)
+		}
+		defer unix.Close(dfd)
+		var st unix.Stat_t
+		if unix.Fstat(dfd, &st) != nil || localfs.InfoOfStat("", &st).Version != dirVersion {
+			return nil, goneSince(rel)
+		}
+		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, goneSince(rel)
+		}
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			unix.Close(fd)
+			return nil, goneSince(rel)
+		}
+		return &fdReader{fd: fd}, nil
+	}
+}
+
+// goneSince is the error of a file changed into something else, or moved,
+// since the stat pass: the search skips it, as a walk skips a file gone
+// since its listing.
+func goneSince(rel string) error {
+	return fault.Errorf(fault.CodeNotFound, "the file changed during the search.").WithPath(rel).
+		WithHint("search again")
+}
+
+// fdReader reads a raw descriptor: cheaper than an *os.File, which asks
+// the runtime poller about every file it wraps.
+type fdReader struct{ fd int }
+
+func (r *fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(r.fd, p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (r *fdReader) Close() error { return unix.Close(r.fd) }
+
+// sameNow reports whether a walked file is the indexed one.
+func sameNow(f *fileEntry, e backend.WalkEntry) bool {
+	info, err := e.Info()
+	return err == nil && same(f, info)
+}
+
+// isIgnoreFile reports whether the file at rel holds rules a walk reads.
+func isIgnoreFile(rel string) bool {
+	name := path.Base(rel)
+	return name == ".gitignore" || name == ".ignore" || name == ".agentfsignore"
+}
+
+// underAny reports whether rel lies below one of the directories (each
+// with a trailing slash; "/" is the root).
+func underAny(rel string, dirs []string) bool {
+	for _, d := range dirs {
+		if d == "/" || strings.HasPrefix(rel, d) || rel+"/" == d {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeWalkOrder merges two lists sorted in walk order.
+func mergeWalkOrder(a, b []core.IndexedFile) []core.IndexedFile {
+	out := make([]core.IndexedFile, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if core.WalkOrder(a[0].Rel, b[0].Rel) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// parallel runs f(0..n-1) on as many goroutines as there are processors:
+// the stat pass is system calls, one per path.
+func parallel(n int, f func(int)) {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*chunk, min(n, (w+1)*chunk)
+		if lo >= hi {
+			break
+		}
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// findCovering opens the index of dir or of its nearest ancestor that has
+// one, with the prefix of dir's files in it ("" or "sub/dir/").
+func findCovering(state, dir string) (*Index, string) {
+	prefix := ""
+	for d := dir; ; {
+		loc, err := locate(state, d)
+		if err == nil {
+			if _, err := os.Stat(loc.file); err == nil {
+				ix, err := open(loc.file, loc.root)
+				if err != nil {
+					return nil, ""
+				}
+				return ix, prefix
+			}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil, ""
+		}
+		prefix = filepath.Base(d) + "/" + prefix
+		d = parent
+	}
+}

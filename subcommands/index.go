@@ -1,0 +1,130 @@
+package subcommands
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/index"
+	"github.com/urfave/cli/v2"
+)
+
+// indexResult is what agentfs index prints.
+type indexResult struct {
+	Path string `json:"path"`
+	// Dropped is set by --drop.
+	Dropped bool `json:"dropped,omitempty"`
+	*index.Status
+	// AgeSeconds is how long ago the index was built.
+	AgeSeconds *float64 `json:"ageSeconds,omitempty"`
+	// BuildSeconds is how long the build took.
+	BuildSeconds *float64 `json:"buildSeconds,omitempty"`
+}
+
+// indexCommand is CLI-only, as batch is, not a tool a model calls: it is
+// set-up work on the state directory that grep uses unasked, and a model
+// gains nothing by deciding when to run it.
+func indexCommand() subcommand {
+	return fixed{&cli.Command{
+		Name:      "index",
+		Usage:     "build or update the trigram index of a directory that grep uses, or with --status describe it, with --drop remove it",
+		ArgsUsage: "[PATH]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "status", Usage: "describe the index (files, bytes, age, size) instead of building it"},
+			&cli.BoolFlag{Name: "drop", Usage: "remove the index instead of building it"},
+		},
+		Action: runIndex,
+	}}
+}
+
+func runIndex(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return fault.InvalidArgument("index takes one directory, not %d.", c.NArg()).WithHint("index one tree at a time")
+	}
+	if c.Bool("status") && c.Bool("drop") {
+		return fault.InvalidArgument("--status and --drop are both given.").WithHint("give one of them")
+	}
+	path := c.Args().First()
+	if path == "" {
+		path = "."
+	}
+	tl, err := tools(c)
+	if err != nil {
+		return err
+	}
+	info, err := tl.FS.Stat(c.Context, path)
+	if err != nil {
+		return err
+	}
+	if info.Type != backend.TypeDir {
+		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(tl.FS.Display(path)).
+			WithHint("index the directory that holds it")
+	}
+	placer, ok := tl.FS.(interface{ Abs(string) string })
+	w, walks := tl.FS.(backend.Walker)
+	if !ok || !walks {
+		return fault.Errorf(fault.CodeNotConfigured, "this backend cannot be indexed.").WithHint("index a local directory")
+	}
+	abs := placer.Abs(path)
+	res := indexResult{Path: tl.FS.Display(path)}
+	switch {
+	case c.Bool("status"):
+		st, err := index.StatusOf(abs)
+		if err != nil {
+			return indexErr(err, res.Path)
+		}
+		age := time.Since(st.Built).Seconds()
+		res.Status, res.AgeSeconds = &st, &age
+	case c.Bool("drop"):
+		if err := index.Drop(c.Context, abs, c.Duration("lock-timeout")); err != nil {
+			return indexErr(err, res.Path)
+		}
+		res.Dropped = true
+	default:
+		opts := index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}
+		if fp, ok := tl.FS.(interface {
+			Fingerprint() string
+			Roots() []string
+		}); ok {
+			opts.Config, opts.Roots = fp.Fingerprint(), fp.Roots()
+		}
+		stderr := streamsOf(c).Stderr
+		if isTerminal(stderr) {
+			last := time.Now()
+			opts.Progress = func(files int, bytes int64) {
+				if time.Since(last) > 200*time.Millisecond {
+					last = time.Now()
+					fmt.Fprintf(stderr, "\rindexing: %d files, %d MB", files, bytes>>20)
+				}
+			}
+			defer fmt.Fprint(stderr, "\r\033[K")
+		}
+		start := time.Now()
+		st, err := index.Build(c.Context, w, path, abs, opts)
+		if err != nil {
+			return indexErr(err, res.Path)
+		}
+		took := time.Since(start).Seconds()
+		res.Status, res.BuildSeconds = &st, &took
+	}
+	return outputOf(c).result(res)
+}
+
+// indexErr gives an index error its stable code and a hint.
+func indexErr(err error, path string) error {
+	var fe *fault.Error
+	switch {
+	case errors.As(err, &fe):
+		return fe
+	case index.IsNoIndex(err):
+		return fault.Errorf(fault.CodeNotFound, "no index covers this directory.").WithPath(path).
+			WithHint("build one with agentfs index %s", path)
+	case errors.Is(err, index.ErrLocked):
+		return fault.Errorf(fault.CodeLockTimeout, "another agentfs index of this directory is running.").WithPath(path).
+			WithHint("wait for it, or raise --lock-timeout")
+	}
+	return fault.Errorf(fault.CodeIOError, "the index failed: %s.", err).WithPath(path).WithCause(err).
+		WithHint("check that the state directory is writable (set AGENTFS_STATE_DIR)")
+}
