@@ -208,20 +208,8 @@ type request struct {
 
 // do signs and sends r; an answer other than 2xx is an *Error.
 func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
-	host, path := c.host, "/"+awsEscape(r.key, true)
-	if c.pathStyle {
-		path = "/" + c.bucket + path
-	} else {
-		host = c.bucket + "." + host
-	}
-	var query []string
-	for k, vs := range r.query {
-		for _, v := range vs {
-			query = append(query, awsEscape(k, false)+"="+awsEscape(v, false))
-		}
-	}
-	sort.Strings(query)
-	rawQuery := strings.Join(query, "&")
+	host, path := c.target(r.key)
+	rawQuery := canonicalQuery(r.query)
 	req, err := http.NewRequestWithContext(ctx, r.method, c.scheme+"://"+host+"/", bytes.NewReader(r.body))
 	if err != nil {
 		return nil, err
@@ -259,15 +247,8 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	}
 	signedHeaders := strings.Join(signed, ";")
 	canon := strings.Join([]string{r.method, path, rawQuery, canonHeaders, signedHeaders, payload}, "\n")
-	scope := day + "/" + c.region + "/s3/aws4_request"
-	h := sha256.Sum256([]byte(canon))
-	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(h[:])
-	key := []byte("AWS4" + c.cr.SecretKey)
-	for _, part := range []string{day, c.region, "s3", "aws4_request"} {
-		key = hmacSHA256(key, part)
-	}
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+c.cr.AccessKey+"/"+scope+
-		", SignedHeaders="+signedHeaders+", Signature="+hex.EncodeToString(hmacSHA256(key, toSign)))
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+c.cr.AccessKey+"/"+c.scope(day)+
+		", SignedHeaders="+signedHeaders+", Signature="+c.signature(now, canon))
 	resp, err := c.http.Do(req)
 	if err != nil {
 		// The URL of a url.Error is the opaque form: the host says more.
@@ -297,6 +278,45 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		}
 	}
 	return nil, e
+}
+
+// target is the host and the escaped path of key ("" is the bucket).
+func (c *Client) target(key string) (host, path string) {
+	host, path = c.host, "/"+awsEscape(key, true)
+	if c.pathStyle {
+		return host, "/" + c.bucket + path
+	}
+	return c.bucket + "." + host, path
+}
+
+// canonicalQuery is q escaped and sorted as SigV4 signs it, and as it is
+// sent.
+func canonicalQuery(q url.Values) string {
+	var query []string
+	for k, vs := range q {
+		for _, v := range vs {
+			query = append(query, awsEscape(k, false)+"="+awsEscape(v, false))
+		}
+	}
+	sort.Strings(query)
+	return strings.Join(query, "&")
+}
+
+// scope is the credential scope of a signature made on day (20060102).
+func (c *Client) scope(day string) string {
+	return day + "/" + c.region + "/s3/aws4_request"
+}
+
+// signature signs the canonical request canon at t (UTC).
+func (c *Client) signature(t time.Time, canon string) string {
+	day := t.Format("20060102")
+	h := sha256.Sum256([]byte(canon))
+	toSign := "AWS4-HMAC-SHA256\n" + t.Format("20060102T150405Z") + "\n" + c.scope(day) + "\n" + hex.EncodeToString(h[:])
+	key := []byte("AWS4" + c.cr.SecretKey)
+	for _, part := range []string{day, c.region, "s3", "aws4_request"} {
+		key = hmacSHA256(key, part)
+	}
+	return hex.EncodeToString(hmacSHA256(key, toSign))
 }
 
 func hmacSHA256(key []byte, data string) []byte {
@@ -367,11 +387,18 @@ func (c *Client) Copy(ctx context.Context, src, srcETag, dst string) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
 	// A copy can fail after its 200: the body is then an error.
+	_, err = readAnswer(resp)
+	return err
+}
+
+// readAnswer reads the body of a 2xx answer that may still be an error
+// (CopyObject, CompleteMultipartUpload fail after their 200).
+func readAnswer(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var e Error
 	if xml.Unmarshal(data, &struct {
@@ -379,9 +406,9 @@ func (c *Client) Copy(ctx context.Context, src, srcETag, dst string) error {
 		*Error
 	}{Error: &e}) == nil {
 		e.Status = http.StatusInternalServerError
-		return &e
+		return nil, &e
 	}
-	return nil
+	return data, nil
 }
 
 // Delete deletes the object at key, If-Match etag when set.
