@@ -144,13 +144,17 @@ func awsEscape(s string, keepSlash bool) string {
 // LoadCredentials finds the keys as every AWS client does: static when it
 // has an access key, else the AWS_* variables, then the shared credentials
 // file's profile (AWS_PROFILE, else default). ErrNoCredentials says none
-// were found.
+// were found: an access key without its secret cannot sign.
 func LoadCredentials(static Credentials) (Credentials, error) {
 	if static.AccessKey != "" {
 		return static, nil
 	}
 	if ak := os.Getenv("AWS_ACCESS_KEY_ID"); ak != "" {
-		return Credentials{ak, os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")}, nil
+		cr := Credentials{ak, os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")}
+		if cr.SecretKey == "" {
+			return Credentials{}, ErrNoCredentials
+		}
+		return cr, nil
 	}
 	file := os.Getenv("AWS_SHARED_CREDENTIALS_FILE")
 	if file == "" {
@@ -188,7 +192,7 @@ func LoadCredentials(static Credentials) (Credentials, error) {
 			cr.SessionToken = strings.TrimSpace(v)
 		}
 	}
-	if cr.AccessKey == "" {
+	if cr.AccessKey == "" || cr.SecretKey == "" {
 		return Credentials{}, ErrNoCredentials
 	}
 	return cr, nil
