@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 )
 
 // wholeBytes is the size up to which Open fetches an object at once: the
@@ -124,10 +125,10 @@ func (r *reader) get(off, n int64) ([]byte, error) {
 // 0 only for an empty object, which is fetched without a range (a store
 // refuses any range of it).
 func (r *reader) rangeBody(off, n int64) (io.ReadCloser, error) {
-	body, err := r.f.c.get(r.ctx, r.f.cr, r.f.key(r.c), r.info.Version, off, n)
+	body, err := r.f.c.Get(r.ctx, r.f.key(r.c), r.info.Version, off, n)
 	if err != nil {
 		// A replaced object fails If-Match; a removed one is not found.
-		if code, status := storeCode(err); status == http.StatusPreconditionFailed || code == "NoSuchKey" {
+		if code, status := s3client.Code(err); status == http.StatusPreconditionFailed || code == "NoSuchKey" {
 			return nil, errChanged
 		}
 		return nil, r.f.mapErr(err, r.c)

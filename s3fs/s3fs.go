@@ -7,8 +7,8 @@
 // request the store makes atomic, a compare-and-swap by If-Match (STALE on
 // 412) or If-None-Match: * (EXISTS). A store has no links, modes, in-place
 // rewrites, locks nor renames, and this backend claims none; it makes
-// transactions with a journal object (see Commit). Requests are signed
-// here (client.go).
+// transactions with a journal object (see Commit). Requests go through
+// package s3client.
 package s3fs
 
 import (
@@ -16,7 +16,6 @@ import (
 	"errors"
 	"iter"
 	"net/http"
-	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 )
 
 // Scheme starts a root in an object store.
@@ -53,8 +53,7 @@ type Config struct {
 // FS is a workspace below a prefix of a bucket. It is safe for concurrent
 // use.
 type FS struct {
-	c  *client
-	cr credentials
+	c *s3client.Client
 	// prefix is the workspace's own key prefix: "" or ending in /.
 	prefix string
 	// root is the workspace as the caller named it, s3://bucket/prefix.
@@ -92,32 +91,23 @@ func New(cfg Config) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	region := cfg.Region
-	if region == "" {
-		region = "us-east-1"
-	}
 	transport := cfg.Transport
 	if transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = readsInFlight // a search's GETs reuse their connections
 		transport = t
 	}
-	c := &client{http: &http.Client{Transport: transport}, scheme: "https", host: "s3." + region + ".amazonaws.com",
-		bucket: bucket, region: region}
-	if cfg.Endpoint != "" {
-		u, err := url.Parse(cfg.Endpoint)
-		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
-			return nil, fault.InvalidArgument("the endpoint %q is not a URL.", cfg.Endpoint).
-				WithHint("set AWS_ENDPOINT_URL to http://host:port or https://host")
-		}
-		c.scheme, c.host, c.pathStyle = u.Scheme, u.Host, true
-	}
-	cr, err := c.creds(credentials{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey})
-	if err != nil {
+	c, err := s3client.New(s3client.Config{Endpoint: cfg.Endpoint, Region: cfg.Region, Bucket: bucket,
+		Credentials: s3client.Credentials{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey}, Transport: transport})
+	if errors.Is(err, s3client.ErrNoCredentials) {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the object store.").
 			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with a shared credentials file")
 	}
-	f := &FS{c: c, cr: cr, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), lease: defaultLease}
+	if err != nil {
+		return nil, fault.InvalidArgument("the endpoint %q is not a URL.", cfg.Endpoint).
+			WithHint("set AWS_ENDPOINT_URL to http://host:port or https://host")
+	}
+	f := &FS{c: c, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), lease: defaultLease}
 	for _, d := range cfg.Deny {
 		if c, err := f.clean(d); err == nil {
 			f.deny = append(f.deny, c)
@@ -205,7 +195,7 @@ func (f *FS) Display(p string) string {
 }
 
 // fileInfo describes an object.
-func fileInfo(name string, o objectInfo) backend.FileInfo {
+func fileInfo(name string, o s3client.ObjectInfo) backend.FileInfo {
 	return backend.FileInfo{Name: name, Size: o.Size, ModTime: o.LastModified, Type: backend.TypeFile, Version: o.ETag}
 }
 
@@ -223,7 +213,7 @@ func (f *FS) mapErr(err error, c string) error {
 	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	code, status := storeCode(err)
+	code, status := s3client.Code(err)
 	switch {
 	case code == "NoSuchBucket":
 		return fault.Errorf(fault.CodeNotFound, "the bucket of %s does not exist.", f.root).WithPath(c).
@@ -248,12 +238,12 @@ func notSupported(c, what, hint string) error {
 }
 
 // head describes the object at c, found false when there is none.
-func (f *FS) head(ctx context.Context, c string) (o objectInfo, found bool, err error) {
-	o, err = f.c.head(ctx, f.cr, f.key(c))
+func (f *FS) head(ctx context.Context, c string) (o s3client.ObjectInfo, found bool, err error) {
+	o, err = f.c.Head(ctx, f.key(c))
 	if err == nil {
 		return o, true, nil
 	}
-	if code, status := storeCode(err); code == "NoSuchKey" || status == http.StatusNotFound && code != "NoSuchBucket" {
+	if code, status := s3client.Code(err); code == "NoSuchKey" || status == http.StatusNotFound && code != "NoSuchBucket" {
 		return o, false, nil
 	}
 	return o, false, f.mapErr(err, c)
@@ -265,7 +255,7 @@ func (f *FS) isDir(ctx context.Context, c string) (bool, error) {
 	if c == "." {
 		return true, nil
 	}
-	for _, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 1, "") {
+	for _, err := range f.c.List(ctx, f.dirKey(c), "", 1, "") {
 		if err != nil {
 			return false, f.mapErr(err, c)
 		}
@@ -359,7 +349,7 @@ func (f *FS) entries(ctx context.Context, c, from string) iter.Seq2[backend.File
 			pending = pending[n:]
 			return true
 		}
-		for o, err := range f.c.list(ctx, f.cr, dk, "/", 0, start) {
+		for o, err := range f.c.List(ctx, dk, "/", 0, start) {
 			if err != nil {
 				yield(backend.FileInfo{}, f.mapErr(err, c))
 				return

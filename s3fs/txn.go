@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 )
 
 var _ backend.Transactor = (*FS)(nil)
@@ -81,7 +82,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.c.put(ctx, f.cr, jkey, data, nil); err != nil {
+	if _, err := f.c.Put(ctx, jkey, data, nil); err != nil {
 		return nil, f.mapErr(err, journalDir)
 	}
 	infos, err := f.apply(ctx, keys, ops, j)
@@ -145,7 +146,7 @@ func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journ
 		if jo.Backup == "" {
 			continue
 		}
-		if err := f.c.copy(ctx, f.cr, jo.Key, jo.Old, jo.Backup); err != nil {
+		if err := f.c.Copy(ctx, jo.Key, jo.Old, jo.Backup); err != nil {
 			return nil, f.swapErr(ctx, keys[i], backend.WriteOptions{IfVersion: jo.Old}, err)
 		}
 	}
@@ -162,11 +163,11 @@ func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journ
 			}
 			continue
 		}
-		h := condition(jo.Old, "")
+		h := s3client.Condition(jo.Old, "")
 		if jo.Old == "" {
-			h = condition("", "*")
+			h = s3client.Condition("", "*")
 		}
-		up, err := f.c.put(ctx, f.cr, jo.Key, op.Data, h)
+		up, err := f.c.Put(ctx, jo.Key, op.Data, h)
 		if err != nil {
 			return nil, f.swapErr(ctx, c, swap, err)
 		}
@@ -184,9 +185,9 @@ func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journ
 // object another writer changed since is left as it is.
 func (f *FS) rollBack(ctx context.Context, j journal) error {
 	for _, jo := range j.Ops {
-		o, err := f.c.head(ctx, f.cr, jo.Key)
+		o, err := f.c.Head(ctx, jo.Key)
 		found := err == nil
-		if code, _ := storeCode(err); err != nil && code != "NoSuchKey" {
+		if code, _ := s3client.Code(err); err != nil && code != "NoSuchKey" {
 			return f.mapErr(err, jo.Key)
 		}
 		cur := o.ETag
@@ -209,10 +210,10 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 // restore puts the copy of jo's object back, over the version cur, or
 // where the object is missing.
 func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) error {
-	body, err := f.c.get(ctx, f.cr, jo.Backup, "", 0, 0)
+	body, err := f.c.Get(ctx, jo.Backup, "", 0, 0)
 	if err != nil {
 		// A copy never made: the change it would undo was never made either.
-		if code, _ := storeCode(err); code == "NoSuchKey" {
+		if code, _ := s3client.Code(err); code == "NoSuchKey" {
 			return nil
 		}
 		return f.mapErr(err, jo.Key)
@@ -222,12 +223,12 @@ func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) 
 	if err != nil {
 		return f.mapErr(err, jo.Key)
 	}
-	h := condition(cur, "")
+	h := s3client.Condition(cur, "")
 	if !found {
-		h = condition("", "*")
+		h = s3client.Condition("", "*")
 	}
-	_, err = f.c.put(ctx, f.cr, jo.Key, data, h)
-	if code, status := storeCode(err); err != nil && (status == 412 || code == "NoSuchKey") {
+	_, err = f.c.Put(ctx, jo.Key, data, h)
+	if code, status := s3client.Code(err); err != nil && (status == 412 || code == "NoSuchKey") {
 		return nil // changed by another writer since: theirs stays
 	}
 	return f.mapErr(err, jo.Key)
@@ -236,7 +237,7 @@ func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) 
 // deleteKey deletes the object key If-Match etag; one changed since stays.
 func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 	err := f.deleteIf(ctx, strings.TrimPrefix(key, f.prefix), etag)
-	if code, status := storeCode(err); err != nil && (status == 412 || code == "NoSuchKey") {
+	if code, status := s3client.Code(err); err != nil && (status == 412 || code == "NoSuchKey") {
 		return nil
 	}
 	return f.mapErr(err, key)
@@ -244,7 +245,7 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 
 // dropJournal removes the journal, the commit point, then the copies.
 func (f *FS) dropJournal(ctx context.Context, jkey string, j journal) error {
-	if err := f.c.del(ctx, f.cr, jkey, ""); err != nil {
+	if err := f.c.Delete(ctx, jkey, ""); err != nil {
 		return f.mapErr(err, journalDir)
 	}
 	var backups []string
@@ -266,7 +267,7 @@ func (f *FS) Recover(ctx context.Context) error {
 	dir := f.prefix + journalDir + "/"
 	journals, copies := map[string]bool{}, map[string][]string{}
 	stale := time.Now().Add(-f.lease)
-	for o, err := range f.c.list(ctx, f.cr, dir, "", 0, "") {
+	for o, err := range f.c.List(ctx, dir, "", 0, "") {
 		if err != nil {
 			return f.mapErr(err, journalDir)
 		}
@@ -298,9 +299,9 @@ func (f *FS) Recover(ctx context.Context) error {
 }
 
 func (f *FS) recoverOne(ctx context.Context, jkey string) error {
-	body, err := f.c.get(ctx, f.cr, jkey, "", 0, 0)
+	body, err := f.c.Get(ctx, jkey, "", 0, 0)
 	if err != nil {
-		if code, _ := storeCode(err); code == "NoSuchKey" {
+		if code, _ := s3client.Code(err); code == "NoSuchKey" {
 			return nil // recovered by another process meanwhile
 		}
 		return f.mapErr(err, journalDir)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/ignore"
+	"github.com/agentfs/agentfs/s3client"
 )
 
 // The ignore files a directory may hold, as in every backend.
@@ -92,7 +93,7 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 func (f *FS) dotNames(ctx context.Context, dir string) (map[string]bool, error) {
 	dk := f.dirKey(dir)
 	names := map[string]bool{}
-	for o, err := range f.c.list(ctx, f.cr, dk+".", "/", 0, "") {
+	for o, err := range f.c.List(ctx, dk+".", "/", 0, "") {
 		if err != nil {
 			return nil, f.mapErr(err, dir)
 		}
@@ -140,9 +141,9 @@ func (w *walker) loadIgnores(dir string, comps []string, names map[string]bool) 
 // failure is returned, since leaving its rules out would show what it
 // ignores.
 func (f *FS) readIgnore(ctx context.Context, c string) ([]byte, error) {
-	body, err := f.c.get(ctx, f.cr, f.key(c), "", 0, 0)
+	body, err := f.c.Get(ctx, f.key(c), "", 0, 0)
 	if err != nil {
-		if code, _ := storeCode(err); code == "NoSuchKey" {
+		if code, _ := s3client.Code(err); code == "NoSuchKey" {
 			return nil, nil
 		}
 		return nil, f.mapErr(err, c)
@@ -266,7 +267,7 @@ func (w *walker) dirIgnores(c string, comps []string, start string, next func() 
 
 // get streams the object at c with one GET.
 func (f *FS) get(ctx context.Context, c string) (io.ReadCloser, error) {
-	body, err := f.c.get(ctx, f.cr, f.key(c), "", 0, 0)
+	body, err := f.c.Get(ctx, f.key(c), "", 0, 0)
 	if err != nil {
 		return nil, f.mapErr(err, c)
 	}

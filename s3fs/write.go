@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 )
 
 // WriteFile replaces or creates the object at path with one PUT, which the
@@ -38,7 +39,7 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 			ifNone = "*"
 		}
 	}
-	up, err := f.c.put(ctx, f.cr, f.key(c), data, condition(opts.IfVersion, ifNone))
+	up, err := f.c.Put(ctx, f.key(c), data, s3client.Condition(opts.IfVersion, ifNone))
 	if err != nil {
 		return backend.FileInfo{}, f.swapErr(ctx, c, opts, err)
 	}
@@ -71,7 +72,7 @@ func (f *FS) checkNewFile(ctx context.Context, c string) error {
 // under If-Match, is the compare-and-swap refused, described by the object
 // as it is now.
 func (f *FS) swapErr(ctx context.Context, c string, opts backend.WriteOptions, err error) error {
-	code, status := storeCode(err)
+	code, status := s3client.Code(err)
 	if status != http.StatusPreconditionFailed && !(opts.IfVersion != "" && code == "NoSuchKey") {
 		return f.mapErr(err, c)
 	}
@@ -115,7 +116,7 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return true, f.keepParent(ctx, c)
 	}
 	var keys []string
-	for o, err := range f.c.list(ctx, f.cr, f.dirKey(c), "", 0, "") {
+	for o, err := range f.c.List(ctx, f.dirKey(c), "", 0, "") {
 		if err != nil {
 			return false, f.mapErr(err, c)
 		}
@@ -145,7 +146,7 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 func (f *FS) deleteKeys(ctx context.Context, c string, keys []string) error {
 	for len(keys) > 0 {
 		n := min(len(keys), 1000)
-		if err := f.c.deleteBatch(ctx, f.cr, keys[:n]); err != nil {
+		if err := f.c.DeleteBatch(ctx, keys[:n]); err != nil {
 			return f.mapErr(err, c)
 		}
 		keys = keys[n:]
@@ -164,11 +165,11 @@ func (f *FS) keepParent(ctx context.Context, c string) error {
 	if err != nil || dir {
 		return err
 	}
-	_, err = f.c.put(ctx, f.cr, f.dirKey(parent), nil, nil)
+	_, err = f.c.Put(ctx, f.dirKey(parent), nil, nil)
 	return f.mapErr(err, parent)
 }
 
 // deleteIf deletes the object at c, If-Match etag when etag is set.
 func (f *FS) deleteIf(ctx context.Context, c, etag string) error {
-	return f.c.del(ctx, f.cr, f.key(c), etag)
+	return f.c.Delete(ctx, f.key(c), etag)
 }

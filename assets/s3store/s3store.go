@@ -16,8 +16,7 @@ import (
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/agentfs/agentfs/s3client"
 )
 
 // PartSize is the size of one part of an upload; a larger file goes up in
@@ -39,7 +38,7 @@ type Config struct {
 
 // Store publishes into a bucket.
 type Store struct {
-	client         *minio.Client
+	client         *s3client.Client
 	bucket, prefix string
 }
 
@@ -57,32 +56,24 @@ func New(cfg Config) (*Store, error) {
 			endpoint = os.Getenv(env)
 		}
 	}
-	secure := true
-	host := "s3.amazonaws.com"
-	if endpoint != "" {
-		host = endpoint
-		if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
-			host, secure = u.Host, u.Scheme != "http"
-			if u.Path != "" && u.Path != "/" {
-				return nil, fault.InvalidArgument("--s3-endpoint must be a scheme and host without a path, not %q.", endpoint).
-					WithHint("give the bucket and prefix in --assets s3://bucket/prefix")
-			}
-		}
+	endpointURL := endpoint
+	if endpoint != "" && !strings.Contains(endpoint, "://") {
+		// A bare host is served over TLS.
+		endpointURL = "https://" + endpoint
 	}
-	creds := credentials.NewChainCredentials([]credentials.Provider{&credentials.EnvAWS{}, &credentials.FileAWSCredentials{}})
-	if v, err := creds.GetWithContext(&credentials.CredContext{Client: http.DefaultClient}); err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the S3 store.").
-			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION when the store needs one)")
+	if u, err := url.Parse(endpointURL); err == nil && u.Path != "" && u.Path != "/" {
+		return nil, fault.InvalidArgument("--s3-endpoint must be a scheme and host without a path, not %q.", endpoint).
+			WithHint("give the bucket and prefix in --assets s3://bucket/prefix")
 	}
 	region := os.Getenv("AWS_REGION")
 	if region == "" {
 		region = os.Getenv("AWS_DEFAULT_REGION")
 	}
-	if region == "" {
-		// Naming a region spares a bucket-location request before presigning.
-		region = "us-east-1"
+	client, err := s3client.New(s3client.Config{Endpoint: strings.TrimSuffix(endpointURL, "/"), Region: region, Bucket: bucket})
+	if errors.Is(err, s3client.ErrNoCredentials) {
+		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the S3 store.").
+			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION when the store needs one)")
 	}
-	client, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: region})
 	if err != nil {
 		return nil, fault.InvalidArgument("the S3 endpoint %q is not usable: %v.", endpoint, err).
 			WithHint("give --s3-endpoint as a URL such as https://s3.example.com").WithCause(err)
@@ -111,29 +102,25 @@ func (s *Store) Key(obj assets.Object) string {
 }
 
 // Put uploads content and presigns a GET of it until obj.Expires. A failed
-// upload is aborted by the client, parts and all.
+// upload is aborted, parts and all.
 func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (string, error) {
 	key := s.Key(obj)
-	info, err := s.client.PutObject(ctx, s.bucket, key, content, obj.Size, minio.PutObjectOptions{
-		ContentType:  obj.MIMEType,
-		UserMetadata: map[string]string{"sha256": obj.SHA256},
-		PartSize:     PartSize,
-	})
-	if err != nil {
+	h := http.Header{}
+	h.Set("Content-Type", obj.MIMEType)
+	h.Set("X-Amz-Meta-Sha256", obj.SHA256)
+	// Upload sends exactly obj.Size bytes or fails: a short content is an
+	// error, and the store's answer confirms what it got.
+	if _, err := s.client.Upload(ctx, key, content, obj.Size, PartSize, h); err != nil {
 		return "", s.storeError(err, "the upload failed")
-	}
-	if info.Size != obj.Size {
-		return "", fault.Errorf(fault.CodeIOError, "the store kept %d bytes of %d.", info.Size, obj.Size).
-			WithPath(key).WithHint("publish it again")
 	}
 	// The link's lifetime counts from its signing, in whole seconds.
 	ttl := time.Duration(obj.Expires.Unix()-time.Now().Unix()) * time.Second
 	params := url.Values{"response-content-disposition": {"inline; filename*=UTF-8''" + url.PathEscape(obj.Name)}}
-	u, err := s.client.PresignedGetObject(ctx, s.bucket, key, max(ttl, time.Second), params)
+	link, err := s.client.PresignGet(key, max(ttl, time.Second), params)
 	if err != nil {
 		return "", s.storeError(err, "the link cannot be signed")
 	}
-	return u.String(), nil
+	return link, nil
 }
 
 // storeError gives an S3 error its code: what the caller can fix (bucket,
@@ -143,13 +130,13 @@ func (s *Store) storeError(err error, what string) error {
 	if errors.As(err, &fe) {
 		return fe
 	}
-	resp := minio.ToErrorResponse(err)
-	switch resp.Code {
+	code, _ := s3client.Code(err)
+	switch code {
 	case "NoSuchBucket":
 		return fault.Errorf(fault.CodeNotConfigured, "%s: the bucket %s does not exist.", what, s.bucket).
 			WithHint("create the bucket, or give --assets s3://BUCKET/prefix for one that exists").WithCause(err)
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch":
-		return fault.Errorf(fault.CodePermissionDenied, "%s: the store refused the credentials (%s).", what, resp.Code).
+		return fault.Errorf(fault.CodePermissionDenied, "%s: the store refused the credentials (%s).", what, code).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy").WithCause(err)
 	}
 	return fault.Errorf(fault.CodeIOError, "%s: %v.", what, err).

@@ -11,38 +11,23 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/minio/minio-go/v7"
+	"github.com/agentfs/agentfs/s3client"
+	"github.com/agentfs/agentfs/s3fs/s3test"
 )
-
-// EndpointEnv names the S3-compatible server the tests run against.
-const endpointEnv = "AGENTFS_TEST_S3_ENDPOINT"
 
 // testStore connects to the server of AGENTFS_TEST_S3_ENDPOINT, in a new
 // bucket, or skips saying how to start one.
 func testStore(t *testing.T) *Store {
 	t.Helper()
-	endpoint := os.Getenv(endpointEnv)
-	if endpoint == "" {
-		t.Skip("no S3 server: start one on loopback and point the tests at it, as .ci/run does:\n" +
-			"  go install github.com/versity/versitygw/cmd/versitygw@v1.8.0\n" +
-			"  mkdir -p /tmp/s3 && ROOT_ACCESS_KEY=k ROOT_SECRET_KEY=s versitygw --port 127.0.0.1:7070 posix /tmp/s3 &\n" +
-			"  " + endpointEnv + "=http://127.0.0.1:7070 AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s go test ./...")
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	bucket := "agentfs-test-" + hex.EncodeToString(b)
-	s, err := New(Config{Location: Scheme + bucket + "/reports/", Endpoint: endpoint})
+	bucket := s3test.Bucket(t)
+	s, err := New(Config{Location: Scheme + bucket + "/reports/", Endpoint: s3test.Endpoint(t)})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := s.client.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
-		t.Fatalf("make bucket %s at %s: %v", bucket, endpoint, err)
 	}
 	return s
 }
@@ -156,8 +141,8 @@ func TestFailedPutLeavesNothing(t *testing.T) {
 			if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale {
 				t.Fatalf("Put: %v, want STALE", err)
 			}
-			_, err = s.client.StatObject(context.Background(), s.bucket, s.Key(obj), minio.StatObjectOptions{})
-			if minio.ToErrorResponse(err).Code != "NoSuchKey" {
+			_, err = s.client.Head(context.Background(), s.Key(obj))
+			if code, _ := s3client.Code(err); code != "NoSuchKey" {
 				t.Fatalf("after a failed Put, stat: %v", err)
 			}
 		})
@@ -167,8 +152,11 @@ func TestFailedPutLeavesNothing(t *testing.T) {
 // TestMissingBucket is NOT_CONFIGURED, naming the bucket.
 func TestMissingBucket(t *testing.T) {
 	s := testStore(t)
-	s.bucket += "-missing"
-	_, err := s.Put(context.Background(), object("x", []byte("x"), time.Hour), bytes.NewReader([]byte("x")))
+	s, err := New(Config{Location: Scheme + s.bucket + "-missing", Endpoint: s3test.Endpoint(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Put(context.Background(), object("x", []byte("x"), time.Hour), bytes.NewReader([]byte("x")))
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotConfigured {
 		t.Fatalf("Put: %v, want NOT_CONFIGURED", err)
 	}

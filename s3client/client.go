@@ -1,4 +1,10 @@
-package s3fs
+// Package s3client is the few S3 requests agentfs makes (s3fs's workspace
+// backend, publish's S3 target), signed with AWS Signature Version 4 over
+// net/http. It exists because Go runs every linked package's initialiser on
+// every call of the command line, local ones included: with minio-go
+// linked, `agentfs version` spent 3.5 ms in initialisers, without it 2.0
+// (GODEBUG=inittrace=1, see bench/startup.md); this package has none.
+package s3client
 
 import (
 	"bufio"
@@ -24,50 +30,97 @@ import (
 	"time"
 )
 
-// client is the few S3 requests the backend makes, signed with AWS
-// Signature Version 4 over net/http. It is small on purpose: a full SDK's
-// package initialisers cost every call of the command line, local or not,
-// about 2 ms.
-type client struct {
+// Client makes requests to one bucket. It is safe for concurrent use.
+type Client struct {
 	http      *http.Client
 	scheme    string
 	host      string
 	pathStyle bool
 	bucket    string
 	region    string
+	cr        Credentials
 }
 
-// credentials are the keys that sign a request.
-type credentials struct {
-	accessKey, secretKey, token string
+// Config says where a bucket is and who asks.
+type Config struct {
+	// Endpoint is the store's URL (http://host:port), addressed
+	// path-style; "" is AWS S3 of Region, addressed by virtual host.
+	Endpoint string
+	// Region defaults to us-east-1.
+	Region string
+	Bucket string
+	// Credentials, when they have an access key, sign every request; else
+	// New finds them (see LoadCredentials).
+	Credentials Credentials
+	// Transport, when set, carries every request (a test counts them).
+	Transport http.RoundTripper
 }
 
-// s3Error is a store's error answer.
-type s3Error struct {
+// New makes a client of cfg: an error for an endpoint that is not a URL,
+// else ErrNoCredentials when it finds no keys. It makes no request: a
+// missing bucket or refused credentials show at the first one.
+func New(cfg Config) (*Client, error) {
+	region := cfg.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	transport := cfg.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
+	c := &Client{http: &http.Client{Transport: transport}, scheme: "https", host: "s3." + region + ".amazonaws.com",
+		bucket: cfg.Bucket, region: region}
+	if cfg.Endpoint != "" {
+		u, err := url.Parse(cfg.Endpoint)
+		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+			return nil, fmt.Errorf("the endpoint %q is not an http or https URL", cfg.Endpoint)
+		}
+		c.scheme, c.host, c.pathStyle = u.Scheme, u.Host, true
+	}
+	cr, err := LoadCredentials(cfg.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	c.cr = cr
+	return c, nil
+}
+
+// Bucket is the bucket the client asks about.
+func (c *Client) Bucket() string { return c.bucket }
+
+// Credentials are the keys that sign a request.
+type Credentials struct {
+	AccessKey, SecretKey, SessionToken string
+}
+
+// Error is a store's error answer.
+type Error struct {
 	Status  int    `xml:"-"`
 	Code    string `xml:"Code"`
 	Message string `xml:"Message"`
 }
 
-func (e *s3Error) Error() string {
+func (e *Error) Error() string {
 	if e.Message == "" {
 		return fmt.Sprintf("%s (HTTP %d)", e.Code, e.Status)
 	}
 	return e.Message
 }
 
-// objectInfo is what a HEAD or a listing says of an object; a listing's
+// ObjectInfo is what a HEAD or a listing says of an object; a listing's
 // common prefix has only its Key, ending in /.
-type objectInfo struct {
+type ObjectInfo struct {
 	Key          string
 	Size         int64
 	ETag         string
 	LastModified time.Time
 }
 
-// storeCode is the S3 error code of err, with its HTTP status.
-func storeCode(err error) (string, int) {
-	if e, ok := err.(*s3Error); ok {
+// Code is the S3 error code of err, with its HTTP status; "" and 0 when
+// err is not a store's answer.
+func Code(err error) (string, int) {
+	var e *Error
+	if errors.As(err, &e) {
 		return e.Code, e.Status
 	}
 	return "", 0
@@ -88,14 +141,20 @@ func awsEscape(s string, keepSlash bool) string {
 	return b.String()
 }
 
-// creds finds the keys as every AWS client does: the AWS_* variables, then
-// the shared credentials file's profile (AWS_PROFILE, else default).
-func (c *client) creds(static credentials) (credentials, error) {
-	if static.accessKey != "" {
+// LoadCredentials finds the keys as every AWS client does: static when it
+// has an access key, else the AWS_* variables, then the shared credentials
+// file's profile (AWS_PROFILE, else default). ErrNoCredentials says none
+// were found: an access key without its secret cannot sign.
+func LoadCredentials(static Credentials) (Credentials, error) {
+	if static.AccessKey != "" {
 		return static, nil
 	}
 	if ak := os.Getenv("AWS_ACCESS_KEY_ID"); ak != "" {
-		return credentials{ak, os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")}, nil
+		cr := Credentials{ak, os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")}
+		if cr.SecretKey == "" {
+			return Credentials{}, ErrNoCredentials
+		}
+		return cr, nil
 	}
 	file := os.Getenv("AWS_SHARED_CREDENTIALS_FILE")
 	if file == "" {
@@ -108,10 +167,10 @@ func (c *client) creds(static credentials) (credentials, error) {
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return credentials{}, errNoCredentials
+		return Credentials{}, ErrNoCredentials
 	}
 	defer f.Close()
-	var cr credentials
+	var cr Credentials
 	section := ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -126,20 +185,21 @@ func (c *client) creds(static credentials) (credentials, error) {
 		}
 		switch strings.TrimSpace(k) {
 		case "aws_access_key_id":
-			cr.accessKey = strings.TrimSpace(v)
+			cr.AccessKey = strings.TrimSpace(v)
 		case "aws_secret_access_key":
-			cr.secretKey = strings.TrimSpace(v)
+			cr.SecretKey = strings.TrimSpace(v)
 		case "aws_session_token":
-			cr.token = strings.TrimSpace(v)
+			cr.SessionToken = strings.TrimSpace(v)
 		}
 	}
-	if cr.accessKey == "" {
-		return credentials{}, errNoCredentials
+	if cr.AccessKey == "" || cr.SecretKey == "" {
+		return Credentials{}, ErrNoCredentials
 	}
 	return cr, nil
 }
 
-var errNoCredentials = &s3Error{Code: "NoCredentials", Message: "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"}
+// ErrNoCredentials is LoadCredentials' answer when it finds no keys.
+var ErrNoCredentials = &Error{Code: "NoCredentials", Message: "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"}
 
 // request is one request to the bucket: key "" is the bucket itself.
 type request struct {
@@ -150,22 +210,10 @@ type request struct {
 	body   []byte
 }
 
-// do signs and sends r; an answer other than 2xx is an *s3Error.
-func (c *client) do(ctx context.Context, cr credentials, r request) (*http.Response, error) {
-	host, path := c.host, "/"+awsEscape(r.key, true)
-	if c.pathStyle {
-		path = "/" + c.bucket + path
-	} else {
-		host = c.bucket + "." + host
-	}
-	var query []string
-	for k, vs := range r.query {
-		for _, v := range vs {
-			query = append(query, awsEscape(k, false)+"="+awsEscape(v, false))
-		}
-	}
-	sort.Strings(query)
-	rawQuery := strings.Join(query, "&")
+// do signs and sends r; an answer other than 2xx is an *Error.
+func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
+	host, path := c.target(r.key)
+	rawQuery := canonicalQuery(r.query)
 	req, err := http.NewRequestWithContext(ctx, r.method, c.scheme+"://"+host+"/", bytes.NewReader(r.body))
 	if err != nil {
 		return nil, err
@@ -185,8 +233,8 @@ func (c *client) do(ctx context.Context, cr credentials, r request) (*http.Respo
 	amzDate, day := now.Format("20060102T150405Z"), now.Format("20060102")
 	req.Header.Set("X-Amz-Date", amzDate)
 	req.Header.Set("X-Amz-Content-Sha256", payload)
-	if cr.token != "" {
-		req.Header.Set("X-Amz-Security-Token", cr.token)
+	if c.cr.SessionToken != "" {
+		req.Header.Set("X-Amz-Security-Token", c.cr.SessionToken)
 	}
 	signed := []string{"host"}
 	canonHeaders := "host:" + host + "\n"
@@ -203,15 +251,8 @@ func (c *client) do(ctx context.Context, cr credentials, r request) (*http.Respo
 	}
 	signedHeaders := strings.Join(signed, ";")
 	canon := strings.Join([]string{r.method, path, rawQuery, canonHeaders, signedHeaders, payload}, "\n")
-	scope := day + "/" + c.region + "/s3/aws4_request"
-	h := sha256.Sum256([]byte(canon))
-	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(h[:])
-	key := []byte("AWS4" + cr.secretKey)
-	for _, part := range []string{day, c.region, "s3", "aws4_request"} {
-		key = hmacSHA256(key, part)
-	}
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+cr.accessKey+"/"+scope+
-		", SignedHeaders="+signedHeaders+", Signature="+hex.EncodeToString(hmacSHA256(key, toSign)))
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+c.cr.AccessKey+"/"+c.scope(day)+
+		", SignedHeaders="+signedHeaders+", Signature="+c.signature(now, canon))
 	resp, err := c.http.Do(req)
 	if err != nil {
 		// The URL of a url.Error is the opaque form: the host says more.
@@ -225,7 +266,7 @@ func (c *client) do(ctx context.Context, cr credentials, r request) (*http.Respo
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	e := &s3Error{Status: resp.StatusCode}
+	e := &Error{Status: resp.StatusCode}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	_ = xml.Unmarshal(data, e) // a HEAD's answer has no body: the status says it
 	if e.Code == "" {
@@ -243,6 +284,45 @@ func (c *client) do(ctx context.Context, cr credentials, r request) (*http.Respo
 	return nil, e
 }
 
+// target is the host and the escaped path of key ("" is the bucket).
+func (c *Client) target(key string) (host, path string) {
+	host, path = c.host, "/"+awsEscape(key, true)
+	if c.pathStyle {
+		return host, "/" + c.bucket + path
+	}
+	return c.bucket + "." + host, path
+}
+
+// canonicalQuery is q escaped and sorted as SigV4 signs it, and as it is
+// sent.
+func canonicalQuery(q url.Values) string {
+	var query []string
+	for k, vs := range q {
+		for _, v := range vs {
+			query = append(query, awsEscape(k, false)+"="+awsEscape(v, false))
+		}
+	}
+	sort.Strings(query)
+	return strings.Join(query, "&")
+}
+
+// scope is the credential scope of a signature made on day (20060102).
+func (c *Client) scope(day string) string {
+	return day + "/" + c.region + "/s3/aws4_request"
+}
+
+// signature signs the canonical request canon at t (UTC).
+func (c *Client) signature(t time.Time, canon string) string {
+	day := t.Format("20060102")
+	h := sha256.Sum256([]byte(canon))
+	toSign := "AWS4-HMAC-SHA256\n" + t.Format("20060102T150405Z") + "\n" + c.scope(day) + "\n" + hex.EncodeToString(h[:])
+	key := []byte("AWS4" + c.cr.SecretKey)
+	for _, part := range []string{day, c.region, "s3", "aws4_request"} {
+		key = hmacSHA256(key, part)
+	}
+	return hex.EncodeToString(hmacSHA256(key, toSign))
+}
+
 func hmacSHA256(key []byte, data string) []byte {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(data))
@@ -250,13 +330,14 @@ func hmacSHA256(key []byte, data string) []byte {
 }
 
 // info reads an object's description from the headers of its answer.
-func info(key string, h http.Header, size int64) objectInfo {
+func info(key string, h http.Header, size int64) ObjectInfo {
 	mod, _ := http.ParseTime(h.Get("Last-Modified"))
-	return objectInfo{Key: key, Size: size, ETag: strings.Trim(h.Get("ETag"), `"`), LastModified: mod.UTC()}
+	return ObjectInfo{Key: key, Size: size, ETag: strings.Trim(h.Get("ETag"), `"`), LastModified: mod.UTC()}
 }
 
-// condition sets If-Match (etag) or If-None-Match (none) on h.
-func condition(ifMatch, ifNoneMatch string) http.Header {
+// Condition is a header of If-Match ifMatch (an ETag) and If-None-Match
+// ifNoneMatch, each when set.
+func Condition(ifMatch, ifNoneMatch string) http.Header {
 	h := http.Header{}
 	if ifMatch != "" {
 		h.Set("If-Match", `"`+ifMatch+`"`)
@@ -267,69 +348,76 @@ func condition(ifMatch, ifNoneMatch string) http.Header {
 	return h
 }
 
-// head describes the object at key.
-func (c *client) head(ctx context.Context, cr credentials, key string) (objectInfo, error) {
-	resp, err := c.do(ctx, cr, request{method: http.MethodHead, key: key})
+// Head describes the object at key.
+func (c *Client) Head(ctx context.Context, key string) (ObjectInfo, error) {
+	resp, err := c.do(ctx, request{method: http.MethodHead, key: key})
 	if err != nil {
-		return objectInfo{}, err
+		return ObjectInfo{}, err
 	}
 	resp.Body.Close()
 	return info(key, resp.Header, resp.ContentLength), nil
 }
 
-// get streams [off, off+n) of the object at key (all of it when n is 0),
+// Get streams [off, off+n) of the object at key (all of it when n is 0),
 // If-Match etag when set.
-func (c *client) get(ctx context.Context, cr credentials, key, etag string, off, n int64) (io.ReadCloser, error) {
-	h := condition(etag, "")
+func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.ReadCloser, error) {
+	h := Condition(etag, "")
 	if n > 0 {
 		h.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-"+strconv.FormatInt(off+n-1, 10))
 	}
-	resp, err := c.do(ctx, cr, request{method: http.MethodGet, key: key, header: h})
+	resp, err := c.do(ctx, request{method: http.MethodGet, key: key, header: h})
 	if err != nil {
 		return nil, err
 	}
 	return resp.Body, nil
 }
 
-// put writes the object at key under the conditions of h.
-func (c *client) put(ctx context.Context, cr credentials, key string, data []byte, h http.Header) (objectInfo, error) {
-	resp, err := c.do(ctx, cr, request{method: http.MethodPut, key: key, header: h, body: data})
+// Put writes the object at key under the conditions of h.
+func (c *Client) Put(ctx context.Context, key string, data []byte, h http.Header) (ObjectInfo, error) {
+	resp, err := c.do(ctx, request{method: http.MethodPut, key: key, header: h, body: data})
 	if err != nil {
-		return objectInfo{}, err
+		return ObjectInfo{}, err
 	}
 	resp.Body.Close()
 	return info(key, resp.Header, int64(len(data))), nil
 }
 
-// copy copies the object src, If-Match srcETag, to dst.
-func (c *client) copy(ctx context.Context, cr credentials, src, srcETag, dst string) error {
+// Copy copies the object src, If-Match srcETag, to dst.
+func (c *Client) Copy(ctx context.Context, src, srcETag, dst string) error {
 	h := http.Header{}
 	h.Set("X-Amz-Copy-Source", "/"+c.bucket+"/"+awsEscape(src, true))
 	h.Set("X-Amz-Copy-Source-If-Match", `"`+srcETag+`"`)
-	resp, err := c.do(ctx, cr, request{method: http.MethodPut, key: dst, header: h})
+	resp, err := c.do(ctx, request{method: http.MethodPut, key: dst, header: h})
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
 	// A copy can fail after its 200: the body is then an error.
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil {
-		return err
-	}
-	var e s3Error
-	if xml.Unmarshal(data, &struct {
-		XMLName xml.Name `xml:"Error"`
-		*s3Error
-	}{s3Error: &e}) == nil {
-		e.Status = http.StatusInternalServerError
-		return &e
-	}
-	return nil
+	_, err = readAnswer(resp)
+	return err
 }
 
-// del deletes the object at key, If-Match etag when set.
-func (c *client) del(ctx context.Context, cr credentials, key, etag string) error {
-	resp, err := c.do(ctx, cr, request{method: http.MethodDelete, key: key, header: condition(etag, "")})
+// readAnswer reads the body of a 2xx answer that may still be an error
+// (CopyObject, CompleteMultipartUpload fail after their 200).
+func readAnswer(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, err
+	}
+	var e Error
+	if xml.Unmarshal(data, &struct {
+		XMLName xml.Name `xml:"Error"`
+		*Error
+	}{Error: &e}) == nil {
+		e.Status = http.StatusInternalServerError
+		return nil, &e
+	}
+	return data, nil
+}
+
+// Delete deletes the object at key, If-Match etag when set.
+func (c *Client) Delete(ctx context.Context, key, etag string) error {
+	resp, err := c.do(ctx, request{method: http.MethodDelete, key: key, header: Condition(etag, "")})
 	if err != nil {
 		return err
 	}
@@ -337,8 +425,8 @@ func (c *client) del(ctx context.Context, cr credentials, key, etag string) erro
 	return nil
 }
 
-// deleteBatch deletes up to 1,000 keys in one request.
-func (c *client) deleteBatch(ctx context.Context, cr credentials, keys []string) error {
+// DeleteBatch deletes up to 1,000 keys in one request.
+func (c *Client) DeleteBatch(ctx context.Context, keys []string) error {
 	type object struct {
 		Key string `xml:"Key"`
 	}
@@ -360,7 +448,7 @@ func (c *client) deleteBatch(ctx context.Context, cr credentials, keys []string)
 	h := http.Header{}
 	h.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
 	h.Set("Content-Type", "application/xml")
-	resp, err := c.do(ctx, cr, request{method: http.MethodPost, query: url.Values{"delete": {""}}, header: h, body: body})
+	resp, err := c.do(ctx, request{method: http.MethodPost, query: url.Values{"delete": {""}}, header: h, body: body})
 	if err != nil {
 		return err
 	}
@@ -377,7 +465,7 @@ func (c *client) deleteBatch(ctx context.Context, cr credentials, keys []string)
 	}
 	for _, e := range result.Errors {
 		if e.Code != "NoSuchKey" {
-			return &s3Error{Status: http.StatusInternalServerError, Code: e.Code, Message: e.Key + ": " + e.Message}
+			return &Error{Status: http.StatusInternalServerError, Code: e.Code, Message: e.Key + ": " + e.Message}
 		}
 	}
 	return nil
@@ -387,12 +475,12 @@ func (c *client) deleteBatch(ctx context.Context, cr credentials, keys []string)
 // find (200 entries) and a few more.
 const firstListPage = 256
 
-// list yields the keys below prefix (after startAfter, when set) in key
+// List yields the keys below prefix (after startAfter, when set) in key
 // order, a page (ListObjectsV2) fetched when the one before is used up,
 // and, with a delimiter, the common prefixes among them; at most max when
 // max > 0.
-func (c *client) list(ctx context.Context, cr credentials, prefix, delimiter string, max int, startAfter string) iter.Seq2[objectInfo, error] {
-	return func(yield func(objectInfo, error) bool) {
+func (c *Client) List(ctx context.Context, prefix, delimiter string, max int, startAfter string) iter.Seq2[ObjectInfo, error] {
+	return func(yield func(ObjectInfo, error) bool) {
 		// The first page is short, so that a first page of ls or find
 		// costs the same in a directory of any size; the next are full.
 		token, n, size := "", 0, firstListPage
@@ -411,9 +499,9 @@ func (c *client) list(ctx context.Context, cr credentials, prefix, delimiter str
 			} else if startAfter != "" {
 				q.Set("start-after", startAfter)
 			}
-			resp, err := c.do(ctx, cr, request{method: http.MethodGet, query: q})
+			resp, err := c.do(ctx, request{method: http.MethodGet, query: q})
 			if err != nil {
-				yield(objectInfo{}, err)
+				yield(ObjectInfo{}, err)
 				return
 			}
 			var page struct {
@@ -433,7 +521,7 @@ func (c *client) list(ctx context.Context, cr credentials, prefix, delimiter str
 			err = xml.NewDecoder(resp.Body).Decode(&page)
 			resp.Body.Close()
 			if err != nil {
-				yield(objectInfo{}, err)
+				yield(ObjectInfo{}, err)
 				return
 			}
 			// Keys come escaped only when the store says so (not every
@@ -445,23 +533,23 @@ func (c *client) list(ctx context.Context, cr credentials, prefix, delimiter str
 				return url.QueryUnescape(k)
 			}
 			// Keys and prefixes come apart; together they are in key order.
-			var infos []objectInfo
+			var infos []ObjectInfo
 			for _, o := range page.Contents {
 				key, err := unescape(o.Key)
 				if err != nil {
-					yield(objectInfo{}, err)
+					yield(ObjectInfo{}, err)
 					return
 				}
 				mod, _ := time.Parse(time.RFC3339Nano, o.LastModified)
-				infos = append(infos, objectInfo{Key: key, Size: o.Size, ETag: strings.Trim(o.ETag, `"`), LastModified: mod.UTC()})
+				infos = append(infos, ObjectInfo{Key: key, Size: o.Size, ETag: strings.Trim(o.ETag, `"`), LastModified: mod.UTC()})
 			}
 			for _, p := range page.CommonPrefixes {
 				key, err := unescape(p.Prefix)
 				if err != nil {
-					yield(objectInfo{}, err)
+					yield(ObjectInfo{}, err)
 					return
 				}
-				infos = append(infos, objectInfo{Key: key})
+				infos = append(infos, ObjectInfo{Key: key})
 			}
 			sort.Slice(infos, func(i, j int) bool { return infos[i].Key < infos[j].Key })
 			for _, o := range infos {

@@ -1,0 +1,225 @@
+package s3client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/s3fs/s3test"
+)
+
+// testClient is a client of a new bucket on the test server, or skips t.
+func testClient(t *testing.T) *Client {
+	t.Helper()
+	bucket := s3test.Bucket(t)
+	access, secret := s3test.Keys()
+	c, err := New(Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: Credentials{AccessKey: access, SecretKey: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// openUploads are the multipart uploads the bucket holds.
+func openUploads(t *testing.T, c *Client) int {
+	t.Helper()
+	resp, err := c.do(context.Background(), request{method: http.MethodGet, query: url.Values{"uploads": {""}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var result struct {
+		Uploads []struct {
+			UploadID string `xml:"UploadId"`
+		} `xml:"Upload"`
+	}
+	if err := xml.NewDecoder(resp.Body).Decode(&result); err != nil {
+		t.Fatal(err)
+	}
+	return len(result.Uploads)
+}
+
+const testPart = 5 << 20 // S3's smallest part
+
+// TestUpload: what goes up in one PUT or in parts comes back byte for
+// byte, with its headers, from a presigned GET, whose params the store
+// answers with.
+func TestUpload(t *testing.T) {
+	c := testClient(t)
+	large := make([]byte, 2*testPart+testPart/3)
+	_, _ = rand.Read(large)
+	for _, tc := range []struct {
+		name    string
+		content []byte
+	}{
+		{"empty", nil},
+		{"small", []byte("a,b\n1,2\n")},
+		{"exactly a part", large[:testPart]},
+		{"three parts", large},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "dir/" + tc.name + " ü.csv"
+			h := http.Header{}
+			h.Set("Content-Type", "text/csv")
+			h.Set("X-Amz-Meta-Sha256", "abc")
+			o, err := c.Upload(context.Background(), key, bytes.NewReader(tc.content), int64(len(tc.content)), testPart, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Size != int64(len(tc.content)) || o.ETag == "" {
+				t.Errorf("Upload: %+v", o)
+			}
+			head, err := c.Head(context.Background(), key)
+			if err != nil || head.Size != int64(len(tc.content)) || head.ETag != o.ETag {
+				t.Errorf("Head: %+v %v, want size %d, ETag %s", head, err, len(tc.content), o.ETag)
+			}
+			link, err := c.PresignGet(key, time.Hour, url.Values{"response-content-disposition": {"attachment"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.Get(link)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !bytes.Equal(body, tc.content) {
+				t.Fatalf("GET: %d, %d bytes, want 200, %d bytes", resp.StatusCode, len(body), len(tc.content))
+			}
+			for k, want := range map[string]string{"Content-Type": "text/csv", "Content-Disposition": "attachment", "X-Amz-Meta-Sha256": "abc"} {
+				if got := resp.Header.Get(k); got != want {
+					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+	if n := openUploads(t, c); n != 0 {
+		t.Errorf("%d multipart uploads left open", n)
+	}
+}
+
+// TestPresignTampered: a presigned link whose query is changed is refused.
+func TestPresignTampered(t *testing.T) {
+	c := testClient(t)
+	if _, err := c.Put(context.Background(), "k", []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	link, err := c.PresignGet("k", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(link + "&response-content-type=text%2Fhtml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("GET of a changed link: %d, want 403", resp.StatusCode)
+	}
+}
+
+// brokenReader gives n zero bytes, then err.
+type brokenReader struct {
+	n   int
+	err error
+}
+
+func (b *brokenReader) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		return 0, b.err
+	}
+	k := min(len(p), b.n)
+	clear(p[:k])
+	b.n -= k
+	return k, nil
+}
+
+// TestUploadFailureLeavesNothing: a content that fails, before the first
+// part or after some, or a store that refuses a part, leaves no object and
+// no open upload, and the reader's error comes back.
+func TestUploadFailureLeavesNothing(t *testing.T) {
+	c := testClient(t)
+	cause := errors.New("the file changed")
+	size := int64(3 * testPart)
+	for _, tc := range []struct {
+		name string
+		r    io.Reader
+		key  string
+		want error
+	}{
+		{"one PUT", &brokenReader{n: 100, err: cause}, "small", cause},
+		{"first part", &brokenReader{n: 100, err: cause}, "first", cause},
+		{"after two parts", &brokenReader{n: 2*testPart + 100, err: cause}, "later", cause},
+		{"short content", &brokenReader{n: testPart + 100, err: io.EOF}, "short", io.ErrUnexpectedEOF},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := size
+			if tc.key == "small" {
+				n = 1000
+			}
+			_, err := c.Upload(context.Background(), tc.key, tc.r, n, testPart, nil)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Upload: %v, want %v", err, tc.want)
+			}
+			if _, err := c.Head(context.Background(), tc.key); !isNoSuchKey(err) {
+				t.Errorf("after a failed upload, HEAD: %v", err)
+			}
+		})
+	}
+	if n := openUploads(t, c); n != 0 {
+		t.Errorf("%d multipart uploads left open", n)
+	}
+}
+
+// TestUploadCancelledAborts: a cancelled context fails the upload, and
+// the abort still runs.
+func TestUploadCancelledAborts(t *testing.T) {
+	c := testClient(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &cancellingReader{r: bytes.NewReader(make([]byte, 2*testPart)), after: testPart + 1, cancel: cancel}
+	if _, err := c.Upload(ctx, "k", r, 2*testPart, testPart, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Upload: %v, want context.Canceled", err)
+	}
+	if n := openUploads(t, c); n != 0 {
+		t.Errorf("%d multipart uploads left open", n)
+	}
+}
+
+// cancellingReader cancels once after bytes have been read.
+type cancellingReader struct {
+	r      io.Reader
+	after  int
+	cancel func()
+}
+
+func (c *cancellingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.after -= n; c.after <= 0 {
+		c.cancel()
+	}
+	return n, err
+}
+
+func isNoSuchKey(err error) bool {
+	code, status := Code(err)
+	return code == "NoSuchKey" || status == http.StatusNotFound
+}
+
+func TestUploadPartSizeGrows(t *testing.T) {
+	for _, tc := range []struct{ size, part, want int64 }{
+		{10, 5, 5},
+		{maxParts * 5, 5, 5},
+		{maxParts*5 + 1, 5, 6},
+	} {
+		if got := partSizeFor(tc.size, tc.part); got != tc.want {
+			t.Errorf("partSizeFor(%d, %d) = %d, want %d", tc.size, tc.part, got, tc.want)
+		}
+	}
+}
