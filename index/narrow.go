@@ -142,7 +142,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	dirState := make([]uint8, len(ix.dirs)) // 0 same, 1 changed, 2 gone or not a directory
 	infos := make([]backend.FileInfo, len(ix.files))
 	parallel(len(ix.dirs), func(i int) {
-		fd, err := unix.Open(filepath.Join(ix.root, ix.dirs[i].path), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(filepath.Join(ix.root, ix.dirs[i].path), dirFlags, 0)
 		if err != nil {
 			dirState[i] = 2
 			return
@@ -284,7 +284,7 @@ func (ix *Index) opener(rel, dirVersion string) func() (io.ReadCloser, error) {
 	dir := filepath.Join(ix.root, parent(rel))
 	name := path.Base(rel)
 	return func() (io.ReadCloser, error) {
-		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		dfd, err := unix.Open(dir, dirFlags, 0)
 		if err != nil {
 			return nil, goneSince(rel)
 		}
