@@ -369,6 +369,14 @@ func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.Re
 	if err != nil {
 		return nil, err
 	}
+	// A store may check If-Match and then serve a version written in
+	// between (versitygw's posix backend did, under 8 concurrent writers):
+	// the response's own ETag must be the one asked for.
+	if got := strings.Trim(resp.Header.Get("ETag"), `"`); etag != "" && got != "" && got != etag {
+		resp.Body.Close()
+		return nil, &Error{Status: http.StatusPreconditionFailed, Code: "PreconditionFailed",
+			Message: "the store served version " + got + " for If-Match " + etag}
+	}
 	return resp.Body, nil
 }
 

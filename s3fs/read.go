@@ -3,6 +3,8 @@ package s3fs
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -118,7 +120,25 @@ func (r *reader) get(off, n int64) ([]byte, error) {
 	if _, err := io.ReadFull(body, data); err != nil {
 		return nil, r.f.mapErr(err, r.c)
 	}
+	// A whole object whose ETag is its MD5 (one PUT, as s3fs writes) is
+	// checked against it: bytes of another version are never served as
+	// this one.
+	if off == 0 && n == r.info.Size && isMD5(r.info.Version) {
+		if sum := md5.Sum(data); hex.EncodeToString(sum[:]) != r.info.Version {
+			return nil, errChanged
+		}
+	}
 	return data, nil
+}
+
+// isMD5 says whether an ETag is a plain MD5 (32 hex digits), not a
+// multipart upload's.
+func isMD5(etag string) bool {
+	if len(etag) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(etag)
+	return err == nil
 }
 
 // rangeBody starts a GET of [off, off+n) of the reader's version; n is
