@@ -1,6 +1,7 @@
 package editmatch
 
 import (
+	"github.com/agentfs/agentfs/internal/editcases"
 	"strings"
 	"testing"
 )
@@ -10,24 +11,7 @@ import (
 // order, each once, and the index of a large batch finds what the scans
 // find. (core's FuzzEditMatch checks what an edit writes there.)
 func FuzzLocate(f *testing.F) {
-	seeds := [][3]string{
-		{"a\nb\nc\n", "b", "B"},
-		{"a\r\nb\r\nc\r\n", "a\nb", "x\ny"},
-		{"a\r\nb\nc\r\n", "b\n", "b1\nb2\n"},
-		{"\xEF\xBB\xBFone\ntwo", "two", "2"},
-		{"func f() {  \n\treturn 1\t\n}\n", "func f() {\n\treturn 1\n}\n", "x\n"},
-		{"\tif x {\n\t\treturn 1\n\t}\n", "    if x {\n        return 1\n    }", "    if y {\n        return 2\n    }"},
-		{"say(\u201chi\u201d) \u2014 ok\n", `say("hi") - ok`, "z"},
-		{"one\ntwo\nthree\n", "  2\ttwo\n  3\tthree", "  2\tTWO"},
-		{"x \nx\t\n", "x\n", "y\n"},
-		{"\r\n\r\n", "\n", "\r"},
-		{"ab\u00a0cd", "b c", "q"},
-		{"a \u2018x\u2019\r\nb\u200b\r\n", "'x'\nb", "y"},
-		{"\uFB01 \xff\uFB01", "fi", "x"},
-		{"print(\"hello\")\n", "print(\u201chello\u201d)", "print(\u201chello, world\u201d)"},
-		{"wait... \"x\"\n", "wait\u2026 \u201cx\u201d", "wait\u2026 \u201cy\u201d \u2014 z"},
-	}
-	for _, s := range seeds {
+	for _, s := range editcases.FuzzSeeds {
 		f.Add(s[0], s[1], s[2])
 	}
 	f.Fuzz(func(t *testing.T, src, old, _ string) {
