@@ -1,7 +1,7 @@
 package index
 
 import (
-	"regexp"
+	"github.com/agentfs/agentfs/search"
 	"regexp/syntax"
 	"strings"
 	"unicode"
@@ -95,15 +95,7 @@ func Plan(query string, isRegex, ignoreCase bool) *Query {
 	if !isRegex && !ignoreCase {
 		return exactQuery([]string{query})
 	}
-	pattern := query
-	if !isRegex {
-		pattern = regexp.QuoteMeta(query)
-	}
-	flags := syntax.Perl
-	if ignoreCase {
-		flags |= syntax.FoldCase
-	}
-	tree, err := syntax.Parse(pattern, flags)
+	_, tree, err := search.Parse(query, isRegex, ignoreCase)
 	if err != nil {
 		return allQuery
 	}

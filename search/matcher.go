@@ -40,6 +40,22 @@ type Matcher struct {
 	run *classRun
 }
 
+// Parse reads a query as the matcher does: a fixed string quoted, case
+// folded for ignoreCase, in RE2's Perl syntax. It gives the pattern and its
+// syntax tree, which the content index plans its trigrams from.
+func Parse(query string, isRegex, ignoreCase bool) (string, *syntax.Regexp, error) {
+	pattern := query
+	if !isRegex {
+		pattern = regexp.QuoteMeta(query)
+	}
+	flags := syntax.Perl
+	if ignoreCase {
+		flags |= syntax.FoldCase
+	}
+	tree, err := syntax.Parse(pattern, flags)
+	return pattern, tree, err
+}
+
 // NewMatcher compiles a query. An invalid regex is INVALID_REGEX with the
 // position of the offending part.
 func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
@@ -53,15 +69,7 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 	if !isRegex && !ignoreCase {
 		return &Matcher{lit: newLitFinder([]byte(query))}, nil
 	}
-	pattern := query
-	if !isRegex {
-		pattern = regexp.QuoteMeta(query)
-	}
-	flags := syntax.Perl
-	if ignoreCase {
-		flags |= syntax.FoldCase
-	}
-	tree, err := syntax.Parse(pattern, flags)
+	pattern, tree, err := Parse(query, isRegex, ignoreCase)
 	if err != nil {
 		return nil, RegexError(query, err)
 	}
