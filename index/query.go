@@ -1,11 +1,12 @@
 package index
 
 import (
-	"github.com/agentfs/agentfs/search"
 	"regexp/syntax"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/search"
 )
 
 // queryOp is what a Query node asks of a file's trigrams.
