@@ -92,7 +92,7 @@ func newSeededFixture(t *testing.T, seed uint64) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, dir: dir, fsys: fsys, rng: rand.New(rand.NewPCG(seed, 2))}
-	f.tl = &core.Tools{FS: fsys, Index: counting{f: f, Finder: Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles()}}}
+	f.tl = &core.Tools{FS: fsys, Index: counting{f: f, Finder: Local(fsys)}}
 	return f
 }
 

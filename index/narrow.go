@@ -34,6 +34,11 @@ type Finder struct {
 	Direct bool
 }
 
+// Local is the Finder of a local workspace, everything taken from it.
+func Local(fsys *localfs.FS) Finder {
+	return Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles()}
+}
+
 // maxRelisted bounds the directories changed since the build that a
 // search lists again rather than walking the whole tree.
 const maxRelisted = 256
@@ -301,7 +306,7 @@ func (ix *Index) opener(rel, dirVersion string) func() (io.ReadCloser, error) {
 			unix.Close(fd)
 			return nil, goneSince(rel)
 		}
-		return &fdReader{fd: fd}, nil
+		return localfs.FDReader(fd), nil
 	}
 }
 
@@ -312,27 +317,6 @@ func goneSince(rel string) error {
 	return fault.Errorf(fault.CodeNotFound, "the file changed during the search.").WithPath(rel).
 		WithHint("search again")
 }
-
-// fdReader reads a raw descriptor: cheaper than an *os.File, which asks
-// the runtime poller about every file it wraps.
-type fdReader struct{ fd int }
-
-func (r *fdReader) Read(p []byte) (int, error) {
-	for {
-		n, err := unix.Read(r.fd, p)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return 0, err
-		case n == 0 && len(p) > 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
-}
-
-func (r *fdReader) Close() error { return unix.Close(r.fd) }
 
 // sameNow reports whether a walked file is the indexed one.
 func sameNow(f *fileEntry, e backend.WalkEntry) bool {

@@ -261,6 +261,10 @@ func (r *fdReader) Read(p []byte) (int, error) {
 
 func (r *fdReader) Close() error { return unix.Close(r.fd) }
 
+// FDReader reads and closes the raw descriptor fd as a walk's opens do
+// (the content index opens files itself, relative to their directories).
+func FDReader(fd int) io.ReadCloser { return &fdReader{fd: fd} }
+
 type dirEntry struct {
 	name string
 	typ  backend.FileType

@@ -353,7 +353,7 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	// The content index covers local trees (an object store has no cheap
 	// proof of freshness: no inode, no ctime).
 	if lfs, ok := fsys.(*localfs.FS); ok {
-		tl.Index = index.Finder{Abs: lfs.Abs, Walker: lfs, Config: lfs.Fingerprint(), Direct: !lfs.DeniesFiles()}
+		tl.Index = index.Local(lfs)
 	}
 	if loc := c.String("assets"); loc != "" {
 		tl.Assets = &lazyStore{open: func() (assets.Store, error) { return openAssets(c, loc) }}
