@@ -304,8 +304,7 @@ func unchangedSince(ctx context.Context, dfd int, name string, copied map[string
 		return err
 	}
 	if !maps.Equal(now, copied) {
-		return fault.Errorf(fault.CodeStale, "the directory changed while it was being copied to the other file system.").
-			WithPath(display).WithHint("nothing was moved; run mv again")
+		return stale(display)
 	}
 	return nil
 }
