@@ -555,7 +555,6 @@ func (w *window) skip(ctx context.Context, lr *lineReader, start, skip int) erro
 			return pastEnd(start, n-1, w.display)
 		}
 	}
-	w.reading = start - 1
 	return nil
 }
 
@@ -706,20 +705,20 @@ func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) 
 	if !w.midLine {
 		least = minPiece
 	}
-	kLeast := -1
+	kLeast, found := 0, false
 	for k := least + c.Unit(); k <= min(len(raw), least+c.Unit()+utf8.UTFMax); k++ {
 		if b := c.Boundary(raw, k); b >= least+c.Unit() {
-			kLeast = b
+			kLeast, found = b, true
 			break
 		}
 	}
-	if kLeast < 0 || !fits(kLeast) {
+	if !found || !fits(kLeast) {
 		needed := w.skeleton
 		what := fmt.Sprintf("line %d does not fit, whole or in a part of %d bytes", n, least)
 		if w.midLine {
 			what = fmt.Sprintf("the next character of line %d does not fit", n)
 		}
-		if kLeast < 0 {
+		if !found {
 			needed += w.cost(*whole, n) // the line is shorter than its least piece
 		} else {
 			text, _ := c.Decode(raw[:kLeast])
@@ -880,13 +879,11 @@ type lineReader struct {
 func (r *lineReader) next(limit int) ([]byte, error) {
 	r.buf, r.tail, r.lineLen, r.inLine = r.buf[:0], r.tail[:0], 0, true
 	for r.inLine {
-		if len(r.buf) >= limit && r.lineLen > 0 {
+		if len(r.buf) >= limit {
 			return r.buf, nil
 		}
 		chunk, err := r.consume()
-		if room := limit - len(r.buf); room > 0 {
-			r.buf = append(r.buf, chunk[:min(room, len(chunk))]...)
-		}
+		r.buf = append(r.buf, chunk[:min(limit-len(r.buf), len(chunk))]...)
 		if err != nil {
 			return r.buf, err
 		}
@@ -918,7 +915,7 @@ func (r *lineReader) consume() ([]byte, error) {
 	case r.c.BigEndian():
 		// 00 0A ends a line when the 0A is at an odd offset.
 		r.inLine = !(r.pos%2 == 0 && len(r.tail) >= 2 && r.tail[len(r.tail)-2] == 0)
-	case (r.pos-1)%2 == 0:
+	case r.pos%2 == 1:
 		// 0A 00 at an even offset; Peek may move the buffer, so copy first.
 		chunk = append([]byte(nil), chunk...)
 		if b, _ := r.br.Peek(1); len(b) == 1 && b[0] == 0 {
@@ -932,7 +929,8 @@ func (r *lineReader) consume() ([]byte, error) {
 	}
 	if !r.inLine {
 		r.lastTerm = termLF
-		if u := r.c.Unit(); r.lineLen >= 2*u && len(r.tail) >= 2*u &&
+		// tail holds only this line's bytes.
+		if u := r.c.Unit(); len(r.tail) >= 2*u &&
 			string(r.tail[len(r.tail)-2*u:len(r.tail)-u]) == string(r.c.CR()) {
 			r.lastTerm = termCRLF
 		}

@@ -102,6 +102,11 @@ func TestReadTable(t *testing.T) {
 		{name: "default keeps 2000 chars", file: strings.Repeat("😀", 2000) + "\n", content: strings.Repeat("😀", 2000) + "\n", ending: "lf", encoding: "utf-8", total: 1},
 		{name: "default cut utf-16", file: utf16le(strings.Repeat("😀", 2001)+"\n", true), content: strings.Repeat("😀", 2000) + " …[line cut: 8004 bytes in all]\n", ending: "lf", bom: true, encoding: "utf-16le", total: 1, cut: 1},
 		{name: "default cut shift_jis", file: strings.Repeat("\x93\xfa", 2001), req: ReadRequest{Encoding: "shift_jis"}, content: strings.Repeat("日", 2000) + " …[line cut: 4002 bytes in all]", ending: "none", encoding: "shift_jis", total: 1, cut: 1},
+		{name: "line numbers of each line", file: "a\nb\nc\n", req: ReadRequest{IncludeLineNumbers: true}, content: "1\ta\n2\tb\n3\tc\n", ending: "lf", encoding: "utf-8", total: 3},
+		{name: "utf-16be empty line", file: utf16be("a\n\nb"), content: "a\n\nb", ending: "lf", bom: true, encoding: "utf-16be", total: 3},
+		{name: "default cut utf-16 crlf", file: utf16le(strings.Repeat("😀", 2001)+"\r\n", true), content: strings.Repeat("😀", 2000) + " …[line cut: 8004 bytes in all]\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 1, cut: 1},
+		{name: "cut crlf line read in part", file: strings.Repeat("x", 100) + "\r\nb\r\n", req: ReadRequest{LineTruncation: LineTruncation{Chars: new(2)}}, content: "xx …[line cut: 100 bytes in all]\nb\n", ending: "crlf", encoding: "utf-8", total: 2, cut: 1},
+		{name: "cut utf-16 crlf line read in part", file: utf16le(strings.Repeat("x", 100)+"\r\nb\r\n", true), req: ReadRequest{LineTruncation: LineTruncation{Chars: new(2)}}, content: "xx …[line cut: 200 bytes in all]\nb\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 2, cut: 1},
 		{name: "svg is text", file: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", content: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", ending: "lf", encoding: "utf-8", total: 1},
 	}
 	for _, tc := range tests {

@@ -40,6 +40,8 @@ type Stats struct {
 	// each), and ReadAtBytes the bytes they read.
 	ReadAts     int
 	ReadAtBytes int64
+	// Reads counts the stream's Read calls (a system call each on a disk).
+	Reads int
 	// Writes counts the files written.
 	Writes int
 }
@@ -223,6 +225,8 @@ func (m *FS) count(n int, at bool) {
 	if at {
 		m.stats.ReadAts++
 		m.stats.ReadAtBytes += int64(n)
+	} else {
+		m.stats.Reads++
 	}
 }
 

@@ -1,0 +1,331 @@
+package core
+
+import (
+	"context"
+	"encoding/base64"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
+	"github.com/agentfs/agentfs/textfile"
+)
+
+// TestReadMediaAtItsLimit reads an image of exactly ReadMaxMediaBytes whole,
+// and refuses one byte more.
+func TestReadMediaAtItsLimit(t *testing.T) {
+	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+	at := png + strings.Repeat("\x00", ReadMaxMediaBytes-len(png))
+	tl := &Tools{FS: memfs.New(map[string]string{"at.png": at, "over.png": at + "\x00"})}
+	// offset 1 is where any read starts: accepted on an image.
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "at.png", Offset: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := base64.StdEncoding.DecodeString(res.Data)
+	if err != nil || string(data) != at || res.Size != ReadMaxMediaBytes {
+		t.Errorf("an image of %d bytes: size %d, %d bytes of data (%v)", len(at), res.Size, len(data), err)
+	}
+	_, err = tl.Read(context.Background(), ReadRequest{Path: "over.png"})
+	if codeOf(err) != fault.CodeTooLarge {
+		t.Errorf("an image of %d bytes: %v, want TOO_LARGE", len(at)+1, err)
+	}
+}
+
+// TestReadFromTheStartReadsForward checks that a first window streams the
+// file in large reads and never reads backwards, as a tail does.
+func TestReadFromTheStartReadsForward(t *testing.T) {
+	file := strings.Repeat(strings.Repeat("x", 99)+"\n", 10000)
+	fsys := memfs.New(map[string]string{"f": file})
+	tl := &Tools{FS: fsys}
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "f", LineTruncation: LineTruncation{Chars: new(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || !strings.HasPrefix(file, res.Content) || res.TotalLines == nil || *res.TotalLines != 10000 {
+		t.Fatalf("lines %d-%d of %v, truncated %v", res.StartLine, res.EndLine, res.TotalLines, res.Truncated)
+	}
+	st := fsys.Stats()
+	// The window in readBufSize reads, the count in countChunk reads, and
+	// the reads that find each end.
+	most := len(res.Content)/readBufSize + len(file)/countChunk + 4
+	t.Logf("%d bytes of content: %d reads, %d ranged", len(res.Content), st.Reads, st.ReadAts)
+	if st.ReadAts != 0 || st.Reads > most {
+		t.Errorf("a first window of %d bytes took %d reads and %d ranged reads, want at most %d and 0", len(res.Content), st.Reads, st.ReadAts, most)
+	}
+}
+
+// TestReadContinuationReadsItsWindow checks that a continuation near the end
+// reads the start of the file only to classify it, and nothing else before
+// its offset.
+func TestReadContinuationReadsItsWindow(t *testing.T) {
+	file := strings.Repeat(strings.Repeat("y", 99)+"\n", 10000)
+	fsys := memfs.New(map[string]string{"f": file})
+	tl := &Tools{FS: fsys}
+	at := len(file) - 1000
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: 9991, ByteOffset: int64(at), Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != file[at:at+100] || res.TotalLines == nil || *res.TotalLines != 10000 {
+		t.Fatalf("window at %d: %q, total %v", at, res.Content, res.TotalLines)
+	}
+	if got, most := fsys.Stats().BytesRead, int64(textfile.SniffBytes+1+minPiece+len(file)-at); got > most {
+		t.Errorf("a window %d bytes from the end read %d bytes, want at most %d", len(file)-at, got, most)
+	}
+}
+
+// TestReadCountsLinesUpToTheLimit: a truncated window of a file of
+// ReadCountMaxBytes still gives totalLines; one byte more does not.
+func TestReadCountsLinesUpToTheLimit(t *testing.T) {
+	for _, size := range []int{ReadCountMaxBytes, ReadCountMaxBytes + 1} {
+		file := strings.Repeat("z\n", size/2) + strings.Repeat("z", size%2)
+		tl := &Tools{FS: memfs.New(map[string]string{"f": file})}
+		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counted := res.TotalLines != nil; counted != (size <= ReadCountMaxBytes) || counted && *res.TotalLines != size/2 {
+			t.Errorf("a file of %d bytes: totalLines %v", size, res.TotalLines)
+		}
+	}
+}
+
+// TestReadLongLineCost: a window of a file over ReadCountMaxBytes that is
+// one line reads about a window of it, not the line to its end.
+func TestReadLongLineCost(t *testing.T) {
+	file := strings.Repeat("w", ReadCountMaxBytes+1)
+	fsys := memfs.New(map[string]string{"f": file})
+	tl := &Tools{FS: fsys}
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "f", LineTruncation: LineTruncation{Chars: new(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || res.NextOffset == nil || *res.NextOffset != 1 || !strings.HasPrefix(file, res.Content) {
+		t.Fatalf("truncated %v, nextOffset %v, %d bytes", res.Truncated, res.NextOffset, len(res.Content))
+	}
+	if got, most := fsys.Stats().BytesRead, int64(2*ReadMaxBytes+2*readBufSize); got > most {
+		t.Errorf("a window of a %d-byte line read %d bytes, want at most %d", len(file), got, most)
+	}
+}
+
+// TestReadByteOffsetInLongLines checks a continuation inside a line, far
+// enough from its start that only the bytes before it can refuse it.
+func TestReadByteOffsetInLongLines(t *testing.T) {
+	x600 := strings.Repeat("x", 600)
+	tl := &Tools{FS: memfs.New(map[string]string{
+		"nl":   "a\n" + strings.Repeat("x", 1000) + "\n",
+		"crlf": x600 + "\r\nb\r\n",
+		"utf8": strings.Repeat("é", 400) + "\n",
+	})}
+	for _, tc := range []struct {
+		path       string
+		byteOffset int
+		want       string // content, or the end of the error message
+		fails      bool
+	}{
+		{"nl", 2 + minPiece - 1, "a line starts in the bytes before it.", true},
+		{"nl", 2 + minPiece, strings.Repeat("x", 1000-minPiece) + "\n", false},
+		{"crlf", 601, "it splits a CRLF.", true},
+		{"crlf", 600, "\r\nb\r\n", false},
+		{"utf8", 601, "it is inside a UTF-8 character.", true},
+		{"utf8", 600, strings.Repeat("é", 100) + "\n", false},
+	} {
+		res, err := tl.Read(context.Background(), ReadRequest{Path: tc.path, Offset: 7, ByteOffset: int64(tc.byteOffset)})
+		if tc.fails {
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || !strings.HasSuffix(e.Message, tc.want) {
+				t.Errorf("%s at %d: %v, want %q", tc.path, tc.byteOffset, err, tc.want)
+			}
+			continue
+		}
+		if err != nil || res.StartLine != 7 || !strings.HasPrefix(res.Content, strings.ReplaceAll(tc.want, "\r\n", "\n")) && res.Content != tc.want {
+			t.Errorf("%s at %d: %+v, %v", tc.path, tc.byteOffset, res, err)
+		}
+	}
+}
+
+// TestReadNotTextNamesTheLine: a line that does not decode is named; a
+// file that is not text at all names none.
+func TestReadNotTextNamesTheLine(t *testing.T) {
+	tl := &Tools{FS: memfs.New(map[string]string{
+		"line": "ok\n" + strings.Repeat("fine\n", 1000) + "bad \xff\n",
+		"file": "caf\xe9 au lait\n",
+	})}
+	for _, tc := range []struct {
+		path string
+		line any
+	}{{"line", 1002}, {"file", nil}} {
+		_, err := tl.Read(context.Background(), ReadRequest{Path: tc.path})
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeNotText || e.Details["line"] != tc.line {
+			t.Errorf("%s: %v (details %v), want NOT_TEXT with line %v", tc.path, err, e.Details, tc.line)
+		}
+	}
+}
+
+// TestReadTotalAfterAPiece: a window that stops before a line too long for
+// it, and the window holding a piece of that line, count the file's lines.
+func TestReadTotalAfterAPiece(t *testing.T) {
+	// Longer than the read buffer: the window stops inside it.
+	file := "a\n" + strings.Repeat("x", 2*readBufSize) + "\nb\n"
+	tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: 2000}
+	req := ReadRequest{Path: "f", LineTruncation: LineTruncation{Chars: new(0)}}
+	for _, want := range []struct{ content string }{{"a\n"}, {strings.Repeat("x", 1)}} {
+		res, err := tl.Read(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(res.Content, want.content) || !res.Truncated || res.TotalLines == nil || *res.TotalLines != 3 {
+			t.Fatalf("window %+v: %q, total %v", req, res.Content, res.TotalLines)
+		}
+		req.Offset, req.ByteOffset = *res.NextOffset, *res.NextByteOffset
+	}
+}
+
+// TestReadSmallBudgetNamesThePiece: when not even the least piece of a long
+// first line fits, TOO_LARGE names the bound that holds that piece, not the
+// whole line.
+func TestReadSmallBudgetNamesThePiece(t *testing.T) {
+	file := strings.Repeat("x", 3000) + "\n"
+	tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: 400}
+	req := ReadRequest{Path: "f", LineTruncation: LineTruncation{Chars: new(0)}}
+	_, err := tl.Read(context.Background(), req)
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeTooLarge {
+		t.Fatalf("%v, want TOO_LARGE", err)
+	}
+	needed, _ := e.Details["needed"].(int)
+	if needed <= 400 || needed > 400+minPiece+16 {
+		t.Errorf("needed %d, want the bound of a piece of %d bytes", needed, minPiece)
+	}
+	res, err := readFitting(t, tl, req)
+	if err != nil || len(res.Content) < minPiece || len(res.Content) > 2*minPiece || !res.Truncated {
+		t.Errorf("at the bound named: %d bytes, truncated %v, %v", len(res.Content), res.Truncated, err)
+	}
+}
+
+// TestReadPastAVeryLongLine skips and cuts a line longer than the read
+// buffer, and the lines after it start where they should.
+func TestReadPastAVeryLongLine(t *testing.T) {
+	file := "a\n" + strings.Repeat("x", 3*readBufSize) + "\nb\n"
+	tl := &Tools{FS: memfs.New(map[string]string{"f": file})}
+	for _, tc := range []struct {
+		req  ReadRequest
+		want string
+	}{
+		{ReadRequest{Path: "f", Offset: 3}, "b\n"},
+		{ReadRequest{Path: "f", Offset: 2}, strings.Repeat("x", 2000) + " …[line cut: 196608 bytes in all]\nb\n"},
+		{ReadRequest{Path: "f", Offset: 2, LineTruncation: LineTruncation{Bytes: new(1)}}, "x …[line cut: 196608 bytes in all]\nb\n"},
+	} {
+		res, err := tl.Read(context.Background(), tc.req)
+		if err != nil || res.Content != tc.want || *res.TotalLines != 3 {
+			t.Errorf("%+v: %v", tc.req, err)
+		}
+	}
+}
+
+// TestReadContinuationNearTheEnd: a continuation whose rest of the file fits
+// the read buffer fetches it in one ranged read, and allocates about its
+// window, not buffers sized to the whole file.
+func TestReadContinuationNearTheEnd(t *testing.T) {
+	file := strings.Repeat(strings.Repeat("v", 99)+"\n", 2000)
+	fsys := memfs.New(map[string]string{"f": file})
+	tl := &Tools{FS: fsys}
+	at := len(file) - 5000
+	req := ReadRequest{Path: "f", Offset: 1951, ByteOffset: int64(at), Limit: 1}
+	least := uint64(1 << 62)
+	for range 5 {
+		fsys.ResetStats()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res, err := tl.Read(context.Background(), req)
+		runtime.ReadMemStats(&after)
+		if err != nil || res.Content != file[at:at+100] || *res.TotalLines != 2000 {
+			t.Fatalf("window at %d: %+v, %v", at, res, err)
+		}
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	t.Logf("a window 5,000 bytes from the end: %d ranged reads, %d bytes allocated", fsys.Stats().ReadAts, least)
+	if n := fsys.Stats().ReadAts; n != 1 {
+		t.Errorf("%d ranged reads, want 1", n)
+	}
+	if least > 48<<10 {
+		t.Errorf("a window of 100 bytes allocated %d bytes", least)
+	}
+}
+
+// TestRawLimitHoldsEveryLineThatFits: the raw bytes read of a line are
+// enough for any line whose text fits the room left, in UTF-8 and UTF-16.
+func TestRawLimitHoldsEveryLineThatFits(t *testing.T) {
+	utf16le := func(s string) []byte {
+		var b []byte
+		for _, u := range utf16.Encode([]rune(s)) {
+			b = append(b, byte(u), byte(u>>8))
+		}
+		return b
+	}
+	u16, _ := textfile.ByBOM([]byte{0xFF, 0xFE})
+	u8 := utf8Codec(t)
+	for _, enc := range []struct {
+		codec  textfile.Codec
+		encode func(string) []byte
+	}{{u8, func(s string) []byte { return []byte(s) }}, {u16, utf16le}} {
+		for _, term := range []termKind{termLF, termCRLF} {
+			for room := 2 * int(term); room < 64; room++ {
+				w := &window{codec: enc.codec, budget: 100 + room, used: 100, lines: make([]winLine, 1)}
+				text := strings.Repeat("a", room-2*int(term))
+				if cost := w.cost(winLine{text: text, term: term}, 2); cost != room {
+					t.Fatalf("cost %d, want %d", cost, room)
+				}
+				raw := enc.encode(text + map[termKind]string{termLF: "\n", termCRLF: "\r\n"}[term])
+				if got := w.rawLimit(); got < len(raw) {
+					t.Errorf("%s, room %d: rawLimit %d, under the %d bytes of a line that fits", enc.codec.Name(), room, got, len(raw))
+				}
+			}
+		}
+	}
+}
+
+// TestPieceLeast: the least piece of a line a window starts is minPiece
+// bytes and the rest of the character that reaches past them; a budget
+// under it is TOO_LARGE naming it, a budget of it holds it.
+func TestPieceLeast(t *testing.T) {
+	least := minPiece + 1
+	for _, tc := range []struct {
+		name   string
+		raw    string
+		budget int
+		piece  int // bytes; 0: TOO_LARGE, naming the skeleton and needed
+		needed int
+	}{
+		{"ascii at the least", strings.Repeat("x", 1000), least, least, 0},
+		{"ascii under the least", strings.Repeat("x", 1000), least - 1, 0, least},
+		{"a line of the least", strings.Repeat("x", least), least, least, 0},
+		{"a character across the least", strings.Repeat("x", minPiece-1) + "日" + strings.Repeat("x", 500), least, 0, least + 1},
+		{"a character across the least, held", strings.Repeat("x", minPiece-1) + "日" + strings.Repeat("x", 500), least + 1, least + 1, 0},
+	} {
+		w := &window{t: &Tools{MaxBytes: 1000}, codec: utf8Codec(t), display: "f", budget: tc.budget, skeleton: 300}
+		whole := winLine{text: tc.raw, term: termLF}
+		piece, k, err := w.piece([]byte(tc.raw), 1, &whole)
+		if tc.piece == 0 {
+			e := fault.AsError(err)
+			if e == nil || e.Code != fault.CodeTooLarge || e.Details["needed"] != 300+tc.needed {
+				t.Errorf("%s: %v, want TOO_LARGE needing %d", tc.name, err, 300+tc.needed)
+			}
+			continue
+		}
+		if err != nil || k != tc.piece || piece.text != tc.raw[:k] {
+			t.Errorf("%s: piece of %d bytes, %v; want %d", tc.name, k, err, tc.piece)
+		}
+	}
+}
+
+func utf8Codec(t *testing.T) textfile.Codec {
+	cls, err := textfile.Classify("f.txt", []byte("x"), "", true)
+	if err != nil || !cls.Codec.IsUTF8() || cls.Codec.Unit() != 1 {
+		t.Fatalf("utf-8 codec: %+v, %v", cls, err)
+	}
+	return cls.Codec
+}
