@@ -3,8 +3,9 @@
 // routes every path to the member holding it:
 //
 //   - a path spelled from a member's root, s3://bucket/prefix/key, goes to
-//     that member, as the key relative to the root (the longest root wins);
-//     a path spelled with a scheme no root matches is OUTSIDE_ROOT;
+//     that member, as the key relative to the root (the longest root wins),
+//     after backend.Clean; a path spelled with a scheme no root matches is
+//     OUTSIDE_ROOT (a relative local path cannot start with scheme://);
 //   - an absolute path goes to the local member, as given;
 //   - a relative path goes to the home member, as given: the local member
 //     when the working directory lies in a local root or the first root is
@@ -83,6 +84,9 @@ func New(cfg Config) (*FS, error) {
 // that member.
 func (f *FS) route(p string) (int, string, error) {
 	if i := strings.Index(p, "://"); i > 0 && !strings.Contains(p[:i], "/") {
+		// Cleaned first, as a local path is: .. never climbs past the
+		// bucket, and the spelling then names one root by prefix.
+		p = backend.Clean(p)
 		best, rel := -1, ""
 		for j, m := range f.members {
 			if m.Root == "" || best >= 0 && len(m.Root) <= len(f.members[best].Root) {
@@ -91,7 +95,7 @@ func (f *FS) route(p string) (int, string, error) {
 			if p == m.Root {
 				best, rel = j, "."
 			} else if rest, ok := strings.CutPrefix(p, m.Root+"/"); ok {
-				best, rel = j, "./"+rest
+				best, rel = j, rest
 			}
 		}
 		if best < 0 {
@@ -153,7 +157,7 @@ func (f *FS) spell(j int, display string) string {
 	case display == ".":
 		return m.Root
 	}
-	return m.Root + "/" + strings.TrimPrefix(display, "./")
+	return m.Root + "/" + display
 }
 
 // fix spells the path of a member's error as the workspace does.

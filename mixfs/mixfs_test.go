@@ -120,6 +120,7 @@ func TestRoute(t *testing.T) {
 				{"a.txt", relative, relDisplay, map[string]backend.FS{"local": lfs, "store": p}[home]},
 				{"s3://b/p/a.txt", "p", pDisplay("a.txt"), p},
 				{"s3://b/p//./a.txt", "p", pDisplay("a.txt"), p},
+				{"s3://b/p/q/../a.txt", "p", pDisplay("a.txt"), p},
 				{"s3://b/p/q/in.txt", "q", "s3://b/p/q/in.txt", q},
 				{"s3://c/a.txt", "c", "s3://c/a.txt", c},
 			} {
@@ -151,6 +152,7 @@ func TestRoute(t *testing.T) {
 				{"s3://other/a.txt", fault.CodeOutsideRoot},
 				{"s3://b/pq/a.txt", fault.CodeOutsideRoot},
 				{"s3://b/p/../x", fault.CodeOutsideRoot},
+				{"s3://b/p/../../c/../../etc", fault.CodeOutsideRoot},
 				{"gs://b/p/a.txt", fault.CodeOutsideRoot},
 				{"/nowhere/a.txt", fault.CodeOutsideRoot},
 				{"s3://b/p/missing", fault.CodeNotFound},
