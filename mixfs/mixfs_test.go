@@ -3,6 +3,7 @@ package mixfs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/memfs"
 	"github.com/agentfs/agentfs/mixfs"
+	"github.com/agentfs/agentfs/s3fs"
+	"github.com/agentfs/agentfs/s3fs/s3test"
 )
 
 // bare is a member with no optional capability: no modes, locks, renames
@@ -80,6 +83,24 @@ func TestConformance(t *testing.T) {
 			lfs, _ := newLocal(t, t.TempDir(), true)
 			return newMixed(t, 1, mixfs.Member{FS: lfs}, mixfs.Member{Root: "s3://b/p", FS: memfs.New(nil)})
 		})
+	})
+}
+
+// TestConformanceOverS3 runs the suite through the router with a store as
+// home, when an S3 server is at hand (s3test.Endpoint says how to run one).
+func TestConformanceOverS3(t *testing.T) {
+	endpoint, bucket := s3test.Endpoint(t), s3test.Bucket(t)
+	access, secret := s3test.Keys()
+	n := 0
+	conformance.Run(t, func(t *testing.T) conformance.Backend {
+		n++
+		root := fmt.Sprintf("s3://%s/mix-%d", bucket, n)
+		store, err := s3fs.New(s3fs.Config{Root: root, Endpoint: endpoint, AccessKey: access, SecretKey: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lfs, _ := newLocal(t, t.TempDir(), true)
+		return newMixed(t, 1, mixfs.Member{FS: lfs}, mixfs.Member{Root: root, FS: store})
 	})
 }
 
