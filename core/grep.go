@@ -363,7 +363,7 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 // and returns the walk's error.
 func (g *grepSearch) start(sctx context.Context) (<-chan *grepJob, func() error) {
 	workers := max(1, runtime.GOMAXPROCS(0))
-	if r, ok := g.t.FS.(backend.RemoteReader); ok {
+	if r, ok := backend.At(g.t.FS, g.path).(backend.RemoteReader); ok {
 		workers = max(workers, r.ReadsInFlight())
 	}
 	jobs := make(chan *grepJob, workers*2)

@@ -84,7 +84,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	if from.From != "" {
 		pg.from.resumeAt(from, &pg.seen)
 	}
-	m, ok := t.FS.(backend.Moder)
+	m, ok := backend.At(t.FS, dir).(backend.Moder)
 	modes := ok && m.HasModes()
 	err = w.Walk(ctx, dir, backend.WalkOptions{ShowIgnored: true, From: from.From}, func(e backend.WalkEntry) error {
 		// The walk goes below an entry at depth d (its Rel has d-1

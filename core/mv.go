@@ -65,7 +65,10 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	}
 	defer done()
 	opts := backend.WriteOptions{IfAbsent: !req.Overwrite, IfVersion: src.Version}
-	if rn, ok := m.(backend.Renamer); ok {
+	// Whether the move is a rename is a question of the backend holding
+	// From; m spells the paths for it.
+	_, renames := backend.At(m, req.From).(backend.Renamer)
+	if rn, ok := m.(backend.Renamer); ok && renames {
 		_, err = rn.Rename(ctx, req.From, req.To, opts)
 	} else {
 		err = t.moveByCopy(ctx, m, req, src, dst)

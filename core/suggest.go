@@ -28,7 +28,7 @@ func (t *Tools) WithSuggestions(ctx context.Context, p string, err error) error 
 	if !errors.As(err, &e) || e.Code != fault.CodeNotFound || p == "" {
 		return err
 	}
-	for _, n := range t.nearestPaths(ctx, path.Clean(p), suggestDepth) {
+	for _, n := range t.nearestPaths(ctx, backend.Clean(p), suggestDepth) {
 		text, _ := fault.PathText(t.FS.Display(n))
 		e.Suggestions = append(e.Suggestions, text)
 	}
@@ -45,7 +45,7 @@ const suggestDepth = 2
 // nearestPaths returns existing paths close to the missing path p.
 func (t *Tools) nearestPaths(ctx context.Context, p string, depth int) []string {
 	dir, base := path.Split(p)
-	dir = path.Clean(dir)
+	dir = backend.Clean(dir)
 	if base == "" || base == "." || base == ".." {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (t *Tools) nearestPaths(ctx context.Context, p string, depth int) []string 
 	if err == nil {
 		var out []string
 		for _, n := range Nearest(base, entryNames(page), maxSuggestions) {
-			out = append(out, path.Join(dir, n))
+			out = append(out, backend.Join(dir, n))
 		}
 		return out
 	}
@@ -70,11 +70,11 @@ func (t *Tools) nearestPaths(ctx context.Context, p string, depth int) []string 
 		}
 		names := entryNames(page)
 		if slices.Contains(names, base) {
-			out = append(out, path.Join(parent, base))
+			out = append(out, backend.Join(parent, base))
 			continue
 		}
 		for _, n := range Nearest(base, names, maxSuggestions) {
-			out = append(out, path.Join(parent, n))
+			out = append(out, backend.Join(parent, n))
 		}
 	}
 	if len(out) == 0 {

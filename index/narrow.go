@@ -39,6 +39,26 @@ func Local(fsys *localfs.FS) Finder {
 	return Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles()}
 }
 
+// Within is the Finder of the local roots of a mixed workspace fsys: it
+// narrows only a search of a path fsys places in local, so that a path of
+// another backend (an object store) is never answered from a local index.
+func Within(fsys backend.FS, local *localfs.FS) core.ContentIndex {
+	return within{fsys: fsys, local: local, Finder: Local(local)}
+}
+
+type within struct {
+	fsys  backend.FS
+	local *localfs.FS
+	Finder
+}
+
+func (w within) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing, error) {
+	if backend.At(w.fsys, q.Path) != backend.FS(w.local) {
+		return nil, nil
+	}
+	return w.Finder.Narrow(ctx, q)
+}
+
 // maxRelisted bounds the directories changed since the build that a
 // search lists again rather than walking the whole tree.
 const maxRelisted = 256

@@ -48,6 +48,11 @@ type Config struct {
 	Symlinks SymlinkPolicy
 	// Cwd is the directory relative paths start from; empty means os.Getwd.
 	Cwd string
+	// RelativeElsewhere says that relative paths name another backend's
+	// files unless the working directory lies in a root (a mixed workspace
+	// whose first root is an object store): paths are then shown absolute,
+	// so that a displayed path passed back still comes here.
+	RelativeElsewhere bool
 }
 
 type root struct {
@@ -74,8 +79,10 @@ type FS struct {
 	// output paths are relative to: the working directory when it lies in a
 	// root, else the first root, so that --root DIR works from anywhere.
 	cwd, base string
-	roots     []*root
-	deny      []denied
+	// absDisplay shows every path absolute (Config.RelativeElsewhere).
+	absDisplay bool
+	roots      []*root
+	deny       []denied
 	// denyFiles is set when a deny root is a file: a walk must then compare
 	// the identity of each file it opens, since a hard link elsewhere in the
 	// tree is the same file under another name.
@@ -147,6 +154,8 @@ func New(cfg Config) (*FS, error) {
 	f.base = f.roots[0].path
 	if real, err := evalSymlinks(f.cwd); err == nil && f.inRoots(real) {
 		f.base = real
+	} else {
+		f.absDisplay = cfg.RelativeElsewhere
 	}
 	// The longest root first, so a nested root wins over its parent.
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
@@ -215,13 +224,18 @@ func joinAbs(dir, p string) string {
 // at the base, as every tool places it.
 func (f *FS) Abs(p string) string { return f.absolute(p) }
 
+// HoldsRelative reports whether relative paths start here: they do unless
+// Config.RelativeElsewhere is set and the working directory lies in no
+// root.
+func (f *FS) HoldsRelative() bool { return !f.absDisplay }
+
 // Display is p relative to the base when inside it, else absolute.
 func (f *FS) Display(p string) string {
 	return f.display(f.absolute(p))
 }
 
 func (f *FS) display(abs string) string {
-	if rel, ok := within(f.base, abs); ok {
+	if rel, ok := within(f.base, abs); ok && !f.absDisplay {
 		return rel
 	}
 	return abs

@@ -1,10 +1,10 @@
 package patch
 
 import (
-	"path"
 	"slices"
 	"strings"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -115,7 +115,7 @@ func (pl *planner) file(name string) (*file, error) {
 }
 
 func (pl *planner) apply(op Op) error {
-	name := path.Clean(op.Path)
+	name := backend.Clean(op.Path)
 	f, err := pl.file(name)
 	if err != nil {
 		return err
@@ -136,10 +136,10 @@ func (pl *planner) apply(op Op) error {
 		return err
 	}
 	f.content, f.chunks = content, append(f.chunks, located...)
-	if op.MoveTo == "" || path.Clean(op.MoveTo) == name {
+	if op.MoveTo == "" || backend.Clean(op.MoveTo) == name {
 		return nil
 	}
-	dest, err := pl.file(path.Clean(op.MoveTo))
+	dest, err := pl.file(backend.Clean(op.MoveTo))
 	if err != nil {
 		return err
 	}

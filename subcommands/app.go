@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentfs/agentfs/assets"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/index"
 	"github.com/agentfs/agentfs/localfs"
+	"github.com/agentfs/agentfs/mixfs"
 	"github.com/agentfs/agentfs/registry"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/mattn/go-isatty"
@@ -339,7 +341,7 @@ func isTerminal(stream any) bool {
 // tools builds the backend and settings from the global flags; urfave/cli
 // finds a global flag from a subcommand's context.
 func tools(c *cli.Context) (*core.Tools, error) {
-	fsys, err := workspace(c)
+	fsys, local, err := workspace(c)
 	if err != nil {
 		return nil, err
 	}
@@ -351,9 +353,14 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		PublishMaxSize: int64(c.Int("publish-max-size")),
 	}
 	// The content index covers local trees (an object store has no cheap
-	// proof of freshness: no inode, no ctime).
-	if lfs, ok := fsys.(*localfs.FS); ok {
-		tl.Index = index.Local(lfs)
+	// proof of freshness: no inode, no ctime), in a mixed workspace only
+	// the paths of its local roots.
+	switch {
+	case local == nil:
+	case fsys == backend.FS(local):
+		tl.Index = index.Local(local)
+	default:
+		tl.Index = index.Within(fsys, local)
 	}
 	if loc := c.String("assets"); loc != "" {
 		tl.Assets = &lazyStore{open: func() (assets.Store, error) { return openAssets(c, loc) }}
@@ -364,31 +371,115 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	return tl, nil
 }
 
-// workspace is the backend of the roots: local directories, or one
-// s3://bucket/prefix (whose deny paths are keys below it) reached as the
-// AWS_* variables say (the endpoint of
-// AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, path-style; the region of
-// AWS_REGION; credentials from AWS_ACCESS_KEY_ID and
-// AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's).
-func workspace(c *cli.Context) (backend.FS, error) {
+// workspace is the backend of the roots, and its local backend when it has
+// local roots: local directories (one localfs), one s3://bucket/prefix
+// (an s3fs, whose deny paths are keys below it), or a mix of them (a mixfs
+// routing each path to its backend; see mixedWorkspace).
+func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 	roots := c.StringSlice("root")
-	var stores []string
+	stores := 0
 	for _, r := range roots {
 		if strings.HasPrefix(r, s3fs.Scheme) {
-			stores = append(stores, r)
+			stores++
 		}
 	}
-	if len(stores) == 0 {
-		return localfs.New(localfs.Config{
+	switch {
+	case stores == 0:
+		lfs, err := localfs.New(localfs.Config{
 			Roots:    roots,
 			Deny:     c.StringSlice("deny"),
 			Symlinks: localfs.SymlinkPolicy(c.String("symlinks")),
 		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return lfs, lfs, nil
+	case len(roots) == 1:
+		store, err := objectStore(roots[0], c.StringSlice("deny"))
+		if err != nil {
+			return nil, nil, err
+		}
+		return store, nil, nil
 	}
-	if len(roots) > 1 {
-		return nil, fault.InvalidArgument("an %s root cannot be given with other roots yet.", s3fs.Scheme).
-			WithHint("pass one --root %sbucket/prefix alone, or local directories alone", s3fs.Scheme)
+	return mixedWorkspace(c, roots)
+}
+
+// mixedWorkspace is the workspace of several roots, one an object store.
+// Relative paths start in the working directory when it lies in a local
+// root, else in the first root, which may be an object store's: then they
+// are keys below it, and local paths are shown absolute. A deny path
+// spelled s3://... counts in its store, an absolute one in the local roots,
+// and a relative one wherever relative paths may start (the working
+// directory, and the first root when it is a store), so that a deny is
+// never lost to the ambiguity.
+func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, error) {
+	var locals, storeDeny, localDeny, relDeny []string
+	for _, r := range roots {
+		if !strings.HasPrefix(r, s3fs.Scheme) {
+			locals = append(locals, r)
+		}
 	}
+	for _, d := range c.StringSlice("deny") {
+		switch {
+		case strings.HasPrefix(d, s3fs.Scheme):
+			storeDeny = append(storeDeny, d)
+		case filepath.IsAbs(d):
+			localDeny = append(localDeny, d)
+		default:
+			relDeny = append(relDeny, d)
+		}
+	}
+	storeFirst := strings.HasPrefix(roots[0], s3fs.Scheme)
+	var members []mixfs.Member
+	var lfs *localfs.FS
+	home := -1
+	if len(locals) > 0 {
+		var err error
+		lfs, err = localfs.New(localfs.Config{
+			Roots:             locals,
+			Deny:              append(localDeny, relDeny...),
+			Symlinks:          localfs.SymlinkPolicy(c.String("symlinks")),
+			RelativeElsewhere: storeFirst,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		members = append(members, mixfs.Member{FS: lfs})
+		if lfs.HoldsRelative() {
+			home = 0
+		}
+	}
+	for _, r := range roots {
+		if !strings.HasPrefix(r, s3fs.Scheme) {
+			continue
+		}
+		bucket, prefix, err := s3fs.ParseRoot(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		deny := storeDeny
+		if home < 0 {
+			home = len(members)
+			deny = append(deny, relDeny...)
+		}
+		store, err := objectStore(r, deny)
+		if err != nil {
+			return nil, nil, err
+		}
+		members = append(members, mixfs.Member{Root: strings.TrimSuffix(s3fs.Scheme+bucket+"/"+prefix, "/"), FS: store})
+	}
+	mixed, err := mixfs.New(mixfs.Config{Members: members, Home: home})
+	if err != nil {
+		return nil, nil, err
+	}
+	return mixed, lfs, nil
+}
+
+// objectStore is the backend of an s3://bucket/prefix root, reached as the
+// AWS_* variables say (the endpoint of AWS_ENDPOINT_URL_S3 or
+// AWS_ENDPOINT_URL, path-style; the region of AWS_REGION; credentials from
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's).
+func objectStore(root string, deny []string) (*s3fs.FS, error) {
 	endpoint := os.Getenv("AWS_ENDPOINT_URL_S3")
 	if endpoint == "" {
 		endpoint = os.Getenv("AWS_ENDPOINT_URL")
@@ -397,5 +488,5 @@ func workspace(c *cli.Context) (backend.FS, error) {
 	if region == "" {
 		region = os.Getenv("AWS_DEFAULT_REGION")
 	}
-	return s3fs.New(s3fs.Config{Root: stores[0], Endpoint: endpoint, Region: region, Deny: c.StringSlice("deny")})
+	return s3fs.New(s3fs.Config{Root: root, Endpoint: endpoint, Region: region, Deny: deny})
 }

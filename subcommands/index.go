@@ -62,8 +62,11 @@ func runIndex(c *cli.Context) error {
 		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(tl.FS.Display(path)).
 			WithHint("index the directory that holds it")
 	}
-	placer, ok := tl.FS.(interface{ Abs(string) string })
-	w, walks := tl.FS.(backend.Walker)
+	// Only a local tree is indexed; in a mixed workspace, the local member
+	// takes the workspace's spelling of its paths (mixfs.Member).
+	owner := backend.At(tl.FS, path)
+	placer, ok := owner.(interface{ Abs(string) string })
+	w, walks := owner.(backend.Walker)
 	if !ok || !walks {
 		return fault.Errorf(fault.CodeNotConfigured, "this backend cannot be indexed.").WithHint("index a local directory")
 	}
@@ -84,7 +87,7 @@ func runIndex(c *cli.Context) error {
 		res.Dropped = true
 	default:
 		opts := index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}
-		if fp, ok := tl.FS.(interface {
+		if fp, ok := owner.(interface {
 			Fingerprint() string
 			Roots() []string
 		}); ok {

@@ -192,7 +192,7 @@ type ContentVersioned interface {
 // size and content (on a ContentVersioned backend, every write of new
 // content).
 func versionsChange(t *testing.T, b Backend) {
-	_, hashed := b.(ContentVersioned)
+	_, hashed := backend.At(b, "f").(ContentVersioned)
 	seen := map[string]string{}
 	for _, content := range []string{"one\n", "two\n", "two\n", "", "one\n"} {
 		fi, err := b.WriteFile(context.Background(), "f", []byte(content), backend.WriteOptions{})
@@ -476,7 +476,7 @@ func removeSwap(t *testing.T, b Backend) {
 // one of them is refused.
 func transaction(t *testing.T, b Backend) {
 	tx, ok := b.(backend.Transactor)
-	if !ok {
+	if _, has := backend.At(b, "t/a").(backend.Transactor); !ok || !has {
 		t.Skip("the backend has no transactions")
 	}
 	ctx := context.Background()
@@ -561,7 +561,7 @@ func transaction(t *testing.T, b Backend) {
 // destination holds decides what is refused.
 func rename(t *testing.T, b Backend) {
 	rn, ok := b.(backend.Renamer)
-	if !ok {
+	if _, has := backend.At(b, "m/f").(backend.Renamer); !ok || !has {
 		t.Skip("the backend has no rename")
 	}
 	ctx := context.Background()

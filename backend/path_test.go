@@ -1,0 +1,30 @@
+package backend
+
+import "testing"
+
+func TestClean(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"a/./b/../c", "a/c"},
+		{"/x//y/", "/x/y"},
+		{"", "."},
+		{"s3://b/p//x/./y", "s3://b/p/x/y"},
+		{"s3://b/p/x/..", "s3://b/p"},
+		{"s3://b/p/../../c/x", "s3://c/x"},
+		{"s3://..", "s3://"},
+		{"a/s3://b", "a/s3:/b"},
+	} {
+		if got := Clean(tc.in); got != tc.want {
+			t.Errorf("Clean(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ dir, name, want string }{
+		{"", "x", "x"},
+		{".", "x", "x"},
+		{"s3://b/p", "x", "s3://b/p/x"},
+		{"src", "../y", "y"},
+	} {
+		if got := Join(tc.dir, tc.name); got != tc.want {
+			t.Errorf("Join(%q, %q) = %q, want %q", tc.dir, tc.name, got, tc.want)
+		}
+	}
+}
