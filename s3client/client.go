@@ -390,18 +390,34 @@ func (c *Client) Put(ctx context.Context, key string, data []byte, h http.Header
 	return info(key, resp.Header, int64(len(data))), nil
 }
 
-// Copy copies the object src, If-Match srcETag, to dst.
-func (c *Client) Copy(ctx context.Context, src, srcETag, dst string) error {
-	h := http.Header{}
+// Copy copies the object src, If-Match srcETag when set, to dst under the
+// conditions of h on dst (a store may ignore them: versitygw does), and
+// returns the copy's ETag, which differs from the source's when that is a
+// multipart upload's.
+func (c *Client) Copy(ctx context.Context, src, srcETag, dst string, h http.Header) (string, error) {
+	if h == nil {
+		h = http.Header{}
+	}
 	h.Set("X-Amz-Copy-Source", "/"+c.bucket+"/"+awsEscape(src, true))
-	h.Set("X-Amz-Copy-Source-If-Match", `"`+srcETag+`"`)
+	if srcETag != "" {
+		h.Set("X-Amz-Copy-Source-If-Match", `"`+srcETag+`"`)
+	}
 	resp, err := c.do(ctx, request{method: http.MethodPut, key: dst, header: h})
 	if err != nil {
-		return err
+		return "", err
 	}
 	// A copy can fail after its 200: the body is then an error.
-	_, err = readAnswer(resp)
-	return err
+	data, err := readAnswer(resp)
+	if err != nil {
+		return "", err
+	}
+	var result struct {
+		ETag string `xml:"ETag"`
+	}
+	if err := xml.Unmarshal(data, &result); err != nil {
+		return "", err
+	}
+	return strings.Trim(result.ETag, `"`), nil
 }
 
 // readAnswer reads the body of a 2xx answer that may still be an error

@@ -34,7 +34,9 @@ const defaultLease = 2 * time.Minute
 // journal is what a transaction will change: enough for another process
 // to restore every object as it was.
 type journal struct {
-	Ops []journalOp `json:"ops"`
+	Ops []journalOp `json:"ops,omitempty"`
+	// Moves are the objects of a move (see move.go).
+	Moves []journalMove `json:"moves,omitempty"`
 }
 
 type journalOp struct {
@@ -146,7 +148,7 @@ func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journ
 		if jo.Backup == "" {
 			continue
 		}
-		if err := f.c.Copy(ctx, jo.Key, jo.Old, jo.Backup); err != nil {
+		if _, err := f.c.Copy(ctx, jo.Key, jo.Old, jo.Backup, nil); err != nil {
 			return nil, f.swapErr(ctx, keys[i], backend.WriteOptions{IfVersion: jo.Old}, err)
 		}
 	}
@@ -204,6 +206,11 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 			return err
 		}
 	}
+	for _, m := range j.Moves {
+		if err := f.rollBackMove(ctx, m); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -252,6 +259,11 @@ func (f *FS) dropJournal(ctx context.Context, jkey string, j journal) error {
 	for _, jo := range j.Ops {
 		if jo.Backup != "" {
 			backups = append(backups, jo.Backup)
+		}
+	}
+	for _, m := range j.Moves {
+		if m.Backup != "" {
+			backups = append(backups, m.Backup)
 		}
 	}
 	if len(backups) == 0 {
