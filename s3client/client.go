@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,6 +40,9 @@ type Client struct {
 	bucket    string
 	region    string
 	cr        Credentials
+	// skew is the store's clock minus ours, in nanoseconds, as the Date of
+	// its latest answer says (to the second).
+	skew atomic.Int64
 }
 
 // Config says where a bucket is and who asks.
@@ -84,6 +88,11 @@ func New(cfg Config) (*Client, error) {
 	c.cr = cr
 	return c, nil
 }
+
+// Now is the time on the store's clock, as the Date of its latest answer
+// gives it (to the second; ours before the first answer): LastModified is
+// of that clock.
+func (c *Client) Now() time.Time { return time.Now().Add(time.Duration(c.skew.Load())) }
 
 // Bucket is the bucket the client asks about.
 func (c *Client) Bucket() string { return c.bucket }
@@ -261,6 +270,9 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 			err = ue.Err
 		}
 		return nil, fmt.Errorf("%s %s: %w", r.method, host, err)
+	}
+	if date, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		c.skew.Store(int64(time.Until(date)))
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

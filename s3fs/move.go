@@ -2,8 +2,6 @@ package s3fs
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -66,7 +64,7 @@ func (m journalMove) copied() string {
 // without it a file replaces a file, and a directory an empty directory.
 // The directory from came from keeps a marker, as a disk keeps it.
 func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
-	if err := f.Recover(ctx); err != nil {
+	if _, err := f.Recover(ctx); err != nil {
 		return backend.FileInfo{}, err
 	}
 	src, err := f.clean(from)
@@ -188,41 +186,35 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 // all of it on a failure.
 func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
 	id := newID()
-	jkey := f.prefix + journalDir + "/" + id + ".json"
 	j := journal{Moves: moves}
 	for i, m := range j.Moves {
 		if m.Old != "" && !m.marker() {
 			j.Moves[i].Backup = f.prefix + journalDir + "/" + id + "/0"
 		}
 	}
-	if err := f.putJournal(ctx, jkey, j); err != nil {
-		return err
-	}
-	err := f.moveObjects(ctx, jkey, src, &j)
-	if err != nil {
-		if rerr := f.rollBack(ctx, j); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		return errors.Join(err, f.dropJournal(ctx, jkey, j))
-	}
-	return f.dropJournal(ctx, jkey, j)
-}
-
-func (f *FS) putJournal(ctx context.Context, jkey string, j journal) error {
-	data, err := json.Marshal(j)
+	l, err := f.begin(ctx, f.prefix+journalDir+"/"+id+".json", j)
 	if err != nil {
 		return err
 	}
-	_, err = f.c.Put(ctx, jkey, data, nil)
-	return f.mapErr(err, journalDir)
+	err = f.moveObjects(ctx, l, src, &j)
+	if err == nil {
+		err = l.commit(ctx, j)
+	}
+	if err != nil {
+		return f.undo(ctx, l, j, err)
+	}
+	return nil
 }
 
 // moveObjects makes the copies, checks that the source gained no key,
 // and deletes the originals.
-func (f *FS) moveObjects(ctx context.Context, jkey, src string, j *journal) error {
+func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) error {
 	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
 	for _, m := range j.Moves {
 		if m.Backup != "" {
+			if err := l.check(); err != nil {
+				return err
+			}
 			if _, err := f.c.Copy(ctx, m.To, m.Old, m.Backup, nil); err != nil {
 				return f.swapErr(ctx, rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
 			}
@@ -231,6 +223,9 @@ func (f *FS) moveObjects(ctx context.Context, jkey, src string, j *journal) erro
 	var mu sync.Mutex
 	renewed := false
 	err := f.each(ctx, j.Moves, func(i int, m journalMove) error {
+		if err := l.check(); err != nil {
+			return err
+		}
 		if m.marker() {
 			_, err := f.c.Put(ctx, m.To, nil, nil)
 			return f.mapErr(err, rel(m.To))
@@ -254,7 +249,7 @@ func (f *FS) moveObjects(ctx context.Context, jkey, src string, j *journal) erro
 	})
 	if err == nil && renewed {
 		// The copies' own ETags, for a rollback to know them.
-		err = f.putJournal(ctx, jkey, *j)
+		err = l.update(ctx, *j)
 	}
 	if err != nil {
 		return err
@@ -264,6 +259,9 @@ func (f *FS) moveObjects(ctx context.Context, jkey, src string, j *journal) erro
 	}
 	var markers []string
 	err = f.each(ctx, j.Moves, func(_ int, m journalMove) error {
+		if err := l.check(); err != nil {
+			return err
+		}
 		if m.marker() {
 			mu.Lock()
 			markers = append(markers, m.From)
@@ -276,6 +274,9 @@ func (f *FS) moveObjects(ctx context.Context, jkey, src string, j *journal) erro
 		return nil
 	})
 	if err != nil || len(markers) == 0 {
+		return err
+	}
+	if err := l.check(); err != nil {
 		return err
 	}
 	return f.deleteKeys(ctx, src, markers)

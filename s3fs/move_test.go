@@ -6,8 +6,10 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -110,9 +112,9 @@ func TestMoveCrash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			s3fs.SetLease(dying, -time.Minute) // dead at once, whatever the clocks
 			_, moveErr := dying.Rename(ctx, tc.from, tc.to, backend.WriteOptions{})
-			s3fs.SetLease(f, 0)
-			if err := f.Recover(ctx); err != nil {
+			if _, err := f.Recover(ctx); err != nil {
 				t.Fatalf("%s, cut after %d: recover: %v", tc.name, cut, err)
 			}
 			got := tree(t, f, slicesOf(tc.before)...)
@@ -203,4 +205,70 @@ func TestMoveRace(t *testing.T) {
 		}
 		noJournal(t, bucket, prefix, tc.name)
 	}
+}
+
+// gate holds a transaction's first change until released, and tells of
+// each write of its journal.
+type gate struct {
+	journalWrites chan struct{}
+	release       chan struct{}
+	once          sync.Once
+}
+
+func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut {
+		if strings.Contains(r.URL.Opaque, ".agentfs-journal") {
+			defer func() { g.journalWrites <- struct{}{} }()
+		} else {
+			g.once.Do(func() { <-g.release })
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestLiveLeaseKept: a commit that lasts several times its lease renews
+// it, and a recovery meanwhile leaves it alone; the commit then succeeds.
+func TestLiveLeaseKept(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/live"
+	f, _ := openFS(t, root)
+	if _, err := f.WriteFile(ctx, "a", []byte("old a"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	access, secret := s3test.Keys()
+	g := &gate{journalWrites: make(chan struct{}, 100), release: make(chan struct{})}
+	committer, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renewed every 200 ms; 10 writes of the journal span 1.8 s, more than
+	// the lease and the 1 s of the store's clock together.
+	s3fs.SetLease(committer, 600*time.Millisecond)
+	done := make(chan error)
+	go func() {
+		_, err := committer.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("b")}})
+		done <- err
+	}()
+	for i := range 10 {
+		select {
+		case <-g.journalWrites:
+		case err := <-done:
+			t.Fatalf("the commit ended at the journal's write %d: %v", i, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the journal was written %d times in 10 s: its lease is not renewed", i)
+		}
+	}
+	rec, err := f.Recover(ctx)
+	if err != nil || rec.Live != 1 || rec.RolledBack != 0 {
+		t.Errorf("a recovery during a live commit: %+v (%v), want it live and untouched", rec, err)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the commit failed: %v", err)
+	}
+	if got := tree(t, f, "a", "b"); !maps.Equal(got, map[string]string{"a": "new a", "b": "b"}) {
+		t.Errorf("after the commit the files are %q", got)
+	}
+	noJournal(t, bucket, "live", "the commit")
 }

@@ -58,7 +58,8 @@ type FS struct {
 	prefix string
 	// root is the workspace as the caller named it, s3://bucket/prefix.
 	root string
-	// lease is how old a journal is when its transaction is taken for dead.
+	// lease is how long the journal of a transaction lives unrenewed (see
+	// lease.go).
 	lease time.Duration
 	// deny are the denied paths, cleaned.
 	deny []string

@@ -343,6 +343,11 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	if err != nil {
 		return nil, err
 	}
+	if store, ok := fsys.(*s3fs.FS); ok {
+		if err := recoverStore(c, store); err != nil {
+			return nil, err
+		}
+	}
 	tl := &core.Tools{
 		FS:             fsys,
 		MaxBytes:       c.Int("max-bytes"),
@@ -362,6 +367,29 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		tl.Progress = progressBar(stderr)
 	}
 	return tl, nil
+}
+
+// recoverStore settles the journals of an object store as the call opens
+// it: the transactions of dead processes rolled back (one listing when
+// there are none), or, with --recover, also the live ones waited for, and
+// what was done reported on stderr as one JSON line. --readonly makes no
+// change, so it recovers nothing (and refuses --recover).
+func recoverStore(c *cli.Context, store *s3fs.FS) error {
+	switch {
+	case c.Bool("recover") && c.Bool("readonly"):
+		return fault.Errorf(fault.CodeReadOnly, "--recover rolls back transactions, and --readonly refuses every change.").
+			WithHint("drop --readonly to recover")
+	case c.Bool("readonly"):
+		return nil
+	case !c.Bool("recover"):
+		_, err := store.Recover(c.Context)
+		return err
+	}
+	rec, err := store.Settle(c.Context, c.Duration("lock-timeout"))
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(streamsOf(c).Stderr).Encode(map[string]any{"recovery": rec})
 }
 
 // workspace is the backend of the roots: local directories, or one
