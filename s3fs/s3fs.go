@@ -6,9 +6,9 @@
 // parent of a file on a disk. Versions are ETags; every change is one
 // request the store makes atomic, a compare-and-swap by If-Match (STALE on
 // 412) or If-None-Match: * (EXISTS). A store has no links, modes, in-place
-// rewrites, locks nor renames, and this backend claims none; it makes
-// transactions with a journal object (see Commit). Requests go through
-// package s3client.
+// rewrites nor locks, and this backend claims none; it makes transactions
+// with a journal object (see Commit), and renames with them (see
+// move.go). Requests go through package s3client.
 package s3fs
 
 import (
