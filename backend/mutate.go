@@ -85,8 +85,9 @@ func CheckSwap(path string, opts WriteOptions, exists bool, version string) erro
 }
 
 // Renamer is the optional capability of a backend that moves a file or a
-// whole directory in one step (an object store has none: the tools then
-// copy and remove a file in a transaction).
+// whole directory in one step (an object store's by a journal transaction
+// of copies and deletions). Without it the tools copy and remove a file in
+// a transaction.
 type Renamer interface {
 	// Rename moves the entry at from (a link itself, not its target) to to,
 	// creating to's missing parents. With IfAbsent, to must not exist

@@ -12,6 +12,7 @@ complete -c agentfs -n __fish_use_subcommand -l print0
 complete -c agentfs -n __fish_use_subcommand -l publish-max-size
 complete -c agentfs -n __fish_use_subcommand -l quiet
 complete -c agentfs -n __fish_use_subcommand -l readonly
+complete -c agentfs -n __fish_use_subcommand -l recover
 complete -c agentfs -n __fish_use_subcommand -l root
 complete -c agentfs -n __fish_use_subcommand -l s3-endpoint
 complete -c agentfs -n __fish_use_subcommand -l symlinks

@@ -9,8 +9,8 @@ import (
 	"github.com/agentfs/agentfs/memfs"
 )
 
-// withoutRename hides the Renamer capability, as an object store has none:
-// mv then copies and removes a file in one transaction.
+// withoutRename hides the Renamer capability, of a backend with
+// transactions only: mv then copies and removes a file in one transaction.
 type withoutRename struct {
 	backend.MutableFS
 	backend.Transactor

@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,6 +40,9 @@ type Client struct {
 	bucket    string
 	region    string
 	cr        Credentials
+	// skew is the store's clock minus ours, in nanoseconds, as the Date of
+	// its latest answer says (to the second).
+	skew atomic.Int64
 }
 
 // Config says where a bucket is and who asks.
@@ -84,6 +88,11 @@ func New(cfg Config) (*Client, error) {
 	c.cr = cr
 	return c, nil
 }
+
+// Now is the time on the store's clock, as the Date of its latest answer
+// gives it (to the second; ours before the first answer): LastModified is
+// of that clock.
+func (c *Client) Now() time.Time { return time.Now().Add(time.Duration(c.skew.Load())) }
 
 // Bucket is the bucket the client asks about.
 func (c *Client) Bucket() string { return c.bucket }
@@ -262,6 +271,9 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("%s %s: %w", r.method, host, err)
 	}
+	if date, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		c.skew.Store(int64(time.Until(date)))
+	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
 	}
@@ -390,18 +402,34 @@ func (c *Client) Put(ctx context.Context, key string, data []byte, h http.Header
 	return info(key, resp.Header, int64(len(data))), nil
 }
 
-// Copy copies the object src, If-Match srcETag, to dst.
-func (c *Client) Copy(ctx context.Context, src, srcETag, dst string) error {
-	h := http.Header{}
+// Copy copies the object src, If-Match srcETag when set, to dst under the
+// conditions of h on dst (a store may ignore them: versitygw does), and
+// returns the copy's ETag, which differs from the source's when that is a
+// multipart upload's.
+func (c *Client) Copy(ctx context.Context, src, srcETag, dst string, h http.Header) (string, error) {
+	if h == nil {
+		h = http.Header{}
+	}
 	h.Set("X-Amz-Copy-Source", "/"+c.bucket+"/"+awsEscape(src, true))
-	h.Set("X-Amz-Copy-Source-If-Match", `"`+srcETag+`"`)
+	if srcETag != "" {
+		h.Set("X-Amz-Copy-Source-If-Match", `"`+srcETag+`"`)
+	}
 	resp, err := c.do(ctx, request{method: http.MethodPut, key: dst, header: h})
 	if err != nil {
-		return err
+		return "", err
 	}
 	// A copy can fail after its 200: the body is then an error.
-	_, err = readAnswer(resp)
-	return err
+	data, err := readAnswer(resp)
+	if err != nil {
+		return "", err
+	}
+	var result struct {
+		ETag string `xml:"ETag"`
+	}
+	if err := xml.Unmarshal(data, &result); err != nil {
+		return "", err
+	}
+	return strings.Trim(result.ETag, `"`), nil
 }
 
 // readAnswer reads the body of a 2xx answer that may still be an error

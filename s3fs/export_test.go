@@ -2,6 +2,7 @@ package s3fs
 
 import "time"
 
-// SetLease sets how old a journal is when its transaction is taken for
-// dead, so that a test recovers at once.
+// SetLease sets the lease f's transactions declare in their journals; one
+// of 0 or less is never renewed, and a negative one is over when written,
+// so that a test recovers it at once.
 func SetLease(f *FS, d time.Duration) { f.lease = d }

@@ -6,9 +6,9 @@
 // parent of a file on a disk. Versions are ETags; every change is one
 // request the store makes atomic, a compare-and-swap by If-Match (STALE on
 // 412) or If-None-Match: * (EXISTS). A store has no links, modes, in-place
-// rewrites, locks nor renames, and this backend claims none; it makes
-// transactions with a journal object (see Commit). Requests go through
-// package s3client.
+// rewrites nor locks, and this backend claims none; it makes transactions
+// with a journal object (see Commit), and renames with them (see
+// move.go). Requests go through package s3client.
 package s3fs
 
 import (
@@ -58,7 +58,8 @@ type FS struct {
 	prefix string
 	// root is the workspace as the caller named it, s3://bucket/prefix.
 	root string
-	// lease is how old a journal is when its transaction is taken for dead.
+	// lease is how long the journal of a transaction lives unrenewed (see
+	// lease.go).
 	lease time.Duration
 	// deny are the denied paths, cleaned.
 	deny []string

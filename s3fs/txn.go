@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"path"
 	"strconv"
 	"strings"
@@ -25,16 +26,18 @@ var _ backend.Transactor = (*FS)(nil)
 // left out of listings and walks.
 const journalDir = ".agentfs-journal"
 
-// defaultLease is how long a transaction may take: a journal older than
-// this is taken for the journal of a process that died, and rolled back by
-// the next transaction. It dwarfs a commit's few seconds and a clock's
-// skew.
-const defaultLease = 2 * time.Minute
-
 // journal is what a transaction will change: enough for another process
 // to restore every object as it was.
 type journal struct {
-	Ops []journalOp `json:"ops"`
+	// Lease is how long the journal lives unrenewed (see lease.go), as
+	// time.Duration spells it; Renewed counts its renewals.
+	Lease   string `json:"lease"`
+	Renewed int    `json:"renewed,omitempty"`
+	// Claimed is set by the process that rolls it back.
+	Claimed bool        `json:"claimed,omitempty"`
+	Ops     []journalOp `json:"ops,omitempty"`
+	// Moves are the objects of a move (see move.go).
+	Moves []journalMove `json:"moves,omitempty"`
 }
 
 type journalOp struct {
@@ -53,11 +56,11 @@ type journalOp struct {
 // they replace are made; then each change is made, itself a
 // compare-and-swap (If-Match, If-None-Match: *). Removing the journal is
 // the commit point: a failure before it restores every object changed, and
-// a process killed before it leaves a journal that the next transaction
-// rolls back once its lease has passed. Readers may see some changes before
-// others while it runs.
+// a process killed before it leaves a journal that the next call rolls
+// back once its lease has run out (see lease.go). Readers may see some
+// changes before others while it runs.
 func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
-	if err := f.Recover(ctx); err != nil {
+	if _, err := f.Recover(ctx); err != nil {
 		return nil, err
 	}
 	keys, olds, err := f.checkOps(ctx, ops)
@@ -65,7 +68,6 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 		return nil, err
 	}
 	id := newID()
-	jkey := f.prefix + journalDir + "/" + id + ".json"
 	var j journal
 	for i, op := range ops {
 		jo := journalOp{Key: f.key(keys[i]), Old: olds[i]}
@@ -78,25 +80,32 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 		}
 		j.Ops = append(j.Ops, jo)
 	}
-	data, err := json.Marshal(j)
+	l, err := f.begin(ctx, f.prefix+journalDir+"/"+id+".json", j)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.c.Put(ctx, jkey, data, nil); err != nil {
-		return nil, f.mapErr(err, journalDir)
+	infos, err := f.apply(ctx, l, keys, ops, j)
+	if err == nil {
+		err = l.commit(ctx, j)
 	}
-	infos, err := f.apply(ctx, keys, ops, j)
 	if err != nil {
-		// Nothing of it stays: the journal goes with what was restored.
-		if rerr := f.rollBack(ctx, j); rerr != nil {
-			return nil, rerr
-		}
-		return nil, errors.Join(err, f.dropJournal(ctx, jkey, j))
-	}
-	if err := f.dropJournal(ctx, jkey, j); err != nil {
-		return nil, err
+		return nil, f.undo(ctx, l, j, err)
 	}
 	return infos, nil
+}
+
+// undo rolls back the transaction of l, which failed with err: nothing of
+// it stays, and the journal goes with what was restored. A journal another
+// process claimed is its to roll back.
+func (f *FS) undo(ctx context.Context, l *lease, j journal, err error) error {
+	l.halt()
+	if l.lost != nil {
+		return err
+	}
+	if rerr := f.rollBack(ctx, j); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return errors.Join(err, l.abandon(ctx, j))
 }
 
 // checkOps checks every op against the store as it is: distinct files, no
@@ -141,12 +150,15 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 
 // apply copies the objects to replace, then makes each change as a
 // compare-and-swap against the version checked.
-func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journal) ([]backend.FileInfo, error) {
+func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.Op, j journal) ([]backend.FileInfo, error) {
 	for i, jo := range j.Ops {
 		if jo.Backup == "" {
 			continue
 		}
-		if err := f.c.Copy(ctx, jo.Key, jo.Old, jo.Backup); err != nil {
+		if err := l.check(); err != nil {
+			return nil, err
+		}
+		if _, err := f.c.Copy(ctx, jo.Key, jo.Old, jo.Backup, nil); err != nil {
 			return nil, f.swapErr(ctx, keys[i], backend.WriteOptions{IfVersion: jo.Old}, err)
 		}
 	}
@@ -154,6 +166,9 @@ func (f *FS) apply(ctx context.Context, keys []string, ops []backend.Op, j journ
 	for i, op := range ops {
 		jo, c := j.Ops[i], keys[i]
 		swap := backend.WriteOptions{IfVersion: jo.Old, IfAbsent: jo.Old == ""}
+		if err := l.check(); err != nil {
+			return nil, err
+		}
 		if op.Remove {
 			if jo.Old == "" {
 				continue
@@ -204,6 +219,11 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 			return err
 		}
 	}
+	for _, m := range j.Moves {
+		if err := f.rollBackMove(ctx, m); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -243,9 +263,10 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 	return f.mapErr(err, key)
 }
 
-// dropJournal removes the journal, the commit point, then the copies.
-func (f *FS) dropJournal(ctx context.Context, jkey string, j journal) error {
-	if err := f.c.Delete(ctx, jkey, ""); err != nil {
+// dropJournal removes the journal, If-Match etag (its version written
+// last), then the copies.
+func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) error {
+	if err := f.c.Delete(ctx, jkey, etag); err != nil {
 		return f.mapErr(err, journalDir)
 	}
 	var backups []string
@@ -254,69 +275,138 @@ func (f *FS) dropJournal(ctx context.Context, jkey string, j journal) error {
 			backups = append(backups, jo.Backup)
 		}
 	}
+	for _, m := range j.Moves {
+		if m.Backup != "" {
+			backups = append(backups, m.Backup)
+		}
+	}
 	if len(backups) == 0 {
 		return nil
 	}
 	return f.deleteKeys(ctx, journalDir, backups)
 }
 
+// Recovery is what Recover did.
+type Recovery struct {
+	// RolledBack counts the transactions of dead processes rolled back.
+	RolledBack int `json:"rolledBack"`
+	// CopiesRemoved counts the copies that committed transactions left.
+	CopiesRemoved int `json:"copiesRemoved"`
+	// Live counts the journals of transactions still in flight: left
+	// alone by Recover, waited for by Settle.
+	Live int `json:"live"`
+}
+
+// journalState is what recoverOne found of a journal.
+type journalState int
+
+const (
+	// gone: removed, or renewed, since it was listed.
+	gone journalState = iota
+	live
+	rolledBack
+)
+
 // Recover rolls back the transactions whose process died: those whose
-// journal is older than the lease. Copies left by a transaction that
-// committed but died before removing them are removed.
-func (f *FS) Recover(ctx context.Context) error {
+// journal has not been renewed for its lease, by the store's clock (see
+// lease.go). Copies left by a transaction that committed but died before
+// removing them are removed. With no journal it costs one listing.
+func (f *FS) Recover(ctx context.Context) (Recovery, error) {
+	var rec Recovery
 	dir := f.prefix + journalDir + "/"
-	journals, copies := map[string]bool{}, map[string][]string{}
-	stale := time.Now().Add(-f.lease)
+	journals := map[string]s3client.ObjectInfo{}
+	copies := map[string][]s3client.ObjectInfo{}
 	for o, err := range f.c.List(ctx, dir, "", 0, "") {
 		if err != nil {
-			return f.mapErr(err, journalDir)
+			return rec, f.mapErr(err, journalDir)
 		}
 		rest := o.Key[len(dir):]
 		if id, ok := strings.CutSuffix(rest, ".json"); ok && !strings.Contains(id, "/") {
-			journals[id] = o.LastModified.Before(stale)
+			journals[id] = o
 			continue
 		}
-		if id, _, ok := strings.Cut(rest, "/"); ok && o.LastModified.Before(stale) {
-			copies[id] = append(copies[id], o.Key)
+		if id, _, ok := strings.Cut(rest, "/"); ok {
+			copies[id] = append(copies[id], o)
 		}
 	}
-	for id, old := range journals {
-		if !old {
+	now := f.c.Now()
+	for _, o := range journals {
+		state, err := f.recoverOne(ctx, o, now)
+		if err != nil {
+			return rec, err
+		}
+		switch state {
+		case rolledBack:
+			rec.RolledBack++
+		case live:
+			rec.Live++
+		}
+	}
+	for id, objects := range copies {
+		if _, ok := journals[id]; ok {
 			continue
 		}
-		if err := f.recoverOne(ctx, dir+id+".json"); err != nil {
-			return err
-		}
-	}
-	for id, keys := range copies {
-		if _, ok := journals[id]; !ok {
-			if err := f.deleteKeys(ctx, journalDir, keys); err != nil {
-				return err
+		// A copy is written after its journal and removed after it: alone
+		// and older than a lease, its transaction has ended.
+		var keys []string
+		for _, o := range objects {
+			if o.LastModified.Add(defaultLease).Before(now) {
+				keys = append(keys, o.Key)
 			}
 		}
+		if len(keys) == 0 {
+			continue
+		}
+		if err := f.deleteKeys(ctx, journalDir, keys); err != nil {
+			return rec, err
+		}
+		rec.CopiesRemoved += len(keys)
 	}
-	return nil
+	return rec, nil
 }
 
-func (f *FS) recoverOne(ctx context.Context, jkey string) error {
-	body, err := f.c.Get(ctx, jkey, "", 0, 0)
+// recoverOne rolls back the transaction of the journal o when its lease
+// has run out at now: it claims the journal (a rewrite If-Match the
+// version listed, which a renewal in between defeats), restores what the
+// transaction changed, and removes it.
+func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Time) (journalState, error) {
+	body, err := f.c.Get(ctx, o.Key, o.ETag, 0, 0)
+	if code, status := s3client.Code(err); err != nil && (code == "NoSuchKey" || status == http.StatusPreconditionFailed) {
+		return gone, nil // renewed, or recovered by another process, meanwhile
+	}
 	if err != nil {
-		if code, _ := s3client.Code(err); code == "NoSuchKey" {
-			return nil // recovered by another process meanwhile
-		}
-		return f.mapErr(err, journalDir)
+		return gone, f.mapErr(err, journalDir)
 	}
 	var j journal
 	err = json.NewDecoder(body).Decode(&j)
 	body.Close()
 	if err != nil {
-		return fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", jkey, err).
+		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
 			WithHint("inspect it, restore the objects it names by hand, then remove it")
 	}
-	if err := f.rollBack(ctx, j); err != nil {
-		return err
+	lease, err := time.ParseDuration(j.Lease)
+	if err != nil {
+		lease = defaultLease
 	}
-	return f.dropJournal(ctx, jkey, j)
+	if o.LastModified.Add(lease).After(now) {
+		return live, nil
+	}
+	j.Claimed = true
+	data, err := json.Marshal(j)
+	if err != nil {
+		return gone, err
+	}
+	claimed, err := f.c.Put(ctx, o.Key, data, s3client.Condition(o.ETag, ""))
+	if code, status := s3client.Code(err); err != nil && (code == "NoSuchKey" || status == http.StatusPreconditionFailed) {
+		return gone, nil
+	}
+	if err != nil {
+		return gone, f.mapErr(err, journalDir)
+	}
+	if err := f.rollBack(ctx, j); err != nil {
+		return gone, err
+	}
+	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
 
 func newID() string {

@@ -371,6 +371,29 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	return tl, nil
 }
 
+// recoverStore settles the journals of an object store as the call opens
+// it: the transactions of dead processes rolled back (one listing when
+// there are none), or, with --recover, also the live ones waited for, and
+// what was done reported on stderr as one JSON line. --readonly makes no
+// change, so it recovers nothing (and refuses --recover).
+func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
+	switch {
+	case c.Bool("recover") && c.Bool("readonly"):
+		return fault.Errorf(fault.CodeReadOnly, "--recover rolls back transactions, and --readonly refuses every change.").
+			WithHint("drop --readonly to recover")
+	case c.Bool("readonly"):
+		return nil
+	case !c.Bool("recover"):
+		_, err := store.Recover(c.Context)
+		return err
+	}
+	rec, err := store.Settle(c.Context, c.Duration("lock-timeout"))
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(streamsOf(c).Stderr).Encode(map[string]any{"root": root, "recovery": rec})
+}
+
 // workspace is the backend of the roots, and its local backend when it has
 // local roots: local directories (one localfs), one s3://bucket/prefix
 // (an s3fs, whose deny paths are keys below it), or a mix of them (a mixfs
@@ -395,7 +418,7 @@ func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 		}
 		return lfs, lfs, nil
 	case len(roots) == 1:
-		store, err := objectStore(roots[0], c.StringSlice("deny"))
+		store, err := objectStore(c, roots[0], c.StringSlice("deny"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -462,7 +485,7 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 			home = len(members)
 			deny = append(deny, relDeny...)
 		}
-		store, err := objectStore(r, deny)
+		store, err := objectStore(c, r, deny)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -478,8 +501,9 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 // objectStore is the backend of an s3://bucket/prefix root, reached as the
 // AWS_* variables say (the endpoint of AWS_ENDPOINT_URL_S3 or
 // AWS_ENDPOINT_URL, path-style; the region of AWS_REGION; credentials from
-// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's).
-func objectStore(root string, deny []string) (*s3fs.FS, error) {
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's), its
+// journals settled (recoverStore) before any tool uses it.
+func objectStore(c *cli.Context, root string, deny []string) (*s3fs.FS, error) {
 	endpoint := os.Getenv("AWS_ENDPOINT_URL_S3")
 	if endpoint == "" {
 		endpoint = os.Getenv("AWS_ENDPOINT_URL")
@@ -488,5 +512,12 @@ func objectStore(root string, deny []string) (*s3fs.FS, error) {
 	if region == "" {
 		region = os.Getenv("AWS_DEFAULT_REGION")
 	}
-	return s3fs.New(s3fs.Config{Root: root, Endpoint: endpoint, Region: region, Deny: deny})
+	store, err := s3fs.New(s3fs.Config{Root: root, Endpoint: endpoint, Region: region, Deny: deny})
+	if err != nil {
+		return nil, err
+	}
+	if err := recoverStore(c, root, store); err != nil {
+		return nil, err
+	}
+	return store, nil
 }

@@ -1,0 +1,210 @@
+package s3fs
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
+)
+
+// A transaction's journal is its lease. The committer writes in it how
+// long the lease lasts (defaultLease) and, while it commits, rewrites it
+// every third of that (a new Renewed count, so a new ETag). A journal not
+// written for longer than its lease, on the store's clock, is a dead
+// process's: the next call claims it by rewriting it If-Match the ETag it
+// listed (a renewal in between wins), rolls it back and removes it. The
+// committer's commit point, the journal's removal, is If-Match the ETag of
+// its own last write, so a claimed journal never commits; and a committer
+// that could not renew for two thirds of its lease makes no further change
+// (a recovery may be under way), so a live commit, however long, is never
+// rolled back under it.
+
+// defaultLease is how long a journal lives unrenewed: 15 s, renewed every
+// 5 s, dwarfs a renewal's round trip and the store's clock resolution (1 s).
+const defaultLease = 15 * time.Second
+
+// lease is a transaction's journal while its committer lives.
+type lease struct {
+	f   *FS
+	key string
+	// renew is how often the journal is rewritten; 0 for never.
+	renew time.Duration
+
+	mu   sync.Mutex
+	j    journal
+	etag string
+	// renewed is when the latest write of the journal that succeeded was
+	// sent, by our clock.
+	renewed time.Time
+	// lost is set when another process claimed the journal; expired when
+	// it could not be renewed in time.
+	lost, expired error
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// begin writes the journal j at key, new, and starts renewing it.
+func (f *FS) begin(ctx context.Context, key string, j journal) (*lease, error) {
+	j.Lease = f.lease.String()
+	l := &lease{f: f, key: key, renew: f.lease / 3, j: j, stop: make(chan struct{}), done: make(chan struct{})}
+	if err := l.write(ctx, s3client.Condition("", "*")); err != nil {
+		return nil, err
+	}
+	if l.renew <= 0 {
+		close(l.done)
+		return l, nil
+	}
+	go l.heartbeat(context.WithoutCancel(ctx))
+	return l, nil
+}
+
+// write puts the journal under the conditions h; l.mu is held, or l is
+// not shared yet.
+func (l *lease) write(ctx context.Context, h http.Header) error {
+	data, err := json.Marshal(l.j)
+	if err != nil {
+		return err
+	}
+	sent := time.Now()
+	o, err := l.f.c.Put(ctx, l.key, data, h)
+	if code, status := s3client.Code(err); err != nil && (status == http.StatusPreconditionFailed || code == "NoSuchKey") {
+		l.lost = lostLease()
+		return l.lost
+	}
+	if err != nil {
+		return l.f.mapErr(err, journalDir)
+	}
+	l.etag, l.renewed = o.ETag, sent
+	return nil
+}
+
+func lostLease() error {
+	return fault.Errorf(fault.CodeIOError, "the transaction lost its lease: another process took its journal for a dead one's and rolls it back.").
+		WithHint("check the files it changed, then redo the change")
+}
+
+func (l *lease) heartbeat(ctx context.Context) {
+	defer close(l.done)
+	t := time.NewTicker(l.renew)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		if l.lost == nil {
+			l.j.Renewed++
+			// A failed renewal is retried at the next tick; check stops the
+			// commit once the lease may have run out.
+			_ = l.write(ctx, s3client.Condition(l.etag, ""))
+		}
+		lost := l.lost != nil
+		l.mu.Unlock()
+		if lost {
+			return
+		}
+	}
+}
+
+// check refuses a further change once the lease is lost or may have run
+// out.
+func (l *lease) check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost != nil {
+		return l.lost
+	}
+	if l.expired == nil && l.renew > 0 && time.Since(l.renewed) > l.f.lease-l.renew {
+		l.expired = fault.Errorf(fault.CodeIOError, "the transaction could not renew its lease for %s: the store is out of reach.", time.Since(l.renewed).Round(time.Second)).
+			WithHint("check that the store is up; the next call rolls the transaction back")
+	}
+	return l.expired
+}
+
+// update rewrites the journal as j.
+func (l *lease) update(ctx context.Context, j journal) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost != nil {
+		return l.lost
+	}
+	j.Lease, j.Renewed = l.j.Lease, l.j.Renewed+1
+	l.j = j
+	return l.write(ctx, s3client.Condition(l.etag, ""))
+}
+
+// commit stops the renewals and removes the journal If-Match its last
+// version, then the copies of j: after all changes, the commit point.
+func (l *lease) commit(ctx context.Context, j journal) error {
+	l.halt()
+	if err := l.check(); err != nil {
+		return err
+	}
+	return l.f.dropJournal(ctx, l.key, l.etag, j)
+}
+
+// abandon removes the journal of a transaction rolled back, unless
+// another process claimed it (and removes it).
+func (l *lease) abandon(ctx context.Context, j journal) error {
+	l.halt()
+	if l.lost != nil {
+		return nil
+	}
+	err := l.f.dropJournal(ctx, l.key, l.etag, j)
+	if code, _ := s3client.Code(err); code == "PreconditionFailed" || code == "NoSuchKey" {
+		return nil // claimed meanwhile
+	}
+	return err
+}
+
+// halt stops the renewals.
+func (l *lease) halt() {
+	select {
+	case <-l.done:
+	default:
+		close(l.stop)
+		<-l.done
+	}
+}
+
+// settlePoll is how often Settle looks again at the journals in flight.
+const settlePoll = time.Second
+
+// Settle recovers as Recover does, then waits, up to timeout, for every
+// transaction still in flight to end, or to die and be rolled back. It
+// never rolls back a live lease: one still live after timeout is
+// LOCK_TIMEOUT. Live in its answer counts the transactions waited for.
+func (f *FS) Settle(ctx context.Context, timeout time.Duration) (Recovery, error) {
+	deadline := time.Now().Add(timeout)
+	var total Recovery
+	for round := 0; ; round++ {
+		rec, err := f.Recover(ctx)
+		total.RolledBack += rec.RolledBack
+		total.CopiesRemoved += rec.CopiesRemoved
+		if round == 0 {
+			total.Live = rec.Live
+		}
+		if err != nil || rec.Live == 0 {
+			return total, err
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return total, fault.Errorf(fault.CodeLockTimeout, "%d transaction(s) still in flight after %s, their leases renewed.", rec.Live, timeout).
+				WithHint("retry with a longer --lock-timeout; a live transaction is never rolled back")
+		}
+		t := time.NewTimer(min(wait, settlePoll))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return total, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,395 @@
+package s3fs
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
+)
+
+var _ backend.Renamer = (*FS)(nil)
+
+// A store has no rename: a file or a directory moves by copying each object
+// below it and deleting the originals, as one transaction of the journal
+// (txn.go), so that a crash leaves all old or all new:
+//
+//  1. the source is listed, each object with its ETag, and the destination
+//     checked as rename(2) would (EXISTS, NOT_A_FILE, NOT_A_DIRECTORY);
+//  2. the journal names every object's old and new key and ETag;
+//  3. each object is copied to its new key, the copy conditional on the
+//     ETag listed (x-amz-copy-source-if-match), the destination checked
+//     absent first and the copy sent with If-None-Match: * (a store that
+//     honours it closes the window between the two; versitygw ignores it);
+//  4. the source is listed again: a key added meanwhile undoes it all;
+//  5. each original is deleted If-Match its ETag, so an object changed
+//     since its copy undoes it all (STALE) and no update is lost;
+//  6. the journal's removal is the commit point.
+//
+// A process killed before it leaves a journal that the next call rolls
+// back (see Recover): the originals put back from their copies and the
+// copies removed; after it, only the copies of replaced objects remain,
+// which the next call removes. Directory markers move without conditions:
+// they hold no data.
+
+// journalMove is one object of a move.
+type journalMove struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// ETag is From's when listed; New the copy's, when it differs (a
+	// multipart object's copy is one part).
+	ETag string `json:"etag"`
+	New  string `json:"new,omitempty"`
+	// Old is the ETag of the object To replaced, "" when there was none;
+	// Backup is the key of its copy (a file moved over a file).
+	Old    string `json:"old,omitempty"`
+	Backup string `json:"backup,omitempty"`
+}
+
+func (m journalMove) marker() bool { return strings.HasSuffix(m.From, "/") }
+
+func (m journalMove) copied() string {
+	if m.New != "" {
+		return m.New
+	}
+	return m.ETag
+}
+
+// Rename moves the file or directory from to to (see backend.Renamer) by
+// copies and deletions in one journal transaction: all of it moves or none.
+// IfVersion is checked on a file; IfAbsent refuses any destination;
+// without it a file replaces a file, and a directory an empty directory.
+// The directory from came from keeps a marker, as a disk keeps it.
+func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
+	if _, err := f.Recover(ctx); err != nil {
+		return backend.FileInfo{}, err
+	}
+	src, err := f.clean(from)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	dst, err := f.clean(to)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	switch {
+	case src == "." || dst == ".":
+		return backend.FileInfo{}, fault.InvalidArgument("the workspace's root cannot be moved or replaced.").WithPath(src).
+			WithHint("name entries inside the workspace")
+	case dst == src || strings.HasPrefix(dst, src+"/"):
+		return backend.FileInfo{}, fault.InvalidArgument("the destination is the source or inside it.").WithPath(dst).
+			WithHint("move the directory somewhere outside itself")
+	case f.holdsDenied(src):
+		return backend.FileInfo{}, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(src).
+			WithHint("move the entries outside the denied location one by one")
+	}
+	moves, srcDir, err := f.listMove(ctx, src, dst, opts)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	if err := f.checkDestination(ctx, dst, srcDir, opts, moves); err != nil {
+		return backend.FileInfo{}, err
+	}
+	if err := f.move(ctx, src, moves); err != nil {
+		return backend.FileInfo{}, err
+	}
+	if err := f.keepParent(ctx, src); err != nil {
+		return backend.FileInfo{}, err
+	}
+	return f.Stat(ctx, dst)
+}
+
+// listMove lists what moving src to dst copies: the object src, or every
+// key below the directory src.
+func (f *FS) listMove(ctx context.Context, src, dst string, opts backend.WriteOptions) (moves []journalMove, dir bool, err error) {
+	o, found, err := f.head(ctx, src)
+	if err != nil {
+		return nil, false, err
+	}
+	if found {
+		if err := backend.CheckSwap(src, backend.WriteOptions{IfVersion: opts.IfVersion}, true, o.ETag); err != nil {
+			return nil, false, err
+		}
+		return []journalMove{{From: f.key(src), To: f.key(dst), ETag: o.ETag}}, false, nil
+	}
+	from, into := f.dirKey(src), f.dirKey(dst)
+	for o, err := range f.c.List(ctx, from, "", 0, "") {
+		if err != nil {
+			return nil, false, f.mapErr(err, src)
+		}
+		moves = append(moves, journalMove{From: o.Key, To: into + o.Key[len(from):], ETag: o.ETag})
+	}
+	if len(moves) == 0 {
+		return nil, false, f.missing(ctx, src)
+	}
+	if opts.IfVersion != "" {
+		return nil, false, fault.Errorf(fault.CodeStale, "the path is a directory now, not the file that was read.").WithPath(src).
+			WithHint("read the path again and redo the change")
+	}
+	return moves, true, nil
+}
+
+// checkDestination refuses what rename(2) refuses at dst, and notes in
+// moves the file a file replaces, and the marker of the empty directory a
+// directory replaces.
+func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts backend.WriteOptions, moves []journalMove) error {
+	exists := fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst).
+		WithHint("pass --overwrite to replace a file or an empty directory, or choose another destination")
+	o, found, err := f.head(ctx, dst)
+	if err != nil {
+		return err
+	}
+	if found {
+		switch {
+		case opts.IfAbsent:
+			return exists
+		case srcDir:
+			return fault.Errorf(fault.CodeNotADirectory, "the destination is a file, and the source a directory.").WithPath(dst).
+				WithHint("choose another destination")
+		}
+		moves[0].Old = o.ETag
+		return nil
+	}
+	var below []s3client.ObjectInfo
+	for o, err := range f.c.List(ctx, f.dirKey(dst), "", 2, "") {
+		if err != nil {
+			return f.mapErr(err, dst)
+		}
+		below = append(below, o)
+	}
+	switch {
+	case len(below) == 0:
+		if d := f.fileAbove(ctx, dst); d != "" {
+			return notADirectory(dst, d)
+		}
+		return nil
+	case opts.IfAbsent:
+		return exists
+	case !srcDir:
+		return fault.Errorf(fault.CodeNotAFile, "the destination is a directory.").WithPath(dst).
+			WithHint("name the new path of the file itself")
+	case len(below) > 1 || below[0].Key != f.dirKey(dst):
+		return exists
+	}
+	for i := range moves {
+		if moves[i].To == below[0].Key {
+			moves[i].Old = below[0].ETag
+		}
+	}
+	return nil
+}
+
+// move copies moves and deletes their sources under a journal, undoing
+// all of it on a failure.
+func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
+	id := newID()
+	j := journal{Moves: moves}
+	for i, m := range j.Moves {
+		if m.Old != "" && !m.marker() {
+			j.Moves[i].Backup = f.prefix + journalDir + "/" + id + "/0"
+		}
+	}
+	l, err := f.begin(ctx, f.prefix+journalDir+"/"+id+".json", j)
+	if err != nil {
+		return err
+	}
+	err = f.moveObjects(ctx, l, src, &j)
+	if err == nil {
+		err = l.commit(ctx, j)
+	}
+	if err != nil {
+		return f.undo(ctx, l, j, err)
+	}
+	return nil
+}
+
+// moveObjects makes the copies, checks that the source gained no key,
+// and deletes the originals.
+func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) error {
+	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
+	for _, m := range j.Moves {
+		if m.Backup != "" {
+			if err := l.check(); err != nil {
+				return err
+			}
+			if _, err := f.c.Copy(ctx, m.To, m.Old, m.Backup, nil); err != nil {
+				return f.swapErr(ctx, rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
+			}
+		}
+	}
+	var mu sync.Mutex
+	renewed := false
+	err := f.each(ctx, j.Moves, func(i int, m journalMove) error {
+		if err := l.check(); err != nil {
+			return err
+		}
+		if m.marker() {
+			_, err := f.c.Put(ctx, m.To, nil, nil)
+			return f.mapErr(err, rel(m.To))
+		}
+		if m.Old == "" {
+			if _, found, err := f.head(ctx, rel(m.To)); err != nil || found {
+				return cmpErr(err, fault.Errorf(fault.CodeExists, "a file appeared at the destination during the move.").WithPath(rel(m.To)).
+					WithHint("nothing was moved; check the destination and move again"))
+			}
+		}
+		etag, err := f.c.Copy(ctx, m.From, m.ETag, m.To, s3client.Condition(m.Old, ifNone(m.Old)))
+		if err != nil {
+			return f.swapErr(ctx, rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
+		}
+		if etag != m.ETag {
+			mu.Lock()
+			j.Moves[i].New, renewed = etag, true
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err == nil && renewed {
+		// The copies' own ETags, for a rollback to know them.
+		err = l.update(ctx, *j)
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.sameSource(ctx, src, j.Moves); err != nil {
+		return err
+	}
+	var markers []string
+	err = f.each(ctx, j.Moves, func(_ int, m journalMove) error {
+		if err := l.check(); err != nil {
+			return err
+		}
+		if m.marker() {
+			mu.Lock()
+			markers = append(markers, m.From)
+			mu.Unlock()
+			return nil
+		}
+		if err := f.c.Delete(ctx, m.From, m.ETag); err != nil {
+			return f.swapErr(ctx, rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
+		}
+		return nil
+	})
+	if err != nil || len(markers) == 0 {
+		return err
+	}
+	if err := l.check(); err != nil {
+		return err
+	}
+	return f.deleteKeys(ctx, src, markers)
+}
+
+func ifNone(old string) string {
+	if old == "" {
+		return "*"
+	}
+	return ""
+}
+
+// cmpErr is err when set, else refused.
+func cmpErr(err error, refused error) error {
+	if err != nil {
+		return err
+	}
+	return refused
+}
+
+// sameSource checks that the directory src holds no key but those listed:
+// a file added during the copies would be left behind.
+func (f *FS) sameSource(ctx context.Context, src string, moves []journalMove) error {
+	if len(moves) == 1 && moves[0].From == f.key(src) {
+		return nil
+	}
+	listed := make(map[string]bool, len(moves))
+	for _, m := range moves {
+		listed[m.From] = true
+	}
+	for o, err := range f.c.List(ctx, f.dirKey(src), "", 0, "") {
+		if err != nil {
+			return f.mapErr(err, src)
+		}
+		if !listed[o.Key] {
+			return fault.Errorf(fault.CodeStale, "the directory changed during the move: %s appeared.", strings.TrimPrefix(o.Key, f.prefix)).
+				WithPath(src).WithHint("nothing was moved; list the directory again and move it again")
+		}
+	}
+	return nil
+}
+
+// each runs do on every move, readsInFlight at a time, and returns the
+// first failure; after one, no new request starts.
+func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journalMove) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	slots := make(chan struct{}, readsInFlight)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i, m := range moves {
+		if ctx.Err() != nil {
+			break
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if ctx.Err() != nil {
+				return
+			}
+			if err := do(i, m); err != nil {
+				once.Do(func() { first = err; cancel(err) })
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return first
+}
+
+// rollBackMove undoes what a move did to m: the original put back from
+// its copy when it is gone, the copy removed, and the object it replaced
+// restored. An object another writer changed since is left as it is.
+func (f *FS) rollBackMove(ctx context.Context, m journalMove) error {
+	if m.marker() {
+		if _, err := f.c.Put(ctx, m.From, nil, nil); err != nil {
+			return f.mapErr(err, m.From)
+		}
+		if m.Old == "" {
+			return f.mapErr(f.c.Delete(ctx, m.To, ""), m.To)
+		}
+		return nil
+	}
+	dst, dstFound, err := f.headKey(ctx, m.To)
+	if err != nil {
+		return err
+	}
+	if !dstFound || dst.ETag != m.copied() {
+		return nil // never copied, or changed by another writer since: theirs stays
+	}
+	_, srcFound, err := f.headKey(ctx, m.From)
+	if err != nil {
+		return err
+	}
+	if !srcFound {
+		if _, err := f.c.Copy(ctx, m.To, m.copied(), m.From, s3client.Condition("", "*")); err != nil {
+			return f.mapErr(err, m.From)
+		}
+	}
+	if m.Backup != "" {
+		return f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
+	}
+	return f.deleteKey(ctx, m.To, dst.ETag)
+}
+
+// headKey describes the object at key, found false when there is none.
+func (f *FS) headKey(ctx context.Context, key string) (s3client.ObjectInfo, bool, error) {
+	o, err := f.c.Head(ctx, key)
+	if code, status := s3client.Code(err); err != nil && (code == "NoSuchKey" || status == http.StatusNotFound && code != "NoSuchBucket") {
+		return o, false, nil
+	}
+	return o, err == nil, f.mapErr(err, strings.TrimPrefix(key, f.prefix))
+}

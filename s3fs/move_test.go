@@ -1,0 +1,277 @@
+package s3fs_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3fs"
+	"github.com/agentfs/agentfs/s3fs/s3test"
+)
+
+// tree reads the files at paths, "" for a missing one, and the directory
+// markers' existence as "dir".
+func tree(t *testing.T, f *s3fs.FS, paths ...string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	got := map[string]string{}
+	for _, p := range paths {
+		fi, err := f.Stat(ctx, p)
+		switch {
+		case codeOf(err) == fault.CodeNotFound:
+			got[p] = ""
+			continue
+		case err != nil:
+			t.Fatal(err)
+		case fi.Type == backend.TypeDir:
+			got[p] = "dir"
+			continue
+		}
+		r, err := f.Open(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(r)
+		r.Close()
+		got[p] = string(data)
+	}
+	return got
+}
+
+// noJournal fails t when the workspace at root has a journal or a copy
+// left.
+func noJournal(t *testing.T, bucket, prefix, what string) {
+	t.Helper()
+	whole, _ := openFS(t, "s3://"+bucket)
+	var left []string
+	err := whole.Walk(context.Background(), prefix+"/.agentfs-journal", backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		left = append(left, e.Rel)
+		return nil
+	})
+	if codeOf(err) != fault.CodeNotFound && len(left) > 0 {
+		t.Errorf("%s: the journal left %q (%v)", what, left, err)
+	}
+}
+
+// TestMoveCrash: a move whose process dies at any of its requests leaves,
+// once the next call recovers it, the tree all where it was, or, after the
+// commit point, all where it went; and no journal or copy behind. A
+// directory (with an empty directory in it) and a file over a file are
+// moved.
+func TestMoveCrash(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, from, to string
+		before, after  map[string]string
+		// steps are the move's PUTs and DELETEs, with one more to spare.
+		steps int
+	}{
+		{"a directory", "d", "e/d",
+			map[string]string{"d/a": "a", "d/sub/b": "b", "d/empty": "dir", "e/d/a": "", "e/d/sub/b": "", "e/d/empty": "", "keep": "k"},
+			map[string]string{"d/a": "", "d/sub/b": "", "d/empty": "", "e/d/a": "a", "e/d/sub/b": "b", "e/d/empty": "dir", "keep": "k"},
+			// the journal, 2 copies, a marker, 2 deletes, the journal's removal
+			8},
+		{"a file over a file", "f", "g",
+			map[string]string{"f": "new", "g": "old"},
+			map[string]string{"f": "", "g": "new"},
+			// the journal, the copy of g, the copy, the delete, the journal's removal
+			6},
+	} {
+		for cut := 0; cut <= tc.steps; cut++ {
+			prefix := fmt.Sprintf("move-%s-%d", tc.name[:3], cut)
+			root := "s3://" + bucket + "/" + prefix
+			f, _ := openFS(t, root)
+			for p, data := range tc.before {
+				switch data {
+				case "":
+				case "dir":
+					if _, err := f.WriteFile(ctx, p+"/x", nil, backend.WriteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := f.Remove(ctx, p+"/x", backend.RemoveOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					if _, err := f.WriteFile(ctx, p, []byte(data), backend.WriteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			access, secret := s3test.Keys()
+			dying, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t),
+				AccessKey: access, SecretKey: secret, Transport: &cutOff{left: cut}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s3fs.SetLease(dying, -time.Minute) // dead at once, whatever the clocks
+			_, moveErr := dying.Rename(ctx, tc.from, tc.to, backend.WriteOptions{})
+			if _, err := f.Recover(ctx); err != nil {
+				t.Fatalf("%s, cut after %d: recover: %v", tc.name, cut, err)
+			}
+			got := tree(t, f, slicesOf(tc.before)...)
+			if !maps.Equal(got, tc.before) && !maps.Equal(got, tc.after) {
+				t.Errorf("%s, cut after %d (move: %v): the tree is %q, neither all old nor all new", tc.name, cut, moveErr, got)
+			}
+			if cut == tc.steps && moveErr != nil {
+				t.Errorf("%s: a move with all its requests failed: %v; the cuts miss its end", tc.name, moveErr)
+			}
+			if moveErr == nil && !maps.Equal(got, tc.after) {
+				t.Errorf("%s, cut after %d: a move reported done left %q", tc.name, cut, got)
+			}
+			noJournal(t, bucket, prefix, fmt.Sprintf("%s, cut after %d", tc.name, cut))
+		}
+	}
+}
+
+func slicesOf(m map[string]string) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// meddler is a transport that, at the move's first copy, lets another
+// writer change the tree first.
+type meddler struct {
+	once   sync.Once
+	meddle func()
+}
+
+func (m *meddler) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("X-Amz-Copy-Source") != "" {
+		m.once.Do(m.meddle)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMoveRace: an object changed, removed or added below a directory
+// while it moves is STALE, and nothing moves: the other writer's change
+// stays where it made it.
+func TestMoveRace(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		other func(f *s3fs.FS) error
+		want  map[string]string
+	}{
+		{"a changed object", func(f *s3fs.FS) error {
+			_, err := f.WriteFile(ctx, "d/sub/b", []byte("theirs"), backend.WriteOptions{})
+			return err
+		}, map[string]string{"d/a": "a", "d/sub/b": "theirs", "d/new": ""}},
+		{"a removed object", func(f *s3fs.FS) error {
+			_, err := f.Remove(ctx, "d/sub/b", backend.RemoveOptions{})
+			return err
+		}, map[string]string{"d/a": "a", "d/sub/b": "", "d/new": ""}},
+		{"an added object", func(f *s3fs.FS) error {
+			_, err := f.WriteFile(ctx, "d/new", []byte("new"), backend.WriteOptions{})
+			return err
+		}, map[string]string{"d/a": "a", "d/sub/b": "b", "d/new": "new"}},
+	} {
+		prefix := "race-" + tc.name[3:6]
+		root := "s3://" + bucket + "/" + prefix
+		f, _ := openFS(t, root)
+		for p, data := range map[string]string{"d/a": "a", "d/sub/b": "b"} {
+			if _, err := f.WriteFile(ctx, p, []byte(data), backend.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		access, secret := s3test.Keys()
+		mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
+			Transport: &meddler{meddle: func() {
+				if err := tc.other(f); err != nil {
+					t.Error(err)
+				}
+			}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = mover.Rename(ctx, "d", "e", backend.WriteOptions{IfAbsent: true})
+		if codeOf(err) != fault.CodeStale {
+			t.Errorf("%s: the move returned %v, want STALE", tc.name, err)
+		}
+		if got := tree(t, f, "d/a", "d/sub/b", "d/new"); !maps.Equal(got, tc.want) {
+			t.Errorf("%s: the source is %q, want %q", tc.name, got, tc.want)
+		}
+		if _, err := f.Stat(ctx, "e"); codeOf(err) != fault.CodeNotFound {
+			t.Errorf("%s: the destination exists after a refused move: %v", tc.name, err)
+		}
+		noJournal(t, bucket, prefix, tc.name)
+	}
+}
+
+// gate holds a transaction's first change until released, and tells of
+// each write of its journal.
+type gate struct {
+	journalWrites chan struct{}
+	release       chan struct{}
+	once          sync.Once
+}
+
+func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut {
+		if strings.Contains(r.URL.Opaque, ".agentfs-journal") {
+			defer func() { g.journalWrites <- struct{}{} }()
+		} else {
+			g.once.Do(func() { <-g.release })
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestLiveLeaseKept: a commit that lasts several times its lease renews
+// it, and a recovery meanwhile leaves it alone; the commit then succeeds.
+func TestLiveLeaseKept(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/live"
+	f, _ := openFS(t, root)
+	if _, err := f.WriteFile(ctx, "a", []byte("old a"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	access, secret := s3test.Keys()
+	g := &gate{journalWrites: make(chan struct{}, 100), release: make(chan struct{})}
+	committer, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renewed every 200 ms; 10 writes of the journal span 1.8 s, more than
+	// the lease and the 1 s of the store's clock together.
+	s3fs.SetLease(committer, 600*time.Millisecond)
+	done := make(chan error)
+	go func() {
+		_, err := committer.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("b")}})
+		done <- err
+	}()
+	for i := range 10 {
+		select {
+		case <-g.journalWrites:
+		case err := <-done:
+			t.Fatalf("the commit ended at the journal's write %d: %v", i, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the journal was written %d times in 10 s: its lease is not renewed", i)
+		}
+	}
+	rec, err := f.Recover(ctx)
+	if err != nil || rec.Live != 1 || rec.RolledBack != 0 {
+		t.Errorf("a recovery during a live commit: %+v (%v), want it live and untouched", rec, err)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the commit failed: %v", err)
+	}
+	if got := tree(t, f, "a", "b"); !maps.Equal(got, map[string]string{"a": "new a", "b": "b"}) {
+		t.Errorf("after the commit the files are %q", got)
+	}
+	noJournal(t, bucket, "live", "the commit")
+}
