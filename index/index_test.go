@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -445,4 +446,40 @@ func TestConcurrentBuildersLock(t *testing.T) {
 	}
 	unlock()
 	f.build()
+}
+
+// Posting lists built in many runs, merged at the end, are those built in
+// one; and an index built so answers as a scan.
+func TestRunsMergeAsOne(t *testing.T) {
+	lists := func(f *fixture) map[uint32][]uint32 {
+		loc, _ := locate(localfs.ExistingStateDir(), f.dir)
+		ix, err := open(loc.file, loc.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		out := map[uint32][]uint32{}
+		for i := range len(ix.table) / entrySize {
+			tg := entryAt(ix.table, i).trigram
+			if err := ix.postings(tg, func(id uint32) { out[tg] = append(out[tg], id) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	one := lists(f)
+	defer func(n int) { runPairs = n }(runPairs)
+	runPairs = 7
+	if err := Drop(context.Background(), f.dir, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.build()
+	many := lists(f)
+	if len(one) < 100 || !reflect.DeepEqual(one, many) {
+		t.Fatalf("%d trigrams from one run, %d from runs of 7 pairs, or their lists differ", len(one), len(many))
+	}
+	differential(t, 7)
 }
