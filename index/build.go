@@ -243,7 +243,7 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 						out[i].err = err
 						continue
 					}
-					out[i] = x.extract(r)
+					out[i] = x.extract(r, j.entries[i].size)
 					r.Close()
 				}
 				j.res <- out

@@ -24,9 +24,15 @@ func newExtractor(lists chan []uint32) *extractor {
 	return &extractor{seen: make([]uint64, 1<<24/64), buf: make([]byte, 256<<10), lists: lists}
 }
 
-// extract reads r to the end. A file grep decodes (a UTF-16 byte-order
-// mark) is opaque: not indexed, always searched.
-func (x *extractor) extract(r io.Reader) readResult {
+// extract reads r, a file stat'ed at size bytes. A file grep decodes (a
+// UTF-16 byte-order mark) is opaque: not indexed, always searched.
+func (x *extractor) extract(r io.Reader, size int64) readResult {
+	if size > 0 {
+		// Past its size, what a file holds was written since the stat,
+		// which changed its identity: a search reads it anyway. Reading
+		// no further spares the read that finds the end.
+		r = io.LimitReader(r, size)
+	}
 	n, err := io.ReadFull(r, x.buf)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return readResult{err: err}

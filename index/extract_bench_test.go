@@ -59,7 +59,7 @@ func BenchmarkExtract(b *testing.B) {
 	start := cpuTime()
 	for b.Loop() {
 		for _, f := range files {
-			r := x.extract(bytes.NewReader(f))
+			r := x.extract(bytes.NewReader(f), int64(len(f)))
 			select {
 			case lists <- r.trigrams[:0]:
 			default:
@@ -75,7 +75,7 @@ func BenchmarkRuns(b *testing.B) {
 	var lists [][]uint32
 	pairs := 0
 	for _, f := range files {
-		r := x.extract(bytes.NewReader(f))
+		r := x.extract(bytes.NewReader(f), int64(len(f)))
 		lists = append(lists, r.trigrams)
 		pairs += len(r.trigrams)
 	}
