@@ -6,16 +6,16 @@
 #   bench/index.sh [RUNS] [COPIES]    # default 5 runs per command, 4 copies
 #
 # Rows: one rg scan and the index build from nothing (in one hyperfine
-# run), and an update with nothing changed, with the index's size against the corpus; per query
-# (rare literal, common literal, regex with a literal, case-insensitive,
-# regex without a literal) agentfs grep --mode count with the index against
-# rg --count, each pair run interleaved by hyperfine; the freshness check:
-# the rare query with nothing changed, after 100 files were edited in place
-# directly, and after 100 were written through agentfs (which changes their
-# directories, so those are listed again), beside the floor of a proof by
-# stat (find -printf %s). Every agentfs answer is checked
-# against --no-index. The machine is shared: CPU (user+system, means) is
-# given beside wall time, and the load before each row.
+# run), an update with nothing changed, and the index's size against the
+# corpus; per query (rare literal, common literal, regex with a literal,
+# case-insensitive, regex without a literal) agentfs grep --mode count
+# with the index against rg --count, in one hyperfine run; the freshness
+# check: the rare query with nothing changed, beside the floor of a proof
+# by stat (find -printf %s), after 100 files were edited in place
+# directly, and after 100 were written through agentfs (which changes
+# their directories, so those are listed again). Every agentfs answer is
+# checked against --no-index. The machine is shared: CPU (user+system,
+# means) is given beside wall time, and the load before each row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
