@@ -14,14 +14,14 @@ const binarySample = 64 << 10
 // 2^24 trigrams (2 MiB) it reuses from file to file. The list of a file
 // is taken from lists, where its consumer hands it back.
 type extractor struct {
-	seen  []uint64
+	seen  *[1 << 24 / 64]uint64 // an array: indexed by a trigram, never out of bounds
 	buf   []byte
 	list  []uint32
 	lists chan []uint32
 }
 
 func newExtractor(lists chan []uint32) *extractor {
-	return &extractor{seen: make([]uint64, 1<<24/64), buf: make([]byte, 256<<10), lists: lists}
+	return &extractor{seen: new([1 << 24 / 64]uint64), buf: make([]byte, 256<<10), lists: lists}
 }
 
 // extract reads r, a file stat'ed at size bytes. A file grep decodes (a
@@ -92,7 +92,7 @@ func (x *extractor) clear() {
 // a small file it is at random a quarter of the time: every trigram is
 // stored, and the count moves past the new ones. A function of its own,
 // so that the loop's variables stay in registers.
-func scan(seen []uint64, list []uint32, t uint32, chunk []byte) ([]uint32, uint32) {
+func scan(seen *[1 << 24 / 64]uint64, list []uint32, t uint32, chunk []byte) ([]uint32, uint32) {
 	list = slices.Grow(list, len(chunk))
 	n := len(list)
 	list = list[:n+len(chunk)]

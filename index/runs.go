@@ -123,7 +123,11 @@ func sortRun(pairs, scratch []uint64) (run, []uint64) {
 		i++
 		for ; i < len(pairs) && uint32(pairs[i]>>32) == t; i++ {
 			id := uint32(pairs[i])
-			ru.data = binary.AppendUvarint(ru.data, uint64(id-prev))
+			if d := id - prev; d < 0x80 {
+				ru.data = append(ru.data, byte(d)) // most: files close together
+			} else {
+				ru.data = binary.AppendUvarint(ru.data, uint64(d))
+			}
 			prev = id
 		}
 		e.last = prev
