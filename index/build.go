@@ -3,7 +3,6 @@ package index
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -121,7 +120,7 @@ func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOp
 
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
-	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano()}
+	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256)}
 	rootInfo, err := localfs.LstatAbs(loc.root)
 	if err != nil {
 		return nil, err
@@ -141,7 +140,7 @@ type builder struct {
 	// oldID is, per file, its number in the old index when its trigrams
 	// are taken from there, else -1.
 	oldID    []int32
-	post     postings
+	post     *runs
 	reused   int
 	read     int
 	progress func(int, int64)
@@ -149,6 +148,9 @@ type builder struct {
 	// racy is the mtime from which a file read is flagRacy.
 	racy int64
 	dirs []record
+	// lists are trigram lists handed back by the consumer for the
+	// extractors to fill again.
+	lists chan []uint32
 }
 
 // watch lists the ignore files (and .git directories, whose info/exclude
@@ -197,40 +199,6 @@ func (b *builder) watch(root string, roots []string) []record {
 // the build may leave the mtime the build recorded.
 const racySlack = 2 * time.Second
 
-// postings are the posting lists of the files read, delta-encoded as they
-// grow; slot maps a trigram to its list (+1).
-type postings struct {
-	slot  []int32
-	lists []plist
-}
-
-type plist struct {
-	trigram uint32
-	last    uint32
-	buf     []byte
-}
-
-func (p *postings) add(id uint32, trigrams []uint32) {
-	if p.slot == nil {
-		p.slot = make([]int32, 1<<24)
-	}
-	for _, t := range trigrams {
-		s := p.slot[t]
-		if s == 0 {
-			p.lists = append(p.lists, plist{trigram: t})
-			s = int32(len(p.lists))
-			p.slot[t] = s
-		}
-		l := &p.lists[s-1]
-		if len(l.buf) == 0 {
-			l.buf = binary.AppendUvarint(l.buf, uint64(id))
-		} else {
-			l.buf = binary.AppendUvarint(l.buf, uint64(id-l.last))
-		}
-		l.last = id
-	}
-}
-
 // readResult is what reading one file gives.
 type readResult struct {
 	trigrams []uint32
@@ -257,12 +225,13 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(1, runtime.GOMAXPROCS(0))
+	b.post = newRuns()
 	jobs := make(chan *buildJob, workers*2)
 	order := make(chan *buildJob, workers*4)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			x := newExtractor()
+			x := newExtractor(b.lists)
 			for j := range jobs {
 				out := make([]readResult, len(j.opens))
 				for i, open := range j.opens {
@@ -274,7 +243,7 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 						out[i].err = err
 						continue
 					}
-					out[i] = x.extract(r)
+					out[i] = x.extract(r, j.entries[i].size)
 					r.Close()
 				}
 				j.res <- out
@@ -295,6 +264,7 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 		}
 	}
 	wg.Wait()
+	b.post.finish()
 	if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return walkErr
 	}
@@ -390,6 +360,10 @@ func (b *builder) consume(order <-chan *buildJob) error {
 			b.files = append(b.files, f)
 			b.oldID = append(b.oldID, -1)
 			b.post.add(id, r.trigrams)
+			select {
+			case b.lists <- r.trigrams[:0]:
+			default:
+			}
 			b.read++
 			b.bytes += f.size
 		}
@@ -431,11 +405,13 @@ func (b *builder) write(loc location, watched []record, config string) error {
 		}
 	}
 	var (
-		table []byte
-		off   uint64
-		ids   []uint32
-		enc   []byte
+		table  = make([]byte, 0, len(trigrams)*entrySize)
+		off    uint64
+		ids    []uint32
+		enc    []byte
+		pieces []piece
 	)
+	cur := newCursor(b.post.sorted)
 	for _, t := range trigrams {
 		ids = ids[:0]
 		if b.old != nil {
@@ -448,32 +424,34 @@ func (b *builder) write(loc location, watched []record, config string) error {
 				return err
 			}
 		}
-		var list []byte
-		if s := b.postSlot(t); s != nil {
-			if len(ids) == 0 {
-				list = s.buf // the files read alone: already encoded
-			} else {
-				if err := decodePostings(s.buf, len(b.files), func(id uint32) { ids = append(ids, id) }); err != nil {
-					return err
-				}
+		pieces = cur.pieces(t, pieces[:0])
+		var (
+			n   int
+			crc uint32
+		)
+		switch {
+		case len(ids) == 0 && len(pieces) == 0:
+			continue
+		case len(ids) == 0:
+			// The files read alone: their runs joined, mostly copied.
+			n, crc, err = writePieces(bw, pieces)
+			if err != nil {
+				return err
 			}
-		}
-		if list == nil {
-			if len(ids) == 0 {
-				continue
-			}
+		default:
+			ids = appendIDs(ids, pieces)
 			slices.Sort(ids)
 			enc = appendPostings(enc[:0], ids)
-			list = enc
+			if _, err := bw.Write(enc); err != nil {
+				return err
+			}
+			n, crc = len(enc), checksum(enc)
 		}
-		if off+uint64(len(list)) >= 1<<32 {
+		if off+uint64(n) >= 1<<32 {
 			return errors.New("the posting lists exceed 4 GiB")
 		}
-		table = appendEntry(table, tableEntry{trigram: t, off: uint32(off), len: uint32(len(list)), crc: checksum(list)})
-		if _, err := bw.Write(list); err != nil {
-			return err
-		}
-		off += uint64(len(list))
+		table = appendEntry(table, tableEntry{trigram: t, off: uint32(off), len: uint32(n), crc: crc})
+		off += uint64(n)
 	}
 	h := header{built: time.Now().UnixNano(), trigrams: uint64(len(table) / entrySize),
 		postOff: headerSize, postLen: off, tableOff: headerSize + off}
@@ -510,29 +488,19 @@ func (b *builder) write(loc location, watched []record, config string) error {
 	return d.Sync()
 }
 
-func (b *builder) postSlot(t uint32) *plist {
-	if b.post.slot == nil || b.post.slot[t] == 0 {
-		return nil
-	}
-	return &b.post.lists[b.post.slot[t]-1]
-}
-
 // trigrams is every trigram of the new index, sorted: those of the files
 // read and those the old index holds (some may have lost all their files).
 func (b *builder) trigrams() []uint32 {
-	var ts []uint32
-	for _, l := range b.post.lists {
-		ts = append(ts, l.trigram)
-	}
-	if b.old != nil {
-		n := len(b.old.table) / entrySize
-		for i := range n {
-			t := entryAt(b.old.table, i).trigram
-			if b.postSlot(t) == nil {
-				ts = append(ts, t)
-			}
+	set := newTrigramSet()
+	for _, ru := range b.post.sorted {
+		for _, e := range ru.entries {
+			set.add(e.trigram)
 		}
 	}
-	slices.Sort(ts)
-	return ts
+	if b.old != nil {
+		for i := range len(b.old.table) / entrySize {
+			set.add(entryAt(b.old.table, i).trigram)
+		}
+	}
+	return set.sorted()
 }

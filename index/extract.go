@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"io"
+	"slices"
 )
 
 // binarySample is the prefix grep checks for a NUL: a file with one there
@@ -10,20 +11,28 @@ import (
 const binarySample = 64 << 10
 
 // extractor finds the distinct trigrams of a file, with a bitmap of all
-// 2^24 trigrams (2 MiB) it reuses from file to file.
+// 2^24 trigrams (2 MiB) it reuses from file to file. The list of a file
+// is taken from lists, where its consumer hands it back.
 type extractor struct {
-	seen []uint64
-	buf  []byte
-	list []uint32
+	seen  *[1 << 24 / 64]uint64 // an array: indexed by a trigram, never out of bounds
+	buf   []byte
+	list  []uint32
+	lists chan []uint32
 }
 
-func newExtractor() *extractor {
-	return &extractor{seen: make([]uint64, 1<<24/64), buf: make([]byte, 256<<10)}
+func newExtractor(lists chan []uint32) *extractor {
+	return &extractor{seen: new([1 << 24 / 64]uint64), buf: make([]byte, 256<<10), lists: lists}
 }
 
-// extract reads r to the end. A file grep decodes (a UTF-16 byte-order
-// mark) is opaque: not indexed, always searched.
-func (x *extractor) extract(r io.Reader) readResult {
+// extract reads r, a file stat'ed at size bytes. A file grep decodes (a
+// UTF-16 byte-order mark) is opaque: not indexed, always searched.
+func (x *extractor) extract(r io.Reader, size int64) readResult {
+	if size > 0 {
+		// Past its size, what a file holds was written since the stat,
+		// which changed its identity: a search reads it anyway. Reading
+		// no further spares the read that finds the end.
+		r = io.LimitReader(r, size)
+	}
 	n, err := io.ReadFull(r, x.buf)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return readResult{err: err}
@@ -35,7 +44,11 @@ func (x *extractor) extract(r io.Reader) readResult {
 	if bytes.IndexByte(head[:min(n, binarySample)], 0) >= 0 {
 		return readResult{flags: flagBinary}
 	}
-	x.list = x.list[:0]
+	select {
+	case x.list = <-x.lists:
+	default:
+		x.list = nil
+	}
 	var t uint32
 	have := 0 // bytes of t that are the file's, up to 3
 	for {
@@ -45,17 +58,12 @@ func (x *extractor) extract(r io.Reader) readResult {
 			t = t<<8 | uint32(chunk[i])
 			have++
 		}
-		seen := x.seen
-		list := x.list
-		for ; i < len(chunk); i++ {
-			t = (t<<8 | uint32(chunk[i])) & 0xFFFFFF
-			w, bit := t>>6, uint64(1)<<(t&63)
-			if seen[w]&bit == 0 {
-				seen[w] |= bit
-				list = append(list, t)
-			}
+		for chunk = chunk[i:]; len(chunk) > 0; {
+			// In parts, so that the list grows by what a part can add.
+			part := chunk[:min(len(chunk), 16<<10)]
+			chunk = chunk[len(part):]
+			x.list, t = scan(x.seen, x.list, t, part)
 		}
-		x.list = list
 		if err != nil {
 			break // the last read reached the end
 		}
@@ -68,9 +76,8 @@ func (x *extractor) extract(r io.Reader) readResult {
 			break
 		}
 	}
-	out := append([]uint32(nil), x.list...)
 	x.clear()
-	return readResult{trigrams: out}
+	return readResult{trigrams: x.list}
 }
 
 // clear forgets the trigrams of the last file.
@@ -78,4 +85,28 @@ func (x *extractor) clear() {
 	for _, t := range x.list {
 		x.seen[t>>6] = 0
 	}
+}
+
+// scan adds to list the trigrams of chunk not in seen, t holding the two
+// bytes before it. Without a branch on whether a trigram is new, which in
+// a small file it is at random a quarter of the time: every trigram is
+// stored, and the count moves past the new ones. A function of its own,
+// so that the loop's variables stay in registers.
+func scan(seen *[1 << 24 / 64]uint64, list []uint32, t uint32, chunk []byte) ([]uint32, uint32) {
+	list = slices.Grow(list, len(chunk))
+	n := len(list)
+	list = list[:n+len(chunk)]
+	for _, c := range chunk {
+		t = (t<<8 | uint32(c)) & 0xFFFFFF
+		w := &seen[t>>6]
+		old, bit := *w, uint64(1)<<(t&63)
+		isNew := 0
+		if old&bit == 0 {
+			isNew = 1
+		}
+		*w = old | bit
+		list[n] = t
+		n += isNew
+	}
+	return list[:n], t
 }

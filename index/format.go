@@ -163,48 +163,57 @@ func (m *meta) encode() []byte {
 	return b
 }
 
-// metaReader decodes the meta section, failing once on any overrun.
+// metaReader decodes the meta section, failing once on any overrun. It
+// reads a copy of the section made once: the strings it returns are
+// parts of that copy, not an allocation each (a query decodes every
+// file's path and identity).
 type metaReader struct {
-	b   []byte
+	s   string
 	err error
 }
 
 func (r *metaReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
+	var v uint64
+	for i := 0; i < len(r.s) && i < binary.MaxVarintLen64; i++ {
+		c := r.s[i]
+		v |= uint64(c&0x7F) << (7 * i)
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break // overflows 64 bits
+			}
+			r.s = r.s[i+1:]
+			return v
+		}
 	}
-	r.b = r.b[n:]
-	return v
+	r.fail()
+	return 0
 }
 
 func (r *metaReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
+	u := r.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	r.b = r.b[n:]
 	return v
 }
 
-func (r *metaReader) bytes(n uint64) []byte {
-	if n > uint64(len(r.b)) {
+func (r *metaReader) bytes(n uint64) string {
+	if n > uint64(len(r.s)) {
 		r.fail()
-		return nil
+		return ""
 	}
-	v := r.b[:n]
-	r.b = r.b[n:]
+	v := r.s[:n]
+	r.s = r.s[n:]
 	return v
 }
 
-func (r *metaReader) string() string { return string(r.bytes(r.uvarint())) }
+func (r *metaReader) string() string { return r.bytes(r.uvarint()) }
 
 // count reads a count of items of at least one byte each.
 func (r *metaReader) count() uint64 {
 	n := r.uvarint()
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.s)) {
 		r.fail()
 		return 0
 	}
@@ -222,11 +231,11 @@ func (r *metaReader) records() []record {
 
 func (r *metaReader) fail() {
 	r.err = errCorrupt
-	r.b = nil
+	r.s = ""
 }
 
 func decodeMeta(b []byte) (*meta, error) {
-	r := &metaReader{b: b}
+	r := &metaReader{s: string(b)}
 	m := &meta{root: r.string(), config: r.string(), racy: r.varint()}
 	n := r.count()
 	m.files = make([]fileEntry, 0, n)
@@ -248,11 +257,12 @@ func decodeMeta(b []byte) (*meta, error) {
 	m.watched = r.records()
 	nb := r.count()
 	raw := r.bytes(nb * 4)
-	if r.err != nil || len(r.b) != 0 {
+	if r.err != nil || len(r.s) != 0 {
 		return nil, errCorrupt
 	}
 	for i := range nb {
-		m.blocks = append(m.blocks, binary.LittleEndian.Uint32(raw[i*4:]))
+		b := raw[i*4:]
+		m.blocks = append(m.blocks, uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24)
 	}
 	return m, nil
 }

@@ -119,14 +119,26 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 // verdict is what the index proves of the indexed file f, whose info is
 // now info: skip when it is the same file and binary, or cannot match.
 func verdict(f *fileEntry, info backend.FileInfo, candidate bool) (skip, binary bool) {
+	return judge(f, same(f, info), candidate)
+}
+
+// judge is verdict for a file known to be, or not to be, the indexed one.
+func judge(f *fileEntry, same, candidate bool) (skip, binary bool) {
 	switch {
-	case !same(f, info) || f.flags&(flagOpaque|flagRacy) != 0:
+	case !same || f.flags&(flagOpaque|flagRacy) != 0:
 		return false, false
 	case f.flags&flagBinary != 0:
 		return true, true
 	}
 	return !candidate, false
 }
+
+// What the stat pass found of an indexed file in an unchanged directory.
+const (
+	fileGone    = iota // no such regular file: a name the walk skips
+	fileChanged        // a regular file of another identity
+	fileSame
+)
 
 // errWalk says that the list cannot be proven: grep walks.
 var errWalk = errors.New("walk the tree")
@@ -165,7 +177,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	// the files of an unchanged one are stat'ed relative to it, a short
 	// lookup, and are in that very directory.
 	dirState := make([]uint8, len(ix.dirs)) // 0 same, 1 changed, 2 gone or not a directory
-	infos := make([]backend.FileInfo, len(ix.files))
+	fileState := make([]uint8, len(ix.files))
 	parallel(len(ix.dirs), func(i int) {
 		fd, err := unix.Open(filepath.Join(ix.root, ix.dirs[i].path), dirFlags, 0)
 		if err != nil {
@@ -178,14 +190,17 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			dirState[i] = 2
 			return
 		}
-		if localfs.InfoOfStat("", &st).Version != ix.dirs[i].version {
+		if !localfs.IsVersion(&st, ix.dirs[i].version) {
 			dirState[i] = 1
 			return
 		}
 		for _, j := range filesOf[i] {
-			name := path.Base(ix.files[j].rel)
-			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-				infos[j] = localfs.InfoOfStat(name, &st)
+			fe := &ix.files[j]
+			if unix.Fstatat(fd, path.Base(fe.rel), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				fileState[j] = fileChanged
+				if st.Size == fe.size && st.Mtim.Nano() == fe.modTime && localfs.IsVersion(&st, fe.version) {
+					fileState[j] = fileSame
+				}
 			}
 		}
 	})
@@ -208,10 +223,10 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 		if changed[parent(fe.rel)] || underAny(fe.rel, gone) {
 			continue // listed again below, or gone
 		}
-		if infos[i].Version == "" || infos[i].Type != backend.TypeFile {
+		if fileState[i] == fileGone {
 			continue // gone since, with its directory unchanged: a name the walk skips
 		}
-		skip, binary := verdict(fe, infos[i], cand.has(uint32(i)))
+		skip, binary := judge(fe, fileState[i] == fileSame, cand.has(uint32(i)))
 		file := core.IndexedFile{Rel: fe.rel, Skip: skip, Binary: binary}
 		if !skip && f.Direct {
 			file.Open = ix.opener(fe.rel, ix.dirs[dirOf[parent(fe.rel)]].version)
@@ -315,7 +330,7 @@ func (ix *Index) opener(rel, dirVersion string) func() (io.ReadCloser, error) {
 		}
 		defer unix.Close(dfd)
 		var st unix.Stat_t
-		if unix.Fstat(dfd, &st) != nil || localfs.InfoOfStat("", &st).Version != dirVersion {
+		if unix.Fstat(dfd, &st) != nil || !localfs.IsVersion(&st, dirVersion) {
 			return nil, goneSince(rel)
 		}
 		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)

@@ -636,16 +636,23 @@ func infoFromStat(name string, st *unix.Stat_t) backend.FileInfo {
 // version changes whenever the content may have: a replace (new inode), a
 // write in place (size, mtime, and ctime, which no caller can set back).
 func version(st *unix.Stat_t) string {
-	var b [56]byte
-	binary.LittleEndian.PutUint64(b[0:], uint64(st.Dev))
-	binary.LittleEndian.PutUint64(b[8:], st.Ino)
-	binary.LittleEndian.PutUint64(b[16:], uint64(st.Size))
-	binary.LittleEndian.PutUint64(b[24:], uint64(st.Mtim.Sec))
-	binary.LittleEndian.PutUint64(b[32:], uint64(st.Mtim.Nsec))
-	binary.LittleEndian.PutUint64(b[40:], uint64(st.Ctim.Sec))
-	binary.LittleEndian.PutUint64(b[48:], uint64(st.Ctim.Nsec))
-	sum := sha256.Sum256(b[:])
-	return hex.EncodeToString(sum[:8])
+	var v [16]byte
+	return string(appendVersion(v[:0], st))
+}
+
+// appendVersion appends the version of st to b: version without its
+// allocation.
+func appendVersion(b []byte, st *unix.Stat_t) []byte {
+	var raw [56]byte
+	binary.LittleEndian.PutUint64(raw[0:], uint64(st.Dev))
+	binary.LittleEndian.PutUint64(raw[8:], st.Ino)
+	binary.LittleEndian.PutUint64(raw[16:], uint64(st.Size))
+	binary.LittleEndian.PutUint64(raw[24:], uint64(st.Mtim.Sec))
+	binary.LittleEndian.PutUint64(raw[32:], uint64(st.Mtim.Nsec))
+	binary.LittleEndian.PutUint64(raw[40:], uint64(st.Ctim.Sec))
+	binary.LittleEndian.PutUint64(raw[48:], uint64(st.Ctim.Nsec))
+	sum := sha256.Sum256(raw[:])
+	return hex.AppendEncode(b, sum[:8])
 }
 
 // mapErr turns an OS error into a contract error for display path p.
@@ -757,6 +764,13 @@ var IgnoreFiles = []string{gitignoreFile, ignoreFile, agentfsIgnoreFile, gitDir 
 // name: for the content index, whose stat pass must yield the identities
 // a walk does.
 func InfoOfStat(name string, st *unix.Stat_t) backend.FileInfo { return infoFromStat(name, st) }
+
+// IsVersion reports whether v is the Version of st, without allocating:
+// for comparing many identities at once.
+func IsVersion(st *unix.Stat_t, v string) bool {
+	var b [16]byte
+	return string(appendVersion(b[:0], st)) == v
+}
 
 // DeniesFiles reports whether a deny root is a file: a walk then checks
 // the identity of every file it opens (a hard link is the same file), and

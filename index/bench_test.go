@@ -1,0 +1,126 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/localfs"
+)
+
+// cpuTime is the process's user and system time: on a shared machine the
+// steady measure, where wall time swings with the load.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per op since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// goroot is the Go installation's root, whose source the benchmarks read.
+func goroot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("no go command: ", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// corpus is the Go files of the standard library's net and runtime
+// packages: source text as an index meets it.
+func corpus(b *testing.B) [][]byte {
+	var files [][]byte
+	root := goroot(b)
+	for _, dir := range []string{"net", "runtime"} {
+		filepath.WalkDir(filepath.Join(root, "src", dir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && filepath.Ext(p) == ".go" {
+				if data, err := os.ReadFile(p); err == nil {
+					files = append(files, data)
+				}
+			}
+			return nil
+		})
+	}
+	if len(files) == 0 {
+		b.Skip("no Go source under GOROOT")
+	}
+	return files
+}
+
+func BenchmarkExtract(b *testing.B) {
+	files := corpus(b)
+	var size int64
+	for _, f := range files {
+		size += int64(len(f))
+	}
+	lists := make(chan []uint32, 1)
+	x := newExtractor(lists)
+	b.SetBytes(size)
+	start := cpuTime()
+	for b.Loop() {
+		for _, f := range files {
+			r := x.extract(bytes.NewReader(f), int64(len(f)))
+			select {
+			case lists <- r.trigrams[:0]:
+			default:
+			}
+		}
+	}
+	reportCPU(b, start)
+}
+
+func BenchmarkRuns(b *testing.B) {
+	files := corpus(b)
+	x := newExtractor(make(chan []uint32, 1))
+	var lists [][]uint32
+	pairs := 0
+	for _, f := range files {
+		r := x.extract(bytes.NewReader(f), int64(len(f)))
+		lists = append(lists, r.trigrams)
+		pairs += len(r.trigrams)
+	}
+	b.ReportMetric(float64(pairs), "pairs/op")
+	start := cpuTime()
+	for b.Loop() {
+		r := newRuns()
+		for id, l := range lists {
+			r.add(uint32(id), l)
+		}
+		r.finish()
+	}
+	reportCPU(b, start)
+}
+
+// BenchmarkBuild builds an index of GOROOT/src from nothing.
+func BenchmarkBuild(b *testing.B) {
+	b.Setenv(localfs.StateDirEnv, b.TempDir())
+	dir := filepath.Join(goroot(b), "src")
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		b.Skip("no GOROOT/src: ", err)
+	}
+	ctx := context.Background()
+	start := cpuTime()
+	for b.Loop() {
+		if err := Drop(ctx, dir, time.Second); err != nil && !IsNoIndex(err) {
+			b.Fatal(err)
+		}
+		st, err := Build(ctx, fsys, dir, dir, BuildOptions{LockTimeout: time.Second, Config: fsys.Fingerprint(), Roots: fsys.Roots()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(st.Bytes)
+	}
+	reportCPU(b, start)
+}
