@@ -33,49 +33,53 @@ import (
 // special files, which a store cannot hold.
 func diffTree() (files map[string][]byte, emptyDirs []string) {
 	files = map[string][]byte{
-		".gitignore":           []byte("*.log\nbuild/\n/top-only.txt\n"),
-		"src/.agentfsignore":   []byte("secret*\n!secret-keep.txt\n"),
-		"app.log":              []byte("TODO in a log\n"),
-		"top-only.txt":         []byte("TODO ignored at the top\n"),
-		"src/top-only.txt":     []byte("TODO kept below the top\n"),
-		"src/build/out.go":     []byte("package build // TODO\n"),
-		"src/secret.txt":       []byte("TODO secret\n"),
-		"src/secret-keep.txt":  []byte("TODO kept secret\n"),
-		"src/deep/a/b/c.go":    []byte("package c\n\nfunc Deep() {} // TODO\n"),
-		"docs/lf.txt":          []byte("alpha\nbeta\ngamma\n"),
-		"docs/crlf.txt":        []byte("alpha\r\nbeta\r\nTODO gamma\r\ndelta\r\n"),
-		"docs/mixed.txt":       []byte("one\r\ntwo\nTODO three\r\nfour\n"),
-		"docs/bom.txt":         append([]byte("\xef\xbb\xbf"), "TODO with a bom\nsecond\n"...),
-		"docs/utf16.txt":       utf16LE("TODO in utf-16\r\nline two\r\n"),
-		"docs/no-newline.txt":  []byte("last line without newline TODO"),
-		"bin/blob.bin":         {0, 1, 2, 'T', 'O', 'D', 'O', 0, 255, 254, '\n', 0},
-		"img/pixel.png":        pngBytes(),
-		"empty.txt":            {},
-		"docs/empty.md":        {},
-		"long/lines.txt":       []byte(strings.Repeat("x", 5000) + " TODO\nshort\n" + strings.Repeat("é", 3000) + "\n"),
-		"names/with space.txt": []byte("spaced TODO\n"),
-		"names/ünïcödé.txt":    []byte("unicode TODO\n"),
-		"names/-dash.txt":      []byte("dashed TODO\n"),
-		"names/日本語.md":         []byte("日本語 TODO\n"),
-		"names/a+b.txt":        []byte("plus TODO\n"),
-		"names/100%.txt":       []byte("percent TODO\n"),
-		"names/q?.txt":         []byte("question TODO\n"),
-		"names/hash#&=.txt":    []byte("hash TODO\n"),
-		"names/tilde~'\".txt":  []byte("quotes TODO\n"),
-		"names/.hidden":        []byte("hidden TODO\n"),
-		"names/Upper.txt":      []byte("upper TODO\n"),
-		"sort/a/inner.txt":     []byte("inner TODO\n"),
-		"sort/a b.txt":         []byte("space TODO\n"),
-		"sort/a-b.txt":         []byte("dash TODO\n"),
-		"sort/a.txt":           []byte("dot TODO\n"),
-		"sort/a0.txt":          []byte("zero TODO\n"),
-		"sort/a~.txt":          []byte("tilde TODO\n"),
-		"sort/a-dir/x.txt":     []byte("x TODO\n"),
-		".agentfsignore":       []byte("*.tmp\n"),
-		"scratch.tmp":          []byte("TODO tmp\n"),
-		"pkg/05/.gitignore":    []byte("file_1*.go\n!file_10.go\n"),
-		".git/config":          []byte("[core] TODO\n"),
-		".git/HEAD":            []byte("ref: refs/heads/main\n"),
+		".gitignore":            []byte("*.log\nbuild/\n/top-only.txt\n"),
+		"src/.agentfsignore":    []byte("secret*\n!secret-keep.txt\n"),
+		"app.log":               []byte("TODO in a log\n"),
+		"top-only.txt":          []byte("TODO ignored at the top\n"),
+		"src/top-only.txt":      []byte("TODO kept below the top\n"),
+		"src/build/out.go":      []byte("package build // TODO\n"),
+		"src/secret.txt":        []byte("TODO secret\n"),
+		"src/secret-keep.txt":   []byte("TODO kept secret\n"),
+		"src/deep/a/b/c.go":     []byte("package c\n\nfunc Deep() {} // TODO\n"),
+		"docs/lf.txt":           []byte("alpha\nbeta\ngamma\n"),
+		"docs/crlf.txt":         []byte("alpha\r\nbeta\r\nTODO gamma\r\ndelta\r\n"),
+		"docs/mixed.txt":        []byte("one\r\ntwo\nTODO three\r\nfour\n"),
+		"docs/bom.txt":          append([]byte("\xef\xbb\xbf"), "TODO with a bom\nsecond\n"...),
+		"docs/utf16.txt":        utf16LE("TODO in utf-16\r\nline two\r\n"),
+		"docs/no-newline.txt":   []byte("last line without newline TODO"),
+		"bin/blob.bin":          {0, 1, 2, 'T', 'O', 'D', 'O', 0, 255, 254, '\n', 0},
+		"img/pixel.png":         pngBytes(),
+		"empty.txt":             {},
+		"docs/empty.md":         {},
+		"long/lines.txt":        []byte(strings.Repeat("x", 5000) + " TODO\nshort\n" + strings.Repeat("é", 3000) + "\n"),
+		"names/with space.txt":  []byte("spaced TODO\n"),
+		"names/ünïcödé.txt":     []byte("unicode TODO\n"),
+		"names/-dash.txt":       []byte("dashed TODO\n"),
+		"names/日本語.md":          []byte("日本語 TODO\n"),
+		"names/a+b.txt":         []byte("plus TODO\n"),
+		"names/100%.txt":        []byte("percent TODO\n"),
+		"names/q?.txt":          []byte("question TODO\n"),
+		"names/hash#&=.txt":     []byte("hash TODO\n"),
+		"names/tilde~'\".txt":   []byte("quotes TODO\n"),
+		"names/.hidden":         []byte("hidden TODO\n"),
+		"names/Upper.txt":       []byte("upper TODO\n"),
+		"names/back\\slash.txt": []byte("backslash TODO\n"),
+		"names/new\nline.txt":   []byte("newline TODO\n"),
+		"names/tab\there.txt":   []byte("tab TODO\n"),
+		"names/ends in space ":  []byte("trailing TODO\n"),
+		"sort/a/inner.txt":      []byte("inner TODO\n"),
+		"sort/a b.txt":          []byte("space TODO\n"),
+		"sort/a-b.txt":          []byte("dash TODO\n"),
+		"sort/a.txt":            []byte("dot TODO\n"),
+		"sort/a0.txt":           []byte("zero TODO\n"),
+		"sort/a~.txt":           []byte("tilde TODO\n"),
+		"sort/a-dir/x.txt":      []byte("x TODO\n"),
+		".agentfsignore":        []byte("*.tmp\n"),
+		"scratch.tmp":           []byte("TODO tmp\n"),
+		"pkg/05/.gitignore":     []byte("file_1*.go\n!file_10.go\n"),
+		".git/config":           []byte("[core] TODO\n"),
+		".git/HEAD":             []byte("ref: refs/heads/main\n"),
 	}
 	var big strings.Builder
 	for i := 1; i <= 4500; i++ {
@@ -490,6 +494,8 @@ func TestDifferential(t *testing.T) {
 			`{"pattern":"*.log","noIgnore":true}`, `{"pattern":"secret*"}`, `{"pattern":"*.go","exclude":["pkg"]}`,
 			`{"pattern":"*","path":"void"}`, `{"pattern":"*","path":"missing"}`, `{"pattern":"*","path":"docs/lf.txt"}`,
 			`{"pattern":"["}`, `{"pattern":"*","path":"src/build"}`, `{"pattern":"*","path":".git"}`, `{"pattern":"**/.*"}`, `{"pattern":"*","path":"../up"}`, `{"pattern":"{lf,crlf}.txt"}`,
+			`{"pattern":"**/b/*.go","path":"src"}`, `{"pattern":"0[0-2]/file_1?.go","path":"pkg"}`, `{"pattern":"*space*"}`,
+			`{"pattern":"*.txt","exclude":["names/*","docs"]}`, `{"pattern":"**","type":"dir","path":"src"}`,
 		} {
 			d.same("find", "find", req, "")
 		}
@@ -505,7 +511,7 @@ func TestDifferential(t *testing.T) {
 			`{"query":"TODO"}`, `{"query":"TODO","mode":"files"}`, `{"query":"TODO","mode":"count"}`,
 			`{"query":"todo","ignoreCase":true,"mode":"count"}`, `{"query":"F0[0-3]_1\\d_2","regex":true}`,
 			`{"query":"widget","ignoreCase":true,"context":2,"include":"*.go","limit":1000}`,
-			`{"query":"TODO","include":["*.txt","*.md"],"exclude":["names"]}`, `{"query":"TODO","noIgnore":true,"mode":"files"}`,
+			`{"query":"TODO","include":["*.txt","*.md"],"exclude":["names"]}`, `{"query":"Widget","include":"pkg/0*/*.go","exclude":["pkg/01/*"],"mode":"count"}`, `{"query":"TODO","noIgnore":true,"mode":"files"}`,
 			`{"query":"gamma","path":"docs","context":1}`, `{"query":"TODO","path":"docs/utf16.txt"}`,
 			`{"query":"é","path":"long"}`, `{"query":"TODO","path":"missing"}`, `{"query":"(","regex":true}`,
 			`{"query":"TODO","path":"../x"}`, `{"query":"TODO","path":"void"}`,
@@ -547,6 +553,8 @@ func TestDifferential(t *testing.T) {
 		d.same("write crlf bom", "write", `{"path":"new/styled.txt","content":"a\nb\n","lineEnding":"crlf","bom":true}`, "")
 		d.same("write base64", "write", `{"path":"new/bytes.bin","contentBase64":"AAECAwT/"}`, "")
 		d.same("write empty", "write", `{"path":"new/empty","content":""}`, "")
+		d.same("write content file", "write", `{"path":"new/copy.txt","contentFile":"docs/mixed.txt"}`, "")
+		d.same("write sha stale", "write", `{"path":"new/copy.txt","content":"x","expectedSha256":"0000000000000000000000000000000000000000000000000000000000000000"}`, "")
 		d.same("write unicode name", "write", `{"path":"names/ünïcödé.txt","content":"changed\n"}`, "")
 		// What an object cannot be is refused on the store alone.
 		for _, p := range []string{`"path":"new/run.sh","executable":true`, `"path":"new/in-place.txt","inPlace":true`} {
@@ -560,7 +568,7 @@ func TestDifferential(t *testing.T) {
 		}
 		d.local.call(t, "rm", `{"path":"new/run.sh"}`)
 		d.local.call(t, "rm", `{"path":"new/in-place.txt"}`)
-		d.readBack("write", "new/dir/file.txt", "docs/crlf.txt", "new/styled.txt", "new/bytes.bin", "new/empty", "names/ünïcödé.txt")
+		d.readBack("write", "new/copy.txt", "new/dir/file.txt", "docs/crlf.txt", "new/styled.txt", "new/bytes.bin", "new/empty", "names/ünïcödé.txt")
 
 		d.same("edit single", "edit", `{"path":"docs/lf.txt","oldText":"beta","newText":"BETA"}`, "")
 		d.same("edit multiple", "edit", `{"path":"pkg/00/file_00.go","edits":[{"oldText":"func F00_00_0","newText":"func G00_00_0"},{"oldText":"func F00_00_1","newText":"func G00_00_1"}]}`, "")
@@ -571,6 +579,8 @@ func TestDifferential(t *testing.T) {
 		d.same("edit replaceAll", "edit", `{"path":"pkg/03/file_04.go","oldText":"return","newText":"return 1 +","replaceAll":true}`, "")
 		d.same("edit dry", "edit", `{"path":"docs/lf.txt","oldText":"gamma","newText":"GAMMA","dryRun":true}`, "")
 		d.same("edit large crlf", "edit", `{"path":"big/crlf.txt","oldText":"\n997 ab","newText":"\n997 edited\nand added\nab"}`, "")
+		d.same("edit sha stale", "edit", `{"path":"docs/lf.txt","oldText":"alpha","newText":"x","expectedSha256":"0000000000000000000000000000000000000000000000000000000000000000"}`, "")
+		d.same("edit odd names", "edit", "{\"path\":\"names/new\\nline.txt\",\"oldText\":\"newline\",\"newText\":\"NEWLINE\"}", "")
 		d.same("edit no match", "edit", `{"path":"docs/lf.txt","oldText":"nowhere","newText":"x"}`, "")
 		d.same("edit ambiguous", "edit", `{"path":"pkg/01/notes.md","oldText":"otes","newText":"x"}`, "")
 		d.same("edit stale", "edit", `{"path":"new/dir/file.txt","oldText":"third","newText":"x","expectedVersion":"{{created}}"}`, "")
@@ -610,6 +620,8 @@ func TestDifferential(t *testing.T) {
 		d.same("apply-patch again", "apply-patch", withField(t, map[string]any{}, "patch", patch), "")
 		d.same("apply-patch onto a file", "apply-patch", `{"patch":"*** Begin Patch\n*** Add File: docs/lf.txt\n+x\n*** End Patch"}`, "")
 		d.same("apply-patch move onto a file", "apply-patch", `{"patch":"*** Begin Patch\n*** Update File: docs/mixed.txt\n*** Move to: docs/bom.txt\n@@\n-one\n+ONE\n*** End Patch"}`, "")
+		d.same("write a patch file", "write", `{"path":"patches/p.txt","content":"*** Begin Patch\n*** Update File: names/q?.txt\n@@\n-question TODO\n+question patched\n*** Add File: names/back\\slash 2.txt\n+added\n*** End Patch\n"}`, "")
+		d.same("apply-patch file", "apply-patch", `{"patchFile":"patches/p.txt"}`, "")
 		d.same("apply-patch bad", "apply-patch", `{"patch":"*** Begin Patch\n*** Update File: docs/lf.txt\n@@\n-nowhere\n+x\n*** End Patch"}`, "")
 		d.readBack("apply-patch", "patched/added.txt", "docs/no-newline.txt", "pkg/04/notes.md", "names/with space.txt", "names/moved space.txt")
 
@@ -641,6 +653,8 @@ func TestDifferential(t *testing.T) {
 		d.same("mv dir onto an empty dir", "mv", `{"from":"pkg/08","to":"src/deep/hollow","overwrite":true}`, "")
 		d.same("mv file onto a dir", "mv", `{"from":"docs/bom.txt","to":"pkg/09","overwrite":true}`, "")
 		d.same("mv name needing care", "mv", `{"from":"names/-dash.txt","to":"names/ünïcödé 2.txt"}`, "")
+		d.same("mv an empty dir", "mv", `{"from":"void","to":"names/void moved"}`, "")
+		d.same("mv: ls", "ls", `{"path":"names","depth":2}`, "")
 		d.same("mv missing", "mv", `{"from":"nothing","to":"x"}`, "")
 		d.same("mv into itself", "mv", `{"from":"src","to":"src/inner"}`, "")
 		d.same("mv outside", "mv", `{"from":"docs/bom.txt","to":"../bom.txt"}`, "")
