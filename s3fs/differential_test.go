@@ -527,6 +527,25 @@ func TestDifferential(t *testing.T) {
 		d.paged("grep paged count", "grep", `{"query":"func","mode":"count","limit":70}`)
 	})
 
+	t.Run("bounded", func(t *testing.T) {
+		// A tight byte bound cuts pages and windows where their JSON fills
+		// it, versions and cursors included.
+		d.t = t
+		defer func() { d.local.tools.MaxBytes, d.store.tools.MaxBytes = 0, 0 }()
+		l, s := d.same("bounded: version", "read", `{"path":"big/many.txt","limit":1}`, "")
+		longer := len(s["version"].(string)) - len(l["version"].(string))
+		d.local.tools.MaxBytes, d.store.tools.MaxBytes = 3000, 3000+longer // a window's bound counts its version, an ETag longer than a disk's
+		d.reads("bounded read", "big/many.txt", 2000)
+		d.same("bounded tail", "read", `{"path":"big/many.txt","offset":-500}`, "")
+		d.same("bounded crlf", "read", `{"path":"big/crlf.txt","offset":1000}`, "")
+		d.same("bounded long line", "read", `{"path":"long/lines.txt","lineTruncation":{"chars":0}}`, "")
+		d.local.tools.MaxBytes, d.store.tools.MaxBytes = 8000, 8000
+		d.paged("bounded ls", "ls", `{"path":".","depth":3}`)
+		d.paged("bounded find", "find", `{"pattern":"*.go"}`)
+		d.paged("bounded grep", "grep", `{"query":"TODO","context":3,"path":"pkg"}`)
+		d.same("bounded replace dry", "replace", `{"query":"Widget","replacement":"Gadget","path":"pkg","dryRun":true}`, "")
+	})
+
 	t.Run("mutations", func(t *testing.T) {
 		d.t = t
 		// A page's cursor resumes after its last entry even once that entry
