@@ -294,6 +294,25 @@ func (d *differ) paged(step, tool, req string) {
 	}
 }
 
+// resumed takes the first page of a listing, makes a change on both
+// sides, then follows each side's cursor to the end.
+func (d *differ) resumed(step, tool, req, changeTool, change string) {
+	d.t.Helper()
+	var base map[string]any
+	if err := json.Unmarshal([]byte(req), &base); err != nil {
+		d.t.Fatal(err)
+	}
+	l, s := d.same(step+": first page", tool, req, "")
+	d.same(step+": change", changeTool, change, "")
+	lc, _ := l["nextCursor"].(string)
+	sc, _ := s["nextCursor"].(string)
+	if lc == "" || sc == "" {
+		d.t.Fatalf("%s: the first page has no cursor", step)
+	}
+	d.local.saved["cursor"], d.store.saved["cursor"] = lc, sc
+	d.paged(step+": the rest", tool, withField(d.t, base, "cursor", "{{cursor}}"))
+}
+
 // reads reads path to its end by windows of limit lines, each continuing
 // at the previous one's nextOffset and nextByteOffset.
 func (d *differ) reads(step, path string, limit int) {
@@ -555,6 +574,12 @@ func TestDifferential(t *testing.T) {
 		d.local.saved["cursor"], _ = l["nextCursor"].(string)
 		d.store.saved["cursor"], _ = s["nextCursor"].(string)
 		d.same("ls next page", "ls", `{"path":"sort","limit":3,"cursor":"{{cursor}}"}`, "")
+		d.resumed("find, then the dir its cursor is in goes", "find", `{"pattern":"**","path":"sort","limit":2}`,
+			"rm", `{"path":"sort/a","recursive":true}`)
+		d.resumed("grep, then its file grows", "grep", `{"query":"TODO","path":"pkg/09","limit":2}`,
+			"edit", `{"path":"pkg/09/file_00.go","oldText":"package p09\n","newText":"package p09\n// TODO one\n// TODO two\n"}`)
+		d.resumed("grep files, then a file before its cursor goes", "grep", `{"query":"TODO","path":"pkg/10","mode":"files","limit":3}`,
+			"rm", `{"path":"pkg/10/file_00.go"}`)
 		d.same("read first window", "read", `{"path":"sort/a.txt","limit":1}`, "window")
 		d.same("change it", "write", `{"path":"sort/a.txt","content":"changed\n"}`, "")
 		d.same("read next window", "read", `{"path":"sort/a.txt","offset":2,"byteOffset":10,"expectedVersion":"{{window}}"}`, "")
