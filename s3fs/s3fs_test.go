@@ -349,15 +349,7 @@ func TestCommitCrash(t *testing.T) {
 		if commitErr == nil && !maps.Equal(got, updated) {
 			t.Errorf("cut after %d changes: a commit reported done left %q", cut, got)
 		}
-		whole, _ := openFS(t, "s3://"+bucket)
-		var left []string
-		err = whole.Walk(ctx, fmt.Sprintf("crash%d/.agentfs-journal", cut), backend.WalkOptions{}, func(e backend.WalkEntry) error {
-			left = append(left, e.Rel)
-			return nil
-		})
-		if codeOf(err) != fault.CodeNotFound && len(left) > 0 {
-			t.Errorf("cut after %d changes: the journal left %q (%v)", cut, left, err)
-		}
+		noJournal(t, bucket, fmt.Sprintf("crash%d", cut), fmt.Sprintf("cut after %d changes", cut))
 	}
 }
 
