@@ -106,13 +106,7 @@ func TestMoveCrash(t *testing.T) {
 					}
 				}
 			}
-			access, secret := s3test.Keys()
-			dying, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t),
-				AccessKey: access, SecretKey: secret, Transport: &cutOff{left: cut}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s3fs.SetLease(dying, -time.Minute) // dead at once, whatever the clocks
+			dying := dyingFS(t, root, cut)
 			_, moveErr := dying.Rename(ctx, tc.from, tc.to, backend.WriteOptions{})
 			if _, err := f.Recover(ctx); err != nil {
 				t.Fatalf("%s, cut after %d: recover: %v", tc.name, cut, err)

@@ -78,6 +78,21 @@ func openFS(t testing.TB, root string) (*s3fs.FS, *counter) {
 	return f, cnt
 }
 
+// dyingFS is a backend of root whose process dies after cut requests:
+// every later request fails, and its lease is dead at once, whatever the
+// clocks, so the next call recovers what it left.
+func dyingFS(t testing.TB, root string, cut int) *s3fs.FS {
+	t.Helper()
+	access, secret := s3test.Keys()
+	f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t),
+		AccessKey: access, SecretKey: secret, Transport: &cutOff{left: cut}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3fs.SetLease(f, -time.Minute)
+	return f
+}
+
 func TestConformance(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	conformance.Run(t, func(t *testing.T) conformance.Backend {
@@ -318,13 +333,7 @@ func TestCommitCrash(t *testing.T) {
 				}
 			}
 		}
-		access, secret := s3test.Keys()
-		dying, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t),
-			AccessKey: access, SecretKey: secret, Transport: &cutOff{left: cut}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s3fs.SetLease(dying, -time.Minute) // dead at once, whatever the clocks
+		dying := dyingFS(t, root, cut)
 		_, commitErr := dying.Commit(ctx, ops(f))
 		if _, err := f.Recover(ctx); err != nil {
 			t.Fatalf("cut after %d changes: recover: %v", cut, err)
