@@ -1,11 +1,11 @@
 package core
 
 import (
-	"github.com/agentfs/agentfs/internal/editcases"
 	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/editmatch"
+	"github.com/agentfs/agentfs/internal/editcases"
 )
 
 // FuzzEditMatch checks the plan's promise: applying an edit never changes

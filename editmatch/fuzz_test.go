@@ -1,9 +1,10 @@
 package editmatch
 
 import (
-	"github.com/agentfs/agentfs/internal/editcases"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/internal/editcases"
 )
 
 // FuzzLocate checks the ladder's promise: a match is a non-empty range of
