@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -43,6 +44,48 @@ type Client struct {
 	// skew is the store's clock minus ours, in nanoseconds, as the Date of
 	// its latest answer says (to the second).
 	skew atomic.Int64
+	// prepare runs before the first request (see Prepare); prepared says
+	// it has succeeded, prepMu makes the others wait for it.
+	prepare  func(context.Context) error
+	prepMu   sync.Mutex
+	prepared atomic.Bool
+}
+
+// preparing marks the context of the requests prepare makes itself.
+type preparing struct{}
+
+// Prepare makes f run before c's first request, and again before the next
+// one for as long as it fails, every request waiting for it: a store's
+// journals are settled before anything is read or written, yet only when
+// the store is used. The requests f makes with the context it is given go
+// straight through. An error of f fails the request that ran it, as a
+// *PrepareError: never taken for that request's own answer (Code gives
+// nothing), so no caller takes a failed recovery for a missing object.
+func (c *Client) Prepare(f func(ctx context.Context) error) {
+	c.prepare = f
+}
+
+// PrepareError is the error of the step Prepare set.
+type PrepareError struct{ Err error }
+
+func (e *PrepareError) Error() string { return e.Err.Error() }
+func (e *PrepareError) Unwrap() error { return e.Err }
+
+// ready runs the step Prepare set, unless it has succeeded or ctx is its own.
+func (c *Client) ready(ctx context.Context) error {
+	if c.prepare == nil || c.prepared.Load() || ctx.Value(preparing{}) != nil {
+		return nil
+	}
+	c.prepMu.Lock()
+	defer c.prepMu.Unlock()
+	if c.prepared.Load() {
+		return nil
+	}
+	if err := c.prepare(context.WithValue(ctx, preparing{}, true)); err != nil {
+		return &PrepareError{Err: err}
+	}
+	c.prepared.Store(true)
+	return nil
 }
 
 // Config says where a bucket is and who asks.
@@ -126,10 +169,11 @@ type ObjectInfo struct {
 }
 
 // Code is the S3 error code of err, with its HTTP status; "" and 0 when
-// err is not a store's answer.
+// err is not a store's answer, or is one to the step Prepare set.
 func Code(err error) (string, int) {
 	var e *Error
-	if errors.As(err, &e) {
+	var p *PrepareError
+	if !errors.As(err, &p) && errors.As(err, &e) {
 		return e.Code, e.Status
 	}
 	return "", 0
@@ -221,6 +265,9 @@ type request struct {
 
 // do signs and sends r; an answer other than 2xx is an *Error.
 func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
+	if err := c.ready(ctx); err != nil {
+		return nil, err
+	}
 	host, path := c.target(r.key)
 	rawQuery := canonicalQuery(r.query)
 	req, err := http.NewRequestWithContext(ctx, r.method, c.scheme+"://"+host+"/", bytes.NewReader(r.body))

@@ -174,6 +174,18 @@ func (l *lease) halt() {
 	}
 }
 
+// RecoverFirst makes the store's first request wait for Recover: the
+// transactions of dead processes are rolled back before anything is read
+// or written, and only when a call uses the store (a call on the local
+// root of a mixed workspace never reaches it). A failed recovery fails
+// that request, and is tried again at the next.
+func (f *FS) RecoverFirst() {
+	f.c.Prepare(func(ctx context.Context) error {
+		_, err := f.Recover(ctx)
+		return err
+	})
+}
+
 // settlePoll is how often Settle looks again at the journals in flight.
 const settlePoll = time.Second
 

@@ -371,11 +371,12 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	return tl, nil
 }
 
-// recoverStore settles the journals of an object store as the call opens
-// it: the transactions of dead processes rolled back (one listing when
-// there are none), or, with --recover, also the live ones waited for, and
-// what was done reported on stderr as one JSON line. --readonly makes no
-// change, so it recovers nothing (and refuses --recover).
+// recoverStore settles the journals of an object store: the transactions
+// of dead processes rolled back before the call's first request to the
+// store (one listing when there are none; nothing when the call never
+// uses the store), or, with --recover, at once, the live ones waited for
+// too, and what was done reported on stderr as one JSON line. --readonly
+// makes no change, so it recovers nothing (and refuses --recover).
 func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
 	switch {
 	case c.Bool("recover") && c.Bool("readonly"):
@@ -384,8 +385,8 @@ func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
 	case c.Bool("readonly"):
 		return nil
 	case !c.Bool("recover"):
-		_, err := store.Recover(c.Context)
-		return err
+		store.RecoverFirst()
+		return nil
 	}
 	rec, err := store.Settle(c.Context, c.Duration("lock-timeout"))
 	if err != nil {

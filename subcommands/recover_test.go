@@ -5,6 +5,9 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,8 +46,10 @@ func crashedCommit(t *testing.T, c *minio.Client, bucket, lease string) string {
 }
 
 // TestRecoverAtNextCall: a journal whose lease ran out is rolled back by
-// the next call that opens the store, a read included; one whose lease
+// the next call that uses the store, a read included; one whose lease
 // lives is never touched, and --recover waits for it up to --lock-timeout.
+// In a workspace whose first root is local, a call on the local root never
+// reaches the store, so it leaves the journal for the next call that does.
 func TestRecoverAtNextCall(t *testing.T) {
 	endpoint := s3test.Endpoint(t)
 	bucket := s3test.Bucket(t)
@@ -61,8 +66,15 @@ func TestRecoverAtNextCall(t *testing.T) {
 		return err == nil
 	}
 	root := "--root=s3://" + bucket + "/ws"
+	local := t.TempDir()
+	if err := os.WriteFile(filepath.Join(local, "l"), []byte("local l"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mixed := []string{"--root=" + local, root}
 	for _, tc := range []struct {
 		name string
+		// roots are the workspace's, the store alone when nil.
+		roots []string
 		// lease is the journal's: "-1m" ran out a minute before it was
 		// written.
 		lease   string
@@ -72,18 +84,27 @@ func TestRecoverAtNextCall(t *testing.T) {
 		stderr  string
 		kept    bool
 	}{
-		{"a dead journal, by a read", "-1m", []string{"read", "a"}, 0, "old a", "", false},
-		{"a live journal, by a read", "15s", []string{"read", "a"}, 0, "new a", "", true},
-		{"a dead journal, by --recover", "-1m", []string{"--recover", "read", "a"}, 0, "old a",
+		{"a dead journal, by a read", nil, "-1m", []string{"read", "a"}, 0, "old a", "", false},
+		{"a live journal, by a read", nil, "15s", []string{"read", "a"}, 0, "new a", "", true},
+		{"a dead journal, by --recover", nil, "-1m", []string{"--recover", "read", "a"}, 0, "old a",
 			`{"recovery":{"rolledBack":1,"copiesRemoved":0,"live":0},"root":"s3://`, false},
-		{"a live journal, by --recover", "15s", []string{"--recover", "--lock-timeout=0s", "read", "a"}, 3, "",
+		{"a live journal, by --recover", nil, "15s", []string{"--recover", "--lock-timeout=0s", "read", "a"}, 3, "",
 			`"code":"LOCK_TIMEOUT"`, true},
-		{"a dead journal, by a read under --readonly", "-1m", []string{"--readonly", "read", "a"}, 0, "new a", "", true},
+		{"a dead journal, by a read under --readonly", nil, "-1m", []string{"--readonly", "read", "a"}, 0, "new a", "", true},
+		{"a dead journal, by a read of the local root", mixed, "-1m", []string{"read", "l"}, 0, "local l", "", true},
+		{"a dead journal, by a read of the store in a mixed workspace", mixed, "-1m",
+			[]string{"read", "s3://" + bucket + "/ws/a"}, 0, "old a", "", false},
+		{"a dead journal, by --recover on the local root", mixed, "-1m", []string{"--recover", "read", "l"}, 0, "local l",
+			`{"recovery":{"rolledBack":1,"copiesRemoved":0,"live":0},"root":"s3://`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			jkey := crashedCommit(t, c, bucket, tc.lease)
 			defer c.RemoveObject(context.Background(), bucket, jkey, minio.RemoveObjectOptions{})
-			code, out, errs := run(t, "", append([]string{root}, tc.args...)...)
+			roots := tc.roots
+			if roots == nil {
+				roots = []string{root}
+			}
+			code, out, errs := run(t, "", append(slices.Clone(roots), tc.args...)...)
 			if code != tc.code || !strings.Contains(errs, tc.stderr) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errs, tc.code, tc.stderr)
 			}
