@@ -77,21 +77,32 @@ type BuildOptions struct {
 // one the old index holds keeps its trigrams without being read. An old
 // index that fails a check is not used: the build starts afresh.
 func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOptions) (Status, error) {
-	dir, err := realDir(abs)
+	ix, st, err := buildOpen(ctx, w, path, abs, opts)
 	if err != nil {
 		return Status{}, err
+	}
+	ix.Close()
+	return st, nil
+}
+
+// buildOpen is Build, the new index left open: taken under the builders'
+// lock, it is the one this build wrote.
+func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts BuildOptions) (*Index, Status, error) {
+	dir, err := realDir(abs)
+	if err != nil {
+		return nil, Status{}, err
 	}
 	state, err := localfs.StateDir()
 	if err != nil {
-		return Status{}, err
+		return nil, Status{}, err
 	}
 	loc, err := locate(state, dir)
 	if err != nil {
-		return Status{}, err
+		return nil, Status{}, err
 	}
 	unlock, err := lock(ctx, loc.lock, opts.LockTimeout)
 	if err != nil {
-		return Status{}, err
+		return nil, Status{}, err
 	}
 	defer unlock()
 	old, err := open(loc.file, loc.root)
@@ -106,16 +117,15 @@ func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOp
 		b, err = build(ctx, w, path, loc, nil, opts)
 	}
 	if err != nil {
-		return Status{}, err
+		return nil, Status{}, err
 	}
 	ix, err := open(loc.file, loc.root)
 	if err != nil {
-		return Status{}, fmt.Errorf("the index just written does not check: %w", err)
+		return nil, Status{}, fmt.Errorf("the index just written does not check: %w", err)
 	}
-	defer ix.Close()
 	st := ix.status()
 	st.Reused, st.Read = b.reused, b.read
-	return st, nil
+	return ix, st, nil
 }
 
 // build walks the tree and writes the index, reusing old's trigrams.
@@ -125,7 +135,11 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err != nil {
 		return nil, err
 	}
-	b.dirs = []record{{path: "", version: rootInfo.Version}}
+	v := rootInfo.Version
+	if rootInfo.ModTime.UnixNano() >= b.racy {
+		v = "" // as any directory changed too recently: always listed again
+	}
+	b.dirs = []record{{path: "", version: v}}
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}

@@ -52,6 +52,9 @@ type Index struct {
 	table   []byte
 	post    []byte
 	size    int64
+	// name is the file's path; gen tells this build of it from any other
+	// (its inode, pinned while mapped, and its build time).
+	name, gen string
 }
 
 // location is where the index of the directory root lives.
@@ -59,6 +62,8 @@ type location struct {
 	root string // the real absolute path
 	file string
 	lock string
+	// watchLock is held by the tree's watcher (Watch).
+	watchLock string
 }
 
 // locate names the index files of the directory dir (real path) in state.
@@ -73,7 +78,8 @@ func locate(state, dir string) (location, error) {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%d:%d", st.Dev, st.Ino))
 	name := hex.EncodeToString(sum[:12])
 	base := filepath.Join(state, "index")
-	return location{root: dir, file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock")}, nil
+	return location{root: dir, file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock"),
+		watchLock: filepath.Join(base, name+".watch")}, nil
 }
 
 // realDir is the real path of the absolute path abs.
@@ -89,22 +95,23 @@ func open(name, root string) (*Index, error) {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, err
 	}
-	if fi.Size() < headerSize || fi.Size() > 1<<40 {
+	if st.Size < headerSize || st.Size > 1<<40 {
 		return nil, errors.New("not an agentfs index (too short)")
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{data: data, size: fi.Size()}
+	ix := &Index{data: data, size: st.Size, name: name}
 	if err := ix.check(root); err != nil {
 		ix.Close()
 		return nil, err
 	}
+	ix.gen = fmt.Sprintf("%d.%d.%d", st.Dev, st.Ino, ix.h.built)
 	return ix, nil
 }
 
@@ -227,6 +234,8 @@ type Status struct {
 	Reused  int       `json:"reused,omitempty"`
 	Read    int       `json:"read,omitempty"`
 	Trigram uint64    `json:"trigrams"`
+	// Watched says that a watcher (index --watch) answers for this build.
+	Watched bool `json:"watched,omitempty"`
 }
 
 func (ix *Index) status() Status {
@@ -268,7 +277,9 @@ func StatusOf(abs string) (Status, error) {
 		return Status{}, err
 	}
 	defer ix.Close()
-	return ix.status(), nil
+	st := ix.status()
+	_, st.Watched = askWatcher(ix)
+	return st, nil
 }
 
 // Drop removes the index of the directory at the absolute path abs, under

@@ -175,10 +175,21 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	}
 	// Each directory is opened (not followed) and its identity compared;
 	// the files of an unchanged one are stat'ed relative to it, a short
-	// lookup, and are in that very directory.
+	// lookup, and are in that very directory. A watcher's answer spares
+	// the directories where nothing happened since the build.
+	var check []bool
+	if r, ok := askWatcher(ix); ok {
+		check = r.toCheck(ix)
+	}
 	dirState := make([]uint8, len(ix.dirs)) // 0 same, 1 changed, 2 gone or not a directory
 	fileState := make([]uint8, len(ix.files))
 	parallel(len(ix.dirs), func(i int) {
+		if check != nil && !check[i] {
+			for _, j := range filesOf[i] {
+				fileState[j] = fileSame
+			}
+			return
+		}
 		fd, err := unix.Open(filepath.Join(ix.root, ix.dirs[i].path), dirFlags, 0)
 		if err != nil {
 			dirState[i] = 2

@@ -29,11 +29,12 @@ type indexResult struct {
 func indexCommand() subcommand {
 	return fixed{&cli.Command{
 		Name:      "index",
-		Usage:     "build or update the trigram index of a directory that grep uses, or with --status describe it, with --drop remove it",
+		Usage:     "build or update the trigram index of a directory that grep uses, or with --status describe it, with --drop remove it, with --watch keep it proven fresh",
 		ArgsUsage: "[PATH]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "status", Usage: "describe the index (files, bytes, age, size) instead of building it"},
 			&cli.BoolFlag{Name: "drop", Usage: "remove the index instead of building it"},
+			&cli.BoolFlag{Name: "watch", Usage: "after building, keep running and watch the tree (Linux inotify), so that a search checks only what changed"},
 		},
 		Action: runIndex,
 	}}
@@ -43,8 +44,8 @@ func runIndex(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return fault.InvalidArgument("index takes one directory, not %d.", c.NArg()).WithHint("index one tree at a time")
 	}
-	if c.Bool("status") && c.Bool("drop") {
-		return fault.InvalidArgument("--status and --drop are both given.").WithHint("give one of them")
+	if n := countTrue(c.Bool("status"), c.Bool("drop"), c.Bool("watch")); n > 1 {
+		return fault.InvalidArgument("more than one of --status, --drop and --watch is given.").WithHint("give one of them")
 	}
 	path := c.Args().First()
 	if path == "" {
@@ -105,6 +106,9 @@ func runIndex(c *cli.Context) error {
 			defer fmt.Fprint(stderr, "\r\033[K")
 		}
 		start := time.Now()
+		if c.Bool("watch") {
+			return watchIndex(c, w, path, abs, opts, res, start)
+		}
 		st, err := index.Build(c.Context, w, path, abs, opts)
 		if err != nil {
 			return indexErr(err, res.Path)
@@ -113,6 +117,34 @@ func runIndex(c *cli.Context) error {
 		res.Status, res.BuildSeconds = &st, &took
 	}
 	return outputOf(c).result(res)
+}
+
+// watchIndex builds the index and keeps it proven fresh until the call
+// is interrupted, which ends it with exit status 0, as serve ends: the
+// result is printed once the watcher answers searches.
+func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.BuildOptions, res indexResult, start time.Time) error {
+	var printErr error
+	err := index.Watch(c.Context, w, path, abs, index.WatchOptions{BuildOptions: opts, Ready: func(st index.Status) {
+		took := time.Since(start).Seconds()
+		st.Watched = true
+		res.Status, res.BuildSeconds = &st, &took
+		printErr = outputOf(c).result(res)
+	}})
+	if err != nil {
+		return indexErr(err, res.Path)
+	}
+	return printErr
+}
+
+// countTrue counts the true values.
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // indexErr gives an index error its stable code and a hint.

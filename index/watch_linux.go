@@ -1,0 +1,425 @@
+package index
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
+)
+
+// The masks of the watches: a directory's changes of its entries and of
+// itself; a file's writes and attribute changes through any of its names
+// (a hard link made elsewhere, a bind mount), which a directory's watch
+// does not see.
+const (
+	dirEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_MODIFY |
+		unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+	fileEvents = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+		unix.IN_DONT_FOLLOW
+)
+
+// WatchOptions are a watcher's settings.
+type WatchOptions struct {
+	BuildOptions
+	// Ready is called once the first build is installed and searches are
+	// answered.
+	Ready func(Status)
+	// Quiet is how long after the last event the watcher builds again when
+	// anything changed (the default 10s); many changes build at once.
+	Quiet time.Duration
+}
+
+// watchTarget is what a watch watches: paths relative to the root (two
+// or more for a file with several names in the tree).
+type watchTarget struct {
+	rels []string
+	dir  bool
+}
+
+// changeSet is what happened since a build: the directories to check,
+// the trees to check whole, and whether events were lost.
+type changeSet struct {
+	dirs, trees map[string]bool
+	// always are the directories whose events cannot be trusted (a
+	// network file system, a watch refused): checked by every search.
+	always map[string]bool
+	lost   bool
+}
+
+func newChangeSet() *changeSet {
+	return &changeSet{dirs: map[string]bool{}, trees: map[string]bool{}, always: map[string]bool{}}
+}
+
+func (c *changeSet) size() int { return len(c.dirs) + len(c.trees) + len(c.always) }
+
+// apply records an event of mask on the watch of t, about its entry name
+// when t is a directory.
+func (c *changeSet) apply(t watchTarget, mask uint32, name string) {
+	for _, rel := range t.rels {
+		switch {
+		case !t.dir:
+			c.dirs[parent(rel)] = true
+		case mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0:
+			if rel == "" {
+				c.lost = true // the root itself went: nothing holds
+				continue
+			}
+			c.trees[rel] = true
+			c.dirs[parent(rel)] = true
+		default:
+			c.dirs[rel] = true
+			if mask&unix.IN_ISDIR != 0 && name != "" {
+				// A directory made, removed, moved in or out, or changed:
+				// all the index holds below it is checked.
+				c.trees[path.Join(rel, name)] = true
+			}
+		}
+	}
+}
+
+// watcher keeps the index of one tree proven fresh.
+type watcher struct {
+	w    backend.Walker
+	path string
+	abs  string
+	opts WatchOptions
+	loc  location
+	fd   int // inotify, non-blocking
+
+	// mu guards what follows, and every read of fd: an event read is
+	// applied before mu is released, so that a search answered under mu
+	// has every event queued before it.
+	mu      sync.Mutex
+	ix      *Index
+	watches map[int32]watchTarget
+	changes *changeSet
+	last    time.Time // of the latest event
+	kick    chan struct{}
+}
+
+// Watch builds or updates the index of the directory path (at the absolute
+// path abs) as Build does, then keeps it proven fresh until ctx ends: it
+// answers the searches' questions (see askWatcher) and builds again once
+// changes have been quiet for opts.Quiet, or at once when there are too
+// many to name or events were lost. One watcher per tree.
+func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOptions) error {
+	if opts.Quiet <= 0 {
+		opts.Quiet = 10 * time.Second
+	}
+	dir, err := realDir(abs)
+	if err != nil {
+		return err
+	}
+	state, err := localfs.StateDir()
+	if err != nil {
+		return err
+	}
+	loc, err := locate(state, dir)
+	if err != nil {
+		return err
+	}
+	// The watcher's own lock, held while it runs: a second is refused.
+	unlock, err := lock(ctx, loc.watchLock, 0)
+	if errors.Is(err, ErrLocked) {
+		return fault.Errorf(fault.CodeExists, "a watcher of this tree is already running.").
+			WithHint("stop it first; one watcher serves every search")
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("inotify: %w", err)
+	}
+	defer unix.Close(fd)
+	x := &watcher{w: w, path: path, abs: abs, opts: opts, loc: loc, fd: fd, watches: map[int32]watchTarget{},
+		changes: newChangeSet(), kick: make(chan struct{}, 1)}
+	defer func() {
+		if x.ix != nil {
+			x.ix.Close()
+		}
+	}()
+	if err := x.refresh(ctx); err != nil {
+		return err
+	}
+	sock := socketName(loc.file)
+	os.Remove(sock) // a dead watcher's: ours under the lock
+	addr, done, err := socketAddr(sock)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("unix", addr)
+	done()
+	if err != nil {
+		return fmt.Errorf("the watcher's socket: %w", err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		ln.Close() // ends serve's Accept
+		wg.Wait()
+		os.Remove(sock)
+	}()
+	wg.Go(func() { x.serve(ln) })
+	wg.Go(func() { x.read(stop) })
+	if opts.Ready != nil {
+		x.mu.Lock()
+		st := x.ix.status()
+		x.mu.Unlock()
+		opts.Ready(st)
+	}
+	return x.loop(ctx)
+}
+
+// loop builds again when asked to (kick) or when changes have been quiet.
+func (x *watcher) loop(ctx context.Context) error {
+	tick := time.NewTicker(x.opts.Quiet / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-x.kick:
+		case <-tick.C:
+			x.mu.Lock()
+			due := x.changes.size() > len(x.changes.always) && time.Since(x.last) >= x.opts.Quiet
+			x.mu.Unlock()
+			if !due {
+				continue
+			}
+		}
+		if _, err := os.Stat(x.loc.file); err != nil {
+			return fault.Errorf(fault.CodeNotFound, "the index was removed (agentfs index --drop).").
+				WithHint("run agentfs index --watch again to index the tree")
+		}
+		if err := x.refresh(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// read applies the events as they come, until stop.
+func (x *watcher) read(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		fds := []unix.PollFd{{Fd: int32(x.fd), Events: unix.POLLIN}}
+		// A bounded wait, so that stop is seen: the events themselves are
+		// read under mu, never held back by this goroutine.
+		if n, err := unix.Poll(fds, 200); err != nil || n == 0 {
+			continue
+		}
+		x.mu.Lock()
+		x.drain()
+		x.mu.Unlock()
+	}
+}
+
+// drain reads and applies every queued event; mu is held.
+func (x *watcher) drain() {
+	var buf [64 << 10]byte
+	for {
+		n, err := unix.Read(x.fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return // EAGAIN: the queue is empty
+		}
+		x.last = time.Now()
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			wd := int32(binary.NativeEndian.Uint32(buf[off:]))
+			mask := binary.NativeEndian.Uint32(buf[off+4:])
+			nameLen := int(binary.NativeEndian.Uint32(buf[off+12:]))
+			start := off + unix.SizeofInotifyEvent
+			off = start + nameLen
+			name := string(trimNUL(buf[start:min(off, n)]))
+			switch {
+			case mask&(unix.IN_Q_OVERFLOW|unix.IN_UNMOUNT) != 0:
+				x.changes.lost = true
+			case mask&unix.IN_IGNORED != 0:
+				delete(x.watches, wd)
+			default:
+				if t, ok := x.watches[wd]; ok {
+					x.changes.apply(t, mask, name)
+				}
+			}
+		}
+		if x.changes.lost || x.changes.size() > maxWatchReply {
+			select {
+			case x.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func trimNUL(b []byte) []byte {
+	for len(b) > 0 && b[len(b)-1] == 0 {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// serve answers the searches' questions.
+func (x *watcher) serve(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go x.answer(conn)
+	}
+}
+
+func (x *watcher) answer(conn net.Conn) {
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(watchTimeout))
+	var req watchRequest
+	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
+		return
+	}
+	x.mu.Lock()
+	x.drain()
+	r := x.reply(req.Gen)
+	x.mu.Unlock()
+	json.NewEncoder(conn).Encode(r)
+}
+
+// reply is the answer about the build gen; mu is held.
+func (x *watcher) reply(gen string) watchReply {
+	c := x.changes
+	if x.ix == nil || gen != x.ix.gen || c.lost || c.size() > maxWatchReply {
+		if x.ix != nil && gen != x.ix.gen {
+			select { // another build replaced ours: build again, and watch that
+			case x.kick <- struct{}{}:
+			default:
+			}
+		}
+		return watchReply{Gen: gen}
+	}
+	r := watchReply{OK: true, Gen: gen}
+	for d := range c.dirs {
+		r.Dirs = append(r.Dirs, d)
+	}
+	for d := range c.always {
+		r.Dirs = append(r.Dirs, d)
+	}
+	for t := range c.trees {
+		r.Trees = append(r.Trees, t)
+	}
+	return r
+}
+
+// refresh builds the index, then installs it: every directory and file it
+// holds is watched, then stat'ed; one that differs from the build is a
+// change already. From then on, the events are the changes since this
+// build: none is missed between the build's stat and the watch, since the
+// stat after the watch sees it.
+func (x *watcher) refresh(ctx context.Context) error {
+	ix, _, err := buildOpen(ctx, x.w, x.path, x.abs, x.opts.BuildOptions)
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.drain() // the events so far are about the build replaced
+	fresh := newChangeSet()
+	watches := map[int32]watchTarget{}
+	remote := map[uint64]bool{}
+	var st unix.Stat_t
+	for _, d := range ix.dirs {
+		name := filepath.Join(ix.root, d.path)
+		wd, err := unix.InotifyAddWatch(x.fd, name, dirEvents)
+		if err != nil {
+			fresh.always[d.path] = true // ENOSPC past max_user_watches, or gone: checked every time
+			continue
+		}
+		t := watches[int32(wd)]
+		watches[int32(wd)] = watchTarget{rels: append(t.rels, d.path), dir: true}
+		switch {
+		case unix.Lstat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR:
+			fresh.trees[d.path] = true
+		case isRemote(name, st.Dev, remote):
+			fresh.always[d.path] = true
+		case !localfs.IsVersion(&st, d.version):
+			fresh.dirs[d.path] = true
+		}
+	}
+	for i := range ix.files {
+		f := &ix.files[i]
+		name := filepath.Join(ix.root, f.rel)
+		wd, err := unix.InotifyAddWatch(x.fd, name, fileEvents)
+		if err != nil {
+			fresh.always[parent(f.rel)] = true
+			continue
+		}
+		t := watches[int32(wd)]
+		watches[int32(wd)] = watchTarget{rels: append(t.rels, f.rel)}
+		if unix.Lstat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size ||
+			st.Mtim.Nano() != f.modTime || !localfs.IsVersion(&st, f.version) {
+			fresh.dirs[parent(f.rel)] = true
+		}
+	}
+	for wd := range x.watches {
+		if _, ok := watches[wd]; !ok {
+			unix.InotifyRmWatch(x.fd, uint32(wd)) // a file gone from the tree: its watch is spent
+		}
+	}
+	if x.ix != nil {
+		x.ix.Close()
+	}
+	x.ix, x.watches, x.changes = ix, watches, fresh
+	return nil
+}
+
+// isRemote reports whether the file system of name (device dev) is shared
+// with other machines, whose changes raise no event here.
+func isRemote(name string, dev uint64, seen map[uint64]bool) bool {
+	r, ok := seen[dev]
+	if !ok {
+		var fs unix.Statfs_t
+		r = unix.Statfs(name, &fs) != nil || remoteFS[int64(fs.Type)]
+		seen[dev] = r
+	}
+	return r
+}
+
+// remoteFS are the magic numbers (statfs(2)) of file systems whose files
+// other machines change.
+var remoteFS = map[int64]bool{
+	unix.NFS_SUPER_MAGIC:  true,
+	unix.SMB_SUPER_MAGIC:  true,
+	unix.SMB2_SUPER_MAGIC: true,
+	unix.CIFS_SUPER_MAGIC: true,
+	unix.FUSE_SUPER_MAGIC: true,
+	unix.V9FS_MAGIC:       true,
+	unix.CEPH_SUPER_MAGIC: true,
+	unix.AFS_SUPER_MAGIC:  true,
+	unix.CODA_SUPER_MAGIC: true,
+	0x01161970:            true, // GFS2
+	0x0BD00BD0:            true, // Lustre
+	0x47504653:            true, // GPFS
+	0x7461636F:            true, // OCFS2
+}

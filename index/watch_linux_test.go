@@ -1,0 +1,243 @@
+package index
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
+)
+
+// watcherDir, in the environment, makes the test binary a watcher of that
+// directory (see TestMain): the searches of a test and the watcher are
+// two processes, as they are in use.
+const (
+	watcherDir   = "AGENTFS_TEST_WATCHER_DIR"
+	watcherQuiet = "AGENTFS_TEST_WATCHER_QUIET"
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(watcherDir); dir != "" {
+		os.Exit(runWatcher(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// runWatcher watches dir until SIGTERM, saying "ready" on stdout once it
+// answers searches.
+func runWatcher(dir string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	quiet, _ := time.ParseDuration(os.Getenv(watcherQuiet))
+	err = Watch(ctx, fsys, dir, dir, WatchOptions{
+		BuildOptions: BuildOptions{LockTimeout: time.Minute, Config: fsys.Fingerprint(), Roots: fsys.Roots()},
+		Quiet:        quiet,
+		Ready:        func(Status) { fmt.Println("ready") },
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// watch starts a watcher of f's tree in a process of its own, building
+// again when changes are quiet for quiet, and returns once it answers.
+// It is stopped, and must exit 0, when the test ends.
+func (f *fixture) watch(quiet time.Duration) {
+	f.t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), watcherDir+"="+f.dir, watcherQuiet+"="+quiet.String())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		f.t.Fatalf("the watcher said %q (%v)", line, err)
+	}
+	f.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			if err != nil {
+				f.t.Errorf("the watcher: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			f.t.Error("the watcher did not stop on SIGTERM")
+		}
+	})
+}
+
+// answer is the watcher's answer about the index now in place.
+func (f *fixture) answer() (watchReply, bool) {
+	f.t.Helper()
+	loc, err := locate(localfs.ExistingStateDir(), f.dir)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ix, err := open(loc.file, loc.root)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer ix.Close()
+	return askWatcher(ix)
+}
+
+// The differential test with a watcher: searches answer as scans while
+// the tree changes, the watcher building again now and then (quiet: only
+// when told, busy: after every change, while the searches run).
+func TestWatchedGrepEqualsScan(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		quiet time.Duration
+	}{{"quiet", time.Hour}, {"busy", time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newSeededFixture(t, 7)
+			f.seed()
+			f.ageDirs()
+			f.watch(tc.quiet)
+			modes := []string{"content", "files", "count"}
+			answered := 0
+			const searches = 300
+			for i := range searches {
+				if i%3 == 0 {
+					f.mutate()
+				}
+				q := queries[f.rng.IntN(len(queries))]
+				regex := q.regex
+				req := core.GrepRequest{Query: q.q, Regex: &regex, IgnoreCase: f.rng.IntN(2) == 0,
+					Mode: modes[f.rng.IntN(3)], Limit: 1 + f.rng.IntN(40), Path: f.dir}
+				if f.rng.IntN(4) == 0 {
+					req.Context = 1
+				}
+				f.same(req)
+				if _, ok := f.answer(); ok {
+					answered++
+				}
+			}
+			if tc.name == "quiet" && answered != searches {
+				t.Fatalf("the watcher answered for %d of %d searches", answered, searches)
+			}
+			if f.skipped == 0 || answered == 0 {
+				t.Fatalf("%d files skipped, %d searches answered by the watcher: the test proves too little", f.skipped, answered)
+			}
+			t.Logf("%d searches answered by the watcher, %d files skipped", answered, f.skipped)
+		})
+	}
+}
+
+// The watcher names only the directories where something happened, and
+// sees a write through a name outside the tree (a hard link made after
+// the watch began), which no directory's watch reports.
+func TestWatcherNamesWhatChanged(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.ageDirs()
+	f.watch(time.Hour)
+	expect := func(step string, dirs, trees []string) {
+		t.Helper()
+		r, ok := f.answer()
+		if !ok {
+			t.Fatalf("%s: the watcher does not answer", step)
+		}
+		slices.Sort(r.Dirs)
+		slices.Sort(r.Trees)
+		if !slices.Equal(r.Dirs, dirs) || !slices.Equal(r.Trees, trees) {
+			t.Fatalf("%s: the watcher names dirs %q trees %q, want %q %q", step, r.Dirs, r.Trees, dirs, trees)
+		}
+	}
+	expect("nothing changed", nil, nil)
+
+	// In place, the same size, the mtime set back.
+	p := filepath.Join(f.dir, "d2/sub2/f2.txt")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd.WriteAt([]byte("x"), 0)
+	fd.Close()
+	os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	expect("an edit in place", []string{"d2/sub2"}, nil)
+
+	if err := os.Mkdir(filepath.Join(f.dir, "d3/made"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expect("a directory made", []string{"d2/sub2", "d3"}, []string{"d3/made"})
+
+	// A hard link made outside the tree, then a write through it alone.
+	target := filepath.Join(f.dir, "d0/sub0/f0.txt")
+	outside := filepath.Join(t.TempDir(), "alias")
+	if err := os.Link(target, outside); err != nil {
+		t.Fatal(err)
+	}
+	expect("a hard link made outside", []string{"d0/sub0", "d2/sub2", "d3"}, []string{"d3/made"})
+	fi, err = os.Stat(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err = os.OpenFile(outside, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd.WriteAt([]byte("needle\n"), 0)
+	fd.Close()
+	os.Chtimes(outside, fi.ModTime(), fi.ModTime())
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+	if !slices.Contains(f.grepFiles("needle"), "d0/sub0/f0.txt") {
+		t.Fatal("a write through a name outside the tree is not found")
+	}
+}
+
+// grepFiles are the files grep finds holding q.
+func (f *fixture) grepFiles(q string) []string {
+	res, err := f.tl.Grep(context.Background(), core.GrepRequest{Query: q, Path: f.dir, Mode: "files"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for _, file := range res.Files {
+		out = append(out, file.Path)
+	}
+	return out
+}
+
+// A second watcher of a tree is refused.
+func TestOneWatcherPerTree(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.watch(time.Hour)
+	err := Watch(context.Background(), f.fsys, f.dir, f.dir, WatchOptions{})
+	if fault.AsError(err).Code != fault.CodeExists {
+		t.Fatalf("a second watcher: %v", err)
+	}
+}
