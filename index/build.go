@@ -393,8 +393,10 @@ func (b *builder) consume(order <-chan *buildJob) error {
 
 // write writes the index to a temporary file beside the old one, syncs it
 // and renames it over: a build killed at any point leaves the old index.
+// The temporary file has one name per index, taken under the builders'
+// lock, so what a killed build left is truncated by the next.
 func (b *builder) write(loc location, watched []record, config string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(loc.file), ".build-*")
+	tmp, err := os.OpenFile(loc.building, os.O_RDWR|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,8 @@ type location struct {
 	root string // the real absolute path
 	file string
 	lock string
+	// building is the file a build writes, renamed to file at its end.
+	building string
 	// watchLock is held by the tree's watcher (Watch).
 	watchLock string
 }
@@ -79,7 +81,7 @@ func locate(state, dir string) (location, error) {
 	name := hex.EncodeToString(sum[:12])
 	base := filepath.Join(state, "index")
 	return location{root: dir, file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock"),
-		watchLock: filepath.Join(base, name+".watch")}, nil
+		building: filepath.Join(base, name+".idx.build"), watchLock: filepath.Join(base, name+".watch")}, nil
 }
 
 // realDir is the real path of the absolute path abs.
@@ -294,6 +296,7 @@ func Drop(ctx context.Context, abs string, timeout time.Duration) error {
 		return err
 	}
 	defer unlock()
+	os.Remove(loc.building) // what a killed build left
 	err = os.Remove(loc.file)
 	if errors.Is(err, os.ErrNotExist) {
 		return errNoIndex

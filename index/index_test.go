@@ -1,12 +1,14 @@
 package index
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -439,11 +441,72 @@ func TestStoppedBuildLeavesOldIndex(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(filepath.Join(localfs.ExistingStateDir(), "index"))
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".build-") {
+		if strings.HasSuffix(e.Name(), ".build") {
 			t.Fatalf("a stopped build left %s", e.Name())
 		}
 	}
 	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+}
+
+// A build killed (SIGKILL, in a process of its own) leaves the old index,
+// whole and used, and the next build takes the lock it held; a temporary
+// file a build killed while writing leaves is truncated by the next build
+// and removed by --drop.
+func TestKilledBuildLeavesOldIndex(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	before := f.build()
+	for i := range 40 {
+		f.put(fmt.Sprintf("more/m%d.txt", i), "needle "+f.text())
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), builderDir+"="+f.dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	cmd.Process.Kill()
+	cmd.Wait()
+	if line != "walking\n" {
+		t.Fatalf("the builder said %q (%v)", line, err)
+	}
+	after, err := StatusOf(f.dir)
+	if err != nil || after.Files != before.Files || !after.Built.Equal(before.Built) {
+		t.Fatalf("the old index after a killed build: %+v, %v", after, err)
+	}
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+
+	loc, err := locate(localfs.ExistingStateDir(), f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(loc.building, []byte("half an index"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.build(); st.Files != before.Files+40 {
+		t.Fatalf("the build after a killed one: %+v", st)
+	}
+	if _, err := os.Lstat(loc.building); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the build left its temporary file: %v", err)
+	}
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+	if err := os.WriteFile(loc.building, []byte("half an index"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Drop(context.Background(), f.dir, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(loc.file))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), filepath.Base(loc.file)) {
+			t.Fatalf("--drop left %s", e.Name())
+		}
+	}
 }
 
 // Builders of one tree take turns: one that cannot take the lock in time

@@ -3,10 +3,8 @@ package index
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -17,44 +15,6 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 )
-
-// watcherDir, in the environment, makes the test binary a watcher of that
-// directory (see TestMain): the searches of a test and the watcher are
-// two processes, as they are in use.
-const (
-	watcherDir   = "AGENTFS_TEST_WATCHER_DIR"
-	watcherQuiet = "AGENTFS_TEST_WATCHER_QUIET"
-)
-
-func TestMain(m *testing.M) {
-	if dir := os.Getenv(watcherDir); dir != "" {
-		os.Exit(runWatcher(dir))
-	}
-	os.Exit(m.Run())
-}
-
-// runWatcher watches dir until SIGTERM, saying "ready" on stdout once it
-// answers searches.
-func runWatcher(dir string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	quiet, _ := time.ParseDuration(os.Getenv(watcherQuiet))
-	err = Watch(ctx, fsys, dir, dir, WatchOptions{
-		BuildOptions: BuildOptions{LockTimeout: time.Minute, Config: fsys.Fingerprint(), Roots: fsys.Roots()},
-		Quiet:        quiet,
-		Ready:        func(Status) { fmt.Println("ready") },
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
 
 // watch starts a watcher of f's tree in a process of its own, building
 // again when changes are quiet for quiet, and returns once it answers.

@@ -1,0 +1,73 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/localfs"
+)
+
+// watcherDir, in the environment, makes the test binary a watcher of that
+// directory (see TestMain): the searches of a test and the watcher are
+// two processes, as they are in use.
+const (
+	watcherDir   = "AGENTFS_TEST_WATCHER_DIR"
+	watcherQuiet = "AGENTFS_TEST_WATCHER_QUIET"
+	// builderDir makes it a build of that directory that says "walking"
+	// at its first progress and then waits there to be killed.
+	builderDir = "AGENTFS_TEST_BUILDER_DIR"
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(watcherDir); dir != "" {
+		os.Exit(runWatcher(dir))
+	}
+	if dir := os.Getenv(builderDir); dir != "" {
+		os.Exit(runBuilder(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// runBuilder builds the index of dir, stopping for good at its first
+// progress: its parent kills it there.
+func runBuilder(dir string) int {
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_, err = Build(context.Background(), fsys, dir, dir, BuildOptions{LockTimeout: time.Minute, Progress: func(int, int64) {
+		fmt.Println("walking")
+		select {}
+	}})
+	fmt.Fprintln(os.Stderr, "the build ended:", err)
+	return 1
+}
+
+// runWatcher watches dir until SIGTERM, saying "ready" on stdout once it
+// answers searches.
+func runWatcher(dir string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	quiet, _ := time.ParseDuration(os.Getenv(watcherQuiet))
+	err = Watch(ctx, fsys, dir, dir, WatchOptions{
+		BuildOptions: BuildOptions{LockTimeout: time.Minute, Config: fsys.Fingerprint(), Roots: fsys.Roots()},
+		Quiet:        quiet,
+		Ready:        func(Status) { fmt.Println("ready") },
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
