@@ -275,6 +275,16 @@ func (f *fixture) mutate() {
 	}
 }
 
+// randomGrep is a search of the whole tree for one of the queries, in a
+// random mode, case and page size.
+func (f *fixture) randomGrep() core.GrepRequest {
+	modes := []string{"content", "files", "count"}
+	q := queries[f.rng.IntN(len(queries))]
+	regex := q.regex
+	return core.GrepRequest{Query: q.q, Regex: &regex, IgnoreCase: f.rng.IntN(2) == 0,
+		Mode: modes[f.rng.IntN(3)], Limit: 1 + f.rng.IntN(40), Path: f.dir}
+}
+
 // The differential test: indexed greps answer exactly as scans, over many
 // queries and a tree that changes between them, rebuilt now and then.
 func TestIndexedGrepEqualsScan(t *testing.T) {
@@ -287,7 +297,6 @@ func differential(t *testing.T, seed uint64) {
 	f := newSeededFixture(t, seed)
 	f.seed()
 	f.build()
-	modes := []string{"content", "files", "count"}
 	for i := range 400 {
 		if i%3 == 0 {
 			f.mutate()
@@ -295,10 +304,7 @@ func differential(t *testing.T, seed uint64) {
 		if i%50 == 49 {
 			f.build()
 		}
-		q := queries[f.rng.IntN(len(queries))]
-		regex := q.regex
-		req := core.GrepRequest{Query: q.q, Regex: &regex, IgnoreCase: f.rng.IntN(2) == 0,
-			Mode: modes[f.rng.IntN(3)], Limit: 1 + f.rng.IntN(40), Path: f.dir}
+		req := f.randomGrep()
 		switch f.rng.IntN(6) {
 		case 0:
 			req.Path = filepath.Join(f.dir, "d1")

@@ -82,17 +82,13 @@ func TestWatchedGrepEqualsScan(t *testing.T) {
 			f.seed()
 			f.ageDirs()
 			f.watch(tc.quiet)
-			modes := []string{"content", "files", "count"}
 			answered := 0
 			const searches = 300
 			for i := range searches {
 				if i%3 == 0 {
 					f.mutate()
 				}
-				q := queries[f.rng.IntN(len(queries))]
-				regex := q.regex
-				req := core.GrepRequest{Query: q.q, Regex: &regex, IgnoreCase: f.rng.IntN(2) == 0,
-					Mode: modes[f.rng.IntN(3)], Limit: 1 + f.rng.IntN(40), Path: f.dir}
+				req := f.randomGrep()
 				if f.rng.IntN(4) == 0 {
 					req.Context = 1
 				}
