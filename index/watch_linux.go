@@ -370,12 +370,21 @@ func (x *watcher) refresh(ctx context.Context) error {
 	for i := range ix.files {
 		f := &ix.files[i]
 		name := filepath.Join(ix.root, f.rel)
-		wd, err := unix.InotifyAddWatch(x.fd, name, fileEvents)
+		wd, err := unix.InotifyAddWatch(x.fd, name, fileEvents|unix.IN_MASK_ADD)
 		if err != nil {
 			fresh.always[parent(f.rel)] = true
 			continue
 		}
 		t := watches[int32(wd)]
+		if t.dir {
+			// A directory swapped in for a parent since the build: the
+			// path reached an indexed directory, whose watch stays one.
+			fresh.dirs[parent(f.rel)] = true
+			for _, r := range t.rels {
+				fresh.always[r] = true
+			}
+			continue
+		}
 		watches[int32(wd)] = watchTarget{rels: append(t.rels, f.rel)}
 		if unix.Lstat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size ||
 			st.Mtim.Nano() != f.modTime || !localfs.IsVersion(&st, f.version) {
