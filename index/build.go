@@ -88,15 +88,7 @@ func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOp
 // buildOpen is Build, the new index left open: taken under the builders'
 // lock, it is the one this build wrote.
 func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts BuildOptions) (*Index, Status, error) {
-	dir, err := realDir(abs)
-	if err != nil {
-		return nil, Status{}, err
-	}
-	state, err := localfs.StateDir()
-	if err != nil {
-		return nil, Status{}, err
-	}
-	loc, err := locate(state, dir)
+	loc, err := locateMaking(abs)
 	if err != nil {
 		return nil, Status{}, err
 	}
@@ -135,15 +127,21 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err != nil {
 		return nil, err
 	}
-	v := rootInfo.Version
-	if rootInfo.ModTime.UnixNano() >= b.racy {
-		v = "" // as any directory changed too recently: always listed again
-	}
-	b.dirs = []record{{path: "", version: v}}
+	b.dirs = []record{b.dirRecord("", rootInfo)}
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}
 	return b, b.write(loc, b.watch(loc.root, opts.Roots), opts.Config)
+}
+
+// dirRecord is what the index records of the directory at rel: no version
+// when it changed too recently to prove its listing, so that every search
+// lists it again.
+func (b *builder) dirRecord(rel string, info backend.FileInfo) record {
+	if info.ModTime.UnixNano() >= b.racy {
+		return record{path: rel}
+	}
+	return record{path: rel, version: info.Version}
 }
 
 // builder accumulates the files of a walk and the trigrams of those read.
@@ -308,11 +306,7 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 			if err != nil || info.Type != backend.TypeDir {
 				return backend.ErrSkipDir // gone since the listing
 			}
-			v := info.Version
-			if info.ModTime.UnixNano() >= b.racy {
-				v = "" // changed too recently to prove its listing: always listed again
-			}
-			b.dirs = append(b.dirs, record{path: e.Rel, version: v})
+			b.dirs = append(b.dirs, b.dirRecord(e.Rel, info))
 			return nil
 		}
 		if e.Type != backend.TypeFile {

@@ -259,6 +259,12 @@ func same(f *fileEntry, info backend.FileInfo) bool {
 	return f.size == info.Size && f.modTime == info.ModTime.UnixNano() && f.version == info.Version
 }
 
+// isStat reports whether st, of a regular file, is the identity of f:
+// same as same, from a stat.
+func (f *fileEntry) isStat(st *unix.Stat_t) bool {
+	return st.Size == f.size && st.Mtim.Nano() == f.modTime && localfs.IsVersion(st, f.version)
+}
+
 // errNoIndex is the error of Status and Drop when no index covers a path.
 var errNoIndex = errors.New("no index")
 
@@ -302,6 +308,20 @@ func Drop(ctx context.Context, abs string, timeout time.Duration) error {
 		return errNoIndex
 	}
 	return err
+}
+
+// locateMaking locates the index of abs in the state directory, made if
+// need be: for a build or a watcher.
+func locateMaking(abs string) (location, error) {
+	dir, err := realDir(abs)
+	if err != nil {
+		return location{}, err
+	}
+	state, err := localfs.StateDir()
+	if err != nil {
+		return location{}, err
+	}
+	return locate(state, dir)
 }
 
 // locateExisting locates the index of abs in the existing state directory.

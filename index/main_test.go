@@ -1,9 +1,11 @@
 package index
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 	"testing"
@@ -70,4 +72,28 @@ func runWatcher(dir string) int {
 		return 1
 	}
 	return 0
+}
+
+// startChild starts the test binary as TestMain's child of env, and
+// returns it with the first line it writes; a child that says something
+// other than want is killed, and the test fails.
+func startChild(t *testing.T, want string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != want {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the child said %q (%v), want %q", line, err, want)
+	}
+	return cmd
 }

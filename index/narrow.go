@@ -209,7 +209,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			fe := &ix.files[j]
 			if unix.Fstatat(fd, path.Base(fe.rel), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 				fileState[j] = fileChanged
-				if st.Size == fe.size && st.Mtim.Nano() == fe.modTime && localfs.IsVersion(&st, fe.version) {
+				if fe.isStat(&st) {
 					fileState[j] = fileSame
 				}
 			}

@@ -1,7 +1,7 @@
 package index
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -107,6 +107,7 @@ type watcher struct {
 	watches map[int32]watchTarget
 	changes *changeSet
 	last    time.Time // of the latest event
+	events  []byte    // drain's buffer
 	kick    chan struct{}
 }
 
@@ -119,15 +120,7 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	if opts.Quiet <= 0 {
 		opts.Quiet = 10 * time.Second
 	}
-	dir, err := realDir(abs)
-	if err != nil {
-		return err
-	}
-	state, err := localfs.StateDir()
-	if err != nil {
-		return err
-	}
-	loc, err := locate(state, dir)
+	loc, err := locateMaking(abs)
 	if err != nil {
 		return err
 	}
@@ -147,7 +140,7 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	}
 	defer unix.Close(fd)
 	x := &watcher{w: w, path: path, abs: abs, opts: opts, loc: loc, fd: fd, watches: map[int32]watchTarget{},
-		changes: newChangeSet(), kick: make(chan struct{}, 1)}
+		changes: newChangeSet(), events: make([]byte, 64<<10), kick: make(chan struct{}, 1)}
 	defer func() {
 		if x.ix != nil {
 			x.ix.Close()
@@ -162,11 +155,14 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("unix", addr)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 	done()
 	if err != nil {
 		return fmt.Errorf("the watcher's socket: %w", err)
 	}
+	// Removed below by its own name: a /proc/self/fd address is stale
+	// once done has closed that descriptor.
+	ln.SetUnlinkOnClose(false)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	defer func() {
@@ -238,9 +234,9 @@ func (x *watcher) read(stop <-chan struct{}) {
 
 // drain reads and applies every queued event; mu is held.
 func (x *watcher) drain() {
-	var buf [64 << 10]byte
+	buf := x.events
 	for {
-		n, err := unix.Read(x.fd, buf[:])
+		n, err := unix.Read(x.fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -254,7 +250,7 @@ func (x *watcher) drain() {
 			nameLen := int(binary.NativeEndian.Uint32(buf[off+12:]))
 			start := off + unix.SizeofInotifyEvent
 			off = start + nameLen
-			name := string(trimNUL(buf[start:min(off, n)]))
+			name := string(bytes.TrimRight(buf[start:min(off, n)], "\x00"))
 			switch {
 			case mask&(unix.IN_Q_OVERFLOW|unix.IN_UNMOUNT) != 0:
 				x.changes.lost = true
@@ -267,19 +263,17 @@ func (x *watcher) drain() {
 			}
 		}
 		if x.changes.lost || x.changes.size() > maxWatchReply {
-			select {
-			case x.kick <- struct{}{}:
-			default:
-			}
+			x.rebuildSoon()
 		}
 	}
 }
 
-func trimNUL(b []byte) []byte {
-	for len(b) > 0 && b[len(b)-1] == 0 {
-		b = b[:len(b)-1]
+// rebuildSoon asks loop to build again now.
+func (x *watcher) rebuildSoon() {
+	select {
+	case x.kick <- struct{}{}:
+	default: // asked already
 	}
-	return b
 }
 
 // serve answers the searches' questions.
@@ -297,7 +291,7 @@ func (x *watcher) answer(conn net.Conn) {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(watchTimeout))
 	var req watchRequest
-	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
+	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return
 	}
 	x.mu.Lock()
@@ -312,10 +306,7 @@ func (x *watcher) reply(gen string) watchReply {
 	c := x.changes
 	if x.ix == nil || gen != x.ix.gen || c.lost || c.size() > maxWatchReply {
 		if x.ix != nil && gen != x.ix.gen {
-			select { // another build replaced ours: build again, and watch that
-			case x.kick <- struct{}{}:
-			default:
-			}
+			x.rebuildSoon() // another build replaced ours: build again, and watch that
 		}
 		return watchReply{Gen: gen}
 	}
@@ -386,8 +377,7 @@ func (x *watcher) refresh(ctx context.Context) error {
 			continue
 		}
 		watches[int32(wd)] = watchTarget{rels: append(t.rels, f.rel)}
-		if unix.Lstat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size ||
-			st.Mtim.Nano() != f.modTime || !localfs.IsVersion(&st, f.version) {
+		if unix.Lstat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !f.isStat(&st) {
 			fresh.dirs[parent(f.rel)] = true
 		}
 	}

@@ -1,10 +1,8 @@
 package index
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -21,22 +19,7 @@ import (
 // It is stopped, and must exit 0, when the test ends.
 func (f *fixture) watch(quiet time.Duration) {
 	f.t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), watcherDir+"="+f.dir, watcherQuiet+"="+quiet.String())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		f.t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != "ready\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		f.t.Fatalf("the watcher said %q (%v)", line, err)
-	}
+	cmd := startChild(f.t, "ready\n", watcherDir+"="+f.dir, watcherQuiet+"="+quiet.String())
 	f.t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		exited := make(chan error, 1)
