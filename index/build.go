@@ -19,6 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// errReplaced is a walked file's that is no longer a regular file.
+var errReplaced = errors.New("no longer a regular file")
+
 // ErrLocked is the error of a build that could not take the builders' lock
 // in time.
 var ErrLocked = errors.New("another build of this index holds its lock")
@@ -313,8 +316,15 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 			return nil
 		}
 		info, err := e.Info()
-		if err != nil || info.Type != backend.TypeFile {
-			return nil // gone or replaced since the listing: left out, searched when back
+		if err == nil && info.Type != backend.TypeFile {
+			err = errReplaced
+		}
+		if err != nil {
+			// Gone or replaced since the listing: recorded unindexed, so
+			// that a search stats it, and reads it if it is back.
+			cur.entries = append(cur.entries, fileEntry{rel: e.Rel})
+			cur.opens = append(cur.opens, func() (io.ReadCloser, error) { return nil, err })
+			return nil
 		}
 		f := fileEntry{rel: e.Rel, size: info.Size, modTime: info.ModTime.UnixNano(), version: info.Version}
 		var open func() (io.ReadCloser, error)
@@ -324,10 +334,7 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 				open = e.Later()
 			default:
 				r, err := e.Open()
-				if err != nil {
-					return nil
-				}
-				open = func() (io.ReadCloser, error) { return r, nil }
+				open = func() (io.ReadCloser, error) { return r, err }
 			}
 		}
 		cur.entries, cur.opens = append(cur.entries, f), append(cur.opens, open)
@@ -358,7 +365,14 @@ func (b *builder) consume(order <-chan *buildJob) error {
 			}
 			r := res[i]
 			if r.err != nil {
-				continue // unreadable: left out, so always searched
+				// Unreadable, or changed as it was opened: recorded with no
+				// identity and unindexed, so that every search reads it
+				// (a file left out would be missing from the list of an
+				// unchanged directory) and the next build tries again.
+				f.version, f.flags = "", flagOpaque
+				b.files = append(b.files, f)
+				b.oldID = append(b.oldID, -1)
+				continue
 			}
 			id := uint32(len(b.files))
 			f.flags = r.flags

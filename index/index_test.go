@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -621,4 +623,82 @@ func rootRecorded(t *testing.T, loc location) bool {
 	}
 	defer ix.Close()
 	return ix.dirs[0].version != ""
+}
+
+// failing is a walker whose entry at rel fails as a file changed during a
+// build does: its Info (gone since the listing) or its open.
+type failing struct {
+	backend.Walker
+	rel    string
+	atInfo bool
+}
+
+var errInjected = errors.New("changed as it was opened")
+
+func (w failing) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
+		if e.Rel == w.rel {
+			switch {
+			case w.atInfo:
+				e.Info = func() (backend.FileInfo, error) { return backend.FileInfo{}, errInjected }
+			case e.Later != nil:
+				later := e.Later
+				e.Later = func() func() (io.ReadCloser, error) {
+					open := later()
+					return func() (io.ReadCloser, error) {
+						if r, err := open(); err == nil {
+							r.Close()
+						}
+						return nil, errInjected
+					}
+				}
+			default:
+				e.Open = func() (io.ReadCloser, error) { return nil, errInjected }
+			}
+		}
+		return visit(e)
+	})
+}
+
+// A file the build could not index (gone at its stat, changed as it was
+// opened, unreadable) is recorded unindexed: every search reads it, even
+// in a directory unchanged since, where the index's list stands for the
+// walk; and the next build tries it again.
+func TestUnindexedFileIsStillSearched(t *testing.T) {
+	for _, atInfo := range []bool{false, true} {
+		t.Run(fmt.Sprint("atInfo=", atInfo), func(t *testing.T) {
+			f := newFixture(t)
+			f.seed()
+			f.put("d1/sub1/late.txt", "qqqzzz\n")
+			f.ageDirs()
+			w := failing{Walker: f.fsys, rel: "d1/sub1/late.txt", atInfo: atInfo}
+			opts := BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()}
+			if _, err := Build(context.Background(), w, f.dir, f.dir, opts); err != nil {
+				t.Fatal(err)
+			}
+			f.same(core.GrepRequest{Query: "qqqzzz", Path: f.dir})
+			if got := f.grepFiles("qqqzzz"); !slices.Equal(got, []string{"d1/sub1/late.txt"}) {
+				t.Fatalf("grep finds %q", got)
+			}
+			if f.listed == 0 {
+				t.Fatal("the search did not take the index's list: the test proves nothing")
+			}
+			if st := f.build(); st.Read == 0 {
+				t.Fatalf("the next build did not read the file again: %+v", st)
+			}
+		})
+	}
+}
+
+// grepFiles are the files grep finds holding q.
+func (f *fixture) grepFiles(q string) []string {
+	res, err := f.tl.Grep(context.Background(), core.GrepRequest{Query: q, Path: f.dir, Mode: "files"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for _, file := range res.Files {
+		out = append(out, file.Path)
+	}
+	return out
 }

@@ -157,19 +157,6 @@ func TestWatcherNamesWhatChanged(t *testing.T) {
 	}
 }
 
-// grepFiles are the files grep finds holding q.
-func (f *fixture) grepFiles(q string) []string {
-	res, err := f.tl.Grep(context.Background(), core.GrepRequest{Query: q, Path: f.dir, Mode: "files"})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	var out []string
-	for _, file := range res.Files {
-		out = append(out, file.Path)
-	}
-	return out
-}
-
 // A second watcher of a tree is refused.
 func TestOneWatcherPerTree(t *testing.T) {
 	f := newFixture(t)
