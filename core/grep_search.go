@@ -92,6 +92,11 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 					buf, eof, first = buf[:0], false, true
 					continue
 				}
+				// A UTF-8 byte-order mark is no part of line 1, as read and
+				// ripgrep have it: `^package` matches there, and the line
+				// comes back without it.
+				bom, _ := textfile.CutUTF8BOM(buf)
+				buf = buf[:copy(buf, buf[len(bom):])]
 			}
 			if bytes.IndexByte(buf[:min(len(buf), binarySample)], 0) >= 0 {
 				sc.res.binary = true

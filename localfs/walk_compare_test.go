@@ -73,6 +73,8 @@ func genTree(t testing.TB, dir string, files int) {
 			content = "foo bar\x00\x01binary" + content
 		case 1:
 			content = strings.TrimSuffix(content, eol) // no final newline
+		case 2:
+			content = "\uFEFF" + content // a UTF-8 byte-order mark, no part of line 1
 		}
 		write(filepath.Join(d, name), content)
 	}
