@@ -2,8 +2,6 @@ package index
 
 import (
 	"encoding/binary"
-	"hash/crc32"
-	"io"
 	"math/bits"
 	"slices"
 )
@@ -273,32 +271,22 @@ func (c *cursor) pieces(t uint32, out []piece) []piece {
 	return out
 }
 
-// writePieces writes the list the pieces make, one after the other, and
-// returns its length and CRC: each piece's first file is re-encoded as a
-// delta from the last of the piece before, the rest is copied.
-func writePieces(w io.Writer, ps []piece) (int, uint32, error) {
-	var (
-		head [binary.MaxVarintLen64]byte
-		n    int
-		crc  uint32
-		last uint32
-	)
+// appendPieces appends the list the pieces make, one after the other:
+// each piece's first file is re-encoded as a delta from the last of the
+// piece before, the rest is copied. Into one buffer, so that the list
+// takes one write and one CRC, not two of each per piece.
+func appendPieces(b []byte, ps []piece) []byte {
+	var last uint32
 	for i, p := range ps {
 		d := p.first
 		if i > 0 {
 			d -= last
 		}
-		k := binary.PutUvarint(head[:], uint64(d))
-		for _, b := range [][]byte{head[:k], p.deltas} {
-			if _, err := w.Write(b); err != nil {
-				return 0, 0, err
-			}
-			crc = crc32.Update(crc, castagnoli(), b)
-			n += len(b)
-		}
+		b = binary.AppendUvarint(b, uint64(d))
+		b = append(b, p.deltas...)
 		last = p.last
 	}
-	return n, crc, nil
+	return b
 }
 
 // appendIDs appends the files of the pieces, in order.
