@@ -74,8 +74,11 @@ func (r *runs) add(id uint32, trigrams []uint32) {
 	if len(r.pairs) == 0 {
 		r.base = id
 	}
-	for _, t := range trigrams {
-		r.pairs = append(r.pairs, uint64(t)<<32|uint64(id))
+	n := len(r.pairs)
+	r.pairs = slices.Grow(r.pairs, len(trigrams))[:n+len(trigrams)]
+	pairs := r.pairs[n:]
+	for i, t := range trigrams {
+		pairs[i] = uint64(t)<<32 | uint64(id)
 	}
 	if len(r.pairs) >= runPairs {
 		r.flush()
