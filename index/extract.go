@@ -11,7 +11,7 @@ import (
 const binarySample = 64 << 10
 
 // listFloor is the least capacity of a file's list of trigrams.
-const listFloor = 16 << 10
+const listFloor = 4 << 10
 
 // extractor finds the distinct trigrams of a file, with a bitmap of all
 // 2^24 trigrams (2 MiB) it reuses from file to file. The list of a file

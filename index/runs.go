@@ -114,8 +114,9 @@ func (r *runs) finish() {
 // sorter sorts chunks into runs, keeping its buffers from chunk to chunk.
 type sorter struct {
 	keys, tmp []uint32
-	// groups is how many trigrams the last run held.
-	groups int
+	// data is where a run's lists are encoded before they are copied
+	// out at their size.
+	data []byte
 }
 
 // sort sorts a chunk's pairs by trigram, keeping the files' order, and
@@ -126,7 +127,8 @@ type sorter struct {
 // pass wrote to 4096 places at once and missed the cache at each.
 func (s *sorter) sort(pairs []uint64) run {
 	if cap(s.keys) < len(pairs) {
-		s.keys = make([]uint32, len(pairs))
+		// With room for the next chunk, which may be a little longer.
+		s.keys = make([]uint32, len(pairs)+len(pairs)/8)
 	}
 	keys := s.keys[:len(pairs)]
 	// Four streams, one per quarter of the pairs, each with its own
@@ -172,14 +174,22 @@ func (s *sorter) sort(pairs []uint64) run {
 		keys[n3[p>>48]] = key(p)
 		n3[p>>48]++
 	}
+	groups := 0
 	for b := range 256 {
-		s.sortBucket(keys[starts[b]:starts[b+1]])
+		bucket := keys[starts[b]:starts[b+1]]
+		s.sortBucket(bucket)
+		// Counted while the bucket is in cache: the run's entries are
+		// made at their size, not grown (a copy, and pages touched twice).
+		for i, k := range bucket {
+			if i == 0 || k>>16 != bucket[i-1]>>16 {
+				groups++
+			}
+		}
 	}
-	// Most deltas take a byte or two; the entries, of which there are as
-	// many as the last run had, grow if need be. Locals, not the run's
-	// fields, so that the loop keeps them in registers.
-	data := make([]byte, 0, len(pairs)+len(pairs)/2)
-	entries := make([]runEntry, 0, s.groups+s.groups/8)
+	// Most deltas take a byte or two. Locals, not the run's fields, so
+	// that the loop keeps them in registers.
+	data := s.data[:0]
+	entries := make([]runEntry, 0, groups)
 	for b := range 256 {
 		bucket := keys[starts[b]:starts[b+1]]
 		for i := 0; i < len(bucket); {
@@ -200,8 +210,8 @@ func (s *sorter) sort(pairs []uint64) run {
 			entries = append(entries, e)
 		}
 	}
-	s.groups = len(entries)
-	ru := run{entries: entries, data: data}
+	s.data = data
+	ru := run{entries: entries, data: slices.Clone(data)}
 	return ru
 }
 
