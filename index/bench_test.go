@@ -124,3 +124,25 @@ func BenchmarkBuild(b *testing.B) {
 	}
 	reportCPU(b, start)
 }
+
+func BenchmarkSortRun(b *testing.B) {
+	files := corpus(b)
+	x := newExtractor(make(chan []uint32, 1))
+	var pairs []uint64
+	for id, f := range files {
+		r := x.extract(bytes.NewReader(f), int64(len(f)))
+		for _, t := range r.trigrams {
+			pairs = append(pairs, uint64(t)<<32|uint64(id))
+		}
+		x.list = nil
+	}
+	b.Logf("%d pairs", len(pairs))
+	in := make([]uint64, len(pairs))
+	var s sorter
+	start := cpuTime()
+	for b.Loop() {
+		copy(in, pairs)
+		s.sort(in)
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/float64(len(pairs)), "cpu-ns/pair")
+}

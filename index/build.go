@@ -449,28 +449,21 @@ func (b *builder) write(loc location, watched []record, config string) error {
 			}
 		}
 		pieces = cur.pieces(t, pieces[:0])
-		var (
-			n   int
-			crc uint32
-		)
 		switch {
 		case len(ids) == 0 && len(pieces) == 0:
 			continue
 		case len(ids) == 0:
 			// The files read alone: their runs joined, mostly copied.
-			n, crc, err = writePieces(bw, pieces)
-			if err != nil {
-				return err
-			}
+			enc = appendPieces(enc[:0], pieces)
 		default:
 			ids = appendIDs(ids, pieces)
 			slices.Sort(ids)
 			enc = appendPostings(enc[:0], ids)
-			if _, err := bw.Write(enc); err != nil {
-				return err
-			}
-			n, crc = len(enc), checksum(enc)
 		}
+		if _, err := bw.Write(enc); err != nil {
+			return err
+		}
+		n, crc := len(enc), checksum(enc)
 		if off+uint64(n) >= 1<<32 {
 			return errors.New("the posting lists exceed 4 GiB")
 		}

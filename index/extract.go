@@ -10,6 +10,9 @@ import (
 // is binary to grep, so to the index.
 const binarySample = 64 << 10
 
+// listFloor is the least capacity of a file's list of trigrams.
+const listFloor = 4 << 10
+
 // extractor finds the distinct trigrams of a file, with a bitmap of all
 // 2^24 trigrams (2 MiB) it reuses from file to file. The list of a file
 // is taken from lists, where its consumer hands it back.
@@ -49,6 +52,12 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 	default:
 		x.list = nil
 	}
+	if cap(x.list) < listFloor {
+		// Room for a part at once: a list handed back from a small file
+		// was otherwise grown again for the next, a new allocation and
+		// its page faults per file.
+		x.list = make([]uint32, 0, listFloor)
+	}
 	var t uint32
 	have := 0 // bytes of t that are the file's, up to 3
 	for {
@@ -59,8 +68,14 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 			have++
 		}
 		for chunk = chunk[i:]; len(chunk) > 0; {
-			// In parts, so that the list grows by what a part can add.
-			part := chunk[:min(len(chunk), 16<<10)]
+			// In parts that fit the list's room (scan may store every
+			// trigram), so that it grows only when mostly full.
+			room := cap(x.list) - len(x.list)
+			if room < listFloor/4 {
+				x.list = slices.Grow(x.list, cap(x.list))
+				room = cap(x.list) - len(x.list)
+			}
+			part := chunk[:min(len(chunk), room)]
 			chunk = chunk[len(part):]
 			x.list, t = scan(x.seen, x.list, t, part)
 		}

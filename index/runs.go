@@ -2,8 +2,6 @@ package index
 
 import (
 	"encoding/binary"
-	"hash/crc32"
-	"io"
 	"math/bits"
 	"slices"
 )
@@ -21,7 +19,11 @@ var runPairs = 1 << 22
 // posting to its own list in a table of all 2^24 trigrams was a cache
 // miss per posting.
 type runs struct {
-	pairs  []uint64 // trigram<<32 | file, files ascending
+	pairs []uint64 // trigram<<32 | file, files ascending
+	// base is the first file of pairs: a chunk spans fewer than
+	// chunkFiles files, so that a pair packs in 32 bits once sorted by its
+	// trigram's first byte.
+	base   uint32
 	sorted []run
 	in     chan []uint64
 	free   chan []uint64
@@ -29,6 +31,10 @@ type runs struct {
 	// buffers is how many chunk buffers were made, at most two.
 	buffers int
 }
+
+// chunkFiles bounds the files of a chunk: a file's place in its chunk
+// takes 16 bits.
+const chunkFiles = 1 << 16
 
 // run is one sorted chunk: per trigram, the first and last files of its
 // list and the deltas between the others, at data[off:] up to the next
@@ -46,11 +52,9 @@ func newRuns() *runs {
 	r := &runs{in: make(chan []uint64), free: make(chan []uint64, 2), done: make(chan struct{}), buffers: 1}
 	go func() {
 		defer close(r.done)
-		var scratch []uint64
+		var s sorter
 		for chunk := range r.in {
-			var ru run
-			ru, scratch = sortRun(chunk, scratch)
-			r.sorted = append(r.sorted, ru)
+			r.sorted = append(r.sorted, s.sort(chunk))
 			r.free <- chunk[:0]
 		}
 	}()
@@ -59,25 +63,39 @@ func newRuns() *runs {
 
 // add appends the pairs of file id, which is above every file added before.
 func (r *runs) add(id uint32, trigrams []uint32) {
+	if len(r.pairs) > 0 && id-r.base >= chunkFiles {
+		r.flush()
+	}
 	if r.pairs == nil {
 		// Whole at once: growing by appends would copy it over and over.
 		// Pages never written are never touched.
 		r.pairs = make([]uint64, 0, runPairs+1<<16)
 	}
-	for _, t := range trigrams {
-		r.pairs = append(r.pairs, uint64(t)<<32|uint64(id))
+	if len(r.pairs) == 0 {
+		r.base = id
+	}
+	n := len(r.pairs)
+	r.pairs = slices.Grow(r.pairs, len(trigrams))[:n+len(trigrams)]
+	pairs := r.pairs[n:]
+	for i, t := range trigrams {
+		pairs[i] = uint64(t)<<32 | uint64(id)
 	}
 	if len(r.pairs) >= runPairs {
-		r.in <- r.pairs
-		r.pairs = nil
-		select {
-		case r.pairs = <-r.free:
-		default:
-			if r.buffers == 2 {
-				r.pairs = <-r.free
-			} else {
-				r.buffers++
-			}
+		r.flush()
+	}
+}
+
+// flush hands the chunk to the sorter and takes a buffer for the next.
+func (r *runs) flush() {
+	r.in <- r.pairs
+	r.pairs = nil
+	select {
+	case r.pairs = <-r.free:
+	default:
+		if r.buffers == 2 {
+			r.pairs = <-r.free
+		} else {
+			r.buffers++
 		}
 	}
 }
@@ -93,60 +111,141 @@ func (r *runs) finish() {
 	<-r.done
 }
 
-// sortRun sorts pairs by trigram, keeping the files' order (a stable
-// radix sort on the trigram's two halves of 12 bits: 4096 counters and
-// as many write streams stay in cache), and encodes them as a run.
-func sortRun(pairs, scratch []uint64) (run, []uint64) {
-	if cap(scratch) < len(pairs) {
-		scratch = make([]uint64, len(pairs))
-	}
-	scratch = scratch[:len(pairs)]
-	var low, high [1 << 12]int
-	for _, p := range pairs {
-		low[p>>32&0xFFF]++
-		high[p>>44&0xFFF]++
-	}
-	radixPass(pairs, scratch, 32, &low)
-	radixPass(scratch, pairs, 44, &high)
-	groups := 0
-	for i, p := range pairs {
-		if i == 0 || p>>32 != pairs[i-1]>>32 {
-			groups++
-		}
-	}
-	// Most deltas take a byte or two.
-	ru := run{entries: make([]runEntry, 0, groups), data: make([]byte, 0, len(pairs)+len(pairs)/2)}
-	for i := 0; i < len(pairs); {
-		t := uint32(pairs[i] >> 32)
-		e := runEntry{trigram: t, off: uint32(len(ru.data)), first: uint32(pairs[i])}
-		prev := e.first
-		i++
-		for ; i < len(pairs) && uint32(pairs[i]>>32) == t; i++ {
-			id := uint32(pairs[i])
-			if d := id - prev; d < 0x80 {
-				ru.data = append(ru.data, byte(d)) // most: files close together
-			} else {
-				ru.data = binary.AppendUvarint(ru.data, uint64(d))
-			}
-			prev = id
-		}
-		e.last = prev
-		ru.entries = append(ru.entries, e)
-	}
-	return ru, scratch
+// sorter sorts chunks into runs, keeping its buffers from chunk to chunk.
+type sorter struct {
+	keys, tmp []uint32
+	// data is where a run's lists are encoded before they are copied
+	// out at their size.
+	data []byte
 }
 
-// radixPass moves src to dst stably ordered by the 12 bits at shift,
-// whose counts are count.
-func radixPass(src, dst []uint64, shift uint, count *[1 << 12]int) {
+// sort sorts a chunk's pairs by trigram, keeping the files' order, and
+// encodes them as a run. A stable radix sort: first by the trigram's first
+// byte into 256 buckets of 32-bit keys (its other two bytes and the
+// file's place in the chunk), then each bucket, which mostly fits in
+// cache, by the two other bytes. Sorting whole 64-bit pairs by 12 bits a
+// pass wrote to 4096 places at once and missed the cache at each.
+func (s *sorter) sort(pairs []uint64) run {
+	if cap(s.keys) < len(pairs) {
+		// With room for the next chunk, which may be a little longer.
+		s.keys = make([]uint32, len(pairs)+len(pairs)/8)
+	}
+	keys := s.keys[:len(pairs)]
+	// Four streams, one per quarter of the pairs, each with its own
+	// counters: a counter is loaded, added to and stored per pair, and one
+	// stream waits for its last store whenever two pairs in a row fall in
+	// the same bucket, which in text they often do.
+	var count [4][256]int
+	q := len(pairs) / 4
+	p0, p1, p2, p3 := pairs[:q], pairs[q:2*q], pairs[2*q:3*q], pairs[3*q:]
+	for i := range p0 {
+		count[0][p0[i]>>48]++
+		count[1][p1[i]>>48]++
+		count[2][p2[i]>>48]++
+		count[3][p3[i]>>48]++
+	}
+	for _, p := range p3[q:] {
+		count[3][p>>48]++
+	}
+	var starts [257]int
+	for b := range 256 {
+		starts[b+1] = starts[b]
+		for st := range count {
+			c := count[st][b]
+			count[st][b] = starts[b+1]
+			starts[b+1] += c
+		}
+	}
+	base := uint32(pairs[0])
+	key := func(p uint64) uint32 { return uint32(p>>16)&0xFFFF0000 | (uint32(p) - base) }
+	n0, n1, n2, n3 := &count[0], &count[1], &count[2], &count[3]
+	for i := range p0 {
+		a, b, c, d := p0[i], p1[i], p2[i], p3[i]
+		keys[n0[a>>48]] = key(a)
+		n0[a>>48]++
+		keys[n1[b>>48]] = key(b)
+		n1[b>>48]++
+		keys[n2[c>>48]] = key(c)
+		n2[c>>48]++
+		keys[n3[d>>48]] = key(d)
+		n3[d>>48]++
+	}
+	for _, p := range p3[q:] {
+		keys[n3[p>>48]] = key(p)
+		n3[p>>48]++
+	}
+	groups := 0
+	for b := range 256 {
+		bucket := keys[starts[b]:starts[b+1]]
+		s.sortBucket(bucket)
+		// Counted while the bucket is in cache: the run's entries are
+		// made at their size, not grown (a copy, and pages touched twice).
+		for i, k := range bucket {
+			if i == 0 || k>>16 != bucket[i-1]>>16 {
+				groups++
+			}
+		}
+	}
+	// Most deltas take a byte or two. Locals, not the run's fields, so
+	// that the loop keeps them in registers.
+	data := s.data[:0]
+	entries := make([]runEntry, 0, groups)
+	for b := range 256 {
+		bucket := keys[starts[b]:starts[b+1]]
+		for i := 0; i < len(bucket); {
+			k := bucket[i] >> 16
+			e := runEntry{trigram: uint32(b)<<16 | k, off: uint32(len(data)), first: base + bucket[i]&0xFFFF}
+			prev := e.first
+			i++
+			for ; i < len(bucket) && bucket[i]>>16 == k; i++ {
+				id := base + bucket[i]&0xFFFF
+				if d := id - prev; d < 0x80 {
+					data = append(data, byte(d)) // most: files close together
+				} else {
+					data = binary.AppendUvarint(data, uint64(d))
+				}
+				prev = id
+			}
+			e.last = prev
+			entries = append(entries, e)
+		}
+	}
+	s.data = data
+	ru := run{entries: entries, data: slices.Clone(data)}
+	return ru
+}
+
+// sortBucket sorts keys stably by their top 16 bits, a byte a pass. In
+// one stream: a bucket's keys are in cache, and four streams as in sort's
+// first pass measured no faster.
+func (s *sorter) sortBucket(keys []uint32) {
+	if len(keys) < 2 {
+		return
+	}
+	if cap(s.tmp) < len(keys) {
+		s.tmp = make([]uint32, len(keys), max(len(keys), 2*cap(s.tmp)))
+	}
+	tmp := s.tmp[:len(keys)]
+	var low, high [256]int
+	for _, k := range keys {
+		low[k>>16&0xFF]++
+		high[k>>24]++
+	}
+	radixPass(keys, tmp, 16, &low)
+	radixPass(tmp, keys, 24, &high)
+}
+
+// radixPass moves src to dst stably ordered by the byte at shift, whose
+// counts are count.
+func radixPass(src, dst []uint32, shift uint, count *[256]int) {
 	sum := 0
 	for i, c := range count {
 		count[i] = sum
 		sum += c
 	}
-	for _, p := range src {
-		d := p >> shift & 0xFFF
-		dst[count[d]] = p
+	for _, k := range src {
+		d := k >> shift & 0xFF
+		dst[count[d]] = k
 		count[d]++
 	}
 }
@@ -185,32 +284,22 @@ func (c *cursor) pieces(t uint32, out []piece) []piece {
 	return out
 }
 
-// writePieces writes the list the pieces make, one after the other, and
-// returns its length and CRC: each piece's first file is re-encoded as a
-// delta from the last of the piece before, the rest is copied.
-func writePieces(w io.Writer, ps []piece) (int, uint32, error) {
-	var (
-		head [binary.MaxVarintLen64]byte
-		n    int
-		crc  uint32
-		last uint32
-	)
+// appendPieces appends the list the pieces make, one after the other:
+// each piece's first file is re-encoded as a delta from the last of the
+// piece before, the rest is copied. Into one buffer, so that the list
+// takes one write and one CRC, not two of each per piece.
+func appendPieces(b []byte, ps []piece) []byte {
+	var last uint32
 	for i, p := range ps {
 		d := p.first
 		if i > 0 {
 			d -= last
 		}
-		k := binary.PutUvarint(head[:], uint64(d))
-		for _, b := range [][]byte{head[:k], p.deltas} {
-			if _, err := w.Write(b); err != nil {
-				return 0, 0, err
-			}
-			crc = crc32.Update(crc, castagnoli(), b)
-			n += len(b)
-		}
+		b = binary.AppendUvarint(b, uint64(d))
+		b = append(b, p.deltas...)
 		last = p.last
 	}
-	return n, crc, nil
+	return b
 }
 
 // appendIDs appends the files of the pieces, in order.

@@ -1,0 +1,102 @@
+package index
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// A run lists each trigram's files in order, whatever the chunk's size
+// (its four streams split it in quarters, with a remainder) and however
+// far apart its files are, up to chunkFiles.
+func TestSortRunListsFilesInOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name          string
+		pairs, files  int
+		trigramsAbove uint32
+	}{
+		{"one pair", 1, 1, 0},
+		{"three pairs", 3, 2, 0},
+		{"a remainder of three", 4*50 + 3, 20, 0},
+		{"many files, few trigrams", 5000, 3000, 1<<24 - 64},
+		{"files up to chunkFiles apart", 20000, chunkFiles, 0},
+		{"text-like", 100000, 400, 0x202020},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := uint32(rng.IntN(1 << 20))
+			ids := make([]uint32, tc.files)
+			for i := range ids {
+				ids[i] = base + uint32(i)*uint32(chunkFiles/tc.files)
+			}
+			ids[len(ids)-1] = base + chunkFiles - 1
+			want := map[uint32][]uint32{}
+			var pairs []uint64
+			for i := 0; len(pairs) < tc.pairs; i++ {
+				id := ids[min(i, len(ids)-1)]
+				if i >= len(ids) {
+					break
+				}
+				seen := map[uint32]bool{}
+				for n := 0; n < (tc.pairs+tc.files-1)/tc.files && len(pairs) < tc.pairs; {
+					tg := tc.trigramsAbove + uint32(rng.IntN(1<<24-int(tc.trigramsAbove)))
+					if tc.name == "text-like" {
+						tg = uint32(0x20+rng.IntN(8))<<16 | uint32(0x20+rng.IntN(96))<<8 | uint32(0x20+rng.IntN(96))
+					}
+					if seen[tg] {
+						continue
+					}
+					seen[tg] = true
+					n++
+					pairs = append(pairs, uint64(tg)<<32|uint64(id))
+					want[tg] = append(want[tg], id)
+				}
+			}
+			if len(pairs) != tc.pairs {
+				t.Fatalf("made %d pairs, want %d", len(pairs), tc.pairs)
+			}
+			var s sorter
+			for range 2 { // the second reuses the sorter's buffers
+				ru := s.sort(slices.Clone(pairs))
+				got := map[uint32][]uint32{}
+				for i, e := range ru.entries {
+					if i > 0 && e.trigram <= ru.entries[i-1].trigram {
+						t.Fatalf("entries out of order at %d", i)
+					}
+					end := len(ru.data)
+					if i+1 < len(ru.entries) {
+						end = int(ru.entries[i+1].off)
+					}
+					list := appendIDs(nil, []piece{{first: e.first, last: e.last, deltas: ru.data[e.off:end]}})
+					if list[len(list)-1] != e.last {
+						t.Fatalf("trigram %x: last %d, list ends at %d", e.trigram, e.last, list[len(list)-1])
+					}
+					got[e.trigram] = list
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%d pairs: the run's lists differ from the pairs'", len(pairs))
+				}
+			}
+		})
+	}
+}
+
+// Files chunkFiles apart or more do not share a chunk: a file's place in
+// its chunk takes 16 bits.
+func TestRunsSplitFilesFarApart(t *testing.T) {
+	r := newRuns()
+	r.add(3, []uint32{0x616263, 0x626364})
+	r.add(3+chunkFiles-1, []uint32{0x616263})
+	r.add(3+chunkFiles, []uint32{0x616263})
+	r.finish()
+	if len(r.sorted) != 2 {
+		t.Fatalf("%d runs, want 2", len(r.sorted))
+	}
+	var got []uint32
+	c := newCursor(r.sorted)
+	got = appendIDs(got, c.pieces(0x616263, nil))
+	if want := []uint32{3, 3 + chunkFiles - 1, 3 + chunkFiles}; !slices.Equal(got, want) {
+		t.Fatalf("abc in %v, want %v", got, want)
+	}
+}
