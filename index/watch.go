@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,11 +24,16 @@ import (
 // search began is among them), then answers. The search then checks only
 // those directories, as the stat pass checks every one. No answer, an
 // answer about another build of the index, or too many directories: the
-// stat pass decides, as without a watcher.
+// stat pass decides, as without a watcher. So it does when the mounts on
+// the tree differ between the search and the build the watcher watches: a
+// mount raises no inotify event, and a search in another mount namespace
+// may see other files.
 
-// watchRequest is what a search asks: the changes since the build gen.
+// watchRequest is what a search asks: the changes since the build gen,
+// with the mounts it sees on the tree (localfs.MountsBelow).
 type watchRequest struct {
-	Gen string `json:"gen"`
+	Gen    string `json:"gen"`
+	Mounts string `json:"mounts"`
 }
 
 // watchReply is the watcher's answer. OK says that Dirs and Trees hold
@@ -75,6 +81,10 @@ func askWatcher(ix *Index) (watchReply, bool) {
 	if _, err := os.Lstat(name); err != nil {
 		return watchReply{}, false // no watcher: no need to try
 	}
+	mounts, ok := localfs.MountsBelow(ix.root)
+	if !ok {
+		return watchReply{}, false
+	}
 	addr, done, err := socketAddr(name)
 	if err != nil {
 		return watchReply{}, false
@@ -86,7 +96,7 @@ func askWatcher(ix *Index) (watchReply, bool) {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(watchTimeout))
-	if err := json.NewEncoder(conn).Encode(watchRequest{Gen: ix.gen}); err != nil {
+	if err := json.NewEncoder(conn).Encode(watchRequest{Gen: ix.gen, Mounts: mounts}); err != nil {
 		return watchReply{}, false
 	}
 	var r watchReply

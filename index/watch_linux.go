@@ -102,8 +102,11 @@ type watcher struct {
 	// mu guards what follows, and every read of fd: an event read is
 	// applied before mu is released, so that a search answered under mu
 	// has every event queued before it.
-	mu      sync.Mutex
-	ix      *Index
+	mu sync.Mutex
+	ix *Index
+	// mounts are those on the tree before ix was built: a search that
+	// sees others is not answered.
+	mounts  string
 	watches map[int32]watchTarget
 	changes *changeSet
 	last    time.Time // of the latest event
@@ -296,17 +299,26 @@ func (x *watcher) answer(conn net.Conn) {
 	}
 	x.mu.Lock()
 	x.drain()
-	r := x.reply(req.Gen)
+	r := x.reply(req)
 	x.mu.Unlock()
 	json.NewEncoder(conn).Encode(r)
 }
 
-// reply is the answer about the build gen; mu is held.
-func (x *watcher) reply(gen string) watchReply {
-	c := x.changes
-	if x.ix == nil || gen != x.ix.gen || c.lost || c.size() > maxWatchReply {
-		if x.ix != nil && gen != x.ix.gen {
+// reply is the answer to req; mu is held.
+func (x *watcher) reply(req watchRequest) watchReply {
+	c, gen := x.changes, req.Gen
+	if x.ix == nil || gen != x.ix.gen || c.lost || c.size() > maxWatchReply || req.Mounts != x.mounts {
+		switch {
+		case x.ix == nil:
+		case gen != x.ix.gen:
 			x.rebuildSoon() // another build replaced ours: build again, and watch that
+		case req.Mounts != x.mounts:
+			// Mounted or taken off since the build, or another mount
+			// namespace: build again in the first case, to watch the
+			// tree's files as they are now.
+			if now, ok := localfs.MountsBelow(x.loc.root); ok && now != x.mounts {
+				x.rebuildSoon()
+			}
 		}
 		return watchReply{Gen: gen}
 	}
@@ -329,12 +341,18 @@ func (x *watcher) reply(gen string) watchReply {
 // build: none is missed between the build's stat and the watch, since the
 // stat after the watch sees it.
 func (x *watcher) refresh(ctx context.Context) error {
+	// Before the build: a mount made during it differs from a search's.
+	mounts, ok := localfs.MountsBelow(x.loc.root)
+	if !ok {
+		mounts = "unknown" // no search's is that
+	}
 	ix, _, err := buildOpen(ctx, x.w, x.path, x.abs, x.opts.BuildOptions)
 	if err != nil {
 		return err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.mounts = mounts
 	x.drain() // the events so far are about the build replaced
 	fresh := newChangeSet()
 	watches := map[int32]watchTarget{}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
 )
 
 // watch starts a watcher of f's tree in a process of its own, building
@@ -50,6 +51,18 @@ func (f *fixture) answer() (watchReply, bool) {
 	}
 	defer ix.Close()
 	return askWatcher(ix)
+}
+
+// awaitAnswer waits, at most 30 s, for the watcher to answer about the
+// index in place: after it has built again.
+func (f *fixture) awaitAnswer() {
+	f.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		if _, ok := f.answer(); ok {
+			return
+		}
+	}
+	f.t.Fatal("the watcher did not answer again within 30 s")
 }
 
 // The differential test with a watcher: searches answer as scans while
@@ -165,5 +178,57 @@ func TestOneWatcherPerTree(t *testing.T) {
 	err := Watch(context.Background(), f.fsys, f.dir, f.dir, WatchOptions{})
 	if fault.AsError(err).Code != fault.CodeExists {
 		t.Fatalf("a second watcher: %v", err)
+	}
+}
+
+// A file system mounted on a directory of the tree, or taken off it,
+// raises no inotify event: a search still answers as a scan, the
+// watcher's answer not trusted while its mounts differ from the search's.
+func TestWatcherSeesMounts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for mount; CI runs it as root (sudo go test ./index -run WatcherSeesMounts)")
+	}
+	f := newFixture(t)
+	f.seed()
+	f.ageDirs()
+	f.watch(time.Hour)
+	if _, ok := f.answer(); !ok {
+		t.Fatal("the watcher does not answer before the mount")
+	}
+	point := filepath.Join(f.dir, "d2/sub2")
+	covered := f.grepFiles("needle")
+	if err := unix.Mount("tmpfs", point, "tmpfs", 0, ""); err != nil {
+		t.Skipf("mount is not permitted here (%v)", err)
+	}
+	mounted := true
+	unmount := func() {
+		if mounted {
+			mounted = false
+			if err := unix.Unmount(point, unix.MNT_DETACH); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(unmount)
+	f.put("d2/sub2/mounted.txt", "needle under a mount\n")
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+	f.same(core.GrepRequest{Query: "needle under", Path: f.dir})
+	if !slices.Contains(f.grepFiles("needle under"), "d2/sub2/mounted.txt") {
+		t.Fatal("a file on a file system mounted in the tree is not found")
+	}
+	for _, q := range []string{"the", "a", "needle"} {
+		f.same(core.GrepRequest{Query: q, Path: f.dir})
+	}
+	// The watcher builds again and watches the mounted files too.
+	f.awaitAnswer()
+	f.put("d2/sub2/later.txt", "needle after the watch\n")
+	f.same(core.GrepRequest{Query: "needle after", Path: f.dir})
+	if r, ok := f.answer(); !ok || !slices.Contains(r.Dirs, "d2/sub2") {
+		t.Fatalf("a file made on the mount: the watcher answers %v %+v, want d2/sub2 named", ok, r)
+	}
+	unmount()
+	f.same(core.GrepRequest{Query: "needle under", Path: f.dir})
+	if got := f.grepFiles("needle"); !slices.Equal(got, covered) {
+		t.Fatalf("after the unmount grep finds %q, before the mount %q", got, covered)
 	}
 }

@@ -2,16 +2,18 @@ package localfs
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// mountEntry is one line of /proc/self/mountinfo: the file system's device,
-// the directory of that file system mounted (its root, "/" unless a bind
-// mount of a subdirectory), and where it is mounted.
+// mountEntry is one line of /proc/self/mountinfo: the mount's number (new
+// for each mount), the file system's device, the directory of that file
+// system mounted (its root, "/" unless a bind mount of a subdirectory), and
+// where it is mounted.
 type mountEntry struct {
-	dev, root, point string
+	id, dev, root, point string
 }
 
 // mountTable reads the mounts of this process's namespace, nil when they
@@ -30,12 +32,30 @@ func mountTable() []mountEntry {
 		if len(fields) < 5 {
 			continue
 		}
-		out = append(out, mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
+		out = append(out, mountEntry{id: fields[0], dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
 	}
 	if sc.Err() != nil {
 		return nil
 	}
 	return out
+}
+
+// MountsBelow names the mounts of this process's namespace on dir (a real
+// absolute path) or below it, in the table's order; ok is false when the
+// table cannot be read. A mount made or taken off there raises no inotify
+// event: an index's watcher and a search compare theirs.
+func MountsBelow(dir string) (names string, ok bool) {
+	mounts := mountTable()
+	if mounts == nil {
+		return "", false
+	}
+	var b strings.Builder
+	for _, m := range mounts {
+		if _, in := within(dir, m.point); in {
+			fmt.Fprintf(&b, "%s %s %q %q\n", m.id, m.dev, m.root, m.point)
+		}
+	}
+	return b.String(), true
 }
 
 // unescapeMount undoes mountinfo's octal escapes of space, tab, newline and

@@ -10,3 +10,6 @@ type mountEntry struct{}
 func mountTable() []mountEntry { return nil }
 
 func lockKey(_ []mountEntry, p string) string { return p }
+
+// MountsBelow is empty off Linux, where no watcher runs.
+func MountsBelow(string) (string, bool) { return "", true }
