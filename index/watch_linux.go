@@ -265,7 +265,9 @@ func (x *watcher) drain() {
 				}
 			}
 		}
-		if x.changes.lost || x.changes.size() > maxWatchReply {
+		// Too many to name: a build names none. Not for the directories
+		// always checked, which no build makes fewer.
+		if x.changes.lost || x.changes.size()-len(x.changes.always) > maxWatchReply {
 			x.rebuildSoon()
 		}
 	}

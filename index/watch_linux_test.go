@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -230,5 +231,49 @@ func TestWatcherSeesMounts(t *testing.T) {
 	f.same(core.GrepRequest{Query: "needle under", Path: f.dir})
 	if got := f.grepFiles("needle"); !slices.Equal(got, covered) {
 		t.Fatalf("after the unmount grep finds %q, before the mount %q", got, covered)
+	}
+}
+
+// Events kick a build when the changes are too many to name, but not when
+// the directories always checked (a network file system's, ones no watch
+// could be added to) are: no build makes those fewer, and each event
+// would start one.
+func TestAlwaysCheckedDirsKickNoBuild(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	wd, err := unix.InotifyAddWatch(fd, dir, dirEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		always, dirs int
+		wantRebuild  bool
+	}{
+		{"always checked", maxWatchReply + 1, 0, false},
+		{"changed", 0, maxWatchReply + 1, true},
+	} {
+		x := &watcher{fd: fd, watches: map[int32]watchTarget{int32(wd): {rels: []string{""}, dir: true}},
+			changes: newChangeSet(), events: make([]byte, 64<<10), kick: make(chan struct{}, 1)}
+		for i := range tc.always {
+			x.changes.always[fmt.Sprint("nfs/", i)] = true
+		}
+		for i := range tc.dirs {
+			x.changes.dirs[fmt.Sprint("d/", i)] = true
+		}
+		if err := os.WriteFile(filepath.Join(dir, tc.name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		x.drain()
+		if !x.changes.dirs[""] {
+			t.Fatalf("%s: the event was not read", tc.name)
+		}
+		if got := len(x.kick) == 1; got != tc.wantRebuild {
+			t.Errorf("%s: a build asked for: %v, want %v", tc.name, got, tc.wantRebuild)
+		}
 	}
 }
