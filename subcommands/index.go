@@ -152,6 +152,9 @@ func indexErr(err error, path string) error {
 	var fe *fault.Error
 	switch {
 	case errors.As(err, &fe):
+		if fe.Path == "" {
+			fe = fe.WithPath(path)
+		}
 		return fe
 	case index.IsNoIndex(err):
 		return fault.Errorf(fault.CodeNotFound, "no index covers this directory.").WithPath(path).

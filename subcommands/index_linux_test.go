@@ -45,6 +45,11 @@ func TestIndexWatch(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"watched":true`) {
 		t.Fatalf("--status while watched: %d %q %q", code, out, errs)
 	}
+	// A second watcher is refused, and says of which tree.
+	code, _, errs = run(t, "", "index", "--watch")
+	if code != 3 || !strings.Contains(errs, `"code":"EXISTS"`) || !strings.Contains(errs, `"path":"."`) {
+		t.Fatalf("a second watcher: %d %q", code, errs)
+	}
 	cancel()
 	go io.Copy(io.Discard, r)
 	if code := <-done; code != 0 {
