@@ -51,8 +51,9 @@ type watchReply struct {
 // answers not OK (and builds again), and the search stats everything.
 const maxWatchReply = 4 * maxRelisted
 
-// watchTimeout bounds a search's wait for the watcher, busy only while it
-// installs a new build (a few hundred milliseconds on 50,000 files).
+// watchTimeout bounds a search's wait for a watcher that does not answer
+// (stopped, or starved of CPU); one installing a new build answers at
+// once that it cannot vouch.
 const watchTimeout = 2 * time.Second
 
 // socketName is the watcher's socket of the index file name.

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -106,12 +107,16 @@ type watcher struct {
 	ix *Index
 	// mounts are those on the tree before ix was built: a search that
 	// sees others is not answered.
-	mounts  string
-	watches map[int32]watchTarget
-	changes *changeSet
-	last    time.Time // of the latest event
-	events  []byte    // drain's buffer
-	kick    chan struct{}
+	mounts string
+	// installing is set while refresh watches a new build, under mu for
+	// as long as a second on a large tree: a search is answered at once
+	// (not OK), not kept waiting.
+	installing atomic.Bool
+	watches    map[int32]watchTarget
+	changes    *changeSet
+	last       time.Time // of the latest event
+	events     []byte    // drain's buffer
+	kick       chan struct{}
 }
 
 // Watch builds or updates the index of the directory path (at the absolute
@@ -299,6 +304,10 @@ func (x *watcher) answer(conn net.Conn) {
 	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return
 	}
+	if x.installing.Load() {
+		json.NewEncoder(conn).Encode(watchReply{Gen: req.Gen})
+		return
+	}
 	x.mu.Lock()
 	x.drain()
 	r := x.reply(req)
@@ -352,6 +361,8 @@ func (x *watcher) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	x.installing.Store(true)
+	defer x.installing.Store(false)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.mounts = mounts

@@ -2,7 +2,9 @@ package index
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -275,5 +277,29 @@ func TestAlwaysCheckedDirsKickNoBuild(t *testing.T) {
 		if got := len(x.kick) == 1; got != tc.wantRebuild {
 			t.Errorf("%s: a build asked for: %v, want %v", tc.name, got, tc.wantRebuild)
 		}
+	}
+}
+
+// A search that asks while the watcher installs a new build (watching
+// every file, under its lock, a second or more on a large tree) is
+// answered at once, not OK, and takes the stat pass: it does not wait.
+func TestAnswerDuringInstallIsImmediate(t *testing.T) {
+	x := &watcher{changes: newChangeSet(), kick: make(chan struct{}, 1)}
+	x.installing.Store(true)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	search, watcher := net.Pipe()
+	defer search.Close()
+	go x.answer(watcher)
+	search.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := json.NewEncoder(search).Encode(watchRequest{Gen: "g"}); err != nil {
+		t.Fatalf("the question was not taken: %v", err)
+	}
+	var r watchReply
+	if err := json.NewDecoder(search).Decode(&r); err != nil {
+		t.Fatalf("no answer while installing: %v", err)
+	}
+	if r.OK || r.Gen != "g" || len(x.kick) != 0 {
+		t.Fatalf("answer while installing: %+v, build asked for: %v", r, len(x.kick) != 0)
 	}
 }
