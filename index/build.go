@@ -134,7 +134,11 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}
-	return b, b.write(loc, b.watch(loc.root, opts.Roots), opts.Config)
+	// The ignore files to watch are looked up (a few stats per directory)
+	// while the posting lists are joined and written.
+	watched := make(chan []record, 1)
+	go func() { watched <- b.watch(loc.root, opts.Roots) }()
+	return b, b.write(loc, watched, opts.Config)
 }
 
 // dirRecord is what the index records of the directory at rel: no version
@@ -403,7 +407,7 @@ func (b *builder) consume(order <-chan *buildJob) error {
 // and renames it over: a build killed at any point leaves the old index.
 // The temporary file has one name per index, taken under the builders'
 // lock, so what a killed build left is truncated by the next.
-func (b *builder) write(loc location, watched []record, config string) error {
+func (b *builder) write(loc location, watched <-chan []record, config string) error {
 	tmp, err := os.OpenFile(loc.building, os.O_RDWR|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
@@ -475,7 +479,7 @@ func (b *builder) write(loc location, watched []record, config string) error {
 	if _, err := bw.Write(table); err != nil {
 		return err
 	}
-	m := &meta{root: loc.root, config: config, racy: b.racy, files: b.files, dirs: b.dirs, watched: watched, blocks: blockCRCs(table)}
+	m := &meta{root: loc.root, config: config, racy: b.racy, files: b.files, dirs: b.dirs, watched: <-watched, blocks: blockCRCs(table)}
 	meta := m.encode()
 	h.metaOff, h.metaLen, h.metaCRC = h.tableOff+uint64(len(table)), uint64(len(meta)), checksum(meta)
 	h.length = h.metaOff + h.metaLen
