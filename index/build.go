@@ -223,13 +223,29 @@ type readResult struct {
 	trigrams []uint32
 	flags    uint8
 	err      error
+	// info is the file's, when stat'ed by the descriptor read.
+	info *backend.FileInfo
 }
 
 // buildJob is a batch of files to read, consumed in walk order.
 type buildJob struct {
 	entries []fileEntry
 	opens   []func() (io.ReadCloser, error) // nil: taken from the old index
-	res     chan []readResult
+	// stats are, for files not stat'ed before they are read, how to stat
+	// them by name when their reader cannot by descriptor.
+	stats []func() (backend.FileInfo, error)
+	res   chan []readResult
+}
+
+// statOpen stats a file opened as r: by its descriptor when the reader can,
+// else by name.
+func statOpen(r io.Reader, byName func() (backend.FileInfo, error)) (backend.FileInfo, error) {
+	if s, ok := r.(interface {
+		Info() (backend.FileInfo, error)
+	}); ok {
+		return s.Info()
+	}
+	return byName()
 }
 
 const buildBatch = 16
@@ -262,7 +278,22 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 						out[i].err = err
 						continue
 					}
-					out[i] = x.extract(r, j.entries[i].size)
+					size := j.entries[i].size
+					var info *backend.FileInfo
+					if stat := j.stats[i]; stat != nil {
+						fi, err := statOpen(r, stat)
+						if err == nil && fi.Type != backend.TypeFile {
+							err = errReplaced
+						}
+						if err != nil {
+							r.Close()
+							out[i].err = err
+							continue
+						}
+						size, info = fi.Size, &fi
+					}
+					out[i] = x.extract(r, size)
+					out[i].info = info
 					r.Close()
 				}
 				j.res <- out
@@ -293,6 +324,16 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 	return consumeErr
 }
 
+// opener opens the file of e when called: in a worker, relative to its
+// directory, when the walker can.
+func opener(e backend.WalkEntry) func() (io.ReadCloser, error) {
+	if e.Later != nil {
+		return e.Later()
+	}
+	r, err := e.Open()
+	return func() (io.ReadCloser, error) { return r, err }
+}
+
 // list walks the tree and hands the files to read to the workers.
 func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs, order chan<- *buildJob) error {
 	cur := &buildJob{}
@@ -307,6 +348,15 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 		jobs <- j
 		return ctx.Err()
 	}
+	// add adds a file to the batch: open nil when its trigrams are the old
+	// index's, stat set when it is stat'ed only once open.
+	add := func(f fileEntry, open func() (io.ReadCloser, error), stat func() (backend.FileInfo, error)) error {
+		cur.entries, cur.opens, cur.stats = append(cur.entries, f), append(cur.opens, open), append(cur.stats, stat)
+		if len(cur.entries) == buildBatch {
+			return flush()
+		}
+		return nil
+	}
 	err := w.Walk(ctx, path, backend.WalkOptions{}, func(e backend.WalkEntry) error {
 		if e.Type == backend.TypeDir {
 			info, err := e.Info()
@@ -319,6 +369,11 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 		if e.Type != backend.TypeFile {
 			return nil
 		}
+		if b.old == nil {
+			// Nothing to reuse, so no stat before the read: the reader
+			// stats the file it opened, the identity of what it reads.
+			return add(fileEntry{rel: e.Rel}, opener(e), e.Info)
+		}
 		info, err := e.Info()
 		if err == nil && info.Type != backend.TypeFile {
 			err = errReplaced
@@ -326,26 +381,14 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 		if err != nil {
 			// Gone or replaced since the listing: recorded unindexed, so
 			// that a search stats it, and reads it if it is back.
-			cur.entries = append(cur.entries, fileEntry{rel: e.Rel})
-			cur.opens = append(cur.opens, func() (io.ReadCloser, error) { return nil, err })
-			return nil
+			return add(fileEntry{rel: e.Rel}, func() (io.ReadCloser, error) { return nil, err }, nil)
 		}
 		f := fileEntry{rel: e.Rel, size: info.Size, modTime: info.ModTime.UnixNano(), version: info.Version}
 		var open func() (io.ReadCloser, error)
 		if i, ok := b.oldByRel[e.Rel]; !ok || !same(&b.old.files[i], info) || b.old.files[i].flags&flagRacy != 0 {
-			switch {
-			case e.Later != nil:
-				open = e.Later()
-			default:
-				r, err := e.Open()
-				open = func() (io.ReadCloser, error) { return r, err }
-			}
+			open = opener(e)
 		}
-		cur.entries, cur.opens = append(cur.entries, f), append(cur.opens, open)
-		if len(cur.entries) == buildBatch {
-			return flush()
-		}
-		return nil
+		return add(f, open, nil)
 	})
 	if ferr := flush(); err == nil {
 		err = ferr
@@ -377,6 +420,9 @@ func (b *builder) consume(order <-chan *buildJob) error {
 				b.files = append(b.files, f)
 				b.oldID = append(b.oldID, -1)
 				continue
+			}
+			if r.info != nil {
+				f.size, f.modTime, f.version = r.info.Size, r.info.ModTime.UnixNano(), r.info.Version
 			}
 			id := uint32(len(b.files))
 			f.flags = r.flags

@@ -626,7 +626,8 @@ func rootRecorded(t *testing.T, loc location) bool {
 }
 
 // failing is a walker whose entry at rel fails as a file changed during a
-// build does: its Info (gone since the listing) or its open.
+// build does: its stat (gone since the listing), by name or by the
+// descriptor opened, or its open.
 type failing struct {
 	backend.Walker
 	rel    string
@@ -635,12 +636,27 @@ type failing struct {
 
 var errInjected = errors.New("changed as it was opened")
 
+// statFailing is a reader whose stat fails.
+type statFailing struct{ io.ReadCloser }
+
+func (statFailing) Info() (backend.FileInfo, error) { return backend.FileInfo{}, errInjected }
+
 func (w failing) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
 	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
 		if e.Rel == w.rel {
 			switch {
 			case w.atInfo:
 				e.Info = func() (backend.FileInfo, error) { return backend.FileInfo{}, errInjected }
+				open := opener(e)
+				e.Later = func() func() (io.ReadCloser, error) {
+					return func() (io.ReadCloser, error) {
+						r, err := open()
+						if err != nil {
+							return nil, err
+						}
+						return statFailing{r}, nil
+					}
+				}
 			case e.Later != nil:
 				later := e.Later
 				e.Later = func() func() (io.ReadCloser, error) {

@@ -261,6 +261,16 @@ func (r *fdReader) Read(p []byte) (int, error) {
 
 func (r *fdReader) Close() error { return unix.Close(r.fd) }
 
+// Info describes the file open, by its descriptor: the identity of the
+// very bytes read, without a second lookup of its name.
+func (r *fdReader) Info() (backend.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(r.fd, &st); err != nil {
+		return backend.FileInfo{}, err
+	}
+	return infoFromStat("", &st), nil
+}
+
 // FDReader reads and closes the raw descriptor fd as a walk's opens do
 // (the content index opens files itself, relative to their directories).
 func FDReader(fd int) io.ReadCloser { return &fdReader{fd: fd} }
