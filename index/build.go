@@ -134,11 +134,29 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}
+	if b.unchanged(old, opts.Config) {
+		// Every file, directory and ignore file as the old index holds
+		// it: that index stands, once all of it checks.
+		if err := old.verify(); err != nil {
+			return nil, err
+		}
+		if slices.Equal(b.watch(loc.root, opts.Roots), old.watched) {
+			return b, nil
+		}
+	}
 	// The ignore files to watch are looked up (a few stats per directory)
 	// while the posting lists are joined and written.
 	watched := make(chan []record, 1)
 	go func() { watched <- b.watch(loc.root, opts.Roots) }()
 	return b, b.write(loc, watched, opts.Config)
+}
+
+// unchanged reports whether the walk found the tree as old recorded it,
+// under the same configuration: nothing read, every file and directory
+// with its recorded identity, in the same order.
+func (b *builder) unchanged(old *Index, config string) bool {
+	return old != nil && b.read == 0 && old.config == config &&
+		slices.Equal(b.files, old.files) && slices.Equal(b.dirs, old.dirs)
 }
 
 // dirRecord is what the index records of the directory at rel: no version

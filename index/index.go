@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -166,6 +167,21 @@ func (ix *Index) postings(t uint32, f func(uint32)) error {
 		return errCorrupt
 	}
 	return decodePostings(list, len(ix.files), f)
+}
+
+// verify checks every block of the table and every posting list against
+// its CRC, as the searches check those they read.
+func (ix *Index) verify() error {
+	if !slices.Equal(blockCRCs(ix.table), ix.blocks) {
+		return errCorrupt
+	}
+	for i := range len(ix.table) / entrySize {
+		e := entryAt(ix.table, i)
+		if uint64(e.off)+uint64(e.len) > uint64(len(ix.post)) || checksum(ix.post[e.off:e.off+e.len]) != e.crc {
+			return errCorrupt
+		}
+	}
+	return nil
 }
 
 // bitset is a set of file numbers.

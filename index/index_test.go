@@ -718,3 +718,61 @@ func (f *fixture) grepFiles(q string) []string {
 	}
 	return out
 }
+
+// An update that finds the tree as the index holds it keeps that index
+// (not rewritten: the same build), once every list of it checks; a corrupt
+// one is rebuilt from the files.
+func TestUnchangedTreeKeepsIndex(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	first := f.build()
+	// Not f.build, which dates the directories back again (a change).
+	update := func() Status {
+		t.Helper()
+		st, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()})
+		if err != nil {
+			t.Fatalf("build: %v", err)
+		}
+		return st
+	}
+	again := update()
+	if !again.Built.Equal(first.Built) || again.Read != 0 || again.Reused != first.Files {
+		t.Fatalf("an update with nothing changed: %+v, after %+v", again, first)
+	}
+	f.put("d0/sub0/new.txt", "needle anew\n")
+	changed := f.build()
+	if changed.Built.Equal(first.Built) || changed.Read != 1 {
+		t.Fatalf("an update after a file was made: %+v", changed)
+	}
+	f.same(core.GrepRequest{Query: "needle anew", Path: f.dir})
+
+	loc, err := locate(localfs.ExistingStateDir(), f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := open(loc.file, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok, err := findEntry(ix.table, ix.blocks, ix.checked, trigramOf("eed"))
+	postOff := ix.h.postOff
+	ix.Close()
+	if err != nil || !ok {
+		t.Fatal("no list for eed", err)
+	}
+	data, err := os.ReadFile(loc.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[postOff+uint64(e.off)] ^= 0x40
+	if err := os.WriteFile(loc.file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := update(); st.Reused != 0 || st.Read != changed.Files {
+		t.Fatalf("an update over a corrupt list with nothing changed: %+v", st)
+	}
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+	if n, err := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"}); err != nil || n == nil {
+		t.Fatalf("the rebuilt index does not narrow: %v %v", n, err)
+	}
+}
