@@ -108,9 +108,9 @@ type watcher struct {
 	// mounts are those on the tree before ix was built: a search that
 	// sees others is not answered.
 	mounts string
-	// installing is set while refresh watches a new build, under mu for
-	// as long as a second on a large tree: a search is answered at once
-	// (not OK), not kept waiting.
+	// installing is set while refresh watches a new build (a watch and a
+	// stat per file, under mu): a search is answered at once (not OK),
+	// not kept waiting.
 	installing atomic.Bool
 	watches    map[int32]watchTarget
 	changes    *changeSet
@@ -318,20 +318,23 @@ func (x *watcher) answer(conn net.Conn) {
 // reply is the answer to req; mu is held.
 func (x *watcher) reply(req watchRequest) watchReply {
 	c, gen := x.changes, req.Gen
-	if x.ix == nil || gen != x.ix.gen || c.lost || c.size() > maxWatchReply || req.Mounts != x.mounts {
-		switch {
-		case x.ix == nil:
-		case gen != x.ix.gen:
-			x.rebuildSoon() // another build replaced ours: build again, and watch that
-		case req.Mounts != x.mounts:
-			// Mounted or taken off since the build, or another mount
-			// namespace: build again in the first case, to watch the
-			// tree's files as they are now.
-			if now, ok := localfs.MountsBelow(x.loc.root); ok && now != x.mounts {
-				x.rebuildSoon()
-			}
+	notOK := watchReply{Gen: gen}
+	switch {
+	case x.ix == nil:
+		return notOK
+	case gen != x.ix.gen:
+		x.rebuildSoon() // another build replaced ours: build again, and watch that
+		return notOK
+	case req.Mounts != x.mounts:
+		// Mounted or taken off since the build, or another mount
+		// namespace: build again in the first case, to watch the
+		// tree's files as they are now.
+		if now, ok := localfs.MountsBelow(x.loc.root); ok && now != x.mounts {
+			x.rebuildSoon()
 		}
-		return watchReply{Gen: gen}
+		return notOK
+	case c.lost || c.size() > maxWatchReply:
+		return notOK
 	}
 	r := watchReply{OK: true, Gen: gen}
 	for d := range c.dirs {
@@ -344,6 +347,17 @@ func (x *watcher) reply(req watchRequest) watchReply {
 		r.Trees = append(r.Trees, t)
 	}
 	return r
+}
+
+// lockInstall takes mu to install a new build, searches meanwhile told at
+// once that the watcher cannot vouch; the function returned releases it.
+func (x *watcher) lockInstall() func() {
+	x.installing.Store(true)
+	x.mu.Lock()
+	return func() {
+		x.mu.Unlock()
+		x.installing.Store(false)
+	}
 }
 
 // refresh builds the index, then installs it: every directory and file it
@@ -361,10 +375,7 @@ func (x *watcher) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	x.installing.Store(true)
-	defer x.installing.Store(false)
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	defer x.lockInstall()()
 	x.mounts = mounts
 	x.drain() // the events so far are about the build replaced
 	fresh := newChangeSet()

@@ -285,9 +285,7 @@ func TestAlwaysCheckedDirsKickNoBuild(t *testing.T) {
 // answered at once, not OK, and takes the stat pass: it does not wait.
 func TestAnswerDuringInstallIsImmediate(t *testing.T) {
 	x := &watcher{changes: newChangeSet(), kick: make(chan struct{}, 1)}
-	x.installing.Store(true)
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	defer x.lockInstall()()
 	search, watcher := net.Pipe()
 	defer search.Close()
 	go x.answer(watcher)
