@@ -134,20 +134,22 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}
+	// The ignore files to watch are looked up (a few stats per directory)
+	// while the old index is checked or the posting lists are written.
+	watched := make(chan []record, 1)
+	go func() { watched <- b.watch(loc.root, opts.Roots) }()
 	if b.unchanged(old, opts.Config) {
 		// Every file, directory and ignore file as the old index holds
 		// it: that index stands, once all of it checks.
 		if err := old.verify(); err != nil {
 			return nil, err
 		}
-		if slices.Equal(b.watch(loc.root, opts.Roots), old.watched) {
+		w := <-watched
+		if slices.Equal(w, old.watched) {
 			return b, nil
 		}
+		watched <- w
 	}
-	// The ignore files to watch are looked up (a few stats per directory)
-	// while the posting lists are joined and written.
-	watched := make(chan []record, 1)
-	go func() { watched <- b.watch(loc.root, opts.Roots) }()
 	return b, b.write(loc, watched, opts.Config)
 }
 
@@ -249,21 +251,42 @@ type readResult struct {
 type buildJob struct {
 	entries []fileEntry
 	opens   []func() (io.ReadCloser, error) // nil: taken from the old index
-	// stats are, for files not stat'ed before they are read, how to stat
-	// them by name when their reader cannot by descriptor.
-	stats []func() (backend.FileInfo, error)
-	res   chan []readResult
+	// statOpened marks the files not stat'ed before they are read: their
+	// readers stat what they opened.
+	statOpened []bool
+	res        chan []readResult
 }
 
-// statOpen stats a file opened as r: by its descriptor when the reader can,
-// else by name.
-func statOpen(r io.Reader, byName func() (backend.FileInfo, error)) (backend.FileInfo, error) {
+// errNoStat is the error of a reader asked to stat what it opened that
+// cannot.
+var errNoStat = errors.New("the reader cannot stat the file it opened")
+
+// read opens a file and finds its trigrams: a file stat'ed at size, or,
+// when statOpened, one stat'ed now by the descriptor its reader opened.
+func (x *extractor) read(open func() (io.ReadCloser, error), statOpened bool, size int64) readResult {
+	r, err := open()
+	if err != nil {
+		return readResult{err: err}
+	}
+	defer r.Close()
+	if !statOpened {
+		return x.extract(r, size)
+	}
+	info, err := backend.FileInfo{}, errNoStat
 	if s, ok := r.(interface {
 		Info() (backend.FileInfo, error)
 	}); ok {
-		return s.Info()
+		info, err = s.Info()
 	}
-	return byName()
+	if err == nil && info.Type != backend.TypeFile {
+		err = errReplaced
+	}
+	if err != nil {
+		return readResult{err: err}
+	}
+	res := x.extract(r, info.Size)
+	res.info = &info
+	return res
 }
 
 const buildBatch = 16
@@ -288,31 +311,9 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 			for j := range jobs {
 				out := make([]readResult, len(j.opens))
 				for i, open := range j.opens {
-					if open == nil {
-						continue
+					if open != nil {
+						out[i] = x.read(open, j.statOpened[i], j.entries[i].size)
 					}
-					r, err := open()
-					if err != nil {
-						out[i].err = err
-						continue
-					}
-					size := j.entries[i].size
-					var info *backend.FileInfo
-					if stat := j.stats[i]; stat != nil {
-						fi, err := statOpen(r, stat)
-						if err == nil && fi.Type != backend.TypeFile {
-							err = errReplaced
-						}
-						if err != nil {
-							r.Close()
-							out[i].err = err
-							continue
-						}
-						size, info = fi.Size, &fi
-					}
-					out[i] = x.extract(r, size)
-					out[i].info = info
-					r.Close()
 				}
 				j.res <- out
 			}
@@ -367,9 +368,9 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 		return ctx.Err()
 	}
 	// add adds a file to the batch: open nil when its trigrams are the old
-	// index's, stat set when it is stat'ed only once open.
-	add := func(f fileEntry, open func() (io.ReadCloser, error), stat func() (backend.FileInfo, error)) error {
-		cur.entries, cur.opens, cur.stats = append(cur.entries, f), append(cur.opens, open), append(cur.stats, stat)
+	// index's, statOpened when it is stat'ed only once open.
+	add := func(f fileEntry, open func() (io.ReadCloser, error), statOpened bool) error {
+		cur.entries, cur.opens, cur.statOpened = append(cur.entries, f), append(cur.opens, open), append(cur.statOpened, statOpened)
 		if len(cur.entries) == buildBatch {
 			return flush()
 		}
@@ -387,10 +388,11 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 		if e.Type != backend.TypeFile {
 			return nil
 		}
-		if b.old == nil {
-			// Nothing to reuse, so no stat before the read: the reader
-			// stats the file it opened, the identity of what it reads.
-			return add(fileEntry{rel: e.Rel}, opener(e), e.Info)
+		if _, byFD := w.(*localfs.FS); byFD && b.old == nil {
+			// Nothing to reuse, so no stat before the read: localfs's
+			// reader stats the file it opened, the identity of what it
+			// reads (e.Info is valid only now, during the visit).
+			return add(fileEntry{rel: e.Rel}, opener(e), true)
 		}
 		info, err := e.Info()
 		if err == nil && info.Type != backend.TypeFile {
@@ -399,14 +401,14 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 		if err != nil {
 			// Gone or replaced since the listing: recorded unindexed, so
 			// that a search stats it, and reads it if it is back.
-			return add(fileEntry{rel: e.Rel}, func() (io.ReadCloser, error) { return nil, err }, nil)
+			return add(fileEntry{rel: e.Rel}, func() (io.ReadCloser, error) { return nil, err }, false)
 		}
 		f := fileEntry{rel: e.Rel, size: info.Size, modTime: info.ModTime.UnixNano(), version: info.Version}
 		var open func() (io.ReadCloser, error)
 		if i, ok := b.oldByRel[e.Rel]; !ok || !same(&b.old.files[i], info) || b.old.files[i].flags&flagRacy != 0 {
 			open = opener(e)
 		}
-		return add(f, open, nil)
+		return add(f, open, false)
 	})
 	if ferr := flush(); err == nil {
 		err = ferr

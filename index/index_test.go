@@ -626,8 +626,7 @@ func rootRecorded(t *testing.T, loc location) bool {
 }
 
 // failing is a walker whose entry at rel fails as a file changed during a
-// build does: its stat (gone since the listing), by name or by the
-// descriptor opened, or its open.
+// build does: its Info (gone since the listing) or its open.
 type failing struct {
 	backend.Walker
 	rel    string
@@ -636,27 +635,12 @@ type failing struct {
 
 var errInjected = errors.New("changed as it was opened")
 
-// statFailing is a reader whose stat fails.
-type statFailing struct{ io.ReadCloser }
-
-func (statFailing) Info() (backend.FileInfo, error) { return backend.FileInfo{}, errInjected }
-
 func (w failing) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
 	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
 		if e.Rel == w.rel {
 			switch {
 			case w.atInfo:
 				e.Info = func() (backend.FileInfo, error) { return backend.FileInfo{}, errInjected }
-				open := opener(e)
-				e.Later = func() func() (io.ReadCloser, error) {
-					return func() (io.ReadCloser, error) {
-						r, err := open()
-						if err != nil {
-							return nil, err
-						}
-						return statFailing{r}, nil
-					}
-				}
 			case e.Later != nil:
 				later := e.Later
 				e.Later = func() func() (io.ReadCloser, error) {
@@ -774,5 +758,55 @@ func TestUnchangedTreeKeepsIndex(t *testing.T) {
 	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
 	if n, err := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"}); err != nil || n == nil {
 		t.Fatalf("the rebuilt index does not narrow: %v %v", n, err)
+	}
+}
+
+// plainReaders is a walker whose readers cannot say what they opened: a
+// build from nothing stats each file by name during the walk, as an
+// update does.
+type plainReaders struct{ backend.Walker }
+
+func (w plainReaders) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
+		if e.Type == backend.TypeFile {
+			open := opener(e)
+			e.Later = func() func() (io.ReadCloser, error) {
+				return func() (io.ReadCloser, error) {
+					r, err := open()
+					return struct{ io.ReadCloser }{r}, err
+				}
+			}
+		}
+		return visit(e)
+	})
+}
+
+// A build from nothing records each file's identity whether its reader
+// stats it by descriptor (localfs's) or the walk by name (e.Info, valid
+// only during the visit): the next update reuses every file.
+func TestBuildStatsWhatItOpened(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprint("plain=", plain), func(t *testing.T) {
+			f := newFixture(t)
+			f.seed()
+			f.ageDirs()
+			var w backend.Walker = f.fsys
+			if plain {
+				w = plainReaders{f.fsys}
+			}
+			opts := BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()}
+			first, err := Build(context.Background(), w, f.dir, f.dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := Build(context.Background(), f.fsys, f.dir, f.dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Read != first.Files || first.Opaque != 1 || again.Read != 0 || again.Reused != first.Files {
+				t.Fatalf("a build, then an update: %+v, %+v", first, again)
+			}
+			f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+		})
 	}
 }
