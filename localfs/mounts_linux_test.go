@@ -239,3 +239,14 @@ func TestReadOnlyFileSystem(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMountsBelow is what a search that asks an index's watcher pays
+// for its mount table.
+func BenchmarkMountsBelow(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		if _, ok := MountsBelow(dir); !ok {
+			b.Skip("no /proc/self/mountinfo")
+		}
+	}
+}
