@@ -141,10 +141,18 @@ func (f *fixture) seed() {
 	f.put("d0/empty.txt", "")
 }
 
+// build dates the directories back and builds or updates the index.
 func (f *fixture) build() Status {
 	f.t.Helper()
 	f.ageDirs()
-	st, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()})
+	return f.update(f.fsys)
+}
+
+// update builds or updates the index of the tree as walked by w, the tree
+// left as it is.
+func (f *fixture) update(w backend.Walker) Status {
+	f.t.Helper()
+	st, err := Build(context.Background(), w, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()})
 	if err != nil {
 		f.t.Fatalf("build: %v", err)
 	}
@@ -671,11 +679,7 @@ func TestUnindexedFileIsStillSearched(t *testing.T) {
 			f.seed()
 			f.put("d1/sub1/late.txt", "qqqzzz\n")
 			f.ageDirs()
-			w := failing{Walker: f.fsys, rel: "d1/sub1/late.txt", atInfo: atInfo}
-			opts := BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()}
-			if _, err := Build(context.Background(), w, f.dir, f.dir, opts); err != nil {
-				t.Fatal(err)
-			}
+			f.update(failing{Walker: f.fsys, rel: "d1/sub1/late.txt", atInfo: atInfo})
 			f.same(core.GrepRequest{Query: "qqqzzz", Path: f.dir})
 			if got := f.grepFiles("qqqzzz"); !slices.Equal(got, []string{"d1/sub1/late.txt"}) {
 				t.Fatalf("grep finds %q", got)
@@ -711,15 +715,7 @@ func TestUnchangedTreeKeepsIndex(t *testing.T) {
 	f.seed()
 	first := f.build()
 	// Not f.build, which dates the directories back again (a change).
-	update := func() Status {
-		t.Helper()
-		st, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()})
-		if err != nil {
-			t.Fatalf("build: %v", err)
-		}
-		return st
-	}
-	again := update()
+	again := f.update(f.fsys)
 	if !again.Built.Equal(first.Built) || again.Read != 0 || again.Reused != first.Files {
 		t.Fatalf("an update with nothing changed: %+v, after %+v", again, first)
 	}
@@ -752,7 +748,7 @@ func TestUnchangedTreeKeepsIndex(t *testing.T) {
 	if err := os.WriteFile(loc.file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st := update(); st.Reused != 0 || st.Read != changed.Files {
+	if st := f.update(f.fsys); st.Reused != 0 || st.Read != changed.Files {
 		t.Fatalf("an update over a corrupt list with nothing changed: %+v", st)
 	}
 	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
@@ -794,15 +790,8 @@ func TestBuildStatsWhatItOpened(t *testing.T) {
 			if plain {
 				w = plainReaders{f.fsys}
 			}
-			opts := BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()}
-			first, err := Build(context.Background(), w, f.dir, f.dir, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := Build(context.Background(), f.fsys, f.dir, f.dir, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := f.update(w)
+			again := f.update(f.fsys)
 			if first.Read != first.Files || first.Opaque != 1 || again.Read != 0 || again.Reused != first.Files {
 				t.Fatalf("a build, then an update: %+v, %+v", first, again)
 			}
