@@ -13,12 +13,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/ordered"
 	"github.com/agentfs/agentfs/search"
 )
 
@@ -226,21 +226,17 @@ const (
 	ModeCount   = "count"
 )
 
-// grepJob is a batch of files of a search: listed by the walk, opened and
-// searched by a worker, and consumed in walk order. Batches rather than
-// single files keep channel hand-offs, and the thread wake-ups they cost,
-// off the per-file path.
-type grepJob struct {
-	paths []string
-	rels  []string
-	// opens[i] is nil for a file the index proved cannot match: its
-	// result is known without reading it, binary[i] saying it is binary.
-	opens  []func() (io.ReadCloser, error)
-	binary []bool
-	res    chan []fileResult
+// grepItem is a file of a search: listed by the walk, opened and searched
+// by a worker, and consumed in walk order.
+type grepItem struct {
+	path, rel string
+	// open is nil for a file the index proved cannot match: its result
+	// is known without reading it, binary saying it is binary.
+	open   func() (io.ReadCloser, error)
+	binary bool
 }
 
-// grepBatch is the number of files in a job.
+// grepBatch is the number of files in a batch.
 const grepBatch = 16
 
 // Grep searches a file, or the files below a directory in walk order, and
@@ -361,95 +357,44 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 // start runs the walk and a pool of searchers until sctx is done, and
 // returns the batches in walk order, and wait, which waits for them all
 // and returns the walk's error.
-func (g *grepSearch) start(sctx context.Context) (<-chan *grepJob, func() error) {
+func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem, fileResult], func() error) {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	if r, ok := backend.At(g.t.FS, g.path).(backend.RemoteReader); ok {
 		workers = max(workers, r.ReadsInFlight())
 	}
-	jobs := make(chan *grepJob, workers*2)
-	order := make(chan *grepJob, workers*4)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			s := newSearcher(g.m, g.ctxLines, g.capPerFile)
-			for j := range jobs {
-				out := make([]fileResult, len(j.opens))
-				for i, open := range j.opens {
-					if open == nil {
-						out[i].binary = j.binary[i]
-						continue
-					}
-					r, err := open()
-					if err != nil {
-						out[i].err = err // gone or not regular since the listing: skipped
-						continue
-					}
-					out[i] = s.search(sctx, r)
-					r.Close()
-				}
-				j.res <- out
+	searcher := func() func(grepItem) fileResult {
+		s := newSearcher(g.m, g.ctxLines, g.capPerFile)
+		return func(it grepItem) fileResult {
+			if it.open == nil {
+				return fileResult{binary: it.binary}
 			}
-		})
+			r, err := it.open()
+			if err != nil {
+				return fileResult{err: err} // gone or not regular since the listing: skipped
+			}
+			defer r.Close()
+			return s.search(sctx, r)
+		}
 	}
-	var walkErr error
-	wg.Go(func() {
-		defer close(order)
-		defer close(jobs)
-		walkErr = g.list(sctx, jobs, order)
+	return ordered.Start(sctx, workers, grepBatch, searcher, func(add func(grepItem) error) error {
+		return g.list(sctx, add)
 	})
-	return order, func() error {
-		wg.Wait()
-		return walkErr
-	}
 }
 
-// list hands the files to search to the searchers, in batches, and the
-// batches in walk order to the page.
-func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) error {
-	cur := &grepJob{}
-	flush := func() error {
-		j := cur
-		cur = &grepJob{}
-		if len(j.opens) == 0 {
-			return nil
-		}
-		j.res = make(chan []fileResult, 1)
-		var err error
-		select {
-		case order <- j:
-		case <-sctx.Done():
-			// Not consumed, but run all the same: every opener is
-			// called once, and what it opens closed.
-			err = sctx.Err()
-		}
-		jobs <- j // never blocks for long: workers drain jobs until it closes
-		return err
-	}
-	add := func(path, rel string, open func() (io.ReadCloser, error), binary bool) error {
-		cur.paths, cur.rels, cur.opens = append(cur.paths, path), append(cur.rels, rel), append(cur.opens, open)
-		cur.binary = append(cur.binary, binary)
-		if len(cur.opens) == grepBatch {
-			return flush()
-		}
-		return nil
-	}
+// list lists the files to search, in walk order.
+func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error {
 	if g.w == nil {
 		r, err := g.t.FS.Open(sctx, g.path)
 		if err != nil {
 			return err
 		}
-		add(g.t.FS.Display(g.path), "", func() (io.ReadCloser, error) { return r, nil }, false)
-		return flush()
+		return add(grepItem{path: g.t.FS.Display(g.path), open: func() (io.ReadCloser, error) { return r, nil }})
 	}
 	if g.narrow != nil && g.narrow.Files != nil {
-		err := g.listIndexed(sctx, add)
-		if ferr := flush(); err == nil {
-			err = ferr
-		}
-		return err
+		return g.listIndexed(sctx, add)
 	}
 	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From}
-	walkErr := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
+	return g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
 			return nil
 		}
@@ -458,12 +403,12 @@ func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) err
 			// indexed one. Reading it stays the answer for any doubt.
 			if info, err := e.Info(); err == nil && info.Type == backend.TypeFile {
 				if skip, binary := g.narrow.Skip(e.Rel, info); skip {
-					return add(e.Path, e.Rel, nil, binary)
+					return add(grepItem{path: e.Path, rel: e.Rel, binary: binary})
 				}
 			}
 		}
 		if e.Later != nil {
-			return add(e.Path, e.Rel, e.Later(), false)
+			return add(grepItem{path: e.Path, rel: e.Rel, open: e.Later()})
 		}
 		r, err := e.Open()
 		if err != nil {
@@ -472,17 +417,13 @@ func (g *grepSearch) list(sctx context.Context, jobs, order chan<- *grepJob) err
 			}
 			return err
 		}
-		return add(e.Path, e.Rel, func() (io.ReadCloser, error) { return r, nil }, false)
+		return add(grepItem{path: e.Path, rel: e.Rel, open: func() (io.ReadCloser, error) { return r, nil }})
 	})
-	if err := flush(); walkErr == nil {
-		walkErr = err
-	}
-	return walkErr
 }
 
 // listIndexed hands over the files of the index's list, in place of a
 // walk: those it proves cannot match without reading them.
-func (g *grepSearch) listIndexed(sctx context.Context, add func(string, string, func() (io.ReadCloser, error), bool) error) error {
+func (g *grepSearch) listIndexed(sctx context.Context, add func(grepItem) error) error {
 	display := g.t.FS.Display(g.path)
 	for _, f := range g.narrow.Files {
 		if g.from.From != "" && WalkOrder(f.Rel, g.from.From) < 0 {
@@ -493,7 +434,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, add func(string, string, 
 		}
 		shown := joinDisplay(display, f.Rel)
 		if f.Skip {
-			if err := add(shown, f.Rel, nil, f.Binary); err != nil {
+			if err := add(grepItem{path: shown, rel: f.Rel, binary: f.Binary}); err != nil {
 				return err
 			}
 			continue
@@ -502,7 +443,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, add func(string, string, 
 		if open == nil {
 			open = func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, shown) }
 		}
-		if err := add(shown, f.Rel, open, false); err != nil {
+		if err := add(grepItem{path: shown, rel: f.Rel, open: open}); err != nil {
 			return err
 		}
 	}
@@ -546,15 +487,13 @@ func WalkOrder(a, b string) int {
 // signal) came while a worker was still inside a file, in work that may
 // take no context (a regex on a huge line); the page is then answered as
 // it stands, and the workers finish aside, closing what they opened.
-func (g *grepSearch) consume(tctx context.Context, order <-chan *grepJob, stopWalk func(), pg *page) (filesWithMatches int, abandoned bool) {
+func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[grepItem, fileResult], stopWalk func(), pg *page) (filesWithMatches int, abandoned bool) {
 	res, done := pg.res, false
 	for j := range order {
 		// Once the walk is stopped, batches are only drained: every opened
 		// file is closed by a worker.
-		var frs []fileResult
-		select {
-		case frs = <-j.res:
-		case <-tctx.Done():
+		frs, err := j.Results(tctx)
+		if err != nil {
 			stopWalk()
 			return filesWithMatches, true
 		}
@@ -568,8 +507,8 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *grepJob, stopWa
 				continue // gone or unreadable: skipped, as ripgrep does
 			}
 			res.FilesSearched++
-			pg.from.arrive(j.rels[i], &pg.seen)
-			pg.fileRel, pg.fileStart = j.rels[i], pg.seen
+			pg.from.arrive(j.Items[i].rel, &pg.seen)
+			pg.fileRel, pg.fileStart = j.Items[i].rel, pg.seen
 			if fr.binary {
 				res.BinarySkipped++
 				continue
@@ -580,12 +519,12 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *grepJob, stopWa
 			switch g.mode {
 			case ModeCount:
 				res.Count += fr.matches
-				done = done || pg.addFile(j.paths[i], fr.matches)
+				done = done || pg.addFile(j.Items[i].path, fr.matches)
 				continue
 			case ModeFiles:
-				done = pg.addFile(j.paths[i], fr.matches)
+				done = pg.addFile(j.Items[i].path, fr.matches)
 			default:
-				done = pg.addLines(j.paths[i], fr)
+				done = pg.addLines(j.Items[i].path, fr)
 			}
 			if done || fr.err != nil { // fr.err: the deadline cut this file short
 				done = true

@@ -11,11 +11,11 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/localfs"
+	"github.com/agentfs/agentfs/ordered"
 	"golang.org/x/sys/unix"
 )
 
@@ -247,14 +247,15 @@ type readResult struct {
 	info *backend.FileInfo
 }
 
-// buildJob is a batch of files to read, consumed in walk order.
-type buildJob struct {
-	entries []fileEntry
-	opens   []func() (io.ReadCloser, error) // nil: taken from the old index
-	// statOpened marks the files not stat'ed before they are read: their
-	// readers stat what they opened.
-	statOpened []bool
-	res        chan []readResult
+// buildItem is a file of the walk, read by a worker and consumed in walk
+// order.
+type buildItem struct {
+	entry fileEntry
+	// open is nil for a file whose trigrams are the old index's.
+	open func() (io.ReadCloser, error)
+	// statOpened marks a file not stat'ed before it is read: its reader
+	// stats what it opened.
+	statOpened bool
 }
 
 // errNoStat is the error of a reader asked to stat what it opened that
@@ -289,6 +290,7 @@ func (x *extractor) read(open func() (io.ReadCloser, error), statOpened bool, si
 	return res
 }
 
+// buildBatch is the number of files in a batch.
 const buildBatch = 16
 
 func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error {
@@ -300,39 +302,24 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers := max(1, runtime.GOMAXPROCS(0))
 	b.post = newRuns()
-	jobs := make(chan *buildJob, workers*2)
-	order := make(chan *buildJob, workers*4)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			x := newExtractor(b.lists)
-			for j := range jobs {
-				out := make([]readResult, len(j.opens))
-				for i, open := range j.opens {
-					if open != nil {
-						out[i] = x.read(open, j.statOpened[i], j.entries[i].size)
-					}
-				}
-				j.res <- out
+	reader := func() func(buildItem) readResult {
+		x := newExtractor(b.lists)
+		return func(it buildItem) readResult {
+			if it.open == nil {
+				return readResult{}
 			}
-		})
-	}
-	var walkErr error
-	wg.Go(func() {
-		defer close(order)
-		defer close(jobs)
-		walkErr = b.list(ctx, w, path, jobs, order)
-	})
-	consumeErr := b.consume(order)
-	if consumeErr != nil {
-		cancel()
-		for j := range order {
-			<-j.res
+			return x.read(it.open, it.statOpened, it.entry.size)
 		}
 	}
-	wg.Wait()
+	order, wait := ordered.Start(ctx, max(1, runtime.GOMAXPROCS(0)), buildBatch, reader, func(add func(buildItem) error) error {
+		return b.list(ctx, w, path, add)
+	})
+	consumeErr := b.consume(ctx, order)
+	if consumeErr != nil {
+		cancel()
+	}
+	walkErr := wait()
 	b.post.finish()
 	if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return walkErr
@@ -353,30 +340,11 @@ func opener(e backend.WalkEntry) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) { return r, err }
 }
 
-// list walks the tree and hands the files to read to the workers.
-func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs, order chan<- *buildJob) error {
-	cur := &buildJob{}
-	flush := func() error {
-		j := cur
-		cur = &buildJob{}
-		if len(j.entries) == 0 {
-			return nil
-		}
-		j.res = make(chan []readResult, 1)
-		order <- j
-		jobs <- j
-		return ctx.Err()
-	}
-	// add adds a file to the batch: open nil when its trigrams are the old
-	// index's, statOpened when it is stat'ed only once open.
-	add := func(f fileEntry, open func() (io.ReadCloser, error), statOpened bool) error {
-		cur.entries, cur.opens, cur.statOpened = append(cur.entries, f), append(cur.opens, open), append(cur.statOpened, statOpened)
-		if len(cur.entries) == buildBatch {
-			return flush()
-		}
-		return nil
-	}
-	err := w.Walk(ctx, path, backend.WalkOptions{}, func(e backend.WalkEntry) error {
+// list walks the tree and lists its files, in walk order: open nil when
+// a file's trigrams are the old index's, statOpened when it is stat'ed
+// only once open.
+func (b *builder) list(ctx context.Context, w backend.Walker, path string, add func(buildItem) error) error {
+	return w.Walk(ctx, path, backend.WalkOptions{}, func(e backend.WalkEntry) error {
 		if e.Type == backend.TypeDir {
 			info, err := e.Info()
 			if err != nil || info.Type != backend.TypeDir {
@@ -392,7 +360,7 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 			// Nothing to reuse, so no stat before the read: localfs's
 			// reader stats the file it opened, the identity of what it
 			// reads (e.Info is valid only now, during the visit).
-			return add(fileEntry{rel: e.Rel}, opener(e), true)
+			return add(buildItem{entry: fileEntry{rel: e.Rel}, open: opener(e), statOpened: true})
 		}
 		info, err := e.Info()
 		if err == nil && info.Type != backend.TypeFile {
@@ -401,27 +369,27 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, jobs,
 		if err != nil {
 			// Gone or replaced since the listing: recorded unindexed, so
 			// that a search stats it, and reads it if it is back.
-			return add(fileEntry{rel: e.Rel}, func() (io.ReadCloser, error) { return nil, err }, false)
+			return add(buildItem{entry: fileEntry{rel: e.Rel}, open: func() (io.ReadCloser, error) { return nil, err }})
 		}
 		f := fileEntry{rel: e.Rel, size: info.Size, modTime: info.ModTime.UnixNano(), version: info.Version}
 		var open func() (io.ReadCloser, error)
 		if i, ok := b.oldByRel[e.Rel]; !ok || !same(&b.old.files[i], info) || b.old.files[i].flags&flagRacy != 0 {
 			open = opener(e)
 		}
-		return add(f, open, false)
+		return add(buildItem{entry: f, open: open})
 	})
-	if ferr := flush(); err == nil {
-		err = ferr
-	}
-	return err
 }
 
 // consume numbers the files in walk order and adds their trigrams.
-func (b *builder) consume(order <-chan *buildJob) error {
+func (b *builder) consume(ctx context.Context, order <-chan *ordered.Batch[buildItem, readResult]) error {
 	for j := range order {
-		res := <-j.res
-		for i, f := range j.entries {
-			if j.opens[i] == nil {
+		res, err := j.Results(ctx)
+		if err != nil {
+			return err
+		}
+		for i, it := range j.Items {
+			f := it.entry
+			if it.open == nil {
 				oid := b.oldByRel[f.rel]
 				f.flags = b.old.files[oid].flags
 				b.files = append(b.files, f)

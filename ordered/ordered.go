@@ -1,0 +1,93 @@
+// Package ordered runs work on a pool of goroutines and hands the results
+// back in the order the work was listed: a search or an index build reads
+// files in parallel, yet pages and numbers them in walk order.
+//
+// Items go in batches rather than one by one, so that channel hand-offs,
+// and the thread wake-ups they cost, stay off the per-item path. Every
+// item listed is worked on, even once the context is done: the work may
+// hold something to release, such as a file a walk opened for it.
+package ordered
+
+import (
+	"context"
+	"sync"
+)
+
+// Batch is a run of items in listing order, and their results once a
+// worker is done with them.
+type Batch[In, Out any] struct {
+	Items []In
+	out   chan []Out
+}
+
+// Results waits for the batch's results, one per item, or for ctx to be
+// done.
+func (b *Batch[In, Out]) Results(ctx context.Context) ([]Out, error) {
+	select {
+	case out := <-b.out:
+		return out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Start runs list and a pool of workers. list calls add for each item in
+// order; add returns ctx's error once it is done, and list should then
+// stop. newWorker makes each worker's function, which may keep state
+// from item to item. Start returns the batches in order, closed once list
+// returns, and wait, which waits for list and the workers and returns
+// list's error. A caller that stops taking batches cancels ctx first: the
+// batches not taken are then dropped, still worked on.
+func Start[In, Out any](ctx context.Context, workers, size int, newWorker func() func(In) Out, list func(add func(In) error) error) (<-chan *Batch[In, Out], func() error) {
+	jobs := make(chan *Batch[In, Out], workers*2)
+	order := make(chan *Batch[In, Out], workers*4)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			work := newWorker()
+			for b := range jobs {
+				out := make([]Out, len(b.Items))
+				for i, it := range b.Items {
+					out[i] = work(it)
+				}
+				b.out <- out
+			}
+		})
+	}
+	var listErr error
+	wg.Go(func() {
+		defer close(order)
+		defer close(jobs)
+		cur := &Batch[In, Out]{}
+		flush := func() error {
+			b := cur
+			cur = &Batch[In, Out]{}
+			if len(b.Items) == 0 {
+				return nil
+			}
+			b.out = make(chan []Out, 1) // a worker never waits for the taker
+			var err error
+			select {
+			case order <- b:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+			jobs <- b // never blocks for long: workers drain jobs until it closes
+			return err
+		}
+		listErr = list(func(it In) error {
+			cur.Items = append(cur.Items, it)
+			if len(cur.Items) == size {
+				return flush()
+			}
+			return nil
+		})
+		if err := flush(); listErr == nil {
+			listErr = err
+		}
+	})
+	return order, func() error {
+		wg.Wait()
+		return listErr
+	}
+}
