@@ -188,6 +188,13 @@ func InvalidArgument(format string, args ...any) *Error {
 	return Errorf(CodeInvalidArgument, format, args...)
 }
 
+// NotADirectory is the error of a listing or a walk asked for a file,
+// which every backend gives alike.
+func NotADirectory(path string) *Error {
+	return Errorf(CodeNotADirectory, "the path is a file, not a directory.").WithPath(path).
+		WithHint("pass a directory; use read to read a file")
+}
+
 // PathText returns p for JSON output and, when p is not valid UTF-8, its
 // base64 twin, so that no two names collide after JSON's replacement runes.
 func PathText(p string) (text, b64 string) {

@@ -141,8 +141,7 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend
 		var ce *fault.Error
 		if errors.As(err, &ce) && ce.Code == fault.CodeNotADirectory {
 			if fi, serr := f.Stat(context.Background(), path); serr == nil && fi.Type != backend.TypeDir {
-				return backend.DirPage{}, fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").
-					WithPath(t.display(f)).WithHint("use read to read a file")
+				return backend.DirPage{}, fault.NotADirectory(t.display(f))
 			}
 		}
 		return backend.DirPage{}, err

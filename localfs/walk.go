@@ -86,8 +86,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	}
 	defer dir.Close()
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").
-			WithPath(t.display(f)).WithHint("pass a directory; use read to read a file")
+		return fault.NotADirectory(t.display(f))
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10),
 		exclude: ignore.NewExcludes(opts.Exclude)}

@@ -255,8 +255,7 @@ func (m *FS) ReadDir(_ context.Context, p string, offset, limit int) (backend.Di
 		return backend.DirPage{}, err
 	}
 	if !n.dir {
-		return backend.DirPage{}, fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(c).
-			WithHint("read a file with read")
+		return backend.DirPage{}, fault.NotADirectory(c)
 	}
 	names := m.children(c)
 	var page backend.DirPage

@@ -29,8 +29,7 @@ func (m *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 		return err
 	}
 	if fi.Type != backend.TypeDir {
-		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(c).
-			WithHint("read a file with read")
+		return fault.NotADirectory(c)
 	}
 	var from []string
 	if opts.From != "" {

@@ -422,8 +422,7 @@ func (f *FS) dirOrErr(ctx context.Context, c string) (bool, error) {
 		return false, err
 	}
 	if fi.Type != backend.TypeDir {
-		return false, fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(c).
-			WithHint("read a file with read")
+		return false, fault.NotADirectory(c)
 	}
 	return true, nil
 }

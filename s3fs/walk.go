@@ -52,8 +52,7 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 		return err
 	}
 	if fi.Type != backend.TypeDir {
-		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(c).
-			WithHint("pass a directory; use read to read a file")
+		return fault.NotADirectory(c)
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, exclude: ignore.NewExcludes(opts.Exclude)}
 	var comps []string

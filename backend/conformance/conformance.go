@@ -73,6 +73,16 @@ func wantCode(t *testing.T, what string, err error, code fault.Code) {
 	}
 }
 
+// wantError checks err's code, path and hint against want's: an error
+// every backend gives alike.
+func wantError(t *testing.T, what string, err error, want *fault.Error) {
+	t.Helper()
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Code != want.Code || e.Path != want.Path || e.Hint != want.Hint {
+		t.Errorf("%s: got %#v, want %s at %q with hint %q", what, err, want.Code, want.Path, want.Hint)
+	}
+}
+
 func readAll(t *testing.T, b Backend, p string) (string, backend.FileInfo) {
 	t.Helper()
 	r, err := b.Open(context.Background(), p)
@@ -219,7 +229,7 @@ func errorsOfPaths(t *testing.T, b Backend) {
 	_, err = b.WriteFile(ctx, "dir", []byte("x"), backend.WriteOptions{})
 	wantCode(t, "write over a directory", err, fault.CodeNotAFile)
 	_, err = b.ReadDir(ctx, "dir/f.txt", 0, 10)
-	wantCode(t, "listing of a file", err, fault.CodeNotADirectory)
+	wantError(t, "listing of a file", err, fault.NotADirectory(b.Display("dir/f.txt")))
 	_, err = b.ReadDir(ctx, "missing", 0, 10)
 	wantCode(t, "listing of a missing directory", err, fault.CodeNotFound)
 	_, err = b.WriteFile(ctx, "dir/f.txt/under", []byte("x"), backend.WriteOptions{})
@@ -347,7 +357,7 @@ func walkSteering(t *testing.T, b Backend) {
 		t.Errorf("a visit's error came back as %v", err)
 	}
 	err = b.Walk(ctx, "s/a/x", backend.WalkOptions{}, func(backend.WalkEntry) error { return nil })
-	wantCode(t, "walk of a file", err, fault.CodeNotADirectory)
+	wantError(t, "walk of a file", err, fault.NotADirectory(b.Display("s/a/x")))
 }
 
 // walkFrom: a walk resumed From an entry visits the rest of the full
