@@ -178,17 +178,30 @@ func (s *sorter) sort(pairs []uint64) run {
 	for b := range 256 {
 		bucket := keys[starts[b]:starts[b+1]]
 		s.sortBucket(bucket)
-		// Counted while the bucket is in cache: the run's entries are
-		// made at their size, not grown (a copy, and pages touched twice).
-		for i, k := range bucket {
-			if i == 0 || k>>16 != bucket[i-1]>>16 {
-				groups++
-			}
+		groups += countGroups(bucket)
+	}
+	entries, data := encodeRun(keys, &starts, base, groups, s.data[:0])
+	s.data = data
+	return run{entries: entries, data: slices.Clone(data)}
+}
+
+// countGroups counts the trigrams of a sorted bucket, while it is in
+// cache: a run's entries are made at their size, not grown (a copy, and
+// pages touched twice).
+func countGroups(bucket []uint32) int {
+	groups := 0
+	for i, k := range bucket {
+		if i == 0 || k>>16 != bucket[i-1]>>16 {
+			groups++
 		}
 	}
-	// Most deltas take a byte or two. Locals, not the run's fields, so
-	// that the loop keeps them in registers.
-	data := s.data[:0]
+	return groups
+}
+
+// encodeRun encodes the sorted buckets of keys as a run's entries and
+// lists, appended to data. A function of its own, so that its loop keeps
+// its variables in registers. Most deltas take a byte.
+func encodeRun(keys []uint32, starts *[257]int, base uint32, groups int, data []byte) ([]runEntry, []byte) {
 	entries := make([]runEntry, 0, groups)
 	for b := range 256 {
 		bucket := keys[starts[b]:starts[b+1]]
@@ -210,9 +223,7 @@ func (s *sorter) sort(pairs []uint64) run {
 			entries = append(entries, e)
 		}
 	}
-	s.data = data
-	ru := run{entries: entries, data: slices.Clone(data)}
-	return ru
+	return entries, data
 }
 
 // sortBucket sorts keys stably by their top 16 bits, a byte a pass. In
