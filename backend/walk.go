@@ -45,6 +45,14 @@ type WalkOptions struct {
 	// the first costs. The entry itself is visited when it still exists;
 	// when it is gone the walk goes on from where it would be.
 	From string
+	// RulesRead, when set, is called with the Version of each ignore file
+	// the walk reads its rules from, stat'ed as it is read, and of each
+	// .git directory it finds (where a repository's rules start). A
+	// content index records the ignore files whose rules its list obeys:
+	// one that changed between the walk's read and the index's own stat
+	// must not pass for the file the walk read. A backend may leave it
+	// uncalled; the index then proves no rules.
+	RulesRead func(version string)
 }
 
 // WalkEntry is one entry of a walk.

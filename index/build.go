@@ -125,7 +125,7 @@ func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts Bui
 
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
-	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256)}
+	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256), rulesRead: map[string]bool{}}
 	rootInfo, err := localfs.LstatAbs(loc.root)
 	if err != nil {
 		return nil, err
@@ -134,6 +134,7 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}
+	b.distrustChangedRules()
 	// The ignore files to watch are looked up (a few stats per directory)
 	// while the old index is checked or the posting lists are written.
 	watched := make(chan []record, 1)
@@ -160,6 +161,23 @@ func (b *builder) unchanged(old *Index, config string) bool {
 	return old != nil && b.read == 0 && old.config == config &&
 		slices.Equal(b.files, old.files) && slices.Equal(b.dirs, old.dirs)
 }
+
+// distrustChangedRules flags racy each indexed ignore file whose identity
+// is not one the walk read its rules at: changed in between, the
+// recorded identity would vouch for rules the index's list does not obey.
+// A flagged ignore file makes every search walk until the next build.
+func (b *builder) distrustChangedRules() {
+	for i := range b.files {
+		if f := &b.files[i]; isIgnoreFile(f.rel) && !b.rulesRead[f.version] {
+			f.flags |= flagRacy
+		}
+	}
+}
+
+// unprovenVersion is the version recorded of an unindexed ignore file (or
+// .git directory) that the walk did not read as it is now: no file has
+// it, so every search walks until the next build.
+const unprovenVersion = "unproven"
 
 // dirRecord is what the index records of the directory at rel: no version
 // when it changed too recently to prove its listing, so that every search
@@ -190,30 +208,43 @@ type builder struct {
 	// lists are trigram lists handed back by the consumer for the
 	// extractors to fill again.
 	lists chan []uint32
+	// rulesRead are the versions of the ignore files and .git
+	// directories the walk read, as it read them.
+	rulesRead map[string]bool
 }
 
 // watch lists the ignore files (and .git directories, whose info/exclude
 // may appear) that a walk reads and that are not indexed files: in every
 // directory of the tree, and in those between the backend's root and the
 // tree. An absent one is watched too, outside the tree: inside, its
-// creation changes its directory.
+// creation changes its directory. One the walk did not read as it is now
+// is recorded unproven.
 func (b *builder) watch(root string, roots []string) []record {
 	indexed := make(map[string]bool, len(b.files))
 	for _, f := range b.files {
 		indexed[f.rel] = true
 	}
 	var out []record
-	add := func(abs string, absent bool) {
-		fi, err := localfs.LstatAbs(abs)
-		if err == nil || absent {
-			out = append(out, record{path: abs, version: fi.Version})
+	// add records the one at dir/name, when absent too if outside.
+	add := func(dir, name string, outside bool) {
+		abs := filepath.Join(dir, name)
+		var st unix.Stat_t
+		if unix.Lstat(abs, &st) != nil {
+			if outside {
+				out = append(out, record{path: abs})
+			}
+			return
 		}
+		v := localfs.InfoOfStat(name, &st).Version
+		if name != gitInfoDir && !b.rulesRead[v] {
+			v = unprovenVersion
+		}
+		out = append(out, record{path: abs, version: v})
 	}
 	for _, d := range b.dirs {
-		dir := filepath.Join(root, d.path)
-		for _, name := range append(localfs.IgnoreFiles, ".git", ".git/info") {
+		for _, name := range rulesFiles {
 			if !indexed[filepath.Join(d.path, name)] {
-				add(filepath.Join(dir, name), false)
+				add(filepath.Join(root, d.path), name, false)
 			}
 		}
 	}
@@ -223,8 +254,8 @@ func (b *builder) watch(root string, roots []string) []record {
 			continue
 		}
 		for d := filepath.Dir(root); ; d = filepath.Dir(d) {
-			for _, name := range append(localfs.IgnoreFiles, ".git", ".git/info") {
-				add(filepath.Join(d, name), true)
+			for _, name := range rulesFiles {
+				add(d, name, true)
 			}
 			if d == r || d == filepath.Dir(d) {
 				break
@@ -233,6 +264,14 @@ func (b *builder) watch(root string, roots []string) []record {
 	}
 	return out
 }
+
+// gitInfoDir holds a repository's exclude file: watched for that file's
+// creation, it is not read by the walk itself.
+const gitInfoDir = ".git/info"
+
+// rulesFiles are what a directory holds that decide a walk's rules: its
+// ignore files, and the .git directory where a repository's start.
+var rulesFiles = append(slices.Clip(localfs.IgnoreFiles), ".git", gitInfoDir)
 
 // racySlack bounds the granularity of file timestamps: a write within it of
 // the build may leave the mtime the build recorded.
@@ -344,7 +383,8 @@ func opener(e backend.WalkEntry) func() (io.ReadCloser, error) {
 // a file's trigrams are the old index's, statOpened when it is stat'ed
 // only once open.
 func (b *builder) list(ctx context.Context, w backend.Walker, path string, add func(buildItem) error) error {
-	return w.Walk(ctx, path, backend.WalkOptions{}, func(e backend.WalkEntry) error {
+	opts := backend.WalkOptions{RulesRead: func(v string) { b.rulesRead[v] = true }}
+	return w.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
 		if e.Type == backend.TypeDir {
 			info, err := e.Info()
 			if err != nil || info.Type != backend.TypeDir {

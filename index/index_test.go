@@ -799,3 +799,75 @@ func TestBuildStatsWhatItOpened(t *testing.T) {
 		})
 	}
 }
+
+// changing is a walker that calls change just before it visits the entry
+// at rel: after the walk has read the rules of the directories above it.
+type changing struct {
+	backend.Walker
+	rel    string
+	change func()
+}
+
+func (w changing) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
+		if e.Rel == w.rel {
+			w.change()
+		}
+		return visit(e)
+	})
+}
+
+// rulesChangeCases are where a rules file is rewritten during a build: an
+// indexed ignore file as the walk visits it, and an unindexed one (read
+// only by the walk) as the walk goes on below.
+var rulesChangeCases = []struct{ name, rules, changeAt string }{
+	{"indexed", "d/.gitignore", "d/.gitignore"},
+	{"unindexed", ".git/info/exclude", "d"},
+}
+
+// rulesChangedDuringBuild seeds d/sub/f3.txt and f5.txt and the rules
+// file at rules ("f5*.txt"), and builds the index while the rules become
+// "f3*.txt", just before the walk visits changeAt.
+func (f *fixture) rulesChangedDuringBuild(rules, changeAt string) {
+	f.t.Helper()
+	f.put("d/sub/f3.txt", "needle three\n")
+	f.put("d/sub/f5.txt", "needle five\n")
+	f.put(rules, "f5*.txt\n")
+	f.ageDirs()
+	rewrite := func() {
+		if err := os.WriteFile(filepath.Join(f.dir, rules), []byte("f3*.txt\n"), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	f.update(changing{f.fsys, changeAt, rewrite})
+}
+
+// An ignore file rewritten during a build, after the walk read its rules
+// and before the build stat'ed it, must not vouch for the rules the
+// index's list obeys: the list holds d/sub/f3.txt and not f5.txt, the
+// rules now say the opposite, and the identity recorded is the new one.
+func TestIgnoreFileChangedDuringBuild(t *testing.T) {
+	for _, tc := range rulesChangeCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.rulesChangedDuringBuild(tc.rules, tc.changeAt)
+			req := core.GrepRequest{Query: "needle", Mode: "files", Path: f.dir}
+			f.same(req)
+			if got := f.grepFiles("needle"); !slices.Contains(got, "d/sub/f5.txt") || slices.Contains(got, "d/sub/f3.txt") {
+				t.Fatalf("the rules were not rewritten during the build: %q", got)
+			}
+			// The next build reads the rules as they are (dated back, or
+			// the file is racy): the list is taken again.
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(f.dir, tc.rules), old, old); err != nil {
+				t.Fatal(err)
+			}
+			listed := f.listed
+			f.update(f.fsys)
+			f.same(req)
+			if f.listed == listed {
+				t.Fatal("after a quiet build, the search did not take the index's list")
+			}
+		})
+	}
+}

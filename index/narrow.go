@@ -154,11 +154,12 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			return nil, nil
 		}
 	}
-	// An indexed ignore file changed or gone changes the rules: walk.
+	// An indexed ignore file changed or gone changes the rules, and one
+	// racy may have changed during the build: walk.
 	for i := range ix.files {
 		if isIgnoreFile(ix.files[i].rel) {
 			fi, err := localfs.LstatAbs(ix.root + "/" + ix.files[i].rel)
-			if err != nil || fi.Type != backend.TypeFile || !same(&ix.files[i], fi) {
+			if err != nil || fi.Type != backend.TypeFile || !same(&ix.files[i], fi) || ix.files[i].flags&flagRacy != 0 {
 				return nil, nil
 			}
 		}

@@ -58,13 +58,23 @@ type changeSet struct {
 	// network file system, a watch refused): checked by every search.
 	always map[string]bool
 	lost   bool
+	// rules is set when the build could not prove an ignore file's rules
+	// (changed as it was walked, or since): searches walk, and the
+	// watcher builds again.
+	rules bool
 }
 
 func newChangeSet() *changeSet {
 	return &changeSet{dirs: map[string]bool{}, trees: map[string]bool{}, always: map[string]bool{}}
 }
 
-func (c *changeSet) size() int { return len(c.dirs) + len(c.trees) + len(c.always) }
+func (c *changeSet) size() int {
+	n := len(c.dirs) + len(c.trees) + len(c.always)
+	if c.rules {
+		n++
+	}
+	return n
+}
 
 // apply records an event of mask on the watch of t, about its entry name
 // when t is a directory.
@@ -375,6 +385,13 @@ func (x *watcher) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	x.install(ix, mounts)
+	return nil
+}
+
+// install watches what the build ix holds, seen with mounts, and makes it
+// the index the watcher answers about.
+func (x *watcher) install(ix *Index, mounts string) {
 	defer x.lockInstall()()
 	x.mounts = mounts
 	x.drain() // the events so far are about the build replaced
@@ -422,6 +439,15 @@ func (x *watcher) refresh(ctx context.Context) error {
 		if unix.Lstat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !f.isStat(&st) {
 			fresh.dirs[parent(f.rel)] = true
 		}
+		if isIgnoreFile(f.rel) && f.flags&flagRacy != 0 {
+			fresh.rules = true
+		}
+	}
+	// Their events since the build were drained above with the rest.
+	for _, w := range ix.watched {
+		if fi, _ := localfs.LstatAbs(w.path); fi.Version != w.version {
+			fresh.rules = true
+		}
 	}
 	for wd := range x.watches {
 		if _, ok := watches[wd]; !ok {
@@ -432,7 +458,6 @@ func (x *watcher) refresh(ctx context.Context) error {
 		x.ix.Close()
 	}
 	x.ix, x.watches, x.changes = ix, watches, fresh
-	return nil
 }
 
 // isRemote reports whether the file system of name (device dev) is shared

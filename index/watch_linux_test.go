@@ -301,3 +301,51 @@ func TestAnswerDuringInstallIsImmediate(t *testing.T) {
 		t.Fatalf("answer while installing: %+v, build asked for: %v", r, len(x.kick) != 0)
 	}
 }
+
+// A build that could not prove an ignore file's rules (rewritten as it
+// was walked) is due to be built again once installed: until then every
+// search walks. A build that proved them is not.
+func TestUnprovenRulesBuildAgain(t *testing.T) {
+	for _, tc := range rulesChangeCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.rulesChangedDuringBuild(tc.rules, tc.changeAt)
+			if x := f.install(); !x.changes.rules {
+				t.Fatal("installed, the build that could not prove its rules is not due to be built again")
+			}
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(f.dir, tc.rules), old, old); err != nil {
+				t.Fatal(err)
+			}
+			f.update(f.fsys)
+			if x := f.install(); x.changes.rules {
+				t.Fatal("installed, a build that proved its rules is due to be built again")
+			}
+		})
+	}
+}
+
+// install installs the index of f's tree in a watcher of this process,
+// closed when the test ends.
+func (f *fixture) install() *watcher {
+	f.t.Helper()
+	loc, err := locate(localfs.ExistingStateDir(), f.dir)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ix, err := open(loc.file, loc.root)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	x := &watcher{fd: fd, watches: map[int32]watchTarget{}, changes: newChangeSet(), events: make([]byte, 64<<10), kick: make(chan struct{}, 1)}
+	x.install(ix, "")
+	f.t.Cleanup(func() {
+		x.ix.Close()
+		unix.Close(fd)
+	})
+	return x
+}

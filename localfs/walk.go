@@ -162,14 +162,14 @@ func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, disp
 	depth := len(comps)
 	var failed error
 	read := func(k ignore.Kind, name string) {
-		data, err := readIgnore(fd, name)
+		data, err := readIgnore(fd, name, w.opts.RulesRead)
 		if err != nil && failed == nil {
 			failed = mapErr(err, display+"/"+name)
 		}
 		w.ign.Add(k, ignore.Compile(data, depth))
 	}
 	if has(gitDir) {
-		isDir, err := isDirAt(fd, gitDir)
+		isDir, err := isDirAt(fd, gitDir, w.opts.RulesRead)
 		if err != nil {
 			return mapErr(err, display+"/"+gitDir)
 		}
@@ -191,8 +191,8 @@ func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, disp
 }
 
 // isDirAt reports whether name in the directory fd is a directory (not a
-// link to one).
-func isDirAt(fd int, name string) (bool, error) {
+// link to one), and tells found the version of one that is.
+func isDirAt(fd int, name string, found func(string)) (bool, error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if goneErr(err) {
@@ -200,14 +200,21 @@ func isDirAt(fd int, name string) (bool, error) {
 		}
 		return false, err
 	}
-	return st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if isDir && found != nil {
+		found(version(&st))
+	}
+	return isDir, nil
 }
 
 // readIgnore reads one ignore file of the directory fd, opened without
 // following links. A file that is missing, a link, not a regular file or
 // unreadable has no rules (no bytes), as in git; any other error is
 // returned, since leaving its rules out would show what it ignores.
-func readIgnore(dirfd int, name string) ([]byte, error) {
+//
+// read, when set, is told the file's version, stat'ed before its bytes
+// are read: a change after the stat gives the file another version.
+func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 	fd, err := openatNoFollow(dirfd, name)
 	if err != nil {
 		// EINVAL: not a regular file (openatNoFollow); ENXIO: a socket.
@@ -217,6 +224,13 @@ func readIgnore(dirfd int, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
+	if read != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, err
+		}
+		read(version(&st))
+	}
 	return io.ReadAll(io.LimitReader(&fdReader{fd: fd}, maxIgnoreFile))
 }
 

@@ -376,3 +376,41 @@ func TestWalkIgnoreFileNotRegular(t *testing.T) {
 		t.Errorf("walk = %q, want %q", got, want)
 	}
 }
+
+// A walk tells RulesRead the version of each rules file it reads, and of
+// each .git directory, from the root down to the start and below it: the
+// versions a stat gives, so that an index can tell a file read from one
+// changed since.
+func TestWalkTellsTheRulesItRead(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		".gitignore":         "*.log\n",
+		".git/info/exclude":  "*.tmp\n",
+		"a/.ignore":          "x\n",
+		"a/b/.agentfsignore": "y\n",
+		"a/b/c.txt":          "c\n",
+		"skipped/.gitignore": "z\n",
+		".ignore":            "skipped/\n",
+	})
+	fsys, err := localfs.New(localfs.Config{Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []string{root, filepath.Join(root, "a")} {
+		var read []string
+		walkPaths(t, fsys, start, backend.WalkOptions{RulesRead: func(v string) { read = append(read, v) }}, nil)
+		var want []string
+		for _, rel := range []string{".git", ".git/info/exclude", ".gitignore", ".ignore", "a/.ignore", "a/b/.agentfsignore"} {
+			fi, err := fsys.Lstat(context.Background(), filepath.Join(root, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, fi.Version)
+		}
+		slices.Sort(read)
+		slices.Sort(want)
+		if !slices.Equal(read, want) {
+			t.Errorf("walk of %s: the rules read %q, want %q", start, read, want)
+		}
+	}
+}
