@@ -235,8 +235,8 @@ func (b *builder) watch(root string, roots []string) []record {
 			}
 			return
 		}
-		v := localfs.InfoOfStat(name, &st).Version
-		if name != gitInfoDir && !b.rulesRead[v] {
+		v := rulesVersion(name, &st)
+		if name != gitInfoDir && !b.rulesRead[localfs.InfoOfStat(name, &st).Version] {
 			v = unprovenVersion
 		}
 		out = append(out, record{path: abs, version: v})
@@ -263,6 +263,27 @@ func (b *builder) watch(root string, roots []string) []record {
 		}
 	}
 	return out
+}
+
+// rulesVersion is what the index records of the rules file name (st):
+// its version, but of a .git directory only which one it is. Git writes
+// below it all the time (its index, objects, refs), none of it a rule
+// (info/exclude is recorded on its own), and every search would walk.
+func rulesVersion(name string, st *unix.Stat_t) string {
+	if name == ".git" && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return fmt.Sprintf("git directory %d:%d", st.Dev, st.Ino)
+	}
+	return localfs.InfoOfStat(name, st).Version
+}
+
+// rulesVersionNow is rulesVersion of the rules file at abs now, "" when
+// it cannot be stat'ed.
+func rulesVersionNow(abs string) string {
+	var st unix.Stat_t
+	if unix.Lstat(abs, &st) != nil {
+		return ""
+	}
+	return rulesVersion(filepath.Base(abs), &st)
 }
 
 // gitInfoDir holds a repository's exclude file: watched for that file's

@@ -871,3 +871,37 @@ func TestIgnoreFileChangedDuringBuild(t *testing.T) {
 		})
 	}
 }
+
+// Git writes below .git all the time (its index, objects, refs), which
+// changes nothing of the rules: a search still takes the index's list.
+// A .git directory that goes, or another in its place, changes them.
+func TestGitActivityKeepsTheList(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.put(".git/info/exclude", "f1*.txt\n")
+	f.put(".git/HEAD", "ref: refs/heads/main\n")
+	f.build()
+	listed := func(step string, want bool) {
+		t.Helper()
+		before := f.listed
+		f.same(core.GrepRequest{Query: "needle", Mode: "files", Path: f.dir})
+		if got := f.listed > before; got != want {
+			t.Fatalf("%s: the search took the index's list: %v, want %v", step, got, want)
+		}
+	}
+	listed("built", true)
+	if err := os.WriteFile(filepath.Join(f.dir, ".git/index"), []byte("DIRC"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(f.dir, ".git/HEAD"), filepath.Join(f.dir, ".git/ORIG_HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	listed("git wrote below .git", true)
+	if err := os.Rename(filepath.Join(f.dir, ".git"), filepath.Join(f.dir, "old.git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(f.dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listed("another .git", false)
+}

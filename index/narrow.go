@@ -149,8 +149,7 @@ var errWalk = errors.New("walk the tree")
 // directories changed).
 func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bitset) ([]core.IndexedFile, error) {
 	for _, w := range ix.watched {
-		fi, _ := localfs.LstatAbs(w.path)
-		if fi.Version != w.version {
+		if rulesVersionNow(w.path) != w.version {
 			return nil, nil
 		}
 	}

@@ -445,7 +445,7 @@ func (x *watcher) install(ix *Index, mounts string) {
 	}
 	// Their events since the build were drained above with the rest.
 	for _, w := range ix.watched {
-		if fi, _ := localfs.LstatAbs(w.path); fi.Version != w.version {
+		if rulesVersionNow(w.path) != w.version {
 			fresh.rules = true
 		}
 	}
