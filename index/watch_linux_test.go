@@ -41,8 +41,8 @@ func (f *fixture) watch(quiet time.Duration) {
 	})
 }
 
-// answer is the watcher's answer about the index now in place.
-func (f *fixture) answer() (watchReply, bool) {
+// openIndex opens the index of f's tree now in place.
+func (f *fixture) openIndex() *Index {
 	f.t.Helper()
 	loc, err := locate(localfs.ExistingStateDir(), f.dir)
 	if err != nil {
@@ -52,6 +52,13 @@ func (f *fixture) answer() (watchReply, bool) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	return ix
+}
+
+// answer is the watcher's answer about the index now in place.
+func (f *fixture) answer() (watchReply, bool) {
+	f.t.Helper()
+	ix := f.openIndex()
 	defer ix.Close()
 	return askWatcher(ix)
 }
@@ -329,14 +336,7 @@ func TestUnprovenRulesBuildAgain(t *testing.T) {
 // closed when the test ends.
 func (f *fixture) install() *watcher {
 	f.t.Helper()
-	loc, err := locate(localfs.ExistingStateDir(), f.dir)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	ix, err := open(loc.file, loc.root)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	ix := f.openIndex()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		f.t.Fatal(err)
