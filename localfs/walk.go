@@ -215,7 +215,8 @@ func isDirAt(fd int, name string, found func(string)) (bool, error) {
 // read, when set, is told the file's version, stat'ed before its bytes
 // are read: a change after the stat gives the file another version.
 func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
-	fd, err := openatNoFollow(dirfd, name)
+	var st unix.Stat_t
+	fd, err := openatNoFollow(dirfd, name, &st)
 	if err != nil {
 		// EINVAL: not a regular file (openatNoFollow); ENXIO: a socket.
 		if goneErr(err) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENXIO) {
@@ -225,24 +226,20 @@ func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 	}
 	defer unix.Close(fd)
 	if read != nil {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, err
-		}
 		read(version(&st))
 	}
 	return io.ReadAll(io.LimitReader(&fdReader{fd: fd}, maxIgnoreFile))
 }
 
 // openatNoFollow opens a regular file relative to dirfd, refusing a link or
-// anything but a regular file (a FIFO would block a reader).
-func openatNoFollow(dirfd int, name string) (int, error) {
+// anything but a regular file (a FIFO would block a reader), and stats
+// what it opened into st.
+func openatNoFollow(dirfd int, name string, st *unix.Stat_t) (int, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(fd, st); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}

@@ -392,10 +392,7 @@ func TestWalkTellsTheRulesItRead(t *testing.T) {
 		"skipped/.gitignore": "z\n",
 		".ignore":            "skipped/\n",
 	})
-	fsys, err := localfs.New(localfs.Config{Roots: []string{root}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fsys := newFS(t, root)
 	for _, start := range []string{root, filepath.Join(root, "a")} {
 		var read []string
 		walkPaths(t, fsys, start, backend.WalkOptions{RulesRead: func(v string) { read = append(read, v) }}, nil)
