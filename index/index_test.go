@@ -633,39 +633,48 @@ func rootRecorded(t *testing.T, loc location) bool {
 	return ix.dirs[0].version != ""
 }
 
-// failing is a walker whose entry at rel fails as a file changed during a
-// build does: its Info (gone since the listing) or its open.
-type failing struct {
+// hooked is a walker that hands each entry to edit before its visit: a
+// test's way to change what an entry does, or the tree, at a chosen point
+// of a walk.
+type hooked struct {
 	backend.Walker
-	rel    string
-	atInfo bool
+	edit func(e *backend.WalkEntry)
+}
+
+func (w hooked) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
+		w.edit(&e)
+		return visit(e)
+	})
 }
 
 var errInjected = errors.New("changed as it was opened")
 
-func (w failing) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
-	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
-		if e.Rel == w.rel {
-			switch {
-			case w.atInfo:
-				e.Info = func() (backend.FileInfo, error) { return backend.FileInfo{}, errInjected }
-			case e.Later != nil:
-				later := e.Later
-				e.Later = func() func() (io.ReadCloser, error) {
-					open := later()
-					return func() (io.ReadCloser, error) {
-						if r, err := open(); err == nil {
-							r.Close()
-						}
-						return nil, errInjected
-					}
-				}
-			default:
-				e.Open = func() (io.ReadCloser, error) { return nil, errInjected }
-			}
+// failing is w with its entry at rel failing as a file changed during a
+// build does: its Info (gone since the listing) or its open.
+func failing(w backend.Walker, rel string, atInfo bool) hooked {
+	return hooked{w, func(e *backend.WalkEntry) {
+		if e.Rel != rel {
+			return
 		}
-		return visit(e)
-	})
+		switch {
+		case atInfo:
+			e.Info = func() (backend.FileInfo, error) { return backend.FileInfo{}, errInjected }
+		case e.Later != nil:
+			later := e.Later
+			e.Later = func() func() (io.ReadCloser, error) {
+				open := later()
+				return func() (io.ReadCloser, error) {
+					if r, err := open(); err == nil {
+						r.Close()
+					}
+					return nil, errInjected
+				}
+			}
+		default:
+			e.Open = func() (io.ReadCloser, error) { return nil, errInjected }
+		}
+	}}
 }
 
 // A file the build could not index (gone at its stat, changed as it was
@@ -679,7 +688,7 @@ func TestUnindexedFileIsStillSearched(t *testing.T) {
 			f.seed()
 			f.put("d1/sub1/late.txt", "qqqzzz\n")
 			f.ageDirs()
-			f.update(failing{Walker: f.fsys, rel: "d1/sub1/late.txt", atInfo: atInfo})
+			f.update(failing(f.fsys, "d1/sub1/late.txt", atInfo))
 			f.same(core.GrepRequest{Query: "qqqzzz", Path: f.dir})
 			if got := f.grepFiles("qqqzzz"); !slices.Equal(got, []string{"d1/sub1/late.txt"}) {
 				t.Fatalf("grep finds %q", got)
@@ -757,24 +766,22 @@ func TestUnchangedTreeKeepsIndex(t *testing.T) {
 	}
 }
 
-// plainReaders is a walker whose readers cannot say what they opened: a
+// plainReaders is w with readers that cannot say what they opened: a
 // build from nothing stats each file by name during the walk, as an
 // update does.
-type plainReaders struct{ backend.Walker }
-
-func (w plainReaders) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
-	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
-		if e.Type == backend.TypeFile {
-			open := opener(e)
-			e.Later = func() func() (io.ReadCloser, error) {
-				return func() (io.ReadCloser, error) {
-					r, err := open()
-					return struct{ io.ReadCloser }{r}, err
-				}
+func plainReaders(w backend.Walker) hooked {
+	return hooked{w, func(e *backend.WalkEntry) {
+		if e.Type != backend.TypeFile {
+			return
+		}
+		open := opener(*e)
+		e.Later = func() func() (io.ReadCloser, error) {
+			return func() (io.ReadCloser, error) {
+				r, err := open()
+				return struct{ io.ReadCloser }{r}, err
 			}
 		}
-		return visit(e)
-	})
+	}}
 }
 
 // A build from nothing records each file's identity whether its reader
@@ -788,7 +795,7 @@ func TestBuildStatsWhatItOpened(t *testing.T) {
 			f.ageDirs()
 			var w backend.Walker = f.fsys
 			if plain {
-				w = plainReaders{f.fsys}
+				w = plainReaders(f.fsys)
 			}
 			first := f.update(w)
 			again := f.update(f.fsys)
@@ -800,21 +807,14 @@ func TestBuildStatsWhatItOpened(t *testing.T) {
 	}
 }
 
-// changing is a walker that calls change just before it visits the entry
-// at rel: after the walk has read the rules of the directories above it.
-type changing struct {
-	backend.Walker
-	rel    string
-	change func()
-}
-
-func (w changing) Walk(ctx context.Context, path string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
-	return w.Walker.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
-		if e.Rel == w.rel {
-			w.change()
+// changing is w calling change just before it visits the entry at rel:
+// after the walk has read the rules of the directories above it.
+func changing(w backend.Walker, rel string, change func()) hooked {
+	return hooked{w, func(e *backend.WalkEntry) {
+		if e.Rel == rel {
+			change()
 		}
-		return visit(e)
-	})
+	}}
 }
 
 // rulesChangeCases are where a rules file is rewritten during a build: an
@@ -839,7 +839,7 @@ func (f *fixture) rulesChangedDuringBuild(rules, changeAt string) {
 			f.t.Fatal(err)
 		}
 	}
-	f.update(changing{f.fsys, changeAt, rewrite})
+	f.update(changing(f.fsys, changeAt, rewrite))
 }
 
 // An ignore file rewritten during a build, after the walk read its rules

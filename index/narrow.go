@@ -371,9 +371,10 @@ func sameNow(f *fileEntry, e backend.WalkEntry) bool {
 }
 
 // isIgnoreFile reports whether the file at rel holds rules a walk reads.
+// (.git/info/exclude, the one of localfs.IgnoreFiles below a directory,
+// is never indexed: the walk skips .git.)
 func isIgnoreFile(rel string) bool {
-	name := path.Base(rel)
-	return name == ".gitignore" || name == ".ignore" || name == ".agentfsignore"
+	return slices.Contains(localfs.IgnoreFiles, path.Base(rel))
 }
 
 // underAny reports whether rel lies below one of the directories (each
