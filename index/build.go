@@ -286,6 +286,18 @@ func rulesVersionNow(abs string) string {
 	return rulesVersion(filepath.Base(abs), &st)
 }
 
+// rulesChanged reports whether a rules file the index records outside its
+// files (see builder.watch) is not as it was built: the file list may not
+// obey the rules in force.
+func (ix *Index) rulesChanged() bool {
+	for _, w := range ix.watched {
+		if rulesVersionNow(w.path) != w.version {
+			return true
+		}
+	}
+	return false
+}
+
 // gitInfoDir holds a repository's exclude file: watched for that file's
 // creation, it is not read by the walk itself.
 const gitInfoDir = ".git/info"

@@ -148,10 +148,8 @@ var errWalk = errors.New("walk the tree")
 // it cannot be proven without a walk (an ignore file changed, too many
 // directories changed).
 func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bitset) ([]core.IndexedFile, error) {
-	for _, w := range ix.watched {
-		if rulesVersionNow(w.path) != w.version {
-			return nil, nil
-		}
+	if ix.rulesChanged() {
+		return nil, nil
 	}
 	// An indexed ignore file changed or gone changes the rules, and one
 	// racy may have changed during the build: walk.

@@ -211,6 +211,7 @@ func (x *watcher) loop(ctx context.Context) error {
 		case <-x.kick:
 		case <-tick.C:
 			x.mu.Lock()
+			x.pollRules()
 			due := x.changes.size() > len(x.changes.always) && time.Since(x.last) >= x.opts.Quiet
 			x.mu.Unlock()
 			if !due {
@@ -227,6 +228,18 @@ func (x *watcher) loop(ctx context.Context) error {
 			}
 			return err
 		}
+	}
+}
+
+// pollRules looks at the rules files outside the index's files (a
+// repository's .git/info/exclude, the ignore files above the tree), which
+// no watch covers, as a search does: one changed makes every search walk,
+// so it counts as a change, and the watcher builds again once it is quiet.
+// mu is held.
+func (x *watcher) pollRules() {
+	if x.ix != nil && !x.changes.rules && x.ix.rulesChanged() {
+		x.changes.rules = true
+		x.last = time.Now()
 	}
 }
 
@@ -444,11 +457,7 @@ func (x *watcher) install(ix *Index, mounts string) {
 		}
 	}
 	// Their events since the build were drained above with the rest.
-	for _, w := range ix.watched {
-		if rulesVersionNow(w.path) != w.version {
-			fresh.rules = true
-		}
-	}
+	fresh.rules = fresh.rules || ix.rulesChanged()
 	for wd := range x.watches {
 		if _, ok := watches[wd]; !ok {
 			unix.InotifyRmWatch(x.fd, uint32(wd)) // a file gone from the tree: its watch is spent

@@ -349,3 +349,60 @@ func (f *fixture) install() *watcher {
 	})
 	return x
 }
+
+// The rules files outside the index's files (here .git/info/exclude) have
+// no watch: the watcher looks at them as a search does and builds again
+// when one changed, after which searches take the index's list again
+// instead of walking until some other change.
+func TestWatcherBuildsAgainWhenOutsideRulesChange(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.put(".git/info/exclude", "f1*.txt\n")
+	f.ageDirs()
+	f.watch(50 * time.Millisecond)
+	before := f.gen()
+	f.put(".git/info/exclude", "f2*.txt\nf3*.txt\n")
+	req := core.GrepRequest{Query: "needle", Mode: "files", Path: f.dir}
+	listed := f.listed
+	f.same(req)
+	if f.listed != listed {
+		t.Fatal("with the exclude file changed, the search took the index's list")
+	}
+	for deadline := time.Now().Add(30 * time.Second); f.gen() == before; {
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher did not build again within 30 s of the exclude file's change")
+		}
+	}
+	f.awaitAnswer()
+	f.same(req)
+	if f.listed == listed {
+		t.Fatal("after the watcher built again, the search did not take the index's list")
+	}
+}
+
+// Looking at the outside rules files flags nothing while they are as
+// built: a watcher would otherwise build again and again.
+func TestPollRulesFlagsOnlyAChange(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.put(".git/info/exclude", "f1*.txt\n")
+	f.build()
+	x := f.install()
+	x.pollRules()
+	if x.changes.rules {
+		t.Fatal("nothing changed, yet the watcher is due to build again")
+	}
+	f.put(".git/info/exclude", "f2*.txt\nf3*.txt\n")
+	x.pollRules()
+	if !x.changes.rules || time.Since(x.last) > time.Minute {
+		t.Fatalf("the exclude file changed, yet the watcher is not due to build again (last event %v)", x.last)
+	}
+}
+
+// gen tells the build of the index now in place.
+func (f *fixture) gen() string {
+	f.t.Helper()
+	ix := f.openIndex()
+	defer ix.Close()
+	return ix.gen
+}
