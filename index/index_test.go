@@ -862,14 +862,21 @@ func TestIgnoreFileChangedDuringBuild(t *testing.T) {
 			if err := os.Chtimes(filepath.Join(f.dir, tc.rules), old, old); err != nil {
 				t.Fatal(err)
 			}
-			listed := f.listed
 			f.update(f.fsys)
-			f.same(req)
-			if f.listed == listed {
+			if !f.tookList(req) {
 				t.Fatal("after a quiet build, the search did not take the index's list")
 			}
 		})
 	}
+}
+
+// tookList runs req indexed and as a scan, which must agree, and reports
+// whether the indexed search took the index's list instead of walking.
+func (f *fixture) tookList(req core.GrepRequest) bool {
+	f.t.Helper()
+	before := f.listed
+	f.same(req)
+	return f.listed > before
 }
 
 // Git writes below .git all the time (its index, objects, refs), which
@@ -883,9 +890,7 @@ func TestGitActivityKeepsTheList(t *testing.T) {
 	f.build()
 	listed := func(step string, want bool) {
 		t.Helper()
-		before := f.listed
-		f.same(core.GrepRequest{Query: "needle", Mode: "files", Path: f.dir})
-		if got := f.listed > before; got != want {
+		if got := f.tookList(core.GrepRequest{Query: "needle", Mode: "files", Path: f.dir}); got != want {
 			t.Fatalf("%s: the search took the index's list: %v, want %v", step, got, want)
 		}
 	}
