@@ -439,9 +439,16 @@ func (g *grepSearch) listIndexed(sctx context.Context, add func(grepItem) error)
 			}
 			continue
 		}
-		open := f.Open
-		if open == nil {
-			open = func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, shown) }
+		open := func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, shown) }
+		if direct := f.Open; direct != nil {
+			byPath := open
+			open = func() (io.ReadCloser, error) {
+				r, err := direct()
+				if errors.Is(err, ErrReopen) {
+					return byPath()
+				}
+				return r, err
+			}
 		}
 		if err := add(grepItem{path: shown, rel: f.Rel, open: open}); err != nil {
 			return err

@@ -7,6 +7,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -71,12 +72,19 @@ type Narrowing struct {
 }
 
 // IndexedFile is a file of a Narrowing's list. Open, when set, opens it
-// (relative to its directory, proven unchanged); else the backend does.
+// (relative to its directory, proven unchanged); else, or when it returns
+// ErrReopen, the backend does.
 type IndexedFile struct {
 	Rel          string
 	Skip, Binary bool
 	Open         func() (io.ReadCloser, error)
 }
+
+// ErrReopen is an IndexedFile's Open's error when it could not open the
+// file as proven: the search opens it by its path instead, and that open's
+// error (a file gone is skipped, EMFILE fails the search) is the answer.
+// Never a skip of its own: the file may well be there.
+var ErrReopen = errors.New("open the file by its path")
 
 func (t *Tools) maxBytes() int {
 	if t.MaxBytes <= 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
 )
 
 // words make the files' lines: some share trigrams, some differ in case
@@ -50,6 +51,9 @@ type fixture struct {
 	// list and by a walk that consults it.
 	listed, walked int
 	rng            *rand.Rand
+	// narrowed, when set, is called once the index has narrowed a
+	// search, before grep reads a file.
+	narrowed func()
 }
 
 // counting wraps a Finder to count the files it lets grep skip: the test
@@ -61,6 +65,9 @@ type counting struct {
 
 func (c counting) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing, error) {
 	n, err := c.Finder.Narrow(ctx, q)
+	if c.f.narrowed != nil {
+		c.f.narrowed()
+	}
 	switch {
 	case n == nil:
 	case n.Files != nil:
@@ -867,6 +874,47 @@ func TestIgnoreFileChangedDuringBuild(t *testing.T) {
 				t.Fatal("after a quiet build, the search did not take the index's list")
 			}
 		})
+	}
+}
+
+// A candidate whose directory changes after the stat pass (a file made
+// beside it while the search runs) is still read, by its path as a walk
+// reads it: it was there all along, and skipping it answered less.
+func TestCandidateInChangedDirIsRead(t *testing.T) {
+	f := newFixture(t)
+	f.put("d/a.txt", "needle\n")
+	f.put("d/b.txt", "no match\n")
+	f.build()
+	f.narrowed = func() {
+		if err := os.WriteFile(filepath.Join(f.dir, "d/new.txt"), []byte("made during the search"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.grepFiles("needle"); !slices.Equal(got, []string{"d/a.txt"}) || f.listed != 1 {
+		t.Fatalf("the index's list (taken: %v) gave %q, want d/a.txt", f.listed == 1, got)
+	}
+}
+
+// A directory the stat pass cannot open is gone when nothing (or no
+// directory) is there, listed again when it may not be entered, and any
+// other error fails the search rather than leave its files out.
+func TestFailedDir(t *testing.T) {
+	for _, tc := range []struct {
+		err     error
+		state   uint8
+		failing bool
+	}{
+		{unix.ENOENT, dirGone, false},
+		{unix.ENOTDIR, dirGone, false},
+		{unix.ELOOP, dirGone, false},
+		{unix.EACCES, dirChanged, false},
+		{unix.EMFILE, dirGone, true},
+		{unix.EIO, dirGone, true},
+	} {
+		state, err := failedDir(tc.err)
+		if state != tc.state || (err != nil) != tc.failing {
+			t.Errorf("%v: state %d, error %v; want state %d, failing %v", tc.err, state, err, tc.state, tc.failing)
+		}
 	}
 }
 

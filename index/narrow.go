@@ -140,6 +140,29 @@ const (
 	fileSame
 )
 
+// What the stat pass found of an indexed directory.
+const (
+	dirSame    = iota
+	dirChanged // listed again through the walk
+	dirGone    // or no longer a directory: its files are gone from the list
+)
+
+// failedDir is what an indexed directory that could not be opened or
+// stat'ed is to the stat pass: gone when nothing is there or it is no
+// longer a directory (a link), changed when it may not be entered (the
+// walk then answers for it as a scan does), and for any other error
+// (EMFILE, EIO) the error, which fails the search: a list without the
+// directory's files would answer less than the tree holds, with exit 0.
+func failedDir(err error) (uint8, error) {
+	switch err {
+	case unix.ENOENT, unix.ENOTDIR, unix.ELOOP:
+		return dirGone, nil
+	case unix.EACCES, unix.EPERM:
+		return dirChanged, nil
+	}
+	return dirGone, err
+}
+
 // errWalk says that the list cannot be proven: grep walks.
 var errWalk = errors.New("walk the tree")
 
@@ -179,7 +202,8 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	if r, ok := askWatcher(ix); ok {
 		check = r.toCheck(ix)
 	}
-	dirState := make([]uint8, len(ix.dirs)) // 0 same, 1 changed, 2 gone or not a directory
+	dirState := make([]uint8, len(ix.dirs))
+	dirErr := make([]error, len(ix.dirs))
 	fileState := make([]uint8, len(ix.files))
 	parallel(len(ix.dirs), func(i int) {
 		if check != nil && !check[i] {
@@ -190,36 +214,49 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 		}
 		fd, err := unix.Open(filepath.Join(ix.root, ix.dirs[i].path), dirFlags, 0)
 		if err != nil {
-			dirState[i] = 2
+			dirState[i], dirErr[i] = failedDir(err)
 			return
 		}
 		defer unix.Close(fd)
 		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil {
-			dirState[i] = 2
+		if err := unix.Fstat(fd, &st); err != nil {
+			dirState[i], dirErr[i] = failedDir(err)
 			return
 		}
 		if !localfs.IsVersion(&st, ix.dirs[i].version) {
-			dirState[i] = 1
+			dirState[i] = dirChanged
 			return
 		}
 		for _, j := range filesOf[i] {
 			fe := &ix.files[j]
-			if unix.Fstatat(fd, path.Base(fe.rel), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			err := unix.Fstatat(fd, path.Base(fe.rel), &st, unix.AT_SYMLINK_NOFOLLOW)
+			switch {
+			case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
 				fileState[j] = fileChanged
 				if fe.isStat(&st) {
 					fileState[j] = fileSame
 				}
+			case err != nil && err != unix.ENOENT:
+				// Not known gone: the walk lists the directory again
+				// and answers for its files as a scan does.
+				dirState[i] = dirChanged
+				return
 			}
 		}
 	})
+	for _, err := range dirErr {
+		if err != nil {
+			return nil, fault.Errorf(fault.CodeIOError, "checking the index against the tree failed: %v.", err).WithCause(err).
+				WithHint("retry; if it persists, raise the limit it hit (ulimit -n for open files) or search with --no-index")
+		}
+	}
 	changed := map[string]bool{}
 	var gone []string
 	for i, s := range dirState {
 		switch s {
-		case 1:
+		case dirChanged:
 			changed[ix.dirs[i].path] = true
-		case 2:
+		case dirGone:
 			gone = append(gone, ix.dirs[i].path+"/")
 		}
 	}
@@ -328,38 +365,33 @@ func parent(rel string) string {
 // opener opens the file at rel relative to its directory, once that is
 // proven to be the one the stat pass found (an ancestor swapped for a link
 // since is a directory of another identity), never following a link:
-// what a walk's open does, at the cost of three system calls.
+// what a walk's open does, at the cost of three system calls. When it
+// cannot (the directory changed since, the open failed), the error is
+// core.ErrReopen: the search opens the file by its path, whose error, if
+// any, is the answer, as in a walk.
 func (ix *Index) opener(rel, dirVersion string) func() (io.ReadCloser, error) {
 	dir := filepath.Join(ix.root, parent(rel))
 	name := path.Base(rel)
 	return func() (io.ReadCloser, error) {
 		dfd, err := unix.Open(dir, dirFlags, 0)
 		if err != nil {
-			return nil, goneSince(rel)
+			return nil, core.ErrReopen
 		}
 		defer unix.Close(dfd)
 		var st unix.Stat_t
 		if unix.Fstat(dfd, &st) != nil || !localfs.IsVersion(&st, dirVersion) {
-			return nil, goneSince(rel)
+			return nil, core.ErrReopen
 		}
 		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, goneSince(rel)
+			return nil, core.ErrReopen
 		}
 		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			unix.Close(fd)
-			return nil, goneSince(rel)
+			return nil, core.ErrReopen
 		}
 		return localfs.FDReader(fd), nil
 	}
-}
-
-// goneSince is the error of a file changed into something else, or moved,
-// since the stat pass: the search skips it, as a walk skips a file gone
-// since its listing.
-func goneSince(rel string) error {
-	return fault.Errorf(fault.CodeNotFound, "the file changed during the search.").WithPath(rel).
-		WithHint("search again")
 }
 
 // sameNow reports whether a walked file is the indexed one.
