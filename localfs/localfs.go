@@ -159,10 +159,20 @@ func New(cfg Config) (*FS, error) {
 	}
 	// The longest root first, so a nested root wins over its parent.
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
+	var denyPaths []string
 	for _, d := range append(append([]string{}, DefaultDeny...), cfg.Deny...) {
+		denyPaths = append(denyPaths, joinAbs(f.cwd, d))
+		if !filepath.IsAbs(d) && f.base != f.cwd {
+			// Where relative paths start, as for any path given (the first
+			// root from a working directory outside the roots); and in the
+			// working directory too, so that no reading loses a deny.
+			denyPaths = append(denyPaths, joinAbs(f.base, d))
+		}
+	}
+	for _, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there.
-		e := denied{path: resolveExisting(joinAbs(f.cwd, d))}
+		e := denied{path: resolveExisting(d)}
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
