@@ -25,7 +25,9 @@ import (
 // The lock files live in a state directory outside the user's tree, one
 // directory per root (named by the root's device and inode, so every
 // spelling of the root shares it) and one empty file per path (named by a
-// hash of the path relative to the root). The data files are never locked.
+// hash of the path relative to the root). The regular file a mutation
+// changes is also locked itself, last (lockData): processes with other
+// state directories take other lock files, but meet on the file.
 // flock locks belong to the open file description: a process killed with
 // SIGKILL frees them as the kernel closes its descriptors.
 //
@@ -256,6 +258,23 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		}
 		held = append(held, fd)
 	}
+	locked := map[[2]uint64]bool{} // a file under two names (hard links) is locked once
+	for _, p := range order {
+		if how[p] != unix.LOCK_EX {
+			continue
+		}
+		fd, err := lockData(ctx, p, deadline, locked)
+		if err != nil {
+			release()
+			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil, &lockError{err: err, path: p}
+			}
+			return nil, err
+		}
+		if fd >= 0 {
+			held = append(held, fd)
+		}
+	}
 	return sync.OnceFunc(func() {
 		// A path's own lock file goes while it is held exclusively, so the
 		// state directory keeps only the lock files of directories; a
@@ -315,6 +334,42 @@ func lockFile(ctx context.Context, path string, how int, deadline time.Time) (in
 		unix.Close(fd)
 		if err != nil && !errors.Is(err, unix.ENOENT) {
 			return -1, err
+		}
+	}
+}
+
+// lockData takes an exclusive flock on the regular file at the real path
+// p itself, once the lock files are held: those live in a state directory
+// of one user's environment, and a process with another (another HOME,
+// user or container sharing the tree) takes other lock files. The file's
+// own lock excludes any two agentfs processes that change it. A file
+// replaced (renamed over) while this process waited is locked again as it
+// is now. -1 when there is no regular file to lock (not yet created, a
+// directory), it may not be opened for reading, or it is in locked, the
+// files (device, inode) this process holds, where it is added.
+func lockData(ctx context.Context, p string, deadline time.Time, locked map[[2]uint64]bool) (int, error) {
+	for {
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, nil // absent, a link, unreadable: the lock files alone
+		}
+		var held, now unix.Stat_t
+		if unix.Fstat(fd, &held) != nil || held.Mode&unix.S_IFMT != unix.S_IFREG || locked[[2]uint64{uint64(held.Dev), held.Ino}] {
+			unix.Close(fd)
+			return -1, nil
+		}
+		if err := flockWait(ctx, fd, unix.LOCK_EX, deadline); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		err = unix.Lstat(p, &now)
+		if err == nil && held.Dev == now.Dev && held.Ino == now.Ino {
+			locked[[2]uint64{uint64(held.Dev), held.Ino}] = true
+			return fd, nil
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, nil // gone while this process waited
 		}
 	}
 }

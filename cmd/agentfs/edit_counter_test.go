@@ -17,7 +17,9 @@ import (
 // real agentfs edit. Every edit rewrites the whole file, so an edit whose
 // read and replace were not covered by one lock would write back another
 // worker's old line: that worker's next edit finds no match and the total
-// falls short of 3200.
+// falls short of 3200. Half of the workers keep their state (lock files)
+// in another directory, as agents with another HOME, user or container
+// sharing the tree do: they must exclude each other all the same.
 func TestEditCounterAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 3200 processes")
@@ -27,7 +29,7 @@ func TestEditCounterAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, state := t.TempDir(), t.TempDir()
+	dir, states := t.TempDir(), [2]string{t.TempDir(), t.TempDir()}
 	var initial strings.Builder
 	for w := range workers {
 		fmt.Fprintf(&initial, "worker-%02d: %04d\n", w, 0)
@@ -48,7 +50,7 @@ func TestEditCounterAcrossProcesses(t *testing.T) {
 					"--old", fmt.Sprintf("worker-%02d: %04d", w, n),
 					"--new", fmt.Sprintf("worker-%02d: %04d", w, n+1))
 				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "AGENTFS_STATE_DIR="+state)
+				cmd.Env = append(os.Environ(), "AGENTFS_STATE_DIR="+states[w%2])
 				out, err := cmd.Output()
 				if err != nil {
 					var stderr []byte
