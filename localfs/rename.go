@@ -50,6 +50,29 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if err := backend.CheckSwap(src.display, backend.WriteOptions{IfVersion: opts.IfVersion}, true, version(&st)); err != nil {
 		return backend.FileInfo{}, err
 	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		for _, d := range f.deny {
+			if _, ok := within(src.real, d.path); ok {
+				// Moved, the denied location would be reachable by a name
+				// no deny path spells.
+				return backend.FileInfo{}, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(src.display).
+					WithHint("move the files around the denied path one by one; nothing was moved")
+			}
+		}
+	}
+	var dstSt unix.Stat_t
+	if !opts.IfAbsent && unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		dstSt.Dev == st.Dev && dstSt.Ino == st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		// Two names of one file: rename(2) does nothing and succeeds. The
+		// move's outcome is the source's name gone.
+		if err := unix.Unlinkat(src.fd(), src.name, 0); err != nil {
+			return backend.FileInfo{}, mapErr(err, src.display)
+		}
+		if err := syscalls.fsync(src.fd()); err != nil {
+			return backend.FileInfo{}, mapErr(err, src.display)
+		}
+		return infoAt(dst.fd(), dst.name, dst.display)
+	}
 	if opts.IfAbsent {
 		err = renameNoReplace(src.fd(), src.name, dst.fd(), dst.name)
 	} else {
