@@ -148,23 +148,9 @@ func kebab(s string) string {
 // valid one, aliases are renamed to their field, and a type mismatch names the
 // field and the type it wants.
 func DecodeJSON(data []byte, req any) error {
-	if err := checkJSONText(data); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	raw, err := decodeValue(dec, "")
+	raw, err := parseStrict(data)
 	if err != nil {
-		var e *fault.Error
-		if errors.As(err, &e) {
-			return e
-		}
-		return fault.InvalidArgument("the request is not valid JSON: %s.", jsonErrorText(err)).
-			WithHint(`send one JSON object, for example {"path":"main.go"}`)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fault.InvalidArgument("the request has data after its JSON object.").
-			WithHint("send exactly one JSON object per request")
+		return err
 	}
 	if _, ok := raw.(map[string]any); !ok {
 		return fault.InvalidArgument("the request must be a JSON object.").
@@ -198,6 +184,39 @@ func DecodeJSON(data []byte, req any) error {
 		v.FieldByIndex(b.index).SetString(b.value)
 	}
 	return nil
+}
+
+// CheckJSON refuses the JSON text data as DecodeJSON would: bytes that are
+// not UTF-8, an unpaired surrogate escape, a key given twice in one
+// object, data after the value. For the envelopes that encoding/json
+// decodes (a batch line, an MCP message), where the last of two keys would
+// silently win: {"tool":"read","tool":"rm"} must not remove a file.
+func CheckJSON(data []byte) error {
+	_, err := parseStrict(data)
+	return err
+}
+
+// parseStrict decodes one JSON value with CheckJSON's checks.
+func parseStrict(data []byte) (any, error) {
+	if err := checkJSONText(data); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	raw, err := decodeValue(dec, "")
+	if err != nil {
+		var e *fault.Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		return nil, fault.InvalidArgument("the request is not valid JSON: %s.", jsonErrorText(err)).
+			WithHint(`send one JSON object, for example {"path":"main.go"}`)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fault.InvalidArgument("the request has data after its JSON object.").
+			WithHint("send exactly one JSON object per request")
+	}
+	return raw, nil
 }
 
 // checkJSONText refuses what encoding/json would silently turn into U+FFFD:

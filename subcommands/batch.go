@@ -2,7 +2,10 @@ package subcommands
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
+	"strings"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
@@ -58,26 +61,46 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		byName[t.Info().Name] = t
 	}
 	o := outputOf(c)
-	in := bufio.NewScanner(streamsOf(c).Stdin)
-	in.Buffer(make([]byte, 64<<10), maxRequestBytes)
+	lines := make(chan inputLine)
+	go readLines(streamsOf(c).Stdin, maxRequestBytes, lines)
 	enc := json.NewEncoder(o.streams.Stdout)
 	enc.SetEscapeHTML(false)
 	code := 0
-	for in.Scan() {
-		if len(in.Bytes()) == 0 {
+	for {
+		var in inputLine
+		select {
+		case <-c.Context.Done():
+			// Waiting for a line, as between requests: the batch ends.
+			return fault.Interrupted(c.Context)
+		case in = <-lines:
+		}
+		if in.err == io.EOF {
+			break
+		}
+		if in.err != nil {
+			return fault.Errorf(fault.CodeIOError, "standard input could not be read: %s.", in.err).
+				WithHint("check what writes the requests")
+		}
+		if len(in.data) == 0 && !in.tooLong {
 			continue
 		}
 		var line batchLine
 		answer := batchAnswer{}
-		err := json.Unmarshal(in.Bytes(), &line)
+		err := core.CheckJSON(in.data)
+		if err == nil {
+			err = json.Unmarshal(in.data, &line)
+		}
 		answer.ID = line.ID
 		switch t, known := byName[line.Tool]; {
+		case in.tooLong:
+			err = fault.Errorf(fault.CodeTooLarge, "the line is over %d MiB, the most a request may take.", maxRequestBytes>>20).
+				WithHint("pass large content by file (contentFile, patchFile) instead of inline")
 		case len(line.ID) > maxBatchID:
 			answer.ID = nil
 			err = fault.InvalidArgument("the id is %d bytes, over %d.", len(line.ID), maxBatchID).
 				WithHint("use a short id (a number, or a short string)")
 		case err != nil:
-			err = fault.InvalidArgument("the line is not a JSON object {tool, args, id}: %s.", err).
+			err = fault.InvalidArgument("the line is not a JSON object {tool, args, id}: %s", strings.TrimSuffix(fault.AsError(err).Message, ".")+".").
 				WithHint(`write one request a line: {"tool":"read","args":{"path":"a.go"},"id":1}`)
 		case !known:
 			err = fault.InvalidArgument("there is no tool %q.", line.Tool).
@@ -102,10 +125,46 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			return fault.Interrupted(c.Context)
 		}
 	}
-	if err := in.Err(); err != nil {
-		return fault.Errorf(fault.CodeIOError, "standard input could not be read: %s.", err).
-			WithHint("write requests of at most 64 MiB a line")
-	}
 	o.code = code
 	return nil
+}
+
+// inputLine is a line of a batch's input, without its newline: its bytes,
+// or tooLong (its bytes dropped), or the error that ended the input
+// (io.EOF at its end).
+type inputLine struct {
+	data    []byte
+	tooLong bool
+	err     error
+}
+
+// readLines sends the lines of r, each of at most max bytes, until r ends.
+// On a goroutine of its own, so that an interrupt ends a batch waiting for
+// its next line; a line over max is dropped up to its newline, so that
+// the batch answers it with an error and goes on.
+func readLines(r io.Reader, max int, out chan<- inputLine) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		var line []byte
+		tooLong := false
+		for {
+			part, err := br.ReadSlice('\n')
+			if !tooLong {
+				line = append(line, part...)
+				if len(line) > max+1 {
+					line, tooLong = nil, true
+				}
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil && (err != io.EOF || len(line) == 0 && !tooLong) {
+				out <- inputLine{err: err}
+				return
+			}
+			break
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		out <- inputLine{data: line, tooLong: tooLong}
+	}
 }

@@ -1,6 +1,7 @@
 package subcommands
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,5 +340,54 @@ func TestPanicInToolIsAnError(t *testing.T) {
 	_, err := runStoppable(context.Background(), &core.Tools{}, func() (int, error) { panic("boom") })
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, "internal error: boom") {
 		t.Fatalf("a panicking tool: %v", err)
+	}
+}
+
+// TestInterruptedBatchWaitingForALine: a signal while a batch waits for
+// its next line ends it at once with 130, not when stdin closes with 0.
+func TestInterruptedBatchWaitingForALine(t *testing.T) {
+	t.Chdir(t.TempDir())
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	or, ow := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, []string{"batch"}, Streams{Stdin: pr, Stdout: ow, Stderr: &errb}) }()
+	go pw.Write([]byte(`{"tool":"ls","id":1}` + "\n"))
+	answer, err := bufio.NewReader(or).ReadString('\n')
+	if err != nil || !strings.Contains(answer, `"id":1`) {
+		t.Fatalf("the first answer: %q, %v", answer, err)
+	}
+	go io.Copy(io.Discard, or)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 130 || !strings.Contains(errb.String(), `"INTERRUPTED"`) {
+			t.Fatalf("interrupted while waiting: exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch went on waiting for a line after the interrupt")
+	}
+}
+
+// TestBatchLineTooLong: a line over the bound is dropped up to its newline
+// and answered with its error; the lines around it are read whole.
+func TestBatchLineTooLong(t *testing.T) {
+	lines := make(chan inputLine)
+	go readLines(strings.NewReader("ab\n0123456789\r\ncd\r\n\nlast"), 4, lines)
+	var got []string
+	for l := <-lines; l.err != io.EOF; l = <-lines {
+		switch {
+		case l.err != nil:
+			t.Fatal(l.err)
+		case l.tooLong:
+			got = append(got, "<too long>")
+		default:
+			got = append(got, string(l.data))
+		}
+	}
+	if want := []string{"ab", "<too long>", "cd", "", "last"}; !slices.Equal(got, want) {
+		t.Fatalf("lines %q, want %q", got, want)
 	}
 }
