@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/agentfs/agentfs/core"
@@ -69,7 +71,10 @@ func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) err
 			return callResult(res, err)
 		})
 	}
-	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(s.Stdin), Writer: nopCloser{s.Stdout}})
+	out := &syncWriter{w: s.Stdout}
+	lines := make(chan inputLine)
+	go readLines(s.Stdin, mcp.DefaultMaxLineLength, lines)
+	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(&mcpFrames{lines: lines, out: out}), Writer: nopCloser{out}})
 	if errors.Is(err, io.EOF) {
 		// The client closed stdin: the session is over.
 		return nil
@@ -78,6 +83,91 @@ func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) err
 		return fault.Interrupted(ctx)
 	}
 	return err
+}
+
+// mcpFrames is the MCP server's input: the lines of stdin that are
+// JSON-RPC messages the SDK's transport takes. It answers each other line
+// itself with a JSON-RPC error, -32700 when it is not JSON and -32600 when
+// it is no message: the transport stops at the first line it cannot
+// decode, which ended the session. A key given twice or bytes that are not
+// UTF-8 are refused as in any request: with two "name"s the last chose
+// the tool.
+type mcpFrames struct {
+	lines   <-chan inputLine
+	out     io.Writer
+	pending []byte
+}
+
+func (f *mcpFrames) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		in := <-f.lines
+		if in.err != nil {
+			return 0, in.err
+		}
+		if !in.tooLong && len(bytes.TrimSpace(in.data)) == 0 {
+			continue
+		}
+		if code, msg, id := frameError(in); code != 0 {
+			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+			if err != nil {
+				return 0, err
+			}
+			if _, err := f.out.Write(append(reply, '\n')); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		f.pending = append(in.data, '\n')
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// frameError is the JSON-RPC error of a line that is no message the
+// transport can take, with the id to answer (null when it has none);
+// code 0 for a message.
+func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
+	id = json.RawMessage("null")
+	const parseError, invalidRequest = -32700, -32600
+	switch {
+	case in.tooLong:
+		return invalidRequest, fmt.Sprintf("the message is over %d MiB", mcp.DefaultMaxLineLength>>20), id
+	case !json.Valid(in.data):
+		return parseError, "the line is not JSON: send one JSON-RPC message a line", id
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(in.data, &m) != nil {
+		return invalidRequest, "a message is a JSON object; batches are not supported", id
+	}
+	if raw, ok := m["id"]; ok && len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		id = raw
+	} else if ok && string(raw) != "null" {
+		return invalidRequest, "the id must be a string or a number", id
+	}
+	if err := core.CheckJSON(in.data); err != nil {
+		return invalidRequest, strings.TrimSuffix(fault.AsError(err).Message, "."), id
+	}
+	if string(m["jsonrpc"]) != `"2.0"` {
+		return invalidRequest, `the message must have "jsonrpc": "2.0"`, id
+	}
+	if method, ok := m["method"]; ok && (len(method) == 0 || method[0] != '"') {
+		return invalidRequest, "the method must be a string", id
+	}
+	return 0, "", nil
+}
+
+// syncWriter serialises the writes of the server and of mcpFrames, each a
+// whole message.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // callResult is a tool's answer as an MCP result.

@@ -1,6 +1,7 @@
 package subcommands
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -147,4 +148,64 @@ func sameJSON(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return json.Unmarshal(ja, &va) == nil && json.Unmarshal(jb, &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+// TestMCPBadLines: a line that is no JSON-RPC message gets a JSON-RPC
+// error and the session goes on (the SDK's transport alone ended it); a
+// key given twice is refused as in any request (the last "name" chose
+// the tool: read became rm).
+func TestMCPBadLines(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "v.txt")
+	os.WriteFile(victim, []byte("keep\n"), 0o644)
+	toServer, in := io.Pipe()
+	out, fromServer := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		code <- Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: toServer, Stdout: fromServer, Stderr: io.Discard})
+		fromServer.Close()
+	}()
+	replies := bufio.NewReader(out)
+	exchange := func(line string) map[string]any {
+		t.Helper()
+		go in.Write([]byte(line + "\n"))
+		reply, err := replies.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no reply to %s: %v", line, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(reply), &m); err != nil {
+			t.Fatalf("reply to %s: %q is not JSON", line, reply)
+		}
+		return m
+	}
+	exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	go in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	for _, tc := range []struct {
+		line string
+		code float64
+		id   any
+	}{
+		{`garbage`, -32700, nil},
+		{`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, -32600, nil},
+		{`{"id":14,"method":"ping"}`, -32600, 14.0},
+		{`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"agentfs_read","name":"agentfs_rm","arguments":{"path":"v.txt"}}}`, -32600, "x"},
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, -32600, nil},
+	} {
+		reply := exchange(tc.line)
+		e, _ := reply["error"].(map[string]any)
+		if e == nil || e["code"] != tc.code || reply["id"] != tc.id {
+			t.Errorf("%s: reply %v, want error %v with id %v", tc.line, reply, tc.code, tc.id)
+		}
+	}
+	if reply := exchange(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); reply["id"] != 2.0 || reply["error"] != nil {
+		t.Fatalf("after the bad lines, ping: %v", reply)
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatalf("the file named by the second \"name\" is gone: %v", err)
+	}
+	in.Close()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d at the end of input", c)
+	}
 }
