@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -79,10 +80,18 @@ func (e *Error) Unwrap() error { return e.Err }
 // as a 5 MB error.
 const MaxEchoBytes = 1024
 
-// MarshalJSON writes the error with every string cut to MaxEchoBytes.
+// MarshalJSON writes the error with every string cut to MaxEchoBytes, and
+// without HTML escaping (a path "a<b" stays as it is, as in results): an
+// encoder's SetEscapeHTML(false) does not undo what json.Marshal escaped.
 func (e *Error) MarshalJSON() ([]byte, error) {
 	type plain Error
-	return json.Marshal((*plain)(e.Bounded()))
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode((*plain)(e.Bounded())); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Bounded is a copy of e with every string cut to MaxEchoBytes.
@@ -111,6 +120,47 @@ func (e *Error) Bounded() *Error {
 		}
 	}
 	return &c
+}
+
+// Within is e bounded (see Bounded) so that its JSON takes at most n bytes,
+// as --max-bytes bounds every answer. What goes first is what echoes the
+// input: the path is cut (then dropped), the suggestions dropped, the
+// message cut; then the hint and the details, which say what to do. n of 0
+// or less bounds nothing more than Bounded.
+func (e *Error) Within(n int) *Error {
+	b := e.Bounded()
+	size := func() int { j, _ := b.MarshalJSON(); return len(j) }
+	if n <= 0 || size() <= n {
+		return b
+	}
+	b.PathBase64 = ""
+	b.Path = cutTo(b.Path, len(b.Path)-(size()-n))
+	if size() > n {
+		b.Path = ""
+	}
+	b.Suggestions = nil
+	if over := size() - n; over > 0 {
+		b.Message = cutTo(b.Message, len(b.Message)-over)
+	}
+	if size() > n {
+		b.Hint = ""
+	}
+	if size() > n {
+		b.Details = nil
+	}
+	return b
+}
+
+// cutTo cuts s to about n bytes, marked, at a character boundary; "" when
+// nothing of it would be left.
+func cutTo(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	if n -= len("…"); n <= 0 {
+		return ""
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // cutEcho cuts s to MaxEchoBytes at a character boundary, saying how much

@@ -120,7 +120,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 			return usageError(err, nil)
 		},
 		Before: func(c *cli.Context) error {
-			out.format = c.String("format")
+			out.format, out.maxBytes = c.String("format"), c.Int("max-bytes")
 			if colored(c.String("color"), s.Stdout) {
 				out.palette = registry.Colors
 			}
@@ -172,6 +172,14 @@ type output struct {
 	// fields are the request's fields when it came as JSON: an error then
 	// names them as JSON fields where core spelled them as flags.
 	fields []core.FieldSpec
+	// maxBytes is --max-bytes, which bounds an error as any answer.
+	maxBytes int
+}
+
+// errorWithin is e as an answer of at most --max-bytes bytes,
+// {"error":...} and its newline.
+func (o *output) errorWithin(e *fault.Error) *fault.Error {
+	return e.Within(o.maxBytes - len(`{"error":}`+"\n"))
 }
 
 func outputOf(c *cli.Context) *output { return c.App.Metadata["out"].(*output) }
@@ -213,7 +221,7 @@ func (o *output) note(e *fault.Error) {
 	}
 	enc := json.NewEncoder(o.streams.Stderr)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(map[string]any{"error": e})
+	_ = enc.Encode(map[string]any{"error": o.errorWithin(e)})
 }
 
 // text writes a text rendering: the data on standard output, the notes on
@@ -262,7 +270,7 @@ func (o *output) fail(err error) int {
 	} else {
 		enc := json.NewEncoder(o.streams.Stderr)
 		enc.SetEscapeHTML(false)
-		_ = enc.Encode(map[string]any{"error": e})
+		_ = enc.Encode(map[string]any{"error": o.errorWithin(e)})
 	}
 	o.code = exitCode(e.Code)
 	return o.code

@@ -113,7 +113,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		}
 		if err != nil {
 			e := fault.AsError(err)
-			answer.Result, answer.Error = nil, e.Bounded()
+			// The id and the frame, {"id":...,"error":} and a newline,
+			// take their bytes of the bound too.
+			answer.Result, answer.Error = nil, e.Within(o.maxBytes-len(answer.ID)-len(`{"id":,"error":}`+"\n"))
 			if code == 0 {
 				code = exitCode(e.Code)
 			}

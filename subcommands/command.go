@@ -239,24 +239,13 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 // bytes: the error's hint, suggestions and details go first when it does
 // not fit, then its message is cut.
 func errorItem(path string, e *fault.Error, share int) map[string]any {
-	item := map[string]any{"error": e}
+	item := map[string]any{}
 	item["path"], item["pathBase64"] = fault.PathText(path)
 	if item["pathBase64"] == "" {
 		delete(item, "pathBase64")
 	}
-	size := func() int { b, _ := json.Marshal(item); return len(b) }
-	if size() <= share {
-		return item
-	}
-	b := e.Bounded()
-	slim := &fault.Error{Code: b.Code, Message: b.Message, Path: b.Path}
-	item["error"] = slim
-	for over := size() - share; over > 0 && slim.Message != ""; over = size() - share {
-		slim.Message = strings.ToValidUTF8(slim.Message[:max(0, len(slim.Message)-over-3)], "") + "…"
-		if len(slim.Message) <= len("…") {
-			slim.Message, slim.Path = "", ""
-		}
-	}
+	rest, _ := json.Marshal(item)
+	item["error"] = e.Within(max(1, share-len(rest)-len(`"error":,`)))
 	return item
 }
 
