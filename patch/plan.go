@@ -87,6 +87,9 @@ type file struct {
 	existed, exists bool // before the patch, and now
 	content, from   string
 	chunks          []Located
+	// wroteAt is the patch line of the section that wrote this path
+	// whole (an add, or a move to it), 0 for none.
+	wroteAt int
 }
 
 type planner struct {
@@ -121,7 +124,10 @@ func (pl *planner) apply(op Op) error {
 		return err
 	}
 	if op.Kind == Add {
-		*f = file{existed: f.existed, exists: true, content: op.Content}
+		if err := overwritten(op, name, f); err != nil {
+			return err
+		}
+		*f = file{existed: f.existed, exists: true, content: op.Content, wroteAt: op.Line}
 		return nil
 	}
 	if !f.exists {
@@ -143,9 +149,25 @@ func (pl *planner) apply(op Op) error {
 	if err != nil {
 		return err
 	}
-	*dest = file{existed: dest.existed, exists: true, content: f.content, from: f.from, chunks: f.chunks}
+	if err := overwritten(op, backend.Clean(op.MoveTo), dest); err != nil {
+		return err
+	}
+	*dest = file{existed: dest.existed, exists: true, content: f.content, from: f.from, chunks: f.chunks, wroteAt: op.Line}
 	*f = file{existed: f.existed}
 	return nil
+}
+
+// overwritten refuses op writing the path name whole (f) when an earlier
+// section of the patch wrote it whole: what that section wrote would be
+// lost without a trace (two moves to one path, a move onto an added file).
+// A file that existed before the patch may be overwritten, as in Codex.
+func overwritten(op Op, name string, f *file) error {
+	if !f.exists || f.wroteAt == 0 {
+		return nil
+	}
+	return fault.Errorf(fault.CodePatchVerify, "the section at patch line %d writes %s, which the section at patch line %d already wrote: that file would be lost.", op.Line, name, f.wroteAt).
+		WithPath(name).WithDetail("patchLine", op.Line).WithDetail("wroteAt", f.wroteAt).
+		WithHint("write each path once: move or add to another path, or merge the two sections")
 }
 
 func missing(op Op, removed bool) *fault.Error {

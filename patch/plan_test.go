@@ -197,6 +197,10 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3}, "read the file"},
 		{"overlap", map[string]string{"a": "x\ny\n"}, []string{"*** Update File: a", "@@", "-y", "+Y", "@@", " x", "-y", "+Z", "*** End of File"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunks": []int{1, 2}, "patchLine": 2}, "merge the two chunks"},
+		{"two moves to one path", map[string]string{"a": "a1\n", "b": "b1\n"}, []string{"*** Update File: a", "*** Move to: c", "@@", "-a1", "+A1", "*** Update File: b", "*** Move to: c", "@@", "-b1", "+B1"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 7, "wroteAt": 2}, "write each path once"},
+		{"a move onto an added file", map[string]string{"a": "a1\n"}, []string{"*** Add File: c", "+new", "*** Update File: a", "*** Move to: c", "@@", "-a1", "+A1"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 4, "wroteAt": 2}, "write each path once"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
 	}
