@@ -18,10 +18,15 @@ var syscalls = struct {
 	renameat func(olddirfd int, oldpath string, newdirfd int, newpath string) error
 	// renameExclusive renames only when to does not exist.
 	renameExclusive func(fromDir int, from string, toDir int, to string) error
+	// reserve allocates the blocks of a file's first size bytes without
+	// changing its size: an in-place write then cannot run out of space
+	// half-way, having overwritten the old bytes.
+	reserve func(fd int, size int64) error
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,
 	fsync:           unix.Fsync,
 	renameat:        unix.Renameat,
 	renameExclusive: renameExclusive,
+	reserve:         reserve,
 }

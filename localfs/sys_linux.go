@@ -26,3 +26,18 @@ func reopen(pathFile *os.File, flags int) (*os.File, error) {
 func renameExclusive(fromDir int, from string, toDir int, to string) error {
 	return unix.Renameat2(fromDir, from, toDir, to, unix.RENAME_NOREPLACE)
 }
+
+// reserve allocates the first size bytes of fd, keeping its size. A file
+// system that cannot (EOPNOTSUPP) gets the write unreserved.
+func reserve(fd int, size int64) error {
+	for {
+		err := unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, size)
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.EOPNOTSUPP, unix.ENOSYS:
+			return nil
+		}
+		return err
+	}
+}

@@ -341,8 +341,15 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, ifVersion
 	if err := backend.CheckSwap(display, backend.WriteOptions{IfVersion: ifVersion}, true, version(&st)); err != nil {
 		return backend.FileInfo{}, err
 	}
+	if int64(len(data)) > st.Size {
+		// Out of space now, the old content is still whole.
+		if err := syscalls.reserve(fd, int64(len(data))); err != nil {
+			return backend.FileInfo{}, mapErr(err, display).WithHint("free some space and retry; the file is unchanged")
+		}
+	}
 	if _, err := syscalls.writeAt(file, data, 0); err != nil {
-		return backend.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, mapErr(err, display).
+			WithHint("the write through the file's own inode (inPlace) may have left it part old, part new: write it again once the cause is gone")
 	}
 	if err := file.Truncate(int64(len(data))); err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
