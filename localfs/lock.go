@@ -465,12 +465,26 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 }
 
 // resolveExisting resolves the links of the longest existing prefix of the
-// absolute path p and appends the rest as spelled.
-func resolveExisting(p string) string {
+// absolute path p and appends the rest as spelled. A link that leads
+// nowhere yet is followed to where it leads, as open(2) with O_CREAT
+// follows it: a write through it creates its target.
+func resolveExisting(p string) string { return resolveFrom(p, 0) }
+
+// maxLinks bounds the dangling links resolveFrom follows, as the kernel's
+// 40 bounds a lookup's.
+const maxLinks = 40
+
+func resolveFrom(p string, links int) string {
 	rest := ""
 	for q := p; ; q = filepath.Dir(q) {
 		if real, err := evalSymlinks(q); err == nil {
 			return filepath.Join(real, rest)
+		}
+		if target, err := os.Readlink(q); err == nil && links < maxLinks {
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(q), target)
+			}
+			return resolveFrom(filepath.Join(target, rest), links+1)
 		}
 		if filepath.Dir(q) == q {
 			return p
