@@ -129,6 +129,18 @@ func (s *searcher) refill(r io.Reader, buf []byte, p int) ([]byte, int, bool, er
 	for i := 0; i < s.context && keep > 0; i++ {
 		keep = bytes.LastIndexByte(buf[:keep-1], '\n') + 1
 	}
+	if len(buf)-keep > maxLineBuffer-readChunk {
+		// Context lines that would fill the largest buffer leave no room
+		// to read on, and the search went round without end: keep only
+		// those that fit, and none of a line longer than the buffer.
+		from := len(buf) - (maxLineBuffer - readChunk)
+		keep = p
+		if from < p {
+			if i := bytes.IndexByte(buf[from:p], '\n'); i >= 0 {
+				keep = from + i + 1
+			}
+		}
+	}
 	if keep > 0 {
 		n := copy(buf, buf[keep:])
 		buf = buf[:n]

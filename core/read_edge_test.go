@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 
 	"github.com/agentfs/agentfs/fault"
@@ -328,4 +329,21 @@ func utf8Codec(t *testing.T) textfile.Codec {
 		t.Fatalf("utf-8 codec: %+v, %v", cls, err)
 	}
 	return cls.Codec
+}
+
+// TestGrepContextAfterALineFillingTheBuffer: a match after a line that
+// fills the largest buffer, with context, is found at once. The context
+// kept before the search position once left no room to read on, and the
+// search went round until its timeout (exit 0, nothing found).
+func TestGrepContextAfterALineFillingTheBuffer(t *testing.T) {
+	file := strings.Repeat("a", maxLineBuffer-1) + "\nzzz\nafter\n"
+	tl := &Tools{FS: memfs.New(map[string]string{"l.txt": file})}
+	res, err := tl.Grep(context.Background(), GrepRequest{Path: ".", Query: "zzz", Context: 1, Timeout: Duration(time.Minute)})
+	if err != nil || res.TimedOut || res.Count != 1 || len(res.Files) != 1 {
+		t.Fatalf("count %d, timed out %v, %v", res.Count, res.TimedOut, err)
+	}
+	b := res.Files[0].Blocks[0]
+	if last := b.Lines[len(b.Lines)-1]; b.Start > 2 || last != "after" {
+		t.Fatalf("block from line %d, last line %q", b.Start, last)
+	}
 }
