@@ -54,7 +54,7 @@ func (t tool[Req, Res]) header() *cli.Command {
 
 func (t tool[Req, Res]) command() *cli.Command {
 	specs := core.Fields(reflect.TypeFor[Req]())
-	flags := []cli.Flag{&cli.StringFlag{Name: "json", Usage: "the request as a JSON object, or - to read it from stdin"}}
+	flags := []cli.Flag{&cli.GenericFlag{Name: "json", Value: &onceString{}, Usage: "the request as a JSON object, or - to read it from stdin"}}
 	for _, s := range specs {
 		if f := flagFor(s); f != nil {
 			flags = append(flags, f)
@@ -285,6 +285,23 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 	return zero, fault.Interrupted(ctx)
 }
 
+// onceString is the value of a flag given at most once: --json twice, the
+// second silently won.
+type onceString struct {
+	v   string
+	set bool
+}
+
+func (o *onceString) Set(v string) error {
+	if o.set {
+		return errors.New("given twice: a call takes one request")
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
+func (o *onceString) String() string { return o.v }
+
 // decode fills req from exactly one of the three request forms.
 func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req) (more []string, repeated core.FieldSpec, err error) {
 	args := c.Args().Slice()
@@ -302,7 +319,7 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 			setFlags = append(setFlags, "--"+s.Flag)
 		}
 	}
-	jsonArg, fromStdin := c.String("json"), len(args) == 1 && args[0] == "-"
+	jsonArg, fromStdin := c.Generic("json").(*onceString).String(), len(args) == 1 && args[0] == "-"
 	if c.IsSet("json") || fromStdin {
 		if (c.IsSet("json") && len(args) > 0) || len(setFlags) > 0 {
 			return nil, repeated, fault.InvalidArgument("a request is given as flags, as --json or as JSON on stdin, never mixed.").

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/agentfs/agentfs/fault"
 	"github.com/urfave/cli/v2"
 )
 
@@ -12,6 +13,10 @@ func versionCommand() subcommand {
 		Name:  "version",
 		Usage: "print the version as JSON",
 		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return fault.InvalidArgument("version takes no arguments, not %q.", c.Args().First()).
+					WithHint("run agentfs version")
+			}
 			return outputOf(c).result(buildVersion())
 		},
 	}}
