@@ -2,6 +2,7 @@ package core
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"regexp"
@@ -90,21 +91,42 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex}, nil
 }
 
-// apply replaces every match in data (a byte-order mark aside) and counts
-// them.
+// apply replaces every match in data and counts them, the expression
+// seeing data as lfView gives it; the file keeps its mark and endings.
 func (r *replacer) apply(data []byte) ([]byte, int) {
-	prefix, data := textfile.CutUTF8BOM(data)
-	n := len(r.re.FindAllIndex(data, -1))
+	prefix, body, crlf := lfView(data)
+	n := len(r.re.FindAllIndex(body, -1))
 	if n == 0 {
 		return nil, 0
 	}
 	var out []byte
 	if r.literal {
-		out = r.re.ReplaceAllLiteral(data, r.with)
+		out = r.re.ReplaceAllLiteral(body, r.with)
 	} else {
-		out = r.re.ReplaceAll(data, r.with)
+		out = r.re.ReplaceAll(body, r.with)
+	}
+	if crlf {
+		out = bytes.ReplaceAll(bytes.ReplaceAll(out, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 	}
 	return append(append([]byte{}, prefix...), out...), n
+}
+
+// matches reports whether data holds a match, as apply sees it.
+func (r *replacer) matches(data []byte) bool {
+	_, body, _ := lfView(data)
+	return r.re.Match(body)
+}
+
+// lfView is data as the expression sees it: without a byte-order mark
+// (so that ^ matches on line 1), and, when every line ends in CRLF, with
+// LF endings, so that $ matches at the end of each line and \s cannot
+// take a CR from its LF (leaving mixed endings); crlf says so.
+func lfView(data []byte) (prefix, body []byte, crlf bool) {
+	prefix, body = textfile.CutUTF8BOM(data)
+	if n := bytes.Count(body, []byte("\n")); n > 0 && bytes.Count(body, []byte("\r\n")) == n {
+		return prefix, bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n")), true
+	}
+	return prefix, body, false
 }
 
 // Replace finds the files with matches (ignore files honoured, binary files
@@ -232,7 +254,7 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 				case isBinary(data):
 					o.searched, o.binary = true, true
 				default:
-					o.searched, o.match = true, rp.re.Match(data)
+					o.searched, o.match = true, rp.matches(data)
 				}
 			}
 		})

@@ -99,3 +99,28 @@ type refusingTx struct{ *memfs.FS }
 func (refusingTx) Commit(context.Context, []backend.Op) ([]backend.FileInfo, error) {
 	return nil, fault.Errorf(fault.CodeHardlink, "the file has 2 hard links.")
 }
+
+// TestReplacerLineEndings: ^ and $ work at each line of a CRLF file and
+// after a byte-order mark, \s never takes a CR from its LF, and the file
+// keeps its mark and endings; a mixed file is matched as it is.
+func TestReplacerLineEndings(t *testing.T) {
+	for _, tc := range []struct {
+		query, with, in, want string
+		n                     int
+	}{
+		{`E$`, "e", "ONE\r\nTWO\r\n", "ONe\r\nTWO\r\n", 1},
+		{`^T`, "t", "ONE\r\nTWO\r\n", "ONE\r\ntWO\r\n", 1},
+		{`^O`, "o", "\xef\xbb\xbfONE\nTWO\n", "\xef\xbb\xbfoNE\nTWO\n", 1},
+		{`E\s`, "E_\n", "ONE\r\nTWO\r\n", "ONE_\r\nTWO\r\n", 1},
+		{`(?s)E.T`, "E T", "ONE\r\nTWO\r\n", "ONE TWO\r\n", 1},
+		{`O$`, "o", "ONE\r\nTWO\n", "ONE\r\nTWo\n", 1},
+	} {
+		rp, err := newReplacer(ReplaceRequest{Query: tc.query, Replacement: &tc.with, Regex: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, n := rp.apply([]byte(tc.in)); string(got) != tc.want || n != tc.n || !rp.matches([]byte(tc.in)) {
+			t.Errorf("%q in %q: %q (%d), want %q (%d)", tc.query, tc.in, got, n, tc.want, tc.n)
+		}
+	}
+}
