@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"slices"
 	"sort"
@@ -72,6 +73,10 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	expr := req.Query
 	if !req.Regex {
 		expr = regexp.QuoteMeta(expr)
+	} else if _, err := syntax.Parse(expr, syntax.Perl); err != nil {
+		// Parsed as given, so that the error can point into the query
+		// (what RE2 lacks, and where), as grep's does.
+		return nil, search.RegexError(req.Query, err)
 	}
 	if req.Word {
 		expr = `\b(?:` + expr + `)\b`

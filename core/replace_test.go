@@ -124,3 +124,16 @@ func TestReplacerLineEndings(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceRegexErrorSaysWhatRE2Lacks: replace's INVALID_REGEX names the
+// construct and where it is, as grep's does (the flags it compiles with
+// once hid both).
+func TestReplaceRegexErrorSaysWhatRE2Lacks(t *testing.T) {
+	with := "x"
+	for q, what := range map[string]string{`a(?=b)`: "lookahead", `(a)\1`: "a backreference"} {
+		_, err := newReplacer(ReplaceRequest{Query: q, Replacement: &with, Regex: true})
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidRegex || e.Details["unsupported"] != what {
+			t.Errorf("%s: %v, want INVALID_REGEX naming %s", q, err, what)
+		}
+	}
+}

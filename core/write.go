@@ -218,9 +218,14 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	display := t.FS.Display(req.Path)
 	var old []byte
 	if cur.exists {
-		if cur.info.Type != backend.TypeFile {
-			return nil, fault.Errorf(fault.CodeNotAFile, "the path is a %s, not a file.", cur.info.Type).WithPath(display).
+		switch cur.info.Type {
+		case backend.TypeFile:
+		case backend.TypeDir:
+			return nil, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(display).
 				WithHint("append to a file")
+		default:
+			return nil, fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").WithPath(display).
+				WithHint("append to a regular file")
 		}
 		if cur.info.Size+int64(len(data)) > MaxAppendBytes {
 			return nil, fault.Errorf(fault.CodeTooLarge, "appending would make a file of %d bytes, over --append's limit of %d.", cur.info.Size+int64(len(data)), MaxAppendBytes).
