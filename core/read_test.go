@@ -165,7 +165,7 @@ func TestReadErrors(t *testing.T) {
 		"bom.txt":   "\xEF\xBB\xBFab\ncd\n",
 		"utf8.txt":  "\u00e9\n\u00e9\u00e9\n",
 		"u16.txt":   "\xFF\xFEa\x00\n\x00b\x00\n\x00",
-		"big.png":   strings.Repeat("\x00", ReadMaxMediaBytes+1),
+		"big.png":   "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", ReadMaxMediaBytes),
 	})
 	tl := &Tools{FS: fsys}
 	tests := []struct {

@@ -42,7 +42,7 @@ func TestCodexScenariosThroughAgentfs(t *testing.T) {
 			work := t.TempDir()
 			writeTree(t, work, input)
 			var out, errOut bytes.Buffer
-			code := subcommands.Main(context.Background(), []string{"--root", work, "apply-patch"},
+			code := subcommands.Main(context.Background(), []string{"--root", work, "apply-patch", "--patch-file", "-"},
 				subcommands.Streams{Stdin: bytes.NewReader(text), Stdout: &out, Stderr: &errOut})
 			if want, failing := scenarioCodes[name]; failing {
 				var e struct{ Error struct{ Code string } }

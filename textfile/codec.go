@@ -156,26 +156,50 @@ const (
 	KindBinary Kind = "binary"
 )
 
-// mediaByExt classifies the extensions that need no sniffing; SVG is source
-// text, so it is deliberately not here.
+// mediaByExt classifies the extensions that need no sniffing, once the
+// file's first bytes are their format's magic (a text file named x.jpg is
+// text: a model API refuses it as an image); SVG is source text, so it is
+// deliberately not here.
 var mediaByExt = map[string]struct {
-	kind Kind
-	mime string
+	kind  Kind
+	mime  string
+	magic func([]byte) bool
 }{
-	".png":  {KindImage, "image/png"},
-	".jpg":  {KindImage, "image/jpeg"},
-	".jpeg": {KindImage, "image/jpeg"},
-	".gif":  {KindImage, "image/gif"},
-	".webp": {KindImage, "image/webp"},
-	".pdf":  {KindPDF, "application/pdf"},
+	".png":  {KindImage, "image/png", isPNG},
+	".jpg":  {KindImage, "image/jpeg", isJPEG},
+	".jpeg": {KindImage, "image/jpeg", isJPEG},
+	".gif":  {KindImage, "image/gif", isGIF},
+	".webp": {KindImage, "image/webp", isWebP},
+	".pdf":  {KindPDF, "application/pdf", isPDF},
+}
+
+func isPNG(b []byte) bool  { return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) }
+func isJPEG(b []byte) bool { return bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}) }
+func isGIF(b []byte) bool {
+	return bytes.HasPrefix(b, []byte("GIF87a")) || bytes.HasPrefix(b, []byte("GIF89a"))
+}
+func isWebP(b []byte) bool {
+	return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP"
+}
+
+// isPDF allows what readers allow: the header within the first KiB.
+func isPDF(b []byte) bool { return bytes.Contains(b[:min(len(b), 1024)], []byte("%PDF-")) }
+
+// mediaOf is the media an extension names, when the prefix has its magic.
+func mediaOf(name string, prefix []byte) (Kind, string, bool) {
+	m, ok := mediaByExt[strings.ToLower(path.Ext(name))]
+	if !ok || !m.magic(prefix) {
+		return "", "", false
+	}
+	return m.kind, m.mime, true
 }
 
 // ServedType is the Content-Type a file is served with (publish's links):
 // the media type its extension names when it is one read knows, else what
 // the magic of its prefix (up to SniffBytes) says, with a charset for text.
 func ServedType(name string, prefix []byte) string {
-	if m, ok := mediaByExt[strings.ToLower(path.Ext(name))]; ok {
-		return m.mime
+	if _, mime, ok := mediaOf(name, prefix); ok {
+		return mime
 	}
 	return mimetype.Detect(prefix).String()
 }
@@ -204,8 +228,8 @@ var ErrNotText = errors.New("not UTF-8 text")
 // Without sniff (a continuation of a file already read as text) the costly
 // magic-number detection is skipped.
 func Classify(name string, prefix []byte, encName string, sniff bool) (Class, error) {
-	if m, ok := mediaByExt[strings.ToLower(path.Ext(name))]; ok {
-		return Class{Kind: m.kind, MIME: m.mime}, nil
+	if kind, mime, ok := mediaOf(name, prefix); ok {
+		return Class{Kind: kind, MIME: mime}, nil
 	}
 	if encName != "" {
 		c, err := namedCodec(encName, prefix)

@@ -12,7 +12,13 @@ func TestClassify(t *testing.T) {
 		err               bool
 	}{
 		{"a.go", "package main\n", "", KindText, false},
-		{"a.PNG", "not even a png", "", KindImage, false},
+		{"a.PNG", "\x89PNG\r\n\x1a\n\x00", "", KindImage, false},
+		{"a.png", "not even a png", "", KindText, false},
+		{"x.jpg", "plain text\n", "", KindText, false},
+		{"x.jpg", "\xff\xd8\xff\xe0\x00\x10JFIF", "", KindImage, false},
+		{"y.pdf", "plain\n", "", KindText, false},
+		{"y.pdf", "%PDF-1.7\n", "", KindPDF, false},
+		{"z.webp", "RIFF\x00\x00\x00\x00WEBPVP8 ", "", KindImage, false},
 		{"x.svg", "<svg/>", "", KindText, false},
 		{"x", "\x00\x01\x02", "", KindBinary, false},
 		{"x", "caf\xe9 au lait", "", "", true},
