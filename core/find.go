@@ -37,9 +37,17 @@ type FindResult struct {
 	PathBase64 string      `json:"pathBase64,omitempty"`
 	Results    []FindEntry `json:"results"`
 	Truncated  bool        `json:"truncated,omitempty"`
-	NextOffset *int        `json:"nextOffset,omitempty"`
-	NextCursor string      `json:"nextCursor,omitempty"`
+	// Unreadable counts the directories the walk skipped for want of
+	// permission: the answer is partial (--exit-status: 4).
+	Unreadable int    `json:"unreadable,omitempty"`
+	NextOffset *int   `json:"nextOffset,omitempty"`
+	NextCursor string `json:"nextCursor,omitempty"`
 }
+
+// maxUnreadable is the count of unreadable entries a page's skeleton makes
+// room for: a page that meets more (a million directories it may not
+// enter) is TOO_LARGE rather than over the bound.
+const maxUnreadable = 999_999
 
 // FindDefaultLimit is the page of a request that gives no limit.
 const FindDefaultLimit = 200
@@ -158,11 +166,13 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	res := &FindResult{Results: []FindEntry{}}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(dir))
 	pg := t.newWalkPage(req.Offset, limit, &FindResult{Path: res.Path, PathBase64: res.PathBase64,
-		Results: []FindEntry{}, Truncated: true, NextOffset: new(req.Offset + limit)})
+		Results: []FindEntry{}, Truncated: true, Unreadable: maxUnreadable, NextOffset: new(req.Offset + limit)})
 	if from.From != "" {
 		pg.from.resumeAt(from, &pg.seen)
 	}
-	err = w.Walk(ctx, dir, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From}, func(e backend.WalkEntry) error {
+	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From,
+		Unreadable: func(string) { res.Unreadable++ }}
+	err = w.Walk(ctx, dir, opts, func(e backend.WalkEntry) error {
 		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
 		}

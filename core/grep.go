@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -179,6 +180,9 @@ type GrepResult struct {
 	BinarySkipped int  `json:"binaryFilesSkipped,omitempty"`
 	Truncated     bool `json:"truncated,omitempty"`
 	TimedOut      bool `json:"timedOut,omitempty"`
+	// Unreadable counts the files and directories the search skipped for
+	// want of permission: the answer is partial (--exit-status: 4).
+	Unreadable int `json:"unreadable,omitempty"`
 	// Hint says what to do next when the page is partial for a reason the
 	// caller can act on (a timeout).
 	Hint       string `json:"hint,omitempty"`
@@ -299,6 +303,9 @@ type grepSearch struct {
 	narrow     *Narrowing
 	ctxLines   int
 	capPerFile int
+	// unreadable counts the files and directories skipped for want of
+	// permission (the walk's goroutine and the consumer's add to it).
+	unreadable atomic.Int64
 }
 
 // newGrep checks and compiles req.
@@ -393,7 +400,8 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 	if g.narrow != nil && g.narrow.Files != nil {
 		return g.listIndexed(sctx, add)
 	}
-	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From}
+	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From,
+		Unreadable: func(string) { g.unreadable.Add(1) }}
 	return g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
 			return nil
@@ -413,6 +421,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		r, err := e.Open()
 		if err != nil {
 			if skippedFile(err) {
+				g.countUnreadable(err)
 				return nil // gone or not regular since the listing: skipped
 			}
 			return err
@@ -511,7 +520,8 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 					pg.err = fr.err // never a smaller answer for an error
 					break
 				}
-				continue // gone or unreadable: skipped, as ripgrep does
+				g.countUnreadable(fr.err)
+				continue // gone or unreadable: skipped, and unreadable counted
 			}
 			res.FilesSearched++
 			pg.from.arrive(j.Items[i].rel, &pg.seen)
@@ -549,6 +559,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 // short its continuation and hint.
 func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedOut bool) (*GrepResult, error) {
 	res := pg.res
+	res.Unreadable = int(g.unreadable.Load())
 	// timedCursor resumes a page the timeout cut short.
 	var timedCursor string
 	if timedOut {
@@ -596,6 +607,13 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 		}
 	}
 	return fitted(t, res)
+}
+
+// countUnreadable counts err when it is a file's lack of permission.
+func (g *grepSearch) countUnreadable(err error) {
+	if fault.AsError(err).Code == fault.CodePermissionDenied {
+		g.unreadable.Add(1)
+	}
 }
 
 // skippedFile reports an error of one file that a search passes over, as
@@ -650,7 +668,7 @@ type page struct {
 func (t *Tools) newPage(req GrepRequest, limit int, res *GrepResult) (*page, error) {
 	big, next := math.MaxInt, req.Offset+limit
 	sk := *res
-	sk.Count, sk.FilesSearched, sk.BinarySkipped = big, big, big
+	sk.Count, sk.FilesSearched, sk.BinarySkipped, sk.Unreadable = big, big, big, maxUnreadable
 	sk.Truncated, sk.TimedOut, sk.NextOffset = true, true, &next
 	if res.Mode == ModeCount {
 		sk.FilesWithMatches = &big

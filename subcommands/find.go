@@ -20,7 +20,7 @@ func findCommand() subcommand {
 			return out
 		},
 		found: func(r *core.FindResult) (bool, bool) {
-			return len(r.Results) > 0, false
+			return len(r.Results) > 0, r.Unreadable > 0
 		},
 	}
 }

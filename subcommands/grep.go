@@ -19,7 +19,7 @@ func grepCommand() subcommand {
 			return out
 		},
 		found: func(r *core.GrepResult) (bool, bool) {
-			return r.Count > 0, r.TimedOut
+			return r.Count > 0, r.TimedOut || r.Unreadable > 0
 		},
 	}
 }
