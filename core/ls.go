@@ -22,7 +22,7 @@ type LsRequest struct {
 }
 
 // LsEntry is one entry; links are described, never followed. Type is left
-// out for a regular file; Path (relative to the listed directory) is given
+// out for a regular file; Path (a display path, to pass back) is given
 // when the depth is over 1.
 type LsEntry struct {
 	Name         string `json:"name"`
@@ -136,7 +136,7 @@ func lsEntry(e backend.WalkEntry, fi backend.FileInfo, withPath, long, modes boo
 	le := LsEntry{Type: fi.Type.EntryType(), Size: fi.Size, Ignored: e.Ignored}
 	le.Name, le.NameBase64 = fault.PathText(e.Name)
 	if withPath {
-		le.Path, le.PathBase64 = fault.PathText(e.Rel)
+		le.Path, le.PathBase64 = fault.PathText(e.Path)
 	}
 	if fi.Type == backend.TypeSymlink {
 		le.Target, le.TargetBase64 = fault.PathText(fi.Target)
