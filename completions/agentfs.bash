@@ -6,9 +6,9 @@ _agentfs() {
     read) COMPREPLY=($(compgen -W "--byte-offset --encoding --expected-version --json --limit --line-numbers --line-truncation --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     ls) COMPREPLY=($(compgen -W "--cursor --depth --json --limit --long --offset --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     find) COMPREPLY=($(compgen -W "--cursor --exclude --json --limit --no-ignore --offset --path --pattern --type" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    grep) COMPREPLY=($(compgen -W "--context --cursor --exclude --ignore-case --include --json --limit --mode --no-ignore --no-index --offset --path --query --regex --timeout" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    write) COMPREPLY=($(compgen -W "--append --bom --content --content-file --create --executable --expected-sha256 --expected-version --in-place --json --line-ending --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    edit) COMPREPLY=($(compgen -W "--dry-run --expected-sha256 --expected-version --json --new --new-text --old --old-text --path --replace-all" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    grep) COMPREPLY=($(compgen -W "--context --cursor --exclude --ignore-case --include --json --limit --mode --no-ignore --no-index --offset --path --pattern --query --regex --timeout" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    write) COMPREPLY=($(compgen -W "--append --bom --content --content-base64 --content-file --create --executable --expected-sha256 --expected-version --in-place --json --line-ending --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    edit) COMPREPLY=($(compgen -W "--dry-run --edits --expected-sha256 --expected-version --json --new --new-text --old --old-text --path --replace-all" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     rm) COMPREPLY=($(compgen -W "--expected-sha256 --expected-version --json --path --recursive" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     apply-patch) COMPREPLY=($(compgen -W "--dry-run --json --patch --patch-file" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     mv) COMPREPLY=($(compgen -W "--from --json --overwrite --to" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;

@@ -57,6 +57,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from grep' -l no-ignore
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l no-index
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l offset
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l path
+complete -c agentfs -n '__fish_seen_subcommand_from grep' -l pattern
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l query
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l regex
 complete -c agentfs -n '__fish_seen_subcommand_from grep' -l timeout
@@ -64,6 +65,7 @@ complete -c agentfs -n __fish_use_subcommand -a write -d 'create or replace a wh
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l append
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l bom
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l content
+complete -c agentfs -n '__fish_seen_subcommand_from write' -l content-base64
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l content-file
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l create
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l executable
@@ -75,6 +77,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from write' -l line-ending
 complete -c agentfs -n '__fish_seen_subcommand_from write' -l path
 complete -c agentfs -n __fish_use_subcommand -a edit -d 'replace exact text in a file, one edit or a batch applied all or nothing'
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l dry-run
+complete -c agentfs -n '__fish_seen_subcommand_from edit' -l edits
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l expected-sha256
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l expected-version
 complete -c agentfs -n '__fish_seen_subcommand_from edit' -l json

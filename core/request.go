@@ -24,6 +24,8 @@ import (
 //	flag:"-"                     JSON only: no flag
 //	flagAlias:"old"              another, shorter spelling of the flag
 //	arg:"0"                      also taken from positional argument 0
+//	standsFor:"query"            given, it takes that argument field's place:
+//	                             the positional arguments go to the others
 //	alias:"file_path"            other JSON names accepted (other agents' tools)
 //	help:"..."                   the description, for --help and schemas: what
 //	                             the field means, never its range or default
@@ -41,10 +43,12 @@ type FieldSpec struct {
 	// FlagAliases are other spellings of the flag (-r for --recursive).
 	FlagAliases []string
 	Arg         int // -1 when not positional
-	Aliases     []string
-	Help        string
-	Type        reflect.Type
-	Required    bool
+	// StandsFor is the JSON name of the argument field this one replaces.
+	StandsFor string
+	Aliases   []string
+	Help      string
+	Type      reflect.Type
+	Required  bool
 	// Enum holds the first spelling of each value; spellings all of them.
 	Enum      []string
 	spellings map[string]bool
@@ -91,6 +95,7 @@ func Fields(t reflect.Type) []FieldSpec {
 		if a := f.Tag.Get("alias"); a != "" {
 			spec.Aliases = strings.Split(a, ",")
 		}
+		spec.StandsFor = f.Tag.Get("standsFor")
 		spec.constraints(f.Tag)
 		out = append(out, spec)
 	}

@@ -30,7 +30,7 @@ type WriteRequest struct {
 	Content     *string `json:"content,omitempty" help:"the whole new content; \"\" empties the file"`
 	ContentFile string  `json:"contentFile,omitempty" help:"a file inside the roots whose bytes are the content (on the command line, - reads standard input)"`
 	// ContentBase64 carries bytes that are not UTF-8.
-	ContentBase64 string `json:"contentBase64,omitempty" flag:"-" help:"the content as base64, for bytes that are not UTF-8"`
+	ContentBase64 string `json:"contentBase64,omitempty" help:"the content as base64, for bytes that are not UTF-8"`
 	// LineEnding and BOM override the style an existing file keeps (see
 	// textfile.Styled); they apply to text content only.
 	LineEnding string `json:"lineEnding,omitempty" enum:"lf,crlf" help:"the line endings to write; left out, an existing file keeps its own and a new one takes the content's"`

@@ -340,12 +340,18 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	// Positional arguments fill, in order, the argument fields that no flag
 	// set: "find --pattern P DIR" puts DIR in path, not in pattern.
 	var open []core.FieldSpec
+	replaced := map[string]bool{} // argument fields a flag stands in for
+	for i, s := range specs {
+		if isSet[i] && s.StandsFor != "" {
+			replaced[s.StandsFor] = true
+		}
+	}
 	for i, s := range specs {
 		if isSet[i] {
 			if err := setFromFlag(c, v.FieldByIndex(s.Index), s); err != nil {
 				return nil, repeated, err
 			}
-		} else if s.Arg >= 0 {
+		} else if s.Arg >= 0 && !replaced[s.JSON] {
 			open = append(open, s)
 		}
 	}
@@ -419,8 +425,8 @@ func readInput(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
-// flagFor makes the urfave/cli flag of one request field, or nil for a
-// JSON-only field (a list of edits).
+// flagFor makes the urfave/cli flag of one request field, nil for a field
+// without one.
 func flagFor(s core.FieldSpec) cli.Flag {
 	if s.Flag == "" {
 		return nil
@@ -447,6 +453,26 @@ func flagFor(s core.FieldSpec) cli.Flag {
 			return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, Value: &repeated{}}
 		}
 	}
+	// A field of structure (edit's edits): its JSON as the flag's text.
+	return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage + " (as JSON)", DefaultText: s.Default}
+}
+
+// setFromJSONFlag sets v, a field of structure, from the JSON text of its
+// flag, checked as a --json request's field is (unknown or repeated keys,
+// aliases), so that errors name its fields the same way.
+func setFromJSONFlag(v reflect.Value, text string, s core.FieldSpec) error {
+	holder := reflect.New(reflect.StructOf([]reflect.StructField{{
+		Name: "Field", Type: v.Type(), Tag: reflect.StructTag(`json:"` + s.JSON + `"`),
+	}}))
+	if !json.Valid([]byte(text)) {
+		return fault.InvalidArgument("--%s takes JSON, and %q is not.", s.Flag, text).
+			WithHint("%s, as JSON: --%s '[...]'", s.Help, s.Flag)
+	}
+	data, _ := json.Marshal(map[string]json.RawMessage{s.JSON: json.RawMessage(text)})
+	if err := core.DecodeJSON(data, holder.Interface()); err != nil {
+		return err
+	}
+	v.Set(holder.Elem().Field(0))
 	return nil
 }
 
@@ -507,7 +533,11 @@ func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
 	case reflect.Int64:
 		v.SetInt(c.Int64(s.Flag))
 	case reflect.Slice:
-		v.Set(reflect.ValueOf([]string(*c.Generic(s.Flag).(*repeated))))
+		if v.Type().Elem().Kind() == reflect.String {
+			v.Set(reflect.ValueOf([]string(*c.Generic(s.Flag).(*repeated))))
+			return nil
+		}
+		return setFromJSONFlag(v, c.String(s.Flag), s)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/registry"
 	"github.com/urfave/cli/v2"
 )
 
@@ -314,6 +315,38 @@ func TestFlagsAreKebabTwins(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFieldsHaveFlags: the other way round, every field of every tool's
+// request has its kebab-case flag (edit's edits as JSON text).
+func TestFieldsHaveFlags(t *testing.T) {
+	flags := map[string]map[string]bool{}
+	for _, c := range commands("") {
+		flags[c.Name] = map[string]bool{}
+		for _, f := range c.Flags {
+			flags[c.Name][f.Names()[0]] = true
+		}
+	}
+	for _, tool := range registry.All() {
+		info := tool.Info()
+		for _, p := range info.InputSchema.Properties {
+			if want := kebabOf(p.Name); !flags[info.Name][want] {
+				t.Errorf("%s: field %q has no flag --%s", info.Name, p.Name, want)
+			}
+		}
+	}
+}
+
+func kebabOf(camel string) string {
+	var b strings.Builder
+	for _, r := range camel {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('-')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func camel(kebab string) string {
