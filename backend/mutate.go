@@ -2,10 +2,17 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/agentfs/agentfs/fault"
 )
+
+// ErrChangedDuringRead is the cause of a read that kept finding its file
+// replaced between two of its requests (an object store without locks):
+// a mutation that meets it lost a race, and runs again as for a failed
+// compare-and-swap.
+var ErrChangedDuringRead = errors.New("the file changed while it was read")
 
 // WriteOptions shape one atomic replace.
 type WriteOptions struct {

@@ -96,7 +96,8 @@ var errConflict = errors.New("the file changed during the mutation")
 // runs under the locks of every path (a Locker for one path, a
 // MultiLocker for several); on any backend its writes are compare-and-swaps
 // against what it read (commitWrite, removeAt, a transaction's ops), and
-// an attempt that loses the race runs again on the new content, with a
+// an attempt that loses the race (or whose read kept finding the file
+// replaced, backend.ErrChangedDuringRead) runs again on the new content, with a
 // growing random pause, up to maxAttempts times (then LOCK_TIMEOUT).
 func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []string, attempt func() (R, error)) (R, error) {
 	var zero R
@@ -107,7 +108,7 @@ func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []s
 	defer unlock()
 	for n := 1; ; n++ {
 		res, err := attempt()
-		if !errors.Is(err, errConflict) {
+		if !errors.Is(err, errConflict) && !errors.Is(err, backend.ErrChangedDuringRead) {
 			return res, err
 		}
 		if n == maxAttempts {

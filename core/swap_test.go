@@ -164,3 +164,29 @@ func TestConcurrentAppendsWithoutLocks(t *testing.T) {
 		t.Fatalf("after %d appends the file has %d distinct lines", workers*each, len(got))
 	}
 }
+
+// changingReads is a backend whose first n opens find the file replaced
+// during the read, as an object store's read does under other writers.
+type changingReads struct {
+	*memfs.FS
+	n int
+}
+
+func (f *changingReads) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	if f.n > 0 {
+		f.n--
+		return nil, fault.Errorf(fault.CodeStale, "the file changed while it was read.").WithCause(backend.ErrChangedDuringRead)
+	}
+	return f.FS.Open(ctx, p)
+}
+
+// A mutation whose read keeps finding the file replaced lost a race as a
+// failed compare-and-swap does: it runs again, and succeeds, where it once
+// answered STALE to a caller who gave no precondition.
+func TestMutationRetriesAReadThatMetAChange(t *testing.T) {
+	fsys := &changingReads{FS: memfs.New(map[string]string{"f": "L1\nL2\n"}), n: 3}
+	res, err := (&Tools{FS: fsys}).Edit(context.Background(), EditRequest{Path: "f", OldText: str("L1"), NewText: str("DONE")})
+	if err != nil || res.EditsApplied != 1 || fileText(fsys.FS, "f") != "DONE\nL2\n" {
+		t.Fatalf("%+v, %v; the file is %q", res, err, fileText(fsys.FS, "f"))
+	}
+}

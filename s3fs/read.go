@@ -55,7 +55,7 @@ var errChanged = errors.New("the object changed during the read")
 
 func changed(c string) error {
 	return fault.Errorf(fault.CodeStale, "the file changed while it was read.").WithPath(c).
-		WithHint("read it again from the start")
+		WithHint("read it again from the start").WithCause(backend.ErrChangedDuringRead)
 }
 
 func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
