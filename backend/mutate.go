@@ -27,6 +27,11 @@ type WriteOptions struct {
 	// Executable gives a new file mode 0755 instead of 0644, on a backend
 	// with modes.
 	Executable bool
+	// Mode, when not 0, is the permission bits the file gets (a moved
+	// file keeps its source's, 0600 included), in place of a new file's
+	// 0644 or 0755 and of a replaced file's own, on a backend with modes;
+	// Executable should agree with it for one without.
+	Mode uint32
 	// InPlace writes through the existing inode, so a file with other hard
 	// links stays one file; without it such a file is refused with HARDLINK.
 	// A backend without hard links ignores it.

@@ -35,6 +35,9 @@ type PatchedFile struct {
 	From       string `json:"from,omitempty"`
 	Diff       string `json:"diff,omitempty"`
 	Version    string `json:"version,omitempty"`
+	// Overwritten is set for a move onto a file that existed, whose
+	// content diff shows replaced.
+	Overwritten bool `json:"overwritten,omitempty"`
 }
 
 // The actions of a PatchedFile.
@@ -155,8 +158,15 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			f.Diff, _ = unifiedDiff(f.Path, old[c.Path], "")
 		case c.From != "" && c.From != c.Path:
 			f.Action, f.From = ActionMove, t.FS.Display(c.From)
-			op.Write.Executable = before[c.From].Mode&0o111 != 0
-			f.Diff, _ = unifiedDiff(f.Path, old[c.From], c.Content)
+			mode := before[c.From].Mode
+			op.Write.Executable, op.Write.Mode = mode&0o111 != 0, uint32(mode)&0o7777
+			from := old[c.From]
+			if _, existed := before[c.Path]; existed {
+				// What the destination held is lost: the diff shows it
+				// replaced, as Codex's move overwrites it.
+				f.Overwritten, from = true, old[c.Path]
+			}
+			f.Diff, _ = unifiedDiff(f.Path, from, c.Content)
 		case c.Kind == patch.Add:
 			f.Action = ActionAdd
 			f.Diff, _ = unifiedDiff(f.Path, "", c.Content)

@@ -161,7 +161,7 @@ func (f *FS) moveAcross(ctx context.Context, from, to string, st *unix.Stat_t, o
 		return backend.FileInfo{}, mapErr(err, from)
 	}
 	infos, err := f.Commit(ctx, []backend.Op{
-		{Path: to, Data: data, Write: backend.WriteOptions{IfAbsent: opts.IfAbsent, Executable: st.Mode&0o111 != 0}},
+		{Path: to, Data: data, Write: backend.WriteOptions{IfAbsent: opts.IfAbsent, Executable: st.Mode&0o111 != 0, Mode: uint32(st.Mode) & 0o7777}},
 		{Path: from, Remove: true, Write: backend.WriteOptions{IfVersion: version(st)}},
 	})
 	if err != nil {

@@ -238,11 +238,7 @@ func (f *FS) prepare(op backend.Op) (*prepared, error) {
 		}
 		old, p.entry.Backup = &st, tempName()
 	}
-	mode := uint32(0o644)
-	if op.Write.Executable {
-		mode = 0o755
-	}
-	if p.staged, err = stage(dir, p.entry.Dir, op.Data, mode, old, display); err != nil {
+	if p.staged, err = stage(dir, p.entry.Dir, op.Data, op.Write, old, display); err != nil {
 		return fail(err)
 	}
 	var sst unix.Stat_t

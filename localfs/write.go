@@ -75,15 +75,24 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 			return writeInPlace(dfd, base, &st, data, opts.IfVersion, display)
 		}
 	}
-	mode := uint32(0o644)
-	if opts.Executable {
-		mode = 0o755
-	}
 	var old *unix.Stat_t
 	if exists {
 		old = &st
 	}
-	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, mode, old, opts, display)
+	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, old, opts, display)
+}
+
+// newMode is the mode a write gives the file: opts.Mode exactly (exact)
+// when set, else 0644, or 0755 when Executable, for a new file; a
+// replaced file keeps its own unless exact.
+func newMode(opts backend.WriteOptions) (mode uint32, exact bool) {
+	switch {
+	case opts.Mode != 0:
+		return keptMode(opts.Mode&0o7777, os.Geteuid() == 0), true
+	case opts.Executable:
+		return 0o755, false
+	}
+	return 0o644, false
 }
 
 // parentDir opens the directory that holds ct, creating it and its missing
@@ -191,12 +200,14 @@ type stagedFile struct {
 
 // stage writes data to a new temporary file in dir, whose real absolute
 // path is dirReal. old is the file it will replace (nil for a new one):
-// its mode and, where permitted, its owner are kept; a new file gets mode.
-func stage(dir *os.File, dirReal string, data []byte, mode uint32, old *unix.Stat_t, display string) (*stagedFile, error) {
+// its mode and, where permitted, its owner are kept; a new file gets the
+// mode opts give (newMode), and so does any file when opts.Mode is set.
+func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions, old *unix.Stat_t, display string) (*stagedFile, error) {
 	dfd := int(dir.Fd())
 	tmp := tempName()
-	if old != nil {
-		mode = 0o600 // private until it gets the old file's mode
+	mode, exact := newMode(opts)
+	if old != nil || exact {
+		mode = 0o600 // private until it gets its mode
 	}
 	rec, err := newTempRecord(filepath.Join(dirReal, tmp))
 	if err != nil {
@@ -213,7 +224,12 @@ func stage(dir *os.File, dirReal string, data []byte, mode uint32, old *unix.Sta
 	if err == nil {
 		_, err = syscalls.write(s.file, data)
 	}
-	if err == nil && old != nil {
+	switch {
+	case err != nil:
+	case exact:
+		m, _ := newMode(opts)
+		err = unix.Fchmod(fd, m) // exactly, the umask aside
+	case old != nil:
 		err = keepOwnerAndMode(fd, old)
 	}
 	if err == nil {
@@ -245,8 +261,8 @@ func (s *stagedFile) done() {
 // rename replaces is the version asked for (a program that takes no
 // agentfs lock can still slip a change in between the check and the
 // rename, as it can between any two system calls).
-func replace(dir *os.File, dirReal, base string, data []byte, mode uint32, old *unix.Stat_t, opts backend.WriteOptions, display string) (backend.FileInfo, error) {
-	s, err := stage(dir, dirReal, data, mode, old, display)
+func replace(dir *os.File, dirReal, base string, data []byte, old *unix.Stat_t, opts backend.WriteOptions, display string) (backend.FileInfo, error) {
+	s, err := stage(dir, dirReal, data, opts, old, display)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
