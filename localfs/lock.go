@@ -258,16 +258,26 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		}
 		held = append(held, fd)
 	}
-	locked := map[[2]uint64]bool{} // a file under two names (hard links) is locked once
+	// The files themselves, in (device, inode) order, which every process
+	// follows: two mutations naming hard links of the same files in
+	// opposite orders cannot wait for each other.
+	var files []dataFile
 	for _, p := range order {
-		if how[p] != unix.LOCK_EX {
-			continue
+		var st unix.Stat_t
+		if how[p] == unix.LOCK_EX && unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			files = append(files, dataFile{path: p, id: [2]uint64{uint64(st.Dev), st.Ino}})
 		}
-		fd, err := lockData(ctx, p, deadline, locked)
+	}
+	slices.SortFunc(files, func(a, b dataFile) int {
+		return cmp.Or(cmp.Compare(a.id[0], b.id[0]), cmp.Compare(a.id[1], b.id[1]))
+	})
+	locked := map[[2]uint64]bool{} // a file under two names (hard links) is locked once
+	for _, df := range files {
+		fd, err := lockData(ctx, df.path, deadline, locked)
 		if err != nil {
 			release()
 			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil, &lockError{err: err, path: p}
+				return nil, &lockError{err: err, path: df.path}
 			}
 			return nil, err
 		}
@@ -338,23 +348,31 @@ func lockFile(ctx context.Context, path string, how int, deadline time.Time) (in
 	}
 }
 
+// dataFile is a regular file a mutation changes, and which one it is.
+type dataFile struct {
+	path string
+	id   [2]uint64
+}
+
 // lockData takes an exclusive flock on the regular file at the real path
 // p itself, once the lock files are held: those live in a state directory
 // of one user's environment, and a process with another (another HOME,
 // user or container sharing the tree) takes other lock files. The file's
 // own lock excludes any two agentfs processes that change it. A file
 // replaced (renamed over) while this process waited is locked again as it
-// is now. -1 when there is no regular file to lock (not yet created, a
+// is now. It is opened for its type first (O_PATH): a FIFO or a device is
+// never opened for reading, which would release a writer blocked on it.
+// -1 when there is no regular file to lock (not yet created, a
 // directory), it may not be opened for reading, or it is in locked, the
 // files (device, inode) this process holds, where it is added.
 func lockData(ctx context.Context, p string, deadline time.Time, locked map[[2]uint64]bool) (int, error) {
 	for {
-		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, nil // absent, a link, unreadable: the lock files alone
+		fd, st, ok := openRegular(p)
+		if !ok {
+			return -1, nil // absent, a link, not a regular file, unreadable
 		}
-		var held, now unix.Stat_t
-		if unix.Fstat(fd, &held) != nil || held.Mode&unix.S_IFMT != unix.S_IFREG || locked[[2]uint64{uint64(held.Dev), held.Ino}] {
+		id := [2]uint64{uint64(st.Dev), st.Ino}
+		if locked[id] {
 			unix.Close(fd)
 			return -1, nil
 		}
@@ -362,9 +380,10 @@ func lockData(ctx context.Context, p string, deadline time.Time, locked map[[2]u
 			unix.Close(fd)
 			return -1, err
 		}
-		err = unix.Lstat(p, &now)
-		if err == nil && held.Dev == now.Dev && held.Ino == now.Ino {
-			locked[[2]uint64{uint64(held.Dev), held.Ino}] = true
+		var now unix.Stat_t
+		err := unix.Lstat(p, &now)
+		if err == nil && st.Dev == now.Dev && st.Ino == now.Ino {
+			locked[id] = true
 			return fd, nil
 		}
 		unix.Close(fd)
@@ -372,6 +391,31 @@ func lockData(ctx context.Context, p string, deadline time.Time, locked map[[2]u
 			return -1, nil // gone while this process waited
 		}
 	}
+}
+
+// openRegular opens the regular file at p for reading, never following a
+// link and never opening anything else (see lockData), with its stat.
+func openRegular(p string) (int, unix.Stat_t, bool) {
+	var st unix.Stat_t
+	pf, err := os.OpenFile(p, pathFlags|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return -1, st, false
+	}
+	defer pf.Close()
+	if unix.Fstat(int(pf.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return -1, st, false
+	}
+	f, err := reopen(pf, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return -1, st, false
+	}
+	fd, err := unix.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		return -1, st, false
+	}
+	unix.CloseOnExec(fd)
+	return fd, st, true
 }
 
 var errLockTimeout = errors.New("lock timeout")

@@ -2,6 +2,7 @@ package localfs
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -45,5 +46,66 @@ func TestFlockWaitBacksOff(t *testing.T) {
 	// Tries at most lockPollMax apart cost well under a millisecond each.
 	if used > wait/10 {
 		t.Errorf("a %v wait used %v of CPU: it spins", wait, used)
+	}
+}
+
+// The lock of a FIFO's path never opens the FIFO for reading, which would
+// release a writer blocked on it (its data then lost in a pipe nobody
+// reads): inotify sees no open of it.
+func TestLockLeavesAFIFOUnopened(t *testing.T) {
+	f, dir := newTestFS(t)
+	fifo := filepath.Join(dir, "fifo")
+	must(t, unix.Mkfifo(fifo, 0o644))
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	must(t, err)
+	defer unix.Close(in)
+	_, err = unix.InotifyAddWatch(in, fifo, unix.IN_OPEN)
+	must(t, err)
+	unlock, err := f.Lock(context.Background(), "fifo", time.Second)
+	must(t, err)
+	unlock()
+	buf := make([]byte, 4096)
+	if n, err := unix.Read(in, buf); err != unix.EAGAIN {
+		t.Fatalf("the FIFO was opened by its lock (%d bytes of events, %v)", n, err)
+	}
+}
+
+// Two mutations naming hard links of the same two files in opposite
+// orders lock the files in one order, (device, inode): neither waits for
+// the other, once a third holder lets go.
+func TestDataLocksFollowFileOrder(t *testing.T) {
+	f, dir := newTestFS(t)
+	for _, n := range []string{"a", "b"} {
+		must(t, os.WriteFile(filepath.Join(dir, n), []byte(n), 0o644))
+	}
+	must(t, os.Link(filepath.Join(dir, "b"), filepath.Join(dir, "c")))
+	must(t, os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "d")))
+	waiting := make(chan struct{}, 16)
+	lockWaitHook = func() { waiting <- struct{}{} }
+	defer func() { lockWaitHook = nil }()
+	for range 10 {
+		holder, err := unix.Open(filepath.Join(dir, "b"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		must(t, err)
+		must(t, unix.Flock(holder, unix.LOCK_EX))
+		errs := make(chan error, 2)
+		for _, paths := range [][]string{{"a", "b"}, {"c", "d"}} {
+			go func() {
+				unlock, err := f.LockAll(context.Background(), paths, 3*time.Second)
+				if err == nil {
+					unlock()
+				}
+				errs <- err
+			}()
+		}
+		// Both wait for the holder (one for b, the other for c), then it
+		// lets go.
+		<-waiting
+		<-waiting
+		unix.Close(holder)
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatalf("hard links locked in opposite orders: %v", err)
+			}
+		}
 	}
 }
