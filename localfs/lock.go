@@ -526,7 +526,14 @@ func resolveFrom(p string, links int) string {
 		}
 		if target, err := os.Readlink(q); err == nil && links < maxLinks {
 			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(q), target)
+				// Relative to the directory that holds the link, as the
+				// kernel reads it: that directory's own links resolved
+				// first (ld/dang, ld a link to a/b, dang to ../x: a/x).
+				dir := filepath.Dir(q)
+				if real, err := evalSymlinks(dir); err == nil {
+					dir = real
+				}
+				target = filepath.Join(dir, target)
 			}
 			return resolveFrom(filepath.Join(target, rest), links+1)
 		}
