@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/agentfs/agentfs/backend"
@@ -63,6 +64,9 @@ type replacer struct {
 	re      *regexp.Regexp
 	with    []byte
 	literal bool
+	// lfView: a regex that does not speak of CR sees a CRLF file's lines
+	// as LF lines (lfView); a fixed string sees the bytes as they are.
+	lfView bool
 }
 
 func newReplacer(req ReplaceRequest) (*replacer, error) {
@@ -93,13 +97,14 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
 			WithHint("make the query match at least one character")
 	}
-	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex}, nil
+	lf := req.Regex && !strings.Contains(req.Query, "\r") && !strings.Contains(req.Query, `\r`)
+	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex, lfView: lf}, nil
 }
 
 // apply replaces every match in data and counts them, the expression
 // seeing data as lfView gives it; the file keeps its mark and endings.
 func (r *replacer) apply(data []byte) ([]byte, int) {
-	prefix, body, crlf := lfView(data)
+	prefix, body, crlf := r.view(data)
 	n := len(r.re.FindAllIndex(body, -1))
 	if n == 0 {
 		return nil, 0
@@ -118,17 +123,23 @@ func (r *replacer) apply(data []byte) ([]byte, int) {
 
 // matches reports whether data holds a match, as apply sees it.
 func (r *replacer) matches(data []byte) bool {
-	_, body, _ := lfView(data)
+	_, body, _ := r.view(data)
 	return r.re.Match(body)
 }
 
-// lfView is data as the expression sees it: without a byte-order mark
-// (so that ^ matches on line 1), and, when every line ends in CRLF, with
-// LF endings, so that $ matches at the end of each line and \s cannot
-// take a CR from its LF (leaving mixed endings); crlf says so.
-func lfView(data []byte) (prefix, body []byte, crlf bool) {
+// view is data as the expression sees it: without a byte-order mark (so
+// that ^ matches on line 1), and, for a regex (lfView) on a file whose
+// every line ends in CRLF and that holds no other CR, with LF endings, so
+// that $ matches at the end of each line and \s cannot take a CR from its
+// LF (leaving mixed endings); crlf says so. Turning LF back into CRLF then
+// gives back every byte outside the matches.
+func (r *replacer) view(data []byte) (prefix, body []byte, crlf bool) {
 	prefix, body = textfile.CutUTF8BOM(data)
-	if n := bytes.Count(body, []byte("\n")); n > 0 && bytes.Count(body, []byte("\r\n")) == n {
+	if !r.lfView {
+		return prefix, body, false
+	}
+	n := bytes.Count(body, []byte("\n"))
+	if n > 0 && bytes.Count(body, []byte("\r\n")) == n && bytes.Count(body, []byte("\r")) == n {
 		return prefix, bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n")), true
 	}
 	return prefix, body, false

@@ -114,6 +114,8 @@ func TestReplacerLineEndings(t *testing.T) {
 		{`E\s`, "E_\n", "ONE\r\nTWO\r\n", "ONE_\r\nTWO\r\n", 1},
 		{`(?s)E.T`, "E T", "ONE\r\nTWO\r\n", "ONE TWO\r\n", 1},
 		{`O$`, "o", "ONE\r\nTWO\n", "ONE\r\nTWo\n", 1},
+		{`foo`, "bar", "keep\r\r\nfoo\r\n", "keep\r\r\nbar\r\n", 1},
+		{`\r$`, "", "A\r\nB\r\n", "A\nB\n", 2},
 	} {
 		rp, err := newReplacer(ReplaceRequest{Query: tc.query, Replacement: &tc.with, Regex: true})
 		if err != nil {
