@@ -285,8 +285,8 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 	return zero, fault.Interrupted(ctx)
 }
 
-// onceString is the value of a flag given at most once: --json twice, the
-// second silently won.
+// onceString is the value of a flag given at most once: --json (or
+// --edits) twice, the second silently won.
 type onceString struct {
 	v   string
 	set bool
@@ -294,7 +294,7 @@ type onceString struct {
 
 func (o *onceString) Set(v string) error {
 	if o.set {
-		return errors.New("given twice: a call takes one request")
+		return errors.New("given twice: give it once")
 	}
 	o.v, o.set = v, true
 	return nil
@@ -453,8 +453,9 @@ func flagFor(s core.FieldSpec) cli.Flag {
 			return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, Value: &repeated{}}
 		}
 	}
-	// A field of structure (edit's edits): its JSON as the flag's text.
-	return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage + " (as JSON)", DefaultText: s.Default}
+	// A field of structure (edit's edits): its JSON as the flag's text,
+	// given once (a second would silently replace the first).
+	return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage + " (as JSON)", Value: &onceString{}}
 }
 
 // setFromJSONFlag sets v, a field of structure, from the JSON text of its
@@ -493,7 +494,7 @@ func flagUsage(s core.FieldSpec) string {
 	case s.Max != nil:
 		notes = append(notes, fmt.Sprintf("at most %d", *s.Max))
 	}
-	if s.Type.Kind() == reflect.Slice {
+	if s.Type.Kind() == reflect.Slice && s.Type.Elem().Kind() == reflect.String {
 		notes = append(notes, "repeatable")
 	}
 	if len(notes) == 0 {
@@ -537,7 +538,7 @@ func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
 			v.Set(reflect.ValueOf([]string(*c.Generic(s.Flag).(*repeated))))
 			return nil
 		}
-		return setFromJSONFlag(v, c.String(s.Flag), s)
+		return setFromJSONFlag(v, c.Generic(s.Flag).(*onceString).String(), s)
 	}
 	return nil
 }
