@@ -209,3 +209,26 @@ func TestMCPBadLines(t *testing.T) {
 		t.Fatalf("exit %d at the end of input", c)
 	}
 }
+
+// TestMCPBatchesBeforeTheirRemoval: a client of protocol 2025-03-26 may
+// send a JSON-RPC batch, which the SDK answers; from 2025-06-18 (see
+// TestMCPBadLines) it is refused with -32600.
+func TestMCPBatchesBeforeTheirRemoval(t *testing.T) {
+	toServer, in := io.Pipe()
+	out, fromServer := io.Pipe()
+	go func() {
+		Main(context.Background(), []string{"--root", t.TempDir(), "mcp"}, Streams{Stdin: toServer, Stdout: fromServer, Stderr: io.Discard})
+		fromServer.Close()
+	}()
+	defer in.Close()
+	replies := bufio.NewReader(out)
+	go in.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"))
+	if _, err := replies.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	go in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]` + "\n"))
+	reply, err := replies.ReadString('\n')
+	if err != nil || !strings.Contains(reply, `"id":1`) || !strings.Contains(reply, `"id":2`) || strings.Contains(reply, "error") {
+		t.Fatalf("the batch's answer: %q, %v", reply, err)
+	}
+}
