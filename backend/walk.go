@@ -53,11 +53,11 @@ type WalkOptions struct {
 	// must not pass for the file the walk read. A backend may leave it
 	// uncalled; the index then proves no rules.
 	RulesRead func(version string)
-	// Unreadable, when set, is called with the display path of each
-	// directory the walk may not enter or list (EACCES, EPERM), which it
-	// skips as ripgrep does: a search then says its answer is partial
-	// instead of passing a gate.
-	Unreadable func(path string)
+	// Unreadable, when set, is called with the display path (and the path
+	// relative to the start) of each directory the walk may not enter or
+	// list (EACCES, EPERM), which it skips as ripgrep does: a search then
+	// says its answer is partial instead of passing a gate.
+	Unreadable func(path, rel string)
 }
 
 // WalkEntry is one entry of a walk.

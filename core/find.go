@@ -171,7 +171,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		pg.from.resumeAt(from, &pg.seen)
 	}
 	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From,
-		Unreadable: func(string) { res.Unreadable++ }}
+		Unreadable: func(string, string) { res.Unreadable++ }}
 	err = w.Walk(ctx, dir, opts, func(e backend.WalkEntry) error {
 		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil

@@ -401,7 +401,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		return g.listIndexed(sctx, add)
 	}
 	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From,
-		Unreadable: func(string) { g.unreadable.Add(1) }}
+		Unreadable: func(string, string) { g.unreadable.Add(1) }}
 	return g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
 			return nil
@@ -433,6 +433,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 // listIndexed hands over the files of the index's list, in place of a
 // walk: those it proves cannot match without reading them.
 func (g *grepSearch) listIndexed(sctx context.Context, add func(grepItem) error) error {
+	g.unreadable.Add(int64(g.narrow.Unreadable))
 	display := g.t.FS.Display(g.path)
 	for _, f := range g.narrow.Files {
 		if g.from.From != "" && WalkOrder(f.Rel, g.from.From) < 0 {

@@ -67,8 +67,10 @@ type Narrowing struct {
 	// when it is binary.
 	Skip func(rel string, info backend.FileInfo) (skip, binary bool)
 	// Files, when set, stands for the walk: every file it would visit, in
-	// its order, each proven current (or not skipped).
-	Files []IndexedFile
+	// its order, each proven current (or not skipped); Unreadable counts
+	// the directories that walk could not read.
+	Files      []IndexedFile
+	Unreadable int
 }
 
 // IndexedFile is a file of a Narrowing's list. Open, when set, opens it

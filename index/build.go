@@ -125,7 +125,7 @@ func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts Bui
 
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
-	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256), rulesRead: map[string]bool{}}
+	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256), rulesRead: map[string]bool{}, unreadable: map[string]bool{}}
 	rootInfo, err := localfs.LstatAbs(loc.root)
 	if err != nil {
 		return nil, err
@@ -135,6 +135,11 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 		return nil, err
 	}
 	b.distrustChangedRules()
+	for i := range b.dirs {
+		if b.unreadable[b.dirs[i].path] {
+			b.dirs[i].version = ""
+		}
+	}
 	// The ignore files to watch are looked up (a few stats per directory)
 	// while the old index is checked or the posting lists are written.
 	watched := make(chan []record, 1)
@@ -211,6 +216,10 @@ type builder struct {
 	// rulesRead are the versions of the ignore files and .git
 	// directories the walk read, as it read them.
 	rulesRead map[string]bool
+	// unreadable are the directories the walk could not enter or list
+	// (no permission): recorded without a version, so that every search
+	// lists them again and counts them unreadable, as a walk does.
+	unreadable map[string]bool
 }
 
 // watch lists the ignore files (and .git directories, whose info/exclude
@@ -416,7 +425,8 @@ func opener(e backend.WalkEntry) func() (io.ReadCloser, error) {
 // a file's trigrams are the old index's, statOpened when it is stat'ed
 // only once open.
 func (b *builder) list(ctx context.Context, w backend.Walker, path string, add func(buildItem) error) error {
-	opts := backend.WalkOptions{RulesRead: func(v string) { b.rulesRead[v] = true }}
+	opts := backend.WalkOptions{RulesRead: func(v string) { b.rulesRead[v] = true },
+		Unreadable: func(_, rel string) { b.unreadable[rel] = true }}
 	return w.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
 		if e.Type == backend.TypeDir {
 			info, err := e.Info()

@@ -92,12 +92,9 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 		return nil, nil // corrupt: never trusted, the search reads every file
 	}
 	if prefix == "" && !q.NoIgnore && len(q.Exclude) == 0 && f.Walker != nil && ix.config == f.Config {
-		files, err := f.list(ctx, ix, q.Path, cand)
-		if err != nil {
-			return nil, err
-		}
-		if files != nil {
-			return &core.Narrowing{Files: files}, nil
+		n, err := f.list(ctx, ix, q.Path, cand)
+		if err != nil || n != nil {
+			return n, err
 		}
 	}
 	files := ix.files
@@ -167,10 +164,11 @@ func failedDir(err error) (uint8, error) {
 var errWalk = errors.New("walk the tree")
 
 // list is every file a walk of the index's root (spelled searchPath)
-// would visit, in walk order, with what the index proves of each; nil when
+// would visit, in walk order, with what the index proves of each, and the
+// directories the walk could not read (Unreadable); nil when
 // it cannot be proven without a walk (an ignore file changed, too many
 // directories changed).
-func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bitset) ([]core.IndexedFile, error) {
+func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bitset) (*core.Narrowing, error) {
 	if ix.rulesChanged() {
 		return nil, nil
 	}
@@ -280,9 +278,9 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 		out = append(out, file)
 	}
 	if len(changed) == 0 {
-		return out, nil
+		return &core.Narrowing{Files: out}, nil
 	}
-	extra, err := f.relist(ctx, ix, searchPath, changed, gone, cand)
+	extra, unreadable, err := f.relist(ctx, ix, searchPath, changed, gone, cand)
 	if errors.Is(err, errWalk) {
 		return nil, nil
 	}
@@ -290,13 +288,13 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 		return nil, err
 	}
 	slices.SortFunc(extra, func(a, b core.IndexedFile) int { return core.WalkOrder(a.Rel, b.Rel) })
-	return mergeWalkOrder(out, extra), nil
+	return &core.Narrowing{Files: mergeWalkOrder(out, extra), Unreadable: unreadable}, nil
 }
 
 // relist lists the changed directories again through the backend's walk,
 // ignore files and all, going into the directories the index does not
 // hold (new ones); those it holds are checked on their own.
-func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, changed map[string]bool, gone []string, cand bitset) ([]core.IndexedFile, error) {
+func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, changed map[string]bool, gone []string, cand bitset) ([]core.IndexedFile, int, error) {
 	known := make(map[string]bool, len(ix.dirs))
 	for _, d := range ix.dirs {
 		known[d.path] = true
@@ -306,6 +304,7 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 		byRel[ix.files[i].rel] = i
 	}
 	var extra []core.IndexedFile
+	unreadable := 0
 	for d := range changed {
 		if underAny(d, gone) {
 			continue
@@ -314,7 +313,8 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 		if d != "" {
 			start = searchPath + "/" + d
 		}
-		err := f.Walker.Walk(ctx, start, backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		opts := backend.WalkOptions{Unreadable: func(string, string) { unreadable++ }}
+		err := f.Walker.Walk(ctx, start, opts, func(e backend.WalkEntry) error {
 			rel := e.Rel
 			if d != "" {
 				rel = d + "/" + e.Rel
@@ -344,13 +344,13 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 			return nil
 		})
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if err != nil {
-			return nil, errWalk // a new ignore file, or a directory gone since: the walk decides
+			return nil, 0, errWalk // a new ignore file, or a directory gone since: the walk decides
 		}
 	}
-	return extra, nil
+	return extra, unreadable, nil
 }
 
 // parent is the directory of rel, "" for the root.

@@ -499,7 +499,7 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 	sub, st, err := openDir(fd, e.name)
 	if err != nil {
 		if goneErr(err) {
-			w.unreadable(err, entry.Path)
+			w.unreadable(err, entry.Path, entry.Rel)
 			return nil // gone, swapped for a link, or unreadable: skipped
 		}
 		return mapErr(err, entry.Path)
@@ -520,17 +520,17 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 // the walk came to it would be.
 func (w *walker) dirErr(err error) error {
 	if errors.Is(err, errMoved) || goneErr(err) {
-		w.unreadable(err, w.here())
+		w.unreadable(err, w.here(), string(w.rel))
 		return nil
 	}
 	return mapErr(err, w.here())
 }
 
-// unreadable tells WalkOptions.Unreadable of the directory at path, skipped
-// for err, when err is a lack of permission.
-func (w *walker) unreadable(err error, path string) {
+// unreadable tells WalkOptions.Unreadable of the directory at path (rel),
+// skipped for err, when err is a lack of permission.
+func (w *walker) unreadable(err error, path, rel string) {
 	if w.opts.Unreadable != nil && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
-		w.opts.Unreadable(path)
+		w.opts.Unreadable(path, rel)
 	}
 }
 
