@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"io"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -99,6 +100,11 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 		return "", fault.Errorf(fault.CodeTooLarge, "the patch is %d bytes, over the limit of %d.", len(req.Patch), MaxPatchBytes).
 			WithHint("split the patch into several")
 	}
+	if !utf8.ValidString(req.Patch) {
+		// Its bytes would be written as they are and shown as U+FFFD.
+		return "", fault.InvalidArgument("the patch is not valid UTF-8 (byte %d).", invalidUTF8At([]byte(req.Patch))).
+			WithHint("a patch is text; change a file that is not UTF-8 with write (contentBase64)")
+	}
 	return req.Patch, nil
 }
 
@@ -121,10 +127,19 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	old := map[string]string{}
 	read := func(path string) (string, bool, error) {
 		data, info, err := t.openText(ctx, path, "apply-patch")
-		if fault.AsError(err) != nil && fault.AsError(err).Code == fault.CodeNotFound {
+		switch e := fault.AsError(err); {
+		case e == nil:
+		case e.Code == fault.CodeNotFound:
 			return "", false, nil
-		}
-		if err != nil {
+		case e.Code == fault.CodeNotText:
+			// A file that is not text may still be deleted, or added
+			// over: the plan keeps the error for an update of it.
+			if fi, serr := t.FS.Stat(ctx, path); serr == nil && fi.Type == backend.TypeFile {
+				before[path] = fi
+				return "", true, err
+			}
+			return "", false, err
+		default:
 			return "", false, err
 		}
 		before[path], old[path] = info, string(data)

@@ -229,15 +229,7 @@ func parseStrict(data []byte) (any, error) {
 // an edit's text changed behind the caller's back is worse than an error.
 func checkJSONText(data []byte) error {
 	if !utf8.Valid(data) {
-		at := 0
-		for at < len(data) {
-			r, size := utf8.DecodeRune(data[at:])
-			if r == utf8.RuneError && size <= 1 {
-				break
-			}
-			at += size
-		}
-		return fault.InvalidArgument("the request is not valid UTF-8 (byte %d).", at).
+		return fault.InvalidArgument("the request is not valid UTF-8 (byte %d).", invalidUTF8At(data)).
 			WithHint("send text as UTF-8; give bytes that are not text as base64 in the field's Base64 twin (pathBase64)")
 	}
 	inString := false
@@ -266,6 +258,19 @@ func checkJSONText(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// invalidUTF8At is the offset of the first byte of data that is not UTF-8.
+func invalidUTF8At(data []byte) int {
+	at := 0
+	for at < len(data) {
+		r, size := utf8.DecodeRune(data[at:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		at += size
+	}
+	return at
 }
 
 // hexRune reads the four hex digits of a \u escape, -1 when they are not.

@@ -10,7 +10,9 @@ import (
 
 // ReadFunc reads a file as it is before the patch. ok is false when nothing
 // is at path; any other failure (a directory, an I/O error) is err, which
-// Plan returns as it is.
+// Plan returns as it is. ok with err is a file whose content cannot be
+// planned on (not text): a delete of it, or an add over it, goes ahead,
+// and an update of it returns err.
 type ReadFunc func(path string) (content string, ok bool, err error)
 
 // Change is the net effect of a patch on one path.
@@ -90,6 +92,8 @@ type file struct {
 	// wroteAt is the patch line of the section that wrote this path
 	// whole (an add, or a move to it), 0 for none.
 	wroteAt int
+	// unplanned is why the content as read cannot be updated (not text).
+	unplanned error
 }
 
 type planner struct {
@@ -105,10 +109,10 @@ func (pl *planner) file(name string) (*file, error) {
 		return f, nil
 	}
 	content, ok, err := pl.read(name)
-	if err != nil {
+	if err != nil && !ok {
 		return nil, err
 	}
-	f := &file{existed: ok, exists: ok, content: content}
+	f := &file{existed: ok, exists: ok, content: content, unplanned: err}
 	if ok {
 		f.from = name
 	}
@@ -136,6 +140,9 @@ func (pl *planner) apply(op Op) error {
 	if op.Kind == Delete {
 		*f = file{existed: f.existed}
 		return nil
+	}
+	if f.unplanned != nil {
+		return f.unplanned
 	}
 	content, located, err := update(f.content, op, pl.m)
 	if err != nil {
