@@ -10,12 +10,14 @@ type Rewriter struct {
 	t       *Text
 	newText string // with LF endings
 	rs      *restyler
+	// oldNL: oldText ends with a line ending.
+	oldNL bool
 }
 
 // Rewriter prepares newText to replace the matches of oldText, found at
 // rung.
 func (t *Text) Rewriter(oldText, newText, rung string) *Rewriter {
-	w := &Rewriter{t: t, newText: strings.ReplaceAll(newText, "\r\n", "\n")}
+	w := &Rewriter{t: t, newText: strings.ReplaceAll(newText, "\r\n", "\n"), oldNL: strings.HasSuffix(oldText, "\n")}
 	if rung == RungUnicode {
 		w.rs = newRestyler(t, oldText, w.newText)
 	}
@@ -31,6 +33,11 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
 	}
 	if m.reindent != nil {
 		repl, reindented = reindentText(repl, m.reindent), true
+	}
+	if w.oldNL && m.End == len(w.t.src) && !strings.HasSuffix(w.t.src, "\n") {
+		// oldText's final line ending matched the end of a file that has
+		// none: newText's stands for it, and the file keeps having none.
+		repl = strings.TrimSuffix(repl, "\n")
 	}
 	if eol := w.t.eolAt(m.Start, m.End); eol != "\n" {
 		repl = strings.ReplaceAll(repl, "\n", eol)

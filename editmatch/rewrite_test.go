@@ -22,6 +22,7 @@ func TestRewrite(t *testing.T) {
 		{"a one-line file without one is LF", "abc", "b", "x\ny", RungExact, "x\ny", false, false},
 		{"unicode: the file's quotes", "say \u201chi\u201d\n", `say "hi"`, `say "bye"`, RungUnicode, "say \u201cbye\u201d", true, false},
 		{"unicode: nothing to restyle", "say \u201chi\u201d\n", `say "hi"`, "x", RungUnicode, "x", false, false},
+		{"oldText's final newline at a file's end without one: newText's goes", "a\nlast", "last\n", "LAST\n", RungTrailingWhitespace, "LAST", false, false},
 		{"indentation: tabs for spaces", "\tif x {\n\t\ty()\n\t}\n", "  if x {\n    y()\n  }", "  if z {\n    y()\n  }", RungIndentation, "\tif z {\n\t\ty()\n\t}", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
