@@ -60,8 +60,12 @@ func (l *Lifetime) UnmarshalText(b []byte) error {
 	case v > MaxLinkLifetime:
 		err = fault.InvalidArgument("expiresIn must be at most 168h (7 days, the longest an S3 presigned URL works), not %s.", string(b)).
 			WithHint("give a duration such as 24h, and publish again when the link expires")
+	case v%time.Second != 0:
+		// Cut silently, 1.5s would be a link of 1s.
+		err = fault.InvalidArgument("expiresIn is whole seconds, not %s.", string(b)).
+			WithHint("give a duration such as 90s or 1m30s")
 	}
-	*l = Lifetime(v.Truncate(time.Second))
+	*l = Lifetime(v)
 	return err
 }
 
