@@ -401,6 +401,13 @@ var unicodeFolds = strings.NewReplacer(
 
 func foldUnicode(s string) string { return unicodeFolds.Replace(norm.NFKC.String(s)) }
 
+// IndentTransform is indentTransform, for apply-patch's chunks: the change
+// that turns each line of old into the line of got, to apply to the lines
+// written beside them.
+func IndentTransform(old, got []string) (func(string) string, bool) {
+	return indentTransform(old, got)
+}
+
 // indentTransform finds a uniform change of indentation that turns every
 // non-blank line of old into the line of got: the same column shift for all
 // lines, rendered with got's tabs or spaces. It returns the change as a

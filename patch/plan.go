@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -301,12 +302,36 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		if !ok {
 			return nil, nil, notFound(op, k, texts, c.Old(), start, false)
 		}
+		cl = reindentAdded(cl, old, texts[at:at+len(old)], rung)
 		reps = append(reps, replacement{at: at, n: len(old), lines: cl, chunk: k})
 		located[k].Line, located[k].Rung = at+1, rung
 		start = at + len(old)
 	}
 	slices.SortStableFunc(reps, func(a, b replacement) int { return a.at - b.at })
 	return reps, located, nil
+}
+
+// reindentAdded writes the added lines of cl in the file's indentation
+// when the chunk's old lines matched got at a rung that ignores leading
+// whitespace, as edit re-indents its newText: a chunk written with spaces
+// for a tab-indented file otherwise put space-indented lines among tabbed
+// ones. Lines stay as given when no uniform change of indentation turns
+// old into got.
+func reindentAdded(cl []Line, old, got []string, rung string) []Line {
+	if rung != RungWhitespace && rung != RungUnicode {
+		return cl
+	}
+	f, ok := editmatch.IndentTransform(old, got)
+	if !ok || f == nil {
+		return cl
+	}
+	out := slices.Clone(cl)
+	for i, l := range out {
+		if l.Op == '+' {
+			out[i].Text = f(l.Text)
+		}
+	}
+	return out
 }
 
 // checkOverlap refuses two chunks that replace the same lines.
