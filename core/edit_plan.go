@@ -76,6 +76,13 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 				applied = append(applied, i)
 				continue
 			}
+			if line, ok := appliedBehindGutter(t, oldText, newText); ok {
+				// A retried edit copied with its gutter: its newText, the
+				// gutter stripped, stands at the line the gutter names.
+				outcomes[i].AlreadyApplied, outcomes[i].GutterStripped, outcomes[i].Lines = true, true, []int{line}
+				applied = append(applied, i)
+				continue
+			}
 			return "", nil, noMatch(t, i, len(edits), oldText)
 		}
 		if len(ms) > 1 && !e.ReplaceAll {
@@ -126,6 +133,19 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 	}
 	out.WriteString(src[at:])
 	return out.String(), outcomes, nil
+}
+
+// appliedBehindGutter is alreadyApplied for an edit whose oldText carries
+// a line-number gutter: newText stripped of it stands whole, once, at the
+// line the gutter names.
+func appliedBehindGutter(t *editmatch.Text, oldText, newText string) (int, bool) {
+	stripped, first, ok := editmatch.StripGutter(oldText)
+	if !ok || strings.TrimSpace(stripped) == "" {
+		return 0, false
+	}
+	last := first + strings.Count(strings.TrimSuffix(stripped, "\n"), "\n")
+	line, ok := alreadyApplied(t, stripped, editmatch.StripGutterLines(newText, first, last))
+	return line, ok && line == first
 }
 
 // alreadyApplied returns the line of a retried edit's newText when the edit

@@ -317,6 +317,28 @@ func TestAlreadyApplied(t *testing.T) {
 	}
 }
 
+// TestAppliedBehindGutter: a retried edit copied with a line-number
+// gutter is already applied when its stripped newText stands at the line
+// the gutter names, and only there.
+func TestAppliedBehindGutter(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		line                int // 0: not applied
+	}{
+		{"at the gutter's line", "l1\nL2\nl3\n", "2\tl2", "2\tL2", 2},
+		{"two lines", "l1\nL2\nL3\n", "2\tl2\n3\tl3", "2\tL2\n3\tL3", 2},
+		{"at another line", "L2\nl1\n", "2\tl2", "2\tL2", 0},
+		{"no gutter", "l1\nL2\n", "l2", "L2", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line, ok := appliedBehindGutter(editmatch.New(tc.src), tc.old, tc.new)
+			if ok != (tc.line > 0) || (ok && line != tc.line) {
+				t.Fatalf("appliedBehindGutter = %d, %v; want line %d", line, ok, tc.line)
+			}
+		})
+	}
+}
+
 // TestPlanLargeBatch: a batch large enough to switch from scans to the
 // index gives what scanning alone gives, rung by rung (editmatch's
 // TestLargeBatchIndexes shows the switch).
