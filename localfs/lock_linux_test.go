@@ -109,3 +109,25 @@ func TestDataLocksFollowFileOrder(t *testing.T) {
 		}
 	}
 }
+
+// On a file system without flock (ENOLCK: an NFS mount without its lock
+// service) a mutation goes ahead under the lock files alone, as it did
+// before data files were locked; another error of the flock fails it.
+func TestDataLockWithoutFlock(t *testing.T) {
+	f, dir := newTestFS(t)
+	must(t, os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644))
+	defer func() { flockData = flockWait }()
+	for _, tc := range []struct {
+		err  error
+		fail bool
+	}{{unix.ENOLCK, false}, {unix.EOPNOTSUPP, false}, {unix.EIO, true}} {
+		flockData = func(context.Context, int, int, time.Time) error { return tc.err }
+		unlock, err := f.Lock(context.Background(), "a", time.Second)
+		if (err != nil) != tc.fail {
+			t.Fatalf("flock failing with %v: lock error %v, want failure %v", tc.err, err, tc.fail)
+		}
+		if err == nil {
+			unlock()
+		}
+	}
+}
