@@ -140,7 +140,8 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 // line the gutter names.
 func appliedBehindGutter(t *editmatch.Text, oldText, newText string) (int, bool) {
 	stripped, first, ok := editmatch.StripGutter(oldText)
-	if !ok || strings.TrimSpace(stripped) == "" {
+	if !ok || strings.TrimSpace(stripped) == "" || len(t.Locate(stripped)) > 0 {
+		// Still there (at another line than the gutter names): not applied.
 		return 0, false
 	}
 	last := first + strings.Count(strings.TrimSuffix(stripped, "\n"), "\n")
@@ -160,6 +161,14 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 		return 0, false
 	}
 	ms := t.Exact(n)
+	if len(ms) == 0 && strings.HasSuffix(n, "\n") && !strings.HasSuffix(t.Content(), "\n") {
+		// newText's final line ending stood for the end of a file that
+		// has none (see editmatch.Rewriter): what comes before it stands
+		// at the file's end.
+		if trimmed := strings.TrimSuffix(n, "\n"); trimmed != "" && strings.HasSuffix(t.Content(), trimmed) {
+			ms = t.Exact(trimmed)
+		}
+	}
 	if len(ms) != 1 || !wholeLines(t, ms[0]) {
 		return 0, false
 	}

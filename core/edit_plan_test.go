@@ -307,6 +307,8 @@ func TestAlreadyApplied(t *testing.T) {
 		{"whole once, and inside another line", "x = 1\nmax_x = 1\n", "x = 0", "x = 1", 0},
 		{"blank", "a\n\n", "x", "\n", 0},
 		{"part of oldText (a deletion)", "b\n", "a\nb", "b", 0},
+		{"newText's final newline at a file's end without one", "a\nLAST", "last\n", "LAST\n", 2},
+		{"a final newline that is not at the file's end", "LAST\na", "last\n", "LAST\n", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line, ok := alreadyApplied(editmatch.New(tc.src), tc.old, tc.new)
@@ -329,6 +331,8 @@ func TestAppliedBehindGutter(t *testing.T) {
 		{"two lines", "l1\nL2\nL3\n", "2\tl2\n3\tl3", "2\tL2\n3\tL3", 2},
 		{"at another line", "L2\nl1\n", "2\tl2", "2\tL2", 0},
 		{"no gutter", "l1\nL2\n", "l2", "L2", 0},
+		{"oldText still there, at another line", "x\nif err != nil { return err }\nif err != nil { panic(err) }\n",
+			"2\tif err != nil { panic(err) }", "2\tif err != nil { return err }", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line, ok := appliedBehindGutter(editmatch.New(tc.src), tc.old, tc.new)
