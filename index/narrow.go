@@ -346,7 +346,7 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		if fault.AsError(err).Code == fault.CodePermissionDenied && !errors.Is(err, errWalk) {
+		if err != nil && !errors.Is(err, errWalk) && fault.AsError(err).Code == fault.CodePermissionDenied {
 			// The directory itself may not be read (the build recorded it
 			// without a version): a walk skips and counts it, and so does
 			// this list, rather than walking the whole tree each time.
