@@ -96,9 +96,6 @@ type mcpFrames struct {
 	lines   <-chan inputLine
 	out     io.Writer
 	pending []byte
-	// version is the protocol version the client's initialize asked for:
-	// before 2025-06-18 a batch (an array) is a message the SDK answers.
-	version string
 }
 
 func (f *mcpFrames) Read(p []byte) (int, error) {
@@ -110,7 +107,7 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		if !in.tooLong && len(bytes.TrimSpace(in.data)) == 0 {
 			continue
 		}
-		if code, msg, id := frameError(in, f.batches()); code != 0 {
+		if code, msg, id := frameError(in); code != 0 {
 			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 			if err != nil {
 				return 0, err
@@ -120,7 +117,6 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		f.noteVersion(in.data)
 		f.pending = append(in.data, '\n')
 	}
 	n := copy(p, f.pending)
@@ -128,27 +124,12 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// noteVersion keeps the protocol version of an initialize request.
-func (f *mcpFrames) noteVersion(msg []byte) {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(msg, &m) == nil && m.Method == "initialize" {
-		f.version = m.Params.ProtocolVersion
-	}
-}
-
-// batches reports whether the session's protocol has JSON-RPC batches,
-// which 2025-06-18 removed.
-func (f *mcpFrames) batches() bool { return f.version != "" && f.version < "2025-06-18" }
-
 // frameError is the JSON-RPC error of a line that is no message the
 // transport can take, with the id to answer (null when it has none);
-// code 0 for a message. An array is a message only when batches are.
-func frameError(in inputLine, batches bool) (code int, msg string, id json.RawMessage) {
+// code 0 for a message. An array (a batch) is refused whatever the
+// protocol: 2025-06-18 removed batches, and for an older one the SDK's
+// transport ends the session at the first element it cannot take.
+func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
 	id = json.RawMessage("null")
 	const parseError, invalidRequest = -32700, -32600
 	switch {
@@ -156,12 +137,6 @@ func frameError(in inputLine, batches bool) (code int, msg string, id json.RawMe
 		return invalidRequest, fmt.Sprintf("the message is over %d MiB", mcp.DefaultMaxLineLength>>20), id
 	case !json.Valid(in.data):
 		return parseError, "the line is not JSON: send one JSON-RPC message a line", id
-	}
-	if batches && bytes.HasPrefix(bytes.TrimSpace(in.data), []byte("[")) {
-		if err := core.CheckJSON(in.data); err != nil {
-			return invalidRequest, strings.TrimSuffix(fault.AsError(err).Message, "."), id
-		}
-		return 0, "", nil // the SDK answers a batch, message by message
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(in.data, &m) != nil {
