@@ -456,6 +456,18 @@ func realPath(file *os.File, fallback string) string {
 	return fallback
 }
 
+// holdsDenied reports whether the directory at the real path real is a
+// deny root or holds one: removed or moved whole, it would take what the
+// deny protects with it.
+func (f *FS) holdsDenied(real string) bool {
+	for _, d := range f.deny {
+		if _, ok := within(real, d.path); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // checkDeny refuses a real path inside a deny root, by path component or by
 // the identity of any ancestor (another spelling of the same directory).
 func (f *FS) checkDeny(real, display string) error {

@@ -250,7 +250,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		fd, err := lockFile(ctx, filepath.Join(dir, lockName(lockKey(mounts, p))), how[p], deadline)
 		if err != nil {
 			release()
-			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if waitEnded(err) {
 				return nil, &lockError{err: err, path: p}
 			}
 			return nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
@@ -276,7 +276,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		fd, err := lockData(ctx, df.path, deadline, locked)
 		if err != nil {
 			release()
-			if errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if waitEnded(err) {
 				return nil, &lockError{err: err, path: df.path}
 			}
 			return nil, err
@@ -418,16 +418,20 @@ func openRegular(p string) (int, unix.Stat_t, bool) {
 	if err != nil {
 		return -1, st, false
 	}
-	fd, err := unix.Dup(int(f.Fd()))
-	f.Close()
-	if err != nil {
-		return -1, st, false
-	}
-	unix.CloseOnExec(fd)
-	return fd, st, true
+	defer f.Close()
+	// A descriptor of its own, close-on-exec from the start: the lock's
+	// holder closes it by number.
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	return fd, st, err == nil
 }
 
 var errLockTimeout = errors.New("lock timeout")
+
+// waitEnded reports whether err ended a wait for a held lock (its timeout,
+// or the call interrupted) rather than the lock failing.
+func waitEnded(err error) bool {
+	return errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
 
 // lockWaitHook, when set by a test, is called when a lock is found held and
 // the wait for it begins.

@@ -61,11 +61,9 @@ func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) 
 		}
 		return true, syncDir(dfd, display)
 	}
-	for _, d := range f.deny {
-		if _, ok := within(real, d.path); ok {
-			return false, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(display).
-				WithHint("remove the files around the denied path one by one")
-		}
+	if f.holdsDenied(real) {
+		return false, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(display).
+			WithHint("remove the files around the denied path one by one")
 	}
 	err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
 	switch {

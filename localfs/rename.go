@@ -50,15 +50,11 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if err := backend.CheckSwap(src.display, backend.WriteOptions{IfVersion: opts.IfVersion}, true, version(&st)); err != nil {
 		return backend.FileInfo{}, err
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		for _, d := range f.deny {
-			if _, ok := within(src.real, d.path); ok {
-				// Moved, the denied location would be reachable by a name
-				// no deny path spells.
-				return backend.FileInfo{}, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(src.display).
-					WithHint("move the files around the denied path one by one; nothing was moved")
-			}
-		}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR && f.holdsDenied(src.real) {
+		// Moved, the denied location would be reachable by a name no
+		// deny path spells.
+		return backend.FileInfo{}, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(src.display).
+			WithHint("move the files around the denied path one by one; nothing was moved")
 	}
 	var dstSt unix.Stat_t
 	if !opts.IfAbsent && unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW) == nil &&

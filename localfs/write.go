@@ -206,15 +206,16 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 	dfd := int(dir.Fd())
 	tmp := tempName()
 	mode, exact := newMode(opts)
+	create := mode
 	if old != nil || exact {
-		mode = 0o600 // private until it gets its mode
+		create = 0o600 // private until it gets its mode
 	}
 	rec, err := newTempRecord(filepath.Join(dirReal, tmp))
 	if err != nil {
 		return nil, fault.Errorf(fault.CodeIOError, "the record of a temporary file cannot be made: %s.", errText(err)).
 			WithPath(display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
 	}
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, create)
 	if err != nil {
 		rec.done()
 		return nil, mapErr(err, display)
@@ -227,8 +228,7 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 	switch {
 	case err != nil:
 	case exact:
-		m, _ := newMode(opts)
-		err = unix.Fchmod(fd, m) // exactly, the umask aside
+		err = unix.Fchmod(fd, mode) // exactly, the umask aside
 	case old != nil:
 		err = keepOwnerAndMode(fd, old)
 	}
