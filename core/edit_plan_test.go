@@ -287,10 +287,7 @@ func TestEditLadderRefusesLookAlikes(t *testing.T) {
 // TestAlreadyApplied: a retried edit is recognised only when its newText
 // stands whole (line start to line end) and once; the line is its first.
 func TestAlreadyApplied(t *testing.T) {
-	for _, tc := range []struct {
-		name, src, old, new string
-		line                int // 0: not applied
-	}{
+	for _, tc := range []appliedCase{
 		{"a whole line", "a\nkey = 2\nb\n", "key = 1", "key = 2", 2},
 		{"whole lines with their newline", "a\nb\nc\n", "x\ny\n", "b\nc\n", 2},
 		{"the last line without a newline", "a\nb", "x", "b", 2},
@@ -310,12 +307,23 @@ func TestAlreadyApplied(t *testing.T) {
 		{"newText's final newline at a file's end without one", "a\nLAST", "last\n", "LAST\n", 2},
 		{"a final newline that is not at the file's end", "LAST\na", "last\n", "LAST\n", 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			line, ok := alreadyApplied(editmatch.New(tc.src), tc.old, tc.new)
-			if ok != (tc.line > 0) || line != tc.line {
-				t.Fatalf("alreadyApplied = %d, %v; want line %d", line, ok, tc.line)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, alreadyApplied) })
+	}
+}
+
+// appliedCase is an edit old -> new retried on src, already applied at
+// line (0: not applied).
+type appliedCase struct {
+	name, src, old, new string
+	line                int
+}
+
+// check checks that applied finds tc's edit as tc says.
+func (tc appliedCase) check(t *testing.T, applied func(*editmatch.Text, string, string) (int, bool)) {
+	t.Helper()
+	line, ok := applied(editmatch.New(tc.src), tc.old, tc.new)
+	if ok != (tc.line > 0) || ok && line != tc.line {
+		t.Fatalf("applied = %d, %v; want line %d", line, ok, tc.line)
 	}
 }
 
@@ -323,10 +331,7 @@ func TestAlreadyApplied(t *testing.T) {
 // gutter is already applied when its stripped newText stands at the line
 // the gutter names, and only there.
 func TestAppliedBehindGutter(t *testing.T) {
-	for _, tc := range []struct {
-		name, src, old, new string
-		line                int // 0: not applied
-	}{
+	for _, tc := range []appliedCase{
 		{"at the gutter's line", "l1\nL2\nl3\n", "2\tl2", "2\tL2", 2},
 		{"two lines", "l1\nL2\nL3\n", "2\tl2\n3\tl3", "2\tL2\n3\tL3", 2},
 		{"at another line", "L2\nl1\n", "2\tl2", "2\tL2", 0},
@@ -334,12 +339,7 @@ func TestAppliedBehindGutter(t *testing.T) {
 		{"oldText still there, at another line", "x\nif err != nil { return err }\nif err != nil { panic(err) }\n",
 			"2\tif err != nil { panic(err) }", "2\tif err != nil { return err }", 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			line, ok := appliedBehindGutter(editmatch.New(tc.src), tc.old, tc.new)
-			if ok != (tc.line > 0) || (ok && line != tc.line) {
-				t.Fatalf("appliedBehindGutter = %d, %v; want line %d", line, ok, tc.line)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, appliedBehindGutter) })
 	}
 }
 

@@ -462,13 +462,13 @@ func flagFor(s core.FieldSpec) cli.Flag {
 // flag, checked as a --json request's field is (unknown or repeated keys,
 // aliases), so that errors name its fields the same way.
 func setFromJSONFlag(v reflect.Value, text string, s core.FieldSpec) error {
-	holder := reflect.New(reflect.StructOf([]reflect.StructField{{
-		Name: "Field", Type: v.Type(), Tag: reflect.StructTag(`json:"` + s.JSON + `"`),
-	}}))
 	if !json.Valid([]byte(text)) {
 		return fault.InvalidArgument("--%s takes JSON, and %q is not.", s.Flag, text).
 			WithHint("%s, as JSON: --%s '[...]'", s.Help, s.Flag)
 	}
+	holder := reflect.New(reflect.StructOf([]reflect.StructField{{
+		Name: "Field", Type: v.Type(), Tag: reflect.StructTag(`json:"` + s.JSON + `"`),
+	}}))
 	data, _ := json.Marshal(map[string]json.RawMessage{s.JSON: json.RawMessage(text)})
 	if err := core.DecodeJSON(data, holder.Interface()); err != nil {
 		return err
