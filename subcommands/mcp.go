@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -74,7 +75,9 @@ func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) err
 	out := &syncWriter{w: s.Stdout}
 	lines := make(chan inputLine)
 	go readLines(s.Stdin, mcp.DefaultMaxLineLength, lines)
-	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(&mcpFrames{lines: lines, out: out}), Writer: nopCloser{out}})
+	calls := newUnanswered()
+	frames := &mcpFrames{lines: lines, out: out, calls: calls, done: ctx.Done()}
+	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(frames), Writer: nopCloser{&answerWriter{w: out, calls: calls}}})
 	if errors.Is(err, io.EOF) {
 		// The client closed stdin: the session is over.
 		return nil
@@ -91,10 +94,15 @@ func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) err
 // it is no message: the transport stops at the first line it cannot
 // decode, which ended the session. A key given twice or bytes that are not
 // UTF-8 are refused as in any request: with two "name"s the last chose
-// the tool.
+// the tool. At the end of stdin it waits for the calls it handed on to be
+// answered: the SDK ends the session at its reader's EOF and drops the
+// answers still being computed, so a client that wrote its requests and
+// closed stdin got none of them, with exit 0.
 type mcpFrames struct {
 	lines   <-chan inputLine
 	out     io.Writer
+	calls   *unanswered
+	done    <-chan struct{}
 	pending []byte
 }
 
@@ -102,12 +110,19 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		in := <-f.lines
 		if in.err != nil {
+			if in.err == io.EOF {
+				f.calls.wait(f.done)
+			}
 			return 0, in.err
 		}
 		if !in.tooLong && len(bytes.TrimSpace(in.data)) == 0 {
 			continue
 		}
-		if code, msg, id := frameError(in); code != 0 {
+		code, msg, id := frameError(in)
+		if code == 0 && !f.calls.handedOn(in.data) {
+			code, msg = -32600, "the id is that of a call not yet answered: give each call its own"
+		}
+		if code != 0 {
 			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 			if err != nil {
 				return 0, err
@@ -157,6 +172,116 @@ func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
 		return invalidRequest, "the method must be a string", id
 	}
 	return 0, "", nil
+}
+
+// unanswered are the ids of the calls handed to the server that it has
+// not answered. A call the client cancelled may be answered by no one: the
+// SDK writes no reply under a cancelled context.
+type unanswered struct {
+	mu      sync.Mutex
+	ids     map[string]bool
+	changed chan struct{}
+}
+
+func newUnanswered() *unanswered {
+	return &unanswered{ids: map[string]bool{}, changed: make(chan struct{}, 1)}
+}
+
+// message is what tracking needs of a JSON-RPC message.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// idKey is the id as the SDK answers it: a number is taken as an int64.
+func idKey(raw json.RawMessage) (string, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	switch v := v.(type) {
+	case string:
+		return "s" + v, true
+	case float64:
+		return "n" + strconv.FormatInt(int64(v), 10), true
+	}
+	return "", false
+}
+
+// handedOn records a message about to be given to the server: a call is
+// to be answered, and a cancellation takes its call off. It is false for
+// a call whose id is one not yet answered, which the SDK drops unanswered.
+func (u *unanswered) handedOn(data []byte) bool {
+	var m message
+	if json.Unmarshal(data, &m) != nil || m.Method == nil {
+		return true
+	}
+	if key, ok := idKey(m.ID); ok {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.ids[key] {
+			return false
+		}
+		u.ids[key] = true
+		return true
+	}
+	if *m.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			if key, ok := idKey(p.RequestID); ok {
+				u.answered(key)
+			}
+		}
+	}
+	return true
+}
+
+// answered takes the call with the id key off.
+func (u *unanswered) answered(key string) {
+	u.mu.Lock()
+	delete(u.ids, key)
+	u.mu.Unlock()
+	select {
+	case u.changed <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns once every call is answered, or when done is closed.
+func (u *unanswered) wait(done <-chan struct{}) {
+	for {
+		u.mu.Lock()
+		n := len(u.ids)
+		u.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-u.changed:
+		case <-done:
+			return
+		}
+	}
+}
+
+// answerWriter is the server's output: each reply it writes answers a call.
+type answerWriter struct {
+	w     io.Writer
+	calls *unanswered
+}
+
+func (a *answerWriter) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	var m message
+	if err == nil && json.Unmarshal(p, &m) == nil && m.Method == nil {
+		if key, ok := idKey(m.ID); ok {
+			a.calls.answered(key)
+		}
+	}
+	return n, err
 }
 
 // syncWriter serialises the writes of the server and of mcpFrames, each a

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -241,4 +242,82 @@ func TestMCPBatchRefusedWhateverTheProtocol(t *testing.T) {
 	if reply := send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`); !strings.Contains(reply, `"id":9,"result"`) {
 		t.Fatalf("after the batches, ping: %q", reply)
 	}
+}
+
+// TestMCPAnswersEveryCallBeforeEOF: a client that writes its calls and
+// closes stdin gets every answer: the SDK ended the session at EOF and
+// dropped the answers in flight, exit 0.
+func TestMCPAnswersEveryCallBeforeEOF(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 50 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte(strings.Repeat("some text\n", 200)), 0o644)
+	}
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	const calls = 10
+	for id := 2; id < 2+calls; id++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"agentfs_grep","arguments":{"query":"text"}}}`+"\n", id)
+	}
+	var out bytes.Buffer
+	code := Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: strings.NewReader(in.String()), Stdout: &out, Stderr: io.Discard})
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	answers := map[float64]int{}
+	for line := range strings.Lines(out.String()) {
+		var m struct {
+			ID     *float64
+			Result json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m.ID == nil || m.Result == nil {
+			t.Fatalf("reply %q", line)
+		}
+		answers[*m.ID]++
+	}
+	for id := 1; id < 2+calls; id++ {
+		if answers[float64(id)] != 1 {
+			t.Errorf("call %d answered %d times; replies:\n%s", id, answers[float64(id)], out.String())
+		}
+	}
+}
+
+// TestUnanswered: the calls awaited at the end of input. A call whose id
+// is one in flight is refused (the SDK dropped it unanswered, and the
+// session waited for it forever); an id is free again once answered or
+// cancelled; ids are keyed as the SDK answers them (2.0 is 2, "2" is not).
+func TestUnanswered(t *testing.T) {
+	u := newUnanswered()
+	call := func(id string) bool {
+		return u.handedOn([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`))
+	}
+	reply := func(id string) {
+		(&answerWriter{w: io.Discard, calls: u}).Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"))
+	}
+	steps := []struct {
+		name string
+		do   func() bool
+		want bool
+	}{
+		{"call 2", func() bool { return call("2") }, true},
+		{"call 2 again", func() bool { return call("2") }, false},
+		{"call 2.0", func() bool { return call("2.0") }, false},
+		{`call "2"`, func() bool { return call(`"2"`) }, true},
+		{"a notification", func() bool { return u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)) }, true},
+		{"call 2 once answered", func() bool { reply("2"); return call("2") }, true},
+		{"call 2 once cancelled", func() bool {
+			u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`))
+			return call("2")
+		}, true},
+	}
+	for _, s := range steps {
+		if got := s.do(); got != s.want {
+			t.Fatalf("%s: %v, want %v", s.name, got, s.want)
+		}
+	}
+	reply(`"2"`)
+	reply("2")
+	done := make(chan struct{})
+	go func() { u.wait(nil); close(done) }()
+	<-done
 }
