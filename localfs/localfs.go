@@ -126,13 +126,16 @@ func New(cfg Config) (*FS, error) {
 	for _, r := range roots {
 		abs := joinAbs(f.cwd, r)
 		real, err := evalSymlinks(abs)
-		if err != nil {
-			return nil, fault.Errorf(fault.CodeNotFound, "the root %s does not exist.", abs).WithPath(abs).
-				WithHint("pass an existing directory to --root").WithCause(err)
+		var osr *os.Root
+		if err == nil {
+			osr, err = os.OpenRoot(real)
 		}
-		osr, err := os.OpenRoot(real)
 		if err != nil {
-			return nil, mapErr(err, abs).WithHint("pass an existing directory to --root")
+			if fi, serr := os.Stat(real); serr == nil && !fi.IsDir() {
+				// os.OpenRoot says so in an error with no errno.
+				err = &fs.PathError{Op: "open", Path: real, Err: unix.ENOTDIR}
+			}
+			return nil, rootErr(err, abs)
 		}
 		dir, err := osr.Open(".")
 		if err != nil {
@@ -675,6 +678,19 @@ func appendVersion(b []byte, st *unix.Stat_t) []byte {
 	binary.LittleEndian.PutUint64(raw[48:], uint64(st.Ctim.Nsec))
 	sum := sha256.Sum256(raw[:])
 	return hex.AppendEncode(b, sum[:8])
+}
+
+// rootErr is the error of a root that cannot be opened: NOT_FOUND only
+// when it is missing (EMFILE or EACCES said "does not exist").
+func rootErr(err error, abs string) *fault.Error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fault.Errorf(fault.CodeNotFound, "the root %s does not exist.", abs).WithPath(abs).
+			WithHint("pass an existing directory to --root").WithCause(err)
+	case errors.Is(err, unix.ENOTDIR):
+		return mapErr(err, abs).WithHint("pass an existing directory to --root")
+	}
+	return mapErr(err, abs)
 }
 
 // mapErr turns an OS error into a contract error for display path p.

@@ -6,6 +6,10 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
+
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
 )
 
 // oneShotGC is the collector's target (GOGC) for a call that answers once: its
@@ -20,12 +24,33 @@ const oneShotGC = 400
 // Run is the process entry point: Main on the real streams, cancelled by
 // SIGINT or SIGTERM (the error is then INTERRUPTED, exit code 130).
 func Run() int {
+	if err := startPoller(); err != nil {
+		return (&output{streams: Streams{Stdout: os.Stdout, Stderr: os.Stderr}, format: "json"}).fail(err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if _, set := os.LookupEnv("GOGC"); !set && !largeHeap[calledName(os.Args[1:], globalFlags())] {
 		debug.SetGCPercent(oneShotGC)
 	}
 	return Main(ctx, os.Args[1:], Streams{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+}
+
+// startPoller starts Go's poller, which timers need, and which takes two
+// descriptors when first used (epoll and eventfd on Linux). Started by the
+// first timer of a process at its limit of open files, it killed the
+// process in the runtime (exit 2, a Go trace) where an IO_ERROR was due.
+// It starts once two descriptors are proven free: a process without two
+// to spare could do nothing, and says so.
+func startPoller() error {
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		return fault.Errorf(fault.CodeIOError, "too many open files: agentfs needs a few more to start.").
+			WithHint("raise the limit on open files (ulimit -n) and retry").WithCause(err)
+	}
+	unix.Close(p[0])
+	unix.Close(p[1])
+	time.AfterFunc(time.Hour, func() {}).Stop()
+	return nil
 }
 
 // largeHeap are the commands that keep Go's default GOGC: they serve many
