@@ -188,7 +188,7 @@ func New(cfg Config) (*FS, error) {
 	// finished) before anything reads its files, and dead writers' temp
 	// files go.
 	state := existingStateDir()
-	recoverJournals(f, state)
+	recoverJournals(f, state, nil)
 	sweepRecords(state)
 	return f, nil
 }

@@ -204,6 +204,11 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 	if err != nil {
 		return nil, fault.AsError(err).WithPath(first.display(f))
 	}
+	held := make(map[string]bool, len(reals))
+	for _, real := range reals {
+		held[real] = true
+	}
+	recoverJournals(f, existingStateDir(), held)
 	return unlock, nil
 }
 

@@ -115,6 +115,12 @@ func identity(st *unix.Stat_t) string {
 	return strconv.FormatUint(uint64(st.Dev), 10) + ":" + strconv.FormatUint(st.Ino, 10)
 }
 
+// stamp is a file's size and modification time, which a write in place
+// changes where identity stays.
+func stamp(st *unix.Stat_t) string {
+	return strconv.FormatInt(st.Size, 10) + ":" + strconv.FormatInt(st.Mtim.Nano(), 10)
+}
+
 // sweep removes the temporary files of dead writers from dir, whose real
 // absolute path is dirReal. It is housekeeping after a successful write: a
 // file it cannot prove is agentfs's, read or remove is left alone, and no

@@ -45,6 +45,9 @@ type journalEntry struct {
 	// identity (device:inode), which the target has once it is renamed.
 	Staged   string `json:"staged,omitempty"`
 	StagedID string `json:"stagedId,omitempty"`
+	// StagedStamp is the staged file's size and mtime: a file written in
+	// place keeps its identity.
+	StagedStamp string `json:"stagedStamp,omitempty"`
 	// Backup is the name of the hard link that keeps the old file, "" when
 	// there was none.
 	Backup string `json:"backup,omitempty"`
@@ -68,7 +71,6 @@ var _ backend.Transactor = (*FS)(nil)
 // Commit applies ops all or nothing (see backend.Transactor and the
 // comment above). The caller holds their locks (LockAll).
 func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
-	recoverJournals(f, existingStateDir())
 	preps := make([]*prepared, 0, len(ops))
 	defer func() {
 		for _, p := range preps {
@@ -246,7 +248,7 @@ func (f *FS) prepare(op backend.Op) (*prepared, error) {
 		p.staged.discard()
 		return fail(mapErr(err, display))
 	}
-	p.entry.Staged, p.entry.StagedID = p.staged.name, identity(&sst)
+	p.entry.Staged, p.entry.StagedID, p.entry.StagedStamp = p.staged.name, identity(&sst), stamp(&sst)
 	return p, nil
 }
 
@@ -367,10 +369,13 @@ func syncPath(dir string) error {
 // recoverJournals finishes the transactions of dead processes, whose
 // journals are in the state directory base ("" when there is none): each
 // journal whose flock is free is undone when pending, its backups removed
-// when committed, under the locks of its files. It is housekeeping before
-// a process's own work; what it cannot do now (a file locked by a live
-// process) a later start does.
-func recoverJournals(f *FS, base string) {
+// when committed, under the locks of its files, of which the caller holds
+// those in held. It runs when a process starts and once a mutation holds
+// its locks, before it reads what it changes: a long-lived process, or
+// one that waited for the dead one's lock, changed the files of a
+// half-done transaction. What it cannot do now (a file locked by a live
+// process) a later call does.
+func recoverJournals(f *FS, base string, held map[string]bool) {
 	if base == "" {
 		return
 	}
@@ -393,22 +398,26 @@ func recoverJournals(f *FS, base string) {
 			unix.Close(fd) // its writer is alive
 			continue
 		}
-		recoverJournal(f, fd, p, committed)
+		recoverJournal(f, fd, p, committed, held)
 		unix.Close(fd)
 	}
 }
 
-func recoverJournal(f *FS, fd int, path string, committed bool) {
+func recoverJournal(f *FS, fd int, path string, committed bool, held map[string]bool) {
 	data, err := os.ReadFile(path)
 	var entries []journalEntry
 	if err != nil || json.Unmarshal(data, &entries) != nil {
 		return
 	}
-	reals := make([]string, len(entries))
-	for i, e := range entries {
-		reals[i] = filepath.Join(e.Dir, e.Name)
+	var reals []string
+	for _, e := range entries {
+		if real := filepath.Join(e.Dir, e.Name); !held[real] {
+			reals = append(reals, real)
+		}
 	}
-	unlock, err := f.lockReal(context.Background(), reals, 5*time.Second)
+	// Briefly: the caller may hold locks another process waits for while
+	// it holds these.
+	unlock, err := f.lockReal(context.Background(), reals, 2*time.Second)
 	if err != nil {
 		return
 	}
@@ -431,8 +440,12 @@ func recoverJournal(f *FS, fd int, path string, committed bool) {
 
 // rollBack undoes entries, the last first: a backup goes back over its
 // target, a new file (the staged one, by identity) is unlinked, a staged
-// file not renamed is removed. It says whether every directory's backup
-// is back in place (a file's always is, or it is still its target).
+// file not renamed is removed. A target another writer changed since the
+// commit died (its identity or stamp not the staged file's, or a file
+// where one was removed) is left as that writer made it: its success was
+// reported, and the backup would undo it. It says whether every
+// directory's backup is back in place (a file's always is, or it is still
+// its target).
 func (f *FS) rollBack(entries []journalEntry) bool {
 	done := true
 	for i := len(entries) - 1; i >= 0; i-- {
@@ -442,23 +455,27 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 				done = f.rollBackTree(dfd, e) && done
 				return
 			}
+			var b, cur unix.Stat_t
+			exists := unix.Fstatat(dfd, e.Name, &cur, unix.AT_SYMLINK_NOFOLLOW) == nil
+			staged := exists && e.isStaged(&cur)
 			if e.Backup != "" {
-				var b, cur unix.Stat_t
 				switch {
 				case unix.Fstatat(dfd, e.Backup, &b, unix.AT_SYMLINK_NOFOLLOW) != nil:
 					// The link was never made: the target was not touched.
-				case unix.Fstatat(dfd, e.Name, &cur, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&cur) == identity(&b):
+				case exists && identity(&cur) == identity(&b):
 					// Not replaced yet (rename over a link of the same
 					// file would do nothing): only the link goes.
 					unix.Unlinkat(dfd, e.Backup, 0)
-				default:
+				case staged:
 					unix.Renameat(dfd, e.Backup, dfd, e.Name)
+				case !exists && e.Staged == "":
+					// Removed by this transaction, and nothing there since.
+					renameNoReplace(dfd, e.Backup, dfd, e.Name)
+				default:
+					unix.Unlinkat(dfd, e.Backup, 0)
 				}
-			} else if e.StagedID != "" {
-				var st unix.Stat_t
-				if unix.Fstatat(dfd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&st) == e.StagedID {
-					unix.Unlinkat(dfd, e.Name, 0)
-				}
+			} else if staged {
+				unix.Unlinkat(dfd, e.Name, 0)
 			}
 			if e.Staged != "" {
 				unix.Unlinkat(dfd, e.Staged, 0) // absent once renamed
@@ -467,6 +484,11 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 		})
 	}
 	return done
+}
+
+// isStaged reports whether st is the entry's staged file, unchanged.
+func (e journalEntry) isStaged(st *unix.Stat_t) bool {
+	return e.StagedID != "" && identity(st) == e.StagedID && (e.StagedStamp == "" || stamp(st) == e.StagedStamp)
 }
 
 // rollBackTree undoes one directory of a move across file systems: the

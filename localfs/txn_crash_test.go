@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -170,4 +171,97 @@ func equalTree(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestTxnRecoveryKeepsLaterWrites: a writer that changed a file of a
+// transaction killed mid-commit, before anything recovered it (another
+// state directory, or a process that had recovered at its start), keeps
+// its change: the rollback renamed the old file back over it, a write
+// reported done and then lost. Changes by a new file (rename) and in place
+// (same inode, new size and mtime) both.
+func TestTxnRecoveryKeepsLaterWrites(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
+	for _, inPlace := range []bool{false, true} {
+		for at := 1; ; at++ {
+			dir := t.TempDir()
+			for p, data := range before {
+				os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+				must(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
+			}
+			if !runKilledAt(t, "TestTxnCommitter", dir, at) {
+				break
+			}
+			later := contents(t, dir)
+			for p := range later {
+				if strings.HasPrefix(filepath.Base(p), tempPrefix) {
+					delete(later, p) // the dead commit's staged files and backups
+					continue
+				}
+				later[p] = "later " + p + "\n"
+				full := filepath.Join(dir, p)
+				if inPlace {
+					must(t, os.WriteFile(full, []byte(later[p]), 0o644))
+				} else {
+					must(t, os.WriteFile(full+".new", []byte(later[p]), 0o644))
+					must(t, os.Rename(full+".new", full))
+				}
+			}
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir}) // recovers
+			if err != nil {
+				t.Fatal(err)
+			}
+			fsys.Close()
+			got := contents(t, dir)
+			for p, want := range later {
+				if got[p] != want {
+					t.Fatalf("kill at %d (in place %v): after recovery the tree is %q, without the later write of %s", at, inPlace, got, p)
+				}
+			}
+		}
+	}
+}
+
+// TestTxnRecoveredUnderLocks: a process that started before a commit was
+// killed (a batch, an MCP server) recovers it once it holds the locks of
+// its next mutation: it recovered only when it started, and changed the
+// files of the half-done transaction.
+func TestTxnRecoveredUnderLocks(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
+	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+	for at := 1; ; at++ {
+		dir := t.TempDir()
+		for p, data := range before {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+			must(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
+		}
+		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir}) // started before the kill
+		if err != nil {
+			t.Fatal(err)
+		}
+		killed := runKilledAt(t, "TestTxnCommitter", dir, at)
+		unlock, err := fsys.LockAll(context.Background(), []string{"a.txt"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := contents(t, dir)
+		unlock()
+		fsys.Close()
+		for p := range got {
+			if strings.HasPrefix(filepath.Base(p), tempPrefix) {
+				delete(got, p) // a staged file of no journal: swept when a process starts
+			}
+		}
+		if !equalTree(got, before) && !equalTree(got, after) {
+			t.Fatalf("kill at %d: under the lock of the next mutation the tree is %q, neither before nor after", at, got)
+		}
+		if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+			t.Fatalf("kill at %d: journals left: %v", at, j)
+		}
+		if !killed {
+			break
+		}
+	}
 }
