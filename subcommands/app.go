@@ -72,6 +72,10 @@ func commands(called string) []*cli.Command {
 		if called == "" || c.Name == called {
 			c = s.command()
 		}
+		// No "help" (or "h") subcommand: a first argument spelled so is a
+		// path or a query ("agentfs rm h" printed help and exited 0, the
+		// file kept). --help stays.
+		c.HideHelpCommand = true
 		cmds = append(cmds, c)
 	}
 	return cmds
