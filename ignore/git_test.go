@@ -16,7 +16,8 @@ import (
 // TestIgnorePatternsMatchGit lists, through the local backend, the files of
 // a tree whose ignore files hold the forms go-git's matcher gets wrong on
 // its own, and compares the list with git's (git ls-files --others
-// --exclude-standard): escaped !, negated classes, a trailing /** with a
+// --exclude-standard): rules with a slash followed by a negation of a
+// directory they name or hold, escaped !, negated classes, a trailing /** with a
 // re-included file or directory, a directory-only /**/, ** inside a
 // segment, escaped stars and brackets, "*" with "!*/", a BOM, and a nested
 // repository, which keeps neither the outer .gitignore nor the outer
@@ -50,11 +51,16 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	for _, f := range []string{"!bang.txt", "#hash.txt", "trail/x/y.txt", "trail/y.txt", "cls/a1.txt", "cls/b1.txt",
 		"dd/q/r.txt", "dd/s.txt", "logs/a.log", "logs/keep.txt", "bom/first.txt", "bom/second.txt",
 		"inner/x.dat", "inner/x.gen", "top.dat", "anch/top.txt", "anch/sub/top.txt",
-		"dsub/e/h", "dsub/i", "*star", "[!x]", "star/a.txt", "star/sub/b.txt", "star/sub/c.keep"} {
+		"dsub/e/h", "dsub/i", "*star", "[!x]", "star/a.txt", "star/sub/b.txt", "star/sub/c.keep",
+		"re/x.txt", "foo/bar/x.txt", "foo/baz/y.txt", "top2.txt", "va/b/f", "va/g", "wa/b/f", "wa/g"} {
 		write(f, "hello\n")
 	}
 	write(".gitignore", "\\!bang.txt\n\\#hash.txt\ntrail/**\n!trail/y.txt\ncls/[!a]*.txt\ndd/**/\nlogs/**.log\n*.gen\n/anch/top.txt\n"+
-		"dsub/**\n!dsub/e/\n\\**\n\\[!x]\n")
+		"dsub/**\n!dsub/e/\n\\**\n\\[!x]\n"+
+		// A rule with a slash speaks of the path it names, not of what is
+		// below it: a later negation of the directory keeps its files (the
+		// walk matched "/re" on re/x.txt and "/foo/*" on foo/bar/x.txt).
+		"/re\n!re\n/foo/*\n!/foo/bar/\nva/*\n!b\nwa/**\n!wa/b\n")
 	write("star/.gitignore", "*\n!*/\n!*.keep\n")
 	write("bom/.gitignore", "\xEF\xBB\xBFfirst.txt\nsecond.txt\n")
 	write(".git/info/exclude", "*.dat\n")

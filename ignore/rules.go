@@ -7,6 +7,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
+// Semantics names how rules are matched; an index records it (through the
+// backend's fingerprint), so that one built when a rule meant otherwise is
+// not trusted. 2: a rule with a slash no longer speaks of what is below the
+// path it names.
+const Semantics = 2
+
 // Kind is the ignore file a rule set comes from. The kinds are in
 // precedence order, as ripgrep ranks them: .agentfsignore (ripgrep's
 // --ignore-file) over .ignore over .gitignore over .git/info/exclude.
@@ -97,17 +103,19 @@ func (s *Sets) SetStart(start []string) {
 // rule is one line of an ignore file, as a walk applies it. go-git's
 // Match answers for a path or any of its ancestors; a walk has judged every
 // ancestor already, so here a rule speaks of the entry itself: one without
-// a slash is tested on the entry's name, and a directory-only one (ending
-// in /) only on a directory it names, never on what is below it ("d/**"
-// then "!d/e/" keeps d/e/h ignored, as git does).
+// a slash is tested on the entry's name, and one with a slash on the
+// entry's path, never on what is below a path it names (unless it ends in
+// /**). "d/**" then "!d/e/" keeps d/e/h ignored; "/d" then "!d" keeps d/x,
+// and "/foo/*" then "!/foo/bar/" keeps foo/bar/x, as git does.
 type rule struct {
 	line string // as gitPattern rewrites it
 	// pat is go-git's pattern of line with an empty domain, matched on the
-	// path below the ignore file's directory; it is parsed when first
-	// needed, as most rules of a large file never are.
-	pat    gitignore.Pattern
-	shape  Shape
-	negate bool
+	// path below the ignore file's directory, and whole its directory-only
+	// form; both are parsed when first needed, as most rules of a large
+	// file never are.
+	pat, whole gitignore.Pattern
+	shape      Shape
+	negate     bool
 }
 
 // matches tests the entry rel, its path below the ignore file's directory
@@ -123,8 +131,19 @@ func (r *rule) matches(rel []string, isDir bool) bool {
 	if r.pat.Match(subject, isDir) == gitignore.NoMatch {
 		return false
 	}
-	// A directory-only rule that matched an ancestor directory, not this one.
-	return !r.shape.DirOnly || r.pat.Match(subject, false) == gitignore.NoMatch
+	if r.shape.Name || strings.HasSuffix(r.line, "/**") {
+		return true
+	}
+	// go-git's directory-only pattern refuses a file only where the
+	// pattern took the whole path: matched as a file, the whole form
+	// matches just what the rule names below an ancestor.
+	if r.whole == nil {
+		r.whole = r.pat
+		if !r.shape.DirOnly {
+			r.whole = gitignore.ParsePattern(r.line+"/", nil)
+		}
+	}
+	return r.whole.Match(subject, false) == gitignore.NoMatch
 }
 
 // Rules are the compiled rules of one ignore file, of which the last that

@@ -16,9 +16,14 @@ import (
 
 type refPattern struct {
 	gitignore.Pattern
+	// whole is the directory-only form, which refuses a file only where
+	// the pattern took the whole path (see rule.matches).
+	whole   gitignore.Pattern
 	domain  []string
 	name    bool
 	dirOnly bool
+	// below: the pattern ends in /**, so it matches all below a path.
+	below bool
 }
 
 func (p refPattern) match(comps []string, isDir bool) gitignore.MatchResult {
@@ -29,7 +34,7 @@ func (p refPattern) match(comps []string, isDir bool) gitignore.MatchResult {
 		comps = append(append([]string(nil), p.domain...), comps[len(comps)-1])
 	}
 	r := p.Pattern.Match(comps, isDir)
-	if r != gitignore.NoMatch && p.dirOnly && p.Pattern.Match(comps, false) != gitignore.NoMatch {
+	if r != gitignore.NoMatch && !p.name && !p.below && p.whole.Match(comps, false) != gitignore.NoMatch {
 		return gitignore.NoMatch
 	}
 	return r
@@ -67,11 +72,18 @@ func refPatterns(data []byte, domain []string) []refPattern {
 		}
 		g := gitPattern(s)
 		body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
+		dirOnly := strings.HasSuffix(body, "/")
+		whole := g
+		if !dirOnly {
+			whole += "/"
+		}
 		ps = append(ps, refPattern{
 			Pattern: gitignore.ParsePattern(g, domain),
+			whole:   gitignore.ParsePattern(whole, domain),
 			domain:  domain,
 			name:    !strings.Contains(strings.TrimSuffix(body, "/"), "/"),
-			dirOnly: strings.HasSuffix(body, "/"),
+			dirOnly: dirOnly,
+			below:   strings.HasSuffix(g, "/**"),
 		})
 	}
 	return ps

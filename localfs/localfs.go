@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/ignore"
 	"golang.org/x/sys/unix"
 )
 
@@ -773,7 +774,7 @@ func errText(err error) string {
 // fingerprint proves nothing of a walk under another.
 func (f *FS) Fingerprint() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "policy=%q", f.policy)
+	fmt.Fprintf(&b, "policy=%q ignore=%d", f.policy, ignore.Semantics)
 	for _, r := range f.roots {
 		fmt.Fprintf(&b, " root=%q", r.path)
 	}
