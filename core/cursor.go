@@ -1,9 +1,11 @@
 package core
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
 )
@@ -17,9 +19,13 @@ type cursor struct {
 	Offset int `json:"o"`
 	// From is the entry the next page starts at, relative to the walk's
 	// start, and Skip the items of it that earlier pages took (the matching
-	// lines of a file a page ended in).
-	From string `json:"f"`
-	Skip int    `json:"k,omitempty"`
+	// lines of a file a page ended in). A From that is not UTF-8 travels
+	// as bytes (base64 in JSON): as a JSON string it came back with
+	// U+FFFD, and the next page skipped or repeated entries.
+	From      string `json:"-"`
+	FromText  string `json:"f,omitempty"`
+	FromBytes []byte `json:"p,omitempty"`
+	Skip      int    `json:"k,omitempty"`
 	// Request is a digest of what the request asks (all but its paging),
 	// so that a cursor is never applied to another search.
 	Request string `json:"r"`
@@ -39,6 +45,11 @@ func requestDigest(req any) string {
 
 // encode returns the cursor's text, "" when it is over maxCursorBytes.
 func (c cursor) encode() string {
+	if utf8.ValidString(c.From) {
+		c.FromText = c.From
+	} else {
+		c.FromBytes = []byte(c.From)
+	}
 	b, _ := json.Marshal(c)
 	s := base64.RawURLEncoding.EncodeToString(b)
 	if len(s) > maxCursorBytes {
@@ -60,7 +71,11 @@ func resume(text, digest string, offset *int) (cursor, error) {
 	}
 	var c cursor
 	b, err := base64.RawURLEncoding.DecodeString(text)
-	if err != nil || json.Unmarshal(b, &c) != nil || c.Offset < 0 || c.Skip < 0 || c.Skip > c.Offset || c.From == "" {
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	c.From = cmp.Or(c.FromText, string(c.FromBytes))
+	if err != nil || c.Offset < 0 || c.Skip < 0 || c.Skip > c.Offset || c.From == "" {
 		return cursor{}, bad("is not a cursor agentfs gave")
 	}
 	if c.Request != digest {

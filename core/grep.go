@@ -320,6 +320,12 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	}
 	g.req = req
 	g.limit, g.mode = cmp.Or(req.Limit, GrepDefaultLimit), cmp.Or(req.Mode, ModeContent)
+	if g.mode == ModeCount {
+		// Its totals cover the whole search, so it walks from the start
+		// and pages by the cursor's offset: resumed where the cursor
+		// stood, the totals left out the files before it.
+		g.from = cursor{}
+	}
 	query, isRegex, err := req.query()
 	if err != nil {
 		return nil, err

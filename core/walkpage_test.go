@@ -190,7 +190,11 @@ func TestWalkPageCursorAtEveryBound(t *testing.T) {
 			if res.NextCursor == "" {
 				last := res.Results[len(res.Results)-1].Path
 				c := cursor{Offset: *res.NextOffset, From: strings.TrimPrefix(last, "d/"), Skip: 1, Request: req.digest()}.encode()
-				if len(res.Results) != 1 || jsonSize(res)+cursorCost(c) <= mb {
+				// Beside the page's skeleton, which keeps room for the
+				// largest unreadable count and nextOffset.
+				skeleton := jsonSize(&FindResult{Path: "d", Results: []FindEntry{}, Truncated: true,
+					Unreadable: maxUnreadable, NextOffset: new(*res.NextOffset - 1 + FindDefaultLimit)})
+				if len(res.Results) != 1 || skeleton+itemSize(res.Results[0])+cursorCost(c) <= mb {
 					t.Fatalf("max %d: a page of %d entries without its cursor, which fits", mb, len(res.Results))
 				}
 				r.Cursor, r.Offset = "", *res.NextOffset
