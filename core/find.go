@@ -93,12 +93,18 @@ func checkGlob(field, g string) (string, error) {
 	return g, nil
 }
 
+// checkGlobs validates the exclude globs gs. One that starts with ./ and
+// has no other slash keeps its ./, which anchors it at the walk's start
+// (ignore.NewExcludes): dropped, the glob matched names at any depth.
 func checkGlobs(field string, gs []string) ([]string, error) {
 	out := make([]string, 0, len(gs))
 	for _, g := range gs {
 		c, err := checkGlob(field, g)
 		if err != nil {
 			return nil, err
+		}
+		if strings.HasPrefix(g, "./") && !strings.Contains(strings.TrimSuffix(c, "/"), "/") {
+			c = "./" + c
 		}
 		out = append(out, c)
 	}

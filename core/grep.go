@@ -54,7 +54,8 @@ func (g Globs) globs() ([]glob, error) {
 		if err != nil {
 			return nil, err
 		}
-		include = append(include, newGlob(p, true))
+		// Decided before checkGlob drops a leading ./, which anchors.
+		include = append(include, newGlob(p, !strings.Contains(s, "/")))
 	}
 	return include, nil
 }

@@ -57,7 +57,10 @@ type exclude struct {
 func NewExcludes(globs []string) Excludes {
 	x := make(Excludes, 0, len(globs))
 	for _, g := range globs {
-		shape, body := ShapeOf(g)
+		// A leading ./ anchors a glob at the start, as a slash does.
+		anchored := strings.HasPrefix(g, "./")
+		shape, body := ShapeOf(strings.TrimPrefix(g, "./"))
+		shape.Name = shape.Name && !anchored
 		x = append(x, exclude{shape, body})
 	}
 	return x
