@@ -263,33 +263,12 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		}
 		held = append(held, fd)
 	}
-	// The files themselves, in (device, inode) order, which every process
-	// follows: two mutations naming hard links of the same files in
-	// opposite orders cannot wait for each other.
-	var files []dataFile
-	for _, p := range order {
-		var st unix.Stat_t
-		if how[p] == unix.LOCK_EX && unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-			files = append(files, dataFile{path: p, id: [2]uint64{uint64(st.Dev), st.Ino}})
-		}
+	data, err := lockDataFiles(ctx, order, how, deadline)
+	if err != nil {
+		release()
+		return nil, err
 	}
-	slices.SortFunc(files, func(a, b dataFile) int {
-		return cmp.Or(cmp.Compare(a.id[0], b.id[0]), cmp.Compare(a.id[1], b.id[1]))
-	})
-	locked := map[[2]uint64]bool{} // a file under two names (hard links) is locked once
-	for _, df := range files {
-		fd, err := lockData(ctx, df.path, deadline, locked)
-		if err != nil {
-			release()
-			if waitEnded(err) {
-				return nil, &lockError{err: err, path: df.path}
-			}
-			return nil, err
-		}
-		if fd >= 0 {
-			held = append(held, fd)
-		}
-	}
+	held = append(held, data...)
 	return sync.OnceFunc(func() {
 		// A path's own lock file goes while it is held exclusively, so the
 		// state directory keeps only the lock files of directories; a
@@ -363,48 +342,107 @@ type dataFile struct {
 	id   [2]uint64
 }
 
-// lockData takes an exclusive flock on the regular file at the real path
-// p itself, once the lock files are held: those live in a state directory
-// of one user's environment, and a process with another (another HOME,
-// user or container sharing the tree) takes other lock files. The file's
-// own lock excludes any two agentfs processes that change it. A file
-// replaced (renamed over) while this process waited is locked again as it
-// is now. It is opened for its type first (O_PATH): a FIFO or a device is
-// never opened for reading, which would release a writer blocked on it.
-// -1 when there is no regular file to lock (not yet created, a
-// directory), it may not be opened for reading, or it is in locked, the
-// files (device, inode) this process holds, where it is added.
-func lockData(ctx context.Context, p string, deadline time.Time, locked map[[2]uint64]bool) (int, error) {
+// lockDataFiles takes the data locks (lockData) of the files among
+// paths that how locks exclusively, in (device, inode) order, which every
+// process follows: two mutations naming hard links of the same files in
+// opposite orders cannot wait for each other. A file replaced since the
+// order was made (each write renames a new inode in) would be waited for
+// out of order, holding later ones, and two processes then waited for
+// each other until their timeouts: its locks are let go and the order made
+// again.
+func lockDataFiles(ctx context.Context, paths []string, how map[string]int, deadline time.Time) ([]int, error) {
 	for {
-		fd, st, ok := openRegular(p)
-		if !ok {
-			return -1, nil // absent, a link, not a regular file, unreadable
-		}
-		id := [2]uint64{uint64(st.Dev), st.Ino}
-		if locked[id] {
-			unix.Close(fd)
-			return -1, nil
-		}
-		if err := flockData(ctx, fd, unix.LOCK_EX, deadline); err != nil {
-			unix.Close(fd)
-			if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
-				// A file system without flock (an NFS mount without its
-				// lock service): the lock files alone, as before.
-				return -1, nil
+		var files []dataFile
+		for _, p := range paths {
+			var st unix.Stat_t
+			if how[p] == unix.LOCK_EX && unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				files = append(files, dataFile{path: p, id: [2]uint64{uint64(st.Dev), st.Ino}})
 			}
-			return -1, err
 		}
-		var now unix.Stat_t
-		err := unix.Lstat(p, &now)
-		if err == nil && st.Dev == now.Dev && st.Ino == now.Ino {
-			locked[id] = true
-			return fd, nil
+		slices.SortFunc(files, func(a, b dataFile) int {
+			return cmp.Or(cmp.Compare(a.id[0], b.id[0]), cmp.Compare(a.id[1], b.id[1]))
+		})
+		var held []int
+		locked := map[[2]uint64]bool{} // a file under two names (hard links) is locked once
+		err := error(nil)
+		replaced := ""
+		for _, df := range files {
+			var fd int
+			if fd, err = lockData(ctx, df, deadline, locked); err != nil {
+				replaced = df.path
+				break
+			}
+			if fd >= 0 {
+				held = append(held, fd)
+			}
 		}
-		unix.Close(fd)
-		if err != nil {
-			return -1, nil // gone while this process waited
+		if err == nil {
+			return held, nil
+		}
+		for _, fd := range held {
+			unix.Close(fd)
+		}
+		if err != errReplaced {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, &lockError{err: errLockTimeout, path: replaced}
 		}
 	}
+}
+
+// errReplaced is lockData's answer for a file that is no longer the one
+// the order was made with.
+var errReplaced = errors.New("replaced since the order was made")
+
+// lockData takes an exclusive flock on the regular file df itself, once
+// the lock files are held: those live in a state directory of one user's
+// environment, and a process with another (another HOME, user or container
+// sharing the tree) takes other lock files. The file's own lock excludes
+// any two agentfs processes that change it. It is opened for its type
+// first (O_PATH): a FIFO or a device is never opened for reading, which
+// would release a writer blocked on it. -1 when there is no regular file
+// to lock (gone, a directory), it may not be opened for reading, or it is
+// in locked, the files (device, inode) this process holds, where it is
+// added; errReplaced when the file at its path is not df's (device, inode)
+// any more, before or after the wait.
+func lockData(ctx context.Context, df dataFile, deadline time.Time, locked map[[2]uint64]bool) (int, error) {
+	fd, st, ok := openRegular(df.path)
+	if !ok {
+		return -1, nil // absent, a link, not a regular file, unreadable
+	}
+	id := [2]uint64{uint64(st.Dev), st.Ino}
+	if id != df.id {
+		unix.Close(fd)
+		return -1, errReplaced
+	}
+	if locked[id] {
+		unix.Close(fd)
+		return -1, nil
+	}
+	if err := flockData(ctx, fd, unix.LOCK_EX, deadline); err != nil {
+		unix.Close(fd)
+		if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
+			// A file system without flock (an NFS mount without its
+			// lock service): the lock files alone, as before.
+			return -1, nil
+		}
+		if waitEnded(err) {
+			return -1, &lockError{err: err, path: df.path}
+		}
+		return -1, err
+	}
+	var now unix.Stat_t
+	if err := unix.Lstat(df.path, &now); err != nil {
+		unix.Close(fd)
+		return -1, nil // gone while this process waited
+	}
+	if st.Dev != now.Dev || st.Ino != now.Ino {
+		unix.Close(fd)
+		return -1, errReplaced
+	}
+	locked[id] = true
+	return fd, nil
 }
 
 // openRegular opens the regular file at p for reading, never following a

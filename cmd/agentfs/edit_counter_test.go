@@ -91,3 +91,58 @@ func TestEditCounterAcrossProcesses(t *testing.T) {
 		t.Fatalf("%d lines summing to %d, want %d lines summing to %d:\n%s", len(lines), total, workers, workers*rounds, data)
 	}
 }
+
+// TestPatchPairAcrossProcesses: 10 processes at a time, in two state
+// directories, each patching its own line of both A and B 30 times. Each
+// write gives a file a new inode, and a process that waited on the old one
+// then took the new one out of (device, inode) order while holding the
+// other: two processes waited for each other until LOCK_TIMEOUT, with no
+// long holder. Every patch must land, well within the timeout.
+func TestPatchPairAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 300 processes")
+	}
+	const workers, rounds = 10, 30
+	bin, err := exec.LookPath("agentfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, states := t.TempDir(), [2]string{t.TempDir(), t.TempDir()}
+	var a, b strings.Builder
+	for w := range workers {
+		fmt.Fprintf(&a, "a-%02d: %04d\n", w, 0)
+		fmt.Fprintf(&b, "b-%02d: %04d\n", w, 0)
+	}
+	os.WriteFile(filepath.Join(dir, "A"), []byte(a.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "B"), []byte(b.String()), 0o644)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for n := range rounds {
+				patch := fmt.Sprintf("*** Begin Patch\n*** Update File: A\n@@\n-a-%02d: %04d\n+a-%02d: %04d\n*** Update File: B\n@@\n-b-%02d: %04d\n+b-%02d: %04d\n*** End Patch\n",
+					w, n, w, n+1, w, n, w, n+1)
+				cmd := exec.Command(bin, "--lock-timeout", "5s", "apply-patch", "--patch", patch)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "AGENTFS_STATE_DIR="+states[w%2])
+				if out, err := cmd.CombinedOutput(); err != nil {
+					errs <- fmt.Errorf("worker %d, patch %d: %v: %s", w, n+1, err, out)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, f := range []string{"A", "B"} {
+		data, _ := os.ReadFile(filepath.Join(dir, f))
+		for w := range workers {
+			if want := fmt.Sprintf("%c-%02d: %04d\n", f[0]+'a'-'A', w, rounds); !strings.Contains(string(data), want) {
+				t.Errorf("%s lacks %q:\n%s", f, want, data)
+			}
+		}
+	}
+}
