@@ -64,8 +64,10 @@ type replacer struct {
 	re      *regexp.Regexp
 	with    []byte
 	literal bool
-	// lfView: a regex that does not speak of CR sees a CRLF file's lines
-	// as LF lines (lfView); a fixed string sees the bytes as they are.
+	// lfView: a query that does not speak of CR sees a CRLF file's lines
+	// as LF lines, so that its \n matches a CRLF and a replacement's \n
+	// is written as CRLF (a fixed string saw the bytes as they are: its \n
+	// matched nothing there, and a replacement's left a bare LF).
 	lfView bool
 }
 
@@ -97,7 +99,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
 			WithHint("make the query match at least one character")
 	}
-	lf := req.Regex && !strings.Contains(req.Query, "\r") && !strings.Contains(req.Query, `\r`)
+	lf := !strings.Contains(req.Query, "\r") && !(req.Regex && strings.Contains(req.Query, `\r`))
 	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex, lfView: lf}, nil
 }
 
@@ -128,7 +130,7 @@ func (r *replacer) matches(data []byte) bool {
 }
 
 // view is data as the expression sees it: without a byte-order mark (so
-// that ^ matches on line 1), and, for a regex (lfView) on a file whose
+// that ^ matches on line 1), and, for a query without CR (lfView) on a file whose
 // every line ends in CRLF and that holds no other CR, with LF endings, so
 // that $ matches at the end of each line and \s cannot take a CR from its
 // LF (leaving mixed endings); crlf says so. Turning LF back into CRLF then

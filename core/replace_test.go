@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/backend"
@@ -102,7 +103,8 @@ func (refusingTx) Commit(context.Context, []backend.Op) ([]backend.FileInfo, err
 
 // TestReplacerLineEndings: ^ and $ work at each line of a CRLF file and
 // after a byte-order mark, \s never takes a CR from its LF, and the file
-// keeps its mark and endings; a mixed file is matched as it is.
+// keeps its mark and endings; a mixed file is matched as it is. Regexes
+// and fixed strings alike.
 func TestReplacerLineEndings(t *testing.T) {
 	for _, tc := range []struct {
 		query, with, in, want string
@@ -116,8 +118,14 @@ func TestReplacerLineEndings(t *testing.T) {
 		{`O$`, "o", "ONE\r\nTWO\n", "ONE\r\nTWo\n", 1},
 		{`foo`, "bar", "keep\r\r\nfoo\r\n", "keep\r\r\nbar\r\n", 1},
 		{`\r$`, "", "A\r\nB\r\n", "A\nB\n", 2},
+		// A fixed string: its \n matches a CRLF, a replacement's \n is
+		// written CRLF (it matched nothing, and left a bare LF).
+		{"\x00fixed:line1\nline2", "J", "line1\r\nline2\r\n", "J\r\n", 1},
+		{"\x00fixed:line2", "X\nY", "line1\r\nline2\r\n", "line1\r\nX\r\nY\r\n", 1},
+		{"\x00fixed:a\rb", "c", "a\rb\r\n", "c\r\n", 1},
 	} {
-		rp, err := newReplacer(ReplaceRequest{Query: tc.query, Replacement: &tc.with, Regex: true})
+		query, fixed := strings.CutPrefix(tc.query, "\x00fixed:")
+		rp, err := newReplacer(ReplaceRequest{Query: query, Replacement: &tc.with, Regex: !fixed})
 		if err != nil {
 			t.Fatal(err)
 		}
