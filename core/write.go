@@ -302,6 +302,12 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 			WithHint("give the content itself with --content, or name a file with --content-file FILE")
 	case r.ContentFile != "":
 		data, err = t.readContentFile(ctx, r.ContentFile)
+		if err == nil && len(data) == 0 {
+			// As an empty standard input: a file left empty by a step that
+			// failed would empty the target with exit 0.
+			return nil, false, fault.InvalidArgument("--content-file %s is empty: no content is given.", t.FS.Display(r.ContentFile)).
+				WithPath(t.FS.Display(r.Path)).WithHint("--content '' empties a file on purpose")
+		}
 	default:
 		data = []byte(*r.Content)
 	}
