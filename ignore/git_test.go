@@ -16,7 +16,7 @@ import (
 // TestIgnorePatternsMatchGit lists, through the local backend, the files of
 // a tree whose ignore files hold the forms go-git's matcher gets wrong on
 // its own, and compares the list with git's (git ls-files --others
-// --exclude-standard): rules with a slash followed by a negation of a
+// --exclude-standard): ? and classes on bytes, rules with a slash followed by a negation of a
 // directory they name or hold, escaped !, negated classes, a trailing /** with a
 // re-included file or directory, a directory-only /**/, ** inside a
 // segment, escaped stars and brackets, "*" with "!*/", a BOM, and a nested
@@ -52,7 +52,8 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 		"dd/q/r.txt", "dd/s.txt", "logs/a.log", "logs/keep.txt", "bom/first.txt", "bom/second.txt",
 		"inner/x.dat", "inner/x.gen", "top.dat", "anch/top.txt", "anch/sub/top.txt",
 		"dsub/e/h", "dsub/i", "*star", "[!x]", "star/a.txt", "star/sub/b.txt", "star/sub/c.keep",
-		"re/x.txt", "foo/bar/x.txt", "foo/baz/y.txt", "top2.txt", "va/b/f", "va/g", "wa/b/f", "wa/g"} {
+		"re/x.txt", "foo/bar/x.txt", "foo/baz/y.txt", "top2.txt", "va/b/f", "va/g", "wa/b/f", "wa/g",
+		"qm/a", "qm/ü", "qm/ab", "qm/éx"} {
 		write(f, "hello\n")
 	}
 	write(".gitignore", "\\!bang.txt\n\\#hash.txt\ntrail/**\n!trail/y.txt\ncls/[!a]*.txt\ndd/**/\nlogs/**.log\n*.gen\n/anch/top.txt\n"+
@@ -62,12 +63,15 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 		// walk matched "/re" on re/x.txt and "/foo/*" on foo/bar/x.txt).
 		"/re\n!re\n/foo/*\n!/foo/bar/\nva/*\n!b\nwa/**\n!wa/b\n")
 	write("star/.gitignore", "*\n!*/\n!*.keep\n")
+	// git matches bytes: ? is one byte, not ü (two), and [é]x is é's first
+	// or second byte before x.
+	write("qm/.gitignore", "?\n[é]x\n")
 	write("bom/.gitignore", "\xEF\xBB\xBFfirst.txt\nsecond.txt\n")
 	write(".git/info/exclude", "*.dat\n")
 	run(filepath.Join(dir, "inner"), "init", "-q", ".")
 	var want []string
-	for _, f := range strings.Fields(run(dir, "ls-files", "--others", "--exclude-standard") +
-		prefixed("inner/", run(filepath.Join(dir, "inner"), "ls-files", "--others", "--exclude-standard"))) {
+	for _, f := range strings.Fields(run(dir, "-c", "core.quotePath=false", "ls-files", "--others", "--exclude-standard") +
+		prefixed("inner/", run(filepath.Join(dir, "inner"), "-c", "core.quotePath=false", "ls-files", "--others", "--exclude-standard"))) {
 		if !strings.HasSuffix(f, "/") { // git names the nested repository itself as inner/
 			want = append(want, f)
 		}

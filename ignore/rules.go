@@ -3,6 +3,7 @@ package ignore
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -10,8 +11,8 @@ import (
 // Semantics names how rules are matched; an index records it (through the
 // backend's fingerprint), so that one built when a rule meant otherwise is
 // not trusted. 2: a rule with a slash no longer speaks of what is below the
-// path it names.
-const Semantics = 2
+// path it names; 3: ? and classes match bytes.
+const Semantics = 3
 
 // Kind is the ignore file a rule set comes from. The kinds are in
 // precedence order, as ripgrep ranks them: .agentfsignore (ripgrep's
@@ -63,6 +64,7 @@ func (s *Sets) Empty() bool {
 // ignore file applies to the entries below its directory, which in a walk
 // are all that comps can be.
 func (s *Sets) Match(comps []string, isDir bool) bool {
+	comps = byteRunes(comps)
 	for _, set := range s.kinds {
 		for i := len(set) - 1; i >= 0; i-- {
 			f := set[i]
@@ -83,6 +85,7 @@ func (s *Sets) Match(comps []string, isDir bool) bool {
 // slash that excludes the start is not applied below it, while a rule
 // that only names a name still is.
 func (s *Sets) SetStart(start []string) {
+	start = byteRunes(start)
 	for _, set := range s.kinds {
 		for _, f := range set {
 			if len(start) <= f.depth {
@@ -197,6 +200,41 @@ const globMeta = `*?[\`
 // looks at the walk's cancellation.
 const cancelEvery = 1024
 
+// byteRune is s with each byte a rune of its own (Latin-1 read as UTF-8):
+// git matches bytes, so that ? is one byte (it does not match ü, two), and
+// filepath.Match, under go-git, matches runes. ASCII stays as it is, and
+// patterns and names are both seen so.
+func byteRune(s string) string {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+len(s)-i)
+	b = append(b, s[:i]...)
+	for _, c := range []byte(s[i:]) {
+		b = utf8.AppendRune(b, rune(c))
+	}
+	return string(b)
+}
+
+// byteRunes is comps through byteRune, copied only when one changes.
+func byteRunes(comps []string) []string {
+	for i, c := range comps {
+		if b := byteRune(c); b != c {
+			out := slices.Clone(comps)
+			out[i] = b
+			for j := i + 1; j < len(out); j++ {
+				out[j] = byteRune(out[j])
+			}
+			return out
+		}
+	}
+	return comps
+}
+
 // Compile parses the bytes of an ignore file in the directory depth
 // components below the root; it is nil when the file has no rule.
 func Compile(data []byte, depth int) *Rules {
@@ -208,7 +246,7 @@ func Compile(data []byte, depth int) *Rules {
 		if strings.TrimSpace(s) == "" || s[0] == '#' {
 			continue
 		}
-		f.add(gitPattern(s))
+		f.add(gitPattern(byteRune(s)))
 	}
 	if len(f.rules) == 0 {
 		return nil

@@ -46,11 +46,13 @@ type refSets struct {
 }
 
 func (s *refSets) match(comps []string, isDir bool) bool {
+	comps = byteRunes(comps)
+	start := byteRunes(s.start)
 	for _, set := range [...][]refPattern{s.agentfs, s.ignore, s.git, s.exclude} {
 		for i := len(set) - 1; i >= 0; i-- {
 			switch set[i].match(comps, isDir) {
 			case gitignore.Exclude:
-				if s.start != nil && !set[i].name && set[i].match(s.start, true) == gitignore.Exclude {
+				if s.start != nil && !set[i].name && set[i].match(start, true) == gitignore.Exclude {
 					continue
 				}
 				return true
@@ -70,7 +72,7 @@ func refPatterns(data []byte, domain []string) []refPattern {
 		if strings.TrimSpace(s) == "" || s[0] == '#' {
 			continue
 		}
-		g := gitPattern(s)
+		g := gitPattern(byteRune(s))
 		body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
 		dirOnly := strings.HasSuffix(body, "/")
 		whole := g
@@ -111,7 +113,7 @@ func (c *ignoreCase) sets() (*Sets, *refSets) {
 	var s Sets
 	var r refSets
 	refs := [4]*[]refPattern{&r.agentfs, &r.ignore, &r.git, &r.exclude}
-	domain := c.entries[len(c.entries)-1].comps
+	domain := byteRunes(c.entries[len(c.entries)-1].comps)
 	for k, files := range c.files {
 		for _, f := range files {
 			s.Add(Kind(k), Compile([]byte(f.data), f.depth))
