@@ -189,7 +189,7 @@ func New(cfg Config) (*FS, error) {
 	// finished) before anything reads its files, and dead writers' temp
 	// files go.
 	state := existingStateDir()
-	recoverJournals(f, state, nil)
+	recoverJournals(f, state)
 	sweepRecords(state)
 	return f, nil
 }

@@ -196,20 +196,27 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		}
 		reals[i] = real
 	}
-	unlock, err := f.lockReal(ctx, reals, timeout)
-	var le *lockError
-	if errors.As(err, &le) {
-		return nil, f.lockErr(le.err, first, f.display(le.path), timeout)
+	state := existingStateDir()
+	for attempt := 1; ; attempt++ {
+		// A transaction whose writer died is finished or undone before
+		// this mutation reads what it changes: a long-lived process (a
+		// batch, an MCP session) recovered only when it started.
+		recoverJournals(f, state)
+		unlock, err := f.lockReal(ctx, reals, timeout)
+		var le *lockError
+		if errors.As(err, &le) {
+			return nil, f.lockErr(le.err, first, f.display(le.path), timeout)
+		}
+		if err != nil {
+			return nil, fault.AsError(err).WithPath(first.display(f))
+		}
+		if attempt == 3 || !deadJournalFor(state, reals) {
+			return unlock, nil
+		}
+		// Its writer died while this one waited for its locks: they are
+		// let go for the recovery, which would wait for them.
+		unlock()
 	}
-	if err != nil {
-		return nil, fault.AsError(err).WithPath(first.display(f))
-	}
-	held := make(map[string]bool, len(reals))
-	for _, real := range reals {
-		held[real] = true
-	}
-	recoverJournals(f, existingStateDir(), held)
-	return unlock, nil
 }
 
 // lockError is a lock that could not be taken in time, at path.
@@ -351,7 +358,7 @@ type dataFile struct {
 // each other until their timeouts: its locks are let go and the order made
 // again.
 func lockDataFiles(ctx context.Context, paths []string, how map[string]int, deadline time.Time) ([]int, error) {
-	for {
+	for attempt := 1; ; attempt++ {
 		var files []dataFile
 		for _, p := range paths {
 			var st unix.Stat_t
@@ -385,11 +392,23 @@ func lockDataFiles(ctx context.Context, paths []string, how map[string]int, dead
 		if err != errReplaced {
 			return nil, err
 		}
-		if time.Now().After(deadline) {
-			return nil, &lockError{err: errLockTimeout, path: replaced}
+		if attempt >= 3 && time.Now().After(deadline) {
+			return nil, &lockError{err: errKeptReplaced, path: replaced}
+		}
+		// A growing pause: a writer that keeps replacing the file is let
+		// finish, not raced in a busy loop.
+		pause := time.NewTimer(min(time.Millisecond<<min(attempt, 6), 50*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return nil, &lockError{err: ctx.Err(), path: replaced}
+		case <-pause.C:
 		}
 	}
 }
+
+// errKeptReplaced is the lock timeout of a file replaced at every try.
+var errKeptReplaced = fmt.Errorf("%w: the file kept being replaced", errLockTimeout)
 
 // errReplaced is lockData's answer for a file that is no longer the one
 // the order was made with.
@@ -519,6 +538,11 @@ func flockWait(ctx context.Context, fd, how int, deadline time.Time) error {
 }
 
 func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration) error {
+	if errors.Is(err, errKeptReplaced) {
+		return fault.Errorf(fault.CodeLockTimeout, "%s kept being replaced by another writer while its lock was taken, for longer than %s.", heldPath, timeout).
+			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
+			WithHint("retry when the other writer is done, or wait longer with --lock-timeout")
+	}
 	if errors.Is(err, errLockTimeout) {
 		return fault.Errorf(fault.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, timeout).
 			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).

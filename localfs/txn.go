@@ -379,13 +379,20 @@ func syncPath(dir string) error {
 // recoverJournals finishes the transactions of dead processes, whose
 // journals are in the state directory base ("" when there is none): each
 // journal whose flock is free is undone when pending, its backups removed
-// when committed, under the locks of its files, of which the caller holds
-// those in held. It runs when a process starts and once a mutation holds
-// its locks, before it reads what it changes: a long-lived process, or
-// one that waited for the dead one's lock, changed the files of a
-// half-done transaction. What it cannot do now (a file locked by a live
+// when committed, under the locks of its files. It runs when a process
+// starts and before each mutation takes its locks (LockAll), holding
+// none: a lock of the caller's own, taken through another descriptor,
+// would stand in its way. What it cannot do now (a file locked by a live
 // process) a later call does.
-func recoverJournals(f *FS, base string, held map[string]bool) {
+func recoverJournals(f *FS, base string) {
+	deadJournals(base, func(fd int, path string, committed bool) {
+		recoverJournal(f, fd, path, committed)
+	})
+}
+
+// deadJournals calls visit with each journal in base whose writer is dead,
+// holding its flock.
+func deadJournals(base string, visit func(fd int, path string, committed bool)) {
 	if base == "" {
 		return
 	}
@@ -404,29 +411,50 @@ func recoverJournals(f *FS, base string, held map[string]bool) {
 		if err != nil {
 			continue
 		}
-		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-			unix.Close(fd) // its writer is alive
-			continue
+		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			visit(fd, p, committed)
 		}
-		recoverJournal(f, fd, p, committed, held)
 		unix.Close(fd)
 	}
 }
 
-func recoverJournal(f *FS, fd int, path string, committed bool, held map[string]bool) {
+// readJournal reads the entries of the journal at path.
+func readJournal(path string) ([]journalEntry, bool) {
 	data, err := os.ReadFile(path)
 	var entries []journalEntry
 	if err != nil || json.Unmarshal(data, &entries) != nil {
+		return nil, false
+	}
+	return entries, true
+}
+
+// deadJournalFor reports whether a dead writer's journal in base names one
+// of reals, or a path above or below one.
+func deadJournalFor(base string, reals []string) bool {
+	found := false
+	deadJournals(base, func(_ int, path string, _ bool) {
+		entries, _ := readJournal(path)
+		for _, e := range entries {
+			p := filepath.Join(e.Dir, e.Name)
+			for _, r := range reals {
+				if p == r || strings.HasPrefix(p, r+"/") || strings.HasPrefix(r, p+"/") {
+					found = true
+				}
+			}
+		}
+	})
+	return found
+}
+
+func recoverJournal(f *FS, fd int, path string, committed bool) {
+	entries, ok := readJournal(path)
+	if !ok {
 		return
 	}
-	var reals []string
-	for _, e := range entries {
-		if real := filepath.Join(e.Dir, e.Name); !held[real] {
-			reals = append(reals, real)
-		}
+	reals := make([]string, len(entries))
+	for i, e := range entries {
+		reals[i] = filepath.Join(e.Dir, e.Name)
 	}
-	// Briefly: the caller may hold locks another process waits for while
-	// it holds these.
 	unlock, err := f.lockReal(context.Background(), reals, 2*time.Second)
 	if err != nil {
 		return

@@ -1,0 +1,156 @@
+package localfs
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
+)
+
+// deadJournal writes a pending journal of entries in state, as a writer
+// that died mid-commit leaves it (its flock free).
+func deadJournal(t *testing.T, state, name string, entries []journalEntry) {
+	t.Helper()
+	d := filepath.Join(state, "journal")
+	must(t, os.MkdirAll(d, 0o700))
+	b, err := json.Marshal(entries)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(d, name+journalPending), b, 0o600))
+}
+
+func journalsLeft(t *testing.T, state string) int {
+	names, _ := os.ReadDir(filepath.Join(state, "journal"))
+	return len(names)
+}
+
+// newRecoverFS is a tree in a real directory (the journal records real
+// paths) with its state directory.
+func newRecoverFS(t *testing.T) (*FS, string, string) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	return fsys, dir, state
+}
+
+// TestLockAllRecoversWithoutWaitingOnItself: a dead journal naming a file
+// below a directory the mutation locks, or a hard link of its file, is
+// recovered at once. Recovered under the mutation's own locks, it waited
+// 2 s per journal for locks the process held through other descriptors
+// (flock is per open file description), and recovered nothing.
+func TestLockAllRecoversWithoutWaitingOnItself(t *testing.T) {
+	for _, tc := range []struct {
+		name, lock string
+		journal    func(dir string) journalEntry
+	}{
+		{"a file below the directory locked", "sub", func(dir string) journalEntry {
+			return journalEntry{Dir: filepath.Join(dir, "sub"), Name: "a.txt"}
+		}},
+		{"a hard link of the file locked", "a.txt", func(dir string) journalEntry {
+			must(t, os.Link(filepath.Join(dir, "a.txt"), filepath.Join(dir, "h.txt")))
+			return journalEntry{Dir: dir, Name: "h.txt"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, dir, state := newRecoverFS(t)
+			must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "sub/a.txt"), []byte("a"), 0o644))
+			must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644))
+			e := tc.journal(dir)
+			for _, n := range []string{"j1", "j2", "j3"} {
+				deadJournal(t, state, n, []journalEntry{e})
+			}
+			start := time.Now()
+			unlock, err := fsys.LockAll(context.Background(), []string{tc.lock}, 30*time.Second)
+			must(t, err)
+			unlock()
+			if el := time.Since(start); el > time.Second {
+				t.Errorf("LockAll took %v", el)
+			}
+			if n := journalsLeft(t, state); n != 0 {
+				t.Errorf("%d journals left", n)
+			}
+		})
+	}
+}
+
+// TestLockAllRecoversAWriterThatDiedMeanwhile: a writer that died while
+// this mutation waited for its locks is undone before the mutation goes
+// on, and the mutation then holds the data lock of the file now at the
+// path. Undone under the mutation's locks, the old file was renamed back
+// over the one it had locked, so another writer could change it at once.
+func TestLockAllRecoversAWriterThatDiedMeanwhile(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	p := filepath.Join(dir, "a.txt")
+	must(t, os.WriteFile(filepath.Join(dir, "bk"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(p, []byte("staged new\n"), 0o644))
+	var st unix.Stat_t
+	must(t, unix.Lstat(p, &st))
+	orig := flockData
+	t.Cleanup(func() { flockData = orig })
+	died := false
+	flockData = func(ctx context.Context, fd, how int, deadline time.Time) error {
+		if !died {
+			died = true // the writer whose lock this one waited for dies
+			deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Staged: ".agentfs-staged",
+				StagedID: identity(&st), StagedStamp: stamp(&st), Backup: "bk"}})
+		}
+		return orig(ctx, fd, how, deadline)
+	}
+	unlock, err := fsys.LockAll(context.Background(), []string{"a.txt"}, 5*time.Second)
+	must(t, err)
+	defer unlock()
+	if b, _ := os.ReadFile(p); string(b) != "old\n" {
+		t.Fatalf("a.txt is %q: the dead writer's change was not undone", b)
+	}
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	defer unix.Close(fd)
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != unix.EWOULDBLOCK {
+		t.Fatalf("the file at a.txt is not locked by the mutation: flock %v", err)
+	}
+}
+
+// TestDataLockOfAFileReplacedAtEveryTry: a file another writer replaces at
+// every try is tried again after a pause, and the wait ends with the
+// caller's context: the order was made again in a busy loop (10,000 tries
+// in 2 s) that no cancellation stopped. Replaced once, a file is locked
+// even with no time to wait.
+func TestDataLockOfAFileReplacedAtEveryTry(t *testing.T) {
+	fsys, dir, _ := newRecoverFS(t)
+	p := filepath.Join(dir, "a.txt")
+	must(t, os.WriteFile(p, []byte("a"), 0o644))
+	orig := flockData
+	t.Cleanup(func() { flockData = orig })
+	tries, replaceUpTo := 0, 1<<30
+	flockData = func(ctx context.Context, fd, how int, deadline time.Time) error {
+		tries++
+		err := orig(ctx, fd, how, deadline)
+		if tries <= replaceUpTo {
+			must(t, os.WriteFile(p+".new", []byte("b"), 0o644))
+			must(t, os.Rename(p+".new", p))
+		}
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := fsys.LockAll(ctx, []string{"a.txt"}, 10*time.Second)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeInterrupted || time.Since(start) > 2*time.Second || tries > 50 {
+		t.Fatalf("replaced at every try, cancelled at 50 ms: %v after %v and %d tries", err, time.Since(start), tries)
+	}
+	tries, replaceUpTo = 0, 1
+	unlock, err := fsys.LockAll(context.Background(), []string{"a.txt"}, 0)
+	if err != nil {
+		t.Fatalf("replaced once, no time to wait: %v", err)
+	}
+	unlock()
+}
