@@ -494,3 +494,49 @@ func TestNameOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalFolderRefused: the journal folder is no path of the
+// workspace, and a journal that names keys outside the workspace (or
+// copies outside its journal folder) is not acted on. Written there by a
+// caller, such a journal had recovery read an object from elsewhere into
+// the workspace, write one outside it, and delete another.
+func TestJournalFolderRefused(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	f, _ := openFS(t, "s3://"+bucket+"/ws")
+	for _, p := range []string{".agentfs-journal/x.json", ".agentfs-journal", "./.agentfs-journal/../.agentfs-journal/y"} {
+		if _, err := f.WriteFile(ctx, p, []byte("{}"), backend.WriteOptions{}); codeOf(err) != fault.CodeDenied {
+			t.Errorf("write %s: %v, want DENIED", p, err)
+		}
+		if _, err := f.Open(ctx, p); codeOf(err) != fault.CodeDenied {
+			t.Errorf("open %s: %v, want DENIED", p, err)
+		}
+	}
+	whole, _ := openFS(t, "s3://"+bucket)
+	for p, data := range map[string]string{"secret/keep.txt": "top secret", "secret/other.txt": "x", "ws/payload.txt": "planted"} {
+		if _, err := whole.WriteFile(ctx, p, []byte(data), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	journal := `{"lease":"1ns","ops":[{"key":"ws/leaked.txt","old":"x","backup":"secret/keep.txt"},` +
+		`{"key":"secret/planted.txt","old":"x","backup":"ws/.agentfs-journal/1/0"}],` +
+		`"moves":[{"from":"ws/m/","to":"secret/other.txt","etag":""}]}`
+	if _, err := whole.WriteFile(ctx, "ws/.agentfs-journal/20250101T000000-aaaaaaaaaaaaaaaaaaaaaaaa.json", []byte(journal), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Recover(ctx); codeOf(err) != fault.CodeIOError {
+		t.Errorf("recovering a journal naming keys outside the workspace: %v, want IO_ERROR", err)
+	}
+	for p, want := range map[string]string{"ws/leaked.txt": "", "secret/planted.txt": "", "secret/other.txt": "x", "secret/keep.txt": "top secret"} {
+		r, err := whole.Open(ctx, p)
+		got := ""
+		if err == nil {
+			data, _ := io.ReadAll(r)
+			r.Close()
+			got = string(data)
+		}
+		if got != want {
+			t.Errorf("%s holds %q, want %q", p, got, want)
+		}
+	}
+}

@@ -384,6 +384,10 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
 			WithHint("inspect it, restore the objects it names by hand, then remove it")
 	}
+	if !f.ownKeys(j) {
+		return gone, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", o.Key).
+			WithHint("inspect it, then remove it by hand")
+	}
 	lease, err := time.ParseDuration(j.Lease)
 	if err != nil {
 		lease = defaultLease
@@ -407,6 +411,30 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		return gone, err
 	}
 	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
+}
+
+// ownKeys reports whether every key j names is one agentfs wrote there:
+// the objects below the workspace's prefix and outside its journal
+// folder, their copies inside it. A journal is an object like any other,
+// and one naming keys elsewhere would have recovery copy, write or delete
+// objects outside the workspace.
+func (f *FS) ownKeys(j journal) bool {
+	copies := f.prefix + journalDir + "/"
+	object := func(k string) bool {
+		return strings.HasPrefix(k, f.prefix) && !strings.HasPrefix(k, copies) && k != f.prefix+journalDir
+	}
+	backup := func(k string) bool { return k == "" || strings.HasPrefix(k, copies) && !strings.Contains(k, "/../") }
+	for _, jo := range j.Ops {
+		if !object(jo.Key) || !backup(jo.Backup) {
+			return false
+		}
+	}
+	for _, m := range j.Moves {
+		if !object(m.From) || !object(m.To) || !backup(m.Backup) {
+			return false
+		}
+	}
+	return true
 }
 
 func newID() string {
