@@ -224,14 +224,14 @@ func (f *FS) mapErr(err error, c string) error {
 	case code == "NoSuchBucket":
 		return fault.Errorf(fault.CodeNotFound, "the bucket of %s does not exist.", f.root).WithPath(c).
 			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(err)
-	case code == "NoSuchKey" || status == http.StatusNotFound:
+	case missing(code, status):
 		return notFound(c)
 	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "NoCredentials":
 		return fault.Errorf(fault.CodePermissionDenied, "the object store refused access: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)
 	}
 	return fault.Errorf(fault.CodeIOError, "the object store failed: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
-		WithHint("retry; if it persists, check AWS_ENDPOINT_URL and that the store is up").WithCause(err)
+		WithHint("retry; if it persists, check AWS_ENDPOINT_URL, the credentials, and that the store is up").WithCause(err)
 }
 
 func notFound(c string) error {
@@ -249,10 +249,18 @@ func (f *FS) head(ctx context.Context, c string) (o s3client.ObjectInfo, found b
 	if err == nil {
 		return o, true, nil
 	}
-	if code, status := s3client.Code(err); code == "NoSuchKey" || status == http.StatusNotFound && code != "NoSuchBucket" {
+	if missing(s3client.Code(err)) {
 		return o, false, nil
 	}
 	return o, false, f.mapErr(err, c)
+}
+
+// missing reports an error that says there is no such key: NoSuchKey, or a
+// 404 without a code (a HEAD's has no body). A 404 with another code is
+// not a missing key: versitygw answers a wrong access key so
+// (XAdminUserNotFound), which was NOT_FOUND.
+func missing(code string, status int) bool {
+	return code == "NoSuchKey" || status == http.StatusNotFound && code == ""
 }
 
 // isDir reports whether directory c has an entry or its marker: one

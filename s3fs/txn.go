@@ -318,7 +318,9 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	copies := map[string][]s3client.ObjectInfo{}
 	for o, err := range f.c.List(ctx, dir, "", 0, "") {
 		if err != nil {
-			return rec, f.mapErr(err, journalDir)
+			// The first request of most calls: an error here is the
+			// store's or the bucket's, not the journal folder's.
+			return rec, f.mapErr(err, ".")
 		}
 		rest := o.Key[len(dir):]
 		if id, ok := strings.CutSuffix(rest, ".json"); ok && !strings.Contains(id, "/") {
