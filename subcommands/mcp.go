@@ -119,8 +119,10 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			continue
 		}
 		code, msg, id := frameError(in)
-		if code == 0 && !f.calls.handedOn(in.data) {
-			code, msg = -32600, "the id is that of a call not yet answered: give each call its own"
+		if code == 0 {
+			if inFlight := f.calls.handedOn(in.data); inFlight != nil {
+				code, msg, id = -32600, "the id is that of a call not yet answered: give each call its own", inFlight
+			}
 		}
 		if code != 0 {
 			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
@@ -210,21 +212,22 @@ func idKey(raw json.RawMessage) (string, bool) {
 }
 
 // handedOn records a message about to be given to the server: a call is
-// to be answered, and a cancellation takes its call off. It is false for
-// a call whose id is one not yet answered, which the SDK drops unanswered.
-func (u *unanswered) handedOn(data []byte) bool {
+// to be answered, and a cancellation takes its call off. For a call whose
+// id is one not yet answered, which the SDK drops unanswered, it returns
+// that id instead, for the refusal.
+func (u *unanswered) handedOn(data []byte) json.RawMessage {
 	var m message
 	if json.Unmarshal(data, &m) != nil || m.Method == nil {
-		return true
+		return nil
 	}
 	if key, ok := idKey(m.ID); ok {
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		if u.ids[key] {
-			return false
+			return m.ID
 		}
 		u.ids[key] = true
-		return true
+		return nil
 	}
 	if *m.Method == "notifications/cancelled" {
 		var p struct {
@@ -236,7 +239,7 @@ func (u *unanswered) handedOn(data []byte) bool {
 			}
 		}
 	}
-	return true
+	return nil
 }
 
 // answered takes the call with the id key off.
@@ -273,15 +276,17 @@ type answerWriter struct {
 	calls *unanswered
 }
 
+// Write takes the call off before its answer goes out: a client that
+// reads the answer and sends its next call with the same id at once would
+// otherwise find it still in flight.
 func (a *answerWriter) Write(p []byte) (int, error) {
-	n, err := a.w.Write(p)
 	var m message
-	if err == nil && json.Unmarshal(p, &m) == nil && m.Method == nil {
+	if json.Unmarshal(p, &m) == nil && m.Method == nil {
 		if key, ok := idKey(m.ID); ok {
 			a.calls.answered(key)
 		}
 	}
-	return n, err
+	return a.w.Write(p)
 }
 
 // syncWriter serialises the writes of the server and of mcpFrames, each a

@@ -289,7 +289,7 @@ func TestMCPAnswersEveryCallBeforeEOF(t *testing.T) {
 func TestUnanswered(t *testing.T) {
 	u := newUnanswered()
 	call := func(id string) bool {
-		return u.handedOn([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`))
+		return u.handedOn([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)) == nil
 	}
 	reply := func(id string) {
 		(&answerWriter{w: io.Discard, calls: u}).Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"))
@@ -303,7 +303,9 @@ func TestUnanswered(t *testing.T) {
 		{"call 2 again", func() bool { return call("2") }, false},
 		{"call 2.0", func() bool { return call("2.0") }, false},
 		{`call "2"`, func() bool { return call(`"2"`) }, true},
-		{"a notification", func() bool { return u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)) }, true},
+		{"a notification", func() bool {
+			return u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)) == nil
+		}, true},
 		{"call 2 once answered", func() bool { reply("2"); return call("2") }, true},
 		{"call 2 once cancelled", func() bool {
 			u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`))
@@ -315,9 +317,47 @@ func TestUnanswered(t *testing.T) {
 			t.Fatalf("%s: %v, want %v", s.name, got, s.want)
 		}
 	}
+	if id := u.handedOn([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); string(id) != "2" {
+		t.Errorf("a call refused for its id in flight: refusal's id %s, want 2 (null left the client waiting)", id)
+	}
 	reply(`"2"`)
 	reply("2")
 	done := make(chan struct{})
 	go func() { u.wait(nil); close(done) }()
 	<-done
+}
+
+// TestMCPIDReusedOnceAnswered: a client that sends its next call with the
+// id of the one just answered is served: the call was taken off only after
+// its answer was written, and a client quick enough was refused (252 in
+// 20,000 pings).
+func TestMCPIDReusedOnceAnswered(t *testing.T) {
+	toServer, in := io.Pipe()
+	out, fromServer := io.Pipe()
+	go func() {
+		Main(context.Background(), []string{"--root", t.TempDir(), "mcp"}, Streams{Stdin: toServer, Stdout: fromServer, Stderr: io.Discard})
+		fromServer.Close()
+	}()
+	defer in.Close()
+	replies := bufio.NewReader(out)
+	send := func(line string) string {
+		t.Helper()
+		if _, err := in.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		reply, err := replies.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no reply to %s: %v", line, err)
+		}
+		return reply
+	}
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	go in.Write([]byte(init + "\n"))
+	replies.ReadString('\n')
+	go in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	for i := range 3000 {
+		if reply := send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); !strings.Contains(reply, `"result"`) {
+			t.Fatalf("ping %d with the id of the one answered before: %s", i, reply)
+		}
+	}
 }
