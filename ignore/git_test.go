@@ -53,7 +53,8 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 		"inner/x.dat", "inner/x.gen", "top.dat", "anch/top.txt", "anch/sub/top.txt",
 		"dsub/e/h", "dsub/i", "*star", "[!x]", "star/a.txt", "star/sub/b.txt", "star/sub/c.keep",
 		"re/x.txt", "foo/bar/x.txt", "foo/baz/y.txt", "top2.txt", "va/b/f", "va/g", "wa/b/f", "wa/g",
-		"qm/a", "qm/ü", "qm/ab", "qm/éx"} {
+		"qm/a", "qm/ü", "qm/ab", "qm/éx",
+		"d1/c/b/b", "d2/b/b/f", "d2/b/g", "d3/a/b/x/b/g", "d3/a/b/f", "d4/x/b/y/b/g", "d4/x/b/f"} {
 		write(f, "hello\n")
 	}
 	write(".gitignore", "\\!bang.txt\n\\#hash.txt\ntrail/**\n!trail/y.txt\ncls/[!a]*.txt\ndd/**/\nlogs/**.log\n*.gen\n/anch/top.txt\n"+
@@ -66,6 +67,12 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	// git matches bytes: ? is one byte, not ü (two), and [é]x is é's first
 	// or second byte before x.
 	write("qm/.gitignore", "?\n[é]x\n")
+	// ** goes back: go-git's takes the first name that fits, and "**/b"
+	// matched c/b of c/b/b, "a/**/b" a/b of a/b/x/b.
+	write("d1/.gitignore", "b\n!**/b\n")
+	write("d2/.gitignore", "b/*\n!**/b\n")
+	write("d3/.gitignore", "a/**/b\n!a/b/\n")
+	write("d4/.gitignore", "**/b\n!x/b/\n")
 	write("bom/.gitignore", "\xEF\xBB\xBFfirst.txt\nsecond.txt\n")
 	write(".git/info/exclude", "*.dat\n")
 	run(filepath.Join(dir, "inner"), "init", "-q", ".")

@@ -5,14 +5,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // Semantics names how rules are matched; an index records it (through the
 // backend's fingerprint), so that one built when a rule meant otherwise is
 // not trusted. 2: a rule with a slash no longer speaks of what is below the
-// path it names; 3: ? and classes match bytes.
-const Semantics = 3
+// path it names; 3: ? and classes match bytes; 4: ** goes back.
+const Semantics = 4
 
 // Kind is the ignore file a rule set comes from. The kinds are in
 // precedence order, as ripgrep ranks them: .agentfsignore (ripgrep's
@@ -117,8 +118,12 @@ type rule struct {
 	// form; both are parsed when first needed, as most rules of a large
 	// file never are.
 	pat, whole gitignore.Pattern
-	shape      Shape
-	negate     bool
+	// deep is the doublestar form of a rule with a slash and a **, which
+	// go-git matches without going back ("**/b" took c/b of c/b/b and
+	// missed the whole path): "" until first needed.
+	deep   string
+	shape  Shape
+	negate bool
 }
 
 // matches tests the entry rel, its path below the ignore file's directory
@@ -128,13 +133,20 @@ func (r *rule) matches(rel []string, isDir bool) bool {
 	if !ok {
 		return false
 	}
+	if !r.shape.Name && strings.Contains(r.line, "**") {
+		if r.deep == "" {
+			r.deep = doublestarForm(r.line)
+		}
+		ok, err := doublestar.Match(r.deep, strings.Join(subject, "/"))
+		return ok && err == nil
+	}
 	if r.pat == nil {
 		r.pat = gitignore.ParsePattern(r.line, nil)
 	}
 	if r.pat.Match(subject, isDir) == gitignore.NoMatch {
 		return false
 	}
-	if r.shape.Name || strings.HasSuffix(r.line, "/**") {
+	if r.shape.Name {
 		return true
 	}
 	// go-git's directory-only pattern refuses a file only where the
@@ -199,6 +211,34 @@ const globMeta = `*?[\`
 // cancelEvery is how many rules an entry is tested against between two
 // looks at the walk's cancellation.
 const cancelEvery = 1024
+
+// doublestarForm is line, a rule with a slash as gitPattern rewrites it,
+// as doublestar spells it, to match a path below the ignore file's
+// directory: without its ! (the rule's negate), leading / (such a rule is
+// anchored) and final / (Subject tells directories), and with braces,
+// literal to git, escaped.
+func doublestarForm(line string) string {
+	p := strings.TrimPrefix(line, "!")
+	p = strings.TrimPrefix(p, "/")
+	if strings.HasSuffix(p, "/") && !strings.HasSuffix(p, `\/`) {
+		p = p[:len(p)-1]
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\' && i+1 < len(p):
+			b.WriteByte(c)
+			i++
+			b.WriteByte(p[i])
+		case c == '{' || c == '}':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
 
 // byteRune is s with each byte a rune of its own (Latin-1 read as UTF-8):
 // git matches bytes, so that ? is one byte (it does not match ü, two), and

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
@@ -24,11 +26,26 @@ type refPattern struct {
 	dirOnly bool
 	// below: the pattern ends in /**, so it matches all below a path.
 	below bool
+	// deep is the doublestar form of a pattern with a slash and a **.
+	deep   string
+	negate bool
 }
 
 func (p refPattern) match(comps []string, isDir bool) gitignore.MatchResult {
 	if p.dirOnly && !isDir {
 		return gitignore.NoMatch
+	}
+	if p.deep != "" {
+		if len(comps) <= len(p.domain) || !slices.Equal(comps[:len(p.domain)], p.domain) {
+			return gitignore.NoMatch
+		}
+		if ok, err := doublestar.Match(p.deep, strings.Join(comps[len(p.domain):], "/")); !ok || err != nil {
+			return gitignore.NoMatch
+		}
+		if p.negate {
+			return gitignore.Include
+		}
+		return gitignore.Exclude
 	}
 	if p.name && len(comps) > len(p.domain)+1 {
 		comps = append(append([]string(nil), p.domain...), comps[len(comps)-1])
@@ -86,7 +103,11 @@ func refPatterns(data []byte, domain []string) []refPattern {
 			name:    !strings.Contains(strings.TrimSuffix(body, "/"), "/"),
 			dirOnly: dirOnly,
 			below:   strings.HasSuffix(g, "/**"),
+			negate:  strings.HasPrefix(g, "!"),
 		})
+		if n := len(ps) - 1; !ps[n].name && strings.Contains(g, "**") {
+			ps[n].deep = doublestarForm(g)
+		}
 	}
 	return ps
 }
