@@ -420,6 +420,15 @@ func (c *Client) Head(ctx context.Context, key string) (ObjectInfo, error) {
 // Get streams [off, off+n) of the object at key (all of it when n is 0),
 // If-Match etag when set.
 func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.ReadCloser, error) {
+	resp, err := c.get(ctx, key, etag, off, n)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// get is Get's response.
+func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http.Response, error) {
 	h := Condition(etag, "")
 	if n > 0 {
 		h.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-"+strconv.FormatInt(off+n-1, 10))
@@ -436,7 +445,42 @@ func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.Re
 		return nil, &Error{Status: http.StatusPreconditionFailed, Code: "PreconditionFailed",
 			Message: "the store served version " + got + " for If-Match " + etag}
 	}
-	return resp.Body, nil
+	return resp, nil
+}
+
+// CopyThrough is Copy for a store that may ignore a copy's conditions on
+// its destination (versitygw 1.8 does): an object of at most limit bytes
+// is read, If-Match srcETag, and put under h, which stores check on a PUT;
+// a larger one is copied by the store. As with a store's copy, the source
+// must still be srcETag once the copy exists: else the copy is removed
+// and the answer is 412, so that a source another writer changed or
+// removed meanwhile is never taken for the one copied.
+func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h http.Header, limit int64) (string, error) {
+	resp, err := c.get(ctx, src, srcETag, 0, 0)
+	if err != nil {
+		return "", err
+	}
+	if resp.ContentLength < 0 || resp.ContentLength > limit {
+		resp.Body.Close()
+		return c.Copy(ctx, src, srcETag, dst, h)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return "", err
+	}
+	o, err := c.Put(ctx, dst, data, h)
+	if err != nil {
+		return "", err
+	}
+	if now, err := c.Head(ctx, src); err != nil || srcETag != "" && now.ETag != srcETag {
+		if derr := c.Delete(ctx, dst, o.ETag); derr != nil {
+			return "", derr
+		}
+		return "", &Error{Status: http.StatusPreconditionFailed, Code: "PreconditionFailed",
+			Message: "the source " + src + " changed during its copy"}
+	}
+	return o.ETag, nil
 }
 
 // Put writes the object at key under the conditions of h.

@@ -182,6 +182,12 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 	return nil
 }
 
+// copyThrough is the largest object a move copies through agentfs, where
+// the store checks the destination's conditions on a PUT; a larger one is
+// copied by the store, whose conditions on a copy's destination S3 checks
+// and versitygw 1.8 ignores.
+const copyThrough = 8 << 20
+
 // move copies moves and deletes their sources under a journal, undoing
 // all of it on a failure.
 func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
@@ -236,7 +242,10 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 					WithHint("nothing was moved; check the destination and move again"))
 			}
 		}
-		etag, err := f.c.Copy(ctx, m.From, m.ETag, m.To, s3client.Condition(m.Old, ifNone(m.Old)))
+		// Through agentfs up to copyThrough bytes: versitygw ignores a
+		// copy's conditions on its destination, and a file created there
+		// after the HEAD above was overwritten, both calls exiting 0.
+		etag, err := f.c.CopyThrough(ctx, m.From, m.ETag, m.To, s3client.Condition(m.Old, ifNone(m.Old)), copyThrough)
 		if err != nil {
 			return f.swapErr(ctx, rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
 		}

@@ -141,8 +141,10 @@ type meddler struct {
 	meddle func()
 }
 
+// RoundTrip meddles before the first copy: a store's copy, or the PUT of
+// one made through agentfs (below e/, the moves' destination).
 func (m *meddler) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("X-Amz-Copy-Source") != "" {
+	if r.Header.Get("X-Amz-Copy-Source") != "" || r.Method == http.MethodPut && strings.Contains(r.URL.Opaque, "/e/") {
 		m.once.Do(m.meddle)
 	}
 	return http.DefaultTransport.RoundTrip(r)
@@ -268,4 +270,35 @@ func TestLiveLeaseKept(t *testing.T) {
 		t.Errorf("after the commit the files are %q", got)
 	}
 	noJournal(t, bucket, "live", "the commit")
+}
+
+// TestMoveKeepsAFileCreatedAtTheDestination: a file created at a move's
+// destination after the move checked it is kept, and the move fails:
+// versitygw ignores a copy's conditions on its destination, and the copy
+// overwrote the file, both calls exiting 0 (7 of 150 rounds).
+func TestMoveKeepsAFileCreatedAtTheDestination(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/mvdst"
+	f, _ := openFS(t, root)
+	if _, err := f.WriteFile(ctx, "src", []byte("moved"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	access, secret := s3test.Keys()
+	mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
+		Transport: &meddler{meddle: func() {
+			if _, err := f.WriteFile(ctx, "e/f", []byte("theirs"), backend.WriteOptions{IfAbsent: true}); err != nil {
+				t.Error(err)
+			}
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mover.Rename(ctx, "src", "e/f", backend.WriteOptions{IfAbsent: true}); err == nil {
+		t.Error("the move overwrote a file created at its destination, and succeeded")
+	}
+	if got := tree(t, f, "src", "e/f"); !maps.Equal(got, map[string]string{"src": "moved", "e/f": "theirs"}) {
+		t.Errorf("after the refused move: %q", got)
+	}
+	noJournal(t, bucket, "mvdst", "a move onto a file created meanwhile")
 }
