@@ -215,25 +215,7 @@ func TestMCPBadLines(t *testing.T) {
 // had batches, gets -32600 for one and the session goes on: passed to the
 // SDK, one bad element ([], [1], a repeated id) ended it.
 func TestMCPBatchRefusedWhateverTheProtocol(t *testing.T) {
-	toServer, in := io.Pipe()
-	out, fromServer := io.Pipe()
-	go func() {
-		Main(context.Background(), []string{"--root", t.TempDir(), "mcp"}, Streams{Stdin: toServer, Stdout: fromServer, Stderr: io.Discard})
-		fromServer.Close()
-	}()
-	defer in.Close()
-	replies := bufio.NewReader(out)
-	send := func(line string) string {
-		t.Helper()
-		go in.Write([]byte(line + "\n"))
-		reply, err := replies.ReadString('\n')
-		if err != nil {
-			t.Fatalf("no reply to %s: %v", line, err)
-		}
-		return reply
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	go in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	send := pipedSession(t, "2025-03-26")
 	for _, batch := range []string{`[]`, `[1]`, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1,"method":"ping"}]`} {
 		if reply := send(batch); !strings.Contains(reply, `"code":-32600`) {
 			t.Fatalf("%s: %q, want -32600", batch, reply)
@@ -332,32 +314,41 @@ func TestUnanswered(t *testing.T) {
 // its answer was written, and a client quick enough was refused (252 in
 // 20,000 pings).
 func TestMCPIDReusedOnceAnswered(t *testing.T) {
+	send := pipedSession(t, "2025-06-18")
+	for i := range 3000 {
+		if reply := send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); !strings.Contains(reply, `"result"`) {
+			t.Fatalf("ping %d with the id of the one answered before: %s", i, reply)
+		}
+	}
+}
+
+// pipedSession starts an MCP session on pipes, initialised with protocol,
+// and returns send: a line to the server, then its reply.
+func pipedSession(t *testing.T, protocol string) func(line string) string {
 	toServer, in := io.Pipe()
 	out, fromServer := io.Pipe()
 	go func() {
 		Main(context.Background(), []string{"--root", t.TempDir(), "mcp"}, Streams{Stdin: toServer, Stdout: fromServer, Stderr: io.Discard})
 		fromServer.Close()
 	}()
-	defer in.Close()
+	t.Cleanup(func() { in.Close() })
 	replies := bufio.NewReader(out)
-	send := func(line string) string {
+	write := func(line string) {
 		t.Helper()
 		if _, err := in.Write([]byte(line + "\n")); err != nil {
 			t.Fatal(err)
 		}
+	}
+	send := func(line string) string {
+		t.Helper()
+		write(line)
 		reply, err := replies.ReadString('\n')
 		if err != nil {
 			t.Fatalf("no reply to %s: %v", line, err)
 		}
 		return reply
 	}
-	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	go in.Write([]byte(init + "\n"))
-	replies.ReadString('\n')
-	go in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	for i := range 3000 {
-		if reply := send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); !strings.Contains(reply, `"result"`) {
-			t.Fatalf("ping %d with the id of the one answered before: %s", i, reply)
-		}
-	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + protocol + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return send
 }
