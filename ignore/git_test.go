@@ -54,7 +54,7 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 		"dsub/e/h", "dsub/i", "*star", "[!x]", "star/a.txt", "star/sub/b.txt", "star/sub/c.keep",
 		"re/x.txt", "foo/bar/x.txt", "foo/baz/y.txt", "top2.txt", "va/b/f", "va/g", "wa/b/f", "wa/g",
 		"qm/a", "qm/ü", "qm/ab", "qm/éx",
-		"d1/c/b/b", "d2/b/b/f", "d2/b/g", "d3/a/b/x/b/g", "d3/a/b/f", "d4/x/b/y/b/g", "d4/x/b/f"} {
+		"d1/c/b/b", "d2/b/b/f", "d2/b/g", "d3/a/b/x/b/g", "d3/a/b/f", "d4/x/b/y/b/g", "d4/x/b/f", "d5/a/b", "d5/a/x/b", "d5/a/c"} {
 		write(f, "hello\n")
 	}
 	write(".gitignore", "\\!bang.txt\n\\#hash.txt\ntrail/**\n!trail/y.txt\ncls/[!a]*.txt\ndd/**/\nlogs/**.log\n*.gen\n/anch/top.txt\n"+
@@ -73,6 +73,7 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	write("d2/.gitignore", "b/*\n!**/b\n")
 	write("d3/.gitignore", "a/**/b\n!a/b/\n")
 	write("d4/.gitignore", "**/b\n!x/b/\n")
+	write("d5/.gitignore", "a/**/b  \n")
 	write("bom/.gitignore", "\xEF\xBB\xBFfirst.txt\nsecond.txt\n")
 	write(".git/info/exclude", "*.dat\n")
 	run(filepath.Join(dir, "inner"), "init", "-q", ".")

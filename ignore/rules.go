@@ -215,11 +215,15 @@ const cancelEvery = 1024
 // doublestarForm is line, a rule with a slash as gitPattern rewrites it,
 // as doublestar spells it, to match a path below the ignore file's
 // directory: without its ! (the rule's negate), leading / (such a rule is
-// anchored) and final / (Subject tells directories), and with braces,
-// literal to git, escaped.
+// anchored), trailing spaces and final / (Subject tells directories), and
+// with braces, literal to git, escaped.
 func doublestarForm(line string) string {
 	p := strings.TrimPrefix(line, "!")
 	p = strings.TrimPrefix(p, "/")
+	// Trailing spaces go unless escaped, as git (and go-git) drop them.
+	for strings.HasSuffix(p, " ") && !strings.HasSuffix(p, `\ `) {
+		p = p[:len(p)-1]
+	}
 	if strings.HasSuffix(p, "/") && !strings.HasSuffix(p, `\/`) {
 		p = p[:len(p)-1]
 	}
