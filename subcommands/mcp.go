@@ -120,9 +120,7 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		}
 		code, msg, id := frameError(in)
 		if code == 0 {
-			if inFlight := f.calls.handedOn(in.data); inFlight != nil {
-				code, msg, id = -32600, "the id is that of a call not yet answered: give each call its own", inFlight
-			}
+			f.calls.handedOn(in.data, f.done)
 		}
 		if code != 0 {
 			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
@@ -212,22 +210,33 @@ func idKey(raw json.RawMessage) (string, bool) {
 }
 
 // handedOn records a message about to be given to the server: a call is
-// to be answered, and a cancellation takes its call off. For a call whose
-// id is one not yet answered, which the SDK drops unanswered, it returns
-// that id instead, for the refusal.
-func (u *unanswered) handedOn(data []byte) json.RawMessage {
+// to be answered, and a cancellation takes its call off. A call whose id
+// is one not yet answered waits for that answer (or done): the SDK drops
+// such a call unanswered, and a refusal under the same id came before
+// the first call's answer, which a client matching by id took for its
+// own. It is false when done came first.
+func (u *unanswered) handedOn(data []byte, done <-chan struct{}) bool {
 	var m message
 	if json.Unmarshal(data, &m) != nil || m.Method == nil {
-		return nil
+		return true
 	}
 	if key, ok := idKey(m.ID); ok {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		if u.ids[key] {
-			return m.ID
+		for {
+			u.mu.Lock()
+			free := !u.ids[key]
+			if free {
+				u.ids[key] = true
+			}
+			u.mu.Unlock()
+			if free {
+				return true
+			}
+			select {
+			case <-u.changed:
+			case <-done:
+				return false
+			}
 		}
-		u.ids[key] = true
-		return nil
 	}
 	if *m.Method == "notifications/cancelled" {
 		var p struct {
@@ -239,7 +248,7 @@ func (u *unanswered) handedOn(data []byte) json.RawMessage {
 			}
 		}
 	}
-	return nil
+	return true
 }
 
 // answered takes the call with the id key off.

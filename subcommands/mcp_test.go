@@ -265,13 +265,16 @@ func TestMCPAnswersEveryCallBeforeEOF(t *testing.T) {
 }
 
 // TestUnanswered: the calls awaited at the end of input. A call whose id
-// is one in flight is refused (the SDK dropped it unanswered, and the
-// session waited for it forever); an id is free again once answered or
-// cancelled; ids are keyed as the SDK answers them (2.0 is 2, "2" is not).
+// is one in flight waits for its answer (the SDK dropped it unanswered,
+// and a refusal under that id came before the first call's answer); an id
+// is free again once answered or cancelled; ids are keyed as the SDK
+// answers them (2.0 is 2, "2" is not).
 func TestUnanswered(t *testing.T) {
 	u := newUnanswered()
-	call := func(id string) bool {
-		return u.handedOn([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)) == nil
+	now := make(chan struct{})
+	close(now) // a call that would wait gives up at once
+	goesOn := func(id string) bool {
+		return u.handedOn([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`), now)
 	}
 	reply := func(id string) {
 		(&answerWriter{w: io.Discard, calls: u}).Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"))
@@ -281,17 +284,17 @@ func TestUnanswered(t *testing.T) {
 		do   func() bool
 		want bool
 	}{
-		{"call 2", func() bool { return call("2") }, true},
-		{"call 2 again", func() bool { return call("2") }, false},
-		{"call 2.0", func() bool { return call("2.0") }, false},
-		{`call "2"`, func() bool { return call(`"2"`) }, true},
+		{"call 2", func() bool { return goesOn("2") }, true},
+		{"call 2 again", func() bool { return goesOn("2") }, false},
+		{"call 2.0", func() bool { return goesOn("2.0") }, false},
+		{`call "2"`, func() bool { return goesOn(`"2"`) }, true},
 		{"a notification", func() bool {
-			return u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)) == nil
+			return u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), now)
 		}, true},
-		{"call 2 once answered", func() bool { reply("2"); return call("2") }, true},
+		{"call 2 once answered", func() bool { reply("2"); return goesOn("2") }, true},
 		{"call 2 once cancelled", func() bool {
-			u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`))
-			return call("2")
+			u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`), now)
+			return goesOn("2")
 		}, true},
 	}
 	for _, s := range steps {
@@ -299,8 +302,12 @@ func TestUnanswered(t *testing.T) {
 			t.Fatalf("%s: %v, want %v", s.name, got, s.want)
 		}
 	}
-	if id := u.handedOn([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); string(id) != "2" {
-		t.Errorf("a call refused for its id in flight: refusal's id %s, want 2 (null left the client waiting)", id)
+	// A call waiting for its id goes on once the call before is answered.
+	went := make(chan bool)
+	go func() { went <- u.handedOn([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), nil) }()
+	reply("2")
+	if !<-went {
+		t.Fatal("the call waiting for id 2 did not go on once 2 was answered")
 	}
 	reply(`"2"`)
 	reply("2")
@@ -351,4 +358,33 @@ func pipedSession(t *testing.T, protocol string) func(line string) string {
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + protocol + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return send
+}
+
+// TestMCPIDInFlightWaits: a call reusing the id of one in flight is run
+// once that one is answered, so that each answer under the id is a call's
+// own: it was refused -32600 under the id before the first call's answer,
+// which a client matching by id took for the write's failure.
+func TestMCPIDInFlightWaits(t *testing.T) {
+	dir := t.TempDir()
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}
+{"jsonrpc":"2.0","id":7,"method":"ping"}
+`
+	var out bytes.Buffer
+	if code := Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: &out, Stderr: io.Discard}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var sevens []string
+	for line := range strings.Lines(out.String()) {
+		if strings.Contains(line, `"id":7`) {
+			sevens = append(sevens, line)
+		}
+	}
+	if len(sevens) != 2 || !strings.Contains(sevens[0], "bytesWritten") || strings.Contains(out.String(), `"error"`) {
+		t.Fatalf("the answers under id 7: %q", sevens)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "w.txt")); err != nil {
+		t.Fatal(err)
+	}
 }
