@@ -469,19 +469,39 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	if err != nil {
 		return "", err
 	}
+	if h == nil {
+		h = http.Header{}
+	}
+	// What a store's copy keeps of the object besides its bytes.
+	for k, v := range resp.Header {
+		switch k = http.CanonicalHeaderKey(k); {
+		case kept[k], strings.HasPrefix(k, "X-Amz-Meta-"):
+			h[k] = v
+		}
+	}
 	o, err := c.Put(ctx, dst, data, h)
 	if err != nil {
 		return "", err
 	}
-	if now, err := c.Head(ctx, src); err != nil || srcETag != "" && now.ETag != srcETag {
-		if derr := c.Delete(ctx, dst, o.ETag); derr != nil {
-			return "", derr
-		}
-		return "", &Error{Status: http.StatusPreconditionFailed, Code: "PreconditionFailed",
-			Message: "the source " + src + " changed during its copy"}
+	now, err := c.Head(ctx, src)
+	code, _ := Code(err)
+	gone := err != nil && code == "NoSuchKey"
+	if err == nil && (srcETag == "" || now.ETag == srcETag) {
+		return o.ETag, nil
 	}
-	return o.ETag, nil
+	if derr := c.Delete(ctx, dst, o.ETag); derr != nil {
+		return "", derr
+	}
+	if err != nil && !gone {
+		return "", err
+	}
+	return "", &Error{Status: http.StatusPreconditionFailed, Code: "PreconditionFailed",
+		Message: "the source " + src + " changed during its copy"}
 }
+
+// kept are the headers of an object a copy keeps, beside X-Amz-Meta-*.
+var kept = map[string]bool{"Content-Type": true, "Cache-Control": true, "Content-Disposition": true,
+	"Content-Encoding": true, "Content-Language": true, "Expires": true}
 
 // Put writes the object at key under the conditions of h.
 func (c *Client) Put(ctx context.Context, key string, data []byte, h http.Header) (ObjectInfo, error) {

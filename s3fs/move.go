@@ -2,7 +2,6 @@ package s3fs
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync"
 
@@ -397,7 +396,7 @@ func (f *FS) rollBackMove(ctx context.Context, m journalMove) error {
 // headKey describes the object at key, found false when there is none.
 func (f *FS) headKey(ctx context.Context, key string) (s3client.ObjectInfo, bool, error) {
 	o, err := f.c.Head(ctx, key)
-	if code, status := s3client.Code(err); err != nil && (code == "NoSuchKey" || status == http.StatusNotFound && code != "NoSuchBucket") {
+	if err != nil && missing(s3client.Code(err)) {
 		return o, false, nil
 	}
 	return o, err == nil, f.mapErr(err, strings.TrimPrefix(key, f.prefix))

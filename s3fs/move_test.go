@@ -1,6 +1,7 @@
 package s3fs_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
+	"github.com/minio/minio-go/v7"
 )
 
 // tree reads the files at paths, "" for a missing one, and the directory
@@ -301,4 +303,32 @@ func TestMoveKeepsAFileCreatedAtTheDestination(t *testing.T) {
 		t.Errorf("after the refused move: %q", got)
 	}
 	noJournal(t, bucket, "mvdst", "a move onto a file created meanwhile")
+}
+
+// TestMoveKeepsMetadata: a file moved through agentfs keeps what a store's
+// copy keeps: its Content-Type, Cache-Control and user metadata (they were
+// dropped, a served page turning binary/octet-stream).
+func TestMoveKeepsMetadata(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("<p>hi</p>")
+	if _, err := c.PutObject(ctx, bucket, "meta/d.html", bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
+		ContentType: "text/html", CacheControl: "max-age=60", UserMetadata: map[string]string{"owner": "alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := openFS(t, "s3://"+bucket+"/meta")
+	if _, err := f.Rename(ctx, "d.html", "e.html", backend.WriteOptions{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := c.StatObject(ctx, bucket, "meta/e.html", minio.StatObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ContentType != "text/html" || o.Metadata.Get("Cache-Control") != "max-age=60" || o.UserMetadata["Owner"] != "alice" {
+		t.Errorf("after the move: Content-Type %q, Cache-Control %q, metadata %v", o.ContentType, o.Metadata.Get("Cache-Control"), o.UserMetadata)
+	}
 }

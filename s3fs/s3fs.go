@@ -255,12 +255,12 @@ func (f *FS) head(ctx context.Context, c string) (o s3client.ObjectInfo, found b
 	return o, false, f.mapErr(err, c)
 }
 
-// missing reports an error that says there is no such key: NoSuchKey, or a
-// 404 without a code (a HEAD's has no body). A 404 with another code is
-// not a missing key: versitygw answers a wrong access key so
-// (XAdminUserNotFound), which was NOT_FOUND.
-func missing(code string, status int) bool {
-	return code == "NoSuchKey" || status == http.StatusNotFound && code == ""
+// missing reports an error that says there is no such key: NoSuchKey,
+// which s3client also names a 404 without a body (a HEAD's). A 404 with
+// another code is not a missing key: versitygw answers a wrong access key
+// so (XAdminUserNotFound), which was NOT_FOUND.
+func missing(code string, _ int) bool {
+	return code == "NoSuchKey"
 }
 
 // isDir reports whether directory c has an entry or its marker: one
