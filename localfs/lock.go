@@ -210,12 +210,22 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		if err != nil {
 			return nil, fault.AsError(err).WithPath(first.display(f))
 		}
-		if attempt == 3 || !deadJournalFor(state, reals) {
+		j := journalFor(state, reals)
+		if j == "" {
 			return unlock, nil
 		}
-		// Its writer died while this one waited for its locks: they are
-		// let go for the recovery, which would wait for them.
+		// A writer of these paths died, while this one waited for its
+		// locks or before: they are let go for the recovery, which would
+		// wait for them, or for another process's recovery to end.
 		unlock()
+		if attempt == 3 {
+			return nil, fault.Errorf(fault.CodeLockTimeout, "a transaction whose process died left %s half changed, and it cannot be undone yet: another process holds some of its files.", first.display(f)).
+				WithPath(first.display(f)).WithDetail("journal", j).
+				WithHint("retry once the other agentfs processes are done; nothing was changed")
+		}
+		if err := waitJournal(ctx, j, time.Now().Add(timeout)); err != nil {
+			return nil, f.lockErr(err, first, first.display(f), timeout)
+		}
 	}
 }
 

@@ -154,3 +154,84 @@ func TestDataLockOfAFileReplacedAtEveryTry(t *testing.T) {
 	}
 	unlock()
 }
+
+// TestLockAllNeverOnAHalfDoneCommit: mutations waiting for a writer that
+// dies mid-commit each see its files undone once they hold their locks.
+// The first to hold them let them go to recover, and while its recovery
+// waited for them, another took them: the journal, flocked by the
+// recovery, looked like a live commit's, and it read the uncommitted file.
+func TestLockAllNeverOnAHalfDoneCommit(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	p := filepath.Join(dir, "a.txt")
+	for round := range 20 {
+		must(t, os.WriteFile(p, []byte("old\n"), 0o644))
+		holder, err := fsys.LockAll(context.Background(), []string{"a.txt"}, time.Second)
+		must(t, err)
+		const waiters = 4
+		seen := make(chan string, waiters)
+		waiting := make(chan struct{}, waiters)
+		for range waiters {
+			go func() {
+				waiting <- struct{}{}
+				unlock, err := fsys.LockAll(context.Background(), []string{"a.txt"}, 10*time.Second)
+				if err != nil {
+					seen <- err.Error()
+					return
+				}
+				b, _ := os.ReadFile(p)
+				unlock()
+				seen <- string(b)
+			}()
+		}
+		for range waiters {
+			<-waiting
+		}
+		// The holder's commit dies half done: the old file linked at its
+		// backup name, the staged one renamed over it, the journal left.
+		must(t, os.Link(p, filepath.Join(dir, "bk")))
+		must(t, os.WriteFile(p+".new", []byte("uncommitted\n"), 0o644))
+		must(t, os.Rename(p+".new", p))
+		var st unix.Stat_t
+		must(t, unix.Lstat(p, &st))
+		deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Staged: ".agentfs-staged",
+			StagedID: identity(&st), StagedStamp: stamp(&st), Backup: "bk"}})
+		holder()
+		for range waiters {
+			if got := <-seen; got != "old\n" {
+				t.Fatalf("round %d: a mutation holding the locks saw %q", round, got)
+			}
+		}
+	}
+}
+
+// TestLockAllRefusesWhatCannotBeRecovered: a dead commit of X and Y that
+// cannot be undone (another process holds Y) refuses a mutation of X with
+// LOCK_TIMEOUT: it went on after its tries, and changed the uncommitted X,
+// which the rollback then kept beside the old Y.
+func TestLockAllRefusesWhatCannotBeRecovered(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	x, y := filepath.Join(dir, "x"), filepath.Join(dir, "y")
+	must(t, os.WriteFile(filepath.Join(dir, "bkx"), []byte("old x\n"), 0o644))
+	must(t, os.WriteFile(x, []byte("uncommitted x\n"), 0o644))
+	must(t, os.WriteFile(y, []byte("old y\n"), 0o644))
+	var st unix.Stat_t
+	must(t, unix.Lstat(x, &st))
+	deadJournal(t, state, "dead", []journalEntry{
+		{Dir: dir, Name: "x", Staged: ".agentfs-staged", StagedID: identity(&st), StagedStamp: stamp(&st), Backup: "bkx"},
+		{Dir: dir, Name: "y"}})
+	other, err := unix.Open(y, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	defer unix.Close(other)
+	must(t, unix.Flock(other, unix.LOCK_EX)) // another process's lock on y
+	_, err = fsys.LockAll(context.Background(), []string{"x"}, time.Second)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout {
+		t.Fatalf("a mutation of x beside a dead commit it cannot undo: %v, want LOCK_TIMEOUT", err)
+	}
+	unix.Flock(other, unix.LOCK_UN)
+	unlock, err := fsys.LockAll(context.Background(), []string{"x"}, time.Second)
+	must(t, err)
+	unlock()
+	if b, _ := os.ReadFile(x); string(b) != "old x\n" {
+		t.Fatalf("once y is free, x is %q", b)
+	}
+}

@@ -428,22 +428,47 @@ func readJournal(path string) ([]journalEntry, bool) {
 	return entries, true
 }
 
-// deadJournalFor reports whether a dead writer's journal in base names one
-// of reals, or a path above or below one.
-func deadJournalFor(base string, reals []string) bool {
-	found := false
-	deadJournals(base, func(_ int, path string, _ bool) {
+// journalFor is a journal in base that names one of reals, or a path
+// above or below one, "" when there is none. Asked while the caller holds
+// the locks of reals, it is no live commit's (a committer holds the locks
+// of what it names until its journal is gone): its writer died, and it is
+// to recover, or another process is recovering it.
+func journalFor(base string, reals []string) string {
+	if base == "" {
+		return ""
+	}
+	d := filepath.Join(base, "journal")
+	names, err := os.ReadDir(d)
+	if err != nil {
+		return ""
+	}
+	for _, n := range names {
+		if !strings.HasSuffix(n.Name(), journalCommitted) && !strings.HasSuffix(n.Name(), journalPending) {
+			continue
+		}
+		path := filepath.Join(d, n.Name())
 		entries, _ := readJournal(path)
 		for _, e := range entries {
 			p := filepath.Join(e.Dir, e.Name)
 			for _, r := range reals {
 				if p == r || strings.HasPrefix(p, r+"/") || strings.HasPrefix(r, p+"/") {
-					found = true
+					return path
 				}
 			}
 		}
-	})
-	return found
+	}
+	return ""
+}
+
+// waitJournal waits until no process holds the flock of the journal at
+// path (one recovering it), or deadline.
+func waitJournal(ctx context.Context, path string, deadline time.Time) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil // gone: recovered
+	}
+	defer unix.Close(fd)
+	return flockWait(ctx, fd, unix.LOCK_SH, deadline)
 }
 
 func recoverJournal(f *FS, fd int, path string, committed bool) {
