@@ -141,8 +141,9 @@ func (f *FS) clean(p string) (string, error) {
 		return "", fault.Errorf(fault.CodeDenied, "the path is inside a denied location.").WithPath(c).
 			WithHint("this location is refused by --deny; work elsewhere")
 	}
-	if c == journalDir || strings.HasPrefix(c, journalDir+"/") {
-		// A journal written there by hand would be acted on by recovery.
+	if slices.Contains(strings.Split(c, "/"), journalDir) {
+		// A journal written there by hand would be acted on by recovery,
+		// this workspace's or, below, that of a workspace in a folder.
 		return "", fault.Errorf(fault.CodeDenied, "the path is inside %s, where agentfs keeps its transactions' journals.", journalDir).WithPath(c).
 			WithHint("work elsewhere in the workspace")
 	}

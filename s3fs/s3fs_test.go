@@ -22,6 +22,7 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
+	"github.com/minio/minio-go/v7"
 )
 
 // counter counts the requests made and the bytes of the bodies received,
@@ -504,7 +505,7 @@ func TestJournalFolderRefused(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
 	f, _ := openFS(t, "s3://"+bucket+"/ws")
-	for _, p := range []string{".agentfs-journal/x.json", ".agentfs-journal", "./.agentfs-journal/../.agentfs-journal/y"} {
+	for _, p := range []string{".agentfs-journal/x.json", ".agentfs-journal", "./.agentfs-journal/../.agentfs-journal/y", "sub/.agentfs-journal/x.json"} {
 		if _, err := f.WriteFile(ctx, p, []byte("{}"), backend.WriteOptions{}); codeOf(err) != fault.CodeDenied {
 			t.Errorf("write %s: %v, want DENIED", p, err)
 		}
@@ -521,7 +522,11 @@ func TestJournalFolderRefused(t *testing.T) {
 	journal := `{"lease":"1ns","ops":[{"key":"ws/leaked.txt","old":"x","backup":"secret/keep.txt"},` +
 		`{"key":"secret/planted.txt","old":"x","backup":"ws/.agentfs-journal/1/0"}],` +
 		`"moves":[{"from":"ws/m/","to":"secret/other.txt","etag":""}]}`
-	if _, err := whole.WriteFile(ctx, "ws/.agentfs-journal/20250101T000000-aaaaaaaaaaaaaaaaaaaaaaaa.json", []byte(journal), backend.WriteOptions{}); err != nil {
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, bucket, "ws/.agentfs-journal/20250101T000000-aaaaaaaaaaaaaaaaaaaaaaaa.json", strings.NewReader(journal), int64(len(journal)), minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Recover(ctx); codeOf(err) != fault.CodeIOError {
