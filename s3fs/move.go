@@ -115,11 +115,16 @@ func (f *FS) listMove(ctx context.Context, src, dst string, opts backend.WriteOp
 		return []journalMove{{From: f.key(src), To: f.key(dst), ETag: o.ETag}}, false, nil
 	}
 	from, into := f.dirKey(src), f.dirKey(dst)
+	var keys []string
 	for o, err := range f.c.List(ctx, from, "", 0, "") {
 		if err != nil {
 			return nil, false, f.mapErr(err, src)
 		}
 		moves = append(moves, journalMove{From: o.Key, To: into + o.Key[len(from):], ETag: o.ETag})
+		keys = append(keys, o.Key)
+	}
+	if err := f.journalBelow(src, from, keys); err != nil {
+		return nil, false, err
 	}
 	if len(moves) == 0 {
 		return nil, false, f.missing(ctx, src)

@@ -141,13 +141,32 @@ func (f *FS) clean(p string) (string, error) {
 		return "", fault.Errorf(fault.CodeDenied, "the path is inside a denied location.").WithPath(c).
 			WithHint("this location is refused by --deny; work elsewhere")
 	}
-	if slices.Contains(strings.Split(c, "/"), journalDir) {
+	if inJournal(c) {
 		// A journal written there by hand would be acted on by recovery,
 		// this workspace's or, below, that of a workspace in a folder.
 		return "", fault.Errorf(fault.CodeDenied, "the path is inside %s, where agentfs keeps its transactions' journals.", journalDir).WithPath(c).
 			WithHint("work elsewhere in the workspace")
 	}
 	return c, nil
+}
+
+// inJournal reports a path in a journal folder: this workspace's, or, in
+// a folder, a workspace's there.
+func inJournal(c string) bool {
+	return slices.Contains(strings.Split(c, "/"), journalDir)
+}
+
+// journalBelow is the DENIED of a tree whose keys (below dirKey) hold a
+// journal folder: a move would carry a transaction's journal away, a
+// removal delete it.
+func (f *FS) journalBelow(c, dirKey string, keys []string) error {
+	for _, k := range keys {
+		if inJournal(k[len(dirKey):]) {
+			return fault.Errorf(fault.CodeDenied, "the directory holds %s, the journal folder of a workspace in it.", path.Join(c, journalDir)).WithPath(c).
+				WithHint("move or remove the entries beside it one by one")
+		}
+	}
+	return nil
 }
 
 // denied reports a path at or below a deny path.
@@ -371,7 +390,7 @@ func (f *FS) entries(ctx context.Context, c, from string) iter.Seq2[backend.File
 			}
 			rel := o.Key[len(dk):]
 			name, isDir := strings.CutSuffix(rel, "/")
-			if name == "" || c == "." && name == journalDir && isDir || f.denied(path.Join(c, name)) {
+			if name == "" || name == journalDir && isDir || f.denied(path.Join(c, name)) {
 				continue
 			}
 			e := fileInfo(name, o)

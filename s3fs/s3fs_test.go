@@ -532,6 +532,30 @@ func TestJournalFolderRefused(t *testing.T) {
 	if _, err := f.Recover(ctx); codeOf(err) != fault.CodeIOError {
 		t.Errorf("recovering a journal naming keys outside the workspace: %v, want IO_ERROR", err)
 	}
+	// A journal folder in a folder (a workspace's there) is neither
+	// listed nor carried away or removed with its folder.
+	nested, _ := openFS(t, "s3://"+bucket+"/nest")
+	for _, k := range []string{"nest/sub/a.txt", "nest/sub/.agentfs-journal/abc/0"} {
+		if _, err := c.PutObject(ctx, bucket, k, strings.NewReader("hi"), 2, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var walked []string
+	if err := nested.Walk(ctx, ".", backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		walked = append(walked, e.Rel)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(walked, []string{"sub", "sub/a.txt"}) {
+		t.Errorf("the walk found %q", walked)
+	}
+	if _, err := nested.Rename(ctx, "sub", "sub2", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeDenied {
+		t.Errorf("moving a folder holding a journal folder: %v, want DENIED", err)
+	}
+	if _, err := nested.Remove(ctx, "sub", backend.RemoveOptions{Recursive: true}); codeOf(err) != fault.CodeDenied {
+		t.Errorf("removing a folder holding a journal folder: %v, want DENIED", err)
+	}
 	for p, want := range map[string]string{"ws/leaked.txt": "", "secret/planted.txt": "", "secret/other.txt": "x", "secret/keep.txt": "top secret"} {
 		r, err := whole.Open(ctx, p)
 		got := ""

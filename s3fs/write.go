@@ -122,6 +122,9 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		}
 		keys = append(keys, o.Key)
 	}
+	if err := f.journalBelow(c, f.dirKey(c), keys); err != nil {
+		return false, err
+	}
 	switch {
 	case len(keys) == 0:
 		return false, backend.CheckSwap(c, swap, false, "")
