@@ -201,7 +201,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		// A transaction whose writer died is finished or undone before
 		// this mutation reads what it changes: a long-lived process (a
 		// batch, an MCP session) recovered only when it started.
-		recoverJournals(f, state)
+		stuck := recoverJournals(f, state)
 		unlock, err := f.lockReal(ctx, reals, timeout)
 		var le *lockError
 		if errors.As(err, &le) {
@@ -211,7 +211,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			return nil, fault.AsError(err).WithPath(first.display(f))
 		}
 		j := journalFor(state, reals)
-		if j == "" {
+		if j == "" || stuck[j] {
 			return unlock, nil
 		}
 		// A writer of these paths died, while this one waited for its

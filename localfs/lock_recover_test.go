@@ -235,3 +235,23 @@ func TestLockAllRefusesWhatCannotBeRecovered(t *testing.T) {
 		t.Fatalf("once y is free, x is %q", b)
 	}
 }
+
+// TestLockAllGoesOnBesideAStuckJournal: a dead journal that its recovery
+// cannot finish whatever it waits for (a moved tree's backup whose name
+// was taken since) holds up no mutation of its paths: they failed
+// LOCK_TIMEOUT, "another process holds some of its files", with none.
+func TestLockAllGoesOnBesideAStuckJournal(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	must(t, os.MkdirAll(filepath.Join(dir, ".agentfs-bk1", "sub"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "src", "g.txt"), []byte("g"), 0o644))
+	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "src", Backup: ".agentfs-bk1", Tree: true}})
+	unlock, err := fsys.LockAll(context.Background(), []string{"src/g.txt"}, time.Second)
+	if err != nil {
+		t.Fatalf("beside a journal no recovery can finish: %v", err)
+	}
+	unlock()
+	if journalsLeft(t, state) != 1 {
+		t.Fatal("the stuck journal went; it is left for a person")
+	}
+}

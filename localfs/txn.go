@@ -384,10 +384,20 @@ func syncPath(dir string) error {
 // none: a lock of the caller's own, taken through another descriptor,
 // would stand in its way. What it cannot do now (a file locked by a live
 // process) a later call does.
-func recoverJournals(f *FS, base string) {
+//
+// It returns the journals it could not finish under their locks (a tree's
+// backup that cannot go back): no retry will, and they are left for a
+// person, without holding up the mutations of their paths.
+func recoverJournals(f *FS, base string) (stuck map[string]bool) {
 	deadJournals(base, func(fd int, path string, committed bool) {
-		recoverJournal(f, fd, path, committed)
+		if recoverJournal(f, fd, path, committed) {
+			if stuck == nil {
+				stuck = map[string]bool{}
+			}
+			stuck[path] = true
+		}
 	})
+	return stuck
 }
 
 // deadJournals calls visit with each journal in base whose writer is dead,
@@ -471,10 +481,12 @@ func waitJournal(ctx context.Context, path string, deadline time.Time) error {
 	return flockWait(ctx, fd, unix.LOCK_SH, deadline)
 }
 
-func recoverJournal(f *FS, fd int, path string, committed bool) {
+// recoverJournal recovers the journal at path, and reports whether it got
+// its locks and still could not finish it.
+func recoverJournal(f *FS, fd int, path string, committed bool) (stuck bool) {
 	entries, ok := readJournal(path)
 	if !ok {
-		return
+		return true
 	}
 	reals := make([]string, len(entries))
 	for i, e := range entries {
@@ -482,7 +494,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool) {
 	}
 	unlock, err := f.lockReal(context.Background(), reals, 2*time.Second)
 	if err != nil {
-		return
+		return false
 	}
 	defer unlock()
 	done := true
@@ -499,6 +511,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool) {
 	if done {
 		unix.Unlink(path)
 	}
+	return !done
 }
 
 // rollBack undoes entries, the last first: a backup goes back over its
