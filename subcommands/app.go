@@ -6,6 +6,7 @@
 package subcommands
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -511,16 +512,15 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 	return mixed, lfs, nil
 }
 
-// objectStore is the backend of an s3://bucket/prefix root, reached as the
-// AWS_* variables say (the endpoint of AWS_ENDPOINT_URL_S3 or
-// AWS_ENDPOINT_URL, path-style; the region of AWS_REGION; credentials from
-// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's), its
-// journals settled (recoverStore) before any tool uses it.
+// objectStore is the backend of an s3://bucket/prefix root, reached as
+// --s3-endpoint and the AWS_* variables say (the endpoint of
+// --s3-endpoint, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, path-style; the
+// region of AWS_REGION; credentials from AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's), its journals settled
+// (recoverStore) before any tool uses it.
 func objectStore(c *cli.Context, root string, deny []string) (*s3fs.FS, error) {
-	endpoint := os.Getenv("AWS_ENDPOINT_URL_S3")
-	if endpoint == "" {
-		endpoint = os.Getenv("AWS_ENDPOINT_URL")
-	}
+	// --s3-endpoint was publish's only, and a root given with it went to AWS.
+	endpoint := cmp.Or(c.String("s3-endpoint"), os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"))
 	region := os.Getenv("AWS_REGION")
 	if region == "" {
 		region = os.Getenv("AWS_DEFAULT_REGION")

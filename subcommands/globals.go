@@ -61,7 +61,7 @@ var globals = []globalFlag{
 	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL,
 		usage: "where people reach agentfs serve: the start of a local folder's links"},
 	{name: "s3-endpoint", env: "AGENTFS_S3_ENDPOINT", kind: kindString,
-		usage: "the S3-compatible service's URL (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS)"},
+		usage: "the S3-compatible service's URL, for s3:// roots and publish (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS)"},
 	{name: "publish-max-size", env: "AGENTFS_PUBLISH_MAX_SIZE", kind: kindInt, def: strconv.Itoa(core.DefaultPublishMaxSize), min: "1",
 		usage: "the largest file publish takes, in bytes"},
 }
