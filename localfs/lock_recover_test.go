@@ -20,7 +20,11 @@ func deadJournal(t *testing.T, state, name string, entries []journalEntry) {
 	must(t, os.MkdirAll(d, 0o700))
 	b, err := json.Marshal(entries)
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(d, name+journalPending), b, 0o600))
+	// Whole at once, as agentfs writes a journal: a recovery reading it
+	// half written took it for one it could not finish.
+	p := filepath.Join(d, name+journalPending)
+	must(t, os.WriteFile(p+".partial", b, 0o600))
+	must(t, os.Rename(p+".partial", p))
 }
 
 func journalsLeft(t *testing.T, state string) int {

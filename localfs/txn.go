@@ -486,7 +486,7 @@ func waitJournal(ctx context.Context, path string, deadline time.Time) error {
 func recoverJournal(f *FS, fd int, path string, committed bool) (stuck bool) {
 	entries, ok := readJournal(path)
 	if !ok {
-		return true
+		return false
 	}
 	reals := make([]string, len(entries))
 	for i, e := range entries {
