@@ -197,12 +197,14 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		reals[i] = real
 	}
 	state := existingStateDir()
+	// One deadline for every try: each took the whole timeout afresh.
+	deadline := time.Now().Add(timeout)
 	for attempt := 1; ; attempt++ {
 		// A transaction whose writer died is finished or undone before
 		// this mutation reads what it changes: a long-lived process (a
 		// batch, an MCP session) recovered only when it started.
 		stuck := recoverJournals(f, state)
-		unlock, err := f.lockReal(ctx, reals, timeout)
+		unlock, err := f.lockReal(ctx, reals, max(0, time.Until(deadline)))
 		var le *lockError
 		if errors.As(err, &le) {
 			return nil, f.lockErr(le.err, first, f.display(le.path), timeout)
@@ -223,7 +225,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 				WithPath(first.display(f)).WithDetail("journal", j).
 				WithHint("retry once the other agentfs processes are done; nothing was changed")
 		}
-		if err := waitJournal(ctx, j, time.Now().Add(timeout)); err != nil {
+		if err := waitJournal(ctx, j, deadline); err != nil {
 			return nil, f.lockErr(err, first, first.display(f), timeout)
 		}
 	}
