@@ -169,6 +169,12 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		switch {
 		case c.Kind == patch.Delete:
 			op.Remove, op.Data = true, nil
+			// A link goes, as rm removes it, and the commit checks the
+			// link's own version, as rm's does: the version read is its
+			// file's.
+			if li, err := t.FS.Lstat(ctx, c.Path); err == nil && li.Type == backend.TypeSymlink {
+				op.Write.IfVersion = li.Version
+			}
 			f.Action = ActionDelete
 			f.Diff, _ = unifiedDiff(f.Path, old[c.Path], "")
 		case c.From != "" && c.From != c.Path:

@@ -217,17 +217,7 @@ func (f *FS) prepare(op backend.Op) (*prepared, error) {
 		return fail(mapErr(err, display))
 	}
 	exists := err == nil
-	swapped := &st
-	if op.Remove && exists && st.Mode&unix.S_IFMT == unix.S_IFLNK && op.Write.IfVersion != "" {
-		// The link goes, as rm removes it; the version asked for is the
-		// file's that the caller read through it (compared with the
-		// link's, a patch deleting a link lost the race 8 times over).
-		var target unix.Stat_t
-		if unix.Fstatat(dfd, p.entry.Name, &target, 0) == nil {
-			swapped = &target
-		}
-	}
-	if err := backend.CheckSwap(display, op.Write, exists, versionIf(exists, swapped)); err != nil {
+	if err := backend.CheckSwap(display, op.Write, exists, versionIf(exists, &st)); err != nil {
 		return fail(err)
 	}
 	if op.Remove {
