@@ -383,12 +383,12 @@ func lockDataFiles(ctx context.Context, paths []string, how map[string]int, dead
 		})
 		var held []int
 		locked := map[[2]uint64]bool{} // a file under two names (hard links) is locked once
-		err := error(nil)
-		replaced := ""
+		var err error
+		at := "" // the file that failed
 		for _, df := range files {
 			var fd int
 			if fd, err = lockData(ctx, df, deadline, locked); err != nil {
-				replaced = df.path
+				at = df.path
 				break
 			}
 			if fd >= 0 {
@@ -405,7 +405,7 @@ func lockDataFiles(ctx context.Context, paths []string, how map[string]int, dead
 			return nil, err
 		}
 		if attempt >= 3 && time.Now().After(deadline) {
-			return nil, &lockError{err: errKeptReplaced, path: replaced}
+			return nil, &lockError{err: errKeptReplaced, path: at}
 		}
 		// A growing pause: a writer that keeps replacing the file is let
 		// finish, not raced in a busy loop.
@@ -413,7 +413,7 @@ func lockDataFiles(ctx context.Context, paths []string, how map[string]int, dead
 		select {
 		case <-ctx.Done():
 			pause.Stop()
-			return nil, &lockError{err: ctx.Err(), path: replaced}
+			return nil, &lockError{err: ctx.Err(), path: at}
 		case <-pause.C:
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -393,20 +394,7 @@ func recoverJournals(f *FS, base string) (stuck map[string]bool) {
 // deadJournals calls visit with each journal in base whose writer is dead,
 // holding its flock.
 func deadJournals(base string, visit func(fd int, path string, committed bool)) {
-	if base == "" {
-		return
-	}
-	d := filepath.Join(base, "journal")
-	names, err := os.ReadDir(d)
-	if err != nil || len(names) == 0 {
-		return
-	}
-	for _, n := range names {
-		committed := strings.HasSuffix(n.Name(), journalCommitted)
-		if !committed && !strings.HasSuffix(n.Name(), journalPending) {
-			continue
-		}
-		p := filepath.Join(d, n.Name())
+	for p, committed := range journals(base) {
 		fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 		if err != nil {
 			continue
@@ -415,6 +403,27 @@ func deadJournals(base string, visit func(fd int, path string, committed bool)) 
 			visit(fd, p, committed)
 		}
 		unix.Close(fd)
+	}
+}
+
+// journals yields the path of each journal in the state directory base
+// ("" when there is none), and whether it is committed.
+func journals(base string) iter.Seq2[string, bool] {
+	return func(yield func(string, bool) bool) {
+		if base == "" {
+			return
+		}
+		d := filepath.Join(base, "journal")
+		names, _ := os.ReadDir(d)
+		for _, n := range names {
+			committed := strings.HasSuffix(n.Name(), journalCommitted)
+			if !committed && !strings.HasSuffix(n.Name(), journalPending) {
+				continue
+			}
+			if !yield(filepath.Join(d, n.Name()), committed) {
+				return
+			}
+		}
 	}
 }
 
@@ -434,19 +443,7 @@ func readJournal(path string) ([]journalEntry, bool) {
 // of what it names until its journal is gone): its writer died, and it is
 // to recover, or another process is recovering it.
 func journalFor(base string, reals []string) string {
-	if base == "" {
-		return ""
-	}
-	d := filepath.Join(base, "journal")
-	names, err := os.ReadDir(d)
-	if err != nil {
-		return ""
-	}
-	for _, n := range names {
-		if !strings.HasSuffix(n.Name(), journalCommitted) && !strings.HasSuffix(n.Name(), journalPending) {
-			continue
-		}
-		path := filepath.Join(d, n.Name())
+	for path := range journals(base) {
 		entries, _ := readJournal(path)
 		for _, e := range entries {
 			p := filepath.Join(e.Dir, e.Name)
