@@ -118,11 +118,7 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		if !in.tooLong && len(bytes.TrimSpace(in.data)) == 0 {
 			continue
 		}
-		code, msg, id := frameError(in)
-		if code == 0 {
-			f.calls.handedOn(in.data, f.done)
-		}
-		if code != 0 {
+		if code, msg, id := frameError(in); code != 0 {
 			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 			if err != nil {
 				return 0, err
@@ -132,6 +128,7 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			}
 			continue
 		}
+		f.calls.handedOn(in.data, f.done)
 		f.pending = append(in.data, '\n')
 	}
 	n := copy(p, f.pending)
