@@ -1,6 +1,7 @@
 package s3fs
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"sync"
@@ -404,5 +405,5 @@ func (f *FS) headKey(ctx context.Context, key string) (s3client.ObjectInfo, bool
 	if err != nil && missing(s3client.Code(err)) {
 		return o, false, nil
 	}
-	return o, err == nil, f.mapErr(err, strings.TrimPrefix(key, f.prefix))
+	return o, err == nil, f.mapErr(err, cmp.Or(strings.TrimPrefix(key, f.prefix), "."))
 }

@@ -264,15 +264,8 @@ func notSupported(c, what, hint string) error {
 }
 
 // head describes the object at c, found false when there is none.
-func (f *FS) head(ctx context.Context, c string) (o s3client.ObjectInfo, found bool, err error) {
-	o, err = f.c.Head(ctx, f.key(c))
-	if err == nil {
-		return o, true, nil
-	}
-	if missing(s3client.Code(err)) {
-		return o, false, nil
-	}
-	return o, false, f.mapErr(err, c)
+func (f *FS) head(ctx context.Context, c string) (s3client.ObjectInfo, bool, error) {
+	return f.headKey(ctx, f.key(c))
 }
 
 // missing reports an error that says there is no such key: NoSuchKey,
