@@ -148,6 +148,23 @@ type meddler struct {
 	meddle func()
 }
 
+// meddledFS is a backend of root whose first copy is preceded by another
+// writer's change, meddle.
+func meddledFS(t *testing.T, root string, meddle func() error) *s3fs.FS {
+	t.Helper()
+	access, secret := s3test.Keys()
+	f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
+		Transport: &meddler{meddle: func() {
+			if err := meddle(); err != nil {
+				t.Error(err)
+			}
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // RoundTrip meddles before the first copy: a store's copy, or the PUT of
 // one made through agentfs (below e/, the moves' destination).
 func (m *meddler) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -189,17 +206,8 @@ func TestMoveRace(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		access, secret := s3test.Keys()
-		mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
-			Transport: &meddler{meddle: func() {
-				if err := tc.other(f); err != nil {
-					t.Error(err)
-				}
-			}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = mover.Rename(ctx, "d", "e", backend.WriteOptions{IfAbsent: true})
+		mover := meddledFS(t, root, func() error { return tc.other(f) })
+		_, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{IfAbsent: true})
 		if codeOf(err) != fault.CodeStale {
 			t.Errorf("%s: the move returned %v, want STALE", tc.name, err)
 		}
@@ -291,16 +299,10 @@ func TestMoveKeepsAFileCreatedAtTheDestination(t *testing.T) {
 	if _, err := f.WriteFile(ctx, "src", []byte("moved"), backend.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	access, secret := s3test.Keys()
-	mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
-		Transport: &meddler{meddle: func() {
-			if _, err := f.WriteFile(ctx, "e/f", []byte("theirs"), backend.WriteOptions{IfAbsent: true}); err != nil {
-				t.Error(err)
-			}
-		}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mover := meddledFS(t, root, func() error {
+		_, err := f.WriteFile(ctx, "e/f", []byte("theirs"), backend.WriteOptions{IfAbsent: true})
+		return err
+	})
 	if _, err := mover.Rename(ctx, "src", "e/f", backend.WriteOptions{IfAbsent: true}); err == nil {
 		t.Error("the move overwrote a file created at its destination, and succeeded")
 	}
