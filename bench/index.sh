@@ -5,6 +5,12 @@
 #
 #   bench/index.sh [RUNS] [COPIES]    # default 5 runs per command, 4 copies
 #
+# The copies are identical, and the build indexes a content once (a file
+# of a content read before takes its trigrams). INDEX_BENCH_DISTINCT=1
+# makes every file of the corpus differ from the others (copy N's files
+# end with a line "// goN"), as forks with small changes do: a build
+# that gains nothing from copies.
+#
 # Rows: one rg scan and the index build from nothing (in one hyperfine
 # run), an update with nothing changed, and the index's size against the
 # corpus; per query (rare literal, common literal, regex with a literal,
@@ -30,9 +36,19 @@ bin=$(mktemp -d)/agentfs
 go build -o "$bin" ./cmd/agentfs
 work=${INDEX_BENCH_DIR:-/tmp/agentfs-index-bench}
 tree=$work/tree
+[[ ${INDEX_BENCH_DISTINCT:-} == 1 ]] && tree=$work/tree-distinct
 if [[ ! -d $tree/go$copies ]]; then
   rm -rf "$tree" && mkdir -p "$tree"
   for i in $(seq 1 "$copies"); do cp -r "$(go env GOROOT)/src" "$tree/go$i"; done
+  if [[ $tree == */tree-distinct ]]; then
+    find "$tree" -type f -print0 | python3 -c '
+import sys
+for p in filter(None, sys.stdin.buffer.read().split(b"\0")):
+    copy = p.rsplit(b"/tree-distinct/", 1)[1].split(b"/")[0]
+    with open(p, "ab") as f:
+        f.write(b"\n// " + copy + b"\n")
+'
+  fi
   # Dated back, as a tree that was not just written: a file modified within
   # 2 s of a build is never trusted.
   find "$tree" -exec touch -h -d '-1 hour' {} +
@@ -75,7 +91,8 @@ echo "| rg scan | $scan_ms | $scan_cpu | 1.00 | - |"
 echo "| index build from nothing | $build_ms | $build_cpu | $(python3 -c "print('%.2f' % ($build_ms/$scan_ms))") (CPU $(python3 -c "print('%.2f' % ($build_cpu/$scan_cpu))")) | $build_load |"
 echo "| index update, nothing changed | $update_ms | $update_cpu | $(python3 -c "print('%.2f' % ($update_ms/$scan_ms))") (CPU $(python3 -c "print('%.2f' % ($update_cpu/$scan_cpu))")) | - |"
 echo
-echo "index size: $((size >> 20)) MiB, $(python3 -c "print('%.1f' % (100*$size/$bytes))")% of the corpus ($((bytes >> 20)) MiB)"
+copies_of=$(python3 -c "import json; print(json.load(open('$out/built.json')).get('copies', 0))")
+echo "index size: $((size >> 20)) MiB, $(python3 -c "print('%.1f' % (100*$size/$bytes))")% of the corpus ($((bytes >> 20)) MiB); files indexed as another's content: $copies_of"
 
 # name | agentfs query flags | rg flags
 rows=(

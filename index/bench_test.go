@@ -65,7 +65,7 @@ func BenchmarkExtract(b *testing.B) {
 		size += int64(len(f))
 	}
 	lists := make(chan []uint32, 1)
-	x := newExtractor(lists)
+	x := newExtractor(lists, nil)
 	b.SetBytes(size)
 	start := cpuTime()
 	for b.Loop() {
@@ -82,7 +82,7 @@ func BenchmarkExtract(b *testing.B) {
 
 func BenchmarkRuns(b *testing.B) {
 	files := corpus(b)
-	x := newExtractor(make(chan []uint32, 1))
+	x := newExtractor(make(chan []uint32, 1), nil)
 	var lists [][]uint32
 	pairs := 0
 	for _, f := range files {
@@ -127,7 +127,7 @@ func BenchmarkBuild(b *testing.B) {
 
 func BenchmarkSortRun(b *testing.B) {
 	files := corpus(b)
-	x := newExtractor(make(chan []uint32, 1))
+	x := newExtractor(make(chan []uint32, 1), nil)
 	var pairs []uint64
 	for id, f := range files {
 		r := x.extract(bytes.NewReader(f), int64(len(f)))

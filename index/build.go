@@ -2,6 +2,7 @@ package index
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,7 +126,8 @@ func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts Bui
 
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
-	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256), rulesRead: map[string]bool{}, unreadable: map[string]bool{}}
+	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256),
+		claims: newClaims(), claimant: map[contentKey]uint32{}, rulesRead: map[string]bool{}, unreadable: map[string]bool{}}
 	rootInfo, err := localfs.LstatAbs(loc.root)
 	if err != nil {
 		return nil, err
@@ -134,6 +136,7 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}
+	b.link()
 	b.distrustChangedRules()
 	for i := range b.dirs {
 		if b.unreadable[b.dirs[i].path] {
@@ -164,7 +167,7 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 // with its recorded identity, in the same order.
 func (b *builder) unchanged(old *Index, config string) bool {
 	return old != nil && b.read == 0 && old.config == config &&
-		slices.Equal(b.files, old.files) && slices.Equal(b.dirs, old.dirs)
+		slices.Equal(b.files, old.files) && slices.Equal(b.dirs, old.dirs) && slices.Equal(b.copies, old.copies)
 }
 
 // distrustChangedRules flags racy each indexed ignore file whose identity
@@ -201,8 +204,17 @@ type builder struct {
 	files    []fileEntry
 	// oldID is, per file, its number in the old index when its trigrams
 	// are taken from there, else -1.
-	oldID    []int32
+	oldID []int32
+	// repOfOld maps a file of the old index whose posting lists name it
+	// to the file of the new index they then name, -1 when none.
+	repOfOld []int32
 	post     *runs
+	// claims are the contents the extractors claimed; claimant, the file
+	// that claimed each; repeats, the files of a content claimed before.
+	claims   *claims
+	claimant map[contentKey]uint32
+	repeats  []repeat
+	copies   []copyOf
 	reused   int
 	read     int
 	progress func(int, int64)
@@ -324,6 +336,10 @@ type readResult struct {
 	trigrams []uint32
 	flags    uint8
 	err      error
+	// content names the file's bytes when claimed (trigrams are those of
+	// content) or repeated (no trigrams: they are the claimant's).
+	content           contentKey
+	claimed, repeated bool
 	// info is the file's, when stat'ed by the descriptor read.
 	info *backend.FileInfo
 }
@@ -385,7 +401,7 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 	defer cancel()
 	b.post = newRuns()
 	reader := func() func(buildItem) readResult {
-		x := newExtractor(b.lists)
+		x := newExtractor(b.lists, b.claims)
 		return func(it buildItem) readResult {
 			if it.open == nil {
 				return readResult{}
@@ -502,10 +518,18 @@ func (b *builder) consume(ctx context.Context, order <-chan *ordered.Batch[build
 			}
 			b.files = append(b.files, f)
 			b.oldID = append(b.oldID, -1)
-			b.post.add(id, r.trigrams)
-			select {
-			case b.lists <- r.trigrams[:0]:
+			switch {
+			case r.repeated:
+				b.repeats = append(b.repeats, repeat{file: id, content: r.content})
 			default:
+				if r.claimed {
+					b.claimant[r.content] = id
+				}
+				b.post.add(id, r.trigrams)
+				select {
+				case b.lists <- r.trigrams[:0]:
+				default:
+				}
 			}
 			b.read++
 			b.bytes += f.size
@@ -518,6 +542,61 @@ func (b *builder) consume(ctx context.Context, order <-chan *ordered.Batch[build
 		return errors.New("too many files to index")
 	}
 	return nil
+}
+
+// repeat is a file read whose content another file claimed.
+type repeat struct {
+	file    uint32
+	content contentKey
+}
+
+// link lists the files whose posting lists are another's (copies): those
+// read whose content another claimed, and those reused that share the
+// old lists of a file. The old lists of a file go to it when it is
+// reused, else to the first reused file that shares them (repOfOld); the
+// others that share them are its copies.
+func (b *builder) link() {
+	for _, r := range b.repeats {
+		of, ok := b.claimant[r.content]
+		if !ok {
+			// Not possible (the claimant was read whole before it was
+			// handed on), and never trusted: searched every time.
+			b.files[r.file].version, b.files[r.file].flags = "", flagOpaque
+			continue
+		}
+		b.copies = append(b.copies, copyOf{file: r.file, of: of})
+	}
+	if b.old != nil {
+		oldRep := make([]uint32, len(b.old.files))
+		for i := range oldRep {
+			oldRep[i] = uint32(i)
+		}
+		for _, c := range b.old.copies {
+			oldRep[c.file] = c.of
+		}
+		b.repOfOld = make([]int32, len(b.old.files))
+		for i := range b.repOfOld {
+			b.repOfOld[i] = -1
+		}
+		for id, oid := range b.oldID {
+			if oid >= 0 && oldRep[oid] == uint32(oid) {
+				b.repOfOld[oid] = int32(id)
+			}
+		}
+		for id, oid := range b.oldID {
+			if oid < 0 {
+				continue
+			}
+			r := oldRep[oid]
+			if b.repOfOld[r] < 0 {
+				b.repOfOld[r] = int32(id)
+			}
+			if of := b.repOfOld[r]; of != int32(id) {
+				b.copies = append(b.copies, copyOf{file: uint32(id), of: uint32(of)})
+			}
+		}
+	}
+	slices.SortFunc(b.copies, func(x, y copyOf) int { return cmp.Compare(x.file, y.file) })
 }
 
 // write writes the index to a temporary file beside the old one, syncs it
@@ -536,19 +615,6 @@ func (b *builder) write(loc location, watched <-chan []record, config string) er
 	if _, err := bw.Write(make([]byte, headerSize)); err != nil {
 		return err
 	}
-	// oldToNew maps the old index's file numbers to the new ones.
-	var oldToNew []int32
-	if b.old != nil {
-		oldToNew = make([]int32, len(b.old.files))
-		for i := range oldToNew {
-			oldToNew[i] = -1
-		}
-		for id, oid := range b.oldID {
-			if oid >= 0 {
-				oldToNew[oid] = int32(id)
-			}
-		}
-	}
 	var (
 		table  = make([]byte, 0, len(trigrams)*entrySize)
 		off    uint64
@@ -561,7 +627,7 @@ func (b *builder) write(loc location, watched <-chan []record, config string) er
 		ids = ids[:0]
 		if b.old != nil {
 			err := b.old.postings(t, func(oid uint32) {
-				if id := oldToNew[oid]; id >= 0 {
+				if id := b.repOfOld[oid]; id >= 0 {
 					ids = append(ids, uint32(id))
 				}
 			})
@@ -596,7 +662,7 @@ func (b *builder) write(loc location, watched <-chan []record, config string) er
 	if _, err := bw.Write(table); err != nil {
 		return err
 	}
-	m := &meta{root: loc.root, config: config, racy: b.racy, files: b.files, dirs: b.dirs, watched: <-watched, blocks: blockCRCs(table)}
+	m := &meta{root: loc.root, config: config, racy: b.racy, files: b.files, copies: b.copies, dirs: b.dirs, watched: <-watched, blocks: blockCRCs(table)}
 	meta := m.encode()
 	h.metaOff, h.metaLen, h.metaCRC = h.tableOff+uint64(len(table)), uint64(len(meta)), checksum(meta)
 	h.length = h.metaOff + h.metaLen

@@ -2,8 +2,10 @@ package index
 
 import (
 	"bytes"
+	"hash/maphash"
 	"io"
 	"slices"
+	"sync"
 )
 
 // binarySample is the prefix grep checks for a NUL: a file with one there
@@ -15,16 +17,54 @@ const listFloor = 4 << 10
 
 // extractor finds the distinct trigrams of a file, with a bitmap of all
 // 2^24 trigrams (2 MiB) it reuses from file to file. The list of a file
-// is taken from lists, where its consumer hands it back.
+// is taken from lists, where its consumer hands it back. A file whose
+// content another extractor of the build claimed is not scanned.
 type extractor struct {
-	seen  *[1 << 24 / 64]uint64 // an array: indexed by a trigram, never out of bounds
-	buf   []byte
-	list  []uint32
-	lists chan []uint32
+	seen   *[1 << 24 / 64]uint64 // an array: indexed by a trigram, never out of bounds
+	buf    []byte
+	list   []uint32
+	lists  chan []uint32
+	claims *claims
 }
 
-func newExtractor(lists chan []uint32) *extractor {
-	return &extractor{seen: new([1 << 24 / 64]uint64), buf: make([]byte, 256<<10), lists: lists}
+func newExtractor(lists chan []uint32, c *claims) *extractor {
+	return &extractor{seen: new([1 << 24 / 64]uint64), buf: make([]byte, 256<<10), lists: lists, claims: c}
+}
+
+// contentKey names a file's content: its length, a 64-bit hash under a
+// seed drawn for the build and its CRC-32C (twice as fast as a second
+// hash). Two contents with one key are the same bytes but for a chance of
+// 2^-96 a pair, and the seed is unknown to whoever writes the files.
+type contentKey struct {
+	hash uint64
+	crc  uint32
+	size int
+}
+
+// claims are the contents the build's extractors have taken to scan. A
+// file whose content was claimed before is not scanned again: its
+// trigrams are the claimant's, as GitHub's code search indexes a blob
+// once. Vendored copies, checkouts side by side and generated files
+// repeat in the trees agents work in.
+type claims struct {
+	seed  maphash.Seed
+	mu    sync.Mutex
+	taken map[contentKey]bool
+}
+
+func newClaims() *claims { return &claims{seed: maphash.MakeSeed(), taken: map[contentKey]bool{}} }
+
+// claim names content and reports whether it is new to the build, which
+// then takes it.
+func (c *claims) claim(content []byte) (contentKey, bool) {
+	k := contentKey{hash: maphash.Bytes(c.seed, content), crc: checksum(content), size: len(content)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.taken[k] {
+		return k, false
+	}
+	c.taken[k] = true
+	return k, true
 }
 
 // extract reads r, a file stat'ed at size bytes. A file grep decodes (a
@@ -46,6 +86,16 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 	}
 	if bytes.IndexByte(head[:min(n, binarySample)], 0) >= 0 {
 		return readResult{flags: flagBinary}
+	}
+	var res readResult
+	if err != nil && n >= 3 && x.claims != nil {
+		// The whole file, read at once: a content seen before is not
+		// scanned. (A file of fewer than three bytes has no trigram.)
+		k, isNew := x.claims.claim(head)
+		if !isNew {
+			return readResult{content: k, repeated: true}
+		}
+		res.content, res.claimed = k, true
 	}
 	select {
 	case x.list = <-x.lists:
@@ -92,7 +142,8 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 		}
 	}
 	x.clear()
-	return readResult{trigrams: x.list}
+	res.trigrams = x.list
+	return res
 }
 
 // clear forgets the trigrams of the last file.

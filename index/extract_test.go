@@ -21,7 +21,7 @@ func TestExtractReadsUpToSize(t *testing.T) {
 		{"abcabc", 6, []string{"abc", "bca", "cab"}},
 		{"ab", 2, nil},
 	} {
-		x := newExtractor(make(chan []uint32, 1))
+		x := newExtractor(make(chan []uint32, 1), nil)
 		r := x.extract(strings.NewReader(tc.content), tc.size)
 		var want []uint32
 		for _, s := range tc.want {

@@ -9,14 +9,16 @@ import (
 )
 
 // The index file: a header, the meta section (the tree's root, its files
-// with their identities, and the block index of the trigram table), the
+// with their identities, the files whose content is another's, and the
+// block index of the trigram table), the
 // trigram table (16-byte entries sorted by trigram: trigram, offset and
 // length of its posting list, and the list's CRC), and the posting lists
-// (file numbers, delta-encoded as uvarints). The header and meta carry
+// (file numbers, delta-encoded as uvarints; a file whose content is
+// another's is in none: it is a candidate when that one is). The header and meta carry
 // CRCs checked on open; each block of the table and each posting list has
 // its own, checked when read, so a query reads and checks only what it uses.
 const (
-	magic      = "AGFSIX01"
+	magic      = "AGFSIX02"
 	headerSize = 96
 	entrySize  = 16
 	// blockEntries is the trigram table entries one block CRC covers.
@@ -115,12 +117,21 @@ type meta struct {
 	// close to the build to be trusted.
 	racy  int64
 	files []fileEntry
+	// copies are the files whose posting lists are another's (the same
+	// content, indexed once), ascending by file.
+	copies []copyOf
 	// dirs are the directories walked, the root ("") first, in walk order.
 	dirs []record
 	// watched are the absolute paths of the ignore files (and .git
 	// directories) that are not indexed files, "" version when absent.
 	watched []record
 	blocks  []uint32
+}
+
+// copyOf says that the posting lists of file are those of file of, which
+// is no copy itself.
+type copyOf struct {
+	file, of uint32
 }
 
 // record is a path and its identity (backend.FileInfo.Version).
@@ -153,6 +164,11 @@ func (m *meta) encode() []byte {
 		b = binary.AppendVarint(b, f.modTime)
 		b = appendString(b, f.version)
 		b = append(b, f.flags)
+	}
+	b = binary.AppendUvarint(b, uint64(len(m.copies)))
+	for _, c := range m.copies {
+		b = binary.AppendUvarint(b, uint64(c.file))
+		b = binary.AppendUvarint(b, uint64(c.of))
 	}
 	b = appendRecords(b, m.dirs)
 	b = appendRecords(b, m.watched)
@@ -229,6 +245,31 @@ func (r *metaReader) records() []record {
 	return rs
 }
 
+// copies reads the copies of an index of n files, failing unless each
+// names two files, ascending, of a file that is no copy itself.
+func (r *metaReader) copies(n int) []copyOf {
+	k := r.count()
+	cs := make([]copyOf, 0, k)
+	isCopy := newBitset(n)
+	for range k {
+		c := copyOf{file: uint32(r.uvarint()), of: uint32(r.uvarint())}
+		if r.err != nil || uint64(c.file) >= uint64(n) || uint64(c.of) >= uint64(n) || c.file == c.of ||
+			len(cs) > 0 && c.file <= cs[len(cs)-1].file {
+			r.fail()
+			return nil
+		}
+		cs = append(cs, c)
+		isCopy.set(c.file)
+	}
+	for _, c := range cs {
+		if isCopy.has(c.of) {
+			r.fail()
+			return nil
+		}
+	}
+	return cs
+}
+
 func (r *metaReader) fail() {
 	r.err = errCorrupt
 	r.s = ""
@@ -253,6 +294,7 @@ func decodeMeta(b []byte) (*meta, error) {
 		}
 		m.files = append(m.files, f)
 	}
+	m.copies = r.copies(len(m.files))
 	m.dirs = r.records()
 	m.watched = r.records()
 	nb := r.count()

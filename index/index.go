@@ -191,7 +191,22 @@ func newBitset(n int) bitset       { return make(bitset, (n+63)/64) }
 func (b bitset) set(i uint32)      { b[i/64] |= 1 << (i % 64) }
 func (b bitset) has(i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
 
-// eval is the set of files whose trigrams satisfy q (q is not All).
+// candidates is the set of files whose trigrams satisfy q (q is not All):
+// those the posting lists give, and their copies.
+func (ix *Index) candidates(q *Query) (bitset, error) {
+	c, err := ix.eval(q)
+	if err != nil {
+		return nil, err
+	}
+	for _, cp := range ix.copies {
+		if c.has(cp.of) {
+			c.set(cp.file)
+		}
+	}
+	return c, nil
+}
+
+// eval is the set of files whose posting lists satisfy q (q is not All).
 func (ix *Index) eval(q *Query) (bitset, error) {
 	n := len(ix.files)
 	out := newBitset(n)
@@ -252,12 +267,14 @@ type Status struct {
 	Reused  int       `json:"reused,omitempty"`
 	Read    int       `json:"read,omitempty"`
 	Trigram uint64    `json:"trigrams"`
+	// Copies are the files indexed as another's content.
+	Copies int `json:"copies,omitempty"`
 	// Watched says that a watcher (index --watch) answers for this build.
 	Watched bool `json:"watched,omitempty"`
 }
 
 func (ix *Index) status() Status {
-	s := Status{Root: ix.root, Files: len(ix.files), Built: time.Unix(0, ix.h.built), Size: ix.size, Trigram: ix.h.trigrams}
+	s := Status{Root: ix.root, Files: len(ix.files), Built: time.Unix(0, ix.h.built), Size: ix.size, Trigram: ix.h.trigrams, Copies: len(ix.copies)}
 	for _, f := range ix.files {
 		s.Bytes += f.size
 		switch {

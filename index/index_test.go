@@ -146,6 +146,19 @@ func (f *fixture) seed() {
 	f.put(".gitignore", "ignored.txt\n")
 	f.put("ignored.txt", "needle in an ignored file\n")
 	f.put("d0/empty.txt", "")
+	for i := range 8 {
+		f.copyFile(fmt.Sprintf("d%d/sub%d/f%d.txt", i%4, i%3, i), fmt.Sprintf("d%d/copy%d.txt", (i+1)%4, i))
+	}
+}
+
+// copyFile puts the content of the file at from at to, dated back: a
+// file the build indexes as the other's content.
+func (f *fixture) copyFile(from, to string) {
+	b, err := os.ReadFile(filepath.Join(f.dir, from))
+	if err != nil {
+		return
+	}
+	f.put(to, string(b))
 }
 
 // build dates the directories back and builds or updates the index.
@@ -235,7 +248,7 @@ func (f *fixture) mutate() {
 	n := f.rng.IntN(70)
 	rel := fmt.Sprintf("d%d/sub%d/f%d.txt", n%4, n%3, n)
 	p := filepath.Join(f.dir, rel)
-	switch f.rng.IntN(8) {
+	switch f.rng.IntN(9) {
 	case 0:
 		content := f.text()
 		if _, err := f.tl.Write(ctx, core.WriteRequest{Path: p, Content: &content}); err != nil {
@@ -287,6 +300,11 @@ func (f *fixture) mutate() {
 		}
 	case 7:
 		f.put(fmt.Sprintf("d%d/new%d/deeper/g.txt", n%4, n), f.text()) // a new directory, dated back
+	case 8:
+		// Another file's content: indexed as a copy, its original
+		// perhaps changed or gone later.
+		m := f.rng.IntN(70)
+		f.copyFile(fmt.Sprintf("d%d/sub%d/f%d.txt", m%4, m%3, m), rel)
 	}
 }
 
@@ -301,14 +319,24 @@ func (f *fixture) randomGrep() core.GrepRequest {
 }
 
 // The differential test: indexed greps answer exactly as scans, over many
-// queries and a tree that changes between them, rebuilt now and then.
+// queries and a tree that changes between them, rebuilt now and then. The
+// test must prove the index was used: files skipped, in searches answered
+// from the index's list (a tree unchanged since the build) and by walks.
 func TestIndexedGrepEqualsScan(t *testing.T) {
-	for seed := range uint64(3) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { differential(t, seed) })
+	var skipped, listed, walked int
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			f := differential(t, seed)
+			skipped, listed, walked = skipped+f.skipped, listed+f.listed, walked+f.walked
+		})
 	}
+	if skipped == 0 || listed == 0 || walked == 0 {
+		t.Fatalf("the index let grep skip %d files, in %d listed and %d walked searches: the test proves too little", skipped, listed, walked)
+	}
+	t.Logf("files skipped through the index: %d, in %d listed and %d walked searches", skipped, listed, walked)
 }
 
-func differential(t *testing.T, seed uint64) {
+func differential(t *testing.T, seed uint64) *fixture {
 	f := newSeededFixture(t, seed)
 	f.seed()
 	f.build()
@@ -332,10 +360,49 @@ func differential(t *testing.T, seed uint64) {
 		}
 		f.same(req)
 	}
-	if f.skipped == 0 || f.listed == 0 || f.walked == 0 {
-		t.Fatalf("the index let grep skip %d files, in %d listed and %d walked searches: the test proves too little", f.skipped, f.listed, f.walked)
+	return f
+}
+
+// Files of one content are indexed once, and found as a scan finds them
+// whichever of them changes, before and after the next build (which
+// reuses the others' trigrams).
+func TestCopiesAreIndexedOnce(t *testing.T) {
+	names := []string{"a/x.txt", "b/x.txt", "c/d/x.txt"}
+	for _, changed := range names {
+		t.Run(changed, func(t *testing.T) {
+			f := newFixture(t)
+			for _, n := range names {
+				f.put(n, "a needle in a copy\n")
+			}
+			f.put("other.txt", "a needle alone\n")
+			if st := f.build(); st.Copies != 2 || st.Read != 4 {
+				t.Fatalf("build: %+v, want 2 copies of 4 files read", st)
+			}
+			want := []string{"a/x.txt", "b/x.txt", "c/d/x.txt"}
+			if got := f.grepFiles("in a copy"); !slices.Equal(got, want) {
+				t.Fatalf("found %q, want %q", got, want)
+			}
+			f.put(changed, "a haystack now\n")
+			for _, when := range []string{"before", "after"} {
+				if when == "after" {
+					if st := f.build(); st.Read != 1 || st.Copies != 1 {
+						t.Fatalf("update: %+v, want 1 file read and 1 copy", st)
+					}
+				}
+				rest := slices.DeleteFunc(slices.Clone(want), func(n string) bool { return n == changed })
+				if got := f.grepFiles("in a copy"); !slices.Equal(got, rest) {
+					t.Fatalf("%s the update: found %q, want %q", when, got, rest)
+				}
+				if got := f.grepFiles("haystack"); !slices.Equal(got, []string{changed}) {
+					t.Fatalf("%s the update: found %q, want %q", when, got, changed)
+				}
+				if f.skipped == 0 {
+					t.Fatalf("%s the update: no file skipped, the index was not used", when)
+				}
+				f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+			}
+		})
 	}
-	t.Logf("files skipped through the index: %d, in %d listed and %d walked searches", f.skipped, f.listed, f.walked)
 }
 
 // A rebuild reads only the files that changed.
@@ -537,21 +604,25 @@ func TestConcurrentBuildersLock(t *testing.T) {
 }
 
 // Posting lists built in many runs, merged at the end, are those built in
-// one; and an index built so answers as a scan.
+// one; and an index built so answers as a scan. Compared as the files
+// each trigram makes candidates, copies and all: which of a content's
+// files holds its lists depends on which was read first.
 func TestRunsMergeAsOne(t *testing.T) {
-	lists := func(f *fixture) map[uint32][]uint32 {
+	lists := func(f *fixture) map[uint32]bitset {
 		loc, _ := locate(localfs.ExistingStateDir(), f.dir)
 		ix, err := open(loc.file, loc.root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ix.Close()
-		out := map[uint32][]uint32{}
+		out := map[uint32]bitset{}
 		for i := range len(ix.table) / entrySize {
 			tg := entryAt(ix.table, i).trigram
-			if err := ix.postings(tg, func(id uint32) { out[tg] = append(out[tg], id) }); err != nil {
+			c, err := ix.candidates(&Query{op: opAnd, trigrams: []uint32{tg}})
+			if err != nil {
 				t.Fatal(err)
 			}
+			out[tg] = c
 		}
 		return out
 	}

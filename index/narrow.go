@@ -87,7 +87,7 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 		return nil, nil
 	}
 	defer ix.Close()
-	cand, err := ix.eval(plan)
+	cand, err := ix.candidates(plan)
 	if err != nil {
 		return nil, nil // corrupt: never trusted, the search reads every file
 	}
