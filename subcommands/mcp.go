@@ -172,8 +172,9 @@ func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
 }
 
 // unanswered are the ids of the calls handed to the server that it has
-// not answered. A call the client cancelled may be answered by no one: the
-// SDK writes no reply under a cancelled context.
+// not answered. A call the client cancelled is one of them until its
+// answer: the SDK runs it until its handler returns and answers it then
+// (an error, or INTERRUPTED), and drops a call reusing its id before.
 type unanswered struct {
 	mu      sync.Mutex
 	ids     map[string]bool
@@ -188,7 +189,6 @@ func newUnanswered() *unanswered {
 type message struct {
 	ID     json.RawMessage `json:"id"`
 	Method *string         `json:"method"`
-	Params json.RawMessage `json:"params"`
 }
 
 // idKey is the id as the SDK answers it: a number is taken as an int64.
@@ -207,7 +207,7 @@ func idKey(raw json.RawMessage) (string, bool) {
 }
 
 // handedOn records a message about to be given to the server: a call is
-// to be answered, and a cancellation takes its call off. A call whose id
+// to be answered. A call whose id
 // is one not yet answered waits for that answer (or done): the SDK drops
 // such a call unanswered, and a refusal under the same id came before
 // the first call's answer, which a client matching by id took for its
@@ -232,16 +232,6 @@ func (u *unanswered) handedOn(data []byte, done <-chan struct{}) bool {
 			case <-u.changed:
 			case <-done:
 				return false
-			}
-		}
-	}
-	if *m.Method == "notifications/cancelled" {
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil {
-			if key, ok := idKey(p.RequestID); ok {
-				u.answered(key)
 			}
 		}
 	}

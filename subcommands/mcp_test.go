@@ -10,10 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/registry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -267,8 +270,9 @@ func TestMCPAnswersEveryCallBeforeEOF(t *testing.T) {
 // TestUnanswered: the calls awaited at the end of input. A call whose id
 // is one in flight waits for its answer (the SDK dropped it unanswered,
 // and a refusal under that id came before the first call's answer); an id
-// is free again once answered or cancelled; ids are keyed as the SDK
-// answers them (2.0 is 2, "2" is not).
+// is free again once answered, not when cancelled (the SDK still runs the
+// call, then answers it); ids are keyed as the SDK answers them (2.0 is
+// 2, "2" is not).
 func TestUnanswered(t *testing.T) {
 	u := newUnanswered()
 	now := make(chan struct{})
@@ -295,7 +299,8 @@ func TestUnanswered(t *testing.T) {
 		{"call 2 once cancelled", func() bool {
 			u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`), now)
 			return goesOn("2")
-		}, true},
+		}, false},
+		{"call 2 once the cancelled call answered", func() bool { reply("2"); return goesOn("2") }, true},
 	}
 	for _, s := range steps {
 		if got := s.do(); got != s.want {
@@ -387,4 +392,81 @@ func TestMCPIDInFlightWaits(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "w.txt")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestMCPIDReusedAfterCancel: a call reusing the id of a cancelled call
+// still running waits for that call's answer, as for any id in flight.
+// The cancellation freed the id at once: the SDK, still running the
+// write (it waits for a lock), dropped the ping, and the client took the
+// write's answer for the ping's.
+func TestMCPIDReusedAfterCancel(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(localfs.StateDirEnv, state)
+	dir := t.TempDir()
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := fsys.Lock(context.Background(), filepath.Join(dir, "w.txt"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	held := openLockFiles(t, state)
+	in, toServer := io.Pipe()
+	var out bytes.Buffer
+	code := make(chan int)
+	go func() {
+		code <- Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: in, Stdout: &out, Stderr: io.Discard})
+	}()
+	send := func(lines string) {
+		if _, err := io.WriteString(toServer, lines); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}
+`)
+	// Cancelled once it waits for the lock (it has opened the lock files
+	// the test holds, the file's last): it then only gives up its wait,
+	// and makes no lock file while the test's state directory goes.
+	for openLockFiles(t, state) < 2*held {
+		runtime.Gosched()
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}
+{"jsonrpc":"2.0","id":7,"method":"ping"}
+`)
+	toServer.Close()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d", c)
+	}
+	var sevens []string
+	for line := range strings.Lines(out.String()) {
+		if strings.Contains(line, `"id":7`) {
+			sevens = append(sevens, line)
+		}
+	}
+	if len(sevens) != 2 || !strings.Contains(sevens[0], "INTERRUPTED") || strings.TrimSpace(sevens[1]) != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+		t.Fatalf("the answers under id 7: %q", sevens)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "w.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the cancelled write left w.txt: %v", err)
+	}
+}
+
+// openLockFiles counts this process's descriptors of lock files in state
+// (Linux's /proc; the test is skipped elsewhere).
+func openLockFiles(t *testing.T, state string) int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd to see the lock files opened: ", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if p, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(p, filepath.Join(state, "locks")+"/") {
+			n++
+		}
+	}
+	return n
 }
