@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"sort"
 	"sync"
@@ -88,6 +89,9 @@ var errCorrupt = errors.New("the index is corrupt")
 // decodeHeader checks the magic, the header's CRC and that every section
 // lies inside a file of size n.
 func decodeHeader(b []byte, n int) (header, error) {
+	if len(b) >= headerSize && string(b[:6]) == magic[:6] && string(b[:8]) != magic {
+		return header{}, fmt.Errorf("made by another version of agentfs (format %q, this one reads %q)", b[6:8], magic[6:])
+	}
 	if len(b) < headerSize || string(b[:8]) != magic {
 		return header{}, errors.New("not an agentfs index (wrong magic)")
 	}

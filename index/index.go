@@ -103,7 +103,7 @@ func open(name, root string) (*Index, error) {
 		return nil, err
 	}
 	if st.Size < headerSize || st.Size > 1<<40 {
-		return nil, errors.New("not an agentfs index (too short)")
+		return nil, UnusableError{errors.New("not an agentfs index (too short)")}
 	}
 	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
@@ -112,7 +112,7 @@ func open(name, root string) (*Index, error) {
 	ix := &Index{data: data, size: st.Size, name: name}
 	if err := ix.check(root); err != nil {
 		ix.Close()
-		return nil, err
+		return nil, UnusableError{err}
 	}
 	ix.gen = fmt.Sprintf("%d.%d.%d", st.Dev, st.Ino, ix.h.built)
 	return ix, nil
@@ -144,6 +144,14 @@ func (ix *Index) check(root string) error {
 	ix.checked = make([]bool, len(m.blocks))
 	return nil
 }
+
+// UnusableError is the error of an index file that is not trusted:
+// corrupt, truncated, foreign, or of another version of agentfs. Searches
+// scan, and the next build starts afresh.
+type UnusableError struct{ Reason error }
+
+func (e UnusableError) Error() string { return "the index cannot be used: " + e.Reason.Error() }
+func (e UnusableError) Unwrap() error { return e.Reason }
 
 // Close unmaps the index.
 func (ix *Index) Close() {

@@ -150,6 +150,7 @@ func countTrue(bs ...bool) int {
 // indexErr gives an index error its stable code and a hint.
 func indexErr(err error, path string) error {
 	var fe *fault.Error
+	var unusable index.UnusableError
 	switch {
 	case errors.As(err, &fe):
 		if fe.Path == "" {
@@ -159,6 +160,9 @@ func indexErr(err error, path string) error {
 	case index.IsNoIndex(err):
 		return fault.Errorf(fault.CodeNotFound, "no index covers this directory.").WithPath(path).
 			WithHint("build one with agentfs index %s", path)
+	case errors.As(err, &unusable):
+		return fault.Errorf(fault.CodeNotFound, "no usable index covers this directory (%s).", unusable.Reason).WithPath(path).
+			WithHint("rebuild it with agentfs index %s; searches read every file until then", path)
 	case errors.Is(err, index.ErrLocked):
 		return fault.Errorf(fault.CodeLockTimeout, "another agentfs index of this directory is running.").WithPath(path).
 			WithHint("wait for it, or raise --lock-timeout")
