@@ -235,10 +235,50 @@ const (
 // by a worker, and consumed in walk order.
 type grepItem struct {
 	path, rel string
-	// open is nil for a file the index proved cannot match: its result
-	// is known without reading it, binary saying it is binary.
-	open   func() (io.ReadCloser, error)
-	binary bool
+	// open is nil for files the index proved cannot match, in a row:
+	// their result is known without reading them. files counts them,
+	// binaries those binary; first is the first's rel, rel the last's.
+	open            func() (io.ReadCloser, error)
+	files, binaries int
+	first           string
+}
+
+// skipRun gathers the files in a row that the index proved cannot match
+// into one item: such a file, most of an indexed search's, then costs no
+// trip through the searchers and the ordering of their results.
+type skipRun struct {
+	add func(grepItem) error
+	run grepItem
+}
+
+// skip adds a file proven not to match to the run.
+func (s *skipRun) skip(path, rel string, binary bool) {
+	if s.run.files == 0 {
+		s.run.first = rel
+	}
+	s.run.path, s.run.rel = path, rel
+	s.run.files++
+	if binary {
+		s.run.binaries++
+	}
+}
+
+// flush hands the run over, if any.
+func (s *skipRun) flush() error {
+	if s.run.files == 0 {
+		return nil
+	}
+	run := s.run
+	s.run = grepItem{}
+	return s.add(run)
+}
+
+// file hands over the run, then a file to search.
+func (s *skipRun) file(it grepItem) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return s.add(it)
 }
 
 // grepBatch is the number of files in a batch.
@@ -380,7 +420,7 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 		s := newSearcher(g.m, g.ctxLines, g.capPerFile)
 		return func(it grepItem) fileResult {
 			if it.open == nil {
-				return fileResult{binary: it.binary}
+				return fileResult{} // known: see consume
 			}
 			r, err := it.open()
 			if err != nil {
@@ -404,12 +444,16 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		}
 		return add(grepItem{path: g.t.FS.Display(g.path), open: func() (io.ReadCloser, error) { return r, nil }})
 	}
+	run := &skipRun{add: add}
 	if g.narrow != nil && g.narrow.Files != nil {
-		return g.listIndexed(sctx, add)
+		if err := g.listIndexed(sctx, run); err != nil {
+			return err
+		}
+		return run.flush()
 	}
 	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From,
 		Unreadable: func(string, string) { g.unreadable.Add(1) }}
-	return g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
+	err := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
 			return nil
 		}
@@ -418,12 +462,13 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 			// indexed one. Reading it stays the answer for any doubt.
 			if info, err := e.Info(); err == nil && info.Type == backend.TypeFile {
 				if skip, binary := g.narrow.Skip(e.Rel, info); skip {
-					return add(grepItem{path: e.Path, rel: e.Rel, binary: binary})
+					run.skip(e.Path, e.Rel, binary)
+					return nil
 				}
 			}
 		}
 		if e.Later != nil {
-			return add(grepItem{path: e.Path, rel: e.Rel, open: e.Later()})
+			return run.file(grepItem{path: e.Path, rel: e.Rel, open: e.Later()})
 		}
 		r, err := e.Open()
 		if err != nil {
@@ -433,13 +478,17 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 			}
 			return err
 		}
-		return add(grepItem{path: e.Path, rel: e.Rel, open: func() (io.ReadCloser, error) { return r, nil }})
+		return run.file(grepItem{path: e.Path, rel: e.Rel, open: func() (io.ReadCloser, error) { return r, nil }})
 	})
+	if err != nil {
+		return err
+	}
+	return run.flush()
 }
 
 // listIndexed hands over the files of the index's list, in place of a
 // walk: those it proves cannot match without reading them.
-func (g *grepSearch) listIndexed(sctx context.Context, add func(grepItem) error) error {
+func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 	g.unreadable.Add(int64(g.narrow.Unreadable))
 	display := g.t.FS.Display(g.path)
 	for _, f := range g.narrow.Files {
@@ -451,9 +500,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, add func(grepItem) error)
 		}
 		shown := joinDisplay(display, f.Rel)
 		if f.Skip {
-			if err := add(grepItem{path: shown, rel: f.Rel, binary: f.Binary}); err != nil {
-				return err
-			}
+			run.skip(shown, f.Rel, f.Binary)
 			continue
 		}
 		open := func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, shown) }
@@ -467,7 +514,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, add func(grepItem) error)
 				return r, err
 			}
 		}
-		if err := add(grepItem{path: shown, rel: f.Rel, open: open}); err != nil {
+		if err := run.file(grepItem{path: shown, rel: f.Rel, open: open}); err != nil {
 			return err
 		}
 	}
@@ -523,6 +570,15 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 		}
 		for i := 0; i < len(frs) && pg.err == nil && (!done || g.mode == ModeCount); i++ {
 			fr := frs[i]
+			if it := &j.Items[i]; it.open == nil {
+				// Files the index proved cannot match: searched, nothing
+				// found, the binary ones counted.
+				res.FilesSearched += it.files
+				res.BinarySkipped += it.binaries
+				pg.from.arrive(it.first, &pg.seen)
+				pg.fileRel, pg.fileStart = it.rel, pg.seen
+				continue
+			}
 			if fr.err != nil && !fr.partial {
 				if !skippedFile(fr.err) {
 					pg.err = fr.err // never a smaller answer for an error

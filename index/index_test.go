@@ -202,14 +202,25 @@ func (f *fixture) grep(req core.GrepRequest) string {
 	return string(b)
 }
 
-// same checks that req answers the same with the index as without.
+// same checks that req answers the same with the index as without, and
+// so do the next two pages its nextCursor leads to.
 func (f *fixture) same(req core.GrepRequest) {
 	f.t.Helper()
-	indexed := f.grep(req)
-	req.NoIndex = true
-	scanned := f.grep(req)
-	if indexed != scanned {
-		f.t.Fatalf("%+v:\nindexed: %s\nscanned: %s\nthe index's list against the walk: %s", req, indexed, scanned, f.listDiff(req.Path))
+	for range 3 {
+		indexed := f.grep(req)
+		req.NoIndex = true
+		scanned := f.grep(req)
+		req.NoIndex = false
+		if indexed != scanned {
+			f.t.Fatalf("%+v:\nindexed: %s\nscanned: %s\nthe index's list against the walk: %s", req, indexed, scanned, f.listDiff(req.Path))
+		}
+		var page struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		if json.Unmarshal([]byte(scanned), &page) != nil || page.NextCursor == "" {
+			return
+		}
+		req.Cursor = page.NextCursor
 	}
 }
 
