@@ -245,14 +245,27 @@ type grepItem struct {
 
 // skipRun gathers the files in a row that the index proved cannot match
 // into one item: such a file, most of an indexed search's, then costs no
-// trip through the searchers and the ordering of their results.
+// trip through the searchers and the ordering of their results. A run
+// ends its batch and holds at most max files, so that a page the timeout
+// cuts short still counts the files skipped before it and resumes after
+// them.
 type skipRun struct {
 	add func(grepItem) error
+	max int
 	run grepItem
 }
 
-// skip adds a file proven not to match to the run.
-func (s *skipRun) skip(path, rel string, binary bool) {
+// Bounds of a run: the index's list is made at once, so its runs can be
+// long; a walk stats each file as it goes, so its runs are handed over as
+// often as a batch of files to search would be.
+const (
+	maxListedRun = 256
+	maxWalkedRun = grepBatch
+)
+
+// skip adds a file proven not to match to the run, handing the run over
+// once it is full.
+func (s *skipRun) skip(path, rel string, binary bool) error {
 	if s.run.files == 0 {
 		s.run.first = rel
 	}
@@ -261,6 +274,10 @@ func (s *skipRun) skip(path, rel string, binary bool) {
 	if binary {
 		s.run.binaries++
 	}
+	if s.run.files == s.max {
+		return s.flush()
+	}
+	return nil
 }
 
 // flush hands the run over, if any.
@@ -273,12 +290,15 @@ func (s *skipRun) flush() error {
 	return s.add(run)
 }
 
-// file hands over the run, then a file to search.
+// file hands over the run, then a file to search: always, since it may
+// hold an open file or directory that only its searcher closes (add keeps
+// an item even when it reports the search stopped).
 func (s *skipRun) file(it grepItem) error {
-	if err := s.flush(); err != nil {
-		return err
+	err := s.flush()
+	if addErr := s.add(it); err == nil {
+		err = addErr
 	}
-	return s.add(it)
+	return err
 }
 
 // grepBatch is the number of files in a batch.
@@ -430,7 +450,8 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 			return s.search(sctx, r)
 		}
 	}
-	return ordered.Start(sctx, workers, grepBatch, searcher, func(add func(grepItem) error) error {
+	runEnds := func(it grepItem) bool { return it.open == nil }
+	return ordered.Start(sctx, workers, grepBatch, searcher, runEnds, func(add func(grepItem) error) error {
 		return g.list(sctx, add)
 	})
 }
@@ -444,8 +465,9 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		}
 		return add(grepItem{path: g.t.FS.Display(g.path), open: func() (io.ReadCloser, error) { return r, nil }})
 	}
-	run := &skipRun{add: add}
+	run := &skipRun{add: add, max: maxWalkedRun}
 	if g.narrow != nil && g.narrow.Files != nil {
+		run.max = maxListedRun
 		if err := g.listIndexed(sctx, run); err != nil {
 			return err
 		}
@@ -462,8 +484,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 			// indexed one. Reading it stays the answer for any doubt.
 			if info, err := e.Info(); err == nil && info.Type == backend.TypeFile {
 				if skip, binary := g.narrow.Skip(e.Rel, info); skip {
-					run.skip(e.Path, e.Rel, binary)
-					return nil
+					return run.skip(e.Path, e.Rel, binary)
 				}
 			}
 		}
@@ -500,7 +521,9 @@ func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 		}
 		shown := joinDisplay(display, f.Rel)
 		if f.Skip {
-			run.skip(shown, f.Rel, f.Binary)
+			if err := run.skip(shown, f.Rel, f.Binary); err != nil {
+				return err
+			}
 			continue
 		}
 		open := func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, shown) }

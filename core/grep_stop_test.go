@@ -2,7 +2,9 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +109,95 @@ func TestGrepNeverSkipsAnIOError(t *testing.T) {
 		if err != nil || res.Count != 4 {
 			t.Errorf("%v: want the file skipped and 4 matches, got %v, %v", tc.err, res, err)
 		}
+	}
+}
+
+// skipAllBut is an index that proves every file but the one at rel
+// cannot match, file by file as the walk visits it.
+type skipAllBut struct{ rel string }
+
+func (s skipAllBut) Narrow(context.Context, IndexQuery) (*Narrowing, error) {
+	return &Narrowing{Skip: func(rel string, _ backend.FileInfo) (bool, bool) { return rel != s.rel, false }}, nil
+}
+
+// stalledWalkFS walks its first n entries, then waits for release: a walk
+// through a big tree that the timeout overtakes.
+type stalledWalkFS struct {
+	*memfs.FS
+	n       int
+	release chan struct{}
+}
+
+func (s stalledWalkFS) Walk(ctx context.Context, p string, o backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	n := 0
+	return s.FS.Walk(ctx, p, o, func(e backend.WalkEntry) error {
+		if n++; n > s.n {
+			select {
+			case <-s.release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return visit(e)
+	})
+}
+
+// listedIndex lists every file of rels, those not named z.txt skipped.
+type listedIndex struct{ rels []string }
+
+func (l listedIndex) Narrow(context.Context, IndexQuery) (*Narrowing, error) {
+	var files []IndexedFile
+	for _, r := range l.rels {
+		files = append(files, IndexedFile{Rel: r, Skip: !strings.HasSuffix(r, "/z.txt")})
+	}
+	return &Narrowing{Files: files}, nil
+}
+
+// A page the timeout cuts short counts the files the index let it skip
+// before then and resumes after them, as a scan does: skipped files were
+// gathered into one item until a file to search came, or the walk ended,
+// and a page of a slow walk timed out having searched none, with no
+// cursor to go on. The walk here stalls after 100 entries; runs of a walk
+// hold 16 files.
+func TestTimedOutPageCountsSkippedFiles(t *testing.T) {
+	files := map[string]string{}
+	for i := range 500 {
+		files[fmt.Sprintf("f%04d.txt", i)] = "nothing\n"
+	}
+	release := make(chan struct{})
+	defer close(release)
+	tl := &Tools{FS: stalledWalkFS{memfs.New(files), 100, release}, Index: skipAllBut{"f0499.txt"}}
+	res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Timeout: Duration(100 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.FilesSearched != 96 || res.NextCursor == "" {
+		t.Fatalf("timed out %v after %d files, cursor %q; want 96 files (six runs of 16) and a cursor", res.TimedOut, res.FilesSearched, res.NextCursor)
+	}
+}
+
+// From the index's list: the files skipped before a file to search that
+// the timeout overtakes are counted. A run went in one batch with the
+// files after it, and waited for them.
+func TestTimedOutListedPageCountsSkippedFiles(t *testing.T) {
+	files := map[string]string{}
+	var rels []string
+	for k := range 4 {
+		for i := range 100 {
+			r := fmt.Sprintf("c%d/a%03d.txt", k, i)
+			files[r], rels = "nothing\n", append(rels, r)
+		}
+		r := fmt.Sprintf("c%d/z.txt", k)
+		files[r], rels = "needle\n", append(rels, r)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	tl := &Tools{FS: stuckFS{memfs.New(files), release}, Index: listedIndex{rels}}
+	res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Timeout: Duration(100 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.FilesSearched != 100 || res.NextCursor == "" {
+		t.Fatalf("timed out %v after %d files, cursor %q; want the 100 skipped before c0/z.txt and a cursor", res.TimedOut, res.FilesSearched, res.NextCursor)
 	}
 }

@@ -409,7 +409,7 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 			return x.read(it.open, it.statOpened, it.entry.size)
 		}
 	}
-	order, wait := ordered.Start(ctx, max(1, runtime.GOMAXPROCS(0)), buildBatch, reader, func(add func(buildItem) error) error {
+	order, wait := ordered.Start(ctx, max(1, runtime.GOMAXPROCS(0)), buildBatch, reader, nil, func(add func(buildItem) error) error {
 		return b.list(ctx, w, path, add)
 	})
 	consumeErr := b.consume(ctx, order)

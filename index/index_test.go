@@ -1040,3 +1040,39 @@ func TestGitActivityKeepsTheList(t *testing.T) {
 	}
 	listed("another .git", false)
 }
+
+// A walk the index narrows, stopped once its page is full, runs every
+// file opener it took: a file to search handed over after a run of
+// skipped files was dropped when the walk had stopped, and its
+// directory's descriptor with it (81 of 100 greps leaked one).
+func TestStoppedWalkLeavesNoDescriptor(t *testing.T) {
+	f := newFixture(t)
+	for i := range 3000 {
+		content := "needle\n"
+		if i%3 == 0 {
+			content = "nothing here\n"
+		}
+		f.put(fmt.Sprintf("d/f%05d.txt", i), content)
+	}
+	f.build()
+	// An exclusion makes grep walk (with the stat pass) instead of
+	// taking the index's list.
+	req := core.GrepRequest{Query: "needle", Path: f.dir, Mode: "files", Limit: 1, Exclude: []string{"zzz"}}
+	open := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd to count descriptors: ", err)
+		}
+		return len(fds)
+	}
+	f.grep(req)
+	before, walked := open(), f.walked
+	for range 100 {
+		if _, err := f.tl.Grep(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := open(); after > before+2 || f.walked-walked != 100 || f.skipped == 0 {
+		t.Fatalf("%d descriptors before 100 walked greps, %d after (%d walked, %d files skipped)", before, after, f.walked-walked, f.skipped)
+	}
+}

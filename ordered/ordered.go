@@ -37,8 +37,11 @@ func (b *Batch[In, Out]) Results(ctx context.Context) ([]Out, error) {
 // from item to item. Start returns the batches in order, closed once list
 // returns, and wait, which waits for list and the workers and returns
 // list's error. A caller that stops taking batches cancels ctx first: the
-// batches not taken are then dropped, still worked on.
-func Start[In, Out any](ctx context.Context, workers, size int, newWorker func() func(In) Out, list func(add func(In) error) error) (<-chan *Batch[In, Out], func() error) {
+// batches not taken are then dropped, still worked on. An item for which
+// ends (when set) is true ends its batch: an item that stands for many
+// (a run of files known without work) is handed on at once, not after
+// the items listed behind it.
+func Start[In, Out any](ctx context.Context, workers, size int, newWorker func() func(In) Out, ends func(In) bool, list func(add func(In) error) error) (<-chan *Batch[In, Out], func() error) {
 	jobs := make(chan *Batch[In, Out], workers*2)
 	order := make(chan *Batch[In, Out], workers*4)
 	var wg sync.WaitGroup
@@ -77,7 +80,7 @@ func Start[In, Out any](ctx context.Context, workers, size int, newWorker func()
 		}
 		listErr = list(func(it In) error {
 			cur.Items = append(cur.Items, it)
-			if len(cur.Items) == size {
+			if len(cur.Items) == size || ends != nil && ends(it) {
 				return flush()
 			}
 			return nil

@@ -3,6 +3,7 @@ package ordered
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 )
@@ -24,7 +25,7 @@ func TestResultsInListingOrder(t *testing.T) {
 			return i * i
 		}
 	}
-	order, wait := Start(context.Background(), 4, 1, worker, func(add func(int) error) error {
+	order, wait := Start(context.Background(), 4, 1, worker, nil, func(add func(int) error) error {
 		for i := range n {
 			if err := add(i); err != nil {
 				return err
@@ -61,7 +62,7 @@ func TestEveryListedItemIsWorkedOn(t *testing.T) {
 	worker := func() func(int) struct{} {
 		return func(int) struct{} { worked.Add(1); return struct{}{} }
 	}
-	order, wait := Start(ctx, 2, 3, worker, func(add func(int) error) error {
+	order, wait := Start(ctx, 2, 3, worker, nil, func(add func(int) error) error {
 		for i := 0; ; i++ {
 			if i == 10 {
 				cancel()
@@ -94,7 +95,7 @@ func TestResultsStopWithTheContext(t *testing.T) {
 	worker := func() func(int) int {
 		return func(i int) int { <-release; return i }
 	}
-	order, wait := Start(context.Background(), 1, 1, worker, func(add func(int) error) error {
+	order, wait := Start(context.Background(), 1, 1, worker, nil, func(add func(int) error) error {
 		return add(1)
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -115,7 +116,7 @@ func TestResultsStopWithTheContext(t *testing.T) {
 // The list's own error is wait's.
 func TestListErrorIsWaits(t *testing.T) {
 	boom := errors.New("boom")
-	order, wait := Start(context.Background(), 2, 4, func() func(int) int { return func(i int) int { return i } },
+	order, wait := Start(context.Background(), 2, 4, func() func(int) int { return func(i int) int { return i } }, nil,
 		func(add func(int) error) error {
 			add(1)
 			return boom
@@ -126,5 +127,27 @@ func TestListErrorIsWaits(t *testing.T) {
 	}
 	if err := wait(); err != boom || n != 1 {
 		t.Fatalf("wait: %v after %d items, want boom after 1", err, n)
+	}
+}
+
+// An item that ends its batch is handed on with the items before it, not
+// held until the batch is full.
+func TestItemEndsItsBatch(t *testing.T) {
+	order, wait := Start(context.Background(), 2, 4, func() func(int) int { return func(i int) int { return i } },
+		func(i int) bool { return i < 0 },
+		func(add func(int) error) error {
+			for _, i := range []int{1, 2, -3, 4, -5, -6, 7, 8, 9, 10, 11} {
+				if err := add(i); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	var sizes []int
+	for b := range order {
+		sizes = append(sizes, len(b.Items))
+	}
+	if err := wait(); err != nil || !slices.Equal(sizes, []int{3, 2, 1, 4, 1}) {
+		t.Fatalf("batches of %v (%v), want [3 2 1 4 1]", sizes, err)
 	}
 }
