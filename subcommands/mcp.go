@@ -46,8 +46,9 @@ func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) err
 		// No logging capability: agentfs logs nothing.
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
 	// One call at a time, as in a batch: a call's interrupt gate is the
-	// Tools' own.
-	var one sync.Mutex
+	// Tools' own. A call cancelled while it waits for its turn answers
+	// INTERRUPTED at once: a client reusing its id waits for that answer.
+	turn := make(chan struct{}, 1)
 	for _, t := range registry.Listed(readOnly) {
 		info := t.Info()
 		server.AddTool(&mcp.Tool{
@@ -66,8 +67,12 @@ func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) err
 			if len(args) == 0 {
 				args = json.RawMessage(`{}`)
 			}
-			one.Lock()
-			defer one.Unlock()
+			select {
+			case turn <- struct{}{}:
+			case <-ctx.Done():
+				return callResult(nil, fault.Interrupted(ctx))
+			}
+			defer func() { <-turn }()
 			res, err := runStoppable(ctx, tl, func() (any, error) { return t.Call(ctx, tl, args) })
 			return callResult(res, err)
 		})
@@ -172,9 +177,12 @@ func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
 }
 
 // unanswered are the ids of the calls handed to the server that it has
-// not answered. A call the client cancelled is one of them until its
-// answer: the SDK runs it until its handler returns and answers it then
-// (an error, or INTERRUPTED), and drops a call reusing its id before.
+// not answered, each true when the end of input waits for its answer. A
+// call the client cancelled is one of them until its answer: the SDK runs
+// it until its handler returns and answers it then (an error, or
+// INTERRUPTED), and drops a call reusing its id before. A
+// subscriptions/listen is not waited for: it lasts until cancelled, which
+// the SDK does at the end of input.
 type unanswered struct {
 	mu      sync.Mutex
 	ids     map[string]bool
@@ -187,8 +195,26 @@ func newUnanswered() *unanswered {
 
 // message is what tracking needs of a JSON-RPC message.
 type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method *string         `json:"method"`
+	ID     json.RawMessage
+	Method *string
+}
+
+// decodeMessage reads the id and method of a message by their exact keys,
+// as the SDK does: encoding/json's fields match "ID" or "Method" too, and
+// a call the SDK took for a notification was awaited for ever.
+func decodeMessage(data []byte) (message, bool) {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(data, &raw) != nil {
+		return message{}, false
+	}
+	m := message{ID: raw["id"]}
+	if method, ok := raw["method"]; ok {
+		m.Method = new(string)
+		if json.Unmarshal(method, m.Method) != nil {
+			return message{}, false
+		}
+	}
+	return m, true
 }
 
 // idKey is the id as the SDK answers it: a number is taken as an int64.
@@ -213,19 +239,21 @@ func idKey(raw json.RawMessage) (string, bool) {
 // the first call's answer, which a client matching by id took for its
 // own. It is false when done came first.
 func (u *unanswered) handedOn(data []byte, done <-chan struct{}) bool {
-	var m message
-	if json.Unmarshal(data, &m) != nil || m.Method == nil {
+	m, ok := decodeMessage(data)
+	if !ok || m.Method == nil {
 		return true
 	}
 	if key, ok := idKey(m.ID); ok {
 		for {
 			u.mu.Lock()
-			free := !u.ids[key]
-			if free {
-				u.ids[key] = true
+			awaited, busy := u.ids[key]
+			if !busy {
+				u.ids[key] = *m.Method != "subscriptions/listen"
 			}
 			u.mu.Unlock()
-			if free {
+			if !busy || !awaited {
+				// A listen's id is not waited for: it may last until a
+				// cancellation that comes after this call.
 				return true
 			}
 			select {
@@ -249,11 +277,17 @@ func (u *unanswered) answered(key string) {
 	}
 }
 
-// wait returns once every call is answered, or when done is closed.
+// wait returns once every call waited for is answered, or when done is
+// closed.
 func (u *unanswered) wait(done <-chan struct{}) {
 	for {
 		u.mu.Lock()
-		n := len(u.ids)
+		n := 0
+		for _, awaited := range u.ids {
+			if awaited {
+				n++
+			}
+		}
 		u.mu.Unlock()
 		if n == 0 {
 			return
@@ -276,8 +310,7 @@ type answerWriter struct {
 // reads the answer and sends its next call with the same id at once would
 // otherwise find it still in flight.
 func (a *answerWriter) Write(p []byte) (int, error) {
-	var m message
-	if json.Unmarshal(p, &m) == nil && m.Method == nil {
+	if m, ok := decodeMessage(p); ok && m.Method == nil {
 		if key, ok := idKey(m.ID); ok {
 			a.calls.answered(key)
 		}

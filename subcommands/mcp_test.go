@@ -301,6 +301,19 @@ func TestUnanswered(t *testing.T) {
 			return goesOn("2")
 		}, false},
 		{"call 2 once the cancelled call answered", func() bool { reply("2"); return goesOn("2") }, true},
+		// Keys are matched exactly, as the SDK matches them: "ID" is no
+		// id, and the SDK answers no such call.
+		{`call "ID":5`, func() bool {
+			return u.handedOn([]byte(`{"jsonrpc":"2.0","ID":5,"method":"ping"}`), now) && goesOn("5") && goesOn("5") == false
+		}, true},
+		{`"Method" is no method`, func() bool {
+			return u.handedOn([]byte(`{"jsonrpc":"2.0","id":6,"Method":"ping"}`), now) && goesOn("6")
+		}, true},
+		// A listen lasts until cancelled: neither the end of input nor a
+		// call reusing its id waits for it.
+		{"a listen", func() bool {
+			return u.handedOn([]byte(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{}}`), now) && goesOn("9")
+		}, true},
 	}
 	for _, s := range steps {
 		if got := s.do(); got != s.want {
@@ -316,6 +329,9 @@ func TestUnanswered(t *testing.T) {
 	}
 	reply(`"2"`)
 	reply("2")
+	reply("5")
+	reply("6")
+	// Every call answered but the listen, which is not waited for.
 	done := make(chan struct{})
 	go func() { u.wait(nil); close(done) }()
 	<-done
@@ -469,4 +485,74 @@ func openLockFiles(t *testing.T, state string) int {
 		}
 	}
 	return n
+}
+
+// TestMCPCancelledWhileWaitingForItsTurn: a call cancelled while it waits
+// for the call before it to end answers INTERRUPTED at once. It waited
+// for its turn whatever its context, and a call reusing its id kept the
+// input waiting behind it: the cancellation of the call before was never
+// read, and that write went on to its end (here LOCK_TIMEOUT; with a lock
+// let go in time, the cancelled write was made).
+func TestMCPCancelledWhileWaitingForItsTurn(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(localfs.StateDirEnv, state)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := fsys.Lock(context.Background(), filepath.Join(dir, "a.txt"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	held := openLockFiles(t, state)
+	in, toServer := io.Pipe()
+	var out bytes.Buffer
+	code := make(chan int)
+	go func() {
+		code <- Main(context.Background(), []string{"--root", dir, "--lock-timeout", "10s", "mcp"}, Streams{Stdin: in, Stdout: &out, Stderr: io.Discard})
+	}()
+	send := func(lines string) {
+		if _, err := io.WriteString(toServer, lines); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"a.txt","content":"x\n"}}}
+`)
+	for openLockFiles(t, state) < 2*held {
+		runtime.Gosched() // until the write waits for the lock
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"a.txt"}}}
+{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}
+{"jsonrpc":"2.0","id":2,"method":"ping"}
+{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}
+`)
+	toServer.Close()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d", c)
+	}
+	answers := map[string][]string{}
+	for line := range strings.Lines(out.String()) {
+		var m struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(line), &m)
+		answers[string(m.ID)] = append(answers[string(m.ID)], line)
+	}
+	read := func(line string) bool {
+		return strings.Contains(line, "INTERRUPTED") || strings.Contains(line, `"message":"context canceled"`)
+	}
+	if w := answers["1"]; len(w) != 1 || !strings.Contains(w[0], "INTERRUPTED") {
+		t.Errorf("the cancelled write answered %q, want INTERRUPTED", w)
+	}
+	if r := answers["2"]; len(r) != 2 || !read(r[0]) || strings.TrimSpace(r[1]) != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Errorf("the answers under id 2: %q, want the cancelled read's, then the ping's", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hello\n" {
+		t.Errorf("a.txt holds %q after its write was cancelled", b)
+	}
 }
