@@ -14,6 +14,7 @@ import (
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/registry"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 )
@@ -172,6 +173,12 @@ func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
 	}
 	if method, ok := m["method"]; ok && (len(method) == 0 || method[0] != '"') {
 		return invalidRequest, "the method must be a string", id
+	}
+	if _, err := jsonrpc.DecodeMessage(in.data); err != nil {
+		// What the SDK's transport cannot decode ends the session (an id
+		// past float64, JSON nested past its decoder's depth): refused
+		// here, under no id, since the id may be what it cannot read.
+		return invalidRequest, "the message cannot be decoded: " + err.Error(), json.RawMessage("null")
 	}
 	return 0, "", nil
 }
