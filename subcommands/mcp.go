@@ -134,8 +134,11 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		f.calls.handedOn(in.data, f.done)
-		f.pending = append(in.data, '\n')
+		// Trimmed: the transport takes nothing but a line's end after a
+		// message, and ended the session at a space.
+		msg := bytes.TrimSpace(in.data)
+		f.calls.handedOn(msg, f.done)
+		f.pending = append(msg, '\n')
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
@@ -177,8 +180,12 @@ func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
 	if _, err := jsonrpc.DecodeMessage(in.data); err != nil {
 		// What the SDK's transport cannot decode ends the session (an id
 		// past float64, JSON nested past its decoder's depth): refused
-		// here, under no id, since the id may be what it cannot read.
-		return invalidRequest, "the message cannot be decoded: " + err.Error(), json.RawMessage("null")
+		// here, under its id when that is one the SDK reads (a refusal
+		// under a null id ends an SDK client's session).
+		if _, ok := idKey(id); !ok {
+			id = json.RawMessage("null")
+		}
+		return invalidRequest, "the message cannot be decoded: " + err.Error(), id
 	}
 	return 0, "", nil
 }

@@ -198,7 +198,7 @@ func TestMCPBadLines(t *testing.T) {
 		// JSON the SDK's decoder cannot read ended the session, exit 1,
 		// with the calls before it unanswered.
 		{`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, -32600, nil},
-		{`{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":` + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + `}}`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":` + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + `}}`, -32600, 15.0},
 	} {
 		reply := exchange(tc.line)
 		e, _ := reply["error"].(map[string]any)
@@ -208,6 +208,10 @@ func TestMCPBadLines(t *testing.T) {
 	}
 	if reply := exchange(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); reply["id"] != 2.0 || reply["error"] != nil {
 		t.Fatalf("after the bad lines, ping: %v", reply)
+	}
+	// Blanks after a message: the SDK's transport ended the session.
+	if reply := exchange("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"} \t "); reply["id"] != 3.0 || reply["error"] != nil {
+		t.Fatalf("a ping followed by blanks: %v", reply)
 	}
 	if _, err := os.Stat(victim); err != nil {
 		t.Fatalf("the file named by the second \"name\" is gone: %v", err)
@@ -558,5 +562,36 @@ func TestMCPCancelledWhileWaitingForItsTurn(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hello\n" {
 		t.Errorf("a.txt holds %q after its write was cancelled", b)
+	}
+}
+
+// TestMCPClientSurvivesARefusal: a call the server cannot decode
+// (arguments nested past the SDK decoder's depth, which the SDK's client
+// sends) is refused under its own id, and the client's session goes on.
+// Refused under a null id, it ended the client's session: its reader
+// cannot take an answer to no call, and every later call failed.
+func TestMCPClientSurvivesARefusal(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644)
+	s, code, _ := mcpSession(t, "--root", dir)
+	var deep any = []any{}
+	for range 1001 {
+		deep = []any{deep}
+	}
+	// A deadline so that a refusal never delivered fails the test.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "agentfs_read", Arguments: map[string]any{"path": "a.txt", "x": deep}}); err == nil || ctx.Err() != nil {
+		t.Fatalf("the call nested too deep: %v, want its refusal", err)
+	}
+	if err := s.Ping(ctx, nil); err != nil {
+		t.Fatalf("ping after the refusal: %v", err)
+	}
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "agentfs_read", Arguments: map[string]any{"path": "a.txt"}}); err != nil {
+		t.Fatalf("read after the refusal: %v", err)
+	}
+	s.Close()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d", c)
 	}
 }
