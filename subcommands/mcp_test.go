@@ -418,63 +418,91 @@ func TestMCPIDInFlightWaits(t *testing.T) {
 	}
 }
 
+// lockedSession is agentfs ARGS mcp on a new root, its input a pipe, with
+// the lock of the root's file name held by the test until it ends.
+type lockedSession struct {
+	t          *testing.T
+	dir, state string
+	held       int
+	toServer   *io.PipeWriter
+	out        bytes.Buffer
+	code       chan int
+}
+
+func newLockedSession(t *testing.T, name string, args ...string) *lockedSession {
+	t.Helper()
+	ls := &lockedSession{t: t, dir: t.TempDir(), state: t.TempDir(), code: make(chan int)}
+	t.Setenv(localfs.StateDirEnv, ls.state)
+	fsys, err := localfs.New(localfs.Config{Roots: []string{ls.dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := fsys.Lock(context.Background(), filepath.Join(ls.dir, name), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
+	ls.held = openLockFiles(t, ls.state)
+	in, toServer := io.Pipe()
+	ls.toServer = toServer
+	go func() {
+		ls.code <- Main(context.Background(), append([]string{"--root", ls.dir}, append(args, "mcp")...), Streams{Stdin: in, Stdout: &ls.out, Stderr: io.Discard})
+	}()
+	ls.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`)
+	return ls
+}
+
+func (ls *lockedSession) send(lines string) {
+	if _, err := io.WriteString(ls.toServer, lines); err != nil {
+		ls.t.Fatal(err)
+	}
+}
+
+// waitForTheLock returns once a call waits for the lock the test holds:
+// it has opened the lock files the test holds, the file's last. Cancelled
+// then, it only gives up its wait, and makes no lock file while the
+// test's state directory goes.
+func (ls *lockedSession) waitForTheLock() {
+	for openLockFiles(ls.t, ls.state) < 2*ls.held {
+		runtime.Gosched()
+	}
+}
+
+// answers ends the input and, once the server exits 0, returns its
+// answers by id.
+func (ls *lockedSession) answers() map[string][]string {
+	ls.toServer.Close()
+	if c := <-ls.code; c != 0 {
+		ls.t.Fatalf("exit %d", c)
+	}
+	byID := map[string][]string{}
+	for line := range strings.Lines(ls.out.String()) {
+		var m struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(line), &m)
+		byID[string(m.ID)] = append(byID[string(m.ID)], strings.TrimSpace(line))
+	}
+	return byID
+}
+
 // TestMCPIDReusedAfterCancel: a call reusing the id of a cancelled call
 // still running waits for that call's answer, as for any id in flight.
 // The cancellation freed the id at once: the SDK, still running the
 // write (it waits for a lock), dropped the ping, and the client took the
 // write's answer for the ping's.
 func TestMCPIDReusedAfterCancel(t *testing.T) {
-	state := t.TempDir()
-	t.Setenv(localfs.StateDirEnv, state)
-	dir := t.TempDir()
-	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := fsys.Lock(context.Background(), filepath.Join(dir, "w.txt"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	held := openLockFiles(t, state)
-	in, toServer := io.Pipe()
-	var out bytes.Buffer
-	code := make(chan int)
-	go func() {
-		code <- Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: in, Stdout: &out, Stderr: io.Discard})
-	}()
-	send := func(lines string) {
-		if _, err := io.WriteString(toServer, lines); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}
+	ls := newLockedSession(t, "w.txt")
+	ls.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}
 `)
-	// Cancelled once it waits for the lock (it has opened the lock files
-	// the test holds, the file's last): it then only gives up its wait,
-	// and makes no lock file while the test's state directory goes.
-	for openLockFiles(t, state) < 2*held {
-		runtime.Gosched()
-	}
-	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}
+	ls.waitForTheLock()
+	ls.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}
 {"jsonrpc":"2.0","id":7,"method":"ping"}
 `)
-	toServer.Close()
-	if c := <-code; c != 0 {
-		t.Fatalf("exit %d", c)
-	}
-	var sevens []string
-	for line := range strings.Lines(out.String()) {
-		if strings.Contains(line, `"id":7`) {
-			sevens = append(sevens, line)
-		}
-	}
-	if len(sevens) != 2 || !strings.Contains(sevens[0], "INTERRUPTED") || strings.TrimSpace(sevens[1]) != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+	if sevens := ls.answers()["7"]; len(sevens) != 2 || !strings.Contains(sevens[0], "INTERRUPTED") || sevens[1] != `{"jsonrpc":"2.0","id":7,"result":{}}` {
 		t.Fatalf("the answers under id 7: %q", sevens)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "w.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(ls.dir, "w.txt")); !os.IsNotExist(err) {
 		t.Fatalf("the cancelled write left w.txt: %v", err)
 	}
 }
@@ -502,65 +530,29 @@ func openLockFiles(t *testing.T, state string) int {
 // read, and that write went on to its end (here LOCK_TIMEOUT; with a lock
 // let go in time, the cancelled write was made).
 func TestMCPCancelledWhileWaitingForItsTurn(t *testing.T) {
-	state := t.TempDir()
-	t.Setenv(localfs.StateDirEnv, state)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+	ls := newLockedSession(t, "a.txt", "--lock-timeout", "10s")
+	if err := os.WriteFile(filepath.Join(ls.dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := fsys.Lock(context.Background(), filepath.Join(dir, "a.txt"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	held := openLockFiles(t, state)
-	in, toServer := io.Pipe()
-	var out bytes.Buffer
-	code := make(chan int)
-	go func() {
-		code <- Main(context.Background(), []string{"--root", dir, "--lock-timeout", "10s", "mcp"}, Streams{Stdin: in, Stdout: &out, Stderr: io.Discard})
-	}()
-	send := func(lines string) {
-		if _, err := io.WriteString(toServer, lines); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"a.txt","content":"x\n"}}}
+	ls.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"a.txt","content":"x\n"}}}
 `)
-	for openLockFiles(t, state) < 2*held {
-		runtime.Gosched() // until the write waits for the lock
-	}
-	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"a.txt"}}}
+	ls.waitForTheLock()
+	ls.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"a.txt"}}}
 {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}
 {"jsonrpc":"2.0","id":2,"method":"ping"}
 {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}
 `)
-	toServer.Close()
-	if c := <-code; c != 0 {
-		t.Fatalf("exit %d", c)
-	}
-	answers := map[string][]string{}
-	for line := range strings.Lines(out.String()) {
-		var m struct{ ID json.RawMessage }
-		json.Unmarshal([]byte(line), &m)
-		answers[string(m.ID)] = append(answers[string(m.ID)], line)
-	}
+	answers := ls.answers()
 	read := func(line string) bool {
 		return strings.Contains(line, "INTERRUPTED") || strings.Contains(line, `"message":"context canceled"`)
 	}
 	if w := answers["1"]; len(w) != 1 || !strings.Contains(w[0], "INTERRUPTED") {
 		t.Errorf("the cancelled write answered %q, want INTERRUPTED", w)
 	}
-	if r := answers["2"]; len(r) != 2 || !read(r[0]) || strings.TrimSpace(r[1]) != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if r := answers["2"]; len(r) != 2 || !read(r[0]) || r[1] != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Errorf("the answers under id 2: %q, want the cancelled read's, then the ping's", r)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hello\n" {
+	if b, _ := os.ReadFile(filepath.Join(ls.dir, "a.txt")); string(b) != "hello\n" {
 		t.Errorf("a.txt holds %q after its write was cancelled", b)
 	}
 }
