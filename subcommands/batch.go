@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
@@ -18,6 +19,35 @@ type batchLine struct {
 	ID   json.RawMessage `json:"id,omitempty"`
 	Tool string          `json:"tool"`
 	Args json.RawMessage `json:"args"`
+}
+
+// decodeBatchLine reads a request by its exact keys. encoding/json matches
+// a field's name in any case and lets the last key win:
+// {"tool":"read","TOOL":"rm"} removed the file that a reader of the line
+// (or a filter allowing reads) took for read.
+func decodeBatchLine(data []byte) (batchLine, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return batchLine{}, err
+	}
+	var line batchLine
+	for key, raw := range fields {
+		var err error
+		switch key {
+		case "id":
+			line.ID = raw
+		case "tool":
+			err = json.Unmarshal(raw, &line.Tool)
+		case "args":
+			line.Args = raw
+		default:
+			err = fmt.Errorf("unknown field %q (the fields are tool, args and id, in lower case)", key)
+		}
+		if err != nil {
+			return batchLine{}, err
+		}
+	}
+	return line, nil
 }
 
 // batchAnswer is one line of a batch's output: the request's id and its
@@ -88,7 +118,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		answer := batchAnswer{}
 		err := core.CheckJSON(in.data)
 		if err == nil {
-			err = json.Unmarshal(in.data, &line)
+			line, err = decodeBatchLine(in.data)
 		}
 		answer.ID = line.ID
 		switch t, known := byName[line.Tool]; {
