@@ -623,34 +623,59 @@ func (b *builder) write(loc location, watched <-chan []record, config string) er
 		pieces []piece
 	)
 	cur := newCursor(b.post.sorted)
+	// In an update that changed files in place, every file of the old
+	// index that stays keeps its number: an old list that names none of
+	// those read again (dropped) stands as it was written.
+	sameIDs, dropped := b.sameIDs()
 	for _, t := range trigrams {
+		pieces = cur.pieces(t, pieces[:0])
 		ids = ids[:0]
+		// kept: the old list stands as it was written, and checked: it
+		// names no file read again, every file keeps its number, and
+		// the files read add none.
+		kept := false
+		var old []byte
+		var oldCRC uint32
 		if b.old != nil {
-			err := b.old.postings(t, func(oid uint32) {
-				if id := b.repOfOld[oid]; id >= 0 {
-					ids = append(ids, uint32(id))
-				}
-			})
+			list, crc, err := b.old.list(t)
+			if err == nil && sameIDs && len(pieces) == 0 && len(list) > 0 {
+				kept, err = namesNone(list, len(b.old.files), dropped)
+			}
+			if err == nil && !kept {
+				err = decodePostings(list, len(b.old.files), func(oid uint32) {
+					if id := b.repOfOld[oid]; id >= 0 {
+						ids = append(ids, uint32(id))
+					}
+				})
+			}
 			if err != nil {
 				return err
 			}
+			old, oldCRC = list, crc
 		}
-		pieces = cur.pieces(t, pieces[:0])
+		// list is what is written: the old list itself (mapped read-only,
+		// never a buffer to append to), or enc.
+		var list []byte
+		var crc uint32
 		switch {
+		case kept:
+			list, crc = old, oldCRC
 		case len(ids) == 0 && len(pieces) == 0:
 			continue
 		case len(ids) == 0:
 			// The files read alone: their runs joined, mostly copied.
 			enc = appendPieces(enc[:0], pieces)
+			list, crc = enc, checksum(enc)
 		default:
 			ids = appendIDs(ids, pieces)
 			slices.Sort(ids)
 			enc = appendPostings(enc[:0], ids)
+			list, crc = enc, checksum(enc)
 		}
-		if _, err := bw.Write(enc); err != nil {
+		if _, err := bw.Write(list); err != nil {
 			return err
 		}
-		n, crc := len(enc), checksum(enc)
+		n := len(list)
 		if off+uint64(n) >= 1<<32 {
 			return errors.New("the posting lists exceed 4 GiB")
 		}
@@ -690,6 +715,24 @@ func (b *builder) write(loc location, watched <-chan []record, config string) er
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// sameIDs reports whether every file of the old index that the new one
+// reuses keeps its number there, and the old files it does not reuse.
+func (b *builder) sameIDs() (bool, bitset) {
+	if b.old == nil {
+		return false, nil
+	}
+	dropped := newBitset(len(b.old.files))
+	for oid, id := range b.repOfOld {
+		switch {
+		case id < 0:
+			dropped.set(uint32(oid))
+		case id != int32(oid):
+			return false, nil
+		}
+	}
+	return true, dropped
 }
 
 // trigrams is every trigram of the new index, sorted: those of the files

@@ -163,18 +163,28 @@ func (ix *Index) Close() {
 
 // postings calls f with every file holding trigram t.
 func (ix *Index) postings(t uint32, f func(uint32)) error {
-	e, ok, err := findEntry(ix.table, ix.blocks, ix.checked, t)
-	if err != nil || !ok {
+	list, _, err := ix.list(t)
+	if err != nil {
 		return err
 	}
+	return decodePostings(list, len(ix.files), f)
+}
+
+// list is the encoded posting list of trigram t, checked against its CRC,
+// and that CRC; none when no file holds t.
+func (ix *Index) list(t uint32) ([]byte, uint32, error) {
+	e, ok, err := findEntry(ix.table, ix.blocks, ix.checked, t)
+	if err != nil || !ok {
+		return nil, 0, err
+	}
 	if uint64(e.off)+uint64(e.len) > uint64(len(ix.post)) {
-		return errCorrupt
+		return nil, 0, errCorrupt
 	}
 	list := ix.post[e.off : e.off+e.len]
 	if checksum(list) != e.crc {
-		return errCorrupt
+		return nil, 0, errCorrupt
 	}
-	return decodePostings(list, len(ix.files), f)
+	return list, e.crc, nil
 }
 
 // verify checks every block of the table and every posting list against
