@@ -379,34 +379,16 @@ func appendPostings(b []byte, ids []uint32) []byte {
 	return b
 }
 
-// decodePostings calls f with each file number of a list, failing on a
-// list that does not decode or names a file past n.
 // namesNone reports whether the posting list b, of an index of n files,
-// names no file of set: decodePostings without a call per file.
+// names no file of set.
 func namesNone(b []byte, n int, set bitset) (bool, error) {
 	none := true
-	id := uint64(0)
-	for first := true; len(b) > 0; first = false {
-		d, k := binary.Uvarint(b)
-		if k <= 0 {
-			return false, errCorrupt
-		}
-		b = b[k:]
-		if first {
-			id = d
-		} else {
-			id += d
-		}
-		if id >= uint64(n) {
-			return false, errCorrupt
-		}
-		if set.has(uint32(id)) {
-			none = false
-		}
-	}
-	return none, nil
+	err := decodePostings(b, n, func(id uint32) { none = none && !set.has(id) })
+	return none, err
 }
 
+// decodePostings calls f with each file number of a list, failing on a
+// list that does not decode or names a file past n.
 func decodePostings(b []byte, n int, f func(uint32)) error {
 	id := uint64(0)
 	for first := true; len(b) > 0; first = false {
