@@ -124,8 +124,9 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		if !in.tooLong && len(bytes.TrimSpace(in.data)) == 0 {
 			continue
 		}
-		if code, msg, id := frameError(in); code != 0 {
-			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+		code, text, id, msg := frameError(in)
+		if code != 0 {
+			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": text}})
 			if err != nil {
 				return 0, err
 			}
@@ -134,11 +135,10 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			}
 			continue
 		}
+		f.calls.handedOn(msg, f.done)
 		// Trimmed: the transport takes nothing but a line's end after a
 		// message, and ended the session at a space.
-		msg := bytes.TrimSpace(in.data)
-		f.calls.handedOn(msg, f.done)
-		f.pending = append(msg, '\n')
+		f.pending = append(bytes.TrimSpace(in.data), '\n')
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
@@ -147,35 +147,37 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 
 // frameError is the JSON-RPC error of a line that is no message the
 // transport can take, with the id to answer (null when it has none);
-// code 0 for a message. An array (a batch) is refused whatever the
-// protocol: 2025-06-18 removed batches, and for an older one the SDK's
-// transport ends the session at the first element it cannot take.
-func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
+// code 0 for a message, with what tracking needs of it (read here, where
+// the line is parsed once for all the checks: a write's content may be
+// megabytes). An array (a batch) is refused whatever the protocol:
+// 2025-06-18 removed batches, and for an older one the SDK's transport
+// ends the session at the first element it cannot take.
+func frameError(in inputLine) (code int, text string, id json.RawMessage, msg message) {
 	id = json.RawMessage("null")
 	const parseError, invalidRequest = -32700, -32600
-	switch {
-	case in.tooLong:
-		return invalidRequest, fmt.Sprintf("the message is over %d MiB", mcp.DefaultMaxLineLength>>20), id
-	case !json.Valid(in.data):
-		return parseError, "the line is not JSON: send one JSON-RPC message a line", id
+	if in.tooLong {
+		return invalidRequest, fmt.Sprintf("the message is over %d MiB", mcp.DefaultMaxLineLength>>20), id, msg
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(in.data, &m) != nil {
-		return invalidRequest, "a message is a JSON object; batches are not supported", id
+	if err := json.Unmarshal(in.data, &m); err != nil {
+		if _, syntax := err.(*json.SyntaxError); syntax {
+			return parseError, "the line is not JSON: send one JSON-RPC message a line", id, msg
+		}
+		return invalidRequest, "a message is a JSON object; batches are not supported", id, msg
 	}
 	if raw, ok := m["id"]; ok && len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
 		id = raw
 	} else if ok && string(raw) != "null" {
-		return invalidRequest, "the id must be a string or a number", id
+		return invalidRequest, "the id must be a string or a number", id, msg
 	}
 	if err := core.CheckJSON(in.data); err != nil {
-		return invalidRequest, strings.TrimSuffix(fault.AsError(err).Message, "."), id
+		return invalidRequest, strings.TrimSuffix(fault.AsError(err).Message, "."), id, msg
 	}
 	if string(m["jsonrpc"]) != `"2.0"` {
-		return invalidRequest, `the message must have "jsonrpc": "2.0"`, id
+		return invalidRequest, `the message must have "jsonrpc": "2.0"`, id, msg
 	}
 	if method, ok := m["method"]; ok && (len(method) == 0 || method[0] != '"') {
-		return invalidRequest, "the method must be a string", id
+		return invalidRequest, "the method must be a string", id, msg
 	}
 	if _, err := jsonrpc.DecodeMessage(in.data); err != nil {
 		// What the SDK's transport cannot decode ends the session (an id
@@ -185,9 +187,10 @@ func frameError(in inputLine) (code int, msg string, id json.RawMessage) {
 		if _, ok := idKey(id); !ok {
 			id = json.RawMessage("null")
 		}
-		return invalidRequest, "the message cannot be decoded: " + err.Error(), id
+		return invalidRequest, "the message cannot be decoded: " + err.Error(), id, msg
 	}
-	return 0, "", nil
+	msg, _ = messageOf(m) // its method is a string, checked above
+	return 0, "", nil, msg
 }
 
 // unanswered are the ids of the calls handed to the server that it has
@@ -217,12 +220,17 @@ type message struct {
 // as the SDK does: encoding/json's fields match "ID" or "Method" too, and
 // a call the SDK took for a notification was awaited for ever.
 func decodeMessage(data []byte) (message, bool) {
-	var raw map[string]json.RawMessage
-	if json.Unmarshal(data, &raw) != nil {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
 		return message{}, false
 	}
-	m := message{ID: raw["id"]}
-	if method, ok := raw["method"]; ok {
+	return messageOf(fields)
+}
+
+// messageOf is decodeMessage of a message's fields.
+func messageOf(fields map[string]json.RawMessage) (message, bool) {
+	m := message{ID: fields["id"]}
+	if method, ok := fields["method"]; ok {
 		m.Method = new(string)
 		if json.Unmarshal(method, m.Method) != nil {
 			return message{}, false
@@ -252,9 +260,8 @@ func idKey(raw json.RawMessage) (string, bool) {
 // such a call unanswered, and a refusal under the same id came before
 // the first call's answer, which a client matching by id took for its
 // own. It is false when done came first.
-func (u *unanswered) handedOn(data []byte, done <-chan struct{}) bool {
-	m, ok := decodeMessage(data)
-	if !ok || m.Method == nil {
+func (u *unanswered) handedOn(m message, done <-chan struct{}) bool {
+	if m.Method == nil {
 		return true
 	}
 	if key, ok := idKey(m.ID); ok {

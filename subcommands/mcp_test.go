@@ -275,6 +275,15 @@ func TestMCPAnswersEveryCallBeforeEOF(t *testing.T) {
 	}
 }
 
+// mustMessage is what tracking reads of the message data.
+func mustMessage(t *testing.T, data string) message {
+	m, ok := decodeMessage([]byte(data))
+	if !ok {
+		t.Fatalf("%s is no message", data)
+	}
+	return m
+}
+
 // TestUnanswered: the calls awaited at the end of input. A call whose id
 // is one in flight waits for its answer (the SDK dropped it unanswered,
 // and a refusal under that id came before the first call's answer); an id
@@ -286,7 +295,7 @@ func TestUnanswered(t *testing.T) {
 	now := make(chan struct{})
 	close(now) // a call that would wait gives up at once
 	goesOn := func(id string) bool {
-		return u.handedOn([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`), now)
+		return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`), now)
 	}
 	reply := func(id string) {
 		(&answerWriter{w: io.Discard, calls: u}).Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"))
@@ -301,26 +310,26 @@ func TestUnanswered(t *testing.T) {
 		{"call 2.0", func() bool { return goesOn("2.0") }, false},
 		{`call "2"`, func() bool { return goesOn(`"2"`) }, true},
 		{"a notification", func() bool {
-			return u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), now)
+			return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), now)
 		}, true},
 		{"call 2 once answered", func() bool { reply("2"); return goesOn("2") }, true},
 		{"call 2 once cancelled", func() bool {
-			u.handedOn([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`), now)
+			u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`), now)
 			return goesOn("2")
 		}, false},
 		{"call 2 once the cancelled call answered", func() bool { reply("2"); return goesOn("2") }, true},
 		// Keys are matched exactly, as the SDK matches them: "ID" is no
 		// id, and the SDK answers no such call.
 		{`call "ID":5`, func() bool {
-			return u.handedOn([]byte(`{"jsonrpc":"2.0","ID":5,"method":"ping"}`), now) && goesOn("5") && goesOn("5") == false
+			return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","ID":5,"method":"ping"}`), now) && goesOn("5") && goesOn("5") == false
 		}, true},
 		{`"Method" is no method`, func() bool {
-			return u.handedOn([]byte(`{"jsonrpc":"2.0","id":6,"Method":"ping"}`), now) && goesOn("6")
+			return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","id":6,"Method":"ping"}`), now) && goesOn("6")
 		}, true},
 		// A listen lasts until cancelled: neither the end of input nor a
 		// call reusing its id waits for it.
 		{"a listen", func() bool {
-			return u.handedOn([]byte(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{}}`), now) && goesOn("9")
+			return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{}}`), now) && goesOn("9")
 		}, true},
 	}
 	for _, s := range steps {
@@ -330,7 +339,8 @@ func TestUnanswered(t *testing.T) {
 	}
 	// A call waiting for its id goes on once the call before is answered.
 	went := make(chan bool)
-	go func() { went <- u.handedOn([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), nil) }()
+	ping := mustMessage(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	go func() { went <- u.handedOn(ping, nil) }()
 	reply("2")
 	if !<-went {
 		t.Fatal("the call waiting for id 2 did not go on once 2 was answered")
