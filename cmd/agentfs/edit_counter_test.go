@@ -39,40 +39,24 @@ func TestEditCounterAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range rounds {
-				cmd := exec.Command(bin, "edit", "counter.txt",
-					"--old", fmt.Sprintf("worker-%02d: %04d", w, n),
-					"--new", fmt.Sprintf("worker-%02d: %04d", w, n+1))
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "AGENTFS_STATE_DIR="+states[w%2])
-				out, err := cmd.Output()
-				if err != nil {
-					var stderr []byte
-					if ee, ok := err.(*exec.ExitError); ok {
-						stderr = ee.Stderr
-					}
-					errs <- fmt.Errorf("worker %d, edit %d: %v: %s", w, n+1, err, stderr)
-					return
-				}
-				var res struct{ EditsApplied int }
-				if err := json.Unmarshal(out, &res); err != nil || res.EditsApplied != 1 {
-					errs <- fmt.Errorf("worker %d, edit %d: %s", w, n+1, out)
-					return
-				}
+	eachWorker(t, workers, rounds, func(w, n int) error {
+		cmd := agentfsIn(bin, dir, states[w%2], "edit", "counter.txt",
+			"--old", fmt.Sprintf("worker-%02d: %04d", w, n),
+			"--new", fmt.Sprintf("worker-%02d: %04d", w, n+1))
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			return fmt.Errorf("worker %d, edit %d: %v: %s", w, n+1, err, stderr)
+		}
+		var res struct{ EditsApplied int }
+		if err := json.Unmarshal(out, &res); err != nil || res.EditsApplied != 1 {
+			return fmt.Errorf("worker %d, edit %d: %s", w, n+1, out)
+		}
+		return nil
+	})
 	t.Logf("%d edits by %d concurrent processes in %v", workers*rounds, workers, time.Since(start).Round(time.Millisecond))
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -113,20 +97,39 @@ func TestPatchPairAcrossProcesses(t *testing.T) {
 		fmt.Fprintf(&a, "a-%02d: %04d\n", w, 0)
 		fmt.Fprintf(&b, "b-%02d: %04d\n", w, 0)
 	}
-	os.WriteFile(filepath.Join(dir, "A"), []byte(a.String()), 0o644)
-	os.WriteFile(filepath.Join(dir, "B"), []byte(b.String()), 0o644)
+	for name, content := range map[string]string{"A": a.String(), "B": b.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eachWorker(t, workers, rounds, func(w, n int) error {
+		patch := fmt.Sprintf("*** Begin Patch\n*** Update File: A\n@@\n-a-%02d: %04d\n+a-%02d: %04d\n*** Update File: B\n@@\n-b-%02d: %04d\n+b-%02d: %04d\n*** End Patch\n",
+			w, n, w, n+1, w, n, w, n+1)
+		if out, err := agentfsIn(bin, dir, states[w%2], "--lock-timeout", "5s", "apply-patch", "--patch", patch).CombinedOutput(); err != nil {
+			return fmt.Errorf("worker %d, patch %d: %v: %s", w, n+1, err, out)
+		}
+		return nil
+	})
+	for _, f := range []string{"A", "B"} {
+		data, _ := os.ReadFile(filepath.Join(dir, f))
+		for w := range workers {
+			if want := fmt.Sprintf("%c-%02d: %04d\n", f[0]+'a'-'A', w, rounds); !strings.Contains(string(data), want) {
+				t.Errorf("%s lacks %q:\n%s", f, want, data)
+			}
+		}
+	}
+}
+
+// eachWorker runs run(w, n) for rounds n = 0, 1... in each of workers at
+// once, a worker stopping at its first error; every error fails t.
+func eachWorker(t *testing.T, workers, rounds int, run func(w, n int) error) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
 		wg.Go(func() {
 			for n := range rounds {
-				patch := fmt.Sprintf("*** Begin Patch\n*** Update File: A\n@@\n-a-%02d: %04d\n+a-%02d: %04d\n*** Update File: B\n@@\n-b-%02d: %04d\n+b-%02d: %04d\n*** End Patch\n",
-					w, n, w, n+1, w, n, w, n+1)
-				cmd := exec.Command(bin, "--lock-timeout", "5s", "apply-patch", "--patch", patch)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "AGENTFS_STATE_DIR="+states[w%2])
-				if out, err := cmd.CombinedOutput(); err != nil {
-					errs <- fmt.Errorf("worker %d, patch %d: %v: %s", w, n+1, err, out)
+				if err := run(w, n); err != nil {
+					errs <- err
 					return
 				}
 			}
@@ -137,12 +140,13 @@ func TestPatchPairAcrossProcesses(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	for _, f := range []string{"A", "B"} {
-		data, _ := os.ReadFile(filepath.Join(dir, f))
-		for w := range workers {
-			if want := fmt.Sprintf("%c-%02d: %04d\n", f[0]+'a'-'A', w, rounds); !strings.Contains(string(data), want) {
-				t.Errorf("%s lacks %q:\n%s", f, want, data)
-			}
-		}
-	}
+}
+
+// agentfsIn is the agentfs command bin with args, run in dir with its
+// state (lock files, journals) in state.
+func agentfsIn(bin, dir, state string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTFS_STATE_DIR="+state)
+	return cmd
 }
