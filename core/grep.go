@@ -1028,16 +1028,21 @@ func digits(n int) int {
 // (keeping the match in view), and with its base64 twin when it is not UTF-8.
 func lineText(r lineRec) (string, string) {
 	b := r.text
-	if len(b) > MaxLineBytes {
+	size := len(b)
+	if r.size > 0 {
+		size = r.size // b is the part of a long line from r.off
+	}
+	if size > MaxLineBytes {
+		lim := r.off + len(b) // the end of what b holds
 		start := 0
 		if r.isMatch && r.at > MaxLineBytes/2 {
 			start = r.at - MaxLineBytes/4
-			for start < len(b) && !utf8.RuneStart(b[start]) {
+			for start < lim && !utf8.RuneStart(b[start-r.off]) {
 				start++
 			}
 		}
-		end := min(len(b), start+MaxLineBytes)
-		for end < len(b) && end > start && !utf8.RuneStart(b[end]) {
+		end := min(lim, start+MaxLineBytes)
+		for end < lim && end > start && !utf8.RuneStart(b[end-r.off]) {
 			end--
 		}
 		prefix := ""
@@ -1045,10 +1050,10 @@ func lineText(r lineRec) (string, string) {
 			prefix = "[… " + strconv.Itoa(start) + " bytes cut] "
 		}
 		suffix := ""
-		if end < len(b) {
-			suffix = " [… " + strconv.Itoa(len(b)-end) + " bytes cut]"
+		if end < size {
+			suffix = " [… " + strconv.Itoa(size-end) + " bytes cut]"
 		}
-		kept := b[start:end]
+		kept := b[start-r.off : end-r.off]
 		s := prefix + strings.ToValidUTF8(string(kept), "\uFFFD") + suffix
 		if utf8.Valid(kept) {
 			return s, ""

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 
 	"github.com/agentfs/agentfs/search"
@@ -10,7 +11,7 @@ import (
 )
 
 // Buffer sizes of one searcher: files are read in chunks of readChunk; a
-// line longer than maxLineBuffer is searched in pieces of that size.
+// line longer than maxLineBuffer is searched as a stream (longLine).
 const (
 	readChunk     = 256 << 10
 	maxLineBuffer = 8 << 20
@@ -25,8 +26,12 @@ type lineRec struct {
 	line    int
 	text    []byte
 	isMatch bool
-	// at is where the match starts in text (to keep it when cutting).
+	// at is where the match starts in the line (to keep it when cutting).
 	at int
+	// A line longer than the largest buffer is kept as the part of it
+	// that output shows: text is the line's bytes from off, and size is
+	// the whole line's length. size is 0 when text is the whole line.
+	off, size int
 }
 
 // fileResult is what searching one file gives.
@@ -49,10 +54,12 @@ type searcher struct {
 	cap int
 	buf []byte
 	fs  search.FoldState
+	// chunk and maxLine are readChunk and maxLineBuffer, smaller in tests.
+	chunk, maxLine int
 }
 
 func newSearcher(m *search.Matcher, context, cap int) *searcher {
-	return &searcher{m: m, context: context, cap: cap, buf: make([]byte, readChunk)}
+	return &searcher{m: m, context: context, cap: cap, buf: make([]byte, readChunk), chunk: readChunk, maxLine: maxLineBuffer}
 }
 
 // scan is the state of searching one file: where the search stands in the
@@ -65,6 +72,10 @@ type scan struct {
 	lastOut   int // the last line reported (for merging context)
 	afterLeft int // after-context lines still to report
 	stop      bool
+	// prior are the lines before the buffer's first when a line too long
+	// for the buffer was last: that line, as output shows it, and up to
+	// context lines before it, which later matches may report.
+	prior []lineRec
 }
 
 // search reads r to the end (or the cap) and reports its matching lines
@@ -79,7 +90,16 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 			return sc.res
 		}
 		var err error
-		if buf, sc.p, eof, err = s.refill(r, buf, sc.p); err != nil {
+		buf, sc.p, eof, err = s.refill(r, buf, sc.p)
+		if err == errNoRoom {
+			// The line at sc.p is searched as it is read on, and what
+			// follows it starts the buffer again.
+			if buf, eof = sc.longLine(ctx, buf, r); sc.res.err != nil {
+				return sc.res
+			}
+			continue
+		}
+		if err != nil {
 			sc.res.err = err
 			return sc.res
 		}
@@ -108,11 +128,7 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 		if !eof {
 			end = bytes.LastIndexByte(buf, '\n') + 1
 			if end <= sc.p {
-				if len(buf) < maxLineBuffer {
-					continue // the line goes on: read more
-				}
-				// One line fills the largest buffer: search it in pieces.
-				end = len(buf)
+				continue // the line goes on: read more
 			}
 		}
 		sc.block(buf, end)
@@ -121,32 +137,33 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 	return sc.res
 }
 
+// errNoRoom is refill's when the line at p, which goes on, and the
+// context lines before it fill the largest buffer.
+var errNoRoom = errors.New("the line and its context fill the buffer")
+
 // refill drops what buf holds before the context lines of position p,
 // grows buf while it has little room left, and reads r into it; it returns
-// the buffer, p in it, and eof once r is done.
+// the buffer, p in it, and eof once r is done. When there is no room to
+// read, it returns buf as it was, with errNoRoom when no line ends after p:
+// the line at p is then too long to hold, and the context lines before it
+// are still there to report.
 func (s *searcher) refill(r io.Reader, buf []byte, p int) ([]byte, int, bool, error) {
 	keep := p
 	for i := 0; i < s.context && keep > 0; i++ {
 		keep = bytes.LastIndexByte(buf[:keep-1], '\n') + 1
 	}
-	if len(buf)-keep > maxLineBuffer-readChunk {
-		// Context lines that would fill the largest buffer leave no room
-		// to read on, and the search went round without end: keep only
-		// those that fit, and none of a line longer than the buffer.
-		from := len(buf) - (maxLineBuffer - readChunk)
-		keep = p
-		if from < p {
-			if i := bytes.IndexByte(buf[from:p], '\n'); i >= 0 {
-				keep = from + i + 1
-			}
+	if len(buf)-keep > s.maxLine-s.chunk {
+		if bytes.IndexByte(buf[p:], '\n') >= 0 {
+			return buf, p, false, nil // lines to search before reading on
 		}
+		return buf, p, false, errNoRoom
 	}
 	if keep > 0 {
 		n := copy(buf, buf[keep:])
 		buf = buf[:n]
 		p -= keep
 	}
-	if cap(buf)-len(buf) < readChunk/2 && cap(buf) < maxLineBuffer {
+	if cap(buf)-len(buf) < s.chunk/2 && cap(buf) < s.maxLine {
 		nb := make([]byte, len(buf), 2*cap(buf))
 		copy(nb, buf)
 		buf = nb
@@ -180,9 +197,8 @@ func decodeUTF16(buf []byte, r io.Reader) (io.Reader, bool) {
 	return c.DecodingReader(io.MultiReader(bytes.NewReader(head), r)), true
 }
 
-// block searches buf from sc.p to end, the end of a line (or of a piece of
-// a line longer than the largest buffer), reporting the matching lines and
-// their context.
+// block searches buf from sc.p to end, the end of a line, reporting the
+// matching lines and their context.
 func (sc *scan) block(buf []byte, end int) {
 	s := sc.s
 	s.fs.Reset()
@@ -194,7 +210,7 @@ func (sc *scan) block(buf []byte, end int) {
 		}
 		for sc.afterLeft > 0 && sc.p < ls {
 			le := lineEnd(buf, sc.p, end)
-			sc.emit(sc.lineNo, trimCR(buf[sc.p:le]), false, 0)
+			sc.emit(lineRec{line: sc.lineNo, text: trimCR(buf[sc.p:le])})
 			sc.afterLeft--
 			if le < end {
 				sc.lineNo++
@@ -215,15 +231,15 @@ func (sc *scan) block(buf []byte, end int) {
 		case s.m.Verify(line):
 			sc.res.matches++
 			if s.cap > 0 {
-				s.before(buf, ls, sc.lineNo, sc.lastOut, sc.emit)
-				sc.emit(sc.lineNo, line, true, max(0, s.m.FirstMatch(line)))
+				sc.before(buf, ls, sc.emit)
+				sc.emit(lineRec{line: sc.lineNo, text: line, isMatch: true, at: max(0, s.m.FirstMatch(line))})
 				sc.afterLeft = s.context
 				if sc.res.matches >= s.cap {
 					sc.res.partial, sc.stop = true, true
 				}
 			}
 		case sc.afterLeft > 0:
-			sc.emit(sc.lineNo, line, false, 0)
+			sc.emit(lineRec{line: sc.lineNo, text: line})
 			sc.afterLeft--
 		}
 		if le < end {
@@ -233,21 +249,24 @@ func (sc *scan) block(buf []byte, end int) {
 	}
 }
 
-// emit reports line n, unless the search only counts.
-func (sc *scan) emit(n int, line []byte, isMatch bool, at int) {
+// emit reports a line, unless the search only counts.
+func (sc *scan) emit(r lineRec) {
 	if sc.s.cap == 0 {
 		return
 	}
-	sc.res.lines = append(sc.res.lines, lineRec{line: n, text: append([]byte(nil), line...), isMatch: isMatch, at: at})
-	sc.lastOut = n
+	r.text = bytes.Clone(r.text)
+	sc.res.lines = append(sc.res.lines, r)
+	sc.lastOut = r.line
 }
 
 var nl = []byte{'\n'}
 
-// before reports the context lines before the match at ls (line n) that
-// were not reported yet.
-func (s *searcher) before(buf []byte, ls, n, lastOut int, emit func(int, []byte, bool, int)) {
-	k := min(s.context, n-1-lastOut)
+// before reports the context lines before the match at ls (line
+// sc.lineNo) that were not reported yet: those buf holds, and before them
+// those of sc.prior when the buffer starts right after those.
+func (sc *scan) before(buf []byte, ls int, emit func(lineRec)) {
+	n := sc.lineNo
+	k := min(sc.s.context, n-1-sc.lastOut)
 	if k <= 0 {
 		return
 	}
@@ -257,9 +276,16 @@ func (s *searcher) before(buf []byte, ls, n, lastOut int, emit func(int, []byte,
 		start = bytes.LastIndexByte(buf[:start-1], '\n') + 1
 		got++
 	}
+	if p := sc.prior; got < k && start == 0 && len(p) > 0 && p[len(p)-1].line == n-got-1 {
+		for _, l := range p {
+			if l.line >= n-k {
+				emit(l)
+			}
+		}
+	}
 	for i, p := 0, start; i < got; i++ {
 		le := lineEnd(buf, p, ls)
-		emit(n-got+i, trimCR(buf[p:le]), false, 0)
+		emit(lineRec{line: n - got + i, text: trimCR(buf[p:le])})
 		p = le + 1
 	}
 }
@@ -267,7 +293,7 @@ func (s *searcher) before(buf []byte, ls, n, lastOut int, emit func(int, []byte,
 // keepBuffer keeps a grown buffer for the next file, unless it grew for
 // one huge line: memory stays bounded per worker.
 func (s *searcher) keepBuffer(buf []byte) {
-	if cap(buf) <= 4*readChunk {
+	if cap(buf) <= 4*s.chunk {
 		s.buf = buf[:0]
 	}
 }

@@ -84,7 +84,10 @@ func naiveLines(t testing.TB, query string, isRegex, ignoreCase bool, text []byt
 }
 
 // checkSearch compares the searcher with naiveLines, reading in small
-// pieces so that lines straddle reads, and checks the context it reports.
+// pieces so that lines straddle reads, and checks the context it reports
+// and the text output shows of each line. It does so twice: with the
+// buffers grep uses, and with buffers of 16 and 64 bytes, so that most
+// lines are longer than the largest buffer and searched as a stream.
 func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []byte, context int) {
 	m, err := search.NewMatcher(query, isRegex, ignoreCase)
 	if err != nil {
@@ -94,48 +97,67 @@ func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []by
 		return
 	}
 	want := naiveLines(t, query, isRegex, ignoreCase, text)
-	s := newSearcher(m, context, 1<<30)
-	res := s.search(t.Context(), iotest.HalfReader(bytes.NewReader(text)))
-	var got []int
-	prev := 0
-	for _, l := range res.lines {
-		if l.line <= prev {
-			t.Fatalf("%q in %q: line %d after %d", query, text, l.line, prev)
-		}
-		prev = l.line
-		if l.isMatch {
-			got = append(got, l.line)
-		}
-	}
-	if !slices.Equal(got, want) || res.matches != len(want) {
-		t.Fatalf("%q (regex %v, ignoreCase %v) in %q: lines %v (count %d), want %v", query, isRegex, ignoreCase, text, got, res.matches, want)
-	}
-	// Counting modes keep no lines and count the same.
-	if n := newSearcher(m, 0, 0).search(t.Context(), bytes.NewReader(text)); n.matches != len(want) || len(n.lines) != 0 {
-		t.Fatalf("%q in %q: counting search found %d (%d lines kept), want %d", query, text, n.matches, len(n.lines), len(want))
-	}
-	// Every reported line is within context of a match, and every line
-	// within context of a match is reported.
-	total := bytes.Count(text, []byte("\n"))
-	if len(text) > 0 && text[len(text)-1] != '\n' {
-		total++
-	}
-	var wantAll []int
-	for n := 1; n <= total; n++ {
-		for _, w := range want {
-			if n >= w-context && n <= w+context {
-				wantAll = append(wantAll, n)
-				break
+	lines := bytes.Split(text, []byte("\n"))
+	for _, size := range [][2]int{{readChunk, maxLineBuffer}, {16, 64}} {
+		res := sizedSearcher(m, context, 1<<30, size).search(t.Context(), iotest.HalfReader(bytes.NewReader(text)))
+		var got []int
+		prev := 0
+		for _, l := range res.lines {
+			if l.line <= prev {
+				t.Fatalf("%q in %q: line %d after %d", query, text, l.line, prev)
+			}
+			prev = l.line
+			if l.isMatch {
+				got = append(got, l.line)
+			}
+			line := bytes.TrimSuffix(lines[l.line-1], []byte("\r"))
+			whole := lineRec{line: l.line, text: line, isMatch: l.isMatch}
+			if l.isMatch {
+				whole.at = max(0, m.FirstMatch(line))
+			}
+			gt, gb := lineText(l)
+			if wt, wb := lineText(whole); gt != wt || gb != wb {
+				t.Fatalf("%q in %q (buffers %v): line %d shown as %q %q, want %q %q", query, text, size, l.line, gt, gb, wt, wb)
 			}
 		}
+		if !slices.Equal(got, want) || res.matches != len(want) {
+			t.Fatalf("%q (regex %v, ignoreCase %v) in %q (buffers %v): lines %v (count %d), want %v", query, isRegex, ignoreCase, text, size, got, res.matches, want)
+		}
+		// Counting modes keep no lines and count the same.
+		if n := sizedSearcher(m, 0, 0, size).search(t.Context(), bytes.NewReader(text)); n.matches != len(want) || len(n.lines) != 0 {
+			t.Fatalf("%q in %q (buffers %v): counting search found %d (%d lines kept), want %d", query, text, size, n.matches, len(n.lines), len(want))
+		}
+		// Every reported line is within context of a match, and every line
+		// within context of a match is reported.
+		total := bytes.Count(text, []byte("\n"))
+		if len(text) > 0 && text[len(text)-1] != '\n' {
+			total++
+		}
+		var wantAll []int
+		for n := 1; n <= total; n++ {
+			for _, w := range want {
+				if n >= w-context && n <= w+context {
+					wantAll = append(wantAll, n)
+					break
+				}
+			}
+		}
+		var all []int
+		for _, l := range res.lines {
+			all = append(all, l.line)
+		}
+		if !slices.Equal(all, wantAll) {
+			t.Fatalf("%q in %q with context %d (buffers %v): lines %v, want %v", query, text, context, size, all, wantAll)
+		}
 	}
-	var all []int
-	for _, l := range res.lines {
-		all = append(all, l.line)
-	}
-	if !slices.Equal(all, wantAll) {
-		t.Fatalf("%q in %q with context %d: lines %v, want %v", query, text, context, all, wantAll)
-	}
+}
+
+// sizedSearcher is a searcher that reads in chunks of size[0] bytes and
+// holds lines of up to size[1].
+func sizedSearcher(m *search.Matcher, context, cap int, size [2]int) *searcher {
+	s := newSearcher(m, context, cap)
+	s.buf, s.chunk, s.maxLine = make([]byte, size[0]), size[0], size[1]
+	return s
 }
 
 func TestSearchTable(t *testing.T) {

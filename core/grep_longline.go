@@ -1,0 +1,250 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"io"
+)
+
+// A line that does not fit the largest buffer (a minified bundle, a JSON
+// document on one line) is matched as a stream, in one pass: a match
+// anywhere in it is found once, as in a line that fits, in memory bounded
+// by the buffer. Output keeps of it what lineText shows.
+const (
+	// lineWindowBytes is what output may show of a line: lineText keeps
+	// MaxLineBytes, and looks a few bytes on for a character's start.
+	lineWindowBytes = MaxLineBytes + 8
+	// lineTailBytes are the last bytes read of a long line, kept until its
+	// match is placed: a regex reads a little ahead of where its match
+	// starts (a buffer of 64 KiB), unless it runs on (a greedy .* to the
+	// line's end), and the line is then shown from its start.
+	lineTailBytes = 256 << 10
+	// linePiece is the most a long line's stream gives at once.
+	linePiece = 64 << 10
+)
+
+// longLine searches the line that starts at sc.p and fills buf, reading
+// the rest of it from r. It returns the buffer holding what follows the
+// line, from its start, and whether r is done.
+func (sc *scan) longLine(ctx context.Context, buf []byte, r io.Reader) ([]byte, bool) {
+	s := sc.s
+	// Reading on overwrites the buffer: the context lines before the line
+	// are taken out of it now, and reported if the line matches.
+	var before []lineRec
+	if s.cap > 0 {
+		sc.before(buf, sc.p, func(r lineRec) {
+			r.text = bytes.Clone(r.text)
+			before = append(before, r)
+		})
+	}
+	l := &lineStream{ctx: ctx, r: r, buf: buf, pending: buf[sc.p:]}
+	if s.cap > 0 {
+		l.win = &lineWindow{}
+	}
+	at := s.m.FirstMatchOf(l.next)
+	var from int64
+	if at >= 0 && l.win != nil {
+		var ok bool
+		if from, ok = l.win.place(at); !ok {
+			at = 0 // not kept: the line is shown from its start
+		}
+	}
+	for l.next() != nil {
+		// The rest of the line: its length, and the window's end.
+	}
+	if l.err != nil {
+		if err := ctx.Err(); err != nil {
+			sc.res.partial, sc.res.err = true, err
+		} else {
+			sc.res.err = l.err
+		}
+		return buf, true
+	}
+	head := lineRec{line: sc.lineNo, size: int(l.n)}
+	if l.win != nil {
+		head.text = l.win.head
+	}
+	switch {
+	case at >= 0:
+		sc.res.matches++
+		if s.cap > 0 {
+			for _, b := range before {
+				sc.emit(b)
+			}
+			m := head
+			m.isMatch, m.at = true, int(at)
+			if from > 0 && l.n > MaxLineBytes {
+				// Cut around the match; a line that is not cut is whole in
+				// head.
+				m.text, m.off = l.win.match, int(from)
+			}
+			sc.emit(m)
+			sc.afterLeft = s.context
+			if sc.res.matches >= s.cap {
+				sc.res.partial, sc.stop = true, true
+			}
+		}
+	case sc.afterLeft > 0:
+		sc.emit(head)
+		sc.afterLeft--
+	}
+	if s.cap > 0 {
+		sc.prior = append(before, head)
+		sc.prior = sc.prior[max(0, len(sc.prior)-s.context):]
+	}
+	if !l.eof {
+		sc.lineNo++
+	}
+	sc.p = 0
+	return buf[:copy(buf[:cap(buf)], l.rest)], l.eof
+}
+
+// cr is a carriage return given as a piece of its own.
+var cr = []byte{'\r'}
+
+// lineStream gives the bytes of a line piece by piece, without its end (a
+// CR before the LF, as trimCR): first what the buffer holds, then what is
+// read into the buffer, up to the line's end.
+type lineStream struct {
+	ctx context.Context
+	r   io.Reader
+	buf []byte
+	// pending is the next piece, nil when none is read.
+	pending []byte
+	// heldCR: the last piece ended with a CR, given only once what
+	// follows shows it is not the line's end.
+	heldCR bool
+	ended  bool   // the line's end, the file's or an error was read
+	eof    bool   // r is done
+	rest   []byte // what follows the line's end, in buf
+	n      int64  // bytes of the line given
+	err    error
+	win    *lineWindow // nil when the search only counts
+}
+
+// next gives the next piece of the line, nil at its end. A piece is valid
+// until the next call.
+func (l *lineStream) next() []byte {
+	for {
+		p := l.pending
+		l.pending = nil
+		if p == nil {
+			if l.ended {
+				return nil
+			}
+			p = l.read()
+		}
+		if l.heldCR {
+			l.heldCR = false
+			if len(p) > 0 || !l.ended {
+				l.pending = p
+				return l.give(cr)
+			}
+		}
+		if len(p) > linePiece {
+			// Given in parts: what the matcher has taken stays close to
+			// what the window has seen.
+			l.pending = p[linePiece:]
+			return l.give(p[:linePiece])
+		}
+		if n := len(p); n > 0 && p[n-1] == '\r' {
+			p, l.heldCR = p[:n-1], true
+		}
+		if len(p) > 0 {
+			return l.give(p)
+		}
+	}
+}
+
+// read reads on into the buffer and returns the line's part of it.
+func (l *lineStream) read() []byte {
+	if err := l.ctx.Err(); err != nil {
+		l.ended, l.err = true, err
+		return []byte{}
+	}
+	n, err := l.r.Read(l.buf[:cap(l.buf)])
+	b := l.buf[:n]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		l.ended, l.rest = true, b[i+1:]
+		return b[:i]
+	}
+	switch {
+	case err == io.EOF || (n == 0 && err == nil):
+		l.ended, l.eof = true, true
+	case err != nil:
+		l.ended, l.err = true, err
+	}
+	return b
+}
+
+func (l *lineStream) give(p []byte) []byte {
+	if l.win != nil {
+		l.win.add(p)
+	}
+	l.n += int64(len(p))
+	return p
+}
+
+// lineWindow keeps of a long line what output may show of it: its head,
+// and once the match is placed, the bytes from where lineText starts the
+// cut line.
+type lineWindow struct {
+	head []byte
+	// tail is the last bytes given, from tailOff; done once the match is
+	// placed.
+	tail    []byte
+	tailOff int64
+	placed  bool
+	// match is the line from matchOff, filled up to lineWindowBytes.
+	match    []byte
+	matchOff int64
+	n        int64
+}
+
+func (w *lineWindow) add(p []byte) {
+	w.head = appendUpTo(w.head, p, lineWindowBytes)
+	switch {
+	case w.placed:
+		if w.matchOff > 0 {
+			w.match = appendUpTo(w.match, p, lineWindowBytes)
+		}
+	case len(p) >= lineTailBytes:
+		w.tail = append(w.tail[:0], p[len(p)-lineTailBytes:]...)
+		w.tailOff = w.n + int64(len(p)-lineTailBytes)
+	default:
+		if len(w.tail)+len(p) > 2*lineTailBytes {
+			// Slid along by copying, once per lineTailBytes given.
+			drop := len(w.tail) + len(p) - lineTailBytes
+			w.tail = w.tail[:copy(w.tail, w.tail[drop:])]
+			w.tailOff += int64(drop)
+		}
+		w.tail = append(w.tail, p...)
+	}
+	w.n += int64(len(p))
+}
+
+// place takes the match at offset at, and returns where the shown part of
+// the line starts (as lineText places it), or false when the bytes there
+// are no longer kept.
+func (w *lineWindow) place(at int64) (int64, bool) {
+	w.placed = true
+	defer func() { w.tail = nil }()
+	if at <= MaxLineBytes/2 {
+		return 0, true
+	}
+	from := at - MaxLineBytes/4
+	if from < w.tailOff {
+		return 0, false
+	}
+	w.match = appendUpTo(nil, w.tail[from-w.tailOff:], lineWindowBytes)
+	w.matchOff = from
+	return from, true
+}
+
+// appendUpTo appends to b the first bytes of p, up to n bytes in all.
+func appendUpTo(b, p []byte, n int) []byte {
+	if len(b) >= n {
+		return b
+	}
+	return append(b, p[:min(len(p), n-len(b))]...)
+}
