@@ -6,3 +6,9 @@ import "time"
 // of 0 or less is never renewed, and a negative one is over when written,
 // so that a test recovers it at once.
 func SetLease(f *FS, d time.Duration) { f.lease = d }
+
+// ClaimKey is the key of the claim a move of the file at path, at version
+// etag, makes.
+func ClaimKey(f *FS, path, etag string) string {
+	return f.claimKey(journalMove{From: f.key(path), ETag: etag})
+}

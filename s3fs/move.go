@@ -19,7 +19,9 @@ var _ backend.Renamer = (*FS)(nil)
 //
 //  1. the source is listed, each object with its ETag, and the destination
 //     checked as rename(2) would (EXISTS, NOT_A_FILE, NOT_A_DIRECTORY);
-//  2. the journal names every object's old and new key and ETag;
+//  2. the journal names every object's old and new key and ETag, and each
+//     object is claimed at its ETag (claim.go): of two moves of it at
+//     once, one goes on and the other is STALE;
 //  3. each object is copied to its new key, the copy conditional on the
 //     ETag listed (x-amz-copy-source-if-match), the destination checked
 //     absent first and the copy sent with If-None-Match: * (a store that
@@ -27,7 +29,7 @@ var _ backend.Renamer = (*FS)(nil)
 //  4. the source is listed again: a key added meanwhile undoes it all;
 //  5. each original is deleted If-Match its ETag, so an object changed
 //     since its copy undoes it all (STALE) and no update is lost;
-//  6. the journal's removal is the commit point.
+//  6. the journal's removal is the commit point; its claims go with it.
 //
 // A process killed before it leaves a journal that the next call rolls
 // back (see Recover): the originals put back from their copies and the
@@ -221,6 +223,17 @@ func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
 // and deletes the originals.
 func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) error {
 	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
+	// Of two moves of an object at once, one claims it (claim.go), and
+	// the other stops here.
+	err := f.each(ctx, j.Moves, func(_ int, m journalMove) error {
+		if m.marker() {
+			return nil
+		}
+		return f.claim(ctx, l, m)
+	})
+	if err != nil {
+		return err
+	}
 	for _, m := range j.Moves {
 		if m.Backup != "" {
 			if err := l.check(); err != nil {
@@ -233,7 +246,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	}
 	var mu sync.Mutex
 	renewed := false
-	err := f.each(ctx, j.Moves, func(i int, m journalMove) error {
+	err = f.each(ctx, j.Moves, func(i int, m journalMove) error {
 		if err := l.check(); err != nil {
 			return err
 		}

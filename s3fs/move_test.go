@@ -2,6 +2,7 @@ package s3fs_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -85,13 +86,15 @@ func TestMoveCrash(t *testing.T) {
 		{"a directory", "d", "e/d",
 			map[string]string{"d/a": "a", "d/sub/b": "b", "d/empty": "dir", "e/d/a": "", "e/d/sub/b": "", "e/d/empty": "", "keep": "k"},
 			map[string]string{"d/a": "", "d/sub/b": "", "d/empty": "", "e/d/a": "a", "e/d/sub/b": "b", "e/d/empty": "dir", "keep": "k"},
-			// the journal, 2 copies, a marker, 2 deletes, the journal's removal
-			8},
+			// the journal, 2 claims, 2 copies, a marker, 2 deletes, the
+			// claims' removal, the journal's removal
+			12},
 		{"a file over a file", "f", "g",
 			map[string]string{"f": "new", "g": "old"},
 			map[string]string{"f": "", "g": "new"},
-			// the journal, the copy of g, the copy, the delete, the journal's removal
-			6},
+			// the journal, the claim, the copy of g, the copy, the delete,
+			// the claim's removal, the journal's removal
+			8},
 	} {
 		for cut := 0; cut <= tc.steps; cut++ {
 			prefix := fmt.Sprintf("move-%s-%d", tc.name[:3], cut)
@@ -337,5 +340,126 @@ func TestMoveKeepsMetadata(t *testing.T) {
 	}
 	if o.ContentType != "text/html" || o.Metadata.Get("Cache-Control") != "max-age=60" || o.UserMetadata["Owner"] != "alice" {
 		t.Errorf("after the move: Content-Type %q, Cache-Control %q, metadata %v", o.ContentType, o.Metadata.Get("Cache-Control"), o.UserMetadata)
+	}
+}
+
+// heldDelete holds the first DELETE of a key ending in suffix until
+// release is closed, and tells when it reaches it.
+type heldDelete struct {
+	suffix           string
+	reached, release chan struct{}
+	once             sync.Once
+}
+
+func (h *heldDelete) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), h.suffix) {
+		h.once.Do(func() {
+			close(h.reached)
+			<-h.release
+		})
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestOneOfTwoMovesOfAFile: of two moves of one file at once, one moves
+// it and the other is STALE. The first is held as it deletes the original
+// it copied, while the second runs: versitygw answers a DELETE If-Match of
+// a key already gone with 204, and both moves exited 0, leaving the file
+// at both destinations.
+func TestOneOfTwoMovesOfAFile(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/mvtwo"
+	f, _ := openFS(t, root)
+	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	access, secret := s3test.Keys()
+	h := &heldDelete{suffix: "/mvtwo/src", reached: make(chan struct{}), release: make(chan struct{})}
+	first, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := first.Rename(ctx, "src", "a", backend.WriteOptions{IfAbsent: true})
+		done <- err
+	}()
+	select {
+	case <-h.reached:
+	case err := <-done:
+		t.Fatalf("the first move ended before it deleted the original: %v", err)
+	}
+	_, secondErr := f.Rename(ctx, "src", "b", backend.WriteOptions{IfAbsent: true})
+	close(h.release)
+	firstErr := <-done
+	if firstErr != nil || codeOf(secondErr) != fault.CodeStale {
+		t.Errorf("two moves at once: the first returned %v, the second %v; want success and STALE", firstErr, secondErr)
+	}
+	if got := tree(t, f, "src", "a", "b"); !maps.Equal(got, map[string]string{"src": "", "a": "data", "b": ""}) {
+		t.Errorf("after two moves at once: %q", got)
+	}
+	noJournal(t, bucket, "mvtwo", "two moves at once")
+}
+
+// onJournal runs do once, as the first journal is written.
+type onJournal struct {
+	once sync.Once
+	do   func()
+}
+
+func (o *onJournal) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") {
+		o.once.Do(o.do)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestStaleClaimTakenOver: a claim whose journal is gone (its request
+// landed after the journal's removal) does not stop a later move of the
+// file, and a recovery removes it.
+func TestStaleClaimTakenOver(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	access, secret := s3test.Keys()
+	for _, recovery := range []bool{false, true} {
+		prefix := fmt.Sprintf("stale-%v", recovery)
+		root := "s3://" + bucket + "/" + prefix
+		f, _ := openFS(t, root)
+		fi, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		holder := []byte(prefix + "/.agentfs-journal/20260101T000000-gone.json")
+		stale := func() {
+			key := s3fs.ClaimKey(f, "src", fi.Version)
+			if _, err := c.PutObject(ctx, bucket, key, bytes.NewReader(holder), int64(len(holder)), minio.PutObjectOptions{}); err != nil {
+				t.Error(err)
+			}
+		}
+		if recovery {
+			stale()
+			_, err = f.Recover(ctx)
+		} else {
+			// After the move's own recovery: the move meets it.
+			var mover *s3fs.FS
+			mover, err = s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
+				Transport: &onJournal{do: stale}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = mover.Rename(ctx, "src", "dst", backend.WriteOptions{})
+			if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "", "dst": "data"}) {
+				t.Errorf("a move past a stale claim left %q", got)
+			}
+		}
+		if err != nil {
+			t.Errorf("with a stale claim (recovery %v): %v", recovery, err)
+		}
+		noJournal(t, bucket, prefix, fmt.Sprintf("a stale claim (recovery %v)", recovery))
 	}
 }

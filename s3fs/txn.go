@@ -263,9 +263,15 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 	return f.mapErr(err, key)
 }
 
-// dropJournal removes the journal, If-Match etag (its version written
-// last), then the copies.
+// dropJournal removes the claims of the journal, the journal If-Match
+// etag (its version written last), then its copies.
 func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) error {
+	// The claims go first: the originals are deleted (or, rolled back, put
+	// back), so no other move can copy what this one did, and a claim
+	// never outlives its journal.
+	if err := f.releaseClaims(ctx, jkey, j.Moves); err != nil {
+		return err
+	}
 	if err := f.c.Delete(ctx, jkey, etag); err != nil {
 		return f.mapErr(err, journalDir)
 	}
@@ -316,6 +322,7 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	dir := f.prefix + journalDir + "/"
 	journals := map[string]s3client.ObjectInfo{}
 	copies := map[string][]s3client.ObjectInfo{}
+	var claims []s3client.ObjectInfo
 	for o, err := range f.c.List(ctx, dir, "", 0, "") {
 		if err != nil {
 			// The first request of most calls: an error here is the
@@ -323,6 +330,10 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 			return rec, f.mapErr(err, ".")
 		}
 		rest := o.Key[len(dir):]
+		if strings.HasPrefix(rest, claimDir+"/") {
+			claims = append(claims, o)
+			continue
+		}
 		if id, ok := strings.CutSuffix(rest, ".json"); ok && !strings.Contains(id, "/") {
 			journals[id] = o
 			continue
@@ -364,7 +375,30 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 		}
 		rec.CopiesRemoved += len(keys)
 	}
-	return rec, nil
+	return rec, f.dropStaleClaims(ctx, claims)
+}
+
+// dropStaleClaims removes the claims whose journal is gone. A claim is
+// written after its journal and removed before it, so such a claim's move
+// has ended: its claim landed late (a request cut short on our side, done
+// on the store's). A claim made since is left alone (If-Match).
+func (f *FS) dropStaleClaims(ctx context.Context, claims []s3client.ObjectInfo) error {
+	for _, o := range claims {
+		holder, etag, err := f.claimHolder(ctx, o.Key)
+		if err != nil || holder == "" || etag != o.ETag {
+			continue // not agentfs's, or changed since it was listed: left
+		}
+		if _, found, err := f.headKey(ctx, holder); err != nil || found {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f.c.Delete(ctx, o.Key, etag); err != nil && !missingOrChanged(err) {
+			return f.mapErr(err, journalDir)
+		}
+	}
+	return nil
 }
 
 // recoverOne rolls back the transaction of the journal o when its lease
