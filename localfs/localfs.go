@@ -54,6 +54,10 @@ type Config struct {
 	// whose first root is an object store): paths are then shown absolute,
 	// so that a displayed path passed back still comes here.
 	RelativeElsewhere bool
+	// LockTimeout bounds how long New waits for the locks of a dead
+	// writer's files to undo its transaction (at most 2 s a journal): one
+	// it cannot lock now, a later mutation undoes.
+	LockTimeout time.Duration
 }
 
 type root struct {
@@ -189,7 +193,7 @@ func New(cfg Config) (*FS, error) {
 	// finished) before anything reads its files, and dead writers' temp
 	// files go.
 	state := existingStateDir()
-	recoverJournals(f, state)
+	recoverJournals(f, state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	return f, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -257,5 +258,47 @@ func TestLockAllGoesOnBesideAStuckJournal(t *testing.T) {
 	unlock()
 	if journalsLeft(t, state) != 1 {
 		t.Fatal("the stuck journal went; it is left for a person")
+	}
+}
+
+// TestRecoveryKeepsTheLockTimeout: a dead journal whose file a live
+// process holds locked is waited for no longer than the caller's lock
+// timeout, when the process starts (New) and before a mutation of another
+// file: the recovery waited 2 s for it whatever the timeout, so a call
+// with --lock-timeout 0s took 2 s per such journal.
+func TestRecoveryKeepsTheLockTimeout(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	for _, n := range []string{"a.txt", "b.txt"} {
+		must(t, os.WriteFile(filepath.Join(dir, n), []byte(n), 0o644))
+	}
+	unlockA, err := fsys.LockAll(context.Background(), []string{"a.txt"}, time.Second)
+	must(t, err)
+	held := sync.OnceFunc(unlockA)
+	defer held()
+	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt"}})
+
+	start := time.Now()
+	other, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	defer other.Close()
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("New with no lock timeout took %v", el)
+	}
+	start = time.Now()
+	unlock, err := other.LockAll(context.Background(), []string{"b.txt"}, 0)
+	must(t, err)
+	unlock()
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("LockAll of another file with no lock timeout took %v", el)
+	}
+	if n := journalsLeft(t, state); n != 1 {
+		t.Errorf("%d journals left, want the one whose file is held", n)
+	}
+	held()
+	unlock, err = other.LockAll(context.Background(), []string{"b.txt"}, 0)
+	must(t, err)
+	unlock()
+	if n := journalsLeft(t, state); n != 0 {
+		t.Errorf("%d journals left once the file is let go", n)
 	}
 }

@@ -376,12 +376,15 @@ func syncPath(dir string) error {
 // would stand in its way. What it cannot do now (a file locked by a live
 // process) a later call does.
 //
-// It returns the journals it could not finish under their locks (a tree's
-// backup that cannot go back): no retry will, and they are left for a
-// person, without holding up the mutations of their paths.
-func recoverJournals(f *FS, base string) (stuck map[string]bool) {
+// It waits for a journal's locks until deadline, the caller's, and at
+// most journalWait. It returns the journals it could not finish under
+// their locks (a tree's backup that cannot go back): no retry will, and
+// they are left for a person, without holding up the mutations of their
+// paths.
+func recoverJournals(f *FS, base string, deadline time.Time) (stuck map[string]bool) {
 	deadJournals(base, func(fd int, path string, committed bool) {
-		if recoverJournal(f, fd, path, committed) {
+		wait := min(journalWait, max(0, time.Until(deadline)))
+		if recoverJournal(f, fd, path, committed, wait) {
 			if stuck == nil {
 				stuck = map[string]bool{}
 			}
@@ -468,9 +471,12 @@ func waitJournal(ctx context.Context, path string, deadline time.Time) error {
 	return flockWait(ctx, fd, unix.LOCK_SH, deadline)
 }
 
-// recoverJournal recovers the journal at path, and reports whether it got
-// its locks and still could not finish it.
-func recoverJournal(f *FS, fd int, path string, committed bool) (stuck bool) {
+// journalWait is the longest a recovery waits for one journal's locks.
+const journalWait = 2 * time.Second
+
+// recoverJournal recovers the journal at path, waiting up to wait for its
+// locks, and reports whether it got them and still could not finish it.
+func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool) {
 	entries, ok := readJournal(path)
 	if !ok {
 		return false
@@ -479,7 +485,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool) (stuck bool) {
 	for i, e := range entries {
 		reals[i] = filepath.Join(e.Dir, e.Name)
 	}
-	unlock, err := f.lockReal(context.Background(), reals, 2*time.Second)
+	unlock, err := f.lockReal(context.Background(), reals, wait)
 	if err != nil {
 		return false
 	}

@@ -423,9 +423,10 @@ func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 	switch {
 	case stores == 0:
 		lfs, err := localfs.New(localfs.Config{
-			Roots:    roots,
-			Deny:     c.StringSlice("deny"),
-			Symlinks: localfs.SymlinkPolicy(c.String("symlinks")),
+			Roots:       roots,
+			Deny:        c.StringSlice("deny"),
+			Symlinks:    localfs.SymlinkPolicy(c.String("symlinks")),
+			LockTimeout: c.Duration("lock-timeout"),
 		})
 		if err != nil {
 			return nil, nil, err
@@ -477,6 +478,7 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 			Deny:              append(localDeny, relDeny...),
 			Symlinks:          localfs.SymlinkPolicy(c.String("symlinks")),
 			RelativeElsewhere: storeFirst,
+			LockTimeout:       c.Duration("lock-timeout"),
 		})
 		if err != nil {
 			return nil, nil, err
