@@ -73,13 +73,7 @@ func TestLockAllRecoversWithoutWaitingOnItself(t *testing.T) {
 			for _, n := range []string{"j1", "j2", "j3"} {
 				deadJournal(t, state, n, []journalEntry{e})
 			}
-			start := time.Now()
-			unlock, err := fsys.LockAll(context.Background(), []string{tc.lock}, 30*time.Second)
-			must(t, err)
-			unlock()
-			if el := time.Since(start); el > time.Second {
-				t.Errorf("LockAll took %v", el)
-			}
+			lockAtOnce(t, fsys, tc.lock, 30*time.Second)
 			if n := journalsLeft(t, state); n != 0 {
 				t.Errorf("%d journals left", n)
 			}
@@ -284,21 +278,26 @@ func TestRecoveryKeepsTheLockTimeout(t *testing.T) {
 	if el := time.Since(start); el > time.Second {
 		t.Errorf("New with no lock timeout took %v", el)
 	}
-	start = time.Now()
-	unlock, err := other.LockAll(context.Background(), []string{"b.txt"}, 0)
-	must(t, err)
-	unlock()
-	if el := time.Since(start); el > time.Second {
-		t.Errorf("LockAll of another file with no lock timeout took %v", el)
-	}
+	lockAtOnce(t, other, "b.txt", 0)
 	if n := journalsLeft(t, state); n != 1 {
 		t.Errorf("%d journals left, want the one whose file is held", n)
 	}
 	held()
-	unlock, err = other.LockAll(context.Background(), []string{"b.txt"}, 0)
-	must(t, err)
-	unlock()
+	lockAtOnce(t, other, "b.txt", 0)
 	if n := journalsLeft(t, state); n != 0 {
 		t.Errorf("%d journals left once the file is let go", n)
+	}
+}
+
+// lockAtOnce locks path and lets it go, failing t when that took a second
+// or more.
+func lockAtOnce(t *testing.T, fsys *FS, path string, timeout time.Duration) {
+	t.Helper()
+	start := time.Now()
+	unlock, err := fsys.LockAll(context.Background(), []string{path}, timeout)
+	must(t, err)
+	unlock()
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("LockAll of %s (timeout %v) took %v", path, timeout, el)
 	}
 }
