@@ -2,12 +2,12 @@ package s3fs
 
 import (
 	"context"
-	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3client"
@@ -34,45 +34,62 @@ func (f *FS) claimKey(m journalMove) string {
 	return f.prefix + journalDir + "/" + claimDir + "/" + hex.EncodeToString(sum[:16])
 }
 
-// claimETag is the ETag of a claim made under the journal jkey: the MD5
-// of its body, so that the journal's removal removes its own claims and
-// never another's.
-func claimETag(jkey string) string {
-	sum := md5.Sum([]byte(jkey))
-	return hex.EncodeToString(sum[:])
+// claimAll claims every object of the move of l, the first alone: two
+// moves of one directory meet at its first object, and of the two, one
+// goes on (claimed all at once, each could take some and both fail). The
+// claims taken are recorded in j, for their removal.
+func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
+	j.known, j.claims = true, map[string]string{}
+	var mu sync.Mutex
+	take := func(_ int, m journalMove) error {
+		key, etag, err := f.claim(ctx, l, m)
+		if err == nil {
+			mu.Lock()
+			j.claims[key] = etag
+			mu.Unlock()
+		}
+		return err
+	}
+	if len(j.Moves) == 0 {
+		return nil
+	}
+	if err := take(0, j.Moves[0]); err != nil {
+		return err
+	}
+	return f.each(ctx, j.Moves[1:], take)
 }
 
 // claim claims m's object for the move of l, taking over a claim whose
-// journal is gone.
-func (f *FS) claim(ctx context.Context, l *lease, m journalMove) error {
+// journal is gone, and returns the claim's key and ETag.
+func (f *FS) claim(ctx context.Context, l *lease, m journalMove) (string, string, error) {
 	key := f.claimKey(m)
 	rel := strings.TrimPrefix(m.From, f.prefix)
 	busy := fault.Errorf(fault.CodeStale, "another move of this file is under way.").WithPath(rel).
 		WithHint("list the source again once that move has ended; nothing was moved")
 	for range 3 {
 		if err := l.check(); err != nil {
-			return err
+			return "", "", err
 		}
-		_, err := f.c.Put(ctx, key, []byte(l.key), s3client.Condition("", "*"))
+		o, err := f.c.Put(ctx, key, []byte(l.key), s3client.Condition("", "*"))
 		if _, status := s3client.Code(err); err == nil || status != http.StatusPreconditionFailed {
-			return f.mapErr(err, rel)
+			return key, o.ETag, f.mapErr(err, rel)
 		}
 		holder, etag, err := f.claimHolder(ctx, key)
 		if err != nil || holder == "" {
 			if err != nil {
-				return err
+				return "", "", err
 			}
 			continue // released meanwhile
 		}
 		if _, found, err := f.headKey(ctx, holder); err != nil || found {
-			return cmpErr(err, busy)
+			return "", "", cmpErr(err, busy)
 		}
 		// Its journal is gone: that move ended, and the claim is stale.
 		if err := f.c.Delete(ctx, key, etag); err != nil && !missingOrChanged(err) {
-			return f.mapErr(err, rel)
+			return "", "", f.mapErr(err, rel)
 		}
 	}
-	return busy
+	return "", "", busy
 }
 
 // claimHolder reads the claim at key: the key of its journal and its
@@ -103,17 +120,29 @@ func (f *FS) claimHolder(ctx context.Context, key string) (holder, etag string, 
 	return holder, o.ETag, nil
 }
 
-// releaseClaims removes the claims the move of the journal jkey made.
-func (f *FS) releaseClaims(ctx context.Context, jkey string, moves []journalMove) error {
-	etag := claimETag(jkey)
-	return f.each(ctx, moves, func(_ int, m journalMove) error {
-		if m.marker() {
-			return nil
-		}
-		if err := f.c.Delete(ctx, f.claimKey(m), etag); err != nil && !missingOrChanged(err) {
+// releaseClaims removes the claims of the move of the journal jkey:
+// those its process recorded, If-Match the ETag each was given; read
+// back, those of its moves that name it.
+func (f *FS) releaseClaims(ctx context.Context, jkey string, j journal) error {
+	drop := func(key, etag string) error {
+		if err := f.c.Delete(ctx, key, etag); err != nil && !missingOrChanged(err) {
 			return f.mapErr(err, journalDir)
 		}
 		return nil
+	}
+	return f.each(ctx, j.Moves, func(_ int, m journalMove) error {
+		key := f.claimKey(m)
+		if j.known {
+			if etag, ok := j.claims[key]; ok {
+				return drop(key, etag)
+			}
+			return nil
+		}
+		holder, etag, err := f.claimHolder(ctx, key)
+		if err != nil || holder != jkey {
+			return err
+		}
+		return drop(key, etag)
 	})
 }
 

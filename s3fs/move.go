@@ -49,6 +49,8 @@ type journalMove struct {
 	// Backup is the key of its copy (a file moved over a file).
 	Old    string `json:"old,omitempty"`
 	Backup string `json:"backup,omitempty"`
+	// made is set once this process made the copy (or the marker).
+	made bool
 }
 
 func (m journalMove) marker() bool { return strings.HasSuffix(m.From, "/") }
@@ -225,13 +227,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
 	// Of two moves of an object at once, one claims it (claim.go), and
 	// the other stops here.
-	err := f.each(ctx, j.Moves, func(_ int, m journalMove) error {
-		if m.marker() {
-			return nil
-		}
-		return f.claim(ctx, l, m)
-	})
-	if err != nil {
+	if err := f.claimAll(ctx, l, j); err != nil {
 		return err
 	}
 	for _, m := range j.Moves {
@@ -246,13 +242,27 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	}
 	var mu sync.Mutex
 	renewed := false
-	err = f.each(ctx, j.Moves, func(i int, m journalMove) error {
+	made := func(i int) {
+		mu.Lock()
+		j.Moves[i].made = true
+		mu.Unlock()
+	}
+	err := f.each(ctx, j.Moves, func(i int, m journalMove) error {
 		if err := l.check(); err != nil {
 			return err
 		}
 		if m.marker() {
-			_, err := f.c.Put(ctx, m.To, nil, nil)
-			return f.mapErr(err, rel(m.To))
+			// Still there once claimed: a move that claimed it after
+			// another moved it would make it again at its destination.
+			if _, found, err := f.headKey(ctx, m.From); err != nil || !found {
+				return cmpErr(err, fault.Errorf(fault.CodeStale, "the directory was moved or removed during the move.").WithPath(rel(m.From)).
+					WithHint("list it again; nothing was moved"))
+			}
+			if _, err := f.c.Put(ctx, m.To, nil, nil); err != nil {
+				return f.mapErr(err, rel(m.To))
+			}
+			made(i)
+			return nil
 		}
 		if m.Old == "" {
 			if _, found, err := f.head(ctx, rel(m.To)); err != nil || found {
@@ -267,6 +277,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		if err != nil {
 			return f.swapErr(ctx, rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
 		}
+		made(i)
 		if etag != m.ETag {
 			mu.Lock()
 			j.Moves[i].New, renewed = etag, true

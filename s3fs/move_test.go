@@ -86,9 +86,9 @@ func TestMoveCrash(t *testing.T) {
 		{"a directory", "d", "e/d",
 			map[string]string{"d/a": "a", "d/sub/b": "b", "d/empty": "dir", "e/d/a": "", "e/d/sub/b": "", "e/d/empty": "", "keep": "k"},
 			map[string]string{"d/a": "", "d/sub/b": "", "d/empty": "", "e/d/a": "a", "e/d/sub/b": "b", "e/d/empty": "dir", "keep": "k"},
-			// the journal, 2 claims, 2 copies, a marker, 2 deletes, the
-			// claims' removal, the journal's removal
-			12},
+			// the journal, 3 claims (a marker's too), 2 copies, a marker,
+			// 2 deletes, 3 claims' removals, the journal's removal
+			14},
 		{"a file over a file", "f", "g",
 			map[string]string{"f": "new", "g": "old"},
 			map[string]string{"f": "", "g": "new"},
@@ -462,4 +462,174 @@ func TestStaleClaimTakenOver(t *testing.T) {
 		}
 		noJournal(t, bucket, prefix, fmt.Sprintf("a stale claim (recovery %v)", recovery))
 	}
+}
+
+// heldClaim holds the first PUT of a claim until release is closed, and
+// tells when it reaches it.
+type heldClaim struct {
+	reached, release chan struct{}
+	once             sync.Once
+}
+
+func (h *heldClaim) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/claims/") {
+		h.once.Do(func() {
+			close(h.reached)
+			<-h.release
+		})
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestLoserKeepsTheWinnersMove: of two moves of one file to one
+// destination, the one that loses undoes nothing of the other's, whether
+// it loses at its claim (the other holds it) or at the destination (the
+// other has ended). The loser, held at its claim after it checked the
+// destination absent, took the winner's copy for its own (same bytes, same
+// ETag) and rolled it back: it deleted it (the file lost), or copied it
+// back to the source.
+func TestLoserKeepsTheWinnersMove(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	access, secret := s3test.Keys()
+	for _, winnerEnded := range []bool{false, true} {
+		prefix := fmt.Sprintf("loser-%v", winnerEnded)
+		root := "s3://" + bucket + "/" + prefix
+		f, _ := openFS(t, root)
+		if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		hc := &heldClaim{reached: make(chan struct{}), release: make(chan struct{})}
+		loser, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: hc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hd := &heldDelete{suffix: "/" + prefix + "/src", reached: make(chan struct{}), release: make(chan struct{})}
+		winner, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: hd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loserDone, winnerDone := make(chan error, 1), make(chan error, 1)
+		go func() {
+			_, err := loser.Rename(ctx, "src", "dst", backend.WriteOptions{IfAbsent: true})
+			loserDone <- err
+		}()
+		<-hc.reached
+		go func() {
+			_, err := winner.Rename(ctx, "src", "dst", backend.WriteOptions{IfAbsent: true})
+			winnerDone <- err
+		}()
+		<-hd.reached // the winner claimed and copied
+		var loserErr, winnerErr error
+		if winnerEnded {
+			close(hd.release)
+			winnerErr = <-winnerDone
+			close(hc.release)
+			loserErr = <-loserDone
+		} else {
+			close(hc.release)
+			loserErr = <-loserDone
+			close(hd.release)
+			winnerErr = <-winnerDone
+		}
+		if winnerErr != nil || loserErr == nil {
+			t.Errorf("winner ended first %v: the winner returned %v, the loser %v", winnerEnded, winnerErr, loserErr)
+		}
+		if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "", "dst": "data"}) {
+			t.Errorf("winner ended first %v: the tree is %q", winnerEnded, got)
+		}
+		noJournal(t, bucket, prefix, "two moves to one destination")
+	}
+}
+
+// TestOneOfTwoMovesOfADirectory: of two moves of one directory at once,
+// exactly one succeeds, for a directory of files and an empty one. Claimed
+// all at once, each move took some claims and both were STALE (a third of
+// the rounds); an empty directory's marker was not claimed, and both
+// moves succeeded.
+func TestOneOfTwoMovesOfADirectory(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	access, secret := s3test.Keys()
+	for _, files := range []int{0, 4} {
+		for round := range 12 {
+			prefix := fmt.Sprintf("dirs-%d-%d", files, round)
+			root := "s3://" + bucket + "/" + prefix
+			f, _ := openFS(t, root)
+			if _, err := f.WriteFile(ctx, "d/x", nil, backend.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Remove(ctx, "d/x", backend.RemoveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range files {
+				if _, err := f.WriteFile(ctx, fmt.Sprintf("d/f%d", i), []byte{byte(i)}, backend.WriteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var errs [2]error
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range errs {
+				mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret})
+				if err != nil {
+					t.Fatal(err)
+				}
+				wg.Go(func() {
+					<-start
+					_, errs[i] = mover.Rename(ctx, "d", fmt.Sprintf("e%d", i), backend.WriteOptions{IfAbsent: true})
+				})
+			}
+			close(start)
+			wg.Wait()
+			if (errs[0] == nil) == (errs[1] == nil) {
+				t.Errorf("%d files, round %d: the moves returned %v and %v; want one success", files, round, errs[0], errs[1])
+			}
+			noJournal(t, bucket, prefix, "two moves of a directory")
+		}
+	}
+}
+
+// TestRecoverSkipsLiveClaims: a recovery while a move of many objects is
+// in flight costs what it costs with none in flight but the move's
+// journal: its claims are known from it, not each read (three requests a
+// claim, on every call).
+func TestRecoverSkipsLiveClaims(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/livecl"
+	f, cnt := openFS(t, root)
+	for i := range 40 {
+		if _, err := f.WriteFile(ctx, fmt.Sprintf("d/f%02d", i), []byte{byte(i)}, backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	access, secret := s3test.Keys()
+	h := &heldDelete{suffix: "/livecl/d/f00", reached: make(chan struct{}), release: make(chan struct{})}
+	mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{})
+		done <- err
+	}()
+	<-h.reached
+	cnt.reset()
+	rec, err := f.Recover(ctx)
+	cnt.mu.Lock()
+	requests := maps.Clone(cnt.requests)
+	cnt.mu.Unlock()
+	close(h.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || rec.Live != 1 {
+		t.Fatalf("recovery during the move: %+v, %v", rec, err)
+	}
+	if n := requests["GET"] + requests["HEAD"]; n > 2 {
+		t.Errorf("a recovery during a move of 40 files sent %v", requests)
+	}
+	noJournal(t, bucket, "livecl", "the move")
 }

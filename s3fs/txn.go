@@ -38,6 +38,11 @@ type journal struct {
 	Ops     []journalOp `json:"ops,omitempty"`
 	// Moves are the objects of a move (see move.go).
 	Moves []journalMove `json:"moves,omitempty"`
+	// known is set in the process that runs the transaction: which moves
+	// it made and which claims it holds (with their ETags) are its own
+	// record. A journal read back by a recovery knows neither.
+	known  bool
+	claims map[string]string
 }
 
 type journalOp struct {
@@ -220,6 +225,11 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 		}
 	}
 	for _, m := range j.Moves {
+		if j.known && !m.made {
+			// Never copied by this move: what is at its destination is
+			// another writer's, even with the same bytes.
+			continue
+		}
 		if err := f.rollBackMove(ctx, m); err != nil {
 			return err
 		}
@@ -269,7 +279,7 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) erro
 	// The claims go first: the originals are deleted (or, rolled back, put
 	// back), so no other move can copy what this one did, and a claim
 	// never outlives its journal.
-	if err := f.releaseClaims(ctx, jkey, j.Moves); err != nil {
+	if err := f.releaseClaims(ctx, jkey, j); err != nil {
 		return err
 	}
 	if err := f.c.Delete(ctx, jkey, etag); err != nil {
@@ -343,10 +353,16 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 		}
 	}
 	now := f.c.Now()
+	// The claims of the journals listed are theirs: left alone, at no
+	// request.
+	named := map[string]bool{}
 	for _, o := range journals {
-		state, err := f.recoverOne(ctx, o, now)
+		state, j, err := f.recoverOne(ctx, o, now)
 		if err != nil {
 			return rec, err
+		}
+		for _, m := range j.Moves {
+			named[f.claimKey(m)] = true
 		}
 		switch state {
 		case rolledBack:
@@ -375,15 +391,20 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 		}
 		rec.CopiesRemoved += len(keys)
 	}
-	return rec, f.dropStaleClaims(ctx, claims)
+	return rec, f.dropStaleClaims(ctx, claims, named)
 }
 
-// dropStaleClaims removes the claims whose journal is gone. A claim is
-// written after its journal and removed before it, so such a claim's move
-// has ended: its claim landed late (a request cut short on our side, done
-// on the store's). A claim made since is left alone (If-Match).
-func (f *FS) dropStaleClaims(ctx context.Context, claims []s3client.ObjectInfo) error {
+// dropStaleClaims removes the claims, but those named, whose journal is
+// gone. A claim is written after its journal and removed before it, so
+// such a claim's move has ended: its claim landed late (a request cut
+// short on our side, done on the store's). A claim made since is left
+// alone (If-Match). One not named by a journal listed is rare: a move that
+// began as the listing ran, or a stale claim.
+func (f *FS) dropStaleClaims(ctx context.Context, claims []s3client.ObjectInfo, named map[string]bool) error {
 	for _, o := range claims {
+		if named[o.Key] {
+			continue
+		}
 		holder, etag, err := f.claimHolder(ctx, o.Key)
 		if err != nil || holder == "" || etag != o.ETag {
 			continue // not agentfs's, or changed since it was listed: left
@@ -404,24 +425,23 @@ func (f *FS) dropStaleClaims(ctx context.Context, claims []s3client.ObjectInfo) 
 // recoverOne rolls back the transaction of the journal o when its lease
 // has run out at now: it claims the journal (a rewrite If-Match the
 // version listed, which a renewal in between defeats), restores what the
-// transaction changed, and removes it.
-func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Time) (journalState, error) {
+// transaction changed, and removes it. It returns the journal as read.
+func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Time) (_ journalState, j journal, _ error) {
 	body, err := f.c.Get(ctx, o.Key, o.ETag, 0, 0)
 	if code, status := s3client.Code(err); err != nil && (code == "NoSuchKey" || status == http.StatusPreconditionFailed) {
-		return gone, nil // renewed, or recovered by another process, meanwhile
+		return gone, j, nil // renewed, or recovered by another process, meanwhile
 	}
 	if err != nil {
-		return gone, f.mapErr(err, journalDir)
+		return gone, j, f.mapErr(err, journalDir)
 	}
-	var j journal
 	err = json.NewDecoder(body).Decode(&j)
 	body.Close()
 	if err != nil {
-		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
+		return gone, j, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
 			WithHint("inspect it, restore the objects it names by hand, then remove it")
 	}
 	if !f.ownKeys(j) {
-		return gone, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", o.Key).
+		return gone, j, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", o.Key).
 			WithHint("inspect it, then remove it by hand")
 	}
 	lease, err := time.ParseDuration(j.Lease)
@@ -429,24 +449,24 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		lease = defaultLease
 	}
 	if o.LastModified.Add(lease).After(now) {
-		return live, nil
+		return live, j, nil
 	}
 	j.Claimed = true
 	data, err := json.Marshal(j)
 	if err != nil {
-		return gone, err
+		return gone, j, err
 	}
 	claimed, err := f.c.Put(ctx, o.Key, data, s3client.Condition(o.ETag, ""))
 	if code, status := s3client.Code(err); err != nil && (code == "NoSuchKey" || status == http.StatusPreconditionFailed) {
-		return gone, nil
+		return gone, j, nil
 	}
 	if err != nil {
-		return gone, f.mapErr(err, journalDir)
+		return gone, j, f.mapErr(err, journalDir)
 	}
 	if err := f.rollBack(ctx, j); err != nil {
-		return gone, err
+		return gone, j, err
 	}
-	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
+	return rolledBack, j, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
 
 // ownKeys reports whether every key j names is one agentfs wrote there:
