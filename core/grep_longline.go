@@ -15,10 +15,11 @@ const (
 	// MaxLineBytes, and looks a few bytes on for a character's start.
 	lineWindowBytes = MaxLineBytes + 8
 	// lineTailBytes are the last bytes read of a long line, kept until its
-	// match is placed: a regex reads a little ahead of where its match
-	// starts (a buffer of 64 KiB), unless it runs on (a greedy .* to the
-	// line's end), and the line is then shown from its start.
-	lineTailBytes = 256 << 10
+	// match is placed: a matcher reads a little ahead of where its match
+	// starts (a window of 128 KiB and up to 64 KiB carried over, or a
+	// buffer of 64 KiB), unless it runs on (a greedy .* to the line's
+	// end), and the line is then shown from its start.
+	lineTailBytes = 512 << 10
 	// linePiece is the most a long line's stream gives at once.
 	linePiece = 64 << 10
 )
@@ -30,14 +31,20 @@ func (sc *scan) longLine(ctx context.Context, buf []byte, r io.Reader) ([]byte, 
 	s := sc.s
 	// Reading on overwrites the buffer: the context lines before the line
 	// are taken out of it now, and reported if the line matches.
+	// Each is kept as output shows it (lineText): a context line is shown
+	// from its start, so its first lineWindowBytes are enough, and a few
+	// lines of up to 8 MiB are not copied whole, here and in sc.prior.
 	var before []lineRec
 	if s.cap > 0 {
 		sc.before(buf, sc.p, func(r lineRec) {
-			r.text = bytes.Clone(r.text)
+			if len(r.text) > lineWindowBytes && r.size == 0 {
+				r.size = len(r.text)
+			}
+			r.text = bytes.Clone(r.text[:min(len(r.text), lineWindowBytes)])
 			before = append(before, r)
 		})
 	}
-	l := &lineStream{ctx: ctx, r: r, buf: buf, pending: buf[sc.p:]}
+	l := &lineStream{ctx: ctx, r: r, buf: buf, pending: buf[sc.p:], read: int64(len(buf) - sc.p)}
 	if s.cap > 0 {
 		l.win = &lineWindow{}
 	}
@@ -59,6 +66,11 @@ func (sc *scan) longLine(ctx context.Context, buf []byte, r io.Reader) ([]byte, 
 			sc.res.err = l.err
 		}
 		return buf, true
+	}
+	if l.eof && l.read == 0 {
+		// The buffer was full up to the end of the last line, and the
+		// file ended there: there is no line.
+		return buf[:0], true
 	}
 	head := lineRec{line: sc.lineNo, size: int(l.n)}
 	if l.win != nil {
@@ -118,6 +130,7 @@ type lineStream struct {
 	eof    bool   // r is done
 	rest   []byte // what follows the line's end, in buf
 	n      int64  // bytes of the line given
+	read   int64  // bytes of the line taken in, a CR it dropped too
 	err    error
 	win    *lineWindow // nil when the search only counts
 }
@@ -132,7 +145,8 @@ func (l *lineStream) next() []byte {
 			if l.ended {
 				return nil
 			}
-			p = l.read()
+			p = l.readOn()
+			l.read += int64(len(p))
 		}
 		if l.heldCR {
 			l.heldCR = false
@@ -156,8 +170,8 @@ func (l *lineStream) next() []byte {
 	}
 }
 
-// read reads on into the buffer and returns the line's part of it.
-func (l *lineStream) read() []byte {
+// readOn reads on into the buffer and returns the line's part of it.
+func (l *lineStream) readOn() []byte {
 	if err := l.ctx.Err(); err != nil {
 		l.ended, l.err = true, err
 		return []byte{}

@@ -51,11 +51,25 @@ func TestLongLines(t *testing.T) {
 	}
 }
 
+// TestNoLineAfterTheLast: a file whose last lines, kept as context, fill
+// the buffer up to its end has no line after them. An empty line was
+// reported after the last (count 1 for ^$, an extra "" of context).
+func TestNoLineAfterTheLast(t *testing.T) {
+	for _, q := range []struct {
+		q     string
+		regex bool
+	}{{"a", false}, {"^$", true}, {"^", true}} {
+		for _, text := range []string{strings.Repeat("a", 50) + "\n", "a\n" + strings.Repeat("a", 60) + "\n", strings.Repeat("a", 63) + "\r\n"} {
+			checkSearch(t, q.q, q.regex, false, []byte(text), 1)
+		}
+	}
+}
+
 // TestLongLineWindow: a match far into a line longer than the largest
 // buffer is shown where it is, cut as a line held whole is; a greedy regex
 // that reads the line to its end shows it from its start.
 func TestLongLineWindow(t *testing.T) {
-	line := strings.Repeat("x", 300000) + "needle" + strings.Repeat("y", 300000) + "z"
+	line := strings.Repeat("x", 300000) + "needle" + strings.Repeat("y", 900000) + "z"
 	for _, c := range []struct {
 		q      string
 		regex  bool

@@ -38,6 +38,9 @@ type Matcher struct {
 	// run, when the regex is a sequence of ASCII classes, decides a
 	// line in place of re.
 	run *classRun
+	// bound is the most bytes a match spans, -1 when unbounded or when
+	// the regex holds an assertion (see FirstMatchOf).
+	bound int
 }
 
 // Parse reads a query as the matcher does: a fixed string quoted, case
@@ -85,7 +88,7 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 	if err != nil {
 		return nil, RegexError(query, err)
 	}
-	m := &Matcher{re: re, run: newClassRun(tree.Simplify())}
+	m := &Matcher{re: re, run: newClassRun(tree.Simplify()), bound: maxMatchBytes(tree)}
 	lit, fold := requiredLiteral(tree.Simplify())
 	m.whole = !isRegex && len(lit) == utf8.RuneCountInString(query)
 	switch {
