@@ -28,21 +28,39 @@ import (
 // claimDir, in the journal folder, holds the claims.
 const claimDir = "claims"
 
-// claimKey is where a move of m claims its object.
-func (f *FS) claimKey(m journalMove) string {
-	sum := sha256.Sum256([]byte(m.From + "\x00" + m.ETag))
+// claimKey is where a move claims the object at key, at the ETag etag
+// ("" for none).
+func (f *FS) claimKey(key, etag string) string {
+	sum := sha256.Sum256([]byte(key + "\x00" + etag))
 	return f.prefix + journalDir + "/" + claimDir + "/" + hex.EncodeToString(sum[:16])
 }
 
-// claimAll claims every object of the move of l, the first alone: two
-// moves of one directory meet at its first object, and of the two, one
-// goes on (claimed all at once, each could take some and both fail). The
-// claims taken are recorded in j, for their removal.
+// claimsOf are the objects a move of m claims, by their claim's key,
+// each with its path: its source at the ETag listed, and its destination
+// as it was found (absent, or the object it replaces). The destination's
+// claim keeps another move from putting a file there while this one runs
+// or waits for its rollback: the store may ignore a copy's conditions on
+// its destination (versitygw does, for an object over copyThrough bytes),
+// and a rollback read back takes an object of the bytes it copied for its
+// copy.
+func (f *FS) claimsOf(m journalMove) map[string]string {
+	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
+	c := map[string]string{f.claimKey(m.From, m.ETag): rel(m.From)}
+	if !m.marker() {
+		c[f.claimKey(m.To, m.Old)] = rel(m.To)
+	}
+	return c
+}
+
+// claimAll claims what every object of the move of l claims, the first
+// move's source alone: two moves of one directory meet there, and of the
+// two, one goes on (claimed all at once, each could take some and both
+// fail). The claims taken are recorded in j, for their removal.
 func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 	j.known, j.claims = true, map[string]string{}
 	var mu sync.Mutex
-	take := func(_ int, m journalMove) error {
-		key, etag, err := f.claim(ctx, l, m)
+	take := func(key, path string) error {
+		etag, err := f.claim(ctx, l, key, path)
 		if err == nil {
 			mu.Lock()
 			j.claims[key] = etag
@@ -53,43 +71,55 @@ func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 	if len(j.Moves) == 0 {
 		return nil
 	}
-	if err := take(0, j.Moves[0]); err != nil {
+	first := j.Moves[0]
+	if err := take(f.claimKey(first.From, first.ETag), strings.TrimPrefix(first.From, f.prefix)); err != nil {
 		return err
 	}
-	return f.each(ctx, j.Moves[1:], take)
+	return f.each(ctx, j.Moves, func(_ int, m journalMove) error {
+		for key, path := range f.claimsOf(m) {
+			mu.Lock()
+			_, taken := j.claims[key]
+			mu.Unlock()
+			if taken {
+				continue
+			}
+			if err := take(key, path); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
-// claim claims m's object for the move of l, taking over a claim whose
-// journal is gone, and returns the claim's key and ETag.
-func (f *FS) claim(ctx context.Context, l *lease, m journalMove) (string, string, error) {
-	key := f.claimKey(m)
-	rel := strings.TrimPrefix(m.From, f.prefix)
-	busy := fault.Errorf(fault.CodeStale, "another move of this file is under way.").WithPath(rel).
-		WithHint("list the source again once that move has ended; nothing was moved")
+// claim takes the claim key, of the object at path, for the move of l,
+// taking over a claim whose journal is gone, and returns its ETag.
+func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, error) {
+	busy := fault.Errorf(fault.CodeStale, "another move of this file is under way.").WithPath(path).
+		WithHint("list it again once that move has ended; nothing was moved")
 	for range 3 {
 		if err := l.check(); err != nil {
-			return "", "", err
+			return "", err
 		}
 		o, err := f.c.Put(ctx, key, []byte(l.key), s3client.Condition("", "*"))
 		if _, status := s3client.Code(err); err == nil || status != http.StatusPreconditionFailed {
-			return key, o.ETag, f.mapErr(err, rel)
+			return o.ETag, f.mapErr(err, path)
 		}
 		holder, etag, err := f.claimHolder(ctx, key)
 		if err != nil || holder == "" {
 			if err != nil {
-				return "", "", err
+				return "", err
 			}
 			continue // released meanwhile
 		}
 		if _, found, err := f.headKey(ctx, holder); err != nil || found {
-			return "", "", cmpErr(err, busy)
+			return "", cmpErr(err, busy)
 		}
 		// Its journal is gone: that move ended, and the claim is stale.
 		if err := f.c.Delete(ctx, key, etag); err != nil && !missingOrChanged(err) {
-			return "", "", f.mapErr(err, rel)
+			return "", f.mapErr(err, path)
 		}
 	}
-	return "", "", busy
+	return "", busy
 }
 
 // claimHolder reads the claim at key: the key of its journal and its
@@ -131,18 +161,23 @@ func (f *FS) releaseClaims(ctx context.Context, jkey string, j journal) error {
 		return nil
 	}
 	return f.each(ctx, j.Moves, func(_ int, m journalMove) error {
-		key := f.claimKey(m)
-		if j.known {
-			if etag, ok := j.claims[key]; ok {
-				return drop(key, etag)
+		for key := range f.claimsOf(m) {
+			etag, ok := j.claims[key]
+			if !j.known {
+				var holder string
+				var err error
+				if holder, etag, err = f.claimHolder(ctx, key); err != nil {
+					return err
+				}
+				ok = holder == jkey
 			}
-			return nil
+			if ok {
+				if err := drop(key, etag); err != nil {
+					return err
+				}
+			}
 		}
-		holder, etag, err := f.claimHolder(ctx, key)
-		if err != nil || holder != jkey {
-			return err
-		}
-		return drop(key, etag)
+		return nil
 	})
 }
 

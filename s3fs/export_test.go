@@ -10,5 +10,5 @@ func SetLease(f *FS, d time.Duration) { f.lease = d }
 // ClaimKey is the key of the claim a move of the file at path, at version
 // etag, makes.
 func ClaimKey(f *FS, path, etag string) string {
-	return f.claimKey(journalMove{From: f.key(path), ETag: etag})
+	return f.claimKey(f.key(path), etag)
 }

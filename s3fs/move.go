@@ -3,6 +3,7 @@ package s3fs
 import (
 	"cmp"
 	"context"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -49,8 +50,10 @@ type journalMove struct {
 	// Backup is the key of its copy (a file moved over a file).
 	Old    string `json:"old,omitempty"`
 	Backup string `json:"backup,omitempty"`
-	// made is set once this process made the copy (or the marker).
-	made bool
+
+	// tried is set as this process sends the copy (or the marker): from
+	// then on it may be there, even when the answer is lost.
+	tried bool
 }
 
 func (m journalMove) marker() bool { return strings.HasSuffix(m.From, "/") }
@@ -201,7 +204,7 @@ const copyThrough = 8 << 20
 // all of it on a failure.
 func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
 	id := newID()
-	j := journal{Moves: moves}
+	j := journal{Moves: moves, ClaimFirst: true}
 	for i, m := range j.Moves {
 		if m.Old != "" && !m.marker() {
 			j.Moves[i].Backup = f.prefix + journalDir + "/" + id + "/0"
@@ -230,6 +233,13 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	if err := f.claimAll(ctx, l, j); err != nil {
 		return err
 	}
+	// Recorded before anything changes: the journal of a move killed
+	// before it holds its claims is rolled back as one that made nothing,
+	// whatever is at its destinations (another move's, of the same bytes).
+	j.ClaimsHeld = true
+	if err := l.update(ctx, *j); err != nil {
+		return err
+	}
 	for _, m := range j.Moves {
 		if m.Backup != "" {
 			if err := l.check(); err != nil {
@@ -242,9 +252,9 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	}
 	var mu sync.Mutex
 	renewed := false
-	made := func(i int) {
+	tried := func(i int) {
 		mu.Lock()
-		j.Moves[i].made = true
+		j.Moves[i].tried = true
 		mu.Unlock()
 	}
 	err := f.each(ctx, j.Moves, func(i int, m journalMove) error {
@@ -258,11 +268,9 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 				return cmpErr(err, fault.Errorf(fault.CodeStale, "the directory was moved or removed during the move.").WithPath(rel(m.From)).
 					WithHint("list it again; nothing was moved"))
 			}
-			if _, err := f.c.Put(ctx, m.To, nil, nil); err != nil {
-				return f.mapErr(err, rel(m.To))
-			}
-			made(i)
-			return nil
+			tried(i)
+			_, err := f.c.Put(ctx, m.To, nil, nil)
+			return f.mapErr(err, rel(m.To))
 		}
 		if m.Old == "" {
 			if _, found, err := f.head(ctx, rel(m.To)); err != nil || found {
@@ -273,11 +281,11 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		// Through agentfs up to copyThrough bytes: versitygw ignores a
 		// copy's conditions on its destination, and a file created there
 		// after the HEAD above was overwritten, both calls exiting 0.
+		tried(i)
 		etag, err := f.c.CopyThrough(ctx, m.From, m.ETag, m.To, s3client.Condition(m.Old, ifNone(m.Old)), copyThrough)
 		if err != nil {
-			return f.swapErr(ctx, rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
+			return f.copyErr(ctx, m, err)
 		}
-		made(i)
 		if etag != m.ETag {
 			mu.Lock()
 			j.Moves[i].New, renewed = etag, true
@@ -318,6 +326,26 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		return err
 	}
 	return f.deleteKeys(ctx, src, markers)
+}
+
+// copyErr maps the failure of m's copy: a refusal with the source as
+// listed is the destination's (a file put there, or the one replaced
+// changed), else the source's.
+func (f *FS) copyErr(ctx context.Context, m journalMove, err error) error {
+	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
+	if _, status := s3client.Code(err); status == http.StatusPreconditionFailed {
+		o, found, herr := f.headKey(ctx, m.From)
+		switch {
+		case herr != nil:
+			return herr
+		case found && o.ETag == m.ETag && m.Old == "":
+			return fault.Errorf(fault.CodeExists, "a file appeared at the destination during the move.").WithPath(rel(m.To)).
+				WithHint("nothing was moved; check the destination and move again")
+		case found && o.ETag == m.ETag:
+			return f.swapErr(ctx, rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
+		}
+	}
+	return f.swapErr(ctx, rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
 }
 
 func ifNone(old string) string {

@@ -36,10 +36,14 @@ type journal struct {
 	// Claimed is set by the process that rolls it back.
 	Claimed bool        `json:"claimed,omitempty"`
 	Ops     []journalOp `json:"ops,omitempty"`
-	// Moves are the objects of a move (see move.go).
-	Moves []journalMove `json:"moves,omitempty"`
+	// Moves are the objects of a move (see move.go). ClaimFirst says the
+	// move claims them before it changes anything (claim.go), ClaimsHeld
+	// that it has: a journal read back without it made nothing.
+	Moves      []journalMove `json:"moves,omitempty"`
+	ClaimFirst bool          `json:"claimFirst,omitempty"`
+	ClaimsHeld bool          `json:"claimsHeld,omitempty"`
 	// known is set in the process that runs the transaction: which moves
-	// it made and which claims it holds (with their ETags) are its own
+	// it tried and which claims it holds (with their ETags) are its own
 	// record. A journal read back by a recovery knows neither.
 	known  bool
 	claims map[string]string
@@ -225,7 +229,7 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 		}
 	}
 	for _, m := range j.Moves {
-		if j.known && !m.made {
+		if j.known && !m.tried || j.ClaimFirst && !j.ClaimsHeld {
 			// Never copied by this move: what is at its destination is
 			// another writer's, even with the same bytes.
 			continue
@@ -317,7 +321,7 @@ type Recovery struct {
 type journalState int
 
 const (
-	// gone: removed, or renewed, since it was listed.
+	// gone: removed since it was listed, or recovered by another process.
 	gone journalState = iota
 	live
 	rolledBack
@@ -331,38 +335,28 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	var rec Recovery
 	dir := f.prefix + journalDir + "/"
 	journals := map[string]s3client.ObjectInfo{}
-	copies := map[string][]s3client.ObjectInfo{}
-	var claims []s3client.ObjectInfo
-	for o, err := range f.c.List(ctx, dir, "", 0, "") {
+	// Below dir, by "/": the journals, and the folders of copies (one per
+	// transaction) and of claims, listed only when needed: a move of many
+	// objects in flight has that many claims, or copies.
+	var folders []string
+	for o, err := range f.c.List(ctx, dir, "/", 0, "") {
 		if err != nil {
 			// The first request of most calls: an error here is the
 			// store's or the bucket's, not the journal folder's.
 			return rec, f.mapErr(err, ".")
 		}
 		rest := o.Key[len(dir):]
-		if strings.HasPrefix(rest, claimDir+"/") {
-			claims = append(claims, o)
-			continue
-		}
 		if id, ok := strings.CutSuffix(rest, ".json"); ok && !strings.Contains(id, "/") {
 			journals[id] = o
-			continue
-		}
-		if id, _, ok := strings.Cut(rest, "/"); ok {
-			copies[id] = append(copies[id], o)
+		} else if id, ok := strings.CutSuffix(rest, "/"); ok {
+			folders = append(folders, id)
 		}
 	}
 	now := f.c.Now()
-	// The claims of the journals listed are theirs: left alone, at no
-	// request.
-	named := map[string]bool{}
 	for _, o := range journals {
-		state, j, err := f.recoverOne(ctx, o, now)
+		state, err := f.recoverOne(ctx, o, now)
 		if err != nil {
 			return rec, err
-		}
-		for _, m := range j.Moves {
-			named[f.claimKey(m)] = true
 		}
 		switch state {
 		case rolledBack:
@@ -371,39 +365,56 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 			rec.Live++
 		}
 	}
-	for id, objects := range copies {
-		if _, ok := journals[id]; ok {
-			continue
-		}
-		// A copy is written after its journal and removed after it: alone
-		// and older than a lease, its transaction has ended.
-		var keys []string
-		for _, o := range objects {
-			if o.LastModified.Add(defaultLease).Before(now) {
-				keys = append(keys, o.Key)
+	for _, id := range folders {
+		var err error
+		switch _, ok := journals[id]; {
+		case id == claimDir:
+			if rec.Live == 0 {
+				// With a transaction in flight, its claims are left
+				// unread; a stale claim waits for a call with none.
+				err = f.dropStaleClaims(ctx, dir+id+"/")
 			}
+		case !ok:
+			var n int
+			n, err = f.dropCopies(ctx, dir+id+"/", now)
+			rec.CopiesRemoved += n
 		}
-		if len(keys) == 0 {
-			continue
-		}
-		if err := f.deleteKeys(ctx, journalDir, keys); err != nil {
+		if err != nil {
 			return rec, err
 		}
-		rec.CopiesRemoved += len(keys)
 	}
-	return rec, f.dropStaleClaims(ctx, claims, named)
+	return rec, nil
 }
 
-// dropStaleClaims removes the claims, but those named, whose journal is
-// gone. A claim is written after its journal and removed before it, so
-// such a claim's move has ended: its claim landed late (a request cut
-// short on our side, done on the store's). A claim made since is left
-// alone (If-Match). One not named by a journal listed is rare: a move that
-// began as the listing ran, or a stale claim.
-func (f *FS) dropStaleClaims(ctx context.Context, claims []s3client.ObjectInfo, named map[string]bool) error {
-	for _, o := range claims {
-		if named[o.Key] {
-			continue
+// dropCopies removes the copies below folder, a transaction's whose
+// journal was not listed, older than a lease: a copy is written after its
+// journal and removed after it, so alone and that old, its transaction has
+// ended.
+func (f *FS) dropCopies(ctx context.Context, folder string, now time.Time) (int, error) {
+	var keys []string
+	for o, err := range f.c.List(ctx, folder, "", 0, "") {
+		if err != nil {
+			return 0, f.mapErr(err, journalDir)
+		}
+		if o.LastModified.Add(defaultLease).Before(now) {
+			keys = append(keys, o.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	return len(keys), f.deleteKeys(ctx, journalDir, keys)
+}
+
+// dropStaleClaims removes the claims below folder whose journal is gone.
+// A claim is written after its journal and removed before it, so such a
+// claim's move has ended: its claim landed late (a request cut short on
+// our side, done on the store's). A claim made since is left alone
+// (If-Match).
+func (f *FS) dropStaleClaims(ctx context.Context, folder string) error {
+	for o, err := range f.c.List(ctx, folder, "", 0, "") {
+		if err != nil {
+			return f.mapErr(err, journalDir)
 		}
 		holder, etag, err := f.claimHolder(ctx, o.Key)
 		if err != nil || holder == "" || etag != o.ETag {
@@ -425,23 +436,29 @@ func (f *FS) dropStaleClaims(ctx context.Context, claims []s3client.ObjectInfo, 
 // recoverOne rolls back the transaction of the journal o when its lease
 // has run out at now: it claims the journal (a rewrite If-Match the
 // version listed, which a renewal in between defeats), restores what the
-// transaction changed, and removes it. It returns the journal as read.
-func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Time) (_ journalState, j journal, _ error) {
+// transaction changed, and removes it.
+func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Time) (journalState, error) {
 	body, err := f.c.Get(ctx, o.Key, o.ETag, 0, 0)
-	if code, status := s3client.Code(err); err != nil && (code == "NoSuchKey" || status == http.StatusPreconditionFailed) {
-		return gone, j, nil // renewed, or recovered by another process, meanwhile
+	code, status := s3client.Code(err)
+	switch {
+	case err != nil && code == "NoSuchKey":
+		return gone, nil // ended meanwhile
+	case err != nil && status == http.StatusPreconditionFailed:
+		// Renewed by its committer, or claimed by another recovery,
+		// meanwhile: in flight either way.
+		return live, nil
+	case err != nil:
+		return gone, f.mapErr(err, journalDir)
 	}
-	if err != nil {
-		return gone, j, f.mapErr(err, journalDir)
-	}
+	var j journal
 	err = json.NewDecoder(body).Decode(&j)
 	body.Close()
 	if err != nil {
-		return gone, j, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
+		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
 			WithHint("inspect it, restore the objects it names by hand, then remove it")
 	}
 	if !f.ownKeys(j) {
-		return gone, j, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", o.Key).
+		return gone, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", o.Key).
 			WithHint("inspect it, then remove it by hand")
 	}
 	lease, err := time.ParseDuration(j.Lease)
@@ -449,24 +466,26 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		lease = defaultLease
 	}
 	if o.LastModified.Add(lease).After(now) {
-		return live, j, nil
+		return live, nil
 	}
 	j.Claimed = true
 	data, err := json.Marshal(j)
 	if err != nil {
-		return gone, j, err
+		return gone, err
 	}
 	claimed, err := f.c.Put(ctx, o.Key, data, s3client.Condition(o.ETag, ""))
-	if code, status := s3client.Code(err); err != nil && (code == "NoSuchKey" || status == http.StatusPreconditionFailed) {
-		return gone, j, nil
+	if code, status := s3client.Code(err); err != nil && code == "NoSuchKey" {
+		return gone, nil
+	} else if err != nil && status == http.StatusPreconditionFailed {
+		return live, nil // renewed, or claimed by another recovery, meanwhile
 	}
 	if err != nil {
-		return gone, j, f.mapErr(err, journalDir)
+		return gone, f.mapErr(err, journalDir)
 	}
 	if err := f.rollBack(ctx, j); err != nil {
-		return gone, j, err
+		return gone, err
 	}
-	return rolledBack, j, f.dropJournal(ctx, o.Key, claimed.ETag, j)
+	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
 
 // ownKeys reports whether every key j names is one agentfs wrote there:
