@@ -158,17 +158,11 @@ type meddler struct {
 // writer's change, meddle.
 func meddledFS(t *testing.T, root string, meddle func() error) *s3fs.FS {
 	t.Helper()
-	access, secret := s3test.Keys()
-	f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
-		Transport: &meddler{meddle: func() {
-			if err := meddle(); err != nil {
-				t.Error(err)
-			}
-		}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return transportFS(t, root, &meddler{meddle: func() {
+		if err := meddle(); err != nil {
+			t.Error(err)
+		}
+	}})
 }
 
 // RoundTrip meddles before the first copy: a store's copy, or the PUT of
@@ -256,12 +250,8 @@ func TestLiveLeaseKept(t *testing.T) {
 	if _, err := f.WriteFile(ctx, "a", []byte("old a"), backend.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	access, secret := s3test.Keys()
 	g := &gate{journalWrites: make(chan struct{}, 100), release: make(chan struct{})}
-	committer, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: g})
-	if err != nil {
-		t.Fatal(err)
-	}
+	committer := transportFS(t, root, g)
 	// Renewed every 200 ms; 10 writes of the journal span 1.8 s, more than
 	// the lease and the 1 s of the store's clock together.
 	s3fs.SetLease(committer, 600*time.Millisecond)
@@ -346,16 +336,34 @@ func TestMoveKeepsMetadata(t *testing.T) {
 	}
 }
 
-// heldDelete holds the first DELETE of a key ending in suffix until
-// release is closed, and tells when it reaches it.
-type heldDelete struct {
-	suffix           string
+// held holds the first request that match accepts until release is
+// closed, and tells when it reaches it.
+type held struct {
+	match            func(r *http.Request) bool
 	reached, release chan struct{}
 	once             sync.Once
 }
 
-func (h *heldDelete) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), h.suffix) {
+func newHeld(match func(r *http.Request) bool) *held {
+	return &held{match: match, reached: make(chan struct{}), release: make(chan struct{})}
+}
+
+// heldDelete holds the first DELETE of a key ending in suffix.
+func heldDelete(suffix string) *held {
+	return newHeld(func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), suffix)
+	})
+}
+
+// heldClaim holds the first PUT of a claim.
+func heldClaim() *held {
+	return newHeld(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/claims/")
+	})
+}
+
+func (h *held) RoundTrip(r *http.Request) (*http.Response, error) {
+	if h.match(r) {
 		h.once.Do(func() {
 			close(h.reached)
 			<-h.release
@@ -377,12 +385,8 @@ func TestOneOfTwoMovesOfAFile(t *testing.T) {
 	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	access, secret := s3test.Keys()
-	h := &heldDelete{suffix: "/mvtwo/src", reached: make(chan struct{}), release: make(chan struct{})}
-	first, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: h})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := heldDelete("/mvtwo/src")
+	first := transportFS(t, root, h)
 	done := make(chan error, 1)
 	go func() {
 		_, err := first.Rename(ctx, "src", "a", backend.WriteOptions{IfAbsent: true})
@@ -428,7 +432,6 @@ func TestStaleClaimTakenOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	access, secret := s3test.Keys()
 	for _, recovery := range []bool{false, true} {
 		prefix := fmt.Sprintf("stale-%v", recovery)
 		root := "s3://" + bucket + "/" + prefix
@@ -449,12 +452,7 @@ func TestStaleClaimTakenOver(t *testing.T) {
 			_, err = f.Recover(ctx)
 		} else {
 			// After the move's own recovery: the move meets it.
-			var mover *s3fs.FS
-			mover, err = s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
-				Transport: &onJournal{do: stale}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			mover := transportFS(t, root, &onJournal{do: stale})
 			_, err = mover.Rename(ctx, "src", "dst", backend.WriteOptions{})
 			if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "", "dst": "data"}) {
 				t.Errorf("a move past a stale claim left %q", got)
@@ -467,23 +465,6 @@ func TestStaleClaimTakenOver(t *testing.T) {
 	}
 }
 
-// heldClaim holds the first PUT of a claim until release is closed, and
-// tells when it reaches it.
-type heldClaim struct {
-	reached, release chan struct{}
-	once             sync.Once
-}
-
-func (h *heldClaim) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPut && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/claims/") {
-		h.once.Do(func() {
-			close(h.reached)
-			<-h.release
-		})
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // TestLoserKeepsTheWinnersMove: of two moves of one file to one
 // destination, the one that loses undoes nothing of the other's, whether
 // it loses at its claim (the other holds it) or at the destination (the
@@ -494,7 +475,6 @@ func (h *heldClaim) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestLoserKeepsTheWinnersMove(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	access, secret := s3test.Keys()
 	for _, winnerEnded := range []bool{false, true} {
 		prefix := fmt.Sprintf("loser-%v", winnerEnded)
 		root := "s3://" + bucket + "/" + prefix
@@ -502,16 +482,10 @@ func TestLoserKeepsTheWinnersMove(t *testing.T) {
 		if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		hc := &heldClaim{reached: make(chan struct{}), release: make(chan struct{})}
-		loser, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: hc})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hd := &heldDelete{suffix: "/" + prefix + "/src", reached: make(chan struct{}), release: make(chan struct{})}
-		winner, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: hd})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hc := heldClaim()
+		loser := transportFS(t, root, hc)
+		hd := heldDelete("/" + prefix + "/src")
+		winner := transportFS(t, root, hd)
 		loserDone, winnerDone := make(chan error, 1), make(chan error, 1)
 		go func() {
 			_, err := loser.Rename(ctx, "src", "dst", backend.WriteOptions{IfAbsent: true})
@@ -553,7 +527,6 @@ func TestLoserKeepsTheWinnersMove(t *testing.T) {
 func TestOneOfTwoMovesOfADirectory(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	access, secret := s3test.Keys()
 	for _, files := range []int{0, 4} {
 		for round := range 12 {
 			prefix := fmt.Sprintf("dirs-%d-%d", files, round)
@@ -574,10 +547,7 @@ func TestOneOfTwoMovesOfADirectory(t *testing.T) {
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			for i := range errs {
-				mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret})
-				if err != nil {
-					t.Fatal(err)
-				}
+				mover := transportFS(t, root, nil)
 				wg.Go(func() {
 					<-start
 					_, errs[i] = mover.Rename(ctx, "d", fmt.Sprintf("e%d", i), backend.WriteOptions{IfAbsent: true})
@@ -607,12 +577,8 @@ func TestRecoverSkipsLiveClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	access, secret := s3test.Keys()
-	h := &heldDelete{suffix: "/livecl/d/f000", reached: make(chan struct{}), release: make(chan struct{})}
-	mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: h})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := heldDelete("/livecl/d/f000")
+	mover := transportFS(t, root, h)
 	done := make(chan error, 1)
 	go func() {
 		_, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{})
@@ -665,7 +631,6 @@ func (l *lostAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestMoveWithItsCopysAnswerLost(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	access, secret := s3test.Keys()
 	for _, over := range []bool{false, true} {
 		prefix := fmt.Sprintf("lost-%v", over)
 		root := "s3://" + bucket + "/" + prefix
@@ -680,11 +645,7 @@ func TestMoveWithItsCopysAnswerLost(t *testing.T) {
 			}
 			want["dst"] = "old precious"
 		}
-		mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
-			Transport: &lostAnswer{suffix: "/" + prefix + "/dst"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		mover := transportFS(t, root, &lostAnswer{suffix: "/" + prefix + "/dst"})
 		if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 			t.Errorf("over a file %v: the move succeeded with its copy's answer lost", over)
 		}
@@ -708,12 +669,7 @@ func TestDeadLoserKeepsTheWinnersMove(t *testing.T) {
 	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	access, secret := s3test.Keys()
-	loser, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
-		Transport: &diesAt{part: "/.agentfs-journal/claims/"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loser := transportFS(t, root, &diesAt{part: "/.agentfs-journal/claims/"})
 	if _, err := loser.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 		t.Fatal("the move that died at its claim succeeded")
 	}
@@ -797,12 +753,7 @@ func TestDeadMoveKeepsAnotherFileOfItsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	access, secret := s3test.Keys()
-	dead, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
-		Transport: &diesAt{part: "/deadcopy/x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dead := transportFS(t, root, &diesAt{part: "/deadcopy/x"})
 	if _, err := dead.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
 		t.Fatal("the move that died at its copy succeeded")
 	}
@@ -830,7 +781,6 @@ func TestDeadMoveKeepsAnotherFileOfItsBytes(t *testing.T) {
 func TestTwoLargeFilesToOneDestination(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	access, secret := s3test.Keys()
 	big := func(b byte) []byte { return bytes.Repeat([]byte{b}, 9<<20) }
 	for round := range 2 {
 		prefix := fmt.Sprintf("twobig-%d", round)
@@ -845,10 +795,7 @@ func TestTwoLargeFilesToOneDestination(t *testing.T) {
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i, name := range []string{"a", "b"} {
-			mover, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret})
-			if err != nil {
-				t.Fatal(err)
-			}
+			mover := transportFS(t, root, nil)
 			wg.Go(func() {
 				<-start
 				_, errs[i] = mover.Rename(ctx, name, "x", backend.WriteOptions{IfAbsent: true})

@@ -70,13 +70,19 @@ func newFS(t *testing.T, bucket string) (*s3fs.FS, *counter) {
 func openFS(t testing.TB, root string) (*s3fs.FS, *counter) {
 	t.Helper()
 	cnt := &counter{requests: map[string]int{}}
+	return transportFS(t, root, cnt), cnt
+}
+
+// transportFS is a backend of root whose requests go through rt (the
+// default transport when nil).
+func transportFS(t testing.TB, root string, rt http.RoundTripper) *s3fs.FS {
+	t.Helper()
 	access, secret := s3test.Keys()
-	f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t),
-		AccessKey: access, SecretKey: secret, Transport: cnt})
+	f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret, Transport: rt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f, cnt
+	return f
 }
 
 // dyingFS is a backend of root whose process dies after cut requests:
@@ -84,12 +90,7 @@ func openFS(t testing.TB, root string) (*s3fs.FS, *counter) {
 // clocks, so the next call recovers what it left.
 func dyingFS(t testing.TB, root string, cut int) *s3fs.FS {
 	t.Helper()
-	access, secret := s3test.Keys()
-	f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t),
-		AccessKey: access, SecretKey: secret, Transport: &cutOff{left: cut}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := transportFS(t, root, &cutOff{left: cut})
 	s3fs.SetLease(f, -time.Minute)
 	return f
 }
