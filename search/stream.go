@@ -64,10 +64,27 @@ func (m *Matcher) firstInWindows(next func() []byte) int64 {
 		if p == nil {
 			return -1
 		}
-		drop := len(win) - keep
+		drop := charStart(win, len(win)-keep)
 		win = win[:copy(win, win[drop:])]
 		base += int64(drop)
 	}
+}
+
+// charStart moves i back to the start of the character of b it falls in,
+// as regexp reads b from its start (an invalid byte is a character of its
+// own): a window that started inside one would read its last bytes as
+// invalid characters, which [^é] matches and the line does not have. A
+// byte that is no continuation byte always starts a character.
+func charStart(b []byte, i int) int {
+	for s := i - 1; s >= max(0, i-utf8.UTFMax+1); s-- {
+		if utf8.RuneStart(b[s]) {
+			if _, w := utf8.DecodeRune(b[s:]); s+w > i {
+				return s
+			}
+			break
+		}
+	}
+	return i
 }
 
 // maxMatchBytes is the most bytes a match of re spans (4 a character), or
