@@ -37,17 +37,17 @@ func (f *FS) claimKey(key, etag string) string {
 
 // claimsOf are the objects a move of m claims, by their claim's key,
 // each with its path: its source at the ETag listed, and its destination
-// as it was found (absent, or the object it replaces). The destination's
-// claim keeps another move from putting a file there while this one runs
-// or waits for its rollback: the store may ignore a copy's conditions on
-// its destination (versitygw does, for an object over copyThrough bytes),
-// and a rollback read back takes an object of the bytes it copied for its
-// copy.
+// whatever is there (the key with no ETag, which no source claim has). The
+// destination's claim keeps another move from putting a file there while
+// this one runs or waits for its rollback, even after a write or removal
+// there: the store may ignore a copy's conditions on its destination
+// (versitygw does, for an object over copyThrough bytes), and a rollback
+// read back takes an object of the bytes it copied for its copy.
 func (f *FS) claimsOf(m journalMove) map[string]string {
 	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
 	c := map[string]string{f.claimKey(m.From, m.ETag): rel(m.From)}
 	if !m.marker() {
-		c[f.claimKey(m.To, m.Old)] = rel(m.To)
+		c[f.claimKey(m.To, "")] = rel(m.To)
 	}
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,6 +52,7 @@ type lease struct {
 // begin writes the journal j at key, new, and starts renewing it.
 func (f *FS) begin(ctx context.Context, key string, j journal) (*lease, error) {
 	j.Lease = f.lease.String()
+	j.Moves = slices.Clone(j.Moves)
 	l := &lease{f: f, key: key, renew: f.lease / 3, j: j, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := l.write(ctx, s3client.Condition("", "*")); err != nil {
 		return nil, err
@@ -136,6 +138,9 @@ func (l *lease) update(ctx context.Context, j journal) error {
 		return l.lost
 	}
 	j.Lease, j.Renewed = l.j.Lease, l.j.Renewed+1
+	// Its own moves: the renewals marshal them while the move writes its
+	// own (New, tried).
+	j.Moves = slices.Clone(j.Moves)
 	l.j = j
 	return l.write(ctx, s3client.Condition(l.etag, ""))
 }

@@ -233,6 +233,12 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	if err := f.claimAll(ctx, l, j); err != nil {
 		return err
 	}
+	// What was listed is checked again once claimed: a move that ended
+	// between the listing and the claims (they were free then) moved the
+	// source, or filled the destination.
+	if err := f.each(ctx, j.Moves, func(_ int, m journalMove) error { return f.stillAsListed(ctx, m) }); err != nil {
+		return err
+	}
 	// Recorded before anything changes: the journal of a move killed
 	// before it holds its claims is rolled back as one that made nothing,
 	// whatever is at its destinations (another move's, of the same bytes).
@@ -252,9 +258,9 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	}
 	var mu sync.Mutex
 	renewed := false
-	tried := func(i int) {
+	tried := func(i int, sent bool) {
 		mu.Lock()
-		j.Moves[i].tried = true
+		j.Moves[i].tried = sent
 		mu.Unlock()
 	}
 	err := f.each(ctx, j.Moves, func(i int, m journalMove) error {
@@ -268,7 +274,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 				return cmpErr(err, fault.Errorf(fault.CodeStale, "the directory was moved or removed during the move.").WithPath(rel(m.From)).
 					WithHint("list it again; nothing was moved"))
 			}
-			tried(i)
+			tried(i, true)
 			_, err := f.c.Put(ctx, m.To, nil, nil)
 			return f.mapErr(err, rel(m.To))
 		}
@@ -281,9 +287,14 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		// Through agentfs up to copyThrough bytes: versitygw ignores a
 		// copy's conditions on its destination, and a file created there
 		// after the HEAD above was overwritten, both calls exiting 0.
-		tried(i)
+		tried(i, true)
 		etag, err := f.c.CopyThrough(ctx, m.From, m.ETag, m.To, s3client.Condition(m.Old, ifNone(m.Old)), copyThrough)
 		if err != nil {
+			if refused(err) {
+				// A condition refused: nothing of this copy is there (an
+				// object of its bytes there is another writer's).
+				tried(i, false)
+			}
 			return f.copyErr(ctx, m, err)
 		}
 		if etag != m.ETag {
@@ -326,6 +337,42 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		return err
 	}
 	return f.deleteKeys(ctx, src, markers)
+}
+
+// stillAsListed checks that m's source is at the ETag listed and its
+// destination as found: STALE, or EXISTS for a file put there.
+func (f *FS) stillAsListed(ctx context.Context, m journalMove) error {
+	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
+	src, found, err := f.headKey(ctx, m.From)
+	if err != nil {
+		return err
+	}
+	if !found || !m.marker() && src.ETag != m.ETag {
+		return fault.Errorf(fault.CodeStale, "the source was moved or changed since it was listed.").WithPath(rel(m.From)).
+			WithHint("list it again; nothing was moved")
+	}
+	if m.marker() {
+		return nil
+	}
+	dst, found, err := f.headKey(ctx, m.To)
+	switch {
+	case err != nil:
+		return err
+	case found && m.Old == "":
+		return fault.Errorf(fault.CodeExists, "a file appeared at the destination during the move.").WithPath(rel(m.To)).
+			WithHint("nothing was moved; check the destination and move again")
+	case !found && m.Old != "" || found && dst.ETag != m.Old:
+		return fault.Errorf(fault.CodeStale, "the file at the destination changed during the move.").WithPath(rel(m.To)).
+			WithHint("nothing was moved; check the destination and move again")
+	}
+	return nil
+}
+
+// refused reports the store's refusal of a conditional request (412), or
+// of one on a key gone (404): the change was not made.
+func refused(err error) bool {
+	code, status := s3client.Code(err)
+	return status == http.StatusPreconditionFailed || code == "NoSuchKey"
 }
 
 // copyErr maps the failure of m's copy: a refusal with the source as

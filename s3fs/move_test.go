@@ -290,22 +290,27 @@ func TestLiveLeaseKept(t *testing.T) {
 func TestMoveKeepsAFileCreatedAtTheDestination(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	root := "s3://" + bucket + "/mvdst"
-	f, _ := openFS(t, root)
-	if _, err := f.WriteFile(ctx, "src", []byte("moved"), backend.WriteOptions{}); err != nil {
-		t.Fatal(err)
+	// Theirs of other bytes, and of the bytes moved, which a rollback that
+	// took it for the move's copy deleted.
+	for _, theirs := range []string{"theirs", "moved"} {
+		prefix := "mvdst-" + theirs
+		root := "s3://" + bucket + "/" + prefix
+		f, _ := openFS(t, root)
+		if _, err := f.WriteFile(ctx, "src", []byte("moved"), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		mover := meddledFS(t, root, func() error {
+			_, err := f.WriteFile(ctx, "e/f", []byte(theirs), backend.WriteOptions{IfAbsent: true})
+			return err
+		})
+		if _, err := mover.Rename(ctx, "src", "e/f", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeExists {
+			t.Errorf("a move onto a file (%s) created at its destination meanwhile: %v, want EXISTS", theirs, err)
+		}
+		if got := tree(t, f, "src", "e/f"); !maps.Equal(got, map[string]string{"src": "moved", "e/f": theirs}) {
+			t.Errorf("after the refused move: %q, want theirs (%s) kept", got, theirs)
+		}
+		noJournal(t, bucket, prefix, "a move onto a file created meanwhile")
 	}
-	mover := meddledFS(t, root, func() error {
-		_, err := f.WriteFile(ctx, "e/f", []byte("theirs"), backend.WriteOptions{IfAbsent: true})
-		return err
-	})
-	if _, err := mover.Rename(ctx, "src", "e/f", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeExists {
-		t.Errorf("a move onto a file created at its destination meanwhile: %v, want EXISTS", err)
-	}
-	if got := tree(t, f, "src", "e/f"); !maps.Equal(got, map[string]string{"src": "moved", "e/f": "theirs"}) {
-		t.Errorf("after the refused move: %q", got)
-	}
-	noJournal(t, bucket, "mvdst", "a move onto a file created meanwhile")
 }
 
 // TestMoveKeepsMetadata: a file moved through agentfs keeps what a store's
@@ -603,19 +608,24 @@ func TestRecoverSkipsLiveClaims(t *testing.T) {
 	noJournal(t, bucket, "livecl", "the move")
 }
 
-// lostAnswer forwards the first PUT of a key ending in suffix to the
-// store, and answers it with an error: the change is made, its answer
-// lost.
+// lostAnswer forwards the PUTs of keys ending in suffix to the store, and
+// answers the one after the first after with an error: the change is
+// made, its answer lost.
 type lostAnswer struct {
 	suffix string
-	once   sync.Once
+	// after is how many such PUTs are answered first.
+	after int
+	mu    sync.Mutex
+	seen  int
 }
 
 func (l *lostAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), l.suffix) {
-		lost := false
-		l.once.Do(func() { lost = true })
+		l.mu.Lock()
+		l.seen++
+		lost := l.seen == l.after+1
+		l.mu.Unlock()
 		if lost && err == nil {
 			resp.Body.Close()
 			return nil, errors.New("connection reset by peer")
@@ -818,4 +828,145 @@ func TestTwoLargeFilesToOneDestination(t *testing.T) {
 		}
 		noJournal(t, bucket, prefix, "two large moves to one destination")
 	}
+}
+
+// TestLostClaimsHeldAnswer: a move whose journal's rewrite (saying it holds
+// its claims) was made but answered with an error keeps its claims until
+// it is recovered: a second move of the file is STALE until then, and a
+// recovery then undoes nothing of the second. The first released its
+// claims and left its journal (its removal refused, If-Match an ETag the
+// lost answer left behind); the second moved the file, and the recovery of
+// the first sent it back.
+func TestLostClaimsHeldAnswer(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/lostheld"
+	f, _ := openFS(t, root)
+	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := transportFS(t, root, &lostAnswer{suffix: ".json", after: 1})
+	if _, err := first.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
+		t.Fatal("the move succeeded with its journal's rewrite answered with an error")
+	}
+	if _, err := f.Rename(ctx, "src", "dst", backend.WriteOptions{}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a move beside the first's journal: %v, want STALE", err)
+	}
+	expireJournals(t, bucket, "lostheld")
+	if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
+		t.Fatalf("the recovery of the first move: %+v, %v", rec, err)
+	}
+	if _, err := f.Rename(ctx, "src", "dst", backend.WriteOptions{}); err != nil {
+		t.Fatalf("the move once the first is recovered: %v", err)
+	}
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "", "dst": "data"}) {
+		t.Errorf("after the moves: %q", got)
+	}
+	noJournal(t, bucket, "lostheld", "a lost answer to the claims' record")
+}
+
+// claimsThenDies holds a move at its first claim until release is closed,
+// and kills its process as it sends its first request after the journal's
+// rewrite that says it holds its claims.
+type claimsThenDies struct {
+	*held
+	mu             sync.Mutex
+	journals       int
+	dead, recorded bool
+}
+
+func (c *claimsThenDies) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	if c.recorded {
+		c.dead = true
+	}
+	if r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") {
+		c.journals++
+		c.recorded = c.journals == 2
+	}
+	dead := c.dead
+	c.mu.Unlock()
+	if dead {
+		return nil, errors.New("the process died")
+	}
+	return c.held.RoundTrip(r)
+}
+
+// TestLoserClaimingAfterTheWinnerEnded: a move that listed its file, then
+// claimed it once another move of it had ended (its claims free again), is
+// refused before it records its claims: killed then, its recovery undoes
+// nothing of the other's. Not checked again, it recorded them, was
+// killed, and its recovery sent the other's file back to the source.
+func TestLoserClaimingAfterTheWinnerEnded(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/lateclaim"
+	f, _ := openFS(t, root)
+	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := &claimsThenDies{held: heldClaim()}
+	loser := transportFS(t, root, c)
+	done := make(chan error, 1)
+	go func() {
+		_, err := loser.Rename(ctx, "src", "dst", backend.WriteOptions{})
+		done <- err
+	}()
+	<-c.reached
+	if _, err := f.Rename(ctx, "src", "dst", backend.WriteOptions{}); err != nil {
+		t.Fatalf("the winner: %v", err)
+	}
+	close(c.release)
+	if err := <-done; err == nil {
+		t.Error("the loser succeeded")
+	}
+	expireJournals(t, bucket, "lateclaim")
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "", "dst": "data"}) {
+		t.Errorf("after the loser's recovery: %q", got)
+	}
+	noJournal(t, bucket, "lateclaim", "a late claim")
+}
+
+// TestDeadMoveKeepsItsDestinationAfterAWrite: a move to the destination
+// of a dead move waits for its rollback even when a write put another
+// file there meanwhile. Claimed by version, the destination was free to
+// the second move once written, and the rollback then deleted its file
+// (of the bytes the dead move copied).
+func TestDeadMoveKeepsItsDestinationAfterAWrite(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/deadwrite"
+	f, _ := openFS(t, root)
+	for _, name := range []string{"a", "c"} {
+		if _, err := f.WriteFile(ctx, name, []byte("same"), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead := transportFS(t, root, &diesAt{part: "/deadwrite/x"})
+	if _, err := dead.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
+		t.Fatal("the move that died at its copy succeeded")
+	}
+	if _, err := f.WriteFile(ctx, "x", []byte("other"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Rename(ctx, "c", "x", backend.WriteOptions{}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a move to the dead move's destination: %v, want STALE", err)
+	}
+	expireJournals(t, bucket, "deadwrite")
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Rename(ctx, "c", "x", backend.WriteOptions{}); err != nil {
+		t.Fatalf("the move once the dead one is recovered: %v", err)
+	}
+	if got := tree(t, f, "a", "c", "x"); !maps.Equal(got, map[string]string{"a": "same", "c": "", "x": "same"}) {
+		t.Errorf("after the moves: %q", got)
+	}
+	noJournal(t, bucket, "deadwrite", "a dead move, a write and a move")
 }

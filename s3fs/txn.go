@@ -277,15 +277,9 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 	return f.mapErr(err, key)
 }
 
-// dropJournal removes the claims of the journal, the journal If-Match
-// etag (its version written last), then its copies.
+// dropJournal removes the journal If-Match etag (its version written
+// last), then its copies and claims.
 func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) error {
-	// The claims go first: the originals are deleted (or, rolled back, put
-	// back), so no other move can copy what this one did, and a claim
-	// never outlives its journal.
-	if err := f.releaseClaims(ctx, jkey, j); err != nil {
-		return err
-	}
 	if err := f.c.Delete(ctx, jkey, etag); err != nil {
 		return f.mapErr(err, journalDir)
 	}
@@ -300,10 +294,16 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) erro
 			backups = append(backups, m.Backup)
 		}
 	}
-	if len(backups) == 0 {
-		return nil
+	if len(backups) > 0 {
+		if err := f.deleteKeys(ctx, journalDir, backups); err != nil {
+			return err
+		}
 	}
-	return f.deleteKeys(ctx, journalDir, backups)
+	// The claims go once the journal has: while it stands (its removal
+	// refused, say, after a lost answer left etag behind), no other move
+	// changes what it names. A claim left by a process killed in between
+	// names a journal gone, and is removed by the next call.
+	return f.releaseClaims(ctx, jkey, j)
 }
 
 // Recovery is what Recover did.
