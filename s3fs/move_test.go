@@ -970,3 +970,44 @@ func TestDeadMoveKeepsItsDestinationAfterAWrite(t *testing.T) {
 	}
 	noJournal(t, bucket, "deadwrite", "a dead move, a write and a move")
 }
+
+// failsClaimRelease fails the first DELETE of a claim, unsent.
+type failsClaimRelease struct{ once sync.Once }
+
+func (f *failsClaimRelease) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodDelete && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/claims/") {
+		failed := false
+		f.once.Do(func() { failed = true })
+		if failed {
+			return nil, errors.New("connection reset by peer")
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMoveDoneWhateverItsHousekeeping: a move whose journal is removed
+// (its commit point) has succeeded, whatever befalls the removal of its
+// claims after; the claim left is removed by a later call. It returned
+// IO_ERROR and was undone after its commit, the file it replaced lost.
+func TestMoveDoneWhateverItsHousekeeping(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/housekeeping"
+	f, _ := openFS(t, root)
+	for name, data := range map[string]string{"src": "data", "dst": "old"} {
+		if _, err := f.WriteFile(ctx, name, []byte(data), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mover := transportFS(t, root, &failsClaimRelease{})
+	if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err != nil {
+		t.Errorf("a move past its commit point: %v", err)
+	}
+	if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "", "dst": "data"}) {
+		t.Errorf("after the move: %q", got)
+	}
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	noJournal(t, bucket, "housekeeping", "a move whose claim's removal failed")
+}

@@ -283,6 +283,11 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) erro
 	if err := f.c.Delete(ctx, jkey, etag); err != nil {
 		return f.mapErr(err, journalDir)
 	}
+	// The transaction is done: what is left of it is housekeeping, and a
+	// failure there is no failure of the transaction (a caller would undo
+	// it). A copy left is removed by a later call once a lease old, a
+	// claim left (it names a journal gone) by a later call with none in
+	// flight.
 	var backups []string
 	for _, jo := range j.Ops {
 		if jo.Backup != "" {
@@ -295,15 +300,13 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) erro
 		}
 	}
 	if len(backups) > 0 {
-		if err := f.deleteKeys(ctx, journalDir, backups); err != nil {
-			return err
-		}
+		_ = f.deleteKeys(ctx, journalDir, backups)
 	}
 	// The claims go once the journal has: while it stands (its removal
 	// refused, say, after a lost answer left etag behind), no other move
-	// changes what it names. A claim left by a process killed in between
-	// names a journal gone, and is removed by the next call.
-	return f.releaseClaims(ctx, jkey, j)
+	// changes what it names.
+	_ = f.releaseClaims(ctx, jkey, j)
+	return nil
 }
 
 // Recovery is what Recover did.
