@@ -383,13 +383,8 @@ func (h *held) RoundTrip(r *http.Request) (*http.Response, error) {
 // a key already gone with 204, and both moves exited 0, leaving the file
 // at both destinations.
 func TestOneOfTwoMovesOfAFile(t *testing.T) {
-	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	root := "s3://" + bucket + "/mvtwo"
-	f, _ := openFS(t, root)
-	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f, bucket, root := seeded(t, "mvtwo", map[string]string{"src": "data"})
 	h := heldDelete("/mvtwo/src")
 	first := transportFS(t, root, h)
 	done := make(chan error, 1)
@@ -672,13 +667,8 @@ func TestMoveWithItsCopysAnswerLost(t *testing.T) {
 // bytes. Rolled back by ETag, it took that move's file for its copy and
 // sent it back to the source.
 func TestDeadLoserKeepsTheWinnersMove(t *testing.T) {
-	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	root := "s3://" + bucket + "/deadloser"
-	f, _ := openFS(t, root)
-	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f, bucket, root := seeded(t, "deadloser", map[string]string{"src": "data"})
 	loser := transportFS(t, root, &diesAt{part: "/.agentfs-journal/claims/"})
 	if _, err := loser.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 		t.Fatal("the move that died at its claim succeeded")
@@ -838,13 +828,8 @@ func TestTwoLargeFilesToOneDestination(t *testing.T) {
 // lost answer left behind); the second moved the file, and the recovery of
 // the first sent it back.
 func TestLostClaimsHeldAnswer(t *testing.T) {
-	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	root := "s3://" + bucket + "/lostheld"
-	f, _ := openFS(t, root)
-	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f, bucket, root := seeded(t, "lostheld", map[string]string{"src": "data"})
 	first := transportFS(t, root, &lostAnswer{suffix: ".json", after: 1})
 	if _, err := first.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 		t.Fatal("the move succeeded with its journal's rewrite answered with an error")
@@ -901,13 +886,8 @@ func (c *claimsThenDies) RoundTrip(r *http.Request) (*http.Response, error) {
 // nothing of the other's. Not checked again, it recorded them, was
 // killed, and its recovery sent the other's file back to the source.
 func TestLoserClaimingAfterTheWinnerEnded(t *testing.T) {
-	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	root := "s3://" + bucket + "/lateclaim"
-	f, _ := openFS(t, root)
-	if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f, bucket, root := seeded(t, "lateclaim", map[string]string{"src": "data"})
 	c := &claimsThenDies{held: heldClaim()}
 	loser := transportFS(t, root, c)
 	done := make(chan error, 1)
@@ -1010,4 +990,19 @@ func TestMoveDoneWhateverItsHousekeeping(t *testing.T) {
 		t.Fatal(err)
 	}
 	noJournal(t, bucket, "housekeeping", "a move whose claim's removal failed")
+}
+
+// seeded is a workspace of its own below the test bucket's prefix name,
+// holding files (path: content), with the bucket and the workspace's root.
+func seeded(t *testing.T, name string, files map[string]string) (*s3fs.FS, string, string) {
+	t.Helper()
+	bucket := s3test.Bucket(t)
+	root := "s3://" + bucket + "/" + name
+	f, _ := openFS(t, root)
+	for p, data := range files {
+		if _, err := f.WriteFile(context.Background(), p, []byte(data), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f, bucket, root
 }
