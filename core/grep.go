@@ -1024,6 +1024,16 @@ func digits(n int) int {
 	return len(strconv.Itoa(n))
 }
 
+// cutFrom is where a cut line starts to show, its match at at: from its
+// start, or a quarter of the cut before a match past its middle (then on
+// to a character's start).
+func cutFrom(at int) int {
+	if at > MaxLineBytes/2 {
+		return at - MaxLineBytes/4
+	}
+	return 0
+}
+
 // lineText is a line for output: cut at MaxLineBytes with a visible marker
 // (keeping the match in view), and with its base64 twin when it is not UTF-8.
 func lineText(r lineRec) (string, string) {
@@ -1035,8 +1045,8 @@ func lineText(r lineRec) (string, string) {
 	if size > MaxLineBytes {
 		lim := r.off + len(b) // the end of what b holds
 		start := 0
-		if r.isMatch && r.at > MaxLineBytes/2 {
-			start = r.at - MaxLineBytes/4
+		if r.isMatch {
+			start = cutFrom(r.at)
 			for start < lim && !utf8.RuneStart(b[start-r.off]) {
 				start++
 			}

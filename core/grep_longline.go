@@ -215,17 +215,14 @@ type lineWindow struct {
 	n        int64
 }
 
+// add takes the next piece of the line, of at most linePiece bytes.
 func (w *lineWindow) add(p []byte) {
 	w.head = appendUpTo(w.head, p, lineWindowBytes)
-	switch {
-	case w.placed:
+	if w.placed {
 		if w.matchOff > 0 {
 			w.match = appendUpTo(w.match, p, lineWindowBytes)
 		}
-	case len(p) >= lineTailBytes:
-		w.tail = append(w.tail[:0], p[len(p)-lineTailBytes:]...)
-		w.tailOff = w.n + int64(len(p)-lineTailBytes)
-	default:
+	} else {
 		if len(w.tail)+len(p) > 2*lineTailBytes {
 			// Slid along by copying, once per lineTailBytes given.
 			drop := len(w.tail) + len(p) - lineTailBytes
@@ -243,10 +240,10 @@ func (w *lineWindow) add(p []byte) {
 func (w *lineWindow) place(at int64) (int64, bool) {
 	w.placed = true
 	defer func() { w.tail = nil }()
-	if at <= MaxLineBytes/2 {
+	from := int64(cutFrom(int(at)))
+	if from == 0 {
 		return 0, true
 	}
-	from := at - MaxLineBytes/4
 	if from < w.tailOff {
 		return 0, false
 	}
