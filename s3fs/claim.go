@@ -17,13 +17,14 @@ import (
 // may answer a conditional DELETE of a key already gone with success
 // (versitygw does: 204): two moves of one file at once then both copied
 // it, both deleted it, and both exited 0, leaving two files. So a move
-// first claims each object it moves, at the ETag it listed, with an
-// object put If-None-Match: * (which versitygw honours) under
-// claimDir: of two moves at once, one claims the object and the other is
-// STALE before it copies anything. A claim holds its journal's key, is
-// written after the journal and removed just before it (dropJournal): a
-// claim whose journal is gone all the same (its request landed late) is
-// taken over by a move, and removed by Recover.
+// first claims each object it moves, at the ETag it listed, and each
+// destination (claimsOf), with an object put If-None-Match: * (which
+// versitygw honours) under claimDir: of two moves at once, one claims the
+// object and the other is STALE before it copies anything. A claim holds
+// its journal's key, is written after the journal and removed after it
+// (dropJournal): a claim whose journal is gone (its process killed in
+// between, or its request landed late) is taken over by a move, and
+// removed by Recover.
 
 // claimDir, in the journal folder, holds the claims.
 const claimDir = "claims"
@@ -44,10 +45,9 @@ func (f *FS) claimKey(key, etag string) string {
 // (versitygw does, for an object over copyThrough bytes), and a rollback
 // read back takes an object of the bytes it copied for its copy.
 func (f *FS) claimsOf(m journalMove) map[string]string {
-	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
-	c := map[string]string{f.claimKey(m.From, m.ETag): rel(m.From)}
+	c := map[string]string{f.claimKey(m.From, m.ETag): f.rel(m.From)}
 	if !m.marker() {
-		c[f.claimKey(m.To, "")] = rel(m.To)
+		c[f.claimKey(m.To, "")] = f.rel(m.To)
 	}
 	return c
 }
@@ -72,7 +72,7 @@ func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 		return nil
 	}
 	first := j.Moves[0]
-	if err := take(f.claimKey(first.From, first.ETag), strings.TrimPrefix(first.From, f.prefix)); err != nil {
+	if err := take(f.claimKey(first.From, first.ETag), f.rel(first.From)); err != nil {
 		return err
 	}
 	return f.each(ctx, j.Moves, func(_ int, m journalMove) error {
@@ -115,7 +115,7 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 			return "", cmpErr(err, busy)
 		}
 		// Its journal is gone: that move ended, and the claim is stale.
-		if err := f.c.Delete(ctx, key, etag); err != nil && !missingOrChanged(err) {
+		if err := f.c.Delete(ctx, key, etag); err != nil && !refused(err) {
 			return "", f.mapErr(err, path)
 		}
 	}
@@ -136,7 +136,7 @@ func (f *FS) claimHolder(ctx context.Context, key string) (holder, etag string, 
 			holder = string(data)
 		}
 	}
-	if err != nil && missingOrChanged(err) {
+	if refused(err) {
 		return "", "", nil // released meanwhile, or taken: tried again
 	}
 	if err != nil {
@@ -155,7 +155,7 @@ func (f *FS) claimHolder(ctx context.Context, key string) (holder, etag string, 
 // back, those of its moves that name it.
 func (f *FS) releaseClaims(ctx context.Context, jkey string, j journal) error {
 	drop := func(key, etag string) error {
-		if err := f.c.Delete(ctx, key, etag); err != nil && !missingOrChanged(err) {
+		if err := f.c.Delete(ctx, key, etag); err != nil && !refused(err) {
 			return f.mapErr(err, journalDir)
 		}
 		return nil
@@ -179,11 +179,4 @@ func (f *FS) releaseClaims(ctx context.Context, jkey string, j journal) error {
 		}
 		return nil
 	})
-}
-
-// missingOrChanged reports a conditional request's failure on a key that
-// is gone (404) or not at the ETag given (412).
-func missingOrChanged(err error) bool {
-	code, status := s3client.Code(err)
-	return code == "NoSuchKey" || status == http.StatusNotFound || status == http.StatusPreconditionFailed
 }

@@ -74,7 +74,7 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 	}
 	sent := time.Now()
 	o, err := l.f.c.Put(ctx, l.key, data, h)
-	if code, status := s3client.Code(err); err != nil && (status == http.StatusPreconditionFailed || code == "NoSuchKey") {
+	if refused(err) {
 		l.lost = lostLease()
 		return l.lost
 	}

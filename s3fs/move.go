@@ -20,17 +20,21 @@ var _ backend.Renamer = (*FS)(nil)
 //
 //  1. the source is listed, each object with its ETag, and the destination
 //     checked as rename(2) would (EXISTS, NOT_A_FILE, NOT_A_DIRECTORY);
-//  2. the journal names every object's old and new key and ETag, and each
-//     object is claimed at its ETag (claim.go): of two moves of it at
-//     once, one goes on and the other is STALE;
+//  2. the journal names every object's old and new key and ETag; each
+//     object is claimed at its ETag and each destination by its key
+//     (claim.go), so that of two moves of it at once one goes on and the
+//     other is STALE; the sources and destinations are checked still as
+//     listed (stillAsListed), and the journal rewritten to say the claims
+//     are held;
 //  3. each object is copied to its new key, the copy conditional on the
-//     ETag listed (x-amz-copy-source-if-match), the destination checked
-//     absent first and the copy sent with If-None-Match: * (a store that
-//     honours it closes the window between the two; versitygw ignores it);
+//     ETag listed (x-amz-copy-source-if-match) and sent with
+//     If-None-Match: * when the destination was absent (a store that
+//     honours it closes the window after the check; versitygw ignores it);
 //  4. the source is listed again: a key added meanwhile undoes it all;
 //  5. each original is deleted If-Match its ETag, so an object changed
 //     since its copy undoes it all (STALE) and no update is lost;
-//  6. the journal's removal is the commit point; its claims go with it.
+//  6. the journal's removal is the commit point; its copies and claims go
+//     after it.
 //
 // A process killed before it leaves a journal that the next call rolls
 // back (see Recover): the originals put back from their copies and the
@@ -227,7 +231,6 @@ func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
 // moveObjects makes the copies, checks that the source gained no key,
 // and deletes the originals.
 func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) error {
-	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
 	// Of two moves of an object at once, one claims it (claim.go), and
 	// the other stops here.
 	if err := f.claimAll(ctx, l, j); err != nil {
@@ -252,7 +255,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 				return err
 			}
 			if _, err := f.c.Copy(ctx, m.To, m.Old, m.Backup, nil); err != nil {
-				return f.swapErr(ctx, rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
+				return f.swapErr(ctx, f.rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
 			}
 		}
 	}
@@ -270,7 +273,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		if m.marker() {
 			tried(i, true)
 			_, err := f.c.Put(ctx, m.To, nil, nil)
-			return f.mapErr(err, rel(m.To))
+			return f.mapErr(err, f.rel(m.To))
 		}
 		// Through agentfs up to copyThrough bytes: versitygw ignores a
 		// copy's conditions on its destination, and a file created there
@@ -315,7 +318,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 			return nil
 		}
 		if err := f.c.Delete(ctx, m.From, m.ETag); err != nil {
-			return f.swapErr(ctx, rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
+			return f.swapErr(ctx, f.rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
 		}
 		return nil
 	})
@@ -331,13 +334,12 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 // stillAsListed checks that m's source is at the ETag listed and its
 // destination as found: STALE, or EXISTS for a file put there.
 func (f *FS) stillAsListed(ctx context.Context, m journalMove) error {
-	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
 	src, found, err := f.headKey(ctx, m.From)
 	if err != nil {
 		return err
 	}
 	if !found || !m.marker() && src.ETag != m.ETag {
-		return fault.Errorf(fault.CodeStale, "the source was moved or changed since it was listed.").WithPath(rel(m.From)).
+		return fault.Errorf(fault.CodeStale, "the source was moved or changed since it was listed.").WithPath(f.rel(m.From)).
 			WithHint("list it again; nothing was moved")
 	}
 	if m.marker() {
@@ -348,40 +350,32 @@ func (f *FS) stillAsListed(ctx context.Context, m journalMove) error {
 	case err != nil:
 		return err
 	case found && m.Old == "":
-		return fault.Errorf(fault.CodeExists, "a file appeared at the destination during the move.").WithPath(rel(m.To)).
+		return fault.Errorf(fault.CodeExists, "a file appeared at the destination during the move.").WithPath(f.rel(m.To)).
 			WithHint("nothing was moved; check the destination and move again")
 	case !found && m.Old != "" || found && dst.ETag != m.Old:
-		return fault.Errorf(fault.CodeStale, "the file at the destination changed during the move.").WithPath(rel(m.To)).
+		return fault.Errorf(fault.CodeStale, "the file at the destination changed during the move.").WithPath(f.rel(m.To)).
 			WithHint("nothing was moved; check the destination and move again")
 	}
 	return nil
-}
-
-// refused reports the store's refusal of a conditional request (412), or
-// of one on a key gone (404): the change was not made.
-func refused(err error) bool {
-	code, status := s3client.Code(err)
-	return status == http.StatusPreconditionFailed || code == "NoSuchKey"
 }
 
 // copyErr maps the failure of m's copy: a refusal with the source as
 // listed is the destination's (a file put there, or the one replaced
 // changed), else the source's.
 func (f *FS) copyErr(ctx context.Context, m journalMove, err error) error {
-	rel := func(key string) string { return strings.TrimPrefix(key, f.prefix) }
 	if _, status := s3client.Code(err); status == http.StatusPreconditionFailed {
 		o, found, herr := f.headKey(ctx, m.From)
 		switch {
 		case herr != nil:
 			return herr
 		case found && o.ETag == m.ETag && m.Old == "":
-			return fault.Errorf(fault.CodeExists, "a file appeared at the destination during the move.").WithPath(rel(m.To)).
+			return fault.Errorf(fault.CodeExists, "a file appeared at the destination during the move.").WithPath(f.rel(m.To)).
 				WithHint("nothing was moved; check the destination and move again")
 		case found && o.ETag == m.ETag:
-			return f.swapErr(ctx, rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
+			return f.swapErr(ctx, f.rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
 		}
 	}
-	return f.swapErr(ctx, rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
+	return f.swapErr(ctx, f.rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
 }
 
 func ifNone(old string) string {
@@ -414,7 +408,7 @@ func (f *FS) sameSource(ctx context.Context, src string, moves []journalMove) er
 			return f.mapErr(err, src)
 		}
 		if !listed[o.Key] {
-			return fault.Errorf(fault.CodeStale, "the directory changed during the move: %s appeared.", strings.TrimPrefix(o.Key, f.prefix)).
+			return fault.Errorf(fault.CodeStale, "the directory changed during the move: %s appeared.", f.rel(o.Key)).
 				WithPath(src).WithHint("nothing was moved; list the directory again and move it again")
 		}
 	}
@@ -493,5 +487,5 @@ func (f *FS) headKey(ctx context.Context, key string) (s3client.ObjectInfo, bool
 	if err != nil && missing(s3client.Code(err)) {
 		return o, false, nil
 	}
-	return o, err == nil, f.mapErr(err, cmp.Or(strings.TrimPrefix(key, f.prefix), "."))
+	return o, err == nil, f.mapErr(err, cmp.Or(f.rel(key), "."))
 }

@@ -7,12 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"net/http"
 	"path"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/agentfs/agentfs/s3client"
 )
 
 // wholeBytes is the size up to which Open fetches an object at once: the
@@ -148,7 +146,7 @@ func (r *reader) rangeBody(off, n int64) (io.ReadCloser, error) {
 	body, err := r.f.c.Get(r.ctx, r.f.key(r.c), r.info.Version, off, n)
 	if err != nil {
 		// A replaced object fails If-Match; a removed one is not found.
-		if code, status := s3client.Code(err); status == http.StatusPreconditionFailed || code == "NoSuchKey" {
+		if refused(err) {
 			return nil, errChanged
 		}
 		return nil, r.f.mapErr(err, r.c)

@@ -202,6 +202,9 @@ func (f *FS) key(c string) string {
 	return f.prefix + c
 }
 
+// rel is the path of the object key, below the workspace's prefix.
+func (f *FS) rel(key string) string { return strings.TrimPrefix(key, f.prefix) }
+
 // dirKey is the key prefix of the entries of directory c.
 func (f *FS) dirKey(c string) string {
 	if c == "." {
@@ -274,6 +277,13 @@ func (f *FS) head(ctx context.Context, c string) (s3client.ObjectInfo, bool, err
 // so (XAdminUserNotFound), which was NOT_FOUND.
 func missing(code string, _ int) bool {
 	return code == "NoSuchKey"
+}
+
+// refused reports a conditional request the store refused, nothing
+// changed: the key not at the ETag given (412), or gone (see missing).
+func refused(err error) bool {
+	code, status := s3client.Code(err)
+	return err != nil && (status == http.StatusPreconditionFailed || missing(code, status))
 }
 
 // isDir reports whether directory c has an entry or its marker: one

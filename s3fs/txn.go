@@ -262,7 +262,7 @@ func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) 
 		h = s3client.Condition("", "*")
 	}
 	_, err = f.c.Put(ctx, jo.Key, data, h)
-	if code, status := s3client.Code(err); err != nil && (status == 412 || code == "NoSuchKey") {
+	if refused(err) {
 		return nil // changed by another writer since: theirs stays
 	}
 	return f.mapErr(err, jo.Key)
@@ -270,8 +270,8 @@ func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) 
 
 // deleteKey deletes the object key If-Match etag; one changed since stays.
 func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
-	err := f.deleteIf(ctx, strings.TrimPrefix(key, f.prefix), etag)
-	if code, status := s3client.Code(err); err != nil && (status == 412 || code == "NoSuchKey") {
+	err := f.deleteIf(ctx, f.rel(key), etag)
+	if refused(err) {
 		return nil
 	}
 	return f.mapErr(err, key)
@@ -410,10 +410,10 @@ func (f *FS) dropCopies(ctx context.Context, folder string, now time.Time) (int,
 }
 
 // dropStaleClaims removes the claims below folder whose journal is gone.
-// A claim is written after its journal and removed before it, so such a
-// claim's move has ended: its claim landed late (a request cut short on
-// our side, done on the store's). A claim made since is left alone
-// (If-Match).
+// A claim is written after its journal, so such a claim's move has ended:
+// killed between the removal of its journal and of its claims, or its
+// claim landed late (a request cut short on our side, done on the
+// store's). A claim made since is left alone (If-Match).
 func (f *FS) dropStaleClaims(ctx context.Context, folder string) error {
 	for o, err := range f.c.List(ctx, folder, "", 0, "") {
 		if err != nil {
@@ -429,7 +429,7 @@ func (f *FS) dropStaleClaims(ctx context.Context, folder string) error {
 			}
 			continue
 		}
-		if err := f.c.Delete(ctx, o.Key, etag); err != nil && !missingOrChanged(err) {
+		if err := f.c.Delete(ctx, o.Key, etag); err != nil && !refused(err) {
 			return f.mapErr(err, journalDir)
 		}
 	}
