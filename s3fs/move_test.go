@@ -669,7 +669,7 @@ func TestMoveWithItsCopysAnswerLost(t *testing.T) {
 func TestDeadLoserKeepsTheWinnersMove(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "deadloser", map[string]string{"src": "data"})
-	loser := transportFS(t, root, &diesAt{part: "/.agentfs-journal/claims/"})
+	loser := transportFS(t, root, diesAt("/.agentfs-journal/claims/"))
 	if _, err := loser.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 		t.Fatal("the move that died at its claim succeeded")
 	}
@@ -686,27 +686,6 @@ func TestDeadLoserKeepsTheWinnersMove(t *testing.T) {
 		t.Errorf("after the dead move's recovery: %q", got)
 	}
 	noJournal(t, bucket, "deadloser", "a dead move's recovery")
-}
-
-// diesAt is a process that dies as it sends the first request whose path
-// holds part: that request and every later one fail.
-type diesAt struct {
-	part string
-	mu   sync.Mutex
-	dead bool
-}
-
-func (d *diesAt) RoundTrip(r *http.Request) (*http.Response, error) {
-	d.mu.Lock()
-	if r.Method == http.MethodPut && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), d.part) {
-		d.dead = true
-	}
-	dead := d.dead
-	d.mu.Unlock()
-	if dead {
-		return nil, errors.New("the process died")
-	}
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // expireJournals rewrites the journals below prefix with a lease that has
@@ -753,7 +732,7 @@ func TestDeadMoveKeepsAnotherFileOfItsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dead := transportFS(t, root, &diesAt{part: "/deadcopy/x"})
+	dead := transportFS(t, root, diesAt("/deadcopy/x"))
 	if _, err := dead.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
 		t.Fatal("the move that died at its copy succeeded")
 	}
@@ -853,31 +832,21 @@ func TestLostClaimsHeldAnswer(t *testing.T) {
 	noJournal(t, bucket, "lostheld", "a lost answer to the claims' record")
 }
 
-// claimsThenDies holds a move at its first claim until release is closed,
-// and kills its process as it sends its first request after the journal's
+// claimsThenDies is a move held at its first claim until h is released,
+// whose process dies as it sends its first request after the journal's
 // rewrite that says it holds its claims.
-type claimsThenDies struct {
-	*held
-	mu             sync.Mutex
-	journals       int
-	dead, recorded bool
-}
-
-func (c *claimsThenDies) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	if c.recorded {
-		c.dead = true
-	}
-	if r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") {
-		c.journals++
-		c.recorded = c.journals == 2
-	}
-	dead := c.dead
-	c.mu.Unlock()
-	if dead {
-		return nil, errors.New("the process died")
-	}
-	return c.held.RoundTrip(r)
+func claimsThenDies(h *held) *dying {
+	journals, recorded := 0, false
+	return &dying{next: h, at: func(r *http.Request) bool {
+		if recorded {
+			return true
+		}
+		if r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") {
+			journals++
+			recorded = journals == 2
+		}
+		return false
+	}}
 }
 
 // TestLoserClaimingAfterTheWinnerEnded: a move that listed its file, then
@@ -888,8 +857,8 @@ func (c *claimsThenDies) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestLoserClaimingAfterTheWinnerEnded(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "lateclaim", map[string]string{"src": "data"})
-	c := &claimsThenDies{held: heldClaim()}
-	loser := transportFS(t, root, c)
+	c := heldClaim()
+	loser := transportFS(t, root, claimsThenDies(c))
 	done := make(chan error, 1)
 	go func() {
 		_, err := loser.Rename(ctx, "src", "dst", backend.WriteOptions{})
@@ -928,7 +897,7 @@ func TestDeadMoveKeepsItsDestinationAfterAWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dead := transportFS(t, root, &diesAt{part: "/deadwrite/x"})
+	dead := transportFS(t, root, diesAt("/deadwrite/x"))
 	if _, err := dead.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
 		t.Fatal("the move that died at its copy succeeded")
 	}

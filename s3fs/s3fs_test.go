@@ -2,6 +2,7 @@ package s3fs_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -90,7 +91,7 @@ func transportFS(t testing.TB, root string, rt http.RoundTripper) *s3fs.FS {
 // clocks, so the next call recovers what it left.
 func dyingFS(t testing.TB, root string, cut int) *s3fs.FS {
 	t.Helper()
-	f := transportFS(t, root, &cutOff{left: cut})
+	f := transportFS(t, root, cutOff(cut))
 	s3fs.SetLease(f, -time.Minute)
 	return f
 }
@@ -286,24 +287,43 @@ func TestMissingBucket(t *testing.T) {
 	}
 }
 
-// cutOff is a transport that dies, as the process would, after a number
-// of PUTs and DELETEs: every request after them fails.
-type cutOff struct {
+// dying is a transport whose process dies at the first request at
+// accepts: that request and every later one fail. It sends the others on
+// through next (the default transport when nil).
+type dying struct {
+	at   func(r *http.Request) bool
+	next http.RoundTripper
 	mu   sync.Mutex
-	left int
+	dead bool
 }
 
-func (c *cutOff) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	if r.Method == http.MethodPut || r.Method == http.MethodDelete {
-		c.left--
-	}
-	dead := c.left < 0
-	c.mu.Unlock()
+func (d *dying) RoundTrip(r *http.Request) (*http.Response, error) {
+	d.mu.Lock()
+	d.dead = d.dead || d.at(r)
+	dead := d.dead
+	d.mu.Unlock()
 	if dead {
 		return nil, errors.New("the process died")
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return cmp.Or(d.next, http.DefaultTransport).RoundTrip(r)
+}
+
+// cutOff is a process that dies after cut PUTs and DELETEs.
+func cutOff(cut int) *dying {
+	return &dying{at: func(r *http.Request) bool {
+		if r.Method == http.MethodPut || r.Method == http.MethodDelete {
+			cut--
+		}
+		return cut < 0
+	}}
+}
+
+// diesAt is a process that dies as it sends the first PUT whose path
+// holds part.
+func diesAt(part string) *dying {
+	return &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), part)
+	}}
 }
 
 // TestCommitCrash: a transaction whose process dies anywhere in its
