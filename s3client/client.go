@@ -166,6 +166,9 @@ type ObjectInfo struct {
 	Size         int64
 	ETag         string
 	LastModified time.Time
+	// Meta is the user metadata a HEAD answered (x-amz-meta-NAME:
+	// value), by NAME in lower case; nil when none.
+	Meta map[string]string
 }
 
 // Code is the S3 error code of err, with its HTTP status; "" and 0 when
@@ -391,7 +394,16 @@ func hmacSHA256(key []byte, data string) []byte {
 // info reads an object's description from the headers of its answer.
 func info(key string, h http.Header, size int64) ObjectInfo {
 	mod, _ := http.ParseTime(h.Get("Last-Modified"))
-	return ObjectInfo{Key: key, Size: size, ETag: strings.Trim(h.Get("ETag"), `"`), LastModified: mod.UTC()}
+	o := ObjectInfo{Key: key, Size: size, ETag: strings.Trim(h.Get("ETag"), `"`), LastModified: mod.UTC()}
+	for k, v := range h {
+		if name, ok := strings.CutPrefix(strings.ToLower(k), "x-amz-meta-"); ok && len(v) > 0 {
+			if o.Meta == nil {
+				o.Meta = map[string]string{}
+			}
+			o.Meta[name] = v[0]
+		}
+	}
+	return o
 }
 
 // Condition is a header of If-Match ifMatch (an ETag) and If-None-Match
@@ -451,7 +463,9 @@ func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http
 // CopyThrough is Copy for a store that may ignore a copy's conditions on
 // its destination (versitygw 1.8 does): an object of at most limit bytes
 // is read, If-Match srcETag, and put under h, which stores check on a PUT;
-// a larger one is copied by the store. As with a store's copy, the source
+// a larger one is copied by the store. Either way the copy keeps what a
+// store's copy keeps of the object besides its bytes (kept, and its user
+// metadata), but for what h sets. As with a store's copy, the source
 // must still be srcETag once the copy exists: else the copy is removed
 // and the answer is 412, so that a source another writer changed or
 // removed meanwhile is never taken for the one copied.
@@ -460,24 +474,27 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	if err != nil {
 		return "", err
 	}
+	if h == nil {
+		h = http.Header{}
+	}
+	for k, v := range resp.Header {
+		switch k = http.CanonicalHeaderKey(k); {
+		case h[k] != nil:
+		case kept[k], strings.HasPrefix(k, "X-Amz-Meta-"):
+			h[k] = v
+		}
+	}
 	if resp.ContentLength < 0 || resp.ContentLength > limit {
 		resp.Body.Close()
+		// The metadata is the source's, as read If-Match srcETag, with
+		// h's: the store takes it from the request.
+		h.Set("X-Amz-Metadata-Directive", "REPLACE")
 		return c.Copy(ctx, src, srcETag, dst, h)
 	}
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		return "", err
-	}
-	if h == nil {
-		h = http.Header{}
-	}
-	// What a store's copy keeps of the object besides its bytes.
-	for k, v := range resp.Header {
-		switch k = http.CanonicalHeaderKey(k); {
-		case kept[k], strings.HasPrefix(k, "X-Amz-Meta-"):
-			h[k] = v
-		}
 	}
 	o, err := c.Put(ctx, dst, data, h)
 	if err != nil {

@@ -29,7 +29,10 @@ var _ backend.Renamer = (*FS)(nil)
 //  3. each object is copied to its new key, the copy conditional on the
 //     ETag listed (x-amz-copy-source-if-match) and sent with
 //     If-None-Match: * when the destination was absent (a store that
-//     honours it closes the window after the check; versitygw ignores it);
+//     honours it closes the window after the check; versitygw ignores it),
+//     and marked with the journal's Mark (txnMeta), by which a rollback
+//     tells the copy from a file another writer put there, of the same
+//     bytes or not, and knows a store's copy whose ETag it never learnt;
 //  4. the source is listed again: a key added meanwhile undoes it all;
 //  5. each original is deleted If-Match its ETag, so an object changed
 //     since its copy undoes it all (STALE) and no update is lost;
@@ -41,6 +44,11 @@ var _ backend.Renamer = (*FS)(nil)
 // copies removed; after it, only the copies of replaced objects remain,
 // which the next call removes. Directory markers move without conditions:
 // they hold no data.
+
+// txnMeta is the user metadata that marks a move's copies: its value is
+// the journal's Mark. A copy keeps it once the move is done, as a store's
+// copy keeps the metadata of its source.
+const txnMeta = "agentfs-txn"
 
 // journalMove is one object of a move.
 type journalMove struct {
@@ -208,7 +216,7 @@ const copyThrough = 8 << 20
 // all of it on a failure.
 func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
 	id := newID()
-	j := journal{Moves: moves, ClaimFirst: true}
+	j := journal{Moves: moves, ClaimFirst: true, Mark: id}
 	for i, m := range j.Moves {
 		if m.Old != "" && !m.marker() {
 			j.Moves[i].Backup = f.prefix + journalDir + "/" + id + "/0"
@@ -280,7 +288,9 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		// after the check (stillAsListed) was overwritten, both calls
 		// exiting 0.
 		tried(i, true)
-		etag, err := f.c.CopyThrough(ctx, m.From, m.ETag, m.To, s3client.Condition(m.Old, ifNone(m.Old)), copyThrough)
+		h := s3client.Condition(m.Old, ifNone(m.Old))
+		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
+		etag, err := f.c.CopyThrough(ctx, m.From, m.ETag, m.To, h, copyThrough)
 		if err != nil {
 			if refused(err) {
 				// A condition refused: nothing of this copy is there (an
@@ -448,8 +458,10 @@ func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journal
 
 // rollBackMove undoes what a move did to m: the original put back from
 // its copy when it is gone, the copy removed, and the object it replaced
-// restored. An object another writer changed since is left as it is.
-func (f *FS) rollBackMove(ctx context.Context, m journalMove) error {
+// restored. The copy is the object at m.To marked mark, or, for a journal
+// without a mark, of the ETag the copy had. An object another writer put
+// or changed since is left as it is.
+func (f *FS) rollBackMove(ctx context.Context, m journalMove, mark string) error {
 	if m.marker() {
 		if _, err := f.c.Put(ctx, m.From, nil, nil); err != nil {
 			return f.mapErr(err, m.From)
@@ -463,15 +475,16 @@ func (f *FS) rollBackMove(ctx context.Context, m journalMove) error {
 	if err != nil {
 		return err
 	}
-	if !dstFound || dst.ETag != m.copied() {
-		return nil // never copied, or changed by another writer since: theirs stays
+	switch {
+	case !dstFound, mark != "" && dst.Meta[txnMeta] != mark, mark == "" && dst.ETag != m.copied():
+		return nil // never copied, or put or changed by another writer since: theirs stays
 	}
 	_, srcFound, err := f.headKey(ctx, m.From)
 	if err != nil {
 		return err
 	}
 	if !srcFound {
-		if _, err := f.c.Copy(ctx, m.To, m.copied(), m.From, s3client.Condition("", "*")); err != nil {
+		if _, err := f.c.Copy(ctx, m.To, dst.ETag, m.From, s3client.Condition("", "*")); err != nil {
 			return f.mapErr(err, m.From)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -323,21 +324,25 @@ func TestMoveKeepsMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := []byte("<p>hi</p>")
-	if _, err := c.PutObject(ctx, bucket, "meta/d.html", bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
-		ContentType: "text/html", CacheControl: "max-age=60", UserMetadata: map[string]string{"owner": "alice"}}); err != nil {
-		t.Fatal(err)
-	}
-	f, _ := openFS(t, "s3://"+bucket+"/meta")
-	if _, err := f.Rename(ctx, "d.html", "e.html", backend.WriteOptions{IfAbsent: true}); err != nil {
-		t.Fatal(err)
-	}
-	o, err := c.StatObject(ctx, bucket, "meta/e.html", minio.StatObjectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.ContentType != "text/html" || o.Metadata.Get("Cache-Control") != "max-age=60" || o.UserMetadata["Owner"] != "alice" {
-		t.Errorf("after the move: Content-Type %q, Cache-Control %q, metadata %v", o.ContentType, o.Metadata.Get("Cache-Control"), o.UserMetadata)
+	// A small file is copied through agentfs; one stored in parts, by
+	// the store, with the metadata agentfs read (its copy is marked).
+	for _, data := range [][]byte{[]byte("<p>hi</p>"), partsData} {
+		if _, err := c.PutObject(ctx, bucket, "meta/d.html", bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
+			ContentType: "text/html", CacheControl: "max-age=60", UserMetadata: map[string]string{"owner": "alice"}, PartSize: 5 << 20}); err != nil {
+			t.Fatal(err)
+		}
+		f, _ := openFS(t, "s3://"+bucket+"/meta")
+		if _, err := f.Rename(ctx, "d.html", "e.html", backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		o, err := c.StatObject(ctx, bucket, "meta/e.html", minio.StatObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Size != int64(len(data)) || o.ContentType != "text/html" || o.Metadata.Get("Cache-Control") != "max-age=60" || o.UserMetadata["Owner"] != "alice" {
+			t.Errorf("after the move of %d bytes: %d bytes, Content-Type %q, Cache-Control %q, metadata %v",
+				len(data), o.Size, o.ContentType, o.Metadata.Get("Cache-Control"), o.UserMetadata)
+		}
 	}
 }
 
@@ -632,19 +637,29 @@ func (l *lostAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestMoveWithItsCopysAnswerLost: a move whose copy was made but answered
 // with an error puts everything back: the destination as it was, or none.
 // Undone as a copy never made, it left the copy (a second file) or, over a
-// file, the copy and not the file it replaced (its bytes lost).
+// file, the copy and not the file it replaced (its bytes lost). A file
+// stored in parts did so until the copies were marked: the store's copy
+// has an ETag of its own, which the lost answer carried.
 func TestMoveWithItsCopysAnswerLost(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	for _, over := range []bool{false, true} {
-		prefix := fmt.Sprintf("lost-%v", over)
+	for _, c := range []struct{ over, parts bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		prefix := fmt.Sprintf("lost-%v-%v", c.over, c.parts)
 		root := "s3://" + bucket + "/" + prefix
 		f, _ := openFS(t, root)
 		want := map[string]string{"src": "new", "dst": ""}
-		if _, err := f.WriteFile(ctx, "src", []byte("new"), backend.WriteOptions{}); err != nil {
+		if c.parts {
+			want["src"] = string(partsData)
+			inParts(t, bucket, prefix+"/pre", partsData)
+		} else if _, err := f.WriteFile(ctx, "pre", []byte("new"), backend.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if over {
+		// Moved once: the source carries the mark of that move, which
+		// the next move's copy must not keep.
+		if _, err := f.Rename(ctx, "pre", "src", backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if c.over {
 			if _, err := f.WriteFile(ctx, "dst", []byte("old precious"), backend.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -652,13 +667,114 @@ func TestMoveWithItsCopysAnswerLost(t *testing.T) {
 		}
 		mover := transportFS(t, root, &lostAnswer{suffix: "/" + prefix + "/dst"})
 		if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
-			t.Errorf("over a file %v: the move succeeded with its copy's answer lost", over)
+			t.Errorf("%+v: the move succeeded with its copy's answer lost", c)
 		}
 		if got := tree(t, f, "src", "dst"); !maps.Equal(got, want) {
-			t.Errorf("over a file %v: after the failed move: %q, want %q", over, got, want)
+			t.Errorf("%+v: after the failed move: %s, want %s", c, brief(got), brief(want))
 		}
 		noJournal(t, bucket, prefix, "a move whose copy's answer was lost")
 	}
+}
+
+// partsData is a file of 9 MiB, stored in parts by inParts.
+var partsData = bytes.Repeat([]byte("0123456789abcdef"), 9<<16)
+
+// inParts stores data at key of bucket as a multipart upload of 5 MiB
+// parts, as tools store large files: its ETag is not the MD5 of its
+// bytes, and a store's copy of it gets another.
+func inParts(t *testing.T, bucket, key string, data []byte) {
+	t.Helper()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := c.PutObject(context.Background(), bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{PartSize: 5 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(o.ETag, "-") {
+		t.Fatalf("%s was not stored in parts: ETag %s", key, o.ETag)
+	}
+}
+
+// brief is tree's answer with each file over 64 bytes as its size.
+func brief(files map[string]string) string {
+	var b strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		data := files[p]
+		if len(data) > 64 {
+			data = fmt.Sprintf("(%d bytes)", len(data))
+		}
+		fmt.Fprintf(&b, "%s=%q ", p, data)
+	}
+	return b.String()
+}
+
+// TestDeadMoveOfAFileInParts: a move of a file stored in parts, killed as
+// its copy was made, before it could record the copy's ETag, is rolled
+// back as any other: the copy removed, the file it replaced put back.
+// Told by its ETag, the store's copy was taken for another writer's file:
+// it stayed beside the source, and the file it replaced was lost.
+func TestDeadMoveOfAFileInParts(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	for _, over := range []bool{false, true} {
+		prefix := fmt.Sprintf("deadparts-%v", over)
+		root := "s3://" + bucket + "/" + prefix
+		f, _ := openFS(t, root)
+		inParts(t, bucket, prefix+"/src", partsData)
+		want := map[string]string{"src": string(partsData), "dst": ""}
+		if over {
+			if _, err := f.WriteFile(ctx, "dst", []byte("old precious"), backend.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			want["dst"] = "old precious"
+		}
+		mover := transportFS(t, root, diesAtAnswer("/"+prefix+"/dst"))
+		if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
+			t.Fatalf("over a file %v: the move that died at its copy succeeded", over)
+		}
+		expireJournals(t, bucket, prefix)
+		if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
+			t.Fatalf("over a file %v: the recovery of the dead move: %+v, %v", over, rec, err)
+		}
+		if got := tree(t, f, "src", "dst"); !maps.Equal(got, want) {
+			t.Errorf("over a file %v: after the recovery: %s, want %s", over, brief(got), brief(want))
+		}
+		noJournal(t, bucket, prefix, "a dead move of a file stored in parts")
+	}
+}
+
+// diesAtAnswer is a process that dies as the answer comes to the first
+// PUT whose path ends with suffix: that PUT is made.
+func diesAtAnswer(suffix string) *dying {
+	return &dying{sent: true, at: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), suffix)
+	}}
+}
+
+// TestDeadMoveKeepsAWriteOfItsBytes: a file written at a dead move's
+// destination before its rollback stays, even of the very bytes the move
+// copied there. Told by its ETag, it was taken for the move's copy and
+// deleted: the write lost.
+func TestDeadMoveKeepsAWriteOfItsBytes(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "deadsame", map[string]string{"a": "same"})
+	dead := transportFS(t, root, diesAtAnswer("/deadsame/x"))
+	if _, err := dead.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
+		t.Fatal("the move that died at its copy succeeded")
+	}
+	if _, err := f.WriteFile(ctx, "x", []byte("same"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expireJournals(t, bucket, "deadsame")
+	if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
+		t.Fatalf("the recovery of the dead move: %+v, %v", rec, err)
+	}
+	if got := tree(t, f, "a", "x"); !maps.Equal(got, map[string]string{"a": "same", "x": "same"}) {
+		t.Errorf("after the recovery: %q", got)
+	}
+	noJournal(t, bucket, "deadsame", "a dead move and a write at its destination")
 }
 
 // TestDeadLoserKeepsTheWinnersMove: a move killed before it held its

@@ -289,9 +289,11 @@ func TestMissingBucket(t *testing.T) {
 
 // dying is a transport whose process dies at the first request at
 // accepts: that request and every later one fail. It sends the others on
-// through next (the default transport when nil).
+// through next (the default transport when nil). With sent, the process
+// dies as that request's answer comes: the request is made.
 type dying struct {
 	at   func(r *http.Request) bool
+	sent bool
 	next http.RoundTripper
 	mu   sync.Mutex
 	dead bool
@@ -299,13 +301,19 @@ type dying struct {
 
 func (d *dying) RoundTrip(r *http.Request) (*http.Response, error) {
 	d.mu.Lock()
+	wasDead := d.dead
 	d.dead = d.dead || d.at(r)
 	dead := d.dead
 	d.mu.Unlock()
-	if dead {
+	if dead && (wasDead || !d.sent) {
 		return nil, errors.New("the process died")
 	}
-	return cmp.Or(d.next, http.DefaultTransport).RoundTrip(r)
+	resp, err := cmp.Or(d.next, http.DefaultTransport).RoundTrip(r)
+	if dead && err == nil {
+		resp.Body.Close()
+		return nil, errors.New("the process died")
+	}
+	return resp, err
 }
 
 // cutOff is a process that dies after cut PUTs and DELETEs.

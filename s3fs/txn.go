@@ -42,6 +42,10 @@ type journal struct {
 	Moves      []journalMove `json:"moves,omitempty"`
 	ClaimFirst bool          `json:"claimFirst,omitempty"`
 	ClaimsHeld bool          `json:"claimsHeld,omitempty"`
+	// Mark is the value of the metadata txnMeta on each copy the move
+	// makes, by which a rollback knows its copies; a journal without it
+	// knows them by their ETags.
+	Mark string `json:"mark,omitempty"`
 	// known is set in the process that runs the transaction: which moves
 	// it tried and which claims it holds (with their ETags) are its own
 	// record. A journal read back by a recovery knows neither.
@@ -234,7 +238,7 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 			// another writer's, even with the same bytes.
 			continue
 		}
-		if err := f.rollBackMove(ctx, m); err != nil {
+		if err := f.rollBackMove(ctx, m, j.Mark); err != nil {
 			return err
 		}
 	}
