@@ -346,6 +346,40 @@ func TestMoveKeepsMetadata(t *testing.T) {
 	}
 }
 
+// TestRollbackKeepsMetadata: a file a failed move replaced is put back
+// with its metadata. It was put back with its bytes alone: a served page
+// turned binary/octet-stream.
+func TestRollbackKeepsMetadata(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("<p>old</p>")
+	if _, err := c.PutObject(ctx, bucket, "rbmeta/d.html", bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
+		ContentType: "text/html", UserMetadata: map[string]string{"owner": "alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	root := "s3://" + bucket + "/rbmeta"
+	f, _ := openFS(t, root)
+	if _, err := f.WriteFile(ctx, "src", []byte("new"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mover := transportFS(t, root, &lostAnswer{suffix: "/rbmeta/d.html"})
+	if _, err := mover.Rename(ctx, "src", "d.html", backend.WriteOptions{}); err == nil {
+		t.Fatal("the move succeeded with its copy's answer lost")
+	}
+	o, err := c.StatObject(ctx, bucket, "rbmeta/d.html", minio.StatObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Size != int64(len(data)) || o.ContentType != "text/html" || o.UserMetadata["Owner"] != "alice" {
+		t.Errorf("after the rollback: %d bytes, Content-Type %q, metadata %v", o.Size, o.ContentType, o.UserMetadata)
+	}
+	noJournal(t, bucket, "rbmeta", "a rolled back move")
+}
+
 // held holds the first request that match accepts until release is
 // closed, and tells when it reaches it.
 type held struct {
