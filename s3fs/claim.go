@@ -52,10 +52,16 @@ func (f *FS) claimsOf(m journalMove) map[string]string {
 	return c
 }
 
+// intoClaim is the claim of a directory's move on its destination into:
+// the claim a file's move there takes (claimsOf).
+func (f *FS) intoClaim(into string) string { return f.claimKey(f.key(into), "") }
+
 // claimAll claims what every object of the move of l claims, the first
 // move's source alone: two moves of one directory meet there, and of the
 // two, one goes on (claimed all at once, each could take some and both
-// fail). The claims taken are recorded in j, for their removal.
+// fail). A directory's move claims its destination (j.Into) too, as a
+// file's move there would: two directories moved there at once do not
+// merge. The claims taken are recorded in j, for their removal.
 func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 	j.known, j.claims = true, map[string]string{}
 	var mu sync.Mutex
@@ -74,6 +80,11 @@ func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 	first := j.Moves[0]
 	if err := take(f.claimKey(first.From, first.ETag), f.rel(first.From)); err != nil {
 		return err
+	}
+	if j.Into != "" {
+		if err := take(f.intoClaim(j.Into), j.Into); err != nil {
+			return err
+		}
 	}
 	return f.each(ctx, j.Moves, func(_ int, m journalMove) error {
 		for key, path := range f.claimsOf(m) {
@@ -152,29 +163,35 @@ func (f *FS) claimHolder(ctx context.Context, key string) (holder, etag string, 
 
 // releaseClaims removes the claims of the move of the journal jkey:
 // those its process recorded, If-Match the ETag each was given; read
-// back, those of its moves that name it.
+// back, those of its moves (and of its Into) that name it.
 func (f *FS) releaseClaims(ctx context.Context, jkey string, j journal) error {
-	drop := func(key, etag string) error {
+	release := func(key string) error {
+		etag, ok := j.claims[key]
+		if !j.known {
+			var holder string
+			var err error
+			if holder, etag, err = f.claimHolder(ctx, key); err != nil {
+				return err
+			}
+			ok = holder == jkey
+		}
+		if !ok {
+			return nil
+		}
 		if err := f.c.Delete(ctx, key, etag); err != nil && !refused(err) {
 			return f.mapErr(err, journalDir)
 		}
 		return nil
 	}
+	if j.Into != "" {
+		if err := release(f.intoClaim(j.Into)); err != nil {
+			return err
+		}
+	}
 	return f.each(ctx, j.Moves, func(_ int, m journalMove) error {
 		for key := range f.claimsOf(m) {
-			etag, ok := j.claims[key]
-			if !j.known {
-				var holder string
-				var err error
-				if holder, etag, err = f.claimHolder(ctx, key); err != nil {
-					return err
-				}
-				ok = holder == jkey
-			}
-			if ok {
-				if err := drop(key, etag); err != nil {
-					return err
-				}
+			if err := release(key); err != nil {
+				return err
 			}
 		}
 		return nil

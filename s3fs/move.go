@@ -112,7 +112,11 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if err := f.checkDestination(ctx, dst, srcDir, opts, moves); err != nil {
 		return backend.FileInfo{}, err
 	}
-	if err := f.move(ctx, src, moves); err != nil {
+	into := ""
+	if srcDir {
+		into = dst
+	}
+	if err := f.move(ctx, src, into, moves); err != nil {
 		return backend.FileInfo{}, err
 	}
 	if err := f.keepParent(ctx, src); err != nil {
@@ -213,10 +217,10 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 const copyThrough = 8 << 20
 
 // move copies moves and deletes their sources under a journal, undoing
-// all of it on a failure.
-func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
+// all of it on a failure; into is the destination of a directory's move.
+func (f *FS) move(ctx context.Context, src, into string, moves []journalMove) error {
 	id := newID()
-	j := journal{Moves: moves, ClaimFirst: true, Mark: id}
+	j := journal{Moves: moves, ClaimFirst: true, Mark: id, Into: into}
 	for i, m := range j.Moves {
 		if m.Old != "" && !m.marker() {
 			j.Moves[i].Backup = f.prefix + journalDir + "/" + id + "/0"
@@ -239,8 +243,8 @@ func (f *FS) move(ctx context.Context, src string, moves []journalMove) error {
 // moveObjects makes the copies, checks that the source gained no key,
 // and deletes the originals.
 func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) error {
-	// Of two moves of an object at once, one claims it (claim.go), and
-	// the other stops here.
+	// Of two moves of an object at once, or to one destination, one
+	// claims it (claim.go), and the other stops here.
 	if err := f.claimAll(ctx, l, j); err != nil {
 		return err
 	}
@@ -249,6 +253,11 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	// source, or filled the destination.
 	if err := f.each(ctx, j.Moves, func(_ int, m journalMove) error { return f.stillAsListed(ctx, m) }); err != nil {
 		return err
+	}
+	if j.Into != "" {
+		if err := f.stillEmpty(ctx, j.Into); err != nil {
+			return err
+		}
 	}
 	// Recorded before anything changes: the journal of a move killed
 	// before it holds its claims is rolled back as one that made nothing,
@@ -365,6 +374,27 @@ func (f *FS) stillAsListed(ctx context.Context, m journalMove) error {
 	case !found && m.Old != "" || found && dst.ETag != m.Old:
 		return fault.Errorf(fault.CodeStale, "the file at the destination changed during the move.").WithPath(f.rel(m.To)).
 			WithHint("nothing was moved; check the destination and move again")
+	}
+	return nil
+}
+
+// stillEmpty checks that the destination dir of a directory's move is
+// still as checkDestination found it: no file, and no key below it but
+// its marker (an empty directory, which the move may replace). Another
+// directory moved there since would merge with this one.
+func (f *FS) stillEmpty(ctx context.Context, dir string) error {
+	changed := fault.Errorf(fault.CodeExists, "the destination was filled during the move.").WithPath(dir).
+		WithHint("nothing was moved; check the destination and move again")
+	if _, found, err := f.head(ctx, dir); err != nil || found {
+		return cmpErr(err, changed)
+	}
+	for o, err := range f.c.List(ctx, f.dirKey(dir), "", 2, "") {
+		if err != nil {
+			return f.mapErr(err, dir)
+		}
+		if o.Key != f.dirKey(dir) {
+			return changed
+		}
 	}
 	return nil
 }

@@ -88,10 +88,11 @@ func TestMoveCrash(t *testing.T) {
 		{"a directory", "d", "e/d",
 			map[string]string{"d/a": "a", "d/sub/b": "b", "d/empty": "dir", "e/d/a": "", "e/d/sub/b": "", "e/d/empty": "", "keep": "k"},
 			map[string]string{"d/a": "", "d/sub/b": "", "d/empty": "", "e/d/a": "a", "e/d/sub/b": "b", "e/d/empty": "dir", "keep": "k"},
-			// the journal, 5 claims (2 sources, 2 destinations, a
-			// marker's), the journal saying so, 2 copies, a marker, 2
-			// deletes, 5 claims' removals, the journal's removal
-			19},
+			// the journal, 6 claims (2 sources, 2 destinations, a
+			// marker's, the destination directory's), the journal saying
+			// so, 2 copies, a marker, 2 deletes, 6 claims' removals, the
+			// journal's removal
+			21},
 		{"a file over a file", "f", "g",
 			map[string]string{"f": "new", "g": "old"},
 			map[string]string{"f": "", "g": "new"},
@@ -598,6 +599,60 @@ func TestOneOfTwoMovesOfADirectory(t *testing.T) {
 				t.Errorf("%d files, round %d: the moves returned %v and %v; want one success", files, round, errs[0], errs[1])
 			}
 			noJournal(t, bucket, prefix, "two moves of a directory")
+		}
+	}
+}
+
+// TestTwoDirectoriesToOneDestination: of two moves of different
+// directories to one destination, one moves its directory there and the
+// other is refused, its directory left whole: at once, or one claiming
+// only once the other has ended. Destinations were claimed file by file,
+// and both succeeded, the two directories merged.
+func TestTwoDirectoriesToOneDestination(t *testing.T) {
+	ctx := context.Background()
+	for _, late := range []bool{false, true} {
+		for round := range 4 {
+			name := fmt.Sprintf("twodirs-%v-%d", late, round)
+			f, bucket, root := seeded(t, name, map[string]string{"a/1": "a1", "a/2": "a2", "b/3": "b3", "b/4": "b4"})
+			var errs [2]error
+			if late {
+				// a's move listed x empty, and claims once b's has ended.
+				c := heldClaim()
+				first := transportFS(t, root, c)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					_, errs[0] = first.Rename(ctx, "a", "x", backend.WriteOptions{})
+				}()
+				<-c.reached
+				_, errs[1] = f.Rename(ctx, "b", "x", backend.WriteOptions{})
+				close(c.release)
+				<-done
+			} else {
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				for i, dir := range []string{"a", "b"} {
+					mover := transportFS(t, root, nil)
+					wg.Go(func() {
+						<-start
+						_, errs[i] = mover.Rename(ctx, dir, "x", backend.WriteOptions{})
+					})
+				}
+				close(start)
+				wg.Wait()
+			}
+			if (errs[0] == nil) == (errs[1] == nil) {
+				t.Errorf("%s: the moves returned %v and %v; want one success", name, errs[0], errs[1])
+			}
+			got := tree(t, f, "a/1", "a/2", "b/3", "b/4", "x/1", "x/2", "x/3", "x/4")
+			moved := map[string]string{"a/1": "", "a/2": "", "b/3": "b3", "b/4": "b4", "x/1": "a1", "x/2": "a2", "x/3": "", "x/4": ""}
+			if errs[0] != nil {
+				moved = map[string]string{"a/1": "a1", "a/2": "a2", "b/3": "", "b/4": "", "x/1": "", "x/2": "", "x/3": "b3", "x/4": "b4"}
+			}
+			if !maps.Equal(got, moved) {
+				t.Errorf("%s: after the moves: %q", name, got)
+			}
+			noJournal(t, bucket, name, "two directories moved to one destination")
 		}
 	}
 }

@@ -46,6 +46,8 @@ type journal struct {
 	// makes, by which a rollback knows its copies; a journal without it
 	// knows them by their ETags.
 	Mark string `json:"mark,omitempty"`
+	// Into is the destination of a directory's move, which it claims.
+	Into string `json:"into,omitempty"`
 	// known is set in the process that runs the transaction: which moves
 	// it tried and which claims it holds (with their ETags) are its own
 	// record. A journal read back by a recovery knows neither.
