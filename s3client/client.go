@@ -466,9 +466,9 @@ func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http
 // a larger one is copied by the store. Either way the copy keeps what a
 // store's copy keeps of the object besides its bytes (kept, and its user
 // metadata), but for what h sets. As with a store's copy, the source
-// must still be srcETag once the copy exists: else the copy is removed
-// and the answer is 412, so that a source another writer changed or
-// removed meanwhile is never taken for the one copied.
+// must still be srcETag, when set, once the copy exists: else the copy
+// is removed and the answer is 412, so that a source another writer
+// changed or removed meanwhile is never taken for the one copied.
 func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h http.Header, limit int64) (string, error) {
 	resp, err := c.get(ctx, src, srcETag, 0, 0)
 	if err != nil {
@@ -497,13 +497,15 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 		return "", err
 	}
 	o, err := c.Put(ctx, dst, data, h)
-	if err != nil {
-		return "", err
+	if err != nil || srcETag == "" {
+		// With no version of the source asked for, there is none to
+		// check: a failure to check it would remove a good copy.
+		return o.ETag, err
 	}
 	now, err := c.Head(ctx, src)
 	code, _ := Code(err)
 	gone := err != nil && code == "NoSuchKey"
-	if err == nil && (srcETag == "" || now.ETag == srcETag) {
+	if err == nil && now.ETag == srcETag {
 		return o.ETag, nil
 	}
 	if derr := c.Delete(ctx, dst, o.ETag); derr != nil {

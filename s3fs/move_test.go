@@ -381,6 +381,32 @@ func TestRollbackKeepsMetadata(t *testing.T) {
 	noJournal(t, bucket, "rbmeta", "a rolled back move")
 }
 
+// TestRestoreWithALostCheck: a rollback that put a replaced file back,
+// then failed to read its backup copy again, leaves the file there. The
+// restore took the failed read for a backup changed meanwhile and
+// deleted the file it had put back; the move's recovery then found
+// nothing to undo, and the file was lost.
+func TestRestoreWithALostCheck(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "restorecheck", map[string]string{"src": "new", "dst": "old precious"})
+	backupHead := func(r *http.Request) bool {
+		p := cmp.Or(r.URL.Opaque, r.URL.Path)
+		return r.Method == http.MethodHead && strings.Contains(p, "/.agentfs-journal/") && strings.HasSuffix(p, "/0")
+	}
+	mover := transportFS(t, root, &lostAnswer{suffix: "/restorecheck/dst", next: &failsOnce{match: backupHead}})
+	if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
+		t.Fatal("the move succeeded with its copy's answer lost")
+	}
+	expireJournals(t, bucket, "restorecheck")
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "new", "dst": "old precious"}) {
+		t.Errorf("after the rollback: %q", got)
+	}
+	noJournal(t, bucket, "restorecheck", "a rollback whose check of its backup failed")
+}
+
 // held holds the first request that match accepts until release is
 // closed, and tells when it reaches it.
 type held struct {
@@ -704,12 +730,14 @@ type lostAnswer struct {
 	suffix string
 	// after is how many such PUTs are answered first.
 	after int
-	mu    sync.Mutex
-	seen  int
+	// next carries the requests (the default transport when nil).
+	next http.RoundTripper
+	mu   sync.Mutex
+	seen int
 }
 
 func (l *lostAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(r)
+	resp, err := cmp.Or(l.next, http.DefaultTransport).RoundTrip(r)
 	if r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), l.suffix) {
 		l.mu.Lock()
 		l.seen++
@@ -1125,11 +1153,14 @@ func TestDeadMoveKeepsItsDestinationAfterAWrite(t *testing.T) {
 	noJournal(t, bucket, "deadwrite", "a dead move, a write and a move")
 }
 
-// failsClaimRelease fails the first DELETE of a claim, unsent.
-type failsClaimRelease struct{ once sync.Once }
+// failsOnce fails the first request that match accepts, unsent.
+type failsOnce struct {
+	match func(r *http.Request) bool
+	once  sync.Once
+}
 
-func (f *failsClaimRelease) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodDelete && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/claims/") {
+func (f *failsOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.match(r) {
 		failed := false
 		f.once.Do(func() { failed = true })
 		if failed {
@@ -1137,6 +1168,13 @@ func (f *failsClaimRelease) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// failsClaimRelease fails the first DELETE of a claim, unsent.
+func failsClaimRelease() *failsOnce {
+	return &failsOnce{match: func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/claims/")
+	}}
 }
 
 // TestMoveDoneWhateverItsHousekeeping: a move whose journal is removed
@@ -1153,7 +1191,7 @@ func TestMoveDoneWhateverItsHousekeeping(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mover := transportFS(t, root, &failsClaimRelease{})
+	mover := transportFS(t, root, failsClaimRelease())
 	if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err != nil {
 		t.Errorf("a move past its commit point: %v", err)
 	}
