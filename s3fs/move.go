@@ -45,11 +45,6 @@ var _ backend.Renamer = (*FS)(nil)
 // which the next call removes. Directory markers move without conditions:
 // they hold no data.
 
-// txnMeta is the user metadata that marks a move's copies: its value is
-// the journal's Mark. A copy keeps it once the move is done, as a store's
-// copy keeps the metadata of its source.
-const txnMeta = "agentfs-txn"
-
 // journalMove is one object of a move.
 type journalMove struct {
 	From string `json:"from"`
@@ -488,10 +483,9 @@ func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journal
 
 // rollBackMove undoes what a move did to m: the original put back from
 // its copy when it is gone, the copy removed, and the object it replaced
-// restored. The copy is the object at m.To marked mark, or, for a journal
-// without a mark, of the ETag the copy had. An object another writer put
-// or changed since is left as it is.
-func (f *FS) rollBackMove(ctx context.Context, m journalMove, mark string) error {
+// restored (see journal.written). An object another writer put or
+// changed since is left as it is.
+func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 	if m.marker() {
 		if _, err := f.c.Put(ctx, m.From, nil, nil); err != nil {
 			return f.mapErr(err, m.From)
@@ -505,8 +499,7 @@ func (f *FS) rollBackMove(ctx context.Context, m journalMove, mark string) error
 	if err != nil {
 		return err
 	}
-	switch {
-	case !dstFound, mark != "" && dst.Meta[txnMeta] != mark, mark == "" && dst.ETag != m.copied():
+	if !dstFound || !j.written(dst, m.copied()) {
 		return nil // never copied, or put or changed by another writer since: theirs stays
 	}
 	_, srcFound, err := f.headKey(ctx, m.From)

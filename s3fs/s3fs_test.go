@@ -334,6 +334,41 @@ func diesAt(part string) *dying {
 	}}
 }
 
+// TestDeadCommitKeepsAWriteOfItsBytes: a file written, by another
+// writer, where a dead transaction had written the same bytes stays once
+// the transaction is rolled back, whether it replaced a file or created
+// one. Told by their ETags (the MD5 of the bytes), the write was taken for
+// the transaction's: the new file deleted, the other replaced by the
+// transaction's backup.
+func TestDeadCommitKeepsAWriteOfItsBytes(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	root := "s3://" + bucket + "/deadcommit"
+	f, _ := openFS(t, root)
+	if _, err := f.WriteFile(ctx, "b", []byte("old b"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dead := transportFS(t, root, &dying{sent: true, at: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/deadcommit/b")
+	}})
+	if _, err := dead.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")}}); err == nil {
+		t.Fatal("the transaction that died at its second write succeeded")
+	}
+	for name, data := range map[string]string{"a": "new a", "b": "new b"} {
+		if _, err := f.WriteFile(ctx, name, []byte(data), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expireJournals(t, bucket, "deadcommit")
+	if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
+		t.Fatalf("the recovery of the dead transaction: %+v, %v", rec, err)
+	}
+	if got := tree(t, f, "a", "b"); !maps.Equal(got, map[string]string{"a": "new a", "b": "new b"}) {
+		t.Errorf("after the recovery: %q", got)
+	}
+	noJournal(t, bucket, "deadcommit", "a dead transaction and writes of its bytes")
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no

@@ -26,6 +26,12 @@ var _ backend.Transactor = (*FS)(nil)
 // left out of listings and walks.
 const journalDir = ".agentfs-journal"
 
+// txnMeta is the user metadata that marks what a transaction writes and
+// a move's copies: its value is the journal's Mark. An object keeps it
+// once the transaction is done, as a store's copy keeps the metadata of
+// its source.
+const txnMeta = "agentfs-txn"
+
 // journal is what a transaction will change: enough for another process
 // to restore every object as it was.
 type journal struct {
@@ -42,9 +48,9 @@ type journal struct {
 	Moves      []journalMove `json:"moves,omitempty"`
 	ClaimFirst bool          `json:"claimFirst,omitempty"`
 	ClaimsHeld bool          `json:"claimsHeld,omitempty"`
-	// Mark is the value of the metadata txnMeta on each copy the move
-	// makes, by which a rollback knows its copies; a journal without it
-	// knows them by their ETags.
+	// Mark is the value of the metadata txnMeta on each object the
+	// transaction writes or copies, by which a rollback knows its own; a
+	// journal without it knows them by their ETags.
 	Mark string `json:"mark,omitempty"`
 	// Into is the destination of a directory's move, which it claims.
 	Into string `json:"into,omitempty"`
@@ -83,7 +89,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 		return nil, err
 	}
 	id := newID()
-	var j journal
+	j := journal{Mark: id}
 	for i, op := range ops {
 		jo := journalOp{Key: f.key(keys[i]), Old: olds[i]}
 		if jo.Old != "" {
@@ -197,6 +203,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 		if jo.Old == "" {
 			h = s3client.Condition("", "*")
 		}
+		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
 		up, err := f.c.Put(ctx, jo.Key, op.Data, h)
 		if err != nil {
 			return nil, f.swapErr(ctx, c, swap, err)
@@ -212,7 +219,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 
 // rollBack restores each object of j that holds what the transaction made
 // of it: its copy put back, or, when it had none, the object removed. An
-// object another writer changed since is left as it is.
+// object another writer put or changed since is left as it is.
 func (f *FS) rollBack(ctx context.Context, j journal) error {
 	for _, jo := range j.Ops {
 		o, err := f.c.Head(ctx, jo.Key)
@@ -221,12 +228,13 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 			return f.mapErr(err, jo.Key)
 		}
 		cur := o.ETag
+		written := found && jo.New != "" && j.written(o, jo.New)
 		err = nil
 		switch {
-		case found && jo.New != "" && cur == jo.New && jo.Old == "":
+		case written && jo.Old == "":
 			// Written where nothing was: removed again.
 			err = f.deleteKey(ctx, jo.Key, cur)
-		case found && jo.New != "" && cur == jo.New, !found && jo.New == "" && jo.Old != "":
+		case written, !found && jo.New == "" && jo.Old != "":
 			// Replaced or removed: the copy goes back.
 			err = f.restore(ctx, jo, found, cur)
 		}
@@ -240,11 +248,21 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 			// another writer's, even with the same bytes.
 			continue
 		}
-		if err := f.rollBackMove(ctx, m, j.Mark); err != nil {
+		if err := f.rollBackMove(ctx, j, m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// written reports whether o is what the transaction of j wrote or copied
+// there: marked with its Mark, or, for a journal without one, of the
+// ETag etag it gave.
+func (j journal) written(o s3client.ObjectInfo, etag string) bool {
+	if j.Mark != "" {
+		return o.Meta[txnMeta] == j.Mark
+	}
+	return o.ETag == etag
 }
 
 // restore puts the copy of jo's object back, over the version cur, or
