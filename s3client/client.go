@@ -442,6 +442,11 @@ func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.Re
 // get is Get's response.
 func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http.Response, error) {
 	h := Condition(etag, "")
+	// The bytes stored: unasked, Go's transport asks for gzip and
+	// decodes an object stored gzip-encoded, dropping its
+	// Content-Encoding and length (a copy lost both, a read saw other
+	// bytes than the ETag's).
+	h.Set("Accept-Encoding", "identity")
 	if n > 0 {
 		h.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-"+strconv.FormatInt(off+n-1, 10))
 	}
@@ -466,9 +471,11 @@ func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http
 // a larger one is copied by the store. Either way the copy keeps what a
 // store's copy keeps of the object besides its bytes (kept, and its user
 // metadata), but for what h sets. As with a store's copy, the source
-// must still be srcETag, when set, once the copy exists: else the copy
-// is removed and the answer is 412, so that a source another writer
-// changed or removed meanwhile is never taken for the one copied.
+// must still be srcETag, when set, once the copy exists: else the answer
+// is ErrSourceChanged, so that a source another writer changed or
+// removed meanwhile is never taken for the one copied. The copy is then
+// left to the caller to undo: removed here, it could not be told from
+// the object it replaced, nor put back.
 func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h http.Header, limit int64) (string, error) {
 	resp, err := c.get(ctx, src, srcETag, 0, 0)
 	if err != nil {
@@ -498,25 +505,21 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	}
 	o, err := c.Put(ctx, dst, data, h)
 	if err != nil || srcETag == "" {
-		// With no version of the source asked for, there is none to
-		// check: a failure to check it would remove a good copy.
 		return o.ETag, err
 	}
 	now, err := c.Head(ctx, src)
-	code, _ := Code(err)
-	gone := err != nil && code == "NoSuchKey"
-	if err == nil && now.ETag == srcETag {
+	switch code, _ := Code(err); {
+	case err == nil && now.ETag == srcETag:
 		return o.ETag, nil
+	case err == nil, code == "NoSuchKey":
+		return o.ETag, fmt.Errorf("%w: %s", ErrSourceChanged, src)
 	}
-	if derr := c.Delete(ctx, dst, o.ETag); derr != nil {
-		return "", derr
-	}
-	if err != nil && !gone {
-		return "", err
-	}
-	return "", &Error{Status: http.StatusPreconditionFailed, Code: "PreconditionFailed",
-		Message: "the source " + src + " changed during its copy"}
+	return o.ETag, err
 }
+
+// ErrSourceChanged is CopyThrough's answer when the source changed or
+// went while it was copied: the copy was made.
+var ErrSourceChanged = errors.New("the source changed during its copy")
 
 // kept are the headers of an object a copy keeps, beside X-Amz-Meta-*.
 var kept = map[string]bool{"Content-Type": true, "Cache-Control": true, "Content-Disposition": true,

@@ -17,10 +17,11 @@ import (
 // may answer a conditional DELETE of a key already gone with success
 // (versitygw does: 204): two moves of one file at once then both copied
 // it, both deleted it, and both exited 0, leaving two files. So a move
-// first claims each object it moves, at the ETag it listed, and each
-// destination (claimsOf), with an object put If-None-Match: * (which
-// versitygw honours) under claimDir: of two moves at once, one claims the
-// object and the other is STALE before it copies anything. A claim holds
+// first claims each object it moves and each destination, by its key
+// (claimsOf), with an object put If-None-Match: * (which versitygw
+// honours) under claimDir: of two moves at once that share a key, as a
+// source or a destination, one claims it and the other is STALE before it
+// copies anything. A claim holds
 // its journal's key, is written after the journal and removed after it
 // (dropJournal): a claim whose journal is gone (its process killed in
 // between, or its request landed late) is taken over by a move, and
@@ -29,32 +30,33 @@ import (
 // claimDir, in the journal folder, holds the claims.
 const claimDir = "claims"
 
-// claimKey is where a move claims the object at key, at the ETag etag
-// ("" for none).
-func (f *FS) claimKey(key, etag string) string {
-	sum := sha256.Sum256([]byte(key + "\x00" + etag))
+// claimKey is where a move claims the object at key. (The NUL ended a
+// version in claims of an older agentfs, whose destinations' claims
+// these are.)
+func (f *FS) claimKey(key string) string {
+	sum := sha256.Sum256([]byte(key + "\x00"))
 	return f.prefix + journalDir + "/" + claimDir + "/" + hex.EncodeToString(sum[:16])
 }
 
 // claimsOf are the objects a move of m claims, by their claim's key,
-// each with its path: its source at the ETag listed, and its destination
-// whatever is there (the key with no ETag, which no source claim has). The
-// destination's claim keeps another move from putting a file there while
-// this one runs or waits for its rollback, even after a write or removal
-// there: the store may ignore a copy's conditions on its destination
-// (versitygw does, for an object over copyThrough bytes), and a rollback
-// read back takes an object of the bytes it copied for its copy.
+// each with its path: its source and its destination, whatever is there.
+// The destination's claim keeps another move from putting a file there,
+// or moving the copy on, while this one runs or waits for its rollback,
+// even after a write or removal there: the store may ignore a copy's
+// conditions on its destination (versitygw does, for an object over
+// copyThrough bytes), and a copy moved on would leave the file at two
+// places once the original is put back.
 func (f *FS) claimsOf(m journalMove) map[string]string {
-	c := map[string]string{f.claimKey(m.From, m.ETag): f.rel(m.From)}
+	c := map[string]string{f.claimKey(m.From): f.rel(m.From)}
 	if !m.marker() {
-		c[f.claimKey(m.To, "")] = f.rel(m.To)
+		c[f.claimKey(m.To)] = f.rel(m.To)
 	}
 	return c
 }
 
 // intoClaim is the claim of a directory's move on its destination into:
 // the claim a file's move there takes (claimsOf).
-func (f *FS) intoClaim(into string) string { return f.claimKey(f.key(into), "") }
+func (f *FS) intoClaim(into string) string { return f.claimKey(f.key(into)) }
 
 // claimAll claims what every object of the move of l claims, the first
 // move's source alone: two moves of one directory meet there, and of the
@@ -78,7 +80,7 @@ func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 		return nil
 	}
 	first := j.Moves[0]
-	if err := take(f.claimKey(first.From, first.ETag), f.rel(first.From)); err != nil {
+	if err := take(f.claimKey(first.From), f.rel(first.From)); err != nil {
 		return err
 	}
 	if j.Into != "" {

@@ -7,8 +7,7 @@ import "time"
 // so that a test recovers it at once.
 func SetLease(f *FS, d time.Duration) { f.lease = d }
 
-// ClaimKey is the key of the claim a move of the file at path, at version
-// etag, makes.
-func ClaimKey(f *FS, path, etag string) string {
-	return f.claimKey(f.key(path), etag)
+// ClaimKey is the key of the claim a move of the file at path makes.
+func ClaimKey(f *FS, path string) string {
+	return f.claimKey(f.key(path))
 }

@@ -3,6 +3,7 @@ package s3fs
 import (
 	"cmp"
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -59,8 +60,9 @@ type journalMove struct {
 	Backup string `json:"backup,omitempty"`
 
 	// tried is set as this process sends the copy (or the marker): from
-	// then on it may be there, even when the answer is lost.
-	tried bool
+	// then on it may be there, even when the answer is lost. deleted is
+	// set as it sends the deletion of From.
+	tried, deleted bool
 }
 
 func (m journalMove) marker() bool { return strings.HasSuffix(m.From, "/") }
@@ -272,7 +274,6 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		}
 	}
 	var mu sync.Mutex
-	renewed := false
 	tried := func(i int, sent bool) {
 		mu.Lock()
 		j.Moves[i].tried = sent
@@ -305,30 +306,35 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		}
 		if etag != m.ETag {
 			mu.Lock()
-			j.Moves[i].New, renewed = etag, true
+			j.Moves[i].New = etag
 			mu.Unlock()
 		}
 		return nil
 	})
-	if err == nil && renewed {
-		// The copies' own ETags, for a rollback to know them.
-		err = l.update(ctx, *j)
-	}
 	if err != nil {
 		return err
 	}
 	if err := f.sameSource(ctx, src, j.Moves); err != nil {
 		return err
 	}
+	// Recorded before the first deletion (with the copies' own ETags, for
+	// an older agentfs's rollback): see rollBackMove.
+	j.Deleting = true
+	if err := l.update(ctx, *j); err != nil {
+		return err
+	}
 	var markers []string
-	err = f.each(ctx, j.Moves, func(_ int, m journalMove) error {
+	err = f.each(ctx, j.Moves, func(i int, m journalMove) error {
 		if err := l.check(); err != nil {
 			return err
 		}
+		mu.Lock()
+		j.Moves[i].deleted = true
 		if m.marker() {
-			mu.Lock()
 			markers = append(markers, m.From)
-			mu.Unlock()
+		}
+		mu.Unlock()
+		if m.marker() {
 			return nil
 		}
 		if err := f.c.Delete(ctx, m.From, m.ETag); err != nil {
@@ -353,8 +359,7 @@ func (f *FS) stillAsListed(ctx context.Context, m journalMove) error {
 		return err
 	}
 	if !found || !m.marker() && src.ETag != m.ETag {
-		return fault.Errorf(fault.CodeStale, "the source was moved or changed since it was listed.").WithPath(f.rel(m.From)).
-			WithHint("list it again; nothing was moved")
+		return f.sourceChanged(m)
 	}
 	if m.marker() {
 		return nil
@@ -394,10 +399,20 @@ func (f *FS) stillEmpty(ctx context.Context, dir string) error {
 	return nil
 }
 
+// sourceChanged is the error of a move whose source m is no longer as
+// listed.
+func (f *FS) sourceChanged(m journalMove) error {
+	return fault.Errorf(fault.CodeStale, "the source was moved or changed since it was listed.").WithPath(f.rel(m.From)).
+		WithHint("list it again; nothing was moved")
+}
+
 // copyErr maps the failure of m's copy: a refusal with the source as
 // listed is the destination's (a file put there, or the one replaced
 // changed), else the source's.
 func (f *FS) copyErr(ctx context.Context, m journalMove, err error) error {
+	if errors.Is(err, s3client.ErrSourceChanged) {
+		return f.sourceChanged(m)
+	}
 	if _, status := s3client.Code(err); status == http.StatusPreconditionFailed {
 		o, found, herr := f.headKey(ctx, m.From)
 		switch {
@@ -481,10 +496,21 @@ func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journal
 	return first
 }
 
+// mayHaveDeleted reports whether the move of j may have deleted m's
+// source: it sent the deletion, or, read back, it had begun deleting.
+func (j journal) mayHaveDeleted(m journalMove) bool {
+	if j.known {
+		return m.deleted
+	}
+	return j.Deleting
+}
+
 // rollBackMove undoes what a move did to m: the original put back from
 // its copy when it is gone, the copy removed, and the object it replaced
 // restored (see journal.written). An object another writer put or
-// changed since is left as it is.
+// changed since is left as it is, and so is the copy when another
+// writer's file took the source's place: it then holds the only bytes of
+// the file moved.
 func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 	if m.marker() {
 		if _, err := f.c.Put(ctx, m.From, nil, nil); err != nil {
@@ -502,14 +528,33 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 	if !dstFound || !j.written(dst, m.copied()) {
 		return nil // never copied, or put or changed by another writer since: theirs stays
 	}
-	_, srcFound, err := f.headKey(ctx, m.From)
+	src, srcFound, err := f.headKey(ctx, m.From)
 	if err != nil {
 		return err
 	}
-	if !srcFound {
-		if _, err := f.c.Copy(ctx, m.To, dst.ETag, m.From, s3client.Condition("", "*")); err != nil {
+	deleted := j.mayHaveDeleted(m)
+	if !srcFound && deleted {
+		// Through agentfs up to copyThrough bytes, so that the store
+		// checks If-None-Match (versitygw ignores it on a copy).
+		etag, err := f.c.CopyThrough(ctx, m.To, dst.ETag, m.From, s3client.Condition("", "*"), copyThrough)
+		switch {
+		case err == nil:
+			src, srcFound = s3client.ObjectInfo{ETag: etag}, true
+		case refused(err), errors.Is(err, s3client.ErrSourceChanged):
+			// A file put at the source, or the copy changed, meanwhile.
+			if src, srcFound, err = f.headKey(ctx, m.From); err != nil {
+				return err
+			}
+		default:
 			return f.mapErr(err, m.From)
 		}
+	}
+	if deleted && (!srcFound || src.ETag != m.ETag && src.ETag != dst.ETag) {
+		// Another writer's file at the source, put where this move may
+		// have deleted the original: the copy may hold its only bytes.
+		// (Before any deletion, what is at the source, or its absence,
+		// is the original or another writer's change, and the copy goes.)
+		return nil
 	}
 	if m.Backup != "" {
 		return f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)

@@ -3,6 +3,7 @@ package s3fs_test
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +13,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/minio/minio-go/v7"
@@ -90,16 +93,16 @@ func TestMoveCrash(t *testing.T) {
 			map[string]string{"d/a": "", "d/sub/b": "", "d/empty": "", "e/d/a": "a", "e/d/sub/b": "b", "e/d/empty": "dir", "keep": "k"},
 			// the journal, 6 claims (2 sources, 2 destinations, a
 			// marker's, the destination directory's), the journal saying
-			// so, 2 copies, a marker, 2 deletes, 6 claims' removals, the
-			// journal's removal
-			21},
+			// so, 2 copies, a marker, the journal saying deletions begin,
+			// 2 deletes, 6 claims' removals, the journal's removal
+			22},
 		{"a file over a file", "f", "g",
 			map[string]string{"f": "new", "g": "old"},
 			map[string]string{"f": "", "g": "new"},
 			// the journal, 2 claims, the journal saying so, the copy of
-			// g, the copy, the delete, 2 claims' removals, the journal's
-			// removal
-			11},
+			// g, the copy, the journal saying deletions begin, the
+			// delete, 2 claims' removals, the journal's removal
+			12},
 	} {
 		for cut := 0; cut <= tc.steps; cut++ {
 			prefix := fmt.Sprintf("move-%s-%d", tc.name[:3], cut)
@@ -315,35 +318,87 @@ func TestMoveKeepsAFileCreatedAtTheDestination(t *testing.T) {
 	}
 }
 
-// TestMoveKeepsMetadata: a file moved through agentfs keeps what a store's
-// copy keeps: its Content-Type, Cache-Control and user metadata (they were
-// dropped, a served page turning binary/octet-stream).
+// TestMoveKeepsMetadata: a file moved through agentfs keeps its bytes and
+// what a store's copy keeps: its Content-Type, Content-Encoding,
+// Cache-Control and user metadata (they were dropped, a served page
+// turning binary/octet-stream; then, asked for gzip by Go's transport, a
+// gzip-encoded file was read decoded and copied without its encoding).
 func TestMoveKeepsMetadata(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	c, err := s3test.Client(s3test.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A small file is copied through agentfs; one stored in parts, by
 	// the store, with the metadata agentfs read (its copy is marked).
-	for _, data := range [][]byte{[]byte("<p>hi</p>"), partsData} {
-		if _, err := c.PutObject(ctx, bucket, "meta/d.html", bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
-			ContentType: "text/html", CacheControl: "max-age=60", UserMetadata: map[string]string{"owner": "alice"}, PartSize: 5 << 20}); err != nil {
-			t.Fatal(err)
-		}
+	for _, data := range [][]byte{gzipped(t, "<p>hi</p>"), partsData} {
+		putMeta(t, bucket, "meta/d.html", data)
 		f, _ := openFS(t, "s3://"+bucket+"/meta")
 		if _, err := f.Rename(ctx, "d.html", "e.html", backend.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		o, err := c.StatObject(ctx, bucket, "meta/e.html", minio.StatObjectOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.Size != int64(len(data)) || o.ContentType != "text/html" || o.Metadata.Get("Cache-Control") != "max-age=60" || o.UserMetadata["Owner"] != "alice" {
-			t.Errorf("after the move of %d bytes: %d bytes, Content-Type %q, Cache-Control %q, metadata %v",
-				len(data), o.Size, o.ContentType, o.Metadata.Get("Cache-Control"), o.UserMetadata)
-		}
+		checkMeta(t, bucket, "meta/e.html", data)
+	}
+}
+
+// gzipped is text, gzip-compressed.
+func gzipped(t *testing.T, text string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := w.Write([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// putMeta stores data at key with the metadata checkMeta checks: as an
+// HTML page served gzip-encoded, in parts when it is over 5 MiB. (Through
+// s3client: minio's streaming upload adds aws-chunked to the encoding.)
+func putMeta(t *testing.T, bucket, key string, data []byte) {
+	t.Helper()
+	access, secret := s3test.Keys()
+	c, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket,
+		Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "text/html")
+	h.Set("Content-Encoding", "gzip")
+	h.Set("Cache-Control", "max-age=60")
+	h.Set("X-Amz-Meta-Owner", "alice")
+	if _, err := c.Upload(context.Background(), key, bytes.NewReader(data), int64(len(data)), 5<<20, h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkMeta checks that the object at key holds data, with putMeta's
+// metadata.
+func checkMeta(t *testing.T, bucket, key string, data []byte) {
+	t.Helper()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := c.GetObject(context.Background(), bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	got, err := io.ReadAll(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := obj.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) || o.ContentType != "text/html" || o.Metadata.Get("Content-Encoding") != "gzip" ||
+		o.Metadata.Get("Cache-Control") != "max-age=60" || o.UserMetadata["Owner"] != "alice" {
+		t.Errorf("%s: %d bytes (want %d, same %v), Content-Type %q, Content-Encoding %q, Cache-Control %q, metadata %v",
+			key, len(got), len(data), bytes.Equal(got, data), o.ContentType, o.Metadata.Get("Content-Encoding"),
+			o.Metadata.Get("Cache-Control"), o.UserMetadata)
 	}
 }
 
@@ -353,15 +408,8 @@ func TestMoveKeepsMetadata(t *testing.T) {
 func TestRollbackKeepsMetadata(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	c, err := s3test.Client(s3test.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := []byte("<p>old</p>")
-	if _, err := c.PutObject(ctx, bucket, "rbmeta/d.html", bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
-		ContentType: "text/html", UserMetadata: map[string]string{"owner": "alice"}}); err != nil {
-		t.Fatal(err)
-	}
+	data := gzipped(t, "<p>old</p>")
+	putMeta(t, bucket, "rbmeta/d.html", data)
 	root := "s3://" + bucket + "/rbmeta"
 	f, _ := openFS(t, root)
 	if _, err := f.WriteFile(ctx, "src", []byte("new"), backend.WriteOptions{}); err != nil {
@@ -371,13 +419,7 @@ func TestRollbackKeepsMetadata(t *testing.T) {
 	if _, err := mover.Rename(ctx, "src", "d.html", backend.WriteOptions{}); err == nil {
 		t.Fatal("the move succeeded with its copy's answer lost")
 	}
-	o, err := c.StatObject(ctx, bucket, "rbmeta/d.html", minio.StatObjectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Size != int64(len(data)) || o.ContentType != "text/html" || o.UserMetadata["Owner"] != "alice" {
-		t.Errorf("after the rollback: %d bytes, Content-Type %q, metadata %v", o.Size, o.ContentType, o.UserMetadata)
-	}
+	checkMeta(t, bucket, "rbmeta/d.html", data)
 	noJournal(t, bucket, "rbmeta", "a rolled back move")
 }
 
@@ -393,7 +435,7 @@ func TestRestoreWithALostCheck(t *testing.T) {
 		p := cmp.Or(r.URL.Opaque, r.URL.Path)
 		return r.Method == http.MethodHead && strings.Contains(p, "/.agentfs-journal/") && strings.HasSuffix(p, "/0")
 	}
-	mover := transportFS(t, root, &lostAnswer{suffix: "/restorecheck/dst", next: &failsOnce{match: backupHead}})
+	mover := transportFS(t, root, &lostAnswer{suffix: "/restorecheck/dst", next: &onFirst{match: backupHead, fail: true}})
 	if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 		t.Fatal("the move succeeded with its copy's answer lost")
 	}
@@ -405,6 +447,164 @@ func TestRestoreWithALostCheck(t *testing.T) {
 		t.Errorf("after the rollback: %q", got)
 	}
 	noJournal(t, bucket, "restorecheck", "a rollback whose check of its backup failed")
+}
+
+// afterPut runs do once, as the answer comes to the first PUT (not a
+// store's copy) of a key ending in suffix. It sends the requests through
+// next (the default transport when nil).
+type afterPut struct {
+	suffix string
+	do     func()
+	next   http.RoundTripper
+	once   sync.Once
+}
+
+func (a *afterPut) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := cmp.Or(a.next, http.DefaultTransport).RoundTrip(r)
+	if r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") == "" && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), a.suffix) {
+		a.once.Do(a.do)
+	}
+	return resp, err
+}
+
+// TestSourceChangedAsItIsCopied: a move over a file whose source another
+// writer changes, or whose check of the source fails, once the copy is
+// made puts the file it replaced back. The copy undid itself and was
+// then taken for one never made: the replaced file was not put back.
+func TestSourceChangedAsItIsCopied(t *testing.T) {
+	ctx := context.Background()
+	for _, lost := range []bool{false, true} {
+		name := fmt.Sprintf("srcchanged-%v", lost)
+		f, bucket, root := seeded(t, name, map[string]string{"src": "new", "dst": "old precious"})
+		want := map[string]string{"src": "theirs", "dst": "old precious"}
+		var checkLost atomic.Bool
+		var meddle func()
+		if lost {
+			want["src"] = "new"
+			meddle = func() { checkLost.Store(true) }
+		} else {
+			meddle = func() {
+				if _, err := f.WriteFile(ctx, "src", []byte("theirs"), backend.WriteOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		fails := &onFirst{fail: true, match: func(r *http.Request) bool {
+			return checkLost.Load() && r.Method == http.MethodHead && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/src")
+		}}
+		mover := transportFS(t, root, &afterPut{suffix: "/" + name + "/dst", do: meddle, next: fails})
+		if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
+			t.Errorf("%s: the move succeeded", name)
+		}
+		if _, err := f.Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := tree(t, f, "src", "dst"); !maps.Equal(got, want) {
+			t.Errorf("%s: after the move: %q, want %q", name, got, want)
+		}
+		noJournal(t, bucket, name, "a move whose source changed as it was copied")
+	}
+}
+
+// journalDeletion matches the DELETE of a journal: a transaction's
+// commit point.
+func journalDeletion(r *http.Request) bool {
+	return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json")
+}
+
+// TestRollbackKeepsTheOnlyCopy: a move that fails once it deleted its
+// source, where another writer then put a file of its own, keeps its copy,
+// the only one left of the file moved: in its process, and after a kill.
+// The rollback took the writer's file for the original and deleted the
+// copy: the file moved was lost.
+func TestRollbackKeepsTheOnlyCopy(t *testing.T) {
+	ctx := context.Background()
+	for _, dead := range []bool{false, true} {
+		name := fmt.Sprintf("onlycopy-%v", dead)
+		f, bucket, root := seeded(t, name, map[string]string{"a": "original"})
+		write := func() {
+			if _, err := f.WriteFile(ctx, "a", []byte("theirs"), backend.WriteOptions{IfAbsent: true}); err != nil {
+				t.Error(err)
+			}
+		}
+		if dead {
+			mover := transportFS(t, root, &dying{at: journalDeletion})
+			if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
+				t.Fatalf("%s: the move that died at its commit succeeded", name)
+			}
+			write()
+			expireJournals(t, bucket, name)
+		} else {
+			mover := transportFS(t, root, &onFirst{match: journalDeletion, do: write, fail: true})
+			if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
+				t.Fatalf("%s: the move whose commit failed succeeded", name)
+			}
+		}
+		if _, err := f.Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := tree(t, f, "a", "x"); !maps.Equal(got, map[string]string{"a": "theirs", "x": "original"}) {
+			t.Errorf("%s: after the rollback: %q", name, got)
+		}
+		noJournal(t, bucket, name, "a rollback beside another writer's file at the source")
+	}
+}
+
+// TestCopyBackKeepsAWritersFile: a rollback that puts the file moved back
+// at its source, where another writer has just created a file, keeps the
+// writer's file and the copy. The copy back was a store's copy, whose
+// If-None-Match versitygw ignores: the writer's file, written with
+// success, was overwritten.
+func TestCopyBackKeepsAWritersFile(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "copyback", map[string]string{"a": "original"})
+	var failed atomic.Bool
+	writer := &onFirst{
+		match: func(r *http.Request) bool {
+			return failed.Load() && r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/copyback/a")
+		},
+		do: func() {
+			if _, err := f.WriteFile(ctx, "a", []byte("theirs"), backend.WriteOptions{IfAbsent: true}); err != nil {
+				t.Error(err)
+			}
+		}}
+	mover := transportFS(t, root, &onFirst{match: journalDeletion, do: func() { failed.Store(true) }, fail: true, next: writer})
+	if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
+		t.Fatal("the move whose commit failed succeeded")
+	}
+	if got := tree(t, f, "a", "x"); !maps.Equal(got, map[string]string{"a": "theirs", "x": "original"}) {
+		t.Errorf("after the rollback: %q", got)
+	}
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	noJournal(t, bucket, "copyback", "a rollback beside a writer")
+}
+
+// TestMoveOfADeadMovesCopy: the copy a dead move made cannot be moved on
+// until that move is rolled back. Claimed at the copy's ETag, it was
+// moved, and the rollback, finding no copy, kept the original: the file
+// was at two places.
+func TestMoveOfADeadMovesCopy(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "ghost", map[string]string{"a": "data"})
+	dead := transportFS(t, root, &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/ghost/a")
+	}})
+	if _, err := dead.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
+		t.Fatal("the move that died at its deletion succeeded")
+	}
+	if _, err := f.Rename(ctx, "x", "y", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a move of the dead move's copy: %v, want STALE", err)
+	}
+	expireJournals(t, bucket, "ghost")
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, f, "a", "x", "y"); !maps.Equal(got, map[string]string{"a": "data", "x": "", "y": ""}) {
+		t.Errorf("after the recovery: %q", got)
+	}
+	noJournal(t, bucket, "ghost", "a move of a dead move's copy")
 }
 
 // held holds the first request that match accepts until release is
@@ -502,13 +702,12 @@ func TestStaleClaimTakenOver(t *testing.T) {
 		prefix := fmt.Sprintf("stale-%v", recovery)
 		root := "s3://" + bucket + "/" + prefix
 		f, _ := openFS(t, root)
-		fi, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{})
-		if err != nil {
+		if _, err := f.WriteFile(ctx, "src", []byte("data"), backend.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		holder := []byte(prefix + "/.agentfs-journal/20260101T000000-gone.json")
 		stale := func() {
-			key := s3fs.ClaimKey(f, "src", fi.Version)
+			key := s3fs.ClaimKey(f, "src")
 			if _, err := c.PutObject(ctx, bucket, key, bytes.NewReader(holder), int64(len(holder)), minio.PutObjectOptions{}); err != nil {
 				t.Error(err)
 			}
@@ -1153,26 +1352,36 @@ func TestDeadMoveKeepsItsDestinationAfterAWrite(t *testing.T) {
 	noJournal(t, bucket, "deadwrite", "a dead move, a write and a move")
 }
 
-// failsOnce fails the first request that match accepts, unsent.
-type failsOnce struct {
+// onFirst runs do, when set, before the first request that match
+// accepts, and fails that request unsent when fail is set. It sends the
+// others through next (the default transport when nil).
+type onFirst struct {
 	match func(r *http.Request) bool
+	do    func()
+	fail  bool
+	next  http.RoundTripper
 	once  sync.Once
 }
 
-func (f *failsOnce) RoundTrip(r *http.Request) (*http.Response, error) {
-	if f.match(r) {
-		failed := false
-		f.once.Do(func() { failed = true })
-		if failed {
-			return nil, errors.New("connection reset by peer")
-		}
+func (o *onFirst) RoundTrip(r *http.Request) (*http.Response, error) {
+	first := false
+	if o.match(r) {
+		o.once.Do(func() {
+			first = true
+			if o.do != nil {
+				o.do()
+			}
+		})
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	if first && o.fail {
+		return nil, errors.New("connection reset by peer")
+	}
+	return cmp.Or(o.next, http.DefaultTransport).RoundTrip(r)
 }
 
 // failsClaimRelease fails the first DELETE of a claim, unsent.
-func failsClaimRelease() *failsOnce {
-	return &failsOnce{match: func(r *http.Request) bool {
+func failsClaimRelease() *onFirst {
+	return &onFirst{fail: true, match: func(r *http.Request) bool {
 		return r.Method == http.MethodDelete && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/claims/")
 	}}
 }

@@ -54,6 +54,8 @@ type journal struct {
 	Mark string `json:"mark,omitempty"`
 	// Into is the destination of a directory's move, which it claims.
 	Into string `json:"into,omitempty"`
+	// Deleting says a move may have begun deleting its sources.
+	Deleting bool `json:"deleting,omitempty"`
 	// known is set in the process that runs the transaction: which moves
 	// it tried and which claims it holds (with their ETags) are its own
 	// record. A journal read back by a recovery knows neither.
