@@ -439,14 +439,7 @@ func TestRestoreWithALostCheck(t *testing.T) {
 	if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 		t.Fatal("the move succeeded with its copy's answer lost")
 	}
-	expireJournals(t, bucket, "restorecheck")
-	if _, err := f.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "new", "dst": "old precious"}) {
-		t.Errorf("after the rollback: %q", got)
-	}
-	noJournal(t, bucket, "restorecheck", "a rollback whose check of its backup failed")
+	recovered(t, f, bucket, "restorecheck", -1, map[string]string{"src": "new", "dst": "old precious"})
 }
 
 // afterPut runs do once, as the answer comes to the first PUT (not a
@@ -597,14 +590,7 @@ func TestMoveOfADeadMovesCopy(t *testing.T) {
 	if _, err := f.Rename(ctx, "x", "y", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeStale {
 		t.Errorf("a move of the dead move's copy: %v, want STALE", err)
 	}
-	expireJournals(t, bucket, "ghost")
-	if _, err := f.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := tree(t, f, "a", "x", "y"); !maps.Equal(got, map[string]string{"a": "data", "x": "", "y": ""}) {
-		t.Errorf("after the recovery: %q", got)
-	}
-	noJournal(t, bucket, "ghost", "a move of a dead move's copy")
+	recovered(t, f, bucket, "ghost", 1, map[string]string{"a": "data", "x": "", "y": ""})
 }
 
 // held holds the first request that match accepts until release is
@@ -1050,14 +1036,7 @@ func TestDeadMoveOfAFileInParts(t *testing.T) {
 		if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 			t.Fatalf("over a file %v: the move that died at its copy succeeded", over)
 		}
-		expireJournals(t, bucket, prefix)
-		if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
-			t.Fatalf("over a file %v: the recovery of the dead move: %+v, %v", over, rec, err)
-		}
-		if got := tree(t, f, "src", "dst"); !maps.Equal(got, want) {
-			t.Errorf("over a file %v: after the recovery: %s, want %s", over, brief(got), brief(want))
-		}
-		noJournal(t, bucket, prefix, "a dead move of a file stored in parts")
+		recovered(t, f, bucket, prefix, 1, want)
 	}
 }
 
@@ -1083,14 +1062,7 @@ func TestDeadMoveKeepsAWriteOfItsBytes(t *testing.T) {
 	if _, err := f.WriteFile(ctx, "x", []byte("same"), backend.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	expireJournals(t, bucket, "deadsame")
-	if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
-		t.Fatalf("the recovery of the dead move: %+v, %v", rec, err)
-	}
-	if got := tree(t, f, "a", "x"); !maps.Equal(got, map[string]string{"a": "same", "x": "same"}) {
-		t.Errorf("after the recovery: %q", got)
-	}
-	noJournal(t, bucket, "deadsame", "a dead move and a write at its destination")
+	recovered(t, f, bucket, "deadsame", 1, map[string]string{"a": "same", "x": "same"})
 }
 
 // TestDeadLoserKeepsTheWinnersMove: a move killed before it held its
@@ -1118,6 +1090,23 @@ func TestDeadLoserKeepsTheWinnersMove(t *testing.T) {
 		t.Errorf("after the dead move's recovery: %q", got)
 	}
 	noJournal(t, bucket, "deadloser", "a dead move's recovery")
+}
+
+// recovered ends a test of a dead transaction in the workspace name: the
+// journals' leases run out, a recovery rolls back rolledBack of them (any
+// number when negative), the files at want's paths hold want's content
+// ("" for none), and nothing of the journals is left.
+func recovered(t *testing.T, f *s3fs.FS, bucket, name string, rolledBack int, want map[string]string) {
+	t.Helper()
+	expireJournals(t, bucket, name)
+	rec, err := f.Recover(context.Background())
+	if err != nil || rolledBack >= 0 && rec.RolledBack != rolledBack {
+		t.Fatalf("%s: the recovery: %+v, %v; want %d rolled back", name, rec, err, rolledBack)
+	}
+	if got := tree(t, f, slices.Collect(maps.Keys(want))...); !maps.Equal(got, want) {
+		t.Errorf("%s: after the recovery: %s, want %s", name, brief(got), brief(want))
+	}
+	noJournal(t, bucket, name, "the recovery")
 }
 
 // expireJournals rewrites the journals below prefix with a lease that has
@@ -1304,14 +1293,7 @@ func TestLoserClaimingAfterTheWinnerEnded(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Error("the loser succeeded")
 	}
-	expireJournals(t, bucket, "lateclaim")
-	if _, err := f.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "", "dst": "data"}) {
-		t.Errorf("after the loser's recovery: %q", got)
-	}
-	noJournal(t, bucket, "lateclaim", "a late claim")
+	recovered(t, f, bucket, "lateclaim", -1, map[string]string{"src": "", "dst": "data"})
 }
 
 // TestDeadMoveKeepsItsDestinationAfterAWrite: a move to the destination

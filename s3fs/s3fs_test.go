@@ -341,13 +341,8 @@ func diesAt(part string) *dying {
 // the transaction's: the new file deleted, the other replaced by the
 // transaction's backup.
 func TestDeadCommitKeepsAWriteOfItsBytes(t *testing.T) {
-	bucket := s3test.Bucket(t)
 	ctx := context.Background()
-	root := "s3://" + bucket + "/deadcommit"
-	f, _ := openFS(t, root)
-	if _, err := f.WriteFile(ctx, "b", []byte("old b"), backend.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f, bucket, root := seeded(t, "deadcommit", map[string]string{"b": "old b"})
 	dead := transportFS(t, root, &dying{sent: true, at: func(r *http.Request) bool {
 		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/deadcommit/b")
 	}})
@@ -359,14 +354,7 @@ func TestDeadCommitKeepsAWriteOfItsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	expireJournals(t, bucket, "deadcommit")
-	if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
-		t.Fatalf("the recovery of the dead transaction: %+v, %v", rec, err)
-	}
-	if got := tree(t, f, "a", "b"); !maps.Equal(got, map[string]string{"a": "new a", "b": "new b"}) {
-		t.Errorf("after the recovery: %q", got)
-	}
-	noJournal(t, bucket, "deadcommit", "a dead transaction and writes of its bytes")
+	recovered(t, f, bucket, "deadcommit", 1, map[string]string{"a": "new a", "b": "new b"})
 }
 
 // TestCommitCrash: a transaction whose process dies anywhere in its
