@@ -152,7 +152,7 @@ func (l *lease) commit(ctx context.Context, j journal) error {
 	if err := l.check(); err != nil {
 		return err
 	}
-	return l.f.dropJournal(ctx, l.key, l.etag, j)
+	return l.f.dropJournal(ctx, l.key, l.etag, j, l.check)
 }
 
 // abandon removes the journal of a transaction rolled back, unless
@@ -162,7 +162,7 @@ func (l *lease) abandon(ctx context.Context, j journal) error {
 	if l.lost != nil {
 		return nil
 	}
-	err := l.f.dropJournal(ctx, l.key, l.etag, j)
+	err := l.f.dropJournal(ctx, l.key, l.etag, j, l.check)
 	if code, _ := s3client.Code(err); code == "PreconditionFailed" || code == "NoSuchKey" {
 		return nil // claimed meanwhile
 	}

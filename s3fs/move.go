@@ -217,7 +217,7 @@ const copyThrough = 8 << 20
 // all of it on a failure; into is the destination of a directory's move.
 func (f *FS) move(ctx context.Context, src, into string, moves []journalMove) error {
 	id := newID()
-	j := journal{Moves: moves, ClaimFirst: true, Mark: id, Into: into}
+	j := journal{Moves: moves, ClaimFirst: true, Mark: id, Into: into, Version: journalVersion}
 	for i, m := range j.Moves {
 		if m.Old != "" && !m.marker() {
 			j.Moves[i].Backup = f.prefix + journalDir + "/" + id + "/0"
@@ -338,6 +338,11 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 			return nil
 		}
 		if err := f.c.Delete(ctx, m.From, m.ETag); err != nil {
+			if refused(err) {
+				mu.Lock()
+				j.Moves[i].deleted = false
+				mu.Unlock()
+			}
 			return f.swapErr(ctx, f.rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
 		}
 		return nil
@@ -496,15 +501,6 @@ func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journal
 	return first
 }
 
-// mayHaveDeleted reports whether the move of j may have deleted m's
-// source: it sent the deletion, or, read back, it had begun deleting.
-func (j journal) mayHaveDeleted(m journalMove) bool {
-	if j.known {
-		return m.deleted
-	}
-	return j.Deleting
-}
-
 // rollBackMove undoes what a move did to m: the original put back from
 // its copy when it is gone, the copy removed, and the object it replaced
 // restored (see journal.written). An object another writer put or
@@ -532,7 +528,7 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 	if err != nil {
 		return err
 	}
-	deleted := j.mayHaveDeleted(m)
+	deleted := j.mayHaveDeleted(m.deleted)
 	if !srcFound && deleted {
 		// Through agentfs up to copyThrough bytes, so that the store
 		// checks If-None-Match (versitygw ignores it on a copy).

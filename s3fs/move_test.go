@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -593,6 +594,92 @@ func TestMoveOfADeadMovesCopy(t *testing.T) {
 	recovered(t, f, bucket, "ghost", 1, map[string]string{"a": "data", "x": "", "y": ""})
 }
 
+// TestOldJournalAfterItsDeletion: the journal of an older agentfs's move,
+// killed once it deleted its source, is rolled back as that version did:
+// the file put back at its source. Such a journal never says that
+// deletions began, and its rollback deleted the copy without putting the
+// file back: the file lost.
+func TestOldJournalAfterItsDeletion(t *testing.T) {
+	ctx := context.Background()
+	for _, marked := range []bool{false, true} {
+		name := fmt.Sprintf("oldjournal-%v", marked)
+		f, bucket, root := seeded(t, name, map[string]string{"a": "data"})
+		dead := transportFS(t, root, &dying{sent: true, at: func(r *http.Request) bool {
+			return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/a")
+		}})
+		if _, err := dead.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
+			t.Fatalf("%s: the move that died at its deletion succeeded", name)
+		}
+		older := regexp.MustCompile(`,"(deleting|version)":[^,}]*`)
+		if !marked {
+			older = regexp.MustCompile(`,"(deleting|version|mark)":[^,}]*`)
+		}
+		editJournals(t, bucket, name, func(j string) string { return older.ReplaceAllString(j, "") })
+		recovered(t, f, bucket, name, 1, map[string]string{"a": "data", "x": ""})
+	}
+}
+
+// TestRefusedDeletionLeavesNoCopy: a move whose deletion of its source is
+// refused, another writer having changed it since the copy, is STALE and
+// leaves the source as that writer made it and no copy. The deletion was
+// taken for one made, and the rollback kept the copy, stale, beside the
+// writer's file.
+func TestRefusedDeletionLeavesNoCopy(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "refdel", map[string]string{"a": "original"})
+	mover := transportFS(t, root, &onFirst{
+		match: func(r *http.Request) bool {
+			return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/refdel/a")
+		},
+		do: func() {
+			if _, err := f.WriteFile(ctx, "a", []byte("theirs"), backend.WriteOptions{}); err != nil {
+				t.Error(err)
+			}
+		}})
+	if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeStale {
+		t.Errorf("the move: %v, want STALE", err)
+	}
+	recovered(t, f, bucket, "refdel", 0, map[string]string{"a": "theirs", "x": ""})
+}
+
+// lostAt forwards the first request match accepts to the store, and
+// answers it with an error: the request made, its answer lost.
+type lostAt struct {
+	match func(r *http.Request) bool
+	once  sync.Once
+}
+
+func (l *lostAt) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	lost := false
+	if err == nil && l.match(r) {
+		l.once.Do(func() { lost = true })
+	}
+	if lost {
+		resp.Body.Close()
+		return nil, errors.New("connection reset by peer")
+	}
+	return resp, err
+}
+
+// TestLostAnswerAtTheCommitPoint: a transaction whose journal's removal,
+// its commit point, is made but answered with an error has succeeded. It
+// failed and was rolled back after its commit: another call could build
+// on it meanwhile, its claims gone with the journal (a second move of the
+// file moved, then the copy back: the file at two places).
+func TestLostAnswerAtTheCommitPoint(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "lostcommit", map[string]string{"a": "data", "b": "old b"})
+	if _, err := transportFS(t, root, &lostAt{match: journalDeletion}).Rename(ctx, "a", "x", backend.WriteOptions{}); err != nil {
+		t.Errorf("the move: %v", err)
+	}
+	_, err := transportFS(t, root, &lostAt{match: journalDeletion}).Commit(ctx, []backend.Op{{Path: "b", Data: []byte("new b")}, {Path: "c", Data: []byte("c")}})
+	if err != nil {
+		t.Errorf("the transaction: %v", err)
+	}
+	recovered(t, f, bucket, "lostcommit", 0, map[string]string{"a": "", "x": "data", "b": "new b", "c": "c"})
+}
+
 // held holds the first request that match accepts until release is
 // closed, and tells when it reaches it.
 type held struct {
@@ -1113,6 +1200,13 @@ func recovered(t *testing.T, f *s3fs.FS, bucket, name string, rolledBack int, wa
 // run out, as if their process had died long ago.
 func expireJournals(t *testing.T, bucket, prefix string) {
 	t.Helper()
+	editJournals(t, bucket, prefix, func(j string) string { return j })
+}
+
+// editJournals rewrites the journals below prefix as edit makes them, with
+// a lease that has run out.
+func editJournals(t *testing.T, bucket, prefix string, edit func(string) string) {
+	t.Helper()
 	ctx := context.Background()
 	c, err := s3test.Client(s3test.Endpoint(t))
 	if err != nil {
@@ -1131,7 +1225,7 @@ func expireJournals(t *testing.T, bucket, prefix string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data = bytes.Replace(data, []byte(`"lease":"15s"`), []byte(`"lease":"-1m0s"`), 1)
+		data = []byte(edit(strings.Replace(string(data), `"lease":"15s"`, `"lease":"-1m0s"`, 1)))
 		if _, err := c.PutObject(ctx, bucket, o.Key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -357,6 +357,50 @@ func TestDeadCommitKeepsAWriteOfItsBytes(t *testing.T) {
 	recovered(t, f, bucket, "deadcommit", 1, map[string]string{"a": "new a", "b": "new b"})
 }
 
+// TestCommitRollbackKeepsAnotherWritersRemoval: a transaction refused
+// before it removed a file leaves that file as another writer left it,
+// removed: in its process, and when rolled back after a kill. The
+// rollback put back every file removed, its removals or not.
+func TestCommitRollbackKeepsAnotherWritersRemoval(t *testing.T) {
+	ctx := context.Background()
+	for _, dead := range []bool{false, true} {
+		name := fmt.Sprintf("keepremoval-%v", dead)
+		f, bucket, root := seeded(t, name, map[string]string{"a": "a", "g": "doomed"})
+		a, err := f.Stat(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := f.Stat(ctx, "g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := func() {
+			if _, err := f.WriteFile(ctx, "a", []byte("theirs"), backend.WriteOptions{}); err != nil {
+				t.Error(err)
+			}
+			if _, err := f.Remove(ctx, "g", backend.RemoveOptions{}); err != nil {
+				t.Error(err)
+			}
+		}
+		writeA := func(r *http.Request) bool {
+			return r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") == "" && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/a")
+		}
+		var rt http.RoundTripper = &onFirst{match: writeA, do: other}
+		if dead {
+			rt = &dying{at: writeA}
+		}
+		ops := []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: a.Version}},
+			{Path: "g", Remove: true, Write: backend.WriteOptions{IfVersion: g.Version}}}
+		if _, err := transportFS(t, root, rt).Commit(ctx, ops); err == nil {
+			t.Fatalf("%s: the transaction succeeded", name)
+		}
+		if dead {
+			other()
+		}
+		recovered(t, f, bucket, name, -1, map[string]string{"a": "theirs", "g": ""})
+	}
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no
@@ -374,9 +418,10 @@ func TestCommitCrash(t *testing.T) {
 	}
 	old := map[string]string{"a": "old a", "gone": "x", "dir/c": ""}
 	updated := map[string]string{"a": "new a", "gone": "", "dir/c": "new c"}
-	// The commit's PUTs and DELETEs: the journal, 2 copies, 3 changes,
-	// the journal's removal (the commit point), the copies' batch delete.
-	for cut := 0; cut <= 8; cut++ {
+	// The commit's PUTs and DELETEs: the journal, 2 copies, 3 changes and
+	// before the removal the journal saying so, the journal's removal
+	// (the commit point); then the copies' batch delete (a POST).
+	for cut := 0; cut <= 9; cut++ {
 		root := fmt.Sprintf("s3://%s/crash%d", bucket, cut)
 		f, _ := openFS(t, root)
 		for p, data := range old {

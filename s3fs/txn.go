@@ -54,11 +54,16 @@ type journal struct {
 	Mark string `json:"mark,omitempty"`
 	// Into is the destination of a directory's move, which it claims.
 	Into string `json:"into,omitempty"`
-	// Deleting says a move may have begun deleting its sources.
+	// Deleting says the transaction may have begun deleting: a move's
+	// sources, or the files it removes. Version is journalVersion; a
+	// journal of an older agentfs, which never says, may have deleted
+	// anything.
 	Deleting bool `json:"deleting,omitempty"`
+	Version  int  `json:"version,omitempty"`
 	// known is set in the process that runs the transaction: which moves
-	// it tried and which claims it holds (with their ETags) are its own
-	// record. A journal read back by a recovery knows neither.
+	// it tried and which deletions it sent, and which claims it holds
+	// (with their ETags), are its own record. A journal read back by a
+	// recovery knows none of them.
 	known  bool
 	claims map[string]string
 }
@@ -72,6 +77,23 @@ type journalOp struct {
 	// New is the ETag the write gives (the MD5 of its bytes), "" for a
 	// removal.
 	New string `json:"new,omitempty"`
+
+	// sent is set as this process sends the change (see journal.known).
+	sent bool
+}
+
+// journalVersion is the Version of the journals this agentfs writes: they
+// say when deletions begin (Deleting).
+const journalVersion = 2
+
+// mayHaveDeleted reports whether the transaction of j may have deleted
+// what it deletes when sent says it sent it: in its process, when it
+// did; read back, once its journal said deletions began.
+func (j journal) mayHaveDeleted(sent bool) bool {
+	if j.known {
+		return sent
+	}
+	return j.Deleting || j.Version < journalVersion
 }
 
 // Commit applies ops all or nothing. Every compare-and-swap is checked
@@ -91,7 +113,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 		return nil, err
 	}
 	id := newID()
-	j := journal{Mark: id}
+	j := journal{Mark: id, Version: journalVersion, known: true}
 	for i, op := range ops {
 		jo := journalOp{Key: f.key(keys[i]), Old: olds[i]}
 		if jo.Old != "" {
@@ -107,7 +129,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	if err != nil {
 		return nil, err
 	}
-	infos, err := f.apply(ctx, l, keys, ops, j)
+	infos, err := f.apply(ctx, l, keys, ops, &j)
 	if err == nil {
 		err = l.commit(ctx, j)
 	}
@@ -173,7 +195,7 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 
 // apply copies the objects to replace, then makes each change as a
 // compare-and-swap against the version checked.
-func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.Op, j journal) ([]backend.FileInfo, error) {
+func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.Op, j *journal) ([]backend.FileInfo, error) {
 	for i, jo := range j.Ops {
 		if jo.Backup == "" {
 			continue
@@ -196,11 +218,22 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 			if jo.Old == "" {
 				continue
 			}
+			if !j.Deleting {
+				// Read back, a journal that does not say so removed
+				// nothing: a file missing then is another writer's doing.
+				j.Deleting = true
+				if err := l.update(ctx, *j); err != nil {
+					return nil, err
+				}
+			}
+			j.Ops[i].sent = true
 			if err := f.deleteIf(ctx, c, jo.Old); err != nil {
+				j.Ops[i].sent = !refused(err)
 				return nil, f.swapErr(ctx, c, swap, err)
 			}
 			continue
 		}
+		j.Ops[i].sent = true
 		h := s3client.Condition(jo.Old, "")
 		if jo.Old == "" {
 			h = s3client.Condition("", "*")
@@ -231,12 +264,13 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 		}
 		cur := o.ETag
 		written := found && jo.New != "" && j.written(o, jo.New)
+		removed := !found && jo.New == "" && jo.Old != "" && j.mayHaveDeleted(jo.sent)
 		err = nil
 		switch {
 		case written && jo.Old == "":
 			// Written where nothing was: removed again.
 			err = f.deleteKey(ctx, jo.Key, cur)
-		case written, !found && jo.New == "" && jo.Old != "":
+		case written, removed:
 			// Replaced or removed: the copy goes back.
 			err = f.restore(ctx, jo, found, cur)
 		}
@@ -295,10 +329,20 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 }
 
 // dropJournal removes the journal If-Match etag (its version written
-// last), then its copies and claims.
-func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) error {
+// last), then its copies and claims. A removal answered with an error but
+// a refusal is taken as made when the journal is gone and held, when set,
+// says no recovery can have claimed it meanwhile: the transaction is then
+// done, and undoing it would undo what other calls may have built on it,
+// its claims gone with the journal.
+func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal, held func() error) error {
 	if err := f.c.Delete(ctx, jkey, etag); err != nil {
-		return f.mapErr(err, journalDir)
+		if refused(err) {
+			return f.mapErr(err, journalDir)
+		}
+		_, found, herr := f.headKey(ctx, jkey)
+		if herr != nil || found || held != nil && held() != nil {
+			return f.mapErr(err, journalDir)
+		}
 	}
 	// The transaction is done: what is left of it is housekeeping, and a
 	// failure there is no failure of the transaction (a caller would undo
@@ -505,7 +549,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	if err := f.rollBack(ctx, j); err != nil {
 		return gone, err
 	}
-	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
+	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j, nil)
 }
 
 // ownKeys reports whether every key j names is one agentfs wrote there:
