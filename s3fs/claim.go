@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3client"
@@ -104,12 +105,24 @@ func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 	})
 }
 
+// claimWait bounds how long a move waits for a claim a younger move holds.
+const claimWait = 5 * time.Second
+
 // claim takes the claim key, of the object at path, for the move of l,
-// taking over a claim whose journal is gone, and returns its ETag.
+// taking over a claim whose journal is gone, and returns its ETag. A claim
+// that a live move holds is waited for, up to claimWait, when that move
+// is younger (its journal's name, which begins with its start time,
+// sorts after l's); else this move is STALE at once. Two moves that each
+// hold a claim the other needs (a to b and b to a at once) were both
+// STALE, again on every retry while the store was slower than the
+// retries' pauses: now the younger gives way and the older goes on, and
+// since a move waits only for younger ones, none waits for itself.
 func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, error) {
 	busy := fault.Errorf(fault.CodeStale, "another move of this file is under way.").WithPath(path).
 		WithHint("list it again once that move has ended; nothing was moved")
-	for range 3 {
+	deadline := time.Now().Add(claimWait)
+	pause := 5 * time.Millisecond
+	for time.Now().Before(deadline) {
 		if err := l.check(); err != nil {
 			return "", err
 		}
@@ -118,14 +131,26 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 			return o.ETag, f.mapErr(err, path)
 		}
 		holder, etag, err := f.claimHolder(ctx, key)
-		if err != nil || holder == "" {
-			if err != nil {
-				return "", err
-			}
+		if err != nil {
+			return "", err
+		}
+		if holder == "" {
 			continue // released meanwhile
 		}
-		if _, found, err := f.headKey(ctx, holder); err != nil || found {
-			return "", cmpErr(err, busy)
+		_, found, err := f.headKey(ctx, holder)
+		switch {
+		case err != nil:
+			return "", err
+		case found && holder < l.key:
+			return "", busy
+		case found:
+			select {
+			case <-ctx.Done():
+				return "", context.Cause(ctx)
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, 100*time.Millisecond)
+			continue
 		}
 		// Its journal is gone: that move ended, and the claim is stale.
 		if err := f.c.Delete(ctx, key, etag); err != nil && !refused(err) {

@@ -680,6 +680,60 @@ func TestLostAnswerAtTheCommitPoint(t *testing.T) {
 	recovered(t, f, bucket, "lostcommit", 0, map[string]string{"a": "", "x": "data", "b": "new b", "c": "c"})
 }
 
+// atSecondClaim holds the second claim of each of two moves until both
+// reach it: each then holds its first claim.
+type atSecondClaim struct {
+	both *sync.WaitGroup
+	mu   sync.Mutex
+	seen int
+}
+
+func (a *atSecondClaim) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/claims/") {
+		a.mu.Lock()
+		a.seen++
+		second := a.seen == 2
+		a.mu.Unlock()
+		if second {
+			a.both.Done()
+			a.both.Wait()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCrossedMoves: of a to b and b to a at once, each holding the claim
+// of its source when it asks for the other's, one goes on. Both were
+// STALE, and again on every retry while the store's answers took longer
+// than the retries' pauses (LOCK_TIMEOUT through the CLI).
+func TestCrossedMoves(t *testing.T) {
+	ctx := context.Background()
+	for round := range 4 {
+		name := fmt.Sprintf("crossed-%d", round)
+		f, bucket, root := seeded(t, name, map[string]string{"a": "A", "b": "B"})
+		var both sync.WaitGroup
+		both.Add(2)
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i, move := range [][2]string{{"a", "b"}, {"b", "a"}} {
+			mover := transportFS(t, root, &atSecondClaim{both: &both})
+			wg.Go(func() { _, errs[i] = mover.Rename(ctx, move[0], move[1], backend.WriteOptions{}) })
+		}
+		wg.Wait()
+		got := tree(t, f, "a", "b")
+		switch {
+		case errs[0] != nil && errs[1] != nil:
+			t.Errorf("%s: both moves failed: %v; %v", name, errs[0], errs[1])
+		case errs[0] == nil && errs[1] == nil:
+			t.Errorf("%s: both moves succeeded: %q", name, got)
+		case errs[0] == nil && !maps.Equal(got, map[string]string{"a": "", "b": "A"}),
+			errs[1] == nil && !maps.Equal(got, map[string]string{"a": "B", "b": ""}):
+			t.Errorf("%s: after the moves (%v; %v): %q", name, errs[0], errs[1], got)
+		}
+		noJournal(t, bucket, name, "crossed moves")
+	}
+}
+
 // held holds the first request that match accepts until release is
 // closed, and tells when it reaches it.
 type held struct {
@@ -805,11 +859,11 @@ func TestStaleClaimTakenOver(t *testing.T) {
 
 // TestLoserKeepsTheWinnersMove: of two moves of one file to one
 // destination, the one that loses undoes nothing of the other's, whether
-// it loses at its claim (the other holds it) or at the destination (the
-// other has ended). The loser, held at its claim after it checked the
-// destination absent, took the winner's copy for its own (same bytes, same
-// ETag) and rolled it back: it deleted it (the file lost), or copied it
-// back to the source.
+// it asks for its claims while the other holds them (older, it waits for
+// the other to end) or once the other has ended. The loser, held at its
+// claim after it checked the destination absent, took the winner's copy
+// for its own (same bytes, same ETag) and rolled it back: it deleted it
+// (the file lost), or copied it back to the source.
 func TestLoserKeepsTheWinnersMove(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
@@ -843,9 +897,9 @@ func TestLoserKeepsTheWinnersMove(t *testing.T) {
 			loserErr = <-loserDone
 		} else {
 			close(hc.release)
-			loserErr = <-loserDone
 			close(hd.release)
 			winnerErr = <-winnerDone
+			loserErr = <-loserDone
 		}
 		if winnerErr != nil || loserErr == nil {
 			t.Errorf("winner ended first %v: the winner returned %v, the loser %v", winnerEnded, winnerErr, loserErr)

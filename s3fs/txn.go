@@ -576,8 +576,12 @@ func (f *FS) ownKeys(j journal) bool {
 	return true
 }
 
+// newID names a transaction and its journal: its start time, then 96
+// random bits.
 func newID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
-	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
+	// The start time first, to the nanosecond, so that names sort by age
+	// (see claim).
+	return time.Now().UTC().Format("20060102T150405.000000000") + "-" + hex.EncodeToString(b)
 }
