@@ -2,6 +2,8 @@ package s3fs
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -39,8 +41,10 @@ type lease struct {
 	j    journal
 	etag string
 	// renewed is when the latest write of the journal that succeeded was
-	// sent, by our clock.
-	renewed time.Time
+	// sent, by our monotonic clock, and renewedStore by the store's: a
+	// recovery judges the lease on the store's clock, which goes on while
+	// this machine sleeps and the monotonic clock stops.
+	renewed, renewedStore time.Time
 	// lost is set when another process claimed the journal; expired when
 	// it could not be renewed in time.
 	lost, expired error
@@ -66,22 +70,30 @@ func (f *FS) begin(ctx context.Context, key string, j journal) (*lease, error) {
 }
 
 // write puts the journal under the conditions h; l.mu is held, or l is
-// not shared yet.
+// not shared yet. A write answered with an error is made when the journal
+// now holds its bytes (its ETag their MD5): else the next write, If-Match
+// the ETag before it, would be refused and taken for a recovery's claim,
+// leaving the journal behind.
 func (l *lease) write(ctx context.Context, h http.Header) error {
 	data, err := json.Marshal(l.j)
 	if err != nil {
 		return err
 	}
-	sent := time.Now()
+	sent, sentStore := time.Now(), l.f.c.Now().Round(0)
 	o, err := l.f.c.Put(ctx, l.key, data, h)
 	if refused(err) {
 		l.lost = lostLease()
 		return l.lost
 	}
 	if err != nil {
-		return l.f.mapErr(err, journalDir)
+		sum := md5.Sum(data)
+		now, found, herr := l.f.headKey(ctx, l.key)
+		if herr != nil || !found || now.ETag != hex.EncodeToString(sum[:]) {
+			return l.f.mapErr(err, journalDir)
+		}
+		o = now
 	}
-	l.etag, l.renewed = o.ETag, sent
+	l.etag, l.renewed, l.renewedStore = o.ETag, sent, sentStore
 	return nil
 }
 
@@ -123,8 +135,9 @@ func (l *lease) check() error {
 	if l.lost != nil {
 		return l.lost
 	}
-	if l.expired == nil && l.renew > 0 && time.Since(l.renewed) > l.f.lease-l.renew {
-		l.expired = fault.Errorf(fault.CodeIOError, "the transaction could not renew its lease for %s: the store is out of reach.", time.Since(l.renewed).Round(time.Second)).
+	since := max(time.Since(l.renewed), l.f.c.Now().Round(0).Sub(l.renewedStore))
+	if l.expired == nil && l.renew > 0 && since > l.f.lease-l.renew {
+		l.expired = fault.Errorf(fault.CodeIOError, "the transaction could not renew its lease for %s: the store is out of reach.", since.Round(time.Second)).
 			WithHint("check that the store is up; the next call rolls the transaction back")
 	}
 	return l.expired
@@ -147,12 +160,44 @@ func (l *lease) update(ctx context.Context, j journal) error {
 
 // commit stops the renewals and removes the journal If-Match its last
 // version, then the copies of j: after all changes, the commit point.
+//
+// A removal answered with an error but a refusal may have been made. The
+// journal still there: it was not, and the caller rolls back. Gone while
+// the lease holds on the store's clock (no recovery can have claimed it):
+// it was, and the transaction is done. Else no one can tell whether the
+// transaction committed or a recovery rolled it back: either way there is
+// nothing left to undo (undoing a commit would undo what other calls may
+// have built on it, its claims gone with the journal), and the answer is
+// an error that says so.
 func (l *lease) commit(ctx context.Context, j journal) error {
 	l.halt()
 	if err := l.check(); err != nil {
 		return err
 	}
-	return l.f.dropJournal(ctx, l.key, l.etag, j, l.check)
+	err := l.f.c.Delete(ctx, l.key, l.etag)
+	if err != nil && !refused(err) {
+		_, found, herr := l.f.headKey(ctx, l.key)
+		switch {
+		case herr == nil && found:
+		case herr == nil && l.renew > 0 && l.check() == nil:
+			err = nil
+		default:
+			if herr == nil {
+				// Gone either way: its copies and claims serve no one.
+				l.f.afterJournal(ctx, l.key, j)
+			}
+			l.mu.Lock()
+			l.lost = fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its journal's removal, the commit point, failed (%v), and the journal is gone while its lease may have run out: it committed, or another process rolled it back.", err).
+				WithHint("read the files it changes, then redo what is missing")
+			l.mu.Unlock()
+			return l.lost
+		}
+	}
+	if err != nil {
+		return l.f.mapErr(err, journalDir)
+	}
+	l.f.afterJournal(ctx, l.key, j)
+	return nil
 }
 
 // abandon removes the journal of a transaction rolled back, unless
@@ -162,11 +207,22 @@ func (l *lease) abandon(ctx context.Context, j journal) error {
 	if l.lost != nil {
 		return nil
 	}
-	err := l.f.dropJournal(ctx, l.key, l.etag, j, l.check)
-	if code, _ := s3client.Code(err); code == "PreconditionFailed" || code == "NoSuchKey" {
-		return nil // claimed meanwhile
+	err := l.f.dropJournal(ctx, l.key, l.etag, j)
+	if !refused(err) {
+		return err
 	}
-	return err
+	// Claimed meanwhile, or rewritten by a write of this process whose
+	// answer was lost: then still its own, and removed as it is now (left,
+	// a journal that says removals began would have a recovery put back
+	// a file another writer removed since).
+	cur, etag, err := l.f.readJournal(ctx, l.key)
+	if err != nil || cur.Claimed {
+		return nil
+	}
+	if err := l.f.dropJournal(ctx, l.key, etag, j); !refused(err) {
+		return err
+	}
+	return nil
 }
 
 // halt stops the renewals.

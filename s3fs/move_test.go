@@ -1368,39 +1368,6 @@ func TestTwoLargeFilesToOneDestination(t *testing.T) {
 	}
 }
 
-// TestLostClaimsHeldAnswer: a move whose journal's rewrite (saying it holds
-// its claims) was made but answered with an error keeps its claims until
-// it is recovered: a second move of the file is STALE until then, and a
-// recovery then undoes nothing of the second. The first released its
-// claims and left its journal (its removal refused, If-Match an ETag the
-// lost answer left behind); the second moved the file, and the recovery of
-// the first sent it back.
-func TestLostClaimsHeldAnswer(t *testing.T) {
-	ctx := context.Background()
-	f, bucket, root := seeded(t, "lostheld", map[string]string{"src": "data"})
-	first := transportFS(t, root, &lostAnswer{suffix: ".json", after: 1})
-	if _, err := first.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
-		t.Fatal("the move succeeded with its journal's rewrite answered with an error")
-	}
-	if _, err := f.Rename(ctx, "src", "dst", backend.WriteOptions{}); codeOf(err) != fault.CodeStale {
-		t.Errorf("a move beside the first's journal: %v, want STALE", err)
-	}
-	expireJournals(t, bucket, "lostheld")
-	if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
-		t.Fatalf("the recovery of the first move: %+v, %v", rec, err)
-	}
-	if _, err := f.Rename(ctx, "src", "dst", backend.WriteOptions{}); err != nil {
-		t.Fatalf("the move once the first is recovered: %v", err)
-	}
-	if _, err := f.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := tree(t, f, "src", "dst"); !maps.Equal(got, map[string]string{"src": "", "dst": "data"}) {
-		t.Errorf("after the moves: %q", got)
-	}
-	noJournal(t, bucket, "lostheld", "a lost answer to the claims' record")
-}
-
 // claimsThenDies is a move held at its first claim until h is released,
 // whose process dies as it sends its first request after the journal's
 // rewrite that says it holds its claims.

@@ -401,6 +401,99 @@ func TestCommitRollbackKeepsAnotherWritersRemoval(t *testing.T) {
 	}
 }
 
+// TestLostAnswerToAJournalRewrite: a transaction whose journal rewrite
+// (saying a move holds its claims, or a removal begins) is made but
+// answered with an error goes on when the journal is found to hold the
+// rewrite; when it cannot be read, it fails and leaves no journal, so
+// that later calls are not undone by its recovery. The journal's removal,
+// If-Match the ETag before the rewrite, was refused and taken for a
+// recovery's claim: the journal stayed, with the move's claims (a second
+// move was STALE, then undone by the recovery) or saying removals had
+// begun (its recovery put back a file another writer removed since).
+func TestLostAnswerToAJournalRewrite(t *testing.T) {
+	ctx := context.Background()
+	for _, proven := range []bool{true, false} {
+		name := fmt.Sprintf("lostrewrite-%v", proven)
+		f, bucket, root := seeded(t, name, map[string]string{"src": "data", "a": "a", "g": "doomed"})
+		g, err := f.Stat(ctx, "g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rewriter := func() *s3fs.FS {
+			var next http.RoundTripper
+			if !proven {
+				next = &onFirst{fail: true, match: func(r *http.Request) bool {
+					return r.Method == http.MethodHead && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json")
+				}}
+			}
+			return transportFS(t, root, &lostAnswer{suffix: ".json", after: 1, next: next})
+		}
+		_, moveErr := rewriter().Rename(ctx, "src", "dst", backend.WriteOptions{})
+		_, commitErr := rewriter().Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")},
+			{Path: "g", Remove: true, Write: backend.WriteOptions{IfVersion: g.Version}}})
+		if proven {
+			if moveErr != nil || commitErr != nil {
+				t.Errorf("%s: the move: %v; the transaction: %v", name, moveErr, commitErr)
+			}
+			recovered(t, f, bucket, name, 0, map[string]string{"src": "", "dst": "data", "a": "new a", "g": ""})
+			continue
+		}
+		if moveErr == nil || commitErr == nil {
+			t.Errorf("%s: the move: %v; the transaction: %v; want both failed", name, moveErr, commitErr)
+		}
+		noJournal(t, bucket, name, "transactions whose rewrite's answer was lost")
+		if _, err := f.Rename(ctx, "src", "dst", backend.WriteOptions{}); err != nil {
+			t.Errorf("%s: a second move: %v", name, err)
+		}
+		if _, err := f.Remove(ctx, "g", backend.RemoveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		recovered(t, f, bucket, name, 0, map[string]string{"src": "", "dst": "data", "a": "a", "g": ""})
+	}
+}
+
+// TestCommitPointOutOfLease: a transaction whose journal is gone when its
+// removal, the commit point, fails, and whose lease may have run out by
+// the store's clock, neither succeeds nor undoes anything: a recovery may
+// have rolled it back (its call succeeded while its files were put back),
+// or it committed (and was undone, after other calls could build on it).
+func TestCommitPointOutOfLease(t *testing.T) {
+	ctx := context.Background()
+	for _, recovery := range []bool{false, true} {
+		name := fmt.Sprintf("outoflease-%v", recovery)
+		f, bucket, root := seeded(t, name, map[string]string{"a": "data", "c": "old c"})
+		// committer's lease is over when written: the store's clock says
+		// a recovery may take its journal, whatever its own clock says.
+		committer := func() *s3fs.FS {
+			var rt http.RoundTripper = &lostAt{match: journalDeletion}
+			if recovery {
+				// Another process takes the journal for a dead one's and
+				// rolls it back; the committer's removal fails, unsent.
+				rt = &onFirst{match: journalDeletion, fail: true, do: func() {
+					if _, err := f.Recover(ctx); err != nil {
+						t.Error(err)
+					}
+				}}
+			}
+			c := transportFS(t, root, rt)
+			s3fs.SetLease(c, -time.Minute)
+			return c
+		}
+		want := map[string]string{"a": "", "x": "data", "c": "new c", "d": "d"}
+		if recovery {
+			want = map[string]string{"a": "data", "x": "", "c": "old c", "d": ""}
+		}
+		_, err := committer().Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}, {Path: "d", Data: []byte("d")}})
+		if codeOf(err) != fault.CodeIOError {
+			t.Errorf("%s: the transaction: %v, want IO_ERROR", name, err)
+		}
+		if _, err := committer().Rename(ctx, "a", "x", backend.WriteOptions{}); codeOf(err) != fault.CodeIOError {
+			t.Errorf("%s: the move: %v, want IO_ERROR", name, err)
+		}
+		recovered(t, f, bucket, name, 0, want)
+	}
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no

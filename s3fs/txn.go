@@ -328,27 +328,38 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 	return f.mapErr(err, key)
 }
 
-// dropJournal removes the journal If-Match etag (its version written
-// last), then its copies and claims. A removal answered with an error but
-// a refusal is taken as made when the journal is gone and held, when set,
-// says no recovery can have claimed it meanwhile: the transaction is then
-// done, and undoing it would undo what other calls may have built on it,
-// its claims gone with the journal.
-func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal, held func() error) error {
-	if err := f.c.Delete(ctx, jkey, etag); err != nil {
-		if refused(err) {
-			return f.mapErr(err, journalDir)
-		}
-		_, found, herr := f.headKey(ctx, jkey)
-		if herr != nil || found || held != nil && held() != nil {
-			return f.mapErr(err, journalDir)
-		}
+// readJournal reads the journal at key, with its ETag.
+func (f *FS) readJournal(ctx context.Context, key string) (journal, string, error) {
+	o, err := f.c.Head(ctx, key)
+	if err != nil {
+		return journal{}, "", err
 	}
-	// The transaction is done: what is left of it is housekeeping, and a
-	// failure there is no failure of the transaction (a caller would undo
-	// it). A copy left is removed by a later call once a lease old, a
-	// claim left (it names a journal gone) by a later call with none in
-	// flight.
+	body, err := f.c.Get(ctx, key, o.ETag, 0, 0)
+	if err != nil {
+		return journal{}, "", err
+	}
+	defer body.Close()
+	var j journal
+	err = json.NewDecoder(body).Decode(&j)
+	return j, o.ETag, err
+}
+
+// dropJournal removes the journal If-Match etag (its version written
+// last), then its copies and claims.
+func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) error {
+	if err := f.c.Delete(ctx, jkey, etag); err != nil {
+		return f.mapErr(err, journalDir)
+	}
+	f.afterJournal(ctx, jkey, j)
+	return nil
+}
+
+// afterJournal removes the copies and claims of the transaction of the
+// journal jkey, removed. The transaction is done: this is housekeeping,
+// and a failure here is no failure of the transaction (a caller would undo
+// it). A copy left is removed by a later call once a lease old, a claim
+// left (it names a journal gone) by a later call with none in flight.
+func (f *FS) afterJournal(ctx context.Context, jkey string, j journal) {
 	var backups []string
 	for _, jo := range j.Ops {
 		if jo.Backup != "" {
@@ -367,7 +378,6 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal, held
 	// refused, say, after a lost answer left etag behind), no other move
 	// changes what it names.
 	_ = f.releaseClaims(ctx, jkey, j)
-	return nil
 }
 
 // Recovery is what Recover did.
@@ -549,7 +559,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	if err := f.rollBack(ctx, j); err != nil {
 		return gone, err
 	}
-	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j, nil)
+	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
 
 // ownKeys reports whether every key j names is one agentfs wrote there:
