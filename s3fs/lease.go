@@ -41,10 +41,12 @@ type lease struct {
 	j    journal
 	etag string
 	// renewed is when the latest write of the journal that succeeded was
-	// sent, by our monotonic clock, and renewedStore by the store's: a
+	// sent, by the monotonic clock, and renewedWall by the wall clock: a
 	// recovery judges the lease on the store's clock, which goes on while
-	// this machine sleeps and the monotonic clock stops.
-	renewed, renewedStore time.Time
+	// this machine sleeps, as the wall clock does and the monotonic clock
+	// does not. (Not the store's clock as its answers' Date says: one odd
+	// answer would end a live lease.)
+	renewed, renewedWall time.Time
 	// lost is set when another process claimed the journal; expired when
 	// it could not be renewed in time.
 	lost, expired error
@@ -71,16 +73,23 @@ func (f *FS) begin(ctx context.Context, key string, j journal) (*lease, error) {
 
 // write puts the journal under the conditions h; l.mu is held, or l is
 // not shared yet. A write answered with an error is made when the journal
-// now holds its bytes (its ETag their MD5): else the next write, If-Match
-// the ETag before it, would be refused and taken for a recovery's claim,
-// leaving the journal behind.
+// now holds its bytes (its ETag their MD5). A rewrite refused is this
+// process's own when the journal is there unclaimed (a write of its own
+// whose answer was lost, unproven): it is made again over that version.
+// Else the refusal, taken for a recovery's claim, would leave the journal
+// behind, and its recovery undo what other calls did since.
 func (l *lease) write(ctx context.Context, h http.Header) error {
 	data, err := json.Marshal(l.j)
 	if err != nil {
 		return err
 	}
-	sent, sentStore := time.Now(), l.f.c.Now().Round(0)
+	sent, sentWall := time.Now(), time.Now().Round(0)
 	o, err := l.f.c.Put(ctx, l.key, data, h)
+	if refused(err) && h.Get("If-Match") != "" {
+		if cur, etag, rerr := l.f.readJournal(ctx, l.key); rerr == nil && !cur.Claimed {
+			o, err = l.f.c.Put(ctx, l.key, data, s3client.Condition(etag, ""))
+		}
+	}
 	if refused(err) {
 		l.lost = lostLease()
 		return l.lost
@@ -93,7 +102,7 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 		}
 		o = now
 	}
-	l.etag, l.renewed, l.renewedStore = o.ETag, sent, sentStore
+	l.etag, l.renewed, l.renewedWall = o.ETag, sent, sentWall
 	return nil
 }
 
@@ -135,7 +144,7 @@ func (l *lease) check() error {
 	if l.lost != nil {
 		return l.lost
 	}
-	since := max(time.Since(l.renewed), l.f.c.Now().Round(0).Sub(l.renewedStore))
+	since := max(time.Since(l.renewed), time.Now().Round(0).Sub(l.renewedWall))
 	if l.expired == nil && l.renew > 0 && since > l.f.lease-l.renew {
 		l.expired = fault.Errorf(fault.CodeIOError, "the transaction could not renew its lease for %s: the store is out of reach.", since.Round(time.Second)).
 			WithHint("check that the store is up; the next call rolls the transaction back")
@@ -177,20 +186,25 @@ func (l *lease) commit(ctx context.Context, j journal) error {
 	err := l.f.c.Delete(ctx, l.key, l.etag)
 	if err != nil && !refused(err) {
 		_, found, herr := l.f.headKey(ctx, l.key)
+		for wait := 100 * time.Millisecond; herr != nil && wait <= 400*time.Millisecond && ctx.Err() == nil; wait *= 2 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+			_, found, herr = l.f.headKey(ctx, l.key)
+		}
 		switch {
 		case herr == nil && found:
 		case herr == nil && l.renew > 0 && l.check() == nil:
 			err = nil
+		case herr == nil:
+			// Gone either way: its copies and claims serve no one.
+			l.f.afterJournal(ctx, l.key, j)
+			return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its journal's removal, the commit point, failed (%v), and the journal is gone while its lease may have run out: it committed, or another process rolled it back.", err).
+				WithHint("read the files it changes, then redo what is missing"))
 		default:
-			if herr == nil {
-				// Gone either way: its copies and claims serve no one.
-				l.f.afterJournal(ctx, l.key, j)
-			}
-			l.mu.Lock()
-			l.lost = fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its journal's removal, the commit point, failed (%v), and the journal is gone while its lease may have run out: it committed, or another process rolled it back.", err).
-				WithHint("read the files it changes, then redo what is missing")
-			l.mu.Unlock()
-			return l.lost
+			return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its journal's removal, the commit point, failed (%v), and the journal cannot be read (%v): removed, the transaction committed; else the next call rolls it back once its lease has run out.", err, herr).
+				WithHint("run agentfs --recover, which waits for the lease, then read the files it changes"))
 		}
 	}
 	if err != nil {
@@ -198,6 +212,15 @@ func (l *lease) commit(ctx context.Context, j journal) error {
 	}
 	l.f.afterJournal(ctx, l.key, j)
 	return nil
+}
+
+// unknown records err, a commit point whose outcome cannot be known, as
+// the lease's end: the caller's rollback then undoes nothing.
+func (l *lease) unknown(err error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lost = err
+	return err
 }
 
 // abandon removes the journal of a transaction rolled back, unless

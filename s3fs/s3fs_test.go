@@ -494,6 +494,163 @@ func TestCommitPointOutOfLease(t *testing.T) {
 	}
 }
 
+// renewalLost holds the first DELETE of a key ending in hold until the
+// journal has been renewed twice since: the first renewal is made but
+// answered with an error, and the look at the journal that follows
+// fails, so the renewal cannot be proven.
+type renewalLost struct {
+	hold     string
+	renewed  chan struct{}
+	mu       sync.Mutex
+	holding  bool
+	puts     int
+	failHead bool
+	once     sync.Once
+}
+
+func (h *renewalLost) RoundTrip(r *http.Request) (*http.Response, error) {
+	p := cmp.Or(r.URL.Opaque, r.URL.Path)
+	if r.Method == http.MethodDelete && strings.HasSuffix(p, h.hold) {
+		first := false
+		h.once.Do(func() { first = true })
+		if first {
+			h.mu.Lock()
+			h.holding = true
+			h.mu.Unlock()
+			<-h.renewed
+		}
+	}
+	h.mu.Lock()
+	failHead := h.failHead && r.Method == http.MethodHead && strings.HasSuffix(p, ".json")
+	h.failHead = h.failHead && !failHead
+	n := 0
+	if h.holding && r.Method == http.MethodPut && strings.HasSuffix(p, ".json") {
+		h.puts++
+		n = h.puts
+	}
+	h.mu.Unlock()
+	if failHead {
+		return nil, errors.New("connection reset by peer")
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	switch {
+	case n == 1 && err == nil:
+		resp.Body.Close()
+		h.mu.Lock()
+		h.failHead = true
+		h.mu.Unlock()
+		return nil, errors.New("connection reset by peer")
+	case n == 2:
+		close(h.renewed)
+	}
+	return resp, err
+}
+
+// TestRenewalLostThenRefused: a transaction whose renewal is made but
+// answered with an error, unproven, renews again over the version it
+// finds, unclaimed, and commits. The second renewal, If-Match the version
+// before, was refused and taken for a recovery's claim: the transaction
+// gave up without a rollback, its journal stayed saying removals had
+// begun, and its recovery put back a file another writer removed since.
+func TestRenewalLostThenRefused(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "renewallost", map[string]string{"g1": "one", "g2": "two"})
+	g1, err := f.Stat(ctx, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := f.Stat(ctx, "g2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	committer := transportFS(t, root, &renewalLost{hold: "/renewallost/g1", renewed: make(chan struct{})})
+	s3fs.SetLease(committer, 3*time.Second) // renewed every second
+	if _, err := committer.Commit(ctx, []backend.Op{
+		{Path: "g1", Remove: true, Write: backend.WriteOptions{IfVersion: g1.Version}},
+		{Path: "g2", Remove: true, Write: backend.WriteOptions{IfVersion: g2.Version}},
+	}); err != nil {
+		t.Errorf("the transaction: %v", err)
+	}
+	recovered(t, f, bucket, "renewallost", 0, map[string]string{"g1": "", "g2": ""})
+}
+
+// TestCommitPointUnread: a transaction whose journal's removal fails and
+// whose journal cannot be read at once looks again: found, it rolls back
+// as any failure. When the journal cannot be read at all, the call says
+// that its outcome is unknown and that a recovery rolls the transaction
+// back if the journal remains, which one does. It said the journal was
+// gone, and left it.
+func TestCommitPointUnread(t *testing.T) {
+	ctx := context.Background()
+	for _, never := range []bool{false, true} {
+		name := fmt.Sprintf("unread-%v", never)
+		f, bucket, root := seeded(t, name, map[string]string{"c": "old c"})
+		headJournal := func(r *http.Request) bool {
+			return r.Method == http.MethodHead && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json")
+		}
+		var heads http.RoundTripper = &onFirst{match: headJournal, fail: true}
+		if never {
+			heads = &dying{at: headJournal}
+		}
+		committer := transportFS(t, root, &onFirst{match: journalDeletion, fail: true, next: heads})
+		_, err := committer.Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}})
+		switch {
+		case codeOf(err) != fault.CodeIOError:
+			t.Errorf("%s: the transaction: %v, want IO_ERROR", name, err)
+		case never && !strings.Contains(err.Error(), "cannot be read"):
+			t.Errorf("%s: the transaction: %v, want its journal unread", name, err)
+		case !never:
+			noJournal(t, bucket, name, "a transaction rolled back once its journal was read")
+		}
+		recovered(t, f, bucket, name, -1, map[string]string{"c": "old c"})
+	}
+}
+
+// dateAhead moves the Date of the first answer to a request match accepts
+// 30 s ahead, as a proxy's or a node's odd clock would.
+type dateAhead struct {
+	match func(r *http.Request) bool
+	next  http.RoundTripper
+	once  sync.Once
+}
+
+func (d *dateAhead) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := cmp.Or(d.next, http.DefaultTransport).RoundTrip(r)
+	if err == nil && d.match(r) {
+		d.once.Do(func() {
+			if date, perr := http.ParseTime(resp.Header.Get("Date")); perr == nil {
+				resp.Header.Set("Date", date.Add(30*time.Second).UTC().Format(http.TimeFormat))
+			}
+		})
+	}
+	return resp, err
+}
+
+// TestOneOddDate: one answer whose Date is 30 s ahead neither ends a
+// live transaction nor turns a commit point whose answer was lost into an
+// unknown outcome. The lease was judged on the skew the Date set.
+func TestOneOddDate(t *testing.T) {
+	ctx := context.Background()
+	for _, atCommit := range []bool{false, true} {
+		name := fmt.Sprintf("odddate-%v", atCommit)
+		f, bucket, root := seeded(t, name, map[string]string{"c": "old c"})
+		// The answer to the backup's copy, or, the journal's removal
+		// made and its answer lost, to the look at the journal.
+		rt := &dateAhead{match: func(r *http.Request) bool {
+			return r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") != ""
+		}}
+		if atCommit {
+			rt = &dateAhead{next: &lostAt{match: journalDeletion}, match: func(r *http.Request) bool {
+				return r.Method == http.MethodHead && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json")
+			}}
+		}
+		if _, err := transportFS(t, root, rt).Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}}); err != nil {
+			t.Errorf("%s: the transaction: %v", name, err)
+		}
+		recovered(t, f, bucket, name, 0, map[string]string{"c": "new c"})
+	}
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no
