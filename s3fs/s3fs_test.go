@@ -366,14 +366,6 @@ func TestCommitRollbackKeepsAnotherWritersRemoval(t *testing.T) {
 	for _, dead := range []bool{false, true} {
 		name := fmt.Sprintf("keepremoval-%v", dead)
 		f, bucket, root := seeded(t, name, map[string]string{"a": "a", "g": "doomed"})
-		a, err := f.Stat(ctx, "a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := f.Stat(ctx, "g")
-		if err != nil {
-			t.Fatal(err)
-		}
 		other := func() {
 			if _, err := f.WriteFile(ctx, "a", []byte("theirs"), backend.WriteOptions{}); err != nil {
 				t.Error(err)
@@ -389,8 +381,8 @@ func TestCommitRollbackKeepsAnotherWritersRemoval(t *testing.T) {
 		if dead {
 			rt = &dying{at: writeA}
 		}
-		ops := []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: a.Version}},
-			{Path: "g", Remove: true, Write: backend.WriteOptions{IfVersion: g.Version}}}
+		ops := []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
+			{Path: "g", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "g")}}}
 		if _, err := transportFS(t, root, rt).Commit(ctx, ops); err == nil {
 			t.Fatalf("%s: the transaction succeeded", name)
 		}
@@ -415,10 +407,6 @@ func TestLostAnswerToAJournalRewrite(t *testing.T) {
 	for _, proven := range []bool{true, false} {
 		name := fmt.Sprintf("lostrewrite-%v", proven)
 		f, bucket, root := seeded(t, name, map[string]string{"src": "data", "a": "a", "g": "doomed"})
-		g, err := f.Stat(ctx, "g")
-		if err != nil {
-			t.Fatal(err)
-		}
 		rewriter := func() *s3fs.FS {
 			var next http.RoundTripper
 			if !proven {
@@ -430,7 +418,7 @@ func TestLostAnswerToAJournalRewrite(t *testing.T) {
 		}
 		_, moveErr := rewriter().Rename(ctx, "src", "dst", backend.WriteOptions{})
 		_, commitErr := rewriter().Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")},
-			{Path: "g", Remove: true, Write: backend.WriteOptions{IfVersion: g.Version}}})
+			{Path: "g", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "g")}}})
 		if proven {
 			if moveErr != nil || commitErr != nil {
 				t.Errorf("%s: the move: %v; the transaction: %v", name, moveErr, commitErr)
@@ -555,19 +543,11 @@ func (h *renewalLost) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestRenewalLostThenRefused(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "renewallost", map[string]string{"g1": "one", "g2": "two"})
-	g1, err := f.Stat(ctx, "g1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g2, err := f.Stat(ctx, "g2")
-	if err != nil {
-		t.Fatal(err)
-	}
 	committer := transportFS(t, root, &renewalLost{hold: "/renewallost/g1", renewed: make(chan struct{})})
 	s3fs.SetLease(committer, 3*time.Second) // renewed every second
 	if _, err := committer.Commit(ctx, []backend.Op{
-		{Path: "g1", Remove: true, Write: backend.WriteOptions{IfVersion: g1.Version}},
-		{Path: "g2", Remove: true, Write: backend.WriteOptions{IfVersion: g2.Version}},
+		{Path: "g1", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "g1")}},
+		{Path: "g2", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "g2")}},
 	}); err != nil {
 		t.Errorf("the transaction: %v", err)
 	}
@@ -649,6 +629,16 @@ func TestOneOddDate(t *testing.T) {
 		}
 		recovered(t, f, bucket, name, 0, map[string]string{"c": "new c"})
 	}
+}
+
+// versionOf is the version of the file at path.
+func versionOf(t *testing.T, f *s3fs.FS, path string) string {
+	t.Helper()
+	fi, err := f.Stat(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Version
 }
 
 // TestCommitCrash: a transaction whose process dies anywhere in its
