@@ -20,8 +20,9 @@ import (
 // written for longer than its lease, on the store's clock, is a dead
 // process's: the next call claims it by rewriting it If-Match the ETag it
 // listed (a renewal in between wins), rolls it back and removes it. The
-// committer's commit point, the journal's removal, is If-Match the ETag of
-// its own last write, so a claimed journal never commits; and a committer
+// committer's commit point, a rewrite that says it committed, is If-Match
+// the ETag of its own last write, so a claimed journal never commits, and
+// a committed one is only removed; and a committer
 // that could not renew for two thirds of its lease makes no further change
 // (a recovery may be under way), so a live commit, however long, is never
 // rolled back under it.
@@ -167,51 +168,75 @@ func (l *lease) update(ctx context.Context, j journal) error {
 	return l.write(ctx, s3client.Condition(l.etag, ""))
 }
 
-// commit stops the renewals and removes the journal If-Match its last
-// version, then the copies of j: after all changes, the commit point.
+// commit stops the renewals and rewrites the journal committed, If-Match
+// its last version: after all changes, the commit point. Its success
+// proves that no recovery claimed the journal before it (a claim is a
+// rewrite too, and a journal removed answers a rewrite with 404); after
+// it, a recovery only removes the journal. The removal of the journal, its
+// copies and claims is then housekeeping: left, a later call does it.
 //
-// A removal answered with an error but a refusal may have been made. The
-// journal still there: it was not, and the caller rolls back. Gone while
-// the lease holds on the store's clock (no recovery can have claimed it):
-// it was, and the transaction is done. Else no one can tell whether the
-// transaction committed or a recovery rolled it back: either way there is
-// nothing left to undo (undoing a commit would undo what other calls may
-// have built on it, its claims gone with the journal), and the answer is
-// an error that says so.
+// The removal was the commit point, and could not tell: a store answers a
+// DELETE If-Match of a key already gone with success (versitygw does), so
+// a removal delayed past the lease, after a recovery had rolled the
+// transaction back and removed the journal, reported a commit.
 func (l *lease) commit(ctx context.Context, j journal) error {
 	l.halt()
 	if err := l.check(); err != nil {
 		return err
 	}
-	err := l.f.c.Delete(ctx, l.key, l.etag)
-	if err != nil && !refused(err) {
-		_, found, herr := l.f.headKey(ctx, l.key)
-		for wait := 100 * time.Millisecond; herr != nil && wait <= 400*time.Millisecond && ctx.Err() == nil; wait *= 2 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(wait):
-			}
-			_, found, herr = l.f.headKey(ctx, l.key)
+	j.Committed = true
+	if err := l.update(ctx, j); err != nil {
+		if l.lost != nil {
+			return err // claimed: the recovery rolls it back
 		}
-		switch {
-		case herr == nil && found:
-		case herr == nil && l.renew > 0 && l.check() == nil:
-			err = nil
-		case herr == nil:
-			// Gone either way: its copies and claims serve no one.
-			l.f.afterJournal(ctx, l.key, j)
-			return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its journal's removal, the commit point, failed (%v), and the journal is gone while its lease may have run out: it committed, or another process rolled it back.", err).
-				WithHint("read the files it changes, then redo what is missing"))
-		default:
-			return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its journal's removal, the commit point, failed (%v), and the journal cannot be read (%v): removed, the transaction committed; else the next call rolls it back once its lease has run out.", err, herr).
-				WithHint("run agentfs --recover, which waits for the lease, then read the files it changes"))
+		if err := l.settle(ctx, j, err); err != nil {
+			return err
 		}
 	}
-	if err != nil {
-		return l.f.mapErr(err, journalDir)
-	}
+	_ = l.f.c.Delete(ctx, l.key, l.etag)
 	l.f.afterJournal(ctx, l.key, j)
 	return nil
+}
+
+// settle decides a commit point answered with an error, unproven (see
+// write), by reading the journal, a few times: committed, it was made;
+// claimed, a recovery rolls the transaction back; neither, it was not
+// made, and is made again, and after the last try the caller rolls back.
+// Gone or never read, no one can tell whether it committed or a recovery
+// rolled it back, and the answer is an error that says so: undoing would
+// undo what other calls may have built on a commit.
+func (l *lease) settle(ctx context.Context, j journal, err error) error {
+	wait := 100 * time.Millisecond
+	for try := 1; ; try++ {
+		cur, etag, rerr := l.f.readJournal(ctx, l.key)
+		code, _ := s3client.Code(rerr)
+		switch {
+		case rerr == nil && cur.Committed && !cur.Claimed:
+			l.etag = etag
+			return nil
+		case rerr == nil && cur.Claimed:
+			return l.unknown(lostLease())
+		case rerr == nil:
+			l.etag = etag
+			if try == 4 {
+				return err
+			}
+			if err = l.update(ctx, j); err == nil || l.lost != nil {
+				return err
+			}
+		case code == "NoSuchKey":
+			return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its commit point failed (%v), and its journal is gone: it committed, or another process rolled it back.", err).
+				WithHint("read the files it changes, then redo what is missing"))
+		case try == 4:
+			return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its commit point failed (%v), and its journal cannot be read: the next call rolls the transaction back, or removes its journal if it committed.", err).
+				WithHint("run agentfs --recover, which waits for its lease, then read the files it changes"))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
 }
 
 // unknown records err, a commit point whose outcome cannot be known, as

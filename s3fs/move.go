@@ -37,8 +37,8 @@ var _ backend.Renamer = (*FS)(nil)
 //  4. the source is listed again: a key added meanwhile undoes it all;
 //  5. each original is deleted If-Match its ETag, so an object changed
 //     since its copy undoes it all (STALE) and no update is lost;
-//  6. the journal's removal is the commit point; its copies and claims go
-//     after it.
+//  6. the journal's rewrite as committed is the commit point; the
+//     journal, its copies and claims go after it.
 //
 // A process killed before it leaves a journal that the next call rolls
 // back (see Recover): the originals put back from their copies and the

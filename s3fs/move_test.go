@@ -95,15 +95,17 @@ func TestMoveCrash(t *testing.T) {
 			// the journal, 6 claims (2 sources, 2 destinations, a
 			// marker's, the destination directory's), the journal saying
 			// so, 2 copies, a marker, the journal saying deletions begin,
-			// 2 deletes, 6 claims' removals, the journal's removal
-			22},
+			// 2 deletes, the journal saying committed (the commit point),
+			// its removal, 6 claims' removals
+			23},
 		{"a file over a file", "f", "g",
 			map[string]string{"f": "new", "g": "old"},
 			map[string]string{"f": "", "g": "new"},
 			// the journal, 2 claims, the journal saying so, the copy of
 			// g, the copy, the journal saying deletions begin, the
-			// delete, 2 claims' removals, the journal's removal
-			12},
+			// delete, the journal saying committed, its removal, 2
+			// claims' removals
+			13},
 	} {
 		for cut := 0; cut <= tc.steps; cut++ {
 			prefix := fmt.Sprintf("move-%s-%d", tc.name[:3], cut)
@@ -500,10 +502,18 @@ func TestSourceChangedAsItIsCopied(t *testing.T) {
 	}
 }
 
-// journalDeletion matches the DELETE of a journal: a transaction's
-// commit point.
-func journalDeletion(r *http.Request) bool {
-	return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json")
+// commitPoint matches the rewrite of a journal that says it committed: a
+// transaction's commit point.
+func commitPoint(r *http.Request) bool {
+	if r.Method != http.MethodPut || !strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") || r.GetBody == nil {
+		return false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return false
+	}
+	data, _ := io.ReadAll(body)
+	return bytes.Contains(data, []byte(`"committed":true`))
 }
 
 // TestRollbackKeepsTheOnlyCopy: a move that fails once it deleted its
@@ -522,14 +532,14 @@ func TestRollbackKeepsTheOnlyCopy(t *testing.T) {
 			}
 		}
 		if dead {
-			mover := transportFS(t, root, &dying{at: journalDeletion})
+			mover := transportFS(t, root, &dying{at: commitPoint})
 			if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
 				t.Fatalf("%s: the move that died at its commit succeeded", name)
 			}
 			write()
 			expireJournals(t, bucket, name)
 		} else {
-			mover := transportFS(t, root, &onFirst{match: journalDeletion, do: write, fail: true})
+			mover := transportFS(t, root, &onFirst{match: commitPoint, do: write, fail: true, always: true})
 			if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
 				t.Fatalf("%s: the move whose commit failed succeeded", name)
 			}
@@ -562,7 +572,7 @@ func TestCopyBackKeepsAWritersFile(t *testing.T) {
 				t.Error(err)
 			}
 		}}
-	mover := transportFS(t, root, &onFirst{match: journalDeletion, do: func() { failed.Store(true) }, fail: true, next: writer})
+	mover := transportFS(t, root, &onFirst{match: commitPoint, do: func() { failed.Store(true) }, fail: true, always: true, next: writer})
 	if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
 		t.Fatal("the move whose commit failed succeeded")
 	}
@@ -662,18 +672,20 @@ func (l *lostAt) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// TestLostAnswerAtTheCommitPoint: a transaction whose journal's removal,
-// its commit point, is made but answered with an error has succeeded. It
-// failed and was rolled back after its commit: another call could build
-// on it meanwhile, its claims gone with the journal (a second move of the
-// file moved, then the copy back: the file at two places).
+// TestLostAnswerAtTheCommitPoint: a transaction whose commit point (the
+// journal's rewrite that says it committed) is made but answered with an
+// error has succeeded: the journal holds its bytes. When the commit point
+// was the journal's removal, such a transaction failed and was rolled
+// back after its commit: another call could build on it meanwhile, its
+// claims gone with the journal (a second move of the file moved, then the
+// copy back: the file at two places).
 func TestLostAnswerAtTheCommitPoint(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "lostcommit", map[string]string{"a": "data", "b": "old b"})
-	if _, err := transportFS(t, root, &lostAt{match: journalDeletion}).Rename(ctx, "a", "x", backend.WriteOptions{}); err != nil {
+	if _, err := transportFS(t, root, &lostAt{match: commitPoint}).Rename(ctx, "a", "x", backend.WriteOptions{}); err != nil {
 		t.Errorf("the move: %v", err)
 	}
-	_, err := transportFS(t, root, &lostAt{match: journalDeletion}).Commit(ctx, []backend.Op{{Path: "b", Data: []byte("new b")}, {Path: "c", Data: []byte("c")}})
+	_, err := transportFS(t, root, &lostAt{match: commitPoint}).Commit(ctx, []backend.Op{{Path: "b", Data: []byte("new b")}, {Path: "c", Data: []byte("c")}})
 	if err != nil {
 		t.Errorf("the transaction: %v", err)
 	}
@@ -1450,14 +1462,15 @@ func TestDeadMoveKeepsItsDestinationAfterAWrite(t *testing.T) {
 }
 
 // onFirst runs do, when set, before the first request that match
-// accepts, and fails that request unsent when fail is set. It sends the
-// others through next (the default transport when nil).
+// accepts, and fails that request unsent when fail is set, and every
+// later one match accepts when always is. It sends the others through
+// next (the default transport when nil).
 type onFirst struct {
-	match func(r *http.Request) bool
-	do    func()
-	fail  bool
-	next  http.RoundTripper
-	once  sync.Once
+	match        func(r *http.Request) bool
+	do           func()
+	fail, always bool
+	next         http.RoundTripper
+	once         sync.Once
 }
 
 func (o *onFirst) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -1469,6 +1482,7 @@ func (o *onFirst) RoundTrip(r *http.Request) (*http.Response, error) {
 				o.do()
 			}
 		})
+		first = first || o.always
 	}
 	if first && o.fail {
 		return nil, errors.New("connection reset by peer")

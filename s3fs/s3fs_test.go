@@ -440,46 +440,32 @@ func TestLostAnswerToAJournalRewrite(t *testing.T) {
 	}
 }
 
-// TestCommitPointOutOfLease: a transaction whose journal is gone when its
-// removal, the commit point, fails, and whose lease may have run out by
-// the store's clock, neither succeeds nor undoes anything: a recovery may
-// have rolled it back (its call succeeded while its files were put back),
-// or it committed (and was undone, after other calls could build on it).
-func TestCommitPointOutOfLease(t *testing.T) {
+// TestCommitPointAfterARecovery: a transaction whose commit point reaches
+// the store once a recovery has taken its journal for a dead one's (its
+// lease over on the store's clock: a slow network, a machine asleep),
+// rolled it back and removed it, fails. The commit point was the
+// journal's removal, which the store answers with success when the key
+// is gone: the call succeeded, its files put back.
+func TestCommitPointAfterARecovery(t *testing.T) {
 	ctx := context.Background()
-	for _, recovery := range []bool{false, true} {
-		name := fmt.Sprintf("outoflease-%v", recovery)
-		f, bucket, root := seeded(t, name, map[string]string{"a": "data", "c": "old c"})
-		// committer's lease is over when written: the store's clock says
-		// a recovery may take its journal, whatever its own clock says.
-		committer := func() *s3fs.FS {
-			var rt http.RoundTripper = &lostAt{match: journalDeletion}
-			if recovery {
-				// Another process takes the journal for a dead one's and
-				// rolls it back; the committer's removal fails, unsent.
-				rt = &onFirst{match: journalDeletion, fail: true, do: func() {
-					if _, err := f.Recover(ctx); err != nil {
-						t.Error(err)
-					}
-				}}
+	f, bucket, root := seeded(t, "afterrecovery", map[string]string{"a": "data", "c": "old c"})
+	committer := func() *s3fs.FS {
+		c := transportFS(t, root, &onFirst{match: commitPoint, do: func() {
+			if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
+				t.Errorf("the recovery: %+v, %v", rec, err)
 			}
-			c := transportFS(t, root, rt)
-			s3fs.SetLease(c, -time.Minute)
-			return c
-		}
-		want := map[string]string{"a": "", "x": "data", "c": "new c", "d": "d"}
-		if recovery {
-			want = map[string]string{"a": "data", "x": "", "c": "old c", "d": ""}
-		}
-		_, err := committer().Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}, {Path: "d", Data: []byte("d")}})
-		if codeOf(err) != fault.CodeIOError {
-			t.Errorf("%s: the transaction: %v, want IO_ERROR", name, err)
-		}
-		if _, err := committer().Rename(ctx, "a", "x", backend.WriteOptions{}); codeOf(err) != fault.CodeIOError {
-			t.Errorf("%s: the move: %v, want IO_ERROR", name, err)
-		}
-		recovered(t, f, bucket, name, 0, want)
+		}})
+		// A lease over when written.
+		s3fs.SetLease(c, -time.Minute)
+		return c
 	}
+	if _, err := committer().Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}, {Path: "d", Data: []byte("d")}}); err == nil {
+		t.Error("the transaction rolled back by a recovery succeeded")
+	}
+	if _, err := committer().Rename(ctx, "a", "x", backend.WriteOptions{}); err == nil {
+		t.Error("the move rolled back by a recovery succeeded")
+	}
+	recovered(t, f, bucket, "afterrecovery", 0, map[string]string{"a": "data", "x": "", "c": "old c", "d": ""})
 }
 
 // renewalLost holds the first DELETE of a key ending in hold until the
@@ -554,12 +540,12 @@ func TestRenewalLostThenRefused(t *testing.T) {
 	recovered(t, f, bucket, "renewallost", 0, map[string]string{"g1": "", "g2": ""})
 }
 
-// TestCommitPointUnread: a transaction whose journal's removal fails and
-// whose journal cannot be read at once looks again: found, it rolls back
-// as any failure. When the journal cannot be read at all, the call says
-// that its outcome is unknown and that a recovery rolls the transaction
-// back if the journal remains, which one does. It said the journal was
-// gone, and left it.
+// TestCommitPointUnread: a transaction whose commit point is answered
+// with an error, and whose journal cannot be read at once, reads it again:
+// committed, it succeeds. Never read, the call says its outcome is
+// unknown and that the next call settles it, which one does (here: the
+// journal says committed, and is removed). It said the journal was gone
+// and left it, or rolled back a committed transaction.
 func TestCommitPointUnread(t *testing.T) {
 	ctx := context.Background()
 	for _, never := range []bool{false, true} {
@@ -572,17 +558,15 @@ func TestCommitPointUnread(t *testing.T) {
 		if never {
 			heads = &dying{at: headJournal}
 		}
-		committer := transportFS(t, root, &onFirst{match: journalDeletion, fail: true, next: heads})
+		committer := transportFS(t, root, &lostAnswer{suffix: ".json", after: 1, next: heads})
 		_, err := committer.Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}})
 		switch {
-		case codeOf(err) != fault.CodeIOError:
-			t.Errorf("%s: the transaction: %v, want IO_ERROR", name, err)
-		case never && !strings.Contains(err.Error(), "cannot be read"):
-			t.Errorf("%s: the transaction: %v, want its journal unread", name, err)
-		case !never:
-			noJournal(t, bucket, name, "a transaction rolled back once its journal was read")
+		case !never && err != nil:
+			t.Errorf("%s: the transaction: %v", name, err)
+		case never && (codeOf(err) != fault.CodeIOError || !strings.Contains(err.Error(), "cannot be read")):
+			t.Errorf("%s: the transaction: %v, want IO_ERROR, its journal unread", name, err)
 		}
-		recovered(t, f, bucket, name, -1, map[string]string{"c": "old c"})
+		recovered(t, f, bucket, name, 0, map[string]string{"c": "new c"})
 	}
 }
 
@@ -620,7 +604,7 @@ func TestOneOddDate(t *testing.T) {
 			return r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") != ""
 		}}
 		if atCommit {
-			rt = &dateAhead{next: &lostAt{match: journalDeletion}, match: func(r *http.Request) bool {
+			rt = &dateAhead{next: &lostAt{match: commitPoint}, match: func(r *http.Request) bool {
 				return r.Method == http.MethodHead && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json")
 			}}
 		}
@@ -641,6 +625,35 @@ func versionOf(t *testing.T, f *s3fs.FS, path string) string {
 	return fi.Version
 }
 
+// TestOneOddDateAtARecovery: a recovery whose listing is answered with a
+// Date 30 s ahead leaves a live transaction alone, and the transaction
+// commits. The recovery judged the lease on that one Date, rolled the
+// transaction back, and the transaction went on and reported success.
+func TestOneOddDateAtARecovery(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "odddaterec", map[string]string{"c": "old c"})
+	h := newHeld(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/odddaterec/d")
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}, {Path: "d", Data: []byte("d")}})
+		done <- err
+	}()
+	<-h.reached
+	recoverer := transportFS(t, root, &dateAhead{match: func(r *http.Request) bool {
+		return r.Method == http.MethodGet && strings.Contains(r.URL.RawQuery, "list-type")
+	}})
+	if rec, err := recoverer.Recover(ctx); err != nil || rec.RolledBack != 0 || rec.Live != 1 {
+		t.Errorf("the recovery beside a live transaction: %+v, %v", rec, err)
+	}
+	close(h.release)
+	if err := <-done; err != nil {
+		t.Errorf("the transaction: %v", err)
+	}
+	recovered(t, f, bucket, "odddaterec", 0, map[string]string{"c": "new c", "d": "d"})
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no
@@ -659,9 +672,10 @@ func TestCommitCrash(t *testing.T) {
 	old := map[string]string{"a": "old a", "gone": "x", "dir/c": ""}
 	updated := map[string]string{"a": "new a", "gone": "", "dir/c": "new c"}
 	// The commit's PUTs and DELETEs: the journal, 2 copies, 3 changes and
-	// before the removal the journal saying so, the journal's removal
-	// (the commit point); then the copies' batch delete (a POST).
-	for cut := 0; cut <= 9; cut++ {
+	// before the removal the journal saying so, the journal saying
+	// committed (the commit point), its removal; then the copies' batch
+	// delete (a POST).
+	for cut := 0; cut <= 10; cut++ {
 		root := fmt.Sprintf("s3://%s/crash%d", bucket, cut)
 		f, _ := openFS(t, root)
 		for p, data := range old {

@@ -39,9 +39,11 @@ type journal struct {
 	// time.Duration spells it; Renewed counts its renewals.
 	Lease   string `json:"lease"`
 	Renewed int    `json:"renewed,omitempty"`
-	// Claimed is set by the process that rolls it back.
-	Claimed bool        `json:"claimed,omitempty"`
-	Ops     []journalOp `json:"ops,omitempty"`
+	// Claimed is set by the process that rolls it back; Committed by the
+	// committer at its commit point (see lease.commit).
+	Claimed   bool        `json:"claimed,omitempty"`
+	Committed bool        `json:"committed,omitempty"`
+	Ops       []journalOp `json:"ops,omitempty"`
 	// Moves are the objects of a move (see move.go). ClaimFirst says the
 	// move claims them before it changes anything (claim.go), ClaimsHeld
 	// that it has: a journal read back without it made nothing.
@@ -99,8 +101,9 @@ func (j journal) mayHaveDeleted(sent bool) bool {
 // Commit applies ops all or nothing. Every compare-and-swap is checked
 // first; then a journal object names the changes and copies of the objects
 // they replace are made; then each change is made, itself a
-// compare-and-swap (If-Match, If-None-Match: *). Removing the journal is
-// the commit point: a failure before it restores every object changed, and
+// compare-and-swap (If-Match, If-None-Match: *). The journal's rewrite as
+// committed is the commit point (see lease.commit): a failure before it
+// restores every object changed, and
 // a process killed before it leaves a journal that the next call rolls
 // back once its lease has run out (see lease.go). Readers may see some
 // changes before others while it runs.
@@ -539,8 +542,21 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	if err != nil {
 		lease = defaultLease
 	}
+	// The earlier of two answers' clocks: one odd Date (a proxy's, a
+	// node's) must not take a live lease for a dead one.
+	if n := f.c.Now(); n.Before(now) {
+		now = n
+	}
 	if o.LastModified.Add(lease).After(now) {
 		return live, nil
+	}
+	if j.Committed {
+		// Done: its committer died before it removed the journal, its
+		// copies and claims.
+		if err := f.dropJournal(ctx, o.Key, o.ETag, j); err != nil && !refused(err) {
+			return gone, err
+		}
+		return gone, nil
 	}
 	j.Claimed = true
 	data, err := json.Marshal(j)
