@@ -137,10 +137,14 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 		if holder == "" {
 			continue // released meanwhile
 		}
-		_, found, err := f.headKey(ctx, holder)
+		// A committed journal's move is done: its claim is as stale as
+		// that of a journal gone.
+		cur, _, err := f.readJournal(ctx, holder)
+		found := err == nil && !cur.Committed
+		if code, _ := s3client.Code(err); err != nil && code != "NoSuchKey" {
+			return "", f.mapErr(err, journalDir)
+		}
 		switch {
-		case err != nil:
-			return "", err
 		case found && holder < l.key:
 			return "", busy
 		case found:
@@ -152,7 +156,8 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 			pause = min(2*pause, 100*time.Millisecond)
 			continue
 		}
-		// Its journal is gone: that move ended, and the claim is stale.
+		// Its journal is gone or committed: that move ended, and the
+		// claim is stale.
 		if err := f.c.Delete(ctx, key, etag); err != nil && !refused(err) {
 			return "", f.mapErr(err, path)
 		}

@@ -184,12 +184,16 @@ func (l *lease) commit(ctx context.Context, j journal) error {
 	if err := l.check(); err != nil {
 		return err
 	}
-	j.Committed = true
-	if err := l.update(ctx, j); err != nil {
+	// Committed, the journal names no change: an older agentfs, which does
+	// not know Committed, then rolls nothing back. Its copies and claims
+	// are removed here, or, left, by later calls (the copies it names,
+	// claims whose journal is gone or committed).
+	done := journal{Committed: true, Version: journalVersion, Copies: j.backups()}
+	if err := l.update(ctx, done); err != nil {
 		if l.lost != nil {
 			return err // claimed: the recovery rolls it back
 		}
-		if err := l.settle(ctx, j, err); err != nil {
+		if err := l.settle(ctx, done, err); err != nil {
 			return err
 		}
 	}
@@ -201,10 +205,12 @@ func (l *lease) commit(ctx context.Context, j journal) error {
 // settle decides a commit point answered with an error, unproven (see
 // write), by reading the journal, a few times: committed, it was made;
 // claimed, a recovery rolls the transaction back; neither, it was not
-// made, and is made again, and after the last try the caller rolls back.
-// Gone or never read, no one can tell whether it committed or a recovery
-// rolled it back, and the answer is an error that says so: undoing would
-// undo what other calls may have built on a commit.
+// made, and is made again. After the last try the journal is rewritten,
+// If-Match the version read, as it was: a commit point still on its way
+// (If-Match an older version) can no longer land, and the caller rolls
+// back. Gone or never read, no one can tell whether it committed or a
+// recovery rolled it back, and the answer is an error that says so:
+// undoing would undo what other calls may have built on a commit.
 func (l *lease) settle(ctx context.Context, j journal, err error) error {
 	wait := 100 * time.Millisecond
 	for try := 1; ; try++ {
@@ -216,11 +222,10 @@ func (l *lease) settle(ctx context.Context, j journal, err error) error {
 			return nil
 		case rerr == nil && cur.Claimed:
 			return l.unknown(lostLease())
+		case rerr == nil && try == 4:
+			return l.fence(ctx, cur, etag, err)
 		case rerr == nil:
 			l.etag = etag
-			if try == 4 {
-				return err
-			}
 			if err = l.update(ctx, j); err == nil || l.lost != nil {
 				return err
 			}
@@ -237,6 +242,30 @@ func (l *lease) settle(ctx context.Context, j journal, err error) error {
 		}
 		wait *= 2
 	}
+}
+
+// fence rewrites the journal cur, read at etag and not committed, as it
+// is, If-Match etag, so that no commit point sent before can land, and
+// returns err, the commit point's failure, for the caller to roll back.
+// Refused, the journal is read again: committed meanwhile, the
+// transaction is done; else its outcome is unknown.
+func (l *lease) fence(ctx context.Context, cur journal, etag string, err error) error {
+	cur.Renewed++
+	data, merr := json.Marshal(cur)
+	if merr != nil {
+		return l.unknown(merr)
+	}
+	o, perr := l.f.c.Put(ctx, l.key, data, s3client.Condition(etag, ""))
+	if perr == nil {
+		l.etag = o.ETag
+		return err
+	}
+	if now, etag, rerr := l.f.readJournal(ctx, l.key); rerr == nil && now.Committed && !now.Claimed {
+		l.etag = etag
+		return nil
+	}
+	return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its commit point failed (%v), and so did the rewrite that would exclude it (%v).", err, perr).
+		WithHint("run agentfs --recover, which waits for its lease, then read the files it changes"))
 }
 
 // unknown records err, a commit point whose outcome cannot be known, as

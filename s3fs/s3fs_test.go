@@ -654,6 +654,112 @@ func TestOneOddDateAtARecovery(t *testing.T) {
 	recovered(t, f, bucket, "odddaterec", 0, map[string]string{"c": "new c", "d": "d"})
 }
 
+// lateCommitPoint keeps back the first commit point it is sent, answering
+// as a timeout would, and fails the later ones, unsent; it sends the kept
+// one to the store as the first request that atRollback accepts is made,
+// which it then fails, unsent: the commit point lands late, during the
+// rollback, and the rollback stops there.
+type lateCommitPoint struct {
+	atRollback func(r *http.Request) bool
+	mu         sync.Mutex
+	kept       *http.Request
+	landed     int
+	once       sync.Once
+}
+
+func (l *lateCommitPoint) RoundTrip(r *http.Request) (*http.Response, error) {
+	if commitPoint(r) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.kept == nil {
+			body, err := r.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			l.kept = r.Clone(context.Background())
+			l.kept.Body = body
+			return nil, errors.New("net/http: timeout awaiting response headers")
+		}
+		return nil, errors.New("connection reset by peer")
+	}
+	l.mu.Lock()
+	kept := l.kept
+	l.mu.Unlock()
+	fire := false
+	if kept != nil && l.atRollback(r) {
+		l.once.Do(func() { fire = true })
+	}
+	if fire {
+		if resp, err := http.DefaultTransport.RoundTrip(kept); err == nil {
+			l.landed = resp.StatusCode
+			resp.Body.Close()
+		}
+		return nil, errors.New("connection reset by peer")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestLateCommitPoint: a commit point that failed, then lands once the
+// transaction has given up on it and begun to roll back, is refused, and
+// the transaction ends all old. It landed: the journal said committed, the
+// rollback stopped half done, and the recovery, taking the journal for a
+// committed one's, left the transaction half undone.
+func TestLateCommitPoint(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "latecommit", map[string]string{"a": "old a", "b": "old b"})
+	late := &lateCommitPoint{atRollback: func(r *http.Request) bool {
+		return r.Method == http.MethodHead && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/latecommit/b")
+	}}
+	if _, err := transportFS(t, root, late).Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")}}); err == nil {
+		t.Error("the transaction whose commit point failed succeeded")
+	}
+	if late.landed != http.StatusPreconditionFailed {
+		t.Errorf("the late commit point was answered %d, want 412", late.landed)
+	}
+	recovered(t, f, bucket, "latecommit", 1, map[string]string{"a": "old a", "b": "old b"})
+}
+
+// journalRemoval matches the DELETE of a journal.
+func journalRemoval(r *http.Request) bool {
+	return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json")
+}
+
+// TestCommittedJournalLeft: a journal left committed (its removal failed)
+// names no change, so that an older agentfs, which does not know
+// committed, rolls nothing back; it is not a transaction in flight, so
+// --recover does not wait for it; and it holds no claim, so the next move
+// of a file it moved goes on. An older agentfs rolled both transactions
+// back (the move undone, the other half undone, its copies gone), Settle
+// failed with LOCK_TIMEOUT, and the next move was STALE for the lease.
+func TestCommittedJournalLeft(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "committedleft", map[string]string{"a": "old a", "src": "data"})
+	if _, err := transportFS(t, root, &onFirst{match: journalRemoval, fail: true}).Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "n", Data: []byte("n")}}); err != nil {
+		t.Fatalf("the transaction: %v", err)
+	}
+	if _, err := transportFS(t, root, &onFirst{match: journalRemoval, fail: true}).Rename(ctx, "src", "dst", backend.WriteOptions{}); err != nil {
+		t.Fatalf("the move: %v", err)
+	}
+	committed := 0
+	editJournals(t, bucket, "committedleft", func(j string) string {
+		if !strings.Contains(j, `"committed":true`) || strings.Contains(j, `"ops"`) || strings.Contains(j, `"moves"`) {
+			t.Errorf("a journal left: %s, want committed and naming no change", j)
+		}
+		committed++
+		return strings.Replace(j, `"lease":"-1m0s"`, `"lease":"15s"`, 1)
+	})
+	if committed != 2 {
+		t.Errorf("%d journals left, want 2", committed)
+	}
+	if rec, err := f.Settle(ctx, time.Second); err != nil || rec.Live != 0 {
+		t.Errorf("--recover beside committed journals: %+v, %v", rec, err)
+	}
+	if _, err := f.Rename(ctx, "dst", "moved", backend.WriteOptions{}); err != nil {
+		t.Errorf("the next move of the file moved: %v", err)
+	}
+	recovered(t, f, bucket, "committedleft", 0, map[string]string{"a": "new a", "n": "n", "src": "", "dst": "", "moved": "data"})
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no

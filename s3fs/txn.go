@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,9 +41,11 @@ type journal struct {
 	Lease   string `json:"lease"`
 	Renewed int    `json:"renewed,omitempty"`
 	// Claimed is set by the process that rolls it back; Committed by the
-	// committer at its commit point (see lease.commit).
+	// committer at its commit point (see lease.commit), with Copies, the
+	// keys of its backups, in place of its Ops and Moves.
 	Claimed   bool        `json:"claimed,omitempty"`
 	Committed bool        `json:"committed,omitempty"`
+	Copies    []string    `json:"copies,omitempty"`
 	Ops       []journalOp `json:"ops,omitempty"`
 	// Moves are the objects of a move (see move.go). ClaimFirst says the
 	// move claims them before it changes anything (claim.go), ClaimsHeld
@@ -357,13 +360,10 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) erro
 	return nil
 }
 
-// afterJournal removes the copies and claims of the transaction of the
-// journal jkey, removed. The transaction is done: this is housekeeping,
-// and a failure here is no failure of the transaction (a caller would undo
-// it). A copy left is removed by a later call once a lease old, a claim
-// left (it names a journal gone) by a later call with none in flight.
-func (f *FS) afterJournal(ctx context.Context, jkey string, j journal) {
-	var backups []string
+// backups are the keys of the copies the transaction of j made of the
+// objects it replaces.
+func (j journal) backups() []string {
+	backups := slices.Clone(j.Copies)
 	for _, jo := range j.Ops {
 		if jo.Backup != "" {
 			backups = append(backups, jo.Backup)
@@ -374,7 +374,16 @@ func (f *FS) afterJournal(ctx context.Context, jkey string, j journal) {
 			backups = append(backups, m.Backup)
 		}
 	}
-	if len(backups) > 0 {
+	return backups
+}
+
+// afterJournal removes the copies and claims of the transaction of the
+// journal jkey, removed. The transaction is done: this is housekeeping,
+// and a failure here is no failure of the transaction (a caller would undo
+// it). A copy left is removed by a later call once a lease old, a claim
+// left (it names a journal gone) by a later call with none in flight.
+func (f *FS) afterJournal(ctx context.Context, jkey string, j journal) {
+	if backups := j.backups(); len(backups) > 0 {
 		_ = f.deleteKeys(ctx, journalDir, backups)
 	}
 	// The claims go once the journal has: while it stands (its removal
@@ -547,16 +556,20 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	if n := f.c.Now(); n.Before(now) {
 		now = n
 	}
-	if o.LastModified.Add(lease).After(now) {
-		return live, nil
-	}
+	expired := !o.LastModified.Add(lease).After(now)
 	if j.Committed {
-		// Done: its committer died before it removed the journal, its
-		// copies and claims.
-		if err := f.dropJournal(ctx, o.Key, o.ETag, j); err != nil && !refused(err) {
-			return gone, err
+		// Done, not in flight: its committer removes it, or, once its
+		// lease is over (it may be deciding its commit point still),
+		// this call.
+		if expired {
+			if err := f.dropJournal(ctx, o.Key, o.ETag, j); err != nil && !refused(err) {
+				return gone, err
+			}
 		}
 		return gone, nil
+	}
+	if !expired {
+		return live, nil
 	}
 	j.Claimed = true
 	data, err := json.Marshal(j)
