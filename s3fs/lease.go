@@ -78,7 +78,8 @@ func (f *FS) begin(ctx context.Context, key string, j journal) (*lease, error) {
 // process's own when the journal is there unclaimed (a write of its own
 // whose answer was lost, unproven): it is made again over that version.
 // Else the refusal, taken for a recovery's claim, would leave the journal
-// behind, and its recovery undo what other calls did since.
+// behind, and its recovery undo what other calls did since. The lease is
+// lost only when the journal is claimed or gone.
 func (l *lease) write(ctx context.Context, h http.Header) error {
 	data, err := json.Marshal(l.j)
 	if err != nil {
@@ -87,7 +88,13 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 	sent, sentWall := time.Now(), time.Now().Round(0)
 	o, err := l.f.c.Put(ctx, l.key, data, h)
 	if refused(err) && h.Get("If-Match") != "" {
-		if cur, etag, rerr := l.f.readJournal(ctx, l.key); rerr == nil && !cur.Claimed {
+		cur, etag, rerr := l.f.readJournal(ctx, l.key)
+		if code, _ := s3client.Code(rerr); rerr != nil && code != "NoSuchKey" {
+			// Claimed or not, it cannot tell: a later write, or the
+			// commit point's settling, reads it again.
+			return l.f.mapErr(err, journalDir)
+		}
+		if rerr == nil && !cur.Claimed {
 			o, err = l.f.c.Put(ctx, l.key, data, s3client.Condition(etag, ""))
 		}
 	}

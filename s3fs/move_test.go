@@ -746,6 +746,42 @@ func TestCrossedMoves(t *testing.T) {
 	}
 }
 
+// TestClaimOfAJournalRewritten: a move that meets the claim of another,
+// and reads that move's journal as it is rewritten (a renewal, a step of
+// the move), reads it again: STALE, not IO_ERROR. The read, If-Match the
+// version its HEAD saw, was refused and failed the move (14 of 20 crossed
+// moves through a 25 ms proxy).
+func TestClaimOfAJournalRewritten(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "rewritten", map[string]string{"src": "data"})
+	hd := heldDelete("/rewritten/src")
+	done := make(chan error, 1)
+	go func() {
+		_, err := transportFS(t, root, hd).Rename(ctx, "src", "dst", backend.WriteOptions{})
+		done <- err
+	}()
+	<-hd.reached // the first move holds its claims
+	rewrite := func() {
+		editJournals(t, bucket, "rewritten", func(j string) string {
+			return strings.Replace(j, `"lease":"-1m0s"`, `"lease":"15s"`, 1) + " "
+		})
+	}
+	// The loser's first read of the journal is its recovery's; the
+	// second, its claim's.
+	var reads atomic.Int32
+	loser := transportFS(t, root, &onFirst{do: rewrite, match: func(r *http.Request) bool {
+		return r.Method == http.MethodGet && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") && reads.Add(1) == 2
+	}})
+	if _, err := loser.Rename(ctx, "src", "other", backend.WriteOptions{}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a move beside a move whose journal is rewritten: %v, want STALE", err)
+	}
+	close(hd.release)
+	if err := <-done; err != nil {
+		t.Errorf("the first move: %v", err)
+	}
+	recovered(t, f, bucket, "rewritten", 0, map[string]string{"src": "", "dst": "data", "other": ""})
+}
+
 // held holds the first request that match accepts until release is
 // closed, and tells when it reaches it.
 type held struct {

@@ -760,6 +760,95 @@ func TestCommittedJournalLeft(t *testing.T) {
 	recovered(t, f, bucket, "committedleft", 0, map[string]string{"a": "new a", "n": "n", "src": "", "dst": "", "moved": "data"})
 }
 
+// TestCommittedJournalNamingOthersCopies: a committed journal whose copies
+// are not in the journal folder is not agentfs's: every call fails
+// IO_ERROR naming it, and nothing it names is removed. Its copies went
+// unchecked, and a recovery removed them: any key of the bucket.
+func TestCommittedJournalNamingOthersCopies(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "foreigncopies", map[string]string{"a": "precious"})
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := []byte(`{"lease":"-1m0s","committed":true,"version":2,"copies":["foreigncopies/a"]}`)
+	if _, err := c.PutObject(ctx, bucket, "foreigncopies/.agentfs-journal/20260101T000000.000000000-x.json", bytes.NewReader(j), int64(len(j)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transportFS(t, root, nil).Recover(ctx); codeOf(err) != fault.CodeIOError || !strings.Contains(err.Error(), "not agentfs's") {
+		t.Errorf("the recovery: %v, want IO_ERROR naming the journal", err)
+	}
+	if got := tree(t, f, "a"); got["a"] != "precious" {
+		t.Errorf("after the recovery: %q", got)
+	}
+}
+
+// keptThenRefused keeps back the first commit point (answered as a
+// timeout) and sends it just before the second, which the store then
+// refuses; the look at the journal that follows fails.
+type keptThenRefused struct {
+	mu       sync.Mutex
+	kept     *http.Request
+	points   int
+	failHead bool
+	landed   int
+}
+
+func (k *keptThenRefused) RoundTrip(r *http.Request) (*http.Response, error) {
+	if commitPoint(r) {
+		k.mu.Lock()
+		k.points++
+		if k.points == 1 {
+			defer k.mu.Unlock()
+			body, err := r.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			k.kept = r.Clone(context.Background())
+			k.kept.Body = body
+			return nil, errors.New("net/http: timeout awaiting response headers")
+		}
+		second := k.points == 2
+		k.mu.Unlock()
+		if second {
+			if resp, err := http.DefaultTransport.RoundTrip(k.kept); err == nil {
+				k.landed = resp.StatusCode
+				resp.Body.Close()
+			}
+			resp, err := http.DefaultTransport.RoundTrip(r)
+			k.mu.Lock()
+			k.failHead = true
+			k.mu.Unlock()
+			return resp, err
+		}
+	}
+	if r.Method == http.MethodHead && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") {
+		k.mu.Lock()
+		fail := k.failHead
+		k.failHead = false
+		k.mu.Unlock()
+		if fail {
+			return nil, errors.New("connection reset by peer")
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCommittedNotReportedLost: a transaction whose first commit point
+// lands late, refusing its second, and whose journal cannot then be read
+// at once, reads it again and succeeds. The refusal, unread, was taken
+// for a recovery's claim: the call said another process rolls it back,
+// while it had committed and nothing did.
+func TestCommittedNotReportedLost(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "notlost", map[string]string{"c": "old c"})
+	k := &keptThenRefused{}
+	if _, err := transportFS(t, root, k).Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}}); err != nil {
+		t.Errorf("the transaction (its first commit point answered %d): %v", k.landed, err)
+	}
+	recovered(t, f, bucket, "notlost", 0, map[string]string{"c": "new c"})
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no

@@ -334,20 +334,27 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 	return f.mapErr(err, key)
 }
 
-// readJournal reads the journal at key, with its ETag.
+// readJournal reads the journal at key, with its ETag. A journal
+// rewritten between the two requests (a renewal, a commit point) is read
+// again.
 func (f *FS) readJournal(ctx context.Context, key string) (journal, string, error) {
-	o, err := f.c.Head(ctx, key)
-	if err != nil {
-		return journal{}, "", err
+	for try := 1; ; try++ {
+		o, err := f.c.Head(ctx, key)
+		if err != nil {
+			return journal{}, "", err
+		}
+		body, err := f.c.Get(ctx, key, o.ETag, 0, 0)
+		if _, status := s3client.Code(err); status == http.StatusPreconditionFailed && try < 4 {
+			continue
+		}
+		if err != nil {
+			return journal{}, "", err
+		}
+		var j journal
+		err = json.NewDecoder(body).Decode(&j)
+		body.Close()
+		return j, o.ETag, err
 	}
-	body, err := f.c.Get(ctx, key, o.ETag, 0, 0)
-	if err != nil {
-		return journal{}, "", err
-	}
-	defer body.Close()
-	var j journal
-	err = json.NewDecoder(body).Decode(&j)
-	return j, o.ETag, err
 }
 
 // dropJournal removes the journal If-Match etag (its version written
@@ -609,6 +616,11 @@ func (f *FS) ownKeys(j journal) bool {
 	}
 	for _, m := range j.Moves {
 		if !object(m.From) || !object(m.To) || !backup(m.Backup) {
+			return false
+		}
+	}
+	for _, k := range j.Copies {
+		if k == "" || !backup(k) {
 			return false
 		}
 	}
