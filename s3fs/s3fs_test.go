@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -847,6 +848,53 @@ func TestCommittedNotReportedLost(t *testing.T) {
 		t.Errorf("the transaction (its first commit point answered %d): %v", k.landed, err)
 	}
 	recovered(t, f, bucket, "notlost", 0, map[string]string{"c": "new c"})
+}
+
+// TestJournalReachingOutOfTheWorkspace: a journal whose keys climb out of
+// the workspace with "..", which the store resolves, is not agentfs's:
+// the recovery fails IO_ERROR naming it and changes nothing. Such keys
+// passed as below the prefix, and a recovery deleted or overwrote the
+// objects they reached.
+func TestJournalReachingOutOfTheWorkspace(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(key, data string) {
+		if _, err := c.PutObject(ctx, bucket, key, strings.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("victim", "outside")
+	sum := md5.Sum([]byte("outside"))
+	for i, j := range []string{
+		`{"lease":"-1m0s","ops":[{"key":"climb/../victim","new":"` + hex.EncodeToString(sum[:]) + `"}]}`,
+		`{"lease":"-1m0s","ops":[{"key":"climb/x/../../victim","old":"0","backup":"climb/.agentfs-journal/b/0"}]}`,
+		`{"lease":"-1m0s","moves":[{"from":"climb/x/","to":"climb/../victim/","etag":""}],"claimFirst":true,"claimsHeld":true}`,
+		`{"lease":"-1m0s","committed":true,"copies":["climb/.agentfs-journal/.."]}`,
+	} {
+		key := fmt.Sprintf("climb/.agentfs-journal/2026010%dT000000.000000000-x.json", i)
+		put(key, j)
+		_, err := transportFS(t, "s3://"+bucket+"/climb", nil).Recover(ctx)
+		if codeOf(err) != fault.CodeIOError || !strings.Contains(err.Error(), "not agentfs's") {
+			t.Errorf("journal %d: the recovery: %v, want IO_ERROR naming it", i, err)
+		}
+		o, err := c.GetObject(ctx, bucket, "victim", minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(o)
+		o.Close()
+		if string(data) != "outside" {
+			t.Errorf("journal %d: the object outside the workspace holds %q (%v)", i, data, err)
+			put("victim", "outside")
+		}
+		if err := c.RemoveObject(ctx, bucket, key, minio.RemoveObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestCommitCrash: a transaction whose process dies anywhere in its

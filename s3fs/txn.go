@@ -605,10 +605,20 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 // objects outside the workspace.
 func (f *FS) ownKeys(j journal) bool {
 	copies := f.prefix + journalDir + "/"
-	object := func(k string) bool {
-		return strings.HasPrefix(k, f.prefix) && !strings.HasPrefix(k, copies) && k != f.prefix+journalDir
+	// canonical: a path as clean would give it, so that a ".." the store
+	// resolves cannot reach outside the workspace or into a journal folder.
+	canonical := func(rel string) bool {
+		rel = strings.TrimSuffix(rel, "/") // a directory's marker
+		return rel != "" && path.Clean(rel) == rel && !path.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, "../")
 	}
-	backup := func(k string) bool { return k == "" || strings.HasPrefix(k, copies) && !strings.Contains(k, "/../") }
+	object := func(k string) bool {
+		rel, ok := strings.CutPrefix(k, f.prefix)
+		return ok && canonical(rel) && !inJournal(strings.TrimSuffix(rel, "/"))
+	}
+	backup := func(k string) bool {
+		rel, ok := strings.CutPrefix(k, copies)
+		return k == "" || ok && canonical(rel) && !inJournal(rel)
+	}
 	for _, jo := range j.Ops {
 		if !object(jo.Key) || !backup(jo.Backup) {
 			return false
