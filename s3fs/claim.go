@@ -23,10 +23,10 @@ import (
 // honours) under claimDir: of two moves at once that share a key, as a
 // source or a destination, one claims it and the other is STALE before it
 // copies anything. A claim holds
-// its journal's key, is written after the journal and removed after it
-// (dropJournal): a claim whose journal is gone (its process killed in
-// between, or its request landed late) is taken over by a move, and
-// removed by Recover.
+// its journal's key, is written after the journal and removed once the
+// journal is removed or ended (afterJournal): a claim whose journal is
+// gone or ended (its process killed in between, or its request landed
+// late) is taken over by a move, and removed by Recover.
 
 // claimDir, in the journal folder, holds the claims.
 const claimDir = "claims"
@@ -140,7 +140,7 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 		// A committed journal's move is done: its claim is as stale as
 		// that of a journal gone.
 		cur, _, err := f.readJournal(ctx, holder)
-		found := err == nil && !cur.Committed
+		found := err == nil && !cur.ended()
 		if code, _ := s3client.Code(err); err != nil && code != "NoSuchKey" {
 			return "", f.mapErr(err, journalDir)
 		}

@@ -48,7 +48,8 @@ type lease struct {
 	// does not. (Not the store's clock as its answers' Date says: one odd
 	// answer would end a live lease.)
 	renewed, renewedWall time.Time
-	// lost is set when another process claimed the journal; expired when
+	// lost ends the lease: the journal claimed by another process, or
+	// gone, or the commit point's outcome unknown; expired is set when
 	// it could not be renewed in time.
 	lost, expired error
 
@@ -195,7 +196,7 @@ func (l *lease) commit(ctx context.Context, j journal) error {
 	// not know Committed, then rolls nothing back. Its copies and claims
 	// are removed here, or, left, by later calls (the copies it names,
 	// claims whose journal is gone or committed).
-	done := journal{Committed: true, Version: journalVersion, Copies: j.backups()}
+	done := j.endedAs(true)
 	if err := l.update(ctx, done); err != nil {
 		if l.lost != nil {
 			return err // claimed: the recovery rolls it back
@@ -288,6 +289,12 @@ func (l *lease) unknown(err error) error {
 // another process claimed it (and removes it).
 func (l *lease) abandon(ctx context.Context, j journal) error {
 	l.halt()
+	if l.lost != nil {
+		return nil
+	}
+	// Ended before it goes: left (its removal failed), it is not rolled
+	// back again over what other calls did since.
+	_ = l.update(ctx, j.endedAs(false))
 	if l.lost != nil {
 		return nil
 	}

@@ -22,11 +22,11 @@ var _ backend.Renamer = (*FS)(nil)
 //  1. the source is listed, each object with its ETag, and the destination
 //     checked as rename(2) would (EXISTS, NOT_A_FILE, NOT_A_DIRECTORY);
 //  2. the journal names every object's old and new key and ETag; each
-//     object is claimed at its ETag and each destination by its key
-//     (claim.go), so that of two moves of it at once one goes on and the
-//     other is STALE; the sources and destinations are checked still as
-//     listed (stillAsListed), and the journal rewritten to say the claims
-//     are held;
+//     object and each destination is claimed by its key (claim.go), so
+//     that of two moves that share one one goes on and the other is STALE
+//     or waits; the sources and destinations are checked still as listed
+//     (stillAsListed), and the journal rewritten to say the claims are
+//     held;
 //  3. each object is copied to its new key, the copy conditional on the
 //     ETag listed (x-amz-copy-source-if-match) and sent with
 //     If-None-Match: * when the destination was absent (a store that
@@ -35,8 +35,9 @@ var _ backend.Renamer = (*FS)(nil)
 //     tells the copy from a file another writer put there, of the same
 //     bytes or not, and knows a store's copy whose ETag it never learnt;
 //  4. the source is listed again: a key added meanwhile undoes it all;
-//  5. each original is deleted If-Match its ETag, so an object changed
-//     since its copy undoes it all (STALE) and no update is lost;
+//  5. the journal says deletions begin (see rollBackMove), and each
+//     original is deleted If-Match its ETag, so an object changed since
+//     its copy undoes it all (STALE) and no update is lost;
 //  6. the journal's rewrite as committed is the commit point; the
 //     journal, its copies and claims go after it.
 //

@@ -897,6 +897,36 @@ func TestJournalReachingOutOfTheWorkspace(t *testing.T) {
 	}
 }
 
+// TestRolledBackJournalLeft: a transaction rolled back whose journal
+// could not then be removed leaves a journal that names no change, so
+// that its recovery does not roll it back again over what other calls did
+// since. Left as it was, it had a recovery put back a file another writer
+// removed after the rollback.
+func TestRolledBackJournalLeft(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "rolledbackleft", map[string]string{"c": "old c", "g": "doomed"})
+	writer := &onFirst{
+		match: func(r *http.Request) bool {
+			return r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") == "" && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/rolledbackleft/c")
+		},
+		do: func() {
+			if _, err := f.WriteFile(ctx, "c", []byte("theirs c"), backend.WriteOptions{}); err != nil {
+				t.Error(err)
+			}
+		},
+		next: &onFirst{match: journalRemoval, fail: true},
+	}
+	ops := []backend.Op{{Path: "g", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "g")}},
+		{Path: "c", Data: []byte("new c"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "c")}}}
+	if _, err := transportFS(t, root, writer).Commit(ctx, ops); err == nil {
+		t.Fatal("the transaction over another writer's change succeeded")
+	}
+	if _, err := f.Remove(ctx, "g", backend.RemoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	recovered(t, f, bucket, "rolledbackleft", 0, map[string]string{"c": "theirs c", "g": ""})
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no

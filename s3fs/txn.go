@@ -41,12 +41,14 @@ type journal struct {
 	Lease   string `json:"lease"`
 	Renewed int    `json:"renewed,omitempty"`
 	// Claimed is set by the process that rolls it back; Committed by the
-	// committer at its commit point (see lease.commit), with Copies, the
-	// keys of its backups, in place of its Ops and Moves.
-	Claimed   bool        `json:"claimed,omitempty"`
-	Committed bool        `json:"committed,omitempty"`
-	Copies    []string    `json:"copies,omitempty"`
-	Ops       []journalOp `json:"ops,omitempty"`
+	// committer at its commit point (see lease.commit), and RolledBack once
+	// a rollback is done, each with Copies, the keys of its backups, in
+	// place of its Ops and Moves: an ended journal names no change.
+	Claimed    bool        `json:"claimed,omitempty"`
+	Committed  bool        `json:"committed,omitempty"`
+	RolledBack bool        `json:"rolledBack,omitempty"`
+	Copies     []string    `json:"copies,omitempty"`
+	Ops        []journalOp `json:"ops,omitempty"`
 	// Moves are the objects of a move (see move.go). ClaimFirst says the
 	// move claims them before it changes anything (claim.go), ClaimsHeld
 	// that it has: a journal read back without it made nothing.
@@ -367,6 +369,17 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) erro
 	return nil
 }
 
+// ended reports whether the transaction of j is over, committed or
+// rolled back: its journal is left to be removed, and holds no claim.
+func (j journal) ended() bool { return j.Committed || j.RolledBack }
+
+// endedAs is what j's journal says once its transaction is over, as
+// committed or rolled back: no change, so that no recovery, of this
+// agentfs or an older one, acts on it again.
+func (j journal) endedAs(committed bool) journal {
+	return journal{Committed: committed, RolledBack: !committed, Version: journalVersion, Copies: j.backups()}
+}
+
 // backups are the keys of the copies the transaction of j made of the
 // objects it replaces.
 func (j journal) backups() []string {
@@ -393,9 +406,10 @@ func (f *FS) afterJournal(ctx context.Context, jkey string, j journal) {
 	if backups := j.backups(); len(backups) > 0 {
 		_ = f.deleteKeys(ctx, journalDir, backups)
 	}
-	// The claims go once the journal has: while it stands (its removal
-	// refused, say, after a lost answer left etag behind), no other move
-	// changes what it names.
+	// The claims go once the journal has gone or ended (committed or
+	// rolled back): while it stands unended (its removal refused, say,
+	// after a lost answer left etag behind), no other move changes what it
+	// names.
 	_ = f.releaseClaims(ctx, jkey, j)
 }
 
@@ -403,7 +417,8 @@ func (f *FS) afterJournal(ctx context.Context, jkey string, j journal) {
 type Recovery struct {
 	// RolledBack counts the transactions of dead processes rolled back.
 	RolledBack int `json:"rolledBack"`
-	// CopiesRemoved counts the copies that committed transactions left.
+	// CopiesRemoved counts the copies whose journal was gone, left by a
+	// transaction that ended.
 	CopiesRemoved int `json:"copiesRemoved"`
 	// Live counts the journals of transactions still in flight: left
 	// alone by Recover, waited for by Settle.
@@ -564,7 +579,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		now = n
 	}
 	expired := !o.LastModified.Add(lease).After(now)
-	if j.Committed {
+	if j.ended() {
 		// Done, not in flight: its committer removes it, or, once its
 		// lease is over (it may be deciding its commit point still),
 		// this call.
@@ -594,6 +609,13 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	}
 	if err := f.rollBack(ctx, j); err != nil {
 		return gone, err
+	}
+	// Ended before it goes: left, it is not rolled back again (over what
+	// other calls did since).
+	if data, err := json.Marshal(j.endedAs(false)); err == nil {
+		if ended, err := f.c.Put(ctx, o.Key, data, s3client.Condition(claimed.ETag, "")); err == nil {
+			claimed = ended
+		}
 	}
 	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
