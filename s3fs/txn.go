@@ -627,11 +627,12 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 // objects outside the workspace.
 func (f *FS) ownKeys(j journal) bool {
 	copies := f.prefix + journalDir + "/"
-	// canonical: a path as clean would give it, so that a ".." the store
-	// resolves cannot reach outside the workspace or into a journal folder.
+	// canonical: no ".." segment, which the store may resolve (versitygw
+	// does), to reach outside the workspace or into a journal folder. (Not
+	// clean's form: a directory moved may hold keys another tool wrote,
+	// "a//b" say, and its journal is agentfs's.)
 	canonical := func(rel string) bool {
-		rel = strings.TrimSuffix(rel, "/") // a directory's marker
-		return rel != "" && path.Clean(rel) == rel && !path.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, "../")
+		return rel != "" && !strings.HasPrefix(rel, "/") && !slices.Contains(strings.Split(rel, "/"), "..")
 	}
 	object := func(k string) bool {
 		rel, ok := strings.CutPrefix(k, f.prefix)
