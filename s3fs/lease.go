@@ -95,7 +95,7 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 			// commit point's settling, reads it again.
 			return l.f.mapErr(err, journalDir)
 		}
-		if rerr == nil && !cur.Claimed {
+		if rerr == nil && !cur.Claimed && !cur.ended() {
 			o, err = l.f.c.Put(ctx, l.key, data, s3client.Condition(etag, ""))
 		}
 	}

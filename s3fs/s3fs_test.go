@@ -927,6 +927,28 @@ func TestRolledBackJournalLeft(t *testing.T) {
 	recovered(t, f, bucket, "rolledbackleft", 0, map[string]string{"c": "theirs c", "g": ""})
 }
 
+// TestCommitPointOverARolledBackJournal: a transaction that a recovery
+// rolled back meanwhile (its lease over), leaving the journal ended
+// because its removal failed, fails at its commit point. The ended journal
+// was no longer claimed, so the committer took the refusal for a lost
+// answer of its own, committed over it and reported success for changes
+// undone.
+func TestCommitPointOverARolledBackJournal(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "overrolledback", map[string]string{"c": "old c"})
+	recoverer := transportFS(t, root, &onFirst{match: journalRemoval, fail: true})
+	committer := transportFS(t, root, &onFirst{match: commitPoint, do: func() {
+		if _, err := recoverer.Recover(ctx); err == nil {
+			t.Error("the recovery whose journal removal failed succeeded")
+		}
+	}})
+	s3fs.SetLease(committer, -time.Minute)
+	if _, err := committer.Commit(ctx, []backend.Op{{Path: "c", Data: []byte("new c")}, {Path: "d", Data: []byte("d")}}); err == nil {
+		t.Error("the transaction rolled back by a recovery succeeded")
+	}
+	recovered(t, f, bucket, "overrolledback", 0, map[string]string{"c": "old c", "d": ""})
+}
+
 // TestCommitCrash: a transaction whose process dies anywhere in its
 // commit leaves, once the next one recovers it, every file as it was, or,
 // after the commit point, every file as the transaction made it; and no

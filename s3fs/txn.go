@@ -612,7 +612,11 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	}
 	// Ended before it goes: left, it is not rolled back again (over what
 	// other calls did since).
-	if data, err := json.Marshal(j.endedAs(false)); err == nil {
+	// Still claimed: its committer, alive after all, must not take the
+	// journal for its own (see lease.write).
+	ended := j.endedAs(false)
+	ended.Claimed, ended.Lease = true, j.Lease
+	if data, err := json.Marshal(ended); err == nil {
 		if ended, err := f.c.Put(ctx, o.Key, data, s3client.Condition(claimed.ETag, "")); err == nil {
 			claimed = ended
 		}
