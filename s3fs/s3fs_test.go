@@ -655,6 +655,18 @@ func TestOneOddDateAtARecovery(t *testing.T) {
 	recovered(t, f, bucket, "odddaterec", 0, map[string]string{"c": "new c", "d": "d"})
 }
 
+// keptBack is a copy of r to send later, and what its sender sees of a
+// request kept back: a timeout.
+func keptBack(r *http.Request) (*http.Request, error) {
+	body, err := r.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	kept := r.Clone(context.Background())
+	kept.Body = body
+	return kept, errors.New("net/http: timeout awaiting response headers")
+}
+
 // lateCommitPoint keeps back the first commit point it is sent, answering
 // as a timeout would, and fails the later ones, unsent; it sends the kept
 // one to the store as the first request that atRollback accepts is made,
@@ -673,13 +685,9 @@ func (l *lateCommitPoint) RoundTrip(r *http.Request) (*http.Response, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if l.kept == nil {
-			body, err := r.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			l.kept = r.Clone(context.Background())
-			l.kept.Body = body
-			return nil, errors.New("net/http: timeout awaiting response headers")
+			var err error
+			l.kept, err = keptBack(r)
+			return nil, err
 		}
 		return nil, errors.New("connection reset by peer")
 	}
@@ -801,13 +809,9 @@ func (k *keptThenRefused) RoundTrip(r *http.Request) (*http.Response, error) {
 		k.points++
 		if k.points == 1 {
 			defer k.mu.Unlock()
-			body, err := r.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			k.kept = r.Clone(context.Background())
-			k.kept.Body = body
-			return nil, errors.New("net/http: timeout awaiting response headers")
+			var err error
+			k.kept, err = keptBack(r)
+			return nil, err
 		}
 		second := k.points == 2
 		k.mu.Unlock()
