@@ -109,12 +109,12 @@ func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 const claimWait = 5 * time.Second
 
 // claim takes the claim key, of the object at path, for the move of l,
-// taking over a claim whose journal is gone, and returns its ETag. A claim
-// that a live move holds is waited for, up to claimWait, when that move
-// is younger (its journal's name, which begins with its start time,
-// sorts after l's); else this move is STALE at once. Two moves that each
-// hold a claim the other needs (a to b and b to a at once) were both
-// STALE, again on every retry while the store was slower than the
+// taking over a claim whose journal is gone or ended, and returns its
+// ETag. A claim that a live move holds is waited for, up to claimWait,
+// when that move is younger (its journal's name, which begins with its
+// start time, sorts after l's); else this move is STALE at once. Two moves
+// that each hold a claim the other needs (a to b and b to a at once) were
+// both STALE, again on every retry while the store was slower than the
 // retries' pauses: now the younger gives way and the older goes on, and
 // since a move waits only for younger ones, none waits for itself.
 func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, error) {
@@ -137,8 +137,8 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 		if holder == "" {
 			continue // released meanwhile
 		}
-		// A committed journal's move is done: its claim is as stale as
-		// that of a journal gone.
+		// An ended journal's move is done (committed or rolled back): its
+		// claim is as stale as that of a journal gone.
 		cur, _, err := f.readJournal(ctx, holder)
 		found := err == nil && !cur.ended()
 		if code, _ := s3client.Code(err); err != nil && code != "NoSuchKey" {
@@ -156,8 +156,8 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 			pause = min(2*pause, 100*time.Millisecond)
 			continue
 		}
-		// Its journal is gone or committed: that move ended, and the
-		// claim is stale.
+		// Its journal is gone or ended: that move is over, and the claim
+		// is stale.
 		if err := f.c.Delete(ctx, key, etag); err != nil && !refused(err) {
 			return "", f.mapErr(err, path)
 		}
