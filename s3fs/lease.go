@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -229,7 +230,7 @@ func (l *lease) settle(ctx context.Context, j journal, err error) error {
 			l.etag = etag
 			return nil
 		case rerr == nil && cur.Claimed:
-			return l.unknown(lostLease())
+			return l.end(lostLease())
 		case rerr == nil && try == 4:
 			return l.fence(ctx, cur, etag, err)
 		case rerr == nil:
@@ -238,11 +239,10 @@ func (l *lease) settle(ctx context.Context, j journal, err error) error {
 				return err
 			}
 		case code == "NoSuchKey":
-			return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its commit point failed (%v), and its journal is gone: it committed, or another process rolled it back.", err).
-				WithHint("read the files it changes, then redo what is missing"))
+			return l.unknown(err, "its journal is gone: it committed, or another process rolled it back",
+				"read the files it changes, then redo what is missing")
 		case try == 4:
-			return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its commit point failed (%v), and its journal cannot be read: the next call rolls the transaction back, or removes its journal if it committed.", err).
-				WithHint("run agentfs --recover, which waits for its lease, then read the files it changes"))
+			return l.unknown(err, "its journal cannot be read: the next call rolls the transaction back, or removes its journal if it committed", recoverHint)
 		}
 		select {
 		case <-ctx.Done():
@@ -259,11 +259,7 @@ func (l *lease) settle(ctx context.Context, j journal, err error) error {
 // transaction is done; else its outcome is unknown.
 func (l *lease) fence(ctx context.Context, cur journal, etag string, err error) error {
 	cur.Renewed++
-	data, merr := json.Marshal(cur)
-	if merr != nil {
-		return l.unknown(merr)
-	}
-	o, perr := l.f.c.Put(ctx, l.key, data, s3client.Condition(etag, ""))
+	o, perr := l.f.putJournal(ctx, l.key, etag, cur)
 	if perr == nil {
 		l.etag = o.ETag
 		return err
@@ -272,13 +268,22 @@ func (l *lease) fence(ctx context.Context, cur journal, etag string, err error) 
 		l.etag = etag
 		return nil
 	}
-	return l.unknown(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its commit point failed (%v), and so did the rewrite that would exclude it (%v).", err, perr).
-		WithHint("run agentfs --recover, which waits for its lease, then read the files it changes"))
+	return l.unknown(err, fmt.Sprintf("so did the rewrite that would exclude it (%v)", perr), recoverHint)
 }
 
-// unknown records err, a commit point whose outcome cannot be known, as
-// the lease's end: the caller's rollback then undoes nothing.
-func (l *lease) unknown(err error) error {
+// recoverHint is the hint of a commit point whose outcome a later call
+// settles.
+const recoverHint = "run agentfs --recover, which waits for its lease, then read the files it changes"
+
+// unknown ends the lease on a commit point, failed with err, whose outcome
+// cannot be known, and why.
+func (l *lease) unknown(err error, why, hint string) error {
+	return l.end(fault.Errorf(fault.CodeIOError, "the transaction's outcome is unknown: its commit point failed (%v), and %s.", err, why).WithHint("%s", hint))
+}
+
+// end records err as the lease's end: the caller's rollback then undoes
+// nothing.
+func (l *lease) end(err error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lost = err

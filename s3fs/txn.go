@@ -85,7 +85,7 @@ type journalOp struct {
 	// removal.
 	New string `json:"new,omitempty"`
 
-	// sent is set as this process sends the change (see journal.known).
+	// sent is set as this process sends the removal (see journal.known).
 	sent bool
 }
 
@@ -241,7 +241,6 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 			}
 			continue
 		}
-		j.Ops[i].sent = true
 		h := s3client.Condition(jo.Old, "")
 		if jo.Old == "" {
 			h = s3client.Condition("", "*")
@@ -334,6 +333,15 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 		return nil
 	}
 	return f.mapErr(err, key)
+}
+
+// putJournal writes j at key If-Match etag.
+func (f *FS) putJournal(ctx context.Context, key, etag string, j journal) (s3client.ObjectInfo, error) {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return s3client.ObjectInfo{}, err
+	}
+	return f.c.Put(ctx, key, data, s3client.Condition(etag, ""))
 }
 
 // readJournal reads the journal at key, with its ETag. A journal
@@ -594,11 +602,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		return live, nil
 	}
 	j.Claimed = true
-	data, err := json.Marshal(j)
-	if err != nil {
-		return gone, err
-	}
-	claimed, err := f.c.Put(ctx, o.Key, data, s3client.Condition(o.ETag, ""))
+	claimed, err := f.putJournal(ctx, o.Key, o.ETag, j)
 	if code, status := s3client.Code(err); err != nil && code == "NoSuchKey" {
 		return gone, nil
 	} else if err != nil && status == http.StatusPreconditionFailed {
@@ -611,15 +615,12 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		return gone, err
 	}
 	// Ended before it goes: left, it is not rolled back again (over what
-	// other calls did since).
-	// Still claimed: its committer, alive after all, must not take the
-	// journal for its own (see lease.write).
+	// other calls did since). Still claimed: its committer, alive after
+	// all, must not take the journal for its own (see lease.write).
 	ended := j.endedAs(false)
 	ended.Claimed, ended.Lease = true, j.Lease
-	if data, err := json.Marshal(ended); err == nil {
-		if ended, err := f.c.Put(ctx, o.Key, data, s3client.Condition(claimed.ETag, "")); err == nil {
-			claimed = ended
-		}
+	if rewritten, err := f.putJournal(ctx, o.Key, claimed.ETag, ended); err == nil {
+		claimed = rewritten
 	}
 	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
