@@ -525,33 +525,35 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 	if !dstFound || !j.written(dst, m.copied()) {
 		return nil // never copied, or put or changed by another writer since: theirs stays
 	}
-	src, srcFound, err := f.headKey(ctx, m.From)
-	if err != nil {
-		return err
-	}
-	deleted := j.mayHaveDeleted(m.deleted)
-	if !srcFound && deleted {
-		// Through agentfs up to copyThrough bytes, so that the store
-		// checks If-None-Match (versitygw ignores it on a copy).
-		etag, err := f.c.CopyThrough(ctx, m.To, dst.ETag, m.From, s3client.Condition("", "*"), copyThrough)
-		switch {
-		case err == nil:
-			src, srcFound = s3client.ObjectInfo{ETag: etag}, true
-		case refused(err), errors.Is(err, s3client.ErrSourceChanged):
-			// A file put at the source, or the copy changed, meanwhile.
-			if src, srcFound, err = f.headKey(ctx, m.From); err != nil {
-				return err
-			}
-		default:
-			return f.mapErr(err, m.From)
+	// Before any deletion, what is at the source, or its absence, is the
+	// original or another writer's change, and the copy goes.
+	if j.mayHaveDeleted(m.deleted) {
+		src, srcFound, err := f.headKey(ctx, m.From)
+		if err != nil {
+			return err
 		}
-	}
-	if deleted && (!srcFound || src.ETag != m.ETag && src.ETag != dst.ETag) {
-		// Another writer's file at the source, put where this move may
-		// have deleted the original: the copy may hold its only bytes.
-		// (Before any deletion, what is at the source, or its absence,
-		// is the original or another writer's change, and the copy goes.)
-		return nil
+		if !srcFound {
+			// Through agentfs up to copyThrough bytes, so that the store
+			// checks If-None-Match (versitygw ignores it on a copy).
+			etag, err := f.c.CopyThrough(ctx, m.To, dst.ETag, m.From, s3client.Condition("", "*"), copyThrough)
+			switch {
+			case err == nil:
+				src, srcFound = s3client.ObjectInfo{ETag: etag}, true
+			case refused(err), errors.Is(err, s3client.ErrSourceChanged):
+				// A file put at the source, or the copy changed, meanwhile.
+				if src, srcFound, err = f.headKey(ctx, m.From); err != nil {
+					return err
+				}
+			default:
+				return f.mapErr(err, m.From)
+			}
+		}
+		if !srcFound || src.ETag != m.ETag && src.ETag != dst.ETag {
+			// Another writer's file at the source, put where this move
+			// may have deleted the original: the copy may hold its only
+			// bytes.
+			return nil
+		}
 	}
 	if m.Backup != "" {
 		return f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
