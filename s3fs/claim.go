@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -169,16 +168,8 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 // ETag, or "" when the claim is gone. A claim that names no journal of
 // this workspace is refused: nothing of it is acted on.
 func (f *FS) claimHolder(ctx context.Context, key string) (holder, etag string, err error) {
-	o, err := f.c.Head(ctx, key)
-	if err == nil {
-		var body io.ReadCloser
-		if body, err = f.c.Get(ctx, key, o.ETag, 0, 0); err == nil {
-			var data []byte
-			data, err = io.ReadAll(io.LimitReader(body, 4096))
-			body.Close()
-			holder = string(data)
-		}
-	}
+	data, etag, err := f.readVersion(ctx, key, 4096)
+	holder = string(data)
 	if refused(err) {
 		return "", "", nil // released meanwhile, or taken: tried again
 	}
@@ -190,7 +181,7 @@ func (f *FS) claimHolder(ctx context.Context, key string) (holder, etag string, 
 		return "", "", fault.Errorf(fault.CodeIOError, "the claim %s does not name a journal of this workspace: it is not agentfs's.", key).
 			WithHint("inspect it, then remove it by hand")
 	}
-	return holder, o.ETag, nil
+	return holder, etag, nil
 }
 
 // releaseClaims removes the claims of the move of the journal jkey:

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"net/http"
 	"path"
@@ -344,26 +345,36 @@ func (f *FS) putJournal(ctx context.Context, key, etag string, j journal) (s3cli
 	return f.c.Put(ctx, key, data, s3client.Condition(etag, ""))
 }
 
-// readJournal reads the journal at key, with its ETag. A journal
-// rewritten between the two requests (a renewal, a commit point) is read
-// again.
+// readJournal reads the journal at key, with its ETag.
 func (f *FS) readJournal(ctx context.Context, key string) (journal, string, error) {
+	data, etag, err := f.readVersion(ctx, key, math.MaxInt64)
+	if err != nil {
+		return journal{}, "", err
+	}
+	var j journal
+	return j, etag, json.Unmarshal(data, &j)
+}
+
+// readVersion reads up to limit bytes of the object at key, with the ETag
+// of the version read: a HEAD, then a GET If-Match its ETag. An object
+// rewritten between the two (a journal renewed or committed) is read
+// again, up to three times.
+func (f *FS) readVersion(ctx context.Context, key string, limit int64) ([]byte, string, error) {
 	for try := 1; ; try++ {
 		o, err := f.c.Head(ctx, key)
 		if err != nil {
-			return journal{}, "", err
+			return nil, "", err
 		}
 		body, err := f.c.Get(ctx, key, o.ETag, 0, 0)
 		if _, status := s3client.Code(err); status == http.StatusPreconditionFailed && try < 4 {
 			continue
 		}
 		if err != nil {
-			return journal{}, "", err
+			return nil, "", err
 		}
-		var j journal
-		err = json.NewDecoder(body).Decode(&j)
+		data, err := io.ReadAll(io.LimitReader(body, limit))
 		body.Close()
-		return j, o.ETag, err
+		return data, o.ETag, err
 	}
 }
 
