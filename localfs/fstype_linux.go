@@ -36,9 +36,17 @@ func kernelFSOf(fd int) string {
 
 // mountID is the id of the mount fd lies on (statx, Linux 5.8 and later), so
 // that a bind mount of the same file system is told from its parent.
-func mountID(fd int) (uint64, bool) {
+func mountID(fd int) (uint64, bool) { return mountIDAt(fd, "") }
+
+// mountIDAt is mountID of the entry name of the directory dfd, not
+// followed: a file bind-mounted over another is a mount of its own.
+func mountIDAt(dfd int, name string) (uint64, bool) {
+	flags := unix.AT_SYMLINK_NOFOLLOW
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
 	var sx unix.Statx_t
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &sx); err != nil || sx.Mask&unix.STATX_MNT_ID == 0 {
+	if err := unix.Statx(dfd, name, flags, unix.STATX_MNT_ID, &sx); err != nil || sx.Mask&unix.STATX_MNT_ID == 0 {
 		return 0, false
 	}
 	return sx.Mnt_id, true

@@ -8,3 +8,6 @@ func kernelFSOf(int) string { return "" }
 
 // mountID is unknown off Linux: mounts are told apart by device alone.
 func mountID(int) (uint64, bool) { return 0, false }
+
+// mountIDAt is unknown off Linux, as mountID is.
+func mountIDAt(int, string) (uint64, bool) { return 0, false }

@@ -135,6 +135,9 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 			}
 			continue
 		}
+		if err := r.checkEntry(dir.fd, n, &est, func() string { return r.at(join(dirs.path(), n)) }); err != nil {
+			return err
+		}
 		if remove {
 			if err := unix.Unlinkat(dir.fd, n, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 				return mapErr(err, r.at(join(dirs.path(), n)))
@@ -157,10 +160,8 @@ func (r *treeRemover) changed(err error, rel string) error {
 // gives its display path.
 func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 	mnt, hasMnt := mountID(fd)
-	if uint64(st.Dev) != r.dev || (hasMnt && r.hasMnt && mnt != r.mnt) {
-		return fault.Errorf(fault.CodeDenied, "the tree holds a mount point; rm -r does not cross into another mount.").
-			WithPath(at()).WithDetail("mountPoint", at()).
-			WithHint("unmount it first, or remove the files around it one by one; nothing was removed")
+	if err := r.sameMount(st, mnt, hasMnt, at); err != nil {
+		return err
 	}
 	if r.f.deniedDirIdentity(st) {
 		return fault.Errorf(fault.CodeDenied, "the tree holds a denied directory (another name of a deny root).").
@@ -168,6 +169,25 @@ func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 	}
 	if kernelFSOf(fd) != "" {
 		return r.f.checkKernelFS(fd, at())
+	}
+	return nil
+}
+
+// checkEntry refuses a file of the tree (st, the entry name of the
+// directory dfd) that is a mount point: a file bind-mounted there (a
+// container's mounted secret) cannot be unlinked, and the files removed
+// before it was met would be gone.
+func (r *treeRemover) checkEntry(dfd int, name string, st *unix.Stat_t, at func() string) error {
+	mnt, hasMnt := mountIDAt(dfd, name)
+	return r.sameMount(st, mnt, hasMnt, at)
+}
+
+// sameMount refuses what lies on another device or mount than the tree.
+func (r *treeRemover) sameMount(st *unix.Stat_t, mnt uint64, hasMnt bool, at func() string) error {
+	if uint64(st.Dev) != r.dev || (hasMnt && r.hasMnt && mnt != r.mnt) {
+		return fault.Errorf(fault.CodeDenied, "the tree holds a mount point; rm -r does not cross into another mount.").
+			WithPath(at()).WithDetail("mountPoint", at()).
+			WithHint("unmount it first, or remove the files around it one by one; nothing was removed")
 	}
 	return nil
 }

@@ -40,3 +40,17 @@ func cmdMountTmpfs(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Defer(func() { unix.Unmount(dir, unix.MNT_DETACH) })
 }
+
+// cmdMountBind bind-mounts SRC (a file or a directory) on DST, which must
+// exist, and unmounts it when the script ends. Scripts guard it with
+// [mount].
+func cmdMountBind(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: mountbind SRC DST")
+	}
+	src, dst := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		ts.Fatalf("mountbind %s %s: %v", src, dst, err)
+	}
+	ts.Defer(func() { unix.Unmount(dst, unix.MNT_DETACH) })
+}

@@ -10,3 +10,7 @@ func canMount() bool { return false }
 func cmdMountTmpfs(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("mounttmpfs mounts a tmpfs on Linux only; guard the script with [mount]")
 }
+
+func cmdMountBind(ts *testscript.TestScript, neg bool, args []string) {
+	ts.Fatalf("mountbind is Linux only; guard the script with [mount]")
+}

@@ -44,6 +44,7 @@ func TestScripts(t *testing.T) {
 			"mkfifo":     cmdMkfifo,
 			"mksock":     cmdMksock,
 			"mounttmpfs": cmdMountTmpfs,
+			"mountbind":  cmdMountBind,
 			"status":     cmdStatus,
 			// For publish and serve.
 			"freeport":    cmdFreePort,
