@@ -209,6 +209,9 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, backe
 		return nil, backend.FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
 	}
 	defer r.Close()
+	if err := checkFinalSlash(req.Path, display, r.Info().Type); err != nil {
+		return nil, backend.FileInfo{}, err
+	}
 	return readText(r, "edit", display)
 }
 

@@ -406,6 +406,9 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, g.path, err)
 	}
+	if err := checkFinalSlash(g.path, t.FS.Display(g.path), info.Type); err != nil {
+		return nil, err
+	}
 	if info.Type == backend.TypeDir {
 		if g.w, err = t.walker(); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"strings"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -51,9 +52,23 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, req.From, err)
 	}
+	if err := checkFinalSlash(req.From, res.From, src.Type); err != nil {
+		return nil, err
+	}
+	if strings.HasSuffix(req.To, "/") && src.Type != backend.TypeDir {
+		// mv(1) would move into a directory there; agentfs names the
+		// destination whole, and a file is not renamed to a directory's name.
+		return nil, fault.Errorf(fault.CodeNotADirectory, "the destination ends with a slash, which names a directory, but the source is a %s.", src.Type).
+			WithPath(res.Path).WithHint("give the destination's whole path, without the final slash (mv does not move into a directory)")
+	}
 	dst, err := currentOf(m.Lstat(ctx, req.To))
 	if err != nil {
 		return nil, err
+	}
+	if dst.exists {
+		if err := checkFinalSlash(req.To, res.Path, dst.info.Type); err != nil {
+			return nil, err
+		}
 	}
 	if dst.exists && !req.Overwrite {
 		return nil, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).

@@ -196,6 +196,9 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	defer f.Close()
 	info := f.Info()
 	display := t.FS.Display(req.Path)
+	if err := checkFinalSlash(req.Path, display, info.Type); err != nil {
+		return nil, err
+	}
 	if req.ExpectedVersion != "" && req.ExpectedVersion != info.Version {
 		return nil, fault.Errorf(fault.CodeStale, "the file changed since the previous window was read.").WithPath(display).
 			WithDetail("currentVersion", info.Version).

@@ -202,6 +202,9 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, root, err)
 	}
+	if err := checkFinalSlash(root, t.FS.Display(root), info.Type); err != nil {
+		return nil, err
+	}
 	if info.Type != backend.TypeDir {
 		return t.searchFiles(ctx, rp, res, []fileToSearch{{path: root, open: func() (io.ReadCloser, error) { return t.FS.Open(ctx, root) }}})
 	}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"strings"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -86,14 +85,4 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 		return nil, conflictOf(err, backend.WriteOptions{IfVersion: opts.IfVersion}, false)
 	}
 	return res, nil
-}
-
-// checkFinalSlash refuses "file.txt/": a final slash names a directory, and
-// the lexical clean that drops it must not turn it into a file's name.
-func checkFinalSlash(p, display string, typ backend.FileType) error {
-	if !strings.HasSuffix(p, "/") || typ == backend.TypeDir {
-		return nil
-	}
-	return fault.Errorf(fault.CodeNotADirectory, "the path ends with a slash but is a %s.", typ).WithPath(display).
-		WithHint("drop the final slash to name the %s itself", typ)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -89,4 +90,15 @@ func OrList(values []string) string {
 		return strings.Join(values, "")
 	}
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
+
+// checkFinalSlash refuses "file.txt/": a final slash names a directory, as
+// to open(2), rename(2) and rm(1), and the lexical clean that drops it must
+// not turn it into a file's name (mv f archive/ made a file "archive").
+func checkFinalSlash(p, display string, typ backend.FileType) error {
+	if !strings.HasSuffix(p, "/") || typ == backend.TypeDir {
+		return nil
+	}
+	return fault.Errorf(fault.CodeNotADirectory, "the path ends with a slash but is a %s.", typ).WithPath(display).
+		WithHint("drop the final slash to name the %s itself", typ)
 }
