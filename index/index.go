@@ -187,10 +187,13 @@ func (ix *Index) list(t uint32) ([]byte, uint32, error) {
 	return list, e.crc, nil
 }
 
+// tableChecks reports whether every block of the table matches its CRC.
+func (ix *Index) tableChecks() bool { return slices.Equal(blockCRCs(ix.table), ix.blocks) }
+
 // verify checks every block of the table and every posting list against
 // its CRC, as the searches check those they read.
 func (ix *Index) verify() error {
-	if !slices.Equal(blockCRCs(ix.table), ix.blocks) {
+	if !ix.tableChecks() {
 		return errCorrupt
 	}
 	for i := range len(ix.table) / entrySize {
