@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // binarySample is the prefix grep checks for a NUL: a file with one there
@@ -84,7 +86,10 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
 		return readResult{flags: flagOpaque}
 	}
-	if bytes.IndexByte(head[:min(n, binarySample)], 0) >= 0 {
+	// grep checks for a NUL after a UTF-8 byte-order mark, as its lines
+	// start there: the sample is the same bytes.
+	_, sample := textfile.CutUTF8BOM(head)
+	if bytes.IndexByte(sample[:min(len(sample), binarySample)], 0) >= 0 {
 		return readResult{flags: flagBinary}
 	}
 	var res readResult
