@@ -243,35 +243,42 @@ type builder struct {
 // watch lists the ignore files (and .git directories, whose info/exclude
 // may appear) that a walk reads and that are not indexed files: in every
 // directory of the tree, and in those between the backend's root and the
-// tree. An absent one is watched too, outside the tree: inside, its
-// creation changes its directory. One the walk did not read as it is now
-// is recorded unproven.
+// tree. An absent one is watched too outside the tree, and inside a .git
+// directory (.git/info): elsewhere inside, its creation changes its
+// directory, which a search lists again (Finder.relist). One the walk did
+// not read as it is now is recorded unproven.
 func (b *builder) watch(root string, roots []string) []record {
 	indexed := make(map[string]bool, len(b.files))
 	for _, f := range b.files {
 		indexed[f.rel] = true
 	}
 	var out []record
-	// add records the one at dir/name, when absent too if outside.
-	add := func(dir, name string, outside bool) {
+	// add records the one at dir/name, when absent too if absentToo, and
+	// reports whether it is there.
+	add := func(dir, name string, absentToo bool) bool {
 		abs := filepath.Join(dir, name)
 		var st unix.Stat_t
 		if unix.Lstat(abs, &st) != nil {
-			if outside {
+			if absentToo {
 				out = append(out, record{path: abs})
 			}
-			return
+			return false
 		}
 		v := rulesVersion(name, &st)
 		if name != gitInfoDir && !b.rulesRead[localfs.InfoOfStat(name, &st).Version] {
 			v = unprovenVersion
 		}
 		out = append(out, record{path: abs, version: v})
+		return true
 	}
 	for _, d := range b.dirs {
+		hasGit := false
 		for _, name := range rulesFiles {
 			if !indexed[filepath.Join(d.path, name)] {
-				add(filepath.Join(root, d.path), name, false)
+				// .git/info made with its exclude changes .git alone,
+				// which is recorded by identity only (rulesVersion).
+				there := add(filepath.Join(root, d.path), name, name == gitInfoDir && hasGit)
+				hasGit = hasGit || (name == ".git" && there)
 			}
 		}
 	}

@@ -303,11 +303,18 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 	for i := range ix.files {
 		byRel[ix.files[i].rel] = i
 	}
+	recorded := make(map[string]bool, len(ix.watched))
+	for _, w := range ix.watched {
+		recorded[w.path] = true
+	}
 	var extra []core.IndexedFile
 	unreadable := 0
 	for d := range changed {
 		if underAny(d, gone) {
 			continue
+		}
+		if ix.rulesAppeared(d, byRel, recorded) {
+			return nil, 0, errWalk
 		}
 		start := searchPath
 		if d != "" {
@@ -358,6 +365,31 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 		}
 	}
 	return extra, unreadable, nil
+}
+
+// rulesAppeared reports whether the directory d holds a rules file (an
+// ignore file, .git) that was not there at the build. Its walk below
+// would visit it only when not ignored, and never a .git directory, and
+// the directories below d that the index holds keep lists made under the
+// old rules: a new nested repository drops the outer .gitignore there.
+// Those there at the build are checked on their own (indexed files, and
+// the records of rulesChanged).
+func (ix *Index) rulesAppeared(d string, byRel map[string]int, recorded map[string]bool) bool {
+	for _, name := range rulesFiles {
+		rel := path.Join(d, name)
+		if _, ok := byRel[rel]; ok {
+			continue
+		}
+		abs := filepath.Join(ix.root, rel)
+		if recorded[abs] {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(abs, &st); err != unix.ENOENT && err != unix.ENOTDIR {
+			return true // there, or not known absent: the walk decides
+		}
+	}
+	return false
 }
 
 // parent is the directory of rel, "" for the root.
