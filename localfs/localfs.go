@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -295,6 +296,9 @@ func (f *FS) resolve(p string) (target, error) {
 		return target{}, fault.InvalidArgument("the path contains a NUL byte.").
 			WithHint("remove the NUL byte; no file name can hold one")
 	}
+	if err := f.checkDotDot(p); err != nil {
+		return target{}, err
+	}
 	abs := f.absolute(p)
 	for _, c := range strings.Split(abs, string(filepath.Separator)) {
 		if len(c) > 255 {
@@ -318,6 +322,35 @@ func (f *FS) resolve(p string) (target, error) {
 		return target{root: r, rel: rel, abs: abs}, nil
 	}
 	return target{}, f.outside(abs)
+}
+
+// checkDotDot refuses a path with ".." right after a link: the kernel
+// (and sh, cat, an editor) takes it to the parent of the link's target,
+// where a path is placed here by its names (link/../t.txt is t.txt), and a
+// success would be for a file the caller did not name. After a directory,
+// both agree.
+func (f *FS) checkDotDot(p string) error {
+	if !slices.Contains(strings.Split(p, "/"), "..") {
+		return nil
+	}
+	cur := f.base
+	if filepath.IsAbs(p) {
+		cur = "/"
+	}
+	for _, c := range strings.Split(p, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if fi, err := os.Lstat(cur); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				return fault.InvalidArgument("the path has \"..\" after the link %s, which the kernel would take from the link's target.", f.display(cur)).
+					WithPath(p).WithHint("name the file without \"..\" after a link")
+			}
+			cur = filepath.Dir(cur)
+		default:
+			cur = filepath.Join(cur, c)
+		}
+	}
+	return nil
 }
 
 func (f *FS) outside(abs string) *fault.Error {
