@@ -213,7 +213,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	defer done()
 	infos, err := tx.Commit(ctx, ops)
 	if err != nil {
-		return nil, raced(err, fault.CodeStale, fault.CodeExists)
+		return nil, withoutInPlace(raced(err, fault.CodeStale, fault.CodeExists), "apply-patch")
 	}
 	byPath := map[string]string{}
 	for i, op := range ops {

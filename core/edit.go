@@ -185,15 +185,20 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	if write {
 		fi, err := t.commitWrite(ctx, mfs, req.Path, newData, current{info: info, exists: true}, backend.WriteOptions{})
 		if err != nil {
-			if e := fault.AsError(err); e.Code == fault.CodeHardlink {
-				// edit has no in-place mode: name what does.
-				e.WithHint("edit replaces the file, which would split its hard links; write the whole file with write --in-place (not atomic), or edit a copy")
-			}
-			return nil, err
+			return nil, withoutInPlace(err, "edit")
 		}
 		res.Version = fi.Version
 	}
 	return res, nil
+}
+
+// withoutInPlace names, in the HARDLINK error of tool, which has no
+// in-place mode, what has one: the backend's hint names a flag of write.
+func withoutInPlace(err error, tool string) error {
+	if e := fault.AsError(err); e != nil && e.Code == fault.CodeHardlink {
+		e.WithHint("%s replaces the file, which would split its hard links; write the whole file with write --in-place (not atomic), or %s a copy", tool, tool)
+	}
+	return err
 }
 
 // readForEdit reads the whole file, refusing what edit cannot change

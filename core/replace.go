@@ -361,7 +361,7 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	}
 	defer done()
 	if _, err := tx.Commit(ctx, ops); err != nil {
-		return nil, raced(err, fault.CodeStale)
+		return nil, withoutInPlace(raced(err, fault.CodeStale), "replace")
 	}
 	return &res, nil
 }

@@ -245,6 +245,15 @@ func NotADirectory(path string) *Error {
 		WithHint("pass a directory; use read to read a file")
 }
 
+// FullDestination is the error of a move with overwrite onto a directory
+// that holds something, which every backend gives alike: EXISTS, a
+// conflict as an occupied destination is, whose hint does not say to pass
+// the overwrite already given.
+func FullDestination(path string) *Error {
+	return Errorf(CodeExists, "the destination is a directory that is not empty; a move replaces an empty one only.").
+		WithPath(path).WithHint("empty or remove the destination first (rm -r), or choose another destination; nothing was moved")
+}
+
 // PathText returns p for JSON output and, when p is not valid UTF-8, its
 // base64 twin, so that no two names collide after JSON's replacement runes.
 func PathText(p string) (text, b64 string) {

@@ -138,7 +138,7 @@ func overwritable(dst renameEndpoint, opts backend.WriteOptions) (string, error)
 		return "", mapErr(err, dst.display)
 	}
 	if len(names) > 0 {
-		return "", exists
+		return "", fault.FullDestination(dst.display)
 	}
 	return tempName(), nil
 }

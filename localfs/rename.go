@@ -85,6 +85,9 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	case errors.Is(err, unix.EXDEV):
 		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the path is a special file (a FIFO, socket or device), which a move across file systems does not copy.").
 			WithPath(src.display).WithHint("choose a destination on the same file system; nothing was moved")
+	case !opts.IfAbsent && (errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)):
+		// rename(2) over a directory that holds something (either errno).
+		return backend.FileInfo{}, fault.FullDestination(dst.display)
 	case errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY):
 		return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
 			WithHint("pass --overwrite to replace a file, or choose another destination")

@@ -444,9 +444,11 @@ func (m *FS) Rename(_ context.Context, from, to string, opts backend.WriteOption
 	}
 	switch {
 	case old == nil:
-	case opts.IfAbsent || old.dir && n.dir && len(m.children(dst)) > 0:
+	case opts.IfAbsent:
 		return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst).
 			WithHint("pass --overwrite to replace a file, or choose another destination")
+	case old.dir && n.dir && len(m.children(dst)) > 0:
+		return backend.FileInfo{}, fault.FullDestination(dst)
 	case old.dir && !n.dir:
 		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the destination is a directory.").WithPath(dst).
 			WithHint("name the new path of the file itself")

@@ -198,7 +198,7 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 		return fault.Errorf(fault.CodeNotAFile, "the destination is a directory.").WithPath(dst).
 			WithHint("name the new path of the file itself")
 	case len(below) > 1 || below[0].Key != f.dirKey(dst):
-		return exists
+		return fault.FullDestination(dst)
 	}
 	for i := range moves {
 		if moves[i].To == below[0].Key {
