@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
@@ -198,21 +199,49 @@ func sweepRecord(rp string, dfd int) {
 }
 
 // sweepRecords sweeps the temp files of every dead writer's record in the
-// state directory base ("" when there is none): the housekeeping of a
+// state directory base ("" when there is none), and the state files a
+// writer killed in createLocked left half made: the housekeeping of a
 // start, after the journals are recovered.
 func sweepRecords(base string) {
 	if base == "" {
 		return
 	}
 	d := filepath.Join(base, "temps")
-	names, err := os.ReadDir(d)
-	if err != nil {
-		return
-	}
+	names, _ := os.ReadDir(d)
 	for _, n := range names {
 		if !strings.Contains(n.Name(), partialSuffix) {
 			sweepRecord(filepath.Join(d, n.Name()), -1)
 		}
+	}
+	sweepPartials(d)
+	sweepPartials(filepath.Join(base, "journal"))
+}
+
+// partialAge is how old a half-made state file is before a sweep takes it
+// for a dead writer's: its writer flocks it just after creating it, and a
+// sweep that took the flock in between would fail that writer's call.
+const partialAge = time.Minute
+
+// sweepPartials removes the half-made state files in d whose writer is
+// dead (their flock free) and that are older than partialAge. Nothing
+// reads them; they are litter.
+func sweepPartials(d string) {
+	names, _ := os.ReadDir(d)
+	for _, n := range names {
+		if !strings.Contains(n.Name(), partialSuffix) {
+			continue
+		}
+		p := filepath.Join(d, n.Name())
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && time.Since(time.Unix(st.Mtim.Unix())) > partialAge &&
+			unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			unix.Unlink(p)
+		}
+		unix.Close(fd)
 	}
 }
 

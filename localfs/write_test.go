@@ -559,3 +559,45 @@ func TestWriteInPlaceRefusesAReplacedFile(t *testing.T) {
 		}
 	}
 }
+
+// A state file half made by a writer killed in createLocked (a journal or
+// a temp record before its rename) is swept once its flock is free and
+// it is older than partialAge; one a live writer holds, or one just made
+// (its writer may not have flocked it yet), stays. They were left forever.
+func TestSweepRemovesDeadPartials(t *testing.T) {
+	base := t.TempDir()
+	past := time.Now().Add(-2 * partialAge)
+	partial := func(dir, name string, old bool) string {
+		p := filepath.Join(base, dir, name+partialSuffix+"0123456789abcdef")
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("[{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if old {
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	deadJournal := partial("journal", "a.pending", true)
+	deadRecord := partial("temps", "b", true)
+	fresh := partial("journal", "c.pending", false)
+	live := partial("journal", "d.pending", true)
+	fd, err := unix.Open(live, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	sweepRecords(base)
+	for p, want := range map[string]bool{deadJournal: false, deadRecord: false, fresh: true, live: true} {
+		if _, err := os.Lstat(p); (err == nil) != want {
+			t.Errorf("%s: there %v after the sweep, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+}
