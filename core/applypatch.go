@@ -85,6 +85,10 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 	switch {
 	case req.Patch != "" && req.PatchFile != "":
 		return "", fault.InvalidArgument("patch and patchFile are both given.").WithHint("give the patch one way")
+	case req.PatchFile == "-":
+		// As write's contentFile: a file named "-" would be a surprise.
+		return "", fault.InvalidArgument("--patch-file - (standard input) is only for a request given as flags.").
+			WithHint("give the patch itself as patch, or name a file with patchFile")
 	case req.PatchFile != "":
 		data, err := t.readWhole(ctx, req.PatchFile, MaxPatchBytes)
 		if err != nil {
