@@ -72,6 +72,19 @@ func TestPermissionDenied(t *testing.T) {
 	if e := fault.AsError(err); !strings.Contains(e.Hint, "change its mode") {
 		t.Errorf("a file its mode forbids writing: hint %q should say to change its mode", e.Hint)
 	}
+	// A move out of a directory its mode forbids changing names the
+	// source, and the destination in details: rename(2) does not say
+	// which directory refused, and the destination alone was blamed.
+	must(t, os.Mkdir(filepath.Join(dir, "rw"), 0o755))
+	must(t, os.Chmod(filepath.Join(dir, "ro"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "ro", "f.txt"), []byte("x"), 0o644))
+	must(t, os.Chmod(filepath.Join(dir, "ro"), 0o555))
+	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "ro"), 0o755) }) // for TempDir's removal
+	_, err = fsys.Rename(ctx, "ro/f.txt", "rw/f.txt", backend.WriteOptions{})
+	wantCode(t, "a move out of a directory with mode 555", err, fault.CodePermissionDenied)
+	if e := fault.AsError(err); e.Path != "ro/f.txt" || e.Details["destination"] != "rw/f.txt" {
+		t.Errorf("a move out of a directory with mode 555: path %q, details %v; want the source, and the destination in details", e.Path, e.Details)
+	}
 }
 
 func wantCode(t *testing.T, what string, err error, want fault.Code) {

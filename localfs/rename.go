@@ -91,6 +91,11 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	case errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY):
 		return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
 			WithHint("pass --overwrite to replace a file, or choose another destination")
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		// Either directory may be the one: rename(2) does not say.
+		return backend.FileInfo{}, fault.Errorf(fault.CodePermissionDenied, "permission denied: a move needs write permission on the directory it leaves and on the one it enters.").
+			WithPath(src.display).WithDetail("destination", dst.display).
+			WithHint("check both directories with ls -ld (a sticky directory also asks to own the file); nothing was moved").WithCause(err)
 	case err != nil:
 		return backend.FileInfo{}, mapErr(err, dst.display)
 	}
