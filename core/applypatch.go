@@ -8,6 +8,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/patch"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // ApplyPatchRequest applies a patch in the format of OpenAI Codex's
@@ -288,11 +289,23 @@ func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
 	return nil
 }
 
-// openText reads a whole text file that tool is to change (see readText).
+// openText reads a whole UTF-8 text file that tool is to change (see
+// readText).
 func (t *Tools) openText(ctx context.Context, path, tool string) ([]byte, backend.FileInfo, error) {
+	data, whole, info, err := t.openWhole(ctx, path, tool)
+	if err == nil && whole.UTF16() {
+		return nil, info, fault.Errorf(fault.CodeNotText, "the file is UTF-16 text, which %s does not change.", tool).WithPath(t.FS.Display(path)).
+			WithHint("change it with edit or replace, which keep its encoding, or write its whole new text with write")
+	}
+	return data, info, err
+}
+
+// openWhole reads a whole text file that tool is to change, UTF-8 or
+// UTF-16 (see readText).
+func (t *Tools) openWhole(ctx context.Context, path, tool string) ([]byte, textfile.Whole, backend.FileInfo, error) {
 	r, err := t.FS.Open(ctx, path)
 	if err != nil {
-		return nil, backend.FileInfo{}, err
+		return nil, textfile.Whole{}, backend.FileInfo{}, err
 	}
 	defer r.Close()
 	return readText(r, tool, t.FS.Display(path))

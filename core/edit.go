@@ -141,7 +141,7 @@ func (t *Tools) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 // editOnce is one attempt of an edit: read, plan, write if anything changed.
 func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditRequest, edits []EditOp) (*EditResult, error) {
 	display := t.FS.Display(req.Path)
-	data, info, err := t.readForEdit(ctx, req)
+	data, whole, info, err := t.readForEdit(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +151,7 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	}); err != nil {
 		return nil, err
 	}
-	prefix, body := textfile.CutUTF8BOM(data)
-	src := string(body)
+	src := whole.Text
 	edited, outcomes, err := planEdits(src, edits)
 	if err != nil {
 		return nil, withPath(err, display)
@@ -167,14 +166,17 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	res.NoChange = edited == src
 	var diff string
 	// The diff is of the bytes on disk, BOM included, so that it applies
-	// with patch or git apply to the file as it was.
-	diff, res.FirstChangedLine = unifiedDiff(display, string(prefix)+src, string(prefix)+edited)
+	// with patch or git apply to the file as it was; of a UTF-16 file's
+	// text, decoded.
+	diff, res.FirstChangedLine = unifiedDiff(display, whole.Mark()+src, whole.Mark()+edited)
 	write := !res.NoChange && !req.DryRun
 	var newData []byte
 	if write {
 		// The result is sized before the write, with the new version at
 		// its largest: a result that cannot fit refuses the edit unmade.
-		newData = append(append([]byte{}, prefix...), edited...)
+		if newData, err = whole.Encode(edited); err != nil {
+			return nil, withPath(err, display)
+		}
 		res.Version, res.Sha256 = unknownVersion, sha256Hex(newData)
 	} else {
 		res.Sha256 = oldSum()
@@ -202,48 +204,50 @@ func withoutInPlace(err error, tool string) error {
 }
 
 // readForEdit reads the whole file, refusing what edit cannot change
-// losslessly: a file over MaxEditBytes, or one that is not UTF-8 text.
-func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, backend.FileInfo, error) {
+// losslessly: a file over MaxEditBytes, or one that is not text.
+func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, textfile.Whole, backend.FileInfo, error) {
 	display := t.FS.Display(req.Path)
 	r, err := t.FS.Open(ctx, req.Path)
 	if err != nil {
 		var e *fault.Error
 		if errors.As(err, &e) && e.Code == fault.CodeNotFound && req.Precondition.Set() {
-			return nil, backend.FileInfo{}, req.Precondition.Check(display, backend.FileInfo{}, false, nil)
+			return nil, textfile.Whole{}, backend.FileInfo{}, req.Precondition.Check(display, backend.FileInfo{}, false, nil)
 		}
-		return nil, backend.FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
+		return nil, textfile.Whole{}, backend.FileInfo{}, t.WithSuggestions(ctx, req.Path, err)
 	}
 	defer r.Close()
 	if err := checkFinalSlash(req.Path, display, r.Info().Type); err != nil {
-		return nil, backend.FileInfo{}, err
+		return nil, textfile.Whole{}, backend.FileInfo{}, err
 	}
 	return readText(r, "edit", display)
 }
 
 // readText reads a whole text file that tool is to change, refusing what
 // it cannot change losslessly: a file over MaxEditBytes (TOO_LARGE), or
-// one that is not UTF-8 text without NUL (NOT_TEXT).
-func readText(r backend.FileReader, tool, display string) ([]byte, backend.FileInfo, error) {
+// one that is neither UTF-8 nor marked UTF-16 text without NUL (NOT_TEXT).
+// It returns the bytes and the text they hold.
+func readText(r backend.FileReader, tool, display string) ([]byte, textfile.Whole, backend.FileInfo, error) {
 	info := r.Info()
 	tooLarge := func(size int64) error {
 		return fault.Errorf(fault.CodeTooLarge, "the file is %d bytes, over %s's limit of %d.", size, tool, MaxEditBytes).WithPath(display).
 			WithHint("%s changes files up to 2 MiB; split a larger file first", tool)
 	}
 	if info.Size > MaxEditBytes {
-		return nil, info, tooLarge(info.Size)
+		return nil, textfile.Whole{}, info, tooLarge(info.Size)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxEditBytes+1))
 	if err != nil {
-		return nil, info, fault.AsError(err).WithPath(display)
+		return nil, textfile.Whole{}, info, fault.AsError(err).WithPath(display)
 	}
 	if len(data) > MaxEditBytes {
-		return nil, info, tooLarge(int64(len(data)))
+		return nil, textfile.Whole{}, info, tooLarge(int64(len(data)))
 	}
-	if !textfile.IsUTF8Text(data) {
-		return nil, info, fault.Errorf(fault.CodeNotText, "the file is not UTF-8 text.").WithPath(display).
+	w, ok := textfile.DecodeWhole(data)
+	if !ok {
+		return nil, textfile.Whole{}, info, fault.Errorf(fault.CodeNotText, "the file is not text (UTF-8, or UTF-16 with its byte-order mark).").WithPath(display).
 			WithHint("%s changes text files only; use write to replace a binary file", tool)
 	}
-	return data, info, nil
+	return data, w, info, nil
 }
 
 func sha256Hex(b []byte) string {

@@ -272,10 +272,9 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 					o.err = fault.AsError(err).WithPath(files[i].path)
 				case len(data) > MaxEditBytes:
 					o.searched, o.err = true, t.refuseLarge(ctx, files[i].path, rp)
-				case isBinary(data):
-					o.searched, o.binary = true, true
 				default:
-					o.searched, o.match = true, rp.matches(data)
+					text, ok := matchedText(data)
+					o.searched, o.binary, o.match = true, !ok, ok && rp.matches(text)
 				}
 			}
 		})
@@ -321,18 +320,28 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 		WithPath(t.FS.Display(path)).WithHint("exclude it with --exclude, or split it first; nothing was changed")
 }
 
-// isBinary says a file is not text replace may change: a NUL byte, as
-// grep decides, or bytes that are not UTF-8.
-func isBinary(data []byte) bool { return !textfile.IsUTF8Text(data) }
+// matchedText is what replace matches in a file: UTF-8 as it is, the text
+// of a UTF-16 file (marked) decoded, as grep searches it; not ok for a
+// file that is not text (a NUL byte, as grep decides, or invalid bytes).
+func matchedText(data []byte) ([]byte, bool) {
+	w, ok := textfile.DecodeWhole(data)
+	if !ok || !w.UTF16() {
+		return data, ok
+	}
+	return []byte(w.Text), true
+}
 
 // replaceOnce reads every path again under the locks, replaces and (unless
 // dry) commits them: one attempt of Replace.
 func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req ReplaceRequest, rp *replacer, paths []string, res ReplaceResult) (*ReplaceResult, error) {
 	var ops []backend.Op
 	for _, p := range paths {
-		data, info, err := t.openText(ctx, p, "replace")
+		data, whole, info, err := t.openWhole(ctx, p, "replace")
 		if err != nil {
 			return nil, err
+		}
+		if whole.UTF16() {
+			data = []byte(whole.Text)
 		}
 		out, n := rp.apply(data)
 		if n == 0 {
@@ -341,6 +350,11 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 		f := ReplacedFile{Count: n}
 		f.Path, f.PathBase64 = fault.PathText(t.FS.Display(p))
 		f.Diff, _ = unifiedDiff(f.Path, string(data), string(out))
+		if whole.UTF16() {
+			if out, err = whole.Encode(string(out)); err != nil {
+				return nil, withPath(err, f.Path)
+			}
+		}
 		res.Files = append(res.Files, f)
 		res.Replacements += n
 		ops = append(ops, backend.Op{Path: p, Data: out, Write: backend.WriteOptions{IfVersion: info.Version}})
