@@ -38,6 +38,14 @@ func kernelFSOf(fd int) string {
 // that a bind mount of the same file system is told from its parent.
 func mountID(fd int) (uint64, bool) { return mountIDAt(fd, "") }
 
+// isMountPoint reports whether the entry name of the directory dfd is a
+// mount point: its mount id is not the directory's.
+func isMountPoint(dfd int, name string) bool {
+	dir, ok := mountID(dfd)
+	at, atOK := mountIDAt(dfd, name)
+	return ok && atOK && dir != at
+}
+
 // mountIDAt is mountID of the entry name of the directory dfd, not
 // followed: a file bind-mounted over another is a mount of its own.
 func mountIDAt(dfd int, name string) (uint64, bool) {

@@ -9,5 +9,8 @@ func kernelFSOf(int) string { return "" }
 // mountID is unknown off Linux: mounts are told apart by device alone.
 func mountID(int) (uint64, bool) { return 0, false }
 
+// isMountPoint is unknown off Linux: a move's EBUSY names its destination.
+func isMountPoint(int, string) bool { return false }
+
 // mountIDAt is unknown off Linux, as mountID is.
 func mountIDAt(int, string) (uint64, bool) { return 0, false }

@@ -179,17 +179,29 @@ func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 // before it was met would be gone.
 func (r *treeRemover) checkEntry(dfd int, name string, st *unix.Stat_t, at func() string) error {
 	mnt, hasMnt := mountIDAt(dfd, name)
+	if hasMnt && r.hasMnt {
+		// By the mount id alone: a file of an overlay's lower layer
+		// reports that layer's device, and is no mount point.
+		if mnt != r.mnt {
+			return r.mountPoint(at)
+		}
+		return nil
+	}
 	return r.sameMount(st, mnt, hasMnt, at)
 }
 
 // sameMount refuses what lies on another device or mount than the tree.
 func (r *treeRemover) sameMount(st *unix.Stat_t, mnt uint64, hasMnt bool, at func() string) error {
 	if uint64(st.Dev) != r.dev || (hasMnt && r.hasMnt && mnt != r.mnt) {
-		return fault.Errorf(fault.CodeDenied, "the tree holds a mount point; rm -r does not cross into another mount.").
-			WithPath(at()).WithDetail("mountPoint", at()).
-			WithHint("unmount it first, or remove the files around it one by one; nothing was removed")
+		return r.mountPoint(at)
 	}
 	return nil
+}
+
+func (r *treeRemover) mountPoint(at func() string) error {
+	return fault.Errorf(fault.CodeDenied, "the tree holds a mount point; rm -r does not cross into another mount.").
+		WithPath(at()).WithDetail("mountPoint", at()).
+		WithHint("unmount it first, or remove the files around it one by one; nothing was removed")
 }
 
 func (r *treeRemover) at(rel string) string {

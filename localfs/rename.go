@@ -96,6 +96,8 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		return backend.FileInfo{}, fault.Errorf(fault.CodePermissionDenied, "permission denied: a move needs write permission on the directory it leaves and on the one it enters.").
 			WithPath(src.display).WithDetail("destination", dst.display).
 			WithHint("check both directories with ls -ld (a sticky directory also asks to own the file); nothing was moved").WithCause(err)
+	case errors.Is(err, unix.EBUSY) && isMountPoint(src.fd(), src.name):
+		return backend.FileInfo{}, mapErr(err, src.display)
 	case err != nil:
 		return backend.FileInfo{}, mapErr(err, dst.display)
 	}

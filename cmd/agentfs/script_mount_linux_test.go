@@ -54,3 +54,23 @@ func cmdMountBind(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Defer(func() { unix.Unmount(dst, unix.MNT_DETACH) })
 }
+
+// cmdMountOverlay mounts an overlay of LOWER under UPPER (WORK its work
+// directory) on MERGED, and unmounts it when the script ends.
+func cmdMountOverlay(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 4 {
+		ts.Fatalf("usage: mountoverlay LOWER UPPER WORK MERGED")
+	}
+	var abs [4]string
+	for i, a := range args {
+		abs[i] = ts.MkAbs(a)
+		if err := os.MkdirAll(abs[i], 0o755); err != nil {
+			ts.Fatalf("mountoverlay: %v", err)
+		}
+	}
+	opts := "lowerdir=" + abs[0] + ",upperdir=" + abs[1] + ",workdir=" + abs[2]
+	if err := unix.Mount("overlay", abs[3], "overlay", 0, opts); err != nil {
+		ts.Fatalf("mountoverlay: %v", err)
+	}
+	ts.Defer(func() { unix.Unmount(abs[3], unix.MNT_DETACH) })
+}

@@ -14,3 +14,7 @@ func cmdMountTmpfs(ts *testscript.TestScript, neg bool, args []string) {
 func cmdMountBind(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("mountbind is Linux only; guard the script with [mount]")
 }
+
+func cmdMountOverlay(ts *testscript.TestScript, neg bool, args []string) {
+	ts.Fatalf("mountoverlay is Linux only; guard the script with [mount]")
+}
