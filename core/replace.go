@@ -313,7 +313,14 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 		return err
 	}
 	defer r.Close()
-	if !rp.re.MatchReader(bufio.NewReader(r)) {
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(3)
+	var text io.RuneReader = br
+	if c, ok := textfile.ByBOM(head); ok && c.Unit() == 2 {
+		// UTF-16 text matches decoded, as replace and grep match it.
+		text = bufio.NewReader(c.DecodingReader(br))
+	}
+	if !rp.re.MatchReader(text) {
 		return nil
 	}
 	return fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
