@@ -17,6 +17,18 @@ func Clean(p string) string {
 	return path.Clean(p)
 }
 
+// NamesDirectory reports whether p, as spelled, can name a directory only,
+// as open(2) and rename(2) read it: it ends with a slash, or its last name
+// is . or .. (a path that Clean turns into a file's name, "f.txt/.", is no
+// name of that file).
+func NamesDirectory(p string) bool {
+	if strings.HasSuffix(p, "/") {
+		return true
+	}
+	last := p[strings.LastIndexByte(p, '/')+1:]
+	return last == "." || last == ".."
+}
+
 // Join is path.Join that keeps a scheme's // as Clean does.
 func Join(dir, name string) string {
 	if dir == "" {

@@ -28,3 +28,14 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+func TestNamesDirectory(t *testing.T) {
+	for p, want := range map[string]bool{
+		"f.txt": false, "d/f.txt": false, "d/": true, "f.txt/": true, "f.txt/.": true, ".": true,
+		"..": true, "d/..": true, "d/.f": false, "d/..f": false, "s3://b/k/": true, "s3://b/k": false,
+	} {
+		if got := NamesDirectory(p); got != want {
+			t.Errorf("NamesDirectory(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

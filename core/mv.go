@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"strings"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -55,10 +54,10 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	if err := checkFinalSlash(req.From, res.From, src.Type); err != nil {
 		return nil, err
 	}
-	if strings.HasSuffix(req.To, "/") && src.Type != backend.TypeDir {
+	if backend.NamesDirectory(req.To) && src.Type != backend.TypeDir {
 		// mv(1) would move into a directory there; agentfs names the
 		// destination whole, and a file is not renamed to a directory's name.
-		return nil, fault.Errorf(fault.CodeNotADirectory, "the destination ends with a slash, which names a directory, but the source is a %s.", src.Type).
+		return nil, fault.Errorf(fault.CodeNotADirectory, "the destination names a directory (a final slash, . or ..), but the source is a %s.", src.Type).
 			WithPath(res.Path).WithHint("give the destination's whole path, without the final slash (mv does not move into a directory)")
 	}
 	dst, err := currentOf(m.Lstat(ctx, req.To))

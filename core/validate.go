@@ -96,9 +96,9 @@ func OrList(values []string) string {
 // to open(2), rename(2) and rm(1), and the lexical clean that drops it must
 // not turn it into a file's name (mv f archive/ made a file "archive").
 func checkFinalSlash(p, display string, typ backend.FileType) error {
-	if !strings.HasSuffix(p, "/") || typ == backend.TypeDir {
+	if !backend.NamesDirectory(p) || typ == backend.TypeDir {
 		return nil
 	}
-	return fault.Errorf(fault.CodeNotADirectory, "the path ends with a slash but is a %s.", typ).WithPath(display).
-		WithHint("drop the final slash to name the %s itself", typ)
+	return fault.Errorf(fault.CodeNotADirectory, "the path names a directory (a final slash, . or ..) but is a %s.", typ).WithPath(display).
+		WithHint("drop the final slash or /. to name the %s itself", typ)
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -104,8 +103,8 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err := Validate(req); err != nil {
 		return nil, err
 	}
-	if strings.HasSuffix(req.Path, "/") {
-		return nil, fault.InvalidArgument("the path ends with a slash, which names a directory.").WithPath(req.Path).
+	if backend.NamesDirectory(req.Path) {
+		return nil, fault.InvalidArgument("the path names a directory (a final slash, . or ..).").WithPath(req.Path).
 			WithHint("write to a file path, without the final slash")
 	}
 	data, text, err := t.content(ctx, req)

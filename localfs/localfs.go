@@ -324,11 +324,12 @@ func (f *FS) resolve(p string) (target, error) {
 	return target{}, f.outside(abs)
 }
 
-// checkDotDot refuses a path with ".." right after a link: the kernel
-// (and sh, cat, an editor) takes it to the parent of the link's target,
-// where a path is placed here by its names (link/../t.txt is t.txt), and a
-// success would be for a file the caller did not name. After a directory,
-// both agree.
+// checkDotDot refuses a path with a ".." that the kernel (and sh, cat, an
+// editor) reads otherwise than its names, by which a path is placed here:
+// after a link, the kernel goes to the parent of the link's target
+// (link/../t.txt is t.txt here, a sibling of the target there); after a
+// file or a missing name it fails. A success would be for a file the
+// caller did not name. After a directory, both agree.
 func (f *FS) checkDotDot(p string) error {
 	if !slices.Contains(strings.Split(p, "/"), "..") {
 		return nil
@@ -341,9 +342,8 @@ func (f *FS) checkDotDot(p string) error {
 		switch c {
 		case "", ".":
 		case "..":
-			if fi, err := os.Lstat(cur); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				return fault.InvalidArgument("the path has \"..\" after the link %s, which the kernel would take from the link's target.", f.display(cur)).
-					WithPath(p).WithHint("name the file without \"..\" after a link")
+			if err := f.beforeDotDot(cur); err != nil {
+				return err.WithPath(p)
 			}
 			cur = filepath.Dir(cur)
 		default:
@@ -351,6 +351,59 @@ func (f *FS) checkDotDot(p string) error {
 		}
 	}
 	return nil
+}
+
+// errDenied stops beforeDotDot at a denied directory.
+var errDenied = errors.New("a denied directory")
+
+// beforeDotDot judges cur, a name a ".." follows, as the kernel meets it.
+// It looks only inside a root, through it (confined), and neither at nor
+// below a denied directory, by the identity of each directory on the way
+// (opened without blocking: never a FIFO's open): what lies elsewhere is
+// never told, and such a path is judged by its names as ever
+// (OUTSIDE_ROOT, DENIED).
+func (f *FS) beforeDotDot(cur string) *fault.Error {
+	t, ok := f.rootOf(f.resolvedRootSpelling(cur))
+	if !ok || t.rel == "." || f.deniedName(t.abs) {
+		return nil
+	}
+	parts := strings.Split(t.rel, string(filepath.Separator))
+	var st unix.Stat_t
+	dir := "."
+	for _, name := range parts {
+		d, err := t.root.r.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return nil // the walk of the path itself answers
+		}
+		err = unix.Fstat(int(d.Fd()), &st)
+		if err == nil && f.deniedDirIdentity(&st) {
+			err = errDenied
+		}
+		if err == nil {
+			err = unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		d.Close()
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			return fault.Errorf(fault.CodeNotFound, "the path has \"..\" after %s, which does not exist.", f.display(cur)).
+				WithHint("name the file without \"..\", or make the directory first")
+		case err != nil:
+			return nil
+		}
+		dir = filepath.Join(dir, name)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return nil
+	case unix.S_IFLNK:
+		return fault.InvalidArgument("the path has \"..\" after the link %s, which the kernel would take from the link's target.", f.display(cur)).
+			WithHint("name the file without \"..\" after a link")
+	}
+	if f.deniedIdentity(&st) {
+		return nil
+	}
+	return fault.Errorf(fault.CodeNotADirectory, "the path has \"..\" after %s, which is not a directory.", f.display(cur)).
+		WithHint("name the file without \"..\"")
 }
 
 func (f *FS) outside(abs string) *fault.Error {

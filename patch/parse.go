@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -108,9 +109,9 @@ func (p *parser) op(i, end int) (Op, int, error) {
 		return op, 0, p.errorf(i, "'%s' has no path.", marker).
 			WithHint("give the file's path after the marker: '%s src/main.go'", marker)
 	}
-	if strings.HasSuffix(op.Path, "/") {
-		return op, 0, p.errorf(i, "'%s' names a directory (a final slash); a section changes a file.", marker).
-			WithHint("drop the final slash: '%s %s'", marker, strings.TrimRight(op.Path, "/"))
+	if backend.NamesDirectory(op.Path) {
+		return op, 0, p.errorf(i, "'%s' names a directory (a final slash, . or ..); a section changes a file.", marker).
+			WithHint("name the file: '%s %s'", marker, path.Clean(op.Path))
 	}
 	i++
 	switch op.Kind {
@@ -128,8 +129,8 @@ func (p *parser) op(i, end int) (Op, int, error) {
 					return op, 0, p.errorf(i, "'%s' has no path.", moveMarker).
 						WithHint("give the new path after the marker, or leave the line out to keep the file where it is")
 				}
-				if strings.HasSuffix(op.MoveTo, "/") {
-					return op, 0, p.errorf(i, "'%s' names a directory (a final slash); a file moves to a file's path.", moveMarker).
+				if backend.NamesDirectory(op.MoveTo) {
+					return op, 0, p.errorf(i, "'%s' names a directory (a final slash, . or ..); a file moves to a file's path.", moveMarker).
 						WithHint("give the file's new path, name included: '%s %s'", moveMarker, path.Join(op.MoveTo, path.Base(op.Path)))
 				}
 				i++
