@@ -14,9 +14,11 @@ func dataOnly[Res any](f func(Res, Palette) string) func(Res, Palette) (string, 
 	return func(r Res, p Palette) (string, string) { return f(r, p), "" }
 }
 
-// readText renders a read as text: the content as it is, with a note of
-// the lines cut; media and binaries are described, since their bytes are
-// no use on a terminal.
+// readText renders a read as text: the lines as the file holds them (a
+// window's CRLF terminators, which content gives as LF when they are all
+// CRLF, and a UTF-8 byte-order mark), so that read --all is cat, with a
+// note of the lines cut; media and binaries are described, since their
+// bytes are no use on a terminal.
 func readText(r *core.ReadResult, _ Palette) (string, string) {
 	if r.TextWindow == nil {
 		if r.Data == "" {
@@ -28,7 +30,14 @@ func readText(r *core.ReadResult, _ Palette) (string, string) {
 	if r.LinesCut > 0 {
 		notes = fmt.Sprintf("... %d line(s) cut: --line-truncation chars:0 gives whole lines\n", r.LinesCut)
 	}
-	return r.Content, notes
+	text := r.Content
+	if r.LineEnding == "crlf" {
+		text = strings.ReplaceAll(text, "\n", "\r\n")
+	}
+	if r.BOM && r.StartLine == 1 && r.Encoding == "utf-8" {
+		text = "\uFEFF" + text
+	}
+	return text, notes
 }
 
 // lsText renders a listing as text, as ls -F does: one entry a
