@@ -404,6 +404,11 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 				return nil, fault.InvalidArgument("field %q is given twice (once under an alias).", at+f.JSON).
 					WithHint("give each field once")
 			}
+			if n, ok := val.(json.Number); ok && n == "0" && f.Min != nil && *f.Min > 0 {
+				// A 0 given is out of range, not the default that a field
+				// left out takes (the zero value, to Validate).
+				return nil, f.BelowMin(at+f.JSON, 0)
+			}
 			nv, err := normalise(val, f.Type, at+f.JSON+".")
 			if err != nil {
 				return nil, err

@@ -53,13 +53,17 @@ func (f FieldSpec) check(v reflect.Value, name string) error {
 		return fault.InvalidArgument("%s must be %s, not %q.", name, OrList(f.Enum), v.String()).
 			WithHint("%s", f.allowed(name))
 	case f.Min != nil && v.CanInt() && v.Int() < *f.Min:
-		return fault.InvalidArgument("%s must be at least %d, not %d.", name, *f.Min, v.Int()).
-			WithHint("%s", f.allowed(name))
+		return f.BelowMin(name, v.Int())
 	case f.Max != nil && v.CanInt() && v.Int() > *f.Max:
 		return fault.InvalidArgument("%s must be at most %d, not %d.", name, *f.Max, v.Int()).
 			WithHint("%s", f.allowed(name))
 	}
 	return nil
+}
+
+// BelowMin is the error of n, given for field name, below f's minimum.
+func (f FieldSpec) BelowMin(name string, n int64) error {
+	return fault.InvalidArgument("%s must be at least %d, not %d.", name, *f.Min, n).WithHint("%s", f.allowed(name))
 }
 
 // allowed is the hint of a value out of its set or range: what to give,

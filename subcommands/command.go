@@ -529,10 +529,13 @@ func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
 		v.SetString(c.String(s.Flag))
 	case reflect.Bool:
 		v.SetBool(c.Bool(s.Flag))
-	case reflect.Int:
-		v.SetInt(int64(c.Int(s.Flag)))
-	case reflect.Int64:
-		v.SetInt(c.Int64(s.Flag))
+	case reflect.Int, reflect.Int64:
+		n := c.Int64(s.Flag)
+		if n == 0 && s.Min != nil && *s.Min > 0 {
+			// Given, 0 is out of range: left out, it is the default.
+			return s.BelowMin(s.JSON, 0)
+		}
+		v.SetInt(n)
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.String {
 			v.Set(reflect.ValueOf([]string(*c.Generic(s.Flag).(*repeated))))
