@@ -164,12 +164,14 @@ func cutTo(s string, n int) string {
 }
 
 // cutEcho cuts s to MaxEchoBytes at a character boundary, saying how much
-// was left out.
+// was left out; the marker included, so that a string cut once is not cut
+// again (an error is bounded, then marshalled, which bounds it too: the
+// second cut counted only the first's marker, "…[20 more bytes]").
 func cutEcho(s string) string {
 	if len(s) <= MaxEchoBytes {
 		return s
 	}
-	cut := MaxEchoBytes
+	cut := MaxEchoBytes - len("…[ more bytes]") - len(strconv.Itoa(len(s)))
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
