@@ -230,3 +230,65 @@ func TestCursorPageCost(t *testing.T) {
 		t.Errorf("page 19 read %d bytes by cursor (the first %d), %d by offset (the 180 files before it hold %d)", cursorRead, first, offsetRead, before)
 	}
 }
+
+// Content pages with context, followed to the end by offset or cursor,
+// give each line once and every line of one large page: a match's
+// before-context stops after the lines the page before gave (its last
+// match's after-context), which pages once gave again.
+func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
+	files := map[string]string{}
+	for i := range 6 {
+		var b strings.Builder
+		for n := range 40 {
+			if (n*7+i)%5 == 0 || n%11 == 3 {
+				fmt.Fprintf(&b, "hit %d\n", n)
+			} else {
+				fmt.Fprintf(&b, "line %d\n", n)
+			}
+		}
+		files[fmt.Sprintf("d%d/f%d.txt", i%2, i)] = b.String()
+	}
+	tl := &Tools{FS: memfs.New(files)}
+	ctx := context.Background()
+	lines := func(r *GrepResult) []string {
+		var out []string
+		for _, f := range r.Files {
+			for _, b := range f.Blocks {
+				for k, l := range b.Lines {
+					out = append(out, fmt.Sprintf("%s:%d:%s", f.Path, b.Start+k, l))
+				}
+			}
+		}
+		return out
+	}
+	for c := range 4 {
+		whole, err := tl.Grep(ctx, GrepRequest{Query: "hit", Context: c, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := lines(whole)
+		for _, limit := range []int{1, 2, 3, 5} {
+			for _, byCursor := range []bool{false, true} {
+				var got []string
+				offset, cur := 0, ""
+				for range 1000 {
+					r, err := tl.Grep(ctx, GrepRequest{Query: "hit", Context: c, Limit: limit, Offset: offset, Cursor: cur})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, lines(r)...)
+					if r.NextOffset == nil {
+						break
+					}
+					offset, cur = *r.NextOffset, ""
+					if byCursor {
+						offset, cur = 0, r.NextCursor
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("context %d, limit %d, by cursor %v: the pages give %d lines, the whole %d\npages %q\nwhole %q", c, limit, byCursor, len(got), len(want), got, want)
+				}
+			}
+		}
+	}
+}

@@ -898,6 +898,8 @@ func (p *page) addLines(path string, fr fileResult) bool {
 			continue
 		}
 		if p.seen++; p.seen <= p.req.Offset {
+			// On the page before, with its after-context.
+			bb.shown = r.line + c
 			continue
 		}
 		if p.taken == p.limit {
@@ -916,7 +918,7 @@ func (p *page) addLines(path string, fr fileResult) bool {
 func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) bool {
 	c, r := p.req.Context, lines[i]
 	start := i
-	for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > bb.lastLine {
+	for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > max(bb.lastLine, bb.shown) {
 		start--
 	}
 	var nf GrepFile
@@ -960,6 +962,10 @@ type blockBuilder struct {
 	allMatch  bool       // every line of b so far matches
 	lastLine  int        // the last line taken
 	lastMatch int        // the last matching line taken
+	// shown is the last line the page before gave (a match skipped by
+	// offset, and its after-context): before-context stops after it, so
+	// that the pages give each line once.
+	shown int
 }
 
 // add appends a line to the block, starting a new block unless the line
