@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
@@ -123,6 +124,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		answer.ID = line.ID
 		switch t, known := byName[line.Tool]; {
 		case in.tooLong:
+			if id := idOfCut(in.head, in.tail); len(id) <= maxBatchID {
+				answer.ID = id
+			}
 			err = fault.Errorf(fault.CodeTooLarge, "the line is over %d MiB, the most a request may take.", maxRequestBytes>>20).
 				WithHint("pass large content by file (contentFile, patchFile) instead of inline")
 		case len(line.ID) > maxBatchID:
@@ -167,8 +171,14 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 type inputLine struct {
 	data    []byte
 	tooLong bool
-	err     error
+	// head and tail are the first and last bytes of a line too long,
+	// where its id may be read (idOfCut).
+	head, tail []byte
+	err        error
 }
+
+// cutEnds is how much of each end of a line too long is kept.
+const cutEnds = 4 << 10
 
 // readLines sends the lines of r, each of at most max bytes, until r ends.
 // On a goroutine of its own, so that an interrupt ends a batch waiting for
@@ -177,15 +187,20 @@ type inputLine struct {
 func readLines(r io.Reader, max int, out chan<- inputLine) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		var line []byte
+		var line, head, tail []byte
 		tooLong := false
 		for {
 			part, err := br.ReadSlice('\n')
 			if !tooLong {
 				line = append(line, part...)
 				if len(line) > max+1 {
+					n := min(len(line), cutEnds)
+					head, tail = bytes.Clone(line[:n]), bytes.Clone(line[len(line)-n:])
 					line, tooLong = nil, true
 				}
+			} else {
+				tail = append(tail, part...)
+				tail = tail[len(tail)-min(len(tail), cutEnds):]
 			}
 			if err == bufio.ErrBufferFull {
 				continue
@@ -197,6 +212,42 @@ func readLines(r io.Reader, max int, out chan<- inputLine) {
 			break
 		}
 		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-		out <- inputLine{data: line, tooLong: tooLong}
+		out <- inputLine{data: line, tooLong: tooLong, head: head, tail: bytes.TrimRight(tail, "\r\n")}
 	}
+}
+
+// idOfCut is the id of a line too long to decode, read from its first
+// bytes (an "id" among the first keys) or its last ("id" the last key, as
+// a JSON.stringify of an MCP SDK's request puts it); nil when neither
+// holds one. A refusal is then answered under the id it refuses.
+func idOfCut(head, tail []byte) json.RawMessage {
+	d := json.NewDecoder(bytes.NewReader(head))
+	if t, err := d.Token(); err == nil && t == json.Delim('{') {
+		for d.More() {
+			k, err := d.Token()
+			key, ok := k.(string)
+			var v json.RawMessage
+			if err != nil || !ok || d.Decode(&v) != nil {
+				break // cut short by the head's end
+			}
+			if key == "id" {
+				if isID(v) {
+					return v
+				}
+				return nil
+			}
+		}
+	}
+	if m := lastID.FindSubmatch(tail); m != nil {
+		return bytes.Clone(m[1])
+	}
+	return nil
+}
+
+// lastID matches an "id" that is the last key of the line's object.
+var lastID = regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*")\s*}\s*$`)
+
+// isID reports whether raw is a JSON-RPC id: a string or a number.
+func isID(raw json.RawMessage) bool {
+	return len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
 }

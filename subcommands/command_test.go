@@ -424,3 +424,22 @@ func TestBatchLineTooLong(t *testing.T) {
 		t.Fatalf("lines %q, want %q", got, want)
 	}
 }
+
+// The id of a line too long to decode is read from either end of it.
+func TestIDOfCut(t *testing.T) {
+	pad := strings.Repeat("x", 5000)
+	for _, tc := range []struct{ line, want string }{
+		{`{"jsonrpc":"2.0","id":7,"method":"m","params":{"p":"` + pad + `"}}`, `7`},
+		{`{"tool":"write","args":{"content":"` + pad + `"},"id":"a\"b"}`, `"a\"b"`},
+		{`{"method":"m","params":{"p":"` + pad + `","id":3}}`, ``},
+		{`{"params":{"p":"` + pad + `"},"id":-2.5e3}`, `-2.5e3`},
+		{`{"id":{"x":1},"params":"` + pad + `"}`, ``},
+		{`{"params":"` + pad + `\"id\":4}"}`, ``},
+		{`[1,"` + pad + `"]`, ``},
+	} {
+		n := min(len(tc.line), cutEnds)
+		if got := string(idOfCut([]byte(tc.line[:n]), []byte(tc.line[len(tc.line)-n:]))); got != tc.want {
+			t.Errorf("%.60s...: id %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}

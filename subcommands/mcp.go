@@ -156,6 +156,9 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 	id = json.RawMessage("null")
 	const parseError, invalidRequest = -32700, -32600
 	if in.tooLong {
+		if cut := idOfCut(in.head, in.tail); cut != nil {
+			id = cut
+		}
 		return invalidRequest, fmt.Sprintf("the message is over %d MiB", mcp.DefaultMaxLineLength>>20), id, msg
 	}
 	var m map[string]json.RawMessage
@@ -165,7 +168,7 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 		}
 		return invalidRequest, "a message is a JSON object; batches are not supported", id, msg
 	}
-	if raw, ok := m["id"]; ok && len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+	if raw, ok := m["id"]; ok && isID(raw) {
 		id = raw
 	} else if ok && string(raw) != "null" {
 		return invalidRequest, "the id must be a string or a number", id, msg

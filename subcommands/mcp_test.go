@@ -199,6 +199,11 @@ func TestMCPBadLines(t *testing.T) {
 		// with the calls before it unanswered.
 		{`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, -32600, nil},
 		{`{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":` + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + `}}`, -32600, 15.0},
+		// Over 16 MiB, under the id read from either end (an SDK client
+		// writes its id last), where it was null and the client waited.
+		{`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"big","content":"` + strings.Repeat("a", 17<<20) + `"}}}`, -32600, 16.0},
+		{`{"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"big","content":"` + strings.Repeat("a", 17<<20) + `","id":1}},"jsonrpc":"2.0","id":"big"}`, -32600, "big"},
+		{`{"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"big","content":"` + strings.Repeat("a", 17<<20) + `"}},"id":{"x":1}}`, -32600, nil},
 	} {
 		reply := exchange(tc.line)
 		e, _ := reply["error"].(map[string]any)
