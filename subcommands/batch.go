@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
@@ -87,9 +88,13 @@ func batchCommand() subcommand {
 // is that of the first failure, as for several paths. An interrupt ends
 // the batch after the request in progress.
 func runBatch(c *cli.Context, tl *core.Tools) error {
+	// A tool by its name, or by the name a model sees (agentfs tools
+	// --format mcp, openai, anthropic), which a harness passes on as is.
 	byName := map[string]registry.Tool{}
+	var names []string
 	for _, t := range registry.All() {
-		byName[t.Info().Name] = t
+		byName[t.Info().Name], byName[registry.ToolName(t.Info().Name)] = t, t
+		names = append(names, t.Info().Name)
 	}
 	o := outputOf(c)
 	lines := make(chan inputLine)
@@ -137,8 +142,13 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			err = fault.InvalidArgument("the line is not a JSON object {tool, args, id}: %s", strings.TrimSuffix(fault.AsError(err).Message, ".")+".").
 				WithHint(`write one request a line: {"tool":"read","args":{"path":"a.go"},"id":1}`)
 		case !known:
-			err = fault.InvalidArgument("there is no tool %q.", line.Tool).
+			e := fault.InvalidArgument("there is no tool %q.", line.Tool).
 				WithHint("agentfs tools lists the tools and their arguments")
+			if c := core.Closest(strings.ReplaceAll(line.Tool, "_", "-"), names); c != "" {
+				e.Message = strings.TrimSuffix(e.Message, ".") + "; did you mean " + strconv.Quote(c) + "?"
+				e.Suggestions = []string{c}
+			}
+			err = e
 		default:
 			if len(line.Args) == 0 {
 				line.Args = json.RawMessage(`{}`)
