@@ -404,7 +404,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 				return nil, fault.InvalidArgument("field %q is given twice (once under an alias).", at+f.JSON).
 					WithHint("give each field once")
 			}
-			if n, ok := val.(json.Number); ok && n == "0" && f.Min != nil && *f.Min > 0 {
+			if n, ok := val.(json.Number); ok && isZero(n) && f.Min != nil && *f.Min > 0 {
 				// A 0 given is out of range, not the default that a field
 				// left out takes (the zero value, to Validate).
 				return nil, f.BelowMin(at+f.JSON, 0)
@@ -458,4 +458,10 @@ func typeName(t reflect.Type) string {
 
 func jsonErrorText(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// isZero reports whether n is an integer 0, -0 included.
+func isZero(n json.Number) bool {
+	i, err := n.Int64()
+	return err == nil && i == 0
 }

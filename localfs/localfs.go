@@ -324,86 +324,141 @@ func (f *FS) resolve(p string) (target, error) {
 	return target{}, f.outside(abs)
 }
 
-// checkDotDot refuses a path with a ".." that the kernel (and sh, cat, an
-// editor) reads otherwise than its names, by which a path is placed here:
+// checkDotDot refuses a path whose ".." the kernel (sh, cat, an editor)
+// would resolve otherwise than the names by which a path is placed here:
 // after a link, the kernel goes to the parent of the link's target
-// (link/../t.txt is t.txt here, a sibling of the target there); after a
-// file or a missing name it fails. A success would be for a file the
-// caller did not name. After a directory, both agree.
+// (link/../f.txt is a sibling of the target, not f.txt); after a file or a
+// missing name it fails. A success would be for another file than the one
+// named. Each name a ".." follows must be a directory reached from a root
+// without following a link (one descriptor walk, whatever the depth), and
+// not a denied one. A path that ends outside the roots or denied is left
+// to those checks, and any other refusal is the same INVALID_ARGUMENT, so
+// that nothing is told of what lies where the caller may not look.
 func (f *FS) checkDotDot(p string) error {
 	if !slices.Contains(strings.Split(p, "/"), "..") {
 		return nil
 	}
-	cur := f.base
+	if t, ok := f.rootOf(f.resolvedRootSpelling(f.absolute(p))); !ok || f.deniedName(t.abs) {
+		return nil
+	}
+	refused := fault.InvalidArgument("the path has \"..\" after a name that is not a directory reached without a link, which the kernel would resolve otherwise.").
+		WithPath(p).WithHint("name the path without that \"..\" (a link's target, or the directory itself)")
+	cur, fd := f.base, -1
 	if filepath.IsAbs(p) {
 		cur = "/"
 	}
+	defer func() {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}()
+	// enter makes fd the directory cur when it lies in a root, spelled by
+	// its real path or as the configuration spelled it (through a link,
+	// followed as the root's), or -1 when it lies outside the roots;
+	// within a root, fd follows cur by openat.
+	enter := func() {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		fd = -1
+		for _, r := range f.roots {
+			rel, ok := within(r.path, cur)
+			if !ok {
+				rel, ok = within(r.given, cur)
+			}
+			if ok {
+				fd = f.walkNoLink(r, rel)
+				return
+			}
+		}
+	}
+	enter()
 	for _, c := range strings.Split(p, "/") {
 		switch c {
 		case "", ".":
+			continue
 		case "..":
-			if err := f.beforeDotDot(cur); err != nil {
-				return err.WithPath(p)
+			if fd < 0 {
+				return refused
 			}
-			cur = filepath.Dir(cur)
+			if f.isRootSpelling(cur) {
+				// Up from a root: the kernel's parent when spelled real,
+				// its link's parent's otherwise.
+				if !f.isRootPath(cur) {
+					return refused
+				}
+				cur = filepath.Dir(cur)
+				enter()
+				continue
+			}
+			up, err := unix.Openat(fd, "..", dirFlags|unix.O_NONBLOCK, 0)
+			unix.Close(fd)
+			fd, cur = up, filepath.Dir(cur)
+			if err != nil {
+				fd = -1
+			}
 		default:
 			cur = filepath.Join(cur, c)
+			if fd < 0 {
+				enter()
+				continue
+			}
+			down, err := unix.Openat(fd, c, dirFlags|unix.O_NONBLOCK, 0)
+			unix.Close(fd)
+			fd = down
+			if err == nil && f.deniedFD(fd) {
+				unix.Close(fd)
+				err = errDeniedDir
+			}
+			if err != nil {
+				fd = -1 // not a directory reached without a link, or denied
+			}
 		}
 	}
 	return nil
 }
 
-// errDenied stops beforeDotDot at a denied directory.
-var errDenied = errors.New("a denied directory")
+// errDeniedDir stops checkDotDot's walk at a denied directory.
+var errDeniedDir = errors.New("a denied directory")
 
-// beforeDotDot judges cur, a name a ".." follows, as the kernel meets it.
-// It looks only inside a root, through it (confined), and neither at nor
-// below a denied directory, by the identity of each directory on the way
-// (opened without blocking: never a FIFO's open): what lies elsewhere is
-// never told, and such a path is judged by its names as ever
-// (OUTSIDE_ROOT, DENIED).
-func (f *FS) beforeDotDot(cur string) *fault.Error {
-	t, ok := f.rootOf(f.resolvedRootSpelling(cur))
-	if !ok || t.rel == "." || f.deniedName(t.abs) {
-		return nil
+// isRootPath reports whether abs is a root's real path; isRootSpelling,
+// whether it is that or the spelling the configuration gave it.
+func (f *FS) isRootPath(abs string) bool {
+	return slices.ContainsFunc(f.roots, func(r *root) bool { return r.path == abs })
+}
+
+func (f *FS) isRootSpelling(abs string) bool {
+	return slices.ContainsFunc(f.roots, func(r *root) bool { return r.path == abs || r.given == abs })
+}
+
+// walkNoLink opens the directory rel of root r name by name, following no
+// link and entering no denied directory; -1 when it cannot.
+func (f *FS) walkNoLink(r *root, rel string) int {
+	fd, err := unix.Dup(int(r.dir.Fd()))
+	if err != nil {
+		return -1
 	}
-	parts := strings.Split(t.rel, string(filepath.Separator))
+	if rel == "." {
+		return fd
+	}
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		down, err := unix.Openat(fd, c, dirFlags|unix.O_NONBLOCK, 0)
+		unix.Close(fd)
+		if err != nil || f.deniedFD(down) {
+			if err == nil {
+				unix.Close(down)
+			}
+			return -1
+		}
+		fd = down
+	}
+	return fd
+}
+
+// deniedFD reports whether the directory fd is a denied one, by identity.
+func (f *FS) deniedFD(fd int) bool {
 	var st unix.Stat_t
-	dir := "."
-	for _, name := range parts {
-		d, err := t.root.r.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
-		if err != nil {
-			return nil // the walk of the path itself answers
-		}
-		err = unix.Fstat(int(d.Fd()), &st)
-		if err == nil && f.deniedDirIdentity(&st) {
-			err = errDenied
-		}
-		if err == nil {
-			err = unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		}
-		d.Close()
-		switch {
-		case errors.Is(err, unix.ENOENT):
-			return fault.Errorf(fault.CodeNotFound, "the path has \"..\" after %s, which does not exist.", f.display(cur)).
-				WithHint("name the file without \"..\", or make the directory first")
-		case err != nil:
-			return nil
-		}
-		dir = filepath.Join(dir, name)
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return nil
-	case unix.S_IFLNK:
-		return fault.InvalidArgument("the path has \"..\" after the link %s, which the kernel would take from the link's target.", f.display(cur)).
-			WithHint("name the file without \"..\" after a link")
-	}
-	if f.deniedIdentity(&st) {
-		return nil
-	}
-	return fault.Errorf(fault.CodeNotADirectory, "the path has \"..\" after %s, which is not a directory.", f.display(cur)).
-		WithHint("name the file without \"..\"")
+	return unix.Fstat(fd, &st) != nil || f.deniedDirIdentity(&st)
 }
 
 func (f *FS) outside(abs string) *fault.Error {

@@ -111,7 +111,7 @@ func (p *parser) op(i, end int) (Op, int, error) {
 	}
 	if backend.NamesDirectory(op.Path) {
 		return op, 0, p.errorf(i, "'%s' names a directory (a final slash, . or ..); a section changes a file.", marker).
-			WithHint("name the file: '%s %s'", marker, path.Clean(op.Path))
+			WithHint("name a file, as in '%s src/main.go'", marker)
 	}
 	i++
 	switch op.Kind {

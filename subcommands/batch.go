@@ -241,14 +241,14 @@ func idOfCut(head, tail []byte) json.RawMessage {
 				break // cut short by the head's end
 			}
 			if key == "id" {
-				if isID(v) {
+				if isID(v) && json.Valid(v) {
 					return v
 				}
 				return nil
 			}
 		}
 	}
-	if m := lastID.FindSubmatch(tail); m != nil {
+	if m := lastID.FindSubmatch(tail); m != nil && json.Valid(m[1]) {
 		return bytes.Clone(m[1])
 	}
 	return nil

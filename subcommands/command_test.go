@@ -436,6 +436,10 @@ func TestIDOfCut(t *testing.T) {
 		{`{"id":{"x":1},"params":"` + pad + `"}`, ``},
 		{`{"params":"` + pad + `\"id\":4}"}`, ``},
 		{`[1,"` + pad + `"]`, ``},
+		// Not JSON: the answer could not be written, and the batch ended.
+		{`{"params":"` + pad + `","id":1-}`, ``},
+		{`{"params":"` + pad + `","id":01}`, ``},
+		{`{"params":"` + pad + `","id":"a\qb"}`, ``},
 	} {
 		n := min(len(tc.line), cutEnds)
 		if got := string(idOfCut([]byte(tc.line[:n]), []byte(tc.line[len(tc.line)-n:]))); got != tc.want {
