@@ -173,6 +173,10 @@ type TextWindow struct {
 	NextByteOffset *int64 `json:"nextByteOffset,omitempty"`
 	LineEnding     string `json:"lineEnding"`
 	BOM            bool   `json:"bom"`
+	// Lead is what the file holds before content that content leaves
+	// out, for text output: a UTF-8 byte-order mark, when the window
+	// starts the file and has no line numbers.
+	Lead string `json:"-"`
 	Encoding       string `json:"encoding"`
 }
 
@@ -526,6 +530,9 @@ func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*Tex
 		Encoding:  w.codec.Name(),
 	}
 	tw.Content, tw.LineEnding = w.render(start)
+	if tw.BOM && start == 1 && w.req.ByteOffset == 0 && !w.req.IncludeLineNumbers && w.codec.Name() == "utf-8" {
+		tw.Lead = "\uFEFF"
+	}
 	for _, l := range w.lines {
 		if l.cut {
 			tw.LinesCut++

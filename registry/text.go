@@ -34,10 +34,7 @@ func readText(r *core.ReadResult, _ Palette) (string, string) {
 	if r.LineEnding == "crlf" {
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
-	if r.BOM && r.StartLine == 1 && r.Encoding == "utf-8" {
-		text = "\uFEFF" + text
-	}
-	return text, notes
+	return r.Lead + text, notes
 }
 
 // lsText renders a listing as text, as ls -F does: one entry a
