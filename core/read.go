@@ -176,8 +176,8 @@ type TextWindow struct {
 	// Lead is what the file holds before content that content leaves
 	// out, for text output: a UTF-8 byte-order mark, when the window
 	// starts the file and has no line numbers.
-	Lead string `json:"-"`
-	Encoding       string `json:"encoding"`
+	Lead     string `json:"-"`
+	Encoding string `json:"encoding"`
 }
 
 // Media describes an image, a PDF (with its bytes in base64) or a binary.
