@@ -232,9 +232,11 @@ func TestCursorPageCost(t *testing.T) {
 }
 
 // Content pages with context, followed to the end by offset or cursor,
-// give each line once and every line of one large page: a match's
-// before-context stops after the lines the page before gave (its last
-// match's after-context), which pages once gave again.
+// give each line once and every line of one large page, however small the
+// byte bound: a match's before-context stops after the lines the page
+// before gave (its last match's after-context), which pages once gave
+// again; and a match's after-context is paid for with it, so that the
+// bound never drops a line that no page then gives.
 func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 	files := map[string]string{}
 	for i := range 6 {
@@ -246,7 +248,7 @@ func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 				fmt.Fprintf(&b, "line %d\n", n)
 			}
 		}
-		files[fmt.Sprintf("d%d/f%d.txt", i%2, i)] = b.String()
+		files[fmt.Sprintf("d%d/f%d.txt", i%2, i)] = b.String() + strings.Repeat("z", 150) + "\nhit last\n"
 	}
 	tl := &Tools{FS: memfs.New(files)}
 	ctx := context.Background()
@@ -262,6 +264,7 @@ func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 		return out
 	}
 	for c := range 4 {
+		tl.MaxBytes = 0
 		whole, err := tl.Grep(ctx, GrepRequest{Query: "hit", Context: c, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
@@ -269,6 +272,10 @@ func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 		want := lines(whole)
 		for _, limit := range []int{1, 2, 3, 5} {
 			for _, byCursor := range []bool{false, true} {
+				tl.MaxBytes = 0
+				if byCursor && limit == 5 {
+					tl.MaxBytes = 700 // pages cut by bytes, not by the limit
+				}
 				var got []string
 				offset, cur := 0, ""
 				for range 1000 {
@@ -286,7 +293,7 @@ func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 					}
 				}
 				if !slices.Equal(got, want) {
-					t.Errorf("context %d, limit %d, by cursor %v: the pages give %d lines, the whole %d\npages %q\nwhole %q", c, limit, byCursor, len(got), len(want), got, want)
+					t.Errorf("context %d, limit %d, by cursor %v, max bytes %d: the pages give %d lines, the whole %d\npages %q\nwhole %q", c, limit, byCursor, tl.MaxBytes, len(got), len(want), got, want)
 				}
 			}
 		}

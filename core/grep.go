@@ -803,16 +803,6 @@ func (req GrepRequest) digest() string {
 	return requestDigest(req)
 }
 
-// spend takes n bytes from the page's budget, and reports whether they
-// were there, beside the room of the page's nextCursor.
-func (p *page) spend(n int) bool {
-	if n+p.reserve > p.budget {
-		return false
-	}
-	p.budget -= n
-	return true
-}
-
 // spendItem takes the n bytes of the item counted last in seen, when they
 // fit with the nextCursor that resumes after it, which becomes the page's.
 func (p *page) spendItem(n int) bool {
@@ -886,14 +876,10 @@ func (p *page) addLines(path string, fr fileResult) bool {
 	bb := &blockBuilder{lastLine: -1, lastMatch: -1 << 30}
 	for i, r := range fr.lines {
 		if !r.isMatch {
-			// An after-context line of the last match taken.
+			// An after-context line of the last match taken, paid for
+			// with it.
 			if bb.b != nil && r.line == bb.lastLine+1 && r.line <= bb.lastMatch+c {
-				l := newOutLine(r)
-				if !p.spend(l.cost(true)) {
-					p.res.Truncated = true // context dropped for the byte bound
-					continue
-				}
-				bb.add(l)
+				bb.add(newOutLine(r))
 			}
 			continue
 		}
@@ -913,13 +899,19 @@ func (p *page) addLines(path string, fr fileResult) bool {
 }
 
 // addMatch adds the match lines[i] with the context lines before it not
-// yet taken: a unit that the byte bound never splits. It returns true when
-// the page is done.
+// yet taken, and pays for those after it, which addLines adds: a unit that
+// the byte bound never splits, so that the next page, which starts its
+// before-context after them (bb.shown), never drops one. It returns true
+// when the page is done.
 func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) bool {
 	c, r := p.req.Context, lines[i]
 	start := i
 	for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > max(bb.lastLine, bb.shown) {
 		start--
+	}
+	after, end := 0, r.line
+	for j := i + 1; j < len(lines) && !lines[j].isMatch && lines[j].line == lines[j-1].line+1 && lines[j].line <= r.line+c; j++ {
+		after, end = after+newOutLine(lines[j]).cost(true), lines[j].line
 	}
 	var nf GrepFile
 	cost := 0
@@ -935,11 +927,12 @@ func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) b
 		cost += l.cost(c > 0)
 		unit = append(unit, l)
 	}
+	cost += after
 	p.unit = unit
 	if !p.spendItem(cost) {
 		what := fmt.Sprintf("the match at line %d does not fit", r.line)
-		if r.line > lines[start].line {
-			what = fmt.Sprintf("the match at line %d, with its context from line %d, does not fit", r.line, lines[start].line)
+		if r.line > lines[start].line || end > r.line {
+			what = fmt.Sprintf("the match at line %d, with its context (lines %d to %d), does not fit", r.line, lines[start].line, end)
 		}
 		return p.refuse(cost, what, path)
 	}
