@@ -448,3 +448,58 @@ func TestStatFollowsFinalLink(t *testing.T) {
 		t.Errorf("stat of a link under refuse: %v", err)
 	}
 }
+
+// A deny root made after the start (in a batch or MCP session) has no
+// identity to compare: the check of a ".." stops at it by name, so that
+// whether secret/x/../../u.txt reads u.txt tells nothing of whether
+// secret/x is a directory.
+func TestDotDotBelowADenyMadeLater(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(root, "u.txt"), []byte("u\n"), 0o644))
+	f, err := New(Config{Roots: []string{root}, Deny: []string{filepath.Join(root, "secret")}, Cwd: root})
+	must(t, err)
+	defer f.Close()
+	must(t, os.MkdirAll(filepath.Join(root, "secret", "x"), 0o755))
+	_, errX := f.Stat(context.Background(), "secret/x/../../u.txt")
+	_, errY := f.Stat(context.Background(), "secret/y/../../u.txt")
+	if code(errX) != fault.CodeInvalidArgument || code(errY) != fault.CodeInvalidArgument {
+		t.Errorf("below a denied directory: x (a directory) gives %q, y (missing) gives %q; want INVALID_ARGUMENT for both", code(errX), code(errY))
+	}
+}
+
+// A path of 1000 directories, a missing name, 1040 more names and a ".."
+// is refused (the walk stops at the missing name and looks at the rest
+// only where a root is spelled); BenchmarkDotDotAfterAMissingName times it.
+func TestDotDotAfterAMissingName(t *testing.T) {
+	f, p := deepDotDot(t)
+	if _, err := f.Stat(context.Background(), p); code(err) != fault.CodeInvalidArgument {
+		t.Errorf("a %d-byte path with a missing name before its \"..\": %v, want INVALID_ARGUMENT", len(p), err)
+	}
+}
+
+func BenchmarkDotDotAfterAMissingName(b *testing.B) {
+	f, p := deepDotDot(b)
+	for b.Loop() {
+		f.Stat(context.Background(), p)
+	}
+}
+
+func deepDotDot(tb testing.TB) (*FS, string) {
+	root := tb.TempDir()
+	d, err := os.OpenRoot(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := 1; i <= 1000; i++ {
+		if err := d.Mkdir(strings.Repeat("a/", i), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	d.Close()
+	f, err := New(Config{Roots: []string{root}, Cwd: root})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f, strings.Repeat("a/", 1000) + "n/" + strings.Repeat("x/", 1040) + "../u.txt"
+}

@@ -296,6 +296,12 @@ func (f *FS) resolve(p string) (target, error) {
 		return target{}, fault.InvalidArgument("the path contains a NUL byte.").
 			WithHint("remove the NUL byte; no file name can hold one")
 	}
+	if len(p) > 4095 {
+		// As the kernel refuses it (ENAMETOOLONG), and before the check
+		// of its "..", which walks it.
+		return target{}, fault.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(p)).
+			WithPath(p).WithHint("use a shorter path")
+	}
 	if err := f.checkDotDot(p); err != nil {
 		return target{}, err
 	}
@@ -338,8 +344,16 @@ func (f *FS) checkDotDot(p string) error {
 	if !slices.Contains(strings.Split(p, "/"), "..") {
 		return nil
 	}
-	if t, ok := f.rootOf(f.resolvedRootSpelling(f.absolute(p))); !ok || f.deniedName(t.abs) {
+	final := f.resolvedRootSpelling(f.absolute(p))
+	if t, ok := f.rootOf(final); ok && f.deniedName(t.abs) {
 		return nil
+	}
+	if _, ok := f.rootOf(final); !ok {
+		if _, _, byLink := f.rootByIdentity(final); !byLink {
+			return nil // outside the roots: OUTSIDE_ROOT
+		}
+		// Through a link to a root from outside the roots, whose names
+		// the walk does not look at: any ".." is refused.
 	}
 	refused := fault.InvalidArgument("the path has \"..\" after a name that is not a directory reached without a link, which the kernel would resolve otherwise.").
 		WithPath(p).WithHint("name the path without that \"..\" (a link's target, or the directory itself)")
@@ -368,6 +382,7 @@ func (f *FS) checkDotDot(p string) error {
 			}
 			if ok {
 				fd = f.walkNoLink(r, rel)
+				f.leaveDenied(&fd, cur)
 				return
 			}
 		}
@@ -400,7 +415,12 @@ func (f *FS) checkDotDot(p string) error {
 		default:
 			cur = filepath.Join(cur, c)
 			if fd < 0 {
-				enter()
+				// A walk that stopped comes back into a root only at a
+				// root's own spelling (checking every name again from the
+				// root was quadratic in the path's length).
+				if f.isRootSpelling(cur) {
+					enter()
+				}
 				continue
 			}
 			down, err := unix.Openat(fd, c, dirFlags|unix.O_NONBLOCK, 0)
@@ -413,9 +433,20 @@ func (f *FS) checkDotDot(p string) error {
 			if err != nil {
 				fd = -1 // not a directory reached without a link, or denied
 			}
+			f.leaveDenied(&fd, cur)
 		}
 	}
 	return nil
+}
+
+// leaveDenied closes *fd, the directory cur, when cur is denied by its
+// name: a deny root made after the start has no identity to compare, and
+// below a root, walked without a link, cur's name is its real path.
+func (f *FS) leaveDenied(fd *int, cur string) {
+	if *fd >= 0 && f.deniedName(f.resolvedRootSpelling(cur)) {
+		unix.Close(*fd)
+		*fd = -1
+	}
 }
 
 // errDeniedDir stops checkDotDot's walk at a denied directory.
