@@ -112,7 +112,10 @@ func New(cfg Config) (*FS, error) {
 	cwd := cfg.Cwd
 	if cwd == "" {
 		var err error
-		if cwd, err = os.Getwd(); err != nil {
+		// getcwd(2), not os.Getwd, which answers $PWD when it names a
+		// directory of the same identity: another path to a bind mount,
+		// whose ".." is not the kernel's.
+		if cwd, err = unix.Getwd(); err != nil {
 			return nil, fault.Errorf(fault.CodeIOError, "the working directory cannot be read.").WithCause(err)
 		}
 	}
@@ -320,6 +323,12 @@ func (f *FS) resolve(p string) (target, error) {
 	if t, ok := f.rootOf(abs); ok {
 		return t, nil
 	}
+	if f.deniedName(abs) {
+		// Spelled in a denied place outside the roots (/proc/self/cwd/f):
+		// refused before its links are followed to a root, which would
+		// tell what lies there.
+		return target{}, f.deniedErr(f.display(abs))
+	}
 	if r, rel, ok := f.rootByIdentity(abs); ok {
 		if f.policy == SymlinksRefuse {
 			return target{}, fault.Errorf(fault.CodeSymlink, "the path reaches a root through a link, and links are refused.").
@@ -345,8 +354,8 @@ func (f *FS) checkDotDot(p string) error {
 		return nil
 	}
 	final := f.resolvedRootSpelling(f.absolute(p))
-	if t, ok := f.rootOf(final); ok && f.deniedName(t.abs) {
-		return nil
+	if f.deniedName(final) {
+		return nil // DENIED, before anything below it is looked at
 	}
 	if _, ok := f.rootOf(final); !ok {
 		if _, _, byLink := f.rootByIdentity(final); !byLink {
