@@ -503,3 +503,18 @@ func deepDotDot(tb testing.TB) (*FS, string) {
 	tb.Cleanup(func() { f.Close() })
 	return f, strings.Repeat("a/", 1000) + "n/" + strings.Repeat("x/", 1040) + "../u.txt"
 }
+
+// Past PATH_MAX getcwd(2) fails (ERANGE); the working directory is then
+// found as os.Getwd finds it, and every call does not fail IO_ERROR.
+func TestWorkingDirPastPathMax(t *testing.T) {
+	t.Chdir(t.TempDir())
+	name := strings.Repeat("d", 200)
+	for range 25 {
+		must(t, os.Mkdir(name, 0o755))
+		must(t, os.Chdir(name))
+	}
+	wd, err := workingDir()
+	if err != nil || len(wd) < 5000 {
+		t.Fatalf("a working directory over 5000 bytes: %q (%d bytes), %v", wd[:min(len(wd), 40)], len(wd), err)
+	}
+}

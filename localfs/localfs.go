@@ -112,10 +112,7 @@ func New(cfg Config) (*FS, error) {
 	cwd := cfg.Cwd
 	if cwd == "" {
 		var err error
-		// getcwd(2), not os.Getwd, which answers $PWD when it names a
-		// directory of the same identity: another path to a bind mount,
-		// whose ".." is not the kernel's.
-		if cwd, err = unix.Getwd(); err != nil {
+		if cwd, err = workingDir(); err != nil {
 			return nil, fault.Errorf(fault.CodeIOError, "the working directory cannot be read.").WithCause(err)
 		}
 	}
@@ -323,10 +320,10 @@ func (f *FS) resolve(p string) (target, error) {
 	if t, ok := f.rootOf(abs); ok {
 		return t, nil
 	}
-	if f.deniedName(abs) {
-		// Spelled in a denied place outside the roots (/proc/self/cwd/f):
-		// refused before its links are followed to a root, which would
-		// tell what lies there.
+	if f.deniedName(abs) || f.deniedOnTheWay(abs) {
+		// Spelled in a denied place outside the roots (/proc/self/cwd/f),
+		// or passing through one by a link: refused before its links are
+		// followed to a root, which would tell what lies there.
 		return target{}, f.deniedErr(f.display(abs))
 	}
 	if r, rel, ok := f.rootByIdentity(abs); ok {
@@ -358,6 +355,9 @@ func (f *FS) checkDotDot(p string) error {
 		return nil // DENIED, before anything below it is looked at
 	}
 	if _, ok := f.rootOf(final); !ok {
+		if f.deniedOnTheWay(final) {
+			return nil // DENIED, before anything below it is looked at
+		}
 		if _, _, byLink := f.rootByIdentity(final); !byLink {
 			return nil // outside the roots: OUTSIDE_ROOT
 		}
@@ -499,6 +499,56 @@ func (f *FS) walkNoLink(r *root, rel string) int {
 func (f *FS) deniedFD(fd int) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) != nil || f.deniedDirIdentity(&st)
+}
+
+// deniedOnTheWay reports whether the path abs, outside the roots, passes
+// through a denied place by its links (sl -> secret, p -> /proc): each
+// prefix is resolved from the top, and checked by name and identity
+// before anything below it is looked at.
+func (f *FS) deniedOnTheWay(abs string) bool {
+	real := "/"
+	for _, c := range strings.Split(abs, "/") {
+		if c == "" {
+			continue
+		}
+		next := filepath.Join(real, c)
+		var st unix.Stat_t
+		if unix.Lstat(next, &st) != nil {
+			return false // nothing below it to look at
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			resolved, err := evalSymlinks(next)
+			if err != nil || unix.Stat(resolved, &st) != nil {
+				return false
+			}
+			next = resolved
+		}
+		if f.deniedName(next) || st.Mode&unix.S_IFMT == unix.S_IFDIR && f.deniedDirIdentity(&st) {
+			return true
+		}
+		real = next
+	}
+	return false
+}
+
+// workingDir is the working directory as the kernel has it (getcwd(2)),
+// or $PWD when that is a spelling of the very same path through links (a
+// shell in ~/link-to-ws, or in /tmp on macOS), so that paths spelled from
+// it are the roots' own. os.Getwd answers $PWD whenever it names a
+// directory of the same identity, which another path to a bind mount
+// does, whose ".." is not the kernel's. Past PATH_MAX getcwd fails, and
+// os.Getwd walks "..", as the kernel would.
+func workingDir() (string, error) {
+	kernel, err := unix.Getwd()
+	if err != nil {
+		return os.Getwd()
+	}
+	if pwd := os.Getenv("PWD"); filepath.IsAbs(pwd) && pwd != kernel {
+		if real, err := filepath.EvalSymlinks(pwd); err == nil && real == kernel {
+			return pwd, nil
+		}
+	}
+	return kernel, nil
 }
 
 func (f *FS) outside(abs string) *fault.Error {
