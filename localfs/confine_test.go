@@ -3,6 +3,7 @@ package localfs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -504,8 +505,11 @@ func deepDotDot(tb testing.TB) (*FS, string) {
 	return f, strings.Repeat("a/", 1000) + "n/" + strings.Repeat("x/", 1040) + "../u.txt"
 }
 
-// Past PATH_MAX getcwd(2) fails (ERANGE); the working directory is then
-// found as os.Getwd finds it, and every call does not fail IO_ERROR.
+// Past PATH_MAX getcwd(2) fails (ERANGE), and so does agentfs, with
+// IO_ERROR: os.Getwd's answer there may be $PWD naming another directory
+// of the same identity, and a working directory that cannot be resolved
+// was taken for one outside the roots, so that relative paths started at
+// the first root: another file, exit 0.
 func TestWorkingDirPastPathMax(t *testing.T) {
 	t.Chdir(t.TempDir())
 	name := strings.Repeat("d", 200)
@@ -513,8 +517,27 @@ func TestWorkingDirPastPathMax(t *testing.T) {
 		must(t, os.Mkdir(name, 0o755))
 		must(t, os.Chdir(name))
 	}
-	wd, err := workingDir()
-	if err != nil || len(wd) < 5000 {
-		t.Fatalf("a working directory over 5000 bytes: %q (%d bytes), %v", wd[:min(len(wd), 40)], len(wd), err)
+	t.Setenv("PWD", "")
+	if _, err := New(Config{Roots: []string{"/tmp"}}); code(err) != fault.CodeIOError {
+		t.Fatalf("a working directory over 5000 bytes: %v, want IO_ERROR", err)
+	}
+}
+
+// A chain of more links than the kernel follows (40) outside the roots
+// reaches nothing, and the walk of it stops there, whatever its length.
+func TestDeniedOnTheWayStopsAtTheLinkLimit(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 60 {
+		must(t, os.Symlink(fmt.Sprintf("l%d", i+1), filepath.Join(dir, fmt.Sprintf("l%d", i))))
+	}
+	must(t, os.Mkdir(filepath.Join(dir, "l60"), 0o755))
+	f, err := New(Config{Roots: []string{t.TempDir()}})
+	must(t, err)
+	defer f.Close()
+	if !f.deniedOnTheWay(filepath.Join(dir, "l0", "f")) {
+		t.Error("a chain of 60 links: not refused")
+	}
+	if f.deniedOnTheWay(filepath.Join(dir, "l30", "f")) {
+		t.Error("a chain of 30 links, within the kernel's limit: refused")
 	}
 }

@@ -502,13 +502,23 @@ func (f *FS) deniedFD(fd int) bool {
 }
 
 // deniedOnTheWay reports whether the path abs, outside the roots, passes
-// through a denied place by its links (sl -> secret, p -> /proc): each
-// prefix is resolved from the top, and checked by name and identity
-// before anything below it is looked at.
+// through a denied place, by its names or by the targets of its links (sl
+// -> secret, p -> /proc, or a link to a link into one): the names are
+// resolved from the top, a link's target read and walked name by name,
+// and each directory reached is checked, by name and identity, before
+// anything below it is looked at. Past 40 links (the kernel's ELOOP) it
+// answers true: such a path reaches nothing.
 func (f *FS) deniedOnTheWay(abs string) bool {
-	real := "/"
-	for _, c := range strings.Split(abs, "/") {
-		if c == "" {
+	todo := strings.Split(abs, "/")
+	real, links := "/", 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			real = filepath.Dir(real)
 			continue
 		}
 		next := filepath.Join(real, c)
@@ -517,11 +527,15 @@ func (f *FS) deniedOnTheWay(abs string) bool {
 			return false // nothing below it to look at
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			resolved, err := evalSymlinks(next)
-			if err != nil || unix.Stat(resolved, &st) != nil {
-				return false
+			target, err := os.Readlink(next)
+			if links++; err != nil || links > 40 {
+				return err == nil
 			}
-			next = resolved
+			if filepath.IsAbs(target) {
+				real = "/"
+			}
+			todo = append(strings.Split(target, "/"), todo...)
+			continue
 		}
 		if f.deniedName(next) || st.Mode&unix.S_IFMT == unix.S_IFDIR && f.deniedDirIdentity(&st) {
 			return true
@@ -532,18 +546,19 @@ func (f *FS) deniedOnTheWay(abs string) bool {
 }
 
 // workingDir is the working directory as the kernel has it (getcwd(2)),
-// or $PWD when that is a spelling of the very same path through links (a
-// shell in ~/link-to-ws, or in /tmp on macOS), so that paths spelled from
-// it are the roots' own. os.Getwd answers $PWD whenever it names a
-// directory of the same identity, which another path to a bind mount
-// does, whose ".." is not the kernel's. Past PATH_MAX getcwd fails, and
-// os.Getwd walks "..", as the kernel would.
+// or $PWD when that is a clean spelling of the very same path through
+// links (a shell in ~/link-to-ws, or in /tmp on macOS), so that paths
+// spelled from it are the roots' own. os.Getwd answers $PWD whenever it
+// names a directory of the same identity, which another path to a bind
+// mount does, or a spelling with ".." after a link, whose ".." is not the
+// kernel's. Past PATH_MAX getcwd fails, and so does this: no path of the
+// working directory can be trusted then.
 func workingDir() (string, error) {
 	kernel, err := unix.Getwd()
 	if err != nil {
-		return os.Getwd()
+		return "", err
 	}
-	if pwd := os.Getenv("PWD"); filepath.IsAbs(pwd) && pwd != kernel {
+	if pwd := os.Getenv("PWD"); filepath.IsAbs(pwd) && pwd != kernel && pwd == filepath.Clean(pwd) {
 		if real, err := filepath.EvalSymlinks(pwd); err == nil && real == kernel {
 			return pwd, nil
 		}
