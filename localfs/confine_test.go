@@ -534,10 +534,13 @@ func TestDeniedOnTheWayStopsAtTheLinkLimit(t *testing.T) {
 	f, err := New(Config{Roots: []string{t.TempDir()}})
 	must(t, err)
 	defer f.Close()
-	if !f.deniedOnTheWay(filepath.Join(dir, "l0", "f")) {
-		t.Error("a chain of 60 links: not refused")
+	if _, err := f.deniedOnTheWay(filepath.Join(dir, "l0", "f")); !errors.Is(err, errLinkLoop) {
+		t.Errorf("a chain of 60 links: %v, want a link loop", err)
 	}
-	if f.deniedOnTheWay(filepath.Join(dir, "l30", "f")) {
-		t.Error("a chain of 30 links, within the kernel's limit: refused")
+	if denied, err := f.deniedOnTheWay(filepath.Join(dir, "l30", "f")); denied || err != nil {
+		t.Errorf("a chain of 30 links, within the kernel's limit: denied %v, %v", denied, err)
+	}
+	if _, err := f.Stat(context.Background(), filepath.Join(dir, "l0", "f")); code(err) != fault.CodeSymlink {
+		t.Errorf("a path through 60 links: %v, want SYMLINK (as the kernel's ELOOP), not DENIED", err)
 	}
 }

@@ -320,7 +320,11 @@ func (f *FS) resolve(p string) (target, error) {
 	if t, ok := f.rootOf(abs); ok {
 		return t, nil
 	}
-	if f.deniedName(abs) || f.deniedOnTheWay(abs) {
+	denied, err := f.deniedOnTheWay(abs)
+	if err != nil {
+		return target{}, mapErr(err, f.display(abs))
+	}
+	if denied || f.deniedName(abs) {
 		// Spelled in a denied place outside the roots (/proc/self/cwd/f),
 		// or passing through one by a link: refused before its links are
 		// followed to a root, which would tell what lies there.
@@ -355,8 +359,8 @@ func (f *FS) checkDotDot(p string) error {
 		return nil // DENIED, before anything below it is looked at
 	}
 	if _, ok := f.rootOf(final); !ok {
-		if f.deniedOnTheWay(final) {
-			return nil // DENIED, before anything below it is looked at
+		if denied, err := f.deniedOnTheWay(final); denied || err != nil {
+			return nil // DENIED or SYMLINK, before anything below it is looked at
 		}
 		if _, _, byLink := f.rootByIdentity(final); !byLink {
 			return nil // outside the roots: OUTSIDE_ROOT
@@ -506,9 +510,9 @@ func (f *FS) deniedFD(fd int) bool {
 // -> secret, p -> /proc, or a link to a link into one): the names are
 // resolved from the top, a link's target read and walked name by name,
 // and each directory reached is checked, by name and identity, before
-// anything below it is looked at. Past 40 links (the kernel's ELOOP) it
-// answers true: such a path reaches nothing.
-func (f *FS) deniedOnTheWay(abs string) bool {
+// anything below it is looked at. Past 40 links it answers errLinkLoop,
+// as the kernel answers ELOOP: such a path reaches nothing.
+func (f *FS) deniedOnTheWay(abs string) (bool, error) {
 	todo := strings.Split(abs, "/")
 	real, links := "/", 0
 	for len(todo) > 0 {
@@ -524,12 +528,15 @@ func (f *FS) deniedOnTheWay(abs string) bool {
 		next := filepath.Join(real, c)
 		var st unix.Stat_t
 		if unix.Lstat(next, &st) != nil {
-			return false // nothing below it to look at
+			return false, nil // nothing below it to look at
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			target, err := os.Readlink(next)
-			if links++; err != nil || links > 40 {
-				return err == nil
+			if links++; links > 40 {
+				return false, errLinkLoop
+			}
+			if err != nil {
+				return false, nil
 			}
 			if filepath.IsAbs(target) {
 				real = "/"
@@ -538,11 +545,11 @@ func (f *FS) deniedOnTheWay(abs string) bool {
 			continue
 		}
 		if f.deniedName(next) || st.Mode&unix.S_IFMT == unix.S_IFDIR && f.deniedDirIdentity(&st) {
-			return true
+			return true, nil
 		}
 		real = next
 	}
-	return false
+	return false, nil
 }
 
 // workingDir is the working directory as the kernel has it (getcwd(2)),
