@@ -203,7 +203,9 @@ func readLines(r io.Reader, max int, out chan<- inputLine) {
 			part, err := br.ReadSlice('\n')
 			if !tooLong {
 				line = append(line, part...)
-				if len(line) > max+1 {
+				// Room for a line of max bytes and its CR LF, which are
+				// no part of it.
+				if len(line) > max+2 {
 					n := min(len(line), cutEnds)
 					head, tail = bytes.Clone(line[:n]), bytes.Clone(line[len(line)-n:])
 					line, tooLong = nil, true
@@ -222,6 +224,9 @@ func readLines(r io.Reader, max int, out chan<- inputLine) {
 			break
 		}
 		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if !tooLong && len(line) > max {
+			head, tail, line, tooLong = line, line, nil, true
+		}
 		out <- inputLine{data: line, tooLong: tooLong, head: head, tail: bytes.TrimRight(tail, "\r\n")}
 	}
 }

@@ -408,7 +408,7 @@ func TestInterruptedBatchWaitingForALine(t *testing.T) {
 // and answered with its error; the lines around it are read whole.
 func TestBatchLineTooLong(t *testing.T) {
 	lines := make(chan inputLine)
-	go readLines(strings.NewReader("ab\n0123456789\r\ncd\r\n\nlast"), 4, lines)
+	go readLines(strings.NewReader("ab\n0123456789\r\ncd\r\n\nabcd\r\nabcde\r\nabcde\nlast\nabcde"), 4, lines)
 	var got []string
 	for l := <-lines; l.err != io.EOF; l = <-lines {
 		switch {
@@ -420,7 +420,10 @@ func TestBatchLineTooLong(t *testing.T) {
 			got = append(got, string(l.data))
 		}
 	}
-	if want := []string{"ab", "<too long>", "cd", "", "last"}; !slices.Equal(got, want) {
+	// A line of exactly the bound is read whole whatever its terminator,
+	// and one byte more is too long (abcd with CR LF was refused, abcde
+	// at the end of the input taken).
+	if want := []string{"ab", "<too long>", "cd", "", "abcd", "<too long>", "<too long>", "last", "<too long>"}; !slices.Equal(got, want) {
 		t.Fatalf("lines %q, want %q", got, want)
 	}
 }
