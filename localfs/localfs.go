@@ -436,16 +436,7 @@ func (f *FS) checkDotDot(p string) error {
 				}
 				continue
 			}
-			down, err := unix.Openat(fd, c, dirFlags|unix.O_NONBLOCK, 0)
-			unix.Close(fd)
-			fd = down
-			if err == nil && f.deniedFD(fd) {
-				unix.Close(fd)
-				err = errDeniedDir
-			}
-			if err != nil {
-				fd = -1 // not a directory reached without a link, or denied
-			}
+			fd = f.stepNoLink(fd, c)
 			f.leaveDenied(&fd, cur)
 		}
 	}
@@ -461,9 +452,6 @@ func (f *FS) leaveDenied(fd *int, cur string) {
 		*fd = -1
 	}
 }
-
-// errDeniedDir stops checkDotDot's walk at a denied directory.
-var errDeniedDir = errors.New("a denied directory")
 
 // isRootPath reports whether abs is a root's real path; isRootSpelling,
 // whether it is that or the spelling the configuration gave it.
@@ -486,23 +474,28 @@ func (f *FS) walkNoLink(r *root, rel string) int {
 		return fd
 	}
 	for _, c := range strings.Split(rel, string(filepath.Separator)) {
-		down, err := unix.Openat(fd, c, dirFlags|unix.O_NONBLOCK, 0)
-		unix.Close(fd)
-		if err != nil || f.deniedFD(down) {
-			if err == nil {
-				unix.Close(down)
-			}
-			return -1
+		if fd = f.stepNoLink(fd, c); fd < 0 {
+			break
 		}
-		fd = down
 	}
 	return fd
 }
 
-// deniedFD reports whether the directory fd is a denied one, by identity.
-func (f *FS) deniedFD(fd int) bool {
+// stepNoLink opens the directory name of the directory fd, which it
+// closes, following no link (and never blocking on a FIFO); -1 when it
+// cannot, or when the directory is a denied one by identity.
+func (f *FS) stepNoLink(fd int, name string) int {
+	down, err := unix.Openat(fd, name, dirFlags|unix.O_NONBLOCK, 0)
+	unix.Close(fd)
+	if err != nil {
+		return -1
+	}
 	var st unix.Stat_t
-	return unix.Fstat(fd, &st) != nil || f.deniedDirIdentity(&st)
+	if unix.Fstat(down, &st) != nil || f.deniedDirIdentity(&st) {
+		unix.Close(down)
+		return -1
+	}
+	return down
 }
 
 // deniedOnTheWay reports whether the path abs, outside the roots, passes
