@@ -38,6 +38,19 @@ func kernelFSOf(fd int) string {
 // that a bind mount of the same file system is told from its parent.
 func mountID(fd int) (uint64, bool) { return mountIDAt(fd, "") }
 
+// lstatMount is fstatat(2) of the entry name of the directory dfd, not
+// followed, as far as a tree's removal reads it (type, mode, device and
+// inode), with the id of the mount it lies on: one statx, where a stat
+// and a statx for the mount id made rm -r a third slower.
+func lstatMount(dfd int, name string, st *unix.Stat_t) (mnt uint64, hasMnt bool, err error) {
+	var sx unix.Statx_t
+	if err := unix.Statx(dfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_INO|unix.STATX_MNT_ID, &sx); err != nil {
+		return 0, false, err
+	}
+	*st = unix.Stat_t{Mode: uint32(sx.Mode), Dev: unix.Mkdev(sx.Dev_major, sx.Dev_minor), Ino: sx.Ino}
+	return sx.Mnt_id, sx.Mask&unix.STATX_MNT_ID != 0, nil
+}
+
 // isMountPoint reports whether the entry name of the directory dfd is a
 // mount point: its mount id is not the directory's.
 func isMountPoint(dfd int, name string) bool {

@@ -118,7 +118,8 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 		n := names[0]
 		levels[len(levels)-1] = names[1:]
 		var est unix.Stat_t
-		if err := unix.Fstatat(dir.fd, n, &est, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		mnt, hasMnt, err := lstatMount(dir.fd, n, &est)
+		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}
@@ -135,7 +136,7 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 			}
 			continue
 		}
-		if err := r.checkEntry(dir.fd, n, &est, func() string { return r.at(join(dirs.path(), n)) }); err != nil {
+		if err := r.checkEntry(&est, mnt, hasMnt, func() string { return r.at(join(dirs.path(), n)) }); err != nil {
 			return err
 		}
 		if remove {
@@ -173,12 +174,11 @@ func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 	return nil
 }
 
-// checkEntry refuses a file of the tree (st, the entry name of the
-// directory dfd) that is a mount point: a file bind-mounted there (a
-// container's mounted secret) cannot be unlinked, and the files removed
-// before it was met would be gone.
-func (r *treeRemover) checkEntry(dfd int, name string, st *unix.Stat_t, at func() string) error {
-	mnt, hasMnt := mountIDAt(dfd, name)
+// checkEntry refuses a file of the tree (st, on the mount mnt when
+// hasMnt) that is a mount point: a file bind-mounted there (a container's
+// mounted secret) cannot be unlinked, and the files removed before it was
+// met would be gone.
+func (r *treeRemover) checkEntry(st *unix.Stat_t, mnt uint64, hasMnt bool, at func() string) error {
 	if hasMnt && r.hasMnt {
 		// By the mount id alone: a file of an overlay's lower layer
 		// reports that layer's device, and is no mount point.
