@@ -209,12 +209,18 @@ func sweepRecords(base string) {
 	d := filepath.Join(base, "temps")
 	names, _ := os.ReadDir(d)
 	for _, n := range names {
-		if !strings.Contains(n.Name(), partialSuffix) {
-			sweepRecord(filepath.Join(d, n.Name()), -1)
+		if p := filepath.Join(d, n.Name()); strings.Contains(n.Name(), partialSuffix) {
+			sweepPartial(p)
+		} else {
+			sweepRecord(p, -1)
 		}
 	}
-	sweepPartials(d)
-	sweepPartials(filepath.Join(base, "journal"))
+	journals, _ := os.ReadDir(filepath.Join(base, "journal"))
+	for _, n := range journals {
+		if strings.Contains(n.Name(), partialSuffix) {
+			sweepPartial(filepath.Join(base, "journal", n.Name()))
+		}
+	}
 }
 
 // partialAge is how old a half-made state file is before a sweep takes it
@@ -222,26 +228,19 @@ func sweepRecords(base string) {
 // sweep that took the flock in between would fail that writer's call.
 const partialAge = time.Minute
 
-// sweepPartials removes the half-made state files in d whose writer is
-// dead (their flock free) and that are older than partialAge. Nothing
-// reads them; they are litter.
-func sweepPartials(d string) {
-	names, _ := os.ReadDir(d)
-	for _, n := range names {
-		if !strings.Contains(n.Name(), partialSuffix) {
-			continue
-		}
-		p := filepath.Join(d, n.Name())
-		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-		if err != nil {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) == nil && time.Since(time.Unix(st.Mtim.Unix())) > partialAge &&
-			unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
-			unix.Unlink(p)
-		}
-		unix.Close(fd)
+// sweepPartial removes the half-made state file p when its writer is
+// dead (its flock free) and it is older than partialAge. Nothing reads
+// it; it is litter.
+func sweepPartial(p string) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && time.Since(time.Unix(st.Mtim.Unix())) > partialAge &&
+		unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+		unix.Unlink(p)
 	}
 }
 
