@@ -395,8 +395,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			if !ok {
 				e := fault.InvalidArgument("unknown field %q%s.", at+k, inObject(at))
 				if c := Closest(k, names); c != "" {
-					e.Message = strings.TrimSuffix(e.Message, ".") + "; did you mean " + strconvQuote(at+c) + "?"
-					e.Suggestions = []string{c}
+					e.WithClosest(c, strconvQuote(at+c))
 				}
 				return nil, e.WithHint("valid fields: %s", strings.Join(names, ", "))
 			}

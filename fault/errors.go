@@ -189,6 +189,14 @@ func (e *Error) WithPath(p string) *Error {
 	return e
 }
 
+// WithClosest ends the message with "; did you mean SPELLED?" and
+// suggests s: the name closest to one the caller got wrong.
+func (e *Error) WithClosest(s, spelled string) *Error {
+	e.Message = strings.TrimSuffix(e.Message, ".") + "; did you mean " + spelled + "?"
+	e.Suggestions = []string{s}
+	return e
+}
+
 // WithHint sets what the caller should do next.
 func (e *Error) WithHint(format string, args ...any) *Error {
 	e.Hint = fmt.Sprintf(format, args...)

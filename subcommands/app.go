@@ -158,8 +158,7 @@ func usageError(err error, flags []cli.Flag) error {
 		}
 		e = fault.InvalidArgument("unknown flag --%s.", name)
 		if c := core.Closest(name, names); c != "" {
-			e.Message = fmt.Sprintf("unknown flag --%s; did you mean --%s?", name, c)
-			e.Suggestions = []string{"--" + c}
+			e.WithClosest("--"+c, "--"+c)
 		}
 	}
 	return e.WithHint("run with --help to see the flags")

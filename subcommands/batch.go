@@ -145,8 +145,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			e := fault.InvalidArgument("there is no tool %q.", line.Tool).
 				WithHint("agentfs tools lists the tools and their arguments")
 			if c := core.Closest(strings.ReplaceAll(line.Tool, "_", "-"), names); c != "" {
-				e.Message = strings.TrimSuffix(e.Message, ".") + "; did you mean " + strconv.Quote(c) + "?"
-				e.Suggestions = []string{c}
+				e.WithClosest(c, strconv.Quote(c))
 			}
 			err = e
 		default:

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentfs/agentfs/core"
@@ -605,8 +606,7 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		}
 		e := fault.InvalidArgument("unknown subcommand %q.", name)
 		if c := core.Closest(name, names); c != "" {
-			e.Message = fmt.Sprintf("unknown subcommand %q; did you mean %q?", name, c)
-			e.Suggestions = []string{c}
+			e.WithClosest(c, strconv.Quote(c))
 		}
 		return nil, e.WithHint("subcommands: %s", strings.Join(names, ", "))
 	}
