@@ -5,5 +5,5 @@ package localfs_test
 // A race-detector binary's processes start slowly, so the stress tests run
 // fewer rounds.
 func init() {
-	rmRaceRounds, killRounds = 4, 8
+	rmRaceRounds = 4
 }

@@ -13,6 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// How many kills the kill test makes; fewer with the race detector.
+var killRounds = 40
+
 // A writer killed with SIGKILL at a random point of a 2 MiB write leaves the
 // old content or the new one, never a mix or a short file. The test fails
 // unless some kills landed mid-write (a temporary file left), and the

@@ -118,9 +118,9 @@ func newFS(t *testing.T, dir string) *localfs.FS {
 	return fsys
 }
 
-// How many rounds the rm race and the kill tests run; fewer with the race
-// detector, whose processes start and die tens of times slower.
-var rmRaceRounds, killRounds = 15, 40
+// How many rounds the rm race runs; fewer with the race detector, whose
+// processes start and die tens of times slower.
+var rmRaceRounds = 15
 
 // A holder killed with SIGKILL frees its lock: a process that was waiting
 // for it gets it after the kill. How soon is a figure, logged, not a bound
