@@ -6,7 +6,9 @@ import (
 )
 
 // Closest returns the candidate nearest to name (case-insensitive edit
-// distance), or "" when none is close enough to be a plausible typo.
+// distance), or "" when none is close enough to be a plausible typo. A typo
+// keeps at least one character of the name: any one-letter flag is one
+// edit from -x, which tells nothing.
 func Closest(name string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {
@@ -15,7 +17,8 @@ func Closest(name string, candidates []string) string {
 			best, bestD = c, d
 		}
 	}
-	if bestD < 0 || bestD > max(2, len([]rune(name))/3) {
+	n := len([]rune(name))
+	if bestD < 0 || bestD > min(max(2, n/3), n-1) {
 		return ""
 	}
 	return best

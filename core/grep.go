@@ -30,8 +30,8 @@ type GrepRequest struct {
 	Path       string   `json:"path,omitempty" arg:"1" alias:"file_path,dir_path" default:"." help:"file or directory to search"`
 	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching one of these globs (one glob may be given as a string); without a slash a glob matches the name at any depth"`
 	Regex      *bool    `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
-	IgnoreCase bool     `json:"ignoreCase,omitempty" help:"ignore case (Unicode simple folding, as ripgrep)"`
-	Context    int      `json:"context,omitempty" min:"0" max:"10" default:"0" help:"lines of context around each match"`
+	IgnoreCase bool     `json:"ignoreCase,omitempty" flagAlias:"i" help:"ignore case (Unicode simple folding, as ripgrep)"`
+	Context    int      `json:"context,omitempty" flagAlias:"C" min:"0" max:"10" default:"0" help:"lines of context around each match"`
 	Limit      int      `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"matching lines per page (files in files and count modes)"`
 	Offset     int      `json:"offset,omitempty" min:"0" help:"matching lines (files) to skip: the previous page's nextOffset"`
 	Cursor     string   `json:"cursor,omitempty" help:"the previous page's nextCursor: the search resumes where that page ended instead of from the start"`

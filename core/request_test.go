@@ -107,8 +107,18 @@ func TestNearest(t *testing.T) {
 			t.Fatalf("Nearest suggested an unrelated name: %v", got)
 		}
 	}
-	if Closest("limt", []string{"limit", "offset"}) != "limit" || Closest("qqqqqqq", []string{"limit"}) != "" {
-		t.Fatal("Closest")
+	for _, tc := range []struct{ name, want string }{
+		{"limt", "limit"},
+		{"qqqqqqq", ""},
+		{"lss", "ls"},
+		// One letter is one edit from any other: no typo to point at.
+		{"x", ""},
+		{"ab", ""},
+		{"la", "ls"},
+	} {
+		if got := Closest(tc.name, []string{"limit", "offset", "ls", "q", "i"}); got != tc.want {
+			t.Errorf("Closest(%q) = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -122,7 +122,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		// becomes one JSON error with exit code 2 instead.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError(err, nil)
+			return usageError(err, args, nil, nil)
 		},
 		Before: func(c *cli.Context) error {
 			out.format, out.maxBytes = c.String("format"), c.Int("max-bytes")
@@ -136,8 +136,8 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	// --version prints what version prints.
 	cli.VersionPrinter = func(c *cli.Context) { _ = outputOf(c).result(buildVersion()) }
 	for _, c := range app.Commands {
-		cmdFlags := c.Flags
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError(err, cmdFlags) }
+		cmdFlags, classic := c.Flags, classicFlags[c.Name]
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError(err, args, cmdFlags, classic) }
 	}
 	if err := app.RunContext(ctx, args); err != nil {
 		return out.fail(err)
@@ -146,22 +146,82 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 }
 
 // usageError turns a urfave/cli parse error into INVALID_ARGUMENT, naming
-// the closest flag on a typo.
-func usageError(err error, flags []cli.Flag) error {
+// the closest flag on a typo, or what to pass instead of a classic tool's
+// flag that the subcommand does not take (classic).
+func usageError(err error, args []string, flags []cli.Flag, classic map[string]string) error {
 	msg := err.Error()
 	e := fault.InvalidArgument("%s.", strings.TrimSuffix(msg, "."))
+	hint := "run with --help to see the flags"
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		name = strings.TrimPrefix(name, "-")
 		var names []string
 		for _, f := range append(flags, globalFlags()...) {
 			names = append(names, f.Names()...)
 		}
-		e = fault.InvalidArgument("unknown flag --%s.", name)
-		if c := core.Closest(name, names); c != "" {
-			e.WithClosest("--"+c, "--"+c)
+		e = fault.InvalidArgument("unknown flag %s.", typedFlag(name, args))
+		if instead, ok := classic[name]; ok {
+			hint = instead
+		} else if c := core.Closest(name, names); c != "" {
+			e.WithClosest(flagSpelling(c), flagSpelling(c))
 		}
 	}
-	return e.WithHint("run with --help to see the flags")
+	return e.WithHint("%s", hint)
+}
+
+// typedFlag is the flag named name as args spell it: -la and --la are
+// the same to the parser.
+func typedFlag(name string, args []string) string {
+	for _, a := range args {
+		if f, _, _ := strings.Cut(a, "="); f == "-"+name || f == "--"+name {
+			return f
+		}
+	}
+	return flagSpelling(name)
+}
+
+// flagSpelling is a flag as it is usually written: -i, --ignore-case.
+func flagSpelling(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// classicFlags are, per subcommand, flags that rg, grep, ls and rm take and
+// the subcommand does not, with what to pass instead: agents type them from
+// habit, and a "did you mean" by spelling would name an unrelated flag.
+var classicFlags = map[string]map[string]string{
+	"grep": {
+		"n": "drop -n: every matching line comes with its number",
+		"H": "drop -H: every match comes with its path",
+		"r": "drop -r: grep searches below its path",
+		"R": "drop -R: grep searches below its path (a link is followed only into a root)",
+		"F": "drop -F: the query is a fixed string unless --regex",
+		"E": "pass --regex: the query is then a regular expression (RE2)",
+		"P": "pass --regex: the query is then a regular expression (RE2, without lookaround or backreferences)",
+		"e": "give the query as the first argument, or as --query",
+		"w": "pass --regex with the query between \\b and \\b",
+		"l": "pass --mode files for the paths of the matching files",
+		"c": "pass --mode count for the count per file",
+		"A": "pass -C N (--context): N lines before and after each match",
+		"B": "pass -C N (--context): N lines before and after each match",
+		"g": "pass --include GLOB, or --exclude GLOB for what rg writes as -g '!GLOB'",
+		"m": "pass --limit N: N matching lines a page",
+	},
+	"ls": {
+		"a":  "drop -a: ls lists hidden entries too",
+		"la": "pass -l (--long): ls lists hidden entries too",
+		"al": "pass -l (--long): ls lists hidden entries too",
+		"R":  "pass --depth N for N levels below the directory",
+	},
+	"rm": {
+		"f":  "drop -f: rm never asks; a missing path is NOT_FOUND",
+		"rf": "pass -r: rm never asks; a missing path is NOT_FOUND",
+		"fr": "pass -r: rm never asks; a missing path is NOT_FOUND",
+	},
+	"replace": {
+		"i": "drop -i: replace always changes the files in place; --ignore-case ignores case",
+	},
 }
 
 // output writes the one result or the one error of an invocation.

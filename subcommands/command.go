@@ -622,6 +622,10 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 			positional = append(positional, a)
 			continue
 		}
+		if flag, value, ok := attachedValue(cmd.Flags, a); ok {
+			cmdFlags = append(cmdFlags, flag, value)
+			continue
+		}
 		flags, dst := cmd.Flags, &cmdFlags
 		if !hasFlag(cmd.Flags, a) && hasFlag(globals, a) {
 			flags, dst = globals, &out
@@ -710,6 +714,15 @@ func lookupFlag(flags []cli.Flag, a string) cli.Flag {
 }
 
 func hasFlag(flags []cli.Flag, a string) bool { return lookupFlag(flags, a) != nil }
+
+// attachedValue splits a one-letter flag from the value written against
+// it, as getopt does and rg takes it: -C2 is -C 2.
+func attachedValue(flags []cli.Flag, a string) (flag, value string, ok bool) {
+	if len(a) < 3 || a[1] == '-' || hasFlag(flags, a) || !takesValue(flags, a[:2]) {
+		return "", "", false
+	}
+	return a[:2], a[2:], true
+}
 
 // takesValue reports whether flag argument a consumes the next argument.
 func takesValue(flags []cli.Flag, a string) bool {

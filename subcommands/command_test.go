@@ -24,7 +24,8 @@ import (
 // positionals, global flags may follow the subcommand.
 func TestReorderArgs(t *testing.T) {
 	cmds := []*cli.Command{{Name: "read", Flags: []cli.Flag{
-		&cli.IntFlag{Name: "limit"}, &cli.BoolFlag{Name: "line-numbers"}, &cli.StringFlag{Name: "json"},
+		&cli.IntFlag{Name: "limit"}, &cli.BoolFlag{Name: "line-numbers", Aliases: []string{"n"}}, &cli.StringFlag{Name: "json"},
+		&cli.IntFlag{Name: "context", Aliases: []string{"C"}},
 	}}}
 	cases := []struct {
 		in, want []string
@@ -43,6 +44,12 @@ func TestReorderArgs(t *testing.T) {
 		{in: []string{"help"}, want: []string{"agentfs", "--help"}},
 		{in: []string{"read", "f", "--help"}, want: []string{"agentfs", "read", "--help"}},
 		{in: []string{"raed", "f"}, err: `did you mean "read"`},
+		// A value written against a one-letter flag, as getopt takes it.
+		{in: []string{"read", "f", "-C2"}, want: []string{"agentfs", "read", "-C", "2", "--", "f"}},
+		{in: []string{"read", "-C", "2", "f"}, want: []string{"agentfs", "read", "-C", "2", "--", "f"}},
+		{in: []string{"read", "-n", "f"}, want: []string{"agentfs", "read", "-n", "--", "f"}},
+		{in: []string{"read", "-nC2", "f"}, want: []string{"agentfs", "read", "-nC2", "--", "f"}},
+		{in: []string{"read", "--C2", "f"}, want: []string{"agentfs", "read", "--C2", "--", "f"}},
 		{in: []string{"--readonly"}, err: "no subcommand"},
 	}
 	for _, tc := range cases {
