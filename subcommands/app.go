@@ -214,6 +214,16 @@ var classicFlags = map[string]map[string]string{
 		"al": "pass -l (--long): ls lists hidden entries too",
 		"R":  "pass --depth N for N levels below the directory",
 	},
+	"find": {
+		"name":  "pass the glob as the first argument: find '*.go'",
+		"iname": "pass the glob as the first argument; [Gg][Oo] matches either case",
+		"type":  "pass --type file, dir, symlink or other",
+		"t":     "pass --type file, dir, symlink or other",
+		"e":     "pass the glob '*.EXT' as the first argument",
+		"H":     "drop -H: find lists hidden entries too",
+		"I":     "pass --no-ignore",
+		"g":     "drop -g: the pattern is a glob",
+	},
 	"rm": {
 		"f":  "drop -f: rm never asks; a missing path is NOT_FOUND",
 		"rf": "pass -r: rm never asks; a missing path is NOT_FOUND",
