@@ -217,8 +217,6 @@ var classicFlags = map[string]map[string]string{
 	"find": {
 		"name":  "pass the glob as the first argument: find '*.go'",
 		"iname": "pass the glob as the first argument; [Gg][Oo] matches either case",
-		"type":  "pass --type file, dir, symlink or other",
-		"t":     "pass --type file, dir, symlink or other",
 		"e":     "pass the glob '*.EXT' as the first argument",
 		"H":     "drop -H: find lists hidden entries too",
 		"I":     "pass --no-ignore",
