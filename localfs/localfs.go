@@ -178,6 +178,7 @@ func New(cfg Config) (*FS, error) {
 			denyPaths = append(denyPaths, joinAbs(f.base, d))
 		}
 	}
+	denyPaths = append(denyPaths, f.stateDirsOutsideRoots()...)
 	for _, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there.
@@ -197,6 +198,28 @@ func New(cfg Config) (*FS, error) {
 	recoverJournals(f, state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	return f, nil
+}
+
+// stateDirsOutsideRoots are the places agentfs keeps its state (locks,
+// journals, the index, publish's signing key), denied as /proc is: with
+// --root ~, a publish of ~/.local/state/agentfs/publish.key gave away the
+// key that signs every link, and an rm there would drop other processes'
+// locks. Each place another environment might pick is denied too; one
+// that holds a root is not, as nothing of it is then reachable but the
+// root.
+func (f *FS) stateDirsOutsideRoots() []string {
+	places := stateDirCandidates()
+	if d := os.Getenv(StateDirEnv); d != "" {
+		places = append(places, d)
+	}
+	var out []string
+	for _, d := range places {
+		real := resolveExisting(d)
+		if !slices.ContainsFunc(f.roots, func(r *root) bool { _, in := within(real, r.path); return in }) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Close releases the roots.
@@ -770,7 +793,7 @@ func (f *FS) deniedIdentity(st *unix.Stat_t) bool {
 
 func (f *FS) deniedErr(display string) error {
 	return fault.Errorf(fault.CodeDenied, "the path is inside a denied location.").WithPath(display).
-		WithHint("this location is refused by --deny or by default (/proc, /sys, /dev); work elsewhere")
+		WithHint("this location is refused by --deny or by default (/proc, /sys, /dev, agentfs's state directory); work elsewhere")
 }
 
 // openChecked opens t and applies the deny check to where it really is. The

@@ -85,18 +85,8 @@ func pickStateDir(usable func(string) error) (string, error) {
 	if d := os.Getenv(StateDirEnv); d != "" {
 		return d, usable(d)
 	}
-	var candidates []string
-	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
-		candidates = append(candidates, filepath.Join(x, "agentfs"))
-	}
-	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) && isDir(h) {
-		// Only below an existing home: a placeholder HOME (a sandbox's
-		// /no-home) is never created, even by root.
-		candidates = append(candidates, filepath.Join(h, ".local", "state", "agentfs"))
-	}
-	candidates = append(candidates, filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-%d", os.Getuid())))
 	var firstErr error
-	for _, d := range candidates {
+	for _, d := range stateDirCandidates() {
 		err := usable(d)
 		if err == nil {
 			return d, nil
@@ -106,6 +96,21 @@ func pickStateDir(usable func(string) error) (string, error) {
 		}
 	}
 	return "", firstErr
+}
+
+// stateDirCandidates are the state directories pickStateDir chooses from,
+// in its order, when $AGENTFS_STATE_DIR is not set.
+func stateDirCandidates() []string {
+	var candidates []string
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		candidates = append(candidates, filepath.Join(x, "agentfs"))
+	}
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) && isDir(h) {
+		// Only below an existing home: a placeholder HOME (a sandbox's
+		// /no-home) is never created, even by root.
+		candidates = append(candidates, filepath.Join(h, ".local", "state", "agentfs"))
+	}
+	return append(candidates, filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-%d", os.Getuid())))
 }
 
 func isDir(p string) bool {
