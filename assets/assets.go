@@ -21,14 +21,27 @@ type Object struct {
 	Size     int64  `json:"size"`
 	// SHA256 is the lowercase hex SHA-256 of the content.
 	SHA256 string `json:"sha256"`
-	// Expires is when the link stops working.
-	Expires time.Time `json:"expiresAt"`
+	// Lifetime is how long the link works, counted from when the content
+	// is stored (a copy of a large file takes a while).
+	Lifetime time.Duration `json:"-"`
+}
+
+// Link is a link that Put made.
+type Link struct {
+	URL string
+	// Expires is when the link stops working: the link works for at least
+	// the object's Lifetime after Put returns, but where a store counts in
+	// whole seconds from before that (an S3 presigned URL), for up to a
+	// second less.
+	Expires time.Time
 }
 
 // Store is a target of publish.
 type Store interface {
-	// Put stores content, which is obj.Size bytes, and returns a link to it
-	// that works until obj.Expires. A failed Put leaves no partial object
-	// behind a link.
-	Put(ctx context.Context, obj Object, content io.Reader) (url string, err error)
+	// LinkLen is the length of the longest link Put makes for obj, so that
+	// a caller bounds its answer before anything is stored.
+	LinkLen(obj Object) (int, error)
+	// Put stores content, which is obj.Size bytes, and returns a link to
+	// it. A failed Put leaves no partial object behind a link.
+	Put(ctx context.Context, obj Object, content io.Reader) (Link, error)
 }

@@ -100,26 +100,38 @@ func jsonKind(b []byte) string {
 // seconds in JSON.
 type Duration time.Duration
 
-// UnmarshalText parses "30s"-style text or a plain number of seconds.
+// UnmarshalText parses "30s"-style text or a plain number of seconds; ""
+// is the field left out, as any string field's.
 func (d *Duration) UnmarshalText(b []byte) error {
 	// A day is far beyond any useful timeout and keeps the float conversion
 	// clear of overflow (1e12 seconds would wrap negative).
-	v, err := parseDuration(string(b), 24*time.Hour)
+	const most = 24 * time.Hour
+	v, err := parseDuration(string(b), 0, most)
+	if errors.Is(err, errDurationRange) {
+		err = fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, b).WithHint("give a duration such as 30s")
+	}
 	*d = Duration(v)
 	return err
 }
 
+// errDurationRange is parseDuration's error for a duration outside its
+// range, which its caller words.
+var errDurationRange = errors.New("duration out of range")
+
 // parseDuration parses "30s"-style text or a plain number of seconds, from
-// 0 to most.
-func parseDuration(s string, most time.Duration) (time.Duration, error) {
+// least to most; "" is 0, the field left out.
+func parseDuration(s string, least, most time.Duration) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if math.IsNaN(f) || f < 0 || f > most.Seconds() {
-			return 0, fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
+		if math.IsNaN(f) || f < least.Seconds() || f > most.Seconds() {
+			return 0, errDurationRange
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	} else if v, err := time.ParseDuration(s); err == nil {
-		if v < 0 || v > most {
-			return 0, fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, s).WithHint("give a duration such as 30s")
+		if v < least || v > most {
+			return 0, errDurationRange
 		}
 		return v, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/agentfs/agentfs/assets"
@@ -47,19 +48,15 @@ type PublishResult struct {
 // to MaxLinkLifetime, in whole seconds (an S3 presigned URL counts seconds).
 type Lifetime time.Duration
 
-// UnmarshalText parses "1h"-style text or a plain number of seconds.
+// UnmarshalText parses "1h"-style text or a plain number of seconds; "" is
+// the field left out.
 func (l *Lifetime) UnmarshalText(b []byte) error {
-	// A year keeps the float conversion clear of overflow; the bound that
-	// holds is checked below, with its reason.
-	v, err := parseDuration(string(b), 365*24*time.Hour)
+	v, err := parseDuration(string(b), time.Second, MaxLinkLifetime)
 	switch {
+	case errors.Is(err, errDurationRange):
+		err = fault.InvalidArgument("expiresIn must be from 1s to 168h (7 days, the longest an S3 presigned URL works), not %s.", string(b)).
+			WithHint("give a duration such as 1h or 24h, or leave it out for the default 1h; publish again when the link expires")
 	case err != nil:
-	case v < time.Second:
-		err = fault.InvalidArgument("expiresIn must be at least 1s, not %s.", string(b)).
-			WithHint("give a duration such as 1h, or leave it out for the default 1h")
-	case v > MaxLinkLifetime:
-		err = fault.InvalidArgument("expiresIn must be at most 168h (7 days, the longest an S3 presigned URL works), not %s.", string(b)).
-			WithHint("give a duration such as 24h, and publish again when the link expires")
 	case v%time.Second != 0:
 		// Cut silently, 1.5s would be a link of 1s.
 		err = fault.InvalidArgument("expiresIn is whole seconds, not %s.", string(b)).
@@ -130,23 +127,35 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	}
 	obj := assets.Object{
 		Name:     path.Base(display),
-		MIMEType: textfile.ServedType(info.Name, prefix),
+		MIMEType: textfile.ServedType(path.Base(display), prefix),
 		Size:     info.Size,
 		SHA256:   hex.EncodeToString(h.Sum(nil)),
-		Expires:  time.Now().Add(lifetime).Truncate(time.Second).UTC(),
+		Lifetime: lifetime,
+	}
+	// The answer's size is known but for the link, whose length the
+	// target tells: one that cannot fit is refused before anything is
+	// stored, as any mutation's.
+	linkLen, err := t.Assets.LinkLen(obj)
+	if err != nil {
+		return nil, err
+	}
+	sized := PublishResult{URL: strings.Repeat("u", linkLen), ExpiresAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType}
+	if n := jsonSize(&sized); n > t.maxBytes() {
+		return nil, t.tooLarge(n, "the link does not fit").WithPath(display).
+			WithHint("raise --max-bytes to %d or more, or shorten --base-url or the file's name; nothing was published", n)
 	}
 	var content io.Reader = &checkedReader{r: io.NewSectionReader(f, 0, info.Size), h: sha256.New(), want: obj.SHA256, left: info.Size, display: display}
 	if t.Progress != nil {
 		content = &progressReader{r: content, total: info.Size, report: t.Progress}
 	}
-	url, err := t.Assets.Put(ctx, obj, content)
+	link, err := t.Assets.Put(ctx, obj, content)
 	if err != nil {
 		if e := fault.Interrupted(ctx); e != nil {
 			return nil, e
 		}
 		return nil, err
 	}
-	return &PublishResult{URL: url, ExpiresAt: obj.Expires, SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType}, nil
+	return fitted(t, &PublishResult{URL: link.URL, ExpiresAt: link.Expires, SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType})
 }
 
 func (t *Tools) publishMaxSize() int64 {

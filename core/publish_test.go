@@ -20,19 +20,28 @@ import (
 type memStore struct {
 	objects map[string][]byte
 	last    assets.Object
+	// stored is when the last Put stored its content, which the link's
+	// lifetime counts from.
+	stored time.Time
 }
 
-func (m *memStore) Put(_ context.Context, obj assets.Object, content io.Reader) (string, error) {
+func (m *memStore) link(obj assets.Object) string {
+	return "https://assets.test/" + obj.SHA256 + "/" + obj.Name
+}
+
+func (m *memStore) LinkLen(obj assets.Object) (int, error) { return len(m.link(obj)), nil }
+
+func (m *memStore) Put(_ context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
 	data, err := io.ReadAll(content)
 	if err != nil {
-		return "", err
+		return assets.Link{}, err
 	}
 	if m.objects == nil {
 		m.objects = map[string][]byte{}
 	}
 	m.objects[obj.SHA256] = data
-	m.last = obj
-	return "https://assets.test/" + obj.SHA256 + "/" + obj.Name, nil
+	m.last, m.stored = obj, time.Now()
+	return assets.Link{URL: m.link(obj), Expires: m.stored.Add(obj.Lifetime)}, nil
 }
 
 // pngHeader is the start of a PNG: its type comes from its magic.
@@ -52,6 +61,7 @@ func TestPublish(t *testing.T) {
 		readOnly bool
 		noAssets bool
 		maxSize  int64
+		maxBytes int
 		code     fault.Code
 		mime     string
 		lifetime time.Duration
@@ -67,10 +77,15 @@ func TestPublish(t *testing.T) {
 		{name: "read-only", req: PublishRequest{Path: "report.md"}, readOnly: true, code: fault.CodeReadOnly},
 		{name: "read-only before validation", req: PublishRequest{}, readOnly: true, code: fault.CodeReadOnly},
 		{name: "no target", req: PublishRequest{Path: "report.md"}, noAssets: true, code: fault.CodeNotConfigured},
+		// The answer with the link and an expiry of nanoseconds is at most
+		// 275 bytes; refused before anything is stored, as a mutation's
+		// that cannot be told.
+		{name: "link over max-bytes", req: PublishRequest{Path: "report.md"}, maxBytes: 274, code: fault.CodeTooLarge},
+		{name: "link at max-bytes", req: PublishRequest{Path: "report.md"}, maxBytes: 275, mime: "text/plain; charset=utf-8", lifetime: time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &memStore{}
-			tl := &Tools{FS: memfs.New(files), ReadOnly: tc.readOnly, PublishMaxSize: tc.maxSize, Assets: store}
+			tl := &Tools{FS: memfs.New(files), ReadOnly: tc.readOnly, PublishMaxSize: tc.maxSize, Assets: store, MaxBytes: tc.maxBytes}
 			if tc.noAssets {
 				tl.Assets = nil
 			}
@@ -101,9 +116,8 @@ func TestPublish(t *testing.T) {
 			if !strings.HasSuffix(res.URL, "/"+res.SHA256+"/"+store.last.Name) || store.last.Name != tc.req.Path[strings.LastIndex(tc.req.Path, "/")+1:] {
 				t.Errorf("url %s, name %q", res.URL, store.last.Name)
 			}
-			lo, hi := before.Add(tc.lifetime).Truncate(time.Second), time.Now().Add(tc.lifetime)
-			if res.ExpiresAt.Before(lo) || res.ExpiresAt.After(hi) || !res.ExpiresAt.Equal(store.last.Expires) {
-				t.Errorf("expiresAt %s, want from %s to %s, as the target was told (%s)", res.ExpiresAt, lo, hi, store.last.Expires)
+			if store.last.Lifetime != tc.lifetime || !res.ExpiresAt.Equal(store.stored.Add(tc.lifetime)) || res.ExpiresAt.Before(before.Add(tc.lifetime)) {
+				t.Errorf("expiresAt %s, lifetime %v: want the target's link's, %v after it stored the content (%s)", res.ExpiresAt, store.last.Lifetime, tc.lifetime, store.stored)
 			}
 		})
 	}

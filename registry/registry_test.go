@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/core"
@@ -39,9 +40,15 @@ func newTools() *core.Tools {
 // linkStore is a publish target that takes the content and gives a link.
 type linkStore struct{}
 
-func (linkStore) Put(_ context.Context, obj assets.Object, content io.Reader) (string, error) {
+func (linkStore) link(obj assets.Object) string {
+	return "http://127.0.0.1:8080/" + obj.SHA256 + "/" + obj.Name
+}
+
+func (l linkStore) LinkLen(obj assets.Object) (int, error) { return len(l.link(obj)), nil }
+
+func (l linkStore) Put(_ context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
 	_, err := io.Copy(io.Discard, content)
-	return "http://127.0.0.1:8080/" + obj.SHA256 + "/" + obj.Name, err
+	return assets.Link{URL: l.link(obj), Expires: time.Now().Add(obj.Lifetime).Truncate(time.Second)}, err
 }
 
 func tool(t *testing.T, name string) Tool {

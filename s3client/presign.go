@@ -15,11 +15,12 @@ const MaxPresignExpiry = 7 * 24 * time.Hour
 // (response-content-disposition, response-content-type) go in its query,
 // signed, and the store answers with them.
 func (c *Client) PresignGet(key string, expires time.Duration, params url.Values) (string, error) {
-	return c.presignGet(key, expires, params, time.Now().UTC())
+	return c.PresignGetAt(key, expires, params, time.Now().UTC())
 }
 
-// presignGet is PresignGet signed at now (UTC).
-func (c *Client) presignGet(key string, expires time.Duration, params url.Values, now time.Time) (string, error) {
+// PresignGetAt is PresignGet signed at now (UTC), which the link's
+// lifetime counts from, in whole seconds.
+func (c *Client) PresignGetAt(key string, expires time.Duration, params url.Values, now time.Time) (string, error) {
 	if expires < time.Second || expires > MaxPresignExpiry {
 		return "", fmt.Errorf("a presigned URL lasts 1 s to 7 days, not %v", expires)
 	}

@@ -13,7 +13,7 @@ import (
 func TestPresignKnownAnswer(t *testing.T) {
 	c := &Client{scheme: "https", host: "s3.amazonaws.com", bucket: "examplebucket", region: "us-east-1",
 		cr: Credentials{AccessKey: "AKIAIOSFODNN7EXAMPLE", SecretKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}}
-	link, err := c.presignGet("test.txt", 24*time.Hour, nil, time.Date(2013, 5, 24, 0, 0, 0, 0, time.UTC))
+	link, err := c.PresignGetAt("test.txt", 24*time.Hour, nil, time.Date(2013, 5, 24, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/assets/localdir"
@@ -36,7 +37,7 @@ func openAssets(c *cli.Context, loc string) (assets.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := localdir.New(loc, c.String("base-url"), key)
+	s, err := localdir.New(loc, c.String("base-url"), key, c.Duration("lock-timeout"))
 	if err != nil {
 		return nil, err
 	}
@@ -51,16 +52,32 @@ func signingKey() ([]byte, error) {
 	return localdir.LoadKey(state)
 }
 
-// lazyStore opens its store at the first Put, so that a call other than
-// publish never makes a key or connects to a bucket.
+// lazyStore opens its store at its first use, once, so that a call other
+// than publish never makes a key or connects to a bucket.
 type lazyStore struct {
-	open func() (assets.Store, error)
+	open  func() (assets.Store, error)
+	once  sync.Once
+	store assets.Store
+	err   error
 }
 
-func (l *lazyStore) Put(ctx context.Context, obj assets.Object, content io.Reader) (string, error) {
-	s, err := l.open()
+func (l *lazyStore) opened() (assets.Store, error) {
+	l.once.Do(func() { l.store, l.err = l.open() })
+	return l.store, l.err
+}
+
+func (l *lazyStore) LinkLen(obj assets.Object) (int, error) {
+	s, err := l.opened()
 	if err != nil {
-		return "", err
+		return 0, err
+	}
+	return s.LinkLen(obj)
+}
+
+func (l *lazyStore) Put(ctx context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
+	s, err := l.opened()
+	if err != nil {
+		return assets.Link{}, err
 	}
 	return s.Put(ctx, obj, content)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentfs/agentfs/assets/localdir"
 	"github.com/agentfs/agentfs/assets/s3store"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/urfave/cli/v2"
 )
 
@@ -40,6 +41,9 @@ type serveInfo struct {
 func serve(c *cli.Context) error {
 	dir := c.String("assets")
 	switch {
+	case c.NArg() > 0:
+		return fault.InvalidArgument("serve takes no arguments, not %q.", c.Args().First()).
+			WithHint("give the folder as --assets DIR and the address as --addr HOST:PORT")
 	case dir == "":
 		return fault.Errorf(fault.CodeNotConfigured, "serve has no assets folder.").
 			WithHint("give --assets DIR, the folder publish writes into (or set AGENTFS_ASSETS)")
@@ -47,11 +51,16 @@ func serve(c *cli.Context) error {
 		return fault.InvalidArgument("serve serves a local folder; an S3 store serves its own links.").
 			WithHint("give --assets DIR, or open the presigned URLs publish returns as they are")
 	}
-	key, err := signingKey()
+	// Made now if missing, so that a link published next is served; read
+	// again at each request, so that removing it revokes every link.
+	if _, err := signingKey(); err != nil {
+		return err
+	}
+	state, err := localfs.StateDir()
 	if err != nil {
 		return err
 	}
-	srv, err := localdir.NewServer(dir, key)
+	srv, err := localdir.NewServer(dir, localdir.KeyReader(state))
 	if err != nil {
 		return err
 	}
@@ -61,7 +70,15 @@ func serve(c *cli.Context) error {
 		return fault.Errorf(fault.CodeInvalidArgument, "cannot listen on %s: %v.", c.String("addr"), err).
 			WithHint("give --addr a free HOST:PORT, such as 127.0.0.1:8080").WithCause(err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler: progressDeadline{srv},
+		// A connection that sends no request, or stays idle after one,
+		// is closed: otherwise each holds a descriptor for ever, and
+		// enough of them lock every link out.
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       time.Minute,
+	}
 	if err := outputOf(c).result(serveInfo{Addr: ln.Addr().String(), Assets: dir}); err != nil {
 		ln.Close()
 		return err
@@ -76,12 +93,36 @@ func serve(c *cli.Context) error {
 		return fault.Errorf(fault.CodeIOError, "the server stopped: %v.", err).WithCause(err)
 	case <-c.Context.Done():
 	}
+	// Downloads in flight get a few seconds to end; then they are cut, and
+	// the server has still stopped as asked.
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(shut); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fault.AsError(err)
+	if err := hs.Shutdown(shut); errors.Is(err, context.DeadlineExceeded) {
+		hs.Close()
 	}
 	return nil
+}
+
+// writeStall is the longest one write to a client may take: a download
+// goes on as long as the client reads, and one that stops reading is cut.
+// (A WriteTimeout would cut a large download on a slow link.)
+const writeStall = 30 * time.Second
+
+// progressDeadline gives each write of a response its own deadline.
+type progressDeadline struct{ h http.Handler }
+
+func (p progressDeadline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.h.ServeHTTP(stallWriter{w, http.NewResponseController(w)}, r)
+}
+
+type stallWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (s stallWriter) Write(b []byte) (int, error) {
+	s.rc.SetWriteDeadline(time.Now().Add(writeStall))
+	return s.ResponseWriter.Write(b)
 }
 
 // prune removes expired assets now and every pruneEvery, noting a failure
@@ -90,7 +131,7 @@ func prune(ctx context.Context, srv *localdir.Server, o *output) {
 	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {
-		if _, err := srv.Prune(); err != nil {
+		if _, err := srv.Prune(ctx); err != nil {
 			o.note(fault.AsError(err))
 		}
 		select {

@@ -50,6 +50,13 @@ func LoadKey(stateDir string) ([]byte, error) {
 	return readKey(p)
 }
 
+// KeyReader reads the signing key kept in stateDir at each call, never
+// making one: a server's, which then follows a key removed or made again.
+func KeyReader(stateDir string) func() ([]byte, error) {
+	p := filepath.Join(stateDir, keyName)
+	return func() ([]byte, error) { return readKey(p) }
+}
+
 // readKey reads the key at p and refuses one that others could read or
 // that is not a key.
 func readKey(p string) ([]byte, error) {

@@ -45,34 +45,80 @@ type Store struct {
 	dir     string
 	baseURL string
 	key     []byte
+	// lockTimeout bounds the wait for the folder's lock (held by another
+	// publish, or by a server's prune).
+	lockTimeout time.Duration
+	// Now is the store's clock, which a link's lifetime counts from; tests
+	// set it.
+	Now func() time.Time
 }
 
 // New is the store of the folder dir (created when missing), whose links
-// start with baseURL and are signed with key.
-func New(dir, baseURL string, key []byte) (*Store, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+// start with baseURL and are signed with key; a publish waits up to
+// lockTimeout for the folder's lock.
+func New(dir, baseURL string, key []byte, lockTimeout time.Duration) (*Store, error) {
+	if !validBaseURL(baseURL) {
 		return nil, fault.InvalidArgument("--base-url must be an http or https URL such as %s, not %q.", DefaultBaseURL, baseURL).
-			WithHint("give the address agentfs serve listens on, as people reach it")
+			WithHint("give the address agentfs serve listens on, as people reach it: a scheme, a host, a port from 1 to 65535 and a path, without a query, a fragment or spaces")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "the assets folder cannot be created.").WithPath(dir).
 			WithHint("give --assets a folder you can write to").WithCause(err)
 	}
-	return &Store{dir: dir, baseURL: strings.TrimRight(baseURL, "/"), key: key}, nil
+	return &Store{dir: dir, baseURL: strings.TrimRight(baseURL, "/"), key: key, lockTimeout: lockTimeout, Now: time.Now}, nil
+}
+
+// validBaseURL reports whether links can start with u: an http or https
+// URL with a host, a valid port if any, and nothing that would end the
+// path early (a query, a fragment) or break it (a space, a control).
+func validBaseURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" || p.User != nil ||
+		strings.ContainsAny(u, "?# \t\r\n") || strings.ContainsFunc(u, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return false
+	}
+	if port := p.Port(); port != "" {
+		n, err := strconv.Atoi(port)
+		return err == nil && n >= 1 && n <= 65535
+	}
+	return !strings.HasSuffix(p.Host, ":")
+}
+
+// record is the metadata of a content: what it is, and the latest expiry
+// of its links, which a prune waits for.
+type record struct {
+	assets.Object
+	Expires time.Time `json:"expiresAt"`
+}
+
+// LinkLen is the length of the link Put makes for obj: an expiry within a
+// link's lifetime has as many digits as one now.
+func (s *Store) LinkLen(obj assets.Object) (int, error) {
+	return len(Link(s.baseURL, s.key, obj.SHA256, obj.Name, expiry(s.Now(), obj.Lifetime+time.Hour))), nil
+}
+
+// expiry is when a link made at now for lifetime stops working, in whole
+// seconds: rounded up, so that it works for all of lifetime.
+func expiry(now time.Time, lifetime time.Duration) time.Time {
+	t := now.Add(lifetime)
+	if s := t.Truncate(time.Second); !s.Equal(t) {
+		return s.Add(time.Second).UTC()
+	}
+	return t.UTC()
 }
 
 // Put copies content into the folder under obj.SHA256 (once: the same
 // content published again is only linked again), records its metadata and
-// returns a signed link. The content is written to a temporary file and
-// renamed into place, so a reader of the folder never sees part of it.
-func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (string, error) {
+// returns a signed link, whose lifetime counts from when the content is in
+// place. The content is written to a temporary file and renamed into
+// place, so a reader of the folder never sees part of it.
+func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
 	if !validID(obj.SHA256) {
-		return "", fault.InvalidArgument("the sha256 %q is not 64 hex digits.", obj.SHA256)
+		return assets.Link{}, fault.InvalidArgument("the sha256 %q is not 64 hex digits.", obj.SHA256)
 	}
-	unlock, err := lockDir(s.dir)
+	unlock, err := lockDir(ctx, s.dir, s.lockTimeout)
 	if err != nil {
-		return "", err
+		return assets.Link{}, err
 	}
 	defer unlock()
 	blob := filepath.Join(s.dir, obj.SHA256)
@@ -81,24 +127,30 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 			_, err := io.Copy(f, contextReader{ctx, content})
 			return err
 		}); err != nil {
-			return "", err
+			return assets.Link{}, err
 		}
 	}
-	meta := obj
-	if old, err := readMeta(os.DirFS(s.dir), obj.SHA256); err == nil && old.Expires.After(meta.Expires) {
+	meta := record{Object: obj, Expires: expiry(s.Now(), obj.Lifetime)}
+	exp := meta.Expires
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return assets.Link{}, assetsIOError(err, s.dir)
+	}
+	defer root.Close()
+	if old, err := readMeta(root, obj.SHA256); err == nil && old.Expires.After(meta.Expires) {
 		meta.Expires = old.Expires
 	}
 	data, err := json.Marshal(meta)
 	if err != nil {
-		return "", err
+		return assets.Link{}, err
 	}
 	if err := writeAtomic(s.dir, filepath.Join(s.dir, obj.SHA256+".json"), 0o644, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
 	}); err != nil {
-		return "", err
+		return assets.Link{}, err
 	}
-	return Link(s.baseURL, s.key, obj.SHA256, obj.Name, obj.Expires), nil
+	return assets.Link{URL: Link(s.baseURL, s.key, obj.SHA256, obj.Name, exp), Expires: exp}, nil
 }
 
 // Link is the signed link to the content id, named name, that works until
@@ -143,7 +195,11 @@ func writeAtomic(dir, dst string, mode os.FileMode, write func(*os.File) error) 
 		}
 	}()
 	if err := write(f); err != nil {
-		return err
+		var fe *fault.Error
+		if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err // the content's own verdict (STALE), or a stop
+		}
+		return assetsIOError(err, dir)
 	}
 	if err := f.Chmod(mode); err != nil {
 		return assetsIOError(err, dir)
@@ -172,23 +228,47 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// lockDir takes the folder's exclusive lock and returns its release.
-func lockDir(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+// lockDir takes the folder's exclusive lock, waiting up to timeout (0: as
+// long as ctx lasts), and returns its release. A blocked flock cannot be
+// cancelled, so the lock is tried and tried again.
+func lockDir(ctx context.Context, dir string, timeout time.Duration) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, assetsIOError(err, dir)
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, assetsIOError(err, dir)
+		return nil, fault.Errorf(fault.CodeIOError, "the assets folder's %s is not a regular file.", lockName).WithPath(dir).
+			WithHint("remove %s from the assets folder; agentfs makes it again", filepath.Join(dir, lockName))
 	}
-	return func() { f.Close() }, nil
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	wait := time.Millisecond
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, assetsIOError(err, dir)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-deadline:
+			f.Close()
+			return nil, fault.Errorf(fault.CodeLockTimeout, "the assets folder stayed locked for %v.", timeout).WithPath(dir).
+				WithHint("another publish, or agentfs serve's prune, holds it; retry, or raise --lock-timeout")
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
 }
 
 func assetsIOError(err error, dir string) error {

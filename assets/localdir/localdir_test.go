@@ -18,27 +18,39 @@ import (
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/textfile"
+	"golang.org/x/sys/unix"
 )
 
 var testKey = bytes.Repeat([]byte{7}, keySize)
 
-func object(name, content string, expires time.Time) assets.Object {
+func object(name, content string, lifetime time.Duration) assets.Object {
 	h := sha256.Sum256([]byte(content))
-	return assets.Object{Name: name, MIMEType: "text/csv", Size: int64(len(content)), SHA256: hex.EncodeToString(h[:]), Expires: expires}
+	return assets.Object{Name: name, MIMEType: "text/csv", Size: int64(len(content)), SHA256: hex.EncodeToString(h[:]), Lifetime: lifetime}
 }
 
-// publish puts content into dir and returns its link's path and query.
-func publish(t *testing.T, dir, name, content string, expires time.Time) string {
+// publish puts content into dir at now, for lifetime, and returns its
+// link's path and query.
+func publish(t *testing.T, dir, name, content string, now time.Time, lifetime time.Duration) string {
 	t.Helper()
-	s, err := New(dir, "http://example.test/base/", testKey)
+	s, err := New(dir, "http://example.test/base/", testKey, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	link, err := s.Put(context.Background(), object(name, content, expires), strings.NewReader(content))
+	s.Now = func() time.Time { return now }
+	obj := object(name, content, lifetime)
+	n, err := s.LinkLen(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rest, ok := strings.CutPrefix(link, "http://example.test/base")
+	link, err := s.Put(context.Background(), obj, strings.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(link.URL) > n || !link.Expires.Equal(expiry(now, lifetime)) {
+		t.Fatalf("link %s (%d bytes, LinkLen %d), expires %v: want %v", link.URL, len(link.URL), n, link.Expires, expiry(now, lifetime))
+	}
+	rest, ok := strings.CutPrefix(link.URL, "http://example.test/base")
 	if !ok {
 		t.Fatalf("link %s does not start with the base URL", link)
 	}
@@ -60,11 +72,11 @@ func TestServe(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Unix(1_800_000_000, 0)
 	content := "a,b\n1,2\n"
-	link := publish(t, dir, "out put.csv", content, now.Add(time.Hour))
-	id := object("", content, now).SHA256
+	link := publish(t, dir, "out put.csv", content, now, time.Hour)
+	id := object("", content, 0).SHA256
 	u, _ := url.Parse(link)
 	q := u.Query()
-	srv, err := NewServer(dir, testKey)
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,15 +139,15 @@ func TestServeNeverLeavesTheFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1_800_000_000, 0)
-	link := publish(t, dir, "x.txt", "public", now.Add(time.Hour))
-	id := object("", "public", now).SHA256
+	link := publish(t, dir, "x.txt", "public", now, time.Hour)
+	id := object("", "public", 0).SHA256
 	if err := os.Remove(filepath.Join(dir, id)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(secret, filepath.Join(dir, id)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(dir, testKey)
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +163,8 @@ func TestServeNeverLeavesTheFolder(t *testing.T) {
 func TestPutOnceRelinkKeepsLatestExpiry(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Unix(1_800_000_000, 0).UTC()
-	publish(t, dir, "a.csv", "same", now.Add(2*time.Hour))
-	publish(t, dir, "b.csv", "same", now.Add(time.Hour))
+	publish(t, dir, "a.csv", "same", now, 2*time.Hour)
+	publish(t, dir, "b.csv", "same", now, time.Hour)
 	entries, _ := os.ReadDir(dir)
 	var names []string
 	for _, e := range entries {
@@ -161,7 +173,12 @@ func TestPutOnceRelinkKeepsLatestExpiry(t *testing.T) {
 	if len(names) != 3 { // the content, its metadata, the lock
 		t.Errorf("folder holds %v", names)
 	}
-	meta, err := readMeta(os.DirFS(dir), object("", "same", now).SHA256)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	meta, err := readMeta(root, object("", "same", 0).SHA256)
 	if err != nil || !meta.Expires.Equal(now.Add(2*time.Hour)) || meta.Size != 4 || meta.Name != "b.csv" {
 		t.Errorf("metadata %+v, %v", meta, err)
 	}
@@ -171,12 +188,12 @@ func TestPutOnceRelinkKeepsLatestExpiry(t *testing.T) {
 // content nor a temporary file.
 func TestPutFailureLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	s, err := New(dir, DefaultBaseURL, testKey)
+	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stale := fault.Errorf(fault.CodeStale, "changed.")
-	_, err = s.Put(context.Background(), object("x", "0123456789", time.Now().Add(time.Hour)),
+	_, err = s.Put(context.Background(), object("x", "0123456789", time.Hour),
 		io.MultiReader(strings.NewReader("01234"), errReader{stale}))
 	if !errors.Is(err, stale) {
 		t.Fatalf("Put: %v, want the content's error", err)
@@ -194,8 +211,8 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 func TestPrune(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Unix(1_800_000_000, 0)
-	publish(t, dir, "old.csv", "old", now.Add(time.Minute))
-	publish(t, dir, "new.csv", "new", now.Add(time.Hour))
+	publish(t, dir, "old.csv", "old", now, time.Minute)
+	publish(t, dir, "new.csv", "new", now, time.Hour)
 	temp := filepath.Join(dir, tempPrefix+"left")
 	if err := os.WriteFile(temp, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -203,19 +220,19 @@ func TestPrune(t *testing.T) {
 	if err := os.Chtimes(temp, now.Add(-2*time.Hour), now.Add(-2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(dir, testKey)
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	srv.Now = func() time.Time { return now.Add(time.Minute) }
-	n, err := srv.Prune()
+	n, err := srv.Prune(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("Prune: %d, %v; want 1", n, err)
 	}
 	for name, want := range map[string]bool{
-		object("", "old", now).SHA256: false, object("", "old", now).SHA256 + ".json": false,
-		object("", "new", now).SHA256: true, object("", "new", now).SHA256 + ".json": true,
+		object("", "old", 0).SHA256: false, object("", "old", 0).SHA256 + ".json": false,
+		object("", "new", 0).SHA256: true, object("", "new", 0).SHA256 + ".json": true,
 		filepath.Base(temp): false,
 	} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); (err == nil) != want {
@@ -247,9 +264,229 @@ func TestLoadKey(t *testing.T) {
 }
 
 func TestNewRefusesBadBaseURL(t *testing.T) {
-	for _, base := range []string{"127.0.0.1:8080", "ftp://h/", "http://", "http://h/?q=1"} {
-		if _, err := New(t.TempDir(), base, testKey); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeInvalidArgument {
+	for _, base := range []string{"127.0.0.1:8080", "ftp://h/", "http://", "http://h/?q=1",
+		"http://h/#", "http://h/?", "http://h/a b", "http://h:99999", "http://h:0", "http://h:", "http://u@h/"} {
+		if _, err := New(t.TempDir(), base, testKey, time.Second); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeInvalidArgument {
 			t.Errorf("%q: %v, want INVALID_ARGUMENT", base, err)
 		}
+	}
+}
+
+// TestExpiryRoundsUp: a link works for all of its lifetime from when its
+// content is in place: an expiry in whole seconds is rounded up, never
+// down (a 1s link made at .9 s was expired when publish returned).
+func TestExpiryRoundsUp(t *testing.T) {
+	at := time.Unix(1_800_000_000, 900_000_000)
+	for _, tc := range []struct {
+		now      time.Time
+		lifetime time.Duration
+		want     int64
+	}{
+		{at, time.Second, 1_800_000_002},
+		{at.Truncate(time.Second), time.Second, 1_800_000_001},
+		{at, time.Hour, 1_800_003_601},
+	} {
+		if got := expiry(tc.now, tc.lifetime); got.Unix() != tc.want || got.Nanosecond() != 0 {
+			t.Errorf("expiry(%v, %v) = %v, want %d", tc.now, tc.lifetime, got, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	link := publish(t, dir, "x.txt", "x", at, time.Second)
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Now = func() time.Time { return at.Add(time.Second - time.Nanosecond) }
+	if w := request(t, srv, link, nil); w.Code != 200 {
+		t.Fatalf("a 1s link, a nanosecond before its second is up: %d", w.Code)
+	}
+}
+
+// TestServerFollowsTheKey: the server reads the key at each request, so
+// that removing it revokes every link at once and a key made again by a
+// publish serves the new links, without a restart.
+func TestServerFollowsTheKey(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	publishWith := func(name string) string {
+		key, err := LoadKey(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(dir, "http://example.test", key, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Now = func() time.Time { return now }
+		link, err := s.Put(context.Background(), object(name, name, time.Hour), strings.NewReader(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimPrefix(link.URL, "http://example.test")
+	}
+	old := publishWith("old.txt")
+	srv, err := NewServer(dir, KeyReader(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Now = func() time.Time { return now }
+	if w := request(t, srv, old, nil); w.Code != 200 {
+		t.Fatalf("before the key is removed: %d", w.Code)
+	}
+	if err := os.Remove(filepath.Join(state, keyName)); err != nil {
+		t.Fatal(err)
+	}
+	if w := request(t, srv, old, nil); w.Code != 403 {
+		t.Fatalf("the key removed: %d, want 403 (revoked)", w.Code)
+	}
+	fresh := publishWith("new.txt")
+	if w := request(t, srv, fresh, nil); w.Code != 200 {
+		t.Fatalf("a link signed with the new key: %d, want 200", w.Code)
+	}
+	if w := request(t, srv, old, nil); w.Code != 403 {
+		t.Fatalf("an old link under the new key: %d, want 403", w.Code)
+	}
+}
+
+// TestServeTypeIsTheLinks: the same bytes published under two names serve
+// each link with the type its publish reported, not the latest one's.
+func TestServeTypeIsTheLinks(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	// An animated PNG's start: image/png by its .png name, the APNG type
+	// by its magic under another name.
+	content := "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + strings.Repeat("\x00", 17) + "\x00\x00\x00\x08acTL" + strings.Repeat("\x00", 12)
+	png := publish(t, dir, "p.png", content, now, time.Hour)
+	bin := publish(t, dir, "p.bin", content, now, time.Hour)
+	asPNG, asBin := textfile.ServedType("p.png", []byte(content)), textfile.ServedType("p.bin", []byte(content))
+	if asPNG == asBin {
+		t.Fatalf("both names give %s: the test tells nothing", asPNG)
+	}
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Now = func() time.Time { return now }
+	for link, want := range map[string]string{png: asPNG, bin: asBin} {
+		w := request(t, srv, link, nil)
+		if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != want {
+			t.Errorf("%s: %d, Content-Type %q, want %q", link, w.Code, ct, want)
+		}
+	}
+}
+
+// TestFIFOsNeverHang: a FIFO planted in the folder as metadata, content
+// or the lock is never opened for a blocking read: the link answers 404,
+// a prune and a publish end.
+func TestFIFOsNeverHang(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	link := publish(t, dir, "x.txt", "x", now, time.Hour)
+	id := object("", "x", 0).SHA256
+	if err := os.Remove(filepath.Join(dir, id+".json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, id+".json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Now = func() time.Time { return now }
+	if w := request(t, srv, link, nil); w.Code != 404 {
+		t.Errorf("metadata that is a FIFO: %d, want 404", w.Code)
+	}
+	if _, err := srv.Prune(context.Background()); err != nil {
+		t.Errorf("Prune: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, lockName)); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, lockName), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(context.Background(), object("y", "y", time.Hour), strings.NewReader("y")); fault.AsError(err) == nil {
+		t.Errorf("a lock that is a FIFO: %v, want an error", err)
+	}
+}
+
+// TestPutWaitsForTheLockAsLongAsItIsTold: a publish waits for a folder
+// locked by another process for its lock timeout, then is LOCK_TIMEOUT;
+// it stops at once when its context ends.
+func TestPutWaitsForTheLockAsLongAsItIsTold(t *testing.T) {
+	dir := t.TempDir()
+	held, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	// Another open file description: flock excludes it as it would another
+	// process.
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(dir, DefaultBaseURL, testKey, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Put(context.Background(), object("x", "x", time.Hour), strings.NewReader("x"))
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout {
+		t.Fatalf("Put on a locked folder: %v, want LOCK_TIMEOUT", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.lockTimeout = 0
+	if _, err := s.Put(ctx, object("x", "x", time.Hour), strings.NewReader("x")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Put with its context ended: %v, want context.Canceled", err)
+	}
+}
+
+// TestPruneRemovesUndescribedContent: content that no metadata describes
+// (a publish that failed between its two renames) is removed by a prune.
+func TestPruneRemovesUndescribedContent(t *testing.T) {
+	dir := t.TempDir()
+	orphan := filepath.Join(dir, object("", "orphan", 0).SHA256)
+	if err := os.WriteFile(orphan, []byte("orphan"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if n, err := srv.Prune(context.Background()); err != nil || n != 1 {
+		t.Fatalf("Prune: %d, %v; want 1", n, err)
+	}
+	if _, err := os.Lstat(orphan); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the content without metadata is still there: %v", err)
+	}
+}
+
+// TestServerFollowsTheFolder: a folder removed and made again (by the next
+// publish) is served, not the removed one the server opened first.
+func TestServerFollowsTheFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "assets")
+	now := time.Unix(1_800_000_000, 0)
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Now = func() time.Time { return now }
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	link := publish(t, dir, "x.txt", "x", now, time.Hour)
+	if w := request(t, srv, link, nil); w.Code != 200 {
+		t.Fatalf("a link into the folder made again: %d, want 200", w.Code)
 	}
 }

@@ -1,18 +1,22 @@
 package localdir
 
 import (
+	"context"
 	"crypto/hmac"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
+	"mime"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/agentfs/agentfs/assets"
+	"github.com/agentfs/agentfs/textfile"
+	"golang.org/x/sys/unix"
 )
 
 // Server serves the links of a folder: the content of a link whose
@@ -21,27 +25,67 @@ import (
 // the folder, so that nothing outside it (a link planted in it included)
 // is ever served.
 type Server struct {
-	dir  string
-	root *os.Root
-	key  []byte
+	dir string
+	// key reads the signing key at each request: a key removed (every
+	// link revoked) or made again by a publish holds at once.
+	key func() ([]byte, error)
 	// Now is the server's clock; tests set it to reach an expiry.
 	Now func() time.Time
+
+	mu   sync.Mutex
+	root *os.Root
+	// dev and ino are the folder's identity when root was opened: a
+	// folder removed and made again (by a publish) is opened again.
+	dev, ino uint64
 }
 
-// NewServer serves the folder dir (created when missing) with key.
-func NewServer(dir string, key []byte) (*Server, error) {
+// NewServer serves the folder dir (created when missing), with the key
+// that key reads.
+func NewServer(dir string, key func() ([]byte, error)) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, assetsIOError(err, dir)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, assetsIOError(err, dir)
+	s := &Server{dir: dir, key: key, Now: time.Now}
+	if _, err := s.folder(); err != nil {
+		return nil, err
 	}
-	return &Server{dir: dir, root: root, key: key, Now: time.Now}, nil
+	return s, nil
+}
+
+// folder is the os.Root of the folder that dir names now.
+func (s *Server) folder() (*os.Root, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st unix.Stat_t
+	if err := unix.Stat(s.dir, &st); err != nil {
+		if s.root != nil {
+			return s.root, nil // gone: its links answer 404
+		}
+		return nil, assetsIOError(err, s.dir)
+	}
+	if s.root != nil && uint64(st.Dev) == s.dev && st.Ino == s.ino {
+		return s.root, nil
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		if s.root != nil {
+			return s.root, nil
+		}
+		return nil, assetsIOError(err, s.dir)
+	}
+	if s.root != nil {
+		s.root.Close()
+	}
+	s.root, s.dev, s.ino = root, uint64(st.Dev), st.Ino
+	return root, nil
 }
 
 // Close releases the folder.
-func (s *Server) Close() error { return s.root.Close() }
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.root.Close()
+}
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -58,7 +102,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// signature checked the first.
 	q := r.URL.Query()
 	exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
-	if err != nil || len(q["exp"]) != 1 || len(q["sig"]) != 1 || !hmac.Equal([]byte(q.Get("sig")), []byte(sign(s.key, id, name, exp))) {
+	key, kerr := s.key()
+	if err != nil || kerr != nil || len(q["exp"]) != 1 || len(q["sig"]) != 1 || !hmac.Equal([]byte(q.Get("sig")), []byte(sign(key, id, name, exp))) {
 		http.Error(w, "the link's signature does not hold", http.StatusForbidden)
 		return
 	}
@@ -67,27 +112,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the link has expired", http.StatusGone)
 		return
 	}
-	meta, err := readMeta(s.root.FS(), id)
+	root, err := s.folder()
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
-	f, err := s.root.Open(id)
+	if _, err := readMeta(root, id); err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	f, err := openRegular(root, id)
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
+	// The type is the link's own: its signed name and the content, as
+	// publish reported it, whatever name the same bytes were published
+	// under since.
+	prefix := make([]byte, min(fi.Size(), textfile.SniffBytes))
+	if _, err := f.ReadAt(prefix, 0); err != nil && !errors.Is(err, io.EOF) {
+		http.Error(w, "the content cannot be read", http.StatusInternalServerError)
+		return
+	}
 	h := w.Header()
-	h.Set("Content-Type", meta.MIMEType)
+	h.Set("Content-Type", textfile.ServedType(name, prefix))
 	h.Set("ETag", `"`+id+`"`)
 	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(exp-now.Unix(), 10))
-	h.Set("Content-Disposition", "inline; filename*=UTF-8''"+url.PathEscape(name))
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": name}))
 	// Published content is the agent's, not this origin's: it is never
 	// sniffed into another type, and HTML runs sandboxed.
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -95,10 +152,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, name, fi.ModTime(), f)
 }
 
+// openRegular opens name in root for reading if it is a regular file, and
+// never waits on a FIFO planted there.
+func openRegular(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fs.ErrNotExist
+	}
+	return f, nil
+}
+
 // readMeta reads the metadata of the content id.
-func readMeta(fsys fs.FS, id string) (assets.Object, error) {
-	var meta assets.Object
-	data, err := fs.ReadFile(fsys, id+".json")
+func readMeta(root *os.Root, id string) (record, error) {
+	var meta record
+	f, err := openRegular(root, id+".json")
+	if err != nil {
+		return meta, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	if err != nil {
 		return meta, err
 	}
@@ -110,46 +186,65 @@ func readMeta(fsys fs.FS, id string) (assets.Object, error) {
 // far older than any publish takes.
 const staleTemp = time.Hour
 
-// Prune removes the content whose every link has expired, and temporary
-// files left by a process that died. It returns how many contents it
-// removed.
-func (s *Server) Prune() (int, error) {
-	unlock, err := lockDir(s.dir)
+// pruneLockWait bounds how long a prune waits for the folder's lock: a
+// publish holding it that long is left alone until the next prune.
+const pruneLockWait = 10 * time.Second
+
+// Prune removes the content whose every link has expired, content that no
+// metadata describes (a publish that failed between the two), and
+// temporary files left by a process that died. It returns how many
+// contents it removed.
+func (s *Server) Prune(ctx context.Context) (int, error) {
+	root, err := s.folder()
+	if err != nil {
+		return 0, err
+	}
+	unlock, err := lockDir(ctx, s.dir, pruneLockWait)
 	if err != nil {
 		return 0, err
 	}
 	defer unlock()
-	entries, err := fs.ReadDir(s.root.FS(), ".")
+	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return 0, assetsIOError(err, s.dir)
+	}
+	described := map[string]bool{}
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && validID(id) {
+			described[id] = true
+		}
 	}
 	now := s.Now()
 	removed := 0
 	var errs []error
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, tempPrefix) {
+		switch id, isMeta := strings.CutSuffix(name, ".json"); {
+		case strings.HasPrefix(name, tempPrefix):
 			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleTemp {
-				errs = append(errs, ignoreMissing(s.root.Remove(name)))
+				errs = append(errs, ignoreMissing(root.Remove(name)))
 			}
-			continue
+		case !isMeta && validID(name) && !described[name]:
+			// Under the lock no publish is between its two renames.
+			if err := ignoreMissing(root.Remove(name)); err != nil {
+				errs = append(errs, err)
+			} else {
+				removed++
+			}
+		case isMeta && validID(id):
+			meta, err := readMeta(root, id)
+			if err != nil || now.Before(meta.Expires) {
+				continue
+			}
+			// The content goes first: metadata without content is a link
+			// that answers 404, never content that no metadata describes.
+			if err := ignoreMissing(root.Remove(id)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			errs = append(errs, ignoreMissing(root.Remove(name)))
+			removed++
 		}
-		id, ok := strings.CutSuffix(name, ".json")
-		if !ok || !validID(id) {
-			continue
-		}
-		meta, err := readMeta(s.root.FS(), id)
-		if err != nil || now.Before(meta.Expires) {
-			continue
-		}
-		// The content goes first: metadata without content is a link that
-		// answers 404, never content that no metadata describes.
-		if err := ignoreMissing(s.root.Remove(id)); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		errs = append(errs, ignoreMissing(s.root.Remove(name)))
-		removed++
 	}
 	if err := errors.Join(errs...); err != nil {
 		return removed, assetsIOError(err, s.dir)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -101,9 +102,24 @@ func (s *Store) Key(obj assets.Object) string {
 	return k
 }
 
-// Put uploads content and presigns a GET of it until obj.Expires. A failed
-// upload is aborted, parts and all.
-func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (string, error) {
+// LinkLen is the length of the link Put makes for obj: a presigned URL's
+// fields all have fixed lengths but the key's and the lifetime's digits.
+func (s *Store) LinkLen(obj assets.Object) (int, error) {
+	link, err := s.presign(obj, time.Now().UTC())
+	if err != nil {
+		return 0, s.storeError(err, "the link cannot be signed")
+	}
+	return len(link), nil
+}
+
+func (s *Store) presign(obj assets.Object, now time.Time) (string, error) {
+	params := url.Values{"response-content-disposition": {mime.FormatMediaType("inline", map[string]string{"filename": obj.Name})}}
+	return s.client.PresignGetAt(s.Key(obj), obj.Lifetime, params, now)
+}
+
+// Put uploads content and presigns a GET of it for obj.Lifetime from when
+// the upload ends. A failed upload is aborted, parts and all.
+func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
 	key := s.Key(obj)
 	h := http.Header{}
 	h.Set("Content-Type", obj.MIMEType)
@@ -111,16 +127,16 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	// Upload sends exactly obj.Size bytes or fails: a short content is an
 	// error, and the store's answer confirms what it got.
 	if _, err := s.client.Upload(ctx, key, content, obj.Size, PartSize, h); err != nil {
-		return "", s.storeError(err, "the upload failed")
+		return assets.Link{}, s.storeError(err, "the upload failed")
 	}
-	// The link's lifetime counts from its signing, in whole seconds.
-	ttl := time.Duration(obj.Expires.Unix()-time.Now().Unix()) * time.Second
-	params := url.Values{"response-content-disposition": {"inline; filename*=UTF-8''" + url.PathEscape(obj.Name)}}
-	link, err := s.client.PresignGet(key, max(ttl, time.Second), params)
+	// The link's lifetime counts from its signing time, in whole seconds
+	// (X-Amz-Date), which is what the answer says.
+	now := time.Now().UTC().Truncate(time.Second)
+	link, err := s.presign(obj, now)
 	if err != nil {
-		return "", s.storeError(err, "the link cannot be signed")
+		return assets.Link{}, s.storeError(err, "the link cannot be signed")
 	}
-	return link, nil
+	return assets.Link{URL: link, Expires: now.Add(obj.Lifetime)}, nil
 }
 
 // storeError gives an S3 error its code: what the caller can fix (bucket,

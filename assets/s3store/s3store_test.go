@@ -35,7 +35,7 @@ func testStore(t *testing.T) *Store {
 func object(name string, content []byte, ttl time.Duration) assets.Object {
 	sum := sha256.Sum256(content)
 	return assets.Object{Name: name, MIMEType: "text/csv", Size: int64(len(content)),
-		SHA256: hex.EncodeToString(sum[:]), Expires: time.Now().Add(ttl)}
+		SHA256: hex.EncodeToString(sum[:]), Lifetime: ttl}
 }
 
 func get(t *testing.T, link string) (int, []byte, http.Header) {
@@ -68,18 +68,28 @@ func TestPutAndFetch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := object(tc.name, tc.content, time.Hour)
+			n, err := s.LinkLen(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
 			link, err := s.Put(context.Background(), obj, bytes.NewReader(tc.content))
 			if err != nil {
 				t.Fatal(err)
 			}
-			u, err := url.Parse(link)
+			u, err := url.Parse(link.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := u.Query().Get("X-Amz-Expires"); got != "3600" && got != "3599" {
-				t.Errorf("X-Amz-Expires %q, want an hour", got)
+			// The link's lifetime counts from its signing time, which the
+			// answer's expiry is an hour after.
+			signed, err := time.Parse("20060102T150405Z", u.Query().Get("X-Amz-Date"))
+			if got := u.Query().Get("X-Amz-Expires"); got != "3600" || err != nil || !link.Expires.Equal(signed.Add(time.Hour)) {
+				t.Errorf("X-Amz-Expires %q, signed %v (%v), expires %v: want an hour after the signing", got, signed, err, link.Expires)
 			}
-			status, body, h := get(t, link)
+			if len(link.URL) != n {
+				t.Errorf("the link is %d bytes, LinkLen said %d", len(link.URL), n)
+			}
+			status, body, h := get(t, link.URL)
 			if status != http.StatusOK || !bytes.Equal(body, tc.content) {
 				t.Fatalf("GET: %d, %d bytes (want 200, %d bytes)", status, len(body), len(tc.content))
 			}
@@ -96,10 +106,11 @@ func TestPutAndFetch(t *testing.T) {
 func TestLinkExpires(t *testing.T) {
 	s := testStore(t)
 	content := []byte("soon gone\n")
-	link, err := s.Put(context.Background(), object("gone.txt", content, time.Second), bytes.NewReader(content))
+	put, err := s.Put(context.Background(), object("gone.txt", content, time.Second), bytes.NewReader(content))
 	if err != nil {
 		t.Fatal(err)
 	}
+	link := put.URL
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		status, body, _ := get(t, link)
