@@ -526,7 +526,10 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 // walk: those it proves cannot match without reading them.
 func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 	g.unreadable.Add(int64(g.narrow.Unreadable))
-	display := g.t.FS.Display(g.path)
+	display := g.narrow.Display
+	if display == "" {
+		display = g.t.FS.Display(g.path)
+	}
 	for _, f := range g.narrow.Files {
 		if g.from.From != "" && WalkOrder(f.Rel, g.from.From) < 0 {
 			continue

@@ -71,6 +71,9 @@ type Narrowing struct {
 	// the directories that walk could not read.
 	Files      []IndexedFile
 	Unreadable int
+	// Display is the search's path as a walk of it shows it, the start of
+	// the paths of Files.
+	Display string
 }
 
 // IndexedFile is a file of a Narrowing's list. Open, when set, opens it

@@ -74,6 +74,11 @@ type BuildOptions struct {
 	// watched too.
 	Config string
 	Roots  []string
+	// View is what a walk of the tree shows (localfs.FS.WalkView): a tree
+	// spelled through a link is walked under other rules than its real
+	// names, and its index's list is then never used for a search's walk
+	// (its config is left empty); its files are judged one by one.
+	View func(path string) (display string, asReal bool, err error)
 }
 
 // Build builds or updates the index of the directory path (at the absolute
@@ -92,6 +97,11 @@ func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOp
 // buildOpen is Build, the new index left open: taken under the builders'
 // lock, it is the one this build wrote.
 func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts BuildOptions) (*Index, Status, error) {
+	if opts.View != nil {
+		if _, asReal, err := opts.View(path); err != nil || !asReal {
+			opts.Config = ""
+		}
+	}
 	loc, err := locateMaking(abs)
 	if err != nil {
 		return nil, Status{}, err

@@ -322,10 +322,19 @@ func (f *fileEntry) isStat(st *unix.Stat_t) bool {
 // errNoIndex is the error of Status and Drop when no index covers a path.
 var errNoIndex = errors.New("no index")
 
+// CoveredError is Drop's error for a directory that has no index of its
+// own but lies in the tree of one, which searches of it use.
+type CoveredError struct{ Root string }
+
+func (e CoveredError) Error() string { return "covered by the index of " + e.Root }
+
 // IsNoIndex reports whether err says that no index exists.
 func IsNoIndex(err error) bool { return errors.Is(err, errNoIndex) }
 
-// StatusOf describes the index of the directory at the absolute path abs.
+// StatusOf describes the index that covers the directory at the absolute
+// path abs, its own or an ancestor's (whose root the status names), all of
+// it checked as a search would check what it reads: a corrupt index is
+// UnusableError, never described as usable.
 func StatusOf(abs string) (Status, error) {
 	loc, err := locateExisting(abs)
 	if err != nil {
@@ -333,12 +342,17 @@ func StatusOf(abs string) (Status, error) {
 	}
 	ix, err := open(loc.file, loc.root)
 	if errors.Is(err, os.ErrNotExist) {
-		return Status{}, errNoIndex
-	}
-	if err != nil {
+		ix, _ = findCovering(localfs.ExistingStateDir(), loc.root)
+		if ix == nil {
+			return Status{}, errNoIndex
+		}
+	} else if err != nil {
 		return Status{}, err
 	}
 	defer ix.Close()
+	if err := ix.verify(); err != nil {
+		return Status{}, UnusableError{err}
+	}
 	st := ix.status()
 	_, st.Watched = askWatcher(ix)
 	return st, nil
@@ -359,6 +373,10 @@ func Drop(ctx context.Context, abs string, timeout time.Duration) error {
 	os.Remove(loc.building) // what a killed build left
 	err = os.Remove(loc.file)
 	if errors.Is(err, os.ErrNotExist) {
+		if ix, _ := findCovering(localfs.ExistingStateDir(), loc.root); ix != nil {
+			defer ix.Close()
+			return CoveredError{Root: ix.root}
+		}
 		return errNoIndex
 	}
 	return err

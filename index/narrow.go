@@ -28,6 +28,10 @@ type Finder struct {
 	// fingerprint than the build's, grep walks the whole tree.
 	Walker backend.Walker
 	Config string
+	// View is what a walk of a path shows (localfs.FS.WalkView): the list
+	// stands for a walk only of the index's root spelled by its real
+	// names, and is shown as that walk shows it.
+	View func(path string) (display string, asReal bool, err error)
 	// Direct lets the index open the candidates itself, relative to their
 	// proven directories; only for a backend that denies no file by
 	// identity (localfs.FS.DeniesFiles).
@@ -36,7 +40,7 @@ type Finder struct {
 
 // Local is the Finder of a local workspace, everything taken from it.
 func Local(fsys *localfs.FS) Finder {
-	return Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles()}
+	return Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles(), View: fsys.WalkView}
 }
 
 // Within is the Finder of the local roots of a mixed workspace fsys: it
@@ -91,10 +95,17 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 	if err != nil {
 		return nil, nil // corrupt: never trusted, the search reads every file
 	}
-	if prefix == "" && !q.NoIgnore && len(q.Exclude) == 0 && f.Walker != nil && ix.config == f.Config {
-		n, err := f.list(ctx, ix, q.Path, cand)
-		if err != nil || n != nil {
-			return n, err
+	if prefix == "" && !q.NoIgnore && len(q.Exclude) == 0 && f.Walker != nil && ix.config == f.Config && f.View != nil {
+		// Spelled through a link, the walk reads other rules than the
+		// build's: each file it visits is judged instead.
+		if display, asReal, err := f.View(q.Path); err == nil && asReal {
+			n, err := f.list(ctx, ix, q.Path, cand)
+			if n != nil {
+				n.Display = display
+			}
+			if err != nil || n != nil {
+				return n, err
+			}
 		}
 	}
 	files := ix.files

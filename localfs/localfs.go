@@ -75,6 +75,9 @@ type denied struct {
 	dev, ino uint64
 	exists   bool
 	isFile   bool // a file has other names (hard links) that no path check sees
+	// state is a state directory's: made by agentfs itself at its first
+	// lock or index, so its identity is not part of the configuration.
+	state bool
 }
 
 // FS is the local backend: a backend.MutableFS, backend.Walker and
@@ -178,11 +181,12 @@ func New(cfg Config) (*FS, error) {
 			denyPaths = append(denyPaths, joinAbs(f.base, d))
 		}
 	}
+	states := len(denyPaths)
 	denyPaths = append(denyPaths, f.stateDirsOutsideRoots()...)
-	for _, d := range denyPaths {
+	for i, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there.
-		e := denied{path: resolveExisting(d)}
+		e := denied{path: resolveExisting(d), state: i >= states}
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
@@ -1056,6 +1060,12 @@ func (f *FS) Fingerprint() string {
 		fmt.Fprintf(&b, " root=%q", r.path)
 	}
 	for _, d := range f.deny {
+		if d.state {
+			// Made by the build itself: whether it existed when this
+			// process started changes nothing a walk visits.
+			fmt.Fprintf(&b, " state=%q", d.path)
+			continue
+		}
 		fmt.Fprintf(&b, " deny=%q:%d:%d:%v", d.path, d.dev, d.ino, d.exists)
 	}
 	return b.String()

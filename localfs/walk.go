@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -126,6 +127,24 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 		return nil
 	}
 	return err
+}
+
+// WalkView is what a walk of the directory p shows: the display its paths
+// start with, and whether p is spelled by the real names of its directory
+// below its root (no link between them). A walk matches the ignore rules
+// above its start against the names as spelled, so a walk through a link
+// visits other files than one by the real names.
+func (f *FS) WalkView(p string) (display string, asReal bool, err error) {
+	t, err := f.resolve(p)
+	if err != nil {
+		return "", false, err
+	}
+	real, err := evalSymlinks(filepath.Join(t.root.path, t.rel))
+	if err != nil {
+		return "", false, mapErr(err, t.display(f))
+	}
+	rel, ok := within(t.root.path, real)
+	return t.display(f), ok && rel == t.rel, nil
 }
 
 // loadAncestors reads the ignore files of the directories above the start,

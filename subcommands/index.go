@@ -91,8 +91,9 @@ func runIndex(c *cli.Context) error {
 		if fp, ok := owner.(interface {
 			Fingerprint() string
 			Roots() []string
+			WalkView(string) (string, bool, error)
 		}); ok {
-			opts.Config, opts.Roots = fp.Fingerprint(), fp.Roots()
+			opts.Config, opts.Roots, opts.View = fp.Fingerprint(), fp.Roots(), fp.WalkView
 		}
 		stderr := streamsOf(c).Stderr
 		if isTerminal(stderr) {
@@ -151,6 +152,7 @@ func countTrue(bs ...bool) int {
 func indexErr(err error, path string) error {
 	var fe *fault.Error
 	var unusable index.UnusableError
+	var covered index.CoveredError
 	switch {
 	case errors.As(err, &fe):
 		if fe.Path == "" {
@@ -160,6 +162,9 @@ func indexErr(err error, path string) error {
 	case index.IsNoIndex(err):
 		return fault.Errorf(fault.CodeNotFound, "no index covers this directory.").WithPath(path).
 			WithHint("build one with agentfs index %s", path)
+	case errors.As(err, &covered):
+		return fault.Errorf(fault.CodeNotFound, "this directory has no index of its own: the index of %s covers it, and its searches use that one.", covered.Root).WithPath(path).
+			WithHint("drop that index with agentfs index --drop %s", covered.Root)
 	case errors.As(err, &unusable):
 		return fault.Errorf(fault.CodeNotFound, "no usable index covers this directory (%s).", unusable.Reason).WithPath(path).
 			WithHint("rebuild it with agentfs index %s; searches read every file until then", path)
