@@ -48,6 +48,28 @@ func cmdWaitListen(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdStallGet starts a GET of URL, reads the start of the answer and then
+// reads no more, holding the connection until the script ends: a download
+// in flight whose client has stalled.
+func cmdStallGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stallget URL")
+	}
+	u, err := url.Parse(args[0])
+	ts.Check(err)
+	c, err := net.Dial("tcp", u.Host)
+	ts.Check(err)
+	ts.Defer(func() { c.Close() })
+	_, err = fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", u.RequestURI(), u.Host)
+	ts.Check(err)
+	start := make([]byte, 1024)
+	_, err = io.ReadFull(c, start)
+	ts.Check(err)
+	if !strings.HasPrefix(string(start), "HTTP/1.1 200 ") {
+		ts.Fatalf("stallget: the answer starts %q", start[:min(len(start), 40)])
+	}
+}
+
 // cmdHTTPGet fetches URL with plain HTTP and asserts the status; the body
 // goes to the file body, the headers to headers:
 // httpget [-H 'Name: value']... URL STATUS.

@@ -51,6 +51,7 @@ func TestScripts(t *testing.T) {
 			"freeport":    cmdFreePort,
 			"waitlisten":  cmdWaitListen,
 			"httpget":     cmdHTTPGet,
+			"stallget":    cmdStallGet,
 			"expiredlink": cmdExpiredLink,
 		},
 		// $EXAMPLES: the README's programs, which scripts run as a user
