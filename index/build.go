@@ -149,7 +149,13 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 		return nil, err
 	}
 	b.dirs = []record{b.dirRecord("", rootInfo)}
+	if err := sameTree(w, path, loc.root); err != nil {
+		return nil, err
+	}
 	if err := b.walk(ctx, w, path); err != nil {
+		return nil, err
+	}
+	if err := sameTree(w, path, loc.root); err != nil {
 		return nil, err
 	}
 	b.link()
@@ -176,6 +182,37 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 		watched <- w
 	}
 	return b, b.write(loc, watched, opts.Config)
+}
+
+// ErrTreeReplaced is a build's error when the directory the backend walks
+// is not the one the index is named and stamped by.
+var ErrTreeReplaced = errors.New("the directory was removed or replaced")
+
+// sameTree checks that the directory the walker reaches as path (through
+// its descriptors: a root, or a working directory held open) is the one
+// at root by name, which the index is named by. A watcher started inside
+// a tree that was then removed and made again walked the removed, empty
+// directory and stamped the result as the new one's index: every search
+// of the new tree found nothing, with exit 0.
+func sameTree(w backend.Walker, path, root string) error {
+	id, ok := w.(interface {
+		DirIdentity(string) (uint64, uint64, error)
+	})
+	if !ok {
+		return nil
+	}
+	dev, ino, err := id.DirIdentity(path)
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(root, &st); err != nil {
+		return err
+	}
+	if uint64(st.Dev) != dev || st.Ino != ino {
+		return ErrTreeReplaced
+	}
+	return nil
 }
 
 // unchanged reports whether the walk found the tree as old recorded it,
@@ -627,7 +664,11 @@ func (b *builder) link() {
 // The temporary file has one name per index, taken under the builders'
 // lock, so what a killed build left is truncated by the next.
 func (b *builder) write(loc location, watched <-chan []record, config string) error {
-	tmp, err := os.OpenFile(loc.building, os.O_RDWR|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	// Whatever else is there (a link, a FIFO, a directory) is no build's.
+	if err := os.RemoveAll(loc.building); err != nil {
+		return err
+	}
+	tmp, err := os.OpenFile(loc.building, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
@@ -728,6 +769,13 @@ func (b *builder) write(loc location, watched <-chan []record, config string) er
 	}
 	if err := tmp.Close(); err != nil {
 		return err
+	}
+	if fi, err := os.Lstat(loc.file); err == nil && fi.IsDir() {
+		// No index is a directory: one made at its name would fail every
+		// build's rename.
+		if err := os.RemoveAll(loc.file); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(tmp.Name(), loc.file); err != nil {
 		return err

@@ -105,12 +105,17 @@ func decodeHeader(b []byte, n int) (header, error) {
 		postOff: le.Uint64(b[56:]), postLen: le.Uint64(b[64:]), metaCRC: le.Uint32(b[72:]),
 	}
 	size := uint64(n)
-	if h.length != size || h.metaOff+h.metaLen > size || h.tableOff+h.trigrams*entrySize > size ||
-		h.postOff+h.postLen > size || h.metaOff < headerSize {
+	if h.length != size || !inBounds(h.metaOff, h.metaLen, size) || h.trigrams > size/entrySize ||
+		!inBounds(h.tableOff, h.trigrams*entrySize, size) || !inBounds(h.postOff, h.postLen, size) || h.metaOff < headerSize {
 		return header{}, errors.New("the index is truncated")
 	}
 	return h, nil
 }
+
+// inBounds reports whether the section of length n at off lies in size
+// bytes, without the sum wrapping past 2^64 (a crafted header whose
+// checksum holds once made every search panic).
+func inBounds(off, n, size uint64) bool { return off <= size && n <= size-off }
 
 // meta is the meta section: what the index is of and what it proves.
 type meta struct {

@@ -93,14 +93,22 @@ func realDir(abs string) (string, error) {
 // open maps and checks the index file at name. A file that is not an index
 // of root, or fails a check, is an error: it is never used.
 func open(name, root string) (*Index, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+	// Never waiting on a FIFO, nor following a link, planted at the name.
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	if err == unix.ELOOP {
+		return nil, UnusableError{errors.New("not an agentfs index (a link)")}
 	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, UnusableError{errors.New("not an agentfs index (not a regular file)")}
 	}
 	if st.Size < headerSize || st.Size > 1<<40 {
 		return nil, UnusableError{errors.New("not an agentfs index (too short)")}
@@ -370,16 +378,16 @@ func Drop(ctx context.Context, abs string, timeout time.Duration) error {
 		return err
 	}
 	defer unlock()
-	os.Remove(loc.building) // what a killed build left
-	err = os.Remove(loc.file)
-	if errors.Is(err, os.ErrNotExist) {
+	os.RemoveAll(loc.building) // what a killed build left
+	if _, err := os.Lstat(loc.file); errors.Is(err, os.ErrNotExist) {
 		if ix, _ := findCovering(localfs.ExistingStateDir(), loc.root); ix != nil {
 			defer ix.Close()
 			return CoveredError{Root: ix.root}
 		}
 		return errNoIndex
 	}
-	return err
+	// Whatever is at the index's name goes, a directory made there too.
+	return os.RemoveAll(loc.file)
 }
 
 // locateMaking locates the index of abs in the state directory, made if

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -474,6 +475,17 @@ func TestCorruptIndexIsNotTrusted(t *testing.T) {
 			}
 			h, _ := decodeHeader(d, len(d))
 			d[h.postOff+uint64(e.off)] ^= 0x40
+			return d
+		}},
+		{"meta length wrapping", func(t *testing.T, _ string, d []byte) []byte {
+			// Off plus length past 2^64, the header's checksum made to
+			// hold: every search, status and build panicked.
+			h, err := decodeHeader(d, len(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			binary.LittleEndian.PutUint64(d[40:], -h.metaOff+10)
+			binary.LittleEndian.PutUint32(d[92:], checksum(d[:92]))
 			return d
 		}},
 		{"foreign", func(t *testing.T, _ string, _ []byte) []byte {
@@ -1086,5 +1098,79 @@ func TestStoppedWalkLeavesNoDescriptor(t *testing.T) {
 	}
 	if after := open(); after > before+2 || f.walked-walked != 100 || f.skipped == 0 {
 		t.Fatalf("%d descriptors before 100 walked greps, %d after (%d walked, %d files skipped)", before, after, f.walked-walked, f.skipped)
+	}
+}
+
+// A tree removed and made again at its path while the backend holds the
+// removed one (a watcher started inside it, its working directory) is not
+// indexed: the walk would read the removed, empty directory and stamp it
+// as the new one's index, and every search of the new tree found nothing,
+// with exit 0.
+func TestBuildRefusesATreeReplacedUnderIt(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	old := f.dir + ".old"
+	if err := os.Rename(f.dir, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(f.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.put("b/g.txt", "a new needle\n")
+	_, err := Build(context.Background(), f.fsys, ".", f.dir, BuildOptions{LockTimeout: time.Second})
+	if !errors.Is(err, ErrTreeReplaced) {
+		t.Fatalf("a build of a replaced tree: %v, want ErrTreeReplaced", err)
+	}
+	if _, err := StatusOf(f.dir); !IsNoIndex(err) {
+		t.Fatalf("the new tree has an index: %v", err)
+	}
+}
+
+// A FIFO, a link or a directory at an index's name is no index: searches
+// scan, status is NOT_FOUND, and the next build replaces it, never
+// waiting on the FIFO.
+func TestIndexNameHoldsSomethingElse(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(string) error
+	}{
+		{"fifo", func(p string) error { return unix.Mkfifo(p, 0o600) }},
+		{"link to a fifo", func(p string) error {
+			if err := unix.Mkfifo(p+".fifo", 0o600); err != nil {
+				return err
+			}
+			return os.Symlink(p+".fifo", p)
+		}},
+		{"directory", func(p string) error { return os.MkdirAll(filepath.Join(p, "x"), 0o700) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.seed()
+			f.build()
+			loc, err := locate(localfs.ExistingStateDir(), f.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(loc.file); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.plant(loc.file); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"}); err != nil || n != nil {
+				t.Fatalf("a %s at the index's name narrows the search (%v)", tc.name, err)
+			}
+			f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+			if _, err := StatusOf(f.dir); err == nil {
+				t.Fatalf("status describes a %s", tc.name)
+			}
+			if st := f.build(); st.Files == 0 {
+				t.Fatal("the build after it indexed nothing")
+			}
+			if n, _ := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"}); n == nil {
+				t.Fatal("the rebuilt index is not used")
+			}
+		})
 	}
 }

@@ -147,6 +147,25 @@ func (f *FS) WalkView(p string) (display string, asReal bool, err error) {
 	return t.display(f), ok && rel == t.rel, nil
 }
 
+// DirIdentity is the device and inode of the directory p as the backend
+// reaches it: through its descriptors, which may hold a directory that
+// was removed or replaced since (a root, or a working directory).
+func (f *FS) DirIdentity(p string) (dev, ino uint64, err error) {
+	t, err := f.resolve(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	dir, st, err := f.openChecked(t, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK)
+	if err != nil {
+		return 0, 0, err
+	}
+	dir.Close()
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return 0, 0, fault.NotADirectory(t.display(f))
+	}
+	return uint64(st.Dev), st.Ino, nil
+}
+
 // loadAncestors reads the ignore files of the directories above the start,
 // inside its root, so that searching a subdirectory ignores what searching
 // the whole tree would. .gitignore files above the nearest git repository

@@ -168,6 +168,9 @@ func indexErr(err error, path string) error {
 	case errors.As(err, &unusable):
 		return fault.Errorf(fault.CodeNotFound, "no usable index covers this directory (%s).", unusable.Reason).WithPath(path).
 			WithHint("rebuild it with agentfs index %s; searches read every file until then", path)
+	case errors.Is(err, index.ErrTreeReplaced):
+		return fault.Errorf(fault.CodeStale, "the directory was removed or replaced since agentfs opened it: nothing was indexed.").WithPath(path).
+			WithHint("cd into the directory now at that path (a shell inside a removed one holds the old), then run agentfs index again")
 	case errors.Is(err, index.ErrLocked):
 		return fault.Errorf(fault.CodeLockTimeout, "another agentfs index of this directory is running.").WithPath(path).
 			WithHint("wait for it, or raise --lock-timeout")
