@@ -107,6 +107,16 @@ func newSeededFixture(t *testing.T, seed uint64) *fixture {
 	return f
 }
 
+// location is where the fixture's index is kept.
+func (f *fixture) location() location {
+	f.t.Helper()
+	loc, err := locate(localfs.ExistingStateDir(), f.dir)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return loc
+}
+
 // text is a few random lines of words.
 func (f *fixture) text() string {
 	var b strings.Builder
@@ -511,10 +521,7 @@ func TestCorruptIndexIsNotTrusted(t *testing.T) {
 			f := newFixture(t)
 			f.seed()
 			f.build()
-			loc, err := locate(localfs.ExistingStateDir(), f.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			loc := f.location()
 			data, err := os.ReadFile(loc.file)
 			if err != nil {
 				t.Fatal(err)
@@ -1148,10 +1155,7 @@ func TestIndexNameHoldsSomethingElse(t *testing.T) {
 			f := newFixture(t)
 			f.seed()
 			f.build()
-			loc, err := locate(localfs.ExistingStateDir(), f.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			loc := f.location()
 			if err := os.Remove(loc.file); err != nil {
 				t.Fatal(err)
 			}

@@ -57,6 +57,18 @@ func publish(t *testing.T, dir, name, content string, now time.Time, lifetime ti
 	return rest
 }
 
+// server serves dir with testKey, its clock stopped at now.
+func server(t *testing.T, dir string, now time.Time) *Server {
+	t.Helper()
+	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	srv.Now = func() time.Time { return now }
+	return srv
+}
+
 func request(t *testing.T, srv *Server, target string, header map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
 	r := httptest.NewRequest(http.MethodGet, target, nil)
@@ -76,12 +88,7 @@ func TestServe(t *testing.T) {
 	id := object("", content, 0).SHA256
 	u, _ := url.Parse(link)
 	q := u.Query()
-	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.Now = func() time.Time { return now }
+	srv := server(t, dir, now)
 	with := func(key, value string) string {
 		v := url.Values{}
 		for k := range q {
@@ -147,12 +154,7 @@ func TestServeNeverLeavesTheFolder(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(dir, id)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.Now = func() time.Time { return now }
+	srv := server(t, dir, now)
 	if w := request(t, srv, link, nil); w.Code != 404 || strings.Contains(w.Body.String(), "secret") {
 		t.Fatalf("status %d, body %q: the link outside was followed", w.Code, w.Body)
 	}
@@ -220,12 +222,7 @@ func TestPrune(t *testing.T) {
 	if err := os.Chtimes(temp, now.Add(-2*time.Hour), now.Add(-2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.Now = func() time.Time { return now.Add(time.Minute) }
+	srv := server(t, dir, now.Add(time.Minute))
 	n, err := srv.Prune(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("Prune: %d, %v; want 1", n, err)
@@ -292,12 +289,7 @@ func TestExpiryRoundsUp(t *testing.T) {
 	}
 	dir := t.TempDir()
 	link := publish(t, dir, "x.txt", "x", at, time.Second)
-	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.Now = func() time.Time { return at.Add(time.Second - time.Nanosecond) }
+	srv := server(t, dir, at.Add(time.Second-time.Nanosecond))
 	if w := request(t, srv, link, nil); w.Code != 200 {
 		t.Fatalf("a 1s link, a nanosecond before its second is up: %d", w.Code)
 	}
@@ -364,12 +356,7 @@ func TestServeTypeIsTheLinks(t *testing.T) {
 	if asPNG == asBin {
 		t.Fatalf("both names give %s: the test tells nothing", asPNG)
 	}
-	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.Now = func() time.Time { return now }
+	srv := server(t, dir, now)
 	for link, want := range map[string]string{png: asPNG, bin: asBin} {
 		w := request(t, srv, link, nil)
 		if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != want {
@@ -392,12 +379,7 @@ func TestFIFOsNeverHang(t *testing.T) {
 	if err := unix.Mkfifo(filepath.Join(dir, id+".json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.Now = func() time.Time { return now }
+	srv := server(t, dir, now)
 	if w := request(t, srv, link, nil); w.Code != 404 {
 		t.Errorf("metadata that is a FIFO: %d, want 404", w.Code)
 	}
@@ -458,11 +440,7 @@ func TestPruneRemovesUndescribedContent(t *testing.T) {
 	if err := os.WriteFile(orphan, []byte("orphan"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := server(t, dir, time.Now())
 	if n, err := srv.Prune(context.Background()); err != nil || n != 1 {
 		t.Fatalf("Prune: %d, %v; want 1", n, err)
 	}
@@ -476,12 +454,7 @@ func TestPruneRemovesUndescribedContent(t *testing.T) {
 func TestServerFollowsTheFolder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "assets")
 	now := time.Unix(1_800_000_000, 0)
-	srv, err := NewServer(dir, func() ([]byte, error) { return testKey, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.Now = func() time.Time { return now }
+	srv := server(t, dir, now)
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
