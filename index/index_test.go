@@ -598,10 +598,7 @@ func TestKilledBuildLeavesOldIndex(t *testing.T) {
 	}
 	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
 
-	loc, err := locate(localfs.ExistingStateDir(), f.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	loc := f.location()
 	if err := os.WriteFile(loc.building, []byte("half an index"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -632,7 +629,7 @@ func TestConcurrentBuildersLock(t *testing.T) {
 	f := newFixture(t)
 	f.seed()
 	f.build()
-	loc, _ := locate(localfs.ExistingStateDir(), f.dir)
+	loc := f.location()
 	unlock, err := lock(context.Background(), loc.lock, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -651,7 +648,7 @@ func TestConcurrentBuildersLock(t *testing.T) {
 // files holds its lists depends on which was read first.
 func TestRunsMergeAsOne(t *testing.T) {
 	lists := func(f *fixture) map[uint32]bitset {
-		loc, _ := locate(localfs.ExistingStateDir(), f.dir)
+		loc := f.location()
 		ix, err := open(loc.file, loc.root)
 		if err != nil {
 			t.Fatal(err)
@@ -726,10 +723,7 @@ func TestRecentRootIsAlwaysListed(t *testing.T) {
 	if _, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	loc, err := locate(localfs.ExistingStateDir(), f.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	loc := f.location()
 	ix, err := open(loc.file, loc.root)
 	if err != nil {
 		t.Fatal(err)
@@ -855,10 +849,7 @@ func TestUnchangedTreeKeepsIndex(t *testing.T) {
 	}
 	f.same(core.GrepRequest{Query: "needle anew", Path: f.dir})
 
-	loc, err := locate(localfs.ExistingStateDir(), f.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	loc := f.location()
 	ix, err := open(loc.file, "")
 	if err != nil {
 		t.Fatal(err)

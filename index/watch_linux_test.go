@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,10 +43,7 @@ func (f *fixture) watch(quiet time.Duration) {
 // openIndex opens the index of f's tree now in place.
 func (f *fixture) openIndex() *Index {
 	f.t.Helper()
-	loc, err := locate(localfs.ExistingStateDir(), f.dir)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	loc := f.location()
 	ix, err := open(loc.file, loc.root)
 	if err != nil {
 		f.t.Fatal(err)
