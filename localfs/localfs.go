@@ -182,7 +182,12 @@ func New(cfg Config) (*FS, error) {
 		}
 	}
 	states := len(denyPaths)
-	denyPaths = append(denyPaths, f.stateDirsOutsideRoots()...)
+	stateDirs, err := f.stateDirs()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	denyPaths = append(denyPaths, stateDirs...)
 	for i, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there.
@@ -204,26 +209,28 @@ func New(cfg Config) (*FS, error) {
 	return f, nil
 }
 
-// stateDirsOutsideRoots are the places agentfs keeps its state (locks,
-// journals, the index, publish's signing key), denied as /proc is: with
-// --root ~, a publish of ~/.local/state/agentfs/publish.key gave away the
-// key that signs every link, and an rm there would drop other processes'
-// locks. Each place another environment might pick is denied too; one
-// that holds a root is not, as nothing of it is then reachable but the
-// root.
-func (f *FS) stateDirsOutsideRoots() []string {
+// stateDirs are the places agentfs keeps its state (locks, journals, the
+// index, publish's signing key), denied as /proc is: with --root ~, a
+// publish of ~/.local/state/agentfs/publish.key gave away the key that
+// signs every link, and an rm there would drop other processes' locks.
+// Each place another environment might pick is denied too. A root in one
+// of them is refused: a deny there would refuse the root, and no deny
+// would leave the key to that root and to any other root holding it.
+func (f *FS) stateDirs() ([]string, error) {
 	places := stateDirCandidates()
 	if d := os.Getenv(StateDirEnv); d != "" {
-		places = append(places, d)
+		places = append(places, joinAbs(f.cwd, d))
 	}
-	var out []string
 	for _, d := range places {
 		real := resolveExisting(d)
-		if !slices.ContainsFunc(f.roots, func(r *root) bool { _, in := within(real, r.path); return in }) {
-			out = append(out, d)
+		for _, r := range f.roots {
+			if _, in := within(real, r.path); in {
+				return nil, fault.Errorf(fault.CodeDenied, "the root %s lies in agentfs's state directory %s, which holds its locks, journals and signing key.", r.given, d).
+					WithPath(r.given).WithHint("give a root outside it, or set %s to a directory outside the roots", StateDirEnv)
+			}
 		}
 	}
-	return out
+	return places, nil
 }
 
 // Close releases the roots.
@@ -1062,8 +1069,13 @@ func (f *FS) Fingerprint() string {
 	for _, d := range f.deny {
 		if d.state {
 			// Made by the build itself: whether it existed when this
-			// process started changes nothing a walk visits.
-			fmt.Fprintf(&b, " state=%q", d.path)
+			// process started changes nothing a walk visits. One outside
+			// the roots changes nothing either: it counts only where a
+			// walk could meet it, so that another TMPDIR or HOME leaves
+			// the index's list in use.
+			if slices.ContainsFunc(f.roots, func(r *root) bool { _, in := within(r.path, d.path); return in }) {
+				fmt.Fprintf(&b, " state=%q", d.path)
+			}
 			continue
 		}
 		fmt.Fprintf(&b, " deny=%q:%d:%d:%v", d.path, d.dev, d.ino, d.exists)

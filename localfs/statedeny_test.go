@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // The state directories are denied, but their identity is no part of the
@@ -21,6 +23,18 @@ func TestStateDirLeavesTheFingerprint(t *testing.T) {
 	if after := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); after != before {
 		t.Fatalf("the fingerprint changed when the state directory was made:\n%s\n%s", before, after)
 	}
+	// Nor are state directories outside the roots, which no walk meets:
+	// a search from another TMPDIR, HOME or XDG_STATE_HOME than the
+	// build's walked the whole tree.
+	t.Setenv(StateDirEnv, "")
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	one := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint()
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	if other := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); other != one {
+		t.Fatalf("the fingerprint changed with TMPDIR and XDG_STATE_HOME:\n%s\n%s", one, other)
+	}
 	// A deny root given by the caller keeps its identity in it.
 	deny := filepath.Join(ws, "secret")
 	fp := newFS(t, Config{Roots: []string{ws}, Cwd: ws, Deny: []string{deny}}).Fingerprint()
@@ -29,5 +43,22 @@ func TestStateDirLeavesTheFingerprint(t *testing.T) {
 	}
 	if newFS(t, Config{Roots: []string{ws}, Cwd: ws, Deny: []string{deny}}).Fingerprint() == fp {
 		t.Fatal("a deny root made since left the fingerprint unchanged")
+	}
+}
+
+// A root in a state directory is refused: denied, the root would be
+// refused; not denied, the key would be open to it and to any other root
+// that holds the state directory.
+func TestRootInAStateDirIsRefused(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	ws := filepath.Join(state, "ws")
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, roots := range [][]string{{ws}, {state}, {ws, filepath.Dir(state)}} {
+		if _, err := New(Config{Roots: roots, Cwd: ws}); code(err) != fault.CodeDenied {
+			t.Errorf("roots %v: %v, want DENIED", roots, err)
+		}
 	}
 }
