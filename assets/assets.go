@@ -38,10 +38,18 @@ type Link struct {
 
 // Store is a target of publish.
 type Store interface {
-	// LinkLen is the length of the longest link Put makes for obj, so that
-	// a caller bounds its answer before anything is stored.
-	LinkLen(obj Object) (int, error)
+	// SampleLink is a link Put could make for obj: as long as any it
+	// makes, spelled with the same characters (escaped alike in JSON), so
+	// that a caller bounds its answer before anything is stored.
+	SampleLink(obj Object) (string, error)
 	// Put stores content, which is obj.Size bytes, and returns a link to
 	// it. A failed Put leaves no partial object behind a link.
 	Put(ctx context.Context, obj Object, content io.Reader) (Link, error)
+}
+
+// Opener is a target opened anew for each publish: a session that
+// outlives a signing key or a folder (batch, mcp) publishes with them as
+// they are now, a key made again or a folder made again included.
+type Opener interface {
+	Open() (Store, error)
 }

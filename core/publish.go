@@ -9,7 +9,6 @@ import (
 	"hash"
 	"io"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/agentfs/agentfs/assets"
@@ -135,11 +134,17 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	// The answer's size is known but for the link, whose length the
 	// target tells: one that cannot fit is refused before anything is
 	// stored, as any mutation's.
-	linkLen, err := t.Assets.LinkLen(obj)
+	store := t.Assets
+	if o, ok := store.(assets.Opener); ok {
+		if store, err = o.Open(); err != nil {
+			return nil, err
+		}
+	}
+	sample, err := store.SampleLink(obj)
 	if err != nil {
 		return nil, err
 	}
-	sized := PublishResult{URL: strings.Repeat("u", linkLen), ExpiresAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType}
+	sized := PublishResult{URL: sample, ExpiresAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType}
 	if n := jsonSize(&sized); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the link does not fit").WithPath(display).
 			WithHint("raise --max-bytes to %d or more, or shorten --base-url or the file's name; nothing was published", n)
@@ -148,7 +153,7 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	if t.Progress != nil {
 		content = &progressReader{r: content, total: info.Size, report: t.Progress}
 	}
-	link, err := t.Assets.Put(ctx, obj, content)
+	link, err := store.Put(ctx, obj, content)
 	if err != nil {
 		if e := fault.Interrupted(ctx); e != nil {
 			return nil, e

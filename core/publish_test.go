@@ -29,7 +29,7 @@ func (m *memStore) link(obj assets.Object) string {
 	return "https://assets.test/" + obj.SHA256 + "/" + obj.Name
 }
 
-func (m *memStore) LinkLen(obj assets.Object) (int, error) { return len(m.link(obj)), nil }
+func (m *memStore) SampleLink(obj assets.Object) (string, error) { return m.link(obj), nil }
 
 func (m *memStore) Put(_ context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
 	data, err := io.ReadAll(content)
@@ -54,6 +54,7 @@ func TestPublish(t *testing.T) {
 		"data/out.csv": "a,b\n1,2\n",
 		"big.bin":      strings.Repeat("x", 2000),
 		"dir/x.txt":    "x",
+		`q"\.md`:       "quoted\n",
 	}
 	for _, tc := range []struct {
 		name     string
@@ -81,6 +82,9 @@ func TestPublish(t *testing.T) {
 		// 275 bytes; refused before anything is stored, as a mutation's
 		// that cannot be told.
 		{name: "link over max-bytes", req: PublishRequest{Path: "report.md"}, maxBytes: 274, code: fault.CodeTooLarge},
+		// The link's quote and backslash take two bytes each in JSON.
+		{name: "escaped link over max-bytes", req: PublishRequest{Path: `q"\.md`}, maxBytes: 272, code: fault.CodeTooLarge},
+		{name: "escaped link at max-bytes", req: PublishRequest{Path: `q"\.md`}, maxBytes: 273, mime: "text/plain; charset=utf-8", lifetime: time.Hour},
 		{name: "link at max-bytes", req: PublishRequest{Path: "report.md"}, maxBytes: 275, mime: "text/plain; charset=utf-8", lifetime: time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

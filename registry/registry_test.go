@@ -44,7 +44,7 @@ func (linkStore) link(obj assets.Object) string {
 	return "http://127.0.0.1:8080/" + obj.SHA256 + "/" + obj.Name
 }
 
-func (l linkStore) LinkLen(obj assets.Object) (int, error) { return len(l.link(obj)), nil }
+func (l linkStore) SampleLink(obj assets.Object) (string, error) { return l.link(obj), nil }
 
 func (l linkStore) Put(_ context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
 	_, err := io.Copy(io.Discard, content)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/assets/localdir"
@@ -52,30 +51,25 @@ func signingKey() ([]byte, error) {
 	return localdir.LoadKey(state)
 }
 
-// lazyStore opens its store at its first use, once, so that a call other
-// than publish never makes a key or connects to a bucket.
+// lazyStore opens its store for each publish (assets.Opener), so that a
+// call other than publish never makes a key or connects to a bucket, and a
+// session (batch, mcp) makes the key or the folder again once removed.
 type lazyStore struct {
-	open  func() (assets.Store, error)
-	once  sync.Once
-	store assets.Store
-	err   error
+	open func() (assets.Store, error)
 }
 
-func (l *lazyStore) opened() (assets.Store, error) {
-	l.once.Do(func() { l.store, l.err = l.open() })
-	return l.store, l.err
-}
+func (l *lazyStore) Open() (assets.Store, error) { return l.open() }
 
-func (l *lazyStore) LinkLen(obj assets.Object) (int, error) {
-	s, err := l.opened()
+func (l *lazyStore) SampleLink(obj assets.Object) (string, error) {
+	s, err := l.open()
 	if err != nil {
-		return 0, err
+		return "", err
 	}
-	return s.LinkLen(obj)
+	return s.SampleLink(obj)
 }
 
 func (l *lazyStore) Put(ctx context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
-	s, err := l.opened()
+	s, err := l.open()
 	if err != nil {
 		return assets.Link{}, err
 	}

@@ -70,11 +70,12 @@ func New(dir, baseURL string, key []byte, lockTimeout time.Duration) (*Store, er
 
 // validBaseURL reports whether links can start with u: an http or https
 // URL with a host, a valid port if any, and nothing that would end the
-// path early (a query, a fragment) or break it (a space, a control).
+// path early (a query, a fragment) or break it (a space, a control, a
+// character RFC 3986 leaves out of URLs).
 func validBaseURL(u string) bool {
 	p, err := url.Parse(u)
 	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" || p.User != nil ||
-		strings.ContainsAny(u, "?# \t\r\n") || strings.ContainsFunc(u, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		strings.ContainsAny(u, "?# \t\r\n\"<>\\^`{|}") || strings.ContainsFunc(u, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return false
 	}
 	if port := p.Port(); port != "" {
@@ -91,10 +92,10 @@ type record struct {
 	Expires time.Time `json:"expiresAt"`
 }
 
-// LinkLen is the length of the link Put makes for obj: an expiry within a
-// link's lifetime has as many digits as one now.
-func (s *Store) LinkLen(obj assets.Object) (int, error) {
-	return len(Link(s.baseURL, s.key, obj.SHA256, obj.Name, expiry(s.Now(), obj.Lifetime+time.Hour))), nil
+// SampleLink is a link Put could make for obj: an expiry within a link's
+// lifetime has as many digits as one now.
+func (s *Store) SampleLink(obj assets.Object) (string, error) {
+	return Link(s.baseURL, s.key, obj.SHA256, obj.Name, expiry(s.Now(), obj.Lifetime+time.Hour)), nil
 }
 
 // expiry is when a link made at now for lifetime stops working, in whole

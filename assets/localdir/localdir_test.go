@@ -39,16 +39,17 @@ func publish(t *testing.T, dir, name, content string, now time.Time, lifetime ti
 	}
 	s.Now = func() time.Time { return now }
 	obj := object(name, content, lifetime)
-	n, err := s.LinkLen(obj)
+	sample, err := s.SampleLink(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := len(sample)
 	link, err := s.Put(context.Background(), obj, strings.NewReader(content))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(link.URL) > n || !link.Expires.Equal(expiry(now, lifetime)) {
-		t.Fatalf("link %s (%d bytes, LinkLen %d), expires %v: want %v", link.URL, len(link.URL), n, link.Expires, expiry(now, lifetime))
+		t.Fatalf("link %s (%d bytes, SampleLink %d), expires %v: want %v", link.URL, len(link.URL), n, link.Expires, expiry(now, lifetime))
 	}
 	rest, ok := strings.CutPrefix(link.URL, "http://example.test/base")
 	if !ok {
@@ -262,7 +263,8 @@ func TestLoadKey(t *testing.T) {
 
 func TestNewRefusesBadBaseURL(t *testing.T) {
 	for _, base := range []string{"127.0.0.1:8080", "ftp://h/", "http://", "http://h/?q=1",
-		"http://h/#", "http://h/?", "http://h/a b", "http://h:99999", "http://h:0", "http://h:", "http://u@h/"} {
+		"http://h/#", "http://h/?", "http://h/a b", "http://h:99999", "http://h:0", "http://h:", "http://u@h/",
+		`http://h/"\`, "http://h/{x}", "http://h/a|b"} {
 		if _, err := New(t.TempDir(), base, testKey, time.Second); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeInvalidArgument {
 			t.Errorf("%q: %v, want INVALID_ARGUMENT", base, err)
 		}

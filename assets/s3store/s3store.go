@@ -102,14 +102,14 @@ func (s *Store) Key(obj assets.Object) string {
 	return k
 }
 
-// LinkLen is the length of the link Put makes for obj: a presigned URL's
-// fields all have fixed lengths but the key's and the lifetime's digits.
-func (s *Store) LinkLen(obj assets.Object) (int, error) {
+// SampleLink is a link Put could make for obj: a presigned URL's fields
+// all have fixed lengths but the key's and the lifetime's digits.
+func (s *Store) SampleLink(obj assets.Object) (string, error) {
 	link, err := s.presign(obj, time.Now().UTC())
 	if err != nil {
-		return 0, s.storeError(err, "the link cannot be signed")
+		return "", s.storeError(err, "the link cannot be signed")
 	}
-	return len(link), nil
+	return link, nil
 }
 
 func (s *Store) presign(obj assets.Object, now time.Time) (string, error) {

@@ -68,7 +68,7 @@ func TestPutAndFetch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := object(tc.name, tc.content, time.Hour)
-			n, err := s.LinkLen(obj)
+			sample, err := s.SampleLink(obj)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,8 +86,8 @@ func TestPutAndFetch(t *testing.T) {
 			if got := u.Query().Get("X-Amz-Expires"); got != "3600" || err != nil || !link.Expires.Equal(signed.Add(time.Hour)) {
 				t.Errorf("X-Amz-Expires %q, signed %v (%v), expires %v: want an hour after the signing", got, signed, err, link.Expires)
 			}
-			if len(link.URL) != n {
-				t.Errorf("the link is %d bytes, LinkLen said %d", len(link.URL), n)
+			if len(link.URL) != len(sample) {
+				t.Errorf("the link is %d bytes, its sample %d", len(link.URL), len(sample))
 			}
 			status, body, h := get(t, link.URL)
 			if status != http.StatusOK || !bytes.Equal(body, tc.content) {
