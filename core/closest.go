@@ -8,7 +8,8 @@ import (
 // Closest returns the candidate nearest to name (case-insensitive edit
 // distance), or "" when none is close enough to be a plausible typo. A typo
 // keeps at least one character of the name: any one-letter flag is one
-// edit from -x, which tells nothing.
+// edit from -x, which tells nothing; and one letter's other case is
+// another flag (-I is not -i).
 func Closest(name string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {
@@ -18,7 +19,7 @@ func Closest(name string, candidates []string) string {
 		}
 	}
 	n := len([]rune(name))
-	if bestD < 0 || bestD > min(max(2, n/3), n-1) {
+	if bestD < 0 || bestD > min(max(2, n/3), n-1) || n == 1 {
 		return ""
 	}
 	return best

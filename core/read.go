@@ -128,7 +128,7 @@ type ReadRequest struct {
 	Offset             int            `json:"offset,omitempty" help:"1-based line to start at; -N starts N lines before the end, as tail -n does; with byteOffset, the number of the line at that byte"`
 	ByteOffset         int64          `json:"byteOffset,omitempty" min:"0" help:"byte where the window starts: the previous window's nextByteOffset, given with its nextOffset as offset"`
 	Limit              int            `json:"limit,omitempty" min:"1" default:"2000" help:"lines to return; more than 2000 are cut to 2000"`
-	IncludeLineNumbers bool           `json:"lineNumbers,omitempty" flagAlias:"n" alias:"includeLineNumbers" help:"prefix each line with its number and a tab"`
+	IncludeLineNumbers bool           `json:"lineNumbers,omitempty" alias:"includeLineNumbers" help:"prefix each line with its number and a tab"`
 	LineTruncation     LineTruncation `json:"lineTruncation,omitzero" default:"chars:2000" help:"cut each line longer than N characters or bytes, with a marker: {\"chars\":N} or {\"bytes\":N}, or as text chars:N or bytes:N; N 0 keeps whole lines"`
 	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...); left out, text is UTF-8, or UTF-16 with a byte-order mark"`
 	// ExpectedVersion makes a continuation safe: offsets of a file that

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentfs/agentfs/assets"
@@ -158,14 +159,37 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 		for _, f := range append(flags, globalFlags()...) {
 			names = append(names, f.Names()...)
 		}
-		e = fault.InvalidArgument("unknown flag %s.", typedFlag(name, args))
-		if instead, ok := classic[name]; ok {
+		typed := typedFlag(name, args)
+		e = fault.InvalidArgument("unknown flag %s.", typed)
+		switch instead, ok := classic[name]; {
+		case ok:
 			hint = instead
-		} else if c := core.Closest(name, names); c != "" {
-			e.WithClosest(flagSpelling(c), flagSpelling(c))
+		case !strings.HasPrefix(typed, "--") && isBundle(name, names, classic):
+			// -lah, -il: getopt's bundle of one-letter flags, which a
+			// spelling match would take for one long flag (-lah: --path).
+			hint = "give each one-letter flag on its own (-i -C 2), and long flags with two dashes; run with --help to see the flags"
+		default:
+			if c := core.Closest(name, names); c != "" {
+				e.WithClosest(flagSpelling(c), flagSpelling(c))
+			}
 		}
 	}
 	return e.WithHint("%s", hint)
+}
+
+// isBundle reports whether name, given after one dash, is letters each of
+// which is a one-letter flag here or a classic one (-lah, -il), rather
+// than a misspelt long flag (-tpye).
+func isBundle(name string, names []string, classic map[string]string) bool {
+	if len(name) < 2 {
+		return false
+	}
+	for _, c := range name {
+		if _, ok := classic[string(c)]; !ok && !slices.Contains(names, string(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // typedFlag is the flag named name as args spell it: -la and --la are
@@ -210,9 +234,13 @@ var classicFlags = map[string]map[string]string{
 	},
 	"ls": {
 		"a":  "drop -a: ls lists hidden entries too",
+		"h":  "drop -h: sizes are in bytes",
 		"la": "pass -l (--long): ls lists hidden entries too",
 		"al": "pass -l (--long): ls lists hidden entries too",
 		"R":  "pass --depth N for N levels below the directory",
+	},
+	"read": {
+		"n": "pass --limit N for N lines (head -n), or --line-numbers to number them (cat -n)",
 	},
 	"find": {
 		"name":  "pass the glob as the first argument: find '*.go'",

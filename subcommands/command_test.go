@@ -49,6 +49,8 @@ func TestReorderArgs(t *testing.T) {
 		{in: []string{"read", "-C", "2", "f"}, want: []string{"agentfs", "read", "-C", "2", "--", "f"}},
 		{in: []string{"read", "-n", "f"}, want: []string{"agentfs", "read", "-n", "--", "f"}},
 		{in: []string{"read", "-nC2", "f"}, want: []string{"agentfs", "read", "-nC2", "--", "f"}},
+		// Letters after -C are a misspelt flag, not its value.
+		{in: []string{"read", "-Context", "2", "f"}, want: []string{"agentfs", "read", "-Context", "--", "2", "f"}},
 		{in: []string{"read", "--C2", "f"}, want: []string{"agentfs", "read", "--C2", "--", "f"}},
 		{in: []string{"--readonly"}, err: "no subcommand"},
 	}
