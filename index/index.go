@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -340,18 +341,17 @@ func (e CoveredError) Error() string { return "covered by the index of " + e.Roo
 func IsNoIndex(err error) bool { return errors.Is(err, errNoIndex) }
 
 // StatusOf describes the index that covers the directory at the absolute
-// path abs, its own or an ancestor's (whose root the status names), all of
-// it checked as a search would check what it reads: a corrupt index is
-// UnusableError, never described as usable.
-func StatusOf(abs string) (Status, error) {
+// path abs, its own or an ancestor's within roots (whose root the status
+// names), all of it checked as a search would check what it reads: a
+// corrupt index is UnusableError, never described as usable.
+func StatusOf(abs string, roots []string) (Status, error) {
 	loc, err := locateExisting(abs)
 	if err != nil {
 		return Status{}, err
 	}
 	ix, err := open(loc.file, loc.root)
 	if errors.Is(err, os.ErrNotExist) {
-		ix, _ = findCovering(localfs.ExistingStateDir(), loc.root)
-		if ix == nil {
+		if ix = coveringWithin(loc.root, roots); ix == nil {
 			return Status{}, errNoIndex
 		}
 	} else if err != nil {
@@ -366,9 +366,27 @@ func StatusOf(abs string) (Status, error) {
 	return st, nil
 }
 
+// coveringWithin is the index of the nearest ancestor of dir that has one,
+// if its tree lies within roots: one whose tree reaches outside them is
+// not told of (its path, its figures).
+func coveringWithin(dir string, roots []string) *Index {
+	ix, _ := findCovering(localfs.ExistingStateDir(), dir)
+	if ix == nil {
+		return nil
+	}
+	for _, r := range roots {
+		if ix.root == r || strings.HasPrefix(ix.root, strings.TrimSuffix(r, "/")+"/") {
+			return ix
+		}
+	}
+	ix.Close()
+	return nil
+}
+
 // Drop removes the index of the directory at the absolute path abs, under
-// the builders' lock.
-func Drop(ctx context.Context, abs string, timeout time.Duration) error {
+// the builders' lock; a directory without one, in the tree of an index
+// within roots, is CoveredError.
+func Drop(ctx context.Context, abs string, roots []string, timeout time.Duration) error {
 	loc, err := locateExisting(abs)
 	if err != nil {
 		return err
@@ -380,7 +398,7 @@ func Drop(ctx context.Context, abs string, timeout time.Duration) error {
 	defer unlock()
 	os.RemoveAll(loc.building) // what a killed build left
 	if _, err := os.Lstat(loc.file); errors.Is(err, os.ErrNotExist) {
-		if ix, _ := findCovering(localfs.ExistingStateDir(), loc.root); ix != nil {
+		if ix := coveringWithin(loc.root, roots); ix != nil {
 			defer ix.Close()
 			return CoveredError{Root: ix.root}
 		}

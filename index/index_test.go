@@ -537,7 +537,7 @@ func TestCorruptIndexIsNotTrusted(t *testing.T) {
 			f.same(core.GrepRequest{Query: "needle", Path: f.dir})
 			// Every checksum: a posting byte flipped was once described
 			// as a usable index.
-			if _, err := StatusOf(f.dir); err == nil {
+			if _, err := StatusOf(f.dir, []string{f.dir}); err == nil {
 				t.Fatalf("status trusts a %s index", tc.name)
 			}
 			st := f.build()
@@ -565,7 +565,7 @@ func TestStoppedBuildLeavesOldIndex(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled build: %v", err)
 	}
-	after, err := StatusOf(f.dir)
+	after, err := StatusOf(f.dir, []string{f.dir})
 	if err != nil || after.Files != before.Files || !after.Built.Equal(before.Built) {
 		t.Fatalf("the old index after a stopped build: %+v, %v", after, err)
 	}
@@ -592,7 +592,7 @@ func TestKilledBuildLeavesOldIndex(t *testing.T) {
 	cmd := startChild(t, "walking\n", builderDir+"="+f.dir)
 	cmd.Process.Kill()
 	cmd.Wait()
-	after, err := StatusOf(f.dir)
+	after, err := StatusOf(f.dir, []string{f.dir})
 	if err != nil || after.Files != before.Files || !after.Built.Equal(before.Built) {
 		t.Fatalf("the old index after a killed build: %+v, %v", after, err)
 	}
@@ -612,7 +612,7 @@ func TestKilledBuildLeavesOldIndex(t *testing.T) {
 	if err := os.WriteFile(loc.building, []byte("half an index"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Drop(context.Background(), f.dir, time.Second); err != nil {
+	if err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(loc.file))
@@ -671,7 +671,7 @@ func TestRunsMergeAsOne(t *testing.T) {
 	one := lists(f)
 	defer func(n int) { runPairs = n }(runPairs)
 	runPairs = 7
-	if err := Drop(context.Background(), f.dir, time.Second); err != nil {
+	if err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	f.build()
@@ -1120,7 +1120,7 @@ func TestBuildRefusesATreeReplacedUnderIt(t *testing.T) {
 	if !errors.Is(err, ErrTreeReplaced) {
 		t.Fatalf("a build of a replaced tree: %v, want ErrTreeReplaced", err)
 	}
-	if _, err := StatusOf(f.dir); !IsNoIndex(err) {
+	if _, err := StatusOf(f.dir, []string{f.dir}); !IsNoIndex(err) {
 		t.Fatalf("the new tree has an index: %v", err)
 	}
 }
@@ -1157,7 +1157,7 @@ func TestIndexNameHoldsSomethingElse(t *testing.T) {
 				t.Fatalf("a %s at the index's name narrows the search (%v)", tc.name, err)
 			}
 			f.same(core.GrepRequest{Query: "needle", Path: f.dir})
-			if _, err := StatusOf(f.dir); err == nil {
+			if _, err := StatusOf(f.dir, []string{f.dir}); err == nil {
 				t.Fatalf("status describes a %s", tc.name)
 			}
 			if st := f.build(); st.Files == 0 {

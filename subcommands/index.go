@@ -73,16 +73,20 @@ func runIndex(c *cli.Context) error {
 	}
 	abs := placer.Abs(path)
 	res := indexResult{Path: tl.FS.Display(path)}
+	var roots []string
+	if r, ok := owner.(interface{ Roots() []string }); ok {
+		roots = r.Roots()
+	}
 	switch {
 	case c.Bool("status"):
-		st, err := index.StatusOf(abs)
+		st, err := index.StatusOf(abs, roots)
 		if err != nil {
 			return indexErr(err, res.Path)
 		}
 		age := time.Since(st.Built).Seconds()
 		res.Status, res.AgeSeconds = &st, &age
 	case c.Bool("drop"):
-		if err := index.Drop(c.Context, abs, c.Duration("lock-timeout")); err != nil {
+		if err := index.Drop(c.Context, abs, roots, c.Duration("lock-timeout")); err != nil {
 			return indexErr(err, res.Path)
 		}
 		res.Dropped = true
