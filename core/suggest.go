@@ -28,9 +28,13 @@ func (t *Tools) WithSuggestions(ctx context.Context, p string, err error) error 
 	if !errors.As(err, &e) || e.Code != fault.CodeNotFound || p == "" {
 		return err
 	}
+	var twins []string
 	for _, n := range t.nearestPaths(ctx, backend.Clean(p), suggestDepth) {
-		text, _ := fault.PathText(t.FS.Display(n))
-		e.Suggestions = append(e.Suggestions, text)
+		text, b64 := fault.PathText(t.FS.Display(n))
+		e.Suggestions, twins = append(e.Suggestions, text), append(twins, b64)
+	}
+	if slices.ContainsFunc(twins, func(s string) bool { return s != "" }) {
+		e.SuggestionsBase64 = twins
 	}
 	if len(e.Suggestions) > 0 {
 		e.Hint = "did you mean " + e.Suggestions[0] + "? (see suggestions)"

@@ -54,13 +54,17 @@ const (
 // code-specific fields (the current version on STALE, match lines on
 // AMBIGUOUS_MATCH) so that a caller never has to parse the message.
 type Error struct {
-	Code        Code           `json:"code"`
-	Message     string         `json:"message"`
-	Path        string         `json:"path,omitempty"`
-	PathBase64  string         `json:"pathBase64,omitempty"`
-	Hint        string         `json:"hint,omitempty"`
-	Suggestions []string       `json:"suggestions,omitempty"`
-	Details     map[string]any `json:"details,omitempty"`
+	Code        Code     `json:"code"`
+	Message     string   `json:"message"`
+	Path        string   `json:"path,omitempty"`
+	PathBase64  string   `json:"pathBase64,omitempty"`
+	Hint        string   `json:"hint,omitempty"`
+	Suggestions []string `json:"suggestions,omitempty"`
+	// SuggestionsBase64, when a suggestion is not UTF-8, is each one's
+	// bytes in base64 ("" for one that is UTF-8), as pathBase64 is the
+	// path's: the text replaced its bytes with U+FFFD.
+	SuggestionsBase64 []string       `json:"suggestionsBase64,omitempty"`
+	Details           map[string]any `json:"details,omitempty"`
 	// Err is the underlying cause, kept for errors.Is and never serialised:
 	// OS messages are not part of the contract.
 	Err error `json:"-"`
@@ -110,6 +114,14 @@ func (e *Error) Bounded() *Error {
 			c.Suggestions[i] = cutEcho(s)
 		}
 	}
+	if c.SuggestionsBase64 != nil {
+		c.SuggestionsBase64 = make([]string, len(e.SuggestionsBase64))
+		for i, s := range e.SuggestionsBase64 {
+			if i < len(c.Suggestions) && c.Suggestions[i] == e.Suggestions[i] {
+				c.SuggestionsBase64[i] = cutEcho(s)
+			}
+		}
+	}
 	if c.Details != nil {
 		c.Details = make(map[string]any, len(e.Details))
 		for k, v := range e.Details {
@@ -138,7 +150,7 @@ func (e *Error) Within(n int) *Error {
 	if size() > n {
 		b.Path = ""
 	}
-	b.Suggestions = nil
+	b.Suggestions, b.SuggestionsBase64 = nil, nil
 	if over := size() - n; over > 0 {
 		b.Message = cutTo(b.Message, len(b.Message)-over)
 	}
@@ -193,7 +205,7 @@ func (e *Error) WithPath(p string) *Error {
 // suggests s: the name closest to one the caller got wrong.
 func (e *Error) WithClosest(s, spelled string) *Error {
 	e.Message = strings.TrimSuffix(e.Message, ".") + "; did you mean " + spelled + "?"
-	e.Suggestions = []string{s}
+	e.Suggestions, e.SuggestionsBase64 = []string{s}, nil
 	return e
 }
 
