@@ -219,9 +219,11 @@ func New(cfg Config) (*FS, error) {
 func (f *FS) stateDirs() ([]string, error) {
 	places := stateDirCandidates()
 	if d := os.Getenv(StateDirEnv); d != "" {
-		places = append(places, joinAbs(f.cwd, d))
+		places = append(places, d)
 	}
-	for _, d := range places {
+	for i, d := range places {
+		d = joinAbs(f.cwd, d) // a relative TMPDIR's too
+		places[i] = d
 		real := resolveExisting(d)
 		for _, r := range f.roots {
 			if _, in := within(real, r.path); in {
@@ -1069,13 +1071,10 @@ func (f *FS) Fingerprint() string {
 	for _, d := range f.deny {
 		if d.state {
 			// Made by the build itself: whether it existed when this
-			// process started changes nothing a walk visits. One outside
-			// the roots changes nothing either: it counts only where a
-			// walk could meet it, so that another TMPDIR or HOME leaves
-			// the index's list in use.
-			if slices.ContainsFunc(f.roots, func(r *root) bool { _, in := within(r.path, d.path); return in }) {
-				fmt.Fprintf(&b, " state=%q", d.path)
-			}
+			// process started changes nothing a walk visits; its path
+			// does, wherever it is, since a walk meets it through a mount
+			// by identity as well as inside a root by name.
+			fmt.Fprintf(&b, " state=%q", d.path)
 			continue
 		}
 		fmt.Fprintf(&b, " deny=%q:%d:%d:%v", d.path, d.dev, d.ino, d.exists)

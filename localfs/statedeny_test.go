@@ -3,6 +3,7 @@ package localfs
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/fault"
@@ -23,17 +24,21 @@ func TestStateDirLeavesTheFingerprint(t *testing.T) {
 	if after := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); after != before {
 		t.Fatalf("the fingerprint changed when the state directory was made:\n%s\n%s", before, after)
 	}
-	// Nor are state directories outside the roots, which no walk meets:
-	// a search from another TMPDIR, HOME or XDG_STATE_HOME than the
-	// build's walked the whole tree.
+	// Another TMPDIR denies another place, which a walk may meet (inside
+	// a root, or through a mount): the fingerprints differ, so that a
+	// search does not take a list made under other denies. A relative
+	// TMPDIR is placed: left relative, it was left out, and a search
+	// gave a denied state directory's files, exit 0.
 	t.Setenv(StateDirEnv, "")
-	t.Setenv("TMPDIR", t.TempDir())
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Chdir(ws)
+	t.Setenv("TMPDIR", "tmp")
 	one := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint()
+	if !strings.Contains(one, filepath.Join(ws, "tmp", "agentfs-")) {
+		t.Fatalf("a relative TMPDIR's state directory is not in the fingerprint: %s", one)
+	}
 	t.Setenv("TMPDIR", t.TempDir())
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	if other := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); other != one {
-		t.Fatalf("the fingerprint changed with TMPDIR and XDG_STATE_HOME:\n%s\n%s", one, other)
+	if other := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); other == one {
+		t.Fatal("the fingerprint is the same under another TMPDIR")
 	}
 	// A deny root given by the caller keeps its identity in it.
 	deny := filepath.Join(ws, "secret")
