@@ -351,7 +351,7 @@ func StatusOf(abs string, roots []string) (Status, error) {
 	}
 	ix, err := open(loc.file, loc.root)
 	if errors.Is(err, os.ErrNotExist) {
-		if ix = coveringWithin(loc.root, roots); ix == nil {
+		if ix, _ = coveringWithin(localfs.ExistingStateDir(), loc.root, roots); ix == nil {
 			return Status{}, errNoIndex
 		}
 	} else if err != nil {
@@ -366,21 +366,22 @@ func StatusOf(abs string, roots []string) (Status, error) {
 	return st, nil
 }
 
-// coveringWithin is the index of the nearest ancestor of dir that has one,
-// if its tree lies within roots: one whose tree reaches outside them is
-// not told of (its path, its figures).
-func coveringWithin(dir string, roots []string) *Index {
-	ix, _ := findCovering(localfs.ExistingStateDir(), dir)
+// coveringWithin is the index of dir or of its nearest ancestor that has
+// one, with the prefix of dir's files in it, if its tree lies within
+// roots: one whose tree reaches outside them is neither used nor told of
+// (its path, its figures).
+func coveringWithin(state, dir string, roots []string) (*Index, string) {
+	ix, prefix := findCovering(state, dir)
 	if ix == nil {
-		return nil
+		return nil, ""
 	}
 	for _, r := range roots {
 		if ix.root == r || strings.HasPrefix(ix.root, strings.TrimSuffix(r, "/")+"/") {
-			return ix
+			return ix, prefix
 		}
 	}
 	ix.Close()
-	return nil
+	return nil, ""
 }
 
 // Drop removes the index of the directory at the absolute path abs, under
@@ -398,7 +399,7 @@ func Drop(ctx context.Context, abs string, roots []string, timeout time.Duration
 	defer unlock()
 	os.RemoveAll(loc.building) // what a killed build left
 	if _, err := os.Lstat(loc.file); errors.Is(err, os.ErrNotExist) {
-		if ix := coveringWithin(loc.root, roots); ix != nil {
+		if ix, _ := coveringWithin(localfs.ExistingStateDir(), loc.root, roots); ix != nil {
 			defer ix.Close()
 			return CoveredError{Root: ix.root}
 		}

@@ -1169,3 +1169,24 @@ func TestIndexNameHoldsSomethingElse(t *testing.T) {
 		})
 	}
 }
+
+// An index whose tree reaches outside the backend's roots is not used,
+// as index --status does not tell of it: a search under --root sub of a
+// tree indexed above it walks.
+func TestIndexOutsideTheRootsIsNotUsed(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	sub := filepath.Join(f.dir, "d0")
+	inner, err := localfs.New(localfs.Config{Roots: []string{sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	if n, err := Local(inner).Narrow(context.Background(), core.IndexQuery{Path: sub, Query: "needle"}); err != nil || n != nil {
+		t.Fatalf("an index of %s narrowed a search under --root %s (%v)", f.dir, sub, err)
+	}
+	if n, _ := Local(f.fsys).Narrow(context.Background(), core.IndexQuery{Path: sub, Query: "needle"}); n == nil {
+		t.Fatal("under its own root, the index is not used for a subdirectory")
+	}
+}

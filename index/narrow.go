@@ -32,6 +32,9 @@ type Finder struct {
 	// stands for a walk only of the index's root spelled by its real
 	// names, and is shown as that walk shows it.
 	View func(path string) (display string, asReal bool, err error)
+	// Roots are the backend's: an index whose tree reaches outside them
+	// is not used, as index --status does not tell of it.
+	Roots []string
 	// Direct lets the index open the candidates itself, relative to their
 	// proven directories; only for a backend that denies no file by
 	// identity (localfs.FS.DeniesFiles).
@@ -40,7 +43,7 @@ type Finder struct {
 
 // Local is the Finder of a local workspace, everything taken from it.
 func Local(fsys *localfs.FS) Finder {
-	return Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles(), View: fsys.WalkView}
+	return Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles(), View: fsys.WalkView, Roots: fsys.Roots()}
 }
 
 // Within is the Finder of the local roots of a mixed workspace fsys: it
@@ -86,7 +89,7 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 	if err != nil {
 		return nil, nil
 	}
-	ix, prefix := findCovering(state, dir)
+	ix, prefix := coveringWithin(state, dir, f.Roots)
 	if ix == nil {
 		return nil, nil
 	}
