@@ -167,15 +167,24 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 		case !strings.HasPrefix(typed, "--") && isBundle(name, names, classic):
 			// -lah, -il: getopt's bundle of one-letter flags, which a
 			// spelling match would take for one long flag (-lah: --path).
-			hint = "give each one-letter flag on its own (-i -C 2), and long flags with two dashes; run with --help to see the flags"
+			hint = bundleHint
 		default:
-			if c := core.Closest(name, names); c != "" {
+			c := core.Closest(name, names)
+			switch {
+			case len(c) == 1 && !strings.HasPrefix(typed, "--"):
+				// -iv, -ltr: one flag of a bundle is no typo of it, and
+				// the others would be dropped (-iv: -i, without -v).
+				hint = bundleHint
+			case c != "":
 				e.WithClosest(flagSpelling(c), flagSpelling(c))
 			}
 		}
 	}
 	return e.WithHint("%s", hint)
 }
+
+// bundleHint is the hint for getopt's bundle of one-letter flags.
+const bundleHint = "give each one-letter flag on its own (-i -C 2), and long flags with two dashes; run with --help to see the flags"
 
 // isBundle reports whether name, given after one dash, is letters each of
 // which is a one-letter flag here or a classic one (-lah, -il), rather
@@ -231,6 +240,7 @@ var classicFlags = map[string]map[string]string{
 		"B": "pass -C N (--context): N lines before and after each match",
 		"g": "pass --include GLOB, or --exclude GLOB for what rg writes as -g '!GLOB'",
 		"m": "pass --limit N: N matching lines a page",
+		"v": "grep lists matching lines only; it has no -v: search for what the other lines hold, or read the file",
 	},
 	"ls": {
 		"a":  "drop -a: ls lists hidden entries too",

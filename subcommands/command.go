@@ -715,17 +715,19 @@ func lookupFlag(flags []cli.Flag, a string) cli.Flag {
 
 func hasFlag(flags []cli.Flag, a string) bool { return lookupFlag(flags, a) != nil }
 
-// attachedValue splits a one-letter number flag from the number written
-// against it, as getopt does and rg takes it: -C2 is -C 2. Letters after
-// it are a misspelt flag (-Context), left whole for its "did you mean".
+// attachedValue splits a one-letter flag from the value written against
+// it, as getopt does and rg and fd take it: -C2 is -C 2, -tf is -t f. Only
+// a number for a number flag, or one letter for another: more letters are
+// a misspelt flag (-Context, -tpye), left whole for its "did you mean".
 func attachedValue(flags []cli.Flag, a string) (flag, value string, ok bool) {
-	if len(a) < 3 || a[1] == '-' || hasFlag(flags, a) {
+	if len(a) < 3 || a[1] == '-' || hasFlag(flags, a) || !takesValue(flags, a[:2]) {
 		return "", "", false
 	}
-	if _, isInt := lookupFlag(flags, a[:2]).(*cli.IntFlag); !isInt {
-		return "", "", false
-	}
-	if _, err := strconv.Atoi(a[2:]); err != nil {
+	if _, isInt := lookupFlag(flags, a[:2]).(*cli.IntFlag); isInt {
+		if _, err := strconv.Atoi(a[2:]); err != nil {
+			return "", "", false
+		}
+	} else if len(a) != 3 {
 		return "", "", false
 	}
 	return a[:2], a[2:], true
