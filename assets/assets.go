@@ -29,10 +29,10 @@ type Object struct {
 // Link is a link that Put made.
 type Link struct {
 	URL string
-	// Expires is when the link stops working: the link works for at least
-	// the object's Lifetime after Put returns, but where a store counts in
-	// whole seconds from before that (an S3 presigned URL), for up to a
-	// second less.
+	// Expires is when the link stops working, in whole seconds: the link
+	// works for at least the object's Lifetime after Put returns, but
+	// where a store counts from the second before (an S3 presigned URL),
+	// for up to a second less.
 	Expires time.Time
 }
 
