@@ -98,7 +98,10 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// Bounded is a copy of e with every string cut to MaxEchoBytes.
+// Bounded is a copy of e with every string cut to MaxEchoBytes, but a
+// base64 twin, which is whole when its text is (at most 4/3 of the bound)
+// and dropped when its text is cut: a cut twin is no base64, and could
+// not be passed back.
 func (e *Error) Bounded() *Error {
 	c := *e
 	c.Message, c.Hint = cutEcho(c.Message), cutEcho(c.Hint)
@@ -107,7 +110,6 @@ func (e *Error) Bounded() *Error {
 		// bytes.
 		c.Path, c.PathBase64 = p, ""
 	}
-	c.PathBase64 = cutEcho(c.PathBase64)
 	if c.Suggestions != nil {
 		c.Suggestions = make([]string, len(e.Suggestions))
 		for i, s := range e.Suggestions {
@@ -118,7 +120,7 @@ func (e *Error) Bounded() *Error {
 		c.SuggestionsBase64 = make([]string, len(e.SuggestionsBase64))
 		for i, s := range e.SuggestionsBase64 {
 			if i < len(c.Suggestions) && c.Suggestions[i] == e.Suggestions[i] {
-				c.SuggestionsBase64[i] = cutEcho(s)
+				c.SuggestionsBase64[i] = s
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -29,5 +30,36 @@ func TestCutEchoCountsTheOriginal(t *testing.T) {
 		if marker != strconv.Itoa(want)+" more bytes]" {
 			t.Errorf("%d bytes: marker %q, want %d more bytes", n, marker, want)
 		}
+	}
+}
+
+// A base64 twin is whole or dropped, never cut: a path of 800 bytes, one
+// of them not UTF-8, is whole as text, and its twin (1,068 bytes) was cut
+// to the echo bound, which is no base64 and could not be passed back. A
+// path cut as text has no twin.
+func TestTwinsAreWholeOrDropped(t *testing.T) {
+	whole := strings.Repeat("a", 799) + "\x80"
+	cut := strings.Repeat("b", MaxEchoBytes+10) + "\x80"
+	e := Errorf(CodeNotFound, "no such file or directory.").WithPath(whole)
+	e.Suggestions = []string{strings.ToValidUTF8(whole, "\uFFFD"), strings.ToValidUTF8(cut, "\uFFFD")}
+	e.SuggestionsBase64 = []string{base64.StdEncoding.EncodeToString([]byte(whole)), base64.StdEncoding.EncodeToString([]byte(cut))}
+	j, err := e.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		PathBase64        string
+		SuggestionsBase64 []string
+	}
+	if err := json.Unmarshal(j, &out); err != nil {
+		t.Fatal(err)
+	}
+	for name, twin := range map[string]string{"pathBase64": out.PathBase64, "suggestionsBase64[0]": out.SuggestionsBase64[0]} {
+		if b, err := base64.StdEncoding.DecodeString(twin); err != nil || string(b) != whole {
+			t.Errorf("%s is not the whole path's base64 (%d bytes, %v)", name, len(twin), err)
+		}
+	}
+	if out.SuggestionsBase64[1] != "" {
+		t.Errorf("the twin of a cut suggestion is kept: %d bytes", len(out.SuggestionsBase64[1]))
 	}
 }
