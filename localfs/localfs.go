@@ -75,9 +75,10 @@ type denied struct {
 	dev, ino uint64
 	exists   bool
 	isFile   bool // a file has other names (hard links) that no path check sees
-	// state is a state directory's: made by agentfs itself at its first
-	// lock or index, so its identity is not part of the configuration.
-	state bool
+	// state is a state directory's; inUse the one this environment uses,
+	// made by agentfs itself at its first lock or index, so that its
+	// identity is not part of the configuration (see Fingerprint).
+	state, inUse bool
 }
 
 // FS is the local backend: a backend.MutableFS, backend.Walker and
@@ -188,10 +189,16 @@ func New(cfg Config) (*FS, error) {
 		return nil, err
 	}
 	denyPaths = append(denyPaths, stateDirs...)
+	state := existingStateDir()
+	inUse := ""
+	if state != "" {
+		inUse = resolveExisting(joinAbs(f.cwd, state))
+	}
 	for i, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there.
 		e := denied{path: resolveExisting(d), state: i >= states}
+		e.inUse = e.state && e.path == inUse
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
@@ -203,7 +210,6 @@ func New(cfg Config) (*FS, error) {
 	// A transaction whose process died during its commit is undone (or
 	// finished) before anything reads its files, and dead writers' temp
 	// files go.
-	state := existingStateDir()
 	recoverJournals(f, state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	return f, nil
@@ -1069,11 +1075,14 @@ func (f *FS) Fingerprint() string {
 		fmt.Fprintf(&b, " root=%q", r.path)
 	}
 	for _, d := range f.deny {
-		if d.state {
-			// Made by the build itself: whether it existed when this
-			// process started changes nothing a walk visits; its path
-			// does, wherever it is, since a walk meets it through a mount
-			// by identity as well as inside a root by name.
+		if d.state && (d.inUse || !d.exists) {
+			// The state directory in use, or one to be made, is made by
+			// the build itself: whether it existed when this process
+			// started changes nothing a walk visits; its path does,
+			// wherever it is, since a walk meets it through a mount by
+			// identity as well as inside a root by name. Another that
+			// exists is a deny by identity like any: a bind mount there
+			// made or gone since the build changes what a walk refuses.
 			fmt.Fprintf(&b, " state=%q", d.path)
 			continue
 		}
