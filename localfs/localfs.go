@@ -75,10 +75,11 @@ type denied struct {
 	dev, ino uint64
 	exists   bool
 	isFile   bool // a file has other names (hard links) that no path check sees
-	// state is a state directory's; inUse the one this environment uses,
-	// made by agentfs itself at its first lock or index, so that its
-	// identity is not part of the configuration (see Fingerprint).
-	state, inUse bool
+	// state is a state directory's, which agentfs itself makes at its
+	// first lock or index: its identity is part of the configuration only
+	// when mounted, a mount being what can put another directory there
+	// (see Fingerprint).
+	state, mounted bool
 }
 
 // FS is the local backend: a backend.MutableFS, backend.Walker and
@@ -189,16 +190,11 @@ func New(cfg Config) (*FS, error) {
 		return nil, err
 	}
 	denyPaths = append(denyPaths, stateDirs...)
-	state := existingStateDir()
-	inUse := ""
-	if state != "" {
-		inUse = resolveExisting(joinAbs(f.cwd, state))
-	}
 	for i, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there.
 		e := denied{path: resolveExisting(d), state: i >= states}
-		e.inUse = e.state && e.path == inUse
+		e.mounted = e.state && mountPoint(e.path)
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
@@ -210,6 +206,7 @@ func New(cfg Config) (*FS, error) {
 	// A transaction whose process died during its commit is undone (or
 	// finished) before anything reads its files, and dead writers' temp
 	// files go.
+	state := existingStateDir()
 	recoverJournals(f, state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	return f, nil
@@ -239,6 +236,17 @@ func (f *FS) stateDirs() ([]string, error) {
 		}
 	}
 	return places, nil
+}
+
+// mountPoint reports whether the directory at the absolute path p is a
+// mount point.
+func mountPoint(p string) bool {
+	fd, err := unix.Open(filepath.Dir(p), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return isMountPoint(fd, filepath.Base(p))
 }
 
 // Close releases the roots.
@@ -1075,14 +1083,14 @@ func (f *FS) Fingerprint() string {
 		fmt.Fprintf(&b, " root=%q", r.path)
 	}
 	for _, d := range f.deny {
-		if d.state && (d.inUse || !d.exists) {
-			// The state directory in use, or one to be made, is made by
-			// the build itself: whether it existed when this process
-			// started changes nothing a walk visits; its path does,
-			// wherever it is, since a walk meets it through a mount by
-			// identity as well as inside a root by name. Another that
-			// exists is a deny by identity like any: a bind mount there
-			// made or gone since the build changes what a walk refuses.
+		if d.state && !d.mounted {
+			// Made by the build itself: whether it existed when this
+			// process started changes nothing a walk visits; its path
+			// does, wherever it is, since a walk meets it through a mount
+			// by identity as well as inside a root by name. A mount there
+			// (a directory of the tree bind-mounted on it, since the
+			// build or until it) changes what a walk refuses: then it is
+			// a deny by identity like any.
 			fmt.Fprintf(&b, " state=%q", d.path)
 			continue
 		}

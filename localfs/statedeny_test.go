@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,28 @@ func TestStateDirLeavesTheFingerprint(t *testing.T) {
 	}
 	if after := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); after != before {
 		t.Fatalf("the fingerprint changed when the state directory was made:\n%s\n%s", before, after)
+	}
+	// The first build makes ~/.local/state/agentfs while another
+	// candidate ($TMPDIR/agentfs-UID) exists already: neither changes the
+	// fingerprint (with existing candidates by identity, every search
+	// after the first build walked).
+	home, tmp := t.TempDir(), t.TempDir()
+	t.Setenv(StateDirEnv, "")
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", home)
+	t.Setenv("TMPDIR", tmp)
+	if err := os.Mkdir(filepath.Join(tmp, fmt.Sprintf("agentfs-%d", os.Getuid())), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	first := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint()
+	if _, err := StateDir(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local", "state", "agentfs")); err != nil {
+		t.Fatalf("the state directory was not made in HOME: %v", err)
+	}
+	if after := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); after != first {
+		t.Fatalf("the fingerprint changed when the first build made the state directory:\n%s\n%s", first, after)
 	}
 	// Another TMPDIR denies another place, which a walk may meet (inside
 	// a root, or through a mount): the fingerprints differ, so that a
