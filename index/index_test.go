@@ -1190,3 +1190,46 @@ func TestIndexOutsideTheRootsIsNotUsed(t *testing.T) {
 		t.Fatal("under its own root, the index is not used for a subdirectory")
 	}
 }
+
+// The first build makes the state directory (~/.local/state/agentfs here,
+// beside an existing $TMPDIR/agentfs-UID) before the backend opens, as the
+// index command does: the searches after it use its list (they once walked,
+// their fingerprint being another than the build's).
+func TestFirstBuildListIsUsed(t *testing.T) {
+	home, tmp, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv(localfs.StateDirEnv, "")
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", home)
+	t.Setenv("TMPDIR", tmp)
+	if err := os.Mkdir(filepath.Join(tmp, fmt.Sprintf("agentfs-%d", os.Getuid())), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, dir: dir}
+	for i := range 20 {
+		f.put(fmt.Sprintf("f%d.txt", i), "a needle\n")
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localfs.StateDir(); err != nil {
+		t.Fatal(err)
+	}
+	build, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer build.Close()
+	if _, err := Build(context.Background(), build, dir, dir, BuildOptions{LockTimeout: time.Second, Config: build.Fingerprint(), Roots: build.Roots(), View: build.WalkView}); err != nil {
+		t.Fatal(err)
+	}
+	search, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer search.Close()
+	n, err := Local(search).Narrow(context.Background(), core.IndexQuery{Path: dir, Query: "needle"})
+	if err != nil || n == nil || n.Files == nil {
+		t.Fatalf("the search after the first build does not take its list (%v)", err)
+	}
+}

@@ -75,11 +75,8 @@ type denied struct {
 	dev, ino uint64
 	exists   bool
 	isFile   bool // a file has other names (hard links) that no path check sees
-	// state is a state directory's, which agentfs itself makes at its
-	// first lock or index: its identity is part of the configuration only
-	// when mounted, a mount being what can put another directory there
-	// (see Fingerprint).
-	state, mounted bool
+	// state is a state directory's (see Fingerprint).
+	state bool
 }
 
 // FS is the local backend: a backend.MutableFS, backend.Walker and
@@ -194,7 +191,6 @@ func New(cfg Config) (*FS, error) {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there.
 		e := denied{path: resolveExisting(d), state: i >= states}
-		e.mounted = e.state && mountPoint(e.path)
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
@@ -236,17 +232,6 @@ func (f *FS) stateDirs() ([]string, error) {
 		}
 	}
 	return places, nil
-}
-
-// mountPoint reports whether the directory at the absolute path p is a
-// mount point.
-func mountPoint(p string) bool {
-	fd, err := unix.Open(filepath.Dir(p), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	return isMountPoint(fd, filepath.Base(p))
 }
 
 // Close releases the roots.
@@ -1083,14 +1068,13 @@ func (f *FS) Fingerprint() string {
 		fmt.Fprintf(&b, " root=%q", r.path)
 	}
 	for _, d := range f.deny {
-		if d.state && !d.mounted {
-			// Made by the build itself: whether it existed when this
-			// process started changes nothing a walk visits; its path
-			// does, wherever it is, since a walk meets it through a mount
-			// by identity as well as inside a root by name. A mount there
-			// (a directory of the tree bind-mounted on it, since the
-			// build or until it) changes what a walk refuses: then it is
-			// a deny by identity like any.
+		if d.state && !d.exists {
+			// A state directory to be made: whether one is made since
+			// changes nothing a walk visits, but where it would be does.
+			// One that exists is a deny by identity like any, since a
+			// walk meets it by identity through a mount (on it or on an
+			// ancestor, made or taken off since the build); the index
+			// command makes its own before the backend opens.
 			fmt.Fprintf(&b, " state=%q", d.path)
 			continue
 		}

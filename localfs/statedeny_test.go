@@ -1,7 +1,6 @@
 package localfs
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,57 +9,46 @@ import (
 	"github.com/agentfs/agentfs/fault"
 )
 
-// The state directories are denied, but their identity is no part of the
-// configuration an index is built under: the first index makes the state
-// directory, and every search after it saw another fingerprint than the
-// build's, so the index's list was never used.
-func TestStateDirLeavesTheFingerprint(t *testing.T) {
+// The state directories are denied; one that exists enters the
+// fingerprint by its identity, as any deny root (a mount on it or on an
+// ancestor, made or taken off since a build, changes what a walk
+// refuses: the indexed search returned a refused file, exit 0), and one
+// to be made by its path (the index command makes its own first).
+func TestStateDirFingerprint(t *testing.T) {
 	ws := t.TempDir()
 	state := filepath.Join(t.TempDir(), "state")
 	t.Setenv(StateDirEnv, state)
-	before := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint()
+	fingerprint := func() string { return newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint() }
+	absent := fingerprint()
 	if err := os.Mkdir(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if after := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); after != before {
-		t.Fatalf("the fingerprint changed when the state directory was made:\n%s\n%s", before, after)
+	present := fingerprint()
+	if present == absent || fingerprint() != present {
+		t.Fatalf("a state directory made since: %q then %q", absent, present)
 	}
-	// The first build makes ~/.local/state/agentfs while another
-	// candidate ($TMPDIR/agentfs-UID) exists already: neither changes the
-	// fingerprint (with existing candidates by identity, every search
-	// after the first build walked).
-	home, tmp := t.TempDir(), t.TempDir()
-	t.Setenv(StateDirEnv, "")
-	t.Setenv("XDG_STATE_HOME", "")
-	t.Setenv("HOME", home)
-	t.Setenv("TMPDIR", tmp)
-	if err := os.Mkdir(filepath.Join(tmp, fmt.Sprintf("agentfs-%d", os.Getuid())), 0o700); err != nil {
+	if err := os.Rename(state, state+".old"); err != nil {
 		t.Fatal(err)
 	}
-	first := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint()
-	if _, err := StateDir(); err != nil {
+	if err := os.Mkdir(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(home, ".local", "state", "agentfs")); err != nil {
-		t.Fatalf("the state directory was not made in HOME: %v", err)
-	}
-	if after := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); after != first {
-		t.Fatalf("the fingerprint changed when the first build made the state directory:\n%s\n%s", first, after)
+	if fingerprint() == present {
+		t.Fatal("another directory at the state directory's path left the fingerprint unchanged")
 	}
 	// Another TMPDIR denies another place, which a walk may meet (inside
-	// a root, or through a mount): the fingerprints differ, so that a
-	// search does not take a list made under other denies. A relative
+	// a root, or through a mount): the fingerprints differ. A relative
 	// TMPDIR is placed: left relative, it was left out, and a search
 	// gave a denied state directory's files, exit 0.
 	t.Setenv(StateDirEnv, "")
 	t.Chdir(ws)
 	t.Setenv("TMPDIR", "tmp")
-	one := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint()
+	one := fingerprint()
 	if !strings.Contains(one, filepath.Join(ws, "tmp", "agentfs-")) {
 		t.Fatalf("a relative TMPDIR's state directory is not in the fingerprint: %s", one)
 	}
 	t.Setenv("TMPDIR", t.TempDir())
-	if other := newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint(); other == one {
+	if other := fingerprint(); other == one {
 		t.Fatal("the fingerprint is the same under another TMPDIR")
 	}
 	// A deny root given by the caller keeps its identity in it.

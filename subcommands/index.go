@@ -8,6 +8,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/index"
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,6 +51,14 @@ func runIndex(c *cli.Context) error {
 	path := c.Args().First()
 	if path == "" {
 		path = "."
+	}
+	if !c.Bool("status") && !c.Bool("drop") {
+		// The state directory the build writes into exists before the
+		// backend opens, which records it (a deny) by its identity: the
+		// searches after the build find it as the build did.
+		if _, err := localfs.StateDir(); err != nil {
+			return err
+		}
 	}
 	tl, err := tools(c)
 	if err != nil {
