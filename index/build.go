@@ -27,8 +27,7 @@ var errReplaced = errors.New("no longer a regular file")
 // in time.
 var ErrLocked = errors.New("another build of this index holds its lock")
 
-// lock takes the builders' flock at name, polling until timeout: a blocked
-// flock cannot be cancelled.
+// lock takes the builders' flock at name, waiting up to timeout.
 func lock(ctx context.Context, name string, timeout time.Duration) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return nil, err
@@ -37,29 +36,14 @@ func lock(ctx context.Context, name string, timeout time.Duration) (func(), erro
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(timeout)
-	wait := time.Millisecond
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { unix.Close(fd) }, nil
-		}
-		if err != unix.EWOULDBLOCK && err != unix.EINTR {
-			unix.Close(fd)
-			return nil, err
-		}
-		if time.Now().After(deadline) {
-			unix.Close(fd)
+	if err := localfs.FlockWait(ctx, fd, unix.LOCK_EX, time.Now().Add(timeout)); err != nil {
+		unix.Close(fd)
+		if errors.Is(err, localfs.ErrLockTimeout) {
 			return nil, ErrLocked
 		}
-		select {
-		case <-ctx.Done():
-			unix.Close(fd)
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 50*time.Millisecond)
+		return nil, err
 	}
+	return func() { unix.Close(fd) }, nil
 }
 
 // BuildOptions are what a caller can change of a build.

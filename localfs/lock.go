@@ -336,7 +336,7 @@ func lockFile(ctx context.Context, path string, how int, deadline time.Time) (in
 		if err != nil {
 			return -1, err
 		}
-		if err := flockWait(ctx, fd, how, deadline); err != nil {
+		if err := FlockWait(ctx, fd, how, deadline); err != nil {
 			unix.Close(fd)
 			return -1, err
 		}
@@ -356,9 +356,9 @@ func lockFile(ctx context.Context, path string, how int, deadline time.Time) (in
 	}
 }
 
-// flockData takes a data file's flock: flockWait, which a test replaces
+// flockData takes a data file's flock: FlockWait, which a test replaces
 // to play a file system without flock.
-var flockData = flockWait
+var flockData = FlockWait
 
 // dataFile is a regular file a mutation changes, and which one it is.
 type dataFile struct {
@@ -425,7 +425,7 @@ func lockDataFiles(ctx context.Context, paths []string, how map[string]int, dead
 }
 
 // errKeptReplaced is the lock timeout of a file replaced at every try.
-var errKeptReplaced = fmt.Errorf("%w: the file kept being replaced", errLockTimeout)
+var errKeptReplaced = fmt.Errorf("%w: the file kept being replaced", ErrLockTimeout)
 
 // errReplaced is lockData's answer for a file that is no longer the one
 // the order was made with.
@@ -504,21 +504,24 @@ func openRegular(p string) (int, unix.Stat_t, bool) {
 	return fd, st, err == nil
 }
 
-var errLockTimeout = errors.New("lock timeout")
+// ErrLockTimeout is FlockWait's error when its deadline passed.
+var ErrLockTimeout = errors.New("lock timeout")
 
 // waitEnded reports whether err ended a wait for a held lock (its timeout,
 // or the call interrupted) rather than the lock failing.
 func waitEnded(err error) bool {
-	return errors.Is(err, errLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, ErrLockTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // lockWaitHook, when set by a test, is called when a lock is found held and
 // the wait for it begins.
 var lockWaitHook func()
 
-// flockWait takes a flock on fd, trying again with a growing pause until
-// deadline; ctx cancels the wait.
-func flockWait(ctx context.Context, fd, how int, deadline time.Time) error {
+// FlockWait takes a flock on fd, trying again with a growing pause until
+// deadline (a blocked flock cannot be cancelled); ctx cancels the wait.
+// Every flock agentfs waits for goes through it: the locks of files, the
+// index's builders' lock, publish's folder lock.
+func FlockWait(ctx context.Context, fd, how int, deadline time.Time) error {
 	pause := 100 * time.Microsecond
 	var timer *time.Timer
 	for {
@@ -536,7 +539,7 @@ func flockWait(ctx context.Context, fd, how int, deadline time.Time) error {
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return errLockTimeout
+			return ErrLockTimeout
 		}
 		wait := min(pause, left)
 		if timer == nil {
@@ -560,7 +563,7 @@ func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration
 			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
 			WithHint("retry when the other writer is done, or wait longer with --lock-timeout")
 	}
-	if errors.Is(err, errLockTimeout) {
+	if errors.Is(err, ErrLockTimeout) {
 		return fault.Errorf(fault.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, timeout).
 			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
 			WithHint("retry later, or wait longer with --lock-timeout")

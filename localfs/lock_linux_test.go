@@ -35,9 +35,9 @@ func TestFlockWaitBacksOff(t *testing.T) {
 	}
 	const wait = 250 * time.Millisecond
 	cpu0, start := cpu(), time.Now()
-	err = flockWait(context.Background(), fd, unix.LOCK_EX, start.Add(wait))
+	err = FlockWait(context.Background(), fd, unix.LOCK_EX, start.Add(wait))
 	elapsed, used := time.Since(start), cpu()-cpu0
-	if err != errLockTimeout || elapsed < wait {
+	if err != ErrLockTimeout || elapsed < wait {
 		t.Fatalf("got %v after %v, want the lock timeout after %v", err, elapsed, wait)
 	}
 	if calls != 1 {
@@ -116,7 +116,7 @@ func TestDataLocksFollowFileOrder(t *testing.T) {
 func TestDataLockWithoutFlock(t *testing.T) {
 	f, dir := newTestFS(t)
 	must(t, os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644))
-	defer func() { flockData = flockWait }()
+	defer func() { flockData = FlockWait }()
 	for _, tc := range []struct {
 		err  error
 		fail bool

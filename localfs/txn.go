@@ -468,7 +468,7 @@ func waitJournal(ctx context.Context, path string, deadline time.Time) error {
 		return nil // gone: recovered
 	}
 	defer unix.Close(fd)
-	return flockWait(ctx, fd, unix.LOCK_SH, deadline)
+	return FlockWait(ctx, fd, unix.LOCK_SH, deadline)
 }
 
 // journalWait is the longest a recovery waits for one journal's locks.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -230,8 +231,7 @@ func syncDir(dir string) error {
 }
 
 // lockDir takes the folder's exclusive lock, waiting up to timeout (0: as
-// long as ctx lasts), and returns its release. A blocked flock cannot be
-// cancelled, so the lock is tried and tried again.
+// long as ctx lasts), and returns its release.
 func lockDir(ctx context.Context, dir string, timeout time.Duration) (func(), error) {
 	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o644)
 	if err != nil {
@@ -242,33 +242,23 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (func(), er
 		return nil, fault.Errorf(fault.CodeIOError, "the assets folder's %s is not a regular file.", lockName).WithPath(dir).
 			WithHint("remove %s from the assets folder; agentfs makes it again", filepath.Join(dir, lockName))
 	}
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
+	deadline := time.Now().Add(timeout)
+	if timeout <= 0 {
+		deadline = time.Now().AddDate(100, 0, 0)
 	}
-	wait := time.Millisecond
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			f.Close()
-			return nil, assetsIOError(err, dir)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-deadline:
-			f.Close()
-			return nil, fault.Errorf(fault.CodeLockTimeout, "the assets folder stayed locked for %v.", timeout).WithPath(dir).
-				WithHint("another publish, or agentfs serve's prune, holds it; retry, or raise --lock-timeout")
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 50*time.Millisecond)
+	switch err := localfs.FlockWait(ctx, int(f.Fd()), unix.LOCK_EX, deadline); {
+	case err == nil:
+		return func() { f.Close() }, nil
+	case errors.Is(err, localfs.ErrLockTimeout):
+		f.Close()
+		return nil, fault.Errorf(fault.CodeLockTimeout, "the assets folder stayed locked for %v.", timeout).WithPath(dir).
+			WithHint("another publish, or agentfs serve's prune, holds it; retry, or raise --lock-timeout")
+	case ctx.Err() != nil:
+		f.Close()
+		return nil, err
+	default:
+		f.Close()
+		return nil, assetsIOError(err, dir)
 	}
 }
 
