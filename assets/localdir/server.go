@@ -121,17 +121,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	f, err := openRegular(root, id)
+	f, fi, err := openRegular(root, id)
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
 	// The type is the link's own: its signed name and the content, as
 	// publish reported it, whatever name the same bytes were published
 	// under since.
@@ -154,22 +149,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // openRegular opens name in root for reading if it is a regular file, and
 // never waits on a FIFO planted there.
-func openRegular(root *os.Root, name string) (*os.File, error) {
+func openRegular(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fs.ErrNotExist
+		return nil, nil, fs.ErrNotExist
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // readMeta reads the metadata of the content id.
 func readMeta(root *os.Root, id string) (record, error) {
 	var meta record
-	f, err := openRegular(root, id+".json")
+	f, _, err := openRegular(root, id+".json")
 	if err != nil {
 		return meta, err
 	}
