@@ -47,9 +47,16 @@ type Store interface {
 	Put(ctx context.Context, obj Object, content io.Reader) (Link, error)
 }
 
-// Opener is a target opened anew for each publish: a session that
+// Opener is a target opened anew for each publish: a call other than
+// publish never makes a key or connects to a bucket, and a session that
 // outlives a signing key or a folder (batch, mcp) publishes with them as
 // they are now, a key made again or a folder made again included.
 type Opener interface {
 	Open() (Store, error)
 }
+
+// OpenFunc is an Opener made of a function.
+type OpenFunc func() (Store, error)
+
+// Open calls o.
+func (o OpenFunc) Open() (Store, error) { return o() }

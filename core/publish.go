@@ -134,11 +134,9 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	// The answer's size is known but for the link, whose length the
 	// target tells: one that cannot fit is refused before anything is
 	// stored, as any mutation's.
-	store := t.Assets
-	if o, ok := store.(assets.Opener); ok {
-		if store, err = o.Open(); err != nil {
-			return nil, err
-		}
+	store, err := t.Assets.Open()
+	if err != nil {
+		return nil, err
 	}
 	sample, err := store.SampleLink(obj)
 	if err != nil {

@@ -29,6 +29,8 @@ func (m *memStore) link(obj assets.Object) string {
 	return "https://assets.test/" + obj.SHA256 + "/" + obj.Name
 }
 
+func (m *memStore) Open() (assets.Store, error) { return m, nil }
+
 func (m *memStore) SampleLink(obj assets.Object) (string, error) { return m.link(obj), nil }
 
 func (m *memStore) Put(_ context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {

@@ -33,8 +33,9 @@ type Tools struct {
 	// Commits, when set, is passed by every mutation at its point of no
 	// return (see CommitGate).
 	Commits *CommitGate
-	// Assets is publish's target; nil leaves publish NOT_CONFIGURED.
-	Assets assets.Store
+	// Assets opens publish's target, at each publish; nil leaves publish
+	// NOT_CONFIGURED.
+	Assets assets.Opener
 	// PublishMaxSize bounds the file publish takes (0 means
 	// DefaultPublishMaxSize).
 	PublishMaxSize int64

@@ -481,7 +481,7 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		tl.Index = index.Within(fsys, local)
 	}
 	if loc := c.String("assets"); loc != "" {
-		tl.Assets = &lazyStore{open: func() (assets.Store, error) { return openAssets(c, loc) }}
+		tl.Assets = assets.OpenFunc(func() (assets.Store, error) { return openAssets(c, loc) })
 	}
 	if stderr := streamsOf(c).Stderr; isTerminal(stderr) {
 		tl.Progress = progressBar(stderr)

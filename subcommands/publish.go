@@ -1,7 +1,6 @@
 package subcommands
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -49,31 +48,6 @@ func signingKey() ([]byte, error) {
 		return nil, err
 	}
 	return localdir.LoadKey(state)
-}
-
-// lazyStore opens its store for each publish (assets.Opener), so that a
-// call other than publish never makes a key or connects to a bucket, and a
-// session (batch, mcp) makes the key or the folder again once removed.
-type lazyStore struct {
-	open func() (assets.Store, error)
-}
-
-func (l *lazyStore) Open() (assets.Store, error) { return l.open() }
-
-func (l *lazyStore) SampleLink(obj assets.Object) (string, error) {
-	s, err := l.open()
-	if err != nil {
-		return "", err
-	}
-	return s.SampleLink(obj)
-}
-
-func (l *lazyStore) Put(ctx context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
-	s, err := l.open()
-	if err != nil {
-		return assets.Link{}, err
-	}
-	return s.Put(ctx, obj, content)
 }
 
 // progressMinBytes is the smallest upload that shows a progress bar: a
