@@ -189,8 +189,12 @@ func New(cfg Config) (*FS, error) {
 	denyPaths = append(denyPaths, stateDirs...)
 	for i, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
-		// must hold for a file not yet created there.
-		e := denied{path: resolveExisting(d), state: i >= states}
+		// must hold for a file not yet created there. (stateDirs resolved
+		// its own.)
+		e := denied{path: d, state: i >= states}
+		if !e.state {
+			e.path = resolveExisting(d)
+		}
 		var st unix.Stat_t
 		if unix.Stat(e.path, &st) == nil {
 			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
@@ -214,7 +218,8 @@ func New(cfg Config) (*FS, error) {
 // signs every link, and an rm there would drop other processes' locks.
 // Each place another environment might pick is denied too. A root in one
 // of them is refused: a deny there would refuse the root, and no deny
-// would leave the key to that root and to any other root holding it.
+// would leave the key to that root and to any other root holding it. The
+// places are returned resolved as far as they exist.
 func (f *FS) stateDirs() ([]string, error) {
 	places := stateDirCandidates()
 	if d := os.Getenv(StateDirEnv); d != "" {
@@ -222,10 +227,9 @@ func (f *FS) stateDirs() ([]string, error) {
 	}
 	for i, d := range places {
 		d = joinAbs(f.cwd, d) // a relative TMPDIR's too
-		places[i] = d
-		real := resolveExisting(d)
+		places[i] = resolveExisting(d)
 		for _, r := range f.roots {
-			if _, in := within(real, r.path); in {
+			if _, in := within(places[i], r.path); in {
 				return nil, fault.Errorf(fault.CodeDenied, "the root %s lies in agentfs's state directory %s, which holds its locks, journals and signing key.", r.given, d).
 					WithPath(r.given).WithHint("give a root outside it, or set %s to a directory outside the roots", StateDirEnv)
 			}
