@@ -103,10 +103,9 @@ func runIndex(c *cli.Context) error {
 		opts := index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}
 		if fp, ok := owner.(interface {
 			Fingerprint() string
-			Roots() []string
 			WalkView(string) (string, bool, error)
 		}); ok {
-			opts.Config, opts.Roots, opts.View = fp.Fingerprint(), fp.Roots(), fp.WalkView
+			opts.Config, opts.Roots, opts.View = fp.Fingerprint(), roots, fp.WalkView
 		}
 		stderr := streamsOf(c).Stderr
 		if isTerminal(stderr) {
