@@ -51,13 +51,13 @@ func serve(c *cli.Context) error {
 		return fault.InvalidArgument("serve serves a local folder; an S3 store serves its own links.").
 			WithHint("give --assets DIR, or open the presigned URLs publish returns as they are")
 	}
-	// Made now if missing, so that a link published next is served; read
-	// again at each request, so that removing it revokes every link.
-	if _, err := signingKey(); err != nil {
-		return err
-	}
 	state, err := localfs.StateDir()
 	if err != nil {
+		return err
+	}
+	// Made now if missing, so that a link published next is served; read
+	// again at each request, so that removing it revokes every link.
+	if _, err := localdir.LoadKey(state); err != nil {
 		return err
 	}
 	srv, err := localdir.NewServer(dir, localdir.KeyReader(state))
