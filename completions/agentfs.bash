@@ -17,7 +17,7 @@ _agentfs() {
     serve) COMPREPLY=($(compgen -W "--addr" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     batch) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     mcp) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    index) COMPREPLY=($(compgen -W "--drop --status --watch" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    index) COMPREPLY=($(compgen -W "--detach --drop --idle --status --watch" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     tools) COMPREPLY=($(compgen -W "--format" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     version) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace publish serve batch mcp index tools version --all --assets --base-url --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --publish-max-size --quiet --readonly --recover --root --s3-endpoint --symlinks" -- "$cur"));;

@@ -113,7 +113,7 @@ func BenchmarkBuild(b *testing.B) {
 	ctx := context.Background()
 	start := cpuTime()
 	for b.Loop() {
-		if err := Drop(ctx, dir, nil, time.Second); err != nil && !IsNoIndex(err) {
+		if _, err := Drop(ctx, dir, nil, time.Second); err != nil && !IsNoIndex(err) {
 			b.Fatal(err)
 		}
 		st, err := Build(ctx, fsys, dir, dir, BuildOptions{LockTimeout: time.Second, Config: fsys.Fingerprint(), Roots: fsys.Roots()})

@@ -299,8 +299,10 @@ type Status struct {
 	Trigram uint64    `json:"trigrams"`
 	// Copies are the files indexed as another's content.
 	Copies int `json:"copies,omitempty"`
-	// Watched says that a watcher (index --watch) answers for this build.
-	Watched bool `json:"watched,omitempty"`
+	// Watched says that a watcher (index --watch) answers for this build,
+	// and WatcherPid which process it is.
+	Watched    bool `json:"watched,omitempty"`
+	WatcherPid int  `json:"watcherPid,omitempty"`
 }
 
 func (ix *Index) status() Status {
@@ -362,8 +364,32 @@ func StatusOf(abs string, roots []string) (Status, error) {
 		return Status{}, UnusableError{err}
 	}
 	st := ix.status()
-	_, st.Watched = askWatcher(ix)
+	var r watchReply
+	if r, st.Watched = askWatcher(ix); st.Watched {
+		st.WatcherPid = r.Pid
+	}
 	return st, nil
+}
+
+// WatchedStatus describes the index of the directory at abs (its own, not
+// an ancestor's) when a watcher answers for it.
+func WatchedStatus(abs string) (Status, bool) {
+	loc, err := locateExisting(abs)
+	if err != nil {
+		return Status{}, false
+	}
+	ix, err := open(loc.file, loc.root)
+	if err != nil {
+		return Status{}, false
+	}
+	defer ix.Close()
+	r, ok := askWatcher(ix)
+	if !ok {
+		return Status{}, false
+	}
+	st := ix.status()
+	st.Watched, st.WatcherPid = true, r.Pid
+	return st, true
 }
 
 // coveringWithin is the index of dir or of its nearest ancestor that has
@@ -385,13 +411,24 @@ func coveringWithin(state, dir string, roots []string) (*Index, string) {
 }
 
 // Drop removes the index of the directory at the absolute path abs, under
-// the builders' lock; a directory without one, in the tree of an index
-// within roots, is CoveredError.
-func Drop(ctx context.Context, abs string, roots []string, timeout time.Duration) error {
+// the builders' lock, then ends its watcher if one runs (stopped); a
+// directory without an index, in the tree of one within roots, is
+// CoveredError.
+func Drop(ctx context.Context, abs string, roots []string, timeout time.Duration) (stopped bool, err error) {
 	loc, err := locateExisting(abs)
 	if err != nil {
-		return err
+		return false, err
 	}
+	if err := remove(ctx, loc, roots, timeout); err != nil {
+		return false, err
+	}
+	// Not under the builders' lock, which a watcher building again waits
+	// for before it sees that the index is gone.
+	return stopWatcher(ctx, loc), nil
+}
+
+// remove is Drop's removal of the index at loc.
+func remove(ctx context.Context, loc location, roots []string, timeout time.Duration) error {
 	unlock, err := lock(ctx, loc.lock, timeout)
 	if err != nil {
 		return err

@@ -612,7 +612,7 @@ func TestKilledBuildLeavesOldIndex(t *testing.T) {
 	if err := os.WriteFile(loc.building, []byte("half an index"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
+	if _, err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(loc.file))
@@ -671,7 +671,7 @@ func TestRunsMergeAsOne(t *testing.T) {
 	one := lists(f)
 	defer func(n int) { runPairs = n }(runPairs)
 	runPairs = 7
-	if err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
+	if _, err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	f.build()

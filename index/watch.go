@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,11 +30,27 @@ import (
 // mount raises no inotify event, and a search in another mount namespace
 // may see other files.
 
+// WatchOptions are a watcher's settings.
+type WatchOptions struct {
+	BuildOptions
+	// Ready is called once the first build is installed and searches are
+	// answered.
+	Ready func(Status)
+	// Quiet is how long after the last event the watcher builds again when
+	// anything changed (the default 10s); many changes build at once.
+	Quiet time.Duration
+	// Idle, when set, ends the watcher once no search has asked it for
+	// that long, letting go of its watches (kernel memory).
+	Idle time.Duration
+}
+
 // watchRequest is what a search asks: the changes since the build gen,
-// with the mounts it sees on the tree (localfs.MountsBelow).
+// with the mounts it sees on the tree (localfs.MountsBelow). Stop is
+// Drop's word that the index is gone: the watcher checks, and ends.
 type watchRequest struct {
 	Gen    string `json:"gen"`
 	Mounts string `json:"mounts"`
+	Stop   bool   `json:"stop,omitempty"`
 }
 
 // watchReply is the watcher's answer. OK says that Dirs and Trees hold
@@ -41,8 +58,10 @@ type watchRequest struct {
 // each of Dirs is checked as the stat pass checks it, and every indexed
 // directory of each of Trees too (one made, removed or moved, in or out).
 type watchReply struct {
-	OK    bool     `json:"ok"`
-	Gen   string   `json:"gen"`
+	OK  bool   `json:"ok"`
+	Gen string `json:"gen"`
+	// Pid is the watcher's process, which SIGTERM ends.
+	Pid   int      `json:"pid,omitempty"`
 	Dirs  []string `json:"dirs,omitempty"`
 	Trees []string `json:"trees,omitempty"`
 }
@@ -108,6 +127,36 @@ func askWatcher(ix *Index) (watchReply, bool) {
 		return watchReply{}, false
 	}
 	return r, true
+}
+
+// watchStopWait bounds Drop's wait for a watcher to end.
+const watchStopWait = 10 * time.Second
+
+// stopWatcher tells the watcher of the index at loc, just removed, to end,
+// and waits until it has let go of its lock: true when one did. None
+// listening: false at once.
+func stopWatcher(ctx context.Context, loc location) bool {
+	addr, done, err := socketAddr(socketName(loc.file))
+	if err != nil {
+		return false
+	}
+	defer done()
+	conn, err := net.DialTimeout("unix", addr, watchTimeout)
+	if err != nil {
+		return false
+	}
+	conn.SetDeadline(time.Now().Add(watchTimeout))
+	if json.NewEncoder(conn).Encode(watchRequest{Stop: true}) == nil {
+		// Its reply says that it has checked that the index is gone.
+		io.Copy(io.Discard, io.LimitReader(conn, 1<<10))
+	}
+	conn.Close()
+	unlock, err := lock(ctx, loc.watchLock, watchStopWait)
+	if err != nil {
+		return false
+	}
+	unlock()
+	return true
 }
 
 // toCheck marks the directories of ix that r says to check.

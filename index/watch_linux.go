@@ -32,17 +32,6 @@ const (
 		unix.IN_DONT_FOLLOW
 )
 
-// WatchOptions are a watcher's settings.
-type WatchOptions struct {
-	BuildOptions
-	// Ready is called once the first build is installed and searches are
-	// answered.
-	Ready func(Status)
-	// Quiet is how long after the last event the watcher builds again when
-	// anything changed (the default 10s); many changes build at once.
-	Quiet time.Duration
-}
-
 // watchTarget is what a watch watches: paths relative to the root (two
 // or more for a file with several names in the tree).
 type watchTarget struct {
@@ -127,7 +116,15 @@ type watcher struct {
 	last       time.Time // of the latest event
 	events     []byte    // drain's buffer
 	kick       chan struct{}
+	// asked is when a search last asked (UnixNano), for Idle.
+	asked atomic.Int64
+	// dropped is told that the index file is gone (Drop's stop request).
+	dropped chan struct{}
 }
+
+// errDropped ends a watcher whose index was removed.
+var errDropped = fault.Errorf(fault.CodeNotFound, "the index was removed (agentfs index --drop).").
+	WithHint("run agentfs index --watch again to index the tree")
 
 // Watch builds or updates the index of the directory path (at the absolute
 // path abs) as Build does, then keeps it proven fresh until ctx ends: it
@@ -158,7 +155,7 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	}
 	defer unix.Close(fd)
 	x := &watcher{w: w, path: path, abs: abs, opts: opts, loc: loc, fd: fd, watches: map[int32]watchTarget{},
-		changes: newChangeSet(), events: make([]byte, 64<<10), kick: make(chan struct{}, 1)}
+		changes: newChangeSet(), events: make([]byte, 64<<10), kick: make(chan struct{}, 1), dropped: make(chan struct{}, 1)}
 	defer func() {
 		if x.ix != nil {
 			x.ix.Close()
@@ -191,25 +188,43 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	}()
 	wg.Go(func() { x.serve(ln) })
 	wg.Go(func() { x.read(stop) })
+	x.asked.Store(time.Now().UnixNano())
 	if opts.Ready != nil {
 		x.mu.Lock()
 		st := x.ix.status()
 		x.mu.Unlock()
+		st.Watched, st.WatcherPid = true, os.Getpid()
 		opts.Ready(st)
 	}
 	return x.loop(ctx)
 }
 
-// loop builds again when asked to (kick) or when changes have been quiet.
+// loop builds again when asked to (kick) or when changes have been quiet,
+// and ends when the index is dropped or, with Idle, no search asks.
 func (x *watcher) loop(ctx context.Context) error {
 	tick := time.NewTicker(x.opts.Quiet / 4)
 	defer tick.Stop()
+	var idle <-chan time.Time
+	if x.opts.Idle > 0 {
+		idle = time.After(x.opts.Idle)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-x.dropped:
+			return errDropped
+		case <-idle:
+			if left := x.opts.Idle - time.Since(time.Unix(0, x.asked.Load())); left > 0 {
+				idle = time.After(left)
+				continue
+			}
+			return nil
 		case <-x.kick:
 		case <-tick.C:
+			if _, err := os.Stat(x.loc.file); err != nil {
+				return errDropped
+			}
 			x.mu.Lock()
 			x.pollRules()
 			due := x.changes.size() > len(x.changes.always) && time.Since(x.last) >= x.opts.Quiet
@@ -219,8 +234,7 @@ func (x *watcher) loop(ctx context.Context) error {
 			}
 		}
 		if _, err := os.Stat(x.loc.file); err != nil {
-			return fault.Errorf(fault.CodeNotFound, "the index was removed (agentfs index --drop).").
-				WithHint("run agentfs index --watch again to index the tree")
+			return errDropped
 		}
 		if err := x.refresh(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -327,6 +341,18 @@ func (x *watcher) answer(conn net.Conn) {
 	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return
 	}
+	if req.Stop {
+		// Only a dropped index's watcher ends: the word is checked.
+		if _, err := os.Lstat(x.loc.file); errors.Is(err, os.ErrNotExist) {
+			select {
+			case x.dropped <- struct{}{}:
+			default:
+			}
+		}
+		json.NewEncoder(conn).Encode(watchReply{})
+		return
+	}
+	x.asked.Store(time.Now().UnixNano())
 	if x.installing.Load() {
 		json.NewEncoder(conn).Encode(watchReply{Gen: req.Gen})
 		return
@@ -359,7 +385,7 @@ func (x *watcher) reply(req watchRequest) watchReply {
 	case c.lost || c.size() > maxWatchReply:
 		return notOK
 	}
-	r := watchReply{OK: true, Gen: gen}
+	r := watchReply{OK: true, Gen: gen, Pid: os.Getpid()}
 	for d := range c.dirs {
 		r.Dirs = append(r.Dirs, d)
 	}

@@ -399,3 +399,91 @@ func (f *fixture) gen() string {
 	defer ix.Close()
 	return ix.gen
 }
+
+// startWatch runs a watcher of f's tree in this process with opts, and
+// returns once it answers; Watch's error comes on the channel when it
+// ends.
+func (f *fixture) startWatch(opts WatchOptions) <-chan error {
+	f.t.Helper()
+	ready := make(chan Status, 1)
+	ended := make(chan error, 1)
+	opts.BuildOptions = BuildOptions{LockTimeout: time.Minute, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()}
+	opts.Ready = func(st Status) { ready <- st }
+	go func() { ended <- Watch(context.Background(), f.fsys, f.dir, f.dir, opts) }()
+	select {
+	case st := <-ready:
+		if !st.Watched || st.WatcherPid != os.Getpid() {
+			f.t.Fatalf("Ready said watched %v, pid %d; want true, %d", st.Watched, st.WatcherPid, os.Getpid())
+		}
+	case err := <-ended:
+		f.t.Fatalf("the watcher ended before it answered: %v", err)
+	}
+	return ended
+}
+
+// awaitEnd waits, at most 30 s, for the watcher to end, and returns its
+// error.
+func awaitEnd(t *testing.T, ended <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ended:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watcher did not end within 30 s")
+		return nil
+	}
+}
+
+// A watcher with Idle ends, exit 0, once no search has asked for that
+// long: index --detach's watcher does not outlive the work.
+func TestWatcherEndsWhenIdle(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	ended := f.startWatch(WatchOptions{Idle: 200 * time.Millisecond})
+	if r, ok := f.answer(); !ok || r.Pid != os.Getpid() {
+		t.Fatalf("the watcher answered %+v, %v", r, ok)
+	}
+	if err := awaitEnd(t, ended); err != nil {
+		t.Fatalf("an idle watcher ended with %v, want nil", err)
+	}
+	if _, ok := f.answer(); ok {
+		t.Fatal("a watcher that ended still answers")
+	}
+	if st, err := StatusOf(f.dir, nil); err != nil || st.Watched || st.WatcherPid != 0 {
+		t.Fatalf("status after the watcher ended: %+v, %v", st, err)
+	}
+}
+
+// Drop ends the index's watcher and says so; the word to stop is checked:
+// while the index is in place, the watcher goes on.
+func TestDropEndsTheWatcher(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	ended := f.startWatch(WatchOptions{Quiet: time.Hour})
+	conn, err := net.Dial("unix", socketName(f.location().file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewEncoder(conn).Encode(watchRequest{Stop: true})
+	var r watchReply
+	if err := json.NewDecoder(conn).Decode(&r); err != nil || r.OK {
+		t.Fatalf("the reply to a stop request: %+v, %v", r, err)
+	}
+	conn.Close()
+	if _, ok := f.answer(); !ok {
+		t.Fatal("the watcher stopped answering after a stop request for an index in place")
+	}
+	if st, err := StatusOf(f.dir, nil); err != nil || !st.Watched || st.WatcherPid != os.Getpid() {
+		t.Fatalf("status: %+v, %v; want watched by %d", st, err, os.Getpid())
+	}
+	stopped, err := Drop(context.Background(), f.dir, nil, time.Second)
+	if err != nil || !stopped {
+		t.Fatalf("Drop: stopped %v, %v; want true, nil", stopped, err)
+	}
+	if err := awaitEnd(t, ended); fault.AsError(err).Code != fault.CodeNotFound {
+		t.Fatalf("the dropped index's watcher ended with %v, want NOT_FOUND", err)
+	}
+	if stopped, err := Drop(context.Background(), f.dir, nil, time.Second); !IsNoIndex(err) || stopped {
+		t.Fatalf("a second Drop: %v, %v", stopped, err)
+	}
+}

@@ -4,18 +4,10 @@ package index
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 )
-
-// WatchOptions are a watcher's settings.
-type WatchOptions struct {
-	BuildOptions
-	Ready func(Status)
-	Quiet time.Duration
-}
 
 // Watch needs inotify: elsewhere a search proves freshness by its stat
 // pass alone.

@@ -132,7 +132,8 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 			}
 			return checkGlobals(c)
 		},
-		Metadata: map[string]any{"out": out, "streams": s},
+		// args, "agentfs" first: index --detach starts itself again so.
+		Metadata: map[string]any{"out": out, "streams": s, "args": args},
 	}
 	// --version prints what version prints.
 	cli.VersionPrinter = func(c *cli.Context) { _ = outputOf(c).result(buildVersion()) }

@@ -1,8 +1,13 @@
 package subcommands
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -10,6 +15,7 @@ import (
 	"github.com/agentfs/agentfs/index"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 )
 
 // indexResult is what agentfs index prints.
@@ -22,7 +28,16 @@ type indexResult struct {
 	AgeSeconds *float64 `json:"ageSeconds,omitempty"`
 	// BuildSeconds is how long the build took.
 	BuildSeconds *float64 `json:"buildSeconds,omitempty"`
+	// WatcherStopped says that --drop ended the index's watcher.
+	WatcherStopped bool `json:"watcherStopped,omitempty"`
+	// AlreadyWatched says that --detach found a watcher answering for
+	// the index, and left it to keep the index fresh.
+	AlreadyWatched bool `json:"alreadyWatched,omitempty"`
 }
+
+// detachedIdle is how long a watcher started by --detach waits for a
+// search before it ends, unless --idle says otherwise.
+const detachedIdle = 30 * time.Minute
 
 // indexCommand is CLI-only, as batch is, not a tool a model calls: it is
 // set-up work on the state directory that grep uses unasked, and a model
@@ -36,6 +51,8 @@ func indexCommand() subcommand {
 			&cli.BoolFlag{Name: "status", Usage: "describe the index (files, bytes, age, size) instead of building it"},
 			&cli.BoolFlag{Name: "drop", Usage: "remove the index instead of building it"},
 			&cli.BoolFlag{Name: "watch", Usage: "after building, keep running and watch the tree (Linux inotify), so that a search checks only what changed"},
+			&cli.BoolFlag{Name: "detach", Usage: "as --watch, with the watcher in the background: exit once it answers searches (or at once when one already does)"},
+			&cli.DurationFlag{Name: "idle", Usage: "with --watch or --detach, end the watcher once no search has asked it for this long (0: never; --detach's default is 30m)"},
 		},
 		Action: runIndex,
 	}}
@@ -45,8 +62,15 @@ func runIndex(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return fault.InvalidArgument("index takes one directory, not %d.", c.NArg()).WithHint("index one tree at a time")
 	}
-	if n := countTrue(c.Bool("status"), c.Bool("drop"), c.Bool("watch")); n > 1 {
-		return fault.InvalidArgument("more than one of --status, --drop and --watch is given.").WithHint("give one of them")
+	watch := c.Bool("watch") || c.Bool("detach")
+	if n := countTrue(c.Bool("status"), c.Bool("drop"), watch); n > 1 {
+		return fault.InvalidArgument("more than one of --status, --drop and --watch (or --detach) is given.").WithHint("give one of them")
+	}
+	switch idle := c.Duration("idle"); {
+	case c.IsSet("idle") && !watch:
+		return fault.InvalidArgument("--idle is for a watcher.").WithHint("give it with --watch or --detach")
+	case idle < 0:
+		return fault.InvalidArgument("--idle %s is negative.", idle).WithHint("give a duration such as 30m, or 0 for never")
 	}
 	path := c.Args().First()
 	if path == "" {
@@ -95,10 +119,18 @@ func runIndex(c *cli.Context) error {
 		age := time.Since(st.Built).Seconds()
 		res.Status, res.AgeSeconds = &st, &age
 	case c.Bool("drop"):
-		if err := index.Drop(c.Context, abs, roots, c.Duration("lock-timeout")); err != nil {
+		stopped, err := index.Drop(c.Context, abs, roots, c.Duration("lock-timeout"))
+		if err != nil {
 			return indexErr(err, res.Path)
 		}
-		res.Dropped = true
+		res.Dropped, res.WatcherStopped = true, stopped
+	case c.Bool("detach") && os.Getenv(detachedEnv) == "":
+		if st, ok := index.WatchedStatus(abs); ok {
+			age := time.Since(st.Built).Seconds()
+			res.Status, res.AgeSeconds, res.AlreadyWatched = &st, &age, true
+			break
+		}
+		return startDetached(c)
 	default:
 		opts := index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}
 		if fp, ok := owner.(interface {
@@ -119,7 +151,7 @@ func runIndex(c *cli.Context) error {
 			defer fmt.Fprint(stderr, "\r\033[K")
 		}
 		start := time.Now()
-		if c.Bool("watch") {
+		if watch {
 			return watchIndex(c, w, path, abs, opts, res, start)
 		}
 		st, err := index.Build(c.Context, w, path, abs, opts)
@@ -133,20 +165,65 @@ func runIndex(c *cli.Context) error {
 }
 
 // watchIndex builds the index and keeps it proven fresh until the call
-// is interrupted, which ends it with exit status 0, as serve ends: the
-// result is printed once the watcher answers searches.
+// is interrupted, which ends it with exit status 0, as serve ends, or
+// until it is idle (--idle) or dropped: the result is printed once the
+// watcher answers searches. A result that cannot be printed (over
+// --max-bytes) ends the watcher with that error: nothing runs unreported.
 func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.BuildOptions, res indexResult, start time.Time) error {
+	idle := c.Duration("idle")
+	if c.Bool("detach") && !c.IsSet("idle") {
+		idle = detachedIdle
+	}
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
 	var printErr error
-	err := index.Watch(c.Context, w, path, abs, index.WatchOptions{BuildOptions: opts, Ready: func(st index.Status) {
+	err := index.Watch(ctx, w, path, abs, index.WatchOptions{BuildOptions: opts, Idle: idle, Ready: func(st index.Status) {
 		took := time.Since(start).Seconds()
-		st.Watched = true
 		res.Status, res.BuildSeconds = &st, &took
-		printErr = outputOf(c).result(res)
+		if printErr = outputOf(c).result(res); printErr != nil {
+			cancel()
+			return
+		}
+		if c.Bool("detach") {
+			releaseParent()
+		}
 	}})
+	if printErr != nil {
+		return printErr
+	}
+	var fe *fault.Error
+	if c.Bool("detach") && errors.As(err, &fe) && fe.Code == fault.CodeExists {
+		// Another --detach of the tree won the race, or the watcher was
+		// installing a build when asked: wait for it, as for a lock.
+		if st, ok := awaitWatcher(c.Context, abs, c.Duration("lock-timeout")); ok {
+			age := time.Since(st.Built).Seconds()
+			res.Status, res.AgeSeconds, res.AlreadyWatched = &st, &age, true
+			return outputOf(c).result(res)
+		}
+	}
 	if err != nil {
 		return indexErr(err, res.Path)
 	}
-	return printErr
+	return nil
+}
+
+// awaitWatcher waits, up to timeout, for the watcher of the directory at
+// abs to answer for its index.
+func awaitWatcher(ctx context.Context, abs string, timeout time.Duration) (index.Status, bool) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if st, ok := index.WatchedStatus(abs); ok {
+			return st, true
+		}
+		if time.Now().After(deadline) {
+			return index.Status{}, false
+		}
+		select {
+		case <-ctx.Done():
+			return index.Status{}, false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // countTrue counts the true values.
@@ -189,4 +266,107 @@ func indexErr(err error, path string) error {
 	}
 	return fault.Errorf(fault.CodeIOError, "the index failed: %s.", err).WithPath(path).WithCause(err).
 		WithHint("check that the state directory is writable (set AGENTFS_STATE_DIR)")
+}
+
+// detachedEnv marks the watcher that index --detach starts: the same
+// command, which once its result is printed lets go of its parent.
+const detachedEnv = "AGENTFS_DETACHED_WATCHER"
+
+// startDetached runs this invocation again as a watcher in a session of
+// its own, and answers as it does: with its result once it answers
+// searches (then exit 0, the watcher left running), or with its error and
+// exit status when it ends before that. Its output reaches the caller
+// through pipes that it lets go of when ready, so a caller reading to
+// end of file (a shell tool, $(...)) is not held by the watcher.
+func startDetached(c *cli.Context) error {
+	exe := "/proc/self/exe" // this very binary, even if replaced on disk since
+	if _, err := os.Stat(exe); err != nil {
+		if exe, err = os.Executable(); err != nil {
+			return fault.Errorf(fault.CodeIOError, "cannot find the agentfs binary to start the watcher: %s.", err).
+				WithHint("run agentfs index --watch in the background instead")
+		}
+	}
+	var pipes [3]struct{ r, w *os.File }
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fault.Errorf(fault.CodeIOError, "cannot start the watcher: %s.", err).WithCause(err).
+				WithHint("raise the limit on open files (ulimit -n) and retry")
+		}
+		defer r.Close()
+		pipes[i].r, pipes[i].w = r, w
+	}
+	cmd := &exec.Cmd{
+		Path: exe,
+		// As parsed: "agentfs" (the name testscript's binary runs by),
+		// then the arguments.
+		Args:   c.App.Metadata["args"].([]string),
+		Env:    append(os.Environ(), detachedEnv+"=1"),
+		Stdout: pipes[0].w,
+		Stderr: pipes[1].w,
+		// Descriptor 3: a byte once the watcher is ready.
+		ExtraFiles:  []*os.File{pipes[2].w},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err := cmd.Start()
+	for _, p := range pipes {
+		p.w.Close()
+	}
+	if err != nil {
+		return fault.Errorf(fault.CodeIOError, "cannot start the watcher: %s.", err).WithCause(err).
+			WithHint("run agentfs index --watch in the background instead")
+	}
+	// Interrupted before it is ready, the watcher is ended too.
+	ready := make(chan struct{})
+	defer close(ready)
+	go func() {
+		select {
+		case <-c.Context.Done():
+			cmd.Process.Signal(syscall.SIGTERM)
+		case <-ready:
+		}
+	}()
+	s := streamsOf(c)
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(s.Stderr, pipes[1].r)
+		close(copied)
+	}()
+	io.Copy(s.Stdout, pipes[0].r)
+	<-copied
+	if n, _ := pipes[2].r.Read(make([]byte, 1)); n == 1 {
+		return cmd.Process.Release()
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &exit) && exit.ExitCode() > 0:
+		outputOf(c).code = exit.ExitCode() // its error is printed
+		return nil
+	}
+	return fault.Errorf(fault.CodeIOError, "the watcher ended before it answered searches (%s).", err).
+		WithHint("run agentfs index --watch to see why")
+}
+
+// releaseParent, in the watcher that --detach started, tells its parent
+// that it is ready and lets go of the parent's pipes: standard output and
+// error go to /dev/null from now on.
+func releaseParent() {
+	if os.Getenv(detachedEnv) == "" {
+		return
+	}
+	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+		unix.Dup2(int(null.Fd()), 1)
+		unix.Dup2(int(null.Fd()), 2)
+		null.Close()
+	}
+	// Descriptor 3 is the parent's pipe, unless the variable was set by
+	// hand: nothing is written to a file that happens to be there.
+	var st unix.Stat_t
+	if unix.Fstat(3, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		unix.Write(3, []byte{1})
+		unix.Close(3)
+	}
 }
