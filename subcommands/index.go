@@ -294,6 +294,7 @@ func startDetached(c *cli.Context) error {
 				WithHint("raise the limit on open files (ulimit -n) and retry")
 		}
 		defer r.Close()
+		defer w.Close() // the parent's copy: closed once the watcher has its own
 		pipes[i].r, pipes[i].w = r, w
 	}
 	cmd := &exec.Cmd{
@@ -310,7 +311,7 @@ func startDetached(c *cli.Context) error {
 	}
 	err := cmd.Start()
 	for _, p := range pipes {
-		p.w.Close()
+		p.w.Close() // end of file comes when the watcher's copies close
 	}
 	if err != nil {
 		return fault.Errorf(fault.CodeIOError, "cannot start the watcher: %s.", err).WithCause(err).
