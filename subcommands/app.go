@@ -126,11 +126,15 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 			return usageError(err, args, nil, nil)
 		},
 		Before: func(c *cli.Context) error {
-			out.format, out.maxBytes = c.String("format"), c.Int("max-bytes")
+			out.format = c.String("format")
 			if colored(c.String("color"), s.Stdout) {
 				out.palette = registry.Colors
 			}
-			return checkGlobals(c)
+			if err := checkGlobals(c); err != nil {
+				return err // not cut to a --max-bytes it refuses
+			}
+			out.maxBytes = c.Int("max-bytes")
+			return nil
 		},
 		// args, "agentfs" first: index --detach starts itself again so.
 		Metadata: map[string]any{"out": out, "streams": s, "args": args},
