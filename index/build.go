@@ -63,6 +63,20 @@ type BuildOptions struct {
 	// names, and its index's list is then never used for a search's walk
 	// (its config is left empty); its files are judged one by one.
 	View func(path string) (display string, asReal bool, err error)
+	// onlyExisting, for a watcher's build again, builds only over an index
+	// in place: a dropped one is errDropped.
+	onlyExisting bool
+}
+
+// ConfigOf is the fingerprint a build of the directory path under o
+// records: none for a tree spelled through a link (see View).
+func (o BuildOptions) ConfigOf(path string) string {
+	if o.View != nil {
+		if _, asReal, err := o.View(path); err != nil || !asReal {
+			return ""
+		}
+	}
+	return o.Config
 }
 
 // Build builds or updates the index of the directory path (at the absolute
@@ -81,11 +95,7 @@ func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOp
 // buildOpen is Build, the new index left open: taken under the builders'
 // lock, it is the one this build wrote.
 func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts BuildOptions) (*Index, Status, error) {
-	if opts.View != nil {
-		if _, asReal, err := opts.View(path); err != nil || !asReal {
-			opts.Config = ""
-		}
-	}
+	opts.Config = opts.ConfigOf(path)
 	loc, err := locateMaking(abs)
 	if err != nil {
 		return nil, Status{}, err
@@ -95,6 +105,9 @@ func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts Bui
 		return nil, Status{}, err
 	}
 	defer unlock()
+	if _, err := os.Lstat(loc.file); opts.onlyExisting && errors.Is(err, os.ErrNotExist) {
+		return nil, Status{}, errDropped
+	}
 	old, err := open(loc.file, loc.root)
 	if err == nil && !old.tableChecks() {
 		// The build reads every trigram of the table: one out of range

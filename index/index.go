@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
@@ -300,9 +301,16 @@ type Status struct {
 	// Copies are the files indexed as another's content.
 	Copies int `json:"copies,omitempty"`
 	// Watched says that a watcher (index --watch) answers for this build,
-	// and WatcherPid which process it is.
-	Watched    bool `json:"watched,omitempty"`
-	WatcherPid int  `json:"watcherPid,omitempty"`
+	// WatcherPid which process it is, and WatcherIdle after how long
+	// without a search it ends (0: never).
+	Watched     bool     `json:"watched,omitempty"`
+	WatcherPid  int      `json:"watcherPid,omitempty"`
+	WatcherIdle *float64 `json:"watcherIdleSeconds,omitempty"`
+}
+
+// watchedBy records that the watcher of reply r answers for the index.
+func (s *Status) watchedBy(r watchReply) {
+	s.Watched, s.WatcherPid, s.WatcherIdle = true, r.Pid, &r.Idle
 }
 
 func (ix *Index) status() Status {
@@ -364,32 +372,37 @@ func StatusOf(abs string, roots []string) (Status, error) {
 		return Status{}, UnusableError{err}
 	}
 	st := ix.status()
-	var r watchReply
-	if r, st.Watched = askWatcher(ix); st.Watched {
-		st.WatcherPid = r.Pid
+	if r, ok := askWatcher(ix); ok {
+		st.watchedBy(r)
 	}
 	return st, nil
 }
 
 // WatchedStatus describes the index of the directory at abs (its own, not
-// an ancestor's) when a watcher answers for it.
-func WatchedStatus(abs string) (Status, bool) {
+// an ancestor's) when a watcher answers for it (ok). One built under
+// another fingerprint than config is EXISTS: its list serves no search
+// under config, and one tree has one watcher.
+func WatchedStatus(abs, config string) (st Status, ok bool, err error) {
 	loc, err := locateExisting(abs)
 	if err != nil {
-		return Status{}, false
+		return Status{}, false, nil
 	}
 	ix, err := open(loc.file, loc.root)
 	if err != nil {
-		return Status{}, false
+		return Status{}, false, nil
 	}
 	defer ix.Close()
 	r, ok := askWatcher(ix)
 	if !ok {
-		return Status{}, false
+		return Status{}, false, nil
 	}
-	st := ix.status()
-	st.Watched, st.WatcherPid = true, r.Pid
-	return st, true
+	if ix.config != config {
+		return Status{}, false, fault.Errorf(fault.CodeExists, "a watcher of this tree serves an index built under other settings (--root, --deny, --no-ignore, --symlinks, or the state directories' environment).").
+			WithHint("drop it with agentfs index --drop, then run agentfs index --detach again")
+	}
+	st = ix.status()
+	st.watchedBy(r)
+	return st, true, nil
 }
 
 // coveringWithin is the index of dir or of its nearest ancestor that has

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
@@ -44,6 +45,10 @@ type WatchOptions struct {
 	Idle time.Duration
 }
 
+// errDropped ends a watcher whose index was removed.
+var errDropped = fault.Errorf(fault.CodeNotFound, "the index was removed (agentfs index --drop).").
+	WithHint("run agentfs index --watch again to index the tree")
+
 // watchRequest is what a search asks: the changes since the build gen,
 // with the mounts it sees on the tree (localfs.MountsBelow). Stop is
 // Drop's word that the index is gone: the watcher checks, and ends.
@@ -60,8 +65,10 @@ type watchRequest struct {
 type watchReply struct {
 	OK  bool   `json:"ok"`
 	Gen string `json:"gen"`
-	// Pid is the watcher's process, which SIGTERM ends.
+	// Pid is the watcher's process, which SIGTERM ends, and Idle its
+	// WatchOptions.Idle in seconds.
 	Pid   int      `json:"pid,omitempty"`
+	Idle  float64  `json:"idle,omitempty"`
 	Dirs  []string `json:"dirs,omitempty"`
 	Trees []string `json:"trees,omitempty"`
 }

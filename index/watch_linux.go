@@ -122,10 +122,6 @@ type watcher struct {
 	dropped chan struct{}
 }
 
-// errDropped ends a watcher whose index was removed.
-var errDropped = fault.Errorf(fault.CodeNotFound, "the index was removed (agentfs index --drop).").
-	WithHint("run agentfs index --watch again to index the tree")
-
 // Watch builds or updates the index of the directory path (at the absolute
 // path abs) as Build does, then keeps it proven fresh until ctx ends: it
 // answers the searches' questions (see askWatcher) and builds again once
@@ -193,7 +189,7 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 		x.mu.Lock()
 		st := x.ix.status()
 		x.mu.Unlock()
-		st.Watched, st.WatcherPid = true, os.Getpid()
+		st.watchedBy(watchReply{Pid: os.Getpid(), Idle: opts.Idle.Seconds()})
 		opts.Ready(st)
 	}
 	return x.loop(ctx)
@@ -385,7 +381,7 @@ func (x *watcher) reply(req watchRequest) watchReply {
 	case c.lost || c.size() > maxWatchReply:
 		return notOK
 	}
-	r := watchReply{OK: true, Gen: gen, Pid: os.Getpid()}
+	r := watchReply{OK: true, Gen: gen, Pid: os.Getpid(), Idle: x.opts.Idle.Seconds()}
 	for d := range c.dirs {
 		r.Dirs = append(r.Dirs, d)
 	}
@@ -420,7 +416,11 @@ func (x *watcher) refresh(ctx context.Context) error {
 	if !ok {
 		mounts = "unknown" // no search's is that
 	}
-	ix, _, err := buildOpen(ctx, x.w, x.path, x.abs, x.opts.BuildOptions)
+	opts := x.opts.BuildOptions
+	// A build again only of an index still there: one that waited for
+	// the builders' lock while Drop held it writes nothing.
+	opts.onlyExisting = x.ix != nil
+	ix, _, err := buildOpen(ctx, x.w, x.path, x.abs, opts)
 	if err != nil {
 		return err
 	}

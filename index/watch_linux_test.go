@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -485,5 +486,32 @@ func TestDropEndsTheWatcher(t *testing.T) {
 	}
 	if stopped, err := Drop(context.Background(), f.dir, nil, time.Second); !IsNoIndex(err) || stopped {
 		t.Fatalf("a second Drop: %v, %v", stopped, err)
+	}
+}
+
+// A watcher's build again that waited for the builders' lock while Drop
+// removed the index writes nothing: Drop said the index was gone.
+func TestBuildAgainAfterDropWritesNothing(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	x := f.install()
+	x.w, x.path, x.abs, x.loc = f.fsys, f.dir, f.dir, f.location()
+	x.opts.BuildOptions = BuildOptions{LockTimeout: time.Minute}
+	unlock, err := lock(context.Background(), x.loc.lock, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- x.refresh(context.Background()) }()
+	if err := os.Remove(x.loc.file); err != nil { // Drop's removal, under the lock
+		t.Fatal(err)
+	}
+	unlock()
+	if err := awaitEnd(t, done); err != errDropped {
+		t.Fatalf("the build again: %v, want errDropped", err)
+	}
+	if _, err := os.Lstat(x.loc.file); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the dropped index is back: %v", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -110,6 +112,13 @@ func runIndex(c *cli.Context) error {
 	if r, ok := owner.(interface{ Roots() []string }); ok {
 		roots = r.Roots()
 	}
+	opts := index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}
+	if fp, ok := owner.(interface {
+		Fingerprint() string
+		WalkView(string) (string, bool, error)
+	}); ok {
+		opts.Config, opts.Roots, opts.View = fp.Fingerprint(), roots, fp.WalkView
+	}
 	switch {
 	case c.Bool("status"):
 		st, err := index.StatusOf(abs, roots)
@@ -124,21 +133,18 @@ func runIndex(c *cli.Context) error {
 			return indexErr(err, res.Path)
 		}
 		res.Dropped, res.WatcherStopped = true, stopped
-	case c.Bool("detach") && os.Getenv(detachedEnv) == "":
-		if st, ok := index.WatchedStatus(abs); ok {
+	case c.Bool("detach") && !isDetachedWatcher():
+		st, ok, err := index.WatchedStatus(abs, opts.ConfigOf(path))
+		if err != nil {
+			return indexErr(err, res.Path)
+		}
+		if ok {
 			age := time.Since(st.Built).Seconds()
 			res.Status, res.AgeSeconds, res.AlreadyWatched = &st, &age, true
 			break
 		}
 		return startDetached(c)
 	default:
-		opts := index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}
-		if fp, ok := owner.(interface {
-			Fingerprint() string
-			WalkView(string) (string, bool, error)
-		}); ok {
-			opts.Config, opts.Roots, opts.View = fp.Fingerprint(), roots, fp.WalkView
-		}
 		stderr := streamsOf(c).Stderr
 		if isTerminal(stderr) {
 			last := time.Now()
@@ -195,7 +201,11 @@ func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.B
 	if c.Bool("detach") && errors.As(err, &fe) && fe.Code == fault.CodeExists {
 		// Another --detach of the tree won the race, or the watcher was
 		// installing a build when asked: wait for it, as for a lock.
-		if st, ok := awaitWatcher(c.Context, abs, c.Duration("lock-timeout")); ok {
+		st, ok, werr := awaitWatcher(c.Context, abs, opts.ConfigOf(path), c.Duration("lock-timeout"))
+		if werr != nil {
+			return indexErr(werr, res.Path)
+		}
+		if ok {
 			age := time.Since(st.Built).Seconds()
 			res.Status, res.AgeSeconds, res.AlreadyWatched = &st, &age, true
 			return outputOf(c).result(res)
@@ -208,19 +218,19 @@ func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.B
 }
 
 // awaitWatcher waits, up to timeout, for the watcher of the directory at
-// abs to answer for its index.
-func awaitWatcher(ctx context.Context, abs string, timeout time.Duration) (index.Status, bool) {
+// abs to answer for its index (see index.WatchedStatus).
+func awaitWatcher(ctx context.Context, abs, config string, timeout time.Duration) (index.Status, bool, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		if st, ok := index.WatchedStatus(abs); ok {
-			return st, true
+		if st, ok, err := index.WatchedStatus(abs, config); ok || err != nil {
+			return st, ok, err
 		}
 		if time.Now().After(deadline) {
-			return index.Status{}, false
+			return index.Status{}, false, nil
 		}
 		select {
 		case <-ctx.Done():
-			return index.Status{}, false
+			return index.Status{}, false, nil
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -269,15 +279,18 @@ func indexErr(err error, path string) error {
 }
 
 // detachedEnv marks the watcher that index --detach starts: the same
-// command, which once its result is printed lets go of its parent.
+// command, which once its result is printed lets go of its parent. Its
+// value is the inode of the pipe the parent gave as descriptor 3, so that
+// the variable set by hand, or inherited, is not taken for it.
 const detachedEnv = "AGENTFS_DETACHED_WATCHER"
 
 // startDetached runs this invocation again as a watcher in a session of
 // its own, and answers as it does: with its result once it answers
 // searches (then exit 0, the watcher left running), or with its error and
 // exit status when it ends before that. Its output reaches the caller
-// through pipes that it lets go of when ready, so a caller reading to
-// end of file (a shell tool, $(...)) is not held by the watcher.
+// through pipes that it lets go of when ready, and it inherits no other
+// descriptor, so a caller reading to end of file (a shell tool, $(...))
+// is not held by the watcher, nor a lock the caller holds.
 func startDetached(c *cli.Context) error {
 	exe := "/proc/self/exe" // this very binary, even if replaced on disk since
 	if _, err := os.Stat(exe); err != nil {
@@ -285,6 +298,10 @@ func startDetached(c *cli.Context) error {
 			return fault.Errorf(fault.CodeIOError, "cannot find the agentfs binary to start the watcher: %s.", err).
 				WithHint("run agentfs index --watch in the background instead")
 		}
+	}
+	if err := closeOnExec(); err != nil {
+		return fault.Errorf(fault.CodeIOError, "cannot keep the caller's descriptors from the watcher: %s.", err).WithCause(err).
+			WithHint("run agentfs index --watch in the background instead")
 	}
 	var pipes [3]struct{ r, w *os.File }
 	for i := range pipes {
@@ -297,12 +314,17 @@ func startDetached(c *cli.Context) error {
 		defer w.Close() // the parent's copy: closed once the watcher has its own
 		pipes[i].r, pipes[i].w = r, w
 	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(pipes[2].w.Fd()), &st); err != nil {
+		return fault.Errorf(fault.CodeIOError, "cannot start the watcher: %s.", err).WithCause(err).
+			WithHint("retry")
+	}
 	cmd := &exec.Cmd{
 		Path: exe,
 		// As parsed: "agentfs" (the name testscript's binary runs by),
 		// then the arguments.
 		Args:   c.App.Metadata["args"].([]string),
-		Env:    append(os.Environ(), detachedEnv+"=1"),
+		Env:    append(os.Environ(), fmt.Sprintf("%s=%d", detachedEnv, st.Ino)),
 		Stdout: pipes[0].w,
 		Stderr: pipes[1].w,
 		// Descriptor 3: a byte once the watcher is ready.
@@ -317,14 +339,22 @@ func startDetached(c *cli.Context) error {
 		return fault.Errorf(fault.CodeIOError, "cannot start the watcher: %s.", err).WithCause(err).
 			WithHint("run agentfs index --watch in the background instead")
 	}
-	// Interrupted before it is ready, the watcher is ended too.
-	ready := make(chan struct{})
-	defer close(ready)
+	// Interrupted before it is ready, the watcher is ended too; once
+	// ready, it is left alone: never both.
+	var mu sync.Mutex
+	ready, killed := false, false
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		select {
 		case <-c.Context.Done():
-			cmd.Process.Signal(syscall.SIGTERM)
-		case <-ready:
+			mu.Lock()
+			if !ready {
+				killed = true
+				cmd.Process.Signal(syscall.SIGTERM)
+			}
+			mu.Unlock()
+		case <-done:
 		}
 	}()
 	s := streamsOf(c)
@@ -335,12 +365,18 @@ func startDetached(c *cli.Context) error {
 	}()
 	io.Copy(s.Stdout, pipes[0].r)
 	<-copied
-	if n, _ := pipes[2].r.Read(make([]byte, 1)); n == 1 {
+	n, _ := pipes[2].r.Read(make([]byte, 1))
+	mu.Lock()
+	ready = n == 1 && !killed
+	mu.Unlock()
+	if ready {
 		return cmd.Process.Release()
 	}
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	switch {
+	case killed:
+		return context.Canceled // the call's own interruption, whatever the watcher said
 	case err == nil:
 		return nil
 	case errors.As(err, &exit) && exit.ExitCode() > 0:
@@ -351,11 +387,41 @@ func startDetached(c *cli.Context) error {
 		WithHint("run agentfs index --watch to see why")
 }
 
+// closeOnExec marks every descriptor of this process past the standard
+// three close-on-exec: those it inherited are the caller's (a $(...)
+// pipe, a lock a CI job holds), which a watcher must not keep for its
+// life. agentfs opens its own so already.
+func closeOnExec() error {
+	entries, err := os.ReadDir("/dev/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+			return err // EBADF: the listing's own descriptor, closed since
+		}
+	}
+	return nil
+}
+
+// isDetachedWatcher reports whether this process is the watcher that
+// index --detach started: descriptor 3 is the pipe its parent named.
+func isDetachedWatcher() bool {
+	v := os.Getenv(detachedEnv)
+	var st unix.Stat_t
+	return v != "" && unix.Fstat(3, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO &&
+		strconv.FormatUint(st.Ino, 10) == v
+}
+
 // releaseParent, in the watcher that --detach started, tells its parent
 // that it is ready and lets go of the parent's pipes: standard output and
 // error go to /dev/null from now on.
 func releaseParent() {
-	if os.Getenv(detachedEnv) == "" {
+	if !isDetachedWatcher() {
 		return
 	}
 	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
@@ -363,11 +429,6 @@ func releaseParent() {
 		unix.Dup2(int(null.Fd()), 2)
 		null.Close()
 	}
-	// Descriptor 3 is the parent's pipe, unless the variable was set by
-	// hand: nothing is written to a file that happens to be there.
-	var st unix.Stat_t
-	if unix.Fstat(3, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
-		unix.Write(3, []byte{1})
-		unix.Close(3)
-	}
+	unix.Write(3, []byte{1})
+	unix.Close(3)
 }

@@ -140,8 +140,9 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdJSONEnv sets an environment variable to a string of a JSON file, so
-// that a later command can pass it back: jsonenv CURSOR stdout .nextCursor.
+// cmdJSONEnv sets an environment variable to a string or number of a
+// JSON file, so that a later command can pass it back: jsonenv CURSOR
+// stdout .nextCursor.
 func cmdJSONEnv(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: jsonenv VAR FILE .path")
@@ -150,12 +151,15 @@ func cmdJSONEnv(ts *testscript.TestScript, neg bool, args []string) {
 	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &v); err != nil {
 		ts.Fatalf("%s is not one JSON value: %v", args[1], err)
 	}
-	got, ok := lookup(v, args[2])
-	s, isString := got.(string)
-	if !ok || !isString {
-		ts.Fatalf("%s: no string at %s", args[1], args[2])
+	got, _ := lookup(v, args[2])
+	switch x := got.(type) {
+	case string:
+		ts.Setenv(args[0], x)
+	case float64:
+		ts.Setenv(args[0], strconv.FormatFloat(x, 'f', -1, 64))
+	default:
+		ts.Fatalf("%s: no string or number at %s", args[1], args[2])
 	}
-	ts.Setenv(args[0], s)
 }
 
 func lookup(v any, path string) (any, bool) {
