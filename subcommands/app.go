@@ -133,7 +133,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 			if err := checkGlobals(c); err != nil {
 				return err // not cut to a --max-bytes it refuses
 			}
-			out.maxBytes = c.Int("max-bytes")
+			out.maxBytes, out.quiet = c.Int("max-bytes"), c.Bool("quiet")
 			return nil
 		},
 		// args, "agentfs" first: index --detach starts itself again so.
@@ -289,6 +289,9 @@ type output struct {
 	fields []core.FieldSpec
 	// maxBytes is --max-bytes, which bounds an error as any answer.
 	maxBytes int
+	// quiet is --quiet: no result on success, for the commands without a
+	// tool's own handling of it too (index, version, tools, serve).
+	quiet bool
 }
 
 // errorWithin is e as an answer of at most --max-bytes bytes,
@@ -304,6 +307,9 @@ func streamsOf(c *cli.Context) Streams { return c.App.Metadata["streams"].(Strea
 // result writes v as one JSON object, indented on a terminal or with
 // --format text (for a result that has no text rendering).
 func (o *output) result(v any) error {
+	if o.quiet {
+		return nil
+	}
 	enc := json.NewEncoder(o.streams.Stdout)
 	enc.SetEscapeHTML(false)
 	if o.format == "text" || isTerminal(o.streams.Stdout) {
