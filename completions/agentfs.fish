@@ -124,6 +124,7 @@ complete -c agentfs -n __fish_use_subcommand -a serve -d 'serve the links publis
 complete -c agentfs -n '__fish_seen_subcommand_from serve' -l addr
 complete -c agentfs -n __fish_use_subcommand -a batch -d 'run JSON Lines requests from stdin, {"tool","args","id"} a line, and answer one JSON line each, in order'
 complete -c agentfs -n __fish_use_subcommand -a mcp -d 'serve the tools to an MCP client over stdin and stdout (JSON-RPC lines) until stdin ends'
+complete -c agentfs -n '__fish_seen_subcommand_from mcp' -l watch
 complete -c agentfs -n __fish_use_subcommand -a index -d 'build or update the trigram index of a directory that grep uses, or with --status describe it, with --drop remove it, with --watch keep it proven fresh'
 complete -c agentfs -n '__fish_seen_subcommand_from index' -l detach
 complete -c agentfs -n '__fish_seen_subcommand_from index' -l drop

@@ -7,15 +7,19 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/index"
 	"github.com/agentfs/agentfs/localfs"
+	"github.com/agentfs/agentfs/s3fs"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 )
@@ -90,35 +94,12 @@ func runIndex(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	info, err := tl.FS.Stat(c.Context, path)
+	t, err := indexTargetOf(c, tl, path)
 	if err != nil {
 		return err
 	}
-	if info.Type != backend.TypeDir {
-		return fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(tl.FS.Display(path)).
-			WithHint("index the directory that holds it")
-	}
-	// Only a local tree is indexed; in a mixed workspace, the local member
-	// takes the workspace's spelling of its paths (mixfs.Member).
-	owner := backend.At(tl.FS, path)
-	placer, ok := owner.(interface{ Abs(string) string })
-	w, walks := owner.(backend.Walker)
-	if !ok || !walks {
-		return fault.Errorf(fault.CodeNotConfigured, "this backend cannot be indexed.").WithHint("index a local directory")
-	}
-	abs := placer.Abs(path)
+	abs, roots, opts, w := t.abs, t.roots, t.opts, t.walker
 	res := indexResult{Path: tl.FS.Display(path)}
-	var roots []string
-	if r, ok := owner.(interface{ Roots() []string }); ok {
-		roots = r.Roots()
-	}
-	opts := index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}
-	if fp, ok := owner.(interface {
-		Fingerprint() string
-		WalkView(string) (string, bool, error)
-	}); ok {
-		opts.Config, opts.Roots, opts.View = fp.Fingerprint(), roots, fp.WalkView
-	}
 	switch {
 	case c.Bool("status"):
 		st, err := index.StatusOf(abs, roots)
@@ -234,6 +215,92 @@ func awaitWatcher(ctx context.Context, abs, config string, timeout time.Duration
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// watchRoots keeps the index of each local root proven fresh while the
+// call serves (mcp --watch): the watchers build in the background, and
+// the searches meanwhile prove freshness by the stat pass, as after a
+// watcher's failure, which is noted on stderr (one already watching a
+// root serves it instead, unnoted). stop ends them and waits.
+func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
+	var targets []indexTarget
+	var paths []string
+	for _, r := range c.StringSlice("root") {
+		if strings.HasPrefix(r, s3fs.Scheme) {
+			continue
+		}
+		if r, err = filepath.Abs(r); err != nil {
+			return nil, err
+		}
+		paths = append(paths, r)
+	}
+	if len(c.StringSlice("root")) == 0 {
+		paths = []string{"."}
+	}
+	for _, p := range paths {
+		t, err := indexTargetOf(c, tl, p)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	ctx, cancel := context.WithCancel(c.Context)
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			err := index.Watch(ctx, t.walker, paths[i], t.abs, index.WatchOptions{BuildOptions: t.opts})
+			if err == nil || ctx.Err() != nil {
+				return
+			}
+			if e := fault.AsError(indexErr(err, tl.FS.Display(paths[i]))); e.Code != fault.CodeExists {
+				outputOf(c).note(e)
+			}
+		})
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}, nil
+}
+
+// indexTarget is a directory to index, as the backend reaches it.
+type indexTarget struct {
+	walker backend.Walker
+	abs    string
+	roots  []string
+	opts   index.BuildOptions
+}
+
+// indexTargetOf checks that path is a local directory that can be indexed,
+// and gives what a build of it takes.
+func indexTargetOf(c *cli.Context, tl *core.Tools, path string) (indexTarget, error) {
+	info, err := tl.FS.Stat(c.Context, path)
+	if err != nil {
+		return indexTarget{}, err
+	}
+	if info.Type != backend.TypeDir {
+		return indexTarget{}, fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(tl.FS.Display(path)).
+			WithHint("index the directory that holds it")
+	}
+	// Only a local tree is indexed; in a mixed workspace, the local member
+	// takes the workspace's spelling of its paths (mixfs.Member).
+	owner := backend.At(tl.FS, path)
+	placer, ok := owner.(interface{ Abs(string) string })
+	w, walks := owner.(backend.Walker)
+	if !ok || !walks {
+		return indexTarget{}, fault.Errorf(fault.CodeNotConfigured, "this backend cannot be indexed.").WithHint("index a local directory")
+	}
+	t := indexTarget{walker: w, abs: placer.Abs(path), opts: index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}}
+	if r, ok := owner.(interface{ Roots() []string }); ok {
+		t.roots = r.Roots()
+	}
+	if fp, ok := owner.(interface {
+		Fingerprint() string
+		WalkView(string) (string, bool, error)
+	}); ok {
+		t.opts.Config, t.opts.Roots, t.opts.View = fp.Fingerprint(), t.roots, fp.WalkView
+	}
+	return t, nil
 }
 
 // countTrue counts the true values.

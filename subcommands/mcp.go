@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/registry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,14 +24,30 @@ func mcpCommand() subcommand {
 	return fixed{&cli.Command{
 		Name:  "mcp",
 		Usage: "serve the tools to an MCP client over stdin and stdout (JSON-RPC lines) until stdin ends",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "watch", Usage: "index each local root and keep the index proven fresh while serving (Linux inotify), so that grep reads only the files that may match"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return fault.InvalidArgument("mcp takes no arguments: its requests come on standard input.").
 					WithHint("give the roots as --root DIR: agentfs mcp --root DIR")
 			}
+			if c.Bool("watch") {
+				// Made before the backend opens, as agentfs index does.
+				if _, err := localfs.StateDir(); err != nil {
+					return err
+				}
+			}
 			tl, err := tools(c)
 			if err != nil {
 				return err
+			}
+			if c.Bool("watch") {
+				stop, err := watchRoots(c, tl)
+				if err != nil {
+					return err
+				}
+				defer stop()
 			}
 			return serveMCP(c.Context, tl, streamsOf(c), c.Bool("readonly"))
 		},

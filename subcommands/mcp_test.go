@@ -16,12 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/index"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/registry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpSession runs agentfs ARGS mcp in memory, connected to the SDK's
+// mcpSession runs agentfs ARGS mcp (ARGS, when they hold mcp) in memory, connected to the SDK's
 // client over pipes; the server's exit code comes on the channel once the
 // session is closed.
 func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, <-chan int, *bytes.Buffer) {
@@ -30,8 +31,11 @@ func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, <-chan int, *
 	clientIn, fromServer := io.Pipe()
 	var stderr bytes.Buffer
 	code := make(chan int, 1)
+	if !slices.Contains(args, "mcp") {
+		args = append(args, "mcp")
+	}
 	go func() {
-		c := Main(context.Background(), append(args, "mcp"), Streams{Stdin: toServer, Stdout: fromServer, Stderr: &stderr})
+		c := Main(context.Background(), args, Streams{Stdin: toServer, Stdout: fromServer, Stderr: &stderr})
 		fromServer.Close()
 		code <- c
 	}()
@@ -124,6 +128,48 @@ func TestMCP(t *testing.T) {
 	s.Close()
 	if c := <-code; c != 0 || stderr.Len() != 0 {
 		t.Errorf("after the session: exit %d, stderr %q", c, stderr)
+	}
+}
+
+// mcp --watch keeps each local root's index proven fresh while it serves,
+// and the watcher ends with the session.
+func TestMCPWatch(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the watcher needs inotify (Linux)")
+	}
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle one\n"), 0o644)
+	s, code, stderr := mcpSession(t, "--root", dir, "mcp", "--watch")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if st, err := index.StatusOf(dir, nil); err == nil && st.Watched {
+			if st.WatcherPid != os.Getpid() {
+				t.Fatalf("the watcher is %d, not the server's process %d", st.WatcherPid, os.Getpid())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no watcher answered within 30 s (stderr %q)", stderr)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("needle two\n"), 0o644)
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "agentfs_grep",
+		Arguments: map[string]any{"query": "needle", "mode": "files"}})
+	if err != nil || res.IsError {
+		t.Fatalf("grep: %v %v", err, res)
+	}
+	got, _ := json.Marshal(res.StructuredContent)
+	_, scan, _ := run(t, "", "--root", dir, "grep", "needle", "--mode", "files", "--no-index")
+	if !sameJSON(res.StructuredContent, json.RawMessage(scan)) {
+		t.Errorf("the watched search answered %s, the scan %s", got, scan)
+	}
+	s.Close()
+	if c := <-code; c != 0 || stderr.Len() != 0 {
+		t.Errorf("after the session: exit %d, stderr %q", c, stderr)
+	}
+	if st, err := index.StatusOf(dir, nil); err != nil || st.Watched {
+		t.Errorf("after the session: %+v, %v; want the index, unwatched", st, err)
 	}
 }
 
