@@ -185,6 +185,9 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	wg.Go(func() { x.serve(ln) })
 	wg.Go(func() { x.read(stop) })
 	x.asked.Store(time.Now().UnixNano())
+	if ctx.Err() != nil {
+		return nil // ended before it answered: not said to be ready
+	}
 	if opts.Ready != nil {
 		x.mu.Lock()
 		st := x.ix.status()

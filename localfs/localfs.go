@@ -1066,10 +1066,10 @@ func errText(err error) string {
 // deny list and the link policy. A content index built under one
 // fingerprint proves nothing of a walk under another.
 func (f *FS) Fingerprint() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "policy=%q ignore=%d", f.policy, ignore.Semantics)
+	// Sets, whatever the order the flags gave them in: a walk is the same.
+	var parts []string
 	for _, r := range f.roots {
-		fmt.Fprintf(&b, " root=%q", r.path)
+		parts = append(parts, fmt.Sprintf("root=%q", r.path))
 	}
 	for _, d := range f.deny {
 		if d.state && !d.exists {
@@ -1079,12 +1079,13 @@ func (f *FS) Fingerprint() string {
 			// walk meets it by identity through a mount (on it or on an
 			// ancestor, made or taken off since the build); the index
 			// command makes its own before the backend opens.
-			fmt.Fprintf(&b, " state=%q", d.path)
+			parts = append(parts, fmt.Sprintf("state=%q", d.path))
 			continue
 		}
-		fmt.Fprintf(&b, " deny=%q:%d:%d:%v", d.path, d.dev, d.ino, d.exists)
+		parts = append(parts, fmt.Sprintf("deny=%q:%d:%d:%v", d.path, d.dev, d.ino, d.exists))
 	}
-	return b.String()
+	slices.Sort(parts)
+	return fmt.Sprintf("policy=%q ignore=%d %s", f.policy, ignore.Semantics, strings.Join(parts, " "))
 }
 
 // LstatAbs describes the absolute path abs itself (a final link is not

@@ -60,6 +60,14 @@ func TestStateDirFingerprint(t *testing.T) {
 	if newFS(t, Config{Roots: []string{ws}, Cwd: ws, Deny: []string{deny}}).Fingerprint() == fp {
 		t.Fatal("a deny root made since left the fingerprint unchanged")
 	}
+	// The same roots and denies in another order walk the same: one
+	// fingerprint, so that an index built under one order serves the other.
+	other := filepath.Join(ws, "other")
+	a := newFS(t, Config{Roots: []string{ws, state}, Cwd: ws, Deny: []string{deny, other}}).Fingerprint()
+	b := newFS(t, Config{Roots: []string{state, ws}, Cwd: ws, Deny: []string{other, deny}}).Fingerprint()
+	if a != b {
+		t.Fatalf("the order of the flags changed the fingerprint:\n%s\n%s", a, b)
+	}
 }
 
 // A root in a state directory is refused: denied, the root would be

@@ -1,6 +1,7 @@
 package subcommands
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -100,6 +101,13 @@ func runIndex(c *cli.Context) error {
 	}
 	abs, roots, opts, w := t.abs, t.roots, t.opts, t.walker
 	res := indexResult{Path: tl.FS.Display(path)}
+	if watch && opts.Config != "" && opts.ConfigOf(path) == "" {
+		// Such a build's list serves no search (see index.BuildOptions.View):
+		// a watcher of it would keep nothing fast.
+		real, _ := filepath.EvalSymlinks(abs)
+		return fault.InvalidArgument("the directory is reached through a link: a watcher of it would serve no search.").WithPath(res.Path).
+			WithHint("give its real path, %s", real)
+	}
 	switch {
 	case c.Bool("status"):
 		st, err := index.StatusOf(abs, roots)
@@ -154,8 +162,8 @@ func runIndex(c *cli.Context) error {
 // watchIndex builds the index and keeps it proven fresh until the call
 // is interrupted, which ends it with exit status 0, as serve ends, or
 // until it is idle (--idle) or dropped: the result is printed once the
-// watcher answers searches. A result that cannot be printed (over
-// --max-bytes) ends the watcher with that error: nothing runs unreported.
+// watcher answers searches. A result that cannot be written (a closed
+// pipe) ends the watcher with that error: nothing runs unreported.
 func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.BuildOptions, res indexResult, start time.Time) error {
 	idle := c.Duration("idle")
 	if c.Bool("detach") && !c.IsSet("idle") {
@@ -424,26 +432,38 @@ func startDetached(c *cli.Context) error {
 		case <-done:
 		}
 	}()
-	s := streamsOf(c)
+	// Its output is held until the outcome is known: a watcher that
+	// printed its result as the call was interrupted is not reported both
+	// ready and interrupted. (One result, bounded like any.)
+	var stdout, stderr bytes.Buffer
 	copied := make(chan struct{})
 	go func() {
-		io.Copy(s.Stderr, pipes[1].r)
+		io.Copy(&stderr, io.LimitReader(pipes[1].r, maxWatcherOutput))
+		io.Copy(io.Discard, pipes[1].r)
 		close(copied)
 	}()
-	io.Copy(s.Stdout, pipes[0].r)
+	io.Copy(&stdout, io.LimitReader(pipes[0].r, maxWatcherOutput))
+	io.Copy(io.Discard, pipes[0].r)
 	<-copied
 	n, _ := pipes[2].r.Read(make([]byte, 1))
 	mu.Lock()
 	ready = n == 1 && !killed
 	mu.Unlock()
+	if killed {
+		cmd.Wait()
+		return context.Canceled // the call's own interruption, whatever the watcher said
+	}
+	s := streamsOf(c)
+	if _, err := s.Stdout.Write(stdout.Bytes()); err != nil {
+		return err
+	}
+	s.Stderr.Write(stderr.Bytes())
 	if ready {
 		return cmd.Process.Release()
 	}
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	switch {
-	case killed:
-		return context.Canceled // the call's own interruption, whatever the watcher said
 	case err == nil:
 		return nil
 	case errors.As(err, &exit) && exit.ExitCode() > 0:
@@ -454,6 +474,10 @@ func startDetached(c *cli.Context) error {
 		WithHint("run agentfs index --watch to see why")
 }
 
+// maxWatcherOutput bounds what startDetached holds of the watcher's
+// output: its one result or error, which --max-bytes bounds far below.
+const maxWatcherOutput = 16 << 20
+
 // closeOnExec marks every descriptor of this process past the standard
 // three close-on-exec: those it inherited are the caller's (a $(...)
 // pipe, a lock a CI job holds), which a watcher must not keep for its
@@ -461,7 +485,11 @@ func startDetached(c *cli.Context) error {
 func closeOnExec() error {
 	entries, err := os.ReadDir("/dev/fd")
 	if err != nil {
-		return err
+		// A /dev without it (a container's, a namespace's): Linux's proc.
+		var perr error
+		if entries, perr = os.ReadDir("/proc/self/fd"); perr != nil {
+			return err
+		}
 	}
 	for _, e := range entries {
 		fd, err := strconv.Atoi(e.Name())
