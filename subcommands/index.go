@@ -3,6 +3,7 @@ package subcommands
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -454,7 +455,12 @@ func startDetached(c *cli.Context) error {
 		return context.Canceled // the call's own interruption, whatever the watcher said
 	}
 	s := streamsOf(c)
-	if _, err := s.Stdout.Write(stdout.Bytes()); err != nil {
+	out := stdout.Bytes()
+	var indented bytes.Buffer
+	if isTerminal(s.Stdout) && json.Indent(&indented, out, "", "  ") == nil {
+		out = indented.Bytes() // as a result is printed on a terminal: the watcher's went to a pipe
+	}
+	if _, err := s.Stdout.Write(out); err != nil {
 		return err
 	}
 	s.Stderr.Write(stderr.Bytes())
