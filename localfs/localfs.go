@@ -1085,6 +1085,7 @@ func (f *FS) Fingerprint() string {
 		parts = append(parts, fmt.Sprintf("deny=%q:%d:%d:%v", d.path, d.dev, d.ino, d.exists))
 	}
 	slices.Sort(parts)
+	parts = slices.Compact(parts) // a root or deny given twice, or a default given again
 	return fmt.Sprintf("policy=%q ignore=%d %s", f.policy, ignore.Semantics, strings.Join(parts, " "))
 }
 

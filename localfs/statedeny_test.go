@@ -68,6 +68,11 @@ func TestStateDirFingerprint(t *testing.T) {
 	if a != b {
 		t.Fatalf("the order of the flags changed the fingerprint:\n%s\n%s", a, b)
 	}
+	// A root or a deny given twice, or a default deny given again, too.
+	twice := newFS(t, Config{Roots: []string{ws, state, ws}, Cwd: ws, Deny: []string{deny, other, deny, "/proc"}}).Fingerprint()
+	if twice != a {
+		t.Fatalf("a flag given twice changed the fingerprint:\n%s\n%s", a, twice)
+	}
 }
 
 // A root in a state directory is refused: denied, the root would be

@@ -246,24 +246,36 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 	if len(c.StringSlice("root")) == 0 {
 		paths = []string{"."}
 	}
+	o := outputOf(c)
+	var watched []string
 	for _, p := range paths {
 		t, err := indexTargetOf(c, tl, p)
 		if err != nil {
-			return nil, err
+			o.note(fault.AsError(err)) // a root that cannot be indexed is searched without
+			continue
 		}
-		targets = append(targets, t)
+		targets, watched = append(targets, t), append(watched, p)
 	}
 	ctx, cancel := context.WithCancel(c.Context)
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			err := index.Watch(ctx, t.walker, paths[i], t.abs, index.WatchOptions{BuildOptions: t.opts})
+			path := watched[i]
+			err := index.Watch(ctx, t.walker, path, t.abs, index.WatchOptions{BuildOptions: t.opts})
 			if err == nil || ctx.Err() != nil {
 				return
 			}
-			if e := fault.AsError(indexErr(err, tl.FS.Display(paths[i]))); e.Code != fault.CodeExists {
-				outputOf(c).note(e)
+			e := fault.AsError(indexErr(err, tl.FS.Display(path)))
+			if e.Code == fault.CodeExists {
+				// Another watcher serves the root: said only when it serves
+				// an index this session's searches cannot use.
+				_, _, werr := index.WatchedStatus(t.abs, t.opts.ConfigOf(path))
+				if werr == nil {
+					return
+				}
+				e = fault.AsError(indexErr(werr, tl.FS.Display(path)))
 			}
+			o.note(e)
 		})
 	}
 	return func() {
@@ -461,6 +473,10 @@ func startDetached(c *cli.Context) error {
 		out = indented.Bytes() // as a result is printed on a terminal: the watcher's went to a pipe
 	}
 	if _, err := s.Stdout.Write(out); err != nil {
+		if ready {
+			cmd.Process.Signal(syscall.SIGTERM) // unreported, it would run on: ended with the failure
+			cmd.Wait()
+		}
 		return err
 	}
 	s.Stderr.Write(stderr.Bytes())

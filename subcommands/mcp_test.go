@@ -173,6 +173,50 @@ func TestMCPWatch(t *testing.T) {
 	}
 }
 
+// mcp --watch serves whatever its watchers cannot do: a root that cannot
+// be indexed, or one another watcher serves under other settings (whose
+// list this session's searches cannot use), is noted on stderr, and the
+// session goes on.
+func TestMCPWatchNotes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the watcher needs inotify (Linux)")
+	}
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle\n"), 0o644)
+
+	// A root that is itself denied: plain mcp starts, so mcp --watch does.
+	s, code, stderr := mcpSession(t, "--root", dir, "--deny", dir, "mcp", "--watch")
+	s.Close()
+	if c := <-code; c != 0 || !strings.Contains(stderr.String(), `"DENIED"`) {
+		t.Errorf("a denied root: exit %d, stderr %q; want 0 and a DENIED note", c, stderr)
+	}
+
+	// Another watcher of the tree, under other settings.
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, ended := make(chan struct{}), make(chan error, 1)
+	go func() {
+		ended <- index.Watch(ctx, fsys, dir, dir, index.WatchOptions{
+			BuildOptions: index.BuildOptions{LockTimeout: time.Minute, Config: "other settings"},
+			Ready:        func(index.Status) { close(ready) },
+		})
+	}()
+	<-ready
+	s, code, stderr = mcpSession(t, "--root", dir, "mcp", "--watch")
+	s.Close()
+	if c := <-code; c != 0 || !strings.Contains(stderr.String(), `"EXISTS"`) || !strings.Contains(stderr.String(), "other settings") {
+		t.Errorf("another watcher under other settings: exit %d, stderr %q; want 0 and an EXISTS note", c, stderr)
+	}
+	cancel()
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestMCPReadOnly: with --readonly, the server offers only the tools that
 // change no file.
 func TestMCPReadOnly(t *testing.T) {
