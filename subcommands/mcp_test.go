@@ -131,15 +131,23 @@ func TestMCP(t *testing.T) {
 	}
 }
 
-// mcp --watch keeps each local root's index proven fresh while it serves,
-// and the watcher ends with the session.
-func TestMCPWatch(t *testing.T) {
+// watchedRoot is a root for mcp --watch, holding a.txt, with a state
+// directory of its own; the test is skipped where no watcher runs.
+func watchedRoot(t *testing.T) string {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the watcher needs inotify (Linux)")
 	}
 	t.Setenv(localfs.StateDirEnv, t.TempDir())
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle one\n"), 0o644)
+	return dir
+}
+
+// mcp --watch keeps each local root's index proven fresh while it serves,
+// and the watcher ends with the session.
+func TestMCPWatch(t *testing.T) {
+	dir := watchedRoot(t)
 	s, code, stderr := mcpSession(t, "--root", dir, "mcp", "--watch")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -178,12 +186,7 @@ func TestMCPWatch(t *testing.T) {
 // list this session's searches cannot use), is noted on stderr, and the
 // session goes on.
 func TestMCPWatchNotes(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the watcher needs inotify (Linux)")
-	}
-	t.Setenv(localfs.StateDirEnv, t.TempDir())
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle\n"), 0o644)
+	dir := watchedRoot(t)
 
 	// A root that is itself denied: plain mcp starts, so mcp --watch does.
 	s, code, stderr := mcpSession(t, "--root", dir, "--deny", dir, "mcp", "--watch")
