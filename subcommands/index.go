@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -246,6 +247,9 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 	if len(c.StringSlice("root")) == 0 {
 		paths = []string{"."}
 	}
+	// Its notes go to stderr: a client that closed its end of it gets
+	// EPIPE there, not the session's end by SIGPIPE.
+	signal.Ignore(syscall.SIGPIPE)
 	o := outputOf(c)
 	var watched []string
 	for _, p := range paths {
@@ -267,13 +271,16 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 			}
 			e := fault.AsError(indexErr(err, tl.FS.Display(path)))
 			if e.Code == fault.CodeExists {
-				// Another watcher serves the root: said only when it serves
-				// an index this session's searches cannot use.
-				_, _, werr := index.WatchedStatus(t.abs, t.opts.ConfigOf(path))
-				if werr == nil {
+				// Another watcher serves the root (once it answers, which
+				// one still building does not): said only when it serves an
+				// index this session's searches cannot use, or never answers.
+				_, ok, werr := awaitWatcher(ctx, t.abs, t.opts.ConfigOf(path), c.Duration("lock-timeout"))
+				switch {
+				case werr != nil:
+					e = fault.AsError(indexErr(werr, tl.FS.Display(path)))
+				case ok || ctx.Err() != nil:
 					return
 				}
-				e = fault.AsError(indexErr(werr, tl.FS.Display(path)))
 			}
 			o.note(e)
 		})
@@ -467,6 +474,10 @@ func startDetached(c *cli.Context) error {
 		return context.Canceled // the call's own interruption, whatever the watcher said
 	}
 	s := streamsOf(c)
+	// A caller that closed its end gets EPIPE here, not death by SIGPIPE
+	// before the watcher is ended below. (The watcher runs already: it
+	// keeps its own signals.)
+	signal.Ignore(syscall.SIGPIPE)
 	out := stdout.Bytes()
 	var indented bytes.Buffer
 	if isTerminal(s.Stdout) && json.Indent(&indented, out, "", "  ") == nil {

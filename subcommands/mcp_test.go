@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,11 +26,11 @@ import (
 // mcpSession runs agentfs ARGS mcp (ARGS, when they hold mcp) in memory, connected to the SDK's
 // client over pipes; the server's exit code comes on the channel once the
 // session is closed.
-func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, <-chan int, *bytes.Buffer) {
+func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, <-chan int, *syncBuffer) {
 	t.Helper()
 	toServer, clientOut := io.Pipe()
 	clientIn, fromServer := io.Pipe()
-	var stderr bytes.Buffer
+	stderr := syncBuffer{wrote: make(chan struct{}, 1)}
 	code := make(chan int, 1)
 	if !slices.Contains(args, "mcp") {
 		args = append(args, "mcp")
@@ -45,6 +46,44 @@ func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, <-chan int, *
 		t.Fatalf("connect: %v (stderr %q)", err, stderr.String())
 	}
 	return s, code, &stderr
+}
+
+// syncBuffer is a server's stderr that a test reads while it runs.
+type syncBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{}
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case s.wrote <- struct{}{}:
+	default:
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Len() int { return len(s.String()) }
+
+// waitFor reports whether the buffer holds sub within 30 s.
+func (s *syncBuffer) waitFor(sub string) bool {
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(s.String(), sub) {
+		select {
+		case <-s.wrote:
+		case <-deadline:
+			return false
+		}
+	}
+	return true
 }
 
 // TestMCP: agentfs mcp lists the registry's tools with its schemas, and a
@@ -210,8 +249,9 @@ func TestMCPWatchNotes(t *testing.T) {
 	}()
 	<-ready
 	s, code, stderr = mcpSession(t, "--root", dir, "mcp", "--watch")
+	noted := stderr.waitFor("other settings")
 	s.Close()
-	if c := <-code; c != 0 || !strings.Contains(stderr.String(), `"EXISTS"`) || !strings.Contains(stderr.String(), "other settings") {
+	if c := <-code; c != 0 || !noted || !strings.Contains(stderr.String(), `"EXISTS"`) {
 		t.Errorf("another watcher under other settings: exit %d, stderr %q; want 0 and an EXISTS note", c, stderr)
 	}
 	cancel()
