@@ -372,7 +372,7 @@ func StatusOf(abs string, roots []string) (Status, error) {
 		return Status{}, UnusableError{err}
 	}
 	st := ix.status()
-	if r, ok := askWatcher(ix); ok {
+	if r, ok := askWatcher(context.Background(), ix); ok {
 		st.watchedBy(r)
 	}
 	return st, nil
@@ -382,7 +382,7 @@ func StatusOf(abs string, roots []string) (Status, error) {
 // an ancestor's) when a watcher answers for it (ok). One built under
 // another fingerprint than config is EXISTS: its list serves no search
 // under config, and one tree has one watcher.
-func WatchedStatus(abs, config string) (st Status, ok bool, err error) {
+func WatchedStatus(ctx context.Context, abs, config string) (st Status, ok bool, err error) {
 	loc, err := locateExisting(abs)
 	if err != nil {
 		return Status{}, false, nil
@@ -392,7 +392,7 @@ func WatchedStatus(abs, config string) (st Status, ok bool, err error) {
 		return Status{}, false, nil
 	}
 	defer ix.Close()
-	r, ok := askWatcher(ix)
+	r, ok := askWatcher(ctx, ix)
 	if !ok {
 		return Status{}, false, nil
 	}

@@ -211,7 +211,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	// lookup, and are in that very directory. A watcher's answer spares
 	// the directories where nothing happened since the build.
 	var check []bool
-	if r, ok := askWatcher(ix); ok {
+	if r, ok := askWatcher(ctx, ix); ok {
 		check = r.toCheck(ix)
 	}
 	dirState := make([]uint8, len(ix.dirs))

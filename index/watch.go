@@ -102,8 +102,8 @@ func socketAddr(name string) (addr string, done func(), err error) {
 }
 
 // askWatcher asks the watcher of ix what changed since ix was built; false
-// when none answers for this very build.
-func askWatcher(ix *Index) (watchReply, bool) {
+// when none answers for this very build, or ctx ends first.
+func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
 	name := socketName(ix.name)
 	if _, err := os.Lstat(name); err != nil {
 		return watchReply{}, false // no watcher: no need to try
@@ -117,11 +117,13 @@ func askWatcher(ix *Index) (watchReply, bool) {
 		return watchReply{}, false
 	}
 	defer done()
-	conn, err := net.DialTimeout("unix", addr, watchTimeout)
+	d := net.Dialer{Timeout: watchTimeout}
+	conn, err := d.DialContext(ctx, "unix", addr)
 	if err != nil {
 		return watchReply{}, false
 	}
 	defer conn.Close()
+	defer context.AfterFunc(ctx, func() { conn.Close() })()
 	conn.SetDeadline(time.Now().Add(watchTimeout))
 	if err := json.NewEncoder(conn).Encode(watchRequest{Gen: ix.gen, Mounts: mounts}); err != nil {
 		return watchReply{}, false

@@ -57,7 +57,7 @@ func (f *fixture) answer() (watchReply, bool) {
 	f.t.Helper()
 	ix := f.openIndex()
 	defer ix.Close()
-	return askWatcher(ix)
+	return askWatcher(context.Background(), ix)
 }
 
 // awaitAnswer waits, at most 30 s, for the watcher to answer about the

@@ -125,7 +125,7 @@ func runIndex(c *cli.Context) error {
 		}
 		res.Dropped, res.WatcherStopped = true, stopped
 	case c.Bool("detach") && !isDetachedWatcher():
-		st, ok, err := index.WatchedStatus(abs, opts.ConfigOf(path))
+		st, ok, err := index.WatchedStatus(c.Context, abs, opts.ConfigOf(path))
 		if err != nil {
 			return indexErr(err, res.Path)
 		}
@@ -213,7 +213,7 @@ func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.B
 func awaitWatcher(ctx context.Context, abs, config string, timeout time.Duration) (index.Status, bool, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		if st, ok, err := index.WatchedStatus(abs, config); ok || err != nil {
+		if st, ok, err := index.WatchedStatus(ctx, abs, config); ok || err != nil {
 			return st, ok, err
 		}
 		if time.Now().After(deadline) {
@@ -271,16 +271,15 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 			}
 			e := fault.AsError(indexErr(err, tl.FS.Display(path)))
 			if e.Code == fault.CodeExists {
-				// Another watcher serves the root (once it answers, which
-				// one still building does not): said only when it serves an
-				// index this session's searches cannot use, or never answers.
-				_, ok, werr := awaitWatcher(ctx, t.abs, t.opts.ConfigOf(path), c.Duration("lock-timeout"))
-				switch {
-				case werr != nil:
-					e = fault.AsError(indexErr(werr, tl.FS.Display(path)))
-				case ok || ctx.Err() != nil:
+				// Another watcher serves the root: said only when it serves
+				// an index this session's searches cannot use, which is
+				// known once it answers (one still building does not), as
+				// long as the session lasts.
+				_, _, werr := awaitWatcher(ctx, t.abs, t.opts.ConfigOf(path), sessionLife)
+				if werr == nil {
 					return
 				}
+				e = fault.AsError(indexErr(werr, tl.FS.Display(path)))
 			}
 			o.note(e)
 		})
@@ -290,6 +289,10 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 		wg.Wait()
 	}, nil
 }
+
+// sessionLife bounds how long an mcp session waits for another watcher of
+// a root to answer: in effect, as long as the session lasts.
+const sessionLife = 24 * time.Hour
 
 // indexTarget is a directory to index, as the backend reaches it.
 type indexTarget struct {
