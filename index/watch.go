@@ -112,30 +112,35 @@ func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
 	if !ok {
 		return watchReply{}, false
 	}
-	addr, done, err := socketAddr(name)
-	if err != nil {
+	r, err := exchange(ctx, name, watchRequest{Gen: ix.gen, Mounts: mounts})
+	if err != nil || !r.OK || r.Gen != ix.gen || len(r.Dirs)+len(r.Trees) > maxWatchReply {
 		return watchReply{}, false
+	}
+	return r, true
+}
+
+// exchange sends req to the watcher listening on the socket sock and
+// reads its reply, within watchTimeout or until ctx ends.
+func exchange(ctx context.Context, sock string, req watchRequest) (watchReply, error) {
+	addr, done, err := socketAddr(sock)
+	if err != nil {
+		return watchReply{}, err
 	}
 	defer done()
 	d := net.Dialer{Timeout: watchTimeout}
 	conn, err := d.DialContext(ctx, "unix", addr)
 	if err != nil {
-		return watchReply{}, false
+		return watchReply{}, err
 	}
 	defer conn.Close()
 	defer context.AfterFunc(ctx, func() { conn.Close() })()
 	conn.SetDeadline(time.Now().Add(watchTimeout))
-	if err := json.NewEncoder(conn).Encode(watchRequest{Gen: ix.gen, Mounts: mounts}); err != nil {
-		return watchReply{}, false
+	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		return watchReply{}, err
 	}
 	var r watchReply
-	if err := json.NewDecoder(io.LimitReader(conn, 4<<20)).Decode(&r); err != nil {
-		return watchReply{}, false
-	}
-	if !r.OK || r.Gen != ix.gen || len(r.Dirs)+len(r.Trees) > maxWatchReply {
-		return watchReply{}, false
-	}
-	return r, true
+	err = json.NewDecoder(io.LimitReader(conn, 4<<20)).Decode(&r)
+	return r, err
 }
 
 // watchStopWait bounds Drop's wait for a watcher to end.
@@ -143,23 +148,12 @@ const watchStopWait = 10 * time.Second
 
 // stopWatcher tells the watcher of the index at loc, just removed, to end,
 // and waits until it has let go of its lock: true when one did. None
-// listening: false at once.
+// answering: false at once.
 func stopWatcher(ctx context.Context, loc location) bool {
-	addr, done, err := socketAddr(socketName(loc.file))
-	if err != nil {
+	// Its reply says that it has checked that the index is gone.
+	if _, err := exchange(ctx, socketName(loc.file), watchRequest{Stop: true}); err != nil {
 		return false
 	}
-	defer done()
-	conn, err := net.DialTimeout("unix", addr, watchTimeout)
-	if err != nil {
-		return false
-	}
-	conn.SetDeadline(time.Now().Add(watchTimeout))
-	if json.NewEncoder(conn).Encode(watchRequest{Stop: true}) == nil {
-		// Its reply says that it has checked that the index is gone.
-		io.Copy(io.Discard, io.LimitReader(conn, 1<<10))
-	}
-	conn.Close()
 	unlock, err := lock(ctx, loc.watchLock, watchStopWait)
 	if err != nil {
 		return false

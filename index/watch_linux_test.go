@@ -461,16 +461,9 @@ func TestDropEndsTheWatcher(t *testing.T) {
 	f := newFixture(t)
 	f.seed()
 	ended := f.startWatch(WatchOptions{Quiet: time.Hour})
-	conn, err := net.Dial("unix", socketName(f.location().file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	json.NewEncoder(conn).Encode(watchRequest{Stop: true})
-	var r watchReply
-	if err := json.NewDecoder(conn).Decode(&r); err != nil || r.OK {
+	if r, err := exchange(context.Background(), socketName(f.location().file), watchRequest{Stop: true}); err != nil || r.OK {
 		t.Fatalf("the reply to a stop request: %+v, %v", r, err)
 	}
-	conn.Close()
 	if _, ok := f.answer(); !ok {
 		t.Fatal("the watcher stopped answering after a stop request for an index in place")
 	}
