@@ -44,6 +44,12 @@ type indexResult struct {
 	AlreadyWatched bool `json:"alreadyWatched,omitempty"`
 }
 
+// describe sets the index's description and its age.
+func (r *indexResult) describe(st index.Status) {
+	age := time.Since(st.Built).Seconds()
+	r.Status, r.AgeSeconds = &st, &age
+}
+
 // detachedIdle is how long a watcher started by --detach waits for a
 // search before it ends, unless --idle says otherwise.
 const detachedIdle = 30 * time.Minute
@@ -101,9 +107,9 @@ func runIndex(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	abs, roots, opts, w := t.abs, t.roots, t.opts, t.walker
+	abs, roots := t.abs, t.roots
 	res := indexResult{Path: tl.FS.Display(path)}
-	if watch && opts.Config != "" && opts.ConfigOf(path) == "" {
+	if watch && t.opts.Config != "" && t.config == "" {
 		// Such a build's list serves no search (see index.BuildOptions.View):
 		// a watcher of it would keep nothing fast.
 		real, _ := filepath.EvalSymlinks(abs)
@@ -116,8 +122,7 @@ func runIndex(c *cli.Context) error {
 		if err != nil {
 			return indexErr(err, res.Path)
 		}
-		age := time.Since(st.Built).Seconds()
-		res.Status, res.AgeSeconds = &st, &age
+		res.describe(st)
 	case c.Bool("drop"):
 		stopped, err := index.Drop(c.Context, abs, roots, c.Duration("lock-timeout"))
 		if err != nil {
@@ -125,13 +130,13 @@ func runIndex(c *cli.Context) error {
 		}
 		res.Dropped, res.WatcherStopped = true, stopped
 	case c.Bool("detach") && !isDetachedWatcher():
-		st, ok, err := index.WatchedStatus(c.Context, abs, opts.ConfigOf(path))
+		st, ok, err := index.WatchedStatus(c.Context, abs, t.config)
 		if err != nil {
 			return indexErr(err, res.Path)
 		}
 		if ok {
-			age := time.Since(st.Built).Seconds()
-			res.Status, res.AgeSeconds, res.AlreadyWatched = &st, &age, true
+			res.describe(st)
+			res.AlreadyWatched = true
 			break
 		}
 		return startDetached(c)
@@ -139,7 +144,7 @@ func runIndex(c *cli.Context) error {
 		stderr := streamsOf(c).Stderr
 		if isTerminal(stderr) {
 			last := time.Now()
-			opts.Progress = func(files int, bytes int64) {
+			t.opts.Progress = func(files int, bytes int64) {
 				if time.Since(last) > 200*time.Millisecond {
 					last = time.Now()
 					fmt.Fprintf(stderr, "\rindexing: %d files, %d MB", files, bytes>>20)
@@ -149,9 +154,9 @@ func runIndex(c *cli.Context) error {
 		}
 		start := time.Now()
 		if watch {
-			return watchIndex(c, w, path, abs, opts, res, start)
+			return watchIndex(c, t, res, start)
 		}
-		st, err := index.Build(c.Context, w, path, abs, opts)
+		st, err := index.Build(c.Context, t.walker, path, abs, t.opts)
 		if err != nil {
 			return indexErr(err, res.Path)
 		}
@@ -166,7 +171,7 @@ func runIndex(c *cli.Context) error {
 // until it is idle (--idle) or dropped: the result is printed once the
 // watcher answers searches. A result that cannot be written (a closed
 // pipe) ends the watcher with that error: nothing runs unreported.
-func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.BuildOptions, res indexResult, start time.Time) error {
+func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time) error {
 	idle := c.Duration("idle")
 	if c.Bool("detach") && !c.IsSet("idle") {
 		idle = detachedIdle
@@ -174,7 +179,7 @@ func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.B
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
 	var printErr error
-	err := index.Watch(ctx, w, path, abs, index.WatchOptions{BuildOptions: opts, Idle: idle, Ready: func(st index.Status) {
+	err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts, Idle: idle, Ready: func(st index.Status) {
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds = &st, &took
 		if printErr = outputOf(c).result(res); printErr != nil {
@@ -192,13 +197,13 @@ func watchIndex(c *cli.Context, w backend.Walker, path, abs string, opts index.B
 	if c.Bool("detach") && errors.As(err, &fe) && fe.Code == fault.CodeExists {
 		// Another --detach of the tree won the race, or the watcher was
 		// installing a build when asked: wait for it, as for a lock.
-		st, ok, werr := awaitWatcher(c.Context, abs, opts.ConfigOf(path), c.Duration("lock-timeout"))
+		st, ok, werr := awaitWatcher(c.Context, t.abs, t.config, c.Duration("lock-timeout"))
 		if werr != nil {
 			return indexErr(werr, res.Path)
 		}
 		if ok {
-			age := time.Since(st.Built).Seconds()
-			res.Status, res.AgeSeconds, res.AlreadyWatched = &st, &age, true
+			res.describe(st)
+			res.AlreadyWatched = true
 			return outputOf(c).result(res)
 		}
 	}
@@ -231,7 +236,8 @@ func awaitWatcher(ctx context.Context, abs, config string, timeout time.Duration
 // call serves (mcp --watch): the watchers build in the background, and
 // the searches meanwhile prove freshness by the stat pass, as after a
 // watcher's failure, which is noted on stderr (one already watching a
-// root serves it instead, unnoted). stop ends them and waits.
+// root serves it instead, noted only when under other settings). stop
+// ends them and waits.
 func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 	var targets []indexTarget
 	var paths []string
@@ -251,35 +257,34 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 	// EPIPE there, not the session's end by SIGPIPE.
 	signal.Ignore(syscall.SIGPIPE)
 	o := outputOf(c)
-	var watched []string
 	for _, p := range paths {
 		t, err := indexTargetOf(c, tl, p)
 		if err != nil {
 			o.note(fault.AsError(err)) // a root that cannot be indexed is searched without
 			continue
 		}
-		targets, watched = append(targets, t), append(watched, p)
+		targets = append(targets, t)
 	}
 	ctx, cancel := context.WithCancel(c.Context)
 	var wg sync.WaitGroup
-	for i, t := range targets {
+	for _, t := range targets {
 		wg.Go(func() {
-			path := watched[i]
-			err := index.Watch(ctx, t.walker, path, t.abs, index.WatchOptions{BuildOptions: t.opts})
+			err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts})
 			if err == nil || ctx.Err() != nil {
 				return
 			}
-			e := fault.AsError(indexErr(err, tl.FS.Display(path)))
+			display := tl.FS.Display(t.path)
+			e := fault.AsError(indexErr(err, display))
 			if e.Code == fault.CodeExists {
 				// Another watcher serves the root: said only when it serves
 				// an index this session's searches cannot use, which is
 				// known once it answers (one still building does not), as
 				// long as the session lasts.
-				_, _, werr := awaitWatcher(ctx, t.abs, t.opts.ConfigOf(path), sessionLife)
+				_, _, werr := awaitWatcher(ctx, t.abs, t.config, sessionLife)
 				if werr == nil {
 					return
 				}
-				e = fault.AsError(indexErr(werr, tl.FS.Display(path)))
+				e = fault.AsError(indexErr(werr, display))
 			}
 			o.note(e)
 		})
@@ -297,9 +302,13 @@ const sessionLife = 24 * time.Hour
 // indexTarget is a directory to index, as the backend reaches it.
 type indexTarget struct {
 	walker backend.Walker
+	path   string // as the caller spelled it
 	abs    string
 	roots  []string
 	opts   index.BuildOptions
+	// config is the fingerprint its build records (opts.ConfigOf): none
+	// when the path is spelled through a link.
+	config string
 }
 
 // indexTargetOf checks that path is a local directory that can be indexed,
@@ -321,7 +330,7 @@ func indexTargetOf(c *cli.Context, tl *core.Tools, path string) (indexTarget, er
 	if !ok || !walks {
 		return indexTarget{}, fault.Errorf(fault.CodeNotConfigured, "this backend cannot be indexed.").WithHint("index a local directory")
 	}
-	t := indexTarget{walker: w, abs: placer.Abs(path), opts: index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}}
+	t := indexTarget{walker: w, path: path, abs: placer.Abs(path), opts: index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}}
 	if r, ok := owner.(interface{ Roots() []string }); ok {
 		t.roots = r.Roots()
 	}
@@ -331,6 +340,7 @@ func indexTargetOf(c *cli.Context, tl *core.Tools, path string) (indexTarget, er
 	}); ok {
 		t.opts.Config, t.opts.Roots, t.opts.View = fp.Fingerprint(), t.roots, fp.WalkView
 	}
+	t.config = t.opts.ConfigOf(path)
 	return t, nil
 }
 
