@@ -468,15 +468,13 @@ func startDetached(c *cli.Context) error {
 	// Its output is held until the outcome is known: a watcher that
 	// printed its result as the call was interrupted is not reported both
 	// ready and interrupted. (One result, bounded like any.)
-	var stdout, stderr bytes.Buffer
+	var stderr []byte
 	copied := make(chan struct{})
 	go func() {
-		io.Copy(&stderr, io.LimitReader(pipes[1].r, maxWatcherOutput))
-		io.Copy(io.Discard, pipes[1].r)
+		stderr = held(pipes[1].r)
 		close(copied)
 	}()
-	io.Copy(&stdout, io.LimitReader(pipes[0].r, maxWatcherOutput))
-	io.Copy(io.Discard, pipes[0].r)
+	stdout := held(pipes[0].r)
 	<-copied
 	n, _ := pipes[2].r.Read(make([]byte, 1))
 	mu.Lock()
@@ -491,7 +489,7 @@ func startDetached(c *cli.Context) error {
 	// before the watcher is ended below. (The watcher runs already: it
 	// keeps its own signals.)
 	signal.Ignore(syscall.SIGPIPE)
-	out := stdout.Bytes()
+	out := stdout
 	var indented bytes.Buffer
 	if isTerminal(s.Stdout) && json.Indent(&indented, out, "", "  ") == nil {
 		out = indented.Bytes() // as a result is printed on a terminal: the watcher's went to a pipe
@@ -503,7 +501,7 @@ func startDetached(c *cli.Context) error {
 		}
 		return err
 	}
-	s.Stderr.Write(stderr.Bytes())
+	s.Stderr.Write(stderr)
 	if ready {
 		return cmd.Process.Release()
 	}
@@ -523,6 +521,13 @@ func startDetached(c *cli.Context) error {
 // maxWatcherOutput bounds what startDetached holds of the watcher's
 // output: its one result or error, which --max-bytes bounds far below.
 const maxWatcherOutput = 16 << 20
+
+// held reads r to its end, keeping up to maxWatcherOutput bytes.
+func held(r io.Reader) []byte {
+	b, _ := io.ReadAll(io.LimitReader(r, maxWatcherOutput))
+	io.Copy(io.Discard, r)
+	return b
+}
 
 // closeOnExec marks every descriptor of this process past the standard
 // three close-on-exec: those it inherited are the caller's (a $(...)
