@@ -1,6 +1,7 @@
 package subcommands
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -141,22 +142,15 @@ func runIndex(c *cli.Context) error {
 		}
 		return startDetached(c)
 	default:
-		stderr := streamsOf(c).Stderr
-		if isTerminal(stderr) {
-			last := time.Now()
-			t.opts.Progress = func(files int, bytes int64) {
-				if time.Since(last) > 200*time.Millisecond {
-					last = time.Now()
-					fmt.Fprintf(stderr, "\rindexing: %d files, %d MB", files, bytes>>20)
-				}
-			}
-			defer fmt.Fprint(stderr, "\r\033[K")
-		}
+		var endProgress func()
+		t.opts.Progress, endProgress = buildProgress(streamsOf(c).Stderr)
+		defer endProgress() // before an error is printed
 		start := time.Now()
 		if watch {
-			return watchIndex(c, t, res, start)
+			return watchIndex(c, t, res, start, endProgress)
 		}
 		st, err := index.Build(c.Context, t.walker, path, abs, t.opts)
+		endProgress()
 		if err != nil {
 			return indexErr(err, res.Path)
 		}
@@ -171,7 +165,7 @@ func runIndex(c *cli.Context) error {
 // until it is idle (--idle) or dropped: the result is printed once the
 // watcher answers searches. A result that cannot be written (a closed
 // pipe) ends the watcher with that error: nothing runs unreported.
-func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time) error {
+func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time, endProgress func()) error {
 	idle := c.Duration("idle")
 	if c.Bool("detach") && !c.IsSet("idle") {
 		idle = detachedIdle
@@ -180,6 +174,7 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time)
 	defer cancel()
 	var printErr error
 	err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts, Idle: idle, Ready: func(st index.Status) {
+		endProgress() // the watcher's builds again are not shown: the result follows the first
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds = &st, &took
 		if printErr = outputOf(c).result(res); printErr != nil {
@@ -468,6 +463,9 @@ func startDetached(c *cli.Context) error {
 	// Its output is held until the outcome is known: a watcher that
 	// printed its result as the call was interrupted is not reported both
 	// ready and interrupted. (One result, bounded like any.)
+	s := streamsOf(c)
+	told := make(chan bool, 1)
+	go func() { told <- relayProgress(pipes[2].r, s.Stderr) }()
 	var stderr []byte
 	copied := make(chan struct{})
 	go func() {
@@ -476,15 +474,14 @@ func startDetached(c *cli.Context) error {
 	}()
 	stdout := held(pipes[0].r)
 	<-copied
-	n, _ := pipes[2].r.Read(make([]byte, 1))
+	saidReady := <-told
 	mu.Lock()
-	ready = n == 1 && !killed
+	ready = saidReady && !killed
 	mu.Unlock()
 	if killed {
 		cmd.Wait()
 		return context.Canceled // the call's own interruption, whatever the watcher said
 	}
-	s := streamsOf(c)
 	// A caller that closed its end gets EPIPE here, not death by SIGPIPE
 	// before the watcher is ended below. (The watcher runs already: it
 	// keeps its own signals.)
@@ -563,11 +560,27 @@ func isDetachedWatcher() bool {
 		strconv.FormatUint(st.Ino, 10) == v
 }
 
+// parentPipe is descriptor 3 of the watcher that index --detach started:
+// its first build's progress goes there as lines "FILES BYTES", then
+// "ready" once it answers searches. Nil in any other process. One
+// *os.File, closed once ready, so that no later write reaches the file
+// that takes the number 3 next.
+var parentPipe = sync.OnceValue(func() *os.File {
+	if !isDetachedWatcher() {
+		return nil
+	}
+	return os.NewFile(3, "parent")
+})
+
+// readyLine is the watcher's last line to its parent.
+const readyLine = "ready"
+
 // releaseParent, in the watcher that --detach started, tells its parent
 // that it is ready and lets go of the parent's pipes: standard output and
 // error go to /dev/null from now on.
 func releaseParent() {
-	if !isDetachedWatcher() {
+	p := parentPipe()
+	if p == nil {
 		return
 	}
 	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
@@ -575,6 +588,80 @@ func releaseParent() {
 		unix.Dup2(int(null.Fd()), 2)
 		null.Close()
 	}
-	unix.Write(3, []byte{1})
-	unix.Close(3)
+	fmt.Fprintln(p, readyLine)
+	p.Close()
+}
+
+// relayProgress reads what the watcher tells its parent until it closes
+// the pipe: the progress of its build, shown on stderr when that is a
+// terminal, and whether it said it is ready.
+func relayProgress(r io.Reader, stderr io.Writer) (ready bool) {
+	tty, shown := isTerminal(stderr), false
+	lines := bufio.NewScanner(r)
+	for lines.Scan() {
+		var files int
+		var size int64
+		if lines.Text() == readyLine {
+			ready = true
+		} else if _, err := fmt.Sscanf(lines.Text(), "%d %d", &files, &size); err == nil && tty {
+			showProgress(stderr, files, size)
+			shown = true
+		}
+	}
+	if shown {
+		fmt.Fprint(stderr, clearLine)
+	}
+	return ready
+}
+
+// progressEvery is the least time between two reports of a build's progress.
+const progressEvery = 200 * time.Millisecond
+
+// clearLine takes a line shown by showProgress off the terminal.
+const clearLine = "\r\033[K"
+
+// showProgress shows a build's progress on a terminal, as one line
+// rewritten in place.
+func showProgress(w io.Writer, files int, bytes int64) {
+	fmt.Fprintf(w, "\rindexing: %d files, %d MB", files, bytes>>20)
+}
+
+// buildProgress gives the report a build calls with its files and bytes
+// so far, and end, which stops the reports and takes their line off the
+// terminal. The reports go, at most every progressEvery and the first at
+// once, to stderr when it is a terminal, or from the watcher that
+// --detach started to its parent, which shows them so. report is nil
+// where there is no one to show them to.
+func buildProgress(stderr io.Writer) (report func(files int, bytes int64), end func()) {
+	var show func(files int, bytes int64)
+	switch p := parentPipe(); {
+	case p != nil:
+		show = func(files int, bytes int64) { fmt.Fprintf(p, "%d %d\n", files, bytes) }
+	case isTerminal(stderr):
+		show = func(files int, bytes int64) { showProgress(stderr, files, bytes) }
+	default:
+		return nil, func() {}
+	}
+	var (
+		mu           sync.Mutex
+		last         time.Time
+		shown, ended bool
+	)
+	report = func(files int, bytes int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended && time.Since(last) >= progressEvery {
+			last, shown = time.Now(), true
+			show(files, bytes)
+		}
+	}
+	end = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if shown && !ended && parentPipe() == nil {
+			fmt.Fprint(stderr, clearLine)
+		}
+		ended = true
+	}
+	return report, end
 }

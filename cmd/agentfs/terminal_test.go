@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,9 +10,10 @@ import (
 )
 
 // TestTerminal runs the real binary on a pseudo-terminal (util-linux's
-// script): the result is indented there and compact on a pipe, and write
+// script): the result is indented there and compact on a pipe, write
 // without content answers at once, never waiting for content typed on a
-// terminal.
+// terminal, and index shows its progress, also from a detached watcher,
+// and takes it off the line before its result.
 func TestTerminal(t *testing.T) {
 	script, err := exec.LookPath("script")
 	if err != nil {
@@ -27,12 +29,12 @@ func TestTerminal(t *testing.T) {
 	if err := os.Symlink(self, bin); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir, state := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	onTTY := func(args string) string {
 		cmd := exec.Command(script, "-qec", bin+" "+args, "/dev/null")
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "AGENTFS_STATE_DIR="+t.TempDir())
+		cmd.Env = append(os.Environ(), "AGENTFS_STATE_DIR="+state)
 		out, _ := cmd.CombinedOutput()
 		return strings.ReplaceAll(string(out), "\r\n", "\n")
 	}
@@ -50,5 +52,25 @@ func TestTerminal(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("write on a terminal created the file: %v", err)
+	}
+	// More files than a batch of the build's (16): its first report is
+	// made at once.
+	tree := filepath.Join(dir, "tree")
+	os.Mkdir(tree, 0o755)
+	for i := range 40 {
+		os.WriteFile(filepath.Join(tree, fmt.Sprintf("f%d.txt", i)), []byte(strings.Repeat("some text\n", i)), 0o644)
+	}
+	for _, args := range []string{"index tree", "index --detach --idle 1m tree"} {
+		out := onTTY(args)
+		progress, result, ok := strings.Cut(out, "{")
+		if !ok || !strings.HasPrefix(progress, "\rindexing: ") || !strings.HasSuffix(progress, "\r\033[K") ||
+			!strings.Contains(result, `"files": 40`) {
+			t.Errorf("%s on a terminal: no progress taken off its line before the result: %q", args, out)
+		}
+	}
+	drop := exec.Command(bin, "index", "--drop", "tree")
+	drop.Dir, drop.Env = dir, append(os.Environ(), "AGENTFS_STATE_DIR="+state)
+	if out, err := drop.Output(); err != nil || !strings.Contains(string(out), `"watcherStopped":true`) {
+		t.Errorf("index --drop after --detach: %q %v", out, err)
 	}
 }
