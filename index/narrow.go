@@ -24,10 +24,11 @@ type Finder struct {
 	// Abs places a path as the backend does (localfs.FS.Abs).
 	Abs func(path string) string
 	// Walker lists the directories that changed since the build, and
-	// Config is the backend's fingerprint: without them, or under another
+	// Config is the backend's fingerprint as it stands at a search
+	// (localfs.FS.Fingerprint): without them, or under another
 	// fingerprint than the build's, grep walks the whole tree.
 	Walker backend.Walker
-	Config string
+	Config func() string
 	// View is what a walk of a path shows (localfs.FS.WalkView): the list
 	// stands for a walk only of the index's root spelled by its real
 	// names, and is shown as that walk shows it.
@@ -43,7 +44,7 @@ type Finder struct {
 
 // Local is the Finder of a local workspace, everything taken from it.
 func Local(fsys *localfs.FS) Finder {
-	return Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint(), Direct: !fsys.DeniesFiles(), View: fsys.WalkView, Roots: fsys.Roots()}
+	return Finder{Abs: fsys.Abs, Walker: fsys, Config: fsys.Fingerprint, Direct: !fsys.DeniesFiles(), View: fsys.WalkView, Roots: fsys.Roots()}
 }
 
 // Within is the Finder of the local roots of a mixed workspace fsys: it
@@ -98,7 +99,7 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 	if err != nil {
 		return nil, nil // corrupt: never trusted, the search reads every file
 	}
-	if prefix == "" && !q.NoIgnore && len(q.Exclude) == 0 && f.Walker != nil && ix.config == f.Config && f.View != nil {
+	if prefix == "" && !q.NoIgnore && len(q.Exclude) == 0 && f.Walker != nil && f.View != nil && ix.config == f.Config() {
 		// Spelled through a link, the walk reads other rules than the
 		// build's: each file it visits is judged instead.
 		if display, asReal, err := f.View(q.Path); err == nil && asReal {

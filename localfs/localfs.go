@@ -18,6 +18,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,7 +92,12 @@ type FS struct {
 	// absDisplay shows every path absolute (Config.RelativeElsewhere).
 	absDisplay bool
 	roots      []*root
-	deny       []denied
+	// deny is the deny list, whole: replaced, never changed in place, when
+	// a state directory that did not exist is found made (lookForState).
+	deny atomic.Pointer[[]denied]
+	// stateDue is set while a state directory of the list does not exist.
+	stateDue atomic.Bool
+	stateMu  sync.Mutex // one lookForState at a time
 	// denyFiles is set when a deny root is a file: a walk must then compare
 	// the identity of each file it opens, since a hard link elsewhere in the
 	// tree is the same file under another name.
@@ -187,6 +194,8 @@ func New(cfg Config) (*FS, error) {
 		return nil, err
 	}
 	denyPaths = append(denyPaths, stateDirs...)
+	var deny []denied
+	due := false
 	for i, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there. (stateDirs resolved
@@ -201,8 +210,11 @@ func New(cfg Config) (*FS, error) {
 			e.isFile = st.Mode&unix.S_IFMT != unix.S_IFDIR
 			f.denyFiles = f.denyFiles || e.isFile
 		}
-		f.deny = append(f.deny, e)
+		deny = append(deny, e)
+		due = due || e.state && !e.exists
 	}
+	f.deny.Store(&deny)
+	f.stateDue.Store(due)
 	// A transaction whose process died during its commit is undone (or
 	// finished) before anything reads its files, and dead writers' temp
 	// files go.
@@ -210,6 +222,40 @@ func New(cfg Config) (*FS, error) {
 	recoverJournals(f, state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	return f, nil
+}
+
+// denies is the deny list as it stands.
+func (f *FS) denies() []denied { return *f.deny.Load() }
+
+// lookForState gives a state directory of the deny list that did not
+// exist when the backend opened, and exists now, its identity: a session
+// (batch, mcp) that began before agentfs index made it then denies it by
+// identity as the index's build did, and has the build's Fingerprint, so
+// its searches use that index. One stat per call while one is missing.
+func (f *FS) lookForState() {
+	if !f.stateDue.Load() {
+		return
+	}
+	f.stateMu.Lock()
+	defer f.stateMu.Unlock()
+	deny := slices.Clone(f.denies())
+	due, found := false, false
+	for i := range deny {
+		d := &deny[i]
+		if !d.state || d.exists {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(d.path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			d.dev, d.ino, d.exists, found = uint64(st.Dev), st.Ino, true, true
+		} else {
+			due = true
+		}
+	}
+	if found {
+		f.deny.Store(&deny)
+	}
+	f.stateDue.Store(due)
 }
 
 // stateDirs are the places agentfs keeps its state (locks, journals, the
@@ -328,6 +374,7 @@ func (t target) display(f *FS) string { return f.display(t.abs) }
 // lexically outside every root may still reach one through a link or a bind
 // mount (compared by file identity); otherwise it is OUTSIDE_ROOT.
 func (f *FS) resolve(p string) (target, error) {
+	f.lookForState()
 	if p == "" {
 		return target{}, fault.InvalidArgument("path is empty.").WithHint("pass a file or directory path")
 	}
@@ -753,7 +800,7 @@ func realPath(file *os.File, fallback string) string {
 // deny root or holds one: removed or moved whole, it would take what the
 // deny protects with it.
 func (f *FS) holdsDenied(real string) bool {
-	for _, d := range f.deny {
+	for _, d := range f.denies() {
 		if _, ok := within(real, d.path); ok {
 			return true
 		}
@@ -764,7 +811,7 @@ func (f *FS) holdsDenied(real string) bool {
 // checkDeny refuses a real path inside a deny root, by path component or by
 // the identity of any ancestor (another spelling of the same directory).
 func (f *FS) checkDeny(real, display string) error {
-	for _, d := range f.deny {
+	for _, d := range f.denies() {
 		if _, ok := within(d.path, real); ok {
 			return f.deniedErr(display)
 		}
@@ -772,7 +819,7 @@ func (f *FS) checkDeny(real, display string) error {
 	for dir := real; ; {
 		var st unix.Stat_t
 		if unix.Lstat(dir, &st) == nil {
-			for _, d := range f.deny {
+			for _, d := range f.denies() {
 				if d.exists && uint64(st.Dev) == d.dev && st.Ino == d.ino {
 					return f.deniedErr(display)
 				}
@@ -789,7 +836,7 @@ func (f *FS) checkDeny(real, display string) error {
 // deniedDirIdentity reports a directory that is a deny root by identity (a
 // bind mount or another spelling of it).
 func (f *FS) deniedDirIdentity(st *unix.Stat_t) bool {
-	for _, d := range f.deny {
+	for _, d := range f.denies() {
 		if d.exists && uint64(st.Dev) == d.dev && st.Ino == d.ino {
 			return true
 		}
@@ -799,7 +846,7 @@ func (f *FS) deniedDirIdentity(st *unix.Stat_t) bool {
 
 // deniedIdentity reports an open file that is a denied file by identity.
 func (f *FS) deniedIdentity(st *unix.Stat_t) bool {
-	for _, d := range f.deny {
+	for _, d := range f.denies() {
 		if d.isFile && uint64(st.Dev) == d.dev && st.Ino == d.ino {
 			return true
 		}
@@ -1066,12 +1113,13 @@ func errText(err error) string {
 // deny list and the link policy. A content index built under one
 // fingerprint proves nothing of a walk under another.
 func (f *FS) Fingerprint() string {
+	f.lookForState()
 	// Sets, whatever the order the flags gave them in: a walk is the same.
 	var parts []string
 	for _, r := range f.roots {
 		parts = append(parts, fmt.Sprintf("root=%q", r.path))
 	}
-	for _, d := range f.deny {
+	for _, d := range f.denies() {
 		if d.state && !d.exists {
 			// A state directory to be made: whether one is made since
 			// changes nothing a walk visits, but where it would be does.

@@ -181,7 +181,7 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend
 // deniedName is the cheap, by-name deny check for entries of a directory
 // whose real path is already known.
 func (f *FS) deniedName(real string) bool {
-	for _, d := range f.deny {
+	for _, d := range f.denies() {
 		if _, ok := within(d.path, real); ok {
 			return true
 		}

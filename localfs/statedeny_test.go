@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
 )
 
 // The state directories are denied; one that exists enters the
@@ -20,12 +21,24 @@ func TestStateDirFingerprint(t *testing.T) {
 	t.Setenv(StateDirEnv, state)
 	fingerprint := func() string { return newFS(t, Config{Roots: []string{ws}, Cwd: ws}).Fingerprint() }
 	absent := fingerprint()
+	// A session (batch, mcp) open before agentfs index made the state
+	// directory: it denies that directory by identity once made, as a
+	// build after it does, and has that build's fingerprint, so that its
+	// searches use the index (they walked the whole tree before).
+	early := newFS(t, Config{Roots: []string{ws}, Cwd: ws})
 	if err := os.Mkdir(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	present := fingerprint()
 	if present == absent || fingerprint() != present {
 		t.Fatalf("a state directory made since: %q then %q", absent, present)
+	}
+	if got := early.Fingerprint(); got != present {
+		t.Fatalf("a session open before the state directory was made: %q, a new one %q", got, present)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(state, &st); err != nil || !early.deniedDirIdentity(&st) {
+		t.Fatalf("a session open before the state directory was made does not deny it by identity (%v)", err)
 	}
 	if err := os.Rename(state, state+".old"); err != nil {
 		t.Fatal(err)

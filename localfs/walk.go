@@ -93,7 +93,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 		exclude: ignore.NewExcludes(opts.Exclude)}
 	w.info = func() (backend.FileInfo, error) { return infoAt(w.cur.fd, w.cur.name, w.cur.display) }
 	w.realStart = realPath(dir, t.root.path+"/"+t.rel)
-	for _, d := range f.deny {
+	for _, d := range f.denies() {
 		if _, ok := within(w.realStart, d.path); ok {
 			w.denyBelow = append(w.denyBelow, d.path)
 		}
