@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,14 +60,16 @@ func mcpCommand() subcommand {
 // SDK would derive, and answers with the result agentfs prints:
 // structuredContent is the result, content its JSON text; an error is an
 // isError result whose text is the error object, with its stable code.
-func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) error {
+func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bool) error {
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentfs", Version: buildVersion().Version},
 		// No logging capability: agentfs logs nothing.
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
-	// One call at a time, as in a batch: a call's interrupt gate is the
-	// Tools' own. A call cancelled while it waits for its turn answers
-	// INTERRUPTED at once: a client reusing its id waits for that answer.
+	// One call at a time, in the order they came, as in a batch: a call's
+	// interrupt gate is the Tools' own. A call cancelled while it waits
+	// for its turn answers INTERRUPTED at once: a client reusing its id
+	// waits for that answer.
 	turn := make(chan struct{}, 1)
+	calls := newUnanswered()
 	for _, t := range registry.Listed(readOnly) {
 		info := t.Info()
 		server.AddTool(&mcp.Tool{
@@ -85,6 +88,16 @@ func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) err
 			if len(args) == 0 {
 				args = json.RawMessage(`{}`)
 			}
+			// The SDK's context ends with the client's cancellation; an
+			// interrupt (SIGINT, SIGTERM) ends the call too, answered.
+			ctx, stop := context.WithCancel(ctx)
+			defer stop()
+			defer context.AfterFunc(sessionCtx, stop)()
+			if seq, ok := req.Params.Meta[seqKey].(float64); ok {
+				if calls.awaitTurn(ctx, int(seq)) != nil {
+					return callResult(nil, fault.Interrupted(ctx))
+				}
+			}
 			select {
 			case turn <- struct{}{}:
 			case <-ctx.Done():
@@ -98,15 +111,17 @@ func serveMCP(ctx context.Context, tl *core.Tools, s Streams, readOnly bool) err
 	out := &syncWriter{w: s.Stdout}
 	lines := make(chan inputLine)
 	go readLines(s.Stdin, mcp.DefaultMaxLineLength, lines)
-	calls := newUnanswered()
-	frames := &mcpFrames{lines: lines, out: out, calls: calls, done: ctx.Done()}
-	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(frames), Writer: nopCloser{&answerWriter{w: out, calls: calls}}})
-	if errors.Is(err, io.EOF) {
-		// The client closed stdin: the session is over.
-		return nil
-	}
-	if err != nil && ctx.Err() != nil {
-		return fault.Interrupted(ctx)
+	frames := &mcpFrames{lines: lines, out: out, calls: calls, done: sessionCtx.Done()}
+	// The session ends at the end of its input, which an interrupt
+	// (SIGINT, SIGTERM) makes come at once: once the calls under way have
+	// their answer (INTERRUPTED, or what they finished). Ended by its
+	// context, the SDK drops the answers still being computed.
+	err := server.Run(context.WithoutCancel(sessionCtx), &mcp.IOTransport{Reader: io.NopCloser(frames), Writer: nopCloser{&answerWriter{w: out, calls: calls}}})
+	switch {
+	case sessionCtx.Err() != nil:
+		return fault.Interrupted(sessionCtx)
+	case errors.Is(err, io.EOF):
+		return nil // the client closed stdin: the session is over
 	}
 	return err
 }
@@ -131,10 +146,15 @@ type mcpFrames struct {
 
 func (f *mcpFrames) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
-		in := <-f.lines
+		var in inputLine
+		select {
+		case in = <-f.lines:
+		case <-f.done:
+			in.err = io.EOF // interrupted: no call after those under way
+		}
 		if in.err != nil {
 			if in.err == io.EOF {
-				f.calls.wait(f.done)
+				f.calls.wait()
 			}
 			return 0, in.err
 		}
@@ -152,10 +172,17 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		f.calls.handedOn(msg, f.done)
+		if !f.calls.handedOn(msg, f.done) {
+			continue // interrupted while it waited: the next read ends the session
+		}
 		// Trimmed: the transport takes nothing but a line's end after a
 		// message, and ended the session at a space.
 		f.pending = append(bytes.TrimSpace(in.data), '\n')
+		if key, ok := idKey(msg.ID); ok && msg.Method != nil && *msg.Method == "tools/call" {
+			if line, ok := numbered(msg.fields, f.calls.number(key)); ok {
+				f.pending = append(line, '\n')
+			}
+		}
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
@@ -187,6 +214,12 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 	}
 	if raw, ok := m["id"]; ok && isID(raw) {
 		id = raw
+		if !answerableID(raw) {
+			if _, ok := idKey(id); !ok {
+				id = json.RawMessage("null") // past float64: no JSON client reads it
+			}
+			return invalidRequest, "the id must be a string or an integer of at most 53 bits", id, msg
+		}
 	} else if ok && string(raw) != "null" {
 		return invalidRequest, "the id must be a string or a number", id, msg
 	}
@@ -224,16 +257,84 @@ type unanswered struct {
 	mu      sync.Mutex
 	ids     map[string]bool
 	changed chan struct{}
+	// seqs are the numbers of the tools/calls not answered, by id, in the
+	// order they came (last is the latest); moved is closed, and made
+	// again, at each answer.
+	seqs  map[string]int
+	last  int
+	moved chan struct{}
 }
 
 func newUnanswered() *unanswered {
-	return &unanswered{ids: map[string]bool{}, changed: make(chan struct{}, 1)}
+	return &unanswered{ids: map[string]bool{}, changed: make(chan struct{}, 1), seqs: map[string]int{}, moved: make(chan struct{})}
+}
+
+// seqKey is the key of params._meta under which mcpFrames numbers each
+// tools/call in the order it came. The SDK runs each call on a goroutine
+// of its own, in no order: pipelined, a write then a read of one file ran
+// the read first (the old content, with success), and of 100 writes of
+// one file the last to run was not the last sent.
+const seqKey = "agentfs/seq"
+
+// number gives the call with the id key the next number.
+func (u *unanswered) number(key string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.last++
+	u.seqs[key] = u.last
+	return u.last
+}
+
+// awaitTurn returns once every call numbered before seq is answered, or
+// with ctx's error.
+func (u *unanswered) awaitTurn(ctx context.Context, seq int) error {
+	for {
+		u.mu.Lock()
+		first := true
+		for _, s := range u.seqs {
+			first = first && s >= seq
+		}
+		moved := u.moved
+		u.mu.Unlock()
+		if first {
+			return nil
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// numbered is the tools/call of fields with seq in its params._meta, or
+// false when its params or _meta are no object (the SDK refuses it).
+func numbered(fields map[string]json.RawMessage, seq int) ([]byte, bool) {
+	params, meta := map[string]json.RawMessage{}, map[string]json.RawMessage{}
+	if raw, ok := fields["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return nil, false
+	}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return nil, false
+	}
+	meta[seqKey] = json.RawMessage(strconv.Itoa(seq))
+	var err error
+	if params["_meta"], err = compactJSON(meta); err != nil {
+		return nil, false
+	}
+	all := maps.Clone(fields)
+	if all["params"], err = compactJSON(params); err != nil {
+		return nil, false
+	}
+	line, err := compactJSON(all)
+	return line, err == nil
 }
 
 // message is what tracking needs of a JSON-RPC message.
 type message struct {
 	ID     json.RawMessage
 	Method *string
+	fields map[string]json.RawMessage
 }
 
 // decodeMessage reads the id and method of a message by their exact keys,
@@ -249,7 +350,7 @@ func decodeMessage(data []byte) (message, bool) {
 
 // messageOf is decodeMessage of a message's fields.
 func messageOf(fields map[string]json.RawMessage) (message, bool) {
-	m := message{ID: fields["id"]}
+	m := message{ID: fields["id"], fields: fields}
 	if method, ok := fields["method"]; ok {
 		m.Method = new(string)
 		if json.Unmarshal(method, m.Method) != nil {
@@ -257,6 +358,18 @@ func messageOf(fields map[string]json.RawMessage) (message, bool) {
 		}
 	}
 	return m, true
+}
+
+// answerableID reports whether the SDK answers under the id it was given:
+// a string, or an integer of at most 53 bits. It reads a number as a
+// float64 and answers it as an int64, so that 8.5 was answered as 8 (the
+// id of another call), 0.1 as 0 and 1e19 as -2^63.
+func answerableID(raw json.RawMessage) bool {
+	if raw[0] == '"' {
+		return true
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil && -1<<53 <= n && n <= 1<<53
 }
 
 // idKey is the id as the SDK answers it: a number is taken as an int64.
@@ -311,6 +424,11 @@ func (u *unanswered) handedOn(m message, done <-chan struct{}) bool {
 func (u *unanswered) answered(key string) {
 	u.mu.Lock()
 	delete(u.ids, key)
+	if _, ok := u.seqs[key]; ok {
+		delete(u.seqs, key)
+		close(u.moved)
+		u.moved = make(chan struct{})
+	}
 	u.mu.Unlock()
 	select {
 	case u.changed <- struct{}{}:
@@ -318,9 +436,9 @@ func (u *unanswered) answered(key string) {
 	}
 }
 
-// wait returns once every call waited for is answered, or when done is
-// closed.
-func (u *unanswered) wait(done <-chan struct{}) {
+// wait returns once every call waited for is answered: interrupted, each
+// answers at once (INTERRUPTED, or what its commit finished).
+func (u *unanswered) wait() {
 	for {
 		u.mu.Lock()
 		n := 0
@@ -333,11 +451,7 @@ func (u *unanswered) wait(done <-chan struct{}) {
 		if n == 0 {
 			return
 		}
-		select {
-		case <-u.changed:
-		case <-done:
-			return
-		}
+		<-u.changed
 	}
 }
 

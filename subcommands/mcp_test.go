@@ -331,6 +331,11 @@ func TestMCPBadLines(t *testing.T) {
 		// JSON the SDK's decoder cannot read ended the session, exit 1,
 		// with the calls before it unanswered.
 		{`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, -32600, nil},
+		// An id the SDK answers as another number: 8.5 as 8, the id of
+		// another call, 1e19 as -2^63.
+		{`{"jsonrpc":"2.0","id":8.5,"method":"ping"}`, -32600, 8.5},
+		{`{"jsonrpc":"2.0","id":1e19,"method":"ping"}`, -32600, 1e19},
+		{`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, -32600, 9007199254740993.0},
 		{`{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":` + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + `}}`, -32600, 15.0},
 		// Over 16 MiB, under the id read from either end (an SDK client
 		// writes its id last), where it was null and the client waited.
@@ -489,7 +494,7 @@ func TestUnanswered(t *testing.T) {
 	reply("6")
 	// Every call answered but the listen, which is not waited for.
 	done := make(chan struct{})
-	go func() { u.wait(nil); close(done) }()
+	go func() { u.wait(); close(done) }()
 	<-done
 }
 
@@ -575,6 +580,8 @@ type lockedSession struct {
 	toServer   *io.PipeWriter
 	out        bytes.Buffer
 	code       chan int
+	// interrupt is what SIGINT or SIGTERM does to the session.
+	interrupt context.CancelFunc
 }
 
 func newLockedSession(t *testing.T, name string, args ...string) *lockedSession {
@@ -593,8 +600,10 @@ func newLockedSession(t *testing.T, name string, args ...string) *lockedSession 
 	ls.held = openLockFiles(t, ls.state)
 	in, toServer := io.Pipe()
 	ls.toServer = toServer
+	ctx, interrupt := context.WithCancel(context.Background())
+	ls.interrupt = interrupt
 	go func() {
-		ls.code <- Main(context.Background(), append([]string{"--root", ls.dir}, append(args, "mcp")...), Streams{Stdin: in, Stdout: &ls.out, Stderr: io.Discard})
+		ls.code <- Main(ctx, append([]string{"--root", ls.dir}, append(args, "mcp")...), Streams{Stdin: in, Stdout: &ls.out, Stderr: io.Discard})
 	}()
 	ls.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
@@ -733,5 +742,66 @@ func TestMCPClientSurvivesARefusal(t *testing.T) {
 	s.Close()
 	if c := <-code; c != 0 {
 		t.Fatalf("exit %d", c)
+	}
+}
+
+// TestMCPCallsRunInOrder: calls written at once run in the order they
+// came, as in a batch. The SDK runs each on a goroutine of its own: a read
+// sent after a write of the same file saw the content before it (14 of
+// 800 reads), with success.
+func TestMCPCallsRunInOrder(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	const pairs = 400
+	for k := range pairs {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"f","content":"v%d\n"}}}`+"\n", 2*k+1, k)
+		// A _meta of the client's own is kept beside the call's number.
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"progressToken":%d},"name":"agentfs_read","arguments":{"path":"f"}}}`+"\n", 2*k+2, k)
+	}
+	var out bytes.Buffer
+	if code := Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: strings.NewReader(in.String()), Stdout: &out, Stderr: io.Discard}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	reads := map[int]string{}
+	for line := range strings.Lines(out.String()) {
+		var m struct {
+			ID     int
+			Result struct{ StructuredContent struct{ Content string } }
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("reply %q: %v", line, err)
+		}
+		if m.ID > 0 && m.ID%2 == 0 {
+			reads[m.ID/2-1] = m.Result.StructuredContent.Content
+		}
+	}
+	for k := range pairs {
+		if want := fmt.Sprintf("v%d\n", k); reads[k] != want {
+			t.Fatalf("the read after write v%d saw %q", k, reads[k])
+		}
+	}
+}
+
+// TestMCPInterruptAnswersTheCall: an interrupt (SIGINT, SIGTERM) ends the
+// call under way, which answers INTERRUPTED and changes nothing, and the
+// session, exit 130. The call went on with the SDK's own context: its
+// write landed once the lock was free, unanswered.
+func TestMCPInterruptAnswersTheCall(t *testing.T) {
+	ls := newLockedSession(t, "w.txt")
+	ls.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}
+`)
+	ls.waitForTheLock()
+	ls.interrupt()
+	if c := <-ls.code; c != ExitInterrupted {
+		t.Fatalf("exit %d, want %d", c, ExitInterrupted)
+	}
+	if !strings.Contains(ls.out.String(), `"id":7,`) || !strings.Contains(ls.out.String(), "INTERRUPTED") {
+		t.Fatalf("the call under way was not answered INTERRUPTED: %s", ls.out.String())
+	}
+	if _, err := os.Stat(filepath.Join(ls.dir, "w.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the interrupted write left w.txt: %v", err)
 	}
 }
