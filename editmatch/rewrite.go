@@ -1,6 +1,9 @@
 package editmatch
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Rewriter writes one edit's newText for each region the ladder located
 // for its oldText, as the rung that matched requires: in the file's
@@ -39,10 +42,51 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
 		// none: newText's stands for it, and the file keeps having none.
 		repl = strings.TrimSuffix(repl, "\n")
 	}
-	if eol := w.t.eolAt(m.Start, m.End); eol != "\n" {
-		repl = strings.ReplaceAll(repl, "\n", eol)
+	return w.t.withEndings(repl, m.Start, m.End), restyled, reindented
+}
+
+// withEndings gives repl, with LF endings, those of the region
+// [start,end) it replaces, in their places: its last line ending is the
+// region's last, the ones before it the region's in order, and those past
+// the region's (lines added) the region's usual ending (eolAt). In a file
+// of mixed endings, a line newText keeps keeps its own: with one ending
+// for the whole region, a CRLF line before an LF line became LF, at the
+// exact rung too.
+func (t *Text) withEndings(repl string, start, end int) string {
+	eols := t.endingsIn(start, end)
+	usual := t.eolAt(start, end)
+	if usual == "\n" && !slices.Contains(eols, "\r\n") {
+		return repl
 	}
-	return repl, restyled, reindented
+	n, k := strings.Count(repl, "\n"), len(eols)
+	var b strings.Builder
+	for i := 0; ; i++ {
+		line, rest, found := strings.Cut(repl, "\n")
+		b.WriteString(line)
+		if !found {
+			return b.String()
+		}
+		switch {
+		case i == n-1 && k > 0:
+			b.WriteString(eols[k-1])
+		case i < k-1:
+			b.WriteString(eols[i])
+		default:
+			b.WriteString(usual)
+		}
+		repl = rest
+	}
+}
+
+// endingsIn lists the line endings that lie whole in [start,end), in order.
+func (t *Text) endingsIn(start, end int) []string {
+	var eols []string
+	for i := t.LineAt(start) - 1; i < len(t.lines) && t.lines[i].next <= end; i++ {
+		if l := t.lines[i]; l.end >= start && l.next > l.end {
+			eols = append(eols, t.src[l.end:l.next])
+		}
+	}
+	return eols
 }
 
 // Line is the extent of the 1-based line n: its content [start,end), its

@@ -18,6 +18,12 @@ func TestRewrite(t *testing.T) {
 		{"exact, as given", "a\nb\n", "b", "c\nd", RungExact, "c\nd", false, false},
 		{"exact in a CRLF file", "a\r\nb\r\n", "b", "c\r\nd", RungExact, "c\r\nd", false, false},
 		{"a mixed file: the region's endings", "a\r\nb\nc\r\n", "b", "x\ny", RungExact, "x\ny", false, false},
+		// Each line ending of newText takes the region's in its place: one
+		// ending for the whole region made a CRLF line before an LF line LF.
+		{"a mixed region keeps each line's ending", "a\r\nb\nc\r\n", "a\r\nb", "a\r\nB", RungExact, "a\r\nB", false, false},
+		{"a mixed region, its endings in order", "a\r\nb\nc\r\n", "a\r\nb\nc\r\n", "A\nB\nC\n", RungExact, "A\r\nB\nC\r\n", false, false},
+		{"a line added takes the region's usual ending, the last its last", "a\r\nb\nc\r\nd\r\n", "b\nc\r\n", "B\nX\nC\n", RungExact, "B\nX\nC\r\n", false, false},
+		{"a line taken off: the last ending stays", "a\nb\r\nc\nd\r\n", "b\r\nc\nd\r\n", "B\nD\n", RungExact, "B\r\nD\r\n", false, false},
 		{"a line without terminator takes the file's usual ending", "a\r\nb\r\nc", "c", "x\ny", RungExact, "x\r\ny", false, false},
 		{"a one-line file without one is LF", "abc", "b", "x\ny", RungExact, "x\ny", false, false},
 		{"unicode: the file's quotes", "say \u201chi\u201d\n", `say "hi"`, `say "bye"`, RungUnicode, "say \u201cbye\u201d", true, false},
