@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"iter"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -69,6 +70,18 @@ type replacer struct {
 	// is written as CRLF (a fixed string saw the bytes as they are: its \n
 	// matched nothing there, and a replacement's left a bare LF).
 	lfView bool
+	// byLine: a query that speaks of neither a newline nor CR matches
+	// within each line, its ending left out, as grep's and sed's do: \s+$
+	// over the whole text took blank lines and the final newline with the
+	// trailing blanks (and the CR of a CRLF line in a mixed file).
+	byLine bool
+}
+
+// spansLines reports a regex that asks to match across lines: a newline
+// it must match (\n, [\n]) or a dot that matches one ((?s)). A class that
+// merely holds a newline (\s, [^x]) matches within lines, as in grep.
+func spansLines(re *syntax.Regexp) bool {
+	return search.NeedsNewline(re) || re.Op == syntax.OpAnyChar || slices.ContainsFunc(re.Sub, spansLines)
 }
 
 func newReplacer(req ReplaceRequest) (*replacer, error) {
@@ -77,12 +90,15 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 			WithHint("pass the replacement as the second argument, or --replacement ''")
 	}
 	expr := req.Query
+	spans := strings.Contains(expr, "\n")
 	if !req.Regex {
 		expr = regexp.QuoteMeta(expr)
-	} else if _, err := syntax.Parse(expr, syntax.Perl); err != nil {
+	} else if tree, err := syntax.Parse(expr, syntax.Perl); err != nil {
 		// Parsed as given, so that the error can point into the query
 		// (what RE2 lacks, and where), as grep's does.
 		return nil, search.RegexError(req.Query, err)
+	} else {
+		spans = spansLines(tree)
 	}
 	if req.Word {
 		expr = `\b(?:` + expr + `)\b`
@@ -100,31 +116,91 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 			WithHint("make the query match at least one character")
 	}
 	lf := !strings.Contains(req.Query, "\r") && !(req.Regex && strings.Contains(req.Query, `\r`))
-	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex, lfView: lf}, nil
+	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex, lfView: lf, byLine: lf && !spans}, nil
 }
 
 // apply replaces every match in data and counts them, the expression
-// seeing data as lfView gives it; the file keeps its mark and endings.
+// seeing data as lfView gives it, or line by line; the file keeps its
+// mark and endings.
 func (r *replacer) apply(data []byte) ([]byte, int) {
+	if r.byLine {
+		return r.applyByLine(data)
+	}
 	prefix, body, crlf := r.view(data)
 	n := len(r.re.FindAllIndex(body, -1))
 	if n == 0 {
 		return nil, 0
 	}
-	var out []byte
-	if r.literal {
-		out = r.re.ReplaceAllLiteral(body, r.with)
-	} else {
-		out = r.re.ReplaceAll(body, r.with)
-	}
+	out := r.replaceIn(body)
 	if crlf {
 		out = bytes.ReplaceAll(bytes.ReplaceAll(out, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 	}
 	return append(append([]byte{}, prefix...), out...), n
 }
 
+// replaceIn replaces every match in b.
+func (r *replacer) replaceIn(b []byte) []byte {
+	if r.literal {
+		return r.re.ReplaceAllLiteral(b, r.with)
+	}
+	return r.re.ReplaceAll(b, r.with)
+}
+
+// applyByLine is apply within each line of data (after a byte-order
+// mark), its ending (LF or CRLF) kept out of the match and left as it is.
+func (r *replacer) applyByLine(data []byte) ([]byte, int) {
+	prefix, body := textfile.CutUTF8BOM(data)
+	out := append([]byte{}, prefix...)
+	n := 0
+	for line, ending := range linesOf(body) {
+		if k := len(r.re.FindAllIndex(line, -1)); k > 0 {
+			n += k
+			line = r.replaceIn(line)
+			if len(ending) == 2 {
+				// A replacement's newline, in a CRLF line: CRLF.
+				line = bytes.ReplaceAll(bytes.ReplaceAll(line, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+			}
+		}
+		out = append(append(out, line...), ending...)
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	return out, n
+}
+
+// linesOf yields each line of b and its ending: LF, CRLF, or none for
+// the last.
+func linesOf(b []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		for len(b) > 0 {
+			line, ending := b, b[len(b):]
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				j := i
+				if i > 0 && b[i-1] == '\r' {
+					j = i - 1
+				}
+				line, ending = b[:j], b[j:i+1]
+			}
+			b = b[len(line)+len(ending):]
+			if !yield(line, ending) {
+				return
+			}
+		}
+	}
+}
+
 // matches reports whether data holds a match, as apply sees it.
 func (r *replacer) matches(data []byte) bool {
+	if r.byLine {
+		_, body := textfile.CutUTF8BOM(data)
+		for line := range linesOf(body) {
+			if r.re.Match(line) {
+				return true
+			}
+		}
+		return false
+	}
 	_, body, _ := r.view(data)
 	return r.re.Match(body)
 }

@@ -103,8 +103,9 @@ func (refusingTx) Commit(context.Context, []backend.Op) ([]backend.FileInfo, err
 
 // TestReplacerLineEndings: ^ and $ work at each line of a CRLF file and
 // after a byte-order mark, \s never takes a CR from its LF, and the file
-// keeps its mark and endings; a mixed file is matched as it is. Regexes
-// and fixed strings alike.
+// keeps its mark and endings; a query without a newline matches within
+// lines (\s+$ took blank lines and the final newline). Regexes and fixed
+// strings alike.
 func TestReplacerLineEndings(t *testing.T) {
 	for _, tc := range []struct {
 		query, with, in, want string
@@ -113,7 +114,12 @@ func TestReplacerLineEndings(t *testing.T) {
 		{`E$`, "e", "ONE\r\nTWO\r\n", "ONe\r\nTWO\r\n", 1},
 		{`^T`, "t", "ONE\r\nTWO\r\n", "ONE\r\ntWO\r\n", 1},
 		{`^O`, "o", "\xef\xbb\xbfONE\nTWO\n", "\xef\xbb\xbfoNE\nTWO\n", 1},
-		{`E\s`, "E_\n", "ONE\r\nTWO\r\n", "ONE_\r\nTWO\r\n", 1},
+		{`E\n`, "E_\n", "ONE\r\nTWO\r\n", "ONE_\r\nTWO\r\n", 1},
+		{`E\s`, "E_\n", "ONE \r\nTWO\r\n", "ONE_\r\n\r\nTWO\r\n", 1},
+		{`\s+$`, "", "a  \nb\n\n\nc\n", "a\nb\n\n\nc\n", 1},
+		{`\s+$`, "", "a  \r\nb\t\r\nc\r\n", "a\r\nb\r\nc\r\n", 2},
+		{`\s+$`, "", "a \r\nb\nc\r\n", "a\r\nb\nc\r\n", 1},
+		{`[^x]+`, "y", "ab\ncd", "y\ny", 2},
 		{`(?s)E.T`, "E T", "ONE\r\nTWO\r\n", "ONE TWO\r\n", 1},
 		{`O$`, "o", "ONE\r\nTWO\n", "ONE\r\nTWo\n", 1},
 		{`foo`, "bar", "keep\r\r\nfoo\r\n", "keep\r\r\nbar\r\n", 1},

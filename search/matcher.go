@@ -76,7 +76,7 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 	if err != nil {
 		return nil, RegexError(query, err)
 	}
-	if needsNewline(tree) {
+	if NeedsNewline(tree) {
 		return nil, fault.InvalidArgument("the regex has a literal newline; grep matches one line at a time.").
 			WithHint("search for one line of the text (a regex never sees the end of a line as \\n)")
 	}
@@ -787,15 +787,15 @@ func (f *litFinder) index(buf []byte) int {
 	return bytes.Index(buf, f.needle)
 }
 
-// needsNewline reports a regex with a part that can only match "\n" (a
+// NeedsNewline reports a regex with a part that can only match "\n" (a
 // literal newline, or a class of it alone): lines never hold one, so it
 // would find nothing, silently. ripgrep refuses such a regex too.
-func needsNewline(re *syntax.Regexp) bool {
+func NeedsNewline(re *syntax.Regexp) bool {
 	switch re.Op {
 	case syntax.OpLiteral:
 		return slices.Contains(re.Rune, '\n')
 	case syntax.OpCharClass:
 		return len(re.Rune) == 2 && re.Rune[0] == '\n' && re.Rune[1] == '\n'
 	}
-	return slices.ContainsFunc(re.Sub, needsNewline)
+	return slices.ContainsFunc(re.Sub, NeedsNewline)
 }
