@@ -193,19 +193,24 @@ func missing(op Op, removed bool) *fault.Error {
 
 // fileLine is one line of a file and its ending: "\n", "\r\n", or "" for
 // a last line without one.
-type fileLine struct{ text, eol string }
+// fileLine is a line of a file: its text, its ending ("" for a last line
+// without one), and whether the patch added it.
+type fileLine struct {
+	text, eol string
+	added     bool
+}
 
 func splitFile(s string) []fileLine {
 	var out []fileLine
 	for s != "" {
 		i := strings.IndexByte(s, '\n')
 		if i < 0 {
-			out = append(out, fileLine{s, ""})
+			out = append(out, fileLine{text: s})
 			break
 		}
-		l := fileLine{s[:i], "\n"}
+		l := fileLine{text: s[:i], eol: "\n"}
 		if t, ok := strings.CutSuffix(l.text, "\r"); ok {
-			l = fileLine{t, "\r\n"}
+			l = fileLine{text: t, eol: "\r\n"}
 		}
 		out = append(out, l)
 		s = s[i+1:]
@@ -302,6 +307,18 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		if !ok {
 			return nil, nil, notFound(op, k, texts, c.Old(), start, false)
 		}
+		if rung != RungExact && !c.EOF {
+			// Found only loosely: at one place, or it is a guess (edit's
+			// rule). Exact, the first place at or after the chunk before
+			// is the one, as Codex has it. No stricter rung finds it past
+			// start, so another place is one at this rung.
+			if again, rung2, ok := seek(m, texts, old, at+1, false); ok && rung2 == rung {
+				return nil, nil, fault.Errorf(fault.CodeAmbiguousMatch, "chunk %d of '%s' (patch line %d) matches lines %d and %d of the file, at the %s rung only.", k+1, op.Path, c.Line, at+1, again+1, rung).
+					WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
+					WithDetail("lines", []int{at + 1, again + 1}).WithDetail("rung", rung).
+					WithHint("give the chunk's lines as the file spells them, or more context lines (or an @@ line naming the function) to tell the places apart")
+			}
+		}
 		cl = reindentAdded(cl, old, texts[at:at+len(old)], rung)
 		reps = append(reps, replacement{at: at, n: len(old), lines: cl, chunk: k})
 		located[k].Line, located[k].Rung = at+1, rung
@@ -366,7 +383,7 @@ func render(lines []fileLine, reps []replacement, bom bool, size int) string {
 			case '-':
 				i++
 			case '+':
-				out = append(out, fileLine{l.Text, eol})
+				out = append(out, fileLine{text: l.Text, eol: eol, added: true})
 			}
 		}
 		pos = r.at + r.n
@@ -377,9 +394,12 @@ func render(lines []fileLine, reps []replacement, bom bool, size int) string {
 	if bom {
 		b.WriteString("\uFEFF")
 	}
-	for _, l := range out {
+	for i, l := range out {
 		b.WriteString(l.text)
-		if l.eol == "" {
+		if l.eol == "" && (i < len(out)-1 || l.added) {
+			// A line without an ending is the file's last: one that is no
+			// longer last, or one the patch wrote, takes one, as Codex
+			// ends what it writes. An untouched last line keeps none.
 			l.eol = def
 		}
 		b.WriteString(l.eol)

@@ -70,7 +70,11 @@ func TestPlanUpdate(t *testing.T) {
 		{"BOM kept", "\uFEFFa\nb\n", []string{"@@", "-a", "+A"}, "\uFEFFA\nb\n", []string{RungExact}},
 		{"BOM and CRLF", "\uFEFFa\r\nb\r\n", []string{"@@", " a", "+x"}, "\uFEFFa\r\nx\r\nb\r\n", []string{RungExact}},
 		{"a final newline is added, as Codex does", "a\nb", []string{"@@", "-b", "+c"}, "a\nc\n", []string{RungExact}},
-		{"a final CRLF in a CRLF file", "a\r\nb", []string{"@@", " a", "+x"}, "a\r\nx\r\nb\r\n", []string{RungExact}},
+		{"a CRLF ends a line added after the last", "a\r\nb", []string{"@@", " b", "+x"}, "a\r\nb\r\nx\r\n", []string{RungExact}},
+		// Far from the chunks, the bytes stay: a final newline was added.
+		{"an untouched last line keeps having none", "a\r\nb", []string{"@@", " a", "+x"}, "a\r\nx\r\nb", []string{RungExact}},
+		{"an untouched last line keeps having none, far off", "a\nb\nc", []string{"@@", "-a", "+A"}, "A\nb\nc", []string{RungExact}},
+		{"exact: the first place after the chunk before, as Codex", "x\na\ny\nx\na\ny\n", []string{"@@", " x", "-a", "+A", " y"}, "x\nA\ny\nx\na\ny\n", []string{RungExact}},
 		{"only additions go at the end", "a\nb\n", []string{"@@", "+c", "+d"}, "a\nb\nc\nd\n", []string{""}},
 		{"before a last blank line, as Codex", "a\n\n", []string{"@@", "+c"}, "a\nc\n\n", []string{""}},
 		{"after the @@ context line", "def f():\n  pass\ndef g():\n", []string{"@@ def f():", "+  x = 1"}, "def f():\n  x = 1\n  pass\ndef g():\n", []string{""}},
@@ -204,6 +208,9 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"patchLine": 7, "wroteAt": 2}, "write each path once"},
 		{"a move onto an added file", map[string]string{"a": "a1\n"}, []string{"*** Add File: c", "+new", "*** Update File: a", "*** Move to: c", "@@", "-a1", "+A1"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 4, "wroteAt": 2}, "write each path once"},
+		// A chunk found only loosely, at two places: a guess (edit's rule).
+		{"ambiguous at a loose rung", map[string]string{"a": "fn a() {\n    return 1\n}\nfn b() {\n\treturn 1\n}\n"}, []string{"*** Update File: a", "@@", "-return 1", "+return 2"},
+			fault.CodeAmbiguousMatch, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "tell the places apart"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
 	}
