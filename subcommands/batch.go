@@ -152,6 +152,10 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			if len(line.Args) == 0 {
 				line.Args = json.RawMessage(`{}`)
 			}
+			// The id and the frame, {"id":...,"result":} and a newline,
+			// take their bytes of the bound too: a line of --max-bytes 512
+			// was 517 bytes.
+			tl.MaxBytes = o.maxBytes - len(answer.ID) - len(`{"id":,"result":}`+"\n")
 			answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
 		}
 		if err != nil {

@@ -164,6 +164,17 @@ func TestResultsFitMaxBytes(t *testing.T) {
 		}
 		boundResult(t, max, "write", strings.Repeat("w", 250), "--content", "x")
 		boundResult(t, max, "rm", strings.Repeat("w", 250))
+		// In a batch, each answer line, its id and frame included: the
+		// result was bounded alone (517 bytes at 512).
+		for _, id := range []string{"1", `"` + strings.Repeat("i", maxBatchID-2) + `"`} {
+			in := fmt.Sprintf(`{"tool":"ls","args":{"depth":10,"long":true},"id":%s}`+"\n"+`{"tool":"grep","args":{"query":"needle","context":2},"id":%s}`+"\n"+`{"tool":"read","args":{"path":"nosuch/%s"},"id":%s}`+"\n", id, id, strings.Repeat("n", 3000), id)
+			_, out, _ := run(t, in, "--max-bytes", strconv.Itoa(max), "batch")
+			for line := range strings.Lines(out) {
+				if len(line) > max {
+					t.Errorf("batch at --max-bytes %d, id of %d bytes: a line of %d bytes: %.200s", max, len(id), len(line), line)
+				}
+			}
+		}
 		// Several paths share the bound, a failed run's error included.
 		if max >= 3*(minMaxBytes+1)+16 {
 			_, out, errs := run(t, "", "--max-bytes", strconv.Itoa(max), "read", "ctl.txt", strings.Repeat("m", 200), "one-long-line.txt")

@@ -95,17 +95,17 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 			defer context.AfterFunc(sessionCtx, stop)()
 			if seq, ok := req.Params.Meta[seqKey].(float64); ok {
 				if calls.awaitTurn(ctx, int(seq)) != nil {
-					return callResult(nil, fault.Interrupted(ctx))
+					return callResult(nil, fault.Interrupted(ctx), tl.MaxBytes)
 				}
 			}
 			select {
 			case turn <- struct{}{}:
 			case <-ctx.Done():
-				return callResult(nil, fault.Interrupted(ctx))
+				return callResult(nil, fault.Interrupted(ctx), tl.MaxBytes)
 			}
 			defer func() { <-turn }()
 			res, err := runStoppable(ctx, tl, func() (any, error) { return t.Call(ctx, tl, args) })
-			return callResult(res, err)
+			return callResult(res, err, tl.MaxBytes)
 		})
 	}
 	out := &syncWriter{w: s.Stdout}
@@ -470,7 +470,42 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 			a.calls.answered(key)
 		}
 	}
-	return a.w.Write(p)
+	if _, err := a.w.Write(unescapeHTML(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// unescapeHTML turns the SDK's \u003c, \u003e and \u0026 in JSON back
+// into <, > and &, as agentfs writes JSON everywhere else: each cost 6
+// bytes where 1 says the same. Escapes are read in pairs, so that an
+// escaped backslash before "u003c" stays as it is.
+func unescapeHTML(p []byte) []byte {
+	if !bytes.Contains(p, []byte(`\u00`)) {
+		return p
+	}
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] != '\\' || i+1 == len(p) {
+			out = append(out, p[i])
+			continue
+		}
+		if p[i+1] == 'u' && i+6 <= len(p) {
+			switch string(p[i+2 : i+6]) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, p[i], p[i+1]), i+1
+	}
+	return out
 }
 
 // syncWriter serialises the writes of the server and of mcpFrames, each a
@@ -486,10 +521,11 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// callResult is a tool's answer as an MCP result.
-func callResult(res any, err error) (*mcp.CallToolResult, error) {
+// callResult is a tool's answer as an MCP result: an error's text is
+// bounded by maxBytes (--max-bytes) as the CLI's is.
+func callResult(res any, err error, maxBytes int) (*mcp.CallToolResult, error) {
 	if err != nil {
-		text, merr := compactJSON(map[string]any{"error": fault.AsError(err).Bounded()})
+		text, merr := compactJSON(map[string]any{"error": fault.AsError(err).Within(maxBytes - len(`{"error":}`))})
 		if merr != nil {
 			return nil, merr
 		}

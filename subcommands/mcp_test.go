@@ -805,3 +805,51 @@ func TestMCPInterruptAnswersTheCall(t *testing.T) {
 		t.Fatalf("the interrupted write left w.txt: %v", err)
 	}
 }
+
+// TestMCPErrorFitsMaxBytes: an error's text is bounded by --max-bytes as
+// the CLI's and batch's are (it was 1171 bytes at 512).
+func TestMCPErrorFitsMaxBytes(t *testing.T) {
+	dir := t.TempDir()
+	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"` + strings.Repeat(strings.Repeat("d", 200)+"/", 15) + `f"}}}` + "\n"
+	var out bytes.Buffer
+	if code := Main(context.Background(), []string{"--root", dir, "--max-bytes", "512", "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: &out, Stderr: io.Discard}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for line := range strings.Lines(out.String()) {
+		var m struct {
+			ID     int
+			Result struct {
+				IsError bool
+				Content []struct{ Text string }
+			}
+		}
+		json.Unmarshal([]byte(line), &m)
+		if m.ID == 1 && (!m.Result.IsError || len(m.Result.Content) != 1 || len(m.Result.Content[0].Text) > 512 || !strings.Contains(m.Result.Content[0].Text, "NOT_FOUND")) {
+			t.Fatalf("the error at --max-bytes 512: %s", line)
+		}
+	}
+}
+
+// TestUnescapeHTML: the SDK's HTML escapes are undone, an escaped
+// backslash before "u003c" is left, and the JSON means the same.
+func TestUnescapeHTML(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":"\u003cb\u003e \u0026"}`:      `{"a":"<b> &"}`,
+		`{"a":"\\u003c"}`:                   `{"a":"\\u003c"}`,
+		`{"a":"\\\u003c"}`:                  `{"a":"\\<"}`,
+		`{"a":"\u2028 \n \u00e9"}`:          `{"a":"\u2028 \n \u00e9"}`,
+		`{"a":"x\u003`:                      `{"a":"x\u003`,
+		`{"a":"\u003c","b":{"c":"\u0026"}}`: `{"a":"<","b":{"c":"&"}}`,
+	} {
+		got := string(unescapeHTML([]byte(in)))
+		if got != want {
+			t.Errorf("unescapeHTML(%s) = %s, want %s", in, got, want)
+		}
+		var a, b any
+		if json.Unmarshal([]byte(in), &a) == nil && (json.Unmarshal([]byte(got), &b) != nil || !reflect.DeepEqual(a, b)) {
+			t.Errorf("unescapeHTML(%s) = %s: not the same JSON", in, got)
+		}
+	}
+}
