@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -426,8 +427,31 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			}
 			x[i] = nv
 		}
+	case json.Number:
+		return integral(x, t), nil
 	}
 	return v, nil
+}
+
+// integral is n as an integer literal when t is an integer type and n an
+// integer written otherwise (200.0, 2e2): JSON Schema's "integer", which
+// the tools' schemas say, holds such numbers, and a client that checks
+// its arguments against the schema sends them. Past 2^53 a float64 is no
+// longer exact: such a number stays as it is, and is refused.
+func integral(n json.Number, t reflect.Type) json.Number {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
+	default:
+		return n
+	}
+	if _, err := n.Int64(); err == nil {
+		return n
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return n
+	}
+	return json.Number(strconv.FormatInt(int64(f), 10))
 }
 
 func inObject(at string) string {
@@ -461,6 +485,6 @@ func jsonErrorText(err error) string {
 
 // isZero reports whether n is an integer 0, -0 included.
 func isZero(n json.Number) bool {
-	i, err := n.Int64()
-	return err == nil && i == 0
+	f, err := n.Float64() // 0.0 and 0e5 too, which integral makes 0
+	return err == nil && f == 0
 }

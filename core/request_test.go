@@ -44,6 +44,12 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "unknown far", in: `{"zzzzzzzzzz":1}`, code: fault.CodeInvalidArgument, msg: `unknown field "zzzzzzzzzz"`},
 		{name: "twice via alias", in: `{"path":"a","file_path":"b"}`, code: fault.CodeInvalidArgument, msg: "twice"},
 		{name: "wrong type", in: `{"offset":"3"}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		// JSON Schema's integer: what a client that checks against the
+		// tool's schema sends.
+		{name: "an integer written 3.0", in: `{"offset":3.0}`, want: requestLike{Offset: 3}},
+		{name: "an integer written 3e1", in: `{"offset":3e1}`, want: requestLike{Offset: 30}},
+		{name: "no integer", in: `{"offset":3.5}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		{name: "past 2^53", in: `{"offset":1e300}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
 		{name: "not an object", in: `[1]`, code: fault.CodeInvalidArgument, msg: "JSON object"},
 		{name: "trailing data", in: `{"path":"a"} {}`, code: fault.CodeInvalidArgument, msg: "after"},
 		{name: "broken", in: `{"path":`, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
