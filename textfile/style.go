@@ -71,13 +71,19 @@ type Written struct {
 // Styled is text content as write puts it in a file: with the line
 // endings and byte-order mark the request sets (lineEnding, bom), else with
 // those of the existing file; a new, empty or non-text file (file nil) takes
-// the content as given. A leading U+FEFF of the content is its mark. A file
-// marked as UTF-16 is written in UTF-16 while it keeps its mark.
+// the content as given. A leading U+FEFF of the content is its mark,
+// unless the file's text itself begins with one: read gives that U+FEFF
+// (of a file that begins with two marks), and written back it was taken
+// for the mark and lost. A file marked as UTF-16 is written in UTF-16
+// while it keeps its mark.
 func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, Written, error) {
 	body, withBOM := strings.CutPrefix(content, "\uFEFF")
 	c := Codec{name: "utf-8", unit: 1}
 	if file != nil {
 		withBOM, c = file.c.bom != nil, file.c
+		if strings.HasPrefix(file.text, "\uFEFF") {
+			body = content
+		}
 	}
 	if bom != nil {
 		withBOM = *bom
