@@ -125,6 +125,10 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		err := core.CheckJSON(in.data)
 		if err == nil {
 			line, err = decodeBatchLine(in.data)
+		} else if !in.tooLong {
+			// Refused (a key twice, bytes not UTF-8, data after the
+			// object), under its id when one can be read, as MCP does.
+			line.ID = idOfCut(in.data, nil)
 		}
 		answer.ID = line.ID
 		switch t, known := byName[line.Tool]; {
