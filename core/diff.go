@@ -54,13 +54,18 @@ func unifiedDiff(path, a, b string) (string, int) {
 	// Only the lines between the common head and tail, with their context,
 	// go through the line diff: a small edit of a large file stays cheap.
 	pre, aEnd, bEnd := changedSpan(a, b)
-	lines := lineDiff(a[pre:aEnd], b[pre:bEnd])
+	return renderDiff(path, lineDiff(a[pre:aEnd], b[pre:bEnd]), strings.Count(a[:pre], "\n"))
+}
+
+// renderDiff renders lines, a line diff whose first line comes after
+// before lines that both sides share, as unifiedDiff does.
+func renderDiff(path string, lines []diffLine, before int) (string, int) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", path, path)
 	first := 0
 	// oldNo and newNo are the numbers of the lines before index i.
 	oldNo, newNo := make([]int, len(lines)+1), make([]int, len(lines)+1)
-	oldNo[0] = strings.Count(a[:pre], "\n")
+	oldNo[0] = before
 	newNo[0] = oldNo[0]
 	for i, l := range lines {
 		oldNo[i+1], newNo[i+1] = oldNo[i], newNo[i]

@@ -135,7 +135,7 @@ func TestReplacerLineEndings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, n := rp.apply([]byte(tc.in)); string(got) != tc.want || n != tc.n || !rp.matches([]byte(tc.in)) {
+		if got, n, _ := rp.apply([]byte(tc.in)); string(got) != tc.want || n != tc.n || !rp.matches([]byte(tc.in)) {
 			t.Errorf("%q in %q: %q (%d), want %q (%d)", tc.query, tc.in, got, n, tc.want, tc.n)
 		}
 	}
@@ -150,6 +150,45 @@ func TestReplaceRegexErrorSaysWhatRE2Lacks(t *testing.T) {
 		_, err := newReplacer(ReplaceRequest{Query: q, Replacement: &with, Regex: true})
 		if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidRegex || e.Details["unsupported"] != what {
 			t.Errorf("%s: %v, want INVALID_REGEX naming %s", q, err, what)
+		}
+	}
+}
+
+// TestReplaceByLineDiff: the diff of a replace within lines is made from
+// the lines it changed, with no diff search: the old and new texts are
+// its sides, and where the change is plain it is unifiedDiff's.
+func TestReplaceByLineDiff(t *testing.T) {
+	for _, tc := range []struct{ query, with, in string }{
+		{`\s+$`, "", "a  \nb\n\n\nc\n"},
+		{`x`, "y", "\xef\xbb\xbfx1\r\nz\r\nx2"},
+		{`b`, "B\nB", "a\nb\nc\n"},
+		{`b`, "B\nB", "a\r\nb\r\nc\r\n"},
+		{`^l`, "> l", strings.Repeat("line\n", 20)},
+		{`k`, "K", strings.Repeat("a\n", 10) + "k\n" + strings.Repeat("a\n", 10) + "k"},
+	} {
+		rp, err := newReplacer(ReplaceRequest{Query: tc.query, Replacement: &tc.with, Regex: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, n, diff := rp.apply([]byte(tc.in))
+		if n == 0 || diff == nil {
+			t.Fatalf("%q in %q: %d matches, diff %v", tc.query, tc.in, n, diff)
+		}
+		var old, now strings.Builder
+		for _, l := range diff {
+			if l.op != '+' {
+				old.WriteString(l.text)
+			}
+			if l.op != '-' {
+				now.WriteString(l.text)
+			}
+		}
+		if old.String() != tc.in || now.String() != string(out) {
+			t.Errorf("%q in %q: the diff's sides are %q and %q", tc.query, tc.in, old.String(), now.String())
+		}
+		got, _ := renderDiff("f", diff, 0)
+		if want, _ := unifiedDiff("f", tc.in, string(out)); got != want {
+			t.Errorf("%q in %q:\n%s\nwant\n%s", tc.query, tc.in, got, want)
 		}
 	}
 }
