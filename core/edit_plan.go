@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
@@ -152,12 +153,15 @@ func appliedBehindGutter(t *editmatch.Text, oldText, newText string) (int, bool)
 // alreadyApplied returns the line of a retried edit's newText when the edit
 // landed before: its oldText is gone and its newText stands whole (from the
 // start of a line to the end of a line) byte for byte, once in the file.
-// newText that is blank, part of oldText (an edit that deletes), in several
-// places or inside a longer line ("y" in "key") says nothing of the kind, and
-// a fuzzy likeness proves nothing: all are NO_MATCH.
+// newText too slight to tell one edit from another (fewer than 4
+// characters besides whitespace, or no letter or digit: a lone "}" stands
+// whole once in many files, and any oldText not found then passed for a
+// retry, with success), part of oldText (an edit that deletes), in several places or
+// inside a longer line ("y" in "key") says nothing of the kind, and a fuzzy
+// likeness proves nothing: all are NO_MATCH.
 func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
-	if strings.TrimSpace(n) == "" || strings.Contains(o, n) {
+	if !retryProof(n) || strings.Contains(o, n) {
 		return 0, false
 	}
 	ms := t.Exact(n)
@@ -173,6 +177,20 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 		return 0, false
 	}
 	return ms[0].Line, true
+}
+
+// retryProof reports whether newText says enough for its presence to
+// prove that its edit landed: 4 characters besides whitespace, one of them
+// a letter or a digit.
+func retryProof(newText string) bool {
+	visible, word := 0, false
+	for _, r := range newText {
+		if !unicode.IsSpace(r) {
+			visible++
+		}
+		word = word || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	return visible >= 4 && word
 }
 
 // wholeLines reports whether m starts a line and ends one, before its
