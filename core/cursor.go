@@ -26,6 +26,11 @@ type cursor struct {
 	FromText  string `json:"f,omitempty"`
 	FromBytes []byte `json:"p,omitempty"`
 	Skip      int    `json:"k,omitempty"`
+	// Sum is a digest of the Skip matching lines of From that earlier
+	// pages took (grep's content mode): when they are no longer those
+	// lines, the file changed before the cursor, and the next page takes
+	// all of its matches, never skipping others' in their stead.
+	Sum string `json:"h,omitempty"`
 	// Request is a digest of what the request asks (all but its paging),
 	// so that a cursor is never applied to another search.
 	Request string `json:"r"`

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
 )
@@ -164,6 +165,50 @@ func TestCursorPastARemovedEntry(t *testing.T) {
 	f2, err := tl.Find(ctx, FindRequest{Cursor: f1.NextCursor})
 	if err != nil || len(f2.Results) != 2 || f2.Results[0].Path != "c" {
 		t.Errorf("find after a was removed: %+v, %v", f2, err)
+	}
+}
+
+// A page resumed in a file that changed before the cursor takes all of the
+// file's matches as they now stand: a file that shrank made the skip of its
+// taken matches fall on the next files' (lost, exit 0), and one with a
+// match inserted above repeated one and lost another. A file changed only
+// past the cursor goes on where the page stopped.
+func TestCursorInAChangedFile(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, now string
+		want      []string // the next page's lines of a and b
+	}{
+		{"shrank", "x 1\n", []string{"x 1", "x b1", "x b2"}},
+		{"a match inserted above", "x new\nx 1\nx 2\nx 3\nx 4\n", []string{"x new", "x 1", "x 2"}},
+		{"a taken match changed", "x 1\nx two\nx 3\nx 4\n", []string{"x 1", "x two", "x 3"}},
+		{"changed past the cursor only", "x 1\nx 2\nx 3\nx 4 changed\n", []string{"x 4 changed", "x b1", "x b2"}},
+		{"unchanged", "x 1\nx 2\nx 3\nx 4\n", []string{"x 4", "x b1", "x b2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := memfs.New(map[string]string{"a": "x 1\nx 2\nx 3\nx 4\n", "b": "x b1\nx b2\n"})
+			tl := &Tools{FS: fsys}
+			first, err := tl.Grep(ctx, GrepRequest{Query: "x", Limit: 3})
+			if err != nil || first.NextCursor == "" {
+				t.Fatalf("first page %+v, %v", first, err)
+			}
+			if _, err := fsys.WriteFile(ctx, "a", []byte(tc.now), backend.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			next, err := tl.Grep(ctx, GrepRequest{Query: "x", Limit: 3, Cursor: first.NextCursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range next.Files {
+				for _, b := range f.Blocks {
+					got = append(got, b.Lines...)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("next page %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"io"
 	"math"
 	"path"
@@ -616,8 +619,8 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				// found, the binary ones counted.
 				res.FilesSearched += it.files
 				res.BinarySkipped += it.binaries
-				pg.from.arrive(it.first, &pg.seen)
-				pg.fileRel, pg.fileStart = it.rel, pg.seen
+				pg.from.arrive(it.first, &pg.seen, func(n int) (string, bool) { return "", n == 0 })
+				pg.atFile(it.rel)
 				continue
 			}
 			if fr.err != nil && !fr.partial {
@@ -629,8 +632,8 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				continue // gone or unreadable: skipped, and unreadable counted
 			}
 			res.FilesSearched++
-			pg.from.arrive(j.Items[i].rel, &pg.seen)
-			pg.fileRel, pg.fileStart = j.Items[i].rel, pg.seen
+			pg.from.arrive(j.Items[i].rel, &pg.seen, fr.firstMatches)
+			pg.atFile(j.Items[i].rel)
 			if fr.binary {
 				res.BinarySkipped++
 				continue
@@ -758,9 +761,12 @@ type page struct {
 	// last item taken, whose bytes (reserve) the budget always keeps.
 	fileRel   string
 	fileStart int
-	digest    string
-	last      string
-	reserve   int
+	// fileSum digests the file's matching lines counted so far, which a
+	// cursor into it says earlier pages took.
+	fileSum hash.Hash64
+	digest  string
+	last    string
+	reserve int
 	// from is the file a resumed page starts at.
 	from resumed
 	// err is TOO_LARGE when an item does not fit an empty page.
@@ -800,7 +806,50 @@ func (p *page) cursorAt(offset, skip int) string {
 	if p.fileRel == "" {
 		return ""
 	}
-	return cursor{Offset: offset, From: p.fileRel, Skip: skip, Request: p.digest}.encode()
+	c := cursor{Offset: offset, From: p.fileRel, Skip: skip, Request: p.digest}
+	if skip > 0 && p.res.Mode == ModeContent {
+		c.Sum = sumText(p.fileSum)
+	}
+	return c.encode()
+}
+
+// atFile starts the count of the file at rel, whose items come next.
+func (p *page) atFile(rel string) {
+	p.fileRel, p.fileStart = rel, p.seen
+	if p.fileSum == nil {
+		p.fileSum = fnv.New64a()
+	}
+	p.fileSum.Reset()
+}
+
+// addToSum adds a matching line to the digest h of a file's matches.
+func addToSum(h hash.Hash64, r lineRec) {
+	var n [16]byte
+	binary.LittleEndian.PutUint64(n[:8], uint64(len(r.text)))
+	binary.LittleEndian.PutUint64(n[8:], uint64(r.size))
+	h.Write(n[:])
+	h.Write(r.text)
+}
+
+// sumText is the digest h as a cursor carries it.
+func sumText(h hash.Hash64) string {
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// firstMatches is the digest of the file's first n matching lines, and
+// whether it holds n (those kept: a file cut short holds fewer).
+func (fr fileResult) firstMatches(n int) (string, bool) {
+	h := fnv.New64a()
+	for _, r := range fr.lines {
+		if n == 0 {
+			break
+		}
+		if r.isMatch {
+			addToSum(h, r)
+			n--
+		}
+	}
+	return sumText(h), n == 0
 }
 
 // cursorCost is the bytes a nextCursor of text adds to a result.
@@ -897,6 +946,9 @@ func (p *page) addLines(path string, fr fileResult) bool {
 				bb.add(newOutLine(r))
 			}
 			continue
+		}
+		if p.fileSum != nil {
+			addToSum(p.fileSum, r)
 		}
 		if p.seen++; p.seen <= p.req.Offset {
 			// On the page before, with its after-context.

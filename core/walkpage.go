@@ -26,19 +26,33 @@ type walkPage struct {
 type resumed struct {
 	rel  string
 	skip int
+	sum  string
 }
 
 // resumeAt starts a page at the cursor c: seen is the page's count of items.
 func (r *resumed) resumeAt(c cursor, seen *int) {
-	r.rel, r.skip = c.From, c.Skip
+	r.rel, r.skip, r.sum = c.From, c.Skip, c.Sum
 	*seen = c.Offset - c.Skip
 }
 
 // arrive is called with each entry that holds items: the first one is the
 // cursor's entry, or, when that is gone, the next, none of whose items an
-// earlier page took.
-func (r *resumed) arrive(rel string, seen *int) {
-	if r.rel != "" && rel != r.rel {
+// earlier page took. taken gives the digest of the entry's first n items
+// and whether it holds n; it is nil where items have no digest (entries,
+// files).
+func (r *resumed) arrive(rel string, seen *int, taken func(n int) (string, bool)) {
+	if r.rel == "" {
+		return
+	}
+	changed := false
+	if rel == r.rel && taken != nil && r.sum != "" {
+		sum, ok := taken(r.skip)
+		changed = !ok || sum != r.sum
+	}
+	if rel != r.rel || changed {
+		// Gone, or changed in the items earlier pages took: its items
+		// are all this page's, and no other entry's are skipped in their
+		// stead (a file that shrank lost the next files' matches).
 		*seen += r.skip
 	}
 	r.rel = ""
@@ -55,7 +69,7 @@ func (t *Tools) newWalkPage(offset, limit int, skeleton any) *walkPage {
 // skip counts one more entry, at rel, and reports whether it comes before
 // the page.
 func (p *walkPage) skip(rel string) bool {
-	p.from.arrive(rel, &p.seen)
+	p.from.arrive(rel, &p.seen, nil)
 	p.seen++
 	return p.seen <= p.offset
 }
