@@ -45,8 +45,12 @@ type LsResult struct {
 	PathBase64 string    `json:"pathBase64,omitempty"`
 	Entries    []LsEntry `json:"entries"`
 	Truncated  bool      `json:"truncated,omitempty"`
-	NextOffset *int      `json:"nextOffset,omitempty"`
-	NextCursor string    `json:"nextCursor,omitempty"`
+	// Unreadable counts the directories the listing could not look into
+	// for want of permission: listed, with nothing under them that they
+	// may hold; the answer is partial (--exit-status: 4), as find's.
+	Unreadable int    `json:"unreadable,omitempty"`
+	NextOffset *int   `json:"nextOffset,omitempty"`
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // LsDefaultLimit is the page of a request that gives no limit; the tags of
@@ -80,13 +84,14 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	res := &LsResult{Entries: []LsEntry{}}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(dir))
 	pg := t.newWalkPage(req.Offset, limit, &LsResult{Path: res.Path, PathBase64: res.PathBase64,
-		Entries: []LsEntry{}, Truncated: true, NextOffset: new(req.Offset + limit)})
+		Entries: []LsEntry{}, Truncated: true, Unreadable: maxUnreadable, NextOffset: new(req.Offset + limit)})
 	if from.From != "" {
 		pg.from.resumeAt(from, &pg.seen)
 	}
 	m, ok := backend.At(t.FS, dir).(backend.Moder)
 	modes := ok && m.HasModes()
-	err = w.Walk(ctx, dir, backend.WalkOptions{ShowIgnored: true, From: from.From}, func(e backend.WalkEntry) error {
+	opts := backend.WalkOptions{ShowIgnored: true, From: from.From, Unreadable: func(string, string) { res.Unreadable++ }}
+	err = w.Walk(ctx, dir, opts, func(e backend.WalkEntry) error {
 		// The walk goes below an entry at depth d (its Rel has d-1
 		// slashes) only while d < depth.
 		var next error

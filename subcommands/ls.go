@@ -12,5 +12,8 @@ func lsCommand() subcommand {
 		next: func(req *core.LsRequest, r *core.LsResult) (string, bool) {
 			return walkPage(&req.Offset, &req.Cursor, r.NextOffset, r.NextCursor)
 		},
+		found: func(r *core.LsResult) (bool, bool) {
+			return len(r.Entries) > 0, r.Unreadable > 0
+		},
 	}
 }
