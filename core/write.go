@@ -322,11 +322,15 @@ func (r WriteRequest) checkStyle(text bool) error {
 	return nil
 }
 
+// TooLargeToWriteHint is what to do with a content over MaxWriteBytes:
+// edit refuses a file over 2 MiB too, an append takes it in parts.
+const TooLargeToWriteHint = "write the first 2 MiB, then add the rest in parts of up to 2 MiB with --append (up to 16 MiB in all)"
+
 // tooLargeToWrite is the TOO_LARGE of a content over MaxWriteBytes.
 func tooLargeToWrite(path string, size int64) *fault.Error {
 	return fault.Errorf(fault.CodeTooLarge, "the content is %d bytes; write takes at most %d (2 MiB).", size, MaxWriteBytes).
 		WithPath(path).WithDetail("size", size).WithDetail("limit", MaxWriteBytes).
-		WithHint("write a smaller file, then grow it with edit")
+		WithHint(TooLargeToWriteHint)
 }
 
 // readContentFile reads the whole content file, up to MaxWriteBytes + 1

@@ -31,7 +31,7 @@ func contentFromStdin(c *cli.Context, req *core.WriteRequest) error {
 	if len(data) > core.MaxWriteBytes {
 		return fault.Errorf(fault.CodeTooLarge, "the content on stdin is over %d bytes (2 MiB).", core.MaxWriteBytes).
 			WithPath(req.Path).WithDetail("limit", core.MaxWriteBytes).
-			WithHint("write a smaller file, then grow it with edit")
+			WithHint(core.TooLargeToWriteHint)
 	}
 	if len(data) == 0 {
 		return fault.InvalidArgument("--content-file - found standard input empty (or closed): no content is given.").
