@@ -212,6 +212,31 @@ func TestCursorInAChangedFile(t *testing.T) {
 	}
 }
 
+// In files and count modes a file is one item: a page resumed at a file
+// that no longer matches goes on with the next, which earlier pages did not
+// take (it was skipped, exit 0). Count's totals still cover every file.
+func TestCursorFileNoLongerMatches(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{ModeFiles, ModeCount} {
+		fsys := memfs.New(map[string]string{"a": "x\n", "b": "x\n", "c": "x\nx\n"})
+		tl := &Tools{FS: fsys}
+		first, err := tl.Grep(ctx, GrepRequest{Query: "x", Mode: mode, Limit: 1})
+		if err != nil || first.NextCursor == "" {
+			t.Fatalf("%s: first page %+v, %v", mode, first, err)
+		}
+		if _, err := fsys.WriteFile(ctx, "a", []byte("y\n"), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		next, err := tl.Grep(ctx, GrepRequest{Query: "x", Mode: mode, Limit: 1, Cursor: first.NextCursor})
+		if err != nil || len(next.Files) != 1 || next.Files[0].Path != "b" {
+			t.Fatalf("%s: the page after a stopped matching: %+v, %v", mode, next, err)
+		}
+		if mode == ModeCount && (next.Count != 3 || *next.FilesWithMatches != 2) {
+			t.Errorf("count's totals: %d matches in %d files, want 3 in 2", next.Count, *next.FilesWithMatches)
+		}
+	}
+}
+
 // A cursor is refused when it is not one, when it belongs to another
 // request, or when an offset beside it says another place.
 func TestCursorRefusals(t *testing.T) {

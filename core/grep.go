@@ -335,8 +335,10 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		return nil, err
 	}
 	pg.digest = g.digest
-	if g.from.From != "" {
-		pg.from.resumeAt(g.from, &pg.seen)
+	for _, c := range []cursor{g.from, g.anchor} {
+		if c.From != "" {
+			pg.from.resumeAt(c, &pg.seen)
+		}
 	}
 	tctx, cancelT := context.WithTimeout(ctx, g.timeout)
 	defer cancelT()
@@ -379,6 +381,9 @@ type grepSearch struct {
 	narrow     *Narrowing
 	ctxLines   int
 	capPerFile int
+	// anchor is the cursor of a count page: its walk starts at the top,
+	// for the totals, and its page at the cursor's file.
+	anchor cursor
 	// unreadable counts the files and directories skipped for want of
 	// permission (the walk's goroutine and the consumer's add to it).
 	unreadable atomic.Int64
@@ -398,9 +403,9 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	g.limit, g.mode = cmp.Or(req.Limit, GrepDefaultLimit), cmp.Or(req.Mode, ModeContent)
 	if g.mode == ModeCount {
 		// Its totals cover the whole search, so it walks from the start
-		// and pages by the cursor's offset: resumed where the cursor
-		// stood, the totals left out the files before it.
-		g.from = cursor{}
+		// (resumed where the cursor stood, the totals left out the files
+		// before it), and its page starts at the cursor's file.
+		g.anchor, g.from = g.from, cursor{}
 	}
 	query, isRegex, err := req.query()
 	if err != nil {
@@ -619,8 +624,10 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				// found, the binary ones counted.
 				res.FilesSearched += it.files
 				res.BinarySkipped += it.binaries
-				pg.from.arrive(it.first, &pg.seen, func(n int) (string, bool) { return "", n == 0 })
-				pg.atFile(it.rel)
+				if !g.beforeAnchor(it.rel) {
+					pg.from.arrive(it.first, &pg.seen, func(n int) (string, bool) { return "", n == 0 })
+					pg.atFile(it.rel)
+				}
 				continue
 			}
 			if fr.err != nil && !fr.partial {
@@ -632,7 +639,24 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				continue // gone or unreadable: skipped, and unreadable counted
 			}
 			res.FilesSearched++
-			pg.from.arrive(j.Items[i].rel, &pg.seen, fr.firstMatches)
+			if g.beforeAnchor(j.Items[i].rel) {
+				// A count page's file before its cursor: in the totals only.
+				switch {
+				case fr.binary:
+					res.BinarySkipped++
+				case fr.matches > 0:
+					res.Count += fr.matches
+					filesWithMatches++
+				}
+				continue
+			}
+			taken := fr.firstMatches
+			if g.mode != ModeContent {
+				// A file is the one item: earlier pages took it when it
+				// matched, and one that no longer matches holds none.
+				taken = func(n int) (string, bool) { return "", n == 0 || fr.matches > 0 }
+			}
+			pg.from.arrive(j.Items[i].rel, &pg.seen, taken)
 			pg.atFile(j.Items[i].rel)
 			if fr.binary {
 				res.BinarySkipped++
@@ -661,6 +685,11 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 		}
 	}
 	return filesWithMatches, false
+}
+
+// beforeAnchor reports a file before the cursor of a count page.
+func (g *grepSearch) beforeAnchor(rel string) bool {
+	return g.anchor.From != "" && WalkOrder(rel, g.anchor.From) < 0
 }
 
 // finishGrep completes the page's totals, and for a page the timeout cut

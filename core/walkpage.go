@@ -38,16 +38,16 @@ func (r *resumed) resumeAt(c cursor, seen *int) {
 // arrive is called with each entry that holds items: the first one is the
 // cursor's entry, or, when that is gone, the next, none of whose items an
 // earlier page took. taken gives the digest of the entry's first n items
-// and whether it holds n; it is nil where items have no digest (entries,
-// files).
+// (or "" where items have none) and whether it still holds n; it is nil
+// where an entry is its one item (ls, find).
 func (r *resumed) arrive(rel string, seen *int, taken func(n int) (string, bool)) {
 	if r.rel == "" {
 		return
 	}
 	changed := false
-	if rel == r.rel && taken != nil && r.sum != "" {
+	if rel == r.rel && taken != nil {
 		sum, ok := taken(r.skip)
-		changed = !ok || sum != r.sum
+		changed = !ok || r.sum != "" && sum != r.sum
 	}
 	if rel != r.rel || changed {
 		// Gone, or changed in the items earlier pages took: its items
