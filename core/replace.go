@@ -70,18 +70,53 @@ type replacer struct {
 	// is written as CRLF (a fixed string saw the bytes as they are: its \n
 	// matched nothing there, and a replacement's left a bare LF).
 	lfView bool
-	// byLine: a query that speaks of neither a newline nor CR matches
-	// within each line, its ending left out, as grep's and sed's do: \s+$
-	// over the whole text took blank lines and the final newline with the
-	// trailing blanks (and the CR of a CRLF line in a mixed file).
-	byLine bool
+	// byLine: a query that does not ask for a newline matches within each
+	// line, its ending left out, as grep's and sed's do: \s+$ over the
+	// whole text took blank lines and the final newline with the trailing
+	// blanks. A CR before a line's LF is part of its ending (\s+$ took it
+	// too, in a mixed file) unless the query names CR (withCR), which
+	// then sees it as sed and rg do, at the end of the line.
+	byLine, withCR bool
 }
 
 // spansLines reports a regex that asks to match across lines: a newline
-// it must match (\n, [\n]) or a dot that matches one ((?s)). A class that
-// merely holds a newline (\s, [^x]) matches within lines, as in grep.
+// it must match (\n, [\n]), a dot that matches one ((?s)), or the start
+// or end of the whole text (\A, \z: within lines, \A matched at every
+// line). A class that merely holds a newline (\s, [^x]) matches within
+// lines, as in grep. re is parsed with ^ and $ at each line.
 func spansLines(re *syntax.Regexp) bool {
-	return search.NeedsNewline(re) || re.Op == syntax.OpAnyChar || slices.ContainsFunc(re.Sub, spansLines)
+	switch re.Op {
+	case syntax.OpAnyChar, syntax.OpBeginText, syntax.OpEndText:
+		return true
+	}
+	return search.NeedsNewline(re) || slices.ContainsFunc(re.Sub, spansLines)
+}
+
+// speaksOfCR reports a regex that names a CR: a literal one (\r, \x0d) or
+// a class that holds one and no space ([\r\n], [\x00-\x1f]); \s and [^x]
+// hold one only among all whitespace, or all else.
+func speaksOfCR(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if slices.Contains(re.Rune, '\r') {
+			return true
+		}
+	case syntax.OpCharClass:
+		if inClass(re.Rune, '\r') && !inClass(re.Rune, ' ') {
+			return true
+		}
+	}
+	return slices.ContainsFunc(re.Sub, speaksOfCR)
+}
+
+// inClass reports whether the ranges of a class hold r.
+func inClass(ranges []rune, r rune) bool {
+	for i := 0; i+1 < len(ranges); i += 2 {
+		if ranges[i] <= r && r <= ranges[i+1] {
+			return true
+		}
+	}
+	return false
 }
 
 func newReplacer(req ReplaceRequest) (*replacer, error) {
@@ -90,15 +125,17 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 			WithHint("pass the replacement as the second argument, or --replacement ''")
 	}
 	expr := req.Query
-	spans := strings.Contains(expr, "\n")
+	spans, cr := strings.Contains(expr, "\n"), strings.Contains(expr, "\r")
 	if !req.Regex {
 		expr = regexp.QuoteMeta(expr)
-	} else if tree, err := syntax.Parse(expr, syntax.Perl); err != nil {
+	} else if _, err := syntax.Parse(expr, syntax.Perl); err != nil {
 		// Parsed as given, so that the error can point into the query
 		// (what RE2 lacks, and where), as grep's does.
 		return nil, search.RegexError(req.Query, err)
 	} else {
-		spans = spansLines(tree)
+		// As it is compiled: ^ and $ at each line.
+		tree, _ := syntax.Parse(expr, syntax.Perl&^syntax.OneLine)
+		spans, cr = spansLines(tree), speaksOfCR(tree)
 	}
 	if req.Word {
 		expr = `\b(?:` + expr + `)\b`
@@ -115,8 +152,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
 			WithHint("make the query match at least one character")
 	}
-	lf := !strings.Contains(req.Query, "\r") && !(req.Regex && strings.Contains(req.Query, `\r`))
-	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex, lfView: lf, byLine: lf && !spans}, nil
+	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}, nil
 }
 
 // apply replaces every match in data and counts them, the expression
@@ -159,12 +195,18 @@ func (r *replacer) replaceIn(b []byte) []byte {
 func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 	prefix, body := textfile.CutUTF8BOM(data)
 	out := append([]byte{}, prefix...)
+	// A last line without an ending writes a replacement's newline as
+	// the file's usual ending.
+	usual := []byte("\n")
+	if crlf := bytes.Count(body, []byte("\r\n")); crlf > bytes.Count(body, []byte("\n"))-crlf {
+		usual = []byte("\r\n")
+	}
 	// added are the new lines of the changed lines since the last kept
 	// one: a run of changed lines reads as diff -u writes it, its old
 	// lines, then its new.
 	var diff, added []diffLine
 	n := 0
-	for line, ending := range linesOf(body) {
+	for line, ending := range linesOf(body, !r.withCR) {
 		mark := ""
 		if len(diff) == 0 {
 			mark = string(prefix) // the first line of the diff holds it, as the file's
@@ -173,7 +215,7 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 		if k := len(r.re.FindAllIndex(line, -1)); k > 0 {
 			n += k
 			line = r.replaceIn(line)
-			if len(ending) == 2 {
+			if len(ending) == 2 || len(ending) == 0 && len(usual) == 2 {
 				// A replacement's newline, in a CRLF line: CRLF.
 				line = bytes.ReplaceAll(bytes.ReplaceAll(line, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 			}
@@ -200,15 +242,15 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 	return out, n, append(diff, added...)
 }
 
-// linesOf yields each line of b and its ending: LF, CRLF, or none for
-// the last.
-func linesOf(b []byte) iter.Seq2[[]byte, []byte] {
+// linesOf yields each line of b and its ending: LF, or none for the last;
+// with cutCR, CRLF for a line that ends so.
+func linesOf(b []byte, cutCR bool) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
 		for len(b) > 0 {
 			line, ending := b, b[len(b):]
 			if i := bytes.IndexByte(b, '\n'); i >= 0 {
 				j := i
-				if i > 0 && b[i-1] == '\r' {
+				if cutCR && i > 0 && b[i-1] == '\r' {
 					j = i - 1
 				}
 				line, ending = b[:j], b[j:i+1]
@@ -225,7 +267,7 @@ func linesOf(b []byte) iter.Seq2[[]byte, []byte] {
 func (r *replacer) matches(data []byte) bool {
 	if r.byLine {
 		_, body := textfile.CutUTF8BOM(data)
-		for line := range linesOf(body) {
+		for line := range linesOf(body, !r.withCR) {
 			if r.re.Match(line) {
 				return true
 			}
@@ -458,8 +500,10 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			data = []byte(whole.Text)
 		}
 		out, n, diff := rp.apply(data)
-		if n == 0 {
-			continue // changed since the search
+		if n == 0 || bytes.Equal(out, data) {
+			// Changed since the search, or each match replaced by itself:
+			// nothing to write (a header-only diff, and a file said changed).
+			continue
 		}
 		f := ReplacedFile{Count: n}
 		f.Path, f.PathBase64 = fault.PathText(t.FS.Display(p))

@@ -120,6 +120,15 @@ func TestReplacerLineEndings(t *testing.T) {
 		{`\s+$`, "", "a  \r\nb\t\r\nc\r\n", "a\r\nb\r\nc\r\n", 2},
 		{`\s+$`, "", "a \r\nb\nc\r\n", "a\r\nb\nc\r\n", 1},
 		{`[^x]+`, "y", "ab\ncd", "y\ny", 2},
+		// \A and \z are the whole text's: within lines, \A matched at each.
+		{`\A#!/bin/sh`, "#!/bin/bash", "#!/bin/sh\necho\n#!/bin/sh\n", "#!/bin/bash\necho\n#!/bin/sh\n", 1},
+		{`x\z`, "y", "x\nx", "x\ny", 1},
+		// A CR named otherwise than \r, in a mixed file: found.
+		{`\x0d`, "", "a\r\nb\nc\r\n", "a\nb\nc\n", 2},
+		{`[\x00-\x1f]`, "", "a\r\nb\tc\n", "a\nbc\n", 2},
+		// A replacement's newline on a last line without one, in a CRLF
+		// file: CRLF.
+		{"\x00fixed:b", "B\nC", "a\r\nb", "a\r\nB\r\nC", 1},
 		{`(?s)E.T`, "E T", "ONE\r\nTWO\r\n", "ONE TWO\r\n", 1},
 		{`O$`, "o", "ONE\r\nTWO\n", "ONE\r\nTWo\n", 1},
 		{`foo`, "bar", "keep\r\r\nfoo\r\n", "keep\r\r\nbar\r\n", 1},
@@ -190,5 +199,16 @@ func TestReplaceByLineDiff(t *testing.T) {
 		if want, _ := unifiedDiff("f", tc.in, string(out)); got != want {
 			t.Errorf("%q in %q:\n%s\nwant\n%s", tc.query, tc.in, got, want)
 		}
+	}
+}
+
+// TestReplaceByItself: matches replaced by themselves change no file: none
+// is written or listed (it came with a diff of headers only).
+func TestReplaceByItself(t *testing.T) {
+	m := memfs.New(map[string]string{"z": "a\nb\n"})
+	same := "a"
+	res, err := (&Tools{FS: m}).Replace(context.Background(), ReplaceRequest{Query: "a", Replacement: &same})
+	if err != nil || res.FilesChanged != 0 || len(res.Files) != 0 || res.Replacements != 0 || m.Stats().Writes != 0 {
+		t.Fatalf("result %+v, %v, writes %d", res, err, m.Stats().Writes)
 	}
 }
