@@ -1,8 +1,10 @@
 package editmatch
 
 import (
-	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // Rewriter writes one edit's newText for each region the ladder located
@@ -46,47 +48,131 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
 }
 
 // withEndings gives repl, with LF endings, those of the region
-// [start,end) it replaces, in their places: its last line ending is the
-// region's last, the ones before it the region's in order, and those past
-// the region's (lines added) the region's usual ending (eolAt). In a file
-// of mixed endings, a line newText keeps keeps its own: with one ending
-// for the whole region, a CRLF line before an LF line became LF, at the
-// exact rung too.
+// [start,end) it replaces: a line of newText that is a line of the region
+// (as a line diff pairs them) keeps that line's ending, one that replaces
+// a line takes the ending of the line it replaces, and a line added takes
+// the region's usual ending (eolAt). In a file of mixed endings a line
+// newText keeps keeps its own: with one ending for the whole region, a
+// CRLF line before an LF line became LF, and with the endings handed out
+// in order, a line added or removed shifted all those after it.
 func (t *Text) withEndings(repl string, start, end int) string {
-	eols := t.endingsIn(start, end)
+	old := t.regionLines(start, end)
 	usual := t.eolAt(start, end)
-	if usual == "\n" && !slices.Contains(eols, "\r\n") {
-		return repl
+	mixed := false
+	for _, l := range old {
+		mixed = mixed || l.eol != "" && l.eol != usual
 	}
-	n, k := strings.Count(repl, "\n"), len(eols)
+	if !mixed {
+		if usual == "\n" {
+			return repl
+		}
+		return strings.ReplaceAll(repl, "\n", usual)
+	}
+	pieces := strings.Split(repl, "\n") // all but the last end with a line ending
+	eols := make([]string, len(pieces))
+	for i := range eols {
+		eols[i] = usual
+	}
+	oldText := make([]string, len(old))
+	for i, l := range old {
+		oldText[i] = l.text
+	}
+	// deleted and inserted are the lines of a change, between equal ones:
+	// paired in order, but for the last of each, which pair with each
+	// other (the text after the change goes on as it did); a line added
+	// beyond them keeps the usual ending.
+	var deleted, inserted []int
+	take := func(d, i int) {
+		if e := old[d].eol; e != "" {
+			eols[i] = e
+		}
+	}
+	pair := func() {
+		n := min(len(deleted), len(inserted))
+		for k := 0; k+1 < n; k++ {
+			take(deleted[k], inserted[k])
+		}
+		if n > 0 {
+			take(deleted[len(deleted)-1], inserted[len(inserted)-1])
+		}
+		deleted, inserted = deleted[:0], inserted[:0]
+	}
+	i, j := 0, 0
+	for _, d := range lineDiff(oldText, pieces) {
+		switch d.op {
+		case diffmatchpatch.DiffEqual:
+			pair()
+			for range d.n {
+				take(i, j)
+				i, j = i+1, j+1
+			}
+		case diffmatchpatch.DiffDelete:
+			for range d.n {
+				deleted, i = append(deleted, i), i+1
+			}
+		case diffmatchpatch.DiffInsert:
+			for range d.n {
+				inserted, j = append(inserted, j), j+1
+			}
+		}
+	}
+	pair()
 	var b strings.Builder
-	for i := 0; ; i++ {
-		line, rest, found := strings.Cut(repl, "\n")
-		b.WriteString(line)
-		if !found {
-			return b.String()
+	for k, p := range pieces {
+		b.WriteString(p)
+		if k < len(pieces)-1 {
+			b.WriteString(eols[k])
 		}
-		switch {
-		case i == n-1 && k > 0:
-			b.WriteString(eols[k-1])
-		case i < k-1:
-			b.WriteString(eols[i])
-		default:
-			b.WriteString(usual)
-		}
-		repl = rest
 	}
+	return b.String()
 }
 
-// endingsIn lists the line endings that lie whole in [start,end), in order.
-func (t *Text) endingsIn(start, end int) []string {
-	var eols []string
+// regionLine is a line of a region: its text and its ending, "" when
+// unknown (the region's last line, when the region ends inside a line).
+type regionLine struct{ text, eol string }
+
+// regionLines cuts [start,end) into lines. The last is what follows the
+// region's last line ending; when the region ends where that line's
+// content ends, its ending is the file's, after the region.
+func (t *Text) regionLines(start, end int) []regionLine {
+	var out []regionLine
+	at := start
 	for i := t.LineAt(start) - 1; i < len(t.lines) && t.lines[i].next <= end; i++ {
 		if l := t.lines[i]; l.end >= start && l.next > l.end {
-			eols = append(eols, t.src[l.end:l.next])
+			out = append(out, regionLine{t.src[at:l.end], t.src[l.end:l.next]})
+			at = l.next
 		}
 	}
-	return eols
+	last := regionLine{text: t.src[at:end]}
+	if n := t.LineAt(end); n <= len(t.lines) && t.lines[n-1].end == end && end > at {
+		last.eol = t.src[t.lines[n-1].end:t.lines[n-1].next]
+	}
+	return append(out, last)
+}
+
+// lineOp is one run of a line diff: n lines, equal, deleted or inserted.
+type lineOp struct {
+	op diffmatchpatch.Operation
+	n  int
+}
+
+// lineDiff diffs two lists of lines.
+func lineDiff(a, b []string) []lineOp {
+	dmp := diffmatchpatch.New()
+	join := func(ls []string) string {
+		var s strings.Builder
+		for _, l := range ls {
+			s.WriteString(l)
+			s.WriteByte('\n')
+		}
+		return s.String()
+	}
+	ra, rb, _ := dmp.DiffLinesToRunes(join(a), join(b))
+	var out []lineOp
+	for _, d := range dmp.DiffMainRunes(ra, rb, false) {
+		out = append(out, lineOp{d.Type, utf8.RuneCountInString(d.Text)})
+	}
+	return out
 }
 
 // Line is the extent of the 1-based line n: its content [start,end), its

@@ -22,6 +22,10 @@ func TestRewrite(t *testing.T) {
 		// ending for the whole region made a CRLF line before an LF line LF.
 		{"a mixed region keeps each line's ending", "a\r\nb\nc\r\n", "a\r\nb", "a\r\nB", RungExact, "a\r\nB", false, false},
 		{"a mixed region, its endings in order", "a\r\nb\nc\r\n", "a\r\nb\nc\r\n", "A\nB\nC\n", RungExact, "A\r\nB\nC\r\n", false, false},
+		// A line added or taken off shifted the endings of those after it.
+		{"a line added above keeps the others' endings", "a\r\nb\n", "a\nb\n", "X\na\nb\n", RungExact, "X\na\r\nb\n", false, false},
+		{"a line taken off keeps the others'", "a\r\nb\nc\r\n", "a\nb\nc", "a\nc", RungExact, "a\r\nc", false, false},
+		{"a line added below keeps the others'", "a\r\nb\nc\r\n", "b\nc", "b\nc\nd", RungExact, "b\nc\r\nd", false, false},
 		{"a line added takes the region's usual ending, the last its last", "a\r\nb\nc\r\nd\r\n", "b\nc\r\n", "B\nX\nC\n", RungExact, "B\nX\nC\r\n", false, false},
 		{"a line taken off: the last ending stays", "a\nb\r\nc\nd\r\n", "b\r\nc\nd\r\n", "B\nD\n", RungExact, "B\r\nD\r\n", false, false},
 		{"a line without terminator takes the file's usual ending", "a\r\nb\r\nc", "c", "x\ny", RungExact, "x\r\ny", false, false},
