@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/similarity"
 )
 
 // EditOutcome says how one edit of a batch was applied.
@@ -153,15 +154,13 @@ func appliedBehindGutter(t *editmatch.Text, oldText, newText string) (int, bool)
 // alreadyApplied returns the line of a retried edit's newText when the edit
 // landed before: its oldText is gone and its newText stands whole (from the
 // start of a line to the end of a line) byte for byte, once in the file.
-// newText too slight to tell one edit from another (fewer than 4
-// characters besides whitespace, or no letter or digit: a lone "}" stands
-// whole once in many files, and any oldText not found then passed for a
-// retry, with success), part of oldText (an edit that deletes), in several places or
-// inside a longer line ("y" in "key") says nothing of the kind, and a fuzzy
-// likeness proves nothing: all are NO_MATCH.
+// newText that does not prove a retry (retryProof), part of oldText (an
+// edit that deletes), in several places or inside a longer line ("y" in
+// "key") says nothing of the kind, and a fuzzy likeness proves nothing:
+// all are NO_MATCH.
 func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
-	if !retryProof(n) || strings.Contains(o, n) {
+	if !retryProof(o, n) || strings.Contains(o, n) {
 		return 0, false
 	}
 	ms := t.Exact(n)
@@ -179,10 +178,16 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 	return ms[0].Line, true
 }
 
-// retryProof reports whether newText says enough for its presence to
-// prove that its edit landed: 4 characters besides whitespace, one of them
-// a letter or a digit.
-func retryProof(newText string) bool {
+// retryProof reports whether newText standing whole once in the file can
+// prove that the edit oldText -> newText landed before: newText has 4
+// characters besides whitespace, one a letter or a digit, and is like
+// oldText (case aside, a Dice coefficient of 0.3 or more), as the text an
+// edit changes mostly is. A lone "}", or a line of boilerplate such as
+// "  } else {" or "    return x" that stands once in a file, passed for
+// the retry of an edit whose oldText ("while (z) {") was never there, with
+// success. An edit that rewrote its text whole is not told from such a
+// mistake: retried, it is NO_MATCH, showing the closest region.
+func retryProof(oldText, newText string) bool {
 	visible, word := 0, false
 	for _, r := range newText {
 		if !unicode.IsSpace(r) {
@@ -190,8 +195,14 @@ func retryProof(newText string) bool {
 		}
 		word = word || unicode.IsLetter(r) || unicode.IsDigit(r)
 	}
-	return visible >= 4 && word
+	like := similarity.Dice(similarity.Bigrams(strings.ToLower(oldText)), similarity.Bigrams(strings.ToLower(newText)))
+	return visible >= 4 && word && like >= minRetryLikeness
 }
+
+// minRetryLikeness is the least likeness of oldText and newText (see
+// retryProof): "key = 1" and "key = 2" score 0.83, "item 3" and "item
+// three" 0.57; "while (z) {" and "  } else {" 0.21.
+const minRetryLikeness = 0.3
 
 // wholeLines reports whether m starts a line and ends one, before its
 // terminator or after it (or at the end of the file).

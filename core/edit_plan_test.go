@@ -289,13 +289,17 @@ func TestEditLadderRefusesLookAlikes(t *testing.T) {
 func TestAlreadyApplied(t *testing.T) {
 	for _, tc := range []appliedCase{
 		{"a whole line", "a\nkey = 2\nb\n", "key = 1", "key = 2", 2},
-		{"whole lines with their newline", "a\nbeta\ngamma\n", "x\ny\n", "beta\ngamma\n", 2},
-		{"the last line without a newline", "a\nbeta", "x", "beta", 2},
-		{"the first line", "beta\nc\n", "x", "beta", 1},
-		{"CRLF lines", "a\r\nbeta\r\ngamma\r\n", "x\n", "beta\ngamma\n", 2},
-		{"CRLF newText against CRLF lines", "a\r\nbeta\r\ngamma\r\n", "x", "beta\r\ngamma", 2},
-		{"a line with a lone CR is still whole", "alpha\r\r\nb\n", "x", "alpha\r", 1},
-		{"inside a word", "monkey = 2\n", "zzz", "key = 2", 0},
+		{"whole lines with their newline", "a\nbeta 2\ngamma 2\n", "beta 1\ngamma 1\n", "beta 2\ngamma 2\n", 2},
+		{"the last line without a newline", "a\nbeta 2", "beta 1", "beta 2", 2},
+		{"the first line", "beta 2\nc\n", "beta 1", "beta 2", 1},
+		{"CRLF lines", "a\r\nbeta 2\r\ngamma 2\r\n", "beta 1\ngamma 1\n", "beta 2\ngamma 2\n", 2},
+		{"CRLF newText against CRLF lines", "a\r\nbeta 2\r\ngamma 2\r\n", "beta 1\r\ngamma 1", "beta 2\r\ngamma 2", 2},
+		{"a line with a lone CR is still whole", "alpha 2\r\r\nb\n", "alpha 1\r", "alpha 2\r", 1},
+		{"case changed", "a\nBETA\n", "beta", "BETA", 2},
+		{"inside a word", "monkey = 2\n", "key = 1", "key = 2", 0},
+		// Boilerplate that stands once: unlike an oldText never there.
+		{"a line of boilerplate unlike oldText", "int f() {\n  if (a) {\n  } else {\n  }\n}\n", "while (z) {", "  } else {", 0},
+		{"a return unlike oldText", "def f(x):\n    if x:\n        pass\n    return x\n", "    if y > 3:", "    return x", 0},
 		// Too slight to tell one edit from another: any oldText not found
 		// passed for a retry, with success.
 		{"a lone brace", "func f() {\n}\n", "unrelated text", "}", 0},
@@ -303,9 +307,9 @@ func TestAlreadyApplied(t *testing.T) {
 		{"three letters", "if x\nend\n", "unrelated text", "end", 0},
 		{"from a line start to mid-line", "def greet():\n", "def hi():", "def greet", 0},
 		{"from mid-line to a line end", "def greet():\n", "hi():", "greet():", 0},
-		{"across lines, ending mid-line", "alpha\nbeta gamma\n", "x", "alpha\nbeta", 0},
+		{"across lines, ending mid-line", "alpha\nbeta gamma\n", "alpha\nbet", "alpha\nbeta", 0},
 		{"indented, not from the line start", "\treturn 2\n", "return 1", "return 2", 0},
-		{"twice, as whole lines", "beta\nbeta\n", "a", "beta", 0},
+		{"twice, as whole lines", "beta\nbeta\n", "betas", "beta", 0},
 		{"whole once, and inside another line", "x = 1\nmax_x = 1\n", "x = 0", "x = 1", 0},
 		{"blank", "a\n\n", "x", "\n", 0},
 		{"part of oldText (a deletion)", "beta\n", "alpha\nbeta", "beta", 0},

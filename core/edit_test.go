@@ -77,8 +77,8 @@ func TestEditDryRunWritesNothing(t *testing.T) {
 }
 
 func TestEditAlreadyAppliedWritesNothing(t *testing.T) {
-	tl, m := editTools(map[string]string{"f": "beta\n"})
-	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("alpha", "beta")}})
+	tl, m := editTools(map[string]string{"f": "beta 2\n"})
+	res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("beta 1", "beta 2")}})
 	if err != nil {
 		t.Fatal(err)
 	}
