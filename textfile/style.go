@@ -71,17 +71,18 @@ type Written struct {
 // Styled is text content as write puts it in a file: with the line
 // endings and byte-order mark the request sets (lineEnding, bom), else with
 // those of the existing file; a new, empty or non-text file (file nil) takes
-// the content as given. A leading U+FEFF of the content is its mark,
-// unless the file's text itself begins with one: read gives that U+FEFF
-// (of a file that begins with two marks), and written back it was taken
-// for the mark and lost. A file marked as UTF-16 is written in UTF-16
-// while it keeps its mark.
+// the content as given. A leading U+FEFF of the content is its mark when
+// the content begins with more of them than the file's text does: read
+// gives the text after the mark (of a file that begins with two marks, one
+// U+FEFF, which written back was taken for the mark and lost), and cat
+// gives the mark too. A file marked as UTF-16 is written in UTF-16 while
+// it keeps its mark.
 func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, Written, error) {
 	body, withBOM := strings.CutPrefix(content, "\uFEFF")
 	c := Codec{name: "utf-8", unit: 1}
 	if file != nil {
 		withBOM, c = file.c.bom != nil, file.c
-		if strings.HasPrefix(file.text, "\uFEFF") {
+		if leadingMarks(content) <= leadingMarks(file.text) {
 			body = content
 		}
 	}
@@ -106,6 +107,15 @@ func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, 
 	}
 	ws.Encoding = c.name
 	return append(append([]byte{}, c.bom...), enc...), ws, nil
+}
+
+// leadingMarks counts the U+FEFF at the start of s.
+func leadingMarks(s string) int {
+	n := 0
+	for strings.HasPrefix(s[n*3:], "\uFEFF") {
+		n++
+	}
+	return n
 }
 
 // encodeUTF16 encodes text in the UTF-16 of c, without a byte-order mark.

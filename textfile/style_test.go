@@ -44,6 +44,8 @@ func TestStyledContent(t *testing.T) {
 		{name: "no-BOM file drops the content's", file: ptrTo("x\n"), content: "\uFEFFa\n", want: "a\n", ending: "lf"},
 		// Read gives the second mark of a file that begins with two.
 		{name: "two marks: the second is text", file: ptrTo("\xEF\xBB\xBF\xEF\xBB\xBFx\n"), content: "\uFEFFa\n", want: "\xEF\xBB\xBF\xEF\xBB\xBFa\n", ending: "lf"},
+		// cat gives both: the first is the mark.
+		{name: "two marks, as cat gives them", file: ptrTo("\xEF\xBB\xBF\xEF\xBB\xBFx\n"), content: "\uFEFF\uFEFFa\n", want: "\xEF\xBB\xBF\xEF\xBB\xBFa\n", ending: "lf"},
 		{name: "no-BOM file, bom true", file: ptrTo("x\r\n"), content: "a\n", bom: &yes, want: "\xEF\xBB\xBFa\r\n", ending: "crlf"},
 		{name: "UTF-16 stays UTF-16", file: ptrTo(u16le("x\r\n")), content: "hé\n", want: "\xFF\xFEh\x00\xE9\x00\r\x00\n\x00", ending: "crlf"},
 		{name: "UTF-16, bom false is UTF-8", file: ptrTo(u16le("x\r\n")), content: "a\n", bom: &no, want: "a\r\n", ending: "crlf"},
