@@ -307,16 +307,17 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		if !ok {
 			return nil, nil, notFound(op, k, texts, c.Old(), start, false)
 		}
-		if rung != RungExact && !c.EOF {
+		if rung != RungExact && !c.EOF && c.Context == "" {
 			// Found only loosely: at one place, or it is a guess (edit's
-			// rule). Exact, the first place at or after the chunk before
-			// is the one, as Codex has it. No stricter rung finds it past
-			// start, so another place is one at this rung.
+			// rule). Exact, or under an @@ line that names where it is,
+			// the first place at or after that is the one, as Codex has
+			// it. No stricter rung finds it past start, so another place
+			// is one at this rung.
 			if again, rung2, ok := seek(m, texts, old, at+1, false); ok && rung2 == rung {
 				return nil, nil, fault.Errorf(fault.CodeAmbiguousMatch, "chunk %d of '%s' (patch line %d) matches lines %d and %d of the file, at the %s rung only.", k+1, op.Path, c.Line, at+1, again+1, rung).
 					WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 					WithDetail("lines", []int{at + 1, again + 1}).WithDetail("rung", rung).
-					WithHint("give the chunk's lines as the file spells them, or more context lines (or an @@ line naming the function) to tell the places apart")
+					WithHint("give the chunk's lines as the file spells them, or an @@ line naming the function or class it is in (or more context lines) to tell the places apart")
 			}
 		}
 		cl = reindentAdded(cl, old, texts[at:at+len(old)], rung)

@@ -74,6 +74,9 @@ func TestPlanUpdate(t *testing.T) {
 		// Far from the chunks, the bytes stay: a final newline was added.
 		{"an untouched last line keeps having none", "a\r\nb", []string{"@@", " a", "+x"}, "a\r\nx\r\nb", []string{RungExact}},
 		{"an untouched last line keeps having none, far off", "a\nb\nc", []string{"@@", "-a", "+A"}, "A\nb\nc", []string{RungExact}},
+		// Under an @@ line naming its function, a loose chunk's first place
+		// after it is the one, as Codex has it (it was AMBIGUOUS_MATCH).
+		{"loose, under an @@ line", "def a():\n    return 1\ndef b():\n\treturn 1\n", []string{"@@ def a():", "-return 1", "+return 2"}, "def a():\n    return 2\ndef b():\n\treturn 1\n", []string{RungWhitespace}},
 		{"exact: the first place after the chunk before, as Codex", "x\na\ny\nx\na\ny\n", []string{"@@", " x", "-a", "+A", " y"}, "x\nA\ny\nx\na\ny\n", []string{RungExact}},
 		{"only additions go at the end", "a\nb\n", []string{"@@", "+c", "+d"}, "a\nb\nc\nd\n", []string{""}},
 		{"before a last blank line, as Codex", "a\n\n", []string{"@@", "+c"}, "a\nc\n\n", []string{""}},
