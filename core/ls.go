@@ -106,9 +106,20 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 		}
 		fi, err := e.Info()
 		if err != nil {
-			if fault.AsError(err).Code == fault.CodeNotFound {
+			switch fault.AsError(err).Code {
+			case fault.CodeNotFound:
 				pg.uncount() // removed since the listing
 				return next
+			case fault.CodePermissionDenied:
+				// Named by a directory that may be read but not searched
+				// (r without x): what it is cannot be known. Counted, as
+				// find counts such a directory, not the listing's end.
+				pg.uncount()
+				res.Unreadable++
+				if e.Type == backend.TypeDir {
+					return backend.ErrSkipDir // below it, nothing can be reached
+				}
+				return nil
 			}
 			return err
 		}
