@@ -6,6 +6,7 @@
 package subcommands
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -305,17 +306,35 @@ func outputOf(c *cli.Context) *output { return c.App.Metadata["out"].(*output) }
 func streamsOf(c *cli.Context) Streams { return c.App.Metadata["streams"].(Streams) }
 
 // result writes v as one JSON object, indented on a terminal or with
-// --format text (for a result that has no text rendering).
+// --format text (for a result that has no text rendering). The bound is
+// checked here for every result, as compact JSON and its newline: a
+// tool's result is sized as it is built, but the tool list, the index's
+// answer (its paths) and the rest are not, and an answer over --max-bytes
+// is never a success.
 func (o *output) result(v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	if n := b.Len(); n > o.maxBytes {
+		return fault.Errorf(fault.CodeTooLarge, "the result is %d bytes, over --max-bytes %d.", n, o.maxBytes).
+			WithDetail("maxBytes", o.maxBytes).WithDetail("needed", n).
+			WithHint("raise --max-bytes to %d or more", n)
+	}
 	if o.quiet {
 		return nil
 	}
-	enc := json.NewEncoder(o.streams.Stdout)
-	enc.SetEscapeHTML(false)
 	if o.format == "text" || isTerminal(o.streams.Stdout) {
+		b.Reset()
 		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
 	}
-	return enc.Encode(v)
+	_, err := o.streams.Stdout.Write(b.Bytes())
+	return err
 }
 
 // gate sets the --exit-status of a search, across the runs of one call:

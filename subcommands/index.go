@@ -157,7 +157,26 @@ func runIndex(c *cli.Context) error {
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds = &st, &took
 	}
-	return outputOf(c).result(res)
+	return res.print(c)
+}
+
+// print writes the result. One over --max-bytes (a path near PATH_MAX)
+// is TOO_LARGE as any answer, but the work is done: the error says so,
+// so that the caller does not take the index as unbuilt or undropped.
+func (r indexResult) print(c *cli.Context) error {
+	err := outputOf(c).result(r)
+	var fe *fault.Error
+	if !errors.As(err, &fe) || fe.Code != fault.CodeTooLarge {
+		return err
+	}
+	done := "the index is built"
+	switch {
+	case r.Dropped:
+		done = "the index is dropped"
+	case r.Status != nil && r.BuildSeconds == nil:
+		done = "the index is unchanged"
+	}
+	return fe.WithDetail("done", true).WithHint("%s; raise --max-bytes to %d to read its description", done, fe.Details["needed"])
 }
 
 // watchIndex builds the index and keeps it proven fresh until the call
@@ -177,7 +196,7 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		endProgress() // the watcher's builds again are not shown: the result follows the first
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds = &st, &took
-		if printErr = outputOf(c).result(res); printErr != nil {
+		if printErr = res.print(c); printErr != nil {
 			cancel()
 			return
 		}
@@ -199,7 +218,7 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		if ok {
 			res.describe(st)
 			res.AlreadyWatched = true
-			return outputOf(c).result(res)
+			return res.print(c)
 		}
 	}
 	if err != nil {

@@ -1,8 +1,6 @@
 package subcommands
 
 import (
-	"bytes"
-	"encoding/json"
 	"slices"
 
 	"github.com/agentfs/agentfs/core"
@@ -33,18 +31,6 @@ func toolsCommand() subcommand {
 			list, err := registry.ListIn(format, c.Bool("readonly"))
 			if err != nil {
 				return err
-			}
-			// Bounded as every result is: compact JSON and its newline.
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(list); err != nil {
-				return err
-			}
-			if n, bound := b.Len(), c.Int("max-bytes"); n > bound {
-				return fault.Errorf(fault.CodeTooLarge, "the tool list is %d bytes, over --max-bytes %d.", n, bound).
-					WithDetail("maxBytes", bound).WithDetail("needed", n).
-					WithHint("raise --max-bytes to %d or more", n)
 			}
 			o := outputOf(c)
 			// The list is JSON whatever the global --format says.
