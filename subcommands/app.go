@@ -93,7 +93,9 @@ func internalError(r any) *fault.Error {
 
 // Main runs one agentfs invocation and returns its exit code.
 func Main(ctx context.Context, args []string, s Streams) (code int) {
-	out := &output{streams: s, format: "json"}
+	// The default bound until Before reads --max-bytes: --version and
+	// the errors of parsing come before it.
+	out := &output{streams: s, format: "json", maxBytes: core.DefaultMaxBytes}
 	defer func() {
 		// A bug must still answer with the contract's error object, not a
 		// Go stack trace on stderr that a caller cannot parse.
