@@ -155,9 +155,9 @@ func appliedBehindGutter(t *editmatch.Text, oldText, newText string) (int, bool)
 // landed before: its oldText is gone and its newText stands whole (from the
 // start of a line to the end of a line) byte for byte, once in the file.
 // newText that does not prove a retry (retryProof), part of oldText (an
-// edit that deletes), in several places or inside a longer line ("y" in
-// "key") says nothing of the kind, and a fuzzy likeness proves nothing:
-// all are NO_MATCH.
+// edit that deletes), in several places, inside a longer line ("y" in
+// "key") or away from the lines most like oldText says nothing of the
+// kind, and a fuzzy likeness proves nothing: all are NO_MATCH.
 func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	if !retryProof(o, n) || strings.Contains(o, n) {
@@ -173,6 +173,14 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 		}
 	}
 	if len(ms) != 1 || !wholeLines(t, ms[0]) {
+		return 0, false
+	}
+	// A retry's oldText was at newText's place. Lines elsewhere as like
+	// oldText (the same key in another section, "timeout = 60" beside a
+	// "timeout = 30" that already stood) are where the edit was meant to
+	// land: taking it as applied would leave them unchanged, with success.
+	span := t.LineAt(ms[0].End-1) - ms[0].Line + 1
+	if t.Rivalled(o, ms[0].Line, span) {
 		return 0, false
 	}
 	return ms[0].Line, true

@@ -313,6 +313,14 @@ func TestAlreadyApplied(t *testing.T) {
 		{"whole once, and inside another line", "x = 1\nmax_x = 1\n", "x = 0", "x = 1", 0},
 		{"blank", "a\n\n", "x", "\n", 0},
 		{"part of oldText (a deletion)", "beta\n", "alpha\nbeta", "beta", 0},
+		// newText stands once, but other lines are more like oldText: the
+		// edit was meant for them, and they are unchanged.
+		{"the same key in another section", "[dev]\ntimeout = 30\nretries = 3\n[prod]\ntimeout = 60\nretries = 5\n", "timeout=60", "timeout = 30", 0},
+		{"a stale value of another section", "[dev]\nretries = 3\n[prod]\nretries = 5\n", "retries = 4", "retries = 3", 0},
+		{"the sibling function", "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a  -  b\n", "    return a - b\n", "    return a + b\n", 0},
+		// As like oldText elsewhere: which was meant cannot be told.
+		{"as like oldText elsewhere", "key = 2\nkey = 3\n", "key = 1", "key = 2", 0},
+		{"a retry of a block among like lines", "x = 0\nbeta 2\ngamma 2\nx = 0\n", "beta 1\ngamma 1\n", "beta 2\ngamma 2\n", 2},
 		{"newText's final newline at a file's end without one", "a\nLAST", "last\n", "LAST\n", 2},
 		{"a final newline that is not at the file's end", "LAST\na", "last\n", "LAST\n", 1},
 	} {

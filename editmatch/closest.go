@@ -23,16 +23,7 @@ const closestTextBytes = 2048
 // Closest finds the window of lines most similar to old, comparing line i
 // of old with line i of the window.
 func (t *Text) Closest(old string) (ClosestRegion, bool) {
-	oldLines, _ := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
-	fold := lineKeys[len(lineKeys)-1].key
-	want := make([][]uint32, min(len(oldLines), len(t.lines)))
-	for i := range want {
-		want[i] = similarity.Bigrams(fold(oldLines[i]))
-	}
-	have := make([][]uint32, len(t.lines))
-	for j := range t.lines {
-		have[j] = similarity.Bigrams(fold(t.content(j)))
-	}
+	want, have := t.bigramLines(old, lineKeys[len(lineKeys)-1].key)
 	bestAt, k, sim := similarity.Window(want, have)
 	if k == 0 {
 		return ClosestRegion{}, false
@@ -43,4 +34,27 @@ func (t *Text) Closest(old string) (ClosestRegion, bool) {
 		r.Text = strings.ToValidUTF8(r.Text[:closestTextBytes], "") + "…[truncated]"
 	}
 	return r, true
+}
+
+// bigramLines are the bigrams of old's lines and of the text's, folded.
+func (t *Text) bigramLines(old string, fold func(string) string) (want, have [][]uint32) {
+	oldLines, _ := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
+	want = make([][]uint32, min(len(oldLines), len(t.lines)))
+	for i := range want {
+		want[i] = similarity.Bigrams(fold(oldLines[i]))
+	}
+	have = make([][]uint32, len(t.lines))
+	for j := range t.lines {
+		have[j] = similarity.Bigrams(fold(t.content(j)))
+	}
+	return want, have
+}
+
+// Rivalled reports whether lines of the text other than the n from line
+// (1-based) are at least as like old as those are, case aside (see
+// similarity.Rivalled): old then stands for another place as well.
+func (t *Text) Rivalled(old string, line, n int) bool {
+	fold := lineKeys[len(lineKeys)-1].key
+	want, have := t.bigramLines(old, func(s string) string { return strings.ToLower(fold(s)) })
+	return similarity.Rivalled(want, have, line-1, n)
 }

@@ -48,45 +48,87 @@ func Dice(a, b []uint32) float64 {
 // windowProbes bounds the lines of want that rank the windows.
 const windowProbes = 16
 
+// windows scores runs of k lines of have against want: want[i] with the
+// window's line i by their bigrams, each line weighted by its length. A
+// few lines spread over want (probes) rank the windows, so that a long
+// want against a long file stays linear.
+type windows struct {
+	want, have [][]uint32
+	k          int
+	weight     []float64
+	total      float64
+	probes     []int
+}
+
+func newWindows(want, have [][]uint32) *windows {
+	w := &windows{want: want, have: have, k: min(len(want), len(have))}
+	w.weight = make([]float64, w.k)
+	for i := range w.weight {
+		w.weight[i] = float64(len(want[i]) + 1)
+		w.total += w.weight[i]
+	}
+	n := min(w.k, windowProbes)
+	w.probes = make([]int, n)
+	for i := range w.probes {
+		w.probes[i] = i * w.k / n
+	}
+	return w
+}
+
+// rank is the window at s ranked by the probes.
+func (w *windows) rank(s int) float64 {
+	sc := 0.0
+	for _, i := range w.probes {
+		sc += w.weight[i] * Dice(w.want[i], w.have[s+i])
+	}
+	return sc
+}
+
+// score is the window at s scored on every line, 0 to 1 in hundredths.
+func (w *windows) score(s int) float64 {
+	sc := 0.0
+	for i := range w.k {
+		sc += w.weight[i] * Dice(w.want[i], w.have[s+i])
+	}
+	return math.Round(sc/w.total*100) / 100
+}
+
 // Window finds the run of len(want) lines of have (fewer when have is
-// shorter) most like want, comparing want[i] with the window's line i by
-// their bigrams, each line weighted by its length. A few lines spread over
-// want rank the windows, so that a long want against a long file stays
-// linear; the best window is then scored on every line. It returns the
-// window's start and length and its score from 0 to 1 in hundredths;
-// k is 0 when either side is empty.
+// shorter) most like want (see windows): the best window by the probes is
+// then scored on every line. It returns the window's start and length and
+// its score from 0 to 1 in hundredths; k is 0 when either side is empty.
 func Window(want, have [][]uint32) (start, k int, score float64) {
-	k = min(len(want), len(have))
-	if k == 0 {
+	w := newWindows(want, have)
+	if w.k == 0 {
 		return 0, 0, 0
 	}
-	weight := make([]float64, k)
-	total := 0.0
-	for i := range weight {
-		weight[i] = float64(len(want[i]) + 1)
-		total += weight[i]
-	}
-	n := min(k, windowProbes)
-	probes := make([]int, n)
-	for i := range probes {
-		probes[i] = i * k / n
-	}
-	scoreAt := func(s int, lines []int) float64 {
-		sc := 0.0
-		for _, i := range lines {
-			sc += weight[i] * Dice(want[i], have[s+i])
-		}
-		return sc
-	}
 	best := -1.0
-	for s := 0; s+k <= len(have); s++ {
-		if sc := scoreAt(s, probes); sc > best {
+	for s := 0; s+w.k <= len(have); s++ {
+		if sc := w.rank(s); sc > best {
 			best, start = sc, s
 		}
 	}
-	all := make([]int, k)
-	for i := range all {
-		all[i] = i
+	return start, w.k, w.score(start)
+}
+
+// Rivalled reports whether a window of have that does not overlap the
+// lines from at to at+span-1 is at least as like want, by the probes, as
+// the best window that does: the place at is then not the one place want
+// stands for. Windows all unlike want (a score of 0) are no rivals;
+// Rivalled is false when either side is empty.
+func Rivalled(want, have [][]uint32, at, span int) bool {
+	w := newWindows(want, have)
+	if w.k == 0 {
+		return false
 	}
-	return start, k, math.Round(scoreAt(start, all)/total*100) / 100
+	overlaps := func(s int) bool { return s < at+span && s+w.k > at }
+	mine, rival := -1.0, -1.0
+	for s := 0; s+w.k <= len(have); s++ {
+		if r := w.rank(s); overlaps(s) {
+			mine = max(mine, r)
+		} else {
+			rival = max(rival, r)
+		}
+	}
+	return rival > 0 && rival >= mine
 }
