@@ -271,7 +271,7 @@ func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
 	*truncated = false
 	if skeleton > t.maxBytes() {
 		return t.tooLarge(skeleton, "the result does not fit, even without its diffs").
-			WithHint("raise --max-bytes to %d or more, or change fewer files at once; nothing was changed", skeleton)
+			WithHint("raise --max-bytes to %d or more, or change fewer files at once; nothing was changed", t.raiseTo(skeleton))
 	}
 	room := t.maxBytes() - skeleton
 	for i, d := range whole {

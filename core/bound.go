@@ -42,10 +42,12 @@ var (
 
 // tooLarge is TOO_LARGE for a result that cannot fit the bound whatever
 // is cut from it: what (a sentence without its final stop) names the part
-// that does not fit, and needed is the least bound that holds it.
+// that does not fit, and needed is the size of the least result; the
+// error names the least --max-bytes that holds it (Tools.raiseTo).
 func (t *Tools) tooLarge(needed int, what string) *fault.Error {
-	return fault.Errorf(fault.CodeTooLarge, "%s: the result needs %d bytes, over --max-bytes %d.", what, needed, t.maxBytes()).
-		WithDetail("maxBytes", t.maxBytes()).WithDetail("needed", needed).
+	needed = t.raiseTo(needed)
+	return fault.Errorf(fault.CodeTooLarge, "%s: the result needs %d bytes, over --max-bytes %d.", what, needed, t.bound()).
+		WithDetail("maxBytes", t.bound()).WithDetail("needed", needed).
 		WithHint("raise --max-bytes to %d or more", needed)
 }
 

@@ -286,7 +286,7 @@ func (t *Tools) fitEdit(res *EditResult, outcomes []EditOutcome, diff string) *f
 	skeleton := jsonSize(res)
 	if skeleton > t.maxBytes() {
 		return t.tooLarge(skeleton, "the result of this edit does not fit, even without its outcomes and diff").
-			WithHint("raise --max-bytes to %d or more; nothing was changed", skeleton)
+			WithHint("raise --max-bytes to %d or more; nothing was changed", t.raiseTo(skeleton))
 	}
 	room := t.maxBytes() - skeleton
 	needDiff := max(jsonLen(diff)-jsonLen(res.Diff), 0)

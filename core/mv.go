@@ -38,7 +38,7 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.To))
 	res.From, res.FromBase64 = fault.PathText(t.FS.Display(req.From))
 	if n := jsonSize(res) + len(`,"overwritten":true`); n > t.maxBytes() {
-		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", n)
+		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", t.raiseTo(n))
 	}
 	return mutate(ctx, t, m, []string{req.From, req.To}, func() (*MvResult, error) {
 		return t.mvOnce(ctx, m, req, *res)

@@ -145,7 +145,7 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	sized := PublishResult{URL: sample, ExpiresAt: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType}
 	if n := jsonSize(&sized); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the link does not fit").WithPath(display).
-			WithHint("raise --max-bytes to %d or more, or shorten --base-url or the file's name; nothing was published", n)
+			WithHint("raise --max-bytes to %d or more, or shorten --base-url or the file's name; nothing was published", t.raiseTo(n))
 	}
 	var content io.Reader = &checkedReader{r: io.NewSectionReader(f, 0, info.Size), h: sha256.New(), want: obj.SHA256, left: info.Size, display: display}
 	if t.Progress != nil {

@@ -272,9 +272,7 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 // the bound.
 func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, res *ReadResult) (*TextWindow, error) {
 	size := f.Info().Size
-	if err := w.size(res, size); err != nil {
-		return nil, err
-	}
+	w.size(res, size)
 	lr, start, skip, err := w.start(ctx, f, br, h)
 	if err != nil {
 		return nil, err
@@ -338,10 +336,8 @@ func (req ReadRequest) check() error {
 // size sets the window's budget for content: the bound (at most
 // ReadMaxBytes) less the result without content, with every other field at
 // its largest (line numbers of either sign beyond the file's bytes and the
-// offset asked, a sha256, a line ending of mixed). A result whose other
-// fields alone are over the bound (a path longer than the bound) is
-// TOO_LARGE.
-func (w *window) size(res *ReadResult, fileSize int64) error {
+// offset asked, a sha256, a line ending of mixed).
+func (w *window) size(res *ReadResult, fileSize int64) {
 	big := -int(max(fileSize+1, int64(abs(w.req.Offset)+ReadMaxLines+1)))
 	big64 := int64(big)
 	sk := *res
@@ -350,12 +346,11 @@ func (w *window) size(res *ReadResult, fileSize int64) error {
 		Truncated: true, LinesCut: w.limit, NextOffset: &big, NextByteOffset: &big64,
 		LineEnding: "mixed", BOM: w.codec.BOMLen() > 0, Encoding: w.codec.Name()}
 	w.skeleton = jsonSize(&sk)
-	bound := min(ReadMaxBytes, w.t.maxBytes())
-	if w.skeleton > bound {
-		return w.t.tooLarge(w.skeleton, "the path of the file does not fit").WithPath(w.display)
-	}
-	w.budget = bound - w.skeleton
-	return nil
+	// Below 0 when the other fields alone are over the bound (a path
+	// longer than it): the first line is then TOO_LARGE, naming the bound
+	// that holds it with them. Refused here, the need named was the
+	// fields' alone, and a read at that bound failed again.
+	w.budget = min(ReadMaxBytes, w.t.maxBytes()) - w.skeleton
 }
 
 func abs(n int) int {

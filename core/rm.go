@@ -38,7 +38,7 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.Path))
 	if n := jsonSize(res); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the path does not fit").WithPath(res.Path).
-			WithHint("raise --max-bytes to %d or more; nothing was removed", n)
+			WithHint("raise --max-bytes to %d or more; nothing was removed", t.raiseTo(n))
 	}
 	return mutate(ctx, t, m, []string{req.Path}, func() (*RmResult, error) { return t.rmOnce(ctx, m, req, res) })
 }

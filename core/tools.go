@@ -21,11 +21,14 @@ const DefaultMaxBytes = 256 << 10
 
 // Tools runs requests against one backend with the global settings.
 type Tools struct {
-	FS backend.
-		// MaxBytes bounds each result (0 means DefaultMaxBytes).
-		FS
-
+	FS backend.FS
+	// MaxBytes bounds each result (0 means DefaultMaxBytes).
 	MaxBytes int
+	// Framing is what of MaxBytes the caller's frame around each result
+	// takes: batch's id and {"id":...,"result":}. Results are sized within
+	// the rest; a TOO_LARGE names MaxBytes, and the bound that holds the
+	// result with its frame (needed), as the caller counts them.
+	Framing int
 	// ReadOnly refuses every mutation with READ_ONLY.
 	ReadOnly bool
 	// LockTimeout is how long a mutation waits for its locks.
@@ -92,9 +95,16 @@ type IndexedFile struct {
 // Never a skip of its own: the file may well be there.
 var ErrReopen = errors.New("open the file by its path")
 
-func (t *Tools) maxBytes() int {
+// maxBytes is the bound a result's JSON must fit.
+func (t *Tools) maxBytes() int { return t.bound() - t.Framing }
+
+// bound is --max-bytes, as the caller gave it.
+func (t *Tools) bound() int {
 	if t.MaxBytes <= 0 {
 		return DefaultMaxBytes
 	}
 	return t.MaxBytes
 }
+
+// raiseTo is the --max-bytes that holds a result of n bytes.
+func (t *Tools) raiseTo(n int) int { return n + t.Framing }

@@ -112,7 +112,7 @@ func (p *walkPage) fits(v any, path, next string) (bool, error) {
 		at := p.seen - 1
 		return false, p.t.tooLarge(p.skeleton+n, "entry "+itoa(at)+" does not fit").WithPath(path).
 			WithDetail("offset", at).
-			WithHint("raise --max-bytes to %d or more, or pass --offset %d to skip the entry", p.skeleton+n, at+1)
+			WithHint("raise --max-bytes to %d or more, or pass --offset %d to skip the entry", p.t.raiseTo(p.skeleton+n), at+1)
 	}
 	p.stop(true)
 	return false, nil

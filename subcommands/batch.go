@@ -159,7 +159,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			// The id and the frame, {"id":...,"result":} and a newline,
 			// take their bytes of the bound too: a line of --max-bytes 512
 			// was 517 bytes.
-			tl.MaxBytes = o.maxBytes - len(answer.ID) - len(`{"id":,"result":}`+"\n")
+			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
 			answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
 		}
 		if err != nil {

@@ -264,3 +264,34 @@ func TestPathLongerThanTheBound(t *testing.T) {
 		t.Fatalf("grep at the bound named, %d: exit %d, %d bytes", needed, code, len(out))
 	}
 }
+
+// TestBatchTooLargeNamesTheBound: in a batch, a result that does not fit
+// is TOO_LARGE naming the --max-bytes given, and a need that counts the
+// answer's id and frame: run again at that need, the answer comes whole.
+// It named the bound less the frame, and a need that failed again.
+func TestBatchTooLargeNamesTheBound(t *testing.T) {
+	t.Chdir(t.TempDir())
+	name := strings.Repeat("p", 200) + ".txt"
+	if err := os.WriteFile(name, []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"1", `"` + strings.Repeat("i", maxBatchID-2) + `"`} {
+		in := fmt.Sprintf(`{"tool":"read","args":{"path":%q},"id":%s}`+"\n", name, id)
+		_, out, _ := run(t, in, "--max-bytes", "512", "batch")
+		var a struct {
+			Error struct {
+				Code, Message string
+				Details       map[string]int
+			}
+		}
+		if json.Unmarshal([]byte(out), &a) != nil || a.Error.Code != "TOO_LARGE" || a.Error.Details["maxBytes"] != 512 ||
+			!strings.Contains(a.Error.Message, "over --max-bytes 512.") {
+			t.Fatalf("id %.10s at 512: %s", id, out)
+		}
+		needed := a.Error.Details["needed"]
+		code, out, _ := run(t, in, "--max-bytes", strconv.Itoa(needed), "batch")
+		if code != 0 || len(out) > needed || !strings.Contains(out, `"result"`) {
+			t.Fatalf("id %.10s at the need named, %d: exit %d, %d bytes: %.200s", id, needed, code, len(out), out)
+		}
+	}
+}
