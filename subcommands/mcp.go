@@ -311,11 +311,17 @@ func (u *unanswered) awaitTurn(ctx context.Context, seq int) error {
 // false when its params or _meta are no object (the SDK refuses it).
 func numbered(fields map[string]json.RawMessage, seq int) ([]byte, bool) {
 	params, meta := map[string]json.RawMessage{}, map[string]json.RawMessage{}
-	if raw, ok := fields["params"]; ok && json.Unmarshal(raw, &params) != nil {
+	// null decodes into a nil map (which panicked at the assignment
+	// below): null params are no object, which the SDK refuses, and a
+	// null _meta is none.
+	if raw, ok := fields["params"]; ok && (json.Unmarshal(raw, &params) != nil || params == nil) {
 		return nil, false
 	}
 	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return nil, false
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
 	}
 	meta[seqKey] = json.RawMessage(strconv.Itoa(seq))
 	var err error

@@ -336,6 +336,9 @@ func TestMCPBadLines(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":8.5,"method":"ping"}`, -32600, 8.5},
 		{`{"jsonrpc":"2.0","id":1e19,"method":"ping"}`, -32600, 1e19},
 		{`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, -32600, 9007199254740993.0},
+		// null params or _meta panicked, ending the session.
+		{`{"jsonrpc":"2.0","id":"np","method":"tools/call","params":null}`, -32600, "np"},
+		{`{"jsonrpc":"2.0","id":"nm","method":"tools/call","params":{"name":"agentfs_nosuch","_meta":null}}`, -32602, "nm"},
 		{`{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":` + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + `}}`, -32600, 15.0},
 		// Over 16 MiB, under the id read from either end (an SDK client
 		// writes its id last), where it was null and the client waited.
