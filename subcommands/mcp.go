@@ -88,11 +88,16 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 			if len(args) == 0 {
 				args = json.RawMessage(`{}`)
 			}
-			// The SDK's context ends with the client's cancellation; an
-			// interrupt (SIGINT, SIGTERM) ends the call too, answered.
-			ctx, stop := context.WithCancel(ctx)
+			// An interrupt (SIGINT, SIGTERM) ends the call, answered: its
+			// context is the session's, so that a call begun after the
+			// signal, or waking for its turn, finds it ended at once (with
+			// an AfterFunc of the session, the stop came on a goroutine of
+			// its own, after such a call wrote, with success). The SDK's
+			// context ends with the client's cancellation.
+			sdkCtx := ctx
+			ctx, stop := context.WithCancel(sessionCtx)
 			defer stop()
-			defer context.AfterFunc(sessionCtx, stop)()
+			defer context.AfterFunc(sdkCtx, stop)()
 			if seq, ok := req.Params.Meta[seqKey].(float64); ok {
 				if calls.awaitTurn(ctx, int(seq)) != nil {
 					return callResult(nil, fault.Interrupted(ctx), tl.MaxBytes)
@@ -150,7 +155,13 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		select {
 		case in = <-f.lines:
 		case <-f.done:
-			in.err = io.EOF // interrupted: no call after those under way
+		}
+		select {
+		case <-f.done:
+			// Interrupted: no call after those under way, though a line
+			// came with the signal (select took either at random).
+			in = inputLine{err: io.EOF}
+		default:
 		}
 		if in.err != nil {
 			if in.err == io.EOF {

@@ -581,7 +581,7 @@ type lockedSession struct {
 	dir, state string
 	held       int
 	toServer   *io.PipeWriter
-	out        bytes.Buffer
+	out        syncBuffer
 	code       chan int
 	// interrupt is what SIGINT or SIGTERM does to the session.
 	interrupt context.CancelFunc
@@ -589,7 +589,7 @@ type lockedSession struct {
 
 func newLockedSession(t *testing.T, name string, args ...string) *lockedSession {
 	t.Helper()
-	ls := &lockedSession{t: t, dir: t.TempDir(), state: t.TempDir(), code: make(chan int)}
+	ls := &lockedSession{t: t, dir: t.TempDir(), state: t.TempDir(), code: make(chan int), out: syncBuffer{wrote: make(chan struct{}, 1)}}
 	t.Setenv(localfs.StateDirEnv, ls.state)
 	fsys, err := localfs.New(localfs.Config{Roots: []string{ls.dir}})
 	if err != nil {
@@ -806,6 +806,39 @@ func TestMCPInterruptAnswersTheCall(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ls.dir, "w.txt")); !os.IsNotExist(err) {
 		t.Fatalf("the interrupted write left w.txt: %v", err)
+	}
+}
+
+// TestMCPNoCallRunsAfterInterrupt: a call not begun at the interrupt,
+// waiting behind the call under way or read after the signal, never
+// runs. Both orders are raced, many times: a call waking for its turn
+// found its context live until a goroutine of its own stopped it, and a
+// line read with the signal was handed on; either wrote later.txt and was
+// answered success, with exit 130, in about half the runs.
+func TestMCPNoCallRunsAfterInterrupt(t *testing.T) {
+	const later = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"later.txt","content":"x"}}}` + "\n"
+	for i := range 40 {
+		ls := newLockedSession(t, "w.txt")
+		ls.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}` + "\n")
+		ls.waitForTheLock()
+		if i%2 == 0 {
+			// Behind the call under way: the ping's answer shows the call
+			// handed on, its handler started.
+			ls.send(later + `{"jsonrpc":"2.0","id":"p","method":"ping"}` + "\n")
+			if !ls.out.waitFor(`"id":"p"`) {
+				t.Fatal("no answer to the ping")
+			}
+		}
+		ls.interrupt()
+		if i%2 == 1 {
+			go ls.toServer.Write([]byte(later)) // with the signal
+		}
+		if c := <-ls.code; c != ExitInterrupted {
+			t.Fatalf("run %d: exit %d, want %d", i, c, ExitInterrupted)
+		}
+		if _, err := os.Stat(filepath.Join(ls.dir, "later.txt")); err == nil {
+			t.Fatalf("run %d: a write not begun at the interrupt was made: %s", i, ls.out.String())
+		}
 	}
 }
 
