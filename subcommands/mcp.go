@@ -174,16 +174,19 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		}
 		code, text, id, msg := frameError(in)
 		if code != 0 {
-			reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": text}})
-			if err != nil {
-				return 0, err
-			}
-			if _, err := f.out.Write(append(reply, '\n')); err != nil {
+			if err := f.refuse(id, code, text); err != nil {
 				return 0, err
 			}
 			continue
 		}
-		if !f.calls.handedOn(msg, f.done) {
+		if handed, inUse := f.calls.handedOn(msg, f.done); inUse {
+			// The SDK drops a request under an open listen's id unanswered,
+			// and tools/calls numbered after it waited for it for ever.
+			if err := f.refuse(msg.ID, -32600, "the id is that of an open subscriptions/listen: give each request an id of its own"); err != nil {
+				return 0, err
+			}
+			continue
+		} else if !handed {
 			continue // interrupted while it waited: the next read ends the session
 		}
 		// Trimmed: the transport takes nothing but a line's end after a
@@ -198,6 +201,16 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
 	return n, nil
+}
+
+// refuse answers a message the server is not given with a JSON-RPC error.
+func (f *mcpFrames) refuse(id json.RawMessage, code int, text string) error {
+	reply, err := compactJSON(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": text}})
+	if err != nil {
+		return err
+	}
+	_, err = f.out.Write(append(reply, '\n'))
+	return err
 }
 
 // frameError is the JSON-RPC error of a line that is no message the
@@ -405,36 +418,39 @@ func idKey(raw json.RawMessage) (string, bool) {
 }
 
 // handedOn records a message about to be given to the server: a call is
-// to be answered. A call whose id
-// is one not yet answered waits for that answer (or done): the SDK drops
-// such a call unanswered, and a refusal under the same id came before
-// the first call's answer, which a client matching by id took for its
-// own. It is false when done came first.
-func (u *unanswered) handedOn(m message, done <-chan struct{}) bool {
+// to be answered. A call whose id is one not yet answered waits for that
+// answer (or done): the SDK drops such a call unanswered, and a refusal
+// under the same id came before the first call's answer, which a client
+// matching by id took for its own. handed is false when done came first;
+// inUse is true, and the message not recorded, when the id is an open
+// subscriptions/listen's, which may last for the session.
+func (u *unanswered) handedOn(m message, done <-chan struct{}) (handed, inUse bool) {
 	if m.Method == nil {
-		return true
+		return true, false
 	}
-	if key, ok := idKey(m.ID); ok {
-		for {
-			u.mu.Lock()
-			awaited, busy := u.ids[key]
-			if !busy {
-				u.ids[key] = *m.Method != "subscriptions/listen"
-			}
-			u.mu.Unlock()
-			if !busy || !awaited {
-				// A listen's id is not waited for: it may last until a
-				// cancellation that comes after this call.
-				return true
-			}
-			select {
-			case <-u.changed:
-			case <-done:
-				return false
-			}
+	key, ok := idKey(m.ID)
+	if !ok {
+		return true, false
+	}
+	for {
+		u.mu.Lock()
+		awaited, busy := u.ids[key]
+		if !busy {
+			u.ids[key] = *m.Method != "subscriptions/listen"
+		}
+		u.mu.Unlock()
+		switch {
+		case !busy:
+			return true, false
+		case !awaited:
+			return false, true
+		}
+		select {
+		case <-u.changed:
+		case <-done:
+			return false, false
 		}
 	}
-	return true
 }
 
 // answered takes the call with the id key off.

@@ -440,9 +440,11 @@ func TestUnanswered(t *testing.T) {
 	u := newUnanswered()
 	now := make(chan struct{})
 	close(now) // a call that would wait gives up at once
-	goesOn := func(id string) bool {
-		return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`), now)
+	handed := func(data string) bool {
+		h, _ := u.handedOn(mustMessage(t, data), now)
+		return h
 	}
+	goesOn := func(id string) bool { return handed(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`) }
 	reply := func(id string) {
 		(&answerWriter{w: io.Discard, calls: u}).Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"))
 	}
@@ -456,26 +458,29 @@ func TestUnanswered(t *testing.T) {
 		{"call 2.0", func() bool { return goesOn("2.0") }, false},
 		{`call "2"`, func() bool { return goesOn(`"2"`) }, true},
 		{"a notification", func() bool {
-			return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), now)
+			return handed(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		}, true},
 		{"call 2 once answered", func() bool { reply("2"); return goesOn("2") }, true},
 		{"call 2 once cancelled", func() bool {
-			u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`), now)
+			handed(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
 			return goesOn("2")
 		}, false},
 		{"call 2 once the cancelled call answered", func() bool { reply("2"); return goesOn("2") }, true},
 		// Keys are matched exactly, as the SDK matches them: "ID" is no
 		// id, and the SDK answers no such call.
 		{`call "ID":5`, func() bool {
-			return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","ID":5,"method":"ping"}`), now) && goesOn("5") && goesOn("5") == false
+			return handed(`{"jsonrpc":"2.0","ID":5,"method":"ping"}`) && goesOn("5") && goesOn("5") == false
 		}, true},
 		{`"Method" is no method`, func() bool {
-			return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","id":6,"Method":"ping"}`), now) && goesOn("6")
+			return handed(`{"jsonrpc":"2.0","id":6,"Method":"ping"}`) && goesOn("6")
 		}, true},
 		// A listen lasts until cancelled: neither the end of input nor a
-		// call reusing its id waits for it.
-		{"a listen", func() bool {
-			return u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{}}`), now) && goesOn("9")
+		// call reusing its id waits for it; the call is refused (the SDK
+		// dropped it, and the calls after it waited for it for ever).
+		{"a listen, and a call reusing its id", func() bool {
+			listen := handed(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{}}`)
+			h, inUse := u.handedOn(mustMessage(t, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{}}`), now)
+			return listen && !h && inUse
 		}, true},
 	}
 	for _, s := range steps {
@@ -486,7 +491,10 @@ func TestUnanswered(t *testing.T) {
 	// A call waiting for its id goes on once the call before is answered.
 	went := make(chan bool)
 	ping := mustMessage(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	go func() { went <- u.handedOn(ping, nil) }()
+	go func() {
+		h, _ := u.handedOn(ping, nil)
+		went <- h
+	}()
 	reply("2")
 	if !<-went {
 		t.Fatal("the call waiting for id 2 did not go on once 2 was answered")
