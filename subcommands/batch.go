@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
@@ -269,7 +270,9 @@ func idOfCut(head, tail []byte) json.RawMessage {
 // lastID matches an "id" that is the last key of the line's object.
 var lastID = regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*")\s*}\s*$`)
 
-// isID reports whether raw is a JSON-RPC id: a string or a number.
+// isID reports whether raw is a JSON-RPC id: a string or a number, in
+// UTF-8. An id with other bytes, echoed in an answer, made the answer no
+// JSON (json.Valid takes such bytes inside a string).
 func isID(raw json.RawMessage) bool {
-	return len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+	return len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && utf8.Valid(raw)
 }

@@ -245,7 +245,7 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 			return invalidRequest, "the id must be a string or an integer of at most 53 bits", id, msg
 		}
 	} else if ok && string(raw) != "null" {
-		return invalidRequest, "the id must be a string or a number", id, msg
+		return invalidRequest, "the id must be a string of UTF-8 or a number", id, msg
 	}
 	if err := core.CheckJSON(in.data); err != nil {
 		return invalidRequest, strings.TrimSuffix(fault.AsError(err).Message, "."), id, msg

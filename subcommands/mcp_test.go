@@ -328,6 +328,8 @@ func TestMCPBadLines(t *testing.T) {
 		{`{"id":14,"method":"ping"}`, -32600, 14.0},
 		{`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"agentfs_read","name":"agentfs_rm","arguments":{"path":"v.txt"}}}`, -32600, "x"},
 		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, -32600, nil},
+		// Not echoed: the answer would not be UTF-8, so no JSON.
+		{`{"jsonrpc":"2.0","id":"` + "\xff" + `","method":"ping"}`, -32600, nil},
 		// JSON the SDK's decoder cannot read ended the session, exit 1,
 		// with the calls before it unanswered.
 		{`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, -32600, nil},
