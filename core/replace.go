@@ -455,25 +455,199 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 }
 
 // refuseLarge is TOO_LARGE for a file over what replace reads whole when
-// it holds a match (a larger file without one is no concern of replace).
+// it holds a match as apply would find one (a larger file without one is no
+// concern of replace): line by line unless the query spans lines, and then
+// in the LF view where it applies. The raw stream took a CR or a line's LF
+// for \s, and refused a whole tree for a match grep did not see.
 func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) error {
-	r, err := t.FS.Open(ctx, path)
-	if err != nil {
+	found, err := rp.matchesStream(func() (io.ReadCloser, error) { return t.streamText(ctx, path) })
+	if err != nil || !found {
 		return err
-	}
-	defer r.Close()
-	br := bufio.NewReader(r)
-	head, _ := br.Peek(3)
-	var text io.RuneReader = br
-	if c, ok := textfile.ByBOM(head); ok && c.Unit() == 2 {
-		// UTF-16 text matches decoded, as replace and grep match it.
-		text = bufio.NewReader(c.DecodingReader(br))
-	}
-	if !rp.re.MatchReader(text) {
-		return nil
 	}
 	return fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
 		WithPath(t.FS.Display(path)).WithHint("exclude it with --exclude, or split it first; nothing was changed")
+}
+
+// streamText opens a file as matchedText and matches see it, without
+// holding it: the text after a byte-order mark, a UTF-16 file's decoded.
+func (t *Tools) streamText(ctx context.Context, path string) (io.ReadCloser, error) {
+	f, err := t.FS.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReader(f)
+	head, _ := br.Peek(3)
+	var text io.Reader = br
+	if c, ok := textfile.ByBOM(head); ok && c.Unit() == 2 {
+		br.Discard(c.BOMLen())
+		text = c.DecodingReader(br)
+	}
+	tr := bufio.NewReaderSize(text, 64<<10)
+	if head, _ := tr.Peek(3); string(head) == "\uFEFF" {
+		tr.Discard(3)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{tr, f}, nil
+}
+
+// matchesStream is matches over a text too large to hold, read from open
+// (called once, or twice for the LF view: once to learn whether it
+// applies).
+func (r *replacer) matchesStream(open func() (io.ReadCloser, error)) (bool, error) {
+	crlf := false
+	if !r.byLine && r.lfView {
+		text, err := open()
+		if err != nil {
+			return false, err
+		}
+		crlf, err = allCRLF(text)
+		text.Close()
+		if err != nil {
+			return false, err
+		}
+	}
+	text, err := open()
+	if err != nil {
+		return false, err
+	}
+	defer text.Close()
+	if r.byLine {
+		lines := &lineRunes{r: bufio.NewReader(text), cutCR: !r.withCR, end: true}
+		for lines.next() {
+			if r.re.MatchReader(lines) {
+				return true, nil
+			}
+		}
+		return false, lines.err
+	}
+	in := &errReader{r: text}
+	var view io.Reader = in
+	if crlf {
+		view = dropCR{in}
+	}
+	found := r.re.MatchReader(bufio.NewReader(view))
+	return found, in.err
+}
+
+// allCRLF reports whether every line of text ends in CRLF and it holds no
+// other CR: the file view turns into LF lines.
+func allCRLF(text io.Reader) (bool, error) {
+	buf := make([]byte, 64<<10)
+	lf, cr, crlf := 0, 0, 0
+	lastCR := false
+	for {
+		n, err := text.Read(buf)
+		b := buf[:n]
+		if n > 0 {
+			lf += bytes.Count(b, []byte("\n"))
+			cr += bytes.Count(b, []byte("\r"))
+			crlf += bytes.Count(b, []byte("\r\n"))
+			if lastCR && b[0] == '\n' {
+				crlf++
+			}
+			lastCR = b[n-1] == '\r'
+		}
+		if err == io.EOF {
+			return lf > 0 && crlf == lf && cr == lf, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// dropCR is a text without its CRs: an all-CRLF text (allCRLF) in LF.
+type dropCR struct{ r io.Reader }
+
+func (d dropCR) Read(p []byte) (int, error) {
+	for {
+		n, err := d.r.Read(p)
+		k := 0
+		for _, b := range p[:n] {
+			if b != '\r' {
+				p[k] = b
+				k++
+			}
+		}
+		if k > 0 || err != nil {
+			return k, err
+		}
+	}
+}
+
+// errReader keeps the error of a read that failed, which MatchReader
+// takes for the end of the text.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// lineRunes gives a text's lines to MatchReader one at a time, as
+// linesOf cuts them: each line's runes, then the end of the text at its
+// ending (LF, or with cutCR, CRLF); next moves on to the next line. A
+// line is never held whole, however long.
+type lineRunes struct {
+	r     *bufio.Reader
+	cutCR bool
+	// end: the current line's ending (or the text's end) was read.
+	end bool
+	err error
+}
+
+func (l *lineRunes) ReadRune() (rune, int, error) {
+	if l.end {
+		return 0, 0, io.EOF
+	}
+	c, size, err := l.r.ReadRune()
+	switch {
+	case err != nil:
+		l.end = true
+		l.fail(err)
+		return 0, 0, io.EOF
+	case c == '\n':
+		l.end = true
+		return 0, 0, io.EOF
+	case c == '\r' && l.cutCR:
+		if b, _ := l.r.Peek(1); len(b) == 1 && b[0] == '\n' {
+			l.r.Discard(1)
+			l.end = true
+			return 0, 0, io.EOF
+		}
+	}
+	return c, size, nil
+}
+
+// next skips what is left of the current line and reports whether another
+// line follows.
+func (l *lineRunes) next() bool {
+	for !l.end {
+		_, err := l.r.ReadSlice('\n')
+		if err != bufio.ErrBufferFull {
+			l.end = true
+			l.fail(err)
+		}
+	}
+	_, err := l.r.Peek(1)
+	l.fail(err)
+	l.end = err != nil
+	return !l.end && l.err == nil
+}
+
+// fail keeps a read's error other than the text's end.
+func (l *lineRunes) fail(err error) {
+	if err != nil && err != io.EOF && l.err == nil {
+		l.err = err
+	}
 }
 
 // matchedText is what replace matches in a file: UTF-8 as it is, the text

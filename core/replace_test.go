@@ -212,3 +212,42 @@ func TestReplaceByItself(t *testing.T) {
 		t.Fatalf("result %+v, %v, writes %d", res, err, m.Stats().Writes)
 	}
 }
+
+// TestReplaceLargeFileAsMatched: a file over replace's limit refuses the
+// replace only when it holds a match as apply finds one. Its raw stream
+// was matched: \s+$ took each CR of a CRLF file and a blank line's LF
+// (TOO_LARGE for a file grep finds no match in, the small file left as it
+// was), and a fixed string spanning lines missed its CRLF lines.
+func TestReplaceLargeFileAsMatched(t *testing.T) {
+	crlf := strings.Repeat("line\r\n", 400000)
+	long := strings.Repeat("x", 3<<20) + "\r\n"
+	for _, tc := range []struct {
+		name, large, query string
+		regex              bool
+		code               fault.Code // "": the large file is skipped
+	}{
+		{"a CRLF line's CR is its ending", crlf, `\s+$`, true, ""},
+		{"a blank line's LF is its ending", strings.Repeat("line\n\n", 400000), `\s+$`, true, ""},
+		{"\\s stays within the line", strings.Repeat("foo\nbar\n", 300000), `foo\s+bar`, true, ""},
+		{"a line longer than the limit", long, `\s+$`, true, ""},
+		{"a match within a line", crlf + "end  \r\n", `\s+$`, true, fault.CodeTooLarge},
+		{"a match at the end of a long line", long + "x", `x$`, true, fault.CodeTooLarge},
+		{"a query naming CR sees it", crlf, `\r$`, true, fault.CodeTooLarge},
+		{"the first line, after the mark", "\uFEFFfirst\n" + strings.Repeat("line\n", 500000), `^first$`, true, fault.CodeTooLarge},
+		{"a fixed string across CRLF lines", crlf + "a\r\nb\r\n", "a\nb", false, fault.CodeTooLarge},
+		{"a regex across CRLF lines", crlf + "a\r\nb\r\n", `a$\n^b`, true, fault.CodeTooLarge},
+		{"no LF view in mixed lines", crlf + "a\r\nb\n", `a\nb`, true, ""},
+	} {
+		m := memfs.New(map[string]string{"d/large": tc.large, "d/small": "x  \ny\n"})
+		none := ""
+		res, err := (&Tools{FS: m}).Replace(context.Background(), ReplaceRequest{Query: tc.query, Regex: tc.regex, Replacement: &none, Path: "d", DryRun: true})
+		switch {
+		case tc.code != "":
+			if e := fault.AsError(err); e == nil || e.Code != tc.code || e.Path != "d/large" {
+				t.Errorf("%s: %+v, %v; want %s for d/large", tc.name, res, err, tc.code)
+			}
+		case err != nil || len(res.Files) > 0 && res.Files[0].Path == "d/large":
+			t.Errorf("%s: %+v, %v; want d/large skipped", tc.name, res, err)
+		}
+	}
+}
