@@ -38,6 +38,9 @@ type ReplaceRequest struct {
 
 // ReplaceResult says what a replace changed (or, with dryRun, would).
 type ReplaceResult struct {
+	// Replacements counts every match, as grep does: one replaced by
+	// itself too, though a file with no other change is neither written
+	// nor listed.
 	Replacements  int  `json:"replacements"`
 	FilesChanged  int  `json:"filesChanged"`
 	FilesSearched int  `json:"filesSearched"`
@@ -674,9 +677,15 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			data = []byte(whole.Text)
 		}
 		out, n, diff := rp.apply(data)
-		if n == 0 || bytes.Equal(out, data) {
-			// Changed since the search, or each match replaced by itself:
-			// nothing to write (a header-only diff, and a file said changed).
+		if n == 0 {
+			continue // changed since the search
+		}
+		// Every match counts, as grep counts it, one replaced by itself
+		// too: the count (and expectedCount) must not depend on whether
+		// its file has another change.
+		res.Replacements += n
+		if bytes.Equal(out, data) {
+			// Nothing to write: no file said changed, no header-only diff.
 			continue
 		}
 		f := ReplacedFile{Count: n}
@@ -692,7 +701,6 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			}
 		}
 		res.Files = append(res.Files, f)
-		res.Replacements += n
 		ops = append(ops, backend.Op{Path: p, Data: out, Write: backend.WriteOptions{IfVersion: info.Version}})
 	}
 	res.FilesChanged = len(res.Files)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,13 +204,39 @@ func TestReplaceByLineDiff(t *testing.T) {
 }
 
 // TestReplaceByItself: matches replaced by themselves change no file: none
-// is written or listed (it came with a diff of headers only).
+// is written or listed (it came with a diff of headers only), but each
+// counts, as grep counts it. They were left out of the count only in a
+// file with no other change: the same two matches counted 2 in one file
+// and 1 in two, and expectedCount 2 (grep's count) was STALE.
 func TestReplaceByItself(t *testing.T) {
-	m := memfs.New(map[string]string{"z": "a\nb\n"})
-	same := "a"
-	res, err := (&Tools{FS: m}).Replace(context.Background(), ReplaceRequest{Query: "a", Replacement: &same})
-	if err != nil || res.FilesChanged != 0 || len(res.Files) != 0 || res.Replacements != 0 || m.Stats().Writes != 0 {
-		t.Fatalf("result %+v, %v, writes %d", res, err, m.Stats().Writes)
+	for _, tc := range []struct {
+		name, query, with string
+		files             map[string]string
+		count             int
+		changed           []string
+	}{
+		{"alone", "a", "a", map[string]string{"z": "a\nb\n"}, 1, nil},
+		{"in one file", "foo( bar)?", "foo bar", map[string]string{"d/a": "foo\nfoo bar\n"}, 2, []string{"d/a"}},
+		{"in two files", "foo( bar)?", "foo bar", map[string]string{"d/a": "foo\n", "d/b": "foo bar\n"}, 2, []string{"d/a"}},
+	} {
+		for _, dry := range []bool{true, false} {
+			m := memfs.New(tc.files)
+			res, err := (&Tools{FS: m}).Replace(context.Background(), ReplaceRequest{Query: tc.query, Regex: true, Replacement: &tc.with, ExpectedCount: &tc.count, DryRun: dry})
+			if err != nil {
+				t.Errorf("%s (dry run %v): %v; want %d matches", tc.name, dry, err, tc.count)
+				continue
+			}
+			var changed []string
+			for _, f := range res.Files {
+				changed = append(changed, f.Path)
+			}
+			if res.Replacements != tc.count || res.FilesChanged != len(tc.changed) || !slices.Equal(changed, tc.changed) {
+				t.Errorf("%s (dry run %v): %+v; want %d replacements, files %v", tc.name, dry, res, tc.count, tc.changed)
+			}
+			if writes := m.Stats().Writes; dry && writes != 0 || !dry && writes != len(tc.changed) {
+				t.Errorf("%s (dry run %v): %d writes", tc.name, dry, writes)
+			}
+		}
 	}
 }
 
