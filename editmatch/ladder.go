@@ -150,6 +150,20 @@ var lineKeys = []struct {
 	{RungUnicode, func(s string) string { return strings.TrimSpace(foldUnicode(strings.TrimSpace(s))) }},
 }
 
+// lineKey is how rung compares lines (the indentation rung as the
+// whitespace rung it refines); the exact rung compares them as they are.
+func lineKey(rung string) func(string) string {
+	if rung == RungIndentation {
+		rung = RungWhitespace
+	}
+	for _, lk := range lineKeys {
+		if lk.rung == rung {
+			return lk.key
+		}
+	}
+	return func(s string) string { return s }
+}
+
 // Locate runs the ladder for old and returns every match at the first rung
 // that has one, in order; nil when none matches. Exact matches, and the
 // windows of whole lines the fuzzy rungs compare, may overlap: which to

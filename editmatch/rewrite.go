@@ -44,18 +44,22 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
 		// none: newText's stands for it, and the file keeps having none.
 		repl = strings.TrimSuffix(repl, "\n")
 	}
-	return w.t.withEndings(repl, m.Start, m.End), restyled, reindented
+	return w.t.withEndings(repl, m.Start, m.End, lineKey(m.Rung)), restyled, reindented
 }
 
 // withEndings gives repl, with LF endings, those of the region
 // [start,end) it replaces: a line of newText that is a line of the region
-// (as a line diff pairs them) keeps that line's ending, one that replaces
+// (as a line diff by key, the rung's line key, pairs them) keeps that
+// line's ending, one that replaces
 // a line takes the ending of the line it replaces, and a line added takes
 // the region's usual ending (eolAt). In a file of mixed endings a line
 // newText keeps keeps its own: with one ending for the whole region, a
 // CRLF line before an LF line became LF, and with the endings handed out
-// in order, a line added or removed shifted all those after it.
-func (t *Text) withEndings(repl string, start, end int) string {
+// in order, a line added or removed shifted all those after it. Lines are
+// compared by key: at a fuzzy rung the region's lines never equal
+// newText's as written, and all of them paired as changed shifted the
+// endings the same way.
+func (t *Text) withEndings(repl string, start, end int, key func(string) string) string {
 	old := t.regionLines(start, end)
 	usual := t.eolAt(start, end)
 	mixed := false
@@ -73,9 +77,12 @@ func (t *Text) withEndings(repl string, start, end int) string {
 	for i := range eols {
 		eols[i] = usual
 	}
-	oldText := make([]string, len(old))
+	oldKeys, newKeys := make([]string, len(old)), make([]string, len(pieces))
 	for i, l := range old {
-		oldText[i] = l.text
+		oldKeys[i] = key(l.text)
+	}
+	for i, p := range pieces {
+		newKeys[i] = key(p)
 	}
 	// deleted and inserted are the lines of a change, between equal ones:
 	// paired in order, but for the last of each, which pair with each
@@ -98,7 +105,7 @@ func (t *Text) withEndings(repl string, start, end int) string {
 		deleted, inserted = deleted[:0], inserted[:0]
 	}
 	i, j := 0, 0
-	for _, d := range lineDiff(oldText, pieces) {
+	for _, d := range lineDiff(oldKeys, newKeys) {
 		switch d.op {
 		case diffmatchpatch.DiffEqual:
 			pair()

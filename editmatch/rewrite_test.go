@@ -28,6 +28,13 @@ func TestRewrite(t *testing.T) {
 		{"a line added below keeps the others'", "a\r\nb\nc\r\n", "b\nc", "b\nc\nd", RungExact, "b\nc\r\nd", false, false},
 		{"a line added takes the region's usual ending, the last its last", "a\r\nb\nc\r\nd\r\n", "b\nc\r\n", "B\nX\nC\n", RungExact, "B\nX\nC\r\n", false, false},
 		{"a line taken off: the last ending stays", "a\nb\r\nc\nd\r\n", "b\r\nc\nd\r\n", "B\nD\n", RungExact, "B\r\nD\r\n", false, false},
+		// At a fuzzy rung the lines are paired by the rung's key: as
+		// written, none was equal, all were paired in order, and the
+		// endings shifted as they did at the exact rung before.
+		{"trailing-whitespace: a line added keeps the others' endings", "a  \r\nb  \nc  \r\nz\n", "a\nb\nc\n", "a\nNEW\nb\nc\n", RungTrailingWhitespace, "a\r\nNEW\r\nb\nc\r\n", false, false},
+		{"trailing-whitespace: a line taken off keeps the others'", "a \r\nb \nc \r\nd \nz\n", "a\nb\nc\nd\n", "a\nc\nd\n", RungTrailingWhitespace, "a\r\nc\r\nd\n", false, false},
+		{"indentation: a line added keeps the others' endings", "  a\r\n  b\n  c\r\nz\n", "a\nb\nc\n", "a\nNEW\nb\nc\n", RungIndentation, "  a\r\n  NEW\r\n  b\n  c\r\n", false, true},
+		{"unicode: a line taken off keeps the others'", "\u201ca\u201d \r\nb\n\u201cc\u201d\r\nd\nz\n", "\"a\"\nb\n\"c\"\nd\n", "\"a\"\n\"c\"\nd\n", RungUnicode, "\u201ca\u201d\r\n\u201cc\u201d\r\nd\n", true, false},
 		{"a line without terminator takes the file's usual ending", "a\r\nb\r\nc", "c", "x\ny", RungExact, "x\r\ny", false, false},
 		{"a one-line file without one is LF", "abc", "b", "x\ny", RungExact, "x\ny", false, false},
 		{"unicode: the file's quotes", "say \u201chi\u201d\n", `say "hi"`, `say "bye"`, RungUnicode, "say \u201cbye\u201d", true, false},
