@@ -76,7 +76,8 @@ type Written struct {
 // gives the text after the mark (of a file that begins with two marks, one
 // U+FEFF, which written back was taken for the mark and lost), and cat
 // gives the mark too. A file marked as UTF-16 is written in UTF-16 while
-// it keeps its mark.
+// it keeps its mark. A file written without a mark (bom false, or a file
+// that has none) drops the content's leading U+FEFF: it would be the mark.
 func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, Written, error) {
 	body, withBOM := strings.CutPrefix(content, "\uFEFF")
 	c := Codec{name: "utf-8", unit: 1}
@@ -90,7 +91,10 @@ func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, 
 		withBOM = *bom
 	}
 	if !withBOM {
+		// Written first, a U+FEFF is the mark, whatever it was in the
+		// content: a file written without one begins with none.
 		c = Codec{name: "utf-8", unit: 1}
+		body = strings.TrimLeft(body, "\uFEFF")
 	}
 	body = toFileEndings(body, lineEnding, file, func(b string) string { return keepEndings(file, b) })
 	crlf := strings.Count(body, "\r\n")

@@ -46,6 +46,12 @@ func TestStyledContent(t *testing.T) {
 		{name: "two marks: the second is text", file: ptrTo("\xEF\xBB\xBF\xEF\xBB\xBFx\n"), content: "\uFEFFa\n", want: "\xEF\xBB\xBF\xEF\xBB\xBFa\n", ending: "lf"},
 		// cat gives both: the first is the mark.
 		{name: "two marks, as cat gives them", file: ptrTo("\xEF\xBB\xBF\xEF\xBB\xBFx\n"), content: "\uFEFF\uFEFFa\n", want: "\xEF\xBB\xBF\xEF\xBB\xBFa\n", ending: "lf"},
+		// Written first, a U+FEFF is a mark: without one, the file had one
+		// and write answered bom false.
+		{name: "two marks, bom false", file: ptrTo("\xEF\xBB\xBF\xEF\xBB\xBFx\n"), content: "\uFEFFa\n", bom: &no, want: "a\n", ending: "lf"},
+		{name: "new file, two marks, bom false", content: "\uFEFF\uFEFFa\n", bom: &no, want: "a\n", ending: "lf"},
+		{name: "no-BOM file drops two marks", file: ptrTo("x\n"), content: "\uFEFF\uFEFFa\n", want: "a\n", ending: "lf"},
+		{name: "UTF-16, bom false drops the text's mark", file: ptrTo("\xFF\xFE\xFF\xFEx\x00\n\x00"), content: "\uFEFFa\n", bom: &no, want: "a\n", ending: "lf"},
 		{name: "no-BOM file, bom true", file: ptrTo("x\r\n"), content: "a\n", bom: &yes, want: "\xEF\xBB\xBFa\r\n", ending: "crlf"},
 		{name: "UTF-16 stays UTF-16", file: ptrTo(u16le("x\r\n")), content: "hé\n", want: "\xFF\xFEh\x00\xE9\x00\r\x00\n\x00", ending: "crlf"},
 		{name: "UTF-16, bom false is UTF-8", file: ptrTo(u16le("x\r\n")), content: "a\n", bom: &no, want: "a\r\n", ending: "crlf"},
