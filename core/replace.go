@@ -65,9 +65,12 @@ type ReplacedFile struct {
 // replacer is a compiled replace: the expression and how a match becomes
 // its replacement.
 type replacer struct {
-	re      *regexp.Regexp
-	with    []byte
-	literal bool
+	re   *regexp.Regexp
+	with []byte
+	// withLF and withCRLF are with, each of its newlines (LF or CRLF)
+	// written as LF, and as CRLF.
+	withLF, withCRLF []byte
+	literal          bool
 	// lfView: a query that does not speak of CR sees a CRLF file's lines
 	// as LF lines, so that its \n matches a CRLF and a replacement's \n
 	// is written as CRLF (a fixed string saw the bytes as they are: its \n
@@ -155,7 +158,9 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
 			WithHint("make the query match at least one character")
 	}
-	return &replacer{re: re, with: []byte(*req.Replacement), literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}, nil
+	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
+	return &replacer{re: re, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
+		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}, nil
 }
 
 // apply replaces every match in data and counts them, the expression
@@ -178,19 +183,76 @@ func (r *replacer) applyWhole(data []byte) ([]byte, int) {
 	if n == 0 {
 		return nil, 0
 	}
-	out := r.replaceIn(body)
+	var out []byte
+	if r.lfView && !crlf {
+		out = r.replaceAcross(body)
+	} else {
+		out = r.replaceIn(body, nil)
+	}
 	if crlf {
 		out = bytes.ReplaceAll(bytes.ReplaceAll(out, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 	}
 	return append(append([]byte{}, prefix...), out...), n
 }
 
-// replaceIn replaces every match in b.
-func (r *replacer) replaceIn(b []byte) []byte {
-	if r.literal {
-		return r.re.ReplaceAllLiteral(b, r.with)
+// replaceIn replaces every match in b, each newline of the replacement
+// (LF or CRLF) written as eol, LF or CRLF; as given when eol is nil.
+func (r *replacer) replaceIn(b, eol []byte) []byte {
+	with := r.with
+	switch string(eol) {
+	case "\n":
+		with = r.withLF
+	case "\r\n":
+		with = r.withCRLF
 	}
-	return r.re.ReplaceAll(b, r.with)
+	if r.literal {
+		return r.re.ReplaceAllLiteral(b, with)
+	}
+	return r.re.ReplaceAll(b, with)
+}
+
+// replaceAcross replaces every match in b, a text of LF or mixed
+// endings, each newline of a replacement written as the ending of the
+// line its match starts on (the file's usual one on a last line without).
+func (r *replacer) replaceAcross(b []byte) []byte {
+	usual := usualEnding(b)
+	var out []byte
+	last := 0
+	for _, m := range r.re.FindAllSubmatchIndex(b, -1) {
+		with := r.withLF
+		if eol := endingAt(b, m[0], usual); len(eol) == 2 {
+			with = r.withCRLF
+		}
+		out = append(out, b[last:m[0]]...)
+		if r.literal {
+			out = append(out, with...)
+		} else {
+			out = r.re.Expand(out, with, b, m)
+		}
+		last = m[1]
+	}
+	return append(out, b[last:]...)
+}
+
+// endingAt is the ending of the line of b holding byte i: LF, CRLF, or
+// usual for a last line without one.
+func endingAt(b []byte, i int, usual []byte) []byte {
+	j := bytes.IndexByte(b[i:], '\n')
+	switch {
+	case j < 0:
+		return usual
+	case i+j > 0 && b[i+j-1] == '\r':
+		return []byte("\r\n")
+	}
+	return []byte("\n")
+}
+
+// usualEnding is the line ending most of b's lines have, LF on a tie.
+func usualEnding(b []byte) []byte {
+	if crlf := bytes.Count(b, []byte("\r\n")); crlf > bytes.Count(b, []byte("\n"))-crlf {
+		return []byte("\r\n")
+	}
+	return []byte("\n")
 }
 
 // applyByLine is apply within each line of data (after a byte-order
@@ -200,10 +262,7 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 	out := append([]byte{}, prefix...)
 	// A last line without an ending writes a replacement's newline as
 	// the file's usual ending.
-	usual := []byte("\n")
-	if crlf := bytes.Count(body, []byte("\r\n")); crlf > bytes.Count(body, []byte("\n"))-crlf {
-		usual = []byte("\r\n")
-	}
+	usual := usualEnding(body)
 	// added are the new lines of the changed lines since the last kept
 	// one: a run of changed lines reads as diff -u writes it, its old
 	// lines, then its new.
@@ -217,11 +276,18 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 		old := mark + string(line) + string(ending)
 		if k := len(r.re.FindAllIndex(line, -1)); k > 0 {
 			n += k
-			line = r.replaceIn(line)
-			if len(ending) == 2 || len(ending) == 0 && len(usual) == 2 {
-				// A replacement's newline, in a CRLF line: CRLF.
-				line = bytes.ReplaceAll(bytes.ReplaceAll(line, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+			// A replacement's newline, LF or CRLF, is the line's ending
+			// (a CRLF in an LF line was written CRLF). A query that names
+			// CR sees it as a character, as sed does: the replacement is
+			// written as given, its CRs its own.
+			eol := ending
+			switch {
+			case r.withCR:
+				eol = nil
+			case len(eol) == 0:
+				eol = usual
 			}
+			line = r.replaceIn(line, eol)
 		}
 		out = append(append(out, line...), ending...)
 		if now := mark + string(line) + string(ending); now == old {

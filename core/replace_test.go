@@ -139,6 +139,17 @@ func TestReplacerLineEndings(t *testing.T) {
 		{"\x00fixed:line1\nline2", "J", "line1\r\nline2\r\n", "J\r\n", 1},
 		{"\x00fixed:line2", "X\nY", "line1\r\nline2\r\n", "line1\r\nX\r\nY\r\n", 1},
 		{"\x00fixed:a\rb", "c", "a\rb\r\n", "c\r\n", 1},
+		// A replacement's newline, LF or CRLF, is the line's ending: a
+		// CRLF was written CRLF in an LF line.
+		{"\x00fixed:x", "y\r\nz", "a\r\nx\n", "a\r\ny\nz\n", 1},
+		{`x$`, "y\r\nz", "x\nx\r\nx", "y\nz\ny\r\nz\r\ny\nz", 3},
+		{`x\n`, "y\r\nz\r\n", "x\nw\n", "y\nz\nw\n", 1},
+		{`x\n`, "y\r\nz\n", "x\nw\r\nv\r\n", "y\nz\nw\r\nv\r\n", 1},
+		{`(?s)w.*`, "W\nV\n", "x\nw\r\nv\n", "x\nW\r\nV\r\n", 1},
+		{`(?s)(w)\r\n(v)`, "$1\n$2", "x\nw\r\nv\n", "x\nw\nv\n", 1},
+		{`(w\s+)(v)\z`, "${1}x\n$2", "w\r\nv", "w\r\nx\r\nv", 1},
+		// A query that names CR takes the replacement as given, as sed.
+		{`\r$`, "\r\n#\r", "a\r\nb\n", "a\r\n#\r\nb\n", 1},
 	} {
 		query, fixed := strings.CutPrefix(tc.query, "\x00fixed:")
 		rp, err := newReplacer(ReplaceRequest{Query: query, Replacement: &tc.with, Regex: !fixed})
