@@ -148,13 +148,13 @@ func (e *Error) Within(n int) *Error {
 		return b
 	}
 	b.PathBase64 = ""
-	b.Path = cutTo(b.Path, len(b.Path)-(size()-n))
+	b.Path = CutTo(b.Path, len(b.Path)-(size()-n))
 	if size() > n {
 		b.Path = ""
 	}
 	b.Suggestions, b.SuggestionsBase64 = nil, nil
 	if over := size() - n; over > 0 {
-		b.Message = cutTo(b.Message, len(b.Message)-over)
+		b.Message = CutTo(b.Message, len(b.Message)-over)
 	}
 	if size() > n {
 		b.Hint = ""
@@ -165,9 +165,9 @@ func (e *Error) Within(n int) *Error {
 	return b
 }
 
-// cutTo cuts s to about n bytes, marked, at a character boundary; "" when
+// CutTo cuts s to about n bytes, marked, at a character boundary; "" when
 // nothing of it would be left.
-func cutTo(s string, n int) string {
+func CutTo(s string, n int) string {
 	if n >= len(s) {
 		return s
 	}

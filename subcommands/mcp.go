@@ -121,7 +121,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 	// (SIGINT, SIGTERM) makes come at once: once the calls under way have
 	// their answer (INTERRUPTED, or what they finished). Ended by its
 	// context, the SDK drops the answers still being computed.
-	err := server.Run(context.WithoutCancel(sessionCtx), &mcp.IOTransport{Reader: io.NopCloser(frames), Writer: nopCloser{&answerWriter{w: out, calls: calls}}})
+	err := server.Run(context.WithoutCancel(sessionCtx), &mcp.IOTransport{Reader: io.NopCloser(frames), Writer: nopCloser{&answerWriter{w: out, calls: calls, maxBytes: tl.MaxBytes}}})
 	switch {
 	case sessionCtx.Err() != nil:
 		return fault.Interrupted(sessionCtx)
@@ -490,8 +490,9 @@ func (u *unanswered) wait() {
 
 // answerWriter is the server's output: each reply it writes answers a call.
 type answerWriter struct {
-	w     io.Writer
-	calls *unanswered
+	w        io.Writer
+	calls    *unanswered
+	maxBytes int
 }
 
 // Write takes the call off before its answer goes out: a client that
@@ -503,10 +504,46 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 			a.calls.answered(key)
 		}
 	}
-	if _, err := a.w.Write(unescapeHTML(p)); err != nil {
+	if _, err := a.w.Write(boundedError(unescapeHTML(p), a.maxBytes)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// boundedError is a reply within maxBytes when it is a JSON-RPC error: the
+// SDK's own errors (-32602) echo the whole params, a write's content too
+// (1 MB at --max-bytes 512). Its message is cut, to MaxEchoBytes at most as
+// any echo, and its data left out. A tool's answer is bounded already.
+func boundedError(p []byte, maxBytes int) []byte {
+	if len(p) <= maxBytes && len(p) <= 2*fault.MaxEchoBytes {
+		return p
+	}
+	var reply struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(p, &reply) != nil || reply.Error == nil {
+		return p
+	}
+	msg := reply.Error.Message
+	// Cut again by what escaping added (an echoed quote takes 2 bytes
+	// or more), until the line fits.
+	for n := fault.MaxEchoBytes; ; {
+		reply.Error.Message = fault.CutTo(msg, n)
+		out, err := compactJSON(reply)
+		if err != nil {
+			return p
+		}
+		if over := len(out) + 1 - maxBytes; over > 0 && n > 0 {
+			n -= over
+			continue
+		}
+		return append(out, '\n')
+	}
 }
 
 // unescapeHTML turns the SDK's \u003c, \u003e and \u0026 in JSON back

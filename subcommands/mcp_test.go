@@ -858,12 +858,21 @@ func TestMCPErrorFitsMaxBytes(t *testing.T) {
 	dir := t.TempDir()
 	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"` + strings.Repeat(strings.Repeat("d", 200)+"/", 15) + `f"}}}` + "\n"
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"` + strings.Repeat(strings.Repeat("d", 200)+"/", 15) + `f"}}}` + "\n" +
+		// The SDK's own error echoes the params: 1 MB at 512.
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"x","content":"` + strings.Repeat("c", 1<<20) + `"},"_meta":5}}` + "\n"
 	var out bytes.Buffer
 	if code := Main(context.Background(), []string{"--root", dir, "--max-bytes", "512", "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: &out, Stderr: io.Discard}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
+	answered := false
 	for line := range strings.Lines(out.String()) {
+		if strings.Contains(line, `"id":2,`) {
+			answered = strings.Contains(line, `"error":{"code":-32602`)
+			if len(line) > 512 {
+				t.Errorf("the SDK's error: %d bytes at --max-bytes 512: %.200s", len(line), line)
+			}
+		}
 		var m struct {
 			ID     int
 			Result struct {
@@ -875,6 +884,9 @@ func TestMCPErrorFitsMaxBytes(t *testing.T) {
 		if m.ID == 1 && (!m.Result.IsError || len(m.Result.Content) != 1 || len(m.Result.Content[0].Text) > 512 || !strings.Contains(m.Result.Content[0].Text, "NOT_FOUND")) {
 			t.Fatalf("the error at --max-bytes 512: %s", line)
 		}
+	}
+	if !answered {
+		t.Fatalf("no -32602 for the call with _meta 5: %.300s", out.String())
 	}
 }
 
