@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/big"
 	"reflect"
 	"sort"
 	"strconv"
@@ -447,11 +448,23 @@ func integral(n json.Number, t reflect.Type) json.Number {
 	if _, err := n.Int64(); err == nil {
 		return n
 	}
-	f, err := n.Float64()
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+	// Exactly, as a rational: through a float64, 0.99999999999999999 was
+	// 1 and 9007199254740993.0 was 9007199254740992. An exponent past
+	// float64's is no integer here, and not computed (1e-999999999 is a
+	// denominator of a billion digits).
+	if f, err := n.Float64(); err != nil || math.Abs(f) > 1<<53 {
 		return n
 	}
-	return json.Number(strconv.FormatInt(int64(f), 10))
+	if _, exp, ok := strings.Cut(strings.ToLower(string(n)), "e"); ok {
+		if e, err := strconv.Atoi(exp); err != nil || e < -400 || e > 400 {
+			return n
+		}
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok || !r.IsInt() || r.Num().CmpAbs(big.NewInt(1<<53)) > 0 {
+		return n
+	}
+	return json.Number(r.Num().String())
 }
 
 func inObject(at string) string {

@@ -50,6 +50,11 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "an integer written 3e1", in: `{"offset":3e1}`, want: requestLike{Offset: 30}},
 		{name: "no integer", in: `{"offset":3.5}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
 		{name: "past 2^53", in: `{"offset":1e300}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		// Exactly: through a float64, these were taken as 1 and 2^53.
+		{name: "a fraction near 1", in: `{"offset":0.99999999999999999}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		{name: "2^53+1 as a decimal", in: `{"offset":9007199254740993.0}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		{name: "a long mantissa", in: `{"offset":3.000000000000000000000000000000}`, want: requestLike{Offset: 3}},
+		{name: "an exponent past float64", in: `{"offset":1e-999999999}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
 		{name: "not an object", in: `[1]`, code: fault.CodeInvalidArgument, msg: "JSON object"},
 		{name: "trailing data", in: `{"path":"a"} {}`, code: fault.CodeInvalidArgument, msg: "after"},
 		{name: "broken", in: `{"path":`, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
