@@ -118,7 +118,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			return fault.Errorf(fault.CodeIOError, "standard input could not be read: %s.", in.err).
 				WithHint("check what writes the requests")
 		}
-		if len(in.data) == 0 && !in.tooLong {
+		if len(bytes.Trim(in.data, " \t\r")) == 0 && !in.tooLong {
+			// A blank line, spaces a harness left too, as mcp skips them:
+			// it was refused without an id, and the batch exited 2.
 			continue
 		}
 		var line batchLine
