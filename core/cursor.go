@@ -31,6 +31,10 @@ type cursor struct {
 	// lines, the file changed before the cursor, and the next page takes
 	// all of its matches, never skipping others' in their stead.
 	Sum string `json:"h,omitempty"`
+	// Again is set when a page took From's matches again from its first,
+	// having found it changed: changed again, the next page goes on by
+	// Skip, so that paging moves forward while the file keeps changing.
+	Again bool `json:"a,omitempty"`
 	// Request is a digest of what the request asks (all but its paging),
 	// so that a cursor is never applied to another search.
 	Request string `json:"r"`

@@ -212,6 +212,44 @@ func TestCursorInAChangedFile(t *testing.T) {
 	}
 }
 
+// A file rewritten between every two pages (a log a writer keeps
+// rewriting), changed above the cursor each time, has its matches taken
+// again from its first once; changed again, the pages go on by count, so
+// that they move forward and reach the next files. Each page took the
+// file's first matches again, and the pages never ended, b's match never
+// given.
+func TestCursorInAFileChangingEveryPage(t *testing.T) {
+	ctx := context.Background()
+	log := func(k int) string { return fmt.Sprintf("x 0 try %d\nx 1 try %d\n", k, k) }
+	fsys := memfs.New(map[string]string{"a": log(0), "b": "x in b\n"})
+	tl := &Tools{FS: fsys}
+	var got []string
+	cur := ""
+	for k := 1; k <= 10; k++ {
+		page, err := tl.Grep(ctx, GrepRequest{Query: "x", Limit: 1, Cursor: cur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range page.Files {
+			for _, b := range f.Blocks {
+				for _, l := range b.Lines {
+					got = append(got, f.Path+": "+l)
+				}
+			}
+		}
+		if cur = page.NextCursor; cur == "" {
+			break
+		}
+		if _, err := fsys.WriteFile(ctx, "a", []byte(log(k)), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"a: x 0 try 0", "a: x 0 try 1", "a: x 1 try 2", "b: x in b"}
+	if cur != "" || !slices.Equal(got, want) {
+		t.Errorf("pages %q (a cursor after them: %v), want %q", got, cur != "", want)
+	}
+}
+
 // In files and count modes a file is one item: a page resumed at a file
 // that no longer matches goes on with the next, which earlier pages did not
 // take (it was skipped, exit 0). Count's totals still cover every file.

@@ -625,8 +625,8 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				res.FilesSearched += it.files
 				res.BinarySkipped += it.binaries
 				if !g.beforeAnchor(it.rel) {
-					pg.from.arrive(it.first, &pg.seen, func(n int) (string, bool) { return "", n == 0 })
-					pg.atFile(it.rel)
+					pg.from.arrive(it.first, &pg.seen, func(int) (string, int) { return "", 0 })
+					pg.atFile(it.rel, false)
 				}
 				continue
 			}
@@ -654,10 +654,10 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 			if g.mode != ModeContent {
 				// A file is the one item: earlier pages took it when it
 				// matched, and one that no longer matches holds none.
-				taken = func(n int) (string, bool) { return "", n == 0 || fr.matches > 0 }
+				taken = func(n int) (string, int) { return "", min(n, fr.matches) }
 			}
-			pg.from.arrive(j.Items[i].rel, &pg.seen, taken)
-			pg.atFile(j.Items[i].rel)
+			again := pg.from.arrive(j.Items[i].rel, &pg.seen, taken)
+			pg.atFile(j.Items[i].rel, again)
 			if fr.binary {
 				res.BinarySkipped++
 				continue
@@ -791,11 +791,13 @@ type page struct {
 	fileRel   string
 	fileStart int
 	// fileSum digests the file's matching lines counted so far, which a
-	// cursor into it says earlier pages took.
-	fileSum hash.Hash64
-	digest  string
-	last    string
-	reserve int
+	// cursor into it says earlier pages took; fileAgain is set when the
+	// file's matches were taken again from its first (resumed.again).
+	fileSum   hash.Hash64
+	fileAgain bool
+	digest    string
+	last      string
+	reserve   int
 	// from is the file a resumed page starts at.
 	from resumed
 	// err is TOO_LARGE when an item does not fit an empty page.
@@ -837,14 +839,15 @@ func (p *page) cursorAt(offset, skip int) string {
 	}
 	c := cursor{Offset: offset, From: p.fileRel, Skip: skip, Request: p.digest}
 	if skip > 0 && p.res.Mode == ModeContent {
-		c.Sum = sumText(p.fileSum)
+		c.Sum, c.Again = sumText(p.fileSum), p.fileAgain
 	}
 	return c.encode()
 }
 
-// atFile starts the count of the file at rel, whose items come next.
-func (p *page) atFile(rel string) {
-	p.fileRel, p.fileStart = rel, p.seen
+// atFile starts the count of the file at rel, whose items come next;
+// again, when they were taken again from its first (resumed.again).
+func (p *page) atFile(rel string, again bool) {
+	p.fileRel, p.fileStart, p.fileAgain = rel, p.seen, again
 	if p.fileSum == nil {
 		p.fileSum = fnv.New64a()
 	}
@@ -866,19 +869,20 @@ func sumText(h hash.Hash64) string {
 }
 
 // firstMatches is the digest of the file's first n matching lines, and
-// whether it holds n (those kept: a file cut short holds fewer).
-func (fr fileResult) firstMatches(n int) (string, bool) {
+// how many it holds (those kept: a file cut short holds fewer).
+func (fr fileResult) firstMatches(n int) (string, int) {
 	h := fnv.New64a()
+	count := 0
 	for _, r := range fr.lines {
-		if n == 0 {
+		if count == n {
 			break
 		}
 		if r.isMatch {
 			addToSum(h, r)
-			n--
+			count++
 		}
 	}
-	return sumText(h), n == 0
+	return sumText(h), count
 }
 
 // cursorCost is the bytes a nextCursor of text adds to a result.

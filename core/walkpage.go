@@ -27,35 +27,57 @@ type resumed struct {
 	rel  string
 	skip int
 	sum  string
+	// again is set when an earlier page took the entry's items again from
+	// its first, having found it changed.
+	again bool
 }
 
 // resumeAt starts a page at the cursor c: seen is the page's count of items.
 func (r *resumed) resumeAt(c cursor, seen *int) {
-	r.rel, r.skip, r.sum = c.From, c.Skip, c.Sum
+	r.rel, r.skip, r.sum, r.again = c.From, c.Skip, c.Sum, c.Again
 	*seen = c.Offset - c.Skip
 }
 
+// held is what an entry holds of the n items a cursor says earlier pages
+// took: the digest of its first ones (or "" where items have none), and
+// how many it holds, at most n.
+type held func(n int) (sum string, count int)
+
 // arrive is called with each entry that holds items: the first one is the
 // cursor's entry, or, when that is gone, the next, none of whose items an
-// earlier page took. taken gives the digest of the entry's first n items
-// (or "" where items have none) and whether it still holds n; it is nil
-// where an entry is its one item (ls, find).
-func (r *resumed) arrive(rel string, seen *int, taken func(n int) (string, bool)) {
+// earlier page took. taken is nil where an entry is its one item (ls,
+// find). It reports whether the items of the entry, the cursor's, were
+// taken again from its first, by this page or an earlier one.
+func (r *resumed) arrive(rel string, seen *int, taken held) (again bool) {
 	if r.rel == "" {
-		return
+		return false
 	}
-	changed := false
-	if rel == r.rel && taken != nil {
-		sum, ok := taken(r.skip)
-		changed = !ok || r.sum != "" && sum != r.sum
-	}
-	if rel != r.rel || changed {
-		// Gone, or changed in the items earlier pages took: its items
-		// are all this page's, and no other entry's are skipped in their
-		// stead (a file that shrank lost the next files' matches).
+	if rel != r.rel {
+		// Gone: none of the next entry's items are skipped in its stead.
 		*seen += r.skip
+		r.rel = ""
+		return false
+	}
+	again = r.again
+	if taken != nil {
+		switch sum, n := taken(r.skip); {
+		case n == r.skip && (r.sum == "" || sum == r.sum):
+			// Unchanged in the items earlier pages took.
+		case again:
+			// Changed again: the page goes on by count (past the items
+			// the entry still holds, none of the next entries'), so that
+			// paging moves forward while the entry keeps changing.
+			*seen += r.skip - n
+		default:
+			// Changed in the items earlier pages took: its items are all
+			// this page's, and no other entry's are skipped in their
+			// stead (a file that shrank lost the next files' matches).
+			*seen += r.skip
+			again = true
+		}
 	}
 	r.rel = ""
+	return again
 }
 
 // newWalkPage sizes a page whose result, with no entries, is skeleton: a
