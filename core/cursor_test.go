@@ -11,6 +11,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
+	"github.com/agentfs/agentfs/ordered"
 )
 
 // cursorTree is a tree whose files hold several matches each, at several
@@ -247,6 +248,115 @@ func TestCursorInAFileChangingEveryPage(t *testing.T) {
 	want := []string{"a: x 0 try 0", "a: x 0 try 1", "a: x 1 try 2", "b: x in b"}
 	if cur != "" || !slices.Equal(got, want) {
 		t.Errorf("pages %q (a cursor after them: %v), want %q", got, cur != "", want)
+	}
+}
+
+// cutPage is the page of req that the timeout overtakes in its search of
+// the file at cut, as that search has found its first kept matching lines,
+// the files before it searched in full.
+func cutPage(t *testing.T, tl *Tools, req GrepRequest, cut string, kept int) *GrepResult {
+	t.Helper()
+	ctx := context.Background()
+	g, err := tl.newGrep(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := tl.grepPage(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	searcher := func() func(grepItem) fileResult {
+		s := newSearcher(g.m, g.ctxLines, g.capPerFile)
+		return func(it grepItem) fileResult {
+			r, err := it.open()
+			if err != nil {
+				return fileResult{err: err}
+			}
+			defer r.Close()
+			fr := s.search(ctx, r)
+			if it.rel == cut {
+				n := 0
+				for i, l := range fr.lines {
+					if l.isMatch && n == kept {
+						fr.lines = fr.lines[:i]
+						break
+					}
+					if l.isMatch {
+						n++
+					}
+				}
+				fr.matches, fr.partial, fr.err = kept, true, context.DeadlineExceeded
+			}
+			return fr
+		}
+	}
+	order, wait := ordered.Start(ctx, 1, grepBatch, searcher, nil, func(add func(grepItem) error) error {
+		return g.list(ctx, add)
+	})
+	found, _ := g.consume(ctx, order, func() {}, pg)
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tl.finishGrep(g, pg, found, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// pageItems are a page's matching lines, or files in files mode.
+func pageItems(res *GrepResult) []string {
+	var items []string
+	for _, f := range res.Files {
+		if res.Mode == ModeFiles {
+			items = append(items, f.Path)
+		}
+		for _, b := range f.Blocks {
+			for _, l := range b.Lines {
+				items = append(items, f.Path+": "+l)
+			}
+		}
+	}
+	return items
+}
+
+// A page the timeout cuts short in the cursor's file, before the matches
+// earlier pages took there, goes on from the cursor it was given: a search
+// cut short is no evidence that the file changed. It was taken for
+// changed: the page's nextCursor pointed at the file with no skip, and the
+// matches of a file that never changed came again, on the page itself
+// when the search had found some of them.
+func TestTimedOutPageInTheCursorsFile(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		mode        string
+		limit, kept int
+		rest        []string // the page after the timed-out one
+	}{
+		{ModeContent, 2, 0, []string{"a: x 3", "b: x b"}},
+		{ModeContent, 2, 1, []string{"a: x 3", "b: x b"}},
+		{ModeFiles, 1, 0, []string{"b"}},
+	} {
+		name := fmt.Sprintf("%s, %d of %d matches found", tc.mode, tc.kept, tc.limit)
+		tl := &Tools{FS: memfs.New(map[string]string{"a": "x 1\nx 2\nx 3\n", "b": "x b\n"})}
+		req := GrepRequest{Query: "x", Mode: tc.mode, Limit: tc.limit}
+		first, err := tl.Grep(ctx, req)
+		if err != nil || first.NextCursor == "" {
+			t.Fatalf("%s: first page %+v, %v", name, first, err)
+		}
+		req.Cursor = first.NextCursor
+		timed := cutPage(t, tl, req, "a", tc.kept)
+		if got := pageItems(timed); len(got) > 0 || timed.NextCursor != first.NextCursor || timed.Hint != hintTimedOutEmpty {
+			t.Errorf("%s: the timed-out page gave %q, hint %q, and another cursor: %v", name, got, timed.Hint, timed.NextCursor != first.NextCursor)
+		}
+		req.Cursor = timed.NextCursor
+		next, err := tl.Grep(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pageItems(next); !slices.Equal(got, tc.rest) || next.NextCursor != "" {
+			t.Errorf("%s: the next page gave %q, want %q", name, got, tc.rest)
+		}
 	}
 }
 

@@ -328,17 +328,9 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	res := &GrepResult{Mode: g.mode, Files: []GrepFile{}}
-	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(g.path))
-	pg, err := t.newPage(g.req, g.limit, res)
+	pg, err := t.grepPage(g)
 	if err != nil {
 		return nil, err
-	}
-	pg.digest = g.digest
-	for _, c := range []cursor{g.from, g.anchor} {
-		if c.From != "" {
-			pg.from.resumeAt(c, &pg.seen)
-		}
 	}
 	tctx, cancelT := context.WithTimeout(ctx, g.timeout)
 	defer cancelT()
@@ -360,6 +352,24 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 		return nil, walkErr
 	}
 	return t.finishGrep(g, pg, filesWithMatches, tctx.Err() != nil)
+}
+
+// grepPage is the empty page of g's answer, resumed where its cursor
+// stands.
+func (t *Tools) grepPage(g *grepSearch) (*page, error) {
+	res := &GrepResult{Mode: g.mode, Files: []GrepFile{}}
+	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(g.path))
+	pg, err := t.newPage(g.req, g.limit, res)
+	if err != nil {
+		return nil, err
+	}
+	pg.digest = g.digest
+	for _, c := range []cursor{g.from, g.anchor} {
+		if c.From != "" {
+			pg.from.resumeAt(c, &pg.seen)
+		}
+	}
+	return pg, nil
 }
 
 // grepSearch is one grep, its request checked and compiled.
@@ -625,7 +635,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				res.FilesSearched += it.files
 				res.BinarySkipped += it.binaries
 				if !g.beforeAnchor(it.rel) {
-					pg.from.arrive(it.first, &pg.seen, func(int) (string, int) { return "", 0 })
+					pg.from.arrive(it.first, &pg.seen, func(int) (string, int, bool) { return "", 0, false })
 					pg.atFile(it.rel, false)
 				}
 				continue
@@ -654,7 +664,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 			if g.mode != ModeContent {
 				// A file is the one item: earlier pages took it when it
 				// matched, and one that no longer matches holds none.
-				taken = func(n int) (string, int) { return "", min(n, fr.matches) }
+				taken = func(n int) (string, int, bool) { return "", min(n, fr.matches), fr.err != nil }
 			}
 			again := pg.from.arrive(j.Items[i].rel, &pg.seen, taken)
 			pg.atFile(j.Items[i].rel, again)
@@ -697,14 +707,22 @@ func (g *grepSearch) beforeAnchor(rel string) bool {
 func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedOut bool) (*GrepResult, error) {
 	res := pg.res
 	res.Unreadable = int(g.unreadable.Load())
-	// timedCursor resumes a page the timeout cut short.
+	// timedCursor resumes a page the timeout cut short; sameCursor, when
+	// it is the page's own.
 	var timedCursor string
+	sameCursor := false
 	if timedOut {
 		res.TimedOut = true
 		if res.NextOffset == nil {
 			next := g.req.Offset + pg.taken
 			res.NextOffset = &next
-			if pg.seen == next {
+			switch {
+			case pg.from.pending():
+				// Cut short before it could tell whether the cursor's
+				// file changed, which a partial search is no evidence
+				// of: the page goes on from the same cursor.
+				timedCursor, sameCursor = g.req.Cursor, true
+			case pg.seen == next:
 				// The search reached the page: it goes on in the last file
 				// it searched, past the matches counted in it.
 				timedCursor = pg.cursorAt(next, pg.seen-pg.fileStart)
@@ -734,7 +752,7 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 			// files again.
 			res.NextOffset, res.NextCursor = nil, ""
 			hint = fmt.Sprintf("the counts are partial: they cover the %d file(s) searched before the timeout; raise --timeout for the whole count", res.FilesSearched)
-		case res.NextCursor != "":
+		case res.NextCursor != "" && !sameCursor:
 			hint = hintTimedOutCursor
 		case pg.taken == 0:
 			hint = hintTimedOutEmpty
@@ -868,9 +886,10 @@ func sumText(h hash.Hash64) string {
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
-// firstMatches is the digest of the file's first n matching lines, and
-// how many it holds (those kept: a file cut short holds fewer).
-func (fr fileResult) firstMatches(n int) (string, int) {
+// firstMatches is what the file holds of its first n matching lines (see
+// held): their digest, how many of them were kept, and whether the timeout
+// cut its search short.
+func (fr fileResult) firstMatches(n int) (string, int, bool) {
 	h := fnv.New64a()
 	count := 0
 	for _, r := range fr.lines {
@@ -882,7 +901,7 @@ func (fr fileResult) firstMatches(n int) (string, int) {
 			count++
 		}
 	}
-	return sumText(h), count
+	return sumText(h), count, fr.err != nil
 }
 
 // cursorCost is the bytes a nextCursor of text adds to a result.

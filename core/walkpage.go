@@ -38,16 +38,23 @@ func (r *resumed) resumeAt(c cursor, seen *int) {
 	*seen = c.Offset - c.Skip
 }
 
+// pending reports that the page has not yet come to an entry that tells
+// where it starts: the cursor's entry, or the next one when that is gone.
+func (r *resumed) pending() bool { return r.rel != "" }
+
 // held is what an entry holds of the n items a cursor says earlier pages
-// took: the digest of its first ones (or "" where items have none), and
-// how many it holds, at most n.
-type held func(n int) (sum string, count int)
+// took: the digest of its first ones (or "" where items have none), how
+// many it holds, at most n, and cut, set when the timeout cut the entry's
+// search short, so that holding fewer than n tells nothing of a change.
+type held func(n int) (sum string, count int, cut bool)
 
 // arrive is called with each entry that holds items: the first one is the
 // cursor's entry, or, when that is gone, the next, none of whose items an
 // earlier page took. taken is nil where an entry is its one item (ls,
 // find). It reports whether the items of the entry, the cursor's, were
-// taken again from its first, by this page or an earlier one.
+// taken again from its first, by this page or an earlier one; it leaves
+// the page pending when the timeout cut the entry's search short before
+// its skip items.
 func (r *resumed) arrive(rel string, seen *int, taken held) (again bool) {
 	if r.rel == "" {
 		return false
@@ -60,7 +67,10 @@ func (r *resumed) arrive(rel string, seen *int, taken held) (again bool) {
 	}
 	again = r.again
 	if taken != nil {
-		switch sum, n := taken(r.skip); {
+		switch sum, n, cut := taken(r.skip); {
+		case n < r.skip && cut:
+			// Cut short before them: no evidence of a change.
+			return again
 		case n == r.skip && (r.sum == "" || sum == r.sum):
 			// Unchanged in the items earlier pages took.
 		case again:
