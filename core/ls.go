@@ -46,8 +46,9 @@ type LsResult struct {
 	Entries    []LsEntry `json:"entries"`
 	Truncated  bool      `json:"truncated,omitempty"`
 	// Unreadable counts the directories the listing could not look into
-	// for want of permission: listed, with nothing under them that they
-	// may hold; the answer is partial (--exit-status: 4), as find's.
+	// for want of permission (listed, with nothing under them that they
+	// may hold) and the entries it could not describe (left out) in this
+	// page; the answer is partial (--exit-status: 4), as find's.
 	Unreadable int    `json:"unreadable,omitempty"`
 	NextOffset *int   `json:"nextOffset,omitempty"`
 	NextCursor string `json:"nextCursor,omitempty"`
@@ -113,8 +114,10 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 			case fault.CodePermissionDenied:
 				// Named by a directory that may be read but not searched
 				// (r without x): what it is cannot be known. Counted, as
-				// find counts such a directory, not the listing's end.
-				pg.uncount()
+				// find counts such a directory, not the listing's end,
+				// and in the offsets as every entry is, since a page
+				// resumed by offset skips it without a look.
+				pg.pass()
 				res.Unreadable++
 				if e.Type == backend.TypeDir {
 					return backend.ErrSkipDir // below it, nothing can be reached

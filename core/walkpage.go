@@ -11,8 +11,12 @@ type walkPage struct {
 	// skeleton is the size of the result without its entries.
 	skeleton    int
 	seen, taken int
-	next        *int
-	truncated   bool
+	// passed counts the entries of the page that are not listed (those
+	// that cannot be described): counted all the same, as the offset of
+	// a later page counts every entry it skips.
+	passed    int
+	next      *int
+	truncated bool
 	// last is the cursor that resumes after the last entry taken.
 	last string
 	// from is the entry a resumed page starts at, whose items earlier
@@ -109,6 +113,14 @@ func (p *walkPage) skip(rel string) bool {
 // uncount takes back the count of an entry found gone since the listing.
 func (p *walkPage) uncount() { p.seen-- }
 
+// pass counts the entry just counted as one of the page that is not listed.
+func (p *walkPage) pass() {
+	p.passed++
+	// The skeleton's nextOffset, offset+limit, may then be a digit short.
+	most := p.offset + p.limit + p.passed
+	p.budget -= digits(most) - digits(most-1)
+}
+
 // full reports that the page already holds limit entries, so that an entry
 // past it proves there is a next page.
 func (p *walkPage) full() bool {
@@ -151,6 +163,6 @@ func (p *walkPage) fits(v any, path, next string) (bool, error) {
 }
 
 func (p *walkPage) stop(truncated bool) {
-	n := p.offset + p.taken
+	n := p.offset + p.taken + p.passed
 	p.next, p.truncated = &n, truncated
 }

@@ -14,10 +14,13 @@ import (
 )
 
 // listFS is a flat directory of the given names, in that order; the names
-// in gone are removed between the listing and the stat of each entry.
+// in gone are removed between the listing and the stat of each entry, and
+// those in denied cannot be described (named by a directory that may be
+// read but not searched).
 type listFS struct {
-	names []string
-	gone  map[string]bool
+	names  []string
+	gone   map[string]bool
+	denied map[string]bool
 }
 
 func (f *listFS) Stat(context.Context, string) (backend.FileInfo, error) {
@@ -41,6 +44,9 @@ func (f *listFS) Walk(_ context.Context, _ string, _ backend.WalkOptions, visit 
 			Info: func() (backend.FileInfo, error) {
 				if f.gone[name] {
 					return backend.FileInfo{}, fault.Errorf(fault.CodeNotFound, "no such file or directory.").WithPath(name)
+				}
+				if f.denied[name] {
+					return backend.FileInfo{}, fault.Errorf(fault.CodePermissionDenied, "permission denied.").WithPath(name)
 				}
 				return backend.FileInfo{Name: name}, nil
 			}})
@@ -128,6 +134,38 @@ func TestWalkPageEntryTooLarge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Entries that cannot be described count in the offsets as every entry
+// does, in the page that meets them: a page resumed by offset skips them
+// with the others, without a look. Left out of nextOffset, they made the
+// next pages start early and give entries again: [d e] [e f] [e f] [e f]
+// [g], unreadable 3, 2, 1 and 0.
+func TestLsOffsetCountsUndescribedEntries(t *testing.T) {
+	fs := &listFS{names: []string{"d", "d/f1", "d/f2", "d/f3", "e", "f", "g"},
+		denied: map[string]bool{"d/f1": true, "d/f2": true, "d/f3": true}}
+	tl := &Tools{FS: fs}
+	var got []string
+	offset := 0
+	for range 10 {
+		res, err := tl.Ls(context.Background(), LsRequest{Depth: 2, Limit: 2, Offset: offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []string
+		for _, e := range res.Entries {
+			page = append(page, e.Path)
+		}
+		got = append(got, fmt.Sprintf("%v unreadable %d", page, res.Unreadable))
+		if res.NextOffset == nil {
+			break
+		}
+		offset = *res.NextOffset
+	}
+	want := []string{"[d e] unreadable 3", "[f g] unreadable 0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pages by offset %q, want %q", got, want)
 	}
 }
 
