@@ -116,7 +116,12 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 				// (r without x): what it is cannot be known. Counted, as
 				// find counts such a directory, not the listing's end,
 				// and in the offsets as every entry is, since a page
-				// resumed by offset skips it without a look.
+				// resumed by offset skips it without a look. The listed
+				// directory being the one, nothing in it can be
+				// described: an empty listing, exit 0, would hide it.
+				if !strings.Contains(e.Rel, "/") {
+					return err
+				}
 				pg.pass()
 				res.Unreadable++
 				if e.Type == backend.TypeDir {

@@ -169,6 +169,18 @@ func TestLsOffsetCountsUndescribedEntries(t *testing.T) {
 	}
 }
 
+// A listed directory that may be read but not searched names entries
+// none of which can be described: it is PERMISSION_DENIED, as it was
+// before such entries below it were counted. It answered an empty
+// listing, exit 0.
+func TestLsOfADirectoryItCannotEnter(t *testing.T) {
+	fs := &listFS{names: []string{"a", "b"}, denied: map[string]bool{"a": true, "b": true}}
+	res, err := (&Tools{FS: fs}).Ls(context.Background(), LsRequest{Depth: 2})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied {
+		t.Errorf("ls of a directory it cannot enter: %+v, %v; want PERMISSION_DENIED", res, err)
+	}
+}
+
 // The result's own path is over the bound only when its skeleton is larger
 // than --max-bytes: a skeleton of exactly --max-bytes leaves no room for an
 // entry, and the entry is what does not fit.
