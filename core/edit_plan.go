@@ -73,7 +73,8 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			}
 		}
 		if len(ms) == 0 {
-			if line, ok := alreadyApplied(t, oldText, newText); ok {
+			line, r := alreadyApplied(t, oldText, newText)
+			if r == retried {
 				outcomes[i].AlreadyApplied, outcomes[i].Lines = true, []int{line}
 				applied = append(applied, i)
 				continue
@@ -85,7 +86,14 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 				applied = append(applied, i)
 				continue
 			}
-			return "", nil, noMatch(t, i, len(edits), oldText)
+			e := noMatch(t, i, len(edits), oldText)
+			if r == maybeRetried {
+				// Neither a success nor a pointer to the other lines alone:
+				// copying oldText from them made a retry's change twice.
+				e.WithDetail("newTextLine", line).
+					WithHint("newText already stands at line %d, and other lines are as like oldText: if this edit was made before, nothing is left to do; if not, read the file and copy oldText from the lines meant", line)
+			}
+			return "", nil, e
 		}
 		if len(ms) > 1 && !e.ReplaceAll {
 			return "", nil, ambiguous(i, len(edits), ms)
@@ -147,21 +155,40 @@ func appliedBehindGutter(t *editmatch.Text, oldText, newText string) (int, bool)
 		return 0, false
 	}
 	last := first + strings.Count(strings.TrimSuffix(stripped, "\n"), "\n")
-	line, ok := alreadyApplied(t, stripped, editmatch.StripGutterLines(newText, first, last))
-	return line, ok && line == first
+	line, r := alreadyApplied(t, stripped, editmatch.StripGutterLines(newText, first, last))
+	// The gutter names the place: lines elsewhere as like oldText leave
+	// no doubt of which was meant.
+	return line, r != notRetried && line == first
 }
 
-// alreadyApplied returns the line of a retried edit's newText when the edit
-// landed before: its oldText is gone and its newText stands whole (from the
-// start of a line to the end of a line) byte for byte, once in the file.
-// newText that does not prove a retry (retryProof), part of oldText (an
-// edit that deletes), in several places, inside a longer line ("y" in
-// "key") or away from the lines most like oldText says nothing of the
-// kind, and a fuzzy likeness proves nothing: all are NO_MATCH.
-func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
+// retry is what a file says of an edit whose oldText is not in it.
+type retry int
+
+const (
+	// notRetried: newText does not stand as a landed edit's would.
+	notRetried retry = iota
+	// retried: the edit landed before, at newText's line.
+	retried
+	// maybeRetried: newText stands as a landed edit's would, but lines
+	// elsewhere are as like oldText, which may be the edit's target (a
+	// sibling in another section, a stale oldText): which was meant
+	// cannot be told.
+	maybeRetried
+)
+
+// alreadyApplied tells whether a retried edit landed before, with
+// newText's line: its oldText is gone and its newText stands whole (from
+// the start of a line to the end of a line) byte for byte, once in the
+// file. newText that does not prove a retry (retryProof), part of oldText
+// (an edit that deletes), in several places or inside a longer line ("y"
+// in "key") says nothing of the kind, nor does a fuzzy likeness; neither
+// does it when oldText stands elsewhere but for its spacing ("timeout=60"
+// for "timeout = 60"): that is the target. Other lines as like oldText
+// leave it unproven.
+func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	if !retryProof(o, n) || strings.Contains(o, n) {
-		return 0, false
+		return 0, notRetried
 	}
 	ms := t.Exact(n)
 	if len(ms) == 0 && strings.HasSuffix(n, "\n") && !strings.HasSuffix(t.Content(), "\n") {
@@ -173,17 +200,19 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, bool) {
 		}
 	}
 	if len(ms) != 1 || !wholeLines(t, ms[0]) {
-		return 0, false
+		return 0, notRetried
 	}
-	// A retry's oldText was at newText's place. Lines elsewhere as like
-	// oldText (the same key in another section, "timeout = 60" beside a
-	// "timeout = 30" that already stood) are where the edit was meant to
-	// land: taking it as applied would leave them unchanged, with success.
-	span := t.LineAt(ms[0].End-1) - ms[0].Line + 1
-	if t.Rivalled(o, ms[0].Line, span) {
-		return 0, false
+	line := ms[0].Line
+	span := t.LineAt(ms[0].End-1) - line + 1
+	for _, at := range t.Respaced(o) {
+		if at+strings.Count(strings.TrimSuffix(o, "\n"), "\n") < line || at >= line+span {
+			return 0, notRetried
+		}
 	}
-	return ms[0].Line, true
+	if t.Rivalled(o, line, span) {
+		return line, maybeRetried
+	}
+	return line, retried
 }
 
 // retryProof reports whether newText standing whole once in the file can

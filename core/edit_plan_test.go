@@ -324,7 +324,52 @@ func TestAlreadyApplied(t *testing.T) {
 		{"newText's final newline at a file's end without one", "a\nLAST", "last\n", "LAST\n", 2},
 		{"a final newline that is not at the file's end", "LAST\na", "last\n", "LAST\n", 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.check(t, alreadyApplied) })
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, provenRetry) })
+	}
+}
+
+// provenRetry is alreadyApplied's line when it proves the retry.
+func provenRetry(t *editmatch.Text, oldText, newText string) (int, bool) {
+	line, r := alreadyApplied(t, oldText, newText)
+	return line, r == retried
+}
+
+// TestRetryVerdict: what a file says of an edit whose oldText is gone and
+// whose newText stands once. Where oldText stands elsewhere but for its
+// spacing, that is the target (it was taken for a retry at a sibling, with
+// success, and the target kept its value); where other lines are only as
+// like oldText, a retry is not proven, nor refuted (refused, a retry was
+// pointed at a sibling's line to copy oldText from).
+func TestRetryVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		want                retry
+	}{
+		{"unique", "a\nkey = 2\nb\n", "key = 1", "key = 2", retried},
+		{"a sibling value, a tie", "[dev]\ntimeout = 30\n[prod]\ntimeout = 45\n", "timeout = 60", "timeout = 45", maybeRetried},
+		{"a sibling variable", "DB_HOST=db.internal\nCACHE_HOST=localhost\n", "DB_HOST=localhost", "DB_HOST=db.internal", maybeRetried},
+		{"the target without spaces", "[dev]\ntimeout = 30\n[prod]\ntimeout=60\n", "timeout = 60", "timeout = 30", notRetried},
+		{"a Python keyword without spaces", "def f():\n    retries = 3\n\ndef g():\n    retries=5\n", "    retries = 5\n", "    retries = 3\n", notRetried},
+		{"TOML without spaces", "[a]\nversion = \"1.0\"\n[b]\nversion=\"2.0\"\n", "version = \"2.0\"\n", "version = \"1.0\"\n", notRetried},
+		{"the target in other case", "[dev]\nTimeout = 30\n[prod]\ntimeout = 60\n", "TIMEOUT = 60", "Timeout = 30", notRetried},
+		{"respaced at newText's own place", "a\nkey=2\nb\n", "key = 1", "key=2", retried},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, got := alreadyApplied(editmatch.New(tc.src), tc.old, tc.new); got != tc.want {
+				t.Fatalf("verdict %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestUnprovenRetryNamesNewTextLine: a retry neither proven nor refuted
+// is NO_MATCH naming newText's line, with a hint that says both.
+func TestUnprovenRetryNamesNewTextLine(t *testing.T) {
+	nt := "timeout = 45"
+	_, _, err := planEdits("[dev]\ntimeout = 30\n[prod]\ntimeout = 45\n", []EditOp{{OldText: "timeout = 60", NewText: &nt}})
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Code != fault.CodeNoMatch || e.Details["newTextLine"] != 4 || !strings.Contains(e.Hint, "nothing is left to do") {
+		t.Fatalf("err %v", err)
 	}
 }
 

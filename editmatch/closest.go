@@ -1,6 +1,7 @@
 package editmatch
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agentfs/agentfs/similarity"
@@ -57,4 +58,37 @@ func (t *Text) Rivalled(old string, line, n int) bool {
 	fold := lineKeys[len(lineKeys)-1].key
 	want, have := t.bigramLines(old, func(s string) string { return strings.ToLower(fold(s)) })
 	return similarity.Rivalled(want, have, line-1, n)
+}
+
+// Respaced returns the first lines (1-based) of the windows whose lines
+// are old's but for white space anywhere in them, case and the unicode
+// rung's lookalikes: "timeout=60" where old says "timeout = 60", which no
+// rung matches (they trim a line's ends only). A blank old has none.
+func (t *Text) Respaced(old string) []int {
+	oldLines, _ := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
+	want := make([]string, len(oldLines))
+	blank := true
+	for i, l := range oldLines {
+		want[i] = spaceless(l)
+		blank = blank && want[i] == ""
+	}
+	if blank || len(want) > len(t.lines) {
+		return nil
+	}
+	have := make([]string, len(t.lines))
+	for j := range t.lines {
+		have[j] = spaceless(t.content(j))
+	}
+	var at []int
+	for s := 0; s+len(want) <= len(have); s++ {
+		if slices.Equal(want, have[s:s+len(want)]) {
+			at = append(at, s+1)
+		}
+	}
+	return at
+}
+
+// spaceless is s without white space, lower case, lookalikes folded.
+func spaceless(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(foldUnicode(s)), ""))
 }
