@@ -488,6 +488,10 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 				switch {
 				case err != nil:
 					o.err = fault.AsError(err).WithPath(files[i].path)
+				case len(data) > MaxEditBytes && largeBinary(data):
+					// Skipped as a small one is, and as grep skips it: a
+					// built tool in the tree refused the whole replace.
+					o.searched, o.binary = true, true
 				case len(data) > MaxEditBytes:
 					o.searched, o.err = true, t.refuseLarge(ctx, files[i].path, rp)
 				default:
@@ -535,6 +539,17 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 	}
 	return fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
 		WithPath(t.FS.Display(path)).WithHint("exclude it with --exclude, or split it first; nothing was changed")
+}
+
+// largeBinary reports whether a file too large to hold, of which head is
+// the start, is binary as grep decides: a NUL among the first bytes of
+// its text after a UTF-8 byte-order mark. A UTF-16 file is text.
+func largeBinary(head []byte) bool {
+	if c, ok := textfile.ByBOM(head); ok && c.Unit() == 2 {
+		return false
+	}
+	_, text := textfile.CutUTF8BOM(head)
+	return bytes.IndexByte(text[:min(len(text), binarySample)], 0) >= 0
 }
 
 // streamText opens a file as matchedText and matches see it, without
@@ -826,7 +841,7 @@ func (t *Tools) checkCount(req ReplaceRequest, res *ReplaceResult) (*ReplaceResu
 	if req.ExpectedCount != nil && *req.ExpectedCount != res.Replacements {
 		return nil, fault.Errorf(fault.CodeStale, "the files hold %d matches, not the %d expected.", res.Replacements, *req.ExpectedCount).
 			WithDetail("count", res.Replacements).WithDetail("expectedCount", *req.ExpectedCount).
-			WithHint("search again (grep, or replace --dry-run) and check what the query matches; nothing was changed")
+			WithHint("run replace --dry-run to see every match the query finds (grep counts matching lines, not matches); nothing was changed")
 	}
 	return res, nil
 }

@@ -275,6 +275,10 @@ func TestReplaceLargeFileAsMatched(t *testing.T) {
 		{"a fixed string across CRLF lines", crlf + "a\r\nb\r\n", "a\nb", false, fault.CodeTooLarge},
 		{"a regex across CRLF lines", crlf + "a\r\nb\r\n", `a$\n^b`, true, fault.CodeTooLarge},
 		{"no LF view in mixed lines", crlf + "a\r\nb\n", `a\nb`, true, ""},
+		// Binary as grep decides, as a small file is: a built tool in the
+		// tree refused the whole replace.
+		{"a binary file", strings.Repeat("\x00x  \n", 500000), `\s+$`, true, ""},
+		{"a binary file after a UTF-8 mark", "\uFEFF" + strings.Repeat("\x00x  \n", 500000), `\s+$`, true, ""},
 	} {
 		m := memfs.New(map[string]string{"d/large": tc.large, "d/small": "x  \ny\n"})
 		none := ""
