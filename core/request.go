@@ -439,6 +439,12 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 // the tools' schemas say, holds such numbers, and a client that checks
 // its arguments against the schema sends them. Past 2^53 a float64 is no
 // longer exact: such a number stays as it is, and is refused.
+// maxIntegralDigits bounds the length of a number taken as an integer
+// when written otherwise (3.0, 3e1): math/big parses it in time that grows
+// with the square of its length, and a line of a million digits held a
+// batch or MCP session for 9 s (4 million: 3 minutes).
+const maxIntegralDigits = 64
+
 func integral(n json.Number, t reflect.Type) json.Number {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
@@ -452,7 +458,7 @@ func integral(n json.Number, t reflect.Type) json.Number {
 	// 1 and 9007199254740993.0 was 9007199254740992. An exponent past
 	// float64's is no integer here, and not computed (1e-999999999 is a
 	// denominator of a billion digits).
-	if f, err := n.Float64(); err != nil || math.Abs(f) > 1<<53 {
+	if f, err := n.Float64(); err != nil || math.Abs(f) > 1<<53 || len(n) > maxIntegralDigits {
 		return n
 	}
 	if _, exp, ok := strings.Cut(strings.ToLower(string(n)), "e"); ok {

@@ -55,6 +55,8 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "2^53+1 as a decimal", in: `{"offset":9007199254740993.0}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
 		{name: "a long mantissa", in: `{"offset":3.000000000000000000000000000000}`, want: requestLike{Offset: 3}},
 		{name: "an exponent past float64", in: `{"offset":1e-999999999}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		// Not parsed (in time that grows with the square of its length).
+		{name: "a million digits", in: `{"offset":1.` + strings.Repeat("0", 1e6) + `}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
 		{name: "not an object", in: `[1]`, code: fault.CodeInvalidArgument, msg: "JSON object"},
 		{name: "trailing data", in: `{"path":"a"} {}`, code: fault.CodeInvalidArgument, msg: "after"},
 		{name: "broken", in: `{"path":`, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
