@@ -261,10 +261,7 @@ func cutPage(t *testing.T, tl *Tools, req GrepRequest, cut string, kept int) *Gr
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg, err := tl.grepPage(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pg := tl.grepPage(g)
 	searcher := func() func(grepItem) fileResult {
 		s := newSearcher(g.m, g.ctxLines, g.capPerFile)
 		return func(it grepItem) fileResult {

@@ -328,10 +328,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	pg, err := t.grepPage(g)
-	if err != nil {
-		return nil, err
-	}
+	pg := t.grepPage(g)
 	tctx, cancelT := context.WithTimeout(ctx, g.timeout)
 	defer cancelT()
 	sctx, stopWalk := context.WithCancel(tctx)
@@ -356,20 +353,17 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 
 // grepPage is the empty page of g's answer, resumed where its cursor
 // stands.
-func (t *Tools) grepPage(g *grepSearch) (*page, error) {
+func (t *Tools) grepPage(g *grepSearch) *page {
 	res := &GrepResult{Mode: g.mode, Files: []GrepFile{}}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(g.path))
-	pg, err := t.newPage(g.req, g.limit, res)
-	if err != nil {
-		return nil, err
-	}
+	pg := t.newPage(g.req, g.limit, res)
 	pg.digest = g.digest
 	for _, c := range []cursor{g.from, g.anchor} {
 		if c.From != "" {
 			pg.from.resumeAt(c, &pg.seen)
 		}
 	}
-	return pg, nil
+	return pg
 }
 
 // grepSearch is one grep, its request checked and compiled.
@@ -825,7 +819,7 @@ type page struct {
 // newPage sizes the page of res: the budget for files is what the bound
 // leaves of the result without them, with its fields at their largest
 // (the totals of a huge tree), a timeout's hint aside.
-func (t *Tools) newPage(req GrepRequest, limit int, res *GrepResult) (*page, error) {
+func (t *Tools) newPage(req GrepRequest, limit int, res *GrepResult) *page {
 	big, next := math.MaxInt, req.Offset+limit
 	sk := *res
 	sk.Count, sk.FilesSearched, sk.BinarySkipped, sk.Unreadable = big, big, big, maxUnreadable
@@ -834,10 +828,12 @@ func (t *Tools) newPage(req GrepRequest, limit int, res *GrepResult) (*page, err
 		sk.FilesWithMatches = &big
 	}
 	size := jsonSize(&sk)
-	if size > t.maxBytes() {
-		return nil, t.tooLarge(size, "the path searched does not fit")
-	}
-	return &page{t: t, req: req, limit: limit, res: res, budget: t.maxBytes() - size, skeleton: size}, nil
+	// The budget is below 0 when the fields alone are over the bound (a
+	// path longer than it): the first item is then TOO_LARGE naming the
+	// bound that holds it with them, and without one the result is sized
+	// whole (fitted). Refused here, the need named was the fields' alone,
+	// and a search at that bound failed again.
+	return &page{t: t, req: req, limit: limit, res: res, budget: t.maxBytes() - size, skeleton: size}
 }
 
 // full ends the page: one more item exists past it, the last one counted

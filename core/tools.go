@@ -25,10 +25,12 @@ type Tools struct {
 	// MaxBytes bounds each result (0 means DefaultMaxBytes).
 	MaxBytes int
 	// Framing is what of MaxBytes the caller's frame around each result
-	// takes: batch's id and {"id":...,"result":}. Results are sized within
-	// the rest; a TOO_LARGE names MaxBytes, and the bound that holds the
-	// result with its frame (needed), as the caller counts them.
-	Framing int
+	// takes: batch's id and {"id":...,"result":}; Share, when above 1, how
+	// many results share the rest (several paths in one call). Results
+	// are sized within their share; a TOO_LARGE names MaxBytes, and the
+	// bound that holds the result in its share (needed), as the caller
+	// counts them.
+	Framing, Share int
 	// ReadOnly refuses every mutation with READ_ONLY.
 	ReadOnly bool
 	// LockTimeout is how long a mutation waits for its locks.
@@ -96,7 +98,10 @@ type IndexedFile struct {
 var ErrReopen = errors.New("open the file by its path")
 
 // maxBytes is the bound a result's JSON must fit.
-func (t *Tools) maxBytes() int { return t.bound() - t.Framing }
+func (t *Tools) maxBytes() int { return (t.bound() - t.Framing) / t.share() }
+
+// share is how many results share the bound.
+func (t *Tools) share() int { return max(t.Share, 1) }
 
 // bound is --max-bytes, as the caller gave it.
 func (t *Tools) bound() int {
@@ -107,4 +112,4 @@ func (t *Tools) bound() int {
 }
 
 // raiseTo is the --max-bytes that holds a result of n bytes.
-func (t *Tools) raiseTo(n int) int { return n + t.Framing }
+func (t *Tools) raiseTo(n int) int { return n*t.share() + t.Framing }

@@ -133,7 +133,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	sk.Path, sk.PathBase64 = fault.PathText(t.FS.Display(req.Path))
 	if n := jsonSize(sk); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the path of the file does not fit").WithPath(sk.Path).
-			WithHint("raise --max-bytes to %d or more; nothing was written", n)
+			WithHint("raise --max-bytes to %d or more; nothing was written", t.raiseTo(n))
 	}
 	return mutate(ctx, t, m, []string{req.Path}, func() (*WriteResult, error) {
 		cur, err := currentOf(m.Stat(ctx, req.Path))

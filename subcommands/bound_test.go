@@ -295,3 +295,35 @@ func TestBatchTooLargeNamesTheBound(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralPathsTooLargeNamesTheBound: with several paths, a result
+// that does not fit its share is TOO_LARGE naming the --max-bytes given
+// and a need that holds it in its share: run again at that need, each
+// result comes whole. It named the share, and its need failed again.
+func TestSeveralPathsTooLargeNamesTheBound(t *testing.T) {
+	t.Chdir(t.TempDir())
+	long := strings.Repeat("p", 250) + ".txt"
+	for _, name := range []string{long, "b.txt"} {
+		if err := os.WriteFile(name, []byte("hi\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, out, _ := run(t, "", "--max-bytes", "1200", "read", long, "b.txt")
+	var a struct {
+		Results []struct {
+			Error struct {
+				Code, Message string
+				Details       map[string]int
+			}
+		}
+	}
+	if json.Unmarshal([]byte(out), &a) != nil || len(a.Results) != 2 || a.Results[0].Error.Code != "TOO_LARGE" ||
+		a.Results[0].Error.Details["maxBytes"] != 1200 {
+		t.Fatalf("at 1200: %s", out)
+	}
+	needed := a.Results[0].Error.Details["needed"]
+	code, out, errs := run(t, "", "--max-bytes", strconv.Itoa(needed), "read", long, "b.txt")
+	if code != 0 || len(out) > needed || strings.Count(out, `"content":"hi\n"`) != 2 {
+		t.Fatalf("at the need named, %d: exit %d, %d bytes: %.300s %s", needed, code, len(out), out, errs)
+	}
+}

@@ -166,12 +166,15 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 	n := 1 + len(more)
 	// {"results":[...]} and a comma between items come out of the bound
 	// too, so that the whole answer fits it.
-	share := (tl.MaxBytes - len(`{"results":[]}`+"\n") - (n - 1)) / n
+	framing := len(`{"results":[]}`+"\n") + n - 1
+	share := (tl.MaxBytes - framing) / n
 	if share < minMaxBytes {
 		return fault.InvalidArgument("%d paths leave %d bytes of --max-bytes %d to each result; each needs %d.", n, share, tl.MaxBytes, minMaxBytes).
-			WithHint("pass at most %d paths per call, or raise --max-bytes", (tl.MaxBytes-16)/(minMaxBytes+1))
+			WithHint("pass at most %d paths per call, or raise --max-bytes to %d", (tl.MaxBytes-16)/(minMaxBytes+1), minMaxBytes*n+framing)
 	}
-	tl.MaxBytes = share
+	// A result's TOO_LARGE then names --max-bytes as given, and the bound
+	// that holds the result in its share (it named the share).
+	tl.Framing, tl.Share = framing, n
 	reqs := []*Req{req}
 	for _, p := range more {
 		r := new(Req)
