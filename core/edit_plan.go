@@ -181,10 +181,10 @@ const (
 // the start of a line to the end of a line) byte for byte, once in the
 // file. newText that does not prove a retry (retryProof), part of oldText
 // (an edit that deletes), in several places or inside a longer line ("y"
-// in "key") says nothing of the kind, nor does a fuzzy likeness; neither
-// does it when oldText stands elsewhere but for its spacing ("timeout=60"
-// for "timeout = 60"): that is the target. Other lines as like oldText
-// leave it unproven.
+// in "key") says nothing of the kind, nor does a fuzzy likeness, nor
+// oldText still there but for its spacing. oldText elsewhere but for its
+// spacing ("timeout=60" for "timeout = 60", which no rung matches), or
+// other lines as like it, leave it unproven: they may be the target.
 func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	if !retryProof(o, n) || strings.Contains(o, n) {
@@ -204,9 +204,20 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 	}
 	line := ms[0].Line
 	span := t.LineAt(ms[0].End-1) - line + 1
+	respacing := editmatch.Spaceless(o) == editmatch.Spaceless(n)
 	for _, at := range t.Respaced(o) {
-		if at+strings.Count(strings.TrimSuffix(o, "\n"), "\n") < line || at >= line+span {
+		switch {
+		case respacing && at == line:
+			// An edit of white space alone: newText is oldText respaced.
+		case at+strings.Count(strings.TrimSuffix(o, "\n"), "\n") >= line && at < line+span:
+			// oldText, respaced, is still where newText stands: the edit
+			// was never made ("name=x\nage=30" for "age = 30").
 			return 0, notRetried
+		default:
+			// oldText stands elsewhere but for its spacing: the target
+			// the edit was meant for, or a sibling (gofmt's aligned
+			// fields): which cannot be told.
+			return line, maybeRetried
 		}
 	}
 	if t.Rivalled(o, line, span) {

@@ -348,10 +348,16 @@ func TestRetryVerdict(t *testing.T) {
 		{"unique", "a\nkey = 2\nb\n", "key = 1", "key = 2", retried},
 		{"a sibling value, a tie", "[dev]\ntimeout = 30\n[prod]\ntimeout = 45\n", "timeout = 60", "timeout = 45", maybeRetried},
 		{"a sibling variable", "DB_HOST=db.internal\nCACHE_HOST=localhost\n", "DB_HOST=localhost", "DB_HOST=db.internal", maybeRetried},
-		{"the target without spaces", "[dev]\ntimeout = 30\n[prod]\ntimeout=60\n", "timeout = 60", "timeout = 30", notRetried},
-		{"a Python keyword without spaces", "def f():\n    retries = 3\n\ndef g():\n    retries=5\n", "    retries = 5\n", "    retries = 3\n", notRetried},
-		{"TOML without spaces", "[a]\nversion = \"1.0\"\n[b]\nversion=\"2.0\"\n", "version = \"2.0\"\n", "version = \"1.0\"\n", notRetried},
-		{"the target in other case", "[dev]\nTimeout = 30\n[prod]\ntimeout = 60\n", "TIMEOUT = 60", "Timeout = 30", notRetried},
+		// oldText elsewhere but for its spacing may be the target (it was
+		// taken for a retry at a sibling, with success) or a sibling.
+		{"the target without spaces", "[dev]\ntimeout = 30\n[prod]\ntimeout=60\n", "timeout = 60", "timeout = 30", maybeRetried},
+		{"a Python keyword without spaces", "def f():\n    retries = 3\n\ndef g():\n    retries=5\n", "    retries = 5\n", "    retries = 3\n", maybeRetried},
+		{"TOML without spaces", "[a]\nversion = \"1.0\"\n[b]\nversion=\"2.0\"\n", "version = \"2.0\"\n", "version = \"1.0\"\n", maybeRetried},
+		{"the target in other case", "[dev]\nTimeout = 30\n[prod]\ntimeout = 60\n", "TIMEOUT = 60", "Timeout = 30", maybeRetried},
+		{"gofmt's aligned field in another struct", "type A struct {\n\tName   string\n\tAge    int\n}\n\ntype B struct {\n\tName int\n}\n", "\tName string\n", "\tName int\n", maybeRetried},
+		// oldText is still where newText stands, respaced: never made.
+		{"oldText respaced at newText's place", "name = x\nage = 30\n", "name=x\nage=30\n", "age = 30\n", notRetried},
+		{"an edit of spacing alone", "a\nkey=2\nb\n", "key = 2", "key=2", retried},
 		{"respaced at newText's own place", "a\nkey=2\nb\n", "key = 1", "key=2", retried},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

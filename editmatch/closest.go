@@ -69,7 +69,7 @@ func (t *Text) Respaced(old string) []int {
 	want := make([]string, len(oldLines))
 	blank := true
 	for i, l := range oldLines {
-		want[i] = spaceless(l)
+		want[i] = Spaceless(l)
 		blank = blank && want[i] == ""
 	}
 	if blank || len(want) > len(t.lines) {
@@ -77,7 +77,7 @@ func (t *Text) Respaced(old string) []int {
 	}
 	have := make([]string, len(t.lines))
 	for j := range t.lines {
-		have[j] = spaceless(t.content(j))
+		have[j] = Spaceless(t.content(j))
 	}
 	var at []int
 	for s := 0; s+len(want) <= len(have); s++ {
@@ -88,7 +88,7 @@ func (t *Text) Respaced(old string) []int {
 	return at
 }
 
-// spaceless is s without white space, lower case, lookalikes folded.
-func spaceless(s string) string {
+// Spaceless is s without white space, lower case, lookalikes folded.
+func Spaceless(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(foldUnicode(s)), ""))
 }
