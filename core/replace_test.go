@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bufio"
 	"context"
 	"slices"
 	"strings"
@@ -290,6 +291,27 @@ func TestReplaceLargeFileAsMatched(t *testing.T) {
 			}
 		case err != nil || len(res.Files) > 0 && res.Files[0].Path == "d/large":
 			t.Errorf("%s: %+v, %v; want d/large skipped", tc.name, res, err)
+		}
+	}
+}
+
+// TestMatchesLinesAsWhole: a large file's lines, matched in the reader's
+// buffer or rune by rune past it, match as the whole text's do: with a
+// 16-byte buffer, lines longer than it, CRLF and lone CR endings, a last
+// line without one, and lines that end exactly at the buffer's end.
+func TestMatchesLinesAsWhole(t *testing.T) {
+	texts := []string{"", "\n", "abc", "a\r\n", "x\r", strings.Repeat("y", 15) + "\n", strings.Repeat("y", 16) + "\n",
+		strings.Repeat("y", 17) + "\r\nend", strings.Repeat("z", 40) + "  \n" + strings.Repeat("w", 33), "foo \r\nbar\r\n", "a\rb\nc  "}
+	for _, q := range []string{`\s+$`, `^y+$`, `z+\s`, `\r$`, `end$`, `^$`, `w{33}$`, `b`, `^bar`, `x\r`} {
+		rp, err := newReplacer(ReplaceRequest{Query: q, Regex: true, Replacement: new(string)})
+		if err != nil || !rp.byLine {
+			continue // a query that spans lines is matched whole
+		}
+		for _, text := range texts {
+			got, err := rp.matchesLines(bufio.NewReaderSize(strings.NewReader(text), 16))
+			if want := rp.matches([]byte(text)); err != nil || got != want {
+				t.Errorf("%q in %q: %v, %v; whole: %v", q, text, got, err, want)
+			}
 		}
 	}
 }
