@@ -357,6 +357,27 @@ func TestTimedOutPageInTheCursorsFile(t *testing.T) {
 	}
 }
 
+// A page cut short in the cursor's file after as many matches as earlier
+// pages took is evidence enough: those matches changed, so the file's
+// matches are this page's, taken again (a cut at fewer is no evidence).
+func TestTimedOutPageAfterTheCursorsChangedMatches(t *testing.T) {
+	ctx := context.Background()
+	fsys := memfs.New(map[string]string{"a": "x 1\nx 2\nx 3\n", "b": "x b\n"})
+	tl := &Tools{FS: fsys}
+	req := GrepRequest{Query: "x", Limit: 2}
+	first, err := tl.Grep(ctx, req)
+	if err != nil || first.NextCursor == "" {
+		t.Fatalf("first page %+v, %v", first, err)
+	}
+	if _, err := fsys.WriteFile(ctx, "a", []byte("x 9\nx 2\nx 3\n"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	req.Cursor = first.NextCursor
+	if got, want := pageItems(cutPage(t, tl, req, "a", 2)), []string{"a: x 9", "a: x 2"}; !slices.Equal(got, want) {
+		t.Errorf("the timed-out page gave %q, want %q", got, want)
+	}
+}
+
 // In files and count modes a file is one item: a page resumed at a file
 // that no longer matches goes on with the next, which earlier pages did not
 // take (it was skipped, exit 0). Count's totals still cover every file.

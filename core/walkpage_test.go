@@ -299,3 +299,21 @@ func TestWalkPageFitsWithItsCursor(t *testing.T) {
 		}
 	}
 }
+
+// An entry passed (counted, not listed) moves nextOffset past the
+// skeleton's offset+limit: each one that adds a digit to it takes a byte
+// of the budget, so that the page still fits the bound.
+func TestWalkPagePassTakesNextOffsetsDigits(t *testing.T) {
+	for _, tc := range []struct{ offset, limit, passes, drop int }{
+		{0, 5, 1, 0}, {0, 9, 1, 1}, {0, 9, 2, 1}, {95, 4, 1, 1}, {90, 5, 3, 0}, {998, 1, 1, 1}, {0, 1, 99, 2},
+	} {
+		p := (&Tools{}).newWalkPage(tc.offset, tc.limit, struct{}{})
+		before := p.budget
+		for range tc.passes {
+			p.pass()
+		}
+		if got := before - p.budget; got != tc.drop {
+			t.Errorf("offset %d, limit %d, %d passed: the budget fell by %d, want %d", tc.offset, tc.limit, tc.passes, got, tc.drop)
+		}
+	}
+}
