@@ -14,6 +14,7 @@ import (
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/registry"
+	"github.com/agentfs/agentfs/textfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -103,7 +104,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 	enc := json.NewEncoder(o.streams.Stdout)
 	enc.SetEscapeHTML(false)
 	code := 0
-	for {
+	for first := true; ; first = false {
 		var in inputLine
 		select {
 		case <-c.Context.Done():
@@ -117,6 +118,11 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		if in.err != nil {
 			return fault.Errorf(fault.CodeIOError, "standard input could not be read: %s.", in.err).
 				WithHint("check what writes the requests")
+		}
+		if first {
+			// A file of requests saved with a byte-order mark (Windows
+			// editors, PowerShell's Out-File): its first line was refused.
+			_, in.data = textfile.CutUTF8BOM(in.data)
 		}
 		if len(bytes.Trim(in.data, " \t\r")) == 0 && !in.tooLong {
 			// A blank line, spaces a harness left too, as mcp skips them:
