@@ -20,6 +20,11 @@ const (
 	binarySample = 64 << 10
 )
 
+// binaryStart reports whether a text starting with b (after a UTF-8
+// byte-order mark) is binary to grep, and so to replace: a NUL in its
+// sample.
+func binaryStart(b []byte) bool { return bytes.IndexByte(b[:min(len(b), binarySample)], 0) >= 0 }
+
 // lineRec is one line a search reports: a match or one of its context lines.
 // text is the line without its terminator, copied out of the buffer.
 type lineRec struct {
@@ -118,7 +123,7 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 				bom, _ := textfile.CutUTF8BOM(buf)
 				buf = buf[:copy(buf, buf[len(bom):])]
 			}
-			if bytes.IndexByte(buf[:min(len(buf), binarySample)], 0) >= 0 {
+			if binaryStart(buf) {
 				sc.res.binary = true
 				s.keepBuffer(buf)
 				return sc.res

@@ -549,7 +549,7 @@ func largeBinary(head []byte) bool {
 		return false
 	}
 	_, text := textfile.CutUTF8BOM(head)
-	return bytes.IndexByte(text[:min(len(text), binarySample)], 0) >= 0
+	return binaryStart(text)
 }
 
 // streamText opens a file as matchedText and matches see it, without
@@ -704,7 +704,7 @@ func (r *replacer) matchesLines(br *bufio.Reader) (bool, error) {
 			if r.re.MatchReader(lines) {
 				return true, nil
 			}
-			if lines.next(); lines.err != nil {
+			if lines.skipRest(); lines.err != nil {
 				return false, lines.err
 			}
 			continue
@@ -716,14 +716,14 @@ func (r *replacer) matchesLines(br *bufio.Reader) (bool, error) {
 	}
 }
 
-// lineRunes gives a text's lines to MatchReader one at a time, as
-// linesOf cuts them: each line's runes, then the end of the text at its
-// ending (LF, or with cutCR, CRLF); next moves on to the next line. A
-// line is never held whole, however long.
+// lineRunes gives the line at a reader's place to MatchReader, rune by
+// rune: its runes, then the end of the text at its ending (LF, or with
+// cutCR, CRLF). A line longer than the reader's buffer is so never held
+// whole.
 type lineRunes struct {
 	r     *bufio.Reader
 	cutCR bool
-	// end: the current line's ending (or the text's end) was read.
+	// end: the line's ending (or the text's end) was read.
 	end bool
 	err error
 }
@@ -751,9 +751,8 @@ func (l *lineRunes) ReadRune() (rune, int, error) {
 	return c, size, nil
 }
 
-// next skips what is left of the current line and reports whether another
-// line follows.
-func (l *lineRunes) next() bool {
+// skipRest reads past what MatchReader left of the line.
+func (l *lineRunes) skipRest() {
 	for !l.end {
 		_, err := l.r.ReadSlice('\n')
 		if err != bufio.ErrBufferFull {
@@ -761,10 +760,6 @@ func (l *lineRunes) next() bool {
 			l.fail(err)
 		}
 	}
-	_, err := l.r.Peek(1)
-	l.fail(err)
-	l.end = err != nil
-	return !l.end && l.err == nil
 }
 
 // fail keeps a read's error other than the text's end.
