@@ -327,3 +327,45 @@ func TestSeveralPathsTooLargeNamesTheBound(t *testing.T) {
 		t.Fatalf("at the need named, %d: exit %d, %d bytes: %.300s %s", needed, code, len(out), out, errs)
 	}
 }
+
+// A path that takes most of its share: the item's path is cut, as one
+// path's error cuts its own, so that the error keeps its message and the
+// need (which was cut away instead, leaving TOO_LARGE with nothing to act on).
+func TestSeveralPathsLongPathTooLargeNamesTheNeed(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir := strings.Repeat(strings.Repeat("q", 200)+"/", 4)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	long := dir + "f.txt"
+	for _, name := range []string{long, "b.txt", "c.txt"} {
+		if err := os.WriteFile(name, []byte("hi\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tool := range [][]string{{"read"}, {"grep", "hi"}} {
+		args := append(append([]string{"--max-bytes", "2600"}, tool...), long, "b.txt", "c.txt")
+		_, out, _ := run(t, "", args...)
+		if len(out) > 2600 {
+			t.Fatalf("%s: %d bytes over 2600", tool[0], len(out))
+		}
+		var a struct {
+			Results []struct {
+				Error struct {
+					Code, Message string
+					Details       map[string]int
+				}
+			}
+		}
+		if json.Unmarshal([]byte(out), &a) != nil || len(a.Results) != 3 || a.Results[0].Error.Code != "TOO_LARGE" ||
+			a.Results[0].Error.Message == "" || a.Results[0].Error.Details["needed"] == 0 {
+			t.Fatalf("%s at 2600: %.400s", tool[0], out)
+		}
+		needed := a.Results[0].Error.Details["needed"]
+		args[1] = strconv.Itoa(needed)
+		code, out, errs := run(t, "", args...)
+		if code != 0 || len(out) > needed {
+			t.Fatalf("%s at the need named, %d: exit %d, %d bytes: %.300s %s", tool[0], needed, code, len(out), out, errs)
+		}
+	}
+}

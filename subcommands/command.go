@@ -240,15 +240,27 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 }
 
 // errorItem is a failed run among several, {path, error}, within share
-// bytes: the error's hint, suggestions and details go first when it does
-// not fit, then its message is cut.
+// bytes: when the error does not fit, the item's path is cut first, then
+// the error bounded (fault.Error.Within).
 func errorItem(path string, e *fault.Error, share int) map[string]any {
 	item := map[string]any{}
-	item["path"], item["pathBase64"] = fault.PathText(path)
-	if item["pathBase64"] == "" {
+	text, twin := fault.PathText(path)
+	item["path"], item["pathBase64"] = text, twin
+	if twin == "" {
 		delete(item, "pathBase64")
 	}
 	rest, _ := json.Marshal(item)
+	// The error's message, hint and details say what to do; the item's path
+	// only echoes the request, whose order the results keep. A path that
+	// leaves the error too little room is cut, as one path's error cuts its
+	// own (TOO_LARGE once lost its need to a long path).
+	core := e.Bounded()
+	core.Path, core.PathBase64, core.Suggestions, core.SuggestionsBase64 = "", "", nil, nil
+	if j, _ := core.MarshalJSON(); len(rest)+len(`"error":,`)+len(j) > share {
+		delete(item, "pathBase64")
+		item["path"] = fault.CutTo(text, len(text)-(len(rest)+len(`"error":,`)+len(j)-share))
+		rest, _ = json.Marshal(item)
+	}
 	item["error"] = e.Within(max(1, share-len(rest)-len(`"error":,`)))
 	return item
 }
