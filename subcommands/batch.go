@@ -62,9 +62,9 @@ type batchAnswer struct {
 	Error  *fault.Error    `json:"error,omitempty"`
 }
 
-// maxBatchID bounds an id, which every answer repeats beside a result
-// bounded by --max-bytes.
-const maxBatchID = 256
+// maxIDBytes bounds a batch or MCP id, which every answer repeats beside
+// a result bounded by --max-bytes.
+const maxIDBytes = 256
 
 func batchCommand() subcommand {
 	return fixed{&cli.Command{
@@ -142,14 +142,14 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		answer.ID = line.ID
 		switch t, known := byName[line.Tool]; {
 		case in.tooLong:
-			if id := idOfCut(in.head, in.tail); len(id) <= maxBatchID {
+			if id := idOfCut(in.head, in.tail); len(id) <= maxIDBytes {
 				answer.ID = id
 			}
 			err = fault.Errorf(fault.CodeTooLarge, "the line is over %d MiB, the most a request may take.", maxRequestBytes>>20).
 				WithHint("pass large content by file (contentFile, patchFile) instead of inline")
-		case len(line.ID) > maxBatchID:
+		case len(line.ID) > maxIDBytes:
 			answer.ID = nil
-			err = fault.InvalidArgument("the id is %d bytes, over %d.", len(line.ID), maxBatchID).
+			err = fault.InvalidArgument("the id is %d bytes, over %d.", len(line.ID), maxIDBytes).
 				WithHint("use a short id (a number, or a short string)")
 		case err != nil:
 			err = fault.InvalidArgument("the line is not a JSON object {tool, args, id}: %s", strings.TrimSuffix(fault.AsError(err).Message, ".")+".").

@@ -166,7 +166,7 @@ func TestResultsFitMaxBytes(t *testing.T) {
 		boundResult(t, max, "rm", strings.Repeat("w", 250))
 		// In a batch, each answer line, its id and frame included: the
 		// result was bounded alone (517 bytes at 512).
-		for _, id := range []string{"1", `"` + strings.Repeat("i", maxBatchID-2) + `"`} {
+		for _, id := range []string{"1", `"` + strings.Repeat("i", maxIDBytes-2) + `"`} {
 			in := fmt.Sprintf(`{"tool":"ls","args":{"depth":10,"long":true},"id":%s}`+"\n"+`{"tool":"grep","args":{"query":"needle","context":2},"id":%s}`+"\n"+`{"tool":"read","args":{"path":"nosuch/%s"},"id":%s}`+"\n", id, id, strings.Repeat("n", 3000), id)
 			_, out, _ := run(t, in, "--max-bytes", strconv.Itoa(max), "batch")
 			for line := range strings.Lines(out) {
@@ -275,7 +275,7 @@ func TestBatchTooLargeNamesTheBound(t *testing.T) {
 	if err := os.WriteFile(name, []byte("hi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"1", `"` + strings.Repeat("i", maxBatchID-2) + `"`} {
+	for _, id := range []string{"1", `"` + strings.Repeat("i", maxIDBytes-2) + `"`} {
 		in := fmt.Sprintf(`{"tool":"read","args":{"path":%q},"id":%s}`+"\n", name, id)
 		_, out, _ := run(t, in, "--max-bytes", "512", "batch")
 		var a struct {

@@ -85,7 +85,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 			},
 		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments
-			if len(args) == 0 {
+			if len(args) == 0 || string(args) == "null" {
 				args = json.RawMessage(`{}`)
 			}
 			// An interrupt (SIGINT, SIGTERM) ends the call, answered: its
@@ -237,6 +237,9 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 		return invalidRequest, "a message is a JSON object; batches are not supported", id, msg
 	}
 	if raw, ok := m["id"]; ok && isID(raw) {
+		if len(raw) > maxIDBytes {
+			return invalidRequest, fmt.Sprintf("the id is %d bytes, over %d: use a short id (a number, or a short string)", len(raw), maxIDBytes), id, msg
+		}
 		id = raw
 		if !answerableID(raw) {
 			if _, ok := idKey(id); !ok {

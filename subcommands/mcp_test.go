@@ -338,6 +338,9 @@ func TestMCPBadLines(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":8.5,"method":"ping"}`, -32600, 8.5},
 		{`{"jsonrpc":"2.0","id":1e19,"method":"ping"}`, -32600, 1e19},
 		{`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, -32600, 9007199254740993.0},
+		// Every answer repeats the id, beside a result bounded by
+		// --max-bytes: a longer id made the line go over it.
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", maxIDBytes-1) + `","method":"ping"}`, -32600, nil},
 		// null params or _meta panicked, ending the session.
 		{`{"jsonrpc":"2.0","id":"np","method":"tools/call","params":null}`, -32600, "np"},
 		{`{"jsonrpc":"2.0","id":"nm","method":"tools/call","params":{"name":"agentfs_nosuch","_meta":null}}`, -32602, "nm"},
@@ -356,6 +359,15 @@ func TestMCPBadLines(t *testing.T) {
 	}
 	if reply := exchange(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); reply["id"] != 2.0 || reply["error"] != nil {
 		t.Fatalf("after the bad lines, ping: %v", reply)
+	}
+	// null arguments are none, as absent ones are (they were INVALID_ARGUMENT).
+	reply := exchange(`{"jsonrpc":"2.0","id":"na","method":"tools/call","params":{"name":"agentfs_ls","arguments":null}}`)
+	if r, _ := reply["result"].(map[string]any); r == nil || r["isError"] == true || r["structuredContent"] == nil {
+		t.Fatalf("ls with null arguments: %v", reply)
+	}
+	id := `"` + strings.Repeat("i", maxIDBytes-2) + `"`
+	if reply := exchange(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`); reply["id"] != strings.Trim(id, `"`) || reply["error"] != nil {
+		t.Fatalf("ping with an id of %d bytes: %v", len(id), reply)
 	}
 	// Blanks after a message: the SDK's transport ended the session.
 	if reply := exchange("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"} \t "); reply["id"] != 3.0 || reply["error"] != nil {
