@@ -335,13 +335,15 @@ func (u *unanswered) awaitTurn(ctx context.Context, seq int) error {
 }
 
 // numbered is the tools/call of fields with seq in its params._meta, or
-// false when its params or _meta are no object (the SDK refuses it).
+// false when its params are absent or no object, or its _meta no object
+// (the SDK refuses it: params made here were refused as a call of the
+// tool "").
 func numbered(fields map[string]json.RawMessage, seq int) ([]byte, bool) {
 	params, meta := map[string]json.RawMessage{}, map[string]json.RawMessage{}
 	// null decodes into a nil map (which panicked at the assignment
 	// below): null params are no object, which the SDK refuses, and a
 	// null _meta is none.
-	if raw, ok := fields["params"]; ok && (json.Unmarshal(raw, &params) != nil || params == nil) {
+	if raw, ok := fields["params"]; !ok || json.Unmarshal(raw, &params) != nil || params == nil {
 		return nil, false
 	}
 	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {

@@ -343,6 +343,7 @@ func TestMCPBadLines(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", maxIDBytes-1) + `","method":"ping"}`, -32600, nil},
 		// null params or _meta panicked, ending the session.
 		{`{"jsonrpc":"2.0","id":"np","method":"tools/call","params":null}`, -32600, "np"},
+		{`{"jsonrpc":"2.0","id":"nop","method":"tools/call"}`, -32600, "nop"},
 		{`{"jsonrpc":"2.0","id":"nm","method":"tools/call","params":{"name":"agentfs_nosuch","_meta":null}}`, -32602, "nm"},
 		{`{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":` + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + `}}`, -32600, 15.0},
 		// Over 16 MiB, under the id read from either end (an SDK client
