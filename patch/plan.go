@@ -273,10 +273,18 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 	start := 0
 	for k, c := range op.Chunks {
 		located[k].PatchLine = c.Line
-		if c.Context != "" {
-			at, _, ok := m.Seek(texts, []string{c.Context}, start)
+		// An @@ line names where a chunk is unless it too is found only
+		// loosely, at more than one place: the chunk is then placed as
+		// one without it.
+		named := c.Context != ""
+		if named {
+			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
 			if !ok {
 				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, true)
+			}
+			if rung != RungExact {
+				_, rung2, again := m.Seek(texts, []string{c.Context}, at+1)
+				named = !again || rung2 != rung
 			}
 			start = at + 1
 		}
@@ -307,7 +315,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		if !ok {
 			return nil, nil, notFound(op, k, texts, c.Old(), start, false)
 		}
-		if rung != RungExact && !c.EOF && c.Context == "" {
+		if rung != RungExact && !c.EOF && !named {
 			// Found only loosely: at one place, or it is a guess (edit's
 			// rule). Exact, or under an @@ line that names where it is,
 			// the first place at or after that is the one, as Codex has

@@ -77,6 +77,7 @@ func TestPlanUpdate(t *testing.T) {
 		// Under an @@ line naming its function, a loose chunk's first place
 		// after it is the one, as Codex has it (it was AMBIGUOUS_MATCH).
 		{"loose, under an @@ line", "def a():\n    return 1\ndef b():\n\treturn 1\n", []string{"@@ def a():", "-return 1", "+return 2"}, "def a():\n    return 2\ndef b():\n\treturn 1\n", []string{RungWhitespace}},
+		{"loose, under an @@ line found loosely once", "  def a():\n    return 1\ndef b():\n\treturn 1\n", []string{"@@ def a():", "-return 1", "+return 2"}, "  def a():\n    return 2\ndef b():\n\treturn 1\n", []string{RungWhitespace}},
 		{"exact: the first place after the chunk before, as Codex", "x\na\ny\nx\na\ny\n", []string{"@@", " x", "-a", "+A", " y"}, "x\nA\ny\nx\na\ny\n", []string{RungExact}},
 		{"only additions go at the end", "a\nb\n", []string{"@@", "+c", "+d"}, "a\nb\nc\nd\n", []string{""}},
 		{"before a last blank line, as Codex", "a\n\n", []string{"@@", "+c"}, "a\nc\n\n", []string{""}},
@@ -214,6 +215,10 @@ func TestPlanErrors(t *testing.T) {
 		// A chunk found only loosely, at two places: a guess (edit's rule).
 		{"ambiguous at a loose rung", map[string]string{"a": "fn a() {\n    return 1\n}\nfn b() {\n\treturn 1\n}\n"}, []string{"*** Update File: a", "@@", "-return 1", "+return 2"},
 			fault.CodeAmbiguousMatch, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "tell the places apart"},
+		// An @@ line found only loosely at two places names neither
+		// (Codex took the first).
+		{"ambiguous under an @@ line found loosely twice", map[string]string{"a": "    f\n  b\n\tf\n  b\n"}, []string{"*** Update File: a", "@@ f", "-b", "+B"},
+			fault.CodeAmbiguousMatch, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 4}, "rung": RungWhitespace}, "tell the places apart"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
 	}
