@@ -188,34 +188,41 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 // backend.MultiLocker): exclusive on each path, shared on their ancestors,
 // all in one global order (shallower paths first, then by name), which
 // every single Lock follows too, so no two processes wait in a cycle.
+// The paths are placed before the wait and the mutation places them again
+// after it: a path re-pointed meanwhile (its file swapped for a link) is
+// locked again where it now leads, so what is written is what is locked.
 func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration) (func(), error) {
-	reals := make([]string, len(paths))
-	var first target
-	for i, path := range paths {
-		t, real, err := f.lockTarget(path)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			first = t
-		}
-		reals[i] = real
-	}
 	state := existingStateDir()
 	// One deadline for every try: each took the whole timeout afresh.
 	deadline := time.Now().Add(timeout)
+	journalWaits := 0
 	for attempt := 1; ; attempt++ {
+		first, reals, err := f.lockTargets(paths)
+		if err != nil {
+			return nil, err
+		}
 		// A transaction whose writer died is finished or undone before
 		// this mutation reads what it changes: a long-lived process (a
 		// batch, an MCP session) recovered only when it started.
 		stuck := recoverJournals(f, state, deadline)
-		unlock, err := f.lockReal(ctx, reals, max(0, time.Until(deadline)))
+		unlock, files, err := f.lockReal(ctx, reals, max(0, time.Until(deadline)))
 		var le *lockError
 		if errors.As(err, &le) {
 			return nil, f.lockErr(le.err, first, f.display(le.path), timeout)
 		}
 		if err != nil {
 			return nil, fault.AsError(err).WithPath(first.display(f))
+		}
+		moved, err := f.movedSinceLocked(paths, reals, files)
+		if err != nil || moved != "" {
+			unlock()
+			if err != nil {
+				return nil, err
+			}
+			if attempt >= 3 && time.Now().After(deadline) {
+				return nil, f.lockErr(errKeptMoved, first, f.display(moved), timeout)
+			}
+			continue
 		}
 		j := journalFor(state, reals)
 		if j == "" || stuck[j] {
@@ -225,7 +232,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		// locks or before: they are let go for the recovery, which would
 		// wait for them, or for another process's recovery to end.
 		unlock()
-		if attempt == 3 {
+		if journalWaits++; journalWaits == 3 {
 			return nil, fault.Errorf(fault.CodeLockTimeout, "a transaction whose process died left %s half changed, and it cannot be undone yet: another process holds some of its files.", first.display(f)).
 				WithPath(first.display(f)).WithDetail("journal", j).
 				WithHint("retry once the other agentfs processes are done; nothing was changed")
@@ -236,6 +243,54 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 	}
 }
 
+// lockTargets places every path for its lock (lockTarget): the first
+// one's target, for the errors, and their real absolute paths.
+func (f *FS) lockTargets(paths []string) (target, []string, error) {
+	reals := make([]string, len(paths))
+	var first target
+	for i, path := range paths {
+		t, real, err := f.lockTarget(path)
+		if err != nil {
+			return target{}, nil, err
+		}
+		if i == 0 {
+			first = t
+		}
+		reals[i] = real
+	}
+	return first, reals, nil
+}
+
+// movedSinceLocked places paths again, under the locks of reals, and
+// returns the locked real path of the first one that no longer leads to
+// what was locked: another lock (a file swapped for a link, a directory on
+// the way for a link elsewhere), or another file than the one data-locked
+// (files, by real path, as lockDataFiles took them), or a file where there
+// was none. "" when every path still leads to what is locked.
+func (f *FS) movedSinceLocked(paths, reals []string, files map[string][2]uint64) (string, error) {
+	mounts := mountTable()
+	for i, path := range paths {
+		_, real, err := f.lockTarget(path)
+		if err != nil {
+			return "", err
+		}
+		if lockKey(mounts, real) != lockKey(mounts, reals[i]) {
+			return reals[i], nil
+		}
+		var st unix.Stat_t
+		regular := unix.Lstat(real, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+		id, locked := files[reals[i]]
+		if regular != locked || regular && id != [2]uint64{uint64(st.Dev), st.Ino} {
+			return reals[i], nil
+		}
+	}
+	return "", nil
+}
+
+// errKeptMoved is the lock timeout of a path that led elsewhere at every
+// try.
+var errKeptMoved = fmt.Errorf("%w: the path kept being re-pointed", ErrLockTimeout)
+
 // lockError is a lock that could not be taken in time, at path.
 type lockError struct {
 	err  error
@@ -244,8 +299,9 @@ type lockError struct {
 
 func (e *lockError) Error() string { return e.path + ": " + e.err.Error() }
 
-// lockReal locks the real absolute paths reals (see LockAll).
-func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration) (func(), error) {
+// lockReal locks the real absolute paths reals (see LockAll), and
+// returns the (device, inode) of each regular file it data-locked, by path.
+func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration) (func(), map[string][2]uint64, error) {
 	how := map[string]int{}
 	for _, real := range reals {
 		chain := lockChain(real)
@@ -265,7 +321,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 	})
 	dir, err := lockDir()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	deadline := time.Now().Add(timeout)
 	mounts := mountTable()
@@ -280,17 +336,17 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		if err != nil {
 			release()
 			if waitEnded(err) {
-				return nil, &lockError{err: err, path: p}
+				return nil, nil, &lockError{err: err, path: p}
 			}
-			return nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
+			return nil, nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
 				WithHint("check that %s is writable", dir).WithCause(err)
 		}
 		held = append(held, fd)
 	}
-	data, err := lockDataFiles(ctx, order, how, deadline)
+	data, files, err := lockDataFiles(ctx, order, how, deadline)
 	if err != nil {
 		release()
-		return nil, err
+		return nil, nil, err
 	}
 	held = append(held, data...)
 	return sync.OnceFunc(func() {
@@ -303,7 +359,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 			}
 		}
 		release()
-	}), nil
+	}), files, nil
 }
 
 // lockTarget places path for its lock, and returns its real absolute path.
@@ -373,8 +429,10 @@ type dataFile struct {
 // order was made (each write renames a new inode in) would be waited for
 // out of order, holding later ones, and two processes then waited for
 // each other until their timeouts: its locks are let go and the order made
-// again.
-func lockDataFiles(ctx context.Context, paths []string, how map[string]int, deadline time.Time) ([]int, error) {
+// again. It returns the locks' descriptors and the (device, inode) of each
+// file it ordered, by path: the file that path led to once its lock files
+// were held.
+func lockDataFiles(ctx context.Context, paths []string, how map[string]int, deadline time.Time) ([]int, map[string][2]uint64, error) {
 	for attempt := 1; ; attempt++ {
 		var files []dataFile
 		for _, p := range paths {
@@ -401,16 +459,20 @@ func lockDataFiles(ctx context.Context, paths []string, how map[string]int, dead
 			}
 		}
 		if err == nil {
-			return held, nil
+			ids := make(map[string][2]uint64, len(files))
+			for _, df := range files {
+				ids[df.path] = df.id
+			}
+			return held, ids, nil
 		}
 		for _, fd := range held {
 			unix.Close(fd)
 		}
 		if err != errReplaced {
-			return nil, err
+			return nil, nil, err
 		}
 		if attempt >= 3 && time.Now().After(deadline) {
-			return nil, &lockError{err: errKeptReplaced, path: at}
+			return nil, nil, &lockError{err: errKeptReplaced, path: at}
 		}
 		// A growing pause: a writer that keeps replacing the file is let
 		// finish, not raced in a busy loop.
@@ -418,7 +480,7 @@ func lockDataFiles(ctx context.Context, paths []string, how map[string]int, dead
 		select {
 		case <-ctx.Done():
 			pause.Stop()
-			return nil, &lockError{err: ctx.Err(), path: at}
+			return nil, nil, &lockError{err: ctx.Err(), path: at}
 		case <-pause.C:
 		}
 	}
@@ -560,6 +622,11 @@ func FlockWait(ctx context.Context, fd, how int, deadline time.Time) error {
 func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration) error {
 	if errors.Is(err, errKeptReplaced) {
 		return fault.Errorf(fault.CodeLockTimeout, "%s kept being replaced by another writer while its lock was taken, for longer than %s.", heldPath, timeout).
+			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
+			WithHint("retry when the other writer is done, or wait longer with --lock-timeout")
+	}
+	if errors.Is(err, errKeptMoved) {
+		return fault.Errorf(fault.CodeLockTimeout, "%s kept leading to another file (a link swapped in or re-pointed) while its lock was taken, for longer than %s.", heldPath, timeout).
 			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
 			WithHint("retry when the other writer is done, or wait longer with --lock-timeout")
 	}

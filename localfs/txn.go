@@ -485,7 +485,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	for i, e := range entries {
 		reals[i] = filepath.Join(e.Dir, e.Name)
 	}
-	unlock, err := f.lockReal(context.Background(), reals, wait)
+	unlock, _, err := f.lockReal(context.Background(), reals, wait)
 	if err != nil {
 		return false
 	}
