@@ -785,9 +785,24 @@ func matchedText(data []byte) ([]byte, bool) {
 func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req ReplaceRequest, rp *replacer, paths []string, res ReplaceResult) (*ReplaceResult, error) {
 	var ops []backend.Op
 	for _, p := range paths {
+		own, err := t.FS.Lstat(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if own.Type != backend.TypeFile {
+			// Swapped for a link (or another thing) since the search: the
+			// walk would skip it now, and what a link leads to may lie
+			// outside PATH.
+			continue
+		}
 		data, whole, info, err := t.openWhole(ctx, p, "replace")
 		if err != nil {
 			return nil, err
+		}
+		if info.Version != own.Version {
+			// Not the file found at the path itself: re-pointed between
+			// the two looks.
+			return nil, errConflict
 		}
 		if whole.UTF16() {
 			data = []byte(whole.Text)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
@@ -59,6 +60,43 @@ func readString(t *testing.T, p string) string {
 	return string(b)
 }
 
+// replace's walk skips links; a file it found, swapped for a link while
+// replace waited for the file's lock, is no longer one it changes. It
+// followed the link, and rewrote a file outside PATH without its locks.
+func TestReplaceSkipsAFileSwappedForALink(t *testing.T) {
+	dir := workspace(t)
+	writeFiles(t, dir, map[string]string{"src/a.txt": "foo\n", "src/b.txt": "foo\n", "other.txt": "foo\n"})
+	tl := &core.Tools{FS: newFS(t, dir), LockTimeout: 10 * time.Second}
+	waiting := waitSignal(t)
+	release := holdFile(t, filepath.Join(dir, "src/a.txt"))
+	defer release()
+	type outcome struct {
+		res *core.ReplaceResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := tl.Replace(context.Background(), core.ReplaceRequest{Query: "foo", Replacement: new("bar"), Path: "src"})
+		done <- outcome{res, err}
+	}()
+	localfs.Within(t, waiting, "wait for the file's lock")
+	swapForLink(t, filepath.Join(dir, "src/a.txt"), "../other.txt")
+	release()
+	got := localfs.Within(t, done, "end of the replace")
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if s := readString(t, filepath.Join(dir, "other.txt")); s != "foo\n" {
+		t.Errorf("other.txt, outside PATH, holds %q, want it unchanged", s)
+	}
+	if s := readString(t, filepath.Join(dir, "src/b.txt")); s != "bar\n" {
+		t.Errorf("src/b.txt holds %q, want it replaced", s)
+	}
+	if got.res.FilesChanged != 1 || got.res.Files[0].Path != "src/b.txt" {
+		t.Errorf("changed %+v, want src/b.txt alone", got.res.Files)
+	}
+}
+
 // edit and write follow a final link, as documented: a file swapped for a
 // link while the tool waited for the file's lock is changed through the
 // link only under the locks of the file the link leads to. They wrote it
@@ -109,5 +147,47 @@ func TestMutationRelocksAFileSwappedForALink(t *testing.T) {
 				t.Errorf("a.txt is no longer the link: %v, %v", fi, err)
 			}
 		})
+	}
+}
+
+// swapAfterLstatFS swaps path for a link to target just after the first
+// Lstat of it, as another program racing replace's look at the file would.
+type swapAfterLstatFS struct {
+	*localfs.FS
+	t                 *testing.T
+	dir, path, target string
+	swapped           bool
+}
+
+func (s *swapAfterLstatFS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) {
+	fi, err := s.FS.Lstat(ctx, p)
+	if p == s.path && !s.swapped {
+		s.swapped = true
+		swapForLink(s.t, filepath.Join(s.dir, p), s.target)
+	}
+	return fi, err
+}
+
+// replace reads a file only as the file at its path itself: one swapped
+// for a link between replace's look at it and its read was read through
+// the link, and the compare-and-swap, against what was read, let the
+// link's target be written.
+func TestReplaceReadsNoFileThroughALink(t *testing.T) {
+	dir := workspace(t)
+	writeFiles(t, dir, map[string]string{"src/a.txt": "foo\n", "src/b.txt": "foo\n", "other.txt": "foo\n"})
+	fsys := &swapAfterLstatFS{FS: newFS(t, dir), t: t, dir: dir, path: "src/a.txt", target: "../other.txt"}
+	tl := &core.Tools{FS: fsys, LockTimeout: 10 * time.Second}
+	res, err := tl.Replace(context.Background(), core.ReplaceRequest{Query: "foo", Replacement: new("bar"), Path: "src"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fsys.swapped {
+		t.Fatal("src/a.txt was never looked at")
+	}
+	if s := readString(t, filepath.Join(dir, "other.txt")); s != "foo\n" {
+		t.Errorf("other.txt, outside PATH, holds %q, want it unchanged", s)
+	}
+	if res.FilesChanged != 1 || res.Files[0].Path != "src/b.txt" {
+		t.Errorf("changed %+v, want src/b.txt alone", res.Files)
 	}
 }
