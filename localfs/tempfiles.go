@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,11 +36,25 @@ type tempRecord struct {
 // tempRecordPath is where the record of the temp file at the real absolute
 // path p lives, keyed as a lock is (one key through a bind mount too).
 func tempRecordPath(mounts []mountEntry, p string) (string, error) {
+	return recordPath(tempRecords, mounts, p)
+}
+
+// The records of temp files, and those of the directories a transaction
+// made (see madeDirs), each in their own directory of the state
+// directory: a sweep removes the files before the directories.
+const (
+	tempRecords = "temps"
+	dirRecords  = "dirs"
+)
+
+// recordPath is where the record of the real absolute path p lives in the
+// records directory kind of the state directory.
+func recordPath(kind string, mounts []mountEntry, p string) (string, error) {
 	base, err := stateDir()
 	if err != nil {
 		return "", err
 	}
-	d := filepath.Join(base, "temps")
+	d := filepath.Join(base, kind)
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", err
 	}
@@ -53,6 +68,23 @@ func newTempRecord(p string) (*tempRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newRecord(rp, p)
+}
+
+// newDirRecord creates and locks the record of the directory that is about
+// to be made at the real absolute path p: a record of its own, as another
+// commit may try to make the same directory at the same time.
+func newDirRecord(p string) (*tempRecord, error) {
+	rp, err := recordPath(dirRecords, mountTable(), p)
+	if err != nil {
+		return nil, err
+	}
+	return newRecord(rp+"-"+strings.TrimPrefix(tempName(), tempPrefix), p)
+}
+
+// newRecord creates and locks the record at rp of the real absolute path
+// p.
+func newRecord(rp, p string) (*tempRecord, error) {
 	fd, err := createLocked(rp, []byte(p+"\n"))
 	if err != nil {
 		return nil, err
@@ -95,7 +127,12 @@ func (r *tempRecord) bind(tempFd int) error {
 	if err := unix.Fstat(tempFd, &st); err != nil {
 		return err
 	}
-	_, err := unix.Write(r.fd, []byte(identity(&st)))
+	return r.bindIdentity(&st)
+}
+
+// bindIdentity writes the identity st into the record.
+func (r *tempRecord) bindIdentity(st *unix.Stat_t) error {
+	_, err := unix.Write(r.fd, []byte(identity(st)))
 	return err
 }
 
@@ -199,14 +236,15 @@ func sweepRecord(rp string, dfd int) {
 }
 
 // sweepRecords sweeps the temp files of every dead writer's record in the
-// state directory base ("" when there is none), and the state files a
-// writer killed in createLocked left half made: the housekeeping of a
-// start, after the journals are recovered.
+// state directory base ("" when there is none), then the directories its
+// transaction made, and the state files a writer killed in createLocked
+// left half made: the housekeeping of a start, after the journals are
+// recovered.
 func sweepRecords(base string) {
 	if base == "" {
 		return
 	}
-	d := filepath.Join(base, "temps")
+	d := filepath.Join(base, tempRecords)
 	names, _ := os.ReadDir(d)
 	for _, n := range names {
 		if p := filepath.Join(d, n.Name()); strings.Contains(n.Name(), partialSuffix) {
@@ -215,12 +253,60 @@ func sweepRecords(base string) {
 			sweepRecord(p, -1)
 		}
 	}
+	sweepDirRecords(filepath.Join(base, dirRecords))
 	journals, _ := os.ReadDir(filepath.Join(base, "journal"))
 	for _, n := range journals {
 		if strings.Contains(n.Name(), partialSuffix) {
 			sweepPartial(filepath.Join(base, "journal", n.Name()))
 		}
 	}
+}
+
+// sweepDirRecords removes, deepest first, the directories that dead
+// writers' transactions made (records in d) while still empty: a writer
+// killed before its journal named them (see madeDirs).
+func sweepDirRecords(d string) {
+	names, _ := os.ReadDir(d)
+	type record struct{ rp, path string }
+	var records []record
+	for _, n := range names {
+		rp := filepath.Join(d, n.Name())
+		if strings.Contains(n.Name(), partialSuffix) {
+			sweepPartial(rp)
+			continue
+		}
+		b, err := os.ReadFile(rp)
+		if path, _, ok := recordText(b); err == nil && ok {
+			records = append(records, record{rp, path})
+		}
+	}
+	slices.SortFunc(records, func(a, b record) int {
+		return strings.Count(b.path, "/") - strings.Count(a.path, "/")
+	})
+	for _, r := range records {
+		sweepDirRecord(r.rp)
+	}
+}
+
+// sweepDirRecord removes the directory of the record at rp when its writer
+// is dead, the directory there is the one it names, and it is empty; the
+// record goes in any case. A record without an identity (its writer killed
+// between mkdir and recording it) proves nothing: that directory stays.
+func sweepDirRecord(rp string) {
+	fd, err := unix.Open(rp, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return // its writer is alive
+	}
+	buf := make([]byte, 4200)
+	n, _ := unix.Pread(fd, buf, 0)
+	if path, id, ok := recordText(buf[:max(n, 0)]); ok && id != "" {
+		atDir(filepath.Dir(path), func(dfd int) { removeMadeDir(dfd, filepath.Base(path), id) })
+	}
+	unix.Unlink(rp)
 }
 
 // partialAge is how old a half-made state file is before a sweep takes it

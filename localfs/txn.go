@@ -7,6 +7,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,13 @@ import (
 // start undoes it (renaming each backup back over its target, unlinking a
 // new file that did not exist before) when it was not committed, or
 // removes its backups when it was.
+//
+// The directories a commit makes for new files are made while preparing,
+// each recorded in the state directory before it exists (madeDirs); the
+// journal names them too, before the files, so that an undo, a refusal's
+// or a recovery's, removes them after the files, deepest first, while
+// they are still empty. Their records go just before the commit point:
+// from there on the journal alone decides.
 
 const (
 	journalPending   = ".pending"
@@ -56,6 +64,81 @@ type journalEntry struct {
 	// its backup is the directory itself, renamed, and its staged copy a
 	// tree.
 	Tree bool `json:"tree,omitempty"`
+	// DirID marks a directory the transaction made, with its identity: an
+	// undo removes it if it is still that directory, and empty.
+	DirID string `json:"dirId,omitempty"`
+}
+
+// madeDirs are the directories a commit made, from its workers.
+type madeDirs struct {
+	mu   sync.Mutex
+	dirs []madeDir
+}
+
+// madeDir is one directory a commit made, with the record that proves it
+// the commit's own until the journal is committed.
+type madeDir struct {
+	entry journalEntry
+	rec   *tempRecord
+}
+
+// mkdir makes the directory name in dfd, whose real absolute path is real,
+// as the commit's own: its record exists before it does, and holds its
+// identity once it does, so that a sweep removes it if the writer dies
+// before its journal names it. An error is mkdir's, or the record's.
+func (m *madeDirs) mkdir(dfd int, name, real, display string) error {
+	rec, err := newDirRecord(real)
+	if err != nil {
+		return fault.Errorf(fault.CodeIOError, "the record of a new directory cannot be made: %s.", errText(err)).
+			WithPath(display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
+	}
+	if err := unix.Mkdirat(dfd, name, 0o777); err != nil {
+		rec.done() // not made: someone else's, or none
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		rec.done()
+		return err
+	}
+	id := identity(&st)
+	if err := rec.bindIdentity(&st); err != nil {
+		removeMadeDir(dfd, name, id)
+		rec.done()
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dirs = append(m.dirs, madeDir{entry: journalEntry{Dir: filepath.Dir(real), Name: name, DirID: id}, rec: rec})
+	return nil
+}
+
+// entries are the journal entries of the directories, parents first.
+func (m *madeDirs) entries() []journalEntry {
+	out := make([]journalEntry, len(m.dirs))
+	for i, d := range m.dirs {
+		out[i] = d.entry
+	}
+	slices.SortStableFunc(out, func(a, b journalEntry) int {
+		return strings.Count(a.Dir, "/") - strings.Count(b.Dir, "/")
+	})
+	return out
+}
+
+// keep lets the directories stay: their records go, as the commit point
+// comes.
+func (m *madeDirs) keep() {
+	for _, d := range m.dirs {
+		d.rec.done()
+	}
+	m.dirs = nil
+}
+
+// undo removes the directories not kept, deepest first, each while still
+// empty, then their records.
+func (m *madeDirs) undo(f *FS) {
+	f.rollBack(m.entries())
+	m.keep()
 }
 
 // prepared is one change ready to commit.
@@ -73,6 +156,7 @@ var _ backend.Transactor = (*FS)(nil)
 // comment above). The caller holds their locks (LockAll).
 func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
 	preps := make([]*prepared, 0, len(ops))
+	made := &madeDirs{}
 	defer func() {
 		for _, p := range preps {
 			if p.staged != nil {
@@ -80,8 +164,9 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 			}
 			p.dir.Close()
 		}
+		made.undo(f) // after the files in them; none once kept
 	}()
-	prepared, err := f.prepareAll(ops)
+	prepared, err := f.prepareAll(ops, made)
 	preps = prepared
 	if err != nil {
 		return nil, err
@@ -98,7 +183,8 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	if err := fault.Interrupted(ctx); err != nil {
 		return nil, err
 	}
-	j, err := newJournal(entriesOf(preps))
+	entries := append(made.entries(), entriesOf(preps)...)
+	j, err := newJournal(entries)
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +208,9 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 			return nil, mapErr(err, p.display)
 		}
 	}
+	made.keep()
 	if err := j.commit(); err != nil {
-		f.rollBack(entriesOf(preps))
+		f.rollBack(entries)
 		j.remove()
 		return nil, err
 	}
@@ -149,7 +236,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 // synced, and syncs overlap), and returns them in order; on error it
 // returns those prepared, for the caller to discard, and the first error
 // in order.
-func (f *FS) prepareAll(ops []backend.Op) ([]*prepared, error) {
+func (f *FS) prepareAll(ops []backend.Op, made *madeDirs) ([]*prepared, error) {
 	preps := make([]*prepared, len(ops))
 	errs := make([]error, len(ops))
 	next := make(chan int)
@@ -157,7 +244,7 @@ func (f *FS) prepareAll(ops []backend.Op) ([]*prepared, error) {
 	for range min(len(ops), stagers) {
 		wg.Go(func() {
 			for i := range next {
-				preps[i], errs[i] = f.prepare(ops[i])
+				preps[i], errs[i] = f.prepare(ops[i], made)
 			}
 		})
 	}
@@ -183,8 +270,9 @@ func (f *FS) prepareAll(ops []backend.Op) ([]*prepared, error) {
 // syncs to overlap on one device.
 const stagers = 8
 
-// prepare checks one change and stages its content; nothing is changed.
-func (f *FS) prepare(op backend.Op) (*prepared, error) {
+// prepare checks one change and stages its content; nothing is changed
+// but the directories it makes for a new file, added to made.
+func (f *FS) prepare(op backend.Op, made *madeDirs) (*prepared, error) {
 	t, err := f.resolve(op.Path)
 	if err != nil {
 		return nil, err
@@ -197,7 +285,7 @@ func (f *FS) prepare(op backend.Op) (*prepared, error) {
 	if ct.rel == "." {
 		return nil, rootRefused(display)
 	}
-	dir, err := f.parentDir(ct, display, !op.Remove)
+	dir, err := f.makeParentDir(ct, display, !op.Remove, made)
 	if err != nil {
 		return nil, err
 	}
@@ -509,8 +597,9 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 
 // rollBack undoes entries, the last first: a backup goes back over its
 // target, a new file (the staged one, by identity) is unlinked, a staged
-// file not renamed is removed. A target another writer changed since the
-// commit died (its identity or stamp not the staged file's, or a file
+// file not renamed is removed, a directory the transaction made (by
+// identity) is removed while empty. A target another writer changed since
+// the commit died (its identity or stamp not the staged file's, or a file
 // where one was removed) is left as that writer made it: its success was
 // reported, and the backup would undo it. It says whether every
 // directory's backup is back in place (a file's always is, or it is still
@@ -520,6 +609,11 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		atDir(e.Dir, func(dfd int) {
+			if e.DirID != "" {
+				removeMadeDir(dfd, e.Name, e.DirID)
+				unix.Fsync(dfd)
+				return
+			}
 			if e.Tree {
 				done = f.rollBackTree(dfd, e) && done
 				return
@@ -553,6 +647,15 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 		})
 	}
 	return done
+}
+
+// removeMadeDir removes the directory name in dfd if it is still the one
+// with identity id, and empty: one another writer filled stays.
+func removeMadeDir(dfd int, name, id string) {
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && identity(&st) == id {
+		unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR) // fails on a directory not empty
+	}
 }
 
 // isStaged reports whether st is the entry's staged file, unchanged.

@@ -20,6 +20,9 @@ import (
 // commit point's two sides included.
 const killAtEnv = "AGENTFS_TEST_TXN_KILL_AT"
 
+// txnOpsEnv set to "dirs" makes TestTxnCommitter commit txnDirOps.
+const txnOpsEnv = "AGENTFS_TEST_TXN_OPS"
+
 // TestTxnCommitter is the child of TestTxnSurvivesKills: it commits one
 // transaction in the directory given by its working directory.
 func TestTxnCommitter(t *testing.T) {
@@ -43,6 +46,9 @@ func TestTxnCommitter(t *testing.T) {
 	}
 	ctx := context.Background()
 	ops := txnOps()
+	if os.Getenv(txnOpsEnv) == "dirs" {
+		ops = txnDirOps()
+	}
 	paths := make([]string, len(ops))
 	for i, op := range ops {
 		paths[i] = op.Path

@@ -103,6 +103,12 @@ func newMode(opts backend.WriteOptions) (mode uint32, exact bool) {
 // link between a check and a use cannot make a write land, or a directory
 // be made, where the policy forbids.
 func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error) {
+	return f.makeParentDir(ct, display, create, nil)
+}
+
+// makeParentDir is parentDir, adding each directory it makes to made when
+// that is not nil.
+func (f *FS) makeParentDir(ct target, display string, create bool, made *madeDirs) (*os.File, error) {
 	rel := filepath.Dir(ct.rel)
 	cur, err := f.checkedDir(target{root: ct.root, rel: ".", abs: ct.root.path}, display)
 	if err != nil {
@@ -115,7 +121,13 @@ func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error)
 			dir, err := f.checkedDir(next, display)
 			var ce *fault.Error
 			if create && errors.As(err, &ce) && ce.Code == fault.CodeNotFound {
-				if merr := unix.Mkdirat(int(cur.Fd()), c, 0o777); merr != nil && !errors.Is(merr, unix.EEXIST) {
+				var merr error
+				if made != nil {
+					merr = made.mkdir(int(cur.Fd()), c, filepath.Join(ct.root.path, next.rel), display)
+				} else {
+					merr = unix.Mkdirat(int(cur.Fd()), c, 0o777)
+				}
+				if merr != nil && !errors.Is(merr, unix.EEXIST) {
 					cur.Close()
 					return nil, mapErr(merr, display)
 				}

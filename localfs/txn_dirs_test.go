@@ -1,0 +1,200 @@
+package localfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
+)
+
+// txnDirOps make two new directories (new, new/deep: two workers need
+// new), and change files of a directory that was there.
+func txnDirOps() []backend.Op {
+	return []backend.Op{
+		{Path: "a.txt", Data: []byte("new a\n")},
+		{Path: "new/deep/e.txt", Data: []byte("new e\n")},
+		{Path: "new/f.txt", Data: []byte("new f\n")},
+		{Path: "sub/d.txt", Remove: true},
+	}
+}
+
+var (
+	dirsBefore = map[string]string{"a.txt": "old a\n", "sub/d.txt": "old d\n"}
+	dirsAfter  = map[string]string{"a.txt": "new a\n", "new/deep/e.txt": "new e\n", "new/f.txt": "new f\n"}
+)
+
+// dirsIn lists the directories below dir.
+func dirsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != dir {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, data := range files {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
+	}
+}
+
+// checkDirsOutcome fails unless dir holds the tree before the transaction
+// with only its directories, or the tree after it with the ones it made,
+// and no record of a made directory is left in state. It says which.
+func checkDirsOutcome(t *testing.T, what, dir, state string) (done bool) {
+	t.Helper()
+	files, dirs := contents(t, dir), dirsIn(t, dir)
+	switch {
+	case equalTree(files, dirsBefore) && slices.Equal(dirs, []string{"sub"}):
+	case equalTree(files, dirsAfter) && slices.Equal(dirs, []string{"new", "new/deep", "sub"}):
+		done = true
+	default:
+		t.Fatalf("%s: the tree is %q with directories %q, neither before nor after", what, files, dirs)
+	}
+	if left, _ := os.ReadDir(filepath.Join(state, dirRecords)); len(left) != 0 {
+		t.Fatalf("%s: records of made directories left: %v", what, left)
+	}
+	return done
+}
+
+// A commit that fails at any of its durable calls (a staged file's or a
+// directory's sync, the journal's, a rename) removes the directories it
+// made for its new files, as well as the files: nothing was changed. One
+// refused while preparing (HARDLINK) too, and a directory that another
+// writer filled meanwhile stays.
+func TestTxnFailureRemovesMadeDirs(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	fsync, renameat := syscalls.fsync, syscalls.renameat
+	t.Cleanup(func() { syscalls.fsync, syscalls.renameat = fsync, renameat })
+	commit := func(dir string) error {
+		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fsys.Close()
+		_, err = fsys.Commit(context.Background(), txnDirOps())
+		return err
+	}
+	for at := 1; ; at++ {
+		dir := t.TempDir()
+		writeTree(t, dir, dirsBefore)
+		var calls atomic.Int64 // the stagers sync at once
+		failAt := func() error {
+			if calls.Add(1) == int64(at) {
+				return unix.EIO
+			}
+			return nil
+		}
+		syscalls.fsync = func(fd int) error { return failOr(failAt(), func() error { return fsync(fd) }) }
+		syscalls.renameat = func(od int, o string, nd int, n string) error {
+			return failOr(failAt(), func() error { return renameat(od, o, nd, n) })
+		}
+		err := commit(dir)
+		syscalls.fsync, syscalls.renameat = fsync, renameat
+		done := checkDirsOutcome(t, fmt.Sprint("fail at call ", at), dir, state)
+		if err == nil {
+			if !done {
+				t.Fatal("a commit that succeeded changed nothing")
+			}
+			break
+		}
+		if done {
+			t.Fatalf("fail at call %d: the commit failed (%v) and changed the tree", at, err)
+		}
+	}
+
+	dir := t.TempDir()
+	writeTree(t, dir, dirsBefore)
+	must(t, os.Link(filepath.Join(dir, "a.txt"), filepath.Join(dir, "a2.txt")))
+	err := commit(dir)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeHardlink {
+		t.Fatalf("a commit replacing a hard-linked file: %v, want HARDLINK", err)
+	}
+	must(t, os.Remove(filepath.Join(dir, "a2.txt")))
+	checkDirsOutcome(t, "refused", dir, state)
+}
+
+// failOr is err, or else what next returns.
+func failOr(err error, next func() error) error {
+	if err != nil {
+		return err
+	}
+	return next()
+}
+
+// An undo removes a directory the transaction made only while it is that
+// directory, and empty: not one another writer filled, nor another at its
+// name.
+func TestTxnUndoKeepsOthersDirs(t *testing.T) {
+	dir := t.TempDir()
+	made, other := filepath.Join(dir, "new"), filepath.Join(dir, "other")
+	must(t, os.Mkdir(made, 0o755))
+	var st unix.Stat_t
+	must(t, unix.Stat(made, &st))
+	undo := []journalEntry{{Dir: dir, Name: "new", DirID: identity(&st)}}
+	must(t, os.WriteFile(filepath.Join(made, "theirs.txt"), nil, 0o644))
+	(&FS{}).rollBack(undo)
+	if _, err := os.Stat(filepath.Join(made, "theirs.txt")); err != nil {
+		t.Fatalf("the undo removed a directory another writer filled: %v", err)
+	}
+	must(t, os.Remove(filepath.Join(made, "theirs.txt")))
+	must(t, os.Rename(made, other))
+	must(t, os.Mkdir(made, 0o755))
+	(&FS{}).rollBack(undo)
+	if _, err := os.Stat(made); errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the undo removed another directory at the name of the one it made")
+	}
+	must(t, os.Rename(other, made+"2"))
+	must(t, os.Remove(made))
+	must(t, os.Rename(made+"2", made))
+	(&FS{}).rollBack(undo)
+	if _, err := os.Stat(made); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the undo left the empty directory it made: %v", err)
+	}
+}
+
+// A commit killed at any point of it leaves, once the next agentfs
+// starts, the directories it made for its new files exactly when its
+// files are there: a kill before the journal (the records are swept),
+// before the commit point (the journal undoes them) and after it.
+func TestTxnKillsLeaveNoMadeDirs(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	outcomes := map[bool]int{}
+	for at := 1; ; at++ {
+		dir := t.TempDir()
+		writeTree(t, dir, dirsBefore)
+		killed := runKilledAt(t, "TestTxnCommitter", dir, at, txnOpsEnv+"=dirs")
+		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir}) // recovers
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys.Close()
+		outcomes[checkDirsOutcome(t, fmt.Sprint("kill at ", at), dir, state)]++
+		if !killed {
+			break
+		}
+	}
+	if outcomes[false] == 0 || outcomes[true] < 2 {
+		t.Errorf("the kills did not land on both sides of the commit point: %v", outcomes)
+	}
+}
