@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -30,9 +31,9 @@ func TestTxnCommitter(t *testing.T) {
 	if err != nil {
 		t.Skip("only a re-executed helper process runs this")
 	}
-	calls := 0
+	var calls atomic.Int64 // the stagers sync at once
 	kill := func() {
-		if calls++; calls == at {
+		if calls.Add(1) == int64(at) {
 			unix.Kill(os.Getpid(), unix.SIGKILL)
 		}
 	}
