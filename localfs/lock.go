@@ -197,7 +197,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 	deadline := time.Now().Add(timeout)
 	journalWaits := 0
 	for attempt := 1; ; attempt++ {
-		first, reals, err := f.lockTargets(paths)
+		first, placed, reals, err := f.lockTargets(paths)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +213,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		if err != nil {
 			return nil, fault.AsError(err).WithPath(first.display(f))
 		}
-		moved, err := f.movedSinceLocked(paths, reals, files)
+		moved, err := f.movedSinceLocked(paths, placed, files)
 		if err != nil || moved != "" {
 			unlock()
 			if err != nil {
@@ -244,44 +244,53 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 }
 
 // lockTargets places every path for its lock (lockTarget): the first
-// one's target, for the errors, and their real absolute paths.
-func (f *FS) lockTargets(paths []string) (target, []string, error) {
-	reals := make([]string, len(paths))
+// one's target, for the errors, the real absolute paths to lock of each
+// path, and all of them.
+func (f *FS) lockTargets(paths []string) (target, [][]string, []string, error) {
+	placed := make([][]string, len(paths))
+	var all []string
 	var first target
 	for i, path := range paths {
-		t, real, err := f.lockTarget(path)
+		t, reals, err := f.lockTarget(path)
 		if err != nil {
-			return target{}, nil, err
+			return target{}, nil, nil, err
 		}
 		if i == 0 {
 			first = t
 		}
-		reals[i] = real
+		placed[i] = reals
+		all = append(all, reals...)
 	}
-	return first, reals, nil
+	return first, placed, all, nil
 }
 
-// movedSinceLocked places paths again, under the locks of reals, and
+// movedSinceLocked places paths again, under the locks of placed, and
 // returns the locked real path of the first one that no longer leads to
 // what was locked: another lock (a file swapped for a link, a directory on
 // the way for a link elsewhere), or another file than the one data-locked
 // (files, by real path, as lockDataFiles took them), or a file where there
 // was none. "" when every path still leads to what is locked.
-func (f *FS) movedSinceLocked(paths, reals []string, files map[string][2]uint64) (string, error) {
+func (f *FS) movedSinceLocked(paths []string, placed [][]string, files map[string][2]uint64) (string, error) {
 	mounts := mountTable()
 	for i, path := range paths {
-		_, real, err := f.lockTarget(path)
+		_, reals, err := f.lockTarget(path)
 		if err != nil {
 			return "", err
 		}
-		if lockKey(mounts, real) != lockKey(mounts, reals[i]) {
-			return reals[i], nil
+		if len(reals) != len(placed[i]) {
+			return placed[i][0], nil
 		}
-		var st unix.Stat_t
-		regular := unix.Lstat(real, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
-		id, locked := files[reals[i]]
-		if regular != locked || regular && id != [2]uint64{uint64(st.Dev), st.Ino} {
-			return reals[i], nil
+		for k, real := range reals {
+			was := placed[i][k]
+			if lockKey(mounts, real) != lockKey(mounts, was) {
+				return was, nil
+			}
+			var st unix.Stat_t
+			regular := unix.Lstat(real, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+			id, locked := files[was]
+			if regular != locked || regular && id != [2]uint64{uint64(st.Dev), st.Ino} {
+				return was, nil
+			}
 		}
 	}
 	return "", nil
@@ -362,25 +371,34 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 	}), files, nil
 }
 
-// lockTarget places path for its lock, and returns its real absolute path.
-func (f *FS) lockTarget(path string) (target, string, error) {
+// lockTarget places path for its lock, and returns the real absolute
+// paths to lock: the path's and, for a final link, the link's own name
+// too, which mv replaces and rm removes while a write changes its target.
+func (f *FS) lockTarget(path string) (target, []string, error) {
 	t, err := f.resolve(path)
 	if err != nil {
-		return target{}, "", err
+		return target{}, nil, err
 	}
 	ct, err := f.canonical(t, true)
-	if err != nil || ct.rel == "." {
+	followed := err == nil && ct.rel != "."
+	if !followed {
 		// A final link that may not be followed, or one to a root (a link
 		// to "."), is locked by its own name: rm removes such a link, and
 		// write refuses it after the lock.
 		if ct, err = f.canonical(t, false); err != nil {
-			return target{}, "", err
+			return target{}, nil, err
 		}
 	}
 	if ct.rel == "." {
-		return target{}, "", rootRefused(t.display(f))
+		return target{}, nil, rootRefused(t.display(f))
 	}
-	return t, filepath.Join(ct.root.path, ct.rel), nil
+	reals := []string{filepath.Join(ct.root.path, ct.rel)}
+	if name, err := f.canonical(t, false); followed && err == nil && name.rel != "." {
+		if real := filepath.Join(name.root.path, name.rel); real != reals[0] {
+			reals = append(reals, real)
+		}
+	}
+	return t, reals, nil
 }
 
 // lockFile opens the lock file at path and takes a flock on it, waiting up

@@ -173,6 +173,29 @@ func TestLockFollowsFinalLink(t *testing.T) {
 	other()
 }
 
+// A final link is locked by its own name too: mv --overwrite replaces the
+// link itself, and a write to the file then at that name waits for it.
+func TestLockHoldsFinalLinkName(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	ctx := context.Background()
+	must(t, os.WriteFile(filepath.Join(dir, "target"), nil, 0o644))
+	must(t, os.Symlink("target", filepath.Join(dir, "link")))
+	unlock, err := fsys.Lock(ctx, "link", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	must(t, os.Remove(filepath.Join(dir, "link")))
+	must(t, os.WriteFile(filepath.Join(dir, "link"), nil, 0o644))
+	other, err := fsys.Lock(ctx, "link", 0)
+	if err == nil {
+		other()
+	}
+	if code(err) != fault.CodeLockTimeout {
+		t.Errorf("lock the file that replaced a held link: %v, want LOCK_TIMEOUT", err)
+	}
+}
+
 // A wait ends at the timeout with LOCK_TIMEOUT, or at once when the context
 // is cancelled, with INTERRUPTED.
 func TestLockTimeoutAndCancel(t *testing.T) {
