@@ -76,7 +76,7 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	}
 	switch {
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFREG:
-		return f.moveAcross(ctx, from, to, &st, opts)
+		return f.moveAcross(ctx, src, dst, &st, opts)
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return f.moveTreeAcross(ctx, src, dst, &st, opts)
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFLNK:
@@ -154,24 +154,114 @@ func renameNoReplace(fromDir int, from string, toDir int, to string) error {
 	return unix.Unlinkat(fromDir, from, 0)
 }
 
-// moveAcross moves a regular file to another file system: its content is
-// written at to and from removed, in one transaction.
-func (f *FS) moveAcross(ctx context.Context, from, to string, st *unix.Stat_t, opts backend.WriteOptions) (backend.FileInfo, error) {
-	r, err := f.Open(ctx, from)
+// moveAcross moves the regular file at src (whose stat is st) to dst, on
+// another file system, in one transaction (txn.go): its content streamed
+// into a file staged beside dst, then dst replaced by it and src removed.
+// dst is not followed: a link there is replaced itself, as rename(2)
+// replaces it, and its target is left alone.
+func (f *FS) moveAcross(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t, opts backend.WriteOptions) (backend.FileInfo, error) {
+	to := &prepared{op: backend.Op{Write: backend.WriteOptions{IfAbsent: opts.IfAbsent}}, display: dst.display, dir: dst.dir,
+		entry: journalEntry{Dir: filepath.Dir(dst.real), Name: dst.name}}
+	from := &prepared{op: backend.Op{Remove: true}, display: src.display, dir: src.dir,
+		entry: journalEntry{Dir: filepath.Dir(src.real), Name: src.name, Backup: tempName()}}
+	var dstSt unix.Stat_t
+	err := unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+	case err != nil:
+		return backend.FileInfo{}, mapErr(err, dst.display)
+	case opts.IfAbsent:
+		return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
+			WithHint("pass --overwrite to replace a file, or choose another destination")
+	case dstSt.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return backend.FileInfo{}, mapErr(unix.EISDIR, dst.display) // as rename(2) answers
+	default:
+		to.entry.Backup = tempName()
+	}
+	staged, err := stageCopy(ctx, src, dst, st)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
-	data, err := io.ReadAll(r)
-	r.Close()
-	if err != nil {
-		return backend.FileInfo{}, mapErr(err, from)
+	to.staged = staged
+	defer func() {
+		if to.staged != nil {
+			to.staged.discard() // not renamed: the commit failed before its point
+		}
+	}()
+	var sst unix.Stat_t
+	if err := unix.Fstat(int(staged.file.Fd()), &sst); err != nil {
+		return backend.FileInfo{}, mapErr(err, dst.display)
 	}
-	infos, err := f.Commit(ctx, []backend.Op{
-		{Path: to, Data: data, Write: backend.WriteOptions{IfAbsent: opts.IfAbsent, Executable: st.Mode&0o111 != 0, Mode: uint32(st.Mode) & 0o7777}},
-		{Path: from, Remove: true, Write: backend.WriteOptions{IfVersion: version(st)}},
-	})
+	to.entry.Staged, to.entry.StagedID, to.entry.StagedStamp = staged.name, identity(&sst), stamp(&sst)
+	infos, err := f.commit(ctx, []*prepared{to, from}, &madeDirs{}) // the destination's directory is there
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
 	return infos[0], nil
+}
+
+// stageCopy streams the regular file src, as st found it, into a file
+// staged beside dst, which gets its owner, mode and times, synced. A file
+// replaced or changed meanwhile is STALE.
+func stageCopy(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t) (*stagedFile, error) {
+	// O_NONBLOCK: a FIFO put in the file's place since the stat must not
+	// block the open; the identity check refuses it.
+	fd, err := unix.Openat(src.fd(), src.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, mapErr(err, src.display)
+	}
+	in := os.NewFile(uintptr(fd), src.display)
+	defer in.Close()
+	var ist unix.Stat_t
+	if err := unix.Fstat(fd, &ist); err != nil {
+		return nil, mapErr(err, src.display)
+	}
+	if identity(&ist) != identity(st) || ist.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fileStale(src.display)
+	}
+	// Private (0600) until the copy is whole and gets the source's mode.
+	s, err := stage(dst.dir, filepath.Dir(dst.real), nil, backend.WriteOptions{Mode: 0o600}, nil, dst.display)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(s.file, &ctxReader{ctx: ctx, r: in})
+	if err == nil {
+		err = keepOwnerAndMode(int(s.file.Fd()), st)
+	}
+	if err == nil {
+		err = syscalls.fsync(int(s.file.Fd()))
+	}
+	if err == nil {
+		err = unix.UtimesNanoAt(dst.fd(), s.name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err == nil {
+		err = unix.Fstat(fd, &ist)
+		if err == nil && version(&ist) != version(st) {
+			err = fileStale(src.display)
+		}
+	}
+	if err != nil {
+		s.discard()
+		return nil, mapErr(err, dst.display)
+	}
+	return s, nil
+}
+
+// ctxReader is a reader that stops with ctx: a long copy is interrupted
+// between its reads.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(b []byte) (int, error) {
+	if err := fault.Interrupted(c.ctx); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}
+
+func fileStale(at string) error {
+	return fault.Errorf(fault.CodeStale, "the file changed while it was being copied to the other file system.").
+		WithPath(at).WithHint("nothing was moved; run mv again")
 }

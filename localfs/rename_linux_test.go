@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,11 +22,17 @@ import (
 // otherDevice is a fresh tmpfs, another file system than dir, or skips.
 func otherDevice(t *testing.T, dir string) string {
 	t.Helper()
+	return otherDeviceOf(t, dir, "4m")
+}
+
+// otherDeviceOf is otherDevice with a tmpfs of size.
+func otherDeviceOf(t *testing.T, dir, size string) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a tmpfs; CI runs it as root (sudo go test ./localfs -run AcrossFileSystems)")
 	}
 	other := t.TempDir()
-	if err := unix.Mount("tmpfs", other, "tmpfs", 0, "size=4m"); err != nil {
+	if err := unix.Mount("tmpfs", other, "tmpfs", 0, "size="+size); err != nil {
 		t.Skipf("mounting a tmpfs is not permitted here (%v); run as root outside a restricted container", err)
 	}
 	t.Cleanup(func() { unix.Unmount(other, unix.MNT_DETACH) })
@@ -69,6 +76,44 @@ func TestRenameAcrossFileSystems(t *testing.T) {
 	}
 	if target, err := os.Readlink(filepath.Join(dir, "link")); err != nil || target != "f.sh" {
 		t.Errorf("a refused move changed the link: %q %v", target, err)
+	}
+}
+
+// A file moved to another file system is streamed, not read whole into
+// memory, and keeps its times.
+func TestRenameFileAcrossFileSystemsStreams(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	other := otherDeviceOf(t, dir, "40m")
+	const size = 32 << 20
+	data := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+	must(t, os.WriteFile(filepath.Join(dir, "big"), data, 0o600))
+	mtime := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	must(t, os.Chtimes(filepath.Join(dir, "big"), mtime, mtime))
+	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := fsys.Rename(context.Background(), "big", filepath.Join(other, "big"), backend.WriteOptions{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > size/4 {
+		t.Errorf("moving a %d-byte file allocated %d bytes", size, n)
+	}
+	got, err := os.ReadFile(filepath.Join(other, "big"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Errorf("moved across: %d bytes, %v", len(got), err)
+	}
+	fi, err := os.Stat(filepath.Join(other, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().Equal(mtime) || fi.Mode().Perm() != 0o600 {
+		t.Errorf("moved across: mtime %v, mode %v; want %v, 0600", fi.ModTime(), fi.Mode(), mtime)
 	}
 }
 

@@ -155,22 +155,33 @@ var _ backend.Transactor = (*FS)(nil)
 // Commit applies ops all or nothing (see backend.Transactor and the
 // comment above). The caller holds their locks (LockAll).
 func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
-	preps := make([]*prepared, 0, len(ops))
 	made := &madeDirs{}
+	preps, err := f.prepareAll(ops, made)
 	defer func() {
-		for _, p := range preps {
-			if p.staged != nil {
-				p.staged.discard() // not renamed: the commit failed before its point
-			}
-			p.dir.Close()
-		}
+		release(preps)
 		made.undo(f) // after the files in them; none once kept
 	}()
-	prepared, err := f.prepareAll(ops, made)
-	preps = prepared
 	if err != nil {
 		return nil, err
 	}
+	return f.commit(ctx, preps, made)
+}
+
+// release discards what preps staged and did not rename (the commit failed
+// before its point), and closes their directories.
+func release(preps []*prepared) {
+	for _, p := range preps {
+		if p.staged != nil {
+			p.staged.discard()
+		}
+		p.dir.Close()
+	}
+}
+
+// commit journals and makes the prepared changes and the directories made
+// for them, all or none; the caller releases them and undoes made's
+// directories unless kept.
+func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]backend.FileInfo, error) {
 	seen := map[string]bool{}
 	for _, p := range preps {
 		key := filepath.Join(p.entry.Dir, p.entry.Name)
