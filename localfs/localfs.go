@@ -1045,6 +1045,20 @@ func evalSymlinks(p string) (string, error) {
 	return real, err
 }
 
+// limitHint is the hint of an error that is the limit on open files
+// (EMFILE, ENFILE), which no permission would cure, "" for any other: a
+// file of the state directory (a lock, a journal, a temp record) that
+// cannot be opened for it needs this hint, not one about the directory.
+func limitHint(err error) string {
+	switch {
+	case errors.Is(err, unix.EMFILE):
+		return "raise the limit on open files (ulimit -n) and retry"
+	case errors.Is(err, unix.ENFILE):
+		return "retry once other programs have closed files, or raise the system's limit (fs.file-max)"
+	}
+	return ""
+}
+
 func mapErr(err error, p string) *fault.Error {
 	var ce *fault.Error
 	if errors.As(err, &ce) {
@@ -1071,11 +1085,9 @@ func mapErr(err error, p string) *fault.Error {
 	case errors.Is(err, unix.ELOOP), errors.Is(err, errLinkLoop):
 		e = fault.Errorf(fault.CodeSymlink, "the path has too many levels of links.").WithHint("resolve the link loop")
 	case errors.Is(err, unix.EMFILE):
-		e = fault.Errorf(fault.CodeIOError, "too many open files: the process reached its limit.").
-			WithHint("raise the limit on open files (ulimit -n) and retry")
+		e = fault.Errorf(fault.CodeIOError, "too many open files: the process reached its limit.").WithHint("%s", limitHint(err))
 	case errors.Is(err, unix.ENFILE):
-		e = fault.Errorf(fault.CodeIOError, "too many open files in the system.").
-			WithHint("retry once other programs have closed files, or raise the system's limit (fs.file-max)")
+		e = fault.Errorf(fault.CodeIOError, "too many open files in the system.").WithHint("%s", limitHint(err))
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
 		e = fault.Errorf(fault.CodeNoSpace, "no space left on the device.").WithHint("free some space and retry")
 	case errors.Is(err, unix.EROFS):

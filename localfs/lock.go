@@ -148,7 +148,7 @@ func lockDir() (string, error) {
 	d := filepath.Join(base, "locks")
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", fault.Errorf(fault.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
-			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
+			WithHint("%s", cmp.Or(limitHint(err), "set "+StateDirEnv+" to a writable directory")).WithCause(err)
 	}
 	return d, nil
 }
@@ -348,7 +348,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 				return nil, nil, &lockError{err: err, path: p}
 			}
 			return nil, nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
-				WithHint("check that %s is writable", dir).WithCause(err)
+				WithHint("%s", cmp.Or(limitHint(err), "check that "+dir+" is writable")).WithCause(err)
 		}
 		held = append(held, fd)
 	}
@@ -523,8 +523,11 @@ var errReplaced = errors.New("replaced since the order was made")
 // added; errReplaced when the file at its path is not df's (device, inode)
 // any more, before or after the wait.
 func lockData(ctx context.Context, df dataFile, deadline time.Time, locked map[[2]uint64]bool) (int, error) {
-	fd, st, ok := openRegular(df.path)
-	if !ok {
+	fd, st, err := openRegular(df.path)
+	if err != nil {
+		return -1, mapErr(err, df.path)
+	}
+	if fd < 0 {
 		return -1, nil // absent, a link, not a regular file, unreadable
 	}
 	id := [2]uint64{uint64(st.Dev), st.Ino}
@@ -562,26 +565,37 @@ func lockData(ctx context.Context, df dataFile, deadline time.Time, locked map[[
 }
 
 // openRegular opens the regular file at p for reading, never following a
-// link and never opening anything else (see lockData), with its stat.
-func openRegular(p string) (int, unix.Stat_t, bool) {
+// link and never opening anything else (see lockData), with its stat: -1
+// when there is none to open. Its error is the limit on open files alone,
+// which must fail the lock: it says nothing of the file.
+func openRegular(p string) (int, unix.Stat_t, error) {
 	var st unix.Stat_t
+	none := func(err error) (int, unix.Stat_t, error) {
+		if limitHint(err) != "" {
+			return -1, st, err
+		}
+		return -1, st, nil
+	}
 	pf, err := os.OpenFile(p, pathFlags|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return -1, st, false
+		return none(err)
 	}
 	defer pf.Close()
 	if unix.Fstat(int(pf.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return -1, st, false
+		return -1, st, nil
 	}
 	f, err := reopen(pf, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
-		return -1, st, false
+		return none(err)
 	}
 	defer f.Close()
 	// A descriptor of its own, close-on-exec from the start: the lock's
 	// holder closes it by number.
 	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	return fd, st, err == nil
+	if err != nil {
+		return none(err)
+	}
+	return fd, st, nil
 }
 
 // ErrLockTimeout is FlockWait's error when its deadline passed.

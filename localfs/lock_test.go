@@ -196,6 +196,43 @@ func TestLockHoldsFinalLinkName(t *testing.T) {
 	}
 }
 
+// A file's own lock that cannot be taken for want of descriptors fails
+// the lock, naming the limit; it is not skipped as a file with none.
+func TestLockDataOutOfDescriptors(t *testing.T) {
+	_, dir := newTestFS(t)
+	p := filepath.Join(dir, "f")
+	must(t, os.WriteFile(p, nil, 0o644))
+	var st unix.Stat_t
+	must(t, unix.Stat(p, &st))
+	var orig unix.Rlimit
+	must(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &orig))
+	low := orig
+	low.Cur = 256
+	must(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &low))
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &orig)
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for {
+		fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		fds = append(fds, fd)
+	}
+	df := dataFile{path: p, id: [2]uint64{uint64(st.Dev), st.Ino}}
+	fd, err := lockData(context.Background(), df, time.Now(), map[[2]uint64]bool{})
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+	if e, ok := err.(*fault.Error); !ok || e.Code != fault.CodeIOError || !strings.Contains(e.Hint, "ulimit -n") {
+		t.Errorf("lockData out of descriptors: fd %d, %v; want IO_ERROR naming ulimit -n", fd, err)
+	}
+}
+
 // A wait ends at the timeout with LOCK_TIMEOUT, or at once when the context
 // is cancelled, with INTERRUPTED.
 func TestLockTimeoutAndCancel(t *testing.T) {

@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -410,7 +411,7 @@ func journalDir() (string, error) {
 func newJournal(entries []journalEntry) (*journal, error) {
 	ioErr := func(err error) error {
 		return fault.Errorf(fault.CodeIOError, "the journal of the transaction cannot be written: %s.", errText(err)).
-			WithHint("check that the state directory (%s) is writable; nothing was changed", StateDirEnv).WithCause(err)
+			WithHint("%s; nothing was changed", cmp.Or(limitHint(err), "check that the state directory ("+StateDirEnv+") is writable")).WithCause(err)
 	}
 	d, err := journalDir()
 	if err != nil {
