@@ -11,3 +11,7 @@ func SetLease(f *FS, d time.Duration) { f.lease = d }
 func ClaimKey(f *FS, path string) string {
 	return f.claimKey(f.key(path))
 }
+
+// SetPaused has f's moves run paused between a lease check and the copy
+// ("copy") or deletion ("delete") of the object key it lets through.
+func SetPaused(f *FS, paused func(phase, key string)) { f.paused = paused }

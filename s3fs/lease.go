@@ -20,7 +20,8 @@ import (
 // every third of that (a new Renewed count, so a new ETag). A journal not
 // written for longer than its lease, on the store's clock, is a dead
 // process's: the next call claims it by rewriting it If-Match the ETag it
-// listed (a renewal in between wins), rolls it back and removes it. The
+// listed (a renewal in between wins), rolls it back (or finishes a move,
+// see rollsForward) and removes it. The
 // committer's commit point, a rewrite that says it committed, is If-Match
 // the ETag of its own last write, so a claimed journal never commits, and
 // a committed one is only removed; and a committer
@@ -157,9 +158,16 @@ func (l *lease) check() error {
 	since := max(time.Since(l.renewed), time.Now().Round(0).Sub(l.renewedWall))
 	if l.expired == nil && l.renew > 0 && since > l.f.lease-l.renew {
 		l.expired = fault.Errorf(fault.CodeIOError, "the transaction could not renew its lease for %s: the store is out of reach.", since.Round(time.Second)).
-			WithHint("check that the store is up; the next call rolls the transaction back")
+			WithHint("check that the store is up, then read the files it changes: this call or the next undoes the transaction (a move that began deleting its sources is finished instead)")
 	}
 	return l.expired
+}
+
+// isLost reports whether the lease is lost (see lease.lost).
+func (l *lease) isLost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost != nil
 }
 
 // update rewrites the journal as j.

@@ -35,17 +35,20 @@ var _ backend.Renamer = (*FS)(nil)
 //     tells the copy from a file another writer put there, of the same
 //     bytes or not, and knows a store's copy whose ETag it never learnt;
 //  4. the source is listed again: a key added meanwhile undoes it all;
-//  5. the journal says deletions begin (see rollBackMove), and each
-//     original is deleted If-Match its ETag, so an object changed since
-//     its copy undoes it all (STALE) and no update is lost;
+//  5. the journal says deletions begin, and each original is deleted
+//     If-Match its ETag, so an object changed since its copy undoes it
+//     all (STALE; the journal says so first, see rollsForward) and no
+//     update is lost;
 //  6. the journal's rewrite as committed is the commit point; the
 //     journal, its copies and claims go after it.
 //
-// A process killed before it leaves a journal that the next call rolls
-// back (see Recover): the originals put back from their copies and the
-// copies removed; after it, only the copies of replaced objects remain,
-// which the next call removes. Directory markers move without conditions:
-// they hold no data.
+// A process killed (or paused past its lease) before step 5 leaves a
+// journal that the next call rolls back (see Recover): the copies
+// removed. From step 5 the next call finishes the move instead: the
+// originals whose copies stand deleted, so that a deletion the paused
+// process sends late repeats it (see rollsForward). After step 6, only
+// the copies of replaced objects remain, which the next call removes.
+// Directory markers move without conditions: they hold no data.
 
 // journalMove is one object of a move.
 type journalMove struct {
@@ -294,6 +297,9 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		// after the check (stillAsListed) was overwritten, both calls
 		// exiting 0.
 		tried(i, true)
+		if f.paused != nil {
+			f.paused("copy", m.From)
+		}
 		h := s3client.Condition(m.Old, ifNone(m.Old))
 		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
 		etag, err := f.c.CopyThrough(ctx, m.From, m.ETag, m.To, h, copyThrough)
@@ -319,11 +325,15 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		return err
 	}
 	// Recorded before the first deletion (with the copies' own ETags, for
-	// an older agentfs's rollback): see rollBackMove.
+	// an older agentfs's rollback): from then on a recovery finishes the
+	// move (see rollsForward).
 	j.Deleting = true
 	if err := l.update(ctx, *j); err != nil {
+		// Refused, the journal never said so, and is rolled back.
+		j.Deleting = !l.isLost()
 		return err
 	}
+	j.deletingSaid = true
 	var markers []string
 	err = f.each(ctx, j.Moves, func(i int, m journalMove) error {
 		if err := l.check(); err != nil {
@@ -337,6 +347,9 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		mu.Unlock()
 		if m.marker() {
 			return nil
+		}
+		if f.paused != nil {
+			f.paused("delete", m.From)
 		}
 		if err := f.c.Delete(ctx, m.From, m.ETag); err != nil {
 			if refused(err) {
@@ -559,6 +572,48 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 		return f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
 	}
 	return f.deleteKey(ctx, m.To, dst.ETag)
+}
+
+// rollForwardMove finishes what a move that may have begun deleting its
+// sources did to m: the source deleted If-Match its ETag while the copy
+// stands, marked as the move's. A source another writer changed since
+// stays (its deletion refused), beside the copy; so does one whose copy
+// another writer changed or removed: a recovery never deletes the only
+// bytes of a file.
+func (f *FS) rollForwardMove(ctx context.Context, j journal, m journalMove) error {
+	if m.marker() {
+		return f.mapErr(f.c.Delete(ctx, m.From, ""), m.From)
+	}
+	dst, found, err := f.headKey(ctx, m.To)
+	if err != nil {
+		return err
+	}
+	if !found || !j.written(dst, m.copied()) {
+		return nil
+	}
+	return f.deleteKey(ctx, m.From, m.ETag)
+}
+
+// movedFrom is the path the move of j moved: a file, or the directory
+// whose keys moved below j.Into.
+func (f *FS) movedFrom(j journal) string {
+	m := j.Moves[0]
+	if j.Into == "" {
+		return f.rel(m.From)
+	}
+	below := strings.TrimPrefix(m.To, f.dirKey(j.Into))
+	return strings.TrimSuffix(f.rel(strings.TrimSuffix(m.From, below)), "/")
+}
+
+// handedOver is the error of a move that stopped with err once its
+// journal said it may delete its sources, and that another call finishes
+// (see rollsForward): this one, having lost or outlived its lease, may no
+// longer undo it.
+func handedOver(err error) error {
+	e := fault.Errorf(fault.CodeIOError, "the move stopped after it began deleting its sources, and another call finishes it once its lease has run out (or already has): each file ends at its destination, and a source another writer changed meanwhile stays beside its copy.").
+		WithHint("do not redo the move; run agentfs --recover, which waits for its lease, then list the destination")
+	e.Err = err
+	return e
 }
 
 // headKey describes the object at key, found false when there is none.

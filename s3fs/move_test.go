@@ -586,9 +586,9 @@ func TestCopyBackKeepsAWritersFile(t *testing.T) {
 }
 
 // TestMoveOfADeadMovesCopy: the copy a dead move made cannot be moved on
-// until that move is rolled back. Claimed at the copy's ETag, it was
-// moved, and the rollback, finding no copy, kept the original: the file
-// was at two places.
+// until that move is recovered (finished: it died as it deleted its
+// source). Claimed at the copy's ETag, it was moved, and the rollback,
+// finding no copy, kept the original: the file was at two places.
 func TestMoveOfADeadMovesCopy(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "ghost", map[string]string{"a": "data"})
@@ -601,7 +601,7 @@ func TestMoveOfADeadMovesCopy(t *testing.T) {
 	if _, err := f.Rename(ctx, "x", "y", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeStale {
 		t.Errorf("a move of the dead move's copy: %v, want STALE", err)
 	}
-	recovered(t, f, bucket, "ghost", 1, map[string]string{"a": "data", "x": "", "y": ""})
+	recovered(t, f, bucket, "ghost", 1, map[string]string{"a": "", "x": "data", "y": ""})
 }
 
 // TestOldJournalAfterItsDeletion: the journal of an older agentfs's move,
@@ -1573,4 +1573,135 @@ func seeded(t *testing.T, name string, files map[string]string) (*s3fs.FS, strin
 		}
 	}
 	return f, bucket, root
+}
+
+// TestPausedMoverLosesNothing: a directory's move paused past its lease
+// between a lease check and the copy or deletion it lets through (SIGSTOP,
+// a frozen VM), and recovered meanwhile by another call, loses no file
+// when it resumes and sends its requests late. Paused as it deleted its
+// sources, it was rolled back: the sources put back at their ETags, the
+// copies removed; its late DELETEs If-Match then removed the sources, and
+// the files were nowhere. Now a move that may have begun deleting is
+// finished by the recovery, and a late deletion repeats it. Another
+// writer's change meanwhile stays: a source changed is kept beside its
+// copy, and a copy removed is the writer's removal.
+func TestPausedMoverLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	const n = 20
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("d/f%02d", i)] = fmt.Sprintf("data %02d", i)
+	}
+	for _, tc := range []struct {
+		name, phase string
+		// meddle is another writer's change while the mover is paused.
+		meddle bool
+	}{
+		{"pausedcopy", "copy", false},
+		{"pauseddelete", "delete", false},
+		{"pausedmeddled", "delete", true},
+	} {
+		f, bucket, root := seeded(t, tc.name, files)
+		mover := transportFS(t, root, nil)
+		// Its lease is over as soon as written, and never renewed: the
+		// recovery takes it for a dead one's at once, and the mover sends
+		// every request it lets through late.
+		s3fs.SetLease(mover, -time.Minute)
+		var once sync.Once
+		s3fs.SetPaused(mover, func(phase, _ string) {
+			if phase != tc.phase {
+				return
+			}
+			// The first to pause blocks the others until the recovery
+			// is done: no request of the phase is sent before it.
+			once.Do(func() {
+				if tc.meddle {
+					if _, err := f.WriteFile(ctx, "d/f03", []byte("theirs"), backend.WriteOptions{}); err != nil {
+						t.Error(err)
+					}
+					if _, err := f.Remove(ctx, "e/f05", backend.RemoveOptions{}); err != nil {
+						t.Error(err)
+					}
+				}
+				if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
+					t.Errorf("%s: the recovery while the mover is paused: %+v, %v", tc.name, rec, err)
+				}
+			})
+		})
+		_, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{})
+		if codeOf(err) != fault.CodeIOError {
+			t.Errorf("%s: the move recovered under it: %v, want IO_ERROR", tc.name, err)
+		}
+		if tc.phase == "delete" && err != nil && strings.Contains(err.Error(), "roll") {
+			t.Errorf("%s: the move, finished by the recovery, says: %v", tc.name, err)
+		}
+		if _, err := f.Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for p := range files {
+			paths = append(paths, p, "e"+p[1:])
+		}
+		got := tree(t, f, paths...)
+		for p, data := range files {
+			src, dst := got[p], got["e"+p[1:]]
+			switch {
+			case tc.meddle && p == "d/f03":
+				if src != "theirs" || dst != data {
+					t.Errorf("%s: the source another writer changed: %q, its copy %q", tc.name, src, dst)
+				}
+			case tc.meddle && p == "d/f05":
+				if src != "" && src != data || dst != "" {
+					t.Errorf("%s: the file whose copy another writer removed: %q at the source, %q at the copy", tc.name, src, dst)
+				}
+			case tc.phase == "copy" && (src != data || dst != "" && dst != data):
+				t.Errorf("%s: %s: %q, its copy %q; want it kept, doubled at most", tc.name, p, src, dst)
+			case tc.phase == "delete" && (src != "" || dst != data):
+				t.Errorf("%s: %s: %q, its copy %q; want the move finished", tc.name, p, src, dst)
+			}
+		}
+		noJournal(t, bucket, tc.name, "a paused move")
+	}
+}
+
+// TestMoveUndoneAfterItsDeletionsBegan: a move whose deletion of a source
+// is refused (another writer changed it) undoes itself, and its journal
+// says so first: a recovery that takes it over then, its committer dead
+// or paused, undoes it too, rather than finish it while its committer
+// puts the sources back.
+func TestMoveUndoneAfterItsDeletionsBegan(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "undoing", map[string]string{"d/a": "a", "d/b": "b"})
+	mover := transportFS(t, root, &dying{sent: true, at: func(r *http.Request) bool {
+		return journalSays(r, `"undoing":true`)
+	}})
+	var once sync.Once
+	s3fs.SetPaused(mover, func(phase, key string) {
+		if phase == "delete" && strings.HasSuffix(key, "/d/b") {
+			once.Do(func() {
+				if _, err := f.WriteFile(ctx, "d/b", []byte("theirs"), backend.WriteOptions{}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	})
+	if _, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{}); err == nil {
+		t.Fatal("the move whose source changed succeeded")
+	}
+	// b's copy stays: the recovery cannot tell the writer's b from one
+	// put after the move deleted the original (see rollBackMove).
+	recovered(t, f, bucket, "undoing", 1, map[string]string{"d/a": "a", "d/b": "theirs", "e/a": "", "e/b": "b"})
+}
+
+// journalSays reports whether r writes a journal that holds text.
+func journalSays(r *http.Request, text string) bool {
+	if r.Method != http.MethodPut || !strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") || r.GetBody == nil {
+		return false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return false
+	}
+	data, _ := io.ReadAll(body)
+	return strings.Contains(string(data), text)
 }

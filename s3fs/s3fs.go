@@ -63,6 +63,10 @@ type FS struct {
 	lease time.Duration
 	// deny are the denied paths, cleaned.
 	deny []string
+	// paused, set by tests, runs between a move's lease check and the copy
+	// or deletion it lets through: where a process paused past its lease
+	// (SIGSTOP, a frozen VM) sends its request after a recovery.
+	paused func(phase, key string)
 }
 
 var (

@@ -446,7 +446,8 @@ func TestLostAnswerToAJournalRewrite(t *testing.T) {
 // lease over on the store's clock: a slow network, a machine asleep),
 // rolled it back and removed it, fails. The commit point was the
 // journal's removal, which the store answers with success when the key
-// is gone: the call succeeded, its files put back.
+// is gone: the call succeeded, its files put back. (A move, which had
+// deleted its sources, the recovery finishes instead.)
 func TestCommitPointAfterARecovery(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "afterrecovery", map[string]string{"a": "data", "c": "old c"})
@@ -464,9 +465,9 @@ func TestCommitPointAfterARecovery(t *testing.T) {
 		t.Error("the transaction rolled back by a recovery succeeded")
 	}
 	if _, err := committer().Rename(ctx, "a", "x", backend.WriteOptions{}); err == nil {
-		t.Error("the move rolled back by a recovery succeeded")
+		t.Error("the move finished by a recovery succeeded")
 	}
-	recovered(t, f, bucket, "afterrecovery", 0, map[string]string{"a": "data", "x": "", "c": "old c", "d": ""})
+	recovered(t, f, bucket, "afterrecovery", 0, map[string]string{"a": "", "x": "data", "c": "old c", "d": ""})
 }
 
 // renewalLost holds the first DELETE of a key ending in hold until the

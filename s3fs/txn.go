@@ -65,8 +65,10 @@ type journal struct {
 	// Deleting says the transaction may have begun deleting: a move's
 	// sources, or the files it removes. Version is journalVersion; a
 	// journal of an older agentfs, which never says, may have deleted
-	// anything.
+	// anything. Undoing says a move that may have begun deleting is
+	// rolled back by its committer (see rollsForward).
 	Deleting bool `json:"deleting,omitempty"`
+	Undoing  bool `json:"undoing,omitempty"`
 	Version  int  `json:"version,omitempty"`
 	// known is set in the process that runs the transaction: which moves
 	// it tried and which deletions it sent, and which claims it holds
@@ -74,6 +76,9 @@ type journal struct {
 	// recovery knows none of them.
 	known  bool
 	claims map[string]string
+	// deletingSaid is set in the committer's process once its journal
+	// says Deleting.
+	deletingSaid bool
 }
 
 type journalOp struct {
@@ -90,9 +95,10 @@ type journalOp struct {
 	sent bool
 }
 
-// journalVersion is the Version of the journals this agentfs writes: they
-// say when deletions begin (Deleting).
-const journalVersion = 2
+// journalVersion is the Version of the journals this agentfs writes: from
+// 2 they say when deletions begin (Deleting), and from 3 a move that says
+// so is finished by a recovery, not undone (rollsForward).
+const journalVersion = 3
 
 // mayHaveDeleted reports whether the transaction of j may have deleted
 // what it deletes when sent says it sent it: in its process, when it
@@ -101,7 +107,19 @@ func (j journal) mayHaveDeleted(sent bool) bool {
 	if j.known {
 		return sent
 	}
-	return j.Deleting || j.Version < journalVersion
+	return j.Deleting || j.Version < 2
+}
+
+// rollsForward reports whether the move of j is finished by its recovery
+// rather than undone: once it may have begun deleting its sources, a
+// committer paused past its lease (SIGSTOP, a frozen VM) between its
+// lease check and a DELETE If-Match sends it after the recovery, and a
+// rollback, which puts the source back at the same ETag, has it deleted
+// with its copy gone: the file lost. Finished, a late deletion repeats
+// the recovery's. A committer that undoes the move itself says so first
+// (Undoing), and so has a recovery that claims it meanwhile undo it too.
+func (j journal) rollsForward() bool {
+	return len(j.Moves) > 0 && j.Deleting && !j.Undoing && j.Version >= 3
 }
 
 // Commit applies ops all or nothing. Every compare-and-swap is checked
@@ -153,7 +171,24 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 // process claimed is its to roll back.
 func (f *FS) undo(ctx context.Context, l *lease, j journal, err error) error {
 	l.halt()
+	if l.lost == nil && j.rollsForward() {
+		// Undone only once its journal says so, by a rewrite If-Match
+		// that proves no recovery claimed it to finish it.
+		j.Undoing = true
+		if uerr := l.update(ctx, j); uerr != nil {
+			if l.isLost() && j.deletingSaid {
+				// Claimed at a version that says Deleting.
+				return handedOver(err)
+			}
+			// Unwritten: the next call finishes it, or undoes it if the
+			// rewrite landed unseen; this one may do neither.
+			return errors.Join(err, uerr)
+		}
+	}
 	if l.lost != nil {
+		if j.rollsForward() && j.deletingSaid {
+			return handedOver(err)
+		}
 		return err
 	}
 	if rerr := f.rollBack(ctx, j); rerr != nil {
@@ -286,15 +321,25 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 			return err
 		}
 	}
+	forward := j.rollsForward()
 	for _, m := range j.Moves {
 		if j.known && !m.tried || j.ClaimFirst && !j.ClaimsHeld {
 			// Never copied by this move: what is at its destination is
 			// another writer's, even with the same bytes.
 			continue
 		}
-		if err := f.rollBackMove(ctx, j, m); err != nil {
+		var err error
+		if forward {
+			err = f.rollForwardMove(ctx, j, m)
+		} else {
+			err = f.rollBackMove(ctx, j, m)
+		}
+		if err != nil {
 			return err
 		}
+	}
+	if forward {
+		return f.keepParent(ctx, f.movedFrom(j))
 	}
 	return nil
 }
@@ -434,7 +479,8 @@ func (f *FS) afterJournal(ctx context.Context, jkey string, j journal) {
 
 // Recovery is what Recover did.
 type Recovery struct {
-	// RolledBack counts the transactions of dead processes rolled back.
+	// RolledBack counts the transactions of dead processes rolled back,
+	// and the moves finished (see rollsForward).
 	RolledBack int `json:"rolledBack"`
 	// CopiesRemoved counts the copies whose journal was gone, left by a
 	// transaction that ended.
@@ -628,7 +674,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	// Ended before it goes: left, it is not rolled back again (over what
 	// other calls did since). Still claimed: its committer, alive after
 	// all, must not take the journal for its own (see lease.write).
-	ended := j.endedAs(false)
+	ended := j.endedAs(j.rollsForward())
 	ended.Claimed, ended.Lease = true, j.Lease
 	if rewritten, err := f.putJournal(ctx, o.Key, claimed.ETag, ended); err == nil {
 		claimed = rewritten
