@@ -30,6 +30,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Client makes requests to one bucket. It is safe for concurrent use.
@@ -169,6 +170,11 @@ type ObjectInfo struct {
 	// Meta is the user metadata a HEAD answered (x-amz-meta-NAME:
 	// value), by NAME in lower case; nil when none.
 	Meta map[string]string
+	// Mangled says a listing gave Key unescaped (the store ignored
+	// encoding-type=url) with a U+FFFD in it: such a store (versitygw)
+	// writes so each byte XML cannot carry, so the key stored may be
+	// another.
+	Mangled bool
 }
 
 // Code is the S3 error code of err, with its HTTP status; "" and 0 when
@@ -594,22 +600,35 @@ func (c *Client) Delete(ctx context.Context, key, etag string) error {
 	return nil
 }
 
-// DeleteBatch deletes up to 1,000 keys in one request.
+// DeleteBatch deletes up to 1,000 keys in one request, but for a key XML
+// 1.0 cannot carry (a control byte, a byte that is not UTF-8: both legal
+// in a key), which encoding/xml would send as U+FFFD, so that the store
+// deleted another key, or none, and answered success: such a key is
+// deleted by its own DELETE, whose URL carries any byte.
 func (c *Client) DeleteBatch(ctx context.Context, keys []string) error {
 	type object struct {
 		Key string `xml:"Key"`
+	}
+	var objects []object
+	for _, k := range keys {
+		if !xmlText(k) {
+			if err := c.Delete(ctx, k, ""); err != nil {
+				if code, _ := Code(err); code != "NoSuchKey" {
+					return err
+				}
+			}
+			continue
+		}
+		objects = append(objects, object{k})
+	}
+	if len(objects) == 0 {
+		return nil
 	}
 	body, err := xml.Marshal(struct {
 		XMLName xml.Name `xml:"Delete"`
 		Quiet   bool     `xml:"Quiet"`
 		Objects []object `xml:"Object"`
-	}{Quiet: true, Objects: func() []object {
-		var o []object
-		for _, k := range keys {
-			o = append(o, object{k})
-		}
-		return o
-	}()})
+	}{Quiet: true, Objects: objects})
 	if err != nil {
 		return err
 	}
@@ -638,6 +657,20 @@ func (c *Client) DeleteBatch(ctx context.Context, keys []string) error {
 		}
 	}
 	return nil
+}
+
+// xmlText reports whether XML 1.0 can carry s as it is: UTF-8 of the
+// characters it allows.
+func xmlText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '\t' || r == '\n' || r == '\r' || 0x20 <= r && r <= 0xD7FF || 0xE000 <= r && r <= 0xFFFD || r >= 0x10000) {
+			return false
+		}
+	}
+	return true
 }
 
 // firstListPage is the size of a listing's first page: a page of ls or
@@ -710,7 +743,8 @@ func (c *Client) List(ctx context.Context, prefix, delimiter string, max int, st
 					return
 				}
 				mod, _ := time.Parse(time.RFC3339Nano, o.LastModified)
-				infos = append(infos, ObjectInfo{Key: key, Size: o.Size, ETag: strings.Trim(o.ETag, `"`), LastModified: mod.UTC()})
+				infos = append(infos, ObjectInfo{Key: key, Size: o.Size, ETag: strings.Trim(o.ETag, `"`), LastModified: mod.UTC(),
+					Mangled: page.EncodingType != "url" && strings.ContainsRune(key, utf8.RuneError)})
 			}
 			for _, p := range page.CommonPrefixes {
 				key, err := unescape(p.Prefix)
@@ -718,7 +752,7 @@ func (c *Client) List(ctx context.Context, prefix, delimiter string, max int, st
 					yield(ObjectInfo{}, err)
 					return
 				}
-				infos = append(infos, ObjectInfo{Key: key})
+				infos = append(infos, ObjectInfo{Key: key, Mangled: page.EncodingType != "url" && strings.ContainsRune(key, utf8.RuneError)})
 			}
 			sort.Slice(infos, func(i, j int) bool { return infos[i].Key < infos[j].Key })
 			for _, o := range infos {

@@ -22,6 +22,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/backend/conformance"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/minio/minio-go/v7"
@@ -1218,5 +1219,45 @@ func TestJournalFolderRefused(t *testing.T) {
 		if got != want {
 			t.Errorf("%s holds %q, want %q", p, got, want)
 		}
+	}
+}
+
+// A recursive removal that answers success leaves no key below the
+// directory, whatever bytes the keys hold: a control byte or a byte that
+// is not UTF-8 cannot travel in DeleteObjects' XML body, and rm -r
+// answered deleted:true while such objects stayed.
+func TestRemoveRecursiveDeletesKeysXMLCannotCarry(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	f, _ := openFS(t, "s3://"+bucket+"/ws")
+	ctx := context.Background()
+	mc, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// minio-go refuses a key that is not UTF-8: s3client puts it.
+	access, secret := s3test.Keys()
+	sc, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"d/a\x01b", "d/bad\xffname", "d/plain"} {
+		if _, err := sc.Put(ctx, "ws/"+k, []byte("x\n"), nil); err != nil {
+			t.Fatal(k, err)
+		}
+	}
+	ok, err := f.Remove(ctx, "d", backend.RemoveOptions{Recursive: true})
+	var left []string
+	for o := range mc.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: "ws/d/", Recursive: true}) {
+		if o.Err == nil {
+			left = append(left, o.Key)
+		}
+	}
+	// A store that lists such a key as U+FFFD (versitygw ignores
+	// encoding-type=url) cannot have it named: then nothing is removed.
+	switch e := fault.AsError(err); {
+	case err == nil && (!ok || len(left) > 0):
+		t.Fatalf("Remove answered %v, yet the store still holds %q", ok, left)
+	case err != nil && (e == nil || e.Code != fault.CodeIOError || len(left) != 3):
+		t.Fatalf("Remove = %v, leaving %q; want IO_ERROR with nothing removed", err, left)
 	}
 }

@@ -115,12 +115,15 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		}
 		return true, f.keepParent(ctx, c)
 	}
-	var keys []string
+	var keys, mangled []string
 	for o, err := range f.c.List(ctx, f.dirKey(c), "", 0, "") {
 		if err != nil {
 			return false, f.mapErr(err, c)
 		}
 		keys = append(keys, o.Key)
+		if o.Mangled {
+			mangled = append(mangled, o.Key)
+		}
 	}
 	if err := f.journalBelow(c, f.dirKey(c), keys); err != nil {
 		return false, err
@@ -138,10 +141,31 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(c).
 			WithHint("pass recursive to remove it with everything in it")
 	}
+	if err := f.checkListed(ctx, mangled); err != nil {
+		return false, err
+	}
 	if err := f.deleteKeys(ctx, c, keys); err != nil {
 		return false, err
 	}
 	return true, f.keepParent(ctx, c)
+}
+
+// checkListed fails, before anything is deleted, when a key a listing
+// may have mangled is not held as listed: the key stored cannot be named,
+// and deleting the one listed, which does not exist, would succeed and
+// leave it.
+func (f *FS) checkListed(ctx context.Context, mangled []string) error {
+	for _, k := range mangled {
+		_, found, err := f.headKey(ctx, k)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fault.Errorf(fault.CodeIOError, "the store listed a key it does not hold: it wrote a byte of the key that XML cannot carry (a control byte, or one not UTF-8) as U+FFFD, ignoring encoding-type=url, so the object cannot be named and nothing was removed.").
+				WithPath(f.rel(k)).WithHint("remove that object with a tool that reads the store's keys some other way, then retry")
+		}
+	}
+	return nil
 }
 
 // deleteKeys deletes keys in batches (DeleteObjects, up to 1,000 a
