@@ -9,6 +9,7 @@ package s3client
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/md5"
@@ -36,6 +37,7 @@ import (
 // Client makes requests to one bucket. It is safe for concurrent use.
 type Client struct {
 	http      *http.Client
+	idle      time.Duration
 	scheme    string
 	host      string
 	pathStyle bool
@@ -102,6 +104,28 @@ type Config struct {
 	Credentials Credentials
 	// Transport, when set, carries every request (a test counts them).
 	Transport http.RoundTripper
+	// IdleTimeout is how long a request waits with no byte moving (to
+	// connect, while its body is sent, for the answer, between two reads
+	// of the answer's body) before it fails with a *StallError; 0 is
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+}
+
+// DefaultIdleTimeout bounds the wait of a request on a store that stopped
+// answering, without cutting a slow transfer that still moves: AWS's own
+// clients wait 60 seconds for a byte.
+const DefaultIdleTimeout = 60 * time.Second
+
+// StallError is the error of a request during which no byte moved for
+// Wait: a store that accepts a connection and never answers would else
+// hold the call until a signal.
+type StallError struct {
+	Host string
+	Wait time.Duration
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("the store at %s sent nothing for %s", e.Host, e.Wait)
 }
 
 // New makes a client of cfg: an error for an endpoint that is not a URL,
@@ -116,8 +140,8 @@ func New(cfg Config) (*Client, error) {
 	if transport == nil {
 		transport = http.DefaultTransport
 	}
-	c := &Client{http: &http.Client{Transport: transport}, scheme: "https", host: "s3." + region + ".amazonaws.com",
-		bucket: cfg.Bucket, region: region}
+	c := &Client{http: &http.Client{Transport: transport}, idle: cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
+		scheme: "https", host: "s3." + region + ".amazonaws.com", bucket: cfg.Bucket, region: region}
 	if cfg.Endpoint != "" {
 		u, err := url.Parse(cfg.Endpoint)
 		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
@@ -279,15 +303,22 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	}
 	host, path := c.target(r.key)
 	rawQuery := canonicalQuery(r.query)
-	req, err := http.NewRequestWithContext(ctx, r.method, c.scheme+"://"+host+"/", bytes.NewReader(r.body))
+	w := c.watch(ctx, host)
+	req, err := http.NewRequestWithContext(w.ctx, r.method, c.scheme+"://"+host+"/", nil)
 	if err != nil {
+		w.end()
 		return nil, err
 	}
 	// The path goes on the wire as it is signed, never escaped again.
 	req.URL.Opaque, req.URL.RawQuery = path, rawQuery
 	req.ContentLength = int64(len(r.body))
-	if len(r.body) == 0 {
-		req.Body, req.GetBody = http.NoBody, nil
+	req.Body, req.GetBody = http.NoBody, nil
+	if len(r.body) > 0 {
+		// Each part of the body the transport takes is a byte sent.
+		req.GetBody = func() (io.ReadCloser, error) {
+			return io.NopCloser(&sending{r: bytes.NewReader(r.body), w: w}), nil
+		}
+		req.Body, _ = req.GetBody()
 	}
 	for k, vs := range r.header {
 		req.Header[k] = vs
@@ -319,14 +350,17 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+c.cr.AccessKey+"/"+c.scope(day)+
 		", SignedHeaders="+signedHeaders+", Signature="+c.signature(now, canon))
 	resp, err := c.http.Do(req)
+	w.disarm()
 	if err != nil {
+		w.end()
 		// The URL of a url.Error is the opaque form: the host says more.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("%s %s: %w", r.method, host, err)
+		return nil, fmt.Errorf("%s %s: %w", r.method, host, w.cause(err))
 	}
+	resp.Body = &receiving{ReadCloser: resp.Body, w: w}
 	if date, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
 		c.skew.Store(int64(time.Until(date)))
 	}
@@ -350,6 +384,72 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		}
 	}
 	return nil, e
+}
+
+// watchdog fails a request, by cancelling its context, once no byte moved
+// for its wait while the request waited on the store: its own caller's
+// pauses between two reads of the answer do not count.
+type watchdog struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	wait   time.Duration
+	stall  *StallError
+}
+
+// watch starts the watchdog of a request to host, armed.
+func (c *Client) watch(ctx context.Context, host string) *watchdog {
+	w := &watchdog{wait: c.idle, stall: &StallError{Host: host, Wait: c.idle}}
+	w.ctx, w.cancel = context.WithCancelCause(ctx)
+	w.timer = time.AfterFunc(w.wait, func() { w.cancel(w.stall) })
+	return w
+}
+
+func (w *watchdog) arm()    { w.timer.Reset(w.wait) }
+func (w *watchdog) disarm() { w.timer.Stop() }
+
+// end releases the request's context once the request is done.
+func (w *watchdog) end() {
+	w.timer.Stop()
+	w.cancel(nil)
+}
+
+// cause is err, or the stall that made it.
+func (w *watchdog) cause(err error) error {
+	if err != nil && err != io.EOF && context.Cause(w.ctx) == error(w.stall) {
+		return w.stall
+	}
+	return err
+}
+
+// sending is a request's body: each read of it is progress.
+type sending struct {
+	r io.Reader
+	w *watchdog
+}
+
+func (s *sending) Read(p []byte) (int, error) {
+	s.w.arm()
+	return s.r.Read(p)
+}
+
+// receiving is an answer's body, watched while a read waits on the store.
+type receiving struct {
+	io.ReadCloser
+	w *watchdog
+}
+
+func (r *receiving) Read(p []byte) (int, error) {
+	r.w.arm()
+	n, err := r.ReadCloser.Read(p)
+	r.w.disarm()
+	return n, r.w.cause(err)
+}
+
+func (r *receiving) Close() error {
+	err := r.ReadCloser.Close()
+	r.w.end()
+	return err
 }
 
 // target is the host and the escaped path of key ("" is the bucket).

@@ -44,6 +44,9 @@ type Config struct {
 	AccessKey, SecretKey string
 	// Transport, when set, carries every request (a test counts them).
 	Transport http.RoundTripper
+	// IdleTimeout is how long a request waits with no byte moving before
+	// it fails IO_ERROR; 0 is s3client.DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Deny are paths of the workspace refused with everything below them,
 	// relative to the prefix or spelled s3://bucket/prefix/...; one outside
 	// the workspace is never reached anyway.
@@ -103,7 +106,8 @@ func New(cfg Config) (*FS, error) {
 		transport = t
 	}
 	c, err := s3client.New(s3client.Config{Endpoint: cfg.Endpoint, Region: cfg.Region, Bucket: bucket,
-		Credentials: s3client.Credentials{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey}, Transport: transport})
+		Credentials: s3client.Credentials{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey}, Transport: transport,
+		IdleTimeout: cfg.IdleTimeout})
 	if errors.Is(err, s3client.ErrNoCredentials) {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the object store.").
 			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with a shared credentials file")
@@ -245,6 +249,11 @@ func (f *FS) mapErr(err error, c string) error {
 	var fe *fault.Error
 	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	var stall *s3client.StallError
+	if errors.As(err, &stall) {
+		return fault.Errorf(fault.CodeIOError, "the object store at %s sent nothing for %s.", stall.Host, stall.Wait).WithPath(c).
+			WithHint("check that the store at %s is up and reachable, and --s3-endpoint or AWS_ENDPOINT_URL; a request is given up after %s without a byte", stall.Host, stall.Wait).WithCause(err)
 	}
 	code, status := s3client.Code(err)
 	switch {

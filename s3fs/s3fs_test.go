@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -1259,5 +1260,44 @@ func TestRemoveRecursiveDeletesKeysXMLCannotCarry(t *testing.T) {
 		t.Fatalf("Remove answered %v, yet the store still holds %q", ok, left)
 	case err != nil && (e == nil || e.Code != fault.CodeIOError || len(left) != 3):
 		t.Fatalf("Remove = %v, leaving %q; want IO_ERROR with nothing removed", err, left)
+	}
+}
+
+// A store that accepts the connection and never answers fails a call
+// IO_ERROR naming the store once no byte moved for the idle timeout:
+// read, ls and write waited for ever, --lock-timeout or not.
+func TestStalledStoreIsIOError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	f, err := s3fs.New(s3fs.Config{Root: "s3://bucket/ws", Endpoint: "http://" + ln.Addr().String(), AccessKey: "k", SecretKey: "s",
+		IdleTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"stat":   func() error { _, err := f.Stat(ctx, "a.txt"); return err },
+		"remove": func() error { _, err := f.Remove(ctx, "a.txt", backend.RemoveOptions{}); return err },
+	} {
+		e := fault.AsError(call())
+		if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, ln.Addr().String()) || !strings.Contains(e.Hint, ln.Addr().String()) {
+			t.Errorf("%s on a stalled store: %v, want IO_ERROR naming the store", name, e)
+		}
 	}
 }

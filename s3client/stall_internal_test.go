@@ -1,0 +1,136 @@
+package s3client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stalledStore is the URL of a listener that accepts every connection
+// and never answers, as a stalled store or a half-open connection does.
+func stalledStore(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func idleClient(t *testing.T, endpoint string, idle time.Duration) *Client {
+	t.Helper()
+	c, err := New(Config{Endpoint: endpoint, Bucket: "b", Credentials: Credentials{AccessKey: "k", SecretKey: "s"}, IdleTimeout: idle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Every request to a store that never answers fails with a StallError
+// once no byte moved for the idle timeout: with none, a read, ls or write
+// waited for ever.
+func TestRequestToAStalledStoreFails(t *testing.T) {
+	c := idleClient(t, stalledStore(t), 50*time.Millisecond)
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"head": func() error { _, err := c.Head(ctx, "a"); return err },
+		"get":  func() error { _, err := c.Get(ctx, "a", "", 0, 0); return err },
+		"put":  func() error { _, err := c.Put(ctx, "a", []byte("x"), nil); return err },
+		"list": func() error {
+			for _, err := range c.List(ctx, "", "/", 0, "") {
+				return err
+			}
+			return nil
+		},
+	} {
+		var stall *StallError
+		if err := call(); !errors.As(err, &stall) {
+			t.Errorf("%s: %v, want a StallError", name, err)
+		}
+	}
+}
+
+// A body whose bytes stop coming fails its read with a StallError; one
+// that comes slowly, each byte within the idle timeout, is read whole, and
+// a pause of the reader's own between two reads is not a stall.
+func TestBodyIsCutOnlyWhenNoByteComes(t *testing.T) {
+	const idle = 150 * time.Millisecond
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "10")
+		for i := range 10 {
+			if r.URL.Path == "/b/stops" && i == 5 {
+				<-stop
+				return
+			}
+			_, _ = w.Write([]byte{'a' + byte(i)})
+			w.(http.Flusher).Flush()
+			time.Sleep(idle / 4) // slow, yet each byte within the timeout
+		}
+	}))
+	defer srv.Close()
+	defer close(stop) // before Close, which waits for the handlers
+	c := idleClient(t, srv.URL, idle)
+	ctx := context.Background()
+
+	body, err := c.Get(ctx, "slow", "", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(body)
+	body.Close()
+	if err != nil || string(data) != "abcdefghij" {
+		t.Errorf("a slow body read %q, %v; want it whole", data, err)
+	}
+
+	body, err = c.Get(ctx, "slow", "", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(body, first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * idle) // the reader's own pause
+	rest, err := io.ReadAll(body)
+	body.Close()
+	if err != nil || string(first)+string(rest) != "abcdefghij" {
+		t.Errorf("after the reader's pause, read %q, %v; want it whole", string(first)+string(rest), err)
+	}
+
+	body, err = c.Get(ctx, "stops", "", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err = io.ReadAll(body)
+	body.Close()
+	var stall *StallError
+	if !errors.As(err, &stall) || !strings.HasPrefix("abcde", string(data)) {
+		t.Errorf("a body that stops read %q, %v; want a StallError", data, err)
+	}
+}
