@@ -170,6 +170,10 @@ type Credentials struct {
 	AccessKey, SecretKey, SessionToken string
 }
 
+// CodeNotS3 is the code of a 404 without an S3 error to a request other
+// than a HEAD: the endpoint is not an S3 store.
+const CodeNotS3 = "NotAnS3Store"
+
 // Error is a store's error answer.
 type Error struct {
 	Status  int    `xml:"-"`
@@ -375,6 +379,12 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		switch resp.StatusCode {
 		case http.StatusNotFound:
 			e.Code = "NoSuchKey"
+			if r.method != http.MethodHead {
+				// A store names what is missing: a 404 with no S3 error
+				// to a request with an answer body is some other
+				// service's (a proxy's), not a missing key.
+				e.Code, e.Message = CodeNotS3, fmt.Sprintf("%s answered %s to a %s without an S3 error", host, resp.Status, r.method)
+			}
 		case http.StatusPreconditionFailed:
 			e.Code = "PreconditionFailed"
 		case http.StatusForbidden:

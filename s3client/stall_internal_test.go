@@ -134,3 +134,28 @@ func TestBodyIsCutOnlyWhenNoByteComes(t *testing.T) {
 		t.Errorf("a body that stops read %q, %v; want a StallError", data, err)
 	}
 }
+
+// A 404 without an S3 error is a missing key only as a HEAD's answer,
+// which has no body: to a listing or a GET, it is a service that is no S3
+// store (a proxy's answer for a host it cannot route), and a wrong
+// endpoint read as a missing workspace.
+func TestNotFoundWithoutS3ErrorIsNotAMissingKey(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	c := idleClient(t, srv.URL, 0)
+	ctx := context.Background()
+	_, err := c.Head(ctx, "a")
+	if code, _ := Code(err); code != "NoSuchKey" {
+		t.Errorf("HEAD: %v (%s), want NoSuchKey", err, code)
+	}
+	_, err = c.Get(ctx, "a", "", 0, 0)
+	if code, _ := Code(err); code != CodeNotS3 {
+		t.Errorf("GET: %v (%s), want %s", err, code, CodeNotS3)
+	}
+	for _, err := range c.List(ctx, "", "/", 0, "") {
+		if code, _ := Code(err); code != CodeNotS3 {
+			t.Errorf("a listing: %v (%s), want %s", err, code, CodeNotS3)
+		}
+		break
+	}
+}

@@ -255,6 +255,11 @@ func (f *FS) mapErr(err error, c string) error {
 		return fault.Errorf(fault.CodeIOError, "the object store at %s sent nothing for %s.", stall.Host, stall.Wait).WithPath(c).
 			WithHint("check that the store at %s is up and reachable, and --s3-endpoint or AWS_ENDPOINT_URL; a request is given up after %s without a byte", stall.Host, stall.Wait).WithCause(err)
 	}
+	var se *s3client.Error
+	if errors.As(err, &se) && se.Code == s3client.CodeNotS3 {
+		return fault.Errorf(fault.CodeIOError, "the endpoint did not answer as an S3 store: %s.", se.Message).WithPath(c).
+			WithHint("check --s3-endpoint, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL").WithCause(err)
+	}
 	code, status := s3client.Code(err)
 	switch {
 	case code == "NoSuchBucket":
@@ -285,7 +290,7 @@ func (f *FS) head(ctx context.Context, c string) (s3client.ObjectInfo, bool, err
 }
 
 // missing reports an error that says there is no such key: NoSuchKey,
-// which s3client also names a 404 without a body (a HEAD's). A 404 with
+// which s3client also names a HEAD's 404 (it has no body). A 404 with
 // another code is not a missing key: versitygw answers a wrong access key
 // so (XAdminUserNotFound), which was NOT_FOUND.
 func missing(code string, _ int) bool {

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -1298,6 +1299,28 @@ func TestStalledStoreIsIOError(t *testing.T) {
 		e := fault.AsError(call())
 		if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, ln.Addr().String()) || !strings.Contains(e.Hint, ln.Addr().String()) {
 			t.Errorf("%s on a stalled store: %v, want IO_ERROR naming the store", name, e)
+		}
+	}
+}
+
+// An endpoint that is no S3 store, answering 404 without an S3 error, is
+// IO_ERROR saying so: it was NOT_FOUND "no such file or directory" for
+// the workspace's root.
+func TestEndpointThatIsNoS3StoreIsIOError(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	f, err := s3fs.New(s3fs.Config{Root: "s3://bucket/ws", Endpoint: srv.URL, AccessKey: "k", SecretKey: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.RecoverFirst()
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"stat":   func() error { _, err := f.Stat(ctx, "a.txt"); return err },
+		"remove": func() error { _, err := f.Remove(ctx, "d", backend.RemoveOptions{Recursive: true}); return err },
+	} {
+		if e := fault.AsError(call()); e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, "S3 store") {
+			t.Errorf("%s: %v, want IO_ERROR saying the endpoint is no S3 store", name, e)
 		}
 	}
 }
