@@ -267,7 +267,8 @@ func (f *FS) mapErr(err error, c string) error {
 			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(err)
 	case missing(code, status):
 		return notFound(c)
-	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "NoCredentials":
+	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "NoCredentials" ||
+		code == "XAdminUserNotFound": // versitygw's answer, a 404, to an access key it does not know
 		return fault.Errorf(fault.CodePermissionDenied, "the object store refused access: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)
 	}

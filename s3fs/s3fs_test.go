@@ -1324,3 +1324,18 @@ func TestEndpointThatIsNoS3StoreIsIOError(t *testing.T) {
 		}
 	}
 }
+
+// versitygw answers an access key it does not know with
+// XAdminUserNotFound, a 404: PERMISSION_DENIED as a wrong secret is, not
+// IO_ERROR with the hint to retry.
+func TestUnknownAccessKeyIsPermissionDenied(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	f, err := s3fs.New(s3fs.Config{Root: "s3://" + bucket + "/ws", Endpoint: s3test.Endpoint(t), AccessKey: "nobody", SecretKey: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.RecoverFirst()
+	if _, err := f.Stat(context.Background(), "a.txt"); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodePermissionDenied {
+		t.Errorf("Stat with an unknown access key: %v, want PERMISSION_DENIED", err)
+	}
+}
