@@ -55,8 +55,9 @@ type WalkOptions struct {
 	RulesRead func(version string)
 	// Unreadable, when set, is called with the display path (and the path
 	// relative to the start) of each directory the walk may not enter or
-	// list (EACCES, EPERM), which it skips as ripgrep does: a search then
-	// says its answer is partial instead of passing a gate.
+	// list (EACCES, EPERM), which it skips as ripgrep does, and of each
+	// file a store lists under a name it does not hold (s3fs): a search
+	// then says its answer is partial instead of passing a gate.
 	Unreadable func(path, rel string)
 }
 

@@ -1339,3 +1339,42 @@ func TestUnknownAccessKeyIsPermissionDenied(t *testing.T) {
 		t.Errorf("Stat with an unknown access key: %v, want PERMISSION_DENIED", err)
 	}
 }
+
+// A file the store lists under a name it does not hold (versitygw ignores
+// encoding-type=url and lists a byte that is not UTF-8 as U+FFFD) is
+// counted unreadable by a walk, not passed over: grep skipped it with no
+// count, and a gate passed though the file held the match.
+func TestWalkCountsAListedNameTheStoreDoesNotHold(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	f, _ := openFS(t, "s3://"+bucket+"/ws")
+	ctx := context.Background()
+	access, secret := s3test.Keys()
+	sc, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"odd/bad\xffname", "odd/real\ufffdname", "odd/plain"} {
+		if _, err := sc.Put(ctx, "ws/"+k, []byte("hello odd\n"), nil); err != nil {
+			t.Fatal(k, err)
+		}
+	}
+	var seen, unreadable []string
+	opts := backend.WalkOptions{Unreadable: func(_, rel string) { unreadable = append(unreadable, rel) }}
+	err = f.Walk(ctx, "odd", opts, func(e backend.WalkEntry) error {
+		seen = append(seen, e.Rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A store that lists the key as it is lets it be read: nothing is
+	// unreadable then.
+	if len(unreadable)+len(seen) != 3 || len(unreadable) > 1 || !slices.Contains(seen, "real\ufffdname") || !slices.Contains(seen, "plain") {
+		t.Errorf("the walk saw %q and counted unreadable %q; want every file seen or counted, the real U+FFFD name seen", seen, unreadable)
+	}
+	for _, rel := range seen {
+		if _, err := f.Stat(ctx, "odd/"+rel); err != nil {
+			t.Errorf("the walk gave %q, which cannot be read: %v", rel, err)
+		}
+	}
+}

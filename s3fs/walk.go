@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -197,6 +198,22 @@ func (w *walker) walkDir(c, rel string, comps, from []string) error {
 				return err // the match may have been cut short
 			}
 			if ignored && !w.opts.ShowIgnored {
+				continue
+			}
+		}
+		if !isDir && strings.ContainsRune(name, utf8.RuneError) {
+			// A store that ignores encoding-type=url (versitygw) lists a
+			// byte XML cannot carry as U+FFFD: a name it does not hold is
+			// counted unreadable, so that a search says it is partial
+			// instead of passing over a file it could not read.
+			_, found, err := w.f.head(w.ctx, full)
+			if err != nil {
+				return err
+			}
+			if !found {
+				if w.opts.Unreadable != nil {
+					w.opts.Unreadable(full, erel)
+				}
 				continue
 			}
 		}
