@@ -1078,7 +1078,7 @@ func mapErr(err error, p string) *fault.Error {
 			WithHint("the file's permissions do not allow this; choose another path")
 	case errors.Is(err, unix.ENAMETOOLONG):
 		e = fault.InvalidArgument("the path or a name in it is too long.").WithHint("shorten the path")
-	case errors.Is(err, unix.ENXIO), errors.Is(err, unix.EOPNOTSUPP):
+	case errors.Is(err, unix.ENXIO), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, errNotRegular):
 		// open(2) of a socket, or of a device with no driver.
 		e = fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a socket, FIFO or device).").
 			WithHint("agentfs reads and writes regular files only")

@@ -257,19 +257,19 @@ func (c *treeCopier) finish(fd, parent int, name string, st *unix.Stat_t, rel st
 }
 
 func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string) error {
-	// O_NONBLOCK: a FIFO put in the file's place between the stat and the
-	// open must not block the open; the identity check below refuses it.
-	in, err := unix.Openat(sfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	// Anything put in the file's place since the stat (a FIFO, a device,
+	// a link) is refused unopened, and another file by identity.
+	var ist unix.Stat_t
+	in, err := openRegularAt(sfd, name, &ist)
+	if errors.Is(err, errNotRegular) {
+		return stale(at)
+	}
 	if err != nil {
 		return mapErr(err, at)
 	}
 	src := os.NewFile(uintptr(in), at)
 	defer src.Close()
-	var ist unix.Stat_t
-	if err := unix.Fstat(in, &ist); err != nil {
-		return mapErr(err, at)
-	}
-	if identity(&ist) != identity(st) || ist.Mode&unix.S_IFMT != unix.S_IFREG {
+	if identity(&ist) != identity(st) {
 		return stale(at)
 	}
 	out, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)

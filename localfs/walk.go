@@ -254,10 +254,10 @@ func isDirAt(fd int, name string, found func(string)) (bool, error) {
 // are read: a change after the stat gives the file another version.
 func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 	var st unix.Stat_t
-	fd, err := openatNoFollow(dirfd, name, &st)
+	fd, err := openRegularAt(dirfd, name, &st)
 	if err != nil {
-		// EINVAL: not a regular file (openatNoFollow); ENXIO: a socket.
-		if goneErr(err) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENXIO) {
+		// ENXIO: a socket, on systems that open to learn the type.
+		if goneErr(err) || errors.Is(err, errNotRegular) || errors.Is(err, unix.ENXIO) {
 			return nil, nil
 		}
 		return nil, err
@@ -269,11 +269,18 @@ func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(&fdReader{fd: fd}, maxIgnoreFile))
 }
 
-// openatNoFollow opens a regular file relative to dirfd, refusing a link or
-// anything but a regular file (a FIFO would block a reader), and stats
-// what it opened into st.
-func openatNoFollow(dirfd int, name string, st *unix.Stat_t) (int, error) {
+// errNotRegular refuses a file that is not a regular one (openRegularAt).
+var errNotRegular = errors.New("not a regular file")
+
+// openReadAt opens name of the directory dirfd for reading, without
+// following a link or waiting on a FIFO, refuses anything but a regular
+// file (errNotRegular) and, when was is given, anything but the file it
+// describes; st gets the stat of what was opened.
+func openReadAt(dirfd int, name string, st, was *unix.Stat_t) (int, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP || err == unix.EMLINK { // a link (EMLINK: FreeBSD's answer)
+		return -1, errNotRegular
+	}
 	if err != nil {
 		return -1, err
 	}
@@ -281,9 +288,9 @@ func openatNoFollow(dirfd int, name string, st *unix.Stat_t) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || was != nil && (st.Dev != was.Dev || st.Ino != was.Ino) {
 		unix.Close(fd)
-		return -1, unix.EINVAL
+		return -1, errNotRegular
 	}
 	return fd, nil
 }
@@ -350,22 +357,20 @@ func infoAt(fd int, name, display string) (backend.FileInfo, error) {
 }
 
 // openFileAt opens the regular file name of the directory fd. The listing
-// said regular file; O_NONBLOCK keeps a FIFO swapped in since from
-// blocking, and O_NOFOLLOW a link from being followed. There is no fstat per
-// file unless a deny root is a file: then the opened file's identity is
-// compared with it, since a hard link elsewhere in the tree is the same file
-// under another name.
+// said regular file: anything put in its place since (a link, a FIFO, a
+// device) is refused unopened, NOT_REGULAR, and the walk's callers skip it
+// as one gone. The stat that tells the type also gives the identity, which
+// a deny root that is a file is compared with, since a hard link elsewhere
+// in the tree is the same file under another name.
 func (w *walker) openFileAt(fd int, name, display string) (io.ReadCloser, error) {
-	f, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	var st unix.Stat_t
+	f, err := openRegularAt(fd, name, &st)
 	if err != nil {
 		return nil, mapErr(err, display)
 	}
-	if w.f.denyFiles {
-		var st unix.Stat_t
-		if unix.Fstat(f, &st) != nil || w.f.deniedIdentity(&st) {
-			unix.Close(f)
-			return nil, w.f.deniedErr(display)
-		}
+	if w.f.deniedIdentity(&st) {
+		unix.Close(f)
+		return nil, w.f.deniedErr(display)
 	}
 	return &fdReader{fd: f}, nil
 }
