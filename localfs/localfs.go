@@ -854,6 +854,13 @@ func (f *FS) deniedIdentity(st *unix.Stat_t) bool {
 	return false
 }
 
+// deniedFileErr refuses a move across file systems of a tree holding a
+// denied file under another name (a hard link).
+func (f *FS) deniedFileErr(display string) error {
+	return fault.Errorf(fault.CodeDenied, "the tree holds a denied file under another name (a hard link), which a copy to another file system would make readable.").
+		WithPath(display).WithHint("move the link out of the tree, or choose a destination on the same file system; nothing was moved")
+}
+
 func (f *FS) deniedErr(display string) error {
 	return fault.Errorf(fault.CodeDenied, "the path is inside a denied location.").WithPath(display).
 		WithHint("this location is refused by --deny or by default (/proc, /sys, /dev, agentfs's state directory); work elsewhere")

@@ -72,7 +72,7 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 		}
 		return backend.FileInfo{}, err
 	}
-	copied, err := copyTree(ctx, src, dst, to.Staged, st)
+	copied, err := f.copyTree(ctx, src, dst, to.Staged, st)
 	if err != nil {
 		return undo(err)
 	}
@@ -146,8 +146,8 @@ func overwritable(dst renameEndpoint, opts backend.WriteOptions) (string, error)
 // copyTree copies the tree of src into the empty directory staged beside
 // dst, syncing what it writes, and returns the version of each entry it
 // copied by its path below src.
-func copyTree(ctx context.Context, src, dst renameEndpoint, staged string, st *unix.Stat_t) (map[string]string, error) {
-	c := &treeCopier{ctx: ctx, display: src.display, versions: map[string]string{}}
+func (f *FS) copyTree(ctx context.Context, src, dst renameEndpoint, staged string, st *unix.Stat_t) (map[string]string, error) {
+	c := &treeCopier{f: f, ctx: ctx, display: src.display, versions: map[string]string{}}
 	sfd, _, err := openDir(src.fd(), src.name)
 	if err != nil {
 		return nil, mapErr(err, src.display)
@@ -170,6 +170,7 @@ func copyTree(ctx context.Context, src, dst renameEndpoint, staged string, st *u
 // treeCopier copies a tree between directory descriptors, never following
 // a link, recording each entry's version.
 type treeCopier struct {
+	f        *FS
 	ctx      context.Context
 	display  string
 	versions map[string]string
@@ -271,6 +272,9 @@ func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string)
 	defer src.Close()
 	if identity(&ist) != identity(st) {
 		return stale(at)
+	}
+	if c.f.deniedIdentity(&ist) {
+		return c.f.deniedFileErr(at) // linked since checkTree
 	}
 	out, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {

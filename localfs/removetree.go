@@ -23,6 +23,10 @@ type treeRemover struct {
 	mnt     uint64
 	hasMnt  bool
 	display string
+	// copying: the tree is to be copied (a move across file systems), so a
+	// file that is a denied file by identity is refused too, since its copy
+	// would be a new file that no deny recognises.
+	copying bool
 }
 
 // removeTree checks, then removes, the directory name of the directory dfd.
@@ -37,12 +41,14 @@ func (f *FS) removeTree(dfd int, name, display string) error {
 	return r.pass(dfd, name, true)
 }
 
-// checkTree is removeTree's check alone: nothing is removed.
+// checkTree is removeTree's check alone, for a tree to be copied then
+// removed: nothing is removed.
 func (f *FS) checkTree(dfd int, name, display string) error {
 	r, err := f.newTreeRemover(dfd, name, display)
 	if err != nil {
 		return err
 	}
+	r.copying = true
 	return r.pass(dfd, name, false)
 }
 
@@ -175,10 +181,13 @@ func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 }
 
 // checkEntry refuses a file of the tree (st, on the mount mnt when
-// hasMnt) that is a mount point: a file bind-mounted there (a container's
+// hasMnt) that is a denied file to be copied, or a mount point: a file bind-mounted there (a container's
 // mounted secret) cannot be unlinked, and the files removed before it was
 // met would be gone.
 func (r *treeRemover) checkEntry(st *unix.Stat_t, mnt uint64, hasMnt bool, at func() string) error {
+	if r.copying && r.f.deniedIdentity(st) {
+		return r.f.deniedFileErr(at())
+	}
 	if hasMnt && r.hasMnt {
 		// By the mount id alone: a file of an overlay's lower layer
 		// reports that layer's device, and is no mount point.
