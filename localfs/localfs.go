@@ -93,15 +93,13 @@ type FS struct {
 	absDisplay bool
 	roots      []*root
 	// deny is the deny list, whole: replaced, never changed in place, when
-	// a state directory that did not exist is found made (lookForState).
-	deny atomic.Pointer[[]denied]
-	// stateDue is set while a state directory of the list does not exist.
-	stateDue atomic.Bool
-	stateMu  sync.Mutex // one lookForState at a time
+	// the identity of a deny path changed (refreshDenies).
+	deny      atomic.Pointer[[]denied]
+	refreshMu sync.Mutex // one refreshDenies at a time
 	// denyFiles is set when a deny root is a file: a walk must then compare
 	// the identity of each file it opens, since a hard link elsewhere in the
 	// tree is the same file under another name.
-	denyFiles bool
+	denyFiles atomic.Bool
 	policy    SymlinkPolicy
 }
 
@@ -195,7 +193,6 @@ func New(cfg Config) (*FS, error) {
 	}
 	denyPaths = append(denyPaths, stateDirs...)
 	var deny []denied
-	due := false
 	for i, d := range denyPaths {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there. (stateDirs resolved
@@ -204,17 +201,10 @@ func New(cfg Config) (*FS, error) {
 		if !e.state {
 			e.path = resolveExisting(d)
 		}
-		var st unix.Stat_t
-		if unix.Stat(e.path, &st) == nil {
-			e.dev, e.ino, e.exists = uint64(st.Dev), st.Ino, true
-			e.isFile = st.Mode&unix.S_IFMT != unix.S_IFDIR
-			f.denyFiles = f.denyFiles || e.isFile
-		}
+		e.identify()
 		deny = append(deny, e)
-		due = due || e.state && !e.exists
 	}
-	f.deny.Store(&deny)
-	f.stateDue.Store(due)
+	f.storeDenies(deny)
 	// A transaction whose process died during its commit is undone (or
 	// finished) before anything reads its files, and dead writers' temp
 	// files go.
@@ -227,35 +217,46 @@ func New(cfg Config) (*FS, error) {
 // denies is the deny list as it stands.
 func (f *FS) denies() []denied { return *f.deny.Load() }
 
-// lookForState gives a state directory of the deny list that did not
-// exist when the backend opened, and exists now, its identity: a session
-// (batch, mcp) that began before agentfs index made it then denies it by
-// identity as the index's build did, and has the build's Fingerprint, so
-// its searches use that index. One stat per call while one is missing.
-func (f *FS) lookForState() {
-	if !f.stateDue.Load() {
-		return
+// identify takes the identity of the deny path as it stands now.
+func (d *denied) identify() {
+	var st unix.Stat_t
+	d.dev, d.ino, d.exists, d.isFile = 0, 0, false, false
+	if unix.Stat(d.path, &st) == nil {
+		d.dev, d.ino, d.exists = uint64(st.Dev), st.Ino, true
+		d.isFile = st.Mode&unix.S_IFMT != unix.S_IFDIR
 	}
-	f.stateMu.Lock()
-	defer f.stateMu.Unlock()
-	deny := slices.Clone(f.denies())
-	due, found := false, false
-	for i := range deny {
-		d := &deny[i]
-		if !d.state || d.exists {
+}
+
+func (f *FS) storeDenies(deny []denied) {
+	f.deny.Store(&deny)
+	f.denyFiles.Store(slices.ContainsFunc(deny, func(d denied) bool { return d.isFile }))
+}
+
+// refreshDenies takes the identity of each deny path again, so that a
+// session (batch, mcp) answers each call as a fresh process would: a denied
+// file replaced by a rename (as editors, git and agentfs's own writes do)
+// is a new inode, which a hard link made since must not read; a state
+// directory made since (agentfs index) is denied by identity as the
+// index's build did, and the session has the build's Fingerprint, so its
+// searches use that index. One stat per deny path per call.
+func (f *FS) refreshDenies() {
+	f.refreshMu.Lock()
+	defer f.refreshMu.Unlock()
+	deny := f.denies()
+	var fresh []denied
+	for i, d := range deny {
+		d.identify()
+		if d == deny[i] {
 			continue
 		}
-		var st unix.Stat_t
-		if unix.Stat(d.path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			d.dev, d.ino, d.exists, found = uint64(st.Dev), st.Ino, true, true
-		} else {
-			due = true
+		if fresh == nil {
+			fresh = slices.Clone(deny)
 		}
+		fresh[i] = d
 	}
-	if found {
-		f.deny.Store(&deny)
+	if fresh != nil {
+		f.storeDenies(fresh)
 	}
-	f.stateDue.Store(due)
 }
 
 // stateDirs are the places agentfs keeps its state (locks, journals, the
@@ -374,7 +375,7 @@ func (t target) display(f *FS) string { return f.display(t.abs) }
 // lexically outside every root may still reach one through a link or a bind
 // mount (compared by file identity); otherwise it is OUTSIDE_ROOT.
 func (f *FS) resolve(p string) (target, error) {
-	f.lookForState()
+	f.refreshDenies()
 	if p == "" {
 		return target{}, fault.InvalidArgument("path is empty.").WithHint("pass a file or directory path")
 	}
@@ -1132,7 +1133,7 @@ func errText(err error) string {
 // deny list and the link policy. A content index built under one
 // fingerprint proves nothing of a walk under another.
 func (f *FS) Fingerprint() string {
-	f.lookForState()
+	f.refreshDenies()
 	// Sets, whatever the order the flags gave them in: a walk is the same.
 	var parts []string
 	for _, r := range f.roots {
@@ -1186,4 +1187,4 @@ func IsVersion(st *unix.Stat_t, v string) bool {
 // DeniesFiles reports whether a deny root is a file: a walk then checks
 // the identity of every file it opens (a hard link is the same file), and
 // so must anything that opens files a walk found.
-func (f *FS) DeniesFiles() bool { return f.denyFiles }
+func (f *FS) DeniesFiles() bool { return f.denyFiles.Load() }
