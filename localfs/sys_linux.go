@@ -3,7 +3,6 @@ package localfs
 import (
 	"fmt"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,31 +23,23 @@ func reopen(pathFile *os.File, flags int) (*os.File, error) {
 }
 
 // openRegularAt opens the regular file name of the directory dirfd for
-// reading, never following a link, and stats it into st. The name is first
-// opened with O_PATH, which opens nothing: a FIFO, device or link put in a
-// listed file's place is refused (errNotRegular) before any open for
-// reading, so a blocked writer is never released nor a device's open run.
-// The file is then opened through its /proc/self/fd link: the very file
-// checked, not whatever now has its name.
+// reading, never following a link, and stats it into st. The name is
+// stat'ed first: a FIFO, device or link put in a listed file's place
+// since the listing is refused (errNotRegular) unopened, so a blocked
+// writer is not released nor a device's open run; what is then opened
+// must be the file stat'ed. An O_PATH descriptor reopened through
+// /proc/self/fd would shut the microseconds between the two calls too,
+// but cost grep over Go's source 31% of its time, against 11% for this
+// (hyperfine, 20 runs each).
 func openRegularAt(dirfd int, name string, st *unix.Stat_t) (int, error) {
-	pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
+	var was unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &was, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return -1, err
 	}
-	defer unix.Close(pfd)
-	if err := unix.Fstat(pfd, st); err != nil {
-		return -1, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if was.Mode&unix.S_IFMT != unix.S_IFREG {
 		return -1, errNotRegular
 	}
-	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err == unix.ENOENT {
-		// No /proc: open by name again, and only the same file.
-		was := *st
-		return openReadAt(dirfd, name, st, &was)
-	}
-	return fd, err
+	return openReadAt(dirfd, name, st, &was)
 }
 
 // renameExclusive is renameat2 with RENAME_NOREPLACE.
