@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -69,7 +70,12 @@ func checkDirsOutcome(t *testing.T, what, dir, state string) (done bool) {
 	default:
 		t.Fatalf("%s: the tree is %q with directories %q, neither before nor after", what, files, dirs)
 	}
-	if left, _ := os.ReadDir(filepath.Join(state, dirRecords)); len(left) != 0 {
+	// A record killed half made (createLocked) names no directory; it is
+	// litter a sweep takes once partialAge old, as its writer may still be
+	// about to lock it.
+	left, _ := os.ReadDir(filepath.Join(state, dirRecords))
+	left = slices.DeleteFunc(left, func(e os.DirEntry) bool { return strings.Contains(e.Name(), partialSuffix) })
+	if len(left) != 0 {
 		t.Fatalf("%s: records of made directories left: %v", what, left)
 	}
 	return done
