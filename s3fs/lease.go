@@ -364,6 +364,7 @@ func (f *FS) Settle(ctx context.Context, timeout time.Duration) (Recovery, error
 	for round := 0; ; round++ {
 		rec, err := f.Recover(ctx)
 		total.RolledBack += rec.RolledBack
+		total.Finished += rec.Finished
 		total.CopiesRemoved += rec.CopiesRemoved
 		if round == 0 {
 			total.Live = rec.Live

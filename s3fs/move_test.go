@@ -1282,14 +1282,14 @@ func TestDeadLoserKeepsTheWinnersMove(t *testing.T) {
 }
 
 // recovered ends a test of a dead transaction in the workspace name: the
-// journals' leases run out, a recovery rolls back rolledBack of them (any
+// journals' leases run out, a recovery rolls back or finishes rolledBack of them (any
 // number when negative), the files at want's paths hold want's content
 // ("" for none), and nothing of the journals is left.
 func recovered(t *testing.T, f *s3fs.FS, bucket, name string, rolledBack int, want map[string]string) {
 	t.Helper()
 	expireJournals(t, bucket, name)
 	rec, err := f.Recover(context.Background())
-	if err != nil || rolledBack >= 0 && rec.RolledBack != rolledBack {
+	if err != nil || rolledBack >= 0 && rec.RolledBack+rec.Finished != rolledBack {
 		t.Fatalf("%s: the recovery: %+v, %v; want %d rolled back", name, rec, err, rolledBack)
 	}
 	if got := tree(t, f, slices.Collect(maps.Keys(want))...); !maps.Equal(got, want) {
@@ -1623,8 +1623,12 @@ func TestPausedMoverLosesNothing(t *testing.T) {
 						t.Error(err)
 					}
 				}
-				if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
-					t.Errorf("%s: the recovery while the mover is paused: %+v, %v", tc.name, rec, err)
+				want := s3fs.Recovery{RolledBack: 1}
+				if tc.phase == "delete" {
+					want = s3fs.Recovery{Finished: 1}
+				}
+				if rec, err := f.Recover(ctx); err != nil || rec != want {
+					t.Errorf("%s: the recovery while the mover is paused: %+v, %v; want %+v", tc.name, rec, err, want)
 				}
 			})
 		})

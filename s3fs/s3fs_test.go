@@ -456,7 +456,7 @@ func TestCommitPointAfterARecovery(t *testing.T) {
 	f, bucket, root := seeded(t, "afterrecovery", map[string]string{"a": "data", "c": "old c"})
 	committer := func() *s3fs.FS {
 		c := transportFS(t, root, &onFirst{match: commitPoint, do: func() {
-			if rec, err := f.Recover(ctx); err != nil || rec.RolledBack != 1 {
+			if rec, err := f.Recover(ctx); err != nil || rec.RolledBack+rec.Finished != 1 {
 				t.Errorf("the recovery: %+v, %v", rec, err)
 			}
 		}})

@@ -479,9 +479,11 @@ func (f *FS) afterJournal(ctx context.Context, jkey string, j journal) {
 
 // Recovery is what Recover did.
 type Recovery struct {
-	// RolledBack counts the transactions of dead processes rolled back,
-	// and the moves finished (see rollsForward).
+	// RolledBack counts the transactions of dead processes rolled back.
 	RolledBack int `json:"rolledBack"`
+	// Finished counts the moves of dead processes finished, since they
+	// had begun deleting their sources (see rollsForward).
+	Finished int `json:"finished"`
 	// CopiesRemoved counts the copies whose journal was gone, left by a
 	// transaction that ended.
 	CopiesRemoved int `json:"copiesRemoved"`
@@ -498,6 +500,7 @@ const (
 	gone journalState = iota
 	live
 	rolledBack
+	finished
 )
 
 // Recover rolls back the transactions whose process died: those whose
@@ -534,6 +537,8 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 		switch state {
 		case rolledBack:
 			rec.RolledBack++
+		case finished:
+			rec.Finished++
 		case live:
 			rec.Live++
 		}
@@ -679,7 +684,11 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	if rewritten, err := f.putJournal(ctx, o.Key, claimed.ETag, ended); err == nil {
 		claimed = rewritten
 	}
-	return rolledBack, f.dropJournal(ctx, o.Key, claimed.ETag, j)
+	state := rolledBack
+	if j.rollsForward() {
+		state = finished
+	}
+	return state, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
 
 // ownKeys reports whether every key j names is one agentfs wrote there:

@@ -87,7 +87,7 @@ func TestRecoverAtNextCall(t *testing.T) {
 		{"a dead journal, by a read", nil, "-1m", []string{"read", "a"}, 0, "old a", "", false},
 		{"a live journal, by a read", nil, "15s", []string{"read", "a"}, 0, "new a", "", true},
 		{"a dead journal, by --recover", nil, "-1m", []string{"--recover", "read", "a"}, 0, "old a",
-			`{"recovery":{"rolledBack":1,"copiesRemoved":0,"live":0},"root":"s3://`, false},
+			`{"recovery":{"rolledBack":1,"finished":0,"copiesRemoved":0,"live":0},"root":"s3://`, false},
 		{"a live journal, by --recover", nil, "15s", []string{"--recover", "--lock-timeout=0s", "read", "a"}, 3, "",
 			`"code":"LOCK_TIMEOUT"`, true},
 		{"a dead journal, by a read under --readonly", nil, "-1m", []string{"--readonly", "read", "a"}, 0, "new a", "", true},
@@ -95,7 +95,7 @@ func TestRecoverAtNextCall(t *testing.T) {
 		{"a dead journal, by a read of the store in a mixed workspace", mixed, "-1m",
 			[]string{"read", "s3://" + bucket + "/ws/a"}, 0, "old a", "", false},
 		{"a dead journal, by --recover on the local root", mixed, "-1m", []string{"--recover", "read", "l"}, 0, "local l",
-			`{"recovery":{"rolledBack":1,"copiesRemoved":0,"live":0},"root":"s3://`, false},
+			`{"recovery":{"rolledBack":1,"finished":0,"copiesRemoved":0,"live":0},"root":"s3://`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			jkey := crashedCommit(t, c, bucket, tc.lease)
