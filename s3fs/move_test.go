@@ -504,17 +504,7 @@ func TestSourceChangedAsItIsCopied(t *testing.T) {
 
 // commitPoint matches the rewrite of a journal that says it committed: a
 // transaction's commit point.
-func commitPoint(r *http.Request) bool {
-	if r.Method != http.MethodPut || !strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), ".json") || r.GetBody == nil {
-		return false
-	}
-	body, err := r.GetBody()
-	if err != nil {
-		return false
-	}
-	data, _ := io.ReadAll(body)
-	return bytes.Contains(data, []byte(`"committed":true`))
-}
+func commitPoint(r *http.Request) bool { return journalSays(r, `"committed":true`) }
 
 // TestRollbackKeepsTheOnlyCopy: a move that fails once it deleted its
 // source, where another writer then put a file of its own, keeps its copy,
