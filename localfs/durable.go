@@ -16,6 +16,7 @@ var syscalls = struct {
 	writeAt  func(f *os.File, b []byte, off int64) (int, error)
 	fsync    func(fd int) error
 	renameat func(olddirfd int, oldpath string, newdirfd int, newpath string) error
+	mkdirat  func(dirfd int, path string, mode uint32) error
 	// renameExclusive renames only when to does not exist.
 	renameExclusive func(fromDir int, from string, toDir int, to string) error
 	// reserve allocates the blocks of a file's first size bytes without
@@ -27,6 +28,7 @@ var syscalls = struct {
 	writeAt:         (*os.File).WriteAt,
 	fsync:           unix.Fsync,
 	renameat:        unix.Renameat,
+	mkdirat:         unix.Mkdirat,
 	renameExclusive: renameExclusive,
 	reserve:         reserve,
 }

@@ -73,13 +73,22 @@ func newTempRecord(p string) (*tempRecord, error) {
 
 // newDirRecord creates and locks the record of the directory that is about
 // to be made at the real absolute path p: a record of its own, as another
-// commit may try to make the same directory at the same time.
+// commit may try to make the same directory at the same time. The
+// directory is made first under a temporary name, which is the record's
+// (stagingDirName).
 func newDirRecord(p string) (*tempRecord, error) {
 	rp, err := recordPath(dirRecords, mountTable(), p)
 	if err != nil {
 		return nil, err
 	}
 	return newRecord(rp+"-"+strings.TrimPrefix(tempName(), tempPrefix), p)
+}
+
+// stagingDirName is the temporary name, beside its directory, under which
+// the directory of the record at rp is made before it is renamed to its
+// own: the record's random digits, which no other writer's record has.
+func stagingDirName(rp string) string {
+	return tempPrefix + rp[strings.LastIndexByte(rp, '-')+1:]
 }
 
 // newRecord creates and locks the record at rp of the real absolute path
@@ -289,9 +298,13 @@ func sweepDirRecords(d string) {
 }
 
 // sweepDirRecord removes the directory of the record at rp when its writer
-// is dead, the directory there is the one it names, and it is empty; the
-// record goes in any case. A record without an identity (its writer killed
-// between mkdir and recording it) proves nothing: that directory stays.
+// is dead, the directory there is the one it names (at its name, or still
+// at its staging name), and it is empty; the record goes in any case. A
+// record without an identity is a writer killed between the mkdir and
+// recording it: the directory is at its staging name, which that writer
+// alone made (mkdir fails on a name that exists), and nobody else knows.
+// Where the directory was made at its own name (madeDirs.mkdir's
+// fallback), such a record proves nothing and the directory stays.
 func sweepDirRecord(rp string) {
 	fd, err := unix.Open(rp, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
@@ -303,8 +316,16 @@ func sweepDirRecord(rp string) {
 	}
 	buf := make([]byte, 4200)
 	n, _ := unix.Pread(fd, buf, 0)
-	if path, id, ok := recordText(buf[:max(n, 0)]); ok && id != "" {
-		atDir(filepath.Dir(path), func(dfd int) { removeMadeDir(dfd, filepath.Base(path), id) })
+	if path, id, ok := recordText(buf[:max(n, 0)]); ok {
+		staging := stagingDirName(rp)
+		atDir(filepath.Dir(path), func(dfd int) {
+			if id == "" {
+				unix.Unlinkat(dfd, staging, unix.AT_REMOVEDIR)
+				return
+			}
+			removeMadeDir(dfd, filepath.Base(path), id)
+			removeMadeDir(dfd, staging, id)
+		})
 	}
 	unix.Unlink(rp)
 }

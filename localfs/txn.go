@@ -34,7 +34,8 @@ import (
 // removes its backups when it was.
 //
 // The directories a commit makes for new files are made while preparing,
-// each recorded in the state directory before it exists (madeDirs); the
+// each recorded in the state directory before it exists, and renamed to
+// its name once its identity is recorded (madeDirs); the
 // journal names them too, before the files, so that an undo, a refusal's
 // or a recovery's, removes them after the files, deepest first, while
 // they are still empty. Their records go just before the commit point:
@@ -85,28 +86,53 @@ type madeDir struct {
 
 // mkdir makes the directory name in dfd, whose real absolute path is real,
 // as the commit's own: its record exists before it does, and holds its
-// identity once it does, so that a sweep removes it if the writer dies
-// before its journal names it. An error is mkdir's, or the record's.
+// identity before it has its name, so that a sweep removes it if the
+// writer dies before its journal names it. It is made under the record's
+// staging name and renamed to its own, never over a directory another
+// writer made there meanwhile (EEXIST, as mkdir's). Where the file system
+// cannot rename without replacing, it is made at its own name: a writer
+// killed between that mkdir and its record then leaves it, empty. An
+// error is mkdir's, or the record's.
 func (m *madeDirs) mkdir(dfd int, name, real, display string) error {
+	err := m.mkdirAs(dfd, name, real, display, true)
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP) {
+		err = m.mkdirAs(dfd, name, real, display, false)
+	}
+	return err
+}
+
+// mkdirAs is mkdir, through the staging name when staged is set.
+func (m *madeDirs) mkdirAs(dfd int, name, real, display string, staged bool) error {
 	rec, err := newDirRecord(real)
 	if err != nil {
 		return fault.Errorf(fault.CodeIOError, "the record of a new directory cannot be made: %s.", errText(err)).
 			WithPath(display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
 	}
-	if err := unix.Mkdirat(dfd, name, 0o777); err != nil {
+	at := name
+	if staged {
+		at = stagingDirName(rec.path)
+	}
+	if err := syscalls.mkdirat(dfd, at, 0o777); err != nil {
 		rec.done() // not made: someone else's, or none
 		return err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.Fstatat(dfd, at, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		rec.done()
 		return err
 	}
 	id := identity(&st)
 	if err := rec.bindIdentity(&st); err != nil {
-		removeMadeDir(dfd, name, id)
+		removeMadeDir(dfd, at, id)
 		rec.done()
 		return err
+	}
+	if staged {
+		if err := syscalls.renameExclusive(dfd, at, dfd, name); err != nil {
+			removeMadeDir(dfd, at, id)
+			rec.done()
+			return err
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

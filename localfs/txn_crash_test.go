@@ -21,6 +21,12 @@ import (
 // commit point's two sides included.
 const killAtEnv = "AGENTFS_TEST_TXN_KILL_AT"
 
+// killDirsEnv set makes killAtEnv count the steps of making a directory
+// instead: just after each mkdir, and just before each rename of a made
+// directory to its name. Their number varies (two workers may both make
+// a missing directory), which the durable calls' does not.
+const killDirsEnv = "AGENTFS_TEST_TXN_KILL_DIRS"
+
 // txnOpsEnv set to "dirs" makes TestTxnCommitter commit txnDirOps.
 const txnOpsEnv = "AGENTFS_TEST_TXN_OPS"
 
@@ -31,15 +37,21 @@ func TestTxnCommitter(t *testing.T) {
 	if err != nil {
 		t.Skip("only a re-executed helper process runs this")
 	}
-	var calls atomic.Int64 // the stagers sync at once
-	kill := func() {
-		if calls.Add(1) == int64(at) {
+	var calls, dirSteps atomic.Int64 // the stagers sync at once
+	killAt := func(n *atomic.Int64) {
+		if n.Add(1) == int64(at) {
 			unix.Kill(os.Getpid(), unix.SIGKILL)
 		}
 	}
-	fsync, renameat := syscalls.fsync, syscalls.renameat
+	kill, killDir := func() { killAt(&calls) }, func() {}
+	if os.Getenv(killDirsEnv) != "" {
+		kill, killDir = func() {}, func() { killAt(&dirSteps) }
+	}
+	fsync, renameat, renameExclusive, mkdirat := syscalls.fsync, syscalls.renameat, syscalls.renameExclusive, syscalls.mkdirat
 	syscalls.fsync = func(fd int) error { kill(); return fsync(fd) }
 	syscalls.renameat = func(od int, o string, nd int, n string) error { kill(); return renameat(od, o, nd, n) }
+	syscalls.renameExclusive = func(od int, o string, nd int, n string) error { killDir(); return renameExclusive(od, o, nd, n) }
+	syscalls.mkdirat = func(d int, n string, m uint32) error { err := mkdirat(d, n, m); killDir(); return err }
 	dir, _ := os.Getwd()
 	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 	if err != nil {

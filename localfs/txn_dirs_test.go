@@ -82,15 +82,17 @@ func checkDirsOutcome(t *testing.T, what, dir, state string) (done bool) {
 }
 
 // A commit that fails at any of its durable calls (a staged file's or a
-// directory's sync, the journal's, a rename) removes the directories it
+// directory's sync, the journal's, a rename, a made directory's rename to
+// its name) removes the directories it
 // made for its new files, as well as the files: nothing was changed. One
 // refused while preparing (HARDLINK) too, and a directory that another
 // writer filled meanwhile stays.
 func TestTxnFailureRemovesMadeDirs(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
-	fsync, renameat := syscalls.fsync, syscalls.renameat
-	t.Cleanup(func() { syscalls.fsync, syscalls.renameat = fsync, renameat })
+	fsync, renameat, renameExclusive := syscalls.fsync, syscalls.renameat, syscalls.renameExclusive
+	restore := func() { syscalls.fsync, syscalls.renameat, syscalls.renameExclusive = fsync, renameat, renameExclusive }
+	t.Cleanup(restore)
 	commit := func(dir string) error {
 		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 		if err != nil {
@@ -114,8 +116,11 @@ func TestTxnFailureRemovesMadeDirs(t *testing.T) {
 		syscalls.renameat = func(od int, o string, nd int, n string) error {
 			return failOr(failAt(), func() error { return renameat(od, o, nd, n) })
 		}
+		syscalls.renameExclusive = func(od int, o string, nd int, n string) error {
+			return failOr(failAt(), func() error { return renameExclusive(od, o, nd, n) })
+		}
 		err := commit(dir)
-		syscalls.fsync, syscalls.renameat = fsync, renameat
+		restore()
 		done := checkDirsOutcome(t, fmt.Sprint("fail at call ", at), dir, state)
 		if err == nil {
 			if !done {
@@ -181,26 +186,61 @@ func TestTxnUndoKeepsOthersDirs(t *testing.T) {
 // A commit killed at any point of it leaves, once the next agentfs
 // starts, the directories it made for its new files exactly when its
 // files are there: a kill before the journal (the records are swept),
-// before the commit point (the journal undoes them) and after it.
+// before the commit point (the journal undoes them) and after it; and one
+// at each step of making a directory, between the mkdir and its record's
+// identity, or before its rename to its name.
 func TestTxnKillsLeaveNoMadeDirs(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
-	outcomes := map[bool]int{}
-	for at := 1; ; at++ {
+	run := func(what string, env ...string) map[bool]int {
+		outcomes := map[bool]int{}
+		for at := 1; ; at++ {
+			dir := t.TempDir()
+			writeTree(t, dir, dirsBefore)
+			killed := runKilledAt(t, "TestTxnCommitter", dir, at, append(env, txnOpsEnv+"=dirs")...)
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir}) // recovers
+			if err != nil {
+				t.Fatal(err)
+			}
+			fsys.Close()
+			outcomes[checkDirsOutcome(t, fmt.Sprint(what, at), dir, state)]++
+			if !killed {
+				return outcomes
+			}
+		}
+	}
+	if outcomes := run("kill at "); outcomes[false] == 0 || outcomes[true] < 2 {
+		t.Errorf("the kills did not land on both sides of the commit point: %v", outcomes)
+	}
+	// Two directories, each made (1) and renamed (2): at least 4 steps.
+	if outcomes := run("kill at directory step ", killDirsEnv+"=1"); outcomes[false] < 4 {
+		t.Errorf("the kills did not land at each step of making the two directories: %v", outcomes)
+	}
+}
+
+// Where a directory cannot be renamed without replacing (no renameat2,
+// or a file system without RENAME_NOREPLACE), a commit makes its
+// directories at their own names, and leaves no staging directory.
+func TestTxnMakesDirsWithoutExclusiveRename(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	renameExclusive := syscalls.renameExclusive
+	t.Cleanup(func() { syscalls.renameExclusive = renameExclusive })
+	for _, errno := range []error{unix.ENOSYS, unix.EINVAL} {
+		syscalls.renameExclusive = func(int, string, int, string) error { return errno }
 		dir := t.TempDir()
 		writeTree(t, dir, dirsBefore)
-		killed := runKilledAt(t, "TestTxnCommitter", dir, at, txnOpsEnv+"=dirs")
-		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir}) // recovers
+		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
+		_, err = fsys.Commit(context.Background(), txnDirOps())
 		fsys.Close()
-		outcomes[checkDirsOutcome(t, fmt.Sprint("kill at ", at), dir, state)]++
-		if !killed {
-			break
+		if err != nil {
+			t.Fatalf("%v: %v", errno, err)
 		}
-	}
-	if outcomes[false] == 0 || outcomes[true] < 2 {
-		t.Errorf("the kills did not land on both sides of the commit point: %v", outcomes)
+		if !checkDirsOutcome(t, errno.Error(), dir, state) {
+			t.Fatalf("%v: the commit changed nothing", errno)
+		}
 	}
 }
