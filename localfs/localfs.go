@@ -70,6 +70,8 @@ type root struct {
 	dir   *os.File // the root directory, for *at system calls
 	dev   uint64
 	ino   uint64
+	// above caches whether an ancestor is denied (FS.deniedAbove).
+	above atomic.Pointer[aboveRoot]
 }
 
 type denied struct {
@@ -79,6 +81,9 @@ type denied struct {
 	isFile   bool // a file has other names (hard links) that no path check sees
 	// state is a state directory's (see Fingerprint).
 	state bool
+	// system is one of DefaultDeny: a kernel file system's mount point,
+	// which is not replaced while the system runs.
+	system bool
 }
 
 // FS is the local backend: a backend.MutableFS, backend.Walker and
@@ -197,9 +202,9 @@ func New(cfg Config) (*FS, error) {
 		// Resolved as far as it exists: a deny path spelled through a link
 		// must hold for a file not yet created there. (stateDirs resolved
 		// its own.)
-		e := denied{path: d, state: i >= states}
+		e := denied{path: d, state: i >= states, system: i < len(DefaultDeny)}
 		if !e.state {
-			e.path = resolveExisting(d)
+			e.path = f.resolveExisting(d)
 		}
 		e.identify()
 		deny = append(deny, e)
@@ -239,11 +244,14 @@ func (f *FS) storeDenies(deny []denied) {
 // directory made since (agentfs index) is denied by identity as the
 // index's build did, and the session has the build's Fingerprint, so its
 // searches use that index. It runs at each path resolved: one stat per
-// --deny path, and per state directory only while it is missing (a state
-// directory is agentfs's own, made once; stat'ing each at every resolve
-// took replace --dry-run over Go's source from 109 stats to 11,610).
+// --deny path, and per state directory and default deny (/proc, /sys,
+// /dev) only while it is missing (a state directory is agentfs's own,
+// made once; stat'ing each at every resolve took replace --dry-run over
+// Go's source from 109 stats to 11,610; the default denies are mount
+// points, and devtmpfs, which no file system check tells from tmpfs, is
+// not remounted while the system runs).
 func (f *FS) refreshDenies() {
-	due := func(d denied) bool { return !d.state || !d.exists }
+	due := func(d denied) bool { return !d.state && !d.system || !d.exists }
 	if !slices.ContainsFunc(f.denies(), due) {
 		return
 	}
@@ -284,7 +292,7 @@ func (f *FS) stateDirs() ([]string, error) {
 	}
 	for i, d := range places {
 		d = joinAbs(f.cwd, d) // a relative TMPDIR's too
-		places[i] = resolveExisting(d)
+		places[i] = f.resolveExisting(d)
 		for _, r := range f.roots {
 			if _, in := within(places[i], r.path); in {
 				return nil, fault.Errorf(fault.CodeDenied, "the root %s lies in agentfs's state directory %s, which holds its locks, journals and signing key.", r.given, d).
@@ -827,21 +835,52 @@ func (f *FS) checkDeny(real, display string) error {
 			return f.deniedErr(display)
 		}
 	}
+	// Below a root, the ancestors are stat'ed up to the root; those above
+	// it once for each deny list (deniedAbove).
+	top, in := f.rootOf(real)
 	for dir := real; ; {
 		var st unix.Stat_t
-		if unix.Lstat(dir, &st) == nil {
-			for _, d := range f.denies() {
-				if d.exists && uint64(st.Dev) == d.dev && st.Ino == d.ino {
-					return f.deniedErr(display)
-				}
-			}
+		if unix.Lstat(dir, &st) == nil && f.deniedDirIdentity(&st) {
+			return f.deniedErr(display)
 		}
 		parent := filepath.Dir(dir)
-		if parent == dir {
+		switch {
+		case in && dir == top.root.path:
+			if f.deniedAbove(top.root) {
+				return f.deniedErr(display)
+			}
+			return nil
+		case parent == dir:
 			return nil
 		}
 		dir = parent
 	}
+}
+
+// aboveRoot is whether an ancestor of a root is a deny root by identity,
+// as of one deny list.
+type aboveRoot struct {
+	deny   *[]denied
+	denied bool
+}
+
+// deniedAbove reports whether an ancestor of r (above it) is a deny root
+// by identity, stat'ing them once for each deny list: the root is held
+// open, and what its ancestors' names lead to since changes none of its
+// files.
+func (f *FS) deniedAbove(r *root) bool {
+	deny := f.deny.Load()
+	if c := r.above.Load(); c != nil && c.deny == deny {
+		return c.denied
+	}
+	c := &aboveRoot{deny: deny}
+	for dir := r.path; filepath.Dir(dir) != dir && !c.denied; {
+		dir = filepath.Dir(dir)
+		var st unix.Stat_t
+		c.denied = unix.Lstat(dir, &st) == nil && f.deniedDirIdentity(&st)
+	}
+	r.above.Store(c)
+	return c.denied
 }
 
 // deniedDirIdentity reports a directory that is a deny root by identity (a
@@ -886,7 +925,7 @@ func (f *FS) deniedErr(display string) error {
 // descriptor, good for its type and nothing else.
 func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 	var st unix.Stat_t
-	if f.deniedName(resolveExisting(filepath.Join(t.root.path, t.rel))) {
+	if f.deniedName(f.resolveExisting(filepath.Join(t.root.path, t.rel))) {
 		return nil, st, f.deniedErr(t.display(f))
 	}
 	if flags != pathFlags && flags&unix.O_DIRECTORY == 0 {
@@ -1052,6 +1091,46 @@ func rootErr(err error, abs string) *fault.Error {
 // errLinkLoop is what evalSymlinks returns for a loop of links, where
 // filepath.EvalSymlinks gives an error with no errno.
 var errLinkLoop = errors.New("too many levels of links")
+
+// evalSymlinks is the package's evalSymlinks, which lstat's only the
+// components of p below a root that holds p as spelled, once that root's
+// name still leads to the root (its device and inode): a root's path was
+// resolved when it was opened, and its ancestors' links resolved again
+// would lead to the same place. A path through a link below the root is
+// resolved whole from there, as are paths in no root.
+func (f *FS) evalSymlinks(p string) (string, error) {
+	for _, r := range f.roots {
+		if rel, ok := within(r.path, p); ok {
+			return r.evalBelow(rel)
+		}
+	}
+	return evalSymlinks(p)
+}
+
+// evalBelow resolves the links of the path rel below r.
+func (r *root) evalBelow(rel string) (string, error) {
+	full := filepath.Join(r.path, rel)
+	var st unix.Stat_t
+	if err := unix.Lstat(r.path, &st); err != nil || uint64(st.Dev) != r.dev || st.Ino != r.ino {
+		return evalSymlinks(full)
+	}
+	if rel == "." {
+		return r.path, nil
+	}
+	cur := r.path
+	for rest := rel; rest != ""; {
+		var c string
+		c, rest, _ = strings.Cut(rest, string(filepath.Separator))
+		cur = filepath.Join(cur, c)
+		if err := unix.Lstat(cur, &st); err != nil {
+			return "", &fs.PathError{Op: "lstat", Path: cur, Err: err}
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return evalSymlinks(full)
+		}
+	}
+	return cur, nil
+}
 
 // evalSymlinks is filepath.EvalSymlinks with a link loop reported as one.
 func evalSymlinks(p string) (string, error) {

@@ -379,6 +379,15 @@ func (f *FS) lockTarget(path string) (target, []string, error) {
 	if err != nil {
 		return target{}, nil, err
 	}
+	if name, err := f.canonical(t, false); err == nil && name.rel != "." {
+		// A final name that is no link is the file itself: following it
+		// would resolve the path again to the same place.
+		real := filepath.Join(name.root.path, name.rel)
+		var st unix.Stat_t
+		if err := unix.Lstat(real, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return t, []string{real}, nil
+		}
+	}
 	ct, err := f.canonical(t, true)
 	followed := err == nil && ct.rel != "."
 	if !followed {
@@ -687,9 +696,9 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 	full := filepath.Join(t.root.path, t.rel)
 	var real string
 	if followFinal || t.rel == "." {
-		real = resolveExisting(full)
+		real = f.resolveExisting(full)
 	} else {
-		real = filepath.Join(resolveExisting(filepath.Dir(full)), filepath.Base(full))
+		real = filepath.Join(f.resolveExisting(filepath.Dir(full)), filepath.Base(full))
 	}
 	display := t.display(f)
 	if real != full && f.policy == SymlinksRefuse {
@@ -711,16 +720,16 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 // absolute path p and appends the rest as spelled. A link that leads
 // nowhere yet is followed to where it leads, as open(2) with O_CREAT
 // follows it: a write through it creates its target.
-func resolveExisting(p string) string { return resolveFrom(p, 0) }
+func (f *FS) resolveExisting(p string) string { return f.resolveFrom(p, 0) }
 
 // maxLinks bounds the dangling links resolveFrom follows, as the kernel's
 // 40 bounds a lookup's.
 const maxLinks = 40
 
-func resolveFrom(p string, links int) string {
+func (f *FS) resolveFrom(p string, links int) string {
 	rest := ""
 	for q := p; ; q = filepath.Dir(q) {
-		if real, err := evalSymlinks(q); err == nil {
+		if real, err := f.evalSymlinks(q); err == nil {
 			return filepath.Join(real, rest)
 		}
 		if target, err := os.Readlink(q); err == nil && links < maxLinks {
@@ -729,12 +738,12 @@ func resolveFrom(p string, links int) string {
 				// kernel reads it: that directory's own links resolved
 				// first (ld/dang, ld a link to a/b, dang to ../x: a/x).
 				dir := filepath.Dir(q)
-				if real, err := evalSymlinks(dir); err == nil {
+				if real, err := f.evalSymlinks(dir); err == nil {
 					dir = real
 				}
 				target = filepath.Join(dir, target)
 			}
-			return resolveFrom(filepath.Join(target, rest), links+1)
+			return f.resolveFrom(filepath.Join(target, rest), links+1)
 		}
 		if filepath.Dir(q) == q {
 			return p

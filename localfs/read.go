@@ -34,14 +34,14 @@ func (f *FS) Stat(_ context.Context, path string) (backend.FileInfo, error) {
 // DENIED inside a deny root either way.
 func (f *FS) resolvedTarget(t target) (target, error) {
 	full := filepath.Join(t.root.path, t.rel)
-	real, err := evalSymlinks(full)
+	real, err := f.evalSymlinks(full)
 	if err != nil {
 		dest, rerr := os.Readlink(full)
 		if rerr == nil {
 			if !filepath.IsAbs(dest) {
 				dest = filepath.Join(filepath.Dir(full), dest)
 			}
-			real = resolveExisting(filepath.Clean(dest))
+			real = f.resolveExisting(filepath.Clean(dest))
 		}
 	}
 	if f.deniedName(real) {

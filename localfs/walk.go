@@ -139,7 +139,7 @@ func (f *FS) WalkView(p string) (display string, asReal bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	real, err := evalSymlinks(filepath.Join(t.root.path, t.rel))
+	real, err := f.evalSymlinks(filepath.Join(t.root.path, t.rel))
 	if err != nil {
 		return "", false, mapErr(err, t.display(f))
 	}
