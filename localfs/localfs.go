@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1093,11 +1094,14 @@ func rootErr(err error, abs string) *fault.Error {
 var errLinkLoop = errors.New("too many levels of links")
 
 // evalSymlinks is the package's evalSymlinks, which lstat's only the
-// components of p below a root that holds p as spelled, once that root's
-// name still leads to the root (its device and inode): a root's path was
-// resolved when it was opened, and its ancestors' links resolved again
-// would lead to the same place. A path through a link below the root is
-// resolved whole from there, as are paths in no root.
+// components of p below a root that holds p as spelled, while the kernel
+// still names the root it holds open by the root's path: no ancestor of
+// it was renamed (a link left at the old name would lead elsewhere for a
+// process started since, and locks must have one key), so its ancestors'
+// links resolved again would lead to the same place. Otherwise (and where
+// the kernel's name of a descriptor cannot be read, off Linux), and for a
+// path through a link below the root or in no root, the path is resolved
+// whole.
 func (f *FS) evalSymlinks(p string) (string, error) {
 	for _, r := range f.roots {
 		if rel, ok := within(r.path, p); ok {
@@ -1110,13 +1114,13 @@ func (f *FS) evalSymlinks(p string) (string, error) {
 // evalBelow resolves the links of the path rel below r.
 func (r *root) evalBelow(rel string) (string, error) {
 	full := filepath.Join(r.path, rel)
-	var st unix.Stat_t
-	if err := unix.Lstat(r.path, &st); err != nil || uint64(st.Dev) != r.dev || st.Ino != r.ino {
+	if held, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(r.dir.Fd()))); err != nil || held != r.path {
 		return evalSymlinks(full)
 	}
 	if rel == "." {
 		return r.path, nil
 	}
+	var st unix.Stat_t
 	cur := r.path
 	for rest := rel; rest != ""; {
 		var c string

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 )
 
@@ -38,5 +40,108 @@ func TestRootNameLeadingElsewhereIsResolvedWhole(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(outside); len(left) != 0 {
 		t.Fatalf("the directory outside holds %v", left)
+	}
+}
+
+// moveAncestor renames the directory dir to to and leaves a link to it at
+// its name, as mv ~/proj ~/src; ln -s src ~/proj does.
+func moveAncestor(t *testing.T, dir, to string) {
+	t.Helper()
+	must(t, os.Rename(dir, to))
+	must(t, os.Symlink(filepath.Base(to), dir))
+}
+
+// A session whose root's ancestor was moved (a link left at its name)
+// locks by the root's new place, as a process started since does: an rm
+// -r of a directory there and a write into it exclude each other, with
+// one root or nested roots.
+func TestAncestorMovedKeepsOneLockKey(t *testing.T) {
+	for _, nested := range []bool{false, true} {
+		t.Setenv(StateDirEnv, t.TempDir())
+		base := t.TempDir()
+		w := filepath.Join(base, "w")
+		root := filepath.Join(w, "a", "ws")
+		must(t, os.MkdirAll(filepath.Join(root, "d"), 0o755))
+		cfg := Config{Roots: []string{root}, Cwd: root}
+		if nested {
+			cfg = Config{Roots: []string{w, root}, Cwd: root}
+		}
+		session, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moveAncestor(t, filepath.Join(w, "a"), filepath.Join(w, "b"))
+		later, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		dir, file := filepath.Join(root, "d"), filepath.Join(root, "d", "new.txt")
+		unlock, err := session.LockAll(ctx, []string{dir}, 0)
+		if err == nil {
+			if unlockLater, err := later.LockAll(ctx, []string{file}, 50*time.Millisecond); err == nil {
+				unlockLater()
+				t.Errorf("nested roots %v: a later process locked %s while the session held %s", nested, file, dir)
+			}
+			unlock()
+		} else if e := fault.AsError(err); e == nil || e.Code != fault.CodeOutsideRoot {
+			t.Errorf("nested roots %v: the session's lock of %s: %v", nested, dir, err)
+		}
+		session.Close()
+		later.Close()
+	}
+}
+
+// In a session whose root's ancestor was moved, one file under its old
+// and new spellings is still one file: a transaction that changes both
+// changes it twice, and is refused with the file as it was.
+func TestAncestorMovedOneFileTwice(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	w := filepath.Join(t.TempDir(), "w")
+	inner := filepath.Join(w, "a", "inner")
+	must(t, os.MkdirAll(inner, 0o755))
+	must(t, os.WriteFile(filepath.Join(inner, "f.txt"), []byte("orig\n"), 0o644))
+	fsys, err := New(Config{Roots: []string{w, inner}, Cwd: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	moveAncestor(t, filepath.Join(w, "a"), filepath.Join(w, "b"))
+	p1, p2 := filepath.Join(w, "a", "inner", "f.txt"), filepath.Join(w, "b", "inner", "f.txt")
+	ops := []backend.Op{{Path: p1, Data: []byte("first\n")}, {Path: p2, Data: []byte("second\n")}}
+	ctx := context.Background()
+	unlock, err := fsys.LockAll(ctx, []string{p1, p2}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fsys.Commit(ctx, ops)
+	unlock()
+	if err == nil {
+		t.Fatal("a transaction changed one file twice, under two spellings, and succeeded")
+	}
+	if got, _ := os.ReadFile(p2); string(got) != "orig\n" {
+		t.Fatalf("the file is %q", got)
+	}
+}
+
+// Under --symlinks refuse, a path whose root's ancestor became a link is
+// a path through a link: refused, nothing written.
+func TestAncestorMovedRefusedAsLink(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	base := t.TempDir()
+	ws := filepath.Join(base, "p", "ws")
+	must(t, os.MkdirAll(ws, 0o755))
+	fsys, err := New(Config{Roots: []string{ws}, Cwd: ws, Symlinks: SymlinksRefuse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	moveAncestor(t, filepath.Join(base, "p"), filepath.Join(base, "q"))
+	_, err = fsys.WriteFile(context.Background(), "new.txt", []byte("x"), backend.WriteOptions{})
+	if err == nil {
+		t.Fatal("a write through a root whose ancestor became a link succeeded under --symlinks refuse")
+	}
+	if _, serr := os.Stat(filepath.Join(base, "q", "ws", "new.txt")); serr == nil {
+		t.Fatalf("the refused write (%v) left new.txt", err)
 	}
 }
