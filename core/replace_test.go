@@ -2,6 +2,7 @@ package core
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -188,31 +189,97 @@ func TestReplaceByLineDiff(t *testing.T) {
 		{`^l`, "> l", strings.Repeat("line\n", 20)},
 		{`k`, "K", strings.Repeat("a\n", 10) + "k\n" + strings.Repeat("a\n", 10) + "k"},
 	} {
-		rp, err := newReplacer(ReplaceRequest{Query: tc.query, Replacement: &tc.with, Regex: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, n, diff := rp.apply([]byte(tc.in))
-		if n == 0 || diff == nil {
-			t.Fatalf("%q in %q: %d matches, diff %v", tc.query, tc.in, n, diff)
-		}
-		var old, now strings.Builder
-		for _, l := range diff {
-			if l.op != '+' {
-				old.WriteString(l.text)
-			}
-			if l.op != '-' {
-				now.WriteString(l.text)
-			}
-		}
-		if old.String() != tc.in || now.String() != string(out) {
-			t.Errorf("%q in %q: the diff's sides are %q and %q", tc.query, tc.in, old.String(), now.String())
-		}
-		got, _ := renderDiff("f", diff, 0)
-		if want, _ := unifiedDiff("f", tc.in, string(out)); got != want {
-			t.Errorf("%q in %q:\n%s\nwant\n%s", tc.query, tc.in, got, want)
+		if !checkByLineDiff(t, tc.query, tc.with, tc.in, true) {
+			t.Errorf("%q in %q: no replace by line", tc.query, tc.in)
 		}
 	}
+}
+
+// checkByLineDiff checks the diff a replace by line made of in: its old
+// side is in, its new side the replaced text, and it renders as the diff
+// of the two. false when the query is no expression, or does not match.
+func checkByLineDiff(t *testing.T, query, with, in string, regex bool) bool {
+	t.Helper()
+	rp, err := newReplacer(ReplaceRequest{Query: query, Replacement: &with, Regex: regex})
+	if err != nil || !rp.byLine {
+		return false
+	}
+	out, n, diff := rp.apply([]byte(in))
+	if n == 0 {
+		return false
+	}
+	if diff == nil {
+		t.Fatalf("%q in %q: %d matches, no diff", query, in, n)
+	}
+	var old, now strings.Builder
+	for _, l := range diff {
+		if l.op != '+' {
+			old.WriteString(l.text)
+		}
+		if l.op != '-' {
+			now.WriteString(l.text)
+		}
+	}
+	if old.String() != in || now.String() != string(out) {
+		t.Errorf("%q in %q: the diff's sides are %q and %q", query, in, old.String(), now.String())
+	}
+	if string(out) == in {
+		return true // replaced by itself: no file is written, no diff shown
+	}
+	got, _ := renderDiff("f", diff, 0)
+	if want, _ := unifiedDiff("f", in, string(out)); got != want {
+		t.Errorf("%q in %q:\n%s\nwant\n%s", query, in, got, want)
+	}
+	return true
+}
+
+// FuzzReplaceByLineDiff: the diff a replace by line builds from its lines
+// is the diff of the file before and after, for any text (marks, CR,
+// lines without an ending) and query.
+func FuzzReplaceByLineDiff(f *testing.F) {
+	f.Add("x", "y", "\xef\xbb\xbfx1\r\nz\r\nx2", false)
+	f.Add(`\s+$`, "", "a  \nb\n\n\nc\n", true)
+	f.Add("b", "B\nB", "a\r\nb\r\nc\r\n", false)
+	f.Add("\r", "", "a\r\nb\rc\n", false)
+	f.Fuzz(func(t *testing.T, query, with, in string, regex bool) {
+		if query != "" {
+			checkByLineDiff(t, query, with, in, regex)
+		}
+	})
+}
+
+// FuzzReplaceCandidateLines: the candidate finder (grep's) that picks the
+// lines the expression sees changes nothing: matches, matchesLines over a
+// small buffer and apply answer as the expression over every line does,
+// with --ignore-case and --word too.
+func FuzzReplaceCandidateLines(f *testing.F) {
+	f.Add("err", "X", "a err\r\nb\nerr", false, false, false)
+	f.Add(`[a-z]+[0-9]{2}`, "N", "x12\ny\r\nab34", true, false, false)
+	f.Add("K", "k", "\u212a\nk\n", false, true, false)
+	f.Add(`\bis\b`, "IS", "this is\n", true, false, true)
+	f.Add("\r", "", "a\r\nb\rc\r", false, false, false)
+	f.Fuzz(func(t *testing.T, query, with, in string, regex, ignoreCase, word bool) {
+		req := ReplaceRequest{Query: query, Replacement: &with, Regex: regex, IgnoreCase: ignoreCase, Word: word}
+		rp, err := newReplacer(req)
+		if err != nil || !rp.byLine || rp.lines == nil {
+			return
+		}
+		plain := *rp
+		plain.lines = nil
+		data := []byte(in)
+		if got, want := rp.matches(data), plain.matches(data); got != want {
+			t.Fatalf("%+v in %q: matches %v, every line %v", req, in, got, want)
+		}
+		streamed, err := rp.matchesLines(bufio.NewReaderSize(strings.NewReader(in), 16))
+		if want, _ := plain.matchesLines(bufio.NewReaderSize(strings.NewReader(in), 16)); err != nil || streamed != want {
+			t.Fatalf("%+v in %q: streamed %v (%v), every line %v", req, in, streamed, err, want)
+		}
+		out, n, diff := rp.apply(data)
+		wantOut, wantN, wantDiff := plain.apply(data)
+		if !bytes.Equal(out, wantOut) || n != wantN || !slices.Equal(diff, wantDiff) {
+			t.Fatalf("%+v in %q: apply %q %d, every line %q %d", req, in, out, n, wantOut, wantN)
+		}
+	})
 }
 
 // TestReplaceByItself: matches replaced by themselves change no file: none
