@@ -87,7 +87,7 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 			return undo(mapErr(err, dst.display))
 		}
 	}
-	if err := syscalls.renameExclusive(dst.fd(), to.Staged, dst.fd(), dst.name); err != nil {
+	if err := renameNoReplace(dst.fd(), to.Staged, dst.fd(), dst.name); err != nil {
 		if errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY) {
 			err = fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
 				WithHint("another program created it during the move; nothing was moved")

@@ -140,13 +140,29 @@ func (f *FS) renameEnd(path string, create bool) (renameEndpoint, error) {
 	return renameEndpoint{dir: dir, name: filepath.Base(ct.rel), real: filepath.Join(ct.root.path, ct.rel), display: display}, nil
 }
 
-// renameNoReplace renames only when to does not exist. A file system
-// without RENAME_NOREPLACE gets a hard link (which also fails when to
-// exists) and an unlink.
+// renameNoReplace renames only when to does not exist. Where no rename
+// refuses to replace (FreeBSD; a file system without RENAME_NOREPLACE),
+// a file gets a hard link (which also fails when to exists) and an
+// unlink; a directory, which has no hard links, is renamed once to is
+// seen free: an empty directory another program made there in between
+// (microseconds) would be replaced.
 func renameNoReplace(fromDir int, from string, toDir int, to string) error {
 	err := syscalls.renameExclusive(fromDir, from, toDir, to)
-	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+	if !noExclusiveRename(err) {
 		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(fromDir, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		switch err := unix.Fstatat(toDir, to, &st, unix.AT_SYMLINK_NOFOLLOW); {
+		case err == nil:
+			return unix.EEXIST
+		case !errors.Is(err, unix.ENOENT):
+			return err
+		}
+		return syscalls.renameat(fromDir, from, toDir, to)
 	}
 	if err := unix.Linkat(fromDir, from, toDir, to, 0); err != nil {
 		return err
@@ -264,4 +280,11 @@ func (c *ctxReader) Read(b []byte) (int, error) {
 func fileStale(at string) error {
 	return fault.Errorf(fault.CodeStale, "the file changed while it was being copied to the other file system.").
 		WithPath(at).WithHint("nothing was moved; run mv again")
+}
+
+// noExclusiveRename reports the error of a rename that refuses to replace
+// where the system (ENOSYS) or the file system (EINVAL on Linux, ENOTSUP
+// on darwin) has none.
+func noExclusiveRename(err error) bool {
+	return errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP)
 }

@@ -280,6 +280,39 @@ func TestRenameDirectoryAcrossFileSystemsOverwrite(t *testing.T) {
 	noLeftovers(t, a.state, a.dir, a.other)
 }
 
+// Where no rename refuses to replace (FreeBSD; a file system without
+// RENAME_NOREPLACE), a directory still moves across file systems, and one
+// changed during its copy is still put back whole: its backup renamed
+// back once its name is seen free (no hard link of a directory).
+func TestRenameDirectoryAcrossFileSystemsWithoutExclusiveRename(t *testing.T) {
+	a := newAcross(t)
+	renameExclusive, renameat := syscalls.renameExclusive, syscalls.renameat
+	t.Cleanup(func() { syscalls.renameExclusive, syscalls.renameat = renameExclusive, renameat })
+	syscalls.renameExclusive = func(int, string, int, string) error { return unix.ENOSYS }
+	ctx := context.Background()
+	late := false
+	syscalls.renameat = func(od int, o string, nd int, n string) error {
+		if o == "d" && late { // the source to its backup name: the copy is done
+			must(t, os.WriteFile(filepath.Join(a.dir, "d", "late.txt"), []byte("late"), 0o644))
+		}
+		return renameat(od, o, nd, n)
+	}
+	late = true
+	if _, err := a.fsys.Rename(ctx, "d", filepath.Join(a.other, "d"), backend.WriteOptions{IfAbsent: true}); code(err) != fault.CodeStale {
+		t.Fatalf("a tree changed during its copy: %v, want STALE", err)
+	}
+	must(t, os.Remove(filepath.Join(a.dir, "d", "late.txt")))
+	a.refused(t, a.want, "d")
+	late = false
+	if _, err := a.fsys.Rename(ctx, "d", filepath.Join(a.other, "d"), backend.WriteOptions{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := treeOf(t, filepath.Join(a.other, "d")); !maps.Equal(got, a.want) {
+		t.Errorf("the moved tree is\n%v\nwant\n%v", got, a.want)
+	}
+	noLeftovers(t, a.state, a.dir, a.other)
+}
+
 // A tree changed during its copy (an entry added after it was read) is not
 // moved: the move stops with STALE, and both sides are as they were, the
 // new entry included.

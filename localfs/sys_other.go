@@ -31,10 +31,6 @@ func openRegularAt(dirfd int, name string, st *unix.Stat_t) (int, error) {
 	return openReadAt(dirfd, name, st, nil)
 }
 
-// renameExclusive has no system call here: ENOSYS sends renameNoReplace to
-// its link-and-unlink fallback.
-func renameExclusive(int, string, int, string) error { return unix.ENOSYS }
-
 // reserve cannot allocate without changing the size here: an in-place
 // write that runs out of space may leave the file cut, as its error says.
 func reserve(int, int64) error { return nil }

@@ -95,7 +95,7 @@ type madeDir struct {
 // error is mkdir's, or the record's.
 func (m *madeDirs) mkdir(dfd int, name, real, display string) error {
 	err := m.mkdirAs(dfd, name, real, display, true)
-	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP) {
+	if noExclusiveRename(err) {
 		err = m.mkdirAs(dfd, name, real, display, false)
 	}
 	return err
