@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -378,6 +381,42 @@ func TestMatchesLinesAsWhole(t *testing.T) {
 			got, err := rp.matchesLines(bufio.NewReaderSize(strings.NewReader(text), 16))
 			if want := rp.matches([]byte(text)); err != nil || got != want {
 				t.Errorf("%q in %q: %v, %v; whole: %v", q, text, got, err, want)
+			}
+		}
+	}
+}
+
+// readUpTo reads a file whole, or its first limit bytes, whatever the
+// size of the reader's reads, keeps what was read before an error, and
+// reads into the buffer it is given again.
+func TestReadUpTo(t *testing.T) {
+	big := strings.Repeat("0123456789", 20000) // over the first 64 KiB
+	errRead := errors.New("EIO")
+	for _, tc := range []struct {
+		name  string
+		r     io.Reader
+		limit int
+		want  string
+		err   error
+	}{
+		{"empty", strings.NewReader(""), 10, "", nil},
+		{"whole", strings.NewReader("abc"), 10, "abc", nil},
+		{"at the limit", strings.NewReader("abcdef"), 6, "abcdef", nil},
+		{"cut at the limit", strings.NewReader("abcdef"), 4, "abcd", nil},
+		{"a byte a read", iotest.OneByteReader(strings.NewReader("abcdef")), 10, "abcdef", nil},
+		{"grown", strings.NewReader(big), len(big) + 1, big, nil},
+		{"grown and cut", strings.NewReader(big), 100001, big[:100001], nil},
+		{"an error after data", io.MultiReader(strings.NewReader("ab"), iotest.ErrReader(errRead)), 10, "ab", errRead},
+	} {
+		for _, buf := range [][]byte{nil, make([]byte, 5, 8)} {
+			got, err := readUpTo(tc.r, buf, tc.limit)
+			if string(got) != tc.want || !errors.Is(err, tc.err) {
+				t.Errorf("%s (buffer of %d): %d bytes, %v; want %d bytes, %v", tc.name, cap(buf), len(got), err, len(tc.want), tc.err)
+			}
+			if s, ok := tc.r.(*strings.Reader); ok {
+				s.Seek(0, io.SeekStart)
+			} else {
+				break // read once
 			}
 		}
 	}
