@@ -273,17 +273,19 @@ func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
 		return t.tooLarge(skeleton, "the result does not fit, even without its diffs").
 			WithHint("raise --max-bytes to %d or more, or change fewer files at once; nothing was changed", t.raiseTo(skeleton))
 	}
+	// A diff adds ,"diff":"…" to its file, whose key an empty diff leaves
+	// out (omitempty).
+	const key = len(`,"diff":""`)
 	room := t.maxBytes() - skeleton
 	for i, d := range whole {
-		n := jsonLen(d) - 2
-		if n <= room {
+		if n := key + jsonLen(d); n <= room {
 			*diffs[i], room = d, room-n
 			continue
 		}
 		*truncated = true
-		if room >= len(diffCut(0))+16 {
-			*diffs[i] = cutDiff(d, room)
-			room -= jsonLen(*diffs[i]) - 2
+		if room >= key+len(diffCut(0))+16 {
+			*diffs[i] = cutDiff(d, room-key)
+			room -= key + jsonLen(*diffs[i])
 		}
 	}
 	return nil

@@ -841,12 +841,14 @@ func truncateLine(s string, limit int, chars bool) (string, bool) {
 // writes it without HTML escaping.
 func jsonLen(s string) int {
 	n := 0
-	for _, r := range s {
+	for i, r := range s {
 		switch {
 		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
 			n += 2
 		case r < 0x20 || r == '\u2028' || r == '\u2029':
 			n += 6
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			n += 6 // a byte that is not UTF-8, written \ufffd
 		default:
 			n += utf8.RuneLen(r)
 		}

@@ -794,3 +794,17 @@ func TestReadByteOffsetEdges(t *testing.T) {
 		}
 	}
 }
+
+// FuzzJSONLen: jsonLen is the length of a string's JSON body as the
+// results are written (without HTML escaping), bytes that are not UTF-8,
+// control characters and U+2028 included: the bounds are sized by it.
+func FuzzJSONLen(f *testing.F) {
+	for _, s := range []string{"", "a\"b\\c", "\x00\x1f\x7f", "a\xffb", "\ufffd", "\xef\xbf", "\u2028\u2029", "é\t\r\n<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := jsonLen(s), jsonSize(s)-len(`""`+"\n"); got != want {
+			t.Fatalf("jsonLen(%q) = %d, the JSON body is %d bytes", s, got, want)
+		}
+	})
+}

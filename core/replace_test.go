@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -418,6 +419,36 @@ func TestReadUpTo(t *testing.T) {
 			} else {
 				break // read once
 			}
+		}
+	}
+}
+
+// A replace or apply-patch result fits its bound, whatever the bound, when
+// some of its files' diffs fit and others are cut or left out: the bound
+// is checked again once the result is written, after the files changed,
+// where a result over it would turn a done change into an error. Each
+// diff had been counted 12 bytes short (its key), so that 208 of them
+// overran 256 KiB by 2.5 KB.
+func TestChangedFilesFitTheBound(t *testing.T) {
+	files := map[string]string{}
+	var patch strings.Builder
+	patch.WriteString("*** Begin Patch\n")
+	for i := range 40 {
+		name := fmt.Sprintf("d/f%02d.txt", i)
+		files[name] = strings.Repeat(fmt.Sprintf("x%d \"q\"\t\x01 é\u2028 line\n", i), i%7+1)
+		fmt.Fprintf(&patch, "*** Update File: %s\n@@\n-x%d \"q\"\t\x01 é\u2028 line\n+y%d \"q\"\t\x01 é\u2028 LINE\n", name, i, i)
+	}
+	patch.WriteString("*** End Patch\n")
+	with := "LINE"
+	for bound := 600; bound <= 12000; bound += 173 {
+		tools := &Tools{FS: memfs.New(files), MaxBytes: bound}
+		res, err := tools.Replace(context.Background(), ReplaceRequest{Path: "d", Query: "line", Replacement: &with, DryRun: true})
+		if err == nil && jsonSize(res) > bound {
+			t.Errorf("replace at %d bytes: the result is %d", bound, jsonSize(res))
+		}
+		pres, err := tools.ApplyPatch(context.Background(), ApplyPatchRequest{Patch: patch.String(), DryRun: true})
+		if err == nil && jsonSize(pres) > bound {
+			t.Errorf("apply-patch at %d bytes: the result is %d", bound, jsonSize(pres))
 		}
 	}
 }
