@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -166,7 +167,10 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
 	rp := &replacer{re: re, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
-	if rp.byLine {
+	// A fixed string with U+FFFD, which the expression matches at every
+	// byte that is not UTF-8 too, gets no finder (grep's finds it as
+	// bytes); a regex's is left out by NewMatcher.
+	if rp.byLine && (req.Regex || !strings.ContainsRune(req.Query, utf8.RuneError)) {
 		// Without --word's \b: its lines are fewer than the query's.
 		rp.lines, _ = search.NewMatcher(req.Query, req.Regex, req.IgnoreCase)
 	}

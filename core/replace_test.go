@@ -193,16 +193,18 @@ func TestReplaceByLineDiff(t *testing.T) {
 		{`^l`, "> l", strings.Repeat("line\n", 20)},
 		{`k`, "K", strings.Repeat("a\n", 10) + "k\n" + strings.Repeat("a\n", 10) + "k"},
 	} {
-		if !checkByLineDiff(t, tc.query, tc.with, tc.in, true) {
+		if !checkByLineDiff(t, tc.query, tc.with, tc.in, true, true) {
 			t.Errorf("%q in %q: no replace by line", tc.query, tc.in)
 		}
 	}
 }
 
 // checkByLineDiff checks the diff a replace by line made of in: its old
-// side is in, its new side the replaced text, and it renders as the diff
-// of the two. false when the query is no expression, or does not match.
-func checkByLineDiff(t *testing.T, query, with, in string, regex bool) bool {
+// side is in, its new side the replaced text, and, with render, it
+// renders as the generic diff of the two does (which may align a run of
+// changed lines otherwise, as validly). false when the query is no
+// expression, or does not match.
+func checkByLineDiff(t *testing.T, query, with, in string, regex, render bool) bool {
 	t.Helper()
 	rp, err := newReplacer(ReplaceRequest{Query: query, Replacement: &with, Regex: regex})
 	if err != nil || !rp.byLine {
@@ -227,7 +229,7 @@ func checkByLineDiff(t *testing.T, query, with, in string, regex bool) bool {
 	if old.String() != in || now.String() != string(out) {
 		t.Errorf("%q in %q: the diff's sides are %q and %q", query, in, old.String(), now.String())
 	}
-	if string(out) == in {
+	if string(out) == in || !render {
 		return true // replaced by itself: no file is written, no diff shown
 	}
 	got, _ := renderDiff("f", diff, 0)
@@ -238,7 +240,7 @@ func checkByLineDiff(t *testing.T, query, with, in string, regex bool) bool {
 }
 
 // FuzzReplaceByLineDiff: the diff a replace by line builds from its lines
-// is the diff of the file before and after, for any text (marks, CR,
+// has the file before and after as its sides, for any text (marks, CR,
 // lines without an ending) and query.
 func FuzzReplaceByLineDiff(f *testing.F) {
 	f.Add("x", "y", "\xef\xbb\xbfx1\r\nz\r\nx2", false)
@@ -247,7 +249,7 @@ func FuzzReplaceByLineDiff(f *testing.F) {
 	f.Add("\r", "", "a\r\nb\rc\n", false)
 	f.Fuzz(func(t *testing.T, query, with, in string, regex bool) {
 		if query != "" {
-			checkByLineDiff(t, query, with, in, regex)
+			checkByLineDiff(t, query, with, in, regex, false)
 		}
 	})
 }
@@ -262,6 +264,9 @@ func FuzzReplaceCandidateLines(f *testing.F) {
 	f.Add("K", "k", "\u212a\nk\n", false, true, false)
 	f.Add(`\bis\b`, "IS", "this is\n", true, false, true)
 	f.Add("\r", "", "a\r\nb\rc\r", false, false, false)
+	f.Add("caf\uFFFD", "X", "un caf\xe9\n", false, false, false)
+	f.Add(`caf\x{FFFD}`, "X", "un caf\xe9\n", true, false, false)
+	f.Add("tasks", "X", "\u212a\u017f\n\u212a\u017f tas\u212as\n", false, true, false)
 	f.Fuzz(func(t *testing.T, query, with, in string, regex, ignoreCase, word bool) {
 		req := ReplaceRequest{Query: query, Replacement: &with, Regex: regex, IgnoreCase: ignoreCase, Word: word}
 		rp, err := newReplacer(req)

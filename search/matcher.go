@@ -88,6 +88,11 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 	if err != nil {
 		return nil, RegexError(query, err)
 	}
+	if namesRuneError(tree) {
+		// regexp matches U+FFFD at every byte that is not UTF-8 too; a
+		// finder of its UTF-8 bytes would pass those lines over.
+		return &Matcher{re: re, bound: maxMatchBytes(tree)}, nil
+	}
 	m := &Matcher{re: re, run: newClassRun(tree.Simplify()), bound: maxMatchBytes(tree)}
 	lit, fold := requiredLiteral(tree.Simplify())
 	m.whole = !isRegex && len(lit) == utf8.RuneCountInString(query)
@@ -103,6 +108,11 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 		m.seqRanges = m.seq.ranges()
 	}
 	return m, nil
+}
+
+// namesRuneError reports a regex with a literal U+FFFD.
+func namesRuneError(re *syntax.Regexp) bool {
+	return re.Op == syntax.OpLiteral && slices.Contains(re.Rune, utf8.RuneError) || slices.ContainsFunc(re.Sub, namesRuneError)
 }
 
 // requiredLiteral returns the longest literal that every match of re
@@ -608,24 +618,35 @@ func byteRarity(b byte) int {
 // FoldState remembers, within one buffer, where each case variant (and a
 // special form) occurs next, so that a frequent variant does not make the
 // rare one rescan.
-type FoldState struct{ lo, hi, sp int }
+type FoldState struct {
+	lo, hi, sp int
+	// pair is where the pair finder's next match is; spAt where each
+	// special form is next (-1: none in the rest of the buffer).
+	pair int
+	spAt [2]int
+}
 
-func (s *FoldState) Reset() { s.lo, s.hi, s.sp = -2, -2, -2 }
+func (s *FoldState) Reset() { s.lo, s.hi, s.sp, s.pair, s.spAt = -2, -2, -2, -2, [2]int{-2, -2} }
 
 // next returns the next position at or after from that may belong to a
 // match: for an ASCII literal, the start of a case-insensitive match or a
 // special form; otherwise an occurrence of the rare byte.
 func (f *foldFinder) next(buf []byte, from int, s *FoldState) int {
-	if s.sp != -1 && s.sp < from {
-		s.sp = -1
-		for _, sp := range f.special {
-			if i := bytes.Index(buf[from:], sp); i >= 0 && (s.sp < 0 || from+i < s.sp) {
-				s.sp = from + i
+	s.sp = -1
+	for k, sp := range f.special {
+		if s.spAt[k] != -1 && s.spAt[k] < from {
+			s.spAt[k] = -1
+			if i := bytes.Index(buf[from:], sp); i >= 0 {
+				s.spAt[k] = from + i
 			}
 		}
+		s.sp = minPos(s.sp, s.spAt[k])
 	}
 	if f.pair != nil {
-		return minPos(f.pair.index(buf, from), s.sp)
+		if s.pair != -1 && s.pair < from {
+			s.pair = f.pair.index(buf, from)
+		}
+		return minPos(s.pair, s.sp)
 	}
 	at := from
 	if f.needle != nil {
