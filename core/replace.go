@@ -955,8 +955,12 @@ func (t *Tools) fitReplace(res *ReplaceResult) error {
 		return nil
 	}
 	// The largest prefix of the list that fits without its diffs.
+	bare := slices.Clone(all)
+	for i := range bare {
+		bare[i].Diff = ""
+	}
 	k := sort.Search(len(all)+1, func(k int) bool {
-		res.Files, res.FilesOmitted, res.Truncated = all[:k], len(all)-k, true
+		res.Files, res.FilesOmitted, res.Truncated = bare[:k], len(all)-k, true
 		return jsonSize(res) > t.maxBytes()
 	}) - 1
 	if k < 0 {

@@ -457,3 +457,21 @@ func TestChangedFilesFitTheBound(t *testing.T) {
 		}
 	}
 }
+
+// When the list of changed files alone is over the bound, as many files
+// are listed as fit without their diffs: the prefix was measured with
+// them, and 60 files with 40 changed lines each listed 1 at 2000 bytes.
+func TestReplaceListsTheFilesThatFit(t *testing.T) {
+	files := map[string]string{}
+	for i := range 60 {
+		files[fmt.Sprintf("some/longer/directory/file-%02d.txt", i)] = strings.Repeat("foo\n", 40)
+	}
+	with := "bar"
+	res, err := (&Tools{FS: memfs.New(files), MaxBytes: 2000}).Replace(context.Background(), ReplaceRequest{Query: "foo", Replacement: &with, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Files); n < 15 || n+res.FilesOmitted != 60 || jsonSize(res) > 2000 || !res.Truncated {
+		t.Errorf("%d files listed, %d omitted, %d bytes: %+v", n, res.FilesOmitted, jsonSize(res), res)
+	}
+}
