@@ -807,13 +807,20 @@ func (f *FS) openNoFollow(t target, flags int) (*os.File, error) {
 // realPath is where an open file really is, for the deny check: a link
 // inside a root may lead into a denied directory.
 func realPath(file *os.File, fallback string) string {
-	if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", file.Fd())); err == nil && filepath.IsAbs(p) {
+	if p, ok := kernelPath(file); ok {
 		return p
 	}
 	if p, err := evalSymlinks(fallback); err == nil {
 		return p
 	}
 	return fallback
+}
+
+// kernelPath is the kernel's name of an open file (Linux's
+// /proc/self/fd), false where it cannot be read.
+func kernelPath(file *os.File) (string, bool) {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(file.Fd())))
+	return p, err == nil && filepath.IsAbs(p)
 }
 
 // holdsDenied reports whether the directory at the real path real is a
@@ -1114,7 +1121,7 @@ func (f *FS) evalSymlinks(p string) (string, error) {
 // evalBelow resolves the links of the path rel below r.
 func (r *root) evalBelow(rel string) (string, error) {
 	full := filepath.Join(r.path, rel)
-	if held, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(r.dir.Fd()))); err != nil || held != r.path {
+	if held, ok := kernelPath(r.dir); !ok || held != r.path {
 		return evalSymlinks(full)
 	}
 	if rel == "." {
