@@ -195,13 +195,7 @@ func (r *replacer) anyLine(b []byte) bool {
 	var fs search.FoldState
 	fs.Reset()
 	for at := r.nextLine(b, 0, &fs); at < len(b); at = r.nextLine(b, at, &fs) {
-		line, ending := b[at:], b[len(b):]
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line, ending = line[:i], line[i:i+1]
-			if !r.withCR && i > 0 && line[i-1] == '\r' {
-				line, ending = line[:i-1], b[at+i-1:at+i+1]
-			}
-		}
+		line, ending := cutLine(b[at:], !r.withCR)
 		if r.re.Match(line) {
 			return true
 		}
@@ -384,20 +378,26 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 func linesOf(b []byte, cutCR bool) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
 		for len(b) > 0 {
-			line, ending := b, b[len(b):]
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				j := i
-				if cutCR && i > 0 && b[i-1] == '\r' {
-					j = i - 1
-				}
-				line, ending = b[:j], b[j:i+1]
-			}
+			line, ending := cutLine(b, cutCR)
 			b = b[len(line)+len(ending):]
 			if !yield(line, ending) {
 				return
 			}
 		}
 	}
+}
+
+// cutLine is the first line of b and its ending, as linesOf gives them.
+func cutLine(b []byte, cutCR bool) (line, ending []byte) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, b[len(b):]
+	}
+	j := i
+	if cutCR && i > 0 && b[i-1] == '\r' {
+		j = i - 1
+	}
+	return b[:j], b[j : i+1]
 }
 
 // matches reports whether data holds a match, as apply sees it.
