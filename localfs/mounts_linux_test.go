@@ -149,8 +149,8 @@ func TestKernelFSInsideRootIsDenied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(seen) != 1 || seen[0] != "proc2" {
-		t.Errorf("a walk went into the procfs: %d entries, first %q", len(seen), seen)
+	if len(seen) != 0 {
+		t.Errorf("a walk listed or went into the procfs: %d entries, first %q", len(seen), seen)
 	}
 }
 

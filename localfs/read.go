@@ -130,7 +130,7 @@ func (f *FS) Open(_ context.Context, path string) (backend.FileReader, error) {
 // ReadDir lists entries [offset, offset+limit) in byte order of their names.
 // All names are read (sorting needs them), but only the page is stat'ed,
 // relative to the open directory so that no entry is reached by a path.
-// Entries inside a deny root are left out.
+// Entries inside a deny root, by name or by identity, are left out.
 func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend.DirPage, error) {
 	t, err := f.resolve(path)
 	if err != nil {
@@ -172,6 +172,9 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend
 				continue // removed since the listing
 			}
 			return backend.DirPage{}, mapErr(err, f.display(filepath.Join(t.abs, n)))
+		}
+		if f.deniedIdentity(&st) || st.Mode&unix.S_IFMT == unix.S_IFDIR && f.deniedDirIdentity(&st) {
+			continue // a hard link to a denied file, a bind mount of a deny root
 		}
 		page.Entries = append(page.Entries, infoFromStat(n, &st))
 	}

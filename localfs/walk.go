@@ -511,6 +511,9 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 		return w.dirErr(err)
 	}
 	fd := dir.fd
+	if (isDir || w.f.DeniesFiles()) && w.deniedEntry(fd, e.name, isDir) {
+		return nil
+	}
 	// On From's path above its last name, the entry was visited by an
 	// earlier page: the walk only goes down into it.
 	passed := lv.onFrom && e.name == lv.fromName && lv.depth-w.startDepth < len(w.from)-1
@@ -583,6 +586,34 @@ func (w *walker) here() string {
 		return w.display
 	}
 	return w.join(string(w.rel))
+}
+
+// deniedEntry reports an entry of the directory fd denied by identity:
+// a bind mount of a deny root, a kernel file system, a hard link to a
+// denied file. It is left out of the walk as one denied by name is, not
+// listed and then refused; the directory is checked again when entered,
+// and the file when opened, for one put in its place since.
+func (w *walker) deniedEntry(fd int, name string, isDir bool) bool {
+	var st unix.Stat_t
+	if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false // gone: the visit or the open says so
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return !isDir && w.f.deniedIdentity(&st)
+	}
+	if w.f.deniedDirIdentity(&st) {
+		return true
+	}
+	if _, known := w.kernelDev[uint64(st.Dev)]; !known {
+		// A device not met yet: a mount point, whose file system is asked.
+		sub, err := unix.Openat(fd, name, pathFlags|unix.O_NOFOLLOW|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return false
+		}
+		defer unix.Close(sub)
+		return unix.Fstat(sub, &st) == nil && w.deniedDir(sub, &st)
+	}
+	return w.kernelDev[uint64(st.Dev)]
 }
 
 // deniedDir reports a directory (fd, with the identity st) that is a deny
