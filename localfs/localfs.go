@@ -957,7 +957,7 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 	}
 	file, err := f.open(t, flags)
 	if err != nil {
-		return nil, st, err
+		return nil, st, f.missingErr(t, err)
 	}
 	if err := f.checkDeny(realPath(file, filepath.Join(t.root.path, t.rel)), t.display(f)); err != nil {
 		file.Close()
@@ -1029,6 +1029,30 @@ func (f *FS) sameFile(t target, flags int, st *unix.Stat_t) (*os.File, error) {
 // checkKernelFS refuses a descriptor on a kernel file system (procfs,
 // sysfs...), wherever it is mounted: decided on the descriptor in use, not
 // on a path.
+// missingErr is err, the open of t's failure, unless t is missing below a
+// directory of a kernel file system mounted inside the root: that is
+// DENIED, so that which names exist there is never told, as inside a deny
+// root. The nearest directory above t that opens is asked.
+func (f *FS) missingErr(t target, err error) error {
+	var ce *fault.Error
+	if !errors.As(err, &ce) || ce.Code != fault.CodeNotFound {
+		return err
+	}
+	for dir := filepath.Dir(t.rel); ; dir = filepath.Dir(dir) {
+		if d, oerr := t.root.r.OpenFile(dir, pathFlags|unix.O_DIRECTORY, 0); oerr == nil {
+			kerr := f.checkKernelFS(int(d.Fd()), t.display(f))
+			d.Close()
+			if kerr != nil {
+				return kerr
+			}
+			return err
+		}
+		if dir == "." {
+			return err
+		}
+	}
+}
+
 func (f *FS) checkKernelFS(fd int, display string) error {
 	name := kernelFSOf(fd)
 	if name == "" {

@@ -135,6 +135,18 @@ func TestKernelFSInsideRootIsDenied(t *testing.T) {
 	if _, err := fsys.Open(ctx, "proc2/self/status"); code(err) != fault.CodeDenied {
 		t.Errorf("read of a procfs file inside the root: want DENIED, got %v", err)
 	}
+	// A missing name there is DENIED too: which names exist is not told.
+	for _, p := range []string{"proc2/zz-missing", "proc2/self/zz-missing", "proc2/zz/deeper"} {
+		if _, err := fsys.Open(ctx, p); code(err) != fault.CodeDenied {
+			t.Errorf("read of %s: want DENIED, got %v", p, err)
+		}
+		if _, err := fsys.Stat(ctx, p); code(err) != fault.CodeDenied {
+			t.Errorf("stat of %s: want DENIED, got %v", p, err)
+		}
+	}
+	if _, err := fsys.Open(ctx, "zz-missing"); code(err) != fault.CodeNotFound {
+		t.Errorf("read of a missing file beside the procfs: want NOT_FOUND, got %v", err)
+	}
 	if _, err := fsys.ReadDir(ctx, "proc2", 0, 10); code(err) != fault.CodeDenied {
 		t.Errorf("ls of a procfs inside the root: want DENIED, got %v", err)
 	}
