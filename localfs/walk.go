@@ -70,6 +70,10 @@ type walker struct {
 type curEntry struct {
 	fd            int
 	name, display string
+	// st is the entry's stat when the walk took one (deniedEntry), which
+	// Info then answers from.
+	st     unix.Stat_t
+	stated bool
 }
 
 // Walk implements backend.Walker. Every directory is opened relative to its
@@ -91,7 +95,12 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10),
 		exclude: ignore.NewExcludes(opts.Exclude)}
-	w.info = func() (backend.FileInfo, error) { return infoAt(w.cur.fd, w.cur.name, w.cur.display) }
+	w.info = func() (backend.FileInfo, error) {
+		if w.cur.stated {
+			return infoFromStat(w.cur.name, &w.cur.st), nil
+		}
+		return infoAt(w.cur.fd, w.cur.name, w.cur.display)
+	}
 	w.realStart = realPath(dir, t.root.path+"/"+t.rel)
 	for _, d := range f.denies() {
 		if _, ok := within(w.realStart, d.path); ok {
@@ -297,7 +306,12 @@ func openReadAt(dirfd int, name string, st, was *unix.Stat_t) (int, error) {
 
 // fdReader reads a raw descriptor: cheaper than an *os.File, which asks the
 // runtime poller about every file it wraps.
-type fdReader struct{ fd int }
+type fdReader struct {
+	fd int
+	// st is the file's stat, taken when it was opened, if stated.
+	st     unix.Stat_t
+	stated bool
+}
 
 func (r *fdReader) Read(p []byte) (int, error) {
 	for {
@@ -317,13 +331,16 @@ func (r *fdReader) Read(p []byte) (int, error) {
 func (r *fdReader) Close() error { return unix.Close(r.fd) }
 
 // Info describes the file open, by its descriptor: the identity of the
-// very bytes read, without a second lookup of its name.
+// very bytes read, without a second lookup of its name. The stat of the
+// open is its answer when there was one.
 func (r *fdReader) Info() (backend.FileInfo, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(r.fd, &st); err != nil {
-		return backend.FileInfo{}, err
+	if !r.stated {
+		if err := unix.Fstat(r.fd, &r.st); err != nil {
+			return backend.FileInfo{}, err
+		}
+		r.stated = true
 	}
-	return infoFromStat("", &st), nil
+	return infoFromStat("", &r.st), nil
 }
 
 // FDReader reads and closes the raw descriptor fd as a walk's opens do
@@ -372,7 +389,7 @@ func (w *walker) openFileAt(fd int, name, display string) (io.ReadCloser, error)
 		unix.Close(f)
 		return nil, w.f.deniedErr(display)
 	}
-	return &fdReader{fd: f}, nil
+	return &fdReader{fd: f, st: st, stated: true}, nil
 }
 
 // walkLevel is the state of one directory of the walk: its entries, the
@@ -511,14 +528,15 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 		return w.dirErr(err)
 	}
 	fd := dir.fd
-	if (isDir || w.f.DeniesFiles()) && w.deniedEntry(fd, e.name, isDir) {
+	w.cur = curEntry{fd: fd, name: e.name}
+	if (isDir || w.f.DeniesFiles()) && w.deniedEntry(isDir) {
 		return nil
 	}
 	// On From's path above its last name, the entry was visited by an
 	// earlier page: the walk only goes down into it.
 	passed := lv.onFrom && e.name == lv.fromName && lv.depth-w.startDepth < len(w.from)-1
 	entry := backend.WalkEntry{Path: w.join(erel), Rel: erel, Name: e.name, Type: e.typ, Ignored: ignored, Info: w.info}
-	w.cur = curEntry{fd: fd, name: e.name, display: entry.Path}
+	w.cur.display = entry.Path
 	if e.typ == backend.TypeFile {
 		name, display := e.name, entry.Path
 		entry.Open = func() (io.ReadCloser, error) { return w.openFileAt(fd, name, display) }
@@ -588,20 +606,22 @@ func (w *walker) here() string {
 	return w.join(string(w.rel))
 }
 
-// deniedEntry reports an entry of the directory fd denied by identity:
-// a bind mount of a deny root, a kernel file system, a hard link to a
-// denied file. It is left out of the walk as one denied by name is, not
-// listed and then refused; the directory is checked again when entered,
-// and the file when opened, for one put in its place since.
-func (w *walker) deniedEntry(fd int, name string, isDir bool) bool {
-	var st unix.Stat_t
-	if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+// deniedEntry reports the entry being visited denied by identity: a bind
+// mount of a deny root, a kernel file system, a hard link to a denied
+// file. It is left out of the walk as one denied by name is, not listed
+// and then refused; the directory is checked again when entered, and the
+// file when opened, for one put in its place since. The stat it takes
+// answers the entry's Info, unless the entry is a link.
+func (w *walker) deniedEntry(isDir bool) bool {
+	fd, name, st := w.cur.fd, w.cur.name, &w.cur.st
+	if unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return false // gone: the visit or the open says so
 	}
+	w.cur.stated = st.Mode&unix.S_IFMT != unix.S_IFLNK
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return !isDir && w.f.deniedIdentity(&st)
+		return !isDir && w.f.deniedIdentity(st)
 	}
-	if w.f.deniedDirIdentity(&st) {
+	if w.f.deniedDirIdentity(st) {
 		return true
 	}
 	if _, known := w.kernelDev[uint64(st.Dev)]; !known {
@@ -611,7 +631,8 @@ func (w *walker) deniedEntry(fd int, name string, isDir bool) bool {
 			return false
 		}
 		defer unix.Close(sub)
-		return unix.Fstat(sub, &st) == nil && w.deniedDir(sub, &st)
+		var sst unix.Stat_t
+		return unix.Fstat(sub, &sst) == nil && w.deniedDir(sub, &sst)
 	}
 	return w.kernelDev[uint64(st.Dev)]
 }
