@@ -7,3 +7,6 @@ import "golang.org/x/sys/unix"
 func renameExclusive(fromDir int, from string, toDir int, to string) error {
 	return unix.RenameatxNp(fromDir, from, toDir, to, unix.RENAME_EXCL)
 }
+
+// exclusiveRenames is whether renameExclusive may work here.
+const exclusiveRenames = true

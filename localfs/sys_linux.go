@@ -47,6 +47,10 @@ func renameExclusive(fromDir int, from string, toDir int, to string) error {
 	return unix.Renameat2(fromDir, from, toDir, to, unix.RENAME_NOREPLACE)
 }
 
+// exclusiveRenames is whether renameExclusive may work here (it still
+// fails on a file system without RENAME_NOREPLACE).
+const exclusiveRenames = true
+
 // reserve allocates the first size bytes of fd, keeping its size. A file
 // system that cannot (EOPNOTSUPP) gets the write unreserved.
 func reserve(fd int, size int64) error {

@@ -94,6 +94,9 @@ type madeDir struct {
 // killed between that mkdir and its record then leaves it, empty. An
 // error is mkdir's, or the record's.
 func (m *madeDirs) mkdir(dfd int, name, real, display string) error {
+	if !exclusiveRenames {
+		return m.mkdirAs(dfd, name, real, display, false)
+	}
 	err := m.mkdirAs(dfd, name, real, display, true)
 	if noExclusiveRename(err) {
 		err = m.mkdirAs(dfd, name, real, display, false)
