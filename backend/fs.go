@@ -103,7 +103,9 @@ type FS interface {
 	// socket or device is NOT_REGULAR, answered without blocking.
 	Open(ctx context.Context, path string) (FileReader, error)
 	// ReadDir returns entries [offset, offset+limit) of a directory in name
-	// order, links described, not followed.
+	// order, links described, not followed. A page may hold fewer while
+	// more follow (an entry gone or found denied once the page was cut):
+	// the listing ends at an empty page.
 	ReadDir(ctx context.Context, path string, offset, limit int) (DirPage, error)
 	// Display is the spelling of path in output: relative to the base where
 	// relative paths start (the working directory when it lies in a root,

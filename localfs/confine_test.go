@@ -234,6 +234,28 @@ func TestDenyFileLinkedAfterListing(t *testing.T) {
 	}
 }
 
+// Info describes the entry the deny check stat'ed: one swapped for a hard
+// link to the denied file during the visit is not described as it.
+func TestInfoDescribesTheCheckedEntry(t *testing.T) {
+	_, root := tree(t)
+	secret := filepath.Join(root, "secret.txt")
+	must(t, os.WriteFile(secret, []byte("SECRET-OF-23-BYTES-LONG"), 0o600))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{secret}})
+	err := f.Walk(context.Background(), "sub", backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		if e.Name != "deep.txt" {
+			return nil
+		}
+		p := filepath.Join(root, "sub", "deep.txt")
+		must(t, os.Remove(p))
+		must(t, os.Link(secret, p))
+		if fi, err := e.Info(); err == nil && fi.Size == 23 {
+			t.Errorf("Info of an entry swapped for a hard link to the denied file: %+v", fi)
+		}
+		return nil
+	})
+	must(t, err)
+}
+
 // realPath is where an open file is now, not where it was opened: a
 // directory renamed since is found at its new name.
 func TestRealPathFollowsTheOpenFile(t *testing.T) {

@@ -740,6 +740,74 @@ const openFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
 // open opens t with flags, following links by the policy. Under
 // SymlinksWithin a link into another root is followed by that root's handle.
 func (f *FS) open(t target, flags int) (*os.File, error) {
+	file, err := f.openByPolicy(t, flags)
+	if err != nil {
+		return nil, f.hiddenErr(t, t.display(f), err)
+	}
+	return file, nil
+}
+
+// hiddenErr is err, the failed open of t, unless the nearest directory
+// above t that opens is on a kernel file system or inside a deny root by
+// identity (a bind mount of one): then it is DENIED, whatever the errno,
+// so that which names exist there is never told, as a deny root by name
+// never tells. Both t's directories as spelled below its root and those
+// its links lead to are asked; display names t in the refusal.
+func (f *FS) hiddenErr(t target, display string, err error) error {
+	if fault.AsError(err).Code == fault.CodeDenied {
+		return err
+	}
+	for dir := filepath.Dir(t.rel); ; dir = filepath.Dir(dir) {
+		if d, oerr := t.root.r.OpenFile(dir, pathFlags|unix.O_DIRECTORY, 0); oerr == nil {
+			derr := f.checkOpenDir(d, filepath.Join(t.root.path, dir), display)
+			d.Close()
+			if derr != nil {
+				return derr
+			}
+			break
+		}
+		if dir == "." {
+			break
+		}
+	}
+	spelled := filepath.Join(t.root.path, t.rel)
+	real := f.resolveExisting(spelled)
+	if real == spelled {
+		return err
+	}
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		if _, in := f.rootOf(dir); !in {
+			return err
+		}
+		if d, oerr := os.OpenFile(dir, pathFlags|unix.O_DIRECTORY, 0); oerr == nil {
+			derr := f.checkOpenDir(d, dir, display)
+			d.Close()
+			if derr != nil {
+				return derr
+			}
+			return err
+		}
+		if filepath.Dir(dir) == dir {
+			return err
+		}
+	}
+}
+
+// checkOpenDir refuses the open directory d (at path, as far as is
+// known) when it is on a kernel file system or inside a deny root.
+func (f *FS) checkOpenDir(d *os.File, path, display string) error {
+	if err := f.checkKernelFS(int(d.Fd()), display); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(d.Fd()), &st) == nil && f.deniedDirIdentity(&st) {
+		return f.deniedErr(display)
+	}
+	return f.checkDeny(realPath(d, path), display)
+}
+
+// openByPolicy opens t, following links as the policy allows.
+func (f *FS) openByPolicy(t target, flags int) (*os.File, error) {
 	if f.policy == SymlinksRefuse {
 		return f.openNoFollow(t, flags)
 	}
@@ -957,7 +1025,7 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 	}
 	file, err := f.open(t, flags)
 	if err != nil {
-		return nil, st, f.missingErr(t, err)
+		return nil, st, err
 	}
 	if err := f.checkDeny(realPath(file, filepath.Join(t.root.path, t.rel)), t.display(f)); err != nil {
 		file.Close()
@@ -1029,35 +1097,15 @@ func (f *FS) sameFile(t target, flags int, st *unix.Stat_t) (*os.File, error) {
 // checkKernelFS refuses a descriptor on a kernel file system (procfs,
 // sysfs...), wherever it is mounted: decided on the descriptor in use, not
 // on a path.
-// missingErr is err, the open of t's failure, unless t is missing below a
-// directory of a kernel file system mounted inside the root: that is
-// DENIED, so that which names exist there is never told, as inside a deny
-// root. The nearest directory above t that opens is asked.
-func (f *FS) missingErr(t target, err error) error {
-	var ce *fault.Error
-	if !errors.As(err, &ce) || ce.Code != fault.CodeNotFound {
-		return err
+func (f *FS) checkKernelFS(fd int, display string) error {
+	if name := kernelFSOf(fd); name != "" {
+		return kernelFSErr(name, display)
 	}
-	for dir := filepath.Dir(t.rel); ; dir = filepath.Dir(dir) {
-		if d, oerr := t.root.r.OpenFile(dir, pathFlags|unix.O_DIRECTORY, 0); oerr == nil {
-			kerr := f.checkKernelFS(int(d.Fd()), t.display(f))
-			d.Close()
-			if kerr != nil {
-				return kerr
-			}
-			return err
-		}
-		if dir == "." {
-			return err
-		}
-	}
+	return nil
 }
 
-func (f *FS) checkKernelFS(fd int, display string) error {
-	name := kernelFSOf(fd)
-	if name == "" {
-		return nil
-	}
+// kernelFSErr refuses display, on the kernel file system name.
+func kernelFSErr(name, display string) error {
 	return fault.Errorf(fault.CodeDenied, "the path is on a kernel file system (%s), which is never file work.", name).
 		WithPath(display).WithDetail("fsType", name).
 		WithHint("work on files of an ordinary file system")

@@ -50,7 +50,7 @@ func (f *FS) resolvedTarget(t target) (target, error) {
 	}
 	if rt, ok := f.rootOf(real); ok {
 		if err != nil {
-			return target{}, mapErr(err, t.display(f))
+			return target{}, f.hiddenErr(rt, t.display(f), mapErr(err, t.display(f)))
 		}
 		return rt, nil
 	}
@@ -136,7 +136,7 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend
 	if err != nil {
 		return backend.DirPage{}, err
 	}
-	dir, _, err := f.openChecked(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NONBLOCK)
+	dir, dirSt, err := f.openChecked(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NONBLOCK)
 	if err != nil {
 		var ce *fault.Error
 		if errors.As(err, &ce) && ce.Code == fault.CodeNotADirectory {
@@ -176,9 +176,23 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend
 		if f.deniedIdentity(&st) || st.Mode&unix.S_IFMT == unix.S_IFDIR && f.deniedDirIdentity(&st) {
 			continue // a hard link to a denied file, a bind mount of a deny root
 		}
+		if st.Dev != dirSt.Dev && onKernelFS(int(dir.Fd()), n) {
+			continue // a kernel file system mounted there
+		}
 		page.Entries = append(page.Entries, infoFromStat(n, &st))
 	}
 	return page, nil
+}
+
+// onKernelFS reports whether the entry name of the directory dfd, a mount
+// point, is on a kernel file system.
+func onKernelFS(dfd int, name string) bool {
+	fd, err := unix.Openat(dfd, name, mountProbeFlags, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return kernelFSOf(fd) != ""
 }
 
 // deniedName is the cheap, by-name deny check for entries of a directory

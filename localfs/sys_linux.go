@@ -12,6 +12,11 @@ import (
 // has no effect.
 const pathFlags = unix.O_PATH | unix.O_CLOEXEC
 
+// mountProbeFlags open an entry to ask its file system: O_PATH without
+// O_DIRECTORY, which (as a stat) leaves an automount point unmounted, so
+// that a listing mounts nothing it does not enter.
+const mountProbeFlags = pathFlags | unix.O_NOFOLLOW
+
 // reopen opens the file an O_PATH descriptor names, with flags, through its
 // /proc/self/fd link: the very file checked, not whatever now has its name.
 func reopen(pathFile *os.File, flags int) (*os.File, error) {

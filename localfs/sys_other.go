@@ -13,6 +13,10 @@ import (
 // released, which only Linux's O_PATH avoids.
 const pathFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
 
+// mountProbeFlags open a directory to ask its file system; only a
+// directory, never a FIFO or a device put in its place.
+const mountProbeFlags = pathFlags | unix.O_NOFOLLOW | unix.O_DIRECTORY
+
 // reopen is a second descriptor of a file already open for reading.
 func reopen(pathFile *os.File, _ int) (*os.File, error) {
 	fd, err := unix.Dup(int(pathFile.Fd()))

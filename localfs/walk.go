@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -59,8 +60,10 @@ type walker struct {
 	from       []string
 	startDepth int
 	onFrom     bool
-	// kernelDev caches, per device, whether it is a kernel file system.
-	kernelDev map[uint64]bool
+	// devs caches, per device, the kernel file system it is, if any;
+	// startDev is the start's device, checked when the walk began.
+	devs     devKinds
+	startDev uint64
 	// cur is the entry being visited and info its Info, made once: Info is
 	// valid only during the visit, so a walk allocates nothing for it.
 	cur  curEntry
@@ -125,6 +128,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 		return mapErr(err, w.display)
 	}
 	w.dirs = newDirStack(fd, &st)
+	w.startDev = uint64(st.Dev)
 	defer w.dirs.close()
 	w.comps = slices.Clip(comps)
 	w.startDepth = len(comps)
@@ -389,6 +393,14 @@ func (w *walker) openFileAt(fd int, name, display string) (io.ReadCloser, error)
 		unix.Close(f)
 		return nil, w.f.deniedErr(display)
 	}
+	if uint64(st.Dev) != w.startDev {
+		// Another device than the walk's start: a file of a kernel file
+		// system may be bind-mounted over a listed one.
+		if name := w.devs.of(f, uint64(st.Dev)); name != "" {
+			unix.Close(f)
+			return nil, kernelFSErr(name, display)
+		}
+	}
 	return &fdReader{fd: f, st: st, stated: true}, nil
 }
 
@@ -624,17 +636,17 @@ func (w *walker) deniedEntry(isDir bool) bool {
 	if w.f.deniedDirIdentity(st) {
 		return true
 	}
-	if _, known := w.kernelDev[uint64(st.Dev)]; !known {
-		// A device not met yet: a mount point, whose file system is asked.
-		sub, err := unix.Openat(fd, name, pathFlags|unix.O_NOFOLLOW|unix.O_DIRECTORY, 0)
-		if err != nil {
-			return false
-		}
-		defer unix.Close(sub)
-		var sst unix.Stat_t
-		return unix.Fstat(sub, &sst) == nil && w.deniedDir(sub, &sst)
+	if kernel, known := w.devs.known(uint64(st.Dev)); known {
+		return kernel != ""
 	}
-	return w.kernelDev[uint64(st.Dev)]
+	// A device not met yet: a mount point, whose file system is asked.
+	sub, err := unix.Openat(fd, name, mountProbeFlags, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(sub)
+	var sst unix.Stat_t
+	return unix.Fstat(sub, &sst) == nil && sst.Mode&unix.S_IFMT == unix.S_IFDIR && w.deniedDir(sub, &sst)
 }
 
 // deniedDir reports a directory (fd, with the identity st) that is a deny
@@ -642,15 +654,40 @@ func (w *walker) deniedEntry(isDir bool) bool {
 // kernel file system (asked once per device: a walk enters a new one only
 // at a mount point).
 func (w *walker) deniedDir(fd int, st *unix.Stat_t) bool {
-	kernel, known := w.kernelDev[uint64(st.Dev)]
-	if !known {
-		kernel = kernelFSOf(fd) != ""
-		if w.kernelDev == nil {
-			w.kernelDev = map[uint64]bool{}
+	return w.devs.of(fd, uint64(st.Dev)) != "" || w.f.deniedDirIdentity(st)
+}
+
+// devKinds caches, per device, the kernel file system it is ("" for any
+// other), asked of a descriptor on it: a walk meets a new device only at
+// a mount point. The walk and the opens of its files, which may run on
+// other goroutines, share it.
+type devKinds struct {
+	mu sync.Mutex
+	m  map[uint64]string
+}
+
+// known is the kernel file system of dev, if dev was met.
+func (k *devKinds) known(dev uint64) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	name, ok := k.m[dev]
+	return name, ok
+}
+
+// of is the kernel file system of dev, asked of fd, which lies on it,
+// when dev was not met.
+func (k *devKinds) of(fd int, dev uint64) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	name, ok := k.m[dev]
+	if !ok {
+		name = kernelFSOf(fd)
+		if k.m == nil {
+			k.m = map[uint64]string{}
 		}
-		w.kernelDev[uint64(st.Dev)] = kernel
+		k.m[dev] = name
 	}
-	return kernel || w.f.deniedDirIdentity(st)
+	return name
 }
 
 func (w *walker) join(rel string) string {
