@@ -36,8 +36,10 @@ func (f *FS) resolvedTarget(t target) (target, error) {
 	full := filepath.Join(t.root.path, t.rel)
 	real, err := f.evalSymlinks(full)
 	if err != nil {
-		dest, rerr := os.Readlink(full)
-		if rerr == nil {
+		// A dangling final link, where it leads; a missing name, where the
+		// links above it lead (l2/new.txt, l2 a link into another root).
+		real = f.resolveExisting(full)
+		if dest, rerr := os.Readlink(full); rerr == nil {
 			if !filepath.IsAbs(dest) {
 				dest = filepath.Join(filepath.Dir(full), dest)
 			}
