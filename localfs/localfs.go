@@ -589,7 +589,9 @@ func (f *FS) walkNoLink(r *root, rel string) int {
 
 // stepNoLink opens the directory name of the directory fd, which it
 // closes, following no link (and never blocking on a FIFO); -1 when it
-// cannot, or when the directory is a denied one by identity.
+// cannot, or when the directory is a denied one by identity or on a kernel
+// file system: a ".." below either is then refused whether the name before
+// it exists or not, which would otherwise tell.
 func (f *FS) stepNoLink(fd int, name string) int {
 	down, err := unix.Openat(fd, name, dirFlags|unix.O_NONBLOCK, 0)
 	unix.Close(fd)
@@ -597,7 +599,7 @@ func (f *FS) stepNoLink(fd int, name string) int {
 		return -1
 	}
 	var st unix.Stat_t
-	if unix.Fstat(down, &st) != nil || f.deniedDirIdentity(&st) {
+	if unix.Fstat(down, &st) != nil || f.deniedDirIdentity(&st) || kernelFSOf(down) != "" {
 		unix.Close(down)
 		return -1
 	}

@@ -262,3 +262,60 @@ func BenchmarkMountsBelow(b *testing.B) {
 		}
 	}
 }
+
+// A walk asks the file system of each mount point it meets, not a cache
+// by device number: an anonymous device number is given again at once
+// once its file system is unmounted, so a procfs mounted during a walk
+// where a tmpfs met before was may get the tmpfs's number.
+func TestKernelFSMountedWithAReusedDeviceNumber(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount")
+	}
+	ws := t.TempDir()
+	a, z := filepath.Join(ws, "a"), filepath.Join(ws, "z")
+	must(t, os.Mkdir(a, 0o755))
+	must(t, os.Mkdir(z, 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "m"), []byte("m"), 0o644))
+	if err := unix.Mount("tmpfs", a, "tmpfs", 0, ""); err != nil {
+		t.Skipf("mount tmpfs: %v", err)
+	}
+	mountedA := true
+	t.Cleanup(func() {
+		if mountedA {
+			unix.Unmount(a, unix.MNT_DETACH)
+		}
+	})
+	must(t, os.WriteFile(filepath.Join(a, "f"), []byte("f"), 0o644))
+	var st unix.Stat_t
+	must(t, unix.Stat(a, &st))
+	tmpDev := st.Dev
+	fsys := newFSAt(t, ws)
+	var seen []string
+	err := fsys.Walk(context.Background(), ".", backend.WalkOptions{NoIgnore: true}, func(e backend.WalkEntry) error {
+		seen = append(seen, e.Rel)
+		if e.Rel != "m" {
+			return nil
+		}
+		// The walk is done with a: swap the tmpfs for a procfs at z.
+		must(t, unix.Unmount(a, 0))
+		mountedA = false
+		if err := unix.Mount("proc", z, "proc", 0, ""); err != nil {
+			t.Skipf("mount proc: %v", err)
+		}
+		t.Cleanup(func() { unix.Unmount(z, unix.MNT_DETACH) })
+		var zs unix.Stat_t
+		must(t, unix.Stat(z, &zs))
+		if zs.Dev != tmpDev {
+			t.Skipf("the procfs got device %d, not the tmpfs's %d", zs.Dev, tmpDev)
+		}
+		return nil
+	})
+	for _, s := range seen {
+		if s == "z" || strings.HasPrefix(s, "z/") {
+			t.Fatalf("the walk listed the procfs mounted at z (device number of a tmpfs met before): %d entries, e.g. %q", len(seen), seen[len(seen)-1])
+		}
+	}
+	if err != nil {
+		t.Fatalf("the walk went into the procfs mounted at z: %v", err)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -60,10 +59,6 @@ type walker struct {
 	from       []string
 	startDepth int
 	onFrom     bool
-	// devs caches, per device, the kernel file system it is, if any;
-	// startDev is the start's device, checked when the walk began.
-	devs     devKinds
-	startDev uint64
 	// cur is the entry being visited and info its Info, made once: Info is
 	// valid only during the visit, so a walk allocates nothing for it.
 	cur  curEntry
@@ -128,7 +123,6 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 		return mapErr(err, w.display)
 	}
 	w.dirs = newDirStack(fd, &st)
-	w.startDev = uint64(st.Dev)
 	defer w.dirs.close()
 	w.comps = slices.Clip(comps)
 	w.startDepth = len(comps)
@@ -383,7 +377,7 @@ func infoAt(fd int, name, display string) (backend.FileInfo, error) {
 // as one gone. The stat that tells the type also gives the identity, which
 // a deny root that is a file is compared with, since a hard link elsewhere
 // in the tree is the same file under another name.
-func (w *walker) openFileAt(fd int, name, display string) (io.ReadCloser, error) {
+func (w *walker) openFileAt(fd int, dirDev uint64, name, display string) (io.ReadCloser, error) {
 	var st unix.Stat_t
 	f, err := openRegularAt(fd, name, &st)
 	if err != nil {
@@ -393,10 +387,10 @@ func (w *walker) openFileAt(fd int, name, display string) (io.ReadCloser, error)
 		unix.Close(f)
 		return nil, w.f.deniedErr(display)
 	}
-	if uint64(st.Dev) != w.startDev {
-		// Another device than the walk's start: a file of a kernel file
+	if uint64(st.Dev) != dirDev {
+		// Another device than its directory's: a file of a kernel file
 		// system may be bind-mounted over a listed one.
-		if name := w.devs.of(f, uint64(st.Dev)); name != "" {
+		if name := kernelFSOf(f); name != "" {
 			unix.Close(f)
 			return nil, kernelFSErr(name, display)
 		}
@@ -457,7 +451,7 @@ func (w *walker) enter(st *unix.Stat_t) (bool, error) {
 	if err != nil {
 		return false, w.dirErr(err)
 	}
-	if w.deniedDir(dir.fd, st) {
+	if _, parentDev := w.dirs.devs(); w.deniedDir(dir.fd, st, parentDev) {
 		return false, nil
 	}
 	entries, err := w.readNames(dir.fd)
@@ -551,12 +545,13 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 	w.cur.display = entry.Path
 	if e.typ == backend.TypeFile {
 		name, display := e.name, entry.Path
-		entry.Open = func() (io.ReadCloser, error) { return w.openFileAt(fd, name, display) }
+		dirDev, _ := w.dirs.devs()
+		entry.Open = func() (io.ReadCloser, error) { return w.openFileAt(fd, dirDev, name, display) }
 		entry.Later = func() func() (io.ReadCloser, error) {
 			dir.refs.Add(1)
 			return func() (io.ReadCloser, error) {
 				defer dir.release()
-				return w.openFileAt(dir.fd, name, display)
+				return w.openFileAt(dir.fd, dirDev, name, display)
 			}
 		}
 	}
@@ -636,58 +631,20 @@ func (w *walker) deniedEntry(isDir bool) bool {
 	if w.f.deniedDirIdentity(st) {
 		return true
 	}
-	if kernel, known := w.devs.known(uint64(st.Dev)); known {
-		return kernel != ""
+	if dirDev, _ := w.dirs.devs(); uint64(st.Dev) == dirDev {
+		return false // its directory's file system, checked when entered
 	}
-	// A device not met yet: a mount point, whose file system is asked.
-	sub, err := unix.Openat(fd, name, mountProbeFlags, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(sub)
-	var sst unix.Stat_t
-	return unix.Fstat(sub, &sst) == nil && sst.Mode&unix.S_IFMT == unix.S_IFDIR && w.deniedDir(sub, &sst)
+	// A mount point, whose file system is asked.
+	return onKernelFS(fd, name)
 }
 
 // deniedDir reports a directory (fd, with the identity st) that is a deny
 // root by identity (a bind mount or another spelling of it), or on a
-// kernel file system (asked once per device: a walk enters a new one only
-// at a mount point).
-func (w *walker) deniedDir(fd int, st *unix.Stat_t) bool {
-	return w.devs.of(fd, uint64(st.Dev)) != "" || w.f.deniedDirIdentity(st)
-}
-
-// devKinds caches, per device, the kernel file system it is ("" for any
-// other), asked of a descriptor on it: a walk meets a new device only at
-// a mount point. The walk and the opens of its files, which may run on
-// other goroutines, share it.
-type devKinds struct {
-	mu sync.Mutex
-	m  map[uint64]string
-}
-
-// known is the kernel file system of dev, if dev was met.
-func (k *devKinds) known(dev uint64) (string, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	name, ok := k.m[dev]
-	return name, ok
-}
-
-// of is the kernel file system of dev, asked of fd, which lies on it,
-// when dev was not met.
-func (k *devKinds) of(fd int, dev uint64) string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	name, ok := k.m[dev]
-	if !ok {
-		name = kernelFSOf(fd)
-		if k.m == nil {
-			k.m = map[uint64]string{}
-		}
-		k.m[dev] = name
-	}
-	return name
+// kernel file system, asked of fd when its device is not its parent's
+// (parentDev): a mount point. The answer is not kept by device number,
+// which a file system mounted later may be given again.
+func (w *walker) deniedDir(fd int, st *unix.Stat_t, parentDev uint64) bool {
+	return uint64(st.Dev) != parentDev && kernelFSOf(fd) != "" || w.f.deniedDirIdentity(st)
 }
 
 func (w *walker) join(rel string) string {

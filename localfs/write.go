@@ -111,7 +111,7 @@ func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error)
 // that is not nil.
 func (f *FS) makeParentDir(ct target, display string, create bool, made *madeDirs) (*os.File, error) {
 	rel := filepath.Dir(ct.rel)
-	cur, err := f.checkedDir(target{root: ct.root, rel: ".", abs: ct.root.path}, display)
+	cur, err := f.checkedDir(target{root: ct.root, rel: ".", abs: ct.root.path}, display, f.open)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,15 @@ func (f *FS) makeParentDir(ct target, display string, create bool, made *madeDir
 		comps := strings.Split(rel, string(filepath.Separator))
 		for i, c := range comps {
 			next := target{root: ct.root, rel: filepath.Join(comps[:i+1]...), abs: ct.abs}
-			dir, err := f.checkedDir(next, display)
+			// A directory to make is NOT_FOUND as such: cur, where it is
+			// made, was checked, and the open after the mkdir tells the
+			// rest (hiddenErr, for each missing directory, made a deep
+			// write's cost grow with the square of its depth).
+			open := f.open
+			if create {
+				open = f.openByPolicy
+			}
+			dir, err := f.checkedDir(next, display, open)
 			var ce *fault.Error
 			if create && errors.As(err, &ce) && ce.Code == fault.CodeNotFound {
 				var merr error
@@ -132,7 +140,9 @@ func (f *FS) makeParentDir(ct target, display string, create bool, made *madeDir
 					cur.Close()
 					return nil, mapErr(merr, display)
 				}
-				dir, err = f.checkedDir(next, display)
+				dir, err = f.checkedDir(next, display, f.open)
+			} else if err != nil && create {
+				err = f.hiddenErr(next, display, err)
 			}
 			cur.Close()
 			if err != nil {
@@ -149,10 +159,10 @@ func (f *FS) makeParentDir(ct target, display string, create bool, made *madeDir
 	return cur, nil
 }
 
-// checkedDir opens the directory t by the link policy and checks it on its
-// descriptor.
-func (f *FS) checkedDir(t target, display string) (*os.File, error) {
-	dir, err := f.open(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+// checkedDir opens the directory t with open (f.open, or f.openByPolicy
+// for an error told as it is) and checks it on its descriptor.
+func (f *FS) checkedDir(t target, display string, open func(target, int) (*os.File, error)) (*os.File, error) {
+	dir, err := open(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
 		e := fault.AsError(err)
 		e.WithPath(display)
