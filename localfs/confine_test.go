@@ -199,29 +199,39 @@ func TestDenyFileByIdentityInWalks(t *testing.T) {
 	}
 }
 
+// walkSwappingForDeniedLink walks sub of a tree whose secret.txt (holding
+// secret) is denied, swaps sub/deep.txt for a hard link to it while
+// deep.txt is visited, and then calls visited with the entry.
+func walkSwappingForDeniedLink(t *testing.T, secret string, visited func(backend.WalkEntry)) *FS {
+	t.Helper()
+	_, root := tree(t)
+	denied := filepath.Join(root, "secret.txt")
+	must(t, os.WriteFile(denied, []byte(secret), 0o600))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{denied}})
+	err := f.Walk(context.Background(), "sub", backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		if e.Name == "deep.txt" {
+			p := filepath.Join(root, "sub", "deep.txt")
+			must(t, os.Remove(p))
+			must(t, os.Link(denied, p))
+			visited(e)
+		}
+		return nil
+	})
+	must(t, err)
+	return f
+}
+
 // A hard link to a denied file put in a listed file's place after the
 // walk listed it is refused when opened; ReadDir leaves one out too.
 func TestDenyFileLinkedAfterListing(t *testing.T) {
-	_, root := tree(t)
-	secret := filepath.Join(root, "secret.txt")
-	must(t, os.WriteFile(secret, []byte("SECRET\n"), 0o600))
-	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{secret}})
 	var openErr error
-	err := f.Walk(context.Background(), "sub", backend.WalkOptions{}, func(e backend.WalkEntry) error {
-		if e.Name != "deep.txt" {
-			return nil
-		}
-		p := filepath.Join(root, "sub", "deep.txt")
-		must(t, os.Remove(p))
-		must(t, os.Link(secret, p))
+	f := walkSwappingForDeniedLink(t, "SECRET\n", func(e backend.WalkEntry) {
 		r, err := e.Open()
 		if err == nil {
 			r.Close()
 		}
 		openErr = err
-		return nil
 	})
-	must(t, err)
 	if code(openErr) != fault.CodeDenied {
 		t.Errorf("open of a hard link to the denied file made after the listing: %v, want DENIED", openErr)
 	}
@@ -237,23 +247,11 @@ func TestDenyFileLinkedAfterListing(t *testing.T) {
 // Info describes the entry the deny check stat'ed: one swapped for a hard
 // link to the denied file during the visit is not described as it.
 func TestInfoDescribesTheCheckedEntry(t *testing.T) {
-	_, root := tree(t)
-	secret := filepath.Join(root, "secret.txt")
-	must(t, os.WriteFile(secret, []byte("SECRET-OF-23-BYTES-LONG"), 0o600))
-	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{secret}})
-	err := f.Walk(context.Background(), "sub", backend.WalkOptions{}, func(e backend.WalkEntry) error {
-		if e.Name != "deep.txt" {
-			return nil
-		}
-		p := filepath.Join(root, "sub", "deep.txt")
-		must(t, os.Remove(p))
-		must(t, os.Link(secret, p))
+	walkSwappingForDeniedLink(t, "SECRET-OF-23-BYTES-LONG", func(e backend.WalkEntry) {
 		if fi, err := e.Info(); err == nil && fi.Size == 23 {
 			t.Errorf("Info of an entry swapped for a hard link to the denied file: %+v", fi)
 		}
-		return nil
 	})
-	must(t, err)
 }
 
 // realPath is where an open file is now, not where it was opened: a
