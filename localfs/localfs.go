@@ -756,14 +756,14 @@ func (f *FS) open(t target, flags int) (*os.File, error) {
 // never tells. Both t's directories as spelled below its root and those
 // its links lead to are asked; display names t in the refusal.
 func (f *FS) hiddenErr(t target, display string, err error) error {
-	if fault.AsError(err).Code == fault.CodeDenied {
+	if isDenied(err) {
 		return err
 	}
 	for dir := filepath.Dir(t.rel); ; dir = filepath.Dir(dir) {
 		if d, oerr := t.root.r.OpenFile(dir, pathFlags|unix.O_DIRECTORY, 0); oerr == nil {
 			derr := f.checkOpenDir(d, filepath.Join(t.root.path, dir), display)
 			d.Close()
-			if derr != nil {
+			if isDenied(derr) {
 				return derr
 			}
 			break
@@ -784,7 +784,7 @@ func (f *FS) hiddenErr(t target, display string, err error) error {
 		if d, oerr := os.OpenFile(dir, pathFlags|unix.O_DIRECTORY, 0); oerr == nil {
 			derr := f.checkOpenDir(d, dir, display)
 			d.Close()
-			if derr != nil {
+			if isDenied(derr) {
 				return derr
 			}
 			return err
@@ -795,17 +795,27 @@ func (f *FS) hiddenErr(t target, display string, err error) error {
 	}
 }
 
+// isDenied reports an error with the code DENIED.
+func isDenied(err error) bool {
+	e := fault.AsError(err)
+	return e != nil && e.Code == fault.CodeDenied
+}
+
 // checkOpenDir refuses the open directory d (at path, as far as is
-// known) when it is on a kernel file system or inside a deny root.
+// known) when it is a deny root by identity, inside a deny root, or on a
+// kernel file system: DENIED, or the error of its stat.
 func (f *FS) checkOpenDir(d *os.File, path, display string) error {
-	if err := f.checkKernelFS(int(d.Fd()), display); err != nil {
-		return err
-	}
 	var st unix.Stat_t
-	if unix.Fstat(int(d.Fd()), &st) == nil && f.deniedDirIdentity(&st) {
+	if err := unix.Fstat(int(d.Fd()), &st); err != nil {
+		return mapErr(err, display)
+	}
+	if f.deniedDirIdentity(&st) {
 		return f.deniedErr(display)
 	}
-	return f.checkDeny(realPath(d, path), display)
+	if err := f.checkDeny(realPath(d, path), display); err != nil {
+		return err
+	}
+	return f.checkKernelFS(int(d.Fd()), display)
 }
 
 // openByPolicy opens t, following links as the policy allows.

@@ -168,20 +168,7 @@ func (f *FS) checkedDir(t target, display string, open func(target, int) (*os.Fi
 		e.WithPath(display)
 		return nil, e
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
-		dir.Close()
-		return nil, mapErr(err, display)
-	}
-	if f.deniedDirIdentity(&st) {
-		dir.Close()
-		return nil, f.deniedErr(display)
-	}
-	if err := f.checkDeny(realPath(dir, filepath.Join(t.root.path, t.rel)), display); err != nil {
-		dir.Close()
-		return nil, err
-	}
-	if err := f.checkKernelFS(int(dir.Fd()), display); err != nil {
+	if err := f.checkOpenDir(dir, filepath.Join(t.root.path, t.rel), display); err != nil {
 		dir.Close()
 		return nil, err
 	}
