@@ -134,9 +134,6 @@ func (s *dirStack) close() {
 	}
 }
 
-// top returns the top frame's directory, opening it again if it was closed.
-// The error is errMoved when that directory, or one on the way to it, is
-// no longer what the walk found there, or the open's.
 // devs are the devices of the directory at the top and of its parent (the
 // top's own for the first directory).
 func (s *dirStack) devs() (top, parent uint64) {
@@ -144,6 +141,9 @@ func (s *dirStack) devs() (top, parent uint64) {
 	return s.frames[i].dev, s.frames[max(0, i-1)].dev
 }
 
+// top returns the top frame's directory, opening it again if it was closed.
+// The error is errMoved when that directory, or one on the way to it, is
+// no longer what the walk found there, or the open's.
 func (s *dirStack) top() (*dirRef, error) {
 	i := len(s.frames) - 1
 	if d := s.frames[i].dir; d != nil {
