@@ -619,34 +619,34 @@ func byteRarity(b byte) int {
 // special form) occurs next, so that a frequent variant does not make the
 // rare one rescan.
 type FoldState struct {
-	lo, hi, sp int
+	lo, hi int
 	// pair is where the pair finder's next match is; spAt where each
 	// special form is next (-1: none in the rest of the buffer).
 	pair int
 	spAt [2]int
 }
 
-func (s *FoldState) Reset() { s.lo, s.hi, s.sp, s.pair, s.spAt = -2, -2, -2, -2, [2]int{-2, -2} }
+func (s *FoldState) Reset() { s.lo, s.hi, s.pair, s.spAt = -2, -2, -2, [2]int{-2, -2} }
 
 // next returns the next position at or after from that may belong to a
 // match: for an ASCII literal, the start of a case-insensitive match or a
 // special form; otherwise an occurrence of the rare byte.
 func (f *foldFinder) next(buf []byte, from int, s *FoldState) int {
-	s.sp = -1
-	for k, sp := range f.special {
+	sp := -1 // the nearest special form
+	for k, form := range f.special {
 		if s.spAt[k] != -1 && s.spAt[k] < from {
 			s.spAt[k] = -1
-			if i := bytes.Index(buf[from:], sp); i >= 0 {
+			if i := bytes.Index(buf[from:], form); i >= 0 {
 				s.spAt[k] = from + i
 			}
 		}
-		s.sp = minPos(s.sp, s.spAt[k])
+		sp = minPos(sp, s.spAt[k])
 	}
 	if f.pair != nil {
 		if s.pair != -1 && s.pair < from {
 			s.pair = f.pair.index(buf, from)
 		}
-		return minPos(s.pair, s.sp)
+		return minPos(s.pair, sp)
 	}
 	at := from
 	if f.needle != nil {
@@ -655,11 +655,11 @@ func (f *foldFinder) next(buf []byte, from int, s *FoldState) int {
 	for {
 		c := f.nextByte(buf, at, s)
 		if c < 0 || f.needle == nil {
-			return minPos(c, s.sp)
+			return minPos(c, sp)
 		}
 		start := c - f.off
-		if s.sp >= 0 && s.sp < start {
-			return s.sp
+		if sp >= 0 && sp < start {
+			return sp
 		}
 		if start >= 0 && start+len(f.needle) <= len(buf) && asciiEqualFold(buf[start:start+len(f.needle)], f.needle) {
 			return start
