@@ -93,11 +93,13 @@ func BenchmarkRuns(b *testing.B) {
 	b.ReportMetric(float64(pairs), "pairs/op")
 	start := cpuTime()
 	for b.Loop() {
-		r := newRuns()
+		r := newRuns(filepath.Join(b.TempDir(), "runs"))
 		for id, l := range lists {
 			r.add(uint32(id), l)
 		}
-		r.finish()
+		if err := r.finish(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	reportCPU(b, start)
 }

@@ -149,6 +149,8 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err := sameTree(w, path, loc.root); err != nil {
 		return nil, err
 	}
+	b.post = newRuns(loc.runs)
+	defer b.post.release()
 	if err := b.walk(ctx, w, path); err != nil {
 		return nil, err
 	}
@@ -456,7 +458,6 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b.post = newRuns()
 	reader := func() func(buildItem) readResult {
 		x := newExtractor(b.lists, b.claims)
 		return func(it buildItem) readResult {
@@ -474,14 +475,17 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 		cancel()
 	}
 	walkErr := wait()
-	b.post.finish()
+	runsErr := b.post.finish()
 	if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return walkErr
 	}
 	if err := ctx.Err(); err != nil && consumeErr == nil {
 		return err
 	}
-	return consumeErr
+	if consumeErr != nil {
+		return consumeErr
+	}
+	return runsErr
 }
 
 // opener opens the file of e when called: in a worker, relative to its
@@ -808,8 +812,8 @@ func (b *builder) sameIDs() (bool, bitset) {
 func (b *builder) trigrams() []uint32 {
 	set := newTrigramSet()
 	for _, ru := range b.post.sorted {
-		for _, e := range ru.entries {
-			set.add(e.trigram)
+		for i := range ru.len() {
+			set.add(ru.entry(i).trigram)
 		}
 	}
 	if b.old != nil {

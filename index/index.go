@@ -67,6 +67,8 @@ type location struct {
 	lock string
 	// building is the file a build writes, renamed to file at its end.
 	building string
+	// runs is the file a build spills its runs to, removed once made.
+	runs string
 	// watchLock is held by the tree's watcher (Watch).
 	watchLock string
 }
@@ -84,7 +86,7 @@ func locate(state, dir string) (location, error) {
 	name := hex.EncodeToString(sum[:12])
 	base := filepath.Join(state, "index")
 	return location{root: dir, file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock"),
-		building: filepath.Join(base, name+".idx.build"), watchLock: filepath.Join(base, name+".watch")}, nil
+		building: filepath.Join(base, name+".idx.build"), runs: filepath.Join(base, name+".idx.runs"), watchLock: filepath.Join(base, name+".watch")}, nil
 }
 
 // realDir is the real path of the absolute path abs.
@@ -448,6 +450,7 @@ func remove(ctx context.Context, loc location, roots []string, timeout time.Dura
 	}
 	defer unlock()
 	os.RemoveAll(loc.building) // what a killed build left
+	os.RemoveAll(loc.runs)
 	if _, err := os.Lstat(loc.file); errors.Is(err, os.ErrNotExist) {
 		if ix, _ := coveringWithin(localfs.ExistingStateDir(), loc.root, roots); ix != nil {
 			defer ix.Close()

@@ -609,8 +609,10 @@ func TestKilledBuildLeavesOldIndex(t *testing.T) {
 		t.Fatalf("the build left its temporary file: %v", err)
 	}
 	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
-	if err := os.WriteFile(loc.building, []byte("half an index"), 0o600); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{loc.building, loc.runs} {
+		if err := os.WriteFile(name, []byte("half an index"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
 		t.Fatal(err)
@@ -678,6 +680,18 @@ func TestRunsMergeAsOne(t *testing.T) {
 	many := lists(f)
 	if len(one) < 100 || !reflect.DeepEqual(one, many) {
 		t.Fatalf("%d trigrams from one run, %d from runs of 7 pairs, or their lists differ", len(one), len(many))
+	}
+	defer func(n int) { runMemory = n }(runMemory)
+	runMemory = 0
+	if _, err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.build()
+	if spilled := lists(f); !reflect.DeepEqual(one, spilled) {
+		t.Fatalf("%d trigrams from one run, %d from runs spilled to a file, or their lists differ", len(one), len(spilled))
+	}
+	if _, err := os.Lstat(f.location().runs); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the build left its spill file: %v", err)
 	}
 	differential(t, 7)
 }

@@ -3,13 +3,23 @@ package index
 import (
 	"encoding/binary"
 	"math/bits"
+	"os"
 	"slices"
+
+	"golang.org/x/sys/unix"
 )
 
 // runPairs is how many (trigram, file) pairs a run holds before it is
 // sorted: 32 MiB of pairs, twice over while one chunk is sorted and the
 // next filled, plus the sort's scratch.
 var runPairs = 1 << 22
+
+// runMemory bounds the bytes of the runs kept in memory. A run is about a
+// fifth of the bytes it was read from (110 MB for 510 MB of Go, every
+// file unique), so a tree of gigabytes would take gigabytes: the runs
+// past it go to a file beside the index, mapped back for the merge, whose
+// pages the kernel can drop and read again.
+var runMemory = 128 << 20
 
 // runs collect the posting lists of the files read as codesearch builds
 // them: (trigram, file) pairs appended in file order, sorted a chunk at a
@@ -30,35 +40,110 @@ type runs struct {
 	done   chan struct{}
 	// buffers is how many chunk buffers were made, at most two.
 	buffers int
+	// name is where the runs past runMemory are spilled; spill, the file
+	// (its name removed once made: a build killed leaves nothing, but
+	// between the two steps), spilled its length, and kept the bytes of
+	// the runs in memory.
+	name    string
+	spill   *os.File
+	spilled int64
+	kept    int
+	mapped  []byte
+	// err is the sorter's first failure to spill, read once done is
+	// closed.
+	err error
 }
 
 // chunkFiles bounds the files of a chunk: a file's place in its chunk
 // takes 16 bits.
 const chunkFiles = 1 << 16
 
-// run is one sorted chunk: per trigram, the first and last files of its
-// list and the deltas between the others, at data[off:] up to the next
-// entry's off.
+// run is one sorted chunk: per trigram, an entry (runEntrySize bytes,
+// in memory as in the spill file) with the first and last files of its
+// list and where the deltas between the others are, at data[off:] up to
+// the next entry's off.
 type run struct {
-	entries []runEntry
-	data    []byte
+	entries, data []byte
+	// at is where a spilled run is in the spill file, its entries then
+	// its data, and -1 for a run in memory.
+	at               int64
+	nEntries, nBytes int
 }
 
 type runEntry struct {
 	trigram, off, first, last uint32
 }
 
-func newRuns() *runs {
-	r := &runs{in: make(chan []uint64), free: make(chan []uint64, 2), done: make(chan struct{}), buffers: 1}
+const runEntrySize = 16
+
+func appendRunEntry(b []byte, e runEntry) []byte {
+	b = binary.LittleEndian.AppendUint32(b, e.trigram)
+	b = binary.LittleEndian.AppendUint32(b, e.off)
+	b = binary.LittleEndian.AppendUint32(b, e.first)
+	return binary.LittleEndian.AppendUint32(b, e.last)
+}
+
+func (ru *run) len() int { return len(ru.entries) / runEntrySize }
+
+func (ru *run) entry(i int) runEntry {
+	e := ru.entries[i*runEntrySize : (i+1)*runEntrySize]
+	return runEntry{trigram: binary.LittleEndian.Uint32(e), off: binary.LittleEndian.Uint32(e[4:]),
+		first: binary.LittleEndian.Uint32(e[8:]), last: binary.LittleEndian.Uint32(e[12:])}
+}
+
+// newRuns collects runs, spilling them past runMemory to a file made at
+// name (any file there is a killed build's, under the builders' lock).
+func newRuns(name string) *runs {
+	r := &runs{in: make(chan []uint64), free: make(chan []uint64, 2), done: make(chan struct{}), buffers: 1, name: name}
 	go func() {
 		defer close(r.done)
 		var s sorter
 		for chunk := range r.in {
-			r.sorted = append(r.sorted, s.sort(chunk))
+			r.keep(s.sort(chunk))
 			r.free <- chunk[:0]
 		}
 	}()
 	return r
+}
+
+// keep keeps a run the sorter made in its buffers: copied out at its size
+// while the runs kept fit in runMemory, else written to the spill file.
+func (r *runs) keep(ru run) {
+	size := len(ru.entries) + len(ru.data)
+	if r.err == nil && r.kept+size > runMemory {
+		ru, r.err = r.write(ru)
+	}
+	if ru.at < 0 {
+		ru.entries, ru.data = slices.Clone(ru.entries), slices.Clone(ru.data)
+		r.kept += size
+	}
+	r.sorted = append(r.sorted, ru)
+}
+
+// write appends a run to the spill file and returns it as spilled.
+func (r *runs) write(ru run) (run, error) {
+	if r.spill == nil {
+		if err := os.RemoveAll(r.name); err != nil {
+			return ru, err
+		}
+		f, err := os.OpenFile(r.name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return ru, err
+		}
+		if err := os.Remove(r.name); err != nil {
+			f.Close()
+			return ru, err
+		}
+		r.spill = f
+	}
+	for _, b := range [][]byte{ru.entries, ru.data} {
+		if _, err := r.spill.Write(b); err != nil {
+			return ru, err
+		}
+	}
+	at := r.spilled
+	r.spilled += int64(len(ru.entries) + len(ru.data))
+	return run{at: at, nEntries: len(ru.entries), nBytes: len(ru.data)}, nil
 }
 
 // add appends the pairs of file id, which is above every file added before.
@@ -101,22 +186,48 @@ func (r *runs) flush() {
 }
 
 // finish sorts the last chunk and waits for the sorter; the runs are then
-// in file order.
-func (r *runs) finish() {
+// in file order, those spilled mapped back.
+func (r *runs) finish() error {
 	if len(r.pairs) > 0 {
 		r.in <- r.pairs
 	}
 	r.pairs = nil
 	close(r.in)
 	<-r.done
+	if r.err != nil || r.spill == nil {
+		return r.err
+	}
+	m, err := unix.Mmap(int(r.spill.Fd()), 0, int(r.spilled), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return err
+	}
+	r.mapped = m
+	for i := range r.sorted {
+		if ru := &r.sorted[i]; ru.at >= 0 {
+			ru.entries = m[ru.at : ru.at+int64(ru.nEntries)]
+			ru.data = m[ru.at+int64(ru.nEntries) : ru.at+int64(ru.nEntries+ru.nBytes)]
+		}
+	}
+	return nil
+}
+
+// release lets go of the spill file; the runs spilled are then gone.
+func (r *runs) release() {
+	if r.mapped != nil {
+		unix.Munmap(r.mapped)
+		r.mapped = nil
+	}
+	if r.spill != nil {
+		r.spill.Close()
+		r.spill = nil
+	}
 }
 
 // sorter sorts chunks into runs, keeping its buffers from chunk to chunk.
 type sorter struct {
 	keys, tmp []uint32
-	// data is where a run's lists are encoded before they are copied
-	// out at their size.
-	data []byte
+	// entries and data are where a run is encoded before it is kept.
+	entries, data []byte
 }
 
 // sort sorts a chunk's pairs by trigram, keeping the files' order, and
@@ -180,14 +291,13 @@ func (s *sorter) sort(pairs []uint64) run {
 		s.sortBucket(bucket)
 		groups += countGroups(bucket)
 	}
-	entries, data := encodeRun(keys, &starts, base, groups, s.data[:0])
-	s.data = data
-	return run{entries: entries, data: slices.Clone(data)}
+	s.entries, s.data = encodeRun(keys, &starts, base, slices.Grow(s.entries[:0], groups*runEntrySize), s.data[:0])
+	return run{entries: s.entries, data: s.data, at: -1}
 }
 
 // countGroups counts the trigrams of a sorted bucket, while it is in
-// cache: a run's entries are made at their size, not grown (a copy, and
-// pages touched twice).
+// cache: a run's entries are made room for at their size, not grown (a
+// copy, and pages touched twice).
 func countGroups(bucket []uint32) int {
 	groups := 0
 	for i, k := range bucket {
@@ -199,10 +309,9 @@ func countGroups(bucket []uint32) int {
 }
 
 // encodeRun encodes the sorted buckets of keys as a run's entries and
-// lists, appended to data. A function of its own, so that its loop keeps
-// its variables in registers. Most deltas take a byte.
-func encodeRun(keys []uint32, starts *[257]int, base uint32, groups int, data []byte) ([]runEntry, []byte) {
-	entries := make([]runEntry, 0, groups)
+// lists, appended to entries and data. A function of its own, so that its
+// loop keeps its variables in registers. Most deltas take a byte.
+func encodeRun(keys []uint32, starts *[257]int, base uint32, entries, data []byte) ([]byte, []byte) {
 	for b := range 256 {
 		bucket := keys[starts[b]:starts[b+1]]
 		for i := 0; i < len(bucket); {
@@ -220,7 +329,7 @@ func encodeRun(keys []uint32, starts *[257]int, base uint32, groups int, data []
 				prev = id
 			}
 			e.last = prev
-			entries = append(entries, e)
+			entries = appendRunEntry(entries, e)
 		}
 	}
 	return entries, data
@@ -281,14 +390,17 @@ func (c *cursor) pieces(t uint32, out []piece) []piece {
 	for i := range c.runs {
 		ru := &c.runs[i]
 		j := c.next[i]
-		if j == len(ru.entries) || ru.entries[j].trigram != t {
+		if j == ru.len() {
+			continue
+		}
+		e := ru.entry(j)
+		if e.trigram != t {
 			continue
 		}
 		end := len(ru.data)
-		if j+1 < len(ru.entries) {
-			end = int(ru.entries[j+1].off)
+		if j+1 < ru.len() {
+			end = int(ru.entry(j + 1).off)
 		}
-		e := ru.entries[j]
 		out = append(out, piece{first: e.first, last: e.last, deltas: ru.data[e.off:end]})
 		c.next[i] = j + 1
 	}

@@ -1,7 +1,10 @@
 package index
 
 import (
+	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -60,13 +63,14 @@ func TestSortRunListsFilesInOrder(t *testing.T) {
 			for range 2 { // the second reuses the sorter's buffers
 				ru := s.sort(slices.Clone(pairs))
 				got := map[uint32][]uint32{}
-				for i, e := range ru.entries {
-					if i > 0 && e.trigram <= ru.entries[i-1].trigram {
+				for i := range ru.len() {
+					e := ru.entry(i)
+					if i > 0 && e.trigram <= ru.entry(i-1).trigram {
 						t.Fatalf("entries out of order at %d", i)
 					}
 					end := len(ru.data)
-					if i+1 < len(ru.entries) {
-						end = int(ru.entries[i+1].off)
+					if i+1 < ru.len() {
+						end = int(ru.entry(i + 1).off)
 					}
 					list := appendIDs(nil, []piece{{first: e.first, last: e.last, deltas: ru.data[e.off:end]}})
 					if list[len(list)-1] != e.last {
@@ -85,11 +89,13 @@ func TestSortRunListsFilesInOrder(t *testing.T) {
 // Files chunkFiles apart or more do not share a chunk: a file's place in
 // its chunk takes 16 bits.
 func TestRunsSplitFilesFarApart(t *testing.T) {
-	r := newRuns()
+	r := newRuns(filepath.Join(t.TempDir(), "runs"))
 	r.add(3, []uint32{0x616263, 0x626364})
 	r.add(3+chunkFiles-1, []uint32{0x616263})
 	r.add(3+chunkFiles, []uint32{0x616263})
-	r.finish()
+	if err := r.finish(); err != nil {
+		t.Fatal(err)
+	}
 	if len(r.sorted) != 2 {
 		t.Fatalf("%d runs, want 2", len(r.sorted))
 	}
@@ -99,4 +105,75 @@ func TestRunsSplitFilesFarApart(t *testing.T) {
 	if want := []uint32{3, 3 + chunkFiles - 1, 3 + chunkFiles}; !slices.Equal(got, want) {
 		t.Fatalf("abc in %v, want %v", got, want)
 	}
+}
+
+// Runs past runMemory are spilled to a file and mapped back, and merge as
+// those kept in memory; the file's name is gone once it is made, and a
+// file a killed build left there is replaced. One that cannot be made
+// fails the build, which then leaves the old index.
+func TestRunsSpilledMergeAsKept(t *testing.T) {
+	defer func(n, m int) { runPairs, runMemory = n, m }(runPairs, runMemory)
+	runPairs = 64
+	rng := rand.New(rand.NewPCG(3, 4))
+	files := make([][]uint32, 500)
+	for i := range files {
+		seen := map[uint32]bool{}
+		for range 40 {
+			seen[uint32(0x202020+rng.IntN(3000))] = true
+		}
+		for tg := range seen {
+			files[i] = append(files[i], tg)
+		}
+		slices.Sort(files[i])
+	}
+	lists := func(r *runs) map[uint32][]uint32 {
+		t.Helper()
+		for id, tgs := range files {
+			r.add(uint32(id), tgs)
+		}
+		if err := r.finish(); err != nil {
+			t.Fatal(err)
+		}
+		defer r.release()
+		out := map[uint32][]uint32{}
+		c := newCursor(r.sorted)
+		for tg := uint32(0x202020); tg < 0x202020+3000; tg++ {
+			if ps := c.pieces(tg, nil); len(ps) > 0 {
+				out[tg] = appendIDs(nil, ps)
+			}
+		}
+		return out
+	}
+	name := filepath.Join(t.TempDir(), "runs")
+	kept := lists(newRuns(name))
+	for _, memory := range []int{0, 4000} {
+		if err := os.WriteFile(name, []byte("a killed build's"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		runMemory = memory
+		r := newRuns(name)
+		spilled := lists(r)
+		n := 0
+		for _, ru := range r.sorted {
+			if ru.at >= 0 {
+				n++
+			}
+		}
+		if n == 0 || (memory > 0 && n == len(r.sorted)) {
+			t.Fatalf("runMemory %d: %d of %d runs spilled", memory, n, len(r.sorted))
+		}
+		if !reflect.DeepEqual(kept, spilled) {
+			t.Fatalf("runMemory %d: the lists of %d runs spilled differ from those kept", memory, n)
+		}
+		if _, err := os.Lstat(name); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the spill file's name is left: %v", err)
+		}
+	}
+	runMemory = 0
+	r := newRuns(filepath.Join(t.TempDir(), "missing", "runs"))
+	r.add(1, files[0])
+	if err := r.finish(); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("runs spilled to a directory that is not there: %v", err)
+	}
+	r.release()
 }
