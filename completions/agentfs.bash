@@ -20,7 +20,7 @@ _agentfs() {
     index) COMPREPLY=($(compgen -W "--detach --drop --idle --status --watch" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     tools) COMPREPLY=($(compgen -W "--format" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     version) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace publish serve batch mcp index tools version --all --assets --base-url --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --publish-max-size --quiet --readonly --recover --root --s3-endpoint --symlinks" -- "$cur"));;
+    *) COMPREPLY=($(compgen -W "read ls find grep write edit rm apply-patch mv replace publish serve batch mcp index tools version --all --assets --base-url --color --deny --exit-status --format --lock-timeout --max-bytes --print0 --publish-max-size --quiet --readonly --recover --root --s3-endpoint --s3-idle-timeout --symlinks" -- "$cur"));;
   esac
 }
 complete -o filenames -F _agentfs agentfs

@@ -15,6 +15,7 @@ complete -c agentfs -n __fish_use_subcommand -l readonly
 complete -c agentfs -n __fish_use_subcommand -l recover
 complete -c agentfs -n __fish_use_subcommand -l root
 complete -c agentfs -n __fish_use_subcommand -l s3-endpoint
+complete -c agentfs -n __fish_use_subcommand -l s3-idle-timeout
 complete -c agentfs -n __fish_use_subcommand -l symlinks
 complete -c agentfs -n __fish_use_subcommand -a read -d 'read a window of whole lines of a text file, or an image or PDF as base64 data'
 complete -c agentfs -n '__fish_seen_subcommand_from read' -l byte-offset

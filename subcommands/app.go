@@ -664,7 +664,7 @@ func objectStore(c *cli.Context, root string, deny []string) (*s3fs.FS, error) {
 	if region == "" {
 		region = os.Getenv("AWS_DEFAULT_REGION")
 	}
-	store, err := s3fs.New(s3fs.Config{Root: root, Endpoint: endpoint, Region: region, Deny: deny})
+	store, err := s3fs.New(s3fs.Config{Root: root, Endpoint: endpoint, Region: region, Deny: deny, IdleTimeout: c.Duration("s3-idle-timeout")})
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,8 @@ var globals = []globalFlag{
 		usage: "where people reach agentfs serve: the start of a local folder's links"},
 	{name: "s3-endpoint", env: "AGENTFS_S3_ENDPOINT", kind: kindString,
 		usage: "the S3-compatible service's URL, for s3:// roots and publish (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS)"},
+	{name: "s3-idle-timeout", env: "AGENTFS_S3_IDLE_TIMEOUT", kind: kindDuration, def: "60s", min: "1s", max: "24h",
+		usage: "how long a request to the S3-compatible service waits with no byte moving before it fails IO_ERROR"},
 	{name: "publish-max-size", env: "AGENTFS_PUBLISH_MAX_SIZE", kind: kindInt, def: strconv.Itoa(core.DefaultPublishMaxSize), min: "1",
 		usage: "the largest file publish takes, in bytes"},
 }

@@ -35,6 +35,9 @@ type Config struct {
 	// Endpoint is the service's URL (http://127.0.0.1:7070) or host; ""
 	// takes AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS S3 itself.
 	Endpoint string
+	// IdleTimeout is how long a request waits with no byte moving; 0 is
+	// s3client.DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Store publishes into a bucket.
@@ -70,7 +73,7 @@ func New(cfg Config) (*Store, error) {
 	if region == "" {
 		region = os.Getenv("AWS_DEFAULT_REGION")
 	}
-	client, err := s3client.New(s3client.Config{Endpoint: strings.TrimSuffix(endpointURL, "/"), Region: region, Bucket: bucket})
+	client, err := s3client.New(s3client.Config{Endpoint: strings.TrimSuffix(endpointURL, "/"), Region: region, Bucket: bucket, IdleTimeout: cfg.IdleTimeout})
 	if errors.Is(err, s3client.ErrNoCredentials) {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the S3 store.").
 			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION when the store needs one)")

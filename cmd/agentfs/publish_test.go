@@ -48,6 +48,38 @@ func cmdWaitListen(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdStalledStore sets VAR to the URL of a loopback listener that accepts
+// every connection and never answers, as a store that stopped answering
+// or a half-open connection does, until the script ends:
+// stalledstore VAR.
+func cmdStalledStore(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stalledstore VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var held []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	ts.Defer(func() {
+		ln.Close()
+		<-done
+	})
+	ts.Setenv(args[0], "http://"+ln.Addr().String())
+}
+
 // cmdStallGet starts a GET of URL, reads the start of the answer and then
 // reads no more, holding the connection until the script ends: a download
 // in flight whose client has stalled.

@@ -53,6 +53,8 @@ func TestScripts(t *testing.T) {
 			"httpget":     cmdHTTPGet,
 			"stallget":    cmdStallGet,
 			"expiredlink": cmdExpiredLink,
+			// For s3:// roots.
+			"stalledstore": cmdStalledStore,
 		},
 		// $EXAMPLES: the README's programs, which scripts run as a user
 		// would; $MCP_CLIENT: the MCP end-to-end client; and the S3
