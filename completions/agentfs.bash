@@ -12,7 +12,7 @@ _agentfs() {
     rm) COMPREPLY=($(compgen -W "--expected-sha256 --expected-version --json --path --recursive" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     apply-patch) COMPREPLY=($(compgen -W "--dry-run --json --patch --patch-file" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     mv) COMPREPLY=($(compgen -W "--from --json --overwrite --to" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
-    replace) COMPREPLY=($(compgen -W "--dry-run --exclude --expected-count --ignore-case --include --json --no-ignore --path --query --regex --replacement --word" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
+    replace) COMPREPLY=($(compgen -W "--dry-run --exclude --expected-count --ignore-case --include --json --no-ignore --no-index --path --query --regex --replacement --word" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     publish) COMPREPLY=($(compgen -W "--expires-in --json --path" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     serve) COMPREPLY=($(compgen -W "--addr" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;
     batch) COMPREPLY=($(compgen -W "" -- "$cur")); [[ $cur != -* ]] && COMPREPLY+=($(compgen -f -- "$cur"));;

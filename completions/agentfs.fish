@@ -112,6 +112,7 @@ complete -c agentfs -n '__fish_seen_subcommand_from replace' -l ignore-case
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l include
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l json
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l no-ignore
+complete -c agentfs -n '__fish_seen_subcommand_from replace' -l no-index
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l path
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l query
 complete -c agentfs -n '__fish_seen_subcommand_from replace' -l regex

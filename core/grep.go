@@ -510,8 +510,8 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 			// The freshness proof: the file's identity now against the
 			// indexed one. Reading it stays the answer for any doubt.
 			if info, err := e.Info(); err == nil && info.Type == backend.TypeFile {
-				if skip, binary := g.narrow.Skip(e.Rel, info); skip {
-					return run.skip(e.Path, e.Rel, binary)
+				if v := g.narrow.Judge(e.Rel, info); v.Skip {
+					return run.skip(e.Path, e.Rel, v.Binary)
 				}
 			}
 		}
@@ -556,22 +556,27 @@ func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 			}
 			continue
 		}
-		open := func() (io.ReadCloser, error) { return g.t.FS.Open(sctx, shown) }
-		if direct := f.Open; direct != nil {
-			byPath := open
-			open = func() (io.ReadCloser, error) {
-				r, err := direct()
-				if errors.Is(err, ErrReopen) {
-					return byPath()
-				}
-				return r, err
-			}
-		}
-		if err := run.file(grepItem{path: shown, rel: f.Rel, open: open}); err != nil {
+		if err := run.file(grepItem{path: shown, rel: f.Rel, open: indexedOpen(sctx, g.t.FS, shown, f.Open)}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// indexedOpen opens a file of an index's list: by direct, its opener
+// when it has one, else, or when that says ErrReopen, by its path.
+func indexedOpen(ctx context.Context, fsys backend.FS, shown string, direct func() (io.ReadCloser, error)) func() (io.ReadCloser, error) {
+	byPath := func() (io.ReadCloser, error) { return fsys.Open(ctx, shown) }
+	if direct == nil {
+		return byPath
+	}
+	return func() (io.ReadCloser, error) {
+		r, err := direct()
+		if errors.Is(err, ErrReopen) {
+			return byPath()
+		}
+		return r, err
+	}
 }
 
 // joinDisplay is the display path of rel below the directory shown as

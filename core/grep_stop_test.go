@@ -117,7 +117,7 @@ func TestGrepNeverSkipsAnIOError(t *testing.T) {
 type skipAllBut struct{ rel string }
 
 func (s skipAllBut) Narrow(context.Context, IndexQuery) (*Narrowing, error) {
-	return &Narrowing{Skip: func(rel string, _ backend.FileInfo) (bool, bool) { return rel != s.rel, false }}, nil
+	return &Narrowing{Judge: func(rel string, _ backend.FileInfo) Verdict { return Verdict{Skip: rel != s.rel} }}, nil
 }
 
 // stalledWalkFS walks its first n entries, then waits for release: a walk
@@ -148,7 +148,7 @@ type listedIndex struct{ rels []string }
 func (l listedIndex) Narrow(context.Context, IndexQuery) (*Narrowing, error) {
 	var files []IndexedFile
 	for _, r := range l.rels {
-		files = append(files, IndexedFile{Rel: r, Skip: !strings.HasSuffix(r, "/z.txt")})
+		files = append(files, IndexedFile{Rel: r, Verdict: Verdict{Skip: !strings.HasSuffix(r, "/z.txt")}})
 	}
 	return &Narrowing{Files: files}, nil
 }

@@ -3,9 +3,11 @@ package core
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"iter"
+	"path"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -35,6 +37,7 @@ type ReplaceRequest struct {
 	NoIgnore      bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	ExpectedCount *int     `json:"expectedCount,omitempty" min:"0" help:"the number of matches expected in all; another number changes nothing (STALE)"`
 	DryRun        bool     `json:"dryRun,omitempty" help:"report the counts and diffs without writing"`
+	NoIndex       bool     `json:"noIndex,omitempty" help:"read every file, even when an index (agentfs index) covers the path; the results are the same"`
 }
 
 // ReplaceResult says what a replace changed (or, with dryRun, would).
@@ -493,10 +496,28 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	if err != nil {
 		return nil, err
 	}
+	var narrow *Narrowing
+	if t.Index != nil && !req.NoIndex && rp.byLine {
+		// Not a query across lines: it sees a CRLF file with LF endings,
+		// whose trigrams the index does not hold.
+		q := IndexQuery{Path: root, Query: req.Query, IsRegex: req.Regex, IgnoreCase: req.IgnoreCase, NoIgnore: req.NoIgnore, Exclude: exclude}
+		if narrow, err = t.Index.Narrow(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if narrow != nil && narrow.Files != nil {
+		return t.searchFiles(ctx, rp, res, t.indexedFiles(ctx, narrow, root, include, res))
+	}
 	var files []fileToSearch
 	err = w.Walk(ctx, root, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || len(include) > 0 && !matchAny(include, e.Rel, e.Name) {
 			return nil
+		}
+		if narrow != nil {
+			// Judged on the file's identity now, as grep's walk judges it.
+			if info, err := e.Info(); err == nil && info.Type == backend.TypeFile && countSkipped(narrow.Judge(e.Rel, info), res) {
+				return nil
+			}
 		}
 		var open func() (io.ReadCloser, error)
 		if e.Later != nil {
@@ -517,6 +538,36 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		return nil, err
 	}
 	return t.searchFiles(ctx, rp, res, files)
+}
+
+// indexedFiles lists the files of the index's list that replace reads, in
+// place of a walk, counting those it need not read in res.
+func (t *Tools) indexedFiles(ctx context.Context, narrow *Narrowing, root string, include []glob, res *ReplaceResult) []fileToSearch {
+	display := cmp.Or(narrow.Display, t.FS.Display(root))
+	var files []fileToSearch
+	for _, f := range narrow.Files {
+		if len(include) > 0 && !matchAny(include, f.Rel, path.Base(f.Rel)) || countSkipped(f.Verdict, res) {
+			continue
+		}
+		shown := joinDisplay(display, f.Rel)
+		files = append(files, fileToSearch{path: shown, open: indexedOpen(ctx, t.FS, shown, f.Open)})
+	}
+	return files
+}
+
+// countSkipped counts in res a file the index proves holds no match, as a
+// scan would count it: searched, and binary when it is. It reports false,
+// and the file is read, when only reading tells how the scan counts it
+// (text to grep that may not be UTF-8, which replace takes for binary).
+func countSkipped(v Verdict, res *ReplaceResult) bool {
+	if !v.Skip || !v.Binary && !v.Text {
+		return false
+	}
+	res.FilesSearched++
+	if v.Binary {
+		res.BinarySkipped++
+	}
+	return true
 }
 
 // fileToSearch is a file a replace looks at, with its opener (valid after

@@ -68,10 +68,9 @@ type IndexQuery struct {
 
 // Narrowing is what a content index proves of a search.
 type Narrowing struct {
-	// Skip tests a file the walk visits (rel to the search's path, with
-	// its info from the walk): skip when the file cannot match, binary
-	// when it is binary.
-	Skip func(rel string, info backend.FileInfo) (skip, binary bool)
+	// Judge tests a file the walk visits (rel to the search's path, with
+	// its info from the walk).
+	Judge func(rel string, info backend.FileInfo) Verdict
 	// Files, when set, stands for the walk: every file it would visit, in
 	// its order, each proven current (or not skipped); Unreadable counts
 	// the directories that walk could not read.
@@ -82,13 +81,19 @@ type Narrowing struct {
 	Display string
 }
 
+// Verdict is what an index proves of a file it holds as it is now: Skip
+// when it cannot match or is binary (Binary), and Text, of a file it
+// skips, when it is UTF-8 without NUL: text to replace, which then counts
+// the file searched without reading it.
+type Verdict struct{ Skip, Binary, Text bool }
+
 // IndexedFile is a file of a Narrowing's list. Open, when set, opens it
 // (relative to its directory, proven unchanged); else, or when it returns
 // ErrReopen, the backend does.
 type IndexedFile struct {
-	Rel          string
-	Skip, Binary bool
-	Open         func() (io.ReadCloser, error)
+	Rel string
+	Verdict
+	Open func() (io.ReadCloser, error)
 }
 
 // ErrReopen is an IndexedFile's Open's error when it could not open the

@@ -626,6 +626,7 @@ func (b *builder) link() {
 			continue
 		}
 		b.copies = append(b.copies, copyOf{file: r.file, of: of})
+		b.files[r.file].flags |= b.files[of].flags & flagText
 	}
 	if b.old != nil {
 		oldRep := make([]uint32, len(b.old.files))

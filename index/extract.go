@@ -83,6 +83,7 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 		return readResult{err: err}
 	}
 	head := x.buf[:n]
+	whole := err != nil // the file fits in buf: head is all of it
 	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
 		return readResult{flags: flagOpaque}
 	}
@@ -148,7 +149,27 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 	}
 	x.clear()
 	res.trigrams = x.list
+	if utf8Text(x.list, head, whole) {
+		res.flags |= flagText
+	}
 	return res
+}
+
+// utf8Text reports whether a file of the distinct trigrams list is UTF-8
+// text without NUL, as replace takes it: from the trigrams when every byte
+// is ASCII (every byte of a file of three or more is in one), else from
+// the bytes of a file read whole into head; a larger one is not known.
+func utf8Text(list []uint32, head []byte, whole bool) bool {
+	var bad uint32
+	for _, t := range list {
+		// A byte at or above 0x80, or a NUL (t-0x010101 borrows through
+		// a zero byte, setting its top bit where t's is clear).
+		bad |= t | (t-0x010101)&^t
+	}
+	if len(list) > 0 && bad&0x808080 == 0 {
+		return true
+	}
+	return whole && textfile.IsUTF8Text(head)
 }
 
 // clear forgets the trigrams of the last file.

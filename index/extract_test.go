@@ -33,3 +33,48 @@ func TestExtractReadsUpToSize(t *testing.T) {
 		}
 	}
 }
+
+// A file is text to the index when it is UTF-8 without NUL, as replace
+// takes it: known from its trigrams when all of it is ASCII, from its
+// bytes when it was read whole at once, and not known otherwise.
+func TestExtractFlagsUTF8Text(t *testing.T) {
+	whole := len(newExtractor(nil, nil).buf)
+	for _, tc := range []struct {
+		name, content string
+		text          bool
+	}{
+		{"empty", "", true},
+		{"two bytes", "ab", true},
+		{"two bytes, a NUL", "a\x00", false},
+		{"one byte that is not UTF-8", "\xe9", false},
+		{"two bytes of UTF-8", "é", true},
+		{"three bytes", "abc", true},
+		{"NUL first", "\x00bc", false},
+		{"NUL in the middle", "a\x00c", false},
+		{"NUL last", "ab\x00", false},
+		{"a NUL past grep's sample", strings.Repeat("a", binarySample) + "\x00", false},
+		{"Latin-1", "caf\xe9 au lait", false},
+		{"UTF-8", "café au lait", true},
+		{"a byte-order mark", "\ufeffabc", true},
+		{"a rune cut short at the end", "caf\xc3", false},
+		{"every ASCII byte but NUL", asciiBytes(), true},
+		{"ASCII past one read", strings.Repeat("a", whole+10), true},
+		{"UTF-8 past one read: not known", strings.Repeat("a", whole) + "é", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newExtractor(make(chan []uint32, 1), nil)
+			r := x.extract(strings.NewReader(tc.content), int64(len(tc.content)))
+			if got := r.flags&flagText != 0; got != tc.text {
+				t.Fatalf("flags %b: text %v, want %v", r.flags, got, tc.text)
+			}
+		})
+	}
+}
+
+func asciiBytes() string {
+	var b []byte
+	for c := 1; c < 0x80; c++ {
+		b = append(b, byte(c), byte(c), 'x')
+	}
+	return string(b)
+}

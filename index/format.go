@@ -19,7 +19,7 @@ import (
 // CRCs checked on open; each block of the table and each posting list has
 // its own, checked when read, so a query reads and checks only what it uses.
 const (
-	magic      = "AGFSIX02"
+	magic      = "AGFSIX03"
 	headerSize = 96
 	entrySize  = 16
 	// blockEntries is the trigram table entries one block CRC covers.
@@ -42,6 +42,9 @@ const (
 	// could leave the same mtime (timestamps are coarse): always searched,
 	// and read again by the next build.
 	flagRacy
+	// flagText: UTF-8 without NUL, the text replace edits, so that a
+	// replace need not read a file that cannot match to count it.
+	flagText
 )
 
 // fileEntry is one indexed file: its path relative to the root and the

@@ -48,6 +48,9 @@ type fixture struct {
 	fsys    *localfs.FS
 	tl      *core.Tools
 	skipped int
+	// skippedText counts the files skipped that the index holds for UTF-8
+	// text.
+	skippedText int
 	// listed and walked count the searches answered from the index's
 	// list and by a walk that consults it.
 	listed, walked int
@@ -74,22 +77,27 @@ func (c counting) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowin
 	case n.Files != nil:
 		c.f.listed++
 		for _, f := range n.Files {
-			if f.Skip {
-				c.f.skipped++
-			}
+			c.f.count(f.Verdict)
 		}
 	default:
 		c.f.walked++
-		skip := n.Skip
-		n.Skip = func(rel string, info backend.FileInfo) (bool, bool) {
-			s, b := skip(rel, info)
-			if s {
-				c.f.skipped++
-			}
-			return s, b
+		judge := n.Judge
+		n.Judge = func(rel string, info backend.FileInfo) core.Verdict {
+			v := judge(rel, info)
+			c.f.count(v)
+			return v
 		}
 	}
 	return n, err
+}
+
+func (f *fixture) count(v core.Verdict) {
+	if v.Skip {
+		f.skipped++
+	}
+	if v.Skip && v.Text {
+		f.skippedText++
+	}
 }
 
 func newFixture(t *testing.T) *fixture { return newSeededFixture(t, 1) }
@@ -383,6 +391,75 @@ func differential(t *testing.T, seed uint64) *fixture {
 		f.same(req)
 	}
 	return f
+}
+
+// Replace through the index answers exactly as a scan (a dry run's
+// counts and diffs), over many queries and a tree that changes between
+// them, replaces among the changes. A file the index proves cannot match
+// is counted without being read only when the index holds it for UTF-8
+// text: one with a byte that is not UTF-8 or a NUL past grep's sample is
+// text to grep but binary to replace.
+func TestIndexedReplaceEqualsScan(t *testing.T) {
+	var skipped, text int
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			f := newSeededFixture(t, seed)
+			f.seed()
+			f.put("latin1.txt", "caf\xe9 alpha\n")
+			f.put("large-latin1.txt", "caf\xe9\n"+strings.Repeat("alpha beta\n", 30000))
+			f.put("latin1-needle.txt", "needle caf\xe9\n")
+			f.put("late-nul.txt", strings.Repeat("alpha beta\n", 7000)+"\x00")
+			f.put("crlf.txt", "alpha beta\r\nneedle gamma\r\n")
+			f.put("bom.txt", "\ufeffneedle delta\n")
+			f.build()
+			for i := range 150 {
+				if i%3 == 0 {
+					f.mutate()
+				}
+				if i%40 == 39 {
+					f.build()
+				}
+				q := queries[f.rng.IntN(len(queries))]
+				req := core.ReplaceRequest{Query: q.q, Replacement: new("X"), Regex: q.regex, IgnoreCase: f.rng.IntN(2) == 0,
+					Word: f.rng.IntN(4) == 0, Path: f.dir, DryRun: true}
+				switch f.rng.IntN(4) {
+				case 0:
+					req.Path = filepath.Join(f.dir, "d1")
+				case 1:
+					req.Include = core.Globs{"*1*.txt"}
+				case 2:
+					req.NoIgnore = true
+				}
+				indexed := f.replace(req)
+				req.NoIndex = true
+				if scanned := f.replace(req); indexed != scanned {
+					t.Fatalf("%+v:\nindexed: %s\nscanned: %s", req, indexed, scanned)
+				}
+				if i%10 == 5 {
+					// Through agentfs: the next searches see the change.
+					req.DryRun, req.NoIndex = false, false
+					if _, err := f.tl.Replace(context.Background(), req); err != nil {
+						t.Fatalf("%+v: %v", req, err)
+					}
+				}
+			}
+			skipped, text = skipped+f.skipped, text+f.skippedText
+		})
+	}
+	if text == 0 || text == skipped {
+		t.Fatalf("of %d files the index let replace skip, %d were counted unread as text: the test proves too little", skipped, text)
+	}
+	t.Logf("files skipped through the index: %d, %d of them unread as text", skipped, text)
+}
+
+// replace answers a replace as JSON, or its error's text.
+func (f *fixture) replace(req core.ReplaceRequest) string {
+	res, err := f.tl.Replace(context.Background(), req)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	b, _ := json.Marshal(res)
+	return string(b)
 }
 
 // Files of one content are indexed once, and found as a scan finds them

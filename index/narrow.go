@@ -119,10 +119,10 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 			byRel[rel] = int32(i)
 		}
 	}
-	return &core.Narrowing{Skip: func(rel string, info backend.FileInfo) (bool, bool) {
+	return &core.Narrowing{Judge: func(rel string, info backend.FileInfo) core.Verdict {
 		i, ok := byRel[rel]
 		if !ok {
-			return false, false
+			return core.Verdict{}
 		}
 		return verdict(&files[i], info, cand.has(uint32(i)))
 	}}, nil
@@ -130,19 +130,21 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 
 // verdict is what the index proves of the indexed file f, whose info is
 // now info: skip when it is the same file and binary, or cannot match.
-func verdict(f *fileEntry, info backend.FileInfo, candidate bool) (skip, binary bool) {
+func verdict(f *fileEntry, info backend.FileInfo, candidate bool) core.Verdict {
 	return judge(f, same(f, info), candidate)
 }
 
 // judge is verdict for a file known to be, or not to be, the indexed one.
-func judge(f *fileEntry, same, candidate bool) (skip, binary bool) {
+func judge(f *fileEntry, same, candidate bool) core.Verdict {
 	switch {
 	case !same || f.flags&(flagOpaque|flagRacy) != 0:
-		return false, false
+		return core.Verdict{}
 	case f.flags&flagBinary != 0:
-		return true, true
+		return core.Verdict{Skip: true, Binary: true}
+	case candidate:
+		return core.Verdict{}
 	}
-	return !candidate, false
+	return core.Verdict{Skip: true, Text: f.flags&flagText != 0}
 }
 
 // What the stat pass found of an indexed file in an unchanged directory.
@@ -285,9 +287,8 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 		if fileState[i] == fileGone {
 			continue // gone since, with its directory unchanged: a name the walk skips
 		}
-		skip, binary := judge(fe, fileState[i] == fileSame, cand.has(uint32(i)))
-		file := core.IndexedFile{Rel: fe.rel, Skip: skip, Binary: binary}
-		if !skip && f.Direct {
+		file := core.IndexedFile{Rel: fe.rel, Verdict: judge(fe, fileState[i] == fileSame, cand.has(uint32(i)))}
+		if !file.Skip && f.Direct {
 			file.Open = ix.opener(fe.rel, ix.dirs[dirOf[parent(fe.rel)]].version)
 		}
 		out = append(out, file)
@@ -359,7 +360,7 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 			file := core.IndexedFile{Rel: rel}
 			if i, ok := byRel[rel]; ok {
 				if info, err := e.Info(); err == nil {
-					file.Skip, file.Binary = verdict(&ix.files[i], info, cand.has(uint32(i)))
+					file.Verdict = verdict(&ix.files[i], info, cand.has(uint32(i)))
 				}
 			}
 			extra = append(extra, file)
