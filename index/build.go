@@ -149,6 +149,9 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err := sameTree(w, path, loc.root); err != nil {
 		return nil, err
 	}
+	// What a build killed as it made its spill file left (best effort:
+	// one left there fails only a build that spills).
+	os.RemoveAll(loc.runs)
 	b.post = newRuns(loc.runs)
 	defer b.post.release()
 	if err := b.walk(ctx, w, path); err != nil {
@@ -482,7 +485,7 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 	if err := ctx.Err(); err != nil && consumeErr == nil {
 		return err
 	}
-	if consumeErr != nil {
+	if consumeErr != nil && !errors.Is(consumeErr, errSpill) {
 		return consumeErr
 	}
 	return runsErr
@@ -586,7 +589,9 @@ func (b *builder) consume(ctx context.Context, order <-chan *ordered.Batch[build
 				if r.claimed {
 					b.claimant[r.content] = id
 				}
-				b.post.add(id, r.trigrams)
+				if err := b.post.add(id, r.trigrams); err != nil {
+					return err
+				}
 				select {
 				case b.lists <- r.trigrams[:0]:
 				default:

@@ -9,10 +9,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -676,14 +678,18 @@ func TestKilledBuildLeavesOldIndex(t *testing.T) {
 	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
 
 	loc := f.location()
-	if err := os.WriteFile(loc.building, []byte("half an index"), 0o600); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{loc.building, loc.runs} {
+		if err := os.WriteFile(name, []byte("half an index"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if st := f.build(); st.Files != before.Files+40 {
 		t.Fatalf("the build after a killed one: %+v", st)
 	}
-	if _, err := os.Lstat(loc.building); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the build left its temporary file: %v", err)
+	for _, name := range []string{loc.building, loc.runs} {
+		if _, err := os.Lstat(name); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the build left %s: %v", name, err)
+		}
 	}
 	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
 	for _, name := range []string{loc.building, loc.runs} {
@@ -771,6 +777,45 @@ func TestRunsMergeAsOne(t *testing.T) {
 		t.Fatalf("the build left its spill file: %v", err)
 	}
 	differential(t, 7)
+}
+
+// A build whose runs cannot be spilled (a full disk: here a file size
+// limit) fails with the cause at once, reading no more of the tree and
+// keeping no more runs in memory, and leaves the old index.
+func TestSpillFailureStopsTheBuild(t *testing.T) {
+	defer func(n, m int) { runPairs, runMemory = n, m }(runPairs, runMemory)
+	f := newFixture(t)
+	f.seed()
+	before := f.build()
+	for i := range 2000 {
+		f.put(fmt.Sprintf("more/m%d.txt", i), fmt.Sprintf("%d %s", i, f.text()))
+	}
+	f.ageDirs()
+	runPairs, runMemory = 64, 0
+	signal.Ignore(syscall.SIGXFSZ)
+	defer signal.Reset(syscall.SIGXFSZ)
+	var limit unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: 100, Max: limit.Max}); err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	_, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Progress: func(n int, _ int64) { read = n }})
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(err, syscall.EFBIG) || read > 1000 {
+		t.Fatalf("a build whose first spill fails: %v, after %d of %d files", err, read, before.Files+2000)
+	}
+	after, err := StatusOf(f.dir, []string{f.dir})
+	if err != nil || !after.Built.Equal(before.Built) {
+		t.Fatalf("the old index after a failed build: %+v, %v", after, err)
+	}
+	if _, err := os.Lstat(f.location().runs); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the failed build left its spill file: %v", err)
+	}
 }
 
 // A file rewritten in place, its size and mtime kept, is read again: only

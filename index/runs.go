@@ -2,9 +2,11 @@ package index
 
 import (
 	"encoding/binary"
+	"errors"
 	"math/bits"
 	"os"
 	"slices"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,18 +42,20 @@ type runs struct {
 	done   chan struct{}
 	// buffers is how many chunk buffers were made, at most two.
 	buffers int
-	// name is where the runs past runMemory are spilled; spill, the file
-	// (its name removed once made: a build killed leaves nothing, but
-	// between the two steps), spilled its length, and kept the bytes of
-	// the runs in memory.
+	// name is where the file of the runs past runMemory is made; spill is
+	// that file, its name removed as soon as it is made, so that a build
+	// killed leaves nothing (or, killed between the two, a file the next
+	// build removes); spilled is its length and mapped its mapping.
 	name    string
 	spill   *os.File
 	spilled int64
-	kept    int
 	mapped  []byte
-	// err is the sorter's first failure to spill, read once done is
-	// closed.
-	err error
+	// kept is the bytes of the runs in memory.
+	kept int
+	// err is the sorter's failure to spill, read once done is closed;
+	// failed says so at once, so that the build stops reading.
+	err    error
+	failed atomic.Bool
 }
 
 // chunkFiles bounds the files of a chunk: a file's place in its chunk
@@ -108,10 +112,17 @@ func newRuns(name string) *runs {
 
 // keep keeps a run the sorter made in its buffers: copied out at its size
 // while the runs kept fit in runMemory, else written to the spill file.
+// Once a spill failed, nothing more is kept: the build fails.
 func (r *runs) keep(ru run) {
+	if r.err != nil {
+		return
+	}
 	size := len(ru.entries) + len(ru.data)
-	if r.err == nil && r.kept+size > runMemory {
-		ru, r.err = r.write(ru)
+	if r.kept+size > runMemory {
+		if ru, r.err = r.write(ru); r.err != nil {
+			r.failed.Store(true)
+			return
+		}
 	}
 	if ru.at < 0 {
 		ru.entries, ru.data = slices.Clone(ru.entries), slices.Clone(ru.data)
@@ -146,8 +157,16 @@ func (r *runs) write(ru run) (run, error) {
 	return run{at: at, nEntries: len(ru.entries), nBytes: len(ru.data)}, nil
 }
 
-// add appends the pairs of file id, which is above every file added before.
-func (r *runs) add(id uint32, trigrams []uint32) {
+// errSpill is add's error once the runs could not be spilled; finish
+// returns why.
+var errSpill = errors.New("the runs could not be spilled")
+
+// add appends the pairs of file id, which is above every file added
+// before; errSpill once a spill failed, when reading on is in vain.
+func (r *runs) add(id uint32, trigrams []uint32) error {
+	if r.failed.Load() {
+		return errSpill
+	}
 	if len(r.pairs) > 0 && id-r.base >= chunkFiles {
 		r.flush()
 	}
@@ -168,6 +187,7 @@ func (r *runs) add(id uint32, trigrams []uint32) {
 	if len(r.pairs) >= runPairs {
 		r.flush()
 	}
+	return nil
 }
 
 // flush hands the chunk to the sorter and takes a buffer for the next.
@@ -211,9 +231,15 @@ func (r *runs) finish() error {
 	return nil
 }
 
-// release lets go of the spill file; the runs spilled are then gone.
+// release lets go of the spill file; the runs spilled are then gone,
+// their slices cleared.
 func (r *runs) release() {
 	if r.mapped != nil {
+		for i := range r.sorted {
+			if ru := &r.sorted[i]; ru.at >= 0 {
+				ru.entries, ru.data = nil, nil
+			}
+		}
 		unix.Munmap(r.mapped)
 		r.mapped = nil
 	}
