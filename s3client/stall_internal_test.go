@@ -4,42 +4,25 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentfs/agentfs/internal/stalled"
 )
 
 // stalledStore is the URL of a listener that accepts every connection
 // and never answers, as a stalled store or a half-open connection does.
 func stalledStore(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stop, err := stalled.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var held []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				for _, c := range held {
-					c.Close()
-				}
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-	})
-	return "http://" + ln.Addr().String()
+	t.Cleanup(stop)
+	return url
 }
 
 func idleClient(t *testing.T, endpoint string, idle time.Duration) *Client {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/backend/conformance"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/internal/stalled"
 	"github.com/agentfs/agentfs/s3client"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
@@ -1268,25 +1268,12 @@ func TestRemoveRecursiveDeletesKeysXMLCannotCarry(t *testing.T) {
 // IO_ERROR naming the store once no byte moved for the idle timeout:
 // read, ls and write waited for ever, --lock-timeout or not.
 func TestStalledStoreIsIOError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stop, err := stalled.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	go func() {
-		var held []net.Conn
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				for _, c := range held {
-					c.Close()
-				}
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	f, err := s3fs.New(s3fs.Config{Root: "s3://bucket/ws", Endpoint: "http://" + ln.Addr().String(), AccessKey: "k", SecretKey: "s",
+	defer stop()
+	f, err := s3fs.New(s3fs.Config{Root: "s3://bucket/ws", Endpoint: url, AccessKey: "k", SecretKey: "s",
 		IdleTimeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -1297,7 +1284,8 @@ func TestStalledStoreIsIOError(t *testing.T) {
 		"remove": func() error { _, err := f.Remove(ctx, "a.txt", backend.RemoveOptions{}); return err },
 	} {
 		e := fault.AsError(call())
-		if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, ln.Addr().String()) || !strings.Contains(e.Hint, ln.Addr().String()) {
+		host := strings.TrimPrefix(url, "http://")
+		if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, host) || !strings.Contains(e.Hint, host) {
 			t.Errorf("%s on a stalled store: %v, want IO_ERROR naming the store", name, e)
 		}
 	}

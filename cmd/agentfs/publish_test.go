@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/assets/localdir"
+	"github.com/agentfs/agentfs/internal/stalled"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -56,28 +57,10 @@ func cmdStalledStore(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: stalledstore VAR")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stop, err := stalled.Listen()
 	ts.Check(err)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var held []net.Conn
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				for _, c := range held {
-					c.Close()
-				}
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	ts.Defer(func() {
-		ln.Close()
-		<-done
-	})
-	ts.Setenv(args[0], "http://"+ln.Addr().String())
+	ts.Defer(stop)
+	ts.Setenv(args[0], url)
 }
 
 // cmdStallGet starts a GET of URL, reads the start of the answer and then
