@@ -83,7 +83,9 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 		return readResult{err: err}
 	}
 	head := x.buf[:n]
-	whole := err != nil // the file fits in buf: head is all of it
+	// head is all of the file, as stat'ed, when it fits in buf: to its
+	// end, or to its size, exactly buf's.
+	whole := err != nil || int64(n) == size
 	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
 		return readResult{flags: flagOpaque}
 	}

@@ -59,6 +59,7 @@ func TestExtractFlagsUTF8Text(t *testing.T) {
 		{"a rune cut short at the end", "caf\xc3", false},
 		{"every ASCII byte but NUL", asciiBytes(), true},
 		{"ASCII past one read", strings.Repeat("a", whole+10), true},
+		{"UTF-8 of one read exactly", strings.Repeat("a", whole-2) + "é", true},
 		{"UTF-8 past one read: not known", strings.Repeat("a", whole) + "é", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
