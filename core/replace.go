@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -45,12 +46,16 @@ type ReplaceResult struct {
 	// Replacements counts every match, as grep does: one replaced by
 	// itself too, though a file with no other change is neither written
 	// nor listed.
-	Replacements  int  `json:"replacements"`
-	FilesChanged  int  `json:"filesChanged"`
-	FilesSearched int  `json:"filesSearched"`
-	BinarySkipped int  `json:"binaryFilesSkipped,omitempty"`
-	DryRun        bool `json:"dryRun,omitempty"`
-	Truncated     bool `json:"truncated,omitempty"`
+	Replacements  int `json:"replacements"`
+	FilesChanged  int `json:"filesChanged"`
+	FilesSearched int `json:"filesSearched"`
+	BinarySkipped int `json:"binaryFilesSkipped,omitempty"`
+	// Unreadable counts the files and directories skipped for want of
+	// permission, as grep's does: a match there was neither seen nor
+	// replaced.
+	Unreadable int  `json:"unreadable,omitempty"`
+	DryRun     bool `json:"dryRun,omitempty"`
+	Truncated  bool `json:"truncated,omitempty"`
 	// FilesOmitted counts the changed files left out of files for the
 	// bound (the totals count them all).
 	FilesOmitted int            `json:"filesOmitted,omitempty"`
@@ -506,10 +511,14 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		}
 	}
 	if narrow != nil && narrow.Files != nil {
+		res.Unreadable += narrow.Unreadable
 		return t.searchFiles(ctx, rp, res, t.indexedFiles(ctx, narrow, root, include, res))
 	}
 	var files []fileToSearch
-	err = w.Walk(ctx, root, backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude}, func(e backend.WalkEntry) error {
+	var unreadable atomic.Int64
+	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, Unreadable: func(string, string) { unreadable.Add(1) }}
+	defer func() { res.Unreadable += int(unreadable.Load()) }()
+	err = w.Walk(ctx, root, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || len(include) > 0 && !matchAny(include, e.Rel, e.Name) {
 			return nil
 		}
@@ -626,6 +635,9 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 	for i, o := range out {
 		if o.err != nil && !skippedFile(o.err) {
 			return nil, o.err
+		}
+		if o.err != nil && fault.AsError(o.err).Code == fault.CodePermissionDenied {
+			res.Unreadable++
 		}
 		if o.searched {
 			res.FilesSearched++

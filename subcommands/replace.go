@@ -9,5 +9,8 @@ func replaceCommand() subcommand {
 	return tool[core.ReplaceRequest, *core.ReplaceResult]{
 		Def:       registry.Replace,
 		argsUsage: "QUERY REPLACEMENT [PATH]",
+		// A replace with no match is no failure; one that skipped what
+		// it could not read is partial.
+		found: func(r *core.ReplaceResult) (bool, bool) { return true, r.Unreadable > 0 },
 	}
 }
