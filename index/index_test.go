@@ -9,12 +9,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/signal"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -780,10 +779,10 @@ func TestRunsMergeAsOne(t *testing.T) {
 }
 
 // A build whose runs cannot be spilled (a full disk: here a file size
-// limit) fails with the cause at once, reading no more of the tree and
+// limit, in a process of its own, since it fails any write of the
+// process) fails with the cause at once, reading no more of the tree and
 // keeping no more runs in memory, and leaves the old index.
 func TestSpillFailureStopsTheBuild(t *testing.T) {
-	defer func(n, m int) { runPairs, runMemory = n, m }(runPairs, runMemory)
 	f := newFixture(t)
 	f.seed()
 	before := f.build()
@@ -791,23 +790,12 @@ func TestSpillFailureStopsTheBuild(t *testing.T) {
 		f.put(fmt.Sprintf("more/m%d.txt", i), fmt.Sprintf("%d %s", i, f.text()))
 	}
 	f.ageDirs()
-	runPairs, runMemory = 64, 0
-	signal.Ignore(syscall.SIGXFSZ)
-	defer signal.Reset(syscall.SIGXFSZ)
-	var limit unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: 100, Max: limit.Max}); err != nil {
-		t.Fatal(err)
-	}
-	read := 0
-	_, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Progress: func(n int, _ int64) { read = n }})
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
-		t.Fatal(err)
-	}
-	if !errors.Is(err, syscall.EFBIG) || read > 1000 {
-		t.Fatalf("a build whose first spill fails: %v, after %d of %d files", err, read, before.Files+2000)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), spillFailDir+"="+f.dir)
+	out, err := cmd.CombinedOutput()
+	var read int
+	if _, scanErr := fmt.Sscanf(string(out), "EFBIG after %d files", &read); err != nil || scanErr != nil || read > 1000 {
+		t.Fatalf("a build whose first spill fails (%v): %s (of %d files)", err, out, before.Files+2000)
 	}
 	after, err := StatusOf(f.dir, []string{f.dir})
 	if err != nil || !after.Built.Equal(before.Built) {

@@ -3,6 +3,7 @@ package index
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
 )
 
 // watcherDir, in the environment, makes the test binary a watcher of that
@@ -23,6 +25,10 @@ const (
 	// builderDir makes it a build of that directory that says "walking"
 	// at its first progress and then waits there to be killed.
 	builderDir = "AGENTFS_TEST_BUILDER_DIR"
+	// spillFailDir makes it a build of that directory whose every spill
+	// fails (a file size limit of 100 bytes), saying how many files it
+	// read before it failed.
+	spillFailDir = "AGENTFS_TEST_SPILL_FAIL_DIR"
 )
 
 func TestMain(m *testing.M) {
@@ -31,6 +37,9 @@ func TestMain(m *testing.M) {
 	}
 	if dir := os.Getenv(builderDir); dir != "" {
 		os.Exit(runBuilder(dir))
+	}
+	if dir := os.Getenv(spillFailDir); dir != "" {
+		os.Exit(runSpillFailure(dir))
 	}
 	os.Exit(m.Run())
 }
@@ -49,6 +58,36 @@ func runBuilder(dir string) int {
 	}})
 	fmt.Fprintln(os.Stderr, "the build ended:", err)
 	return 1
+}
+
+// runSpillFailure builds the index of dir with every run spilled and no
+// file of more than 100 bytes writable, and says "EFBIG after N files"
+// when the build failed so.
+func runSpillFailure(dir string) int {
+	fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	runPairs, runMemory = 64, 0
+	signal.Ignore(syscall.SIGXFSZ)
+	var limit unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: 100, Max: limit.Max}); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	read := 0
+	_, err = Build(context.Background(), fsys, dir, dir, BuildOptions{LockTimeout: time.Minute, Progress: func(n int, _ int64) { read = n }})
+	if !errors.Is(err, syscall.EFBIG) {
+		fmt.Println("the build ended:", err)
+		return 1
+	}
+	fmt.Printf("EFBIG after %d files\n", read)
+	return 0
 }
 
 // runWatcher watches dir until SIGTERM, saying "ready" on stdout once it
