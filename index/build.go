@@ -149,9 +149,6 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	if err := sameTree(w, path, loc.root); err != nil {
 		return nil, err
 	}
-	// What a build killed as it made its spill file left (best effort:
-	// one left there fails only a build that spills).
-	os.RemoveAll(loc.runs)
 	b.post = newRuns(loc.runs)
 	defer b.post.release()
 	if err := b.walk(ctx, w, path); err != nil {

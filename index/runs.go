@@ -44,8 +44,8 @@ type runs struct {
 	buffers int
 	// name is where the file of the runs past runMemory is made; spill is
 	// that file, its name removed as soon as it is made, so that a build
-	// killed leaves nothing (or, killed between the two, a file the next
-	// build removes); spilled is its length and mapped its mapping.
+	// killed leaves nothing (or, killed between the two, a file newRuns
+	// removes); spilled is its length and mapped its mapping.
 	name    string
 	spill   *os.File
 	spilled int64
@@ -96,8 +96,11 @@ func (ru *run) entry(i int) runEntry {
 }
 
 // newRuns collects runs, spilling them past runMemory to a file made at
-// name (any file there is a killed build's, under the builders' lock).
+// name. Any file there is a killed build's (under the builders' lock) and
+// is removed first, whether this build spills or not; one that cannot be
+// removed fails only a build that spills.
 func newRuns(name string) *runs {
+	os.RemoveAll(name)
 	r := &runs{in: make(chan []uint64), free: make(chan []uint64, 2), done: make(chan struct{}), buffers: 1, name: name}
 	go func() {
 		defer close(r.done)
@@ -134,9 +137,6 @@ func (r *runs) keep(ru run) {
 // write appends a run to the spill file and returns it as spilled.
 func (r *runs) write(ru run) (run, error) {
 	if r.spill == nil {
-		if err := os.RemoveAll(r.name); err != nil {
-			return ru, err
-		}
 		f, err := os.OpenFile(r.name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 		if err != nil {
 			return ru, err
