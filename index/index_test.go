@@ -763,15 +763,6 @@ func TestRunsMergeAsOne(t *testing.T) {
 	if len(one) < 100 || !reflect.DeepEqual(one, many) {
 		t.Fatalf("%d trigrams from one run, %d from runs of 7 pairs, or their lists differ", len(one), len(many))
 	}
-	defer func(n int) { runMemory = n }(runMemory)
-	runMemory = 0
-	if _, err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
-		t.Fatal(err)
-	}
-	f.build()
-	if spilled := lists(f); !reflect.DeepEqual(one, spilled) {
-		t.Fatalf("%d trigrams from one run, %d from runs spilled to a file, or their lists differ", len(one), len(spilled))
-	}
 	if _, err := os.Lstat(f.location().runs); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the build left its spill file: %v", err)
 	}

@@ -60,7 +60,7 @@ func runBuilder(dir string) int {
 	return 1
 }
 
-// runSpillFailure builds the index of dir with every run spilled and no
+// runSpillFailure builds the index of dir in runs of 64 pairs and no
 // file of more than 100 bytes writable, and says "EFBIG after N files"
 // when the build failed so.
 func runSpillFailure(dir string) int {
@@ -69,7 +69,7 @@ func runSpillFailure(dir string) int {
 		fmt.Println(err)
 		return 1
 	}
-	runPairs, runMemory = 64, 0
+	runPairs = 64
 	signal.Ignore(syscall.SIGXFSZ)
 	var limit unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {

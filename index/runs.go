@@ -16,13 +16,6 @@ import (
 // next filled, plus the sort's scratch.
 var runPairs = 1 << 22
 
-// runMemory bounds the bytes of the runs kept in memory. A run is about a
-// fifth of the bytes it was read from (110 MB for 510 MB of Go, every
-// file unique), so a tree of gigabytes would take gigabytes: the runs
-// past it go to a file beside the index, mapped back for the merge, whose
-// pages the kernel can drop and read again.
-var runMemory = 128 << 20
-
 // runs collect the posting lists of the files read as codesearch builds
 // them: (trigram, file) pairs appended in file order, sorted a chunk at a
 // time (by another goroutine, so reading goes on) into runs that hold
@@ -30,6 +23,14 @@ var runMemory = 128 << 20
 // written. Each step reads and writes memory in sequence; adding each
 // posting to its own list in a table of all 2^24 trigrams was a cache
 // miss per posting.
+//
+// The runs, about a fifth of the bytes read, are written to a file beside
+// the index as they are made and mapped back for the merge. Kept in the
+// heap, they grew with the bytes of the tree (gigabytes for a monorepo),
+// and copying each out of the sorter's buffers into memory never touched
+// before cost 10% of a build on a VM, where the first touch of a page is
+// dear; the kernel copies them into its page cache without that cost, and
+// may write them out and drop them under pressure.
 type runs struct {
 	pairs []uint64 // trigram<<32 | file, files ascending
 	// base is the first file of pairs: a chunk spans fewer than
@@ -42,16 +43,14 @@ type runs struct {
 	done   chan struct{}
 	// buffers is how many chunk buffers were made, at most two.
 	buffers int
-	// name is where the file of the runs past runMemory is made; spill is
-	// that file, its name removed as soon as it is made, so that a build
-	// killed leaves nothing (or, killed between the two, a file newRuns
-	// removes); spilled is its length and mapped its mapping.
+	// name is where the file of the runs is made; spill is that file,
+	// its name removed as soon as it is made, so that a build killed
+	// leaves nothing (or, killed between the two, a file newRuns removes);
+	// spilled is its length and mapped its mapping.
 	name    string
 	spill   *os.File
 	spilled int64
 	mapped  []byte
-	// kept is the bytes of the runs in memory.
-	kept int
 	// err is the sorter's failure to spill, read once done is closed;
 	// failed says so at once, so that the build stops reading.
 	err    error
@@ -62,14 +61,13 @@ type runs struct {
 // takes 16 bits.
 const chunkFiles = 1 << 16
 
-// run is one sorted chunk: per trigram, an entry (runEntrySize bytes,
-// in memory as in the spill file) with the first and last files of its
-// list and where the deltas between the others are, at data[off:] up to
-// the next entry's off.
+// run is one sorted chunk: per trigram, an entry (runEntrySize bytes)
+// with the first and last files of its list and where the deltas between
+// the others are, at data[off:] up to the next entry's off.
 type run struct {
 	entries, data []byte
-	// at is where a spilled run is in the spill file, its entries then
-	// its data, and -1 for a run in memory.
+	// at is where the run is in the spill file, its entries then its
+	// data; entries and data are set once the file is mapped back.
 	at               int64
 	nEntries, nBytes int
 }
@@ -95,8 +93,7 @@ func (ru *run) entry(i int) runEntry {
 		first: binary.LittleEndian.Uint32(e[8:]), last: binary.LittleEndian.Uint32(e[12:])}
 }
 
-// newRuns collects runs, spilling them past runMemory to a file made at
-// name. Any file there is a killed build's (under the builders' lock) and
+// newRuns collects runs in a file made at name. Any file there is a killed build's (under the builders' lock) and
 // is removed first, whether this build spills or not; one that cannot be
 // removed fails only a build that spills.
 func newRuns(name string) *runs {
@@ -113,23 +110,15 @@ func newRuns(name string) *runs {
 	return r
 }
 
-// keep keeps a run the sorter made in its buffers: copied out at its size
-// while the runs kept fit in runMemory, else written to the spill file.
+// keep writes a run the sorter made in its buffers to the spill file.
 // Once a spill failed, nothing more is kept: the build fails.
 func (r *runs) keep(ru run) {
 	if r.err != nil {
 		return
 	}
-	size := len(ru.entries) + len(ru.data)
-	if r.kept+size > runMemory {
-		if ru, r.err = r.write(ru); r.err != nil {
-			r.failed.Store(true)
-			return
-		}
-	}
-	if ru.at < 0 {
-		ru.entries, ru.data = slices.Clone(ru.entries), slices.Clone(ru.data)
-		r.kept += size
+	if ru, r.err = r.write(ru); r.err != nil {
+		r.failed.Store(true)
+		return
 	}
 	r.sorted = append(r.sorted, ru)
 }
@@ -206,7 +195,7 @@ func (r *runs) flush() {
 }
 
 // finish sorts the last chunk and waits for the sorter; the runs are then
-// in file order, those spilled mapped back.
+// in file order, mapped back.
 func (r *runs) finish() error {
 	if len(r.pairs) > 0 {
 		r.in <- r.pairs
@@ -214,7 +203,7 @@ func (r *runs) finish() error {
 	r.pairs = nil
 	close(r.in)
 	<-r.done
-	if r.err != nil || r.spill == nil {
+	if r.err != nil || r.spilled == 0 {
 		return r.err
 	}
 	m, err := unix.Mmap(int(r.spill.Fd()), 0, int(r.spilled), unix.PROT_READ, unix.MAP_SHARED)
@@ -223,22 +212,19 @@ func (r *runs) finish() error {
 	}
 	r.mapped = m
 	for i := range r.sorted {
-		if ru := &r.sorted[i]; ru.at >= 0 {
-			ru.entries = m[ru.at : ru.at+int64(ru.nEntries)]
-			ru.data = m[ru.at+int64(ru.nEntries) : ru.at+int64(ru.nEntries+ru.nBytes)]
-		}
+		ru := &r.sorted[i]
+		ru.entries = m[ru.at : ru.at+int64(ru.nEntries)]
+		ru.data = m[ru.at+int64(ru.nEntries) : ru.at+int64(ru.nEntries+ru.nBytes)]
 	}
 	return nil
 }
 
-// release lets go of the spill file; the runs spilled are then gone,
-// their slices cleared.
+// release lets go of the spill file; the runs are then gone, their
+// slices cleared.
 func (r *runs) release() {
 	if r.mapped != nil {
 		for i := range r.sorted {
-			if ru := &r.sorted[i]; ru.at >= 0 {
-				ru.entries, ru.data = nil, nil
-			}
+			r.sorted[i].entries, r.sorted[i].data = nil, nil
 		}
 		unix.Munmap(r.mapped)
 		r.mapped = nil
@@ -318,7 +304,7 @@ func (s *sorter) sort(pairs []uint64) run {
 		groups += countGroups(bucket)
 	}
 	s.entries, s.data = encodeRun(keys, &starts, base, slices.Grow(s.entries[:0], groups*runEntrySize), s.data[:0])
-	return run{entries: s.entries, data: s.data, at: -1}
+	return run{entries: s.entries, data: s.data}
 }
 
 // countGroups counts the trigrams of a sorted bucket, while it is in

@@ -107,15 +107,15 @@ func TestRunsSplitFilesFarApart(t *testing.T) {
 	}
 }
 
-// Runs past runMemory are spilled to a file and mapped back, and merge as
-// those kept in memory; the file's name is gone once it is made, and a
-// file a killed build left there is replaced. One that cannot be made
-// fails the build, which then leaves the old index.
-func TestRunsSpilledMergeAsKept(t *testing.T) {
-	defer func(n, m int) { runPairs, runMemory = n, m }(runPairs, runMemory)
-	runPairs = 64
+// Runs go to a file, mapped back for the merge, and give each trigram's
+// files in order, whatever the runs' count; the file's name is gone once
+// it is made, and a file a killed build left there is replaced. One that
+// cannot be made fails the build, which then leaves the old index.
+func TestRunsSpilledMergeAsPaired(t *testing.T) {
+	defer func(n int) { runPairs = n }(runPairs)
 	rng := rand.New(rand.NewPCG(3, 4))
 	files := make([][]uint32, 500)
+	want := map[uint32][]uint32{}
 	for i := range files {
 		seen := map[uint32]bool{}
 		for range 40 {
@@ -125,51 +125,38 @@ func TestRunsSpilledMergeAsKept(t *testing.T) {
 			files[i] = append(files[i], tg)
 		}
 		slices.Sort(files[i])
+		for _, tg := range files[i] {
+			want[tg] = append(want[tg], uint32(i))
+		}
 	}
-	lists := func(r *runs) map[uint32][]uint32 {
-		t.Helper()
+	name := filepath.Join(t.TempDir(), "runs")
+	for _, pairs := range []int{64, 1 << 20} {
+		if err := os.WriteFile(name, []byte("a killed build's"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		runPairs = pairs
+		r := newRuns(name)
 		for id, tgs := range files {
 			r.add(uint32(id), tgs)
 		}
 		if err := r.finish(); err != nil {
 			t.Fatal(err)
 		}
-		defer r.release()
-		out := map[uint32][]uint32{}
+		got := map[uint32][]uint32{}
 		c := newCursor(r.sorted)
 		for tg := uint32(0x202020); tg < 0x202020+3000; tg++ {
 			if ps := c.pieces(tg, nil); len(ps) > 0 {
-				out[tg] = appendIDs(nil, ps)
+				got[tg] = appendIDs(nil, ps)
 			}
 		}
-		return out
-	}
-	name := filepath.Join(t.TempDir(), "runs")
-	kept := lists(newRuns(name))
-	for _, memory := range []int{0, 4000} {
-		if err := os.WriteFile(name, []byte("a killed build's"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		runMemory = memory
-		r := newRuns(name)
-		spilled := lists(r)
-		n := 0
-		for _, ru := range r.sorted {
-			if ru.at >= 0 {
-				n++
-			}
-		}
-		if n == 0 || (memory > 0 && n == len(r.sorted)) {
-			t.Fatalf("runMemory %d: %d of %d runs spilled", memory, n, len(r.sorted))
-		}
-		if !reflect.DeepEqual(kept, spilled) {
-			t.Fatalf("runMemory %d: the lists of %d runs spilled differ from those kept", memory, n)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("runs of %d pairs: the lists of %d runs differ from the files'", pairs, len(r.sorted))
 		}
 		if _, err := os.Lstat(name); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("the spill file's name is left: %v", err)
 		}
+		r.release()
 	}
-	runMemory = 0
 	r := newRuns(filepath.Join(t.TempDir(), "missing", "runs"))
 	r.add(1, files[0])
 	if err := r.finish(); !errors.Is(err, os.ErrNotExist) {
