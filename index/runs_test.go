@@ -35,14 +35,16 @@ func TestSortRunListsFilesInOrder(t *testing.T) {
 			}
 			ids[len(ids)-1] = base + chunkFiles - 1
 			want := map[uint32][]uint32{}
-			var pairs []uint64
-			for i := 0; len(pairs) < tc.pairs; i++ {
+			var c chunk
+			pairs := 0
+			for i := 0; pairs < tc.pairs; i++ {
 				id := ids[min(i, len(ids)-1)]
 				if i >= len(ids) {
 					break
 				}
 				seen := map[uint32]bool{}
-				for n := 0; n < (tc.pairs+tc.files-1)/tc.files && len(pairs) < tc.pairs; {
+				var tgs []uint32
+				for n := 0; n < (tc.pairs+tc.files-1)/tc.files && pairs < tc.pairs; {
 					tg := tc.trigramsAbove + uint32(rng.IntN(1<<24-int(tc.trigramsAbove)))
 					if tc.name == "text-like" {
 						tg = uint32(0x20+rng.IntN(8))<<16 | uint32(0x20+rng.IntN(96))<<8 | uint32(0x20+rng.IntN(96))
@@ -52,16 +54,18 @@ func TestSortRunListsFilesInOrder(t *testing.T) {
 					}
 					seen[tg] = true
 					n++
-					pairs = append(pairs, uint64(tg)<<32|uint64(id))
+					pairs++
+					tgs = append(tgs, tg)
 					want[tg] = append(want[tg], id)
 				}
+				c.add(id, tgs)
 			}
-			if len(pairs) != tc.pairs {
-				t.Fatalf("made %d pairs, want %d", len(pairs), tc.pairs)
+			if pairs != tc.pairs {
+				t.Fatalf("made %d pairs, want %d", pairs, tc.pairs)
 			}
 			var s sorter
 			for range 2 { // the second reuses the sorter's buffers
-				ru := s.sort(slices.Clone(pairs))
+				ru := s.sort(&c)
 				got := map[uint32][]uint32{}
 				for i := range ru.len() {
 					e := ru.entry(i)
@@ -79,7 +83,7 @@ func TestSortRunListsFilesInOrder(t *testing.T) {
 					got[e.trigram] = list
 				}
 				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("%d pairs: the run's lists differ from the pairs'", len(pairs))
+					t.Fatalf("%d pairs: the run's lists differ from the pairs'", pairs)
 				}
 			}
 		})
