@@ -771,8 +771,8 @@ func TestRunsMergeAsOne(t *testing.T) {
 
 // A build whose runs cannot be spilled (a full disk: here a file size
 // limit, in a process of its own, since it fails any write of the
-// process) fails with the cause at once, reading no more of the tree and
-// keeping no more runs in memory, and leaves the old index.
+// process) fails with the cause at once, reading no more of the tree,
+// and leaves the old index.
 func TestSpillFailureStopsTheBuild(t *testing.T) {
 	f := newFixture(t)
 	f.seed()

@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math/bits"
 	"os"
 	"slices"
@@ -106,9 +107,11 @@ func (c *chunk) placeAt(pos uint32, f int) (uint32, int) {
 type run struct {
 	entries, data []byte
 	// at is where the run is in the spill file, its entries then its
-	// data; entries and data are set once the file is mapped back.
+	// data; entries and data are set once the file is mapped back. crc
+	// is theirs as written, checked then.
 	at               int64
 	nEntries, nBytes int
+	crc              uint32
 }
 
 type runEntry struct {
@@ -132,9 +135,9 @@ func (ru *run) entry(i int) runEntry {
 		first: binary.LittleEndian.Uint32(e[8:]), last: binary.LittleEndian.Uint32(e[12:])}
 }
 
-// newRuns collects runs in a file made at name. Any file there is a killed build's (under the builders' lock) and
-// is removed first, whether this build spills or not; one that cannot be
-// removed fails only a build that spills.
+// newRuns collects runs in a file made at name. Any file there is a
+// killed build's (under the builders' lock) and is removed first; one that
+// cannot be removed fails the build when it writes its first run.
 func newRuns(name string) *runs {
 	os.RemoveAll(name)
 	r := &runs{in: make(chan *chunk), free: make(chan *chunk, 2), done: make(chan struct{}), buffers: 1, name: name}
@@ -176,15 +179,24 @@ func (r *runs) write(ru run) (run, error) {
 		}
 		r.spill = f
 	}
+	crc := uint32(0)
 	for _, b := range [][]byte{ru.entries, ru.data} {
 		if _, err := r.spill.Write(b); err != nil {
 			return ru, err
 		}
+		crc = crc32.Update(crc, castagnoli(), b)
 	}
 	at := r.spilled
 	r.spilled += int64(len(ru.entries) + len(ru.data))
-	return run{at: at, nEntries: len(ru.entries), nBytes: len(ru.data)}, nil
+	return run{at: at, nEntries: len(ru.entries), nBytes: len(ru.data), crc: crc}, nil
 }
+
+// errRunsCorrupt is finish's error when a run read back is not the bytes
+// written: the file is never synced, and a page the kernel failed to
+// write out and dropped reads back as something else. A run of zeros
+// would drop its files from every list, and the index's own checksums,
+// taken of what it was made from, would vouch for it.
+var errRunsCorrupt = errors.New("the build's runs read back differ from those written; build again")
 
 // errSpill is add's error once the runs could not be spilled; finish
 // returns why.
@@ -232,14 +244,30 @@ func (r *runs) flush() {
 // finish sorts the last chunk and waits for the sorter; the runs are then
 // in file order, mapped back.
 func (r *runs) finish() error {
+	if err := r.wait(); err != nil {
+		return err
+	}
+	return r.mapBack()
+}
+
+// wait sorts the last chunk and waits for the sorter to write every run.
+func (r *runs) wait() error {
 	if r.chunk != nil && len(r.chunk.files) > 0 {
 		r.in <- r.chunk
 	}
 	r.chunk = nil
 	close(r.in)
 	<-r.done
-	if r.err != nil || r.spilled == 0 {
-		return r.err
+	return r.err
+}
+
+// mapBack maps the runs written back, each checked against the CRC-32C of
+// what was written: 30 to 40 ms for the 110 MB of runs of 510 MB of text,
+// most of it faulting in the pages the merge reads next (a build took
+// 2.158 s against 2.124, within its spread of 0.07).
+func (r *runs) mapBack() error {
+	if r.spilled == 0 {
+		return nil
 	}
 	m, err := unix.Mmap(int(r.spill.Fd()), 0, int(r.spilled), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
@@ -250,6 +278,9 @@ func (r *runs) finish() error {
 		ru := &r.sorted[i]
 		ru.entries = m[ru.at : ru.at+int64(ru.nEntries)]
 		ru.data = m[ru.at+int64(ru.nEntries) : ru.at+int64(ru.nEntries+ru.nBytes)]
+		if crc32.Update(checksum(ru.entries), castagnoli(), ru.data) != ru.crc {
+			return errRunsCorrupt
+		}
 	}
 	return nil
 }

@@ -113,8 +113,9 @@ func TestRunsSplitFilesFarApart(t *testing.T) {
 
 // Runs go to a file, mapped back for the merge, and give each trigram's
 // files in order, whatever the runs' count; the file's name is gone once
-// it is made, and a file a killed build left there is replaced. One that
-// cannot be made fails the build, which then leaves the old index.
+// it is made, and a file a killed build left there is replaced; a run read
+// back as other bytes than those written fails the build. A file that
+// cannot be made fails it too, which then leaves the old index.
 func TestRunsSpilledMergeAsPaired(t *testing.T) {
 	defer func(n int) { runPairs = n }(runPairs)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -158,6 +159,32 @@ func TestRunsSpilledMergeAsPaired(t *testing.T) {
 		}
 		if _, err := os.Lstat(name); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("the spill file's name is left: %v", err)
+		}
+		r.release()
+	}
+	// A page read back as zeros (written out in vain and dropped) or with
+	// a byte changed fails the build before the merge.
+	for _, zeros := range []bool{true, false} {
+		r := newRuns(name)
+		for id, tgs := range files {
+			r.add(uint32(id), tgs)
+		}
+		if err := r.wait(); err != nil {
+			t.Fatal(err)
+		}
+		at := r.sorted[len(r.sorted)-1].at
+		bad := make([]byte, 16)
+		if !zeros {
+			if _, err := r.spill.ReadAt(bad[:1], at); err != nil {
+				t.Fatal(err)
+			}
+			bad = []byte{bad[0] ^ 1}
+		}
+		if _, err := r.spill.WriteAt(bad, at); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.mapBack(); !errors.Is(err, errRunsCorrupt) {
+			t.Fatalf("%x written over a run: %v", bad, err)
 		}
 		r.release()
 	}
