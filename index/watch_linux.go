@@ -496,6 +496,14 @@ func (x *watcher) install(ix *Index, mounts string) {
 		x.ix.Close()
 	}
 	x.ix, x.watches, x.changes = ix, watches, fresh
+	// A build asked for meanwhile was asked of the build replaced (its
+	// mounts, its generation, its changes): a search asks again if this
+	// one differs too. Built again at once, it kept searches unanswered
+	// while it installed.
+	select {
+	case <-x.kick:
+	default:
+	}
 }
 
 // isRemote reports whether the file system of name (device dev) is shared
