@@ -379,13 +379,17 @@ func (f *FS) lockTarget(path string) (target, []string, error) {
 	if err != nil {
 		return target{}, nil, err
 	}
-	if name, err := f.canonical(t, false); err == nil && name.rel != "." {
+	// The final name, placed once: each placing resolves the path's
+	// directories again, and what it found could differ between two.
+	name, nameErr := f.canonical(t, false)
+	own := "" // the final name's real path, but for a root
+	if nameErr == nil && name.rel != "." {
 		// A final name that is no link is the file itself: following it
 		// would resolve the path again to the same place.
-		real := filepath.Join(name.root.path, name.rel)
+		own = filepath.Join(name.root.path, name.rel)
 		var st unix.Stat_t
-		if err := unix.Lstat(real, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return t, []string{real}, nil
+		if err := unix.Lstat(own, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return t, []string{own}, nil
 		}
 	}
 	ct, err := f.canonical(t, true)
@@ -394,18 +398,17 @@ func (f *FS) lockTarget(path string) (target, []string, error) {
 		// A final link that may not be followed, or one to a root (a link
 		// to "."), is locked by its own name: rm removes such a link, and
 		// write refuses it after the lock.
-		if ct, err = f.canonical(t, false); err != nil {
-			return target{}, nil, err
+		if nameErr != nil {
+			return target{}, nil, nameErr
 		}
+		ct = name
 	}
 	if ct.rel == "." {
 		return target{}, nil, rootRefused(t.display(f))
 	}
 	reals := []string{filepath.Join(ct.root.path, ct.rel)}
-	if name, err := f.canonical(t, false); followed && err == nil && name.rel != "." {
-		if real := filepath.Join(name.root.path, name.rel); real != reals[0] {
-			reals = append(reals, real)
-		}
+	if followed && own != "" && own != reals[0] {
+		reals = append(reals, own)
 	}
 	return t, reals, nil
 }

@@ -448,3 +448,53 @@ func TestLockAllHoldsEveryPath(t *testing.T) {
 		u()
 	}
 }
+
+// lockTarget's real paths, case by case: a final link followed is locked
+// at its target and by its own name; one that may not be followed (out of
+// the roots, links refused, a link to the root) by its own name alone.
+func TestLockTargetReals(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	dir := filepath.Join(base, "root")
+	must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "sub", "f"), nil, 0o644))
+	must(t, os.WriteFile(filepath.Join(base, "outside"), nil, 0o644))
+	must(t, os.Symlink("sub/f", filepath.Join(dir, "link")))
+	must(t, os.Symlink("sub/new", filepath.Join(dir, "dangling")))
+	must(t, os.Symlink("../outside", filepath.Join(dir, "escape")))
+	must(t, os.Symlink(".", filepath.Join(dir, "here")))
+	must(t, os.Symlink("sub", filepath.Join(dir, "alias")))
+	in := func(rel ...string) []string {
+		var reals []string
+		for _, r := range rel {
+			reals = append(reals, filepath.Join(dir, r))
+		}
+		return reals
+	}
+	for _, tc := range []struct {
+		policy SymlinkPolicy
+		path   string
+		want   []string
+		code   fault.Code
+	}{
+		{SymlinksWithin, "sub/f", in("sub/f"), ""},
+		{SymlinksWithin, "sub/none", in("sub/none"), ""},
+		{SymlinksWithin, "alias/f", in("sub/f"), ""},
+		{SymlinksWithin, "link", in("sub/f", "link"), ""},
+		{SymlinksWithin, "dangling", in("sub/new", "dangling"), ""},
+		{SymlinksWithin, "escape", in("escape"), ""},
+		{SymlinksWithin, "here", in("here"), ""},
+		{SymlinksWithin, ".", nil, fault.CodeInvalidArgument},
+		{SymlinksRefuse, "link", in("link"), ""},
+		{SymlinksRefuse, "alias/f", nil, fault.CodeSymlink},
+	} {
+		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir, Symlinks: tc.policy})
+		must(t, err)
+		_, reals, err := fsys.lockTarget(tc.path)
+		fsys.Close()
+		if code(err) != tc.code || !reflect.DeepEqual(reals, tc.want) {
+			t.Errorf("policy %v, %s: reals %q, error %v; want %q, code %q", tc.policy, tc.path, reals, err, tc.want, tc.code)
+		}
+	}
+}
