@@ -495,7 +495,14 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		return nil, err
 	}
 	if info.Type != backend.TypeDir {
-		return t.searchFiles(ctx, rp, res, []fileToSearch{{path: root, open: func() (io.ReadCloser, error) { return t.FS.Open(ctx, root) }}})
+		// A path named itself is searched as grep searches it: what it
+		// cannot open (a FIFO, a device) fails the replace, where a file
+		// of a walk that became one since the listing is skipped.
+		r, err := t.FS.Open(ctx, root)
+		if err != nil {
+			return nil, err
+		}
+		return t.searchFiles(ctx, rp, res, []fileToSearch{{path: root, open: func() (io.ReadCloser, error) { return r, nil }}})
 	}
 	w, err := t.walker()
 	if err != nil {
@@ -927,10 +934,18 @@ func matchedText(data []byte) ([]byte, bool) {
 // dry) commits them: one attempt of Replace.
 func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req ReplaceRequest, rp *replacer, paths []string, res ReplaceResult) (*ReplaceResult, error) {
 	var ops []backend.Op
+	named := cmp.Or(req.Path, ".")
 	for _, p := range paths {
 		own, err := t.FS.Lstat(ctx, p)
 		if err != nil {
 			return nil, err
+		}
+		if own.Type == backend.TypeSymlink && p == named {
+			// The path named itself is a link to the file: followed, as
+			// grep followed it and as write and edit follow a final link.
+			if own, err = t.FS.Stat(ctx, p); err != nil {
+				return nil, err
+			}
 		}
 		if own.Type != backend.TypeFile {
 			// Swapped for a link (or another thing) since the search: the
