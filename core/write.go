@@ -240,17 +240,21 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 			return nil, fault.AsError(err).WithPath(display)
 		}
 	}
-	if text {
+	var err error
+	switch {
+	case text && len(old) == 0:
+		// A new or empty file takes the content as write takes it: a
+		// leading U+FEFF is its mark.
+		data, _, err = textfile.Styled(string(data), nil, req.LineEnding, nil)
+	case text:
 		var file *textfile.Style
-		if len(old) > 0 {
-			if f, ok := textfile.StyleOf(old, true); ok {
-				file = &f
-			}
+		if f, ok := textfile.StyleOf(old, true); ok {
+			file = &f
 		}
-		var err error
-		if data, err = textfile.Appended(string(data), file, req.LineEnding); err != nil {
-			return nil, withPath(err, display)
-		}
+		data, err = textfile.Appended(string(data), file, req.LineEnding)
+	}
+	if err != nil {
+		return nil, withPath(err, display)
 	}
 	if err := req.Check(req.Path, cur.info, cur.exists, func() (string, error) { return sha256Hex(old), nil }); err != nil {
 		return nil, err
@@ -258,11 +262,20 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	res := &WriteResult{}
 	res.Path, res.PathBase64 = fault.PathText(display)
 	whole := append(old, data...)
+	if st, ok := textfile.StyleOf(whole, true); ok && text {
+		// The file as written, as read names it.
+		w := st.Written()
+		res.LineEnding, res.BOM, res.Encoding = w.LineEnding, &w.BOM, w.Encoding
+	}
 	if len(data) == 0 && cur.exists {
 		res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, sha256Hex(whole)
 		return res, nil
 	}
 	fi, err := t.commitWrite(ctx, m, req.Path, whole, cur, backend.WriteOptions{})
+	if e := fault.AsError(err); err != nil && e.Code == fault.CodeHardlink {
+		// --in-place, which the backend's hint names, is not an append's.
+		return nil, e.WithHint("an append replaces the whole file, which would split its links: write the whole content with write --in-place, or append to another path")
+	}
 	if err != nil {
 		return nil, err
 	}

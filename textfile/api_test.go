@@ -120,8 +120,8 @@ func TestAppended(t *testing.T) {
 		lineEnding string
 		want       string
 	}{
-		{"new file: as given", nil, "a\r\nb\n", "", "a\r\nb\n"},
-		{"new file: the mark dropped", nil, "\uFEFFa\n", "", "a\n"},
+		{"no text style: as given", nil, "a\r\nb\n", "", "a\r\nb\n"},
+		{"no text style: the mark dropped", nil, "\uFEFFa\n", "", "a\n"},
 		{"crlf file", style("x\r\n"), "a\nb\n", "", "a\r\nb\r\n"},
 		{"lf file", style("x\n"), "a\r\nb\r\n", "", "a\nb\n"},
 		{"mixed, mostly crlf", style("x\r\ny\r\nz\n"), "a\nb\n", "", "a\r\nb\r\n"},

@@ -68,6 +68,15 @@ type Written struct {
 	Encoding   string // "" for UTF-8
 }
 
+// Written is the style of a whole file, as a write that made it names it.
+func (st Style) Written() Written {
+	w := Written{LineEnding: endingName(st.crlf, st.lf), BOM: st.c.bom != nil}
+	if st.c.unit != 1 {
+		w.Encoding = st.c.name
+	}
+	return w
+}
+
 // Styled is text content as write puts it in a file: with the line
 // endings and byte-order mark the request sets (lineEnding, bom), else with
 // those of the existing file; a new, empty or non-text file (file nil) takes
@@ -244,8 +253,9 @@ func toFileEndings(body, lineEnding string, file *Style, mixed func(string) stri
 }
 
 // Appended styles content to follow a file's own bytes: its line
-// endings (a mixed file's majority) and its encoding, without a
-// byte-order mark, which stays at the start of the file.
+// endings (a mixed file's majority) and its encoding (file nil: a file
+// that is not text), without a byte-order mark, which stays at the start
+// of the file. (A new or empty file takes content as Styled does.)
 func Appended(content string, file *Style, lineEnding string) ([]byte, error) {
 	body := toFileEndings(strings.TrimPrefix(content, "\uFEFF"), lineEnding, file, func(b string) string {
 		if file.crlf > file.lf {
