@@ -19,8 +19,9 @@ type EditOutcome struct {
 	// with replaceAll).
 	Replacements int `json:"replacements"`
 	// Lines are the first lines of the replaced regions in the original
-	// file, at most maxOutcomeLines of them; for an edit already applied,
-	// the first line of its newText.
+	// file, each once (a line of several regions is one line changed), at
+	// most maxOutcomeLines of them; for an edit already applied, the first
+	// line of its newText.
 	Lines []int `json:"lines,omitempty"`
 	// Reindented is set when newText was re-indented to the file's.
 	Reindented bool `json:"reindented,omitempty"`
@@ -109,8 +110,8 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			outcomes[i].Reindented = outcomes[i].Reindented || reindented
 			regions = append(regions, region{m.Start, m.End, i, m.Line, repl})
 			outcomes[i].Replacements++
-			if len(outcomes[i].Lines) < maxOutcomeLines {
-				outcomes[i].Lines = append(outcomes[i].Lines, m.Line)
+			if l := outcomes[i].Lines; len(l) < maxOutcomeLines && (len(l) == 0 || l[len(l)-1] != m.Line) {
+				outcomes[i].Lines = append(l, m.Line)
 			}
 		}
 	}
@@ -300,17 +301,24 @@ func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 }
 
 func ambiguous(i, n int, ms []editmatch.Match) *fault.Error {
-	lines := make([]int, 0, min(len(ms), maxOutcomeLines))
-	for _, m := range ms[:min(len(ms), maxOutcomeLines)] {
-		lines = append(lines, m.Line)
+	var lines []int // each line with a match once, at most maxOutcomeLines
+	listed := 0     // the matches on those lines
+	for _, m := range ms {
+		if len(lines) == 0 || lines[len(lines)-1] != m.Line {
+			if len(lines) == maxOutcomeLines {
+				break
+			}
+			lines = append(lines, m.Line)
+		}
+		listed++
 	}
 	list := make([]string, len(lines))
 	for k, l := range lines {
 		list[k] = itoa(l)
 	}
 	more := ""
-	if len(ms) > len(lines) {
-		more = fmt.Sprintf(" and %d more", len(ms)-len(lines))
+	if len(ms) > listed {
+		more = fmt.Sprintf(" and %d more", len(ms)-listed)
 	}
 	return fault.Errorf(fault.CodeAmbiguousMatch, "%s matches %d places, at lines %s%s.", which(i, n), len(ms), strings.Join(list, ", "), more).
 		WithHint("add surrounding lines to --old-text so it matches one place, or pass --replace-all").

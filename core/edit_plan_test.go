@@ -107,6 +107,16 @@ func TestPlanEditsOutcomeDetails(t *testing.T) {
 	if err != nil || o[0].Replacements != 2 || !reflect.DeepEqual(o[0].Lines, []int{1, 3}) {
 		t.Fatalf("replaceAll outcome %+v, %v", o, err)
 	}
+	// A line of several regions is listed once: lines, not matches.
+	_, o, err = planBoth(t, "x x x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}})
+	if err != nil || o[0].Replacements != 4 || !reflect.DeepEqual(o[0].Lines, []int{1, 3}) {
+		t.Fatalf("replaceAll on one line thrice: outcome %+v, %v", o, err)
+	}
+	_, _, err = planBoth(t, "x x\ny\nx\n", []EditOp{op("x", "z")})
+	if e := fault.AsError(err); e.Code != fault.CodeAmbiguousMatch || !reflect.DeepEqual(e.Details["lines"], []int{1, 3}) ||
+		e.Details["count"] != 3 || !strings.Contains(e.Message, "matches 3 places, at lines 1, 3.") {
+		t.Fatalf("ambiguous on one line twice: %v", err)
+	}
 	_, o, err = planBoth(t, "\tif x {\n\t}\n", []EditOp{op("  if x {\n  }", "  if y {\n  }")})
 	if err != nil || !o[0].Reindented || o[0].Rung != editmatch.RungIndentation {
 		t.Fatalf("indentation outcome %+v, %v", o, err)
@@ -158,7 +168,7 @@ func TestPlanEditsErrors(t *testing.T) {
 		{"same region twice", "abc\n", []EditOp{op("b", "1"), op("b", "2")}, fault.CodeOverlap, nil},
 		{"no match", "a\nb\n", []EditOp{op("zzz", "y")}, fault.CodeNoMatch, map[string]any{"edit": 0}},
 		{"gutter not consecutive", "one\ntwo\n", []EditOp{op("1\tone\n5\ttwo", "x")}, fault.CodeNoMatch, nil},
-		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 1}, "rung": editmatch.RungUnicode}},
+		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1}, "count": 2, "rung": editmatch.RungUnicode}},
 		{"no match inside one rune's folding", "\uFB01\n", []EditOp{op("i", "x")}, fault.CodeNoMatch, nil},
 		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, fault.CodeNoMatch, nil},
 	}
