@@ -32,6 +32,11 @@ type WriteOptions struct {
 	// 0644 or 0755 and of a replaced file's own, on a backend with modes;
 	// Executable should agree with it for one without.
 	Mode uint32
+	// OwnerOf is a path of the same backend whose owner and group the file
+	// gets, where the process may give them (a moved file keeps its
+	// source's, as mv keeps them), in place of a new file's (the
+	// process's) and of a replaced file's own, on a backend with owners.
+	OwnerOf string
 	// InPlace writes through the existing inode, so a file with other hard
 	// links stays one file; without it such a file is refused with HARDLINK.
 	// A backend without hard links ignores it.

@@ -186,6 +186,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			f.Action, f.From = ActionMove, t.FS.Display(c.From)
 			mode := before[c.From].Mode
 			op.Write.Executable, op.Write.Mode = mode&0o111 != 0, uint32(mode)&0o7777
+			op.Write.OwnerOf = c.From
 			from := old[c.From]
 			if _, existed := before[c.Path]; existed {
 				// What the destination held is lost: the diff shows it

@@ -370,7 +370,11 @@ func (f *FS) prepare(op backend.Op, made *madeDirs) (*prepared, error) {
 		}
 		old, p.entry.Backup = &st, tempName()
 	}
-	if p.staged, err = stage(dir, p.entry.Dir, op.Data, op.Write, old, display); err != nil {
+	owner, err := f.ownerOf(op.Write)
+	if err != nil {
+		return fail(err)
+	}
+	if p.staged, err = stage(dir, p.entry.Dir, op.Data, op.Write, old, owner, display); err != nil {
 		return fail(err)
 	}
 	var sst unix.Stat_t

@@ -80,7 +80,11 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 	if exists {
 		old = &st
 	}
-	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, old, opts, display)
+	owner, err := f.ownerOf(opts)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, old, owner, opts, display)
 }
 
 // newMode is the mode a write gives the file: opts.Mode exactly (exact)
@@ -212,7 +216,9 @@ type stagedFile struct {
 // path is dirReal. old is the file it will replace (nil for a new one):
 // its mode and, where permitted, its owner are kept; a new file gets the
 // mode opts give (newMode), and so does any file when opts.Mode is set.
-func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions, old *unix.Stat_t, display string) (*stagedFile, error) {
+// owner, when not nil, is the file whose owner the new one gets
+// (opts.OwnerOf), in place of old's.
+func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions, old, owner *unix.Stat_t, display string) (*stagedFile, error) {
 	dfd := int(dir.Fd())
 	tmp := tempName()
 	mode, exact := newMode(opts)
@@ -237,6 +243,16 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 	}
 	switch {
 	case err != nil:
+	case owner != nil:
+		// The owner first: chown clears set-id bits, so the mode comes last.
+		err = keepOwner(fd, owner)
+		switch {
+		case err != nil:
+		case exact:
+			err = unix.Fchmod(fd, mode)
+		case old != nil:
+			err = unix.Fchmod(fd, keptMode(uint32(old.Mode)&0o7777, os.Geteuid() == 0))
+		}
 	case exact:
 		err = unix.Fchmod(fd, mode) // exactly, the umask aside
 	case old != nil:
@@ -271,8 +287,8 @@ func (s *stagedFile) done() {
 // rename replaces is the version asked for (a program that takes no
 // agentfs lock can still slip a change in between the check and the
 // rename, as it can between any two system calls).
-func replace(dir *os.File, dirReal, base string, data []byte, old *unix.Stat_t, opts backend.WriteOptions, display string) (backend.FileInfo, error) {
-	s, err := stage(dir, dirReal, data, opts, old, display)
+func replace(dir *os.File, dirReal, base string, data []byte, old, owner *unix.Stat_t, opts backend.WriteOptions, display string) (backend.FileInfo, error) {
+	s, err := stage(dir, dirReal, data, opts, old, owner, display)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -320,16 +336,44 @@ func replace(dir *os.File, dirReal, base string, data []byte, old *unix.Stat_t, 
 // the process may: an unprivileged one keeps at least the group it can) and
 // then its mode (chown clears set-id bits, so the mode comes last).
 func keepOwnerAndMode(fd int, old *unix.Stat_t) error {
-	if int(old.Uid) != os.Geteuid() || int(old.Gid) != os.Getegid() {
-		err := unix.Fchown(fd, int(old.Uid), int(old.Gid))
-		if errors.Is(err, unix.EPERM) {
-			err = unix.Fchown(fd, -1, int(old.Gid))
-		}
-		if err != nil && !errors.Is(err, unix.EPERM) {
-			return err
-		}
+	if err := keepOwner(fd, old); err != nil {
+		return err
 	}
 	return unix.Fchmod(fd, keptMode(uint32(old.Mode)&0o7777, os.Geteuid() == 0))
+}
+
+// keepOwner gives the file fd the owner and group of st, where the
+// process may: an unprivileged one keeps at least the group it can.
+func keepOwner(fd int, st *unix.Stat_t) error {
+	if int(st.Uid) == os.Geteuid() && int(st.Gid) == os.Getegid() {
+		return nil
+	}
+	err := unix.Fchown(fd, int(st.Uid), int(st.Gid))
+	if errors.Is(err, unix.EPERM) {
+		err = unix.Fchown(fd, -1, int(st.Gid))
+	}
+	if errors.Is(err, unix.EPERM) {
+		return nil
+	}
+	return err
+}
+
+// ownerOf stats the file opts.OwnerOf names (a final link followed, as
+// Stat follows it): nil when none is named.
+func (f *FS) ownerOf(opts backend.WriteOptions) (*unix.Stat_t, error) {
+	if opts.OwnerOf == "" {
+		return nil, nil
+	}
+	t, err := f.resolve(opts.OwnerOf)
+	if err != nil {
+		return nil, err
+	}
+	file, st, err := f.openPath(t)
+	if err != nil {
+		return nil, err
+	}
+	file.Close()
+	return &st, nil
 }
 
 // keptMode is the mode a replace keeps. New content drops the set-user-ID

@@ -332,6 +332,43 @@ func TestWriteKeepsOwnerAndMode(t *testing.T) {
 	}
 }
 
+// OwnerOf gives the file the owner and group of another (apply-patch's
+// move keeps its source's), in a transaction and in a single write, over
+// a new file and over an existing one of a third owner; the mode is the
+// one asked for, set-id bits included, as chown comes first.
+func TestWriteOwnerOf(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file another owner: run the tests as root (CI does)")
+	}
+	fsys, dir := newTestFS(t)
+	ctx := context.Background()
+	must(t, os.WriteFile(filepath.Join(dir, "src"), []byte("a"), 0o600))
+	must(t, os.Chown(filepath.Join(dir, "src"), 1234, 5678))
+	must(t, os.WriteFile(filepath.Join(dir, "taken"), []byte("b"), 0o600))
+	must(t, os.Chown(filepath.Join(dir, "taken"), 4321, 8765))
+	check := func(name string) {
+		t.Helper()
+		var st unix.Stat_t
+		must(t, unix.Stat(filepath.Join(dir, name), &st))
+		if st.Uid != 1234 || st.Gid != 5678 || st.Mode&0o7777 != 0o2750 {
+			t.Errorf("%s: owner %d:%d mode %o, want 1234:5678 2750", name, st.Uid, st.Gid, st.Mode&0o7777)
+		}
+	}
+	opts := backend.WriteOptions{Mode: 0o2750, OwnerOf: "src"}
+	if _, err := fsys.Commit(ctx, []backend.Op{{Path: "new", Data: []byte("c"), Write: opts}, {Path: "taken", Data: []byte("d"), Write: opts}}); err != nil {
+		t.Fatal(err)
+	}
+	check("new")
+	check("taken")
+	if _, err := fsys.WriteFile(ctx, "single", []byte("e"), opts); err != nil {
+		t.Fatal(err)
+	}
+	check("single")
+	if _, err := fsys.WriteFile(ctx, "x", nil, backend.WriteOptions{OwnerOf: "missing"}); code(err) != fault.CodeNotFound {
+		t.Errorf("OwnerOf a missing file: %v, want NOT_FOUND", err)
+	}
+}
+
 // The temporary file of a replace is private (0600) while it is written,
 // whatever the mode it then takes from the replaced file; a new file is
 // written with the mode it keeps, as os.WriteFile would create it.
