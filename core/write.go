@@ -272,12 +272,8 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 		return res, nil
 	}
 	fi, err := t.commitWrite(ctx, m, req.Path, whole, cur, backend.WriteOptions{})
-	if e := fault.AsError(err); err != nil && e.Code == fault.CodeHardlink {
-		// --in-place, which the backend's hint names, is not an append's.
-		return nil, e.WithHint("an append replaces the whole file, which would split its links: write the whole content with write --in-place, or append to another path")
-	}
 	if err != nil {
-		return nil, err
+		return nil, withoutInPlace(err, "write --append")
 	}
 	res.BytesWritten, res.Created, res.Version, res.Sha256 = len(data), !cur.exists, fi.Version, sha256Hex(whole)
 	return res, nil
