@@ -115,9 +115,6 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 			return nil, fault.InvalidArgument("edits[%d] holds bytes that are not UTF-8.", i).
 				WithHint("edit changes text; give oldText and newText as UTF-8")
 		}
-		if err := checkNoLineCut(fmt.Sprintf("edits[%d].newText", i), *e.NewText); err != nil {
-			return nil, err
-		}
 	}
 	return edits, nil
 }
@@ -155,6 +152,15 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	edited, outcomes, err := planEdits(src, edits)
 	if err != nil {
 		return nil, withPath(err, display)
+	}
+	for i, e := range edits {
+		// An edit may keep or move a marker the file holds, never add one.
+		if lineCuts(*e.NewText) > 0 {
+			if err := checkNoLineCut(fmt.Sprintf("edits[%d].newText", i), edited, src); err != nil {
+				return nil, withPath(err, display)
+			}
+			break
+		}
 	}
 	res := &EditResult{DryRun: req.DryRun, Version: info.Version}
 	res.Path, res.PathBase64 = fault.PathText(display)

@@ -114,8 +114,11 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	if err := req.checkStyle(text); err != nil {
 		return nil, err
 	}
-	if text {
-		if err := checkNoLineCut("the content", string(data)); err != nil {
+	// Content with read's cut marker is checked against the file under
+	// the lock (held); an append's against none: it adds lines.
+	cuts := text && lineCuts(string(data)) > 0
+	if cuts && req.Append {
+		if err := checkNoLineCut("the content", string(data), ""); err != nil {
 			return nil, err
 		}
 	}
@@ -143,8 +146,32 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		if req.Append {
 			return t.appendTo(ctx, m, req, cur, data, text)
 		}
+		if cuts {
+			if err := t.checkCutsHeld(ctx, req.Path, cur, string(data)); err != nil {
+				return nil, err
+			}
+		}
 		return t.replaceWith(ctx, m, req, cur, data, text)
 	})
+}
+
+// checkCutsHeld refuses content with more of read's cut markers than the
+// file cur at path holds (checkNoLineCut), reading at most MaxWriteBytes
+// of it: a marker past that is not counted, and the write refused.
+func (t *Tools) checkCutsHeld(ctx context.Context, path string, cur current, content string) error {
+	var held []byte
+	if cur.exists && cur.info.Type == backend.TypeFile {
+		r, err := t.FS.Open(ctx, path)
+		if err != nil {
+			return err
+		}
+		held, err = readUpTo(r, nil, MaxWriteBytes)
+		r.Close()
+		if err != nil {
+			return fault.AsError(err).WithPath(t.FS.Display(path))
+		}
+	}
+	return checkNoLineCut("the content", content, string(held))
 }
 
 // replaceWith is one attempt of a write that replaces the file cur with
