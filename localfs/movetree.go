@@ -22,7 +22,8 @@ import (
 //  2. a staging directory is made beside the destination and the journal
 //     names it, the destination, and a backup name beside the source;
 //  3. the tree is copied into the staging directory (files, links and
-//     directories with their modes and times), each file and directory
+//     directories with their modes and times; files hard-linked within the
+//     tree stay one file, as GNU mv keeps them), each file and directory
 //     synced, and the version of every entry recorded;
 //  4. the source is renamed to its backup name, so that nothing can change
 //     it under its path any more, and the backup is compared with what was
@@ -147,7 +148,7 @@ func overwritable(dst renameEndpoint, opts backend.WriteOptions) (string, error)
 // dst, syncing what it writes, and returns the version of each entry it
 // copied by its path below src.
 func (f *FS) copyTree(ctx context.Context, src, dst renameEndpoint, staged string, st *unix.Stat_t) (map[string]string, error) {
-	c := &treeCopier{f: f, ctx: ctx, display: src.display, versions: map[string]string{}}
+	c := &treeCopier{f: f, ctx: ctx, display: src.display, versions: map[string]string{}, linked: map[string]string{}}
 	sfd, _, err := openDir(src.fd(), src.name)
 	if err != nil {
 		return nil, mapErr(err, src.display)
@@ -158,6 +159,7 @@ func (f *FS) copyTree(ctx context.Context, src, dst renameEndpoint, staged strin
 		return nil, mapErr(err, dst.display)
 	}
 	defer unix.Close(dfd)
+	c.top = dfd
 	if err := c.dir(sfd, dfd, ""); err != nil {
 		return nil, err
 	}
@@ -174,6 +176,10 @@ type treeCopier struct {
 	ctx      context.Context
 	display  string
 	versions map[string]string
+	// top is the copy's top directory; linked names the first copy, by
+	// its path below top, of each file with other hard links, by identity.
+	top    int
+	linked map[string]string
 }
 
 // dir copies the entries of the directory sfd into dfd; rel is its path
@@ -205,6 +211,14 @@ func (c *treeCopier) entry(sfd, dfd int, name, rel string) error {
 	case unix.S_IFDIR:
 		return c.subdir(sfd, dfd, name, rel, &st)
 	case unix.S_IFREG:
+		if st.Nlink > 1 {
+			if first, ok := c.linked[identity(&st)]; ok {
+				// Another name of a file already copied: a link to the
+				// copy, so that the tree keeps its hard links.
+				return mapped(unix.Linkat(c.top, first, dfd, name, 0), at)
+			}
+			c.linked[identity(&st)] = rel
+		}
 		return c.file(sfd, dfd, name, &st, at)
 	case unix.S_IFLNK:
 		target, err := readLink(func(buf []byte) (int, error) { return unix.Readlinkat(sfd, name, buf) }, st.Size)

@@ -244,6 +244,42 @@ func TestRenameDirectoryAcrossFileSystems(t *testing.T) {
 	noLeftovers(t, a.state, a.dir, filepath.Join(a.other, "new"))
 }
 
+// Files hard-linked within a tree moved to another file system stay one
+// file there, as GNU mv keeps them; a link to a file outside the tree
+// cannot follow it, and its copy is a file of its own.
+func TestRenameDirectoryAcrossFileSystemsKeepsHardLinks(t *testing.T) {
+	a := newAcross(t)
+	d := filepath.Join(a.dir, "d")
+	must(t, os.MkdirAll(filepath.Join(d, "h1", "deep"), 0o755))
+	must(t, os.WriteFile(filepath.Join(d, "h1", "x"), []byte("shared"), 0o640))
+	must(t, os.Link(filepath.Join(d, "h1", "x"), filepath.Join(d, "h1", "deep", "y")))
+	must(t, os.Link(filepath.Join(d, "h1", "x"), filepath.Join(d, "z")))
+	must(t, os.WriteFile(filepath.Join(a.dir, "outside"), []byte("out"), 0o644))
+	must(t, os.Link(filepath.Join(a.dir, "outside"), filepath.Join(d, "o")))
+	if _, err := a.fsys.Rename(context.Background(), "d", filepath.Join(a.other, "d"), backend.WriteOptions{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	stat := func(rel string) unix.Stat_t {
+		var st unix.Stat_t
+		must(t, unix.Lstat(filepath.Join(a.other, "d", rel), &st))
+		return st
+	}
+	x, y, z, o := stat("h1/x"), stat("h1/deep/y"), stat("z"), stat("o")
+	if x.Ino != y.Ino || x.Ino != z.Ino || x.Nlink != 3 {
+		t.Errorf("x, y, z: inodes %d %d %d, %d links; want one inode, 3 links", x.Ino, y.Ino, z.Ino, x.Nlink)
+	}
+	if x.Mode&0o777 != 0o640 {
+		t.Errorf("the linked file's mode is %o, want 640", x.Mode&0o777)
+	}
+	if o.Nlink != 1 {
+		t.Errorf("the copy of a file linked outside the tree has %d links, want 1", o.Nlink)
+	}
+	if b, err := os.ReadFile(filepath.Join(a.other, "d", "h1", "deep", "y")); err != nil || string(b) != "shared" {
+		t.Errorf("y holds %q, %v", b, err)
+	}
+	noLeftovers(t, a.state, a.dir, a.other)
+}
+
 // A directory move across file systems replaces only an empty directory,
 // and only when overwriting, as rename(2) does; a refused one changes
 // nothing on either side.
