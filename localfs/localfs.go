@@ -1267,7 +1267,7 @@ func mapErr(err error, p string) *fault.Error {
 		e = fault.Errorf(fault.CodeNotAFile, "the path is a directory.").WithHint("use ls to list a directory")
 	case errors.Is(err, fs.ErrPermission):
 		e = fault.Errorf(fault.CodePermissionDenied, "permission denied.").
-			WithHint("the file's permissions do not allow this; choose another path")
+			WithHint("the permissions of the file, or of a directory on its path, do not allow this; choose another path")
 	case errors.Is(err, unix.ENAMETOOLONG):
 		e = fault.InvalidArgument("the path or a name in it is too long.").WithHint("shorten the path")
 	case errors.Is(err, unix.ENXIO), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, errNotRegular):
