@@ -710,6 +710,8 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 	// it is the page's own.
 	var timedCursor string
 	sameCursor := false
+	// ownNext: the page found its next page before the timeout.
+	ownNext := res.NextOffset != nil
 	if timedOut {
 		res.TimedOut = true
 		if res.NextOffset == nil {
@@ -747,9 +749,13 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 		hint := hintTimedOut
 		switch {
 		case g.mode == ModeCount:
-			// A count has no pages: a later call would count the same
-			// files again.
-			res.NextOffset, res.NextCursor = nil, ""
+			// A count goes no further than where the timeout stopped it:
+			// a later call would count the same files again and stop
+			// there too. A next page it found before then is kept: the
+			// files of the page are whole, and the next page exists.
+			if !ownNext {
+				res.NextOffset, res.NextCursor = nil, ""
+			}
 			hint = fmt.Sprintf("the counts are partial: they cover the %d file(s) searched before the timeout; raise --timeout for the whole count", res.FilesSearched)
 		case res.NextCursor != "" && !sameCursor:
 			hint = hintTimedOutCursor

@@ -142,6 +142,36 @@ func (s stalledWalkFS) Walk(ctx context.Context, p string, o backend.WalkOptions
 	})
 }
 
+// A count page the timeout cuts short keeps the next page it found before
+// then: its files are whole, its totals partial (the hint says so). It
+// dropped it, and a caller following nextOffset stopped after the first
+// page of a count with thousands of files. One that did not fill gives no
+// continuation: the next call would stop where this one did.
+func TestTimedOutCountPageKeepsItsNextPage(t *testing.T) {
+	files := map[string]string{}
+	for i := range 500 {
+		files[fmt.Sprintf("f%04d.txt", i)] = "needle\n"
+	}
+	release := make(chan struct{})
+	defer close(release)
+	tl := &Tools{FS: stalledWalkFS{memfs.New(files), 100, release}}
+	for _, tc := range []struct {
+		limit int
+		next  bool
+	}{{10, true}, {1000, false}} {
+		res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Mode: ModeCount, Limit: tc.limit, Timeout: Duration(100 * time.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.TimedOut || (res.NextOffset != nil) != tc.next || tc.next && (*res.NextOffset != 10 || len(res.Files) != 10) {
+			t.Errorf("limit %d: timed out %v, %d files, next %v; want a next page: %v", tc.limit, res.TimedOut, len(res.Files), res.NextOffset, tc.next)
+		}
+		if !strings.Contains(res.Hint, "the counts are partial") {
+			t.Errorf("limit %d: hint %q", tc.limit, res.Hint)
+		}
+	}
+}
+
 // listedIndex lists every file of rels, those not named z.txt skipped.
 type listedIndex struct{ rels []string }
 
