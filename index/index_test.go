@@ -1348,3 +1348,41 @@ func TestFirstBuildListIsUsed(t *testing.T) {
 		t.Fatalf("the search after the first build does not take its list (%v)", err)
 	}
 }
+
+// A tree deeper than a path can name (PATH_MAX) is searched as the scan
+// searches it: the stat pass, which opens each directory by its path,
+// failed there with IO_ERROR on every search, and the walk, which goes by
+// descriptors, decides instead.
+func TestTreeDeeperThanAPath(t *testing.T) {
+	f := newFixture(t)
+	f.put("top.txt", "needle top\n")
+	name := strings.Repeat("d", 255)
+	fd, err := unix.Open(f.dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 17 { // 17 x 256 bytes: past 4096
+		if err := unix.Mkdirat(fd, name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	w, err := unix.Openat(fd, "deep.txt", unix.O_WRONLY|unix.O_CREAT, 0o644)
+	unix.Close(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(w, []byte("needle deep\n"))
+	unix.Close(w)
+	f.build()
+	req := core.GrepRequest{Query: "needle", Path: ".", Mode: core.ModeCount}
+	f.same(req)
+	if got := f.grep(req); !strings.Contains(got, `"filesWithMatches":2`) {
+		t.Fatalf("the deep file is not found: %s", got)
+	}
+}

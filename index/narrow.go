@@ -164,7 +164,9 @@ const (
 // failedDir is what an indexed directory that could not be opened or
 // stat'ed is to the stat pass: gone when nothing is there or it is no
 // longer a directory (a link), changed when it may not be entered (the
-// walk then answers for it as a scan does), and for any other error
+// walk then answers for it as a scan does), errWalk when its path is
+// too long to open by name (the walk goes by descriptors), and for any
+// other error
 // (EMFILE, EIO) the error, which fails the search: a list without the
 // directory's files would answer less than the tree holds, with exit 0.
 func failedDir(err error) (uint8, error) {
@@ -173,6 +175,10 @@ func failedDir(err error) (uint8, error) {
 		return dirGone, nil
 	case unix.EACCES, unix.EPERM:
 		return dirChanged, nil
+	case unix.ENAMETOOLONG:
+		// Deeper than a path can name: the walk, which goes by
+		// descriptors, lists it.
+		return dirGone, errWalk
 	}
 	return dirGone, err
 }
@@ -260,6 +266,11 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 		}
 	})
 	for _, err := range dirErr {
+		if err == errWalk {
+			return nil, nil
+		}
+	}
+	for _, err := range dirErr {
 		if err != nil {
 			return nil, fault.Errorf(fault.CodeIOError, "checking the index against the tree failed: %v.", err).WithCause(err).
 				WithHint("retry; if it persists, raise the limit it hit (ulimit -n for open files) or search with --no-index")
@@ -310,7 +321,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 // relist lists the changed directories again through the backend's walk,
 // ignore files and all, going into the directories the index does not
 // hold (new ones); those it holds are checked on their own.
-func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, changed map[string]bool, gone []string, cand bitset) ([]core.IndexedFile, int, error) {
+func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, changed map[string]bool, gone []string, cand bitset) ([]core.IndexedFile, []string, error) {
 	known := make(map[string]bool, len(ix.dirs))
 	for _, d := range ix.dirs {
 		known[d.path] = true
@@ -324,19 +335,19 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 		recorded[w.path] = true
 	}
 	var extra []core.IndexedFile
-	unreadable := 0
+	var unreadable []string
 	for d := range changed {
 		if underAny(d, gone) {
 			continue
 		}
 		if ix.rulesAppeared(d, byRel, recorded) {
-			return nil, 0, errWalk
+			return nil, nil, errWalk
 		}
 		start := searchPath
 		if d != "" {
 			start = searchPath + "/" + d
 		}
-		opts := backend.WalkOptions{Unreadable: func(string, string) { unreadable++ }}
+		opts := backend.WalkOptions{Unreadable: func(_, rel string) { unreadable = append(unreadable, path.Join(d, rel)) }}
 		err := f.Walker.Walk(ctx, start, opts, func(e backend.WalkEntry) error {
 			rel := e.Rel
 			if d != "" {
@@ -367,17 +378,18 @@ func (f Finder) relist(ctx context.Context, ix *Index, searchPath string, change
 			return nil
 		})
 		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
-		if err != nil && !errors.Is(err, errWalk) && fault.AsError(err).Code == fault.CodePermissionDenied {
+		if err != nil && !errors.Is(err, errWalk) && fault.AsError(err).Code == fault.CodePermissionDenied && d != "" {
 			// The directory itself may not be read (the build recorded it
 			// without a version): a walk skips and counts it, and so does
-			// this list, rather than walking the whole tree each time.
-			unreadable++
+			// this list, rather than walking the whole tree each time. The
+			// search's own start is not skipped: the walk fails there.
+			unreadable = append(unreadable, d)
 			continue
 		}
 		if err != nil {
-			return nil, 0, errWalk // a new ignore file, or a directory gone since: the walk decides
+			return nil, nil, errWalk // a new ignore file, or a directory gone since: the walk decides
 		}
 	}
 	return extra, unreadable, nil
