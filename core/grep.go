@@ -537,7 +537,11 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 // listIndexed hands over the files of the index's list, in place of a
 // walk: those it proves cannot match without reading them.
 func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
-	g.unreadable.Add(int64(g.narrow.Unreadable))
+	for _, d := range g.narrow.Unreadable {
+		if g.from.From == "" || WalkOrder(d, g.from.From) > 0 {
+			g.unreadable.Add(1)
+		}
+	}
 	display := g.narrow.Display
 	if display == "" {
 		display = g.t.FS.Display(g.path)

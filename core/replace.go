@@ -518,7 +518,7 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		}
 	}
 	if narrow != nil && narrow.Files != nil {
-		res.Unreadable += narrow.Unreadable
+		res.Unreadable += len(narrow.Unreadable)
 		return t.searchFiles(ctx, rp, res, t.indexedFiles(ctx, narrow, root, include, res))
 	}
 	var files []fileToSearch

@@ -72,10 +72,11 @@ type Narrowing struct {
 	// its info from the walk).
 	Judge func(rel string, info backend.FileInfo) Verdict
 	// Files, when set, stands for the walk: every file it would visit, in
-	// its order, each proven current (or not skipped); Unreadable counts
-	// the directories that walk could not read.
+	// its order, each proven current (or not skipped); Unreadable are the
+	// directories (rel) that walk could not read, which a page resumed by
+	// cursor counts only past the cursor, as a walk from it meets them.
 	Files      []IndexedFile
-	Unreadable int
+	Unreadable []string
 	// Display is the search's path as a walk of it shows it, the start of
 	// the paths of Files.
 	Display string
