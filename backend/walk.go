@@ -59,6 +59,12 @@ type WalkOptions struct {
 	// file a store lists under a name it does not hold (s3fs): a search
 	// then says its answer is partial instead of passing a gate.
 	Unreadable func(path, rel string)
+	// LeftOut, when set, is called with the path relative to the start and
+	// the Version of each directory the walk leaves out by what it is, not
+	// by its name (a kernel file system mounted there, a deny root's bind
+	// mount): a content index records it, since a mount taken off since
+	// makes it another directory, which a walk enters.
+	LeftOut func(rel, version string)
 }
 
 // WalkEntry is one entry of a walk.

@@ -284,6 +284,11 @@ type builder struct {
 	// (no permission): recorded without a version, so that every search
 	// lists them again and counts them unreadable, as a walk does.
 	unreadable map[string]bool
+	// leftOut are the directories the walk left out by what they are (a
+	// kernel file system mounted there), by path below the tree, with
+	// their versions: watched, so that a search walks once one is another
+	// directory (the mount taken off), which its listed parent does not say.
+	leftOut []record
 }
 
 // watch lists the ignore files (and .git directories, whose info/exclude
@@ -292,7 +297,8 @@ type builder struct {
 // tree. An absent one is watched too outside the tree, and inside a .git
 // directory (.git/info): elsewhere inside, its creation changes its
 // directory, which a search lists again (Finder.relist). One the walk did
-// not read as it is now is recorded unproven.
+// not read as it is now is recorded unproven. The directories the walk
+// left out by what they are (leftOut) are watched too.
 func (b *builder) watch(root string, roots []string) []record {
 	indexed := make(map[string]bool, len(b.files))
 	for _, f := range b.files {
@@ -327,6 +333,9 @@ func (b *builder) watch(root string, roots []string) []record {
 				hasGit = hasGit || (name == ".git" && there)
 			}
 		}
+	}
+	for _, d := range b.leftOut {
+		out = append(out, record{path: filepath.Join(root, d.path), version: d.version})
 	}
 	for _, r := range roots {
 		rel, err := filepath.Rel(r, root)
@@ -503,7 +512,8 @@ func opener(e backend.WalkEntry) func() (io.ReadCloser, error) {
 // only once open.
 func (b *builder) list(ctx context.Context, w backend.Walker, path string, add func(buildItem) error) error {
 	opts := backend.WalkOptions{RulesRead: func(v string) { b.rulesRead[v] = true },
-		Unreadable: func(_, rel string) { b.unreadable[rel] = true }}
+		Unreadable: func(_, rel string) { b.unreadable[rel] = true },
+		LeftOut:    func(rel, v string) { b.leftOut = append(b.leftOut, record{path: rel, version: v}) }}
 	return w.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
 		if e.Type == backend.TypeDir {
 			info, err := e.Info()

@@ -536,6 +536,9 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 	fd := dir.fd
 	w.cur = curEntry{fd: fd, name: e.name}
 	if (isDir || w.f.DeniesFiles()) && w.deniedEntry(isDir) {
+		if isDir && w.opts.LeftOut != nil {
+			w.opts.LeftOut(erel, version(&w.cur.st))
+		}
 		return nil
 	}
 	// On From's path above its last name, the entry was visited by an
