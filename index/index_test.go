@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/internal/deeptree"
 	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
@@ -1356,29 +1357,8 @@ func TestFirstBuildListIsUsed(t *testing.T) {
 func TestTreeDeeperThanAPath(t *testing.T) {
 	f := newFixture(t)
 	f.put("top.txt", "needle top\n")
-	name := strings.Repeat("d", 255)
-	fd, err := unix.Open(f.dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 17 { // 17 x 256 bytes: past 4096
-		if err := unix.Mkdirat(fd, name, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-		unix.Close(fd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fd = next
-	}
-	w, err := unix.Openat(fd, "deep.txt", unix.O_WRONLY|unix.O_CREAT, 0o644)
-	unix.Close(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unix.Write(w, []byte("needle deep\n"))
-	unix.Close(w)
+	// 17 x 256 bytes: past 4096.
+	deeptree.File(t, f.dir, strings.Repeat("d", 255), 17, "deep.txt", "needle deep\n")
 	f.build()
 	req := core.GrepRequest{Query: "needle", Path: ".", Mode: core.ModeCount}
 	f.same(req)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentfs/agentfs/core"
-	"golang.org/x/sys/unix"
+	"github.com/agentfs/agentfs/internal/deeptree"
 )
 
 // boundTree makes a tree whose items stress the byte bound: names of 255
@@ -194,30 +194,8 @@ func TestPathLongerThanTheBound(t *testing.T) {
 	root := t.TempDir()
 	t.Chdir(root)
 	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
-	name := strings.Repeat("x", 255)
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const levels = 1100
-	for range levels {
-		if err := unix.Mkdirat(fd, name, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-		unix.Close(fd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fd = next
-	}
-	f, err := unix.Openat(fd, "needle.txt", unix.O_WRONLY|unix.O_CREAT, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unix.Write(f, []byte("needle\n"))
-	unix.Close(f)
-	unix.Close(fd)
+	deeptree.File(t, root, strings.Repeat("x", 255), levels, "needle.txt", "needle\n")
 
 	// Entry k (from 0) is k+1 levels deep: its path has 256(k+1)-1 bytes.
 	first := core.DefaultMaxBytes/256 - 1 // the first entry over the bound
