@@ -249,6 +249,11 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 		}
 	} else if ok && string(raw) != "null" {
 		return invalidRequest, "the id must be a string of UTF-8 or a number", id, msg
+	} else if _, request := m["method"]; ok && request {
+		// MCP forbids a null id; the SDK dropped such a request unanswered
+		// and undone, and its client waited for ever. (A response may
+		// carry one: a client's answer to a request it could not read.)
+		return invalidRequest, "a request's id must not be null: use a string or a number (a notification has no id)", id, msg
 	}
 	if err := core.CheckJSON(in.data); err != nil {
 		return invalidRequest, strings.TrimSuffix(fault.AsError(err).Message, "."), id, msg

@@ -328,6 +328,10 @@ func TestMCPBadLines(t *testing.T) {
 		{`{"id":14,"method":"ping"}`, -32600, 14.0},
 		{`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"agentfs_read","name":"agentfs_rm","arguments":{"path":"v.txt"}}}`, -32600, "x"},
 		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, -32600, nil},
+		// A null id: MCP forbids it, and the SDK dropped the request
+		// unanswered, undone; its client waited for ever.
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"nullid.txt","content":"x"}}}`, -32600, nil},
 		// Not echoed: the answer would not be UTF-8, so no JSON.
 		{`{"jsonrpc":"2.0","id":"` + "\xff" + `","method":"ping"}`, -32600, nil},
 		// JSON the SDK's decoder cannot read ended the session, exit 1,
