@@ -67,6 +67,9 @@ type Annotations struct {
 	// IdempotentHint is set for a tool whose repeated call changes nothing
 	// more.
 	IdempotentHint bool `json:"idempotentHint"`
+	// OpenWorldHint is never set: a tool works on its workspace alone. It
+	// is given all the same, since MCP takes an absent one for true.
+	OpenWorldHint bool `json:"openWorldHint"`
 }
 
 // Info describes d from its declaration and its request's and result's

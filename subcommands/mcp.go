@@ -81,7 +81,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 				ReadOnlyHint:    info.Annotations.ReadOnlyHint,
 				DestructiveHint: &info.Annotations.DestructiveHint,
 				IdempotentHint:  info.Annotations.IdempotentHint,
-				OpenWorldHint:   new(false),
+				OpenWorldHint:   &info.Annotations.OpenWorldHint,
 			},
 		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments

@@ -113,7 +113,8 @@ func TestMCP(t *testing.T) {
 	for i, tl := range list.Tools {
 		got := map[string]any{"name": tl.Name, "description": tl.Description, "inputSchema": tl.InputSchema,
 			"outputSchema": tl.OutputSchema, "annotations": map[string]any{"readOnlyHint": tl.Annotations.ReadOnlyHint,
-				"destructiveHint": *tl.Annotations.DestructiveHint, "idempotentHint": tl.Annotations.IdempotentHint}}
+				"destructiveHint": *tl.Annotations.DestructiveHint, "idempotentHint": tl.Annotations.IdempotentHint,
+				"openWorldHint": *tl.Annotations.OpenWorldHint}}
 		if !sameJSON(got, wantList[i]) {
 			t.Errorf("tools/list's %s is not agentfs tools --format mcp's %s", tl.Name, wantList[i]["name"])
 		}
