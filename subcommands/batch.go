@@ -99,6 +99,21 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		names = append(names, t.Info().Name)
 	}
 	o := outputOf(c)
+	for _, name := range []string{"quiet", "all", "print0"} {
+		if c.Bool(name) {
+			return fault.InvalidArgument("--%s shapes the output of one call; batch answers each request with a JSON line.", name).
+				WithHint("drop --%s: read each answer's result or error (--exit-status gates a batch's searches)", name)
+		}
+	}
+	// With --exit-status, a search that found nothing, or whose answer is
+	// partial, is a failure of the batch as of a call of its own.
+	gates := map[string]func(any) (int, bool){}
+	if c.Bool("exit-status") {
+		for _, s := range []subcommand{lsCommand(), findCommand(), grepCommand(), replaceCommand()} {
+			g := s.(interface{ gateOf(any) (int, bool) })
+			gates[s.header().Name] = g.gateOf
+		}
+	}
 	lines := make(chan inputLine)
 	go readLines(streamsOf(c).Stdin, maxRequestBytes, lines)
 	enc := json.NewEncoder(o.streams.Stdout)
@@ -170,6 +185,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			// was 517 bytes.
 			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
 			answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
+			if gate := gates[t.Info().Name]; err == nil && gate != nil && code == 0 {
+				code, _ = gate(answer.Result)
+			}
 		}
 		if err != nil {
 			e := fault.AsError(err)

@@ -48,6 +48,19 @@ type tool[Req, Res any] struct {
 	multi bool
 }
 
+// gateOf is what --exit-status makes of res, a result of t, in a batch:
+// the exit status a call of its own would have had; ok is false for a
+// tool --exit-status does not gate.
+func (t tool[Req, Res]) gateOf(res any) (code int, ok bool) {
+	r, isRes := res.(Res)
+	if t.found == nil || !isRes {
+		return 0, false
+	}
+	var o output
+	o.gate(t.found(r))
+	return o.code, true
+}
+
 // header is the command without its flags: what --help lists.
 func (t tool[Req, Res]) header() *cli.Command {
 	return &cli.Command{Name: t.Name, Usage: t.Summary(), ArgsUsage: t.argsUsage}
