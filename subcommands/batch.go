@@ -169,6 +169,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		case err != nil:
 			err = fault.InvalidArgument("the line is not a JSON object {tool, args, id}: %s", strings.TrimSuffix(fault.AsError(err).Message, ".")+".").
 				WithHint(`write one request a line: {"tool":"read","args":{"path":"a.go"},"id":1}`)
+		case line.Tool == "":
+			err = fault.InvalidArgument("the line names no tool.").
+				WithHint(`write one request a line: {"tool":"read","args":{"path":"a.go"},"id":1}`)
 		case !known:
 			e := fault.InvalidArgument("there is no tool %q.", line.Tool).
 				WithHint("agentfs tools lists the tools and their arguments")
@@ -177,7 +180,8 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			}
 			err = e
 		default:
-			if len(line.Args) == 0 {
+			if len(line.Args) == 0 || string(line.Args) == "null" {
+				// No arguments, as MCP takes null ones.
 				line.Args = json.RawMessage(`{}`)
 			}
 			// The id and the frame, {"id":...,"result":} and a newline,
