@@ -62,7 +62,7 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 			return "", fault.InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type).
 				WithPath(res.Path).WithHint("use --expected-version for a directory")
 		}
-		s, _, err := t.digest(ctx, req.Path, nil, true)
+		s, _, err := t.digest(ctx, req.Path, checked.info.Version, nil, true)
 		return s, err
 	}
 	if err := req.Check(req.Path, checked.info, cur.exists, sum); err != nil {

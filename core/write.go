@@ -204,7 +204,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	go func() { dataSum <- sha256Hex(data) }()
 	same, compared := false, false
 	sum := func() (string, error) {
-		s, eq, err := t.digest(ctx, req.Path, data, true)
+		s, eq, err := t.digest(ctx, req.Path, cur.info.Version, data, true)
 		same, compared = eq, true
 		return s, err
 	}
@@ -215,7 +215,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size == int64(len(data)) {
 		if !compared {
 			var err error
-			if _, same, err = t.digest(ctx, req.Path, data, false); err != nil {
+			if _, same, err = t.digest(ctx, req.Path, cur.info.Version, data, false); err != nil {
 				return nil, err
 			}
 		}
@@ -394,13 +394,20 @@ func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
 
 // digest reads the file at path once and says whether it holds exactly
 // want; with hash it also returns the file's sha256, else it stops at the
-// first difference.
-func (t *Tools) digest(ctx context.Context, path string, want []byte, hash bool) (string, bool, error) {
+// first difference. The file read must be of version, the one the caller
+// checked: another (a writer's since, on a store whose reads follow no
+// lock) is errConflict, and the attempt runs again. Two writers of the
+// same bytes with one --expected-version both said noChange, of the old
+// version, where the second must be STALE.
+func (t *Tools) digest(ctx context.Context, path, version string, want []byte, hash bool) (string, bool, error) {
 	r, err := t.FS.Open(ctx, path)
 	if err != nil {
 		return "", false, err
 	}
 	defer r.Close()
+	if r.Info().Version != version {
+		return "", false, errConflict
+	}
 	h := sha256.New()
 	buf := make([]byte, 64<<10)
 	same, n := true, 0
