@@ -15,3 +15,6 @@ func ClaimKey(f *FS, path string) string {
 // SetPaused has f's moves run paused between a lease check and the copy
 // ("copy") or deletion ("delete") of the object key it lets through.
 func SetPaused(f *FS, paused func(phase, key string)) { f.paused = paused }
+
+// Nameable reports whether a part of a key is one a path can name.
+var Nameable = nameable

@@ -383,7 +383,7 @@ func (f *FS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) { re
 // whole key, in which a directory's name is followed by /, so an entry is
 // held back until no key still to come can name one before it (see
 // settled).
-func (f *FS) entries(ctx context.Context, c, from string) iter.Seq2[backend.FileInfo, error] {
+func (f *FS) entries(ctx context.Context, c, from string, unnamable func(name string)) iter.Seq2[backend.FileInfo, error] {
 	dk := f.dirKey(c)
 	start := ""
 	if from != "" {
@@ -412,7 +412,19 @@ func (f *FS) entries(ctx context.Context, c, from string) iter.Seq2[backend.File
 			}
 			rel := o.Key[len(dk):]
 			name, isDir := strings.CutSuffix(rel, "/")
-			if name == "" || name == journalDir && isDir || f.denied(path.Join(c, name)) {
+			if rel == "" {
+				continue // the directory's own marker (its key with a final /)
+			}
+			if !nameable(name) {
+				// A key no path can name (x//y, d/./e): not an entry,
+				// and never a directory, which a walk would enter again
+				// and again (d/. is d); told to the caller.
+				if unnamable != nil {
+					unnamable(name)
+				}
+				continue
+			}
+			if name == journalDir && isDir || f.denied(path.Join(c, name)) {
 				continue
 			}
 			e := fileInfo(name, o)
@@ -441,6 +453,11 @@ func settled(name, key string) bool {
 	return true
 }
 
+// nameable reports whether name, a part of a key between two slashes, is
+// one a path can name: not empty (x//y), not . or .. (d/./e, d/../e), which
+// a store such as S3 or R2 holds as they are.
+func nameable(name string) bool { return name != "" && name != "." && name != ".." }
+
 // ReadDir lists entries [offset, offset+limit) of directory path in name
 // order, reading the listing up to them.
 func (f *FS) ReadDir(ctx context.Context, p string, offset, limit int) (backend.DirPage, error) {
@@ -450,7 +467,7 @@ func (f *FS) ReadDir(ctx context.Context, p string, offset, limit int) (backend.
 	}
 	var page backend.DirPage
 	n := 0
-	for e, err := range f.entries(ctx, c, "") {
+	for e, err := range f.entries(ctx, c, "", nil) {
 		if err != nil {
 			return backend.DirPage{}, err
 		}

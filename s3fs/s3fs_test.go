@@ -115,6 +115,16 @@ func codeOf(err error) fault.Code {
 	return ""
 }
 
+// A part of a key between two slashes that no path can name: a walk that
+// took d/./e's "." for a directory entered d again and again, for ever.
+func TestNameable(t *testing.T) {
+	for name, want := range map[string]bool{"": false, ".": false, "..": false, "...": true, "a": true, ".git": true, " ": true} {
+		if s3fs.Nameable(name) != want {
+			t.Errorf("nameable(%q) = %v", name, !want)
+		}
+	}
+}
+
 func TestParseRoot(t *testing.T) {
 	for _, tc := range []struct {
 		root, bucket, prefix string

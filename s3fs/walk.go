@@ -160,7 +160,14 @@ func (w *walker) walkDir(c, rel string, comps, from []string) error {
 	if len(from) > 0 {
 		start = from[0]
 	}
-	next, stop := iter.Pull2(w.f.entries(w.ctx, c, start))
+	// A key no path can name is skipped as unreadable, as one listed
+	// under a name the store does not hold is: a search says it is
+	// partial instead of passing over a file it could not read.
+	next, stop := iter.Pull2(w.f.entries(w.ctx, c, start, func(name string) {
+		if w.opts.Unreadable != nil {
+			w.opts.Unreadable(strings.TrimPrefix(c+"/"+name, "/"), strings.TrimPrefix(rel+"/"+name, "/"))
+		}
+	}))
 	defer stop()
 	saved := w.ign
 	defer func() { w.ign = saved }()
