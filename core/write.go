@@ -289,10 +289,12 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	res := &WriteResult{}
 	res.Path, res.PathBase64 = fault.PathText(display)
 	whole := append(old, data...)
-	if st, ok := textfile.StyleOf(whole, true); ok && text {
-		// The file as written, as read names it.
-		w := st.Written()
-		res.LineEnding, res.BOM, res.Encoding = w.LineEnding, &w.BOM, w.Encoding
+	if text {
+		if st, ok := textfile.StyleOf(whole, true); ok {
+			// The file as written, as read names it.
+			w := st.Written()
+			res.LineEnding, res.BOM, res.Encoding = w.LineEnding, &w.BOM, w.Encoding
+		}
 	}
 	if len(data) == 0 && cur.exists {
 		res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, sha256Hex(whole)
