@@ -265,10 +265,8 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			}
 		}
 	})
-	for _, err := range dirErr {
-		if err == errWalk {
-			return nil, nil
-		}
+	if slices.Contains(dirErr, errWalk) {
+		return nil, nil
 	}
 	for _, err := range dirErr {
 		if err != nil {
