@@ -1027,6 +1027,35 @@ func TestCommitCrash(t *testing.T) {
 	}
 }
 
+// TestHalfDoneCommitSaysSo: a transaction whose store fails after it sent
+// a change cannot undo it, and its journal has the change undone once its
+// lease runs out. Its failure said "retry": a replace retried at once
+// changed the files left, the recovery then undid the first call's, and
+// the files ended half replaced after a retry that exited 0.
+func TestHalfDoneCommitSaysSo(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	// The commit's PUTs: the journal, two copies, then a and b.
+	for cut, sent := range []bool{false, false, false, true, true} {
+		root := fmt.Sprintf("s3://%s/halfdone%d", bucket, cut)
+		f, _ := openFS(t, root)
+		for _, p := range []string{"a", "b"} {
+			if _, err := f.WriteFile(ctx, p, []byte("old "+p), backend.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := transportFS(t, root, cutOff(cut)).Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")}})
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeIOError {
+			t.Fatalf("cut after %d requests: %v, want IO_ERROR", cut, err)
+		}
+		toRecover := strings.Contains(e.Hint, "agentfs --recover") && !strings.Contains(e.Hint, "retry")
+		if toRecover != sent {
+			t.Errorf("cut after %d requests (a change sent: %v): hint %q", cut, sent, e.Hint)
+		}
+	}
+}
+
 // TestDeny: a deny path is refused with everything below it, whatever its
 // spelling, and never listed, walked or removed with its directory.
 func TestDeny(t *testing.T) {

@@ -91,7 +91,8 @@ type journalOp struct {
 	// removal.
 	New string `json:"new,omitempty"`
 
-	// sent is set as this process sends the removal (see journal.known).
+	// sent is set as this process sends the change: from then on it may
+	// be made, even when the answer is lost (see journal.known).
 	sent bool
 }
 
@@ -192,9 +193,41 @@ func (f *FS) undo(ctx context.Context, l *lease, j journal, err error) error {
 		return err
 	}
 	if rerr := f.rollBack(ctx, j); rerr != nil {
+		if j.changedAny() {
+			return halfDone(err, rerr)
+		}
 		return errors.Join(err, rerr)
 	}
 	return errors.Join(err, l.abandon(ctx, j))
+}
+
+// changedAny reports whether this process sent a change of j's
+// transaction: a write, a removal, a move's copy.
+func (j journal) changedAny() bool {
+	for _, jo := range j.Ops {
+		if jo.sent {
+			return true
+		}
+	}
+	for _, m := range j.Moves {
+		if m.tried {
+			return true
+		}
+	}
+	return false
+}
+
+// halfDone is the failure of a transaction that made some of its changes
+// and could not undo them (the store failed meanwhile, err then rerr): its
+// journal has them undone by a call once its lease has run out. A retry
+// before that would be made over them and undone in part, leaving some
+// files changed and others not, so the hint sends the caller to
+// --recover first.
+func halfDone(err, rerr error) error {
+	e := fault.Errorf(fault.CodeIOError, "the transaction stopped part way, after it sent some of its changes, and could not undo them (%v): its journal has them undone by the first call after its lease of 15 seconds.", rerr).
+		WithHint("do not redo it yet: run agentfs --recover, which waits for the lease and undoes it, then read the files and make the change again")
+	e.Err = err
+	return e
 }
 
 // checkOps checks every op against the store as it is: distinct files, no
@@ -282,6 +315,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 			h = s3client.Condition("", "*")
 		}
 		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
+		j.Ops[i].sent = true
 		up, err := f.c.Put(ctx, jo.Key, op.Data, h)
 		if err != nil {
 			return nil, f.swapErr(ctx, c, swap, err)
