@@ -271,9 +271,32 @@ func (f *FS) mapErr(err error, c string) error {
 		code == "XAdminUserNotFound": // versitygw's answer, a 404, to an access key it does not know
 		return fault.Errorf(fault.CodePermissionDenied, "the object store refused access: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)
+	case code == "InvalidBucketName":
+		return fault.Errorf(fault.CodeInvalidArgument, "the object store refused the bucket's name: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("check the bucket in %s: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens", f.root).WithCause(err)
+	case code == "ExistingObjectIsDirectory":
+		// versitygw's answer to a directory at the key, and to a name
+		// longer than its file system takes.
+		return fault.Errorf(fault.CodeNotAFile, "the object store holds a directory there: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("check the path with ls; a store over a file system (versitygw) also answers so to a name over 255 bytes").WithCause(err)
+	case invalidRequest(code, status):
+		return fault.Errorf(fault.CodeInvalidArgument, "the object store refused the request as invalid: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("check the path: a store may limit a key's length, or a name's (255 bytes on a store over a file system, as versitygw's)").WithCause(err)
 	}
 	return fault.Errorf(fault.CodeIOError, "the object store failed: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 		WithHint("retry; if it persists, check AWS_ENDPOINT_URL, the credentials, and that the store is up").WithCause(err)
+}
+
+// invalidRequest reports a request the store refused as malformed (400,
+// or 414 for a URI too long), which the same request would meet again:
+// but for the 400s of a request cut short or timed out, which a retry
+// may pass.
+func invalidRequest(code string, status int) bool {
+	switch code {
+	case "RequestTimeout", "IncompleteBody", "BadDigest", "ExpiredToken":
+		return false
+	}
+	return status == http.StatusBadRequest || status == http.StatusRequestURITooLong || code == "KeyTooLongError"
 }
 
 func notFound(c string) error {

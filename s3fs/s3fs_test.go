@@ -1056,6 +1056,29 @@ func TestHalfDoneCommitSaysSo(t *testing.T) {
 	}
 }
 
+// TestStoreRefusalsAreNotRetried: a request the store refuses as
+// malformed fails the same way when retried. A name longer than the
+// store's file system takes and a bucket's name it rejects were IO_ERROR
+// with the hint "retry".
+func TestStoreRefusalsAreNotRetried(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	f, _ := openFS(t, fmt.Sprintf("s3://%s/refusals", bucket))
+	long := strings.Repeat("y", 300)
+	// A store that takes the name (AWS S3 takes 1,024 bytes) may;
+	// versitygw refuses a HEAD (400) and a PUT (ExistingObjectIsDirectory).
+	if _, err := f.Stat(ctx, long); codeOf(err) != fault.CodeInvalidArgument && codeOf(err) != fault.CodeNotFound {
+		t.Errorf("a stat of a 300-byte name: %v, want NOT_FOUND or INVALID_ARGUMENT", err)
+	}
+	if _, err := f.WriteFile(ctx, long, []byte("hi"), backend.WriteOptions{}); err != nil && codeOf(err) != fault.CodeNotAFile {
+		t.Errorf("a write of a 300-byte name: %v, want success or NOT_A_FILE", err)
+	}
+	bad, _ := openFS(t, "s3://Not_A_Bucket/p")
+	if _, err := bad.Stat(ctx, "a"); codeOf(err) != fault.CodeInvalidArgument {
+		t.Errorf("a bucket's name the store rejects: %v, want INVALID_ARGUMENT", err)
+	}
+}
+
 // TestDeny: a deny path is refused with everything below it, whatever its
 // spelling, and never listed, walked or removed with its directory.
 func TestDeny(t *testing.T) {
