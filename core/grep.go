@@ -16,7 +16,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -388,9 +388,38 @@ type grepSearch struct {
 	// anchor is the cursor of a count page: its walk starts at the top,
 	// for the totals, and its page at the cursor's file.
 	anchor cursor
-	// unreadable counts the files and directories skipped for want of
-	// permission (the walk's goroutine and the consumer's add to it).
-	unreadable atomic.Int64
+	// unreadable are the files and directories skipped for want of
+	// permission, relative to the start (the walk's goroutine and the
+	// consumer's add to them).
+	unreadableMu sync.Mutex
+	unreadable   []string
+}
+
+// addUnreadable counts rel skipped for want of permission.
+func (g *grepSearch) addUnreadable(_, rel string) {
+	g.unreadableMu.Lock()
+	g.unreadable = append(g.unreadable, rel)
+	g.unreadableMu.Unlock()
+}
+
+// unreadableBefore counts the files and directories skipped for want of
+// permission before the file at cut in walk order, all of them when cut
+// is "". The walk runs ahead of the page: counted as met, a page cut by
+// its limit counted one more or less from run to run, and --exit-status
+// exited 4 or 0 for one call.
+func (g *grepSearch) unreadableBefore(cut string) int {
+	g.unreadableMu.Lock()
+	defer g.unreadableMu.Unlock()
+	if cut == "" {
+		return len(g.unreadable)
+	}
+	n := 0
+	for _, rel := range g.unreadable {
+		if WalkOrder(rel, cut) < 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // newGrep checks and compiles req.
@@ -501,7 +530,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		return run.flush()
 	}
 	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From,
-		Unreadable: func(string, string) { g.unreadable.Add(1) }}
+		Unreadable: g.addUnreadable}
 	err := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
 			return nil
@@ -521,7 +550,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		r, err := e.Open()
 		if err != nil {
 			if skippedFile(err) {
-				g.countUnreadable(err)
+				g.countUnreadable(e.Rel, err)
 				return nil // gone or not regular since the listing: skipped
 			}
 			return err
@@ -539,7 +568,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 	for _, d := range g.narrow.Unreadable {
 		if g.from.From == "" || WalkOrder(d, g.from.From) > 0 {
-			g.unreadable.Add(1)
+			g.addUnreadable("", d)
 		}
 	}
 	display := g.narrow.Display
@@ -648,7 +677,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 					pg.err = fr.err // never a smaller answer for an error
 					break
 				}
-				g.countUnreadable(fr.err)
+				g.countUnreadable(j.Items[i].rel, fr.err)
 				continue // gone or unreadable: skipped, and unreadable counted
 			}
 			res.FilesSearched++
@@ -690,6 +719,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 			}
 			if done || fr.err != nil { // fr.err: the deadline cut this file short
 				done = true
+				pg.cut = fr.err == nil
 				stopWalk()
 			}
 		}
@@ -709,7 +739,11 @@ func (g *grepSearch) beforeAnchor(rel string) bool {
 // short its continuation and hint.
 func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedOut bool) (*GrepResult, error) {
 	res := pg.res
-	res.Unreadable = int(g.unreadable.Load())
+	cut := ""
+	if pg.cut && !timedOut {
+		cut = pg.fileRel
+	}
+	res.Unreadable = g.unreadableBefore(cut)
 	// timedCursor resumes a page the timeout cut short; sameCursor, when
 	// it is the page's own.
 	var timedCursor string
@@ -773,10 +807,11 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 	return fitted(t, res)
 }
 
-// countUnreadable counts err when it is a file's lack of permission.
-func (g *grepSearch) countUnreadable(err error) {
+// countUnreadable counts the file at rel when err is its lack of
+// permission.
+func (g *grepSearch) countUnreadable(rel string, err error) {
 	if fault.AsError(err).Code == fault.CodePermissionDenied {
-		g.unreadable.Add(1)
+		g.addUnreadable("", rel)
 	}
 }
 
@@ -829,6 +864,8 @@ type page struct {
 	from resumed
 	// err is TOO_LARGE when an item does not fit an empty page.
 	err error
+	// cut is set when the page filled at fileRel and stopped the walk.
+	cut bool
 }
 
 // newPage sizes the page of res: the budget for files is what the bound

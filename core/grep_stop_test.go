@@ -231,3 +231,66 @@ func TestTimedOutListedPageCountsSkippedFiles(t *testing.T) {
 		t.Fatalf("timed out %v after %d files, cursor %q; want the 100 skipped before c0/z.txt and a cursor", res.TimedOut, res.FilesSearched, res.NextCursor)
 	}
 }
+
+// walkAheadFS reports an unreadable directory z after its files, and holds
+// every read until the walk has ended: a walk that ran ahead of the page.
+type walkAheadFS struct {
+	*memfs.FS
+	walked chan struct{}
+}
+
+func (w walkAheadFS) Walk(ctx context.Context, p string, o backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	err := w.FS.Walk(ctx, p, o, func(e backend.WalkEntry) error {
+		open := e.Open
+		e.Later, e.Open = nil, func() (io.ReadCloser, error) {
+			r, err := open()
+			if err != nil {
+				return nil, err
+			}
+			return heldReader{r, w.walked}, nil
+		}
+		return visit(e)
+	})
+	if err == nil && o.Unreadable != nil {
+		o.Unreadable("z", "z")
+	}
+	close(w.walked)
+	return err
+}
+
+type heldReader struct {
+	io.ReadCloser
+	walked chan struct{}
+}
+
+func (h heldReader) Read(b []byte) (int, error) {
+	<-h.walked
+	return h.ReadCloser.Read(b)
+}
+
+// A page cut by its limit counts the unreadable directories the walk met
+// before its last file, and the next page those after it: each counted
+// once, the same on every run. Counted as the walk met them, ahead of the
+// page, the first page counted z or not by chance, and --exit-status
+// exited 4 or 0 for one call.
+func TestCutPageCountsUnreadableBeforeItsEnd(t *testing.T) {
+	files := map[string]string{"a.txt": "needle\n", "b.txt": "needle\n"}
+	for _, mode := range []string{ModeContent, ModeFiles} {
+		tl := &Tools{FS: walkAheadFS{memfs.New(files), make(chan struct{})}}
+		first, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Mode: mode, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.Unreadable != 0 || first.NextCursor == "" {
+			t.Errorf("%s: the first page counts %d unreadable (cursor %q), want 0: z comes after its end", mode, first.Unreadable, first.NextCursor)
+		}
+		tl.FS = walkAheadFS{memfs.New(files), make(chan struct{})}
+		second, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Mode: mode, Limit: 1, Cursor: first.NextCursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second.Unreadable != 1 {
+			t.Errorf("%s: the second page counts %d unreadable, want 1", mode, second.Unreadable)
+		}
+	}
+}
