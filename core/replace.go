@@ -28,7 +28,7 @@ import (
 // as one transaction: sed -i over a tree, all or nothing.
 type ReplaceRequest struct {
 	Query         string   `json:"query" arg:"0" required:"true" help:"text to replace (a fixed string unless regex)"`
-	Replacement   *string  `json:"replacement" arg:"1" help:"what each match becomes (\"\" deletes it); with regex, $1 and ${name} are the groups, $$ a dollar"`
+	Replacement   *string  `json:"replacement" arg:"1" required:"true" help:"what each match becomes (\"\" deletes it); with regex, $1 and ${name} are the groups, $$ a dollar"`
 	Path          string   `json:"path,omitempty" arg:"2" alias:"file_path,dir_path" default:"." help:"file or directory to change"`
 	Regex         bool     `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
 	Word          bool     `json:"word,omitempty" help:"match whole words only: foo does not match in http2foo or foobar"`
@@ -140,10 +140,6 @@ func inClass(ranges []rune, r rune) bool {
 }
 
 func newReplacer(req ReplaceRequest) (*replacer, error) {
-	if req.Replacement == nil {
-		return nil, fault.InvalidArgument("replacement is required (\"\" deletes each match).").
-			WithHint("pass the replacement as the second argument, or --replacement ''")
-	}
 	expr := req.Query
 	spans, cr := strings.Contains(expr, "\n"), strings.Contains(expr, "\r")
 	if !req.Regex {
