@@ -295,6 +295,9 @@ type output struct {
 	// quiet is --quiet: no result on success, for the commands without a
 	// tool's own handling of it too (index, version, tools, serve).
 	quiet bool
+	// gating is set for a search whose --exit-status (or -q) gates: its
+	// failure exits gatedExitCode.
+	gating bool
 }
 
 // errorWithin is e as an answer of at most --max-bytes bytes,
@@ -337,6 +340,14 @@ func (o *output) result(v any) error {
 	}
 	_, err := o.streams.Stdout.Write(b.Bytes())
 	return err
+}
+
+// exitCode is the exit code of an error of code c.
+func (o *output) exitCode(c fault.Code) int {
+	if o.gating {
+		return gatedExitCode(c)
+	}
+	return exitCode(c)
 }
 
 // gate sets the --exit-status of a search, across the runs of one call:
@@ -414,7 +425,7 @@ func (o *output) fail(err error) int {
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(map[string]any{"error": o.errorWithin(e)})
 	}
-	o.code = exitCode(e.Code)
+	o.code = o.exitCode(e.Code)
 	return o.code
 }
 

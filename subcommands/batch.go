@@ -155,6 +155,8 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			line.ID = idOfCut(in.data, nil)
 		}
 		answer.ID = line.ID
+		// gated: a search whose --exit-status gates the batch.
+		gated := false
 		switch t, known := byName[line.Tool]; {
 		case in.tooLong:
 			if id := idOfCut(in.head, in.tail); len(id) <= maxIDBytes {
@@ -189,7 +191,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			// was 517 bytes.
 			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
 			answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
-			if gate := gates[t.Info().Name]; err == nil && gate != nil && code == 0 {
+			gate := gates[t.Info().Name]
+			gated = gate != nil
+			if err == nil && gated && code == 0 {
 				code, _ = gate(answer.Result)
 			}
 		}
@@ -200,6 +204,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			answer.Result, answer.Error = nil, e.Within(o.maxBytes-len(answer.ID)-len(`{"id":,"error":}`+"\n"))
 			if code == 0 {
 				code = exitCode(e.Code)
+				if gated {
+					code = gatedExitCode(e.Code)
+				}
 			}
 		}
 		if err := enc.Encode(answer); err != nil {

@@ -80,6 +80,7 @@ func (t tool[Req, Res]) command() *cli.Command {
 		ArgsUsage: t.argsUsage,
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
+			outputOf(c).gating = t.found != nil && (c.Bool("exit-status") || c.Bool("quiet"))
 			req := new(Req)
 			more, repeated, err := t.decode(c, specs, req)
 			if err != nil {
@@ -228,7 +229,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 				return it.err
 			}
 			if code == 0 {
-				code = exitCode(it.err.Code)
+				code = o.exitCode(it.err.Code)
 			}
 		}
 		items = append(items, it)

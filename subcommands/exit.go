@@ -14,6 +14,11 @@ const (
 	// an answer that is partial (timed out), which must never pass a gate.
 	ExitNoMatch = 1
 	ExitPartial = 4
+	// ExitSearchFailed is a search's failure under --exit-status: 2, as
+	// grep and ripgrep say an error, so that 1 says only that nothing
+	// matched. A misspelt path failed NOT_FOUND, exit 1, and passed the
+	// gate "must find nothing".
+	ExitSearchFailed = 2
 )
 
 // exitCode is the process exit code the contract gives to an error code.
@@ -27,4 +32,13 @@ func exitCode(c fault.Code) int {
 		return ExitInterrupted
 	}
 	return ExitFailure
+}
+
+// gatedExitCode is exitCode under --exit-status for a tool that gates:
+// a failure is never taken for "nothing matched".
+func gatedExitCode(c fault.Code) int {
+	if n := exitCode(c); n != ExitFailure {
+		return n
+	}
+	return ExitSearchFailed
 }
