@@ -242,11 +242,8 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (func(), er
 		return nil, fault.Errorf(fault.CodeIOError, "the assets folder's %s is not a regular file.", lockName).WithPath(dir).
 			WithHint("remove %s from the assets folder; agentfs makes it again", filepath.Join(dir, lockName))
 	}
-	deadline := time.Now().Add(timeout)
-	if timeout <= 0 {
-		deadline = time.Now().AddDate(100, 0, 0)
-	}
-	switch err := localfs.FlockWait(ctx, int(f.Fd()), unix.LOCK_EX, deadline); {
+	// 0 tries once, as --lock-timeout 0 does everywhere.
+	switch err := localfs.FlockWait(ctx, int(f.Fd()), unix.LOCK_EX, time.Now().Add(timeout)); {
 	case err == nil:
 		return func() { f.Close() }, nil
 	case errors.Is(err, localfs.ErrLockTimeout):

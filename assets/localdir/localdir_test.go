@@ -405,7 +405,8 @@ func TestFIFOsNeverHang(t *testing.T) {
 
 // TestPutWaitsForTheLockAsLongAsItIsTold: a publish waits for a folder
 // locked by another process for its lock timeout, then is LOCK_TIMEOUT;
-// it stops at once when its context ends.
+// a timeout of 0 tries once (it waited for ever); it stops at once when
+// its context ends.
 func TestPutWaitsForTheLockAsLongAsItIsTold(t *testing.T) {
 	dir := t.TempDir()
 	held, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
@@ -426,9 +427,16 @@ func TestPutWaitsForTheLockAsLongAsItIsTold(t *testing.T) {
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout {
 		t.Fatalf("Put on a locked folder: %v, want LOCK_TIMEOUT", err)
 	}
+	s.lockTimeout = 0
+	bounded, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	_, err = s.Put(bounded, object("x", "x", time.Hour), strings.NewReader("x"))
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout {
+		t.Fatalf("Put with a lock timeout of 0 on a locked folder: %v, want LOCK_TIMEOUT at once", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s.lockTimeout = 0
+	s.lockTimeout = time.Hour
 	if _, err := s.Put(ctx, object("x", "x", time.Hour), strings.NewReader("x")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Put with its context ended: %v, want context.Canceled", err)
 	}
