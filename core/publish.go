@@ -151,7 +151,16 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	if t.Progress != nil {
 		content = &progressReader{r: content, total: info.Size, report: t.Progress}
 	}
+	// The whole copy is inside the gate: a signal cancels ctx, the copy
+	// stops and its temporary file goes before the process answers. Not
+	// waited for, the process exited with the file left, and said
+	// nothing was.
+	done, err := t.beginCommit(ctx)
+	if err != nil {
+		return nil, err
+	}
 	link, err := store.Put(ctx, obj, content)
+	done()
 	if err != nil {
 		if e := fault.Interrupted(ctx); e != nil {
 			return nil, e

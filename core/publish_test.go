@@ -210,3 +210,43 @@ func TestCheckedReader(t *testing.T) {
 		})
 	}
 }
+
+// copyingStore is a target whose copy goes on until its context ends,
+// then drops what it copied, as a real one removes its temporary file.
+type copyingStore struct {
+	memStore
+	copying chan struct{}
+	dropped bool
+}
+
+func (s *copyingStore) Open() (assets.Store, error) { return s, nil }
+
+func (s *copyingStore) Put(ctx context.Context, _ assets.Object, _ io.Reader) (assets.Link, error) {
+	close(s.copying)
+	<-ctx.Done()
+	s.dropped = true
+	return assets.Link{}, ctx.Err()
+}
+
+// TestPublishCopyIsInsideTheGate: a signal during a publish's copy waits
+// for the copy to stop and drop its temporary file. Outside the gate, the
+// process answered INTERRUPTED at once, "nothing was left half-done", and
+// exited with the temporary file of up to 100 MiB left in the folder.
+func TestPublishCopyIsInsideTheGate(t *testing.T) {
+	store := &copyingStore{copying: make(chan struct{})}
+	tl := &Tools{FS: memfs.New(map[string]string{"a.txt": "a\n"}), Assets: store, Commits: &CommitGate{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := tl.Publish(ctx, PublishRequest{Path: "a.txt"})
+		done <- err
+	}()
+	<-store.copying
+	cancel()
+	if !tl.Commits.Close() {
+		t.Fatal("the copy did not hold the gate: the process would exit with its temporary file left")
+	}
+	if err := <-done; fault.AsError(err).Code != fault.CodeInterrupted || !store.dropped {
+		t.Errorf("publish: %v, copy dropped: %v; want INTERRUPTED once the copy is dropped", err, store.dropped)
+	}
+}
