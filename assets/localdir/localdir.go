@@ -132,27 +132,37 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 			return assets.Link{}, err
 		}
 	}
-	meta := record{Object: obj, Expires: expiry(s.Now(), obj.Lifetime)}
-	exp := meta.Expires
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
 		return assets.Link{}, assetsIOError(err, s.dir)
 	}
 	defer root.Close()
+	meta := record{Object: obj, Expires: expiry(s.Now(), obj.Lifetime)}
 	if old, err := readMeta(root, obj.SHA256); err == nil && old.Expires.After(meta.Expires) {
 		meta.Expires = old.Expires
 	}
-	data, err := json.Marshal(meta)
-	if err != nil {
-		return assets.Link{}, err
+	for {
+		data, err := json.Marshal(meta)
+		if err != nil {
+			return assets.Link{}, err
+		}
+		if err := writeAtomic(s.dir, filepath.Join(s.dir, obj.SHA256+".json"), 0o644, func(f *os.File) error {
+			_, err := f.Write(data)
+			return err
+		}); err != nil {
+			return assets.Link{}, err
+		}
+		// The link's lifetime counts from now, its metadata durable, so
+		// that it works for all of it after Put returns; counted before
+		// the syncs, it fell short by their time. Past the expiry
+		// written (a second turned meanwhile), the metadata is written
+		// again: it must outlast every link.
+		exp := expiry(s.Now(), obj.Lifetime)
+		if !exp.After(meta.Expires) {
+			return assets.Link{URL: Link(s.baseURL, s.key, obj.SHA256, obj.Name, exp), Expires: exp}, nil
+		}
+		meta.Expires = exp
 	}
-	if err := writeAtomic(s.dir, filepath.Join(s.dir, obj.SHA256+".json"), 0o644, func(f *os.File) error {
-		_, err := f.Write(data)
-		return err
-	}); err != nil {
-		return assets.Link{}, err
-	}
-	return assets.Link{URL: Link(s.baseURL, s.key, obj.SHA256, obj.Name, exp), Expires: exp}, nil
 }
 
 // Link is the signed link to the content id, named name, that works until

@@ -297,6 +297,45 @@ func TestExpiryRoundsUp(t *testing.T) {
 	}
 }
 
+// TestExpiryCountsFromTheEnd: a link works for its whole lifetime after
+// Put returns, however long the metadata's syncs took, and the metadata
+// outlasts it. The expiry was counted before them: a 1 s link from a
+// publish whose syncs crossed a second expired up to 26 ms early.
+func TestExpiryCountsFromTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A clock read once before the metadata is written and then after:
+	// 0.3 s later, past a second.
+	start := time.Unix(1_800_000_000, 900_000_000)
+	reads := 0
+	s.Now = func() time.Time {
+		reads++
+		if reads == 1 {
+			return start
+		}
+		return start.Add(300 * time.Millisecond)
+	}
+	link, err := s.Put(context.Background(), object("x.txt", "x", time.Second), strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := expiry(start.Add(300*time.Millisecond), time.Second); !link.Expires.Equal(want) {
+		t.Errorf("the link expires at %v, want %v: a second after Put returned", link.Expires, want)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	meta, err := readMeta(root, object("x.txt", "x", time.Second).SHA256)
+	if err != nil || meta.Expires.Before(link.Expires) {
+		t.Errorf("the metadata expires at %v (%v), before its link at %v", meta.Expires, err, link.Expires)
+	}
+}
+
 // TestServerFollowsTheKey: the server reads the key at each request, so
 // that removing it revokes every link at once and a key made again by a
 // publish serves the new links, without a restart.
