@@ -17,6 +17,10 @@ import (
 // instead of leading it somewhere else. Both passes hold a bounded number
 // of descriptors (dirStack), so a tree of any depth is removed within the
 // open-file limit.
+// emptiedHook, when set (by tests), runs as the removal's second pass
+// has emptied a directory, before it removes it: another writer's moment.
+var emptiedHook func(display string)
+
 type treeRemover struct {
 	f       *FS
 	dev     uint64
@@ -116,7 +120,18 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 			} else {
 				base = name
 			}
+			if emptiedHook != nil {
+				emptiedHook(r.at(rel()))
+			}
 			if err := unix.Unlinkat(parent, base, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+				if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+					// Emptied, then written into by a process that takes
+					// no lock of this tree (a bind mount of a directory
+					// in it, another program): the hint said to pass
+					// --recursive, which was passed.
+					return fault.Errorf(fault.CodeNotEmpty, "entries appeared in the directory while it was being removed.").WithPath(r.at(rel())).
+						WithHint("another process writes there; what was removed stays removed: stop that writer, then remove the rest again")
+				}
 				return mapErr(err, r.at(rel()))
 			}
 			continue
