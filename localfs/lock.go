@@ -54,6 +54,9 @@ func stateDir() (string, error) {
 // their files (publish's signing key, the content index).
 func StateDir() (string, error) {
 	d, err := stateDir()
+	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+		return "", fe
+	}
 	if err != nil {
 		return "", fault.Errorf(fault.CodeNotConfigured, "no private state directory can be made.").
 			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
@@ -83,6 +86,13 @@ func ExistingStateDir() string { return existingStateDir() }
 // accepts.
 func pickStateDir(usable func(string) error) (string, error) {
 	if d := os.Getenv(StateDirEnv); d != "" {
+		if !filepath.IsAbs(d) {
+			// Relative, each working directory had its own: a journal
+			// left by a call from one was never recovered by calls from
+			// another, which read the half-applied change.
+			return "", fault.Errorf(fault.CodeNotConfigured, "%s is %q, not an absolute path.", StateDirEnv, d).
+				WithHint("set %s to an absolute path: relative, each working directory would have its own locks and journals", StateDirEnv)
+		}
 		return d, usable(d)
 	}
 	var firstErr error
@@ -141,6 +151,9 @@ func ensurePrivateDir(d string) error {
 // still exclude each other.
 func lockDir() (string, error) {
 	base, err := stateDir()
+	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+		return "", fe
+	}
 	if err != nil {
 		return "", fault.Errorf(fault.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
 			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
