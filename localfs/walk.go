@@ -214,12 +214,17 @@ func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, disp
 		w.ign.Add(k, ignore.Compile(data, depth))
 	}
 	if has(gitDir) {
-		isDir, err := isDirAt(fd, gitDir, w.opts.RulesRead)
+		exists, isDir, err := kindAt(fd, gitDir, w.opts.RulesRead)
 		if err != nil {
 			return mapErr(err, display+"/"+gitDir)
 		}
-		if isDir {
+		if exists {
+			// A .git file (a submodule's, a worktree's) starts a
+			// repository too, as for git, rg and fd; its info/exclude is
+			// in the directory it names, which is not read.
 			w.ign.StartRepository()
+		}
+		if isDir {
 			read(ignore.Exclude, gitDir+"/info/exclude")
 		}
 	}
@@ -235,21 +240,22 @@ func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, disp
 	return failed
 }
 
-// isDirAt reports whether name in the directory fd is a directory (not a
-// link to one), and tells found the version of one that is.
-func isDirAt(fd int, name string, found func(string)) (bool, error) {
+// kindAt reports whether name in the directory fd exists as a directory
+// or a regular file, and whether it is a directory (not a link to one),
+// and tells found the version of one that is.
+func kindAt(fd int, name string, found func(string)) (exists, isDir bool, err error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if goneErr(err) {
-			return false, nil
+			return false, false, nil
 		}
-		return false, err
+		return false, false, err
 	}
-	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
-	if isDir && found != nil {
+	isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if found != nil && (isDir || st.Mode&unix.S_IFMT == unix.S_IFREG) {
 		found(version(&st))
 	}
-	return isDir, nil
+	return isDir || st.Mode&unix.S_IFMT == unix.S_IFREG, isDir, nil
 }
 
 // readIgnore reads one ignore file of the directory fd, opened without

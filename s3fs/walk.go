@@ -113,12 +113,14 @@ func (w *walker) loadIgnores(dir string, comps []string, names map[string]bool) 
 		return err
 	}
 	if has(gitDir) {
-		isRepo, err := w.f.isDir(w.ctx, path.Join(dir, gitDir))
+		// A .git object (a submodule's file) starts a repository too, as
+		// a .git directory does; only a directory has an info/exclude.
+		w.ign.StartRepository()
+		isDir, err := w.f.isDir(w.ctx, path.Join(dir, gitDir))
 		if err != nil {
 			return err
 		}
-		if isRepo {
-			w.ign.StartRepository()
+		if isDir {
 			if err := read(ignore.Exclude, gitDir+"/info/exclude"); err != nil {
 				return err
 			}
