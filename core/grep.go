@@ -328,9 +328,12 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	pg := t.grepPage(g)
 	tctx, cancelT := context.WithTimeout(ctx, g.timeout)
 	defer cancelT()
+	if err := g.narrowBy(tctx); err != nil {
+		return nil, err
+	}
+	pg := t.grepPage(g)
 	sctx, stopWalk := context.WithCancel(tctx)
 	defer stopWalk()
 	order, wait := g.start(sctx)
@@ -382,7 +385,10 @@ type grepSearch struct {
 	w       backend.Walker // nil for a search of one file
 	// narrow, when an index covers the search, tells the files it proves
 	// cannot match, or lists the files in place of the walk.
-	narrow     *Narrowing
+	narrow *Narrowing
+	// query is the text to find, a regular expression when isRegex.
+	query      string
+	isRegex    bool
 	ctxLines   int
 	capPerFile int
 	// anchor is the cursor of a count page: its walk starts at the top,
@@ -466,12 +472,7 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		if g.w, err = t.walker(); err != nil {
 			return nil, err
 		}
-		if t.Index != nil && !req.NoIndex {
-			q := IndexQuery{Path: g.path, Query: query, IsRegex: isRegex, IgnoreCase: req.IgnoreCase, NoIgnore: req.NoIgnore, Exclude: g.exclude}
-			if g.narrow, err = t.Index.Narrow(ctx, q); err != nil {
-				return nil, err
-			}
-		}
+		g.query, g.isRegex = query, isRegex
 	}
 	// A file yields at most the matches a page can skip in it and take.
 	g.ctxLines, g.capPerFile = req.Context, req.Offset+g.limit+1
@@ -482,6 +483,24 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		g.ctxLines, g.capPerFile = 0, 0
 	}
 	return g, nil
+}
+
+// narrowBy asks the index, when one covers the search, which files it
+// need not read, within tctx, the search's timeout: the question (a
+// watcher's answer, the stat pass) counted outside it, and a watcher that
+// did not answer held a search of --timeout 1ms for 2 s. Cut by the
+// timeout, the search goes on without the index, and times out.
+func (g *grepSearch) narrowBy(tctx context.Context) error {
+	if g.w == nil || g.t.Index == nil || g.req.NoIndex {
+		return nil
+	}
+	q := IndexQuery{Path: g.path, Query: g.query, IsRegex: g.isRegex, IgnoreCase: g.req.IgnoreCase, NoIgnore: g.req.NoIgnore, Exclude: g.exclude}
+	narrow, err := g.t.Index.Narrow(tctx, q)
+	if err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return nil
+	}
+	g.narrow = narrow
+	return err
 }
 
 // start runs the walk and a pool of searchers until sctx is done, and

@@ -294,3 +294,33 @@ func TestCutPageCountsUnreadableBeforeItsEnd(t *testing.T) {
 		}
 	}
 }
+
+// silentIndex is an index whose watcher does not answer: its question
+// waits for its context, or gives up after a while, as the 2 s wait of a
+// stopped watcher.
+type silentIndex struct{ gaveUp time.Duration }
+
+func (s silentIndex) Narrow(ctx context.Context, _ IndexQuery) (*Narrowing, error) {
+	t := time.NewTimer(s.gaveUp)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, nil
+	}
+}
+
+// The index's question counts in --timeout: a search of --timeout 10ms
+// whose watcher does not answer times out. It waited for the watcher's 2
+// s outside the timeout, then answered a whole page.
+func TestTimeoutCountsTheIndexsQuestion(t *testing.T) {
+	tl := &Tools{FS: memfs.New(map[string]string{"a.txt": "needle\n"}), Index: silentIndex{2 * time.Second}}
+	res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Timeout: Duration(10 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut {
+		t.Errorf("a search whose index did not answer: timed out %v, %d files; want timedOut", res.TimedOut, res.FilesSearched)
+	}
+}
