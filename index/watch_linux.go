@@ -122,6 +122,43 @@ type watcher struct {
 	dropped chan struct{}
 }
 
+// watchLockWaitHook, when set (by tests), runs as a watcher starts
+// waiting for the tree's watch lock.
+var watchLockWaitHook func()
+
+// watchLockPoll is how often a watcher waiting for the tree's watch lock
+// looks again.
+const watchLockPoll = 50 * time.Millisecond
+
+// awaitWatchLock waits, up to opts.LockTimeout, for the watch lock of the
+// tree at abs, which another watcher holds: one that answers searches is
+// EXISTS at once; one still building, or ending (it lets go within its
+// read loop's 200 ms), is waited for as a lock, then LOCK_TIMEOUT. Tried
+// once, a watcher started as another ended was EXISTS, "already
+// running", with none running, and two --detach at once gave EXISTS.
+func awaitWatchLock(ctx context.Context, loc location, abs string, opts WatchOptions) (func(), error) {
+	deadline := time.Now().Add(opts.LockTimeout)
+	if watchLockWaitHook != nil {
+		watchLockWaitHook()
+	}
+	for {
+		if _, ok, err := WatchedStatus(ctx, abs, opts.Config); err != nil {
+			return nil, err // one answers, under other settings
+		} else if ok {
+			return nil, fault.Errorf(fault.CodeExists, "a watcher of this tree is already running.").
+				WithHint("stop it first; one watcher serves every search")
+		}
+		unlock, err := lock(ctx, loc.watchLock, max(0, min(watchLockPoll, time.Until(deadline))))
+		if !errors.Is(err, ErrLocked) {
+			return unlock, err
+		}
+		if !time.Now().Before(deadline) {
+			return nil, fault.Errorf(fault.CodeLockTimeout, "another watcher of this tree held its lock for %v, building its index or ending.", opts.LockTimeout).
+				WithHint("run again once it answers (agentfs index --status says watched), or raise --lock-timeout")
+		}
+	}
+}
+
 // Watch builds or updates the index of the directory path (at the absolute
 // path abs) as Build does, then keeps it proven fresh until ctx ends: it
 // answers the searches' questions (see askWatcher) and builds again once
@@ -138,8 +175,7 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	// The watcher's own lock, held while it runs: a second is refused.
 	unlock, err := lock(ctx, loc.watchLock, 0)
 	if errors.Is(err, ErrLocked) {
-		return fault.Errorf(fault.CodeExists, "a watcher of this tree is already running.").
-			WithHint("stop it first; one watcher serves every search")
+		unlock, err = awaitWatchLock(ctx, loc, abs, opts)
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -185,6 +186,50 @@ func TestOneWatcherPerTree(t *testing.T) {
 	err := Watch(context.Background(), f.fsys, f.dir, f.dir, WatchOptions{})
 	if fault.AsError(err).Code != fault.CodeExists {
 		t.Fatalf("a second watcher: %v", err)
+	}
+}
+
+// A watcher started as another ends (it holds the tree's watch lock for
+// up to 200 ms after SIGTERM) waits for the lock and starts: tried once,
+// it was EXISTS, "already running", with none running. A lock held past
+// --lock-timeout by a watcher that does not answer (building) is
+// LOCK_TIMEOUT, not EXISTS.
+func TestWatcherWaitsForAnEndingOnesLock(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	loc := f.location()
+	unlock, err := lock(context.Background(), loc.watchLock, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Watch(context.Background(), f.fsys, f.dir, f.dir, WatchOptions{BuildOptions: BuildOptions{LockTimeout: 10 * time.Millisecond}})
+	if fault.AsError(err).Code != fault.CodeLockTimeout {
+		t.Errorf("a watcher whose lock another that does not answer holds: %v, want LOCK_TIMEOUT", err)
+	}
+	waiting := make(chan struct{})
+	var once sync.Once
+	watchLockWaitHook = func() { once.Do(func() { close(waiting) }) }
+	defer func() { watchLockWaitHook = nil }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready, ended := make(chan struct{}), make(chan error, 1)
+	go func() {
+		ended <- Watch(ctx, f.fsys, f.dir, f.dir, WatchOptions{BuildOptions: BuildOptions{LockTimeout: time.Minute}, Ready: func(Status) { close(ready) }})
+	}()
+	select {
+	case <-waiting:
+		unlock() // the other watcher ends
+	case err := <-ended:
+		t.Fatalf("a watcher started as another ended: %v, want it to wait for the lock", err)
+	}
+	select {
+	case <-ready:
+	case err := <-ended:
+		t.Fatalf("a watcher started as another ended: %v", err)
+	}
+	cancel()
+	if err := <-ended; err != nil {
+		t.Errorf("the watcher: %v", err)
 	}
 }
 

@@ -313,8 +313,8 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 			}
 			display := tl.FS.Display(t.path)
 			e := fault.AsError(indexErr(err, display))
-			if e.Code == fault.CodeExists {
-				// Another watcher serves the root: said only when it serves
+			if e.Code == fault.CodeExists || e.Code == fault.CodeLockTimeout {
+				// Another watcher serves the root (or builds for it): said only when it serves
 				// an index this session's searches cannot use, which is
 				// known once it answers (one still building does not), as
 				// long as the session lasts.
