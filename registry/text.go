@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +13,20 @@ import (
 // dataOnly is a text rendering with no notes.
 func dataOnly[Res any](f func(Res, Palette) string) func(Res, Palette) (string, string) {
 	return func(r Res, p Palette) (string, string) { return f(r, p), "" }
+}
+
+// rawName is a path or name as its bytes are: text, or the bytes of its
+// base64 twin when it is not UTF-8. Text is for pipes: with U+FFFD in
+// place of its bytes, a name named a file that does not exist, and two
+// names differing in those bytes printed alike.
+func rawName(text, b64 string) string {
+	if b64 == "" {
+		return text
+	}
+	if b, err := base64.StdEncoding.DecodeString(b64); err == nil {
+		return string(b)
+	}
+	return text
 }
 
 // readText renders a read as text: the lines as the file holds them (a
@@ -51,14 +66,14 @@ func lsText(r *core.LsResult, p Palette) string {
 		if e.Mode != "" {
 			fmt.Fprintf(&b, "%s %*d %s ", e.Mode, width, e.Size, e.Mtime)
 		}
-		name := e.Name
+		name := rawName(e.Name, e.NameBase64)
 		if e.Path != "" {
-			name = e.Path
+			name = rawName(e.Path, e.PathBase64)
 		}
 		b.WriteString(p.entryName(name, e.Type))
 		b.WriteString(typeSuffix(e.Type))
 		if e.Type == "symlink" {
-			b.WriteString(" -> " + e.Target)
+			b.WriteString(" -> " + rawName(e.Target, e.TargetBase64))
 		}
 		if e.Ignored {
 			b.WriteString("  (ignored)")
@@ -85,7 +100,7 @@ func typeSuffix(typ string) string {
 func findText(r *core.FindResult, p Palette) string {
 	var b strings.Builder
 	for _, e := range r.Results {
-		fmt.Fprintf(&b, "%s%s\n", p.entryName(e.Path, e.Type), typeSuffix(e.Type))
+		fmt.Fprintf(&b, "%s%s\n", p.entryName(rawName(e.Path, e.PathBase64), e.Type), typeSuffix(e.Type))
 	}
 	return b.String()
 }
@@ -104,11 +119,12 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 	}
 	blocks := 0
 	for _, f := range r.Files {
+		name := rawName(f.Path, f.PathBase64)
 		switch r.Mode {
 		case core.ModeFiles:
-			fmt.Fprintf(&b, "%s\n", paint(p.Path, f.Path))
+			fmt.Fprintf(&b, "%s\n", paint(p.Path, name))
 		case core.ModeCount:
-			fmt.Fprintf(&b, "%s:%d\n", paint(p.Path, f.Path), f.Count)
+			fmt.Fprintf(&b, "%s:%d\n", paint(p.Path, name), f.Count)
 		}
 		for _, bl := range f.Blocks {
 			if blocks++; withContext && blocks > 1 {
@@ -124,7 +140,7 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 						sep = "-"
 					}
 				}
-				fmt.Fprintf(&b, "%s%s%s%s%s\n", paint(p.Path, f.Path), sep, paint(p.Line, strconv.Itoa(n)), sep, text)
+				fmt.Fprintf(&b, "%s%s%s%s%s\n", paint(p.Path, name), sep, paint(p.Line, strconv.Itoa(n)), sep, text)
 			}
 		}
 	}
