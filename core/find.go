@@ -99,6 +99,9 @@ func checkGlob(field, g string) (string, error) {
 func checkGlobs(field string, gs []string) ([]string, error) {
 	out := make([]string, 0, len(gs))
 	for _, g := range gs {
+		if g == "" {
+			continue // no glob, as include takes it: nothing left out
+		}
 		c, err := checkGlob(field, g)
 		if err != nil {
 			return nil, err

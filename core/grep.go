@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"path"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -148,11 +149,29 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
+	if err := durationToken(b, reflect.TypeFor[Duration]()); err != nil {
+		return err
+	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		return d.UnmarshalText([]byte(s))
 	}
 	return d.UnmarshalText(b)
+}
+
+// durationToken refuses a JSON value that is neither a string nor a
+// number as a type error, which the decoder gives the field's name (a
+// true was "\"true\" is not a duration", naming no field).
+func durationToken(b []byte, t reflect.Type) error {
+	switch {
+	case len(b) == 0, b[0] == '"', b[0] == '-', '0' <= b[0] && b[0] <= '9':
+		return nil
+	case b[0] == 't', b[0] == 'f':
+		return &json.UnmarshalTypeError{Value: "bool", Type: t}
+	case b[0] == '[':
+		return &json.UnmarshalTypeError{Value: "array", Type: t}
+	}
+	return &json.UnmarshalTypeError{Value: "object", Type: t}
 }
 
 // MarshalText writes the Go spelling, 30s.

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"path"
+	"reflect"
 	"time"
 
 	"github.com/agentfs/agentfs/assets"
@@ -70,6 +71,9 @@ func (l *Lifetime) UnmarshalText(b []byte) error {
 func (l *Lifetime) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
+	}
+	if err := durationToken(b, reflect.TypeFor[Lifetime]()); err != nil {
+		return err
 	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {

@@ -65,9 +65,13 @@ func (l LineTruncation) limit() (n int, chars bool) {
 	return ReadLineChars, true
 }
 
-// UnmarshalText parses the flag form: bytes:N or chars:N. Its errors are
-// plain: the flag parser names the flag.
+// UnmarshalText parses the flag form: bytes:N or chars:N, or the object
+// form its help names too. Its errors are plain: the flag parser names
+// the flag.
 func (l *LineTruncation) UnmarshalText(b []byte) error {
+	if strings.HasPrefix(string(b), "{") {
+		return l.UnmarshalJSON(b)
+	}
 	unit, n, _ := strings.Cut(string(b), ":")
 	v, err := strconv.Atoi(n)
 	switch {

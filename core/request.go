@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -377,12 +378,20 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 		}
 		fields := Fields(t)
 		byName := map[string]FieldSpec{}
+		// flagNamed: a field named by one of its flags' spellings (old for
+		// oldText, from --old), which is no field but says which one.
+		flagNamed := map[string]string{}
 		var names []string
 		for _, f := range fields {
 			byName[f.JSON] = f
 			names = append(names, f.JSON)
 			for _, a := range f.Aliases {
 				byName[a] = f
+			}
+			for _, a := range f.FlagAliases {
+				if len(a) > 1 {
+					flagNamed[kebabToCamel(a)] = f.JSON
+				}
 			}
 		}
 		out := map[string]any{}
@@ -396,7 +405,9 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			val := x[k]
 			if !ok {
 				e := fault.InvalidArgument("unknown field %q%s.", at+k, inObject(at))
-				if c := Closest(k, names); c != "" {
+				if c := cmp.Or(flagNamed[k], onlyPrefixed(k, names)); c != "" {
+					e.WithClosest(c, strconvQuote(at+c))
+				} else if c := Closest(k, names); c != "" {
 					e.WithClosest(c, strconvQuote(at+c))
 				}
 				return nil, e.WithHint("valid fields: %s", strings.Join(names, ", "))
@@ -480,7 +491,36 @@ func inObject(at string) string {
 	return " in " + strings.TrimSuffix(at, ".")
 }
 
+// onlyPrefixed is the one name that starts with k (old: oldText), else
+// "", which a spelling distance misses for a short k.
+func onlyPrefixed(k string, names []string) string {
+	found := ""
+	for _, n := range names {
+		if len(k) >= 3 && strings.HasPrefix(n, k) {
+			if found != "" {
+				return ""
+			}
+			found = n
+		}
+	}
+	return found
+}
+
+// kebabToCamel is the JSON spelling of a flag's name: old-text, oldText.
+func kebabToCamel(s string) string {
+	parts := strings.Split(s, "-")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
 func typeName(t reflect.Type) string {
+	if t == reflect.TypeFor[Duration]() || t == reflect.TypeFor[Lifetime]() {
+		return "a duration such as \"30s\", or a number of seconds"
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"

@@ -159,6 +159,10 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 // flag that the subcommand does not take (classic).
 func usageError(err error, args []string, flags []cli.Flag, classic map[string]string) error {
 	msg := err.Error()
+	// urfave/cli names every flag with one dash: a long one's is two.
+	if before, name, ok := strings.Cut(msg, "for flag -"); ok && len(name) > 2 && name[1] != ':' {
+		msg = before + "for flag --" + name
+	}
 	e := fault.InvalidArgument("%s.", strings.TrimSuffix(msg, "."))
 	hint := "run with --help to see the flags"
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
@@ -269,9 +273,9 @@ var classicFlags = map[string]map[string]string{
 		"g":     "drop -g: the pattern is a glob",
 	},
 	"rm": {
-		"f":  "drop -f: rm never asks; a missing path is NOT_FOUND",
-		"rf": "pass -r: rm never asks; a missing path is NOT_FOUND",
-		"fr": "pass -r: rm never asks; a missing path is NOT_FOUND",
+		"f":  "drop -f: rm never asks, and a missing path already succeeds (deleted: false)",
+		"rf": "pass -r: rm never asks, and a missing path already succeeds (deleted: false)",
+		"fr": "pass -r: rm never asks, and a missing path already succeeds (deleted: false)",
 	},
 	"replace": {
 		"i": "drop -i: replace always changes the files in place; --ignore-case ignores case",

@@ -621,11 +621,17 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 	}
 	name := args[i]
 	if name == "help" {
-		// "help ls" is "ls --help"; "help" alone is "--help".
-		if i+1 < len(args) && commandNamed(cmds, args[i+1]) != nil {
-			return append(out, args[i+1], "--help"), nil
+		// "help ls" is "ls --help"; "help" alone is "--help"; "help
+		// nosuch" is refused as "nosuch" is (it printed the general help,
+		// exit 0).
+		if i+1 >= len(args) {
+			return append(out, "--help"), nil
 		}
-		return append(out, "--help"), nil
+		i++
+		name = args[i]
+		if commandNamed(cmds, name) != nil {
+			return append(out, name, "--help"), nil
+		}
 	}
 	cmd := commandNamed(cmds, name)
 	if cmd == nil {
