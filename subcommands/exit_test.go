@@ -1,6 +1,11 @@
 package subcommands
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentfs/agentfs/fault"
@@ -10,6 +15,26 @@ func TestExitCodes(t *testing.T) {
 	for c, want := range map[fault.Code]int{fault.CodeInvalidArgument: 2, fault.CodeInvalidRegex: 2, fault.CodeInvalidGlob: 2, fault.CodePatchParse: 2, fault.CodeNotFound: 1, fault.CodeStale: 3, fault.CodeExists: 3, fault.CodeLockTimeout: 3, fault.CodeInterrupted: 130, fault.CodeIOError: 1} {
 		if got := exitCode(c); got != want {
 			t.Errorf("%s exit %d, want %d", c, got, want)
+		}
+	}
+}
+
+// An index's failure says what happened: a tree gone under a watcher is
+// NOT_FOUND (it was IO_ERROR with a hint about the state directory), and
+// inotify's instance limit names its sysctl.
+func TestIndexErrorNamesTheCause(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code fault.Code
+		hint string
+	}{
+		{&fs.PathError{Op: "lstat", Path: "/w/t", Err: syscall.ENOENT}, fault.CodeNotFound, "is gone"},
+		{fmt.Errorf("inotify: %w", syscall.EMFILE), fault.CodeIOError, "max_user_instances"},
+		{errors.New("disk on fire"), fault.CodeIOError, "state directory"},
+	} {
+		e := fault.AsError(indexErr(tc.err, "t"))
+		if e.Code != tc.code || !strings.Contains(e.Hint, tc.hint) {
+			t.Errorf("indexErr(%v) = %s, %q; want %s, a hint with %q", tc.err, e.Code, e.Hint, tc.code, tc.hint)
 		}
 	}
 }

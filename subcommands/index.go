@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -419,6 +420,15 @@ func indexErr(err error, path string) error {
 	case errors.Is(err, index.ErrLocked):
 		return fault.Errorf(fault.CodeLockTimeout, "another agentfs index of this directory is running.").WithPath(path).
 			WithHint("wait for it, or raise --lock-timeout")
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// The tree went (removed, renamed) under a build or a watcher.
+		return fault.Errorf(fault.CodeNotFound, "the index failed: %s.", err).WithPath(path).WithCause(err).
+			WithHint("the directory, or one in it, is gone; run agentfs index again once it is back")
+	case strings.HasPrefix(err.Error(), "inotify") && errors.Is(err, syscall.EMFILE):
+		return fault.Errorf(fault.CodeIOError, "the index failed: %s.", err).WithPath(path).WithCause(err).
+			WithHint("raise fs.inotify.max_user_instances (sysctl), or end other watchers; searches prove freshness without one meanwhile")
 	}
 	return fault.Errorf(fault.CodeIOError, "the index failed: %s.", err).WithPath(path).WithCause(err).
 		WithHint("check that the state directory is writable (set AGENTFS_STATE_DIR)")
