@@ -43,7 +43,7 @@ import (
 // another file system. The caller holds the locks of both paths.
 func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t, opts backend.WriteOptions) (backend.FileInfo, error) {
 	from := journalEntry{Dir: filepath.Dir(src.real), Name: src.name, Backup: tempName(), Tree: true}
-	to := journalEntry{Dir: filepath.Dir(dst.real), Name: dst.name, Staged: tempName(), Tree: true}
+	to := journalEntry{Dir: filepath.Dir(dst.real), Name: dst.name, Tree: true}
 	var err error
 	if to.Backup, err = overwritable(dst, opts); err != nil {
 		return backend.FileInfo{}, err
@@ -51,22 +51,23 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 	if err := f.checkTree(src.fd(), src.name, src.display); err != nil {
 		return backend.FileInfo{}, err
 	}
-	if err := unix.Mkdirat(dst.fd(), to.Staged, 0o700); err != nil {
-		return backend.FileInfo{}, mapErr(err, dst.display)
-	}
-	var sst unix.Stat_t
-	if err := unix.Fstatat(dst.fd(), to.Staged, &sst, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		unix.Unlinkat(dst.fd(), to.Staged, unix.AT_REMOVEDIR)
-		return backend.FileInfo{}, mapErr(err, dst.display)
-	}
-	to.StagedID = identity(&sst)
-	entries := []journalEntry{from, to}
-	j, err := newJournal(entries)
+	// The staging directory is recorded before it is made, as a commit's
+	// new directories are: killed before the journal names it, it was
+	// left empty at the destination for ever, which no recovery knew.
+	rec, err := newDirRecord(filepath.Join(to.Dir, to.Name))
 	if err != nil {
-		unix.Unlinkat(dst.fd(), to.Staged, unix.AT_REMOVEDIR)
+		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the record of the move's staging directory cannot be made: %s.", errText(err)).
+			WithPath(dst.display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
+	}
+	to.Staged = stagingDirName(rec.path)
+	j, err := stageTreeDir(dst, &to, rec, []journalEntry{from})
+	// The journal names the directory from now on, or it is gone.
+	rec.done()
+	if err != nil {
 		return backend.FileInfo{}, err
 	}
 	defer j.close()
+	entries := []journalEntry{from, to}
 	undo := func(err error) (backend.FileInfo, error) {
 		if f.rollBack(entries) {
 			j.remove()
@@ -107,6 +108,31 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 		j.remove()
 	}
 	return infoAt(dst.fd(), dst.name, dst.display)
+}
+
+// stageTreeDir makes the staging directory of to, records its identity in
+// rec, and writes the journal of before and to; on a failure the directory
+// goes.
+func stageTreeDir(dst renameEndpoint, to *journalEntry, rec *tempRecord, before []journalEntry) (*journal, error) {
+	if err := syscalls.mkdirat(dst.fd(), to.Staged, 0o700); err != nil {
+		return nil, mapErr(err, dst.display)
+	}
+	var sst unix.Stat_t
+	err := unix.Fstatat(dst.fd(), to.Staged, &sst, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil {
+		to.StagedID = identity(&sst)
+		err = rec.bindIdentity(&sst)
+	}
+	if err != nil {
+		unix.Unlinkat(dst.fd(), to.Staged, unix.AT_REMOVEDIR)
+		return nil, mapErr(err, dst.display)
+	}
+	j, err := newJournal(append(before, *to))
+	if err != nil {
+		unix.Unlinkat(dst.fd(), to.Staged, unix.AT_REMOVEDIR)
+		return nil, err
+	}
+	return j, nil
 }
 
 // overwritable is the backup name for the destination of a directory move

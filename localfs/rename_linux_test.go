@@ -406,10 +406,13 @@ func TestTreeMoveCommitter(t *testing.T) {
 			unix.Kill(os.Getpid(), unix.SIGKILL)
 		}
 	}
-	fsync, renameat, exclusive := syscalls.fsync, syscalls.renameat, syscalls.renameExclusive
+	fsync, renameat, exclusive, mkdirat := syscalls.fsync, syscalls.renameat, syscalls.renameExclusive, syscalls.mkdirat
 	syscalls.fsync = func(fd int) error { kill(); return fsync(fd) }
 	syscalls.renameat = func(od int, o string, nd int, n string) error { kill(); return renameat(od, o, nd, n) }
 	syscalls.renameExclusive = func(od int, o string, nd int, n string) error { kill(); return exclusive(od, o, nd, n) }
+	// Killed just after the staging directory is made, before the
+	// journal names it: it was left at the destination for ever.
+	syscalls.mkdirat = func(d int, n string, m uint32) error { err := mkdirat(d, n, m); kill(); return err }
 	dir, _ := os.Getwd()
 	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
 	if err != nil {
