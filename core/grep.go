@@ -435,16 +435,15 @@ func (g *grepSearch) addUnreadable(_, rel string) {
 func (g *grepSearch) unreadableBefore(cut string) int {
 	g.unreadableMu.Lock()
 	defer g.unreadableMu.Unlock()
-	if cut == "" {
-		return len(g.unreadable)
-	}
-	n := 0
+	// One entry once: an ignore file it may not read is skipped both for
+	// its rules and as a file to search.
+	counted := map[string]bool{}
 	for _, rel := range g.unreadable {
-		if WalkOrder(rel, cut) < 0 {
-			n++
+		if cut == "" || WalkOrder(rel, cut) < 0 {
+			counted[rel] = true
 		}
 	}
-	return n
+	return len(counted)
 }
 
 // newGrep checks and compiles req.

@@ -190,7 +190,7 @@ func (w *walker) loadAncestors(t target, comps []string) error {
 			}
 			return err
 		}
-		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, target{root: t.root, rel: rel}.display(w.f))
+		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, target{root: t.root, rel: rel}.display(w.f), "")
 		dir.Close()
 		if err != nil {
 			return err
@@ -200,15 +200,21 @@ func (w *walker) loadAncestors(t target, comps []string) error {
 }
 
 // loadIgnores adds the rules of the directory fd (at root-relative comps,
-// shown as display) to w.ign. names, when known, says which ignore files
-// exist.
-func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, display string) error {
+// shown as display, at rel from the walk's start, "" above it) to w.ign.
+// names, when known, says which ignore files exist.
+func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, display, rel string) error {
 	has := func(n string) bool { return names == nil || names[n] }
 	depth := len(comps)
 	var failed error
 	read := func(k ignore.Kind, name string) {
 		data, err := readIgnore(fd, name, w.opts.RulesRead)
-		if err != nil && failed == nil {
+		switch {
+		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+			// Its rules are unknown, so what they hide is shown: the
+			// answer is partial, counted as an unreadable directory
+			// is (it passed --exit-status, exit 0).
+			w.unreadable(err, display+"/"+name, strings.TrimPrefix(rel+"/"+name, "/"))
+		case err != nil && failed == nil:
 			failed = mapErr(err, display+"/"+name)
 		}
 		w.ign.Add(k, ignore.Compile(data, depth))
@@ -270,7 +276,8 @@ func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 	fd, err := openRegularAt(dirfd, name, &st)
 	if err != nil {
 		// ENXIO: a socket, on systems that open to learn the type.
-		if goneErr(err) || errors.Is(err, errNotRegular) || errors.Is(err, unix.ENXIO) {
+		permission := errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+		if !permission && (goneErr(err) || errors.Is(err, errNotRegular) || errors.Is(err, unix.ENXIO)) {
 			return nil, nil
 		}
 		return nil, err
@@ -488,7 +495,7 @@ func (w *walker) enter(st *unix.Stat_t) (bool, error) {
 	if names == nil {
 		return true, nil
 	}
-	return true, w.loadIgnores(dir.fd, w.comps, names, w.here())
+	return true, w.loadIgnores(dir.fd, w.comps, names, w.here(), string(w.rel))
 }
 
 // leave ends the level of the directory at the top of w.dirs.
