@@ -10,7 +10,9 @@ import (
 	"io"
 	"path"
 	"reflect"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/fault"
@@ -120,17 +122,23 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 			WithPath(display).WithDetail("size", info.Size).WithDetail("limit", limit).
 			WithHint("raise --publish-max-size to %d or more, or publish a smaller file", info.Size)
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, info.Size)); err != nil {
+	h, utf8Check := sha256.New(), &utf8Stream{}
+	if _, err := io.Copy(io.MultiWriter(h, utf8Check), io.NewSectionReader(f, 0, info.Size)); err != nil {
 		return nil, ioError(err, display)
 	}
 	prefix := make([]byte, min(info.Size, textfile.SniffBytes))
 	if _, err := f.ReadAt(prefix, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, ioError(err, display)
 	}
+	mimeType := textfile.ServedType(path.Base(display), prefix)
+	if !utf8Check.valid() {
+		// Sniffed from the first 3 KiB, which were UTF-8: the rest is
+		// not, and its charset unknown (a browser showed U+FFFD).
+		mimeType = strings.TrimSuffix(mimeType, "; charset=utf-8")
+	}
 	obj := assets.Object{
 		Name:     path.Base(display),
-		MIMEType: textfile.ServedType(path.Base(display), prefix),
+		MIMEType: mimeType,
 		Size:     info.Size,
 		SHA256:   hex.EncodeToString(h.Sum(nil)),
 		Lifetime: lifetime,
@@ -173,6 +181,49 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	}
 	return fitted(t, &PublishResult{URL: link.URL, ExpiresAt: link.Expires, SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType})
 }
+
+// utf8Stream reports whether the bytes written to it, in pieces cut
+// anywhere, are UTF-8.
+type utf8Stream struct {
+	tail []byte // the start of a character the last piece cut
+	bad  bool
+}
+
+func (u *utf8Stream) Write(p []byte) (int, error) {
+	n := len(p)
+	if u.bad {
+		return n, nil
+	}
+	if len(u.tail) > 0 {
+		k := 0
+		for ; !utf8.FullRune(u.tail) && k < len(p); k++ {
+			u.tail = append(u.tail, p[k])
+		}
+		if !utf8.FullRune(u.tail) {
+			return n, nil
+		}
+		if r, size := utf8.DecodeRune(u.tail); r == utf8.RuneError && size <= 1 {
+			u.bad = true
+			return n, nil
+		}
+		p, u.tail = p[k:], u.tail[:0]
+	}
+	cut := len(p)
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	u.bad = !utf8.Valid(p[:cut])
+	u.tail = append(u.tail, p[cut:]...)
+	return n, nil
+}
+
+// valid reports whether every byte written was UTF-8, none cut short.
+func (u *utf8Stream) valid() bool { return !u.bad && len(u.tail) == 0 }
 
 func (t *Tools) publishMaxSize() int64 {
 	if t.PublishMaxSize <= 0 {

@@ -250,3 +250,44 @@ func TestPublishCopyIsInsideTheGate(t *testing.T) {
 		t.Errorf("publish: %v, copy dropped: %v; want INTERRUPTED once the copy is dropped", err, store.dropped)
 	}
 }
+
+// utf8Stream judges the bytes whatever the pieces they come in.
+func TestUTF8Stream(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		valid bool
+	}{
+		{"", true}, {"abc", true}, {"café ✓ 𝄞", true},
+		{"caf\xe9", false}, {"\xe2\x9c", false}, {"a\xf0\x9d\x84", false}, {"\xe2A\x9c", false},
+	} {
+		for cut := 1; cut <= max(1, len(tc.text)); cut++ {
+			u := &utf8Stream{}
+			for s := tc.text; len(s) > 0; {
+				n := min(cut, len(s))
+				u.Write([]byte(s[:n]))
+				s = s[n:]
+			}
+			if u.valid() != tc.valid {
+				t.Errorf("%q in pieces of %d: valid %v, want %v", tc.text, cut, u.valid(), tc.valid)
+			}
+		}
+	}
+}
+
+// A text file whose first 3 KiB are UTF-8 and the rest not is published
+// without the charset its start suggested: it was served as UTF-8, and a
+// browser showed U+FFFD for each of its other bytes.
+func TestPublishTextNotUTF8HasNoCharset(t *testing.T) {
+	store := &memStore{}
+	late := strings.Repeat("a", 4000) + "\ncaf\xe9\n"
+	tl := &Tools{FS: memfs.New(map[string]string{"late.txt": late, "good.txt": strings.Repeat("a", 4000) + "\ncafé\n"}), Assets: store}
+	for name, want := range map[string]string{"late.txt": "text/plain", "good.txt": "text/plain; charset=utf-8"} {
+		res, err := tl.Publish(context.Background(), PublishRequest{Path: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.MIMEType != want {
+			t.Errorf("%s: %q, want %q", name, res.MIMEType, want)
+		}
+	}
+}
