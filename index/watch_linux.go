@@ -193,7 +193,8 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 			x.ix.Close()
 		}
 	}()
-	if err := x.refresh(ctx); err != nil {
+	built, err := x.refresh(ctx)
+	if err != nil {
 		return err
 	}
 	sock := socketName(loc.file)
@@ -228,6 +229,9 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 		x.mu.Lock()
 		st := x.ix.status()
 		x.mu.Unlock()
+		// What the first build read and reused, as index without --watch
+		// says (the index's own description has neither).
+		st.Reused, st.Read = built.Reused, built.Read
 		st.watchedBy(watchReply{Pid: os.Getpid(), Idle: opts.Idle.Seconds()})
 		opts.Ready(st)
 	}
@@ -271,7 +275,7 @@ func (x *watcher) loop(ctx context.Context) error {
 		if _, err := os.Stat(x.loc.file); err != nil {
 			return errDropped
 		}
-		if err := x.refresh(ctx); err != nil {
+		if _, err := x.refresh(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -449,7 +453,7 @@ func (x *watcher) lockInstall() func() {
 // change already. From then on, the events are the changes since this
 // build: none is missed between the build's stat and the watch, since the
 // stat after the watch sees it.
-func (x *watcher) refresh(ctx context.Context) error {
+func (x *watcher) refresh(ctx context.Context) (Status, error) {
 	// Before the build: a mount made during it differs from a search's.
 	mounts, ok := localfs.MountsBelow(x.loc.root)
 	if !ok {
@@ -459,12 +463,12 @@ func (x *watcher) refresh(ctx context.Context) error {
 	// A build again only of an index still there: one that waited for
 	// the builders' lock while Drop held it writes nothing.
 	opts.onlyExisting = x.ix != nil
-	ix, _, err := buildOpen(ctx, x.w, x.path, x.abs, opts)
+	ix, st, err := buildOpen(ctx, x.w, x.path, x.abs, opts)
 	if err != nil {
-		return err
+		return Status{}, err
 	}
 	x.install(ix, mounts)
-	return nil
+	return st, nil
 }
 
 // install watches what the build ix holds, seen with mounts, and makes it

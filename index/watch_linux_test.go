@@ -558,7 +558,10 @@ func TestBuildAgainAfterDropWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- x.refresh(context.Background()) }()
+	go func() {
+		_, err := x.refresh(context.Background())
+		done <- err
+	}()
 	if err := os.Remove(x.loc.file); err != nil { // Drop's removal, under the lock
 		t.Fatal(err)
 	}
