@@ -21,6 +21,9 @@ type Object struct {
 	Size     int64  `json:"size"`
 	// SHA256 is the lowercase hex SHA-256 of the content.
 	SHA256 string `json:"sha256"`
+	// NotUTF8 says that the content is not UTF-8 to its end, whatever its
+	// start: a text type it is served with names no charset.
+	NotUTF8 bool `json:"notUTF8,omitempty"`
 	// Lifetime is how long the link works, counted from when the content
 	// is stored (a copy of a large file takes a while).
 	Lifetime time.Duration `json:"-"`

@@ -10,7 +10,6 @@ import (
 	"io"
 	"path"
 	"reflect"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -130,15 +129,10 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	if _, err := f.ReadAt(prefix, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, ioError(err, display)
 	}
-	mimeType := textfile.ServedType(path.Base(display), prefix)
-	if !utf8Check.valid() {
-		// Sniffed from the first 3 KiB, which were UTF-8: the rest is
-		// not, and its charset unknown (a browser showed U+FFFD).
-		mimeType = strings.TrimSuffix(mimeType, "; charset=utf-8")
-	}
 	obj := assets.Object{
 		Name:     path.Base(display),
-		MIMEType: mimeType,
+		MIMEType: textfile.ServedType(path.Base(display), prefix, !utf8Check.valid()),
+		NotUTF8:  !utf8Check.valid(),
 		Size:     info.Size,
 		SHA256:   hex.EncodeToString(h.Sum(nil)),
 		Lifetime: lifetime,

@@ -286,8 +286,8 @@ func TestPublishTextNotUTF8HasNoCharset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.MIMEType != want {
-			t.Errorf("%s: %q, want %q", name, res.MIMEType, want)
+		if res.MIMEType != want || store.last.NotUTF8 != (name == "late.txt") {
+			t.Errorf("%s: %q (not UTF-8: %v), want %q", name, res.MIMEType, store.last.NotUTF8, want)
 		}
 	}
 }

@@ -196,12 +196,19 @@ func mediaOf(name string, prefix []byte) (Kind, string, bool) {
 
 // ServedType is the Content-Type a file is served with (publish's links):
 // the media type its extension names when it is one read knows, else what
-// the magic of its prefix (up to SniffBytes) says, with a charset for text.
-func ServedType(name string, prefix []byte) string {
+// the magic of its prefix (up to SniffBytes) says, with a charset for text
+// unless notUTF8 says the whole file is not UTF-8.
+func ServedType(name string, prefix []byte, notUTF8 bool) string {
 	if _, mime, ok := mediaOf(name, prefix); ok {
 		return mime
 	}
-	return mimetype.Detect(prefix).String()
+	t := mimetype.Detect(prefix).String()
+	if notUTF8 {
+		// Sniffed from the prefix, UTF-8 there: the rest is not, and its
+		// charset is unknown (served as UTF-8, a browser showed U+FFFD).
+		t = strings.TrimSuffix(t, "; charset=utf-8")
+	}
+	return t
 }
 
 // mediaByMIME are the sniffed types read returns as inline data.

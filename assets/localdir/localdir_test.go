@@ -393,7 +393,7 @@ func TestServeTypeIsTheLinks(t *testing.T) {
 	content := "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + strings.Repeat("\x00", 17) + "\x00\x00\x00\x08acTL" + strings.Repeat("\x00", 12)
 	png := publish(t, dir, "p.png", content, now, time.Hour)
 	bin := publish(t, dir, "p.bin", content, now, time.Hour)
-	asPNG, asBin := textfile.ServedType("p.png", []byte(content)), textfile.ServedType("p.bin", []byte(content))
+	asPNG, asBin := textfile.ServedType("p.png", []byte(content), false), textfile.ServedType("p.bin", []byte(content), false)
 	if asPNG == asBin {
 		t.Fatalf("both names give %s: the test tells nothing", asPNG)
 	}
@@ -403,6 +403,34 @@ func TestServeTypeIsTheLinks(t *testing.T) {
 		if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != want {
 			t.Errorf("%s: %d, Content-Type %q, want %q", link, w.Code, ct, want)
 		}
+	}
+}
+
+// TestServeCharsetOnlyForUTF8: text whose start is UTF-8 and rest is not
+// is served with no charset, as publish reported it; it was served as
+// UTF-8, sniffed from its first 3 KiB.
+func TestServeCharsetOnlyForUTF8(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Now = func() time.Time { return now }
+	content := strings.Repeat("a", 4000) + "\ncaf\xe9\n"
+	obj := object("late.txt", content, time.Hour)
+	obj.MIMEType, obj.NotUTF8 = "text/plain", true
+	link, err := s.Put(context.Background(), obj, strings.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(link.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := request(t, server(t, dir, now), u.RequestURI(), nil)
+	if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != "text/plain" {
+		t.Errorf("%d, Content-Type %q, want text/plain with no charset", w.Code, ct)
 	}
 }
 

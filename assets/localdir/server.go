@@ -117,7 +117,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if _, err := readMeta(root, id); err != nil {
+	meta, err := readMeta(root, id)
+	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
@@ -136,7 +137,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", textfile.ServedType(name, prefix))
+	h.Set("Content-Type", textfile.ServedType(name, prefix, meta.NotUTF8))
 	h.Set("ETag", `"`+id+`"`)
 	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(exp-now.Unix(), 10))
 	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": name}))
