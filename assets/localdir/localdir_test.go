@@ -434,6 +434,37 @@ func TestServeCharsetOnlyForUTF8(t *testing.T) {
 	}
 }
 
+// TestServeRangesAsRFC: a Range the server must ignore serves the whole
+// content, and one it cannot satisfy is 416, as RFC 9110 says: another
+// unit or a set that does not parse got 416, a suffix of 0 bytes 206 with
+// no byte.
+func TestServeRangesAsRFC(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	link := publish(t, dir, "x.txt", "0123456789", now, time.Hour)
+	srv := server(t, dir, now)
+	for _, tc := range []struct {
+		rng  string
+		code int
+		body string
+	}{
+		{"items=0-1", 200, "0123456789"},
+		{"bytes=abc", 200, "0123456789"},
+		{"bytes=5-2", 200, "0123456789"},
+		{"bytes=", 200, "0123456789"},
+		{"bytes=-0", 416, ""},
+		{"bytes=0-0", 206, "0"},
+		{"bytes=-0, 2-3", 206, "23"},
+		{"bytes=8-", 206, "89"},
+		{"bytes=-2", 206, "89"},
+	} {
+		w := request(t, srv, link, map[string]string{"Range": tc.rng})
+		if w.Code != tc.code || tc.code != 416 && w.Body.String() != tc.body {
+			t.Errorf("Range %q: %d %q, want %d %q", tc.rng, w.Code, w.Body.String(), tc.code, tc.body)
+		}
+	}
+}
+
 // TestFIFOsNeverHang: a FIFO planted in the folder as metadata, content
 // or the lock is never opened for a blocking read: the link answers 404,
 // a prune and a publish end.

@@ -87,6 +87,42 @@ func (s *Server) Close() error {
 	return s.root.Close()
 }
 
+// rangeAsRFC makes the request's Range what RFC 9110 has a server act
+// on, where http.ServeContent answered 416 to one it must ignore and 206
+// with no bytes to one it cannot satisfy: a unit other than bytes, or a
+// range set it cannot parse, is dropped (the whole content is served); a
+// suffix of 0 bytes is unsatisfiable, and a set of nothing else is
+// refused (false).
+func rangeAsRFC(r *http.Request) bool {
+	v := r.Header.Get("Range")
+	if v == "" {
+		return true
+	}
+	unit, set, _ := strings.Cut(v, "=")
+	var kept []string
+	for spec := range strings.SplitSeq(set, ",") {
+		spec = strings.TrimSpace(spec)
+		first, last, dash := strings.Cut(spec, "-")
+		a, aerr := strconv.ParseUint(first, 10, 63)
+		b, berr := strconv.ParseUint(last, 10, 63)
+		switch {
+		case strings.TrimSpace(unit) != "bytes", !dash,
+			first == "" && berr != nil, first != "" && aerr != nil,
+			first != "" && last != "" && (berr != nil || b < a):
+			r.Header.Del("Range")
+			return true
+		case first == "" && b == 0:
+			continue // -0: no byte
+		}
+		kept = append(kept, spec)
+	}
+	if len(kept) == 0 {
+		return false
+	}
+	r.Header.Set("Range", "bytes="+strings.Join(kept, ","))
+	return true
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -145,6 +181,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// sniffed into another type, and HTML runs sandboxed.
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox")
+	if !rangeAsRFC(r) {
+		h.Set("Content-Range", "bytes */"+strconv.FormatInt(fi.Size(), 10))
+		http.Error(w, "no range of the request can be satisfied", http.StatusRequestedRangeNotSatisfiable)
+		return
+	}
 	http.ServeContent(w, r, name, fi.ModTime(), f)
 }
 
