@@ -21,7 +21,7 @@ import (
 // re-included file or directory, a directory-only /**/, ** inside a
 // segment, escaped stars and brackets, "*" with "!*/", a BOM, and a nested
 // repository, which keeps neither the outer .gitignore nor the outer
-// info/exclude.
+// info/exclude, and bracket forms git takes that filepath.Match refuses.
 func TestIgnorePatternsMatchGit(t *testing.T) {
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -54,6 +54,7 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 		"dsub/e/h", "dsub/i", "*star", "[!x]", "star/a.txt", "star/sub/b.txt", "star/sub/c.keep",
 		"re/x.txt", "foo/bar/x.txt", "foo/baz/y.txt", "top2.txt", "va/b/f", "va/g", "wa/b/f", "wa/g",
 		"qm/a", "qm/ü", "qm/ab", "qm/éx",
+		"br/1", "br/a", "br/]", "br/-", "br/b", "br/c2", "br/x", "br/y", "br/^", "br/z9", "br/Q",
 		"d1/c/b/b", "d2/b/b/f", "d2/b/g", "d3/a/b/x/b/g", "d3/a/b/f", "d4/x/b/y/b/g", "d4/x/b/f", "d5/a/b", "d5/a/x/b", "d5/a/c"} {
 		write(f, "hello\n")
 	}
@@ -69,6 +70,9 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	write("qm/.gitignore", "?\n[é]x\n")
 	// ** goes back: go-git's takes the first name that fits, and "**/b"
 	// matched c/b of c/b/b, "a/**/b" a/b of a/b/x/b.
+	// Bracket forms filepath.Match refuses, which hid nothing: a POSIX
+	// class, ] first, - last, [!]] and ^ negating, a class among others.
+	write("br/.gitignore", "[[:digit:]]\n[]a]\n[b-]\n[!]abcxyz1-^Qz29]\nc[[:digit:][:upper:]]\n[x^]\n")
 	write("d1/.gitignore", "b\n!**/b\n")
 	write("d2/.gitignore", "b/*\n!**/b\n")
 	write("d3/.gitignore", "a/**/b\n!a/b/\n")

@@ -601,9 +601,86 @@ func gitPattern(s string) string {
 	return neg + strings.Join(segs, "/") + dir
 }
 
-// unescapedRewrite turns an unescaped "[!" into "[^" and a run of unescaped
-// stars into one, leaving what a backslash escapes as it is (\** is a name
-// starting with *, \[!x] the name [!x]).
+// posixClasses are the bracket classes git's wildmatch knows, as ranges.
+var posixClasses = map[string]string{
+	"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "blank": " \t", "cntrl": "\x00-\x1f\x7f",
+	"digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~",
+	"punct": "!-/:-@[-`{-~", "space": " \t-\r", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+}
+
+// bracketClass reads the bracket expression at the start of s as git does
+// and returns it as filepath.Match and doublestar spell it, and its
+// length: ! or ^ negates; a ] first is a member, as is a - first or
+// last; [:digit:] and its like are POSIX classes. Those forms, which
+// filepath.Match refuses, made the rule match nothing: [[:digit:]], []a],
+// [!]] and [a-] hid what git hides. One git would refuse (unterminated,
+// an unknown class) is kept as it is, and still matches nothing.
+func bracketClass(s string) (string, int) {
+	j := 1
+	neg := j < len(s) && (s[j] == '!' || s[j] == '^')
+	if neg {
+		j++
+	}
+	var items strings.Builder
+	member := func(c byte) {
+		if c == ']' || c == '-' || c == '\\' || c == '^' {
+			items.WriteByte('\\')
+		}
+		items.WriteByte(c)
+	}
+	for first := true; j < len(s); first = false {
+		c := s[j]
+		switch {
+		case c == ']' && !first:
+			out := "["
+			if neg {
+				out += "^"
+			}
+			return out + items.String() + "]", j + 1
+		case c == '[' && j+1 < len(s) && s[j+1] == ':':
+			end := strings.Index(s[j+2:], ":]")
+			if end < 0 {
+				return s[:1], 1
+			}
+			r, ok := posixClasses[s[j+2:j+2+end]]
+			if !ok {
+				return s[:1], 1
+			}
+			for k := 0; k < len(r); k++ {
+				// The table's ranges keep their -; its other bytes are
+				// members.
+				if r[k] == '-' && k > 0 && k+1 < len(r) {
+					items.WriteByte('-')
+					continue
+				}
+				member(r[k])
+			}
+			j += 2 + end + 2
+		case c == '\\' && j+1 < len(s):
+			member(s[j+1])
+			j += 2
+		case j+2 < len(s) && s[j+1] == '-' && s[j+2] != ']':
+			lo, hi := c, s[j+2]
+			if hi == '\\' && j+3 < len(s) {
+				hi = s[j+3]
+				j++
+			}
+			member(lo)
+			items.WriteByte('-')
+			member(hi)
+			j += 3
+		default:
+			member(c)
+			j++
+		}
+	}
+	return s[:1], 1 // unterminated
+}
+
+// unescapedRewrite turns each unescaped bracket expression into the form
+// filepath.Match and doublestar take (see bracketClass) and a run of
+// unescaped stars into one, leaving what a backslash escapes as it is
+// (\** is a name starting with *, \[!x] the name [!x]).
 func unescapedRewrite(seg string) string {
 	var b strings.Builder
 	for i := 0; i < len(seg); i++ {
@@ -613,9 +690,10 @@ func unescapedRewrite(seg string) string {
 			b.WriteByte(c)
 			i++
 			b.WriteByte(seg[i])
-		case c == '[' && i+1 < len(seg) && seg[i+1] == '!':
-			b.WriteString("[^")
-			i++
+		case c == '[':
+			class, n := bracketClass(seg[i:])
+			b.WriteString(class)
+			i += n - 1
 		case c == '*' && i+1 < len(seg) && seg[i+1] == '*':
 			// ** inside a segment is an ordinary *: keep one of the run.
 		default:

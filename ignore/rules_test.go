@@ -277,6 +277,7 @@ func FuzzRuleSet(f *testing.F) {
 	f.Add("a/**/b/\n**/c/*.o\n", "a/x/b", true)
 	f.Add("[!a]*\n\\!a\nab?\n", "b/!a", false)
 	f.Add("x*\n*y\n*mid*\n", "ab/xmidy", false)
+	f.Add("[[:digit:]]\n[]a]\n[!]]x\n[a-]\n[[:bogus:]]\n[\\]-a]\n[a", "d/]x", false)
 	f.Fuzz(func(t *testing.T, rules, path string, isDir bool) {
 		comps := strings.Split(path, "/")
 		for _, c := range comps {
