@@ -321,6 +321,52 @@ type lockError struct {
 
 func (e *lockError) Error() string { return e.path + ": " + e.err.Error() }
 
+// byDepth orders paths (or lock keys) shallower first, then by name.
+func byDepth(a, b string) int {
+	return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), strings.Compare(a, b))
+}
+
+// keyChains are the lock keys of the paths of order, locked how, in the
+// one order of keys every process follows (byDepth), with the path each
+// is first taken for. A path below a bind mount of a directory (its key
+// the directory's path in its file system) also takes shared locks on that
+// directory's ancestors there: a write through the mount took none, so a
+// recursive remove of an ancestor, holding it exclusively, interleaved
+// with the write, and failed half done.
+func keyChains(mounts []mountEntry, order []string, how map[string]int) (keys []string, keyHow map[string]int, keyPath map[string]string) {
+	keyHow, keyPath = map[string]int{}, map[string]string{}
+	within := map[string]string{} // a key's path within its file system
+	add := func(dev, fsPath string, h int, p string) {
+		k := fsPath
+		if dev != "" {
+			k = dev + ":" + fsPath
+		}
+		if keyHow[k] != unix.LOCK_EX {
+			keyHow[k] = h
+		}
+		if _, ok := keyPath[k]; !ok {
+			keyPath[k], within[k] = p, fsPath
+		}
+	}
+	for _, p := range order {
+		dev, fsPath := lockKeyParts(mounts, p)
+		if dev != "" {
+			chain := lockChain(fsPath)
+			for _, a := range chain[:len(chain)-1] {
+				add(dev, a, unix.LOCK_SH, p)
+			}
+		}
+		add(dev, fsPath, how[p], p)
+	}
+	for k := range keyHow {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(byDepth(within[a], within[b]), strings.Compare(a, b))
+	})
+	return keys, keyHow, keyPath
+}
+
 // lockReal locks the real absolute paths reals (see LockAll), and
 // returns the (device, inode) of each regular file it data-locked, by path.
 func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration) (func(), map[string][2]uint64, error) {
@@ -338,27 +384,26 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 	for p := range how {
 		order = append(order, p)
 	}
-	slices.SortFunc(order, func(a, b string) int {
-		return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), strings.Compare(a, b))
-	})
+	slices.SortFunc(order, byDepth)
 	dir, err := lockDir()
 	if err != nil {
 		return nil, nil, err
 	}
 	deadline := time.Now().Add(timeout)
 	mounts := mountTable()
-	held := make([]int, 0, len(order))
+	keys, keyHow, keyPath := keyChains(mounts, order, how)
+	held := make([]int, 0, len(keys))
 	release := func() {
 		for _, fd := range held {
 			unix.Close(fd) // closing the only descriptor releases its flock
 		}
 	}
-	for _, p := range order {
-		fd, err := lockFile(ctx, filepath.Join(dir, lockName(lockKey(mounts, p))), how[p], deadline)
+	for _, k := range keys {
+		fd, err := lockFile(ctx, filepath.Join(dir, lockName(k)), keyHow[k], deadline)
 		if err != nil {
 			release()
 			if waitEnded(err) {
-				return nil, nil, &lockError{err: err, path: p}
+				return nil, nil, &lockError{err: err, path: keyPath[k]}
 			}
 			return nil, nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
 				WithHint("%s", cmp.Or(limitHint(err), "check that "+dir+" is writable")).WithCause(err)

@@ -86,6 +86,15 @@ func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 // before, during and after the replace. The last mount on the longest
 // mount point holding p is the one p reaches.
 func lockKey(mounts []mountEntry, p string) string {
+	if dev, fsPath := lockKeyParts(mounts, p); dev != "" {
+		return dev + ":" + fsPath
+	}
+	return p
+}
+
+// lockKeyParts are the file system (its device, "" when no mount is
+// known) and the path within it of the lock key of p.
+func lockKeyParts(mounts []mountEntry, p string) (dev, fsPath string) {
 	best := -1
 	for i, m := range mounts {
 		if _, ok := within(m.point, p); ok && (best < 0 || len(m.point) >= len(mounts[best].point)) {
@@ -93,9 +102,9 @@ func lockKey(mounts []mountEntry, p string) string {
 		}
 	}
 	if best < 0 {
-		return p
+		return "", p
 	}
 	m := mounts[best]
 	rel, _ := within(m.point, p)
-	return m.dev + ":" + filepath.Join(m.root, rel)
+	return m.dev, filepath.Join(m.root, rel)
 }

@@ -106,6 +106,44 @@ func TestLockSharedThroughBindMount(t *testing.T) {
 	}
 }
 
+// A write through a bind mount of a directory of the tree waits for a
+// recursive remove of an ancestor of that directory, as a write through
+// the tree does: it took the locks of the mount's own path only, so rm -r
+// t interleaved with writes through a bind mount of t/d, removed files
+// written since, and failed NOT_EMPTY half done.
+func TestLockBelowBindMountMeetsItsSourcesAncestors(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for mount --bind; CI runs it as root (sudo go test ./localfs -run BindMount)")
+	}
+	t.Setenv(StateDirEnv, t.TempDir())
+	base := t.TempDir()
+	ws, mnt := filepath.Join(base, "ws"), filepath.Join(base, "mnt")
+	must(t, os.MkdirAll(filepath.Join(ws, "t", "d"), 0o755))
+	must(t, os.Mkdir(mnt, 0o755))
+	if err := unix.Mount(filepath.Join(ws, "t", "d"), mnt, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("mount --bind is not permitted here (%v); run as root outside a restricted container", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	direct, mounted := newFSAt(t, ws), newFSAt(t, mnt)
+	ctx := context.Background()
+	unlock, err := direct.Lock(ctx, "t", 0) // as rm -r t holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := mounted.Lock(ctx, "n.txt", 0); err == nil {
+		u()
+		t.Errorf("a write below the bind mount %s did not wait for the lock of t, an ancestor of its source", mnt)
+	} else if e, ok := err.(*fault.Error); !ok || e.Code != fault.CodeLockTimeout {
+		t.Errorf("want LOCK_TIMEOUT, got %v", err)
+	}
+	unlock()
+	u, err := mounted.Lock(ctx, "n.txt", 0)
+	if err != nil {
+		t.Fatalf("after the unlock: %v", err)
+	}
+	u()
+}
+
 func newFSAt(t *testing.T, dir string) *FS {
 	f, err := New(Config{Roots: []string{dir}, Cwd: dir})
 	if err != nil {

@@ -11,5 +11,8 @@ func mountTable() []mountEntry { return nil }
 
 func lockKey(_ []mountEntry, p string) string { return p }
 
+// lockKeyParts is p within no known file system.
+func lockKeyParts(_ []mountEntry, p string) (dev, fsPath string) { return "", p }
+
 // MountsBelow is empty off Linux, where no watcher runs.
 func MountsBelow(string) (string, bool) { return "", true }
