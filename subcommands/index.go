@@ -308,30 +308,65 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 	var wg sync.WaitGroup
 	for _, t := range targets {
 		wg.Go(func() {
-			err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts})
-			if err == nil || ctx.Err() != nil {
-				return
-			}
-			display := tl.FS.Display(t.path)
-			e := fault.AsError(indexErr(err, display))
-			if e.Code == fault.CodeExists || e.Code == fault.CodeLockTimeout {
-				// Another watcher serves the root (or builds for it): said only when it serves
-				// an index this session's searches cannot use, which is
-				// known once it answers (one still building does not), as
-				// long as the session lasts.
-				_, _, werr := awaitWatcher(ctx, t.abs, t.config, sessionLife)
-				if werr == nil {
+			for {
+				err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts})
+				if err == nil || ctx.Err() != nil {
 					return
 				}
-				e = fault.AsError(indexErr(werr, display))
+				display := tl.FS.Display(t.path)
+				e := fault.AsError(indexErr(err, display))
+				if e.Code != fault.CodeExists && e.Code != fault.CodeLockTimeout {
+					o.note(e)
+					return
+				}
+				// Another watcher serves the root (or builds for it): said
+				// only when it serves an index this session's searches
+				// cannot use, which is known once it answers (one still
+				// building does not). Once it ends (--idle, SIGTERM), this
+				// session's own starts: relied on, the session was left
+				// without one, and said nothing.
+				if _, ok, werr := awaitWatcher(ctx, t.abs, t.config, sessionLife); werr != nil {
+					o.note(fault.AsError(indexErr(werr, display)))
+					return
+				} else if !ok {
+					return // the session ended first
+				}
+				if relyingHook != nil {
+					relyingHook()
+				}
+				if !awaitWatcherGone(ctx, t.abs, t.config) {
+					return
+				}
 			}
-			o.note(e)
 		})
 	}
 	return func() {
 		cancel()
 		wg.Wait()
 	}, nil
+}
+
+// relyingHook, when set (by tests), runs as an mcp session starts relying
+// on another process's watcher of a root.
+var relyingHook func()
+
+// watcherGonePoll is how often an mcp session looks whether the watcher
+// it relies on still answers, as a watcher looks at the rules files.
+const watcherGonePoll = 2500 * time.Millisecond
+
+// awaitWatcherGone waits until no watcher answers for the index of the
+// directory at abs, false when ctx ends first.
+func awaitWatcherGone(ctx context.Context, abs, config string) bool {
+	for {
+		if _, ok, _ := index.WatchedStatus(ctx, abs, config); !ok {
+			return ctx.Err() == nil
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(watcherGonePoll):
+		}
+	}
 }
 
 // sessionLife bounds how long an mcp session waits for another watcher of

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestIndexWatch: index --watch prints its result once it answers
@@ -63,4 +65,60 @@ func TestIndexWatch(t *testing.T) {
 	if len(socks) != 0 {
 		t.Fatalf("the watcher left %q", socks)
 	}
+}
+
+// An mcp --watch session that relies on another watcher of its root
+// starts its own once that one ends: it was left without one for the
+// rest of the session, and said nothing.
+func TestSessionWatchesOnceTheOtherWatcherEnds(t *testing.T) {
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	other, endOther := context.WithCancel(context.Background())
+	defer endOther()
+	r, w := io.Pipe()
+	otherDone := make(chan int, 1)
+	go func() {
+		otherDone <- Main(other, []string{"index", "--watch"}, Streams{Stdin: strings.NewReader(""), Stdout: w, Stderr: io.Discard})
+		w.Close()
+	}()
+	if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
+		t.Fatalf("no result from index --watch: %v", err)
+	}
+	go io.Copy(io.Discard, r)
+	relying := make(chan struct{})
+	var once sync.Once
+	relyingHook = func() { once.Do(func() { close(relying) }) }
+	defer func() { relyingHook = nil }()
+	session, endSession := context.WithCancel(context.Background())
+	stdin, keepOpen := io.Pipe()
+	defer keepOpen.Close()
+	var errb strings.Builder
+	sessionDone := make(chan int, 1)
+	go func() {
+		sessionDone <- Main(session, []string{"mcp", "--watch"}, Streams{Stdin: stdin, Stdout: io.Discard, Stderr: &errb})
+	}()
+	select {
+	case <-relying:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the session did not rely on the other watcher (stderr %q)", errb.String())
+	}
+	endOther()
+	<-otherDone
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, out, _ := run(t, "", "index", "--status"); strings.Contains(out, `"watched":true`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session started no watcher of its own within 30 s of the other's end (stderr %q)", errb.String())
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+	endSession()
+	keepOpen.Close()
+	<-sessionDone
 }
