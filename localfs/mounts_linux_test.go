@@ -67,21 +67,7 @@ func TestUnescapeMount(t *testing.T) {
 // has one lock: two edits of it can never interleave (issue 8.1: 2 x 100
 // edits kept 176 lines when the keys were the two path names).
 func TestLockSharedThroughBindMount(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for mount --bind; CI runs it as root (sudo go test ./localfs -run BindMount)")
-	}
-	t.Setenv(StateDirEnv, t.TempDir())
-	base := t.TempDir()
-	ws, mnt := filepath.Join(base, "ws"), filepath.Join(base, "mnt")
-	for _, d := range []string{ws, mnt} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := unix.Mount(ws, mnt, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("mount --bind is not permitted here (%v); run as root outside a restricted container", err)
-	}
-	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	ws, mnt := bindMounted(t, "")
 	direct := newFSAt(t, ws)
 	mounted := newFSAt(t, mnt)
 	ctx := context.Background()
@@ -112,18 +98,7 @@ func TestLockSharedThroughBindMount(t *testing.T) {
 // t interleaved with writes through a bind mount of t/d, removed files
 // written since, and failed NOT_EMPTY half done.
 func TestLockBelowBindMountMeetsItsSourcesAncestors(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for mount --bind; CI runs it as root (sudo go test ./localfs -run BindMount)")
-	}
-	t.Setenv(StateDirEnv, t.TempDir())
-	base := t.TempDir()
-	ws, mnt := filepath.Join(base, "ws"), filepath.Join(base, "mnt")
-	must(t, os.MkdirAll(filepath.Join(ws, "t", "d"), 0o755))
-	must(t, os.Mkdir(mnt, 0o755))
-	if err := unix.Mount(filepath.Join(ws, "t", "d"), mnt, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("mount --bind is not permitted here (%v); run as root outside a restricted container", err)
-	}
-	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	ws, mnt := bindMounted(t, "t/d")
 	direct, mounted := newFSAt(t, ws), newFSAt(t, mnt)
 	ctx := context.Background()
 	unlock, err := direct.Lock(ctx, "t", 0) // as rm -r t holds it
@@ -142,6 +117,26 @@ func TestLockBelowBindMountMeetsItsSourcesAncestors(t *testing.T) {
 		t.Fatalf("after the unlock: %v", err)
 	}
 	u()
+}
+
+// bindMounted makes a workspace ws, with the directory sub in it (ws
+// itself when ""), and binds sub at mnt, with its own state directory;
+// it skips the test where mount --bind is not permitted.
+func bindMounted(t *testing.T, sub string) (ws, mnt string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for mount --bind; CI runs it as root (sudo go test ./localfs -run BindMount)")
+	}
+	t.Setenv(StateDirEnv, t.TempDir())
+	base := t.TempDir()
+	ws, mnt = filepath.Join(base, "ws"), filepath.Join(base, "mnt")
+	must(t, os.MkdirAll(filepath.Join(ws, sub), 0o755))
+	must(t, os.Mkdir(mnt, 0o755))
+	if err := unix.Mount(filepath.Join(ws, sub), mnt, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("mount --bind is not permitted here (%v); run as root outside a restricted container", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	return ws, mnt
 }
 
 func newFSAt(t *testing.T, dir string) *FS {

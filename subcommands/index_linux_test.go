@@ -25,17 +25,7 @@ func TestIndexWatch(t *testing.T) {
 	t.Chdir(dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r, w := io.Pipe()
-	var errb strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"index", "--watch"}, Streams{Stdin: strings.NewReader(""), Stdout: w, Stderr: &errb})
-		w.Close()
-	}()
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no result from index --watch: %v (stderr %q)", err, errb.String())
-	}
+	line, done, errb := startIndexWatch(t, ctx)
 	var res struct {
 		Files   int
 		Watched bool
@@ -53,7 +43,6 @@ func TestIndexWatch(t *testing.T) {
 		t.Fatalf("a second watcher: %d %q", code, errs)
 	}
 	cancel()
-	go io.Copy(io.Discard, r)
 	if code := <-done; code != 0 {
 		t.Fatalf("index --watch ended with %d, stderr %q", code, errb.String())
 	}
@@ -79,16 +68,7 @@ func TestSessionWatchesOnceTheOtherWatcherEnds(t *testing.T) {
 	t.Chdir(dir)
 	other, endOther := context.WithCancel(context.Background())
 	defer endOther()
-	r, w := io.Pipe()
-	otherDone := make(chan int, 1)
-	go func() {
-		otherDone <- Main(other, []string{"index", "--watch"}, Streams{Stdin: strings.NewReader(""), Stdout: w, Stderr: io.Discard})
-		w.Close()
-	}()
-	if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
-		t.Fatalf("no result from index --watch: %v", err)
-	}
-	go io.Copy(io.Discard, r)
+	_, otherDone, _ := startIndexWatch(t, other)
 	relying := make(chan struct{})
 	var once sync.Once
 	relyingHook = func() { once.Do(func() { close(relying) }) }
@@ -121,4 +101,24 @@ func TestSessionWatchesOnceTheOtherWatcherEnds(t *testing.T) {
 	endSession()
 	keepOpen.Close()
 	<-sessionDone
+}
+
+// startIndexWatch runs index --watch in the working directory until ctx
+// ends, and returns its result line once it answers, the channel of its
+// exit status, and its standard error.
+func startIndexWatch(t *testing.T, ctx context.Context) (string, <-chan int, *strings.Builder) {
+	t.Helper()
+	r, w := io.Pipe()
+	errb := &strings.Builder{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"index", "--watch"}, Streams{Stdin: strings.NewReader(""), Stdout: w, Stderr: errb})
+		w.Close()
+	}()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no result from index --watch: %v (stderr %q)", err, errb.String())
+	}
+	go io.Copy(io.Discard, r)
+	return line, done, errb
 }
