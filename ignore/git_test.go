@@ -2,6 +2,7 @@ package ignore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +74,16 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	// Bracket forms filepath.Match refuses, which hid nothing: a POSIX
 	// class, ] first, - last, [!]] and ^ negating, a class among others.
 	write("br/.gitignore", "[[:digit:]]\n[]a]\n[b-]\n[!]abcxyz1-^Qz29]\nc[[:digit:][:upper:]]\n[x^]\n")
+	// One rule each, as git's wildmatch reads it: an escaped range start,
+	// a class git aborts on (which matches nothing), punctuation without
+	// /, a reversed range (its start alone).
+	for i, rule := range []string{`[\\a-c]`, `[\\]-a]`, `[!]`, `[[:digit:]`, `[[:foo:]]`, `[[:punct:]]`, `[z-a]`, `[[:alpha:][:digit:]_]`} {
+		d := fmt.Sprintf("wm%d/", i)
+		write(d+".gitignore", rule+"\n")
+		for _, f := range []string{"-", "b", "^", "_", "`", "!", ":", "f]", "z", "a", "c", "1", "]", "~", ".x", "Q"} {
+			write(d+f, "hello\n")
+		}
+	}
 	write("d1/.gitignore", "b\n!**/b\n")
 	write("d2/.gitignore", "b/*\n!**/b\n")
 	write("d3/.gitignore", "a/**/b\n!a/b/\n")

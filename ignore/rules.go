@@ -602,79 +602,96 @@ func gitPattern(s string) string {
 }
 
 // posixClasses are the bracket classes git's wildmatch knows, as ranges.
+// punct leaves out /, which no name holds: kept, it cut the rule in two.
 var posixClasses = map[string]string{
 	"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "blank": " \t", "cntrl": "\x00-\x1f\x7f",
 	"digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~",
-	"punct": "!-/:-@[-`{-~", "space": " \t-\r", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+	"punct": "!-.:-@[-`{-~", "space": " \t-\r", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
 }
 
-// bracketClass reads the bracket expression at the start of s as git does
-// and returns it as filepath.Match and doublestar spell it, and its
-// length: ! or ^ negates; a ] first is a member, as is a - first or
-// last; [:digit:] and its like are POSIX classes. Those forms, which
-// filepath.Match refuses, made the rule match nothing: [[:digit:]], []a],
-// [!]] and [a-] hid what git hides. One git would refuse (unterminated,
-// an unknown class) is kept as it is, and still matches nothing.
-func bracketClass(s string) (string, int) {
+// bracketClass reads the bracket expression at the start of s as git's
+// wildmatch does and returns it as filepath.Match and doublestar spell it,
+// and its length: ! or ^ negates; a ] first is a member, as is a - first
+// or last; a member escaped or not starts a range (a reversed one holds
+// its start alone); [:digit:] and its like are POSIX classes. Those forms,
+// which filepath.Match refuses, made the rule match nothing: [[:digit:]],
+// []a], [!]] and [a-] hid what git hides. ok is false for one git aborts
+// on (unterminated, an unknown class), whose rule matches nothing.
+func bracketClass(s string) (class string, n int, ok bool) {
 	j := 1
 	neg := j < len(s) && (s[j] == '!' || s[j] == '^')
 	if neg {
 		j++
 	}
 	var items strings.Builder
-	member := func(c byte) {
-		if c == ']' || c == '-' || c == '\\' || c == '^' {
-			items.WriteByte('\\')
+	member := func(c byte) { classMember(&items, c) }
+	// at reads the member at s[k], escaped or not: its byte and length.
+	at := func(k int) (byte, int) {
+		if s[k] == '\\' && k+1 < len(s) {
+			return s[k+1], 2
 		}
-		items.WriteByte(c)
+		return s[k], 1
 	}
 	for first := true; j < len(s); first = false {
-		c := s[j]
-		switch {
-		case c == ']' && !first:
+		if s[j] == ']' && !first {
 			out := "["
 			if neg {
 				out += "^"
 			}
-			return out + items.String() + "]", j + 1
-		case c == '[' && j+1 < len(s) && s[j+1] == ':':
+			return out + items.String() + "]", j + 1, true
+		}
+		if s[j] == '[' && j+1 < len(s) && s[j+1] == ':' {
 			end := strings.Index(s[j+2:], ":]")
 			if end < 0 {
-				return s[:1], 1
+				return "", 0, false
 			}
-			r, ok := posixClasses[s[j+2:j+2+end]]
-			if !ok {
-				return s[:1], 1
+			r, known := posixClasses[s[j+2:j+2+end]]
+			if !known {
+				return "", 0, false
 			}
-			for k := 0; k < len(r); k++ {
-				// The table's ranges keep their -; its other bytes are
-				// members.
-				if r[k] == '-' && k > 0 && k+1 < len(r) {
-					items.WriteByte('-')
-					continue
-				}
-				member(r[k])
-			}
+			items.WriteString(escapeRanges(r))
 			j += 2 + end + 2
-		case c == '\\' && j+1 < len(s):
-			member(s[j+1])
-			j += 2
-		case j+2 < len(s) && s[j+1] == '-' && s[j+2] != ']':
-			lo, hi := c, s[j+2]
-			if hi == '\\' && j+3 < len(s) {
-				hi = s[j+3]
-				j++
-			}
-			member(lo)
-			items.WriteByte('-')
-			member(hi)
-			j += 3
-		default:
-			member(c)
-			j++
+			continue
 		}
+		lo, w := at(j)
+		j += w
+		if j+1 < len(s) && s[j] == '-' && s[j+1] != ']' {
+			hi, hw := at(j + 1)
+			j += 1 + hw
+			member(lo)
+			if lo < hi {
+				items.WriteByte('-')
+				member(hi)
+			}
+			continue
+		}
+		member(lo)
 	}
-	return s[:1], 1 // unterminated
+	return "", 0, false // unterminated
+}
+
+// escapeRanges is a table entry of posixClasses as a class's items: its
+// ranges' - kept, every other byte a member.
+func escapeRanges(r string) string {
+	var b strings.Builder
+	for k := 0; k < len(r); k++ {
+		c := r[k]
+		if c == '-' && k > 0 && k+1 < len(r) {
+			b.WriteByte('-')
+			continue
+		}
+		classMember(&b, c)
+	}
+	return b.String()
+}
+
+// classMember writes c as a member of a class, escaped where it would
+// mean something else there.
+func classMember(b *strings.Builder, c byte) {
+	if c == ']' || c == '-' || c == '\\' || c == '^' || c == '[' {
+		b.WriteByte('\\')
+	}
+	b.WriteByte(c)
 }
 
 // unescapedRewrite turns each unescaped bracket expression into the form
@@ -691,7 +708,14 @@ func unescapedRewrite(seg string) string {
 			i++
 			b.WriteByte(seg[i])
 		case c == '[':
-			class, n := bracketClass(seg[i:])
+			class, n, ok := bracketClass(seg[i:])
+			if !ok {
+				// git aborts on it: the rule matches nothing, and so
+				// does a segment of a bare [, which filepath.Match and
+				// doublestar refuse. Kept as it was, the tail was read
+				// as a class of its own ([!] hid a file named !).
+				return "["
+			}
 			b.WriteString(class)
 			i += n - 1
 		case c == '*' && i+1 < len(seg) && seg[i+1] == '*':
