@@ -118,7 +118,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 	go readLines(streamsOf(c).Stdin, maxRequestBytes, lines)
 	enc := json.NewEncoder(o.streams.Stdout)
 	enc.SetEscapeHTML(false)
-	code := 0
+	var st batchStatus
 	for first := true; ; first = false {
 		var in inputLine
 		select {
@@ -193,8 +193,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
 			gate := gates[t.Info().Name]
 			gated = gate != nil
-			if err == nil && gated && code == 0 {
-				code, _ = gate(answer.Result)
+			if err == nil && gated {
+				n, _ := gate(answer.Result)
+				st.add(n, n == ExitNoMatch)
 			}
 		}
 		if err != nil {
@@ -202,12 +203,11 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			// The id and the frame, {"id":...,"error":} and a newline,
 			// take their bytes of the bound too.
 			answer.Result, answer.Error = nil, e.Within(o.maxBytes-len(answer.ID)-len(`{"id":,"error":}`+"\n"))
-			if code == 0 {
-				code = exitCode(e.Code)
-				if gated {
-					code = gatedExitCode(e.Code)
-				}
+			n := exitCode(e.Code)
+			if gated {
+				n = gatedExitCode(e.Code)
 			}
+			st.add(n, false)
 		}
 		if err := enc.Encode(answer); err != nil {
 			return err
@@ -216,7 +216,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			return fault.Interrupted(c.Context)
 		}
 	}
-	o.code = code
+	o.code = st.code
 	return nil
 }
 
@@ -273,6 +273,22 @@ func readLines(r io.Reader, max int, out chan<- inputLine) {
 			head, tail, line, tooLong = line, line, nil, true
 		}
 		out <- inputLine{data: line, tooLong: tooLong, head: head, tail: bytes.TrimRight(tail, "\r\n")}
+	}
+}
+
+// batchStatus is a batch's exit code: the first failure's, but for a
+// search's "nothing matched" (1 under --exit-status), which any later
+// failure replaces. A misspelt path after a search that found nothing
+// exited 1, and passed the gate "must find nothing".
+type batchStatus struct {
+	code    int
+	noMatch bool // code is a search's "nothing matched"
+}
+
+// add counts a line of exit code n, noMatch when it is "nothing matched".
+func (b *batchStatus) add(n int, noMatch bool) {
+	if n != 0 && (b.code == 0 || b.noMatch && !noMatch) {
+		b.code, b.noMatch = n, noMatch
 	}
 }
 

@@ -38,3 +38,32 @@ func TestIndexErrorNamesTheCause(t *testing.T) {
 		}
 	}
 }
+
+// A batch exits with its first failure's status, but for a search's
+// "nothing matched", which a later failure replaces.
+func TestBatchStatus(t *testing.T) {
+	type line struct {
+		n       int
+		noMatch bool
+	}
+	for _, tc := range []struct {
+		lines []line
+		want  int
+	}{
+		{nil, 0},
+		{[]line{{0, false}, {1, true}}, 1},
+		{[]line{{1, true}, {2, false}}, 2},
+		{[]line{{1, true}, {4, false}}, 4},
+		{[]line{{1, true}, {1, true}, {0, false}}, 1},
+		{[]line{{1, false}, {3, false}}, 1}, // a read's NOT_FOUND, then a STALE: the first failure
+		{[]line{{2, false}, {1, true}}, 2},
+	} {
+		var st batchStatus
+		for _, l := range tc.lines {
+			st.add(l.n, l.noMatch)
+		}
+		if st.code != tc.want {
+			t.Errorf("%v: %d, want %d", tc.lines, st.code, tc.want)
+		}
+	}
+}
