@@ -437,7 +437,9 @@ func TestServeCharsetOnlyForUTF8(t *testing.T) {
 // TestServeRangesAsRFC: a Range the server must ignore serves the whole
 // content, and one it cannot satisfy is 416, as RFC 9110 says: another
 // unit or a set that does not parse got 416, a suffix of 0 bytes 206 with
-// no byte.
+// no byte. The conditional headers come first: If-Range with another
+// validator ignores even an unsatisfiable Range (200), and an
+// If-None-Match that holds is 304.
 func TestServeRangesAsRFC(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Unix(1_800_000_000, 0)
@@ -457,11 +459,29 @@ func TestServeRangesAsRFC(t *testing.T) {
 		{"bytes=-0, 2-3", 206, "23"},
 		{"bytes=8-", 206, "89"},
 		{"bytes=-2", 206, "89"},
+		{"bytes=0-1,,3-4", 206, ""},
+		{"bytes=99999999999999999999-", 416, ""},
+		{"bytes=8-99999999999999999999", 206, "89"},
+		{"bytes=-99999999999999999999", 206, "0123456789"},
 	} {
 		w := request(t, srv, link, map[string]string{"Range": tc.rng})
+		if tc.rng == "bytes=0-1,,3-4" {
+			// Two ranges: a multipart answer.
+			if w.Code != 206 || !strings.Contains(w.Body.String(), "01") || !strings.Contains(w.Body.String(), "34") {
+				t.Errorf("Range %q: %d %q, want 206 with 01 and 34", tc.rng, w.Code, w.Body.String())
+			}
+			continue
+		}
 		if w.Code != tc.code || tc.code != 416 && w.Body.String() != tc.body {
 			t.Errorf("Range %q: %d %q, want %d %q", tc.rng, w.Code, w.Body.String(), tc.code, tc.body)
 		}
+	}
+	etag := request(t, srv, link, nil).Header().Get("ETag")
+	if w := request(t, srv, link, map[string]string{"Range": "bytes=-0", "If-Range": `"other"`}); w.Code != 200 {
+		t.Errorf("bytes=-0 with If-Range of another validator: %d, want 200", w.Code)
+	}
+	if w := request(t, srv, link, map[string]string{"Range": "bytes=-0", "If-None-Match": etag}); w.Code != 304 {
+		t.Errorf("bytes=-0 with an If-None-Match that holds: %d, want 304", w.Code)
 	}
 }
 

@@ -90,36 +90,69 @@ func (s *Server) Close() error {
 // rangeAsRFC makes the request's Range what RFC 9110 has a server act
 // on, where http.ServeContent answered 416 to one it must ignore and 206
 // with no bytes to one it cannot satisfy: a unit other than bytes, or a
-// range set it cannot parse, is dropped (the whole content is served); a
-// suffix of 0 bytes is unsatisfiable, and a set of nothing else is
-// refused (false).
-func rangeAsRFC(r *http.Request) bool {
+// range set it cannot parse, is dropped (the whole content is served);
+// empty elements of the list are skipped; a suffix of 0 bytes, or a
+// start past any size, is unsatisfiable, and a set of nothing else is
+// made one ServeContent refuses with 416 (of a file of size bytes), once
+// it has weighed the conditional headers, which come first; an end past
+// any size is the end of the file.
+func rangeAsRFC(r *http.Request, size int64) {
 	v := r.Header.Get("Range")
 	if v == "" {
-		return true
+		return
 	}
 	unit, set, _ := strings.Cut(v, "=")
+	if strings.TrimSpace(unit) != "bytes" {
+		r.Header.Del("Range")
+		return
+	}
 	var kept []string
+	specs := 0
 	for spec := range strings.SplitSeq(set, ",") {
 		spec = strings.TrimSpace(spec)
+		if spec == "" {
+			continue
+		}
+		specs++
 		first, last, dash := strings.Cut(spec, "-")
-		a, aerr := strconv.ParseUint(first, 10, 63)
-		b, berr := strconv.ParseUint(last, 10, 63)
-		switch {
-		case strings.TrimSpace(unit) != "bytes", !dash,
-			first == "" && berr != nil, first != "" && aerr != nil,
-			first != "" && last != "" && (berr != nil || b < a):
+		if !dash || !digits(first) || !digits(last) || first == "" && last == "" {
 			r.Header.Del("Range")
-			return true
-		case first == "" && b == 0:
+			return
+		}
+		a, aerr := strconv.ParseInt(first, 10, 64)
+		b, berr := strconv.ParseInt(last, 10, 64)
+		switch {
+		case first == "" && (berr == nil && b == 0):
 			continue // -0: no byte
+		case first == "" && berr != nil:
+			spec = "0-" // a suffix longer than any file: all of it
+		case first != "" && aerr != nil:
+			continue // a start past any file
+		case last != "" && berr != nil:
+			spec = first + "-"
+		case last != "" && b < a:
+			r.Header.Del("Range")
+			return
 		}
 		kept = append(kept, spec)
 	}
-	if len(kept) == 0 {
-		return false
+	switch {
+	case specs == 0:
+		r.Header.Del("Range") // bytes= with no range: not one to parse
+		return
+	case len(kept) == 0:
+		kept = []string{strconv.FormatInt(size, 10) + "-"}
 	}
 	r.Header.Set("Range", "bytes="+strings.Join(kept, ","))
+}
+
+// digits reports whether s is decimal digits only ("" too).
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
 	return true
 }
 
@@ -181,11 +214,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// sniffed into another type, and HTML runs sandboxed.
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox")
-	if !rangeAsRFC(r) {
-		h.Set("Content-Range", "bytes */"+strconv.FormatInt(fi.Size(), 10))
-		http.Error(w, "no range of the request can be satisfied", http.StatusRequestedRangeNotSatisfiable)
-		return
-	}
+	rangeAsRFC(r, fi.Size())
 	http.ServeContent(w, r, name, fi.ModTime(), f)
 }
 
