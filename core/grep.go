@@ -414,17 +414,24 @@ type grepSearch struct {
 	// for the totals, and its page at the cursor's file.
 	anchor cursor
 	// unreadable are the files and directories skipped for want of
-	// permission, relative to the start (the walk's goroutine and the
-	// consumer's add to them).
+	// permission, by path, with where the walk met them (rel from the
+	// start; "" above it); the walk's goroutine and the consumer's add to
+	// them.
 	unreadableMu sync.Mutex
-	unreadable   []string
+	unreadable   map[string]string
 }
 
-// addUnreadable counts rel skipped for want of permission.
-func (g *grepSearch) addUnreadable(_, rel string) {
+// addUnreadable counts the entry at path (rel) skipped for want of
+// permission, once.
+func (g *grepSearch) addUnreadable(path, rel string) {
 	g.unreadableMu.Lock()
-	g.unreadable = append(g.unreadable, rel)
-	g.unreadableMu.Unlock()
+	defer g.unreadableMu.Unlock()
+	if g.unreadable == nil {
+		g.unreadable = map[string]string{}
+	}
+	if _, seen := g.unreadable[path]; !seen {
+		g.unreadable[path] = rel
+	}
 }
 
 // unreadableBefore counts the files and directories skipped for want of
@@ -435,15 +442,15 @@ func (g *grepSearch) addUnreadable(_, rel string) {
 func (g *grepSearch) unreadableBefore(cut string) int {
 	g.unreadableMu.Lock()
 	defer g.unreadableMu.Unlock()
-	// One entry once: an ignore file it may not read is skipped both for
-	// its rules and as a file to search.
-	counted := map[string]bool{}
+	// One entry once (by path): an ignore file it may not read is skipped
+	// both for its rules and as a file to search.
+	n := 0
 	for _, rel := range g.unreadable {
 		if cut == "" || WalkOrder(rel, cut) < 0 {
-			counted[rel] = true
+			n++
 		}
 	}
-	return len(counted)
+	return n
 }
 
 // newGrep checks and compiles req.
@@ -587,7 +594,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		r, err := e.Open()
 		if err != nil {
 			if skippedFile(err) {
-				g.countUnreadable(e.Rel, err)
+				g.countUnreadable(e.Path, e.Rel, err)
 				return nil // gone or not regular since the listing: skipped
 			}
 			return err
@@ -605,7 +612,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 	for _, d := range g.narrow.Unreadable {
 		if g.from.From == "" || WalkOrder(d, g.from.From) > 0 {
-			g.addUnreadable("", d)
+			g.addUnreadable(joinDisplay(g.t.FS.Display(g.path), d), d)
 		}
 	}
 	display := g.narrow.Display
@@ -714,7 +721,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 					pg.err = fr.err // never a smaller answer for an error
 					break
 				}
-				g.countUnreadable(j.Items[i].rel, fr.err)
+				g.countUnreadable(j.Items[i].path, j.Items[i].rel, fr.err)
 				continue // gone or unreadable: skipped, and unreadable counted
 			}
 			res.FilesSearched++
@@ -844,11 +851,11 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 	return fitted(t, res)
 }
 
-// countUnreadable counts the file at rel when err is its lack of
+// countUnreadable counts the file at path (rel) when err is its lack of
 // permission.
-func (g *grepSearch) countUnreadable(rel string, err error) {
+func (g *grepSearch) countUnreadable(path, rel string, err error) {
 	if fault.AsError(err).Code == fault.CodePermissionDenied {
-		g.addUnreadable("", rel)
+		g.addUnreadable(path, rel)
 	}
 }
 

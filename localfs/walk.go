@@ -190,7 +190,7 @@ func (w *walker) loadAncestors(t target, comps []string) error {
 			}
 			return err
 		}
-		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, target{root: t.root, rel: rel}.display(w.f), "")
+		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, target{root: t.root, rel: rel}.display(w.f), "", true)
 		dir.Close()
 		if err != nil {
 			return err
@@ -200,9 +200,9 @@ func (w *walker) loadAncestors(t target, comps []string) error {
 }
 
 // loadIgnores adds the rules of the directory fd (at root-relative comps,
-// shown as display, at rel from the walk's start, "" above it) to w.ign.
-// names, when known, says which ignore files exist.
-func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, display, rel string) error {
+// shown as display, at rel from the walk's start; above it when above)
+// to w.ign. names, when known, says which ignore files exist.
+func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, display, rel string, above bool) error {
 	has := func(n string) bool { return names == nil || names[n] }
 	depth := len(comps)
 	var failed error
@@ -213,7 +213,14 @@ func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, disp
 			// Its rules are unknown, so what they hide is shown: the
 			// answer is partial, counted as an unreadable directory
 			// is (it passed --exit-status, exit 0).
-			w.unreadable(err, display+"/"+name, strings.TrimPrefix(rel+"/"+name, "/"))
+			// Shown as an entry of the walk is; one above the start is
+			// before every entry (rel ""), and no entry's namesake.
+			if above {
+				w.unreadable(err, display+"/"+name, "")
+			} else {
+				fileRel := strings.TrimPrefix(rel+"/"+name, "/")
+				w.unreadable(err, w.join(fileRel), fileRel)
+			}
 		case err != nil && failed == nil:
 			failed = mapErr(err, display+"/"+name)
 		}
@@ -495,7 +502,7 @@ func (w *walker) enter(st *unix.Stat_t) (bool, error) {
 	if names == nil {
 		return true, nil
 	}
-	return true, w.loadIgnores(dir.fd, w.comps, names, w.here(), string(w.rel))
+	return true, w.loadIgnores(dir.fd, w.comps, names, w.here(), string(w.rel), false)
 }
 
 // leave ends the level of the directory at the top of w.dirs.
