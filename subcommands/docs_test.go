@@ -355,9 +355,15 @@ func TestCompletionsComplete(t *testing.T) {
 			if sh.name == "zsh" {
 				args = []string{"-f", "-c", sh.script(tc.words)}
 			}
-			out, err := exec.Command(path, args...).CombinedOutput()
+			// A home of its own: fish warns, on stderr, of one it cannot
+			// write (CI's unprivileged pass has none).
+			cmd := exec.Command(path, args...)
+			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
 			if err != nil {
-				t.Fatalf("%s: %v\n%s", sh.name, err, out)
+				t.Fatalf("%s: %v\n%s%s", sh.name, err, out, stderr.String())
 			}
 			var got []string
 			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
