@@ -141,7 +141,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	if old, err := readMeta(root, obj.SHA256); err == nil && old.Expires.After(meta.Expires) {
 		meta.Expires = old.Expires
 	}
-	for {
+	for round := 1; ; round++ {
 		data, err := json.Marshal(meta)
 		if err != nil {
 			return assets.Link{}, err
@@ -158,12 +158,22 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 		// written (a second turned meanwhile), the metadata is written
 		// again: it must outlast every link.
 		exp := expiry(s.Now(), obj.Lifetime)
-		if !exp.After(meta.Expires) {
+		if round == maxExpiryRounds || !exp.After(meta.Expires) {
+			// A disk so slow that each write takes a second gets the
+			// expiry written: the link never outlives its metadata.
+			if meta.Expires.Before(exp) {
+				exp = meta.Expires
+			}
 			return assets.Link{URL: Link(s.baseURL, s.key, obj.SHA256, obj.Name, exp), Expires: exp}, nil
 		}
-		meta.Expires = exp
+		// A second ahead: the next write is done within it.
+		meta.Expires = exp.Add(time.Second)
 	}
 }
+
+// maxExpiryRounds bounds the writes of a link's metadata that a slow
+// disk makes Put do again (see Put).
+const maxExpiryRounds = 3
 
 // Link is the signed link to the content id, named name, that works until
 // exp (in whole seconds).

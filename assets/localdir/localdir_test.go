@@ -591,3 +591,34 @@ func TestServerFollowsTheFolder(t *testing.T) {
 		t.Fatalf("a link into the folder made again: %d, want 200", w.Code)
 	}
 }
+
+// TestExpiryOnASlowDisk: a disk on which each write of the metadata takes
+// more than a second ends the rewrites after a few, with the link's
+// expiry the one written: they went on for ever.
+func TestExpiryOnASlowDisk(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	reads := 0
+	s.Now = func() time.Time {
+		reads++
+		now = now.Add(3 * time.Second) // each write takes 3 s
+		return now
+	}
+	link, err := s.Put(context.Background(), object("x.txt", "x", time.Second), strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	meta, err := readMeta(root, object("x.txt", "x", time.Second).SHA256)
+	if err != nil || meta.Expires.Before(link.Expires) || reads > maxExpiryRounds+1 {
+		t.Errorf("after %d reads of the clock: metadata until %v (%v), link until %v", reads, meta.Expires, err, link.Expires)
+	}
+}
