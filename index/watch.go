@@ -45,6 +45,12 @@ type WatchOptions struct {
 	Idle time.Duration
 }
 
+// errStateReplaced ends a watcher whose state directory was removed or
+// replaced: the lock it holds is no file's there, so another watcher may
+// start, and no search reaches its socket.
+var errStateReplaced = fault.Errorf(fault.CodeNotFound, "the index's state directory was removed or replaced since the watcher started.").
+	WithHint("run agentfs index --watch again; searches prove freshness without a watcher meanwhile")
+
 // errDropped ends a watcher whose index was removed.
 var errDropped = fault.Errorf(fault.CodeNotFound, "the index was removed (agentfs index --drop).").
 	WithHint("run agentfs index --watch again to index the tree")

@@ -120,6 +120,8 @@ type watcher struct {
 	asked atomic.Int64
 	// dropped is told that the index file is gone (Drop's stop request).
 	dropped chan struct{}
+	// lockID is the identity of the watch lock file this watcher holds.
+	lockID [2]uint64
 }
 
 // watchLockWaitHook, when set (by tests), runs as a watcher starts
@@ -181,13 +183,18 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 		return err
 	}
 	defer unlock()
+	var lst unix.Stat_t
+	if err := unix.Stat(loc.watchLock, &lst); err != nil {
+		return err
+	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("inotify: %w", err)
 	}
 	defer unix.Close(fd)
 	x := &watcher{w: w, path: path, abs: abs, opts: opts, loc: loc, fd: fd, watches: map[int32]watchTarget{},
-		changes: newChangeSet(), events: make([]byte, 64<<10), kick: make(chan struct{}, 1), dropped: make(chan struct{}, 1)}
+		changes: newChangeSet(), events: make([]byte, 64<<10), kick: make(chan struct{}, 1), dropped: make(chan struct{}, 1),
+		lockID: [2]uint64{uint64(lst.Dev), lst.Ino}}
 	defer func() {
 		if x.ix != nil {
 			x.ix.Close()
@@ -264,6 +271,9 @@ func (x *watcher) loop(ctx context.Context) error {
 			if _, err := os.Stat(x.loc.file); err != nil {
 				return errDropped
 			}
+			if !x.holdsItsLock() {
+				return errStateReplaced
+			}
 			x.mu.Lock()
 			x.pollRules()
 			due := x.changes.size() > len(x.changes.always) && time.Since(x.last) >= x.opts.Quiet
@@ -282,6 +292,15 @@ func (x *watcher) loop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// holdsItsLock reports whether the watch lock file this watcher holds is
+// still the one at its path. With the state directory removed, an index
+// built again there within a tick was taken for its own: it went on
+// unseen, its socket gone, and a second watcher could start.
+func (x *watcher) holdsItsLock() bool {
+	var st unix.Stat_t
+	return unix.Stat(x.loc.watchLock, &st) == nil && [2]uint64{uint64(st.Dev), st.Ino} == x.lockID
 }
 
 // pollRules looks at the rules files outside the index's files (a

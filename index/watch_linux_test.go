@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -230,6 +231,48 @@ func TestWatcherWaitsForAnEndingOnesLock(t *testing.T) {
 	cancel()
 	if err := <-ended; err != nil {
 		t.Errorf("the watcher: %v", err)
+	}
+}
+
+// A watcher whose state directory was replaced, an index built again in
+// the new one before the watcher looked, ends: it took the new index file
+// for its own and went on unseen, its socket gone, while a second watcher
+// could start.
+func TestWatcherEndsWhenItsStateDirectoryIsReplaced(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	state := os.Getenv(localfs.StateDirEnv)
+	ready, ended := make(chan struct{}), make(chan error, 1)
+	go func() {
+		ended <- Watch(context.Background(), f.fsys, f.dir, f.dir, WatchOptions{Quiet: 40 * time.Millisecond, Ready: func(Status) { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case err := <-ended:
+		t.Fatal(err)
+	}
+	// The new state directory, its index built, takes the old one's place
+	// in two renames: no tick of the watcher falls between them.
+	fresh := state + ".new"
+	if err := os.Mkdir(fresh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(localfs.StateDirEnv, fresh)
+	f.build()
+	if err := os.Rename(state, state+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fresh, state); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(localfs.StateDirEnv, state)
+	select {
+	case err := <-ended:
+		if !errors.Is(err, errStateReplaced) {
+			t.Errorf("the watcher ended with %v, want errStateReplaced", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watcher of a replaced state directory went on")
 	}
 }
 
