@@ -378,8 +378,8 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 		}
 		fields := Fields(t)
 		byName := map[string]FieldSpec{}
-		// flagNamed: a field named by one of its flags' spellings (old for
-		// oldText, from --old), which is no field but says which one.
+		// flagNamed: the field of each long flag alias (--old for
+		// oldText); a key spelled as one (old) is no field but says which.
 		flagNamed := map[string]string{}
 		var names []string
 		for _, f := range fields {
@@ -390,7 +390,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			}
 			for _, a := range f.FlagAliases {
 				if len(a) > 1 {
-					flagNamed[kebabToCamel(a)] = f.JSON
+					flagNamed[a] = f.JSON
 				}
 			}
 		}
@@ -405,7 +405,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			val := x[k]
 			if !ok {
 				e := fault.InvalidArgument("unknown field %q%s.", at+k, inObject(at))
-				if c := cmp.Or(flagNamed[k], onlyPrefixed(k, names)); c != "" {
+				if c := cmp.Or(flagNamed[kebab(k)], onlyPrefixed(k, names)); c != "" {
 					e.WithClosest(c, strconvQuote(at+c))
 				} else if c := Closest(k, names); c != "" {
 					e.WithClosest(c, strconvQuote(at+c))
@@ -504,17 +504,6 @@ func onlyPrefixed(k string, names []string) string {
 		}
 	}
 	return found
-}
-
-// kebabToCamel is the JSON spelling of a flag's name: old-text, oldText.
-func kebabToCamel(s string) string {
-	parts := strings.Split(s, "-")
-	for i := 1; i < len(parts); i++ {
-		if parts[i] != "" {
-			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-		}
-	}
-	return strings.Join(parts, "")
 }
 
 func typeName(t reflect.Type) string {
