@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -44,6 +45,10 @@ type WatchOptions struct {
 	// that long, letting go of its watches (kernel memory).
 	Idle time.Duration
 }
+
+// ErrWatchInstances is a watcher's failure to start for inotify's limit of
+// instances (fs.inotify.max_user_instances).
+var ErrWatchInstances = errors.New("the limit of inotify instances is reached")
 
 // errStateReplaced ends a watcher whose state directory was removed or
 // replaced: the lock it holds is no file's there, so another watcher may

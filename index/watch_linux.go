@@ -188,6 +188,9 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 		return err
 	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if errors.Is(err, unix.EMFILE) {
+		return fmt.Errorf("inotify: %w (%w)", ErrWatchInstances, err)
+	}
 	if err != nil {
 		return fmt.Errorf("inotify: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/index"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -29,7 +30,7 @@ func TestIndexErrorNamesTheCause(t *testing.T) {
 		hint string
 	}{
 		{&fs.PathError{Op: "lstat", Path: "/w/t", Err: syscall.ENOENT}, fault.CodeNotFound, "is gone"},
-		{fmt.Errorf("inotify: %w", syscall.EMFILE), fault.CodeIOError, "max_user_instances"},
+		{fmt.Errorf("inotify: %w (%w)", index.ErrWatchInstances, syscall.EMFILE), fault.CodeIOError, "max_user_instances"},
 		{errors.New("disk on fire"), fault.CodeIOError, "state directory"},
 	} {
 		e := fault.AsError(indexErr(tc.err, "t"))

@@ -461,7 +461,7 @@ func indexErr(err error, path string) error {
 		// The tree went (removed, renamed) under a build or a watcher.
 		return fault.Errorf(fault.CodeNotFound, "the index failed: %s.", err).WithPath(path).WithCause(err).
 			WithHint("the directory, or one in it, is gone; run agentfs index again once it is back")
-	case strings.HasPrefix(err.Error(), "inotify") && errors.Is(err, syscall.EMFILE):
+	case errors.Is(err, index.ErrWatchInstances):
 		return fault.Errorf(fault.CodeIOError, "the index failed: %s.", err).WithPath(path).WithCause(err).
 			WithHint("raise fs.inotify.max_user_instances (sysctl), or end other watchers; searches prove freshness without one meanwhile")
 	}
