@@ -601,12 +601,14 @@ func gitPattern(s string) string {
 	return neg + strings.Join(segs, "/") + dir
 }
 
-// posixClasses are the bracket classes git's wildmatch knows, as ranges.
-// punct leaves out /, which no name holds: kept, it cut the rule in two.
+// posixClasses are the bracket classes git's wildmatch knows, as the
+// items of a class that filepath.Match and doublestar read ([ escaped as
+// classMember writes it). punct leaves out /, which no name holds: kept,
+// it cut the rule in two.
 var posixClasses = map[string]string{
 	"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "blank": " \t", "cntrl": "\x00-\x1f\x7f",
 	"digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~",
-	"punct": "!-.:-@[-`{-~", "space": " \t-\r", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+	"punct": `!-.:-@\[-` + "`{-~", "space": " \t-\r", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
 }
 
 // bracketClass reads the bracket expression at the start of s as git's
@@ -649,7 +651,7 @@ func bracketClass(s string) (class string, n int, ok bool) {
 			if !known {
 				return "", 0, false
 			}
-			items.WriteString(escapeRanges(r))
+			items.WriteString(r)
 			j += 2 + end + 2
 			continue
 		}
@@ -668,21 +670,6 @@ func bracketClass(s string) (class string, n int, ok bool) {
 		member(lo)
 	}
 	return "", 0, false // unterminated
-}
-
-// escapeRanges is a table entry of posixClasses as a class's items: its
-// ranges' - kept, every other byte a member.
-func escapeRanges(r string) string {
-	var b strings.Builder
-	for k := 0; k < len(r); k++ {
-		c := r[k]
-		if c == '-' && k > 0 && k+1 < len(r) {
-			b.WriteByte('-')
-			continue
-		}
-		classMember(&b, c)
-	}
-	return b.String()
 }
 
 // classMember writes c as a member of a class, escaped where it would
