@@ -202,15 +202,8 @@ func (u *utf8Stream) Write(p []byte) (int, error) {
 		}
 		p, u.tail = p[k:], u.tail[:0]
 	}
-	cut := len(p)
-	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
-		if utf8.RuneStart(p[i]) {
-			if !utf8.FullRune(p[i:]) {
-				cut = i
-			}
-			break
-		}
-	}
+	// The zero Codec is UTF-8's: cut before a character p ends inside.
+	cut := textfile.Codec{}.Boundary(p, len(p))
 	u.bad = !utf8.Valid(p[:cut])
 	u.tail = append(u.tail, p[cut:]...)
 	return n, nil
