@@ -610,14 +610,14 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 // listIndexed hands over the files of the index's list, in place of a
 // walk: those it proves cannot match without reading them.
 func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
-	for _, d := range g.narrow.Unreadable {
-		if g.from.From == "" || WalkOrder(d, g.from.From) > 0 {
-			g.addUnreadable(joinDisplay(g.t.FS.Display(g.path), d), d)
-		}
-	}
 	display := g.narrow.Display
 	if display == "" {
 		display = g.t.FS.Display(g.path)
+	}
+	for _, d := range g.narrow.Unreadable {
+		if g.from.From == "" || WalkOrder(d, g.from.From) > 0 {
+			g.addUnreadable(joinDisplay(display, d), d)
+		}
 	}
 	for _, f := range g.narrow.Files {
 		if g.from.From != "" && WalkOrder(f.Rel, g.from.From) < 0 {
