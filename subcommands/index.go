@@ -236,7 +236,7 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 	if c.Bool("detach") && errors.As(err, &fe) && fe.Code == fault.CodeExists {
 		// Another --detach of the tree won the race, or the watcher was
 		// installing a build when asked: wait for it, as for a lock.
-		st, ok, werr := awaitWatcher(c.Context, t.abs, t.config, c.Duration("lock-timeout"))
+		st, ok, werr := awaitWatcher(c.Context, t.abs, t.config, true, watcherAnswerPoll, c.Duration("lock-timeout"))
 		if werr != nil {
 			return indexErr(werr, res.Path)
 		}
@@ -252,21 +252,24 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 	return nil
 }
 
-// awaitWatcher waits, up to timeout, for the watcher of the directory at
-// abs to answer for its index (see index.WatchedStatus).
-func awaitWatcher(ctx context.Context, abs, config string, timeout time.Duration) (index.Status, bool, error) {
+// awaitWatcher asks every so often, up to timeout, whether a watcher
+// answers for the index of the directory at abs (see
+// index.WatchedStatus), until the answer is answering; the last answer,
+// and ok when it came to be so in time.
+func awaitWatcher(ctx context.Context, abs, config string, answering bool, every, timeout time.Duration) (st index.Status, ok bool, err error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		if st, ok, err := index.WatchedStatus(ctx, abs, config); ok || err != nil {
-			return st, ok, err
+		st, watched, err := index.WatchedStatus(ctx, abs, config)
+		if watched == answering || err != nil {
+			return st, ctx.Err() == nil, err
 		}
 		if time.Now().After(deadline) {
-			return index.Status{}, false, nil
+			return st, false, nil
 		}
 		select {
 		case <-ctx.Done():
-			return index.Status{}, false, nil
-		case <-time.After(50 * time.Millisecond):
+			return st, false, nil
+		case <-time.After(every):
 		}
 	}
 }
@@ -325,7 +328,7 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 				// building does not). Once it ends (--idle, SIGTERM), this
 				// session's own starts: relied on, the session was left
 				// without one, and said nothing.
-				if _, ok, werr := awaitWatcher(ctx, t.abs, t.config, sessionLife); werr != nil {
+				if _, ok, werr := awaitWatcher(ctx, t.abs, t.config, true, watcherAnswerPoll, sessionLife); werr != nil {
 					o.note(fault.AsError(indexErr(werr, display)))
 					return
 				} else if !ok {
@@ -334,7 +337,7 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 				if relyingHook != nil {
 					relyingHook()
 				}
-				if !awaitWatcherGone(ctx, t.abs, t.config) {
+				if _, gone, _ := awaitWatcher(ctx, t.abs, t.config, false, watcherGonePoll, sessionLife); !gone {
 					return
 				}
 			}
@@ -350,24 +353,13 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 // on another process's watcher of a root.
 var relyingHook func()
 
+// watcherAnswerPoll is how often a call waiting for a watcher to answer
+// (one building) asks again.
+const watcherAnswerPoll = 50 * time.Millisecond
+
 // watcherGonePoll is how often an mcp session looks whether the watcher
 // it relies on still answers, as a watcher looks at the rules files.
 const watcherGonePoll = 2500 * time.Millisecond
-
-// awaitWatcherGone waits until no watcher answers for the index of the
-// directory at abs, false when ctx ends first.
-func awaitWatcherGone(ctx context.Context, abs, config string) bool {
-	for {
-		if _, ok, _ := index.WatchedStatus(ctx, abs, config); !ok {
-			return ctx.Err() == nil
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(watcherGonePoll):
-		}
-	}
-}
 
 // sessionLife bounds how long an mcp session waits for another watcher of
 // a root to answer: in effect, as long as the session lasts.
