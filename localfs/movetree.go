@@ -60,7 +60,7 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 			WithPath(dst.display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
 	}
 	to.Staged = stagingDirName(rec.path)
-	j, err := stageTreeDir(dst, &to, rec, []journalEntry{from})
+	j, err := stageTreeDir(dst, from, &to, rec)
 	// The journal names the directory from now on, or it is gone.
 	rec.done()
 	if err != nil {
@@ -111,9 +111,9 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 }
 
 // stageTreeDir makes the staging directory of to, records its identity in
-// rec, and writes the journal of before and to; on a failure the directory
-// goes.
-func stageTreeDir(dst renameEndpoint, to *journalEntry, rec *tempRecord, before []journalEntry) (*journal, error) {
+// rec, and writes the journal of the move from to; on a failure the
+// directory goes.
+func stageTreeDir(dst renameEndpoint, from journalEntry, to *journalEntry, rec *tempRecord) (*journal, error) {
 	if err := syscalls.mkdirat(dst.fd(), to.Staged, 0o700); err != nil {
 		return nil, mapErr(err, dst.display)
 	}
@@ -127,7 +127,7 @@ func stageTreeDir(dst renameEndpoint, to *journalEntry, rec *tempRecord, before 
 		unix.Unlinkat(dst.fd(), to.Staged, unix.AT_REMOVEDIR)
 		return nil, mapErr(err, dst.display)
 	}
-	j, err := newJournal(append(before, *to))
+	j, err := newJournal([]journalEntry{from, *to})
 	if err != nil {
 		unix.Unlinkat(dst.fd(), to.Staged, unix.AT_REMOVEDIR)
 		return nil, err

@@ -190,7 +190,7 @@ func (w *walker) loadAncestors(t target, comps []string) error {
 			}
 			return err
 		}
-		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, target{root: t.root, rel: rel}.display(w.f), "", true)
+		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, target{root: t.root, rel: rel}.display(w.f), true)
 		dir.Close()
 		if err != nil {
 			return err
@@ -200,9 +200,9 @@ func (w *walker) loadAncestors(t target, comps []string) error {
 }
 
 // loadIgnores adds the rules of the directory fd (at root-relative comps,
-// shown as display, at rel from the walk's start; above it when above)
-// to w.ign. names, when known, says which ignore files exist.
-func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, display, rel string, above bool) error {
+// shown as display; above the walk's start when above, else at w.rel) to
+// w.ign. names, when known, says which ignore files exist.
+func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, display string, above bool) error {
 	has := func(n string) bool { return names == nil || names[n] }
 	depth := len(comps)
 	var failed error
@@ -212,13 +212,13 @@ func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, disp
 		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
 			// Its rules are unknown, so what they hide is shown: the
 			// answer is partial, counted as an unreadable directory
-			// is (it passed --exit-status, exit 0).
-			// Shown as an entry of the walk is; one above the start is
-			// before every entry (rel ""), and no entry's namesake.
+			// is (it passed --exit-status, exit 0), and named as an
+			// entry of the walk is; one above the start comes before
+			// every entry (rel ""), and is no entry's namesake.
 			if above {
 				w.unreadable(err, display+"/"+name, "")
 			} else {
-				fileRel := strings.TrimPrefix(rel+"/"+name, "/")
+				fileRel := strings.TrimPrefix(string(w.rel)+"/"+name, "/")
 				w.unreadable(err, w.join(fileRel), fileRel)
 			}
 		case err != nil && failed == nil:
@@ -265,10 +265,11 @@ func kindAt(fd int, name string, found func(string)) (exists, isDir bool, err er
 		return false, false, err
 	}
 	isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
-	if found != nil && (isDir || st.Mode&unix.S_IFMT == unix.S_IFREG) {
+	exists = isDir || st.Mode&unix.S_IFMT == unix.S_IFREG
+	if found != nil && exists {
 		found(version(&st))
 	}
-	return isDir || st.Mode&unix.S_IFMT == unix.S_IFREG, isDir, nil
+	return exists, isDir, nil
 }
 
 // readIgnore reads one ignore file of the directory fd, opened without
@@ -502,7 +503,7 @@ func (w *walker) enter(st *unix.Stat_t) (bool, error) {
 	if names == nil {
 		return true, nil
 	}
-	return true, w.loadIgnores(dir.fd, w.comps, names, w.here(), string(w.rel), false)
+	return true, w.loadIgnores(dir.fd, w.comps, names, w.here(), false)
 }
 
 // leave ends the level of the directory at the top of w.dirs.
