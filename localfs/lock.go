@@ -321,6 +321,25 @@ type lockError struct {
 
 func (e *lockError) Error() string { return e.path + ": " + e.err.Error() }
 
+// lockKey names the real absolute path p by the device of the file system
+// it lies on and its path within that file system, so that one file reached
+// through a bind mount and through its own directory has one key. A name,
+// not an inode: every write replaces the file (a new inode), and a file not
+// yet created has none, while the name within its file system is the same
+// before, during and after the replace.
+func lockKey(mounts []mountEntry, p string) string {
+	return keyOf(lockKeyParts(mounts, p))
+}
+
+// keyOf is the lock key of the path fsPath in the file system dev (""
+// when no mount is known: the path alone).
+func keyOf(dev, fsPath string) string {
+	if dev == "" {
+		return fsPath
+	}
+	return dev + ":" + fsPath
+}
+
 // byDepth orders paths (or lock keys) shallower first, then by name.
 func byDepth(a, b string) int {
 	return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), strings.Compare(a, b))
@@ -337,10 +356,7 @@ func keyChains(mounts []mountEntry, order []string, how map[string]int) (keys []
 	keyHow, keyPath = map[string]int{}, map[string]string{}
 	within := map[string]string{} // a key's path within its file system
 	add := func(dev, fsPath string, h int, p string) {
-		k := fsPath
-		if dev != "" {
-			k = dev + ":" + fsPath
-		}
+		k := keyOf(dev, fsPath)
 		if keyHow[k] != unix.LOCK_EX {
 			keyHow[k] = h
 		}

@@ -78,22 +78,10 @@ func unescapeMount(s string) string {
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
-// lockKey names the real absolute path p by the device of the file system
-// it lies on and its path within that file system, so that one file reached
-// through a bind mount and through its own directory has one key. A name,
-// not an inode: every write replaces the file (a new inode), and a file not
-// yet created has none, while the name within its file system is the same
-// before, during and after the replace. The last mount on the longest
-// mount point holding p is the one p reaches.
-func lockKey(mounts []mountEntry, p string) string {
-	if dev, fsPath := lockKeyParts(mounts, p); dev != "" {
-		return dev + ":" + fsPath
-	}
-	return p
-}
-
 // lockKeyParts are the file system (its device, "" when no mount is
-// known) and the path within it of the lock key of p.
+// known) and the path within it of the real absolute path p, which name
+// its lock (see lockKey). The last mount on the longest mount point
+// holding p is the one p reaches.
 func lockKeyParts(mounts []mountEntry, p string) (dev, fsPath string) {
 	best := -1
 	for i, m := range mounts {

@@ -9,8 +9,6 @@ type mountEntry struct{}
 // which a bind mount (nullfs) can spell twice.
 func mountTable() []mountEntry { return nil }
 
-func lockKey(_ []mountEntry, p string) string { return p }
-
 // lockKeyParts is p within no known file system.
 func lockKeyParts(_ []mountEntry, p string) (dev, fsPath string) { return "", p }
 
