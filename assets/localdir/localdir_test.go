@@ -302,38 +302,50 @@ func TestExpiryRoundsUp(t *testing.T) {
 // outlasts it. The expiry was counted before them: a 1 s link from a
 // publish whose syncs crossed a second expired up to 26 ms early.
 func TestExpiryCountsFromTheEnd(t *testing.T) {
-	dir := t.TempDir()
-	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A clock read once before the metadata is written and then after:
 	// 0.3 s later, past a second.
 	start := time.Unix(1_800_000_000, 900_000_000)
 	reads := 0
-	s.Now = func() time.Time {
+	link, meta := putOnClock(t, func() time.Time {
 		reads++
 		if reads == 1 {
 			return start
 		}
 		return start.Add(300 * time.Millisecond)
+	})
+	if want := expiry(start.Add(300*time.Millisecond), time.Second); !link.Expires.Equal(want) {
+		t.Errorf("the link expires at %v, want %v: a second after Put returned", link.Expires, want)
 	}
-	link, err := s.Put(context.Background(), object("x.txt", "x", time.Second), strings.NewReader("x"))
+	if meta.Expires.Before(link.Expires) {
+		t.Errorf("the metadata expires at %v, before its link at %v", meta.Expires, link.Expires)
+	}
+}
+
+// putOnClock puts a 1 s link of x.txt into a new folder whose store reads
+// clock, and returns the link and the metadata it left.
+func putOnClock(t *testing.T, clock func() time.Time) (assets.Link, record) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := expiry(start.Add(300*time.Millisecond), time.Second); !link.Expires.Equal(want) {
-		t.Errorf("the link expires at %v, want %v: a second after Put returned", link.Expires, want)
+	s.Now = clock
+	obj := object("x.txt", "x", time.Second)
+	link, err := s.Put(context.Background(), obj, strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	meta, err := readMeta(root, object("x.txt", "x", time.Second).SHA256)
-	if err != nil || meta.Expires.Before(link.Expires) {
-		t.Errorf("the metadata expires at %v (%v), before its link at %v", meta.Expires, err, link.Expires)
+	meta, err := readMeta(root, obj.SHA256)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return link, meta
 }
 
 // TestServerFollowsTheKey: the server reads the key at each request, so
@@ -596,29 +608,14 @@ func TestServerFollowsTheFolder(t *testing.T) {
 // more than a second ends the rewrites after a few, with the link's
 // expiry the one written: they went on for ever.
 func TestExpiryOnASlowDisk(t *testing.T) {
-	dir := t.TempDir()
-	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Unix(1_800_000_000, 0)
 	reads := 0
-	s.Now = func() time.Time {
+	link, meta := putOnClock(t, func() time.Time {
 		reads++
 		now = now.Add(3 * time.Second) // each write takes 3 s
 		return now
-	}
-	link, err := s.Put(context.Background(), object("x.txt", "x", time.Second), strings.NewReader("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	meta, err := readMeta(root, object("x.txt", "x", time.Second).SHA256)
-	if err != nil || meta.Expires.Before(link.Expires) || reads > maxExpiryRounds+1 {
-		t.Errorf("after %d reads of the clock: metadata until %v (%v), link until %v", reads, meta.Expires, err, link.Expires)
+	})
+	if meta.Expires.Before(link.Expires) || reads > maxExpiryRounds+1 {
+		t.Errorf("after %d reads of the clock: metadata until %v, link until %v", reads, meta.Expires, link.Expires)
 	}
 }
