@@ -286,3 +286,16 @@ func PathText(p string) (text, b64 string) {
 	}
 	return strings.ToValidUTF8(p, "\uFFFD"), base64.StdEncoding.EncodeToString([]byte(p))
 }
+
+// PathBytes is PathText the other way: the path's own bytes, those of its
+// base64 twin when it has one (text when the twin does not decode).
+func PathBytes(text, b64 string) string {
+	if b64 == "" {
+		return text
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return text
+	}
+	return string(raw)
+}

@@ -20,7 +20,6 @@ package mixfs
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"io"
 	"path/filepath"
@@ -166,12 +165,7 @@ func (f *FS) fix(j int, err error) error {
 	if err == nil || j == f.home || f.members[j].Root == "" || !errors.As(err, &e) || e.Path == "" {
 		return err
 	}
-	raw := e.Path
-	if e.PathBase64 != "" {
-		if b, derr := base64.StdEncoding.DecodeString(e.PathBase64); derr == nil {
-			raw = string(b)
-		}
-	}
+	raw := fault.PathBytes(e.Path, e.PathBase64)
 	if raw == f.members[j].Root || strings.HasPrefix(raw, f.members[j].Root+"/") {
 		return err
 	}

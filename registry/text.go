@@ -1,32 +1,18 @@
 package registry
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // dataOnly is a text rendering with no notes.
 func dataOnly[Res any](f func(Res, Palette) string) func(Res, Palette) (string, string) {
 	return func(r Res, p Palette) (string, string) { return f(r, p), "" }
-}
-
-// rawName is a path or name as its bytes are: text, or the bytes of its
-// base64 twin when it is not UTF-8. Text is for pipes: with U+FFFD in
-// place of its bytes, a name named a file that does not exist, and two
-// names differing in those bytes printed alike.
-func rawName(text, b64 string) string {
-	if b64 == "" {
-		return text
-	}
-	if b, err := base64.StdEncoding.DecodeString(b64); err == nil {
-		return string(b)
-	}
-	return text
 }
 
 // readText renders a read as text: the lines as the file holds them (a
@@ -54,7 +40,9 @@ func readText(r *core.ReadResult, _ Palette) (string, string) {
 
 // lsText renders a listing as text, as ls -F does: one entry a
 // line (its path with a depth), / after a directory and @ after a link,
-// whose target follows ->. With long, mode, size and mtime come first, as
+// whose target follows ->. Names are printed as their bytes, as in every
+// text rendering: text is for pipes, and with U+FFFD in place of bytes a
+// name named a file that does not exist. With long, mode, size and mtime come first, as
 // in ls -l.
 func lsText(r *core.LsResult, p Palette) string {
 	var b strings.Builder
@@ -66,14 +54,14 @@ func lsText(r *core.LsResult, p Palette) string {
 		if e.Mode != "" {
 			fmt.Fprintf(&b, "%s %*d %s ", e.Mode, width, e.Size, e.Mtime)
 		}
-		name := rawName(e.Name, e.NameBase64)
+		name := fault.PathBytes(e.Name, e.NameBase64)
 		if e.Path != "" {
-			name = rawName(e.Path, e.PathBase64)
+			name = fault.PathBytes(e.Path, e.PathBase64)
 		}
 		b.WriteString(p.entryName(name, e.Type))
 		b.WriteString(typeSuffix(e.Type))
 		if e.Type == "symlink" {
-			b.WriteString(" -> " + rawName(e.Target, e.TargetBase64))
+			b.WriteString(" -> " + fault.PathBytes(e.Target, e.TargetBase64))
 		}
 		if e.Ignored {
 			b.WriteString("  (ignored)")
@@ -100,7 +88,7 @@ func typeSuffix(typ string) string {
 func findText(r *core.FindResult, p Palette) string {
 	var b strings.Builder
 	for _, e := range r.Results {
-		fmt.Fprintf(&b, "%s%s\n", p.entryName(rawName(e.Path, e.PathBase64), e.Type), typeSuffix(e.Type))
+		fmt.Fprintf(&b, "%s%s\n", p.entryName(fault.PathBytes(e.Path, e.PathBase64), e.Type), typeSuffix(e.Type))
 	}
 	return b.String()
 }
@@ -119,7 +107,7 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 	}
 	blocks := 0
 	for _, f := range r.Files {
-		name := rawName(f.Path, f.PathBase64)
+		name := fault.PathBytes(f.Path, f.PathBase64)
 		switch r.Mode {
 		case core.ModeFiles:
 			fmt.Fprintf(&b, "%s\n", paint(p.Path, name))

@@ -3,7 +3,6 @@ package subcommands
 import (
 	"context"
 	"encoding"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -782,15 +781,3 @@ func takesValue(flags []cli.Flag, a string) bool {
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" }
-
-// rawPath is a path's own bytes: its base64 twin when it is not UTF-8.
-func rawPath(text, b64 string) string {
-	if b64 == "" {
-		return text
-	}
-	raw, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return text
-	}
-	return string(raw)
-}

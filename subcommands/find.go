@@ -2,6 +2,7 @@ package subcommands
 
 import (
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/registry"
 )
 
@@ -15,7 +16,7 @@ func findCommand() subcommand {
 		paths: func(r *core.FindResult) []string {
 			out := make([]string, len(r.Results))
 			for i, e := range r.Results {
-				out[i] = rawPath(e.Path, e.PathBase64)
+				out[i] = fault.PathBytes(e.Path, e.PathBase64)
 			}
 			return out
 		},

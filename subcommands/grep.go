@@ -2,6 +2,7 @@ package subcommands
 
 import (
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/registry"
 )
 
@@ -14,7 +15,7 @@ func grepCommand() subcommand {
 		paths: func(r *core.GrepResult) []string {
 			out := make([]string, len(r.Files))
 			for i, f := range r.Files {
-				out[i] = rawPath(f.Path, f.PathBase64)
+				out[i] = fault.PathBytes(f.Path, f.PathBase64)
 			}
 			return out
 		},
