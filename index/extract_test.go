@@ -20,6 +20,8 @@ func TestExtractReadsUpToSize(t *testing.T) {
 		{"abcdef", 0, []string{"abc", "bcd", "cde", "def"}},
 		{"abcabc", 6, []string{"abc", "bca", "cab"}},
 		{"ab", 2, nil},
+		{strings.Repeat("x", readPiece) + "abcdef", readPiece + 4, []string{"xxx", "xxa", "xab", "abc", "bcd"}},
+		{strings.Repeat("x", wholeLimit) + "abcdef", wholeLimit + 4, []string{"xxx", "xxa", "xab", "abc", "bcd"}},
 	} {
 		x := newExtractor(make(chan []uint32, 1), nil)
 		r := x.extract(strings.NewReader(tc.content), tc.size)
@@ -27,18 +29,19 @@ func TestExtractReadsUpToSize(t *testing.T) {
 		for _, s := range tc.want {
 			want = append(want, tri(s))
 		}
+		slices.Sort(want)
 		got := slices.Sorted(slices.Values(r.trigrams))
 		if r.err != nil || !slices.Equal(got, want) {
-			t.Errorf("%q at size %d: %x, %v; want %x", tc.content, tc.size, got, r.err, want)
+			t.Errorf("%.20q at size %d: %x, %v; want %x", tc.content, tc.size, got, r.err, want)
 		}
 	}
 }
 
 // A file is text to the index when it is UTF-8 without NUL, as replace
 // takes it: known from its trigrams when all of it is ASCII, from its
-// bytes when it was read whole at once, and not known otherwise.
+// bytes when it was read whole (up to wholeLimit), and not known
+// otherwise.
 func TestExtractFlagsUTF8Text(t *testing.T) {
-	whole := len(newExtractor(nil, nil).buf)
 	for _, tc := range []struct {
 		name, content string
 		text          bool
@@ -58,9 +61,12 @@ func TestExtractFlagsUTF8Text(t *testing.T) {
 		{"a byte-order mark", "\ufeffabc", true},
 		{"a rune cut short at the end", "caf\xc3", false},
 		{"every ASCII byte but NUL", asciiBytes(), true},
-		{"ASCII past one read", strings.Repeat("a", whole+10), true},
-		{"UTF-8 of one read exactly", strings.Repeat("a", whole-2) + "é", true},
-		{"UTF-8 past one read: not known", strings.Repeat("a", whole) + "é", false},
+		{"ASCII past one read", strings.Repeat("a", readPiece+10), true},
+		{"UTF-8 of one read exactly", strings.Repeat("a", readPiece-2) + "é", true},
+		{"UTF-8 past one read, read whole", strings.Repeat("a", readPiece) + "é", true},
+		{"Latin-1 past one read, read whole", strings.Repeat("a", readPiece) + "\xe9", false},
+		{"UTF-8 at the whole limit: not known", strings.Repeat("a", wholeLimit-2) + "é", false},
+		{"ASCII past the whole limit", strings.Repeat("a", wholeLimit+10), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newExtractor(make(chan []uint32, 1), nil)

@@ -464,6 +464,24 @@ func (f *fixture) replace(req core.ReplaceRequest) string {
 	return string(b)
 }
 
+// A file past one read is read whole up to wholeLimit, so that its copies
+// are indexed once too; a larger one is read in pieces, and each copy is
+// scanned.
+func TestLargeCopiesAreIndexedOnce(t *testing.T) {
+	for _, tc := range []struct{ size, copies int }{{readPiece + 1, 1}, {wholeLimit - 1, 1}, {wholeLimit + 1, 0}} {
+		f := newFixture(t)
+		body := strings.Repeat("a needle in a large copy\n", tc.size/25+1)[:tc.size]
+		f.put("a/big.txt", body)
+		f.put("b/big.txt", body)
+		if st := f.build(); st.Copies != tc.copies || st.Read != 2 {
+			t.Fatalf("two copies of %d bytes: %+v, want %d copies of 2 files read", tc.size, st, tc.copies)
+		}
+		if got := f.grepFiles("large copy"); !slices.Equal(got, []string{"a/big.txt", "b/big.txt"}) {
+			t.Fatalf("two copies of %d bytes: found %q", tc.size, got)
+		}
+	}
+}
+
 // Files of one content are indexed once, and found as a scan finds them
 // whichever of them changes, before and after the next build (which
 // reuses the others' trigrams).
