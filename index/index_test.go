@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -462,6 +463,39 @@ func (f *fixture) replace(req core.ReplaceRequest) string {
 	}
 	b, _ := json.Marshal(res)
 	return string(b)
+}
+
+// The index watches the rules files of the tree that are not indexed
+// files (an ignore file that ignores itself, a .git directory and its
+// info), stat'ed relative to their directories, and nothing for a
+// directory without one.
+func TestWatchedRulesFiles(t *testing.T) {
+	f := newFixture(t)
+	f.put("a/b/c/.ignore", ".ignore\n")
+	f.put("a/b/c/x.txt", "x\n")
+	f.put("repo/.git/info/exclude", "x\n")
+	f.put("repo/.gitignore", "y\n")
+	f.put("plain/d/e.txt", "e\n")
+	f.build()
+	loc := f.location()
+	ix, err := open(loc.file, loc.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	got := map[string]string{}
+	for _, r := range ix.watched {
+		got[strings.TrimPrefix(r.path, f.dir+"/")] = r.version
+	}
+	want := []string{"a/b/c/.ignore", "repo/.git", "repo/.git/info", "repo/.git/info/exclude"}
+	if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
+		t.Fatalf("watched %q, want %q", keys, want)
+	}
+	for name, v := range got {
+		if v == "" || v == unprovenVersion {
+			t.Errorf("%s watched at version %q", name, v)
+		}
+	}
 }
 
 // A file past one read is read whole up to wholeLimit, so that its copies

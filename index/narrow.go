@@ -418,6 +418,12 @@ func (ix *Index) rulesAppeared(d string, byRel map[string]int, recorded map[stri
 	return false
 }
 
+// inDir reports whether rel is the directory dir or below it ("" is the
+// tree's root).
+func inDir(rel, dir string) bool {
+	return dir == "" || rel == dir || strings.HasPrefix(rel, dir+"/")
+}
+
 // parent is the directory of rel, "" for the root.
 func parent(rel string) string {
 	i := strings.LastIndexByte(rel, '/')

@@ -186,7 +186,7 @@ func (r watchReply) toCheck(ix *Index) []bool {
 			continue
 		}
 		for _, t := range r.Trees {
-			if t == "" || d.path == t || strings.HasPrefix(d.path, t+"/") {
+			if inDir(d.path, t) {
 				check[i] = true
 				break
 			}
