@@ -300,26 +300,28 @@ type builder struct {
 // not read as it is now is recorded unproven. The directories the walk
 // left out by what they are (leftOut) are watched too.
 func (b *builder) watch(root string, roots []string) []record {
-	indexed := make(map[string]bool, len(b.files))
+	// The rules files that are indexed files, by directory and name.
+	indexed := map[[2]string]bool{}
 	for _, f := range b.files {
-		indexed[f.rel] = true
+		if isIgnoreFile(f.rel) {
+			indexed[[2]string{parent(f.rel), filepath.Base(f.rel)}] = true
+		}
 	}
 	var out []record
 	// add records the one at dir/name, when absent too if absentToo, and
 	// reports whether it is there: stat'ed relative to dirfd, dir open,
 	// or by its path when dirfd is -1.
 	add := func(dirfd int, dir, name string, absentToo bool) bool {
-		abs := filepath.Join(dir, name)
 		var st unix.Stat_t
 		var err error
 		if dirfd >= 0 {
 			err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		} else {
-			err = unix.Lstat(abs, &st)
+			err = unix.Lstat(filepath.Join(dir, name), &st)
 		}
 		if err != nil {
 			if absentToo {
-				out = append(out, record{path: abs})
+				out = append(out, record{path: filepath.Join(dir, name)})
 			}
 			return false
 		}
@@ -327,7 +329,7 @@ func (b *builder) watch(root string, roots []string) []record {
 		if name != gitInfoDir && !b.rulesRead[localfs.InfoOfStat(name, &st).Version] {
 			v = unprovenVersion
 		}
-		out = append(out, record{path: abs, version: v})
+		out = append(out, record{path: filepath.Join(dir, name), version: v})
 		return true
 	}
 	open := &dirOpener{root: root}
@@ -335,11 +337,12 @@ func (b *builder) watch(root string, roots []string) []record {
 	for _, d := range b.dirs {
 		hasGit := false
 		fd := open.at(d.path)
+		abs := filepath.Join(root, d.path)
 		for _, name := range rulesFiles {
-			if !indexed[filepath.Join(d.path, name)] {
+			if !indexed[[2]string{d.path, name}] {
 				// .git/info made with its exclude changes .git alone,
 				// which is recorded by identity only (rulesVersion).
-				there := add(fd, filepath.Join(root, d.path), name, name == gitInfoDir && hasGit)
+				there := add(fd, abs, name, name == gitInfoDir && hasGit)
 				hasGit = hasGit || (name == ".git" && there)
 			}
 		}

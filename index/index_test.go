@@ -475,6 +475,7 @@ func TestWatchedRulesFiles(t *testing.T) {
 	f.put("a/b/c/x.txt", "x\n")
 	f.put("repo/.git/info/exclude", "x\n")
 	f.put("repo/.gitignore", "y\n")
+	f.put(".gitignore", "z\n")
 	f.put("plain/d/e.txt", "e\n")
 	f.build()
 	loc := f.location()
