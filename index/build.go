@@ -379,9 +379,10 @@ type dirOpener struct {
 	fds  []int
 }
 
-// at opens the directory rel, or returns -1 when it cannot (a directory
-// that may not be read, one replaced by a link since the walk): its
-// names are then stat'ed by path, following what the path reaches.
+// at opens the directory rel (dirFlags), or returns -1 when it cannot (a
+// directory replaced by a link since the walk, or, without O_PATH, one
+// that may not be read): its names are then stat'ed by path, following
+// what the path reaches.
 func (o *dirOpener) at(rel string) int {
 	for len(o.open) > 0 && !inDir(rel, o.open[len(o.open)-1]) {
 		o.pop()
@@ -389,9 +390,9 @@ func (o *dirOpener) at(rel string) int {
 	var fd int
 	var err error
 	if len(o.open) > 0 && parent(rel) == o.open[len(o.open)-1] {
-		fd, err = unix.Openat(o.fds[len(o.fds)-1], filepath.Base(rel), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(o.fds[len(o.fds)-1], filepath.Base(rel), dirFlags, 0)
 	} else {
-		fd, err = unix.Open(filepath.Join(o.root, rel), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(filepath.Join(o.root, rel), dirFlags, 0)
 	}
 	if err != nil {
 		return -1
