@@ -195,24 +195,42 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	if ix.rulesChanged() {
 		return nil, nil
 	}
-	// An indexed ignore file changed or gone changes the rules, and one
-	// racy may have changed during the build: walk.
+	dirOf := make(map[string]int32, len(ix.dirs))
+	for i, d := range ix.dirs {
+		dirOf[d.path] = int32(i)
+	}
+	// One pass over the files: the directory of each (-1 when the index
+	// holds none), asked of the map once per run of files of one
+	// directory, as the walk lists them; and the indexed ignore files:
+	// one changed or gone changes the rules, and one racy may have
+	// changed during the build, so the search walks.
+	fileDir := make([]int32, len(ix.files))
+	filesOf := make([][]int32, len(ix.dirs))
+	lastDir, last := "", int32(-1)
+	if d, ok := dirOf[""]; ok {
+		last = d
+	}
 	for i := range ix.files {
-		if isIgnoreFile(ix.files[i].rel) {
-			fi, err := localfs.LstatAbs(ix.root + "/" + ix.files[i].rel)
-			if err != nil || fi.Type != backend.TypeFile || !same(&ix.files[i], fi) || ix.files[i].flags&flagRacy != 0 {
+		fe := &ix.files[i]
+		dir, base := "", fe.rel
+		if slash := strings.LastIndexByte(fe.rel, '/'); slash >= 0 {
+			dir, base = fe.rel[:slash], fe.rel[slash+1:]
+		}
+		if isIgnoreName(base) {
+			fi, err := localfs.LstatAbs(ix.root + "/" + fe.rel)
+			if err != nil || fi.Type != backend.TypeFile || !same(fe, fi) || fe.flags&flagRacy != 0 {
 				return nil, nil
 			}
 		}
-	}
-	dirOf := make(map[string]int, len(ix.dirs))
-	for i, d := range ix.dirs {
-		dirOf[d.path] = i
-	}
-	filesOf := make([][]int32, len(ix.dirs))
-	for i := range ix.files {
-		if d, ok := dirOf[parent(ix.files[i].rel)]; ok {
-			filesOf[d] = append(filesOf[d], int32(i))
+		if dir != lastDir {
+			lastDir, last = dir, -1
+			if d, ok := dirOf[dir]; ok {
+				last = d
+			}
+		}
+		fileDir[i] = last
+		if last >= 0 {
+			filesOf[last] = append(filesOf[last], int32(i))
 		}
 	}
 	// Each directory is opened (not followed) and its identity compared;
@@ -290,7 +308,8 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	out := make([]core.IndexedFile, 0, len(ix.files))
 	for i := range ix.files {
 		fe := &ix.files[i]
-		if changed[parent(fe.rel)] || underAny(fe.rel, gone) {
+		d := fileDir[i]
+		if d >= 0 && dirState[d] == dirChanged || len(gone) > 0 && underAny(fe.rel, gone) {
 			continue // listed again below, or gone
 		}
 		if fileState[i] == fileGone {
@@ -298,7 +317,11 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 		}
 		file := core.IndexedFile{Rel: fe.rel, Verdict: judge(fe, fileState[i] == fileSame, cand.has(uint32(i)))}
 		if !file.Skip && f.Direct {
-			file.Open = ix.opener(fe.rel, ix.dirs[dirOf[parent(fe.rel)]].version)
+			version := ""
+			if d >= 0 {
+				version = ix.dirs[d].version
+			}
+			file.Open = ix.opener(fe.rel, version)
 		}
 		out = append(out, file)
 	}
@@ -474,8 +497,12 @@ func sameNow(f *fileEntry, e backend.WalkEntry) bool {
 // isIgnoreFile reports whether the file at rel holds rules a walk reads.
 // (.git/info/exclude, the one of localfs.IgnoreFiles below a directory,
 // is never indexed: the walk skips .git.)
-func isIgnoreFile(rel string) bool {
-	return slices.Contains(localfs.IgnoreFiles, path.Base(rel))
+func isIgnoreFile(rel string) bool { return isIgnoreName(path.Base(rel)) }
+
+// isIgnoreName reports whether a file named base holds rules a walk
+// reads: each is a dot file, and most names are not.
+func isIgnoreName(base string) bool {
+	return strings.HasPrefix(base, ".") && slices.Contains(localfs.IgnoreFiles, base)
 }
 
 // underAny reports whether rel lies below one of the directories (each
