@@ -205,7 +205,6 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	// one changed or gone changes the rules, and one racy may have
 	// changed during the build, so the search walks.
 	fileDir := make([]int32, len(ix.files))
-	filesOf := make([][]int32, len(ix.dirs))
 	lastDir, last := "", int32(-1)
 	if d, ok := dirOf[""]; ok {
 		last = d
@@ -229,10 +228,8 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			}
 		}
 		fileDir[i] = last
-		if last >= 0 {
-			filesOf[last] = append(filesOf[last], int32(i))
-		}
 	}
+	filesOf := groupByDir(fileDir, len(ix.dirs))
 	// Each directory is opened (not followed) and its identity compared;
 	// the files of an unchanged one are stat'ed relative to it, a short
 	// lookup, and are in that very directory. A watcher's answer spares
@@ -246,7 +243,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	fileState := make([]uint8, len(ix.files))
 	parallel(len(ix.dirs), func(i int) {
 		if check != nil && !check[i] {
-			for _, j := range filesOf[i] {
+			for _, j := range filesOf.of(i) {
 				fileState[j] = fileSame
 			}
 			return
@@ -266,7 +263,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			dirState[i] = dirChanged
 			return
 		}
-		for _, j := range filesOf[i] {
+		for _, j := range filesOf.of(i) {
 			fe := &ix.files[j]
 			err := unix.Fstatat(fd, path.Base(fe.rel), &st, unix.AT_SYMLINK_NOFOLLOW)
 			switch {
@@ -338,6 +335,35 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	slices.SortFunc(extra, func(a, b core.IndexedFile) int { return core.WalkOrder(a.Rel, b.Rel) })
 	return &core.Narrowing{Files: mergeWalkOrder(out, extra), Unreadable: unreadable}, nil
 }
+
+// dirFiles are the files of each directory, in one slice: those of
+// directory d are files[start[d]:start[d+1]].
+type dirFiles struct{ start, files []int32 }
+
+// groupByDir groups files by their directories, fileDir[i] being file i's
+// (-1: none), in file order.
+func groupByDir(fileDir []int32, dirs int) dirFiles {
+	g := dirFiles{start: make([]int32, dirs+1), files: make([]int32, 0, len(fileDir))}
+	for _, d := range fileDir {
+		if d >= 0 {
+			g.start[d+1]++
+		}
+	}
+	for d := range dirs {
+		g.start[d+1] += g.start[d]
+	}
+	g.files = g.files[:g.start[dirs]]
+	next := slices.Clone(g.start[:dirs])
+	for i, d := range fileDir {
+		if d >= 0 {
+			g.files[next[d]] = int32(i)
+			next[d]++
+		}
+	}
+	return g
+}
+
+func (g dirFiles) of(d int) []int32 { return g.files[g.start[d]:g.start[d+1]] }
 
 // relist lists the changed directories again through the backend's walk,
 // ignore files and all, going into the directories the index does not
