@@ -128,6 +128,17 @@ func (f *fixture) location() location {
 	return loc
 }
 
+// openIndex opens the index of f's tree now in place.
+func (f *fixture) openIndex() *Index {
+	f.t.Helper()
+	loc := f.location()
+	ix, err := open(loc.file, loc.root)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ix
+}
+
 // text is a few random lines of words.
 func (f *fixture) text() string {
 	var b strings.Builder
@@ -478,11 +489,7 @@ func TestWatchedRulesFiles(t *testing.T) {
 	f.put(".gitignore", "z\n")
 	f.put("plain/d/e.txt", "e\n")
 	f.build()
-	loc := f.location()
-	ix, err := open(loc.file, loc.root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := f.openIndex()
 	defer ix.Close()
 	got := map[string]string{}
 	for _, r := range ix.watched {
@@ -786,11 +793,7 @@ func TestConcurrentBuildersLock(t *testing.T) {
 // files holds its lists depends on which was read first.
 func TestRunsMergeAsOne(t *testing.T) {
 	lists := func(f *fixture) map[uint32]bitset {
-		loc := f.location()
-		ix, err := open(loc.file, loc.root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ix := f.openIndex()
 		defer ix.Close()
 		out := map[uint32]bitset{}
 		for i := range len(ix.table) / entrySize {
@@ -893,10 +896,7 @@ func TestRecentRootIsAlwaysListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	loc := f.location()
-	ix, err := open(loc.file, loc.root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := f.openIndex()
 	defer ix.Close()
 	if ix.dirs[0].path != "" || ix.dirs[0].version != "" {
 		t.Fatalf("the root, changed just now, is recorded as %+v", ix.dirs[0])

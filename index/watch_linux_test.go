@@ -43,17 +43,6 @@ func (f *fixture) watch(quiet time.Duration) {
 	})
 }
 
-// openIndex opens the index of f's tree now in place.
-func (f *fixture) openIndex() *Index {
-	f.t.Helper()
-	loc := f.location()
-	ix, err := open(loc.file, loc.root)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return ix
-}
-
 // answer is the watcher's answer about the index now in place.
 func (f *fixture) answer() (watchReply, bool) {
 	f.t.Helper()
