@@ -151,7 +151,12 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 	}
 	b.post = newRuns(loc.runs)
 	defer b.post.release()
-	if err := b.walk(ctx, w, path); err != nil {
+	// The ignore files to watch are looked up (a few stats per directory)
+	// once the walk has listed the tree, while the last files are read,
+	// and the old index is checked or the posting lists are written.
+	watched := make(chan []record, 1)
+	listed := func() { go func() { watched <- b.watch(loc.root, opts.Roots) }() }
+	if err := b.walk(ctx, w, path, listed); err != nil {
 		return nil, err
 	}
 	if err := sameTree(w, path, loc.root); err != nil {
@@ -164,10 +169,6 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 			b.dirs[i].version = ""
 		}
 	}
-	// The ignore files to watch are looked up (a few stats per directory)
-	// while the old index is checked or the posting lists are written.
-	watched := make(chan []record, 1)
-	go func() { watched <- b.watch(loc.root, opts.Roots) }()
 	if b.unchanged(old, opts.Config) {
 		// Every file, directory and ignore file as the old index holds
 		// it: that index stands, once all of it checks.
@@ -289,6 +290,9 @@ type builder struct {
 	// their versions: watched, so that a search walks once one is another
 	// directory (the mount taken off), which its listed parent does not say.
 	leftOut []record
+	// listedRules are the ignore files the walk listed, each a file of
+	// the index (by path below the tree); set by list, read by watch.
+	listedRules []string
 }
 
 // watch lists the ignore files (and .git directories, whose info/exclude
@@ -302,10 +306,8 @@ type builder struct {
 func (b *builder) watch(root string, roots []string) []record {
 	// The rules files that are indexed files, by directory and name.
 	indexed := map[[2]string]bool{}
-	for _, f := range b.files {
-		if isIgnoreFile(f.rel) {
-			indexed[[2]string{parent(f.rel), filepath.Base(f.rel)}] = true
-		}
+	for _, rel := range b.listedRules {
+		indexed[[2]string{parent(rel), filepath.Base(rel)}] = true
 	}
 	var out []record
 	// add records the one at dir/name, when absent too if absentToo, and
@@ -334,12 +336,14 @@ func (b *builder) watch(root string, roots []string) []record {
 	}
 	open := &dirOpener{root: root}
 	defer open.close()
-	for _, d := range b.dirs {
+	for i := range b.dirs {
+		// Only the path: the build may blank a version meanwhile.
+		dir := b.dirs[i].path
 		hasGit := false
-		fd := open.at(d.path)
-		abs := filepath.Join(root, d.path)
+		fd := open.at(dir)
+		abs := filepath.Join(root, dir)
 		for _, name := range rulesFiles {
-			if !indexed[[2]string{d.path, name}] {
+			if !indexed[[2]string{dir, name}] {
 				// .git/info made with its exclude changes .git alone,
 				// which is recorded by identity only (rulesVersion).
 				there := add(fd, abs, name, name == gitInfoDir && hasGit)
@@ -516,7 +520,9 @@ func (x *extractor) read(open func() (io.ReadCloser, error), statOpened bool, si
 // buildBatch is the number of files in a batch.
 const buildBatch = 16
 
-func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error {
+// walk reads the tree; listed is called once it is listed whole (every
+// directory and file recorded by list), if it is.
+func (b *builder) walk(ctx context.Context, w backend.Walker, path string, listed func()) error {
 	if b.old != nil {
 		b.oldByRel = make(map[string]int, len(b.old.files))
 		for i, f := range b.old.files {
@@ -535,7 +541,11 @@ func (b *builder) walk(ctx context.Context, w backend.Walker, path string) error
 		}
 	}
 	order, wait := ordered.Start(ctx, max(1, runtime.GOMAXPROCS(0)), buildBatch, reader, nil, func(add func(buildItem) error) error {
-		return b.list(ctx, w, path, add)
+		if err := b.list(ctx, w, path, add); err != nil {
+			return err
+		}
+		listed()
+		return nil
 	})
 	consumeErr := b.consume(ctx, order)
 	if consumeErr != nil {
@@ -583,6 +593,9 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, add f
 		}
 		if e.Type != backend.TypeFile {
 			return nil
+		}
+		if isIgnoreFile(e.Rel) {
+			b.listedRules = append(b.listedRules, e.Rel)
 		}
 		if _, byFD := w.(*localfs.FS); byFD && b.old == nil {
 			// Nothing to reuse, so no stat before the read: localfs's
