@@ -764,72 +764,22 @@ func (b *builder) write(loc location, watched <-chan []record, config string) er
 	if _, err := bw.Write(make([]byte, headerSize)); err != nil {
 		return err
 	}
-	var (
-		table  = make([]byte, 0, len(trigrams)*entrySize)
-		off    uint64
-		ids    []uint32
-		enc    []byte
-		pieces []piece
-	)
-	cur := newCursor(b.post.sorted)
-	// In an update that changed files in place, every file of the old
-	// index that stays keeps its number: an old list that names none of
-	// those read again (dropped) stands as it was written.
-	sameIDs, dropped := b.sameIDs()
-	for _, t := range trigrams {
-		pieces = cur.pieces(t, pieces[:0])
-		ids = ids[:0]
-		// kept: the old list stands as it was written, and checked: it
-		// names no file read again, every file keeps its number, and
-		// the files read add none.
-		kept := false
-		var old []byte
-		var oldCRC uint32
-		if b.old != nil {
-			list, crc, err := b.old.list(t)
-			if err == nil && sameIDs && len(pieces) == 0 && len(list) > 0 {
-				kept, err = namesNone(list, len(b.old.files), dropped)
-			}
-			if err == nil && !kept {
-				err = decodePostings(list, len(b.old.files), func(oid uint32) {
-					if id := b.repOfOld[oid]; id >= 0 {
-						ids = append(ids, uint32(id))
-					}
-				})
-			}
-			if err != nil {
-				return err
-			}
-			old, oldCRC = list, crc
-		}
-		// list is what is written: the old list itself (mapped read-only,
-		// never a buffer to append to), or enc.
-		var list []byte
-		var crc uint32
-		switch {
-		case kept:
-			list, crc = old, oldCRC
-		case len(ids) == 0 && len(pieces) == 0:
-			continue
-		case len(ids) == 0:
-			// The files read alone: their runs joined, mostly copied.
-			enc = appendPieces(enc[:0], pieces)
-			list, crc = enc, checksum(enc)
-		default:
-			ids = appendIDs(ids, pieces)
-			slices.Sort(ids)
-			enc = appendPostings(enc[:0], ids)
-			list, crc = enc, checksum(enc)
-		}
-		if _, err := bw.Write(list); err != nil {
+	table := make([]byte, 0, len(trigrams)*entrySize)
+	var off uint64
+	err = b.merge(trigrams, func(l mergedList) error {
+		if _, err := bw.Write(l.list); err != nil {
 			return err
 		}
-		n := len(list)
+		n := len(l.list)
 		if off+uint64(n) >= 1<<32 {
 			return errors.New("the posting lists exceed 4 GiB")
 		}
-		table = appendEntry(table, tableEntry{trigram: t, off: uint32(off), len: uint32(n), crc: crc})
+		table = appendEntry(table, tableEntry{trigram: l.trigram, off: uint32(off), len: uint32(n), crc: l.crc})
 		off += uint64(n)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	h := header{built: time.Now().UnixNano(), trigrams: uint64(len(table) / entrySize),
 		postOff: headerSize, postLen: off, tableOff: headerSize + off}

@@ -787,10 +787,11 @@ func TestConcurrentBuildersLock(t *testing.T) {
 	f.build()
 }
 
-// Posting lists built in many runs, merged at the end, are those built in
-// one; and an index built so answers as a scan. Compared as the files
-// each trigram makes candidates, copies and all: which of a content's
-// files holds its lists depends on which was read first.
+// Posting lists built in many runs, merged at the end in many segments,
+// are those built in one; and an index built so answers as a scan.
+// Compared as the files each trigram makes candidates, copies and all:
+// which of a content's files holds its lists depends on which was read
+// first.
 func TestRunsMergeAsOne(t *testing.T) {
 	lists := func(f *fixture) map[uint32]bitset {
 		ix := f.openIndex()
@@ -810,8 +811,8 @@ func TestRunsMergeAsOne(t *testing.T) {
 	f.seed()
 	f.build()
 	one := lists(f)
-	defer func(n int) { runPairs = n }(runPairs)
-	runPairs = 7
+	defer func(n, m int) { runPairs, segmentTrigrams = n, m }(runPairs, segmentTrigrams)
+	runPairs, segmentTrigrams = 7, 5
 	if _, err := Drop(context.Background(), f.dir, []string{f.dir}, time.Second); err != nil {
 		t.Fatal(err)
 	}
