@@ -21,11 +21,26 @@ const listFloor = 4 << 10
 const readPiece = 256 << 10
 
 // wholeLimit bounds the files read whole, so named by their content (a
-// copy of one is not scanned): an extractor's buffer grows to its largest
-// such file. Go's source tree holds 72 files above readPiece, 29 MB of
-// text, the largest 3 MB; streamed, each copy of them was scanned again,
-// and the build of 4 copies of the tree took a third longer.
+// copy of one is not scanned). Go's source tree holds 72 files above
+// readPiece, 29 MB of text, the largest 3 MB; streamed, each copy of them
+// was scanned again, and the build of 4 copies of the tree took a third
+// longer.
 const wholeLimit = 4 << 20
+
+// wholeBuffers are the buffers a build reads files of more than one piece
+// whole into, shared by its extractors: four, each grown to the largest
+// file it held, whatever the number of workers, so that whole reads add
+// at most 16 MiB to a build. A file that finds none free is read in
+// pieces, and its copies are scanned again.
+type wholeBuffers chan []byte
+
+func newWholeBuffers() wholeBuffers {
+	w := make(wholeBuffers, 4)
+	for range cap(w) {
+		w <- nil
+	}
+	return w
+}
 
 // extractor finds the distinct trigrams of a file, with a bitmap of all
 // 2^24 trigrams (2 MiB) it reuses from file to file. The list of a file
@@ -37,10 +52,19 @@ type extractor struct {
 	list   []uint32
 	lists  chan []uint32
 	claims *claims
+	whole  wholeBuffers
 }
 
+// newExtractor makes an extractor that claims contents in c, and shares
+// its whole buffers; without c, it has buffers of its own.
 func newExtractor(lists chan []uint32, c *claims) *extractor {
-	return &extractor{seen: new([1 << 24 / 64]uint64), buf: make([]byte, readPiece), lists: lists, claims: c}
+	x := &extractor{seen: new([1 << 24 / 64]uint64), buf: make([]byte, readPiece), lists: lists, claims: c}
+	if c != nil {
+		x.whole = c.whole
+	} else {
+		x.whole = newWholeBuffers()
+	}
+	return x
 }
 
 // contentKey names a file's content: its length, a 64-bit hash under a
@@ -62,9 +86,13 @@ type claims struct {
 	seed  maphash.Seed
 	mu    sync.Mutex
 	taken map[contentKey]bool
+	// whole are the build's buffers for files read whole.
+	whole wholeBuffers
 }
 
-func newClaims() *claims { return &claims{seed: maphash.MakeSeed(), taken: map[contentKey]bool{}} }
+func newClaims() *claims {
+	return &claims{seed: maphash.MakeSeed(), taken: map[contentKey]bool{}, whole: newWholeBuffers()}
+}
 
 // claim names content and reports whether it is new to the build, which
 // then takes it.
@@ -102,21 +130,28 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 	if bytes.IndexByte(sample[:min(len(sample), binarySample)], 0) >= 0 {
 		return readResult{flags: flagBinary}
 	}
+	buf := x.buf
 	if err == nil && int64(n) < size && size < wholeLimit {
-		// The rest of a text file that fits whole, and a byte more, so
-		// that the read ends at its end (or its size) as the first did.
-		if len(x.buf) <= int(size) {
-			buf := make([]byte, size+1)
+		select {
+		case big := <-x.whole:
+			// The rest of a text file that fits whole, and a byte more,
+			// so that the read ends at its end (or its size) as the
+			// first did.
+			if len(big) <= int(size) {
+				big = make([]byte, size+1)
+			}
+			defer func() { x.whole <- big }()
+			buf = big
 			copy(buf, head)
-			x.buf = buf
+			var m int
+			m, err = io.ReadFull(r, buf[n:size+1])
+			if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+				return readResult{err: err}
+			}
+			n += m
+			head = buf[:n]
+		default:
 		}
-		var m int
-		m, err = io.ReadFull(r, x.buf[n:size+1])
-		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			return readResult{err: err}
-		}
-		n += m
-		head = x.buf[:n]
 	}
 	// head is all of the file, as stat'ed, when it fits in buf: to its
 	// end, or to its size, exactly buf's.
@@ -145,7 +180,7 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 	var t uint32
 	have := 0 // bytes of t that are the file's, up to 3
 	for {
-		chunk := x.buf[:n]
+		chunk := buf[:n]
 		i := 0
 		for ; have < 2 && i < len(chunk); i++ {
 			t = t<<8 | uint32(chunk[i])
@@ -166,7 +201,7 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 		if err != nil {
 			break // the last read reached the end
 		}
-		n, err = io.ReadFull(r, x.buf[:readPiece])
+		n, err = io.ReadFull(r, buf[:readPiece])
 		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 			x.clear()
 			return readResult{err: err}

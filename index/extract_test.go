@@ -85,3 +85,27 @@ func asciiBytes() string {
 	}
 	return string(b)
 }
+
+// A build reads files of more than one piece whole into one of four
+// shared buffers: with none free, a file is read in pieces, found all the
+// same but not named by its content, so its copies are scanned again.
+func TestWholeReadsShareFourBuffers(t *testing.T) {
+	c := newClaims()
+	x := newExtractor(make(chan []uint32, 1), c)
+	content := strings.Repeat("a needle ", readPiece/9+1)
+	var held [][]byte
+	for range cap(c.whole) {
+		held = append(held, <-c.whole)
+	}
+	r := x.extract(strings.NewReader(content), int64(len(content)))
+	if r.claimed || r.repeated || len(r.trigrams) == 0 {
+		t.Fatalf("with every buffer held: claimed %v, repeated %v, %d trigrams", r.claimed, r.repeated, len(r.trigrams))
+	}
+	c.whole <- held[0]
+	if r := x.extract(strings.NewReader(content), int64(len(content))); !r.claimed {
+		t.Fatal("with a buffer free, the file was not read whole")
+	}
+	if got := len(c.whole); got != 1 {
+		t.Fatalf("%d buffers free after the whole read, want the one given back", got)
+	}
+}
