@@ -2,6 +2,8 @@ package index
 
 import (
 	"encoding/binary"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -58,4 +60,32 @@ func TestMetaReaderCopies(t *testing.T) {
 			t.Errorf("%s: read %v, error %v", tc.name, cs, r.err)
 		}
 	}
+}
+
+// A meta section encodes and decodes to itself; any other bytes decode to
+// an error or to a meta that encodes and decodes to itself, never a panic.
+func FuzzDecodeMeta(f *testing.F) {
+	m := &meta{root: "/r", config: "c", racy: -5,
+		copies: []copyOf{{file: 2, of: 0}},
+		dirs:   []record{{path: "", version: "v0"}, {path: "d", version: ""}},
+		watched: []record{{path: "/r/.git", version: "g"}}, blocks: []uint32{1, 0xdeadbeef}}
+	for i := range 100 {
+		m.files = append(m.files, fileEntry{rel: fmt.Sprintf("d/f%d", i), size: int64(i), modTime: -int64(i) << 20, version: "v", flags: uint8(i)})
+	}
+	enc := m.encode()
+	got, err := decodeMeta(enc)
+	if err != nil || !reflect.DeepEqual(got, m) {
+		f.Fatalf("a meta of %d files decodes to %d files, %v", len(m.files), len(got.files), err)
+	}
+	small := &meta{root: "/r", files: m.files[:2]}
+	f.Add(small.encode())
+	f.Add((&meta{}).encode())
+	f.Add(enc[:len(enc)/2])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if m, err := decodeMeta(b); err == nil {
+			if again, err := decodeMeta(m.encode()); err != nil || !reflect.DeepEqual(again, m) {
+				t.Fatalf("decoded %+v, which re-encoded decodes to %+v, %v", m, again, err)
+			}
+		}
+	})
 }
