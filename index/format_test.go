@@ -66,8 +66,8 @@ func TestMetaReaderCopies(t *testing.T) {
 // an error or to a meta that encodes and decodes to itself, never a panic.
 func FuzzDecodeMeta(f *testing.F) {
 	m := &meta{root: "/r", config: "c", racy: -5,
-		copies: []copyOf{{file: 2, of: 0}},
-		dirs:   []record{{path: "", version: "v0"}, {path: "d", version: ""}},
+		copies:  []copyOf{{file: 2, of: 0}},
+		dirs:    []record{{path: "", version: "v0"}, {path: "d", version: ""}},
 		watched: []record{{path: "/r/.git", version: "g"}}, blocks: []uint32{1, 0xdeadbeef}}
 	for i := range 100 {
 		m.files = append(m.files, fileEntry{rel: fmt.Sprintf("d/f%d", i), size: int64(i), modTime: -int64(i) << 20, version: "v", flags: uint8(i)})
