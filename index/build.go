@@ -334,13 +334,13 @@ func (b *builder) watch(root string, roots []string) []record {
 		out = append(out, record{path: filepath.Join(dir, name), version: v})
 		return true
 	}
-	open := &dirOpener{root: root}
-	defer open.close()
+	opened := &dirOpener{root: root}
+	defer opened.close()
 	for i := range b.dirs {
 		// Only the path: the build may blank a version meanwhile.
 		dir := b.dirs[i].path
 		hasGit := false
-		fd := open.at(dir)
+		fd := opened.at(dir)
 		abs := filepath.Join(root, dir)
 		for _, name := range rulesFiles {
 			if !indexed[[2]string{dir, name}] {
