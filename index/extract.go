@@ -153,8 +153,8 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 		default:
 		}
 	}
-	// head is all of the file, as stat'ed, when it fits in buf: to its
-	// end, or to its size, exactly buf's.
+	// head is all of the file, as stat'ed, when the reads reached its end
+	// or its size: one piece, or the whole read.
 	whole := err != nil || int64(n) == size
 	var res readResult
 	if whole && n >= 3 && x.claims != nil {
