@@ -53,6 +53,13 @@ type WalkOptions struct {
 	// must not pass for the file the walk read. A backend may leave it
 	// uncalled; the index then proves no rules.
 	RulesRead func(version string)
+	// RulesListed, when set, is called once for each directory the walk
+	// lists, with its path relative to the start ("" for the start) and
+	// the names of its entries that may hold rules (an ignore file, .git),
+	// whatever they are, none too. A content index stats those alone: a
+	// name made after the listing changes its directory, which a search
+	// lists again. A directory it is not called for may hold any.
+	RulesListed func(dir string, names []string)
 	// Unreadable, when set, is called with the display path (and the path
 	// relative to the start) of each directory the walk may not enter or
 	// list (EACCES, EPERM), which it skips as ripgrep does, and of each

@@ -140,7 +140,8 @@ func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts Bui
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
 	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256),
-		claims: newClaims(), claimant: map[contentKey]uint32{}, rulesRead: map[string]bool{}, unreadable: map[string]bool{}}
+		claims: newClaims(), claimant: map[contentKey]uint32{}, rulesRead: map[string]bool{}, unreadable: map[string]bool{},
+		rulesIn: map[string][]string{}}
 	rootInfo, err := localfs.LstatAbs(loc.root)
 	if err != nil {
 		return nil, err
@@ -291,8 +292,11 @@ type builder struct {
 	// directory (the mount taken off), which its listed parent does not say.
 	leftOut []record
 	// listedRules are the ignore files the walk listed, each a file of
-	// the index (by path below the tree); set by list, read by watch.
+	// the index (by path below the tree); rulesIn are, by directory the
+	// walk listed, the names there that may hold rules. Set by list, read
+	// by watch.
 	listedRules []string
+	rulesIn     map[string][]string
 }
 
 // watch lists the ignore files (and .git directories, whose info/exclude
@@ -300,9 +304,11 @@ type builder struct {
 // directory of the tree, and in those between the backend's root and the
 // tree. An absent one is watched too outside the tree, and inside a .git
 // directory (.git/info): elsewhere inside, its creation changes its
-// directory, which a search lists again (Finder.relist). One the walk did
-// not read as it is now is recorded unproven. The directories the walk
-// left out by what they are (leftOut) are watched too.
+// directory, which a search lists again (Finder.relist), so only the names
+// a directory's listing held are stat'ed (a stat of every name in every
+// directory was a twentieth of a build). One the walk did not read as it
+// is now is recorded unproven. The directories the walk left out by what
+// they are (leftOut) are watched too.
 func (b *builder) watch(root string, roots []string) []record {
 	// The rules files that are indexed files, by directory and name.
 	indexed := map[[2]string]bool{}
@@ -339,10 +345,17 @@ func (b *builder) watch(root string, roots []string) []record {
 	for i := range b.dirs {
 		// Only the path: the build may blank a version meanwhile.
 		dir := b.dirs[i].path
+		names, listed := b.rulesIn[dir]
+		if listed && names == nil {
+			continue // none listed: one made since changes dir
+		}
 		hasGit := false
 		fd := opened.at(dir)
 		abs := filepath.Join(root, dir)
 		for _, name := range rulesFiles {
+			if first, _, _ := strings.Cut(name, "/"); listed && !slices.Contains(names, first) {
+				continue
+			}
 			if !indexed[[2]string{dir, name}] {
 				// .git/info made with its exclude changes .git alone,
 				// which is recorded by identity only (rulesVersion).
@@ -580,6 +593,7 @@ func opener(e backend.WalkEntry) func() (io.ReadCloser, error) {
 // only once open.
 func (b *builder) list(ctx context.Context, w backend.Walker, path string, add func(buildItem) error) error {
 	opts := backend.WalkOptions{RulesRead: func(v string) { b.rulesRead[v] = true },
+		RulesListed: func(dir string, names []string) { b.rulesIn[dir] = names },
 		Unreadable: func(_, rel string) { b.unreadable[rel] = true },
 		LeftOut:    func(rel, v string) { b.leftOut = append(b.leftOut, record{path: rel, version: v}) }}
 	return w.Walk(ctx, path, opts, func(e backend.WalkEntry) error {

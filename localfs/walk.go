@@ -202,8 +202,8 @@ func (w *walker) loadAncestors(t target, comps []string) error {
 // loadIgnores adds the rules of the directory fd (at root-relative comps,
 // shown as display; above the walk's start when above, else at w.rel) to
 // w.ign. names, when known, says which ignore files exist.
-func (w *walker) loadIgnores(fd int, comps []string, names map[string]bool, display string, above bool) error {
-	has := func(n string) bool { return names == nil || names[n] }
+func (w *walker) loadIgnores(fd int, comps []string, names []string, display string, above bool) error {
+	has := func(n string) bool { return names == nil || slices.Contains(names, n) }
 	depth := len(comps)
 	var failed error
 	read := func(k ignore.Kind, name string) {
@@ -487,20 +487,20 @@ func (w *walker) enter(st *unix.Stat_t) (bool, error) {
 		lv.next, _ = slices.BinarySearchFunc(entries, lv.fromName, func(e dirEntry, name string) int { return strings.Compare(e.name, name) })
 	}
 	w.levels = append(w.levels, lv)
-	if w.opts.NoIgnore {
+	if w.opts.NoIgnore && w.opts.RulesListed == nil {
 		return true, nil
 	}
-	var names map[string]bool
+	var names []string
 	for _, e := range entries {
 		switch e.name {
 		case gitDir, gitignoreFile, ignoreFile, agentfsIgnoreFile:
-			if names == nil {
-				names = map[string]bool{}
-			}
-			names[e.name] = true
+			names = append(names, e.name)
 		}
 	}
-	if names == nil {
+	if w.opts.RulesListed != nil {
+		w.opts.RulesListed(string(w.rel), names)
+	}
+	if w.opts.NoIgnore || names == nil {
 		return true, nil
 	}
 	return true, w.loadIgnores(dir.fd, w.comps, names, w.here(), false)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -374,6 +375,41 @@ func TestWalkIgnoreFileNotRegular(t *testing.T) {
 	got := walkPaths(t, fsys, ".", backend.WalkOptions{}, nil)
 	if want := []string{".agentfsignore", ".gitignore", ".ignore", ".ignore/x", "a.txt"}; !slices.Equal(got, want) {
 		t.Errorf("walk = %q, want %q", got, want)
+	}
+}
+
+// A walk tells RulesListed, per directory it lists, the names there that
+// may hold rules, whatever they are (a directory named .gitignore too),
+// and every directory it lists, so that an index may stat no others; not
+// the directories it skips.
+func TestWalkTellsTheRulesNamesItListed(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		".gitignore":         "skipped/\n",
+		".git/HEAD":          "ref\n",
+		"a/.ignore":          "x\n",
+		"a/.gitignore/f":     "a directory named .gitignore\n",
+		"a/b/.agentfsignore": "y\n",
+		"a/b/c.txt":          "c\n",
+		"d/e.txt":            "e\n",
+		"skipped/.ignore":    "z\n",
+	})
+	fsys := newFS(t, root)
+	for _, noIgnore := range []bool{false, true} {
+		listed := map[string][]string{}
+		walkPaths(t, fsys, root, backend.WalkOptions{NoIgnore: noIgnore, RulesListed: func(dir string, names []string) {
+			if _, twice := listed[dir]; twice {
+				t.Errorf("%q listed twice", dir)
+			}
+			listed[dir] = names
+		}}, nil)
+		want := map[string][]string{"": {".git", ".gitignore"}, "a": {".gitignore", ".ignore"}, "a/.gitignore": nil, "a/b": {".agentfsignore"}, "d": nil}
+		if noIgnore {
+			want["skipped"] = []string{".ignore"}
+		}
+		if !maps.EqualFunc(listed, want, slices.Equal) {
+			t.Errorf("noIgnore %v: the rules names listed %q, want %q", noIgnore, listed, want)
+		}
 	}
 }
 
