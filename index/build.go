@@ -594,8 +594,8 @@ func opener(e backend.WalkEntry) func() (io.ReadCloser, error) {
 func (b *builder) list(ctx context.Context, w backend.Walker, path string, add func(buildItem) error) error {
 	opts := backend.WalkOptions{RulesRead: func(v string) { b.rulesRead[v] = true },
 		RulesListed: func(dir string, names []string) { b.rulesIn[dir] = names },
-		Unreadable: func(_, rel string) { b.unreadable[rel] = true },
-		LeftOut:    func(rel, v string) { b.leftOut = append(b.leftOut, record{path: rel, version: v}) }}
+		Unreadable:  func(_, rel string) { b.unreadable[rel] = true },
+		LeftOut:     func(rel, v string) { b.leftOut = append(b.leftOut, record{path: rel, version: v}) }}
 	return w.Walk(ctx, path, opts, func(e backend.WalkEntry) error {
 		if e.Type == backend.TypeDir {
 			info, err := e.Info()
