@@ -858,12 +858,7 @@ func (b *builder) sameIDs() (bool, bitset) {
 // trigrams is every trigram of the new index, sorted: those of the files
 // read and those the old index holds (some may have lost all their files).
 func (b *builder) trigrams() []uint32 {
-	set := newTrigramSet()
-	for _, ru := range b.post.sorted {
-		for i := range ru.len() {
-			set.add(ru.entry(i).trigram)
-		}
-	}
+	set := b.post.trigrams
 	if b.old != nil {
 		for i := range len(b.old.table) / entrySize {
 			set.add(entryAt(b.old.table, i).trigram)

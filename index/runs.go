@@ -48,6 +48,8 @@ type runs struct {
 	spill   *os.File
 	spilled int64
 	mapped  []byte
+	// trigrams are those of every run, set once done is closed.
+	trigrams trigramSet
 	// err is the sorter's failure to spill, read once done is closed;
 	// failed says so at once, so that the build stops reading.
 	err    error
@@ -143,12 +145,13 @@ func newRuns(name string) *runs {
 	r := &runs{in: make(chan *chunk), free: make(chan *chunk, 2), done: make(chan struct{}), buffers: 1, name: name}
 	go func() {
 		defer close(r.done)
-		var s sorter
+		s := sorter{trigrams: newTrigramSet()}
 		for c := range r.in {
 			r.keep(s.sort(c))
 			c.trigrams, c.files = c.trigrams[:0], c.files[:0]
 			r.free <- c
 		}
+		r.trigrams = s.trigrams
 	}()
 	return r
 }
@@ -306,6 +309,11 @@ type sorter struct {
 	keys, tmp []uint32
 	// entries and data are where a run is encoded before it is kept.
 	entries, data []byte
+	// trigrams gathers the trigrams of the runs made: marked
+	// as each bucket is sorted, in cache and in order, where a pass over
+	// the runs' entries once all were made cost a build 2% of its time,
+	// none of it in parallel.
+	trigrams trigramSet
 }
 
 // sort sorts a chunk's pairs by trigram, keeping the files' order, and
@@ -375,20 +383,22 @@ func (s *sorter) sort(c *chunk) run {
 	for b := range 256 {
 		bucket := keys[starts[b]:starts[b+1]]
 		s.sortBucket(bucket)
-		groups += countGroups(bucket)
+		groups += countGroups(bucket, uint32(b), s.trigrams)
 	}
 	s.entries, s.data = encodeRun(keys, &starts, c.base, slices.Grow(s.entries[:0], groups*runEntrySize), s.data[:0])
 	return run{entries: s.entries, data: s.data}
 }
 
-// countGroups counts the trigrams of a sorted bucket, while it is in
-// cache: a run's entries are made room for at their size, not grown (a
-// copy, and pages touched twice).
-func countGroups(bucket []uint32) int {
+// countGroups counts the trigrams of a sorted bucket, the first byte of
+// each b, while it is in cache, adding them to set: a
+// run's entries are made room for at their size, not grown (a copy, and
+// pages touched twice).
+func countGroups(bucket []uint32, b uint32, set trigramSet) int {
 	groups := 0
 	for i, k := range bucket {
 		if i == 0 || k>>16 != bucket[i-1]>>16 {
 			groups++
+			set.add(b<<16 | k>>16)
 		}
 	}
 	return groups
@@ -534,7 +544,11 @@ func (s trigramSet) add(t uint32) { s[t>>6] |= 1 << (t & 63) }
 
 // sorted lists the set's trigrams in ascending order.
 func (s trigramSet) sorted() []uint32 {
-	var ts []uint32
+	n := 0
+	for _, set := range s {
+		n += bits.OnesCount64(set)
+	}
+	ts := make([]uint32, 0, n)
 	for w, set := range s {
 		for set != 0 {
 			b := uint32(bits.TrailingZeros64(set))
@@ -542,5 +556,5 @@ func (s trigramSet) sorted() []uint32 {
 			set &= set - 1
 		}
 	}
-	return slices.Clip(ts)
+	return ts
 }

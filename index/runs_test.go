@@ -2,6 +2,7 @@ package index
 
 import (
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestSortRunListsFilesInOrder(t *testing.T) {
 			if pairs != tc.pairs {
 				t.Fatalf("made %d pairs, want %d", pairs, tc.pairs)
 			}
-			var s sorter
+			s := sorter{trigrams: newTrigramSet()}
 			for range 2 { // the second reuses the sorter's buffers
 				ru := s.sort(&c)
 				got := map[uint32][]uint32{}
@@ -84,6 +85,9 @@ func TestSortRunListsFilesInOrder(t *testing.T) {
 				}
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%d pairs: the run's lists differ from the pairs'", pairs)
+				}
+				if ts, wantTs := s.trigrams.sorted(), slices.Sorted(maps.Keys(want)); !slices.Equal(ts, wantTs) {
+					t.Fatalf("%d pairs: the sorter gathered %d trigrams, want %d", pairs, len(ts), len(wantTs))
 				}
 			}
 		})
