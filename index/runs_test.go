@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/binary"
 	"errors"
 	"maps"
 	"math/rand/v2"
@@ -160,6 +161,23 @@ func TestRunsSpilledMergeAsPaired(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("runs of %d pairs: the lists of %d runs differ from the files'", pairs, len(r.sorted))
+		}
+		// A segment's lists, joined, take no more than listBytes says,
+		// and it says no more than a first file's varint each over that.
+		for _, width := range []uint32{1, 7} {
+			for first := uint32(0x202020); first < 0x202020+3000; first += width {
+				c := newCursorAt(r.sorted, first)
+				bound := c.listBytes(first + width - 1)
+				var enc []byte
+				pieces := 0
+				for tg := first; tg < first+width; tg++ {
+					ps := c.pieces(tg, nil)
+					enc, pieces = appendPieces(enc, ps), pieces+len(ps)
+				}
+				if len(enc) > bound || bound > len(enc)+binary.MaxVarintLen32*pieces {
+					t.Fatalf("runs of %d pairs, trigrams %x+%d: %d bytes of lists from %d pieces, bound %d", pairs, first, width, len(enc), pieces, bound)
+				}
+			}
 		}
 		if _, err := os.Lstat(name); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("the spill file's name is left: %v", err)
