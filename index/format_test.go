@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 )
@@ -72,10 +73,14 @@ func FuzzDecodeMeta(f *testing.F) {
 	for i := range 100 {
 		m.files = append(m.files, fileEntry{rel: fmt.Sprintf("d/f%d", i), size: int64(i), modTime: -int64(i) << 20, version: "v", flags: uint8(i)})
 	}
+	m.files = append(m.files, fileEntry{rel: "big", size: math.MaxInt64, modTime: math.MinInt64, version: "v"})
 	enc := m.encode()
 	got, err := decodeMeta(enc)
 	if err != nil || !reflect.DeepEqual(got, m) {
 		f.Fatalf("a meta of %d files decodes to %d files, %v", len(m.files), len(got.files), err)
+	}
+	if len(enc) != m.size() || cap(enc) != len(enc) {
+		f.Fatalf("a meta of %d bytes (room for %d), size %d", len(enc), cap(enc), m.size())
 	}
 	small := &meta{root: "/r", files: m.files[:2]}
 	f.Add(small.encode())
@@ -83,8 +88,12 @@ func FuzzDecodeMeta(f *testing.F) {
 	f.Add(enc[:len(enc)/2])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, err := decodeMeta(b); err == nil {
-			if again, err := decodeMeta(m.encode()); err != nil || !reflect.DeepEqual(again, m) {
+			enc := m.encode()
+			if again, err := decodeMeta(enc); err != nil || !reflect.DeepEqual(again, m) {
 				t.Fatalf("decoded %+v, which re-encoded decodes to %+v, %v", m, again, err)
+			}
+			if len(enc) != m.size() {
+				t.Fatalf("re-encoded in %d bytes, size %d", len(enc), m.size())
 			}
 		}
 	})
