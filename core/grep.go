@@ -275,6 +275,8 @@ type grepItem struct {
 	open            func() (io.ReadCloser, error)
 	files, binaries int
 	first           string
+	// same is the file's IndexedFile.Same.
+	same int
 }
 
 // skipRun gathers the files in a row that the index proved cannot match
@@ -536,24 +538,64 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 	if r, ok := backend.At(g.t.FS, g.path).(backend.RemoteReader); ok {
 		workers = max(workers, r.ReadsInFlight())
 	}
+	var shared sameResults
 	searcher := func() func(grepItem) fileResult {
 		s := newSearcher(g.m, g.ctxLines, g.capPerFile)
 		return func(it grepItem) fileResult {
 			if it.open == nil {
 				return fileResult{} // known: see consume
 			}
+			if res, ok := shared.get(it.same); ok {
+				return res
+			}
 			r, err := it.open()
 			if err != nil {
 				return fileResult{err: err} // gone or not regular since the listing: skipped
 			}
 			defer r.Close()
-			return s.search(sctx, r)
+			res := s.search(sctx, r)
+			shared.put(it.same, res)
+			return res
 		}
 	}
 	runEnds := func(it grepItem) bool { return it.open == nil }
 	return ordered.Start(sctx, workers, grepBatch, searcher, runEnds, func(add func(grepItem) error) error {
 		return g.list(sctx, add)
 	})
+}
+
+// sameResults are the results of the files searched that others of the
+// index's list hold the same bytes as (IndexedFile.Same), by Same: their
+// lines are copied out of the searcher's buffer, and never changed after.
+// Copies (vendored trees, checkouts side by side) are read once, as the
+// index read them once.
+type sameResults struct {
+	mu     sync.Mutex
+	bySame map[int]fileResult
+}
+
+func (s *sameResults) get(same int) (fileResult, bool) {
+	if same == 0 {
+		return fileResult{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, ok := s.bySame[same]
+	return res, ok
+}
+
+// put keeps res for the files of same, unless it failed: an error (a
+// deadline) is the one file's.
+func (s *sameResults) put(same int, res fileResult) {
+	if same == 0 || res.err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bySame == nil {
+		s.bySame = map[int]fileResult{}
+	}
+	s.bySame[same] = res
 }
 
 // list lists the files to search, in walk order.
@@ -633,7 +675,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 			}
 			continue
 		}
-		if err := run.file(grepItem{path: shown, rel: f.Rel, open: indexedOpen(sctx, g.t.FS, shown, f.Open)}); err != nil {
+		if err := run.file(grepItem{path: shown, rel: f.Rel, open: indexedOpen(sctx, g.t.FS, shown, f.Open), same: f.Same}); err != nil {
 			return err
 		}
 	}

@@ -95,6 +95,11 @@ type IndexedFile struct {
 	Rel string
 	Verdict
 	Open func() (io.ReadCloser, error)
+	// Same, above 0, is shared by the files of the list that the index
+	// proves hold the same bytes (a content it indexed once, each file
+	// unchanged since): a search reads one of them and gives its result
+	// for the others, as a scan of each would find it.
+	Same int
 }
 
 // ErrReopen is an IndexedFile's Open's error when it could not open the

@@ -239,6 +239,22 @@ func (ix *Index) candidates(q *Query) (bitset, error) {
 	return c, nil
 }
 
+// copyGroups numbers, by file, the candidates that hold one content the
+// build read once: a copy, and the file it copies, get that file's number
+// plus one; other files 0. Nil when no candidate is a copy.
+func (ix *Index) copyGroups(cand bitset) []uint32 {
+	var g []uint32
+	for _, c := range ix.copies {
+		if cand.has(c.file) {
+			if g == nil {
+				g = make([]uint32, len(ix.files))
+			}
+			g[c.file], g[c.of] = c.of+1, c.of+1
+		}
+	}
+	return g
+}
+
 // eval is the set of files whose posting lists satisfy q (q is not All).
 func (ix *Index) eval(q *Query) (bitset, error) {
 	n := len(ix.files)

@@ -566,6 +566,38 @@ func TestCopiesAreIndexedOnce(t *testing.T) {
 	}
 }
 
+// A search reads once the copies the index proves unchanged, and on its
+// own a copy it cannot vouch for: one changed since the build, or one
+// written within 2 s of it (racy), which a change may leave with its
+// identity.
+func TestOnlyProvenCopiesShareARead(t *testing.T) {
+	f := newFixture(t)
+	names := []string{"a/x.txt", "b/x.txt", "c/x.txt", "d/x.txt"}
+	for _, n := range names {
+		f.put(n, "a needle in a copy\n")
+	}
+	f.ageDirs()
+	if err := os.WriteFile(filepath.Join(f.dir, "c/x.txt"), []byte("a needle in a copy\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.update(f.fsys); st.Copies != 3 {
+		t.Fatalf("build: %+v, want 3 copies", st)
+	}
+	f.put("d/x.txt", "a needle in a copy, changed\n")
+	n, err := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"})
+	if err != nil || n == nil || n.Files == nil {
+		t.Fatalf("narrowing %+v, %v: want the index's list", n, err)
+	}
+	same := map[string]int{}
+	for _, file := range n.Files {
+		same[file.Rel] = file.Same
+	}
+	if same["a/x.txt"] == 0 || same["a/x.txt"] != same["b/x.txt"] || same["c/x.txt"] != 0 || same["d/x.txt"] != 0 {
+		t.Fatalf("copies read together: %v; want a and b alone", same)
+	}
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir, Context: 1})
+}
+
 // A rebuild reads only the files that changed.
 func TestBuildIsIncremental(t *testing.T) {
 	f := newFixture(t)

@@ -302,6 +302,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	if len(changed) > maxRelisted {
 		return nil, nil
 	}
+	same := ix.copyGroups(cand)
 	out := make([]core.IndexedFile, 0, len(ix.files))
 	for i := range ix.files {
 		fe := &ix.files[i]
@@ -313,6 +314,9 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			continue // gone since, with its directory unchanged: a name the walk skips
 		}
 		file := core.IndexedFile{Rel: fe.rel, Verdict: judge(fe, fileState[i] == fileSame, cand.has(uint32(i)))}
+		if !file.Skip && same != nil && fileState[i] == fileSame && fe.flags&(flagOpaque|flagRacy) == 0 {
+			file.Same = int(same[i])
+		}
 		if !file.Skip && f.Direct {
 			version := ""
 			if d >= 0 {
