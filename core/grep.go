@@ -275,8 +275,9 @@ type grepItem struct {
 	open            func() (io.ReadCloser, error)
 	files, binaries int
 	first           string
-	// same is the file's IndexedFile.Same.
-	same int
+	// same and still are the file's IndexedFile.Same and Still.
+	same  int
+	still func() bool
 }
 
 // skipRun gathers the files in a row that the index proved cannot match
@@ -545,7 +546,7 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 			if it.open == nil {
 				return fileResult{} // known: see consume
 			}
-			if res, ok := shared.get(it.same); ok {
+			if res, ok := shared.get(it.same); ok && it.still() {
 				return res
 			}
 			r, err := it.open()
@@ -554,7 +555,10 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 			}
 			defer r.Close()
 			res := s.search(sctx, r)
-			shared.put(it.same, res)
+			if it.same != 0 && it.still() {
+				// Read as indexed: its bytes are its copies'.
+				shared.put(it.same, res)
+			}
 			return res
 		}
 	}
@@ -587,7 +591,7 @@ func (s *sameResults) get(same int) (fileResult, bool) {
 // put keeps res for the files of same, unless it failed: an error (a
 // deadline) is the one file's.
 func (s *sameResults) put(same int, res fileResult) {
-	if same == 0 || res.err != nil {
+	if res.err != nil {
 		return
 	}
 	s.mu.Lock()
@@ -675,7 +679,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 			}
 			continue
 		}
-		if err := run.file(grepItem{path: shown, rel: f.Rel, open: indexedOpen(sctx, g.t.FS, shown, f.Open), same: f.Same}); err != nil {
+		if err := run.file(grepItem{path: shown, rel: f.Rel, open: indexedOpen(sctx, g.t.FS, shown, f.Open), same: f.Same, still: f.Still}); err != nil {
 			return err
 		}
 	}

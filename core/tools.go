@@ -96,10 +96,14 @@ type IndexedFile struct {
 	Verdict
 	Open func() (io.ReadCloser, error)
 	// Same, above 0, is shared by the files of the list that the index
-	// proves hold the same bytes (a content it indexed once, each file
-	// unchanged since): a search reads one of them and gives its result
-	// for the others, as a scan of each would find it.
-	Same int
+	// proved held the same bytes (a content it indexed once, each file
+	// unchanged since the build): a search reads one of them and gives
+	// its result for the others, as a scan of each would find it. Still
+	// (set with Same) reports whether the file is as the index holds it
+	// now: a result is kept only when the file read still is after the
+	// read, and given only to a file that still is; any other is read.
+	Same  int
+	Still func() bool
 }
 
 // ErrReopen is an IndexedFile's Open's error when it could not open the

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -596,6 +597,49 @@ func TestOnlyProvenCopiesShareARead(t *testing.T) {
 		t.Fatalf("copies read together: %v; want a and b alone", same)
 	}
 	f.same(core.GrepRequest{Query: "needle", Path: f.dir, Context: 1})
+}
+
+// A copy changed or removed after the index proved it, before grep reads
+// it, is answered as it is: the first copy read gives its lines to the
+// others only if it is still the file indexed once read, and a copy takes
+// them only if it still is. (A review found b/x.txt answered with
+// a/x.txt's new lines.)
+func TestCopiesChangedAfterTheProofAnswerAsTheyAre(t *testing.T) {
+	// One searcher: a/x.txt is read first.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, tc := range []struct {
+		name   string
+		change func(dir string) error
+	}{
+		{"the first rewritten", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "a/x.txt"), []byte("a needle, rewritten\n"), 0o644)
+		}},
+		{"the second rewritten", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "b/x.txt"), []byte("a needle, rewritten\n"), 0o644)
+		}},
+		{"the second removed", func(dir string) error { return os.Remove(filepath.Join(dir, "b/x.txt")) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			for _, n := range []string{"a/x.txt", "b/x.txt", "c/x.txt"} {
+				f.put(n, "a needle in a copy\n")
+			}
+			f.build()
+			f.narrowed = func() {
+				if err := tc.change(f.dir); err != nil {
+					t.Error(err)
+				}
+				f.narrowed = nil
+			}
+			indexed := f.grep(core.GrepRequest{Query: "needle", Path: f.dir})
+			if f.listed != 1 {
+				t.Fatal("the index's list was not used")
+			}
+			if scanned := f.grep(core.GrepRequest{Query: "needle", Path: f.dir, NoIndex: true}); indexed != scanned {
+				t.Fatalf("indexed: %s\nscanned: %s", indexed, scanned)
+			}
+		})
+	}
 }
 
 // A rebuild reads only the files that changed.

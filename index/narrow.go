@@ -314,8 +314,8 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			continue // gone since, with its directory unchanged: a name the walk skips
 		}
 		file := core.IndexedFile{Rel: fe.rel, Verdict: judge(fe, fileState[i] == fileSame, cand.has(uint32(i)))}
-		if !file.Skip && same != nil && fileState[i] == fileSame && fe.flags&(flagOpaque|flagRacy) == 0 {
-			file.Same = int(same[i])
+		if !file.Skip && same != nil && same[i] != 0 && fileState[i] == fileSame && fe.flags&(flagOpaque|flagRacy) == 0 {
+			file.Same, file.Still = int(same[i]), ix.still(fe)
 		}
 		if !file.Skip && f.Direct {
 			version := ""
@@ -515,6 +515,15 @@ func (ix *Index) opener(rel, dirVersion string) func() (io.ReadCloser, error) {
 			return nil, core.ErrReopen
 		}
 		return localfs.FDReader(fd), nil
+	}
+}
+
+// still reports, when called, whether the file f is now as the index
+// holds it (its identity by its path, not following a link).
+func (ix *Index) still(f *fileEntry) func() bool {
+	return func() bool {
+		var st unix.Stat_t
+		return unix.Lstat(filepath.Join(ix.root, f.rel), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && f.isStat(&st)
 	}
 }
 
