@@ -2,6 +2,7 @@ package localfs
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,57 @@ func TestErrnosEndToEnd(t *testing.T) {
 	wantCode(t, "read of a link loop (ELOOP)", err, fault.CodeSymlink)
 	_, err = fsys.Open(ctx, strings.Repeat("n", 300))
 	wantCode(t, "a name over 255 bytes (ENAMETOOLONG)", err, fault.CodeInvalidArgument)
+}
+
+// A file below a directory that may be gone through but not listed
+// (0311 here, 0711 for others) reads as cat reads it, under either link
+// policy, and so does a link there to it, followed by the policy; the
+// directory itself still cannot be listed. os.Root opened the directory
+// for reading on the way and refused the file.
+func TestReadBelowSearchOnlyDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root is never refused by a file's mode; CI runs this as an unprivileged user (runuser -u nobody)")
+	}
+	ctx := context.Background()
+	for _, policy := range []SymlinkPolicy{SymlinksWithin, SymlinksRefuse} {
+		t.Setenv(StateDirEnv, t.TempDir())
+		dir := t.TempDir()
+		must(t, os.MkdirAll(filepath.Join(dir, "d", "sub"), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "d", "sub", "f.txt"), []byte("hello\n"), 0o644))
+		must(t, os.Symlink("sub/f.txt", filepath.Join(dir, "d", "link")))
+		must(t, os.Chmod(filepath.Join(dir, "d"), 0o311))
+		t.Cleanup(func() { os.Chmod(filepath.Join(dir, "d"), 0o755) })
+		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir, Symlinks: policy})
+		must(t, err)
+		t.Cleanup(func() { fsys.Close() })
+		r, err := fsys.Open(ctx, "d/sub/f.txt")
+		if err != nil {
+			t.Fatalf("%s: read below a directory of mode 311: %v", policy, err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || string(b) != "hello\n" {
+			t.Fatalf("%s: read %q, %v", policy, b, err)
+		}
+		if _, err := fsys.Stat(ctx, "d/sub/f.txt"); err != nil {
+			t.Errorf("%s: stat below a directory of mode 311: %v", policy, err)
+		}
+		_, err = fsys.ReadDir(ctx, "d", 0, 10)
+		wantCode(t, string(policy)+": a listing of a directory of mode 311", err, fault.CodePermissionDenied)
+		r, err = fsys.Open(ctx, "d/link")
+		if policy == SymlinksRefuse {
+			wantCode(t, "refuse: a link in a directory of mode 311", err, fault.CodeSymlink)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("within: a link in a directory of mode 311 to a file beside it: %v", err)
+		}
+		b, err = io.ReadAll(r)
+		r.Close()
+		if err != nil || string(b) != "hello\n" {
+			t.Fatalf("within: read through the link %q, %v", b, err)
+		}
+	}
 }
 
 // EACCES as an unprivileged user meets it: root reads and writes anyway.

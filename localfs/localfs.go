@@ -827,6 +827,16 @@ func (f *FS) openByPolicy(t target, flags int) (*os.File, error) {
 	if err == nil {
 		return file, nil
 	}
+	if errors.Is(err, unix.EACCES) {
+		// os.Root opens each directory on the way for reading: one that
+		// may be gone through but not listed (0711) refused a file below
+		// it that cat reads. Walked with O_PATH, a path without links
+		// reaches it; one with a link keeps the refusal.
+		if file, werr := f.openNoFollow(t, flags); werr == nil {
+			return file, nil
+		}
+		return nil, mapErr(err, t.display(f))
+	}
 	if !isEscape(err) {
 		return nil, mapErr(err, t.display(f))
 	}
@@ -844,7 +854,10 @@ func (f *FS) openByPolicy(t target, flags int) (*os.File, error) {
 }
 
 // openNoFollow walks t component by component with O_NOFOLLOW from the
-// root's descriptor: no link anywhere on the path is followed.
+// root's descriptor: no link anywhere on the path is followed. The
+// directories on the way are opened only to go through (O_PATH on Linux),
+// so one that may be searched but not read is no obstacle, as for any
+// other program.
 func (f *FS) openNoFollow(t target, flags int) (*os.File, error) {
 	if t.rel == "." {
 		return t.root.r.OpenFile(".", flags, 0)
@@ -859,7 +872,7 @@ func (f *FS) openNoFollow(t target, flags int) (*os.File, error) {
 	}()
 	for i, part := range parts {
 		last := i == len(parts)-1
-		fl := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		fl := pathFlags | unix.O_DIRECTORY | unix.O_NOFOLLOW
 		if last {
 			fl = flags | unix.O_NOFOLLOW
 		}
