@@ -132,6 +132,15 @@ func appendRunEntry(b []byte, e runEntry) []byte {
 
 func (ru *run) len() int { return len(ru.entries) / runEntrySize }
 
+// dataAt is where the deltas of entry i start in data, and past the last
+// entry the end of data: entry i's deltas are data[dataAt(i):dataAt(i+1)].
+func (ru *run) dataAt(i int) int {
+	if i == ru.len() {
+		return len(ru.data)
+	}
+	return int(ru.entry(i).off)
+}
+
 func (ru *run) entry(i int) runEntry {
 	e := ru.entries[i*runEntrySize : (i+1)*runEntrySize]
 	return runEntry{trigram: binary.LittleEndian.Uint32(e), off: binary.LittleEndian.Uint32(e[4:]),
@@ -494,13 +503,7 @@ func (c *cursor) listBytes(last uint32) int {
 		ru := &c.runs[i]
 		from := c.next[i]
 		to := from + sort.Search(ru.len()-from, func(j int) bool { return ru.entry(from+j).trigram > last })
-		end := len(ru.data)
-		if to < ru.len() {
-			end = int(ru.entry(to).off)
-		}
-		if from < to {
-			n += end - int(ru.entry(from).off) + binary.MaxVarintLen32*(to-from)
-		}
+		n += ru.dataAt(to) - ru.dataAt(from) + binary.MaxVarintLen32*(to-from)
 	}
 	return n
 }
@@ -518,11 +521,7 @@ func (c *cursor) pieces(t uint32, out []piece) []piece {
 		if e.trigram != t {
 			continue
 		}
-		end := len(ru.data)
-		if j+1 < ru.len() {
-			end = int(ru.entry(j + 1).off)
-		}
-		out = append(out, piece{first: e.first, last: e.last, deltas: ru.data[e.off:end]})
+		out = append(out, piece{first: e.first, last: e.last, deltas: ru.data[e.off:ru.dataAt(j+1)]})
 		c.next[i] = j + 1
 	}
 	return out
