@@ -302,7 +302,7 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	if len(changed) > maxRelisted {
 		return nil, nil
 	}
-	same := ix.copyGroups(cand)
+	groups := ix.copyGroups(cand)
 	out := make([]core.IndexedFile, 0, len(ix.files))
 	for i := range ix.files {
 		fe := &ix.files[i]
@@ -314,8 +314,8 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 			continue // gone since, with its directory unchanged: a name the walk skips
 		}
 		file := core.IndexedFile{Rel: fe.rel, Verdict: judge(fe, fileState[i] == fileSame, cand.has(uint32(i)))}
-		if !file.Skip && same != nil && same[i] != 0 && fileState[i] == fileSame && fe.flags&(flagOpaque|flagRacy) == 0 {
-			file.Same, file.Still = int(same[i]), ix.still(fe)
+		if !file.Skip && groups != nil && groups[i] != 0 && fileState[i] == fileSame && fe.flags&(flagOpaque|flagRacy) == 0 {
+			file.Same, file.Still = int(groups[i]), ix.still(fe)
 		}
 		if !file.Skip && f.Direct {
 			version := ""

@@ -319,10 +319,10 @@ type sorter struct {
 	keys, tmp []uint32
 	// entries and data are where a run is encoded before it is kept.
 	entries, data []byte
-	// trigrams gathers the trigrams of the runs made: marked
-	// as each bucket is sorted, in cache and in order, where a pass over
-	// the runs' entries once all were made cost a build 2% of its time,
-	// none of it in parallel.
+	// trigrams gathers the trigrams of the runs made, marked as each
+	// bucket is sorted, in cache and in order: a pass over the runs'
+	// entries once all were made cost a build 2% of its time, none of it
+	// in parallel.
 	trigrams trigramSet
 }
 
@@ -403,10 +403,10 @@ func (s *sorter) sort(c *chunk) run {
 	return run{entries: s.entries, data: s.data}
 }
 
-// countGroups counts the trigrams of a sorted bucket, the first byte of
-// each b, while it is in cache, adding them to set: a
-// run's entries are made room for at their size, not grown (a copy, and
-// pages touched twice).
+// countGroups counts the trigrams of a sorted bucket (the first byte of
+// each is b) while it is in cache, and adds them to set: a run's entries
+// are made room for at their size, not grown (a copy, and pages touched
+// twice).
 func countGroups(bucket []uint32, b uint32, set trigramSet) int {
 	groups := 0
 	for i, k := range bucket {

@@ -830,8 +830,10 @@ func (f *FS) openByPolicy(t target, flags int) (*os.File, error) {
 	if errors.Is(err, unix.EACCES) {
 		// os.Root opens each directory on the way for reading: one that
 		// may be gone through but not listed (0711) refused a file below
-		// it that cat reads. Walked with O_PATH, a path without links
-		// reaches it; one with a link keeps the refusal.
+		// it that cat reads. Walked with O_PATH and no link followed, a
+		// path with no link on the way reaches it (a final link is then
+		// followed by openPath); one with a link on the way keeps the
+		// refusal.
 		if file, werr := f.openNoFollow(t, flags); werr == nil {
 			return file, nil
 		}
