@@ -90,11 +90,15 @@ func (h header) encode() []byte {
 
 var errCorrupt = errors.New("the index is corrupt")
 
+// errOtherVersion is an index of another format: one another agentfs reads,
+// which this one neither uses nor removes.
+var errOtherVersion = errors.New("made by another version of agentfs")
+
 // decodeHeader checks the magic, the header's CRC and that every section
 // lies inside a file of size n.
 func decodeHeader(b []byte, n int) (header, error) {
 	if len(b) >= headerSize && string(b[:6]) == magic[:6] && string(b[:8]) != magic {
-		return header{}, fmt.Errorf("made by another version of agentfs (format %q, this one reads %q)", b[6:8], magic[6:])
+		return header{}, fmt.Errorf("%w (format %q, this one reads %q)", errOtherVersion, b[6:8], magic[6:])
 	}
 	if len(b) < headerSize || string(b[:8]) != magic {
 		return header{}, errors.New("not an agentfs index (wrong magic)")

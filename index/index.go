@@ -82,11 +82,16 @@ func locate(state, dir string) (location, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return location{}, fmt.Errorf("%s is not a directory", dir)
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%d:%d", st.Dev, st.Ino))
-	name := hex.EncodeToString(sum[:12])
+	name := treeName(&st)
 	base := filepath.Join(state, "index")
 	return location{root: dir, file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock"),
 		building: filepath.Join(base, name+".idx.build"), runs: filepath.Join(base, name+".idx.runs"), watchLock: filepath.Join(base, name+".watch")}, nil
+}
+
+// treeName is the name of the index files of the directory st describes.
+func treeName(st *unix.Stat_t) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d:%d", st.Dev, st.Ino))
+	return hex.EncodeToString(sum[:12])
 }
 
 // realDir is the real path of the absolute path abs.

@@ -41,6 +41,10 @@ type indexResult struct {
 	BuildSeconds *float64 `json:"buildSeconds,omitempty"`
 	// WatcherStopped says that --drop ended the index's watcher.
 	WatcherStopped bool `json:"watcherStopped,omitempty"`
+	// Swept is how many index files the build removed from the state
+	// directory: of trees gone or replaced, or failing their checks
+	// (index.Sweep).
+	Swept int `json:"swept,omitempty"`
 	// AlreadyWatched says that --detach found a watcher answering for
 	// the index, and left it to keep the index fresh.
 	AlreadyWatched bool `json:"alreadyWatched,omitempty"`
@@ -160,6 +164,7 @@ func runIndex(c *cli.Context) error {
 		}
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds = &st, &took
+		res.Swept = index.Sweep()
 	}
 	return res.print(c)
 }
@@ -221,6 +226,7 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		endProgress() // the watcher's builds again are not shown: the result follows the first
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds, res.starting = &st, &took, true
+		res.Swept = index.Sweep()
 		if printErr = res.print(c); printErr != nil {
 			cancel()
 			return

@@ -1,0 +1,197 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentfs/agentfs/localfs"
+)
+
+// sweepTrees are two indexed trees in one state directory: kept, which
+// every case leaves as it is, and gone, which each case does something to.
+type sweepTrees struct {
+	t          *testing.T
+	state      string
+	kept, gone string
+	keptLoc    location
+	goneLoc    location
+}
+
+func newSweepTrees(t *testing.T) *sweepTrees {
+	t.Helper()
+	s := &sweepTrees{t: t, state: t.TempDir()}
+	t.Setenv(localfs.StateDirEnv, s.state)
+	base := t.TempDir()
+	s.kept, s.gone = filepath.Join(base, "kept"), filepath.Join(base, "gone")
+	for _, dir := range []string{s.kept, s.gone} {
+		if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "sub", "a.txt"), []byte("a needle in "+dir+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fsys, err := localfs.New(localfs.Config{Roots: []string{dir}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Build(context.Background(), fsys, dir, dir, BuildOptions{LockTimeout: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if s.keptLoc, err = locate(s.state, s.kept); err != nil {
+		t.Fatal(err)
+	}
+	if s.goneLoc, err = locate(s.state, s.gone); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// files are the names in the state directory's index directory.
+func (s *sweepTrees) files() []string {
+	s.t.Helper()
+	entries, err := os.ReadDir(filepath.Join(s.state, "index"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// of are the file names of the tree at loc, as files lists them.
+func of(loc location, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, filepath.Base(loc.file)[:24]+n)
+	}
+	return out
+}
+
+func (s *sweepTrees) write(name, content string) {
+	s.t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *sweepTrees) removeGone() {
+	s.t.Helper()
+	if err := os.RemoveAll(s.gone); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// held takes the lock at name for the rest of the test, as another
+// process's builder or watcher would.
+func (s *sweepTrees) held(name string) {
+	s.t.Helper()
+	unlock, err := lock(context.Background(), name, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(unlock)
+}
+
+// Sweep removes the index of a tree that is gone, replaced, renamed away
+// or whose index fails its checks, with everything its builds and watcher
+// left; it keeps one whose tree a builder or watcher holds, or that
+// another version of agentfs made, and the indexes of the trees in place.
+func TestSweepRemovesWhatNoSearchCanUse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		do   func(s *sweepTrees)
+		// removed is how many index files Sweep says it removed;
+		// goneLeft are the files of gone left in place.
+		removed  int
+		goneLeft []string
+	}{
+		{name: "removed", do: func(s *sweepTrees) { s.removeGone() }, removed: 1},
+		{name: "renamed", do: func(s *sweepTrees) {
+			if err := os.Rename(s.gone, s.gone+".old"); err != nil {
+				t.Fatal(err)
+			}
+		}, removed: 1},
+		{name: "another directory at its path", do: func(s *sweepTrees) {
+			if err := os.Rename(s.gone, s.gone+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(s.gone, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, removed: 1},
+		{name: "a file at its path", do: func(s *sweepTrees) {
+			s.removeGone()
+			s.write(s.gone, "not a tree\n")
+		}, removed: 1},
+		{name: "corrupt, its tree in place", do: func(s *sweepTrees) { s.write(s.goneLoc.file, "junk") }, removed: 1},
+		{name: "what a killed build and watcher left", do: func(s *sweepTrees) {
+			s.removeGone()
+			s.write(s.goneLoc.building, "part")
+			s.write(s.goneLoc.runs, "runs")
+			s.write(s.goneLoc.watchLock, "")
+			s.write(socketName(s.goneLoc.file), "")
+		}, removed: 1},
+		{name: "dropped", do: func(s *sweepTrees) {
+			if _, err := Drop(context.Background(), s.gone, []string{s.gone}, time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "another version's", do: func(s *sweepTrees) {
+			s.removeGone()
+			data, err := os.ReadFile(s.goneLoc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.write(s.goneLoc.file, "AGFSIX01"+string(data[8:]))
+		}, goneLeft: []string{".idx", ".lock"}},
+		{name: "held by a builder", do: func(s *sweepTrees) {
+			s.removeGone()
+			s.held(s.goneLoc.lock)
+		}, goneLeft: []string{".idx", ".lock"}},
+		{name: "held by a watcher", do: func(s *sweepTrees) {
+			s.removeGone()
+			s.held(s.goneLoc.watchLock)
+		}, goneLeft: []string{".idx", ".lock", ".watch"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSweepTrees(t)
+			tc.do(s)
+			if got := Sweep(); got != tc.removed {
+				t.Errorf("Sweep removed %d index files, want %d", got, tc.removed)
+			}
+			want := append(of(s.keptLoc, ".idx", ".lock"), of(s.goneLoc, tc.goneLeft...)...)
+			slices.Sort(want)
+			if got := s.files(); !slices.Equal(got, want) {
+				t.Errorf("left %q, want %q", got, want)
+			}
+			if _, err := StatusOf(s.kept, []string{s.kept}); err != nil {
+				t.Errorf("the kept tree's index: %v", err)
+			}
+		})
+	}
+}
+
+// A tree whose files Sweep removed indexes again from scratch.
+func TestSweptTreeIndexesAgain(t *testing.T) {
+	s := newSweepTrees(t)
+	s.write(s.goneLoc.file, "junk")
+	if got := Sweep(); got != 1 {
+		t.Fatalf("Sweep removed %d index files, want 1", got)
+	}
+	fsys, err := localfs.New(localfs.Config{Roots: []string{s.gone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Build(context.Background(), fsys, s.gone, s.gone, BuildOptions{LockTimeout: time.Second})
+	if err != nil || st.Read != 1 {
+		t.Fatalf("the build after the sweep: %+v, %v", st, err)
+	}
+}
