@@ -102,26 +102,11 @@ func realDir(abs string) (string, error) {
 // open maps and checks the index file at name. A file that is not an index
 // of root, or fails a check, is an error: it is never used.
 func open(name, root string) (*Index, error) {
-	// Never waiting on a FIFO, nor following a link, planted at the name.
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
-	if err == unix.ELOOP {
-		return nil, UnusableError{errors.New("not an agentfs index (a link)")}
-	}
+	f, st, err := openFile(name)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: name, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, UnusableError{errors.New("not an agentfs index (not a regular file)")}
-	}
-	if st.Size < headerSize || st.Size > 1<<40 {
-		return nil, UnusableError{errors.New("not an agentfs index (too short)")}
-	}
+	defer f.Close()
 	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, err
@@ -133,6 +118,33 @@ func open(name, root string) (*Index, error) {
 	}
 	ix.gen = fmt.Sprintf("%d.%d.%d", st.Dev, st.Ino, ix.h.built)
 	return ix, nil
+}
+
+// openFile opens the index file at name, one that may be an index: a
+// regular file of a size an index can have.
+func openFile(name string) (*os.File, *unix.Stat_t, error) {
+	// Never waiting on a FIFO, nor following a link, planted at the name.
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	if err == unix.ELOOP {
+		return nil, nil, UnusableError{errors.New("not an agentfs index (a link)")}
+	}
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), name)
+	var st unix.Stat_t
+	switch err := unix.Fstat(fd, &st); {
+	case err != nil:
+		f.Close()
+		return nil, nil, err
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		f.Close()
+		return nil, nil, UnusableError{errors.New("not an agentfs index (not a regular file)")}
+	case st.Size < headerSize || st.Size > 1<<40:
+		f.Close()
+		return nil, nil, UnusableError{errors.New("not an agentfs index (too short)")}
+	}
+	return f, &st, nil
 }
 
 // check decodes and checks the header and meta.

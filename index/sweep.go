@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -16,7 +17,8 @@ import (
 // Sweep removes from the state directory the indexes that no search can
 // use again: of a tree whose root is gone or is now another directory (a
 // removed worktree, a tree made again at its path, a tree renamed, whose
-// index names the old path) and those that fail their checks; with them
+// index names the old path) and those whose header or root is unreadable
+// (corrupt, truncated, or not an index); with them
 // go what their builds and watchers left and the lock files of trees with
 // no index. Nothing else removes them, and an index is a twentieth of its
 // tree. A tree whose builders' or watcher's lock is held is left, as is
@@ -100,7 +102,7 @@ func sweepTree(dir, t string) bool {
 // missing one is useless, so that its tree's leftovers go; one that
 // cannot be read now (EACCES, EMFILE) is kept.
 func unusable(name, t string) (useless, has bool) {
-	ix, err := open(name, "")
+	root, err := rootOf(name)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return true, false
@@ -111,8 +113,6 @@ func unusable(name, t string) (useless, has bool) {
 	case err != nil:
 		return false, true
 	}
-	root := ix.root
-	ix.Close()
 	var st unix.Stat_t
 	switch err := unix.Stat(root, &st); err {
 	case nil:
@@ -121,4 +121,35 @@ func unusable(name, t string) (useless, has bool) {
 		return true, true
 	}
 	return false, true
+}
+
+// rootOf reads the root recorded in the index file at name, from its
+// header and the start of its meta, unchecked by the meta's CRC: opened
+// in full, the index of the corpus (46,000 files) took 3 to 26 ms
+// to sweep, this 0.03 to 0.3 ms. A root damaged so names no tree of this
+// index: the index goes, which a damaged index may.
+func rootOf(name string) (string, error) {
+	f, st, err := openFile(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b := make([]byte, headerSize)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return "", err
+	}
+	h, err := decodeHeader(b, int(st.Size))
+	if err != nil {
+		return "", UnusableError{err}
+	}
+	b = make([]byte, min(h.metaLen, binary.MaxVarintLen64+unix.PathMax))
+	if _, err := f.ReadAt(b, int64(h.metaOff)); err != nil {
+		return "", err
+	}
+	r := &metaReader{s: string(b)}
+	root := r.string()
+	if r.err != nil {
+		return "", UnusableError{errCorrupt}
+	}
+	return root, nil
 }

@@ -82,6 +82,21 @@ func (s *sweepTrees) write(name, content string) {
 	}
 }
 
+// damage flips a byte of gone's index, at the offset at gives.
+func (s *sweepTrees) damage(at func(header) uint64) {
+	s.t.Helper()
+	data, err := os.ReadFile(s.goneLoc.file)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	h, err := decodeHeader(data, len(data))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	data[at(h)] ^= 0x40
+	s.write(s.goneLoc.file, string(data))
+}
+
 func (s *sweepTrees) removeGone() {
 	s.t.Helper()
 	if err := os.RemoveAll(s.gone); err != nil {
@@ -132,6 +147,13 @@ func TestSweepRemovesWhatNoSearchCanUse(t *testing.T) {
 			s.write(s.gone, "not a tree\n")
 		}, removed: 1},
 		{name: "corrupt, its tree in place", do: func(s *sweepTrees) { s.write(s.goneLoc.file, "junk") }, removed: 1},
+		{name: "its root damaged", do: func(s *sweepTrees) {
+			s.damage(func(h header) uint64 { return h.metaOff + 1 }) // the root's leading /
+		}, removed: 1},
+		{name: "damaged past its root, its tree in place", do: func(s *sweepTrees) {
+			// Never trusted by a search, and replaced by the tree's next build.
+			s.damage(func(h header) uint64 { return h.postOff })
+		}, goneLeft: []string{".idx", ".lock"}},
 		{name: "what a killed build and watcher left", do: func(s *sweepTrees) {
 			s.removeGone()
 			s.write(s.goneLoc.building, "part")

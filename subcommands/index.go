@@ -42,8 +42,7 @@ type indexResult struct {
 	// WatcherStopped says that --drop ended the index's watcher.
 	WatcherStopped bool `json:"watcherStopped,omitempty"`
 	// Swept is how many index files the build removed from the state
-	// directory: of trees gone or replaced, or failing their checks
-	// (index.Sweep).
+	// directory: of trees gone or replaced, or unreadable (index.Sweep).
 	Swept int `json:"swept,omitempty"`
 	// AlreadyWatched says that --detach found a watcher answering for
 	// the index, and left it to keep the index fresh.
