@@ -27,37 +27,20 @@ var errReplaced = errors.New("no longer a regular file")
 // in time.
 var ErrLocked = errors.New("another build of this index holds its lock")
 
-// lock takes the builders' flock at name, waiting up to timeout.
+// lock takes the builders' flock at name, waiting up to timeout: on the
+// file at the name once taken, which Sweep may unlink under it.
 func lock(ctx context.Context, name string, timeout time.Duration) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		fd, err := unix.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
-		if err != nil {
-			return nil, err
-		}
-		if err := localfs.FlockWait(ctx, fd, unix.LOCK_EX, deadline); err != nil {
-			unix.Close(fd)
-			if errors.Is(err, localfs.ErrLockTimeout) {
-				return nil, ErrLocked
-			}
-			return nil, err
-		}
-		if atName(fd, name) {
-			return func() { unix.Close(fd) }, nil
-		}
-		// Sweep removed the file while this waited (see sweepTree): its
-		// lock guards nothing; the one at the name now does.
-		unix.Close(fd)
+	fd, err := localfs.LockFile(ctx, name, unix.LOCK_EX, time.Now().Add(timeout))
+	if errors.Is(err, localfs.ErrLockTimeout) {
+		return nil, ErrLocked
 	}
-}
-
-// atName reports whether the open file fd is the one at name.
-func atName(fd int, name string) bool {
-	var held, named unix.Stat_t
-	return unix.Fstat(fd, &held) == nil && unix.Stat(name, &named) == nil && held.Dev == named.Dev && held.Ino == named.Ino
+	if err != nil {
+		return nil, err
+	}
+	return func() { unix.Close(fd) }, nil
 }
 
 // BuildOptions are what a caller can change of a build.

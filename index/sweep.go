@@ -69,15 +69,18 @@ func sweepTree(dir, t string) bool {
 		return false // a build runs
 	}
 	defer unlock()
-	watchFd, err := unix.Open(loc.watchLock, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	// A watch lock is taken only where there is one: made, it would stay
+	// beside every tree kept.
+	_, err = os.Lstat(loc.watchLock)
 	watchLocked := err == nil
 	switch {
 	case watchLocked:
-		defer unix.Close(watchFd)
-		if unix.Flock(watchFd, unix.LOCK_EX|unix.LOCK_NB) != nil || !atName(watchFd, loc.watchLock) {
-			return false // a watcher runs, or starts
+		unlockWatch, err := lock(context.Background(), loc.watchLock, 0)
+		if err != nil {
+			return false // a watcher runs
 		}
-	case err != unix.ENOENT:
+		defer unlockWatch()
+	case !errors.Is(err, os.ErrNotExist):
 		return false
 	}
 	useless, hadIndex := unusable(loc.file, t)

@@ -415,7 +415,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		}
 	}
 	for _, k := range keys {
-		fd, err := lockFile(ctx, filepath.Join(dir, lockName(k)), keyHow[k], deadline)
+		fd, err := LockFile(ctx, filepath.Join(dir, lockName(k)), keyHow[k], deadline)
 		if err != nil {
 			release()
 			if waitEnded(err) {
@@ -487,10 +487,10 @@ func (f *FS) lockTarget(path string) (target, []string, error) {
 	return t, reals, nil
 }
 
-// lockFile opens the lock file at path and takes a flock on it, waiting up
+// LockFile opens the lock file at path and takes a flock on it, waiting up
 // to deadline. A lock file unlinked by its holder while this process waited
 // is no lock any more: the lock is taken again on the file now at path.
-func lockFile(ctx context.Context, path string, how int, deadline time.Time) (int, error) {
+func LockFile(ctx context.Context, path string, how int, deadline time.Time) (int, error) {
 	for {
 		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 		if err != nil {

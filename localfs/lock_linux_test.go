@@ -15,7 +15,7 @@ import (
 // between its tries instead of spinning, and ends at its deadline.
 func TestFlockWaitBacksOff(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
-	holder, err := lockFile(context.Background(), path, unix.LOCK_EX, time.Now())
+	holder, err := LockFile(context.Background(), path, unix.LOCK_EX, time.Now())
 	must(t, err)
 	defer unix.Close(holder)
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)

@@ -388,7 +388,7 @@ func TestLockFileReplacedWhileWaiting(t *testing.T) {
 	for _, recreate := range []bool{false, true} {
 		t.Run(fmt.Sprint("recreated ", recreate), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "x.lock")
-			holder, err := lockFile(context.Background(), path, unix.LOCK_EX, time.Now())
+			holder, err := LockFile(context.Background(), path, unix.LOCK_EX, time.Now())
 			must(t, err)
 			hooked := false
 			lockWaitHook = func() {
@@ -403,7 +403,7 @@ func TestLockFileReplacedWhileWaiting(t *testing.T) {
 				unix.Close(holder)
 			}
 			defer func() { lockWaitHook = nil }()
-			fd, err := lockFile(context.Background(), path, unix.LOCK_EX, time.Now().Add(30*time.Second))
+			fd, err := LockFile(context.Background(), path, unix.LOCK_EX, time.Now().Add(30*time.Second))
 			if err != nil || fd < 0 {
 				t.Fatalf("lockFile: %d, %v", fd, err)
 			}
