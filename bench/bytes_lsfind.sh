@@ -19,7 +19,7 @@ for tool in fdfind python3; do
 done
 bin=$(mktemp -d)/agentfs
 trap 'rm -rf "$(dirname "$bin")"' EXIT
-go build -o "$bin" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$bin"
 corpus=$(go env GOROOT)/src
 cd "$corpus"
 export LC_ALL=C AGENTFS_BIN=$bin

@@ -13,7 +13,7 @@ runs=${2:-10}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/agentfs-bench-cursor.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/agentfs" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$work/agentfs"
 src=$(go env GOROOT)/src
 a="$work/agentfs --root $src"
 

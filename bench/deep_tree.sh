@@ -19,7 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bin=${AGENTFS:-$tmp/agentfs}
 if [[ -z ${AGENTFS:-} ]]; then
-  CGO_ENABLED=0 go build -o "$bin" ./cmd/agentfs
+  . bench/build.sh && build_agentfs "$bin"
 fi
 mk() {
   python3 - "$depth" "$1" <<'PY'

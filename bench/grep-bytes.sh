@@ -22,7 +22,7 @@ done
 bin=${1:-}
 if [[ -z $bin ]]; then
   bin=$(mktemp -d)/agentfs
-  go build -o "$bin" ./cmd/agentfs
+  . bench/build.sh && build_agentfs "$bin"
 fi
 bin=$(realpath "$bin")
 cd "$(go env GOROOT)/src"

@@ -33,7 +33,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bin=$tmp/agentfs
-CGO_ENABLED=0 go build -o "$bin" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$bin"
 tree=${IGNORE_TREE:-$tmp/src}
 if [[ ! -e $tree ]]; then
   cp -r "$(go env GOROOT)/src" "$tree"

@@ -17,7 +17,7 @@ shift || true
 bins=("$@")
 if [[ ${#bins[@]} == 0 ]]; then
   bins=("$(mktemp -d)/agentfs")
-  go build -o "${bins[0]}" ./cmd/agentfs
+  . bench/build.sh && build_agentfs "${bins[0]}"
 fi
 work=${INDEX_BENCH_DIR:-/var/tmp/agentfs-index-memory}
 mkdir -p "$work"

@@ -33,7 +33,7 @@ for tool in rg hyperfine python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y ripgrep hyperfine" >&2; exit 1; }
 done
 bin=$(mktemp -d)/agentfs
-go build -o "$bin" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$bin"
 work=${INDEX_BENCH_DIR:-/tmp/agentfs-index-bench}
 tree=$work/tree
 [[ ${INDEX_BENCH_DISTINCT:-} == 1 ]] && tree=$work/tree-distinct

@@ -18,7 +18,7 @@ rounds=${2:-7}
 command -v python3 >/dev/null || { echo "missing python3: apt-get install -y python3" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -tags urfave_cli_no_docs -o "$tmp/agentfs" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$tmp/agentfs"
 echo "agentfs $(git rev-parse --short HEAD); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$tmp/agentfs" "$n" "$rounds" <<'EOF'

@@ -4,7 +4,7 @@
 # Usage: bench/multipath.sh [agentfs binary]   (needs hyperfine)
 set -euo pipefail
 bin=${1:-$(mktemp -d)/agentfs}
-[ -x "$bin" ] || CGO_ENABLED=0 go build -o "$bin" ./cmd/agentfs
+[ -x "$bin" ] || { . bench/build.sh && build_agentfs "$bin"; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 for i in $(seq -w 1 2000); do

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/agentfs-bench-read.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$work/agentfs" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$work/agentfs"
 
 # One 1 MiB block of source-like and log-like lines of varied length,
 # repeated to 1 GiB: realistic lines, cheap to make.

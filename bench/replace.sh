@@ -14,7 +14,7 @@ runs=${1:-5}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/agentfs-bench-replace.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-go build -tags urfave_cli_no_docs -o "$work/agentfs" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$work/agentfs"
 cp -a "$(go env GOROOT)/src" "$work/pristine"
 restore="rm -rf $work/src && cp -a $work/pristine $work/src"
 eval "$restore"

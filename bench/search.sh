@@ -20,7 +20,7 @@ for tool in rg fdfind hyperfine /usr/bin/time python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y ripgrep fd-find hyperfine time" >&2; exit 1; }
 done
 bin=$(mktemp -d)/agentfs
-go build -o "$bin" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$bin"
 corpus=$(go env GOROOT)/src
 out=$(mktemp -d)
 cd "$corpus"

@@ -5,7 +5,7 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=bench/out
 mkdir -p "$out"
-go build -o "$out/agentfs" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$out/agentfs"
 agentfs=$PWD/$out/agentfs
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

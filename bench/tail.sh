@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/agentfs-bench-tail.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$work/agentfs" ./cmd/agentfs
+. bench/build.sh && build_agentfs "$work/agentfs"
 
 # One 1 MiB block of log lines, repeated: realistic lines, cheap to make.
 python3 - "$work/block" <<'EOF'
