@@ -165,8 +165,16 @@ func awaitWatchLock(ctx context.Context, loc location, abs string, opts WatchOpt
 // path abs) as Build does, then keeps it proven fresh until ctx ends: it
 // answers the searches' questions (see askWatcher) and builds again once
 // changes have been quiet for opts.Quiet, or at once when there are too
-// many to name or events were lost. One watcher per tree.
+// many to name or events were lost. One watcher per tree. As it ends, its
+// locks let go, it sweeps the state directory: a watcher ends when its
+// tree is removed or replaced, whose index then serves no search again.
 func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOptions) error {
+	err := watch(ctx, w, path, abs, opts)
+	Sweep()
+	return err
+}
+
+func watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOptions) error {
 	if opts.Quiet <= 0 {
 		opts.Quiet = 10 * time.Second
 	}

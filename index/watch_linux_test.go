@@ -549,6 +549,28 @@ func TestWatcherEndsWhenIdle(t *testing.T) {
 	}
 }
 
+// A watcher whose tree is removed ends, and leaves nothing of the tree in
+// the state directory: no later build need sweep its index.
+func TestWatcherOfARemovedTreeLeavesNothing(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	ended := f.startWatch(WatchOptions{Quiet: 10 * time.Millisecond})
+	loc := f.location()
+	if err := os.RemoveAll(f.dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := awaitEnd(t, ended); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the watcher of a removed tree ended with %v, want ENOENT", err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(loc.file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("left in the state directory: %s", e.Name())
+	}
+}
+
 // Drop ends the index's watcher and says so; the word to stop is checked:
 // while the index is in place, the watcher goes on.
 func TestDropEndsTheWatcher(t *testing.T) {
