@@ -793,7 +793,7 @@ func (b *builder) write(loc location, watched <-chan []record, config string) er
 		return err
 	}
 	h := header{built: time.Now().UnixNano(), trigrams: uint64(len(table) / entrySize),
-		postOff: headerSize, postLen: off, tableOff: headerSize + off}
+		postOff: headerSize, postLen: off, tableOff: headerSize + off, rootDev: loc.dev, hasRootDev: true}
 	if _, err := bw.Write(table); err != nil {
 		return err
 	}

@@ -69,6 +69,11 @@ type header struct {
 	postOff  uint64
 	postLen  uint64
 	metaCRC  uint32
+	// rootDev is the device of the tree's root when the build ran, so
+	// that Sweep keeps the index of a tree whose file system is not
+	// mounted; an index made before it was recorded has none (hasRootDev).
+	rootDev    uint64
+	hasRootDev bool
 }
 
 func (h header) encode() []byte {
@@ -84,6 +89,10 @@ func (h header) encode() []byte {
 	le.PutUint64(b[56:], h.postOff)
 	le.PutUint64(b[64:], h.postLen)
 	le.PutUint32(b[72:], h.metaCRC)
+	if h.hasRootDev {
+		le.PutUint64(b[76:], h.rootDev)
+		b[84] = 1
+	}
 	le.PutUint32(b[92:], checksum(b[:92]))
 	return b
 }
@@ -111,6 +120,7 @@ func decodeHeader(b []byte, n int) (header, error) {
 		length: le.Uint64(b[8:]), built: int64(le.Uint64(b[16:])), trigrams: le.Uint64(b[24:]),
 		metaOff: le.Uint64(b[32:]), metaLen: le.Uint64(b[40:]), tableOff: le.Uint64(b[48:]),
 		postOff: le.Uint64(b[56:]), postLen: le.Uint64(b[64:]), metaCRC: le.Uint32(b[72:]),
+		rootDev: le.Uint64(b[76:]), hasRootDev: b[84] == 1,
 	}
 	size := uint64(n)
 	if h.length != size || !inBounds(h.metaOff, h.metaLen, size) || h.trigrams > size/entrySize ||

@@ -98,3 +98,17 @@ func FuzzDecodeMeta(f *testing.F) {
 		}
 	})
 }
+
+// A header decodes as it was encoded, the root's device recorded or not.
+func TestHeaderRoundTrip(t *testing.T) {
+	for _, h := range []header{
+		{length: 4096, built: 1, trigrams: 3, metaOff: headerSize, metaLen: 10, tableOff: 200, postOff: 300, postLen: 40, metaCRC: 7, rootDev: 0x0803, hasRootDev: true},
+		{length: 4096, built: 2, trigrams: 3, metaOff: headerSize, metaLen: 10, tableOff: 200, postOff: 300, postLen: 40, metaCRC: 7},
+		{length: 4096, metaOff: headerSize, rootDev: 0, hasRootDev: true},
+	} {
+		got, err := decodeHeader(h.encode(), int(h.length))
+		if err != nil || got != h {
+			t.Errorf("decode(encode(%+v)) = %+v, %v", h, got, err)
+		}
+	}
+}

@@ -63,6 +63,7 @@ type Index struct {
 // location is where the index of the directory root lives.
 type location struct {
 	root string // the real absolute path
+	dev  uint64 // its device
 	file string
 	lock string
 	// building is the file a build writes, renamed to file at its end.
@@ -84,7 +85,7 @@ func locate(state, dir string) (location, error) {
 	}
 	name := treeName(&st)
 	base := filepath.Join(state, "index")
-	return location{root: dir, file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock"),
+	return location{root: dir, dev: uint64(st.Dev), file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock"),
 		building: filepath.Join(base, name+".idx.build"), runs: filepath.Join(base, name+".idx.runs"), watchLock: filepath.Join(base, name+".watch")}, nil
 }
 

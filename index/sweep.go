@@ -15,15 +15,17 @@ import (
 )
 
 // Sweep removes from the state directory the indexes that no search can
-// use again: of a tree whose root is gone or is now another directory (a
+// use again, which nothing else removes (an index is a twentieth of its
+// tree): one whose root is gone or is now another directory or a file (a
 // removed worktree, a tree made again at its path, a tree renamed, whose
-// index names the old path) and those whose header or root is unreadable
-// (corrupt, truncated, or not an index); with them
-// go what their builds and watchers left and the lock files of trees with
-// no index. Nothing else removes them, and an index is a twentieth of its
-// tree. A tree whose builders' or watcher's lock is held is left, as is
-// an index of another version of agentfs. It returns how many index files
-// it removed.
+// index names the old path) on the file system the build found it on, and
+// one whose header or root is unreadable (corrupt, truncated, not an
+// index). With each go what its builds and watcher left, as do the lock
+// files of a tree without an index. It keeps an index whose file system is
+// not where its root was (a disk not mounted, a tree seen in another mount
+// namespace), one of another version of agentfs, and a tree whose
+// builders' or watcher's lock is held. It returns how many index files it
+// removed.
 func Sweep() int {
 	state := localfs.ExistingStateDir()
 	if state == "" {
@@ -57,20 +59,25 @@ func isTreeName(s string) bool {
 
 // sweepTree removes the files of the tree named t in dir when it holds no
 // usable index of an existing tree, and reports whether an index file was
-// among them. It holds the tree's builders' lock and, when there is one,
-// its watch lock while it decides and removes, and unlinks the lock files
-// last: lock, which every taker goes through, finds a lock file unlinked
-// under it and takes the one at the name again.
+// among them. A tree whose index is usable is decided without a lock: a
+// build or watcher that takes its lock with no wait (--lock-timeout 0)
+// never finds it held by a sweep. Any other is decided again under the
+// tree's builders' lock and, when there is one, its watch lock, which it
+// holds while it removes; it unlinks the lock files last: LockFile, which
+// every taker goes through, finds a lock file unlinked under it and takes
+// the one at the name again.
 func sweepTree(dir, t string) bool {
 	loc := location{file: filepath.Join(dir, t+".idx"), lock: filepath.Join(dir, t+".lock"),
 		building: filepath.Join(dir, t+".idx.build"), runs: filepath.Join(dir, t+".idx.runs"), watchLock: filepath.Join(dir, t+".watch")}
+	if useless, _ := unusable(loc.file, t); !useless {
+		return false
+	}
 	unlock, err := lock(context.Background(), loc.lock, 0)
 	if err != nil {
 		return false // a build runs
 	}
 	defer unlock()
-	// A watch lock is taken only where there is one: made, it would stay
-	// beside every tree kept.
+	// A watch lock is taken only where there is one: made, it would stay.
 	_, err = os.Lstat(loc.watchLock)
 	watchLocked := err == nil
 	switch {
@@ -84,16 +91,15 @@ func sweepTree(dir, t string) bool {
 		return false
 	}
 	useless, hadIndex := unusable(loc.file, t)
-	if !useless {
+	if !useless || os.RemoveAll(loc.file) != nil {
 		return false
 	}
-	if os.RemoveAll(loc.file) != nil {
-		return false
-	}
-	os.Remove(loc.building) // what a killed build left
-	os.Remove(loc.runs)
+	os.RemoveAll(loc.building) // what a killed build left
+	os.RemoveAll(loc.runs)
+	// A watcher makes its socket while it holds its watch lock: with that
+	// lock ours, or no watch lock file, the socket is a dead watcher's.
+	os.Remove(socketName(loc.file))
 	if watchLocked {
-		os.Remove(socketName(loc.file)) // a dead watcher's
 		os.Remove(loc.watchLock)
 	}
 	os.Remove(loc.lock)
@@ -103,9 +109,10 @@ func sweepTree(dir, t string) bool {
 // unusable reports whether the index file at name, of the tree named t,
 // can serve no search again (useless), and whether there is one (has): a
 // missing one is useless, so that its tree's leftovers go; one that
-// cannot be read now (EACCES, EMFILE) is kept.
+// cannot be read now (EACCES, EMFILE), or whose root cannot be looked up,
+// is kept.
 func unusable(name, t string) (useless, has bool) {
-	root, err := rootOf(name)
+	root, dev, err := rootOf(name)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return true, false
@@ -119,40 +126,69 @@ func unusable(name, t string) (useless, has bool) {
 	var st unix.Stat_t
 	switch err := unix.Stat(root, &st); err {
 	case nil:
-		return st.Mode&unix.S_IFMT != unix.S_IFDIR || treeName(&st) != t, true
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR && treeName(&st) == t {
+			return false, true
+		}
 	case unix.ENOENT, unix.ENOTDIR:
-		return true, true
+		if !nearestExisting(root, &st) {
+			return false, true
+		}
+	default:
+		return false, true
 	}
-	return false, true
+	// Where the root would be is on another file system than the build's:
+	// the tree's may be unmounted, and its index of use once it is again.
+	return dev == nil || *dev == uint64(st.Dev), true
 }
 
-// rootOf reads the root recorded in the index file at name, from its
-// header and the start of its meta, unchecked by the meta's CRC: opened
-// in full, the index of the corpus (46,000 files) took 3 to 26 ms
-// to sweep, this 0.03 to 0.3 ms. A root damaged so names no tree of this
+// nearestExisting stats into st the nearest ancestor of path that exists,
+// and reports whether it found one.
+func nearestExisting(path string, st *unix.Stat_t) bool {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		switch err := unix.Stat(dir, st); err {
+		case nil:
+			return true
+		case unix.ENOENT, unix.ENOTDIR:
+			if dir == "/" || dir == "." {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// rootOf reads the root recorded in the index file at name and its device
+// (nil in an index made before the device was recorded), from its header
+// and the start of its meta, unchecked by the meta's CRC: opened in full,
+// the index of the corpus (46,000 files) took 3 to 26 ms to
+// sweep, this 0.03 to 0.3 ms. A root damaged so names no tree of this
 // index: the index goes, which a damaged index may.
-func rootOf(name string) (string, error) {
+func rootOf(name string) (string, *uint64, error) {
 	f, st, err := openFile(name)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer f.Close()
 	b := make([]byte, headerSize)
 	if _, err := f.ReadAt(b, 0); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	h, err := decodeHeader(b, int(st.Size))
 	if err != nil {
-		return "", UnusableError{err}
+		return "", nil, UnusableError{err}
 	}
 	b = make([]byte, min(h.metaLen, binary.MaxVarintLen64+unix.PathMax))
 	if _, err := f.ReadAt(b, int64(h.metaOff)); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	r := &metaReader{s: string(b)}
 	root := r.string()
 	if r.err != nil {
-		return "", UnusableError{errCorrupt}
+		return "", nil, UnusableError{errCorrupt}
 	}
-	return root, nil
+	if !h.hasRootDev {
+		return root, nil, nil
+	}
+	return root, &h.rootDev, nil
 }

@@ -82,6 +82,22 @@ func (s *sweepTrees) write(name, content string) {
 	}
 }
 
+// header changes the header of gone's index.
+func (s *sweepTrees) header(change func(*header)) {
+	s.t.Helper()
+	data, err := os.ReadFile(s.goneLoc.file)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	h, err := decodeHeader(data, len(data))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	change(&h)
+	copy(data, h.encode())
+	s.write(s.goneLoc.file, string(data))
+}
+
 // damage flips a byte of gone's index, at the offset at gives.
 func (s *sweepTrees) damage(at func(header) uint64) {
 	s.t.Helper()
@@ -156,10 +172,33 @@ func TestSweepRemovesWhatNoSearchCanUse(t *testing.T) {
 		}, goneLeft: []string{".idx", ".lock"}},
 		{name: "what a killed build and watcher left", do: func(s *sweepTrees) {
 			s.removeGone()
-			s.write(s.goneLoc.building, "part")
+			if err := os.MkdirAll(filepath.Join(s.goneLoc.building, "x"), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			s.write(s.goneLoc.runs, "runs")
 			s.write(s.goneLoc.watchLock, "")
 			s.write(socketName(s.goneLoc.file), "")
+		}, removed: 1},
+		{name: "a dead watcher's socket without its lock file", do: func(s *sweepTrees) {
+			s.removeGone()
+			s.write(socketName(s.goneLoc.file), "")
+		}, removed: 1},
+		{name: "gone, on another file system than where its root was", do: func(s *sweepTrees) {
+			// As a tree on a disk not mounted now: its index is of use
+			// once the disk is mounted again.
+			s.header(func(h *header) { h.rootDev++ })
+			s.removeGone()
+		}, goneLeft: []string{".idx", ".lock"}},
+		{name: "replaced, on another file system than where its root was", do: func(s *sweepTrees) {
+			s.header(func(h *header) { h.rootDev++ })
+			s.removeGone()
+			if err := os.Mkdir(s.gone, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, goneLeft: []string{".idx", ".lock"}},
+		{name: "gone, made before devices were recorded", do: func(s *sweepTrees) {
+			s.header(func(h *header) { h.rootDev, h.hasRootDev = 0, false })
+			s.removeGone()
 		}, removed: 1},
 		{name: "dropped", do: func(s *sweepTrees) {
 			if _, err := Drop(context.Background(), s.gone, []string{s.gone}, time.Second); err != nil {
@@ -201,19 +240,59 @@ func TestSweepRemovesWhatNoSearchCanUse(t *testing.T) {
 	}
 }
 
-// A tree whose files Sweep removed indexes again from scratch.
-func TestSweptTreeIndexesAgain(t *testing.T) {
+// A sweep never holds the lock of a tree whose index is usable: a build
+// that takes it with no wait (--lock-timeout 0) never fails for a sweep,
+// nor does a watcher's build again, which would end the watcher.
+func TestSweepLeavesLiveTreesUnlocked(t *testing.T) {
 	s := newSweepTrees(t)
-	s.write(s.goneLoc.file, "junk")
-	if got := Sweep(); got != 1 {
-		t.Fatalf("Sweep removed %d index files, want 1", got)
-	}
-	fsys, err := localfs.New(localfs.Config{Roots: []string{s.gone}})
+	fsys, err := localfs.New(localfs.Config{Roots: []string{s.kept}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Build(context.Background(), fsys, s.gone, s.gone, BuildOptions{LockTimeout: time.Second})
-	if err != nil || st.Read != 1 {
-		t.Fatalf("the build after the sweep: %+v, %v", st, err)
+	stop := make(chan struct{})
+	swept := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				swept <- n
+				return
+			default:
+				Sweep()
+				n++
+			}
+		}
+	}()
+	for i := range 200 {
+		if _, err := Build(context.Background(), fsys, s.kept, s.kept, BuildOptions{}); err != nil {
+			close(stop)
+			t.Fatalf("build %d, sweeps running: %v", i, err)
+		}
+	}
+	close(stop)
+	if n := <-swept; n == 0 {
+		t.Fatal("no sweep ran during the builds")
+	}
+}
+
+// An index whose root cannot be looked up now (a directory on its path
+// that this user may not search) is kept: its tree may well be there.
+func TestSweepKeepsATreeItCannotLookUp(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may search any directory; CI runs this unprivileged (su agentfs-ci -c 'go test ./index -run SweepKeepsATreeItCannotLookUp')")
+	}
+	s := newSweepTrees(t)
+	parent := filepath.Dir(s.gone)
+	if err := os.Chmod(parent, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(parent, 0o755) })
+	before := s.files()
+	if n := Sweep(); n != 0 {
+		t.Errorf("Sweep removed %d index files of trees it could not look up, want 0", n)
+	}
+	if got := s.files(); !slices.Equal(got, before) {
+		t.Errorf("left %q, want %q", got, before)
 	}
 }
