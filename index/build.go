@@ -167,7 +167,9 @@ func build(ctx context.Context, w backend.Walker, path string, loc location, old
 			b.dirs[i].version = ""
 		}
 	}
-	if b.unchanged(old, opts.Config) {
+	// An index made before the root's device was recorded is written
+	// again, unchanged or not, so that Sweep can tell its file system away.
+	if b.unchanged(old, opts.Config) && old.h.hasRootDev {
 		// Every file, directory and ignore file as the old index holds
 		// it: that index stands, once all of it checks.
 		if err := old.verify(); err != nil {

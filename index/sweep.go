@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
@@ -21,11 +23,16 @@ import (
 // index names the old path) on the file system the build found it on, and
 // one whose header or root is unreadable (corrupt, truncated, not an
 // index). With each go what its builds and watcher left, as do the lock
-// files of a tree without an index. It keeps an index whose file system is
-// not where its root was (a disk not mounted, a tree seen in another mount
-// namespace), one of another version of agentfs, and a tree whose
-// builders' or watcher's lock is held. It returns how many index files it
-// removed.
+// files of a tree without an index. It keeps, for awayKept after its
+// build, an index whose root is gone or replaced where the directory now
+// at its path, or the nearest one above it, is on another device than the
+// build found: its file system may be away (a disk not mounted) and the
+// index of use once it is back; past that, or if the device's number
+// changed at a new mount (tmpfs, NFS), it goes. It keeps an index of
+// another version of agentfs, and a tree whose builders' or watcher's lock
+// is held. It returns how many index files it removed, within sweepWait:
+// a root on a hung network file system leaves the rest of the sweep to
+// the background, never the caller waiting.
 func Sweep() int {
 	state := localfs.ExistingStateDir()
 	if state == "" {
@@ -42,14 +49,33 @@ func Sweep() int {
 			trees = append(trees, t)
 		}
 	}
-	removed := 0
-	for _, t := range slices.Compact(trees) {
-		if sweepTree(dir, t) {
-			removed++
+	var removed atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, t := range slices.Compact(trees) {
+			if sweepTree(dir, t) {
+				removed.Add(1)
+			}
 		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(sweepWait):
 	}
-	return removed
+	return int(removed.Load())
 }
+
+// sweepWait bounds how long Sweep keeps its caller; rootStat looks up an
+// index's root (a test plays a hung mount with it).
+var (
+	sweepWait = 2 * time.Second
+	rootStat  = unix.Stat
+)
+
+// awayKept is how long after its build an index whose file system may be
+// away is kept.
+const awayKept = 30 * 24 * time.Hour
 
 // isTreeName reports whether s is a name treeName makes.
 func isTreeName(s string) bool {
@@ -112,7 +138,7 @@ func sweepTree(dir, t string) bool {
 // cannot be read now (EACCES, EMFILE), or whose root cannot be looked up,
 // is kept.
 func unusable(name, t string) (useless, has bool) {
-	root, dev, err := rootOf(name)
+	root, h, err := rootOf(name)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return true, false
@@ -124,7 +150,7 @@ func unusable(name, t string) (useless, has bool) {
 		return false, true
 	}
 	var st unix.Stat_t
-	switch err := unix.Stat(root, &st); err {
+	switch err := rootStat(root, &st); err {
 	case nil:
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR && treeName(&st) == t {
 			return false, true
@@ -136,16 +162,15 @@ func unusable(name, t string) (useless, has bool) {
 	default:
 		return false, true
 	}
-	// Where the root would be is on another file system than the build's:
-	// the tree's may be unmounted, and its index of use once it is again.
-	return dev == nil || *dev == uint64(st.Dev), true
+	away := h.hasRootDev && h.rootDev != uint64(st.Dev) && time.Since(time.Unix(0, h.built)) < awayKept
+	return !away, true
 }
 
 // nearestExisting stats into st the nearest ancestor of path that exists,
 // and reports whether it found one.
 func nearestExisting(path string, st *unix.Stat_t) bool {
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		switch err := unix.Stat(dir, st); err {
+		switch err := rootStat(dir, st); err {
 		case nil:
 			return true
 		case unix.ENOENT, unix.ENOTDIR:
@@ -158,37 +183,33 @@ func nearestExisting(path string, st *unix.Stat_t) bool {
 	}
 }
 
-// rootOf reads the root recorded in the index file at name and its device
-// (nil in an index made before the device was recorded), from its header
-// and the start of its meta, unchecked by the meta's CRC: opened in full,
-// the index of the corpus (46,000 files) took 3 to 26 ms to
-// sweep, this 0.03 to 0.3 ms. A root damaged so names no tree of this
-// index: the index goes, which a damaged index may.
-func rootOf(name string) (string, *uint64, error) {
+// rootOf reads the root recorded in the index file at name, and the
+// file's header, from the header and the start of its meta, unchecked by
+// the meta's CRC: opened in full, the index of the corpus (46,000
+// files) took 3 to 26 ms to sweep, this 0.03 to 0.3 ms. A root damaged so
+// names no tree of this index: the index goes, which a damaged index may.
+func rootOf(name string) (string, header, error) {
 	f, st, err := openFile(name)
 	if err != nil {
-		return "", nil, err
+		return "", header{}, err
 	}
 	defer f.Close()
 	b := make([]byte, headerSize)
 	if _, err := f.ReadAt(b, 0); err != nil {
-		return "", nil, err
+		return "", header{}, err
 	}
 	h, err := decodeHeader(b, int(st.Size))
 	if err != nil {
-		return "", nil, UnusableError{err}
+		return "", header{}, UnusableError{err}
 	}
 	b = make([]byte, min(h.metaLen, binary.MaxVarintLen64+unix.PathMax))
 	if _, err := f.ReadAt(b, int64(h.metaOff)); err != nil {
-		return "", nil, err
+		return "", header{}, err
 	}
 	r := &metaReader{s: string(b)}
 	root := r.string()
 	if r.err != nil {
-		return "", nil, UnusableError{errCorrupt}
+		return "", header{}, UnusableError{errCorrupt}
 	}
-	if !h.hasRootDev {
-		return root, nil, nil
-	}
-	return root, &h.rootDev, nil
+	return root, h, nil
 }

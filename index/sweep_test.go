@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/localfs"
+	"golang.org/x/sys/unix"
 )
 
 // sweepTrees are two indexed trees in one state directory: kept, which
@@ -196,6 +197,16 @@ func TestSweepRemovesWhatNoSearchCanUse(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, goneLeft: []string{".idx", ".lock"}},
+		{name: "gone, on another file system, built longer ago than kept", do: func(s *sweepTrees) {
+			// A file system gone for good (a subvolume removed), or back
+			// under another device number (tmpfs, NFS): the index can
+			// never be used again.
+			s.header(func(h *header) {
+				h.rootDev++
+				h.built = time.Now().Add(-awayKept - time.Hour).UnixNano()
+			})
+			s.removeGone()
+		}, removed: 1},
 		{name: "gone, made before devices were recorded", do: func(s *sweepTrees) {
 			s.header(func(h *header) { h.rootDev, h.hasRootDev = 0, false })
 			s.removeGone()
@@ -294,5 +305,59 @@ func TestSweepKeepsATreeItCannotLookUp(t *testing.T) {
 	}
 	if got := s.files(); !slices.Equal(got, before) {
 		t.Errorf("left %q, want %q", got, before)
+	}
+}
+
+// A root on a file system that hangs (a hard NFS mount whose server is
+// gone) keeps a sweep's caller no longer than sweepWait: a build's answer
+// is not held by another tree's index.
+func TestSweepOfAHungRootReturns(t *testing.T) {
+	newSweepTrees(t)
+	release, returned := make(chan struct{}), make(chan struct{})
+	stat, wait := rootStat, sweepWait
+	rootStat = func(string, *unix.Stat_t) error {
+		<-release
+		defer func() { returned <- struct{}{} }()
+		return unix.EIO // kept: nothing more of the tree is touched
+	}
+	sweepWait = 50 * time.Millisecond
+	t.Cleanup(func() {
+		close(release)
+		<-returned // the first tree's stat, left to the background
+		<-returned // the second's
+		rootStat, sweepWait = stat, wait
+	})
+	if n := Sweep(); n != 0 {
+		t.Fatalf("Sweep removed %d index files, want 0", n)
+	}
+}
+
+// A build of a tree whose index was made before the root's device was
+// recorded writes the index again though nothing changed, so that the
+// next sweep can tell the tree's file system away.
+func TestUnchangedBuildRecordsTheDevice(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	loc := f.location()
+	data, err := os.ReadFile(loc.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := decodeHeader(data, len(data))
+	if err != nil || !h.hasRootDev || h.rootDev != loc.dev {
+		t.Fatalf("the header after a build: %+v, %v; want the device %d", h, err, loc.dev)
+	}
+	h.rootDev, h.hasRootDev = 0, false // as an older agentfs wrote it
+	copy(data, h.encode())
+	if err := os.WriteFile(loc.file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Not f.build, which dates the directories back again (a change).
+	if st := f.update(f.fsys); st.Read != 0 {
+		t.Fatalf("the build again read %d files, want none (nothing changed)", st.Read)
+	}
+	if _, h, err := rootOf(loc.file); err != nil || !h.hasRootDev || h.rootDev != loc.dev {
+		t.Fatalf("the header after a build of the unchanged tree: %+v, %v; want the device %d", h, err, loc.dev)
 	}
 }

@@ -165,16 +165,11 @@ func awaitWatchLock(ctx context.Context, loc location, abs string, opts WatchOpt
 // path abs) as Build does, then keeps it proven fresh until ctx ends: it
 // answers the searches' questions (see askWatcher) and builds again once
 // changes have been quiet for opts.Quiet, or at once when there are too
-// many to name or events were lost. One watcher per tree. As it ends, its
-// locks let go, it sweeps the state directory: a watcher ends when its
-// tree is removed or replaced, whose index then serves no search again.
+// many to name or events were lost. One watcher per tree. One that
+// started sweeps the state directory as it ends, its locks let go: a
+// watcher ends when its tree is removed or replaced, whose index then
+// serves no search again.
 func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOptions) error {
-	err := watch(ctx, w, path, abs, opts)
-	Sweep()
-	return err
-}
-
-func watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOptions) error {
 	if opts.Quiet <= 0 {
 		opts.Quiet = 10 * time.Second
 	}
@@ -190,6 +185,7 @@ func watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	if err != nil {
 		return err
 	}
+	defer Sweep() // after the unlock, deferred after it
 	defer unlock()
 	var lst unix.Stat_t
 	if err := unix.Stat(loc.watchLock, &lst); err != nil {
