@@ -83,35 +83,35 @@ func (s *sweepTrees) write(name, content string) {
 	}
 }
 
-// header changes the header of gone's index.
-func (s *sweepTrees) header(change func(*header)) {
-	s.t.Helper()
-	data, err := os.ReadFile(s.goneLoc.file)
+// rewriteIndex rewrites the index file at name as edit changes its bytes,
+// given its header.
+func rewriteIndex(t *testing.T, name string, edit func(data []byte, h header)) {
+	t.Helper()
+	data, err := os.ReadFile(name)
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	h, err := decodeHeader(data, len(data))
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
-	change(&h)
-	copy(data, h.encode())
-	s.write(s.goneLoc.file, string(data))
+	edit(data, h)
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// header changes the header of gone's index.
+func (s *sweepTrees) header(change func(*header)) {
+	rewriteIndex(s.t, s.goneLoc.file, func(data []byte, h header) {
+		change(&h)
+		copy(data, h.encode())
+	})
 }
 
 // damage flips a byte of gone's index, at the offset at gives.
 func (s *sweepTrees) damage(at func(header) uint64) {
-	s.t.Helper()
-	data, err := os.ReadFile(s.goneLoc.file)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	h, err := decodeHeader(data, len(data))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	data[at(h)] ^= 0x40
-	s.write(s.goneLoc.file, string(data))
+	rewriteIndex(s.t, s.goneLoc.file, func(data []byte, h header) { data[at(h)] ^= 0x40 })
 }
 
 func (s *sweepTrees) removeGone() {
@@ -340,19 +340,13 @@ func TestUnchangedBuildRecordsTheDevice(t *testing.T) {
 	f.seed()
 	f.build()
 	loc := f.location()
-	data, err := os.ReadFile(loc.file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := decodeHeader(data, len(data))
-	if err != nil || !h.hasRootDev || h.rootDev != loc.dev {
-		t.Fatalf("the header after a build: %+v, %v; want the device %d", h, err, loc.dev)
-	}
-	h.rootDev, h.hasRootDev = 0, false // as an older agentfs wrote it
-	copy(data, h.encode())
-	if err := os.WriteFile(loc.file, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	rewriteIndex(t, loc.file, func(data []byte, h header) {
+		if !h.hasRootDev || h.rootDev != loc.dev {
+			t.Fatalf("the header after a build: %+v; want the device %d", h, loc.dev)
+		}
+		h.rootDev, h.hasRootDev = 0, false // as an older agentfs wrote it
+		copy(data, h.encode())
+	})
 	// Not f.build, which dates the directories back again (a change).
 	if st := f.update(f.fsys); st.Read != 0 {
 		t.Fatalf("the build again read %d files, want none (nothing changed)", st.Read)
