@@ -212,11 +212,12 @@ func New(cfg Config) (*FS, error) {
 	}
 	f.storeDenies(deny)
 	// A transaction whose process died during its commit is undone (or
-	// finished) before anything reads its files, and dead writers' temp
-	// files go.
+	// finished) before anything reads its files, dead writers' temp files
+	// go, and, once a day, the lock files no process holds.
 	state := existingStateDir()
 	recoverJournals(f, state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
+	sweepLocks(state, time.Now())
 	return f, nil
 }
 

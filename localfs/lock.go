@@ -166,6 +166,67 @@ func lockDir() (string, error) {
 	return d, nil
 }
 
+// lockSweepEvery is how often the lock files no process holds are swept
+// from the lock directory. A path's own lock file goes when its mutation
+// ends, but its directories' stay, one for every directory a mutation was
+// ever below (1,014 on a test machine after some days): without a sweep
+// they grow with every temporary tree an agent works in.
+const lockSweepEvery = 24 * time.Hour
+
+// lockSweepStamp is the file in the lock directory whose mtime says when
+// its last sweep began.
+const lockSweepStamp = "swept"
+
+// sweepLocks removes from the lock directory of the state directory base
+// ("" when there is none) the lock files no process holds, once
+// lockSweepEvery has passed since the last sweep began (a stamp, one stat
+// at every start), and returns how many it removed. A lock file is only a
+// name to meet on: LockFile, which every taker goes through, finds a lock
+// file unlinked under it and takes the one at the name anew.
+func sweepLocks(base string, now time.Time) int {
+	if base == "" {
+		return 0
+	}
+	d := filepath.Join(base, "locks")
+	stamp := filepath.Join(d, lockSweepStamp)
+	if fi, err := os.Stat(stamp); err == nil && now.Sub(fi.ModTime()) < lockSweepEvery || err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	// Stamped first: the starts meanwhile leave this sweep alone.
+	if err := os.WriteFile(stamp, nil, 0o600); err != nil || os.Chtimes(stamp, now, now) != nil {
+		return 0
+	}
+	entries, err := os.ReadDir(d)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".lock") && sweepLock(filepath.Join(d, e.Name())) {
+			removed++
+		}
+	}
+	return removed
+}
+
+// sweepLock unlinks the lock file at p when no process holds it, under
+// its exclusive lock, and reports whether it did.
+func sweepLock(p string) bool {
+	fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return false
+	}
+	var held, named unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Stat(p, &named) != nil || held.Dev != named.Dev || held.Ino != named.Ino {
+		return false
+	}
+	return unix.Unlink(p) == nil
+}
+
 // lockName is the lock file of a key (see lockKey).
 func lockName(key string) string {
 	sum := sha256.Sum256([]byte(key))

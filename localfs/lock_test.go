@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -496,5 +498,113 @@ func TestLockTargetReals(t *testing.T) {
 		if code(err) != tc.code || !reflect.DeepEqual(reals, tc.want) {
 			t.Errorf("policy %v, %s: reals %q, error %v; want %q, code %q", tc.policy, tc.path, reals, err, tc.want, tc.code)
 		}
+	}
+}
+
+// A sweep of the lock directory removes the lock files no process holds,
+// and keeps those held, shared or exclusive; it runs once a day.
+func TestSweepLocksRemovesOnlyUnheld(t *testing.T) {
+	state := t.TempDir()
+	d := filepath.Join(state, "locks")
+	must(t, os.Mkdir(d, 0o700))
+	name := func(s string) string { return filepath.Join(d, s+".lock") }
+	exclusive, err := LockFile(context.Background(), name("exclusive"), unix.LOCK_EX, time.Now())
+	must(t, err)
+	defer unix.Close(exclusive)
+	shared, err := LockFile(context.Background(), name("shared"), unix.LOCK_SH, time.Now())
+	must(t, err)
+	defer unix.Close(shared)
+	for _, s := range []string{"left1", "left2"} {
+		must(t, os.WriteFile(name(s), nil, 0o600))
+	}
+	must(t, os.WriteFile(filepath.Join(d, "other"), nil, 0o600)) // no lock file
+	now := time.Now()
+	if n := sweepLocks(state, now); n != 2 {
+		t.Errorf("the sweep removed %d lock files, want 2", n)
+	}
+	left := func() []string {
+		entries, err := os.ReadDir(d)
+		must(t, err)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	if got, want := left(), []string{"exclusive.lock", "other", "shared.lock", lockSweepStamp}; !slices.Equal(got, want) {
+		t.Errorf("left %q, want %q", got, want)
+	}
+	must(t, os.WriteFile(name("left1"), nil, 0o600))
+	if n := sweepLocks(state, now.Add(lockSweepEvery-time.Minute)); n != 0 {
+		t.Errorf("a sweep within a day of the last removed %d, want none", n)
+	}
+	if n := sweepLocks(state, now.Add(lockSweepEvery+time.Minute)); n != 1 {
+		t.Errorf("a sweep a day after the last removed %d, want 1", n)
+	}
+}
+
+// Locks exclude each other as before while their unheld lock files are
+// swept between and during takes: a write below d (shared on d's lock
+// file) and a removal of d (exclusive on it) never hold at once, nor two
+// writes of d/f.
+func TestLocksHoldWhileTheirFilesAreSwept(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	must(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
+	locks, err := lockDir()
+	must(t, err)
+	ctx := context.Background()
+	var mu sync.Mutex
+	writers, removing := 0, false
+	hold := func(path string, enter, leave func() bool) {
+		for range 150 {
+			unlock, err := fsys.Lock(ctx, path, 10*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			ok := enter()
+			mu.Unlock()
+			if !ok {
+				t.Errorf("the lock of %s was taken while another excluding it was held", path)
+			}
+			mu.Lock()
+			leave()
+			mu.Unlock()
+			unlock()
+		}
+	}
+	stop := make(chan struct{})
+	swept := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				swept <- n
+				return
+			default:
+			}
+			entries, _ := os.ReadDir(locks)
+			for _, e := range entries {
+				if sweepLock(filepath.Join(locks, e.Name())) {
+					n++
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			hold("d/f", func() bool { writers++; return writers == 1 && !removing }, func() bool { writers--; return true })
+		})
+	}
+	wg.Go(func() {
+		hold("d", func() bool { ok := writers == 0 && !removing; removing = true; return ok }, func() bool { removing = false; return true })
+	})
+	wg.Wait()
+	close(stop)
+	if n := <-swept; n == 0 {
+		t.Fatal("no lock file was swept during the takes")
 	}
 }
