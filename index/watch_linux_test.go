@@ -233,7 +233,12 @@ func TestWatcherEndsWhenItsStateDirectoryIsReplaced(t *testing.T) {
 	state := os.Getenv(localfs.StateDirEnv)
 	ready, ended := make(chan struct{}), make(chan error, 1)
 	go func() {
-		ended <- Watch(context.Background(), f.fsys, f.dir, f.dir, WatchOptions{Quiet: 40 * time.Millisecond, Ready: func(Status) { close(ready) }})
+		// A build again locates the index by the environment, which names
+		// the new state directory while the test builds in it: the watcher
+		// waits for that build's lock, as agentfs's --lock-timeout has it.
+		opts := WatchOptions{Quiet: 40 * time.Millisecond, Ready: func(Status) { close(ready) }}
+		opts.LockTimeout = time.Minute
+		ended <- Watch(context.Background(), f.fsys, f.dir, f.dir, opts)
 	}()
 	select {
 	case <-ready:
