@@ -502,22 +502,24 @@ func TestLockTargetReals(t *testing.T) {
 }
 
 // A sweep of the lock directory removes the lock files no process holds,
-// and keeps those held, shared or exclusive; it runs once a day.
+// and keeps those held, shared or exclusive, and whatever is not a lock
+// file agentfs makes; it runs once a day.
 func TestSweepLocksRemovesOnlyUnheld(t *testing.T) {
 	state := t.TempDir()
 	d := filepath.Join(state, "locks")
 	must(t, os.Mkdir(d, 0o700))
-	name := func(s string) string { return filepath.Join(d, s+".lock") }
+	name := func(key string) string { return filepath.Join(d, lockName(key)) }
 	exclusive, err := LockFile(context.Background(), name("exclusive"), unix.LOCK_EX, time.Now())
 	must(t, err)
 	defer unix.Close(exclusive)
 	shared, err := LockFile(context.Background(), name("shared"), unix.LOCK_SH, time.Now())
 	must(t, err)
 	defer unix.Close(shared)
-	for _, s := range []string{"left1", "left2"} {
-		must(t, os.WriteFile(name(s), nil, 0o600))
+	for _, key := range []string{"left1", "left2"} {
+		must(t, os.WriteFile(name(key), nil, 0o600))
 	}
-	must(t, os.WriteFile(filepath.Join(d, "other"), nil, 0o600)) // no lock file
+	must(t, os.WriteFile(filepath.Join(d, "other.lock"), nil, 0o600)) // not a name lockName makes
+	must(t, unix.Mkfifo(name("fifo"), 0o600))                         // nor a lock file
 	now := time.Now()
 	if n := sweepLocks(state, now); n != 2 {
 		t.Errorf("the sweep removed %d lock files, want 2", n)
@@ -531,15 +533,44 @@ func TestSweepLocksRemovesOnlyUnheld(t *testing.T) {
 		}
 		return names
 	}
-	if got, want := left(), []string{"exclusive.lock", "other", "shared.lock", lockSweepStamp}; !slices.Equal(got, want) {
+	want := []string{lockName("exclusive"), lockName("fifo"), lockName("shared"), "other.lock", lockSweepStamp}
+	slices.Sort(want)
+	if got := left(); !slices.Equal(got, want) {
 		t.Errorf("left %q, want %q", got, want)
 	}
 	must(t, os.WriteFile(name("left1"), nil, 0o600))
 	if n := sweepLocks(state, now.Add(lockSweepEvery-time.Minute)); n != 0 {
 		t.Errorf("a sweep within a day of the last removed %d, want none", n)
 	}
+	if n := sweepLocks(state, now.Add(-time.Hour)); n != 1 {
+		t.Errorf("a sweep with the last stamped in the future (a clock set back) removed %d, want 1", n)
+	}
+	must(t, os.WriteFile(name("left1"), nil, 0o600))
 	if n := sweepLocks(state, now.Add(lockSweepEvery+time.Minute)); n != 1 {
 		t.Errorf("a sweep a day after the last removed %d, want 1", n)
+	}
+}
+
+// A FIFO or a link planted at the stamp's name is never opened through:
+// a start does not hang on it, nor truncate what a link names.
+func TestSweepLocksStampIsOnlyAFile(t *testing.T) {
+	for _, plant := range []func(t *testing.T, stamp, target string){
+		func(t *testing.T, stamp, _ string) { must(t, unix.Mkfifo(stamp, 0o600)) },
+		func(t *testing.T, stamp, target string) { must(t, os.Symlink(target, stamp)) },
+	} {
+		state := t.TempDir()
+		d := filepath.Join(state, "locks")
+		must(t, os.Mkdir(d, 0o700))
+		target := filepath.Join(state, "target")
+		must(t, os.WriteFile(target, []byte("data"), 0o600))
+		plant(t, filepath.Join(d, lockSweepStamp), target)
+		must(t, os.WriteFile(filepath.Join(d, lockName("left")), nil, 0o600))
+		if n := sweepLocks(state, time.Now()); n != 0 {
+			t.Errorf("a sweep with something else at its stamp removed %d, want none", n)
+		}
+		if b, err := os.ReadFile(target); err != nil || string(b) != "data" {
+			t.Errorf("the link's target: %q, %v", b, err)
+		}
 	}
 }
 
@@ -568,6 +599,7 @@ func TestLocksHoldWhileTheirFilesAreSwept(t *testing.T) {
 			if !ok {
 				t.Errorf("the lock of %s was taken while another excluding it was held", path)
 			}
+			time.Sleep(200 * time.Microsecond) // held a while, as a write holds it
 			mu.Lock()
 			leave()
 			mu.Unlock()
@@ -607,4 +639,20 @@ func TestLocksHoldWhileTheirFilesAreSwept(t *testing.T) {
 	if n := <-swept; n == 0 {
 		t.Fatal("no lock file was swept during the takes")
 	}
+}
+
+// A take with no wait (--lock-timeout 0) outwaits a lock held for a
+// moment, as a sweep holds a lock file no one uses: it is not refused
+// for a holder that lets go within lockGrace.
+func TestNoWaitOutwaitsAMomentaryHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	holder, err := LockFile(context.Background(), path, unix.LOCK_EX, time.Now())
+	must(t, err)
+	lockWaitHook = func() { unix.Close(holder) } // lets go as the wait begins
+	defer func() { lockWaitHook = nil }()
+	fd, err := LockFile(context.Background(), path, unix.LOCK_EX, time.Now())
+	if err != nil {
+		t.Fatalf("a take with no wait of a lock let go at once: %v", err)
+	}
+	unix.Close(fd)
 }
