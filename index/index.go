@@ -83,10 +83,16 @@ func locate(state, dir string) (location, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return location{}, fmt.Errorf("%s is not a directory", dir)
 	}
-	name := treeName(&st)
-	base := filepath.Join(state, "index")
-	return location{root: dir, dev: uint64(st.Dev), file: filepath.Join(base, name+".idx"), lock: filepath.Join(base, name+".lock"),
-		building: filepath.Join(base, name+".idx.build"), runs: filepath.Join(base, name+".idx.runs"), watchLock: filepath.Join(base, name+".watch")}, nil
+	loc := locationIn(filepath.Join(state, "index"), treeName(&st))
+	loc.root, loc.dev = dir, uint64(st.Dev)
+	return loc, nil
+}
+
+// locationIn names the files, in the directory base, of the tree named t
+// (treeName), its root and device unknown.
+func locationIn(base, t string) location {
+	return location{file: filepath.Join(base, t+".idx"), lock: filepath.Join(base, t+".lock"),
+		building: filepath.Join(base, t+".idx.build"), runs: filepath.Join(base, t+".idx.runs"), watchLock: filepath.Join(base, t+".watch")}
 }
 
 // treeName is the name of the index files of the directory st describes.

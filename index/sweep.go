@@ -43,7 +43,7 @@ func Sweep() int {
 	if err != nil {
 		return 0
 	}
-	var trees []string
+	var trees []string // sorted as ReadDir sorts: a tree's files are adjacent
 	for _, e := range entries {
 		if t, _, ok := strings.Cut(e.Name(), "."); ok && isTreeName(t) {
 			trees = append(trees, t)
@@ -93,8 +93,7 @@ func isTreeName(s string) bool {
 // every taker goes through, finds a lock file unlinked under it and takes
 // the one at the name again.
 func sweepTree(dir, t string) bool {
-	loc := location{file: filepath.Join(dir, t+".idx"), lock: filepath.Join(dir, t+".lock"),
-		building: filepath.Join(dir, t+".idx.build"), runs: filepath.Join(dir, t+".idx.runs"), watchLock: filepath.Join(dir, t+".watch")}
+	loc := locationIn(dir, t)
 	if useless, _ := unusable(loc.file, t); !useless {
 		return false
 	}

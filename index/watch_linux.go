@@ -185,7 +185,7 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	if err != nil {
 		return err
 	}
-	defer Sweep() // after the unlock, deferred after it
+	defer Sweep() // runs after the unlock deferred below
 	defer unlock()
 	var lst unix.Stat_t
 	if err := unix.Stat(loc.watchLock, &lst); err != nil {
