@@ -176,8 +176,9 @@ const lockSweepEvery = 24 * time.Hour
 
 // lockSweepBudget bounds the time one start gives a sweep: a directory of
 // 100,000 lock files took 1.9 s. What is left is swept by the next
-// starts, until one reaches the end and stamps the sweep done.
-const lockSweepBudget = 20 * time.Millisecond
+// starts, until one reaches the end and stamps the sweep done. (A var: a
+// test plays a sweep cut short.)
+var lockSweepBudget = 20 * time.Millisecond
 
 // lockSweepStamp is the file in the lock directory whose mtime says when
 // its last sweep ended.
@@ -185,8 +186,8 @@ const lockSweepStamp = "swept"
 
 // sweepLocks removes from the lock directory of the state directory base
 // ("" when there is none) the lock files no process holds, once
-// lockSweepEvery has passed since the last sweep ended (a stamp, opened at
-// every start), within lockSweepBudget, and returns how many it removed. A
+// lockSweepEvery has passed since the last sweep ended (a stamp, one
+// lstat at every start), within lockSweepBudget, and returns how many it removed. A
 // lock file is only a name to meet on: LockFile, which every taker goes
 // through, finds a lock file unlinked under it and takes the one at the
 // name anew.
@@ -195,12 +196,8 @@ func sweepLocks(base string, now time.Time) int {
 		return 0
 	}
 	d := filepath.Join(base, "locks")
-	stamp, due := openStamp(filepath.Join(d, lockSweepStamp), now)
-	if stamp == nil {
-		return 0
-	}
-	defer stamp.Close()
-	if !due {
+	stamp := filepath.Join(d, lockSweepStamp)
+	if !sweepDue(stamp, now) {
 		return 0
 	}
 	dir, err := os.Open(d)
@@ -217,8 +214,7 @@ func sweepLocks(base string, now time.Time) int {
 			}
 		}
 		if err == io.EOF {
-			t := unix.NsecToTimeval(now.UnixNano())
-			unix.Futimes(int(stamp.Fd()), []unix.Timeval{t, t})
+			markSwept(stamp, now)
 			break
 		}
 		if err != nil {
@@ -228,28 +224,35 @@ func sweepLocks(base string, now time.Time) int {
 	return removed
 }
 
-// openStamp opens the sweep's stamp at name, made if missing (then due),
-// never a link, FIFO or device planted there (nil), and reports whether a
-// sweep is due at now: lockSweepEvery since its mtime, or an mtime in the
-// future (a clock set back).
-func openStamp(name string, now time.Time) (*os.File, bool) {
-	const flags = unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
-	fd, err := unix.Open(name, flags|unix.O_CREAT|unix.O_EXCL, 0o600)
-	made := err == nil
-	if errors.Is(err, unix.EEXIST) {
-		fd, err = unix.Open(name, flags, 0)
+// sweepDue reports whether a sweep is due at now by the stamp at name, in
+// one lstat, what every start pays: when there is none, lockSweepEvery
+// after its mtime, or when its mtime is in the future (a clock set back).
+// A link, FIFO or device planted there is never due, never opened.
+func sweepDue(name string, now time.Time) bool {
+	fi, err := os.Lstat(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return true
 	}
-	if err != nil {
-		return nil, false
-	}
-	f := os.NewFile(uintptr(fd), name)
-	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, false
+		return false
 	}
 	age := now.Sub(fi.ModTime())
-	return f, made || age >= lockSweepEvery || age < 0
+	return age >= lockSweepEvery || age < 0
+}
+
+// markSwept sets the stamp at name to now, made if missing: never through
+// a link, nor waiting on a FIFO, planted there since sweepDue.
+func markSwept(name string, now time.Time) {
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		t := unix.NsecToTimeval(now.UnixNano())
+		unix.Futimes(fd, []unix.Timeval{t, t})
+	}
 }
 
 // isLockName reports whether name is one lockName makes.
@@ -270,8 +273,7 @@ func sweepLock(p string) bool {
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return false
 	}
-	var held, named unix.Stat_t
-	if unix.Fstat(fd, &held) != nil || unix.Stat(p, &named) != nil || held.Dev != named.Dev || held.Ino != named.Ino {
+	if same, _ := atPath(fd, p); !same {
 		return false
 	}
 	return unix.Unlink(p) == nil
@@ -611,13 +613,8 @@ func LockFile(ctx context.Context, path string, how int, deadline time.Time) (in
 			unix.Close(fd)
 			return -1, err
 		}
-		var held, now unix.Stat_t
-		if err := unix.Fstat(fd, &held); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
-		err = unix.Stat(path, &now)
-		if err == nil && held.Dev == now.Dev && held.Ino == now.Ino {
+		same, err := atPath(fd, path)
+		if same {
 			return fd, nil
 		}
 		unix.Close(fd)
@@ -625,6 +622,19 @@ func LockFile(ctx context.Context, path string, how int, deadline time.Time) (in
 			return -1, err
 		}
 	}
+}
+
+// atPath reports whether the open file fd is the file at path: not one
+// unlinked since it was opened, nor replaced by another.
+func atPath(fd int, path string) (bool, error) {
+	var held, named unix.Stat_t
+	if err := unix.Fstat(fd, &held); err != nil {
+		return false, err
+	}
+	if err := unix.Stat(path, &named); err != nil {
+		return false, err
+	}
+	return held.Dev == named.Dev && held.Ino == named.Ino, nil
 }
 
 // flockData takes a data file's flock: FlockWait, which a test replaces

@@ -551,6 +551,31 @@ func TestSweepLocksRemovesOnlyUnheld(t *testing.T) {
 	}
 }
 
+// A sweep cut short by its budget stamps nothing: the next start goes on
+// with it, and the one that reaches the end stamps it.
+func TestSweepLocksCutShortGoesOnNextStart(t *testing.T) {
+	state := t.TempDir()
+	d := filepath.Join(state, "locks")
+	must(t, os.Mkdir(d, 0o700))
+	must(t, os.WriteFile(filepath.Join(d, lockName("left")), nil, 0o600))
+	budget := lockSweepBudget
+	lockSweepBudget = 0
+	n := sweepLocks(state, time.Now())
+	lockSweepBudget = budget
+	if n != 0 {
+		t.Fatalf("a sweep with no time removed %d lock files", n)
+	}
+	if _, err := os.Lstat(filepath.Join(d, lockSweepStamp)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a sweep cut short left a stamp (%v): the next starts would wait a day", err)
+	}
+	if n := sweepLocks(state, time.Now()); n != 1 {
+		t.Fatalf("the next start removed %d lock files, want 1", n)
+	}
+	if _, err := os.Lstat(filepath.Join(d, lockSweepStamp)); err != nil {
+		t.Fatalf("a sweep that reached the end left no stamp: %v", err)
+	}
+}
+
 // A FIFO or a link planted at the stamp's name is never opened through:
 // a start does not hang on it, nor truncate what a link names.
 func TestSweepLocksStampIsOnlyAFile(t *testing.T) {
