@@ -39,7 +39,9 @@ func newSweepTrees(t *testing.T) *sweepTrees {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Build(context.Background(), fsys, dir, dir, BuildOptions{LockTimeout: time.Second}); err != nil {
+		_, err = Build(context.Background(), fsys, dir, dir, BuildOptions{LockTimeout: time.Second})
+		fsys.Close()
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
