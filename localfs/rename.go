@@ -69,6 +69,9 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		}
 		return infoAt(dst.fd(), dst.name, dst.display)
 	}
+	if err := linkOntoItsFile(src, dst, &st); err != nil {
+		return backend.FileInfo{}, err
+	}
 	if opts.IfAbsent {
 		err = renameNoReplace(src.fd(), src.name, dst.fd(), dst.name)
 	} else {
@@ -119,6 +122,25 @@ type renameEndpoint struct {
 }
 
 func (e renameEndpoint) fd() int { return int(e.dir.Fd()) }
+
+// linkOntoItsFile refuses to move the link src (lstat'ed as st) onto the
+// file it leads to: the file would be replaced by the link, which then
+// leads to its own name, and the content would be gone (GNU mv refuses:
+// "are the same file"). Only the identities are compared; nothing is read
+// through the link.
+func linkOntoItsFile(src, dst renameEndpoint, st *unix.Stat_t) error {
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return nil
+	}
+	var to, target unix.Stat_t
+	if unix.Fstatat(dst.fd(), dst.name, &to, unix.AT_SYMLINK_NOFOLLOW) != nil || to.Mode&unix.S_IFMT == unix.S_IFLNK ||
+		unix.Fstatat(src.fd(), src.name, &target, 0) != nil || target.Dev != to.Dev || target.Ino != to.Ino {
+		return nil
+	}
+	return fault.InvalidArgument("the link leads to the destination: moved there, it would replace the file it names, whose content would be lost.").
+		WithPath(src.display).WithDetail("destination", dst.display).
+		WithHint("rm the link if it is no longer wanted, or move it to another name; nothing was moved")
+}
 
 func (f *FS) renameEnd(path string, create bool) (renameEndpoint, error) {
 	t, err := f.resolve(path)
