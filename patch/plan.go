@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -65,6 +66,9 @@ func (p *Patch) Plan(read ReadFunc, m Matcher) ([]Change, error) {
 		if err := pl.apply(op); err != nil {
 			return nil, err
 		}
+	}
+	if err := pl.nested(); err != nil {
+		return nil, err
 	}
 	var changes []Change
 	for _, name := range pl.order {
@@ -162,6 +166,27 @@ func (pl *planner) apply(op Op) error {
 	}
 	*dest = file{existed: dest.existed, exists: true, content: f.content, from: f.from, chunks: f.chunks, wroteAt: op.Line}
 	*f = file{existed: f.existed}
+	return nil
+}
+
+// nested refuses a patch that leaves a file at a path and a file below
+// it (Add File: d and Add File: d/x): one path cannot be a file and a
+// directory. Refused as the patch is planned, before anything is written:
+// the commit found it as a conflict, and each backend named it otherwise.
+func (pl *planner) nested() error {
+	for _, name := range pl.order {
+		if !pl.files[name].exists {
+			continue
+		}
+		for d := path.Dir(name); d != "."; d = path.Dir(d) {
+			if outer, ok := pl.files[d]; ok && outer.exists {
+				inner := pl.files[name]
+				return fault.Errorf(fault.CodePatchVerify, "the patch leaves %s a file (patch line %d) and writes %s inside it (patch line %d): a path cannot be both a file and a directory.", d, outer.wroteAt, name, inner.wroteAt).
+					WithPath(name).WithDetail("patchLine", inner.wroteAt).WithDetail("fileAt", outer.wroteAt).
+					WithHint("give the file or the directory another name")
+			}
+		}
+	}
 	return nil
 }
 

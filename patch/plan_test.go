@@ -212,6 +212,12 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"patchLine": 7, "wroteAt": 2}, "write each path once"},
 		{"a move onto an added file", map[string]string{"a": "a1\n"}, []string{"*** Add File: c", "+new", "*** Update File: a", "*** Move to: c", "@@", "-a1", "+A1"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 4, "wroteAt": 2}, "write each path once"},
+		{"a file added below an added file", nil, []string{"*** Add File: d", "+y", "*** Add File: d/x", "+x"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 4, "fileAt": 2}, "another name"},
+		{"a file added above an added file", nil, []string{"*** Add File: d/e/x", "+x", "*** Add File: d", "+y"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 2, "fileAt": 4}, "another name"},
+		{"a file moved above an added file", map[string]string{"a": "a1\n"}, []string{"*** Add File: d/x", "+x", "*** Update File: a", "*** Move to: d", "@@", "-a1", "+A1"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 2, "fileAt": 4}, "another name"},
 		// A chunk found only loosely, at two places: a guess (edit's rule).
 		{"ambiguous at a loose rung", map[string]string{"a": "fn a() {\n    return 1\n}\nfn b() {\n\treturn 1\n}\n"}, []string{"*** Update File: a", "@@", "-return 1", "+return 2"},
 			fault.CodeAmbiguousMatch, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "tell the places apart"},
