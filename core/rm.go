@@ -60,10 +60,16 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 	sum := func() (string, error) {
 		if checked.info.Type != backend.TypeFile {
 			return "", fault.InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type).
-				WithPath(res.Path).WithHint("use --expected-version for a directory")
+				WithPath(res.Path).WithHint("drop the precondition to remove a %s", checked.info.Type)
 		}
 		s, _, err := t.digest(ctx, req.Path, checked.info.Version, nil, true)
 		return s, err
+	}
+	if req.Set() && req.Recursive && cur.exists && checked.info.Type == backend.TypeDir {
+		// A directory's version changes with its own entries only: a file
+		// rewritten or added below them would be removed unseen.
+		return nil, fault.InvalidArgument("a directory's version covers its own entries, not what lies below them, so a recursive removal cannot be conditional on it.").
+			WithPath(res.Path).WithHint("drop the precondition, or remove the files whose versions you read one by one; nothing was removed")
 	}
 	if err := req.Check(req.Path, checked.info, cur.exists, sum); err != nil {
 		return nil, err
