@@ -336,6 +336,16 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	if err != nil {
 		return nil, err
 	}
+	if len(unreadable) > 0 {
+		// A walk does not go below a directory it cannot list: the
+		// directories the index holds there, unchanged and still
+		// reachable by path (chmod 311 keeps x), are not searched.
+		closed := make([]string, len(unreadable))
+		for i, u := range unreadable {
+			closed[i] = u + "/"
+		}
+		out = slices.DeleteFunc(out, func(file core.IndexedFile) bool { return underAny(file.Rel, closed) })
+	}
 	slices.SortFunc(extra, func(a, b core.IndexedFile) int { return core.WalkOrder(a.Rel, b.Rel) })
 	return &core.Narrowing{Files: mergeWalkOrder(out, extra), Unreadable: unreadable}, nil
 }
