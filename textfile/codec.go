@@ -202,13 +202,48 @@ func ServedType(name string, prefix []byte, notUTF8 bool) string {
 	if _, mime, ok := mediaOf(name, prefix); ok {
 		return mime
 	}
-	t := mimetype.Detect(prefix).String()
+	m := mimetype.Detect(prefix)
+	t := m.String()
+	if active(m) && !namedBy(m, strings.ToLower(path.Ext(name))) {
+		// A browser runs the scripts of a page (HTML, SVG, XML) on the
+		// origin that serves it: a notes.md or log.txt that starts with
+		// markup is shown as the text its name says it is.
+		t = "text/plain; charset=utf-8"
+	}
 	if notUTF8 {
 		// Sniffed from the prefix, UTF-8 there: the rest is not, and its
 		// charset is unknown (served as UTF-8, a browser showed U+FFFD).
 		t = strings.TrimSuffix(t, "; charset=utf-8")
 	}
 	return t
+}
+
+// active reports whether a browser shown m may run scripts in it: HTML,
+// SVG, XHTML, and XML (which may hold either).
+func active(m *mimetype.MIME) bool {
+	if m.Is("text/html") || m.Is("image/svg+xml") || m.Is("application/xhtml+xml") {
+		return true
+	}
+	for ; m != nil; m = m.Parent() {
+		if m.Is("text/xml") {
+			return true
+		}
+	}
+	return false
+}
+
+// namedBy reports whether the extension ext (lower case, with its dot)
+// names the type m.
+func namedBy(m *mimetype.MIME, ext string) bool {
+	switch {
+	case ext == "":
+		return false
+	case ext == m.Extension():
+		return true
+	case m.Is("text/html"):
+		return ext == ".htm" || ext == ".xhtml"
+	}
+	return ext == ".xml" && !m.Is("image/svg+xml")
 }
 
 // mediaByMIME are the sniffed types read returns as inline data.

@@ -90,3 +90,36 @@ func TestBoundary(t *testing.T) {
 		}
 	}
 }
+
+// A file is served as HTML, SVG or XML, whose scripts a browser runs on
+// the serving origin, only when its name says it is one: a Markdown or
+// text file that starts with markup is served as text.
+func TestServedType(t *testing.T) {
+	const html = "<!-- generated -->\n# Report\n<script>fetch('/x')</script>\n"
+	const svg = `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`
+	const rss = `<?xml version="1.0"?><rss version="2.0"></rss>`
+	tests := []struct {
+		name, content string
+		notUTF8       bool
+		want          string
+	}{
+		{"r.md", html, false, "text/plain; charset=utf-8"},
+		{"x.txt", "<script>alert(1)</script>\n", false, "text/plain; charset=utf-8"},
+		{"README", "<html><body>x</body></html>", false, "text/plain; charset=utf-8"},
+		{"page.html", html, false, "text/html; charset=utf-8"},
+		{"PAGE.HTM", html, false, "text/html; charset=utf-8"},
+		{"notes.md", html, true, "text/plain"},
+		{"logo.svg", svg, false, "image/svg+xml"},
+		{"logo.txt", svg, false, "text/plain; charset=utf-8"},
+		{"feed.rss", rss, false, "application/rss+xml"},
+		{"feed.xml", rss, false, "application/rss+xml"},
+		{"feed.log", rss, false, "text/plain; charset=utf-8"},
+		{"plain.md", "# Title\n\ntext\n", false, "text/plain; charset=utf-8"},
+		{"data.json", `{"a": 1}`, false, "application/json"},
+	}
+	for _, tt := range tests {
+		if got := ServedType(tt.name, []byte(tt.content), tt.notUTF8); got != tt.want {
+			t.Errorf("ServedType(%q, %.20q) = %q; want %q", tt.name, tt.content, got, tt.want)
+		}
+	}
+}
