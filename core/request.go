@@ -33,6 +33,8 @@ import (
 //	help:"..."                   the description, for --help and schemas: what
 //	                             the field means, never its range or default
 //	required:"true"              refused when left out (or empty)
+//	flagNotEmpty:"true"          refused when its flag is given as "": left
+//	                             out, the field would drop what the flag asks
 //	enum:"dir|d,file"            the closed set of values; | adds spellings
 //	                             accepted beside the first, which schemas name
 //	min:"1" max:"1000"           the range of an integer
@@ -52,6 +54,8 @@ type FieldSpec struct {
 	Help      string
 	Type      reflect.Type
 	Required  bool
+	// FlagNotEmpty refuses the flag given as "" (flagNotEmpty).
+	FlagNotEmpty bool
 	// Enum holds the first spelling of each value; spellings all of them.
 	Enum      []string
 	spellings map[string]bool
@@ -111,6 +115,7 @@ func Fields(t reflect.Type) []FieldSpec {
 // touches the type finds it.
 func (s *FieldSpec) constraints(tag reflect.StructTag) {
 	s.Required = tag.Get("required") == "true"
+	s.FlagNotEmpty = tag.Get("flagNotEmpty") == "true"
 	s.Default = tag.Get("default")
 	if e := tag.Get("enum"); e != "" {
 		s.spellings = map[string]bool{}
