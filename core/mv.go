@@ -37,6 +37,9 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 	res := &MvResult{}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.To))
 	res.From, res.FromBase64 = fault.PathText(t.FS.Display(req.From))
+	if res.Path == res.From {
+		return nil, fault.OntoItself(res.Path)
+	}
 	if n := jsonSize(res) + len(`,"overwritten":true`); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", t.raiseTo(n))
 	}

@@ -278,6 +278,15 @@ func FullDestination(path string) *Error {
 		WithPath(path).WithHint("empty or remove the destination first (rm -r), or choose another destination; nothing was moved")
 }
 
+// OntoItself is a move's error for a destination that names the source
+// itself (spelled alike, or through a link to its directory), which every
+// backend gives alike: not EXISTS, whose hint (overwrite) would only lead
+// to another refusal.
+func OntoItself(path string) *Error {
+	return InvalidArgument("the destination is the source itself.").WithPath(path).
+		WithHint("choose another destination; nothing was moved")
+}
+
 // PathText returns p for JSON output and, when p is not valid UTF-8, its
 // base64 twin, so that no two names collide after JSON's replacement runes.
 func PathText(p string) (text, b64 string) {

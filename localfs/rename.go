@@ -39,6 +39,9 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 			return backend.FileInfo{}, rootRefused(src.display)
 		}
 	}
+	if src.real == dst.real {
+		return backend.FileInfo{}, fault.OntoItself(dst.display)
+	}
 	if _, inside := within(src.real, dst.real); inside {
 		return backend.FileInfo{}, fault.InvalidArgument("the destination is the source or inside it.").WithPath(dst.display).
 			WithHint("move the directory somewhere outside itself")
