@@ -134,7 +134,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		data, info, err := t.openText(ctx, path, "apply-patch")
 		switch e := fault.AsError(err); {
 		case e == nil:
-		case e.Code == fault.CodeNotFound:
+		case fault.MissingPath(err):
 			return "", false, nil
 		case e.Code == fault.CodeNotText:
 			// A file that is not text may still be deleted, or added

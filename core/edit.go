@@ -215,8 +215,7 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, textf
 	display := t.FS.Display(req.Path)
 	r, err := t.FS.Open(ctx, req.Path)
 	if err != nil {
-		var e *fault.Error
-		if errors.As(err, &e) && e.Code == fault.CodeNotFound && req.Precondition.Set() {
+		if fault.MissingPath(err) && req.Precondition.Set() {
 			return nil, textfile.Whole{}, backend.FileInfo{}, req.Precondition.Check(display, backend.FileInfo{}, false, nil)
 		}
 		return nil, textfile.Whole{}, backend.FileInfo{}, t.WithSuggestions(ctx, req.Path, err)

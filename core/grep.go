@@ -910,6 +910,9 @@ func (g *grepSearch) countUnreadable(path, rel string, err error) {
 // file, unreadable or denied. Any other (EMFILE, EIO) fails the search:
 // skipping it would answer less than the tree holds, with exit 0.
 func skippedFile(err error) bool {
+	if errors.Is(err, fault.ErrNoWorkspace) {
+		return false
+	}
 	switch fault.AsError(err).Code {
 	case fault.CodeNotFound, fault.CodeNotRegular, fault.CodeNotAFile, fault.CodeNotADirectory, fault.CodeSymlink, fault.CodePermissionDenied, fault.CodeDenied:
 		return true

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"io"
 	"math"
 	"unicode/utf8"
@@ -82,8 +81,7 @@ type current struct {
 // currentOf turns a Stat or Lstat answer into a current: NOT_FOUND is a
 // missing file, not an error.
 func currentOf(info backend.FileInfo, err error) (current, error) {
-	var e *fault.Error
-	if errors.As(err, &e) && e.Code == fault.CodeNotFound {
+	if fault.MissingPath(err) {
 		return current{}, nil
 	}
 	if err != nil {

@@ -278,6 +278,18 @@ func FullDestination(path string) *Error {
 		WithPath(path).WithHint("empty or remove the destination first (rm -r), or choose another destination; nothing was moved")
 }
 
+// ErrNoWorkspace is the cause of a NOT_FOUND about the workspace itself
+// (an object store's bucket missing), which no path in it can mend: it
+// fails the call, where a missing path is an answer (rm's deleted false).
+var ErrNoWorkspace = errors.New("the workspace does not exist")
+
+// MissingPath reports whether err is a NOT_FOUND of the path asked, not
+// of the workspace that would hold it (ErrNoWorkspace).
+func MissingPath(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeNotFound && !errors.Is(err, ErrNoWorkspace)
+}
+
 // OntoItself is a move's error for a destination that names the source
 // itself (spelled alike, or through a link to its directory), which every
 // backend gives alike: not EXISTS, whose hint (overwrite) would only lead

@@ -264,7 +264,7 @@ func (f *FS) mapErr(err error, c string) error {
 	switch {
 	case code == "NoSuchBucket":
 		return fault.Errorf(fault.CodeNotFound, "the bucket of %s does not exist.", f.root).WithPath(c).
-			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(err)
+			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(errors.Join(fault.ErrNoWorkspace, err))
 	case missing(code, status):
 		return notFound(c)
 	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "NoCredentials" ||
