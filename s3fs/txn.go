@@ -326,6 +326,18 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 		}
 		infos[i] = fileInfo(path.Base(c), up)
 	}
+	// A directory the removals emptied keeps a marker, as rm leaves one:
+	// before the commit point, so that a failure undoes the transaction
+	// (a marker left beside restored files names nothing).
+	kept := map[string]bool{}
+	for i, op := range ops {
+		if parent := path.Dir(keys[i]); op.Remove && j.Ops[i].Old != "" && !kept[parent] {
+			kept[parent] = true
+			if err := f.keepParent(ctx, keys[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return infos, nil
 }
 
