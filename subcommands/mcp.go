@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,7 +138,12 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 // it is no message: the transport stops at the first line it cannot
 // decode, which ended the session. A key given twice or bytes that are not
 // UTF-8 are refused as in any request: with two "name"s the last chose
-// the tool. At the end of stdin it waits for the calls it handed on to be
+// the tool. A request whose id is that of a call not yet answered is kept
+// back until that answer, and the tools/calls after it behind it, in
+// order; the lines after it are read on (a cancellation of the call it
+// waits for, a ping): the reader waiting on it left the session deaf until
+// that call ended, and its cancellation unread. At the end of stdin it
+// hands on what it kept back, then waits for the calls it handed on to be
 // answered: the SDK ends the session at its reader's EOF and drops the
 // answers still being computed, so a client that wrote its requests and
 // closed stdin got none of them, with exit 0.
@@ -147,26 +153,68 @@ type mcpFrames struct {
 	calls   *unanswered
 	done    <-chan struct{}
 	pending []byte
+	// kept are the requests held back, in the order they came; end is
+	// the input's end, once read.
+	kept []keptMessage
+	end  error
+}
+
+// keptMessage is a request held back, as read.
+type keptMessage struct {
+	data []byte
+	msg  message
 }
 
 func (f *mcpFrames) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
+		if len(f.kept) > 0 {
+			k := f.kept[0]
+			handed, inUse := f.calls.hand(k.msg)
+			switch {
+			case inUse:
+				f.kept = f.kept[1:]
+				if err := f.refuseInUse(k.msg); err != nil {
+					return 0, err
+				}
+				continue
+			case handed:
+				f.kept = f.kept[1:]
+				f.pass(k.data, k.msg)
+				continue
+			}
+		}
+		if f.end != nil && len(f.kept) == 0 {
+			f.calls.wait()
+			return 0, f.end
+		}
+		lines, answered := f.lines, f.calls.changed
+		if f.end != nil {
+			lines = nil // read to its end: only an answer frees a kept request
+		}
+		if len(f.kept) == 0 {
+			answered = nil
+		}
 		var in inputLine
 		select {
-		case in = <-f.lines:
+		case in = <-lines:
+		case <-answered:
+			continue
 		case <-f.done:
 		}
 		select {
 		case <-f.done:
 			// Interrupted: no call after those under way, though a line
-			// came with the signal (select took either at random).
-			in = inputLine{err: io.EOF}
+			// came with the signal (select took either at random); what
+			// was kept back is dropped.
+			f.calls.wait()
+			return 0, io.EOF
 		default:
 		}
+		if in.err == io.EOF {
+			f.end = io.EOF
+			continue
+		}
 		if in.err != nil {
-			if in.err == io.EOF {
-				f.calls.wait()
-			}
 			return 0, in.err
 		}
 		if !in.tooLong && len(bytes.TrimSpace(in.data)) == 0 {
@@ -179,28 +227,50 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		if handed, inUse := f.calls.handedOn(msg, f.done); inUse {
-			// The SDK drops a request under an open listen's id unanswered,
-			// and tools/calls numbered after it waited for it for ever.
-			if err := f.refuse(msg.ID, -32600, "the id is that of an open subscriptions/listen: give each request an id of its own"); err != nil {
+		if f.keptCall() && isToolCall(msg) {
+			f.kept = append(f.kept, keptMessage{in.data, msg})
+			continue
+		}
+		switch handed, inUse := f.calls.hand(msg); {
+		case inUse:
+			if err := f.refuseInUse(msg); err != nil {
 				return 0, err
 			}
-			continue
-		} else if !handed {
-			continue // interrupted while it waited: the next read ends the session
-		}
-		// Trimmed: the transport takes nothing but a line's end after a
-		// message, and ended the session at a space.
-		f.pending = append(bytes.TrimSpace(in.data), '\n')
-		if key, ok := idKey(msg.ID); ok && msg.Method != nil && *msg.Method == "tools/call" {
-			if line, ok := numbered(msg.fields, f.calls.number(key)); ok {
-				f.pending = append(line, '\n')
-			}
+		case handed:
+			f.pass(in.data, msg)
+		default:
+			f.kept = append(f.kept, keptMessage{in.data, msg})
 		}
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
 	return n, nil
+}
+
+// pass makes the message the next the server reads: trimmed (the
+// transport takes nothing but a line's end after a message, and ended the
+// session at a space), a tools/call numbered.
+func (f *mcpFrames) pass(data []byte, msg message) {
+	f.pending = append(bytes.TrimSpace(data), '\n')
+	if key, ok := idKey(msg.ID); ok && isToolCall(msg) {
+		if line, ok := numbered(msg.fields, f.calls.number(key)); ok {
+			f.pending = append(line, '\n')
+		}
+	}
+}
+
+// keptCall reports whether a tools/call is held back: the calls after it
+// wait behind it, to run in the order they came.
+func (f *mcpFrames) keptCall() bool {
+	return slices.ContainsFunc(f.kept, func(k keptMessage) bool { return isToolCall(k.msg) })
+}
+
+func isToolCall(m message) bool { return m.Method != nil && *m.Method == "tools/call" }
+
+// refuseInUse refuses a request under an open listen's id: the SDK drops
+// it unanswered, and tools/calls numbered after it waited for it for ever.
+func (f *mcpFrames) refuseInUse(msg message) error {
+	return f.refuse(msg.ID, -32600, "the id is that of an open subscriptions/listen: give each request an id of its own")
 }
 
 // refuse answers a message the server is not given with a JSON-RPC error.
@@ -427,14 +497,14 @@ func idKey(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
-// handedOn records a message about to be given to the server: a call is
-// to be answered. A call whose id is one not yet answered waits for that
-// answer (or done): the SDK drops such a call unanswered, and a refusal
-// under the same id came before the first call's answer, which a client
-// matching by id took for its own. handed is false when done came first;
+// hand records a message about to be given to the server: a call is to
+// be answered. handed is false for a request whose id is that of a call
+// not yet answered, which mcpFrames keeps back until that answer: the SDK
+// drops such a call unanswered, and a refusal under the same id came before
+// the first call's answer, which a client matching by id took for its own.
 // inUse is true, and the message not recorded, when the id is an open
 // subscriptions/listen's, which may last for the session.
-func (u *unanswered) handedOn(m message, done <-chan struct{}) (handed, inUse bool) {
+func (u *unanswered) hand(m message) (handed, inUse bool) {
 	if m.Method == nil {
 		return true, false
 	}
@@ -442,25 +512,22 @@ func (u *unanswered) handedOn(m message, done <-chan struct{}) (handed, inUse bo
 	if !ok {
 		return true, false
 	}
-	for {
-		u.mu.Lock()
-		awaited, busy := u.ids[key]
-		if !busy {
-			u.ids[key] = *m.Method != "subscriptions/listen"
-		}
-		u.mu.Unlock()
-		switch {
-		case !busy:
-			return true, false
-		case !awaited:
-			return false, true
-		}
-		select {
-		case <-u.changed:
-		case <-done:
-			return false, false
-		}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	awaited, busy := u.ids[key]
+	if !busy {
+		u.ids[key] = *m.Method != "subscriptions/listen"
+		return true, false
 	}
+	return false, !awaited
+}
+
+// isCall reports whether the id key is a tools/call's not yet answered.
+func (u *unanswered) isCall(key string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.seqs[key]
+	return ok
 }
 
 // answered takes the call with the id key off.
@@ -509,15 +576,53 @@ type answerWriter struct {
 // reads the answer and sends its next call with the same id at once would
 // otherwise find it still in flight.
 func (a *answerWriter) Write(p []byte) (int, error) {
+	out := p
 	if m, ok := decodeMessage(p); ok && m.Method == nil {
 		if key, ok := idKey(m.ID); ok {
+			if a.calls.isCall(key) && cancelledUnstarted(m) {
+				if answer, err := interruptedAnswer(m.ID, a.maxBytes); err == nil {
+					out = answer
+				}
+			}
 			a.calls.answered(key)
 		}
 	}
-	if _, err := a.w.Write(boundedError(unescapeHTML(p), a.maxBytes)); err != nil {
+	if _, err := a.w.Write(boundedError(unescapeHTML(out), a.maxBytes)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// cancelledUnstarted reports whether m is the SDK's answer to a call
+// cancelled before its handler ran: a JSON-RPC error of code 0, "context
+// canceled", where the handler answers INTERRUPTED.
+func cancelledUnstarted(m message) bool {
+	var e struct {
+		Code    *int   `json:"code"`
+		Message string `json:"message"`
+	}
+	raw, ok := m.fields["error"]
+	return ok && json.Unmarshal(raw, &e) == nil && e.Code != nil && *e.Code == 0 && e.Message == context.Canceled.Error()
+}
+
+// interruptedAnswer is the answer to the call id as its handler gives a
+// call cancelled: INTERRUPTED, as a tool's error.
+func interruptedAnswer(id json.RawMessage, maxBytes int) ([]byte, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := callResult(nil, fault.Interrupted(ctx), maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	line, err := compactJSON(struct {
+		JSONRPC string              `json:"jsonrpc"`
+		ID      json.RawMessage     `json:"id"`
+		Result  *mcp.CallToolResult `json:"result"`
+	}{"2.0", id, res})
+	if err != nil {
+		return nil, err
+	}
+	return append(line, '\n'), nil
 }
 
 // boundedError is a reply within maxBytes when it is a JSON-RPC error: the
