@@ -89,6 +89,12 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	write("d3/.gitignore", "a/**/b\n!a/b/\n")
 	write("d4/.gitignore", "**/b\n!x/b/\n")
 	write("d5/.gitignore", "a/**/b  \n")
+	// An empty segment (a stray //, or / at both ends) matches no path in
+	// git; go-git dropped it, and foo//bar hid foo/bar.
+	write("es/.gitignore", "foo//bar\n//a\nb//\nc/d//\n")
+	for _, f := range []string{"es/foo/bar/x.txt", "es/a", "es/b/x", "es/c/d/x", "es/e"} {
+		write(f, "hello\n")
+	}
 	write("bom/.gitignore", "\xEF\xBB\xBFfirst.txt\nsecond.txt\n")
 	write(".git/info/exclude", "*.dat\n")
 	run(filepath.Join(dir, "inner"), "init", "-q", ".")

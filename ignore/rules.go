@@ -287,7 +287,7 @@ func Compile(data []byte, depth int) *Rules {
 	f := &Rules{depth: depth, rules: make([]rule, 0, n), after: make([]int32, 0, n)}
 	for line := range strings.Lines(text) {
 		s := strings.TrimRight(line, "\r\n")
-		if strings.TrimSpace(s) == "" || s[0] == '#' {
+		if strings.TrimSpace(s) == "" || s[0] == '#' || emptySegment(s) {
 			continue
 		}
 		f.add(gitPattern(byteRune(s)))
@@ -296,6 +296,20 @@ func Compile(data []byte, depth int) *Rules {
 		return nil
 	}
 	return f
+}
+
+// emptySegment reports whether the rule s has an empty segment once git
+// takes off its negation, its trailing spaces, the / that anchors it and
+// the / that makes it a directory's (foo//bar, //a, b//): git matches no
+// path with it, and go-git's matcher dropped the empty segment, so that
+// foo//bar hid foo/bar.
+func emptySegment(s string) bool {
+	p := strings.TrimPrefix(s, "!")
+	for strings.HasSuffix(p, " ") && !strings.HasSuffix(p, `\ `) {
+		p = p[:len(p)-1]
+	}
+	p = strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/")
+	return p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.Contains(p, "//")
 }
 
 // add appends the rule g (a line as gitPattern rewrites it) and indexes it.

@@ -86,8 +86,8 @@ func refPatterns(data []byte, domain []string) []refPattern {
 	var ps []refPattern
 	for line := range bytes.Lines(data) {
 		s := strings.TrimRight(string(line), "\r\n")
-		if strings.TrimSpace(s) == "" || s[0] == '#' {
-			continue
+		if strings.TrimSpace(s) == "" || s[0] == '#' || emptySegment(s) {
+			continue // matches nothing (TestIgnorePatternsMatchGit)
 		}
 		g := gitPattern(byteRune(s))
 		body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
