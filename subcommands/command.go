@@ -42,6 +42,10 @@ type tool[Req, Res any] struct {
 	next func(req *Req, res Res) (flags string, ok bool)
 	// paths, when set, are the raw paths of res, for --print0.
 	paths func(Res) []string
+	// pageBreak, when set, is what --all prints between the text of the
+	// page prev and that of next, the page after it (grep's -- between
+	// blocks with context, which a page prints only between its own).
+	pageBreak func(prev, next Res) string
 	// multi lets the last positional argument repeat: read a b c, grep Q
 	// p1 p2, rm a b run once per path, in order, in one process.
 	multi bool
@@ -113,6 +117,8 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 		return fault.InvalidArgument("--all prints every page as text, and JSON is one object per call.").
 			WithHint("add --format text, or page with --offset set to nextOffset")
 	}
+	var last Res // the last page that printed text data, for pageBreak
+	printed := false
 	for {
 		res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.Run(c.Context, tl, req) })
 		if err != nil {
@@ -142,6 +148,12 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 			data, notes := t.Text(res, o.palette)
 			if more && !all {
 				notes += "... more: " + flags + "\n"
+			}
+			if printed && data != "" && t.pageBreak != nil {
+				data = t.pageBreak(last, res) + data
+			}
+			if data != "" {
+				last, printed = res, true
 			}
 			if err := o.text(data, notes); err != nil {
 				return err

@@ -22,6 +22,7 @@ func grepCommand() subcommand {
 		found: func(r *core.GrepResult) (bool, bool) {
 			return r.Count > 0, r.TimedOut || r.Unreadable > 0
 		},
+		pageBreak: grepPageBreak,
 	}
 }
 
@@ -33,4 +34,26 @@ func grepNext(req *core.GrepRequest, r *core.GrepResult) (string, bool) {
 		return "", false
 	}
 	return walkPage(&req.Offset, &req.Cursor, r.NextOffset, r.NextCursor)
+}
+
+// grepPageBreak is the -- that rg -n -C prints between two blocks with
+// context, when the last of prev and the first of next are two: in two
+// files, or apart (rg joins a block that starts on the line after
+// another's end).
+func grepPageBreak(prev, next *core.GrepResult) string {
+	if len(prev.Files) == 0 || len(next.Files) == 0 {
+		return ""
+	}
+	pf, nf := prev.Files[len(prev.Files)-1], next.Files[0]
+	if len(pf.Blocks) == 0 || len(nf.Blocks) == 0 {
+		return ""
+	}
+	pb, nb := pf.Blocks[len(pf.Blocks)-1], nf.Blocks[0]
+	if pb.Matches == nil || nb.Matches == nil {
+		return "" // no context: rg prints no --
+	}
+	if pf.Path == nf.Path && pf.PathBase64 == nf.PathBase64 && nb.Start <= pb.Start+len(pb.Lines) {
+		return ""
+	}
+	return "--\n"
 }
