@@ -274,6 +274,11 @@ func (f *FS) mapErr(err error, c string) error {
 	case code == "InvalidBucketName":
 		return fault.Errorf(fault.CodeInvalidArgument, "the object store refused the bucket's name: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check the bucket in %s: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens", f.root).WithCause(err)
+	case code == "ObjectParentIsFile":
+		// versitygw's answer to a key below an object's (a/b under a): the
+		// workspace's own root, when it names an object.
+		return fault.Errorf(fault.CodeNotADirectory, "the object store holds a file where the path needs a folder: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("check the path and --root with ls: a part of it is a file").WithCause(err)
 	case code == "ExistingObjectIsDirectory":
 		// versitygw's answer to a directory at the key, and to a name
 		// longer than its file system takes.
@@ -428,11 +433,13 @@ func (f *FS) entries(ctx context.Context, c, from string, unnamable func(name st
 			pending = pending[n:]
 			return true
 		}
+		listed := false
 		for o, err := range f.c.List(ctx, dk, "/", 0, start) {
 			if err != nil {
 				yield(backend.FileInfo{}, f.mapErr(err, c))
 				return
 			}
+			listed = true
 			rel := o.Key[len(dk):]
 			name, isDir := strings.CutSuffix(rel, "/")
 			if rel == "" {
@@ -460,8 +467,30 @@ func (f *FS) entries(ctx context.Context, c, from string, unnamable func(name st
 				return
 			}
 		}
+		if !listed && c == "." && start == "" {
+			if err := f.rootObject(ctx); err != nil {
+				yield(backend.FileInfo{}, err)
+				return
+			}
+		}
 		emit("", true)
 	}
+}
+
+// rootObject fails when the workspace's root, found empty, names an object
+// (s3://bucket/dir/file.txt): the workspace is no folder, where it was
+// listed as an empty one, and a search of it found nothing with exit 0.
+// One HEAD, only for an empty root.
+func (f *FS) rootObject(ctx context.Context) error {
+	if f.prefix == "" {
+		return nil
+	}
+	_, found, err := f.headKey(ctx, strings.TrimSuffix(f.prefix, "/"))
+	if err != nil || !found {
+		return err
+	}
+	return fault.Errorf(fault.CodeNotADirectory, "the root %s names an object, not a folder.", f.root).WithPath(".").
+		WithHint("pass the folder that holds it to --root")
 }
 
 // settled reports that no key after key can name an entry before name: only
