@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -76,7 +77,8 @@ func (f *interferingFS) Remove(ctx context.Context, p string, opts backend.Remov
 
 // On a backend without locks, a mutation that loses the race to another
 // writer runs again on the new content: neither change is lost. Past
-// maxAttempts it gives up with LOCK_TIMEOUT, having changed nothing.
+// maxAttempts and the lock timeout it gives up with LOCK_TIMEOUT, having
+// changed nothing; within the lock timeout it goes on.
 func TestMutationsRetryALostRace(t *testing.T) {
 	line := "mine\n"
 	for _, tc := range []struct {
@@ -85,35 +87,40 @@ func TestMutationsRetryALostRace(t *testing.T) {
 		call  func(*Tools) error
 		want  string
 		code  fault.Code
+		wait  time.Duration // the lock timeout
 	}{
 		{"append", 2, func(tl *Tools) error {
 			_, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &line, Append: true})
 			return err
-		}, "a\nother 1\nother 2\nmine\n", ""},
+		}, "a\nother 1\nother 2\nmine\n", "", 0},
 		{"edit", 1, func(tl *Tools) error {
 			_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a\n", "A\n")}})
 			return err
-		}, "A\nother 1\n", ""},
+		}, "A\nother 1\n", "", 0},
 		{"write", 3, func(tl *Tools) error {
 			_, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &line})
 			return err
-		}, "mine\n", ""},
+		}, "mine\n", "", 0},
 		{"rm", 1, func(tl *Tools) error {
 			_, err := tl.Rm(context.Background(), RmRequest{Path: "f"})
 			return err
-		}, "<missing>", ""},
+		}, "<missing>", "", 0},
 		{"edit against a version read before the race", 1, func(tl *Tools) error {
 			v := versionOf(tl.FS, "f")
 			_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{op("a\n", "A\n")}, Precondition: Precondition{ExpectedVersion: v}})
 			return err
-		}, "a\nother 1\n", fault.CodeStale},
+		}, "a\nother 1\n", fault.CodeStale, 0},
 		{"append that always loses", maxAttempts, func(tl *Tools) error {
 			_, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &line, Append: true})
 			return err
-		}, "a\n" + lines("other ", maxAttempts), fault.CodeLockTimeout},
+		}, "a\n" + lines("other ", maxAttempts), fault.CodeLockTimeout, 0},
+		{"append that loses past maxAttempts within the lock timeout", maxAttempts + 3, func(tl *Tools) error {
+			_, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &line, Append: true})
+			return err
+		}, "a\n" + lines("other ", maxAttempts+3) + "mine\n", "", time.Minute},
 	} {
 		fsys := &interferingFS{FS: memfs.New(map[string]string{"f": "a\n"}), n: tc.races}
-		err := tc.call(&Tools{FS: fsys})
+		err := tc.call(&Tools{FS: fsys, LockTimeout: tc.wait})
 		if got := fault.AsError(err); tc.code == "" && err != nil || tc.code != "" && (got == nil || got.Code != tc.code) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.code)
 		}
