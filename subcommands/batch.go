@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -34,21 +35,23 @@ func decodeBatchLine(data []byte) (batchLine, error) {
 	if err := json.Unmarshal(data, &fields); err != nil {
 		return batchLine{}, err
 	}
-	var line batchLine
+	// The id first: a line refused for another field is answered under it.
+	line := batchLine{ID: fields["id"]}
 	for key, raw := range fields {
 		var err error
 		switch key {
 		case "id":
-			line.ID = raw
 		case "tool":
-			err = json.Unmarshal(raw, &line.Tool)
+			if json.Unmarshal(raw, &line.Tool) != nil {
+				err = errors.New(`field "tool" is not a string`)
+			}
 		case "args":
 			line.Args = raw
 		default:
 			err = fmt.Errorf("unknown field %q (the fields are tool, args and id, in lower case)", key)
 		}
 		if err != nil {
-			return batchLine{}, err
+			return batchLine{ID: line.ID}, err
 		}
 	}
 	return line, nil
