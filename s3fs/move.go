@@ -140,15 +140,24 @@ func (f *FS) listMove(ctx context.Context, src, dst string, opts backend.WriteOp
 		return []journalMove{{From: f.key(src), To: f.key(dst), ETag: o.ETag}}, false, nil
 	}
 	from, into := f.dirKey(src), f.dirKey(dst)
-	var keys []string
+	var keys, mangled []string
 	for o, err := range f.c.List(ctx, from, "", 0, "") {
 		if err != nil {
 			return nil, false, f.mapErr(err, src)
 		}
 		moves = append(moves, journalMove{From: o.Key, To: into + o.Key[len(from):], ETag: o.ETag})
 		keys = append(keys, o.Key)
+		if o.Mangled {
+			mangled = append(mangled, o.Key)
+		}
 	}
 	if err := f.journalBelow(src, from, keys); err != nil {
+		return nil, false, err
+	}
+	// A key the listing mangled cannot be copied or deleted by its name:
+	// its copy failed as a lost race (LOCK_TIMEOUT after 8 attempts),
+	// where rm -r says what it is.
+	if err := f.checkListed(ctx, mangled); err != nil {
 		return nil, false, err
 	}
 	if len(moves) == 0 {

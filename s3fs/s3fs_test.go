@@ -1286,43 +1286,61 @@ func TestJournalFolderRefused(t *testing.T) {
 	}
 }
 
-// A recursive removal that answers success leaves no key below the
-// directory, whatever bytes the keys hold: a control byte or a byte that
-// is not UTF-8 cannot travel in DeleteObjects' XML body, and rm -r
-// answered deleted:true while such objects stayed.
-func TestRemoveRecursiveDeletesKeysXMLCannotCarry(t *testing.T) {
-	bucket := s3test.Bucket(t)
-	f, _ := openFS(t, "s3://"+bucket+"/ws")
-	ctx := context.Background()
-	mc, err := s3test.Client(s3test.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// minio-go refuses a key that is not UTF-8: s3client puts it.
-	access, secret := s3test.Keys()
-	sc, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"d/a\x01b", "d/bad\xffname", "d/plain"} {
-		if _, err := sc.Put(ctx, "ws/"+k, []byte("x\n"), nil); err != nil {
-			t.Fatal(k, err)
+// A recursive removal or a move of a directory that answers success
+// leaves no key below the directory, whatever bytes the keys hold: a
+// control byte or a byte that is not UTF-8 cannot travel in
+// DeleteObjects' XML body, and rm -r answered deleted:true while such
+// objects stayed. A store that lists such a key as U+FFFD (versitygw
+// ignores encoding-type=url) cannot have it named: then nothing changes,
+// IO_ERROR (a move's copy of it was a lost race, LOCK_TIMEOUT).
+func TestKeysXMLCannotCarryMoveWholeOrNotAtAll(t *testing.T) {
+	for _, op := range []struct {
+		name string
+		do   func(context.Context, *s3fs.FS) error
+	}{
+		{"rm -r", func(ctx context.Context, f *s3fs.FS) error {
+			ok, err := f.Remove(ctx, "d", backend.RemoveOptions{Recursive: true})
+			if err == nil && !ok {
+				return errors.New("nothing removed")
+			}
+			return err
+		}},
+		{"mv", func(ctx context.Context, f *s3fs.FS) error {
+			_, err := f.Rename(ctx, "d", "e", backend.WriteOptions{IfAbsent: true})
+			return err
+		}},
+	} {
+		bucket := s3test.Bucket(t)
+		f, _ := openFS(t, "s3://"+bucket+"/ws")
+		ctx := context.Background()
+		mc, err := s3test.Client(s3test.Endpoint(t))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	ok, err := f.Remove(ctx, "d", backend.RemoveOptions{Recursive: true})
-	var left []string
-	for o := range mc.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: "ws/d/", Recursive: true}) {
-		if o.Err == nil {
-			left = append(left, o.Key)
+		// minio-go refuses a key that is not UTF-8: s3client puts it.
+		access, secret := s3test.Keys()
+		sc, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// A store that lists such a key as U+FFFD (versitygw ignores
-	// encoding-type=url) cannot have it named: then nothing is removed.
-	switch e := fault.AsError(err); {
-	case err == nil && (!ok || len(left) > 0):
-		t.Fatalf("Remove answered %v, yet the store still holds %q", ok, left)
-	case err != nil && (e == nil || e.Code != fault.CodeIOError || len(left) != 3):
-		t.Fatalf("Remove = %v, leaving %q; want IO_ERROR with nothing removed", err, left)
+		for _, k := range []string{"d/a\x01b", "d/bad\xffname", "d/plain"} {
+			if _, err := sc.Put(ctx, "ws/"+k, []byte("x\n"), nil); err != nil {
+				t.Fatal(k, err)
+			}
+		}
+		err = op.do(ctx, f)
+		left := map[string]int{}
+		for o := range mc.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: "ws/", Recursive: true}) {
+			if o.Err == nil {
+				left[strings.SplitN(o.Key, "/", 3)[1]]++
+			}
+		}
+		switch e := fault.AsError(err); {
+		case err == nil && left["d"] > 0:
+			t.Fatalf("%s answered success, yet the store still holds %d keys below d", op.name, left["d"])
+		case err != nil && (e == nil || e.Code != fault.CodeIOError || left["d"] != 3 || left["e"] != 0):
+			t.Fatalf("%s = %v, leaving %v; want IO_ERROR with nothing changed", op.name, err, left)
+		}
 	}
 }
 

@@ -150,10 +150,10 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 	return true, f.keepParent(ctx, c)
 }
 
-// checkListed fails, before anything is deleted, when a key a listing
-// may have mangled is not held as listed: the key stored cannot be named,
-// and deleting the one listed, which does not exist, would succeed and
-// leave it.
+// checkListed fails, before anything is deleted or moved, when a key a
+// listing may have mangled is not held as listed: the key stored cannot be
+// named, and deleting the one listed, which does not exist, would succeed
+// and leave it.
 func (f *FS) checkListed(ctx context.Context, mangled []string) error {
 	for _, k := range mangled {
 		_, found, err := f.headKey(ctx, k)
@@ -161,8 +161,8 @@ func (f *FS) checkListed(ctx context.Context, mangled []string) error {
 			return err
 		}
 		if !found {
-			return fault.Errorf(fault.CodeIOError, "the store listed a key it does not hold: it wrote a byte of the key that XML cannot carry (a control byte, or one not UTF-8) as U+FFFD, ignoring encoding-type=url, so the object cannot be named and nothing was removed.").
-				WithPath(f.rel(k)).WithHint("remove that object with a tool that reads the store's keys some other way, then retry")
+			return fault.Errorf(fault.CodeIOError, "the store listed a key it does not hold: it wrote a byte of the key that XML cannot carry (a control byte, or one not UTF-8) as U+FFFD, ignoring encoding-type=url, so the object cannot be named and nothing was changed.").
+				WithPath(f.rel(k)).WithHint("remove or rename that object with a tool that reads the store's keys some other way, then retry")
 		}
 	}
 	return nil
