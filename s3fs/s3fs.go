@@ -142,8 +142,19 @@ func (f *FS) clean(p string) (string, error) {
 		rel = "." + rel
 	}
 	c := path.Clean(rel)
-	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
+	if path.IsAbs(c) {
 		return "", f.outside(p)
+	}
+	if c == ".." || strings.HasPrefix(c, "../") {
+		// Up from the root, .. is resolved by the names, from the
+		// prefix's own: ../p/a.txt in the workspace s3://bucket/p is
+		// a.txt, as on a disk.
+		base := "/" + strings.TrimSuffix(f.prefix, "/") + "/"
+		rest, ok := strings.CutPrefix(path.Join(base, c)+"/", base)
+		if f.prefix == "" || !ok {
+			return "", f.outside(p)
+		}
+		c = path.Clean("./" + rest)
 	}
 	if f.denied(c) {
 		return "", fault.Errorf(fault.CodeDenied, "the path is inside a denied location.").WithPath(c).

@@ -224,10 +224,22 @@ func TestConfinement(t *testing.T) {
 		{"2/secret", fault.CodeNotFound},
 		{"s3://" + bucket + "/ws/mine", ""},
 		{"./mine", ""},
+		// .. up from the root and back in is resolved by the names, as on
+		// a disk: it was OUTSIDE_ROOT.
+		{"../ws/mine", ""},
+		{"../ws", ""},
+		{"../ws/../ws2/secret", fault.CodeOutsideRoot},
+		{"s3://" + bucket + "/ws/../ws/mine", ""},
 	} {
 		_, err := ws.Stat(ctx, tc.path)
 		if codeOf(err) != tc.code {
 			t.Errorf("stat %s: %v, want %q", tc.path, err, tc.code)
+		}
+	}
+	// From the bucket's root, nothing is above.
+	for _, p := range []string{"..", "../" + bucket + "/ws/mine", "ws/../../ws"} {
+		if _, err := whole.Stat(ctx, p); codeOf(err) != fault.CodeOutsideRoot {
+			t.Errorf("stat %s of the bucket: %v, want OUTSIDE_ROOT", p, err)
 		}
 	}
 	page, err := ws.ReadDir(ctx, ".", 0, 10)
