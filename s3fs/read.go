@@ -39,14 +39,34 @@ func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
 	if err != nil {
 		return nil, err
 	}
+	mismatched := map[string]bool{} // the ETags whose bytes did not match
 	for range openTries {
 		r, err := f.open(ctx, c)
+		var m mismatch
+		if errors.As(err, &m) {
+			mismatched[m.etag] = true
+		}
 		if !errors.Is(err, errChanged) {
 			return r, err
 		}
 	}
+	if len(mismatched) == 1 {
+		// Every try got bytes that are not the one ETag's: no writer is
+		// racing the read, the store holds an ETag its object does not
+		// have (a file changed behind a gateway over a file system).
+		// Read again, it is the same: STALE sent callers round in a loop.
+		return nil, fault.Errorf(fault.CodeIOError, "the object's bytes do not match its ETag, which the store keeps for it: it was changed behind the store's back.").WithPath(c).
+			WithHint("write the file again through the store (agentfs write) to give it a true ETag")
+	}
 	return nil, changed(c)
 }
+
+// mismatch is errChanged for bytes that are not those of the ETag etag,
+// read whole.
+type mismatch struct{ etag string }
+
+func (m mismatch) Error() string { return errChanged.Error() }
+func (m mismatch) Unwrap() error { return errChanged }
 
 // errChanged is an object replaced between two requests of one read.
 var errChanged = errors.New("the object changed during the read")
@@ -123,7 +143,7 @@ func (r *reader) get(off, n int64) ([]byte, error) {
 	// this one.
 	if off == 0 && n == r.info.Size && isMD5(r.info.Version) {
 		if sum := md5.Sum(data); hex.EncodeToString(sum[:]) != r.info.Version {
-			return nil, errChanged
+			return nil, mismatch{r.info.Version}
 		}
 	}
 	return data, nil

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -1353,6 +1354,32 @@ func TestKeysXMLCannotCarryMoveWholeOrNotAtAll(t *testing.T) {
 		case err != nil && (e == nil || e.Code != fault.CodeIOError || left["d"] != 3 || left["e"] != 0):
 			t.Fatalf("%s = %v, leaving %v; want IO_ERROR with nothing changed", op.name, err, left)
 		}
+	}
+}
+
+// An object whose bytes are not its ETag's, whatever the tries (its file
+// rewritten behind versitygw's back, which keeps the old ETag), is
+// IO_ERROR saying so: it was STALE, "read it again", for ever, and edit's
+// retries of it LOCK_TIMEOUT, "retry when the other writers are done".
+func TestObjectNotItsETagIsIOError(t *testing.T) {
+	dir := s3test.Dir(t)
+	bucket := s3test.Bucket(t)
+	f, _ := openFS(t, "s3://"+bucket+"/ws")
+	ctx := context.Background()
+	if _, err := f.WriteFile(ctx, "t.txt", []byte("one\ntwo\n"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, bucket, "ws", "t.txt"), []byte("ONE\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.Open(ctx, "t.txt")
+	if err == nil {
+		data, _ := io.ReadAll(r)
+		r.Close()
+		t.Fatalf("the open succeeded, reading %q", data)
+	}
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeIOError || errors.Is(err, backend.ErrChangedDuringRead) || !strings.Contains(e.Message, "ETag") {
+		t.Fatalf("open of an object that is not its ETag's: %v; want IO_ERROR naming the ETag, not a change to retry", err)
 	}
 }
 

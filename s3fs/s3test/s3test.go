@@ -35,6 +35,21 @@ func Endpoint(t testing.TB) string {
 	return ep
 }
 
+// EnvDir names the directory the server (versitygw posix) keeps its
+// buckets in, as .ci/run starts it: a test changes an object's file there
+// behind the server's back.
+const EnvDir = "AGENTFS_TEST_S3_DIR"
+
+// Dir returns the server's directory, or skips t.
+func Dir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv(EnvDir)
+	if dir == "" {
+		t.Skip(EnvDir + " is not set: set it to the DIR of `versitygw ... posix DIR` (.ci/run does)")
+	}
+	return dir
+}
+
 // Keys are the server's access and secret keys.
 func Keys() (access, secret string) {
 	access, secret = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
