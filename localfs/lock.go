@@ -921,8 +921,25 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 		rt.abs = t.abs
 		return rt, nil
 	}
+	if moved := rootMoved(t.root); moved != nil {
+		return target{}, moved.WithPath(display)
+	}
 	return target{}, fault.Errorf(fault.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
 		WithPath(display).WithHint("use a path whose links stay inside the roots, or add a root with --root")
+}
+
+// rootMoved is the error of a mutation under the root r once r's name
+// leads elsewhere (the directory renamed, a link or another directory in
+// its place): the files are reached through the root held open, the locks
+// by its name, so no change is made. The path was said to go through a
+// link out of the roots, though none lay under the root.
+func rootMoved(r *root) *fault.Error {
+	var named unix.Stat_t
+	if unix.Stat(r.path, &named) == nil && uint64(named.Dev) == r.dev && named.Ino == r.ino {
+		return nil
+	}
+	return fault.Errorf(fault.CodeOutsideRoot, "the root %s was renamed or replaced since agentfs opened it: its name leads elsewhere now.", r.path).
+		WithHint("start agentfs again (a new batch or MCP session) with --root naming the directory as it is now; nothing was changed")
 }
 
 // resolveExisting resolves the links of the longest existing prefix of the
