@@ -160,6 +160,9 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		answer.ID = line.ID
 		// gated: a search whose --exit-status gates the batch.
 		gated := false
+		// fields are the tool's request fields: an error speaks of them,
+		// not of flags (contentFile, not --content-file).
+		var fields []core.FieldSpec
 		switch t, known := byName[line.Tool]; {
 		case in.tooLong:
 			if id := idOfCut(in.head, in.tail); len(id) <= maxIDBytes {
@@ -192,6 +195,8 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			// The id and the frame, {"id":...,"result":} and a newline,
 			// take their bytes of the bound too: a line of --max-bytes 512
 			// was 517 bytes.
+			req, _ := t.Types()
+			fields = core.Fields(req)
 			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
 			answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
 			gate := gates[t.Info().Name]
@@ -202,7 +207,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			}
 		}
 		if err != nil {
-			e := fault.AsError(err)
+			e := fieldSpelling(fault.AsError(err), fields)
 			// The id and the frame, {"id":...,"error":} and a newline,
 			// take their bytes of the bound too.
 			answer.Result, answer.Error = nil, e.Within(o.maxBytes-len(answer.ID)-len(`{"id":,"error":}`+"\n"))

@@ -73,6 +73,8 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 	calls := newUnanswered()
 	for _, t := range registry.Listed(readOnly) {
 		info := t.Info()
+		req, _ := t.Types()
+		fields := core.Fields(req) // an error speaks of them, not of flags
 		server.AddTool(&mcp.Tool{
 			Name:         registry.ToolName(info.Name),
 			Description:  info.Description,
@@ -111,6 +113,9 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 			}
 			defer func() { <-turn }()
 			res, err := runStoppable(ctx, tl, func() (any, error) { return t.Call(ctx, tl, args) })
+			if err != nil {
+				err = fieldSpelling(fault.AsError(err), fields)
+			}
 			return callResult(res, err, tl.MaxBytes)
 		})
 	}

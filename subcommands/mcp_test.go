@@ -164,6 +164,10 @@ func TestMCP(t *testing.T) {
 			t.Errorf("%s %v: isError %v, %s; want the error %s", tc.tool, tc.args, res.IsError, text(res), tc.code)
 		}
 	}
+	// An error names the request's fields, not the flags of the CLI.
+	if res := call("agentfs_write", map[string]any{"path": "k"}); !strings.Contains(text(res), "contentFile") || strings.Contains(text(res), "--content") {
+		t.Errorf("write without content: %s; want its hint in JSON field names", text(res))
+	}
 
 	s.Close()
 	if c := <-code; c != 0 || stderr.Len() != 0 {
