@@ -107,16 +107,18 @@ type Duration time.Duration
 // UnmarshalText parses "30s"-style text or a plain number of seconds; ""
 // is the field left out, as any string field's.
 func (d *Duration) UnmarshalText(b []byte) error {
-	// A day is far beyond any useful timeout and keeps the float conversion
-	// clear of overflow (1e12 seconds would wrap negative).
-	const most = 24 * time.Hour
-	v, err := parseDuration(string(b), 0, most)
+	v, err := parseDuration(string(b), 0, maxDuration)
 	if errors.Is(err, errDurationRange) {
-		err = fault.InvalidArgument("a duration must be from 0 to %s, not %s.", most, b).WithHint("give a duration such as 30s")
+		err = fault.InvalidArgument("a duration must be from 0 to %s, not %s.", maxDuration, b).WithHint("give a duration such as 30s")
 	}
 	*d = Duration(v)
 	return err
 }
+
+// maxDuration bounds a Duration: a day is far beyond any useful timeout
+// and keeps the float conversion clear of overflow (1e12 seconds would
+// wrap negative).
+const maxDuration = 24 * time.Hour
 
 // errDurationRange is parseDuration's error for a duration outside its
 // range, which its caller words.

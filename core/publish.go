@@ -87,7 +87,9 @@ func (l *Lifetime) UnmarshalJSON(b []byte) error {
 func (l Lifetime) MarshalText() ([]byte, error) { return []byte(time.Duration(l).String()), nil }
 
 func (Lifetime) jsonSchema() *Schema {
-	return &Schema{Type: []string{"string", "number"}}
+	// Whole seconds as a number; a string's range is the description's.
+	least, most := int64(1), int64(MaxLinkLifetime/time.Second)
+	return &Schema{Type: []string{"string", "integer"}, Minimum: &least, Maximum: &most}
 }
 
 // Publish puts a workspace file on the configured assets target and

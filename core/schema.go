@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Schema is a JSON Schema (draft 2020-12), in the subset that describes a
@@ -73,7 +74,11 @@ func RequestSchema(t reflect.Type) *Schema {
 	s := &Schema{Type: "object"}
 	for _, f := range Fields(t) {
 		p := typeSchema(f.Type)
-		p.Description, p.Enum, p.Minimum, p.Maximum = f.Help, f.Enum, f.Min, f.Max
+		p.Description, p.Enum = f.Help, f.Enum
+		if f.Min != nil || f.Max != nil {
+			// The tags' range; a type may state its own (a Duration's).
+			p.Minimum, p.Maximum = f.Min, f.Max
+		}
 		if f.Default != "" {
 			p.Default = defaultValue(p.Type, f.Default)
 		}
@@ -128,7 +133,10 @@ func defaultValue(typ any, text string) any {
 }
 
 func (Duration) jsonSchema() *Schema {
-	return &Schema{Type: []string{"string", "number"}}
+	// The range is a number's (seconds); a string's is the same, told by
+	// the description, which a schema cannot check.
+	least, most := int64(0), int64(maxDuration/time.Second)
+	return &Schema{Type: []string{"string", "number"}, Minimum: &least, Maximum: &most}
 }
 
 func (Globs) jsonSchema() *Schema {

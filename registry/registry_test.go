@@ -158,8 +158,12 @@ func TestSchemaConstraints(t *testing.T) {
 		{"grep.limit", "maximum", "1000"},
 		{"grep.offset", "minimum", "0"},
 		{"grep.timeout", "default", `"30s"`},
+		{"grep.timeout", "minimum", "0"},
+		{"grep.timeout", "maximum", "86400"},
 		{"publish.path", "required", "true"},
 		{"publish.expiresIn", "default", `"1h"`},
+		{"publish.expiresIn", "minimum", "1"},
+		{"publish.expiresIn", "maximum", "604800"},
 		{"write.path", "required", "true"},
 		{"write.lineEnding", "enum", `["lf","crlf"]`},
 		{"edit.path", "required", "true"},
@@ -196,8 +200,9 @@ func TestSchemaConstraints(t *testing.T) {
 		info := tl.Info()
 		for _, f := range core.Fields(d) {
 			p := props[info.Name+"."+f.JSON]
+			ranged := f.Min != nil || f.Max != nil // else the type's own range, if any
 			if f.Required != required[info.Name+"."+f.JSON] || !slices.Equal(f.Enum, p.Enum) ||
-				!reflect.DeepEqual(f.Min, p.Minimum) || !reflect.DeepEqual(f.Max, p.Maximum) || (f.Default != "") != (p.Default != nil) {
+				ranged && (!reflect.DeepEqual(f.Min, p.Minimum) || !reflect.DeepEqual(f.Max, p.Maximum)) || (f.Default != "") != (p.Default != nil) {
 				t.Errorf("%s.%s: the schema %s does not state the tags %+v", info.Name, f.JSON, j(p), f)
 			}
 		}
