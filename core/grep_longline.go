@@ -150,7 +150,9 @@ func (l *lineStream) next() []byte {
 		}
 		if l.heldCR {
 			l.heldCR = false
-			if len(p) > 0 || !l.ended {
+			// Dropped only before the LF: at the end of the file, a CR
+			// is the line's own (trimCR).
+			if len(p) > 0 || !l.ended || l.eof {
 				l.pending = p
 				return l.give(cr)
 			}

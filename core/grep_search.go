@@ -215,7 +215,7 @@ func (sc *scan) block(buf []byte, end int) {
 		}
 		for sc.afterLeft > 0 && sc.p < ls {
 			le := lineEnd(buf, sc.p, end)
-			sc.emit(lineRec{line: sc.lineNo, text: trimCR(buf[sc.p:le])})
+			sc.emit(lineRec{line: sc.lineNo, text: trimCR(buf[sc.p:le], le < end)})
 			sc.afterLeft--
 			if le < end {
 				sc.lineNo++
@@ -231,7 +231,7 @@ func (sc *scan) block(buf []byte, end int) {
 			break
 		}
 		le := lineEnd(buf, ls, end)
-		line := trimCR(buf[ls:le])
+		line := trimCR(buf[ls:le], le < end)
 		switch {
 		case s.m.Verify(line):
 			sc.res.matches++
@@ -290,7 +290,7 @@ func (sc *scan) before(buf []byte, ls int, emit func(lineRec)) {
 	}
 	for i, p := 0, start; i < got; i++ {
 		le := lineEnd(buf, p, ls)
-		emit(lineRec{line: n - got + i, text: trimCR(buf[p:le])})
+		emit(lineRec{line: n - got + i, text: trimCR(buf[p:le], true)})
 		p = le + 1
 	}
 }
@@ -310,8 +310,11 @@ func lineEnd(buf []byte, from, end int) int {
 	return end
 }
 
-func trimCR(line []byte) []byte {
-	if n := len(line); n > 0 && line[n-1] == '\r' {
+// trimCR leaves out the CR of a CRLF ending: of a line that ends with a
+// \n (ended), not of the last line when it has none, whose CR read keeps
+// too ("a\r" at the end of a file is no line ending).
+func trimCR(line []byte, ended bool) []byte {
+	if n := len(line); ended && n > 0 && line[n-1] == '\r' {
 		return line[:n-1]
 	}
 	return line

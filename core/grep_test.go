@@ -75,12 +75,22 @@ func naiveLines(t testing.TB, query string, isRegex, ignoreCase bool, text []byt
 		lines = lines[:len(lines)-1]
 	}
 	for i, l := range lines {
-		l = bytes.TrimSuffix(l, []byte("\r"))
+		l = endless(text, lines, i)
 		if (re == nil && bytes.Contains(l, []byte(query))) || (re != nil && re.Match(l)) {
 			out = append(out, i+1)
 		}
 	}
 	return out
+}
+
+// endless is line i of lines, text split at its LFs, without its end: a
+// CR before the LF, none at the end of a file without a final LF (the CR
+// is the line's own, as read keeps it).
+func endless(text []byte, lines [][]byte, i int) []byte {
+	if i == len(lines)-1 && !bytes.HasSuffix(text, []byte("\n")) {
+		return lines[i]
+	}
+	return bytes.TrimSuffix(lines[i], []byte("\r"))
 }
 
 // checkSearch compares the searcher with naiveLines, reading in small
@@ -110,7 +120,7 @@ func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []by
 			if l.isMatch {
 				got = append(got, l.line)
 			}
-			line := bytes.TrimSuffix(lines[l.line-1], []byte("\r"))
+			line := endless(text, lines, l.line-1)
 			whole := lineRec{line: l.line, text: line, isMatch: l.isMatch}
 			if l.isMatch {
 				whole.at = max(0, m.FirstMatch(line))
@@ -182,6 +192,7 @@ func FuzzSearch(f *testing.F) {
 	f.Add(`a\s*b$`, true, false, uint8(2), []byte("a b\r\na\n b\nab"))
 	f.Add(`kel`, false, true, uint8(0), []byte("\u212Aelvin\nKEL"))
 	f.Add(`[^x]+y`, true, true, uint8(3), []byte("xxy\n\ny\nY"))
+	f.Add(`a$`, true, false, uint8(1), []byte("x\na\r"))
 	f.Fuzz(func(t *testing.T, query string, isRegex, ignoreCase bool, context uint8, text []byte) {
 		if len(query) > 32 || len(text) > 4096 {
 			t.Skip("large inputs make slow regexes, not new paths")
