@@ -262,10 +262,11 @@ func InvalidArgument(format string, args ...any) *Error {
 	return Errorf(CodeInvalidArgument, format, args...)
 }
 
-// NotADirectory is the error of a listing or a walk asked for a file,
-// which every backend gives alike.
+// NotADirectory is the error of a listing or a walk asked for a file or
+// a special file (a FIFO was called a file), which every backend gives
+// alike.
 func NotADirectory(path string) *Error {
-	return Errorf(CodeNotADirectory, "the path is a file, not a directory.").WithPath(path).
+	return Errorf(CodeNotADirectory, "the path is not a directory (a file, or a FIFO, socket or device).").WithPath(path).
 		WithHint("pass a directory; use read to read a file")
 }
 
