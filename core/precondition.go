@@ -9,8 +9,8 @@ import (
 // earlier read: a mismatch is STALE and nothing is changed, so an agent never
 // overwrites a change it has not seen. Embedded in write, edit and rm requests.
 type Precondition struct {
-	ExpectedVersion string `json:"expectedVersion,omitempty" flagNotEmpty:"true" help:"version token from a read; STALE if the file changed since"`
-	ExpectedSha256  string `json:"expectedSha256,omitempty" flagNotEmpty:"true" help:"sha256 from a read; STALE if the content differs"`
+	ExpectedVersion string `json:"expectedVersion,omitempty" notEmpty:"true" help:"version token from a read; STALE if the file changed since"`
+	ExpectedSha256  string `json:"expectedSha256,omitempty" notEmpty:"true" help:"sha256 from a read; STALE if the content differs"`
 }
 
 // Set reports whether the caller gave any expectation.

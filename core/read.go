@@ -137,7 +137,7 @@ type ReadRequest struct {
 	Encoding           string         `json:"encoding,omitempty" help:"decode text in this encoding (latin1, windows-1252, shift_jis, utf-16le...); left out, text is UTF-8, or UTF-16 with a byte-order mark"`
 	// ExpectedVersion makes a continuation safe: offsets of a file that
 	// changed since the previous window would name other bytes.
-	ExpectedVersion string `json:"expectedVersion,omitempty" help:"version of the previous window; STALE if the file changed since"`
+	ExpectedVersion string `json:"expectedVersion,omitempty" notEmpty:"true" help:"version of the previous window; STALE if the file changed since"`
 }
 
 // ReadResult is what read answers. Kind says which of the embedded parts is

@@ -33,8 +33,8 @@ import (
 //	help:"..."                   the description, for --help and schemas: what
 //	                             the field means, never its range or default
 //	required:"true"              refused when left out (or empty)
-//	flagNotEmpty:"true"          refused when its flag is given as "": left
-//	                             out, the field would drop what the flag asks
+//	notEmpty:"true"              refused when given as "" (a flag or a JSON
+//	                             field): left out, it would drop what it asks
 //	enum:"dir|d,file"            the closed set of values; | adds spellings
 //	                             accepted beside the first, which schemas name
 //	min:"1" max:"1000"           the range of an integer
@@ -54,8 +54,8 @@ type FieldSpec struct {
 	Help      string
 	Type      reflect.Type
 	Required  bool
-	// FlagNotEmpty refuses the flag given as "" (flagNotEmpty).
-	FlagNotEmpty bool
+	// NotEmpty refuses the field given as "" (notEmpty).
+	NotEmpty bool
 	// Enum holds the first spelling of each value; spellings all of them.
 	Enum      []string
 	spellings map[string]bool
@@ -110,12 +110,20 @@ func Fields(t reflect.Type) []FieldSpec {
 	return out
 }
 
+// GivenEmpty is the error of the field given as "" under the name name
+// when it is NotEmpty: --expected-version "$V" with V empty (its lookup
+// failed) taken as left out made the change whatever the file was.
+func (s FieldSpec) GivenEmpty(name string) *fault.Error {
+	return fault.InvalidArgument("%s is given empty.", name).
+		WithHint("pass the value an earlier read returned, or leave it out; nothing was changed")
+}
+
 // constraints reads the tags a schema states and Validate checks. A
 // malformed tag is a bug of the request type, so it panics: any test that
 // touches the type finds it.
 func (s *FieldSpec) constraints(tag reflect.StructTag) {
 	s.Required = tag.Get("required") == "true"
-	s.FlagNotEmpty = tag.Get("flagNotEmpty") == "true"
+	s.NotEmpty = tag.Get("notEmpty") == "true"
 	s.Default = tag.Get("default")
 	if e := tag.Get("enum"); e != "" {
 		s.spellings = map[string]bool{}
@@ -425,6 +433,9 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 				// A 0 given is out of range, not the default that a field
 				// left out takes (the zero value, to Validate).
 				return nil, f.BelowMin(at+f.JSON, 0)
+			}
+			if val == "" && f.NotEmpty {
+				return nil, f.GivenEmpty(at + f.JSON)
 			}
 			nv, err := normalise(val, f.Type, at+f.JSON+".")
 			if err != nil {

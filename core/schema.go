@@ -24,6 +24,7 @@ type Schema struct {
 	Properties  Properties `json:"properties,omitempty"`
 	Required    []string   `json:"required,omitempty"`
 	Enum        []string   `json:"enum,omitempty"`
+	MinLength   *int64     `json:"minLength,omitempty"`
 	Minimum     *int64     `json:"minimum,omitempty"`
 	Maximum     *int64     `json:"maximum,omitempty"`
 	Default     any        `json:"default,omitempty"`
@@ -75,6 +76,10 @@ func RequestSchema(t reflect.Type) *Schema {
 	for _, f := range Fields(t) {
 		p := typeSchema(f.Type)
 		p.Description, p.Enum = f.Help, f.Enum
+		if f.NotEmpty {
+			one := int64(1)
+			p.MinLength = &one
+		}
 		if f.Min != nil || f.Max != nil {
 			// The tags' range; a type may state its own (a Duration's).
 			p.Minimum, p.Maximum = f.Min, f.Max

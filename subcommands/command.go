@@ -567,11 +567,8 @@ func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
 	}
 	switch v.Kind() {
 	case reflect.String:
-		if s.FlagNotEmpty && c.String(s.Flag) == "" {
-			// --expected-version "$V" with V empty (its lookup failed):
-			// left out, the change would be made whatever the file is.
-			return fault.InvalidArgument("--%s is given empty.", s.Flag).
-				WithHint("pass the value an earlier read returned, or leave the flag out; nothing was changed")
+		if s.NotEmpty && c.String(s.Flag) == "" {
+			return s.GivenEmpty("--" + s.Flag)
 		}
 		v.SetString(c.String(s.Flag))
 	case reflect.Bool:
