@@ -685,6 +685,12 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 			*dst = append(*dst, rest[j])
 		}
 	}
+	if err := decimalArgs(out[1:], globals); err != nil {
+		return nil, err
+	}
+	if err := decimalArgs(cmdFlags, cmd.Flags); err != nil {
+		return nil, err
+	}
 	out = append(out, name)
 	out = append(out, cmdFlags...)
 	if slices.ContainsFunc(cmdFlags, isHelp) {
@@ -695,6 +701,55 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		out = append(append(out, "--"), positional...)
 	}
 	return out, nil
+}
+
+// decimalArgs rewrites the values of the number flags among args (flags
+// and their values, as reorderArgs sorts them) as plain decimals: Go's
+// flag package reads 010 as 8, 0x10 as 16 and 1_0 as 10, and --offset 010
+// read line 8, where the JSON twin (and every user of rg or sed) means 10.
+// A value that is no decimal integer is INVALID_ARGUMENT.
+func decimalArgs(args []string, flags []cli.Flag) error {
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		if !isFlagArg(a) {
+			continue
+		}
+		f := lookupFlag(flags, a)
+		_, isInt := f.(*cli.IntFlag)
+		_, isInt64 := f.(*cli.Int64Flag)
+		name, eq := flagName(a)
+		at := -1 // the value's place: in a (after =), or the next arg
+		switch {
+		case !isInt && !isInt64:
+			if !eq && takesValue(flags, a) {
+				j++ // a string flag's value may look like a flag
+			}
+			continue
+		case eq:
+		case j+1 < len(args):
+			at = j + 1
+		default:
+			continue
+		}
+		value := args[j]
+		if at >= 0 {
+			value = args[at]
+		} else {
+			_, value, _ = strings.Cut(a, "=")
+		}
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || strings.ContainsAny(value, "_") {
+			return fault.InvalidArgument("--%s takes a decimal integer, not %q.", name, value).
+				WithHint("write the number in decimal digits")
+		}
+		if at >= 0 {
+			args[at] = strconv.FormatInt(n, 10)
+			j++
+		} else {
+			args[j] = a[:strings.IndexByte(a, '=')+1] + strconv.FormatInt(n, 10)
+		}
+	}
+	return nil
 }
 
 // leadingGlobals returns the global flags (with their values) before the

@@ -53,6 +53,17 @@ func TestReorderArgs(t *testing.T) {
 		{in: []string{"read", "-Context", "2", "f"}, want: []string{"agentfs", "read", "-Context", "--", "2", "f"}},
 		{in: []string{"read", "--C2", "f"}, want: []string{"agentfs", "read", "--C2", "--", "f"}},
 		{in: []string{"--readonly"}, err: "no subcommand"},
+		// A number is read in decimal, as its JSON twin: Go's flag package
+		// took 010 for 8 and 0x10 for 16.
+		{in: []string{"read", "f", "--limit", "010"}, want: []string{"agentfs", "read", "--limit", "10", "--", "f"}},
+		{in: []string{"read", "f", "--limit=010"}, want: []string{"agentfs", "read", "--limit=10", "--", "f"}},
+		{in: []string{"read", "f", "-C010"}, want: []string{"agentfs", "read", "-C", "10", "--", "f"}},
+		{in: []string{"read", "f", "--limit", "-05"}, want: []string{"agentfs", "read", "--limit", "-5", "--", "f"}},
+		{in: []string{"read", "f", "--max-bytes", "01000"}, want: []string{"agentfs", "--max-bytes", "1000", "read", "--", "f"}},
+		{in: []string{"read", "f", "--limit", "0x10"}, err: `--limit takes a decimal integer, not "0x10"`},
+		{in: []string{"read", "f", "--limit", "1_0"}, err: "decimal integer"},
+		{in: []string{"--max-bytes", "0b11", "read", "f"}, err: "decimal integer"},
+		{in: []string{"read", "--json", "--limit", "f"}, want: []string{"agentfs", "read", "--json", "--limit", "--", "f"}},
 	}
 	for _, tc := range cases {
 		got, err := reorderArgs(tc.in, cmds, globalFlags())

@@ -96,7 +96,8 @@ func (g globalFlag) flag() cli.Flag {
 		return &cli.StringSliceFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
 	case kindInt:
 		n, _ := strconv.Atoi(g.def)
-		return &cli.IntFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: n, Usage: g.usage}
+		// Base 10: an environment variable of 0100 is 100, not octal.
+		return &cli.IntFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: n, Usage: g.usage, Base: 10}
 	case kindDuration:
 		d, _ := time.ParseDuration(g.def)
 		return &cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}
