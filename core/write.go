@@ -323,8 +323,8 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 		return nil, false, fault.InvalidArgument("write needs its content, and none is given.").WithPath(t.FS.Display(r.Path)).
 			WithHint("pass --content TEXT or --content-file FILE (on the command line, - reads stdin); --content '' empties the file on purpose")
 	case given > 1:
-		return nil, false, fault.InvalidArgument("give only one of --content, --content-file and contentBase64.").WithPath(t.FS.Display(r.Path)).
-			WithHint("use --content for text, --content-file for a file's bytes, contentBase64 for bytes that are not UTF-8")
+		return nil, false, fault.InvalidArgument("give only one of --content, --content-file and --content-base64.").WithPath(t.FS.Display(r.Path)).
+			WithHint("use --content for text, --content-file for a file's bytes, --content-base64 for bytes that are not UTF-8")
 	case r.ContentBase64 != "":
 		data, err := base64.StdEncoding.DecodeString(r.ContentBase64)
 		if err != nil {

@@ -180,6 +180,15 @@ func walkPage(offset *int, cursor *string, nextOffset *int, nextCursor string) (
 	return fmt.Sprintf("--offset %d", *nextOffset), true
 }
 
+// pathsPerCall is the advice of a call given more paths than its bound
+// holds: "at most 0 paths" was a hint at a bound too small for two.
+func pathsPerCall(most int) string {
+	if most < 2 {
+		return "pass one path per call"
+	}
+	return fmt.Sprintf("pass at most %d paths per call", most)
+}
+
 // answerEach runs req once for its own value of the repeated argument and
 // once for each of more, in order, in one process. Each result is bounded
 // by an equal share of --max-bytes. JSON is one object {results: [...]}
@@ -195,7 +204,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 	share := (tl.MaxBytes - framing) / n
 	if share < minMaxBytes {
 		return fault.InvalidArgument("%d paths leave %d bytes of --max-bytes %d to each result; each needs %d.", n, share, tl.MaxBytes, minMaxBytes).
-			WithHint("pass at most %d paths per call, or raise --max-bytes to %d", (tl.MaxBytes-16)/(minMaxBytes+1), minMaxBytes*n+framing)
+			WithHint("%s, or raise --max-bytes to %d", pathsPerCall((tl.MaxBytes-16)/(minMaxBytes+1)), minMaxBytes*n+framing)
 	}
 	// A result's TOO_LARGE then names --max-bytes as given, and the bound
 	// that holds the result in its share (it named the share).
