@@ -740,11 +740,9 @@ func decimalArgs(args []string, flags []cli.Flag) error {
 		default:
 			continue
 		}
-		value := args[j]
+		_, value, _ := strings.Cut(a, "=")
 		if at >= 0 {
 			value = args[at]
-		} else {
-			_, value, _ = strings.Cut(a, "=")
 		}
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || strings.ContainsAny(value, "_") {

@@ -24,11 +24,15 @@ const oneShotGC = 400
 // Run is the process entry point: Main on the real streams, cancelled by
 // SIGINT or SIGTERM (the error is then INTERRUPTED, exit code 130).
 func Run() int {
+	// First, and never stopped: stopped as Run returned, a signal between
+	// the answer and the exit took its default action and killed the
+	// process, so that a write --append that printed its success exited
+	// 130 (10 in 1,500 calls sent two SIGTERMs), and a caller trusting
+	// the status would append again. The process exits as Run returns.
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	if err := startPoller(); err != nil {
 		return (&output{streams: Streams{Stdout: os.Stdout, Stderr: os.Stderr}, format: "json"}).fail(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if _, set := os.LookupEnv("GOGC"); !set && !largeHeap[calledName(os.Args[1:], globalFlags())] {
 		debug.SetGCPercent(oneShotGC)
 	}
