@@ -256,8 +256,11 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 // through the buffered reader the read goes on with, hashing all it reads.
 func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display string) (*bufio.Reader, textfile.Class, error) {
 	size := bufSize(f.Info().Size)
-	if req.ByteOffset > 0 || req.Offset < 0 {
+	switch {
+	case req.ByteOffset > 0:
 		size = textfile.SniffBytes + 1 // only the prefix is read from here
+	case req.Offset < 0:
+		size = int(min(f.Info().Size+1, binarySample)) // and grep's sample
 	}
 	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
 	prefix, err := br.Peek(textfile.SniffBytes)
@@ -267,6 +270,19 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 	cls, err := textfile.Classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
 	if errors.Is(err, textfile.ErrNotText) {
 		return nil, cls, notText(display, "the file is not UTF-8 text", 0)
+	}
+	if err == nil && req.ByteOffset == 0 && req.Encoding == "" && cls.Kind == textfile.KindText && cls.Codec.IsUTF8() {
+		// Binary as grep has it: a NUL in the first 64 KiB (after a
+		// byte-order mark). The magic's 3 KiB called a file with a NUL at
+		// byte 5,000 text, which grep and replace then skipped and edit
+		// refused.
+		sample, serr := br.Peek(min(binarySample, br.Size()))
+		if serr != nil && serr != io.EOF && !errors.Is(serr, bufio.ErrBufferFull) {
+			return nil, textfile.Class{}, ioError(serr, display)
+		}
+		if _, body := textfile.CutUTF8BOM(sample); binaryStart(body) {
+			cls = textfile.Class{Kind: textfile.KindBinary, MIME: "application/octet-stream"}
+		}
 	}
 	return br, cls, err
 }

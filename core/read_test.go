@@ -217,6 +217,11 @@ func TestReadMedia(t *testing.T) {
 		"doc.pdf": "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n",
 		"blob":    "\x7fELF\x02\x01\x01\x00\x00\x00\x00",
 		"nul.dat": "abc\x00def",
+		// A NUL past the magic's 3 KiB, within grep's 64 KiB: binary, as
+		// grep, replace and edit take it (read called it text). Past 64
+		// KiB it is text to all of them.
+		"late.txt":  strings.Repeat("a", 5000) + "\x00\nneedle\n",
+		"later.txt": strings.Repeat("a", 70000) + "\x00\nneedle\n",
 	})
 	tl := &Tools{FS: fsys}
 	for _, tc := range []struct{ path, kind, mime string }{
@@ -225,6 +230,7 @@ func TestReadMedia(t *testing.T) {
 		{"doc.pdf", "pdf", "application/pdf"},
 		{"blob", "binary", "application/x-elf"},
 		{"nul.dat", "binary", "application/octet-stream"},
+		{"late.txt", "binary", "application/octet-stream"},
 	} {
 		res, err := tl.Read(context.Background(), ReadRequest{Path: tc.path})
 		if err != nil {
@@ -239,6 +245,14 @@ func TestReadMedia(t *testing.T) {
 		if (tc.kind != "binary") != (res.Data != "" && res.Sha256 != "") {
 			t.Errorf("%s: data %q sha256 %q", tc.path, res.Data, res.Sha256)
 		}
+	}
+	for _, req := range []ReadRequest{{Path: "later.txt"}, {Path: "later.txt", Offset: -1}} {
+		if res, err := tl.Read(context.Background(), req); err != nil || res.Kind != "text" {
+			t.Errorf("%+v, a NUL past 64 KiB: %+v, %v; want text", req, res, err)
+		}
+	}
+	if res, err := tl.Read(context.Background(), ReadRequest{Path: "late.txt", Offset: -1}); err != nil || res.Kind != "binary" {
+		t.Errorf("the tail of late.txt: %+v, %v; want binary", res, err)
 	}
 	if _, err := tl.Read(context.Background(), ReadRequest{Path: "a.png", Offset: 2}); codeOf(err) != fault.CodeInvalidArgument {
 		t.Errorf("offset on an image: %v", err)
@@ -556,7 +570,8 @@ func TestReadTailCost(t *testing.T) {
 		start, total      int
 		maxRead, maxCalls int64
 	}{
-		{"big", -100, -1, textfile.SniffBytes + 1 + 2*tailChunk, 3},
+		// The first 64 KiB, grep's sample for a NUL (binary), then the end.
+		{"big", -100, -1, binarySample + 2*tailChunk, 3},
 		{"small", strings.Count(small, "\n") - 99, strings.Count(small, "\n"), int64(len(small)) + tailChunk, 3},
 	} {
 		fsys.ResetStats()
