@@ -544,6 +544,9 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 	var shared sameResults
 	searcher := func() func(grepItem) fileResult {
 		s := newSearcher(g.m, g.ctxLines, g.capPerFile)
+		if g.w == nil {
+			s.skip = g.req.Offset // one file: the page skips its first matches
+		}
 		return func(it grepItem) fileResult {
 			if it.open == nil {
 				return fileResult{} // known: see consume
@@ -1133,6 +1136,9 @@ func (p *page) addFile(path string, count int) bool {
 func (p *page) addLines(path string, fr fileResult) bool {
 	c := p.req.Context
 	bb := &blockBuilder{lastLine: -1, lastMatch: -1 << 30}
+	// Skipped by the searcher, with their context: on the page before (a
+	// search of one file, which has no digest to add them to).
+	p.seen += fr.skipped
 	for i, r := range fr.lines {
 		if !r.isMatch {
 			// An after-context line of the last match taken, paid for

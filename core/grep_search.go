@@ -48,6 +48,9 @@ type fileResult struct {
 	// deadline): lines are still a prefix of the file's in order.
 	partial bool
 	err     error
+	// skipped are the first matching lines, counted in matches, that the
+	// searcher's skip kept out of lines with their context.
+	skipped int
 }
 
 // searcher searches files one at a time with a buffer it reuses.
@@ -57,8 +60,13 @@ type searcher struct {
 	// cap is how many matching lines to keep per file; 0 keeps none
 	// (counting modes).
 	cap int
-	buf []byte
-	fs  search.FoldState
+	// skip is how many of the first matching lines are counted but not
+	// kept, nor their context: the lines a page by offset passes over
+	// in a search of one file, which kept them all (270 bytes a match:
+	// 5.8 GB for the page at offset 16,000,000 of a 1 GB file).
+	skip int
+	buf  []byte
+	fs   search.FoldState
 	// chunk and maxLine are readChunk and maxLineBuffer, smaller in tests.
 	chunk, maxLine int
 }
@@ -257,6 +265,15 @@ func (sc *scan) block(buf []byte, end int) {
 // emit reports a line, unless the search only counts.
 func (sc *scan) emit(r lineRec) {
 	if sc.s.cap == 0 {
+		return
+	}
+	if sc.res.matches <= sc.s.skip {
+		// A match skipped, or its context: reported as if kept, so that
+		// the context of the first kept match starts after it.
+		if r.isMatch {
+			sc.res.skipped = sc.res.matches
+		}
+		sc.lastOut = r.line
 		return
 	}
 	r.text = bytes.Clone(r.text)

@@ -2,7 +2,9 @@ package core
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
 	"github.com/agentfs/agentfs/search"
 	"github.com/agentfs/agentfs/textfile"
 )
@@ -238,5 +241,80 @@ func TestSearchUTF16(t *testing.T) {
 	// with FF FE) is binary, as for any other file.
 	if res := newSearcher(m, 0, 10).search(t.Context(), bytes.NewReader(enc("needle\x00x\n", false))); !res.binary {
 		t.Fatal("UTF-16 holding a NUL character was searched as text")
+	}
+}
+
+// A searcher's skip counts the first matches without keeping them or
+// their context, as if a page before had given them: a search of one file
+// paged by offset kept every line up to the page's last, 270 bytes a
+// match (5.8 GB at offset 16,000,000). The lines kept start with the
+// first kept match's before-context past the skipped ones' after-context;
+// with small buffers too, where lines are searched as streams.
+func TestSearchSkipKeepsNothingBefore(t *testing.T) {
+	var b strings.Builder
+	for range 1000 {
+		b.WriteString("m\nx\nx\n") // a match on lines 1, 4, 7, ...
+	}
+	m, err := search.NewMatcher("m", false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range [][2]int{{readChunk, maxLineBuffer}, {16, 64}} {
+		s := sizedSearcher(m, 1, 10+3, size)
+		s.skip = 10
+		res := s.search(t.Context(), strings.NewReader(b.String()))
+		var lines []int
+		for _, l := range res.lines {
+			lines = append(lines, l.line)
+		}
+		// Match 10 is line 28 (after-context 29); match 11 is line 31,
+		// its before-context 30; the cap stops at match 13, line 37.
+		if res.skipped != 10 || !slices.Equal(lines, []int{30, 31, 32, 33, 34, 35, 36, 37}) {
+			t.Errorf("buffers %v: skipped %d, kept lines %v", size, res.skipped, lines)
+		}
+	}
+}
+
+// Pages of a grep of one file by offset, with context, give each line
+// once, and together what one page gives: the searcher skips what the
+// page before gave.
+func TestGrepOneFileByOffsetPages(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "line %d\n", i)
+		if i%7 == 0 || i%11 == 0 {
+			b.WriteString("hit\n")
+		}
+	}
+	tl := &Tools{FS: memfs.New(map[string]string{"f.txt": b.String()})}
+	flat := func(res *GrepResult) []string {
+		var out []string
+		for _, f := range res.Files {
+			for _, bl := range f.Blocks {
+				for i, l := range bl.Lines {
+					out = append(out, fmt.Sprint(bl.Start+i, l))
+				}
+			}
+		}
+		return out
+	}
+	whole, err := tl.Grep(context.Background(), GrepRequest{Query: "hit", Path: "f.txt", Context: 2, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paged []string
+	for off := 0; ; {
+		res, err := tl.Grep(context.Background(), GrepRequest{Query: "hit", Path: "f.txt", Context: 2, Limit: 4, Offset: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, flat(res)...)
+		if res.NextOffset == nil {
+			break
+		}
+		off = *res.NextOffset
+	}
+	if !slices.Equal(paged, flat(whole)) {
+		t.Errorf("the pages give %d lines, one page %d:\n%v\n%v", len(paged), len(flat(whole)), paged, flat(whole))
 	}
 }
