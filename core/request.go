@@ -110,6 +110,34 @@ func Fields(t reflect.Type) []FieldSpec {
 	return out
 }
 
+// ownDecoding is the refusal, named by the field at name, of val (a
+// string or a number) by the type t that decodes its own JSON (a
+// duration): the decoder hands on the
+// type's error as it is, and "a duration must be from 0 to 24h0m0s, not
+// 86401." named no field, where the flag form names its flag.
+func ownDecoding(val any, t reflect.Type, name string) error {
+	switch val.(type) {
+	case string, json.Number:
+	default:
+		return nil // an object's keys are checked as a request's, with suggestions
+	}
+	u, ok := reflect.New(t).Interface().(json.Unmarshaler)
+	if !ok {
+		return nil
+	}
+	raw, err := json.Marshal(val)
+	if err != nil {
+		return nil // the decoder says what is wrong
+	}
+	var fe *fault.Error
+	if err := u.UnmarshalJSON(raw); errors.As(err, &fe) && fe.Code == fault.CodeInvalidArgument {
+		named := *fe
+		named.Message = name + ": " + fe.Message
+		return &named
+	}
+	return nil
+}
+
 // GivenEmpty is the error of the field given as "" under the name name
 // when it is NotEmpty: --expected-version "$V" with V empty (its lookup
 // failed) taken as left out made the change whatever the file was.
@@ -436,6 +464,9 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			}
 			if val == "" && f.NotEmpty {
 				return nil, f.GivenEmpty(at + f.JSON)
+			}
+			if err := ownDecoding(val, f.Type, at+f.JSON); err != nil {
+				return nil, err
 			}
 			nv, err := normalise(val, f.Type, at+f.JSON+".")
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
@@ -23,6 +24,7 @@ type requestLike struct {
 	Offset int        `json:"offset,omitempty"`
 	Bytes  *int64     `json:"byteOffset,omitempty"`
 	Edits  []editLike `json:"edits,omitempty" flag:"-"`
+	Wait   Duration   `json:"wait,omitempty"`
 	Precondition
 }
 
@@ -65,6 +67,12 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "base64 and path", in: `{"path":"a","pathBase64":"YQ=="}`, code: fault.CodeInvalidArgument, msg: "twice"},
 		{name: "bad base64", in: `{"pathBase64":"%%"}`, code: fault.CodeInvalidArgument, msg: "base64"},
 		{name: "int64 pointer", in: `{"byteOffset":0}`, want: requestLike{Bytes: new(int64)}},
+		// A type that decodes itself is refused under the field's name,
+		// as the flag form names the flag.
+		{name: "duration", in: `{"wait":"2s"}`, want: requestLike{Wait: Duration(2 * time.Second)}},
+		{name: "bad duration", in: `{"wait":"soon"}`, code: fault.CodeInvalidArgument, msg: `wait: "soon" is not a duration`},
+		{name: "duration out of range", in: `{"wait":86401}`, code: fault.CodeInvalidArgument, msg: "wait: a duration must be"},
+		{name: "empty precondition", in: `{"expectedVersion":""}`, code: fault.CodeInvalidArgument, msg: "expectedVersion is given empty"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
