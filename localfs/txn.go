@@ -388,21 +388,14 @@ func (f *FS) prepare(op backend.Op, made *madeDirs) (*prepared, error) {
 
 // apply makes one prepared change: the old file linked at its backup name,
 // then replaced by the staged file or unlinked. Its compare-and-swap is
-// checked again first, as replace checks a write's: prepare checked it
+// checked again first (swapHolds), as replace checks a write's: prepare checked it
 // before the staged files and the journal were synced, and a program that
 // takes no agentfs lock (an editor saving, echo >>) changed the file in
 // between, to have its change replaced with exit 0.
 func (p *prepared) apply() error {
 	dfd := int(p.dir.Fd())
-	if p.op.Write.IfVersion != "" {
-		var now unix.Stat_t
-		err := unix.Fstatat(dfd, p.entry.Name, &now, unix.AT_SYMLINK_NOFOLLOW)
-		if err != nil && !errors.Is(err, unix.ENOENT) {
-			return mapErr(err, p.display)
-		}
-		if err := backend.CheckSwap(p.display, p.op.Write, err == nil, versionIf(err == nil, &now)); err != nil {
-			return err
-		}
+	if err := swapHolds(dfd, p.entry.Name, p.display, p.op.Write); err != nil {
+		return err
 	}
 	if p.entry.Backup != "" {
 		if err := unix.Linkat(dfd, p.entry.Name, dfd, p.entry.Backup, 0); err != nil {

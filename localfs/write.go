@@ -280,6 +280,21 @@ func (s *stagedFile) done() {
 	s.rec.done()
 }
 
+// swapHolds checks the compare-and-swap of opts (IfVersion) against the
+// file at name in dfd as it is now, just before it is replaced: a program
+// that takes no agentfs lock may have changed it since it was checked.
+func swapHolds(dfd int, name, display string, opts backend.WriteOptions) error {
+	if opts.IfVersion == "" {
+		return nil
+	}
+	var now unix.Stat_t
+	err := unix.Fstatat(dfd, name, &now, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return mapErr(err, display)
+	}
+	return backend.CheckSwap(display, opts, err == nil, versionIf(err == nil, &now))
+}
+
 // replace writes data to a new temporary file in dir and renames it over
 // base. old is the file being replaced (nil for a new one): its mode and,
 // where permitted, its owner are kept. The compare-and-swap of opts is
@@ -293,17 +308,9 @@ func replace(dir *os.File, dirReal, base string, data []byte, old, owner *unix.S
 		return backend.FileInfo{}, err
 	}
 	dfd := s.dfd
-	if opts.IfVersion != "" {
-		var now unix.Stat_t
-		err := unix.Fstatat(dfd, base, &now, unix.AT_SYMLINK_NOFOLLOW)
-		if err != nil && !errors.Is(err, unix.ENOENT) {
-			s.discard()
-			return backend.FileInfo{}, mapErr(err, display)
-		}
-		if err := backend.CheckSwap(display, opts, err == nil, versionIf(err == nil, &now)); err != nil {
-			s.discard()
-			return backend.FileInfo{}, err
-		}
+	if err := swapHolds(dfd, base, display, opts); err != nil {
+		s.discard()
+		return backend.FileInfo{}, err
 	}
 	if opts.IfAbsent {
 		err = renameNoReplace(dfd, s.name, dfd, base)
