@@ -164,7 +164,7 @@ type mcpFrames struct {
 	end  error
 }
 
-// keptMessage is a request held back, as read.
+// keptMessage is a request as read, held back while its id is busy.
 type keptMessage struct {
 	data []byte
 	msg  message
@@ -173,18 +173,12 @@ type keptMessage struct {
 func (f *mcpFrames) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if len(f.kept) > 0 {
-			k := f.kept[0]
-			handed, inUse := f.calls.hand(k.msg)
-			switch {
-			case inUse:
+			taken, err := f.offer(f.kept[0])
+			if err != nil {
+				return 0, err
+			}
+			if taken {
 				f.kept = f.kept[1:]
-				if err := f.refuseInUse(k.msg); err != nil {
-					return 0, err
-				}
-				continue
-			case handed:
-				f.kept = f.kept[1:]
-				f.pass(k.data, k.msg)
 				continue
 			}
 		}
@@ -232,19 +226,17 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			}
 			continue
 		}
+		k := keptMessage{in.data, msg}
 		if f.keptCall() && isToolCall(msg) {
-			f.kept = append(f.kept, keptMessage{in.data, msg})
+			f.kept = append(f.kept, k)
 			continue
 		}
-		switch handed, inUse := f.calls.hand(msg); {
-		case inUse:
-			if err := f.refuseInUse(msg); err != nil {
-				return 0, err
-			}
-		case handed:
-			f.pass(in.data, msg)
-		default:
-			f.kept = append(f.kept, keptMessage{in.data, msg})
+		taken, err := f.offer(k)
+		if err != nil {
+			return 0, err
+		}
+		if !taken {
+			f.kept = append(f.kept, k)
 		}
 	}
 	n := copy(p, f.pending)
@@ -264,6 +256,21 @@ func (f *mcpFrames) pass(data []byte, msg message) {
 	}
 }
 
+// offer hands k on to the server, or refuses it under an open listen's id
+// (the SDK drops such a request unanswered, and tools/calls numbered after
+// it waited for it for ever); taken is false when its id is that of a
+// call not yet answered, and k must wait.
+func (f *mcpFrames) offer(k keptMessage) (taken bool, err error) {
+	switch handed, inUse := f.calls.hand(k.msg); {
+	case inUse:
+		return true, f.refuse(k.msg.ID, -32600, "the id is that of an open subscriptions/listen: give each request an id of its own")
+	case handed:
+		f.pass(k.data, k.msg)
+		return true, nil
+	}
+	return false, nil
+}
+
 // keptCall reports whether a tools/call is held back: the calls after it
 // wait behind it, to run in the order they came.
 func (f *mcpFrames) keptCall() bool {
@@ -271,12 +278,6 @@ func (f *mcpFrames) keptCall() bool {
 }
 
 func isToolCall(m message) bool { return m.Method != nil && *m.Method == "tools/call" }
-
-// refuseInUse refuses a request under an open listen's id: the SDK drops
-// it unanswered, and tools/calls numbered after it waited for it for ever.
-func (f *mcpFrames) refuseInUse(msg message) error {
-	return f.refuse(msg.ID, -32600, "the id is that of an open subscriptions/listen: give each request an id of its own")
-}
 
 // refuse answers a message the server is not given with a JSON-RPC error.
 func (f *mcpFrames) refuse(id json.RawMessage, code int, text string) error {
