@@ -256,11 +256,8 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 // through the buffered reader the read goes on with, hashing all it reads.
 func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display string) (*bufio.Reader, textfile.Class, error) {
 	size := bufSize(f.Info().Size)
-	switch {
-	case req.ByteOffset > 0:
+	if req.ByteOffset > 0 {
 		size = textfile.SniffBytes + 1 // only the prefix is read from here
-	case req.Offset < 0:
-		size = int(min(f.Info().Size+1, binarySample)) // and grep's sample
 	}
 	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
 	prefix, err := br.Peek(textfile.SniffBytes)
@@ -275,7 +272,8 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 		// Binary as grep has it: a NUL in the first 64 KiB (after a
 		// byte-order mark). The magic's 3 KiB called a file with a NUL at
 		// byte 5,000 text, which grep and replace then skipped and edit
-		// refused.
+		// refused. The read-ahead (bufSize, at most readBufSize) holds
+		// the whole sample of a file from its start or its end.
 		sample, serr := br.Peek(min(binarySample, br.Size()))
 		if serr != nil && serr != io.EOF && !errors.Is(serr, bufio.ErrBufferFull) {
 			return nil, textfile.Class{}, ioError(serr, display)

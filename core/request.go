@@ -112,9 +112,9 @@ func Fields(t reflect.Type) []FieldSpec {
 
 // ownDecoding is the refusal, named by the field at name, of val (a
 // string or a number) by the type t that decodes its own JSON (a
-// duration): the decoder hands on the
-// type's error as it is, and "a duration must be from 0 to 24h0m0s, not
-// 86401." named no field, where the flag form names its flag.
+// duration): the decoder hands on the type's error as it is, and "a
+// duration must be from 0 to 24h0m0s, not 86401." named no field, where
+// the flag form names its flag.
 func ownDecoding(val any, t reflect.Type, name string) error {
 	switch val.(type) {
 	case string, json.Number:

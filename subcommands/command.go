@@ -745,7 +745,7 @@ func decimalArgs(args []string, flags []cli.Flag) error {
 			value = args[at]
 		}
 		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || strings.ContainsAny(value, "_") {
+		if err != nil { // base 10 takes no 0x, 0b or 1_0
 			return fault.InvalidArgument("--%s takes a decimal integer, not %q.", name, value).
 				WithHint("write the number in decimal digits")
 		}
