@@ -39,18 +39,18 @@ func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	mismatched := map[string]bool{} // the ETags whose bytes did not match
+	// The tries that got bytes other than their ETag's, one ETag each time.
+	mismatches, etag := 0, ""
 	for range openTries {
 		r, err := f.open(ctx, c)
-		var m mismatch
-		if errors.As(err, &m) {
-			mismatched[m.etag] = true
+		if m := (mismatch{}); errors.As(err, &m) && (mismatches == 0 || m.etag == etag) {
+			mismatches, etag = mismatches+1, m.etag
 		}
 		if !errors.Is(err, errChanged) {
 			return r, err
 		}
 	}
-	if len(mismatched) == 1 {
+	if mismatches == openTries {
 		// Every try got bytes that are not the one ETag's: no writer is
 		// racing the read, the store holds an ETag its object does not
 		// have (a file changed behind a gateway over a file system).
