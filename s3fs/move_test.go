@@ -20,7 +20,6 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/agentfs/agentfs/s3client"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/minio/minio-go/v7"
@@ -360,12 +359,7 @@ func gzipped(t *testing.T, text string) []byte {
 // s3client: minio's streaming upload adds aws-chunked to the encoding.)
 func putMeta(t *testing.T, bucket, key string, data []byte) {
 	t.Helper()
-	access, secret := s3test.Keys()
-	c, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket,
-		Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := rawClient(t, bucket)
 	h := http.Header{}
 	h.Set("Content-Type", "text/html")
 	h.Set("Content-Encoding", "gzip")

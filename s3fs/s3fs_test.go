@@ -1331,11 +1331,7 @@ func TestKeysXMLCannotCarryMoveWholeOrNotAtAll(t *testing.T) {
 			t.Fatal(err)
 		}
 		// minio-go refuses a key that is not UTF-8: s3client puts it.
-		access, secret := s3test.Keys()
-		sc, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := rawClient(t, bucket)
 		for _, k := range []string{"d/a\x01b", "d/bad\xffname", "d/plain"} {
 			if _, err := sc.Put(ctx, "ws/"+k, []byte("x\n"), nil); err != nil {
 				t.Fatal(k, err)
@@ -1381,6 +1377,19 @@ func TestObjectNotItsETagIsIOError(t *testing.T) {
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeIOError || errors.Is(err, backend.ErrChangedDuringRead) || !strings.Contains(e.Message, "ETag") {
 		t.Fatalf("open of an object that is not its ETag's: %v; want IO_ERROR naming the ETag, not a change to retry", err)
 	}
+}
+
+// rawClient is agentfs's own S3 client of bucket on the test server: it
+// puts what minio-go refuses (a key that is not UTF-8, its own headers).
+func rawClient(t *testing.T, bucket string) *s3client.Client {
+	t.Helper()
+	access, secret := s3test.Keys()
+	c, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket,
+		Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // A store that accepts the connection and never answers fails a call
@@ -1455,11 +1464,7 @@ func TestWalkCountsAListedNameTheStoreDoesNotHold(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	f, _ := openFS(t, "s3://"+bucket+"/ws")
 	ctx := context.Background()
-	access, secret := s3test.Keys()
-	sc, err := s3client.New(s3client.Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: s3client.Credentials{AccessKey: access, SecretKey: secret}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := rawClient(t, bucket)
 	for _, k := range []string{"odd/bad\xffname", "odd/real\ufffdname", "odd/plain"} {
 		if _, err := sc.Put(ctx, "ws/"+k, []byte("hello odd\n"), nil); err != nil {
 			t.Fatal(k, err)
@@ -1467,7 +1472,7 @@ func TestWalkCountsAListedNameTheStoreDoesNotHold(t *testing.T) {
 	}
 	var seen, unreadable []string
 	opts := backend.WalkOptions{Unreadable: func(_, rel string) { unreadable = append(unreadable, rel) }}
-	err = f.Walk(ctx, "odd", opts, func(e backend.WalkEntry) error {
+	err := f.Walk(ctx, "odd", opts, func(e backend.WalkEntry) error {
 		seen = append(seen, e.Rel)
 		return nil
 	})
