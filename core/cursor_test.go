@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/memfs"
 	"github.com/agentfs/agentfs/ordered"
 )
@@ -263,8 +264,17 @@ func cutPage(t *testing.T, tl *Tools, req GrepRequest, cut string, kept int) *Gr
 	}
 	pg := tl.grepPage(g)
 	searcher := func() func(grepItem) fileResult {
-		s := newSearcher(g.m, g.ctxLines, g.capPerFile)
+		s := newSearcher(g.m, g.ctxLines, 0)
+		s.digest = true
 		return func(it grepItem) fileResult {
+			s.skip, s.cap = g.keeps(it.rel)
+			if it.rel == cut {
+				if kept == 0 {
+					return fileResult{partial: true, err: context.DeadlineExceeded}
+				}
+				// The search stops at the cut as at its cap.
+				s.cap = kept
+			}
 			r, err := it.open()
 			if err != nil {
 				return fileResult{err: err}
@@ -272,17 +282,7 @@ func cutPage(t *testing.T, tl *Tools, req GrepRequest, cut string, kept int) *Gr
 			defer r.Close()
 			fr := s.search(ctx, r)
 			if it.rel == cut {
-				n := 0
-				for i, l := range fr.lines {
-					if l.isMatch && n == kept {
-						fr.lines = fr.lines[:i]
-						break
-					}
-					if l.isMatch {
-						n++
-					}
-				}
-				fr.matches, fr.partial, fr.err = kept, true, context.DeadlineExceeded
+				fr.err = context.DeadlineExceeded
 			}
 			return fr
 		}
@@ -487,7 +487,6 @@ func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 		files[fmt.Sprintf("d%d/f%d.txt", i%2, i)] = b.String() + strings.Repeat("z", 150) + "\nhit last\n"
 	}
 	tl := &Tools{FS: memfs.New(files)}
-	ctx := context.Background()
 	lines := func(r *GrepResult) []string {
 		var out []string
 		for _, f := range r.Files {
@@ -499,6 +498,17 @@ func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 		}
 		return out
 	}
+	defer func(n int) { passAhead = n }(passAhead)
+	for _, ahead := range []int{passAhead, 2} {
+		// 2: a page by offset searches again the file it passes more
+		// than two matching lines of.
+		passAhead = ahead
+		contextPagesGiveEachLineOnce(t, tl, lines)
+	}
+}
+
+func contextPagesGiveEachLineOnce(t *testing.T, tl *Tools, lines func(*GrepResult) []string) {
+	ctx := context.Background()
 	for c := range 4 {
 		tl.MaxBytes = 0
 		whole, err := tl.Grep(ctx, GrepRequest{Query: "hit", Context: c, Limit: 1000})
@@ -529,9 +539,112 @@ func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 					}
 				}
 				if !slices.Equal(got, want) {
-					t.Errorf("context %d, limit %d, by cursor %v, max bytes %d: the pages give %d lines, the whole %d\npages %q\nwhole %q", c, limit, byCursor, tl.MaxBytes, len(got), len(want), got, want)
+					t.Errorf("pass ahead %d, context %d, limit %d, by cursor %v, max bytes %d: the pages give %d lines, the whole %d\npages %q\nwhole %q", passAhead, c, limit, byCursor, tl.MaxBytes, len(got), len(want), got, want)
 				}
 			}
+		}
+	}
+}
+
+// A page that passes more matching lines of a file than a search keeps
+// ahead reads that file again by its path, on disk as in memory: pages by
+// offset and by cursor still give every match once.
+func TestDeepPagesOnDisk(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	lfs, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lfs.Close()
+	for name, text := range cursorTree() {
+		if _, err := lfs.WriteFile(ctx, name, []byte(text), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl := &Tools{FS: lfs}
+	defer func(n int) { passAhead = n }(passAhead)
+	passAhead = 1
+	req := GrepRequest{Query: "match", Context: 1, Limit: 1000}
+	whole, err := tl.Grep(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pageItems(whole)
+	for _, byCursor := range []bool{false, true} {
+		req.Limit = 2
+		var got []string
+		cur, offset := "", 0
+		for range 100 {
+			req.Cursor, req.Offset = cur, offset
+			page, err := tl.Grep(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, pageItems(page)...)
+			if page.NextOffset == nil {
+				break
+			}
+			if offset, cur = *page.NextOffset, ""; byCursor {
+				offset, cur = 0, page.NextCursor
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("by cursor %v: pages give %q, want %q", byCursor, got, want)
+		}
+	}
+}
+
+// goneOnReopen is memfs whose Open by path finds gone missing: a file
+// removed after the walk read it, before a page read it again.
+type goneOnReopen struct {
+	*memfs.FS
+	gone string
+}
+
+func (g goneOnReopen) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	if p == g.gone {
+		return nil, fault.Errorf(fault.CodeNotFound, "%s: no such file.", p)
+	}
+	return g.FS.Open(ctx, p)
+}
+
+// A file gone before a page could read it again is passed over like one
+// gone before the walk: the page goes on with the next file's matches,
+// none of them skipped in its stead.
+func TestDeepPageFileGoneOnReread(t *testing.T) {
+	defer func(n int) { passAhead = n }(passAhead)
+	passAhead = 1
+	fsys := goneOnReopen{FS: memfs.New(map[string]string{"d/a": "x 1\nx 2\nx 3\nx 4\n", "d/b": "x 5\nx 6\n"}), gone: "d/a"}
+	tl := &Tools{FS: fsys}
+	page, err := tl.Grep(context.Background(), GrepRequest{Path: "d", Query: "x", Offset: 3, Limit: 2})
+	if got, want := pageItems(page), []string{"d/b: x 5", "d/b: x 6"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("page %q, %v; want %q", got, err, want)
+	}
+}
+
+// What a search keeps of a file is bounded by the page, not by its
+// offset: a deep page by offset keeps passAhead lines ahead at most.
+func TestGrepKeepsAPagesWorth(t *testing.T) {
+	ctx := context.Background()
+	tl := &Tools{FS: memfs.New(map[string]string{"d/a": "x\n"})}
+	for _, tc := range []struct {
+		req       GrepRequest
+		rel       string
+		skip, cap int
+	}{
+		{GrepRequest{Path: "d", Query: "x", Limit: 10, Offset: 3_000_000}, "a", 0, passAhead + 11},
+		{GrepRequest{Path: "d", Query: "x", Limit: 10, Offset: 5}, "a", 0, 16},
+		{GrepRequest{Path: "d/a", Query: "x", Limit: 10, Offset: 3_000_000}, "", 3_000_000, 3_000_011},
+		{GrepRequest{Path: "d", Query: "x", Limit: 10, Offset: 3_000_000, Mode: ModeCount}, "a", 0, 0},
+	} {
+		g, err := tl.newGrep(ctx, tc.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if skip, cap := g.keeps(tc.rel); skip != tc.skip || cap != tc.cap {
+			t.Errorf("%+v: keeps skip %d, cap %d; want %d, %d", tc.req, skip, cap, tc.skip, tc.cap)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"encoding"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -411,10 +412,9 @@ type grepSearch struct {
 	// cannot match, or lists the files in place of the walk.
 	narrow *Narrowing
 	// query is the text to find, a regular expression when isRegex.
-	query      string
-	isRegex    bool
-	ctxLines   int
-	capPerFile int
+	query    string
+	isRegex  bool
+	ctxLines int
 	// anchor is the cursor of a count page: its walk starts at the top,
 	// for the totals, and its page at the cursor's file.
 	anchor cursor
@@ -504,15 +504,57 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		}
 		g.query, g.isRegex = query, isRegex
 	}
-	// A file yields at most the matches a page can skip in it and take.
-	g.ctxLines, g.capPerFile = req.Context, req.Offset+g.limit+1
-	if g.from.From != "" {
-		g.capPerFile = g.from.Skip + g.limit + 1
-	}
-	if g.mode != ModeContent {
-		g.ctxLines, g.capPerFile = 0, 0
+	if g.mode == ModeContent {
+		g.ctxLines = req.Context
 	}
 	return g, nil
+}
+
+// passAhead is how many matching lines of a file before a page's offset a
+// search of a directory keeps, ahead of knowing how many the page passes
+// in that file; a page that passes more in one file searches it again
+// (cover), counting them unkept. Kept, every line before the offset of a
+// deep page was held: 830 MB at offset 3,000,000 of a 6 MB file. (A
+// variable: tests make it small.)
+var passAhead = 1 << 12
+
+// keeps is what a search of the file at rel keeps for the page: the first
+// skip matching lines are counted (and digested, for a cursor) but not
+// kept, and the search stops at cap matching lines, 0 when it only counts.
+func (g *grepSearch) keeps(rel string) (skip, cap int) {
+	switch {
+	case g.mode != ModeContent:
+		return 0, 0
+	case g.w == nil:
+		// One file: the page passes its first matches.
+		return g.req.Offset, g.req.Offset + g.limit + 1
+	case g.from.From == "":
+		return 0, min(g.req.Offset, passAhead) + g.limit + 1
+	case rel == g.from.From:
+		// Earlier pages took its first matches; their digest tells
+		// whether they are still its first (resumed.arrive).
+		return g.from.Skip, g.from.Skip + g.limit + 1
+	}
+	return 0, g.limit + 1
+}
+
+// cover returns the search fr of the file it, or, when fr does not hold
+// the lines of the page past pass of its matches, a search of it again
+// that passes them. It opens the file again by its path: an item's opener
+// runs once (backend.WalkEntry.Later).
+func (g *grepSearch) cover(ctx context.Context, it grepItem, fr fileResult, pass int) fileResult {
+	capped := fr.partial && fr.err == nil
+	if fr.skipped <= pass && (!capped || fr.matches > pass+g.limit) {
+		return fr
+	}
+	s := newSearcher(g.m, g.ctxLines, pass+g.limit+1)
+	s.skip, s.digest = pass, true
+	r, err := g.t.FS.Open(ctx, it.path)
+	if err != nil {
+		return fileResult{err: err}
+	}
+	defer r.Close()
+	return s.search(ctx, r)
 }
 
 // narrowBy asks the index, when one covers the search, which files it
@@ -543,15 +585,19 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 	}
 	var shared sameResults
 	searcher := func() func(grepItem) fileResult {
-		s := newSearcher(g.m, g.ctxLines, g.capPerFile)
-		if g.w == nil {
-			s.skip = g.req.Offset // one file: the page skips its first matches
-		}
+		s := newSearcher(g.m, g.ctxLines, 0)
+		s.digest = g.w != nil
 		return func(it grepItem) fileResult {
 			if it.open == nil {
 				return fileResult{} // known: see consume
 			}
-			if res, ok := shared.get(it.same); ok && it.still() {
+			s.skip, s.cap = g.keeps(it.rel)
+			// A file's copies share its search but for its skip.
+			same := it.same
+			if s.skip > 0 {
+				same = 0
+			}
+			if res, ok := shared.get(same); ok && it.still() {
 				return res
 			}
 			r, err := it.open()
@@ -560,7 +606,7 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 			}
 			defer r.Close()
 			res := s.search(sctx, r)
-			if it.same != 0 && it.still() {
+			if same != 0 && it.still() {
 				// Read as indexed: its bytes are its copies'.
 				shared.put(it.same, res)
 			}
@@ -799,6 +845,19 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				res.BinarySkipped++
 				continue
 			}
+			if g.mode == ModeContent {
+				if fr = g.cover(tctx, j.Items[i], fr, max(0, g.req.Offset-pg.seen)); fr.err != nil && !fr.partial {
+					// Gone or unreadable since it was searched: skipped, and
+					// the files after it lose none of their matches for it.
+					if !skippedFile(fr.err) {
+						pg.err = fr.err
+						break
+					}
+					g.countUnreadable(j.Items[i].path, j.Items[i].rel, fr.err)
+					pg.seen = max(pg.seen, g.req.Offset)
+					continue
+				}
+			}
 			if fr.matches > 0 {
 				filesWithMatches++
 			}
@@ -1036,8 +1095,18 @@ func sumText(h hash.Hash64) string {
 // held): their digest, how many of them were kept, and whether the timeout
 // cut its search short.
 func (fr fileResult) firstMatches(n int) (string, int, bool) {
-	h := fnv.New64a()
-	count := 0
+	h, count := fnv.New64a(), 0
+	if fr.sum != nil {
+		// Skipped by the searcher: the cursor's, never more than n.
+		state, err := fr.sum.(encoding.BinaryMarshaler).MarshalBinary()
+		if err == nil {
+			err = h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state)
+		}
+		if err != nil {
+			return "", 0, fr.err != nil
+		}
+		count = fr.skipped
+	}
 	for _, r := range fr.lines {
 		if count == n {
 			break
@@ -1136,9 +1205,11 @@ func (p *page) addFile(path string, count int) bool {
 func (p *page) addLines(path string, fr fileResult) bool {
 	c := p.req.Context
 	bb := &blockBuilder{lastLine: -1, lastMatch: -1 << 30}
-	// Skipped by the searcher, with their context: on the page before (a
-	// search of one file, which has no digest to add them to).
+	// Skipped by the searcher, with their context: on the page before.
 	p.seen += fr.skipped
+	if fr.sum != nil {
+		p.fileSum = fr.sum
+	}
 	for i, r := range fr.lines {
 		if !r.isMatch {
 			// An after-context line of the last match taken, paid for

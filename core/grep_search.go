@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash"
+	"hash/fnv"
 	"io"
 
 	"github.com/agentfs/agentfs/search"
@@ -49,8 +51,10 @@ type fileResult struct {
 	partial bool
 	err     error
 	// skipped are the first matching lines, counted in matches, that the
-	// searcher's skip kept out of lines with their context.
+	// searcher's skip kept out of lines with their context; sum, when the
+	// searcher digests them, is their digest (addToSum).
 	skipped int
+	sum     hash.Hash64
 }
 
 // searcher searches files one at a time with a buffer it reuses.
@@ -63,10 +67,13 @@ type searcher struct {
 	// skip is how many of the first matching lines are counted but not
 	// kept, nor their context: the lines a page by offset passes over
 	// in a search of one file, which kept them all (270 bytes a match:
-	// 5.8 GB for the page at offset 16,000,000 of a 1 GB file).
-	skip int
-	buf  []byte
-	fs   search.FoldState
+	// 5.8 GB for the page at offset 16,000,000 of a 1 GB file). With
+	// digest, they are added to the result's sum, which a cursor into the
+	// file carries.
+	skip   int
+	digest bool
+	buf    []byte
+	fs     search.FoldState
 	// chunk and maxLine are readChunk and maxLineBuffer, smaller in tests.
 	chunk, maxLine int
 }
@@ -95,6 +102,9 @@ type scan struct {
 // with their context.
 func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 	sc := scan{s: s, lineNo: 1}
+	if s.digest && s.skip > 0 {
+		sc.res.sum = fnv.New64a()
+	}
 	buf := s.buf[:0]
 	first, eof, decoded := true, false, false // decoded: reading through a UTF-16 decoder
 	for !eof && !sc.stop {
@@ -272,6 +282,9 @@ func (sc *scan) emit(r lineRec) {
 		// the context of the first kept match starts after it.
 		if r.isMatch {
 			sc.res.skipped = sc.res.matches
+			if sc.res.sum != nil {
+				addToSum(sc.res.sum, r)
+			}
 		}
 		sc.lastOut = r.line
 		return
