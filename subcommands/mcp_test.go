@@ -782,7 +782,14 @@ func TestMCPCancelledWhileWaitingForItsTurn(t *testing.T) {
 	ls.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"a.txt"}}}
 {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}
 {"jsonrpc":"2.0","id":2,"method":"ping"}
-{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}
+`)
+	// The write still waits: the read and the ping answer first. (Sent at
+	// once, the write's cancellation could be handled before the read's,
+	// and the read then ran.)
+	if !ls.out.waitFor(`{"jsonrpc":"2.0","id":2,"result":{}}`) {
+		t.Errorf("no answer to the ping while the write waits: %s", ls.out.String())
+	}
+	ls.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}
 `)
 	answers := ls.answers()
 	read := func(line string) bool { return strings.Contains(line, "INTERRUPTED") }
