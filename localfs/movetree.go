@@ -407,13 +407,11 @@ func (f *FS) finishTrees(entries []journalEntry) bool {
 		if e.Backup == "" {
 			continue
 		}
-		atDir(e.Dir, func(dfd int) {
+		done = atJournalDir(e, func(dfd int) bool {
 			err := f.removeTree(dfd, e.Backup, e.Backup)
 			var st unix.Stat_t
-			if err != nil && unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-				done = false
-			}
-		})
+			return err == nil || unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) != nil
+		}) && done
 	}
 	return done
 }

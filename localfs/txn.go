@@ -69,6 +69,11 @@ type journalEntry struct {
 	// DirID marks a directory the transaction made, with its identity: an
 	// undo removes it if it is still that directory, and empty.
 	DirID string `json:"dirId,omitempty"`
+	// DirIdentity is Dir's identity when the journal was written: a
+	// recovery acts only in that directory (an unmounted file system's
+	// mount point is another, where no backup is found), and leaves the
+	// journal for a later call while Dir is another or cannot be opened.
+	DirIdentity string `json:"dirIdentity,omitempty"`
 }
 
 // madeDirs are the directories a commit made, from its workers.
@@ -230,10 +235,19 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 		return nil, err
 	}
 	defer j.close()
+	// undo rolls back es and removes the journal; when some of es cannot
+	// be undone now (a file system gone read-only), the journal stays,
+	// naming the directories made too, for the next call's recovery.
+	undo := func(es []journalEntry) {
+		if f.rollBack(es) {
+			j.remove()
+		} else {
+			made.keep()
+		}
+	}
 	for i, p := range preps {
 		if err := p.apply(); err != nil {
-			f.rollBack(entriesOf(preps[:i+1]))
-			j.remove()
+			undo(entriesOf(preps[:i+1]))
 			return nil, err
 		}
 	}
@@ -244,15 +258,13 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 		}
 		synced[p.entry.Dir] = true
 		if err := syscalls.fsync(int(p.dir.Fd())); err != nil {
-			f.rollBack(entriesOf(preps))
-			j.remove()
+			undo(entriesOf(preps))
 			return nil, mapErr(err, p.display)
 		}
 	}
 	made.keep()
 	if err := j.commit(); err != nil {
-		f.rollBack(entries)
-		j.remove()
+		undo(entries)
 		return nil, err
 	}
 	infos := make([]backend.FileInfo, len(preps))
@@ -457,6 +469,13 @@ func newJournal(entries []journalEntry) (*journal, error) {
 	if err != nil {
 		return nil, ioErr(err)
 	}
+	entries = slices.Clone(entries)
+	for i, e := range entries {
+		var st unix.Stat_t
+		if unix.Lstat(e.Dir, &st) == nil {
+			entries[i].DirIdentity = identity(&st)
+		}
+	}
 	data, err := json.Marshal(entries)
 	if err != nil {
 		return nil, ioErr(err)
@@ -634,10 +653,10 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	if committed {
 		for _, e := range entries {
 			if e.Backup != "" && !e.Tree {
-				atDir(e.Dir, func(dfd int) { unix.Unlinkat(dfd, e.Backup, 0) })
+				done = atJournalDir(e, func(dfd int) bool { return absent(unix.Unlinkat(dfd, e.Backup, 0)) }) && done
 			}
 		}
-		done = f.finishTrees(entries)
+		done = f.finishTrees(entries) && done
 	} else {
 		done = f.rollBack(entries)
 	}
@@ -660,19 +679,18 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 	done := true
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		atDir(e.Dir, func(dfd int) {
+		done = atJournalDir(e, func(dfd int) bool {
 			if e.DirID != "" {
 				removeMadeDir(dfd, e.Name, e.DirID)
-				unix.Fsync(dfd)
-				return
+				return unix.Fsync(dfd) == nil
 			}
 			if e.Tree {
-				done = f.rollBackTree(dfd, e) && done
-				return
+				return f.rollBackTree(dfd, e)
 			}
 			var b, cur unix.Stat_t
 			exists := unix.Fstatat(dfd, e.Name, &cur, unix.AT_SYMLINK_NOFOLLOW) == nil
 			staged := exists && e.isStaged(&cur)
+			ok := true
 			if e.Backup != "" {
 				switch {
 				case unix.Fstatat(dfd, e.Backup, &b, unix.AT_SYMLINK_NOFOLLOW) != nil:
@@ -680,26 +698,31 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 				case exists && identity(&cur) == identity(&b):
 					// Not replaced yet (rename over a link of the same
 					// file would do nothing): only the link goes.
-					unix.Unlinkat(dfd, e.Backup, 0)
+					ok = absent(unix.Unlinkat(dfd, e.Backup, 0))
 				case staged:
-					unix.Renameat(dfd, e.Backup, dfd, e.Name)
+					ok = unix.Renameat(dfd, e.Backup, dfd, e.Name) == nil
 				case !exists && e.Staged == "":
-					// Removed by this transaction, and nothing there since.
-					renameNoReplace(dfd, e.Backup, dfd, e.Name)
+					// Removed by this transaction, and nothing there since
+					// (or another writer's file just now, which stays).
+					err := renameNoReplace(dfd, e.Backup, dfd, e.Name)
+					ok = err == nil || errors.Is(err, unix.EEXIST)
 				default:
-					unix.Unlinkat(dfd, e.Backup, 0)
+					ok = absent(unix.Unlinkat(dfd, e.Backup, 0))
 				}
 			} else if staged {
-				unix.Unlinkat(dfd, e.Name, 0)
+				ok = absent(unix.Unlinkat(dfd, e.Name, 0))
 			}
 			if e.Staged != "" {
-				unix.Unlinkat(dfd, e.Staged, 0) // absent once renamed
+				ok = absent(unix.Unlinkat(dfd, e.Staged, 0)) && ok // absent once renamed
 			}
-			unix.Fsync(dfd)
-		})
+			return unix.Fsync(dfd) == nil && ok
+		}) && done
 	}
 	return done
 }
+
+// absent reports an unlink done, or with nothing to do.
+func absent(err error) bool { return err == nil || errors.Is(err, unix.ENOENT) }
 
 // removeMadeDir removes the directory name in dfd if it is still the one
 // with identity id, and empty: one another writer filled stays.
@@ -743,4 +766,23 @@ func atDir(dir string, fn func(dfd int)) {
 	}
 	defer unix.Close(fd)
 	fn(fd)
+}
+
+// atJournalDir runs fn, which says whether it did all it had to, on the
+// directory of the journal entry e, and says so too. The directory is not
+// there to act in when it cannot be opened, or is another than the one
+// the journal recorded: a file system not mounted (yet) leaves its mount
+// point, empty. Only an entry that recorded no directory (one not there
+// when the journal was written) has nothing to do where there is none.
+func atJournalDir(e journalEntry, fn func(dfd int) bool) bool {
+	fd, err := unix.Open(e.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return e.DirIdentity == "" && errors.Is(err, unix.ENOENT)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if e.DirIdentity != "" && (unix.Fstat(fd, &st) != nil || identity(&st) != e.DirIdentity) {
+		return false
+	}
+	return fn(fd)
 }

@@ -2,6 +2,7 @@ package localfs
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -282,5 +283,125 @@ func TestTxnRecoveredUnderLocks(t *testing.T) {
 		if !killed {
 			break
 		}
+	}
+}
+
+// killedMidCommit runs TestTxnCommitter in a new tree of before, killed at
+// the first durable call that leaves it half changed (neither before nor
+// after), and returns the tree; the journal is left for a recovery.
+func killedMidCommit(t *testing.T, before, after map[string]string) string {
+	t.Helper()
+	for at := 1; at < 50; at++ {
+		dir := t.TempDir()
+		for p, data := range before {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+			must(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
+		}
+		if !runKilledAt(t, "TestTxnCommitter", dir, at) {
+			break
+		}
+		visible := contents(t, dir)
+		maps.DeleteFunc(visible, func(p string, _ string) bool { return strings.HasPrefix(filepath.Base(p), tempPrefix) })
+		j, _ := os.ReadDir(filepath.Join(os.Getenv(StateDirEnv), "journal"))
+		if len(j) == 1 && !equalTree(visible, before) && !equalTree(visible, after) {
+			return dir
+		}
+		os.RemoveAll(filepath.Join(os.Getenv(StateDirEnv), "journal"))
+	}
+	t.Fatal("no kill point left the tree half changed")
+	return ""
+}
+
+// A recovery that cannot undo a transaction now keeps its journal for a
+// later one: while the tree's file system is not mounted (its mount point,
+// another directory, at its path), a call of any root found no backup
+// there, took the commit as never begun and removed the journal, and the
+// tree stayed half changed for good once mounted again.
+func TestTxnRecoveryWaitsForItsDirectory(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
+	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+	dir := killedMidCommit(t, before, after)
+	half := contents(t, dir)
+	away := dir + ".away"
+	must(t, os.Rename(dir, away))
+	must(t, os.Mkdir(dir, 0o755)) // the mount point
+	other := t.TempDir()
+	fsys, err := New(Config{Roots: []string{other}, Cwd: other}) // recovers
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.Close()
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
+		t.Fatalf("the journal of a tree not there went: %v", j)
+	}
+	if got := contents(t, dir); len(got) != 0 {
+		t.Errorf("the recovery wrote in the empty directory at the tree's path: %q", got)
+	}
+	must(t, os.Remove(dir))
+	must(t, os.Rename(away, dir))
+	fsys, err = New(Config{Roots: []string{other}, Cwd: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.Close()
+	if got := contents(t, dir); !equalTree(got, before) {
+		t.Errorf("once back, the tree %q (half changed: %q) is not undone to %q", got, half, before)
+	}
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+		t.Errorf("journals left: %v", j)
+	}
+}
+
+// A rollback that fails (a file system remounted read-only since the
+// crash) keeps the journal, and the next call once it is writable undoes
+// the commit.
+func TestTxnRecoveryOfAReadOnlyTree(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to remount read-only; CI runs it as root (sudo go test ./localfs -run ReadOnlyTree)")
+	}
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
+	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+	dir := killedMidCommit(t, before, after)
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("mount --bind is not permitted here (%v); run as root outside a restricted container", err)
+	}
+	mounted := true
+	defer func() {
+		if mounted {
+			unix.Unmount(dir, unix.MNT_DETACH)
+		}
+	}()
+	if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Skipf("remount read-only is not permitted here: %v", err)
+	}
+	half := contents(t, dir)
+	other := t.TempDir()
+	fsys, err := New(Config{Roots: []string{other}, Cwd: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.Close()
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
+		t.Fatalf("the journal of a read-only tree went: %v", j)
+	}
+	must(t, unix.Unmount(dir, 0))
+	mounted = false
+	if got := contents(t, dir); !equalTree(got, half) {
+		t.Fatalf("the tree changed while read-only: %q, was %q", got, half)
+	}
+	fsys, err = New(Config{Roots: []string{other}, Cwd: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.Close()
+	if got := contents(t, dir); !equalTree(got, before) {
+		t.Errorf("the writable tree %q is not undone to %q", got, before)
+	}
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+		t.Errorf("journals left: %v", j)
 	}
 }
