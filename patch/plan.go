@@ -178,7 +178,7 @@ func (pl *planner) nested() error {
 		if !pl.files[name].exists {
 			continue
 		}
-		for d := path.Dir(name); d != "."; d = path.Dir(d) {
+		for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
 			if outer, ok := pl.files[d]; ok && outer.exists {
 				inner := pl.files[name]
 				return fault.Errorf(fault.CodePatchVerify, "the patch leaves %s a file (patch line %d) and writes %s inside it (patch line %d): a path cannot be both a file and a directory.", d, outer.wroteAt, name, inner.wroteAt).

@@ -158,6 +158,11 @@ func TestPlanOps(t *testing.T) {
 		{"added lines take the file's indentation", map[string]string{"t.go": "f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n"},
 			[]string{"*** Update File: t.go", "@@", "     if x {", "-        return 1", "+        return 2", "+        // done", "     }"},
 			[]Change{{Path: "t.go", Kind: Update, Content: "f() {\n\tif x {\n\t\treturn 2\n\t\t// done\n\t}\n}\n", From: "t.go", Chunks: []Located{{PatchLine: 3, Line: 2, Rung: RungWhitespace}}}}},
+		// Absolute paths: the check for a file below a file walked up
+		// from "/" for ever.
+		{"absolute paths", map[string]string{"/w/a": "x\n"},
+			[]string{"*** Add File: /w/n", "+y", "*** Update File: /w/a", "@@", "-x", "+z"},
+			[]Change{{Path: "/w/n", Kind: Add, Content: "y\n"}, {Path: "/w/a", Kind: Update, Content: "z\n", From: "/w/a", Chunks: []Located{{PatchLine: 5, Line: 1, Rung: RungExact}}}}},
 		{"two updates, one path however written", map[string]string{"d/a": "1\n2\n"},
 			[]string{"*** Update File: d/a", "@@", "-1", "+one", "*** Update File: ./d//a", "@@", "-2", "+two"},
 			[]Change{{Path: "d/a", Kind: Update, Content: "one\ntwo\n", From: "d/a", Chunks: []Located{{PatchLine: 3, Line: 1, Rung: RungExact}, {PatchLine: 7, Line: 2, Rung: RungExact}}}}},
@@ -213,6 +218,8 @@ func TestPlanErrors(t *testing.T) {
 		{"a move onto an added file", map[string]string{"a": "a1\n"}, []string{"*** Add File: c", "+new", "*** Update File: a", "*** Move to: c", "@@", "-a1", "+A1"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 4, "wroteAt": 2}, "write each path once"},
 		{"a file added below an added file", nil, []string{"*** Add File: d", "+y", "*** Add File: d/x", "+x"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 4, "fileAt": 2}, "another name"},
+		{"a file added below an added file, absolute", nil, []string{"*** Add File: /d", "+y", "*** Add File: /d/x", "+x"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 4, "fileAt": 2}, "another name"},
 		{"a file added above an added file", nil, []string{"*** Add File: d/e/x", "+x", "*** Add File: d", "+y"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 2, "fileAt": 4}, "another name"},
