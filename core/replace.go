@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"iter"
 	"path"
@@ -13,9 +14,11 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -168,6 +171,11 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
 			WithHint("make the query match at least one character")
 	}
+	if req.Regex {
+		if err := checkGroups(re, *req.Replacement); err != nil {
+			return nil, err
+		}
+	}
 	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
 	rp := &replacer{re: re, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
@@ -179,6 +187,48 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		rp.lines, _ = search.NewMatcher(req.Query, req.Regex, req.IgnoreCase)
 	}
 	return rp, nil
+}
+
+// checkGroups refuses a replacement that refers to a group re does not
+// have: regexp.Expand makes it "", deleting what the match held, and
+// reads $2_ as the group named "2_". The references are Expand's: $$ is
+// a dollar, $name or ${name} a group by number or name (a name is the
+// longest run of letters, digits and _), and a $ before anything else
+// itself.
+func checkGroups(re *regexp.Regexp, with string) error {
+	for rest := with; ; {
+		_, after, found := strings.Cut(rest, "$")
+		if !found {
+			return nil
+		}
+		rest = after
+		if strings.HasPrefix(rest, "$") {
+			rest = rest[1:]
+			continue
+		}
+		brace := strings.HasPrefix(rest, "{")
+		name := strings.TrimPrefix(rest, "{")
+		end := strings.IndexFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' })
+		if end < 0 {
+			end = len(name)
+		}
+		name = name[:end]
+		if name == "" || brace && !strings.HasPrefix(rest[1+end:], "}") {
+			continue // no reference: the $ is itself
+		}
+		if n, err := strconv.Atoi(name); err == nil && (name == "0" || name[0] != '0') {
+			if n <= re.NumSubexp() {
+				continue
+			}
+		} else if re.SubexpIndex(name) >= 0 {
+			continue
+		}
+		hint := fmt.Sprintf("the regex has %d group(s); write $$ for a dollar", re.NumSubexp())
+		if digits := strings.IndexFunc(name, func(r rune) bool { return r < '0' || r > '9' }); digits > 0 && !brace {
+			hint = fmt.Sprintf("write ${%s}%s for group %s followed by %q: $%s is read as one name", name[:digits], name[digits:], name[:digits], name[digits:], name)
+		}
+		return fault.Errorf(fault.CodeInvalidArgument, "the replacement refers to group %q, which the regex does not have: it would put nothing there.", name).WithHint("%s", hint)
+	}
 }
 
 // nextLine is where the first line of b at or after from that may hold

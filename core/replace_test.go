@@ -181,6 +181,36 @@ func TestReplaceRegexErrorSaysWhatRE2Lacks(t *testing.T) {
 	}
 }
 
+// A replacement that refers to a group the regex lacks is refused: Expand
+// made it "", and read $2_ as a group named "2_" (foo_bar became foo).
+func TestReplaceGroupReferences(t *testing.T) {
+	for _, tc := range []struct {
+		with, hint string // hint: "" when the replacement is valid
+	}{
+		{"$2_$1", "${2}_"},
+		{"$3", "2 group(s)"},
+		{"${nope}", "2 group(s)"},
+		{"$01", "2 group(s)"},
+		{"${2}_${1}", ""},
+		{"$0 $first $$3 ${2}", ""},
+		{"costs $ 5, ${ and $", ""},
+		{"${1x", ""}, // no closing brace: a dollar
+	} {
+		_, err := newReplacer(ReplaceRequest{Query: `(?P<first>foo)_(bar)`, Replacement: &tc.with, Regex: true})
+		e := fault.AsError(err)
+		switch {
+		case tc.hint == "" && err != nil:
+			t.Errorf("%q: %v", tc.with, err)
+		case tc.hint != "" && (e == nil || e.Code != fault.CodeInvalidArgument || !strings.Contains(e.Hint, tc.hint)):
+			t.Errorf("%q: %v, want INVALID_ARGUMENT hinting %q", tc.with, err, tc.hint)
+		}
+	}
+	with := "$9"
+	if _, err := newReplacer(ReplaceRequest{Query: "a", Replacement: &with}); err != nil {
+		t.Errorf("a fixed string's replacement is literal: %v", err)
+	}
+}
+
 // TestReplaceByLineDiff: the diff of a replace within lines is made from
 // the lines it changed, with no diff search: the old and new texts are
 // its sides, and where the change is plain it is unifiedDiff's.
