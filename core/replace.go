@@ -77,7 +77,10 @@ type ReplacedFile struct {
 // replacer is a compiled replace: the expression and how a match becomes
 // its replacement.
 type replacer struct {
-	re   *regexp.Regexp
+	re *regexp.Regexp
+	// word, for --word, is re with the characters around a match in its
+	// group 1 (wordRegexp): Go's \b knows only ASCII words.
+	word *regexp.Regexp
 	with []byte
 	// withLF and withCRLF are with, each of its newlines (LF or CRLF)
 	// written as LF, and as CRLF.
@@ -156,9 +159,6 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		tree, _ := syntax.Parse(expr, syntax.Perl&^syntax.OneLine)
 		spans, cr = spansLines(tree), speaksOfCR(tree)
 	}
-	if req.Word {
-		expr = `\b(?:` + expr + `)\b`
-	}
 	flags := "(?m)"
 	if req.IgnoreCase {
 		flags = "(?mi)"
@@ -166,6 +166,12 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	re, err := regexp.Compile(flags + expr)
 	if err != nil {
 		return nil, search.RegexError(req.Query, err)
+	}
+	var word *regexp.Regexp
+	if req.Word {
+		if word, err = regexp.Compile(flags + `(?:^|` + notWordClass + `)(` + expr + `)(?:` + notWordClass + `|$)`); err != nil {
+			return nil, search.RegexError(req.Query, err)
+		}
 	}
 	if re.MatchString("") {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
@@ -177,7 +183,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		}
 	}
 	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
-	rp := &replacer{re: re, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
+	rp := &replacer{re: re, word: word, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
 	// A fixed string with U+FFFD, which the expression matches at every
 	// byte that is not UTF-8 too, gets no finder (grep's finds it as
@@ -188,6 +194,62 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	}
 	return rp, nil
 }
+
+// notWordClass is a character no word holds: a word is letters, marks,
+// digits and connectors (_), as ripgrep's -w has it, in any script.
+const notWordClass = `[^\pL\pM\pN\p{Pc}]`
+
+func isWordRune(r rune) bool { return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.Pc) }
+
+// findAll returns the index pairs of every match in b and its groups, as
+// FindAllSubmatchIndex does; with --word, of every match with no word
+// character right before or after it. A word match is sought again from
+// the end of the last one's group, as the character after it may be the
+// one before the next ("a a"); at the start of what it is sought in, a
+// match also needs the character before it, which that search does not
+// see, to be no word's.
+func (r *replacer) findAll(b []byte) [][]int {
+	if r.word == nil {
+		return r.re.FindAllSubmatchIndex(b, -1)
+	}
+	var out [][]int
+	for at := 0; at < len(b); {
+		m := r.word.FindSubmatchIndex(b[at:])
+		if m == nil {
+			break
+		}
+		if m[2] == 0 && at > 0 {
+			if before, _ := utf8.DecodeLastRune(b[:at]); isWordRune(before) {
+				_, size := utf8.DecodeRune(b[at:])
+				at += size
+				continue
+			}
+		}
+		inner := make([]int, len(m)-2)
+		for i, v := range m[2:] {
+			inner[i] = v
+			if v >= 0 {
+				inner[i] += at
+			}
+		}
+		out = append(out, inner)
+		at = max(inner[1], at+1)
+	}
+	return out
+}
+
+// has reports whether b holds a match (findAll's).
+func (r *replacer) has(b []byte) bool {
+	if r.word == nil {
+		return r.re.Match(b)
+	}
+	return len(r.findAll(b)) > 0
+}
+
+// streamed is the expression that tells whether a text too large to hold
+// may hold a match: with --word, one that may find a match findAll does
+// not (of a|ab, "ab" where findAll takes "a"), never one less.
+func (r *replacer) streamed() *regexp.Regexp { return cmp.Or(r.word, r.re) }
 
 // checkGroups refuses a replacement that refers to a group re does not
 // have: regexp.Expand makes it "", deleting what the match held, and
@@ -250,7 +312,7 @@ func (r *replacer) anyLine(b []byte) bool {
 	fs.Reset()
 	for at := r.nextLine(b, 0, &fs); at < len(b); at = r.nextLine(b, at, &fs) {
 		line, ending := cutLine(b[at:], !r.withCR)
-		if r.re.Match(line) {
+		if r.has(line) {
 			return true
 		}
 		at += len(line) + len(ending)
@@ -274,7 +336,7 @@ func (r *replacer) apply(data []byte) (out []byte, n int, diff []diffLine) {
 // applyWhole is apply of a query that spans lines, over the whole text.
 func (r *replacer) applyWhole(data []byte) ([]byte, int) {
 	prefix, body, crlf := r.view(data)
-	n := len(r.re.FindAllIndex(body, -1))
+	n := len(r.findAll(body))
 	if n == 0 {
 		return nil, 0
 	}
@@ -300,7 +362,10 @@ func (r *replacer) replaceIn(b, eol []byte) []byte {
 	case "\r\n":
 		with = r.withCRLF
 	}
-	if r.literal {
+	switch {
+	case r.word != nil:
+		return r.replaceEach(b, func([]int) []byte { return with })
+	case r.literal:
 		return r.re.ReplaceAllLiteral(b, with)
 	}
 	return r.re.ReplaceAll(b, with)
@@ -311,18 +376,25 @@ func (r *replacer) replaceIn(b, eol []byte) []byte {
 // line its match starts on (the file's usual one on a last line without).
 func (r *replacer) replaceAcross(b []byte) []byte {
 	usual := usualEnding(b)
+	return r.replaceEach(b, func(m []int) []byte {
+		if eol := endingAt(b, m[0], usual); len(eol) == 2 {
+			return r.withCRLF
+		}
+		return r.withLF
+	})
+}
+
+// replaceEach replaces every match m in b with withAt(m), its groups
+// expanded unless the query is a fixed string.
+func (r *replacer) replaceEach(b []byte, withAt func(m []int) []byte) []byte {
 	var out []byte
 	last := 0
-	for _, m := range r.re.FindAllSubmatchIndex(b, -1) {
-		with := r.withLF
-		if eol := endingAt(b, m[0], usual); len(eol) == 2 {
-			with = r.withCRLF
-		}
+	for _, m := range r.findAll(b) {
 		out = append(out, b[last:m[0]]...)
 		if r.literal {
-			out = append(out, with...)
+			out = append(out, withAt(m)...)
 		} else {
-			out = r.re.Expand(out, with, b, m)
+			out = r.re.Expand(out, withAt(m), b, m)
 		}
 		last = m[1]
 	}
@@ -382,7 +454,7 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 		old := text[from:to]
 		k := 0
 		if at >= next {
-			k = len(r.re.FindAllIndex(line, -1))
+			k = len(r.findAll(line))
 		}
 		at += len(line) + len(ending)
 		if at > next {
@@ -461,7 +533,7 @@ func (r *replacer) matches(data []byte) bool {
 		return r.anyLine(body)
 	}
 	_, body, _ := r.view(data)
-	return r.re.Match(body)
+	return r.has(body)
 }
 
 // view is data as the expression sees it: without a byte-order mark (so
@@ -808,7 +880,7 @@ func (r *replacer) matchesStream(open func() (io.ReadCloser, error)) (bool, erro
 	if crlf {
 		view = dropCR{in}
 	}
-	found := r.re.MatchReader(bufio.NewReader(view))
+	found := r.streamed().MatchReader(bufio.NewReader(view))
 	return found, in.err
 }
 
@@ -903,7 +975,7 @@ func (r *replacer) matchesLines(br *bufio.Reader) (bool, error) {
 			return len(buf) > 0 && r.anyLine(buf), nil // the last line, without an ending
 		}
 		lines := &lineRunes{r: br, cutCR: !r.withCR}
-		if r.re.MatchReader(lines) {
+		if r.streamed().MatchReader(lines) {
 			return true, nil
 		}
 		if lines.skipRest(); lines.err != nil {

@@ -181,6 +181,40 @@ func TestReplaceRegexErrorSaysWhatRE2Lacks(t *testing.T) {
 	}
 }
 
+// --word takes words of any script, as rg -w does: Go's \b knows only
+// ASCII, so café was replaced inside cafés, na inside naïve, and été,
+// standing alone, was never found.
+func TestReplaceWordsInAnyScript(t *testing.T) {
+	for _, tc := range []struct {
+		query, with string
+		regex       bool
+		text, want  string
+		n           int
+	}{
+		{"café", "X", false, "café cafés naïve naïveté\n", "X cafés naïve naïveté\n", 1},
+		{"na", "Y", false, "café cafés naïve naïveté\n", "", 0},
+		{"été", "E", false, "été fête\n", "E fête\n", 1},
+		{"foo()", "bar()", false, "call foo() here, foo()x\n", "call bar() here, foo()x\n", 1},
+		{"foo", "bar", false, "http2foo foobar foo_x foo\n", "http2foo foobar foo_x bar\n", 1},
+		{"a", "b", false, "a a\ta,a\n", "b b\tb,b\n", 4},
+		{"a-a", "X", false, "xa-a-a\n", "xa-X\n", 1},
+		{"cafe\u0301", "X", false, "cafe\u0301 cafe\u0301s\n", "X cafe\u0301s\n", 1},
+		{`caf(é)`, "[$1]", true, "café cafés\n", "[é] cafés\n", 1},
+		{`(?P<w>\pL+)é`, "<${w}>", true, "ßé 1ßé\n", "<ß> 1ßé\n", 1},
+		{"a\nb", "X", false, "xa\nb a\nb\n", "xa\nb X\n", 1},
+	} {
+		with := tc.with
+		rp, err := newReplacer(ReplaceRequest{Query: tc.query, Replacement: &with, Regex: tc.regex, Word: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, n, _ := rp.apply([]byte(tc.text))
+		if n != tc.n || string(out) != tc.want || rp.matches([]byte(tc.text)) != (tc.n > 0) {
+			t.Errorf("%q in %q: %d replacements, %q; want %d, %q", tc.query, tc.text, n, out, tc.n, tc.want)
+		}
+	}
+}
+
 // A replacement that refers to a group the regex lacks is refused: Expand
 // made it "", and read $2_ as a group named "2_" (foo_bar became foo).
 func TestReplaceGroupReferences(t *testing.T) {
