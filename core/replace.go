@@ -146,6 +146,15 @@ func inClass(ranges []rune, r rune) bool {
 }
 
 func newReplacer(req ReplaceRequest) (*replacer, error) {
+	// A regular expression matches text (a byte that is not UTF-8 would
+	// be U+FFFD to it, any such byte), and a replacement that is not
+	// would make the file NOT_TEXT, as an edit's would.
+	for _, f := range []struct{ name, text string }{{"query", req.Query}, {"replacement", *req.Replacement}} {
+		if !utf8.ValidString(f.text) {
+			return nil, fault.InvalidArgument("the %s is not valid UTF-8 (byte %d).", f.name, invalidUTF8At([]byte(f.text))).
+				WithHint("replace changes text: give the %s as UTF-8", f.name)
+		}
+	}
 	expr := req.Query
 	spans, cr := strings.Contains(expr, "\n"), strings.Contains(expr, "\r")
 	if !req.Regex {

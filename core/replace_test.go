@@ -56,6 +56,11 @@ func TestReplace(t *testing.T) {
 		{"no replacement", ReplaceRequest{Query: "foo"}, fault.CodeInvalidArgument, 0, nil},
 		{"an empty match", ReplaceRequest{Query: "x*", Regex: true, Replacement: str("y")}, fault.CodeInvalidArgument, 0, nil},
 		{"a bad regex", ReplaceRequest{Query: "(", Regex: true, Replacement: str("y")}, fault.CodeInvalidRegex, 0, nil},
+		// Not UTF-8: a fixed string was INVALID_REGEX, hinting regex=false;
+		// a replacement was written raw, the file then NOT_TEXT.
+		{"a query not UTF-8", ReplaceRequest{Query: "foo\xe9", Replacement: str("y")}, fault.CodeInvalidArgument, 0, nil},
+		{"a replacement not UTF-8", ReplaceRequest{Query: "foo", Replacement: str("\xc3")}, fault.CodeInvalidArgument, 0,
+			map[string]string{"a.go": "foo := http2foo + foobar\r\nreturn foo\r\n"}},
 	} {
 		m := replaceFS()
 		res, err := (&Tools{FS: m}).Replace(ctx, tc.req)
