@@ -342,8 +342,19 @@ func (o *output) result(v any) error {
 			return err
 		}
 	}
-	_, err := o.streams.Stdout.Write(b.Bytes())
-	return err
+	return o.write(b.Bytes())
+}
+
+// write writes an answer on standard output. A call whose answer cannot
+// be written (a full disk, a closed pipe) has run: its change stands, so
+// its error says so, and that a retry would make it again (an append
+// twice).
+func (o *output) write(b []byte) error {
+	if _, err := o.streams.Stdout.Write(b); err != nil {
+		return fault.Errorf(fault.CodeIOError, "the answer cannot be written to standard output: %v.", err).
+			WithHint("the call itself ran: any change it made stands, so check the files before running it again").WithCause(err)
+	}
+	return nil
 }
 
 // exitCode is the exit code of an error of code c.
@@ -384,7 +395,7 @@ func (o *output) note(e *fault.Error) {
 // text writes a text rendering: the data on standard output, the notes on
 // standard error.
 func (o *output) text(data, notes string) error {
-	if _, err := io.WriteString(o.streams.Stdout, data); err != nil {
+	if err := o.write([]byte(data)); err != nil {
 		return err
 	}
 	_, err := io.WriteString(o.streams.Stderr, notes)
@@ -397,8 +408,7 @@ func (o *output) paths(ps []string) error {
 	for _, p := range ps {
 		b = append(append(b, p...), 0)
 	}
-	_, err := o.streams.Stdout.Write(b)
-	return err
+	return o.write(b)
 }
 
 // fail writes err as the contract's error object on stderr and returns the

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -468,5 +469,26 @@ func TestIDOfCut(t *testing.T) {
 		if got := string(idOfCut([]byte(tc.line[:n]), []byte(tc.line[len(tc.line)-n:]))); got != tc.want {
 			t.Errorf("%.60s...: id %q, want %q", tc.line, got, tc.want)
 		}
+	}
+}
+
+// fullWriter is standard output on a full disk.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// An answer that cannot be written fails the call, and says that the
+// change was made: its hint said "retry", and a retried append was made
+// twice.
+func TestAnswerNotWrittenSaysTheChangeStands(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	t.Chdir(dir)
+	os.WriteFile("log.txt", []byte("line1\n"), 0o644)
+	var errb bytes.Buffer
+	code := Main(context.Background(), []string{"write", "--append", "log.txt", "--content", "line2\n"}, Streams{Stdin: strings.NewReader(""), Stdout: fullWriter{}, Stderr: &errb})
+	b, _ := os.ReadFile("log.txt")
+	if code != 1 || !strings.Contains(errb.String(), `"IO_ERROR"`) || !strings.Contains(errb.String(), "change it made stands") || string(b) != "line1\nline2\n" {
+		t.Errorf("exit %d, %s; the file %q", code, errb.String(), b)
 	}
 }
