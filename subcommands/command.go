@@ -438,7 +438,7 @@ func readStdin(ctx context.Context, r io.Reader) ([]byte, error) {
 	}
 	if len(data) > maxRequestBytes {
 		return nil, fault.Errorf(fault.CodeTooLarge, "the request on stdin is over %d MiB.", maxRequestBytes>>20).
-			WithHint("send a smaller request; write files over 2 MiB in parts with edit")
+			WithHint("send a smaller request; a file over 2 MiB is written in parts: the first with write, the rest with write --append")
 	}
 	return data, nil
 }
