@@ -125,6 +125,15 @@ func TestEditPreconditions(t *testing.T) {
 	}
 	_, err = tl.Edit(ctx, EditRequest{Path: "gone", Edits: []EditOp{op("a", "b")}, Precondition: Precondition{ExpectedVersion: v1}})
 	wantCode(t, err, fault.CodeStale)
+	// A sum in upper case is the file's: it was STALE, "the file changed
+	// since it was read". One that is no sum is INVALID_ARGUMENT.
+	if _, err := tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("c", "d")}, Precondition: Precondition{ExpectedSha256: strings.ToUpper(sum("c\n"))}}); err != nil {
+		t.Errorf("an upper-case sha256: %v", err)
+	}
+	for _, bad := range []string{"abc", sum("d\n")[:63] + "g"} {
+		_, err = tl.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{op("d", "e")}, Precondition: Precondition{ExpectedSha256: bad}})
+		wantCode(t, err, fault.CodeInvalidArgument)
+	}
 }
 
 func TestEditRefusals(t *testing.T) {
