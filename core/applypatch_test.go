@@ -137,3 +137,24 @@ func TestApplyPatchResultFitsItsBound(t *testing.T) {
 		t.Errorf("a result over the bound: %v", err)
 	}
 }
+
+// A + line that read cut (its marker copied from a read) is refused, as
+// write and edit refuse it: written, it destroyed the rest of the line.
+// A marker the file itself held is its text.
+func TestApplyPatchRefusesACutLine(t *testing.T) {
+	cut := "x := 1" + lineCutMarker(5000)
+	for _, tc := range []struct {
+		name, file, patch string
+		code              fault.Code
+	}{
+		{"added", "", "*** Begin Patch\n*** Add File: n.go\n+" + cut + "\n*** End Patch\n", fault.CodeInvalidArgument},
+		{"updated", "a\n", "*** Begin Patch\n*** Update File: f.go\n@@\n-a\n+" + cut + "\n*** End Patch\n", fault.CodeInvalidArgument},
+		{"the file's own", cut + "\na\n", "*** Begin Patch\n*** Update File: f.go\n@@\n-a\n+b\n*** End Patch\n", ""},
+	} {
+		m := memfs.New(map[string]string{"f.go": tc.file})
+		_, err := (&Tools{FS: m}).ApplyPatch(context.Background(), ApplyPatchRequest{Patch: tc.patch})
+		if e := fault.AsError(err); tc.code == "" && err != nil || tc.code != "" && (e == nil || e.Code != tc.code || m.Stats().Writes != 0) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.code)
+		}
+	}
+}
