@@ -415,6 +415,9 @@ type grepSearch struct {
 	query    string
 	isRegex  bool
 	ctxLines int
+	// withCR: the query names a CR, which a CRLF line's matching then
+	// sees as its last character (namesCR), as replace's does.
+	withCR bool
 	// anchor is the cursor of a count page: its walk starts at the top,
 	// for the totals, and its page at the cursor's file.
 	anchor cursor
@@ -483,6 +486,7 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	if g.m, err = search.NewMatcher(query, isRegex, req.IgnoreCase); err != nil {
 		return nil, err
 	}
+	g.withCR = namesCR(query, isRegex)
 	if g.include, err = req.Include.globs(); err != nil {
 		return nil, err
 	}
@@ -548,7 +552,7 @@ func (g *grepSearch) cover(ctx context.Context, it grepItem, fr fileResult, pass
 		return fr
 	}
 	s := newSearcher(g.m, g.ctxLines, pass+g.limit+1)
-	s.skip, s.digest = pass, true
+	s.skip, s.digest, s.withCR = pass, true, g.withCR
 	r, err := g.t.FS.Open(ctx, it.path)
 	if err != nil {
 		return fileResult{err: err}
@@ -586,7 +590,7 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 	var shared sameResults
 	searcher := func() func(grepItem) fileResult {
 		s := newSearcher(g.m, g.ctxLines, 0)
-		s.digest = g.w != nil
+		s.digest, s.withCR = g.w != nil, g.withCR
 		return func(it grepItem) fileResult {
 			if it.open == nil {
 				return fileResult{} // known: see consume

@@ -44,7 +44,7 @@ func (sc *scan) longLine(ctx context.Context, buf []byte, r io.Reader) ([]byte, 
 			before = append(before, r)
 		})
 	}
-	l := &lineStream{ctx: ctx, r: r, buf: buf, pending: buf[sc.p:], read: int64(len(buf) - sc.p)}
+	l := &lineStream{ctx: ctx, r: r, buf: buf, pending: buf[sc.p:], read: int64(len(buf) - sc.p), withCR: s.withCR}
 	if s.cap > 0 {
 		l.win = &lineWindow{}
 	}
@@ -124,8 +124,9 @@ type lineStream struct {
 	// pending is the next piece, nil when none is read.
 	pending []byte
 	// heldCR: the last piece ended with a CR, given only once what
-	// follows shows it is not the line's end.
-	heldCR bool
+	// follows shows it is not the line's end; withCR, the searcher's,
+	// gives it at once.
+	heldCR, withCR bool
 	ended  bool   // the line's end, the file's or an error was read
 	eof    bool   // r is done
 	rest   []byte // what follows the line's end, in buf
@@ -163,7 +164,7 @@ func (l *lineStream) next() []byte {
 			l.pending = p[linePiece:]
 			return l.give(p[:linePiece])
 		}
-		if n := len(p); n > 0 && p[n-1] == '\r' {
+		if n := len(p); n > 0 && p[n-1] == '\r' && !l.withCR {
 			p, l.heldCR = p[:n-1], true
 		}
 		if len(p) > 0 {

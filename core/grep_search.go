@@ -72,6 +72,9 @@ type searcher struct {
 	// file carries.
 	skip   int
 	digest bool
+	// withCR: a CRLF line's CR is its last character (the query names a
+	// CR, namesCR): the matcher sees it, and the line is shown with it.
+	withCR bool
 	buf    []byte
 	fs     search.FoldState
 	// chunk and maxLine are readChunk and maxLineBuffer, smaller in tests.
@@ -233,7 +236,7 @@ func (sc *scan) block(buf []byte, end int) {
 		}
 		for sc.afterLeft > 0 && sc.p < ls {
 			le := lineEnd(buf, sc.p, end)
-			sc.emit(lineRec{line: sc.lineNo, text: trimCR(buf[sc.p:le], le < end)})
+			sc.emit(lineRec{line: sc.lineNo, text: s.trimCR(buf[sc.p:le], le < end)})
 			sc.afterLeft--
 			if le < end {
 				sc.lineNo++
@@ -249,7 +252,7 @@ func (sc *scan) block(buf []byte, end int) {
 			break
 		}
 		le := lineEnd(buf, ls, end)
-		line := trimCR(buf[ls:le], le < end)
+		line := s.trimCR(buf[ls:le], le < end)
 		switch {
 		case s.m.Verify(line):
 			sc.res.matches++
@@ -320,7 +323,7 @@ func (sc *scan) before(buf []byte, ls int, emit func(lineRec)) {
 	}
 	for i, p := 0, start; i < got; i++ {
 		le := lineEnd(buf, p, ls)
-		emit(lineRec{line: n - got + i, text: trimCR(buf[p:le], true)})
+		emit(lineRec{line: n - got + i, text: sc.s.trimCR(buf[p:le], true)})
 		p = le + 1
 	}
 }
@@ -342,9 +345,10 @@ func lineEnd(buf []byte, from, end int) int {
 
 // trimCR leaves out the CR of a CRLF ending: of a line that ends with a
 // \n (ended), not of the last line when it has none, whose CR read keeps
-// too ("a\r" at the end of a file is no line ending).
-func trimCR(line []byte, ended bool) []byte {
-	if n := len(line); ended && n > 0 && line[n-1] == '\r' {
+// too ("a\r" at the end of a file is no line ending), nor when the query
+// names a CR (withCR).
+func (s *searcher) trimCR(line []byte, ended bool) []byte {
+	if n := len(line); ended && !s.withCR && n > 0 && line[n-1] == '\r' {
 		return line[:n-1]
 	}
 	return line

@@ -78,7 +78,7 @@ func naiveLines(t testing.TB, query string, isRegex, ignoreCase bool, text []byt
 		lines = lines[:len(lines)-1]
 	}
 	for i, l := range lines {
-		l = endless(text, lines, i)
+		l = endless(text, lines, i, namesCR(query, isRegex))
 		if (re == nil && bytes.Contains(l, []byte(query))) || (re != nil && re.Match(l)) {
 			out = append(out, i+1)
 		}
@@ -89,8 +89,8 @@ func naiveLines(t testing.TB, query string, isRegex, ignoreCase bool, text []byt
 // endless is line i of lines, text split at its LFs, without its end: a
 // CR before the LF, none at the end of a file without a final LF (the CR
 // is the line's own, as read keeps it).
-func endless(text []byte, lines [][]byte, i int) []byte {
-	if i == len(lines)-1 && !bytes.HasSuffix(text, []byte("\n")) {
+func endless(text []byte, lines [][]byte, i int, withCR bool) []byte {
+	if withCR || i == len(lines)-1 && !bytes.HasSuffix(text, []byte("\n")) {
 		return lines[i]
 	}
 	return bytes.TrimSuffix(lines[i], []byte("\r"))
@@ -112,7 +112,9 @@ func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []by
 	want := naiveLines(t, query, isRegex, ignoreCase, text)
 	lines := bytes.Split(text, []byte("\n"))
 	for _, size := range [][2]int{{readChunk, maxLineBuffer}, {16, 64}} {
-		res := sizedSearcher(m, context, 1<<30, size).search(t.Context(), iotest.HalfReader(bytes.NewReader(text)))
+		s := sizedSearcher(m, context, 1<<30, size)
+		s.withCR = namesCR(query, isRegex)
+		res := s.search(t.Context(), iotest.HalfReader(bytes.NewReader(text)))
 		var got []int
 		prev := 0
 		for _, l := range res.lines {
@@ -123,7 +125,7 @@ func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []by
 			if l.isMatch {
 				got = append(got, l.line)
 			}
-			line := endless(text, lines, l.line-1)
+			line := endless(text, lines, l.line-1, s.withCR)
 			whole := lineRec{line: l.line, text: line, isMatch: l.isMatch}
 			if l.isMatch {
 				whole.at = max(0, m.FirstMatch(line))
@@ -137,7 +139,9 @@ func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []by
 			t.Fatalf("%q (regex %v, ignoreCase %v) in %q (buffers %v): lines %v (count %d), want %v", query, isRegex, ignoreCase, text, size, got, res.matches, want)
 		}
 		// Counting modes keep no lines and count the same.
-		if n := sizedSearcher(m, 0, 0, size).search(t.Context(), bytes.NewReader(text)); n.matches != len(want) || len(n.lines) != 0 {
+		counter := sizedSearcher(m, 0, 0, size)
+		counter.withCR = s.withCR
+		if n := counter.search(t.Context(), bytes.NewReader(text)); n.matches != len(want) || len(n.lines) != 0 {
 			t.Fatalf("%q in %q (buffers %v): counting search found %d (%d lines kept), want %d", query, text, size, n.matches, len(n.lines), len(want))
 		}
 		// Every reported line is within context of a match, and every line
@@ -182,10 +186,17 @@ func TestSearchTable(t *testing.T) {
 		{"foo", false, false}, {"foo", false, true}, {"kelvin", false, true}, {"SECRET", false, true},
 		{`^$`, true, false}, {`o$`, true, false}, {`^b`, true, false}, {`a.`, true, false},
 		{`\w+`, true, false}, {`x*`, true, false}, {"end", false, false}, {`(?i)BA[RZ]`, true, false},
+		// Naming a CR, a query sees a CRLF line's as its last character.
+		{`\r$`, true, false}, {"o\r", false, false}, {`[\x00-\x1f]`, true, false},
 	} {
 		for ctx := 0; ctx <= 2; ctx++ {
 			checkSearch(t, c.q, c.regex, c.ignore, text, ctx)
 		}
+	}
+	// A CRLF line longer than the small buffers, searched as a stream.
+	long := []byte(strings.Repeat("ab", 50) + "o\r\nshort\r\n" + strings.Repeat("cd", 50) + "\r\n")
+	for _, q := range []string{`o\r$`, `\r`, `d$`} {
+		checkSearch(t, q, true, false, long, 1)
 	}
 }
 
@@ -196,6 +207,7 @@ func FuzzSearch(f *testing.F) {
 	f.Add(`kel`, false, true, uint8(0), []byte("\u212Aelvin\nKEL"))
 	f.Add(`[^x]+y`, true, true, uint8(3), []byte("xxy\n\ny\nY"))
 	f.Add(`a$`, true, false, uint8(1), []byte("x\na\r"))
+	f.Add(`\r$`, true, false, uint8(1), []byte("one\r\ntwo\r\n"))
 	f.Fuzz(func(t *testing.T, query string, isRegex, ignoreCase bool, context uint8, text []byte) {
 		if len(query) > 32 || len(text) > 4096 {
 			t.Skip("large inputs make slow regexes, not new paths")

@@ -135,6 +135,18 @@ func speaksOfCR(re *syntax.Regexp) bool {
 	return slices.ContainsFunc(re.Sub, speaksOfCR)
 }
 
+// namesCR reports whether a query asks for a CR: a fixed string that
+// holds one, or a regex that names one (speaksOfCR). A CRLF line's CR is
+// then its last character to the query, as sed and rg see it; else it is
+// part of its ending, and no query sees it.
+func namesCR(query string, regex bool) bool {
+	if !regex {
+		return strings.Contains(query, "\r")
+	}
+	tree, err := syntax.Parse(query, syntax.Perl&^syntax.OneLine)
+	return err == nil && speaksOfCR(tree)
+}
+
 // inClass reports whether the ranges of a class hold r.
 func inClass(ranges []rune, r rune) bool {
 	for i := 0; i+1 < len(ranges); i += 2 {
@@ -156,7 +168,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		}
 	}
 	expr := req.Query
-	spans, cr := strings.Contains(expr, "\n"), strings.Contains(expr, "\r")
+	spans, cr := strings.Contains(expr, "\n"), namesCR(expr, req.Regex)
 	if !req.Regex {
 		expr = regexp.QuoteMeta(expr)
 	} else if _, err := syntax.Parse(expr, syntax.Perl); err != nil {
@@ -166,7 +178,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	} else {
 		// As it is compiled: ^ and $ at each line.
 		tree, _ := syntax.Parse(expr, syntax.Perl&^syntax.OneLine)
-		spans, cr = spansLines(tree), speaksOfCR(tree)
+		spans = spansLines(tree)
 	}
 	flags := "(?m)"
 	if req.IgnoreCase {
