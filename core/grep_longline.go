@@ -127,13 +127,13 @@ type lineStream struct {
 	// follows shows it is not the line's end; withCR, the searcher's,
 	// gives it at once.
 	heldCR, withCR bool
-	ended  bool   // the line's end, the file's or an error was read
-	eof    bool   // r is done
-	rest   []byte // what follows the line's end, in buf
-	n      int64  // bytes of the line given
-	read   int64  // bytes of the line taken in, a CR it dropped too
-	err    error
-	win    *lineWindow // nil when the search only counts
+	ended          bool   // the line's end, the file's or an error was read
+	eof            bool   // r is done
+	rest           []byte // what follows the line's end, in buf
+	n              int64  // bytes of the line given
+	read           int64  // bytes of the line taken in, a CR it dropped too
+	err            error
+	win            *lineWindow // nil when the search only counts
 }
 
 // next gives the next piece of the line, nil at its end. A piece is valid
