@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -238,17 +239,17 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	// undo rolls back es and removes the journal; when some of es cannot
 	// be undone now (a file system gone read-only), the journal stays,
 	// naming the directories made too, for the next call's recovery.
-	undo := func(es []journalEntry) {
+	undo := func(es []journalEntry, err error) error {
 		if f.rollBack(es) {
 			j.remove()
-		} else {
-			made.keep()
+			return err
 		}
+		made.keep()
+		return fault.AsError(err).WithHint("some files may be changed: the next agentfs call undoes them (its journal stays in the state directory, %s)", StateDirEnv)
 	}
 	for i, p := range preps {
 		if err := p.apply(); err != nil {
-			undo(entriesOf(preps[:i+1]))
-			return nil, err
+			return nil, undo(entriesOf(preps[:i+1]), err)
 		}
 	}
 	synced := map[string]bool{}
@@ -258,14 +259,12 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 		}
 		synced[p.entry.Dir] = true
 		if err := syscalls.fsync(int(p.dir.Fd())); err != nil {
-			undo(entriesOf(preps))
-			return nil, mapErr(err, p.display)
+			return nil, undo(entriesOf(preps), mapErr(err, p.display))
 		}
 	}
 	made.keep()
 	if err := j.commit(); err != nil {
-		undo(entries)
-		return nil, err
+		return nil, undo(entries, err)
 	}
 	infos := make([]backend.FileInfo, len(preps))
 	for i, p := range preps {
@@ -504,8 +503,14 @@ func (j *journal) commit() error {
 	done := strings.TrimSuffix(j.path, journalPending) + journalCommitted
 	err := syscalls.renameat(unix.AT_FDCWD, j.path, unix.AT_FDCWD, done)
 	if err == nil {
+		pending := j.path
 		j.path = done
-		err = syncPath(filepath.Dir(done))
+		// Not known durable, the commit is undone: a journal kept for a
+		// later recovery must not say committed, which would remove the
+		// backups of the files it could not put back.
+		if err = syncPath(filepath.Dir(done)); err != nil && syscalls.renameat(unix.AT_FDCWD, done, unix.AT_FDCWD, pending) == nil {
+			j.path = pending
+		}
 	}
 	if err != nil {
 		return fault.Errorf(fault.CodeIOError, "the transaction could not be committed: %s.", errText(err)).
@@ -768,6 +773,25 @@ func atDir(dir string, fn func(dfd int)) {
 	fn(fd)
 }
 
+// removedOnItsFS reports whether the missing directory dir, of identity
+// id, was removed: its nearest ancestor there is on its file system
+// (device). A directory the recovery itself removed (one the commit made)
+// or a user deleted since has nothing left to undo; below the mount point
+// of a file system not mounted, the ancestor is on another, and the
+// journal waits for it.
+func removedOnItsFS(dir, id string) bool {
+	dev, _, _ := strings.Cut(id, ":")
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if unix.Lstat(d, &st) == nil {
+			return strconv.FormatUint(uint64(st.Dev), 10) == dev
+		}
+		if d == filepath.Dir(d) {
+			return false
+		}
+	}
+}
+
 // atJournalDir runs fn, which says whether it did all it had to, on the
 // directory of the journal entry e, and says so too. The directory is not
 // there to act in when it cannot be opened, or is another than the one
@@ -777,7 +801,7 @@ func atDir(dir string, fn func(dfd int)) {
 func atJournalDir(e journalEntry, fn func(dfd int) bool) bool {
 	fd, err := unix.Open(e.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return e.DirIdentity == "" && errors.Is(err, unix.ENOENT)
+		return errors.Is(err, unix.ENOENT) && (e.DirIdentity == "" || removedOnItsFS(e.Dir, e.DirIdentity))
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t

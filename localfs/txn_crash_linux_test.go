@@ -3,8 +3,11 @@ package localfs
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/agentfs/agentfs/backend"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,4 +61,124 @@ func TestTxnRecoveryOfAReadOnlyTree(t *testing.T) {
 	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
 		t.Errorf("journals left: %v", j)
 	}
+}
+
+// A recovery pass that undoes part of a transaction (its new directories
+// removed) and fails on another part (a read-only directory) keeps the
+// journal; once writable, the next pass should finish it.
+func TestTxnRecoveryAfterAPartialPass(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to remount read-only; CI runs it as root (sudo go test ./localfs -run TxnRecovery)")
+	}
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	t.Setenv(txnOpsEnv, "dirs")
+	var dir string
+	for at := 1; at < 60; at++ {
+		d := t.TempDir()
+		writeTree(t, d, dirsBefore)
+		if !runKilledAt(t, "TestTxnCommitter", d, at) {
+			t.Fatal("no kill point with a pending journal and sub's backup")
+		}
+		j, _ := os.ReadDir(filepath.Join(state, "journal"))
+		subs, _ := os.ReadDir(filepath.Join(d, "sub"))
+		hasBackup := false
+		for _, e := range subs {
+			if strings.HasPrefix(e.Name(), tempPrefix) {
+				hasBackup = true
+			}
+		}
+		if len(j) == 1 && strings.HasSuffix(j[0].Name(), journalPending) && hasBackup {
+			dir = d
+			t.Logf("kill at %d: files %q dirs %q", at, contents(t, d), dirsIn(t, d))
+			break
+		}
+		os.RemoveAll(filepath.Join(state, "journal"))
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := unix.Mount(sub, sub, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("mount --bind is not permitted here: %v", err)
+	}
+	mounted := true
+	defer func() {
+		if mounted {
+			unix.Unmount(sub, unix.MNT_DETACH)
+		}
+	}()
+	must(t, unix.Mount("", sub, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""))
+	other := t.TempDir()
+	fsys, err := New(Config{Roots: []string{other}, Cwd: other})
+	must(t, err)
+	fsys.Close()
+	j, _ := os.ReadDir(filepath.Join(state, "journal"))
+	t.Logf("after pass 1 (sub read-only): journals %d, files %q, dirs %q", len(j), contents(t, dir), dirsIn(t, dir))
+	must(t, unix.Unmount(sub, 0))
+	mounted = false
+	for pass := 2; pass <= 3; pass++ {
+		fsys, err = New(Config{Roots: []string{other}, Cwd: other})
+		must(t, err)
+		fsys.Close()
+		j, _ = os.ReadDir(filepath.Join(state, "journal"))
+		t.Logf("after pass %d (writable): journals %d, files %q, dirs %q", pass, len(j), contents(t, dir), dirsIn(t, dir))
+	}
+	if len(j) != 0 {
+		t.Errorf("the journal stays for ever once its new directories are gone: %v", j)
+	}
+}
+
+// The commit point's rename made, its directory's fsync failing, and the
+// commit's own rollback failing for one file (a read-only directory):
+// the journal was kept under its committed name, and the next recovery
+// finished the commit, removing the old content of a file the caller was
+// told was not changed. It is kept pending, and undone.
+func TestTxnFailedCommitKeptPending(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to remount read-only; CI runs it as root (sudo go test ./localfs -run TxnRecovery)")
+	}
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "sub/d.txt": "old d\n"})
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	sub := filepath.Join(dir, "sub")
+	jdir := filepath.Join(state, "journal")
+	real := syscalls.fsync
+	defer func() { syscalls.fsync = real; unix.Unmount(sub, unix.MNT_DETACH) }()
+	syscalls.fsync = func(fd int) error {
+		p, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if p == jdir {
+			if js, _ := os.ReadDir(jdir); len(js) == 1 && strings.HasSuffix(js[0].Name(), journalCommitted) {
+				must(t, unix.Mount(sub, sub, "", unix.MS_BIND, ""))
+				must(t, unix.Mount("", sub, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""))
+				return unix.EIO
+			}
+		}
+		return real(fd)
+	}
+	ctx := t.Context()
+	ops := txnOpsTwo()
+	unlock, err := fsys.LockAll(ctx, []string{"a.txt", "sub/d.txt"}, 0)
+	must(t, err)
+	_, err = fsys.Commit(ctx, ops)
+	unlock()
+	fsys.Close()
+	syscalls.fsync = real
+	js, _ := os.ReadDir(jdir)
+	t.Logf("commit error: %v; journals %v; tree %q", err, js, contents(t, dir))
+	must(t, unix.Unmount(sub, 0))
+	other := t.TempDir()
+	f2, err := New(Config{Roots: []string{other}, Cwd: other})
+	must(t, err)
+	f2.Close()
+	js, _ = os.ReadDir(jdir)
+	got := contents(t, dir)
+	t.Logf("after recovery: journals %v; tree %q", js, got)
+	if got["sub/d.txt"] != "old d\n" {
+		t.Errorf("the caller was told nothing changed, yet sub/d.txt is %q and its old content is gone", got["sub/d.txt"])
+	}
+}
+
+func txnOpsTwo() []backend.Op {
+	return []backend.Op{{Path: "a.txt", Data: []byte("new a\n")}, {Path: "sub/d.txt", Data: []byte("new d\n")}}
 }

@@ -353,3 +353,35 @@ func TestTxnRecoveryWaitsForItsDirectory(t *testing.T) {
 		t.Errorf("journals left: %v", j)
 	}
 }
+
+// A directory a commit made, removed after the crash (by a user, or by a
+// pass of the recovery that failed elsewhere), has nothing left to undo:
+// its entries kept the journal for ever, each call trying again.
+func TestTxnRecoveryOfARemovedDirectory(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	t.Setenv(txnOpsEnv, "dirs")
+	for at := 1; at < 60; at++ {
+		d := t.TempDir()
+		writeTree(t, d, dirsBefore)
+		if !runKilledAt(t, "TestTxnCommitter", d, at) {
+			t.Fatal("none")
+		}
+		j, _ := os.ReadDir(filepath.Join(state, "journal"))
+		if _, err := os.Stat(filepath.Join(d, "new/deep/e.txt")); len(j) == 1 && err == nil {
+			must(t, os.RemoveAll(filepath.Join(d, "new")))
+			other := t.TempDir()
+			for range 2 {
+				fsys, err := New(Config{Roots: []string{other}, Cwd: other})
+				must(t, err)
+				fsys.Close()
+			}
+			j, _ = os.ReadDir(filepath.Join(state, "journal"))
+			if len(j) != 0 {
+				t.Errorf("kill at %d, new/ removed since: the journal stays for ever: %v", at, j)
+			}
+			return
+		}
+		os.RemoveAll(filepath.Join(state, "journal"))
+	}
+}
