@@ -555,7 +555,7 @@ func (g *grepSearch) cover(ctx context.Context, it grepItem, fr fileResult, pass
 	s.skip, s.digest, s.withCR = pass, true, g.withCR
 	r, err := g.t.FS.Open(ctx, it.path)
 	if err != nil {
-		return fileResult{err: err}
+		return fileResult{err: err, partial: ctx.Err() != nil} // a deadline's open: a page cut short
 	}
 	defer r.Close()
 	return s.search(ctx, r)
@@ -606,7 +606,7 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 			}
 			r, err := it.open()
 			if err != nil {
-				return fileResult{err: err} // gone or not regular since the listing: skipped
+				return fileResult{err: err, partial: sctx.Err() != nil} // gone since the listing: skipped; the deadline: a page cut short
 			}
 			defer r.Close()
 			res := s.search(sctx, r)
