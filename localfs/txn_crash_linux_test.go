@@ -15,9 +15,7 @@ import (
 // crash) keeps the journal, and the next call once it is writable undoes
 // the commit.
 func TestTxnRecoveryOfAReadOnlyTree(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to remount read-only; CI runs it as root (sudo go test ./localfs -run ReadOnlyTree)")
-	}
+	needRoot(t)
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
 	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
@@ -67,9 +65,7 @@ func TestTxnRecoveryOfAReadOnlyTree(t *testing.T) {
 // removed) and fails on another part (a read-only directory) keeps the
 // journal; once writable, the next pass should finish it.
 func TestTxnRecoveryAfterAPartialPass(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to remount read-only; CI runs it as root (sudo go test ./localfs -run TxnRecovery)")
-	}
+	needRoot(t)
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
 	t.Setenv(txnOpsEnv, "dirs")
@@ -132,9 +128,7 @@ func TestTxnRecoveryAfterAPartialPass(t *testing.T) {
 // finished the commit, removing the old content of a file the caller was
 // told was not changed. It is kept pending, and undone.
 func TestTxnFailedCommitKeptPending(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to remount read-only; CI runs it as root (sudo go test ./localfs -run TxnRecovery)")
-	}
+	needRoot(t)
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
 	dir := t.TempDir()
@@ -181,4 +175,12 @@ func TestTxnFailedCommitKeptPending(t *testing.T) {
 
 func txnOpsTwo() []backend.Op {
 	return []backend.Op{{Path: "a.txt", Data: []byte("new a\n")}, {Path: "sub/d.txt", Data: []byte("new d\n")}}
+}
+
+// needRoot skips a test that remounts a directory read-only unless it
+// runs as root.
+func needRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to remount read-only; CI runs it as root (sudo go test ./localfs -run Txn)")
+	}
 }

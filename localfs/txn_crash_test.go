@@ -293,10 +293,7 @@ func killedMidCommit(t *testing.T, before, after map[string]string) string {
 	t.Helper()
 	for at := 1; at < 50; at++ {
 		dir := t.TempDir()
-		for p, data := range before {
-			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
-			must(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
-		}
+		writeTree(t, dir, before)
 		if !runKilledAt(t, "TestTxnCommitter", dir, at) {
 			break
 		}
