@@ -173,7 +173,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		f := PatchedFile{Action: ActionUpdate}
 		f.Path, f.PathBase64 = fault.PathText(t.FS.Display(c.Path))
 		// A + line copied from a read that cut it, as write and edit refuse.
-		if err := checkNoLineCut("the patch's content for "+f.Path, c.Content, old[cmp.Or(c.From, c.Path)]); err != nil && c.Kind != patch.Delete {
+		if err := checkNoLineCut("the patch's content for "+f.Path, c.Content, old[cmp.Or(c.From, c.Path)]); err != nil {
 			return nil, err
 		}
 		switch {

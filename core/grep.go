@@ -3,7 +3,6 @@ package core
 import (
 	"cmp"
 	"context"
-	"encoding"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -1099,18 +1098,12 @@ func sumText(h hash.Hash64) string {
 // held): their digest, how many of them were kept, and whether the timeout
 // cut its search short.
 func (fr fileResult) firstMatches(n int) (string, int, bool) {
-	h, count := fnv.New64a(), 0
 	if fr.sum != nil {
-		// Skipped by the searcher: the cursor's, never more than n.
-		state, err := fr.sum.(encoding.BinaryMarshaler).MarshalBinary()
-		if err == nil {
-			err = h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state)
-		}
-		if err != nil {
-			return "", 0, fr.err != nil
-		}
-		count = fr.skipped
+		// Searched past the cursor's skip, n (keeps): the lines it kept
+		// come after those it digested, which are all n it holds.
+		return sumText(fr.sum), fr.skipped, fr.err != nil
 	}
+	h, count := fnv.New64a(), 0
 	for _, r := range fr.lines {
 		if count == n {
 			break

@@ -78,8 +78,8 @@ type ReplacedFile struct {
 // its replacement.
 type replacer struct {
 	re *regexp.Regexp
-	// word, for --word, is re with the characters around a match in its
-	// group 1 (wordRegexp): Go's \b knows only ASCII words.
+	// word, for --word, is re as group 1 of an expression that takes the
+	// characters around it (findAll): Go's \b knows only ASCII words.
 	word *regexp.Regexp
 	with []byte
 	// withLF and withCRLF are with, each of its newlines (LF or CRLF)
