@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/memfs"
 	"github.com/agentfs/agentfs/ordered"
 )
@@ -551,13 +550,7 @@ func contextPagesGiveEachLineOnce(t *testing.T, tl *Tools, lines func(*GrepResul
 // offset and by cursor still give every match once.
 func TestDeepPagesOnDisk(t *testing.T) {
 	ctx := context.Background()
-	t.Setenv(localfs.StateDirEnv, t.TempDir())
-	dir := t.TempDir()
-	lfs, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lfs.Close()
+	lfs := localFS(t)
 	for name, text := range cursorTree() {
 		if _, err := lfs.WriteFile(ctx, name, []byte(text), backend.WriteOptions{}); err != nil {
 			t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/memfs"
 	"github.com/agentfs/agentfs/mixfs"
 )
@@ -24,13 +23,7 @@ type storeLike struct {
 // two refused with nothing changed.
 func TestMixedWorkspaceAsksThePathsBackend(t *testing.T) {
 	ctx := context.Background()
-	t.Setenv(localfs.StateDirEnv, t.TempDir())
-	dir := t.TempDir()
-	lfs, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lfs.Close()
+	lfs := localFS(t)
 	mem := memfs.New(map[string]string{"a.txt": "store"})
 	mixed, err := mixfs.New(mixfs.Config{Members: []mixfs.Member{{FS: lfs}, {Root: "s3://b/p", FS: storeLike{mem, mem, mem}}}})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/memfs"
 )
 
@@ -48,6 +49,20 @@ func (m *lockedFS) WriteFile(ctx context.Context, p string, data []byte, opts ba
 		return backend.FileInfo{}, m.failWrite
 	}
 	return m.FS.WriteFile(ctx, p, data, opts)
+}
+
+// localFS is the local backend over a new directory, its root and working
+// directory, with a state directory of its own.
+func localFS(t *testing.T) *localfs.FS {
+	t.Helper()
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	lfs, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lfs.Close() })
+	return lfs
 }
 
 // fileText is the file at p, "<missing>" when there is none.
