@@ -3,6 +3,7 @@ package localfs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,28 +70,12 @@ func TestTxnRecoveryAfterAPartialPass(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
 	t.Setenv(txnOpsEnv, "dirs")
-	var dir string
-	for at := 1; at < 60; at++ {
-		d := t.TempDir()
-		writeTree(t, d, dirsBefore)
-		if !runKilledAt(t, "TestTxnCommitter", d, at) {
-			t.Fatal("no kill point with a pending journal and sub's backup")
-		}
-		j, _ := os.ReadDir(filepath.Join(state, "journal"))
-		subs, _ := os.ReadDir(filepath.Join(d, "sub"))
-		hasBackup := false
-		for _, e := range subs {
-			if strings.HasPrefix(e.Name(), tempPrefix) {
-				hasBackup = true
-			}
-		}
-		if len(j) == 1 && strings.HasSuffix(j[0].Name(), journalPending) && hasBackup {
-			dir = d
-			t.Logf("kill at %d: files %q dirs %q", at, contents(t, d), dirsIn(t, d))
-			break
-		}
-		os.RemoveAll(filepath.Join(state, "journal"))
-	}
+	// A pending journal, and sub's backup made.
+	dir := killedWhere(t, dirsBefore, func(dir, journal string) bool {
+		subs, _ := os.ReadDir(filepath.Join(dir, "sub"))
+		return strings.HasSuffix(journal, journalPending) && slices.ContainsFunc(subs, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), tempPrefix) })
+	})
+	t.Logf("killed: files %q dirs %q", contents(t, dir), dirsIn(t, dir))
 	sub := filepath.Join(dir, "sub")
 	if err := unix.Mount(sub, sub, "", unix.MS_BIND, ""); err != nil {
 		t.Skipf("mount --bind is not permitted here: %v", err)

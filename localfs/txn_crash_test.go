@@ -286,27 +286,37 @@ func TestTxnRecoveredUnderLocks(t *testing.T) {
 	}
 }
 
-// killedMidCommit runs TestTxnCommitter in a new tree of before, killed at
-// the first durable call that leaves it half changed (neither before nor
-// after), and returns the tree; the journal is left for a recovery.
-func killedMidCommit(t *testing.T, before, after map[string]string) string {
+// killedWhere runs TestTxnCommitter in a new tree of before, killed at
+// each durable call in turn, and returns the first tree that leaves one
+// journal, named journal, for a recovery and is as want asks; the
+// journals of the trees passed over are removed.
+func killedWhere(t *testing.T, before map[string]string, want func(dir, journal string) bool) string {
 	t.Helper()
-	for at := 1; at < 50; at++ {
+	journals := filepath.Join(os.Getenv(StateDirEnv), "journal")
+	for at := 1; at < 60; at++ {
 		dir := t.TempDir()
 		writeTree(t, dir, before)
 		if !runKilledAt(t, "TestTxnCommitter", dir, at) {
 			break
 		}
-		visible := contents(t, dir)
-		maps.DeleteFunc(visible, func(p string, _ string) bool { return strings.HasPrefix(filepath.Base(p), tempPrefix) })
-		j, _ := os.ReadDir(filepath.Join(os.Getenv(StateDirEnv), "journal"))
-		if len(j) == 1 && !equalTree(visible, before) && !equalTree(visible, after) {
+		if j, _ := os.ReadDir(journals); len(j) == 1 && want(dir, j[0].Name()) {
 			return dir
 		}
-		os.RemoveAll(filepath.Join(os.Getenv(StateDirEnv), "journal"))
+		os.RemoveAll(journals)
 	}
-	t.Fatal("no kill point left the tree half changed")
+	t.Fatal("no kill point left the tree as the test needs it")
 	return ""
+}
+
+// killedMidCommit is killedWhere's first tree left half changed (neither
+// before nor after, temporary files aside).
+func killedMidCommit(t *testing.T, before, after map[string]string) string {
+	t.Helper()
+	return killedWhere(t, before, func(dir, _ string) bool {
+		visible := contents(t, dir)
+		maps.DeleteFunc(visible, func(p string, _ string) bool { return strings.HasPrefix(filepath.Base(p), tempPrefix) })
+		return !equalTree(visible, before) && !equalTree(visible, after)
+	})
 }
 
 // A recovery that cannot undo a transaction now keeps its journal for a
@@ -358,27 +368,18 @@ func TestTxnRecoveryOfARemovedDirectory(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
 	t.Setenv(txnOpsEnv, "dirs")
-	for at := 1; at < 60; at++ {
-		d := t.TempDir()
-		writeTree(t, d, dirsBefore)
-		if !runKilledAt(t, "TestTxnCommitter", d, at) {
-			t.Fatal("none")
-		}
-		j, _ := os.ReadDir(filepath.Join(state, "journal"))
-		if _, err := os.Stat(filepath.Join(d, "new/deep/e.txt")); len(j) == 1 && err == nil {
-			must(t, os.RemoveAll(filepath.Join(d, "new")))
-			other := t.TempDir()
-			for range 2 {
-				fsys, err := New(Config{Roots: []string{other}, Cwd: other})
-				must(t, err)
-				fsys.Close()
-			}
-			j, _ = os.ReadDir(filepath.Join(state, "journal"))
-			if len(j) != 0 {
-				t.Errorf("kill at %d, new/ removed since: the journal stays for ever: %v", at, j)
-			}
-			return
-		}
-		os.RemoveAll(filepath.Join(state, "journal"))
+	d := killedWhere(t, dirsBefore, func(dir, _ string) bool {
+		_, err := os.Stat(filepath.Join(dir, "new/deep/e.txt"))
+		return err == nil
+	})
+	must(t, os.RemoveAll(filepath.Join(d, "new")))
+	other := t.TempDir()
+	for range 2 {
+		fsys, err := New(Config{Roots: []string{other}, Cwd: other})
+		must(t, err)
+		fsys.Close()
+	}
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+		t.Errorf("new/ removed since the kill: the journal stays for ever: %v", j)
 	}
 }
