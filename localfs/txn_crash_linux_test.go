@@ -22,38 +22,17 @@ func TestTxnRecoveryOfAReadOnlyTree(t *testing.T) {
 	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
 	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
 	dir := killedMidCommit(t, before, after)
-	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("mount --bind is not permitted here (%v); run as root outside a restricted container", err)
-	}
-	mounted := true
-	defer func() {
-		if mounted {
-			unix.Unmount(dir, unix.MNT_DETACH)
-		}
-	}()
-	if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-		t.Skipf("remount read-only is not permitted here: %v", err)
-	}
+	writable := readOnly(t, dir)
 	half := contents(t, dir)
-	other := t.TempDir()
-	fsys, err := New(Config{Roots: []string{other}, Cwd: other})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys.Close()
+	recoverElsewhere(t)
 	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
 		t.Fatalf("the journal of a read-only tree went: %v", j)
 	}
-	must(t, unix.Unmount(dir, 0))
-	mounted = false
+	writable()
 	if got := contents(t, dir); !equalTree(got, half) {
 		t.Fatalf("the tree changed while read-only: %q, was %q", got, half)
 	}
-	fsys, err = New(Config{Roots: []string{other}, Cwd: other})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys.Close()
+	recoverElsewhere(t)
 	if got := contents(t, dir); !equalTree(got, before) {
 		t.Errorf("the writable tree %q is not undone to %q", got, before)
 	}
@@ -76,29 +55,13 @@ func TestTxnRecoveryAfterAPartialPass(t *testing.T) {
 		return strings.HasSuffix(journal, journalPending) && slices.ContainsFunc(subs, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), tempPrefix) })
 	})
 	t.Logf("killed: files %q dirs %q", contents(t, dir), dirsIn(t, dir))
-	sub := filepath.Join(dir, "sub")
-	if err := unix.Mount(sub, sub, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("mount --bind is not permitted here: %v", err)
-	}
-	mounted := true
-	defer func() {
-		if mounted {
-			unix.Unmount(sub, unix.MNT_DETACH)
-		}
-	}()
-	must(t, unix.Mount("", sub, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""))
-	other := t.TempDir()
-	fsys, err := New(Config{Roots: []string{other}, Cwd: other})
-	must(t, err)
-	fsys.Close()
+	writable := readOnly(t, filepath.Join(dir, "sub"))
+	recoverElsewhere(t)
 	j, _ := os.ReadDir(filepath.Join(state, "journal"))
 	t.Logf("after pass 1 (sub read-only): journals %d, files %q, dirs %q", len(j), contents(t, dir), dirsIn(t, dir))
-	must(t, unix.Unmount(sub, 0))
-	mounted = false
+	writable()
 	for pass := 2; pass <= 3; pass++ {
-		fsys, err = New(Config{Roots: []string{other}, Cwd: other})
-		must(t, err)
-		fsys.Close()
+		recoverElsewhere(t)
 		j, _ = os.ReadDir(filepath.Join(state, "journal"))
 		t.Logf("after pass %d (writable): journals %d, files %q, dirs %q", pass, len(j), contents(t, dir), dirsIn(t, dir))
 	}
@@ -120,16 +83,15 @@ func TestTxnFailedCommitKeptPending(t *testing.T) {
 	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "sub/d.txt": "old d\n"})
 	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 	must(t, err)
-	sub := filepath.Join(dir, "sub")
 	jdir := filepath.Join(state, "journal")
 	real := syscalls.fsync
-	defer func() { syscalls.fsync = real; unix.Unmount(sub, unix.MNT_DETACH) }()
+	defer func() { syscalls.fsync = real }()
+	writable := func() {}
 	syscalls.fsync = func(fd int) error {
 		p, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 		if p == jdir {
 			if js, _ := os.ReadDir(jdir); len(js) == 1 && strings.HasSuffix(js[0].Name(), journalCommitted) {
-				must(t, unix.Mount(sub, sub, "", unix.MS_BIND, ""))
-				must(t, unix.Mount("", sub, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""))
+				writable = readOnly(t, filepath.Join(dir, "sub"))
 				return unix.EIO
 			}
 		}
@@ -145,11 +107,8 @@ func TestTxnFailedCommitKeptPending(t *testing.T) {
 	syscalls.fsync = real
 	js, _ := os.ReadDir(jdir)
 	t.Logf("commit error: %v; journals %v; tree %q", err, js, contents(t, dir))
-	must(t, unix.Unmount(sub, 0))
-	other := t.TempDir()
-	f2, err := New(Config{Roots: []string{other}, Cwd: other})
-	must(t, err)
-	f2.Close()
+	writable()
+	recoverElsewhere(t)
 	js, _ = os.ReadDir(jdir)
 	got := contents(t, dir)
 	t.Logf("after recovery: journals %v; tree %q", js, got)
@@ -167,5 +126,27 @@ func txnOpsTwo() []backend.Op {
 func needRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to remount read-only; CI runs it as root (sudo go test ./localfs -run Txn)")
+	}
+}
+
+// readOnly bind-mounts dir read-only over itself, skipping the test where
+// that is not permitted, and returns what makes it writable again (done at
+// the test's end too).
+func readOnly(t *testing.T, dir string) (writable func()) {
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("mount --bind is not permitted here (%v); run as root outside a restricted container", err)
+	}
+	mounted := true
+	t.Cleanup(func() {
+		if mounted {
+			unix.Unmount(dir, unix.MNT_DETACH)
+		}
+	})
+	if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Skipf("remount read-only is not permitted here: %v", err)
+	}
+	return func() {
+		must(t, unix.Unmount(dir, 0))
+		mounted = false
 	}
 }

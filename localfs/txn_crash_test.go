@@ -334,12 +334,7 @@ func TestTxnRecoveryWaitsForItsDirectory(t *testing.T) {
 	away := dir + ".away"
 	must(t, os.Rename(dir, away))
 	must(t, os.Mkdir(dir, 0o755)) // the mount point
-	other := t.TempDir()
-	fsys, err := New(Config{Roots: []string{other}, Cwd: other}) // recovers
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys.Close()
+	recoverElsewhere(t)
 	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
 		t.Fatalf("the journal of a tree not there went: %v", j)
 	}
@@ -348,11 +343,7 @@ func TestTxnRecoveryWaitsForItsDirectory(t *testing.T) {
 	}
 	must(t, os.Remove(dir))
 	must(t, os.Rename(away, dir))
-	fsys, err = New(Config{Roots: []string{other}, Cwd: other})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys.Close()
+	recoverElsewhere(t)
 	if got := contents(t, dir); !equalTree(got, before) {
 		t.Errorf("once back, the tree %q (half changed: %q) is not undone to %q", got, half, before)
 	}
@@ -373,13 +364,20 @@ func TestTxnRecoveryOfARemovedDirectory(t *testing.T) {
 		return err == nil
 	})
 	must(t, os.RemoveAll(filepath.Join(d, "new")))
-	other := t.TempDir()
 	for range 2 {
-		fsys, err := New(Config{Roots: []string{other}, Cwd: other})
-		must(t, err)
-		fsys.Close()
+		recoverElsewhere(t)
 	}
 	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
 		t.Errorf("new/ removed since the kill: the journal stays for ever: %v", j)
 	}
+}
+
+// recoverElsewhere starts a backend on a directory of its own, whose start
+// recovers every journal of the state directory.
+func recoverElsewhere(t *testing.T) {
+	t.Helper()
+	other := t.TempDir()
+	fsys, err := New(Config{Roots: []string{other}, Cwd: other})
+	must(t, err)
+	fsys.Close()
 }
