@@ -19,8 +19,7 @@ func TestTxnRecoveryOfAReadOnlyTree(t *testing.T) {
 	needRoot(t)
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
-	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
-	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+	before, after := txnBefore, txnAfter
 	dir := killedMidCommit(t, before, after)
 	writable := readOnly(t, dir)
 	half := contents(t, dir)

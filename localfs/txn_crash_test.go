@@ -77,6 +77,13 @@ func TestTxnCommitter(t *testing.T) {
 	}
 }
 
+// txnBefore and txnAfter are the tree txnOps commits over, and the tree
+// once it is committed.
+var (
+	txnBefore = map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
+	txnAfter  = map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+)
+
 func txnOps() []backend.Op {
 	return []backend.Op{
 		{Path: "a.txt", Data: []byte("new a\n")},
@@ -92,8 +99,7 @@ func txnOps() []backend.Op {
 func TestTxnSurvivesKills(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
-	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
-	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+	before, after := txnBefore, txnAfter
 	outcomes := map[string]int{}
 	for at := 1; ; at++ {
 		dir := t.TempDir()
@@ -201,7 +207,7 @@ func equalTree(a, b map[string]string) bool {
 // (same inode, new size and mtime) both.
 func TestTxnRecoveryKeepsLaterWrites(t *testing.T) {
 	t.Setenv(StateDirEnv, t.TempDir())
-	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
+	before := txnBefore
 	for _, inPlace := range []bool{false, true} {
 		for at := 1; ; at++ {
 			dir := t.TempDir()
@@ -249,8 +255,7 @@ func TestTxnRecoveryKeepsLaterWrites(t *testing.T) {
 func TestTxnRecoveredUnderLocks(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
-	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
-	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+	before, after := txnBefore, txnAfter
 	for at := 1; ; at++ {
 		dir := t.TempDir()
 		for p, data := range before {
@@ -327,8 +332,7 @@ func killedMidCommit(t *testing.T, before, after map[string]string) string {
 func TestTxnRecoveryWaitsForItsDirectory(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
-	before := map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "sub/d.txt": "old d\n"}
-	after := map[string]string{"a.txt": "new a\n", "sub/c.txt": "new c\n", "sub/d.txt": "new d\n"}
+	before, after := txnBefore, txnAfter
 	dir := killedMidCommit(t, before, after)
 	half := contents(t, dir)
 	away := dir + ".away"
