@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -601,6 +602,27 @@ func (g goneOnReopen) Open(ctx context.Context, p string) (backend.FileReader, e
 		return nil, fault.Errorf(fault.CodeNotFound, "%s: no such file.", p)
 	}
 	return g.FS.Open(ctx, p)
+}
+
+// stalledOnReopen is memfs whose Open by path answers only once its
+// context is done, as an object store's open that meets the deadline.
+type stalledOnReopen struct{ *memfs.FS }
+
+func (stalledOnReopen) Open(ctx context.Context, _ string) (backend.FileReader, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A page's second read of a file that meets the deadline cuts the page
+// short: it was an error of the file, and the grep failed with it.
+func TestDeepPageRereadMeetsTheDeadline(t *testing.T) {
+	defer func(n int) { passAhead = n }(passAhead)
+	passAhead = 1
+	tl := &Tools{FS: stalledOnReopen{memfs.New(map[string]string{"d/a": "x 1\nx 2\nx 3\nx 4\n", "d/b": "x 5\n"})}}
+	res, err := tl.Grep(context.Background(), GrepRequest{Path: "d", Query: "x", Offset: 3, Limit: 2, Timeout: Duration(50 * time.Millisecond)})
+	if err != nil || !res.TimedOut {
+		t.Errorf("%+v, %v; want a page cut short", res, err)
+	}
 }
 
 // A file gone before a page could read it again is passed over like one
