@@ -80,7 +80,9 @@ type replacer struct {
 	re *regexp.Regexp
 	// word, for --word, is re as group 1 of an expression that takes the
 	// characters around it (findAll): Go's \b knows only ASCII words.
-	word *regexp.Regexp
+	// wordAfter is word for a search that starts one character before
+	// where it may match, so that re's ^, \A and \b see that character.
+	word, wordAfter *regexp.Regexp
 	with []byte
 	// withLF and withCRLF are with, each of its newlines (LF or CRLF)
 	// written as LF, and as CRLF.
@@ -188,11 +190,13 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	if err != nil {
 		return nil, search.RegexError(req.Query, err)
 	}
-	var word *regexp.Regexp
+	var word, wordAfter *regexp.Regexp
 	if req.Word {
-		if word, err = regexp.Compile(flags + `(?:^|` + notWordClass + `)(` + expr + `)(?:` + notWordClass + `|$)`); err != nil {
+		around := `(` + expr + `)(?:` + notWordClass + `|$)`
+		if word, err = regexp.Compile(flags + `(?:^|` + notWordClass + `)` + around); err != nil {
 			return nil, search.RegexError(req.Query, err)
 		}
+		wordAfter = regexp.MustCompile(flags + notWordClass + around)
 	}
 	if re.MatchString("") {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
@@ -204,7 +208,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		}
 	}
 	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
-	rp := &replacer{re: re, word: word, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
+	rp := &replacer{re: re, word: word, wordAfter: wordAfter, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
 	// A fixed string with U+FFFD, which the expression matches at every
 	// byte that is not UTF-8 too, gets no finder (grep's finds it as
@@ -226,31 +230,29 @@ func isWordRune(r rune) bool { return unicode.In(r, unicode.L, unicode.M, unicod
 // FindAllSubmatchIndex does; with --word, of every match with no word
 // character right before or after it. A word match is sought again from
 // the end of the last one's group, as the character after it may be the
-// one before the next ("a a"); at the start of what it is sought in, a
-// match also needs the character before it, which that search does not
-// see, to be no word's.
+// one before the next ("a a"). That search starts at the character before
+// it, so that it is seen, not taken for the start of the text: x\.|^\.y
+// replaced x. alone in x..y, not .y too.
 func (r *replacer) findAll(b []byte) [][]int {
 	if r.word == nil {
 		return r.re.FindAllSubmatchIndex(b, -1)
 	}
 	var out [][]int
-	for at := 0; at < len(b); {
-		m := r.word.FindSubmatchIndex(b[at:])
+	for at, from := 0, r.word; at < len(b); from = r.wordAfter {
+		start := at
+		if at > 0 {
+			_, size := utf8.DecodeLastRune(b[:at])
+			start -= size
+		}
+		m := from.FindSubmatchIndex(b[start:])
 		if m == nil {
 			break
-		}
-		if m[2] == 0 && at > 0 {
-			if before, _ := utf8.DecodeLastRune(b[:at]); isWordRune(before) {
-				_, size := utf8.DecodeRune(b[at:])
-				at += size
-				continue
-			}
 		}
 		inner := make([]int, len(m)-2)
 		for i, v := range m[2:] {
 			inner[i] = v
 			if v >= 0 {
-				inner[i] += at
+				inner[i] += start
 			}
 		}
 		out = append(out, inner)

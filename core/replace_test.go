@@ -188,7 +188,8 @@ func TestReplaceRegexErrorSaysWhatRE2Lacks(t *testing.T) {
 
 // --word takes words of any script, as rg -w does: Go's \b knows only
 // ASCII, so café was replaced inside cafés, na inside naïve, and été,
-// standing alone, was never found.
+// standing alone, was never found. A match sought again after another
+// sees the character before it: ^ and \A took it for the text's start.
 func TestReplaceWordsInAnyScript(t *testing.T) {
 	for _, tc := range []struct {
 		query, with string
@@ -207,6 +208,9 @@ func TestReplaceWordsInAnyScript(t *testing.T) {
 		{`caf(é)`, "[$1]", true, "café cafés\n", "[é] cafés\n", 1},
 		{`(?P<w>\pL+)é`, "<${w}>", true, "ßé 1ßé\n", "<ß> 1ßé\n", 1},
 		{"a\nb", "X", false, "xa\nb a\nb\n", "xa\nb X\n", 1},
+		{`x\.|^\.y`, "Z", true, "x..y\n", "Z.y\n", 1},
+		{`a\.|\A\.b`, "Z", true, "a..b\n", "Z.b\n", 1},
+		{`a\.|^\.b`, "Z", true, "a.\n.b\n", "Z\nZ\n", 2},
 	} {
 		with := tc.with
 		rp, err := newReplacer(ReplaceRequest{Query: tc.query, Replacement: &with, Regex: tc.regex, Word: true})
