@@ -83,7 +83,7 @@ type replacer struct {
 	// wordAfter is word for a search that starts one character before
 	// where it may match, so that re's ^, \A and \b see that character.
 	word, wordAfter *regexp.Regexp
-	with []byte
+	with            []byte
 	// withLF and withCRLF are with, each of its newlines (LF or CRLF)
 	// written as LF, and as CRLF.
 	withLF, withCRLF []byte
