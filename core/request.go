@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,8 @@ import (
 //	enum:"dir|d,file"            the closed set of values; | adds spellings
 //	                             accepted beside the first, which schemas name
 //	min:"1" max:"1000"           the range of an integer
+//	pattern:"^[0-9a-f]+$"        the form of a string, as a regular expression
+//	patternIs:"hexadecimal"      what that form is, in words, for its refusal
 //	default:"200"                what a field left out means
 //
 // FieldSpec is that metadata for one field.
@@ -60,6 +63,9 @@ type FieldSpec struct {
 	Enum      []string
 	spellings map[string]bool
 	Min, Max  *int64
+	// Pattern is the form a given string must have; PatternIs says it.
+	Pattern   *regexp.Regexp
+	PatternIs string
 	Default   string // "" when the field has none
 }
 
@@ -175,6 +181,9 @@ func (s *FieldSpec) constraints(tag reflect.StructTag) {
 		return &n
 	}
 	s.Min, s.Max = bound("min"), bound("max")
+	if p := tag.Get("pattern"); p != "" {
+		s.Pattern, s.PatternIs = regexp.MustCompile(p), tag.Get("patternIs")
+	}
 }
 
 // kebab turns a camelCase JSON name into its flag twin: byteOffset -> byte-offset.

@@ -12,7 +12,7 @@ import (
 )
 
 // Schema is a JSON Schema (draft 2020-12), in the subset that describes a
-// request: type, properties, required, enum, minimum, maximum, default,
+// request: type, properties, required, enum, pattern, minimum, maximum, default,
 // description and items; and a result, with additionalProperties for a
 // map. It is generated from a request's tags (see FieldSpec), so that a
 // tool list states what Validate checks, and from a result's JSON tags.
@@ -25,6 +25,7 @@ type Schema struct {
 	Required    []string   `json:"required,omitempty"`
 	Enum        []string   `json:"enum,omitempty"`
 	MinLength   *int64     `json:"minLength,omitempty"`
+	Pattern     string     `json:"pattern,omitempty"`
 	Minimum     *int64     `json:"minimum,omitempty"`
 	Maximum     *int64     `json:"maximum,omitempty"`
 	Default     any        `json:"default,omitempty"`
@@ -79,6 +80,9 @@ func RequestSchema(t reflect.Type) *Schema {
 		if f.NotEmpty {
 			one := int64(1)
 			p.MinLength = &one
+		}
+		if f.Pattern != nil {
+			p.Pattern = f.Pattern.String()
 		}
 		if f.Min != nil || f.Max != nil {
 			// The tags' range; a type may state its own (a Duration's).

@@ -57,6 +57,9 @@ func (f FieldSpec) check(v reflect.Value, name string) error {
 	case f.Max != nil && v.CanInt() && v.Int() > *f.Max:
 		return fault.InvalidArgument("%s must be at most %d, not %d.", name, *f.Max, v.Int()).
 			WithHint("%s", f.allowed(name))
+	case f.Pattern != nil && v.Kind() == reflect.String && !f.Pattern.MatchString(v.String()):
+		return fault.InvalidArgument("%s %q is not %s.", name, v.String(), f.PatternIs).
+			WithHint("give %s as %s; nothing was changed", name, f.Help)
 	}
 	return nil
 }

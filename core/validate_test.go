@@ -20,6 +20,7 @@ type constrained struct {
 	Kind  string     `json:"kind,omitempty" enum:"file|f,dir" default:"file" help:"a kind"`
 	Back  int64      `json:"back,omitempty" min:"0" help:"a position"`
 	Items []itemLike `json:"items,omitempty" help:"items"`
+	Code  string     `json:"code,omitempty" pattern:"^[a-z]{2}$" patternIs:"two small letters" help:"a code"`
 }
 
 func TestValidate(t *testing.T) {
@@ -37,6 +38,8 @@ func TestValidate(t *testing.T) {
 		{name: "above max", req: constrained{Path: "a", Limit: 11}, msg: "limit must be at most 10, not 11."},
 		{name: "int64", req: constrained{Path: "a", Back: -1}, msg: "back must be at least 0, not -1."},
 		{name: "enum", req: constrained{Path: "a", Kind: "pipe"}, msg: `kind must be file or dir, not "pipe".`},
+		{name: "pattern", req: constrained{Path: "a", Code: "en"}},
+		{name: "not the pattern", req: constrained{Path: "a", Code: "eng"}, msg: `code "eng" is not two small letters.`},
 		{name: "nested", req: constrained{Path: "a", Items: []itemLike{{Name: "x", Value: &empty}, {Name: "y"}}},
 			msg: "items[1].value is required."},
 	}
@@ -111,7 +114,8 @@ func TestRequestSchema(t *testing.T) {
 		`"kind":{"type":"string","description":"a kind","enum":["file","dir"],"default":"file"},` +
 		`"back":{"type":"integer","description":"a position","minimum":0},` +
 		`"items":{"type":"array","description":"items","items":{"type":"object","properties":{` +
-		`"name":{"type":"string","description":"a name"},"value":{"type":"string","description":"a value"}},"required":["name","value"]}}},` +
+		`"name":{"type":"string","description":"a name"},"value":{"type":"string","description":"a value"}},"required":["name","value"]}},` +
+		`"code":{"type":"string","description":"a code","pattern":"^[a-z]{2}$"}},` +
 		`"required":["path"]}`
 	if string(got) != want {
 		t.Errorf("schema\n got %s\nwant %s", got, want)
