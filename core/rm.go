@@ -62,7 +62,7 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 			return "", fault.InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type).
 				WithPath(res.Path).WithHint("drop the precondition to remove a %s", checked.info.Type)
 		}
-		s, _, err := t.digest(ctx, req.Path, checked.info.Version, nil, true)
+		s, _, err := t.digest(ctx, req.Path, checked, nil, true)
 		return s, err
 	}
 	if req.Set() && req.Recursive && cur.exists && checked.info.Type == backend.TypeDir {

@@ -159,7 +159,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 func (t *Tools) checkCutsHeld(ctx context.Context, path string, cur current, content string) error {
 	var held []byte
 	if cur.exists && cur.info.Type == backend.TypeFile {
-		r, err := t.FS.Open(ctx, path)
+		r, err := t.openStated(ctx, path, cur)
 		if err != nil {
 			return err
 		}
@@ -187,7 +187,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 			err  error
 		)
 		if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size > 0 {
-			if file, err = t.styleOfFile(ctx, req.Path); err != nil {
+			if file, err = t.styleOfFile(ctx, req.Path, cur); err != nil {
 				return nil, err
 			}
 		}
@@ -202,7 +202,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	go func() { dataSum <- sha256Hex(data) }()
 	same, compared := false, false
 	sum := func() (string, error) {
-		s, eq, err := t.digest(ctx, req.Path, cur.info.Version, data, true)
+		s, eq, err := t.digest(ctx, req.Path, cur, data, true)
 		same, compared = eq, true
 		return s, err
 	}
@@ -213,7 +213,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size == int64(len(data)) {
 		if !compared {
 			var err error
-			if _, same, err = t.digest(ctx, req.Path, cur.info.Version, data, false); err != nil {
+			if _, same, err = t.digest(ctx, req.Path, cur, data, false); err != nil {
 				return nil, err
 			}
 		}
@@ -255,7 +255,7 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 			return nil, fault.Errorf(fault.CodeTooLarge, "appending would make a file of %d bytes, over --append's limit of %d.", cur.info.Size+int64(len(data)), MaxAppendBytes).
 				WithPath(display).WithHint("start a new file, or write the whole content with write")
 		}
-		r, err := t.FS.Open(ctx, req.Path)
+		r, err := t.openStated(ctx, req.Path, cur)
 		if err != nil {
 			return nil, err
 		}
@@ -394,20 +394,17 @@ func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
 
 // digest reads the file at path once and says whether it holds exactly
 // want; with hash it also returns the file's sha256, else it stops at the
-// first difference. The file read must be of version, the one the caller
-// checked: another (a writer's since, on a store whose reads follow no
-// lock) is errConflict, and the attempt runs again. Two writers of the
+// first difference. The file read must be the one cur, the caller's
+// check, found (openStated): another is errConflict, and the attempt runs
+// again. Two writers of the
 // same bytes with one --expected-version both said noChange, of the old
 // version, where the second must be STALE.
-func (t *Tools) digest(ctx context.Context, path, version string, want []byte, hash bool) (string, bool, error) {
-	r, err := t.FS.Open(ctx, path)
+func (t *Tools) digest(ctx context.Context, path string, cur current, want []byte, hash bool) (string, bool, error) {
+	r, err := t.openStated(ctx, path, cur)
 	if err != nil {
 		return "", false, err
 	}
 	defer r.Close()
-	if r.Info().Version != version {
-		return "", false, errConflict
-	}
 	h := sha256.New()
 	buf := make([]byte, 64<<10)
 	same, n := true, 0
@@ -445,10 +442,30 @@ func (t *Tools) digest(ctx context.Context, path, version string, want []byte, h
 // CRLF endings.
 const maxStyleBytes = 2 * MaxWriteBytes
 
+// openStated opens the file at path that cur, an attempt's Stat, found.
+// One removed or replaced since, by a writer that takes no lock (anyone on
+// an object store, any other program on a disk), is the attempt's lost
+// race (errConflict): it runs again on the file as it is now. A plain
+// write of a file removed meanwhile was NOT_FOUND, where it creates it.
+func (t *Tools) openStated(ctx context.Context, path string, cur current) (backend.FileReader, error) {
+	r, err := t.FS.Open(ctx, path)
+	if fault.MissingPath(err) {
+		return nil, errConflict
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.Info().Version != cur.info.Version {
+		r.Close()
+		return nil, errConflict
+	}
+	return r, nil
+}
+
 // styleOfFile reads the style of the existing file at path; nil when it is
 // not text.
-func (t *Tools) styleOfFile(ctx context.Context, path string) (*textfile.Style, error) {
-	r, err := t.FS.Open(ctx, path)
+func (t *Tools) styleOfFile(ctx context.Context, path string, cur current) (*textfile.Style, error) {
+	r, err := t.openStated(ctx, path, cur)
 	if err != nil {
 		return nil, err
 	}

@@ -9,19 +9,26 @@ import (
 	"github.com/agentfs/agentfs/memfs"
 )
 
-// rewrittenFS rewrites its file with the same bytes, a new version, just
-// before the first open: another writer's PUT of the same content landing
-// between a write's stat and its read, on a store whose reads take no lock.
+// rewrittenFS rewrites its file with content, a new version, just before
+// the first open, or with remove removes it: another writer's PUT or
+// DELETE landing between a mutation's stat and its read, on a store whose
+// reads take no lock.
 type rewrittenFS struct {
 	*memfs.FS
 	path, content string
-	done          bool
+	remove, done  bool
 }
 
 func (r *rewrittenFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
 	if !r.done && p == r.path {
 		r.done = true
-		if _, err := r.FS.WriteFile(ctx, p, []byte(r.content), backend.WriteOptions{}); err != nil {
+		var err error
+		if r.remove {
+			_, err = r.FS.Remove(ctx, p, backend.RemoveOptions{})
+		} else {
+			_, err = r.FS.WriteFile(ctx, p, []byte(r.content), backend.WriteOptions{})
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -43,5 +50,49 @@ func TestWriteSameBytesOfAnotherVersionIsStale(t *testing.T) {
 	res, err := tl.Write(ctx, WriteRequest{Path: "n.txt", Content: new("7\n"), Precondition: Precondition{ExpectedVersion: before.Version}})
 	if code := fault.AsError(err); code == nil || code.Code != fault.CodeStale {
 		t.Fatalf("got %+v, %v; want STALE", res, err)
+	}
+}
+
+// A file removed between a mutation's stat and its read is a lost race,
+// run again on the file as it now is: a plain write or an append creates
+// it (it was NOT_FOUND, 14 of 30 writes racing an rm on S3), and a removal
+// that expects its sha256 is STALE, as the file no longer exists.
+func TestMutationOfAFileRemovedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		run  func(*Tools) error
+		code fault.Code // "": done, the file holds want
+		want string
+	}{
+		{"write", func(tl *Tools) error {
+			_, err := tl.Write(ctx, WriteRequest{Path: "f.txt", Content: new("new\n")})
+			return err
+		}, "", "new\n"},
+		{"write of the same size", func(tl *Tools) error {
+			_, err := tl.Write(ctx, WriteRequest{Path: "f.txt", Content: new("old\r\n")})
+			return err
+		}, "", "old\r\n"},
+		{"append", func(tl *Tools) error {
+			_, err := tl.Write(ctx, WriteRequest{Path: "f.txt", Content: new("more\n"), Append: true})
+			return err
+		}, "", "more\n"},
+		{"rm expecting its sha256", func(tl *Tools) error {
+			_, err := tl.Rm(ctx, RmRequest{Path: "f.txt", Precondition: Precondition{ExpectedSha256: sha256Hex([]byte("old\r\n"))}})
+			return err
+		}, fault.CodeStale, ""},
+	} {
+		fs := &rewrittenFS{FS: memfs.New(map[string]string{"f.txt": "old\r\n"}), path: "f.txt", remove: true}
+		err := tc.run(&Tools{FS: fs})
+		if e := fault.AsError(err); tc.code != "" && (e == nil || e.Code != tc.code) || tc.code == "" && err != nil {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.code)
+			continue
+		}
+		if !fs.done {
+			t.Errorf("%s: the file was never opened, so never removed", tc.name)
+		}
+		if tc.code == "" && fileText(fs.FS, "f.txt") != tc.want {
+			t.Errorf("%s: the file holds %q, want %q", tc.name, fileText(fs.FS, "f.txt"), tc.want)
+		}
 	}
 }
