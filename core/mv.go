@@ -40,6 +40,14 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 	if res.Path == res.From {
 		return nil, fault.OntoItself(res.Path)
 	}
+	// The workspace's root, shown as ".", is refused before checks that
+	// would name another fault (EXISTS, NOT_A_DIRECTORY) on a backend
+	// without locks; localfs's lock refuses every root by its identity.
+	for _, p := range []string{res.From, res.Path} {
+		if p == "." {
+			return nil, fault.RootRefused(p)
+		}
+	}
 	if n := jsonSize(res) + len(`,"overwritten":true`); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", t.raiseTo(n))
 	}
@@ -57,15 +65,15 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	if err := checkFinalSlash(req.From, res.From, src.Type); err != nil {
 		return nil, err
 	}
+	dst, err := currentOf(m.Lstat(ctx, req.To))
+	if err != nil {
+		return nil, err
+	}
 	if backend.NamesDirectory(req.To) && src.Type != backend.TypeDir {
 		// mv(1) would move into a directory there; agentfs names the
 		// destination whole, and a file is not renamed to a directory's name.
 		return nil, fault.Errorf(fault.CodeNotADirectory, "the destination names a directory (a final slash, . or ..), but the source is a %s.", src.Type).
 			WithPath(res.Path).WithHint("give the destination's whole path, without the final slash (mv does not move into a directory)")
-	}
-	dst, err := currentOf(m.Lstat(ctx, req.To))
-	if err != nil {
-		return nil, err
 	}
 	if dst.exists {
 		if err := checkFinalSlash(req.To, res.Path, dst.info.Type); err != nil {

@@ -291,6 +291,13 @@ func MissingPath(err error) bool {
 	return errors.As(err, &e) && e.Code == CodeNotFound && !errors.Is(err, ErrNoWorkspace)
 }
 
+// RootRefused is the error of a mutation that would move, replace or
+// remove a workspace's root, which every backend gives alike.
+func RootRefused(path string) *Error {
+	return InvalidArgument("the path is a workspace root; agentfs never moves, replaces or removes a root.").WithPath(path).
+		WithHint("name a file or directory inside the root; nothing was changed")
+}
+
 // OntoItself is a move's error for a destination that names the source
 // itself (spelled alike, or through a link to its directory), which every
 // backend gives alike: not EXISTS, whose hint (overwrite) would only lead

@@ -591,7 +591,7 @@ func (f *FS) lockTarget(path string) (target, []string, error) {
 		ct = name
 	}
 	if ct.rel == "." {
-		return target{}, nil, rootRefused(t.display(f))
+		return target{}, nil, fault.RootRefused(t.display(f))
 	}
 	reals := []string{filepath.Join(ct.root.path, ct.rel)}
 	if followed && own != "" && own != reals[0] {
@@ -887,11 +887,6 @@ func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration
 	}
 	return fault.Errorf(fault.CodeInterrupted, "the operation was interrupted while waiting for a lock.").
 		WithPath(t.display(f)).WithHint("run it again; nothing was changed").WithCause(err)
-}
-
-func rootRefused(display string) *fault.Error {
-	return fault.InvalidArgument("the path is an allowed root; agentfs never replaces or removes a root.").
-		WithPath(display).WithHint("name a file or directory inside the root")
 }
 
 // canonical places t as a mutation sees it: links on the path are resolved

@@ -24,7 +24,7 @@ func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) 
 	}
 	display := t.display(f)
 	if t.rel == "." {
-		return false, rootRefused(display)
+		return false, fault.RootRefused(display)
 	}
 	ct, err := f.canonical(t, false)
 	if err != nil {
@@ -33,7 +33,7 @@ func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) 
 	real := filepath.Join(ct.root.path, ct.rel)
 	for _, r := range f.roots {
 		if _, ok := within(real, r.path); ok {
-			return false, rootRefused(display)
+			return false, fault.RootRefused(display)
 		}
 	}
 	dir, err := f.parentDir(ct, display, false)

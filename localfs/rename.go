@@ -36,7 +36,7 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	}
 	for _, r := range f.roots {
 		if _, ok := within(src.real, r.path); ok {
-			return backend.FileInfo{}, rootRefused(src.display)
+			return backend.FileInfo{}, fault.RootRefused(src.display)
 		}
 	}
 	if src.real == dst.real {
@@ -156,7 +156,7 @@ func (f *FS) renameEnd(path string, create bool) (renameEndpoint, error) {
 	}
 	display := t.display(f)
 	if ct.rel == "." {
-		return renameEndpoint{}, rootRefused(display)
+		return renameEndpoint{}, fault.RootRefused(display)
 	}
 	dir, err := f.parentDir(ct, display, create)
 	if err != nil {

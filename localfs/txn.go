@@ -335,7 +335,7 @@ func (f *FS) prepare(op backend.Op, made *madeDirs) (*prepared, error) {
 	}
 	display := t.display(f)
 	if ct.rel == "." {
-		return nil, rootRefused(display)
+		return nil, fault.RootRefused(display)
 	}
 	dir, err := f.makeParentDir(ct, display, !op.Remove, made)
 	if err != nil {

@@ -334,8 +334,7 @@ func (m *FS) Remove(_ context.Context, p string, opts backend.RemoveOptions) (bo
 		return false, err
 	}
 	if c == "." {
-		return false, fault.Errorf(fault.CodeInvalidArgument, "the workspace's root cannot be removed.").WithPath(c).
-			WithHint("remove the entries inside it")
+		return false, fault.RootRefused(c)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -421,9 +420,10 @@ func (m *FS) Rename(_ context.Context, from, to string, opts backend.WriteOption
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
-	if src == "." || dst == "." {
-		return backend.FileInfo{}, fault.InvalidArgument("the workspace's root cannot be moved or replaced.").WithPath(src).
-			WithHint("name entries inside the workspace")
+	for _, p := range []string{src, dst} {
+		if p == "." {
+			return backend.FileInfo{}, fault.RootRefused(p)
+		}
 	}
 	if dst == src || strings.HasPrefix(dst, src+"/") {
 		return backend.FileInfo{}, fault.InvalidArgument("the destination is the source or inside it.").WithPath(dst).

@@ -96,9 +96,10 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		return backend.FileInfo{}, err
 	}
 	switch {
-	case src == "." || dst == ".":
-		return backend.FileInfo{}, fault.InvalidArgument("the workspace's root cannot be moved or replaced.").WithPath(src).
-			WithHint("name entries inside the workspace")
+	case src == ".":
+		return backend.FileInfo{}, fault.RootRefused(src)
+	case dst == ".":
+		return backend.FileInfo{}, fault.RootRefused(dst)
 	case dst == src || strings.HasPrefix(dst, src+"/"):
 		return backend.FileInfo{}, fault.InvalidArgument("the destination is the source or inside it.").WithPath(dst).
 			WithHint("move the directory somewhere outside itself")

@@ -101,8 +101,7 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return false, err
 	}
 	if c == "." {
-		return false, fault.Errorf(fault.CodeInvalidArgument, "the workspace's root cannot be removed.").WithPath(c).
-			WithHint("remove the entries inside it")
+		return false, fault.RootRefused(c)
 	}
 	swap := backend.WriteOptions{IfVersion: opts.IfVersion}
 	_, found, err := f.head(ctx, c)
