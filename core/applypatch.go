@@ -74,7 +74,7 @@ func (t *Tools) ApplyPatch(ctx context.Context, req ApplyPatchRequest) (*ApplyPa
 	}
 	tx, ok := m.(backend.Transactor)
 	if !ok && !req.DryRun {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "apply-patch is not available: this backend has no transactions.").
+		return nil, fault.Errorf(fault.CodeNotSupported, "apply-patch is not available: this backend has no transactions.").
 			WithHint("apply the changes file by file with write and edit")
 	}
 	return mutate(ctx, t, m, patchPaths(p), func() (*ApplyPatchResult, error) {

@@ -118,7 +118,7 @@ func checkGlobs(field string, gs []string) ([]string, error) {
 func (t *Tools) walker() (backend.Walker, error) {
 	w, ok := t.FS.(backend.Walker)
 	if !ok {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "this backend cannot walk directories.").
+		return nil, fault.Errorf(fault.CodeNotSupported, "this backend cannot walk directories.").
 			WithHint("read files by their paths, or use a backend that lists directories")
 	}
 	return w, nil

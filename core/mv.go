@@ -110,7 +110,7 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 func (t *Tools) moveByCopy(ctx context.Context, m backend.MutableFS, req MvRequest, src backend.FileInfo, dst current) error {
 	tx, ok := m.(backend.Transactor)
 	if !ok || src.Type != backend.TypeFile {
-		return fault.Errorf(fault.CodeNotConfigured, "this backend cannot move a %s.", src.Type).WithPath(t.FS.Display(req.From)).
+		return fault.Errorf(fault.CodeNotSupported, "this backend cannot move a %s.", src.Type).WithPath(t.FS.Display(req.From)).
 			WithHint("copy the files with read and write, then remove the old ones")
 	}
 	data, err := t.readWhole(ctx, req.From, MaxWriteBytes)

@@ -38,7 +38,7 @@ func TestMvWithAndWithoutRename(t *testing.T) {
 		if renames && (err != nil || fileText(m, "e/x") != "x") {
 			t.Errorf("a directory's rename: %v", err)
 		}
-		if !renames && (fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeNotConfigured || fileText(m, "d/x") != "x") {
+		if !renames && (fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeNotSupported || fileText(m, "d/x") != "x") {
 			t.Errorf("a directory without rename: %v", err)
 		}
 	}

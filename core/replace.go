@@ -597,7 +597,7 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 	}
 	tx, ok := m.(backend.Transactor)
 	if !ok && !req.DryRun {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "replace is not available: this backend has no transactions.").
+		return nil, fault.Errorf(fault.CodeNotSupported, "replace is not available: this backend has no transactions.").
 			WithHint("change the files one by one with edit")
 	}
 	res := &ReplaceResult{Files: []ReplacedFile{}, DryRun: req.DryRun}

@@ -66,7 +66,7 @@ func (t *Tools) mutableFS(op string) (backend.MutableFS, error) {
 	}
 	m, ok := t.FS.(backend.MutableFS)
 	if !ok {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "%s is not available: this backend cannot change files.", op).
+		return nil, fault.Errorf(fault.CodeNotSupported, "%s is not available: this backend cannot change files.", op).
 			WithHint("use read, ls, find and grep")
 	}
 	return m, nil

@@ -96,16 +96,16 @@ func TestWriteNoChangeKeepsFile(t *testing.T) {
 	}
 }
 
-// A backend without the write side refuses mutations with NOT_CONFIGURED,
+// A backend without the write side refuses mutations with NOT_SUPPORTED,
 // and read-only mode with READ_ONLY before anything else.
 func TestMutationGate(t *testing.T) {
 	tl, _ := tools(t)
 	ctx := context.Background()
 	readOnly := &core.Tools{FS: readOnlyFS{tl.FS}}
-	if _, err := readOnly.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("x")}); code(err) != fault.CodeNotConfigured {
+	if _, err := readOnly.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("x")}); code(err) != fault.CodeNotSupported {
 		t.Fatalf("write: %v", err)
 	}
-	if _, err := readOnly.Rm(ctx, core.RmRequest{Path: "f"}); code(err) != fault.CodeNotConfigured {
+	if _, err := readOnly.Rm(ctx, core.RmRequest{Path: "f"}); code(err) != fault.CodeNotSupported {
 		t.Fatalf("rm: %v", err)
 	}
 	tl.ReadOnly = true

@@ -252,7 +252,7 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 	}
 	w, ok := f.members[j].FS.(backend.Walker)
 	if !ok {
-		return fault.Errorf(fault.CodeNotConfigured, "this backend cannot walk directories.").WithPath(p).
+		return fault.Errorf(fault.CodeNotSupported, "this backend cannot walk directories.").WithPath(p).
 			WithHint("read files by their paths")
 	}
 	if j == f.home || f.members[j].Root == "" {
@@ -344,7 +344,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	}
 	tx, ok := f.members[j].FS.(backend.Transactor)
 	if !ok {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "this backend has no transactions.").WithPath(f.Display(ops[0].Path)).
+		return nil, fault.Errorf(fault.CodeNotSupported, "this backend has no transactions.").WithPath(f.Display(ops[0].Path)).
 			WithHint("change the files one by one with write and edit")
 	}
 	infos, err := tx.Commit(ctx, routed)

@@ -299,7 +299,7 @@ func TestCapabilitiesPerPath(t *testing.T) {
 	if _, err := m.Rename(ctx, "s3://b/p/a", "s3://b/p/c", backend.WriteOptions{}); codeOf(err) != fault.CodeNotSupported {
 		t.Errorf("rename on a member without it: %v", err)
 	}
-	if _, err := m.Commit(ctx, []backend.Op{{Path: "s3://b/p/a", Data: []byte("x")}}); codeOf(err) != fault.CodeNotConfigured {
+	if _, err := m.Commit(ctx, []backend.Op{{Path: "s3://b/p/a", Data: []byte("x")}}); codeOf(err) != fault.CodeNotSupported {
 		t.Errorf("commit on a member without transactions: %v", err)
 	}
 }

@@ -399,7 +399,7 @@ func indexTargetOf(c *cli.Context, tl *core.Tools, path string) (indexTarget, er
 	placer, ok := owner.(interface{ Abs(string) string })
 	w, walks := owner.(backend.Walker)
 	if !ok || !walks {
-		return indexTarget{}, fault.Errorf(fault.CodeNotConfigured, "this backend cannot be indexed.").WithHint("index a local directory")
+		return indexTarget{}, fault.Errorf(fault.CodeNotSupported, "this backend cannot be indexed.").WithHint("index a local directory")
 	}
 	t := indexTarget{walker: w, path: path, abs: placer.Abs(path), opts: index.BuildOptions{LockTimeout: c.Duration("lock-timeout")}}
 	if r, ok := owner.(interface{ Roots() []string }); ok {
