@@ -166,7 +166,9 @@ func lsEntry(e backend.WalkEntry, fi backend.FileInfo, withPath, long, modes boo
 		le.Target, le.TargetBase64 = fault.PathText(fi.Target)
 	}
 	if long {
-		le.Mtime = fi.ModTime.UTC().Format(time.RFC3339)
+		if !fi.ModTime.IsZero() { // a store's directory has no time
+			le.Mtime = fi.ModTime.UTC().Format(time.RFC3339)
+		}
 		if modes {
 			le.Mode = fmt.Sprintf("%04o", fi.Mode)
 		}
