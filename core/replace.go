@@ -1078,6 +1078,9 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	named := cmp.Or(req.Path, ".")
 	for _, p := range paths {
 		own, err := t.FS.Lstat(ctx, p)
+		if fault.MissingPath(err) {
+			continue // removed since the search: the walk would not find it now
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1095,6 +1098,9 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			continue
 		}
 		data, whole, info, err := t.openWhole(ctx, p, "replace")
+		if fault.MissingPath(err) {
+			return nil, errConflict // removed between the two looks
+		}
 		if err != nil {
 			return nil, err
 		}
