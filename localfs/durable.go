@@ -17,6 +17,7 @@ var syscalls = struct {
 	fsync    func(fd int) error
 	renameat func(olddirfd int, oldpath string, newdirfd int, newpath string) error
 	mkdirat  func(dirfd int, path string, mode uint32) error
+	rmdirat  func(dirfd int, path string) error
 	// renameExclusive renames only when to does not exist.
 	renameExclusive func(fromDir int, from string, toDir int, to string) error
 	// reserve allocates the blocks of a file's first size bytes without
@@ -29,6 +30,7 @@ var syscalls = struct {
 	fsync:           unix.Fsync,
 	renameat:        unix.Renameat,
 	mkdirat:         unix.Mkdirat,
+	rmdirat:         func(dirfd int, path string) error { return unix.Unlinkat(dirfd, path, unix.AT_REMOVEDIR) },
 	renameExclusive: renameExclusive,
 	reserve:         reserve,
 }

@@ -686,8 +686,7 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 		e := entries[i]
 		done = atJournalDir(e, func(dfd int) bool {
 			if e.DirID != "" {
-				removeMadeDir(dfd, e.Name, e.DirID)
-				return unix.Fsync(dfd) == nil
+				return removeMadeDir(dfd, e.Name, e.DirID) && unix.Fsync(dfd) == nil
 			}
 			if e.Tree {
 				return f.rollBackTree(dfd, e)
@@ -730,12 +729,16 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 func absent(err error) bool { return err == nil || errors.Is(err, unix.ENOENT) }
 
 // removeMadeDir removes the directory name in dfd if it is still the one
-// with identity id, and empty: one another writer filled stays.
-func removeMadeDir(dfd int, name, id string) {
+// with identity id, and empty: one another writer filled stays. It says
+// whether that is so, false when the removal failed otherwise (EIO, a
+// read-only remount), so that a recovery keeps its journal and tries again.
+func removeMadeDir(dfd int, name, id string) bool {
 	var st unix.Stat_t
-	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && identity(&st) == id {
-		unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR) // fails on a directory not empty
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || identity(&st) != id {
+		return true // gone, or not the one made
 	}
+	err := syscalls.rmdirat(dfd, name)
+	return absent(err) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)
 }
 
 // isStaged reports whether st is the entry's staged file, unchanged.

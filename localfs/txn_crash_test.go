@@ -385,3 +385,35 @@ func recoverElsewhere(t *testing.T) {
 	must(t, err)
 	fsys.Close()
 }
+
+// A directory the transaction made that cannot be removed now (EIO)
+// keeps the journal: the removal's failure was ignored, the journal went,
+// and the empty directory stayed for good.
+func TestTxnRecoveryKeepsAMadeDirectoryItCannotRemove(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	t.Setenv(txnOpsEnv, "dirs")
+	dir := killedWhere(t, dirsBefore, func(dir, journal string) bool {
+		return strings.HasSuffix(journal, journalPending) && slices.Contains(dirsIn(t, dir), "new/deep")
+	})
+	real := syscalls.rmdirat
+	defer func() { syscalls.rmdirat = real }()
+	syscalls.rmdirat = func(dfd int, name string) error {
+		if name == "deep" {
+			return unix.EIO
+		}
+		return real(dfd, name)
+	}
+	recoverElsewhere(t)
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 || !slices.Contains(dirsIn(t, dir), "new/deep") {
+		t.Fatalf("new/deep could not be removed; journals %v, dirs %q", j, dirsIn(t, dir))
+	}
+	syscalls.rmdirat = real
+	recoverElsewhere(t)
+	if got, dirs := contents(t, dir), dirsIn(t, dir); !equalTree(got, dirsBefore) || !slices.Equal(dirs, []string{"sub"}) {
+		t.Errorf("not undone: files %q, dirs %q", got, dirs)
+	}
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+		t.Errorf("journals left: %v", j)
+	}
+}
