@@ -107,8 +107,9 @@ func (t *Text) content(i int) string { return t.src[t.lines[i].start:t.lines[i].
 
 // eolAt is the line ending newText should use in the region [start,end):
 // the usual terminator of the lines it touches, else the file's usual one, so
-// that mixed endings elsewhere in the file stay as they are.
-func (t *Text) eolAt(start, end int) string {
+// that mixed endings elsewhere in the file stay as they are; in a file with
+// none, own, newText's, as write takes a new file's content.
+func (t *Text) eolAt(start, end int, own string) string {
 	crlf, lf := 0, 0
 	for i := t.LineAt(start) - 1; i < len(t.lines) && t.lines[i].start < end; i++ {
 		switch t.lines[i].next - t.lines[i].end {
@@ -122,6 +123,9 @@ func (t *Text) eolAt(start, end int) string {
 		crlf, lf = len(t.crs), len(t.lines)-len(t.crs)
 		if n := len(t.lines); n > 0 && t.lines[n-1].next == t.lines[n-1].end {
 			lf--
+		}
+		if crlf+lf == 0 {
+			return own
 		}
 	}
 	if crlf > lf {

@@ -17,12 +17,18 @@ type Rewriter struct {
 	rs      *restyler
 	// oldNL: oldText ends with a line ending.
 	oldNL bool
+	// own is newText's line ending (CRLF when all of them are), which it
+	// keeps in a file with none.
+	own string
 }
 
 // Rewriter prepares newText to replace the matches of oldText, found at
 // rung.
 func (t *Text) Rewriter(oldText, newText, rung string) *Rewriter {
-	w := &Rewriter{t: t, newText: strings.ReplaceAll(newText, "\r\n", "\n"), oldNL: strings.HasSuffix(oldText, "\n")}
+	w := &Rewriter{t: t, newText: strings.ReplaceAll(newText, "\r\n", "\n"), oldNL: strings.HasSuffix(oldText, "\n"), own: "\n"}
+	if n := strings.Count(newText, "\r\n"); n > 0 && n == strings.Count(newText, "\n") {
+		w.own = "\r\n"
+	}
 	if rung == RungUnicode {
 		w.rs = newRestyler(t, oldText, w.newText)
 	}
@@ -44,7 +50,7 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
 		// none: newText's stands for it, and the file keeps having none.
 		repl = strings.TrimSuffix(repl, "\n")
 	}
-	return w.t.withEndings(repl, m.Start, m.End, lineKey(m.Rung)), restyled, reindented
+	return w.t.withEndings(repl, m.Start, m.End, w.own, lineKey(m.Rung)), restyled, reindented
 }
 
 // withEndings gives repl, with LF endings, those of the region
@@ -59,9 +65,9 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
 // compared by key: at a fuzzy rung the region's lines never equal
 // newText's as written, and all of them paired as changed shifted the
 // endings the same way.
-func (t *Text) withEndings(repl string, start, end int, key func(string) string) string {
+func (t *Text) withEndings(repl string, start, end int, own string, key func(string) string) string {
 	old := t.regionLines(start, end)
-	usual := t.eolAt(start, end)
+	usual := t.eolAt(start, end, own)
 	mixed := false
 	for _, l := range old {
 		mixed = mixed || l.eol != "" && l.eol != usual

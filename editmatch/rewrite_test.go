@@ -37,6 +37,10 @@ func TestRewrite(t *testing.T) {
 		{"unicode: a line taken off keeps the others'", "\u201ca\u201d \r\nb\n\u201cc\u201d\r\nd\nz\n", "\"a\"\nb\n\"c\"\nd\n", "\"a\"\n\"c\"\nd\n", RungUnicode, "\u201ca\u201d\r\n\u201cc\u201d\r\nd\n", true, false},
 		{"a line without terminator takes the file's usual ending", "a\r\nb\r\nc", "c", "x\ny", RungExact, "x\r\ny", false, false},
 		{"a one-line file without one is LF", "abc", "b", "x\ny", RungExact, "x\ny", false, false},
+		// A file with no line ending has no style to impose: newText's
+		// CRLF stands, as write keeps a new file's.
+		{"a file without one keeps newText's CRLF", "abc", "b", "x\r\ny", RungExact, "x\r\ny", false, false},
+		{"a file without one, newText's endings mixed: LF", "abc", "b", "x\r\ny\nz", RungExact, "x\ny\nz", false, false},
 		{"unicode: the file's quotes", "say \u201chi\u201d\n", `say "hi"`, `say "bye"`, RungUnicode, "say \u201cbye\u201d", true, false},
 		{"unicode: nothing to restyle", "say \u201chi\u201d\n", `say "hi"`, "x", RungUnicode, "x", false, false},
 		{"oldText's final newline at a file's end without one: newText's goes", "a\nlast", "last\n", "LAST\n", RungTrailingWhitespace, "LAST", false, false},
