@@ -101,6 +101,15 @@ func CheckSwap(path string, opts WriteOptions, exists bool, version string) erro
 	return nil
 }
 
+// RootNamer is the optional capability of a backend whose workspace root
+// is known by its name alone (an object store's prefix, which has no
+// identity): IsRoot reports whether path names it, so that a tool refuses
+// to move or replace it before any other check. A backend with locks
+// refuses its roots, by identity, when it locks them.
+type RootNamer interface {
+	IsRoot(path string) bool
+}
+
 // Renamer is the optional capability of a backend that moves a file or a
 // whole directory in one step (an object store's by a journal transaction
 // of copies and deletions). Without it the tools copy and remove a file in

@@ -2,10 +2,14 @@ package core
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/memfs"
 	"github.com/agentfs/agentfs/mixfs"
 )
@@ -63,5 +67,51 @@ func TestMixedWorkspaceAsksThePathsBackend(t *testing.T) {
 	}
 	if _, err := lfs.Stat(ctx, "back.txt"); fault.AsError(err).Code != fault.CodeNotFound {
 		t.Errorf("a refused mv wrote back.txt: %v", err)
+	}
+}
+
+// storeRoots is storeLike that knows its root by name, as s3fs does.
+type storeRoots struct {
+	storeLike
+	backend.RootNamer
+}
+
+// mv refuses a workspace's root on every backend alike: a store's by its
+// name (it was EXISTS or NOT_A_DIRECTORY there, the tool's checks first),
+// a local one by its lock. A local directory shown as "." only because it
+// is the working directory is no root, and moves.
+func TestMvRefusesRootsAlike(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lfs, err := localfs.New(localfs.Config{Roots: []string{root}, Cwd: filepath.Join(root, "sub")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lfs.Close()
+	mem := memfs.New(map[string]string{"a.txt": "store", "d/b.txt": "b"})
+	mixed, err := mixfs.New(mixfs.Config{Members: []mixfs.Member{{FS: lfs}, {Root: "s3://b/p", FS: storeRoots{storeLike{mem, mem, mem}, mem}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := &Tools{FS: mixed}
+	for _, req := range []MvRequest{
+		{From: "s3://b/p/a.txt", To: "s3://b/p"},
+		{From: "s3://b/p/d", To: "s3://b/p/", Overwrite: true},
+		{From: "s3://b/p/d/..", To: "s3://b/p/e"},
+		{From: "..", To: "elsewhere"},
+	} {
+		if _, err := tl.Mv(ctx, req); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeInvalidArgument || !strings.Contains(err.Error(), "root") {
+			t.Errorf("mv %s %s: %v, want the root refused", req.From, req.To, err)
+		}
+	}
+	if _, err := tl.Mv(ctx, MvRequest{From: ".", To: "../moved"}); err != nil {
+		t.Fatalf("mv of the working directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "moved")); err != nil {
+		t.Errorf("the working directory did not move: %v", err)
 	}
 }

@@ -40,12 +40,14 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 	if res.Path == res.From {
 		return nil, fault.OntoItself(res.Path)
 	}
-	// The workspace's root, shown as ".", is refused before checks that
-	// would name another fault (EXISTS, NOT_A_DIRECTORY) on a backend
-	// without locks; localfs's lock refuses every root by its identity.
-	for _, p := range []string{res.From, res.Path} {
-		if p == "." {
-			return nil, fault.RootRefused(p)
+	// A root known by its name (a store's) is refused before checks that
+	// would name another fault (EXISTS, NOT_A_DIRECTORY); localfs's lock
+	// refuses every root, by its identity.
+	if rn, ok := m.(backend.RootNamer); ok {
+		for _, p := range []string{req.From, req.To} {
+			if rn.IsRoot(p) {
+				return nil, fault.RootRefused(t.FS.Display(p))
+			}
 		}
 	}
 	if n := jsonSize(res) + len(`,"overwritten":true`); n > t.maxBytes() {

@@ -60,7 +60,14 @@ var (
 	_ backend.Moder      = (*FS)(nil)
 	_ backend.Transactor = (*FS)(nil)
 	_ backend.Renamer    = (*FS)(nil)
+	_ backend.RootNamer  = (*FS)(nil)
 )
+
+// IsRoot reports whether p names the tree's root.
+func (m *FS) IsRoot(p string) bool {
+	c, err := clean(p)
+	return err == nil && c == "."
+}
 
 // HasModes says that files have modes: 0644, or 0755 when written
 // executable.

@@ -62,6 +62,7 @@ var (
 	_ backend.Transactor  = (*FS)(nil)
 	_ backend.Renamer     = (*FS)(nil)
 	_ backend.Mixed       = (*FS)(nil)
+	_ backend.RootNamer   = (*FS)(nil)
 )
 
 // New makes the workspace of cfg.
@@ -144,6 +145,17 @@ func (f *FS) Owner(path string) backend.FS {
 		return nil
 	}
 	return f.members[j].FS
+}
+
+// IsRoot reports whether path names the root of a member that knows its
+// root by name; a local root is refused by its lock.
+func (f *FS) IsRoot(path string) bool {
+	j, rel, err := f.route(path)
+	if err != nil {
+		return false
+	}
+	rn, ok := f.members[j].FS.(backend.RootNamer)
+	return ok && rn.IsRoot(rel)
 }
 
 // spell turns a member's display of one of its paths into the

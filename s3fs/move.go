@@ -13,7 +13,16 @@ import (
 	"github.com/agentfs/agentfs/s3client"
 )
 
-var _ backend.Renamer = (*FS)(nil)
+var (
+	_ backend.Renamer   = (*FS)(nil)
+	_ backend.RootNamer = (*FS)(nil)
+)
+
+// IsRoot reports whether p names the workspace's root, its prefix.
+func (f *FS) IsRoot(p string) bool {
+	c, err := f.clean(p)
+	return err == nil && c == "."
+}
 
 // A store has no rename: a file or a directory moves by copying each object
 // below it and deleting the originals, as one transaction of the journal
