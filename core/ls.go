@@ -18,7 +18,7 @@ type LsRequest struct {
 	Offset int    `json:"offset,omitempty" min:"0" help:"entries to skip, in walk order: the previous page's nextOffset"`
 	Cursor string `json:"cursor,omitempty" help:"the previous page's nextCursor: the listing resumes where that page ended instead of walking from the start"`
 	Depth  int    `json:"depth,omitempty" min:"1" max:"10" default:"1" help:"levels to list: 1 the directory's entries, 2 theirs too, and so on; find lists a whole tree"`
-	Long   bool   `json:"long,omitempty" flagAlias:"l" help:"add mtime (RFC 3339, UTC) and mode (octal) to each entry"`
+	Long   bool   `json:"long,omitempty" flagAlias:"l" help:"add mtime (RFC 3339, UTC; none for a store's directory) and mode (octal; where the backend has modes)"`
 }
 
 // LsEntry is one entry; links are described, never followed. Type is left

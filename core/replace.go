@@ -1078,8 +1078,13 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	named := cmp.Or(req.Path, ".")
 	for _, p := range paths {
 		own, err := t.FS.Lstat(ctx, p)
-		if fault.MissingPath(err) {
-			continue // removed since the search: the walk would not find it now
+		if fault.MissingPath(err) && p != named {
+			// Removed since the search: a search now would not find it,
+			// unless the path named is gone too (NOT_FOUND, as it would be).
+			if _, err := t.FS.Stat(ctx, named); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if err != nil {
 			return nil, err

@@ -59,7 +59,7 @@ func (f FieldSpec) check(v reflect.Value, name string) error {
 			WithHint("%s", f.allowed(name))
 	case f.Pattern != nil && v.Kind() == reflect.String && !f.Pattern.MatchString(v.String()):
 		return fault.InvalidArgument("%s %q is not %s.", name, v.String(), f.PatternIs).
-			WithHint("give %s as %s; nothing was changed", name, f.Help)
+			WithHint("give %s in that form; %s: %s", name, name, f.Help)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"testing"
 
@@ -10,13 +11,15 @@ import (
 )
 
 // rewrittenFS rewrites its file with content, a new version, just before
-// the first open, or with remove removes it: another writer's PUT or
+// the first open, or with remove removes it (or gone): another writer's PUT or
 // DELETE landing between a mutation's stat and its read, on a store whose
 // reads take no lock.
 type rewrittenFS struct {
 	*memfs.FS
 	path, content string
 	remove, done  bool
+	// gone, when set, is what the removal removes (path's directory).
+	gone string
 }
 
 func (r *rewrittenFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
@@ -24,7 +27,7 @@ func (r *rewrittenFS) Open(ctx context.Context, p string) (backend.FileReader, e
 		r.done = true
 		var err error
 		if r.remove {
-			_, err = r.FS.Remove(ctx, p, backend.RemoveOptions{})
+			_, err = r.FS.Remove(ctx, cmp.Or(r.gone, p), backend.RemoveOptions{Recursive: true})
 		} else {
 			_, err = r.FS.WriteFile(ctx, p, []byte(r.content), backend.WriteOptions{})
 		}
@@ -55,34 +58,45 @@ func TestWriteSameBytesOfAnotherVersionIsStale(t *testing.T) {
 
 // A file removed between a mutation's stat and its read is a lost race,
 // run again on the file as it now is: a plain write or an append creates
-// it (it was NOT_FOUND, 14 of 30 writes racing an rm on S3), and a removal
-// that expects its sha256 is STALE, as the file no longer exists.
+// it (it was NOT_FOUND, 14 of 30 writes racing an rm on S3), a removal
+// that expects its sha256 is STALE, and a cut line the file held is no
+// longer held, as the file no longer exists.
 func TestMutationOfAFileRemovedMeanwhile(t *testing.T) {
 	ctx := context.Background()
+	const cut = "x …[line cut: 9 bytes in all]\n"
 	for _, tc := range []struct {
 		name string
 		run  func(*Tools) error
 		code fault.Code // "": done, the file holds want
 		want string
+		file string // "": old\r\n
 	}{
 		{"write", func(tl *Tools) error {
 			_, err := tl.Write(ctx, WriteRequest{Path: "f.txt", Content: new("new\n")})
 			return err
-		}, "", "new\n"},
+		}, "", "new\n", ""},
 		{"write of the same size", func(tl *Tools) error {
 			_, err := tl.Write(ctx, WriteRequest{Path: "f.txt", Content: new("old\r\n")})
 			return err
-		}, "", "old\r\n"},
+		}, "", "old\r\n", ""},
+		{"write of bytes of the same size", func(tl *Tools) error {
+			_, err := tl.Write(ctx, WriteRequest{Path: "f.txt", Content: new("a\x00b\x00c")})
+			return err
+		}, "", "a\x00b\x00c", ""},
+		{"write of a cut line the file held", func(tl *Tools) error {
+			_, err := tl.Write(ctx, WriteRequest{Path: "f.txt", Content: new(cut)})
+			return err
+		}, fault.CodeInvalidArgument, "", cut},
 		{"append", func(tl *Tools) error {
 			_, err := tl.Write(ctx, WriteRequest{Path: "f.txt", Content: new("more\n"), Append: true})
 			return err
-		}, "", "more\n"},
+		}, "", "more\n", ""},
 		{"rm expecting its sha256", func(tl *Tools) error {
 			_, err := tl.Rm(ctx, RmRequest{Path: "f.txt", Precondition: Precondition{ExpectedSha256: sha256Hex([]byte("old\r\n"))}})
 			return err
-		}, fault.CodeStale, ""},
+		}, fault.CodeStale, "", ""},
 	} {
-		fs := &rewrittenFS{FS: memfs.New(map[string]string{"f.txt": "old\r\n"}), path: "f.txt", remove: true}
+		fs := &rewrittenFS{FS: memfs.New(map[string]string{"f.txt": cmp.Or(tc.file, "old\r\n")}), path: "f.txt", remove: true}
 		err := tc.run(&Tools{FS: fs})
 		if e := fault.AsError(err); tc.code != "" && (e == nil || e.Code != tc.code) || tc.code == "" && err != nil {
 			t.Errorf("%s: %v; want %q", tc.name, err, tc.code)
@@ -99,14 +113,28 @@ func TestMutationOfAFileRemovedMeanwhile(t *testing.T) {
 
 // A file replace found that is removed before it is read again is left
 // out, as a search now would leave it out: the replace was NOT_FOUND (10
-// of 10 runs racing an rm of its files on S3).
+// of 10 runs racing an rm of its files on S3). The path named, removed,
+// is NOT_FOUND still, as a search now finds: never 0 replacements.
 func TestReplaceOfAFileRemovedMeanwhile(t *testing.T) {
-	fs := &rewrittenFS{FS: memfs.New(map[string]string{"a.txt": "foo\n", "b.txt": "foo\n"}), path: "a.txt", remove: true}
-	res, err := (&Tools{FS: fs}).Replace(context.Background(), ReplaceRequest{Query: "foo", Replacement: new("bar")})
-	if err != nil || res.Replacements != 1 || fileText(fs.FS, "b.txt") != "bar\n" {
-		t.Fatalf("got %+v, %v; want 1 replacement, in b.txt", res, err)
-	}
-	if _, err := fs.Stat(context.Background(), "a.txt"); !fs.done || !fault.MissingPath(err) {
-		t.Errorf("a.txt was not removed before its read (%v)", err)
+	for _, tc := range []struct {
+		named, removed, gone string
+		want                 int // -1: NOT_FOUND
+	}{
+		{"", "d/a.txt", "", 1},
+		{"d", "d/a.txt", "", 1},
+		{"d/a.txt", "d/a.txt", "", -1},
+		{"d", "d/a.txt", "d", -1},
+	} {
+		fs := &rewrittenFS{FS: memfs.New(map[string]string{"d/a.txt": "foo\n", "d/b.txt": "foo\n"}), path: tc.removed, remove: true, gone: tc.gone}
+		res, err := (&Tools{FS: fs}).Replace(context.Background(), ReplaceRequest{Path: tc.named, Query: "foo", Replacement: new("bar")})
+		switch {
+		case tc.want < 0 && !fault.MissingPath(err):
+			t.Errorf("replace in %q: %+v, %v; want NOT_FOUND", tc.named, res, err)
+		case tc.want >= 0 && (err != nil || res.Replacements != tc.want || fileText(fs.FS, "d/b.txt") != "bar\n"):
+			t.Errorf("replace in %q: %+v, %v; want %d replacement, in d/b.txt", tc.named, res, err, tc.want)
+		}
+		if _, err := fs.Stat(context.Background(), tc.removed); !fs.done || !fault.MissingPath(err) {
+			t.Errorf("replace in %q: %s was not removed before its read (%v)", tc.named, tc.removed, err)
+		}
 	}
 }
