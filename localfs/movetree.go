@@ -407,7 +407,7 @@ func (f *FS) finishTrees(entries []journalEntry) bool {
 		if e.Backup == "" {
 			continue
 		}
-		done = atJournalDir(e, func(dfd int) bool {
+		done = atJournalDir(&e, func(dfd int) bool {
 			err := f.removeTree(dfd, e.Backup, e.Backup)
 			var st unix.Stat_t
 			return err == nil || unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) != nil

@@ -162,6 +162,18 @@ func identity(st *unix.Stat_t) string {
 	return strconv.FormatUint(uint64(st.Dev), 10) + ":" + strconv.FormatUint(st.Ino, 10)
 }
 
+// fsID is the identity of a file system as statfs (called with the
+// Statfs_t to fill) gives it, f_fsid, "" where it gives none (tmpfs):
+// unlike a device number, which is handed out at mount time, it comes
+// from the file system itself (ext4's and btrfs's UUID).
+func fsID(statfs func(*unix.Statfs_t) error) string {
+	var s unix.Statfs_t
+	if statfs(&s) != nil || s.Fsid.Val == [2]int32{} {
+		return ""
+	}
+	return strconv.FormatUint(uint64(uint32(s.Fsid.Val[0])), 16) + ":" + strconv.FormatUint(uint64(uint32(s.Fsid.Val[1])), 16)
+}
+
 // stamp is a file's size and modification time, which a write in place
 // changes where identity stays.
 func stamp(st *unix.Stat_t) string {

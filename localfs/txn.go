@@ -75,6 +75,10 @@ type journalEntry struct {
 	// mount point is another, where no backup is found), and leaves the
 	// journal for a later call while Dir is another or cannot be opened.
 	DirIdentity string `json:"dirIdentity,omitempty"`
+	// DirFS is the identity of Dir's file system (fsID), by which a
+	// recovery knows Dir on a file system whose device number changed
+	// since (renumbered).
+	DirFS string `json:"dirFS,omitempty"`
 }
 
 // madeDirs are the directories a commit made, from its workers.
@@ -473,6 +477,7 @@ func newJournal(entries []journalEntry) (*journal, error) {
 		var st unix.Stat_t
 		if unix.Lstat(e.Dir, &st) == nil {
 			entries[i].DirIdentity = identity(&st)
+			entries[i].DirFS = fsID(func(s *unix.Statfs_t) error { return unix.Statfs(e.Dir, s) })
 		}
 	}
 	data, err := json.Marshal(entries)
@@ -658,7 +663,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	if committed {
 		for _, e := range entries {
 			if e.Backup != "" && !e.Tree {
-				done = atJournalDir(e, func(dfd int) bool { return absent(unix.Unlinkat(dfd, e.Backup, 0)) }) && done
+				done = atJournalDir(&e, func(dfd int) bool { return absent(unix.Unlinkat(dfd, e.Backup, 0)) }) && done
 			}
 		}
 		done = f.finishTrees(entries) && done
@@ -684,7 +689,7 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 	done := true
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		done = atJournalDir(e, func(dfd int) bool {
+		done = atJournalDir(&e, func(dfd int) bool {
 			if e.DirID != "" {
 				return removeMadeDir(dfd, e.Name, e.DirID) && unix.Fsync(dfd) == nil
 			}
@@ -782,12 +787,13 @@ func atDir(dir string, fn func(dfd int)) {
 // or a user deleted since has nothing left to undo; below the mount point
 // of a file system not mounted, the ancestor is on another, and the
 // journal waits for it.
-func removedOnItsFS(dir, id string) bool {
+func removedOnItsFS(dir, id, fs string) bool {
 	dev, _, _ := strings.Cut(id, ":")
 	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
 		var st unix.Stat_t
 		if unix.Lstat(d, &st) == nil {
-			return strconv.FormatUint(uint64(st.Dev), 10) == dev
+			return strconv.FormatUint(uint64(st.Dev), 10) == dev ||
+				fs != "" && fsID(func(s *unix.Statfs_t) error { return unix.Statfs(d, s) }) == fs
 		}
 		if d == filepath.Dir(d) {
 			return false
@@ -801,15 +807,37 @@ func removedOnItsFS(dir, id string) bool {
 // the journal recorded: a file system not mounted (yet) leaves its mount
 // point, empty. Only an entry that recorded no directory (one not there
 // when the journal was written) has nothing to do where there is none.
-func atJournalDir(e journalEntry, fn func(dfd int) bool) bool {
+// On a file system whose device number changed since, e's identities are
+// given the new one (renumbered) before fn sees them.
+func atJournalDir(e *journalEntry, fn func(dfd int) bool) bool {
 	fd, err := unix.Open(e.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return errors.Is(err, unix.ENOENT) && (e.DirIdentity == "" || removedOnItsFS(e.Dir, e.DirIdentity))
+		return errors.Is(err, unix.ENOENT) && (e.DirIdentity == "" || removedOnItsFS(e.Dir, e.DirIdentity, e.DirFS))
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if e.DirIdentity != "" && (unix.Fstat(fd, &st) != nil || identity(&st) != e.DirIdentity) {
+	if e.DirIdentity != "" && (unix.Fstat(fd, &st) != nil || identity(&st) != e.DirIdentity && !e.renumbered(fd, &st)) {
 		return false
 	}
 	return fn(fd)
+}
+
+// renumbered reports whether st, e's directory as opened at fd, is the
+// one recorded on a file system that got another device number since: a
+// btrfs subvolume, an overlay or an NFS mount is given one when mounted,
+// which may differ at each boot, and a journal of a crash was kept for
+// good. It is the same inode on the file system of the same fsID; e's
+// identities on the old device are then given the new one.
+func (e *journalEntry) renumbered(fd int, st *unix.Stat_t) bool {
+	dev, ino, _ := strings.Cut(e.DirIdentity, ":")
+	if e.DirFS == "" || ino != strconv.FormatUint(st.Ino, 10) || fsID(func(s *unix.Statfs_t) error { return unix.Fstatfs(fd, s) }) != e.DirFS {
+		return false
+	}
+	now := strconv.FormatUint(uint64(st.Dev), 10)
+	for _, id := range []*string{&e.DirIdentity, &e.DirID, &e.StagedID} {
+		if d, rest, ok := strings.Cut(*id, ":"); ok && d == dev {
+			*id = now + ":" + rest
+		}
+	}
+	return true
 }

@@ -2,7 +2,6 @@ package localfs
 
 import (
 	"context"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -318,9 +317,8 @@ func killedWhere(t *testing.T, before map[string]string, want func(dir, journal 
 func killedMidCommit(t *testing.T, before, after map[string]string) string {
 	t.Helper()
 	return killedWhere(t, before, func(dir, _ string) bool {
-		visible := contents(t, dir)
-		maps.DeleteFunc(visible, func(p string, _ string) bool { return strings.HasPrefix(filepath.Base(p), tempPrefix) })
-		return !equalTree(visible, before) && !equalTree(visible, after)
+		shown := visible(contents(t, dir))
+		return !equalTree(shown, before) && !equalTree(shown, after)
 	})
 }
 
