@@ -298,6 +298,14 @@ func RootRefused(path string) *Error {
 		WithHint("name a file or directory inside the root; nothing was changed")
 }
 
+// DotDotRefused is the error of a path with a ".." after a name that is
+// not a directory (a file, or nothing) on a store, whose keys would
+// resolve it by the names alone where a disk's kernel fails it.
+func DotDotRefused(path string) *Error {
+	return InvalidArgument("the path has \"..\" after a name that is not a directory, which a disk would not resolve.").
+		WithPath(path).WithHint("name the path without that \"..\"; nothing was changed")
+}
+
 // OntoItself is a move's error for a destination that names the source
 // itself (spelled alike, or through a link to its directory), which every
 // backend gives alike: not EXISTS, whose hint (overwrite) would only lead

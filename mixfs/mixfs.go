@@ -114,6 +114,36 @@ func (f *FS) route(p string) (int, string, error) {
 	return f.home, p, nil
 }
 
+// placed is route of a path a call acts on, which also refuses a ".."
+// after a name that is not a directory in an s3:// path: route resolves
+// such a path by its names (a member is given the rest as spelled), and
+// rm -r s3://b/p/f.txt/../keep removed keep.
+func (f *FS) placed(ctx context.Context, p string) (int, string, error) {
+	j, rel, err := f.route(p)
+	if err != nil || !strings.Contains(p, "://") {
+		return j, rel, err
+	}
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		if part != ".." {
+			continue
+		}
+		k, at, err := f.route(strings.Join(parts[:i], "/"))
+		dir := false
+		if err == nil {
+			fi, serr := f.members[k].FS.Stat(ctx, at)
+			if serr != nil && !fault.MissingPath(serr) && fault.AsError(serr).Code != fault.CodeNotADirectory {
+				return 0, "", f.fix(k, serr)
+			}
+			dir = serr == nil && fi.Type == backend.TypeDir
+		}
+		if !dir {
+			return 0, "", fault.DotDotRefused(p)
+		}
+	}
+	return j, rel, nil
+}
+
 func (f *FS) outside(p string) error {
 	var roots []string
 	for _, m := range f.members {
@@ -197,7 +227,7 @@ func (f *FS) Display(p string) string {
 
 // Stat is the member's Stat.
 func (f *FS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
-	j, rel, err := f.route(p)
+	j, rel, err := f.placed(ctx, p)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -207,7 +237,7 @@ func (f *FS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
 
 // Lstat is the member's Lstat.
 func (f *FS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) {
-	j, rel, err := f.route(p)
+	j, rel, err := f.placed(ctx, p)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -217,7 +247,7 @@ func (f *FS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) {
 
 // Open is the member's Open.
 func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
-	j, rel, err := f.route(p)
+	j, rel, err := f.placed(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +257,7 @@ func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
 
 // ReadDir is the member's ReadDir.
 func (f *FS) ReadDir(ctx context.Context, p string, offset, limit int) (backend.DirPage, error) {
-	j, rel, err := f.route(p)
+	j, rel, err := f.placed(ctx, p)
 	if err != nil {
 		return backend.DirPage{}, err
 	}
@@ -237,7 +267,7 @@ func (f *FS) ReadDir(ctx context.Context, p string, offset, limit int) (backend.
 
 // WriteFile is the member's WriteFile.
 func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
-	j, rel, err := f.route(p)
+	j, rel, err := f.placed(ctx, p)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -247,7 +277,7 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 
 // Remove is the member's Remove.
 func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (bool, error) {
-	j, rel, err := f.route(p)
+	j, rel, err := f.placed(ctx, p)
 	if err != nil {
 		return false, err
 	}
@@ -258,7 +288,7 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 // Walk is the member's walk, its entries' paths spelled as the workspace
 // spells them.
 func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
-	j, rel, err := f.route(p)
+	j, rel, err := f.placed(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -312,11 +342,11 @@ func (f *FS) apart(p, q string) error {
 // Rename is the member's rename, when both paths are in one member that
 // renames.
 func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
-	j, relFrom, err := f.route(from)
+	j, relFrom, err := f.placed(ctx, from)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
-	k, relTo, err := f.route(to)
+	k, relTo, err := f.placed(ctx, to)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -344,7 +374,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	}
 	routed := make([]backend.Op, len(ops))
 	for i, op := range ops {
-		k, rel, err := f.route(op.Path)
+		k, rel, err := f.placed(ctx, op.Path)
 		if err != nil {
 			return nil, err
 		}

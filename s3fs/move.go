@@ -96,11 +96,11 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if _, err := f.Recover(ctx); err != nil {
 		return backend.FileInfo{}, err
 	}
-	src, err := f.clean(from)
+	src, err := f.place(ctx, from)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
-	dst, err := f.clean(to)
+	dst, err := f.place(ctx, to)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}

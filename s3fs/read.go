@@ -35,7 +35,7 @@ const openTries = 4
 // bytes, and a read never mixes versions: an object replaced meanwhile
 // fails the read with STALE.
 func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
-	c, err := f.clean(p)
+	c, err := f.place(ctx, p)
 	if err != nil {
 		return nil, err
 	}

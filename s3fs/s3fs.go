@@ -169,6 +169,45 @@ func (f *FS) clean(p string) (string, error) {
 	return c, nil
 }
 
+// place is clean of a path a call acts on, which also refuses a ".."
+// after a name that is not a directory (checkDotDot).
+func (f *FS) place(ctx context.Context, p string) (string, error) {
+	c, err := f.clean(p)
+	if err != nil {
+		return "", err
+	}
+	return c, f.checkDotDot(ctx, p)
+}
+
+// checkDotDot refuses a path with a ".." after a name that is not a
+// directory (a file, or nothing), as a local root does: a disk's kernel
+// fails such a path, where the names alone resolve it, and rm -r
+// f.txt/../keep removed keep. Each part up to a ".." must be a directory,
+// one listing each (for paths that hold ".." only); one outside the
+// workspace or denied is refused alike, telling nothing of it.
+func (f *FS) checkDotDot(ctx context.Context, p string) error {
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		if part != ".." || i == 0 {
+			continue
+		}
+		c, err := f.clean(strings.Join(parts[:i], "/"))
+		if err == nil && c == "." {
+			continue
+		}
+		dir := false
+		if err == nil {
+			if dir, err = f.isDir(ctx, c); err != nil {
+				return err
+			}
+		}
+		if !dir {
+			return fault.DotDotRefused(p)
+		}
+	}
+	return nil
+}
+
 // inJournal reports a path in a journal folder: this workspace's, or, in
 // a folder, a workspace's there.
 func inJournal(c string) bool {
@@ -388,7 +427,7 @@ func (f *FS) fileAbove(ctx context.Context, c string) string {
 // Stat describes path: an object is a file, a prefix with keys below it a
 // directory. There are no links to follow.
 func (f *FS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
-	c, err := f.clean(p)
+	c, err := f.place(ctx, p)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -524,7 +563,7 @@ func nameable(name string) bool { return name != "" && name != "." && name != ".
 // ReadDir lists entries [offset, offset+limit) of directory path in name
 // order, reading the listing up to them.
 func (f *FS) ReadDir(ctx context.Context, p string, offset, limit int) (backend.DirPage, error) {
-	c, err := f.clean(p)
+	c, err := f.place(ctx, p)
 	if err != nil {
 		return backend.DirPage{}, err
 	}

@@ -237,7 +237,7 @@ func halfDone(err, rerr error) error {
 func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []string, err error) {
 	seen := map[string]bool{}
 	for _, op := range ops {
-		c, err := f.clean(op.Path)
+		c, err := f.place(ctx, op.Path)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -44,7 +44,7 @@ type walker struct {
 // delimiter listing) when the walk comes to it and its names visited in
 // byte order. Ignore files are objects, fetched where a listing shows them.
 func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
-	c, err := f.clean(p)
+	c, err := f.place(ctx, p)
 	if err != nil {
 		return err
 	}

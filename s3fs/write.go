@@ -17,7 +17,7 @@ import (
 // A write of a new path first checks that it is no directory and lies
 // below no file: a store would take both keys, a disk neither.
 func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
-	c, err := f.clean(p)
+	c, err := f.place(ctx, p)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -96,7 +96,7 @@ func (f *FS) swapErr(ctx context.Context, c string, opts backend.WriteOptions, e
 // conditional (If-Match, STALE on 412). A directory a removal empties keeps
 // a marker, as a disk keeps the parent of a removed file.
 func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (bool, error) {
-	c, err := f.clean(p)
+	c, err := f.place(ctx, p)
 	if err != nil {
 		return false, err
 	}
