@@ -109,10 +109,13 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return false, err
 	}
 	if found {
+		if err := f.keepParentOf(ctx, c); err != nil {
+			return false, err
+		}
 		if err := f.deleteIf(ctx, c, opts.IfVersion); err != nil {
 			return false, f.swapErr(ctx, c, swap, err)
 		}
-		return true, f.keepParent(ctx, c)
+		return true, nil
 	}
 	var keys, mangled []string
 	for o, err := range f.c.List(ctx, f.dirKey(c), "", 0, "") {
@@ -143,10 +146,13 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 	if err := f.checkListed(ctx, mangled); err != nil {
 		return false, err
 	}
+	if err := f.keepParentOf(ctx, c); err != nil {
+		return false, err
+	}
 	if err := f.deleteKeys(ctx, c, keys); err != nil {
 		return false, err
 	}
-	return true, f.keepParent(ctx, c)
+	return true, nil
 }
 
 // checkListed fails, before anything is deleted or moved, when a key a
@@ -192,6 +198,29 @@ func (f *FS) keepParent(ctx context.Context, c string) error {
 		return err
 	}
 	_, err = f.c.Put(ctx, f.dirKey(parent), nil, nil)
+	return f.mapErr(err, parent)
+}
+
+// keepParentOf puts the marker of the directory of c, before c (a file
+// or a directory) is removed, when c is all it holds: the directory then
+// has a key all along, as a disk keeps the parent of a removed file. Put
+// after the removal, it left a moment with none, in which a write of the
+// directory's name made a file there (NOT_A_FILE on a disk), and the rm
+// then failed with the removal made.
+func (f *FS) keepParentOf(ctx context.Context, c string) error {
+	parent := path.Dir(c)
+	if parent == "." {
+		return nil
+	}
+	for o, err := range f.c.List(ctx, f.dirKey(parent), "/", 2, "") {
+		if err != nil {
+			return f.mapErr(err, parent)
+		}
+		if o.Key != f.key(c) && o.Key != f.dirKey(c) {
+			return nil // another entry, or the marker, keeps it
+		}
+	}
+	_, err := f.c.Put(ctx, f.dirKey(parent), nil, nil)
 	return f.mapErr(err, parent)
 }
 
