@@ -409,6 +409,12 @@ func (f *FS) resolve(p string) (target, error) {
 		return target{}, fault.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(p)).
 			WithPath(p).WithHint("use a shorter path")
 	}
+	if strings.HasPrefix(p, "s3://") {
+		// A local name would be s3:/bucket/...: a write there made a
+		// folder s3: where the caller meant the store.
+		return target{}, fault.Errorf(fault.CodeOutsideRoot, "the path names an object store, and the workspace has no s3:// root.").
+			WithPath(p).WithHint("add the store as a root (--root s3://bucket/prefix, beside this root), or use a local path")
+	}
 	if err := f.checkDotDot(p); err != nil {
 		return target{}, err
 	}
