@@ -86,6 +86,11 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		return nil, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
 			WithHint("pass --overwrite to replace it, or choose another destination")
 	}
+	if dst.exists && src.Type == backend.TypeDir && dst.info.Type != backend.TypeDir {
+		// Worded alike on every backend: a disk's ENOTDIR said "a
+		// component of the path is not a directory".
+		return nil, fault.DirOntoFile(res.Path)
+	}
 	done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err

@@ -43,3 +43,22 @@ func TestMvWithAndWithoutRename(t *testing.T) {
 		}
 	}
 }
+
+// A directory moved over a file is refused alike on a disk and elsewhere:
+// the disk's ENOTDIR said "a component of the path is not a directory",
+// pointing at a path that is none of the caller's making.
+func TestMvDirectoryOntoAFile(t *testing.T) {
+	ctx := context.Background()
+	lfs := localFS(t)
+	for _, fs := range []backend.MutableFS{lfs, memfs.New(nil)} {
+		for p, data := range map[string]string{"d/x": "x", "f.txt": "f"} {
+			if _, err := fs.WriteFile(ctx, p, []byte(data), backend.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := (&Tools{FS: fs}).Mv(ctx, MvRequest{From: "d", To: "f.txt", Overwrite: true})
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotADirectory || e.Message != fault.DirOntoFile("f.txt").Message {
+			t.Errorf("%T: %v, want %v", fs, err, fault.DirOntoFile("f.txt"))
+		}
+	}
+}

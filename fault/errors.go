@@ -306,6 +306,13 @@ func DotDotRefused(path string) *Error {
 		WithPath(path).WithHint("name the path without that \"..\"; nothing was changed")
 }
 
+// DirOntoFile is a move's error for a directory moved over a file (or a
+// link), which rename(2) refuses (ENOTDIR), worded by what is wrong.
+func DirOntoFile(dst string) *Error {
+	return Errorf(CodeNotADirectory, "the destination is a file, and the source a directory.").WithPath(dst).
+		WithHint("choose another destination")
+}
+
 // OntoItself is a move's error for a destination that names the source
 // itself (spelled alike, or through a link to its directory), which every
 // backend gives alike: not EXISTS, whose hint (overwrite) would only lead

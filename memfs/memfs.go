@@ -460,8 +460,7 @@ func (m *FS) Rename(_ context.Context, from, to string, opts backend.WriteOption
 		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the destination is a directory.").WithPath(dst).
 			WithHint("name the new path of the file itself")
 	case !old.dir && n.dir:
-		return backend.FileInfo{}, fault.Errorf(fault.CodeNotADirectory, "the destination is a file, and the source a directory.").WithPath(dst).
-			WithHint("choose another destination")
+		return backend.FileInfo{}, fault.DirOntoFile(dst)
 	}
 	moved := map[string]*node{dst: n}
 	for k, v := range m.nodes {

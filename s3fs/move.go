@@ -195,8 +195,7 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 		case opts.IfAbsent:
 			return exists
 		case srcDir:
-			return fault.Errorf(fault.CodeNotADirectory, "the destination is a file, and the source a directory.").WithPath(dst).
-				WithHint("choose another destination")
+			return fault.DirOntoFile(dst)
 		}
 		moves[0].Old = o.ETag
 		return nil
