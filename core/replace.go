@@ -224,8 +224,6 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 // digits and connectors (_), as ripgrep's -w has it, in any script.
 const notWordClass = `[^\pL\pM\pN\p{Pc}]`
 
-func isWordRune(r rune) bool { return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.Pc) }
-
 // findAll returns the index pairs of every match in b and its groups, as
 // FindAllSubmatchIndex does; with --word, of every match with no word
 // character right before or after it. A word match is sought again from
