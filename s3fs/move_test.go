@@ -439,22 +439,29 @@ func TestRestoreWithALostCheck(t *testing.T) {
 	recovered(t, f, bucket, "restorecheck", -1, map[string]string{"src": "new", "dst": "old precious"})
 }
 
-// afterPut runs do once, as the answer comes to the first PUT (not a
-// store's copy) of a key ending in suffix. It sends the requests through
-// next (the default transport when nil).
-type afterPut struct {
-	suffix string
-	do     func()
-	next   http.RoundTripper
-	once   sync.Once
+// afterRequest runs do once, as the answer comes to the first request
+// that matches. It sends the requests through next (the default
+// transport when nil).
+type afterRequest struct {
+	match func(*http.Request) bool
+	do    func()
+	next  http.RoundTripper
+	once  sync.Once
 }
 
-func (a *afterPut) RoundTrip(r *http.Request) (*http.Response, error) {
+func (a *afterRequest) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := cmp.Or(a.next, http.DefaultTransport).RoundTrip(r)
-	if r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") == "" && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), a.suffix) {
+	if a.match(r) {
 		a.once.Do(a.do)
 	}
 	return resp, err
+}
+
+// putOf matches a PUT (not a store's copy) of a key ending in suffix.
+func putOf(suffix string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") == "" && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), suffix)
+	}
 }
 
 // TestSourceChangedAsItIsCopied: a move over a file whose source another
@@ -482,7 +489,7 @@ func TestSourceChangedAsItIsCopied(t *testing.T) {
 		fails := &onFirst{fail: true, match: func(r *http.Request) bool {
 			return checkLost.Load() && r.Method == http.MethodHead && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/src")
 		}}
-		mover := transportFS(t, root, &afterPut{suffix: "/" + name + "/dst", do: meddle, next: fails})
+		mover := transportFS(t, root, &afterRequest{match: putOf("/" + name + "/dst"), do: meddle, next: fails})
 		if _, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{}); err == nil {
 			t.Errorf("%s: the move succeeded", name)
 		}

@@ -1492,19 +1492,9 @@ func TestWalkCountsAListedNameTheStoreDoesNotHold(t *testing.T) {
 	}
 }
 
-// afterDelete runs do once, as the answer comes to the first deletion:
-// a DELETE, or a batch's POST ?delete.
-type afterDelete struct {
-	do   func()
-	once sync.Once
-}
-
-func (a *afterDelete) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if r.Method == http.MethodDelete || r.Method == http.MethodPost && r.URL.Query().Has("delete") {
-		a.once.Do(a.do)
-	}
-	return resp, err
+// deletion matches a DELETE, or a batch's POST ?delete.
+func deletion(r *http.Request) bool {
+	return r.Method == http.MethodDelete || r.Method == http.MethodPost && r.URL.Query().Has("delete")
 }
 
 // The directory of the last file removed keeps a key all along: its
@@ -1519,7 +1509,7 @@ func TestRemoveKeepsTheDirectoryThroughout(t *testing.T) {
 		f, _, root := seeded(t, name, map[string]string{"d/sub/f.txt": "x"})
 		target := map[bool]string{false: "d/sub/f.txt", true: "d/sub"}[recursive]
 		var writeErr error
-		rm := transportFS(t, root, &afterDelete{do: func() {
+		rm := transportFS(t, root, &afterRequest{match: deletion, do: func() {
 			_, writeErr = f.WriteFile(ctx, path.Dir(target), []byte("FILE"), backend.WriteOptions{})
 		}})
 		if deleted, err := rm.Remove(ctx, target, backend.RemoveOptions{Recursive: recursive}); !deleted || err != nil {
