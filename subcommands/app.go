@@ -351,10 +351,16 @@ func (o *output) result(v any) error {
 // twice).
 func (o *output) write(b []byte) error {
 	if _, err := o.streams.Stdout.Write(b); err != nil {
-		return fault.Errorf(fault.CodeIOError, "the answer cannot be written to standard output: %v.", err).
-			WithHint("the call itself ran: any change it made stands, so check the files before running it again").WithCause(err)
+		return answerNotWritten(err)
 	}
 	return nil
+}
+
+// answerNotWritten is the error of an answer that standard output did not
+// take: the call it answers ran.
+func answerNotWritten(err error) error {
+	return fault.Errorf(fault.CodeIOError, "the answer cannot be written to standard output: %v.", err).
+		WithHint("the call itself ran: any change it made stands, so check the files before running it again").WithCause(err)
 }
 
 // exitCode is the exit code of an error of code c.

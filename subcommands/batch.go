@@ -218,7 +218,8 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			st.add(n, false)
 		}
 		if err := enc.Encode(answer); err != nil {
-			return err
+			// A full disk's retry hint would make the line's change again.
+			return answerNotWritten(err)
 		}
 		if c.Context.Err() != nil {
 			return fault.Interrupted(c.Context)

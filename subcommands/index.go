@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -300,9 +299,6 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 	if len(c.StringSlice("root")) == 0 {
 		paths = []string{"."}
 	}
-	// Its notes go to stderr: a client that closed its end of it gets
-	// EPIPE there, not the session's end by SIGPIPE.
-	signal.Ignore(syscall.SIGPIPE)
 	o := outputOf(c)
 	for _, p := range paths {
 		t, err := indexTargetOf(c, tl, p)
@@ -567,10 +563,6 @@ func startDetached(c *cli.Context) error {
 		cmd.Wait()
 		return context.Canceled // the call's own interruption, whatever the watcher said
 	}
-	// A caller that closed its end gets EPIPE here, not death by SIGPIPE
-	// before the watcher is ended below. (The watcher runs already: it
-	// keeps its own signals.)
-	signal.Ignore(syscall.SIGPIPE)
 	out := stdout
 	var indented bytes.Buffer
 	if isTerminal(s.Stdout) && json.Indent(&indented, out, "", "  ") == nil {

@@ -30,6 +30,10 @@ func Run() int {
 	// 130 (10 in 1,500 calls sent two SIGTERMs), and a caller trusting
 	// the status would append again. The process exits as Run returns.
 	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A reader that closed its end of stdout (or stderr) gives the write
+	// EPIPE, which is IO_ERROR saying the call ran; SIGPIPE killed the
+	// process silently (exit 141), a batch half done.
+	signal.Ignore(syscall.SIGPIPE)
 	if err := startPoller(); err != nil {
 		return (&output{streams: Streams{Stdout: os.Stdout, Stderr: os.Stderr}, format: "json"}).fail(err)
 	}
