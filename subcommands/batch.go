@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
@@ -316,14 +315,14 @@ func idOfCut(head, tail []byte) json.RawMessage {
 				break // cut short by the head's end
 			}
 			if key == "id" {
-				if isID(v) && json.Valid(v) {
+				if isID(v) {
 					return v
 				}
 				return nil
 			}
 		}
 	}
-	if m := lastID.FindSubmatch(tail); m != nil && json.Valid(m[1]) {
+	if m := lastID.FindSubmatch(tail); m != nil && isID(m[1]) {
 		return bytes.Clone(m[1])
 	}
 	return nil
@@ -333,8 +332,10 @@ func idOfCut(head, tail []byte) json.RawMessage {
 var lastID = regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*")\s*}\s*$`)
 
 // isID reports whether raw is a JSON-RPC id: a string or a number, in
-// UTF-8. An id with other bytes, echoed in an answer, made the answer no
-// JSON (json.Valid takes such bytes inside a string).
+// UTF-8 and without an unpaired surrogate escape. An id with other bytes,
+// echoed in an answer, made the answer no JSON (json.Valid takes such
+// bytes inside a string), and one with "\ud800" no JSON a strict parser
+// takes, answering a line refused for that very escape.
 func isID(raw json.RawMessage) bool {
-	return len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && utf8.Valid(raw)
+	return len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && core.CheckJSON(raw) == nil
 }

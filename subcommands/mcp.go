@@ -324,7 +324,7 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 			return invalidRequest, "the id must be a string or an integer of at most 53 bits", id, msg
 		}
 	} else if ok && string(raw) != "null" {
-		return invalidRequest, "the id must be a string of UTF-8 or a number", id, msg
+		return invalidRequest, "the id must be a number, or a string of UTF-8 text with no unpaired surrogate escape", id, msg
 	} else if _, request := m["method"]; ok && request {
 		// MCP forbids a null id; the SDK dropped such a request unanswered
 		// and undone, and its client waited for ever. (A response may

@@ -339,6 +339,9 @@ func TestMCPBadLines(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"nullid.txt","content":"x"}}}`, -32600, nil},
 		// Not echoed: the answer would not be UTF-8, so no JSON.
 		{`{"jsonrpc":"2.0","id":"` + "\xff" + `","method":"ping"}`, -32600, nil},
+		// Nor one with an unpaired surrogate escape: a strict parser
+		// refuses the answer as the message was refused.
+		{`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, -32600, nil},
 		// JSON the SDK's decoder cannot read ended the session, exit 1,
 		// with the calls before it unanswered.
 		{`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, -32600, nil},
