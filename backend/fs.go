@@ -45,6 +45,22 @@ func (t FileType) EntryType() string {
 // result before it writes, when the new version is not yet known.
 const MaxVersionBytes = 64
 
+// VersionSizer is the optional capability of a backend whose versions
+// are shorter than MaxVersionBytes: a result sized before a write (when
+// the new version is not yet known) reserves that much, not 64 bytes a
+// file, which refused a patch of many files whose result fitted.
+type VersionSizer interface {
+	VersionBytes() int
+}
+
+// VersionBytes is the most bytes a version of fs takes.
+func VersionBytes(fs FS) int {
+	if vs, ok := fs.(VersionSizer); ok {
+		return vs.VersionBytes()
+	}
+	return MaxVersionBytes
+}
+
 // FileInfo is what a backend knows of one file. Version is opaque: it changes
 // whenever the content may have changed (for the local backend: device,
 // inode, size, mtime and ctime), so that a caller can detect a lost update.

@@ -253,7 +253,7 @@ func (t *Tools) fitPatch(res *ApplyPatchResult, written bool) error {
 	for i := range res.Files {
 		diffs[i] = &res.Files[i].Diff
 		if written && res.Files[i].Action != ActionDelete {
-			res.Files[i].Version = unknownVersion
+			res.Files[i].Version = t.unknownVersion()
 		}
 	}
 	defer func() {

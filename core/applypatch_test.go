@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -156,5 +157,25 @@ func TestApplyPatchRefusesACutLine(t *testing.T) {
 		if e := fault.AsError(err); tc.code == "" && err != nil || tc.code != "" && (e == nil || e.Code != tc.code || m.Stats().Writes != 0) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.code)
 		}
+	}
+}
+
+// A patch of many files fits a bound its answer fits: the answer was sized
+// with 64 bytes for each new version, where a disk's take 16, and a patch
+// of 60 files whose answer took 5,608 bytes was TOO_LARGE under 8,489.
+func TestApplyPatchSizedByTheBackendsVersions(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "*** Add File: many/file_with_a_longish_name_%03d.txt\n+line\n", i)
+	}
+	b.WriteString("*** End Patch\n")
+	lfs := localFS(t)
+	res, err := (&Tools{FS: lfs, MaxBytes: 6500}).ApplyPatch(context.Background(), ApplyPatchRequest{Patch: b.String()})
+	if err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	if n := jsonSize(res); len(res.Files) != 60 || n > 6500 {
+		t.Errorf("%d files in %d bytes", len(res.Files), n)
 	}
 }

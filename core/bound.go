@@ -33,12 +33,13 @@ func jsonSize(v any) int {
 // the comma that may follow it (one byte, as jsonSize's newline).
 func itemSize(v any) int { return jsonSize(v) }
 
-// unknownVersion and unknownSha256 stand for what a result will carry once
-// written (or read to the end), at their largest.
-var (
-	unknownVersion = strings.Repeat("v", backend.MaxVersionBytes)
-	unknownSha256  = strings.Repeat("0", sha256.Size*2)
-)
+// unknownSha256 stands for what a result will carry once read to the
+// end (or written), at its largest.
+var unknownSha256 = strings.Repeat("0", sha256.Size*2)
+
+// unknownVersion stands for the version a file will have once written, at
+// its largest on t's backend.
+func (t *Tools) unknownVersion() string { return strings.Repeat("v", backend.VersionBytes(t.FS)) }
 
 // tooLarge is TOO_LARGE for a result that cannot fit the bound whatever
 // is cut from it: what (a sentence without its final stop) names the part

@@ -183,7 +183,7 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 		if newData, err = whole.Encode(edited); err != nil {
 			return nil, withPath(err, display)
 		}
-		res.Version, res.Sha256 = unknownVersion, sha256Hex(newData)
+		res.Version, res.Sha256 = t.unknownVersion(), sha256Hex(newData)
 	} else {
 		res.Sha256 = oldSum()
 	}

@@ -130,7 +130,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	// The result, with every field at its largest, must fit the bound
 	// before anything is written.
 	sk := &WriteResult{BytesWritten: math.MaxInt, LineEnding: "mixed", BOM: new(false), Encoding: "utf-16le",
-		Version: unknownVersion, Sha256: unknownSha256}
+		Version: t.unknownVersion(), Sha256: unknownSha256}
 	sk.Path, sk.PathBase64 = fault.PathText(t.FS.Display(req.Path))
 	if n := jsonSize(sk); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the path of the file does not fit").WithPath(sk.Path).

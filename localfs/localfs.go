@@ -1166,6 +1166,9 @@ func infoFromStat(name string, st *unix.Stat_t) backend.FileInfo {
 	return fi
 }
 
+// VersionBytes is the length of every version: 16 hexadecimal digits.
+func (f *FS) VersionBytes() int { return 16 }
+
 // version changes whenever the content may have: a replace (new inode), a
 // write in place (size, mtime, and ctime, which no caller can set back).
 func version(st *unix.Stat_t) string {

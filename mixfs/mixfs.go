@@ -177,6 +177,15 @@ func (f *FS) Owner(path string) backend.FS {
 	return f.members[j].FS
 }
 
+// VersionBytes is the most bytes a version of any member takes.
+func (f *FS) VersionBytes() int {
+	n := 0
+	for _, m := range f.members {
+		n = max(n, backend.VersionBytes(m.FS))
+	}
+	return n
+}
+
 // IsRoot reports whether path names the root of a member that knows its
 // root by name; a local root is refused by its lock.
 func (f *FS) IsRoot(path string) bool {

@@ -106,8 +106,10 @@ func stat(t *testing.T, b Backend, p string) backend.FileInfo {
 	return fi
 }
 
-func validVersion(v string) bool {
-	if v == "" || len(v) > backend.MaxVersionBytes {
+// validVersion reports whether v is a version b may give: printable
+// ASCII within the bound b states (backend.VersionBytes).
+func validVersion(b Backend, v string) bool {
+	if v == "" || len(v) > backend.VersionBytes(b) {
 		return false
 	}
 	for i := 0; i < len(v); i++ {
@@ -126,7 +128,7 @@ func writeThenRead(t *testing.T, b Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Size != 12 || fi.Type != backend.TypeFile || !validVersion(fi.Version) {
+	if fi.Size != 12 || fi.Type != backend.TypeFile || !validVersion(b, fi.Version) {
 		t.Errorf("write returned %+v", fi)
 	}
 	got, info := readAll(t, b, "a/b/c.txt")
