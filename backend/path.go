@@ -3,6 +3,8 @@ package backend
 import (
 	"path"
 	"strings"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 // Clean is path.Clean of a caller's path, except that a path spelled from
@@ -35,4 +37,30 @@ func Join(dir, name string) string {
 		return Clean(name)
 	}
 	return Clean(dir + "/" + name)
+}
+
+// CheckDotDot refuses p when a ".." in it follows a name that is not a
+// directory (a file, or nothing), as a disk's kernel does: a store's keys
+// resolve such a path by the names alone, and rm -r f.txt/../keep removed
+// keep. isDir says whether the part of p before a ".." is a directory,
+// false for one outside the workspace or denied, which is refused alike.
+// A path with no ".." costs nothing.
+func CheckDotDot(p string, isDir func(prefix string) (bool, error)) error {
+	if !strings.Contains(p, "..") {
+		return nil
+	}
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		if part != ".." || i == 0 {
+			continue
+		}
+		dir, err := isDir(strings.Join(parts[:i], "/"))
+		if err != nil {
+			return err
+		}
+		if !dir {
+			return fault.DotDotRefused(p)
+		}
+	}
+	return nil
 }

@@ -114,34 +114,30 @@ func (f *FS) route(p string) (int, string, error) {
 	return f.home, p, nil
 }
 
-// placed is route of a path a call acts on, which also refuses a ".."
-// after a name that is not a directory in an s3:// path: route resolves
-// such a path by its names (a member is given the rest as spelled), and
-// rm -r s3://b/p/f.txt/../keep removed keep.
+// placed is route of a path a call acts on, which also refuses, in an
+// s3:// path, a ".." after a name that is not a directory on the member
+// holding it (backend.CheckDotDot): route resolves such a path by its
+// names, and a member is given the rest with no ".." to check.
 func (f *FS) placed(ctx context.Context, p string) (int, string, error) {
 	j, rel, err := f.route(p)
 	if err != nil || !strings.Contains(p, "://") {
 		return j, rel, err
 	}
-	parts := strings.Split(p, "/")
-	for i, part := range parts {
-		if part != ".." {
-			continue
+	err = backend.CheckDotDot(p, func(prefix string) (bool, error) {
+		k, at, err := f.route(prefix)
+		if err != nil {
+			return false, nil
 		}
-		k, at, err := f.route(strings.Join(parts[:i], "/"))
-		dir := false
-		if err == nil {
-			fi, serr := f.members[k].FS.Stat(ctx, at)
-			if serr != nil && !fault.MissingPath(serr) && fault.AsError(serr).Code != fault.CodeNotADirectory {
-				return 0, "", f.fix(k, serr)
-			}
-			dir = serr == nil && fi.Type == backend.TypeDir
+		fi, err := f.members[k].FS.Stat(ctx, at)
+		switch {
+		case err == nil:
+			return fi.Type == backend.TypeDir, nil
+		case fault.MissingPath(err) || fault.AsError(err).Code == fault.CodeNotADirectory:
+			return false, nil
 		}
-		if !dir {
-			return 0, "", fault.DotDotRefused(p)
-		}
-	}
-	return j, rel, nil
+		return false, f.fix(k, err)
+	})
+	return j, rel, err
 }
 
 func (f *FS) outside(p string) error {

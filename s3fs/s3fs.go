@@ -170,42 +170,20 @@ func (f *FS) clean(p string) (string, error) {
 }
 
 // place is clean of a path a call acts on, which also refuses a ".."
-// after a name that is not a directory (checkDotDot).
+// after a name that is not a directory (backend.CheckDotDot): one listing
+// for each "..".
 func (f *FS) place(ctx context.Context, p string) (string, error) {
 	c, err := f.clean(p)
 	if err != nil {
 		return "", err
 	}
-	return c, f.checkDotDot(ctx, p)
-}
-
-// checkDotDot refuses a path with a ".." after a name that is not a
-// directory (a file, or nothing), as a local root does: a disk's kernel
-// fails such a path, where the names alone resolve it, and rm -r
-// f.txt/../keep removed keep. Each part up to a ".." must be a directory,
-// one listing each (for paths that hold ".." only); one outside the
-// workspace or denied is refused alike, telling nothing of it.
-func (f *FS) checkDotDot(ctx context.Context, p string) error {
-	parts := strings.Split(p, "/")
-	for i, part := range parts {
-		if part != ".." || i == 0 {
-			continue
+	return c, backend.CheckDotDot(p, func(prefix string) (bool, error) {
+		c, err := f.clean(prefix)
+		if err != nil {
+			return false, nil
 		}
-		c, err := f.clean(strings.Join(parts[:i], "/"))
-		if err == nil && c == "." {
-			continue
-		}
-		dir := false
-		if err == nil {
-			if dir, err = f.isDir(ctx, c); err != nil {
-				return err
-			}
-		}
-		if !dir {
-			return fault.DotDotRefused(p)
-		}
-	}
-	return nil
+		return f.isDir(ctx, c)
+	})
 }
 
 // inJournal reports a path in a journal folder: this workspace's, or, in
