@@ -396,9 +396,8 @@ func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
 // want; with hash it also returns the file's sha256, else it stops at the
 // first difference. The file read must be the one cur, the caller's
 // check, found (openStated): another is errConflict, and the attempt runs
-// again. Two writers of the
-// same bytes with one --expected-version both said noChange, of the old
-// version, where the second must be STALE.
+// again. Two writers of the same bytes with one --expected-version both
+// said noChange, of the old version, where the second must be STALE.
 func (t *Tools) digest(ctx context.Context, path string, cur current, want []byte, hash bool) (string, bool, error) {
 	r, err := t.openStated(ctx, path, cur)
 	if err != nil {
