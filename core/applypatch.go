@@ -250,10 +250,11 @@ func versionAt(byPath map[string]string, f PatchedFile) string {
 // for every new version when written is set.
 func (t *Tools) fitPatch(res *ApplyPatchResult, written bool) error {
 	diffs := make([]*string, len(res.Files))
+	unknown := t.unknownVersion()
 	for i := range res.Files {
 		diffs[i] = &res.Files[i].Diff
 		if written && res.Files[i].Action != ActionDelete {
-			res.Files[i].Version = t.unknownVersion()
+			res.Files[i].Version = unknown
 		}
 	}
 	defer func() {
