@@ -585,10 +585,22 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 	out := p
 	if m, ok := decodeMessage(p); ok && m.Method == nil {
 		if key, ok := idKey(m.ID); ok {
-			if a.calls.isCall(key) && cancelledUnstarted(m) {
+			// The SDK answers with code 0 a call cancelled before its
+			// handler ran ("context canceled"), where the handler answers
+			// INTERRUPTED, and a request out of the session's order (a
+			// call before initialize, a second initialize), which a
+			// client could not tell from any other failure: -32600.
+			switch e, isErr := answerError(m); {
+			case !isErr || *e.Code != 0:
+			case e.Message == context.Canceled.Error():
+				if !a.calls.isCall(key) {
+					break
+				}
 				if answer, err := interruptedAnswer(m.ID, a.maxBytes); err == nil {
 					out = answer
 				}
+			default:
+				out = invalidRequest(m.ID, e, p)
 			}
 			a.calls.answered(key)
 		}
@@ -599,16 +611,34 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// cancelledUnstarted reports whether m is the SDK's answer to a call
-// cancelled before its handler ran: a JSON-RPC error of code 0, "context
-// canceled", where the handler answers INTERRUPTED.
-func cancelledUnstarted(m message) bool {
-	var e struct {
-		Code    *int   `json:"code"`
-		Message string `json:"message"`
-	}
+// wireError is a JSON-RPC error object as the SDK writes it.
+type wireError struct {
+	Code    *int            `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// answerError is the error of the answer m, if it is one.
+func answerError(m message) (wireError, bool) {
+	var e wireError
 	raw, ok := m.fields["error"]
-	return ok && json.Unmarshal(raw, &e) == nil && e.Code != nil && *e.Code == 0 && e.Message == context.Canceled.Error()
+	return e, ok && json.Unmarshal(raw, &e) == nil && e.Code != nil
+}
+
+// invalidRequest is the error answer line (under id, with the error e)
+// given the code -32600; line when it cannot be rewritten.
+func invalidRequest(id json.RawMessage, e wireError, line []byte) []byte {
+	code := -32600
+	e.Code = &code
+	out, err := compactJSON(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", id, e})
+	if err != nil {
+		return line
+	}
+	return append(out, '\n')
 }
 
 // interruptedAnswer is the answer to the call id as its handler gives a

@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -593,6 +596,40 @@ func TestMCPIDInFlightWaits(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "w.txt")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMCPOutOfOrderIsInvalidRequest: a call before initialize and a second
+// initialize are -32600, and nothing is done; the SDK answered them with
+// code 0, which no client can tell from any other failure.
+func TestMCPOutOfOrderIsInvalidRequest(t *testing.T) {
+	dir := t.TempDir()
+	initialize := `{"jsonrpc":"2.0","id":ID,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"early.txt","content":"x"}}}
+` + strings.ReplaceAll(initialize, "ID", "2") + `
+` + strings.ReplaceAll(initialize, "ID", "3") + `
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`
+	var out bytes.Buffer
+	if code := Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: &out, Stderr: io.Discard}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	codes := map[float64]any{}
+	for line := range strings.Lines(out.String()) {
+		var reply struct {
+			ID    float64
+			Error map[string]any
+		}
+		if err := json.Unmarshal([]byte(line), &reply); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		codes[reply.ID] = reply.Error["code"]
+	}
+	if want := map[float64]any{1: -32600.0, 2: nil, 3: -32600.0}; !maps.Equal(codes, want) {
+		t.Fatalf("error codes by id %v, want %v; the answers:\n%s", codes, want, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "early.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the call before initialize wrote its file: %v", err)
 	}
 }
 
