@@ -210,10 +210,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
 	rp := &replacer{re: re, word: word, wordAfter: wordAfter, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
-	// A fixed string with U+FFFD, which the expression matches at every
-	// byte that is not UTF-8 too, gets no finder (grep's finds it as
-	// bytes); a regex's is left out by NewMatcher.
-	if rp.byLine && (req.Regex || !strings.ContainsRune(req.Query, utf8.RuneError)) {
+	if rp.byLine {
 		// Without --word's \b: its lines are fewer than the query's.
 		rp.lines, _ = search.NewMatcher(req.Query, req.Regex, req.IgnoreCase)
 	}

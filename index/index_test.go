@@ -27,9 +27,10 @@ import (
 )
 
 // words make the files' lines: some share trigrams, some differ in case
-// only, some are not ASCII (ß, the Kelvin sign that folds to k).
+// only, some are not ASCII (ß, the Kelvin sign that folds to k), one is
+// not UTF-8 (café in Latin-1).
 var words = []string{"alpha", "beta", "gamma", "Delta", "DELTA", "delta", "func", "main", "Straße", "STRASSE",
-	"\u212Aelvin", "kelvin", "foo_bar", "fooBar", "x1", "y22", "z333", "hello", "world", "needle", "haystack", "café", "CAFÉ"}
+	"\u212Aelvin", "kelvin", "foo_bar", "fooBar", "x1", "y22", "z333", "hello", "world", "needle", "haystack", "café", "CAFÉ", "caf\xe9"}
 
 // queries are the greps of the differential test: literals present and
 // absent, regexes with and without literals, each also folded.
@@ -41,7 +42,7 @@ var queries = []struct {
 	{"straße", false}, {"café", false}, {"lo wo", false}, {"ga", false}, {"foo_bar", false},
 	{`needle\s+\w+`, true}, {`(alpha|beta) gamma`, true}, {`fo+_?[bB]ar`, true}, {`z3{3}`, true},
 	{`\w+ing`, true}, {`^hello`, true}, {`world$`, true}, {`[xyz]\d+`, true}, {`DEL?TA`, true},
-	{`caf.`, true}, {`h.y`, true}, {`(?:kel|Kel)vin`, true},
+	{`caf.`, true}, {`h.y`, true}, {`(?:kel|Kel)vin`, true}, {"caf\uFFFD", false},
 }
 
 // fixture is a tree, its backend and tools that consult the index, and a

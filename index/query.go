@@ -2,6 +2,7 @@ package index
 
 import (
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -93,7 +94,7 @@ var unknown = info{q: allQuery}
 // satisfies, compiled as search.NewMatcher compiles it. An invalid regex
 // plans as All: the matcher reports the error.
 func Plan(query string, isRegex, ignoreCase bool) *Query {
-	if !isRegex && !ignoreCase {
+	if !isRegex && !ignoreCase && !strings.ContainsRune(query, utf8.RuneError) {
 		return exactQuery([]string{query})
 	}
 	_, tree, err := search.Parse(query, isRegex, ignoreCase)
@@ -172,12 +173,16 @@ func required(in info) info {
 // window's variants.
 func literal(runes []rune, fold bool) info {
 	if !fold {
-		for _, r := range runes {
-			if r == utf8.RuneError {
-				return unknown // matches an invalid byte too, whose bytes differ
-			}
+		if !slices.Contains(runes, utf8.RuneError) {
+			return info{known: true, exact: []string{string(runes)}}
 		}
-		return info{known: true, exact: []string{string(runes)}}
+		// U+FFFD matches a byte that is not UTF-8 too, whose bytes differ:
+		// only the runs between them are known.
+		q := allQuery
+		for part := range strings.SplitSeq(string(runes), string(utf8.RuneError)) {
+			q = and(q, exactQuery([]string{part}))
+		}
+		return info{q: q}
 	}
 	if set, ok := variants(runes); ok {
 		return info{known: true, exact: set}

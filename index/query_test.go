@@ -22,6 +22,8 @@ func TestPlan(t *testing.T) {
 		{query: "k", fold: true, want: "+"},
 		{query: `x.*y`, isRegex: true, want: "+"},
 		{query: "(a", isRegex: true, want: "+"},
+		// U+FFFD matches a byte that is not UTF-8 too, whose trigrams differ.
+		{query: "caf\uFFFD noir", want: "caf  no noi oir"},
 	} {
 		got := Plan(tc.query, tc.isRegex, tc.fold).String()
 		if got != tc.want {

@@ -69,7 +69,7 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 		return nil, fault.InvalidArgument("query spans lines; grep matches one line at a time.").
 			WithHint("search for one line of the text")
 	}
-	if !isRegex && !ignoreCase {
+	if !isRegex && !ignoreCase && !strings.ContainsRune(query, utf8.RuneError) {
 		return &Matcher{lit: newLitFinder([]byte(query))}, nil
 	}
 	pattern, tree, err := Parse(query, isRegex, ignoreCase)
@@ -89,8 +89,10 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 		return nil, RegexError(query, err)
 	}
 	if namesRuneError(tree) {
-		// regexp matches U+FFFD at every byte that is not UTF-8 too; a
-		// finder of its UTF-8 bytes would pass those lines over.
+		// regexp matches U+FFFD at every byte that is not UTF-8 too, as
+		// grep shows such a byte, whatever the query's kind: a line found
+		// with -i or a regex is found without. A finder of U+FFFD's own
+		// bytes would pass those lines over.
 		return &Matcher{re: re, bound: maxMatchBytes(tree)}, nil
 	}
 	m := &Matcher{re: re, run: newClassRun(tree.Simplify()), bound: maxMatchBytes(tree)}

@@ -260,8 +260,10 @@ func testPairFinder(t *testing.T) {
 	}
 }
 
-// A regex with U+FFFD matches, as regexp does, at every byte that is not
-// UTF-8: no finder of U+FFFD's own bytes may pass such a line over.
+// A query with U+FFFD matches, as regexp does, at every byte that is not
+// UTF-8, which grep shows as U+FFFD: no finder of U+FFFD's own bytes may
+// pass such a line over. A fixed string found only its bytes, where the
+// same string with -i found the line.
 func TestRuneErrorFindsInvalidBytes(t *testing.T) {
 	for _, tc := range []struct {
 		query     string
@@ -272,6 +274,8 @@ func TestRuneErrorFindsInvalidBytes(t *testing.T) {
 		{"caf\uFFFD", true, false, "un caf\xe9 noir"},
 		{`caf\x{FFFD}`, true, true, "un CAF\xe9 noir"},
 		{"caf\uFFFD", false, true, "un CAF\xe9 noir"},
+		{"caf\uFFFD", false, false, "un caf\xe9 noir"},
+		{"caf\uFFFD", false, false, "un caf\uFFFD noir"},
 	} {
 		m, err := NewMatcher(tc.query, tc.regex, tc.ic)
 		if err != nil {
