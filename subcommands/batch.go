@@ -32,7 +32,9 @@ type batchLine struct {
 func decodeBatchLine(data []byte) (batchLine, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
-		return batchLine{}, err
+		// JSON nested past encoding/json's depth, or cut off: answered
+		// under its id when one can be read before the fault.
+		return batchLine{ID: idOfCut(data, nil)}, err
 	}
 	// The id first: a line refused for another field is answered under it.
 	line := batchLine{ID: fields["id"]}

@@ -449,6 +449,19 @@ func TestBatchLineTooLong(t *testing.T) {
 	}
 }
 
+// TestBatchTooDeepKeepsItsID: a line nested past encoding/json's depth is
+// answered under its id, which it was not.
+func TestBatchTooDeepKeepsItsID(t *testing.T) {
+	line := `{"tool":"ls","id":5,"args":{"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}}\n"
+	var out bytes.Buffer
+	if code := Main(context.Background(), []string{"--root", t.TempDir(), "batch"}, Streams{Stdin: strings.NewReader(line), Stdout: &out, Stderr: io.Discard}); code != ExitUsage {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.HasPrefix(out.String(), `{"id":5,"error":{"code":"INVALID_ARGUMENT"`) {
+		t.Fatalf("answer %s", out.String())
+	}
+}
+
 // The id of a line too long to decode is read from either end of it.
 func TestIDOfCut(t *testing.T) {
 	pad := strings.Repeat("x", 5000)

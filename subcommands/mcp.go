@@ -122,7 +122,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 	out := &syncWriter{w: s.Stdout}
 	lines := make(chan inputLine)
 	go readLines(s.Stdin, mcp.DefaultMaxLineLength, lines)
-	frames := &mcpFrames{lines: lines, out: out, calls: calls, done: sessionCtx.Done()}
+	frames := &mcpFrames{lines: lines, out: out, calls: calls, done: sessionCtx.Done(), maxBytes: tl.MaxBytes}
 	// The session ends at the end of its input, which an interrupt
 	// (SIGINT, SIGTERM) makes come at once: once the calls under way have
 	// their answer (INTERRUPTED, or what they finished). Ended by its
@@ -158,29 +158,48 @@ type mcpFrames struct {
 	calls   *unanswered
 	done    <-chan struct{}
 	pending []byte
+	// maxBytes bounds an answer written here (--max-bytes).
+	maxBytes int
 	// kept are the requests held back, in the order they came; end is
 	// the input's end, once read.
 	kept []keptMessage
 	end  error
 }
 
-// keptMessage is a request as read, held back while its id is busy.
+// keptMessage is a request as read, held back while its id is busy, or a
+// refusal under such an id: answered before the call in flight, it was
+// taken for that call's answer by a client matching answers by id.
 type keptMessage struct {
-	data []byte
-	msg  message
+	data    []byte
+	msg     message
+	refusal *refusal
+}
+
+// refusal is the JSON-RPC error that answers a line.
+type refusal struct {
+	id   json.RawMessage
+	code int
+	text string
+}
+
+// key is the id the message is answered under, if it has one.
+func (k keptMessage) key() (string, bool) {
+	if k.refusal != nil {
+		return idKey(k.refusal.id)
+	}
+	if k.msg.Method == nil {
+		return "", false
+	}
+	return idKey(k.msg.ID)
 }
 
 func (f *mcpFrames) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
-		if len(f.kept) > 0 {
-			taken, err := f.offer(f.kept[0])
-			if err != nil {
-				return 0, err
-			}
-			if taken {
-				f.kept = f.kept[1:]
-				continue
-			}
+		if err := f.handOn(); err != nil {
+			return 0, err
+		}
+		if len(f.pending) > 0 {
+			break
 		}
 		if f.end != nil && len(f.kept) == 0 {
 			f.calls.wait()
@@ -204,9 +223,9 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		case <-f.done:
 			// Interrupted: no call after those under way, though a line
 			// came with the signal (select took either at random); what
-			// was kept back is dropped.
+			// was kept back is answered once those are.
 			f.calls.wait()
-			return 0, io.EOF
+			return 0, f.interruptKept()
 		default:
 		}
 		if in.err == io.EOF {
@@ -219,15 +238,18 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		if !in.tooLong && len(bytes.TrimSpace(in.data)) == 0 {
 			continue
 		}
-		code, text, id, msg := frameError(in)
-		if code != 0 {
-			if err := f.refuse(id, code, text); err != nil {
-				return 0, err
-			}
+		var k keptMessage
+		if code, text, id, msg := frameError(in); code != 0 {
+			k.refusal = &refusal{id: id, code: code, text: text}
+		} else {
+			k.data, k.msg = in.data, msg
+		}
+		if taken, err := f.cancelKept(k.msg); err != nil {
+			return 0, err
+		} else if taken {
 			continue
 		}
-		k := keptMessage{in.data, msg}
-		if f.keptCall() && isToolCall(msg) {
+		if f.mustWait(k) {
 			f.kept = append(f.kept, k)
 			continue
 		}
@@ -242,6 +264,117 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
 	return n, nil
+}
+
+// handOn hands on the kept messages that may go now, in the order they
+// came: each whose id is free, but a tools/call never before one kept
+// ahead of it, and a message never before one kept ahead under its id.
+// It stops at the first message passed to the server, which reads one at
+// a time.
+func (f *mcpFrames) handOn() error {
+	callAhead, idsAhead := false, map[string]bool{}
+	for i := 0; i < len(f.kept); {
+		k := f.kept[i]
+		key, hasKey := k.key()
+		if !(isToolCall(k.msg) && callAhead) && !(hasKey && idsAhead[key]) {
+			taken, err := f.offer(k)
+			if err != nil {
+				return err
+			}
+			if taken {
+				f.kept = slices.Delete(f.kept, i, i+1)
+				if len(f.pending) > 0 {
+					return nil
+				}
+				continue
+			}
+		}
+		callAhead = callAhead || isToolCall(k.msg)
+		if hasKey {
+			idsAhead[key] = true
+		}
+		i++
+	}
+	return nil
+}
+
+// mustWait reports whether k waits behind what is kept: a tools/call
+// behind a kept one, to run in the order they came, and a message behind
+// one kept under its id.
+func (f *mcpFrames) mustWait(k keptMessage) bool {
+	if isToolCall(k.msg) && slices.ContainsFunc(f.kept, func(k keptMessage) bool { return isToolCall(k.msg) }) {
+		return true
+	}
+	key, ok := k.key()
+	return ok && slices.ContainsFunc(f.kept, func(kept keptMessage) bool {
+		other, ok := kept.key()
+		return ok && other == key
+	})
+}
+
+// cancelKept takes a cancellation of a tools/call kept back, not passed
+// to the server (which would not know its id and drop the cancellation:
+// the call ran later, a write made): the call is taken off and answers
+// INTERRUPTED at once. taken is false for any other message, and for the
+// cancellation of an id in flight, which the server cancels.
+func (f *mcpFrames) cancelKept(m message) (taken bool, err error) {
+	if m.Method == nil || *m.Method != "notifications/cancelled" {
+		return false, nil
+	}
+	var params struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(m.fields["params"], &params) != nil || len(params.RequestID) == 0 {
+		return false, nil
+	}
+	key, ok := idKey(params.RequestID)
+	if !ok || f.calls.busy(key) {
+		return false, nil
+	}
+	i := slices.IndexFunc(f.kept, func(k keptMessage) bool {
+		other, ok := k.key()
+		return ok && other == key && isToolCall(k.msg)
+	})
+	if i < 0 {
+		return false, nil
+	}
+	id := f.kept[i].msg.ID
+	f.kept = slices.Delete(f.kept, i, i+1)
+	return true, f.interrupted(id)
+}
+
+// interrupted answers the tools/call id INTERRUPTED.
+func (f *mcpFrames) interrupted(id json.RawMessage) error {
+	answer, err := interruptedAnswer(id, f.maxBytes)
+	if err != nil {
+		return err
+	}
+	_, err = f.out.Write(answer)
+	return err
+}
+
+// interruptKept answers what was kept back when the session is
+// interrupted, the calls under way answered: a tools/call INTERRUPTED,
+// another request a JSON-RPC error, a refusal as it was to be. Each
+// request gets its answer, as the man page promises. It returns io.EOF,
+// which ends the session.
+func (f *mcpFrames) interruptKept() error {
+	for _, k := range f.kept {
+		var err error
+		switch _, hasKey := k.key(); {
+		case k.refusal != nil:
+			err = f.refuse(k.refusal.id, k.refusal.code, k.refusal.text)
+		case isToolCall(k.msg):
+			err = f.interrupted(k.msg.ID)
+		case hasKey:
+			err = f.refuse(k.msg.ID, -32000, "interrupted: the session ended before this request was handled")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	f.kept = nil
+	return io.EOF
 }
 
 // pass makes the message the next the server reads: trimmed (the
@@ -259,8 +392,15 @@ func (f *mcpFrames) pass(data []byte, msg message) {
 // offer hands k on to the server, or refuses it under an open listen's id
 // (the SDK drops such a request unanswered, and tools/calls numbered after
 // it waited for it for ever); taken is false when its id is that of a
-// call not yet answered, and k must wait.
+// call not yet answered, and k must wait. A refusal is written once its
+// id is free.
 func (f *mcpFrames) offer(k keptMessage) (taken bool, err error) {
+	if r := k.refusal; r != nil {
+		if key, ok := idKey(r.id); ok && f.calls.busy(key) {
+			return false, nil
+		}
+		return true, f.refuse(r.id, r.code, r.text)
+	}
 	switch handed, inUse := f.calls.hand(k.msg); {
 	case inUse:
 		return true, f.refuse(k.msg.ID, -32600, "the id is that of an open subscriptions/listen: give each request an id of its own")
@@ -269,12 +409,6 @@ func (f *mcpFrames) offer(k keptMessage) (taken bool, err error) {
 		return true, nil
 	}
 	return false, nil
-}
-
-// keptCall reports whether a tools/call is held back: the calls after it
-// wait behind it, to run in the order they came.
-func (f *mcpFrames) keptCall() bool {
-	return slices.ContainsFunc(f.kept, func(k keptMessage) bool { return isToolCall(k.msg) })
 }
 
 func isToolCall(m message) bool { return m.Method != nil && *m.Method == "tools/call" }
@@ -307,7 +441,16 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(in.data, &m); err != nil {
-		if _, syntax := err.(*json.SyntaxError); syntax {
+		var syntax *json.SyntaxError
+		switch {
+		case errors.As(err, &syntax) && strings.HasSuffix(syntax.Error(), "exceeded max depth"):
+			// JSON all the same, too deep for encoding/json (10,000), as
+			// one over the SDK's 1,000 is refused below.
+			if cut := idOfCut(in.data, nil); cut != nil && answerableID(cut) && len(cut) <= maxIDBytes {
+				id = cut
+			}
+			return invalidRequest, "the message is nested too deep: " + err.Error(), id, msg
+		case syntax != nil:
 			return parseError, "the line is not JSON: send one JSON-RPC message a line", id, msg
 		}
 		return invalidRequest, "a message is a JSON object; batches are not supported", id, msg
@@ -366,15 +509,22 @@ type unanswered struct {
 	ids     map[string]bool
 	changed chan struct{}
 	// seqs are the numbers of the tools/calls not answered, by id, in the
-	// order they came (last is the latest); moved is closed, and made
-	// again, at each answer.
+	// order they came (last is the latest). Every call numbered below low
+	// is answered; done are the numbers above it answered (a call
+	// cancelled while it waits answers out of turn). turns wakes the
+	// call whose turn it is, by number: each answer woke every waiting
+	// call to look at every number, and 2,000 calls written at once took
+	// 30 s of CPU.
 	seqs  map[string]int
 	last  int
-	moved chan struct{}
+	low   int
+	done  map[int]bool
+	turns map[int]chan struct{}
 }
 
 func newUnanswered() *unanswered {
-	return &unanswered{ids: map[string]bool{}, changed: make(chan struct{}, 1), seqs: map[string]int{}, moved: make(chan struct{})}
+	return &unanswered{ids: map[string]bool{}, changed: make(chan struct{}, 1), seqs: map[string]int{},
+		low: 1, done: map[int]bool{}, turns: map[int]chan struct{}{}}
 }
 
 // seqKey is the key of params._meta under which mcpFrames numbers each
@@ -396,22 +546,22 @@ func (u *unanswered) number(key string) int {
 // awaitTurn returns once every call numbered before seq is answered, or
 // with ctx's error.
 func (u *unanswered) awaitTurn(ctx context.Context, seq int) error {
-	for {
-		u.mu.Lock()
-		first := true
-		for _, s := range u.seqs {
-			first = first && s >= seq
-		}
-		moved := u.moved
+	u.mu.Lock()
+	if u.low >= seq {
 		u.mu.Unlock()
-		if first {
-			return nil
-		}
-		select {
-		case <-moved:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return nil
+	}
+	turn := make(chan struct{})
+	u.turns[seq] = turn
+	u.mu.Unlock()
+	select {
+	case <-turn:
+		return nil
+	case <-ctx.Done():
+		u.mu.Lock()
+		delete(u.turns, seq)
+		u.mu.Unlock()
+		return ctx.Err()
 	}
 }
 
@@ -528,6 +678,15 @@ func (u *unanswered) hand(m message) (handed, inUse bool) {
 	return false, !awaited
 }
 
+// busy reports whether the id key is a request's handed to the server and
+// not yet answered.
+func (u *unanswered) busy(key string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.ids[key]
+	return ok
+}
+
 // isCall reports whether the id key is a tools/call's not yet answered.
 func (u *unanswered) isCall(key string) bool {
 	u.mu.Lock()
@@ -540,10 +699,17 @@ func (u *unanswered) isCall(key string) bool {
 func (u *unanswered) answered(key string) {
 	u.mu.Lock()
 	delete(u.ids, key)
-	if _, ok := u.seqs[key]; ok {
+	if seq, ok := u.seqs[key]; ok {
 		delete(u.seqs, key)
-		close(u.moved)
-		u.moved = make(chan struct{})
+		u.done[seq] = true
+		for u.done[u.low] {
+			delete(u.done, u.low)
+			u.low++
+			if turn, ok := u.turns[u.low]; ok {
+				close(turn)
+				delete(u.turns, u.low)
+			}
+		}
 	}
 	u.mu.Unlock()
 	select {
@@ -734,12 +900,21 @@ func unescapeHTML(p []byte) []byte {
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// failed is the error of the first answer not written.
+	failed error
 }
 
+// Write's error says that the call ran: a change it made stands, and the
+// hint to retry an IO_ERROR would repeat an append or a replace.
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Write(p)
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.failed = answerNotWritten(err)
+		return n, s.failed
+	}
+	return n, nil
 }
 
 // callResult is a tool's answer as an MCP result: an error's text is

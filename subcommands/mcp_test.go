@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -361,6 +362,9 @@ func TestMCPBadLines(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"nop","method":"tools/call"}`, -32600, "nop"},
 		{`{"jsonrpc":"2.0","id":"nm","method":"tools/call","params":{"name":"agentfs_nosuch","_meta":null}}`, -32602, "nm"},
 		{`{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":` + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + `}}`, -32600, 15.0},
+		// Past encoding/json's depth (10,000) it was -32700, not JSON,
+		// under null.
+		{`{"jsonrpc":"2.0","id":17,"method":"ping","params":{"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}}`, -32600, 17.0},
 		// Over 16 MiB, under the id read from either end (an SDK client
 		// writes its id last), where it was null and the client waited.
 		{`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"big","content":"` + strings.Repeat("a", 17<<20) + `"}}}`, -32600, 16.0},
@@ -524,6 +528,38 @@ func TestUnanswered(t *testing.T) {
 	done := make(chan struct{})
 	go func() { u.wait(); close(done) }()
 	<-done
+}
+
+// TestTurns: a call's turn comes once every call numbered before it is
+// answered, whatever order they are answered in (a call cancelled while it
+// waits answers out of turn), and only then.
+func TestTurns(t *testing.T) {
+	u := newUnanswered()
+	for _, key := range []string{"a", "b", "c", "d"} {
+		u.number(key)
+	}
+	// A probe with its context done answers at once: nil when the turn
+	// has come, else the context's error.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	hasTurn := func(seq int) bool { return u.awaitTurn(done, seq) == nil }
+	fourth := make(chan error, 1)
+	go func() { fourth <- u.awaitTurn(context.Background(), 4) }()
+	if !hasTurn(1) || hasTurn(2) {
+		t.Fatal("the first call's turn has not come, or the second's has")
+	}
+	u.answered("b") // out of turn: a, before it, is not answered
+	if hasTurn(3) || hasTurn(4) {
+		t.Fatal("a turn came with the first call unanswered")
+	}
+	u.answered("a")
+	if !hasTurn(3) || hasTurn(4) {
+		t.Fatal("once the first two are answered, the third's turn has not come, or the fourth's has")
+	}
+	u.answered("c")
+	if err := <-fourth; err != nil {
+		t.Fatalf("the fourth call waiting for its turn: %v", err)
+	}
 }
 
 // TestMCPIDReusedOnceAnswered: a client that sends its next call with the
@@ -748,6 +784,104 @@ func TestMCPIDInFlightKeepsReading(t *testing.T) {
 	answers := ls.answers()
 	if sevens := answers["7"]; len(sevens) != 2 || !strings.Contains(sevens[0], "INTERRUPTED") || !strings.Contains(sevens[1], "NOT_FOUND") {
 		t.Fatalf("the answers under id 7: %q; want the write INTERRUPTED, then the read's NOT_FOUND", sevens)
+	}
+}
+
+// TestMCPAnswerNotWritten: an answer that standard output refuses ends
+// the session with an IO_ERROR saying the call ran, as batch's does: its
+// hint to retry would repeat an append.
+func TestMCPAnswerNotWritten(t *testing.T) {
+	dir := t.TempDir()
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"log.txt","content":"x","append":true}}}
+`
+	var stderr bytes.Buffer
+	code := Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: failingWriter{syscall.EPIPE}, Stderr: &stderr})
+	if code != ExitFailure || !strings.Contains(stderr.String(), `"IO_ERROR"`) || !strings.Contains(stderr.String(), "check the files before running it again") {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+}
+
+// failingWriter fails every write with err.
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// TestMCPCancelKeptCall: a call kept back behind a call whose id is in
+// flight, cancelled, answers INTERRUPTED at once and never runs: the SDK,
+// not given it, dropped the cancellation, and the write ran later with
+// success. Interrupted, the session answers every call still kept back,
+// which were left unanswered.
+func TestMCPCancelKeptCall(t *testing.T) {
+	ls := newLockedSession(t, "w.txt", "--lock-timeout", "60s")
+	ls.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}
+`)
+	ls.waitForTheLock()
+	ls.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"w.txt"}}}
+{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"cancelled.txt","content":"x"}}}
+{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"kept.txt","content":"x"}}}
+{"jsonrpc":"2.0","id":9,"method":"ping"}
+`)
+	if !ls.out.waitFor(`"id":9`) {
+		t.Fatal("no answer to the ping")
+	}
+	ls.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}
+`)
+	if !ls.out.waitFor(`"id":7`) {
+		t.Fatal("no answer to the cancelled call while the call ahead of it runs")
+	}
+	ls.interrupt()
+	ls.toServer.Close()
+	if c := <-ls.code; c != ExitInterrupted {
+		t.Fatalf("exit %d, want %d", c, ExitInterrupted)
+	}
+	byID := map[string][]string{}
+	for line := range strings.Lines(ls.out.String()) {
+		var m struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(line), &m)
+		byID[string(m.ID)] = append(byID[string(m.ID)], line)
+	}
+	for id, n := range map[string]int{"1": 2, "7": 1, "8": 1} {
+		if len(byID[id]) != n || slices.ContainsFunc(byID[id], func(a string) bool { return !strings.Contains(a, "INTERRUPTED") }) {
+			t.Errorf("the answers under id %s: %q, want %d, INTERRUPTED", id, byID[id], n)
+		}
+	}
+	for _, name := range []string{"cancelled.txt", "kept.txt"} {
+		if _, err := os.Stat(filepath.Join(ls.dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %v, want no such file", name, err)
+		}
+	}
+}
+
+// TestMCPRefusalWaitsForItsID: a line refused under the id of a call in
+// flight is answered after that call: answered before, a client matching
+// answers by id took the refusal for the call's answer.
+func TestMCPRefusalWaitsForItsID(t *testing.T) {
+	ls := newLockedSession(t, "w.txt", "--lock-timeout", "60s")
+	ls.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}
+`)
+	ls.waitForTheLock()
+	ls.send(`{"id":1,"method":"ping"}
+{"jsonrpc":"2.0","id":2,"method":"ping"}
+`)
+	if !ls.out.waitFor(`"id":2`) {
+		t.Fatal("no answer to the ping")
+	}
+	if strings.Contains(ls.out.String(), `"id":1`) {
+		t.Fatalf("an answer under id 1 while its call runs: %s", ls.out.String())
+	}
+	ls.interrupt()
+	ls.toServer.Close()
+	<-ls.code
+	var ones []string
+	for line := range strings.Lines(ls.out.String()) {
+		if strings.Contains(line, `"id":1`) {
+			ones = append(ones, line)
+		}
+	}
+	if len(ones) != 2 || !strings.Contains(ones[0], "INTERRUPTED") || !strings.Contains(ones[1], "-32600") {
+		t.Fatalf("the answers under id 1: %q, want the call's, then the refusal", ones)
 	}
 }
 
