@@ -800,16 +800,21 @@ func (w *window) cost(l winLine, n int) int {
 	return c
 }
 
-// render joins the lines and names their line ending.
+// render joins the lines and names their line ending. A window of CRLF
+// lines one of which ends in a CR (CR CR LF: unix2dos run twice) is mixed
+// too, its endings kept: in content without the CR of its endings, that
+// CR before LF read as a CRLF, and write, given the content back, dropped
+// it.
 func (w *window) render(start int) (string, string) {
-	var lf, crlf bool
+	var lf, crlf, crBefore bool
 	for _, l := range w.lines {
 		lf = lf || l.term == termLF
 		crlf = crlf || l.term == termCRLF
+		crBefore = crBefore || l.term == termCRLF && strings.HasSuffix(l.text, "\r")
 	}
 	ending := "none"
 	switch {
-	case lf && crlf:
+	case crlf && (lf || crBefore):
 		ending = "mixed"
 	case crlf:
 		ending = "crlf"

@@ -64,6 +64,9 @@ func TestReadTable(t *testing.T) {
 		{name: "crlf", file: "a\r\nb\r\n", content: "a\nb\n", ending: "crlf", encoding: "utf-8", total: 2},
 		{name: "mixed keeps CR", file: "a\r\nb\n", content: "a\r\nb\n", ending: "mixed", encoding: "utf-8", total: 2},
 		{name: "lone CR is content", file: "a\rb\n", content: "a\rb\n", ending: "lf", encoding: "utf-8", total: 1},
+		// Without its endings' CR, the CR before them read as a CRLF,
+		// and write dropped it.
+		{name: "CR before CRLF keeps the endings", file: "a\r\r\nb\r\n", content: "a\r\r\nb\r\n", ending: "mixed", encoding: "utf-8", total: 2},
 		{name: "one line no newline", file: "x", content: "x", ending: "none", encoding: "utf-8", total: 1},
 		{name: "utf-8 bom", file: "\xEF\xBB\xBFhé\n", content: "hé\n", ending: "lf", bom: true, encoding: "utf-8", total: 1},
 		{name: "utf-16le bom", file: utf16le("hé 😀\r\nx\r\n", true), content: "hé 😀\nx\n", ending: "crlf", bom: true, encoding: "utf-16le", total: 2},
@@ -375,7 +378,7 @@ func pageCut(t testing.TB, tl *Tools, data []byte, lt LineTruncation, limit int)
 		}
 		piece := res.Truncated && *res.NextOffset == res.EndLine
 		var want strings.Builder
-		cut, lf, crlf := 0, false, false
+		cut, lf, crlf, crBefore := 0, false, false, false
 		type line struct {
 			text string
 			term string
@@ -400,18 +403,19 @@ func pageCut(t testing.TB, tl *Tools, data []byte, lt LineTruncation, limit int)
 				cut++
 			}
 			lf, crlf = lf || term == "\n", crlf || term == "\r\n"
+			crBefore = crBefore || term == "\r\n" && strings.HasSuffix(l.text, "\r")
 			lines = append(lines, l)
 			p = next
 		}
 		for _, l := range lines {
 			want.WriteString(l.text)
-			if l.term == "\r\n" && lf {
+			if l.term == "\r\n" && (lf || crBefore) {
 				want.WriteString("\r\n")
 			} else if l.term != "" {
 				want.WriteByte('\n')
 			}
 		}
-		ending := map[[2]bool]string{{false, false}: "none", {true, false}: "lf", {false, true}: "crlf", {true, true}: "mixed"}[[2]bool{lf, crlf}]
+		ending := map[[2]bool]string{{false, false}: "none", {true, false}: "lf", {false, true}: "crlf", {true, true}: "mixed"}[[2]bool{lf || crBefore, crlf}]
 		if res.Content != want.String() || res.LinesCut != cut || res.LineEnding != ending {
 			t.Fatalf("window %+v:\ncontent %q linesCut %d lineEnding %s\nwant    %q linesCut %d lineEnding %s",
 				req, res.Content, res.LinesCut, res.LineEnding, want.String(), cut, ending)
@@ -605,6 +609,7 @@ func FuzzReadWindow(f *testing.F) {
 	f.Add([]byte(""), uint8(0), uint16(0))
 	f.Add([]byte("\ufeff\n\xff"), uint8(1), uint16(124))
 	f.Add([]byte(strings.Repeat("\x01é", 2100)+"\r\nab\r\n"), uint8(0), uint16(0))
+	f.Add([]byte("a\r\r\nb\r\n"), uint8(1), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, limit uint8, maxBytes uint16) {
 		if len(data) > 1<<14 {
 			return // paging a large input line by line only slows the search
