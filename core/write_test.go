@@ -207,8 +207,8 @@ func TestReadThenWriteIsNoChange(t *testing.T) {
 		}
 		res, err := tl.Write(ctx, core.WriteRequest{Path: name, Content: ptr(r.Content)})
 		got, _ := os.ReadFile(p)
-		if err != nil || !res.NoChange || string(got) != data {
-			t.Errorf("%s: read %q, then write: %+v %v, file %q", name, r.Content, res, err, got)
+		if err != nil || !res.NoChange || string(got) != data || res.LineEnding != r.LineEnding {
+			t.Errorf("%s: read %q (%s), then write: %+v %v, file %q", name, r.Content, r.LineEnding, res, err, got)
 		}
 	}
 }

@@ -70,7 +70,7 @@ type Written struct {
 
 // Written is the style of a whole file, as a write that made it names it.
 func (st Style) Written() Written {
-	w := Written{LineEnding: endingName(st.crlf, st.lf), BOM: st.c.bom != nil}
+	w := Written{LineEnding: endingName(st.text, st.crlf, st.lf), BOM: st.c.bom != nil}
 	if st.c.unit != 1 {
 		w.Encoding = st.c.name
 	}
@@ -107,7 +107,7 @@ func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, 
 	}
 	body = toFileEndings(body, lineEnding, file, func(b string) string { return keepEndings(file, b) })
 	crlf := strings.Count(body, "\r\n")
-	ws := Written{LineEnding: endingName(crlf, strings.Count(body, "\n")-crlf), BOM: withBOM}
+	ws := Written{LineEnding: endingName(body, crlf, strings.Count(body, "\n")-crlf), BOM: withBOM}
 	if !withBOM {
 		return []byte(body), ws, nil
 	}
@@ -144,10 +144,11 @@ func encodeUTF16(text string, c Codec) ([]byte, *fault.Error) {
 	return enc, nil
 }
 
-// endingName names line endings as read does: lf, crlf, mixed or none.
-func endingName(crlf, lf int) string {
+// endingName names the line endings of text, crlf CRLFs and lf bare LFs,
+// as read does: lf, crlf, mixed (a CR before a CRLF too) or none.
+func endingName(text string, crlf, lf int) string {
 	switch {
-	case crlf > 0 && lf > 0:
+	case crlf > 0 && (lf > 0 || strings.Contains(text, "\r\r\n")):
 		return "mixed"
 	case crlf > 0:
 		return LineEndingCRLF
