@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -157,6 +158,12 @@ func TestCursorPastARemovedEntry(t *testing.T) {
 	if !slices.Equal(got, []string{"c", "d"}) {
 		t.Errorf("after b was removed the next page has %q, want c and d", got)
 	}
+	fsys.WriteFile(ctx, "e", []byte("x\n"), backend.WriteOptions{})
+	short, err := tl.Grep(ctx, GrepRequest{Query: "x", Limit: 2, Cursor: first.NextCursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameNextGrep(t, tl, GrepRequest{Query: "x", Limit: 2}, short)
 	f1, err := tl.Find(ctx, FindRequest{Limit: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -165,9 +172,14 @@ func TestCursorPastARemovedEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	f2, err := tl.Find(ctx, FindRequest{Cursor: f1.NextCursor})
-	if err != nil || len(f2.Results) != 2 || f2.Results[0].Path != "c" {
+	if err != nil || len(f2.Results) != 3 || f2.Results[0].Path != "c" {
 		t.Errorf("find after a was removed: %+v, %v", f2, err)
 	}
+	f3, err := tl.Find(ctx, FindRequest{Limit: 1, Cursor: f1.NextCursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameNextFind(t, tl, FindRequest{Limit: 1}, f3)
 }
 
 // A page resumed in a file that changed before the cursor takes all of the
@@ -210,7 +222,56 @@ func TestCursorInAChangedFile(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("next page %q, want %q", got, tc.want)
 			}
+			sameNextGrep(t, tl, GrepRequest{Query: "x", Limit: 3}, next)
 		})
+	}
+}
+
+// sameNextGrep checks that the two continuations of page, a page of req,
+// give the same next page: after a page that took a file's matches again,
+// nextOffset went past as many matches as the cursor's file had given
+// before, and skipped them.
+func sameNextGrep(t *testing.T, tl *Tools, req GrepRequest, page *GrepResult) {
+	t.Helper()
+	if page.NextOffset == nil && page.NextCursor == "" {
+		return // the last page
+	}
+	if page.NextOffset == nil || page.NextCursor == "" {
+		t.Fatalf("page %+v has one continuation", page)
+	}
+	byCursor, byOffset := req, req
+	byCursor.Cursor, byOffset.Offset = page.NextCursor, *page.NextOffset
+	a, err := tl.Grep(context.Background(), byCursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tl.Grep(context.Background(), byOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Files, b.Files) || !reflect.DeepEqual(a.NextOffset, b.NextOffset) {
+		t.Errorf("nextCursor gives %+v (next %v), nextOffset %d gives %+v (next %v)", a.Files, a.NextOffset, *page.NextOffset, b.Files, b.NextOffset)
+	}
+}
+
+// sameNextFind is sameNextGrep for find.
+func sameNextFind(t *testing.T, tl *Tools, req FindRequest, page *FindResult) {
+	t.Helper()
+	if page.NextOffset == nil || page.NextCursor == "" {
+		t.Fatalf("page %+v has no continuations to compare", page)
+	}
+	byCursor, byOffset := req, req
+	byCursor.Cursor, byOffset.Offset = page.NextCursor, *page.NextOffset
+	a, err := tl.Find(context.Background(), byCursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tl.Find(context.Background(), byOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Results, b.Results) {
+		t.Errorf("nextCursor gives %+v, nextOffset %d gives %+v", a.Results, *page.NextOffset, b.Results)
 	}
 }
 

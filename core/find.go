@@ -193,7 +193,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		}
 		fe := FindEntry{Type: e.Type.EntryType()}
 		fe.Path, fe.PathBase64 = fault.PathText(e.Path)
-		next := cursor{Offset: pg.seen, From: e.Rel, Skip: 1, Request: digest}.encode()
+		next := pg.cursorAfter(e.Rel, digest)
 		if ok, err := pg.fits(fe, e.Path, next); !ok {
 			return cmp.Or(err, backend.ErrStopWalk)
 		}

@@ -132,7 +132,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 			return err
 		}
 		le := lsEntry(e, fi, depth > 1, req.Long, modes)
-		after := cursor{Offset: pg.seen, From: e.Rel, Skip: 1, Request: digest}.encode()
+		after := pg.cursorAfter(e.Rel, digest)
 		if ok, err := pg.fits(le, e.Path, after); !ok {
 			return cmp.Or(err, backend.ErrStopWalk)
 		}

@@ -34,6 +34,12 @@ type resumed struct {
 	// again is set when an earlier page took the entry's items again from
 	// its first, having found it changed.
 	again bool
+	// shift is what arrive added to the page's count for items earlier
+	// pages took that are gone or taken again: the continuations the page
+	// gives count items as a walk from the start finds them, so that its
+	// nextOffset goes where its nextCursor goes (it went past the items
+	// taken again, or an entry after one that went).
+	shift int
 }
 
 // resumeAt starts a page at the cursor c: seen is the page's count of items.
@@ -65,7 +71,7 @@ func (r *resumed) arrive(rel string, seen *int, taken held) (again bool) {
 	}
 	if rel != r.rel {
 		// Gone: none of the next entry's items are skipped in its stead.
-		*seen += r.skip
+		r.pass(seen, r.skip)
 		r.rel = ""
 		return false
 	}
@@ -81,17 +87,24 @@ func (r *resumed) arrive(rel string, seen *int, taken held) (again bool) {
 			// Changed again: the page goes on by count (past the items
 			// the entry still holds, none of the next entries'), so that
 			// paging moves forward while the entry keeps changing.
-			*seen += r.skip - n
+			r.pass(seen, r.skip-n)
 		default:
 			// Changed in the items earlier pages took: its items are all
 			// this page's, and no other entry's are skipped in their
 			// stead (a file that shrank lost the next files' matches).
-			*seen += r.skip
+			r.pass(seen, r.skip)
 			again = true
 		}
 	}
 	r.rel = ""
 	return again
+}
+
+// pass counts n items earlier pages took that are no longer where they
+// were, which the page's count goes past.
+func (r *resumed) pass(seen *int, n int) {
+	*seen += n
+	r.shift += n
 }
 
 // newWalkPage sizes a page whose result, with no entries, is skeleton: a
@@ -163,6 +176,12 @@ func (p *walkPage) fits(v any, path, next string) (bool, error) {
 }
 
 func (p *walkPage) stop(truncated bool) {
-	n := p.offset + p.taken + p.passed
+	n := p.offset + p.taken + p.passed - p.from.shift
 	p.next, p.truncated = &n, truncated
+}
+
+// cursorAfter is the cursor that resumes after the entry at rel, the last
+// counted, of the request digest.
+func (p *walkPage) cursorAfter(rel, digest string) string {
+	return cursor{Offset: p.seen - p.from.shift, From: rel, Skip: 1, Request: digest}.encode()
 }
