@@ -239,7 +239,7 @@ func (t *Text) Locate(old string) []Match {
 	return t.folded(old)
 }
 
-// folded is the unicode rung within lines: old, folded rune by rune,
+// folded is the unicode rung within lines: old, folded a character at a time,
 // anywhere in the folded content (a fragment of a line with curly quotes).
 func (t *Text) folded(old string) []Match {
 	o := foldRunes(strings.ReplaceAll(old, "\r\n", "\n"), nil)
@@ -261,8 +261,7 @@ func (t *Text) folded(old string) []Match {
 			continue // the match cuts through the folding of one rune
 		}
 		s, last := int(p[fs]), int(p[fe-1])
-		_, size := utf8.DecodeRuneInString(t.src[last:])
-		ms = append(ms, Match{Start: s, End: last + size, Line: t.LineAt(s), Rung: RungUnicode})
+		ms = append(ms, Match{Start: s, End: last + segment(t.src[last:]), Line: t.LineAt(s), Rung: RungUnicode})
 		from = fe
 	}
 	return ms
@@ -350,22 +349,25 @@ func (t *Text) windows(k int, have, want []string) iter.Seq[int] {
 	}
 }
 
-// foldRunes folds s one rune at a time as foldUnicode does (NFKC
-// decompositions, look-alike punctuation) and drops the CR of each CRLF.
-// When pos is given it gets, for each byte of the result, the offset in s of
-// the rune it came from, and len(s) at the end.
+// foldRunes folds s one character at a time as foldUnicode does (NFKC
+// decompositions, look-alike punctuation) and drops the CR of each CRLF. A
+// character is a rune with the marks that combine with it (segment): one
+// rune at a time, e and U+0301 never made é, and the file's NFD text
+// matched an NFC oldText only as whole lines. When pos is given it gets,
+// for each byte of the result, the offset in s of the character it came
+// from, and len(s) at the end.
 func foldRunes(s string, pos *[]int32) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
+		n := segment(s[i:])
 		var f string
 		switch {
-		case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
-		case r < utf8.RuneSelf || r == utf8.RuneError && size == 1:
-			f = s[i : i+1]
+		case s[i] == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+		case n == 1:
+			f = s[i : i+1] // ASCII, or a byte that is not UTF-8
 		default:
-			f = foldUnicode(s[i : i+size])
+			f = foldUnicode(s[i : i+n])
 		}
 		b.WriteString(f)
 		if pos != nil {
@@ -373,12 +375,25 @@ func foldRunes(s string, pos *[]int32) string {
 				*pos = append(*pos, int32(i))
 			}
 		}
-		i += size
+		i += n
 	}
 	if pos != nil {
 		*pos = append(*pos, int32(len(s)))
 	}
 	return b.String()
+}
+
+// segment is the length in bytes of the first character of s, a rune and
+// the marks that combine with it, which NFKC composes (e and U+0301 into
+// é): folded alone, they fold differently. At least one byte.
+func segment(s string) int {
+	if len(s) == 1 || s[0] < utf8.RuneSelf && s[1] < utf8.RuneSelf {
+		return 1
+	}
+	if n := norm.NFKC.NextBoundaryInString(s, true); n > 0 {
+		return n
+	}
+	return 1
 }
 
 // Exact finds every occurrence of old byte for byte (a CRLF file matches

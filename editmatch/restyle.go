@@ -153,12 +153,12 @@ func alignLine(o, r string, at int, from map[int]spelling, ascii map[rune]bool) 
 		g, o0, r0 := group{at: at}, o, r
 		var fo, fr string
 		takeO := func() {
-			_, n := utf8.DecodeRuneInString(o)
-			fo, o = fo+foldRune(o[:n]), o[n:]
-			g.sp.runes++
+			n := segment(o)
+			fo, g.sp.runes = fo+foldRune(o[:n]), g.sp.runes+utf8.RuneCountInString(o[:n])
+			o = o[n:]
 		}
 		takeR := func() {
-			_, n := utf8.DecodeRuneInString(r)
+			n := segment(r)
 			fr, r = fr+foldRune(r[:n]), r[n:]
 		}
 		takeO()
@@ -200,9 +200,9 @@ func isASCII(s string) bool {
 	return true
 }
 
-// foldRune folds one character as the unicode rung does.
+// foldRune folds one character (a segment) as the unicode rung does.
 func foldRune(s string) string {
-	if s[0] < utf8.RuneSelf {
+	if len(s) == 1 {
 		return s
 	}
 	return foldUnicode(s)

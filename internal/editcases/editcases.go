@@ -22,6 +22,7 @@ var FuzzSeeds = [][3]string{
 	{"\uFB01 \xff\uFB01", "fi", "x"},
 	{"print(\"hello\")\n", "print(\u201chello\u201d)", "print(\u201chello, world\u201d)"},
 	{"wait... \"x\"\n", "wait\u2026 \u201cx\u201d", "wait\u2026 \u201cy\u201d \u2014 z"},
+	{"x=\"cafe\u0301\" e\u0301\u0301\n", "caf\u00e9", "tea"},
 }
 
 // Restyle is a case of newText written in the file's typography.
@@ -47,6 +48,11 @@ var Restyles = []Restyle{
 	{"CRLF lines", "print(\"a\")\r\nprint(\"b\")\r\n", "print(“a”)\nprint(“b”)\n", "print(“a”)\nprint(“c”)\n", "print(\"a\")\r\nprint(\"c\")\r\n", true},
 	{"indentation and quotes", "func f() {\n\tif s == \"a\" {\n\t\treturn \"b\"\n\t}\n}\n", "if s == “a” {\n    return “b”\n}", "if s == “a” {\n    log(“x”)\n    return “b”\n}",
 		"func f() {\n\tif s == \"a\" {\n\t\tlog(\"x\")\n\t\treturn \"b\"\n\t}\n}\n", true},
+	// Folded a rune at a time, e and U+0301 never matched é within a
+	// line, and the kept text of a whole line was written as given.
+	{"NFD kept as the file spells it", "msg = “Cafe\u0301 ready”\n", "msg = \"Café ready\"", "msg = \"Café done\"", "msg = “Cafe\u0301 done”\n", true},
+	{"NFD within a line", "x=\"cafe\u0301\"\n", "café", "tea", "x=\"tea\"\n", false},
+	{"NFC within a line, oldText in NFD", "x=\"café\" + caf\n", "cafe\u0301", "café!", "x=\"café!\" + caf\n", false},
 	{"an exact match writes newText as given", "print(\"a\")\n", "print(\"a\")", "print(“b”)", "print(“b”)\n", false},
 	{"the indentation rung only re-indents", "  x = “a”  \n  z\n", "x = “a”\nz", "y = “b”\nz", "  y = “b”\n  z\n", false},
 }
