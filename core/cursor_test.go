@@ -227,52 +227,55 @@ func TestCursorInAChangedFile(t *testing.T) {
 	}
 }
 
-// sameNextGrep checks that the two continuations of page, a page of req,
-// give the same next page: after a page that took a file's matches again,
-// nextOffset went past as many matches as the cursor's file had given
-// before, and skipped them.
-func sameNextGrep(t *testing.T, tl *Tools, req GrepRequest, page *GrepResult) {
+// sameNext checks that a page's two continuations, nextCursor and
+// nextOffset, give the same next page, as page fetches it (its items):
+// after a page that took a file's matches again, nextOffset went past as
+// many matches as the cursor's file had given before, and skipped them.
+func sameNext[R any](t *testing.T, nextOffset *int, nextCursor string, page func(cursor string, offset int) (R, error)) {
 	t.Helper()
-	if page.NextOffset == nil && page.NextCursor == "" {
+	if nextOffset == nil && nextCursor == "" {
 		return // the last page
 	}
-	if page.NextOffset == nil || page.NextCursor == "" {
-		t.Fatalf("page %+v has one continuation", page)
+	if nextOffset == nil || nextCursor == "" {
+		t.Fatalf("a page with one continuation: nextOffset %v, nextCursor %q", nextOffset, nextCursor)
 	}
-	byCursor, byOffset := req, req
-	byCursor.Cursor, byOffset.Offset = page.NextCursor, *page.NextOffset
-	a, err := tl.Grep(context.Background(), byCursor)
+	a, err := page(nextCursor, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := tl.Grep(context.Background(), byOffset)
+	b, err := page("", *nextOffset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(a.Files, b.Files) || !reflect.DeepEqual(a.NextOffset, b.NextOffset) {
-		t.Errorf("nextCursor gives %+v (next %v), nextOffset %d gives %+v (next %v)", a.Files, a.NextOffset, *page.NextOffset, b.Files, b.NextOffset)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("nextCursor gives %+v, nextOffset %d gives %+v", a, *nextOffset, b)
 	}
 }
 
-// sameNextFind is sameNextGrep for find.
-func sameNextFind(t *testing.T, tl *Tools, req FindRequest, page *FindResult) {
+// sameNextGrep is sameNext for a grep page of req.
+func sameNextGrep(t *testing.T, tl *Tools, req GrepRequest, res *GrepResult) {
 	t.Helper()
-	if page.NextOffset == nil || page.NextCursor == "" {
-		t.Fatalf("page %+v has no continuations to compare", page)
-	}
-	byCursor, byOffset := req, req
-	byCursor.Cursor, byOffset.Offset = page.NextCursor, *page.NextOffset
-	a, err := tl.Find(context.Background(), byCursor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := tl.Find(context.Background(), byOffset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a.Results, b.Results) {
-		t.Errorf("nextCursor gives %+v, nextOffset %d gives %+v", a.Results, *page.NextOffset, b.Results)
-	}
+	sameNext(t, res.NextOffset, res.NextCursor, func(cursor string, offset int) ([]GrepFile, error) {
+		req.Cursor, req.Offset = cursor, offset
+		res, err := tl.Grep(context.Background(), req)
+		if err != nil {
+			return nil, err
+		}
+		return res.Files, nil
+	})
+}
+
+// sameNextFind is sameNext for a find page of req.
+func sameNextFind(t *testing.T, tl *Tools, req FindRequest, res *FindResult) {
+	t.Helper()
+	sameNext(t, res.NextOffset, res.NextCursor, func(cursor string, offset int) ([]FindEntry, error) {
+		req.Cursor, req.Offset = cursor, offset
+		res, err := tl.Find(context.Background(), req)
+		if err != nil {
+			return nil, err
+		}
+		return res.Results, nil
+	})
 }
 
 // A file rewritten between every two pages (a log a writer keeps
