@@ -302,7 +302,7 @@ func (f *mcpFrames) handOn() error {
 // behind a kept one, to run in the order they came, and a message behind
 // one kept under its id.
 func (f *mcpFrames) mustWait(k keptMessage) bool {
-	if isToolCall(k.msg) && slices.ContainsFunc(f.kept, func(k keptMessage) bool { return isToolCall(k.msg) }) {
+	if isToolCall(k.msg) && slices.ContainsFunc(f.kept, func(kept keptMessage) bool { return isToolCall(kept.msg) }) {
 		return true
 	}
 	key, ok := k.key()
@@ -758,15 +758,12 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 			// client could not tell from any other failure: -32600.
 			switch e, isErr := answerError(m); {
 			case !isErr || *e.Code != 0:
-			case e.Message == context.Canceled.Error():
-				if !a.calls.isCall(key) {
-					break
-				}
+			case e.Message != context.Canceled.Error():
+				out = invalidRequest(m.ID, e, p)
+			case a.calls.isCall(key):
 				if answer, err := interruptedAnswer(m.ID, a.maxBytes); err == nil {
 					out = answer
 				}
-			default:
-				out = invalidRequest(m.ID, e, p)
 			}
 			a.calls.answered(key)
 		}
@@ -900,8 +897,6 @@ func unescapeHTML(p []byte) []byte {
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer
-	// failed is the error of the first answer not written.
-	failed error
 }
 
 // Write's error says that the call ran: a change it made stands, and the
@@ -911,8 +906,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	n, err := s.w.Write(p)
 	if err != nil {
-		s.failed = answerNotWritten(err)
-		return n, s.failed
+		return n, answerNotWritten(err)
 	}
 	return n, nil
 }

@@ -732,6 +732,11 @@ func (ls *lockedSession) answers() map[string][]string {
 	if c := <-ls.code; c != 0 {
 		ls.t.Fatalf("exit %d", c)
 	}
+	return ls.byID()
+}
+
+// byID is the server's answers so far by id, in the order written.
+func (ls *lockedSession) byID() map[string][]string {
 	byID := map[string][]string{}
 	for line := range strings.Lines(ls.out.String()) {
 		var m struct{ ID json.RawMessage }
@@ -836,12 +841,7 @@ func TestMCPCancelKeptCall(t *testing.T) {
 	if c := <-ls.code; c != ExitInterrupted {
 		t.Fatalf("exit %d, want %d", c, ExitInterrupted)
 	}
-	byID := map[string][]string{}
-	for line := range strings.Lines(ls.out.String()) {
-		var m struct{ ID json.RawMessage }
-		json.Unmarshal([]byte(line), &m)
-		byID[string(m.ID)] = append(byID[string(m.ID)], line)
-	}
+	byID := ls.byID()
 	for id, n := range map[string]int{"1": 2, "7": 1, "8": 1} {
 		if len(byID[id]) != n || slices.ContainsFunc(byID[id], func(a string) bool { return !strings.Contains(a, "INTERRUPTED") }) {
 			t.Errorf("the answers under id %s: %q, want %d, INTERRUPTED", id, byID[id], n)
@@ -874,12 +874,7 @@ func TestMCPRefusalWaitsForItsID(t *testing.T) {
 	ls.interrupt()
 	ls.toServer.Close()
 	<-ls.code
-	var ones []string
-	for line := range strings.Lines(ls.out.String()) {
-		if strings.Contains(line, `"id":1`) {
-			ones = append(ones, line)
-		}
-	}
+	ones := ls.byID()["1"]
 	if len(ones) != 2 || !strings.Contains(ones[0], "INTERRUPTED") || !strings.Contains(ones[1], "-32600") {
 		t.Fatalf("the answers under id 1: %q, want the call's, then the refusal", ones)
 	}
