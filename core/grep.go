@@ -911,7 +911,7 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 		res.TimedOut = true
 		if res.NextOffset == nil {
 			next := g.req.Offset + pg.taken
-			res.NextOffset = new(next - pg.from.shift)
+			res.NextOffset = new(pg.from.fromStart(next))
 			switch {
 			case pg.from.pending():
 				// Cut short before it could tell whether the cursor's
@@ -1051,7 +1051,7 @@ func (t *Tools) newPage(req GrepRequest, limit int, res *GrepResult) *page {
 // full ends the page: one more item exists past it, the last one counted
 // in seen.
 func (p *page) full() bool {
-	next := p.req.Offset + p.taken - p.from.shift
+	next := p.from.fromStart(p.req.Offset + p.taken)
 	p.res.NextOffset = &next
 	p.res.NextCursor = p.last
 	return true
@@ -1063,7 +1063,7 @@ func (p *page) cursorAt(offset, skip int) string {
 	if p.fileRel == "" {
 		return ""
 	}
-	c := cursor{Offset: offset - p.from.shift, From: p.fileRel, Skip: skip, Request: p.digest}
+	c := cursor{Offset: p.from.fromStart(offset), From: p.fileRel, Skip: skip, Request: p.digest}
 	if skip > 0 && p.res.Mode == ModeContent {
 		c.Sum, c.Again = sumText(p.fileSum), p.fileAgain
 	}

@@ -107,6 +107,10 @@ func (r *resumed) pass(seen *int, n int) {
 	r.shift += n
 }
 
+// fromStart is the page's count n as a walk from the start counts the
+// items now: every offset a page gives (nextOffset, a cursor's) is one.
+func (r *resumed) fromStart(n int) int { return n - r.shift }
+
 // newWalkPage sizes a page whose result, with no entries, is skeleton: a
 // truncated result with the largest nextOffset, offset+limit. Its budget
 // for entries is what the bound leaves.
@@ -176,12 +180,12 @@ func (p *walkPage) fits(v any, path, next string) (bool, error) {
 }
 
 func (p *walkPage) stop(truncated bool) {
-	n := p.offset + p.taken + p.passed - p.from.shift
+	n := p.from.fromStart(p.offset + p.taken + p.passed)
 	p.next, p.truncated = &n, truncated
 }
 
 // cursorAfter is the cursor that resumes after the entry at rel, the last
 // counted, of the request digest.
 func (p *walkPage) cursorAfter(rel, digest string) string {
-	return cursor{Offset: p.seen - p.from.shift, From: rel, Skip: 1, Request: digest}.encode()
+	return cursor{Offset: p.from.fromStart(p.seen), From: rel, Skip: 1, Request: digest}.encode()
 }
