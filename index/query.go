@@ -94,7 +94,7 @@ var unknown = info{q: allQuery}
 // satisfies, compiled as search.NewMatcher compiles it. An invalid regex
 // plans as All: the matcher reports the error.
 func Plan(query string, isRegex, ignoreCase bool) *Query {
-	if !isRegex && !ignoreCase && !strings.ContainsRune(query, utf8.RuneError) {
+	if search.SoughtAsBytes(query, isRegex, ignoreCase) {
 		return exactQuery([]string{query})
 	}
 	_, tree, err := search.Parse(query, isRegex, ignoreCase)

@@ -59,6 +59,14 @@ func Parse(query string, isRegex, ignoreCase bool) (string, *syntax.Regexp, erro
 	return pattern, tree, err
 }
 
+// SoughtAsBytes reports whether the matcher seeks the query as its own
+// bytes: a fixed string, case kept, without U+FFFD (which matches a byte
+// that is not UTF-8 too). The content index plans such a query from its
+// bytes; it must agree, or it rules out files a scan matches.
+func SoughtAsBytes(query string, isRegex, ignoreCase bool) bool {
+	return !isRegex && !ignoreCase && !strings.ContainsRune(query, utf8.RuneError)
+}
+
 // NewMatcher compiles a query. An invalid regex is INVALID_REGEX with the
 // position of the offending part.
 func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
@@ -69,7 +77,7 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 		return nil, fault.InvalidArgument("query spans lines; grep matches one line at a time.").
 			WithHint("search for one line of the text")
 	}
-	if !isRegex && !ignoreCase && !strings.ContainsRune(query, utf8.RuneError) {
+	if SoughtAsBytes(query, isRegex, ignoreCase) {
 		return &Matcher{lit: newLitFinder([]byte(query))}, nil
 	}
 	pattern, tree, err := Parse(query, isRegex, ignoreCase)
