@@ -98,11 +98,11 @@ var errConflict = errors.New("the file changed during the mutation")
 // against what it read (commitWrite, removeAt, a transaction's ops), and
 // an attempt that loses the race (or whose read kept finding the file
 // replaced, backend.ErrChangedDuringRead) runs again on the new content, with a
-// growing random pause, up to maxAttempts times, and an attempt that lost
-// the race on and on until the lock timeout (then LOCK_TIMEOUT): the
-// writers of a backend without locks (an object store) wait for each
-// other within --lock-timeout, as those of one with locks do. Eight
-// attempts, about a second, let 7 to 14 of 40 appends at once fail.
+// growing random pause, at least maxAttempts times and on until the lock
+// timeout (then LOCK_TIMEOUT): the writers of a backend without locks (an
+// object store) wait for each other within --lock-timeout, as those of one
+// with locks do. A read that met a change is a lost race too: a large
+// object's ranged read meets every append made during it.
 func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []string, attempt func() (R, error)) (R, error) {
 	var zero R
 	deadline := time.Now().Add(t.LockTimeout)
@@ -113,11 +113,10 @@ func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []s
 	defer unlock()
 	for n := 1; ; n++ {
 		res, err := attempt()
-		lost := errors.Is(err, errConflict)
-		if !lost && !errors.Is(err, backend.ErrChangedDuringRead) {
+		if !errors.Is(err, errConflict) && !errors.Is(err, backend.ErrChangedDuringRead) {
 			return res, err
 		}
-		if n >= maxAttempts && (!lost || !time.Now().Before(deadline)) {
+		if n >= maxAttempts && !time.Now().Before(deadline) {
 			return zero, fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
 				WithPath(t.FS.Display(paths[0])).WithHint("retry when the other writers are done; nothing was changed")
 		}

@@ -197,3 +197,28 @@ func TestMutationRetriesAReadThatMetAChange(t *testing.T) {
 		t.Fatalf("%+v, %v; the file is %q", res, err, fileText(fsys.FS, "f"))
 	}
 }
+
+// A read that keeps meeting other writers is a lost race like any other:
+// it goes on past maxAttempts until the lock timeout, and only then is
+// LOCK_TIMEOUT. Once it stopped at maxAttempts, and 23 of 40 appends at
+// once to a 70 KB object failed whatever --lock-timeout said.
+func TestChangingReadsWaitForTheLockTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		wantErr bool
+	}{
+		{"within the timeout", time.Minute, false},
+		{"no timeout", 0, true},
+	} {
+		fsys := &changingReads{FS: memfs.New(map[string]string{"f": "L1\n"}), n: maxAttempts + 2}
+		_, err := (&Tools{FS: fsys, LockTimeout: tc.timeout}).Edit(context.Background(), EditRequest{Path: "f", OldText: str("L1"), NewText: str("DONE")})
+		if tc.wantErr {
+			if fe := fault.AsError(err); fe == nil || fe.Code != fault.CodeLockTimeout || fileText(fsys.FS, "f") != "L1\n" {
+				t.Errorf("%s: %v; the file is %q", tc.name, err, fileText(fsys.FS, "f"))
+			}
+		} else if err != nil || fileText(fsys.FS, "f") != "DONE\n" {
+			t.Errorf("%s: %v; the file is %q", tc.name, err, fileText(fsys.FS, "f"))
+		}
+	}
+}
