@@ -317,10 +317,12 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	req.URL.Opaque, req.URL.RawQuery = path, rawQuery
 	req.ContentLength = int64(len(r.body))
 	req.Body, req.GetBody = http.NoBody, nil
+	var body *sending
 	if len(r.body) > 0 {
 		// Each part of the body the transport takes is a byte sent.
 		req.GetBody = func() (io.ReadCloser, error) {
-			return io.NopCloser(&sending{r: bytes.NewReader(r.body), w: w}), nil
+			body = &sending{r: bytes.NewReader(r.body), w: w}
+			return io.NopCloser(body), nil
 		}
 		req.Body, _ = req.GetBody()
 	}
@@ -361,6 +363,9 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		if body != nil && !body.whole.Load() {
+			return nil, fmt.Errorf("%s %s: %w: %w", r.method, host, ErrUnsent, w.cause(err))
 		}
 		return nil, fmt.Errorf("%s %s: %w", r.method, host, w.cause(err))
 	}
@@ -432,15 +437,28 @@ func (w *watchdog) cause(err error) error {
 	return err
 }
 
+// ErrUnsent marks the failure of a request whose body the transport never
+// took whole: the store cannot have acted on it. A store that refuses a
+// conditional PUT before reading its body (versitygw's 412) and closes the
+// connection loses its answer in the reset of the body's writes.
+var ErrUnsent = errors.New("the connection failed before the whole body was sent, so nothing was written")
+
 // sending is a request's body: each read of it is progress.
 type sending struct {
-	r io.Reader
+	r *bytes.Reader
 	w *watchdog
+	// whole is set once the transport took the last byte: a write that
+	// fails after that may have reached the store.
+	whole atomic.Bool
 }
 
 func (s *sending) Read(p []byte) (int, error) {
 	s.w.arm()
-	return s.r.Read(p)
+	n, err := s.r.Read(p)
+	if s.r.Len() == 0 {
+		s.whole.Store(true)
+	}
+	return n, err
 }
 
 // receiving is an answer's body, watched while a read waits on the store.

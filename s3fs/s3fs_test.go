@@ -1523,3 +1523,27 @@ func TestRemoveKeepsTheDirectoryThroughout(t *testing.T) {
 		}
 	}
 }
+
+// A compare-and-swap of a large body that another writer beat: versitygw
+// answers 412 before it reads the body and closes the connection, so the
+// client's write of the body meets a reset and the 412 is lost with it.
+// A body never sent whole cannot have landed: the write is STALE, as the
+// 412 said, not IO_ERROR (whose retry of an edit would be a lost race's).
+func TestLostRaceOfALargeBody(t *testing.T) {
+	f, _ := newFS(t, s3test.Bucket(t))
+	ctx := context.Background()
+	body := bytes.Repeat([]byte("0123456789abcdef\n"), 4<<20/17)
+	old, err := f.WriteFile(ctx, "big", body, backend.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteFile(ctx, "big", []byte("the other writer's\n"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		_, err := f.WriteFile(ctx, "big", body, backend.WriteOptions{IfVersion: old.Version})
+		if codeOf(err) != fault.CodeStale {
+			t.Fatalf("try %d: %v, want STALE", i, err)
+		}
+	}
+}

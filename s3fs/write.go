@@ -2,6 +2,7 @@ package s3fs
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"path"
 
@@ -70,10 +71,14 @@ func (f *FS) checkNewFile(ctx context.Context, c string) error {
 
 // swapErr maps the failure of a conditional change of c: a 412, or a 404
 // under If-Match, is the compare-and-swap refused, described by the object
-// as it is now.
+// as it is now. So is a change whose body was never sent whole while the
+// object no longer meets its condition: the refusal was lost with the
+// connection (s3client.ErrUnsent), and the change surely did not land.
 func (f *FS) swapErr(ctx context.Context, c string, opts backend.WriteOptions, err error) error {
 	code, status := s3client.Code(err)
-	if status != http.StatusPreconditionFailed && !(opts.IfVersion != "" && code == "NoSuchKey") {
+	refused := status == http.StatusPreconditionFailed || opts.IfVersion != "" && code == "NoSuchKey"
+	conditional := opts.IfVersion != "" || opts.IfAbsent
+	if !refused && !(conditional && errors.Is(err, s3client.ErrUnsent)) {
 		return f.mapErr(err, c)
 	}
 	o, found, herr := f.head(ctx, c)
@@ -83,6 +88,9 @@ func (f *FS) swapErr(ctx context.Context, c string, opts backend.WriteOptions, e
 	version := o.ETag
 	if serr := backend.CheckSwap(c, opts, found, version); serr != nil {
 		return serr
+	}
+	if !refused {
+		return f.mapErr(err, c)
 	}
 	// The object changed back to the expected version since the refusal.
 	return fault.Errorf(fault.CodeStale, "the file changed while it was written.").WithPath(c).
