@@ -260,10 +260,21 @@ func sweepRecord(rp string, dfd int) {
 // state directory base ("" when there is none), then the directories its
 // transaction made, and the state files a writer killed in createLocked
 // left half made: the housekeeping of a start, after the journals are
-// recovered.
+// recovered. One process sweeps at a time, under the flock of base, and
+// another skips its sweep: beside one still removing a writer's temp
+// files or deeper directories, a second found a directory not yet empty
+// and dropped its record, the directory left for good.
 func sweepRecords(base string) {
 	if base == "" {
 		return
+	}
+	bfd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(bfd)
+	if unix.Flock(bfd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return // another process sweeps
 	}
 	d := filepath.Join(base, tempRecords)
 	names, _ := os.ReadDir(d)

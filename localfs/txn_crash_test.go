@@ -27,7 +27,8 @@ const killAtEnv = "AGENTFS_TEST_TXN_KILL_AT"
 // a missing directory), which the durable calls' does not.
 const killDirsEnv = "AGENTFS_TEST_TXN_KILL_DIRS"
 
-// txnOpsEnv set to "dirs" makes TestTxnCommitter commit txnDirOps.
+// txnOpsEnv set to "dirs" makes TestTxnCommitter commit txnDirOps, to
+// "manyDirs" txnManyDirOps.
 const txnOpsEnv = "AGENTFS_TEST_TXN_OPS"
 
 // TestTxnCommitter is the child of TestTxnSurvivesKills: it commits one
@@ -59,8 +60,11 @@ func TestTxnCommitter(t *testing.T) {
 	}
 	ctx := context.Background()
 	ops := txnOps()
-	if os.Getenv(txnOpsEnv) == "dirs" {
+	switch os.Getenv(txnOpsEnv) {
+	case "dirs":
 		ops = txnDirOps()
+	case "manyDirs":
+		ops = txnManyDirOps()
 	}
 	paths := make([]string, len(ops))
 	for i, op := range ops {
