@@ -18,3 +18,6 @@ func SetPaused(f *FS, paused func(phase, key string)) { f.paused = paused }
 
 // Nameable reports whether a part of a key is one a path can name.
 var Nameable = nameable
+
+// BucketNameFault says what makes a name no S3 bucket's.
+var BucketNameFault = bucketNameFault

@@ -14,7 +14,9 @@ package s3fs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"net"
 	"net/http"
 	"path"
 	"slices"
@@ -290,6 +292,10 @@ func (f *FS) mapErr(err error, c string) error {
 	}
 	code, status := s3client.Code(err)
 	switch {
+	case code == "NoSuchBucket" && bucketNameFault(f.c.Bucket()) != "":
+		// No bucket can have the name: creating it would fail too.
+		return fault.Errorf(fault.CodeInvalidArgument, "%q is not a bucket name: %s.", f.c.Bucket(), bucketNameFault(f.c.Bucket())).WithPath(c).
+			WithHint("check the bucket in %s: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens, begin and end with a letter or digit, and have no two dots in a row", f.root).WithCause(err)
 	case code == "NoSuchBucket":
 		return fault.Errorf(fault.CodeNotFound, "the bucket of %s does not exist.", f.root).WithPath(c).
 			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(errors.Join(fault.ErrNoWorkspace, err))
@@ -591,3 +597,26 @@ const readsInFlight = 16
 // ReadsInFlight says how many objects a search fetches at once (see
 // backend.RemoteReader).
 func (f *FS) ReadsInFlight() int { return readsInFlight }
+
+// bucketNameFault says what makes name no S3 bucket's (AWS's rules for
+// general purpose buckets), "" when nothing does. A store may take names
+// AWS refuses (Ceph's relaxed names), so it is asked only once the store
+// said no such bucket exists: then the name, not a missing bucket, is the
+// caller's to fix.
+func bucketNameFault(name string) string {
+	switch {
+	case len(name) < 3 || len(name) > 63:
+		return fmt.Sprintf("it has %d characters, not 3 to 63", len(name))
+	case strings.ContainsFunc(name, func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '.' || r == '-') }):
+		return "it has a character other than a lowercase letter, a digit, a dot or a hyphen"
+	case !alnum(name[0]) || !alnum(name[len(name)-1]):
+		return "it does not begin and end with a letter or a digit"
+	case strings.Contains(name, ".."):
+		return "it has two dots in a row"
+	case net.ParseIP(name) != nil:
+		return "it is an IP address"
+	}
+	return ""
+}
+
+func alnum(b byte) bool { return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' }

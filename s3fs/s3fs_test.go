@@ -315,6 +315,26 @@ func TestMissingBucket(t *testing.T) {
 	}
 }
 
+// A root whose bucket no store can have (a..b) is INVALID_ARGUMENT, not
+// NOT_FOUND with a hint to create a bucket that cannot be made.
+func TestBucketNoStoreCanHave(t *testing.T) {
+	for _, name := range []string{"a..b", "ab-", "-ab", "Ab1", "a_b", "192.168.1.1", "ab", strings.Repeat("a", 64)} {
+		if s3fs.BucketNameFault(name) == "" {
+			t.Errorf("%q: no fault found", name)
+		}
+	}
+	for _, name := range []string{"abc", "a.b-c", "agentfs-no-such-bucket", "1.2.3", strings.Repeat("a", 63)} {
+		if f := s3fs.BucketNameFault(name); f != "" {
+			t.Errorf("%q: %s", name, f)
+		}
+	}
+	f, _ := openFS(t, "s3://a..b/p")
+	_, err := f.Stat(context.Background(), "x")
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || !strings.Contains(e.Message, "two dots") {
+		t.Errorf("stat in bucket a..b: %v, want INVALID_ARGUMENT", err)
+	}
+}
+
 // dying is a transport whose process dies at the first request at
 // accepts: that request and every later one fail. It sends the others on
 // through next (the default transport when nil). With sent, the process
