@@ -62,7 +62,9 @@ func TestRequestToAStalledStoreFails(t *testing.T) {
 // that comes slowly, each byte within the idle timeout, is read whole, and
 // a pause of the reader's own between two reads is not a stall.
 func TestBodyIsCutOnlyWhenNoByteComes(t *testing.T) {
-	const idle = 150 * time.Millisecond
+	// Wide margins: on a loaded machine a byte 1/10 of the timeout apart
+	// must still never look stalled.
+	const idle = 500 * time.Millisecond
 	stop := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "10")
@@ -73,7 +75,7 @@ func TestBodyIsCutOnlyWhenNoByteComes(t *testing.T) {
 			}
 			_, _ = w.Write([]byte{'a' + byte(i)})
 			w.(http.Flusher).Flush()
-			time.Sleep(idle / 4) // slow, yet each byte within the timeout
+			time.Sleep(idle / 10) // slow, yet each byte within the timeout
 		}
 	}))
 	defer srv.Close()
