@@ -261,7 +261,7 @@ func parseStrict(data []byte) (any, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	raw, err := decodeValue(dec, "")
+	raw, err := decodeValue(dec, nil)
 	if err != nil {
 		var e *fault.Error
 		if errors.As(err, &e) {
@@ -340,7 +340,7 @@ func hexRune(b []byte) rune {
 
 // decodeValue reads one JSON value token by token, so that a key given twice
 // in one object is refused instead of the last one silently winning.
-func decodeValue(dec *json.Decoder, at string) (any, error) {
+func decodeValue(dec *json.Decoder, at []string) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -348,6 +348,10 @@ func decodeValue(dec *json.Decoder, at string) (any, error) {
 	d, ok := tok.(json.Delim)
 	if !ok {
 		return tok, nil
+	}
+	if len(at) == maxNesting {
+		return nil, fault.InvalidArgument("the request is nested more than %d deep.", maxNesting).
+			WithHint("send each field at its own depth: a request is an object of strings, numbers and short lists")
 	}
 	switch d {
 	case '{':
@@ -359,10 +363,10 @@ func decodeValue(dec *json.Decoder, at string) (any, error) {
 			}
 			k := kt.(string)
 			if _, dup := m[k]; dup {
-				return nil, fault.InvalidArgument("field %q is given twice.", at+k).
+				return nil, fault.InvalidArgument("field %q is given twice.", fieldPath(append(at, k))).
 					WithHint("give each field once")
 			}
-			if m[k], err = decodeValue(dec, at+k+"."); err != nil {
+			if m[k], err = decodeValue(dec, append(at, k)); err != nil {
 				return nil, err
 			}
 		}
@@ -371,7 +375,7 @@ func decodeValue(dec *json.Decoder, at string) (any, error) {
 	case '[':
 		a := []any{}
 		for dec.More() {
-			v, err := decodeValue(dec, strings.TrimSuffix(at, ".")+"["+itoa(len(a))+"].")
+			v, err := decodeValue(dec, append(at, "["+itoa(len(a))+"]"))
 			if err != nil {
 				return nil, err
 			}
@@ -381,6 +385,23 @@ func decodeValue(dec *json.Decoder, at string) (any, error) {
 		return a, err
 	}
 	return nil, errors.New("unexpected " + d.String())
+}
+
+// maxNesting bounds the objects and arrays a request nests: its deepest
+// field is a few levels down. The path to a value grows with the depth,
+// and 20,000 levels (40 KB) took 6 s and 640 MB to refuse.
+const maxNesting = 64
+
+// fieldPath names the value at the keys and indexes at: edits[0].oldText.
+func fieldPath(at []string) string {
+	var b strings.Builder
+	for i, s := range at {
+		if i > 0 && !strings.HasPrefix(s, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
 }
 
 type binaryField struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,9 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "an exponent past float64", in: `{"offset":1e-999999999}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
 		// Not parsed (in time that grows with the square of its length).
 		{name: "a million digits", in: `{"offset":1.` + strings.Repeat("0", 1e6) + `}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		{name: "a key twice, deep", in: `{"edits":[{"oldText":"x"},{"oldText":"x","oldText":"y"}]}`, code: fault.CodeInvalidArgument, msg: `"edits[1].oldText" is given twice`},
+		{name: "nested too deep", in: `{"path":"a","x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, code: fault.CodeInvalidArgument, msg: "nested more than 64 deep"},
+		{name: "nested 64 deep", in: `{"path":"a","x":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`, code: fault.CodeInvalidArgument, msg: `unknown field "x"`},
 		{name: "not an object", in: `[1]`, code: fault.CodeInvalidArgument, msg: "JSON object"},
 		{name: "trailing data", in: `{"path":"a"} {}`, code: fault.CodeInvalidArgument, msg: "after"},
 		{name: "broken", in: `{"path":`, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
@@ -95,6 +99,23 @@ func TestDecodeJSON(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A request nested deep is refused in memory that grows with its length:
+// the path to each value was built anew at every level, and 20,000
+// levels (40 KB) took 640 MB and 6 s to refuse.
+func TestDeepRequestCostsItsLength(t *testing.T) {
+	in := []byte(`{"path":"a","x":` + strings.Repeat("[", 1e6) + strings.Repeat("]", 1e6) + `}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := DecodeJSON(in, &requestLike{})
+	runtime.ReadMemStats(&after)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument {
+		t.Fatalf("err = %v, want INVALID_ARGUMENT", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4*uint64(len(in)) {
+		t.Fatalf("refusing %d bytes allocated %d", len(in), n)
 	}
 }
 
