@@ -24,6 +24,8 @@ func TestPlan(t *testing.T) {
 		{query: "(a", isRegex: true, want: "+"},
 		// U+FFFD matches a byte that is not UTF-8 too, whose trigrams differ.
 		{query: "caf\uFFFD noir", want: "caf  no noi oir"},
+		// Bytes that are not UTF-8 (queryBase64) are sought as they are.
+		{query: "caf\xe9 n", want: "caf af? f?  ? n"},
 	} {
 		got := Plan(tc.query, tc.isRegex, tc.fold).String()
 		if got != tc.want {

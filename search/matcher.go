@@ -61,10 +61,12 @@ func Parse(query string, isRegex, ignoreCase bool) (string, *syntax.Regexp, erro
 
 // SoughtAsBytes reports whether the matcher seeks the query as its own
 // bytes: a fixed string, case kept, without U+FFFD (which matches a byte
-// that is not UTF-8 too). The content index plans such a query from its
-// bytes; it must agree, or it rules out files a scan matches.
+// that is not UTF-8 too). Bytes of the query that are not UTF-8 (given
+// as queryBase64) are sought as they are. The content index plans such a
+// query from its bytes; it must agree, or it rules out files a scan
+// matches.
 func SoughtAsBytes(query string, isRegex, ignoreCase bool) bool {
-	return !isRegex && !ignoreCase && !strings.ContainsRune(query, utf8.RuneError)
+	return !isRegex && !ignoreCase && !strings.Contains(query, string(utf8.RuneError))
 }
 
 // NewMatcher compiles a query. An invalid regex is INVALID_REGEX with the
@@ -79,6 +81,14 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 	}
 	if SoughtAsBytes(query, isRegex, ignoreCase) {
 		return &Matcher{lit: newLitFinder([]byte(query))}, nil
+	}
+	if !isRegex && !utf8.ValidString(query) {
+		if ignoreCase {
+			return nil, fault.InvalidArgument("the query has bytes that are not UTF-8, which ignoreCase cannot fold.").
+				WithHint("drop ignoreCase to seek the query's bytes as they are")
+		}
+		return nil, fault.InvalidArgument("the query has both U+FFFD, which stands for any byte that is not UTF-8, and such bytes.").
+			WithHint("give the query as text, with U+FFFD for each byte that is not UTF-8, or as its bytes without U+FFFD")
 	}
 	pattern, tree, err := Parse(query, isRegex, ignoreCase)
 	if err != nil {

@@ -276,6 +276,8 @@ func TestRuneErrorFindsInvalidBytes(t *testing.T) {
 		{"caf\uFFFD", false, true, "un CAF\xe9 noir"},
 		{"caf\uFFFD", false, false, "un caf\xe9 noir"},
 		{"caf\uFFFD", false, false, "un caf\uFFFD noir"},
+		// Bytes that are not UTF-8 (queryBase64) are sought as they are.
+		{"caf\xe9", false, false, "un caf\xe9 noir"},
 	} {
 		m, err := NewMatcher(tc.query, tc.regex, tc.ic)
 		if err != nil {
@@ -287,6 +289,31 @@ func TestRuneErrorFindsInvalidBytes(t *testing.T) {
 		if c := m.Candidate(buf, 0, &fs); c < 0 || c > len("a line\n")+len(tc.line) || !m.Verify([]byte(tc.line)) {
 			t.Errorf("%q (regex %v, ignore case %v) in %q: candidate at %d", tc.query, tc.regex, tc.ic, tc.line, c)
 		}
+	}
+}
+
+// A fixed query with bytes that are not UTF-8 that cannot be sought as
+// its bytes is INVALID_ARGUMENT, not INVALID_REGEX about a regex the
+// caller never gave.
+func TestQueryNotUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		ic    bool
+		msg   string
+	}{
+		{"caf\xe9", true, "ignoreCase cannot fold"},
+		{"caf\xe9\uFFFD", false, "both U+FFFD"},
+	} {
+		_, err := NewMatcher(tc.query, false, tc.ic)
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%q (ignore case %v): %v", tc.query, tc.ic, err)
+		}
+	}
+	m, err := NewMatcher("caf\xe9", false, false)
+	var fs FoldState
+	fs.Reset()
+	if err != nil || m.Candidate([]byte("un caf\u00e9 noir\n"), 0, &fs) >= 0 {
+		t.Errorf("the bytes caf\\xe9 matched café in UTF-8: %v", err)
 	}
 }
 
