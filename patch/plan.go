@@ -8,6 +8,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // ReadFunc reads a file as it is before the patch. ok is false when nothing
@@ -283,7 +284,11 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 	if err := checkOverlap(reps, op); err != nil {
 		return "", nil, err
 	}
-	return render(lines, reps, bom, len(content)), located, nil
+	out := textfile.WithoutNewMarks(body, render(lines, reps, len(body)))
+	if bom {
+		out = "\uFEFF" + out
+	}
+	return out, located, nil
 }
 
 // locateChunks finds each chunk of op in lines, moving forward through the
@@ -400,7 +405,7 @@ func checkOverlap(reps []replacement, op Op) error {
 
 // render applies reps, in the file's order, to lines: a kept line is the
 // file's own, an added one takes the line ending of the lines it replaces.
-func render(lines []fileLine, reps []replacement, bom bool, size int) string {
+func render(lines []fileLine, reps []replacement, size int) string {
 	def := usualEOL(lines, "\n")
 	out := make([]fileLine, 0, len(lines))
 	pos := 0
@@ -425,9 +430,6 @@ func render(lines []fileLine, reps []replacement, bom bool, size int) string {
 	out = append(out, lines[pos:]...)
 	var b strings.Builder
 	b.Grow(size + 64)
-	if bom {
-		b.WriteString("\uFEFF")
-	}
 	for i, l := range out {
 		b.WriteString(l.text)
 		if l.eol == "" && (i < len(out)-1 || l.added) {

@@ -135,3 +135,18 @@ func TestAppended(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutNewMarks(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{"hello\n", "\uFEFFHELLO\n", "HELLO\n"},
+		{"hello\n", "\uFEFF\uFEFFHELLO\n", "HELLO\n"},
+		{"\uFEFFtwo\n", "\uFEFFTWO\n", "\uFEFFTWO\n"},
+		{"\uFEFFtwo\n", "\uFEFF\uFEFFTWO\n", "\uFEFFTWO\n"},
+		{"\uFEFFtwo\n", "TWO\n", "TWO\n"},
+		{"a\n", "a\n\uFEFFb\n", "a\n\uFEFFb\n"},
+	} {
+		if got := WithoutNewMarks(tc.old, tc.new); got != tc.want {
+			t.Errorf("WithoutNewMarks(%q, %q) = %q, want %q", tc.old, tc.new, got, tc.want)
+		}
+	}
+}

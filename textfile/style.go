@@ -122,6 +122,18 @@ func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, 
 	return append(append([]byte{}, c.bom...), enc...), ws, nil
 }
 
+// WithoutNewMarks is new, a change of the text old (after its file's
+// mark), less the U+FEFF the change put at its start beyond those old
+// begins with: on disk such a U+FEFF is a byte-order mark, a second one in
+// a file with a mark, a new one in a file without. Whoever copies line 1
+// from a diff, which shows the mark, gives one; write drops it likewise.
+func WithoutNewMarks(old, new string) string {
+	if extra := leadingMarks(new) - leadingMarks(old); extra > 0 {
+		return new[extra*len("\uFEFF"):]
+	}
+	return new
+}
+
 // leadingMarks counts the U+FEFF at the start of s.
 func leadingMarks(s string) int {
 	n := 0
