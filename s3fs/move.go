@@ -640,5 +640,8 @@ func (f *FS) headKey(ctx context.Context, key string) (s3client.ObjectInfo, bool
 	if err != nil && missing(s3client.Code(err)) {
 		return o, false, nil
 	}
+	if err == nil {
+		f.marks.Store(markKey(key, o.ETag), o.Meta[txnMeta])
+	}
 	return o, err == nil, f.mapErr(err, cmp.Or(f.rel(key), "."))
 }

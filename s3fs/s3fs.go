@@ -21,6 +21,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -72,6 +73,9 @@ type FS struct {
 	// or deletion it lets through: where a process paused past its lease
 	// (SIGSTOP, a frozen VM) sends its request after a recovery.
 	paused func(phase, key string)
+	// marks and ended tell which versions a transaction in flight wrote
+	// (see pending.go).
+	marks, ended sync.Map
 }
 
 var (

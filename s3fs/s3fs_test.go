@@ -1567,3 +1567,48 @@ func TestLostRaceOfALargeBody(t *testing.T) {
 		}
 	}
 }
+
+// TestSwapWaitsForATransactionInFlight: a write over a change of a
+// transaction not yet committed is STALE (a lost race, which a mutation
+// retries) until the transaction ends. It landed: the transaction then
+// lost its race on its second file, its rollback left the first as the
+// other writer had made it, and the transaction was half made though it
+// answered STALE. Once the transaction is undone, the write goes through.
+func TestSwapWaitsForATransactionInFlight(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "inflight", map[string]string{"a": "old a", "b": "old b"})
+	va, vb := versionOf(t, f, "a"), versionOf(t, f, "b")
+	h := newHeld(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/inflight/b")
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
+			{Path: "a", Data: []byte("T a"), Write: backend.WriteOptions{IfVersion: va}},
+			{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}}})
+		done <- err
+	}()
+	select {
+	case <-h.reached:
+	case err := <-done:
+		t.Fatalf("the transaction ended before it wrote b: %v", err)
+	}
+	other, _ := openFS(t, root)
+	if _, err := other.WriteFile(ctx, "a", []byte("over T"), backend.WriteOptions{IfVersion: versionOf(t, other, "a")}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a write over the transaction's a: %v, want STALE", err)
+	}
+	if _, err := other.Commit(ctx, []backend.Op{{Path: "a", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, other, "a")}}}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a transaction over the transaction's a: %v, want STALE", err)
+	}
+	if _, err := other.WriteFile(ctx, "b", []byte("new b"), backend.WriteOptions{IfVersion: vb}); err != nil {
+		t.Fatal(err)
+	}
+	close(h.release)
+	if err := <-done; codeOf(err) != fault.CodeStale {
+		t.Errorf("the transaction that lost its race on b: %v, want STALE", err)
+	}
+	if _, err := other.WriteFile(ctx, "a", []byte("after T"), backend.WriteOptions{IfVersion: versionOf(t, other, "a")}); err != nil {
+		t.Errorf("a write once the transaction is undone: %v", err)
+	}
+	recovered(t, f, bucket, "inflight", 0, map[string]string{"a": "after T", "b": "new b"})
+}

@@ -265,6 +265,11 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 		if err := backend.CheckSwap(c, op.Write, found, version); err != nil {
 			return nil, nil, err
 		}
+		if found {
+			if err := f.settled(ctx, c, version); err != nil {
+				return nil, nil, err
+			}
+		}
 		keys, olds = append(keys, c), append(olds, version)
 	}
 	return keys, olds, nil

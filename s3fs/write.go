@@ -32,7 +32,11 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 		return backend.FileInfo{}, notSupported(c, "hard links nor in-place rewrites", "drop inPlace: a write replaces the object whole")
 	}
 	ifNone := ""
-	if opts.IfVersion == "" {
+	if opts.IfVersion != "" {
+		if err := f.settled(ctx, c, opts.IfVersion); err != nil {
+			return backend.FileInfo{}, err
+		}
+	} else {
 		if err := f.checkNewFile(ctx, c); err != nil {
 			return backend.FileInfo{}, err
 		}
@@ -117,6 +121,11 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return false, err
 	}
 	if found {
+		if opts.IfVersion != "" {
+			if err := f.settled(ctx, c, opts.IfVersion); err != nil {
+				return false, err
+			}
+		}
 		if err := f.keepParentOf(ctx, c); err != nil {
 			return false, err
 		}
