@@ -2,6 +2,7 @@ package s3fs
 
 import (
 	"context"
+	"sync"
 
 	"github.com/agentfs/agentfs/fault"
 )
@@ -18,24 +19,46 @@ import (
 // lease is over. Until then the swap is STALE, a lost race, which a
 // mutation retries within --lock-timeout as a writer waits for a lock.
 
-// markKey is the key of marks: an object's version.
-func markKey(key, etag string) string { return key + "\x00" + etag }
+// versionMarks are the txnMeta marks ("" for none) of the versions this
+// process saw at a HEAD, by key and ETag: the read before a swap HEADs the
+// version it swaps against. Bounded, for a long MCP session: forgotten,
+// a version's mark costs a HEAD again.
+type versionMarks struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const maxVersionMarks = 4096
+
+func (v *versionMarks) store(key, etag, mark string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil || len(v.m) >= maxVersionMarks {
+		v.m = map[string]string{}
+	}
+	v.m[key+"\x00"+etag] = mark
+}
+
+func (v *versionMarks) load(key, etag string) (mark string, seen bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	mark, seen = v.m[key+"\x00"+etag]
+	return mark, seen
+}
 
 // settled fails with STALE while the version of c is a change of a
 // transaction in flight; it is nil for a version no transaction wrote, or
 // one whose transaction has ended, and when c is no longer at version (the
 // swap then fails by itself).
 func (f *FS) settled(ctx context.Context, c, version string) error {
-	key := f.key(c)
-	mark, seen := f.marks.Load(markKey(key, version))
+	id, seen := f.marks.load(f.key(c), version)
 	if !seen {
 		o, found, err := f.head(ctx, c)
 		if err != nil || !found || o.ETag != version {
 			return err
 		}
-		mark = o.Meta[txnMeta]
+		id = o.Meta[txnMeta]
 	}
-	id, _ := mark.(string)
 	if id == "" {
 		return nil
 	}

@@ -73,9 +73,10 @@ type FS struct {
 	// or deletion it lets through: where a process paused past its lease
 	// (SIGSTOP, a frozen VM) sends its request after a recovery.
 	paused func(phase, key string)
-	// marks and ended tell which versions a transaction in flight wrote
-	// (see pending.go).
-	marks, ended sync.Map
+	// marks and ended (the marks of transactions ended) tell which
+	// versions a transaction in flight wrote (see pending.go).
+	marks versionMarks
+	ended sync.Map
 }
 
 var (
