@@ -689,7 +689,14 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 			flags, dst = globals, &out
 		}
 		*dst = append(*dst, a)
-		if takesValue(flags, a) && j+1 < len(rest) {
+		if takesValue(flags, a) {
+			if j+1 == len(rest) {
+				// Last, with no value: the -- put before the
+				// positionals below would be taken for it (write f
+				// --content wrote "--" into f).
+				return nil, fault.InvalidArgument("%s needs a value.", a).
+					WithHint("give it one: %s VALUE, or %s=VALUE for a value that begins with -", a, a)
+			}
 			j++
 			*dst = append(*dst, rest[j])
 		}
