@@ -315,8 +315,12 @@ func (f *mcpFrames) mustWait(k keptMessage) bool {
 // cancelKept takes a cancellation of a tools/call kept back, not passed
 // to the server (which would not know its id and drop the cancellation:
 // the call ran later, a write made): the call is taken off and answers
-// INTERRUPTED at once. taken is false for any other message, and for the
-// cancellation of an id in flight, which the server cancels.
+// INTERRUPTED at once. A cancellation of an id neither kept nor in flight
+// (answered, or not sent yet) is taken too, and dropped, as the protocol
+// lets a server do: passed on, the server's handlers raced, and one sent
+// before its request cancelled that request (9 times in 20). taken is
+// false for any other message, and for the cancellation of an id in
+// flight, which the server cancels.
 func (f *mcpFrames) cancelKept(m message) (taken bool, err error) {
 	if m.Method == nil || *m.Method != "notifications/cancelled" {
 		return false, nil
@@ -336,7 +340,7 @@ func (f *mcpFrames) cancelKept(m message) (taken bool, err error) {
 		return ok && other == key && isToolCall(k.msg)
 	})
 	if i < 0 {
-		return false, nil
+		return true, nil
 	}
 	id := f.kept[i].msg.ID
 	f.kept = slices.Delete(f.kept, i, i+1)

@@ -918,6 +918,39 @@ func TestMCPCancelledBeforeItRuns(t *testing.T) {
 	}
 }
 
+// TestMCPCancelBeforeItsRequest: a cancellation of an id not yet sent is
+// dropped, and the request sent later under that id runs. Passed on to
+// the server, it cancelled that later request in 9 of 20 sessions.
+func TestMCPCancelBeforeItsRequest(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`
+	for i := 1; i <= 40; i++ {
+		in += fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}
+{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}
+`, i, i)
+	}
+	var out bytes.Buffer
+	if code := Main(context.Background(), []string{"--root", t.TempDir(), "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: &out, Stderr: io.Discard}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	answers := 0
+	for line := range strings.Lines(out.String()) {
+		var m struct {
+			ID     int
+			Error  json.RawMessage
+			Result *mcp.CallToolResult
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m.Error != nil || m.ID > 0 && m.Result.IsError {
+			t.Fatalf("an answer that is no result: %s (%v)", line, err)
+		}
+		answers++
+	}
+	if answers != 41 {
+		t.Fatalf("%d answers, want 41:\n%s", answers, out.String())
+	}
+}
+
 // openLockFiles counts this process's descriptors of lock files in state
 // (Linux's /proc; the test is skipped elsewhere).
 func openLockFiles(t *testing.T, state string) int {
