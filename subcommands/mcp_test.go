@@ -880,25 +880,33 @@ func TestMCPRefusalWaitsForItsID(t *testing.T) {
 	}
 }
 
-// TestMCPCancelledBeforeItRuns: a call cancelled before its handler runs
-// answers INTERRUPTED, as a tool's error, like one cancelled while it
-// runs: the SDK answered it with a JSON-RPC error of code 0, "context
-// canceled" (38 of 50 such calls), which no contract code names.
-func TestMCPCancelledBeforeItRuns(t *testing.T) {
+// mcpCallPairs is the output of a session that, once initialized, is sent
+// pair (a format of the id, %[1]d) for the ids 1 to 40, then stdin closed.
+func mcpCallPairs(t *testing.T, pair string) string {
+	t.Helper()
 	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 `
 	for i := 1; i <= 40; i++ {
-		in += fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}
-{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}
-`, i, i)
+		in += fmt.Sprintf(pair, i)
 	}
 	var out bytes.Buffer
 	if code := Main(context.Background(), []string{"--root", t.TempDir(), "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: &out, Stderr: io.Discard}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
+	return out.String()
+}
+
+// TestMCPCancelledBeforeItRuns: a call cancelled before its handler runs
+// answers INTERRUPTED, as a tool's error, like one cancelled while it
+// runs: the SDK answered it with a JSON-RPC error of code 0, "context
+// canceled" (38 of 50 such calls), which no contract code names.
+func TestMCPCancelledBeforeItRuns(t *testing.T) {
+	out := mcpCallPairs(t, `{"jsonrpc":"2.0","id":%[1]d,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}
+{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%[1]d}}
+`)
 	interrupted := 0
-	for line := range strings.Lines(out.String()) {
+	for line := range strings.Lines(out) {
 		var m struct {
 			Error  json.RawMessage
 			Result *mcp.CallToolResult
@@ -922,20 +930,11 @@ func TestMCPCancelledBeforeItRuns(t *testing.T) {
 // dropped, and the request sent later under that id runs. Passed on to
 // the server, it cancelled that later request in 9 of 20 sessions.
 func TestMCPCancelBeforeItsRequest(t *testing.T) {
-	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-`
-	for i := 1; i <= 40; i++ {
-		in += fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}
-{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}
-`, i, i)
-	}
-	var out bytes.Buffer
-	if code := Main(context.Background(), []string{"--root", t.TempDir(), "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: &out, Stderr: io.Discard}); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	out := mcpCallPairs(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%[1]d}}
+{"jsonrpc":"2.0","id":%[1]d,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}
+`)
 	answers := 0
-	for line := range strings.Lines(out.String()) {
+	for line := range strings.Lines(out) {
 		var m struct {
 			ID     int
 			Error  json.RawMessage
@@ -947,7 +946,7 @@ func TestMCPCancelBeforeItsRequest(t *testing.T) {
 		answers++
 	}
 	if answers != 41 {
-		t.Fatalf("%d answers, want 41:\n%s", answers, out.String())
+		t.Fatalf("%d answers, want 41:\n%s", answers, out)
 	}
 }
 
