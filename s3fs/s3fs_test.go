@@ -1612,3 +1612,71 @@ func TestSwapWaitsForATransactionInFlight(t *testing.T) {
 	}
 	recovered(t, f, bucket, "inflight", 0, map[string]string{"a": "after T", "b": "new b"})
 }
+
+// TestSwapOverADeadTransaction: a write over the change of a transaction
+// whose process died, its lease over, recovers it there and then: the
+// transaction is undone, and the write, made against its change, is STALE
+// (a mutation re-reads and retries) with the file as it was before.
+func TestSwapOverADeadTransaction(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "deadtxn", map[string]string{"a": "old a", "b": "old b"})
+	va, vb := versionOf(t, f, "a"), versionOf(t, f, "b")
+	dies := &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/deadtxn/b")
+	}}
+	if _, err := transportFS(t, root, dies).Commit(ctx, []backend.Op{
+		{Path: "a", Data: []byte("T a"), Write: backend.WriteOptions{IfVersion: va}},
+		{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}}}); err == nil {
+		t.Fatal("the transaction whose process died succeeded")
+	}
+	other, _ := openFS(t, root)
+	uncommitted := versionOf(t, other, "a")
+	if uncommitted == va {
+		t.Fatal("the transaction died before it wrote a")
+	}
+	expireJournals(t, bucket, "deadtxn")
+	if _, err := other.WriteFile(ctx, "a", []byte("over T"), backend.WriteOptions{IfVersion: uncommitted}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a write over the dead transaction's a: %v, want STALE", err)
+	}
+	if got := tree(t, other, "a"); got["a"] != "old a" {
+		t.Errorf("after the write, a is %q: the dead transaction was not undone there and then", got["a"])
+	}
+	recovered(t, f, bucket, "deadtxn", -1, map[string]string{"a": "old a", "b": "old b"})
+}
+
+// TestUnsentSwapIsJudgedByTheObject: a conditional write whose body never
+// went out (the connection failed first) cannot have landed. Its
+// condition still met, the failure was the connection's: IO_ERROR, the
+// file unchanged; no longer met, the write is refused as a 412 would be.
+func TestUnsentSwapIsJudgedByTheObject(t *testing.T) {
+	ctx := context.Background()
+	f, _, root := seeded(t, "unsent", map[string]string{"a": "old a"})
+	unsent := transportFS(t, root, putsUnsent{})
+	for _, tc := range []struct {
+		name string
+		opts backend.WriteOptions
+		code fault.Code
+	}{
+		{"its version", backend.WriteOptions{IfVersion: versionOf(t, f, "a")}, fault.CodeIOError},
+		{"absent", backend.WriteOptions{IfAbsent: true}, fault.CodeExists},
+	} {
+		_, err := unsent.WriteFile(ctx, "a", []byte("new a"), tc.opts)
+		if codeOf(err) != tc.code || !errors.Is(err, s3client.ErrUnsent) && tc.code == fault.CodeIOError {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+		}
+	}
+	if got := tree(t, f, "a"); got["a"] != "old a" {
+		t.Errorf("a is %q", got["a"])
+	}
+}
+
+// putsUnsent fails each PUT before reading its body, as a connection
+// reset does; other requests go to the store.
+type putsUnsent struct{}
+
+func (putsUnsent) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut {
+		return nil, errors.New("connection reset by peer")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
