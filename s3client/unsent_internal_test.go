@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"testing"
 )
 
@@ -58,7 +57,7 @@ func TestUnsentBody(t *testing.T) {
 		c := idleClient(t, closingStore(t, tc.readBody), DefaultIdleTimeout)
 		_, err := c.Put(context.Background(), "k", body, Condition("e", ""))
 		if err == nil || errors.Is(err, ErrUnsent) != tc.unsent {
-			t.Errorf("%s: %v; want ErrUnsent %s", tc.name, err, strconv.FormatBool(tc.unsent))
+			t.Errorf("%s: %v; want ErrUnsent %v", tc.name, err, tc.unsent)
 		}
 	}
 }
