@@ -245,7 +245,7 @@ func (f *FS) move(ctx context.Context, src, into string, moves []journalMove) er
 			j.Moves[i].Backup = f.prefix + journalDir + "/" + id + "/0"
 		}
 	}
-	l, err := f.begin(ctx, f.prefix+journalDir+"/"+id+".json", j)
+	l, err := f.begin(ctx, f.journalKey(id), j)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func (f *FS) settled(ctx context.Context, c, version string) error {
 	if _, done := f.ended.Load(id); done {
 		return nil
 	}
-	o, found, err := f.headKey(ctx, f.prefix+journalDir+"/"+id+".json")
+	o, found, err := f.headKey(ctx, f.journalKey(id))
 	if err != nil {
 		return err
 	}

@@ -297,11 +297,12 @@ func (f *FS) mapErr(err error, c string) error {
 	}
 	code, status := s3client.Code(err)
 	switch {
-	case code == "NoSuchBucket" && bucketNameFault(f.c.Bucket()) != "":
-		// No bucket can have the name: creating it would fail too.
-		return fault.Errorf(fault.CodeInvalidArgument, "%q is not a bucket name: %s.", f.c.Bucket(), bucketNameFault(f.c.Bucket())).WithPath(c).
-			WithHint("check the bucket in %s: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens, begin and end with a letter or digit, and have no two dots in a row", f.root).WithCause(err)
 	case code == "NoSuchBucket":
+		if why := bucketNameFault(f.c.Bucket()); why != "" {
+			// No bucket can have the name: creating it would fail too.
+			return fault.Errorf(fault.CodeInvalidArgument, "%q is not a bucket name: %s.", f.c.Bucket(), why).WithPath(c).
+				WithHint("check the bucket in %s: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens, begin and end with a letter or digit, and have no two dots in a row", f.root).WithCause(err)
+		}
 		return fault.Errorf(fault.CodeNotFound, "the bucket of %s does not exist.", f.root).WithPath(c).
 			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(errors.Join(fault.ErrNoWorkspace, err))
 	case missing(code, status):

@@ -28,6 +28,10 @@ var _ backend.Transactor = (*FS)(nil)
 // left out of listings and walks.
 const journalDir = ".agentfs-journal"
 
+// journalKey is the key of the journal of the transaction id, which is
+// also the mark (txnMeta) on what it writes.
+func (f *FS) journalKey(id string) string { return f.prefix + journalDir + "/" + id + ".json" }
+
 // txnMeta is the user metadata that marks what a transaction writes and
 // a move's copies: its value is the journal's Mark. An object keeps it
 // once the transaction is done, as a store's copy keeps the metadata of
@@ -153,7 +157,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 		}
 		j.Ops = append(j.Ops, jo)
 	}
-	l, err := f.begin(ctx, f.prefix+journalDir+"/"+id+".json", j)
+	l, err := f.begin(ctx, f.journalKey(id), j)
 	if err != nil {
 		return nil, err
 	}
