@@ -720,8 +720,12 @@ func (ls *lockedSession) send(lines string) {
 // then, it only gives up its wait, and makes no lock file while the
 // test's state directory goes.
 func (ls *lockedSession) waitForTheLock() {
-	for openLockFiles(ls.t, ls.state) < 2*ls.held {
-		runtime.Gosched()
+	// Bounded: a call that never comes to the lock (or has left it)
+	// fails the test, where the loop once spun until CI's limit.
+	for deadline := time.Now().Add(time.Minute); openLockFiles(ls.t, ls.state) < 2*ls.held; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			ls.t.Fatalf("no call came to wait for the lock within a minute; the session wrote: %s", ls.out.String())
+		}
 	}
 }
 
