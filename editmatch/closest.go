@@ -40,7 +40,7 @@ func (t *Text) Closest(old string) (ClosestRegion, bool) {
 // bigramLines are the bigrams of old's lines and of the text's, folded.
 func (t *Text) bigramLines(old string, fold func(string) string) (want, have [][]uint32) {
 	oldLines, _ := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
-	want = make([][]uint32, min(len(oldLines), len(t.lines)))
+	want = make([][]uint32, len(oldLines))
 	for i := range want {
 		want[i] = similarity.Bigrams(fold(oldLines[i]))
 	}

@@ -101,6 +101,11 @@ func TestClosest(t *testing.T) {
 	if !ok || c.StartLine != 7 || c.EndLine != 9 || c.Similarity < 0.8 || c.Similarity >= 1 || c.Text != "func beta() int {\n\treturn 2\n}" {
 		t.Errorf("Closest = %+v, %v; want lines 7-9 with similarity in [0.8,1)", c, ok)
 	}
+	// oldText longer than the file: its lines past the end are unlike,
+	// not left out (a similarity of 1 for lines the file lacks).
+	if c, ok := New("one\ntwo\n").Closest("one\ntwo\nthree"); !ok || c.EndLine != 2 || c.Similarity != 0.55 {
+		t.Errorf("Closest of three lines in two = %+v, %v; want lines 1-2 with similarity 0.55", c, ok)
+	}
 	if c, ok := New("").Closest("x"); ok {
 		t.Errorf("Closest in an empty file = %+v", c)
 	}

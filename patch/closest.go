@@ -31,6 +31,7 @@ const (
 // (its old lines, or its @@ context line) were not found in texts at or
 // after index start.
 func notFound(op Op, k int, texts, want []string, start int, context bool) *fault.Error {
+	eof := op.Chunks[k].EOF && !context
 	c := op.Chunks[k]
 	what := fmt.Sprintf("chunk %d of '%s'", k+1, op.Path)
 	if context {
@@ -47,22 +48,34 @@ func notFound(op Op, k int, texts, want []string, start int, context bool) *faul
 		return e.WithHint("read the file and copy the chunk's context (' ') and removed ('-') lines from it exactly")
 	}
 	e.WithDetail("closest", r)
-	order := ""
-	if r.StartLine <= start {
-		order = "; chunks must follow the order of the file, each after the previous one"
+	// Why lines alike could not stand there, when they are.
+	why := ""
+	switch {
+	case r.StartLine <= start:
+		why = "chunks must follow the order of the file, each after the previous one"
+	case eof && r.EndLine < len(texts):
+		why = "a chunk that ends with '*** End of File' must be the file's last lines: drop that marker to change lines elsewhere"
+	case len(want) > len(texts):
+		why = fmt.Sprintf("the chunk has %d lines to find and the file has %d", len(want), len(texts))
 	}
 	span := fmt.Sprintf("lines %d-%d", r.StartLine, r.EndLine)
 	if r.StartLine == r.EndLine {
 		span = fmt.Sprintf("line %d", r.StartLine)
 	}
-	return e.WithHint("the closest is %s (similarity %.2f): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly%s", span, r.Similarity, order)
+	if r.Similarity == 1 && why != "" {
+		return e.WithHint("the chunk's lines are %s, but %s", span, why)
+	}
+	if why != "" {
+		why = "; " + why
+	}
+	return e.WithHint("the closest is %s (similarity %.2f): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly%s", span, r.Similarity, why)
 }
 
 // closest finds the window of texts most like want, comparing line i of
 // want with line i of the window; ok is false when nothing is alike.
 func closest(texts, want []string) (Region, bool) {
 	key := func(s string) []uint32 { return similarity.Bigrams(asciiPunct.Replace(strings.TrimSpace(s))) }
-	w := make([][]uint32, min(len(want), len(texts)))
+	w := make([][]uint32, len(want))
 	for i := range w {
 		w[i] = key(want[i])
 	}

@@ -207,6 +207,14 @@ func TestPlanErrors(t *testing.T) {
 		{"chunks out of order", map[string]string{"a": "one\ntwo\n"}, []string{"*** Update File: a", "@@", "-two", "+2", "@@", "-one", "+1"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 6,
 				"closest": Region{StartLine: 1, EndLine: 1, Similarity: 1, Text: "one"}}, "order of the file"},
+		// Found alike where it cannot stand: the hint says why, where
+		// "copy them exactly" sent the caller back to lines it had copied.
+		{"end of file elsewhere", map[string]string{"a": "x\ny\nend\n"}, []string{"*** Update File: a", "@@", "-x", "-y", "+z", "*** End of File"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3,
+				"closest": Region{StartLine: 1, EndLine: 2, Similarity: 1, Text: "x\ny"}}, "must be the file's last lines"},
+		{"chunk longer than the file", map[string]string{"a": "one\ntwo\n"}, []string{"*** Update File: a", "@@", "-one", "-two", "-three", "+x"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3,
+				"closest": Region{StartLine: 1, EndLine: 2, Similarity: 0.55, Text: "one\ntwo"}}, "3 lines to find and the file has 2"},
 		{"nothing alike", map[string]string{"a": "xyz\n"}, []string{"*** Update File: a", "@@", "-abc"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3}, "read the file"},
 		{"empty file", map[string]string{"a": ""}, []string{"*** Update File: a", "@@", "-abc"},

@@ -62,7 +62,9 @@ type windows struct {
 
 func newWindows(want, have [][]uint32) *windows {
 	w := &windows{want: want, have: have, k: min(len(want), len(have))}
-	w.weight = make([]float64, w.k)
+	// Every line sought weighs in the total: those past the end of a
+	// shorter text are unlike it.
+	w.weight = make([]float64, len(want))
 	for i := range w.weight {
 		w.weight[i] = float64(len(want[i]) + 1)
 		w.total += w.weight[i]
@@ -84,19 +86,28 @@ func (w *windows) rank(s int) float64 {
 	return sc
 }
 
-// score is the window at s scored on every line, 0 to 1 in hundredths.
+// score is the window at s scored on every line, 0 to 1 in hundredths:
+// 1 only when every line sought is there as it is, so that a window alike
+// but for a few bytes of many is 0.99, not rounded up to a match.
 func (w *windows) score(s int) float64 {
-	sc := 0.0
+	sc, alike := 0.0, w.k == len(w.want)
 	for i := range w.k {
-		sc += w.weight[i] * Dice(w.want[i], w.have[s+i])
+		d := Dice(w.want[i], w.have[s+i])
+		sc += w.weight[i] * d
+		alike = alike && d == 1
 	}
-	return math.Round(sc/w.total*100) / 100
+	r := math.Round(sc/w.total*100) / 100
+	if r == 1 && !alike {
+		r = 0.99
+	}
+	return r
 }
 
 // Window finds the run of len(want) lines of have (fewer when have is
 // shorter) most like want (see windows): the best window by the probes is
-// then scored on every line. It returns the window's start and length and
-// its score from 0 to 1 in hundredths; k is 0 when either side is empty.
+// then scored on every line, those of want past have's end as unlike. It
+// returns the window's start and length and its score from 0 to 1 in
+// hundredths; k is 0 when either side is empty.
 func Window(want, have [][]uint32) (start, k int, score float64) {
 	w := newWindows(want, have)
 	if w.k == 0 {
