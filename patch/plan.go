@@ -276,6 +276,9 @@ type replacement struct {
 // update applies the chunks of op to content.
 func update(content string, op Op, m Matcher) (string, []Located, error) {
 	body, bom := strings.CutPrefix(content, "\uFEFF")
+	if bom {
+		op = withoutMark(op)
+	}
 	lines := splitFile(body)
 	reps, located, err := locateChunks(lines, op, m)
 	if err != nil {
@@ -289,6 +292,24 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 		out = "\uFEFF" + out
 	}
 	return out, located, nil
+}
+
+// withoutMark is op for a file with a byte-order mark, its chunks' first
+// old lines and @@ lines without the U+FEFF that starts them: line 1 as
+// a diff or cat shows it, the mark in front, which the lines matched
+// (the file's text after the mark) do not hold.
+func withoutMark(op Op) Op {
+	chunks := slices.Clone(op.Chunks)
+	for k := range chunks {
+		c := &chunks[k]
+		c.Context = strings.TrimPrefix(c.Context, "\uFEFF")
+		if i := slices.IndexFunc(c.Lines, func(l Line) bool { return l.Op != '+' }); i >= 0 && strings.HasPrefix(c.Lines[i].Text, "\uFEFF") {
+			c.Lines = slices.Clone(c.Lines)
+			c.Lines[i].Text = strings.TrimPrefix(c.Lines[i].Text, "\uFEFF")
+		}
+	}
+	op.Chunks = chunks
+	return op
 }
 
 // locateChunks finds each chunk of op in lines, moving forward through the

@@ -69,6 +69,11 @@ func TestPlanUpdate(t *testing.T) {
 		{"mixed endings: kept lines keep theirs", "a\r\nb\nc\r\nd\r\n", []string{"@@", " b", "-c", "+x", " d"}, "a\r\nb\nx\r\nd\r\n", []string{RungExact}},
 		{"BOM kept", "\uFEFFa\nb\n", []string{"@@", "-a", "+A"}, "\uFEFFA\nb\n", []string{RungExact}},
 		{"BOM and CRLF", "\uFEFFa\r\nb\r\n", []string{"@@", " a", "+x"}, "\uFEFFa\r\nx\r\nb\r\n", []string{RungExact}},
+		// Line 1 of a file with a BOM as a diff or cat shows it, the mark
+		// in front: the mark, not text of the line.
+		{"BOM shown in a context line", "\uFEFFa\nb\n", []string{"@@", " \uFEFFa", "-b", "+B"}, "\uFEFFa\nB\n", []string{RungExact}},
+		{"BOM shown in a replaced line", "\uFEFFa\nb\n", []string{"@@", "-\uFEFFa", "+\uFEFFA"}, "\uFEFFA\nb\n", []string{RungExact}},
+		{"BOM shown in the @@ line", "\uFEFFdef f():\n  pass\n", []string{"@@ \uFEFFdef f():", "-  pass", "+  return"}, "\uFEFFdef f():\n  return\n", []string{RungExact}},
 		{"a final newline is added, as Codex does", "a\nb", []string{"@@", "-b", "+c"}, "a\nc\n", []string{RungExact}},
 		{"a CRLF ends a line added after the last", "a\r\nb", []string{"@@", " b", "+x"}, "a\r\nb\r\nx\r\n", []string{RungExact}},
 		// Far from the chunks, the bytes stay: a final newline was added.
