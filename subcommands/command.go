@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -752,6 +753,10 @@ func decimalArgs(args []string, flags []cli.Flag) error {
 			value = args[at]
 		}
 		n, err := strconv.ParseInt(value, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return fault.InvalidArgument("--%s %s is out of range: a number takes 64 bits at most.", name, value).
+				WithHint("pass a number from %d to %d", int64(math.MinInt64), int64(math.MaxInt64))
+		}
 		if err != nil { // base 10 takes no 0x, 0b or 1_0
 			return fault.InvalidArgument("--%s takes a decimal integer, not %q.", name, value).
 				WithHint("write the number in decimal digits")

@@ -63,6 +63,7 @@ func TestReorderArgs(t *testing.T) {
 		{in: []string{"read", "f", "--max-bytes", "01000"}, want: []string{"agentfs", "--max-bytes", "1000", "read", "--", "f"}},
 		{in: []string{"read", "f", "--limit", "0x10"}, err: `--limit takes a decimal integer, not "0x10"`},
 		{in: []string{"read", "f", "--limit", "1_0"}, err: "decimal integer"},
+		{in: []string{"read", "f", "--limit", "-99999999999999999999"}, err: "--limit -99999999999999999999 is out of range"},
 		{in: []string{"--max-bytes", "0b11", "read", "f"}, err: "decimal integer"},
 		{in: []string{"read", "--json", "--limit", "f"}, want: []string{"agentfs", "read", "--json", "--limit", "--", "f"}},
 	}
