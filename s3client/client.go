@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -300,8 +301,51 @@ type request struct {
 	body   []byte
 }
 
-// do signs and sends r; an answer other than 2xx is an *Error.
+// retryWaits are the pauses before a read is sent again after a
+// transient error (see transient), each stretched by up to half at
+// random so that clients slowed down together do not return together:
+// about 2 s in all, as the AWS SDKs' standard retries.
+var retryWaits = []time.Duration{100 * time.Millisecond, 400 * time.Millisecond, 1600 * time.Millisecond}
+
+// do signs and sends r; an answer other than 2xx is an *Error. A read
+// (GET, HEAD) the store fails with a transient error is sent again, up
+// to len(retryWaits) times. A write is not: one the store made before it
+// failed, sent again, would be refused by its condition (or applied
+// twice), and its callers judge such a failure by the object instead.
 func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
+	for try := 0; ; try++ {
+		resp, err := c.send(ctx, r)
+		if try == len(retryWaits) || !transient(r, err) {
+			return resp, err
+		}
+		wait := retryWaits[try] + rand.N(retryWaits[try]/2)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w, giving up after: %w", context.Cause(ctx), err)
+		case <-t.C:
+		}
+	}
+}
+
+// transient reports whether err, the answer to r, is one the store says
+// to try again later (500, 502, 503, 504: SlowDown, InternalError) and r
+// a read, which may be sent again.
+func transient(r request, err error) bool {
+	var e *Error
+	if r.method != http.MethodGet && r.method != http.MethodHead || !errors.As(err, &e) {
+		return false
+	}
+	switch e.Status {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// send signs and sends r once.
+func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	if err := c.ready(ctx); err != nil {
 		return nil, err
 	}
