@@ -412,7 +412,13 @@ func (f *FS) stillAsListed(ctx context.Context, m journalMove) error {
 		return fault.Errorf(fault.CodeStale, "the file at the destination changed during the move.").WithPath(f.rel(m.To)).
 			WithHint("nothing was moved; check the destination and move again")
 	}
-	return nil
+	// Neither is a change of a transaction in flight, which that
+	// transaction, undone, would put back beside the move's copy of it
+	// (the HEADs above know their marks: no request in the usual case).
+	if err := f.settled(ctx, f.rel(m.From), m.ETag); err != nil || m.Old == "" {
+		return err
+	}
+	return f.settled(ctx, f.rel(m.To), m.Old)
 }
 
 // stillEmpty checks that the destination dir of a directory's move is

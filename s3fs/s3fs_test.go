@@ -1613,6 +1613,50 @@ func TestSwapWaitsForATransactionInFlight(t *testing.T) {
 	recovered(t, f, bucket, "inflight", 0, map[string]string{"a": "after T", "b": "new b"})
 }
 
+// TestMoveWaitsForATransactionInFlight: a move of a change of a
+// transaction not yet committed, or onto one, is STALE, as a write over
+// it is. The move went through: the transaction, undone, put its file
+// back beside the copy of its uncommitted change (or the move's backup
+// held that change), a change made of nothing the transaction reported.
+func TestMoveWaitsForATransactionInFlight(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "mvinflight", map[string]string{"a": "old a", "b": "old b", "x": "x"})
+	va, vb := versionOf(t, f, "a"), versionOf(t, f, "b")
+	h := newHeld(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/mvinflight/b")
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
+			{Path: "a", Data: []byte("T a"), Write: backend.WriteOptions{IfVersion: va}},
+			{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}}})
+		done <- err
+	}()
+	select {
+	case <-h.reached:
+	case err := <-done:
+		t.Fatalf("the transaction ended before it wrote b: %v", err)
+	}
+	other, _ := openFS(t, root)
+	if _, err := other.Rename(ctx, "a", "c", backend.WriteOptions{}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a move of the transaction's a: %v, want STALE", err)
+	}
+	if _, err := other.Rename(ctx, "x", "a", backend.WriteOptions{}); codeOf(err) != fault.CodeStale {
+		t.Errorf("a move onto the transaction's a: %v, want STALE", err)
+	}
+	if _, err := other.WriteFile(ctx, "b", []byte("new b"), backend.WriteOptions{IfVersion: vb}); err != nil {
+		t.Fatal(err)
+	}
+	close(h.release)
+	if err := <-done; codeOf(err) != fault.CodeStale {
+		t.Errorf("the transaction that lost its race on b: %v, want STALE", err)
+	}
+	if _, err := other.Rename(ctx, "a", "c", backend.WriteOptions{}); err != nil {
+		t.Errorf("a move once the transaction is undone: %v", err)
+	}
+	recovered(t, f, bucket, "mvinflight", 0, map[string]string{"a": "", "b": "new b", "c": "old a", "x": "x"})
+}
+
 // TestSwapOverADeadTransaction: a write over the change of a transaction
 // whose process died, its lease over, recovers it there and then: the
 // transaction is undone, and the write, made against its change, is STALE
