@@ -1568,20 +1568,21 @@ func TestLostRaceOfALargeBody(t *testing.T) {
 	}
 }
 
-// TestSwapWaitsForATransactionInFlight: a write over a change of a
-// transaction not yet committed is STALE (a lost race, which a mutation
-// retries) until the transaction ends. It landed: the transaction then
-// lost its race on its second file, its rollback left the first as the
-// other writer had made it, and the transaction was half made though it
-// answered STALE. Once the transaction is undone, the write goes through.
-func TestSwapWaitsForATransactionInFlight(t *testing.T) {
+// inFlight seeds the tree name with a and b (and more), and starts a
+// transaction that writes both, held as it writes b: a holds its change.
+// It returns b's version before, the hold (close its release to let the
+// transaction go on) and the transaction's end.
+func inFlight(t *testing.T, name string, more map[string]string) (f *s3fs.FS, bucket, root, vb string, h *held, done chan error) {
+	t.Helper()
 	ctx := context.Background()
-	f, bucket, root := seeded(t, "inflight", map[string]string{"a": "old a", "b": "old b"})
+	files := map[string]string{"a": "old a", "b": "old b"}
+	maps.Copy(files, more)
+	f, bucket, root = seeded(t, name, files)
 	va, vb := versionOf(t, f, "a"), versionOf(t, f, "b")
-	h := newHeld(func(r *http.Request) bool {
-		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/inflight/b")
+	h = newHeld(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/b")
 	})
-	done := make(chan error, 1)
+	done = make(chan error, 1)
 	go func() {
 		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
 			{Path: "a", Data: []byte("T a"), Write: backend.WriteOptions{IfVersion: va}},
@@ -1593,6 +1594,18 @@ func TestSwapWaitsForATransactionInFlight(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("the transaction ended before it wrote b: %v", err)
 	}
+	return f, bucket, root, vb, h, done
+}
+
+// TestSwapWaitsForATransactionInFlight: a write over a change of a
+// transaction not yet committed is STALE (a lost race, which a mutation
+// retries) until the transaction ends. It landed: the transaction then
+// lost its race on its second file, its rollback left the first as the
+// other writer had made it, and the transaction was half made though it
+// answered STALE. Once the transaction is undone, the write goes through.
+func TestSwapWaitsForATransactionInFlight(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root, vb, h, done := inFlight(t, "inflight", nil)
 	other, _ := openFS(t, root)
 	if _, err := other.WriteFile(ctx, "a", []byte("over T"), backend.WriteOptions{IfVersion: versionOf(t, other, "a")}); codeOf(err) != fault.CodeStale {
 		t.Errorf("a write over the transaction's a: %v, want STALE", err)
@@ -1620,23 +1633,7 @@ func TestSwapWaitsForATransactionInFlight(t *testing.T) {
 // held that change), a change made of nothing the transaction reported.
 func TestMoveWaitsForATransactionInFlight(t *testing.T) {
 	ctx := context.Background()
-	f, bucket, root := seeded(t, "mvinflight", map[string]string{"a": "old a", "b": "old b", "x": "x"})
-	va, vb := versionOf(t, f, "a"), versionOf(t, f, "b")
-	h := newHeld(func(r *http.Request) bool {
-		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/mvinflight/b")
-	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
-			{Path: "a", Data: []byte("T a"), Write: backend.WriteOptions{IfVersion: va}},
-			{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}}})
-		done <- err
-	}()
-	select {
-	case <-h.reached:
-	case err := <-done:
-		t.Fatalf("the transaction ended before it wrote b: %v", err)
-	}
+	f, bucket, root, vb, h, done := inFlight(t, "mvinflight", map[string]string{"x": "x"})
 	other, _ := openFS(t, root)
 	if _, err := other.Rename(ctx, "a", "c", backend.WriteOptions{}); codeOf(err) != fault.CodeStale {
 		t.Errorf("a move of the transaction's a: %v, want STALE", err)
