@@ -41,6 +41,30 @@ func TestSpecialFilesAreNeverOpened(t *testing.T) {
 	}
 }
 
+// A root that is a FIFO, or a link to one, is NOT_A_DIRECTORY without
+// being opened: os.OpenRoot opened it to read, and with no writer waited
+// for one for ever, deaf to SIGTERM. The FIFO is held open here so that a
+// regression is an open inotify sees, not a hang.
+func TestFIFORootIsNeverOpened(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	must(t, unix.Mkfifo(fifo, 0o644))
+	must(t, os.Symlink("fifo", filepath.Join(dir, "link")))
+	held, err := unix.Open(fifo, unix.O_RDWR|unix.O_NONBLOCK, 0)
+	must(t, err)
+	defer unix.Close(held)
+	opens := watchOpens(t, fifo)
+	for _, root := range []string{fifo, filepath.Join(dir, "link")} {
+		if _, err := New(Config{Roots: []string{root}, Cwd: dir}); code(err) != fault.CodeNotADirectory {
+			t.Errorf("--root %s, a FIFO: %v, want NOT_A_DIRECTORY", root, err)
+		}
+	}
+	if n := opens(); n > 0 {
+		t.Errorf("the FIFO root was opened (%d bytes of inotify events)", n)
+	}
+}
+
 // Without /proc a file is opened by name again, and only when it is still
 // the file whose type was checked.
 func TestSameFileRefusesAReplacedFile(t *testing.T) {

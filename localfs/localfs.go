@@ -147,13 +147,9 @@ func New(cfg Config) (*FS, error) {
 		real, err := evalSymlinks(abs)
 		var osr *os.Root
 		if err == nil {
-			osr, err = os.OpenRoot(real)
+			osr, err = OpenRoot(real)
 		}
 		if err != nil {
-			if fi, serr := os.Stat(real); serr == nil && !fi.IsDir() {
-				// os.OpenRoot says so in an error with no errno.
-				err = &fs.PathError{Op: "open", Path: real, Err: unix.ENOTDIR}
-			}
 			return nil, rootErr(err, abs)
 		}
 		dir, err := osr.Open(".")
@@ -668,6 +664,21 @@ func (f *FS) deniedOnTheWay(abs string) (bool, error) {
 // mount does, or a spelling with ".." after a link, whose ".." is not the
 // kernel's. Past PATH_MAX getcwd fails, and so does this: no path of the
 // working directory can be trusted then.
+// OpenRoot is os.OpenRoot for a directory that must be one: the name
+// is first opened as a directory (O_DIRECTORY), which fails ENOTDIR at
+// anything else without opening it. os.OpenRoot opens it to read: a FIFO
+// there waited for a writer for ever, deaf to SIGTERM, and the error of
+// a file said nothing of what it was. (A FIFO put in the directory's
+// place between the two opens still waits.)
+func OpenRoot(name string) (*os.Root, error) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	unix.Close(fd)
+	return os.OpenRoot(name)
+}
+
 func workingDir() (string, error) {
 	kernel, err := unix.Getwd()
 	if err != nil {

@@ -132,7 +132,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 			return assets.Link{}, err
 		}
 	}
-	root, err := os.OpenRoot(s.dir)
+	root, err := localfs.OpenRoot(s.dir)
 	if err != nil {
 		return assets.Link{}, assetsIOError(err, s.dir)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/textfile"
 	"golang.org/x/sys/unix"
 )
@@ -66,7 +67,7 @@ func (s *Server) folder() (*os.Root, error) {
 	if s.root != nil && uint64(st.Dev) == s.dev && st.Ino == s.ino {
 		return s.root, nil
 	}
-	root, err := os.OpenRoot(s.dir)
+	root, err := localfs.OpenRoot(s.dir)
 	if err != nil {
 		if s.root != nil {
 			return s.root, nil
