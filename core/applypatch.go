@@ -217,7 +217,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	if dry {
 		return res, nil
 	}
-	done, err := t.beginCommit(ctx)
+	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err
 	}

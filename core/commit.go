@@ -51,20 +51,24 @@ func (g *CommitGate) Close() (committed bool) {
 }
 
 // beginCommit is a mutation's point of no return: INTERRUPTED when ctx is
-// done or the gate is closed, else the release to call once the change is
-// made (or has failed).
-func (t *Tools) beginCommit(ctx context.Context) (func(), error) {
+// done or the gate is closed, else the context to make the change with and
+// the release to call once it is made (or has failed). That context is
+// ctx without its end: a signal from here on waits for the change (the
+// gate), which on an object store is many requests, each of which a done
+// context failed, the rollback's too, so that a transaction was left half
+// made for a recovery while the tool answered INTERRUPTED.
+func (t *Tools) beginCommit(ctx context.Context) (context.Context, func(), error) {
 	if err := fault.Interrupted(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if t.Commits == nil {
-		return func() {}, nil
+		return context.WithoutCancel(ctx), func() {}, nil
 	}
 	if !t.Commits.enter() {
-		return nil, fault.Errorf(fault.CodeInterrupted, "the operation was interrupted before it changed anything.").
+		return nil, nil, fault.Errorf(fault.CodeInterrupted, "the operation was interrupted before it changed anything.").
 			WithHint("run it again; nothing was changed")
 	}
-	return t.Commits.leave, nil
+	return context.WithoutCancel(ctx), t.Commits.leave, nil
 }
 
 // commitWrite writes data through the gate, the point of no return of
@@ -72,7 +76,7 @@ func (t *Tools) beginCommit(ctx context.Context) (func(), error) {
 // the attempt read it: a file changed since is errConflict. exclusive is
 // the caller's create, whose EXISTS is an answer, not a race.
 func (t *Tools) commitWrite(ctx context.Context, m backend.MutableFS, path string, data []byte, cur current, opts backend.WriteOptions) (backend.FileInfo, error) {
-	done, err := t.beginCommit(ctx)
+	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}

@@ -13,7 +13,7 @@ import (
 func TestCommitGate(t *testing.T) {
 	ctx := context.Background()
 	tl := &Tools{Commits: &CommitGate{}}
-	done, err := tl.beginCommit(ctx)
+	_, done, err := tl.beginCommit(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestCommitGate(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return after the commit ended")
 	}
-	if _, err := tl.beginCommit(ctx); fault.AsError(err).Code != fault.CodeInterrupted {
+	if _, _, err := tl.beginCommit(ctx); fault.AsError(err).Code != fault.CodeInterrupted {
 		t.Errorf("a commit after Close: want INTERRUPTED, got %v", err)
 	}
 	if (&CommitGate{}).Close() {

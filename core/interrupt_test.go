@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
 )
 
 // cancelAfterLock is a backend on which the signal arrives while the
@@ -45,6 +47,91 @@ func TestMutationsStopWhenInterrupted(t *testing.T) {
 		}
 		if fileText(fs.FS, "f") != "old\n" || fs.Stats().Writes != 0 {
 			t.Errorf("%s interrupted under its lock changed the file", name)
+		}
+	}
+}
+
+// signalMidCommit is a backend on which the signal arrives once a change
+// has begun, and whose changes fail on a done context, as an object
+// store's requests do: a transaction cut off half made, its rollback's
+// requests failing too, was left for a recovery 15 s later while the
+// tool answered INTERRUPTED.
+type signalMidCommit struct {
+	*memfs.FS
+	cancel context.CancelFunc
+}
+
+func (s signalMidCommit) begin(ctx context.Context) error {
+	s.cancel()
+	return ctx.Err()
+}
+
+func (s signalMidCommit) WriteFile(ctx context.Context, p string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
+	if err := s.begin(ctx); err != nil {
+		return backend.FileInfo{}, err
+	}
+	return s.FS.WriteFile(ctx, p, data, opts)
+}
+
+func (s signalMidCommit) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	return s.FS.Commit(ctx, ops)
+}
+
+func (s signalMidCommit) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (bool, error) {
+	if err := s.begin(ctx); err != nil {
+		return false, err
+	}
+	return s.FS.Remove(ctx, p, opts)
+}
+
+func (s signalMidCommit) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
+	if err := s.begin(ctx); err != nil {
+		return backend.FileInfo{}, err
+	}
+	return s.FS.Rename(ctx, from, to, opts)
+}
+
+// TestSignalMidCommitFinishesTheChange: past its point of no return a
+// change is made whole and reported, whatever signal arrives: the
+// backend's calls get a context the signal does not end.
+func TestSignalMidCommitFinishesTheChange(t *testing.T) {
+	content, newText := "a\n", "new"
+	for name, call := range map[string]func(context.Context, *Tools) error{
+		"write": func(ctx context.Context, t *Tools) error {
+			_, err := t.Write(ctx, WriteRequest{Path: "f", Content: &content})
+			return err
+		},
+		"edit": func(ctx context.Context, t *Tools) error {
+			_, err := t.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{{OldText: "old", NewText: &newText}}})
+			return err
+		},
+		"apply-patch": func(ctx context.Context, t *Tools) error {
+			_, err := t.ApplyPatch(ctx, ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: f\n@@\n-old\n+new\n*** End Patch\n"})
+			return err
+		},
+		"replace": func(ctx context.Context, t *Tools) error {
+			_, err := t.Replace(ctx, ReplaceRequest{Query: "old", Replacement: &newText})
+			return err
+		},
+		"mv": func(ctx context.Context, t *Tools) error {
+			_, err := t.Mv(ctx, MvRequest{From: "f", To: "g"})
+			return err
+		},
+		"rm": func(ctx context.Context, t *Tools) error {
+			_, err := t.Rm(ctx, RmRequest{Path: "f"})
+			return err
+		},
+	} {
+		fs := memfs.New(map[string]string{"f": "old\n"})
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := call(ctx, &Tools{FS: signalMidCommit{fs, cancel}, LockTimeout: time.Second, Commits: &CommitGate{}}); err != nil {
+			t.Errorf("%s, signalled once its change began: %v, want it made", name, err)
+		}
+		if fileText(fs, "f") == "old\n" {
+			t.Errorf("%s, signalled once its change began: the file is unchanged", name)
 		}
 	}
 }

@@ -91,7 +91,7 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		// component of the path is not a directory".
 		return nil, fault.DirOntoFile(res.Path)
 	}
-	done, err := t.beginCommit(ctx)
+	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err
 	}

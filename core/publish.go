@@ -163,7 +163,9 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	// stops and its temporary file goes before the process answers. Not
 	// waited for, the process exited with the file left, and said
 	// nothing was.
-	done, err := t.beginCommit(ctx)
+	// The upload's own context, which a signal ends: a PUT cut off
+	// leaves nothing (publish's targets write whole or not at all).
+	_, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1149,7 +1149,7 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	if req.DryRun || len(ops) == 0 {
 		return &res, nil
 	}
-	done, err := t.beginCommit(ctx)
+	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 	if err := checkFinalSlash(req.Path, res.Path, checked.info.Type); err != nil {
 		return nil, err
 	}
-	done, err := t.beginCommit(ctx)
+	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err
 	}
