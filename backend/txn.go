@@ -31,6 +31,19 @@ type Transactor interface {
 	Commit(ctx context.Context, ops []Op) ([]FileInfo, error)
 }
 
+// Settler is the optional capability of a backend whose files may hold a
+// change of a transaction not yet committed, visible to readers (an object
+// store's, whose transactions are journals and leases). Settled fails
+// STALE while the file at path, read at version, is such a change: the
+// transaction may yet be undone. A change of a transaction that died is
+// undone there and then, and STALE too: the file has moved on. A mutation
+// that answers without writing (noChange) calls it first, as its answer
+// rests on what it read; one that writes needs not, its compare-and-swap
+// settles the version it replaces.
+type Settler interface {
+	Settled(ctx context.Context, path, version string) error
+}
+
 // MultiLocker is the Locker of a backend that also locks several paths at
 // once, in its global order, so that two transactions over overlapping
 // sets of files never wait for each other in a cycle.

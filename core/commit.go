@@ -87,6 +87,19 @@ func (t *Tools) commitWrite(ctx context.Context, m backend.MutableFS, path strin
 	return fi, conflictOf(err, opts, exclusive)
 }
 
+// settledRead is errConflict (the mutation reads again) while the file at
+// path, read at version, is a change of a transaction not yet committed
+// (backend.Settler): an answer that writes nothing rests on what was read,
+// and a write reported noChange over a change that was then undone was a
+// success lost.
+func (t *Tools) settledRead(ctx context.Context, m backend.MutableFS, path, version string) error {
+	s, ok := m.(backend.Settler)
+	if !ok {
+		return nil
+	}
+	return raced(s.Settled(ctx, path, version), fault.CodeStale)
+}
+
 // maxAttempts bounds the runs of one mutation whose compare-and-swap keeps
 // finding the file changed by another writer.
 const maxAttempts = 8

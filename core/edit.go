@@ -186,6 +186,11 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 		}
 		res.Version, res.Sha256 = t.unknownVersion(), sha256Hex(newData)
 	} else {
+		if res.NoChange && !req.DryRun {
+			if err := t.settledRead(ctx, mfs, req.Path, info.Version); err != nil {
+				return nil, err
+			}
+		}
 		res.Sha256 = oldSum()
 	}
 	if err := t.fitEdit(res, outcomes, diff); err != nil {

@@ -218,6 +218,9 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 			}
 		}
 		if same {
+			if err := t.settledRead(ctx, m, req.Path, cur.info.Version); err != nil {
+				return nil, err
+			}
 			res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, <-dataSum
 			return res, nil
 		}
@@ -295,6 +298,9 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 		}
 	}
 	if len(data) == 0 && cur.exists {
+		if err := t.settledRead(ctx, m, req.Path, cur.info.Version); err != nil {
+			return nil, err
+		}
 		res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, sha256Hex(whole)
 		return res, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -135,6 +136,53 @@ func TestReplaceOfAFileRemovedMeanwhile(t *testing.T) {
 		}
 		if _, err := fs.Stat(context.Background(), tc.removed); !fs.done || !fault.MissingPath(err) {
 			t.Errorf("replace in %q: %s was not removed before its read (%v)", tc.named, tc.removed, err)
+		}
+	}
+}
+
+// unsettled is a backend whose files hold a transaction's change not yet
+// committed for the first calls of Settled (STALE), and settled after.
+type unsettled struct {
+	*memfs.FS
+	stale, calls int
+}
+
+func (u *unsettled) Settled(_ context.Context, path, version string) error {
+	if u.calls++; u.calls <= u.stale {
+		return fault.Errorf(fault.CodeStale, "the file holds a change of another transaction, not yet committed.").WithPath(path)
+	}
+	return nil
+}
+
+// TestNoChangeWaitsForASettledFile: a write of the bytes a file holds,
+// an empty append and an edit already applied answer noChange only once
+// the file is settled (no transaction's uncommitted change, which may yet
+// be undone): they read again until it is, and within the lock timeout
+// or not at all.
+func TestNoChangeWaitsForASettledFile(t *testing.T) {
+	same, empty, newText := "func f() int { return 2 }\n", "", "func f() int { return 2 }"
+	// The edit was made: its oldText is gone, its newText stands whole.
+	for name, call := range map[string]func(*Tools) (bool, error){
+		"write": func(tl *Tools) (bool, error) {
+			res, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &same})
+			return err == nil && res.NoChange, err
+		},
+		"append": func(tl *Tools) (bool, error) {
+			res, err := tl.Write(context.Background(), WriteRequest{Path: "f", Content: &empty, Append: true})
+			return err == nil && res.NoChange, err
+		},
+		"edit": func(tl *Tools) (bool, error) {
+			res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{{OldText: "func f() int { return 1 }", NewText: &newText}}})
+			return err == nil && res.NoChange, err
+		},
+	} {
+		fs := &unsettled{FS: memfs.New(map[string]string{"f": same}), stale: 3}
+		if noChange, err := call(&Tools{FS: fs, LockTimeout: 10 * time.Second}); !noChange || fs.calls != 4 {
+			t.Errorf("%s over a change settled at the 4th look: noChange %v, %v, after %d looks", name, noChange, err, fs.calls)
+		}
+		fs = &unsettled{FS: memfs.New(map[string]string{"f": same}), stale: 1 << 30}
+		if _, err := call(&Tools{FS: fs, LockTimeout: 0}); err == nil || fault.AsError(err).Code != fault.CodeLockTimeout {
+			t.Errorf("%s over a change never settled: %v, want LOCK_TIMEOUT", name, err)
 		}
 	}
 }

@@ -369,6 +369,19 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 
 // Commit is the member's transaction, when every op is in one member that
 // has transactions.
+// Settled is the Settled of the backend that holds path, nil for one
+// without (its files hold no change not committed).
+func (f *FS) Settled(ctx context.Context, path, version string) error {
+	j, rel, err := f.placed(ctx, path)
+	if err != nil {
+		return err
+	}
+	if s, ok := f.members[j].FS.(backend.Settler); ok {
+		return f.fix(j, s.Settled(ctx, rel, version))
+	}
+	return nil
+}
+
 func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
 	if len(ops) == 0 {
 		return nil, nil

@@ -46,6 +46,31 @@ func (v *versionMarks) load(key, etag string) (mark string, seen bool) {
 	return mark, seen
 }
 
+// Settled implements backend.Settler.
+func (f *FS) Settled(ctx context.Context, p, version string) error {
+	c, err := f.place(ctx, p)
+	if err != nil {
+		return err
+	}
+	if err := f.settled(ctx, c, version); err != nil {
+		return err
+	}
+	if id, _ := f.marks.load(f.key(c), version); id == "" {
+		return nil // no transaction's: nothing was asked of the store
+	}
+	// A transaction's change, which has ended: committed, it stands;
+	// undone, the file is no longer at version.
+	o, found, err := f.head(ctx, c)
+	if err != nil {
+		return err
+	}
+	if !found || o.ETag != version {
+		return fault.Errorf(fault.CodeStale, "the file held a change of a transaction that was then undone.").WithPath(c).
+			WithHint("read the file again")
+	}
+	return nil
+}
+
 // settled fails with STALE while the version of c is a change of a
 // transaction in flight; it is nil for a version no transaction wrote, or
 // one whose transaction has ended, and when c is no longer at version (the

@@ -1654,6 +1654,46 @@ func TestMoveWaitsForATransactionInFlight(t *testing.T) {
 	recovered(t, f, bucket, "mvinflight", 0, map[string]string{"a": "", "b": "new b", "c": "old a", "x": "x"})
 }
 
+// TestSettled: a file read at a change of a transaction in flight is not
+// settled (STALE), nor at one of a transaction that died, which is undone
+// there and then; a file no transaction changed, or at a committed change,
+// is. A write of the bytes a file held, answered noChange over such a
+// change and then undone by a recovery, was a success lost.
+func TestSettled(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root, _, h, done := inFlight(t, "settle", map[string]string{"x": "x"})
+	other, _ := openFS(t, root)
+	if err := other.Settled(ctx, "a", versionOf(t, other, "a")); codeOf(err) != fault.CodeStale {
+		t.Errorf("a change of a transaction in flight: %v, want STALE", err)
+	}
+	if err := other.Settled(ctx, "x", versionOf(t, other, "x")); err != nil {
+		t.Errorf("a file no transaction changed: %v", err)
+	}
+	close(h.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the transaction: %v", err)
+	}
+	if err := other.Settled(ctx, "a", versionOf(t, other, "a")); err != nil {
+		t.Errorf("a committed change: %v", err)
+	}
+	dies := &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/settle/b")
+	}}
+	if _, err := transportFS(t, root, dies).Commit(ctx, []backend.Op{
+		{Path: "a", Data: []byte("D a"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
+		{Path: "b", Data: []byte("D b"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}}); err == nil {
+		t.Fatal("the transaction whose process died succeeded")
+	}
+	uncommitted := versionOf(t, other, "a")
+	expireJournals(t, bucket, "settle")
+	if err := other.Settled(ctx, "a", uncommitted); codeOf(err) != fault.CodeStale {
+		t.Errorf("a change of a transaction that died: %v, want STALE", err)
+	}
+	if got := tree(t, other, "a"); got["a"] != "T a" {
+		t.Errorf("after Settled, a is %q: the dead transaction was not undone there and then", got["a"])
+	}
+}
+
 // TestSwapOverADeadTransaction: a write over the change of a transaction
 // whose process died, its lease over, recovers it there and then: the
 // transaction is undone, and the write, made against its change, is STALE
