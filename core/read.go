@@ -322,6 +322,9 @@ func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reade
 func (w *window) start(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash) (lr *lineReader, start, skip int, err error) {
 	req, c := w.req, w.codec
 	switch {
+	case req.ByteOffset > 0 && req.Offset < 0 && f.Info().Size <= ReadCountMaxBytes:
+		return nil, 0, 0, fault.InvalidArgument("offset %d with byteOffset numbers lines from the end, as only a file over 64 MiB has them; this one's are numbered from the start.", req.Offset).
+			WithPath(w.display).WithHint("pass nextOffset and nextByteOffset of one read together, or --offset -N alone for the last N lines")
 	case req.ByteOffset > 0:
 		lr, w.midLine, err = openAt(f, req, c, w.display)
 		return lr, req.Offset, 0, err

@@ -193,6 +193,9 @@ func TestReadErrors(t *testing.T) {
 		{ReadRequest{Path: "bom.txt", Offset: 1, ByteOffset: 2}, fault.CodeInvalidArgument, "byte-order mark"},
 		{ReadRequest{Path: "utf8.txt", Offset: 2, ByteOffset: 4}, fault.CodeInvalidArgument, "not the start of a line"},
 		{ReadRequest{Path: "u16.txt", Offset: 2, ByteOffset: 7}, fault.CodeInvalidArgument, "inside a character"},
+		// Lines numbered from the end are a file's over 64 MiB only: on a
+		// smaller one the window was numbered -2 to -1 with nextOffset 0.
+		{ReadRequest{Path: "a.txt", Offset: -2, ByteOffset: 4}, fault.CodeInvalidArgument, "numbered from the start"},
 		{ReadRequest{Path: "a.txt", Encoding: "klingon"}, fault.CodeInvalidArgument, "unknown encoding"},
 		{ReadRequest{Path: "latin.txt"}, fault.CodeNotText, "not UTF-8"},
 		{ReadRequest{Path: "late.txt", Offset: 1990}, fault.CodeNotText, "line 2001"},
