@@ -51,6 +51,8 @@ func notFound(op Op, k int, texts, want []string, start int, context bool) *faul
 	// Why lines alike could not stand there, when they are.
 	why := ""
 	switch {
+	case r.StartLine <= start && r.EndLine > start:
+		why = fmt.Sprintf("they overlap the chunk before, which ends at line %d: merge the two chunks into one", start)
 	case r.StartLine <= start:
 		why = "chunks must follow the order of the file, each after the previous one"
 	case eof && r.EndLine < len(texts):

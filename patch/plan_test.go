@@ -220,6 +220,10 @@ func TestPlanErrors(t *testing.T) {
 		{"chunk longer than the file", map[string]string{"a": "one\ntwo\n"}, []string{"*** Update File: a", "@@", "-one", "-two", "-three", "+x"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3,
 				"closest": Region{StartLine: 1, EndLine: 2, Similarity: 0.55, Text: "one\ntwo"}}, "3 lines to find and the file has 2"},
+		// Two chunks that share a context line overlap: not out of order.
+		{"chunks sharing a line", map[string]string{"a": "1\n2\n3\n4\n5\n6\n"}, []string{"*** Update File: a", "@@", " 1", "-2", "+two", " 3", "@@", " 3", "-4", "+four", " 5"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 8,
+				"closest": Region{StartLine: 3, EndLine: 5, Similarity: 1, Text: "3\n4\n5"}}, "overlap the chunk before"},
 		{"nothing alike", map[string]string{"a": "xyz\n"}, []string{"*** Update File: a", "@@", "-abc"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3}, "read the file"},
 		{"empty file", map[string]string{"a": ""}, []string{"*** Update File: a", "@@", "-abc"},
