@@ -32,6 +32,20 @@ func (t FileType) String() string {
 	return "other"
 }
 
+// Noun is the type in prose, after "a": an error's words, where String
+// is the JSON's ("a other" said nothing of a FIFO).
+func (t FileType) Noun() string {
+	switch t {
+	case TypeFile:
+		return "file"
+	case TypeDir:
+		return "directory"
+	case TypeSymlink:
+		return "symbolic link"
+	}
+	return "special file (a FIFO, socket or device)"
+}
+
 // EntryType is the type field of an entry in ls and find output: dir,
 // symlink or other, and "" (left out) for a regular file, the common case.
 func (t FileType) EntryType() string {

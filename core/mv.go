@@ -74,7 +74,7 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	if backend.NamesDirectory(req.To) && src.Type != backend.TypeDir {
 		// mv(1) would move into a directory there; agentfs names the
 		// destination whole, and a file is not renamed to a directory's name.
-		return nil, fault.Errorf(fault.CodeNotADirectory, "the destination names a directory (a final slash, . or ..), but the source is a %s.", src.Type).
+		return nil, fault.Errorf(fault.CodeNotADirectory, "the destination names a directory (a final slash, . or ..), but the source is a %s.", src.Type.Noun()).
 			WithPath(res.Path).WithHint("give the destination's whole path, without the final slash (mv does not move into a directory)")
 	}
 	if dst.exists {
@@ -117,7 +117,7 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 func (t *Tools) moveByCopy(ctx context.Context, m backend.MutableFS, req MvRequest, src backend.FileInfo, dst current) error {
 	tx, ok := m.(backend.Transactor)
 	if !ok || src.Type != backend.TypeFile {
-		return fault.Errorf(fault.CodeNotSupported, "this backend cannot move a %s.", src.Type).WithPath(t.FS.Display(req.From)).
+		return fault.Errorf(fault.CodeNotSupported, "this backend cannot move a %s.", src.Type.Noun()).WithPath(t.FS.Display(req.From)).
 			WithHint("copy the files with read and write, then remove the old ones")
 	}
 	data, err := t.readWhole(ctx, req.From, MaxWriteBytes)

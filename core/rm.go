@@ -59,8 +59,8 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 	}
 	sum := func() (string, error) {
 		if checked.info.Type != backend.TypeFile {
-			return "", fault.InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type).
-				WithPath(res.Path).WithHint("drop the precondition to remove a %s", checked.info.Type)
+			return "", fault.InvalidArgument("expectedSha256 applies to a file; the path is a %s.", checked.info.Type.Noun()).
+				WithPath(res.Path).WithHint("drop the precondition to remove a %s", checked.info.Type.Noun())
 		}
 		s, _, err := t.digest(ctx, req.Path, checked, nil, true)
 		return s, err

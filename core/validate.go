@@ -106,6 +106,6 @@ func checkFinalSlash(p, display string, typ backend.FileType) error {
 	if !backend.NamesDirectory(p) || typ == backend.TypeDir {
 		return nil
 	}
-	return fault.Errorf(fault.CodeNotADirectory, "the path names a directory (a final slash, . or ..) but is a %s.", typ).WithPath(display).
-		WithHint("drop the final slash or /. to name the %s itself", typ)
+	return fault.Errorf(fault.CodeNotADirectory, "the path names a directory (a final slash, . or ..) but is a %s.", typ.Noun()).WithPath(display).
+		WithHint("drop the final slash or /. to name the %s itself", typ.Noun())
 }
