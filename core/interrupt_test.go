@@ -23,9 +23,17 @@ func (c cancelAfterLock) Lock(ctx context.Context, p string, timeout time.Durati
 	return unlock, err
 }
 
-func TestMutationsStopWhenInterrupted(t *testing.T) {
+// LockAll takes one lock for several paths, enough for one mutation at a
+// time.
+func (c cancelAfterLock) LockAll(ctx context.Context, paths []string, timeout time.Duration) (func(), error) {
+	return c.Lock(ctx, paths[0], timeout)
+}
+
+// mutations are calls of each mutating tool that change a file f holding
+// "old\n".
+func mutations() map[string]func(context.Context, *Tools) error {
 	content, newText := "a\n", "new"
-	for name, call := range map[string]func(context.Context, *Tools) error{
+	return map[string]func(context.Context, *Tools) error{
 		"write": func(ctx context.Context, t *Tools) error {
 			_, err := t.Write(ctx, WriteRequest{Path: "f", Content: &content})
 			return err
@@ -34,11 +42,27 @@ func TestMutationsStopWhenInterrupted(t *testing.T) {
 			_, err := t.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{{OldText: "old", NewText: &newText}}})
 			return err
 		},
+		"apply-patch": func(ctx context.Context, t *Tools) error {
+			_, err := t.ApplyPatch(ctx, ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: f\n@@\n-old\n+new\n*** End Patch\n"})
+			return err
+		},
+		"replace": func(ctx context.Context, t *Tools) error {
+			_, err := t.Replace(ctx, ReplaceRequest{Query: "old", Replacement: &newText})
+			return err
+		},
+		"mv": func(ctx context.Context, t *Tools) error {
+			_, err := t.Mv(ctx, MvRequest{From: "f", To: "g"})
+			return err
+		},
 		"rm": func(ctx context.Context, t *Tools) error {
 			_, err := t.Rm(ctx, RmRequest{Path: "f"})
 			return err
 		},
-	} {
+	}
+}
+
+func TestMutationsStopWhenInterrupted(t *testing.T) {
+	for name, call := range mutations() {
 		fs := newLockedFS(map[string]string{"f": "old\n"})
 		ctx, cancel := context.WithCancel(context.Background())
 		err := call(ctx, &Tools{FS: cancelAfterLock{fs, cancel}, LockTimeout: time.Second})
@@ -98,33 +122,7 @@ func (s signalMidCommit) Rename(ctx context.Context, from, to string, opts backe
 // change is made whole and reported, whatever signal arrives: the
 // backend's calls get a context the signal does not end.
 func TestSignalMidCommitFinishesTheChange(t *testing.T) {
-	content, newText := "a\n", "new"
-	for name, call := range map[string]func(context.Context, *Tools) error{
-		"write": func(ctx context.Context, t *Tools) error {
-			_, err := t.Write(ctx, WriteRequest{Path: "f", Content: &content})
-			return err
-		},
-		"edit": func(ctx context.Context, t *Tools) error {
-			_, err := t.Edit(ctx, EditRequest{Path: "f", Edits: []EditOp{{OldText: "old", NewText: &newText}}})
-			return err
-		},
-		"apply-patch": func(ctx context.Context, t *Tools) error {
-			_, err := t.ApplyPatch(ctx, ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: f\n@@\n-old\n+new\n*** End Patch\n"})
-			return err
-		},
-		"replace": func(ctx context.Context, t *Tools) error {
-			_, err := t.Replace(ctx, ReplaceRequest{Query: "old", Replacement: &newText})
-			return err
-		},
-		"mv": func(ctx context.Context, t *Tools) error {
-			_, err := t.Mv(ctx, MvRequest{From: "f", To: "g"})
-			return err
-		},
-		"rm": func(ctx context.Context, t *Tools) error {
-			_, err := t.Rm(ctx, RmRequest{Path: "f"})
-			return err
-		},
-	} {
+	for name, call := range mutations() {
 		fs := memfs.New(map[string]string{"f": "old\n"})
 		ctx, cancel := context.WithCancel(context.Background())
 		if err := call(ctx, &Tools{FS: signalMidCommit{fs, cancel}, LockTimeout: time.Second, Commits: &CommitGate{}}); err != nil {
