@@ -144,6 +144,9 @@ func (f *FS) listMove(ctx context.Context, src, dst string, opts backend.WriteOp
 		return nil, false, err
 	}
 	if found {
+		if o.ETag == "" {
+			return nil, false, noETag(src)
+		}
 		if err := backend.CheckSwap(src, backend.WriteOptions{IfVersion: opts.IfVersion}, true, o.ETag); err != nil {
 			return nil, false, err
 		}
@@ -154,6 +157,9 @@ func (f *FS) listMove(ctx context.Context, src, dst string, opts backend.WriteOp
 	for o, err := range f.c.List(ctx, from, "", 0, "") {
 		if err != nil {
 			return nil, false, f.mapErr(err, src)
+		}
+		if o.ETag == "" && !strings.HasSuffix(o.Key, "/") {
+			return nil, false, noETag(f.rel(o.Key))
 		}
 		moves = append(moves, journalMove{From: o.Key, To: into + o.Key[len(from):], ETag: o.ETag})
 		keys = append(keys, o.Key)
@@ -196,6 +202,8 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 			return exists
 		case srcDir:
 			return fault.DirOntoFile(dst)
+		case o.ETag == "":
+			return noETag(dst)
 		}
 		moves[0].Old = o.ETag
 		return nil

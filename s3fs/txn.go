@@ -264,6 +264,8 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 			if err := f.checkNewFile(ctx, c); err != nil {
 				return nil, nil, err
 			}
+		} else if o.ETag == "" {
+			return nil, nil, noETag(c)
 		}
 		version := o.ETag
 		if err := backend.CheckSwap(c, op.Write, found, version); err != nil {

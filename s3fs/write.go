@@ -1,6 +1,7 @@
 package s3fs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -42,6 +43,10 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 		}
 		if opts.IfAbsent {
 			ifNone = "*"
+		} else if o, found, err := f.head(ctx, c); err != nil || found && o.ETag == "" {
+			// A write with no condition is one over a file read with
+			// no version (agentfs conditions every other).
+			return backend.FileInfo{}, cmp.Or(err, noETag(c))
 		}
 	}
 	up, err := f.c.Put(ctx, f.key(c), data, s3client.Condition(opts.IfVersion, ifNone))
@@ -49,6 +54,16 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 		return backend.FileInfo{}, f.swapErr(ctx, c, opts, err)
 	}
 	return fileInfo(path.Base(c), up), nil
+}
+
+// noETag refuses a change of c, an object the store gives no ETag (a file
+// put in a versitygw bucket's directory by hand): a change of it can be
+// neither conditional nor undone from a backup, and the rollback of a
+// transaction over such objects took them for files it had created, and
+// deleted them.
+func noETag(c string) error {
+	return fault.Errorf(fault.CodeNotSupported, "the store gives this object no ETag (version), so agentfs cannot change it safely.").WithPath(c).
+		WithHint("rewrite the object through the S3 API (a copy onto itself gives it one), then retry")
 }
 
 // checkNewFile refuses a write to c when c is a directory or a file lies
