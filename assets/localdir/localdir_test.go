@@ -531,6 +531,27 @@ func TestFIFOsNeverHang(t *testing.T) {
 	if _, err := s.Put(context.Background(), object("y", "y", time.Hour), strings.NewReader("y")); fault.AsError(err) == nil {
 		t.Errorf("a lock that is a FIFO: %v, want an error", err)
 	}
+	// The folder itself made a FIFO while served: os.OpenRoot waited in
+	// open(2) for a writer. Bounded: a writer is opened to end that wait.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(dir, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan int, 1)
+	go func() { answered <- request(t, srv, link, nil).Code }()
+	select {
+	case code := <-answered:
+		if code != 404 {
+			t.Errorf("a folder that is a FIFO: %d, want 404", code)
+		}
+	case <-time.After(30 * time.Second): // a bound on a wait that must end, not synchronisation
+		if fd, err := unix.Open(dir, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			defer unix.Close(fd)
+		}
+		t.Fatalf("a request to a folder that is a FIFO still waits after 30 s (answered %d once let go)", <-answered)
+	}
 }
 
 // TestPutWaitsForTheLockAsLongAsItIsTold: a publish waits for a folder
