@@ -1652,6 +1652,20 @@ func inFlight(t *testing.T, name string, more map[string]string) (f *s3fs.FS, bu
 	return f, bucket, root, vb, h, done
 }
 
+// loseTheRaceOnB has other change b (at vb) before the transaction that
+// inFlight holds writes it, lets that transaction go on, and checks that
+// it lost its race there: STALE, undone.
+func loseTheRaceOnB(t *testing.T, other *s3fs.FS, vb string, h *held, done chan error) {
+	t.Helper()
+	if _, err := other.WriteFile(context.Background(), "b", []byte("new b"), backend.WriteOptions{IfVersion: vb}); err != nil {
+		t.Fatal(err)
+	}
+	close(h.release)
+	if err := <-done; codeOf(err) != fault.CodeStale {
+		t.Errorf("the transaction that lost its race on b: %v, want STALE", err)
+	}
+}
+
 // TestSwapWaitsForATransactionInFlight: a write over a change of a
 // transaction not yet committed is STALE (a lost race, which a mutation
 // retries) until the transaction ends. It landed: the transaction then
@@ -1668,13 +1682,7 @@ func TestSwapWaitsForATransactionInFlight(t *testing.T) {
 	if _, err := other.Commit(ctx, []backend.Op{{Path: "a", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, other, "a")}}}); codeOf(err) != fault.CodeStale {
 		t.Errorf("a transaction over the transaction's a: %v, want STALE", err)
 	}
-	if _, err := other.WriteFile(ctx, "b", []byte("new b"), backend.WriteOptions{IfVersion: vb}); err != nil {
-		t.Fatal(err)
-	}
-	close(h.release)
-	if err := <-done; codeOf(err) != fault.CodeStale {
-		t.Errorf("the transaction that lost its race on b: %v, want STALE", err)
-	}
+	loseTheRaceOnB(t, other, vb, h, done)
 	if _, err := other.WriteFile(ctx, "a", []byte("after T"), backend.WriteOptions{IfVersion: versionOf(t, other, "a")}); err != nil {
 		t.Errorf("a write once the transaction is undone: %v", err)
 	}
@@ -1696,13 +1704,7 @@ func TestMoveWaitsForATransactionInFlight(t *testing.T) {
 	if _, err := other.Rename(ctx, "x", "a", backend.WriteOptions{}); codeOf(err) != fault.CodeStale {
 		t.Errorf("a move onto the transaction's a: %v, want STALE", err)
 	}
-	if _, err := other.WriteFile(ctx, "b", []byte("new b"), backend.WriteOptions{IfVersion: vb}); err != nil {
-		t.Fatal(err)
-	}
-	close(h.release)
-	if err := <-done; codeOf(err) != fault.CodeStale {
-		t.Errorf("the transaction that lost its race on b: %v, want STALE", err)
-	}
+	loseTheRaceOnB(t, other, vb, h, done)
 	if _, err := other.Rename(ctx, "a", "c", backend.WriteOptions{}); err != nil {
 		t.Errorf("a move once the transaction is undone: %v", err)
 	}
