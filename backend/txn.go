@@ -44,6 +44,15 @@ type Settler interface {
 	Settled(ctx context.Context, path, version string) error
 }
 
+// SettledReader is the optional capability of a reader of a Settler's
+// file: Settled is the backend's Settled of the version it reads, without
+// a request when no transaction wrote that version. A search that passes
+// over a file and answers that it holds no match (replace) calls it, as
+// that answer rests on what it read.
+type SettledReader interface {
+	Settled(ctx context.Context) error
+}
+
 // MultiLocker is the Locker of a backend that also locks several paths at
 // once, in its global order, so that two transactions over overlapping
 // sets of files never wait for each other in a cycle.

@@ -92,8 +92,8 @@ func (t *Tools) commitWrite(ctx context.Context, m backend.MutableFS, path strin
 // (backend.Settler): an answer that writes nothing rests on what was read,
 // and a write reported noChange over a change that was then undone was a
 // success lost.
-func (t *Tools) settledRead(ctx context.Context, m backend.MutableFS, path, version string) error {
-	s, ok := m.(backend.Settler)
+func (t *Tools) settledRead(ctx context.Context, path, version string) error {
+	s, ok := t.FS.(backend.Settler)
 	if !ok {
 		return nil
 	}
@@ -128,6 +128,15 @@ func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []s
 		return zero, err
 	}
 	defer unlock()
+	return untilWon(ctx, deadline, func(error) string { return t.FS.Display(paths[0]) }, attempt)
+}
+
+// untilWon runs attempt again while it loses a race (errConflict,
+// backend.ErrChangedDuringRead), after a growing random pause, at least
+// maxAttempts times and on until deadline, then fails LOCK_TIMEOUT naming
+// the path that lost names of the last race lost.
+func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) string, attempt func() (R, error)) (R, error) {
+	var zero R
 	for n := 1; ; n++ {
 		res, err := attempt()
 		if !errors.Is(err, errConflict) && !errors.Is(err, backend.ErrChangedDuringRead) {
@@ -135,7 +144,7 @@ func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []s
 		}
 		if n >= maxAttempts && !time.Now().Before(deadline) {
 			return zero, fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
-				WithPath(t.FS.Display(paths[0])).WithHint("retry when the other writers are done; nothing was changed")
+				WithPath(lost(err)).WithHint("retry when the other writers are done; nothing was changed")
 		}
 		pause := time.NewTimer(time.Duration(rand.Int64N(int64(time.Millisecond) << min(n, maxAttempts))))
 		select {

@@ -187,7 +187,7 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 		res.Version, res.Sha256 = t.unknownVersion(), sha256Hex(newData)
 	} else {
 		if res.NoChange && !req.DryRun {
-			if err := t.settledRead(ctx, mfs, req.Path, info.Version); err != nil {
+			if err := t.settledRead(ctx, req.Path, info.Version); err != nil {
 				return nil, err
 			}
 		}

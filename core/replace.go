@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -595,8 +596,14 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 		return nil, fault.Errorf(fault.CodeNotSupported, "replace is not available: this backend has no transactions.").
 			WithHint("change the files one by one with edit")
 	}
-	res := &ReplaceResult{Files: []ReplacedFile{}, DryRun: req.DryRun}
-	paths, err := t.replaceCandidates(ctx, req, rp, res)
+	// The search reads again while a file it passed over holds a change
+	// of a transaction not yet committed, which may yet be undone.
+	var res *ReplaceResult
+	lost := func(err error) string { return cmp.Or(fault.AsError(err).Path, t.FS.Display(cmp.Or(req.Path, "."))) }
+	paths, err := untilWon(ctx, time.Now().Add(t.LockTimeout), lost, func() ([]string, error) {
+		res = &ReplaceResult{Files: []ReplacedFile{}, DryRun: req.DryRun}
+		return t.replaceCandidates(ctx, req, rp, res)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -752,10 +759,15 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 				}
 				data, err := readUpTo(r, buf, MaxEditBytes+1)
 				buf = data[:0]
+				if s, ok := r.(backend.SettledReader); ok && err == nil {
+					// A file passed over holds no match only if what was
+					// read stands: not a change that may yet be undone.
+					err = s.Settled(ctx)
+				}
 				r.Close()
 				switch {
 				case err != nil:
-					o.err = fault.AsError(err).WithPath(files[i].path)
+					o.err = raced(fault.AsError(err).WithPath(files[i].path), fault.CodeStale)
 				case len(data) > MaxEditBytes && largeBinary(data):
 					// Skipped as a small one is, and as grep skips it: a
 					// built tool in the tree refused the whole replace.
@@ -1113,6 +1125,12 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			data = []byte(whole.Text)
 		}
 		out, n, diff := rp.apply(data)
+		if n == 0 || bytes.Equal(out, data) {
+			// Left as read, which must then stand.
+			if err := t.settledRead(ctx, p, info.Version); err != nil {
+				return nil, err
+			}
+		}
 		if n == 0 {
 			continue // changed since the search
 		}

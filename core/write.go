@@ -218,7 +218,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 			}
 		}
 		if same {
-			if err := t.settledRead(ctx, m, req.Path, cur.info.Version); err != nil {
+			if err := t.settledRead(ctx, req.Path, cur.info.Version); err != nil {
 				return nil, err
 			}
 			res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, <-dataSum
@@ -298,7 +298,7 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 		}
 	}
 	if len(data) == 0 && cur.exists {
-		if err := t.settledRead(ctx, m, req.Path, cur.info.Version); err != nil {
+		if err := t.settledRead(ctx, req.Path, cur.info.Version); err != nil {
 			return nil, err
 		}
 		res.NoChange, res.Version, res.Sha256 = true, cur.info.Version, sha256Hex(whole)

@@ -155,7 +155,8 @@ func (u *unsettled) Settled(_ context.Context, path, version string) error {
 }
 
 // TestNoChangeWaitsForASettledFile: a write of the bytes a file holds,
-// an empty append and an edit already applied answer noChange only once
+// an empty append, an edit already applied and a replace of a match by
+// itself answer noChange (or no file changed) only once
 // the file is settled (no transaction's uncommitted change, which may yet
 // be undone): they read again until it is, and within the lock timeout
 // or not at all.
@@ -174,6 +175,10 @@ func TestNoChangeWaitsForASettledFile(t *testing.T) {
 		"edit": func(tl *Tools) (bool, error) {
 			res, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{{OldText: "func f() int { return 1 }", NewText: &newText}}})
 			return err == nil && res.NoChange, err
+		},
+		"replace": func(tl *Tools) (bool, error) {
+			res, err := tl.Replace(context.Background(), ReplaceRequest{Query: "return 2", Replacement: new("return 2")})
+			return err == nil && res.Replacements == 1 && res.FilesChanged == 0, err
 		},
 	} {
 		fs := &unsettled{FS: memfs.New(map[string]string{"f": same}), stale: 3}

@@ -617,6 +617,16 @@ func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.Re
 	return resp.Body, nil
 }
 
+// GetObject streams all of the object at key and describes the version
+// it serves, as a HEAD does (ETag, user metadata; Size is Content-Length).
+func (c *Client) GetObject(ctx context.Context, key string) (io.ReadCloser, ObjectInfo, error) {
+	resp, err := c.get(ctx, key, "", 0, 0)
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	return resp.Body, info(key, resp.Header, resp.ContentLength), nil
+}
+
 // get is Get's response.
 func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http.Response, error) {
 	h := Condition(etag, "")

@@ -2,6 +2,7 @@ package s3fs
 
 import (
 	"context"
+	"io"
 	"sync"
 
 	"github.com/agentfs/agentfs/fault"
@@ -52,14 +53,43 @@ func (f *FS) Settled(ctx context.Context, p, version string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.settled(ctx, c, version); err != nil {
+	id, at, err := f.markOf(ctx, c, version)
+	if err != nil || !at {
+		return err // no longer at version: nothing rests on it
+	}
+	return f.settledMark(ctx, c, version, id)
+}
+
+// markOf is the mark of the transaction that wrote c at version ("" for
+// none), known or asked with a HEAD; at is false when c is no longer there.
+func (f *FS) markOf(ctx context.Context, c, version string) (id string, at bool, err error) {
+	if id, seen := f.marks.load(f.key(c), version); seen {
+		return id, true, nil
+	}
+	o, found, err := f.head(ctx, c)
+	if err != nil || !found || o.ETag != version {
+		return "", false, err
+	}
+	return o.Meta[txnMeta], true, nil
+}
+
+// settledMark is Settled of c read at version, which the transaction id
+// wrote ("" for none: no request).
+func (f *FS) settledMark(ctx context.Context, c, version, id string) error {
+	if id == "" {
+		return nil
+	}
+	if err := f.txnEnded(ctx, c, id); err != nil {
 		return err
 	}
-	if id, _ := f.marks.load(f.key(c), version); id == "" {
-		return nil // no transaction's: nothing was asked of the store
+	if _, ok := f.committed.Load(id); ok {
+		return nil
 	}
 	// A transaction's change, which has ended: committed, it stands;
-	// undone, the file is no longer at version.
+	// undone, the file is no longer at version. An ended transaction's
+	// version still there proves it committed (its journal goes only once
+	// every change is undone), so that the next file it wrote needs no
+	// HEAD: a replace reads many a transaction wrote.
 	o, found, err := f.head(ctx, c)
 	if err != nil {
 		return err
@@ -68,6 +98,7 @@ func (f *FS) Settled(ctx context.Context, p, version string) error {
 		return fault.Errorf(fault.CodeStale, "the file held a change of a transaction that was then undone.").WithPath(c).
 			WithHint("read the file again")
 	}
+	f.committed.Store(id, true)
 	return nil
 }
 
@@ -76,17 +107,16 @@ func (f *FS) Settled(ctx context.Context, p, version string) error {
 // one whose transaction has ended, and when c is no longer at version (the
 // swap then fails by itself).
 func (f *FS) settled(ctx context.Context, c, version string) error {
-	id, seen := f.marks.load(f.key(c), version)
-	if !seen {
-		o, found, err := f.head(ctx, c)
-		if err != nil || !found || o.ETag != version {
-			return err
-		}
-		id = o.Meta[txnMeta]
+	id, at, err := f.markOf(ctx, c, version)
+	if err != nil || !at || id == "" {
+		return err
 	}
-	if id == "" {
-		return nil
-	}
+	return f.txnEnded(ctx, c, id)
+}
+
+// txnEnded fails with STALE while the transaction id, whose change c holds,
+// is in flight; one that died is recovered there and then.
+func (f *FS) txnEnded(ctx context.Context, c, id string) error {
 	if _, done := f.ended.Load(id); done {
 		return nil
 	}
@@ -106,4 +136,17 @@ func (f *FS) settled(ctx context.Context, c, version string) error {
 	}
 	f.ended.Store(id, true)
 	return nil
+}
+
+// settledReader is a reader of one version of c, which the transaction
+// mark wrote ("" for none), with the backend's Settled.
+type settledReader struct {
+	io.ReadCloser
+	f                *FS
+	c, version, mark string
+}
+
+// Settled implements backend.SettledReader.
+func (r *settledReader) Settled(ctx context.Context) error {
+	return r.f.settledMark(ctx, r.c, r.version, r.mark)
 }

@@ -94,7 +94,7 @@ func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
 		}
 		return nil, f.missing(ctx, c)
 	}
-	r := &reader{f: f, ctx: ctx, c: c, info: fileInfo(path.Base(c), o)}
+	r := &reader{f: f, ctx: ctx, c: c, info: fileInfo(path.Base(c), o), mark: o.Meta[txnMeta]}
 	if o.Size <= wholeBytes {
 		data, err := r.get(0, o.Size)
 		if err != nil {
@@ -113,10 +113,12 @@ func notAFile(c string) error {
 // reader reads one version of an object: from memory when it was small
 // enough to fetch whole, else by ranged GETs of that version.
 type reader struct {
-	f     *FS
-	ctx   context.Context
-	c     string
-	info  backend.FileInfo
+	f    *FS
+	ctx  context.Context
+	c    string
+	info backend.FileInfo
+	// mark is the transaction that wrote the version ("" for none).
+	mark  string
 	whole *bytes.Reader
 	// pos is the stream's offset; body serves it up to bodyEnd, and
 	// chunk is the size of the next ranged GET.
@@ -126,6 +128,11 @@ type reader struct {
 }
 
 func (r *reader) Info() backend.FileInfo { return r.info }
+
+// Settled implements backend.SettledReader.
+func (r *reader) Settled(ctx context.Context) error {
+	return r.f.settledMark(ctx, r.c, r.info.Version, r.mark)
+}
 
 // get fetches [off, off+n) of the reader's version.
 func (r *reader) get(off, n int64) ([]byte, error) {

@@ -74,9 +74,11 @@ type FS struct {
 	// (SIGSTOP, a frozen VM) sends its request after a recovery.
 	paused func(phase, key string)
 	// marks and ended (the marks of transactions ended) tell which
-	// versions a transaction in flight wrote (see pending.go).
-	marks versionMarks
-	ended sync.Map
+	// versions a transaction in flight wrote, and committed which ended
+	// transactions were committed (see pending.go).
+	marks     versionMarks
+	ended     sync.Map
+	committed sync.Map
 }
 
 var (

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/backend/conformance"
+	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/internal/stalled"
 	"github.com/agentfs/agentfs/s3client"
@@ -1748,6 +1750,78 @@ func TestSettled(t *testing.T) {
 	}
 	if got := tree(t, other, "a"); got["a"] != "T a" {
 		t.Errorf("after Settled, a is %q: the dead transaction was not undone there and then", got["a"])
+	}
+}
+
+// TestReplaceWaitsForATransactionInFlight: a replace answers only once
+// every file it read and left as it was is settled. A file that held a
+// change of a transaction in flight (no match in it) was passed over, the
+// replace changed another file of that transaction and succeeded; the
+// transaction, which then lost its race there, was undone, and the file
+// passed over held a match again, which the replace had claimed replaced.
+// Over the change of a transaction that died, the replace recovers it and
+// replaces what it put back.
+func TestReplaceWaitsForATransactionInFlight(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root, _, h, done := inFlight(t, "replinflight", nil)
+	other, _ := openFS(t, root)
+	replace := func() (*core.ReplaceResult, error) {
+		return (&core.Tools{FS: other}).Replace(ctx, core.ReplaceRequest{Query: "old", Replacement: new("new")})
+	}
+	if res, err := replace(); codeOf(err) != fault.CodeLockTimeout {
+		t.Errorf("a replace while a holds an uncommitted change: %+v, %v; want LOCK_TIMEOUT", res, err)
+	}
+	close(h.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the transaction the replace left alone: %v", err)
+	}
+	recovered(t, f, bucket, "replinflight", 0, map[string]string{"a": "T a", "b": "T b"})
+
+	dies := &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/replinflight/b")
+	}}
+	if _, err := transportFS(t, root, dies).Commit(ctx, []backend.Op{
+		{Path: "a", Data: []byte("old a"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
+		{Path: "b", Data: []byte("old b"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}}); err == nil {
+		t.Fatal("the transaction whose process died succeeded")
+	}
+	expireJournals(t, bucket, "replinflight")
+	if res, err := replace(); err != nil || res.Replacements != 0 {
+		t.Errorf("a replace over the change of a transaction that died: %+v, %v; want no match, the change undone", res, err)
+	}
+	if got := tree(t, other, "a", "b"); got["a"] != "T a" || got["b"] != "T b" {
+		t.Errorf("after the replace, the tree is %v", got)
+	}
+}
+
+// TestReplaceOverCommittedChanges: a replace over files a committed
+// transaction wrote (marked with it for good) proves them settled with
+// two HEADs, the journal's and one file's, not one per file: the mark of
+// a transaction ended stands for all its files once one of them is found
+// still at its version. (Each of the search's two workers may send the
+// two before the first answer.)
+func TestReplaceOverCommittedChanges(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	ctx := context.Background()
+	files := map[string]string{}
+	for i := range 32 {
+		files[fmt.Sprint("f", i)] = "old"
+	}
+	f, _, root := seeded(t, "replcommitted", files)
+	var ops []backend.Op
+	for p := range files {
+		ops = append(ops, backend.Op{Path: p, Data: []byte("T"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, p)}})
+	}
+	if _, err := f.Commit(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	other, cnt := openFS(t, root)
+	res, err := (&core.Tools{FS: other}).Replace(ctx, core.ReplaceRequest{Query: "nowhere", Replacement: new("x")})
+	if err != nil || res.FilesSearched != len(files) {
+		t.Fatalf("replace: %+v, %v", res, err)
+	}
+	if heads := cnt.requests[http.MethodHead]; heads > 4 {
+		t.Errorf("the replace sent %d HEADs, want at most 4", heads)
 	}
 }
 

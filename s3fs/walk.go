@@ -290,11 +290,12 @@ func (w *walker) dirIgnores(c string, comps []string, start string, next func() 
 	return head, w.loadIgnores(c, comps, names)
 }
 
-// get streams the object at c with one GET.
+// get streams the object at c with one GET, which says what version it
+// serves and which transaction wrote it (backend.SettledReader).
 func (f *FS) get(ctx context.Context, c string) (io.ReadCloser, error) {
-	body, err := f.c.Get(ctx, f.key(c), "", 0, 0)
+	body, o, err := f.c.GetObject(ctx, f.key(c))
 	if err != nil {
 		return nil, f.mapErr(err, c)
 	}
-	return body, nil
+	return &settledReader{ReadCloser: body, f: f, c: c, version: o.ETag, mark: o.Meta[txnMeta]}, nil
 }
