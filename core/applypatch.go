@@ -72,6 +72,16 @@ func (t *Tools) ApplyPatch(ctx context.Context, req ApplyPatchRequest) (*ApplyPa
 	if err != nil {
 		return nil, err
 	}
+	for i := range p.Ops {
+		// One spelling per file (Display's, which names it again), so
+		// that sections of one file spelled two ways, relative and
+		// absolute, are planned as one file's changes.
+		op := &p.Ops[i]
+		op.Path = t.FS.Display(op.Path)
+		if op.MoveTo != "" {
+			op.MoveTo = t.FS.Display(op.MoveTo)
+		}
+	}
 	tx, ok := m.(backend.Transactor)
 	if !ok && !req.DryRun {
 		return nil, fault.Errorf(fault.CodeNotSupported, "apply-patch is not available: this backend has no transactions.").
