@@ -1164,11 +1164,19 @@ func (p *page) refuse(n int, what, path string) bool {
 	return true
 }
 
-// newFile is a file's entry with the bytes its path and braces cost.
-func newFile(path string) (GrepFile, int) {
+// newFile is a file's entry with the bytes it adds to a result, its comma
+// included: with blocks, those of an empty "blocks":[] too.
+func newFile(path string, blocks bool) (GrepFile, int) {
 	f := GrepFile{}
 	f.Path, f.PathBase64 = fault.PathText(path)
-	return f, len(`{"path":"","pathBase64":"","blocks":[]},`) + jsonLen(f.Path) + len(f.PathBase64)
+	cost := len(`{"path":""},`) + jsonLen(f.Path)
+	if f.PathBase64 != "" {
+		cost += len(`,"pathBase64":""`) + len(f.PathBase64)
+	}
+	if blocks {
+		cost += len(`,"blocks":[]`)
+	}
+	return f, cost
 }
 
 // addFile adds one file of files or count mode; it returns true when the
@@ -1183,7 +1191,7 @@ func (p *page) addFile(path string, count int) bool {
 	if p.taken == p.limit {
 		return p.full()
 	}
-	f, cost := newFile(path)
+	f, cost := newFile(path, false)
 	if p.req.Mode == ModeCount {
 		f.Count = count
 		cost += len(`"count":,`) + digits(count)
@@ -1252,7 +1260,7 @@ func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) b
 	var nf GrepFile
 	cost := 0
 	if bb.f == nil {
-		nf, cost = newFile(path)
+		nf, cost = newFile(path, true)
 	}
 	if bb.b == nil || lines[start].line != bb.lastLine+1 {
 		cost += blockCost(lines[start].line)

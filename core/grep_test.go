@@ -330,3 +330,55 @@ func TestGrepOneFileByOffsetPages(t *testing.T) {
 		t.Errorf("the pages give %d lines, one page %d:\n%v\n%v", len(paged), len(flat(whole)), paged, flat(whole))
 	}
 }
+
+// TestGrepFilePagesFillTheBound: a page of files or counts cut by
+// --max-bytes holds what fits, every file once over the pages. Each entry
+// was priced as a content mode's ({"path":"","pathBase64":"","blocks":[]}),
+// three times an entry of a short path, and a page filled half its bound:
+// twice the calls to page through.
+func TestGrepFilePagesFillTheBound(t *testing.T) {
+	files := map[string]string{}
+	var want []string
+	for i := range 400 {
+		name := fmt.Sprintf("f%03d.go", i)
+		files[name] = "func f() {}\n"
+		want = append(want, name)
+	}
+	files["b\xffad.go"] = "func g() {}\n" // a pathBase64
+	want = append(want, "b\xffad.go")
+	slices.Sort(want)
+	const bound = 4000
+	tl := &Tools{FS: memfs.New(files), MaxBytes: bound}
+	for _, mode := range []string{ModeFiles, ModeCount} {
+		var got []string
+		req := GrepRequest{Query: "func", Mode: mode, Limit: 1000}
+		for range 100 {
+			res, err := tl.Grep(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%s: %v", mode, err)
+			}
+			size := jsonSize(res)
+			if size > bound {
+				t.Fatalf("%s: a page of %d bytes, over %d", mode, size, bound)
+			}
+			for _, f := range res.Files {
+				p := f.Path
+				if f.PathBase64 != "" {
+					b, _ := base64.StdEncoding.DecodeString(f.PathBase64)
+					p = string(b)
+				}
+				got = append(got, p)
+			}
+			if res.NextOffset == nil {
+				break
+			}
+			if size < bound*9/10 {
+				t.Errorf("%s: a page of %d entries cut short at %d bytes of %d", mode, len(res.Files), size, bound)
+			}
+			req.Cursor = res.NextCursor
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the pages list %d files, want %d", mode, len(got), len(want))
+		}
+	}
+}
