@@ -276,10 +276,10 @@ type replacement struct {
 // update applies the chunks of op to content.
 func update(content string, op Op, m Matcher) (string, []Located, error) {
 	body, bom := strings.CutPrefix(content, "\uFEFF")
-	if bom {
-		op = withoutMark(op)
-	}
 	lines := splitFile(body)
+	if bom {
+		op = withoutMark(op, lines)
+	}
 	reps, located, err := locateChunks(lines, op, m)
 	if err != nil {
 		return "", nil, err
@@ -297,15 +297,29 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 // withoutMark is op for a file with a byte-order mark, its chunks' first
 // old lines and @@ lines without the U+FEFF that starts them: line 1 as
 // a diff or cat shows it, the mark in front, which the lines matched
-// (the file's text after the mark) do not hold.
-func withoutMark(op Op) Op {
+// (the file's text after the mark, lines) do not hold. A line of the file
+// that starts with U+FEFF itself (a zero-width no-break space) keeps it
+// in a chunk that names it.
+func withoutMark(op Op, lines []fileLine) Op {
+	var marked []string
+	for _, l := range lines {
+		if strings.HasPrefix(l.text, "\uFEFF") {
+			marked = append(marked, strings.TrimSpace(l.text))
+		}
+	}
+	unmarked := func(s string) string {
+		if !strings.HasPrefix(s, "\uFEFF") || slices.Contains(marked, strings.TrimSpace(s)) {
+			return s
+		}
+		return strings.TrimPrefix(s, "\uFEFF")
+	}
 	chunks := slices.Clone(op.Chunks)
 	for k := range chunks {
 		c := &chunks[k]
-		c.Context = strings.TrimPrefix(c.Context, "\uFEFF")
-		if i := slices.IndexFunc(c.Lines, func(l Line) bool { return l.Op != '+' }); i >= 0 && strings.HasPrefix(c.Lines[i].Text, "\uFEFF") {
+		c.Context = unmarked(c.Context)
+		if i := slices.IndexFunc(c.Lines, func(l Line) bool { return l.Op != '+' }); i >= 0 {
 			c.Lines = slices.Clone(c.Lines)
-			c.Lines[i].Text = strings.TrimPrefix(c.Lines[i].Text, "\uFEFF")
+			c.Lines[i].Text = unmarked(c.Lines[i].Text)
 		}
 	}
 	op.Chunks = chunks

@@ -74,6 +74,10 @@ func TestPlanUpdate(t *testing.T) {
 		{"BOM shown in a context line", "\uFEFFa\nb\n", []string{"@@", " \uFEFFa", "-b", "+B"}, "\uFEFFa\nB\n", []string{RungExact}},
 		{"BOM shown in a replaced line", "\uFEFFa\nb\n", []string{"@@", "-\uFEFFa", "+\uFEFFA"}, "\uFEFFA\nb\n", []string{RungExact}},
 		{"BOM shown in the @@ line", "\uFEFFdef f():\n  pass\n", []string{"@@ \uFEFFdef f():", "-  pass", "+  return"}, "\uFEFFdef f():\n  return\n", []string{RungExact}},
+		// A line of the file that itself starts with U+FEFF (a zero-width
+		// no-break space) is matched with it, as in a file without a BOM.
+		{"a line starting with U+FEFF in a file with a BOM", "\uFEFFa\n\uFEFFb\nc\n", []string{"@@", " \uFEFFb", "-c", "+C"}, "\uFEFFa\n\uFEFFb\nC\n", []string{RungExact}},
+		{"BOM shown beside a line starting with U+FEFF", "\uFEFFa\n\uFEFFb\nc\n", []string{"@@", "-\uFEFFa", "+A", "@@", " \uFEFFb", "-c", "+C"}, "\uFEFFA\n\uFEFFb\nC\n", []string{RungExact, RungExact}},
 		{"a final newline is added, as Codex does", "a\nb", []string{"@@", "-b", "+c"}, "a\nc\n", []string{RungExact}},
 		{"a CRLF ends a line added after the last", "a\r\nb", []string{"@@", " b", "+x"}, "a\r\nb\r\nx\r\n", []string{RungExact}},
 		// Far from the chunks, the bytes stay: a final newline was added.
