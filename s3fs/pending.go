@@ -86,15 +86,17 @@ func (f *FS) settledMark(ctx context.Context, c, version, id string) error {
 		return nil
 	}
 	// A transaction's change, which has ended: committed, it stands;
-	// undone, the file is no longer at version. An ended transaction's
-	// version still there proves it committed (its journal goes only once
-	// every change is undone), so that the next file it wrote needs no
-	// HEAD: a replace reads many a transaction wrote.
+	// undone, the file is no longer at version with its mark (the same
+	// bytes put back or written again have the ETag, an MD5, but another
+	// mark or none). An ended transaction's change still there proves it
+	// committed (its journal goes only once every change is undone), so
+	// that the next file it wrote needs no HEAD: a replace reads many a
+	// transaction wrote.
 	o, found, err := f.head(ctx, c)
 	if err != nil {
 		return err
 	}
-	if !found || o.ETag != version {
+	if !found || o.ETag != version || o.Meta[txnMeta] != id {
 		return fault.Errorf(fault.CodeStale, "the file held a change of a transaction that was then undone.").WithPath(c).
 			WithHint("read the file again")
 	}

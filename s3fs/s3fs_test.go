@@ -1825,6 +1825,60 @@ func TestReplaceOverCommittedChanges(t *testing.T) {
 	}
 }
 
+// TestSettledOverTheSameBytesUndone: a transaction that wrote a file's
+// own bytes again, then was undone, leaves that file at the ETag read (an
+// MD5 of the same bytes): it proves nothing of the transaction, whose
+// other files, read at its changes, are then not settled. Taken for proof
+// that it committed, it had b, put back with a match by the rollback,
+// settled: a replace's answer would not survive.
+func TestSettledOverTheSameBytesUndone(t *testing.T) {
+	ctx := context.Background()
+	f, _, root := seeded(t, "sameundone", map[string]string{"a": "same a", "b": "old b", "c": "old c"})
+	va, vb, vc := versionOf(t, f, "a"), versionOf(t, f, "b"), versionOf(t, f, "c")
+	h := newHeld(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/sameundone/c")
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
+			{Path: "a", Data: []byte("same a"), Write: backend.WriteOptions{IfVersion: va}},
+			{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}},
+			{Path: "c", Data: []byte("T c"), Write: backend.WriteOptions{IfVersion: vc}}})
+		done <- err
+	}()
+	select {
+	case <-h.reached:
+	case err := <-done:
+		t.Fatalf("the transaction ended before it wrote c: %v", err)
+	}
+	other, _ := openFS(t, root)
+	read := func(p string) backend.SettledReader {
+		r, err := other.Open(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if _, err := io.ReadAll(r); err != nil {
+			t.Fatal(err)
+		}
+		return r.(backend.SettledReader)
+	}
+	ra, rb := read("a"), read("b")
+	if _, err := other.WriteFile(ctx, "c", []byte("new c"), backend.WriteOptions{IfVersion: vc}); err != nil {
+		t.Fatal(err)
+	}
+	close(h.release)
+	if err := <-done; codeOf(err) != fault.CodeStale {
+		t.Fatalf("the transaction that lost its race on c: %v, want STALE", err)
+	}
+	if err := ra.Settled(ctx); codeOf(err) != fault.CodeStale {
+		t.Errorf("a, read at the undone rewrite of its bytes: Settled = %v, want STALE", err)
+	}
+	if err := rb.Settled(ctx); codeOf(err) != fault.CodeStale {
+		t.Errorf("b, read at the undone \"T b\", now %q: Settled = %v, want STALE", tree(t, other, "b")["b"], err)
+	}
+}
+
 // TestSwapOverADeadTransaction: a write over the change of a transaction
 // whose process died, its lease over, recovers it there and then: the
 // transaction is undone, and the write, made against its change, is STALE
