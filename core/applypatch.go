@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"io"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -73,13 +75,12 @@ func (t *Tools) ApplyPatch(ctx context.Context, req ApplyPatchRequest) (*ApplyPa
 		return nil, err
 	}
 	for i := range p.Ops {
-		// One spelling per file (Display's, which names it again), so
-		// that sections of one file spelled two ways, relative and
-		// absolute, are planned as one file's changes.
+		// One spelling per file, so that sections of one file spelled
+		// two ways, relative and absolute, are planned as one file's.
 		op := &p.Ops[i]
-		op.Path = t.FS.Display(op.Path)
+		op.Path = t.spelling(op.Path)
 		if op.MoveTo != "" {
-			op.MoveTo = t.FS.Display(op.MoveTo)
+			op.MoveTo = t.spelling(op.MoveTo)
 		}
 	}
 	tx, ok := m.(backend.Transactor)
@@ -122,6 +123,16 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 			WithHint("a patch is text; change a file that is not UTF-8 with write (contentBase64)")
 	}
 	return req.Patch, nil
+}
+
+// spelling is Display's spelling of path, which names it again, unless
+// path has a "..": cleaned away lexically, one after a link or a file
+// would name another file than the kernel's, which the backend refuses.
+func (t *Tools) spelling(path string) string {
+	if slices.Contains(strings.Split(path, "/"), "..") {
+		return path
+	}
+	return t.FS.Display(path)
 }
 
 // patchPaths lists every path a patch touches, to lock them all.
