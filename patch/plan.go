@@ -96,8 +96,9 @@ type file struct {
 	content, from   string
 	chunks          []Located
 	// wroteAt is the patch line of the section that wrote this path
-	// whole (an add, or a move to it), 0 for none.
-	wroteAt int
+	// whole (an add, or a move to it), 0 for none; changedAt, of the
+	// last that changed it in place.
+	wroteAt, changedAt int
 	// unplanned is why the content as read cannot be updated (not text).
 	unplanned error
 }
@@ -156,6 +157,7 @@ func (pl *planner) apply(op Op) error {
 	}
 	f.content, f.chunks = content, append(f.chunks, located...)
 	if op.MoveTo == "" || backend.Clean(op.MoveTo) == name {
+		f.changedAt = op.Line
 		return nil
 	}
 	dest, err := pl.file(backend.Clean(op.MoveTo))
@@ -192,16 +194,24 @@ func (pl *planner) nested() error {
 }
 
 // overwritten refuses op writing the path name whole (f) when an earlier
-// section of the patch wrote it whole: what that section wrote would be
-// lost without a trace (two moves to one path, a move onto an added file).
-// A file that existed before the patch may be overwritten, as in Codex.
+// section of the patch wrote it whole or changed it: what that section
+// did would be lost without a trace (two moves to one path, a move onto
+// an added or updated file). A file that existed before the patch may be
+// overwritten, as in Codex.
 func overwritten(op Op, name string, f *file) error {
-	if !f.exists || f.wroteAt == 0 {
+	if !f.exists {
 		return nil
 	}
-	return fault.Errorf(fault.CodePatchVerify, "the section at patch line %d writes %s, which the section at patch line %d already wrote: that file would be lost.", op.Line, name, f.wroteAt).
-		WithPath(name).WithDetail("patchLine", op.Line).WithDetail("wroteAt", f.wroteAt).
-		WithHint("write each path once: move or add to another path, or merge the two sections")
+	hint := "write each path once: move or add to another path, or merge the two sections"
+	switch {
+	case f.wroteAt != 0:
+		return fault.Errorf(fault.CodePatchVerify, "the section at patch line %d writes %s, which the section at patch line %d already wrote: that file would be lost.", op.Line, name, f.wroteAt).
+			WithPath(name).WithDetail("patchLine", op.Line).WithDetail("wroteAt", f.wroteAt).WithHint("%s", hint)
+	case f.changedAt != 0:
+		return fault.Errorf(fault.CodePatchVerify, "the section at patch line %d writes %s whole, which the section at patch line %d changed: that change would be lost.", op.Line, name, f.changedAt).
+			WithPath(name).WithDetail("patchLine", op.Line).WithDetail("changedAt", f.changedAt).WithHint("%s", hint)
+	}
+	return nil
 }
 
 func missing(op Op, removed bool) *fault.Error {

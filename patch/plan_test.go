@@ -238,6 +238,11 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"patchLine": 7, "wroteAt": 2}, "write each path once"},
 		{"a move onto an added file", map[string]string{"a": "a1\n"}, []string{"*** Add File: c", "+new", "*** Update File: a", "*** Move to: c", "@@", "-a1", "+A1"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 4, "wroteAt": 2}, "write each path once"},
+		// A file changed in place, then written whole: the change is lost.
+		{"a move onto an updated file", map[string]string{"a": "a1\n", "c": "c1\n"}, []string{"*** Update File: c", "@@", "-c1", "+C1", "*** Update File: a", "*** Move to: c", "@@", "-a1", "+A1"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 6, "changedAt": 2}, "write each path once"},
+		{"an add over an updated file", map[string]string{"c": "c1\n"}, []string{"*** Update File: c", "@@", "-c1", "+C1", "*** Add File: c", "+new"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 6, "changedAt": 2}, "write each path once"},
 		{"a file added below an added file", nil, []string{"*** Add File: d", "+y", "*** Add File: d/x", "+x"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 4, "fileAt": 2}, "another name"},
 		{"a file added below an added file, absolute", nil, []string{"*** Add File: /d", "+y", "*** Add File: /d/x", "+x"},
