@@ -214,9 +214,10 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			op.Write.Executable, op.Write.Mode = mode&0o111 != 0, uint32(mode)&0o7777
 			op.Write.OwnerOf = c.From
 			from := old[c.From]
-			if _, existed := before[c.Path]; existed {
-				// What the destination held is lost: the diff shows it
-				// replaced, as Codex's move overwrites it.
+			if _, existed := before[c.Path]; existed && !moved[c.Path] {
+				// What the destination held is lost (unless a section
+				// moved it away first): the diff shows it replaced, as
+				// Codex's move overwrites it.
 				f.Overwritten, from = true, old[c.Path]
 			}
 			f.Diff, _ = unifiedDiff(f.Path, from, c.Content)
