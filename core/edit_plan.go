@@ -65,9 +65,9 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		ms := t.Locate(oldText)
 		if len(ms) == 0 {
 			if stripped, first, ok := editmatch.StripGutter(oldText); ok && strings.TrimSpace(stripped) != "" {
-				if gms := t.Locate(stripped); gutterFits(t, gms, first) {
+				if m, ok := gutterMatch(t, t.Locate(stripped), first); ok {
 					last := first + strings.Count(strings.TrimSuffix(stripped, "\n"), "\n")
-					ms, oldText = gms, stripped
+					ms, oldText = []editmatch.Match{m}, stripped
 					newText = editmatch.StripGutterLines(newText, first, last)
 					outcomes[i].GutterStripped = true
 				}
@@ -264,16 +264,20 @@ func wholeLines(t *editmatch.Text, m editmatch.Match) bool {
 	return m.End == end || m.End == next
 }
 
-// gutterFits accepts the matches of a gutter-stripped oldText only when they
-// are where the gutter said: one match, starting a line, on the line number
-// the gutter gave. Otherwise "8080: web" in YAML or "3\tbanana" in a TSV
-// would be taken for a gutter and edit another line.
-func gutterFits(t *editmatch.Text, ms []editmatch.Match, first int) bool {
-	if len(ms) != 1 || ms[0].Line != first {
-		return false
+// gutterMatch is the match of a gutter-stripped oldText where the gutter
+// said, starting a line on the line number the gutter gave; none there,
+// no match. Otherwise "8080: web" in YAML or "3\tbanana" in a TSV would be
+// taken for a gutter and edit another line. Other matches elsewhere do not
+// matter: the gutter tells them apart, and a pasted block that repeats in
+// the file was NO_MATCH, its closest region the copy the gutter did not
+// name.
+func gutterMatch(t *editmatch.Text, ms []editmatch.Match, first int) (editmatch.Match, bool) {
+	for _, m := range ms {
+		if start, _, _ := t.Line(m.Line); m.Line == first && m.Start == start {
+			return m, true
+		}
 	}
-	start, _, _ := t.Line(ms[0].Line)
-	return ms[0].Start == start
+	return editmatch.Match{}, false
 }
 
 // which names edit i in a message: "oldText" alone, or "edit 2's oldText".

@@ -76,6 +76,9 @@ func TestPlanEdits(t *testing.T) {
 		{"gutter tab", "one\ntwo\nthree\n", []EditOp{op("     2\ttwo\n     3\tthree", "     2\tTWO\n     3\tthree")}, "one\nTWO\nthree\n", []string{editmatch.RungExact}},
 		{"gutter colon", "one\ntwo\n\nfour\n", []EditOp{op("2: two\n3:\n4: four\n", "2: TWO\n3:\n4: four\n")}, "one\nTWO\n\nfour\n", []string{editmatch.RungExact}},
 		{"gutter arrow", "one\ntwo\n", []EditOp{op("1→one", "1→ONE")}, "ONE\ntwo\n", []string{editmatch.RungExact}},
+		// The gutter tells apart copies of the block: the one it names.
+		{"gutter on a repeated block", "start\nfoo()\nbar()\nmid\nfoo()\nbar()\n", []EditOp{op("5\tfoo()\n6\tbar()", "5\tfoo(1)\n6\tbar(1)")}, "start\nfoo()\nbar()\nmid\nfoo(1)\nbar(1)\n", []string{editmatch.RungExact}},
+		{"gutter on a repeated line, CRLF", "a\r\nfoo\r\nbar\r\nfoo\r\nbar\r\n", []EditOp{op("4\tfoo\n5\tbar", "4\tFOO\n5\tBAR")}, "a\r\nfoo\r\nbar\r\nFOO\r\nBAR\r\n", []string{editmatch.RungExact}},
 		{"numbers that are content", "2: two\n", []EditOp{op("2: two", "2: deux")}, "2: deux\n", []string{editmatch.RungExact}},
 		{"adjacent edits", "abcdef\n", []EditOp{op("def", "2"), op("abc", "1")}, "12\n", []string{editmatch.RungExact, editmatch.RungExact}},
 	}
