@@ -122,3 +122,14 @@ type Renamer interface {
 	// returns the info of the entry at its new place.
 	Rename(ctx context.Context, from, to string, opts WriteOptions) (FileInfo, error)
 }
+
+// ErrChangedTwice is the cause of a transaction refused because two of
+// its ops name one file (ChangedTwice).
+var ErrChangedTwice = errors.New("a transaction changes the file twice")
+
+// ChangedTwice is a Transactor's refusal of ops that name the file at path
+// twice, by one spelling or two (a link to a directory on the way).
+func ChangedTwice(path string) *fault.Error {
+	return fault.InvalidArgument("a transaction changes the file twice.").WithPath(path).
+		WithHint("make one change per file, with its final content").WithCause(ErrChangedTwice)
+}

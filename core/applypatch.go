@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -245,6 +246,13 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	}
 	defer done()
 	infos, err := tx.Commit(ctx, ops)
+	if errors.Is(err, backend.ErrChangedTwice) {
+		// Two spellings the plan could not tell for one file (a link to
+		// a directory on the way): each section's change would replace
+		// the other's.
+		return nil, fault.Errorf(fault.CodePatchVerify, "two sections of the patch change one file by two paths (a link on the way): one change would be lost.").
+			WithPath(fault.AsError(err).Path).WithHint("name each file by one path in the patch, and merge its sections")
+	}
 	if err != nil {
 		return nil, withoutInPlace(raced(err, fault.CodeStale, fault.CodeExists), "apply-patch")
 	}

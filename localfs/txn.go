@@ -226,8 +226,7 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	for _, p := range preps {
 		key := filepath.Join(p.entry.Dir, p.entry.Name)
 		if seen[key] {
-			return nil, fault.InvalidArgument("a transaction changes the file twice.").WithPath(p.display).
-				WithHint("make one change per file, with its final content")
+			return nil, backend.ChangedTwice(p.display)
 		}
 		seen[key] = true
 	}

@@ -385,8 +385,7 @@ func (m *FS) Commit(_ context.Context, ops []backend.Op) ([]backend.FileInfo, er
 				WithHint("name a file inside the workspace")
 		}
 		if seen[c] {
-			return nil, fault.InvalidArgument("a transaction changes the file twice.").WithPath(c).
-				WithHint("make one change per file, with its final content")
+			return nil, backend.ChangedTwice(c)
 		}
 		seen[c], keys[i] = true, c
 		n, err := m.lookup(c)

@@ -250,8 +250,7 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 			return nil, nil, fault.Errorf(fault.CodeNotAFile, "the path is the workspace's root, not a file.").WithPath(c).
 				WithHint("name a file inside the workspace")
 		case seen[c]:
-			return nil, nil, fault.InvalidArgument("a transaction changes the file twice.").WithPath(c).
-				WithHint("make one change per file, with its final content")
+			return nil, nil, backend.ChangedTwice(c)
 		case op.Write.Executable:
 			return nil, nil, notSupported(c, "file modes", "drop executable: an object is never executable")
 		}
