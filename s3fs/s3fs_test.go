@@ -1879,6 +1879,78 @@ func TestSettledOverTheSameBytesUndone(t *testing.T) {
 	}
 }
 
+// TestRollbackKeepsAnotherWritersRemoval: a file another writer removed
+// (rm, told it succeeded) before a transaction reached its own removal of
+// it stays removed when the transaction is undone. A store answers a
+// DELETE If-Match of a key already gone with success, so the transaction
+// took it for its own removal and its rollback put it back.
+func TestRollbackKeepsAnotherWritersRemoval(t *testing.T) {
+	ctx := context.Background()
+	f, _, root := seeded(t, "keepremoval", map[string]string{"a": "a", "b": "b", "c": "c"})
+	ops := []backend.Op{
+		{Path: "a", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
+		{Path: "b", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}},
+		{Path: "c", Data: []byte("T c"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "c")}},
+	}
+	h := heldDelete("/keepremoval/a")
+	done := make(chan error, 1)
+	go func() {
+		_, err := transportFS(t, root, h).Commit(ctx, ops)
+		done <- err
+	}()
+	select {
+	case <-h.reached:
+	case err := <-done:
+		t.Fatalf("the transaction ended before it removed a: %v", err)
+	}
+	other, _ := openFS(t, root)
+	if _, err := other.Remove(ctx, "b", backend.RemoveOptions{IfVersion: versionOf(t, other, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.WriteFile(ctx, "c", []byte("other c"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	close(h.release)
+	if err := <-done; codeOf(err) != fault.CodeStale {
+		t.Errorf("the transaction that lost its race on b: %v, want STALE", err)
+	}
+	if got := tree(t, other, "a", "b", "c"); got["a"] != "a" || got["b"] != "" || got["c"] != "other c" {
+		t.Errorf("after the rollback: %v, want a back, b removed (the other writer's), c the other's", got)
+	}
+}
+
+// TestRecoveryKeepsRemovalsNotReached: a recovery of a transaction that
+// died while removing files puts back only those it may have reached
+// (its journal allows deleteAhead removals at a time), not a file
+// another writer removed (told it succeeded) further on. It put back
+// every file of the transaction that was missing.
+func TestRecoveryKeepsRemovalsNotReached(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{}
+	for i := range 100 {
+		files[fmt.Sprintf("f%03d", i)] = "x"
+	}
+	f, bucket, root := seeded(t, "notreached", files)
+	var ops []backend.Op
+	for i := range 100 {
+		p := fmt.Sprintf("f%03d", i)
+		ops = append(ops, backend.Op{Path: p, Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, p)}})
+	}
+	dies := &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/notreached/f010")
+	}}
+	if _, err := transportFS(t, root, dies).Commit(ctx, ops); err == nil {
+		t.Fatal("the transaction whose process died succeeded")
+	}
+	other, _ := openFS(t, root)
+	if _, err := other.Remove(ctx, "f080", backend.RemoveOptions{IfVersion: versionOf(t, other, "f080")}); err != nil {
+		t.Fatal(err)
+	}
+	want := maps.Clone(files)
+	want["f080"] = ""
+	recovered(t, other, bucket, "notreached", 1, want)
+}
+
 // TestSwapOverADeadTransaction: a write over the change of a transaction
 // whose process died, its lease over, recovers it there and then: the
 // transaction is undone, and the write, made against its change, is STALE

@@ -74,6 +74,10 @@ type journal struct {
 	Deleting bool `json:"deleting,omitempty"`
 	Undoing  bool `json:"undoing,omitempty"`
 	Version  int  `json:"version,omitempty"`
+	// DeletedTo bounds the removals of Ops the committer may have sent:
+	// those from DeletedTo on it had not reached (from Version 4). It is
+	// raised, deleteAhead removals at a time, before they are sent.
+	DeletedTo int `json:"deletedTo,omitempty"`
 	// known is set in the process that runs the transaction: which moves
 	// it tried and which deletions it sent, and which claims it holds
 	// (with their ETags), are its own record. A journal read back by a
@@ -101,9 +105,16 @@ type journalOp struct {
 }
 
 // journalVersion is the Version of the journals this agentfs writes: from
-// 2 they say when deletions begin (Deleting), and from 3 a move that says
-// so is finished by a recovery, not undone (rollsForward).
-const journalVersion = 3
+// 2 they say when deletions begin (Deleting), from 3 a move that says so
+// is finished by a recovery, not undone (rollsForward), and from 4 they
+// say how far the removals of Ops may have gone (DeletedTo).
+const journalVersion = 4
+
+// deleteAhead is how many removals a transaction's journal allows before
+// it is rewritten to allow more: a rewrite per 32 DELETEs, and a recovery
+// puts back at most 32 files another writer removed ahead of a committer
+// that died (where it put back every file of the transaction missing).
+const deleteAhead = 32
 
 // mayHaveDeleted reports whether the transaction of j may have deleted
 // what it deletes when sent says it sent it: in its process, when it
@@ -113,6 +124,13 @@ func (j journal) mayHaveDeleted(sent bool) bool {
 		return sent
 	}
 	return j.Deleting || j.Version < 2
+}
+
+// removalSent reports whether the transaction of j may have removed the
+// file of op i: in its process, when it sent the DELETE; read back, once
+// deletions began, when its journal allowed op i (DeletedTo).
+func (j journal) removalSent(i int) bool {
+	return j.mayHaveDeleted(j.Ops[i].sent) && (j.known || j.Version < 4 || i < j.DeletedTo)
 }
 
 // rollsForward reports whether the move of j is finished by its recovery
@@ -305,13 +323,25 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 			if jo.Old == "" {
 				continue
 			}
-			if !j.Deleting {
-				// Read back, a journal that does not say so removed
-				// nothing: a file missing then is another writer's doing.
-				j.Deleting = true
+			if !j.Deleting || i >= j.DeletedTo {
+				// Read back, a journal removed nothing it does not allow:
+				// a file missing there is another writer's doing.
+				j.Deleting, j.DeletedTo = true, i+deleteAhead
 				if err := l.update(ctx, *j); err != nil {
 					return nil, err
 				}
+			}
+			// A store answers a DELETE If-Match of a key already gone with
+			// success (versitygw does): a file another writer removed
+			// since the check was taken for one this transaction removed,
+			// and its rollback put it back. Found gone now, it is a lost
+			// race, and stays gone.
+			o, found, err := f.head(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			if err := backend.CheckSwap(c, swap, found, o.ETag); err != nil {
+				return nil, err
 			}
 			j.Ops[i].sent = true
 			if err := f.deleteIf(ctx, c, jo.Old); err != nil {
@@ -355,7 +385,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 // of it: its copy put back, or, when it had none, the object removed. An
 // object another writer put or changed since is left as it is.
 func (f *FS) rollBack(ctx context.Context, j journal) error {
-	for _, jo := range j.Ops {
+	for i, jo := range j.Ops {
 		o, err := f.c.Head(ctx, jo.Key)
 		found := err == nil
 		if code, _ := s3client.Code(err); err != nil && code != "NoSuchKey" {
@@ -363,7 +393,7 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 		}
 		cur := o.ETag
 		written := found && jo.New != "" && j.written(o, jo.New)
-		removed := !found && jo.New == "" && jo.Old != "" && j.mayHaveDeleted(jo.sent)
+		removed := !found && jo.New == "" && jo.Old != "" && j.removalSent(i)
 		err = nil
 		switch {
 		case written && jo.Old == "":
