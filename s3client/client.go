@@ -491,15 +491,20 @@ var ErrUnsent = errors.New("the connection failed before the whole body was sent
 type sending struct {
 	r *bytes.Reader
 	w *watchdog
-	// whole is set once the transport took the last byte: a write that
-	// fails after that may have reached the store.
+	// whole is set once the transport asked for more past the last byte,
+	// which it does once it has written them all (net/http checks that a
+	// body holds no more than its length): a failure after that may have
+	// reached the store. Set as the last byte was read, a reset met by the
+	// write of the last piece (versitygw's early 412) was taken for one
+	// after the body went out whole: IO_ERROR for a lost race, 2 tries in
+	// 30 of TestLostRaceOfALargeBody.
 	whole atomic.Bool
 }
 
 func (s *sending) Read(p []byte) (int, error) {
 	s.w.arm()
 	n, err := s.r.Read(p)
-	if s.r.Len() == 0 {
+	if err == io.EOF {
 		s.whole.Store(true)
 	}
 	return n, err
