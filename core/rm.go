@@ -75,6 +75,11 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 		return nil, err
 	}
 	if !cur.exists {
+		// Nothing removed rests on the file's absence, which a removal
+		// not yet committed may yet undo.
+		if err := t.settledRead(ctx, req.Path, ""); err != nil {
+			return nil, err
+		}
 		return res, nil
 	}
 	if err := checkFinalSlash(req.Path, res.Path, checked.info.Type); err != nil {

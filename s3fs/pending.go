@@ -3,9 +3,11 @@ package s3fs
 import (
 	"context"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 )
 
 // A transaction's changes are in the store before its commit point, and a
@@ -52,6 +54,9 @@ func (f *FS) Settled(ctx context.Context, p, version string) error {
 	c, err := f.place(ctx, p)
 	if err != nil {
 		return err
+	}
+	if version == "" {
+		return f.removedInFlight(ctx, c)
 	}
 	id, at, err := f.markOf(ctx, c, version)
 	if err != nil || !at {
@@ -151,4 +156,42 @@ type settledReader struct {
 // Settled implements backend.SettledReader.
 func (r *settledReader) Settled(ctx context.Context) error {
 	return r.f.settledMark(ctx, r.c, r.version, r.mark)
+}
+
+// removedInFlight fails with STALE while a transaction in flight removes
+// (or moves away) c, found missing: that removal may yet be undone. One
+// that died is recovered there and then, and STALE too, the file put
+// back. It costs a listing of the journals, and a read of each.
+func (f *FS) removedInFlight(ctx context.Context, c string) error {
+	dir, key := f.prefix+journalDir+"/", f.key(c)
+	for o, err := range f.c.List(ctx, dir, "/", 0, "") {
+		if err != nil {
+			return f.mapErr(err, c)
+		}
+		if rest := o.Key[len(dir):]; !strings.HasSuffix(rest, ".json") || strings.Contains(rest, "/") {
+			continue
+		}
+		j, _, err := f.readJournal(ctx, o.Key)
+		if code, _ := s3client.Code(err); code == "NoSuchKey" {
+			continue // ended meanwhile
+		}
+		if err != nil {
+			return f.mapErr(err, c)
+		}
+		if j.ended() || !j.removes(key) {
+			continue
+		}
+		state, err := f.recoverOne(ctx, o, f.c.Now())
+		switch {
+		case err != nil:
+			return err
+		case state == live:
+			return fault.Errorf(fault.CodeStale, "the file was removed by another transaction, not yet committed.").WithPath(c).
+				WithHint("retry once that transaction is done: it commits or is undone within its lease")
+		case state == rolledBack:
+			return fault.Errorf(fault.CodeStale, "the file was removed by a transaction that died, and is now put back.").WithPath(c).
+				WithHint("read the file again")
+		}
+	}
+	return nil
 }

@@ -1951,6 +1951,60 @@ func TestRecoveryKeepsRemovalsNotReached(t *testing.T) {
 	recovered(t, other, bucket, "notreached", 1, want)
 }
 
+// TestRemovalSettled: a file found missing is settled only when no
+// transaction in flight removed it: rm of a file a transaction had
+// removed answered deleted: false, exit 0, and the transaction, undone
+// (its process dead), put the file back. Once the transaction is undone,
+// an rm removes the file put back.
+func TestRemovalSettled(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "removalsettled", map[string]string{"a": "a", "b": "b", "x": "x"})
+	h := heldDelete("/removalsettled/b")
+	done := make(chan error, 1)
+	go func() {
+		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
+			{Path: "a", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
+			{Path: "b", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}})
+		done <- err
+	}()
+	select {
+	case <-h.reached:
+	case err := <-done:
+		t.Fatalf("the transaction ended before it removed b: %v", err)
+	}
+	other, _ := openFS(t, root)
+	if err := other.Settled(ctx, "a", ""); codeOf(err) != fault.CodeStale {
+		t.Errorf("a, removed by a transaction in flight: %v, want STALE", err)
+	}
+	if err := other.Settled(ctx, "nowhere", ""); err != nil {
+		t.Errorf("a file no transaction removes: %v", err)
+	}
+	close(h.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the transaction: %v", err)
+	}
+	if err := other.Settled(ctx, "a", ""); err != nil {
+		t.Errorf("a, removed by a committed transaction: %v", err)
+	}
+
+	f2, _ := openFS(t, root)
+	dies := &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/removalsettled/x")
+	}, sent: true}
+	if _, err := transportFS(t, root, dies).Commit(ctx, []backend.Op{
+		{Path: "x", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f2, "x")}}}); err == nil {
+		t.Fatal("the transaction whose process died succeeded")
+	}
+	expireJournals(t, bucket, "removalsettled")
+	res, err := (&core.Tools{FS: other}).Rm(ctx, core.RmRequest{Path: "x"})
+	if err != nil || !res.Deleted {
+		t.Errorf("rm of x, removed by a transaction that died: %+v, %v; want deleted, once put back", res, err)
+	}
+	if got := tree(t, other, "x"); got["x"] != "" {
+		t.Errorf("after the rm, x is %q", got["x"])
+	}
+}
+
 // TestSwapOverADeadTransaction: a write over the change of a transaction
 // whose process died, its lease over, recovers it there and then: the
 // transaction is undone, and the write, made against its change, is STALE

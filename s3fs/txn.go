@@ -523,6 +523,22 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) erro
 // rolled back: its journal is left to be removed, and holds no claim.
 func (j journal) ended() bool { return j.Committed || j.RolledBack }
 
+// removes reports whether the transaction of j removes the object at key,
+// or moves it away.
+func (j journal) removes(key string) bool {
+	for _, jo := range j.Ops {
+		if jo.Key == key && jo.New == "" && jo.Old != "" {
+			return true
+		}
+	}
+	for _, m := range j.Moves {
+		if m.From == key {
+			return true
+		}
+	}
+	return false
+}
+
 // endedAs is what j's journal says once its transaction is over, as
 // committed or rolled back: no change, so that no recovery, of this
 // agentfs or an older one, acts on it again.
