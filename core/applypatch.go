@@ -175,6 +175,12 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	}
 	changes, err := p.Plan(read, nil)
 	if err != nil {
+		// PATCH_VERIFY rests on what was read, as noChange does.
+		for path, info := range before {
+			if serr := t.settledRead(ctx, path, info.Version); serr != nil {
+				return nil, serr
+			}
+		}
 		return nil, err
 	}
 	moved := map[string]bool{}

@@ -151,6 +151,11 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	src := whole.Text
 	edited, outcomes, err := planEdits(src, edits)
 	if err != nil {
+		// NO_MATCH and its closest region rest on what was read, as
+		// noChange does.
+		if serr := t.settledRead(ctx, req.Path, info.Version); serr != nil {
+			return nil, serr
+		}
 		return nil, withPath(err, display)
 	}
 	edited = textfile.WithoutNewMarks(src, edited)

@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -187,6 +188,33 @@ func TestNoChangeWaitsForASettledFile(t *testing.T) {
 		}
 		fs = &unsettled{FS: memfs.New(map[string]string{"f": same}), stale: 1 << 30}
 		if _, err := call(&Tools{FS: fs, LockTimeout: 0}); err == nil || fault.AsError(err).Code != fault.CodeLockTimeout {
+			t.Errorf("%s over a change never settled: %v, want LOCK_TIMEOUT", name, err)
+		}
+	}
+}
+
+// TestNoMatchWaitsForASettledFile: an edit whose oldText is not in the
+// file, and a patch whose chunk is not, answer NO_MATCH or PATCH_VERIFY
+// only once the file is settled: over a change of a transaction that may
+// yet be undone, the closest region shown was that change, and the edit
+// would have matched once it was undone.
+func TestNoMatchWaitsForASettledFile(t *testing.T) {
+	for name, call := range map[string]func(*Tools) error{
+		"edit": func(tl *Tools) error {
+			_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{{OldText: "nowhere", NewText: new("x")}}})
+			return err
+		},
+		"apply-patch": func(tl *Tools) error {
+			_, err := tl.ApplyPatch(context.Background(), ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: f\n@@\n-nowhere\n+x\n*** End Patch\n"})
+			return err
+		},
+	} {
+		fs := &unsettled{FS: memfs.New(map[string]string{"f": "text\n"}), stale: 3}
+		if err := call(&Tools{FS: fs, LockTimeout: 10 * time.Second}); fs.calls != 4 || !slices.Contains([]fault.Code{fault.CodeNoMatch, fault.CodePatchVerify}, fault.AsError(err).Code) {
+			t.Errorf("%s over a change settled at the 4th look: %v, after %d looks", name, err, fs.calls)
+		}
+		fs = &unsettled{FS: memfs.New(map[string]string{"f": "text\n"}), stale: 1 << 30}
+		if err := call(&Tools{FS: fs, LockTimeout: 0}); fault.AsError(err).Code != fault.CodeLockTimeout {
 			t.Errorf("%s over a change never settled: %v, want LOCK_TIMEOUT", name, err)
 		}
 	}
