@@ -1631,7 +1631,6 @@ func TestLostRaceOfALargeBody(t *testing.T) {
 // transaction go on) and the transaction's end.
 func inFlight(t *testing.T, name string, more map[string]string) (f *s3fs.FS, bucket, root, vb string, h *held, done chan error) {
 	t.Helper()
-	ctx := context.Background()
 	files := map[string]string{"a": "old a", "b": "old b"}
 	maps.Copy(files, more)
 	f, bucket, root = seeded(t, name, files)
@@ -1639,19 +1638,41 @@ func inFlight(t *testing.T, name string, more map[string]string) (f *s3fs.FS, bu
 	h = newHeld(func(r *http.Request) bool {
 		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/b")
 	})
-	done = make(chan error, 1)
+	done = commitHeld(t, root, h, "wrote b", []backend.Op{
+		{Path: "a", Data: []byte("T a"), Write: backend.WriteOptions{IfVersion: va}},
+		{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}}})
+	return f, bucket, root, vb, h, done
+}
+
+// dieWritingB has a transaction write a and b of the tree name, its
+// process dying as it sends b's PUT: a holds its uncommitted change.
+func dieWritingB(t *testing.T, f *s3fs.FS, root, name, a, b string) {
+	t.Helper()
+	dies := &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/b")
+	}}
+	if _, err := transportFS(t, root, dies).Commit(context.Background(), []backend.Op{
+		{Path: "a", Data: []byte(a), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
+		{Path: "b", Data: []byte(b), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}}); err == nil {
+		t.Fatal("the transaction whose process died succeeded")
+	}
+}
+
+// commitHeld starts a transaction of ops through h, and returns its end
+// once it reached the hold (having done what says, before it).
+func commitHeld(t *testing.T, root string, h *held, what string, ops []backend.Op) chan error {
+	t.Helper()
+	done := make(chan error, 1)
 	go func() {
-		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
-			{Path: "a", Data: []byte("T a"), Write: backend.WriteOptions{IfVersion: va}},
-			{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}}})
+		_, err := transportFS(t, root, h).Commit(context.Background(), ops)
 		done <- err
 	}()
 	select {
 	case <-h.reached:
 	case err := <-done:
-		t.Fatalf("the transaction ended before it wrote b: %v", err)
+		t.Fatalf("the transaction ended before it %s: %v", what, err)
 	}
-	return f, bucket, root, vb, h, done
+	return done
 }
 
 // loseTheRaceOnB has other change b (at vb) before the transaction that
@@ -1735,14 +1756,7 @@ func TestSettled(t *testing.T) {
 	if err := other.Settled(ctx, "a", versionOf(t, other, "a")); err != nil {
 		t.Errorf("a committed change: %v", err)
 	}
-	dies := &dying{at: func(r *http.Request) bool {
-		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/settle/b")
-	}}
-	if _, err := transportFS(t, root, dies).Commit(ctx, []backend.Op{
-		{Path: "a", Data: []byte("D a"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
-		{Path: "b", Data: []byte("D b"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}}); err == nil {
-		t.Fatal("the transaction whose process died succeeded")
-	}
+	dieWritingB(t, f, root, "settle", "D a", "D b")
 	uncommitted := versionOf(t, other, "a")
 	expireJournals(t, bucket, "settle")
 	if err := other.Settled(ctx, "a", uncommitted); codeOf(err) != fault.CodeStale {
@@ -1777,14 +1791,7 @@ func TestReplaceWaitsForATransactionInFlight(t *testing.T) {
 	}
 	recovered(t, f, bucket, "replinflight", 0, map[string]string{"a": "T a", "b": "T b"})
 
-	dies := &dying{at: func(r *http.Request) bool {
-		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/replinflight/b")
-	}}
-	if _, err := transportFS(t, root, dies).Commit(ctx, []backend.Op{
-		{Path: "a", Data: []byte("old a"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
-		{Path: "b", Data: []byte("old b"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}}); err == nil {
-		t.Fatal("the transaction whose process died succeeded")
-	}
+	dieWritingB(t, f, root, "replinflight", "old a", "old b")
 	expireJournals(t, bucket, "replinflight")
 	if res, err := replace(); err != nil || res.Replacements != 0 {
 		t.Errorf("a replace over the change of a transaction that died: %+v, %v; want no match, the change undone", res, err)
@@ -1838,19 +1845,10 @@ func TestSettledOverTheSameBytesUndone(t *testing.T) {
 	h := newHeld(func(r *http.Request) bool {
 		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/sameundone/c")
 	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
-			{Path: "a", Data: []byte("same a"), Write: backend.WriteOptions{IfVersion: va}},
-			{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}},
-			{Path: "c", Data: []byte("T c"), Write: backend.WriteOptions{IfVersion: vc}}})
-		done <- err
-	}()
-	select {
-	case <-h.reached:
-	case err := <-done:
-		t.Fatalf("the transaction ended before it wrote c: %v", err)
-	}
+	done := commitHeld(t, root, h, "wrote c", []backend.Op{
+		{Path: "a", Data: []byte("same a"), Write: backend.WriteOptions{IfVersion: va}},
+		{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: vb}},
+		{Path: "c", Data: []byte("T c"), Write: backend.WriteOptions{IfVersion: vc}}})
 	other, _ := openFS(t, root)
 	read := func(p string) backend.SettledReader {
 		r, err := other.Open(ctx, p)
@@ -1893,16 +1891,7 @@ func TestRollbackKeepsAnotherWritersRemoval(t *testing.T) {
 		{Path: "c", Data: []byte("T c"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "c")}},
 	}
 	h := heldDelete("/keepremoval/a")
-	done := make(chan error, 1)
-	go func() {
-		_, err := transportFS(t, root, h).Commit(ctx, ops)
-		done <- err
-	}()
-	select {
-	case <-h.reached:
-	case err := <-done:
-		t.Fatalf("the transaction ended before it removed a: %v", err)
-	}
+	done := commitHeld(t, root, h, "removed a", ops)
 	other, _ := openFS(t, root)
 	if _, err := other.Remove(ctx, "b", backend.RemoveOptions{IfVersion: versionOf(t, other, "b")}); err != nil {
 		t.Fatal(err)
@@ -1960,18 +1949,9 @@ func TestRemovalSettled(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "removalsettled", map[string]string{"a": "a", "b": "b", "x": "x"})
 	h := heldDelete("/removalsettled/b")
-	done := make(chan error, 1)
-	go func() {
-		_, err := transportFS(t, root, h).Commit(ctx, []backend.Op{
-			{Path: "a", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
-			{Path: "b", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}})
-		done <- err
-	}()
-	select {
-	case <-h.reached:
-	case err := <-done:
-		t.Fatalf("the transaction ended before it removed b: %v", err)
-	}
+	done := commitHeld(t, root, h, "removed b", []backend.Op{
+		{Path: "a", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
+		{Path: "b", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}})
 	other, _ := openFS(t, root)
 	if err := other.Settled(ctx, "a", ""); codeOf(err) != fault.CodeStale {
 		t.Errorf("a, removed by a transaction in flight: %v, want STALE", err)
