@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -1938,6 +1939,33 @@ func TestRecoveryKeepsRemovalsNotReached(t *testing.T) {
 	want := maps.Clone(files)
 	want["f080"] = ""
 	recovered(t, other, bucket, "notreached", 1, want)
+}
+
+// TestRecoveryOfAJournalAnOlderAgentfsRewrote: an agentfs before journal
+// version 4 that claims a journal writes it back from its own fields,
+// without deletedTo, and a recovery by this one then put back none of the
+// files the dead committer removed: a journal that says deletions began
+// and allows none allows all, as before version 4.
+func TestRecoveryOfAJournalAnOlderAgentfsRewrote(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{}
+	var ops []backend.Op
+	f, bucket, root := seeded(t, "olderclaim", map[string]string{"f0": "x", "f1": "x", "f2": "x", "f3": "x"})
+	for _, p := range []string{"f0", "f1", "f2", "f3"} {
+		files[p] = "x"
+		ops = append(ops, backend.Op{Path: p, Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, p)}})
+	}
+	dies := &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/olderclaim/f2")
+	}}
+	if _, err := transportFS(t, root, dies).Commit(ctx, ops); err == nil {
+		t.Fatal("the transaction whose process died succeeded")
+	}
+	deletedTo := regexp.MustCompile(`,?"deletedTo":\d+`)
+	editJournals(t, bucket, "olderclaim", func(j string) string {
+		return strings.Replace(deletedTo.ReplaceAllString(j, ""), "{", `{"claimed":true,`, 1)
+	})
+	recovered(t, f, bucket, "olderclaim", 1, files)
 }
 
 // TestRemovalSettled: a file found missing is settled only when no

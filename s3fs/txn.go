@@ -128,9 +128,11 @@ func (j journal) mayHaveDeleted(sent bool) bool {
 
 // removalSent reports whether the transaction of j may have removed the
 // file of op i: in its process, when it sent the DELETE; read back, once
-// deletions began, when its journal allowed op i (DeletedTo).
+// deletions began, when its journal allowed op i (DeletedTo). A journal
+// that allows none allows all: an older agentfs's claim writes it back
+// without DeletedTo, which a committer sets with Deleting.
 func (j journal) removalSent(i int) bool {
-	return j.mayHaveDeleted(j.Ops[i].sent) && (j.known || j.Version < 4 || i < j.DeletedTo)
+	return j.mayHaveDeleted(j.Ops[i].sent) && (j.known || j.Version < 4 || j.DeletedTo == 0 || i < j.DeletedTo)
 }
 
 // rollsForward reports whether the move of j is finished by its recovery
