@@ -1125,7 +1125,8 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			data = []byte(whole.Text)
 		}
 		out, n, diff := rp.apply(data)
-		if n == 0 || bytes.Equal(out, data) {
+		unchanged := n == 0 || bytes.Equal(out, data)
+		if unchanged {
 			// Left as read, which must then stand.
 			if err := t.settledRead(ctx, p, info.Version); err != nil {
 				return nil, err
@@ -1138,7 +1139,7 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 		// too: the count (and expectedCount) must not depend on whether
 		// its file has another change.
 		res.Replacements += n
-		if bytes.Equal(out, data) {
+		if unchanged {
 			// Nothing to write: no file said changed, no header-only diff.
 			continue
 		}
