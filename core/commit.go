@@ -134,7 +134,7 @@ func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []s
 // untilWon runs attempt again while it loses a race (errConflict,
 // backend.ErrChangedDuringRead), after a growing random pause, at least
 // maxAttempts times and on until deadline, then fails LOCK_TIMEOUT naming
-// the path that lost names of the last race lost.
+// the path lost gives for the last race lost.
 func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) string, attempt func() (R, error)) (R, error) {
 	var zero R
 	for n := 1; ; n++ {

@@ -3,7 +3,6 @@ package s3fs
 import (
 	"context"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/agentfs/agentfs/fault"
@@ -168,7 +167,7 @@ func (f *FS) removedInFlight(ctx context.Context, c string) error {
 		if err != nil {
 			return f.mapErr(err, c)
 		}
-		if rest := o.Key[len(dir):]; !strings.HasSuffix(rest, ".json") || strings.Contains(rest, "/") {
+		if _, ok := journalID(o.Key[len(dir):]); !ok {
 			continue
 		}
 		j, _, err := f.readJournal(ctx, o.Key)

@@ -110,10 +110,11 @@ type journalOp struct {
 // say how far the removals of Ops may have gone (DeletedTo).
 const journalVersion = 4
 
-// deleteAhead is how many removals a transaction's journal allows before
-// it is rewritten to allow more: a rewrite per 32 DELETEs, and a recovery
-// puts back at most 32 files another writer removed ahead of a committer
-// that died (where it put back every file of the transaction missing).
+// deleteAhead is how many ops past a removal a transaction's journal
+// allows before it is rewritten to allow more: at most a rewrite per 32
+// DELETEs (more often when writes come between them), and a recovery puts
+// back at most 32 files another writer removed ahead of a committer that
+// died (where it put back every file of the transaction missing).
 const deleteAhead = 32
 
 // mayHaveDeleted reports whether the transaction of j may have deleted
@@ -525,6 +526,13 @@ func (f *FS) dropJournal(ctx context.Context, jkey, etag string, j journal) erro
 // rolled back: its journal is left to be removed, and holds no claim.
 func (j journal) ended() bool { return j.Committed || j.RolledBack }
 
+// journalID is the transaction of a journal's key, listed below the
+// journal folder as name; ok is false for a folder or another file.
+func journalID(name string) (id string, ok bool) {
+	id, ok = strings.CutSuffix(name, ".json")
+	return id, ok && !strings.Contains(id, "/")
+}
+
 // removes reports whether the transaction of j removes the object at key,
 // or moves it away.
 func (j journal) removes(key string) bool {
@@ -626,7 +634,7 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 			return rec, f.mapErr(err, ".")
 		}
 		rest := o.Key[len(dir):]
-		if id, ok := strings.CutSuffix(rest, ".json"); ok && !strings.Contains(id, "/") {
+		if id, ok := journalID(rest); ok {
 			journals[id] = o
 		} else if id, ok := strings.CutSuffix(rest, "/"); ok {
 			folders = append(folders, id)
