@@ -365,18 +365,27 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		if err := l.check(); err != nil {
 			return err
 		}
-		mu.Lock()
-		j.Moves[i].deleted = true
 		if m.marker() {
+			mu.Lock()
+			j.Moves[i].deleted = true
 			markers = append(markers, m.From)
-		}
-		mu.Unlock()
-		if m.marker() {
+			mu.Unlock()
 			return nil
 		}
 		if f.paused != nil {
 			f.paused("delete", m.From)
 		}
+		// A store answers a DELETE If-Match of a key already gone with
+		// success (versitygw does): a source another writer removed
+		// since the copy was taken for one this move deleted, both calls
+		// told they succeeded, and a rollback put it back. Found gone or
+		// changed now, it is a lost race, and stays as the writer left it.
+		if src, found, err := f.headKey(ctx, m.From); err != nil || !found || src.ETag != m.ETag {
+			return cmpErr(err, f.sourceChanged(m))
+		}
+		mu.Lock()
+		j.Moves[i].deleted = true
+		mu.Unlock()
 		if err := f.c.Delete(ctx, m.From, m.ETag); err != nil {
 			if refused(err) {
 				mu.Lock()

@@ -1700,3 +1700,30 @@ func journalSays(r *http.Request, text string) bool {
 	data, _ := io.ReadAll(body)
 	return strings.Contains(string(data), text)
 }
+
+// TestMoveLosesToARemovalOfItsSource: a source another writer removes
+// after the move copied it and before the move deletes it is a lost race
+// (STALE), and the removal stands. A store answers a DELETE If-Match of a
+// key already gone with success (versitygw does): the move took the
+// removal for its own and reported the file moved, while the rm reported
+// it removed; a move undone later (another source's deletion refused) put
+// the removed file back from its copy.
+func TestMoveLosesToARemovalOfItsSource(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "rmsource", map[string]string{"a": "original"})
+	mover := transportFS(t, root, nil)
+	var once sync.Once
+	s3fs.SetPaused(mover, func(phase, _ string) {
+		if phase == "delete" {
+			once.Do(func() {
+				if removed, err := f.Remove(ctx, "a", backend.RemoveOptions{}); !removed || err != nil {
+					t.Errorf("the removal of the source: %v, %v", removed, err)
+				}
+			})
+		}
+	})
+	if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeStale {
+		t.Errorf("the move of a source removed under it: %v, want STALE", err)
+	}
+	recovered(t, f, bucket, "rmsource", 0, map[string]string{"a": "", "x": ""})
+}
