@@ -123,6 +123,28 @@ type Renamer interface {
 	Rename(ctx context.Context, from, to string, opts WriteOptions) (FileInfo, error)
 }
 
+// preparationKey is the context key of a change's preparation.
+type preparationKey struct{}
+
+// WithPreparation returns ctx, the context a change is made with once past
+// its point of no return (never cancelled, so that a change is never left
+// half made), carrying prep, the caller's context before that point: the
+// slow part of a change that touches nothing a failure does not undo (a
+// copy to another file system before its commit) stops with prep, so that
+// a caller giving up on a long move is answered at once.
+func WithPreparation(ctx, prep context.Context) context.Context {
+	return context.WithValue(ctx, preparationKey{}, prep)
+}
+
+// Preparation is the context the preparation of a change made with ctx
+// stops with: the one WithPreparation gave it, else ctx.
+func Preparation(ctx context.Context) context.Context {
+	if prep, ok := ctx.Value(preparationKey{}).(context.Context); ok {
+		return prep
+	}
+	return ctx
+}
+
 // ErrChangedTwice is the cause of a transaction refused because two of
 // its ops name one file (ChangedTwice).
 var ErrChangedTwice = errors.New("a transaction changes the file twice")

@@ -56,19 +56,23 @@ func (g *CommitGate) Close() (committed bool) {
 // ctx without its end: a signal from here on waits for the change (the
 // gate), which on an object store is many requests, each of which a done
 // context failed, the rollback's too, so that a transaction was left half
-// made for a recovery while the tool answered INTERRUPTED.
+// made for a recovery while the tool answered INTERRUPTED. It carries ctx
+// as its preparation (backend.WithPreparation): a backend's slow work
+// that nothing needs undone (a copy to another file system) still stops
+// with the caller.
 func (t *Tools) beginCommit(ctx context.Context) (context.Context, func(), error) {
 	if err := fault.Interrupted(ctx); err != nil {
 		return nil, nil, err
 	}
-	if t.Commits == nil {
-		return context.WithoutCancel(ctx), func() {}, nil
+	done := func() {}
+	if t.Commits != nil {
+		if !t.Commits.enter() {
+			return nil, nil, fault.Errorf(fault.CodeInterrupted, "the operation was interrupted before it changed anything.").
+				WithHint("run it again; nothing was changed")
+		}
+		done = t.Commits.leave
 	}
-	if !t.Commits.enter() {
-		return nil, nil, fault.Errorf(fault.CodeInterrupted, "the operation was interrupted before it changed anything.").
-			WithHint("run it again; nothing was changed")
-	}
-	return context.WithoutCancel(ctx), t.Commits.leave, nil
+	return backend.WithPreparation(context.WithoutCancel(ctx), ctx), done, nil
 }
 
 // commitWrite writes data through the gate, the point of no return of

@@ -133,3 +133,39 @@ func TestSignalMidCommitFinishesTheChange(t *testing.T) {
 		}
 	}
 }
+
+// preparingRename is a backend whose move prepares (a copy to another
+// file system) as the caller gives up, and stops when its preparation's
+// context says so, as localfs's does.
+type preparingRename struct {
+	*memfs.FS
+	cancel context.CancelFunc
+}
+
+func (p preparingRename) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
+	p.cancel()
+	if ctx.Err() != nil {
+		return backend.FileInfo{}, ctx.Err()
+	}
+	if err := fault.Interrupted(backend.Preparation(ctx)); err != nil {
+		return backend.FileInfo{}, err
+	}
+	return p.FS.Rename(ctx, from, to, opts)
+}
+
+// TestMoveStopsPreparingWhenInterrupted: past the point of no return the
+// change is made with a context no signal ends, but the preparation a
+// backend can still drop untouched (localfs's copy of a gigabyte to
+// another file system) stops with the caller's: mv is INTERRUPTED and
+// nothing moves.
+func TestMoveStopsPreparingWhenInterrupted(t *testing.T) {
+	fs := memfs.New(map[string]string{"f": "old\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := (&Tools{FS: preparingRename{fs, cancel}, LockTimeout: time.Second, Commits: &CommitGate{}}).Mv(ctx, MvRequest{From: "f", To: "g"})
+	if err == nil || fault.AsError(err).Code != fault.CodeInterrupted {
+		t.Errorf("mv interrupted as the backend prepared: %v, want INTERRUPTED", err)
+	}
+	if fileText(fs, "f") != "old\n" {
+		t.Errorf("mv interrupted as the backend prepared moved the file")
+	}
+}

@@ -74,14 +74,18 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 		}
 		return backend.FileInfo{}, err
 	}
-	copied, err := f.copyTree(ctx, src, dst, to.Staged, st)
+	// The copy and its comparison, which undo undoes, stop when the
+	// caller gives up; from the rename into place on, the move goes on
+	// whatever happens.
+	prep := backend.Preparation(ctx)
+	copied, err := f.copyTree(prep, src, dst, to.Staged, st)
 	if err != nil {
 		return undo(err)
 	}
 	if err := syscalls.renameat(src.fd(), src.name, src.fd(), from.Backup); err != nil {
 		return undo(mapErr(err, src.display))
 	}
-	if err := unchangedSince(ctx, src.fd(), from.Backup, copied, src.display); err != nil {
+	if err := unchangedSince(prep, src.fd(), from.Backup, copied, src.display); err != nil {
 		return undo(err)
 	}
 	if to.Backup != "" {

@@ -219,7 +219,9 @@ func (f *FS) moveAcross(ctx context.Context, src, dst renameEndpoint, st *unix.S
 	default:
 		to.entry.Backup = tempName()
 	}
-	staged, err := stageCopy(ctx, src, dst, st)
+	// The copy, which nothing needs undone, stops when the caller gives
+	// up; the commit goes on whatever happens.
+	staged, err := stageCopy(backend.Preparation(ctx), src, dst, st)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}

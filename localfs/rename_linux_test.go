@@ -469,3 +469,44 @@ func TestTreeMoveSurvivesKills(t *testing.T) {
 		t.Errorf("the kills did not land on both sides of the commit point, and during the copy: %v", outcomes)
 	}
 }
+
+// TestRenameAcrossFileSystemsInterrupted: a move to another file system
+// whose caller gave up (SIGINT, an MCP cancellation) while the copy was
+// made stops there, INTERRUPTED, and nothing is moved or left behind. The
+// copy went on to the end under the context past the point of no return,
+// which is never cancelled, and the move of 1 GB was made and reported
+// done seconds after the signal.
+func TestRenameAcrossFileSystemsInterrupted(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	other := otherDevice(t, dir)
+	must(t, os.WriteFile(filepath.Join(dir, "f"), []byte("file"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "d", "e"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "d", "e", "x"), []byte("x"), 0o644))
+	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	prep, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx := backend.WithPreparation(context.WithoutCancel(prep), prep)
+	for _, name := range []string{"f", "d"} {
+		_, err := fsys.Rename(ctx, name, filepath.Join(other, name), backend.WriteOptions{IfAbsent: true})
+		if code(err) != fault.CodeInterrupted {
+			t.Errorf("the move of %s, its caller gone: %v, want INTERRUPTED", name, err)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "f")); err != nil || string(got) != "file" {
+		t.Errorf("the file: %q, %v", got, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "d", "e", "x")); err != nil || string(got) != "x" {
+		t.Errorf("the directory's file: %q, %v", got, err)
+	}
+	if names, err := os.ReadDir(other); err != nil || len(names) != 0 {
+		t.Errorf("left on the other file system: %v, %v", names, err)
+	}
+	if names, err := os.ReadDir(dir); err != nil || len(names) != 2 {
+		t.Errorf("left beside the sources: %v, %v", names, err)
+	}
+}
