@@ -50,7 +50,10 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 			}
 		}
 	}
-	if n := jsonSize(res) + len(`,"overwritten":true`); n > t.maxBytes() {
+	// At its largest: without overwrite it never says overwritten.
+	largest := *res
+	largest.Overwritten = req.Overwrite
+	if n := jsonSize(&largest); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", t.raiseTo(n))
 	}
 	return mutate(ctx, t, m, []string{req.From, req.To}, func() (*MvResult, error) {

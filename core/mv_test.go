@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/backend"
@@ -59,6 +61,31 @@ func TestMvDirectoryOntoAFile(t *testing.T) {
 		_, err := (&Tools{FS: fs}).Mv(ctx, MvRequest{From: "d", To: "f.txt", Overwrite: true})
 		if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotADirectory || e.Message != fault.DirOntoFile("f.txt").Message {
 			t.Errorf("%T: %v, want %v", fs, err, fault.DirOntoFile("f.txt"))
+		}
+	}
+}
+
+// A move fits the bound its result fits: without overwrite the result
+// never says overwritten, and a bound that holds it was TOO_LARGE,
+// needing 19 bytes (`,"overwritten":true`) more.
+func TestMvFitsItsResult(t *testing.T) {
+	ctx := context.Background()
+	long := func(c string) string { return strings.Repeat(c, 255) }
+	for _, overwrite := range []bool{false, true} {
+		m := memfs.New(map[string]string{long("a"): "alpha", long("b"): "bravo"})
+		to := long("c")
+		if overwrite {
+			to = long("b")
+		}
+		want := MvResult{Path: to, From: long("a"), Overwritten: overwrite}
+		size := jsonSize(&want)
+		_, err := (&Tools{FS: m, MaxBytes: size - 1}).Mv(ctx, MvRequest{From: long("a"), To: to, Overwrite: overwrite})
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeTooLarge || fmt.Sprint(e.Details["needed"]) != fmt.Sprint(size) {
+			t.Errorf("overwrite %v: a bound a byte short of the result: %v, want TOO_LARGE needing %d", overwrite, err, size)
+		}
+		res, err := (&Tools{FS: m, MaxBytes: size}).Mv(ctx, MvRequest{From: long("a"), To: to, Overwrite: overwrite})
+		if err != nil || *res != want {
+			t.Errorf("overwrite %v: a bound that holds the result: %+v, %v; want %+v", overwrite, res, err, want)
 		}
 	}
 }
