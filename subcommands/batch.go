@@ -184,7 +184,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		case !known:
 			e := fault.InvalidArgument("there is no tool %q.", line.Tool).
 				WithHint("agentfs tools lists the tools and their arguments")
-			if c := core.Closest(strings.ReplaceAll(line.Tool, "_", "-"), names); c != "" {
+			if c := closestTool(line.Tool, names); c != "" {
 				e.WithClosest(c, strconv.Quote(c))
 			}
 			err = e
@@ -340,4 +340,15 @@ var lastID = regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9][0-9.eE+-]*|"(?:[^"\\
 // takes, answering a line refused for that very escape.
 func isID(raw json.RawMessage) bool {
 	return len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && core.CheckJSON(raw) == nil
+}
+
+// closestTool is the tool of names whose name is a plausible typo of name,
+// spelled as name is: a model's name (agentfs_read) for one of that kind.
+func closestTool(name string, names []string) string {
+	bare, prefixed := strings.CutPrefix(strings.ReplaceAll(strings.ToLower(name), "-", "_"), "agentfs_")
+	c := core.Closest(strings.ReplaceAll(bare, "_", "-"), names)
+	if c != "" && prefixed {
+		return registry.ToolName(c)
+	}
+	return c
 }
