@@ -581,6 +581,12 @@ func numbered(fields map[string]json.RawMessage, seq int) ([]byte, bool) {
 	if raw, ok := fields["params"]; !ok || json.Unmarshal(raw, &params) != nil || params == nil {
 		return nil, false
 	}
+	// A call the SDK refuses unread is left as sent, which its answer
+	// quotes: no number of agentfs's in it.
+	var name string
+	if json.Unmarshal(params["name"], &name) != nil {
+		return nil, false
+	}
 	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return nil, false
 	}

@@ -380,8 +380,14 @@ func TestMCPBadLines(t *testing.T) {
 	if reply := exchange(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); reply["id"] != 2.0 || reply["error"] != nil {
 		t.Fatalf("after the bad lines, ping: %v", reply)
 	}
+	// Params the SDK cannot read are quoted in its answer as sent: they
+	// quoted the number agentfs adds under _meta to keep the calls' order.
+	reply := exchange(`{"jsonrpc":"2.0","id":"ns","method":"tools/call","params":{"name":5}}`)
+	if e, _ := reply["error"].(map[string]any); e == nil || e["code"] != -32602.0 || strings.Contains(fmt.Sprint(e["message"]), seqKey) {
+		t.Fatalf("a call named by a number: %v, want -32602 without %s", reply, seqKey)
+	}
 	// null arguments are none, as absent ones are (they were INVALID_ARGUMENT).
-	reply := exchange(`{"jsonrpc":"2.0","id":"na","method":"tools/call","params":{"name":"agentfs_ls","arguments":null}}`)
+	reply = exchange(`{"jsonrpc":"2.0","id":"na","method":"tools/call","params":{"name":"agentfs_ls","arguments":null}}`)
 	if r, _ := reply["result"].(map[string]any); r == nil || r["isError"] == true || r["structuredContent"] == nil {
 		t.Fatalf("ls with null arguments: %v", reply)
 	}
