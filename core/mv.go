@@ -50,12 +50,6 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 			}
 		}
 	}
-	// At its largest: without overwrite it never says overwritten.
-	largest := *res
-	largest.Overwritten = req.Overwrite
-	if n := jsonSize(&largest); n > t.maxBytes() {
-		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", t.raiseTo(n))
-	}
 	return mutate(ctx, t, m, []string{req.From, req.To}, func() (*MvResult, error) {
 		return t.mvOnce(ctx, m, req, *res)
 	})
@@ -94,6 +88,11 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		// component of the path is not a directory".
 		return nil, fault.DirOntoFile(res.Path)
 	}
+	// The result as it will be: overwritten only when a file is there.
+	res.Overwritten = dst.exists
+	if n := jsonSize(&res); n > t.maxBytes() {
+		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", t.raiseTo(n))
+	}
 	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err
@@ -111,7 +110,6 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	if err != nil {
 		return nil, raced(err, fault.CodeStale)
 	}
-	res.Overwritten = dst.exists
 	return &res, nil
 }
 

@@ -65,27 +65,28 @@ func TestMvDirectoryOntoAFile(t *testing.T) {
 	}
 }
 
-// A move fits the bound its result fits: without overwrite the result
-// never says overwritten, and a bound that holds it was TOO_LARGE,
-// needing 19 bytes (`,"overwritten":true`) more.
+// A move fits the bound its result fits: the result says overwritten only
+// when a file was there, and a bound that held it was TOO_LARGE, needing
+// 19 bytes (`,"overwritten":true`) more, without overwrite or with it
+// onto a free name.
 func TestMvFitsItsResult(t *testing.T) {
 	ctx := context.Background()
 	long := func(c string) string { return strings.Repeat(c, 255) }
-	for _, overwrite := range []bool{false, true} {
+	for _, tc := range []struct {
+		overwrite bool
+		to        string
+	}{{false, long("c")}, {true, long("c")}, {true, long("b")}} {
 		m := memfs.New(map[string]string{long("a"): "alpha", long("b"): "bravo"})
-		to := long("c")
-		if overwrite {
-			to = long("b")
-		}
-		want := MvResult{Path: to, From: long("a"), Overwritten: overwrite}
+		want := MvResult{Path: tc.to, From: long("a"), Overwritten: tc.to == long("b")}
 		size := jsonSize(&want)
-		_, err := (&Tools{FS: m, MaxBytes: size - 1}).Mv(ctx, MvRequest{From: long("a"), To: to, Overwrite: overwrite})
+		req := MvRequest{From: long("a"), To: tc.to, Overwrite: tc.overwrite}
+		_, err := (&Tools{FS: m, MaxBytes: size - 1}).Mv(ctx, req)
 		if e := fault.AsError(err); e == nil || e.Code != fault.CodeTooLarge || fmt.Sprint(e.Details["needed"]) != fmt.Sprint(size) {
-			t.Errorf("overwrite %v: a bound a byte short of the result: %v, want TOO_LARGE needing %d", overwrite, err, size)
+			t.Errorf("%+v: a bound a byte short of the result: %v, want TOO_LARGE needing %d", want, err, size)
 		}
-		res, err := (&Tools{FS: m, MaxBytes: size}).Mv(ctx, MvRequest{From: long("a"), To: to, Overwrite: overwrite})
+		res, err := (&Tools{FS: m, MaxBytes: size}).Mv(ctx, req)
 		if err != nil || *res != want {
-			t.Errorf("overwrite %v: a bound that holds the result: %+v, %v; want %+v", overwrite, res, err, want)
+			t.Errorf("a bound that holds the result: %+v, %v; want %+v", res, err, want)
 		}
 	}
 }
