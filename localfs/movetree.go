@@ -3,7 +3,6 @@ package localfs
 import (
 	"context"
 	"errors"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -326,7 +325,7 @@ func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string)
 	}
 	dst := os.NewFile(uintptr(out), at)
 	defer dst.Close()
-	if _, err := io.Copy(dst, src); err != nil {
+	if err := copyStopping(c.ctx, dst, src); err != nil {
 		return mapErr(err, at)
 	}
 	err = keepOwnerAndMode(out, st)

@@ -267,7 +267,7 @@ func stageCopy(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t) (*
 	if err != nil {
 		return nil, err
 	}
-	_, err = io.Copy(s.file, &ctxReader{ctx: ctx, r: in})
+	err = copyStopping(ctx, s.file, in)
 	if err == nil {
 		err = keepOwnerAndMode(int(s.file.Fd()), st)
 	}
@@ -290,18 +290,25 @@ func stageCopy(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t) (*
 	return s, nil
 }
 
-// ctxReader is a reader that stops with ctx: a long copy is interrupted
-// between its reads.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
+// copyPiece is how much of a file a copy to another file system moves
+// between two looks at its context: a caller giving up waits for one piece
+// at most, and the kernel copies each (copy_file_range where it can).
+const copyPiece = 4 << 20
 
-func (c *ctxReader) Read(b []byte) (int, error) {
-	if err := fault.Interrupted(c.ctx); err != nil {
-		return 0, err
+// copyStopping copies src, from where it is to its end, to dst, piece by
+// piece, and stops (INTERRUPTED) between two once ctx is done.
+func copyStopping(ctx context.Context, dst, src *os.File) error {
+	for {
+		if err := fault.Interrupted(ctx); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(dst, src, copyPiece); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
 	}
-	return c.r.Read(b)
 }
 
 func fileStale(at string) error {

@@ -510,3 +510,52 @@ func TestRenameAcrossFileSystemsInterrupted(t *testing.T) {
 		t.Errorf("left beside the sources: %v, %v", names, err)
 	}
 }
+
+// canceledAfter is a context that is done once its Err was asked checks
+// times: a caller giving up at a known point of a copy.
+type canceledAfter struct {
+	context.Context
+	checks int
+}
+
+func (c *canceledAfter) Err() error {
+	if c.checks <= 0 {
+		return context.Canceled
+	}
+	c.checks--
+	return nil
+}
+
+// TestTreeCopyStopsInsideAFile: a directory's copy to another file system
+// stops with its caller inside a file, a piece (copyPiece) at most past
+// the moment it gave up: a directory holding one file of 768 MiB was
+// copied and synced to the end, 3.4 s, before the move said INTERRUPTED.
+func TestTreeCopyStopsInsideAFile(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "dst"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "src", "big"), bytes.Repeat([]byte("x"), 2*copyPiece+1), 0o644))
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	sfd, err := unix.Open(filepath.Join(dir, "src"), dirFlags, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(sfd)
+	dfd, err := unix.Open(filepath.Join(dir, "dst"), dirFlags, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	must(t, unix.Fstatat(sfd, "big", &st, unix.AT_SYMLINK_NOFOLLOW))
+	c := &treeCopier{f: fsys, ctx: &canceledAfter{Context: context.Background(), checks: 1}, versions: map[string]string{}, linked: map[string]string{}}
+	err = c.file(sfd, dfd, "big", &st, "big")
+	fi, _ := os.Stat(filepath.Join(dir, "dst", "big"))
+	if code(err) != fault.CodeInterrupted || fi == nil || fi.Size() != copyPiece {
+		t.Errorf("a file's copy whose caller gave up after its first piece: %v, %v; want INTERRUPTED after %d bytes", err, fi, copyPiece)
+	}
+}
