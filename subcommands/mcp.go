@@ -582,10 +582,13 @@ func numbered(fields map[string]json.RawMessage, seq int) ([]byte, bool) {
 		return nil, false
 	}
 	// A call the SDK refuses unread is left as sent, which its answer
-	// quotes: no number of agentfs's in it.
-	var name string
-	if json.Unmarshal(params["name"], &name) != nil {
-		return nil, false
+	// quotes: no number of agentfs's in it. Its fields, by their exact
+	// keys (the SDK's decoder matches no other case), into its types.
+	var call mcp.CallToolParamsRaw
+	for key, into := range map[string]any{"name": &call.Name, "requestState": &call.RequestState, "inputResponses": &call.InputResponses} {
+		if raw, ok := params[key]; ok && json.Unmarshal(raw, into) != nil {
+			return nil, false
+		}
 	}
 	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return nil, false

@@ -382,9 +382,12 @@ func TestMCPBadLines(t *testing.T) {
 	}
 	// Params the SDK cannot read are quoted in its answer as sent: they
 	// quoted the number agentfs adds under _meta to keep the calls' order.
-	reply := exchange(`{"jsonrpc":"2.0","id":"ns","method":"tools/call","params":{"name":5}}`)
-	if e, _ := reply["error"].(map[string]any); e == nil || e["code"] != -32602.0 || strings.Contains(fmt.Sprint(e["message"]), seqKey) {
-		t.Fatalf("a call named by a number: %v, want -32602 without %s", reply, seqKey)
+	var reply map[string]any
+	for _, params := range []string{`{"name":5}`, `{"name":"agentfs_ls","requestState":5}`, `{"name":"agentfs_ls","inputResponses":5}`} {
+		reply = exchange(`{"jsonrpc":"2.0","id":"ns","method":"tools/call","params":` + params + `}`)
+		if e, _ := reply["error"].(map[string]any); e == nil || e["code"] != -32602.0 || strings.Contains(fmt.Sprint(e["message"]), seqKey) {
+			t.Fatalf("a call with params %s: %v, want -32602 without %s", params, reply, seqKey)
+		}
 	}
 	// null arguments are none, as absent ones are (they were INVALID_ARGUMENT).
 	reply = exchange(`{"jsonrpc":"2.0","id":"na","method":"tools/call","params":{"name":"agentfs_ls","arguments":null}}`)
