@@ -657,6 +657,18 @@ func handedOver(err error) error {
 	return e
 }
 
+// undecided is the error of a move that stopped with err once its journal
+// said it may delete its sources, and whose rewrite to say it undoes
+// itself failed with uerr: the recovery finishes the move, or undoes it if
+// that rewrite landed unseen. err's own hint (a STALE's "nothing was
+// moved") would be wrong either way.
+func undecided(err, uerr error) error {
+	e := fault.Errorf(fault.CodeIOError, "the move stopped after it began deleting its sources (%s), and its journal could not be rewritten to undo it: the next recovery finishes the move, or undoes it if that rewrite landed.", strings.TrimSuffix(fault.AsError(err).Message, ".")).
+		WithHint("do not redo the move; run agentfs --recover, which waits for its lease, then list the source and the destination")
+	e.Err = errors.Join(err, uerr)
+	return e
+}
+
 // headKey describes the object at key, found false when there is none.
 func (f *FS) headKey(ctx context.Context, key string) (s3client.ObjectInfo, bool, error) {
 	o, err := f.c.Head(ctx, key)

@@ -1727,3 +1727,31 @@ func TestMoveLosesToARemovalOfItsSource(t *testing.T) {
 	}
 	recovered(t, f, bucket, "rmsource", 0, map[string]string{"a": "", "x": ""})
 }
+
+// TestMoveNeitherUndoneNorFinishedSaysSo: a move whose deletion of a
+// source is refused, and whose journal cannot then be rewritten to say it
+// undoes itself, leaves its journal saying its deletions began, and a
+// recovery finishes it. It answered STALE, "nothing was moved", and the
+// recovery then moved the files.
+func TestMoveNeitherUndoneNorFinishedSaysSo(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "undecided", map[string]string{"d/a": "a", "d/b": "b"})
+	mover := transportFS(t, root, &dying{at: func(r *http.Request) bool {
+		return journalSays(r, `"undoing":true`)
+	}})
+	var once sync.Once
+	s3fs.SetPaused(mover, func(phase, key string) {
+		if phase == "delete" && strings.HasSuffix(key, "/d/b") {
+			once.Do(func() {
+				if _, err := f.WriteFile(ctx, "d/b", []byte("theirs"), backend.WriteOptions{}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	})
+	_, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Hint, "--recover") {
+		t.Errorf("the move left for a recovery to finish: %v, want IO_ERROR pointing at --recover", err)
+	}
+	recovered(t, f, bucket, "undecided", 1, map[string]string{"d/a": "", "d/b": "theirs", "e/a": "a", "e/b": "b"})
+}

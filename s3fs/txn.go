@@ -208,7 +208,7 @@ func (f *FS) undo(ctx context.Context, l *lease, j journal, err error) error {
 			}
 			// Unwritten: the next call finishes it, or undoes it if the
 			// rewrite landed unseen; this one may do neither.
-			return errors.Join(err, uerr)
+			return undecided(err, uerr)
 		}
 	}
 	if l.lost != nil {
