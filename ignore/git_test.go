@@ -95,13 +95,28 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	for _, f := range []string{"es/foo/bar/x.txt", "es/a", "es/b/x", "es/c/d/x", "es/e"} {
 		write(f, "hello\n")
 	}
+	// A slash in a class: the class never matches it (git matches paths),
+	// but it anchors the rule, as any slash does ([ab/] matched nothing,
+	// cut at its slash).
+	write("sl/.gitignore", "[ab/]\n")
+	write("sl2/.gitignore", "x[/]y\n")
+	write("sl3/.gitignore", "[!/]\n")
+	for _, f := range []string{"sl/a", "sl/b", "sl/c", "sl/sub/a", "sl2/x/y", "sl2/xy", "sl3/q", "sl3/qq", "sl3/d/q"} {
+		write(f, "hello\n")
+	}
+	// A trailing space is kept only when a backslash escapes it, which an
+	// escaped backslash does not: f\\<space> names f\ (it named "f\ ").
+	write("bs/.gitignore", "f\\\\ \ng\\ \n")
+	for _, f := range []string{`bs/f\`, `bs/f\ `, "bs/g", "bs/g "} {
+		write(f, "hello\n")
+	}
 	write("bom/.gitignore", "\xEF\xBB\xBFfirst.txt\nsecond.txt\n")
 	write(".git/info/exclude", "*.dat\n")
 	run(filepath.Join(dir, "inner"), "init", "-q", ".")
 	var want []string
-	for _, f := range strings.Fields(run(dir, "-c", "core.quotePath=false", "ls-files", "--others", "--exclude-standard") +
-		prefixed("inner/", run(filepath.Join(dir, "inner"), "-c", "core.quotePath=false", "ls-files", "--others", "--exclude-standard"))) {
-		if !strings.HasSuffix(f, "/") { // git names the nested repository itself as inner/
+	for _, f := range strings.Split(run(dir, "ls-files", "-z", "--others", "--exclude-standard")+
+		prefixed("inner/", run(filepath.Join(dir, "inner"), "ls-files", "-z", "--others", "--exclude-standard")), "\x00") {
+		if f != "" && !strings.HasSuffix(f, "/") { // git names the nested repository itself as inner/
 			want = append(want, f)
 		}
 	}
@@ -123,14 +138,17 @@ func TestIgnorePatternsMatchGit(t *testing.T) {
 	}
 	sort.Strings(got)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("agentfs find:\n  %s\ngit ls-files:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		t.Fatalf("agentfs find:\n  %q\ngit ls-files:\n  %q", got, want)
 	}
 }
 
-func prefixed(p, lines string) string {
+// prefixed is git's NUL-separated names, each with p before it.
+func prefixed(p, names string) string {
 	var b strings.Builder
-	for _, l := range strings.Fields(lines) {
-		b.WriteString(p + l + "\n")
+	for _, n := range strings.Split(names, "\x00") {
+		if n != "" {
+			b.WriteString(p + n + "\x00")
+		}
 	}
 	return b.String()
 }

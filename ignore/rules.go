@@ -12,8 +12,9 @@ import (
 // Semantics names how rules are matched; an index records it (through the
 // backend's fingerprint), so that one built when a rule meant otherwise is
 // not trusted. 2: a rule with a slash no longer speaks of what is below the
-// path it names; 3: ? and classes match bytes; 4: ** goes back.
-const Semantics = 4
+// path it names; 3: ? and classes match bytes; 4: ** goes back; 5: a class
+// may hold a slash, and an escaped backslash escapes no trailing space.
+const Semantics = 5
 
 // Kind is the ignore file a rule set comes from. The kinds are in
 // precedence order, as ripgrep ranks them: .agentfsignore (ripgrep's
@@ -286,16 +287,42 @@ func Compile(data []byte, depth int) *Rules {
 	n := strings.Count(text, "\n") + 1
 	f := &Rules{depth: depth, rules: make([]rule, 0, n), after: make([]int32, 0, n)}
 	for line := range strings.Lines(text) {
-		s := strings.TrimRight(line, "\r\n")
-		if strings.TrimSpace(s) == "" || s[0] == '#' || emptySegment(s) {
+		s := trimTrailingSpaces(strings.TrimRight(line, "\r\n"))
+		if strings.TrimSpace(s) == "" || s[0] == '#' {
 			continue
 		}
-		f.add(gitPattern(byteRune(s)))
+		if g := gitPattern(byteRune(s)); !emptySegment(g) {
+			f.add(g)
+		}
 	}
 	if len(f.rules) == 0 {
 		return nil
 	}
 	return f
+}
+
+// trimTrailingSpaces drops the spaces that end line unless a backslash
+// escapes the first of them, as git does: the backslash of an escaped
+// backslash (f\\ ) escapes nothing, and the space goes.
+func trimTrailingSpaces(line string) string {
+	end := -1 // where the trailing unescaped spaces start
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case ' ':
+			if end < 0 {
+				end = i
+			}
+		case '\\':
+			i++
+			end = -1
+		default:
+			end = -1
+		}
+	}
+	if end >= 0 {
+		return line[:end]
+	}
+	return line
 }
 
 // emptySegment reports whether the rule s has an empty segment once git
@@ -603,6 +630,13 @@ func gitPattern(s string) string {
 	if strings.HasSuffix(s, "/") && !strings.HasSuffix(s, `\/`) {
 		dir, s = "/", strings.TrimSuffix(s, "/")
 	}
+	if t, changed := slashlessClasses(s); changed {
+		// Its slashes were in classes only: it stays anchored, as a rule
+		// with a slash anywhere is.
+		if s = t; !strings.Contains(s, "/") {
+			s = "/" + s
+		}
+	}
 	segs := strings.Split(s, "/")
 	for i, seg := range segs {
 		if seg != "**" {
@@ -613,6 +647,35 @@ func gitPattern(s string) string {
 		segs = append(segs[:n-1], "*", "**")
 	}
 	return neg + strings.Join(segs, "/") + dir
+}
+
+// slashlessClasses rewrites each unescaped class of s that holds a slash
+// (see bracketClass, which leaves it out), so that s is split at its
+// slashes between names only; changed is false when there is none. git
+// matches paths, and a class never matches their slash, but [ab/] was cut
+// in two, and matched nothing.
+func slashlessClasses(s string) (string, bool) {
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && i+1 < len(s):
+			b.WriteString(s[i : i+2])
+			i++
+		case c == '[':
+			class, n, ok := bracketClass(s[i:])
+			if !ok || !strings.Contains(s[i:i+n], "/") {
+				b.WriteByte(c)
+				continue
+			}
+			b.WriteString(class)
+			changed = true
+			i += n - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), changed
 }
 
 // posixClasses are the bracket classes git's wildmatch knows, as the
@@ -650,6 +713,12 @@ func bracketClass(s string) (class string, n int, ok bool) {
 	}
 	for first := true; j < len(s); first = false {
 		if s[j] == ']' && !first {
+			switch {
+			case items.Len() == 0 && neg:
+				return "?", j + 1, true // all but a slash: any byte of a name
+			case items.Len() == 0:
+				return "", 0, false // a slash alone, which no name holds
+			}
 			out := "["
 			if neg {
 				out += "^"
@@ -674,14 +743,28 @@ func bracketClass(s string) (class string, n int, ok bool) {
 		if j+1 < len(s) && s[j] == '-' && s[j+1] != ']' {
 			hi, hw := at(j + 1)
 			j += 1 + hw
-			member(lo)
-			if lo < hi {
+			// Without the slash, which no name holds (written, it cut
+			// the rule at it): a range from or to it starts after it or
+			// ends before it.
+			if lo == '/' && hi > lo {
+				lo++
+			}
+			if hi == '/' && lo < hi {
+				hi--
+			}
+			switch {
+			case lo < hi:
+				member(lo)
 				items.WriteByte('-')
 				member(hi)
+			case lo != '/':
+				member(lo)
 			}
 			continue
 		}
-		member(lo)
+		if lo != '/' {
+			member(lo)
+		}
 	}
 	return "", 0, false // unterminated
 }

@@ -85,11 +85,14 @@ func refPatterns(data []byte, domain []string) []refPattern {
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	var ps []refPattern
 	for line := range bytes.Lines(data) {
-		s := strings.TrimRight(string(line), "\r\n")
-		if strings.TrimSpace(s) == "" || s[0] == '#' || emptySegment(s) {
-			continue // matches nothing (TestIgnorePatternsMatchGit)
+		s := trimTrailingSpaces(strings.TrimRight(string(line), "\r\n"))
+		if strings.TrimSpace(s) == "" || s[0] == '#' {
+			continue
 		}
 		g := gitPattern(byteRune(s))
+		if emptySegment(g) {
+			continue // matches nothing (TestIgnorePatternsMatchGit)
+		}
 		body := strings.TrimRight(strings.TrimPrefix(g, "!"), " ")
 		dirOnly := strings.HasSuffix(body, "/")
 		whole := g
