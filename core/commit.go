@@ -125,9 +125,14 @@ var errConflict = errors.New("the file changed during the mutation")
 // with locks do. A read that met a change is a lost race too: a large
 // object's ranged read meets every append made during it.
 func mutate[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []string, attempt func() (R, error)) (R, error) {
+	return mutateBy(ctx, t, m, paths, time.Now().Add(t.LockTimeout), attempt)
+}
+
+// mutateBy is mutate within a --lock-timeout that began at deadline less
+// LockTimeout: the locks wait what is left of it.
+func mutateBy[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths []string, deadline time.Time, attempt func() (R, error)) (R, error) {
 	var zero R
-	deadline := time.Now().Add(t.LockTimeout)
-	unlock, err := t.lock(ctx, m, paths)
+	unlock, err := t.lock(ctx, m, paths, max(time.Until(deadline), 0))
 	if err != nil {
 		return zero, err
 	}
@@ -160,13 +165,14 @@ func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) s
 	}
 }
 
-// lock takes the locks of paths where the backend has them.
-func (t *Tools) lock(ctx context.Context, m backend.MutableFS, paths []string) (func(), error) {
+// lock takes the locks of paths where the backend has them, waiting up to
+// timeout.
+func (t *Tools) lock(ctx context.Context, m backend.MutableFS, paths []string, timeout time.Duration) (func(), error) {
 	if ml, ok := m.(backend.MultiLocker); ok {
-		return ml.LockAll(ctx, paths, t.LockTimeout)
+		return ml.LockAll(ctx, paths, timeout)
 	}
 	if l, ok := m.(backend.Locker); ok && len(paths) == 1 {
-		return l.Lock(ctx, paths[0], t.LockTimeout)
+		return l.Lock(ctx, paths[0], timeout)
 	}
 	return func() {}, nil
 }

@@ -600,7 +600,9 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 	// of a transaction not yet committed, which may yet be undone.
 	var res *ReplaceResult
 	lost := func(err error) string { return cmp.Or(fault.AsError(err).Path, t.FS.Display(cmp.Or(req.Path, "."))) }
-	paths, err := untilWon(ctx, time.Now().Add(t.LockTimeout), lost, func() ([]string, error) {
+	// One --lock-timeout for the search's reads again and the locks.
+	deadline := time.Now().Add(t.LockTimeout)
+	paths, err := untilWon(ctx, deadline, lost, func() ([]string, error) {
 		res = &ReplaceResult{Files: []ReplacedFile{}, DryRun: req.DryRun}
 		return t.replaceCandidates(ctx, req, rp, res)
 	})
@@ -610,7 +612,7 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 	if len(paths) == 0 {
 		return t.checkCount(req, res)
 	}
-	return mutate(ctx, t, m, paths, func() (*ReplaceResult, error) {
+	return mutateBy(ctx, t, m, paths, deadline, func() (*ReplaceResult, error) {
 		return t.replaceOnce(ctx, tx, req, rp, paths, *res)
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
+	"time"
 )
 
 func replaceFS() *memfs.FS {
@@ -546,5 +547,36 @@ func TestReplaceListsTheFilesThatFit(t *testing.T) {
 	}
 	if n := len(res.Files); n < 15 || n+res.FilesOmitted != 60 || jsonSize(res) > 2000 || !res.Truncated {
 		t.Errorf("%d files listed, %d omitted, %d bytes: %+v", n, res.FilesOmitted, jsonSize(res), res)
+	}
+}
+
+// lockTimeouts is a backend that records the wait each LockAll is given.
+type lockTimeouts struct {
+	*memfs.FS
+	waits []time.Duration
+}
+
+func (l *lockTimeouts) LockAll(_ context.Context, _ []string, timeout time.Duration) (func(), error) {
+	l.waits = append(l.waits, timeout)
+	return func() {}, nil
+}
+
+func (l *lockTimeouts) Lock(ctx context.Context, p string, timeout time.Duration) (func(), error) {
+	return l.LockAll(ctx, []string{p}, timeout)
+}
+
+// TestReplaceWaitsWithinItsLockTimeout: replace's search (which reads
+// again while a file holds a change not yet committed) and its locks
+// share one --lock-timeout: each had one of its own, and a replace could
+// wait twice as long as it was told.
+func TestReplaceWaitsWithinItsLockTimeout(t *testing.T) {
+	fs := &lockTimeouts{FS: memfs.New(map[string]string{"a.txt": "old\n"})}
+	newText := "new"
+	tl := &Tools{FS: fs, LockTimeout: time.Hour}
+	if _, err := tl.Replace(context.Background(), ReplaceRequest{Query: "old", Replacement: &newText}); err != nil {
+		t.Fatal(err)
+	}
+	if len(fs.waits) != 1 || fs.waits[0] >= time.Hour {
+		t.Errorf("the locks were given %v of a --lock-timeout of 1h the search had begun", fs.waits)
 	}
 }
