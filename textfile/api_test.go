@@ -128,6 +128,11 @@ func TestAppended(t *testing.T) {
 		{"mixed, mostly lf", style("x\r\ny\nz\n"), "a\r\nb\n", "", "a\nb\n"},
 		{"lf asked", style("x\r\n"), "a\r\n", "lf", "a\n"},
 		{"UTF-16 file", style("\xFF\xFEx\x00\n\x00"), "\uFEFFé\n", "", "\xe9\x00\n\x00"},
+		// A CRLF file appended in parts, cut between a CR and its LF: the
+		// LF ends the file's last line (it was made CRLF: CR CR LF).
+		{"crlf file cut after a CR", style("l1\r\nl2\r"), "\nl3\n", "", "\nl3\r\n"},
+		{"crlf asked, file cut after a CR", style("x\r\ny\r"), "\n", "crlf", "\n"},
+		{"UTF-16 file cut after a CR", style("\xFF\xFEx\x00\r\x00\n\x00y\x00\r\x00"), "\nz\n", "", "\n\x00z\x00\r\x00\n\x00"},
 	} {
 		got, err := Appended(tc.content, tc.file, tc.lineEnding)
 		if err != nil || !bytes.Equal(got, []byte(tc.want)) {

@@ -270,7 +270,15 @@ func toFileEndings(body, lineEnding string, file *Style, mixed func(string) stri
 // that is not text), without a byte-order mark, which stays at the start
 // of the file. (A new or empty file takes content as Styled does.)
 func Appended(content string, file *Style, lineEnding string) ([]byte, error) {
-	body := toFileEndings(strings.TrimPrefix(content, "\uFEFF"), lineEnding, file, func(b string) string {
+	content = strings.TrimPrefix(content, "\uFEFF")
+	// A file cut between a CR and its LF (a CRLF file appended in parts):
+	// the content's first LF ends the file's last line as it is, where
+	// styled it made CR CR LF.
+	seam := ""
+	if file != nil && strings.HasSuffix(file.text, "\r") && strings.HasPrefix(content, "\n") {
+		seam, content = "\n", content[1:]
+	}
+	body := seam + toFileEndings(content, lineEnding, file, func(b string) string {
 		if file.crlf > file.lf {
 			return toCRLF(b)
 		}
