@@ -497,6 +497,23 @@ func TestServeRangesAsRFC(t *testing.T) {
 	}
 }
 
+// TestServeRangesOfAnEmptyFile: an empty file has no byte to send or to
+// name, and any Range of it is ignored (200), as http.ServeContent does
+// for one it cannot satisfy: a suffix (bytes=-1) got 206 with the
+// Content-Range "bytes 0--1/0", which is no valid one.
+func TestServeRangesOfAnEmptyFile(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	link := publish(t, dir, "e.txt", "", now, time.Hour)
+	srv := server(t, dir, now)
+	for _, rng := range []string{"bytes=-1", "bytes=-0", "bytes=0-0", "bytes=0-", "bytes=-5, 0-1"} {
+		w := request(t, srv, link, map[string]string{"Range": rng})
+		if w.Code != 200 || w.Body.Len() != 0 || w.Header().Get("Content-Range") != "" {
+			t.Errorf("Range %q of an empty file: %d, Content-Range %q, %d bytes; want 200 with none", rng, w.Code, w.Header().Get("Content-Range"), w.Body.Len())
+		}
+	}
+}
+
 // TestFIFOsNeverHang: a FIFO planted in the folder as metadata, content
 // or the lock is never opened for a blocking read: the link answers 404,
 // a prune and a publish end.

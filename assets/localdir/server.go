@@ -96,10 +96,16 @@ func (s *Server) Close() error {
 // start past any size, is unsatisfiable, and a set of nothing else is
 // made one ServeContent refuses with 416 (of a file of size bytes), once
 // it has weighed the conditional headers, which come first; an end past
-// any size is the end of the file.
+// any size is the end of the file. An empty file has no byte to send or
+// to name: any Range of it is dropped, as ServeContent drops one it
+// cannot satisfy, where a suffix got 206 with "bytes 0--1/0".
 func rangeAsRFC(r *http.Request, size int64) {
 	v := r.Header.Get("Range")
 	if v == "" {
+		return
+	}
+	if size == 0 {
+		r.Header.Del("Range")
 		return
 	}
 	unit, set, _ := strings.Cut(v, "=")
