@@ -69,6 +69,10 @@ func (l LineTruncation) limit() (n int, chars bool) {
 // form its help names too. Its errors are plain: the flag parser names
 // the flag.
 func (l *LineTruncation) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*l = LineTruncation{} // "" counts as left out, as for any string
+		return nil
+	}
 	if strings.HasPrefix(string(b), "{") {
 		return l.UnmarshalJSON(b)
 	}
@@ -97,7 +101,8 @@ func (l *LineTruncation) UnmarshalJSON(b []byte) error {
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		if err := l.UnmarshalText([]byte(s)); err != nil {
-			return fault.InvalidArgument("lineTruncation: %s.", err).WithHint(lineTruncationHint)
+			// The decoder names the field (ownDecoding).
+			return fault.InvalidArgument("%s.", err).WithHint(lineTruncationHint)
 		}
 		return nil
 	}
@@ -107,6 +112,11 @@ func (l *LineTruncation) UnmarshalJSON(b []byte) error {
 		return fault.InvalidArgument(`lineTruncation must be {"chars":N} or {"bytes":N}.`).WithHint(lineTruncationHint)
 	}
 	*l = LineTruncation(p)
+	if !l.set() {
+		// Both null, as OpenAI's strict form sends a field left out:
+		// the default.
+		return nil
+	}
 	return l.valid()
 }
 

@@ -228,6 +228,10 @@ func DecodeJSON(data []byte, req any) error {
 	if err := d.Decode(req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
+			if n, ok := strings.CutPrefix(te.Value, "number "); ok && isInt(te.Type) && wholeNumber(n) {
+				return fault.InvalidArgument("field %q is out of range: %s is past what a %d-bit integer holds.", te.Field, n, te.Type.Bits()).
+					WithHint("fix the value of %q", te.Field)
+			}
 			return fault.InvalidArgument("field %q must be %s, not a JSON %s.", te.Field, typeName(te.Type), te.Value).
 				WithHint("fix the value of %q", te.Field)
 		}
@@ -242,6 +246,23 @@ func DecodeJSON(data []byte, req any) error {
 		v.FieldByIndex(b.index).SetString(b.value)
 	}
 	return nil
+}
+
+// isInt reports whether t is a signed or unsigned integer kind.
+func isInt(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+// wholeNumber reports whether the JSON number n is written as an integer:
+// an optional minus and digits.
+func wholeNumber(n string) bool {
+	n = strings.TrimPrefix(n, "-")
+	return n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 // CheckJSON refuses the JSON text data as DecodeJSON would: bytes that are

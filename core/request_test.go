@@ -206,3 +206,45 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestLineTruncationAsRequested: lineTruncation given as "" counts as left
+// out, as any string does (it was INVALID_ARGUMENT), and so does an object
+// whose units are both null, as OpenAI's strict form sends one left out;
+// its errors name the field once ("lineTruncation: lineTruncation: want").
+func TestLineTruncationAsRequested(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		set     bool
+		message string // a prefix of the error's, "" for none
+	}{
+		{`""`, false, ""},
+		{`null`, false, ""},
+		{`{}`, false, ""},
+		{`{"chars":null,"bytes":null}`, false, ""},
+		{`"chars:5"`, true, ""},
+		{`{"chars":5,"bytes":null}`, true, ""},
+		{`"bogus"`, false, "lineTruncation: want chars:N"},
+		{`{"chars":5,"bytes":5}`, false, "lineTruncation takes exactly one"},
+	} {
+		var req ReadRequest
+		err := DecodeJSON([]byte(`{"path":"a","lineTruncation":`+tc.value+`}`), &req)
+		switch e := fault.AsError(err); {
+		case tc.message == "" && err != nil, tc.message != "" && (e == nil || !strings.HasPrefix(e.Message, tc.message)):
+			t.Errorf("%s: %v, want %q", tc.value, err, tc.message)
+		case err == nil && req.LineTruncation.set() != tc.set:
+			t.Errorf("%s: %+v, set %v", tc.value, req.LineTruncation, tc.set)
+		}
+	}
+}
+
+// TestIntegerPastInt64: an integer JSON number past int64 is refused as
+// out of range; it was "must be an integer, not a JSON number".
+func TestIntegerPastInt64(t *testing.T) {
+	for _, n := range []string{"100000000000000000000", "-99999999999999999999"} {
+		var req ReadRequest
+		err := DecodeJSON([]byte(`{"path":"a","offset":`+n+`}`), &req)
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || strings.Contains(e.Message, "must be an integer") || !strings.Contains(e.Message, "out of range") {
+			t.Errorf("offset %s: %v, want INVALID_ARGUMENT saying it is out of range", n, err)
+		}
+	}
+}
