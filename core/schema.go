@@ -12,8 +12,8 @@ import (
 )
 
 // Schema is a JSON Schema (draft 2020-12), in the subset that describes a
-// request: type, properties, required, enum, pattern, minimum, maximum, default,
-// description and items; and a result, with additionalProperties for a
+// request: type, properties, required, enum, minLength, pattern, minimum,
+// maximum, default, description and items; and a result, with additionalProperties for a
 // map. It is generated from a request's tags (see FieldSpec), so that a
 // tool list states what Validate checks, and from a result's JSON tags.
 type Schema struct {
