@@ -228,7 +228,7 @@ func DecodeJSON(data []byte, req any) error {
 	if err := d.Decode(req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			if n, ok := strings.CutPrefix(te.Value, "number "); ok && isInt(te.Type) && wholeNumber(n) {
+			if n, ok := strings.CutPrefix(te.Value, "number "); ok && isInteger(te.Type) && pastInt64(n) {
 				return fault.InvalidArgument("field %q is out of range: %s is past what a %d-bit integer holds.", te.Field, n, te.Type.Bits()).
 					WithHint("fix the value of %q", te.Field)
 			}
@@ -248,21 +248,11 @@ func DecodeJSON(data []byte, req any) error {
 	return nil
 }
 
-// isInt reports whether t is a signed or unsigned integer kind.
-func isInt(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return true
-	}
-	return false
-}
-
-// wholeNumber reports whether the JSON number n is written as an integer:
-// an optional minus and digits.
-func wholeNumber(n string) bool {
-	n = strings.TrimPrefix(n, "-")
-	return n != "" && strings.Trim(n, "0123456789") == ""
+// pastInt64 reports whether the JSON number n is an integer literal that
+// int64 cannot hold.
+func pastInt64(n string) bool {
+	_, err := strconv.ParseInt(n, 10, 64)
+	return errors.Is(err, strconv.ErrRange)
 }
 
 // CheckJSON refuses the JSON text data as DecodeJSON would: bytes that are
@@ -555,9 +545,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 const maxIntegralDigits = 64
 
 func integral(n json.Number, t reflect.Type) json.Number {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
-	default:
+	if !isInteger(t) {
 		return n
 	}
 	if _, err := n.Int64(); err == nil {
@@ -608,13 +596,14 @@ func typeName(t reflect.Type) string {
 	if t == reflect.TypeFor[Duration]() || t == reflect.TypeFor[Lifetime]() {
 		return "a duration such as \"30s\", or a number of seconds"
 	}
+	if isInteger(t) {
+		return "an integer"
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
 	case reflect.Bool:
 		return "true or false"
-	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
-		return "an integer"
 	case reflect.Slice:
 		return "an array"
 	case reflect.Struct, reflect.Map:
@@ -623,6 +612,15 @@ func typeName(t reflect.Type) string {
 		return typeName(t.Elem())
 	}
 	return t.String()
+}
+
+// isInteger reports whether t is one of the integer types requests use.
+func isInteger(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 func jsonErrorText(err error) string {
