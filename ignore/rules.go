@@ -216,15 +216,11 @@ const cancelEvery = 1024
 // doublestarForm is line, a rule with a slash as gitPattern rewrites it,
 // as doublestar spells it, to match a path below the ignore file's
 // directory: without its ! (the rule's negate), leading / (such a rule is
-// anchored), trailing spaces and final / (Subject tells directories), and
-// with braces, literal to git, escaped.
+// anchored) and final / (Subject tells directories), and with braces,
+// literal to git, escaped. (Compile took its trailing spaces off.)
 func doublestarForm(line string) string {
 	p := strings.TrimPrefix(line, "!")
 	p = strings.TrimPrefix(p, "/")
-	// Trailing spaces go unless escaped, as git (and go-git) drop them.
-	for strings.HasSuffix(p, " ") && !strings.HasSuffix(p, `\ `) {
-		p = p[:len(p)-1]
-	}
 	if strings.HasSuffix(p, "/") && !strings.HasSuffix(p, `\/`) {
 		p = p[:len(p)-1]
 	}
@@ -287,6 +283,8 @@ func Compile(data []byte, depth int) *Rules {
 	n := strings.Count(text, "\n") + 1
 	f := &Rules{depth: depth, rules: make([]rule, 0, n), after: make([]int32, 0, n)}
 	for line := range strings.Lines(text) {
+		// Without its trailing spaces from here on: what follows sees
+		// only an escaped one at the end.
 		s := trimTrailingSpaces(strings.TrimRight(line, "\r\n"))
 		if strings.TrimSpace(s) == "" || s[0] == '#' {
 			continue
@@ -326,33 +324,26 @@ func trimTrailingSpaces(line string) string {
 }
 
 // emptySegment reports whether the rule s has an empty segment once git
-// takes off its negation, its trailing spaces, the / that anchors it and
-// the / that makes it a directory's (foo//bar, //a, b//): git matches no
-// path with it, and go-git's matcher dropped the empty segment, so that
-// foo//bar hid foo/bar.
+// takes off its negation, the / that anchors it and the / that makes it a
+// directory's (foo//bar, //a, b//): git matches no path with it, and
+// go-git's matcher dropped the empty segment, so that foo//bar hid
+// foo/bar.
 func emptySegment(s string) bool {
 	p := strings.TrimPrefix(s, "!")
-	for strings.HasSuffix(p, " ") && !strings.HasSuffix(p, `\ `) {
-		p = p[:len(p)-1]
-	}
 	p = strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/")
 	return p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.Contains(p, "//")
 }
 
 // add appends the rule g (a line as gitPattern rewrites it) and indexes it.
 func (f *Rules) add(g string) {
-	shape, _ := ShapeOf(strings.TrimRight(strings.TrimPrefix(g, "!"), " "))
+	shape, _ := ShapeOf(strings.TrimPrefix(g, "!"))
 	i := int32(len(f.rules))
 	f.after = append(f.after, 0)
 	f.rules = append(f.rules, rule{line: g, shape: shape, negate: strings.HasPrefix(g, "!")})
 	// The components as go-git's ParsePattern makes them, which matches
-	// follows: trailing spaces are trimmed unless escaped, one trailing
-	// slash is dropped, and the rest is split at every slash.
-	p := strings.TrimPrefix(g, "!")
-	if !strings.HasSuffix(p, `\ `) {
-		p = strings.TrimRight(p, " ")
-	}
-	p = strings.TrimSuffix(p, "/")
+	// follows: one trailing slash is dropped, and the rest is split at
+	// every slash (its trailing spaces are gone, or escaped).
+	p := strings.TrimSuffix(strings.TrimPrefix(g, "!"), "/")
 	switch isGlob := strings.Contains(p, "/"); {
 	case f.rules[i].shape.Name && !isGlob:
 		f.indexName(i, p)
