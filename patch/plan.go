@@ -403,7 +403,13 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 					WithHint("give the chunk's lines as the file spells them, or an @@ line naming the function or class it is in (or more context lines) to tell the places apart")
 			}
 		}
-		cl = reindentAdded(cl, old, texts[at:at+len(old)], rung)
+		cl, ok = reindentAdded(cl, old, texts[at:at+len(old)], rung)
+		if !ok {
+			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) matches lines %d-%d but for indentation that differs from the file's by different amounts from line to line: where its added lines go cannot be told.", k+1, op.Path, c.Line, at+1, at+len(old)).
+				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
+				WithDetail("lines", []int{at + 1, at + len(old)}).WithDetail("rung", rung).
+				WithHint("copy the chunk's context (' ') and removed ('-') lines from those lines with their indentation, and indent its added ('+') lines as the file does")
+		}
 		reps = append(reps, replacement{at: at, n: len(old), lines: cl, chunk: k})
 		located[k].Line, located[k].Rung = at+1, rung
 		start = at + len(old)
@@ -416,15 +422,36 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 // when the chunk's old lines matched got at a rung that ignores leading
 // whitespace, as edit re-indents its newText: a chunk written with spaces
 // for a tab-indented file otherwise put space-indented lines among tabbed
-// ones. Lines stay as given when no uniform change of indentation turns
-// old into got.
-func reindentAdded(cl []Line, old, got []string, rung string) []Line {
+// ones. The change is the one uniform change of indentation that turns
+// old into got or, short of one, the removed lines alone into theirs (the
+// added lines take their place: context "if x:" 4 columns in, "-y = 1" 8).
+// It fits false when neither exists and the chunk adds a line with text:
+// its indentation would be a guess, and writing it as given broke a block.
+func reindentAdded(cl []Line, old, got []string, rung string) ([]Line, bool) {
 	if rung != RungWhitespace && rung != RungUnicode {
-		return cl
+		return cl, true
 	}
 	f, ok := editmatch.IndentTransform(old, got)
-	if !ok || f == nil {
-		return cl
+	if !ok {
+		var removed, theirs []string
+		j := 0 // cl's index in old
+		for _, l := range cl {
+			if l.Op == '-' && strings.TrimSpace(l.Text) != "" {
+				removed, theirs = append(removed, old[j]), append(theirs, got[j])
+			}
+			if l.Op != '+' {
+				j++
+			}
+		}
+		if len(removed) > 0 {
+			f, ok = editmatch.IndentTransform(removed, theirs)
+		}
+	}
+	if !ok {
+		return cl, !slices.ContainsFunc(cl, func(l Line) bool { return l.Op == '+' && strings.TrimSpace(l.Text) != "" })
+	}
+	if f == nil {
+		return cl, true
 	}
 	out := slices.Clone(cl)
 	for i, l := range out {
@@ -432,7 +459,7 @@ func reindentAdded(cl []Line, old, got []string, rung string) []Line {
 			out[i].Text = f(l.Text)
 		}
 	}
-	return out
+	return out, true
 }
 
 // checkOverlap refuses two chunks that replace the same lines.

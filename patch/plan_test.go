@@ -98,6 +98,10 @@ func TestPlanUpdate(t *testing.T) {
 		{"@@ context narrows", "def f():\n  return 1\ndef g():\n  return 1\n", []string{"@@ def g():", "-  return 1", "+  return 2"}, "def f():\n  return 1\ndef g():\n  return 2\n", []string{RungExact}},
 		{"chunks move forward", "x\nx\n", []string{"@@", "-x", "+1", "@@", "-x", "+2"}, "1\n2\n", []string{RungExact, RungExact}},
 		{"a last blank old line is the end of the file", "a\nb\n", []string{"@@", " a", "-b", "+B", ""}, "a\nB\n", []string{RungExact}},
+		// Indentation off by different amounts: the added lines take the
+		// removed lines' change (they were written flush left).
+		{"uneven indentation, the removed lines' change", "def f(x):\n    if x:\n        y = 1\n    return y\n", []string{"@@ def f(x):", " if x:", "-y = 1", "+y = 2", " return y"}, "def f(x):\n    if x:\n        y = 2\n    return y\n", []string{RungWhitespace}},
+		{"uneven indentation, halved", "a:\n  b:\n    c: 1\n  d: 2\n", []string{"@@", "     b:", "-        c: 1", "+        c: 3", "+        e: 4", "     d: 2"}, "a:\n  b:\n    c: 3\n    e: 4\n  d: 2\n", []string{RungWhitespace}},
 		{"context lines keep the file's text", "  foo  \nbar\n", []string{"@@", " foo", "-bar", "+baz"}, "  foo  \nbaz\n", []string{RungWhitespace}},
 		{"trailing whitespace", "a \nb\n", []string{"@@", "-a", "+A"}, "A\nb\n", []string{RungTrailingWhitespace}},
 		{"unicode punctuation", "say \u201chi\u201d \u2014 ok\n", []string{"@@", "-say \"hi\" - ok", "+say bye"}, "say bye\n", []string{RungUnicode}},
@@ -258,6 +262,13 @@ func TestPlanErrors(t *testing.T) {
 		// (Codex took the first).
 		{"ambiguous under an @@ line found loosely twice", map[string]string{"a": "    f\n  b\n\tf\n  b\n"}, []string{"*** Update File: a", "@@ f", "-b", "+B"},
 			fault.CodeAmbiguousMatch, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 4}, "rung": RungWhitespace}, "tell the places apart"},
+		// Indentation off by different amounts on the removed lines too:
+		// where the added lines go would be a guess (they were written
+		// as given, at column 0, breaking the block).
+		{"uneven indentation, no change fits", map[string]string{"a": "def f(x):\n    if x:\n        y = 1\n"}, []string{"*** Update File: a", "@@", "-if x:", "-y = 1", "+if x:", "+y = 2"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 3}, "rung": RungWhitespace}, "with their indentation"},
+		{"uneven indentation, nothing removed", map[string]string{"a": "if x:\n    y = 1\nz\n"}, []string{"*** Update File: a", "@@", " if x:", " y = 1", "+w = 2", " z"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 3}, "rung": RungWhitespace}, "with their indentation"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
 	}
