@@ -1,7 +1,9 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -59,7 +61,7 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 	src := t.Content()
 	outcomes := make([]EditOutcome, len(edits))
 	var regions []region
-	var applied []int // edits whose newText is there and oldText is not
+	var applied []claim // edits whose newText is there and oldText is not
 	for i, e := range edits {
 		oldText, newText := e.OldText, *e.NewText
 		ms := t.Locate(oldText)
@@ -77,14 +79,14 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			line, r := alreadyApplied(t, oldText, newText)
 			if r == retried {
 				outcomes[i].AlreadyApplied, outcomes[i].Lines = true, []int{line}
-				applied = append(applied, i)
+				applied = append(applied, claim{i, line, lineCount(newText)})
 				continue
 			}
 			if line, ok := appliedBehindGutter(t, oldText, newText); ok {
 				// A retried edit copied with its gutter: its newText, the
 				// gutter stripped, stands at the line the gutter names.
 				outcomes[i].AlreadyApplied, outcomes[i].GutterStripped, outcomes[i].Lines = true, true, []int{line}
-				applied = append(applied, i)
+				applied = append(applied, claim{i, line, lineCount(newText)})
 				continue
 			}
 			e := noMatch(t, i, len(edits), oldText)
@@ -119,11 +121,13 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		// A retried batch is applied whole; a batch of which only some edits
 		// look applied meets a file in another state than it expects (a
 		// stale oldText whose newText is a common line), and never lands.
-		i := applied[0]
-		line := outcomes[i].Lines[0]
+		i, line := applied[0].edit, applied[0].line
 		return "", nil, fault.Errorf(fault.CodeNoMatch, "%s was not found, and its newText is already at line %d while other edits of the batch are not applied.", which(i, len(edits)), line).
 			WithDetail("edit", i).WithDetail("newTextLine", line).
 			WithHint("the file is not in the state this batch expects: read it again and redo the edits")
+	}
+	if err := sharedClaim(applied); err != nil {
+		return "", nil, err
 	}
 	sort.SliceStable(regions, func(a, b int) bool { return regions[a].start < regions[b].start })
 	for k := 1; k < len(regions); k++ {
@@ -144,6 +148,33 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 	}
 	out.WriteString(src[at:])
 	return out.String(), outcomes, nil
+}
+
+// claim is the lines where an edit taken for already applied finds its
+// newText.
+type claim struct{ edit, line, lines int }
+
+// lineCount is the count of lines text spans, a final line ending aside.
+func lineCount(text string) int {
+	return strings.Count(strings.TrimSuffix(strings.ReplaceAll(text, "\r\n", "\n"), "\n"), "\n") + 1
+}
+
+// sharedClaim refuses a retried batch two of whose edits find their
+// newText on the same lines: one line cannot prove two edits made ("value
+// = 1" and "valve = 1" both to "value = 2", or the same edit twice, which
+// was OVERLAP before it could land), and exit 0 would report changes the
+// file does not hold.
+func sharedClaim(applied []claim) error {
+	byLine := slices.SortedFunc(slices.Values(applied), func(a, b claim) int { return cmp.Compare(a.line, b.line) })
+	for k := 1; k < len(byLine); k++ {
+		if a, b := byLine[k-1], byLine[k]; b.line < a.line+a.lines {
+			first, second := min(a.edit, b.edit), max(a.edit, b.edit)
+			return fault.Errorf(fault.CodeNoMatch, "the oldText of edits %d and %d were not found, and their newText stand on the same lines (%d and %d): one place cannot prove both edits made.", first, second, a.line, b.line).
+				WithDetail("edit", second).WithDetail("edits", []int{first, second}).WithDetail("newTextLine", b.line).
+				WithHint("the file is not in the state this batch expects: read it again and redo the edits")
+		}
+	}
+	return nil
 }
 
 // appliedBehindGutter is alreadyApplied for an edit whose oldText carries

@@ -174,6 +174,11 @@ func TestPlanEditsErrors(t *testing.T) {
 		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1}, "count": 2, "rung": editmatch.RungUnicode}},
 		{"no match inside one rune's folding", "\uFB01\n", []EditOp{op("i", "x")}, fault.CodeNoMatch, nil},
 		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, fault.CodeNoMatch, nil},
+		// A line can prove one retried edit, not two (both were taken for
+		// applied, with success, and the file holds one change).
+		{"the same edit twice, retried", "x\nvalue = 2\ny\n", []EditOp{op("value = 1", "value = 2"), op("value = 1", "value = 2")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 2}},
+		{"two edits' newText on one line", "x\nvalue = 2\ny\n", []EditOp{op("value = 1", "value = 2"), op("valve = 1", "value = 2")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 2}},
+		{"one newText inside another's", "a\nkey = 2\nother = 3\nb\n", []EditOp{op("other = 4", "other = 3"), op("key = 1\nother = 3", "key = 2\nother = 3")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
