@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -261,7 +262,11 @@ func (t *Text) folded(old string) []Match {
 			continue // the match cuts through the folding of one rune
 		}
 		s, last := int(p[fs]), int(p[fe-1])
-		ms = append(ms, Match{Start: s, End: last + segment(t.src[last:]), Line: t.LineAt(s), Rung: RungUnicode})
+		end := last + segment(t.src[last:])
+		if splitsMarks(t.src[end:]) {
+			continue
+		}
+		ms = append(ms, Match{Start: s, End: end, Line: t.LineAt(s), Rung: RungUnicode})
 		from = fe
 	}
 	return ms
@@ -396,6 +401,15 @@ func segment(s string) int {
 	return 1
 }
 
+// splitsMarks reports whether a match followed by rest ends inside a
+// character, before a combining mark or variation selector of its last
+// letter: "cafe" in NFD "cafe\u0301" would write the accent onto newText's
+// last letter, "\u2764" in "\u2764\ufe0f" leave the selector to newText.
+func splitsMarks(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return unicode.Is(unicode.M, r)
+}
+
 // Exact finds every occurrence of old byte for byte (a CRLF file matches
 // an LF old), overlapping ones included, in order.
 func (t *Text) Exact(old string) []Match {
@@ -408,6 +422,9 @@ func (t *Text) Exact(old string) []Match {
 	// make the edit ambiguous; replaceAll skips overlapping regions when it
 	// rewrites.
 	for _, i := range t.occurrences(&t.lfIndex, t.lf, o) {
+		if splitsMarks(t.lf[i+len(o):]) {
+			continue
+		}
 		s := t.fromLF(i)
 		ms = append(ms, Match{Start: s, End: t.fromLF(i + len(o)), Line: t.LineAt(s), Rung: RungExact})
 	}

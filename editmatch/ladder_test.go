@@ -142,6 +142,12 @@ func TestLocate(t *testing.T) {
 		{"inside one rune's folding", "\uFB01\n", "i", "", nil},
 		{"a fold that is nothing", "a\n", "\u200b", "", nil},
 		{"empty oldText", "a\n", "", "", nil},
+		// A match ends at a character's end, its combining marks with it.
+		{"not before a combining mark", "cafe\u0301 au lait\n", "cafe", "", nil},
+		{"the letter with its mark", "cafe\u0301 au lait\n", "cafe\u0301", RungExact, []int{1}},
+		{"NFC for NFD", "cafe\u0301 au lait\n", "caf\u00e9", RungUnicode, []int{1}},
+		{"an occurrence without a mark", "cafe\u0301\ncafe\n", "cafe", RungExact, []int{2}},
+		{"not before a variation selector", "\u2764\ufe0f\n", "\u2764", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, indexed := range []bool{false, true} {
