@@ -327,7 +327,7 @@ func (o *output) result(v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	if n := b.Len(); n > o.maxBytes {
+	if n := b.Len(); n > o.maxBytes && !mediaData(v) {
 		return fault.Errorf(fault.CodeTooLarge, "the result is %d bytes, over --max-bytes %d.", n, o.maxBytes).
 			WithDetail("maxBytes", o.maxBytes).WithDetail("needed", n).
 			WithHint("raise --max-bytes to %d or more", n)
@@ -343,6 +343,14 @@ func (o *output) result(v any) error {
 		}
 	}
 	return o.write(b.Bytes())
+}
+
+// mediaData reports whether v is read's image or PDF data, which has its
+// own bound (core.ReadMaxMediaBytes), not --max-bytes: a model takes the
+// whole image or none.
+func mediaData(v any) bool {
+	r, ok := v.(*core.ReadResult)
+	return ok && r.Media != nil && r.Media.Data != ""
 }
 
 // write writes an answer on standard output. A call whose answer cannot
