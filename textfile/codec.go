@@ -18,6 +18,7 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/gabriel-vasile/mimetype"
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
@@ -126,7 +127,38 @@ func namedCodec(name string, prefix []byte) (Codec, error) {
 		return Codec{}, fault.InvalidArgument("encoding %q cannot decode text losslessly.", name).
 			WithHint("name the encoding the file was written in, for example latin1 or shift_jis")
 	}
+	if canon == "windows-1252" {
+		enc = whatwg1252{enc}
+	}
 	return Codec{name: canon, unit: 1, dec: enc}, nil
+}
+
+// whatwg1252 is windows-1252 as WHATWG decodes it, the encoding that the
+// labels latin1, iso-8859-1 and ascii name too: x/text's charmap leaves
+// 0x81, 0x8D, 0x8F, 0x90 and 0x9D undefined (U+FFFD, which Decode takes
+// for an invalid byte, so that a Latin-1 file holding one could not be
+// read), where WHATWG and ISO-8859-1 decode them to the C1 controls of the
+// same number. Every byte decodes.
+type whatwg1252 struct{ encoding.Encoding }
+
+func (whatwg1252) NewDecoder() *encoding.Decoder {
+	return &encoding.Decoder{Transformer: decoder1252{}}
+}
+
+type decoder1252 struct{ transform.NopResetter }
+
+func (decoder1252) Transform(dst, src []byte, _ bool) (nDst, nSrc int, err error) {
+	for ; nSrc < len(src); nSrc++ {
+		r := charmap.Windows1252.DecodeByte(src[nSrc])
+		if r == utf8.RuneError {
+			r = rune(src[nSrc])
+		}
+		if nDst+utf8.RuneLen(r) > len(dst) {
+			return nDst, nSrc, transform.ErrShortDst
+		}
+		nDst += utf8.EncodeRune(dst[nDst:], r)
+	}
+	return nDst, nSrc, nil
 }
 
 // CutUTF8BOM splits data into its UTF-8 byte-order mark (empty when it has

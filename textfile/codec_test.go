@@ -45,6 +45,7 @@ func TestDecodeNeverReplacesSilently(t *testing.T) {
 		return b
 	}
 	sjis, _ := namedCodec("shift_jis", nil)
+	latin1, _ := namedCodec("latin1", nil)
 	for _, tc := range []struct {
 		c    Codec
 		raw  []byte
@@ -59,6 +60,9 @@ func TestDecodeNeverReplacesSilently(t *testing.T) {
 		{utf16Codec(true, nil), []byte{0, 'a', 0xFF, 0xFD}, "a\uFFFD", true},
 		{utf16Codec(true, nil), []byte{0xD8, 0x00, 0, 'b'}, "", false},
 		{Codec{name: "utf-8", unit: 1}, []byte("\xff"), "", false},
+		// Every byte is Latin-1: the five x/text leaves undefined are the
+		// C1 controls of their number, as WHATWG decodes them.
+		{latin1, []byte("caf\x81\x8d\x8f\x90\x9d\x80\xe9"), "caf\u0081\u008d\u008f\u0090\u009d\u20ac\u00e9", true},
 	} {
 		got, err := tc.c.Decode(tc.raw)
 		if (err == nil) != tc.ok || got != tc.want {
