@@ -807,10 +807,17 @@ func termLen(t termKind, unit int) int {
 // cost is a line's size in the JSON result, CRLF counted as kept.
 func (w *window) cost(l winLine, n int) int {
 	c := jsonLen(l.text) + 2*int(l.term)
-	if w.req.IncludeLineNumbers {
+	if w.numbered(len(w.lines) == 0) {
 		c += len(strconv.Itoa(n)) + 2
 	}
 	return c
+}
+
+// numbered reports whether a line of the window, the first or another,
+// is prefixed with its number: not the rest of a line an earlier window
+// began, which joined to it would hold its number mid-line (--all).
+func (w *window) numbered(first bool) bool {
+	return w.req.IncludeLineNumbers && !(first && w.midLine)
 }
 
 // render joins the lines and names their line ending. A window of CRLF
@@ -836,7 +843,7 @@ func (w *window) render(start int) (string, string) {
 	}
 	var b strings.Builder
 	for i, l := range w.lines {
-		if w.req.IncludeLineNumbers {
+		if w.numbered(i == 0) {
 			b.WriteString(strconv.Itoa(start + i))
 			b.WriteByte('\t')
 		}

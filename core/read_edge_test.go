@@ -347,3 +347,30 @@ func TestGrepContextAfterALineFillingTheBuffer(t *testing.T) {
 		t.Fatalf("block from line %d, last line %q", b.Start, last)
 	}
 }
+
+// TestReadLineNumbersOncePerLine: a line read in parts has its number
+// before its first part only, so the parts joined are the numbered line
+// (--format text --all put "1\t" inside it at each part).
+func TestReadLineNumbersOncePerLine(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	tl := &Tools{FS: memfs.New(map[string]string{"f": long + "\nshort\n"}), MaxBytes: 1500}
+	req := ReadRequest{Path: "f", IncludeLineNumbers: true, LineTruncation: LineTruncation{Chars: new(0)}}
+	var got strings.Builder
+	for parts := 0; ; parts++ {
+		if parts > 10 {
+			t.Fatalf("no end after %d parts: %q", parts, got.String())
+		}
+		res, err := readFitting(t, tl, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString(res.Content)
+		if !res.Truncated {
+			break
+		}
+		req.Offset, req.ByteOffset = *res.NextOffset, *res.NextByteOffset
+	}
+	if want := "1\t" + long + "\n2\tshort\n"; got.String() != want {
+		t.Errorf("joined parts %q, want %q", got.String(), want)
+	}
+}
