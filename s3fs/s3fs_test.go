@@ -1416,10 +1416,16 @@ func TestObjectWithoutETagIsNotChanged(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, bucket, "ws"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"a", "b"} {
+	if err := os.MkdirAll(filepath.Join(dir, bucket, "ws", "h"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b", "h/x"} {
 		if err := os.WriteFile(filepath.Join(dir, bucket, "ws", n), []byte("by hand\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := f.WriteFile(ctx, "h/y", []byte("y\n"), backend.WriteOptions{IfAbsent: true}); err != nil {
+		t.Fatal(err)
 	}
 	info, err := f.Stat(ctx, "a")
 	if err != nil || info.Version != "" {
@@ -1441,6 +1447,15 @@ func TestObjectWithoutETagIsNotChanged(t *testing.T) {
 			_, err := f.Rename(ctx, "a", "d", backend.WriteOptions{})
 			return err
 		},
+		// An rm deleted it unconditionally (and rm -r what was beside it).
+		"removal": func() error {
+			_, err := f.Remove(ctx, "a", backend.RemoveOptions{})
+			return err
+		},
+		"recursive removal": func() error {
+			_, err := f.Remove(ctx, "h", backend.RemoveOptions{Recursive: true})
+			return err
+		},
 		"move onto": func() error {
 			if _, err := f.WriteFile(ctx, "e", []byte("e"), backend.WriteOptions{IfAbsent: true}); err != nil {
 				return err
@@ -1453,7 +1468,7 @@ func TestObjectWithoutETagIsNotChanged(t *testing.T) {
 			t.Errorf("%s of an object without an ETag: %v, want NOT_SUPPORTED", name, err)
 		}
 	}
-	if got := tree(t, f, "a", "b", "c", "d"); got["a"] != "by hand\n" || got["b"] != "by hand\n" || got["c"] != "" || got["d"] != "" {
+	if got := tree(t, f, "a", "b", "c", "d", "h/x", "h/y"); got["a"] != "by hand\n" || got["b"] != "by hand\n" || got["c"] != "" || got["d"] != "" || got["h/x"] != "by hand\n" || got["h/y"] != "y\n" {
 		t.Errorf("after the changes refused: %s", brief(got))
 	}
 }

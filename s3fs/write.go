@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"path"
+	"strings"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -131,11 +132,14 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return false, fault.RootRefused(c)
 	}
 	swap := backend.WriteOptions{IfVersion: opts.IfVersion}
-	_, found, err := f.head(ctx, c)
+	o, found, err := f.head(ctx, c)
 	if err != nil {
 		return false, err
 	}
 	if found {
+		if o.ETag == "" {
+			return false, noETag(c)
+		}
 		if opts.IfVersion != "" {
 			if err := f.settled(ctx, c, opts.IfVersion); err != nil {
 				return false, err
@@ -153,6 +157,9 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 	for o, err := range f.c.List(ctx, f.dirKey(c), "", 0, "") {
 		if err != nil {
 			return false, f.mapErr(err, c)
+		}
+		if o.ETag == "" && !strings.HasSuffix(o.Key, "/") {
+			return false, noETag(f.rel(o.Key)) // before anything is deleted
 		}
 		keys = append(keys, o.Key)
 		if o.Mangled {
