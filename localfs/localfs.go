@@ -285,7 +285,9 @@ func (f *FS) refreshDenies() {
 // places are returned resolved as far as they exist.
 func (f *FS) stateDirs() ([]string, error) {
 	places := stateDirCandidates()
-	if d := os.Getenv(StateDirEnv); d != "" {
+	if d := os.Getenv(StateDirEnv); filepath.IsAbs(d) {
+		// A relative one is never a state directory (NOT_CONFIGURED):
+		// denied, it hid a folder of that name from grep, exit 1.
 		places = append(places, d)
 	}
 	for i, d := range places {
