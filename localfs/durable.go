@@ -21,9 +21,10 @@ var syscalls = struct {
 	// renameExclusive renames only when to does not exist.
 	renameExclusive func(fromDir int, from string, toDir int, to string) error
 	// reserve allocates the blocks of a file's first size bytes without
-	// changing its size: an in-place write then cannot run out of space
-	// half-way, having overwritten the old bytes.
-	reserve func(fd int, size int64) error
+	// changing its size, where the file system can (reserved): an
+	// in-place write then cannot run out of space half-way, having
+	// overwritten the old bytes.
+	reserve func(fd int, size int64) (reserved bool, err error)
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,

@@ -56,17 +56,19 @@ func renameExclusive(fromDir int, from string, toDir int, to string) error {
 // fails on a file system without RENAME_NOREPLACE).
 const exclusiveRenames = true
 
-// reserve allocates the first size bytes of fd, keeping its size. A file
-// system that cannot (EOPNOTSUPP) gets the write unreserved.
-func reserve(fd int, size int64) error {
+// reserve allocates the first size bytes of fd, keeping its size; false
+// on a file system that cannot (EOPNOTSUPP).
+func reserve(fd int, size int64) (bool, error) {
 	for {
 		err := unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, size)
 		switch err {
+		case nil:
+			return true, nil
 		case unix.EINTR:
 			continue
 		case unix.EOPNOTSUPP, unix.ENOSYS:
-			return nil
+			return false, nil
 		}
-		return err
+		return false, err
 	}
 }

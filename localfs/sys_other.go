@@ -36,5 +36,5 @@ func openRegularAt(dirfd int, name string, st *unix.Stat_t) (int, error) {
 }
 
 // reserve cannot allocate without changing the size here: an in-place
-// write that runs out of space may leave the file cut, as its error says.
-func reserve(int, int64) error { return nil }
+// write reserves by writing past the old end first.
+func reserve(int, int64) (bool, error) { return false, nil }

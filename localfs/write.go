@@ -418,13 +418,29 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, ifVersion
 	if err := backend.CheckSwap(display, backend.WriteOptions{IfVersion: ifVersion}, true, version(&st)); err != nil {
 		return backend.FileInfo{}, err
 	}
+	head := data
 	if int64(len(data)) > st.Size {
 		// Out of space now, the old content is still whole.
-		if err := syscalls.reserve(fd, int64(len(data))); err != nil {
+		reserved, err := syscalls.reserve(fd, int64(len(data)))
+		if err != nil {
 			return backend.FileInfo{}, mapErr(err, display).WithHint("free some space and retry; the file is unchanged")
 		}
+		if !reserved {
+			// No fallocate here (ext2, vfat, NFSv3; not Linux): the part
+			// past the old end goes first, its failure cut off again, so
+			// that running out of space overwrites nothing old (it left
+			// a file of the new content's first bytes).
+			if _, err := syscalls.writeAt(file, data[st.Size:], st.Size); err != nil {
+				e := mapErr(err, display)
+				if terr := file.Truncate(st.Size); terr != nil {
+					return backend.FileInfo{}, e.WithHint("the file keeps its old content, followed by part of the new: write it again once the cause is gone")
+				}
+				return backend.FileInfo{}, e.WithHint("free some space and retry; the file is unchanged")
+			}
+			head = data[:st.Size]
+		}
 	}
-	if _, err := syscalls.writeAt(file, data, 0); err != nil {
+	if _, err := syscalls.writeAt(file, head, 0); err != nil {
 		return backend.FileInfo{}, mapErr(err, display).
 			WithHint("the write through the file's own inode (inPlace) may have left it part old, part new: write it again once the cause is gone")
 	}

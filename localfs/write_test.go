@@ -638,3 +638,56 @@ func TestSweepRemovesDeadPartials(t *testing.T) {
 		}
 	}
 }
+
+// An in-place rewrite that runs out of space leaves the old content whole:
+// with the blocks reserved first (fallocate), or where the file system
+// cannot reserve them (ext2, vfat), with the part past the old end written
+// first and cut off again. Without that, ext2 was left the new content's
+// first 256 KiB, the old gone, and NO_SPACE said so.
+func TestWriteInPlaceOutOfSpaceKeepsTheFile(t *testing.T) {
+	_, dir := newTestFS(t)
+	old := []byte(strings.Repeat("old line\n", 100))
+	longer := []byte(strings.Repeat("new line!\n", 200))
+	for _, tc := range []struct {
+		name     string
+		reserve  func(int, int64) (bool, error)
+		tailFull bool // the write past the old end fails with ENOSPC
+		want     []byte
+		code     fault.Code
+	}{
+		{"reserved", func(int, int64) (bool, error) { return true, nil }, false, longer, ""},
+		{"reservation out of space", func(int, int64) (bool, error) { return false, unix.ENOSPC }, false, old, fault.CodeNoSpace},
+		{"unreserved", func(int, int64) (bool, error) { return false, nil }, false, longer, ""},
+		{"unreserved, out of space past the end", func(int, int64) (bool, error) { return false, nil }, true, old, fault.CodeNoSpace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, "f.txt")
+			must(t, os.WriteFile(p, old, 0o644))
+			var st unix.Stat_t
+			must(t, unix.Stat(p, &st))
+			saved := syscalls
+			t.Cleanup(func() { syscalls = saved })
+			syscalls.reserve = tc.reserve
+			syscalls.writeAt = func(f *os.File, b []byte, off int64) (int, error) {
+				if tc.tailFull && off > 0 {
+					n, _ := saved.writeAt(f, b[:len(b)/2], off) // some blocks, then none
+					return n, unix.ENOSPC
+				}
+				return saved.writeAt(f, b, off)
+			}
+			d, err := os.Open(dir)
+			must(t, err)
+			defer d.Close()
+			_, err = writeInPlace(int(d.Fd()), "f.txt", &st, longer, "", "f.txt")
+			if code(err) != tc.code {
+				t.Fatalf("error %v, want %q", err, tc.code)
+			}
+			if err != nil && !strings.Contains(fault.AsError(err).Hint, "the file is unchanged") {
+				t.Errorf("hint %q, want it to say the file is unchanged", fault.AsError(err).Hint)
+			}
+			if got, _ := os.ReadFile(p); !bytes.Equal(got, tc.want) {
+				t.Errorf("the file holds %d bytes %.30q..., want %d bytes %.30q...", len(got), got, len(tc.want), tc.want)
+			}
+		})
+	}
+}
