@@ -661,7 +661,9 @@ func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http
 // CopyThrough is Copy for a store that may ignore a copy's conditions on
 // its destination (versitygw 1.8 does): an object of at most limit bytes
 // is read, If-Match srcETag, and put under h, which stores check on a PUT;
-// a larger one is copied by the store. Either way the copy keeps what a
+// a larger one is copied by the store in parts (UploadPartCopy), h's
+// conditions going with the upload's completion, which stores check too.
+// Either way the copy keeps what a
 // store's copy keeps of the object besides its bytes (kept, and its user
 // metadata), but for what h sets. As with a store's copy, the source
 // must still be srcETag, when set, once the copy exists: else the answer
@@ -686,10 +688,25 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	}
 	if resp.ContentLength < 0 || resp.ContentLength > limit {
 		resp.Body.Close()
-		// The metadata is the source's, as read If-Match srcETag, with
-		// h's: the store takes it from the request.
-		h.Set("X-Amz-Metadata-Directive", "REPLACE")
-		return c.Copy(ctx, src, srcETag, dst, h)
+		size := resp.ContentLength
+		if size < 0 {
+			o, err := c.Head(ctx, src)
+			if err != nil {
+				return "", err
+			}
+			size = o.Size
+		}
+		// By the store, in parts: the conditions on dst go with the
+		// upload's completion, which the store checks. The metadata is
+		// the source's, as read If-Match srcETag, with h's.
+		cond := http.Header{}
+		for _, k := range []string{"If-Match", "If-None-Match"} {
+			if v := h.Get(k); v != "" {
+				cond.Set(k, v)
+				h.Del(k)
+			}
+		}
+		return c.copyParts(ctx, src, srcETag, dst, size, copyPartSize, h, cond)
 	}
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -728,34 +745,31 @@ func (c *Client) Put(ctx context.Context, key string, data []byte, h http.Header
 	return info(key, resp.Header, int64(len(data))), nil
 }
 
-// Copy copies the object src, If-Match srcETag when set, to dst under the
-// conditions of h on dst (a store may ignore them: versitygw does), and
-// returns the copy's ETag, which differs from the source's when that is a
+// Copy copies the object src, If-Match srcETag when set, to dst with the
+// headers h (conditions on dst a store may ignore: versitygw 1.8 does, so
+// that CopyThrough puts those), and returns the copy's ETag, which differs from the source's when that is a
 // multipart upload's.
 func (c *Client) Copy(ctx context.Context, src, srcETag, dst string, h http.Header) (string, error) {
-	if h == nil {
-		h = http.Header{}
+	ch := c.copySource(src, srcETag)
+	for k, v := range h {
+		ch[k] = v
 	}
+	resp, err := c.do(ctx, request{method: http.MethodPut, key: dst, header: ch})
+	if err != nil {
+		return "", err
+	}
+	return answerETag(resp, "CopyObject")
+}
+
+// copySource is the headers that name a copy's source, If-Match srcETag
+// when set.
+func (c *Client) copySource(src, srcETag string) http.Header {
+	h := http.Header{}
 	h.Set("X-Amz-Copy-Source", "/"+c.bucket+"/"+awsEscape(src, true))
 	if srcETag != "" {
 		h.Set("X-Amz-Copy-Source-If-Match", `"`+srcETag+`"`)
 	}
-	resp, err := c.do(ctx, request{method: http.MethodPut, key: dst, header: h})
-	if err != nil {
-		return "", err
-	}
-	// A copy can fail after its 200: the body is then an error.
-	data, err := readAnswer(resp)
-	if err != nil {
-		return "", err
-	}
-	var result struct {
-		ETag string `xml:"ETag"`
-	}
-	if err := xml.Unmarshal(data, &result); err != nil {
-		return "", err
-	}
-	return strings.Trim(result.ETag, `"`), nil
+	return h
 }
 
 // readAnswer reads the body of a 2xx answer that may still be an error

@@ -30,21 +30,37 @@ func (c *Client) Upload(ctx context.Context, key string, r io.Reader, size, part
 		return c.Put(ctx, key, data, h)
 	}
 	partSize = partSizeFor(size, partSize)
+	etag, err := c.multipart(ctx, key, h, nil, func(id string) ([]completedPart, error) {
+		return c.uploadParts(ctx, key, id, r, size, partSize)
+	})
+	return ObjectInfo{Key: key, Size: size, ETag: etag}, err
+}
+
+// multipart makes an object at key by a multipart upload: created with the
+// object's headers h, its parts sent by parts, completed under cond's
+// conditions on key, which the store checks as it completes (versitygw
+// 1.8 too, where it ignores a CopyObject's). A failure aborts the upload,
+// so no object and no part is left; it returns the object's ETag.
+func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header, parts func(id string) ([]completedPart, error)) (string, error) {
 	id, err := c.createMultipart(ctx, key, h)
 	if err != nil {
-		return ObjectInfo{}, err
+		return "", err
 	}
-	o, err := c.uploadParts(ctx, key, id, r, size, partSize)
+	ps, err := parts(id)
+	var etag string
+	if err == nil {
+		etag, err = c.complete(ctx, key, id, ps, cond)
+	}
 	if err != nil {
 		// The caller's context may be the cause: the abort gets its own.
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if aerr := c.abortMultipart(actx, key, id); aerr != nil {
-			return ObjectInfo{}, fmt.Errorf("%w (and its parts are left: aborting the upload failed: %v)", err, aerr)
+			return "", fmt.Errorf("%w (and its parts are left: aborting the upload failed: %v)", err, aerr)
 		}
-		return ObjectInfo{}, err
+		return "", err
 	}
-	return o, nil
+	return etag, nil
 }
 
 // partSizeFor is the size of the parts of an upload of size bytes: at
@@ -59,49 +75,96 @@ type completedPart struct {
 	ETag       string `xml:"ETag"`
 }
 
-// uploadParts sends size bytes of r in parts of upload id and completes it.
-func (c *Client) uploadParts(ctx context.Context, key, id string, r io.Reader, size, partSize int64) (ObjectInfo, error) {
+// uploadParts sends size bytes of r in parts of upload id.
+func (c *Client) uploadParts(ctx context.Context, key, id string, r io.Reader, size, partSize int64) ([]completedPart, error) {
 	var parts []completedPart
 	buf := make([]byte, partSize)
 	for sent := int64(0); sent < size; {
 		data := buf[:min(partSize, size-sent)]
 		if _, err := io.ReadFull(r, data); err != nil {
-			return ObjectInfo{}, fmt.Errorf("read the content: %w", err)
+			return nil, fmt.Errorf("read the content: %w", err)
 		}
 		n := len(parts) + 1
-		q := url.Values{"partNumber": {strconv.Itoa(n)}, "uploadId": {id}}
-		resp, err := c.do(ctx, request{method: http.MethodPut, key: key, query: q, body: data})
+		resp, err := c.do(ctx, request{method: http.MethodPut, key: key, query: partQuery(n, id), body: data})
 		if err != nil {
-			return ObjectInfo{}, err
+			return nil, err
 		}
 		resp.Body.Close()
 		parts = append(parts, completedPart{PartNumber: n, ETag: resp.Header.Get("ETag")})
 		sent += int64(len(data))
 	}
+	return parts, nil
+}
+
+// copyParts copies size bytes of src, If-Match srcETag, to dst by the
+// store, a part a request (UploadPartCopy), in an upload made with the
+// object's headers h and completed under cond's conditions on dst.
+func (c *Client) copyParts(ctx context.Context, src, srcETag, dst string, size, partSize int64, h, cond http.Header) (string, error) {
+	partSize = partSizeFor(size, partSize)
+	return c.multipart(ctx, dst, h, cond, func(id string) ([]completedPart, error) {
+		var parts []completedPart
+		for off := int64(0); off < size; off += partSize {
+			ph := c.copySource(src, srcETag)
+			ph.Set("X-Amz-Copy-Source-Range", fmt.Sprintf("bytes=%d-%d", off, min(off+partSize, size)-1))
+			n := len(parts) + 1
+			resp, err := c.do(ctx, request{method: http.MethodPut, key: dst, query: partQuery(n, id), header: ph})
+			if err != nil {
+				return nil, err
+			}
+			etag, err := answerETag(resp, "UploadPartCopy")
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, completedPart{PartNumber: n, ETag: etag})
+		}
+		return parts, nil
+	})
+}
+
+// copyPartSize is the least part of a copy by parts: the store copies the
+// bytes, so that larger parts only spare requests.
+const copyPartSize = 512 << 20
+
+func partQuery(n int, id string) url.Values {
+	return url.Values{"partNumber": {strconv.Itoa(n)}, "uploadId": {id}}
+}
+
+// complete completes upload id of key with parts, under cond's conditions.
+func (c *Client) complete(ctx context.Context, key, id string, parts []completedPart, cond http.Header) (string, error) {
 	body, err := xml.Marshal(struct {
 		XMLName xml.Name        `xml:"CompleteMultipartUpload"`
 		Parts   []completedPart `xml:"Part"`
 	}{Parts: parts})
 	if err != nil {
-		return ObjectInfo{}, err
+		return "", err
 	}
-	h := http.Header{}
+	h := cond.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
 	h.Set("Content-Type", "application/xml")
 	resp, err := c.do(ctx, request{method: http.MethodPost, key: key, query: url.Values{"uploadId": {id}}, header: h, body: body})
 	if err != nil {
-		return ObjectInfo{}, err
+		return "", err
 	}
+	return answerETag(resp, "CompleteMultipartUpload")
+}
+
+// answerETag is the ETag in the XML answer of a request (CopyObject,
+// UploadPartCopy, CompleteMultipartUpload), which can fail after its 200:
+// the body is then an error.
+func answerETag(resp *http.Response, what string) (string, error) {
 	data, err := readAnswer(resp)
 	if err != nil {
-		return ObjectInfo{}, err
+		return "", err
 	}
 	var result struct {
 		ETag string `xml:"ETag"`
 	}
 	if err := xml.Unmarshal(data, &result); err != nil {
-		return ObjectInfo{}, fmt.Errorf("the answer to CompleteMultipartUpload: %w", err)
+		return "", fmt.Errorf("the answer to %s: %w", what, err)
 	}
-	return ObjectInfo{Key: key, Size: size, ETag: strings.Trim(result.ETag, `"`)}, nil
+	return strings.Trim(result.ETag, `"`), nil
 }
 
 // createMultipart starts an upload to key with the object's headers h and

@@ -223,3 +223,58 @@ func TestUploadPartSizeGrows(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyParts: a copy by parts comes back byte for byte with the headers
+// it was made with; its conditions on the destination are checked as the
+// upload completes (a CopyObject's versitygw ignores), and a refused or
+// failed copy leaves no upload; a source changed since srcETag copies
+// nothing.
+func TestCopyParts(t *testing.T) {
+	c := testClient(t)
+	ctx := context.Background()
+	src := make([]byte, 2*testPart+testPart/3)
+	_, _ = rand.Read(src)
+	o, err := c.Put(ctx, "src ü", src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(src))
+	h := http.Header{}
+	h.Set("Content-Type", "text/csv")
+	h.Set("X-Amz-Meta-Mark", "m1")
+	etag, err := c.copyParts(ctx, "src ü", o.ETag, "dst", size, testPart, h.Clone(), Condition("", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, got, err := c.GetObject(ctx, "dst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(data, src) || got.ETag != etag || got.Meta["mark"] != "m1" {
+		t.Errorf("the copy: %d bytes (equal %v), %+v, %v; want ETag %s", len(data), bytes.Equal(data, src), got, err, etag)
+	}
+	for _, tc := range []struct {
+		name      string
+		srcETag   string
+		cond      http.Header
+		precondFn bool
+	}{
+		{"onto an object, If-None-Match", o.ETag, Condition("", "*"), true},
+		{"onto another version, If-Match", o.ETag, Condition(o.ETag, ""), true},
+		{"from a source changed since", "0123456789abcdef0123456789abcdef", Condition(etag, ""), true},
+	} {
+		_, err := c.copyParts(ctx, "src ü", tc.srcETag, "dst", size, testPart, h.Clone(), tc.cond)
+		var e *Error
+		if !errors.As(err, &e) || e.Status != http.StatusPreconditionFailed {
+			t.Errorf("%s: %v, want 412", tc.name, err)
+		}
+	}
+	if now, err := c.Head(ctx, "dst"); err != nil || now.ETag != etag {
+		t.Errorf("the copy after the refused ones: %+v, %v; want ETag %s", now, err, etag)
+	}
+	if n := openUploads(t, c); n != 0 {
+		t.Errorf("%d uploads left", n)
+	}
+}
