@@ -120,7 +120,9 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 				// directory being the one, nothing in it can be
 				// described: an empty listing, exit 0, would hide it.
 				if !strings.Contains(e.Rel, "/") {
-					return err
+					return fault.Errorf(fault.CodePermissionDenied, "the directory may be read but not searched (it has r without x): its entries can be named, not described.").
+						WithPath(t.FS.Display(dir)).WithDetail("entry", fault.AsError(err).Path).
+						WithHint("find lists their names; to list them here, the directory needs search (x) permission")
 				}
 				pg.pass()
 				res.Unreadable++

@@ -179,6 +179,11 @@ func TestLsOfADirectoryItCannotEnter(t *testing.T) {
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied {
 		t.Errorf("ls of a directory it cannot enter: %+v, %v; want PERMISSION_DENIED", res, err)
 	}
+	// The error names the directory asked for, and why: it named the
+	// first entry, a path the caller never gave.
+	if e := fault.AsError(err); e == nil || e.Path != "." || e.Details["entry"] != "a" || !strings.Contains(e.Message, "read but not searched") {
+		t.Errorf("the error %+v; want the path ., entry a and why", e)
+	}
 }
 
 // The result's own path is over the bound only when its skeleton is larger
