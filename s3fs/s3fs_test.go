@@ -1468,6 +1468,13 @@ func TestObjectWithoutETagIsNotChanged(t *testing.T) {
 			t.Errorf("%s of an object without an ETag: %v, want NOT_SUPPORTED", name, err)
 		}
 	}
+	// The directory's own answers come first: they were NOT_SUPPORTED.
+	if _, err := f.Remove(ctx, "h", backend.RemoveOptions{}); codeOf(err) != fault.CodeNotEmpty {
+		t.Errorf("removal of the directory, not recursive: %v, want NOT_EMPTY", err)
+	}
+	if _, err := f.Remove(ctx, "h", backend.RemoveOptions{IfVersion: "abc"}); codeOf(err) != fault.CodeStale {
+		t.Errorf("removal of the directory at a file's version: %v, want STALE", err)
+	}
 	if got := tree(t, f, "a", "b", "c", "d", "h/x", "h/y"); got["a"] != "by hand\n" || got["b"] != "by hand\n" || got["c"] != "" || got["d"] != "" || got["h/x"] != "by hand\n" || got["h/y"] != "y\n" {
 		t.Errorf("after the changes refused: %s", brief(got))
 	}

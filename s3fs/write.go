@@ -154,12 +154,13 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return true, nil
 	}
 	var keys, mangled []string
+	unversioned := "" // the first key the store gives no ETag
 	for o, err := range f.c.List(ctx, f.dirKey(c), "", 0, "") {
 		if err != nil {
 			return false, f.mapErr(err, c)
 		}
-		if o.ETag == "" && !strings.HasSuffix(o.Key, "/") {
-			return false, noETag(f.rel(o.Key)) // before anything is deleted
+		if o.ETag == "" && !strings.HasSuffix(o.Key, "/") && unversioned == "" {
+			unversioned = o.Key
 		}
 		keys = append(keys, o.Key)
 		if o.Mangled {
@@ -181,6 +182,8 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 	case !opts.Recursive && (len(keys) > 1 || keys[0] != f.dirKey(c)):
 		return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(c).
 			WithHint("pass recursive to remove it with everything in it")
+	case unversioned != "":
+		return false, noETag(f.rel(unversioned)) // before anything is deleted
 	}
 	if err := f.checkListed(ctx, mangled); err != nil {
 		return false, err
