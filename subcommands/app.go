@@ -345,12 +345,18 @@ func (o *output) result(v any) error {
 	return o.write(b.Bytes())
 }
 
-// mediaData reports whether v is read's image or PDF data, which has its
-// own bound (core.ReadMaxMediaBytes), not --max-bytes: a model takes the
-// whole image or none.
+// mediaData reports whether v is or holds read's image or PDF data, which
+// has its own bound (core.ReadMaxMediaBytes), not --max-bytes: a model
+// takes the whole image or none. A read of several paths bounds each
+// other item by its share.
 func mediaData(v any) bool {
-	r, ok := v.(*core.ReadResult)
-	return ok && r.Media != nil && r.Media.Data != ""
+	switch v := v.(type) {
+	case *core.ReadResult:
+		return v.Media != nil && v.Media.Data != ""
+	case results:
+		return slices.ContainsFunc(v.Results, mediaData)
+	}
+	return false
 }
 
 // write writes an answer on standard output. A call whose answer cannot

@@ -264,7 +264,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 			}
 			out[i] = it.res
 		}
-		if err := o.result(map[string]any{"results": out}); err != nil {
+		if err := o.result(results{out}); err != nil {
 			return err
 		}
 	}
@@ -272,6 +272,11 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 		o.code = code
 	}
 	return nil
+}
+
+// results is the answer of a run over several paths, one item a path.
+type results struct {
+	Results []any `json:"results"`
 }
 
 // errorItem is a failed run among several, {path, error}, within share
