@@ -686,11 +686,20 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 			h[k] = v
 		}
 	}
-	if resp.ContentLength < 0 || resp.ContentLength > limit {
-		resp.Body.Close()
-		size := resp.ContentLength
+	// Read whole up to limit bytes; an answer of no stated length (a
+	// chunked one) is read up to one byte past, to tell which it is.
+	size := resp.ContentLength
+	var data []byte
+	if size <= limit {
+		data, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	}
+	resp.Body.Close()
+	if err != nil {
+		return "", err
+	}
+	if size > limit || int64(len(data)) > limit {
 		if size < 0 {
-			o, err := c.Head(ctx, src)
+			o, err := c.Head(ctx, src) // its parts are sent If-Match srcETag
 			if err != nil {
 				return "", err
 			}
@@ -707,11 +716,6 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 			}
 		}
 		return c.copyParts(ctx, src, srcETag, dst, size, copyPartSize, h, cond)
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return "", err
 	}
 	o, err := c.Put(ctx, dst, data, h)
 	if err != nil || srcETag == "" {

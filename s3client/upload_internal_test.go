@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -275,6 +276,58 @@ func TestCopyParts(t *testing.T) {
 		t.Errorf("the copy after the refused ones: %+v, %v; want ETag %s", now, err, etag)
 	}
 	if n := openUploads(t, c); n != 0 {
+		t.Errorf("%d uploads left", n)
+	}
+}
+
+// unstatedLength answers every GET without its length, as a chunked answer.
+type unstatedLength struct{}
+
+func (unstatedLength) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodGet {
+		resp.ContentLength = -1
+		resp.Header.Del("Content-Length")
+	}
+	return resp, err
+}
+
+// TestCopyThroughUnstatedLength: an answer of no stated length is copied
+// through agentfs when it is within the limit, an empty one too (it went
+// to a copy in parts, of none, which the store refused), and in parts past
+// it.
+func TestCopyThroughUnstatedLength(t *testing.T) {
+	plain := testClient(t)
+	access, secret := s3test.Keys()
+	c, err := New(Config{Endpoint: s3test.Endpoint(t), Bucket: plain.Bucket(), Transport: unstatedLength{},
+		Credentials: Credentials{AccessKey: access, SecretKey: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const limit = 16
+	for _, n := range []int{0, 5, limit, limit + 1} {
+		src := bytes.Repeat([]byte{'s'}, n)
+		o, err := c.Put(ctx, "src", src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := fmt.Sprintf("dst-%d", n)
+		etag, err := c.CopyThrough(ctx, "src", o.ETag, dst, Condition("", "*"), limit)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		r, got, err := plain.GetObject(ctx, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(r)
+		r.Close()
+		if !bytes.Equal(data, src) || got.ETag != etag {
+			t.Errorf("%d bytes: the copy holds %d bytes, ETag %s; want %s", n, len(data), got.ETag, etag)
+		}
+	}
+	if n := openUploads(t, plain); n != 0 {
 		t.Errorf("%d uploads left", n)
 	}
 }

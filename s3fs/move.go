@@ -37,10 +37,11 @@ func (f *FS) IsRoot(p string) bool {
 //     (stillAsListed), and the journal rewritten to say the claims are
 //     held;
 //  3. each object is copied to its new key, the copy conditional on the
-//     ETag listed (x-amz-copy-source-if-match) and sent with
-//     If-None-Match: * when the destination was absent (a store that
-//     honours it closes the window after the check; versitygw ignores it),
-//     and marked with the journal's Mark (txnMeta), by which a rollback
+//     ETag listed and made If-None-Match: * when the destination was
+//     absent, so that the store closes the window after the check: a PUT
+//     through agentfs, or for an object over copyThrough the completion
+//     of an upload the store copies in parts (versitygw ignores a
+//     CopyObject's conditions on its destination), and marked with the journal's Mark (txnMeta), by which a rollback
 //     tells the copy from a file another writer put there, of the same
 //     bytes or not, and knows a store's copy whose ETag it never learnt;
 //  4. the source is listed again: a key added meanwhile undoes it all;
@@ -237,10 +238,11 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 	return nil
 }
 
-// copyThrough is the largest object a move copies through agentfs, where
-// the store checks the destination's conditions on a PUT; a larger one is
-// copied by the store, whose conditions on a copy's destination S3 checks
-// and versitygw 1.8 ignores.
+// copyThrough is the largest object a move copies through agentfs (a GET
+// and a PUT, whose conditions on the destination the store checks); a
+// larger one the store copies in parts, the conditions going with the
+// upload's completion, which the store checks too (versitygw 1.8 ignores
+// those of a CopyObject).
 const copyThrough = 8 << 20
 
 // move copies moves and deletes their sources under a journal, undoing
