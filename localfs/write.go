@@ -430,7 +430,11 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, ifVersion
 			// past the old end goes first, its failure cut off again, so
 			// that running out of space overwrites nothing old (it left
 			// a file of the new content's first bytes).
-			if _, err := syscalls.writeAt(file, data[st.Size:], st.Size); err != nil {
+			_, err := syscalls.writeAt(file, data[st.Size:], st.Size)
+			if err == nil {
+				err = syscalls.fsync(fd) // NFS tells of no space only here
+			}
+			if err != nil {
 				e := mapErr(err, display)
 				if terr := file.Truncate(st.Size); terr != nil {
 					return backend.FileInfo{}, e.WithHint("the file keeps its old content, followed by part of the new: write it again once the cause is gone")

@@ -652,13 +652,15 @@ func TestWriteInPlaceOutOfSpaceKeepsTheFile(t *testing.T) {
 		name     string
 		reserve  func(int, int64) (bool, error)
 		tailFull bool // the write past the old end fails with ENOSPC
+		syncFull bool // the first fsync does (NFS)
 		want     []byte
 		code     fault.Code
 	}{
-		{"reserved", func(int, int64) (bool, error) { return true, nil }, false, longer, ""},
-		{"reservation out of space", func(int, int64) (bool, error) { return false, unix.ENOSPC }, false, old, fault.CodeNoSpace},
-		{"unreserved", func(int, int64) (bool, error) { return false, nil }, false, longer, ""},
-		{"unreserved, out of space past the end", func(int, int64) (bool, error) { return false, nil }, true, old, fault.CodeNoSpace},
+		{"reserved", func(int, int64) (bool, error) { return true, nil }, false, false, longer, ""},
+		{"reservation out of space", func(int, int64) (bool, error) { return false, unix.ENOSPC }, false, false, old, fault.CodeNoSpace},
+		{"unreserved", func(int, int64) (bool, error) { return false, nil }, false, false, longer, ""},
+		{"unreserved, out of space past the end", func(int, int64) (bool, error) { return false, nil }, true, false, old, fault.CodeNoSpace},
+		{"unreserved, out of space at the sync", func(int, int64) (bool, error) { return false, nil }, false, true, old, fault.CodeNoSpace},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, "f.txt")
@@ -674,6 +676,14 @@ func TestWriteInPlaceOutOfSpaceKeepsTheFile(t *testing.T) {
 					return n, unix.ENOSPC
 				}
 				return saved.writeAt(f, b, off)
+			}
+			synced := false
+			syscalls.fsync = func(fd int) error {
+				if tc.syncFull && !synced {
+					synced = true
+					return unix.ENOSPC
+				}
+				return saved.fsync(fd)
 			}
 			d, err := os.Open(dir)
 			must(t, err)
