@@ -263,7 +263,7 @@ func (t *Text) folded(old string) []Match {
 		}
 		s, last := int(p[fs]), int(p[fe-1])
 		end := last + segment(t.src[last:])
-		if splitsMarks(t.src[end:]) {
+		if splitsMarks(t.src[s:end], t.src[end:]) {
 			continue
 		}
 		ms = append(ms, Match{Start: s, End: end, Line: t.LineAt(s), Rung: RungUnicode})
@@ -401,13 +401,15 @@ func segment(s string) int {
 	return 1
 }
 
-// splitsMarks reports whether a match followed by rest ends inside a
+// splitsMarks reports whether match, followed by rest, ends inside a
 // character, before a combining mark or variation selector of its last
 // letter: "cafe" in NFD "cafe\u0301" would write the accent onto newText's
 // last letter, "\u2764" in "\u2764\ufe0f" leave the selector to newText.
-func splitsMarks(rest string) bool {
-	r, _ := utf8.DecodeRuneInString(rest)
-	return unicode.Is(unicode.M, r)
+// A match that ends with white space or a line ending ends a character.
+func splitsMarks(match, rest string) bool {
+	last, _ := utf8.DecodeLastRuneInString(match)
+	next, _ := utf8.DecodeRuneInString(rest)
+	return !unicode.IsSpace(last) && unicode.Is(unicode.M, next)
 }
 
 // Exact finds every occurrence of old byte for byte (a CRLF file matches
@@ -422,7 +424,7 @@ func (t *Text) Exact(old string) []Match {
 	// make the edit ambiguous; replaceAll skips overlapping regions when it
 	// rewrites.
 	for _, i := range t.occurrences(&t.lfIndex, t.lf, o) {
-		if splitsMarks(t.lf[i+len(o):]) {
+		if splitsMarks(o, t.lf[i+len(o):]) {
 			continue
 		}
 		s := t.fromLF(i)

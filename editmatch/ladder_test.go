@@ -148,6 +148,8 @@ func TestLocate(t *testing.T) {
 		{"NFC for NFD", "cafe\u0301 au lait\n", "caf\u00e9", RungUnicode, []int{1}},
 		{"an occurrence without a mark", "cafe\u0301\ncafe\n", "cafe", RungExact, []int{2}},
 		{"not before a variation selector", "\u2764\ufe0f\n", "\u2764", "", nil},
+		{"a line ending ends a character", "a = 1\n\u0301 mark\n", "a = 1\n", RungExact, []int{1}},
+		{"a space ends a character", "x \u0301\n", "x ", RungExact, []int{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, indexed := range []bool{false, true} {
