@@ -460,6 +460,58 @@ func IndentTransform(old, got []string) (func(string) string, bool) {
 	return indentTransform(old, got)
 }
 
+// SameColumns reports whether every non-blank line of old starts at the
+// column of got's at one tab width: tabs for spaces or spaces for tabs in
+// a file that mixes them, no change of indentation.
+func SameColumns(old, got []string) bool {
+	for _, w := range []int{4, 8, 2} {
+		same := true
+		for i := range old {
+			if strings.TrimSpace(old[i]) != "" && column(leadingSpace(old[i]), w) != column(leadingSpace(got[i]), w) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+// IndentLevels is the change of indentation level by level, where no one
+// shift turns old into got: each leading whitespace of old's non-blank
+// lines stands for got's at the same line ("  " for "    " and "    " for
+// "        ", a chunk indented by two for a file indented by four). It is
+// returned as a function of one line of added, and fits false when a
+// whitespace of old stands for two of got's or a line of added has one
+// old does not.
+func IndentLevels(old, got, added []string) (func(string) string, bool) {
+	levels := map[string]string{}
+	for i := range old {
+		if strings.TrimSpace(old[i]) == "" {
+			continue
+		}
+		o, g := leadingSpace(old[i]), leadingSpace(got[i])
+		if prev, seen := levels[o]; seen && prev != g {
+			return nil, false
+		}
+		levels[o] = g
+	}
+	for _, l := range added {
+		if _, ok := levels[leadingSpace(l)]; !ok && strings.TrimSpace(l) != "" {
+			return nil, false
+		}
+	}
+	return func(line string) string {
+		if strings.TrimSpace(line) == "" {
+			return line
+		}
+		ws := leadingSpace(line)
+		return levels[ws] + line[len(ws):]
+	}, true
+}
+
 // indentTransform finds a uniform change of indentation that turns every
 // non-blank line of old into the line of got: the same column shift for all
 // lines, rendered with got's tabs or spaces. It returns the change as a

@@ -422,33 +422,40 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 // when the chunk's old lines matched got at a rung that ignores leading
 // whitespace, as edit re-indents its newText: a chunk written with spaces
 // for a tab-indented file otherwise put space-indented lines among tabbed
-// ones. The change is the one uniform change of indentation that turns
-// old into got or, short of one, the removed lines alone into theirs (the
-// added lines take their place: context "if x:" 4 columns in, "-y = 1" 8).
-// It fits false when neither exists and the chunk adds a line with text:
+// ones. The change is the one uniform shift that turns old into got; or
+// none, old being got at the same columns; or level by level, from old's
+// lines or, short of a map of them all, from its removed lines alone, which
+// the added lines replace (context "if x:" 4 columns in, "-y = 1" 8). It
+// fits false when none of these holds and the chunk adds a line with text:
 // its indentation would be a guess, and writing it as given broke a block.
 func reindentAdded(cl []Line, old, got []string, rung string) ([]Line, bool) {
 	if rung != RungWhitespace && rung != RungUnicode {
 		return cl, true
 	}
+	var added, removed, theirs []string
+	j := 0 // cl's index in old
+	for _, l := range cl {
+		switch l.Op {
+		case '+':
+			added = append(added, l.Text)
+			continue
+		case '-':
+			removed, theirs = append(removed, old[j]), append(theirs, got[j])
+		}
+		j++
+	}
 	f, ok := editmatch.IndentTransform(old, got)
-	if !ok {
-		var removed, theirs []string
-		j := 0 // cl's index in old
-		for _, l := range cl {
-			if l.Op == '-' && strings.TrimSpace(l.Text) != "" {
-				removed, theirs = append(removed, old[j]), append(theirs, got[j])
-			}
-			if l.Op != '+' {
-				j++
-			}
-		}
-		if len(removed) > 0 {
-			f, ok = editmatch.IndentTransform(removed, theirs)
-		}
+	if !ok && editmatch.SameColumns(old, got) {
+		f, ok = nil, true
 	}
 	if !ok {
-		return cl, !slices.ContainsFunc(cl, func(l Line) bool { return l.Op == '+' && strings.TrimSpace(l.Text) != "" })
+		f, ok = editmatch.IndentLevels(old, got, added)
+	}
+	if !ok && len(removed) > 0 {
+		f, ok = editmatch.IndentLevels(removed, theirs, added)
+	}
+	if !ok {
+		return cl, !slices.ContainsFunc(added, func(l string) bool { return strings.TrimSpace(l) != "" })
 	}
 	if f == nil {
 		return cl, true

@@ -101,6 +101,13 @@ func TestPlanUpdate(t *testing.T) {
 		// Indentation off by different amounts: the added lines take the
 		// removed lines' change (they were written flush left).
 		{"uneven indentation, the removed lines' change", "def f(x):\n    if x:\n        y = 1\n    return y\n", []string{"@@ def f(x):", " if x:", "-y = 1", "+y = 2", " return y"}, "def f(x):\n    if x:\n        y = 2\n    return y\n", []string{RungWhitespace}},
+		// Two spaces for four: each level stands for the file's, the
+		// added lines' too (all took the removed line's shift, "z = 4"
+		// 6 columns in).
+		{"uneven indentation, level by level", "def f(a):\n    if a:\n        x = 1\n    y = 2\n    return y\n", []string{"@@", "   if a:", "-    x = 1", "+    x = 3", "+  z = 4", "   y = 2"}, "def f(a):\n    if a:\n        x = 3\n    z = 4\n    y = 2\n    return y\n", []string{RungWhitespace}},
+		// A tab written as four spaces in a file that mixes them: no
+		// change of columns, the lines as given (they were refused).
+		{"tabs and spaces mixed, the same columns", "int f() {\n\tint a = 1;\n    int b = 2;\n    return a + b;\n}\n", []string{"@@", "     int a = 1;", "     int b = 2;", "+    int c = 3;", "     return a + b;"}, "int f() {\n\tint a = 1;\n    int b = 2;\n    int c = 3;\n    return a + b;\n}\n", []string{RungWhitespace}},
 		{"uneven indentation, halved", "a:\n  b:\n    c: 1\n  d: 2\n", []string{"@@", "     b:", "-        c: 1", "+        c: 3", "+        e: 4", "     d: 2"}, "a:\n  b:\n    c: 3\n    e: 4\n  d: 2\n", []string{RungWhitespace}},
 		{"context lines keep the file's text", "  foo  \nbar\n", []string{"@@", " foo", "-bar", "+baz"}, "  foo  \nbaz\n", []string{RungWhitespace}},
 		{"trailing whitespace", "a \nb\n", []string{"@@", "-a", "+A"}, "A\nb\n", []string{RungTrailingWhitespace}},
@@ -266,6 +273,8 @@ func TestPlanErrors(t *testing.T) {
 		// where the added lines go would be a guess (they were written
 		// as given, at column 0, breaking the block).
 		{"uneven indentation, no change fits", map[string]string{"a": "def f(x):\n    if x:\n        y = 1\n"}, []string{"*** Update File: a", "@@", "-if x:", "-y = 1", "+if x:", "+y = 2"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 3}, "rung": RungWhitespace}, "with their indentation"},
+		{"uneven indentation, an added level unknown", map[string]string{"a": "def f(a):\n    if a:\n        x = 1\n"}, []string{"*** Update File: a", "@@", "   if a:", "-    x = 1", "+      w = 2"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 3}, "rung": RungWhitespace}, "with their indentation"},
 		{"uneven indentation, nothing removed", map[string]string{"a": "if x:\n    y = 1\nz\n"}, []string{"*** Update File: a", "@@", " if x:", " y = 1", "+w = 2", " z"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 3}, "rung": RungWhitespace}, "with their indentation"},
