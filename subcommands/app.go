@@ -606,7 +606,7 @@ func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 	case stores == 0:
 		lfs, err := localfs.New(localfs.Config{
 			Roots:       roots,
-			Deny:        c.StringSlice("deny"),
+			Deny:        denied(c),
 			Symlinks:    localfs.SymlinkPolicy(c.String("symlinks")),
 			LockTimeout: c.Duration("lock-timeout"),
 		})
@@ -615,13 +615,20 @@ func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 		}
 		return lfs, lfs, nil
 	case len(roots) == 1:
-		store, err := objectStore(c, roots[0], c.StringSlice("deny"))
+		store, err := objectStore(c, roots[0], denied(c))
 		if err != nil {
 			return nil, nil, err
 		}
 		return store, nil, nil
 	}
 	return mixedWorkspace(c, roots)
+}
+
+// denied are the --deny paths, empty ones left out: "" denied the working
+// directory, so that AGENTFS_DENY= (a CI template's blank) or a trailing
+// comma refused every path.
+func denied(c *cli.Context) []string {
+	return slices.DeleteFunc(slices.Clone(c.StringSlice("deny")), func(d string) bool { return d == "" })
 }
 
 // mixedWorkspace is the workspace of several roots, one an object store.
@@ -639,7 +646,7 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 			locals = append(locals, r)
 		}
 	}
-	for _, d := range c.StringSlice("deny") {
+	for _, d := range denied(c) {
 		switch {
 		case strings.HasPrefix(d, s3fs.Scheme):
 			storeDeny = append(storeDeny, d)

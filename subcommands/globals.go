@@ -1,6 +1,7 @@
 package subcommands
 
 import (
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -86,7 +87,9 @@ func (g globalFlag) flag() cli.Flag {
 	if g.alias != "" {
 		aliases = []string{g.alias}
 	}
-	if g.env != "" {
+	if v, set := os.LookupEnv(g.env); g.env != "" && (!set || v != "") {
+		// Set but empty, a variable is unset, as for every other
+		// setting (AGENTFS_FORMAT= was a usage error, exit 2).
 		env = []string{g.env}
 	}
 	switch g.kind {
