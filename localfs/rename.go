@@ -59,6 +59,30 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		return backend.FileInfo{}, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(src.display).
 			WithHint("move the files around the denied path one by one; nothing was moved")
 	}
+	var srcDir, dstDir unix.Stat_t
+	if err := unix.Fstat(src.fd(), &srcDir); err != nil {
+		return backend.FileInfo{}, mapErr(err, src.display)
+	}
+	if err := unix.Fstat(dst.fd(), &dstDir); err != nil {
+		return backend.FileInfo{}, mapErr(err, dst.display)
+	}
+	if sameFile(&srcDir, &dstDir) && src.name == dst.name {
+		// One entry under two names (a bind mount): the "other name" below
+		// was the only one, and was removed.
+		return backend.FileInfo{}, fault.OntoItself(dst.display)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		inside, err := holdsDirectory(&st, dst.fd())
+		if err != nil {
+			return backend.FileInfo{}, mapErr(err, dst.display)
+		}
+		if inside {
+			// Below itself by another name (a bind mount): copied across
+			// "file systems", it copied its own copy without end.
+			return backend.FileInfo{}, fault.InvalidArgument("the destination is the source or inside it.").WithPath(dst.display).
+				WithHint("move the directory somewhere outside itself")
+		}
+	}
 	var dstSt unix.Stat_t
 	if !opts.IfAbsent && unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW) == nil &&
 		dstSt.Dev == st.Dev && dstSt.Ino == st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
@@ -114,6 +138,44 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		}
 	}
 	return infoAt(dst.fd(), dst.name, dst.display)
+}
+
+// sameFile reports whether a and b describe one file.
+func sameFile(a, b *unix.Stat_t) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
+
+// holdsDirectory reports whether the directory dir is the directory open
+// as fd or one of its ancestors, by identity: ".." by "..", up to the
+// process's root (whose ".." is itself), or to a directory whose ".." it
+// may not open, past which the paths compared before are all there is.
+func holdsDirectory(dir *unix.Stat_t, fd int) (bool, error) {
+	cur, err := unix.Dup(fd)
+	if err != nil {
+		return false, err
+	}
+	defer func() { unix.Close(cur) }()
+	for {
+		var st unix.Stat_t
+		if err := unix.Fstat(cur, &st); err != nil {
+			return false, err
+		}
+		if sameFile(&st, dir) {
+			return true, nil
+		}
+		up, err := unix.Openat(cur, "..", dirFlags|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return false, nil
+		}
+		var upSt unix.Stat_t
+		if err := unix.Fstat(up, &upSt); err != nil {
+			unix.Close(up)
+			return false, err
+		}
+		unix.Close(cur)
+		cur = up
+		if sameFile(&upSt, &st) {
+			return false, nil // the root
+		}
+	}
 }
 
 // renameEndpoint is one end of a rename: its directory, opened and checked,
