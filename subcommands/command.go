@@ -120,6 +120,8 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 	}
 	var last Res // the last page that printed text data, for pageBreak
 	printed := false
+	lastPath := ""             // the last path --print0 printed, which a next page may start with
+	noted := map[string]bool{} // the notes printed: a search's totals, once for --all
 	for {
 		res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.Run(c.Context, tl, req) })
 		if err != nil {
@@ -142,7 +144,26 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 		}
 		switch {
 		case print0:
-			if err := o.paths(t.paths(res)); err != nil {
+			// A file whose matches two pages share is printed once, and
+			// the notes (more to come, a timeout) go to stderr as text's.
+			ps := t.paths(res)
+			if len(ps) > 0 && ps[0] == lastPath {
+				ps = ps[1:]
+			}
+			if len(ps) > 0 {
+				lastPath = ps[len(ps)-1]
+			}
+			if err := o.paths(ps); err != nil {
+				return err
+			}
+			notes := ""
+			if t.Text != nil {
+				_, notes = t.Text(res, o.palette)
+			}
+			if more && !all {
+				notes += "... more: " + flags + "\n"
+			}
+			if err := o.text("", once(noted, notes)); err != nil {
 				return err
 			}
 		case o.format == "text" && t.Text != nil:
@@ -150,6 +171,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 			if more && !all {
 				notes += "... more: " + flags + "\n"
 			}
+			notes = once(noted, notes)
 			if printed && data != "" && t.pageBreak != nil {
 				data = t.pageBreak(last, res) + data
 			}
@@ -168,6 +190,19 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 			return nil
 		}
 	}
+}
+
+// once is notes without the lines noted already, which it adds: --all
+// printed a search's totals once a page.
+func once(noted map[string]bool, notes string) string {
+	var b strings.Builder
+	for line := range strings.Lines(notes) {
+		if !noted[line] {
+			noted[line] = true
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // walkPage is next for a tool paged by offset and cursor (ls, find, grep):

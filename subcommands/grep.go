@@ -49,8 +49,10 @@ func grepPageBreak(prev, next *core.GrepResult) string {
 		return ""
 	}
 	pb, nb := pf.Blocks[len(pf.Blocks)-1], nf.Blocks[0]
-	if pb.Matches == nil || nb.Matches == nil {
-		return "" // no context: rg prints no --
+	if pb.Matches == nil && nb.Matches == nil {
+		// No context line on either side (a block of matches alone has
+		// none listed): rg prints no -- without context.
+		return ""
 	}
 	if pf.Path == nf.Path && pf.PathBase64 == nf.PathBase64 && nb.Start <= pb.Start+len(pb.Lines) {
 		return ""
