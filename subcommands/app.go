@@ -93,6 +93,7 @@ func internalError(r any) *fault.Error {
 
 // Main runs one agentfs invocation and returns its exit code.
 func Main(ctx context.Context, args []string, s Streams) (code int) {
+	s.Stdout = &answerStream{w: s.Stdout, ctx: ctx}
 	// The default bound until Before reads --max-bytes: --version and
 	// the errors of parsing come before it.
 	out := &output{streams: s, format: "json", maxBytes: core.DefaultMaxBytes}
@@ -373,6 +374,10 @@ func (o *output) write(b []byte) error {
 // answerNotWritten is the error of an answer that standard output did not
 // take: the call it answers ran.
 func answerNotWritten(err error) error {
+	if errors.Is(err, errAnswerStuck) {
+		return fault.Errorf(fault.CodeInterrupted, "interrupted while the answer was being written: the reader of standard output took none of it.").
+			WithHint("the call itself ran: any change it made stands, so check the files before running it again").WithCause(err)
+	}
 	return fault.Errorf(fault.CodeIOError, "the answer cannot be written to standard output: %v.", err).
 		WithHint("the call itself ran: any change it made stands, so check the files before running it again").WithCause(err)
 }
@@ -529,7 +534,7 @@ func colored(mode string, stdout any) bool {
 // isTerminal reports a stream (standard input or output) that is a
 // terminal.
 func isTerminal(stream any) bool {
-	f, ok := stream.(*os.File)
+	f, ok := stream.(interface{ Fd() uintptr })
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 

@@ -506,3 +506,41 @@ func TestAnswerNotWrittenSaysTheChangeStands(t *testing.T) {
 		t.Errorf("exit %d, %s; the file %q", code, errb.String(), b)
 	}
 }
+
+// blockedReader is standard output whose reader takes nothing: a write
+// cancels ctx (a signal as it is written) and then blocks.
+type blockedReader struct {
+	cancel  context.CancelFunc
+	release chan struct{}
+}
+
+func (b *blockedReader) Write(p []byte) (int, error) {
+	b.cancel()
+	<-b.release
+	return len(p), nil
+}
+
+// TestInterruptedWhileTheAnswerIsStuck: a signal while the answer cannot
+// be written (a pager left open) ends the call with 130 once the write has
+// blocked for stuckAnswer, saying the call ran; it waited in write(2) as
+// long as the reader did.
+func TestInterruptedWhileTheAnswerIsStuck(t *testing.T) {
+	t.Chdir(t.TempDir())
+	saved := stuckAnswer
+	stuckAnswer = 10 * time.Millisecond
+	t.Cleanup(func() { stuckAnswer = saved })
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &blockedReader{cancel: cancel, release: make(chan struct{})}
+	defer close(out.release)
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, []string{"ls"}, Streams{Stdin: strings.NewReader(""), Stdout: out, Stderr: &errb}) }()
+	select {
+	case code := <-done:
+		if code != 130 || !strings.Contains(errb.String(), `"INTERRUPTED"`) || !strings.Contains(errb.String(), "the call itself ran") {
+			t.Fatalf("interrupted while the answer was stuck: exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call went on waiting for its reader after the interrupt")
+	}
+}
