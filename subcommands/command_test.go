@@ -534,7 +534,9 @@ func TestInterruptedWhileTheAnswerIsStuck(t *testing.T) {
 	defer close(out.release)
 	var errb bytes.Buffer
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"ls"}, Streams{Stdin: strings.NewReader(""), Stdout: out, Stderr: &errb}) }()
+	go func() {
+		done <- Main(ctx, []string{"ls"}, Streams{Stdin: strings.NewReader(""), Stdout: out, Stderr: &errb})
+	}()
 	select {
 	case code := <-done:
 		if code != 130 || !strings.Contains(errb.String(), `"INTERRUPTED"`) || !strings.Contains(errb.String(), "the call itself ran") {
