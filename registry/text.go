@@ -83,12 +83,17 @@ func typeSuffix(typ string) string {
 	return ""
 }
 
-// findText renders one path a line, / after a directory and @ after a
-// link, as ls -F marks them.
+// findText renders one path a line, / after a directory, as fd prints
+// them: a path to pass back as it is (ls -F's @ after a link named another
+// file, "x@", or none).
 func findText(r *core.FindResult, p Palette) string {
 	var b strings.Builder
 	for _, e := range r.Results {
-		fmt.Fprintf(&b, "%s%s\n", p.entryName(fault.PathBytes(e.Path, e.PathBase64), e.Type), typeSuffix(e.Type))
+		suffix := ""
+		if e.Type == "dir" {
+			suffix = "/"
+		}
+		fmt.Fprintf(&b, "%s%s\n", p.entryName(fault.PathBytes(e.Path, e.PathBase64), e.Type), suffix)
 	}
 	return b.String()
 }
