@@ -20,13 +20,25 @@ var _ backend.Renamer = (*FS)(nil)
 // directory across file systems (EXDEV) is copied and removed in one
 // transaction (a directory as movetree.go says). The caller holds the
 // locks of both paths.
-func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
-	src, err := f.renameEnd(from, false)
+func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (_ backend.FileInfo, err error) {
+	src, err := f.renameEnd(from, nil)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
 	defer src.dir.Close()
-	dst, err := f.renameEnd(to, true)
+	// The destination's missing directories are made as a transaction's
+	// are, and removed again when the move fails: a move refused (into
+	// itself, NOT_A_FILE across file systems) left them, though its hint
+	// said nothing was moved.
+	made := &madeDirs{}
+	defer func() {
+		if err != nil {
+			made.undo(f)
+		} else {
+			made.keep()
+		}
+	}()
+	dst, err := f.renameEnd(to, made)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -207,7 +219,9 @@ func linkOntoItsFile(src, dst renameEndpoint, st *unix.Stat_t) error {
 		WithHint("rm the link if it is no longer wanted, or move it to another name; nothing was moved")
 }
 
-func (f *FS) renameEnd(path string, create bool) (renameEndpoint, error) {
+// renameEnd opens the directory of one end of a rename; made, when set,
+// makes its missing directories and records them.
+func (f *FS) renameEnd(path string, made *madeDirs) (renameEndpoint, error) {
 	t, err := f.resolve(path)
 	if err != nil {
 		return renameEndpoint{}, err
@@ -220,7 +234,7 @@ func (f *FS) renameEnd(path string, create bool) (renameEndpoint, error) {
 	if ct.rel == "." {
 		return renameEndpoint{}, fault.RootRefused(display)
 	}
-	dir, err := f.parentDir(ct, display, create)
+	dir, err := f.makeParentDir(ct, display, made != nil, made)
 	if err != nil {
 		return renameEndpoint{}, err
 	}
