@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
@@ -60,6 +61,9 @@ func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) 
 			return false, mapErr(err, display)
 		}
 		return true, syncDir(dfd, display)
+	}
+	if held, err := f.holdsRoot(&st); held || err != nil {
+		return false, cmp.Or(err, error(fault.RootRefused(display)))
 	}
 	if f.holdsDenied(real) {
 		return false, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(display).

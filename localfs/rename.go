@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -64,6 +65,11 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	}
 	if err := backend.CheckSwap(src.display, backend.WriteOptions{IfVersion: opts.IfVersion}, true, version(&st)); err != nil {
 		return backend.FileInfo{}, err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if held, err := f.holdsRoot(&st); held || err != nil {
+			return backend.FileInfo{}, cmp.Or(err, error(fault.RootRefused(src.display)))
+		}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR && f.holdsDenied(src.real) {
 		// Moved, the denied location would be reachable by a name no
@@ -188,6 +194,18 @@ func holdsDirectory(dir *unix.Stat_t, fd int) (bool, error) {
 			return false, nil // the root
 		}
 	}
+}
+
+// holdsRoot reports whether the directory st describes is a root or one
+// of its ancestors by identity: a root given by another name (a bind
+// mount of it) was removed or moved by this one.
+func (f *FS) holdsRoot(st *unix.Stat_t) (bool, error) {
+	for _, r := range f.roots {
+		if held, err := holdsDirectory(st, int(r.dir.Fd())); held || err != nil {
+			return held, err
+		}
+	}
+	return false, nil
 }
 
 // renameEndpoint is one end of a rename: its directory, opened and checked,
