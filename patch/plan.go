@@ -445,14 +445,14 @@ func reindentAdded(cl []Line, old, got []string, rung string) ([]Line, bool) {
 		j++
 	}
 	f, ok := editmatch.IndentTransform(old, got)
-	if !ok && editmatch.SameColumns(old, got) {
-		f, ok = nil, true
-	}
 	if !ok {
 		f, ok = editmatch.IndentLevels(old, got, added)
 	}
 	if !ok && len(removed) > 0 {
 		f, ok = editmatch.IndentLevels(removed, theirs, added)
+	}
+	if !ok && editmatch.SameColumns(old, got) {
+		f, ok = nil, true
 	}
 	if !ok {
 		return cl, !slices.ContainsFunc(added, func(l string) bool { return strings.TrimSpace(l) != "" })

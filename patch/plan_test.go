@@ -108,6 +108,11 @@ func TestPlanUpdate(t *testing.T) {
 		// A tab written as four spaces in a file that mixes them: no
 		// change of columns, the lines as given (they were refused).
 		{"tabs and spaces mixed, the same columns", "int f() {\n\tint a = 1;\n    int b = 2;\n    return a + b;\n}\n", []string{"@@", "     int a = 1;", "     int b = 2;", "+    int c = 3;", "     return a + b;"}, "int f() {\n\tint a = 1;\n    int b = 2;\n    int c = 3;\n    return a + b;\n}\n", []string{RungWhitespace}},
+		// GNU style, tabs of 8 among spaces, a patch of the tabbed lines
+		// in spaces: each level stands for the file's (taken for the
+		// same columns at a tab of 4, the added lines went in at the if's
+		// level).
+		{"GNU style, tabs of 8", "void f(int a)\n{\n  if (a)\n    {\n      x = 1;\n\tif (x)\n\t  {\n\t    g ();\n\t  }\n    }\n}\n", []string{"@@", "       x = 1;", "     if (x)", "       {", "-        g ();", "+        g (1);", "+        h ();", "       }"}, "void f(int a)\n{\n  if (a)\n    {\n      x = 1;\n\tif (x)\n\t  {\n\t    g (1);\n\t    h ();\n\t  }\n    }\n}\n", []string{RungWhitespace}},
 		{"uneven indentation, halved", "a:\n  b:\n    c: 1\n  d: 2\n", []string{"@@", "     b:", "-        c: 1", "+        c: 3", "+        e: 4", "     d: 2"}, "a:\n  b:\n    c: 3\n    e: 4\n  d: 2\n", []string{RungWhitespace}},
 		{"context lines keep the file's text", "  foo  \nbar\n", []string{"@@", " foo", "-bar", "+baz"}, "  foo  \nbaz\n", []string{RungWhitespace}},
 		{"trailing whitespace", "a \nb\n", []string{"@@", "-a", "+A"}, "A\nb\n", []string{RungTrailingWhitespace}},
