@@ -1,30 +1,37 @@
 package subcommands
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"time"
 )
 
 // answerStream is standard output, whose write a signal gives up on once
-// it has blocked for stuckAnswer: a reader that takes nothing (a pager left
-// open, a full pipe) kept the process in write(2) after SIGINT or SIGTERM,
-// exit 130 never coming. A write that completes, a signal received or not,
-// is the answer as ever: a mutation's commit gate still reports it.
+// the reader has taken nothing of it for stuckAnswer: a reader that takes
+// nothing (a pager left open, a full pipe) kept the process in write(2)
+// after SIGINT or SIGTERM, exit 130 never coming. A write that completes,
+// or goes on being read, a signal received or not, is the answer as ever:
+// a mutation's commit gate still reports it.
 type answerStream struct {
 	w     io.Writer
 	ctx   context.Context
 	stuck bool
 }
 
-// stuckAnswer is how long a write of the answer may block, a signal
-// received, before it is given up: an answer is written in microseconds
-// to a reader that reads.
+// stuckAnswer is how long the reader may take nothing of an answer, a
+// signal received, before its write is given up: a reader that reads
+// takes a part in microseconds.
 var stuckAnswer = time.Second
 
+// answerPart is what one write(2) of an answer sends: the reader's taking
+// of each part proves it reads.
+const answerPart = 64 << 10
+
 // errAnswerStuck is a write given up on (see answerStream).
-var errAnswerStuck = errors.New("interrupted while the reader took none of the answer")
+var errAnswerStuck = errors.New("interrupted while the reader of standard output took nothing")
 
 func (s *answerStream) Write(p []byte) (int, error) {
 	if s.stuck {
@@ -33,30 +40,44 @@ func (s *answerStream) Write(p []byte) (int, error) {
 	if s.ctx.Done() == nil {
 		return s.w.Write(p) // a context never cancelled
 	}
-	type written struct {
-		n   int
-		err error
-	}
-	done := make(chan written, 1)
-	start := time.Now()
+	// A copy: given up, the write goes on with bytes the caller reuses.
+	p = bytes.Clone(p)
+	var written atomic.Int64
+	done := make(chan error, 1)
 	go func() {
-		n, err := s.w.Write(p)
-		done <- written{n, err}
+		for off := 0; off < len(p); {
+			n, err := s.w.Write(p[off:min(off+answerPart, len(p))])
+			off += n
+			written.Store(int64(off))
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
 	}()
+	since := time.Now() // the last progress, or the write's start
 	select {
-	case r := <-done:
-		return r.n, r.err
+	case err := <-done:
+		return int(written.Load()), err
 	case <-s.ctx.Done():
 	}
-	t := time.NewTimer(max(stuckAnswer-time.Since(start), 0))
-	defer t.Stop()
-	select {
-	case r := <-done:
-		return r.n, r.err
-	case <-t.C:
+	seen := written.Load()
+	tick := time.NewTicker(stuckAnswer / 10)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return int(written.Load()), err
+		case now := <-tick.C:
+			if w := written.Load(); w != seen {
+				seen, since = w, now
+			} else if now.Sub(since) >= stuckAnswer {
+				s.stuck = true
+				return int(seen), errAnswerStuck
+			}
+		}
 	}
-	s.stuck = true
-	return 0, errAnswerStuck
 }
 
 // Fd is the descriptor of the stream wrapped, for isTerminal; none when it

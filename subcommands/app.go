@@ -375,7 +375,7 @@ func (o *output) write(b []byte) error {
 // take: the call it answers ran.
 func answerNotWritten(err error) error {
 	if errors.Is(err, errAnswerStuck) {
-		return fault.Errorf(fault.CodeInterrupted, "interrupted while the answer was being written: the reader of standard output took none of it.").
+		return fault.Errorf(fault.CodeInterrupted, "interrupted while the answer was being written: the reader of standard output took nothing for a second.").
 			WithHint("the call itself ran: any change it made stands, so check the files before running it again").WithCause(err)
 	}
 	return fault.Errorf(fault.CodeIOError, "the answer cannot be written to standard output: %v.", err).

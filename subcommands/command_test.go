@@ -546,3 +546,41 @@ func TestInterruptedWhileTheAnswerIsStuck(t *testing.T) {
 		t.Fatal("the call went on waiting for its reader after the interrupt")
 	}
 }
+
+// slowReader takes an answer a part at a time, each once the test lets it.
+type slowReader struct {
+	bytes.Buffer
+	next chan struct{}
+}
+
+func (s *slowReader) Write(p []byte) (int, error) {
+	<-s.next
+	return s.Buffer.Write(p)
+}
+
+// TestAnswerStreamReadSlowly: a signal does not give up an answer its
+// reader goes on taking, slowly (it was cut after a second, exit 130),
+// and the bytes written are the caller's as they were when it wrote them,
+// though it reuses its buffer.
+func TestAnswerStreamReadSlowly(t *testing.T) {
+	saved := stuckAnswer
+	stuckAnswer = 400 * time.Millisecond
+	t.Cleanup(func() { stuckAnswer = saved })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := &slowReader{next: make(chan struct{})}
+	s := &answerStream{w: out, ctx: ctx}
+	answer := bytes.Repeat([]byte("a"), 5*answerPart)
+	want := bytes.Clone(answer)
+	go func() {
+		for range 5 {
+			time.Sleep(stuckAnswer / 4) // a reader: 5 parts take longer than the bound, each far less
+			out.next <- struct{}{}
+		}
+	}()
+	n, err := s.Write(answer)
+	clear(answer)
+	if err != nil || n != len(want) || !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("a slow reader: %d bytes, %v; it got %d bytes", n, err, out.Len())
+	}
+}

@@ -573,6 +573,10 @@ func startDetached(c *cli.Context) error {
 			cmd.Process.Signal(syscall.SIGTERM) // unreported, it would run on: ended with the failure
 			cmd.Wait()
 		}
+		if errors.Is(err, errAnswerStuck) {
+			return fault.Errorf(fault.CodeInterrupted, "interrupted while the answer was being written: the reader of standard output took nothing for a second, and the watcher was stopped.").
+				WithHint("run it again").WithCause(err)
+		}
 		return err
 	}
 	s.Stderr.Write(stderr)
