@@ -121,7 +121,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 	var last Res // the last page that printed text data, for pageBreak
 	printed := false
 	lastPath := ""             // the last path --print0 printed, which a next page may start with
-	noted := map[string]bool{} // the notes printed: a search's totals, once for --all
+	noted := map[string]bool{} // the totals noted, once for --all
 	for {
 		res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.Run(c.Context, tl, req) })
 		if err != nil {
@@ -192,15 +192,21 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 	}
 }
 
-// once is notes without the lines noted already, which it adds: --all
-// printed a search's totals once a page.
+// once is notes without a search's totals (grep's "... N matching lines
+// in M file(s)", the whole search's on every page) when noted already,
+// which it adds: --all printed them once a page. A page's own notes (lines
+// cut, files skipped, a timeout) stay, each page's, though their text
+// repeats.
 func once(noted map[string]bool, notes string) string {
 	var b strings.Builder
 	for line := range strings.Lines(notes) {
-		if !noted[line] {
+		if strings.Contains(line, " matching lines in ") {
+			if noted[line] {
+				continue
+			}
 			noted[line] = true
-			b.WriteString(line)
 		}
+		b.WriteString(line)
 	}
 	return b.String()
 }
