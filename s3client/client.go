@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -691,7 +692,7 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	size := resp.ContentLength
 	var data []byte
 	if size <= limit {
-		data, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		data, err = io.ReadAll(io.LimitReader(resp.Body, limit+min(1, math.MaxInt64-limit)))
 	}
 	resp.Body.Close()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"testing"
@@ -325,6 +326,22 @@ func TestCopyThroughUnstatedLength(t *testing.T) {
 		r.Close()
 		if !bytes.Equal(data, src) || got.ETag != etag {
 			t.Errorf("%d bytes: the copy holds %d bytes, ETag %s; want %s", n, len(data), got.ETag, etag)
+		}
+	}
+	// No limit (a rollback's restore): limit+1 overflowed, and the copy
+	// put back was empty.
+	for _, cl := range []*Client{plain, c} {
+		if _, err := cl.CopyThrough(ctx, "src", "", "restored", Condition("", ""), math.MaxInt64); err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := plain.GetObject(ctx, "restored")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(r)
+		r.Close()
+		if len(data) != limit+1 {
+			t.Errorf("a copy of no limit holds %d bytes, want %d", len(data), limit+1)
 		}
 	}
 	if n := openUploads(t, plain); n != 0 {
