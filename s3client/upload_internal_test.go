@@ -248,14 +248,9 @@ func TestCopyParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, got, err := c.GetObject(ctx, "dst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(r)
-	r.Close()
-	if err != nil || !bytes.Equal(data, src) || got.ETag != etag || got.Meta["mark"] != "m1" {
-		t.Errorf("the copy: %d bytes (equal %v), %+v, %v; want ETag %s", len(data), bytes.Equal(data, src), got, err, etag)
+	data, got := readObject(t, c, "dst")
+	if !bytes.Equal(data, src) || got.ETag != etag || got.Meta["mark"] != "m1" {
+		t.Errorf("the copy: %d bytes (equal %v), %+v; want ETag %s", len(data), bytes.Equal(data, src), got, etag)
 	}
 	for _, tc := range []struct {
 		name      string
@@ -318,12 +313,7 @@ func TestCopyThroughUnstatedLength(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d bytes: %v", n, err)
 		}
-		r, got, err := plain.GetObject(ctx, dst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(r)
-		r.Close()
+		data, got := readObject(t, plain, dst)
 		if !bytes.Equal(data, src) || got.ETag != etag {
 			t.Errorf("%d bytes: the copy holds %d bytes, ETag %s; want %s", n, len(data), got.ETag, etag)
 		}
@@ -334,17 +324,26 @@ func TestCopyThroughUnstatedLength(t *testing.T) {
 		if _, err := cl.CopyThrough(ctx, "src", "", "restored", Condition("", ""), math.MaxInt64); err != nil {
 			t.Fatal(err)
 		}
-		r, _, err := plain.GetObject(ctx, "restored")
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(r)
-		r.Close()
-		if len(data) != limit+1 {
+		if data, _ := readObject(t, plain, "restored"); len(data) != limit+1 {
 			t.Errorf("a copy of no limit holds %d bytes, want %d", len(data), limit+1)
 		}
 	}
 	if n := openUploads(t, plain); n != 0 {
 		t.Errorf("%d uploads left", n)
 	}
+}
+
+// readObject is the object at key, its bytes and description, or fails t.
+func readObject(t *testing.T, c *Client, key string) ([]byte, ObjectInfo) {
+	t.Helper()
+	r, o, err := c.GetObject(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, o
 }
