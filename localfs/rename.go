@@ -103,7 +103,7 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	}
 	var dstSt unix.Stat_t
 	if !opts.IfAbsent && unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW) == nil &&
-		dstSt.Dev == st.Dev && dstSt.Ino == st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		sameFile(&dstSt, &st) && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		// Two names of one file: rename(2) does nothing and succeeds. The
 		// move's outcome is the source's name gone.
 		if err := unix.Unlinkat(src.fd(), src.name, 0); err != nil {
