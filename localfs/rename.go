@@ -179,7 +179,8 @@ func holdsDirectory(dir *unix.Stat_t, fd int) (bool, error) {
 		if sameFile(&st, dir) {
 			return true, nil
 		}
-		up, err := unix.Openat(cur, "..", dirFlags|unix.O_NONBLOCK, 0)
+		// O_PATH (Linux): a parent the caller may not list is still gone through.
+		up, err := unix.Openat(cur, "..", pathFlags|unix.O_DIRECTORY, 0)
 		if err != nil {
 			return false, nil
 		}
