@@ -158,7 +158,6 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 		}
 		return nil, withPath(err, display)
 	}
-	edited = textfile.WithoutNewMarks(src, edited)
 	for i, e := range edits {
 		// An edit may keep or move a marker the file holds, never add one.
 		if lineCuts(*e.NewText) > 0 {

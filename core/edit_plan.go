@@ -11,6 +11,7 @@ import (
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/similarity"
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // EditOutcome says how one edit of a batch was applied.
@@ -147,7 +148,11 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		at = r.end
 	}
 	out.WriteString(src[at:])
-	return out.String(), outcomes, nil
+	put := 0 // the U+FEFF a newText wrote at the start
+	if len(regions) > 0 && regions[0].start <= len("\uFEFF")*textfile.LeadingMarks(src) {
+		put = textfile.LeadingMarks(regions[0].repl)
+	}
+	return textfile.WithoutNewMarks(src, out.String(), put), outcomes, nil
 }
 
 // claim is the lines where an edit taken for already applied finds its

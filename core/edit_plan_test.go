@@ -52,6 +52,8 @@ func TestPlanEdits(t *testing.T) {
 		{"tabs kept", "\tx\n\t\ty\n", []EditOp{op("y", "z")}, "\tx\n\t\tz\n", []string{editmatch.RungExact}},
 		{"against the original", "a b", []EditOp{op("a", "b"), op("b", "a")}, "b a", []string{editmatch.RungExact, editmatch.RungExact}},
 		{"replaceAll fuzzy, adjacent windows", "x \nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\nz\n", []string{editmatch.RungTrailingWhitespace}},
+		{"a mark newText puts at the start dropped", "hello\n", []EditOp{op("hello", "\uFEFFHELLO")}, "HELLO\n", []string{editmatch.RungExact}},
+		{"the file's own U+FEFF brought to the start kept", "\n\uFEFFb", []EditOp{op("\n", "")}, "\uFEFFb", []string{editmatch.RungExact}},
 		{"adjacent edits", "abcdef\n", []EditOp{op("abc", "1"), op("def", "2")}, "12\n", []string{editmatch.RungExact, editmatch.RungExact}},
 		{"trailing whitespace", "func f() {  \n\treturn 1\t\n}\n",
 			[]EditOp{op("func f() {\n\treturn 1\n}\n", "func f() {\n\treturn 2\n}\n")},

@@ -163,16 +163,25 @@ func FuzzPlan(f *testing.F) {
 			added[i] = strings.TrimRight(l, "\r")
 			c.Lines = append(c.Lines, Line{'+', added[i]})
 		}
+		if len(added) > 0 && strings.HasPrefix(added[0], "\uFEFF") {
+			return // one the patch puts first is dropped: TestWithoutNewMarks
+		}
 		changes, err = (&Patch{Ops: []Op{{Kind: Update, Path: "f", Chunks: []Chunk{c}}}}).Plan(read, nil)
 		if err != nil {
 			t.Fatalf("replace: %v", err)
 		}
 		got := changes[0].Content
-		if strings.HasPrefix(got, "\uFEFF") != bom {
+		s := changes[0].Chunks[0].Line - 1
+		gotBody, gotBOM := strings.CutPrefix(got, "\uFEFF")
+		if !bom && s == 0 && len(added) == 0 && k < len(orig) && strings.HasPrefix(orig[k].text, "\uFEFF") {
+			// The line after those deleted begins with its own U+FEFF,
+			// now the file's first bytes: kept as they are.
+			gotBody, gotBOM = got, false
+		}
+		if gotBOM != bom {
 			t.Fatalf("BOM lost or added: %q", got)
 		}
-		out := splitFile(strings.TrimPrefix(got, "\uFEFF"))
-		s := changes[0].Chunks[0].Line - 1
+		out := splitFile(gotBody)
 		if len(out) != len(orig)-k+len(added) || s < 0 || s+k > len(orig) {
 			t.Fatalf("%d lines at %d, from %d lines, %d replaced by %d", len(out), s, len(orig), k, len(added))
 		}

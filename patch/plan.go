@@ -297,7 +297,8 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 	if err := checkOverlap(reps, op); err != nil {
 		return "", nil, err
 	}
-	out := textfile.WithoutNewMarks(body, render(lines, reps, len(body)))
+	rendered, put := render(lines, reps, len(body))
+	out := textfile.WithoutNewMarks(body, rendered, put)
 	if bom {
 		out = "\uFEFF" + out
 	}
@@ -484,7 +485,8 @@ func checkOverlap(reps []replacement, op Op) error {
 
 // render applies reps, in the file's order, to lines: a kept line is the
 // file's own, an added one takes the line ending of the lines it replaces.
-func render(lines []fileLine, reps []replacement, size int) string {
+// It returns the text and the U+FEFF an added line put at its start.
+func render(lines []fileLine, reps []replacement, size int) (string, int) {
 	def := usualEOL(lines, "\n")
 	out := make([]fileLine, 0, len(lines))
 	pos := 0
@@ -519,7 +521,11 @@ func render(lines []fileLine, reps []replacement, size int) string {
 		}
 		b.WriteString(l.eol)
 	}
-	return b.String()
+	put := 0
+	if len(out) > 0 && out[0].added {
+		put = textfile.LeadingMarks(out[0].text)
+	}
+	return b.String(), put
 }
 
 // seek locates old at or after start; with eof, only as the file's last

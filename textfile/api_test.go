@@ -142,16 +142,24 @@ func TestAppended(t *testing.T) {
 }
 
 func TestWithoutNewMarks(t *testing.T) {
-	for _, tc := range []struct{ old, new, want string }{
-		{"hello\n", "\uFEFFHELLO\n", "HELLO\n"},
-		{"hello\n", "\uFEFF\uFEFFHELLO\n", "HELLO\n"},
-		{"\uFEFFtwo\n", "\uFEFFTWO\n", "\uFEFFTWO\n"},
-		{"\uFEFFtwo\n", "\uFEFF\uFEFFTWO\n", "\uFEFFTWO\n"},
-		{"\uFEFFtwo\n", "TWO\n", "TWO\n"},
-		{"a\n", "a\n\uFEFFb\n", "a\n\uFEFFb\n"},
+	for _, tc := range []struct {
+		old, new string
+		put      int
+		want     string
+	}{
+		{"hello\n", "\uFEFFHELLO\n", 1, "HELLO\n"},
+		{"hello\n", "\uFEFF\uFEFFHELLO\n", 2, "HELLO\n"},
+		{"\uFEFFtwo\n", "\uFEFFTWO\n", 1, "\uFEFFTWO\n"},
+		{"\uFEFFtwo\n", "\uFEFF\uFEFFTWO\n", 2, "\uFEFFTWO\n"},
+		{"\uFEFFtwo\n", "TWO\n", 0, "TWO\n"},
+		{"a\n", "a\n\uFEFFb\n", 0, "a\n\uFEFFb\n"},
+		// Line 1 deleted: line 2's own U+FEFF comes first, and stays.
+		{"\n\uFEFFb\n", "\uFEFFb\n", 0, "\uFEFFb\n"},
+		// One put before one of old's brought to the start.
+		{"\n\uFEFFb\n", "\uFEFF\uFEFFb\n", 1, "\uFEFFb\n"},
 	} {
-		if got := WithoutNewMarks(tc.old, tc.new); got != tc.want {
-			t.Errorf("WithoutNewMarks(%q, %q) = %q, want %q", tc.old, tc.new, got, tc.want)
+		if got := WithoutNewMarks(tc.old, tc.new, tc.put); got != tc.want {
+			t.Errorf("WithoutNewMarks(%q, %q, %d) = %q, want %q", tc.old, tc.new, tc.put, got, tc.want)
 		}
 	}
 }

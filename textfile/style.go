@@ -92,7 +92,7 @@ func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, 
 	c := Codec{name: "utf-8", unit: 1}
 	if file != nil {
 		withBOM, c = file.c.bom != nil, file.c
-		if leadingMarks(content) <= leadingMarks(file.text) {
+		if LeadingMarks(content) <= LeadingMarks(file.text) {
 			body = content
 		}
 	}
@@ -127,15 +127,17 @@ func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, 
 // begins with: on disk such a U+FEFF is a byte-order mark, a second one in
 // a file with a mark, a new one in a file without. Whoever copies line 1
 // from a diff, which shows the mark, gives one; write drops it likewise.
-func WithoutNewMarks(old, new string) string {
-	if extra := leadingMarks(new) - leadingMarks(old); extra > 0 {
+// put is how many of new's leading U+FEFF the change wrote: one of old's
+// own lines brought to the start keeps its U+FEFF, as its bytes are.
+func WithoutNewMarks(old, new string, put int) string {
+	if extra := min(put, LeadingMarks(new)-LeadingMarks(old)); extra > 0 {
 		return new[extra*len("\uFEFF"):]
 	}
 	return new
 }
 
-// leadingMarks counts the U+FEFF at the start of s.
-func leadingMarks(s string) int {
+// LeadingMarks counts the U+FEFF at the start of s.
+func LeadingMarks(s string) int {
 	n := 0
 	for strings.HasPrefix(s[n*3:], "\uFEFF") {
 		n++
