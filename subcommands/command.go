@@ -705,6 +705,14 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 	}
 	cmd := commandNamed(cmds, name)
 	if cmd == nil {
+		for _, a := range lead {
+			if isFlagArg(a) && lookupFlag(globals, a) == nil && !isHelp(a) && a != "-v" && a != "--version" {
+				// --rooot /x ls: the misspelt flag, not its value taken
+				// for the subcommand.
+				name, _ := flagName(a)
+				return nil, usageError(fmt.Errorf("flag provided but not defined: -%s", name), args, nil, nil)
+			}
+		}
 		var names []string
 		for _, c := range cmds {
 			names = append(names, c.Name)
