@@ -870,6 +870,9 @@ func FlockWait(ctx context.Context, fd, how int, deadline time.Time) error {
 }
 
 func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration) error {
+	// What was left of --lock-timeout 1s when the lock was asked for is
+	// 999.99ms: said as the caller gave it.
+	timeout = timeout.Round(time.Millisecond)
 	if errors.Is(err, errKeptReplaced) {
 		return fault.Errorf(fault.CodeLockTimeout, "%s kept being replaced by another writer while its lock was taken, for longer than %s.", heldPath, timeout).
 			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).

@@ -67,6 +67,21 @@ func TestLockAcrossRoots(t *testing.T) {
 	}
 }
 
+// LOCK_TIMEOUT names the timeout the caller gave, not what was left of it
+// a few microseconds later.
+func TestLockTimeoutSaysTheTimeoutGiven(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	must(t, os.WriteFile(filepath.Join(dir, "f"), nil, 0o644))
+	unlock, err := fsys.Lock(context.Background(), "f", 0)
+	must(t, err)
+	defer unlock()
+	_, err = fsys.Lock(context.Background(), "f", 30*time.Millisecond-300*time.Nanosecond)
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeLockTimeout || !strings.HasSuffix(e.Message, " longer than 30ms.") || e.Details["timeout"] != "30ms" {
+		t.Fatalf("got %v (details %v), want LOCK_TIMEOUT for longer than 30ms", err, e.Details)
+	}
+}
+
 // flock locks belong to open file descriptions, so two Lock calls of one
 // process contend as two processes would.
 func TestLockConflicts(t *testing.T) {
