@@ -110,9 +110,13 @@ func (t tool[Req, Res]) command() *cli.Command {
 func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 	o := outputOf(c)
 	all, print0 := c.Bool("all"), c.Bool("print0")
-	if all && t.next == nil || print0 && t.paths == nil {
-		return fault.InvalidArgument("%s has no pages of paths for --all or --print0.", t.Name).
-			WithHint("--all pages read, ls, find and grep; --print0 prints the paths of find and grep")
+	if all && t.next == nil {
+		return fault.InvalidArgument("%s has no pages for --all.", t.Name).
+			WithHint("--all pages read, ls, find and grep")
+	}
+	if print0 && t.paths == nil {
+		return fault.InvalidArgument("%s answers no paths for --print0.", t.Name).
+			WithHint("--print0 prints the paths of find and grep")
 	}
 	if all && o.format != "text" && !print0 {
 		return fault.InvalidArgument("--all prints every page as text, and JSON is one object per call.").
@@ -419,8 +423,15 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	jsonArg, fromStdin := c.Generic("json").(*onceString).String(), len(args) == 1 && args[0] == "-"
 	if c.IsSet("json") || fromStdin {
 		if (c.IsSet("json") && len(args) > 0) || len(setFlags) > 0 {
+			var extra []string
+			if len(setFlags) > 0 {
+				extra = append(extra, "flags "+strings.Join(setFlags, " "))
+			}
+			if c.IsSet("json") && len(args) > 0 {
+				extra = append(extra, "arguments "+strings.Join(args, " "))
+			}
 			return nil, repeated, fault.InvalidArgument("a request is given as flags, as --json or as JSON on stdin, never mixed.").
-				WithHint("put every field in the JSON object (extra: %s)", strings.Join(append(setFlags, args...), " "))
+				WithHint("put every field in the JSON object (extra: %s)", strings.Join(extra, "; "))
 		}
 		// Errors from here on speak of fields, not flags.
 		outputOf(c).fields = specs
