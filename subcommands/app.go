@@ -682,13 +682,13 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 			home = 0
 		}
 	}
-	for _, r := range roots {
+	storeRoots, err := apartStoreRoots(roots)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range roots {
 		if !strings.HasPrefix(r, s3fs.Scheme) {
 			continue
-		}
-		bucket, prefix, err := s3fs.ParseRoot(r)
-		if err != nil {
-			return nil, nil, err
 		}
 		deny := storeDeny
 		if home < 0 {
@@ -699,13 +699,48 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 		if err != nil {
 			return nil, nil, err
 		}
-		members = append(members, mixfs.Member{Root: strings.TrimSuffix(s3fs.Scheme+bucket+"/"+prefix, "/"), FS: store})
+		members = append(members, mixfs.Member{Root: storeRoots[i], FS: store})
 	}
 	mixed, err := mixfs.New(mixfs.Config{Members: members, Home: home})
 	if err != nil {
 		return nil, nil, err
 	}
 	return mixed, lfs, nil
+}
+
+// apartStoreRoots is each root of roots that is an object store's spelled
+// s3://bucket/prefix, cleaned and without a final slash ("" for a local
+// root). Two store roots one of which holds the other are refused: each
+// is a backend of its own, with its own journals and deny paths, so a
+// transaction, a deny or the inner root itself would be protected under
+// one spelling and not the other (rm -r of the outer's folder removed
+// the inner root). The outer root alone names every key of both.
+func apartStoreRoots(roots []string) ([]string, error) {
+	spelled := make([]string, len(roots))
+	for i, r := range roots {
+		if !strings.HasPrefix(r, s3fs.Scheme) {
+			continue
+		}
+		bucket, prefix, err := s3fs.ParseRoot(r)
+		if err != nil {
+			return nil, err
+		}
+		spelled[i] = strings.TrimSuffix(s3fs.Scheme+bucket+"/"+prefix, "/")
+		for _, q := range spelled[:i] {
+			if q == "" || q == spelled[i] {
+				continue
+			}
+			outer, inner := q, spelled[i]
+			if len(outer) > len(inner) {
+				outer, inner = inner, outer
+			}
+			if strings.HasPrefix(inner, outer+"/") {
+				return nil, fault.InvalidArgument("the roots %s and %s overlap: an object store's roots must be apart.", outer, inner).
+					WithHint("give %s alone and name the other's keys from it (%s)", outer, strings.TrimPrefix(inner, outer+"/"))
+			}
+		}
+	}
+	return spelled, nil
 }
 
 // objectStore is the backend of an s3://bucket/prefix root, reached as
