@@ -79,6 +79,9 @@ func (t *Tools) ApplyPatch(ctx context.Context, req ApplyPatchRequest) (*ApplyPa
 		// One spelling per file, so that sections of one file spelled
 		// two ways, relative and absolute, are planned as one file's.
 		op := &p.Ops[i]
+		if err := t.dotDotPlaced(ctx, op.Path, op.MoveTo); err != nil {
+			return nil, err
+		}
 		op.Path = t.spelling(op.Path)
 		if op.MoveTo != "" {
 			op.MoveTo = t.spelling(op.MoveTo)
@@ -134,6 +137,22 @@ func (t *Tools) spelling(path string) string {
 		return path
 	}
 	return t.FS.Display(path)
+}
+
+// dotDotPlaced refuses a path with a ".." the backend would refuse (one
+// after a file or a missing name): the plan names each file by its
+// cleaned name, and a backend without locks, which check it on a local
+// root, would never see the ".." at all.
+func (t *Tools) dotDotPlaced(ctx context.Context, paths ...string) error {
+	for _, p := range paths {
+		if !slices.Contains(strings.Split(p, "/"), "..") {
+			continue
+		}
+		if _, err := t.FS.Stat(ctx, p); fault.AsError(err) != nil && fault.AsError(err).Code == fault.CodeInvalidArgument {
+			return err
+		}
+	}
+	return nil
 }
 
 // patchPaths lists every path a patch touches, to lock them all.
