@@ -2102,3 +2102,31 @@ func (putsUnsent) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// A recursive removal whose second batch of deletions fails says how many
+// keys the first deleted: the failed request's "nothing was written" read
+// as if the rm had changed nothing, with 1,000 files gone.
+func TestRemoveFailedPartWaySaysWhatWasDeleted(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{}
+	for i := range 1001 {
+		files[fmt.Sprintf("d/f%04d", i)] = "x"
+	}
+	_, _, root := seeded(t, "partway", files)
+	batches := 0
+	rm := transportFS(t, root, &onFirst{fail: true, match: func(r *http.Request) bool {
+		if r.Method == http.MethodPost && r.URL.Query().Has("delete") {
+			batches++
+		}
+		return batches == 2
+	}})
+	_, err := rm.Remove(ctx, "d", backend.RemoveOptions{Recursive: true})
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, "after deleting 1000 of the 1001 keys") || e.Details["deleted"] != 1000 {
+		t.Fatalf("got %v (details %v), want IO_ERROR saying 1000 of the 1001 keys were deleted", err, e.Details)
+	}
+	page, err := rm.ReadDir(ctx, "d", 0, 10)
+	if err != nil || len(page.Entries) != 1 {
+		t.Fatalf("left in d: %+v, %v; want the one key of the batch that failed", page.Entries, err)
+	}
+}

@@ -216,14 +216,21 @@ func (f *FS) checkListed(ctx context.Context, mangled []string) error {
 }
 
 // deleteKeys deletes keys in batches (DeleteObjects, up to 1,000 a
-// request), the first failure returned.
+// request), the first failure returned. One after a batch that landed
+// says how many keys are gone: the failed request's own "nothing was
+// written" read as if the whole removal had changed nothing.
 func (f *FS) deleteKeys(ctx context.Context, c string, keys []string) error {
-	for len(keys) > 0 {
-		n := min(len(keys), 1000)
-		if err := f.c.DeleteBatch(ctx, keys[:n]); err != nil {
-			return f.mapErr(err, c)
+	for done := 0; done < len(keys); {
+		n := min(len(keys)-done, 1000)
+		if err := f.c.DeleteBatch(ctx, keys[done:done+n]); err != nil {
+			e := fault.AsError(f.mapErr(err, c))
+			if done == 0 || e == nil {
+				return f.mapErr(err, c)
+			}
+			return fault.Errorf(e.Code, "the removal stopped after deleting %d of the %d keys: %s", done, len(keys), e.Message).
+				WithPath(e.Path).WithDetail("deleted", done).WithHint("run it again to remove what is left")
 		}
-		keys = keys[n:]
+		done += n
 	}
 	return nil
 }
