@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -494,16 +495,29 @@ func render(lines []fileLine, reps []replacement, size int) (string, int) {
 		out = append(out, lines[pos:r.at]...)
 		eol := usualEOL(lines[r.at:r.at+r.n], def)
 		i := r.at
+		// In a file of mixed endings, the n-th line added after a run of
+		// removed ones takes the n-th removed line's ending (those past
+		// the run's length the last one's), as edit keeps them in their
+		// places; a line only inserted takes the chunk's usual ending.
+		var removed []string
+		taken := 0
 		for _, l := range r.lines {
 			switch l.Op {
 			case ' ':
 				// The file's own text: a rung may have matched it loosely.
 				out = append(out, lines[i])
 				i++
+				removed, taken = removed[:0], 0
 			case '-':
+				removed = append(removed, lines[i].eol)
 				i++
 			case '+':
-				out = append(out, fileLine{text: l.Text, eol: eol, added: true})
+				e := eol
+				if len(removed) > 0 {
+					e = cmp.Or(removed[min(taken, len(removed)-1)], eol)
+					taken++
+				}
+				out = append(out, fileLine{text: l.Text, eol: e, added: true})
 			}
 		}
 		pos = r.at + r.n

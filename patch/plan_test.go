@@ -67,6 +67,9 @@ func TestPlanUpdate(t *testing.T) {
 		{"CRLF file", "a\r\nb\r\nc\r\n", []string{"@@", " a", "-b", "+B1", "+B2"}, "a\r\nB1\r\nB2\r\nc\r\n", []string{RungExact}},
 		{"mixed endings: the replaced lines'", "a\r\nb\nc\r\n", []string{"@@", "-b", "+b1", "+b2"}, "a\r\nb1\nb2\nc\r\n", []string{RungExact}},
 		{"mixed endings: kept lines keep theirs", "a\r\nb\nc\r\nd\r\n", []string{"@@", " b", "-c", "+x", " d"}, "a\r\nb\nx\r\nd\r\n", []string{RungExact}},
+		{"mixed endings: a line replaced between others takes its own", "a\r\nb\nc\r\nd\n", []string{"@@", " a", "-b", "+B", " c"}, "a\r\nB\nc\r\nd\n", []string{RungExact}},
+		{"mixed endings: lines replaced take theirs in their places", "x\r\na\nb\r\n", []string{"@@", "-a", "-b", "+A", "+B"}, "x\r\nA\nB\r\n", []string{RungExact}},
+		{"mixed endings: more added than removed take the last one's", "a\r\nb\nc\r\n", []string{"@@", "-a", "-b", "+1", "+2", "+3", " c"}, "1\r\n2\n3\nc\r\n", []string{RungExact}},
 		{"BOM kept", "\uFEFFa\nb\n", []string{"@@", "-a", "+A"}, "\uFEFFA\nb\n", []string{RungExact}},
 		{"BOM and CRLF", "\uFEFFa\r\nb\r\n", []string{"@@", " a", "+x"}, "\uFEFFa\r\nx\r\nb\r\n", []string{RungExact}},
 		// Line 1 of a file with a BOM as a diff or cat shows it, the mark
