@@ -1410,7 +1410,7 @@ func lineText(r lineRec) (string, string) {
 			suffix = " [… " + strconv.Itoa(size-end) + " bytes cut]"
 		}
 		kept := b[start-r.off : end-r.off]
-		s := prefix + strings.ToValidUTF8(string(kept), "\uFFFD") + suffix
+		s := prefix + perByteFFFD(kept) + suffix
 		if utf8.Valid(kept) {
 			return s, ""
 		}
@@ -1420,5 +1420,23 @@ func lineText(r lineRec) (string, string) {
 	if utf8.Valid(b) {
 		return string(b), ""
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD"), base64.StdEncoding.EncodeToString(b)
+	return perByteFFFD(b), base64.StdEncoding.EncodeToString(b)
+}
+
+// perByteFFFD is b with one U+FFFD for each byte that is not UTF-8, as a
+// U+FFFD of a query matches one such byte: a line shown with one for a
+// run of them (strings.ToValidUTF8) was not found when copied back.
+func perByteFFFD(b []byte) string {
+	var out strings.Builder
+	out.Grow(len(b) + 8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out.WriteString("\uFFFD")
+		} else {
+			out.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return out.String()
 }
