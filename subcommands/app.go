@@ -601,6 +601,13 @@ func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
 // routing each path to its backend; see mixedWorkspace).
 func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 	roots := c.StringSlice("root")
+	if slices.Contains(roots, "") {
+		// "" is the working directory to a file system: a root added
+		// beside the ones meant (--root "$WS" --root "$UNSET", or
+		// AGENTFS_ROOT=ws, with its trailing comma).
+		return nil, nil, fault.InvalidArgument("a --root is empty (an unset variable, or a trailing comma in AGENTFS_ROOT).").
+			WithHint("remove the empty root; the working directory is --root .")
+	}
 	stores := 0
 	for _, r := range roots {
 		if strings.HasPrefix(r, s3fs.Scheme) {
