@@ -1,11 +1,21 @@
 package registry
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Palette colours a text rendering for a terminal; the zero Palette leaves
 // it plain, byte for byte, which is what a pipe or NO_COLOR gets.
 type Palette struct {
 	Path, Line, Dir, Link, Added, Removed, Hunk, Header string
+	// Terminal is set when the text goes to a terminal, where a control
+	// character of a name is shown escaped (as ls quotes it), so that a
+	// file named with an escape sequence cannot set the window's title
+	// or clear the screen; a pipe gets the name's bytes, to pass back.
+	Terminal bool
 }
 
 // Colors is the palette of a terminal, in the colours its users know:
@@ -32,6 +42,7 @@ func paint(code, s string) string {
 
 // entryName paints a listed name by its type, as ls --color does.
 func (p Palette) entryName(name, typ string) string {
+	name = p.shown(name)
 	switch typ {
 	case "dir":
 		return paint(p.Dir, name)
@@ -41,10 +52,32 @@ func (p Palette) entryName(name, typ string) string {
 	return name
 }
 
+// shown is name as the text shows it: on a terminal, each control
+// character (C0, DEL, C1) as \xNN or \u00NN; elsewhere as it is.
+func (p Palette) shown(name string) string {
+	if !p.Terminal || !strings.ContainsFunc(name, unicode.IsControl) {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		r, n := utf8.DecodeRuneInString(name[i:])
+		switch {
+		case r < 0x80 && unicode.IsControl(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r != utf8.RuneError && unicode.IsControl(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(name[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
 // diff paints a unified diff as git does: file headers bold, hunk headers
 // cyan, added lines green, removed lines red.
 func (p Palette) diff(d string) string {
-	if p == (Palette{}) {
+	if p.Header == "" {
 		return d
 	}
 	var b strings.Builder

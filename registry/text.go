@@ -42,7 +42,8 @@ func readText(r *core.ReadResult, _ Palette) (string, string) {
 // line (its path with a depth), / after a directory and @ after a link,
 // whose target follows ->. Names are printed as their bytes, as in every
 // text rendering: text is for pipes, and with U+FFFD in place of bytes a
-// name named a file that does not exist. With long, mode, size and mtime come first, as
+// name named a file that does not exist (on a terminal, control
+// characters escaped: Palette.shown). With long, mode, size and mtime come first, as
 // in ls -l.
 func lsText(r *core.LsResult, p Palette) string {
 	var b strings.Builder
@@ -61,7 +62,7 @@ func lsText(r *core.LsResult, p Palette) string {
 		b.WriteString(p.entryName(name, e.Type))
 		b.WriteString(typeSuffix(e.Type))
 		if e.Type == "symlink" {
-			b.WriteString(" -> " + fault.PathBytes(e.Target, e.TargetBase64))
+			b.WriteString(" -> " + p.shown(fault.PathBytes(e.Target, e.TargetBase64)))
 		}
 		if e.Ignored {
 			b.WriteString("  (ignored)")
@@ -112,7 +113,7 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 	}
 	blocks := 0
 	for _, f := range r.Files {
-		name := fault.PathBytes(f.Path, f.PathBase64)
+		name := p.shown(fault.PathBytes(f.Path, f.PathBase64))
 		switch r.Mode {
 		case core.ModeFiles:
 			fmt.Fprintf(&b, "%s\n", paint(p.Path, name))

@@ -44,3 +44,39 @@ func TestTextNamesAreTheirBytes(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal, a control character of a walked name or link target is
+// shown escaped, as ls quotes it: a file named with an escape sequence set
+// the window's title and cleared the screen. A pipe gets the bytes.
+func TestTextNamesOnATerminal(t *testing.T) {
+	name := "x\x1b]0;PWNED\a\x1b[2J\u0085.txt"
+	tl := &core.Tools{FS: memfs.New(map[string]string{name: "hit\n"})}
+	ctx := context.Background()
+	ls, err := tl.Ls(ctx, core.LsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find, err := tl.Find(ctx, core.FindRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grep, err := tl.Grep(ctx, core.GrepRequest{Query: "hit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := `x\x1b]0;PWNED\x07\x1b[2J\u0085.txt`
+	term := Palette{Terminal: true}
+	grepTerm, _ := grepText(grep, term)
+	grepPipe, _ := grepText(grep, Palette{})
+	for _, tc := range []struct{ what, got, want string }{
+		{"ls", lsText(ls, term), shown + "\n"},
+		{"find", findText(find, term), shown + "\n"},
+		{"grep", grepTerm, shown + ":1:hit\n"},
+		{"grep to a pipe", grepPipe, name + ":1:hit\n"},
+		{"find to a pipe", findText(find, Palette{}), name + "\n"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.what, tc.got, tc.want)
+		}
+	}
+}

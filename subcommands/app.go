@@ -134,6 +134,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 			if colored(c.String("color"), s.Stdout) {
 				out.palette = registry.Colors
 			}
+			out.palette.Terminal = isTerminal(s.Stdout)
 			if err := checkGlobals(c); err != nil {
 				return err // not cut to a --max-bytes it refuses
 			}
