@@ -508,7 +508,7 @@ func TestStatFollowsFinalLink(t *testing.T) {
 // A deny root made after the start (in a batch or MCP session) has no
 // identity to compare: the check of a ".." stops at it by name, so that
 // whether secret/x/../../u.txt reads u.txt tells nothing of whether
-// secret/x is a directory.
+// secret/x is a directory: DENIED either way, as a path through it.
 func TestDotDotBelowADenyMadeLater(t *testing.T) {
 	root := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(root, "u.txt"), []byte("u\n"), 0o644))
@@ -518,8 +518,8 @@ func TestDotDotBelowADenyMadeLater(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(root, "secret", "x"), 0o755))
 	_, errX := f.Stat(context.Background(), "secret/x/../../u.txt")
 	_, errY := f.Stat(context.Background(), "secret/y/../../u.txt")
-	if code(errX) != fault.CodeInvalidArgument || code(errY) != fault.CodeInvalidArgument {
-		t.Errorf("below a denied directory: x (a directory) gives %q, y (missing) gives %q; want INVALID_ARGUMENT for both", code(errX), code(errY))
+	if code(errX) != fault.CodeDenied || code(errY) != fault.CodeDenied {
+		t.Errorf("below a denied directory: x (a directory) gives %q, y (missing) gives %q; want DENIED for both", code(errX), code(errY))
 	}
 }
 

@@ -518,6 +518,11 @@ func (f *FS) checkDotDot(p string) error {
 			continue
 		case "..":
 			if fd < 0 {
+				if f.passesDenied(cur) {
+					// The walk stopped at a denied directory, which a
+					// path through it is, whatever its "..".
+					return f.deniedErr(p)
+				}
 				return refused
 			}
 			if f.isRootSpelling(cur) {
@@ -552,6 +557,26 @@ func (f *FS) checkDotDot(p string) error {
 		}
 	}
 	return nil
+}
+
+// passesDenied reports whether the directory cur, where a walk of names
+// stopped, or one of the directories above it is denied, by name or by
+// identity (each looked at without following a link): the refusal of a
+// ".." after it is then DENIED, as any path through it is, not the
+// INVALID_ARGUMENT of a name that is no directory.
+func (f *FS) passesDenied(cur string) bool {
+	for d := cur; ; d = filepath.Dir(d) {
+		if f.deniedName(f.resolvedRootSpelling(d)) {
+			return true
+		}
+		var st unix.Stat_t
+		if unix.Lstat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && f.deniedDirIdentity(&st) {
+			return true
+		}
+		if d == filepath.Dir(d) || f.isRootSpelling(d) {
+			return false
+		}
+	}
 }
 
 // leaveDenied closes *fd, the directory cur, when cur is denied by its
