@@ -123,6 +123,9 @@ func decodeHeader(b []byte, n int) (header, error) {
 		rootDev: le.Uint64(b[76:]), hasRootDev: b[84] == 1,
 	}
 	size := uint64(n)
+	if h.length < size {
+		return header{}, fmt.Errorf("the index has %d bytes past its end", size-h.length)
+	}
 	if h.length != size || !inBounds(h.metaOff, h.metaLen, size) || h.trigrams > size/entrySize ||
 		!inBounds(h.tableOff, h.trigrams*entrySize, size) || !inBounds(h.postOff, h.postLen, size) || h.metaOff < headerSize {
 		return header{}, errors.New("the index is truncated")
