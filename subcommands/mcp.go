@@ -487,6 +487,14 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 	if method, ok := m["method"]; ok && (len(method) == 0 || method[0] != '"') {
 		return invalidRequest, "the method must be a string", id, msg
 	}
+	_, request := m["method"]
+	_, result := m["result"]
+	_, failure := m["error"]
+	if !request && !result && !failure {
+		// Neither a request nor a response: the SDK dropped one with an
+		// id unanswered, and its sender waited for ever.
+		return invalidRequest, "a message has a method (a request or a notification), or a result or an error (a response)", id, msg
+	}
 	if _, err := jsonrpc.DecodeMessage(in.data); err != nil {
 		// What the SDK's transport cannot decode ends the session (an id
 		// past float64, JSON nested past its decoder's depth): refused

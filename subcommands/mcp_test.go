@@ -335,6 +335,10 @@ func TestMCPBadLines(t *testing.T) {
 		{`garbage`, -32700, nil},
 		{`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, -32600, nil},
 		{`{"id":14,"method":"ping"}`, -32600, 14.0},
+		// Neither a request nor a response: the SDK dropped it, and its
+		// sender waited for ever.
+		{`{"jsonrpc":"2.0","id":11}`, -32600, 11.0},
+		{`{"jsonrpc":"2.0","id":12,"params":{}}`, -32600, 12.0},
 		{`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"agentfs_read","name":"agentfs_rm","arguments":{"path":"v.txt"}}}`, -32600, "x"},
 		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, -32600, nil},
 		// A null id: MCP forbids it, and the SDK dropped the request
