@@ -138,9 +138,11 @@ func (e *Error) Bounded() *Error {
 
 // Within is e bounded (see Bounded) so that its JSON takes at most n bytes,
 // as --max-bytes bounds every answer. What goes first is what echoes the
-// input: the path is cut (then dropped), the suggestions dropped, the
-// message cut; then the hint and the details, which say what to do. n of 0
-// or less bounds nothing more than Bounded.
+// input: the path is cut (then dropped), the suggestions dropped, and the
+// message cut to its first withinMessage bytes; then the details, the
+// largest first (a list of 50 lines took the whole bound while the
+// message went), the hint, and the rest of the message. n of 0 or less
+// bounds nothing more than Bounded.
 func (e *Error) Within(n int) *Error {
 	b := e.Bounded()
 	size := func() int { j, _ := b.MarshalJSON(); return len(j) }
@@ -154,16 +156,30 @@ func (e *Error) Within(n int) *Error {
 	}
 	b.Suggestions, b.SuggestionsBase64 = nil, nil
 	if over := size() - n; over > 0 {
-		b.Message = CutTo(b.Message, len(b.Message)-over)
+		b.Message = CutTo(b.Message, max(len(b.Message)-over, min(len(b.Message), withinMessage)))
+	}
+	for size() > n && len(b.Details) > 0 {
+		largest, most := "", -1
+		for k, v := range b.Details {
+			j, _ := json.Marshal(v)
+			if len(j) > most || len(j) == most && k < largest {
+				largest, most = k, len(j)
+			}
+		}
+		delete(b.Details, largest)
 	}
 	if size() > n {
 		b.Hint = ""
 	}
-	if size() > n {
-		b.Details = nil
+	if over := size() - n; over > 0 {
+		b.Message = CutTo(b.Message, len(b.Message)-over)
 	}
 	return b
 }
+
+// withinMessage is how much of an error's message Within keeps before it
+// drops details: the sentence a caller acts on.
+const withinMessage = 120
 
 // CutTo cuts s to about n bytes, marked, at a character boundary; "" when
 // nothing of it would be left.

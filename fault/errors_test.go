@@ -63,3 +63,23 @@ func TestTwinsAreWholeOrDropped(t *testing.T) {
 		t.Errorf("the twin of a cut suggestion is kept: %d bytes", len(out.SuggestionsBase64[1]))
 	}
 }
+
+// Under a small bound an error keeps the start of its message before its
+// details, the largest dropped first: a list of 50 lines stayed whole
+// while the message was cut to nothing.
+func TestWithinKeepsTheMessageBeforeDetails(t *testing.T) {
+	lines := make([]int, 50)
+	for i := range lines {
+		lines[i] = i + 1
+	}
+	e := Errorf(CodeAmbiguousMatch, "oldText matches 50 places, at lines 1, 2, 3 and more: give more context so that it matches one, or set replaceAll.").
+		WithPath("sub/b.txt").WithDetail("lines", lines).WithDetail("edit", 0).WithHint("add lines around the place meant")
+	b := e.Within(300)
+	j, err := b.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j) > 300 || !strings.HasPrefix(b.Message, "oldText matches 50 places") || b.Details["lines"] != nil || b.Details["edit"] != 0 {
+		t.Fatalf("within 300 bytes: %s", j)
+	}
+}
