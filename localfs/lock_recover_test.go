@@ -301,3 +301,44 @@ func lockAtOnce(t *testing.T, fsys *FS, path string, timeout time.Duration) {
 		t.Errorf("LockAll of %s (timeout %v) took %v", path, timeout, el)
 	}
 }
+
+// A call that finds another process recovering a dead journal waits for
+// that recovery before it reads: it took the held flock for a live
+// commit's, went on, and read the files of the dead commit, which the
+// recovery then put back (a second grep right after a crash counted 188
+// files of a replace that never committed).
+func TestReaderWaitsForAnotherProcesssRecovery(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	p := filepath.Join(dir, "a.txt")
+	must(t, os.WriteFile(filepath.Join(dir, "bk"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(p, []byte("staged new\n"), 0o644))
+	var st unix.Stat_t
+	must(t, unix.Lstat(p, &st))
+	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Staged: ".agentfs-staged",
+		StagedID: identity(&st), StagedStamp: stamp(&st), Backup: "bk"}})
+	// Another process has begun its recovery: it holds the recovery
+	// file's flock, then the journal's.
+	journal := filepath.Join(state, "journal", "dead"+journalPending)
+	rec, err := unix.Open(journal+journalRecovering, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	must(t, err)
+	must(t, unix.Flock(rec, unix.LOCK_EX))
+	jfd, err := unix.Open(journal, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	must(t, err)
+	must(t, unix.Flock(jfd, unix.LOCK_EX))
+	var once sync.Once
+	lockWaitHook = func() {
+		// The reader waits: that process ends without finishing, and
+		// the reader recovers the journal itself.
+		once.Do(func() { unix.Close(jfd); unix.Close(rec) })
+	}
+	t.Cleanup(func() { lockWaitHook = nil })
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir, LockTimeout: 30 * time.Second})
+	must(t, err)
+	defer fsys.Close()
+	if b, _ := os.ReadFile(p); string(b) != "old\n" {
+		t.Fatalf("a reader started during another's recovery went on with %q on disk, not the file put back", b)
+	}
+}

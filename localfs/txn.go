@@ -45,6 +45,9 @@ import (
 const (
 	journalPending   = ".pending"
 	journalCommitted = ".committed"
+	// journalRecovering is added to a journal's name for the file whose
+	// flock a process recovering it holds (deadJournals).
+	journalRecovering = ".recovering"
 )
 
 // journalEntry is one change of a transaction, as the journal records it.
@@ -550,7 +553,7 @@ func syncPath(dir string) error {
 // they are left for a person, without holding up the mutations of their
 // paths.
 func recoverJournals(f *FS, base string, deadline time.Time) (stuck map[string]bool) {
-	deadJournals(base, func(fd int, path string, committed bool) {
+	deadJournals(base, deadline, func(fd int, path string, committed bool) {
 		wait := min(journalWait, max(0, time.Until(deadline)))
 		if recoverJournal(f, fd, path, committed, wait) {
 			if stuck == nil {
@@ -563,17 +566,40 @@ func recoverJournals(f *FS, base string, deadline time.Time) (stuck map[string]b
 }
 
 // deadJournals calls visit with each journal in base whose writer is dead,
-// holding its flock.
-func deadJournals(base string, visit func(fd int, path string, committed bool)) {
+// holding its flock. A journal's flock is held by its live committer or by
+// a process recovering it, which tells them apart by the flock of the
+// journal's recovery file, taken first and held to the end: a call that
+// finds another process recovering a journal waits for it (until
+// deadline), as a reader that went on read the files of the dead commit
+// before they were put back. A live commit is not waited for.
+func deadJournals(base string, deadline time.Time, visit func(fd int, path string, committed bool)) {
 	for p, committed := range journals(base) {
-		fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-		if err != nil {
-			continue
+		for waited := false; ; waited = true {
+			rec, err := unix.Open(p+journalRecovering, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+			if err != nil {
+				break // a state directory it cannot write: recovered by another call
+			}
+			if unix.Flock(rec, unix.LOCK_EX|unix.LOCK_NB) != nil {
+				// Another process recovers it: once it is done, the
+				// journal is gone, or (a file it could not put back) left
+				// for a later call.
+				err := FlockWait(context.Background(), rec, unix.LOCK_SH, deadline)
+				unix.Close(rec)
+				if err != nil || waited {
+					break
+				}
+				continue
+			}
+			if fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0); err == nil {
+				if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+					visit(fd, p, committed)
+				}
+				unix.Close(fd)
+			}
+			unix.Unlink(p + journalRecovering) // still held: a waiter then looks again
+			unix.Close(rec)
+			break
 		}
-		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
-			visit(fd, p, committed)
-		}
-		unix.Close(fd)
 	}
 }
 
