@@ -48,6 +48,11 @@ type Tools struct {
 	Progress func(done, total int64)
 	// Index, when set, narrows grep to the files that may match.
 	Index ContentIndex
+	// Settle, when set, finishes or undoes the transactions of writers
+	// that died, before a request of a long-lived session (batch, MCP)
+	// reads: a process settles those when it starts, and a session
+	// outlives many a writer.
+	Settle func()
 }
 
 // ContentIndex is a content index grep consults (package index).

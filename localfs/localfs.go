@@ -90,6 +90,8 @@ type denied struct {
 // FS is the local backend: a backend.MutableFS, backend.Walker and
 // backend.Locker.
 type FS struct {
+	// lockTimeout bounds a wait for the locks of a dead writer's files.
+	lockTimeout time.Duration
 	// cwd is where the configuration's own relative paths (roots, deny
 	// roots) start; base is where a request's relative paths start and
 	// output paths are relative to: the working directory when it lies in a
@@ -210,11 +212,20 @@ func New(cfg Config) (*FS, error) {
 	// A transaction whose process died during its commit is undone (or
 	// finished) before anything reads its files, dead writers' temp files
 	// go, and, once a day, the lock files no process holds.
+	f.lockTimeout = cfg.LockTimeout
 	state := existingStateDir()
 	recoverJournals(f, state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	sweepLocks(state, time.Now())
 	return f, nil
+}
+
+// SettleDead finishes or undoes the transactions of writers that died
+// since New did, as New does (within the lock timeout): a batch or MCP
+// session calls it before each request, whose reads would otherwise see
+// a dead commit's files until a mutation of theirs recovered it.
+func (f *FS) SettleDead() {
+	recoverJournals(f, existingStateDir(), time.Now().Add(f.lockTimeout))
 }
 
 // denies is the deny list as it stands.

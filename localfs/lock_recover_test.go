@@ -342,3 +342,21 @@ func TestReaderWaitsForAnotherProcesssRecovery(t *testing.T) {
 		t.Fatalf("a reader started during another's recovery went on with %q on disk, not the file put back", b)
 	}
 }
+
+// A writer that died after New (a batch or MCP session's start) is
+// recovered by SettleDead, which such a session calls before each request:
+// its reads saw the dead commit's files until a mutation recovered them.
+func TestSettleDeadRecoversAWriterThatDiedSinceNew(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	p := filepath.Join(dir, "a.txt")
+	must(t, os.WriteFile(filepath.Join(dir, "bk"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(p, []byte("staged new\n"), 0o644))
+	var st unix.Stat_t
+	must(t, unix.Lstat(p, &st))
+	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Staged: ".agentfs-staged",
+		StagedID: identity(&st), StagedStamp: stamp(&st), Backup: "bk"}})
+	fsys.SettleDead()
+	if b, _ := os.ReadFile(p); string(b) != "old\n" || journalsLeft(t, state) != 0 {
+		t.Fatalf("after SettleDead: %q on disk, %d journals left; want the file put back", b, journalsLeft(t, state))
+	}
+}

@@ -556,6 +556,9 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	// The content index covers local trees (an object store has no cheap
 	// proof of freshness: no inode, no ctime), in a mixed workspace only
 	// the paths of its local roots.
+	if local != nil {
+		tl.Settle = local.SettleDead
+	}
 	switch {
 	case local == nil:
 	case fsys == backend.FS(local):

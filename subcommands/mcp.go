@@ -112,6 +112,9 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 				return callResult(nil, fault.Interrupted(ctx), tl.MaxBytes)
 			}
 			defer func() { <-turn }()
+			if tl.Settle != nil {
+				tl.Settle()
+			}
 			res, err := runStoppable(ctx, tl, func() (any, error) { return t.Call(ctx, tl, args) })
 			if err != nil {
 				err = fieldSpelling(fault.AsError(err), fields)
