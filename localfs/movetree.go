@@ -55,8 +55,8 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 	// left empty at the destination for ever, which no recovery knew.
 	rec, err := newDirRecord(filepath.Join(to.Dir, to.Name))
 	if err != nil {
-		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the record of the move's staging directory cannot be made: %s.", errText(err)).
-			WithPath(dst.display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
+		return backend.FileInfo{}, stateDirErr("the record of the move's staging directory", err).
+			WithPath(dst.display).WithHint("%s", stateDirHint(err)).WithCause(err)
 	}
 	to.Staged = stagingDirName(rec.path)
 	j, err := stageTreeDir(dst, from, &to, rec)

@@ -559,3 +559,33 @@ func TestTreeCopyStopsInsideAFile(t *testing.T) {
 		t.Errorf("a file's copy whose caller gave up after its first piece: %v, %v; want INTERRUPTED after %d bytes", err, fi, copyPiece)
 	}
 }
+
+// A full state directory is NO_SPACE, as a full workspace is, with the
+// file unchanged: it was IO_ERROR telling to check the directory was
+// writable, which it was.
+func TestFullStateDirIsNoSpace(t *testing.T) {
+	dir := t.TempDir()
+	state := otherDeviceOf(t, dir, "64k")
+	must(t, os.Chmod(state, 0o700))
+	t.Setenv(StateDirEnv, state)
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	defer fsys.Close()
+	ctx := context.Background()
+	must(t, os.WriteFile(filepath.Join(dir, "f.txt"), []byte("hello\n"), 0o644))
+	filler, err := os.Create(filepath.Join(state, "filler"))
+	must(t, err)
+	for {
+		if _, err := filler.Write(make([]byte, 4096)); err != nil {
+			break
+		}
+	}
+	filler.Close()
+	_, err = fsys.WriteFile(ctx, "f.txt", []byte("bye\n"), backend.WriteOptions{})
+	if code(err) != fault.CodeNoSpace {
+		t.Fatalf("a write with the state directory full: %v, want NO_SPACE", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(b) != "hello\n" {
+		t.Fatalf("the file is %q after the refused write", b)
+	}
+}

@@ -121,8 +121,8 @@ func (m *madeDirs) mkdir(dfd int, name, real, display string) error {
 func (m *madeDirs) mkdirAs(dfd int, name, real, display string, staged bool) error {
 	rec, err := newDirRecord(real)
 	if err != nil {
-		return fault.Errorf(fault.CodeIOError, "the record of a new directory cannot be made: %s.", errText(err)).
-			WithPath(display).WithHint("check that the state directory (%s) is writable", StateDirEnv).WithCause(err)
+		return stateDirErr("the record of a new directory", err).
+			WithPath(display).WithHint("%s", stateDirHint(err)).WithCause(err)
 	}
 	at := name
 	if staged {
@@ -464,11 +464,29 @@ func journalDir() (string, error) {
 	return d, os.MkdirAll(d, 0o700)
 }
 
+// stateDirErr is the error of what could not be written in the state
+// directory: NO_SPACE when it is full (or its quota is), as a full
+// workspace's is, else IO_ERROR.
+func stateDirErr(what string, err error) *fault.Error {
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return fault.Errorf(fault.CodeNoSpace, "%s cannot be written in the state directory: %s.", what, errText(err))
+	}
+	return fault.Errorf(fault.CodeIOError, "%s cannot be written in the state directory: %s.", what, errText(err))
+}
+
+// stateDirHint is what to do about stateDirErr's err.
+func stateDirHint(err error) string {
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return "free some space where the state directory (" + StateDirEnv + ") is, and retry"
+	}
+	return "check that the state directory (" + StateDirEnv + ") is writable"
+}
+
 // newJournal writes and syncs the journal of entries, flocked.
 func newJournal(entries []journalEntry) (*journal, error) {
 	ioErr := func(err error) error {
-		return fault.Errorf(fault.CodeIOError, "the journal of the transaction cannot be written: %s.", errText(err)).
-			WithHint("%s; nothing was changed", cmp.Or(limitHint(err), "check that the state directory ("+StateDirEnv+") is writable")).WithCause(err)
+		return stateDirErr("the journal of the transaction", err).
+			WithHint("%s; nothing was changed", cmp.Or(limitHint(err), stateDirHint(err))).WithCause(err)
 	}
 	d, err := journalDir()
 	if err != nil {

@@ -228,8 +228,8 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 	}
 	rec, err := newTempRecord(filepath.Join(dirReal, tmp))
 	if err != nil {
-		return nil, fault.Errorf(fault.CodeIOError, "the record of a temporary file cannot be made: %s.", errText(err)).
-			WithPath(display).WithHint("%s", cmp.Or(limitHint(err), "check that the state directory ("+StateDirEnv+") is writable")).WithCause(err)
+		return nil, stateDirErr("the record of a temporary file", err).
+			WithPath(display).WithHint("%s", cmp.Or(limitHint(err), stateDirHint(err))).WithCause(err)
 	}
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, create)
 	if err != nil {
