@@ -155,7 +155,12 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 		return nil, t.tooLarge(n, "the link does not fit").WithPath(display).
 			WithHint("raise --max-bytes to %d or more, or shorten --base-url or the file's name; nothing was published", t.raiseTo(n))
 	}
-	var content io.Reader = &checkedReader{r: io.NewSectionReader(f, 0, info.Size), h: sha256.New(), want: obj.SHA256, left: info.Size, display: display}
+	grown := func() bool {
+		var b [1]byte
+		n, _ := f.ReadAt(b[:], info.Size)
+		return n > 0
+	}
+	var content io.Reader = &checkedReader{r: io.NewSectionReader(f, 0, info.Size), h: sha256.New(), want: obj.SHA256, left: info.Size, grown: grown, display: display}
 	if t.Progress != nil {
 		content = &progressReader{r: content, total: info.Size, report: t.Progress}
 	}
@@ -231,13 +236,16 @@ func cmpDuration(d, def time.Duration) time.Duration {
 }
 
 // checkedReader passes on exactly left bytes and, on the last of them,
-// fails instead when they are not the bytes that were hashed before (the
-// file changed on the way): a target then drops the upload.
+// fails instead when they are not the bytes that were hashed before, or
+// when the file has grown past them (it changed on the way; a log or a
+// build's output still being written was published cut): a target then
+// drops the upload.
 type checkedReader struct {
 	r       io.Reader
 	h       hash.Hash
 	want    string
 	left    int64
+	grown   func() bool
 	display string
 }
 
@@ -251,7 +259,7 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.h.Write(p[:n])
 	c.left -= int64(n)
-	if errors.Is(err, io.EOF) && c.left > 0 || c.left == 0 && hex.EncodeToString(c.h.Sum(nil)) != c.want {
+	if errors.Is(err, io.EOF) && c.left > 0 || c.left == 0 && (hex.EncodeToString(c.h.Sum(nil)) != c.want || c.grown()) {
 		return 0, fault.Errorf(fault.CodeStale, "the file changed while it was published.").WithPath(c.display).
 			WithHint("publish it again once it no longer changes; nothing was published")
 	}

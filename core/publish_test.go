@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/memfs"
 )
 
@@ -194,12 +197,15 @@ func TestCheckedReader(t *testing.T) {
 		ok     bool
 	}{
 		{"same", string(content), int64(len(content)), true},
-		{"same, more behind", string(content) + "tail", int64(len(content)), true},
+		// Grown past the size taken: a file still being written, which
+		// was published cut.
+		{"same, more behind", string(content) + "tail", int64(len(content)), false},
 		{"changed", "exactly those bytes!", int64(len(content)), false},
 		{"shorter", "exactly", int64(len(content)), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &checkedReader{r: strings.NewReader(tc.source), h: sha256.New(), want: sum(string(content)), left: tc.size}
+			grown := func() bool { return int64(len(tc.source)) > tc.size }
+			r := &checkedReader{r: strings.NewReader(tc.source), h: sha256.New(), want: sum(string(content)), left: tc.size, grown: grown}
 			got, err := io.ReadAll(r)
 			if tc.ok != (err == nil) {
 				t.Fatalf("err %v, want ok %v", err, tc.ok)
@@ -289,5 +295,45 @@ func TestPublishTextNotUTF8HasNoCharset(t *testing.T) {
 		if res.MIMEType != want || store.last.NotUTF8 != (name == "late.txt") {
 			t.Errorf("%s: %q (not UTF-8: %v), want %q", name, res.MIMEType, store.last.NotUTF8, want)
 		}
+	}
+}
+
+// growingStore appends to the file before it reads the content, as a log
+// or a build's output still being written grows during a publish.
+type growingStore struct {
+	memStore
+	file string
+}
+
+func (s *growingStore) Open() (assets.Store, error) { return s, nil }
+
+func (s *growingStore) Put(ctx context.Context, obj assets.Object, content io.Reader) (assets.Link, error) {
+	f, err := os.OpenFile(s.file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return assets.Link{}, err
+	}
+	f.WriteString("more\n")
+	f.Close()
+	return s.memStore.Put(ctx, obj, content)
+}
+
+// A file that grows while it is published is STALE, nothing stored: the
+// bytes up to its first size were published, exit 0, cut.
+func TestPublishGrowingFile(t *testing.T) {
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	lfs, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lfs.Close()
+	p := filepath.Join(dir, "grow.log")
+	if err := os.WriteFile(p, []byte("line 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := &growingStore{file: p}
+	_, err = (&Tools{FS: lfs, Assets: store}).Publish(context.Background(), PublishRequest{Path: "grow.log"})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || len(store.objects) != 0 {
+		t.Fatalf("err %v, %d objects stored; want STALE and none", err, len(store.objects))
 	}
 }
