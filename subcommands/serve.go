@@ -50,6 +50,11 @@ func serve(c *cli.Context) error {
 	case strings.HasPrefix(dir, s3store.Scheme):
 		return fault.InvalidArgument("serve serves a local folder; an S3 store serves its own links.").
 			WithHint("give --assets DIR, or open the presigned URLs publish returns as they are")
+	case c.Bool("readonly"):
+		// It makes the folder and the key when missing, and removes the
+		// expired assets: mutations, which --readonly refuses.
+		return fault.Errorf(fault.CodeReadOnly, "serve is refused: it removes expired assets and makes its folder and key, and agentfs runs read-only.").
+			WithHint("run serve without --readonly")
 	}
 	state, err := localfs.StateDir()
 	if err != nil {
