@@ -184,12 +184,42 @@ func (c *Client) createMultipart(ctx context.Context, key string, h http.Header)
 	return result.UploadID, nil
 }
 
-// abortMultipart drops upload id and the parts it has.
+// abortMultipart drops upload id and the parts it has. A part the store
+// was still taking in when the abort came (its request cut off by a
+// signal) can keep the upload, a part and all, as AWS warns: the abort is
+// checked with a listing of the upload's parts, and made again until the
+// upload is gone, up to abortTries times.
 func (c *Client) abortMultipart(ctx context.Context, key, id string) error {
-	resp, err := c.do(ctx, request{method: http.MethodDelete, key: key, query: url.Values{"uploadId": {id}}})
-	if err != nil {
-		return err
+	q := url.Values{"uploadId": {id}}
+	for try := 1; ; try++ {
+		resp, err := c.do(ctx, request{method: http.MethodDelete, key: key, query: q})
+		if err != nil {
+			if code, _ := Code(err); code == "NoSuchUpload" {
+				return nil
+			}
+			return err
+		}
+		resp.Body.Close()
+		resp, err = c.do(ctx, request{method: http.MethodGet, key: key, query: q})
+		if code, _ := Code(err); code == "NoSuchUpload" {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if try == abortTries {
+			return fmt.Errorf("the upload %s is still there after %d aborts", id, try)
+		}
+		pause := time.NewTimer(time.Duration(try) * 200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return ctx.Err()
+		case <-pause.C:
+		}
 	}
-	resp.Body.Close()
-	return nil
 }
+
+// abortTries bounds the aborts of one upload.
+const abortTries = 5
