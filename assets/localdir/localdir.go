@@ -124,6 +124,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	}
 	defer unlock()
 	blob := filepath.Join(s.dir, obj.SHA256)
+	wrote := false
 	if fi, err := os.Lstat(blob); err != nil || !fi.Mode().IsRegular() || fi.Size() != obj.Size {
 		if err := writeAtomic(s.dir, blob, 0o644, func(f *os.File) error {
 			_, err := io.Copy(f, contextReader{ctx, content})
@@ -131,6 +132,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 		}); err != nil {
 			return assets.Link{}, err
 		}
+		wrote = true
 	}
 	root, err := localfs.OpenRoot(s.dir)
 	if err != nil {
@@ -138,9 +140,18 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	}
 	defer root.Close()
 	meta := record{Object: obj, Expires: expiry(s.Now(), obj.Lifetime)}
-	if old, err := readMeta(root, obj.SHA256); err == nil && old.Expires.After(meta.Expires) {
+	old, oldErr := readMeta(root, obj.SHA256)
+	if oldErr == nil && old.Expires.After(meta.Expires) {
 		meta.Expires = old.Expires
 	}
+	published := false
+	defer func() {
+		if wrote && oldErr != nil && !published {
+			// Content no link names (its metadata could not be written:
+			// a full disk) is not left to hold the space.
+			os.Remove(blob)
+		}
+	}()
 	for round := 1; ; round++ {
 		data, err := json.Marshal(meta)
 		if err != nil {
@@ -164,6 +175,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 			if meta.Expires.Before(exp) {
 				exp = meta.Expires
 			}
+			published = true
 			return assets.Link{URL: Link(s.baseURL, s.key, obj.SHA256, obj.Name, exp), Expires: exp}, nil
 		}
 		// A second ahead: the next write is done within it.

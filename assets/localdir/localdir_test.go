@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -204,6 +205,27 @@ func TestPutFailureLeavesNothing(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != lockName {
 		t.Errorf("folder holds %v after a failed Put", entries)
+	}
+}
+
+// Content whose metadata cannot be written (a full disk: here, a folder
+// in its place) is removed: it was left, holding the space, and the next
+// publish was NO_SPACE too.
+func TestPutMetadataFailureLeavesNoContent(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := object("x", "0123456789", time.Hour)
+	if err := os.Mkdir(filepath.Join(dir, obj.SHA256+".json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(context.Background(), obj, strings.NewReader("0123456789")); err == nil {
+		t.Fatal("Put succeeded with no metadata written")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, obj.SHA256)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the content is left after a failed Put: %v", err)
 	}
 }
 
