@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,7 +94,15 @@ func parseLocation(loc string) (bucket, prefix string, err error) {
 		return "", "", fault.InvalidArgument("--assets %q is not s3://bucket/prefix.", loc).
 			WithHint("give --assets s3://bucket or s3://bucket/prefix")
 	}
-	return bucket, strings.Trim(prefix, "/"), nil
+	prefix = strings.Trim(prefix, "/")
+	if prefix != "" && slices.ContainsFunc(strings.Split(prefix, "/"), func(seg string) bool { return seg == "" || seg == "." || seg == ".." }) {
+		// A browser or curl resolves them in a link before sending it,
+		// and the signature of the path sent no longer holds: every link
+		// was 403.
+		return "", "", fault.InvalidArgument("--assets %q has an empty, . or .. segment in its prefix.", loc).
+			WithHint("name the prefix without them: s3://bucket/a/b")
+	}
+	return bucket, prefix, nil
 }
 
 // Key is where an object of the store is kept.
