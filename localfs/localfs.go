@@ -1365,8 +1365,10 @@ func mapErr(err error, p string) *fault.Error {
 		e = fault.Errorf(fault.CodeExists, "the path already exists.").WithHint("choose another path, or drop --create")
 	case errors.Is(err, unix.EINVAL):
 		e = fault.InvalidArgument("the path is not valid here.").WithHint("check the path")
-	case errors.Is(err, unix.EBUSY):
-		// unlink(2), rmdir(2) or rename(2) of a mount point.
+	case errors.Is(err, unix.EBUSY), errors.Is(err, unix.EXDEV):
+		// unlink(2), rmdir(2) or rename(2) of a mount point; rename(2)
+		// over a file bind-mounted on its name (EXDEV: a move across file
+		// systems is handled before this, by Rename).
 		e = fault.Errorf(fault.CodeDenied, "the path is a mount point, or in use by the system.").
 			WithHint("unmount it first; agentfs does not change mount points")
 	case isEscape(err):
