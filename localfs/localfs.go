@@ -1075,6 +1075,26 @@ func (f *FS) deniedErr(display string) error {
 		WithHint("this location is refused by --deny or by default (/proc, /sys, /dev, agentfs's state directory); work elsewhere")
 }
 
+// SigningKeyName is the file in the state directory that holds publish's
+// signing key: whoever reads it makes links to every asset.
+const SigningKeyName = "publish.key"
+
+// isSigningKey reports whether st, a file of more than one name, is the
+// signing key: a hard link to it made in a root (the state directory is
+// denied by name, which a hard link escapes) read it, and published it.
+// Only such a file costs the stat of the key.
+func isSigningKey(st *unix.Stat_t) bool {
+	if st.Nlink < 2 || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	state := existingStateDir()
+	if state == "" {
+		return false
+	}
+	var key unix.Stat_t
+	return unix.Stat(filepath.Join(state, SigningKeyName), &key) == nil && sameFile(&key, st)
+}
+
 // openChecked opens t and applies the deny check to where it really is. The
 // path is checked before the open too, so that whether a name exists inside a
 // deny root is never told (DENIED, not NOT_FOUND). A file is first opened
@@ -1091,6 +1111,10 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 		file, st, err := f.openPath(t)
 		if err != nil {
 			return nil, st, err
+		}
+		if isSigningKey(&st) {
+			file.Close()
+			return nil, st, f.deniedErr(t.display(f))
 		}
 		if typ := st.Mode & unix.S_IFMT; typ == unix.S_IFREG || typ == unix.S_IFDIR {
 			opened, err := reopen(file, flags)

@@ -302,8 +302,8 @@ var errNotRegular = errors.New("not a regular file")
 
 // openReadAt opens name of the directory dirfd for reading, without
 // following a link or waiting on a FIFO, refuses anything but a regular
-// file (errNotRegular) and, when was is given, anything but the file it
-// describes; st gets the stat of what was opened.
+// file (errNotRegular: the signing key too) and, when was is given,
+// anything but the file it describes; st gets the stat of what was opened.
 func openReadAt(dirfd int, name string, st, was *unix.Stat_t) (int, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP || err == unix.EMLINK { // a link (EMLINK: FreeBSD's answer)
@@ -316,7 +316,9 @@ func openReadAt(dirfd int, name string, st, was *unix.Stat_t) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || was != nil && (st.Dev != was.Dev || st.Ino != was.Ino) {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || was != nil && (st.Dev != was.Dev || st.Ino != was.Ino) || isSigningKey(st) {
+		// The signing key by another name is skipped as a special file
+		// is: no search reads it.
 		unix.Close(fd)
 		return -1, errNotRegular
 	}

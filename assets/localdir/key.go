@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/localfs"
 )
 
 // keyName is the signing key's file in the state directory.
-const keyName = "publish.key"
+const keyName = localfs.SigningKeyName
 
 const keySize = 32
 
