@@ -453,6 +453,11 @@ var unicodeFolds = strings.NewReplacer(
 
 func foldUnicode(s string) string { return unicodeFolds.Replace(norm.NFKC.String(s)) }
 
+// FoldUnicode is the unicode rung's fold of a text, for apply-patch's
+// ladder, which promises edit's: NFKC (NFD text matches NFC, a ligature
+// its letters, an ellipsis three dots), then the look-alikes to ASCII.
+func FoldUnicode(s string) string { return foldUnicode(s) }
+
 // IndentTransform is indentTransform, for apply-patch's chunks: the change
 // that turns each line of old into the line of got, to apply to the lines
 // written beside them.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/similarity"
 )
@@ -76,7 +77,7 @@ func notFound(op Op, k int, texts, want []string, start int, context bool) *faul
 // closest finds the window of texts most like want, comparing line i of
 // want with line i of the window; ok is false when nothing is alike.
 func closest(texts, want []string) (Region, bool) {
-	key := func(s string) []uint32 { return similarity.Bigrams(asciiPunct.Replace(strings.TrimSpace(s))) }
+	key := func(s string) []uint32 { return similarity.Bigrams(strings.TrimSpace(editmatch.FoldUnicode(s))) }
 	w := make([][]uint32, len(want))
 	for i := range w {
 		w[i] = key(want[i])

@@ -120,6 +120,10 @@ func TestPlanUpdate(t *testing.T) {
 		{"context lines keep the file's text", "  foo  \nbar\n", []string{"@@", " foo", "-bar", "+baz"}, "  foo  \nbaz\n", []string{RungWhitespace}},
 		{"trailing whitespace", "a \nb\n", []string{"@@", "-a", "+A"}, "A\nb\n", []string{RungTrailingWhitespace}},
 		{"unicode punctuation", "say \u201chi\u201d \u2014 ok\n", []string{"@@", "-say \"hi\" - ok", "+say bye"}, "say bye\n", []string{RungUnicode}},
+		// As edit's unicode rung: NFD against NFC, a ligature, an ellipsis.
+		{"NFD context against NFC text", "caf\u00e9\nnext\n", []string{"@@", " cafe\u0301", "-next", "+NEXT"}, "caf\u00e9\nNEXT\n", []string{RungUnicode}},
+		{"letters against a ligature", "\ufb01le\nx\n", []string{"@@", "-file", "+FILE"}, "FILE\nx\n", []string{RungUnicode}},
+		{"three dots against an ellipsis", "wait\u2026\n", []string{"@@", "-wait...", "+go"}, "go\n", []string{RungUnicode}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,7 +27,8 @@ type Matcher interface {
 
 // Ladder is the Matcher of Codex's seek_sequence: exact, then ignoring
 // whitespace at the end of lines, then at both ends, then also folding
-// typographic dashes, quotes and spaces to ASCII.
+// typographic dashes, quotes and spaces to ASCII, and NFKC forms as edit
+// does.
 var Ladder Matcher = ladder{}
 
 type ladder struct{}
@@ -39,17 +40,11 @@ var ladderRungs = []struct {
 	{RungExact, func(s string) string { return s }},
 	{RungTrailingWhitespace, func(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }},
 	{RungWhitespace, strings.TrimSpace},
-	{RungUnicode, func(s string) string { return asciiPunct.Replace(strings.TrimSpace(s)) }},
+	// Edit's unicode fold, a superset of Codex's last pass (dashes,
+	// quotes, odd spaces): NFKC too, so that NFD text, ligatures and an
+	// ellipsis match as they do in edit.
+	{RungUnicode, func(s string) string { return strings.TrimSpace(editmatch.FoldUnicode(s)) }},
 }
-
-// asciiPunct folds the characters Codex's last pass folds.
-var asciiPunct = strings.NewReplacer(
-	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
-	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'",
-	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`,
-	"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
-	"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
-)
 
 func (ladder) Seek(lines, old []string, start int) (int, string, bool) {
 	if len(old) == 0 {
