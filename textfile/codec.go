@@ -310,6 +310,12 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 		return Class{Kind: KindText, MIME: "text/plain", Codec: c}, err
 	}
 	if c, ok := ByBOM(prefix); ok {
+		if c.unit == 2 && hasNULUnit(prefix[c.BOMLen():]) {
+			// U+0000 in UTF-16 (UTF-32LE's mark starts as UTF-16LE's, its
+			// characters then U+0000 every other unit): binary, as a NUL
+			// byte makes UTF-8 text, and as grep, replace and edit have it.
+			return Class{Kind: KindBinary, MIME: "application/octet-stream"}, nil
+		}
 		return Class{Kind: KindText, MIME: "text/plain", Codec: c}, nil
 	}
 	mime := "application/octet-stream"
@@ -329,6 +335,16 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 		return Class{Kind: KindBinary, MIME: mime}, nil
 	}
 	return Class{Kind: KindText, MIME: mime, Codec: Codec{name: "utf-8", unit: 1}}, nil
+}
+
+// hasNULUnit reports whether b, UTF-16 after its mark, holds U+0000.
+func hasNULUnit(b []byte) bool {
+	for i := 0; i+1 < len(b); i += 2 {
+		if b[i] == 0 && b[i+1] == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // validPrefix reports whether b is UTF-8, allowing a character cut by the

@@ -26,6 +26,12 @@ func TestClassify(t *testing.T) {
 		{"x", "a" + strings.Repeat("é", SniffBytes/2-1) + "\xc3", "", KindText, false},
 		{"x", "\xff" + strings.Repeat("a", SniffBytes-1), "", "", true},
 		{"x", "\xFF\xFEa\x00", "", KindText, false},
+		// U+0000 in UTF-16 is binary, as a NUL in UTF-8 is (grep, replace
+		// and edit took it so; read showed it as text), and UTF-32LE too.
+		{"x", "\xFF\xFEa\x00\x00\x00b\x00", "", KindBinary, false},
+		{"x", "\xFE\xFF\x00a\x00\x00", "", KindBinary, false},
+		{"x", "\xFF\xFE\x00\x00a\x00\x00\x00", "", KindBinary, false},
+		{"x", "\xFF\xFE\x00a\x00b", "", KindText, false},
 		{"x", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "", KindImage, false},
 		{"x", "\x1f\x8b\x08\xff\x01", "", KindBinary, false},
 	} {
