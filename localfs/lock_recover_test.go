@@ -28,6 +28,28 @@ func deadJournal(t *testing.T, state, name string, entries []journalEntry) {
 	must(t, os.Rename(p+".partial", p))
 }
 
+// stagedCommit is a.txt of dir as a commit leaves it before its journal
+// is written: its new content staged at the name, the old kept as bk.
+func stagedCommit(t *testing.T, dir string) (string, unix.Stat_t) {
+	t.Helper()
+	p := filepath.Join(dir, "a.txt")
+	must(t, os.WriteFile(filepath.Join(dir, "bk"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(p, []byte("staged new\n"), 0o644))
+	var st unix.Stat_t
+	must(t, unix.Lstat(p, &st))
+	return p, st
+}
+
+// deadCommit is stagedCommit with the journal of its writer, which died
+// (journal "dead" in state); a recovery puts "old\n" back at the path.
+func deadCommit(t *testing.T, dir, state string) string {
+	t.Helper()
+	p, st := stagedCommit(t, dir)
+	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Staged: ".agentfs-staged",
+		StagedID: identity(&st), StagedStamp: stamp(&st), Backup: "bk"}})
+	return p
+}
+
 func journalsLeft(t *testing.T, state string) int {
 	names, _ := os.ReadDir(filepath.Join(state, "journal"))
 	return len(names)
@@ -88,11 +110,7 @@ func TestLockAllRecoversWithoutWaitingOnItself(t *testing.T) {
 // over the one it had locked, so another writer could change it at once.
 func TestLockAllRecoversAWriterThatDiedMeanwhile(t *testing.T) {
 	fsys, dir, state := newRecoverFS(t)
-	p := filepath.Join(dir, "a.txt")
-	must(t, os.WriteFile(filepath.Join(dir, "bk"), []byte("old\n"), 0o644))
-	must(t, os.WriteFile(p, []byte("staged new\n"), 0o644))
-	var st unix.Stat_t
-	must(t, unix.Lstat(p, &st))
+	p, st := stagedCommit(t, dir)
 	orig := flockData
 	t.Cleanup(func() { flockData = orig })
 	died := false
@@ -312,13 +330,7 @@ func TestReaderWaitsForAnotherProcesssRecovery(t *testing.T) {
 	t.Setenv(StateDirEnv, state)
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
-	p := filepath.Join(dir, "a.txt")
-	must(t, os.WriteFile(filepath.Join(dir, "bk"), []byte("old\n"), 0o644))
-	must(t, os.WriteFile(p, []byte("staged new\n"), 0o644))
-	var st unix.Stat_t
-	must(t, unix.Lstat(p, &st))
-	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Staged: ".agentfs-staged",
-		StagedID: identity(&st), StagedStamp: stamp(&st), Backup: "bk"}})
+	p := deadCommit(t, dir, state)
 	// Another process has begun its recovery: it holds the recovery
 	// file's flock, then the journal's.
 	journal := filepath.Join(state, "journal", "dead"+journalPending)
@@ -348,13 +360,7 @@ func TestReaderWaitsForAnotherProcesssRecovery(t *testing.T) {
 // its reads saw the dead commit's files until a mutation recovered them.
 func TestSettleDeadRecoversAWriterThatDiedSinceNew(t *testing.T) {
 	fsys, dir, state := newRecoverFS(t)
-	p := filepath.Join(dir, "a.txt")
-	must(t, os.WriteFile(filepath.Join(dir, "bk"), []byte("old\n"), 0o644))
-	must(t, os.WriteFile(p, []byte("staged new\n"), 0o644))
-	var st unix.Stat_t
-	must(t, unix.Lstat(p, &st))
-	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Staged: ".agentfs-staged",
-		StagedID: identity(&st), StagedStamp: stamp(&st), Backup: "bk"}})
+	p := deadCommit(t, dir, state)
 	fsys.SettleDead()
 	if b, _ := os.ReadFile(p); string(b) != "old\n" || journalsLeft(t, state) != 0 {
 		t.Fatalf("after SettleDead: %q on disk, %d journals left; want the file put back", b, journalsLeft(t, state))

@@ -8,12 +8,11 @@ import (
 	"github.com/agentfs/agentfs/memfs"
 )
 
-// A name that is not UTF-8 is printed as its bytes, as fd, rg and ls print
-// it: with U+FFFD in their place, a name named a file that does not exist,
-// and n\xfe and n\xff printed alike.
-func TestTextNamesAreTheirBytes(t *testing.T) {
-	name := "n\xff.txt"
-	tl := &core.Tools{FS: memfs.New(map[string]string{name: "foo\n"})}
+// listings are ls, find, grep and grep --mode files of a workspace of one
+// file, name, holding word.
+func listings(t *testing.T, name, word string) (*core.LsResult, *core.FindResult, *core.GrepResult, *core.GrepResult) {
+	t.Helper()
+	tl := &core.Tools{FS: memfs.New(map[string]string{name: word + "\n"})}
 	ctx := context.Background()
 	ls, err := tl.Ls(ctx, core.LsRequest{})
 	if err != nil {
@@ -23,14 +22,23 @@ func TestTextNamesAreTheirBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grep, err := tl.Grep(ctx, core.GrepRequest{Query: "foo"})
+	grep, err := tl.Grep(ctx, core.GrepRequest{Query: word})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := tl.Grep(ctx, core.GrepRequest{Query: "foo", Mode: core.ModeFiles})
+	files, err := tl.Grep(ctx, core.GrepRequest{Query: word, Mode: core.ModeFiles})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ls, find, grep, files
+}
+
+// A name that is not UTF-8 is printed as its bytes, as fd, rg and ls print
+// it: with U+FFFD in their place, a name named a file that does not exist,
+// and n\xfe and n\xff printed alike.
+func TestTextNamesAreTheirBytes(t *testing.T) {
+	name := "n\xff.txt"
+	ls, find, grep, files := listings(t, name, "foo")
 	grepLines, _ := grepText(grep, Palette{})
 	grepFiles, _ := grepText(files, Palette{})
 	for _, tc := range []struct{ what, got, want string }{
@@ -50,20 +58,7 @@ func TestTextNamesAreTheirBytes(t *testing.T) {
 // the window's title and cleared the screen. A pipe gets the bytes.
 func TestTextNamesOnATerminal(t *testing.T) {
 	name := "x\x1b]0;PWNED\a\x1b[2J\u0085.txt"
-	tl := &core.Tools{FS: memfs.New(map[string]string{name: "hit\n"})}
-	ctx := context.Background()
-	ls, err := tl.Ls(ctx, core.LsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	find, err := tl.Find(ctx, core.FindRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	grep, err := tl.Grep(ctx, core.GrepRequest{Query: "hit"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls, find, grep, _ := listings(t, name, "hit")
 	shown := `x\x1b]0;PWNED\x07\x1b[2J\u0085.txt`
 	term := Palette{Terminal: true}
 	grepTerm, _ := grepText(grep, term)
