@@ -52,7 +52,7 @@ type Tools struct {
 	// that died, before a request of a long-lived session (batch, MCP)
 	// reads: a process settles those when it starts, and a session
 	// outlives many a writer.
-	Settle func()
+	Settle func(context.Context)
 }
 
 // ContentIndex is a content index grep consults (package index).

@@ -7,6 +7,7 @@
 package localfs
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -214,7 +215,7 @@ func New(cfg Config) (*FS, error) {
 	// go, and, once a day, the lock files no process holds.
 	f.lockTimeout = cfg.LockTimeout
 	state := existingStateDir()
-	recoverJournals(f, state, time.Now().Add(cfg.LockTimeout))
+	recoverJournals(context.Background(), f, state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	sweepLocks(state, time.Now())
 	return f, nil
@@ -224,8 +225,8 @@ func New(cfg Config) (*FS, error) {
 // since New did, as New does (within the lock timeout): a batch or MCP
 // session calls it before each request, whose reads would otherwise see
 // a dead commit's files until a mutation of theirs recovered it.
-func (f *FS) SettleDead() {
-	recoverJournals(f, existingStateDir(), time.Now().Add(f.lockTimeout))
+func (f *FS) SettleDead(ctx context.Context) {
+	recoverJournals(ctx, f, existingStateDir(), time.Now().Add(f.lockTimeout))
 }
 
 // denies is the deny list as it stands.

@@ -361,8 +361,30 @@ func TestReaderWaitsForAnotherProcesssRecovery(t *testing.T) {
 func TestSettleDeadRecoversAWriterThatDiedSinceNew(t *testing.T) {
 	fsys, dir, state := newRecoverFS(t)
 	p := deadCommit(t, dir, state)
-	fsys.SettleDead()
+	fsys.SettleDead(context.Background())
 	if b, _ := os.ReadFile(p); string(b) != "old\n" || journalsLeft(t, state) != 0 {
 		t.Fatalf("after SettleDead: %q on disk, %d journals left; want the file put back", b, journalsLeft(t, state))
+	}
+}
+
+// A recovery file left by a process killed during its recovery goes with
+// the next sweep once its journal is gone; one still held stays.
+func TestSweepRemovesLeftRecoveryFiles(t *testing.T) {
+	state := t.TempDir()
+	d := filepath.Join(state, "journal")
+	must(t, os.MkdirAll(d, 0o700))
+	left := filepath.Join(d, "gone"+journalPending+journalRecovering)
+	must(t, os.WriteFile(left, nil, 0o600))
+	held := filepath.Join(d, "held"+journalPending+journalRecovering)
+	must(t, os.WriteFile(held, nil, 0o600))
+	fd, err := lockRecoveryFile(held)
+	must(t, err)
+	defer unix.Close(fd)
+	sweepRecords(state)
+	if _, err := os.Lstat(left); !os.IsNotExist(err) {
+		t.Errorf("a left recovery file stays: %v", err)
+	}
+	if _, err := os.Lstat(held); err != nil {
+		t.Errorf("a held recovery file was removed: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package localfs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -288,9 +289,33 @@ func sweepRecords(base string) {
 	sweepDirRecords(filepath.Join(base, dirRecords))
 	journals, _ := os.ReadDir(filepath.Join(base, "journal"))
 	for _, n := range journals {
-		if strings.Contains(n.Name(), partialSuffix) {
-			sweepPartial(filepath.Join(base, "journal", n.Name()))
+		p := filepath.Join(base, "journal", n.Name())
+		switch {
+		case strings.Contains(n.Name(), partialSuffix):
+			sweepPartial(p)
+		case strings.HasSuffix(n.Name(), journalRecovering):
+			sweepRecoveryFile(p)
 		}
+	}
+}
+
+// sweepRecoveryFile removes the recovery file at p that a process killed
+// during a recovery left, once no process holds it and its journal is
+// gone.
+func sweepRecoveryFile(p string) {
+	if _, err := os.Lstat(strings.TrimSuffix(p, journalRecovering)); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return
+	}
+	if same, _ := atPath(fd, p); same {
+		unix.Unlink(p)
 	}
 }
 

@@ -570,8 +570,8 @@ func syncPath(dir string) error {
 // their locks (a tree's backup that cannot go back): no retry will, and
 // they are left for a person, without holding up the mutations of their
 // paths.
-func recoverJournals(f *FS, base string, deadline time.Time) (stuck map[string]bool) {
-	deadJournals(base, deadline, func(fd int, path string, committed bool) {
+func recoverJournals(ctx context.Context, f *FS, base string, deadline time.Time) (stuck map[string]bool) {
+	deadJournals(ctx, base, deadline, f.touchesRoots, func(fd int, path string, committed bool) {
 		wait := min(journalWait, max(0, time.Until(deadline)))
 		if recoverJournal(f, fd, path, committed, wait) {
 			if stuck == nil {
@@ -585,40 +585,108 @@ func recoverJournals(f *FS, base string, deadline time.Time) (stuck map[string]b
 
 // deadJournals calls visit with each journal in base whose writer is dead,
 // holding its flock. A journal's flock is held by its live committer or by
-// a process recovering it, which tells them apart by the flock of the
-// journal's recovery file, taken first and held to the end: a call that
-// finds another process recovering a journal waits for it (until
-// deadline), as a reader that went on read the files of the dead commit
-// before they were put back. A live commit is not waited for.
-func deadJournals(base string, deadline time.Time, visit func(fd int, path string, committed bool)) {
+// a process recovering it, which also holds the flock of the journal's
+// recovery file, taken before the journal's and kept to the end: a call
+// that finds a journal held and its recovery file held waits for that
+// recovery (until deadline, when relevant says the journal names a file
+// it may read), as a reader that went on read the files of the dead
+// commit before they were put back. A live commit costs a failed open of
+// its recovery file and is not waited for.
+func deadJournals(ctx context.Context, base string, deadline time.Time, relevant func(journal string) bool, visit func(fd int, path string, committed bool)) {
 	for p, committed := range journals(base) {
-		for waited := false; ; waited = true {
-			rec, err := unix.Open(p+journalRecovering, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+		for look := 1; look <= 2; look++ {
+			fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
-				break // a state directory it cannot write: recovered by another call
+				break // gone: committed and removed, or recovered
 			}
-			if unix.Flock(rec, unix.LOCK_EX|unix.LOCK_NB) != nil {
-				// Another process recovers it: once it is done, the
-				// journal is gone, or (a file it could not put back) left
-				// for a later call.
-				err := FlockWait(context.Background(), rec, unix.LOCK_SH, deadline)
-				unix.Close(rec)
-				if err != nil || waited {
-					break
+			free := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil
+			unix.Close(fd)
+			if !free {
+				if look == 1 && relevant(p) && waitRecovery(ctx, p, deadline) {
+					continue
 				}
-				continue
+				break
 			}
-			if fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0); err == nil {
-				if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
-					visit(fd, p, committed)
-				}
-				unix.Close(fd)
-			}
-			unix.Unlink(p + journalRecovering) // still held: a waiter then looks again
-			unix.Close(rec)
+			recoverHolding(p, committed, visit)
 			break
 		}
 	}
+}
+
+// recoverHolding takes the recovery file of the journal p, then the
+// journal's flock, and calls visit with them held; nothing when another
+// process has either.
+func recoverHolding(p string, committed bool, visit func(fd int, path string, committed bool)) {
+	rec, err := lockRecoveryFile(p + journalRecovering)
+	if err != nil {
+		return // another process recovers it, or a state directory it cannot write
+	}
+	defer func() {
+		unix.Unlink(p + journalRecovering) // still held, and still ours: no one else unlinks it
+		unix.Close(rec)
+	}()
+	fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+		visit(fd, p, committed)
+	}
+}
+
+// lockRecoveryFile creates (or opens) the recovery file at path and takes
+// its flock without waiting, making sure the name still leads to the file
+// locked: a recovery ends by unlinking it, and a lock of the file it
+// unlinked, or of one made again at the name meanwhile, is no one's.
+func lockRecoveryFile(path string) (int, error) {
+	for {
+		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return -1, err
+		}
+		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		if same, err := atPath(fd, path); same || err != nil && !errors.Is(err, unix.ENOENT) {
+			return fd, err
+		}
+		unix.Close(fd) // unlinked once its recovery ended: take the next
+	}
+}
+
+// waitRecovery waits while a process holds the recovery file of the
+// journal p, until deadline or ctx ends; false when none does (the journal
+// is a live commit's, or its recovery file a leftover).
+func waitRecovery(ctx context.Context, p string, deadline time.Time) bool {
+	fd, err := unix.Open(p+journalRecovering, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) == nil {
+		return false
+	}
+	return FlockWait(ctx, fd, unix.LOCK_SH, deadline) == nil
+}
+
+// touchesRoots reports whether the journal p names a file under one of
+// f's roots, or cannot be read (and may): only such a journal's recovery
+// is waited for, as one of another project's is nothing to this call.
+func (f *FS) touchesRoots(p string) bool {
+	entries, ok := readJournal(p)
+	if !ok {
+		return true
+	}
+	for _, e := range entries {
+		for _, r := range f.roots {
+			if _, in := within(r.path, e.Dir); in {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // journals yields the path of each journal in the state directory base

@@ -200,7 +200,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			fields = core.Fields(req)
 			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
 			if tl.Settle != nil {
-				tl.Settle()
+				tl.Settle(c.Context)
 			}
 			answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
 			gate := gates[t.Info().Name]

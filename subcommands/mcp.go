@@ -113,7 +113,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 			}
 			defer func() { <-turn }()
 			if tl.Settle != nil {
-				tl.Settle()
+				tl.Settle(ctx)
 			}
 			res, err := runStoppable(ctx, tl, func() (any, error) { return t.Call(ctx, tl, args) })
 			if err != nil {
