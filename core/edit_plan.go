@@ -148,11 +148,28 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		at = r.end
 	}
 	out.WriteString(src[at:])
-	put := 0 // the U+FEFF a newText wrote at the start
-	if len(regions) > 0 && regions[0].start <= len("\uFEFF")*textfile.LeadingMarks(src) {
-		put = textfile.LeadingMarks(regions[0].repl)
+	return textfile.WithoutNewMarks(src, out.String(), marksPut(src, regions)), outcomes, nil
+}
+
+// marksPut counts the U+FEFF that newTexts wrote at the start of the
+// text: those of the replacements that follow one another from the
+// start (after the text's own marks), up to the first that holds
+// anything else. A mark of the file's own text brought to the start is
+// not one of them.
+func marksPut(src string, regions []region) int {
+	put, at := 0, len("\uFEFF")*textfile.LeadingMarks(src)
+	for _, r := range regions {
+		if r.start > at {
+			break // the file's own text comes first
+		}
+		m := textfile.LeadingMarks(r.repl)
+		put += m
+		if m*len("\uFEFF") != len(r.repl) {
+			break
+		}
+		at = r.end
 	}
-	return textfile.WithoutNewMarks(src, out.String(), put), outcomes, nil
+	return put
 }
 
 // claim is the lines where an edit taken for already applied finds its

@@ -1,14 +1,17 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
 )
 
 func str(s string) *string { return &s }
@@ -471,5 +474,32 @@ func TestPlanLargeBatch(t *testing.T) {
 	_, _, err = planEdits(src.String(), edits)
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeAmbiguousMatch || e.Details["edit"] != len(edits)-1 {
 		t.Fatalf("ambiguous late edit: %v", err)
+	}
+}
+
+// The U+FEFF at the start of a file after an edit: one a newText wrote is
+// dropped (it would be read back as a byte-order mark), one of the file's
+// own text brought to the start stays, byte for byte. Checked through
+// Edit, where the drop was made: "\n\uFEFFb" less its first line lost
+// its U+FEFF; two adjacent edits, the first deleting line 1, put a mark.
+func TestEditMarksAtTheStart(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		edits     []EditOp
+		want      string
+	}{
+		{"the file's own kept", "\n\uFEFFb", []EditOp{op("\n", "")}, "\uFEFFb"},
+		{"one newText wrote dropped", "abc\n", []EditOp{op("abc", "\uFEFFABC")}, "ABC\n"},
+		{"one an adjacent edit wrote dropped", "abc\ndef\n", []EditOp{op("abc\n", ""), op("def", "\uFEFFDEF")}, "DEF\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := memfs.New(map[string]string{"f": tc.src})
+			if _, err := (&Tools{FS: fs, LockTimeout: time.Second}).Edit(context.Background(), EditRequest{Path: "f", Edits: tc.edits}); err != nil {
+				t.Fatal(err)
+			}
+			if got := fileText(fs, "f"); got != tc.want {
+				t.Errorf("%q, want %q", got, tc.want)
+			}
+		})
 	}
 }
