@@ -251,6 +251,11 @@ type checkedReader struct {
 
 func (c *checkedReader) Read(p []byte) (int, error) {
 	if c.left <= 0 {
+		if c.grown != nil && c.grown() {
+			// An empty file (nothing to read, so no last read) too: a log
+			// just made was published empty.
+			return 0, c.stale()
+		}
 		return 0, io.EOF
 	}
 	if int64(len(p)) > c.left {
@@ -260,13 +265,17 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 	c.h.Write(p[:n])
 	c.left -= int64(n)
 	if errors.Is(err, io.EOF) && c.left > 0 || c.left == 0 && (hex.EncodeToString(c.h.Sum(nil)) != c.want || c.grown()) {
-		return 0, fault.Errorf(fault.CodeStale, "the file changed while it was published.").WithPath(c.display).
-			WithHint("publish it again once it no longer changes; nothing was published")
+		return 0, c.stale()
 	}
 	if c.left == 0 {
 		err = io.EOF
 	}
 	return n, err
+}
+
+func (c *checkedReader) stale() error {
+	return fault.Errorf(fault.CodeStale, "the file changed while it was published.").WithPath(c.display).
+		WithHint("publish it again once it no longer changes; nothing was published")
 }
 
 // progressReader reports how many of total bytes have gone out.

@@ -318,8 +318,15 @@ func (s *growingStore) Put(ctx context.Context, obj assets.Object, content io.Re
 }
 
 // A file that grows while it is published is STALE, nothing stored: the
-// bytes up to its first size were published, exit 0, cut.
+// bytes up to its first size were published, exit 0, cut (an empty one,
+// just made, was published empty).
 func TestPublishGrowingFile(t *testing.T) {
+	for _, first := range []string{"line 1\n", ""} {
+		publishGrowing(t, first)
+	}
+}
+
+func publishGrowing(t *testing.T, first string) {
 	t.Setenv(localfs.StateDirEnv, t.TempDir())
 	dir := t.TempDir()
 	lfs, err := localfs.New(localfs.Config{Roots: []string{dir}, Cwd: dir})
@@ -328,12 +335,12 @@ func TestPublishGrowingFile(t *testing.T) {
 	}
 	defer lfs.Close()
 	p := filepath.Join(dir, "grow.log")
-	if err := os.WriteFile(p, []byte("line 1\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(first), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	store := &growingStore{file: p}
 	_, err = (&Tools{FS: lfs, Assets: store}).Publish(context.Background(), PublishRequest{Path: "grow.log"})
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || len(store.objects) != 0 {
-		t.Fatalf("err %v, %d objects stored; want STALE and none", err, len(store.objects))
+		t.Fatalf("%q grown: err %v, %d objects stored; want STALE and none", first, err, len(store.objects))
 	}
 }
