@@ -716,7 +716,12 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 	}
 	cmd := commandNamed(cmds, name)
 	if cmd == nil {
-		for _, a := range lead {
+		for k := 0; k < len(lead); k++ {
+			a := lead[k]
+			if takesValue(globals, a) {
+				k++ // its value, which may start with a dash
+				continue
+			}
 			if isFlagArg(a) && lookupFlag(globals, a) == nil && !isHelp(a) && a != "-v" && a != "--version" {
 				// --rooot /x ls: the misspelt flag, not its value taken
 				// for the subcommand.
