@@ -2122,7 +2122,7 @@ func TestRemoveFailedPartWaySaysWhatWasDeleted(t *testing.T) {
 	}})
 	_, err := rm.Remove(ctx, "d", backend.RemoveOptions{Recursive: true})
 	e := fault.AsError(err)
-	if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, "after deleting 1000 of the 1001 keys") || e.Details["deleted"] != 1000 {
+	if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, "after 1000 of the 1001 keys were deleted") || e.Details["deleted"] != 1000 {
 		t.Fatalf("got %v (details %v), want IO_ERROR saying 1000 of the 1001 keys were deleted", err, e.Details)
 	}
 	page, err := rm.ReadDir(ctx, "d", 0, 10)

@@ -227,8 +227,12 @@ func (f *FS) deleteKeys(ctx context.Context, c string, keys []string) error {
 			if done == 0 || e == nil {
 				return f.mapErr(err, c)
 			}
-			return fault.Errorf(e.Code, "the removal stopped after deleting %d of the %d keys: %s", done, len(keys), e.Message).
-				WithPath(e.Path).WithDetail("deleted", done).WithHint("run it again to remove what is left")
+			partial := fault.Errorf(e.Code, "deleting stopped after %d of the %d keys were deleted: %s", done, len(keys), e.Message).
+				WithPath(e.Path).WithDetail("deleted", done).WithCause(err)
+			if e.Code == fault.CodeIOError {
+				return partial.WithHint("run it again to delete what is left")
+			}
+			return partial.WithHint("%s", e.Hint)
 		}
 		done += n
 	}

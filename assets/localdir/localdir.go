@@ -148,8 +148,10 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	defer func() {
 		if wrote && oldErr != nil && !published {
 			// Content no link names (its metadata could not be written:
-			// a full disk) is not left to hold the space.
+			// a full disk) is not left to hold the space, nor metadata
+			// an earlier round wrote, of no content.
 			os.Remove(blob)
+			os.Remove(blob + ".json")
 		}
 	}()
 	for round := 1; ; round++ {
