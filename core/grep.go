@@ -1410,10 +1410,10 @@ func lineText(r lineRec) (string, string) {
 			suffix = " [… " + strconv.Itoa(size-end) + " bytes cut]"
 		}
 		kept := b[start-r.off : end-r.off]
-		s := prefix + perByteFFFD(kept) + suffix
 		if utf8.Valid(kept) {
-			return s, ""
+			return prefix + string(kept) + suffix, ""
 		}
+		s := prefix + perByteFFFD(kept) + suffix
 		// The kept bytes, losslessly: the markers are not part of the file.
 		return s, base64.StdEncoding.EncodeToString(kept)
 	}

@@ -581,8 +581,10 @@ func (f *FS) passesDenied(cur string) bool {
 		if f.deniedName(f.resolvedRootSpelling(d)) {
 			return true
 		}
+		// Looked at only inside a root: a name outside is not (an
+		// automount, a hung network file system).
 		var st unix.Stat_t
-		if unix.Lstat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && f.deniedDirIdentity(&st) {
+		if _, in := f.rootOf(d); in && unix.Lstat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && f.deniedDirIdentity(&st) {
 			return true
 		}
 		if d == filepath.Dir(d) || f.isRootSpelling(d) {

@@ -53,9 +53,10 @@ func (p Palette) entryName(name, typ string) string {
 }
 
 // shown is name as the text shows it: on a terminal, each control
-// character (C0, DEL, C1) as \xNN or \u00NN; elsewhere as it is.
+// character (C0, DEL, C1) and each byte that is not UTF-8 as \xNN or
+// \u00NN; elsewhere as it is.
 func (p Palette) shown(name string) string {
-	if !p.Terminal || !strings.ContainsFunc(name, unicode.IsControl) {
+	if !p.Terminal || utf8.ValidString(name) && !strings.ContainsFunc(name, unicode.IsControl) {
 		return name
 	}
 	var b strings.Builder
@@ -64,6 +65,10 @@ func (p Palette) shown(name string) string {
 		switch {
 		case r < 0x80 && unicode.IsControl(r):
 			fmt.Fprintf(&b, "\\x%02x", r)
+		case r == utf8.RuneError && n == 1:
+			// A byte that is not UTF-8: a lone 0x9B is CSI to an 8-bit
+			// terminal.
+			fmt.Fprintf(&b, "\\x%02x", name[i])
 		case r != utf8.RuneError && unicode.IsControl(r):
 			fmt.Fprintf(&b, "\\u%04x", r)
 		default:

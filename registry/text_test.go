@@ -57,9 +57,9 @@ func TestTextNamesAreTheirBytes(t *testing.T) {
 // shown escaped, as ls quotes it: a file named with an escape sequence set
 // the window's title and cleared the screen. A pipe gets the bytes.
 func TestTextNamesOnATerminal(t *testing.T) {
-	name := "x\x1b]0;PWNED\a\x1b[2J\u0085.txt"
+	name := "x\x1b]0;PWNED\a\x1b[2J\u0085\x9b.txt"
 	ls, find, grep, _ := listings(t, name, "hit")
-	shown := `x\x1b]0;PWNED\x07\x1b[2J\u0085.txt`
+	shown := `x\x1b]0;PWNED\x07\x1b[2J\u0085\x9b.txt`
 	term := Palette{Terminal: true}
 	grepTerm, _ := grepText(grep, term)
 	grepPipe, _ := grepText(grep, Palette{})
