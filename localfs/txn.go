@@ -607,7 +607,9 @@ func deadJournals(ctx context.Context, base string, deadline time.Time, relevant
 				}
 				break
 			}
-			recoverHolding(p, committed, visit)
+			if busy := recoverHolding(p, committed, visit); busy && look == 1 && relevant(p) && waitRecovery(ctx, p, deadline) {
+				continue // another process took it first, and is done
+			}
 			break
 		}
 	}
@@ -615,11 +617,12 @@ func deadJournals(ctx context.Context, base string, deadline time.Time, relevant
 
 // recoverHolding takes the recovery file of the journal p, then the
 // journal's flock, and calls visit with them held; nothing when another
-// process has either.
-func recoverHolding(p string, committed bool, visit func(fd int, path string, committed bool)) {
+// process has either (busy when it has the recovery file: it recovers
+// the journal).
+func recoverHolding(p string, committed bool, visit func(fd int, path string, committed bool)) (busy bool) {
 	rec, err := lockRecoveryFile(p + journalRecovering)
 	if err != nil {
-		return // another process recovers it, or a state directory it cannot write
+		return errors.Is(err, unix.EWOULDBLOCK) // else a state directory it cannot write
 	}
 	defer func() {
 		unix.Unlink(p + journalRecovering) // still held, and still ours: no one else unlinks it
@@ -627,12 +630,13 @@ func recoverHolding(p string, committed bool, visit func(fd int, path string, co
 	}()
 	fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return
+		return false
 	}
 	defer unix.Close(fd)
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 		visit(fd, p, committed)
 	}
+	return false
 }
 
 // lockRecoveryFile creates (or opens) the recovery file at path and takes
@@ -740,15 +744,13 @@ func journalFor(base string, reals []string) string {
 	return ""
 }
 
-// waitJournal waits until no process holds the flock of the journal at
-// path (one recovering it), or deadline.
+// waitJournal waits while a process recovers the journal at path (it
+// holds the journal's recovery file), or until deadline. It takes no
+// flock of the journal's own: a waiter's shared one, however short, made
+// a recovery that probed it then take the journal for a live commit's.
 func waitJournal(ctx context.Context, path string, deadline time.Time) error {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil // gone: recovered
-	}
-	defer unix.Close(fd)
-	return FlockWait(ctx, fd, unix.LOCK_SH, deadline)
+	waitRecovery(ctx, path, deadline)
+	return ctx.Err()
 }
 
 // journalWait is the longest a recovery waits for one journal's locks.
