@@ -1085,17 +1085,38 @@ const SigningKeyName = "publish.key"
 // isSigningKey reports whether st, a file of more than one name, is the
 // signing key: a hard link to it made in a root (the state directory is
 // denied by name, which a hard link escapes) read it, and published it.
-// Only such a file costs the stat of the key.
+// Only such a file costs anything, one stat of the state directory: the
+// key's identity is kept until the directory changes (a key made or
+// removed changes its mtime), as a walk over a tree of hard links (a
+// pnpm store) looked the state directory up for each file: grep 53%
+// slower.
 func isSigningKey(st *unix.Stat_t) bool {
 	if st.Nlink < 2 || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return false
 	}
-	state := existingStateDir()
-	if state == "" {
-		return false
+	c := &signingKey
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var now unix.Stat_t
+	env := os.Getenv(StateDirEnv)
+	if c.dir == "" || c.env != env || unix.Stat(c.dir, &now) != nil || !sameFile(&now, &c.dirAt) || now.Mtim != c.dirAt.Mtim {
+		c.env, c.dir, c.found = env, existingStateDir(), false
+		if c.dir == "" || unix.Stat(c.dir, &c.dirAt) != nil {
+			c.dir = ""
+			return false
+		}
+		c.found = unix.Stat(filepath.Join(c.dir, SigningKeyName), &c.key) == nil
 	}
-	var key unix.Stat_t
-	return unix.Stat(filepath.Join(state, SigningKeyName), &key) == nil && sameFile(&key, st)
+	return c.found && sameFile(&c.key, st)
+}
+
+// signingKey is what isSigningKey last found: the state directory (for
+// the value of StateDirEnv), as it was then, and the key in it.
+var signingKey struct {
+	mu         sync.Mutex
+	env, dir   string
+	dirAt, key unix.Stat_t
+	found      bool
 }
 
 // openChecked opens t and applies the deny check to where it really is. The
