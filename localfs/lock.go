@@ -604,12 +604,19 @@ func (f *FS) lockTarget(path string) (target, []string, error) {
 // to deadline. A lock file unlinked by its holder while this process waited
 // is no lock any more: the lock is taken again on the file now at path.
 func LockFile(ctx context.Context, path string, how int, deadline time.Time) (int, error) {
+	return lockNamed(path, func(fd int) error { return FlockWait(ctx, fd, how, deadline) })
+}
+
+// lockNamed opens (creating) the lock file at path and takes its flock with
+// take, again on the file now at path when the one it locked was unlinked
+// or replaced meanwhile.
+func lockNamed(path string, take func(fd int) error) (int, error) {
 	for {
 		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 		if err != nil {
 			return -1, err
 		}
-		if err := FlockWait(ctx, fd, how, deadline); err != nil {
+		if err := take(fd); err != nil {
 			unix.Close(fd)
 			return -1, err
 		}

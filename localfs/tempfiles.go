@@ -306,16 +306,9 @@ func sweepRecoveryFile(p string) {
 	if _, err := os.Lstat(strings.TrimSuffix(p, journalRecovering)); !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(fd)
-	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return
-	}
-	if same, _ := atPath(fd, p); same {
+	if fd, err := lockRecoveryFile(p); err == nil {
 		unix.Unlink(p)
+		unix.Close(fd)
 	}
 }
 

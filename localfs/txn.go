@@ -601,16 +601,14 @@ func deadJournals(ctx context.Context, base string, deadline time.Time, relevant
 			}
 			free := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil
 			unix.Close(fd)
-			if !free {
-				if look == 1 && relevant(p) && waitRecovery(ctx, p, deadline) {
-					continue
-				}
+			if free && !recoverHolding(p, committed, visit) {
+				break // recovered here
+			}
+			// Held by its committer or a recoverer, or its recovery file
+			// taken by another: that recovery is waited for, once.
+			if look == 2 || !relevant(p) || !waitRecovery(ctx, p, deadline) {
 				break
 			}
-			if busy := recoverHolding(p, committed, visit); busy && look == 1 && relevant(p) && waitRecovery(ctx, p, deadline) {
-				continue // another process took it first, and is done
-			}
-			break
 		}
 	}
 }
@@ -639,25 +637,11 @@ func recoverHolding(p string, committed bool, visit func(fd int, path string, co
 	return false
 }
 
-// lockRecoveryFile creates (or opens) the recovery file at path and takes
-// its flock without waiting, making sure the name still leads to the file
-// locked: a recovery ends by unlinking it, and a lock of the file it
-// unlinked, or of one made again at the name meanwhile, is no one's.
+// lockRecoveryFile takes the flock of the recovery file at path without
+// waiting (lockNamed: a recovery ends by unlinking it, and a lock of the
+// file it unlinked is no one's).
 func lockRecoveryFile(path string) (int, error) {
-	for {
-		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return -1, err
-		}
-		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
-		if same, err := atPath(fd, path); same || err != nil && !errors.Is(err, unix.ENOENT) {
-			return fd, err
-		}
-		unix.Close(fd) // unlinked once its recovery ended: take the next
-	}
+	return lockNamed(path, func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
 }
 
 // waitRecovery waits while a process holds the recovery file of the

@@ -316,7 +316,7 @@ func openReadAt(dirfd int, name string, st, was *unix.Stat_t) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || was != nil && (st.Dev != was.Dev || st.Ino != was.Ino) || isSigningKey(st) {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || was != nil && !sameFile(st, was) || isSigningKey(st) {
 		// The signing key by another name is skipped as a special file
 		// is: no search reads it.
 		unix.Close(fd)
