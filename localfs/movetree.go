@@ -55,8 +55,7 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 	// left empty at the destination for ever, which no recovery knew.
 	rec, err := newDirRecord(filepath.Join(to.Dir, to.Name))
 	if err != nil {
-		return backend.FileInfo{}, stateDirErr("the record of the move's staging directory", err).
-			WithPath(dst.display).WithHint("%s", stateDirHint(err)).WithCause(err)
+		return backend.FileInfo{}, stateDirErr("the record of the move's staging directory", err).WithPath(dst.display)
 	}
 	to.Staged = stagingDirName(rec.path)
 	j, err := stageTreeDir(dst, from, &to, rec)

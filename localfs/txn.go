@@ -121,8 +121,7 @@ func (m *madeDirs) mkdir(dfd int, name, real, display string) error {
 func (m *madeDirs) mkdirAs(dfd int, name, real, display string, staged bool) error {
 	rec, err := newDirRecord(real)
 	if err != nil {
-		return stateDirErr("the record of a new directory", err).
-			WithPath(display).WithHint("%s", stateDirHint(err)).WithCause(err)
+		return stateDirErr("the record of a new directory", err).WithPath(display)
 	}
 	at := name
 	if staged {
@@ -466,27 +465,22 @@ func journalDir() (string, error) {
 
 // stateDirErr is the error of what could not be written in the state
 // directory: NO_SPACE when it is full (or its quota is), as a full
-// workspace's is, else IO_ERROR.
+// workspace's is, else IO_ERROR, with what to do about it (a process's
+// limit of open files first, when that is the cause).
 func stateDirErr(what string, err error) *fault.Error {
+	code, hint := fault.CodeIOError, "check that the state directory ("+StateDirEnv+") is writable"
 	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return fault.Errorf(fault.CodeNoSpace, "%s cannot be written in the state directory: %s.", what, errText(err))
+		code, hint = fault.CodeNoSpace, "free some space where the state directory ("+StateDirEnv+") is, and retry"
 	}
-	return fault.Errorf(fault.CodeIOError, "%s cannot be written in the state directory: %s.", what, errText(err))
-}
-
-// stateDirHint is what to do about stateDirErr's err.
-func stateDirHint(err error) string {
-	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return "free some space where the state directory (" + StateDirEnv + ") is, and retry"
-	}
-	return "check that the state directory (" + StateDirEnv + ") is writable"
+	return fault.Errorf(code, "%s cannot be written in the state directory: %s.", what, errText(err)).
+		WithHint("%s", cmp.Or(limitHint(err), hint)).WithCause(err)
 }
 
 // newJournal writes and syncs the journal of entries, flocked.
 func newJournal(entries []journalEntry) (*journal, error) {
 	ioErr := func(err error) error {
-		return stateDirErr("the journal of the transaction", err).
-			WithHint("%s; nothing was changed", cmp.Or(limitHint(err), stateDirHint(err))).WithCause(err)
+		e := stateDirErr("the journal of the transaction", err)
+		return e.WithHint("%s; nothing was changed", e.Hint)
 	}
 	d, err := journalDir()
 	if err != nil {

@@ -1,7 +1,6 @@
 package localfs
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -228,8 +227,7 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 	}
 	rec, err := newTempRecord(filepath.Join(dirReal, tmp))
 	if err != nil {
-		return nil, stateDirErr("the record of a temporary file", err).
-			WithPath(display).WithHint("%s", cmp.Or(limitHint(err), stateDirHint(err))).WithCause(err)
+		return nil, stateDirErr("the record of a temporary file", err).WithPath(display)
 	}
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, create)
 	if err != nil {
