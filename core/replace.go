@@ -365,6 +365,7 @@ func (r *replacer) applyWhole(data []byte) ([]byte, int) {
 	} else {
 		out = r.replaceIn(body, nil)
 	}
+	out = r.withoutNewMarks(body, out)
 	if crlf {
 		out = bytes.ReplaceAll(bytes.ReplaceAll(out, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 	}
@@ -418,6 +419,26 @@ func (r *replacer) replaceEach(b []byte, withAt func(m []int) []byte) []byte {
 		last = m[1]
 	}
 	return append(out, b[last:]...)
+}
+
+// withoutNewMarks is replaced, the text b after its replacements, less
+// the U+FEFF that the replacement of a match at b's start (after b's own
+// marks) put there: on disk such a U+FEFF is a byte-order mark, as edit
+// and write know (textfile.WithoutNewMarks).
+func (r *replacer) withoutNewMarks(b, replaced []byte) []byte {
+	had := textfile.LeadingMarks(string(b[:min(len(b), 3*utf8.UTFMax)]))
+	if !bytes.HasPrefix(replaced, bytes.Repeat([]byte("\uFEFF"), had+1)) {
+		return replaced
+	}
+	ms := r.findAll(b)
+	if len(ms) == 0 || ms[0][0] > had*len("\uFEFF") {
+		return replaced
+	}
+	first := r.with
+	if !r.literal {
+		first = r.re.Expand(nil, r.with, b, ms[0])
+	}
+	return []byte(textfile.WithoutNewMarks(string(b), string(replaced), textfile.LeadingMarks(string(first))))
 }
 
 // endingAt is the ending of the line of b holding byte i: LF, CRLF, or
@@ -492,7 +513,11 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 			case len(eol) == 0:
 				eol = usual
 			}
-			out = append(append(out, r.replaceIn(line, eol)...), ending...)
+			replaced := r.replaceIn(line, eol)
+			if from == 0 {
+				replaced = r.withoutNewMarks(line, replaced)
+			}
+			out = append(append(out, replaced...), ending...)
 		} else {
 			out = append(append(out, line...), ending...)
 		}

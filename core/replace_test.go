@@ -162,6 +162,16 @@ func TestReplacerLineEndings(t *testing.T) {
 		{`(w\s+)(v)\z`, "${1}x\n$2", "w\r\nv", "w\r\nx\r\nv", 1},
 		// A query that names CR takes the replacement as given, as sed.
 		{`\r$`, "\r\n#\r", "a\r\nb\n", "a\r\n#\r\nb\n", 1},
+		// A U+FEFF a replacement puts at the start of the text is a
+		// byte-order mark on disk: dropped, as edit and write drop it; one
+		// further in, or of the file's own text, stays.
+		{"\x00fixed:abc", "\uFEFFX", "abc\nabc\n", "X\n\uFEFFX\n", 2},
+		{"\x00fixed:abc", "\uFEFFX", "\xef\xbb\xbfabc\n", "\xef\xbb\xbfX\n", 1},
+		{"\x00fixed:abc", "\uFEFFX", "\xef\xbb\xbf\uFEFFabc\n", "\xef\xbb\xbf\uFEFFX\n", 1},
+		{`(?s)abc.abc`, "\uFEFF$0", "abc\nabc\n", "abc\nabc\n", 1},
+		{`^a`, "\uFEFF", "abc\nabc\n", "bc\n\uFEFFbc\n", 2},
+		{`X`, "", "X\uFEFFabc\n", "\uFEFFabc\n", 1},
+		{`b`, "\uFEFF", "abc\n", "a\uFEFFc\n", 1},
 	} {
 		query, fixed := strings.CutPrefix(tc.query, "\x00fixed:")
 		rp, err := newReplacer(ReplaceRequest{Query: query, Replacement: &tc.with, Regex: !fixed})
