@@ -426,7 +426,10 @@ func (r *replacer) replaceEach(b []byte, withAt func(m []int) []byte) []byte {
 // marks) put there: on disk such a U+FEFF is a byte-order mark, as edit
 // and write know (textfile.WithoutNewMarks).
 func (r *replacer) withoutNewMarks(b, replaced []byte) []byte {
-	had := textfile.LeadingMarks(string(b[:min(len(b), 3*utf8.UTFMax)]))
+	had := 0
+	for bytes.HasPrefix(b[had*len("\uFEFF"):], []byte("\uFEFF")) {
+		had++
+	}
 	if !bytes.HasPrefix(replaced, bytes.Repeat([]byte("\uFEFF"), had+1)) {
 		return replaced
 	}
