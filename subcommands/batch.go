@@ -88,6 +88,20 @@ func batchCommand() subcommand {
 	}}
 }
 
+// refuseOneCallShapes refuses the global flags that shape the output of
+// one call (--quiet, --all, --print0) for a command that answers many:
+// taken silently, a caller would believe them applied. answers says how
+// the command answers, instead what to read.
+func refuseOneCallShapes(c *cli.Context, answers, instead string) error {
+	for _, name := range []string{"quiet", "all", "print0"} {
+		if c.Bool(name) {
+			return fault.InvalidArgument("--%s shapes the output of one call; %s.", name, answers).
+				WithHint("drop --%s: %s", name, instead)
+		}
+	}
+	return nil
+}
+
 // runBatch answers every line of stdin in order, in one process, so that a
 // harness pays the start-up once. A bad line (not JSON, an unknown tool, an
 // invalid request) gets its error, and the batch goes on; the exit status
@@ -103,11 +117,8 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		names = append(names, t.Info().Name)
 	}
 	o := outputOf(c)
-	for _, name := range []string{"quiet", "all", "print0"} {
-		if c.Bool(name) {
-			return fault.InvalidArgument("--%s shapes the output of one call; batch answers each request with a JSON line.", name).
-				WithHint("drop --%s: read each answer's result or error (--exit-status gates a batch's searches)", name)
-		}
+	if err := refuseOneCallShapes(c, "batch answers each request with a JSON line", "read each answer's result or error (--exit-status gates a batch's searches)"); err != nil {
+		return err
 	}
 	// With --exit-status, a search that found nothing, or whose answer is
 	// partial, is a failure of the batch as of a call of its own.

@@ -34,6 +34,9 @@ func mcpCommand() subcommand {
 				return fault.InvalidArgument("mcp takes no arguments: its requests come on standard input.").
 					WithHint("give the roots as --root DIR: agentfs mcp --root DIR")
 			}
+			if err := refuseOneCallShapes(c, "mcp answers each call with a JSON-RPC message", "each call's result is whole, and its isError tells a failure"); err != nil {
+				return err
+			}
 			if c.Bool("watch") {
 				// Made before the backend opens, as agentfs index does.
 				if _, err := localfs.StateDir(); err != nil {
