@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentfs/agentfs/assets/localdir"
@@ -72,8 +73,7 @@ func serve(c *cli.Context) error {
 	defer srv.Close()
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
-		return fault.Errorf(fault.CodeInvalidArgument, "cannot listen on %s: %v.", c.String("addr"), err).
-			WithHint("give --addr a free HOST:PORT, such as 127.0.0.1:8080").WithCause(err)
+		return listenErr(c.String("addr"), err)
 	}
 	hs := &http.Server{
 		Handler: progressDeadline{srv},
@@ -145,4 +145,21 @@ func prune(ctx context.Context, srv *localdir.Server, o *output) {
 		case <-t.C:
 		}
 	}
+}
+
+// listenErr is the error of a listen on addr that failed: a port another
+// process holds, or one below 1024 without the privilege, is no usage
+// error (the same call succeeds once the port is free), only an address
+// that is not one is.
+func listenErr(addr string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fault.Errorf(fault.CodeIOError, "cannot listen on %s: another process listens there.", addr).
+			WithHint("stop that process, or give --addr another port (port 0 picks a free one)").WithCause(err)
+	case errors.Is(err, syscall.EACCES):
+		return fault.Errorf(fault.CodePermissionDenied, "cannot listen on %s: a port below 1024 needs privilege.", addr).
+			WithHint("give --addr a port of 1024 or more, such as 127.0.0.1:8080").WithCause(err)
+	}
+	return fault.Errorf(fault.CodeInvalidArgument, "cannot listen on %s: %v.", addr, err).
+		WithHint("give --addr a HOST:PORT this machine has, such as 127.0.0.1:8080").WithCause(err)
 }
