@@ -348,9 +348,16 @@ func keepOwnerAndMode(fd int, old *unix.Stat_t) error {
 }
 
 // keepOwner gives the file fd the owner and group of st, where the
-// process may: an unprivileged one keeps at least the group it can.
+// process may: an unprivileged one keeps at least the group it can. The
+// file's own owner is compared, not the process's: in a set-group-ID
+// directory a new file takes the directory's group, which would let that
+// group read what the old group alone could.
 func keepOwner(fd int, st *unix.Stat_t) error {
-	if int(st.Uid) == os.Geteuid() && int(st.Gid) == os.Getegid() {
+	var now unix.Stat_t
+	if err := unix.Fstat(fd, &now); err != nil {
+		return err
+	}
+	if now.Uid == st.Uid && now.Gid == st.Gid {
 		return nil
 	}
 	err := unix.Fchown(fd, int(st.Uid), int(st.Gid))

@@ -332,6 +332,32 @@ func TestWriteKeepsOwnerAndMode(t *testing.T) {
 	}
 }
 
+// In a set-group-ID directory a new file takes the directory's group: a
+// replace of a file whose owner and group are the writer's own kept the
+// directory's group (the chown was skipped as needless), so that group
+// could read what the file's group alone could (sed -i keeps the group).
+func TestWriteKeepsGroupInSetGIDDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a directory another group")
+	}
+	fsys, dir := newTestFS(t)
+	shared := filepath.Join(dir, "shared")
+	must(t, os.Mkdir(shared, 0o755))
+	must(t, os.Chown(shared, -1, 5678))
+	must(t, unix.Chmod(shared, 0o2775))
+	p := filepath.Join(shared, "key.txt")
+	must(t, os.WriteFile(p, []byte("secret=foo\n"), 0o640))
+	must(t, os.Chown(p, os.Geteuid(), os.Getegid()))
+	if _, err := fsys.WriteFile(context.Background(), "shared/key.txt", []byte("secret=bar\n"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	must(t, unix.Stat(p, &st))
+	if int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() || st.Mode&0o7777 != 0o640 {
+		t.Fatalf("owner %d:%d mode %o, want %d:%d 640", st.Uid, st.Gid, st.Mode&0o7777, os.Geteuid(), os.Getegid())
+	}
+}
+
 // OwnerOf gives the file the owner and group of another (apply-patch's
 // move keeps its source's), in a transaction and in a single write, over
 // a new file and over an existing one of a third owner; the mode is the
