@@ -360,14 +360,19 @@ func (r *replacer) applyWhole(data []byte) ([]byte, int) {
 		return nil, 0
 	}
 	var out []byte
-	if r.lfView && !crlf {
+	switch {
+	case crlf:
+		// In LF, as the view is; every LF is then written CRLF, and a CR
+		// of the file's or of the replacement's stays as it is.
+		out = r.replaceIn(body, []byte("\n"))
+	case r.lfView:
 		out = r.replaceAcross(body)
-	} else {
+	default:
 		out = r.replaceIn(body, nil)
 	}
 	out = r.withoutNewMarks(body, out)
 	if crlf {
-		out = bytes.ReplaceAll(bytes.ReplaceAll(out, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
 	}
 	return append(append([]byte{}, prefix...), out...), n
 }
@@ -585,17 +590,19 @@ func (r *replacer) matches(data []byte) bool {
 
 // view is data as the expression sees it: without a byte-order mark (so
 // that ^ matches on line 1), and, for a query without CR (lfView) on a file whose
-// every line ends in CRLF and that holds no other CR, with LF endings, so
-// that $ matches at the end of each line and \s cannot take a CR from its
-// LF (leaving mixed endings); crlf says so. Turning LF back into CRLF then
-// gives back every byte outside the matches.
+// every line ends in CRLF, with LF endings, so that $ matches at the end
+// of each line and \s cannot take a CR from its LF (leaving mixed
+// endings); crlf says so. A CR within a line (one\rtwo) stays a
+// character: such a file was not viewed so, and a query spanning lines
+// silently matched nothing in it. Turning LF back into CRLF then gives
+// back every byte outside the matches.
 func (r *replacer) view(data []byte) (prefix, body []byte, crlf bool) {
 	prefix, body = textfile.CutUTF8BOM(data)
 	if !r.lfView {
 		return prefix, body, false
 	}
 	n := bytes.Count(body, []byte("\n"))
-	if n > 0 && bytes.Count(body, []byte("\r\n")) == n && bytes.Count(body, []byte("\r")) == n {
+	if n > 0 && bytes.Count(body, []byte("\r\n")) == n {
 		return prefix, bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n")), true
 	}
 	return prefix, body, false
@@ -877,14 +884,16 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 }
 
 // largeBinary reports whether a file too large to hold, of which head is
-// the start, is binary as grep decides: a NUL among the first bytes of
-// its text after a UTF-8 byte-order mark. A UTF-16 file is text.
+// the start, is binary as a small file is: a NUL in its text after a
+// UTF-8 byte-order mark. A UTF-16 file is text. Only grep's first bytes
+// were looked at: a file with a NUL further in, skipped when small,
+// refused the whole replace when large.
 func largeBinary(head []byte) bool {
 	if c, ok := textfile.ByBOM(head); ok && c.Unit() == 2 {
 		return false
 	}
 	_, text := textfile.CutUTF8BOM(head)
-	return binaryStart(text)
+	return bytes.IndexByte(text, 0) >= 0
 }
 
 // streamText opens a file as matchedText and matches see it, without
@@ -938,24 +947,23 @@ func (r *replacer) matchesStream(open func() (io.ReadCloser, error)) (bool, erro
 	in := &errReader{r: text}
 	var view io.Reader = in
 	if crlf {
-		view = dropCR{in}
+		view = crlfAsLF{bufio.NewReader(in)}
 	}
 	found := r.streamed().MatchReader(bufio.NewReader(view))
 	return found, in.err
 }
 
-// allCRLF reports whether every line of text ends in CRLF and it holds no
-// other CR: the file view turns into LF lines.
+// allCRLF reports whether every line of text ends in CRLF: the file view
+// turns into LF lines.
 func allCRLF(text io.Reader) (bool, error) {
 	buf := make([]byte, 64<<10)
-	lf, cr, crlf := 0, 0, 0
+	lf, crlf := 0, 0
 	lastCR := false
 	for {
 		n, err := text.Read(buf)
 		b := buf[:n]
 		if n > 0 {
 			lf += bytes.Count(b, []byte("\n"))
-			cr += bytes.Count(b, []byte("\r"))
 			crlf += bytes.Count(b, []byte("\r\n"))
 			if lastCR && b[0] == '\n' {
 				crlf++
@@ -963,7 +971,7 @@ func allCRLF(text io.Reader) (bool, error) {
 			lastCR = b[n-1] == '\r'
 		}
 		if err == io.EOF {
-			return lf > 0 && crlf == lf && cr == lf, nil
+			return lf > 0 && crlf == lf, nil
 		}
 		if err != nil {
 			return false, err
@@ -971,23 +979,29 @@ func allCRLF(text io.Reader) (bool, error) {
 	}
 }
 
-// dropCR is a text without its CRs: an all-CRLF text (allCRLF) in LF.
-type dropCR struct{ r io.Reader }
+// crlfAsLF is a text read with each CRLF as LF and any other CR kept: an
+// all-CRLF text (allCRLF) as view sees it.
+type crlfAsLF struct{ r *bufio.Reader }
 
-func (d dropCR) Read(p []byte) (int, error) {
-	for {
-		n, err := d.r.Read(p)
-		k := 0
-		for _, b := range p[:n] {
-			if b != '\r' {
-				p[k] = b
-				k++
+func (d crlfAsLF) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		b, err := d.r.ReadByte()
+		if err != nil {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, err
+		}
+		if b == '\r' {
+			if next, _ := d.r.Peek(1); len(next) == 1 && next[0] == '\n' {
+				continue
 			}
 		}
-		if k > 0 || err != nil {
-			return k, err
-		}
+		p[n] = b
+		n++
 	}
+	return n, nil
 }
 
 // errReader keeps the error of a read that failed, which MatchReader

@@ -162,6 +162,15 @@ func TestReplacerLineEndings(t *testing.T) {
 		{`(w\s+)(v)\z`, "${1}x\n$2", "w\r\nv", "w\r\nx\r\nv", 1},
 		// A query that names CR takes the replacement as given, as sed.
 		{`\r$`, "\r\n#\r", "a\r\nb\n", "a\r\n#\r\nb\n", 1},
+		// A CR within a line of a CRLF file is a character: the file's
+		// lines are still matched as LF lines (a query spanning lines
+		// matched nothing), and every CR outside the matches, or that a
+		// replacement writes, stays.
+		{"\x00fixed:foo\nbar", "Q", "one\rtwo\r\nfoo\r\nbar\r\n", "one\rtwo\r\nQ\r\n", 1},
+		{`(?s)foo.bar`, "Q\nR", "one\rtwo\r\nfoo\r\nbar\r\n", "one\rtwo\r\nQ\r\nR\r\n", 1},
+		{`x\ny`, "Z", "a\r\r\nx\r\ny\r\n", "a\r\r\nZ\r\n", 1},
+		{`a\nb`, "a\r", "a\r\nb\r\n", "a\r\r\n", 1},
+		{`a\nb`, "A\r\nB", "a\r\nb\r\n", "A\r\nB\r\n", 1},
 		// A U+FEFF a replacement puts at the start of the text is a
 		// byte-order mark on disk: dropped, as edit and write drop it; one
 		// further in, or of the file's own text, stays.
@@ -436,10 +445,13 @@ func TestReplaceLargeFileAsMatched(t *testing.T) {
 		{"a fixed string across CRLF lines", crlf + "a\r\nb\r\n", "a\nb", false, fault.CodeTooLarge},
 		{"a regex across CRLF lines", crlf + "a\r\nb\r\n", `a$\n^b`, true, fault.CodeTooLarge},
 		{"no LF view in mixed lines", crlf + "a\r\nb\n", `a\nb`, true, ""},
+		{"a CR within a CRLF line", "one\rtwo\r\n" + crlf + "a\r\nb\r\n", "a\nb", false, fault.CodeTooLarge},
+		{"a CR before a CRLF", "one\r\r\n" + crlf + "a\r\nb\r\n", `a\nb`, true, fault.CodeTooLarge},
 		// Binary as grep decides, as a small file is: a built tool in the
 		// tree refused the whole replace.
 		{"a binary file", strings.Repeat("\x00x  \n", 500000), `\s+$`, true, ""},
 		{"a binary file after a UTF-8 mark", "\uFEFF" + strings.Repeat("\x00x  \n", 500000), `\s+$`, true, ""},
+		{"a NUL past grep's first bytes", strings.Repeat("x  \n", 20000) + "\x00" + strings.Repeat("x  \n", 600000), `\s+$`, true, ""},
 	} {
 		m := memfs.New(map[string]string{"d/large": tc.large, "d/small": "x  \ny\n"})
 		none := ""
