@@ -465,9 +465,25 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 	}
 	sort.SliceStable(open, func(i, j int) bool { return open[i].Arg < open[j].Arg })
 	if len(args) > len(open) {
-		if !t.multi || len(open) == 0 {
-			return nil, repeated, fault.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.Name, len(open), len(args)).
-				WithHint("usage: agentfs %s [flags] %s", t.Name, t.argsUsage)
+		// Only the last argument field repeats: with it given by a flag
+		// (grep Q a b --path c), the extra arguments were taken for more
+		// runs of the one before it, the query.
+		var byFlag []string
+		last := -1
+		for i, s := range specs {
+			if s.Arg >= 0 && (last < 0 || s.Arg > specs[last].Arg) {
+				last = i
+			}
+			if s.Arg >= 0 && s.Flag != "" && isSet[i] {
+				byFlag = append(byFlag, fmt.Sprintf("--%s gives %s", s.Flag, s.JSON))
+			}
+		}
+		if !t.multi || len(open) == 0 || open[len(open)-1].JSON != specs[last].JSON {
+			e := fault.InvalidArgument("%s takes at most %d argument(s) here, not %d.", t.Name, len(open), len(args))
+			if len(byFlag) > 0 {
+				e = fault.InvalidArgument("%s takes at most %d argument(s) here, not %d, as %s.", t.Name, len(open), len(args), strings.Join(byFlag, " and "))
+			}
+			return nil, repeated, e.WithHint("usage: agentfs %s [flags] %s", t.Name, t.argsUsage)
 		}
 		// The last argument field repeats: its extra values are more runs.
 		more = args[len(open):]
