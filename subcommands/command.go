@@ -560,6 +560,10 @@ func flagFor(s core.FieldSpec) cli.Flag {
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
 		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	}
+	// A field that may be left out, with no default: left out, it is
+	// absent (replace's expectedCount: no check; write's bom: the file's
+	// own), not the zero value urfave/cli would show as its default.
+	absent := t.Kind() == reflect.Pointer && s.Default == ""
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -567,8 +571,11 @@ func flagFor(s core.FieldSpec) cli.Flag {
 	case reflect.String:
 		return &cli.StringFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Bool:
-		return &cli.BoolFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
+		return &cli.BoolFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default, DisableDefaultText: absent}
 	case reflect.Int:
+		if absent {
+			return absentInt{&cli.IntFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage}}
+		}
 		return &cli.IntFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
 	case reflect.Int64:
 		return &cli.Int64Flag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage, DefaultText: s.Default}
@@ -581,6 +588,14 @@ func flagFor(s core.FieldSpec) cli.Flag {
 	// given once (a second would silently replace the first).
 	return &cli.GenericFlag{Name: s.Flag, Aliases: s.FlagAliases, Usage: usage + " (as JSON)", Value: &onceString{}}
 }
+
+// absentInt is the flag of a number field that is absent when left out:
+// --help shows no default for it.
+type absentInt struct{ *cli.IntFlag }
+
+func (absentInt) GetDefaultText() string { return "" }
+
+func (f absentInt) String() string { return cli.FlagStringer(f) }
 
 // setFromJSONFlag sets v, a field of structure, from the JSON text of its
 // flag, checked as a --json request's field is (unknown or repeated keys,

@@ -359,6 +359,36 @@ func TestFieldsHaveFlags(t *testing.T) {
 	}
 }
 
+// A field that is absent when left out (a pointer with no default) shows
+// no default in --help: replace's --expected-count showed "(default: 0)",
+// which is STALE when given, and write's --bom "(default: false)", which
+// drops the file's mark. Any other flag shows its default.
+func TestHelpShowsOnlyRealDefaults(t *testing.T) {
+	absent := 0
+	for _, typ := range []reflect.Type{reflect.TypeFor[core.ReplaceRequest](), reflect.TypeFor[core.WriteRequest](), reflect.TypeFor[core.LsRequest]()} {
+		for _, s := range core.Fields(typ) {
+			f, base := flagFor(s), s.Type
+			if base.Kind() == reflect.Pointer {
+				base = base.Elem()
+			}
+			if f == nil || base.Kind() != reflect.Int && base.Kind() != reflect.Bool {
+				continue // a string shows only a default it has
+			}
+			help := cli.FlagStringer(f)
+			isAbsent := s.Type.Kind() == reflect.Pointer && s.Default == ""
+			if isAbsent {
+				absent++
+			}
+			if shown := strings.Contains(help, "(default: "); shown == isAbsent {
+				t.Errorf("--%s: %q; a default shown: %v, want %v", s.Flag, help, shown, !isAbsent)
+			}
+		}
+	}
+	if absent < 2 {
+		t.Fatalf("%d fields absent when left out, want expectedCount and bom at least", absent)
+	}
+}
+
 func kebabOf(camel string) string {
 	var b strings.Builder
 	for _, r := range camel {
