@@ -1255,7 +1255,7 @@ func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) b
 	}
 	after, end := 0, r.line
 	for j := i + 1; j < len(lines) && !lines[j].isMatch && lines[j].line == lines[j-1].line+1 && lines[j].line <= r.line+c; j++ {
-		after, end = after+newOutLine(lines[j]).cost(true), lines[j].line
+		after, end = after+p.lineCost(path, newOutLine(lines[j]), true), lines[j].line
 	}
 	var nf GrepFile
 	cost := 0
@@ -1268,7 +1268,7 @@ func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) b
 	unit := p.unit[:0]
 	for _, r := range lines[start : i+1] {
 		l := newOutLine(r)
-		cost += l.cost(c > 0)
+		cost += p.lineCost(path, l, c > 0)
 		unit = append(unit, l)
 	}
 	cost += after
@@ -1362,6 +1362,17 @@ func (l outLine) cost(withContext bool) int {
 	}
 	if l.b64 != "" {
 		n += len(`"linesBase64":{"":""},`) + digits(l.line) + len(l.b64)
+	}
+	return n
+}
+
+// lineCost bounds the bytes l adds to the page of a file at path: its
+// JSON's (cost) or, printed as text, its line's with the prefix, when
+// that is more.
+func (p *page) lineCost(path string, l outLine, withContext bool) int {
+	n := l.cost(withContext)
+	if prefix := p.t.TextLinePrefix; prefix != nil {
+		n = max(n, prefix(path, l.line)+len(l.text)+len("\n"))
 	}
 	return n
 }

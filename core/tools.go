@@ -48,6 +48,11 @@ type Tools struct {
 	Progress func(done, total int64)
 	// Index, when set, narrows grep to the files that may match.
 	Index ContentIndex
+	// TextLinePrefix, when set, is the bytes of what a result printed as
+	// text puts before each line grep shows (path:N: as rg -n): a page is
+	// then sized for that text too, which repeats the path on each line
+	// where the JSON has it once, so that it fits MaxBytes as well.
+	TextLinePrefix func(path string, line int) int
 	// Settle, when set, finishes or undoes the transactions of writers
 	// that died, before a request of a long-lived session (batch, MCP)
 	// reads: a process settles those when it starts, and a session

@@ -134,7 +134,7 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 						sep = "-"
 					}
 				}
-				fmt.Fprintf(&b, "%s%s%s%s%s\n", paint(p.Path, name), sep, paint(p.Line, strconv.Itoa(n)), sep, text)
+				fmt.Fprintf(&b, "%s%s\n", p.grepPrefix(name, sep, n), text)
 			}
 		}
 	}
@@ -148,6 +148,18 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
 	}
 	return b.String(), notes.String()
+}
+
+// grepPrefix is what grepText puts before line n of the file name (as
+// shown): sep is : for a match, - for a context line.
+func (p Palette) grepPrefix(name, sep string, n int) string {
+	return paint(p.Path, name) + sep + paint(p.Line, strconv.Itoa(n)) + sep
+}
+
+// GrepLinePrefix is the bytes grepText puts before line n of path
+// (core.Tools.TextLinePrefix).
+func (p Palette) GrepLinePrefix(path string, n int) int {
+	return len(p.grepPrefix(p.shown(path), ":", n))
 }
 
 func writeText(r *core.WriteResult, _ Palette) string {

@@ -122,6 +122,9 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 		return fault.InvalidArgument("--all prints every page as text, and JSON is one object per call.").
 			WithHint("add --format text, or page with --offset set to nextOffset")
 	}
+	if o.format == "text" && t.Text != nil && !print0 {
+		tl.TextLinePrefix = o.palette.GrepLinePrefix
+	}
 	var last Res // the last page that printed text data, for pageBreak
 	printed := false
 	lastPath := ""             // the last path --print0 printed, which a next page may start with
