@@ -331,7 +331,11 @@ func idOfCut(head, tail []byte) json.RawMessage {
 				break // cut short by the head's end
 			}
 			if key == "id" {
-				if isID(v) {
+				// What follows must end the value: 01, 12x and 1.2.3
+				// were answered as 0, 12 and 1.2, an id the line
+				// never gave, perhaps another request's.
+				rest := bytes.TrimLeft(head[d.InputOffset():], " \t\r\n")
+				if isID(v) && len(rest) > 0 && (rest[0] == ',' || rest[0] == '}') {
 					return v
 				}
 				return nil

@@ -508,6 +508,12 @@ func TestIDOfCut(t *testing.T) {
 		{`{"params":"` + pad + `","id":1-}`, ``},
 		{`{"params":"` + pad + `","id":01}`, ``},
 		{`{"params":"` + pad + `","id":"a\qb"}`, ``},
+		{`{"tool":"ls","id":01}`, ``},
+		{`{"tool":"ls","id":12x}`, ``},
+		{`{"tool":"ls","id":1.2.3}`, ``},
+		{`{"tool":"ls","id":00007,"args":{}}`, ``},
+		{`{"id":12 , "tool":"ls" x}`, `12`},
+		{`{"id":"s"}`, `"s"`},
 	} {
 		n := min(len(tc.line), cutEnds)
 		if got := string(idOfCut([]byte(tc.line[:n]), []byte(tc.line[len(tc.line)-n:]))); got != tc.want {
