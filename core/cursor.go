@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
@@ -45,9 +47,42 @@ type cursor struct {
 // nextOffset still continues the search.
 const maxCursorBytes = 512
 
-// requestDigest identifies a request by everything but its paging.
+// requestDigest identifies a request by everything but its paging, by
+// what it asks rather than how it is spelled: a field left out and one
+// given its default, an enum's value by any of its spellings, and a list
+// with or without empty globs (which filter nothing) are the same, so
+// that a cursor holds for a page asked with path "." as its result says,
+// or with --depth 1.
 func requestDigest(req any) string {
-	b, _ := json.Marshal(req)
+	v := reflect.New(reflect.TypeOf(req)).Elem()
+	v.Set(reflect.ValueOf(req))
+	for _, f := range Fields(v.Type()) {
+		fv := v.FieldByIndex(f.Index)
+		switch {
+		case fv.Kind() == reflect.String:
+			if fv.String() == "" {
+				fv.SetString(f.Default)
+			}
+			if canon, ok := f.spellings[fv.String()]; ok {
+				fv.SetString(canon)
+			}
+		case fv.Kind() == reflect.Int && fv.Int() == 0 && f.Default != "":
+			n, _ := strconv.Atoi(f.Default)
+			fv.SetInt(int64(n))
+		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.String:
+			kept := reflect.MakeSlice(fv.Type(), 0, fv.Len())
+			for i := range fv.Len() {
+				if fv.Index(i).String() != "" {
+					kept = reflect.Append(kept, fv.Index(i))
+				}
+			}
+			if kept.Len() == 0 {
+				kept = reflect.Zero(fv.Type())
+			}
+			fv.Set(kept)
+		}
+	}
+	b, _ := json.Marshal(v.Interface())
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:9])
 }

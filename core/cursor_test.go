@@ -469,6 +469,55 @@ func TestCursorFileNoLongerMatches(t *testing.T) {
 
 // A cursor is refused when it is not one, when it belongs to another
 // request, or when an offset beside it says another place.
+// A cursor holds for the same request however it is spelled: the path
+// "." its result gives, a default given, an enum's other spelling, an
+// empty glob; it was refused as another request's. Another request is
+// still another.
+func TestRequestDigestIgnoresSpelling(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name string
+		a, b any
+		same bool
+	}{
+		{"ls path", LsRequest{}, LsRequest{Path: "."}, true},
+		{"ls depth", LsRequest{}, LsRequest{Depth: 1}, true},
+		{"ls paging", LsRequest{Limit: 2, Offset: 4}, LsRequest{}, true},
+		{"ls other depth", LsRequest{}, LsRequest{Depth: 2}, false},
+		{"ls other path", LsRequest{}, LsRequest{Path: "src"}, false},
+		{"find pattern", FindRequest{}, FindRequest{Pattern: "**"}, true},
+		{"find type", FindRequest{}, FindRequest{Type: "any"}, true},
+		{"find type alias", FindRequest{Type: "f"}, FindRequest{Type: "file"}, true},
+		{"find other type", FindRequest{Type: "d"}, FindRequest{Type: "file"}, false},
+		{"find empty exclude", FindRequest{Exclude: []string{""}}, FindRequest{}, true},
+		{"grep mode", GrepRequest{Query: "x"}, GrepRequest{Query: "x", Mode: "content"}, true},
+		{"grep path", GrepRequest{Query: "x"}, GrepRequest{Query: "x", Path: "."}, true},
+		{"grep include", GrepRequest{Query: "x", Include: Globs{""}}, GrepRequest{Query: "x"}, true},
+		{"grep regex false", GrepRequest{Query: "x", Regex: &no}, GrepRequest{Query: "x"}, true},
+		{"grep pattern", GrepRequest{Pattern: "x"}, GrepRequest{Query: "x", Regex: &yes}, true},
+		{"grep regex", GrepRequest{Query: "x", Regex: &yes}, GrepRequest{Query: "x"}, false},
+		{"grep other mode", GrepRequest{Query: "x", Mode: "files"}, GrepRequest{Query: "x"}, false},
+		{"grep include kept", GrepRequest{Query: "x", Include: Globs{"", "*.go"}}, GrepRequest{Query: "x"}, false},
+	} {
+		da, db := digestOf(tc.a), digestOf(tc.b)
+		if (da == db) != tc.same {
+			t.Errorf("%s: %+v and %+v: same digest %v, want %v", tc.name, tc.a, tc.b, da == db, tc.same)
+		}
+	}
+}
+
+func digestOf(req any) string {
+	switch r := req.(type) {
+	case LsRequest:
+		return r.digest()
+	case FindRequest:
+		return r.digest()
+	case GrepRequest:
+		return r.digest()
+	}
+	panic(req)
+}
+
 func TestCursorRefusals(t *testing.T) {
 	tl := &Tools{FS: memfs.New(cursorTree())}
 	ctx := context.Background()

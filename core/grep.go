@@ -1128,6 +1128,11 @@ func cursorCost(text string) int {
 // changes how the files are found, not what is found.
 func (req GrepRequest) digest() string {
 	req.Offset, req.Limit, req.Cursor, req.Timeout, req.NoIndex = 0, 0, "", 0, false
+	// The text and its kind, however given (query or pattern, regex
+	// left out or given its default).
+	if q, regex, err := req.query(); err == nil {
+		req.Query, req.Pattern, req.Regex = q, "", &regex
+	}
 	return requestDigest(req)
 }
 

@@ -59,9 +59,10 @@ type FieldSpec struct {
 	Required  bool
 	// NotEmpty refuses the field given as "" (notEmpty).
 	NotEmpty bool
-	// Enum holds the first spelling of each value; spellings all of them.
+	// Enum holds the first spelling of each value; spellings all of them,
+	// each to its value's first.
 	Enum      []string
-	spellings map[string]bool
+	spellings map[string]string
 	Min, Max  *int64
 	// Pattern is the form a given string must have; PatternIs says it.
 	Pattern   *regexp.Regexp
@@ -160,12 +161,12 @@ func (s *FieldSpec) constraints(tag reflect.StructTag) {
 	s.NotEmpty = tag.Get("notEmpty") == "true"
 	s.Default = tag.Get("default")
 	if e := tag.Get("enum"); e != "" {
-		s.spellings = map[string]bool{}
+		s.spellings = map[string]string{}
 		for _, v := range strings.Split(e, ",") {
 			alts := strings.Split(v, "|")
 			s.Enum = append(s.Enum, alts[0])
 			for _, a := range alts {
-				s.spellings[a] = true
+				s.spellings[a] = alts[0]
 			}
 		}
 	}

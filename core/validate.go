@@ -49,7 +49,7 @@ func (f FieldSpec) check(v reflect.Value, name string) error {
 	}
 	v = reflect.Indirect(v)
 	switch {
-	case f.Enum != nil && v.Kind() == reflect.String && !f.spellings[v.String()]:
+	case f.Enum != nil && v.Kind() == reflect.String && f.spellings[v.String()] == "":
 		return fault.InvalidArgument("%s must be %s, not %q.", name, OrList(f.Enum), v.String()).
 			WithHint("%s", f.allowed(name))
 	case f.Min != nil && v.CanInt() && v.Int() < *f.Min:
