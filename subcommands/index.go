@@ -3,6 +3,7 @@ package subcommands
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -503,11 +505,15 @@ func startDetached(c *cli.Context) error {
 		return fault.Errorf(fault.CodeIOError, "cannot start the watcher: %s.", err).WithCause(err).
 			WithHint("retry")
 	}
+	// As parsed, under the name this process was called by: "agentfs"
+	// for all, the watcher of a binary installed under another name
+	// escaped pkill -f and pgrep -f by that name, and pkill -f agentfs
+	// aimed at one install hit every binary's watchers.
+	args := slices.Clone(c.App.Metadata["args"].([]string))
+	args[0] = cmp.Or(os.Args[0], args[0])
 	cmd := &exec.Cmd{
-		Path: exe,
-		// As parsed: "agentfs" (the name testscript's binary runs by),
-		// then the arguments.
-		Args:   c.App.Metadata["args"].([]string),
+		Path:   exe,
+		Args:   args,
 		Env:    append(os.Environ(), fmt.Sprintf("%s=%d", detachedEnv, st.Ino)),
 		Stdout: pipes[0].w,
 		Stderr: pipes[1].w,
