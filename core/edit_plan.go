@@ -102,6 +102,9 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		if len(ms) > 1 && !e.ReplaceAll {
 			return "", nil, ambiguous(i, len(edits), ms)
 		}
+		if k := slices.IndexFunc(ms, func(m editmatch.Match) bool { return m.Uneven }); k >= 0 {
+			return "", nil, unevenAmongAll(t, i, len(edits), ms, ms[k])
+		}
 		outcomes[i].Rung = ms[0].Rung
 		rw := t.Rewriter(oldText, newText, ms[0].Rung)
 		for _, m := range ms {
@@ -326,7 +329,7 @@ func wholeLines(t *editmatch.Text, m editmatch.Match) bool {
 // name.
 func gutterMatch(t *editmatch.Text, ms []editmatch.Match, first int) (editmatch.Match, bool) {
 	for _, m := range ms {
-		if start, _, _ := t.Line(m.Line); m.Line == first && m.Start == start {
+		if start, _, _ := t.Line(m.Line); m.Line == first && m.Start == start && !m.Uneven {
 			return m, true
 		}
 	}
@@ -355,6 +358,17 @@ func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 		e.WithHint("read the file and copy oldText from it exactly")
 	}
 	return e
+}
+
+// unevenAmongAll is the error of a replaceAll whose oldText matches, at
+// its rung, a window whose indentation differs from line to line (u):
+// that one cannot be rewritten without moving code, and leaving it out
+// would not replace all.
+func unevenAmongAll(t *editmatch.Text, i, n int, ms []editmatch.Match, u editmatch.Match) *fault.Error {
+	last := t.LineAt(max(u.Start, u.End-1))
+	return fault.Errorf(fault.CodeAmbiguousMatch, "%s matches %d places; at lines %d-%d only but for indentation that differs from line to line, which replaceAll cannot re-indent.", which(i, n), len(ms), u.Line, last).
+		WithHint("edit lines %d-%d apart, copying oldText from them with their indentation, then the others", u.Line, last).
+		WithDetail("edit", i).WithDetail("lines", []int{u.Line, last}).WithDetail("count", len(ms)).WithDetail("rung", ms[0].Rung)
 }
 
 func ambiguous(i, n int, ms []editmatch.Match) *fault.Error {

@@ -54,6 +54,8 @@ func TestPlanEdits(t *testing.T) {
 		{"no final newline, crlf file", "a\r\nb", []EditOp{op("b", "c\nd")}, "a\r\nc\r\nd", []string{editmatch.RungExact}},
 		{"tabs kept", "\tx\n\t\ty\n", []EditOp{op("y", "z")}, "\tx\n\t\tz\n", []string{editmatch.RungExact}},
 		{"against the original", "a b", []EditOp{op("a", "b"), op("b", "a")}, "b a", []string{editmatch.RungExact, editmatch.RungExact}},
+		{"replaceAll unicode, a line and a fragment", "print('hi')\nlog = print('hi') or 1\n", []EditOp{{OldText: "print(\u2018hi\u2019)", NewText: str("print(\u2018bye\u2019)"), ReplaceAll: true}}, "print('bye')\nlog = print('bye') or 1\n", []string{editmatch.RungUnicode}},
+		{"unicode fragment from a CRLF line's end", "Intro\r\n\u201cHello\u201d she said\r\nEnd\r\n", []EditOp{op("\n\"Hello\" she said", "\n\"Hi\" she said")}, "Intro\r\n\u201cHi\u201d she said\r\nEnd\r\n", []string{editmatch.RungUnicode}},
 		{"replaceAll fuzzy, adjacent windows", "x \nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\nz\n", []string{editmatch.RungTrailingWhitespace}},
 		{"a mark newText puts at the start dropped", "hello\n", []EditOp{op("hello", "\uFEFFHELLO")}, "HELLO\n", []string{editmatch.RungExact}},
 		{"the file's own U+FEFF brought to the start kept", "\n\uFEFFb", []EditOp{op("\n", "")}, "\uFEFFb", []string{editmatch.RungExact}},
@@ -178,6 +180,14 @@ func TestPlanEditsErrors(t *testing.T) {
 		{"gutter not consecutive", "one\ntwo\n", []EditOp{op("1\tone\n5\ttwo", "x")}, fault.CodeNoMatch, nil},
 		{"ambiguous unicode fragment", "\u201ca\u201d \u201ca\u201d\n", []EditOp{op(`"a"`, "b")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1}, "count": 2, "rung": editmatch.RungUnicode}},
 		{"no match inside one rune's folding", "\uFB01\n", []EditOp{op("i", "x")}, fault.CodeNoMatch, nil},
+		// Of two places a rung matches, one was taken: a whole line and a
+		// fragment of another, overlapping fragments, a window of even
+		// indentation beside one of uneven (which replaceAll cannot
+		// re-indent either).
+		{"unicode line and fragment", "print('hi')\nlog = print('hi') or 1\n", []EditOp{op("print(\u2018hi\u2019)", "print(\u2018bye\u2019)")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 2}, "count": 2, "rung": editmatch.RungUnicode}},
+		{"overlapping unicode fragments", "x = \uff21\uff21\uff21;\n", []EditOp{op("AA", "B")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1}, "count": 2}},
+		{"uneven beside even indentation", "def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n", []EditOp{op("if x:\n    y()", "if x:\n    z()")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{2, 7}, "count": 2}},
+		{"uneven beside even, replaceAll", "def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n", []EditOp{{OldText: "if x:\n    y()", NewText: str("if x:\n    z()"), ReplaceAll: true}}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{2, 3}, "count": 2}},
 		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, fault.CodeNoMatch, nil},
 		// A line can prove one retried edit, not two (both were taken for
 		// applied, with success, and the file holds one change).

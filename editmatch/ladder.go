@@ -141,6 +141,12 @@ type Match struct {
 	Line       int // 1-based line of Start
 	// Rung is the rung of the ladder that located it.
 	Rung string
+	// Uneven marks a window whose lines match but for indentation that
+	// differs from line to line: newText's own indentation would replace
+	// the file's and move code, so it is never rewritten. It is given
+	// only beside matches of its rung, which it makes ambiguous: dropped,
+	// the one other window was taken as the only match.
+	Uneven bool
 	// reindent re-indents newText for this region; nil leaves it as given.
 	reindent func(string) string
 }
@@ -172,8 +178,9 @@ func lineKey(rung string) func(string) string {
 // Locate runs the ladder for old and returns every match at the first rung
 // that has one, in order; nil when none matches. Exact matches, and the
 // windows of whole lines the fuzzy rungs compare, may overlap: which to
-// keep is the caller's choice. The unicode rung, failing whole lines, also
-// finds old within lines, without overlaps.
+// keep is the caller's choice. The unicode rung also finds old within
+// lines, beside its whole lines: a match within a line counted only when
+// no whole line matched, so that of two places one was taken.
 func (t *Text) Locate(old string) []Match {
 	if ms := t.Exact(old); len(ms) > 0 {
 		return ms
@@ -219,9 +226,10 @@ func (t *Text) Locate(old string) []Match {
 				}
 				f, fits := indentTransform(oldLines, got)
 				if !fits {
-					// The lines' indentation differs unevenly: newText's
-					// own indentation would replace the file's and move
-					// code. Not a match; NO_MATCH shows the region.
+					// The lines' indentation differs unevenly: alone,
+					// not a match (NO_MATCH shows the region).
+					m.Uneven = true
+					ms = append(ms, m)
 					continue
 				}
 				if f != nil {
@@ -233,15 +241,33 @@ func (t *Text) Locate(old string) []Match {
 			}
 			ms = append(ms, m)
 		}
-		if len(ms) > 0 {
+		if lk.rung == RungUnicode {
+			ms = withinLines(ms, t.folded(old))
+		}
+		if slices.ContainsFunc(ms, func(m Match) bool { return !m.Uneven }) {
 			return ms
 		}
 	}
-	return t.folded(old)
+	return nil
+}
+
+// withinLines is the windows of whole lines ms with the matches within
+// lines in that no window overlaps, in order.
+func withinLines(ms, in []Match) []Match {
+	windows := ms[:len(ms):len(ms)]
+	for _, m := range in {
+		if !slices.ContainsFunc(windows, func(w Match) bool { return m.Start < w.End && w.Start < m.End }) {
+			ms = append(ms, m)
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b Match) int { return a.Start - b.Start })
+	return ms
 }
 
 // folded is the unicode rung within lines: old, folded a character at a time,
-// anywhere in the folded content (a fragment of a line with curly quotes).
+// anywhere in the folded content (a fragment of a line with curly quotes),
+// overlapping occurrences included, as Exact finds them: they make the
+// edit ambiguous (of ＡＡＡ, AA took the first two alone).
 func (t *Text) folded(old string) []Match {
 	o := foldRunes(strings.ReplaceAll(old, "\r\n", "\n"), nil)
 	if strings.TrimSpace(o) == "" {
@@ -251,11 +277,7 @@ func (t *Text) folded(old string) []Match {
 		t.fold = foldRunes(t.src, &t.foldPos)
 	}
 	var ms []Match
-	from := 0 // where the next match may start: matches do not overlap
 	for _, fs := range t.occurrences(&t.foldIndex, t.fold, o) {
-		if fs < from {
-			continue
-		}
 		fe := fs + len(o)
 		p := t.foldPos
 		if (fs > 0 && p[fs-1] == p[fs]) || (fe < len(t.fold) && p[fe-1] == p[fe]) {
@@ -266,8 +288,12 @@ func (t *Text) folded(old string) []Match {
 		if splitsMarks(t.src[s:end], t.src[end:]) {
 			continue
 		}
+		if strings.HasPrefix(t.src[s:], "\n") && s > 0 && t.src[s-1] == '\r' {
+			// From a line's end: its CR too, which the folding dropped,
+			// or it stayed before newText's CRLF.
+			s--
+		}
 		ms = append(ms, Match{Start: s, End: end, Line: t.LineAt(s), Rung: RungUnicode})
-		from = fe
 	}
 	return ms
 }

@@ -135,7 +135,17 @@ func TestLocate(t *testing.T) {
 		{"indentation with a blank line", "\tif x {\n\n\t\ty()\n\t}\n", "    if x {\n\n        y()\n    }", RungIndentation, []int{1}},
 		{"unicode lines", "say \u201chi\u201d\n", "say \"hi\"\n", RungUnicode, []int{1}},
 		{"unicode fragment", "x = \u201ca\u201d\n", "\"a\"", RungUnicode, []int{1}},
-		{"unicode fragments do not overlap", "\u201c\u201c\u201c\n", "\"\"", RungUnicode, []int{1}},
+		// Fragments overlap as exact matches do, and make the edit
+		// ambiguous: the first alone was taken.
+		{"unicode fragments overlap", "\u201c\u201c\u201c\n", "\"\"", RungUnicode, []int{1, 1}},
+		{"fullwidth fragments overlap", "x = \uff21\uff21\uff21;\n", "AA", RungUnicode, []int{1, 1}},
+		// A whole line and a fragment of another both match: of the
+		// two, the whole line was taken, the fragment never counted.
+		{"unicode line and fragment", "print('hi')\nlog = print('hi') or 1\n", "print(\u2018hi\u2019)", RungUnicode, []int{1, 2}},
+		{"unicode fragment and line", "log = print('hi') or 1\nprint('hi')\n", "print(\u2018hi\u2019)", RungUnicode, []int{1, 2}},
+		// A window of uneven indentation beside an even one: both given,
+		// the uneven marked (the even one was taken alone).
+		{"uneven beside even indentation", "def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n", "if x:\n    y()", RungWhitespace, []int{2, 7}},
 		{"uneven indentation is no match", "\tif x {\n\t\t\ty()\n\t}\n", "if x {\ny()\n}", "", nil},
 		{"whitespace-only oldText is never fuzzy", "a\n\t\nb\n", "  \n", "", nil},
 		{"longer than the file", "a\n", "a\nb\nc", "", nil},
@@ -165,5 +175,20 @@ func TestLocate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A fragment matched from a line's end, in a CRLF file, starts at its CR:
+// it started at the LF, which the folding keeps alone, and newText's
+// CRLF then followed the CR left before it (x\r\r\n).
+func TestFoldedFromALineEnd(t *testing.T) {
+	tx := New("x\r\n\uff26oo y\r\n")
+	ms := tx.Locate("\nFoo")
+	if len(ms) != 1 || ms[0].Start != 1 || ms[0].End != len("x\r\n\uff26oo") || ms[0].Rung != RungUnicode {
+		t.Fatalf("%+v; want one unicode match from byte 1", ms)
+	}
+	even := New("def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n").Locate("if x:\n    y()")
+	if len(even) != 2 || !even[0].Uneven || even[1].Uneven {
+		t.Fatalf("%+v; want the uneven window at line 2 marked, the even one at line 7 not", even)
 	}
 }
