@@ -191,6 +191,9 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 				hint = bundleHint
 			case c != "":
 				e.WithClosest(flagSpelling(c), flagSpelling(c))
+			case len(name) > 1:
+				// replace -old -new: text, not flags.
+				hint = "run with --help to see the flags; a text or path that starts with - goes after --, as in: agentfs replace -- -old -new"
 			}
 		}
 	}
