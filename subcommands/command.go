@@ -1,6 +1,7 @@
 package subcommands
 
 import (
+	"bytes"
 	"context"
 	"encoding"
 	"encoding/json"
@@ -445,7 +446,18 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 				return nil, repeated, err
 			}
 		}
-		return nil, repeated, core.DecodeJSON(data, req)
+		// As batch reads a line: after a byte-order mark (a request file
+		// saved so), and null as no fields (batch's args null).
+		data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+		if string(bytes.TrimSpace(data)) == "null" {
+			data = []byte("{}")
+		}
+		err := core.DecodeJSON(data, req)
+		if e := fault.AsError(err); e != nil && rawInput[t.Name] != "" && (fromStdin || jsonArg == "-") && strings.HasPrefix(e.Message, "the request is not valid JSON") {
+			e.WithHint("- reads a JSON request from standard input; to pass %s", rawInput[t.Name])
+			outputOf(c).fields = nil // the hint names a flag, as flags
+		}
+		return nil, repeated, err
 	}
 	v := reflect.ValueOf(req).Elem()
 	// Positional arguments fill, in order, the argument fields that no flag
@@ -506,6 +518,14 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 		repeated = open[len(open)-1]
 	}
 	return more, repeated, nil
+}
+
+// rawInput says, for a tool that takes raw text from a file, how to pass
+// that text on standard input: a patch piped to apply-patch - was refused
+// as a request that is not JSON, with a hint for {"path":...}.
+var rawInput = map[string]string{
+	"apply-patch": "the patch itself there, use --patch-file -",
+	"write":       "the content itself there, use --content-file -",
 }
 
 func readStdin(ctx context.Context, r io.Reader) ([]byte, error) {
