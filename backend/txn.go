@@ -31,6 +31,14 @@ type Transactor interface {
 	Commit(ctx context.Context, ops []Op) ([]FileInfo, error)
 }
 
+// CommitChecker is the optional capability of a Transactor that can tell,
+// without changing anything, a commit of ops it would refuse before
+// staging them (a hard link, a file or directory the caller may not
+// write): a dry run then fails as its run would, where it passed.
+type CommitChecker interface {
+	CheckCommit(ctx context.Context, ops []Op) error
+}
+
 // Settler is the optional capability of a backend whose files may hold a
 // change of a transaction not yet committed, visible to readers (an object
 // store's, whose transactions are journals and leases). Settled fails

@@ -263,6 +263,9 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		return nil, err
 	}
 	if dry {
+		if err := t.checkDry(ctx, ops); err != nil {
+			return nil, withoutInPlace(raced(err, fault.CodeStale, fault.CodeExists), "apply-patch")
+		}
 		return res, nil
 	}
 	ctx, done, err := t.beginCommit(ctx)

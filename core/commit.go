@@ -165,6 +165,17 @@ func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) s
 	}
 }
 
+// checkDry fails as a commit of ops would before it stages them, where the
+// backend can tell (backend.CommitChecker): a dry run that passed where
+// its run is refused (a hard link, a file the caller may not write)
+// promised a change that cannot be made.
+func (t *Tools) checkDry(ctx context.Context, ops []backend.Op) error {
+	if c, ok := t.FS.(backend.CommitChecker); ok {
+		return c.CheckCommit(ctx, ops)
+	}
+	return nil
+}
+
 // lock takes the locks of paths where the backend has them, waiting up to
 // timeout.
 func (t *Tools) lock(ctx context.Context, m backend.MutableFS, paths []string, timeout time.Duration) (func(), error) {

@@ -200,6 +200,11 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	if err := t.fitEdit(res, outcomes, diff); err != nil {
 		return nil, err.WithPath(display)
 	}
+	if req.DryRun && !res.NoChange {
+		if err := t.checkDry(ctx, []backend.Op{{Path: req.Path, Write: backend.WriteOptions{IfVersion: info.Version}}}); err != nil {
+			return nil, withoutInPlace(raced(err, fault.CodeStale), "edit")
+		}
+	}
 	if write {
 		fi, err := t.commitWrite(ctx, mfs, req.Path, newData, current{info: info, exists: true}, backend.WriteOptions{})
 		if err != nil {

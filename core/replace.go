@@ -1209,7 +1209,13 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	if err := t.fitReplace(&res); err != nil {
 		return nil, err
 	}
-	if req.DryRun || len(ops) == 0 {
+	if req.DryRun {
+		if err := t.checkDry(ctx, ops); err != nil {
+			return nil, withoutInPlace(err, "replace")
+		}
+		return &res, nil
+	}
+	if len(ops) == 0 {
 		return &res, nil
 	}
 	ctx, done, err := t.beginCommit(ctx)

@@ -327,50 +327,108 @@ func (f *FS) prepareAll(ops []backend.Op, made *madeDirs) ([]*prepared, error) {
 // syncs to overlap on one device.
 const stagers = 8
 
-// prepare checks one change and stages its content; nothing is changed
-// but the directories it makes for a new file, added to made.
-func (f *FS) prepare(op backend.Op, made *madeDirs) (*prepared, error) {
+// opDir resolves op's path and opens its directory, made (create) when
+// missing, into made.
+func (f *FS) opDir(op backend.Op, create bool, made *madeDirs) (target, string, *os.File, error) {
 	t, err := f.resolve(op.Path)
 	if err != nil {
-		return nil, err
+		return target{}, "", nil, err
 	}
 	ct, err := f.canonical(t, !op.Remove)
 	if err != nil {
-		return nil, err
+		return target{}, "", nil, err
 	}
 	display := t.display(f)
 	if ct.rel == "." {
-		return nil, fault.RootRefused(display)
+		return target{}, "", nil, fault.RootRefused(display)
 	}
-	dir, err := f.makeParentDir(ct, display, !op.Remove, made)
+	dir, err := f.makeParentDir(ct, display, create, made)
+	return ct, display, dir, err
+}
+
+// checkEntry makes the checks of op's entry, name in the directory dfd,
+// that come before anything is staged: a name agentfs keeps, the
+// compare-and-swap, a removal of a directory, and that a file to replace
+// may be replaced (its kind and links, the caller's permission to write
+// it).
+func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool, error) {
+	var st unix.Stat_t
+	if err := reservedName(name, display); err != nil {
+		return st, false, err
+	}
+	err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return st, false, mapErr(err, display)
+	}
+	exists := err == nil
+	if err := backend.CheckSwap(display, op.Write, exists, versionIf(exists, &st)); err != nil {
+		return st, exists, err
+	}
+	switch {
+	case op.Remove && exists && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return st, exists, fault.Errorf(fault.CodeNotAFile, "the path is a directory; a transaction removes files.").
+			WithPath(display).WithHint("remove the directory with rm")
+	case !op.Remove && exists:
+		if err := replaceable(&st, display, backend.WriteOptions{}); err != nil {
+			return st, exists, err
+		}
+		if err := unix.Faccessat(dfd, name, unix.W_OK, unix.AT_EACCESS); err != nil {
+			return st, exists, mapErr(err, display)
+		}
+	}
+	return st, exists, nil
+}
+
+// CheckCommit makes, for each op, the checks Commit makes before it
+// stages anything, and that the caller may write the op's directory, and
+// changes nothing: a dry run then fails as the run would for a hard link,
+// a file or a directory the caller may not write, where it passed. A
+// directory to make is not looked at.
+func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
+	for _, op := range ops {
+		if err := ctx.Err(); err != nil {
+			return fault.Interrupted(ctx)
+		}
+		ct, display, dir, err := f.opDir(op, false, nil)
+		if fault.MissingPath(err) && !op.Remove {
+			continue // made by the commit
+		}
+		if err != nil {
+			return err
+		}
+		_, _, err = checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op)
+		if err == nil {
+			if aerr := unix.Faccessat(int(dir.Fd()), ".", unix.W_OK, unix.AT_EACCESS); aerr != nil {
+				err = mapErr(aerr, display)
+			}
+		}
+		dir.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare checks one change and stages its content; nothing is changed
+// but the directories it makes for a new file, added to made.
+func (f *FS) prepare(op backend.Op, made *madeDirs) (*prepared, error) {
+	ct, display, dir, err := f.opDir(op, !op.Remove, made)
 	if err != nil {
 		return nil, err
 	}
 	p := &prepared{op: op, display: display, dir: dir}
 	p.entry.Dir = filepath.Join(ct.root.path, filepath.Dir(ct.rel))
 	p.entry.Name = filepath.Base(ct.rel)
-	dfd := int(dir.Fd())
 	fail := func(err error) (*prepared, error) {
 		dir.Close()
 		return nil, err
 	}
-	if err := reservedName(p.entry.Name, display); err != nil {
-		return fail(err)
-	}
-	var st unix.Stat_t
-	err = unix.Fstatat(dfd, p.entry.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	if err != nil && !errors.Is(err, unix.ENOENT) {
-		return fail(mapErr(err, display))
-	}
-	exists := err == nil
-	if err := backend.CheckSwap(display, op.Write, exists, versionIf(exists, &st)); err != nil {
+	st, exists, err := checkEntry(int(dir.Fd()), p.entry.Name, display, op)
+	if err != nil {
 		return fail(err)
 	}
 	if op.Remove {
-		if exists && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			return fail(fault.Errorf(fault.CodeNotAFile, "the path is a directory; a transaction removes files.").
-				WithPath(display).WithHint("remove the directory with rm"))
-		}
 		if exists {
 			p.entry.Backup = tempName()
 		}
@@ -378,12 +436,6 @@ func (f *FS) prepare(op backend.Op, made *madeDirs) (*prepared, error) {
 	}
 	var old *unix.Stat_t
 	if exists {
-		if err := replaceable(&st, display, backend.WriteOptions{}); err != nil {
-			return fail(err)
-		}
-		if err := unix.Faccessat(dfd, p.entry.Name, unix.W_OK, unix.AT_EACCESS); err != nil {
-			return fail(mapErr(err, display))
-		}
 		old, p.entry.Backup = &st, tempName()
 	}
 	owner, err := f.ownerOf(op.Write)

@@ -291,3 +291,43 @@ func TestConcurrentSweepsLeaveNoMadeDirs(t *testing.T) {
 		}
 	}
 }
+
+// CheckCommit refuses what Commit refuses before staging (a hard link, a
+// directory to remove as a file, a stale version) and changes nothing: no
+// directory made, no temporary file, no record.
+func TestCheckCommit(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644))
+	must(t, os.Link(filepath.Join(dir, "a.txt"), filepath.Join(dir, "linked.txt")))
+	must(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644))
+	must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		op   backend.Op
+		code fault.Code
+	}{
+		{"a file", backend.Op{Path: "b.txt", Data: []byte("x")}, ""},
+		{"a new file in a new directory", backend.Op{Path: "new/deep/c.txt", Data: []byte("x")}, ""},
+		{"a removal", backend.Op{Path: "b.txt", Remove: true}, ""},
+		{"a hard link", backend.Op{Path: "linked.txt", Data: []byte("x")}, fault.CodeHardlink},
+		{"a directory removed as a file", backend.Op{Path: "sub", Remove: true}, fault.CodeNotAFile},
+		{"a stale version", backend.Op{Path: "b.txt", Data: []byte("x"), Write: backend.WriteOptions{IfVersion: "0000000000000000"}}, fault.CodeStale},
+		{"a file that exists, taken for new", backend.Op{Path: "b.txt", Data: []byte("x"), Write: backend.WriteOptions{IfAbsent: true}}, fault.CodeExists},
+		{"the root", backend.Op{Path: ".", Data: []byte("x")}, fault.CodeInvalidArgument},
+	} {
+		err := fsys.CheckCommit(ctx, []backend.Op{tc.op})
+		if got := fault.AsError(err); (tc.code == "") != (err == nil) || err != nil && got.Code != tc.code {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.code)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a directory was made: %v", err)
+	}
+	if got := temps(t, dir); len(got) > 0 {
+		t.Errorf("temporary files left: %v", got)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "b.txt")); string(data) != "b\n" {
+		t.Errorf("b.txt holds %q", data)
+	}
+}

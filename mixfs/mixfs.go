@@ -411,6 +411,23 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	return infos, f.fix(j, err)
 }
 
+// CheckCommit is each op's member's CheckCommit, for a member that has it.
+func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
+	for _, op := range ops {
+		j, rel, err := f.placed(ctx, op.Path)
+		if err != nil {
+			return err
+		}
+		if c, ok := f.members[j].FS.(backend.CommitChecker); ok {
+			op.Path = rel
+			if err := c.CheckCommit(ctx, []backend.Op{op}); err != nil {
+				return f.fix(j, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Lock is the member's lock of path; a member without locks takes none
 // (the tools' compare-and-swaps still hold there).
 func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func(), error) {
