@@ -125,6 +125,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 			return callResult(res, err, tl.MaxBytes)
 		})
 	}
+	server.AddReceivingMiddleware(unknownToolSuggestion(readOnly))
 	out := &syncWriter{w: s.Stdout}
 	lines := make(chan inputLine)
 	go readLines(s.Stdin, mcp.DefaultMaxLineLength, lines)
@@ -974,3 +975,36 @@ func compactJSON(v any) ([]byte, error) {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// unknownToolSuggestion answers a tools/call of a tool the session does
+// not list as the SDK does (-32602, unknown tool), naming the closest
+// tool as batch does: an agent that called "read" or
+// "agentfs_apply-patch" learnt no name to call instead.
+func unknownToolSuggestion(readOnly bool) mcp.Middleware {
+	var names []string
+	for _, t := range registry.Listed(readOnly) {
+		names = append(names, t.Info().Name)
+	}
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if !ok || call.Params == nil {
+				return next(ctx, method, req)
+			}
+			name := call.Params.Name
+			for _, n := range names {
+				if registry.ToolName(n) == name {
+					return next(ctx, method, req)
+				}
+			}
+			msg := fmt.Sprintf("unknown tool %q", name)
+			if c := closestTool(name, names); c != "" {
+				if !strings.HasPrefix(c, "agentfs_") {
+					c = registry.ToolName(c)
+				}
+				msg += fmt.Sprintf("; did you mean %q?", c)
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+		}
+	}
+}

@@ -288,6 +288,33 @@ func TestMCPReadOnly(t *testing.T) {
 	<-code
 }
 
+// An unknown tool is -32602 naming the closest listed tool, as batch
+// names it (the SDK's error named none); one not listed under
+// --readonly gets no suggestion of a tool that is not listed.
+func TestMCPUnknownToolSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		readOnly   bool
+		name, want string
+	}{
+		{false, "read", `unknown tool "read"; did you mean "agentfs_read"?`},
+		{false, "agentfs_apply-patch", `unknown tool "agentfs_apply-patch"; did you mean "agentfs_apply_patch"?`},
+		{false, "zzzz", `unknown tool "zzzz"`},
+		{true, "agentfs_write", `unknown tool "agentfs_write"`},
+	} {
+		args := []string{"--root", t.TempDir()}
+		if tc.readOnly {
+			args = append(args, "--readonly")
+		}
+		s, code, _ := mcpSession(t, args...)
+		_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.name, Arguments: map[string]any{}})
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%s (read-only %v): %v; want %s", tc.name, tc.readOnly, err, tc.want)
+		}
+		s.Close()
+		<-code
+	}
+}
+
 // sameJSON reports whether a and b marshal to the same JSON value.
 func sameJSON(a, b any) bool {
 	var va, vb any
