@@ -620,3 +620,16 @@ func TestAnswerStreamReadSlowly(t *testing.T) {
 		t.Fatalf("a slow reader: %d bytes, %v; it got %d bytes", n, err, out.Len())
 	}
 }
+
+// The next window of --all (and of the "... more:" note) is of the
+// version the page read, so that a file replaced between pages is STALE:
+// --all joined the pages of two files, exit 0.
+func TestReadNextKeepsTheVersion(t *testing.T) {
+	next, byteNext := 3, int64(40)
+	res := &core.ReadResult{Version: "v1", TextWindow: &core.TextWindow{Truncated: true, NextOffset: &next, NextByteOffset: &byteNext}}
+	var req core.ReadRequest
+	flags, more := readNext(&req, res)
+	if !more || req.Offset != 3 || req.ByteOffset != 40 || req.ExpectedVersion != "v1" || !strings.HasSuffix(flags, "--expected-version v1") {
+		t.Fatalf("%+v, %q, %v; want offset 3, byteOffset 40, expectedVersion v1", req, flags, more)
+	}
+}

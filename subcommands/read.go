@@ -21,6 +21,9 @@ func readNext(req *core.ReadRequest, r *core.ReadResult) (string, bool) {
 	if r.TextWindow == nil || !r.Truncated || r.NextOffset == nil || r.NextByteOffset == nil {
 		return "", false
 	}
-	req.Offset, req.ByteOffset = *r.NextOffset, *r.NextByteOffset
-	return fmt.Sprintf("--offset %d --byte-offset %d", *r.NextOffset, *r.NextByteOffset), true
+	// The next window is of this version of the file, or STALE: --all
+	// joined the pages of two files (a file replaced between them), exit
+	// 0, and one that shrank gave a usage error for offsets never typed.
+	req.Offset, req.ByteOffset, req.ExpectedVersion = *r.NextOffset, *r.NextByteOffset, r.Version
+	return fmt.Sprintf("--offset %d --byte-offset %d --expected-version %s", *r.NextOffset, *r.NextByteOffset, r.Version), true
 }
