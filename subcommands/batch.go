@@ -333,9 +333,12 @@ func idOfCut(head, tail []byte) json.RawMessage {
 			if key == "id" {
 				// What follows must end the value: 01, 12x and 1.2.3
 				// were answered as 0, 12 and 1.2, an id the line
-				// never gave, perhaps another request's.
+				// never gave, perhaps another request's. The line's
+				// end ends it too, but for a number at the end of a
+				// cut line's head, which may go on.
 				rest := bytes.TrimLeft(head[d.InputOffset():], " \t\r\n")
-				if isID(v) && len(rest) > 0 && (rest[0] == ',' || rest[0] == '}') {
+				whole := tail == nil || v[0] == '"'
+				if isID(v) && (len(rest) == 0 && whole || len(rest) > 0 && (rest[0] == ',' || rest[0] == '}')) {
 					return v
 				}
 				return nil

@@ -514,11 +514,18 @@ func TestIDOfCut(t *testing.T) {
 		{`{"tool":"ls","id":00007,"args":{}}`, ``},
 		{`{"id":12 , "tool":"ls" x}`, `12`},
 		{`{"id":"s"}`, `"s"`},
+		{`{"tool":"ls","id":"s"`, `"s"`},
+		// A number at the end of a cut line's head may go on.
+		{`{"tool":"ls","id":7`, ``},
 	} {
 		n := min(len(tc.line), cutEnds)
 		if got := string(idOfCut([]byte(tc.line[:n]), []byte(tc.line[len(tc.line)-n:]))); got != tc.want {
 			t.Errorf("%.60s...: id %q, want %q", tc.line, got, tc.want)
 		}
+	}
+	// A whole line read: its end ends the number.
+	if got := string(idOfCut([]byte(`{"tool":"ls","id":7`), nil)); got != "7" {
+		t.Errorf("a whole line ending in its id: %q, want 7", got)
 	}
 }
 
