@@ -99,11 +99,11 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			}
 			return "", nil, e
 		}
+		if k := slices.IndexFunc(ms, func(m editmatch.Match) bool { return m.Uneven }); k >= 0 {
+			return "", nil, unevenAmong(t, i, len(edits), ms, ms[k])
+		}
 		if len(ms) > 1 && !e.ReplaceAll {
 			return "", nil, ambiguous(i, len(edits), ms)
-		}
-		if k := slices.IndexFunc(ms, func(m editmatch.Match) bool { return m.Uneven }); k >= 0 {
-			return "", nil, unevenAmongAll(t, i, len(edits), ms, ms[k])
 		}
 		outcomes[i].Rung = ms[0].Rung
 		rw := t.Rewriter(oldText, newText, ms[0].Rung)
@@ -360,15 +360,18 @@ func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 	return e
 }
 
-// unevenAmongAll is the error of a replaceAll whose oldText matches, at
-// its rung, a window whose indentation differs from line to line (u):
-// that one cannot be rewritten without moving code, and leaving it out
-// would not replace all.
-func unevenAmongAll(t *editmatch.Text, i, n int, ms []editmatch.Match, u editmatch.Match) *fault.Error {
+// unevenAmong is the AMBIGUOUS_MATCH of an oldText that matches, at its
+// rung, a window whose indentation differs from line to line (u) beside
+// other places: that window cannot be rewritten without moving code, so
+// neither one edit nor replaceAll may go on (the hint named replaceAll,
+// which then failed as well).
+func unevenAmong(t *editmatch.Text, i, n int, ms []editmatch.Match, u editmatch.Match) *fault.Error {
 	last := t.LineAt(max(u.Start, u.End-1))
-	return fault.Errorf(fault.CodeAmbiguousMatch, "%s matches %d places; at lines %d-%d only but for indentation that differs from line to line, which replaceAll cannot re-indent.", which(i, n), len(ms), u.Line, last).
-		WithHint("edit lines %d-%d apart, copying oldText from them with their indentation, then the others", u.Line, last).
-		WithDetail("edit", i).WithDetail("lines", []int{u.Line, last}).WithDetail("count", len(ms)).WithDetail("rung", ms[0].Rung)
+	e := ambiguous(i, n, ms)
+	e.Message = strings.TrimSuffix(e.Message, ".") + fmt.Sprintf("; lines %d-%d only but for indentation that differs from line to line, which cannot be re-indented.", u.Line, last)
+	even := ms[slices.IndexFunc(ms, func(m editmatch.Match) bool { return !m.Uneven })]
+	return e.WithHint("add surrounding lines to --old-text so it matches one place, or edit lines %d-%d apart, copying oldText from them with their indentation", u.Line, last).
+		WithDetail("unevenLines", []int{u.Line, last}).WithDetail("rung", even.Rung)
 }
 
 func ambiguous(i, n int, ms []editmatch.Match) *fault.Error {

@@ -54,6 +54,10 @@ func TestPlanEdits(t *testing.T) {
 		{"no final newline, crlf file", "a\r\nb", []EditOp{op("b", "c\nd")}, "a\r\nc\r\nd", []string{editmatch.RungExact}},
 		{"tabs kept", "\tx\n\t\ty\n", []EditOp{op("y", "z")}, "\tx\n\t\tz\n", []string{editmatch.RungExact}},
 		{"against the original", "a b", []EditOp{op("a", "b"), op("b", "a")}, "b a", []string{editmatch.RungExact, editmatch.RungExact}},
+		// A fragment within an uneven window is the place (oldText copied
+		// from mid-line); an uneven window overlapping a match is none.
+		{"unicode fragment inside an uneven window", "def f():\n    msg = \u201chello\u201d\n    return msg\n", []EditOp{op("msg = \"hello\"\n    return msg", "msg = \"bye\"\n    return msg")}, "def f():\n    msg = \u201cbye\u201d\n    return msg\n", []string{editmatch.RungUnicode}},
+		{"uneven window overlapping a match", "x\nx\n  x\n", []EditOp{{OldText: " x\n x", NewText: str(" y\n y"), ReplaceAll: true}}, "y\ny\n  x\n", []string{editmatch.RungIndentation}},
 		{"replaceAll unicode, a line and a fragment", "print('hi')\nlog = print('hi') or 1\n", []EditOp{{OldText: "print(\u2018hi\u2019)", NewText: str("print(\u2018bye\u2019)"), ReplaceAll: true}}, "print('bye')\nlog = print('bye') or 1\n", []string{editmatch.RungUnicode}},
 		{"unicode fragment from a CRLF line's end", "Intro\r\n\u201cHello\u201d she said\r\nEnd\r\n", []EditOp{op("\n\"Hello\" she said", "\n\"Hi\" she said")}, "Intro\r\n\u201cHi\u201d she said\r\nEnd\r\n", []string{editmatch.RungUnicode}},
 		{"replaceAll fuzzy, adjacent windows", "x \nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\nz\n", []string{editmatch.RungTrailingWhitespace}},
@@ -187,7 +191,7 @@ func TestPlanEditsErrors(t *testing.T) {
 		{"unicode line and fragment", "print('hi')\nlog = print('hi') or 1\n", []EditOp{op("print(\u2018hi\u2019)", "print(\u2018bye\u2019)")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1, 2}, "count": 2, "rung": editmatch.RungUnicode}},
 		{"overlapping unicode fragments", "x = \uff21\uff21\uff21;\n", []EditOp{op("AA", "B")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{1}, "count": 2}},
 		{"uneven beside even indentation", "def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n", []EditOp{op("if x:\n    y()", "if x:\n    z()")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{2, 7}, "count": 2}},
-		{"uneven beside even, replaceAll", "def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n", []EditOp{{OldText: "if x:\n    y()", NewText: str("if x:\n    z()"), ReplaceAll: true}}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{2, 3}, "count": 2}},
+		{"uneven beside even, replaceAll", "def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n", []EditOp{{OldText: "if x:\n    y()", NewText: str("if x:\n    z()"), ReplaceAll: true}}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{2, 7}, "unevenLines": []int{2, 3}, "count": 2, "rung": editmatch.RungIndentation}},
 		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, fault.CodeNoMatch, nil},
 		// A line can prove one retried edit, not two (both were taken for
 		// applied, with success, and the file holds one change).

@@ -244,6 +244,7 @@ func (t *Text) Locate(old string) []Match {
 		if lk.rung == RungUnicode {
 			ms = withinLines(ms, t.folded(old))
 		}
+		ms = withoutCovered(ms)
 		if slices.ContainsFunc(ms, func(m Match) bool { return !m.Uneven }) {
 			return ms
 		}
@@ -252,17 +253,29 @@ func (t *Text) Locate(old string) []Match {
 }
 
 // withinLines is the windows of whole lines ms with the matches within
-// lines in that no window overlaps, in order.
+// lines in that no even window overlaps, in order. A fragment within an
+// uneven window is a place as it stands (oldText copied from mid-line,
+// its first line's indentation left out), where the window is not.
 func withinLines(ms, in []Match) []Match {
 	windows := ms[:len(ms):len(ms)]
 	for _, m := range in {
-		if !slices.ContainsFunc(windows, func(w Match) bool { return m.Start < w.End && w.Start < m.End }) {
+		if !slices.ContainsFunc(windows, func(w Match) bool { return !w.Uneven && overlaps(m, w) }) {
 			ms = append(ms, m)
 		}
 	}
 	slices.SortStableFunc(ms, func(a, b Match) int { return a.Start - b.Start })
 	return ms
 }
+
+// withoutCovered is ms without the uneven windows that a match overlaps:
+// that place has its match, and the window is no other place.
+func withoutCovered(ms []Match) []Match {
+	return slices.DeleteFunc(slices.Clone(ms), func(u Match) bool {
+		return u.Uneven && slices.ContainsFunc(ms, func(m Match) bool { return !m.Uneven && overlaps(m, u) })
+	})
+}
+
+func overlaps(a, b Match) bool { return a.Start < b.End && b.Start < a.End }
 
 // folded is the unicode rung within lines: old, folded a character at a time,
 // anywhere in the folded content (a fragment of a line with curly quotes),
