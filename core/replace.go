@@ -884,16 +884,25 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 }
 
 // largeBinary reports whether a file too large to hold, of which head is
-// the start, is binary as a small file is: a NUL in its text after a
-// UTF-8 byte-order mark. A UTF-16 file is text. Only grep's first bytes
-// were looked at: a file with a NUL further in, skipped when small,
-// refused the whole replace when large.
+// the start, is no text as a small file is none: a NUL, or bytes that
+// are not UTF-8, in its text after a UTF-8 byte-order mark (a character
+// cut by head's end aside). A UTF-16 file is text. Only grep's first
+// bytes were looked at: a file with a NUL further in, or in Latin-1,
+// skipped when small, refused the whole replace when large.
 func largeBinary(head []byte) bool {
 	if c, ok := textfile.ByBOM(head); ok && c.Unit() == 2 {
 		return false
 	}
 	_, text := textfile.CutUTF8BOM(head)
-	return bytes.IndexByte(text, 0) >= 0
+	if bytes.IndexByte(text, 0) >= 0 {
+		return true
+	}
+	for cut := range utf8.UTFMax {
+		if cut <= len(text) && utf8.Valid(text[:len(text)-cut]) {
+			return false
+		}
+	}
+	return true
 }
 
 // streamText opens a file as matchedText and matches see it, without

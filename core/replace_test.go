@@ -451,6 +451,8 @@ func TestReplaceLargeFileAsMatched(t *testing.T) {
 		// tree refused the whole replace.
 		{"a binary file", strings.Repeat("\x00x  \n", 500000), `\s+$`, true, ""},
 		{"a binary file after a UTF-8 mark", "\uFEFF" + strings.Repeat("\x00x  \n", 500000), `\s+$`, true, ""},
+		{"not UTF-8 (Latin-1)", strings.Repeat("caf\xe9  \n", 400000), `\s+$`, true, ""},
+		{"a character cut by the head's end", strings.Repeat("\u00e9", MaxEditBytes/2+10) + "  \n", `\s+$`, true, fault.CodeTooLarge},
 		{"a NUL past grep's first bytes", strings.Repeat("x  \n", 20000) + "\x00" + strings.Repeat("x  \n", 600000), `\s+$`, true, ""},
 	} {
 		m := memfs.New(map[string]string{"d/large": tc.large, "d/small": "x  \ny\n"})
