@@ -467,8 +467,6 @@ func TestCursorFileNoLongerMatches(t *testing.T) {
 	}
 }
 
-// A cursor is refused when it is not one, when it belongs to another
-// request, or when an offset beside it says another place.
 // A cursor holds for the same request however it is spelled: the path
 // "." its result gives, a default given, an enum's other spelling, an
 // empty glob; it was refused as another request's. Another request is
@@ -518,6 +516,8 @@ func digestOf(req any) string {
 	panic(req)
 }
 
+// A cursor is refused when it is not one, when it belongs to another
+// request, or when an offset beside it says another place.
 func TestCursorRefusals(t *testing.T) {
 	tl := &Tools{FS: memfs.New(cursorTree())}
 	ctx := context.Background()

@@ -191,9 +191,11 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 				hint = bundleHint
 			case c != "":
 				e.WithClosest(flagSpelling(c), flagSpelling(c))
-			case len(name) > 1:
+			case len(name) > 1 && len(args) > 1:
 				// replace -old -new: text, not flags.
-				hint = "run with --help to see the flags; a text or path that starts with - goes after --, as in: agentfs replace -- -old -new"
+				if cmd := calledName(args[1:], globalFlags()); cmd != "" {
+					hint = fmt.Sprintf("run with --help to see the flags; a text or path that starts with - goes after --, as in: agentfs %s -- %s", cmd, typed)
+				}
 			}
 		}
 	}
