@@ -323,7 +323,14 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 		mime, _, _ = strings.Cut(mimetype.Detect(prefix).String(), ";")
 	}
 	if k, ok := mediaByMIME[mime]; ok {
-		return Class{Kind: k, MIME: mime}, nil
+		if bytes.IndexByte(prefix, 0) >= 0 || !validPrefix(prefix, len(prefix) == SniffBytes) {
+			return Class{Kind: k, MIME: mime}, nil
+		}
+		// Sniffed, not named by the extension, and UTF-8 text throughout:
+		// notes.txt that begins "GIF89a is..." or "%PDF-1.7 is..." is the
+		// text grep and edit see (it came back as base64 media, which a
+		// model API refuses, and --offset was INVALID_ARGUMENT).
+		mime = "text/plain"
 	}
 	if bytes.IndexByte(prefix, 0) >= 0 {
 		return Class{Kind: KindBinary, MIME: mime}, nil

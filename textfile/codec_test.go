@@ -34,6 +34,13 @@ func TestClassify(t *testing.T) {
 		{"x", "\xFF\xFE\x00a\x00b", "", KindText, false},
 		{"x", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "", KindImage, false},
 		{"x", "\x1f\x8b\x08\xff\x01", "", KindBinary, false},
+		// A text that begins with a format's magic, under a name that
+		// does not name the format, is text; the format's own bytes are
+		// not text, and stay media.
+		{"notes.txt", "GIF89a is the header of a GIF file.\nSecond line.\n", "", KindText, false},
+		{"pdf-notes.md", "%PDF-1.7 is the first line of every PDF.\n", "", KindText, false},
+		{"x", "GIF89a\x01\x00\x01\x00\x80\x00\x00", "", KindImage, false},
+		{"x", "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "", KindPDF, false},
 	} {
 		c, err := Classify(tc.name, []byte(tc.prefix), tc.enc, true)
 		if (err != nil) != tc.err || !tc.err && c.Kind != tc.kind {
