@@ -454,6 +454,11 @@ func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display str
 		err = notStart("it splits a CRLF")
 	case c.IsUTF8() && len(next) > 0 && !utf8.RuneStart(next[0]):
 		err = notStart("it is inside a UTF-8 character")
+	case c.Stateful():
+		// Decoded from here, the line's kanji came back as the ASCII of
+		// their bytes, exit 0.
+		err = fault.Errorf(fault.CodeNotSupported, "byteOffset %d is inside a line of %s text, whose bytes mean what the escapes before them in the line say: a part of the line cannot be decoded alone.", off, c.Name()).
+			WithPath(display).WithHint("read the whole line: raise --max-bytes, or give --line-truncation chars:N to see it cut")
 	}
 	if err != nil {
 		return nil, false, err

@@ -374,3 +374,28 @@ func TestReadLineNumbersOncePerLine(t *testing.T) {
 		t.Errorf("joined parts %q, want %q", got.String(), want)
 	}
 }
+
+// A line of ISO-2022-JP paged in parts: the first part decodes, the
+// next cannot be decoded apart from the line's start (its shift state),
+// and is NOT_SUPPORTED; it came back as the ASCII of the kanji's bytes,
+// exit 0. A window from a line's start decodes.
+func TestReadStatefulEncodingMidLine(t *testing.T) {
+	kanji := "\x1b$BF|K\\8l\x1b(B" // 日本語, shifted in and out
+	file := "ab\n" + strings.Repeat(kanji, 400) + "\n"
+	tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: 2000}
+	var chars LineTruncation
+	if err := chars.UnmarshalText([]byte("chars:0")); err != nil {
+		t.Fatal(err)
+	}
+	first, err := tl.Read(context.Background(), ReadRequest{Path: "f", Encoding: "iso-2022-jp", LineTruncation: chars, Offset: 2, ByteOffset: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(first.Content, "日本語日本語") || first.NextByteOffset == nil || *first.NextByteOffset <= 3 {
+		t.Fatalf("first part %.40q, next %v", first.Content, first.NextByteOffset)
+	}
+	_, err = tl.Read(context.Background(), ReadRequest{Path: "f", Encoding: "iso-2022-jp", LineTruncation: chars, Offset: 2, ByteOffset: *first.NextByteOffset})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotSupported {
+		t.Fatalf("the next part: %v; want NOT_SUPPORTED", err)
+	}
+}

@@ -62,6 +62,11 @@ func (c Codec) BOMLen() int { return len(c.bom) }
 // validated, never transformed.
 func (c Codec) IsUTF8() bool { return c.dec == nil }
 
+// Stateful reports whether what a byte means depends on the escapes
+// before it in its line (ISO-2022-JP's shifts): a part of a line cannot
+// be decoded apart from the line's start.
+func (c Codec) Stateful() bool { return c.name == "iso-2022-jp" }
+
 // DecodingReader is r decoded to UTF-8; r itself for UTF-8.
 func (c Codec) DecodingReader(r io.Reader) io.Reader {
 	if c.dec == nil {
