@@ -106,7 +106,8 @@ func ByBOM(prefix []byte) (Codec, bool) {
 
 // namedCodec is the codec of an encoding the caller named (WHATWG names and
 // labels: latin1, windows-1252, shift_jis, utf-16le...). A byte-order mark
-// of that very encoding is still recognised and left out of the content.
+// of that very encoding is still recognised and left out of the content;
+// a UTF-16 name on a file with the other UTF-16 mark takes the mark's.
 func namedCodec(name string, prefix []byte) (Codec, error) {
 	enc, err := htmlindex.Get(name)
 	if err != nil {
@@ -122,6 +123,12 @@ func namedCodec(name string, prefix []byte) (Codec, error) {
 		}
 		return c, nil
 	case "utf-16le", "utf-16be":
+		if c, ok := ByBOM(prefix); ok && c.unit == 2 {
+			// The file's mark tells its byte order, as WHATWG's decode
+			// has it: utf-16 (little-endian by label) on a big-endian
+			// file with its mark gave U+FFFE and mojibake, bom false.
+			return c, nil
+		}
 		big := canon == "utf-16be"
 		var bom []byte
 		if b := map[bool][]byte{false: bomUTF16LE, true: bomUTF16BE}[big]; bytes.HasPrefix(prefix, b) {

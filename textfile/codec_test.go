@@ -23,6 +23,7 @@ func TestClassify(t *testing.T) {
 		{"x", "\x00\x01\x02", "", KindBinary, false},
 		{"x", "caf\xe9 au lait", "", "", true},
 		{"x", "caf\xe9 au lait", "latin1", KindText, false},
+		{"x", "\xfe\xff\x00h\x00i", "utf-16", KindText, false},
 		{"x", "a" + strings.Repeat("é", SniffBytes/2-1) + "\xc3", "", KindText, false},
 		{"x", "\xff" + strings.Repeat("a", SniffBytes-1), "", "", true},
 		{"x", "\xFF\xFEa\x00", "", KindText, false},
@@ -137,6 +138,21 @@ func TestServedType(t *testing.T) {
 	for _, tt := range tests {
 		if got := ServedType(tt.name, []byte(tt.content), tt.notUTF8); got != tt.want {
 			t.Errorf("ServedType(%q, %.20q) = %q; want %q", tt.name, tt.content, got, tt.want)
+		}
+	}
+}
+
+// A UTF-16 file's mark tells its byte order whatever the UTF-16 label
+// named: utf-16 (little-endian) on a big-endian file decoded mojibake.
+func TestNamedUTF16FollowsItsMark(t *testing.T) {
+	for _, tc := range []struct{ name, prefix, want string }{
+		{"utf-16", "\xfe\xff\x00h", "utf-16be"},
+		{"utf-16be", "\xff\xfeh\x00", "utf-16le"},
+		{"utf-16le", "h\x00i\x00", "utf-16le"},
+	} {
+		c, err := Classify("x", []byte(tc.prefix), tc.name, true)
+		if err != nil || c.Codec.Name() != tc.want {
+			t.Errorf("%s on %q: %s, %v; want %s", tc.name, tc.prefix, c.Codec.Name(), err, tc.want)
 		}
 	}
 }
