@@ -269,7 +269,10 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 	if req.ByteOffset > 0 {
 		size = textfile.SniffBytes + 1 // only the prefix is read from here
 	}
-	br := bufio.NewReaderSize(io.TeeReader(f, h), size)
+	// Up to the size the version stands for: a file appended to during
+	// the read gave content and sha256 past totalBytes, under the version
+	// of the shorter file.
+	br := bufio.NewReaderSize(io.TeeReader(io.LimitReader(f, f.Info().Size), h), size)
 	prefix, err := br.Peek(textfile.SniffBytes)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, textfile.Class{}, ioError(err, display)

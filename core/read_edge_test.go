@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
 	"github.com/agentfs/agentfs/textfile"
@@ -397,5 +398,44 @@ func TestReadStatefulEncodingMidLine(t *testing.T) {
 	_, err = tl.Read(context.Background(), ReadRequest{Path: "f", Encoding: "iso-2022-jp", LineTruncation: chars, Offset: 2, ByteOffset: *first.NextByteOffset})
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotSupported {
 		t.Fatalf("the next part: %v; want NOT_SUPPORTED", err)
+	}
+}
+
+// grownFS opens each file as it was, its info that of its first bytes:
+// a file appended to between the open's stat and the read.
+type grownFS struct {
+	*memfs.FS
+	was int64
+}
+
+func (g grownFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	f, err := g.FS.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return grownFile{f, g.was}, nil
+}
+
+type grownFile struct {
+	backend.FileReader
+	was int64
+}
+
+func (f grownFile) Info() backend.FileInfo {
+	fi := f.FileReader.Info()
+	fi.Size = f.was
+	return fi
+}
+
+// A read stops at the size its version stands for: a file appended to
+// during the read gave content and sha256 past totalBytes.
+func TestReadStopsAtTheSizeItStands(t *testing.T) {
+	tl := &Tools{FS: grownFS{memfs.New(map[string]string{"g": "1\n2\n3\n4\n5\n6\n7\n8\n"}), 10}}
+	res, err := tl.Read(context.Background(), ReadRequest{Path: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != "1\n2\n3\n4\n5\n" || res.TotalBytes != 10 || res.Sha256 != sha256Hex([]byte("1\n2\n3\n4\n5\n")) {
+		t.Fatalf("%q, totalBytes %d, sha256 %s", res.Content, res.TotalBytes, res.Sha256)
 	}
 }
