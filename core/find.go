@@ -42,6 +42,9 @@ type FindResult struct {
 	Unreadable int    `json:"unreadable,omitempty"`
 	NextOffset *int   `json:"nextOffset,omitempty"`
 	NextCursor string `json:"nextCursor,omitempty"`
+	// Matched says the walk met an entry that matches, on this page or on
+	// those its offset or cursor passed (GrepResult.Matched).
+	Matched bool `json:"-"`
 }
 
 // maxUnreadable is the count of unreadable entries a page's skeleton makes
@@ -203,7 +206,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
-	res.NextOffset, res.Truncated = pg.next, pg.truncated
+	res.NextOffset, res.Truncated, res.Matched = pg.next, pg.truncated, pg.seen > 0
 	if pg.next != nil {
 		res.NextCursor = pg.last
 	}

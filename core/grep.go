@@ -227,6 +227,10 @@ type GrepResult struct {
 	NextCursor string `json:"nextCursor,omitempty"`
 	// Files comes last: the totals above are read first.
 	Files []GrepFile `json:"files"`
+	// Matched says the search met a match, on this page or on the pages
+	// its offset or cursor passed: a page past the last match is empty,
+	// yet the search matched (--exit-status exited 1, "nothing matched").
+	Matched bool `json:"-"`
 }
 
 // query is the text to search for, and whether it is a regex: pattern is
@@ -961,6 +965,7 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 			res.Hint = hint
 		}
 	}
+	res.Matched = pg.seen > 0 || res.Count > 0
 	return fitted(t, res)
 }
 

@@ -21,7 +21,7 @@ func findCommand() subcommand {
 			return out
 		},
 		found: func(r *core.FindResult) (bool, bool) {
-			return len(r.Results) > 0, r.Unreadable > 0
+			return len(r.Results) > 0 || r.Matched, r.Unreadable > 0
 		},
 	}
 }

@@ -20,7 +20,7 @@ func grepCommand() subcommand {
 			return out
 		},
 		found: func(r *core.GrepResult) (bool, bool) {
-			return r.Count > 0, r.TimedOut || r.Unreadable > 0
+			return r.Count > 0 || r.Matched, r.TimedOut || r.Unreadable > 0
 		},
 		pageBreak: grepPageBreak,
 	}
