@@ -416,8 +416,7 @@ func (f *FS) resolve(p string) (target, error) {
 	if len(p) > 4095 {
 		// As the kernel refuses it (ENAMETOOLONG), and before the check
 		// of its "..", which walks it.
-		return target{}, fault.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(p)).
-			WithPath(p).WithHint("use a shorter path")
+		return target{}, pathTooLong(p, len(p))
 	}
 	if strings.HasPrefix(p, "s3://") {
 		// A local name would be s3:/bucket/...: a write there made a
@@ -436,8 +435,7 @@ func (f *FS) resolve(p string) (target, error) {
 		}
 	}
 	if len(abs) > 4095 {
-		return target{}, fault.InvalidArgument("the path is %d bytes long; the limit is 4095.", len(abs)).
-			WithHint("use a shorter path")
+		return target{}, pathTooLong(p, len(abs))
 	}
 	abs = f.resolvedRootSpelling(abs)
 	if t, ok := f.rootOf(abs); ok {
@@ -461,6 +459,18 @@ func (f *FS) resolve(p string) (target, error) {
 		return target{root: r, rel: rel, abs: abs}, nil
 	}
 	return target{}, f.outside(abs)
+}
+
+// pathTooLong is the error of the path p whose absolute form is n bytes,
+// over the kernel's PATH_MAX. Relative, p may be far shorter: its length
+// alone told the caller nothing, and "use a shorter path" nothing to do,
+// for a file find had just listed.
+func pathTooLong(p string, n int) error {
+	e := fault.InvalidArgument("the path is %d bytes long, over the kernel's limit of 4095.", n)
+	if n != len(p) {
+		e = fault.InvalidArgument("the path is %d bytes long from /, over the kernel's limit of 4095 (%d bytes as given).", n, len(p))
+	}
+	return e.WithPath(p).WithHint("a file this deep can be listed and searched, but not named: move it nearer the root, or use another tool")
 }
 
 // checkDotDot refuses a path whose ".." the kernel (sh, cat, an editor)

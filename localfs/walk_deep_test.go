@@ -246,3 +246,19 @@ func TestWalkReopenRefusesSwappedDirectory(t *testing.T) {
 		})
 	}
 }
+
+// A path whose absolute form passes PATH_MAX is refused naming both its
+// lengths: relative, it may be under the limit (4,085 bytes here), and the
+// error said only "the path is 4,304 bytes long", a number the caller
+// never passed.
+func TestPathPastPathMaxNamesBothLengths(t *testing.T) {
+	dir := t.TempDir()
+	deepTree(t, dir, 2100, "")
+	tl := newTools(t, dir)
+	rel := strings.Repeat("d/", 2040) + "z.txt"
+	_, err := tl.FS.Stat(context.Background(), rel)
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeInvalidArgument || !strings.Contains(e.Message, "bytes long from /, over the kernel's limit of 4095 (4085 bytes as given)") {
+		t.Fatalf("%v; want INVALID_ARGUMENT naming both lengths", err)
+	}
+}
