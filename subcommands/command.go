@@ -616,6 +616,16 @@ func flagFor(s core.FieldSpec) cli.Flag {
 // --help shows no default for it.
 type absentInt struct{ *cli.IntFlag }
 
+// isIntFlag reports whether f takes an integer, which is decimal here
+// (urfave/cli reads 010 as octal).
+func isIntFlag(f cli.Flag) bool {
+	switch f.(type) {
+	case *cli.IntFlag, *cli.Int64Flag, absentInt:
+		return true
+	}
+	return false
+}
+
 func (absentInt) GetDefaultText() string { return "" }
 
 func (f absentInt) String() string { return cli.FlagStringer(f) }
@@ -856,12 +866,10 @@ func decimalArgs(args []string, flags []cli.Flag) error {
 			continue
 		}
 		f := lookupFlag(flags, a)
-		_, isInt := f.(*cli.IntFlag)
-		_, isInt64 := f.(*cli.Int64Flag)
 		name, eq := flagName(a)
 		at := -1 // the value's place: in a (after =), or the next arg
 		switch {
-		case !isInt && !isInt64:
+		case !isIntFlag(f):
 			if !eq && takesValue(flags, a) {
 				j++ // a string flag's value may look like a flag
 			}
@@ -970,7 +978,7 @@ func attachedValue(flags []cli.Flag, a string) (flag, value string, ok bool) {
 	if len(a) < 3 || a[1] == '-' || hasFlag(flags, a) || !takesValue(flags, a[:2]) {
 		return "", "", false
 	}
-	if _, isInt := lookupFlag(flags, a[:2]).(*cli.IntFlag); isInt {
+	if isIntFlag(lookupFlag(flags, a[:2])) {
 		if _, err := strconv.Atoi(a[2:]); err != nil {
 			return "", "", false
 		}

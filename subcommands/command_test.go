@@ -23,6 +23,16 @@ import (
 
 // TestReorderArgs checks flag parsing apart from execution: flags may follow
 // positionals, global flags may follow the subcommand.
+// A number flag of a field absent when left out (replace's
+// --expected-count, whose flag type shows no default) is decimal too: it
+// took 010 for 8.
+func TestAbsentNumberFlagIsDecimal(t *testing.T) {
+	got, err := reorderArgs([]string{"replace", "a", "b", "--expected-count", "010"}, commands("replace"), globalFlags())
+	if want := []string{"agentfs", "replace", "--expected-count", "10", "--", "a", "b"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("%q, %v; want %q", got, err, want)
+	}
+}
+
 func TestReorderArgs(t *testing.T) {
 	cmds := []*cli.Command{{Name: "read", Flags: []cli.Flag{
 		&cli.IntFlag{Name: "limit"}, &cli.BoolFlag{Name: "line-numbers", Aliases: []string{"n"}}, &cli.StringFlag{Name: "json"},
