@@ -350,9 +350,11 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 	start := 0
 	for k, c := range op.Chunks {
 		located[k].PatchLine = c.Line
+		old := c.Old()
 		// An @@ line names where a chunk is unless it too is found only
 		// loosely, at more than one place: the chunk is then placed as
-		// one without it.
+		// one without it (the search went on after the first of them,
+		// and a chunk found exactly before it was edited elsewhere).
 		named := c.Context != ""
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
@@ -360,23 +362,41 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, true)
 			}
 			if rung != RungExact {
-				_, rung2, again := m.Seek(texts, []string{c.Context}, at+1)
-				named = !again || rung2 != rung
+				if again, rung2, ok := m.Seek(texts, []string{c.Context}, at+1); ok && rung2 == rung {
+					if len(old) == 0 {
+						// Where its lines go is the @@ line's place alone.
+						return nil, nil, ambiguousChunk(op, k, at, again, rung)
+					}
+					named = false
+				}
 			}
-			start = at + 1
+			if named {
+				start = at + 1
+				// At or after that line: a chunk may begin with its @@
+				// line (@@ def f(): then " def f():"), which the search
+				// after it passed, to edit the next def f() instead.
+				if len(old) > 0 && !c.EOF {
+					if from, _, ok := m.Seek(texts, old, at); ok && from == at {
+						start = at
+					}
+				}
+			}
 		}
-		old := c.Old()
-		if len(old) == 0 {
-			// Codex adds a chunk without old lines at the end of the file
-			// (before a last blank line); after its @@ context line when
-			// it names one, as the patch's author means.
-			at := start
-			if c.Context == "" || c.EOF {
-				at = len(texts)
+		// Codex adds a chunk without old lines at the end of the file
+		// (before a last blank line); after its @@ context line when it
+		// names one, as the patch's author means.
+		addAt := func() int {
+			if !named || c.EOF {
+				at := len(texts)
 				if at > 0 && texts[at-1] == "" {
 					at--
 				}
+				return at
 			}
+			return start
+		}
+		if len(old) == 0 {
+			at := addAt()
 			reps = append(reps, replacement{at: at, lines: c.Lines, chunk: k})
 			located[k].Line = at + 1
 			continue
@@ -387,6 +407,15 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			// A last blank old line may stand for the file's final line
 			// ending, which is no line of its own.
 			cl, old = dropLastOld(cl), old[:len(old)-1]
+			if len(old) == 0 {
+				// Then no old line is left: the chunk adds, where one
+				// without old lines does (an empty sequence matched at
+				// the search's start, the top of the file).
+				at := addAt()
+				reps = append(reps, replacement{at: at, lines: cl, chunk: k})
+				located[k].Line = at + 1
+				continue
+			}
 			at, rung, ok = seek(m, texts, old, start, c.EOF)
 		}
 		if !ok {
@@ -418,6 +447,16 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 	}
 	slices.SortStableFunc(reps, func(a, b replacement) int { return a.at - b.at })
 	return reps, located, nil
+}
+
+// ambiguousChunk is the AMBIGUOUS_MATCH of chunk k of op, which adds
+// lines under an @@ line found only loosely, at lines at and again.
+func ambiguousChunk(op Op, k, at, again int, rung string) error {
+	c := op.Chunks[k]
+	return fault.Errorf(fault.CodeAmbiguousMatch, "chunk %d of '%s' (patch line %d) adds lines after its @@ line, which matches lines %d and %d of the file, at the %s rung only.", k+1, op.Path, c.Line, at+1, again+1, rung).
+		WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
+		WithDetail("lines", []int{at + 1, again + 1}).WithDetail("rung", rung).
+		WithHint("give the @@ line as the file spells it, or a context line before the added ones, to tell the places apart")
 }
 
 // reindentAdded writes the added lines of cl in the file's indentation

@@ -64,6 +64,16 @@ func TestPlanUpdate(t *testing.T) {
 		rungs []string
 	}{
 		{"replace", "a\nb\nc\n", []string{"@@", " a", "-b", "+B", " c"}, "a\nB\nc\n", []string{RungExact}},
+		// A blank line after an added one (before *** End Patch), in a
+		// file without one: the final line ending, as a chunk that adds
+		// alone goes (it went to the top of the file).
+		{"adds then a blank line", "one\ntwo\nthree\n", []string{"@@", "+four", ""}, "one\ntwo\nthree\nfour\n", []string{""}},
+		// A chunk may begin with its @@ line: at or after that line (the
+		// search after it edited the next def f()).
+		{"begins with its @@ line", "def f():\n    return 1\n\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2"}, "def f():\n    return 2\n\ndef f():\n    return 1\n", []string{RungExact}},
+		// An @@ line found only loosely, at two places, names no place:
+		// the chunk is placed as without it (it went after the first).
+		{"loose @@ line at two places", "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 1\n", []string{"@@ def f(self):", "     def f(self):", "-        return 1", "+        return 2"}, "class A:\n    def f(self):\n        return 2\nclass B:\n    def f(self):\n        return 1\n", []string{RungExact}},
 		{"CRLF file", "a\r\nb\r\nc\r\n", []string{"@@", " a", "-b", "+B1", "+B2"}, "a\r\nB1\r\nB2\r\nc\r\n", []string{RungExact}},
 		{"mixed endings: the replaced lines'", "a\r\nb\nc\r\n", []string{"@@", "-b", "+b1", "+b2"}, "a\r\nb1\nb2\nc\r\n", []string{RungExact}},
 		{"mixed endings: kept lines keep theirs", "a\r\nb\nc\r\nd\r\n", []string{"@@", " b", "-c", "+x", " d"}, "a\r\nb\nx\r\nd\r\n", []string{RungExact}},
@@ -230,6 +240,8 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodeNotFound, map[string]any{"patchLine": 3}, "check the path"},
 		{"update a moved file", map[string]string{"a": "x\n"}, []string{"*** Update File: a", "*** Move to: b", "@@", "+y", "*** Update File: a", "@@", "+z"},
 			fault.CodeNotFound, map[string]any{"patchLine": 6}, "check the path"},
+		{"adds under a loose @@ line at two places", map[string]string{"c.py": "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n"}, []string{"*** Update File: c.py", "@@ def f():", "+    x = 1"},
+			fault.CodeAmbiguousMatch, map[string]any{"path": "c.py", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "give the @@ line as the file spells it"},
 		{"chunk not found", map[string]string{"a": "one\ntwo\nthree\n"}, []string{"*** Update File: a", "@@", "-one", "+1", "@@", "-tree", "+3"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 6,
 				"closest": Region{StartLine: 3, EndLine: 3, Similarity: 0.57, Text: "three"}}, "closest is line 3 "},
