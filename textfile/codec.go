@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"path"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -335,7 +336,7 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 		mime, _, _ = strings.Cut(mimetype.Detect(prefix).String(), ";")
 	}
 	if k, ok := mediaByMIME[mime]; ok {
-		if bytes.IndexByte(prefix, 0) >= 0 || !validPrefix(prefix, len(prefix) == SniffBytes) {
+		if bytes.IndexByte(prefix, 0) >= 0 || !validPrefix(prefix, len(prefix) == SniffBytes) || pdfHeader.Match(prefix) {
 			return Class{Kind: k, MIME: mime}, nil
 		}
 		// Sniffed, not named by the extension, and UTF-8 text throughout:
@@ -355,6 +356,11 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 	}
 	return Class{Kind: KindText, MIME: mime, Codec: Codec{name: "utf-8", unit: 1}}, nil
 }
+
+// pdfHeader is a PDF's first line, which may be all of its text there
+// is in its first KiB (the binary comment after it is optional): a PDF,
+// not a note that begins "%PDF-1.7 is".
+var pdfHeader = regexp.MustCompile(`\A%PDF-[0-9]\.[0-9][\r\n]`)
 
 // hasNULUnit reports whether b, UTF-16 after its mark, holds U+0000.
 func hasNULUnit(b []byte) bool {

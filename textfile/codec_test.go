@@ -42,6 +42,8 @@ func TestClassify(t *testing.T) {
 		{"pdf-notes.md", "%PDF-1.7 is the first line of every PDF.\n", "", KindText, false},
 		{"x", "GIF89a\x01\x00\x01\x00\x80\x00\x00", "", KindImage, false},
 		{"x", "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "", KindPDF, false},
+		{"x", "%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\n", "", KindPDF, false},
+		{"x", "%PDF-1.4\r\n" + strings.Repeat("% a comment\r\n", 300), "", KindPDF, false},
 	} {
 		c, err := Classify(tc.name, []byte(tc.prefix), tc.enc, true)
 		if (err != nil) != tc.err || !tc.err && c.Kind != tc.kind {
