@@ -2,6 +2,7 @@ package core
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -457,7 +458,7 @@ func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display str
 		err = notStart("it splits a CRLF")
 	case c.IsUTF8() && len(next) > 0 && !utf8.RuneStart(next[0]):
 		err = notStart("it is inside a UTF-8 character")
-	case c.Stateful():
+	case c.Stateful() && !asciiAt(f, off):
 		// Decoded from here, the line's kanji came back as the ASCII of
 		// their bytes, exit 0.
 		err = fault.Errorf(fault.CodeNotSupported, "byteOffset %d is inside a line of %s text, whose bytes mean what the escapes before them in the line say: a part of the line cannot be decoded alone.", off, c.Name()).
@@ -467,6 +468,37 @@ func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display str
 		return nil, false, err
 	}
 	return lr, true, nil
+}
+
+// asciiAt reports whether ISO-2022-JP text is in its initial state (ASCII
+// or JIS-Roman, which decode alike from there) at byte off: the last
+// escape before it in its line designates one of them, or the line has
+// none. It reads back from off, a chunk at a time, to that escape or the
+// line's start.
+func asciiAt(f io.ReaderAt, off int64) bool {
+	const chunk = 4096
+	buf := make([]byte, chunk+2)
+	for end := off; end > 0; {
+		start := max(end-chunk, 0)
+		// With the two bytes after the chunk, which an escape at its end
+		// designates with (off ends the text: an escape cut there is
+		// not whole, and decodes as nothing known).
+		b := buf[:min(end+2, off)-start]
+		if _, err := f.ReadAt(b, start); err != nil && err != io.EOF {
+			return false
+		}
+		seen := b[:end-start]
+		esc, nl := bytes.LastIndexByte(seen, 0x1b), bytes.LastIndexByte(seen, '\n')
+		switch {
+		case esc > nl:
+			d := b[esc+1:]
+			return len(d) >= 2 && d[0] == '(' && (d[1] == 'B' || d[1] == 'J')
+		case nl >= 0:
+			return true
+		}
+		end = start
+	}
+	return true
 }
 
 // bufSize fits the read-ahead to a small file: paging one with many tiny

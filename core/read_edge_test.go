@@ -439,3 +439,26 @@ func TestReadStopsAtTheSizeItStands(t *testing.T) {
 		t.Fatalf("%q, totalBytes %d, sha256 %s", res.Content, res.TotalBytes, res.Sha256)
 	}
 }
+
+// Inside a line of ISO-2022-JP whose state there is ASCII (its last
+// escape before the window designates ASCII, or it has none), a window
+// decodes as any other: only one inside kanji is NOT_SUPPORTED.
+func TestReadStatefulEncodingASCIIMidLine(t *testing.T) {
+	kanji := "\x1b$BF|K\\8l\x1b(B"
+	for _, line := range []string{strings.Repeat("A", 5000), kanji + strings.Repeat("A", 5000)} {
+		file := "ab\n" + line + "\n"
+		tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: 2000}
+		var chars LineTruncation
+		if err := chars.UnmarshalText([]byte("chars:0")); err != nil {
+			t.Fatal(err)
+		}
+		first, err := tl.Read(context.Background(), ReadRequest{Path: "f", Encoding: "iso-2022-jp", LineTruncation: chars, Offset: 2, ByteOffset: 3})
+		if err != nil || first.NextByteOffset == nil {
+			t.Fatalf("first part: %v", err)
+		}
+		next, err := tl.Read(context.Background(), ReadRequest{Path: "f", Encoding: "iso-2022-jp", LineTruncation: chars, Offset: 2, ByteOffset: *first.NextByteOffset})
+		if err != nil || !strings.HasPrefix(next.Content, "AAAA") {
+			t.Fatalf("%.20q...: the next part %+v, %v; want A's", line, next, err)
+		}
+	}
+}
