@@ -897,12 +897,17 @@ func largeBinary(head []byte) bool {
 	if bytes.IndexByte(text, 0) >= 0 {
 		return true
 	}
-	for cut := range utf8.UTFMax {
-		if cut <= len(text) && utf8.Valid(text[:len(text)-cut]) {
-			return false
+	// Up to the last character's start when head's end may cut it.
+	whole := len(text)
+	if r, size := utf8.DecodeLastRune(text); r == utf8.RuneError && size == 1 {
+		for k := 1; k < utf8.UTFMax && k <= len(text); k++ {
+			if utf8.RuneStart(text[len(text)-k]) {
+				whole = len(text) - k
+				break
+			}
 		}
 	}
-	return true
+	return !utf8.Valid(text[:whole])
 }
 
 // streamText opens a file as matchedText and matches see it, without
@@ -1220,7 +1225,7 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	}
 	if req.DryRun {
 		if err := t.checkDry(ctx, ops); err != nil {
-			return nil, withoutInPlace(err, "replace")
+			return nil, withoutInPlace(raced(err, fault.CodeStale), "replace")
 		}
 		return &res, nil
 	}

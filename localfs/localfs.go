@@ -466,11 +466,12 @@ func (f *FS) resolve(p string) (target, error) {
 // alone told the caller nothing, and "use a shorter path" nothing to do,
 // for a file find had just listed.
 func pathTooLong(p string, n int) error {
-	e := fault.InvalidArgument("the path is %d bytes long, over the kernel's limit of 4095.", n)
-	if n != len(p) {
-		e = fault.InvalidArgument("the path is %d bytes long from /, over the kernel's limit of 4095 (%d bytes as given).", n, len(p))
+	if n == len(p) {
+		return fault.InvalidArgument("the path is %d bytes long, over the kernel's limit of 4095.", n).
+			WithPath(p).WithHint("use a shorter path")
 	}
-	return e.WithPath(p).WithHint("a file this deep can be listed and searched, but not named: move it nearer the root, or use another tool")
+	return fault.InvalidArgument("the path is %d bytes long from /, over the kernel's limit of 4095 (%d bytes as given).", n, len(p)).
+		WithPath(p).WithHint("a file this deep can be listed and searched, but not named: move it nearer the root, or use another tool")
 }
 
 // checkDotDot refuses a path whose ".." the kernel (sh, cat, an editor)

@@ -396,8 +396,8 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 		if err != nil {
 			return err
 		}
-		_, _, err = checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op)
-		if err == nil {
+		_, exists, err := checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op)
+		if err == nil && (exists || !op.Remove) {
 			if aerr := unix.Faccessat(int(dir.Fd()), ".", unix.W_OK, unix.AT_EACCESS); aerr != nil {
 				err = mapErr(aerr, display)
 			}

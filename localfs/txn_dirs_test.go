@@ -331,3 +331,34 @@ func TestCheckCommit(t *testing.T) {
 		t.Errorf("b.txt holds %q", data)
 	}
 }
+
+// CheckCommit refuses, as the commit does, a file the caller may not write
+// and a directory it may not write in; removing a file that is not there
+// needs neither. Root may write anything: run as another user.
+func TestCheckCommitPermissions(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write anything: the unprivileged pass (see .ci/run) runs this")
+	}
+	fsys, dir := newTestFS(t)
+	must(t, os.WriteFile(filepath.Join(dir, "ro.txt"), []byte("a\n"), 0o444))
+	must(t, os.Mkdir(filepath.Join(dir, "sealed"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "sealed", "f.txt"), []byte("a\n"), 0o644))
+	must(t, os.Chmod(filepath.Join(dir, "sealed"), 0o555))
+	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "sealed"), 0o755) })
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		op   backend.Op
+		code fault.Code
+	}{
+		{"a read-only file", backend.Op{Path: "ro.txt", Data: []byte("x")}, fault.CodePermissionDenied},
+		{"a file in a read-only directory", backend.Op{Path: "sealed/f.txt", Data: []byte("x")}, fault.CodePermissionDenied},
+		{"a removal in a read-only directory", backend.Op{Path: "sealed/f.txt", Remove: true}, fault.CodePermissionDenied},
+		{"a removal of a missing file there", backend.Op{Path: "sealed/none.txt", Remove: true}, ""},
+	} {
+		err := fsys.CheckCommit(ctx, []backend.Op{tc.op})
+		if got := fault.AsError(err); (tc.code == "") != (err == nil) || err != nil && got.Code != tc.code {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.code)
+		}
+	}
+}

@@ -193,13 +193,20 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 				e.WithClosest(flagSpelling(c), flagSpelling(c))
 			case len(name) > 1 && len(args) > 1:
 				// replace -old -new: text, not flags.
-				if cmd := calledName(args[1:], globalFlags()); cmd != "" {
+				if cmd := calledName(args[1:], globalFlags()); takesOperands(cmd) {
 					hint = fmt.Sprintf("run with --help to see the flags; a text or path that starts with - goes after --, as in: agentfs %s -- %s", cmd, typed)
 				}
 			}
 		}
 	}
 	return e.WithHint("%s", hint)
+}
+
+// takesOperands reports whether the subcommand cmd takes text or paths as
+// arguments, which may start with -: a tool's (batch, mcp, tools take
+// none).
+func takesOperands(cmd string) bool {
+	return slices.ContainsFunc(registry.All(), func(t registry.Tool) bool { return t.Info().Name == cmd })
 }
 
 // bundleHint is the hint for getopt's bundle of one-letter flags.

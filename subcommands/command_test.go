@@ -21,8 +21,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// TestReorderArgs checks flag parsing apart from execution: flags may follow
-// positionals, global flags may follow the subcommand.
 // A number flag of a field absent when left out (replace's
 // --expected-count, whose flag type shows no default) is decimal too: it
 // took 010 for 8.
@@ -33,6 +31,8 @@ func TestAbsentNumberFlagIsDecimal(t *testing.T) {
 	}
 }
 
+// TestReorderArgs checks flag parsing apart from execution: flags may follow
+// positionals, global flags may follow the subcommand.
 func TestReorderArgs(t *testing.T) {
 	cmds := []*cli.Command{{Name: "read", Flags: []cli.Flag{
 		&cli.IntFlag{Name: "limit"}, &cli.BoolFlag{Name: "line-numbers", Aliases: []string{"n"}}, &cli.StringFlag{Name: "json"},

@@ -25,5 +25,9 @@ func readNext(req *core.ReadRequest, r *core.ReadResult) (string, bool) {
 	// joined the pages of two files (a file replaced between them), exit
 	// 0, and one that shrank gave a usage error for offsets never typed.
 	req.Offset, req.ByteOffset, req.ExpectedVersion = *r.NextOffset, *r.NextByteOffset, r.Version
-	return fmt.Sprintf("--offset %d --byte-offset %d --expected-version %s", *r.NextOffset, *r.NextByteOffset, r.Version), true
+	flags := fmt.Sprintf("--offset %d --byte-offset %d", *r.NextOffset, *r.NextByteOffset)
+	if r.Version != "" {
+		flags += " --expected-version " + r.Version
+	}
+	return flags, true
 }
