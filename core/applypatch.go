@@ -118,7 +118,8 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 			WithHint("pass the patch as patch, or its file as patchFile (--patch-file - reads stdin)")
 	}
 	if len(req.Patch) > MaxPatchBytes {
-		return "", fault.Errorf(fault.CodeTooLarge, "the patch is %d bytes, over the limit of %d.", len(req.Patch), MaxPatchBytes).
+		// No size: standard input is read up to one byte past the limit.
+		return "", fault.Errorf(fault.CodeTooLarge, "the patch is over %d bytes, the limit.", MaxPatchBytes).
 			WithHint("split the patch into several")
 	}
 	if !utf8.ValidString(req.Patch) {
@@ -177,10 +178,20 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		switch e := fault.AsError(err); {
 		case e == nil:
 		case fault.MissingPath(err):
+			// A link whose target is missing is there, to delete as rm
+			// deletes it (it was "does not exist"); an update of it
+			// keeps the error.
+			if li, lerr := t.FS.Lstat(ctx, path); lerr == nil && li.Type == backend.TypeSymlink {
+				before[path] = li
+				return "", true, fault.Errorf(fault.CodeSymlink, "the path is a link whose target is missing.").
+					WithPath(t.FS.Display(path)).WithHint("delete the link, or patch its target's path")
+			}
 			return "", false, nil
-		case e.Code == fault.CodeNotText:
-			// A file that is not text may still be deleted, or added
-			// over: the plan keeps the error for an update of it.
+		case e.Code == fault.CodeNotText || e.Code == fault.CodeTooLarge:
+			// A file that is not text, or over the limit, may still be
+			// deleted, or added over: the plan keeps the error for an
+			// update of it (apply-patch wrote a 3 MB file it then could
+			// not delete).
 			if fi, serr := t.FS.Stat(ctx, path); serr == nil && fi.Type == backend.TypeFile {
 				before[path] = fi
 				return "", true, err

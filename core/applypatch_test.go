@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -177,5 +179,51 @@ func TestApplyPatchSizedByTheBackendsVersions(t *testing.T) {
 	}
 	if n := jsonSize(res); len(res.Files) != 60 || n > 6500 {
 		t.Errorf("%d files in %d bytes", len(res.Files), n)
+	}
+}
+
+// What apply-patch cannot update may still be deleted, or added over, as
+// rm and write do: a file over its limit (it wrote a 3 MB file it then
+// could not delete) and a link whose target is missing (its deletion was
+// "does not exist"). An update of either is refused, nothing changed.
+func TestApplyPatchDeletesWhatItCannotUpdate(t *testing.T) {
+	lfs := localFS(t)
+	dir := lfs.Roots()[0]
+	tl := &Tools{FS: lfs}
+	ctx := context.Background()
+	big := strings.Repeat("y\n", MaxEditBytes)
+	for _, name := range []string{"big.txt", "big2.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(big), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"dangling", "dangling2"} {
+		if err := os.Symlink("missing.txt", filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ patch, code string }{
+		{"*** Update File: big.txt\n@@\n+x", string(fault.CodeTooLarge)},
+		{"*** Update File: dangling\n@@\n+x", string(fault.CodeSymlink)},
+		{"*** Delete File: big.txt", ""},
+		{"*** Add File: big2.txt\n+small", ""},
+		{"*** Delete File: dangling", ""},
+	} {
+		_, err := tl.ApplyPatch(ctx, ApplyPatchRequest{Patch: "*** Begin Patch\n" + tc.patch + "\n*** End Patch\n"})
+		if e := fault.AsError(err); (tc.code == "") != (err == nil) || err != nil && string(e.Code) != tc.code {
+			t.Errorf("%q: %v; want %q", tc.patch, err, tc.code)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "dangling")); !os.IsNotExist(err) {
+		t.Errorf("the link deleted is there: %v", err)
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "dangling2")); err != nil || target != "missing.txt" {
+		t.Errorf("the link updated is %q, %v; want it kept", target, err)
+	}
+	for name, want := range map[string]string{"big.txt": "", "big2.txt": "small\n"} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if want == "" && !os.IsNotExist(err) || want != "" && string(got) != want {
+			t.Errorf("%s: %.20q, %v; want %q", name, got, err, want)
+		}
 	}
 }
