@@ -44,6 +44,9 @@ type PatchedFile struct {
 	// Overwritten is set for a move onto a file that existed, whose
 	// content diff shows replaced.
 	Overwritten bool `json:"overwritten,omitempty"`
+	// NoChange is set for an update whose chunks leave the file as it
+	// is: it is not written, and keeps its version.
+	NoChange bool `json:"noChange,omitempty"`
 }
 
 // The actions of a PatchedFile.
@@ -261,6 +264,16 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		case c.Kind == patch.Add:
 			f.Action = ActionAdd
 			f.Diff, _ = unifiedDiff(f.Path, "", c.Content)
+		case c.Content == old[c.Path]:
+			// -a +a, or context lines alone: written, the file took a
+			// new inode, mtime and version, and a caller's version
+			// from a read went STALE for nothing.
+			if err := t.settledRead(ctx, c.Path, before[c.Path].Version); err != nil {
+				return nil, err
+			}
+			f.NoChange, f.Version = true, before[c.Path].Version
+			res.Files = append(res.Files, f)
+			continue
 		default:
 			f.Diff, _ = unifiedDiff(f.Path, old[c.Path], c.Content)
 		}
@@ -278,6 +291,9 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			return nil, withoutInPlace(raced(err, fault.CodeStale, fault.CodeExists), "apply-patch")
 		}
 		return res, nil
+	}
+	if len(ops) == 0 {
+		return res, nil // every file left as it is
 	}
 	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
@@ -302,7 +318,9 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		}
 	}
 	for i := range res.Files {
-		res.Files[i].Version = versionAt(byPath, res.Files[i])
+		if !res.Files[i].NoChange {
+			res.Files[i].Version = versionAt(byPath, res.Files[i])
+		}
 	}
 	return res, nil
 }
@@ -322,13 +340,15 @@ func (t *Tools) fitPatch(res *ApplyPatchResult, written bool) error {
 	unknown := t.unknownVersion()
 	for i := range res.Files {
 		diffs[i] = &res.Files[i].Diff
-		if written && res.Files[i].Action != ActionDelete {
+		if written && res.Files[i].Action != ActionDelete && !res.Files[i].NoChange {
 			res.Files[i].Version = unknown
 		}
 	}
 	defer func() {
 		for i := range res.Files {
-			res.Files[i].Version = ""
+			if !res.Files[i].NoChange {
+				res.Files[i].Version = "" // set once written
+			}
 		}
 	}()
 	return t.fitDiffs(res, &res.Truncated, diffs)

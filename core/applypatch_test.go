@@ -227,3 +227,21 @@ func TestApplyPatchDeletesWhatItCannotUpdate(t *testing.T) {
 		}
 	}
 }
+
+// A section that leaves its file as it is (-a +a, context alone) writes
+// nothing: the file keeps its version, and says noChange (it was
+// rewritten, a new version, and a read's version went STALE).
+func TestApplyPatchNoChangeWritesNothing(t *testing.T) {
+	m := memfs.New(map[string]string{"a.txt": "a\nb\n", "b.txt": "x\n"})
+	was := versionOf(m, "a.txt")
+	res, err := (&Tools{FS: m}).ApplyPatch(context.Background(), ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+a\n*** Update File: b.txt\n@@\n-x\n+y\n*** End Patch\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 2 || !res.Files[0].NoChange || res.Files[0].Version != was || res.Files[0].Diff != "" || res.Files[1].NoChange || res.Files[1].Version != versionOf(m, "b.txt") {
+		t.Fatalf("%+v; want a.txt noChange at version %s, b.txt changed", res.Files, was)
+	}
+	if m.Stats().Writes != 1 || versionOf(m, "a.txt") != was || fileText(m, "b.txt") != "y\n" {
+		t.Fatalf("%d writes, a.txt at %s; want one write, a.txt at %s", m.Stats().Writes, versionOf(m, "a.txt"), was)
+	}
+}

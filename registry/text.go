@@ -201,6 +201,12 @@ func applyPatchText(r *core.ApplyPatchResult, p Palette) string {
 		switch f.Action {
 		case core.ActionMove:
 			fmt.Fprintf(&b, "%s: moved from %s\n", f.Path, f.From)
+		case core.ActionUpdate:
+			if f.NoChange {
+				fmt.Fprintf(&b, "%s: unchanged (the patch leaves it as it is)\n", f.Path)
+				continue
+			}
+			fallthrough
 		default:
 			fmt.Fprintf(&b, "%s: %s\n", f.Path, f.Action)
 		}
