@@ -116,6 +116,9 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 		}
 		req.Patch = string(data)
 	}
+	// A patch saved with a byte-order mark (a Windows editor) was
+	// PATCH_PARSE: "must start with '*** Begin Patch', not \ufeff...".
+	req.Patch = strings.TrimPrefix(req.Patch, "\uFEFF")
 	if req.Patch == "" {
 		return "", fault.InvalidArgument("no patch is given.").
 			WithHint("pass the patch as patch, or its file as patchFile (--patch-file - reads stdin)")

@@ -245,3 +245,15 @@ func TestApplyPatchNoChangeWritesNothing(t *testing.T) {
 		t.Fatalf("%d writes, a.txt at %s; want one write, a.txt at %s", m.Stats().Writes, versionOf(m, "a.txt"), was)
 	}
 }
+
+// A patch saved with a UTF-8 byte-order mark parses: the mark is no part
+// of its first line, as read leaves it out of a file's content.
+func TestApplyPatchAfterAByteOrderMark(t *testing.T) {
+	m := memfs.New(map[string]string{"a.txt": "a\n"})
+	if _, err := (&Tools{FS: m}).ApplyPatch(context.Background(), ApplyPatchRequest{Patch: "\uFEFF*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** End Patch\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileText(m, "a.txt"); got != "A\n" {
+		t.Fatalf("a.txt is %q", got)
+	}
+}
