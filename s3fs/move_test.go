@@ -1776,3 +1776,25 @@ func TestMoveLosesToARemovalOfItsSource(t *testing.T) {
 	}
 	recovered(t, f, bucket, "rmsource", 0, map[string]string{"a": "", "x": ""})
 }
+
+// Two removals at once of a directory's two entries: each listed the
+// directory before its removal and saw the other's entry, so neither put
+// its marker, and the directory vanished (5 of 30 runs racing). The
+// second removal here runs between the first's listing and its deletion.
+func TestConcurrentRemovalsKeepTheDirectory(t *testing.T) {
+	ctx := context.Background()
+	f, _, root := seeded(t, "rmrm", map[string]string{"d/sub/a.txt": "a", "d/sub/b.txt": "b"})
+	var otherErr error
+	listing := func(r *http.Request) bool { return r.Method == http.MethodGet && r.URL.Query().Has("list-type") }
+	rm := transportFS(t, root, &afterRequest{match: listing, do: func() {
+		_, otherErr = f.Remove(ctx, "d/sub/b.txt", backend.RemoveOptions{})
+	}})
+	if deleted, err := rm.Remove(ctx, "d/sub/a.txt", backend.RemoveOptions{}); !deleted || err != nil || otherErr != nil {
+		t.Fatalf("rm a: %v, %v; rm b: %v; want both removed", deleted, err, otherErr)
+	}
+	for _, dir := range []string{"d/sub", "d"} {
+		if fi, err := f.Stat(ctx, dir); err != nil || fi.Type != backend.TypeDir {
+			t.Errorf("%s is %+v, %v; want a directory", dir, fi, err)
+		}
+	}
+}
