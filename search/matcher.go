@@ -828,15 +828,23 @@ func (f *litFinder) index(buf []byte) int {
 	return bytes.Index(buf, f.needle)
 }
 
-// NeedsNewline reports a regex with a part that can only match "\n" (a
-// literal newline, or a class of it alone): lines never hold one, so it
-// would find nothing, silently. ripgrep refuses such a regex too.
+// NeedsNewline reports a regex that names "\n": a literal newline, or a
+// class that holds it as a character of its own ([\n], [\na]) rather
+// than within a range (\s, [^x]). Lines never hold one, so that part
+// would find nothing, silently; ripgrep refuses such a regex too. Go's
+// parser makes a|\n the class [\na]: taken only when [\n] was alone,
+// x(a|\n) was searched while x(ab|\n) was refused.
 func NeedsNewline(re *syntax.Regexp) bool {
 	switch re.Op {
 	case syntax.OpLiteral:
 		return slices.Contains(re.Rune, '\n')
 	case syntax.OpCharClass:
-		return len(re.Rune) == 2 && re.Rune[0] == '\n' && re.Rune[1] == '\n'
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i] == '\n' && re.Rune[i+1] == '\n' {
+				return true
+			}
+		}
+		return false
 	}
 	return slices.ContainsFunc(re.Sub, NeedsNewline)
 }

@@ -147,6 +147,10 @@ func TestQueriesThatNeedANewline(t *testing.T) {
 		{"foo\nbar", true, true},
 		{`a[\n]b`, true, true},
 		{`(xy|\n)`, true, true}, // a literal newline anywhere, as rg
+		{`x(a|\n)`, true, true}, // Go's parser makes the class [\na]
+		{`a|\n`, true, true},
+		{`[\na]`, true, true},
+		{`[^\x0b]`, true, false}, // a range that holds \n
 		{`a[^x]b`, true, false}, // a class that also holds \n is fine
 		{`\s+$`, true, false},
 		{`a\\nb`, true, false}, // an escaped backslash then n
