@@ -151,7 +151,7 @@ func TestQueriesThatNeedANewline(t *testing.T) {
 		{`a|\n`, true, true},
 		{`[\na]`, true, true},
 		{`[^\x0b]`, true, false}, // a range that holds \n
-		{`a[^x]b`, true, false}, // a class that also holds \n is fine
+		{`a[^x]b`, true, false},  // a class that also holds \n is fine
 		{`\s+$`, true, false},
 		{`a\\nb`, true, false}, // an escaped backslash then n
 	} {
