@@ -116,9 +116,6 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 		}
 		req.Patch = string(data)
 	}
-	// A patch saved with a byte-order mark (a Windows editor) was
-	// PATCH_PARSE: "must start with '*** Begin Patch', not \ufeff...".
-	req.Patch = strings.TrimPrefix(req.Patch, "\uFEFF")
 	if req.Patch == "" {
 		return "", fault.InvalidArgument("no patch is given.").
 			WithHint("pass the patch as patch, or its file as patchFile (--patch-file - reads stdin)")
@@ -128,6 +125,9 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 		return "", fault.Errorf(fault.CodeTooLarge, "the patch is over %d bytes, the limit.", MaxPatchBytes).
 			WithHint("split the patch into several")
 	}
+	// A patch saved with a byte-order mark (a Windows editor) was
+	// PATCH_PARSE: "must start with '*** Begin Patch', not \ufeff...".
+	req.Patch = strings.TrimPrefix(req.Patch, "\uFEFF")
 	if !utf8.ValidString(req.Patch) {
 		// Its bytes would be written as they are and shown as U+FFFD.
 		return "", fault.InvalidArgument("the patch is not valid UTF-8 (byte %d).", invalidUTF8At([]byte(req.Patch))).
@@ -179,6 +179,11 @@ func patchPaths(p *patch.Patch) []string {
 func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.Patch, dry bool) (*ApplyPatchResult, error) {
 	before := map[string]backend.FileInfo{}
 	old := map[string]string{}
+	// dangling are the links whose target is missing: there to delete,
+	// while an add or a move onto one writes through it, to the target,
+	// as write does (checked against the link's own version, every
+	// attempt lost its race: LOCK_TIMEOUT after 30 seconds).
+	dangling := map[string]bool{}
 	read := func(path string) (string, bool, error) {
 		data, info, err := t.openText(ctx, path, "apply-patch")
 		switch e := fault.AsError(err); {
@@ -188,7 +193,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			// deletes it (it was "does not exist"); an update of it
 			// keeps the error.
 			if li, lerr := t.FS.Lstat(ctx, path); lerr == nil && li.Type == backend.TypeSymlink {
-				before[path] = li
+				dangling[path] = true
 				return "", true, fault.Errorf(fault.CodeSymlink, "the path is a link whose target is missing.").
 					WithPath(t.FS.Display(path)).WithHint("delete the link, or patch its target's path")
 			}
@@ -247,7 +252,9 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			// link's own version, as rm's does: the version read is its
 			// file's.
 			if li, err := t.FS.Lstat(ctx, c.Path); err == nil && li.Type == backend.TypeSymlink {
-				op.Write.IfVersion = li.Version
+				op.Write.IfVersion, op.Write.IfAbsent = li.Version, false
+			} else if dangling[c.Path] {
+				return nil, errConflict // no longer a link: read again
 			}
 			f.Action = ActionDelete
 			f.Diff, _ = unifiedDiff(f.Path, old[c.Path], "")

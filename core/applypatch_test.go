@@ -202,12 +202,18 @@ func TestApplyPatchDeletesWhatItCannotUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// An add through a link to a missing target writes the target, as
+	// write does (it lost every race against the link's own version).
+	if err := os.Symlink("target3.txt", filepath.Join(dir, "dangling3")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ patch, code string }{
 		{"*** Update File: big.txt\n@@\n+x", string(fault.CodeTooLarge)},
 		{"*** Update File: dangling\n@@\n+x", string(fault.CodeSymlink)},
 		{"*** Delete File: big.txt", ""},
 		{"*** Add File: big2.txt\n+small", ""},
 		{"*** Delete File: dangling", ""},
+		{"*** Add File: dangling3\n+hi", ""},
 	} {
 		_, err := tl.ApplyPatch(ctx, ApplyPatchRequest{Patch: "*** Begin Patch\n" + tc.patch + "\n*** End Patch\n"})
 		if e := fault.AsError(err); (tc.code == "") != (err == nil) || err != nil && string(e.Code) != tc.code {
@@ -220,7 +226,7 @@ func TestApplyPatchDeletesWhatItCannotUpdate(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join(dir, "dangling2")); err != nil || target != "missing.txt" {
 		t.Errorf("the link updated is %q, %v; want it kept", target, err)
 	}
-	for name, want := range map[string]string{"big.txt": "", "big2.txt": "small\n"} {
+	for name, want := range map[string]string{"big.txt": "", "big2.txt": "small\n", "target3.txt": "hi\n"} {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if want == "" && !os.IsNotExist(err) || want != "" && string(got) != want {
 			t.Errorf("%s: %.20q, %v; want %q", name, got, err, want)
