@@ -181,7 +181,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	} else {
 		// As it is compiled: ^ and $ at each line.
 		tree, _ := syntax.Parse(expr, syntax.Perl&^syntax.OneLine)
-		spans = spansLines(tree)
+		spans = spansLines(tree) || search.NamesNewline(expr)
 	}
 	flags := "(?m)"
 	if req.IgnoreCase {

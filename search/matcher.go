@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -94,7 +95,7 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 	if err != nil {
 		return nil, RegexError(query, err)
 	}
-	if NeedsNewline(tree) {
+	if NeedsNewline(tree) || isRegex && NamesNewline(query) {
 		return nil, fault.InvalidArgument("the regex has a literal newline; grep matches one line at a time.").
 			WithHint("search for one line of the text (a regex never sees the end of a line as \\n)")
 	}
@@ -828,23 +829,92 @@ func (f *litFinder) index(buf []byte) int {
 	return bytes.Index(buf, f.needle)
 }
 
-// NeedsNewline reports a regex that names "\n": a literal newline, or a
-// class that holds it as a character of its own ([\n], [\na]) rather
-// than within a range (\s, [^x]). Lines never hold one, so that part
-// would find nothing, silently; ripgrep refuses such a regex too. Go's
-// parser makes a|\n the class [\na]: taken only when [\n] was alone,
-// x(a|\n) was searched while x(ab|\n) was refused.
+// NeedsNewline reports a regex with a part that can only match "\n" (a
+// literal newline, or a class of it alone): lines never hold one, so it
+// would find nothing, silently. ripgrep refuses such a regex too.
 func NeedsNewline(re *syntax.Regexp) bool {
 	switch re.Op {
 	case syntax.OpLiteral:
 		return slices.Contains(re.Rune, '\n')
 	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if re.Rune[i] == '\n' && re.Rune[i+1] == '\n' {
-				return true
-			}
-		}
-		return false
+		return len(re.Rune) == 2 && re.Rune[0] == '\n' && re.Rune[1] == '\n'
 	}
 	return slices.ContainsFunc(re.Sub, NeedsNewline)
+}
+
+// NamesNewline reports a regex whose text names a newline outside a
+// bracket expression (\n, \x0a, \x{a}, \012, or the character itself),
+// as ripgrep refuses it; in one ([\r\n], [^\n]) it is a class member, as
+// in ripgrep. Go's parser makes a|\n the class [\na], which NeedsNewline
+// cannot tell from one written so: x(ab|\n) was refused and x(a|\n)
+// searched.
+func NamesNewline(expr string) bool {
+	inClass, quoted := false, false
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case quoted:
+			if strings.HasPrefix(expr[i:], `\E`) {
+				quoted, i = false, i+1
+			} else if c == '\n' {
+				return true
+			}
+		case c == '\\' && i+1 < len(expr):
+			i++
+			n, end := escapedByte(expr, i)
+			switch {
+			case expr[i] == 'Q' && !inClass:
+				quoted = true
+			case n == '\n' && !inClass:
+				return true
+			}
+			i = end - 1
+		case inClass && strings.HasPrefix(expr[i:], "[:"):
+			if j := strings.Index(expr[i+2:], ":]"); j >= 0 {
+				i += j + 3
+			}
+		case inClass && c == ']':
+			inClass = false
+		case !inClass && c == '[':
+			inClass = true
+			// A ] first in the class is a member.
+			if strings.HasPrefix(expr[i+1:], "^]") {
+				i += 2
+			} else if strings.HasPrefix(expr[i+1:], "]") {
+				i++
+			}
+		case c == '\n' && !inClass:
+			return true
+		}
+	}
+	return false
+}
+
+// escapedByte is the character the escape at expr[i] (after its
+// backslash) names when it is one of n, x, x{...} or an octal number, -1
+// for another, and where the escape ends.
+func escapedByte(expr string, i int) (rune, int) {
+	switch c := expr[i]; {
+	case c == 'n':
+		return '\n', i + 1
+	case c == 'x' && strings.HasPrefix(expr[i+1:], "{"):
+		if j := strings.IndexByte(expr[i+2:], '}'); j >= 0 {
+			if v, err := strconv.ParseUint(expr[i+2:i+2+j], 16, 32); err == nil {
+				return rune(v), i + 3 + j
+			}
+		}
+	case c == 'x' && i+2 < len(expr):
+		if v, err := strconv.ParseUint(expr[i+1:i+3], 16, 8); err == nil {
+			return rune(v), i + 3
+		}
+	case '0' <= c && c <= '7':
+		j := i
+		for j < len(expr) && j < i+3 && '0' <= expr[j] && expr[j] <= '7' {
+			j++
+		}
+		if v, err := strconv.ParseUint(expr[i:j], 8, 32); err == nil {
+			return rune(v), j
+		}
+	}
+	return -1, i + 1
 }

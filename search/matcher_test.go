@@ -149,9 +149,19 @@ func TestQueriesThatNeedANewline(t *testing.T) {
 		{`(xy|\n)`, true, true}, // a literal newline anywhere, as rg
 		{`x(a|\n)`, true, true}, // Go's parser makes the class [\na]
 		{`a|\n`, true, true},
-		{`[\na]`, true, true},
+		{`a|\x0a`, true, true},
+		{`a|\x{A}`, true, true},
+		{`a|\012`, true, true},
+		{"\\Qa\nb\\E", true, true}, // a newline quoted
+		{`\Qa\nb\E`, true, false},  // a backslash and n quoted
+		// A class member, as in ripgrep: [\r\n]+$ finds CRLF lines.
+		{`[\r\n]+$`, true, false},
+		{`[\na]`, true, false},
+		{`[]\n]`, true, false},
+		{`[[:space:]\n]x`, true, false},
 		{`[^\x0b]`, true, false}, // a range that holds \n
-		{`a[^x]b`, true, false},  // a class that also holds \n is fine
+		{`\\n`, true, false},
+		{`a[^x]b`, true, false}, // a class that also holds \n is fine
 		{`\s+$`, true, false},
 		{`a\\nb`, true, false}, // an escaped backslash then n
 	} {
