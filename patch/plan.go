@@ -356,6 +356,10 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		// one without it (the search went on after the first of them,
 		// and a chunk found exactly before it was edited elsewhere).
 		named := c.Context != ""
+		// unplaced, when the @@ line is found loosely at two places, is
+		// the error of a chunk that adds lines after it alone: their
+		// place would be a guess.
+		var unplaced error
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
 			if !ok {
@@ -363,40 +367,41 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			}
 			if rung != RungExact {
 				if again, rung2, ok := m.Seek(texts, []string{c.Context}, at+1); ok && rung2 == rung {
-					if len(old) == 0 {
-						// Where its lines go is the @@ line's place alone.
-						return nil, nil, ambiguousChunk(op, k, at, again, rung)
-					}
-					named = false
+					named, unplaced = false, ambiguousChunk(op, k, at, again, rung)
 				}
 			}
 			if named {
 				start = at + 1
 				// At or after that line: a chunk may begin with its @@
 				// line (@@ def f(): then " def f():"), which the search
-				// after it passed, to edit the next def f() instead.
-				if len(old) > 0 && !c.EOF {
-					if from, _, ok := m.Seek(texts, old, at); ok && from == at {
-						start = at
-					}
+				// after it passed, to edit the next def f() instead; its
+				// last blank line may be the file's final line ending.
+				if len(old) > 0 && !c.EOF && beginsAt(m, texts, old, at) {
+					start = at
 				}
 			}
 		}
 		// Codex adds a chunk without old lines at the end of the file
 		// (before a last blank line); after its @@ context line when it
 		// names one, as the patch's author means.
-		addAt := func() int {
+		addAt := func() (int, error) {
+			if unplaced != nil && !c.EOF {
+				return 0, unplaced
+			}
 			if !named || c.EOF {
 				at := len(texts)
 				if at > 0 && texts[at-1] == "" {
 					at--
 				}
-				return at
+				return at, nil
 			}
-			return start
+			return start, nil
 		}
 		if len(old) == 0 {
-			at := addAt()
+			at, err := addAt()
+			if err != nil {
+				return nil, nil, err
+			}
 			reps = append(reps, replacement{at: at, lines: c.Lines, chunk: k})
 			located[k].Line = at + 1
 			continue
@@ -411,7 +416,10 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				// Then no old line is left: the chunk adds, where one
 				// without old lines does (an empty sequence matched at
 				// the search's start, the top of the file).
-				at := addAt()
+				at, err := addAt()
+				if err != nil {
+					return nil, nil, err
+				}
 				reps = append(reps, replacement{at: at, lines: cl, chunk: k})
 				located[k].Line = at + 1
 				continue
@@ -447,6 +455,19 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 	}
 	slices.SortStableFunc(reps, func(a, b replacement) int { return a.at - b.at })
 	return reps, located, nil
+}
+
+// beginsAt reports whether old, or old less a last blank line (the
+// file's final line ending), is found at line at of texts.
+func beginsAt(m Matcher, texts, old []string, at int) bool {
+	if from, _, ok := m.Seek(texts, old, at); ok && from == at {
+		return true
+	}
+	if len(old) > 1 && old[len(old)-1] == "" {
+		from, _, ok := m.Seek(texts, old[:len(old)-1], at)
+		return ok && from == at
+	}
+	return false
 }
 
 // ambiguousChunk is the AMBIGUOUS_MATCH of chunk k of op, which adds

@@ -73,6 +73,8 @@ func TestPlanUpdate(t *testing.T) {
 		{"begins with its @@ line", "def f():\n    return 1\n\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2"}, "def f():\n    return 2\n\ndef f():\n    return 1\n", []string{RungExact}},
 		// An @@ line found only loosely, at two places, names no place:
 		// the chunk is placed as without it (it went after the first).
+		{"begins with its @@ line, a blank line after", "def f():\n    return 1\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2", ""}, "def f():\n    return 2\ndef f():\n    return 1\n", []string{RungExact}},
+		{"added lines at the end under a loose @@ line at two places", "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n", []string{"@@ def f():", "+# end", "*** End of File"}, "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n# end\n", []string{""}},
 		{"loose @@ line at two places", "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 1\n", []string{"@@ def f(self):", "     def f(self):", "-        return 1", "+        return 2"}, "class A:\n    def f(self):\n        return 2\nclass B:\n    def f(self):\n        return 1\n", []string{RungExact}},
 		{"CRLF file", "a\r\nb\r\nc\r\n", []string{"@@", " a", "-b", "+B1", "+B2"}, "a\r\nB1\r\nB2\r\nc\r\n", []string{RungExact}},
 		{"mixed endings: the replaced lines'", "a\r\nb\nc\r\n", []string{"@@", "-b", "+b1", "+b2"}, "a\r\nb1\nb2\nc\r\n", []string{RungExact}},
@@ -241,6 +243,8 @@ func TestPlanErrors(t *testing.T) {
 		{"update a moved file", map[string]string{"a": "x\n"}, []string{"*** Update File: a", "*** Move to: b", "@@", "+y", "*** Update File: a", "@@", "+z"},
 			fault.CodeNotFound, map[string]any{"patchLine": 6}, "check the path"},
 		{"adds under a loose @@ line at two places", map[string]string{"c.py": "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n"}, []string{"*** Update File: c.py", "@@ def f():", "+    x = 1"},
+			fault.CodeAmbiguousMatch, map[string]any{"path": "c.py", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "give the @@ line as the file spells it"},
+		{"adds then a blank line under a loose @@ line at two places", map[string]string{"c.py": "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n"}, []string{"*** Update File: c.py", "@@ def f():", "+    x = 1", ""},
 			fault.CodeAmbiguousMatch, map[string]any{"path": "c.py", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "give the @@ line as the file spells it"},
 		{"chunk not found", map[string]string{"a": "one\ntwo\nthree\n"}, []string{"*** Update File: a", "@@", "-one", "+1", "@@", "-tree", "+3"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 6,
