@@ -894,20 +894,7 @@ func largeBinary(head []byte) bool {
 		return false
 	}
 	_, text := textfile.CutUTF8BOM(head)
-	if bytes.IndexByte(text, 0) >= 0 {
-		return true
-	}
-	// Up to the last character's start when head's end may cut it.
-	whole := len(text)
-	if r, size := utf8.DecodeLastRune(text); r == utf8.RuneError && size == 1 {
-		for k := 1; k < utf8.UTFMax && k <= len(text); k++ {
-			if utf8.RuneStart(text[len(text)-k]) {
-				whole = len(text) - k
-				break
-			}
-		}
-	}
-	return !utf8.Valid(text[:whole])
+	return bytes.IndexByte(text, 0) >= 0 || !textfile.ValidPrefix(text, true)
 }
 
 // streamText opens a file as matchedText and matches see it, without

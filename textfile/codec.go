@@ -336,7 +336,7 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 		mime, _, _ = strings.Cut(mimetype.Detect(prefix).String(), ";")
 	}
 	if k, ok := mediaByMIME[mime]; ok {
-		if bytes.IndexByte(prefix, 0) >= 0 || !validPrefix(prefix, len(prefix) == SniffBytes) || pdfHeader.Match(prefix) {
+		if bytes.IndexByte(prefix, 0) >= 0 || !ValidPrefix(prefix, len(prefix) == SniffBytes) || pdfHeader.Match(prefix) {
 			return Class{Kind: k, MIME: mime}, nil
 		}
 		// Sniffed, not named by the extension, and UTF-8 text throughout:
@@ -348,7 +348,7 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 	if bytes.IndexByte(prefix, 0) >= 0 {
 		return Class{Kind: KindBinary, MIME: mime}, nil
 	}
-	if !validPrefix(prefix, len(prefix) == SniffBytes) {
+	if !ValidPrefix(prefix, len(prefix) == SniffBytes) {
 		if mime == "text/plain" || mime == "application/octet-stream" {
 			return Class{}, ErrNotText
 		}
@@ -372,9 +372,9 @@ func hasNULUnit(b []byte) bool {
 	return false
 }
 
-// validPrefix reports whether b is UTF-8, allowing a character cut by the
+// ValidPrefix reports whether b is UTF-8, allowing a character cut by the
 // end of the prefix when more of the file follows.
-func validPrefix(b []byte, more bool) bool {
+func ValidPrefix(b []byte, more bool) bool {
 	if utf8.Valid(b) {
 		return true
 	}
