@@ -31,6 +31,19 @@ func NamesDirectory(p string) bool {
 	return last == "." || last == ".."
 }
 
+// DotName is the last name of p, as spelled, when it is "." or ".."
+// (after any final slashes), else "": such a path names a directory only
+// by way of itself or of a directory below it, which rm(1) refuses to
+// remove and rename(2) to move (EBUSY).
+func DotName(p string) string {
+	p = strings.TrimRight(p, "/")
+	last := p[strings.LastIndexByte(p, '/')+1:]
+	if last == "." || last == ".." {
+		return last
+	}
+	return ""
+}
+
 // Join is path.Join that keeps a scheme's // as Clean does.
 func Join(dir, name string) string {
 	if dir == "" {

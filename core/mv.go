@@ -37,6 +37,9 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 	res := &MvResult{}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.To))
 	res.From, res.FromBase64 = fault.PathText(t.FS.Display(req.From))
+	if err := checkDotName(req.From, res.From, "moved"); err != nil {
+		return nil, err
+	}
 	if res.Path == res.From {
 		return nil, fault.OntoItself(res.Path)
 	}

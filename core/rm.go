@@ -36,6 +36,9 @@ func (t *Tools) Rm(ctx context.Context, req RmRequest) (*RmResult, error) {
 	}
 	res := &RmResult{}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.Path))
+	if err := checkDotName(req.Path, res.Path, "removed"); err != nil {
+		return nil, err
+	}
 	if n := jsonSize(res); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the path does not fit").WithPath(res.Path).
 			WithHint("raise --max-bytes to %d or more; nothing was removed", t.raiseTo(n))

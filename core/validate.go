@@ -102,6 +102,22 @@ func OrList(values []string) string {
 // checkFinalSlash refuses "file.txt/": a final slash names a directory, as
 // to open(2), rename(2) and rm(1), and the lexical clean that drops it must
 // not turn it into a file's name (mv f archive/ made a file "archive").
+// checkDotName refuses to remove or move a path whose last name is "." or
+// "..", as rm(1) and mv(1) do: "build/.." removes the directory holding
+// build, and "." from a subdirectory of the root the working directory,
+// which is rarely what was meant. verb is the tool's past participle.
+func checkDotName(p, display, verb string) error {
+	dot := backend.DotName(p)
+	if dot == "" {
+		return nil
+	}
+	e := fault.InvalidArgument("the path ends in %q, which names a directory only by way of itself or of one below it; agentfs refuses it, as rm(1) and mv(1) do.", dot).WithPath(display)
+	if display == "." {
+		return e.WithHint("name the directory from its parent, or by its path from the root; nothing was %s", verb)
+	}
+	return e.WithHint("name the directory by its own path, %s, if it is the one meant; nothing was %s", display, verb)
+}
+
 func checkFinalSlash(p, display string, typ backend.FileType) error {
 	if !backend.NamesDirectory(p) || typ == backend.TypeDir {
 		return nil
