@@ -38,17 +38,23 @@ func kernelFSOf(fd int) string {
 // that a bind mount of the same file system is told from its parent.
 func mountID(fd int) (uint64, bool) { return mountIDAt(fd, "") }
 
-// lstatMount is fstatat(2) of the entry name of the directory dfd, not
-// followed, as far as a tree's removal reads it (type, mode, device and
-// inode), with the id of the mount it lies on: one statx, where a stat
-// and a statx for the mount id made rm -r a third slower.
-func lstatMount(dfd int, name string, st *unix.Stat_t) (mnt uint64, hasMnt bool, err error) {
+// lstatEntry is fstatat(2) of the entry name of the directory dfd, not
+// followed, as far as a tree's removal reads it (type, mode, owner,
+// device and inode), with the id of the mount it lies on and whether it is
+// immutable or append-only: one statx, where a stat and a statx for the
+// mount id made rm -r a third slower.
+func lstatEntry(dfd int, name string) (treeEntry, error) {
 	var sx unix.Statx_t
-	if err := unix.Statx(dfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_INO|unix.STATX_MNT_ID, &sx); err != nil {
-		return 0, false, err
+	if err := unix.Statx(dfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_UID|unix.STATX_INO|unix.STATX_MNT_ID, &sx); err != nil {
+		return treeEntry{}, err
 	}
-	*st = unix.Stat_t{Mode: uint32(sx.Mode), Dev: unix.Mkdev(sx.Dev_major, sx.Dev_minor), Ino: sx.Ino}
-	return sx.Mnt_id, sx.Mask&unix.STATX_MNT_ID != 0, nil
+	const pin = unix.STATX_ATTR_IMMUTABLE | unix.STATX_ATTR_APPEND
+	return treeEntry{
+		st:     unix.Stat_t{Mode: uint32(sx.Mode), Uid: sx.Uid, Dev: unix.Mkdev(sx.Dev_major, sx.Dev_minor), Ino: sx.Ino},
+		mnt:    sx.Mnt_id,
+		hasMnt: sx.Mask&unix.STATX_MNT_ID != 0,
+		pinned: sx.Attributes&sx.Attributes_mask&pin != 0,
+	}, nil
 }
 
 // isMountPoint reports whether the entry name of the directory dfd is a

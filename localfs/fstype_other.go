@@ -11,9 +11,11 @@ func kernelFSOf(int) string { return "" }
 // mountID is unknown off Linux: mounts are told apart by device alone.
 func mountID(int) (uint64, bool) { return 0, false }
 
-// lstatMount is fstatat(2) off Linux, where the mount id is unknown.
-func lstatMount(dfd int, name string, st *unix.Stat_t) (uint64, bool, error) {
-	return 0, false, unix.Fstatat(dfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+// lstatEntry is fstatat(2) off Linux, where the mount id is unknown, and
+// a file's flags (chflags(1)) are left to the removal to meet.
+func lstatEntry(dfd int, name string) (treeEntry, error) {
+	var e treeEntry
+	return e, unix.Fstatat(dfd, name, &e.st, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // isMountPoint is unknown off Linux: a move's EBUSY names its destination.

@@ -2,6 +2,7 @@ package localfs
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/agentfs/agentfs/fault"
@@ -11,7 +12,8 @@ import (
 // treeRemover removes a directory tree as rm -r --one-file-system would,
 // and more carefully: the whole tree is checked before the first unlink
 // (no directory on another file system or another mount, none that is a
-// deny root by identity, none on a kernel file system), then removed
+// deny root by identity, none on a kernel file system, no denied file
+// under another name, nothing this process may not unlink), then removed
 // bottom-up through descriptors opened with O_NOFOLLOW, checking each
 // directory again, so a tree changed between the passes stops the removal
 // instead of leading it somewhere else. Both passes hold a bounded number
@@ -27,10 +29,31 @@ type treeRemover struct {
 	mnt     uint64
 	hasMnt  bool
 	display string
-	// copying: the tree is to be copied (a move across file systems), so a
-	// file that is a denied file by identity is refused too, since its copy
-	// would be a new file that no deny recognises.
+	// copying: the tree is to be copied (a move across file systems), not
+	// removed where it is: its check is worded for a move.
 	copying bool
+	euid    int
+	// removed counts the entries the removal pass has unlinked, which an
+	// error after the first must own up to.
+	removed int
+}
+
+// treeEntry is what a tree's removal reads of one entry (lstatEntry).
+type treeEntry struct {
+	st     unix.Stat_t
+	mnt    uint64
+	hasMnt bool
+	// pinned: immutable or append-only (chattr +i, +a), which unlink(2)
+	// refuses whoever asks.
+	pinned bool
+}
+
+// treeLevel is a directory of the tree being walked: the names left to
+// visit, and what decides who may unlink them (a sticky directory's owner).
+type treeLevel struct {
+	names  []string
+	sticky bool
+	uid    uint32
 }
 
 // removeTree checks, then removes, the directory name of the directory dfd.
@@ -42,7 +65,23 @@ func (f *FS) removeTree(dfd int, name, display string) error {
 	if err := r.pass(dfd, name, false); err != nil {
 		return err
 	}
-	return r.pass(dfd, name, true)
+	if err := r.pass(dfd, name, true); err != nil {
+		return r.partial(err)
+	}
+	return nil
+}
+
+// partial owns up to an error of the removal pass after its first unlink:
+// what was removed stays removed, and a caller told only "permission
+// denied" would take the tree for whole.
+func (r *treeRemover) partial(err error) error {
+	if r.removed == 0 {
+		return err
+	}
+	e := *mapErr(err, r.display)
+	e.Message = fmt.Sprintf("%s The removal stopped there, after removing %d entries of the tree.", e.Message, r.removed)
+	return e.WithDetail("removed", r.removed).
+		WithHint("what was removed stays removed: check what is left with ls, deal with the cause, then run rm -r again")
 }
 
 // checkTree is removeTree's check alone, for a tree to be copied then
@@ -61,7 +100,7 @@ func (f *FS) newTreeRemover(dfd int, name, display string) (*treeRemover, error)
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, mapErr(err, display)
 	}
-	r := &treeRemover{f: f, dev: uint64(st.Dev), display: display}
+	r := &treeRemover{f: f, dev: uint64(st.Dev), display: display, euid: unix.Geteuid()}
 	fd, err := unix.Openat(dfd, name, dirFlags, 0)
 	if err != nil {
 		return nil, mapErr(err, display)
@@ -81,16 +120,25 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 	dirs := newDirStack(fd, &st)
 	defer dirs.close()
 	// levels holds, per directory of dirs, the names left to visit.
-	var levels [][]string
+	var levels []treeLevel
 	enter := func(fd int, st *unix.Stat_t) error {
-		if err := r.check(fd, st, func() string { return r.at(dirs.path()) }); err != nil {
+		at := func() string { return r.at(dirs.path()) }
+		if err := r.check(fd, st, at); err != nil {
 			return err
+		}
+		if !remove {
+			// Its entries go by unlink(2) in it, which needs write and
+			// search permission, a writable file system and a directory
+			// not immutable: faccessat(2) asks the kernel all of it.
+			if err := unix.Faccessat(fd, ".", unix.W_OK|unix.X_OK, 0); err != nil {
+				return r.unremovable(err, at(), "a directory whose entries rm -r could not remove")
+			}
 		}
 		names, err := dirNames(fd)
 		if err != nil {
-			return mapErr(err, r.at(dirs.path()))
+			return mapErr(err, at())
 		}
-		levels = append(levels, names)
+		levels = append(levels, treeLevel{names: names, sticky: st.Mode&unix.S_ISVTX != 0, uid: st.Uid})
 		return nil
 	}
 	if err := enter(fd, &st); err != nil {
@@ -101,8 +149,8 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 		if err != nil {
 			return r.changed(err, dirs.path())
 		}
-		names := levels[len(levels)-1]
-		if len(names) == 0 {
+		level := &levels[len(levels)-1]
+		if len(level.names) == 0 {
 			// The directory is done: leave it, and remove it from its parent.
 			levels = levels[:len(levels)-1]
 			base := dirs.frames[len(dirs.frames)-1].name
@@ -134,17 +182,23 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 				}
 				return mapErr(err, r.at(rel()))
 			}
+			r.removed++
 			continue
 		}
-		n := names[0]
-		levels[len(levels)-1] = names[1:]
-		var est unix.Stat_t
-		mnt, hasMnt, err := lstatMount(dir.fd, n, &est)
+		n := level.names[0]
+		level.names = level.names[1:]
+		entry, err := lstatEntry(dir.fd, n)
+		est := &entry.st
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}
 			return mapErr(err, r.at(join(dirs.path(), n)))
+		}
+		if !remove {
+			if err := r.unlinkable(level, &entry, func() string { return r.at(join(dirs.path(), n)) }); err != nil {
+				return err
+			}
 		}
 		if est.Mode&unix.S_IFMT == unix.S_IFDIR {
 			sub, sst, err := openDir(dir.fd, n)
@@ -157,13 +211,14 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 			}
 			continue
 		}
-		if err := r.checkEntry(&est, mnt, hasMnt, func() string { return r.at(join(dirs.path(), n)) }); err != nil {
+		if err := r.checkEntry(&entry, func() string { return r.at(join(dirs.path(), n)) }); err != nil {
 			return err
 		}
 		if remove {
 			if err := unix.Unlinkat(dir.fd, n, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 				return mapErr(err, r.at(join(dirs.path(), n)))
 			}
+			r.removed++
 		}
 	}
 	return nil
@@ -195,23 +250,49 @@ func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 	return nil
 }
 
-// checkEntry refuses a file of the tree (st, on the mount mnt when
-// hasMnt) that is a denied file to be copied, or a mount point: a file bind-mounted there (a container's
-// mounted secret) cannot be unlinked, and the files removed before it was
-// met would be gone.
-func (r *treeRemover) checkEntry(st *unix.Stat_t, mnt uint64, hasMnt bool, at func() string) error {
-	if r.copying && r.f.deniedIdentity(st) {
-		return r.f.deniedFileErr(at())
+// checkEntry refuses a file of the tree that is a denied file under
+// another name (a hard link), which rm refuses by itself and whose copy
+// would be a new file no deny recognises, or a mount point: a file
+// bind-mounted there (a container's mounted secret) cannot be unlinked,
+// and the files removed before it was met would be gone.
+func (r *treeRemover) checkEntry(e *treeEntry, at func() string) error {
+	if r.f.deniedIdentity(&e.st) {
+		if r.copying {
+			return r.f.deniedFileErr(at())
+		}
+		return fault.Errorf(fault.CodeDenied, "the tree holds a denied file under another name (a hard link).").WithPath(at()).
+			WithHint("remove the files around it one by one; nothing was removed")
 	}
-	if hasMnt && r.hasMnt {
+	if e.hasMnt && r.hasMnt {
 		// By the mount id alone: a file of an overlay's lower layer
 		// reports that layer's device, and is no mount point.
-		if mnt != r.mnt {
+		if e.mnt != r.mnt {
 			return r.mountPoint(at)
 		}
 		return nil
 	}
-	return r.sameMount(st, mnt, hasMnt, at)
+	return r.sameMount(&e.st, e.mnt, e.hasMnt, at)
+}
+
+// unlinkable refuses an entry of the directory level that unlink(2) would
+// refuse: an immutable or append-only one, or one of a sticky directory
+// that neither it nor the directory is this user's (root may).
+func (r *treeRemover) unlinkable(level *treeLevel, e *treeEntry, at func() string) error {
+	switch {
+	case e.pinned:
+		return r.unremovable(unix.EPERM, at(), "an immutable or append-only entry (chattr), which rm -r could not remove")
+	case level.sticky && r.euid != 0 && uint32(r.euid) != level.uid && uint32(r.euid) != e.st.Uid:
+		return r.unremovable(unix.EPERM, at(), "an entry of a sticky directory, neither of them this user's, which rm -r could not remove")
+	}
+	return nil
+}
+
+// unremovable is the check pass's refusal of an entry the removal could
+// not remove, found before anything was.
+func (r *treeRemover) unremovable(err error, at, what string) error {
+	e := mapErr(err, at)
+	return fault.Errorf(e.Code, "the tree holds %s (%s).", what, errText(err)).WithPath(at).
+		WithHint("nothing was removed; change its permissions, or remove the files around it one by one").WithCause(err)
 }
 
 // sameMount refuses what lies on another device or mount than the tree.

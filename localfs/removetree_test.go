@@ -52,3 +52,120 @@ func TestRemoveTreeWrittenIntoMeanwhile(t *testing.T) {
 		t.Fatalf("a tree written into as it was removed: %v, want NOT_EMPTY saying entries appeared", err)
 	}
 }
+
+// A tree holding a directory whose entries this process may not unlink
+// is refused by the check, before anything is removed: the removal
+// would have stopped there with part of the tree gone.
+func TestRemoveTreeRefusesUnwritableDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may unlink in a read-only directory; CI runs this test as an unprivileged user")
+	}
+	dir := t.TempDir()
+	for _, p := range []string{"t/a/f1", "t/a/f2", "t/locked/f"} {
+		mustWrite(t, filepath.Join(dir, p))
+	}
+	locked := filepath.Join(dir, "t", "locked")
+	if err := os.Chmod(locked, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fsys.Remove(context.Background(), "t", backend.RemoveOptions{Recursive: true})
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodePermissionDenied || e.Path != "t/locked" || !strings.Contains(e.Hint, "nothing was removed") {
+		t.Fatalf("rm -r of a tree with a read-only directory: %v, want PERMISSION_DENIED at t/locked, nothing removed", err)
+	}
+	for _, p := range []string{"t/a/f1", "t/a/f2", "t/locked/f"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s: %v, want it kept", p, err)
+		}
+	}
+}
+
+// A removal that fails after its first unlink (a directory made
+// read-only behind the check) says how much it removed, and does not
+// tell the caller to choose another path.
+func TestRemoveTreeOwnsUpToPartialRemoval(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may unlink in a read-only directory; CI runs this test as an unprivileged user")
+	}
+	dir := t.TempDir()
+	for _, p := range []string{"t/a/f1", "t/a/f2", "t/b/f1", "t/b/f2"} {
+		mustWrite(t, filepath.Join(dir, p))
+	}
+	// Whichever of a and b is emptied first, the other is then made
+	// read-only: its two files and itself are removed, the other's stay.
+	other := map[string]string{"t/a": "b", "t/b": "a"}
+	defer os.Chmod(filepath.Join(dir, "t", "a"), 0o755)
+	defer os.Chmod(filepath.Join(dir, "t", "b"), 0o755)
+	locked := false
+	emptiedHook = func(display string) {
+		if o, ok := other[display]; ok && !locked {
+			locked = true
+			os.Chmod(filepath.Join(dir, "t", o), 0o555)
+		}
+	}
+	defer func() { emptiedHook = nil }()
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fsys.Remove(context.Background(), "t", backend.RemoveOptions{Recursive: true})
+	checkPartial(t, err, fault.CodePermissionDenied, 3)
+}
+
+// checkPartial asserts err is a removal's failure with code after removed
+// entries were unlinked, saying so.
+func checkPartial(t *testing.T, err error, code fault.Code, removed int) {
+	t.Helper()
+	e := fault.AsError(err)
+	if e == nil || e.Code != code || e.Details["removed"] != removed ||
+		!strings.Contains(e.Message, "stopped there") || !strings.Contains(e.Hint, "stays removed") {
+		t.Fatalf("a removal failing part-way: %#v, want %s with details.removed %d and a hint saying what was removed stays removed", e, code, removed)
+	}
+}
+
+func mustWrite(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unlink(2) refuses an entry of a sticky directory to a user who owns
+// neither, and an immutable or append-only entry to anyone; the check
+// refuses what it would.
+func TestUnlinkable(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		euid     int
+		level    treeLevel
+		uid      uint32
+		pinned   bool
+		refusing bool
+	}{
+		{"plain directory", 1000, treeLevel{uid: 0}, 0, false, false},
+		{"sticky, another's entry in another's directory", 1000, treeLevel{sticky: true, uid: 0}, 2000, false, true},
+		{"sticky, own entry", 1000, treeLevel{sticky: true, uid: 0}, 1000, false, false},
+		{"sticky, own directory", 1000, treeLevel{sticky: true, uid: 1000}, 2000, false, false},
+		{"sticky, root", 0, treeLevel{sticky: true, uid: 1000}, 2000, false, false},
+		{"immutable or append-only", 0, treeLevel{}, 0, true, true},
+	} {
+		r := &treeRemover{euid: tc.euid}
+		e := &treeEntry{pinned: tc.pinned}
+		e.st.Uid = tc.uid
+		err := r.unlinkable(&tc.level, e, func() string { return "t/x" })
+		if (err != nil) != tc.refusing {
+			t.Errorf("%s: %v, want refused %v", tc.name, err, tc.refusing)
+		}
+		if err != nil && fault.AsError(err).Code != fault.CodePermissionDenied {
+			t.Errorf("%s: %v, want PERMISSION_DENIED", tc.name, err)
+		}
+	}
+}
