@@ -78,8 +78,9 @@ type storeRoots struct {
 
 // mv refuses a workspace's root on every backend alike: a store's by its
 // name (it was EXISTS or NOT_A_DIRECTORY there, the tool's checks first),
-// a local one by its lock. A local directory shown as "." only because it
-// is the working directory is no root, and moves.
+// a local one by its lock. A path ending in . or .. is refused before
+// either, as mv(1) refuses it. A local directory shown as "." only because
+// it is the working directory is no root, and moves by its name.
 func TestMvRefusesRootsAlike(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv(localfs.StateDirEnv, t.TempDir())
@@ -101,14 +102,21 @@ func TestMvRefusesRootsAlike(t *testing.T) {
 	for _, req := range []MvRequest{
 		{From: "s3://b/p/a.txt", To: "s3://b/p"},
 		{From: "s3://b/p/d", To: "s3://b/p/", Overwrite: true},
-		{From: "s3://b/p/d/..", To: "s3://b/p/e"},
-		{From: "..", To: "elsewhere"},
 	} {
 		if _, err := tl.Mv(ctx, req); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeInvalidArgument || !strings.Contains(err.Error(), "root") {
 			t.Errorf("mv %s %s: %v, want the root refused", req.From, req.To, err)
 		}
 	}
-	if _, err := tl.Mv(ctx, MvRequest{From: ".", To: "../moved"}); err != nil {
+	for _, req := range []MvRequest{
+		{From: "s3://b/p/d/..", To: "s3://b/p/e"},
+		{From: "..", To: "elsewhere"},
+		{From: ".", To: "../moved"},
+	} {
+		if _, err := tl.Mv(ctx, req); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeInvalidArgument || !strings.Contains(err.Error(), "ends in") {
+			t.Errorf("mv %s %s: %v, want a path ending in . or .. refused", req.From, req.To, err)
+		}
+	}
+	if _, err := tl.Mv(ctx, MvRequest{From: "../sub", To: "../moved"}); err != nil {
 		t.Fatalf("mv of the working directory: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "moved")); err != nil {
