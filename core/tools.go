@@ -53,11 +53,12 @@ type Tools struct {
 	// then sized for that text too, which repeats the path on each line
 	// where the JSON has it once, so that it fits MaxBytes as well.
 	TextLinePrefix func(path string, line int) int
-	// Settle, when set, finishes or undoes the transactions of writers
-	// that died, before a request of a long-lived session (batch, MCP)
-	// reads: a process settles those when it starts, and a session
-	// outlives many a writer.
-	Settle func(context.Context)
+	// BeginRequest, when set, readies the backend for a request of a
+	// long-lived session (batch, MCP), which outlives what a process
+	// checks when it starts: it finishes or undoes the transactions of
+	// writers that died, and fails while a root's name leads elsewhere
+	// than the directory the session holds open.
+	BeginRequest func(context.Context) error
 }
 
 // ContentIndex is a content index grep consults (package index).

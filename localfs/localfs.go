@@ -221,6 +221,22 @@ func New(cfg Config) (*FS, error) {
 	return f, nil
 }
 
+// BeginRequest readies the backend for a request of a long-lived session
+// (batch, MCP): it fails while a root's name leads elsewhere than the
+// directory held open (renamed, removed and made again, a link
+// re-pointed), whose files the request would otherwise read and change
+// where no root names them any more, then settles the transactions of
+// writers that died since (SettleDead). One stat or two per root.
+func (f *FS) BeginRequest(ctx context.Context) error {
+	for _, r := range f.roots {
+		if moved := rootMoved(r); moved != nil {
+			return moved.WithPath(r.given)
+		}
+	}
+	f.SettleDead(ctx)
+	return nil
+}
+
 // SettleDead finishes or undoes the transactions of writers that died
 // since New did, as New does (within the lock timeout): a batch or MCP
 // session calls it before each request, whose reads would otherwise see

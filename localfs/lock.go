@@ -933,17 +933,21 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 		WithPath(display).WithHint("use a path whose links stay inside the roots, or add a root with --root")
 }
 
-// rootMoved is the error of a mutation under the root r once r's name
-// leads elsewhere (the directory renamed, a link or another directory in
-// its place): the files are reached through the root held open, the locks
-// by its name, so no change is made. The path was said to go through a
-// link out of the roots, though none lay under the root.
+// rootMoved is the error of a request under the root r once r's name, as
+// given or with its links resolved, leads elsewhere (the directory
+// renamed, a link re-pointed or another directory in its place): the
+// files are reached through the root held open, the locks by its name, so
+// nothing is read or changed. (A mutation's path was said to go through a
+// link out of the roots, though none lay under the root.)
 func rootMoved(r *root) *fault.Error {
-	var named unix.Stat_t
-	if unix.Stat(r.path, &named) == nil && uint64(named.Dev) == r.dev && named.Ino == r.ino {
+	same := func(name string) bool {
+		var st unix.Stat_t
+		return unix.Stat(name, &st) == nil && uint64(st.Dev) == r.dev && st.Ino == r.ino
+	}
+	if same(r.given) && (r.path == r.given || same(r.path)) {
 		return nil
 	}
-	return fault.Errorf(fault.CodeOutsideRoot, "the root %s was renamed or replaced since agentfs opened it: its name leads elsewhere now.", r.path).
+	return fault.Errorf(fault.CodeOutsideRoot, "the root %s was renamed or replaced since agentfs opened it: its name leads elsewhere now.", r.given).
 		WithHint("start agentfs again (a new batch or MCP session) with --root naming the directory as it is now; nothing was changed")
 }
 

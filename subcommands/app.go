@@ -569,7 +569,7 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	// proof of freshness: no inode, no ctime), in a mixed workspace only
 	// the paths of its local roots.
 	if local != nil {
-		tl.Settle = local.SettleDead
+		tl.BeginRequest = local.BeginRequest
 	}
 	switch {
 	case local == nil:

@@ -210,10 +210,12 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			req, _ := t.Types()
 			fields = core.Fields(req)
 			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
-			if tl.Settle != nil {
-				tl.Settle(c.Context)
+			if tl.BeginRequest != nil {
+				err = tl.BeginRequest(c.Context)
 			}
-			answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
+			if err == nil {
+				answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
+			}
 			gate := gates[t.Info().Name]
 			gated = gate != nil
 			if err == nil && gated {
