@@ -180,10 +180,9 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	pg := t.newWalkPage(req.Offset, limit, &FindResult{Path: res.Path, PathBase64: res.PathBase64,
 		Results: []FindEntry{}, Truncated: true, Unreadable: maxUnreadable, NextOffset: new(req.Offset + limit)})
 	if from.From != "" {
-		pg.from.resumeAt(from, &pg.seen)
+		pg.resumeAt(from)
 	}
-	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From,
-		Unreadable: func(string, string) { res.Unreadable++ }}
+	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From, Unreadable: pg.unreadable}
 	err = w.Walk(ctx, dir, opts, func(e backend.WalkEntry) error {
 		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
@@ -197,7 +196,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		fe := FindEntry{Type: e.Type.EntryType()}
 		fe.Path, fe.PathBase64 = fault.PathText(e.Path)
 		next := pg.cursorAfter(e.Rel, digest)
-		if ok, err := pg.fits(fe, e.Path, next); !ok {
+		if ok, err := pg.fits(fe, e.Path, e.Rel, next); !ok {
 			return cmp.Or(err, backend.ErrStopWalk)
 		}
 		res.Results = append(res.Results, fe)
@@ -207,6 +206,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
 	res.NextOffset, res.Truncated, res.Matched = pg.next, pg.truncated, pg.seen > 0
+	res.Unreadable = pg.unreadableCount()
 	if pg.next != nil {
 		res.NextCursor = pg.last
 	}

@@ -394,6 +394,9 @@ func (t *Tools) grepPage(g *grepSearch) *page {
 			pg.from.resumeAt(c, &pg.seen)
 		}
 	}
+	if g.from.From != "" {
+		pg.span.passed(g.from.From)
+	}
 	return pg
 }
 
@@ -445,19 +448,18 @@ func (g *grepSearch) addUnreadable(path, rel string) {
 	}
 }
 
-// unreadableBefore counts the files and directories skipped for want of
-// permission before the file at cut in walk order, all of them when cut
-// is "". The walk runs ahead of the page: counted as met, a page cut by
-// its limit counted one more or less from run to run, and --exit-status
-// exited 4 or 0 for one call.
-func (g *grepSearch) unreadableBefore(cut string) int {
+// unreadableIn counts the files and directories skipped for want of
+// permission that s holds. The walk runs ahead of the page: counted as
+// met, a page cut by its limit counted one more or less from run to run,
+// and --exit-status exited 4 or 0 for one call.
+func (g *grepSearch) unreadableIn(s span) int {
 	g.unreadableMu.Lock()
 	defer g.unreadableMu.Unlock()
 	// One entry once (by path): an ignore file it may not read is skipped
 	// both for its rules and as a file to search.
 	n := 0
 	for _, rel := range g.unreadable {
-		if cut == "" || WalkOrder(rel, cut) < 0 {
+		if s.holds(rel) {
 			n++
 		}
 	}
@@ -880,7 +882,6 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 			}
 			if done || fr.err != nil { // fr.err: the deadline cut this file short
 				done = true
-				pg.cut = fr.err == nil
 				stopWalk()
 			}
 		}
@@ -900,11 +901,12 @@ func (g *grepSearch) beforeAnchor(rel string) bool {
 // short its continuation and hint.
 func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedOut bool) (*GrepResult, error) {
 	res := pg.res
-	cut := ""
-	if pg.cut && !timedOut {
-		cut = pg.fileRel
+	if g.mode == ModeCount {
+		// Its totals, this one too, cover the whole search.
+		res.Unreadable = g.unreadableIn(span{})
+	} else {
+		res.Unreadable = g.unreadableIn(pg.span)
 	}
-	res.Unreadable = g.unreadableBefore(cut)
 	// timedCursor resumes a page the timeout cut short; sameCursor, when
 	// it is the page's own.
 	var timedCursor string
@@ -1029,8 +1031,9 @@ type page struct {
 	from resumed
 	// err is TOO_LARGE when an item does not fit an empty page.
 	err error
-	// cut is set when the page filled at fileRel and stopped the walk.
-	cut bool
+	// span is where the page lies in walk order, by file, for the
+	// unreadable entries it counts.
+	span span
 }
 
 // newPage sizes the page of res: the budget for files is what the bound
@@ -1059,6 +1062,7 @@ func (p *page) full() bool {
 	next := p.from.fromStart(p.req.Offset + p.taken)
 	p.res.NextOffset = &next
 	p.res.NextCursor = p.last
+	p.span.end()
 	return true
 }
 
@@ -1154,6 +1158,7 @@ func (p *page) spendItem(n int) bool {
 	}
 	p.budget -= n
 	p.last, p.reserve = next, reserve
+	p.span.last = p.fileRel
 	return true
 }
 
@@ -1196,6 +1201,7 @@ func (p *page) addFile(path string, count int) bool {
 		return false
 	}
 	if p.seen++; p.seen <= p.req.Offset {
+		p.span.passed(p.fileRel)
 		return false
 	}
 	if p.taken == p.limit {
@@ -1222,6 +1228,9 @@ func (p *page) addLines(path string, fr fileResult) bool {
 	bb := &blockBuilder{lastLine: -1, lastMatch: -1 << 30}
 	// Skipped by the searcher, with their context: on the page before.
 	p.seen += fr.skipped
+	if fr.skipped > 0 {
+		p.span.passed(p.fileRel)
+	}
 	if fr.sum != nil {
 		p.fileSum = fr.sum
 	}
@@ -1239,6 +1248,7 @@ func (p *page) addLines(path string, fr fileResult) bool {
 		}
 		if p.seen++; p.seen <= p.req.Offset {
 			// On the page before, with its after-context.
+			p.span.passed(p.fileRel)
 			bb.shown = r.line + c
 			continue
 		}

@@ -87,11 +87,11 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	pg := t.newWalkPage(req.Offset, limit, &LsResult{Path: res.Path, PathBase64: res.PathBase64,
 		Entries: []LsEntry{}, Truncated: true, Unreadable: maxUnreadable, NextOffset: new(req.Offset + limit)})
 	if from.From != "" {
-		pg.from.resumeAt(from, &pg.seen)
+		pg.resumeAt(from)
 	}
 	m, ok := backend.At(t.FS, dir).(backend.Moder)
 	modes := ok && m.HasModes()
-	opts := backend.WalkOptions{ShowIgnored: true, From: from.From, Unreadable: func(string, string) { res.Unreadable++ }}
+	opts := backend.WalkOptions{ShowIgnored: true, From: from.From, Unreadable: pg.unreadable}
 	err = w.Walk(ctx, dir, opts, func(e backend.WalkEntry) error {
 		// The walk goes below an entry at depth d (its Rel has d-1
 		// slashes) only while d < depth.
@@ -124,8 +124,10 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 						WithPath(t.FS.Display(dir)).WithDetail("entry", fault.AsError(err).Path).
 						WithHint("find lists their names; to list them here, the directory needs search (x) permission")
 				}
-				pg.pass()
-				res.Unreadable++
+				if !pg.pass(e.Rel, digest) {
+					return backend.ErrStopWalk
+				}
+				pg.unreadable(e.Path, e.Rel)
 				if e.Type == backend.TypeDir {
 					return backend.ErrSkipDir // below it, nothing can be reached
 				}
@@ -135,7 +137,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 		}
 		le := lsEntry(e, fi, depth > 1, req.Long, modes)
 		after := pg.cursorAfter(e.Rel, digest)
-		if ok, err := pg.fits(le, e.Path, after); !ok {
+		if ok, err := pg.fits(le, e.Path, e.Rel, after); !ok {
 			return cmp.Or(err, backend.ErrStopWalk)
 		}
 		res.Entries = append(res.Entries, le)
@@ -144,7 +146,7 @@ func (t *Tools) Ls(ctx context.Context, req LsRequest) (*LsResult, error) {
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, dir, err)
 	}
-	res.NextOffset, res.Truncated = pg.next, pg.truncated
+	res.NextOffset, res.Truncated, res.Unreadable = pg.next, pg.truncated, pg.unreadableCount()
 	if pg.next != nil {
 		res.NextCursor = pg.last
 	}

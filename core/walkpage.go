@@ -22,6 +22,45 @@ type walkPage struct {
 	// from is the entry a resumed page starts at, whose items earlier
 	// pages took.
 	from resumed
+	// span and unread count the unreadable entries the page met.
+	span   span
+	unread []string
+}
+
+// span is where a page lies in walk order, for the unreadable entries it
+// counts: those after the previous page's last entry (at the start on
+// the first page) up to its own last entry, or to the walk's end on the
+// last page. Counted as the walk met them, a page counted those it met
+// looking past its end for the next page, which counts them again, and
+// a page by offset those of the pages it skips, which one by cursor
+// never meets.
+type span struct {
+	after, last      string
+	hasAfter, hasEnd bool
+}
+
+// passed marks the item at rel as one of the pages before.
+func (s *span) passed(rel string) { s.after, s.hasAfter = rel, true }
+
+// holds reports whether rel, an entry the walk met, is within the span;
+// end is called first when the page has a next page, whose last entry is
+// the one at last.
+func (s span) holds(rel string) bool {
+	return (!s.hasAfter || WalkOrder(rel, s.after) > 0) && (!s.hasEnd || WalkOrder(rel, s.last) <= 0)
+}
+
+// end closes the span at its last entry, of a page with a next page.
+func (s *span) end() { s.hasEnd = true }
+
+// count is how many of rels the span holds.
+func (s span) count(rels []string) int {
+	n := 0
+	for _, rel := range rels {
+		if s.holds(rel) {
+			n++
+		}
+	}
+	return n
 }
 
 // resumed is where a page resumed by a cursor starts: its items before
@@ -124,18 +163,50 @@ func (t *Tools) newWalkPage(offset, limit int, skeleton any) *walkPage {
 func (p *walkPage) skip(rel string) bool {
 	p.from.arrive(rel, &p.seen, nil)
 	p.seen++
-	return p.seen <= p.offset
+	if p.seen <= p.offset {
+		p.span.passed(rel)
+		return true
+	}
+	return false
 }
+
+// resumeAt starts the page at the cursor c.
+func (p *walkPage) resumeAt(c cursor) {
+	p.from.resumeAt(c, &p.seen)
+	p.span.passed(c.From)
+}
+
+// unreadable notes the entry at rel, which could not be read.
+func (p *walkPage) unreadable(_, rel string) { p.unread = append(p.unread, rel) }
+
+// unreadableCount is how many of the unreadable entries met are the
+// page's; called once the page has ended.
+func (p *walkPage) unreadableCount() int { return p.span.count(p.unread) }
 
 // uncount takes back the count of an entry found gone since the listing.
 func (p *walkPage) uncount() { p.seen-- }
 
-// pass counts the entry just counted as one of the page that is not listed.
-func (p *walkPage) pass() {
-	p.passed++
+// pass counts the entry just counted, at rel, as one of the page that is
+// not listed, and reports whether it is on the page: the cursor that
+// resumes after it (of the request digest) must fit as well, so that a
+// page by cursor starts after it as one by offset does. Resumed after the
+// last entry listed, the next page met it again, and counted it again.
+func (p *walkPage) pass(rel, digest string) bool {
 	// The skeleton's nextOffset, offset+limit, may then be a digit short.
-	most := p.offset + p.limit + p.passed
-	p.budget -= digits(most) - digits(most-1)
+	most := p.offset + p.limit + p.passed + 1
+	grow := digits(most) - digits(most-1)
+	next := p.cursorAfter(rel, digest)
+	if grow+cursorCost(next) > p.budget {
+		if p.taken+p.passed > 0 {
+			p.stop(true)
+			return false
+		}
+		next = "" // the page's one entry goes without a cursor
+	}
+	p.passed++
+	p.budget -= grow
+	p.last, p.span.last = next, rel
+	return true
 }
 
 // full reports that the page already holds limit entries, so that an entry
@@ -148,14 +219,14 @@ func (p *walkPage) full() bool {
 	return true
 }
 
-// fits charges v's JSON to the budget and reports whether v goes on the
-// page, with next, the cursor that resumes after it (or none), which then
+// fits charges v's JSON to the budget and reports whether v, the entry
+// at rel, goes on the page, with next, the cursor that resumes after it (or none), which then
 // becomes the page's; an entry that does not fit an empty page never will, and is
 // TOO_LARGE (path names it), as is every entry when the result's own path
 // is over the bound. That is known at the first entry, so that a missing
 // directory is NOT_FOUND whatever the bound; the result of an empty
 // directory is sized as every result is, at the end.
-func (p *walkPage) fits(v any, path, next string) (bool, error) {
+func (p *walkPage) fits(v any, path, rel, next string) (bool, error) {
 	if p.skeleton > p.t.maxBytes() {
 		return false, p.t.tooLarge(p.skeleton, "the path of the directory does not fit")
 	}
@@ -166,7 +237,7 @@ func (p *walkPage) fits(v any, path, next string) (bool, error) {
 	if n+cursorCost(next) <= p.budget {
 		p.budget -= n
 		p.taken++
-		p.last = next
+		p.last, p.span.last = next, rel
 		return true, nil
 	}
 	if p.taken == 0 {
@@ -182,6 +253,7 @@ func (p *walkPage) fits(v any, path, next string) (bool, error) {
 func (p *walkPage) stop(truncated bool) {
 	n := p.from.fromStart(p.offset + p.taken + p.passed)
 	p.next, p.truncated = &n, truncated
+	p.span.end()
 }
 
 // cursorAfter is the cursor that resumes after the entry at rel, the last

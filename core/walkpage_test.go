@@ -295,7 +295,7 @@ func TestWalkPageFitsWithItsCursor(t *testing.T) {
 		{n - 1, 0, false, "", true},
 	} {
 		p := &walkPage{t: &Tools{MaxBytes: 1 << 20}, limit: 10, budget: tc.budget, taken: tc.taken, skeleton: 10}
-		ok, err := p.fits(v, "abc", next)
+		ok, err := p.fits(v, "abc", "abc", next)
 		if ok != tc.fits || (err != nil) != tc.err || ok && p.last != tc.last {
 			t.Errorf("budget %d, %d taken: fits %v, %v, last %q; want %v, error %v, last %q", tc.budget, tc.taken, ok, err, p.last, tc.fits, tc.err, tc.last)
 		}
@@ -315,7 +315,7 @@ func TestWalkPagePassTakesNextOffsetsDigits(t *testing.T) {
 		p := (&Tools{}).newWalkPage(tc.offset, tc.limit, struct{}{})
 		before := p.budget
 		for range tc.passes {
-			p.pass()
+			p.pass("a", "")
 		}
 		if got := before - p.budget; got != tc.drop {
 			t.Errorf("offset %d, limit %d, %d passed: the budget fell by %d, want %d", tc.offset, tc.limit, tc.passes, got, tc.drop)
