@@ -72,6 +72,31 @@ func lsText(r *core.LsResult, p Palette) string {
 	return b.String()
 }
 
+// lsNotes renders a listing as lsText does, with a note of the entries
+// it could not read.
+func lsNotes(r *core.LsResult, p Palette) (string, string) {
+	return lsText(r, p), unreadableNote(r.Unreadable, "entry", "entries")
+}
+
+// findNotes renders a page as findText does, with a note of the
+// directories it could not read.
+func findNotes(r *core.FindResult, p Palette) (string, string) {
+	return findText(r, p), unreadableNote(r.Unreadable, "directory", "directories")
+}
+
+// unreadableNote says that the answer skipped n unreadable entries (one,
+// many), as JSON's unreadable does: without it, a text answer passed for a
+// whole one.
+func unreadableNote(n int, one, many string) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "... 1 unreadable " + one + " skipped\n"
+	}
+	return fmt.Sprintf("... %d unreadable %s skipped\n", n, many)
+}
+
 // typeSuffix is ls -F's mark of an entry type: / for a directory, @ for a
 // link, nothing for a regular file or another kind.
 func typeSuffix(typ string) string {
@@ -147,6 +172,7 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 	if r.BinarySkipped > 0 {
 		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
 	}
+	notes.WriteString(unreadableNote(r.Unreadable, "file or directory", "files or directories"))
 	return b.String(), notes.String()
 }
 

@@ -35,7 +35,7 @@ var Ls = &Def[core.LsRequest, *core.LsResult]{
 	Run: func(ctx context.Context, t *core.Tools, req *core.LsRequest) (*core.LsResult, error) {
 		return t.Ls(ctx, *req)
 	},
-	Text: dataOnly(lsText),
+	Text: lsNotes,
 }
 
 // Find finds paths by glob.
@@ -50,7 +50,7 @@ var Find = &Def[core.FindRequest, *core.FindResult]{
 	Run: func(ctx context.Context, t *core.Tools, req *core.FindRequest) (*core.FindResult, error) {
 		return t.Find(ctx, *req)
 	},
-	Text: dataOnly(findText),
+	Text: findNotes,
 }
 
 // Grep searches file contents.
