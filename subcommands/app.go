@@ -127,7 +127,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		// becomes one JSON error with exit code 2 instead.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError(err, args, nil, nil)
+			return usageError(err, args, nil, nil, nil)
 		},
 		Before: func(c *cli.Context) error {
 			out.format = c.String("format")
@@ -147,8 +147,10 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	// --version prints what version prints.
 	cli.VersionPrinter = func(c *cli.Context) { _ = outputOf(c).result(buildVersion()) }
 	for _, c := range app.Commands {
-		cmdFlags, classic := c.Flags, classicFlags[c.Name]
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError(err, args, cmdFlags, classic) }
+		cmdFlags, classic, valued := c.Flags, classicFlags[c.Name], classicValues[c.Name]
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return usageError(err, args, cmdFlags, classic, valued)
+		}
 	}
 	if err := app.RunContext(ctx, args); err != nil {
 		return out.fail(err)
@@ -158,8 +160,9 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 
 // usageError turns a urfave/cli parse error into INVALID_ARGUMENT, naming
 // the closest flag on a typo, or what to pass instead of a classic tool's
-// flag that the subcommand does not take (classic).
-func usageError(err error, args []string, flags []cli.Flag, classic map[string]string) error {
+// flag that the subcommand does not take (classic; valued says which of
+// them take a value).
+func usageError(err error, args []string, flags []cli.Flag, classic map[string]string, valued map[string]valueKind) error {
 	msg := err.Error()
 	// urfave/cli names every flag with one dash: a long one's is two.
 	if before, name, ok := strings.Cut(msg, "for flag -"); ok && len(name) > 2 && name[1] != ':' {
@@ -175,9 +178,14 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 		}
 		typed := typedFlag(name, args)
 		e = fault.InvalidArgument("unknown flag %s.", typed)
+		letter, value := name[:1], name[1:]
 		switch instead, ok := classic[name]; {
 		case ok:
 			hint = instead
+		case value != "" && valued[letter] == numberValue && isDigits(value):
+			// -A3, -n20: getopt's flag with its number attached, no
+			// bundle (-n0 is not -n -0) nor text to search for.
+			hint = classic[letter]
 		case !strings.HasPrefix(typed, "--") && isBundle(name, names, classic):
 			// -lah, -il: getopt's bundle of one-letter flags, which a
 			// spelling match would take for one long flag (-lah: --path).
@@ -191,6 +199,10 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 				hint = bundleHint
 			case c != "":
 				e.WithClosest(flagSpelling(c), flagSpelling(c))
+			case value != "" && valued[letter] == textValue:
+				// -g*.go, -efoo: the text given to a classic flag, which
+				// after -- would be searched for as it is.
+				hint = classic[letter]
 			case len(name) > 1 && len(args) > 1:
 				// replace -old -new: text, not flags.
 				if cmd := calledName(args[1:], globalFlags()); takesOperands(cmd) {
@@ -294,6 +306,29 @@ var classicFlags = map[string]map[string]string{
 	"replace": {
 		"i": "drop -i: replace always changes the files in place; --ignore-case ignores case",
 	},
+}
+
+// valueKind is what a classic flag takes: nothing, a number or a text.
+type valueKind int
+
+const (
+	noValue valueKind = iota
+	numberValue
+	textValue
+)
+
+// classicValues are, per subcommand, the classicFlags that take a value,
+// which getopt lets the letter carry (-A3, -n20, -g*.go): the value
+// attached must get the letter's hint, not a hint to search for "-A3".
+var classicValues = map[string]map[string]valueKind{
+	"grep": {"A": numberValue, "B": numberValue, "m": numberValue, "g": textValue, "e": textValue},
+	"read": {"n": numberValue},
+	"find": {"e": textValue},
+}
+
+// isDigits reports whether s is decimal digits only.
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // output writes the one result or the one error of an invocation.

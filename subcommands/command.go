@@ -790,7 +790,7 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 				// --rooot /x ls: the misspelt flag, not its value taken
 				// for the subcommand.
 				name, _ := flagName(a)
-				return nil, usageError(fmt.Errorf("flag provided but not defined: -%s", name), args, nil, nil)
+				return nil, usageError(fmt.Errorf("flag provided but not defined: -%s", name), args, nil, nil, nil)
 			}
 		}
 		var names []string
