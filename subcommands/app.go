@@ -113,6 +113,9 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	if err != nil {
 		return out.fail(err)
 	}
+	if err := checkEnv(); err != nil {
+		return out.fail(err)
+	}
 	app := &cli.App{
 		Name:            "agentfs",
 		Usage:           "bounded, confined, lossless file tools for AI agents",

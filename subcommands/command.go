@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
@@ -836,10 +837,10 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 			*dst = append(*dst, rest[j])
 		}
 	}
-	if err := decimalArgs(out[1:], globals); err != nil {
+	if err := valueArgs(out[1:], globals); err != nil {
 		return nil, err
 	}
-	if err := decimalArgs(cmdFlags, cmd.Flags); err != nil {
+	if err := valueArgs(cmdFlags, cmd.Flags); err != nil {
 		return nil, err
 	}
 	out = append(out, name)
@@ -854,12 +855,14 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 	return out, nil
 }
 
-// decimalArgs rewrites the values of the number flags among args (flags
-// and their values, as reorderArgs sorts them) as plain decimals: Go's
-// flag package reads 010 as 8, 0x10 as 16 and 1_0 as 10, and --offset 010
-// read line 8, where the JSON twin (and every user of rg or sed) means 10.
-// A value that is no decimal integer is INVALID_ARGUMENT.
-func decimalArgs(args []string, flags []cli.Flag) error {
+// valueArgs checks the values of the number, duration and switch flags among
+// args (flags and their values, as reorderArgs sorts them), and rewrites
+// a number as a plain decimal: Go's flag package reads 010 as 8, 0x10 as
+// 16 and 1_0 as 10, and --offset 010 read line 8, where the JSON twin (and
+// every user of rg or sed) means 10. A value that is no decimal integer,
+// no duration or no boolean, is INVALID_ARGUMENT saying what one looks
+// like, where the parser's own words were "parse error".
+func valueArgs(args []string, flags []cli.Flag) error {
 	for j := 0; j < len(args); j++ {
 		a := args[j]
 		if !isFlagArg(a) {
@@ -869,20 +872,32 @@ func decimalArgs(args []string, flags []cli.Flag) error {
 		name, eq := flagName(a)
 		at := -1 // the value's place: in a (after =), or the next arg
 		switch {
-		case !isIntFlag(f):
-			if !eq && takesValue(flags, a) {
-				j++ // a string flag's value may look like a flag
-			}
-			continue
 		case eq:
-		case j+1 < len(args):
-			at = j + 1
+		case takesValue(flags, a) && j+1 < len(args):
+			j++ // a string flag's value may look like a flag
+			at = j
 		default:
 			continue
 		}
 		_, value, _ := strings.Cut(a, "=")
 		if at >= 0 {
 			value = args[at]
+		}
+		if _, ok := f.(*cli.BoolFlag); ok {
+			if _, err := strconv.ParseBool(value); err != nil {
+				return fault.InvalidArgument("--%s takes true or false, not %q.", name, value).
+					WithHint("give --%s alone for true, or --%s=false", name, name)
+			}
+			continue
+		}
+		if _, ok := f.(*cli.DurationFlag); ok {
+			if _, err := time.ParseDuration(value); err != nil {
+				return durationError("--"+name, value).WithHint("write a number with its unit (ms, s, m or h), as in 30s")
+			}
+			continue
+		}
+		if !isIntFlag(f) {
+			continue
 		}
 		n, err := strconv.ParseInt(value, 10, 64)
 		if errors.Is(err, strconv.ErrRange) {
@@ -895,12 +910,17 @@ func decimalArgs(args []string, flags []cli.Flag) error {
 		}
 		if at >= 0 {
 			args[at] = strconv.FormatInt(n, 10)
-			j++
 		} else {
 			args[j] = a[:strings.IndexByte(a, '=')+1] + strconv.FormatInt(n, 10)
 		}
 	}
 	return nil
+}
+
+// durationError refuses value, given to what (a flag or an environment
+// variable), as no duration.
+func durationError(what, value string) *fault.Error {
+	return fault.InvalidArgument("%s takes a duration such as 30s or 500ms, not %q.", what, value)
 }
 
 // leadingGlobals returns the global flags (with their values) before the

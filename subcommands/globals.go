@@ -108,6 +108,41 @@ func (g globalFlag) flag() cli.Flag {
 	return &cli.BoolFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
 }
 
+// checkEnv refuses an environment variable of a global flag whose value
+// is not of the flag's kind, naming the variable: --help shows no flag to
+// fix, and the parser's words (strconv.ParseBool: ...) say nothing of the
+// values it takes.
+func checkEnv() error {
+	for _, g := range globals {
+		v := os.Getenv(g.env)
+		if g.env == "" || v == "" {
+			continue
+		}
+		var err *fault.Error
+		switch g.kind {
+		case kindBool:
+			if _, perr := strconv.ParseBool(v); perr != nil {
+				err = fault.InvalidArgument("%s takes true or false, not %q.", g.env, v).
+					WithHint("set %s to true or false (1 or 0), or unset it", g.env)
+			}
+		case kindInt:
+			if _, perr := strconv.ParseInt(v, 10, 64); perr != nil {
+				err = fault.InvalidArgument("%s takes a decimal integer, not %q.", g.env, v).
+					WithHint("set %s to a number in decimal digits, or unset it", g.env)
+			}
+		case kindDuration:
+			if _, perr := time.ParseDuration(v); perr != nil {
+				err = durationError(g.env, v).
+					WithHint("set %s to a number with its unit (ms, s, m or h), as in 30s, or unset it", g.env)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkGlobals refuses a global flag's value outside its set or range.
 func checkGlobals(c *cli.Context) error {
 	for _, g := range globals {
