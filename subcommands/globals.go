@@ -56,7 +56,7 @@ var globals = []globalFlag{
 	{name: "exit-status", env: "AGENTFS_EXIT_STATUS", usage: "grep and find exit 1 when nothing matched; grep, find and ls exit 4 when the answer is partial (timed out, or unreadable entries skipped), and replace when it skipped unreadable entries"},
 	{name: "quiet", alias: "q", usage: "print no result on success (errors still go to stderr); implies --exit-status"},
 	{name: "all", usage: "with --format text (or --print0): read, ls, find and grep print every page to the end"},
-	{name: "print0", alias: "0", usage: "find and grep --mode files: print the paths, each ended by NUL, as find -print0"},
+	{name: "print0", alias: "0", usage: "find and grep: print the paths, each ended by NUL, as find -print0"},
 	{name: "assets", env: "AGENTFS_ASSETS", kind: kindString,
 		usage: "publish's target: a local folder (served by agentfs serve) or s3://bucket/prefix"},
 	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL,
