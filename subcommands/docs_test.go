@@ -497,6 +497,38 @@ func TestResultFieldsDocumented(t *testing.T) {
 		rt := reflect.TypeOf(r)
 		walk(rt, rt.Name())
 	}
+	// RESULTS lists "every field a result can carry, by subcommand": a
+	// field named elsewhere only is missing there (edit's editsOmitted
+	// and rungs were).
+	results, _, _ := strings.Cut(man[strings.Index(man, ".SH RESULTS"):], "\n.SH ")
+	// The fields of every result (path, nextOffset, truncated) are said
+	// once, before the entries.
+	common, _, _ := strings.Cut(results, "\n.TP")
+	for _, c := range []struct {
+		name   string
+		result any
+	}{{"read", core.ReadResult{}}, {"ls", core.LsResult{}}, {"find", core.FindResult{}},
+		{"grep", core.GrepResult{}}, {"write", core.WriteResult{}}, {"edit", core.EditResult{}},
+		{"rm", core.RmResult{}}, {"replace", core.ReplaceResult{}}, {"mv", core.MvResult{}},
+		{"apply-patch", core.ApplyPatchResult{}}, {"publish", core.PublishResult{}}, {"version", versionInfo{}}} {
+		_, entry, ok := strings.Cut(results, "\n.B "+c.name+"\n")
+		if !ok {
+			t.Errorf("RESULTS in man/agentfs.1 has no entry for %s", c.name)
+			continue
+		}
+		entry, _, _ = strings.Cut(entry, "\n.TP")
+		rt := reflect.TypeOf(c.result)
+		for i := 0; i < rt.NumField(); i++ {
+			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			named := regexp.MustCompile(`\b` + name + `\b`)
+			if name == "" || name == "-" || named.MatchString(common) {
+				continue
+			}
+			if !named.MatchString(entry) {
+				t.Errorf("RESULTS in man/agentfs.1 does not name %s's field %s", c.name, name)
+			}
+		}
+	}
 }
 
 // TestDocumentedConstraintsDeclared fails when the man page documents, for
