@@ -107,18 +107,28 @@ func (t tool[Req, Res]) command() *cli.Command {
 	}
 }
 
+// refusePaging refuses --all for the command name unless it has pages,
+// and --print0 unless it answers paths: taken silently, a caller would
+// believe them applied.
+func refusePaging(c *cli.Context, name string, pages, paths bool) error {
+	if c.Bool("all") && !pages {
+		return fault.InvalidArgument("%s has no pages for --all.", name).
+			WithHint("--all pages read, ls, find and grep")
+	}
+	if c.Bool("print0") && !paths {
+		return fault.InvalidArgument("%s answers no paths for --print0.", name).
+			WithHint("--print0 prints the paths of find and grep")
+	}
+	return nil
+}
+
 // answer runs req and writes its result: one JSON object, its text, or
 // with --all every page to the end; with --print0 the paths found.
 func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 	o := outputOf(c)
 	all, print0 := c.Bool("all"), c.Bool("print0")
-	if all && t.next == nil {
-		return fault.InvalidArgument("%s has no pages for --all.", t.Name).
-			WithHint("--all pages read, ls, find and grep")
-	}
-	if print0 && t.paths == nil {
-		return fault.InvalidArgument("%s answers no paths for --print0.", t.Name).
-			WithHint("--print0 prints the paths of find and grep")
+	if err := refusePaging(c, t.Name, t.next != nil, t.paths != nil); err != nil {
+		return err
 	}
 	if all && o.format != "text" && !print0 {
 		return fault.InvalidArgument("--all prints every page as text, and JSON is one object per call.").

@@ -86,6 +86,9 @@ func runIndex(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return fault.InvalidArgument("index takes one directory, not %d.", c.NArg()).WithHint("index one tree at a time")
 	}
+	if err := refusePaging(c, "index", false, false); err != nil {
+		return err
+	}
 	watch := c.Bool("watch") || c.Bool("detach")
 	if n := countTrue(c.Bool("status"), c.Bool("drop"), watch); n > 1 {
 		return fault.InvalidArgument("more than one of --status, --drop and --watch (or --detach) is given.").WithHint("give one of them")

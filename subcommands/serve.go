@@ -40,6 +40,9 @@ type serveInfo struct {
 // serve listens on --addr and serves --assets until it is interrupted,
 // which ends it with exit status 0: that is how a server is stopped.
 func serve(c *cli.Context) error {
+	if err := refusePaging(c, "serve", false, false); err != nil {
+		return err
+	}
 	dir := c.String("assets")
 	switch {
 	case c.NArg() > 0:

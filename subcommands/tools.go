@@ -23,6 +23,9 @@ func toolsCommand() subcommand {
 			if c.Args().Present() {
 				return fault.InvalidArgument("tools takes no arguments.").WithHint("run agentfs tools alone")
 			}
+			if err := refusePaging(c, "tools", false, false); err != nil {
+				return err
+			}
 			format := c.String("format")
 			if !slices.Contains(registry.Formats, format) {
 				return fault.InvalidArgument("--format must be %s, not %q.", core.OrList(registry.Formats), format).

@@ -17,6 +17,9 @@ func versionCommand() subcommand {
 				return fault.InvalidArgument("version takes no arguments, not %q.", c.Args().First()).
 					WithHint("run agentfs version")
 			}
+			if err := refusePaging(c, "version", false, false); err != nil {
+				return err
+			}
 			return outputOf(c).result(buildVersion())
 		},
 	}}
