@@ -20,7 +20,7 @@ function __agentfs_is
     set -l c (__agentfs_cmd)
     contains -- "$c" $argv
 end
-complete -c agentfs -l all
+complete -c agentfs -n 'not __agentfs_is write edit rm apply-patch mv replace publish serve batch mcp index tools version' -l all
 complete -c agentfs -l assets -r
 complete -c agentfs -l base-url -r
 complete -c agentfs -l color -xa 'auto always never'
@@ -29,15 +29,17 @@ complete -c agentfs -l exit-status
 complete -c agentfs -n 'not __agentfs_is tools' -l format -xa 'json text'
 complete -c agentfs -l lock-timeout -r
 complete -c agentfs -l max-bytes -r
-complete -c agentfs -l print0 -s 0
+complete -c agentfs -n 'not __agentfs_is read ls write edit rm apply-patch mv replace publish serve batch mcp index tools version' -l print0 -s 0
 complete -c agentfs -l publish-max-size -r
-complete -c agentfs -l quiet -s q
+complete -c agentfs -n 'not __agentfs_is batch mcp' -l quiet -s q
 complete -c agentfs -l readonly
 complete -c agentfs -l recover
 complete -c agentfs -l root -r
 complete -c agentfs -l s3-endpoint -r
 complete -c agentfs -l s3-idle-timeout -r
 complete -c agentfs -l symlinks -xa 'within refuse'
+complete -c agentfs -l help -s h
+complete -c agentfs -n 'test -z (__agentfs_cmd)' -l version -s v
 complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa read -d 'read a window of whole lines of a text file, or an image or PDF as base64 data'
 complete -c agentfs -n '__agentfs_is read' -l byte-offset -r
 complete -c agentfs -n '__agentfs_is read' -l encoding -r
@@ -152,6 +154,9 @@ complete -c agentfs -n '__agentfs_is index' -l drop
 complete -c agentfs -n '__agentfs_is index' -l idle -r
 complete -c agentfs -n '__agentfs_is index' -l status
 complete -c agentfs -n '__agentfs_is index' -l watch
-complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa tools -d 'print every tools name, description, request and result JSON Schemas, as JSON, for agentfs, MCP, OpenAI or Anthropic'
+complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa tools -d 'print every tool\'s name, description, request and result JSON Schemas, as JSON, for agentfs, MCP, OpenAI or Anthropic'
 complete -c agentfs -n '__agentfs_is tools' -l format -xa 'agentfs mcp openai anthropic'
 complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa version -d 'print the version as JSON'
+complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa help -d 'print the help of agentfs, or of a subcommand'
+complete -c agentfs -n '__agentfs_is help' -fa 'read ls find grep write edit rm apply-patch mv replace publish serve batch mcp index tools version'
+complete -c agentfs -n '__agentfs_is apply-patch serve batch mcp tools version' -f

@@ -52,7 +52,23 @@ type subcommand interface {
 // the subcommand called is made whole, or all of them when called is "".
 func commands(called string) []*cli.Command {
 	var cmds []*cli.Command
-	for _, s := range []subcommand{
+	for _, s := range subcommandList() {
+		c := s.header()
+		if called == "" || c.Name == called {
+			c = s.command()
+		}
+		// No "help" (or "h") subcommand: a first argument spelled so is a
+		// path or a query ("agentfs rm h" printed help and exited 0, the
+		// file kept). --help stays.
+		c.HideHelpCommand = true
+		cmds = append(cmds, c)
+	}
+	return cmds
+}
+
+// subcommandList is every subcommand, in the order of --help.
+func subcommandList() []subcommand {
+	return []subcommand{
 		readCommand(),
 		lsCommand(),
 		findCommand(),
@@ -70,18 +86,7 @@ func commands(called string) []*cli.Command {
 		indexCommand(),
 		toolsCommand(),
 		versionCommand(),
-	} {
-		c := s.header()
-		if called == "" || c.Name == called {
-			c = s.command()
-		}
-		// No "help" (or "h") subcommand: a first argument spelled so is a
-		// path or a query ("agentfs rm h" printed help and exited 0, the
-		// file kept). --help stays.
-		c.HideHelpCommand = true
-		cmds = append(cmds, c)
 	}
-	return cmds
 }
 
 // internalError is the contract's answer to a panic: a bug must still

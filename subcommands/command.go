@@ -107,6 +107,12 @@ func (t tool[Req, Res]) command() *cli.Command {
 	}
 }
 
+// pagesAndPaths reports whether t has pages for --all and paths for
+// --print0 (the shell completions offer each only then).
+func (t tool[Req, Res]) pagesAndPaths() (pages, paths bool) {
+	return t.next != nil, t.paths != nil
+}
+
 // refusePaging refuses --all for the command name unless it has pages,
 // and --print0 unless it answers paths: taken silently, a caller would
 // believe them applied.
@@ -127,7 +133,8 @@ func refusePaging(c *cli.Context, name string, pages, paths bool) error {
 func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 	o := outputOf(c)
 	all, print0 := c.Bool("all"), c.Bool("print0")
-	if err := refusePaging(c, t.Name, t.next != nil, t.paths != nil); err != nil {
+	pages, paths := t.pagesAndPaths()
+	if err := refusePaging(c, t.Name, pages, paths); err != nil {
 		return err
 	}
 	if all && o.format != "text" && !print0 {
