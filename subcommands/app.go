@@ -465,18 +465,6 @@ func (o *output) gate(matched, partial bool) {
 	}
 }
 
-// note writes an error of one run among several on stderr, as the error
-// object or, with --format text, as a line.
-func (o *output) note(e *fault.Error) {
-	if o.format == "text" {
-		fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s (%s)\n", e.Code, e.Bounded().Message, e.Bounded().Path)
-		return
-	}
-	enc := json.NewEncoder(o.streams.Stderr)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(map[string]any{"error": o.errorWithin(e)})
-}
-
 // text writes a text rendering: the data on standard output, the notes on
 // standard error.
 func (o *output) text(data, notes string) error {
@@ -507,25 +495,33 @@ func (o *output) fail(err error) int {
 	if o.fields != nil {
 		e = fieldSpelling(e, o.fields)
 	}
-	if o.format == "text" {
-		b := e.Bounded()
-		fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s\n", b.Code, b.Message)
-		if b.Path != "" {
-			fmt.Fprintf(o.streams.Stderr, "  path: %s\n", b.Path)
-		}
-		if len(b.Suggestions) > 0 {
-			fmt.Fprintf(o.streams.Stderr, "  did you mean: %s\n", strings.Join(b.Suggestions, ", "))
-		}
-		if b.Hint != "" {
-			fmt.Fprintf(o.streams.Stderr, "  hint: %s\n", b.Hint)
-		}
-	} else {
+	o.note(e)
+	o.code = o.exitCode(e.Code)
+	return o.code
+}
+
+// note writes e on stderr: the error object or, with --format text,
+// agentfs: CODE: message, then its path, suggestions and hint on lines of
+// their own; an error of one run among several too (its own line lost
+// them).
+func (o *output) note(e *fault.Error) {
+	if o.format != "text" {
 		enc := json.NewEncoder(o.streams.Stderr)
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(map[string]any{"error": o.errorWithin(e)})
+		return
 	}
-	o.code = o.exitCode(e.Code)
-	return o.code
+	b := e.Bounded()
+	fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s\n", b.Code, b.Message)
+	if b.Path != "" {
+		fmt.Fprintf(o.streams.Stderr, "  path: %s\n", b.Path)
+	}
+	if len(b.Suggestions) > 0 {
+		fmt.Fprintf(o.streams.Stderr, "  did you mean: %s\n", strings.Join(b.Suggestions, ", "))
+	}
+	if b.Hint != "" {
+		fmt.Fprintf(o.streams.Stderr, "  hint: %s\n", b.Hint)
+	}
 }
 
 // fieldSpelling returns e with each --flag of a request field in its
