@@ -131,10 +131,17 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if err := f.move(ctx, src, into, moves); err != nil {
 		return backend.FileInfo{}, err
 	}
-	if err := f.keepParent(ctx, src); err != nil {
+	// Committed: an error from here on must say the move was made.
+	if err := f.keepParentAfter(ctx, src, "was moved to "+dst); err != nil {
 		return backend.FileInfo{}, err
 	}
-	return f.Stat(ctx, dst)
+	fi, err := f.Stat(ctx, dst)
+	if err != nil {
+		e := fault.AsError(err)
+		return backend.FileInfo{}, fault.Errorf(e.Code, "%s was moved to %s, but the entry could not be read back: %s", src, dst, e.Message).
+			WithPath(dst).WithHint("do not redo the move; check it with ls").WithCause(err)
+	}
+	return fi, nil
 }
 
 // listMove lists what moving src to dst copies: the object src, or every

@@ -1798,3 +1798,37 @@ func TestConcurrentRemovalsKeepTheDirectory(t *testing.T) {
 		}
 	}
 }
+
+// downFrom fails every request from the first that match matches on, as
+// a store that went down there.
+type downFrom struct {
+	match func(r *http.Request) bool
+	down  atomic.Bool
+}
+
+func (d *downFrom) RoundTrip(r *http.Request) (*http.Response, error) {
+	if d.match(r) {
+		d.down.Store(true)
+	}
+	if d.down.Load() {
+		return nil, errors.New("connection refused")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A move whose store goes down once it has committed (from its journal's
+// removal on) is made: its error must say so, not "retry", since a
+// retry is NOT_FOUND, and a caller who believed the move undone would
+// make it again elsewhere.
+func TestMoveCommittedThenStoreDownSaysItWasMade(t *testing.T) {
+	ctx := context.Background()
+	f, _, root := seeded(t, "moveddown", map[string]string{"src/a": "a"})
+	_, err := transportFS(t, root, &downFrom{match: journalRemoval}).Rename(ctx, "src/a", "dst/a", backend.WriteOptions{})
+	e := fault.AsError(err)
+	if e == nil || !strings.Contains(e.Message, "src/a was moved to dst/a") || !strings.Contains(e.Hint, "do not redo") {
+		t.Fatalf("a committed move, the store down after: %v, want an error saying the move was made", err)
+	}
+	if _, err := f.Stat(ctx, "dst/a"); err != nil {
+		t.Errorf("dst/a: %v, want the move made", err)
+	}
+}

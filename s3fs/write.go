@@ -151,7 +151,7 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		if err := f.deleteIf(ctx, c, opts.IfVersion); err != nil {
 			return false, f.swapErr(ctx, c, swap, err)
 		}
-		return true, f.keepParentAfter(ctx, c)
+		return true, f.keepParentAfter(ctx, c, "was removed")
 	}
 	var keys, mangled []string
 	unversioned := "" // the first key the store gives no ETag
@@ -194,18 +194,20 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 	if err := f.deleteKeys(ctx, c, keys); err != nil {
 		return false, err
 	}
-	return true, f.keepParentAfter(ctx, c)
+	return true, f.keepParentAfter(ctx, c, "was removed")
 }
 
-// keepParentAfter is keepParent once c is removed: two removals at once
-// of the two entries of a directory each saw the other's before, and
-// neither put the marker, so the directory vanished, and its parents
-// with it. The removal is made whatever this answers.
-func (f *FS) keepParentAfter(ctx context.Context, c string) error {
+// keepParentAfter is keepParent once c is removed (or moved away, done
+// saying which): two removals at once of the two entries of a directory
+// each saw the other's before, and neither put the marker, so the
+// directory vanished, and its parents with it. The change is made
+// whatever this answers, and its error says so: a caller told only that
+// the store failed would retry a change already made.
+func (f *FS) keepParentAfter(ctx context.Context, c, done string) error {
 	if err := f.keepParent(ctx, c); err != nil {
 		e := fault.AsError(err)
-		return fault.Errorf(e.Code, "%s was removed, but the marker that keeps its directory could not be put: %s", c, e.Message).
-			WithPath(c).WithHint("check the directory with ls: write a file into it if it is gone").WithCause(err)
+		return fault.Errorf(e.Code, "%s %s, but whether its directory is still there could not be checked, or its marker not put: %s", c, done, e.Message).
+			WithPath(c).WithHint("do not redo the change; check the directory with ls, and write a file into it if it is gone").WithCause(err)
 	}
 	return nil
 }
