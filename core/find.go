@@ -63,11 +63,17 @@ func checkGlob(field, g string) (string, error) {
 		// rg's -g '!x' negates; here include only narrows and exclude only
 		// prunes, so a leading ! would silently match nothing.
 		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q starts with !, which does not negate here.", field, g).
-			WithHint("use --exclude to leave paths out, --include to keep only some")
+			WithHint("leave paths out with --exclude GLOB, without the !; keep only some with grep's --include or find's pattern")
 	}
 	if !doublestar.ValidatePattern(g) {
 		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q is not a valid glob.", field, g).
 			WithHint("check brackets and braces; escape a literal *, ?, [ or { with a backslash")
+	}
+	if slashInClass(g) {
+		// doublestar matches it across segments (src[/]c.go matched
+		// src/c.go), where a class is one character of a name.
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has a / inside [...], which matches one character of a name, never a slash.", field, g).
+			WithHint("write the slash outside the brackets")
 	}
 	if path.IsAbs(g) {
 		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q is absolute; it must be relative to path.", field, g).
@@ -94,6 +100,29 @@ func checkGlob(field, g string) (string, error) {
 		}
 	}
 	return g, nil
+}
+
+// slashInClass reports whether the valid glob g has a / inside a bracket
+// expression that is not negated ([!/] never matches a slash, as meant).
+func slashInClass(g string) bool {
+	in, negated := false, false
+	for i := 0; i < len(g); i++ {
+		switch c := g[i]; {
+		case c == '\\':
+			i++
+		case !in && c == '[':
+			in, negated = true, false
+			if i+1 < len(g) && (g[i+1] == '!' || g[i+1] == '^') {
+				negated = true
+				i++
+			}
+		case in && c == ']':
+			in = false
+		case in && c == '/' && !negated:
+			return true
+		}
+	}
+	return false
 }
 
 // checkGlobs validates the exclude globs gs. One that starts with ./ and
@@ -148,11 +177,12 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	// A final slash names directories, as in an ignore file and fd.
 	if p, ok := strings.CutSuffix(req.Pattern, "/"); ok && p != "" && !strings.HasSuffix(p, "/") {
 		switch req.Type {
-		case "", "dir", "directory", "d":
+		case "", "any", "dir", "directory", "d":
+			// any, the schema's default, holds directories too.
 			req.Pattern, req.Type = p, "dir"
 		default:
 			return nil, fault.InvalidArgument("pattern %q ends with a slash, which names directories, but --type is %s.", req.Pattern, req.Type).
-				WithHint("drop the final slash to find a %s, or drop --type", req.Type)
+				WithHint("drop the final slash to find entries of type %s, or drop --type", req.Type)
 		}
 	}
 	// Decided before checkGlob drops a leading ./, which anchors.

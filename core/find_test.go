@@ -100,7 +100,11 @@ func TestFirstPageCost(t *testing.T) {
 }
 
 func TestCheckGlob(t *testing.T) {
-	for g, ok := range map[string]bool{"**/*.go": true, "./a/*": true, "{a,b}": true, "a[b": false, "{a": false, "/etc/*": false} {
+	for g, ok := range map[string]bool{"**/*.go": true, "./a/*": true, "{a,b}": true, "a[b": false, "{a": false, "/etc/*": false,
+		// A class is one character of a name: a / in it matched across
+		// segments (src[/]c.go found src/c.go); negated, it means what it
+		// says.
+		"src[/]c.go": false, "*[a/b]*": false, "[]/]x": false, "src/[!/]*.go": true, "src/[^/]*": true, `a\[/]b`: true, "[ab]/[cd]": true} {
 		_, err := checkGlob("pattern", g)
 		if (err == nil) != ok {
 			t.Errorf("checkGlob(%q) = %v", g, err)
