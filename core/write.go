@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"io"
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -277,6 +278,15 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	case text:
 		var file *textfile.Style
 		if f, ok := textfile.StyleOf(old, true); ok {
+			file = &f
+		} else if f, ok := textfile.LegacyStyleOf(old); ok {
+			// Text in an encoding agentfs cannot tell (Latin-1...): its
+			// line endings are followed, and only ASCII, which such an
+			// encoding spells as UTF-8 does, is added, never a mix.
+			if i := slices.IndexFunc(data, func(b byte) bool { return b >= 0x80 }); i >= 0 {
+				return nil, fault.Errorf(fault.CodeNotText, "the file is not UTF-8 or UTF-16 text, so its encoding is unknown, and the content is not ASCII (byte %d): appended, it would mix two encodings.", i).
+					WithPath(display).WithHint("append the bytes in the file's encoding with --content-base64, or rewrite the file whole with write; nothing was changed")
+			}
 			file = &f
 		}
 		data, err = textfile.Appended(string(data), file, req.LineEnding)

@@ -60,6 +60,20 @@ func StyleOf(head []byte, whole bool) (st Style, ok bool) {
 	return st, true
 }
 
+// LegacyStyleOf is the style of a whole file that StyleOf does not take
+// for text but that holds no NUL and no byte-order mark: text in an 8-bit
+// or multi-byte legacy encoding (Latin-1, Shift_JIS...) as far as its
+// line endings go, which every such encoding spells as ASCII does. Its
+// encoding is not known: only ASCII may be added to it.
+func LegacyStyleOf(whole []byte) (Style, bool) {
+	if _, marked := ByBOM(whole); marked || bytes.IndexByte(whole, 0) >= 0 {
+		return Style{}, false
+	}
+	st := Style{c: Codec{name: "utf-8", unit: 1}, text: string(whole), crlf: bytes.Count(whole, []byte("\r\n"))}
+	st.lf = bytes.Count(whole, []byte("\n")) - st.crlf
+	return st, true
+}
+
 // Written is the style of what a write put in the file.
 type Written struct {
 	// LineEnding names the endings as read does: lf, crlf, mixed or none.
