@@ -726,6 +726,10 @@ func newLockedSession(t *testing.T, name string, args ...string) *lockedSession 
 	t.Helper()
 	waitForAbandonedCalls(t)
 	ls := &lockedSession{t: t, dir: t.TempDir(), state: t.TempDir(), code: make(chan int), out: syncBuffer{wrote: make(chan struct{}, 1)}}
+	// A call abandoned by an interrupt may still be making its lock files
+	// when the session has exited: the directories go once it is done
+	// (cleanups run last first, this after the unlock below).
+	t.Cleanup(func() { waitForAbandonedCalls(t) })
 	t.Setenv(localfs.StateDirEnv, ls.state)
 	fsys, err := localfs.New(localfs.Config{Roots: []string{ls.dir}})
 	if err != nil {
