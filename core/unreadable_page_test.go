@@ -68,6 +68,19 @@ func TestUnreadableCountedOncePerPage(t *testing.T) {
 	}
 	tl := &Tools{FS: fs}
 	ctx := context.Background()
+	find := func(pattern string) func(int, int, string) (unreadablePage, error) {
+		return func(limit, offset int, cursor string) (unreadablePage, error) {
+			res, err := tl.Find(ctx, FindRequest{Pattern: pattern, Limit: limit, Offset: offset, Cursor: cursor})
+			if err != nil {
+				return unreadablePage{}, err
+			}
+			p := unreadablePage{unreadable: res.Unreadable, nextOffset: res.NextOffset, nextCursor: res.NextCursor}
+			for _, e := range res.Results {
+				p.items = append(p.items, e.Path)
+			}
+			return p, nil
+		}
+	}
 	grep := func(mode string) func(int, int, string) (unreadablePage, error) {
 		return func(limit, offset int, cursor string) (unreadablePage, error) {
 			res, err := tl.Grep(ctx, GrepRequest{Query: "hello", Path: ".", Mode: mode, Limit: limit, Offset: offset, Cursor: cursor})
@@ -95,28 +108,8 @@ func TestUnreadableCountedOncePerPage(t *testing.T) {
 		// first is the first page of limit 1.
 		first string
 	}{
-		{"find *.txt", 2, func(limit, offset int, cursor string) (unreadablePage, error) {
-			res, err := tl.Find(ctx, FindRequest{Pattern: "*.txt", Limit: limit, Offset: offset, Cursor: cursor})
-			if err != nil {
-				return unreadablePage{}, err
-			}
-			p := unreadablePage{unreadable: res.Unreadable, nextOffset: res.NextOffset, nextCursor: res.NextCursor}
-			for _, e := range res.Results {
-				p.items = append(p.items, e.Path)
-			}
-			return p, nil
-		}, "[a.txt] unreadable 0"},
-		{"find", 2, func(limit, offset int, cursor string) (unreadablePage, error) {
-			res, err := tl.Find(ctx, FindRequest{Limit: limit, Offset: offset, Cursor: cursor})
-			if err != nil {
-				return unreadablePage{}, err
-			}
-			p := unreadablePage{unreadable: res.Unreadable, nextOffset: res.NextOffset, nextCursor: res.NextCursor}
-			for _, e := range res.Results {
-				p.items = append(p.items, e.Path)
-			}
-			return p, nil
-		}, "[a.txt] unreadable 0"},
+		{"find *.txt", 2, find("*.txt"), "[a.txt] unreadable 0"},
+		{"find", 2, find(""), "[a.txt] unreadable 0"},
 		{"grep", 2, grep(ModeContent), "[a.txt:1] unreadable 0"},
 		{"grep files", 2, grep(ModeFiles), "[a.txt] unreadable 0"},
 		{"ls --depth 3", 4, func(limit, offset int, cursor string) (unreadablePage, error) {

@@ -93,19 +93,27 @@ func TestRemoveTreeOwnsUpToPartialRemoval(t *testing.T) {
 		t.Skip("root may unlink in a read-only directory; CI runs this test as an unprivileged user")
 	}
 	dir := t.TempDir()
+	defer os.Chmod(filepath.Join(dir, "t", "a"), 0o755)
+	defer os.Chmod(filepath.Join(dir, "t", "b"), 0o755)
+	removePartly(t, dir, func(other string) { os.Chmod(other, 0o555) })
+}
+
+// removePartly removes the tree t of dir, holding t/a and t/b of two
+// files each: whichever of a and b is emptied first, block(the other) is
+// then called, so that the other's two files stay while three entries
+// (the first's files and itself) are removed, and checks that the error
+// says so.
+func removePartly(t *testing.T, dir string, block func(other string)) {
+	t.Helper()
 	for _, p := range []string{"t/a/f1", "t/a/f2", "t/b/f1", "t/b/f2"} {
 		mustWrite(t, filepath.Join(dir, p))
 	}
-	// Whichever of a and b is emptied first, the other is then made
-	// read-only: its two files and itself are removed, the other's stay.
 	other := map[string]string{"t/a": "b", "t/b": "a"}
-	defer os.Chmod(filepath.Join(dir, "t", "a"), 0o755)
-	defer os.Chmod(filepath.Join(dir, "t", "b"), 0o755)
-	locked := false
+	blocked := false
 	emptiedHook = func(display string) {
-		if o, ok := other[display]; ok && !locked {
-			locked = true
-			os.Chmod(filepath.Join(dir, "t", o), 0o555)
+		if o, ok := other[display]; ok && !blocked {
+			blocked = true
+			block(filepath.Join(dir, "t", o))
 		}
 	}
 	defer func() { emptiedHook = nil }()
