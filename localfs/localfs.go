@@ -98,6 +98,9 @@ type FS struct {
 	// output paths are relative to: the working directory when it lies in a
 	// root, else the first root, so that --root DIR works from anywhere.
 	cwd, base string
+	// cwdLink is the working directory as spelled (through a link) when it
+	// lies in a root under another name than base, for display.
+	cwdLink string
 	// absDisplay shows every path absolute (Config.RelativeElsewhere).
 	absDisplay bool
 	roots      []*root
@@ -175,6 +178,9 @@ func New(cfg Config) (*FS, error) {
 	f.base = f.roots[0].path
 	if real, err := evalSymlinks(f.cwd); err == nil && f.inRoots(real) {
 		f.base = real
+		if real != f.cwd {
+			f.cwdLink = f.cwd
+		}
 	} else {
 		f.absDisplay = cfg.RelativeElsewhere
 	}
@@ -385,9 +391,31 @@ func (f *FS) Display(p string) string {
 	return f.display(f.absolute(p))
 }
 
+// A path spelled through the root's given name or the working
+// directory's link is shown relative as its resolved spelling is: the
+// same directory came back relative under one name, absolute under the
+// other.
 func (f *FS) display(abs string) string {
-	if rel, ok := within(f.base, abs); ok && !f.absDisplay {
-		return rel
+	if f.absDisplay {
+		return abs
+	}
+	for _, a := range []string{abs, f.resolvedRootSpelling(abs), f.resolvedCwdSpelling(abs)} {
+		if rel, ok := within(f.base, a); ok {
+			return rel
+		}
+	}
+	return abs
+}
+
+// resolvedCwdSpelling rewrites an absolute path spelled below the working
+// directory's link to the resolved base, which the link was resolved to
+// once at start, as the roots are.
+func (f *FS) resolvedCwdSpelling(abs string) string {
+	if f.cwdLink == "" {
+		return abs
+	}
+	if rel, ok := within(f.cwdLink, abs); ok {
+		return filepath.Join(f.base, rel)
 	}
 	return abs
 }
