@@ -28,13 +28,24 @@ func (p Precondition) Check(path string, info backend.FileInfo, exists bool, sum
 	stale := func(why string) error {
 		e := fault.Errorf(fault.CodeStale, "the file changed since it was read: %s.", why).WithPath(path).
 			WithHint("read the file again and redo the change against its current content")
-		if exists {
+		if exists && info.Version != "" {
 			e.WithDetail("currentVersion", info.Version)
 		}
 		return e
 	}
 	if !exists {
 		return stale("it no longer exists")
+	}
+	if p.ExpectedVersion != "" && info.Version == "" {
+		// No version to compare (an object store's directory, a prefix; an
+		// object the store gave no ETag): STALE would hand back an empty
+		// currentVersion, which no retry can pass.
+		if info.Type == backend.TypeDir {
+			return fault.InvalidArgument("a directory has no version on this backend, so a change cannot be conditional on one.").
+				WithPath(path).WithHint("drop --expected-version; nothing was changed")
+		}
+		return fault.Errorf(fault.CodeNotSupported, "the file has no version (an object its store gave no ETag), so a change cannot be conditional on one.").
+			WithPath(path).WithHint("drop --expected-version; nothing was changed")
 	}
 	if p.ExpectedVersion != "" && p.ExpectedVersion != info.Version {
 		return stale("its version is " + info.Version + ", not " + p.ExpectedVersion)
