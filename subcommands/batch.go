@@ -33,7 +33,8 @@ func decodeBatchLine(data []byte) (batchLine, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		// JSON nested past encoding/json's depth, or cut off: answered
-		// under its id when one can be read before the fault.
+		// under its id when one can be read before the fault or at the
+		// line's end.
 		return batchLine{ID: idOfCut(data, nil)}, err
 	}
 	// The id first: a line refused for another field is answered under it.
@@ -347,10 +348,58 @@ func idOfCut(head, tail []byte) json.RawMessage {
 			}
 		}
 	}
+	if tail == nil {
+		return lastTopID(head)
+	}
 	if m := lastID.FindSubmatch(tail); m != nil && isID(m[1]) {
 		return bytes.Clone(m[1])
 	}
 	return nil
+}
+
+// lastTopID is the id of a whole line that is its object's last key, for
+// a line whose fault (a syntax error, a raw control character) comes
+// before it. The line is read from its start, so that an "id" of args,
+// {"args":{"id":5}, is not taken for the request's.
+func lastTopID(line []byte) json.RawMessage {
+	start := len(line) - len(bytes.TrimLeft(line, " \t\r\n"))
+	// The end a cut line keeps: the regexp is slow on megabytes.
+	off := max(start, len(line)-cutEnds)
+	m := lastID.FindSubmatchIndex(line[off:])
+	if m == nil || line[start] != '{' {
+		return nil
+	}
+	for i := range m {
+		m[i] += off
+	}
+	if !isID(line[m[2]:m[3]]) {
+		return nil
+	}
+	// The brackets open where the key begins: the line's own { only.
+	var open []byte
+	inString, escaped := false, false
+	for _, b := range line[start : m[0]+1] {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped, inString = b == '\\', b != '"'
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			open = append(open, b)
+		case b == '}' || b == ']':
+			// b-2 is b's opener in ASCII: { for }, [ for ].
+			if len(open) < 2 || open[len(open)-1] != b-2 {
+				return nil // mismatched, or the line's object ended before its id
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	if inString || len(open) != 1 {
+		return nil
+	}
+	return bytes.Clone(line[m[2]:m[3]])
 }
 
 // lastID matches an "id" that is the last key of the line's object.

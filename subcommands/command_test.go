@@ -539,6 +539,35 @@ func TestIDOfCut(t *testing.T) {
 	}
 }
 
+// A whole line refused before its id (a syntax error, a raw control
+// character) is answered under it when the id is the last key of the
+// line's own object.
+func TestIDOfWholeLine(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{`{"tool":"read","args":{"path":"a.txt",},"id":7}`, `7`},
+		{`{"tool":"read","args":{"path":"a` + "\x01" + `.txt"},"id":"s"}` + " \r", `"s"`},
+		{` {"tool":"read","args":{"p":[1,,2],"q":"}]\""} , "id" : -3 }`, `-3`},
+		{`{"id":8,"tool":"read","args":{"path":"a.txt",}}`, `8`},
+		// The id of args, not the line's.
+		{`{"tool":"read","args":{"path":"a.txt",,"id":5}`, ``},
+		{`{"tool":"read","args":{"id":5}`, ``},
+		{`{"tool":"read","args":{"p":"a,"id":5}`, ``},
+		{`{"tool":"read","args":{"path":"a.txt}, "id":5}`, ``},
+		// After the line's object, or in another value.
+		{`{"tool":"read",}},"id":5}`, ``},
+		{`{"tool":"read",]},"id":5}`, ``},
+		{`x{"tool":"read",,"id":5}`, ``},
+		{`[{"tool":"read",,"id":5}`, ``},
+		{`{"tool":"read",,"id":05}`, ``},
+		{`{"tool":"read",,"id":"\ud800"}`, ``},
+	} {
+		line := strings.NewReplacer(`\x01`, "\x01").Replace(tc.line)
+		if got := string(idOfCut([]byte(line), nil)); got != tc.want {
+			t.Errorf("%s: id %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
+
 // fullWriter is standard output on a full disk.
 type fullWriter struct{}
 

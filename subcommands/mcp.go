@@ -457,13 +457,17 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(in.data, &m); err != nil {
 		var syntax *json.SyntaxError
-		switch {
-		case errors.As(err, &syntax) && strings.HasSuffix(syntax.Error(), "exceeded max depth"):
-			// JSON all the same, too deep for encoding/json (10,000), as
-			// one over the SDK's 1,000 is refused below.
+		if errors.As(err, &syntax) {
+			// Under the id read before the fault or at the line's end:
+			// under null, its caller waited for ever.
 			if cut := idOfCut(in.data, nil); cut != nil && answerableID(cut) && len(cut) <= maxIDBytes {
 				id = cut
 			}
+		}
+		switch {
+		case syntax != nil && strings.HasSuffix(syntax.Error(), "exceeded max depth"):
+			// JSON all the same, too deep for encoding/json (10,000), as
+			// one over the SDK's 1,000 is refused below.
 			return invalidRequest, "the message is nested too deep: " + err.Error(), id, msg
 		case syntax != nil:
 			return parseError, "the line is not JSON: send one JSON-RPC message a line", id, msg

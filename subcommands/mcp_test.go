@@ -360,6 +360,12 @@ func TestMCPBadLines(t *testing.T) {
 		id   any
 	}{
 		{`garbage`, -32700, nil},
+		// Not JSON, under the id read before the fault or at the end
+		// (an SDK client writes its id last); not an id of arguments.
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"a.txt",}},"id":21}`, -32700, 21.0},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"a` + "\x01" + `.txt"}},"id":"c"}`, -32700, "c"},
+		{`{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"agentfs_read",}}`, -32700, 22.0},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"a.txt","id":23}}`, -32700, nil},
 		{`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, -32600, nil},
 		{`{"id":14,"method":"ping"}`, -32600, 14.0},
 		// Neither a request nor a response: the SDK dropped it, and its
