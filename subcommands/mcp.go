@@ -987,11 +987,17 @@ func (nopCloser) Close() error { return nil }
 // unknownToolSuggestion answers a tools/call of a tool the session does
 // not list as the SDK does (-32602, unknown tool), naming the closest
 // tool as batch does: an agent that called "read" or
-// "agentfs_apply-patch" learnt no name to call instead.
+// "agentfs_apply-patch" learnt no name to call instead. A tool that
+// changes files, called under --readonly, is said to be left out for
+// that: a client that cached another session's list was told it did not
+// exist, and nothing why.
 func unknownToolSuggestion(readOnly bool) mcp.Middleware {
-	var names []string
+	var names, all []string
 	for _, t := range registry.Listed(readOnly) {
 		names = append(names, t.Info().Name)
+	}
+	for _, t := range registry.All() {
+		all = append(all, t.Info().Name)
 	}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -1006,7 +1012,11 @@ func unknownToolSuggestion(readOnly bool) mcp.Middleware {
 				}
 			}
 			msg := fmt.Sprintf("unknown tool %q", name)
-			if c := closestTool(name, names); c != "" {
+			near := closestTool(name, all)
+			listed := func(n string) bool { return n == near || registry.ToolName(n) == near }
+			if readOnly && near != "" && !slices.ContainsFunc(names, listed) {
+				msg += ": the session is read-only (--readonly), and lists no tool that changes files"
+			} else if c := closestTool(name, names); c != "" {
 				if !strings.HasPrefix(c, "agentfs_") {
 					c = registry.ToolName(c)
 				}

@@ -290,7 +290,8 @@ func TestMCPReadOnly(t *testing.T) {
 
 // An unknown tool is -32602 naming the closest listed tool, as batch
 // names it (the SDK's error named none); one not listed under
-// --readonly gets no suggestion of a tool that is not listed.
+// --readonly is said to be left out for it, with no suggestion of a tool
+// that is not listed.
 func TestMCPUnknownToolSuggestion(t *testing.T) {
 	for _, tc := range []struct {
 		readOnly   bool
@@ -299,7 +300,11 @@ func TestMCPUnknownToolSuggestion(t *testing.T) {
 		{false, "read", `unknown tool "read"; did you mean "agentfs_read"?`},
 		{false, "agentfs_apply-patch", `unknown tool "agentfs_apply-patch"; did you mean "agentfs_apply_patch"?`},
 		{false, "zzzz", `unknown tool "zzzz"`},
-		{true, "agentfs_write", `unknown tool "agentfs_write"`},
+		{true, "agentfs_write", `unknown tool "agentfs_write": the session is read-only (--readonly), and lists no tool that changes files`},
+		{true, "agentfs_rm", `unknown tool "agentfs_rm": the session is read-only (--readonly), and lists no tool that changes files`},
+		{true, "agentfs_wrte", `unknown tool "agentfs_wrte": the session is read-only (--readonly), and lists no tool that changes files`},
+		{true, "read", `unknown tool "read"; did you mean "agentfs_read"?`},
+		{true, "zzzz", `unknown tool "zzzz"`},
 	} {
 		args := []string{"--root", t.TempDir()}
 		if tc.readOnly {
