@@ -314,6 +314,14 @@ func RootRefused(path string) *Error {
 		WithHint("name a file or directory inside the root; nothing was changed")
 }
 
+// RootHeld is RootRefused for a directory that holds a root (spelled as
+// the caller would name it): the directory itself is none, and "the path
+// is a workspace root" left the caller looking for one.
+func RootHeld(path, root string) *Error {
+	return InvalidArgument("the directory holds a workspace root (%s); agentfs never moves, replaces or removes a root.", root).WithPath(path).
+		WithDetail("root", root).WithHint("name the files and directories beside the root one by one; nothing was changed")
+}
+
 // DotDotRefused is the error of a path with a ".." after a name that is
 // not a directory (a file, or nothing) on a store, whose keys would
 // resolve it by the names alone where a disk's kernel fails it.

@@ -1,7 +1,6 @@
 package localfs
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
@@ -32,10 +31,8 @@ func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) 
 		return false, err
 	}
 	real := filepath.Join(ct.root.path, ct.rel)
-	for _, r := range f.roots {
-		if _, ok := within(real, r.path); ok {
-			return false, fault.RootRefused(display)
-		}
+	if err := f.refuseRoots(real, display); err != nil {
+		return false, err
 	}
 	dir, err := f.parentDir(ct, display, false)
 	if err != nil {
@@ -62,8 +59,8 @@ func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) 
 		}
 		return true, syncDir(dfd, display)
 	}
-	if held, err := f.holdsRoot(&st); held || err != nil {
-		return false, cmp.Or(err, error(fault.RootRefused(display)))
+	if err := f.refuseHeldRoot(&st, display); err != nil {
+		return false, err
 	}
 	if f.holdsDenied(real) {
 		return false, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(display).

@@ -47,10 +47,8 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if err := reservedName(dst.name, dst.display); err != nil {
 		return backend.FileInfo{}, err
 	}
-	for _, r := range f.roots {
-		if _, ok := within(src.real, r.path); ok {
-			return backend.FileInfo{}, fault.RootRefused(src.display)
-		}
+	if err := f.refuseRoots(src.real, src.display); err != nil {
+		return backend.FileInfo{}, err
 	}
 	if src.real == dst.real {
 		return backend.FileInfo{}, fault.OntoItself(dst.display)
@@ -67,8 +65,8 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		return backend.FileInfo{}, err
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		if held, err := f.holdsRoot(&st); held || err != nil {
-			return backend.FileInfo{}, cmp.Or(err, error(fault.RootRefused(src.display)))
+		if err := f.refuseHeldRoot(&st, src.display); err != nil {
+			return backend.FileInfo{}, err
 		}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR && f.holdsDenied(src.real) {
@@ -197,16 +195,36 @@ func holdsDirectory(dir *unix.Stat_t, fd int) (bool, error) {
 	}
 }
 
-// holdsRoot reports whether the directory st describes is a root or one
-// of its ancestors by identity: a root given by another name (a bind
-// mount of it) was removed or moved by this one.
-func (f *FS) holdsRoot(st *unix.Stat_t) (bool, error) {
+// refuseRoots refuses to move or remove real (display to the caller) when
+// it is a root or holds one, by their paths.
+func (f *FS) refuseRoots(real, display string) error {
 	for _, r := range f.roots {
-		if held, err := holdsDirectory(st, int(r.dir.Fd())); held || err != nil {
-			return held, err
+		if _, ok := within(real, r.path); ok {
+			return f.rootRefused(display, r, real == r.path)
 		}
 	}
-	return false, nil
+	return nil
+}
+
+// refuseHeldRoot refuses to move or remove the directory st describes
+// when it is a root or one of its ancestors by identity: a root given by
+// another name (a bind mount of it) was removed or moved by this one.
+func (f *FS) refuseHeldRoot(st *unix.Stat_t, display string) error {
+	for _, r := range f.roots {
+		if held, err := holdsDirectory(st, int(r.dir.Fd())); held || err != nil {
+			return cmp.Or(err, f.rootRefused(display, r, st.Dev == r.dev && st.Ino == r.ino))
+		}
+	}
+	return nil
+}
+
+// rootRefused is the error for display, the root r itself or a directory
+// holding it.
+func (f *FS) rootRefused(display string, r *root, itself bool) error {
+	if itself {
+		return fault.RootRefused(display)
+	}
+	return fault.RootHeld(display, f.display(r.given))
 }
 
 // renameEndpoint is one end of a rename: its directory, opened and checked,
