@@ -257,7 +257,7 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 		}
 		if cur.info.Size+int64(len(data)) > MaxAppendBytes {
 			return nil, fault.Errorf(fault.CodeTooLarge, "appending would make a file of %d bytes, over --append's limit of %d.", cur.info.Size+int64(len(data)), MaxAppendBytes).
-				WithPath(display).WithHint("start a new file, or write the whole content with write")
+				WithPath(display).WithHint("put the rest in a new file: write its first part, then --append to it")
 		}
 		r, err := t.openStated(ctx, req.Path, cur)
 		if err != nil {

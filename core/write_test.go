@@ -212,3 +212,26 @@ func TestReadThenWriteIsNoChange(t *testing.T) {
 		}
 	}
 }
+
+// An append past --append's bound is refused with a hint that can be
+// followed: it said to write the whole content, which write's 2 MiB cap
+// refuses for a file of 16 MiB.
+func TestAppendPastItsBound(t *testing.T) {
+	tl, dir := tools(t)
+	f, err := os.Create(filepath.Join(dir, "big"))
+	if err == nil {
+		err = f.Truncate(core.MaxAppendBytes)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tl.Write(context.Background(), core.WriteRequest{Path: "big", Content: ptr("x"), Append: true})
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Code != fault.CodeTooLarge {
+		t.Fatalf("append: %v, want TOO_LARGE", err)
+	}
+	if strings.Contains(e.Hint, "whole content") || !strings.Contains(e.Hint, "new file") {
+		t.Errorf("hint %q: write cannot take the whole content", e.Hint)
+	}
+}
