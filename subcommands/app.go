@@ -311,9 +311,25 @@ var classicFlags = map[string]map[string]string{
 		"g":     "drop -g: the pattern is a glob",
 	},
 	"rm": {
-		"f":  "drop -f: rm never asks, and a missing path already succeeds (deleted: false)",
-		"rf": "pass -r: rm never asks, and a missing path already succeeds (deleted: false)",
-		"fr": "pass -r: rm never asks, and a missing path already succeeds (deleted: false)",
+		"f":     "drop -f: rm never asks, and a missing path already succeeds (deleted: false)",
+		"force": "drop --force: rm never asks, and a missing path already succeeds (deleted: false)",
+		"rf":    "pass -r: rm never asks, and a missing path already succeeds (deleted: false)",
+		"fr":    "pass -r: rm never asks, and a missing path already succeeds (deleted: false)",
+		"Rf":    "pass -r: rm never asks, and a missing path already succeeds (deleted: false)",
+		"fR":    "pass -r: rm never asks, and a missing path already succeeds (deleted: false)",
+		"R":     "pass -r (--recursive), in lower case",
+		"i":     "drop -i: rm never asks",
+		"I":     "drop -I: rm never asks",
+		// --interactive=never, as scripts write it.
+		"interactive": "drop --interactive: rm never asks",
+		"v":           "drop -v: rm answers each path with deleted true or false",
+		"verbose":     "drop --verbose: rm answers each path with deleted true or false",
+		// -r would remove a directory that is not empty, which -d refuses.
+		"d":                "drop -d: rm removes an empty directory without a flag (NOT_EMPTY for another)",
+		"dir":              "drop --dir: rm removes an empty directory without a flag (NOT_EMPTY for another)",
+		"no-preserve-root": "drop --no-preserve-root: agentfs never removes a root",
+		"preserve-root":    "drop --preserve-root: agentfs never removes a root",
+		"one-file-system":  "drop --one-file-system: rm -r never crosses a mount",
 	},
 	"replace": {
 		"i": "drop -i: replace always changes the files in place; --ignore-case ignores case",
