@@ -126,17 +126,19 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 		if err := r.check(fd, st, at); err != nil {
 			return err
 		}
-		if !remove {
-			// Its entries go by unlink(2) in it, which needs write and
-			// search permission, a writable file system and a directory
-			// not immutable: faccessat(2) asks the kernel all of it.
-			if err := unix.Faccessat(fd, ".", unix.W_OK|unix.X_OK, 0); err != nil {
-				return r.unremovable(err, at(), "a directory whose entries rm -r could not remove")
-			}
-		}
 		names, err := dirNames(fd)
 		if err != nil {
 			return mapErr(err, at())
+		}
+		if !remove && len(names) > 0 {
+			// Its entries go by unlink(2) in it, which needs write and
+			// search permission, a writable file system and a directory
+			// not immutable: faccessat(2) asks the kernel all of it, for
+			// the effective user, as unlink(2) is. (An empty directory
+			// needs only its parent's.)
+			if err := unix.Faccessat(fd, ".", unix.W_OK|unix.X_OK, unix.AT_EACCESS); err != nil {
+				return r.unremovable(err, at(), "a directory whose entries could not be removed")
+			}
 		}
 		levels = append(levels, treeLevel{names: names, sticky: st.Mode&unix.S_ISVTX != 0, uid: st.Uid})
 		return nil
@@ -280,19 +282,22 @@ func (r *treeRemover) checkEntry(e *treeEntry, at func() string) error {
 func (r *treeRemover) unlinkable(level *treeLevel, e *treeEntry, at func() string) error {
 	switch {
 	case e.pinned:
-		return r.unremovable(unix.EPERM, at(), "an immutable or append-only entry (chattr), which rm -r could not remove")
+		return r.unremovable(unix.EPERM, at(), "an immutable or append-only entry (chattr), which could not be removed")
 	case level.sticky && r.euid != 0 && uint32(r.euid) != level.uid && uint32(r.euid) != e.st.Uid:
-		return r.unremovable(unix.EPERM, at(), "an entry of a sticky directory, neither of them this user's, which rm -r could not remove")
+		return r.unremovable(unix.EPERM, at(), "an entry of a sticky directory, neither of them this user's, which could not be removed")
 	}
 	return nil
 }
 
-// unremovable is the check pass's refusal of an entry the removal could
-// not remove, found before anything was.
+// unremovable is the check pass's refusal of an entry the removal (or a
+// move's removal of the tree copied) could not remove, found before
+// anything was.
 func (r *treeRemover) unremovable(err error, at, what string) error {
-	e := mapErr(err, at)
-	return fault.Errorf(e.Code, "the tree holds %s (%s).", what, errText(err)).WithPath(at).
-		WithHint("nothing was removed; change its permissions, or remove the files around it one by one").WithCause(err)
+	e := fault.Errorf(mapErr(err, at).Code, "the tree holds %s (%s).", what, errText(err)).WithPath(at).WithCause(err)
+	if r.copying {
+		return e.WithHint("nothing was moved; change its permissions, or move the files around it one by one")
+	}
+	return e.WithHint("nothing was removed; change its permissions, or remove the files around it one by one")
 }
 
 // sameMount refuses what lies on another device or mount than the tree.

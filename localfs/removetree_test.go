@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
 )
 
 // join builds rm -r's display paths: either side may be empty.
@@ -174,6 +175,43 @@ func TestUnlinkable(t *testing.T) {
 		}
 		if err != nil && fault.AsError(err).Code != fault.CodePermissionDenied {
 			t.Errorf("%s: %v, want PERMISSION_DENIED", tc.name, err)
+		}
+	}
+}
+
+// An empty directory the caller may not write is removed from its
+// parent, as rm -r removes it: only a directory with entries to unlink
+// needs write permission of its own.
+func TestRemoveTreeTakesEmptyReadOnlyDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write any directory; CI runs this test as an unprivileged user")
+	}
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "t", "file"))
+	empty := filepath.Join(dir, "t", "empty")
+	if err := os.Mkdir(empty, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(empty, 0o755)
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Remove(context.Background(), "t", backend.RemoveOptions{Recursive: true}); err != nil {
+		t.Fatalf("rm -r of a tree with an empty read-only directory: %v", err)
+	}
+}
+
+// A tree a move across file systems copies, then would remove, is
+// refused in the move's words.
+func TestUnremovableWordedForTheCaller(t *testing.T) {
+	for _, tc := range []struct {
+		copying bool
+		hint    string
+	}{{false, "nothing was removed"}, {true, "nothing was moved"}} {
+		r := &treeRemover{copying: tc.copying}
+		if e := fault.AsError(r.unremovable(unix.EACCES, "t/d", "a directory whose entries could not be removed")); !strings.Contains(e.Hint, tc.hint) || strings.Contains(e.Message, "rm -r") {
+			t.Errorf("copying %v: %s (%s), want a hint saying %s", tc.copying, e.Message, e.Hint, tc.hint)
 		}
 	}
 }
