@@ -99,9 +99,6 @@ func OrList(values []string) string {
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
-// checkFinalSlash refuses "file.txt/": a final slash names a directory, as
-// to open(2), rename(2) and rm(1), and the lexical clean that drops it must
-// not turn it into a file's name (mv f archive/ made a file "archive").
 // checkDotName refuses to remove or move a path whose last name is "." or
 // "..", as rm(1) and mv(1) do: "build/.." removes the directory holding
 // build, and "." from a subdirectory of the root the working directory,
@@ -118,6 +115,9 @@ func checkDotName(p, display, verb string) error {
 	return e.WithHint("name the directory by its own path, %s, if it is the one meant; nothing was %s", display, verb)
 }
 
+// checkFinalSlash refuses "file.txt/": a final slash names a directory, as
+// to open(2), rename(2) and rm(1), and the lexical clean that drops it must
+// not turn it into a file's name (mv f archive/ made a file "archive").
 func checkFinalSlash(p, display string, typ backend.FileType) error {
 	if !backend.NamesDirectory(p) || typ == backend.TypeDir {
 		return nil

@@ -190,9 +190,11 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 		switch instead, ok := classic[name]; {
 		case ok:
 			hint = instead
-		case name == "version" || name == "v":
+		case name == "version":
 			// Not taken after a subcommand: grep -v would print the
 			// version and exit 0, an answer that looks like a search's.
+			// (-v alone is rm's, mv's or ls's habit more often than a
+			// version asked.)
 			hint = "--version (-v) goes before the subcommand, as in: agentfs --version; or run agentfs version"
 		case value != "" && valued[letter] == numberValue && isDigits(value):
 			// -A3, -n20: getopt's flag with its number attached, no
