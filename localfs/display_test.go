@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 )
 
 // A path inside the base is shown relative whichever spelling, given or
@@ -49,5 +50,23 @@ func TestDisplayIsRelativeUnderEitherSpelling(t *testing.T) {
 				t.Errorf("a path outside the base shows as %q", got)
 			}
 		})
+	}
+}
+
+// With links refused, a path spelled through the working directory's
+// link is refused, and shown as spelled: shown relative, the SYMLINK
+// error named a path that, passed back, was not refused.
+func TestDisplayKeepsALinkSpellingWhenLinksAreRefused(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	base := t.TempDir()
+	real, link := filepath.Join(base, "ws", "sub"), filepath.Join(base, "ws", "L")
+	must(t, os.MkdirAll(real, 0o755))
+	must(t, os.WriteFile(filepath.Join(real, "f"), nil, 0o644))
+	must(t, os.Symlink(real, link))
+	f := newFS(t, Config{Roots: []string{filepath.Join(base, "ws")}, Cwd: link, Symlinks: SymlinksRefuse})
+	spelled := filepath.Join(link, "f")
+	_, err := f.Stat(context.Background(), spelled)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeSymlink || e.Path != spelled {
+		t.Fatalf("a path through the working directory's link, links refused: %v, want SYMLINK naming %s", err, spelled)
 	}
 }

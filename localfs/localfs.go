@@ -394,12 +394,17 @@ func (f *FS) Display(p string) string {
 // A path spelled through the root's given name or the working
 // directory's link is shown relative as its resolved spelling is: the
 // same directory came back relative under one name, absolute under the
-// other.
+// other. Not when links are refused: such a spelling is refused, and an
+// error naming it relative named a path that is not.
 func (f *FS) display(abs string) string {
 	if f.absDisplay {
 		return abs
 	}
-	for _, a := range []string{abs, f.resolvedRootSpelling(abs), f.resolvedCwdSpelling(abs)} {
+	spellings := []string{abs}
+	if f.policy != SymlinksRefuse {
+		spellings = append(spellings, f.resolvedRootSpelling(abs), f.resolvedCwdSpelling(abs))
+	}
+	for _, a := range spellings {
 		if rel, ok := within(f.base, a); ok {
 			return rel
 		}

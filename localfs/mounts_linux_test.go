@@ -352,3 +352,24 @@ func TestKernelFSMountedWithAReusedDeviceNumber(t *testing.T) {
 		t.Fatalf("the walk went into the procfs mounted at z: %v", err)
 	}
 }
+
+// rm -r of a directory holding the source of a bind mount that is a root
+// is refused: the walk up from the root's name never meets it (a bind
+// mount's .. is its mount point's parent), and the tree was removed,
+// emptying the root.
+func TestRemoveTreeRefusesABindMountedRootsSource(t *testing.T) {
+	ws, mnt := bindMounted(t, "sub/r2")
+	must(t, os.WriteFile(filepath.Join(ws, "sub", "r2", "k"), []byte("k"), 0o644))
+	f, err := New(Config{Roots: []string{ws, mnt}, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = f.Remove(context.Background(), "sub", backend.RemoveOptions{Recursive: true})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || !strings.Contains(e.Message, "holds a workspace root") {
+		t.Fatalf("rm -r of the directory holding a bind-mounted root's source: %v, want it refused", err)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "k")); err != nil {
+		t.Errorf("the root's file: %v, want it kept", err)
+	}
+}

@@ -246,6 +246,13 @@ func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 		return fault.Errorf(fault.CodeDenied, "the tree holds a denied directory (another name of a deny root).").
 			WithPath(at()).WithHint("remove the files around the denied directory one by one; nothing was removed")
 	}
+	for _, root := range r.f.roots {
+		// Another name of a root (the source of a bind mount that is
+		// one), which no walk up from the root's own name meets.
+		if uint64(st.Dev) == root.dev && st.Ino == root.ino {
+			return r.f.rootRefused(r.display, root, false)
+		}
+	}
 	if kernelFSOf(fd) != "" {
 		return r.f.checkKernelFS(fd, at())
 	}
