@@ -35,7 +35,7 @@ func decodeBatchLine(data []byte) (batchLine, error) {
 		// JSON nested past encoding/json's depth, or cut off: answered
 		// under its id when one can be read before the fault or at the
 		// line's end.
-		return batchLine{ID: idOfCut(data, nil)}, err
+		return batchLine{ID: idOfLine(data, false)}, err
 	}
 	// The id first: a line refused for another field is answered under it.
 	line := batchLine{ID: fields["id"]}
@@ -168,7 +168,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		} else if !in.tooLong {
 			// Refused (a key twice, bytes not UTF-8, data after the
 			// object), under its id when one can be read, as MCP does.
-			line.ID = idOfCut(in.data, nil)
+			line.ID = idOfLine(in.data, in.unended)
 		}
 		answer.ID = line.ID
 		// gated: a search whose --exit-status gates the batch.
@@ -256,7 +256,9 @@ type inputLine struct {
 	// head and tail are the first and last bytes of a line too long,
 	// where its id may be read (idOfCut).
 	head, tail []byte
-	err        error
+	// unended: the input closed before the line's newline.
+	unended bool
+	err     error
 }
 
 // cutEnds is how much of each end of a line too long is kept.
@@ -295,11 +297,12 @@ func readLines(r io.Reader, max int, out chan<- inputLine) {
 			}
 			break
 		}
+		unended := !bytes.HasSuffix(line, []byte("\n"))
 		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 		if !tooLong && len(line) > max {
 			head, tail, line, tooLong = line, line, nil, true
 		}
-		out <- inputLine{data: line, tooLong: tooLong, head: head, tail: bytes.TrimRight(tail, "\r\n")}
+		out <- inputLine{data: line, tooLong: tooLong, head: head, tail: bytes.TrimRight(tail, "\r\n"), unended: unended}
 	}
 }
 
@@ -323,7 +326,17 @@ func (b *batchStatus) add(n int, noMatch bool) {
 // bytes (an "id" among the first keys) or its last ("id" the last key, as
 // a JSON.stringify of an MCP SDK's request puts it); nil when neither
 // holds one. A refusal is then answered under the id it refuses.
-func idOfCut(head, tail []byte) json.RawMessage {
+func idOfCut(head, tail []byte) json.RawMessage { return idOf(head, tail, true) }
+
+// idOfLine is the id of a whole line that cannot be decoded, or nil:
+// read from its first keys or as its object's last; unended when the
+// input closed before its newline, so that a number at its end may have
+// gone on (12 of 123).
+func idOfLine(line []byte, unended bool) json.RawMessage { return idOf(line, nil, unended) }
+
+// idOf is idOfCut, tail nil for a whole line; cut when the head may go on
+// past its end.
+func idOf(head, tail []byte, cut bool) json.RawMessage {
 	d := json.NewDecoder(bytes.NewReader(head))
 	if t, err := d.Token(); err == nil && t == json.Delim('{') {
 		for d.More() {
@@ -338,9 +351,9 @@ func idOfCut(head, tail []byte) json.RawMessage {
 				// were answered as 0, 12 and 1.2, an id the line
 				// never gave, perhaps another request's. The line's
 				// end ends it too, but for a number at the end of a
-				// cut line's head, which may go on.
+				// line that may go on.
 				rest := bytes.TrimLeft(head[d.InputOffset():], " \t\r\n")
-				whole := tail == nil || v[0] == '"'
+				whole := !cut || v[0] == '"'
 				if isID(v) && (len(rest) == 0 && whole || len(rest) > 0 && (rest[0] == ',' || rest[0] == '}')) {
 					return v
 				}

@@ -533,9 +533,16 @@ func TestIDOfCut(t *testing.T) {
 			t.Errorf("%.60s...: id %q, want %q", tc.line, got, tc.want)
 		}
 	}
-	// A whole line read: its end ends the number.
-	if got := string(idOfCut([]byte(`{"tool":"ls","id":7`), nil)); got != "7" {
+	// A whole line read: its newline ends the number; the input's end
+	// without one may have cut it (12 of 123).
+	if got := string(idOfLine([]byte(`{"tool":"ls","id":7`), false)); got != "7" {
 		t.Errorf("a whole line ending in its id: %q, want 7", got)
+	}
+	if got := string(idOfLine([]byte(`{"tool":"ls","id":7`), true)); got != "" {
+		t.Errorf("a line the input's end cut in its id: %q, want none", got)
+	}
+	if got := string(idOfLine([]byte(`{"tool":"ls","id":"s"`), true)); got != `"s"` {
+		t.Errorf("a line the input's end cut after its string id: %q, want \"s\"", got)
 	}
 }
 
@@ -562,7 +569,7 @@ func TestIDOfWholeLine(t *testing.T) {
 		{`{"tool":"read",,"id":"\ud800"}`, ``},
 	} {
 		line := strings.NewReplacer(`\x01`, "\x01").Replace(tc.line)
-		if got := string(idOfCut([]byte(line), nil)); got != tc.want {
+		if got := string(idOfLine([]byte(line), false)); got != tc.want {
 			t.Errorf("%s: id %q, want %q", tc.line, got, tc.want)
 		}
 	}

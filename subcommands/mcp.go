@@ -460,7 +460,7 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 		if errors.As(err, &syntax) {
 			// Under the id read before the fault or at the line's end:
 			// under null, its caller waited for ever.
-			if cut := idOfCut(in.data, nil); cut != nil && answerableID(cut) && len(cut) <= maxIDBytes {
+			if cut := idOfLine(in.data, in.unended); cut != nil && answerableID(cut) && len(cut) <= maxIDBytes {
 				id = cut
 			}
 		}
