@@ -322,3 +322,47 @@ func TestWalkPagePassTakesNextOffsetsDigits(t *testing.T) {
 		}
 	}
 }
+
+// pass puts an entry that is counted but not listed on the page only when
+// the cursor after it fits what is left (and the digit a longer
+// nextOffset may take): at the exact room it fits, a byte short the page
+// ends before it, and the page's first entry goes without a cursor
+// rather than leave the page empty.
+func TestWalkPagePassFitsItsCursor(t *testing.T) {
+	const digest = "d"
+	for _, tc := range []struct {
+		name          string
+		taken, passed int
+		// short is how many bytes the room falls short of the cursor's.
+		short  int
+		onPage bool
+		cursor bool
+	}{
+		{"exact room, after a listed entry", 1, 0, 0, true, true},
+		{"exact room, first on the page", 0, 0, 0, true, true},
+		{"a byte short, after a listed entry", 1, 0, 1, false, false},
+		{"a byte short, after a passed entry", 0, 1, 1, false, false},
+		{"a byte short, after both", 2, 1, 1, false, false},
+		{"a byte short, first on the page", 0, 0, 1, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// offset+limit+passed+1 = 10: nextOffset may grow a digit.
+			p := &walkPage{t: &Tools{}, offset: 5, limit: 4 - tc.passed, taken: tc.taken, passed: tc.passed, seen: 7}
+			grow := digits(p.offset+p.limit+p.passed+1) - digits(p.offset+p.limit+p.passed)
+			if grow != 1 {
+				t.Fatalf("the case meant a digit's growth, got %d", grow)
+			}
+			p.budget = grow + cursorCost(p.cursorAfter("x", digest)) - tc.short
+			got := p.pass("x", digest)
+			if got != tc.onPage {
+				t.Fatalf("pass = %v, want %v", got, tc.onPage)
+			}
+			if got && (p.last != "") != tc.cursor {
+				t.Errorf("cursor %q, want one: %v", p.last, tc.cursor)
+			}
+			if !got && p.next == nil {
+				t.Error("the page did not end before the entry")
+			}
+		})
+	}
+}
