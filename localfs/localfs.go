@@ -76,6 +76,10 @@ type root struct {
 	above atomic.Pointer[aboveRoot]
 }
 
+// is reports whether st describes the root's directory, by device and
+// inode: another name of it (a link, a bind mount) is the root as well.
+func (r *root) is(st *unix.Stat_t) bool { return uint64(st.Dev) == r.dev && st.Ino == r.ino }
+
 type denied struct {
 	path     string // absolute, links resolved where they exist
 	dev, ino uint64
@@ -400,12 +404,14 @@ func (f *FS) display(abs string) string {
 	if f.absDisplay {
 		return abs
 	}
-	spellings := []string{abs}
-	if f.policy != SymlinksRefuse {
-		spellings = append(spellings, f.resolvedRootSpelling(abs), f.resolvedCwdSpelling(abs))
+	if rel, ok := within(f.base, abs); ok {
+		return rel
 	}
-	for _, a := range spellings {
-		if rel, ok := within(f.base, a); ok {
+	if f.policy == SymlinksRefuse {
+		return abs
+	}
+	for _, respelled := range [...]func(string) string{f.resolvedRootSpelling, f.resolvedCwdSpelling} {
+		if rel, ok := within(f.base, respelled(abs)); ok {
 			return rel
 		}
 	}
@@ -833,7 +839,7 @@ func (f *FS) rootByIdentity(abs string) (*root, string, bool) {
 		var st unix.Stat_t
 		if unix.Stat(dir, &st) == nil {
 			for _, r := range f.roots {
-				if uint64(st.Dev) == r.dev && st.Ino == r.ino {
+				if r.is(&st) {
 					if rest == "" {
 						rest = "."
 					}

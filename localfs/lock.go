@@ -942,7 +942,7 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 func rootMoved(r *root) *fault.Error {
 	same := func(name string) bool {
 		var st unix.Stat_t
-		return unix.Stat(name, &st) == nil && uint64(st.Dev) == r.dev && st.Ino == r.ino
+		return unix.Stat(name, &st) == nil && r.is(&st)
 	}
 	if same(r.given) && (r.path == r.given || same(r.path)) {
 		return nil

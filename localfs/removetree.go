@@ -249,7 +249,7 @@ func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 	for _, root := range r.f.roots {
 		// Another name of a root (the source of a bind mount that is
 		// one), which no walk up from the root's own name meets.
-		if uint64(st.Dev) == root.dev && st.Ino == root.ino {
+		if root.is(st) {
 			return r.f.rootRefused(r.display, root, false)
 		}
 	}

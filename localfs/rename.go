@@ -212,7 +212,7 @@ func (f *FS) refuseRoots(real, display string) error {
 func (f *FS) refuseHeldRoot(st *unix.Stat_t, display string) error {
 	for _, r := range f.roots {
 		if held, err := holdsDirectory(st, int(r.dir.Fd())); held || err != nil {
-			return cmp.Or(err, f.rootRefused(display, r, uint64(st.Dev) == r.dev && st.Ino == r.ino))
+			return cmp.Or(err, f.rootRefused(display, r, r.is(st)))
 		}
 	}
 	return nil
