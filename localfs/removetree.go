@@ -32,7 +32,7 @@ type treeRemover struct {
 	// copying: the tree is to be copied (a move across file systems), not
 	// removed where it is: its check is worded for a move.
 	copying bool
-	euid    int
+	euid    uint32
 	// removed counts the entries the removal pass has unlinked, which an
 	// error after the first must own up to.
 	removed int
@@ -78,7 +78,7 @@ func (r *treeRemover) partial(err error) error {
 	if r.removed == 0 {
 		return err
 	}
-	e := *mapErr(err, r.display)
+	e := mapErr(err, r.display)
 	e.Message = fmt.Sprintf("%s The removal stopped there, after removing %d entries of the tree.", e.Message, r.removed)
 	return e.WithDetail("removed", r.removed).
 		WithHint("what was removed stays removed: check what is left with ls, deal with the cause, then run rm -r again")
@@ -100,7 +100,7 @@ func (f *FS) newTreeRemover(dfd int, name, display string) (*treeRemover, error)
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, mapErr(err, display)
 	}
-	r := &treeRemover{f: f, dev: uint64(st.Dev), display: display, euid: unix.Geteuid()}
+	r := &treeRemover{f: f, dev: uint64(st.Dev), display: display, euid: uint32(unix.Geteuid())}
 	fd, err := unix.Openat(dfd, name, dirFlags, 0)
 	if err != nil {
 		return nil, mapErr(err, display)
@@ -189,23 +189,24 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 		}
 		n := level.names[0]
 		level.names = level.names[1:]
+		at := func() string { return r.at(join(dirs.path(), n)) }
 		entry, err := lstatEntry(dir.fd, n)
 		est := &entry.st
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}
-			return mapErr(err, r.at(join(dirs.path(), n)))
+			return mapErr(err, at())
 		}
 		if !remove {
-			if err := r.unlinkable(level, &entry, func() string { return r.at(join(dirs.path(), n)) }); err != nil {
+			if err := r.unlinkable(level, &entry, at); err != nil {
 				return err
 			}
 		}
 		if est.Mode&unix.S_IFMT == unix.S_IFDIR {
 			sub, sst, err := openDir(dir.fd, n)
 			if err != nil {
-				return mapErr(err, r.at(join(dirs.path(), n)))
+				return mapErr(err, at())
 			}
 			dirs.push(n, sub, &sst)
 			if err := enter(sub, &sst); err != nil {
@@ -213,12 +214,12 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 			}
 			continue
 		}
-		if err := r.checkEntry(&entry, func() string { return r.at(join(dirs.path(), n)) }); err != nil {
+		if err := r.checkEntry(&entry, at); err != nil {
 			return err
 		}
 		if remove {
 			if err := unix.Unlinkat(dir.fd, n, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-				return mapErr(err, r.at(join(dirs.path(), n)))
+				return mapErr(err, at())
 			}
 			r.removed++
 		}
@@ -290,7 +291,7 @@ func (r *treeRemover) unlinkable(level *treeLevel, e *treeEntry, at func() strin
 	switch {
 	case e.pinned:
 		return r.unremovable(unix.EPERM, at(), "an immutable or append-only entry (chattr), which could not be removed")
-	case level.sticky && r.euid != 0 && uint32(r.euid) != level.uid && uint32(r.euid) != e.st.Uid:
+	case level.sticky && r.euid != 0 && r.euid != level.uid && r.euid != e.st.Uid:
 		return r.unremovable(unix.EPERM, at(), "an entry of a sticky directory, neither of them this user's, which could not be removed")
 	}
 	return nil

@@ -153,7 +153,7 @@ func mustWrite(t *testing.T, p string) {
 func TestUnlinkable(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		euid     int
+		euid     uint32
 		level    treeLevel
 		uid      uint32
 		pinned   bool
