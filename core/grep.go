@@ -11,6 +11,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"path"
 	"reflect"
@@ -457,13 +458,7 @@ func (g *grepSearch) unreadableIn(s span) int {
 	defer g.unreadableMu.Unlock()
 	// One entry once (by path): an ignore file it may not read is skipped
 	// both for its rules and as a file to search.
-	n := 0
-	for _, rel := range g.unreadable {
-		if s.holds(rel) {
-			n++
-		}
-	}
-	return n
+	return s.count(maps.Values(g.unreadable))
 }
 
 // newGrep checks and compiles req.

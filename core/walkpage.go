@@ -1,5 +1,10 @@
 package core
 
+import (
+	"iter"
+	"slices"
+)
+
 // walkPage cuts a walk's entries into the page a request asked for, as ls
 // and find page: entries are counted in walk order, those before offset
 // are skipped, and the page ends at limit entries or before an entry that
@@ -53,9 +58,9 @@ func (s span) holds(rel string) bool {
 func (s *span) end() { s.hasEnd = true }
 
 // count is how many of rels the span holds.
-func (s span) count(rels []string) int {
+func (s span) count(rels iter.Seq[string]) int {
 	n := 0
-	for _, rel := range rels {
+	for rel := range rels {
 		if s.holds(rel) {
 			n++
 		}
@@ -181,7 +186,7 @@ func (p *walkPage) unreadable(_, rel string) { p.unread = append(p.unread, rel) 
 
 // unreadableCount is how many of the unreadable entries met are the
 // page's; called once the page has ended.
-func (p *walkPage) unreadableCount() int { return p.span.count(p.unread) }
+func (p *walkPage) unreadableCount() int { return p.span.count(slices.Values(p.unread)) }
 
 // uncount takes back the count of an entry found gone since the listing.
 func (p *walkPage) uncount() { p.seen-- }
