@@ -211,12 +211,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			req, _ := t.Types()
 			fields = core.Fields(req)
 			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
-			if tl.BeginRequest != nil {
-				err = tl.BeginRequest(c.Context)
-			}
-			if err == nil {
-				answer.Result, err = runStoppable(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
-			}
+			answer.Result, err = runRequest(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
 			gate := gates[t.Info().Name]
 			gated = gate != nil
 			if err == nil && gated {

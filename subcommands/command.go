@@ -372,6 +372,19 @@ func errorItem(path string, e *fault.Error, share int) map[string]any {
 	return item
 }
 
+// runRequest runs a request of a long-lived session (batch, MCP) as
+// runStoppable runs a call, once the backend is ready for it
+// (Tools.BeginRequest), which it is not, for one, once a root's name leads
+// elsewhere.
+func runRequest(ctx context.Context, tl *core.Tools, run func() (any, error)) (any, error) {
+	if tl.BeginRequest != nil {
+		if err := tl.BeginRequest(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return runStoppable(ctx, tl, run)
+}
+
 // runStoppable runs a tool and answers as soon as ctx is done (SIGINT,
 // SIGTERM), even when the tool is inside work it cannot cancel: the commit
 // gate is closed first, so a change in progress is finished and reported,

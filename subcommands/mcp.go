@@ -115,14 +115,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 				return callResult(nil, fault.Interrupted(ctx), tl.MaxBytes)
 			}
 			defer func() { <-turn }()
-			var res any
-			var err error
-			if tl.BeginRequest != nil {
-				err = tl.BeginRequest(ctx)
-			}
-			if err == nil {
-				res, err = runStoppable(ctx, tl, func() (any, error) { return t.Call(ctx, tl, args) })
-			}
+			res, err := runRequest(ctx, tl, func() (any, error) { return t.Call(ctx, tl, args) })
 			if err != nil {
 				err = fieldSpelling(fault.AsError(err), fields)
 			}
