@@ -55,9 +55,13 @@ func StyleOf(head []byte, whole bool) (st Style, ok bool) {
 	if i := strings.LastIndexByte(text, '\n'); !whole && i >= 0 {
 		text = text[:i+1]
 	}
-	st = Style{c: c, text: text, crlf: strings.Count(text, "\r\n")}
-	st.lf = strings.Count(text, "\n") - st.crlf
-	return st, true
+	return styleOfText(c, text), true
+}
+
+// styleOfText is the style of text, decoded by c: its line endings counted.
+func styleOfText(c Codec, text string) Style {
+	crlf := strings.Count(text, "\r\n")
+	return Style{c: c, text: text, crlf: crlf, lf: strings.Count(text, "\n") - crlf}
 }
 
 // LegacyStyleOf is the style of a whole file that StyleOf does not take
@@ -69,9 +73,7 @@ func LegacyStyleOf(whole []byte) (Style, bool) {
 	if _, marked := ByBOM(whole); marked || bytes.IndexByte(whole, 0) >= 0 {
 		return Style{}, false
 	}
-	st := Style{c: Codec{name: "utf-8", unit: 1}, text: string(whole), crlf: bytes.Count(whole, []byte("\r\n"))}
-	st.lf = bytes.Count(whole, []byte("\n")) - st.crlf
-	return st, true
+	return styleOfText(Codec{name: "utf-8", unit: 1}, string(whole)), true
 }
 
 // Written is the style of what a write put in the file.
