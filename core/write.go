@@ -176,6 +176,9 @@ func (t *Tools) checkCutsHeld(ctx context.Context, path string, cur current, con
 // replaceWith is one attempt of a write that replaces the file cur with
 // data, in the file's style when it is text.
 func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
+	if err := refuseNotFile(cur, t.FS.Display(req.Path), "write to"); err != nil {
+		return nil, err
+	}
 	if req.Create && cur.exists {
 		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(t.FS.Display(req.Path)).
 			WithHint("drop create to replace it, or choose another path")
@@ -234,6 +237,21 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	return res, nil
 }
 
+// refuseNotFile refuses cur when it is there but is no regular file,
+// before any expectation of it is compared: STALE would send the caller
+// to read again, with a version no retry can pass, what is no file.
+func refuseNotFile(cur current, display, verb string) error {
+	if !cur.exists || cur.info.Type == backend.TypeFile {
+		return nil
+	}
+	if cur.info.Type == backend.TypeDir {
+		return fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(display).
+			WithHint("%s a file path inside the directory", verb)
+	}
+	return fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").WithPath(display).
+		WithHint("%s a regular file", verb)
+}
+
 // MaxAppendBytes bounds the file an append makes: the whole file is
 // replaced, all or nothing, so its size is the cost of each append.
 const MaxAppendBytes = 16 << 20
@@ -245,16 +263,10 @@ const MaxAppendBytes = 16 << 20
 func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
 	display := t.FS.Display(req.Path)
 	var old []byte
+	if err := refuseNotFile(cur, display, "append to"); err != nil {
+		return nil, err
+	}
 	if cur.exists {
-		switch cur.info.Type {
-		case backend.TypeFile:
-		case backend.TypeDir:
-			return nil, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").WithPath(display).
-				WithHint("append to a file")
-		default:
-			return nil, fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a FIFO, socket or device).").WithPath(display).
-				WithHint("append to a regular file")
-		}
 		if cur.info.Size+int64(len(data)) > MaxAppendBytes {
 			return nil, fault.Errorf(fault.CodeTooLarge, "appending would make a file of %d bytes, over --append's limit of %d.", cur.info.Size+int64(len(data)), MaxAppendBytes).
 				WithPath(display).WithHint("put the rest in a new file: write its first part, then --append to it")
