@@ -717,7 +717,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 	}
 	for _, d := range g.narrow.Unreadable {
 		if g.from.From == "" || WalkOrder(d, g.from.From) > 0 {
-			g.addUnreadable(joinDisplay(display, d), d)
+			g.addUnreadable(g.t.belowDisplay(display, d), d)
 		}
 	}
 	for _, f := range g.narrow.Files {
@@ -727,7 +727,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 		if len(g.include) > 0 && !matchAny(g.include, f.Rel, path.Base(f.Rel)) {
 			continue
 		}
-		shown := joinDisplay(display, f.Rel)
+		shown := g.t.belowDisplay(display, f.Rel)
 		if f.Skip {
 			if err := run.skip(shown, f.Rel, f.Binary); err != nil {
 				return err
@@ -757,14 +757,18 @@ func indexedOpen(ctx context.Context, fsys backend.FS, shown string, direct func
 	}
 }
 
-// joinDisplay is the display path of rel below the directory shown as
-// dir, as a walk spells it.
-func joinDisplay(dir, rel string) string {
-	switch dir {
-	case ".":
+// belowDisplay is the display path of rel below the directory shown as
+// dir, as a walk shows it: a directory shown absolute (outside the base)
+// may hold the base, whose files are shown relative, as Display shows
+// them.
+func (t *Tools) belowDisplay(dir, rel string) string {
+	switch {
+	case dir == ".":
 		return rel
-	case "/":
-		return "/" + rel
+	case dir == "/":
+		return t.FS.Display("/" + rel)
+	case strings.HasPrefix(dir, "/"):
+		return t.FS.Display(dir + "/" + rel)
 	}
 	return dir + "/" + rel
 }

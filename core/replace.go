@@ -745,7 +745,7 @@ func (t *Tools) indexedFiles(ctx context.Context, narrow *Narrowing, root string
 		if len(include) > 0 && !matchAny(include, f.Rel, path.Base(f.Rel)) || countSkipped(f.Verdict, res) {
 			continue
 		}
-		shown := joinDisplay(display, f.Rel)
+		shown := t.belowDisplay(display, f.Rel)
 		files = append(files, fileToSearch{path: shown, open: indexedOpen(ctx, t.FS, shown, f.Open)})
 	}
 	return files

@@ -37,6 +37,10 @@ type walker struct {
 	opts    backend.WalkOptions
 	visit   func(backend.WalkEntry) error
 	display string
+	// above is the start's absolute path when the start lies outside the
+	// base (it is shown absolute) while the base may lie below it: each
+	// entry is then shown as Display shows it, relative inside the base.
+	above   string
 	ign     ignore.Sets
 	exclude ignore.Excludes
 	// denyBelow are the deny roots inside the walk, checked by name; the
@@ -93,6 +97,9 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10),
 		exclude: ignore.NewExcludes(opts.Exclude)}
+	if filepath.IsAbs(w.display) && !f.absDisplay {
+		w.above = t.abs
+	}
 	w.info = func() (backend.FileInfo, error) {
 		if w.cur.stated {
 			return infoFromStat(w.cur.name, &w.cur.st), nil
@@ -674,6 +681,9 @@ func (w *walker) deniedDir(fd int, st *unix.Stat_t, parentDev uint64) bool {
 }
 
 func (w *walker) join(rel string) string {
+	if w.above != "" {
+		return w.f.display(w.above + "/" + rel)
+	}
 	switch w.display {
 	case ".":
 		return rel
