@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"path"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -81,6 +82,10 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		if err := checkFinalSlash(req.To, res.Path, dst.info.Type); err != nil {
 			return nil, err
 		}
+	}
+	if dst.exists && dst.info.Type == backend.TypeDir && src.Type != backend.TypeDir {
+		// Whether or not --overwrite is given: its hint would lead to this.
+		return nil, fault.DirectoryDestination(res.Path, path.Base(res.From))
 	}
 	if dst.exists && !req.Overwrite {
 		return nil, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).

@@ -295,6 +295,15 @@ func FullDestination(path string) *Error {
 		WithPath(path).WithHint("empty or remove the destination first (rm -r), or choose another destination; nothing was moved")
 }
 
+// DirectoryDestination is the error of a move of a file onto a directory,
+// which every backend gives alike: a file never replaces a directory, and
+// the move does not put it inside one, as mv(1) does. name is the file's
+// name, or a placeholder, for the hint.
+func DirectoryDestination(path, name string) *Error {
+	return Errorf(CodeNotAFile, "the destination is a directory, which a file does not replace; mv does not move into a directory.").
+		WithPath(path).WithHint("name the new path of the file itself, such as %s/%s; nothing was moved", path, name)
+}
+
 // ErrNoWorkspace is the cause of a NOT_FOUND about the workspace itself
 // (an object store's bucket missing), which no path in it can mend: it
 // fails the call, where a missing path is an answer (rm's deleted false).

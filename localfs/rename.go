@@ -131,6 +131,8 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	case errors.Is(err, unix.EXDEV):
 		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the path is a special file (a FIFO, socket or device), which a move across file systems does not copy.").
 			WithPath(src.display).WithHint("choose a destination on the same file system; nothing was moved")
+	case errors.Is(err, unix.EISDIR):
+		return backend.FileInfo{}, fault.DirectoryDestination(dst.display, "NAME")
 	case !opts.IfAbsent && (errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)):
 		// rename(2) over a directory that holds something (either errno).
 		return backend.FileInfo{}, fault.FullDestination(dst.display)
@@ -328,7 +330,7 @@ func (f *FS) moveAcross(ctx context.Context, src, dst renameEndpoint, st *unix.S
 		return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
 			WithHint("pass --overwrite to replace a file, or choose another destination")
 	case dstSt.Mode&unix.S_IFMT == unix.S_IFDIR:
-		return backend.FileInfo{}, mapErr(unix.EISDIR, dst.display) // as rename(2) answers
+		return backend.FileInfo{}, fault.DirectoryDestination(dst.display, "NAME") // as rename(2) answers
 	default:
 		to.entry.Backup = tempName()
 	}

@@ -355,7 +355,7 @@ func (m *FS) Remove(_ context.Context, p string, opts backend.RemoveOptions) (bo
 	if n.dir && len(m.children(c)) > 0 {
 		if !opts.Recursive {
 			return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(c).
-				WithHint("pass recursive to remove it with everything in it")
+				WithHint("pass recursive (-r) to remove it with everything in it")
 		}
 		for k := range m.nodes {
 			if strings.HasPrefix(k, c+"/") {
@@ -456,8 +456,7 @@ func (m *FS) Rename(_ context.Context, from, to string, opts backend.WriteOption
 	case old.dir && n.dir && len(m.children(dst)) > 0:
 		return backend.FileInfo{}, fault.FullDestination(dst)
 	case old.dir && !n.dir:
-		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the destination is a directory.").WithPath(dst).
-			WithHint("name the new path of the file itself")
+		return backend.FileInfo{}, fault.DirectoryDestination(dst, "NAME")
 	case !old.dir && n.dir:
 		return backend.FileInfo{}, fault.DirOntoFile(dst)
 	}

@@ -232,8 +232,7 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 	case opts.IfAbsent:
 		return exists
 	case !srcDir:
-		return fault.Errorf(fault.CodeNotAFile, "the destination is a directory.").WithPath(dst).
-			WithHint("name the new path of the file itself")
+		return fault.DirectoryDestination(dst, "NAME")
 	case len(below) > 1 || below[0].Key != f.dirKey(dst):
 		return fault.FullDestination(dst)
 	}
