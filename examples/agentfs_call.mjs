@@ -13,13 +13,15 @@ function agentfs(tool, args) {
   }
 }
 
-// Page through a file: each result says where the next window starts.
+// Page through a file: each result says where the next window starts, and
+// its version makes the next window STALE if the file changed meanwhile.
 let args = { path: "notes.txt", limit: 2 };
 for (;;) {
   const page = agentfs("read", args);
   process.stdout.write(page.content);
   if (page.nextOffset === undefined) break;
-  args = { ...args, offset: page.nextOffset, byteOffset: page.nextByteOffset };
+  args = { ...args, offset: page.nextOffset, byteOffset: page.nextByteOffset,
+    expectedVersion: page.version };
 }
 
 agentfs("edit", { path: "notes.txt", oldText: "second", newText: "2nd" });

@@ -12,14 +12,16 @@ def agentfs(tool, **args):
     return json.loads(p.stdout)
 
 
-# Page through a file: each result says where the next window starts.
+# Page through a file: each result says where the next window starts, and
+# its version makes the next window STALE if the file changed meanwhile.
 args = {"path": "notes.txt", "limit": 2}
 while True:
     page = agentfs("read", **args)
     print(page["content"], end="")
     if "nextOffset" not in page:
         break
-    args.update(offset=page["nextOffset"], byteOffset=page["nextByteOffset"])
+    args.update(offset=page["nextOffset"], byteOffset=page["nextByteOffset"],
+                expectedVersion=page["version"])
 
 agentfs("edit", path="notes.txt", oldText="second", newText="2nd")
 
