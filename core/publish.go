@@ -118,6 +118,9 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	defer f.Close()
 	info := f.Info()
 	display := t.FS.Display(req.Path)
+	if err := checkFinalSlash(req.Path, display, info.Type); err != nil {
+		return nil, err
+	}
 	if limit := t.publishMaxSize(); info.Size > limit {
 		return nil, fault.Errorf(fault.CodeTooLarge, "the file is %d bytes, over the publish limit of %d.", info.Size, limit).
 			WithPath(display).WithDetail("size", info.Size).WithDetail("limit", limit).
