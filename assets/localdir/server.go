@@ -91,7 +91,8 @@ func (s *Server) Close() error {
 // rangeAsRFC makes the request's Range what RFC 9110 has a server act
 // on, where http.ServeContent answered 416 to one it must ignore and 206
 // with no bytes to one it cannot satisfy: a unit other than bytes, or a
-// range set it cannot parse, is dropped (the whole content is served);
+// range set it cannot parse, is dropped (the whole content is served),
+// where "BYTES" is bytes (unit names are case-insensitive, 14.1);
 // empty elements of the list are skipped; a suffix of 0 bytes, or a
 // start past any size, is unsatisfiable, and a set of nothing else is
 // made one ServeContent refuses with 416 (of a file of size bytes), once
@@ -109,7 +110,7 @@ func rangeAsRFC(r *http.Request, size int64) {
 		return
 	}
 	unit, set, _ := strings.Cut(v, "=")
-	if strings.TrimSpace(unit) != "bytes" {
+	if !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
 		r.Header.Del("Range")
 		return
 	}
