@@ -333,7 +333,7 @@ func violations(at string, s *core.Schema, v any) []string {
 }
 
 // TestReadOnlyList: the read-only list is the tools that change no file,
-// and the annotations say what each tool does to files.
+// and the annotations say what each tool does to files and beyond.
 func TestReadOnlyList(t *testing.T) {
 	var names []string
 	for _, tl := range Listed(true) {
@@ -351,7 +351,10 @@ func TestReadOnlyList(t *testing.T) {
 		a := tl["annotations"].(map[string]any)
 		name := tl["name"].(string)
 		readOnly := slices.Contains(names, strings.TrimPrefix(name, "agentfs_"))
-		if a["readOnlyHint"] != readOnly || a["destructiveHint"] != !readOnly || a["idempotentHint"] == nil {
+		// publish adds a link, which it hands outside the workspace.
+		publish := name == "agentfs_publish"
+		if a["readOnlyHint"] != readOnly || a["destructiveHint"] != (!readOnly && !publish) || a["idempotentHint"] == nil ||
+			a["openWorldHint"] != publish {
 			t.Errorf("%s: annotations %v", name, a)
 		}
 	}

@@ -22,9 +22,15 @@ type Def[Req, Res any] struct {
 	// sentence is the tool's summary in --help.
 	Description string
 	// Mutates is set for a tool that changes files: --readonly refuses it.
-	// Every such tool may overwrite or remove what is there: MCP's
-	// destructiveHint.
+	// Every such tool may overwrite or remove what is there (MCP's
+	// destructiveHint) unless Additive.
 	Mutates bool
+	// Additive is set for a mutating tool that overwrites and removes
+	// nothing: publish, which adds a link.
+	Additive bool
+	// OpenWorld is set for a tool that reaches beyond the workspace:
+	// publish hands a link to people, from a store outside the roots.
+	OpenWorld bool
 	// Idempotent is set for a mutating tool whose repeated call changes
 	// nothing more (a write of the same content, an edit already applied).
 	Idempotent bool
@@ -67,8 +73,8 @@ type Annotations struct {
 	// IdempotentHint is set for a tool whose repeated call changes nothing
 	// more.
 	IdempotentHint bool `json:"idempotentHint"`
-	// OpenWorldHint is never set: a tool works on its workspace alone. It
-	// is given all the same, since MCP takes an absent one for true.
+	// OpenWorldHint is set for a tool that reaches beyond the workspace.
+	// It is given when false too, since MCP takes an absent one for true.
 	OpenWorldHint bool `json:"openWorldHint"`
 }
 
@@ -83,8 +89,9 @@ func (d *Def[Req, Res]) Info() Info {
 		OutputSchema: core.ResultSchema(res),
 		Annotations: Annotations{
 			ReadOnlyHint:    !d.Mutates,
-			DestructiveHint: d.Mutates,
+			DestructiveHint: d.Mutates && !d.Additive,
 			IdempotentHint:  !d.Mutates || d.Idempotent,
+			OpenWorldHint:   d.OpenWorld,
 		},
 	}
 }

@@ -162,7 +162,9 @@ var Publish = &Def[core.PublishRequest, *core.PublishResult]{
 		"The file is copied to the configured assets target, a local folder served by agentfs serve or an S3-compatible bucket, unchanged. " +
 		"Returns url, expiresAt, sha256, size and mimeType. " +
 		"Use it to hand a generated file to a person; use read to look at a file yourself.",
-	Mutates: true,
+	Mutates:   true,
+	Additive:  true,
+	OpenWorld: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.PublishRequest) (*core.PublishResult, error) {
 		return t.Publish(ctx, *req)
 	},
