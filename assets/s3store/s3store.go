@@ -158,15 +158,19 @@ func (s *Store) storeError(err error, what string) error {
 	if errors.As(err, &fe) {
 		return fe
 	}
-	code, _ := s3client.Code(err)
-	switch code {
-	case "NoSuchBucket":
+	code, status := s3client.Code(err)
+	switch {
+	case code == "NoSuchBucket":
 		return fault.Errorf(fault.CodeNotConfigured, "%s: the bucket %s does not exist.", what, s.bucket).
 			WithHint("create the bucket, or give --assets s3://BUCKET/prefix for one that exists").WithCause(err)
-	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch":
+	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" ||
+		code == "XAdminUserNotFound": // versitygw's answer, a 404, to an access key it does not know
 		return fault.Errorf(fault.CodePermissionDenied, "%s: the store refused the credentials (%s).", what, code).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy").WithCause(err)
+	case code == "InvalidBucketName":
+		return fault.Errorf(fault.CodeInvalidArgument, "%s: the store refused the bucket's name %q.", what, s.bucket).
+			WithHint("check the bucket in --assets: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens").WithCause(err)
 	}
-	return fault.Errorf(fault.CodeIOError, "%s: %v.", what, err).
+	return fault.Errorf(fault.CodeIOError, "%s: %s.", what, strings.TrimSuffix(err.Error(), ".")).
 		WithHint("check --s3-endpoint and that the store is reachable, then publish again").WithCause(err)
 }

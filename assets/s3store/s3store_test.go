@@ -211,3 +211,31 @@ func TestNoCredentials(t *testing.T) {
 		t.Fatalf("New: %v, want NOT_CONFIGURED", err)
 	}
 }
+
+// TestRefusedByTheStore: an access key the store does not know is
+// PERMISSION_DENIED, and a bucket name no bucket can have INVALID_ARGUMENT,
+// neither an IO_ERROR whose hint is to publish again.
+func TestRefusedByTheStore(t *testing.T) {
+	good := testStore(t)
+	for _, tc := range []struct {
+		name, location, key string
+		want                fault.Code
+	}{
+		{"unknown key", Scheme + good.bucket + "/p", "agentfs-nobody", fault.CodePermissionDenied},
+		{"bad bucket name", Scheme + "Bad_Bucket/p", "", fault.CodeInvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.key != "" {
+				t.Setenv("AWS_ACCESS_KEY_ID", tc.key)
+			}
+			s, err := New(Config{Location: tc.location, Endpoint: s3test.Endpoint(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Put(context.Background(), object("x", []byte("x"), time.Hour), bytes.NewReader([]byte("x")))
+			if e := fault.AsError(err); e == nil || e.Code != tc.want || bytes.Contains([]byte(e.Message), []byte("..")) {
+				t.Fatalf("Put: %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
