@@ -70,8 +70,13 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 	}
 	if req.Set() && req.Recursive && cur.exists && checked.info.Type == backend.TypeDir {
 		// A directory's version changes with its own entries only: a file
-		// rewritten or added below them would be removed unseen.
-		return nil, fault.InvalidArgument("a directory's version covers its own entries, not what lies below them, so a recursive removal cannot be conditional on it.").
+		// rewritten or added below them would be removed unseen. A sha256
+		// is a file's alone.
+		msg := "a directory's version covers its own entries, not what lies below them, so a recursive removal cannot be conditional on it."
+		if req.ExpectedVersion == "" {
+			msg = "expectedSha256 applies to a file, and a recursive removal of a directory cannot be conditional on one."
+		}
+		return nil, fault.InvalidArgument("%s", msg).
 			WithPath(res.Path).WithHint("drop the precondition, or remove the files whose versions you read one by one; nothing was removed")
 	}
 	if err := req.Check(req.Path, checked.info, cur.exists, sum); err != nil {
