@@ -43,7 +43,7 @@ var globals = []globalFlag{
 	{name: "deny", env: "AGENTFS_DENY", kind: kindStrings, usage: "path refused after resolution (repeatable; /proc, /sys and /dev always)"},
 	{name: "symlinks", env: "AGENTFS_SYMLINKS", kind: kindString, def: "within", enum: []string{"within", "refuse"},
 		usage: "within: follow a link only into a root; refuse: refuse any link"},
-	{name: "readonly", env: "AGENTFS_READONLY", usage: "allow only read, ls, find and grep: every mutation is READ_ONLY"},
+	{name: "readonly", env: "AGENTFS_READONLY", usage: "allow only read, ls, find and grep (and index, which writes only the state directory): every mutation is READ_ONLY"},
 	{name: "lock-timeout", env: "AGENTFS_LOCK_TIMEOUT", kind: kindDuration, def: "30s", min: "0", max: "24h",
 		usage: "how long a mutation waits for its locks"},
 	{name: "recover", usage: "on an s3:// root, first roll back the transactions of dead processes and wait (up to --lock-timeout) for live ones, reporting on stderr"},
