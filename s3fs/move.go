@@ -573,10 +573,10 @@ func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journal
 func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 	if m.marker() {
 		if _, err := f.c.Put(ctx, m.From, nil, nil); err != nil {
-			return f.mapErr(err, m.From)
+			return f.mapErr(err, f.rel(m.From))
 		}
 		if m.Old == "" {
-			return f.mapErr(f.c.Delete(ctx, m.To, ""), m.To)
+			return f.mapErr(f.c.Delete(ctx, m.To, ""), f.rel(m.To))
 		}
 		return nil
 	}
@@ -607,7 +607,7 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 					return err
 				}
 			default:
-				return f.mapErr(err, m.From)
+				return f.mapErr(err, f.rel(m.From))
 			}
 		}
 		if !srcFound || src.ETag != m.ETag && src.ETag != dst.ETag {
@@ -631,7 +631,7 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 // bytes of a file.
 func (f *FS) rollForwardMove(ctx context.Context, j journal, m journalMove) error {
 	if m.marker() {
-		return f.mapErr(f.c.Delete(ctx, m.From, ""), m.From)
+		return f.mapErr(f.c.Delete(ctx, m.From, ""), f.rel(m.From))
 	}
 	dst, found, err := f.headKey(ctx, m.To)
 	if err != nil {

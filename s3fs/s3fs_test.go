@@ -2130,3 +2130,70 @@ func TestRemoveFailedPartWaySaysWhatWasDeleted(t *testing.T) {
 		t.Fatalf("left in d: %+v, %v; want the one key of the batch that failed", page.Entries, err)
 	}
 }
+
+// refusing is a store that answers 403 AccessDenied to the requests
+// refuse accepts, as a bucket policy or a file made immutable under
+// versitygw would: a lasting refusal, not a process that died.
+type refusing struct {
+	mu     sync.Mutex
+	refuse func(r *http.Request) bool
+}
+
+func (s *refusing) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	refuse := s.refuse(r)
+	s.mu.Unlock()
+	if !refuse {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusForbidden, Status: "403 Forbidden", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"application/xml"}},
+		Body:    io.NopCloser(strings.NewReader("<Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>")),
+		Request: r}, nil
+}
+
+// putTo accepts the PUTs of the object name of the workspace prefix.
+func putTo(prefix, name string) func(r *http.Request) bool {
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+prefix+"/"+name)
+	}
+}
+
+// stuckRollback leaves, at a workspace of bucket with the prefix stuck,
+// a transaction that wrote a and b where the store then refused b, and
+// the rollback of a: its journal, whose lease is over, names a change the
+// store still refuses to undo (refusing, to the workspace it returns).
+// It returns the committer's failure.
+func stuckRollback(t *testing.T) (root string, refused *refusing, err error) {
+	t.Helper()
+	_, _, root = seeded(t, "stuck", map[string]string{"a": "old a", "b": "old b"})
+	aPut, bPut := putTo("stuck", "a"), putTo("stuck", "b")
+	putsOfA := 0
+	committer := transportFS(t, root, &refusing{refuse: func(r *http.Request) bool {
+		if aPut(r) {
+			putsOfA++
+			return putsOfA > 1 // the write of a goes, its rollback not
+		}
+		return bPut(r)
+	}})
+	s3fs.SetLease(committer, -time.Minute)
+	_, err = committer.Commit(context.Background(), []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")}})
+	return root, &refusing{refuse: aPut}, err
+}
+
+// A rollback the store refuses names the object as a path of the
+// workspace: it named its key, with the root's prefix, which passed back
+// names another file (stuck/stuck/a).
+func TestStuckRollbackNamesPaths(t *testing.T) {
+	root, refused, err := stuckRollback(t)
+	if e := fault.AsError(err); e == nil || !strings.Contains(e.Message, "(a)") || strings.Contains(e.Message, "stuck/") {
+		t.Errorf("the commit whose rollback was refused: %v, want the object named a", err)
+	}
+	_, err = transportFS(t, root, refused).Recover(context.Background())
+	if e := fault.AsError(err); e == nil || strings.Contains(e.Message, "stuck/") || e.Path != "" && e.Path != "a" {
+		t.Errorf("the recovery refused: %v, want the object named a", err)
+	}
+}

@@ -392,7 +392,7 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 		o, err := f.c.Head(ctx, jo.Key)
 		found := err == nil
 		if code, _ := s3client.Code(err); err != nil && code != "NoSuchKey" {
-			return f.mapErr(err, jo.Key)
+			return f.mapErr(err, f.rel(jo.Key))
 		}
 		cur := o.ETag
 		written := found && jo.New != "" && j.written(o, jo.New)
@@ -458,7 +458,7 @@ func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) 
 		// stays.
 		return nil
 	}
-	return f.mapErr(err, jo.Key)
+	return f.mapErr(err, f.rel(jo.Key))
 }
 
 // deleteKey deletes the object key If-Match etag; one changed since stays.
@@ -467,7 +467,7 @@ func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
 	if refused(err) {
 		return nil
 	}
-	return f.mapErr(err, key)
+	return f.mapErr(err, f.rel(key))
 }
 
 // putJournal writes j at key If-Match etag.
