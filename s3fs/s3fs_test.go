@@ -2197,3 +2197,20 @@ func TestStuckRollbackNamesPaths(t *testing.T) {
 		t.Errorf("the recovery refused: %v, want the object named a", err)
 	}
 }
+
+// A recovery whose rollback the store refuses says so, naming the
+// journal: an ls of the root failed NOT_A_FILE (the store's answer about
+// the object it could not restore), a file it had not asked about.
+func TestStuckRollbackSaysSo(t *testing.T) {
+	root, refused, _ := stuckRollback(t)
+	ls := transportFS(t, root, refused)
+	ls.RecoverFirst()
+	_, err := ls.ReadDir(context.Background(), ".", 0, 10)
+	e := fault.AsError(err)
+	if err == nil {
+		t.Fatal("an ls while a recovery is refused succeeded")
+	}
+	if e.Code != fault.CodeIOError || !strings.Contains(e.Message, ".agentfs-journal/") || !strings.Contains(e.Message, "Access Denied") || !strings.Contains(e.Hint, "agentfs --recover") {
+		t.Errorf("an ls while a recovery is refused: %v (hint %q), want IO_ERROR naming the journal and the store's refusal, the hint --recover", err, e.Hint)
+	}
+}

@@ -786,7 +786,10 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		return gone, f.mapErr(err, journalDir)
 	}
 	if err := f.rollBack(ctx, j); err != nil {
-		return gone, err
+		if ctx.Err() != nil {
+			return gone, err // the call's own end, not the store's refusal
+		}
+		return gone, rollbackRefused(f.rel(o.Key), err)
 	}
 	// Ended before it goes: left, it is not rolled back again (over what
 	// other calls did since). Still claimed: its committer, alive after
@@ -801,6 +804,15 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		state = finished
 	}
 	return state, f.dropJournal(ctx, o.Key, claimed.ETag, j)
+}
+
+// rollbackRefused is the failure of the recovery of the journal jkey,
+// whose rollback failed with err: it fails the call that ran it, whatever
+// that call was about, so it says what is pending and how to end it
+// rather than pass on the store's answer about a file it never named.
+func rollbackRefused(jkey string, err error) error {
+	return fault.Errorf(fault.CodeIOError, "the rollback of a transaction that stopped part way, journal %s, failed (%v).", jkey, err).
+		WithHint("fix what the store refuses there, then run agentfs --recover, which undoes the transaction; then read its files").WithCause(err)
 }
 
 // ownKeys reports whether every key j names is one agentfs wrote there:
