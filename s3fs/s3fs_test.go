@@ -7,6 +7,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -2212,5 +2213,73 @@ func TestStuckRollbackSaysSo(t *testing.T) {
 	}
 	if e.Code != fault.CodeIOError || !strings.Contains(e.Message, ".agentfs-journal/") || !strings.Contains(e.Message, "Access Denied") || !strings.Contains(e.Hint, "agentfs --recover") {
 		t.Errorf("an ls while a recovery is refused: %v (hint %q), want IO_ERROR naming the journal and the store's refusal, the hint --recover", err, e.Hint)
+	}
+}
+
+// A recovery refused leaves its claim on the journal, and took that claim
+// for a live lease: a write of a file the transaction changed waited,
+// STALE, for "other writers" (LOCK_TIMEOUT once --lock-timeout ran out),
+// and --recover, once the store took the rollback, waited for the
+// claim's lease and counted the transaction live as well as rolled back.
+func TestStuckRollbackIsRetriedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	root, refused, _ := stuckRollback(t)
+	stuck := transportFS(t, root, refused)
+	if _, err := stuck.Recover(ctx); codeOf(err) != fault.CodeIOError {
+		t.Fatalf("the recovery refused: %v, want IO_ERROR", err)
+	}
+	bucket := strings.Split(strings.TrimPrefix(root, "s3://"), "/")[0]
+	// The claim's lease running, as the real one (15 s) does for a while.
+	setJournalLease(t, bucket, "stuck", "1h")
+	info, err := stuck.Stat(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = stuck.WriteFile(ctx, "a", []byte("mine"), backend.WriteOptions{IfVersion: info.Version})
+	if e := fault.AsError(err); err == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Hint, "agentfs --recover") {
+		t.Errorf("a write of a file the stuck transaction changed: %v, want IO_ERROR, the hint --recover", err)
+	}
+	f, _ := openFS(t, root)
+	rec, err := f.Settle(ctx, 3*time.Second)
+	if err != nil || rec != (s3fs.Recovery{RolledBack: 1}) {
+		t.Errorf("--recover once the store takes the rollback: %+v, %v; want one transaction rolled back, none live", rec, err)
+	}
+	if got := tree(t, f, "a", "b"); got["a"] != "old a" || got["b"] != "old b" {
+		t.Errorf("after the recovery: %s", brief(got))
+	}
+	noJournal(t, bucket, "stuck", "after the recovery")
+}
+
+// setJournalLease rewrites the lease of the journals of the workspace
+// prefix of bucket as lease.
+func setJournalLease(t *testing.T, bucket, prefix, lease string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix + "/.agentfs-journal/"}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		if !strings.HasSuffix(o.Key, ".json") {
+			continue
+		}
+		obj, err := c.GetObject(ctx, bucket, o.Key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j map[string]any
+		err = json.NewDecoder(obj).Decode(&j)
+		obj.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		j["lease"] = lease
+		data, _ := json.Marshal(j)
+		if _, err := c.PutObject(ctx, bucket, o.Key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

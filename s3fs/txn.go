@@ -54,6 +54,10 @@ type journal struct {
 	RolledBack bool        `json:"rolledBack,omitempty"`
 	Copies     []string    `json:"copies,omitempty"`
 	Ops        []journalOp `json:"ops,omitempty"`
+	// RollbackFailed is set by a claimer whose rollback failed, and which
+	// then leaves the journal: the next call claims it again at once,
+	// rather than wait for the claim's lease as for a live one.
+	RollbackFailed bool `json:"rollbackFailed,omitempty"`
 	// Moves are the objects of a move (see move.go). ClaimFirst says the
 	// move claims them before it changes anything (claim.go), ClaimsHeld
 	// that it has: a journal read back without it made nothing.
@@ -772,10 +776,10 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		}
 		return gone, nil
 	}
-	if !expired {
+	if !expired && !(j.Claimed && j.RollbackFailed) {
 		return live, nil
 	}
-	j.Claimed = true
+	j.Claimed, j.RollbackFailed = true, false
 	claimed, err := f.putJournal(ctx, o.Key, o.ETag, j)
 	if code, status := s3client.Code(err); err != nil && code == "NoSuchKey" {
 		return gone, nil
@@ -789,6 +793,8 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		if ctx.Err() != nil {
 			return gone, err // the call's own end, not the store's refusal
 		}
+		j.RollbackFailed = true
+		_, _ = f.putJournal(ctx, o.Key, claimed.ETag, j) // unsaid, the claim's lease runs out
 		return gone, rollbackRefused(f.rel(o.Key), err)
 	}
 	// Ended before it goes: left, it is not rolled back again (over what
