@@ -176,12 +176,12 @@ func (t *Tools) checkCutsHeld(ctx context.Context, path string, cur current, con
 // replaceWith is one attempt of a write that replaces the file cur with
 // data, in the file's style when it is text.
 func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
-	if err := refuseNotFile(cur, t.FS.Display(req.Path), "write to"); err != nil {
-		return nil, err
-	}
 	if req.Create && cur.exists {
 		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(t.FS.Display(req.Path)).
 			WithHint("drop create to replace it, or choose another path")
+	}
+	if err := refuseNotFile(cur, t.FS.Display(req.Path), "write to"); err != nil {
+		return nil, err
 	}
 	res := &WriteResult{}
 	if text {

@@ -37,10 +37,11 @@ type walker struct {
 	opts    backend.WalkOptions
 	visit   func(backend.WalkEntry) error
 	display string
-	// above is the start's absolute path when the start lies outside the
-	// base (it is shown absolute) while the base may lie below it: each
-	// entry is then shown as Display shows it, relative inside the base.
-	above   string
+	// baseRel is where the base lies below the start, when the start is
+	// shown absolute (outside the base): entries from there on are shown
+	// relative, as Display shows them. Every directory on the way is a
+	// real one, the base being resolved, so no link is taken for it.
+	baseRel string
 	ign     ignore.Sets
 	exclude ignore.Excludes
 	// denyBelow are the deny roots inside the walk, checked by name; the
@@ -98,7 +99,9 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10),
 		exclude: ignore.NewExcludes(opts.Exclude)}
 	if filepath.IsAbs(w.display) && !f.absDisplay {
-		w.above = t.abs
+		if rel, ok := within(t.abs, f.base); ok && rel != "." {
+			w.baseRel = rel
+		}
 	}
 	w.info = func() (backend.FileInfo, error) {
 		if w.cur.stated {
@@ -681,8 +684,13 @@ func (w *walker) deniedDir(fd int, st *unix.Stat_t, parentDev uint64) bool {
 }
 
 func (w *walker) join(rel string) string {
-	if w.above != "" {
-		return w.f.display(w.above + "/" + rel)
+	if w.baseRel != "" {
+		if rel == w.baseRel {
+			return "."
+		}
+		if inBase, ok := strings.CutPrefix(rel, w.baseRel+"/"); ok {
+			return inBase
+		}
 	}
 	switch w.display {
 	case ".":

@@ -218,6 +218,18 @@ func Code(err error) (string, int) {
 	return "", 0
 }
 
+// AccessRefused reports whether a store's answer (its code and status,
+// as Code gives them) refuses the caller's credentials or access, which
+// a retry cannot pass.
+func AccessRefused(code string, status int) bool {
+	switch code {
+	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "NoCredentials",
+		"XAdminUserNotFound": // versitygw's answer, a 404, to an access key it does not know
+		return true
+	}
+	return status == http.StatusForbidden
+}
+
 // awsEscape percent-encodes s as SigV4 wants it: every byte but the
 // unreserved ones, and / too unless keepSlash.
 func awsEscape(s string, keepSlash bool) string {

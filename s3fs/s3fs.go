@@ -309,8 +309,7 @@ func (f *FS) mapErr(err error, c string) error {
 			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(errors.Join(fault.ErrNoWorkspace, err))
 	case missing(code, status):
 		return notFound(c)
-	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "NoCredentials" ||
-		code == "XAdminUserNotFound": // versitygw's answer, a 404, to an access key it does not know
+	case s3client.AccessRefused(code, status):
 		return fault.Errorf(fault.CodePermissionDenied, "the object store refused access: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)
 	case code == "InvalidBucketName":

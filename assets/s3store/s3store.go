@@ -163,8 +163,7 @@ func (s *Store) storeError(err error, what string) error {
 	case code == "NoSuchBucket":
 		return fault.Errorf(fault.CodeNotConfigured, "%s: the bucket %s does not exist.", what, s.bucket).
 			WithHint("create the bucket, or give --assets s3://BUCKET/prefix for one that exists").WithCause(err)
-	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" ||
-		code == "XAdminUserNotFound": // versitygw's answer, a 404, to an access key it does not know
+	case s3client.AccessRefused(code, status):
 		return fault.Errorf(fault.CodePermissionDenied, "%s: the store refused the credentials (%s).", what, code).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy").WithCause(err)
 	case code == "InvalidBucketName":
