@@ -171,8 +171,10 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	// stops and its temporary file goes before the process answers. Not
 	// waited for, the process exited with the file left, and said
 	// nothing was.
-	// The upload's own context, which a signal ends: a PUT cut off
-	// leaves nothing (publish's targets write whole or not at all).
+	// Put gets ctx, which a signal ends: a target stops between its
+	// requests and waits for one it sent (a store makes a request cut
+	// off all the same), so that a Put that succeeds, interrupted or
+	// not, is answered with its link.
 	_, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err

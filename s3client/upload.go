@@ -20,14 +20,18 @@ const maxParts = 10000
 // of partSize (larger when size needs more than 10,000), so that memory
 // holds one part. A failure of r or of the store aborts a multipart
 // upload, so no object and no part is left; r's error is returned as it
-// is, wrapped.
+// is, wrapped. ctx ends the upload between two requests, never during one
+// (see whole).
 func (c *Client) Upload(ctx context.Context, key string, r io.Reader, size, partSize int64, h http.Header) (ObjectInfo, error) {
 	if size <= partSize {
 		data := make([]byte, size)
 		if _, err := io.ReadFull(r, data); err != nil {
 			return ObjectInfo{}, fmt.Errorf("read the content: %w", err)
 		}
-		return c.Put(ctx, key, data, h)
+		if err := ctx.Err(); err != nil {
+			return ObjectInfo{}, err
+		}
+		return c.Put(context.WithoutCancel(ctx), key, data, h)
 	}
 	partSize = partSizeFor(size, partSize)
 	etag, err := c.multipart(ctx, key, h, nil, func(id string) ([]completedPart, error) {
@@ -40,7 +44,8 @@ func (c *Client) Upload(ctx context.Context, key string, r io.Reader, size, part
 // object's headers h, its parts sent by parts, completed under cond's
 // conditions on key, which the store checks as it completes (versitygw
 // 1.8 too, where it ignores a CopyObject's). A failure aborts the upload,
-// so no object and no part is left; it returns the object's ETag.
+// so no object and no part is left; it returns the object's ETag. Its
+// requests are sent by whole.
 func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header, parts func(id string) ([]completedPart, error)) (string, error) {
 	id, err := c.createMultipart(ctx, key, h)
 	if err != nil {
@@ -61,6 +66,20 @@ func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header,
 		return "", err
 	}
 	return etag, nil
+}
+
+// whole sends r, a request of an upload, unless ctx is done, and then
+// waits for its answer whatever ctx: the store makes a request cut off
+// all the same, after the abort that follows (versitygw links a part into
+// an upload aborted meanwhile), so that interrupted publishes left parts
+// of aborted uploads, billed and not even listed, or the whole object
+// while they answered that nothing was left. A request that stalls still
+// fails (the idle timeout).
+func (c *Client) whole(ctx context.Context, r request) (*http.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.do(context.WithoutCancel(ctx), r)
 }
 
 // partSizeFor is the size of the parts of an upload of size bytes: at
@@ -85,7 +104,7 @@ func (c *Client) uploadParts(ctx context.Context, key, id string, r io.Reader, s
 			return nil, fmt.Errorf("read the content: %w", err)
 		}
 		n := len(parts) + 1
-		resp, err := c.do(ctx, request{method: http.MethodPut, key: key, query: partQuery(n, id), body: data})
+		resp, err := c.whole(ctx, request{method: http.MethodPut, key: key, query: partQuery(n, id), body: data})
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +126,7 @@ func (c *Client) copyParts(ctx context.Context, src, srcETag, dst string, size, 
 			ph := c.copySource(src, srcETag)
 			ph.Set("X-Amz-Copy-Source-Range", fmt.Sprintf("bytes=%d-%d", off, min(off+partSize, size)-1))
 			n := len(parts) + 1
-			resp, err := c.do(ctx, request{method: http.MethodPut, key: dst, query: partQuery(n, id), header: ph})
+			resp, err := c.whole(ctx, request{method: http.MethodPut, key: dst, query: partQuery(n, id), header: ph})
 			if err != nil {
 				return nil, err
 			}
@@ -143,7 +162,7 @@ func (c *Client) complete(ctx context.Context, key, id string, parts []completed
 		h = http.Header{}
 	}
 	h.Set("Content-Type", "application/xml")
-	resp, err := c.do(ctx, request{method: http.MethodPost, key: key, query: url.Values{"uploadId": {id}}, header: h, body: body})
+	resp, err := c.whole(ctx, request{method: http.MethodPost, key: key, query: url.Values{"uploadId": {id}}, header: h, body: body})
 	if err != nil {
 		return "", err
 	}
@@ -170,7 +189,7 @@ func answerETag(resp *http.Response, what string) (string, error) {
 // createMultipart starts an upload to key with the object's headers h and
 // returns its id.
 func (c *Client) createMultipart(ctx context.Context, key string, h http.Header) (string, error) {
-	resp, err := c.do(ctx, request{method: http.MethodPost, key: key, query: url.Values{"uploads": {""}}, header: h})
+	resp, err := c.whole(ctx, request{method: http.MethodPost, key: key, query: url.Values{"uploads": {""}}, header: h})
 	if err != nil {
 		return "", err
 	}
