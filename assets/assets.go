@@ -7,6 +7,7 @@ package assets
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 )
@@ -46,9 +47,15 @@ type Store interface {
 	// that a caller bounds its answer before anything is stored.
 	SampleLink(obj Object) (string, error)
 	// Put stores content, which is obj.Size bytes, and returns a link to
-	// it. A failed Put leaves no partial object behind a link.
+	// it. A failed Put leaves no partial object behind a link, and leaves
+	// nothing else unless its error wraps ErrLeft.
 	Put(ctx context.Context, obj Object, content io.Reader) (Link, error)
 }
+
+// ErrLeft marks the failure of a Put that could not remove what it had
+// stored (an S3 upload's parts): its error says what is left and how to
+// remove it, which an interrupt must not hide.
+var ErrLeft = errors.New("a failed publish left data in the target")
 
 // Opener is a target opened anew for each publish: a call other than
 // publish never makes a key or connects to a bucket, and a session that

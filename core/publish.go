@@ -182,7 +182,7 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	link, err := store.Put(ctx, obj, content)
 	done()
 	if err != nil {
-		if e := fault.Interrupted(ctx); e != nil {
+		if e := fault.Interrupted(ctx); e != nil && !errors.Is(err, assets.ErrLeft) {
 			return nil, e
 		}
 		return nil, err

@@ -344,3 +344,35 @@ func publishGrowing(t *testing.T, first string) {
 		t.Fatalf("%q grown: err %v, %d objects stored; want STALE and none", first, err, len(store.objects))
 	}
 }
+
+// leftStore fails once ctx is done, having left data it says how to
+// remove.
+type leftStore struct{ putting chan struct{} }
+
+func (s *leftStore) Open() (assets.Store, error) { return s, nil }
+
+func (s *leftStore) SampleLink(obj assets.Object) (string, error) { return "https://x.test/a", nil }
+
+func (s *leftStore) Put(ctx context.Context, _ assets.Object, _ io.Reader) (assets.Link, error) {
+	close(s.putting)
+	<-ctx.Done()
+	return assets.Link{}, fault.Errorf(fault.CodeIOError, "the upload failed, and its parts are left.").WithCause(assets.ErrLeft)
+}
+
+// An interrupted publish whose target left data answers the target's
+// error, which says how to remove it: INTERRUPTED said nothing was left.
+func TestPublishInterruptedLeavingDataSaysSo(t *testing.T) {
+	store := &leftStore{putting: make(chan struct{})}
+	tl := &Tools{FS: memfs.New(map[string]string{"a.txt": "a\n"}), Assets: store}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := tl.Publish(ctx, PublishRequest{Path: "a.txt"})
+		done <- err
+	}()
+	<-store.putting
+	cancel()
+	if err := <-done; fault.AsError(err).Code != fault.CodeIOError {
+		t.Errorf("publish: %v, want the target's IO_ERROR saying what is left", err)
+	}
+}

@@ -61,7 +61,7 @@ func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header,
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if aerr := c.abortMultipart(actx, key, id); aerr != nil {
-			return "", fmt.Errorf("%w (and its parts are left: aborting the upload failed: %v)", err, aerr)
+			return "", &LeftError{Err: err, Abort: aerr, Bucket: c.bucket, Key: key, UploadID: id}
 		}
 		return "", err
 	}
@@ -81,6 +81,20 @@ func (c *Client) whole(ctx context.Context, r request) (*http.Response, error) {
 	}
 	return c.do(context.WithoutCancel(ctx), r)
 }
+
+// LeftError is the failure of a multipart upload whose abort failed too:
+// the upload is left in the bucket, its parts billed, until it is aborted.
+type LeftError struct {
+	Err                   error // the upload's failure
+	Abort                 error // the abort's
+	Bucket, Key, UploadID string
+}
+
+func (e *LeftError) Error() string {
+	return fmt.Sprintf("%v (and the upload %s of %s is left with its parts: aborting it failed: %v)", e.Err, e.UploadID, e.Key, e.Abort)
+}
+
+func (e *LeftError) Unwrap() error { return e.Err }
 
 // partSizeFor is the size of the parts of an upload of size bytes: at
 // least partSize, and large enough for size to fit in maxParts.
@@ -228,7 +242,7 @@ func (c *Client) abortMultipart(ctx context.Context, key, id string) error {
 		}
 		resp.Body.Close()
 		if try == abortTries {
-			return fmt.Errorf("the upload %s is still there after %d aborts", id, try)
+			return fmt.Errorf("it is still there after %d aborts", try)
 		}
 		pause := time.NewTimer(time.Duration(try) * 200 * time.Millisecond)
 		select {

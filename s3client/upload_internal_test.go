@@ -381,3 +381,46 @@ func TestUploadAbortIsCheckedAndRepeated(t *testing.T) {
 		t.Errorf("%d multipart uploads left open (first abort dropped: %v)", n, d.dropped)
 	}
 }
+
+// refusedAborts answers every abort 204 without sending it: an upload
+// that no abort removes.
+type refusedAborts struct{}
+
+func (refusedAborts) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodDelete && r.URL.Query().Has("uploadId") {
+		return &http.Response{StatusCode: http.StatusNoContent, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// An upload that the aborts never remove fails naming it (a LeftError,
+// whose upload is the one listed), after a bounded number of aborts: the
+// caller says what is left and how to remove it.
+func TestUploadLeftIsNamed(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	access, secret := s3test.Keys()
+	cr := Credentials{AccessKey: access, SecretKey: secret}
+	c, err := New(Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: cr, Transport: refusedAborts{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("the file changed")
+	_, err = c.Upload(context.Background(), "k", &brokenReader{n: testPart + 100, err: cause}, 2*testPart, testPart, nil)
+	var left *LeftError
+	if !errors.As(err, &left) || !errors.Is(err, cause) || left.Key != "k" || left.Bucket != bucket {
+		t.Fatalf("Upload: %v, want a LeftError of k wrapping the cause", err)
+	}
+	plain, err := New(Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: cr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := openUploads(t, plain); n != 1 {
+		t.Errorf("%d uploads listed, want the one left", n)
+	}
+	if err := plain.abortMultipart(context.Background(), left.Key, left.UploadID); err != nil {
+		t.Errorf("the upload named cannot be aborted: %v", err)
+	}
+	if n := openUploads(t, plain); n != 0 {
+		t.Errorf("%d uploads left after aborting the one named", n)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -237,5 +238,22 @@ func TestRefusedByTheStore(t *testing.T) {
 				t.Fatalf("Put: %v, want %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// An upload left in the bucket (its abort failed) is said, with the
+// command that removes it, whatever the upload's own failure: a changed
+// file's STALE or an interrupt hid it (the CLI answers an error wrapping
+// context.Canceled INTERRUPTED, "nothing was left half-done"), and its
+// parts stayed billed.
+func TestStoreErrorOfALeftUpload(t *testing.T) {
+	s := &Store{bucket: "b"}
+	for _, cause := range []error{context.Canceled, fault.Errorf(fault.CodeStale, "the file changed.")} {
+		left := &s3client.LeftError{Err: cause, Abort: errors.New("it is still there after 5 aborts"), Bucket: "b", Key: "r/x y's.bin", UploadID: "u1"}
+		e := fault.AsError(s.storeError(fmt.Errorf("wrapped: %w", left), "the upload failed"))
+		want := `aws s3api abort-multipart-upload --bucket 'b' --key 'r/x y'\''s.bin' --upload-id 'u1'`
+		if e.Code != fault.CodeIOError || !strings.Contains(e.Hint, want) || !strings.Contains(e.Message, "left") || !errors.Is(e, assets.ErrLeft) || errors.Is(e, context.Canceled) {
+			t.Errorf("%v: %s %q (hint %q), want IO_ERROR saying the parts are left, the hint %q", cause, e.Code, e.Message, e.Hint, want)
+		}
 	}
 }
