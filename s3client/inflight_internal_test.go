@@ -115,3 +115,37 @@ func TestUploadWaitsForTheRequestInFlight(t *testing.T) {
 		})
 	}
 }
+
+// lostCompletion sends the CompleteMultipartUpload to the store and
+// loses its answer, as a connection that breaks once the store made the
+// object.
+type lostCompletion struct{}
+
+func (lostCompletion) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost && r.URL.Query().Has("uploadId") {
+		resp.Body.Close()
+		return nil, errors.New("connection reset by peer")
+	}
+	return resp, err
+}
+
+// A completion whose answer is lost is judged by the object: the store
+// made it, with the ETag its parts give it, so the upload is done. It
+// failed, the abort finding no upload, and publish answered an error for
+// an object it had made, with no link.
+func TestUploadLostCompletionIsJudgedByTheObject(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	access, secret := s3test.Keys()
+	c, err := New(Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: Credentials{AccessKey: access, SecretKey: secret}, Transport: lostCompletion{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := c.Upload(context.Background(), "k", bytes.NewReader(make([]byte, 2*testPart)), 2*testPart, testPart, nil)
+	if err != nil {
+		t.Fatalf("Upload: %v, want done: the store made the object", err)
+	}
+	if h, err := c.Head(context.Background(), "k"); err != nil || h.ETag != o.ETag {
+		t.Errorf("HEAD: %+v, %v; want the object of ETag %q", h, err, o.ETag)
+	}
+}

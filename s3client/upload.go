@@ -2,7 +2,10 @@ package s3client
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,12 +63,43 @@ func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header,
 		// The caller's context may be the cause: the abort gets its own.
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		if ps != nil && answerLost(err) {
+			// The store may have completed it, and the abort would then
+			// find no upload: the object its parts make says so.
+			want := multipartETag(ps)
+			o, herr := c.Head(actx, key)
+			if herr == nil && o.ETag == want {
+				return want, nil
+			}
+			if _, status := Code(herr); herr != nil && status != http.StatusNotFound {
+				err = fmt.Errorf("%w (its answer was lost, and whether the store made %s is unknown: %v)", err, key, herr)
+			}
+		}
 		if aerr := c.abortMultipart(actx, key, id); aerr != nil {
 			return "", &LeftError{Err: err, Abort: aerr, Bucket: c.bucket, Key: key, UploadID: id}
 		}
 		return "", err
 	}
 	return etag, nil
+}
+
+// answerLost reports whether err, a write's failure, left unknown whether
+// the store made it: its body went out whole and no answer of the store's
+// came back.
+func answerLost(err error) bool {
+	var e *Error
+	return !errors.As(err, &e) && !errors.Is(err, ErrUnsent) && !errors.Is(err, context.Canceled)
+}
+
+// multipartETag is the ETag S3 gives the object that parts make: the MD5
+// of their MD5s, then a dash and their count.
+func multipartETag(parts []completedPart) string {
+	m := md5.New()
+	for _, p := range parts {
+		sum, _ := hex.DecodeString(strings.Trim(p.ETag, `"`))
+		m.Write(sum)
+	}
+	return fmt.Sprintf("%x-%d", m.Sum(nil), len(parts))
 }
 
 // whole sends r, a request of an upload, unless ctx is done, and then
