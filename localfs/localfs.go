@@ -1439,6 +1439,10 @@ func limitHint(err error) string {
 	return ""
 }
 
+// errPinned is the EPERM of a change to an entry immutable or append-only
+// (chattr +i, +a), which no mode bit explains.
+var errPinned = fmt.Errorf("immutable or append-only: %w", unix.EPERM)
+
 func mapErr(err error, p string) *fault.Error {
 	var ce *fault.Error
 	if errors.As(err, &ce) {
@@ -1453,6 +1457,9 @@ func mapErr(err error, p string) *fault.Error {
 			WithHint("check the path with ls")
 	case errors.Is(err, unix.EISDIR):
 		e = fault.Errorf(fault.CodeNotAFile, "the path is a directory.").WithHint("use ls to list a directory")
+	case errors.Is(err, errPinned):
+		e = fault.Errorf(fault.CodePermissionDenied, "the file or its directory is immutable or append-only (chattr +i or +a), which no one may change.").
+			WithHint("lsattr shows it, and chattr -i (or -a) lifts it; nothing was changed")
 	case errors.Is(err, fs.ErrPermission):
 		e = fault.Errorf(fault.CodePermissionDenied, "permission denied.").
 			WithHint("the permissions of the file, or of a directory on its path, do not allow this; choose another path")

@@ -372,7 +372,7 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 		if err := replaceable(&st, display, backend.WriteOptions{}); err != nil {
 			return st, exists, err
 		}
-		if err := unix.Faccessat(dfd, name, unix.W_OK, unix.AT_EACCESS); err != nil {
+		if err := accessAt(dfd, name, unix.W_OK); err != nil {
 			return st, exists, mapErr(err, display)
 		}
 	}
@@ -398,7 +398,7 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 		}
 		_, exists, err := checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op)
 		if err == nil && (exists || !op.Remove) {
-			if aerr := unix.Faccessat(int(dir.Fd()), ".", unix.W_OK, unix.AT_EACCESS); aerr != nil {
+			if aerr := accessAt(int(dir.Fd()), ".", unix.W_OK); aerr != nil {
 				err = mapErr(aerr, display)
 			}
 		}

@@ -62,9 +62,9 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 		}
 		// A rename would replace a file its mode forbids writing, as sed -i
 		// does; refuse it as open(2) and cp do.
-		if err := unix.Faccessat(dfd, base, unix.W_OK, unix.AT_EACCESS); err != nil {
+		if err := accessAt(dfd, base, unix.W_OK); err != nil {
 			e := mapErr(err, display)
-			if e.Code == fault.CodePermissionDenied {
+			if e.Code == fault.CodePermissionDenied && !errors.Is(err, errPinned) {
 				e.WithHint("the file is not writable; change its mode first if it should be")
 			}
 			return backend.FileInfo{}, e
@@ -74,6 +74,11 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 		if opts.InPlace && st.Nlink > 1 {
 			return writeInPlace(dfd, base, &st, data, opts.IfVersion, display)
 		}
+	}
+	// The replace makes a file in the directory: one it may not write
+	// (its mode, or chattr +i) is refused first, saying which.
+	if err := accessAt(dfd, ".", unix.W_OK); err != nil {
+		return backend.FileInfo{}, mapErr(err, display)
 	}
 	var old *unix.Stat_t
 	if exists {

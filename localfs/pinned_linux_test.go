@@ -1,0 +1,46 @@
+package localfs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+)
+
+// A file, or the directory of one, immutable (chattr +i) is refused by the
+// check a dry run makes as by the write itself, and saying why: faccessat
+// through x/sys passed it for root (its EPERM taken for a seccomp
+// filter's), so dry runs promised a change the run was refused.
+func TestImmutableRefusedByCheckAndWrite(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("setting the immutable flag needs root: run go test as root")
+	}
+	for _, pin := range []string{"f.txt", "d"} {
+		t.Run(pin, func(t *testing.T) {
+			dir := t.TempDir()
+			mustWrite(t, filepath.Join(dir, "f.txt"))
+			mustWrite(t, filepath.Join(dir, "d", "g.txt"))
+			setImmutable(t, filepath.Join(dir, pin), true)
+			defer setImmutable(t, filepath.Join(dir, pin), false)
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := "f.txt"
+			if pin == "d" {
+				target = "d/g.txt"
+			}
+			check := fsys.CheckCommit(context.Background(), []backend.Op{{Path: target, Data: []byte("new\n")}})
+			_, write := fsys.WriteFile(context.Background(), target, []byte("new\n"), backend.WriteOptions{})
+			for what, err := range map[string]error{"check": check, "write": write} {
+				if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied || !strings.Contains(e.Message, "immutable") {
+					t.Errorf("%s of %s with %s immutable: %v, want PERMISSION_DENIED saying immutable", what, target, pin, err)
+				}
+			}
+		})
+	}
+}
