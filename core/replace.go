@@ -200,11 +200,14 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		wordAfter = regexp.MustCompile(flags + notWordClass + around)
 	}
 	if re.MatchString("") {
-		return nil, fault.InvalidArgument("the query matches the empty string, so it would replace between every character.").
+		return nil, fault.InvalidArgument("the query can match the empty string, so it would insert the replacement where nothing matched (between characters, or at an anchor such as ^ or \\A).").
 			WithHint("make the query match at least one character")
 	}
 	if req.Regex {
 		if err := checkGroups(re, *req.Replacement); err != nil {
+			return nil, err
+		}
+		if err := checkBackslashGroups(re, *req.Replacement); err != nil {
 			return nil, err
 		}
 	}
@@ -310,6 +313,20 @@ func checkGroups(re *regexp.Regexp, with string) error {
 		}
 		return fault.Errorf(fault.CodeInvalidArgument, "the replacement refers to group %q, which the regex does not have: it would put nothing there.", name).WithHint("%s", hint)
 	}
+}
+
+// checkBackslashGroups refuses a replacement holding \N, sed's and
+// Python's reference to group N, where the regex has that group: here it
+// is written as it stands (Expand's references are $N), so that
+// fmt.Errorf("\1") landed in the code, with success.
+func checkBackslashGroups(re *regexp.Regexp, with string) error {
+	for i := 0; i+1 < len(with); i++ {
+		if d := with[i+1]; with[i] == '\\' && d >= '1' && d <= '9' && int(d-'0') <= re.NumSubexp() {
+			return fault.InvalidArgument("the replacement holds \\%c, which would be written as it stands: a group is $%c here, as in Go, Rust and JavaScript.", d, d).
+				WithHint("write $%c (or ${%c} before a letter, digit or _); a backslash and a digit are written with edit", d, d)
+		}
+	}
+	return nil
 }
 
 // nextLine is where the first line of b at or after from that may hold

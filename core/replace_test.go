@@ -245,7 +245,8 @@ func TestReplaceWordsInAnyScript(t *testing.T) {
 }
 
 // A replacement that refers to a group the regex lacks is refused: Expand
-// made it "", and read $2_ as a group named "2_" (foo_bar became foo).
+// made it "", and read $2_ as a group named "2_" (foo_bar became foo). So
+// is sed's \1 for a group the regex has, which was written as it stands.
 func TestReplaceGroupReferences(t *testing.T) {
 	for _, tc := range []struct {
 		with, hint string // hint: "" when the replacement is valid
@@ -258,6 +259,11 @@ func TestReplaceGroupReferences(t *testing.T) {
 		{"$0 $first $$3 ${2}", ""},
 		{"costs $ 5, ${ and $", ""},
 		{"${1x", ""}, // no closing brace: a dollar
+		// sed's \1 is written as it stands: refused where the group exists.
+		{`fmt.Errorf("\1")`, "write $1"},
+		{`\2_\1`, "write $2"},
+		{`\\1`, "write $1"},
+		{`\3 and \0 and a\nb`, ""}, // no group 3; \0 and \n are no groups
 	} {
 		_, err := newReplacer(ReplaceRequest{Query: `(?P<first>foo)_(bar)`, Replacement: &tc.with, Regex: true})
 		e := fault.AsError(err)
