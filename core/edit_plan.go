@@ -34,7 +34,9 @@ type EditOutcome struct {
 	// GutterStripped is set when a pasted line-number gutter was removed.
 	GutterStripped bool `json:"gutterStripped,omitempty"`
 	// AlreadyApplied is set when oldText is absent and newText already
-	// stands whole, once (see alreadyApplied): the edit changes nothing.
+	// stands whole, once (see alreadyApplied), or newText adds lines
+	// around oldText and stands around its one match (see appliedAround):
+	// the edit changes nothing.
 	AlreadyApplied bool `json:"alreadyApplied,omitempty"`
 }
 
@@ -62,7 +64,7 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 	src := t.Content()
 	outcomes := make([]EditOutcome, len(edits))
 	var regions []region
-	var applied []claim // edits whose newText is there and oldText is not
+	var applied []claim // edits whose newText stands as their retry finds it
 	for i, e := range edits {
 		oldText, newText := e.OldText, *e.NewText
 		ms := t.Locate(oldText)
@@ -105,6 +107,13 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		if len(ms) > 1 && !e.ReplaceAll {
 			return "", nil, ambiguous(i, len(edits), ms)
 		}
+		if !e.ReplaceAll {
+			if line, ok := appliedAround(t, oldText, newText, ms[0]); ok {
+				outcomes[i].AlreadyApplied, outcomes[i].Lines = true, []int{line}
+				applied = append(applied, claim{i, line, lineCount(newText)})
+				continue
+			}
+		}
 		outcomes[i].Rung = ms[0].Rung
 		rw := t.Rewriter(oldText, newText, ms[0].Rung)
 		for _, m := range ms {
@@ -126,7 +135,7 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		// look applied meets a file in another state than it expects (a
 		// stale oldText whose newText is a common line), and never lands.
 		i, line := applied[0].edit, applied[0].line
-		return "", nil, fault.Errorf(fault.CodeNoMatch, "%s was not found, and its newText is already at line %d while other edits of the batch are not applied.", which(i, len(edits)), line).
+		return "", nil, fault.Errorf(fault.CodeNoMatch, "edit %d looks already applied, its newText at line %d, while other edits of the batch are not applied.", i, line).
 			WithDetail("edit", i).WithDetail("newTextLine", line).
 			WithHint("the file is not in the state this batch expects: read it again and redo the edits")
 	}
@@ -194,7 +203,7 @@ func sharedClaim(applied []claim) error {
 	for k := 1; k < len(byLine); k++ {
 		if a, b := byLine[k-1], byLine[k]; b.line < a.line+a.lines {
 			first, second := min(a.edit, b.edit), max(a.edit, b.edit)
-			return fault.Errorf(fault.CodeNoMatch, "the oldText of edits %d and %d were not found, and their newText stand on the same lines (%d and %d): one place cannot prove both edits made.", first, second, a.line, b.line).
+			return fault.Errorf(fault.CodeNoMatch, "edits %d and %d look already applied, their newText on the same lines (%d and %d): one place cannot prove both edits made.", first, second, a.line, b.line).
 				WithDetail("edit", second).WithDetail("edits", []int{first, second}).WithDetail("newTextLine", b.line).
 				WithHint("the file is not in the state this batch expects: read it again and redo the edits")
 		}
@@ -283,6 +292,40 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 	return line, retried
 }
 
+// appliedAround tells whether an edit that adds lines around oldText
+// (newText holds it once) landed before, with newText's line: oldText
+// still matched, and was added around again on a retry. It did when
+// oldText's one match m is exact and stands inside newText where newText
+// puts it, and what newText adds is whole lines that tell one edit from
+// another (telling). A blank line, a lone brace or text added within a
+// line may be meant twice: such an edit applies again.
+func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match) (int, bool) {
+	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
+	k := strings.Index(n, o)
+	if m.Rung != editmatch.RungExact || k < 0 || strings.Contains(n[k+1:], o) {
+		return 0, false
+	}
+	before, after := n[:k], n[k+len(o):]
+	if !telling(before + after) {
+		return 0, false
+	}
+	// newText once at most: each copy holds a copy of oldText. The one
+	// that holds m holds it at k, newText holding oldText once.
+	ns := t.Exact(n)
+	if len(ns) != 1 || ns[0].Start > m.Start || ns[0].End < m.End {
+		return 0, false
+	}
+	nm := ns[0]
+	start, _, _ := t.Line(nm.Line)
+	_, end, next := t.Line(t.LineAt(nm.End - 1))
+	linesBefore := strings.HasSuffix(before, "\n") && nm.Start == start
+	linesAfter := (strings.HasPrefix(after, "\n") || strings.HasSuffix(o, "\n")) && (nm.End == end || nm.End == next)
+	if before != "" && !linesBefore || after != "" && !linesAfter {
+		return 0, false
+	}
+	return nm.Line, true
+}
+
 // retryProof reports whether newText standing whole once in the file can
 // prove that the edit oldText -> newText landed before: newText has 4
 // characters besides whitespace, one a letter or a digit, and is like
@@ -293,15 +336,21 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 // success. An edit that rewrote its text whole is not told from such a
 // mistake: retried, it is NO_MATCH, showing the closest region.
 func retryProof(oldText, newText string) bool {
+	like := similarity.Dice(similarity.Bigrams(strings.ToLower(oldText)), similarity.Bigrams(strings.ToLower(newText)))
+	return telling(newText) && like >= minRetryLikeness
+}
+
+// telling reports whether text is enough to tell one edit from another:
+// 4 characters besides whitespace, one a letter or a digit.
+func telling(text string) bool {
 	visible, word := 0, false
-	for _, r := range newText {
+	for _, r := range text {
 		if !unicode.IsSpace(r) {
 			visible++
 		}
 		word = word || unicode.IsLetter(r) || unicode.IsDigit(r)
 	}
-	like := similarity.Dice(similarity.Bigrams(strings.ToLower(oldText)), similarity.Bigrams(strings.ToLower(newText)))
-	return visible >= 4 && word && like >= minRetryLikeness
+	return visible >= 4 && word
 }
 
 // minRetryLikeness is the least likeness of oldText and newText (see

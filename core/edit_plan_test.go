@@ -448,6 +448,80 @@ func TestAppliedBehindGutter(t *testing.T) {
 	}
 }
 
+// TestRetriedAddition: an edit that adds whole lines around oldText
+// (newText holds oldText) finds oldText still there when retried, and
+// added its lines again, with success. Retried, it is already applied
+// where newText stands around oldText's one exact match and the lines
+// added tell one edit from another; a blank line, a lone brace or text
+// added within a line may be meant twice, and is added again.
+func TestRetriedAddition(t *testing.T) {
+	const fold = "package json\n\nfunc foldRune(r rune) rune {\n\treturn r\n}\n"
+	noinline := op("func foldRune(r rune) rune {", "//go:noinline\nfunc foldRune(r rune) rune {")
+	docA, addC := op("func a() {}", "// a does.\nfunc a() {}"), op("func b() {}", "func b() {}\n\nfunc c() {}")
+	ab := "import x\n\nfunc a() {}\n\nfunc b() {}\n"
+	for _, tc := range []struct {
+		name  string
+		src   string
+		edits []EditOp // made once, then again (retry, when set, instead)
+		retry []EditOp
+		want  string     // the content after the retry, when it is applied again
+		lines []int      // the lines of a retry already applied
+		code  fault.Code // the retry's error
+	}{
+		{name: "a directive before a function", src: fold, edits: []EditOp{noinline}, lines: []int{3}},
+		{name: "a line after an indented anchor", src: "func f() {\n\tx := 1\n}\n", edits: []EditOp{op("x := 1", "x := 1\n\tlog(x)")}, lines: []int{2}},
+		{name: "lines before and after", src: "a\nmid line\nz\n", edits: []EditOp{op("mid line", "// begin\nmid line\n// end")}, lines: []int{2}},
+		{name: "after an oldText with its newline", src: "a\nmid line\nz\n", edits: []EditOp{op("mid line\n", "mid line\nmore text\n")}, lines: []int{2}},
+		{name: "CRLF file", src: "a\r\nfunc f() {\r\n}\r\n", edits: []EditOp{op("func f() {", "// f does.\nfunc f() {")}, lines: []int{2}},
+		{name: "CRLF newText in a CRLF file", src: "a\r\nfunc f() {\r\n}\r\n", edits: []EditOp{op("func f() {\r\n", "// f does.\r\nfunc f() {\r\n")}, lines: []int{2}},
+		{name: "a batch retried whole", src: ab, edits: []EditOp{docA, addC}, lines: []int{3, 6}},
+		{name: "lines before an anchor that ends mid-line", src: "a(b) c\n", edits: []EditOp{op("a(b)", "// calls a\na(b)")}, lines: []int{1}},
+		{name: "lines added ending mid-line are added again", src: "a(b) c\n", edits: []EditOp{op("a(b)", "a(b)\nnew line")}, want: "a(b)\nnew line\nnew line c\n"},
+		{name: "lines added starting mid-line are added again", src: "x := f(a)\n", edits: []EditOp{op("f(a)", "gg(1)\nf(a)")}, want: "x := gg(1)\ngg(1)\nf(a)\n"},
+		{name: "a blank line is added again", src: "foo()\nbar()\n", edits: []EditOp{op("foo()", "foo()\n")}, want: "foo()\n\n\nbar()\n"},
+		{name: "a lone brace is added again", src: "if x {\n\ty()\n", edits: []EditOp{op("\ty()", "\ty()\n}")}, want: "if x {\n\ty()\n}\n}\n"},
+		{name: "text within a line is added again", src: "call(alpha)\n", edits: []EditOp{op("alpha", "alpha, beta")}, want: "call(alpha, beta, beta)\n"},
+		{name: "oldText twice after an edit that doubles it", src: "item one\n", edits: []EditOp{op("item one", "item one\nitem one")}, code: fault.CodeAmbiguousMatch},
+		{name: "one retried, one new", src: ab, edits: []EditOp{docA}, retry: []EditOp{docA, op("func b() {}", "func b() { return }")}, code: fault.CodeNoMatch},
+		{name: "the same addition twice in a batch", src: ab, edits: []EditOp{docA}, retry: []EditOp{docA, docA}, code: fault.CodeNoMatch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, _, err := planBoth(t, tc.src, tc.edits)
+			if err != nil {
+				t.Fatalf("first run: %v", err)
+			}
+			retry := tc.edits
+			if tc.retry != nil {
+				retry = tc.retry
+			}
+			twice, outcomes, err := planBoth(t, once, retry)
+			switch {
+			case tc.code != "":
+				if fault.AsError(err) == nil || fault.AsError(err).Code != tc.code {
+					t.Fatalf("retry: %q, %v; want %s", twice, err, tc.code)
+				}
+			case err != nil:
+				t.Fatalf("retry: %v", err)
+			case tc.lines == nil:
+				if twice != tc.want || outcomes[0].AlreadyApplied {
+					t.Fatalf("retry: %q, %+v; want %q applied again", twice, outcomes, tc.want)
+				}
+			default:
+				var lines []int
+				for _, o := range outcomes {
+					if !o.AlreadyApplied || len(o.Lines) != 1 {
+						t.Fatalf("retry outcome %+v, want already applied", o)
+					}
+					lines = append(lines, o.Lines[0])
+				}
+				if twice != once || !reflect.DeepEqual(lines, tc.lines) {
+					t.Fatalf("retry: %q, lines %v; want %q unchanged, lines %v", twice, lines, once, tc.lines)
+				}
+			}
+		})
+	}
+}
+
 // TestPlanLargeBatch: a batch large enough to switch from scans to the
 // index gives what scanning alone gives, rung by rung (editmatch's
 // TestLargeBatchIndexes shows the switch).
