@@ -164,6 +164,22 @@ func FuzzPlan(f *testing.F) {
 			c.Lines = append(c.Lines, Line{'+', added[i]})
 		}
 		changes, err = (&Patch{Ops: []Op{{Kind: Update, Path: "f", Chunks: []Chunk{c}}}}).Plan(read, nil)
+		if fe := fault.AsError(err); fe != nil && fe.Details["newAt"] != nil {
+			// Refused: what it writes stands before its old lines, as a
+			// retry's would ("0\n1", -1 +0). It must truly stand there.
+			newAt, oldAt := fe.Details["newAt"].(int)-1, fe.Details["oldAt"].(int)-1
+			if newAt >= oldAt || newAt+len(added) > len(orig) || oldAt > at {
+				t.Fatalf("replace: %v", err)
+			}
+			texts := make([]string, len(orig))
+			for i, l := range orig {
+				texts[i] = l.text
+			}
+			if got, _, ok := Ladder.Seek(texts, added, newAt); !ok || got != newAt {
+				t.Fatalf("replace: %v, but its added lines are not at line %d", err, newAt+1)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("replace: %v", err)
 		}

@@ -429,6 +429,15 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		if !ok {
 			return nil, nil, notFound(op, k, texts, c.Old(), start, false)
 		}
+		if newAt, ok := standsBefore(m, texts, cl, start, at, rung); ok && !c.EOF {
+			// What the chunk writes already stands where it leads, its old
+			// lines only further on: a retry, whose change would land in
+			// another function (Post for Get), or a patch meant elsewhere.
+			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d): the lines it would leave already stand at line %d, and its old lines are found only further on, at line %d: changing them there may not be what was meant.", k+1, op.Path, c.Line, newAt+1, at+1).
+				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
+				WithDetail("newAt", newAt+1).WithDetail("oldAt", at+1).
+				WithHint("this patch looks applied already at line %d: if it was, nothing is left to do; if it is meant for line %d, give the chunk an @@ line naming the function or class there, or more context lines", newAt+1, at+1)
+		}
 		if rung != RungExact && !c.EOF && !named {
 			// Found only loosely: at one place, or it is a guess (edit's
 			// rule). Exact, or under an @@ line that names where it is,
@@ -455,6 +464,39 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 	}
 	slices.SortStableFunc(reps, func(a, b replacement) int { return a.at - b.at })
 	return reps, located, nil
+}
+
+// standsBefore finds the lines cl leaves (its context and added lines)
+// at or after start and before at, where its old lines were found at
+// rung: the text the chunk would make, standing where the search began.
+// Only a chunk that adds a line with text says so (one that removes
+// lines alone leaves its context, which may stand anywhere), and only at
+// a rung no looser than the old lines' ("    x" is not "x" retried for
+// "  x").
+func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung string) (int, bool) {
+	var lines []string
+	adds := false
+	for _, l := range cl {
+		if l.Op != '-' {
+			lines = append(lines, l.Text)
+			adds = adds || l.Op == '+' && strings.TrimSpace(l.Text) != ""
+		}
+	}
+	if !adds || at <= start {
+		return 0, false
+	}
+	// Cut so that a place found starts before at.
+	newAt, newRung, ok := m.Seek(texts[:min(len(texts), at-1+len(lines))], lines, start)
+	return newAt, ok && rungRank(newRung) <= rungRank(rung)
+}
+
+// rungRank orders the rungs of Ladder, from the strictest; another
+// Matcher's rung ranks past them all.
+func rungRank(rung string) int {
+	if i := slices.Index([]string{RungExact, RungTrailingWhitespace, RungWhitespace, RungUnicode}, rung); i >= 0 {
+		return i
+	}
+	return 4
 }
 
 // beginsAt reports whether old, or old less a last blank line (the

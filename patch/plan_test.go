@@ -76,6 +76,12 @@ func TestPlanUpdate(t *testing.T) {
 		{"begins with its @@ line, a blank line after", "def f():\n    return 1\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2", ""}, "def f():\n    return 2\ndef f():\n    return 1\n", []string{RungExact}},
 		{"added lines at the end under a loose @@ line at two places", "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n", []string{"@@ def f():", "+# end", "*** End of File"}, "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n# end\n", []string{""}},
 		{"loose @@ line at two places", "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 1\n", []string{"@@ def f(self):", "     def f(self):", "-        return 1", "+        return 2"}, "class A:\n    def f(self):\n        return 2\nclass B:\n    def f(self):\n        return 1\n", []string{RungExact}},
+		// What a chunk writes may stand before its old lines and still
+		// not be a retry: under an @@ line past it, with no added text,
+		// or found only more loosely than the old lines.
+		{"its new lines before its @@ line", retriedSrc, []string{"@@ func Post() {", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"}, strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)"), []string{RungExact}},
+		{"removes lines only", "a\nb\nc\na\nx\nb\n", []string{"@@", " a", "-x", " b"}, "a\nb\nc\na\nb\n", []string{RungExact}},
+		{"its new lines before only loosely", "    x\n  x\n", []string{"@@", "-  x", "+x"}, "    x\nx\n", []string{RungExact}},
 		{"CRLF file", "a\r\nb\r\nc\r\n", []string{"@@", " a", "-b", "+B1", "+B2"}, "a\r\nB1\r\nB2\r\nc\r\n", []string{RungExact}},
 		{"mixed endings: the replaced lines'", "a\r\nb\nc\r\n", []string{"@@", "-b", "+b1", "+b2"}, "a\r\nb1\nb2\nc\r\n", []string{RungExact}},
 		{"mixed endings: kept lines keep theirs", "a\r\nb\nc\r\nd\r\n", []string{"@@", " b", "-c", "+x", " d"}, "a\r\nb\nx\r\nd\r\n", []string{RungExact}},
@@ -308,6 +314,15 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 3}, "rung": RungWhitespace}, "with their indentation"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
+		// A retried patch (the agent lost the answer): its lines are no
+		// longer where its @@ line leads, the same lines are further on,
+		// in another function, which it changed with success.
+		{"retried under its @@ line", map[string]string{"a": retriedSrc}, []string{"*** Update File: a", "@@ func Get() {", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 7}, "looks applied already at line 2"},
+		{"retried without an @@ line", map[string]string{"a": retriedSrc}, []string{"*** Update File: a", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 7}, "looks applied already at line 2"},
+		{"retried whole, two chunks", map[string]string{"a": strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)") + strings.ReplaceAll(retriedSrc, "return wrap(err)", "return err")}, []string{"*** Update File: a", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 12}, "looks applied already at line 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -354,3 +369,7 @@ func TestClosestBounded(t *testing.T) {
 		t.Errorf("closest %d bytes, ends %q", len(r.Text), r.Text[len(r.Text)-8:])
 	}
 }
+
+// retriedSrc is a file a patch changed in Get (wrap(err)) whose lines
+// before it, in Post, are as Get's were.
+const retriedSrc = "func Get() {\n\tif err != nil {\n\t\treturn wrap(err)\n\t}\n}\nfunc Post() {\n\tif err != nil {\n\t\treturn err\n\t}\n}\n"
