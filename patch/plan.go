@@ -427,7 +427,16 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			at, rung, ok = seek(m, texts, old, start, c.EOF)
 		}
 		if !ok {
-			return nil, nil, notFound(op, k, texts, c.Old(), start, false)
+			e := notFound(op, k, texts, c.Old(), start, false)
+			if lines, adds := result(cl); adds && !c.EOF {
+				if newAt, _, ok := m.Seek(texts, lines, start); ok {
+					// A retry, most likely: "copy the lines" sent the
+					// caller to make the change again.
+					e.WithDetail("newAt", newAt+1).
+						WithHint("this patch looks applied already at line %d, where the lines the chunk would leave stand: if it was, nothing is left to do; if not, read the file and copy the chunk's context (' ') and removed ('-') lines from it exactly", newAt+1)
+				}
+			}
+			return nil, nil, e
 		}
 		if newAt, ok := standsBefore(m, texts, cl, start, at, rung); ok && !c.EOF {
 			// What the chunk writes already stands where it leads, its old
@@ -474,6 +483,19 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 // a rung no looser than the old lines' ("    x" is not "x" retried for
 // "  x").
 func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung string) (int, bool) {
+	lines, adds := result(cl)
+	if !adds || at <= start {
+		return 0, false
+	}
+	// Cut so that a place found starts before at.
+	newAt, newRung, ok := m.Seek(texts[:min(len(texts), at-1+len(lines))], lines, start)
+	return newAt, ok && rungRank(newRung) <= rungRank(rung)
+}
+
+// result is the lines cl leaves, its context and added lines, and
+// whether it adds a line with text, without which they say nothing of
+// whether it was applied.
+func result(cl []Line) ([]string, bool) {
 	var lines []string
 	adds := false
 	for _, l := range cl {
@@ -482,12 +504,7 @@ func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung stri
 			adds = adds || l.Op == '+' && strings.TrimSpace(l.Text) != ""
 		}
 	}
-	if !adds || at <= start {
-		return 0, false
-	}
-	// Cut so that a place found starts before at.
-	newAt, newRung, ok := m.Seek(texts[:min(len(texts), at-1+len(lines))], lines, start)
-	return newAt, ok && rungRank(newRung) <= rungRank(rung)
+	return lines, adds
 }
 
 // rungRank orders the rungs of Ladder, from the strictest; another

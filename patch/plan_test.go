@@ -321,6 +321,12 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 7}, "looks applied already at line 2"},
 		{"retried without an @@ line", map[string]string{"a": retriedSrc}, []string{"*** Update File: a", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 7}, "looks applied already at line 2"},
+		// Retried, its old lines nowhere: still not found, but the hint
+		// says where its result stands instead of sending the caller to
+		// copy lines alike.
+		{"retried, its old lines gone", map[string]string{"a": "func Get() {\n\tif err != nil {\n\t\treturn wrap(err)\n\t}\n}\n"}, []string{"*** Update File: a", "@@ func Get() {", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2,
+				"closest": Region{StartLine: 2, EndLine: 4, Similarity: 0.88, Text: "\tif err != nil {\n\t\treturn wrap(err)\n\t}"}}, "looks applied already at line 2"},
 		{"retried whole, two chunks", map[string]string{"a": strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)") + strings.ReplaceAll(retriedSrc, "return wrap(err)", "return err")}, []string{"*** Update File: a", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 12}, "looks applied already at line 2"},
 	}
