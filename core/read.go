@@ -318,12 +318,22 @@ func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reade
 		res.Sha256 = lr.sum()
 	}
 	if tw.TotalLines == nil && start > 0 && size <= ReadCountMaxBytes {
-		// The lines the window's reader has passed, and a count of the rest.
-		rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos, size-lr.pos)
-		if err != nil {
-			return nil, ioError(err, w.display)
+		version := f.Info().Version
+		total, ok := w.t.LineCounts.get(w.display, version)
+		if !ok {
+			// The lines the window's reader has passed, and a count of the rest.
+			rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos, size-lr.pos)
+			if err != nil {
+				return nil, ioError(err, w.display)
+			}
+			total = w.passed(lr) + rest
+			if w.req.ByteOffset == 0 {
+				// Counted from the file's start: a window placed by a
+				// byte offset takes its line number as given, which
+				// would be remembered for every read of the file.
+				w.t.LineCounts.put(w.display, version, total)
+			}
 		}
-		total := w.passed(lr) + rest
 		tw.TotalLines = &total
 	}
 	return tw, nil

@@ -53,6 +53,9 @@ type Tools struct {
 	// then sized for that text too, which repeats the path on each line
 	// where the JSON has it once, so that it fits MaxBytes as well.
 	TextLinePrefix func(path string, line int) int
+	// LineCounts, when set, remembers the line counts of files read, so
+	// that paging a file in one process counts its lines once.
+	LineCounts *LineCounts
 	// BeginRequest, when set, readies the backend for a request of a
 	// long-lived session (batch, MCP), which outlives what a process
 	// checks when it starts: it finishes or undoes the transactions of

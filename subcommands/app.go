@@ -625,6 +625,7 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		ReadOnly:       c.Bool("readonly"),
 		LockTimeout:    c.Duration("lock-timeout"),
 		PublishMaxSize: int64(c.Int("publish-max-size")),
+		LineCounts:     core.NewLineCounts(),
 	}
 	// The content index covers local trees (an object store has no cheap
 	// proof of freshness: no inode, no ctime), in a mixed workspace only
