@@ -2,6 +2,7 @@ package patch
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -159,6 +160,10 @@ func (p *parser) op(i, end int) (Op, int, error) {
 	return op, i, nil
 }
 
+// unifiedRange is a unified diff's hunk header after "@@ ": its ranges,
+// "@@", and the heading some diffs give (git's function line), the group.
+var unifiedRange = regexp.MustCompile(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@(?: (.*))?$`)
+
 // chunk parses the chunk starting at line i, which must be "@@" or
 // "@@ CONTEXT" unless it is the first chunk of its file.
 func (p *parser) chunk(i, end int, first bool) (Chunk, int, error) {
@@ -167,8 +172,15 @@ func (p *parser) chunk(i, end int, first bool) (Chunk, int, error) {
 	case strings.TrimRight(l, " \t") == chunkMarker:
 		i++
 	case strings.HasPrefix(l, chunkMarker+" "):
+		ctx := l[len(chunkMarker)+1:]
+		if m := unifiedRange.FindStringSubmatch(ctx); m != nil {
+			// A unified diff's header, as diffs (agentfs's own too) print
+			// it: its line numbers are not read, and the heading after
+			// it, a line of the file, is the context.
+			ctx = m[1]
+		}
 		// A blank context would match the first blank line: it is none.
-		if ctx := l[len(chunkMarker)+1:]; strings.TrimSpace(ctx) != "" {
+		if strings.TrimSpace(ctx) != "" {
 			c.Context = ctx
 		}
 		i++
