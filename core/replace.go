@@ -200,7 +200,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		wordAfter = regexp.MustCompile(flags + notWordClass + around)
 	}
 	if re.MatchString("") {
-		return nil, fault.InvalidArgument("the query can match the empty string, so it would insert the replacement where nothing matched (between characters, or at an anchor such as ^ or \\A).").
+		return nil, fault.InvalidArgument("the query matches the empty string, so it would insert the replacement where nothing matched (between characters, or at an anchor such as ^ or \\A).").
 			WithHint("make the query match at least one character")
 	}
 	if req.Regex {

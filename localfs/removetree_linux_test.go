@@ -20,6 +20,13 @@ func setImmutable(t *testing.T, p string, on bool) {
 	if on {
 		flag = "+i"
 	}
+	chattr(t, flag, p)
+}
+
+// chattr sets or clears an attribute of p (+i, -a...), or skips saying how
+// to run the test.
+func chattr(t *testing.T, flag, p string) {
+	t.Helper()
 	if out, err := exec.Command("chattr", flag, p).CombinedOutput(); err != nil {
 		t.Skipf("chattr %s failed (%v: %s): run as root with e2fsprogs, on ext4, xfs or btrfs", flag, err, out)
 	}

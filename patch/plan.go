@@ -484,11 +484,16 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 // "  x").
 func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung string) (int, bool) {
 	lines, adds := result(cl)
-	if !adds || at <= start {
+	removes := slices.ContainsFunc(cl, func(l Line) bool { return l.Op == '-' })
+	if !adds || !removes || at <= start {
+		// A chunk that only adds lines writes what may well stand
+		// already in a sibling (a defer another function has): its
+		// result before it proves nothing.
 		return 0, false
 	}
-	// Cut so that a place found starts before at.
-	newAt, newRung, ok := m.Seek(texts[:min(len(texts), at-1+len(lines))], lines, start)
+	// Cut so that a place found ends before at: a result overlapping the
+	// old lines (row zero, row zero, row one) is the file's own repeat.
+	newAt, newRung, ok := m.Seek(texts[:at], lines, start)
 	return newAt, ok && rungRank(newRung) <= rungRank(rung)
 }
 

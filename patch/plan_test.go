@@ -80,6 +80,13 @@ func TestPlanUpdate(t *testing.T) {
 		// not be a retry: under an @@ line past it, with no added text,
 		// or found only more loosely than the old lines.
 		{"its new lines before its @@ line", retriedSrc, []string{"@@ func Post() {", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"}, strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)"), []string{RungExact}},
+		// A sibling's fix before it, where the chunk adds lines only
+		// (Codex applies it at its first match), and a result overlapping
+		// the old lines, are no retries.
+		{"adds only, the result in a sibling", "func Get() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\nfunc Post() {\n\tresp, err := c.Do(req)\n\tif err != nil {\n}\n",
+			[]string{"@@", " \tresp, err := c.Do(req)", "+\tdefer resp.Body.Close()", " \tif err != nil {"},
+			"func Get() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\nfunc Post() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\n", []string{RungExact}},
+		{"the result overlapping the old lines", "q\nq\nz\n", []string{"@@", " q", "-z", "+q"}, "q\nq\nq\n", []string{RungExact}},
 		{"removes lines only", "a\nb\nc\na\nx\nb\n", []string{"@@", " a", "-x", " b"}, "a\nb\nc\na\nb\n", []string{RungExact}},
 		{"its new lines before only loosely", "    x\n  x\n", []string{"@@", "-  x", "+x"}, "    x\nx\n", []string{RungExact}},
 		{"CRLF file", "a\r\nb\r\nc\r\n", []string{"@@", " a", "-b", "+B1", "+B2"}, "a\r\nB1\r\nB2\r\nc\r\n", []string{RungExact}},
