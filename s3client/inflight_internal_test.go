@@ -149,3 +149,46 @@ func TestUploadLostCompletionIsJudgedByTheObject(t *testing.T) {
 		t.Errorf("HEAD: %+v, %v; want the object of ETag %q", h, err, o.ETag)
 	}
 }
+
+// unsentCompletion takes the CompleteMultipartUpload whole and never
+// sends it, as a connection that breaks once the body is written.
+type unsentCompletion struct{}
+
+func (unsentCompletion) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.URL.Query().Has("uploadId") {
+		// Its body taken whole: whether the store got it is unknown.
+		if r.Body != nil {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}
+		return nil, errors.New("connection reset by peer")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A completion lost on its way, at a key that holds the same bytes
+// already (a publish of the same file): the object is there, and the
+// upload, never completed, is aborted, not left open and billed.
+func TestUploadUnsentCompletionOverTheSameBytes(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	access, secret := s3test.Keys()
+	cfg := Config{Endpoint: s3test.Endpoint(t), Bucket: bucket, Credentials: Credentials{AccessKey: access, SecretKey: secret}}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := bytes.Repeat([]byte("x"), 2*testPart)
+	if _, err := c.Upload(context.Background(), "k", bytes.NewReader(content), int64(len(content)), testPart, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Transport = unsentCompletion{}
+	lossy, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lossy.Upload(context.Background(), "k", bytes.NewReader(content), int64(len(content)), testPart, nil); err != nil {
+		t.Fatalf("Upload: %v, want done: the object of these bytes is there", err)
+	}
+	if n := openUploads(t, c); n != 0 {
+		t.Errorf("%d multipart uploads left open", n)
+	}
+}

@@ -69,6 +69,13 @@ func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header,
 			want := multipartETag(ps)
 			o, herr := c.Head(actx, key)
 			if herr == nil && o.ETag == want {
+				// Made, by this completion or by another upload of the
+				// same bytes (a publish of the same file has the same
+				// key): this one, if it never completed, is aborted all
+				// the same, or it stayed open and billed.
+				if aerr := c.abortMultipart(actx, key, id); aerr != nil {
+					return "", &LeftError{Err: err, Abort: aerr, Bucket: c.bucket, Key: key, UploadID: id}
+				}
 				return want, nil
 			}
 			if _, status := Code(herr); herr != nil && status != http.StatusNotFound {

@@ -2283,3 +2283,43 @@ func setJournalLease(t *testing.T, bucket, prefix, lease string) {
 		}
 	}
 }
+
+// Each claim of a journal writes other bytes: two claims of one journal
+// had one ETag, so that a recovery another had taken over could still
+// mark or end the journal If-Match its own claim, under the other's feet.
+func TestEachClaimIsItsOwn(t *testing.T) {
+	ctx := context.Background()
+	root, refused, _ := stuckRollback(t)
+	stuck := transportFS(t, root, refused)
+	bucket := strings.Split(strings.TrimPrefix(root, "s3://"), "/")[0]
+	var etags []string
+	for range 2 {
+		if _, err := stuck.Recover(ctx); codeOf(err) != fault.CodeIOError {
+			t.Fatalf("the recovery refused: %v, want IO_ERROR", err)
+		}
+		etags = append(etags, journalETags(t, bucket, "stuck")...)
+	}
+	if len(etags) != 2 || etags[0] == etags[1] {
+		t.Errorf("the journal after two refused recoveries: ETags %v, want two, each its claim's", etags)
+	}
+}
+
+// journalETags are the ETags of the journals of the workspace prefix of
+// bucket.
+func journalETags(t *testing.T, bucket, prefix string) []string {
+	t.Helper()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var etags []string
+	for o := range c.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: prefix + "/.agentfs-journal/"}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		if strings.HasSuffix(o.Key, ".json") {
+			etags = append(etags, o.ETag)
+		}
+	}
+	return etags
+}

@@ -58,6 +58,11 @@ type journal struct {
 	// then leaves the journal: the next call claims it again at once,
 	// rather than wait for the claim's lease as for a live one.
 	RollbackFailed bool `json:"rollbackFailed,omitempty"`
+	// Claim is drawn afresh by each claim, so that each writes other
+	// bytes (another ETag): two claims of the same journal had one, and a
+	// recovery whose claim another had taken over could still mark or end
+	// the journal If-Match it, under the other's feet.
+	Claim string `json:"claim,omitempty"`
 	// Moves are the objects of a move (see move.go). ClaimFirst says the
 	// move claims them before it changes anything (claim.go), ClaimsHeld
 	// that it has: a journal read back without it made nothing.
@@ -779,7 +784,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	if !expired && !(j.Claimed && j.RollbackFailed) {
 		return live, nil
 	}
-	j.Claimed, j.RollbackFailed = true, false
+	j.Claimed, j.RollbackFailed, j.Claim = true, false, newID()
 	claimed, err := f.putJournal(ctx, o.Key, o.ETag, j)
 	if code, status := s3client.Code(err); err != nil && code == "NoSuchKey" {
 		return gone, nil
@@ -818,7 +823,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 // rather than pass on the store's answer about a file it never named.
 func rollbackRefused(jkey string, err error) error {
 	return fault.Errorf(fault.CodeIOError, "the rollback of a transaction that stopped part way, journal %s, failed (%v).", jkey, err).
-		WithHint("fix what the store refuses there, then run agentfs --recover, which undoes the transaction; then read its files").WithCause(err)
+		WithHint("fix what the store refuses there (or, if it could not be reached, wait until it can), then run agentfs --recover, which undoes the transaction; then read its files").WithCause(err)
 }
 
 // ownKeys reports whether every key j names is one agentfs wrote there:
