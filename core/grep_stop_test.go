@@ -122,6 +122,12 @@ func (s skipAllBut) Narrow(context.Context, IndexQuery) (*Narrowing, error) {
 
 // stalledWalkFS walks its first n entries, then waits for release: a walk
 // through a big tree that the timeout overtakes.
+// stallTimeout is the --timeout of a search whose walk stalls: what it
+// reaches before the stall (a few files, 100 entries) must be done within
+// it on a loaded machine too (CI's, running every package at once, missed
+// 100 ms), and every such search waits it out.
+const stallTimeout = time.Second
+
 type stalledWalkFS struct {
 	*memfs.FS
 	n       int
@@ -159,7 +165,7 @@ func TestTimedOutCountPageKeepsItsNextPage(t *testing.T) {
 		limit int
 		next  bool
 	}{{10, true}, {1000, false}} {
-		res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Mode: ModeCount, Limit: tc.limit, Timeout: Duration(100 * time.Millisecond)})
+		res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Mode: ModeCount, Limit: tc.limit, Timeout: Duration(stallTimeout)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +203,7 @@ func TestTimedOutPageCountsSkippedFiles(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	tl := &Tools{FS: stalledWalkFS{memfs.New(files), 100, release}, Index: skipAllBut{"f0499.txt"}}
-	res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Timeout: Duration(100 * time.Millisecond)})
+	res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Timeout: Duration(stallTimeout)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +229,7 @@ func TestTimedOutListedPageCountsSkippedFiles(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	tl := &Tools{FS: stuckFS{memfs.New(files), release}, Index: listedIndex{rels}}
-	res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Timeout: Duration(100 * time.Millisecond)})
+	res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: ".", Timeout: Duration(stallTimeout)})
 	if err != nil {
 		t.Fatal(err)
 	}
