@@ -1443,6 +1443,18 @@ func limitHint(err error) string {
 // (chattr +i, +a), which no mode bit explains.
 var errPinned = fmt.Errorf("immutable or append-only: %w", unix.EPERM)
 
+// accessAt is faccessat(2) of name in dfd for mode, by the effective ids,
+// and for W_OK refuses an entry immutable or append-only (pinned) with
+// errPinned. x/sys's Faccessat takes faccessat2's EPERM for a seccomp
+// filter's refusal and answers from the mode bits, which pass for root,
+// and +a passes faccessat itself: a dry run passed where its run failed.
+func accessAt(dfd int, name string, mode uint32) error {
+	if mode&unix.W_OK != 0 && pinned(dfd, name) {
+		return errPinned
+	}
+	return unix.Faccessat(dfd, name, mode, unix.AT_EACCESS)
+}
+
 func mapErr(err error, p string) *fault.Error {
 	var ce *fault.Error
 	if errors.As(err, &ce) {

@@ -1,7 +1,6 @@
 package localfs
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -74,22 +73,11 @@ func reserve(fd int, size int64) (bool, error) {
 	}
 }
 
-// accessAt is faccessat(2) of name in dfd for mode, by the effective ids,
-// and for W_OK also refuses an entry immutable or append-only (chattr +i,
-// +a), which no one may replace or rename over: x/sys's Faccessat takes
-// faccessat2's EPERM for a seccomp filter's refusal and answers from the
-// mode bits, which pass for root, and +a passes faccessat itself, so a
-// dry run passed where its run failed. A kernel without faccessat2
-// (before 5.8), or a filter refusing it, falls back as x/sys does.
-func accessAt(dfd int, name string, mode uint32) error {
-	if mode&unix.W_OK != 0 {
-		if e, err := lstatEntry(dfd, name); err == nil && e.pinned {
-			return errPinned
-		}
-	}
-	err := unix.Faccessat2(dfd, name, mode, unix.AT_EACCESS)
-	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
-		return unix.Faccessat(dfd, name, mode, unix.AT_EACCESS)
-	}
-	return err
+// pinned reports whether the entry name of dfd is immutable or
+// append-only (chattr +i, +a): no one, root included, may replace it or
+// rename over it, which x/sys's faccessat tells root of neither (see
+// accessAt).
+func pinned(dfd int, name string) bool {
+	e, err := lstatEntry(dfd, name)
+	return err == nil && e.pinned
 }

@@ -76,7 +76,7 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 		}
 	}
 	// The replace makes a file in the directory: one it may not write
-	// (its mode, or chattr +i) is refused first, saying which.
+	// (its mode, or chattr +i or +a) is refused first, saying which.
 	if err := accessAt(dfd, ".", unix.W_OK); err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
 	}
