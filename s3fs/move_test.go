@@ -1333,12 +1333,24 @@ func expireJournals(t *testing.T, bucket, prefix string) {
 // a lease that has run out.
 func editJournals(t *testing.T, bucket, prefix string, edit func(string) string) {
 	t.Helper()
+	rewriteJournals(t, bucket, prefix, func(data []byte) []byte {
+		return []byte(edit(strings.Replace(string(data), `"lease":"15s"`, `"lease":"-1m0s"`, 1)))
+	})
+}
+
+// rewriteJournals rewrites each journal below prefix in bucket as
+// rewrite makes it, behind agentfs's back.
+func rewriteJournals(t *testing.T, bucket, prefix string, rewrite func([]byte) []byte) {
+	t.Helper()
 	ctx := context.Background()
 	c, err := s3test.Client(s3test.Endpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix + "/.agentfs-journal/"}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
 		if !strings.HasSuffix(o.Key, ".json") {
 			continue
 		}
@@ -1351,7 +1363,7 @@ func editJournals(t *testing.T, bucket, prefix string, edit func(string) string)
 		if err != nil {
 			t.Fatal(err)
 		}
-		data = []byte(edit(strings.Replace(string(data), `"lease":"15s"`, `"lease":"-1m0s"`, 1)))
+		data = rewrite(data)
 		if _, err := c.PutObject(ctx, bucket, o.Key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -2254,34 +2254,15 @@ func TestStuckRollbackIsRetriedAtOnce(t *testing.T) {
 // prefix of bucket as lease.
 func setJournalLease(t *testing.T, bucket, prefix, lease string) {
 	t.Helper()
-	ctx := context.Background()
-	c, err := s3test.Client(s3test.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix + "/.agentfs-journal/"}) {
-		if o.Err != nil {
-			t.Fatal(o.Err)
-		}
-		if !strings.HasSuffix(o.Key, ".json") {
-			continue
-		}
-		obj, err := c.GetObject(ctx, bucket, o.Key, minio.GetObjectOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	rewriteJournals(t, bucket, prefix, func(data []byte) []byte {
 		var j map[string]any
-		err = json.NewDecoder(obj).Decode(&j)
-		obj.Close()
-		if err != nil {
+		if err := json.Unmarshal(data, &j); err != nil {
 			t.Fatal(err)
 		}
 		j["lease"] = lease
-		data, _ := json.Marshal(j)
-		if _, err := c.PutObject(ctx, bucket, o.Key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+		data, _ = json.Marshal(j)
+		return data
+	})
 }
 
 // Each claim of a journal writes other bytes: two claims of one journal
