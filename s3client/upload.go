@@ -63,29 +63,28 @@ func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header,
 		// The caller's context may be the cause: the abort gets its own.
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		made := false
 		if ps != nil && answerLost(err) {
 			// The store may have completed it, and the abort would then
 			// find no upload: the object its parts make says so.
 			want := multipartETag(ps)
 			o, herr := c.Head(actx, key)
-			if herr == nil && o.ETag == want {
+			if _, status := Code(herr); herr == nil && o.ETag == want {
 				// Made, by this completion or by another upload of the
 				// same bytes (a publish of the same file has the same
 				// key): this one, if it never completed, is aborted all
 				// the same, or it stayed open and billed.
-				if aerr := c.abortMultipart(actx, key, id); aerr != nil {
-					return "", &LeftError{Err: err, Abort: aerr, Bucket: c.bucket, Key: key, UploadID: id}
-				}
-				return want, nil
-			}
-			if _, status := Code(herr); herr != nil && status != http.StatusNotFound {
+				made, etag = true, want
+			} else if herr != nil && status != http.StatusNotFound {
 				err = fmt.Errorf("%w (its answer was lost, and whether the store made %s is unknown: %v)", err, key, herr)
 			}
 		}
 		if aerr := c.abortMultipart(actx, key, id); aerr != nil {
 			return "", &LeftError{Err: err, Abort: aerr, Bucket: c.bucket, Key: key, UploadID: id}
 		}
-		return "", err
+		if !made {
+			return "", err
+		}
 	}
 	return etag, nil
 }

@@ -163,10 +163,10 @@ func (s *Store) storeError(err error, what string) error {
 	var left *s3client.LeftError
 	if errors.As(err, &left) {
 		// Before the upload's own failure, which may be a fault.Error.
+		abort := fmt.Sprintf("aws s3api abort-multipart-upload --bucket %s --key %s --upload-id %s", shellQuote(left.Bucket), shellQuote(left.Key), shellQuote(left.UploadID))
 		return fault.Errorf(fault.CodeIOError, "%s (%v), and its parts are left in the bucket: aborting the upload %s of %s failed: %v.", what, left.Err, left.UploadID, left.Key, left.Abort).
 			WithDetail("uploadId", left.UploadID).WithDetail("key", left.Key).
-			WithHint("remove them with: aws s3api abort-multipart-upload --bucket %s --key %s --upload-id %s (add --endpoint-url for a store other than AWS); then publish again",
-										shellQuote(s.bucket), shellQuote(left.Key), shellQuote(left.UploadID)).
+			WithHint("remove them with: %s (add --endpoint-url for a store other than AWS); then publish again", abort).
 			WithCause(fmt.Errorf("%w: %v", assets.ErrLeft, err)) // not the interrupt's: that answer says nothing is left
 	}
 	var fe *fault.Error
