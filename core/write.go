@@ -176,11 +176,12 @@ func (t *Tools) checkCutsHeld(ctx context.Context, path string, cur current, con
 // replaceWith is one attempt of a write that replaces the file cur with
 // data, in the file's style when it is text.
 func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
+	display := t.FS.Display(req.Path)
 	if req.Create && cur.exists {
-		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(t.FS.Display(req.Path)).
+		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
 			WithHint("drop create to replace it, or choose another path")
 	}
-	if err := refuseNotFile(cur, t.FS.Display(req.Path), "write to"); err != nil {
+	if err := refuseNotFile(cur, display, "write to"); err != nil {
 		return nil, err
 	}
 	res := &WriteResult{}
@@ -196,7 +197,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 			}
 		}
 		if data, ws, err = textfile.Styled(string(data), file, req.LineEnding, req.BOM); err != nil {
-			return nil, withPath(err, t.FS.Display(req.Path))
+			return nil, withPath(err, display)
 		}
 		res.LineEnding, res.BOM, res.Encoding = ws.LineEnding, &ws.BOM, ws.Encoding
 	}
@@ -213,7 +214,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	if err := req.Check(req.Path, cur.info, cur.exists, sum); err != nil {
 		return nil, err
 	}
-	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(req.Path))
+	res.Path, res.PathBase64 = fault.PathText(display)
 	if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size == int64(len(data)) {
 		if !compared {
 			var err error
