@@ -163,8 +163,17 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 			}
 		}
 	}
+	unreadable := unreadableNote(r.Unreadable, "file or directory", "files or directories")
 	if r.FilesWithMatches != nil {
-		fmt.Fprintf(&notes, "... %d matching lines in %d file(s)\n", r.Count, *r.FilesWithMatches)
+		// Count mode's unreadable, as its totals, covers the whole search:
+		// on the totals' line, --all prints it once, not once a page.
+		fmt.Fprintf(&notes, "... %d matching lines in %d file(s)", r.Count, *r.FilesWithMatches)
+		if unreadable != "" {
+			notes.WriteString("; " + strings.TrimPrefix(unreadable, "... "))
+		} else {
+			notes.WriteString("\n")
+		}
+		unreadable = ""
 	}
 	if r.TimedOut {
 		fmt.Fprintf(&notes, "... timed out: %s\n", r.Hint)
@@ -172,7 +181,7 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 	if r.BinarySkipped > 0 {
 		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
 	}
-	notes.WriteString(unreadableNote(r.Unreadable, "file or directory", "files or directories"))
+	notes.WriteString(unreadable)
 	return b.String(), notes.String()
 }
 
