@@ -2304,3 +2304,129 @@ func journalETags(t *testing.T, bucket, prefix string) []string {
 	}
 	return etags
 }
+
+// A journal a recovery cannot act on (unreadable, or naming objects
+// outside the workspace) is stuck, and the dead transactions beside it
+// are rolled back all the same, wherever their journals sort against it;
+// the error names every stuck journal, in order, and the recovery counts
+// what it did. Recover stopped at the first journal it could not
+// recover, in a map's random order: the dead transactions after it were
+// left, and the error named only that one.
+func TestRecoverGoesPastStuckJournals(t *testing.T) {
+	const corrupt, foreign = `{not json`, `{"lease":"-1m0s","ops":[{"key":"elsewhere/a","new":"x"}]}`
+	// A stuck journal's place among the two dead ones: before both,
+	// between them, after both.
+	type stuck struct{ place, body string }
+	for _, tc := range []struct {
+		name  string
+		via   string // Recover, Settle, or RecoverFirst before an ls
+		stuck []stuck
+	}{
+		{"first", "Recover", []stuck{{"before", corrupt}}},
+		{"between", "Recover", []stuck{{"between", corrupt}}},
+		{"last", "Recover", []stuck{{"after", corrupt}}},
+		{"around", "Recover", []stuck{{"before", foreign}, {"after", corrupt}}},
+		{"many", "Recover", []stuck{{"before", corrupt}, {"before", foreign}, {"between", corrupt}, {"after", foreign}, {"after", corrupt}}},
+		{"settle", "Settle", []stuck{{"before", corrupt}}},
+		{"first request", "RecoverFirst", []stuck{{"before", corrupt}, {"between", foreign}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f, bucket, root := seeded(t, "beside", map[string]string{"a": "old a", "b": "old b"})
+			for _, p := range []string{"a", "b"} {
+				// Dies at its commit point, its changes made.
+				if _, err := transportFS(t, root, cutOff(3)).Commit(ctx, []backend.Op{{Path: p, Data: []byte("new " + p)}}); err == nil {
+					t.Fatalf("the transaction of %s that died succeeded", p)
+				}
+			}
+			expireJournals(t, bucket, "beside")
+			dead := journalIDs(t, bucket, "beside")
+			if len(dead) != 2 {
+				t.Fatalf("journals of the dead transactions: %q, want 2", dead)
+			}
+			c, err := s3test.Client(s3test.Endpoint(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for i, s := range tc.stuck {
+				id := map[string]string{"before": "0", "between": dead[0] + "-", "after": "9"}[s.place] + fmt.Sprintf("stuck%d", i)
+				key := "beside/.agentfs-journal/" + id + ".json"
+				if _, err := c.PutObject(ctx, bucket, key, strings.NewReader(s.body), int64(len(s.body)), minio.PutObjectOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, ".agentfs-journal/"+id+".json")
+			}
+			slices.Sort(want)
+			var rec s3fs.Recovery
+			switch tc.via {
+			case "Recover":
+				rec, err = f.Recover(ctx)
+			case "Settle":
+				rec, err = f.Settle(ctx, time.Second)
+			case "RecoverFirst":
+				ls := transportFS(t, root, nil)
+				ls.RecoverFirst()
+				_, err = ls.ReadDir(ctx, ".", 0, 10)
+				rec.RolledBack = 2 // not told: the files say
+			}
+			e := fault.AsError(err)
+			if e == nil || e.Code != fault.CodeIOError || e.Hint == "" {
+				t.Fatalf("the recovery beside %d stuck journals: %v, want IO_ERROR with a hint", len(want), err)
+			}
+			for i, p := range want {
+				if named := strings.Contains(e.Message, p); named != (i < 3) {
+					t.Errorf("the error names %s: %v, want %v: %s", p, named, i < 3, e.Message)
+				}
+			}
+			if len(want) > 1 {
+				if got, _ := e.Details["journals"].([]string); !slices.Equal(got, want) {
+					t.Errorf("details.journals: %q, want %q", got, want)
+				}
+				if more := len(want) - 3; more > 0 && !strings.Contains(e.Message, fmt.Sprintf("and %d more", more)) {
+					t.Errorf("the error does not count the %d journals it does not name: %s", more, e.Message)
+				}
+			}
+			if rec.RolledBack != 2 || rec.Live != 0 {
+				t.Errorf("the recovery counts %+v, want the 2 dead transactions rolled back", rec)
+			}
+			if got := tree(t, f, "a", "b"); got["a"] != "old a" || got["b"] != "old b" {
+				t.Errorf("beside stuck journals: %s, want both dead transactions rolled back", brief(got))
+			}
+			if left := journalIDs(t, bucket, "beside"); len(left) != len(want) {
+				t.Errorf("journals left: %q, want only the %d stuck", left, len(want))
+			}
+			for _, p := range want {
+				if err := c.RemoveObject(ctx, bucket, "beside/"+p, minio.RemoveObjectOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := f.Recover(ctx); err != nil {
+				t.Errorf("the recovery once the stuck journals are gone: %v", err)
+			}
+			noJournal(t, bucket, "beside", "the stuck journals removed")
+		})
+	}
+}
+
+// journalIDs are the ids of the journals of the workspace prefix of
+// bucket, in order.
+func journalIDs(t *testing.T, bucket, prefix string) []string {
+	t.Helper()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	dir := prefix + "/.agentfs-journal/"
+	for o := range c.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: dir}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, dir), ".json"); ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"path"
@@ -628,6 +630,13 @@ const (
 // journal has not been renewed for its lease, by the store's clock (see
 // lease.go). Copies left by a transaction that committed but died before
 // removing them are removed. With no journal it costs one listing.
+//
+// A journal it cannot recover (unreadable, not agentfs's, its rollback
+// refused) is stuck: the others are still recovered, oldest first, and
+// the error names every stuck one. No transaction changes what another,
+// in flight or stuck, changed (see settled), so rollbacks do not depend
+// on one another: the order is the journals' for an error that reads the
+// same at each call.
 func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	var rec Recovery
 	dir := f.prefix + journalDir + "/"
@@ -650,10 +659,18 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 		}
 	}
 	now := f.c.Now()
-	for _, o := range journals {
+	var stuck []stuckJournal
+	for _, id := range slices.Sorted(maps.Keys(journals)) {
+		o := journals[id]
 		state, err := f.recoverOne(ctx, o, now)
 		if err != nil {
-			return rec, err
+			if ctx.Err() != nil || stalled(err) {
+				// The call's end, or a store that stopped answering:
+				// each journal left would wait as long.
+				return rec, err
+			}
+			stuck = append(stuck, stuckJournal{f.rel(o.Key), err})
+			continue
 		}
 		switch state {
 		case rolledBack:
@@ -664,25 +681,81 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 			rec.Live++
 		}
 	}
+	var swept error
 	for _, id := range folders {
 		var err error
 		switch _, ok := journals[id]; {
 		case id == claimDir:
-			if rec.Live == 0 {
-				// With a transaction in flight, its claims are left
-				// unread; a stale claim waits for a call with none.
+			if rec.Live == 0 && len(stuck) == 0 {
+				// With a transaction in flight or stuck, its claims are
+				// left unread (they stand while its journal does); a
+				// stale claim waits for a call with none.
 				err = f.dropStaleClaims(ctx, dir+id+"/")
 			}
 		case !ok:
+			// Copies whose journal was not listed: a stuck journal's are
+			// never among them.
 			var n int
 			n, err = f.dropCopies(ctx, dir+id+"/", now)
 			rec.CopiesRemoved += n
 		}
-		if err != nil {
+		if err != nil && (ctx.Err() != nil || stalled(err)) {
 			return rec, err
 		}
+		if swept == nil {
+			swept = err
+		}
 	}
-	return rec, nil
+	if len(stuck) > 0 {
+		return rec, stuckError(stuck)
+	}
+	return rec, swept
+}
+
+// stuckJournal is a journal Recover could not recover, by its path in
+// the workspace, and why.
+type stuckJournal struct {
+	path string
+	err  error
+}
+
+// namedStuck is how many stuck journals an error's message names; its
+// details name them all.
+const namedStuck = 3
+
+// stuckError is the failure of a recovery that left the journals stuck,
+// in order: the first's error, which says why and what to do, naming the
+// others. One of them goes as it is.
+func stuckError(stuck []stuckJournal) error {
+	if len(stuck) == 1 {
+		return stuck[0].err
+	}
+	first := fault.AsError(stuck[0].err)
+	paths := make([]string, len(stuck))
+	causes := make([]error, len(stuck))
+	for i, s := range stuck {
+		paths[i], causes[i] = s.path, s.err
+	}
+	named := strings.Join(paths[:min(namedStuck, len(paths))], ", ")
+	if more := len(paths) - namedStuck; more > 0 {
+		named += fmt.Sprintf(" and %d more", more)
+	}
+	// The names first, before the first's message: a long one is cut.
+	e := fault.Errorf(first.Code, "%d journals cannot be recovered: %s. The first: %s", len(paths), named, first.Message).
+		WithHint("%s; then run agentfs --recover, which says what the next one needs", strings.TrimSuffix(first.Hint, ".")).
+		WithCause(errors.Join(causes...))
+	e.Path, e.PathBase64 = first.Path, first.PathBase64
+	for k, v := range first.Details {
+		e.WithDetail(k, v)
+	}
+	return e.WithDetail("journals", paths)
+}
+
+// stalled reports whether err is a request to a store that sent nothing
+// for its idle timeout.
+func stalled(err error) bool {
+	var s *s3client.StallError
+	return errors.As(err, &s)
 }
 
 // dropCopies removes the copies below folder, a transaction's whose
