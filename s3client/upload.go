@@ -136,6 +136,17 @@ func (e *LeftError) Error() string {
 
 func (e *LeftError) Unwrap() error { return e.Err }
 
+// AbortCommand is the AWS CLI's command that aborts the upload left, its
+// words quoted for a POSIX shell.
+func (e *LeftError) AbortCommand() string {
+	return fmt.Sprintf("aws s3api abort-multipart-upload --bucket %s --key %s --upload-id %s", shellQuote(e.Bucket), shellQuote(e.Key), shellQuote(e.UploadID))
+}
+
+// shellQuote is s as one word of a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // partSizeFor is the size of the parts of an upload of size bytes: at
 // least partSize, and large enough for size to fit in maxParts.
 func partSizeFor(size, partSize int64) int64 {

@@ -1,6 +1,10 @@
 package s3fs
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentfs/agentfs/s3client"
+)
 
 // SetLease sets the lease f's transactions declare in their journals; one
 // of 0 or less is never renewed, and a negative one is over when written,
@@ -21,3 +25,8 @@ var Nameable = nameable
 
 // BucketNameFault says what makes a name no S3 bucket's.
 var BucketNameFault = bucketNameFault
+
+// UploadsLeft is err saying that it left the uploads lefts.
+func UploadsLeft(f *FS, err error, lefts []*s3client.LeftError) error {
+	return f.uploadsLeft(err, lefts)
+}

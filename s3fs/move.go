@@ -478,6 +478,11 @@ func (f *FS) sourceChanged(m journalMove) error {
 // listed is the destination's (a file put there, or the one replaced
 // changed), else the source's.
 func (f *FS) copyErr(ctx context.Context, m journalMove, err error) error {
+	// Before the copy's own failure, a refusal said in other words.
+	var left *s3client.LeftError
+	if errors.As(err, &left) {
+		return f.uploadsLeft(f.copyErr(ctx, m, left.Err), []*s3client.LeftError{left})
+	}
 	if errors.Is(err, s3client.ErrSourceChanged) {
 		return f.sourceChanged(m)
 	}
@@ -534,14 +539,15 @@ func (f *FS) sameSource(ctx context.Context, src string, moves []journalMove) er
 }
 
 // each runs do on every move, readsInFlight at a time, and returns the
-// first failure; after one, no new request starts.
+// first failure; after one, no new request starts. The uploads that the
+// others left (see uploadsLeft) are said with it: no other answer would.
 func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journalMove) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	slots := make(chan struct{}, readsInFlight)
 	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
+	var mu sync.Mutex
+	var errs []error
 	for i, m := range moves {
 		if ctx.Err() != nil {
 			break
@@ -553,15 +559,31 @@ func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journal
 				return
 			}
 			if err := do(i, m); err != nil {
-				once.Do(func() { first = err; cancel(err) })
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				cancel(err)
 			}
 		})
 	}
 	wg.Wait()
-	if first == nil && ctx.Err() != nil {
-		return context.Cause(ctx)
+	if len(errs) == 0 {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return nil
 	}
-	return first
+	var lefts []*s3client.LeftError
+	for _, err := range errs[1:] {
+		var said *leftBehind
+		if errors.As(err, &said) {
+			lefts = append(lefts, said.lefts...)
+		}
+	}
+	if len(lefts) == 0 {
+		return errs[0]
+	}
+	return f.uploadsLeft(errs[0], lefts)
 }
 
 // rollBackMove undoes what a move did to m: the original put back from

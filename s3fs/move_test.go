@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/minio/minio-go/v7"
@@ -1842,5 +1843,193 @@ func TestMoveCommittedThenStoreDownSaysItWasMade(t *testing.T) {
 	}
 	if _, err := f.Stat(ctx, "dst/a"); err != nil {
 		t.Errorf("dst/a: %v, want the move made", err)
+	}
+}
+
+// leavesUploads is a store whose copies by parts (UploadPartCopy) to the
+// keys that end in one of copyRefused are refused, and so are the aborts
+// of the uploads to keys that end in one of abortRefused: uploads left.
+// With after set, those aborts wait for the check (a listing of its
+// parts) that the upload to the key ending in after is gone: a failure
+// that left nothing comes first. With headRefused, once an abort is
+// refused, so are the HEADs of its key: the move's rollback fails.
+type leavesUploads struct {
+	copyRefused, abortRefused []string
+	after                     string
+	checked                   chan struct{}
+	headRefused               bool
+	aborted                   atomic.Bool
+}
+
+func (s *leavesUploads) RoundTrip(r *http.Request) (*http.Response, error) {
+	p, q := cmp.Or(r.URL.Opaque, r.URL.Path), r.URL.Query()
+	ends := func(suffixes ...string) bool {
+		return slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(p, s) })
+	}
+	refused := &refusing{refuse: func(*http.Request) bool { return true }}
+	switch {
+	case r.Method == http.MethodPut && q.Has("partNumber") && ends(s.copyRefused...):
+		return refused.RoundTrip(r)
+	case r.Method == http.MethodDelete && q.Has("uploadId") && ends(s.abortRefused...):
+		if s.after != "" {
+			<-s.checked
+		}
+		s.aborted.Store(true)
+		return refused.RoundTrip(r)
+	case r.Method == http.MethodHead && s.headRefused && s.aborted.Load() && ends(s.abortRefused...):
+		return refused.RoundTrip(r)
+	case r.Method == http.MethodGet && q.Has("uploadId") && s.after != "" && ends(s.after):
+		defer close(s.checked)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A move whose copy by parts failed and whose upload could not be aborted
+// says so: the upload's id, the path it was for, and the command that
+// aborts it, with the store's key; so it does when another copy of the
+// move failed first. The first failure of a directory's copies was the
+// move's answer, and the upload another one left went unsaid; one copy's
+// said it in passing, by its key, with the hint to check the credentials.
+func TestMoveSaysWhichUploadsItLeft(t *testing.T) {
+	big := strings.Repeat("x", 8<<20+1) // above copyThrough: copied by parts
+	for _, tc := range []struct {
+		name     string
+		files    map[string]string
+		from, to string
+		store    *leavesUploads
+		left     []string // the paths of the uploads left
+	}{
+		{"one file", map[string]string{"big": big}, "big", "moved",
+			&leavesUploads{copyRefused: []string{"/moved"}, abortRefused: []string{"/moved"}}, []string{"moved"}},
+		{"two copies", map[string]string{"d/a": big, "d/b": big, "d/c": "small"}, "d", "e",
+			&leavesUploads{copyRefused: []string{"/e/a", "/e/b"}, abortRefused: []string{"/e/a", "/e/b"}}, []string{"e/a", "e/b"}},
+		{"after another copy's failure", map[string]string{"d/a": big, "d/b": big, "d/c": "small"}, "d", "e",
+			&leavesUploads{copyRefused: []string{"/e/a", "/e/b"}, abortRefused: []string{"/e/b"}, after: "/e/a", checked: make(chan struct{})}, []string{"e/b"}},
+		{"and its rollback refused", map[string]string{"big": big}, "big", "moved",
+			&leavesUploads{copyRefused: []string{"/moved"}, abortRefused: []string{"/moved"}, headRefused: true}, []string{"moved"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f, bucket, root := seeded(t, "left", tc.files)
+			_, err := transportFS(t, root, tc.store).Rename(ctx, tc.from, tc.to, backend.WriteOptions{})
+			e := fault.AsError(err)
+			if e == nil || e.Code != fault.CodeIOError {
+				t.Fatalf("the move whose upload is left: %v, want IO_ERROR", err)
+			}
+			c, err := s3test.Client(s3test.Endpoint(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			uploads, _ := e.Details["uploads"].([]map[string]string)
+			for _, p := range tc.left {
+				key := "left/" + p
+				var id string
+				for u := range c.ListIncompleteUploads(ctx, bucket, key, false) {
+					if u.Err != nil {
+						t.Fatal(u.Err)
+					}
+					if u.Key == key {
+						id = u.UploadID
+					}
+				}
+				if id == "" {
+					t.Fatalf("no upload left at %s", key)
+				}
+				abort := fmt.Sprintf("aws s3api abort-multipart-upload --bucket '%s' --key '%s' --upload-id '%s'", bucket, key, id)
+				if !strings.Contains(e.Message, id+" of "+p) || strings.Contains(e.Message, key) || !strings.Contains(e.Hint, abort) {
+					t.Errorf("the move that left the upload %s of %s: %s (hint %q), want its id and path said, the hint %q", id, p, e.Message, e.Hint, abort)
+				}
+				if !slices.ContainsFunc(uploads, func(u map[string]string) bool { return maps.Equal(u, map[string]string{"key": key, "uploadId": id}) }) {
+					t.Errorf("details.uploads %v, want key %s, upload %s", uploads, key, id)
+				}
+				if err := c.RemoveIncompleteUpload(ctx, bucket, key); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(uploads) != len(tc.left) {
+				t.Errorf("details.uploads %v, want %d", uploads, len(tc.left))
+			}
+			if tc.store.headRefused {
+				recovered(t, f, bucket, "left", 1, tc.files)
+				return
+			}
+			for p, data := range tc.files {
+				if got := tree(t, f, p)[p]; got != data {
+					t.Errorf("%s after the move that failed: %d bytes, want %d", p, len(got), len(data))
+				}
+			}
+			noJournal(t, bucket, "left", "the move that failed")
+		})
+	}
+}
+
+// An error that left uploads names the first few, by id and path, with
+// the commands that abort them (the key quoted for a shell), counts the
+// rest, and lists them all in details.uploads; one that said some already
+// says them with the others, its own words once. An interrupt's is no
+// interrupt: the CLI would answer that nothing was left half-done.
+func TestUploadsLeftSaid(t *testing.T) {
+	f, err := s3fs.New(s3fs.Config{Root: "s3://b/ws", Endpoint: "http://127.0.0.1:1", AccessKey: "k", SecretKey: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := func(name string) *s3client.LeftError {
+		return &s3client.LeftError{Err: context.Canceled, Abort: errors.New("Access Denied."), Bucket: "b", Key: "ws/" + name, UploadID: "u-" + name}
+	}
+	stale := fault.Errorf(fault.CodeStale, "the file changed.").WithPath("d/a").WithHint("list it again")
+	const abort = "aws s3api abort-multipart-upload --bucket 'b' --key 'ws/%s' --upload-id 'u-%[1]s'"
+	const then = " (add --endpoint-url for a store other than AWS); then list it again"
+	for _, tc := range []struct {
+		name    string
+		err     error
+		lefts   []string
+		message string
+		hint    string
+		uploads []string // the keys of details.uploads, below ws/
+	}{
+		{"one", stale, []string{"x"},
+			"the file changed; and the upload u-x of x is left in the bucket with its parts: its abort failed (Access Denied).",
+			"remove the parts with: " + fmt.Sprintf(abort, "x") + then, []string{"x"}},
+		{"a quote in the key", stale, []string{"it's"},
+			"the file changed; and the upload u-it's of it's is left in the bucket with its parts: its abort failed (Access Denied).",
+			"remove the parts with: " + fmt.Sprintf(abort, `it'\''s`) + then, []string{"it's"}},
+		{"in key order", stale, []string{"y", "x"},
+			"the file changed; and 2 uploads are left in the bucket with their parts, their aborts failed: u-x of x (Access Denied), u-y of y (Access Denied).",
+			"remove the parts with: " + fmt.Sprintf(abort, "x") + " && " + fmt.Sprintf(abort, "y") + then, []string{"x", "y"}},
+		{"more than three", stale, []string{"a", "b", "c", "d", "e"},
+			"the file changed; and 5 uploads are left in the bucket with their parts, their aborts failed: u-a of a (Access Denied), u-b of b (Access Denied), u-c of c (Access Denied) and 2 more.",
+			"remove the parts with: " + fmt.Sprintf(abort, "a") + " && " + fmt.Sprintf(abort, "b") + " && " + fmt.Sprintf(abort, "c") + ", and so on for the 2 more of details.uploads" + then,
+			[]string{"a", "b", "c", "d", "e"}},
+		{"said already", s3fs.UploadsLeft(f, stale, []*s3client.LeftError{left("x")}), []string{"y"},
+			"the file changed; and 2 uploads are left in the bucket with their parts, their aborts failed: u-x of x (Access Denied), u-y of y (Access Denied).",
+			"remove the parts with: " + fmt.Sprintf(abort, "x") + " && " + fmt.Sprintf(abort, "y") + then, []string{"x", "y"}},
+		{"an interrupt's", fmt.Errorf("copy: %w", context.Canceled), []string{"x"},
+			"copy: context canceled; and the upload u-x of x is left in the bucket with its parts: its abort failed (Access Denied).",
+			"remove the parts with: " + fmt.Sprintf(abort, "x") + " (add --endpoint-url for a store other than AWS); then retry; if it persists, check the file system", []string{"x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lefts []*s3client.LeftError
+			for _, name := range tc.lefts {
+				lefts = append(lefts, left(name))
+			}
+			err := s3fs.UploadsLeft(f, tc.err, lefts)
+			e := fault.AsError(err)
+			if e.Code != fault.CodeIOError || e.Message != tc.message || e.Hint != tc.hint || e.Path != fault.AsError(tc.err).Path {
+				t.Errorf("got %s %q (path %q)\nhint %q\nwant IO_ERROR %q\nhint %q", e.Code, e.Message, e.Path, e.Hint, tc.message, tc.hint)
+			}
+			uploads, _ := e.Details["uploads"].([]map[string]string)
+			var keys []string
+			for _, u := range uploads {
+				if u["uploadId"] == "u-"+strings.TrimPrefix(u["key"], "ws/") {
+					keys = append(keys, strings.TrimPrefix(u["key"], "ws/"))
+				}
+			}
+			if !slices.Equal(keys, tc.uploads) {
+				t.Errorf("details.uploads %v, want the keys %q with their ids", uploads, tc.uploads)
+			}
+			if errors.Is(err, context.Canceled) {
+				t.Error("the error wraps an interrupt")
+			}
+		})
 	}
 }

@@ -283,6 +283,11 @@ func (f *FS) mapErr(err error, c string) error {
 	if err == nil {
 		return nil
 	}
+	// Before the upload's own failure, which may be an interrupt's.
+	var left *s3client.LeftError
+	if errors.As(err, &left) {
+		return f.uploadsLeft(f.mapErr(left.Err, c), []*s3client.LeftError{left})
+	}
 	var fe *fault.Error
 	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -331,6 +336,69 @@ func (f *FS) mapErr(err error, c string) error {
 	}
 	return fault.Errorf(fault.CodeIOError, "the object store failed: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 		WithHint("retry; if it persists, check AWS_ENDPOINT_URL, the credentials, and that the store is up").WithCause(err)
+}
+
+// leftBehind is the cause of a failure, err, that left multipart uploads
+// in the bucket, their aborts failed (see s3client.LeftError). It wraps
+// neither: a call interrupted said that nothing was left half-done.
+type leftBehind struct {
+	err   error
+	lefts []*s3client.LeftError
+}
+
+func (l *leftBehind) Error() string { return l.err.Error() }
+
+// uploadsLeft is err, a failure, saying that it left the uploads lefts:
+// each by its id and path, and the command that aborts it, with the
+// upload's bucket and key (the first few; details.uploads has them all).
+// err may say some already.
+func (f *FS) uploadsLeft(err error, lefts []*s3client.LeftError) error {
+	e := fault.AsError(err)
+	if said, ok := e.Err.(*leftBehind); ok {
+		err, lefts = said.err, append(slices.Clone(said.lefts), lefts...)
+		e = fault.AsError(err)
+	}
+	slices.SortFunc(lefts, func(a, b *s3client.LeftError) int { return strings.Compare(a.Key, b.Key) })
+	var ids, aborts []string
+	uploads := make([]map[string]string, len(lefts))
+	for i, l := range lefts {
+		if i < named {
+			ids = append(ids, fmt.Sprintf("%s of %s (%s)", l.UploadID, f.rel(l.Key), strings.TrimSuffix(l.Abort.Error(), ".")))
+			aborts = append(aborts, l.AbortCommand())
+		}
+		uploads[i] = map[string]string{"key": l.Key, "uploadId": l.UploadID}
+	}
+	said := fmt.Sprintf("the upload %s of %s is left in the bucket with its parts: its abort failed (%s)", lefts[0].UploadID, f.rel(lefts[0].Key), strings.TrimSuffix(lefts[0].Abort.Error(), "."))
+	abort := aborts[0]
+	if len(lefts) > 1 {
+		said = fmt.Sprintf("%d uploads are left in the bucket with their parts, their aborts failed: %s", len(lefts), strings.Join(ids, ", "))
+		abort = strings.Join(aborts, " && ")
+	}
+	if more := len(lefts) - named; more > 0 {
+		said += fmt.Sprintf(" and %d more", more)
+		abort += fmt.Sprintf(", and so on for the %d more of details.uploads", more)
+	}
+	hint := "remove the parts with: " + abort + " (add --endpoint-url for a store other than AWS)"
+	if e.Hint != "" {
+		hint += "; then " + e.Hint
+	}
+	out := fault.Errorf(fault.CodeIOError, "%s; and %s.", strings.TrimSuffix(e.Message, "."), said).
+		WithHint("%s", hint).WithCause(&leftBehind{err: err, lefts: lefts})
+	out.Path, out.PathBase64 = e.Path, e.PathBase64
+	for k, v := range e.Details {
+		out.WithDetail(k, v)
+	}
+	return out.WithDetail("uploads", uploads)
+}
+
+// sayLeft is out, the error that reports err in its own words, saying
+// the uploads err left, which only err's message said.
+func (f *FS) sayLeft(err, out error) error {
+	var said *leftBehind
+	if !errors.As(err, &said) {
+		return out
+	}
+	return f.uploadsLeft(out, said.lefts)
 }
 
 // invalidRequest reports a request the store refused as malformed (400,

@@ -230,7 +230,7 @@ func (f *FS) undo(ctx context.Context, l *lease, j journal, err error) error {
 	}
 	if rerr := f.rollBack(ctx, j); rerr != nil {
 		if j.changedAny() {
-			return halfDone(err, rerr)
+			return f.sayLeft(err, halfDone(err, rerr))
 		}
 		return errors.Join(err, rerr)
 	}
@@ -719,9 +719,9 @@ type stuckJournal struct {
 	err  error
 }
 
-// namedStuck is how many stuck journals an error's message names; its
-// details name them all.
-const namedStuck = 3
+// named is how many stuck journals, or uploads left, an error's message
+// names; its details name them all.
+const named = 3
 
 // stuckError is the failure of a recovery that left the journals stuck,
 // in order: the first's error, which says why and what to do, naming the
@@ -736,12 +736,12 @@ func stuckError(stuck []stuckJournal) error {
 	for i, s := range stuck {
 		paths[i], causes[i] = s.path, s.err
 	}
-	named := strings.Join(paths[:min(namedStuck, len(paths))], ", ")
-	if more := len(paths) - namedStuck; more > 0 {
-		named += fmt.Sprintf(" and %d more", more)
+	list := strings.Join(paths[:min(named, len(paths))], ", ")
+	if more := len(paths) - named; more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
 	}
 	// The names first, before the first's message: a long one is cut.
-	e := fault.Errorf(first.Code, "%d journals cannot be recovered: %s. The first: %s", len(paths), named, first.Message).
+	e := fault.Errorf(first.Code, "%d journals cannot be recovered: %s. The first: %s", len(paths), list, first.Message).
 		WithHint("%s; then run agentfs --recover, which says what the next one needs", strings.TrimSuffix(first.Hint, ".")).
 		WithCause(errors.Join(causes...))
 	e.Path, e.PathBase64 = first.Path, first.PathBase64

@@ -152,21 +152,15 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	return assets.Link{URL: link, Expires: now.Add(obj.Lifetime)}, nil
 }
 
-// shellQuote is s as one word of a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // storeError gives an S3 error its code: what the caller can fix (bucket,
 // credentials) apart from what a retry may fix.
 func (s *Store) storeError(err error, what string) error {
 	var left *s3client.LeftError
 	if errors.As(err, &left) {
 		// Before the upload's own failure, which may be a fault.Error.
-		abort := fmt.Sprintf("aws s3api abort-multipart-upload --bucket %s --key %s --upload-id %s", shellQuote(left.Bucket), shellQuote(left.Key), shellQuote(left.UploadID))
 		return fault.Errorf(fault.CodeIOError, "%s (%v), and its parts are left in the bucket: aborting the upload %s of %s failed: %v.", what, left.Err, left.UploadID, left.Key, left.Abort).
 			WithDetail("uploadId", left.UploadID).WithDetail("key", left.Key).
-			WithHint("remove them with: %s (add --endpoint-url for a store other than AWS); then publish again", abort).
+			WithHint("remove them with: %s (add --endpoint-url for a store other than AWS); then publish again", left.AbortCommand()).
 			WithCause(fmt.Errorf("%w: %v", assets.ErrLeft, err)) // not the interrupt's: that answer says nothing is left
 	}
 	var fe *fault.Error
