@@ -136,7 +136,7 @@ func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts Bui
 
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
-	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-racySlack).UnixNano(), lists: make(chan []uint32, 256),
+	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-localfs.RacySlack).UnixNano(), lists: make(chan []uint32, 256),
 		claims: newClaims(), claimant: map[contentKey]uint32{}, rulesRead: map[string]bool{}, unreadable: map[string]bool{},
 		rulesIn: map[string][]string{}}
 	rootInfo, err := localfs.LstatAbs(loc.root)
@@ -468,10 +468,6 @@ const gitInfoDir = ".git/info"
 // rulesFiles are what a directory holds that decide a walk's rules: its
 // ignore files, and the .git directory where a repository's start.
 var rulesFiles = append(slices.Clip(localfs.IgnoreFiles), ".git", gitInfoDir)
-
-// racySlack bounds the granularity of file timestamps: a write within it of
-// the build may leave the mtime the build recorded.
-const racySlack = 2 * time.Second
 
 // readResult is what reading one file gives.
 type readResult struct {
