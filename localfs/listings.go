@@ -1,9 +1,108 @@
 package localfs
 
-import "time"
+import (
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
 
 // RacySlack bounds the granularity of file timestamps: a change within it
 // of a stat may leave the times that stat gave, so times that recent prove
 // nothing of what is read after the stat. The content index and the
 // walk's memo of listings both go by it.
 const RacySlack = 2 * time.Second
+
+// The memo of listings: directories of fewer than memoMin entries are
+// listed again at no great cost; at most memoKeep listings are kept, and
+// memoBytes of them but for the newest.
+const (
+	memoMin   = 1024
+	memoKeep  = 4
+	memoBytes = 64 << 20
+)
+
+// listings memoises the sorted listings of wide directories, so that the
+// pages of a walk resumed by WalkOptions.From (find --all, ls --all) list
+// such a directory once, not once a page: a page would otherwise cost as
+// much as listing and sorting the whole directory. A listing is given
+// back only for the stat it was kept with, of the descriptor listed.
+type listings struct {
+	mu sync.Mutex
+	// kept are the listings, the one used last at the end.
+	kept []listing
+	// now is the clock, time.Now when nil.
+	now func() time.Time
+}
+
+type listing struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime unix.Timespec
+	entries      []dirEntry
+	bytes        int
+}
+
+// clock is the time to take before the stat of a directory to be listed.
+func (m *listings) clock() time.Time {
+	if m.now != nil {
+		return m.now()
+	}
+	return time.Now()
+}
+
+// get is the listing kept of the directory whose stat is st, if its times
+// and size are those it was kept with. The entries are shared: read only.
+func (m *listings) get(st *unix.Stat_t) ([]dirEntry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, l := range m.kept {
+		if l.dev != uint64(st.Dev) || l.ino != st.Ino {
+			continue
+		}
+		m.kept = slices.Delete(m.kept, i, i+1)
+		if l.size != st.Size || l.mtime != st.Mtim || l.ctime != st.Ctim {
+			return nil, false // changed since: listed again
+		}
+		m.kept = append(m.kept, l)
+		return l.entries, true
+	}
+	return nil, false
+}
+
+// put keeps entries, the listing of the directory whose stat st was taken
+// after now and before the listing, when st proves a later change: its
+// mtime and ctime are over RacySlack before now, so a change made after
+// the stat gives it newer times (ctime, which no call sets, is what
+// catches a change followed by an mtime set back).
+func (m *listings) put(st *unix.Stat_t, now time.Time, entries []dirEntry) {
+	edge := now.Add(-RacySlack).UnixNano()
+	if len(entries) < memoMin || st.Mtim.Nano() >= edge || st.Ctim.Nano() >= edge {
+		return
+	}
+	l := listing{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim,
+		entries: entries, bytes: entryBytes(entries)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.kept = slices.DeleteFunc(m.kept, func(k listing) bool { return k.dev == l.dev && k.ino == l.ino })
+	m.kept = append(m.kept, l)
+	total := 0
+	for _, k := range m.kept {
+		total += k.bytes
+	}
+	for len(m.kept) > memoKeep || len(m.kept) > 1 && total > memoBytes {
+		total -= m.kept[0].bytes
+		m.kept = slices.Delete(m.kept, 0, 1)
+	}
+}
+
+// entryBytes is about what entries hold in memory.
+func entryBytes(entries []dirEntry) int {
+	n := len(entries) * int(unsafe.Sizeof(dirEntry{}))
+	for _, e := range entries {
+		n += len(e.name)
+	}
+	return n
+}

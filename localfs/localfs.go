@@ -117,6 +117,9 @@ type FS struct {
 	// tree is the same file under another name.
 	denyFiles atomic.Bool
 	policy    SymlinkPolicy
+	// listings are the wide directories' listings kept for the next page
+	// of a walk.
+	listings listings
 }
 
 var (

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -88,6 +89,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	if err != nil {
 		return err
 	}
+	now := f.listings.clock()
 	dir, st, err := f.openChecked(t, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK)
 	if err != nil {
 		return err
@@ -139,7 +141,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	if opts.From != "" {
 		w.from, w.onFrom = strings.Split(opts.From, "/"), true
 	}
-	err = w.walk(&st)
+	err = w.walk(&st, now)
 	if errors.Is(err, backend.ErrStopWalk) {
 		return nil
 	}
@@ -447,13 +449,13 @@ type walkLevel struct {
 }
 
 // walk visits the tree below the start, the directory at the top of
-// w.dirs with the identity st and the root-relative components w.comps,
-// depth first. It keeps a level per directory on its way down, not a call,
-// so that a deep tree costs a few hundred bytes a level. Every error fails
-// the walk but for an entry gone, swapped for a link or unreadable
-// (goneErr), which is skipped as ripgrep skips it.
-func (w *walker) walk(st *unix.Stat_t) error {
-	if _, err := w.enter(st); err != nil {
+// w.dirs with the stat st (taken after now) and the root-relative
+// components w.comps, depth first. It keeps a level per directory on its
+// way down, not a call, so that a deep tree costs a few hundred bytes a
+// level. Every error fails the walk but for an entry gone, swapped for a
+// link or unreadable (goneErr), which is skipped as ripgrep skips it.
+func (w *walker) walk(st *unix.Stat_t, now time.Time) error {
+	if _, err := w.enter(st, now); err != nil {
 		return err
 	}
 	for len(w.levels) > 0 {
@@ -472,9 +474,10 @@ func (w *walker) walk(st *unix.Stat_t) error {
 }
 
 // enter starts the level of the directory at the top of w.dirs (with the
-// identity st, at w.rel and w.comps). It reports false, for the caller to
-// leave the directory, when it is denied, gone or moved.
-func (w *walker) enter(st *unix.Stat_t) (bool, error) {
+// stat st of its descriptor, taken after now, at w.rel and w.comps). It
+// reports false, for the caller to leave the directory, when it is
+// denied, gone or moved.
+func (w *walker) enter(st *unix.Stat_t, now time.Time) (bool, error) {
 	onFrom := w.onFrom
 	w.onFrom = false
 	if err := w.ctx.Err(); err != nil {
@@ -487,7 +490,7 @@ func (w *walker) enter(st *unix.Stat_t) (bool, error) {
 	if _, parentDev := w.dirs.devs(); w.deniedDir(dir.fd, st, parentDev) {
 		return false, nil
 	}
-	entries, err := w.readNames(dir.fd)
+	entries, err := w.list(dir.fd, st, now)
 	if err != nil {
 		return false, w.dirErr(err)
 	}
@@ -516,6 +519,20 @@ func (w *walker) enter(st *unix.Stat_t) (bool, error) {
 		return true, nil
 	}
 	return true, w.loadIgnores(dir.fd, w.comps, names, w.here(), false)
+}
+
+// list is the listing of the directory fd, whose stat st was taken after
+// now: the one kept of it while st proves it current (listings).
+func (w *walker) list(fd int, st *unix.Stat_t, now time.Time) ([]dirEntry, error) {
+	if entries, ok := w.f.listings.get(st); ok {
+		return entries, nil
+	}
+	entries, err := w.readNames(fd)
+	if err != nil {
+		return nil, err
+	}
+	w.f.listings.put(st, now, entries)
+	return entries, nil
 }
 
 // leave ends the level of the directory at the top of w.dirs.
@@ -603,6 +620,7 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 	case !isDir || ignored:
 		return nil
 	}
+	now := w.f.listings.clock()
 	sub, st, err := openDir(fd, e.name)
 	if err != nil {
 		if goneErr(err) {
@@ -614,7 +632,7 @@ func (w *walker) visitEntry(lv *walkLevel, e dirEntry) error {
 	w.dirs.push(e.name, sub, &st)
 	w.rel = append(w.rel, erel[lv.relLen:]...)
 	w.onFrom = passed
-	entered, err := w.enter(&st)
+	entered, err := w.enter(&st, now)
 	if !entered {
 		w.dirs.pop()
 		w.rel = w.rel[:lv.relLen]
