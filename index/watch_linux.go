@@ -578,26 +578,8 @@ func isRemote(name string, dev uint64, seen map[uint64]bool) bool {
 	r, ok := seen[dev]
 	if !ok {
 		var fs unix.Statfs_t
-		r = unix.Statfs(name, &fs) != nil || remoteFS[int64(fs.Type)]
+		r = unix.Statfs(name, &fs) != nil || localfs.RemoteFS[int64(fs.Type)]
 		seen[dev] = r
 	}
 	return r
-}
-
-// remoteFS are the magic numbers (statfs(2)) of file systems whose files
-// other machines change.
-var remoteFS = map[int64]bool{
-	unix.NFS_SUPER_MAGIC:  true,
-	unix.SMB_SUPER_MAGIC:  true,
-	unix.SMB2_SUPER_MAGIC: true,
-	unix.CIFS_SUPER_MAGIC: true,
-	unix.FUSE_SUPER_MAGIC: true,
-	unix.V9FS_MAGIC:       true,
-	unix.CEPH_SUPER_MAGIC: true,
-	unix.AFS_SUPER_MAGIC:  true,
-	unix.CODA_SUPER_MAGIC: true,
-	0x01161970:            true, // GFS2
-	0x0BD00BD0:            true, // Lustre
-	0x47504653:            true, // GPFS
-	0x7461636F:            true, // OCFS2
 }

@@ -25,6 +25,36 @@ var kernelFS = map[int64]string{
 	unix.BINFMTFS_MAGIC:      "binfmt_misc",
 }
 
+// RemoteFS are the magic numbers (statfs(2)) of file systems whose files
+// other machines change, or whose times are a server's (its clock, which
+// may lag this one's) or made up (FUSE's object stores give a directory
+// the mount's time whatever is added to it): their changes raise no event
+// here (the index's watcher), and a directory's times there prove nothing
+// of its listing (the walk's memo of listings).
+var RemoteFS = map[int64]bool{
+	unix.NFS_SUPER_MAGIC:  true,
+	unix.SMB_SUPER_MAGIC:  true,
+	unix.SMB2_SUPER_MAGIC: true,
+	unix.CIFS_SUPER_MAGIC: true,
+	unix.FUSE_SUPER_MAGIC: true,
+	unix.V9FS_MAGIC:       true,
+	unix.CEPH_SUPER_MAGIC: true,
+	unix.AFS_SUPER_MAGIC:  true,
+	unix.CODA_SUPER_MAGIC: true,
+	0x01161970:            true, // GFS2
+	0x0BD00BD0:            true, // Lustre
+	0x47504653:            true, // GPFS
+	0x7461636F:            true, // OCFS2
+}
+
+// localTimes reports whether the directory fd lies on a file system of
+// this machine's, whose kernel stamps every change to it by this clock
+// (not one of RemoteFS).
+func localTimes(fd int) bool {
+	var s unix.Statfs_t
+	return unix.Fstatfs(fd, &s) == nil && !RemoteFS[int64(s.Type)]
+}
+
 // kernelFSOf names the kernel file system fd lies on, "" for any other.
 func kernelFSOf(fd int) string {
 	var s unix.Statfs_t

@@ -8,6 +8,14 @@ import "golang.org/x/sys/unix"
 // mounted at all) is denied by its path and identity.
 func kernelFSOf(int) string { return "" }
 
+// localTimes reports whether the directory fd lies on a file system of
+// this machine's (MNT_LOCAL: not NFS, SMB or a FUSE mount not said
+// local), whose kernel stamps every change to it by this clock.
+func localTimes(fd int) bool {
+	var s unix.Statfs_t
+	return unix.Fstatfs(fd, &s) == nil && uint64(s.Flags)&unix.MNT_LOCAL != 0
+}
+
 // mountID is unknown off Linux: mounts are told apart by device alone.
 func mountID(int) (uint64, bool) { return 0, false }
 

@@ -33,8 +33,11 @@ type listings struct {
 	mu sync.Mutex
 	// kept are the listings, the one used last at the end.
 	kept []listing
-	// now is the clock, time.Now when nil.
-	now func() time.Time
+	// now is the clock, time.Now when nil; local tells a directory's
+	// descriptor on a file system whose times witness its changes,
+	// localTimes when nil.
+	now   func() time.Time
+	local func(fd int) bool
 }
 
 type listing struct {
@@ -51,6 +54,17 @@ func (m *listings) clock() time.Time {
 		return m.now()
 	}
 	return time.Now()
+}
+
+// trusts reports whether the times of the directory fd, on a file system
+// that this machine alone changes and stamps, may prove its listing: on a
+// network or FUSE file system they are a server's clock's, which may lag
+// this one's by more than RacySlack, or made up.
+func (m *listings) trusts(fd int) bool {
+	if m.local != nil {
+		return m.local(fd)
+	}
+	return localTimes(fd)
 }
 
 // get is the listing kept of the directory whose stat is st, if its times

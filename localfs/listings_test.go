@@ -120,8 +120,9 @@ func TestListingsBounded(t *testing.T) {
 }
 
 // wideDir makes root/wide, a directory of memoMin files whose mtime is
-// long past, in a file system whose clock runs an hour ahead: its listing
-// is proven, and whatever changes it later changes its mtime.
+// long past, walked by a clock an hour ahead (its ctime is now, which
+// Chtimes set): its listing is proven, and whatever changes it later
+// changes its mtime, the file system stamping to the nanosecond.
 func wideDir(t *testing.T) (f *FS, root string) {
 	t.Helper()
 	root = t.TempDir()
@@ -226,5 +227,30 @@ func TestWalkKeepsNoRacyListing(t *testing.T) {
 	}
 	if len(f.listings.kept) != 0 {
 		t.Fatal("a listing within the slack was kept")
+	}
+}
+
+// TestWalkKeepsNoRemoteListing: on a network or FUSE file system a
+// directory's times are a server's (its clock may lag this one's by more
+// than RacySlack) or made up (mountpoint-s3 gives every directory the
+// mount's), so they prove nothing of a listing, which is not kept.
+func TestWalkKeepsNoRemoteListing(t *testing.T) {
+	f, root := wideDir(t)
+	var asked []int
+	f.listings.local = func(fd int) bool { asked = append(asked, fd); return false }
+	if got := page(t, f, "wide", "", 10); len(got) != 10 {
+		t.Fatalf("got %d files", len(got))
+	}
+	if len(asked) != 1 || len(f.listings.kept) != 0 {
+		t.Fatalf("asked %d times, kept %d listings", len(asked), len(f.listings.kept))
+	}
+	// The file systems tests run on are this machine's.
+	d, err := os.Open(filepath.Join(root, "wide"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if !localTimes(int(d.Fd())) {
+		t.Fatalf("%s is not on a file system of this machine's", root)
 	}
 }

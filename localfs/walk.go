@@ -522,7 +522,8 @@ func (w *walker) enter(st *unix.Stat_t, now time.Time) (bool, error) {
 }
 
 // list is the listing of the directory fd, whose stat st was taken after
-// now: the one kept of it while st proves it current (listings).
+// now: the one kept of it while st proves it current (listings), kept
+// only on a file system whose times this machine gives (trusts).
 func (w *walker) list(fd int, st *unix.Stat_t, now time.Time) ([]dirEntry, error) {
 	if entries, ok := w.f.listings.get(st); ok {
 		return entries, nil
@@ -531,7 +532,9 @@ func (w *walker) list(fd int, st *unix.Stat_t, now time.Time) ([]dirEntry, error
 	if err != nil {
 		return nil, err
 	}
-	w.f.listings.put(st, now, entries)
+	if len(entries) >= memoMin && w.f.listings.trusts(fd) {
+		w.f.listings.put(st, now, entries)
+	}
 	return entries, nil
 }
 
