@@ -51,6 +51,7 @@ func TestListingsProven(t *testing.T) {
 		{"mtime within the slack", statAt(2, now.Add(-RacySlack/2), old), statAt(2, now.Add(-RacySlack/2), old), memoMin, false},
 		{"mtime at the slack's edge", statAt(2, now.Add(-RacySlack), old), statAt(2, now.Add(-RacySlack), old), memoMin, false},
 		{"ctime within the slack", statAt(2, old, now.Add(-time.Second)), statAt(2, old, now.Add(-time.Second)), memoMin, false},
+		{"ctime at the slack's edge", statAt(2, old, now.Add(-RacySlack)), statAt(2, old, now.Add(-RacySlack)), memoMin, false},
 		{"mtime in the future", statAt(2, now.Add(time.Hour), old), statAt(2, now.Add(time.Hour), old), memoMin, false},
 		{"mtime changed", kept, changed(func(st *unix.Stat_t) { st.Mtim.Nsec++ }), memoMin, false},
 		{"ctime changed", kept, changed(func(st *unix.Stat_t) { st.Ctim.Nsec++ }), memoMin, false},
@@ -69,6 +70,22 @@ func TestListingsProven(t *testing.T) {
 				t.Fatalf("got %d entries, want %d", len(got), tc.n)
 			}
 		})
+	}
+}
+
+// TestListingsReplaced: a directory listed again after a change keeps
+// one listing, the new one, which its new stat finds.
+func TestListingsReplaced(t *testing.T) {
+	now := time.Unix(2_000_000_000, 0)
+	before, after := statAt(2, now.Add(-2*time.Hour), now.Add(-2*time.Hour)), statAt(2, now.Add(-time.Hour), now.Add(-time.Hour))
+	var m listings
+	m.put(&before, now, listed(memoMin))
+	m.put(&after, now, listed(memoMin+1))
+	if len(m.kept) != 1 {
+		t.Fatalf("kept %d listings of one directory", len(m.kept))
+	}
+	if got, ok := m.get(&after); !ok || len(got) != memoMin+1 {
+		t.Fatalf("get = %d entries, %v: not the new listing", len(got), ok)
 	}
 }
 
