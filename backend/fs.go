@@ -83,7 +83,12 @@ type FileInfo struct {
 	Name    string
 	Size    int64
 	ModTime time.Time
-	Type    FileType
+	// ChangeTime is the last change of the file's content or metadata
+	// (ctime), where the backend knows it (zero elsewhere). Unlike
+	// ModTime, no call sets it back (tar, cp -p and rsync -a set mtime):
+	// it tells a file changed just now.
+	ChangeTime time.Time
+	Type       FileType
 	// Mode is the permission bits, on a backend that is a Moder.
 	Mode    uint32
 	Version string

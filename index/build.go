@@ -136,7 +136,7 @@ func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts Bui
 
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
-	b := &builder{old: old, progress: opts.Progress, racy: time.Now().Add(-localfs.RacySlack).UnixNano(), lists: make(chan []uint32, 256),
+	b := &builder{old: old, progress: opts.Progress, racy: now().Add(-localfs.RacySlack).UnixNano(), lists: make(chan []uint32, 256),
 		claims: newClaims(), claimant: map[contentKey]uint32{}, rulesRead: map[string]bool{}, unreadable: map[string]bool{},
 		rulesIn: map[string][]string{}}
 	rootInfo, err := localfs.LstatAbs(loc.root)
@@ -244,10 +244,22 @@ const unprovenVersion = "unproven"
 // when it changed too recently to prove its listing, so that every search
 // lists it again.
 func (b *builder) dirRecord(rel string, info backend.FileInfo) record {
-	if info.ModTime.UnixNano() >= b.racy {
+	if changedAt(info) >= b.racy {
 		return record{path: rel}
 	}
 	return record{path: rel, version: info.Version}
+}
+
+// now is the clock of the racy rule. The tests set it ahead: their trees,
+// dated back by mtime, cannot date back the ctime of what they just wrote.
+var now = time.Now
+
+// changedAt is when info's file last changed, in ns: the later of its
+// mtime and ctime. A file whose mtime a tool set back (tar x, cp -p,
+// rsync -a) changed when its ctime says, and on a file system of coarse
+// timestamps a second change in the same tick keeps its identity.
+func changedAt(info backend.FileInfo) int64 {
+	return max(info.ModTime.UnixNano(), info.ChangeTime.UnixNano())
 }
 
 // builder accumulates the files of a walk and the trigrams of those read.
@@ -272,7 +284,8 @@ type builder struct {
 	read     int
 	progress func(int, int64)
 	bytes    int64
-	// racy is the mtime from which a file read is flagRacy.
+	// racy is the change time (changedAt) from which a file read is
+	// flagRacy.
 	racy int64
 	dirs []record
 	// lists are trigram lists handed back by the consumer for the
@@ -491,6 +504,8 @@ type buildItem struct {
 	// statOpened marks a file not stat'ed before it is read: its reader
 	// stats what it opened.
 	statOpened bool
+	// changed is the file's changedAt, when stat'ed by the walk.
+	changed int64
 }
 
 // errNoStat is the error of a reader asked to stat what it opened that
@@ -626,7 +641,7 @@ func (b *builder) list(ctx context.Context, w backend.Walker, path string, add f
 		if i, ok := b.oldByRel[e.Rel]; !ok || !same(&b.old.files[i], info) || b.old.files[i].flags&flagRacy != 0 {
 			open = opener(e)
 		}
-		return add(buildItem{entry: f, open: open})
+		return add(buildItem{entry: f, open: open, changed: changedAt(info)})
 	})
 }
 
@@ -659,12 +674,14 @@ func (b *builder) consume(ctx context.Context, order <-chan *ordered.Batch[build
 				b.oldID = append(b.oldID, -1)
 				continue
 			}
+			changed := it.changed
 			if r.info != nil {
 				f.size, f.modTime, f.version = r.info.Size, r.info.ModTime.UnixNano(), r.info.Version
+				changed = changedAt(*r.info)
 			}
 			id := uint32(len(b.files))
 			f.flags = r.flags
-			if f.modTime >= b.racy {
+			if changed >= b.racy {
 				f.flags |= flagRacy
 			}
 			b.files = append(b.files, f)

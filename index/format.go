@@ -143,8 +143,9 @@ type meta struct {
 	root string
 	// config is the backend's fingerprint (localfs.FS.Fingerprint).
 	config string
-	// racy is the mtime from which a file or directory was recorded too
-	// close to the build to be trusted.
+	// racy is the change time (the later of mtime and ctime) from which
+	// a file or directory was recorded too close to the build to be
+	// trusted.
 	racy  int64
 	files []fileEntry
 	// copies are the files whose posting lists are another's (the same

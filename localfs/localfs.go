@@ -1313,11 +1313,12 @@ func kernelFSErr(name, display string) error {
 
 func infoFromStat(name string, st *unix.Stat_t) backend.FileInfo {
 	fi := backend.FileInfo{
-		Name:    name,
-		Size:    st.Size,
-		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
-		Mode:    uint32(st.Mode & 0o7777),
-		Version: version(st),
+		Name:       name,
+		Size:       st.Size,
+		ModTime:    time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
+		ChangeTime: time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
+		Mode:       uint32(st.Mode & 0o7777),
+		Version:    version(st),
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/agentfs/agentfs/subcommands"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -47,6 +49,7 @@ func TestScripts(t *testing.T) {
 			"mountbind":    cmdMountBind,
 			"mountoverlay": cmdMountOverlay,
 			"status":       cmdStatus,
+			"settle":       cmdSettle,
 			// For publish and serve.
 			"freeport":    cmdFreePort,
 			"waitlisten":  cmdWaitListen,
@@ -238,6 +241,19 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 		if err := syscall.Mkfifo(ts.MkAbs(a), 0o644); err != nil {
 			ts.Fatalf("mkfifo %s: %v", a, err)
 		}
+	}
+}
+
+// cmdSettle waits until each path's ctime is localfs.RacySlack old: the
+// index trusts no file changed more recently, and touch -d dates back the
+// mtime alone. It waits on the clock, which is the condition itself.
+func cmdSettle(ts *testscript.TestScript, neg bool, args []string) {
+	for _, a := range args {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(ts.MkAbs(a), &st); err != nil {
+			ts.Fatalf("settle %s: %v", a, err)
+		}
+		time.Sleep(time.Until(time.Unix(st.Ctim.Unix()).Add(localfs.RacySlack + 10*time.Millisecond)))
 	}
 }
 
