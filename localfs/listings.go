@@ -17,7 +17,8 @@ const RacySlack = 2 * time.Second
 
 // The memo of listings: directories of fewer than memoMin entries are
 // listed again at no great cost; at most memoKeep listings are kept, and
-// memoBytes of them but for the newest.
+// memoBytes of them: one larger is not kept, so that a long batch or mcp
+// session holds no more than that after its walks end.
 const (
 	memoMin   = 1024
 	memoKeep  = 4
@@ -101,12 +102,15 @@ func (m *listings) put(st *unix.Stat_t, now time.Time, entries []dirEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.kept = slices.DeleteFunc(m.kept, func(k listing) bool { return k.dev == l.dev && k.ino == l.ino })
+	if l.bytes > memoBytes {
+		return
+	}
 	m.kept = append(m.kept, l)
 	total := 0
 	for _, k := range m.kept {
 		total += k.bytes
 	}
-	for len(m.kept) > memoKeep || len(m.kept) > 1 && total > memoBytes {
+	for len(m.kept) > memoKeep || total > memoBytes {
 		total -= m.kept[0].bytes
 		m.kept = slices.Delete(m.kept, 0, 1)
 	}
@@ -114,7 +118,7 @@ func (m *listings) put(st *unix.Stat_t, now time.Time, entries []dirEntry) {
 
 // entryBytes is about what entries hold in memory.
 func entryBytes(entries []dirEntry) int {
-	n := len(entries) * int(unsafe.Sizeof(dirEntry{}))
+	n := cap(entries) * int(unsafe.Sizeof(dirEntry{}))
 	for _, e := range entries {
 		n += len(e.name)
 	}

@@ -90,8 +90,7 @@ func TestListingsReplaced(t *testing.T) {
 }
 
 // TestListingsBounded: the memo keeps the listings used last, memoKeep of
-// them within memoBytes; the newest is kept whatever its size, since the
-// walk that made it held it anyway.
+// them within memoBytes; one larger is not kept at all.
 func TestListingsBounded(t *testing.T) {
 	now := time.Unix(2_000_000_000, 0)
 	old := now.Add(-time.Hour)
@@ -124,15 +123,24 @@ func TestListingsBounded(t *testing.T) {
 		huge[i].name = long
 	}
 	m.put(&stats[memoKeep+1], now, huge)
-	if !has(&m, memoKeep+1) {
-		t.Fatal("the newest listing was not kept")
+	if has(&m, memoKeep+1) {
+		t.Fatal("a listing over memoBytes was kept")
 	}
-	if has(&m, 0) || len(m.kept) != 1 {
-		t.Fatalf("kept %d listings with one over memoBytes", len(m.kept))
+	for _, i := range []int{0, 2, memoKeep} {
+		if !has(&m, i) {
+			t.Fatalf("listing %d was dropped for one never kept", i)
+		}
 	}
-	m.put(&stats[0], now, listed(memoMin))
-	if has(&m, memoKeep+1) || !has(&m, 0) {
-		t.Fatal("the listing over memoBytes outlived a newer one")
+
+	// Two halves of memoBytes: the second drops the first, and the rest.
+	half := listed(memoMin)
+	for i := range half {
+		half[i].name = long[:len(long)/2]
+	}
+	m.put(&stats[1], now, half)
+	m.put(&stats[memoKeep+1], now, slices.Clone(half))
+	if !has(&m, memoKeep+1) || has(&m, 1) || len(m.kept) != 1 {
+		t.Fatalf("kept %d listings past memoBytes", len(m.kept))
 	}
 }
 
