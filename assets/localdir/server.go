@@ -53,14 +53,17 @@ func NewServer(dir string, key func() ([]byte, error)) (*Server, error) {
 	return s, nil
 }
 
-// folder is the os.Root of the folder that dir names now.
+// folder is the os.Root of the folder that dir names now. One no longer
+// there (removed, or renamed away to take its links down) is let go: the
+// descriptor held would still read a folder renamed.
 func (s *Server) folder() (*os.Root, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var st unix.Stat_t
 	if err := unix.Stat(s.dir, &st); err != nil {
 		if s.root != nil {
-			return s.root, nil // gone: its links answer 404
+			s.root.Close()
+			s.root = nil
 		}
 		return nil, assetsIOError(err, s.dir)
 	}
@@ -85,6 +88,9 @@ func (s *Server) folder() (*os.Root, error) {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.root == nil {
+		return nil
+	}
 	return s.root.Close()
 }
 
