@@ -2430,3 +2430,25 @@ func journalIDs(t *testing.T, bucket, prefix string) []string {
 	slices.Sort(ids)
 	return ids
 }
+
+// A transaction that removed a file, then one that created it there (a
+// creation does not wait for a removal in flight), both dead: undone
+// newest first, the file is back as it was. Recover went oldest first:
+// the removal's rollback found the other's file there and left it, its
+// copy of the original removed with its journal; then the creation's
+// rollback removed that file too, and the original was lost.
+func TestRecoverUndoesNewestFirst(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "lifo", map[string]string{"k": "original"})
+	// Each dies at its commit point, its changes made.
+	if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
+		t.Fatal("the removal that died succeeded")
+	}
+	if _, err := transportFS(t, root, cutOff(2)).Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}}); err == nil {
+		t.Fatal("the creation that died succeeded")
+	}
+	if got := tree(t, f, "k"); got["k"] != "created" || len(journalIDs(t, bucket, "lifo")) != 2 {
+		t.Fatalf("after the two transactions died: %s, journals %q; want k created, 2 journals", brief(got), journalIDs(t, bucket, "lifo"))
+	}
+	recovered(t, f, bucket, "lifo", 2, map[string]string{"k": "original"})
+}

@@ -631,12 +631,15 @@ const (
 // lease.go). Copies left by a transaction that committed but died before
 // removing them are removed. With no journal it costs one listing.
 //
-// A journal it cannot recover (unreadable, not agentfs's, its rollback
-// refused) is stuck: the others are still recovered, oldest first, and
-// the error names every stuck one. No transaction changes what another,
-// in flight or stuck, changed (see settled), so rollbacks do not depend
-// on one another: the order is the journals' for an error that reads the
-// same at each call.
+// The journals are recovered newest first, as an undo log is: a
+// transaction may create a file where an older one, in flight, removed it
+// (a creation waits for no removal; a replacement waits, see settled).
+// Undone oldest first, the removal's rollback found the other's file
+// there and left it, its copy of the original going with its journal;
+// then the creation's rollback removed that file, and the original was
+// lost. A journal it cannot recover (unreadable, not agentfs's, its
+// rollback refused) is stuck: the others are still recovered, and the
+// error names every stuck one, in the journals' order.
 func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	var rec Recovery
 	dir := f.prefix + journalDir + "/"
@@ -660,7 +663,7 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	}
 	now := f.c.Now()
 	var stuck []stuckJournal
-	for _, id := range slices.Sorted(maps.Keys(journals)) {
+	for _, id := range slices.Backward(slices.Sorted(maps.Keys(journals))) {
 		o := journals[id]
 		state, err := f.recoverOne(ctx, o, now)
 		if err != nil {
@@ -707,6 +710,7 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 		}
 	}
 	if len(stuck) > 0 {
+		slices.Reverse(stuck) // oldest first
 		return rec, stuckError(stuck)
 	}
 	return rec, swept
