@@ -131,7 +131,7 @@ func (f *FS) txnEnded(ctx context.Context, c, id string) error {
 		return err
 	}
 	if found {
-		state, err := f.recoverOne(ctx, o, f.c.Now())
+		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func (f *FS) removedInFlight(ctx context.Context, c string) error {
 		if j.ended() || !j.removes(key) {
 			continue
 		}
-		state, err := f.recoverOne(ctx, o, f.c.Now())
+		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)
 		switch {
 		case err != nil:
 			return err

@@ -2452,3 +2452,48 @@ func TestRecoverUndoesNewestFirst(t *testing.T) {
 	}
 	recovered(t, f, bucket, "lifo", 2, map[string]string{"k": "original"})
 }
+
+// A stuck journal holds up the older ones that changed one of its files:
+// a removal undone while the creation over it, stuck, still stands,
+// leaves that file as another writer's, and the creation, undone later,
+// removed it, the original lost. Once the stuck journal is recovered,
+// the older one is too, and the file is back.
+func TestStuckJournalHoldsUpOlderOfItsFiles(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "hold", map[string]string{"k": "original", "other": "old other"})
+	// Each dies at its commit point, its changes made: first one of
+	// another file, older than the others and not held up.
+	if _, err := transportFS(t, root, cutOff(3)).Commit(ctx, []backend.Op{{Path: "other", Data: []byte("new other")}}); err == nil {
+		t.Fatal("the write of other that died succeeded")
+	}
+	if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
+		t.Fatal("the removal that died succeeded")
+	}
+	if _, err := transportFS(t, root, cutOff(2)).Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}}); err == nil {
+		t.Fatal("the creation that died succeeded")
+	}
+	expireJournals(t, bucket, "hold")
+	ids := journalIDs(t, bucket, "hold")
+	if len(ids) != 3 {
+		t.Fatalf("journals: %q, want 3", ids)
+	}
+	refused := &refusing{refuse: func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/hold/k")
+	}}
+	rec, err := transportFS(t, root, refused).Recover(ctx)
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeIOError {
+		t.Fatalf("the recovery whose rollback of the creation is refused: %v, want IO_ERROR", err)
+	}
+	want := []string{".agentfs-journal/" + ids[1] + ".json", ".agentfs-journal/" + ids[2] + ".json"}
+	if got, _ := e.Details["journals"].([]string); !slices.Equal(got, want) || !strings.Contains(e.Message, ids[2]) {
+		t.Errorf("the recovery held up: %s, details.journals %q; want the removal's and the creation's %q, the creation's named", e.Message, got, want)
+	}
+	if got := tree(t, f, "k", "other"); got["k"] != "created" || got["other"] != "old other" || rec.RolledBack != 1 {
+		t.Errorf("beside the stuck creation: %s, %+v; want k left to it, other rolled back", brief(got), rec)
+	}
+	if left := journalIDs(t, bucket, "hold"); !slices.Equal(left, ids[1:]) {
+		t.Errorf("journals left: %q, want the removal's and the creation's", left)
+	}
+	recovered(t, f, bucket, "hold", 2, map[string]string{"k": "original", "other": "old other"})
+}

@@ -1,6 +1,7 @@
 package s3fs
 
 import (
+	"cmp"
 	"context"
 	"crypto/md5"
 	"crypto/rand"
@@ -638,8 +639,9 @@ const (
 // there and left it, its copy of the original going with its journal;
 // then the creation's rollback removed that file, and the original was
 // lost. A journal it cannot recover (unreadable, not agentfs's, its
-// rollback refused) is stuck: the others are still recovered, and the
-// error names every stuck one, in the journals' order.
+// rollback refused) is stuck: the others are still recovered, but those
+// older that changed one of its files, which wait for it (heldFiles), and
+// the error names every stuck one, in the journals' order.
 func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	var rec Recovery
 	dir := f.prefix + journalDir + "/"
@@ -663,14 +665,27 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	}
 	now := f.c.Now()
 	var stuck []stuckJournal
+	var held heldFiles
 	for _, id := range slices.Backward(slices.Sorted(maps.Keys(journals))) {
 		o := journals[id]
-		state, err := f.recoverOne(ctx, o, now)
+		var acted *journal
+		state, err := f.recoverOne(ctx, o, now, func(j journal) error {
+			acted = &j
+			return held.waits(f, o.Key, j)
+		})
 		if err != nil {
 			if ctx.Err() != nil || stalled(err) {
 				// The call's end, or a store that stopped answering:
 				// each journal left would wait as long.
 				return rec, err
+			}
+			// Its changes may stand: an older journal that changed one
+			// of its files waits for it.
+			switch {
+			case acted != nil:
+				held.add(f.rel(o.Key), *acted)
+			case !errors.Is(err, errNotAgentfs):
+				held.all(f.rel(o.Key)) // unread: its files are unknown
 			}
 			stuck = append(stuck, stuckJournal{f.rel(o.Key), err})
 			continue
@@ -716,6 +731,70 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 	return rec, swept
 }
 
+// heldFiles are the files of the journals Recover left stuck, newer than
+// the one it comes to: undone before them, a rollback takes what they
+// changed for another writer's, and leaves it (a removal, over which a
+// stuck creation stands, lost the file once that creation was undone).
+type heldFiles struct {
+	// by names the stuck journal of each key it changed, and below each
+	// of their folders; every, the journal that holds up all (unread).
+	by, below map[string]string
+	every     string
+}
+
+// add holds the files jpath's journal j changed.
+func (h *heldFiles) add(jpath string, j journal) {
+	if h.by == nil {
+		h.by, h.below = map[string]string{}, map[string]string{}
+	}
+	for _, k := range j.files() {
+		h.by[k] = cmp.Or(h.by[k], jpath)
+		for d := path.Dir(k); d != "." && d != "/"; d = path.Dir(d) {
+			h.below[d] = cmp.Or(h.below[d], jpath)
+		}
+	}
+}
+
+// all holds every file: jpath's journal could not be read.
+func (h *heldFiles) all(jpath string) { h.every = cmp.Or(h.every, jpath) }
+
+// waits is the error of the journal jkey, j, while a stuck journal holds
+// one of its files (the same key, or one above or below it); nil when
+// none does.
+func (h *heldFiles) waits(f *FS, jkey string, j journal) error {
+	by, file := h.every, ""
+	for _, k := range j.files() {
+		if by != "" {
+			break
+		}
+		by, file = cmp.Or(h.by[k], h.below[k]), k
+		for d := path.Dir(k); by == "" && d != "." && d != "/"; d = path.Dir(d) {
+			by = h.by[d]
+		}
+	}
+	if by == "" {
+		return nil
+	}
+	what := "which could not be read, and may have changed its files"
+	if file != "" {
+		what = fmt.Sprintf("which changed %s after it", f.rel(file))
+	}
+	return fault.Errorf(fault.CodeIOError, "the journal %s waits for the newer journal %s, %s: undone first, its rollback would take the newer transaction's change for another writer's, and lose the file once that is undone.", f.rel(jkey), by, what).
+		WithHint("recover the journal %s first, then run agentfs --recover", by).WithCause(errHeld)
+}
+
+// files are the keys j changes, without a directory marker's slash.
+func (j journal) files() []string {
+	var keys []string
+	for _, jo := range j.Ops {
+		keys = append(keys, strings.TrimSuffix(jo.Key, "/"))
+	}
+	for _, m := range j.Moves {
+		keys = append(keys, strings.TrimSuffix(m.From, "/"), strings.TrimSuffix(m.To, "/"))
+	}
+	return keys
+}
+
 // stuckJournal is a journal Recover could not recover, by its path in
 // the workspace, and why.
 type stuckJournal struct {
@@ -734,18 +813,28 @@ func stuckError(stuck []stuckJournal) error {
 	if len(stuck) == 1 {
 		return stuck[0].err
 	}
+	// The first of those that wait for no other says why, and what to do.
 	first := fault.AsError(stuck[0].err)
 	paths := make([]string, len(stuck))
 	causes := make([]error, len(stuck))
+	waiting := 0
 	for i, s := range stuck {
 		paths[i], causes[i] = s.path, s.err
+		if errors.Is(s.err, errHeld) {
+			waiting++
+		} else if errors.Is(first, errHeld) {
+			first = fault.AsError(s.err)
+		}
 	}
 	list := strings.Join(paths[:min(named, len(paths))], ", ")
 	if more := len(paths) - named; more > 0 {
 		list += fmt.Sprintf(" and %d more", more)
 	}
+	if waiting > 0 {
+		list += fmt.Sprintf(" (%d held up by a newer one, stuck, that changed their files)", waiting)
+	}
 	// The names first, before the first's message: a long one is cut.
-	e := fault.Errorf(first.Code, "%d journals cannot be recovered: %s. The first: %s", len(paths), list, first.Message).
+	e := fault.Errorf(first.Code, "%d journals cannot be recovered: %s. The first stuck: %s", len(paths), list, first.Message).
 		WithHint("%s; then run agentfs --recover, which says what the next one needs", strings.TrimSuffix(first.Hint, ".")).
 		WithCause(errors.Join(causes...))
 	e.Path, e.PathBase64 = first.Path, first.PathBase64
@@ -813,7 +902,10 @@ func (f *FS) dropStaleClaims(ctx context.Context, folder string) error {
 // has run out at now: it claims the journal (a rewrite If-Match the
 // version listed, which a renewal in between defeats), restores what the
 // transaction changed, and removes it.
-func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Time) (journalState, error) {
+//
+// hold, when set, is asked before a journal is claimed: its error leaves
+// the journal as it is, and is recoverOne's.
+func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Time, hold func(journal) error) (journalState, error) {
 	body, err := f.c.Get(ctx, o.Key, o.ETag, 0, 0)
 	code, status := s3client.Code(err)
 	switch {
@@ -831,11 +923,11 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	body.Close()
 	if err != nil {
 		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
-			WithHint("inspect it, restore the objects it names by hand, then remove it")
+			WithHint("inspect it, restore the objects it names by hand, then remove it").WithCause(errNotAgentfs)
 	}
 	if !f.ownKeys(j) {
 		return gone, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", o.Key).
-			WithHint("inspect it, then remove it by hand")
+			WithHint("inspect it, then remove it by hand").WithCause(errNotAgentfs)
 	}
 	lease, err := time.ParseDuration(j.Lease)
 	if err != nil {
@@ -860,6 +952,11 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	}
 	if !expired && !(j.Claimed && j.RollbackFailed) {
 		return live, nil
+	}
+	if hold != nil {
+		if err := hold(j); err != nil {
+			return gone, err
+		}
 	}
 	j.Claimed, j.RollbackFailed, j.Claim = true, false, newID()
 	claimed, err := f.putJournal(ctx, o.Key, o.ETag, j)
@@ -893,6 +990,15 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	}
 	return state, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
+
+// errNotAgentfs is the cause of a recovery's failure at a journal no
+// agentfs wrote (unreadable, or naming objects elsewhere): it changed
+// nothing of the workspace's, and holds up no other.
+var errNotAgentfs = errors.New("not agentfs's journal")
+
+// errHeld is the cause of a recovery's failure at a journal that waits
+// for a newer one, stuck (see heldFiles).
+var errHeld = errors.New("held up by a newer journal")
 
 // rollbackRefused is the failure of the recovery of the journal jkey,
 // whose rollback failed with err: it fails the call that ran it, whatever
