@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -2496,4 +2497,45 @@ func TestStuckJournalHoldsUpOlderOfItsFiles(t *testing.T) {
 		t.Errorf("journals left: %q, want the removal's and the creation's", left)
 	}
 	recovered(t, f, bucket, "hold", 2, map[string]string{"k": "original", "other": "old other"})
+}
+
+// slowingDown answers 503 SlowDown to every read of a journal, counted.
+type slowingDown struct{ reads atomic.Int32 }
+
+func (s *slowingDown) RoundTrip(r *http.Request) (*http.Response, error) {
+	p := cmp.Or(r.URL.Opaque, r.URL.Path)
+	if r.Method != http.MethodGet || !strings.Contains(p, "/.agentfs-journal/") || !strings.HasSuffix(p, ".json") {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	s.reads.Add(1)
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"application/xml"}},
+		Body:    io.NopCloser(strings.NewReader("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>")),
+		Request: r}, nil
+}
+
+// A store that fails (a 5xx once retried, no answer) stops the recovery
+// at the first journal, as it did before a stuck journal held up no
+// other: it went on to each, every read retried for about two seconds
+// (three journals, six seconds; a thousand, most of an hour), and
+// answered that they all "cannot be recovered".
+func TestRecoverStopsAtAFailingStore(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "slow", map[string]string{"a": "old a", "b": "old b", "c": "old c"})
+	for _, p := range []string{"a", "b", "c"} {
+		if _, err := transportFS(t, root, cutOff(3)).Commit(ctx, []backend.Op{{Path: p, Data: []byte("new " + p)}}); err == nil {
+			t.Fatalf("the transaction of %s that died succeeded", p)
+		}
+	}
+	expireJournals(t, bucket, "slow")
+	store := &slowingDown{}
+	_, err := transportFS(t, root, store).Recover(ctx)
+	e := fault.AsError(err)
+	if e == nil || strings.Contains(e.Message, "cannot be recovered") || e.Details["journals"] != nil {
+		t.Errorf("the recovery by a store that slows down: %v, want the store's failure", err)
+	}
+	if n := store.reads.Load(); n > 4 {
+		t.Errorf("the recovery read the journals %d times, want at most 4: one journal's, retried", n)
+	}
+	recovered(t, f, bucket, "slow", 3, map[string]string{"a": "old a", "b": "old b", "c": "old c"})
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"net"
 	"net/http"
 	"path"
 	"slices"
@@ -674,9 +675,10 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 			return held.waits(f, o.Key, j)
 		})
 		if err != nil {
-			if ctx.Err() != nil || stalled(err) {
-				// The call's end, or a store that stopped answering:
-				// each journal left would wait as long.
+			if ctx.Err() != nil || storeFailed(err) {
+				// The call's end, or a store that failed (stopped
+				// answering, or a 5xx retried): each journal left would
+				// meet it, and wait as long.
 				return rec, err
 			}
 			// Its changes may stand: an older journal that changed one
@@ -717,7 +719,7 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 			n, err = f.dropCopies(ctx, dir+id+"/", now)
 			rec.CopiesRemoved += n
 		}
-		if err != nil && (ctx.Err() != nil || stalled(err)) {
+		if err != nil && (ctx.Err() != nil || storeFailed(err)) {
 			return rec, err
 		}
 		if swept == nil {
@@ -844,11 +846,21 @@ func stuckError(stuck []stuckJournal) error {
 	return e.WithDetail("journals", paths)
 }
 
-// stalled reports whether err is a request to a store that sent nothing
-// for its idle timeout.
-func stalled(err error) bool {
-	var s *s3client.StallError
-	return errors.As(err, &s)
+// storeFailed reports whether err is the store's failure rather than a
+// refusal of the request: no answer (the connection failed, or nothing
+// came for the idle timeout), or a 5xx (a read's once retried), or an
+// answer that is no S3 store's.
+func storeFailed(err error) bool {
+	var stall *s3client.StallError
+	var se *s3client.Error
+	var ne net.Error
+	switch {
+	case errors.As(err, &stall):
+		return true
+	case errors.As(err, &se):
+		return se.Status >= 500 || se.Code == s3client.CodeNotS3
+	}
+	return errors.As(err, &ne)
 }
 
 // dropCopies removes the copies below folder, a transaction's whose
