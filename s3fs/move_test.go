@@ -2033,3 +2033,67 @@ func TestUploadsLeftSaid(t *testing.T) {
 		})
 	}
 }
+
+// completionRefused answers 412 to the completion of the uploads to keys
+// ending in suffix, as a store does once a file was put there, and 403 to
+// their aborts.
+type completionRefused struct{ suffix string }
+
+func (s completionRefused) RoundTrip(r *http.Request) (*http.Response, error) {
+	p, q := cmp.Or(r.URL.Opaque, r.URL.Path), r.URL.Query()
+	if !q.Has("uploadId") || !strings.HasSuffix(p, s.suffix) {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	switch r.Method {
+	case http.MethodPost:
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return &http.Response{StatusCode: http.StatusPreconditionFailed, Status: "412 Precondition Failed", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header:  http.Header{"Content-Type": {"application/xml"}},
+			Body:    io.NopCloser(strings.NewReader("<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold.</Message></Error>")),
+			Request: r}, nil
+	case http.MethodDelete:
+		return (&refusing{refuse: func(*http.Request) bool { return true }}).RoundTrip(r)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A copy by parts whose completion the store refuses (a file put at the
+// destination) and whose abort fails says the upload it left: the
+// refusal, said as EXISTS or STALE in other words, did not.
+func TestMoveRefusedSaysTheUploadItLeft(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("x", 8<<20+1)
+	f, bucket, root := seeded(t, "refusedleft", map[string]string{"big": big})
+	_, err := transportFS(t, root, completionRefused{"/moved"}).Rename(ctx, "big", "moved", backend.WriteOptions{})
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeIOError {
+		t.Fatalf("the move whose completion was refused, its upload left: %v, want IO_ERROR", err)
+	}
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for u := range c.ListIncompleteUploads(ctx, bucket, "refusedleft/moved", false) {
+		if u.Err != nil {
+			t.Fatal(u.Err)
+		}
+		ids = append(ids, u.UploadID)
+	}
+	if len(ids) != 1 {
+		t.Fatalf("uploads left: %q, want 1", ids)
+	}
+	uploads, _ := e.Details["uploads"].([]map[string]string)
+	if !strings.Contains(e.Message, ids[0]+" of moved") || !strings.Contains(e.Hint, "--upload-id '"+ids[0]+"'") || len(uploads) != 1 {
+		t.Errorf("the move that left the upload %s: %s (hint %q, details.uploads %v), want it said", ids[0], e.Message, e.Hint, uploads)
+	}
+	if err := c.RemoveIncompleteUpload(ctx, bucket, "refusedleft/moved"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, f, "big", "moved"); got["big"] != big || got["moved"] != "" {
+		t.Errorf("after the move refused: big %d bytes, moved %d, want big as it was", len(got["big"]), len(got["moved"]))
+	}
+	noJournal(t, bucket, "refusedleft", "the move refused")
+}
