@@ -2539,3 +2539,54 @@ func TestRecoverStopsAtAFailingStore(t *testing.T) {
 	}
 	recovered(t, f, bucket, "slow", 3, map[string]string{"a": "old a", "b": "old b", "c": "old c"})
 }
+
+// interrupting cancels its call as the call reads its second journal,
+// and counts those reads.
+type interrupting struct {
+	cancel context.CancelFunc
+	reads  atomic.Int32
+}
+
+func (s *interrupting) RoundTrip(r *http.Request) (*http.Response, error) {
+	p := cmp.Or(r.URL.Opaque, r.URL.Path)
+	if r.Method == http.MethodGet && strings.Contains(p, "/.agentfs-journal/") && strings.HasSuffix(p, ".json") && s.reads.Add(1) > 1 {
+		s.cancel()
+		return nil, r.Context().Err()
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A recovery interrupted stops there, and says it was: neither a stuck
+// journal it met before nor those it would meet after make it a
+// failure of theirs.
+func TestRecoverInterruptedStops(t *testing.T) {
+	f, bucket, root := seeded(t, "intr", map[string]string{"a": "old a", "b": "old b"})
+	for _, p := range []string{"a", "b"} {
+		if _, err := transportFS(t, root, cutOff(3)).Commit(context.Background(), []backend.Op{{Path: p, Data: []byte("new " + p)}}); err == nil {
+			t.Fatalf("the transaction of %s that died succeeded", p)
+		}
+	}
+	expireJournals(t, bucket, "intr")
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const corrupt = `{not json`
+	if _, err := c.PutObject(context.Background(), bucket, "intr/.agentfs-journal/9stuck.json", strings.NewReader(corrupt), int64(len(corrupt)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := &interrupting{cancel: cancel}
+	_, err = transportFS(t, root, store).Recover(ctx)
+	if !errors.Is(err, context.Canceled) || strings.Contains(fault.AsError(err).Message, "cannot be recovered") {
+		t.Errorf("the recovery interrupted: %v, want the interrupt", err)
+	}
+	if n := store.reads.Load(); n != 2 {
+		t.Errorf("the recovery interrupted read %d journals, want 2: the stuck one, newest, and the one it was interrupted at", n)
+	}
+	if err := c.RemoveObject(context.Background(), bucket, "intr/.agentfs-journal/9stuck.json", minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	recovered(t, f, bucket, "intr", 2, map[string]string{"a": "old a", "b": "old b"})
+}
