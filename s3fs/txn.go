@@ -686,7 +686,7 @@ func (f *FS) Recover(ctx context.Context) (Recovery, error) {
 			switch {
 			case acted != nil:
 				held.add(f.rel(o.Key), *acted)
-			case !errors.Is(err, errNotAgentfs):
+			case !errors.Is(err, errHoldsNone):
 				held.all(f.rel(o.Key)) // unread: its files are unknown
 			}
 			stuck = append(stuck, stuckJournal{f.rel(o.Key), err})
@@ -935,11 +935,11 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	body.Close()
 	if err != nil {
 		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
-			WithHint("inspect it, restore the objects it names by hand, then remove it").WithCause(errNotAgentfs)
+			WithHint("inspect it, restore the objects it names by hand, then remove it").WithCause(errHoldsNone)
 	}
 	if !f.ownKeys(j) {
 		return gone, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", o.Key).
-			WithHint("inspect it, then remove it by hand").WithCause(errNotAgentfs)
+			WithHint("inspect it, then remove it by hand").WithCause(errHoldsNone)
 	}
 	lease, err := time.ParseDuration(j.Lease)
 	if err != nil {
@@ -957,7 +957,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		// this call.
 		if expired {
 			if err := f.dropJournal(ctx, o.Key, o.ETag, j); err != nil && !refused(err) {
-				return gone, err
+				return gone, errors.Join(err, errHoldsNone)
 			}
 		}
 		return gone, nil
@@ -1003,10 +1003,11 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	return state, f.dropJournal(ctx, o.Key, claimed.ETag, j)
 }
 
-// errNotAgentfs is the cause of a recovery's failure at a journal no
-// agentfs wrote (unreadable, or naming objects elsewhere): it changed
-// nothing of the workspace's, and holds up no other.
-var errNotAgentfs = errors.New("not agentfs's journal")
+// errHoldsNone is the cause of a recovery's failure at a journal that
+// holds up no other (see heldFiles): one no agentfs wrote (unreadable, or
+// naming objects elsewhere), which changed nothing of the workspace's, or
+// one ended, whose changes stand or are undone.
+var errHoldsNone = errors.New("the journal changes nothing")
 
 // errHeld is the cause of a recovery's failure at a journal that waits
 // for a newer one, stuck (see heldFiles).
