@@ -934,11 +934,11 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	err = json.NewDecoder(body).Decode(&j)
 	body.Close()
 	if err != nil {
-		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", o.Key, err).
+		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", f.rel(o.Key), err).
 			WithHint("inspect it, restore the objects it names by hand, then remove it").WithCause(errHoldsNone)
 	}
 	if !f.ownKeys(j) {
-		return gone, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", o.Key).
+		return gone, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", f.rel(o.Key)).
 			WithHint("inspect it, then remove it by hand").WithCause(errHoldsNone)
 	}
 	lease, err := time.ParseDuration(j.Lease)
