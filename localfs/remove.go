@@ -17,7 +17,7 @@ import (
 // denied path are refused. The removal is relative to a descriptor of the parent directory
 // opened through the root, and a tree by removeTree, which never follows a
 // link nor crosses a mount: nothing outside the root can be reached.
-func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) (bool, error) {
+func (f *FS) Remove(ctx context.Context, path string, opts backend.RemoveOptions) (bool, error) {
 	t, err := f.resolve(path)
 	if err != nil {
 		return false, err
@@ -34,7 +34,7 @@ func (f *FS) Remove(_ context.Context, path string, opts backend.RemoveOptions) 
 	if err := f.refuseRoots(real, display); err != nil {
 		return false, err
 	}
-	dir, err := f.parentDir(ct, display, false)
+	dir, err := f.parentDir(ctx, ct, display, false)
 	if err != nil {
 		var ce *fault.Error
 		if errors.As(err, &ce) && ce.Code == fault.CodeNotFound {

@@ -22,7 +22,7 @@ var _ backend.Renamer = (*FS)(nil)
 // transaction (a directory as movetree.go says). The caller holds the
 // locks of both paths.
 func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (_ backend.FileInfo, err error) {
-	src, err := f.renameEnd(from, nil)
+	src, err := f.renameEnd(ctx, from, nil)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -39,7 +39,7 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 			made.keep()
 		}
 	}()
-	dst, err := f.renameEnd(to, made)
+	dst, err := f.renameEnd(ctx, to, made)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -260,7 +260,7 @@ func linkOntoItsFile(src, dst renameEndpoint, st *unix.Stat_t) error {
 
 // renameEnd opens the directory of one end of a rename; made, when set,
 // makes its missing directories and records them.
-func (f *FS) renameEnd(path string, made *madeDirs) (renameEndpoint, error) {
+func (f *FS) renameEnd(ctx context.Context, path string, made *madeDirs) (renameEndpoint, error) {
 	t, err := f.resolve(path)
 	if err != nil {
 		return renameEndpoint{}, err
@@ -273,7 +273,7 @@ func (f *FS) renameEnd(path string, made *madeDirs) (renameEndpoint, error) {
 	if ct.rel == "." {
 		return renameEndpoint{}, fault.RootRefused(display)
 	}
-	dir, err := f.makeParentDir(ct, display, made != nil, made)
+	dir, err := f.makeParentDir(ctx, ct, display, made != nil, made)
 	if err != nil {
 		return renameEndpoint{}, err
 	}

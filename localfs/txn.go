@@ -198,7 +198,7 @@ var _ backend.Transactor = (*FS)(nil)
 // comment above). The caller holds their locks (LockAll).
 func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
 	made := &madeDirs{}
-	preps, err := f.prepareAll(ops, made)
+	preps, err := f.prepareAll(ctx, ops, made)
 	defer func() {
 		release(preps)
 		made.undo(f) // after the files in them; none once kept
@@ -293,7 +293,7 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 // synced, and syncs overlap), and returns them in order; on error it
 // returns those prepared, for the caller to discard, and the first error
 // in order.
-func (f *FS) prepareAll(ops []backend.Op, made *madeDirs) ([]*prepared, error) {
+func (f *FS) prepareAll(ctx context.Context, ops []backend.Op, made *madeDirs) ([]*prepared, error) {
 	preps := make([]*prepared, len(ops))
 	errs := make([]error, len(ops))
 	next := make(chan int)
@@ -301,7 +301,7 @@ func (f *FS) prepareAll(ops []backend.Op, made *madeDirs) ([]*prepared, error) {
 	for range min(len(ops), stagers) {
 		wg.Go(func() {
 			for i := range next {
-				preps[i], errs[i] = f.prepare(ops[i], made)
+				preps[i], errs[i] = f.prepare(ctx, ops[i], made)
 			}
 		})
 	}
@@ -329,7 +329,7 @@ const stagers = 8
 
 // opDir resolves op's path and opens its directory, made (create) when
 // missing, into made.
-func (f *FS) opDir(op backend.Op, create bool, made *madeDirs) (target, string, *os.File, error) {
+func (f *FS) opDir(ctx context.Context, op backend.Op, create bool, made *madeDirs) (target, string, *os.File, error) {
 	t, err := f.resolve(op.Path)
 	if err != nil {
 		return target{}, "", nil, err
@@ -342,7 +342,7 @@ func (f *FS) opDir(op backend.Op, create bool, made *madeDirs) (target, string, 
 	if ct.rel == "." {
 		return target{}, "", nil, fault.RootRefused(display)
 	}
-	dir, err := f.makeParentDir(ct, display, create, made)
+	dir, err := f.makeParentDir(ctx, ct, display, create, made)
 	return ct, display, dir, err
 }
 
@@ -389,7 +389,7 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 		if err := ctx.Err(); err != nil {
 			return fault.Interrupted(ctx)
 		}
-		ct, display, dir, err := f.opDir(op, false, nil)
+		ct, display, dir, err := f.opDir(ctx, op, false, nil)
 		if fault.MissingPath(err) && !op.Remove {
 			continue // made by the commit
 		}
@@ -412,8 +412,8 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 
 // prepare checks one change and stages its content; nothing is changed
 // but the directories it makes for a new file, added to made.
-func (f *FS) prepare(op backend.Op, made *madeDirs) (*prepared, error) {
-	ct, display, dir, err := f.opDir(op, !op.Remove, made)
+func (f *FS) prepare(ctx context.Context, op backend.Op, made *madeDirs) (*prepared, error) {
+	ct, display, dir, err := f.opDir(ctx, op, !op.Remove, made)
 	if err != nil {
 		return nil, err
 	}

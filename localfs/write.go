@@ -23,7 +23,7 @@ const tempPrefix = ".agentfs-tmp-"
 // before the rename the temporary file is removed and the path is unchanged.
 // With opts.InPlace an existing file is rewritten through its own inode
 // instead (not atomic: that is what keeps its hard links one file).
-func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
+func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
 	t, err := f.resolve(path)
 	if err != nil {
 		return backend.FileInfo{}, err
@@ -37,7 +37,7 @@ func (f *FS) WriteFile(_ context.Context, path string, data []byte, opts backend
 		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").
 			WithPath(display).WithHint("write to a file path inside the directory")
 	}
-	dir, err := f.parentDir(ct, display, true)
+	dir, err := f.parentDir(ctx, ct, display, true)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -111,13 +111,17 @@ func newMode(opts backend.WriteOptions) (mode uint32, exact bool) {
 // before anything is created in it or below it: a directory swapped for a
 // link between a check and a use cannot make a write land, or a directory
 // be made, where the policy forbids.
-func (f *FS) parentDir(ct target, display string, create bool) (*os.File, error) {
-	return f.makeParentDir(ct, display, create, nil)
+func (f *FS) parentDir(ctx context.Context, ct target, display string, create bool) (*os.File, error) {
+	return f.makeParentDir(ctx, ct, display, create, nil)
 }
 
 // makeParentDir is parentDir, adding each directory it makes to made when
-// that is not nil.
-func (f *FS) makeParentDir(ct target, display string, create bool, made *madeDirs) (*os.File, error) {
+// that is not nil. Its walk, which a deep path makes long, stops
+// (INTERRUPTED) at any level once the preparation of ctx is done
+// (backend.Preparation), unless it made a directory that nothing undoes
+// (made is nil): the change has not reached its commit.
+func (f *FS) makeParentDir(ctx context.Context, ct target, display string, create bool, made *madeDirs) (*os.File, error) {
+	stop := backend.Preparation(ctx)
 	rel := filepath.Dir(ct.rel)
 	cur, err := f.checkedDir(target{root: ct.root, rel: ".", abs: ct.root.path}, display, f.open)
 	if err != nil {
@@ -125,7 +129,14 @@ func (f *FS) makeParentDir(ct target, display string, create bool, made *madeDir
 	}
 	if rel != "." {
 		comps := strings.Split(rel, string(filepath.Separator))
+		kept := false // a directory made that nothing undoes
 		for i, c := range comps {
+			if !kept {
+				if err := fault.Interrupted(stop); err != nil {
+					cur.Close()
+					return nil, err
+				}
+			}
 			next := target{root: ct.root, rel: filepath.Join(comps[:i+1]...), abs: ct.abs}
 			// A directory to make is NOT_FOUND as such: cur, where it is
 			// made, was checked, and the open after the mkdir tells the
@@ -143,6 +154,7 @@ func (f *FS) makeParentDir(ct target, display string, create bool, made *madeDir
 					merr = made.mkdir(int(cur.Fd()), c, filepath.Join(ct.root.path, next.rel), display)
 				} else {
 					merr = unix.Mkdirat(int(cur.Fd()), c, 0o777)
+					kept = kept || merr == nil
 				}
 				if merr != nil && !errors.Is(merr, unix.EEXIST) {
 					cur.Close()
