@@ -1061,10 +1061,8 @@ func (f *FS) holdsDenied(real string) bool {
 // checkDeny refuses a real path inside a deny root, by path component or by
 // the identity of any ancestor (another spelling of the same directory).
 func (f *FS) checkDeny(real, display string) error {
-	for _, d := range f.denies() {
-		if _, ok := within(d.path, real); ok {
-			return f.deniedErr(display)
-		}
+	if f.deniedName(real) {
+		return f.deniedErr(display)
 	}
 	// Below a root, the ancestors are stat'ed up to the root; those above
 	// it once for each deny list (deniedAbove).

@@ -128,41 +128,41 @@ func (f *FS) makeParentDir(ctx context.Context, ct target, display string, creat
 		return nil, err
 	}
 	if rel != "." {
-		comps := strings.Split(rel, string(filepath.Separator))
 		kept := false // a directory made that nothing undoes
-		for i, c := range comps {
+		next := target{root: ct.root, rel: "", abs: ct.abs}
+		for c := range strings.SplitSeq(rel, string(filepath.Separator)) {
 			if !kept {
 				if err := fault.Interrupted(stop); err != nil {
 					cur.Close()
 					return nil, err
 				}
 			}
-			next := target{root: ct.root, rel: filepath.Join(comps[:i+1]...), abs: ct.abs}
-			// A directory to make is NOT_FOUND as such: cur, where it is
-			// made, was checked, and the open after the mkdir tells the
-			// rest (hiddenErr, for each missing directory, made a deep
-			// write's cost grow with the square of its depth).
-			open := f.open
-			if create {
-				open = f.openByPolicy
-			}
-			dir, err := f.checkedDir(next, display, open)
-			var ce *fault.Error
-			if create && errors.As(err, &ce) && ce.Code == fault.CodeNotFound {
-				var merr error
+			next.rel = filepath.Join(next.rel, c)
+			spelled := filepath.Join(ct.root.path, next.rel)
+			mkdir := func() error {
+				var err error
 				if made != nil {
-					merr = made.mkdir(int(cur.Fd()), c, filepath.Join(ct.root.path, next.rel), display)
+					err = made.mkdir(int(cur.Fd()), c, spelled, display)
 				} else {
-					merr = unix.Mkdirat(int(cur.Fd()), c, 0o777)
-					kept = kept || merr == nil
+					err = unix.Mkdirat(int(cur.Fd()), c, 0o777)
+					kept = kept || err == nil
 				}
-				if merr != nil && !errors.Is(merr, unix.EEXIST) {
-					cur.Close()
-					return nil, mapErr(merr, display)
+				if err != nil && !errors.Is(err, unix.EEXIST) {
+					return mapErr(err, display)
 				}
-				dir, err = f.checkedDir(next, display, f.open)
-			} else if err != nil && create {
-				err = f.hiddenErr(next, display, err)
+				return nil
+			}
+			dir, missing := f.stepDir(cur, c, spelled)
+			switch {
+			case dir != nil:
+			case missing && create:
+				if err = mkdir(); err == nil {
+					if dir, _ = f.stepDir(cur, c, spelled); dir == nil {
+						dir, err = f.checkedDir(next, display, f.open)
+					}
+				}
+			default:
+				dir, err = f.walkedDir(next, display, create, mkdir)
 			}
 			cur.Close()
 			if err != nil {
@@ -177,6 +177,55 @@ func (f *FS) makeParentDir(ctx context.Context, ct target, display string, creat
 		return nil, err
 	}
 	return cur, nil
+}
+
+// stepDir opens c in cur, a directory checked on the way down, when it is
+// a directory itself (no link followed), and checks it at the cost of one
+// level: its identity (fstat of the descriptor opened) and its real name
+// against the deny roots, and its file system. cur's ancestors were
+// checked as the walk went through them: the check of each level by its
+// full path made a deep write's cost grow with the cube of its depth. It
+// is nil when anything fails, for the full check (walkedDir) to tell why,
+// with missing set when c does not exist.
+func (f *FS) stepDir(cur *os.File, c, spelled string) (dir *os.File, missing bool) {
+	fd, err := unix.Openat(int(cur.Fd()), c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, errors.Is(err, unix.ENOENT)
+	}
+	dir = os.NewFile(uintptr(fd), spelled)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || f.deniedDirIdentity(&st) || f.deniedName(realPath(dir, spelled)) || kernelFSOf(fd) != "" {
+		dir.Close()
+		return nil, false
+	}
+	return dir, false
+}
+
+// walkedDir opens the directory next from its root by the link policy and
+// checks it in full (checkedDir), making it with mkdir when create is set
+// and it is missing: the way a level goes that stepDir did not open (a
+// link, a refusal, an error to tell as the policy tells it).
+func (f *FS) walkedDir(next target, display string, create bool, mkdir func() error) (*os.File, error) {
+	// A directory to make is NOT_FOUND as such: its parent, where it is
+	// made, was checked, and the open after the mkdir tells the rest
+	// (hiddenErr, for each missing directory, made a deep write's cost
+	// grow with the square of its depth).
+	open := f.open
+	if create {
+		open = f.openByPolicy
+	}
+	dir, err := f.checkedDir(next, display, open)
+	var ce *fault.Error
+	switch {
+	case create && errors.As(err, &ce) && ce.Code == fault.CodeNotFound:
+		if err := mkdir(); err != nil {
+			return nil, err
+		}
+		return f.checkedDir(next, display, f.open)
+	case err != nil && create:
+		return nil, f.hiddenErr(next, display, err)
+	}
+	return dir, err
 }
 
 // checkedDir opens the directory t with open (f.open, or f.openByPolicy
