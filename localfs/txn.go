@@ -516,16 +516,22 @@ func journalDir() (string, error) {
 }
 
 // stateDirErr is the error of what could not be written in the state
+// directory, coded as StateDirFault says.
+func stateDirErr(what string, err error) *fault.Error {
+	code, hint := StateDirFault(err)
+	return fault.Errorf(code, "%s cannot be written in the state directory: %s.", what, errText(err)).
+		WithHint("%s", hint).WithCause(err)
+}
+
+// StateDirFault is the code and hint of err, met writing in the state
 // directory: NO_SPACE when it is full (or its quota is), as a full
 // workspace's is, else IO_ERROR, with what to do about it (a process's
 // limit of open files first, when that is the cause).
-func stateDirErr(what string, err error) *fault.Error {
-	code, hint := fault.CodeIOError, "check that the state directory ("+StateDirEnv+") is writable"
+func StateDirFault(err error) (fault.Code, string) {
 	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		code, hint = fault.CodeNoSpace, "free some space where the state directory ("+StateDirEnv+") is, and retry"
+		return fault.CodeNoSpace, "free some space where the state directory (" + StateDirEnv + ") is, and retry"
 	}
-	return fault.Errorf(code, "%s cannot be written in the state directory: %s.", what, errText(err)).
-		WithHint("%s", cmp.Or(limitHint(err), hint)).WithCause(err)
+	return fault.CodeIOError, cmp.Or(limitHint(err), "check that the state directory ("+StateDirEnv+") is writable")
 }
 
 // newJournal writes and syncs the journal of entries, flocked.

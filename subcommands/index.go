@@ -463,8 +463,9 @@ func indexErr(err error, path string) error {
 		return fault.Errorf(fault.CodeIOError, "the index failed: %s.", err).WithPath(path).WithCause(err).
 			WithHint("raise fs.inotify.max_user_instances (sysctl), or end other watchers; searches prove freshness without one meanwhile")
 	}
-	return fault.Errorf(fault.CodeIOError, "the index failed: %s.", err).WithPath(path).WithCause(err).
-		WithHint("check that the state directory is writable (set AGENTFS_STATE_DIR)")
+	// The rest failed where the build writes: in the state directory.
+	code, hint := localfs.StateDirFault(err)
+	return fault.Errorf(code, "the index failed: %s.", err).WithPath(path).WithCause(err).WithHint("%s", hint)
 }
 
 // detachedEnv marks the watcher that index --detach starts: the same
