@@ -59,7 +59,7 @@ func StateDir() (string, error) {
 		return "", fe
 	}
 	if err != nil {
-		return "", fault.Errorf(fault.CodeNotConfigured, "no private state directory can be made.").
+		return "", fault.Errorf(fault.CodeNotConfigured, "no private state directory can be made: %s.", err).
 			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
 	}
 	return d, nil
@@ -140,10 +140,23 @@ func ensurePrivateDir(d string) error {
 	if err := unix.Lstat(d, &st); err != nil {
 		return err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() || st.Mode&0o022 != 0 {
-		return fmt.Errorf("%s is not a private directory of this user", d)
+	// The cause, and what to do: chmod only mends a directory of ours.
+	why, hint := "", "set "+StateDirEnv+" to a private directory of this user (mode 700)"
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		why = "it is a symbolic link"
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		why = "it is not a directory"
+	case int(st.Uid) != os.Getuid():
+		why = fmt.Sprintf("it belongs to user %d", st.Uid)
+	case st.Mode&0o022 != 0:
+		why = fmt.Sprintf("others can write to it (mode %04o)", st.Mode&0o7777)
+		hint = fmt.Sprintf("chmod 700 %s, or %s", d, hint)
+	default:
+		return nil
 	}
-	return nil
+	return fault.Errorf(fault.CodeNotConfigured, "the state directory %s is not a private directory of this user: %s.", d, why).
+		WithHint("%s", hint)
 }
 
 // lockDir is the directory of the lock files. There is one namespace for
