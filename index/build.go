@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/ordered"
 	"golang.org/x/sys/unix"
@@ -33,14 +34,40 @@ func lock(ctx context.Context, name string, timeout time.Duration) (func(), erro
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return nil, err
 	}
-	fd, err := localfs.LockFile(ctx, name, unix.LOCK_EX, time.Now().Add(timeout))
+	deadline := time.Now().Add(timeout)
+	fd, err := localfs.LockFile(ctx, name, unix.LOCK_EX, deadline)
+	// A lock is a file: an empty directory at its name is no lock anyone
+	// holds, and rmdir removes nothing else. It failed every build.
+	if errors.Is(err, unix.EISDIR) && unix.Rmdir(name) == nil {
+		fd, err = localfs.LockFile(ctx, name, unix.LOCK_EX, deadline)
+	}
 	if errors.Is(err, localfs.ErrLockTimeout) {
 		return nil, ErrLocked
 	}
 	if err != nil {
-		return nil, err
+		return nil, lockFileErr(name, err)
 	}
 	return func() { unix.Close(fd) }, nil
+}
+
+// lockFileErr is err, met taking the lock file at name, with the name:
+// what is there but a file (a link, a directory with entries) is left
+// for the user to remove, since only a file can be another's live lock
+// and no unlink can tell them apart atomically.
+func lockFileErr(name string, err error) error {
+	fi, lerr := os.Lstat(name)
+	if lerr != nil || fi.Mode().IsRegular() {
+		return &os.PathError{Op: "lock", Path: name, Err: err}
+	}
+	what := "a special file"
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		what = "a symbolic link"
+	case fi.IsDir():
+		what = "a directory"
+	}
+	return fault.Errorf(fault.CodeIOError, "the lock file %s is not a file (%s).", name, what).
+		WithHint("remove %s (agentfs makes the file again), then retry", name).WithCause(err)
 }
 
 // BuildOptions are what a caller can change of a build.
