@@ -420,6 +420,11 @@ func StatusOf(abs string, roots []string) (Status, error) {
 	return st, nil
 }
 
+// ErrOtherSettings is the cause of WatchedStatus's EXISTS: a watcher
+// answers for the tree under another fingerprint. Its hint names no
+// command to run again, which only the caller knows.
+var ErrOtherSettings = errors.New("a watcher serves the index under other settings")
+
 // WatchedStatus describes the index of the directory at abs (its own, not
 // an ancestor's) when a watcher answers for it (ok). One built under
 // another fingerprint than config is EXISTS: its list serves no search
@@ -440,7 +445,7 @@ func WatchedStatus(ctx context.Context, abs, config string) (st Status, ok bool,
 	}
 	if ix.config != config {
 		return Status{}, false, fault.Errorf(fault.CodeExists, "a watcher of this tree serves an index built under other settings (--root, --deny, --no-ignore, --symlinks, or the state directories' environment).").
-			WithHint("drop it with agentfs index --drop, then run agentfs index --detach again")
+			WithHint("drop it with agentfs index --drop, then start this watcher again").WithCause(ErrOtherSettings)
 	}
 	st = ix.status()
 	st.watchedBy(r)

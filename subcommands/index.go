@@ -144,7 +144,7 @@ func runIndex(c *cli.Context) error {
 	case c.Bool("detach") && !isDetachedWatcher():
 		st, ok, err := index.WatchedStatus(c.Context, abs, t.config)
 		if err != nil {
-			return indexErr(err, res.Path)
+			return indexErr(runAgain(err, "index --detach"), res.Path)
 		}
 		if ok {
 			res.describe(st)
@@ -242,12 +242,16 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		return printErr
 	}
 	var fe *fault.Error
+	cmd := "index --watch"
+	if c.Bool("detach") {
+		cmd = "index --detach"
+	}
 	if c.Bool("detach") && errors.As(err, &fe) && fe.Code == fault.CodeExists {
 		// Another --detach of the tree won the race, or the watcher was
 		// installing a build when asked: wait for it, as for a lock.
 		st, ok, werr := awaitWatcher(c.Context, t.abs, t.config, true, watcherAnswerPoll, c.Duration("lock-timeout"))
 		if werr != nil {
-			return indexErr(werr, res.Path)
+			return indexErr(runAgain(werr, cmd), res.Path)
 		}
 		if ok {
 			res.describe(st)
@@ -256,9 +260,20 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		}
 	}
 	if err != nil {
-		return indexErr(err, res.Path)
+		return indexErr(runAgain(err, cmd), res.Path)
 	}
 	return nil
+}
+
+// runAgain names, in the hint of a watcher's EXISTS under other settings,
+// the command to run once it is dropped: agentfs cmd, the one the caller
+// ran.
+func runAgain(err error, cmd string) error {
+	var fe *fault.Error
+	if errors.Is(err, index.ErrOtherSettings) && errors.As(err, &fe) {
+		return fe.WithHint("drop it with agentfs index --drop, then run agentfs %s again", cmd)
+	}
+	return err
 }
 
 // awaitWatcher asks every so often, up to timeout, whether a watcher
@@ -335,7 +350,7 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 				// session's own starts: relied on, the session was left
 				// without one, and said nothing.
 				if _, ok, werr := awaitWatcher(ctx, t.abs, t.config, true, watcherAnswerPoll, sessionLife); werr != nil {
-					o.note(fault.AsError(indexErr(werr, display)))
+					o.note(fault.AsError(indexErr(runAgain(werr, "mcp --watch"), display)))
 					return
 				} else if !ok {
 					return // the session ended first

@@ -260,8 +260,8 @@ func TestMCPWatchNotes(t *testing.T) {
 	s, code, stderr = mcpSession(t, "--root", dir, "mcp", "--watch")
 	noted := stderr.waitFor("other settings")
 	s.Close()
-	if c := <-code; c != 0 || !noted || !strings.Contains(stderr.String(), `"EXISTS"`) {
-		t.Errorf("another watcher under other settings: exit %d, stderr %q; want 0 and an EXISTS note", c, stderr)
+	if c := <-code; c != 0 || !noted || !strings.Contains(stderr.String(), `"EXISTS"`) || !strings.Contains(stderr.String(), "then run agentfs mcp --watch again") {
+		t.Errorf("another watcher under other settings: exit %d, stderr %q; want 0 and an EXISTS note naming mcp --watch", c, stderr)
 	}
 	cancel()
 	if err := <-ended; err != nil {
