@@ -294,6 +294,9 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 			return err
 		}
 	}
+	if err := f.crossed(ctx, l.key, *j); err != nil {
+		return err
+	}
 	// Recorded before anything changes: the journal of a move killed
 	// before it holds its claims is rolled back as one that made nothing,
 	// whatever is at its destinations (another move's, of the same bytes).

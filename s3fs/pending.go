@@ -194,3 +194,70 @@ func (f *FS) removedInFlight(ctx context.Context, c string) error {
 	}
 	return nil
 }
+
+// A creation has no version to swap against, and so waits for no
+// transaction the way a replacement does (settled): a file created where
+// a transaction in flight had removed one was taken by that removal's
+// rollback for another writer's and left, the copy of the original going
+// with its journal, and the original was lost once the creation was
+// undone too. So a transaction, once its journal is written and before it
+// changes anything, reads the journals in flight (crossed): one that
+// removes a file it creates, or creates one it removes, makes it STALE.
+// Of two at once, the later to write its journal sees the other's.
+
+// crossed fails with STALE while a transaction in flight, other than that
+// of j and its journal jkey, removes a file j creates or creates one j
+// removes (a move's source counts as removed, its destination as
+// created). It costs a listing of the journals, and a read of each, when
+// j creates or removes a file.
+func (f *FS) crossed(ctx context.Context, jkey string, j journal) error {
+	var creates, removes []string
+	for _, jo := range j.Ops {
+		switch {
+		case jo.Old == "" && jo.New != "":
+			creates = append(creates, jo.Key)
+		case jo.Old != "" && jo.New == "":
+			removes = append(removes, jo.Key)
+		}
+	}
+	for _, m := range j.Moves {
+		if m.Old == "" && !m.marker() {
+			creates = append(creates, m.To)
+		}
+	}
+	if len(creates)+len(removes) == 0 {
+		return nil
+	}
+	dir := f.prefix + journalDir + "/"
+	for o, err := range f.c.List(ctx, dir, "/", 0, "") {
+		if err != nil {
+			return f.mapErr(err, journalDir)
+		}
+		if _, ok := journalID(o.Key[len(dir):]); !ok || o.Key == jkey {
+			continue
+		}
+		other, _, err := f.readJournal(ctx, o.Key)
+		if code, _ := s3client.Code(err); code == "NoSuchKey" {
+			continue // ended meanwhile
+		}
+		if err != nil {
+			return f.mapErr(err, journalDir)
+		}
+		if other.ended() {
+			continue
+		}
+		for _, k := range creates {
+			if other.removes(k) {
+				return fault.Errorf(fault.CodeStale, "the file was removed by another transaction, not yet committed: created now, it would be lost once that removal is undone.").WithPath(f.rel(k)).
+					WithHint("retry once that transaction is done: it commits or is undone within its lease; nothing was changed")
+			}
+		}
+		for _, k := range removes {
+			if other.creates(k) {
+				return fault.Errorf(fault.CodeStale, "the file is being created by another transaction, not yet committed.").WithPath(f.rel(k)).
+					WithHint("retry once that transaction is done: it commits or is undone within its lease; nothing was changed")
+			}
+		}
+	}
+	return nil
+}

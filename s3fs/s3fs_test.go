@@ -2432,9 +2432,10 @@ func journalIDs(t *testing.T, bucket, prefix string) []string {
 	return ids
 }
 
-// A transaction that removed a file, then one that created it there (a
-// creation does not wait for a removal in flight), both dead: undone
-// newest first, the file is back as it was. Recover went oldest first:
+// A transaction that removed a file, then one that created it there (an
+// older agentfs's, whose creation did not wait for a removal in flight,
+// see crossed), both dead: undone newest first, the file is back as it
+// was. Recover went oldest first:
 // the removal's rollback found the other's file there and left it, its
 // copy of the original removed with its journal; then the creation's
 // rollback removed that file too, and the original was lost.
@@ -2445,13 +2446,53 @@ func TestRecoverUndoesNewestFirst(t *testing.T) {
 	if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
 		t.Fatal("the removal that died succeeded")
 	}
-	if _, err := transportFS(t, root, cutOff(2)).Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}}); err == nil {
-		t.Fatal("the creation that died succeeded")
-	}
+	asOlderAgentfs(t, bucket, "lifo", func() {
+		if _, err := transportFS(t, root, cutOff(2)).Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}}); err == nil {
+			t.Fatal("the creation that died succeeded")
+		}
+	})
 	if got := tree(t, f, "k"); got["k"] != "created" || len(journalIDs(t, bucket, "lifo")) != 2 {
 		t.Fatalf("after the two transactions died: %s, journals %q; want k created, 2 journals", brief(got), journalIDs(t, bucket, "lifo"))
 	}
 	recovered(t, f, bucket, "lifo", 2, map[string]string{"k": "original"})
+}
+
+// asOlderAgentfs runs do, a creation of an older agentfs, which did not
+// wait for a removal in flight (see crossed): the journals below prefix
+// are hidden from it.
+func asOlderAgentfs(t *testing.T, bucket, prefix string, do func()) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := map[string][]byte{}
+	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix + "/.agentfs-journal/"}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		if !strings.HasSuffix(o.Key, ".json") {
+			continue
+		}
+		r, err := c.GetObject(ctx, bucket, o.Key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hidden[o.Key], err = io.ReadAll(r); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if err := c.RemoveObject(ctx, bucket, o.Key, minio.RemoveObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do()
+	for key, data := range hidden {
+		if _, err := c.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // A stuck journal holds up the older ones that changed one of its files:
@@ -2470,9 +2511,11 @@ func TestStuckJournalHoldsUpOlderOfItsFiles(t *testing.T) {
 	if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
 		t.Fatal("the removal that died succeeded")
 	}
-	if _, err := transportFS(t, root, cutOff(2)).Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}}); err == nil {
-		t.Fatal("the creation that died succeeded")
-	}
+	asOlderAgentfs(t, bucket, "hold", func() {
+		if _, err := transportFS(t, root, cutOff(2)).Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}}); err == nil {
+			t.Fatal("the creation that died succeeded")
+		}
+	})
 	expireJournals(t, bucket, "hold")
 	ids := journalIDs(t, bucket, "hold")
 	if len(ids) != 3 {
@@ -2589,4 +2632,68 @@ func TestRecoverInterruptedStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	recovered(t, f, bucket, "intr", 2, map[string]string{"a": "old a", "b": "old b"})
+}
+
+// A file created, by a transaction or a move, where a transaction in
+// flight removed it is STALE: the creation waits for the removal to end.
+// It went ahead (the file was missing): once the removal was undone, its
+// rollback found the creation's file there and left it as another
+// writer's, its copy of the original going with its journal, and the
+// original was lost (for good once the creation was undone too).
+func TestCreationWaitsForARemovalInFlight(t *testing.T) {
+	ctx := context.Background()
+	for _, by := range []string{"commit", "move"} {
+		t.Run(by, func(t *testing.T) {
+			name := "overrm" + by
+			f, bucket, root := seeded(t, name, map[string]string{"k": "original", "src": "moved"})
+			// It dies at its commit point, k removed, its lease still live.
+			if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
+				t.Fatal("the removal that died succeeded")
+			}
+			if got := tree(t, f, "k"); got["k"] != "" {
+				t.Fatalf("after the removal died: %s, want k removed", brief(got))
+			}
+			var err error
+			if by == "commit" {
+				_, err = f.Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}})
+			} else {
+				_, err = f.Rename(ctx, "src", "k", backend.WriteOptions{IfAbsent: true})
+			}
+			if codeOf(err) != fault.CodeStale {
+				t.Errorf("the creation over the removal in flight: %v, want STALE", err)
+			}
+			recovered(t, f, bucket, name, 1, map[string]string{"k": "original", "src": "moved"})
+		})
+	}
+}
+
+// A removal is STALE while a move in flight creates the file it removes:
+// the move checked its destination free, and a file put there since, then
+// removed by a transaction that died, had the move's copy taken for
+// another writer's by the removal's rollback, the file put there lost.
+func TestRemovalWaitsForACreationInFlight(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "rmovermv", map[string]string{"src": "moved"})
+	mover := transportFS(t, root, nil)
+	var once sync.Once
+	var rmErr error
+	s3fs.SetPaused(mover, func(phase, _ string) {
+		if phase != "copy" {
+			return
+		}
+		once.Do(func() {
+			if _, err := f.WriteFile(ctx, "k", []byte("written"), backend.WriteOptions{IfAbsent: true}); err != nil {
+				t.Errorf("the write of k: %v", err)
+			}
+			// It dies at its commit point, its lease still live.
+			_, rmErr = transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}})
+		})
+	})
+	if _, err := mover.Rename(ctx, "src", "k", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeExists {
+		t.Errorf("the move onto the file written meanwhile: %v, want EXISTS", err)
+	}
+	if codeOf(rmErr) != fault.CodeStale {
+		t.Errorf("the removal of k during the move: %v, want STALE", rmErr)
+	}
+	recovered(t, f, bucket, "rmovermv", -1, map[string]string{"k": "written", "src": "moved"})
 }

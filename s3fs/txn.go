@@ -317,6 +317,9 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 // apply copies the objects to replace, then makes each change as a
 // compare-and-swap against the version checked.
 func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.Op, j *journal) ([]backend.FileInfo, error) {
+	if err := f.crossed(ctx, l.key, *j); err != nil {
+		return nil, err
+	}
 	for i, jo := range j.Ops {
 		if jo.Backup == "" {
 			continue
@@ -562,6 +565,22 @@ func (j journal) removes(key string) bool {
 	return false
 }
 
+// creates reports whether the transaction of j creates the object at
+// key, where there was none: a write, or a move's copy.
+func (j journal) creates(key string) bool {
+	for _, jo := range j.Ops {
+		if jo.Key == key && jo.New != "" && jo.Old == "" {
+			return true
+		}
+	}
+	for _, m := range j.Moves {
+		if m.To == key && m.Old == "" && !m.marker() {
+			return true
+		}
+	}
+	return false
+}
+
 // endedAs is what j's journal says once its transaction is over, as
 // committed or rolled back: no change, so that no recovery, of this
 // agentfs or an older one, acts on it again.
@@ -634,8 +653,9 @@ const (
 // removing them are removed. With no journal it costs one listing.
 //
 // The journals are recovered newest first, as an undo log is: a
-// transaction may create a file where an older one, in flight, removed it
-// (a creation waits for no removal; a replacement waits, see settled).
+// transaction of an older agentfs may have created a file where an older
+// one, in flight, removed it (its creation waited for no removal, see
+// crossed; a replacement waits, see settled).
 // Undone oldest first, the removal's rollback found the other's file
 // there and left it, its copy of the original going with its journal;
 // then the creation's rollback removed that file, and the original was
