@@ -104,3 +104,27 @@ func TestDeepMkdirStopsWhenCancelled(t *testing.T) {
 		}
 	})
 }
+
+// A plain write keeps the directories it makes: once it has made one it
+// is no longer stopped by its caller giving up, as an INTERRUPTED answer
+// says that nothing was changed.
+func TestDeepWriteNotInterruptedOnceItMadeADirectory(t *testing.T) {
+	const depth = 40
+	fsys, dir := newTestFS(t)
+	rel := deepRel(depth, "f.txt")
+	// The first half exists: the walk makes a directory at level 21.
+	if err := os.MkdirAll(filepath.Join(dir, deepRel(depth/2, "")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := &cancelAfter{Context: context.Background()}
+	c.n.Store(depth/2 + 5)
+	_, err := fsys.WriteFile(backend.WithPreparation(context.Background(), c), rel, []byte("x"), backend.WriteOptions{})
+	if e := fault.AsError(err); e != nil && e.Code == fault.CodeInterrupted {
+		if _, serr := os.Lstat(filepath.Join(dir, deepRel(depth/2+1, ""))); serr == nil {
+			t.Fatalf("write: %v, but it made directories", err)
+		}
+	}
+	if err != nil {
+		t.Fatalf("write: %v, want it written", err)
+	}
+}
