@@ -181,12 +181,15 @@ func (f *FS) makeParentDir(ctx context.Context, ct target, display string, creat
 
 // stepDir opens c in cur, a directory checked on the way down, when it is
 // a directory itself (no link followed), and checks it at the cost of one
-// level: its identity (fstat of the descriptor opened) and its real name
-// against the deny roots, and its file system. cur's ancestors were
-// checked as the walk went through them: the check of each level by its
-// full path made a deep write's cost grow with the cube of its depth. It
-// is nil when anything fails, for the full check (walkedDir) to tell why,
-// with missing set when c does not exist.
+// level: its identity (fstat of the descriptor opened) against the deny
+// roots, its real name against the roots and the deny roots, and its file
+// system. cur's ancestors were checked as the walk went through them: the
+// check of each level by its full path made a deep write's cost grow with
+// the cube of its depth. The real name is what keeps the walk, which goes
+// from descriptor to descriptor, inside the roots: an ancestor renamed out
+// of them (or into a deny root) since it was checked takes the walk with
+// it. It is nil when anything fails, for the full check (walkedDir) to
+// tell why, with missing set when c does not exist.
 func (f *FS) stepDir(cur *os.File, c, spelled string) (dir *os.File, missing bool) {
 	fd, err := unix.Openat(int(cur.Fd()), c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -194,11 +197,18 @@ func (f *FS) stepDir(cur *os.File, c, spelled string) (dir *os.File, missing boo
 	}
 	dir = os.NewFile(uintptr(fd), spelled)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || f.deniedDirIdentity(&st) || f.deniedName(realPath(dir, spelled)) || kernelFSOf(fd) != "" {
+	if unix.Fstat(fd, &st) != nil || f.deniedDirIdentity(&st) || !f.insideAllowed(realPath(dir, spelled)) || kernelFSOf(fd) != "" {
 		dir.Close()
 		return nil, false
 	}
 	return dir, false
+}
+
+// insideAllowed reports whether the real path real lies in a root and
+// outside the deny roots, by name.
+func (f *FS) insideAllowed(real string) bool {
+	_, in := f.rootOf(real)
+	return in && !f.deniedName(real)
 }
 
 // walkedDir opens the directory next from its root by the link policy and
