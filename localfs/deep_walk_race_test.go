@@ -79,3 +79,28 @@ func TestDeepWalkDirRenamedIntoADenyRoot(t *testing.T) {
 		t.Errorf("the write made a directory in the deny root")
 	}
 }
+
+// Under --symlinks refuse, a level swapped for a link (to a directory
+// inside the root) between two levels is not followed by the walk, which
+// opens each level without following links: nothing is made or written
+// where it leads.
+func TestDeepWalkLevelSwappedForALink(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "a/b/c"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(ws, "other/c"), 0o755))
+	fsys := newFS(t, Config{Roots: []string{ws}, Cwd: ws, Symlinks: SymlinksRefuse})
+	// The second level: the walk holds a and opens b next.
+	h := &atLevel{Context: context.Background(), act: func() {
+		must(t, os.Rename(filepath.Join(ws, "a/b"), filepath.Join(ws, "b-old")))
+		must(t, os.Symlink("../other", filepath.Join(ws, "a/b")))
+	}}
+	h.n.Store(2)
+	_, err := fsys.WriteFile(backend.WithPreparation(context.Background(), h), "a/b/c/d/f", []byte("x"), backend.WriteOptions{})
+	if code(err) != fault.CodeSymlink {
+		t.Errorf("write: %v, want SYMLINK", err)
+	}
+	if _, serr := os.Lstat(filepath.Join(ws, "other/c/d")); serr == nil {
+		t.Errorf("the write made a directory through the link")
+	}
+}
