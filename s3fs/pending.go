@@ -207,9 +207,11 @@ func (f *FS) removedInFlight(ctx context.Context, c string) error {
 
 // crossed fails with STALE while a transaction in flight, other than that
 // of j and its journal jkey, removes a file j creates or creates one j
-// removes (a move's source counts as removed, its destination as
-// created). It costs a listing of the journals, and a read of each, when
-// j creates or removes a file.
+// removes (another's move counts its source as removed, its destination as
+// created; j's own move only its destinations: a move that deleted a
+// source under a creation there is finished by its recovery, or keeps its
+// copy, see rollsForward and rollBackMove). It costs a listing of the
+// journals, and a read of each, when j creates or removes a file.
 func (f *FS) crossed(ctx context.Context, jkey string, j journal) error {
 	var creates, removes []string
 	for _, jo := range j.Ops {
