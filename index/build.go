@@ -372,8 +372,14 @@ func (b *builder) watch(root string, roots []string) []record {
 			}
 			return false
 		}
-		v := rulesVersion(name, &st)
-		if name != gitInfoDir && !b.rulesRead[localfs.InfoOfStat(name, &st).Version] {
+		v, info := rulesVersion(name, &st), localfs.InfoOfStat(name, &st)
+		switch {
+		case name != gitInfoDir && !b.rulesRead[info.Version]:
+			v = unprovenVersion
+		case changedAt(info) >= b.racy && (name != ".git" || info.Type != backend.TypeDir):
+			// Racy as an indexed ignore file is: a same-size change in
+			// the same tick, its mtime set back, keeps the identity.
+			// A .git directory is recorded by which one it is alone.
 			v = unprovenVersion
 		}
 		out = append(out, record{path: filepath.Join(dir, name), version: v})

@@ -1538,3 +1538,30 @@ func TestMtimeSetBackIsNotTrusted(t *testing.T) {
 		}
 	}
 }
+
+// A rules file the index records outside its files (.git/info/exclude)
+// falls under the racy rule as an indexed ignore file does: changed within
+// 2 s of the build, a same-size change in the same tick (its mtime set
+// back, on a file system of 1 s timestamps) keeps its identity, and the
+// index's list would obey the rules the walk read, not those in force.
+func TestRecentUnindexedRulesAreNotTrusted(t *testing.T) {
+	f := newFixture(t)
+	f.put("d/sub/f3.txt", "needle three\n")
+	f.put("d/sub/f5.txt", "needle five\n")
+	f.put(".git/HEAD", "ref: refs/heads/main\n")
+	f.put(".git/info/exclude", "f5*.txt\n")
+	f.fresh(".git/info/exclude")
+	f.build()
+	if f.tookList(core.GrepRequest{Query: "needle", Mode: "files", Path: f.dir}) {
+		t.Fatal("a rules file changed within 2 s of the build vouched for the index's list")
+	}
+	// Dated back, the next build trusts it.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(f.dir, ".git/info/exclude"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	f.update(f.fsys)
+	if !f.tookList(core.GrepRequest{Query: "needle", Mode: "files", Path: f.dir}) {
+		t.Fatal("after a quiet build, the search did not take the index's list")
+	}
+}
