@@ -51,6 +51,10 @@ type changeSet struct {
 	// (changed as it was walked, or since): searches walk, and the
 	// watcher builds again.
 	rules bool
+	// racy is set when the build holds a file changed too shortly before
+	// it to trust (flagRacy), which every search reads and no event will
+	// name once it is quiet: the watcher builds again, which trusts it.
+	racy bool
 }
 
 func newChangeSet() *changeSet {
@@ -60,6 +64,9 @@ func newChangeSet() *changeSet {
 func (c *changeSet) size() int {
 	n := len(c.dirs) + len(c.trees) + len(c.always)
 	if c.rules {
+		n++
+	}
+	if c.racy {
 		n++
 	}
 	return n
@@ -546,6 +553,10 @@ func (x *watcher) install(ix *Index, mounts string) {
 		watches[int32(wd)] = watchTarget{rels: append(t.rels, f.rel)}
 		if unix.Lstat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !f.isStat(&st) {
 			fresh.dirs[parent(f.rel)] = true
+		} else if f.flags&flagRacy != 0 && max(st.Mtim.Nano(), st.Ctim.Nano()) <= now().UnixNano() {
+			// Racy, and a build from RacySlack on trusts it: one dated
+			// ahead of the clock would be built again and again.
+			fresh.racy = true
 		}
 		if isIgnoreFile(f.rel) && f.flags&flagRacy != 0 {
 			fresh.rules = true
