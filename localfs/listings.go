@@ -17,12 +17,15 @@ const RacySlack = 2 * time.Second
 
 // The memo of listings: directories of fewer than memoMin entries are
 // listed again at no great cost; at most memoKeep listings are kept, and
-// memoBytes of them: one larger is not kept, so that a long batch or mcp
-// session holds no more than that after its walks end.
+// memoBytes of them. One larger (the newest alone) is let go once unused
+// for memoIdle: the pages of find --all still list it once (listed again
+// each page, 320,000 entries took 204 s, not 1.8), and a long batch or
+// mcp session does not hold it after its walks end.
 const (
 	memoMin   = 1024
 	memoKeep  = 4
 	memoBytes = 64 << 20
+	memoIdle  = 30 * time.Second
 )
 
 // listings memoises the sorted listings of wide directories, so that the
@@ -34,6 +37,11 @@ type listings struct {
 	mu sync.Mutex
 	// kept are the listings, the one used last at the end.
 	kept []listing
+	// big is the newest listing over memoBytes, bigUsed when it was last
+	// kept or given back; bigTimer lets it go once unused for memoIdle.
+	big      *listing
+	bigUsed  time.Time
+	bigTimer *time.Timer
 	// now is the clock, time.Now when nil; local tells a directory's
 	// descriptor on a file system whose times witness its changes,
 	// localTimes when nil.
@@ -84,6 +92,14 @@ func (m *listings) get(st *unix.Stat_t) ([]dirEntry, bool) {
 		m.kept = append(m.kept, l)
 		return l.entries, true
 	}
+	if l := m.big; l != nil && l.dev == uint64(st.Dev) && l.ino == st.Ino {
+		if l.size != st.Size || l.mtime != st.Mtim || l.ctime != st.Ctim {
+			m.big = nil
+			return nil, false
+		}
+		m.bigUsed = m.clock()
+		return l.entries, true
+	}
 	return nil, false
 }
 
@@ -102,7 +118,16 @@ func (m *listings) put(st *unix.Stat_t, now time.Time, entries []dirEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.kept = slices.DeleteFunc(m.kept, func(k listing) bool { return k.dev == l.dev && k.ino == l.ino })
+	if m.big != nil && m.big.dev == l.dev && m.big.ino == l.ino {
+		m.big = nil
+	}
 	if l.bytes > memoBytes {
+		m.big, m.bigUsed = &l, m.clock()
+		if m.bigTimer == nil {
+			m.bigTimer = time.AfterFunc(memoIdle, m.releaseIdle)
+		} else {
+			m.bigTimer.Reset(memoIdle)
+		}
 		return
 	}
 	m.kept = append(m.kept, l)
@@ -114,6 +139,21 @@ func (m *listings) put(st *unix.Stat_t, now time.Time, entries []dirEntry) {
 		total -= m.kept[0].bytes
 		m.kept = slices.Delete(m.kept, 0, 1)
 	}
+}
+
+// releaseIdle lets the listing over memoBytes go once unused for
+// memoIdle, and otherwise looks again when it would be.
+func (m *listings) releaseIdle() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.big == nil {
+		return
+	}
+	if idle := m.clock().Sub(m.bigUsed); idle < memoIdle {
+		m.bigTimer.Reset(memoIdle - idle)
+		return
+	}
+	m.big = nil
 }
 
 // entryBytes is about what entries hold in memory.

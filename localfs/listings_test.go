@@ -90,7 +90,8 @@ func TestListingsReplaced(t *testing.T) {
 }
 
 // TestListingsBounded: the memo keeps the listings used last, memoKeep of
-// them within memoBytes; one larger is not kept at all.
+// them within memoBytes; one larger, the newest alone, until it is unused
+// for memoIdle.
 func TestListingsBounded(t *testing.T) {
 	now := time.Unix(2_000_000_000, 0)
 	old := now.Add(-time.Hour)
@@ -100,7 +101,8 @@ func TestListingsBounded(t *testing.T) {
 	}
 	has := func(m *listings, i int) bool { _, ok := m.get(&stats[i]); return ok }
 
-	var m listings
+	clock := now
+	m := listings{now: func() time.Time { return clock }}
 	for i := range memoKeep {
 		m.put(&stats[i], now, listed(memoMin))
 	}
@@ -123,13 +125,24 @@ func TestListingsBounded(t *testing.T) {
 		huge[i].name = long
 	}
 	m.put(&stats[memoKeep+1], now, huge)
-	if has(&m, memoKeep+1) {
-		t.Fatal("a listing over memoBytes was kept")
+	defer m.bigTimer.Stop()
+	// Kept for the pages that follow, each of which uses it again.
+	for range 3 {
+		clock = clock.Add(memoIdle - time.Second)
+		m.releaseIdle()
+		if !has(&m, memoKeep+1) {
+			t.Fatal("a listing over memoBytes was let go while its pages used it")
+		}
 	}
 	for _, i := range []int{0, 2, memoKeep} {
 		if !has(&m, i) {
-			t.Fatalf("listing %d was dropped for one never kept", i)
+			t.Fatalf("listing %d was dropped for one over memoBytes", i)
 		}
+	}
+	clock = clock.Add(memoIdle)
+	m.releaseIdle()
+	if has(&m, memoKeep+1) {
+		t.Fatal("a listing over memoBytes was kept once unused for memoIdle")
 	}
 
 	// Two halves of memoBytes: the second drops the first, and the rest.
