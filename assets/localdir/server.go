@@ -54,34 +54,36 @@ func NewServer(dir string, key func() ([]byte, error)) (*Server, error) {
 }
 
 // folder is the os.Root of the folder that dir names now. One no longer
-// there (removed, or renamed away to take its links down) is let go: the
-// descriptor held would still read a folder renamed.
+// there (removed, renamed away to take its links down, or another thing
+// in its place that cannot be opened) is let go: the descriptor held
+// would still read a folder renamed.
 func (s *Server) folder() (*os.Root, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var st unix.Stat_t
 	if err := unix.Stat(s.dir, &st); err != nil {
-		if s.root != nil {
-			s.root.Close()
-			s.root = nil
-		}
+		s.letGo()
 		return nil, assetsIOError(err, s.dir)
 	}
 	if s.root != nil && uint64(st.Dev) == s.dev && st.Ino == s.ino {
 		return s.root, nil
 	}
+	s.letGo()
 	root, err := localfs.OpenRoot(s.dir)
 	if err != nil {
-		if s.root != nil {
-			return s.root, nil
-		}
 		return nil, assetsIOError(err, s.dir)
-	}
-	if s.root != nil {
-		s.root.Close()
 	}
 	s.root, s.dev, s.ino = root, uint64(st.Dev), st.Ino
 	return root, nil
+}
+
+// letGo closes the folder held, if any; mu is held. A request that took
+// it before finds its files gone (404); the files it opened stay open.
+func (s *Server) letGo() {
+	if s.root != nil {
+		s.root.Close()
+		s.root = nil
+	}
 }
 
 // Close releases the folder.
