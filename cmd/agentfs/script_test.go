@@ -248,6 +248,9 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 // index trusts no file changed more recently, and touch -d dates back the
 // mtime alone. It waits on the clock, which is the condition itself.
 func cmdSettle(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: settle PATH...")
+	}
 	for _, a := range args {
 		var st syscall.Stat_t
 		if err := syscall.Lstat(ts.MkAbs(a), &st); err != nil {
