@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,7 +24,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
@@ -2696,4 +2699,53 @@ func TestRemovalWaitsForACreationInFlight(t *testing.T) {
 		t.Errorf("the removal of k during the move: %v, want STALE", rmErr)
 	}
 	recovered(t, f, bucket, "rmovermv", -1, map[string]string{"k": "written", "src": "moved"})
+}
+
+// cutBody serves every read of the journal whose key ends in name with a
+// body cut after its first bytes, as a connection reset there would.
+type cutBody struct{ name string }
+
+func (s *cutBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	p := cmp.Or(r.URL.Opaque, r.URL.Path)
+	if err != nil || r.Method != http.MethodGet || !strings.HasSuffix(p, "/.agentfs-journal/"+s.name) {
+		return resp, err
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data[:len(data)/2]),
+		iotest.ErrReader(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})))
+	return resp, nil
+}
+
+// A journal whose body the store stops sending part way is not one no
+// agentfs wrote: its files are unknown, and the older journals that may
+// have changed them wait (the store failed: the recovery stops there).
+// Taken for an unreadable one, that holds up none, the older removal was
+// undone while the newer creation over it stood, and the original was
+// lost once the creation was undone.
+func TestJournalCutPartWayHoldsUpOlder(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "cutj", map[string]string{"k": "original"})
+	if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
+		t.Fatal("the removal that died succeeded")
+	}
+	asOlderAgentfs(t, bucket, "cutj", func() {
+		if _, err := transportFS(t, root, cutOff(2)).Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}}); err == nil {
+			t.Fatal("the creation that died succeeded")
+		}
+	})
+	expireJournals(t, bucket, "cutj")
+	ids := journalIDs(t, bucket, "cutj")
+	if len(ids) != 2 {
+		t.Fatalf("journals: %q, want 2", ids)
+	}
+	_, err := transportFS(t, root, &cutBody{name: ids[1] + ".json"}).Recover(ctx)
+	if err == nil || strings.Contains(err.Error(), "cannot be read") {
+		t.Errorf("the recovery whose read of a journal was cut: %v, want the store's failure", err)
+	}
+	if got := tree(t, f, "k"); got["k"] != "created" || len(journalIDs(t, bucket, "cutj")) != 2 {
+		t.Errorf("after a recovery cut part way: %s, journals %q; want both left as they were", brief(got), journalIDs(t, bucket, "cutj"))
+	}
+	recovered(t, f, bucket, "cutj", 2, map[string]string{"k": "original"})
 }

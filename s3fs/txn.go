@@ -1,6 +1,7 @@
 package s3fs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/md5"
@@ -950,10 +951,16 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	case err != nil:
 		return gone, f.mapErr(err, journalDir)
 	}
-	var j journal
-	err = json.NewDecoder(body).Decode(&j)
+	// Read whole first: a read that fails part way is the store's failure
+	// (a stall, a connection reset), not a journal no agentfs wrote, which
+	// holds up no other; its files are unknown.
+	data, err := io.ReadAll(body)
 	body.Close()
 	if err != nil {
+		return gone, f.mapErr(err, journalDir)
+	}
+	var j journal
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&j); err != nil {
 		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", f.rel(o.Key), err).
 			WithHint("inspect it, restore the objects it names by hand, then remove it").WithCause(errHoldsNone)
 	}
