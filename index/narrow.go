@@ -338,13 +338,18 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	}
 	if len(unreadable) > 0 {
 		// A walk does not go below a directory it cannot list: the
-		// directories the index holds there, unchanged and still
-		// reachable by path (chmod 311 keeps x), are not searched.
+		// directories the index holds there, still reachable by path
+		// (chmod 311 keeps x), are not searched, whether unchanged or
+		// listed again (recorded racy, with no version), nor counted.
 		closed := make([]string, len(unreadable))
 		for i, u := range unreadable {
 			closed[i] = u + "/"
 		}
-		out = slices.DeleteFunc(out, func(file core.IndexedFile) bool { return underAny(file.Rel, closed) })
+		below := func(file core.IndexedFile) bool { return underAny(file.Rel, closed) }
+		out, extra = slices.DeleteFunc(out, below), slices.DeleteFunc(extra, below)
+		unreadable = slices.DeleteFunc(unreadable, func(u string) bool {
+			return slices.ContainsFunc(closed, func(c string) bool { return strings.HasPrefix(u, c) })
+		})
 	}
 	slices.SortFunc(extra, func(a, b core.IndexedFile) int { return core.WalkOrder(a.Rel, b.Rel) })
 	return &core.Narrowing{Files: mergeWalkOrder(out, extra), Unreadable: unreadable}, nil
