@@ -510,6 +510,11 @@ func (x *watcher) install(ix *Index, mounts string) {
 	defer x.lockInstall()()
 	x.mounts = mounts
 	x.drain() // the events so far are about the build replaced
+	// A build asked for racy files alone (no event since the one before)
+	// asks for no other: a file written through mmap raises no event and
+	// is racy at every build, which would build every tick. Such a file is
+	// read by each search until an event brings a build.
+	racyAgain := !x.changes.racy || x.changes.size() > 1
 	fresh := newChangeSet()
 	watches := map[int32]watchTarget{}
 	remote := map[uint64]bool{}
@@ -553,7 +558,7 @@ func (x *watcher) install(ix *Index, mounts string) {
 		watches[int32(wd)] = watchTarget{rels: append(t.rels, f.rel)}
 		if unix.Lstat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !f.isStat(&st) {
 			fresh.dirs[parent(f.rel)] = true
-		} else if f.flags&flagRacy != 0 && max(st.Mtim.Nano(), st.Ctim.Nano()) <= now().UnixNano() {
+		} else if racyAgain && f.flags&flagRacy != 0 && max(st.Mtim.Nano(), st.Ctim.Nano()) <= now().UnixNano() {
 			// Racy, and a build from RacySlack on trusts it: one dated
 			// ahead of the clock would be built again and again.
 			fresh.racy = true

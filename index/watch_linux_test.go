@@ -647,8 +647,17 @@ func TestRacyFileBuildsAgain(t *testing.T) {
 	}
 	f.fresh("d0/sub0/f0.txt")
 	f.update(f.fsys)
-	if x := f.install(); !x.changes.racy || x.changes.size() == 0 {
+	x := f.install()
+	if !x.changes.racy || x.changes.size() == 0 {
 		t.Fatalf("installed, the build of a racy file is not due again: %+v", x.changes)
+	}
+	// The build asked for finds it racy again (written through mmap,
+	// which raises no event, it is at every build): not due again, or the
+	// watcher would build every tick.
+	f.update(f.fsys)
+	x.install(f.openIndex(), "")
+	if x.changes.size() > 0 {
+		t.Fatalf("installed, a build for a racy file alone is due again: %+v", x.changes)
 	}
 	ahead := now().Add(time.Hour)
 	if err := os.Chtimes(filepath.Join(f.dir, "d0/sub0/f0.txt"), ahead, ahead); err != nil {
