@@ -19,6 +19,7 @@ import (
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/agentfs/agentfs/subcommands"
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
@@ -252,8 +253,8 @@ func cmdSettle(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: settle PATH...")
 	}
 	for _, a := range args {
-		var st syscall.Stat_t
-		if err := syscall.Lstat(ts.MkAbs(a), &st); err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(ts.MkAbs(a), &st); err != nil {
 			ts.Fatalf("settle %s: %v", a, err)
 		}
 		time.Sleep(time.Until(time.Unix(st.Ctim.Unix()).Add(localfs.RacySlack + 10*time.Millisecond)))
