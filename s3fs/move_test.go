@@ -1343,11 +1343,22 @@ func editJournals(t *testing.T, bucket, prefix string, edit func(string) string)
 // rewrite makes it, behind agentfs's back.
 func rewriteJournals(t *testing.T, bucket, prefix string, rewrite func([]byte) []byte) {
 	t.Helper()
+	c, journals := readJournals(t, bucket, prefix)
+	for key, data := range journals {
+		putObject(t, c, bucket, key, rewrite(data))
+	}
+}
+
+// readJournals is the content of each journal below prefix in bucket, by
+// key, and the client that read them.
+func readJournals(t *testing.T, bucket, prefix string) (*minio.Client, map[string][]byte) {
+	t.Helper()
 	ctx := context.Background()
 	c, err := s3test.Client(s3test.Endpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	journals := map[string][]byte{}
 	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix + "/.agentfs-journal/"}) {
 		if o.Err != nil {
 			t.Fatal(o.Err)
@@ -1364,10 +1375,16 @@ func rewriteJournals(t *testing.T, bucket, prefix string, rewrite func([]byte) [
 		if err != nil {
 			t.Fatal(err)
 		}
-		data = rewrite(data)
-		if _, err := c.PutObject(ctx, bucket, o.Key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		journals[o.Key] = data
+	}
+	return c, journals
+}
+
+// putObject puts data at key in bucket, behind agentfs's back.
+func putObject(t *testing.T, c *minio.Client, bucket, key string, data []byte) {
+	t.Helper()
+	if _, err := c.PutObject(context.Background(), bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2465,36 +2465,15 @@ func TestRecoverUndoesNewestFirst(t *testing.T) {
 // are hidden from it.
 func asOlderAgentfs(t *testing.T, bucket, prefix string, do func()) {
 	t.Helper()
-	ctx := context.Background()
-	c, err := s3test.Client(s3test.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hidden := map[string][]byte{}
-	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix + "/.agentfs-journal/"}) {
-		if o.Err != nil {
-			t.Fatal(o.Err)
-		}
-		if !strings.HasSuffix(o.Key, ".json") {
-			continue
-		}
-		r, err := c.GetObject(ctx, bucket, o.Key, minio.GetObjectOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if hidden[o.Key], err = io.ReadAll(r); err != nil {
-			t.Fatal(err)
-		}
-		r.Close()
-		if err := c.RemoveObject(ctx, bucket, o.Key, minio.RemoveObjectOptions{}); err != nil {
+	c, hidden := readJournals(t, bucket, prefix)
+	for key := range hidden {
+		if err := c.RemoveObject(context.Background(), bucket, key, minio.RemoveObjectOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	do()
 	for key, data := range hidden {
-		if _, err := c.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		putObject(t, c, bucket, key, data)
 	}
 }
 

@@ -651,49 +651,44 @@ func TestPruneRemovesUndescribedContent(t *testing.T) {
 
 // A folder renamed away, as one taken down by moving it aside, is gone
 // from its name: its links answer 404, though its descriptor still reads
-// it (a hunt found them served from the new name).
+// it (a hunt found them served from the new name), whether nothing takes
+// its name or something that cannot be opened as a folder does; moved
+// back, it is served again.
 func TestServerDropsAFolderMovedAway(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "assets")
-	now := time.Unix(1_800_000_000, 0)
-	srv := server(t, dir, now)
-	link := publish(t, dir, "x.txt", "x", now, time.Hour)
-	if w := request(t, srv, link, nil); w.Code != 200 {
-		t.Fatalf("a link before the move: %d, want 200", w.Code)
-	}
-	if err := os.Rename(dir, dir+".old"); err != nil {
-		t.Fatal(err)
-	}
-	if w := request(t, srv, link, nil); w.Code != 404 {
-		t.Fatalf("a link into the folder moved away: %d, want 404", w.Code)
-	}
-	if err := os.Rename(dir+".old", dir); err != nil {
-		t.Fatal(err)
-	}
-	if w := request(t, srv, link, nil); w.Code != 200 {
-		t.Fatalf("a link into the folder moved back: %d, want 200", w.Code)
-	}
-}
-
-// A folder renamed away and something else in its place that cannot be
-// opened as a folder (a file, or a folder it may not read): its links
-// answer 404, not the files of the folder moved away, still read through
-// the descriptor held.
-func TestServerDropsAFolderReplacedByWhatCannotOpen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "assets")
-	now := time.Unix(1_800_000_000, 0)
-	srv := server(t, dir, now)
-	link := publish(t, dir, "x.txt", "x", now, time.Hour)
-	if w := request(t, srv, link, nil); w.Code != 200 {
-		t.Fatalf("a link before the move: %d, want 200", w.Code)
-	}
-	if err := os.Rename(dir, dir+".old"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dir, []byte("not a folder"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if w := request(t, srv, link, nil); w.Code != 404 {
-		t.Fatalf("a link into the folder moved away, a file in its place: %d, want 404", w.Code)
+	for _, tc := range []struct {
+		name    string
+		inPlace func(dir string) error
+	}{
+		{"nothing in its place", func(string) error { return nil }},
+		{"a file in its place", func(dir string) error { return os.WriteFile(dir, []byte("not a folder"), 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "assets")
+			now := time.Unix(1_800_000_000, 0)
+			srv := server(t, dir, now)
+			link := publish(t, dir, "x.txt", "x", now, time.Hour)
+			if w := request(t, srv, link, nil); w.Code != 200 {
+				t.Fatalf("a link before the move: %d, want 200", w.Code)
+			}
+			if err := os.Rename(dir, dir+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.inPlace(dir); err != nil {
+				t.Fatal(err)
+			}
+			if w := request(t, srv, link, nil); w.Code != 404 {
+				t.Fatalf("a link into the folder moved away: %d, want 404", w.Code)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(dir+".old", dir); err != nil {
+				t.Fatal(err)
+			}
+			if w := request(t, srv, link, nil); w.Code != 200 {
+				t.Fatalf("a link into the folder moved back: %d, want 200", w.Code)
+			}
+		})
 	}
 }
 
