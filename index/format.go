@@ -20,7 +20,7 @@ import (
 // CRCs checked on open; each block of the table and each posting list has
 // its own, checked when read, so a query reads and checks only what it uses.
 const (
-	magic      = "AGFSIX03"
+	magic      = "AGFSIX04"
 	headerSize = 96
 	entrySize  = 16
 	// blockEntries is the trigram table entries one block CRC covers.
