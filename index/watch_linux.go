@@ -513,8 +513,9 @@ func (x *watcher) install(ix *Index, mounts string) {
 	// A build asked for racy files alone (no event since the one before)
 	// asks for no other: a file written through mmap raises no event and
 	// is racy at every build, which would build every tick. Such a file is
-	// read by each search until an event brings a build.
-	racyAgain := !x.changes.racy || x.changes.size() > 1
+	// read by each search until an event brings a build. The directories
+	// checked by every search are no event (as loop counts them).
+	racyAgain := !x.changes.racy || x.changes.size()-len(x.changes.always) > 1
 	fresh := newChangeSet()
 	watches := map[int32]watchTarget{}
 	remote := map[uint64]bool{}

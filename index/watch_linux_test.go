@@ -668,3 +668,26 @@ func TestRacyFileBuildsAgain(t *testing.T) {
 		t.Fatal("installed, the build of a file dated ahead is due again, as every build after it would be")
 	}
 }
+
+// The directories checked by every search (a watch refused past
+// max_user_watches, a network file system) are no event: a build asked
+// for racy files alone, in a tree that has any, asks for no other either,
+// or the watcher builds every tick as long as one file is written
+// through mmap.
+func TestRacyFileAloneWithAlwaysChecked(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.ageDirs()
+	f.fresh("d0/sub0/f0.txt")
+	f.update(f.fsys)
+	x := f.install()
+	if !x.changes.racy {
+		t.Fatalf("installed, the build of a racy file is not due again: %+v", x.changes)
+	}
+	x.changes.always["d1"] = true // as install records a watch refused
+	f.update(f.fsys)
+	x.install(f.openIndex(), "")
+	if x.changes.racy {
+		t.Fatalf("installed, a build for a racy file alone is due again where a directory is always checked: %+v", x.changes)
+	}
+}
