@@ -162,23 +162,10 @@ func (r *settledReader) Settled(ctx context.Context) error {
 // that died is recovered there and then, and STALE too, the file put
 // back. It costs a listing of the journals, and a read of each.
 func (f *FS) removedInFlight(ctx context.Context, c string) error {
-	dir, key := f.prefix+journalDir+"/", f.key(c)
-	for o, err := range f.c.List(ctx, dir, "/", 0, "") {
-		if err != nil {
-			return f.mapErr(err, c)
-		}
-		if _, ok := journalID(o.Key[len(dir):]); !ok {
-			continue
-		}
-		j, _, err := f.readJournal(ctx, o.Key)
-		if code, _ := s3client.Code(err); code == "NoSuchKey" {
-			continue // ended meanwhile
-		}
-		if err != nil {
-			return f.mapErr(err, c)
-		}
-		if j.ended() || !j.removes(key) {
-			continue
+	key := f.key(c)
+	return f.eachInFlight(ctx, c, "", func(o s3client.ObjectInfo, j journal) error {
+		if !j.removes(key) {
+			return nil
 		}
 		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)
 		switch {
@@ -190,6 +177,36 @@ func (f *FS) removedInFlight(ctx context.Context, c string) error {
 		case state == rolledBack:
 			return fault.Errorf(fault.CodeStale, "the file was removed by a transaction that died, and is now put back.").WithPath(c).
 				WithHint("read the file again")
+		}
+		return nil
+	})
+}
+
+// eachInFlight calls visit with each journal of a transaction in flight
+// and its object, until visit fails: one ended meanwhile (gone, or
+// rewritten as ended) is skipped, and the one at key skip is not read. A
+// store's error is mapped for path p.
+func (f *FS) eachInFlight(ctx context.Context, p, skip string, visit func(s3client.ObjectInfo, journal) error) error {
+	dir := f.prefix + journalDir + "/"
+	for o, err := range f.c.List(ctx, dir, "/", 0, "") {
+		if err != nil {
+			return f.mapErr(err, p)
+		}
+		if _, ok := journalID(o.Key[len(dir):]); !ok || o.Key == skip {
+			continue
+		}
+		j, _, err := f.readJournal(ctx, o.Key)
+		if code, _ := s3client.Code(err); code == "NoSuchKey" {
+			continue // ended meanwhile
+		}
+		if err != nil {
+			return f.mapErr(err, p)
+		}
+		if j.ended() {
+			continue
+		}
+		if err := visit(o, j); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -230,24 +247,7 @@ func (f *FS) crossed(ctx context.Context, jkey string, j journal) error {
 	if len(creates)+len(removes) == 0 {
 		return nil
 	}
-	dir := f.prefix + journalDir + "/"
-	for o, err := range f.c.List(ctx, dir, "/", 0, "") {
-		if err != nil {
-			return f.mapErr(err, journalDir)
-		}
-		if _, ok := journalID(o.Key[len(dir):]); !ok || o.Key == jkey {
-			continue
-		}
-		other, _, err := f.readJournal(ctx, o.Key)
-		if code, _ := s3client.Code(err); code == "NoSuchKey" {
-			continue // ended meanwhile
-		}
-		if err != nil {
-			return f.mapErr(err, journalDir)
-		}
-		if other.ended() {
-			continue
-		}
+	return f.eachInFlight(ctx, journalDir, jkey, func(_ s3client.ObjectInfo, other journal) error {
 		for _, k := range creates {
 			if other.removes(k) {
 				return fault.Errorf(fault.CodeStale, "the file was removed by another transaction, not yet committed: created now, it would be lost once that removal is undone.").WithPath(f.rel(k)).
@@ -260,6 +260,6 @@ func (f *FS) crossed(ctx context.Context, jkey string, j journal) error {
 					WithHint("retry once that transaction is done: it commits or is undone within its lease; nothing was changed")
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
