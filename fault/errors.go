@@ -242,6 +242,16 @@ func (e *Error) WithDetail(key string, v any) *Error {
 	return e
 }
 
+// WithPlaceOf takes o's path and details: e reports o in other words (a
+// summary of several failures, o the first).
+func (e *Error) WithPlaceOf(o *Error) *Error {
+	e.Path, e.PathBase64 = o.Path, o.PathBase64
+	for k, v := range o.Details {
+		e.WithDetail(k, v)
+	}
+	return e
+}
+
 // WithCause keeps the underlying error for errors.Is.
 func (e *Error) WithCause(err error) *Error {
 	e.Err = err

@@ -384,11 +384,7 @@ func (f *FS) uploadsLeft(err error, lefts []*s3client.LeftError) error {
 	}
 	out := fault.Errorf(fault.CodeIOError, "%s; and %s.", strings.TrimSuffix(e.Message, "."), said).
 		WithHint("%s", hint).WithCause(&leftBehind{err: err, lefts: lefts})
-	out.Path, out.PathBase64 = e.Path, e.PathBase64
-	for k, v := range e.Details {
-		out.WithDetail(k, v)
-	}
-	return out.WithDetail("uploads", uploads)
+	return out.WithPlaceOf(e).WithDetail("uploads", uploads)
 }
 
 // sayLeft is out, the error that reports err in its own words, saying

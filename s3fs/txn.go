@@ -860,11 +860,7 @@ func stuckError(stuck []stuckJournal) error {
 	e := fault.Errorf(first.Code, "%d journals cannot be recovered: %s. The first stuck: %s", len(paths), list, first.Message).
 		WithHint("%s; then run agentfs --recover, which says what the next one needs", strings.TrimSuffix(first.Hint, ".")).
 		WithCause(errors.Join(causes...))
-	e.Path, e.PathBase64 = first.Path, first.PathBase64
-	for k, v := range first.Details {
-		e.WithDetail(k, v)
-	}
-	return e.WithDetail("journals", paths)
+	return e.WithPlaceOf(first).WithDetail("journals", paths)
 }
 
 // storeFailed reports whether err is the store's failure rather than a
