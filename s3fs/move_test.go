@@ -2066,10 +2066,7 @@ func (s completionRefused) RoundTrip(r *http.Request) (*http.Response, error) {
 		if r.Body != nil {
 			r.Body.Close()
 		}
-		return &http.Response{StatusCode: http.StatusPreconditionFailed, Status: "412 Precondition Failed", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header:  http.Header{"Content-Type": {"application/xml"}},
-			Body:    io.NopCloser(strings.NewReader("<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold.</Message></Error>")),
-			Request: r}, nil
+		return s3Answer(r, http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold."), nil
 	case http.MethodDelete:
 		return (&refusing{refuse: func(*http.Request) bool { return true }}).RoundTrip(r)
 	}

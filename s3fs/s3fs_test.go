@@ -2154,10 +2154,16 @@ func (s *refusing) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Body != nil {
 		r.Body.Close()
 	}
-	return &http.Response{StatusCode: http.StatusForbidden, Status: "403 Forbidden", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+	return s3Answer(r, http.StatusForbidden, "AccessDenied", "Access Denied."), nil
+}
+
+// s3Answer is an S3 store's error answer to r: status, with the error's
+// code and message in its XML body.
+func s3Answer(r *http.Request, status int, code, message string) *http.Response {
+	return &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:  http.Header{"Content-Type": {"application/xml"}},
-		Body:    io.NopCloser(strings.NewReader("<Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>")),
-		Request: r}, nil
+		Body:    io.NopCloser(strings.NewReader("<Error><Code>" + code + "</Code><Message>" + message + "</Message></Error>")),
+		Request: r}
 }
 
 // putTo accepts the PUTs of the object name of the workspace prefix.
@@ -2533,10 +2539,7 @@ func (s *slowingDown) RoundTrip(r *http.Request) (*http.Response, error) {
 		return http.DefaultTransport.RoundTrip(r)
 	}
 	s.reads.Add(1)
-	return &http.Response{StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:  http.Header{"Content-Type": {"application/xml"}},
-		Body:    io.NopCloser(strings.NewReader("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>")),
-		Request: r}, nil
+	return s3Answer(r, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate."), nil
 }
 
 // A store that fails (a 5xx once retried, no answer) stops the recovery
