@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,15 @@ func (t *Tools) beginCommit(ctx context.Context) (context.Context, func(), error
 // the attempt read it: a file changed since is errConflict. exclusive is
 // the caller's create, whose EXISTS is an answer, not a race.
 func (t *Tools) commitWrite(ctx context.Context, m backend.MutableFS, path string, data []byte, cur current, opts backend.WriteOptions) (backend.FileInfo, error) {
+	if !cur.exists {
+		// A creation has no version to swap against: where a removal not
+		// yet committed left the file missing, its rollback would find
+		// this file there, keep it as another writer's and lose the
+		// original.
+		if err := t.settledRead(ctx, path, ""); err != nil {
+			return backend.FileInfo{}, err
+		}
+	}
 	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return backend.FileInfo{}, err
@@ -101,8 +111,16 @@ func (t *Tools) settledRead(ctx context.Context, path, version string) error {
 	if !ok {
 		return nil
 	}
-	return raced(s.Settled(ctx, path, version), fault.CodeStale)
+	err := s.Settled(ctx, path, version)
+	if err != nil && fault.AsError(err).Code == fault.CodeStale {
+		return fmt.Errorf("%w: %w", errUnsettled, err)
+	}
+	return err
 }
+
+// errUnsettled is errConflict of an attempt that found a change not yet
+// committed (settledRead): its cause says what the mutation waits for.
+var errUnsettled = fmt.Errorf("%w: a change not yet committed", errConflict)
 
 // maxAttempts bounds the runs of one mutation whose compare-and-swap keeps
 // finding the file changed by another writer.
@@ -152,8 +170,16 @@ func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) s
 			return res, err
 		}
 		if n >= maxAttempts && !time.Now().Before(deadline) {
-			return zero, fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
+			timedOut := fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
 				WithPath(lost(err)).WithHint("retry when the other writers are done; nothing was changed")
+			var why *fault.Error
+			if errors.Is(err, errUnsettled) && errors.As(err, &why) {
+				// What the last attempt waited for (a transaction not yet
+				// committed, say) tells the caller how long to wait.
+				timedOut.Message += " The last: " + why.Message
+				timedOut.WithHint("%s; nothing was changed", strings.TrimSuffix(why.Hint, "; nothing was changed"))
+			}
+			return zero, timedOut
 		}
 		pause := time.NewTimer(time.Duration(rand.Int64N(int64(time.Millisecond) << min(n, maxAttempts))))
 		select {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,6 +217,32 @@ func TestNoMatchWaitsForASettledFile(t *testing.T) {
 		fs = &unsettled{FS: memfs.New(map[string]string{"f": "text\n"}), stale: 1 << 30}
 		if err := call(&Tools{FS: fs, LockTimeout: 0}); fault.AsError(err).Code != fault.CodeLockTimeout {
 			t.Errorf("%s over a change never settled: %v, want LOCK_TIMEOUT", name, err)
+		}
+	}
+}
+
+// TestCreationWaitsForASettledAbsence: a write that creates its file (plain,
+// --create or --append) waits until no removal not yet committed left the
+// file missing, and a write that times out says what it waited for: a
+// creation over such a removal was kept by its rollback as another
+// writer's, and the removed file lost.
+func TestCreationWaitsForASettledAbsence(t *testing.T) {
+	for name, req := range map[string]WriteRequest{
+		"write":  {Path: "new", Content: new("x")},
+		"create": {Path: "new", Content: new("x"), Create: true},
+		"append": {Path: "new", Content: new("x"), Append: true},
+	} {
+		fs := &unsettled{FS: memfs.New(nil), stale: 3}
+		if res, err := (&Tools{FS: fs, LockTimeout: 10 * time.Second}).Write(context.Background(), req); err != nil || !res.Created || fs.calls != 4 {
+			t.Errorf("%s over an absence settled at the 4th look: %+v, %v, after %d looks", name, res, err, fs.calls)
+		}
+		fs = &unsettled{FS: memfs.New(nil), stale: 1 << 30}
+		_, err := (&Tools{FS: fs, LockTimeout: 0}).Write(context.Background(), req)
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout || !strings.Contains(e.Message, "another transaction, not yet committed") || strings.Count(e.Hint, "nothing was changed") != 1 {
+			t.Errorf("%s over an absence never settled: %+v, want LOCK_TIMEOUT saying what it waited for, its hint once that nothing was changed", name, e)
+		}
+		if _, err := fs.Stat(context.Background(), "new"); err == nil {
+			t.Errorf("%s over an absence never settled created the file", name)
 		}
 	}
 }

@@ -2624,10 +2624,12 @@ func TestRecoverInterruptedStops(t *testing.T) {
 // It went ahead (the file was missing): once the removal was undone, its
 // rollback found the creation's file there and left it as another
 // writer's, its copy of the original going with its journal, and the
-// original was lost (for good once the creation was undone too).
+// original was lost (for good once the creation was undone too). A plain
+// write's creation, with no journal, waits too: write --create answered
+// created, and the original, put back by no one, was lost.
 func TestCreationWaitsForARemovalInFlight(t *testing.T) {
 	ctx := context.Background()
-	for _, by := range []string{"commit", "move"} {
+	for _, by := range []string{"commit", "move", "write", "append"} {
 		t.Run(by, func(t *testing.T) {
 			name := "overrm" + by
 			f, bucket, root := seeded(t, name, map[string]string{"k": "original", "src": "moved"})
@@ -2638,14 +2640,27 @@ func TestCreationWaitsForARemovalInFlight(t *testing.T) {
 			if got := tree(t, f, "k"); got["k"] != "" {
 				t.Fatalf("after the removal died: %s, want k removed", brief(got))
 			}
+			// A plain write's creation waits (a write retries STALE) as
+			// long as the removal's lease: it ends LOCK_TIMEOUT.
+			tools, want := &core.Tools{FS: f, LockTimeout: 200 * time.Millisecond}, fault.CodeLockTimeout
 			var err error
-			if by == "commit" {
+			switch by {
+			case "commit":
 				_, err = f.Commit(ctx, []backend.Op{{Path: "k", Data: []byte("created")}})
-			} else {
+				want = fault.CodeStale
+			case "move":
 				_, err = f.Rename(ctx, "src", "k", backend.WriteOptions{IfAbsent: true})
+				want = fault.CodeStale
+			case "write":
+				_, err = tools.Write(ctx, core.WriteRequest{Path: "k", Content: new("created"), Create: true})
+			case "append":
+				_, err = tools.Write(ctx, core.WriteRequest{Path: "k", Content: new("created"), Append: true})
 			}
-			if codeOf(err) != fault.CodeStale {
-				t.Errorf("the creation over the removal in flight: %v, want STALE", err)
+			if codeOf(err) != want {
+				t.Errorf("the creation over the removal in flight: %v, want %s", err, want)
+			}
+			if want == fault.CodeLockTimeout && !strings.Contains(fault.AsError(err).Message, "removed by another transaction") {
+				t.Errorf("the timeout does not say what it waited for: %v", err)
 			}
 			recovered(t, f, bucket, name, 1, map[string]string{"k": "original", "src": "moved"})
 		})
