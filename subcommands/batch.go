@@ -30,6 +30,9 @@ type batchLine struct {
 // {"tool":"read","TOOL":"rm"} removed the file that a reader of the line
 // (or a filter allowing reads) took for read.
 func decodeBatchLine(data []byte) (batchLine, error) {
+	if kind := jsonKind(data); kind != "an object" {
+		return batchLine{}, fmt.Errorf("it is %s", kind)
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		// JSON nested past encoding/json's depth, or cut off: answered
@@ -57,6 +60,28 @@ func decodeBatchLine(data []byte) (batchLine, error) {
 		}
 	}
 	return line, nil
+}
+
+// jsonKind names the kind of the JSON value data holds, by its first byte:
+// encoding/json names a Go type instead.
+func jsonKind(data []byte) string {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 {
+		return "empty"
+	}
+	switch trimmed[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 // batchAnswer is one line of a batch's output: the request's id and its
