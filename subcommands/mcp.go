@@ -105,7 +105,10 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 			defer stop()
 			defer context.AfterFunc(sdkCtx, stop)()
 			if seq, ok := req.Params.Meta[seqKey].(float64); ok {
-				if calls.awaitTurn(ctx, int(seq)) != nil {
+				if err := calls.awaitTurn(ctx, int(seq)); errors.Is(err, errAnswerLost) {
+					return callResult(nil, fault.Errorf(fault.CodeInterrupted, "the call was not run: %v.", err).
+						WithHint("the client's output is gone; start a new session"), tl.MaxBytes)
+				} else if err != nil {
 					return callResult(nil, fault.Interrupted(ctx), tl.MaxBytes)
 				}
 			}
@@ -540,6 +543,9 @@ type unanswered struct {
 	low   int
 	done  map[int]bool
 	turns map[int]chan struct{}
+	// lost is set once an answer could not be written: no call's turn
+	// comes after it.
+	lost bool
 }
 
 func newUnanswered() *unanswered {
@@ -564,9 +570,13 @@ func (u *unanswered) number(key string) int {
 }
 
 // awaitTurn returns once every call numbered before seq is answered, or
-// with ctx's error.
+// with ctx's error, or errAnswerLost.
 func (u *unanswered) awaitTurn(ctx context.Context, seq int) error {
 	u.mu.Lock()
+	if u.lost {
+		u.mu.Unlock()
+		return errAnswerLost
+	}
 	if u.low >= seq {
 		u.mu.Unlock()
 		return nil
@@ -576,6 +586,11 @@ func (u *unanswered) awaitTurn(ctx context.Context, seq int) error {
 	u.mu.Unlock()
 	select {
 	case <-turn:
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.lost {
+			return errAnswerLost
+		}
 		return nil
 	case <-ctx.Done():
 		u.mu.Lock()
@@ -724,28 +739,52 @@ func (u *unanswered) isCall(key string) bool {
 	return ok
 }
 
-// answered takes the call with the id key off.
-func (u *unanswered) answered(key string) {
+// answered takes the call with the id key off as its answer goes out: a
+// client that reads the answer may send its id again at once. It returns
+// the call's number (0 for none), whose turn passes (passed) once the
+// answer is written.
+func (u *unanswered) answered(key string) int {
 	u.mu.Lock()
 	delete(u.ids, key)
-	if seq, ok := u.seqs[key]; ok {
-		delete(u.seqs, key)
-		u.done[seq] = true
-		for u.done[u.low] {
-			delete(u.done, u.low)
-			u.low++
-			if turn, ok := u.turns[u.low]; ok {
-				close(turn)
-				delete(u.turns, u.low)
-			}
-		}
-	}
+	seq := u.seqs[key]
+	delete(u.seqs, key)
 	u.mu.Unlock()
 	select {
 	case u.changed <- struct{}{}:
 	default:
 	}
+	return seq
 }
+
+// passed ends the turn of the call numbered seq, whose answer was written,
+// or was not: then no call waiting for its turn runs. The next call ran
+// while the answer before it failed to go out, and the client, its output
+// gone, could not tell which calls had changed anything.
+func (u *unanswered) passed(seq int, written bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !written {
+		u.lost = true
+		for n, turn := range u.turns {
+			close(turn)
+			delete(u.turns, n)
+		}
+		return
+	}
+	u.done[seq] = true
+	for u.done[u.low] {
+		delete(u.done, u.low)
+		u.low++
+		if turn, ok := u.turns[u.low]; ok {
+			close(turn)
+			delete(u.turns, u.low)
+		}
+	}
+}
+
+// errAnswerLost is the turn of a call after one whose answer could not be
+// written.
+var errAnswerLost = errors.New("an earlier call's answer could not be written")
 
 // wait returns once every call waited for is answered: interrupted, each
 // answers at once (INTERRUPTED, or what its commit finished).
@@ -777,7 +816,7 @@ type answerWriter struct {
 // reads the answer and sends its next call with the same id at once would
 // otherwise find it still in flight.
 func (a *answerWriter) Write(p []byte) (int, error) {
-	out := p
+	out, seq := p, 0
 	if m, ok := decodeMessage(p); ok && m.Method == nil {
 		if key, ok := idKey(m.ID); ok {
 			// The SDK answers with code 0 a call cancelled before its
@@ -794,10 +833,14 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 					out = answer
 				}
 			}
-			a.calls.answered(key)
+			seq = a.calls.answered(key)
 		}
 	}
-	if _, err := a.w.Write(boundedError(unescapeHTML(out), a.maxBytes)); err != nil {
+	_, err := a.w.Write(boundedError(unescapeHTML(out), a.maxBytes))
+	if seq > 0 {
+		a.calls.passed(seq, err == nil)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil

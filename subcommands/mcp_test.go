@@ -599,17 +599,38 @@ func TestTurns(t *testing.T) {
 	if !hasTurn(1) || hasTurn(2) {
 		t.Fatal("the first call's turn has not come, or the second's has")
 	}
-	u.answered("b") // out of turn: a, before it, is not answered
+	answer := func(key string, written bool) { u.passed(u.answered(key), written) }
+	answer("b", true) // out of turn: a, before it, is not answered
 	if hasTurn(3) || hasTurn(4) {
 		t.Fatal("a turn came with the first call unanswered")
 	}
-	u.answered("a")
+	// Its turn passes once its answer is written, not as it goes out.
+	seqA := u.answered("a")
+	if hasTurn(2) || hasTurn(3) {
+		t.Fatal("a turn came before the first call's answer was written")
+	}
+	u.passed(seqA, true)
 	if !hasTurn(3) || hasTurn(4) {
 		t.Fatal("once the first two are answered, the third's turn has not come, or the fourth's has")
 	}
-	u.answered("c")
+	answer("c", true)
 	if err := <-fourth; err != nil {
 		t.Fatalf("the fourth call waiting for its turn: %v", err)
+	}
+
+	// An answer not written: no call after it runs, waiting or to come.
+	u = newUnanswered()
+	for _, key := range []string{"a", "b", "c"} {
+		u.number(key)
+	}
+	second := make(chan error, 1)
+	go func() { second <- u.awaitTurn(context.Background(), 2) }()
+	answer("a", false)
+	if err := <-second; !errors.Is(err, errAnswerLost) {
+		t.Errorf("the call waiting after an answer not written: %v, want errAnswerLost", err)
+	}
+	if err := u.awaitTurn(context.Background(), 3); !errors.Is(err, errAnswerLost) {
+		t.Errorf("a call after an answer not written: %v, want errAnswerLost", err)
 	}
 }
 
@@ -866,6 +887,57 @@ func TestMCPAnswerNotWritten(t *testing.T) {
 	if code != ExitFailure || !strings.Contains(stderr.String(), `"IO_ERROR"`) || !strings.Contains(stderr.String(), "check the files before running it again") {
 		t.Fatalf("exit %d, stderr %s", code, stderr.String())
 	}
+}
+
+// TestMCPNoCallAfterAnAnswerNotWritten: once an answer cannot be written
+// (the client's output gone), no call after it runs, as a batch stops at
+// the first answer it cannot write. The next call's turn came as the
+// answer went out, and its write landed, unanswered, in 8 runs of 12.
+func TestMCPNoCallAfterAnAnswerNotWritten(t *testing.T) {
+	dir := t.TempDir()
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"a.txt","content":"a"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"b.txt","content":"b"}}}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"c.txt","content":"c"}}}
+`
+	var stderr bytes.Buffer
+	// Its failing write lasts until b.txt appears, or 300 ms: a call that
+	// runs while an answer fails to go out is seen every time.
+	out := &writesThenFails{ok: 1, err: syscall.EPIPE, until: filepath.Join(dir, "b.txt")}
+	code := Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: out, Stderr: &stderr})
+	if code != ExitFailure || !strings.Contains(stderr.String(), `"IO_ERROR"`) {
+		t.Errorf("exit %d, stderr %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.txt")); err != nil {
+		t.Errorf("the call whose answer was lost did not run: %v", err)
+	}
+	for _, name := range []string{"b.txt", "c.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s was written after the answer before it was lost", name)
+		}
+	}
+}
+
+// writesThenFails takes its first ok writes, then fails every one with
+// err, once the file until exists or 300 ms have passed.
+type writesThenFails struct {
+	ok    int
+	err   error
+	until string
+}
+
+func (w *writesThenFails) Write(p []byte) (int, error) {
+	if w.ok > 0 {
+		w.ok--
+		return len(p), nil
+	}
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(w.until); err == nil {
+			break
+		}
+	}
+	return 0, w.err
 }
 
 // failingWriter fails every write with err.
