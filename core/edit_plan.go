@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
@@ -306,7 +305,7 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 		return 0, false
 	}
 	before, after := n[:k], n[k+len(o):]
-	if !telling(before + after) {
+	if !editmatch.Telling(before + after) {
 		return 0, false
 	}
 	// newText once at most: each copy holds a copy of oldText. The one
@@ -337,20 +336,7 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 // mistake: retried, it is NO_MATCH, showing the closest region.
 func retryProof(oldText, newText string) bool {
 	like := similarity.Dice(similarity.Bigrams(strings.ToLower(oldText)), similarity.Bigrams(strings.ToLower(newText)))
-	return telling(newText) && like >= minRetryLikeness
-}
-
-// telling reports whether text is enough to tell one edit from another:
-// 4 characters besides whitespace, one a letter or a digit.
-func telling(text string) bool {
-	visible, word := 0, false
-	for _, r := range text {
-		if !unicode.IsSpace(r) {
-			visible++
-		}
-		word = word || unicode.IsLetter(r) || unicode.IsDigit(r)
-	}
-	return visible >= 4 && word
+	return editmatch.Telling(newText) && like >= minRetryLikeness
 }
 
 // minRetryLikeness is the least likeness of oldText and newText (see

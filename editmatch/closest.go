@@ -3,6 +3,7 @@ package editmatch
 import (
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/agentfs/agentfs/similarity"
 )
@@ -91,4 +92,19 @@ func (t *Text) Respaced(old string) []int {
 // Spaceless is s without white space, lower case, lookalikes folded.
 func Spaceless(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(foldUnicode(s)), ""))
+}
+
+// Telling reports whether text is enough to tell one change from another,
+// so that finding it where a change would put it proves a retry: 4
+// characters besides whitespace, one a letter or a digit (a lone } stands
+// whole in many files).
+func Telling(text string) bool {
+	visible, word := 0, false
+	for _, r := range text {
+		if !unicode.IsSpace(r) {
+			visible++
+		}
+		word = word || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	return visible >= 4 && word
 }

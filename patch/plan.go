@@ -228,8 +228,6 @@ func missing(op Op, removed bool) *fault.Error {
 		WithPath(op.Path).WithDetail("patchLine", op.Line).WithHint("%s", hint)
 }
 
-// fileLine is one line of a file and its ending: "\n", "\r\n", or "" for
-// a last line without one.
 // fileLine is a line of a file: its text, its ending ("" for a last line
 // without one), and whether the patch added it.
 type fileLine struct {
@@ -399,6 +397,9 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		}
 		if len(old) == 0 {
 			at, err := addAt()
+			if err == nil {
+				err = addedAgain(op, k, texts, c.Lines, at)
+			}
 			if err != nil {
 				return nil, nil, err
 			}
@@ -417,6 +418,9 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				// without old lines does (an empty sequence matched at
 				// the search's start, the top of the file).
 				at, err := addAt()
+				if err == nil {
+					err = addedAgain(op, k, texts, cl, at)
+				}
 				if err != nil {
 					return nil, nil, err
 				}
@@ -467,12 +471,66 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				WithDetail("lines", []int{at + 1, at + len(old)}).WithDetail("rung", rung).
 				WithHint("copy the chunk's context (' ') and removed ('-') lines from those lines with their indentation, and indent its added ('+') lines as the file does")
 		}
+		if err := addedAgain(op, k, texts, cl, at); err != nil {
+			return nil, nil, err
+		}
 		reps = append(reps, replacement{at: at, n: len(old), lines: cl, chunk: k})
 		located[k].Line, located[k].Rung = at+1, rung
 		start = at + len(old)
 	}
 	slices.SortStableFunc(reps, func(a, b replacement) int { return a.at - b.at })
 	return reps, located, nil
+}
+
+// addedAgain is the PATCH_VERIFY of chunk k of op, whose lines cl add
+// and remove none, when its added lines already stand where it adds them,
+// at line at of texts (where its context was found, or where lines alone
+// go): a retried patch added them twice, with success. Lines alone stand
+// just before at when added at the end of the file (a retry adds after
+// them), just after it under their @@ line. Lines too slight to tell a
+// retry (a lone brace, a blank line) are added again.
+func addedAgain(op Op, k int, texts []string, cl []Line, at int) error {
+	if slices.ContainsFunc(cl, func(l Line) bool { return l.Op == '-' }) {
+		return nil
+	}
+	var added []string
+	for _, l := range cl {
+		if l.Op == '+' {
+			added = append(added, l.Text)
+		}
+	}
+	if !editmatch.Telling(strings.Join(added, "\n")) {
+		return nil
+	}
+	// lead is the count of lines added before the context.
+	lead := slices.IndexFunc(cl, func(l Line) bool { return l.Op == ' ' })
+	starts := []int{at - lead}
+	if lead < 0 {
+		starts = []int{at - len(cl), at}
+	}
+	first := slices.IndexFunc(cl, func(l Line) bool { return l.Op == '+' })
+	for _, from := range starts {
+		if from < 0 || from+len(cl) > len(texts) || !standsAt(texts, cl, from) {
+			continue
+		}
+		c := op.Chunks[k]
+		return fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) adds lines only, and they already stand at line %d, where it would add them.", k+1, op.Path, c.Line, from+first+1).
+			WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
+			WithDetail("newAt", from+first+1).
+			WithHint("this patch looks applied already at line %d: if it was, nothing is left to do; if the lines are meant twice, give the chunk context lines (' ') from the file around where they go", from+first+1)
+	}
+	return nil
+}
+
+// standsAt reports whether every added line of cl stands in texts at its
+// place counting from from (its context lines were found there).
+func standsAt(texts []string, cl []Line, from int) bool {
+	for i, l := range cl {
+		if l.Op == '+' && texts[from+i] != l.Text {
+			return false
+		}
+	}
+	return true
 }
 
 // standsBefore finds the lines cl leaves (its context and added lines)

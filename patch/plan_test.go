@@ -86,6 +86,11 @@ func TestPlanUpdate(t *testing.T) {
 		{"adds only, the result in a sibling", "func Get() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\nfunc Post() {\n\tresp, err := c.Do(req)\n\tif err != nil {\n}\n",
 			[]string{"@@", " \tresp, err := c.Do(req)", "+\tdefer resp.Body.Close()", " \tif err != nil {"},
 			"func Get() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\nfunc Post() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\n", []string{RungExact}},
+		// Lines added that stand elsewhere, or too slight to tell a retry
+		// (a lone brace), are added again.
+		{"adds lines that stand elsewhere", "x = 1\ny\n", []string{"@@", "+x = 1"}, "x = 1\ny\nx = 1\n", []string{""}},
+		{"adds after its context, half of it there", "f(x)\nlog(x)\n", []string{"@@", " f(x)", "+log(x)", "+log(y)"}, "f(x)\nlog(x)\nlog(y)\nlog(x)\n", []string{RungExact}},
+		{"adds a slight line that stands there", "a\n}\n", []string{"@@", "+}"}, "a\n}\n}\n", []string{""}},
 		{"the result overlapping the old lines", "q\nq\nz\n", []string{"@@", " q", "-z", "+q"}, "q\nq\nq\n", []string{RungExact}},
 		{"removes lines only", "a\nb\nc\na\nx\nb\n", []string{"@@", " a", "-x", " b"}, "a\nb\nc\na\nb\n", []string{RungExact}},
 		{"its new lines before only loosely", "    x\n  x\n", []string{"@@", "-  x", "+x"}, "    x\nx\n", []string{RungExact}},
@@ -334,6 +339,19 @@ func TestPlanErrors(t *testing.T) {
 		{"retried, its old lines gone", map[string]string{"a": "func Get() {\n\tif err != nil {\n\t\treturn wrap(err)\n\t}\n}\n"}, []string{"*** Update File: a", "@@ func Get() {", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2,
 				"closest": Region{StartLine: 2, EndLine: 4, Similarity: 0.88, Text: "\tif err != nil {\n\t\treturn wrap(err)\n\t}"}}, "looks applied already at line 2"},
+		// A chunk that only adds lines, retried: its lines already stand
+		// where it would add them (at the end, or after its @@ line), and
+		// it added them again, with success.
+		{"retried adds at the end", map[string]string{"a": "package a\n\nfunc A() {}\n\n// C is new.\nfunc C() {}\n"}, []string{"*** Update File: a", "@@", "+", "+// C is new.", "+func C() {}"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 4}, "looks applied already at line 4"},
+		{"retried adds under its @@ line", map[string]string{"a": "func B() {}\n\n// D is new.\nfunc D() {}\n\nfunc E() {}\n"}, []string{"*** Update File: a", "@@ func B() {}", "+", "+// D is new.", "+func D() {}"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2}, "looks applied already at line 2"},
+		{"retried adds then a blank line", map[string]string{"a": "one\ntwo\nfour\n"}, []string{"*** Update File: a", "@@", "+four", ""},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 3}, "looks applied already at line 3"},
+		{"retried adds after its context", map[string]string{"a": "func A() {\n\tx := 1\n\tlog(x)\n}\n"}, []string{"*** Update File: a", "@@", " \tx := 1", "+\tlog(x)"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 3}, "looks applied already at line 3"},
+		{"retried adds around its context", map[string]string{"a": "// A does a.\nfunc A() {}\n// B does b.\n"}, []string{"*** Update File: a", "@@", "+// A does a.", " func A() {}", "+// B does b."},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 1}, "looks applied already at line 1"},
 		{"retried whole, two chunks", map[string]string{"a": strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)") + strings.ReplaceAll(retriedSrc, "return wrap(err)", "return err")}, []string{"*** Update File: a", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 12}, "looks applied already at line 2"},
 	}
