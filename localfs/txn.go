@@ -764,14 +764,16 @@ func readJournal(path string) ([]journalEntry, bool) {
 // above or below one, "" when there is none. Asked while the caller holds
 // the locks of reals, it is no live commit's (a committer holds the locks
 // of what it names until its journal is gone): its writer died, and it is
-// to recover, or another process is recovering it.
+// to recover, or another process is recovering it. But a directory the
+// commit made is only above what it writes there, locked shared as by any
+// writer below it: it counts only when it is one of reals or below one.
 func journalFor(base string, reals []string) string {
 	for path := range journals(base) {
 		entries, _ := readJournal(path)
 		for _, e := range entries {
 			p := filepath.Join(e.Dir, e.Name)
 			for _, r := range reals {
-				if p == r || strings.HasPrefix(p, r+"/") || strings.HasPrefix(r, p+"/") {
+				if p == r || strings.HasPrefix(p, r+"/") || e.DirID == "" && strings.HasPrefix(r, p+"/") {
 					return path
 				}
 			}

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -359,6 +361,71 @@ func TestCheckCommitPermissions(t *testing.T) {
 		err := fsys.CheckCommit(ctx, []backend.Op{tc.op})
 		if got := fault.AsError(err); (tc.code == "") != (err == nil) || err != nil && got.Code != tc.code {
 			t.Errorf("%s: %v; want %q", tc.name, err, tc.code)
+		}
+	}
+}
+
+// A commit that made a directory holds only a shared lock of it, as any
+// writer below it does: another writer of a file in that directory, while
+// the commit is live, is not kept waiting by its journal. The directory's
+// entry in the journal was taken for a dead writer's, and the write failed
+// at once, LOCK_TIMEOUT "a transaction whose process died left nd/b.txt
+// half changed", whatever its --lock-timeout.
+func TestLiveCommitsMadeDirHoldsNoOneBelowIt(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	committer, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer committer.Close()
+	other, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ctx := context.Background()
+	unlock, err := committer.LockAll(ctx, []string{"nd/a.txt"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	saved := syscalls
+	t.Cleanup(func() { syscalls = saved })
+	var once sync.Once
+	var otherErr error
+	wrote := false
+	// The journal names nd, made, and the commit is live, when a.txt is
+	// put in its place.
+	whileLive := func(n string) {
+		if filepath.Base(n) == "a.txt" {
+			once.Do(func() {
+				unlockOther, err := other.LockAll(ctx, []string{"nd/b.txt"}, time.Second)
+				if otherErr = err; err == nil {
+					_, otherErr = other.WriteFile(ctx, "nd/b.txt", []byte("b\n"), backend.WriteOptions{IfAbsent: true})
+					wrote = otherErr == nil
+					unlockOther()
+				}
+			})
+		}
+	}
+	syscalls.renameat = func(od int, o string, nd int, n string) error {
+		whileLive(n)
+		return saved.renameat(od, o, nd, n)
+	}
+	syscalls.renameExclusive = func(od int, o string, nd int, n string) error {
+		whileLive(n)
+		return saved.renameExclusive(od, o, nd, n)
+	}
+	if _, err := committer.Commit(ctx, []backend.Op{{Path: "nd/a.txt", Data: []byte("a\n"), Write: backend.WriteOptions{IfAbsent: true}}}); err != nil {
+		t.Fatalf("the commit: %v", err)
+	}
+	if !wrote {
+		t.Fatalf("a write below the directory a live commit made: %v; want it written", otherErr)
+	}
+	for name, want := range map[string]string{"nd/a.txt": "a\n", "nd/b.txt": "b\n"} {
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
+			t.Errorf("%s holds %q; want %q", name, got, want)
 		}
 	}
 }
