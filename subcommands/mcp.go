@@ -66,8 +66,9 @@ func mcpCommand() subcommand {
 // isError result whose text is the error object, with its stable code.
 func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bool) error {
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentfs", Version: buildVersion().Version},
-		// No logging capability: agentfs logs nothing.
-		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
+		// No logging capability: agentfs logs nothing. Its tools never
+		// change during a session: no listChanged.
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	// One call at a time, in the order they came, as in a batch: a call's
 	// interrupt gate is the Tools' own. A call cancelled while it waits
 	// for its turn answers INTERRUPTED at once: a client reusing its id

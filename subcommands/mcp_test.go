@@ -101,6 +101,11 @@ func TestMCP(t *testing.T) {
 	s, code, stderr := mcpSession(t, "--root", dir)
 	ctx := context.Background()
 
+	// The tools never change during a session: a client that watched
+	// for a change of the list was told to.
+	if caps := s.InitializeResult().Capabilities; caps.Tools == nil || caps.Tools.ListChanged || caps.Logging != nil {
+		t.Errorf("capabilities %+v, want tools without listChanged and no logging", caps)
+	}
 	list, err := s.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
