@@ -132,12 +132,19 @@ func (f *FS) txnEnded(ctx context.Context, c, id string) error {
 	}
 	if found {
 		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if state == live {
+		case state == live:
 			return fault.Errorf(fault.CodeStale, "the file holds a change of another transaction, not yet committed.").WithPath(c).
 				WithHint("retry once that transaction is done: it commits or is undone within its lease")
+		case state == rolledBack:
+			// Undone here and now: the change read is gone (a file it
+			// created with it, which a DELETE If-Match of the store then
+			// reported removed).
+			f.ended.Store(id, true)
+			return fault.Errorf(fault.CodeStale, "the file held a change of a transaction that died, and is now undone.").WithPath(c).
+				WithHint("read the file again")
 		}
 	}
 	f.ended.Store(id, true)

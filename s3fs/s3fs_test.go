@@ -2746,3 +2746,30 @@ func TestJournalCutPartWayHoldsUpOlder(t *testing.T) {
 	}
 	recovered(t, f, bucket, "cutj", 2, map[string]string{"k": "original"})
 }
+
+// A removal of a file that a transaction which died created, found dead
+// and undone by the removal's own check, is STALE: the file is gone. It
+// answered deleted, and left the file's directory, which only the undone
+// creation had made, as a marker: the store answers a DELETE If-Match of
+// a key already gone with success.
+func TestRemovalOfAnUndoneCreationIsStale(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "rmundone", map[string]string{"b": "old b"})
+	dies := &dying{at: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/rmundone/b")
+	}}
+	if _, err := transportFS(t, root, dies).Commit(ctx, []backend.Op{
+		{Path: "n/x", Data: []byte("T x"), Write: backend.WriteOptions{IfAbsent: true}},
+		{Path: "b", Data: []byte("T b"), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}}); err == nil {
+		t.Fatal("the transaction whose process died succeeded")
+	}
+	uncommitted := versionOf(t, f, "n/x")
+	expireJournals(t, bucket, "rmundone")
+	if deleted, err := f.Remove(ctx, "n/x", backend.RemoveOptions{IfVersion: uncommitted}); codeOf(err) != fault.CodeStale {
+		t.Errorf("the removal of a creation undone meanwhile: deleted %v, %v; want STALE", deleted, err)
+	}
+	if got := tree(t, f, "n/x", "n", "b"); got["n/x"] != "" || got["n"] != "" || got["b"] != "old b" {
+		t.Errorf("after the removal: %s, want n/x and n missing, b old", brief(got))
+	}
+	noJournal(t, bucket, "rmundone", "the removal's recovery")
+}
