@@ -172,12 +172,18 @@ func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) s
 		if n >= maxAttempts && !time.Now().Before(deadline) {
 			timedOut := fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
 				WithPath(lost(err)).WithHint("retry when the other writers are done; nothing was changed")
+			// What the last attempt met (a transaction not yet committed,
+			// a move under way) tells the caller what it waits for; a
+			// transaction's hint, how long.
 			var why *fault.Error
-			if errors.Is(err, errUnsettled) && errors.As(err, &why) {
-				// What the last attempt waited for (a transaction not yet
-				// committed, say) tells the caller how long to wait.
+			if errors.As(err, &why) {
 				timedOut.Message += " The last: " + why.Message
-				timedOut.WithHint("%s; nothing was changed", strings.TrimSuffix(why.Hint, "; nothing was changed"))
+				if why.Path != "" && why.Path != timedOut.Path {
+					timedOut.Message = strings.TrimSuffix(timedOut.Message, ".") + " (" + why.Path + ")."
+				}
+				if errors.Is(err, errUnsettled) {
+					timedOut.WithHint("%s; nothing was changed", strings.TrimSuffix(why.Hint, "; nothing was changed"))
+				}
 			}
 			return zero, timedOut
 		}
