@@ -504,16 +504,18 @@ func addedAgain(op Op, k int, texts []string, cl []Line, at int) error {
 	}
 	// lead is the count of lines added before the context.
 	lead := slices.IndexFunc(cl, func(l Line) bool { return l.Op == ' ' })
-	starts := []int{at - lead}
+	c := op.Chunks[k]
+	from := at - lead
 	if lead < 0 {
-		starts = []int{at - len(cl), at}
+		// Lines alone: before at at the end of the file, after at under
+		// their @@ line (the lines before at end with the @@ line).
+		from = at
+		if c.Context == "" || c.EOF {
+			from = at - len(cl)
+		}
 	}
 	first := slices.IndexFunc(cl, func(l Line) bool { return l.Op == '+' })
-	for _, from := range starts {
-		if from < 0 || from+len(cl) > len(texts) || !standsAt(texts, cl, from) {
-			continue
-		}
-		c := op.Chunks[k]
+	if from >= 0 && from+len(cl) <= len(texts) && standsAt(texts, cl, from, at) {
 		return fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) adds lines only, and they already stand at line %d, where it would add them.", k+1, op.Path, c.Line, from+first+1).
 			WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 			WithDetail("newAt", from+first+1).
@@ -522,12 +524,23 @@ func addedAgain(op Op, k int, texts []string, cl []Line, at int) error {
 	return nil
 }
 
-// standsAt reports whether every added line of cl stands in texts at its
-// place counting from from (its context lines were found there).
-func standsAt(texts []string, cl []Line, from int) bool {
+// standsAt reports whether the lines cl leaves stand in texts from from:
+// each added line as it is, each context line as the file line it was
+// found at (the chunk's context found from at). A context line after an
+// added one stands one further on for each line added before it: the
+// file line that follows the context where a line is added is not that
+// line already added, but the context the chunk names after it.
+func standsAt(texts []string, cl []Line, from, at int) bool {
+	j := 0 // the index in the context found at at
 	for i, l := range cl {
-		if l.Op == '+' && texts[from+i] != l.Text {
+		switch {
+		case l.Op == '+' && texts[from+i] != l.Text:
 			return false
+		case l.Op == ' ':
+			if texts[from+i] != texts[at+j] {
+				return false
+			}
+			j++
 		}
 	}
 	return true

@@ -91,6 +91,14 @@ func TestPlanUpdate(t *testing.T) {
 		{"adds lines that stand elsewhere", "x = 1\ny\n", []string{"@@", "+x = 1"}, "x = 1\ny\nx = 1\n", []string{""}},
 		{"adds after its context, half of it there", "f(x)\nlog(x)\n", []string{"@@", " f(x)", "+log(x)", "+log(y)"}, "f(x)\nlog(x)\nlog(y)\nlog(x)\n", []string{RungExact}},
 		{"adds a slight line that stands there", "a\n}\n", []string{"@@", "+}"}, "a\n}\n}\n", []string{""}},
+		// A line added before the context that follows it, a copy of that
+		// context, stands there only once the chunk is applied: the file
+		// line is the context the chunk names, not the line it adds.
+		{"adds a copy of the context that follows", "func f() {\n\twg.Add(1)\n\tgo a()\n\tgo b()\n}\n", []string{"@@", " func f() {", "+\twg.Add(1)", " \twg.Add(1)", " \tgo a()"},
+			"func f() {\n\twg.Add(1)\n\twg.Add(1)\n\tgo a()\n\tgo b()\n}\n", []string{RungExact}},
+		// Lines alone under their @@ line go after it: the lines before
+		// it, the @@ line last, are not where they would stand.
+		{"adds under its @@ line what ends with that line", "x := 1\nfoo()\nbar\n", []string{"@@ foo()", "+x := 1", "+foo()"}, "x := 1\nfoo()\nx := 1\nfoo()\nbar\n", []string{""}},
 		{"the result overlapping the old lines", "q\nq\nz\n", []string{"@@", " q", "-z", "+q"}, "q\nq\nq\n", []string{RungExact}},
 		{"removes lines only", "a\nb\nc\na\nx\nb\n", []string{"@@", " a", "-x", " b"}, "a\nb\nc\na\nb\n", []string{RungExact}},
 		{"its new lines before only loosely", "    x\n  x\n", []string{"@@", "-  x", "+x"}, "    x\nx\n", []string{RungExact}},
@@ -352,6 +360,8 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 3}, "looks applied already at line 3"},
 		{"retried adds around its context", map[string]string{"a": "// A does a.\nfunc A() {}\n// B does b.\n"}, []string{"*** Update File: a", "@@", "+// A does a.", " func A() {}", "+// B does b."},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 1}, "looks applied already at line 1"},
+		{"retried adds a copy of the context that follows", map[string]string{"a": "func f() {\n\twg.Add(1)\n\twg.Add(1)\n\tgo a()\n\tgo b()\n}\n"}, []string{"*** Update File: a", "@@", " func f() {", "+\twg.Add(1)", " \twg.Add(1)"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2}, "looks applied already at line 2"},
 		{"retried whole, two chunks", map[string]string{"a": strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)") + strings.ReplaceAll(retriedSrc, "return wrap(err)", "return err")}, []string{"*** Update File: a", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 12}, "looks applied already at line 2"},
 	}
