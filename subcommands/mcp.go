@@ -758,7 +758,8 @@ func (u *unanswered) answered(key string) int {
 }
 
 // passed ends the turn of the call numbered seq, whose answer was written,
-// or was not: then no call waiting for its turn runs. The next call ran
+// or was not (seq 0: the answer of another request): then no call waiting
+// for its turn runs. The next call ran
 // while the answer before it failed to go out, and the client, its output
 // gone, could not tell which calls had changed anything.
 func (u *unanswered) passed(seq int, written bool) {
@@ -785,7 +786,7 @@ func (u *unanswered) passed(seq int, written bool) {
 
 // errAnswerLost is the turn of a call after one whose answer could not be
 // written.
-var errAnswerLost = errors.New("an earlier call's answer could not be written")
+var errAnswerLost = errors.New("an earlier answer could not be written")
 
 // wait returns once every call waited for is answered: interrupted, each
 // answers at once (INTERRUPTED, or what its commit finished).
@@ -838,7 +839,9 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 		}
 	}
 	_, err := a.w.Write(boundedError(unescapeHTML(out), a.maxBytes))
-	if seq > 0 {
+	if seq > 0 || err != nil {
+		// Any answer not written, a ping's or tools/list's too: the
+		// output is gone, and a call after it would run unreported.
 		a.calls.passed(seq, err == nil)
 	}
 	if err != nil {

@@ -637,6 +637,18 @@ func TestTurns(t *testing.T) {
 	if err := u.awaitTurn(context.Background(), 3); !errors.Is(err, errAnswerLost) {
 		t.Errorf("a call after an answer not written: %v, want errAnswerLost", err)
 	}
+
+	// Another request's answer not written (a ping's): the output is
+	// gone just as much, and the call after it ran, its answer lost too.
+	u = newUnanswered()
+	u.number("call")
+	a := &answerWriter{w: failingWriter{err: syscall.EPIPE}, calls: u, maxBytes: 1 << 20}
+	if _, err := a.Write([]byte(`{"jsonrpc":"2.0","id":"ping","result":{}}` + "\n")); err == nil {
+		t.Fatal("the ping's answer was written to a failing writer")
+	}
+	if err := u.awaitTurn(context.Background(), 1); !errors.Is(err, errAnswerLost) {
+		t.Errorf("a call after a ping's answer not written: %v, want errAnswerLost", err)
+	}
 }
 
 // TestMCPIDReusedOnceAnswered: a client that sends its next call with the
