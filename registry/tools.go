@@ -89,7 +89,7 @@ var Edit = &Def[core.EditRequest, *core.EditResult]{
 		"Give oldText and newText, or edits, each matched against the original content; " +
 		"each oldText must match exactly one place unless replaceAll, and differences of trailing whitespace, indentation and typography are tolerated and reported. " +
 		"Returns a unified diff, each edit's outcome, version and sha256. " +
-		"Use it for changes to part of a file, with oldText copied from a read. A retried edit is reported alreadyApplied, not repeated, when its newText stands whole where it put it; one that only adds text within a line, or adds a blank line, applies again.",
+		"Use it for changes to part of a file, with oldText copied from a read. A retried edit is reported alreadyApplied, not repeated, when its newText stands whole where it put it; one that only adds text within a line, or lines too slight to tell (a blank line, a lone brace), applies again.",
 	Mutates: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.EditRequest) (*core.EditResult, error) {
 		return t.Edit(ctx, *req)

@@ -62,14 +62,11 @@ func decodeBatchLine(data []byte) (batchLine, error) {
 	return line, nil
 }
 
-// jsonKind names the kind of the JSON value data holds, by its first byte:
-// encoding/json names a Go type instead.
+// jsonKind names the kind of the JSON value data holds (valid JSON, as
+// core.CheckJSON found it), by its first byte: encoding/json names a Go
+// type instead.
 func jsonKind(data []byte) string {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 {
-		return "empty"
-	}
-	switch trimmed[0] {
+	switch bytes.TrimLeft(data, " \t\r\n")[0] {
 	case '{':
 		return "an object"
 	case '[':
