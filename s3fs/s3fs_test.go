@@ -2659,11 +2659,64 @@ func TestCreationWaitsForARemovalInFlight(t *testing.T) {
 			if codeOf(err) != want {
 				t.Errorf("the creation over the removal in flight: %v, want %s", err, want)
 			}
-			if want == fault.CodeLockTimeout && !strings.Contains(fault.AsError(err).Message, "removed by another transaction") {
+			if e := fault.AsError(err); want == fault.CodeLockTimeout && (e == nil || !strings.Contains(e.Message, "removed by another transaction")) {
 				t.Errorf("the timeout does not say what it waited for: %v", err)
 			}
 			recovered(t, f, bucket, name, 1, map[string]string{"k": "original", "src": "moved"})
 		})
+	}
+}
+
+// TestCreationWaitsForARemovalAroundIt: a creation waits, as one at the
+// removed key does, for a removal in flight of the files below its path
+// (the directory it names) or of a file above it: once that removal was
+// undone, the directory's files came back beside a file of its name, or a
+// file came back above a file below it. The rollback was refused (the
+// store holds a file where the path needs a folder) and its journal was
+// stuck, the removed files held by it; or, on a store that takes both,
+// the workspace held a file and a directory of one name.
+func TestCreationWaitsForARemovalAroundIt(t *testing.T) {
+	ctx := context.Background()
+	seed := map[string]string{"d/a": "A", "d/b": "B", "f": "F"}
+	for _, tc := range []struct {
+		name    string
+		removes []backend.Op
+		cut     int
+		create  string
+	}{
+		{"dir", []backend.Op{{Path: "d/a", Remove: true}, {Path: "d/b", Remove: true}}, 6, "d"},
+		{"below", []backend.Op{{Path: "f", Remove: true}}, 4, "f/x"},
+	} {
+		for _, by := range []string{"commit", "write"} {
+			t.Run(tc.name+"-"+by, func(t *testing.T) {
+				name := "aroundrm" + tc.name + by
+				f, bucket, root := seeded(t, name, seed)
+				// It dies at its commit point, its files removed, its
+				// lease still live.
+				if _, err := transportFS(t, root, cutOff(tc.cut)).Commit(ctx, tc.removes); err == nil {
+					t.Fatal("the removal that died succeeded")
+				}
+				for _, op := range tc.removes {
+					if got := tree(t, f, op.Path); got[op.Path] != "" {
+						t.Fatalf("after the removal died: %s, want %s removed", brief(got), op.Path)
+					}
+				}
+				var err error
+				want := fault.CodeLockTimeout
+				switch by {
+				case "commit":
+					_, err = f.Commit(ctx, []backend.Op{{Path: tc.create, Data: []byte("created")}})
+					want = fault.CodeStale
+				case "write":
+					tools := &core.Tools{FS: f, LockTimeout: 200 * time.Millisecond}
+					_, err = tools.Write(ctx, core.WriteRequest{Path: tc.create, Content: new("created"), Create: true})
+				}
+				if codeOf(err) != want {
+					t.Errorf("the creation of %s around the removal in flight: %v, want %s", tc.create, err, want)
+				}
+				recovered(t, f, bucket, name, 1, seed)
+			})
+		}
 	}
 }
 

@@ -551,19 +551,28 @@ func journalID(name string) (id string, ok bool) {
 }
 
 // removes reports whether the transaction of j removes the object at key,
-// or moves it away.
+// or one below it or above it, or moves it away: undone, the removal puts
+// back a directory's files beside a file of its name, or a file above
+// one below it, which the store refuses, or holds as a file and a
+// directory of one name.
 func (j journal) removes(key string) bool {
 	for _, jo := range j.Ops {
-		if jo.Key == key && jo.New == "" && jo.Old != "" {
+		if around(jo.Key, key) && jo.New == "" && jo.Old != "" {
 			return true
 		}
 	}
 	for _, m := range j.Moves {
-		if m.From == key {
+		if around(m.From, key) {
 			return true
 		}
 	}
 	return false
+}
+
+// around reports whether the keys a and b are one, or one is below the
+// other.
+func around(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
 }
 
 // creates reports whether the transaction of j creates the object at
