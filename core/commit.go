@@ -170,22 +170,7 @@ func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) s
 			return res, err
 		}
 		if n >= maxAttempts && !time.Now().Before(deadline) {
-			timedOut := fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
-				WithPath(lost(err)).WithHint("retry when the other writers are done; nothing was changed")
-			// What the last attempt met (a transaction not yet committed,
-			// a move under way) tells the caller what it waits for; a
-			// transaction's hint, how long.
-			var why *fault.Error
-			if errors.As(err, &why) {
-				timedOut.Message += " The last: " + why.Message
-				if why.Path != "" && why.Path != timedOut.Path {
-					timedOut.Message = strings.TrimSuffix(timedOut.Message, ".") + " (" + why.Path + ")."
-				}
-				if errors.Is(err, errUnsettled) {
-					timedOut.WithHint("%s; nothing was changed", strings.TrimSuffix(why.Hint, "; nothing was changed"))
-				}
-			}
-			return zero, timedOut
+			return zero, timedOut(n, lost(err), err)
 		}
 		pause := time.NewTimer(time.Duration(rand.Int64N(int64(time.Millisecond) << min(n, maxAttempts))))
 		select {
@@ -195,6 +180,30 @@ func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) s
 		case <-pause.C:
 		}
 	}
+}
+
+// timedOut is the LOCK_TIMEOUT of a mutation of path whose n attempts
+// lost their races, the last with err. What that one met (a transaction
+// not yet committed, a move under way) tells the caller what it waits
+// for; a transaction's hint, how long.
+func timedOut(n int, path string, err error) error {
+	e := fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
+		WithPath(path).WithHint("retry when the other writers are done; nothing was changed")
+	var why *fault.Error
+	if !errors.As(err, &why) {
+		return e
+	}
+	if errors.Is(err, errUnsettled) {
+		e.Message = fmt.Sprintf("%d attempts waited for another writer's change to be committed or undone.", n)
+		if why.Hint != "" {
+			e.WithHint("%s; nothing was changed", strings.TrimSuffix(why.Hint, "; nothing was changed"))
+		}
+	}
+	e.Message += " The last: " + why.Message
+	if why.Path != "" && why.Path != path {
+		e.Message = strings.TrimSuffix(e.Message, ".") + " (" + why.Path + ")."
+	}
+	return e
 }
 
 // checkDry fails as a commit of ops would before it stages them, where the

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -38,5 +39,34 @@ func TestCommitGate(t *testing.T) {
 	}
 	if (&CommitGate{}).Close() {
 		t.Error("a gate nobody passed reports a commit")
+	}
+}
+
+// TestTimedOut: a mutation that ran out of time losing races says what
+// the last one met, and where when that is another file; a wait for a
+// change not yet committed says so, with its hint when it has one.
+func TestTimedOut(t *testing.T) {
+	claimed := fault.Errorf(fault.CodeStale, "another move of this file is under way.").WithPath("c.txt").WithHint("list it again")
+	inFlight := fault.Errorf(fault.CodeStale, "the file was removed by another transaction, not yet committed.").WithPath("a.txt").
+		WithHint("retry once that transaction is done")
+	bare := fault.Errorf(fault.CodeStale, "the file holds a change of another transaction, not yet committed.").WithPath("a.txt")
+	for _, tt := range []struct {
+		name          string
+		err           error
+		message, hint string
+	}{
+		{"a race with no cause", errConflict,
+			"the file kept changing during the change: 9 attempts lost the race to other writers.", "retry when the other writers are done; nothing was changed"},
+		{"a move's claim on another file", raced(claimed, fault.CodeStale),
+			"the file kept changing during the change: 9 attempts lost the race to other writers. The last: another move of this file is under way (c.txt).", "retry when the other writers are done; nothing was changed"},
+		{"a transaction in flight", fmt.Errorf("%w: %w", errUnsettled, inFlight),
+			"9 attempts waited for another writer's change to be committed or undone. The last: the file was removed by another transaction, not yet committed.", "retry once that transaction is done; nothing was changed"},
+		{"a transaction, no hint", fmt.Errorf("%w: %w", errUnsettled, bare),
+			"9 attempts waited for another writer's change to be committed or undone. The last: the file holds a change of another transaction, not yet committed.", "retry when the other writers are done; nothing was changed"},
+	} {
+		e := fault.AsError(timedOut(9, "a.txt", tt.err))
+		if e.Code != fault.CodeLockTimeout || e.Message != tt.message || e.Hint != tt.hint || e.Path != "a.txt" {
+			t.Errorf("%s: %s: %q (hint %q, path %q); want %q (hint %q)", tt.name, e.Code, e.Message, e.Hint, e.Path, tt.message, tt.hint)
+		}
 	}
 }
