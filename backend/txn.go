@@ -47,8 +47,9 @@ type CommitChecker interface {
 // undone there and then, and STALE too: the file has moved on. A mutation
 // that answers without writing (noChange) calls it first, as its answer
 // rests on what it read; one that writes needs not, its compare-and-swap
-// settles the version it replaces. A version "" is the file's absence: a
-// removal not yet committed may yet be undone.
+// settles the version it replaces. A version "" is the file's absence, or
+// a directory (which has no version): a removal not yet committed may yet
+// be undone, and so may the changes below a directory.
 type Settler interface {
 	Settled(ctx context.Context, path, version string) error
 }

@@ -78,23 +78,35 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		return nil, fault.Errorf(fault.CodeNotADirectory, "the destination names a directory (a final slash, . or ..), but the source is a %s.", src.Type.Noun()).
 			WithPath(res.Path).WithHint("give the destination's whole path, without the final slash (mv does not move into a directory)")
 	}
+	// A refusal over the destination rests on it and on the source as
+	// found, either of which may be a change of a transaction not yet
+	// committed (a move's copies), which may yet be undone.
+	refuse := func(refusal error) (*MvResult, error) {
+		if err := t.settledRead(ctx, req.From, src.Version); err != nil {
+			return nil, err
+		}
+		if err := t.settledRead(ctx, req.To, dst.info.Version); err != nil {
+			return nil, err
+		}
+		return nil, refusal
+	}
 	if dst.exists {
 		if err := checkFinalSlash(req.To, res.Path, dst.info.Type); err != nil {
-			return nil, err
+			return refuse(err)
 		}
 	}
 	if dst.exists && dst.info.Type == backend.TypeDir && src.Type != backend.TypeDir {
 		// Whether or not --overwrite is given: its hint would lead to this.
-		return nil, fault.DirectoryDestination(res.Path, path.Base(res.From))
+		return refuse(fault.DirectoryDestination(res.Path, path.Base(res.From)))
 	}
 	if dst.exists && !req.Overwrite {
-		return nil, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
-			WithHint("pass --overwrite to replace it, or choose another destination")
+		return refuse(fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
+			WithHint("pass --overwrite to replace it, or choose another destination"))
 	}
 	if dst.exists && src.Type == backend.TypeDir && dst.info.Type != backend.TypeDir {
 		// Worded alike on every backend: a disk's ENOTDIR said "a
 		// component of the path is not a directory".
-		return nil, fault.DirOntoFile(res.Path)
+		return refuse(fault.DirOntoFile(res.Path))
 	}
 	// The result as it will be: overwritten only when a file is there.
 	res.Overwritten = dst.exists

@@ -93,6 +93,13 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 	if err := checkFinalSlash(req.Path, res.Path, checked.info.Type); err != nil {
 		return nil, err
 	}
+	if cur.info.Type == backend.TypeDir {
+		// A directory has no version to remove it against: what lies
+		// below it may be a transaction's changes, not yet committed.
+		if err := t.settledRead(ctx, req.Path, ""); err != nil {
+			return nil, err
+		}
+	}
 	ctx, done, err := t.beginCommit(ctx)
 	if err != nil {
 		return nil, err

@@ -178,6 +178,11 @@ func (t *Tools) checkCutsHeld(ctx context.Context, path string, cur current, con
 func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteRequest, cur current, data []byte, text bool) (*WriteResult, error) {
 	display := t.FS.Display(req.Path)
 	if req.Create && cur.exists {
+		// EXISTS rests on the file found, which a transaction not yet
+		// committed may yet undo.
+		if err := t.settledRead(ctx, req.Path, cur.info.Version); err != nil {
+			return nil, err
+		}
 		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
 			WithHint("drop create to replace it, or choose another path")
 	}

@@ -196,10 +196,17 @@ func (f *FS) listMove(ctx context.Context, src, dst string, opts backend.WriteOp
 
 // checkDestination refuses what rename(2) refuses at dst, and notes in
 // moves the file a file replaces, and the marker of the empty directory a
-// directory replaces.
+// directory replaces. A refusal waits (STALE) while what it rests on is a
+// change of a transaction in flight, which may yet be undone.
 func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts backend.WriteOptions, moves []journalMove) error {
 	exists := fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst).
 		WithHint("pass --overwrite to replace a file or an empty directory, or choose another destination")
+	refuse := func(version string, refusal error) error {
+		if err := f.settledAt(ctx, dst, version); err != nil {
+			return err
+		}
+		return refusal
+	}
 	o, found, err := f.head(ctx, dst)
 	if err != nil {
 		return err
@@ -207,9 +214,9 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 	if found {
 		switch {
 		case opts.IfAbsent:
-			return exists
+			return refuse(o.ETag, exists)
 		case srcDir:
-			return fault.DirOntoFile(dst)
+			return refuse(o.ETag, fault.DirOntoFile(dst))
 		case o.ETag == "":
 			return noETag(dst)
 		}
@@ -230,11 +237,11 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 		}
 		return nil
 	case opts.IfAbsent:
-		return exists
+		return refuse("", exists)
 	case !srcDir:
-		return fault.DirectoryDestination(dst, "NAME")
+		return refuse("", fault.DirectoryDestination(dst, "NAME"))
 	case len(below) > 1 || below[0].Key != f.dirKey(dst):
-		return fault.FullDestination(dst)
+		return refuse("", fault.FullDestination(dst))
 	}
 	for i := range moves {
 		if moves[i].To == below[0].Key {

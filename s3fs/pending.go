@@ -54,6 +54,11 @@ func (f *FS) Settled(ctx context.Context, p, version string) error {
 	if err != nil {
 		return err
 	}
+	return f.settledAt(ctx, c, version)
+}
+
+// settledAt is Settled of c, a clean path.
+func (f *FS) settledAt(ctx context.Context, c, version string) error {
 	if version == "" {
 		return f.removedInFlight(ctx, c)
 	}
@@ -165,25 +170,34 @@ func (r *settledReader) Settled(ctx context.Context) error {
 }
 
 // removedInFlight fails with STALE while a transaction in flight removes
-// (or moves away) c, found missing: that removal may yet be undone. One
-// that died is recovered there and then, and STALE too, the file put
-// back. It costs a listing of the journals, and a read of each.
+// (or moves away) c, found missing: that removal may yet be undone; or
+// writes below c, a directory (which has no version) that may hold
+// nothing else once it is undone. One that died is recovered there and
+// then, and STALE too, the file put back. It costs a listing of the
+// journals, and a read of each.
 func (f *FS) removedInFlight(ctx context.Context, c string) error {
-	key := f.key(c)
+	key, below := f.key(c), f.dirKey(c)
 	return f.eachInFlight(ctx, c, "", func(o s3client.ObjectInfo, j journal) error {
-		if !j.removes(key) {
+		removes := j.removes(key)
+		if !removes && !j.writesBelow(below) {
 			return nil
 		}
 		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)
 		switch {
 		case err != nil:
 			return err
-		case state == live:
+		case state == live && removes:
 			return fault.Errorf(fault.CodeStale, "the file was removed by another transaction, not yet committed.").WithPath(c).
 				WithHint("retry once that transaction is done: it commits or is undone within its lease")
-		case state == rolledBack:
+		case state == live:
+			return fault.Errorf(fault.CodeStale, "the directory holds changes of another transaction, not yet committed.").WithPath(c).
+				WithHint("retry once that transaction is done: it commits or is undone within its lease")
+		case state == rolledBack && removes:
 			return fault.Errorf(fault.CodeStale, "the file was removed by a transaction that died, and is now put back.").WithPath(c).
 				WithHint("read the file again")
+		case state == rolledBack:
+			return fault.Errorf(fault.CodeStale, "the directory held changes of a transaction that died, now undone.").WithPath(c).
+				WithHint("read the directory again")
 		}
 		return nil
 	})

@@ -1762,6 +1762,65 @@ func TestMoveWaitsForATransactionInFlight(t *testing.T) {
 	recovered(t, f, bucket, "mvinflight", 0, map[string]string{"a": "", "b": "new b", "c": "old a", "x": "x"})
 }
 
+// TestAnswersOverAMoveInFlightWait: an answer that rests on the copies of
+// a move not yet committed waits for the move to end, as a write over
+// them does. Over the copies of a move that died, write --create and mv
+// answered EXISTS at once, and rm -r deleted them and answered deleted
+// true; the move's rollback then left no B: B never existed.
+func TestAnswersOverAMoveInFlightWait(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "existsinflight", map[string]string{"A/f1": "1", "X/only": "only"})
+	// It dies once its copy is made, before it says it deletes: its
+	// lease still live, it is rolled back.
+	dies := &dying{sent: true, at: putTo("existsinflight", "B/f1")}
+	if _, err := transportFS(t, root, dies).Rename(ctx, "A", "B", backend.WriteOptions{IfAbsent: true}); err == nil {
+		t.Fatal("the move that died succeeded")
+	}
+	if got := tree(t, f, "B/f1"); got["B/f1"] != "1" {
+		t.Fatalf("after the move died: %s, want its copy B/f1", brief(got))
+	}
+	tools := &core.Tools{FS: f, LockTimeout: 200 * time.Millisecond}
+	for _, c := range []struct {
+		what string
+		call func() error
+	}{
+		{"write --create B/f1", func() error {
+			_, err := tools.Write(ctx, core.WriteRequest{Path: "B/f1", Content: new("new"), Create: true})
+			return err
+		}},
+		{"mv X B", func() error {
+			_, err := tools.Mv(ctx, core.MvRequest{From: "X", To: "B"})
+			return err
+		}},
+		{"mv X/only B/f1", func() error {
+			_, err := tools.Mv(ctx, core.MvRequest{From: "X/only", To: "B/f1"})
+			return err
+		}},
+		{"mv B/f1 X/only", func() error {
+			_, err := tools.Mv(ctx, core.MvRequest{From: "B/f1", To: "X/only"})
+			return err
+		}},
+		{"rm -r B", func() error {
+			_, err := tools.Rm(ctx, core.RmRequest{Path: "B", Recursive: true})
+			return err
+		}},
+	} {
+		if err := c.call(); codeOf(err) != fault.CodeLockTimeout {
+			t.Errorf("%s over the move in flight: %v, want LOCK_TIMEOUT", c.what, err)
+		}
+	}
+	for from, to := range map[string]string{"X": "B", "X/only": "B/f1"} {
+		if _, err := f.Rename(ctx, from, to, backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeStale {
+			t.Errorf("a move of %s onto the move's %s: %v, want STALE", from, to, err)
+		}
+	}
+	expireJournals(t, bucket, "existsinflight")
+	if _, err := tools.Mv(ctx, core.MvRequest{From: "X", To: "B"}); err != nil {
+		t.Errorf("mv X B once the move is undone: %v", err)
+	}
+	recovered(t, f, bucket, "existsinflight", 0, map[string]string{"A/f1": "1", "B/f1": "", "B/only": "only", "X/only": ""})
+}
+
 // TestSettled: a file read at a change of a transaction in flight is not
 // settled (STALE), nor at one of a transaction that died, which is undone
 // there and then; a file no transaction changed, or at a committed change,

@@ -591,6 +591,22 @@ func (j journal) creates(key string) bool {
 	return false
 }
 
+// writesBelow reports whether the transaction of j writes an object
+// whose key begins with dir: a write, or a move's copy or marker.
+func (j journal) writesBelow(dir string) bool {
+	for _, jo := range j.Ops {
+		if jo.New != "" && strings.HasPrefix(jo.Key, dir) {
+			return true
+		}
+	}
+	for _, m := range j.Moves {
+		if strings.HasPrefix(m.To, dir) {
+			return true
+		}
+	}
+	return false
+}
+
 // endedAs is what j's journal says once its transaction is over, as
 // committed or rolled back: no change, so that no recovery, of this
 // agentfs or an older one, acts on it again.
