@@ -317,7 +317,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 				return err
 			}
 			if _, err := f.c.Copy(ctx, m.To, m.Old, m.Backup, nil); err != nil {
-				return f.swapErr(ctx, f.rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
+				return f.backupErr(ctx, f.rel(m.To), m.Old, err)
 			}
 		}
 	}

@@ -1653,6 +1653,58 @@ func TestLostRaceOfALargeBody(t *testing.T) {
 	}
 }
 
+// backupRace answers the copy of a file beside a journal (a backup of the
+// file a transaction replaces) with a 500, as versitygw does when a writer
+// deletes the copy's source as it is copied; remove is that writer.
+type backupRace struct{ remove func() }
+
+func (b *backupRace) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") != "" && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/") {
+		b.remove()
+		return s3Answer(r, http.StatusInternalServerError, "InternalError", "We encountered an internal error, please try again."), nil
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestBackupLostToARemoval: a transaction, or a move onto a file, whose
+// backup of the file it replaces fails with a 500 as another writer
+// removes that file lost a race (STALE, which a mutation retries): it
+// failed IO_ERROR, a replace racing a move of its files. The file still
+// there as read, the 500 is the store's failure.
+func TestBackupLostToARemoval(t *testing.T) {
+	ctx := context.Background()
+	for _, removed := range []bool{false, true} {
+		for _, by := range []string{"commit", "move"} {
+			name := fmt.Sprintf("backup500-%s-%v", by, removed)
+			f, bucket, root := seeded(t, name, map[string]string{"a": "old a", "x": "x"})
+			va := versionOf(t, f, "a")
+			other := transportFS(t, root, &backupRace{remove: func() {
+				if !removed {
+					return
+				}
+				if _, err := f.Remove(ctx, "a", backend.RemoveOptions{IfVersion: va}); err != nil {
+					t.Errorf("the removal of a: %v", err)
+				}
+			}})
+			var err error
+			switch by {
+			case "commit":
+				_, err = other.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va}}})
+			case "move":
+				_, err = other.Rename(ctx, "x", "a", backend.WriteOptions{})
+			}
+			want, a := fault.CodeIOError, "old a"
+			if removed {
+				want, a = fault.CodeStale, ""
+			}
+			if codeOf(err) != want {
+				t.Errorf("%s whose backup failed with a 500, a removed %v: %v, want %s", by, removed, err, want)
+			}
+			recovered(t, f, bucket, name, 0, map[string]string{"a": a, "x": "x"})
+		}
+	}
+}
+
 // inFlight seeds the tree name with a and b (and more), and starts a
 // transaction that writes both, held as it writes b: a holds its change.
 // It returns b's version before, the hold (close its release to let the

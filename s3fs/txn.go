@@ -329,7 +329,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 			return nil, err
 		}
 		if _, err := f.c.Copy(ctx, jo.Key, jo.Old, jo.Backup, nil); err != nil {
-			return nil, f.swapErr(ctx, keys[i], backend.WriteOptions{IfVersion: jo.Old}, err)
+			return nil, f.backupErr(ctx, keys[i], jo.Old, err)
 		}
 	}
 	infos := make([]backend.FileInfo, len(ops))

@@ -118,6 +118,23 @@ func (f *FS) swapErr(ctx context.Context, c string, opts backend.WriteOptions, e
 		WithHint("read the file again and redo the change against its current content")
 }
 
+// backupErr maps the failure of the copy of c, read at version old, to a
+// backup beside a journal: a store may answer a copy whose source a
+// writer deletes meanwhile with a 500, not a 404 (versitygw does). Nothing
+// is changed yet, so a source found gone or changed is a lost race, as a
+// 404 or a 412 is.
+func (f *FS) backupErr(ctx context.Context, c, old string, err error) error {
+	swap := backend.WriteOptions{IfVersion: old}
+	if _, status := s3client.Code(err); status >= http.StatusInternalServerError {
+		if o, found, herr := f.head(ctx, c); herr == nil {
+			if serr := backend.CheckSwap(c, swap, found, o.ETag); serr != nil {
+				return serr
+			}
+		}
+	}
+	return f.swapErr(ctx, c, swap, err)
+}
+
 // Remove deletes the object at path, or the directory at path: an empty
 // one's marker, or with Recursive every key below it, by batch deletes of
 // a recursive listing. IfVersion makes the deletion of an object
