@@ -3,6 +3,7 @@ package subcommands
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/registry"
+	"github.com/agentfs/agentfs/textfile"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
@@ -1002,10 +1004,35 @@ func callResult(res any, err error, maxBytes int) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: json.RawMessage(text),
-	}, nil
+	content := imageContent(res)
+	if content == nil {
+		content = []mcp.Content{&mcp.TextContent{Text: string(text)}}
+	}
+	return &mcp.CallToolResult{Content: content, StructuredContent: json.RawMessage(text)}, nil
+}
+
+// imageContent is the content of a read of an image, which a model takes
+// as an image, not as base64 text (every kind read calls an image, PNG,
+// JPEG, GIF and WebP, models take): the result without its data as text,
+// then the image. nil for any other result (and should its data or its
+// description not be encoded: it goes as text then).
+func imageContent(res any) []mcp.Content {
+	r, ok := res.(*core.ReadResult)
+	if !ok || r.Kind != string(textfile.KindImage) || r.Media == nil {
+		return nil
+	}
+	data, err := base64.StdEncoding.DecodeString(r.Data)
+	if err != nil {
+		return nil
+	}
+	described, media := *r, *r.Media
+	media.Data = ""
+	described.Media = &media
+	text, err := compactJSON(&described)
+	if err != nil {
+		return nil
+	}
+	return []mcp.Content{&mcp.TextContent{Text: string(text)}, &mcp.ImageContent{Data: data, MIMEType: r.MimeType}}
 }
 
 // compactJSON is v as the CLI writes it: one line, < > & unescaped.

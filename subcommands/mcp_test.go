@@ -98,6 +98,7 @@ func (s *syncBuffer) waitFor(sub string) bool {
 func TestMCP(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "dot.png"), dotPNG, 0o644)
 	s, code, stderr := mcpSession(t, "--root", dir)
 	ctx := context.Background()
 
@@ -148,6 +149,22 @@ func TestMCP(t *testing.T) {
 	_, cli, _ := run(t, "", "--root", dir, "read", "--json", `{"path":"a.txt"}`)
 	if res.IsError || text(res) != strings.TrimSpace(cli) || !sameJSON(res.StructuredContent, json.RawMessage(cli)) {
 		t.Errorf("read: isError %v, text %s, structured %v; the CLI prints %s", res.IsError, text(res), res.StructuredContent, cli)
+	}
+
+	// An image is given as one, which a model sees, after the result
+	// without its data; structuredContent is the result whole. It was
+	// its base64 as text, which a model reads as characters.
+	res = call("agentfs_read", map[string]any{"path": "dot.png"})
+	_, cli, _ = run(t, "", "--root", dir, "read", "dot.png")
+	var described map[string]any
+	if res.IsError || len(res.Content) != 2 || !sameJSON(res.StructuredContent, json.RawMessage(cli)) {
+		t.Fatalf("read of an image: isError %v, content %v, structured %v; the CLI prints %s", res.IsError, res.Content, res.StructuredContent, cli)
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &described); err != nil || described["data"] != nil || described["mimeType"] != "image/png" || described["version"] == nil {
+		t.Errorf("read of an image: its description %v (%v), want the result without its data", described, err)
+	}
+	if img, ok := res.Content[1].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, dotPNG) {
+		t.Errorf("read of an image: content %#v, want the image/png", res.Content[1])
 	}
 
 	res = call("agentfs_edit", map[string]any{"path": filepath.Join(dir, "a.txt"), "oldText": "beta", "newText": "gamma"})
@@ -1357,3 +1374,6 @@ func TestUnescapeHTML(t *testing.T) {
 		}
 	}
 }
+
+// dotPNG is a PNG of one red pixel.
+var dotPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82")

@@ -4,7 +4,7 @@
 //   node client.mjs AGENTFS ROOT
 //
 // ROOT holds a.txt ("alpha\nbeta\n"). The client lists the tools, calls
-// read, edit and grep, and an error case; it prints what it saw as one JSON
+// read, edit and grep, writes and reads an image, and error cases; it prints what it saw as one JSON
 // object and exits 1 on the first check that fails.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -45,6 +45,17 @@ check(!edit.isError && edit.structuredContent.editsApplied === 1 && sameAsText(e
 const grep = await client.callTool({ name: "agentfs_grep", arguments: { query: "gamma" } });
 check(!grep.isError && grep.structuredContent.count === 1 && grep.structuredContent.files[0].path === "a.txt", "grep", grep);
 
+// An image comes as one, after the result without its data; the client
+// checks it against the protocol's image content.
+const dot = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+const wrote = await client.callTool({ name: "agentfs_write", arguments: { path: "dot.png", contentBase64: dot } });
+check(!wrote.isError, "write of an image", wrote);
+const image = await client.callTool({ name: "agentfs_read", arguments: { path: "dot.png" } });
+check(!image.isError && image.content.length === 2 && image.content[0].type === "text" &&
+  JSON.parse(image.content[0].text).data === undefined && image.content[1].type === "image" &&
+  image.content[1].mimeType === "image/png" && image.content[1].data === dot && image.structuredContent.data === dot,
+  "read of an image", image);
+
 // Errors are results with isError and the stable code, not protocol errors.
 const missing = await client.callTool({ name: "agentfs_read", arguments: { path: "missing.txt" } });
 check(errorCode(missing) === "NOT_FOUND", "read of a missing file", missing);
@@ -60,5 +71,6 @@ console.log(JSON.stringify({
   read: read.structuredContent,
   edit: edit.structuredContent,
   grep: grep.structuredContent,
+  image: image.content.map((c) => c.type),
   errors: [errorCode(missing), errorCode(stale)],
 }));
