@@ -53,7 +53,8 @@ func TestPaletteOnlyAddsColour(t *testing.T) {
 			return editText(must(tl.Edit(ctx, core.EditRequest{Path: "a.txt", OldText: ptr("beta"), NewText: ptr("gamma"), DryRun: true})).(*core.EditResult), p)
 		}, []string{Colors.Header, Colors.Hunk, Colors.Added, Colors.Removed}},
 		{"replace", func(p Palette) string {
-			return replaceText(must(tl.Replace(ctx, core.ReplaceRequest{Query: "alpha", Replacement: ptr("omega"), DryRun: true})).(*core.ReplaceResult), p)
+			s, _ := replaceText(must(tl.Replace(ctx, core.ReplaceRequest{Query: "alpha", Replacement: ptr("omega"), DryRun: true})).(*core.ReplaceResult), p)
+			return s
 		}, []string{Colors.Header, Colors.Hunk, Colors.Added, Colors.Removed}},
 	}
 	for _, tc := range cases {

@@ -259,10 +259,16 @@ func mvText(r *core.MvResult, _ Palette) string {
 	return fmt.Sprintf("%s -> %s\n", r.From, r.Path)
 }
 
-// replaceText renders a replace as the diffs, then the totals.
-func replaceText(r *core.ReplaceResult, p Palette) string {
-	var b strings.Builder
+// replaceText renders a replace as the diffs (a file whose diff the bound
+// left out as its path and count), then the totals, with notes of the
+// changed files not listed and of the files skipped, whose matches stay.
+func replaceText(r *core.ReplaceResult, p Palette) (string, string) {
+	var b, notes strings.Builder
 	for _, f := range r.Files {
+		if f.Diff == "" {
+			fmt.Fprintf(&b, "%s: %d replacement(s)\n", paint(p.Path, p.shown(fault.PathBytes(f.Path, f.PathBase64))), f.Count)
+			continue
+		}
 		b.WriteString(p.diff(f.Diff))
 	}
 	fmt.Fprintf(&b, "%d replacement(s) in %d file(s)", r.Replacements, r.FilesChanged)
@@ -270,7 +276,14 @@ func replaceText(r *core.ReplaceResult, p Palette) string {
 		b.WriteString(": dry run, nothing written")
 	}
 	b.WriteString("\n")
-	return b.String()
+	if r.FilesOmitted > 0 {
+		fmt.Fprintf(&notes, "... %d changed file(s) not listed: a larger --max-bytes lists them\n", r.FilesOmitted)
+	}
+	if r.BinarySkipped > 0 {
+		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
+	}
+	notes.WriteString(unreadableNote(r.Unreadable, "file or directory", "files or directories"))
+	return b.String(), notes.String()
 }
 
 // publishText renders a publish as the link alone, for a pipe, and what

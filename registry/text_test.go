@@ -75,3 +75,38 @@ func TestTextNamesOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// replace's text says what its JSON says beside the diffs: each changed
+// file whose diff the bound left out, by path and count; the files left
+// out of the list; the files skipped, whose matches stay. It printed the
+// diffs and the totals alone, and a replace that left matches passed for
+// a whole one.
+func TestReplaceTextNotes(t *testing.T) {
+	diff := "--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-foo\n+bar\n"
+	for _, tc := range []struct {
+		name               string
+		res                core.ReplaceResult
+		wantData, wantNote string
+	}{
+		{"whole", core.ReplaceResult{Replacements: 1, FilesChanged: 1, Files: []core.ReplacedFile{{Path: "a.txt", Count: 1, Diff: diff}}},
+			diff + "1 replacement(s) in 1 file(s)\n", ""},
+		{"a diff left out", core.ReplaceResult{Replacements: 3, FilesChanged: 2, Truncated: true,
+			Files: []core.ReplacedFile{{Path: "a.txt", Count: 1, Diff: diff}, {Path: "b\xff.txt", PathBase64: "Yv8udHh0", Count: 2}}},
+			diff + "b\xff.txt: 2 replacement(s)\n3 replacement(s) in 2 file(s)\n", ""},
+		{"files omitted", core.ReplaceResult{Replacements: 3, FilesChanged: 3, Truncated: true, FilesOmitted: 2, DryRun: true,
+			Files: []core.ReplacedFile{{Path: "a.txt", Count: 1}}},
+			"a.txt: 1 replacement(s)\n3 replacement(s) in 3 file(s): dry run, nothing written\n",
+			"... 2 changed file(s) not listed: a larger --max-bytes lists them\n"},
+		{"skipped", core.ReplaceResult{Replacements: 1, FilesChanged: 1, BinarySkipped: 2, Unreadable: 1,
+			Files: []core.ReplacedFile{{Path: "a.txt", Count: 1, Diff: diff}}},
+			diff + "1 replacement(s) in 1 file(s)\n",
+			"... 2 binary file(s) skipped\n... 1 unreadable file or directory skipped\n"},
+		{"nothing found, much skipped", core.ReplaceResult{Unreadable: 3},
+			"0 replacement(s) in 0 file(s)\n", "... 3 unreadable files or directories skipped\n"},
+	} {
+		data, note := replaceText(&tc.res, Palette{})
+		if data != tc.wantData || note != tc.wantNote {
+			t.Errorf("%s:\n%q, %q\nwant\n%q, %q", tc.name, data, note, tc.wantData, tc.wantNote)
+		}
+	}
+}

@@ -151,7 +151,7 @@ var Replace = &Def[core.ReplaceRequest, *core.ReplaceResult]{
 	Run: func(ctx context.Context, t *core.Tools, req *core.ReplaceRequest) (*core.ReplaceResult, error) {
 		return t.Replace(ctx, *req)
 	},
-	Text: dataOnly(replaceText),
+	Text: replaceText,
 }
 
 // Publish publishes a file as an expiring link.
