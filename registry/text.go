@@ -78,10 +78,10 @@ func lsNotes(r *core.LsResult, p Palette) (string, string) {
 	return lsText(r, p), unreadableNote(r.Unreadable, "entry", "entries")
 }
 
-// findNotes renders a page as findText does, with a note of the
-// directories it could not read.
+// findNotes renders a page as findText does, with a note of the entries
+// it could not read: directories, or on a store keys of files too.
 func findNotes(r *core.FindResult, p Palette) (string, string) {
-	return findText(r, p), unreadableNote(r.Unreadable, "directory", "directories")
+	return findText(r, p), unreadableNote(r.Unreadable, "entry", "entries")
 }
 
 // unreadableNote says that the answer skipped n unreadable entries (one,

@@ -110,3 +110,13 @@ func TestReplaceTextNotes(t *testing.T) {
 		}
 	}
 }
+
+// find's note of what it could not read names entries, as ls's does: on
+// a store the entry skipped is a file's key, which it called a directory.
+func TestFindUnreadableNote(t *testing.T) {
+	for n, want := range map[int]string{0: "", 1: "... 1 unreadable entry skipped\n", 2: "... 2 unreadable entries skipped\n"} {
+		if _, got := findNotes(&core.FindResult{Unreadable: n}, Palette{}); got != want {
+			t.Errorf("%d unreadable: %q, want %q", n, got, want)
+		}
+	}
+}
