@@ -238,13 +238,18 @@ func once(noted map[string]bool, notes string) string {
 }
 
 // walkPage is next for a tool paged by offset and cursor (ls, find, grep):
-// the next page resumes by cursor, so that --all walks the tree once; the
-// notice names the offset, which a person can read.
+// the next page resumes by cursor, so that --all walks the tree once, and
+// the notice names the cursor too when there is one: an offset walks
+// from the start, and a grep page cut by its timeout before its first
+// match gives offset 0, which searched the same files again.
 func walkPage(offset *int, cursor *string, nextOffset *int, nextCursor string) (string, bool) {
 	if nextOffset == nil {
 		return "", false
 	}
 	*offset, *cursor = *nextOffset, nextCursor
+	if nextCursor != "" {
+		return "--cursor " + nextCursor, true
+	}
 	return fmt.Sprintf("--offset %d", *nextOffset), true
 }
 

@@ -686,3 +686,32 @@ func TestReadNextKeepsTheVersion(t *testing.T) {
 		t.Fatalf("%+v, %q, %v; want offset 3, byteOffset 40, expectedVersion v1", req, flags, more)
 	}
 }
+
+// The continuation a text note names is the cursor when the page has one:
+// a grep page cut by its timeout before its first match has nextOffset 0,
+// and --offset 0 searched the same files again. The next request takes
+// both, as the page gave them, for --all.
+func TestWalkPageNamesTheCursor(t *testing.T) {
+	zero, four := 0, 4
+	for _, tc := range []struct {
+		name       string
+		nextOffset *int
+		nextCursor string
+		want       string
+		more       bool
+	}{
+		{"timed out before a match", &zero, "C0", "--cursor C0", true},
+		{"a full page", &four, "C4", "--cursor C4", true},
+		{"no cursor (one file)", &four, "", "--offset 4", true},
+		{"the last page", nil, "", "", false},
+	} {
+		offset, cursor := 1, "old"
+		got, more := walkPage(&offset, &cursor, tc.nextOffset, tc.nextCursor)
+		if got != tc.want || more != tc.more {
+			t.Errorf("%s: %q, %v; want %q, %v", tc.name, got, more, tc.want, tc.more)
+		}
+		if tc.more && (offset != *tc.nextOffset || cursor != tc.nextCursor) {
+			t.Errorf("%s: next request at offset %d cursor %q", tc.name, offset, cursor)
+		}
+	}
+}
