@@ -56,6 +56,9 @@ type WriteResult struct {
 	Encoding     string `json:"encoding,omitempty"`
 	Version      string `json:"version"`
 	Sha256       string `json:"sha256"`
+	// Appended is set by an append, for text output: BytesWritten is
+	// then what it added, not the file.
+	Appended bool `json:"-"`
 }
 
 // mutableFS returns the backend's write side, refusing every mutation in
@@ -315,7 +318,7 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	if err := req.Check(req.Path, cur.info, cur.exists, func() (string, error) { return sha256Hex(old), nil }); err != nil {
 		return nil, err
 	}
-	res := &WriteResult{}
+	res := &WriteResult{Appended: true}
 	res.Path, res.PathBase64 = fault.PathText(display)
 	whole := append(old, data...)
 	if text {

@@ -199,10 +199,14 @@ func (p Palette) GrepLinePrefix(path string, n int) int {
 
 func writeText(r *core.WriteResult, _ Palette) string {
 	switch {
+	case r.NoChange && r.Appended:
+		return fmt.Sprintf("%s: unchanged (nothing to append)\n", r.Path)
 	case r.NoChange:
 		return fmt.Sprintf("%s: unchanged (already this content)\n", r.Path)
 	case r.Created:
 		return fmt.Sprintf("%s: created, %d bytes\n", r.Path, r.BytesWritten)
+	case r.Appended:
+		return fmt.Sprintf("%s: appended, %d bytes\n", r.Path, r.BytesWritten)
 	}
 	return fmt.Sprintf("%s: replaced, %d bytes\n", r.Path, r.BytesWritten)
 }

@@ -120,3 +120,23 @@ func TestFindUnreadableNote(t *testing.T) {
 		}
 	}
 }
+
+// write --append says it appended, and how much: "replaced, 6 bytes" read
+// as a file that now holds those 6 bytes alone.
+func TestWriteTextAppend(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		res  core.WriteResult
+		want string
+	}{
+		{"appended", core.WriteResult{Path: "log", BytesWritten: 6, Appended: true}, "log: appended, 6 bytes\n"},
+		{"nothing to append", core.WriteResult{Path: "log", NoChange: true, Appended: true}, "log: unchanged (nothing to append)\n"},
+		{"created by an append", core.WriteResult{Path: "log", BytesWritten: 2, Created: true, Appended: true}, "log: created, 2 bytes\n"},
+		{"replaced", core.WriteResult{Path: "log", BytesWritten: 6}, "log: replaced, 6 bytes\n"},
+		{"unchanged", core.WriteResult{Path: "log", NoChange: true}, "log: unchanged (already this content)\n"},
+	} {
+		if got := writeText(&tc.res, Palette{}); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
