@@ -171,15 +171,16 @@ func (r *settledReader) Settled(ctx context.Context) error {
 
 // removedInFlight fails with STALE while a transaction in flight removes
 // (or moves away) c, found missing: that removal may yet be undone; or
-// writes below c, a directory (which has no version) that may hold
-// nothing else once it is undone. One that died is recovered there and
-// then, and STALE too, the file put back. It costs a listing of the
-// journals, and a read of each.
+// creates a file below c, a directory (which has no version) that may
+// hold nothing else once it is undone (a file's change there leaves c
+// as it is). One that died is recovered there and then, and STALE too,
+// the file put back. It costs a listing of the journals, and a read of
+// each.
 func (f *FS) removedInFlight(ctx context.Context, c string) error {
 	key, below := f.key(c), f.dirKey(c)
 	return f.eachInFlight(ctx, c, "", func(o s3client.ObjectInfo, j journal) error {
 		removes := j.removes(key)
-		if !removes && !j.writesBelow(below) {
+		if !removes && !j.createsBelow(below) {
 			return nil
 		}
 		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)

@@ -1873,6 +1873,56 @@ func TestAnswersOverAMoveInFlightWait(t *testing.T) {
 	recovered(t, f, bucket, "existsinflight", 0, map[string]string{"A/f1": "1", "B/f1": "", "B/only": "only", "X/only": ""})
 }
 
+// TestAnswersOverAChangeInFlightBelowDoNotWait: a transaction in flight
+// that changes files below a directory, creating none, leaves it a
+// directory whether it commits or not: the answers that rest on the
+// directory (EXISTS, a file onto a directory, rm -r) do not wait for it.
+// They waited, and timed out, for any write below it.
+func TestAnswersOverAChangeInFlightBelowDoNotWait(t *testing.T) {
+	ctx := context.Background()
+	name := "changebelow"
+	f, bucket, root := seeded(t, name, map[string]string{"s/mod": "m", "s/keep": "k", "e": "e"})
+	vm := versionOf(t, f, "s/mod")
+	h := newHeld(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/s/mod")
+	})
+	done := commitHeld(t, root, h, "wrote s/mod", []backend.Op{{Path: "s/mod", Data: []byte("T m"), Write: backend.WriteOptions{IfVersion: vm}}})
+	tools := &core.Tools{FS: f, LockTimeout: 200 * time.Millisecond}
+	for _, c := range []struct {
+		what string
+		want fault.Code
+		call func() error
+	}{
+		{"write --create s", fault.CodeExists, func() error {
+			_, err := tools.Write(ctx, core.WriteRequest{Path: "s", Content: new("new"), Create: true})
+			return err
+		}},
+		{"mv s e", fault.CodeExists, func() error {
+			_, err := tools.Mv(ctx, core.MvRequest{From: "s", To: "e"})
+			return err
+		}},
+		{"mv e s", fault.CodeNotAFile, func() error {
+			_, err := tools.Mv(ctx, core.MvRequest{From: "e", To: "s"})
+			return err
+		}},
+	} {
+		if err := c.call(); codeOf(err) != c.want {
+			t.Errorf("%s over a change in flight below s: %v, want %s", c.what, err, c.want)
+		}
+	}
+	if _, err := f.Rename(ctx, "e", "s", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeExists {
+		t.Errorf("a move of e onto s: %v, want EXISTS", err)
+	}
+	close(h.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the transaction: %v", err)
+	}
+	if _, err := tools.Rm(ctx, core.RmRequest{Path: "s", Recursive: true}); err != nil {
+		t.Errorf("rm -r s: %v", err)
+	}
+	recovered(t, f, bucket, name, 0, map[string]string{"s/mod": "", "s/keep": "", "e": "e"})
+}
+
 // TestSettled: a file read at a change of a transaction in flight is not
 // settled (STALE), nor at one of a transaction that died, which is undone
 // there and then; a file no transaction changed, or at a committed change,

@@ -591,16 +591,20 @@ func (j journal) creates(key string) bool {
 	return false
 }
 
-// writesBelow reports whether the transaction of j writes an object
-// whose key begins with dir: a write, or a move's copy or marker.
-func (j journal) writesBelow(dir string) bool {
+// createsBelow reports whether the transaction of j creates an object
+// whose key begins with dir, where there was none: a write, or a move's
+// copy or marker. Undone, it leaves dir without that object, and dir, a
+// directory, may then hold nothing; a change of an object that was there
+// leaves dir as it was, undone or not (a rollback restores only a key
+// still at the transaction's version).
+func (j journal) createsBelow(dir string) bool {
 	for _, jo := range j.Ops {
-		if jo.New != "" && strings.HasPrefix(jo.Key, dir) {
+		if jo.Old == "" && jo.New != "" && strings.HasPrefix(jo.Key, dir) {
 			return true
 		}
 	}
 	for _, m := range j.Moves {
-		if strings.HasPrefix(m.To, dir) {
+		if m.Old == "" && strings.HasPrefix(m.To, dir) {
 			return true
 		}
 	}
