@@ -1705,6 +1705,46 @@ func TestBackupLostToARemoval(t *testing.T) {
 	}
 }
 
+// storeDown answers the backup copy beside a journal with a 500, and the
+// request after it, a read, with a 503 at each of its tries: the store
+// is down a moment.
+type storeDown struct{ down atomic.Int32 }
+
+func (s *storeDown) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.down.Add(-1) >= 0 {
+		return s3Answer(r, http.StatusServiceUnavailable, "ServiceUnavailable", "Please reduce your request rate."), nil
+	}
+	if r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") != "" && strings.Contains(cmp.Or(r.URL.Opaque, r.URL.Path), "/.agentfs-journal/") {
+		s.down.Store(4) // a read and its 3 retries
+		return s3Answer(r, http.StatusInternalServerError, "InternalError", "We encountered an internal error, please try again."), nil
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestBackupFailsWithTheStoreDown: a backup copy's 500, the HEAD that
+// judges its source failing too, is the store's failure (IO_ERROR), not
+// a lost race that a mutation would retry until --lock-timeout.
+func TestBackupFailsWithTheStoreDown(t *testing.T) {
+	ctx := context.Background()
+	for _, by := range []string{"commit", "move"} {
+		name := "backupdown-" + by
+		f, bucket, root := seeded(t, name, map[string]string{"a": "old a", "x": "x"})
+		va := versionOf(t, f, "a")
+		other := transportFS(t, root, &storeDown{})
+		var err error
+		switch by {
+		case "commit":
+			_, err = other.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va}}})
+		case "move":
+			_, err = other.Rename(ctx, "x", "a", backend.WriteOptions{})
+		}
+		if codeOf(err) != fault.CodeIOError {
+			t.Errorf("%s whose backup failed with a 500, the store down: %v, want IO_ERROR", by, err)
+		}
+		recovered(t, f, bucket, name, 0, map[string]string{"a": "old a", "x": "x"})
+	}
+}
+
 // inFlight seeds the tree name with a and b (and more), and starts a
 // transaction that writes both, held as it writes b: a holds its change.
 // It returns b's version before, the hold (close its release to let the
