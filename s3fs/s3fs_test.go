@@ -2875,7 +2875,9 @@ func TestCreationWaitsForARemovalInFlight(t *testing.T) {
 // file came back above a file below it. The rollback was refused (the
 // store holds a file where the path needs a folder) and its journal was
 // stuck, the removed files held by it; or, on a store that takes both,
-// the workspace held a file and a directory of one name.
+// the workspace held a file and a directory of one name. A name that only
+// begins as the removed one does (fx by f, d/ab by d/a) is no such path,
+// and its creation does not wait.
 func TestCreationWaitsForARemovalAroundIt(t *testing.T) {
 	ctx := context.Background()
 	seed := map[string]string{"d/a": "A", "d/b": "B", "f": "F"}
@@ -2884,9 +2886,12 @@ func TestCreationWaitsForARemovalAroundIt(t *testing.T) {
 		removes []backend.Op
 		cut     int
 		create  string
+		beside  bool // a name that only begins like the removed one's: no wait
 	}{
-		{"dir", []backend.Op{{Path: "d/a", Remove: true}, {Path: "d/b", Remove: true}}, 6, "d"},
-		{"below", []backend.Op{{Path: "f", Remove: true}}, 4, "f/x"},
+		{"dir", []backend.Op{{Path: "d/a", Remove: true}, {Path: "d/b", Remove: true}}, 6, "d", false},
+		{"below", []backend.Op{{Path: "f", Remove: true}}, 4, "f/x", false},
+		{"besidefile", []backend.Op{{Path: "f", Remove: true}}, 4, "fx", true},
+		{"besidedir", []backend.Op{{Path: "d/a", Remove: true}, {Path: "d/b", Remove: true}}, 6, "d/ab", true},
 	} {
 		for _, by := range []string{"commit", "write"} {
 			t.Run(tc.name+"-"+by, func(t *testing.T) {
@@ -2912,10 +2917,15 @@ func TestCreationWaitsForARemovalAroundIt(t *testing.T) {
 					tools := &core.Tools{FS: f, LockTimeout: 200 * time.Millisecond}
 					_, err = tools.Write(ctx, core.WriteRequest{Path: tc.create, Content: new("created"), Create: true})
 				}
-				if codeOf(err) != want {
-					t.Errorf("the creation of %s around the removal in flight: %v, want %s", tc.create, err, want)
+				want2, after := want, seed
+				if tc.beside {
+					want2, after = "", maps.Clone(seed)
+					after[tc.create] = "created"
 				}
-				recovered(t, f, bucket, name, 1, seed)
+				if codeOf(err) != want2 {
+					t.Errorf("the creation of %s around the removal in flight: %v, want %q", tc.create, err, want2)
+				}
+				recovered(t, f, bucket, name, 1, after)
 			})
 		}
 	}
