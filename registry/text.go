@@ -264,12 +264,14 @@ func mvText(r *core.MvResult, _ Palette) string {
 }
 
 // replaceText renders a replace as the diffs (a file whose diff the bound
-// left out as its path and count), then the totals, with notes of the
-// changed files not listed and of the files skipped, whose matches stay.
+// left out, or cut before its --- header, as its path and count: the cut
+// marker alone named no file, and read as more of the diff before it),
+// then the totals, with notes of the changed files not listed and of the
+// files skipped, whose matches stay.
 func replaceText(r *core.ReplaceResult, p Palette) (string, string) {
 	var b, notes strings.Builder
 	for _, f := range r.Files {
-		if f.Diff == "" {
+		if !strings.HasPrefix(f.Diff, "--- ") {
 			fmt.Fprintf(&b, "%s: %d replacement(s)\n", paint(p.Path, p.shown(fault.PathBytes(f.Path, f.PathBase64))), f.Count)
 			continue
 		}
