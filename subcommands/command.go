@@ -241,12 +241,19 @@ func once(noted map[string]bool, notes string) string {
 // the next page resumes by cursor, so that --all walks the tree once, and
 // the notice names the cursor too when there is one: an offset walks
 // from the start, and a grep page cut by its timeout before its first
-// match gives offset 0, which searched the same files again.
+// match gives offset 0, which searched the same files again. A request
+// given an offset has it named with the cursor: the notice's flags added
+// to the command as it was run then override it, where the cursor alone
+// beside the old offset was INVALID_ARGUMENT (the two differ).
 func walkPage(offset *int, cursor *string, nextOffset *int, nextCursor string) (string, bool) {
 	if nextOffset == nil {
 		return "", false
 	}
+	given := *offset != 0
 	*offset, *cursor = *nextOffset, nextCursor
+	if nextCursor != "" && given {
+		return fmt.Sprintf("--offset %d --cursor %s", *nextOffset, nextCursor), true
+	}
 	if nextCursor != "" {
 		return "--cursor " + nextCursor, true
 	}

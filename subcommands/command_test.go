@@ -690,22 +690,27 @@ func TestReadNextKeepsTheVersion(t *testing.T) {
 // The continuation a text note names is the cursor when the page has one:
 // a grep page cut by its timeout before its first match has nextOffset 0,
 // and --offset 0 searched the same files again. The next request takes
-// both, as the page gave them, for --all.
+// both, as the page gave them, for --all. A request given an offset has
+// the offset named too: its flags added to the command as it was run
+// override that offset, where the cursor alone beside it was
+// INVALID_ARGUMENT (the offsets differ).
 func TestWalkPageNamesTheCursor(t *testing.T) {
 	zero, four := 0, 4
 	for _, tc := range []struct {
 		name       string
+		offset     int
 		nextOffset *int
 		nextCursor string
 		want       string
 		more       bool
 	}{
-		{"timed out before a match", &zero, "C0", "--cursor C0", true},
-		{"a full page", &four, "C4", "--cursor C4", true},
-		{"no cursor (one file)", &four, "", "--offset 4", true},
-		{"the last page", nil, "", "", false},
+		{"timed out before a match", 0, &zero, "C0", "--cursor C0", true},
+		{"a full page", 0, &four, "C4", "--cursor C4", true},
+		{"a page from an offset", 2, &four, "C4", "--offset 4 --cursor C4", true},
+		{"no cursor (one file)", 2, &four, "", "--offset 4", true},
+		{"the last page", 2, nil, "", "", false},
 	} {
-		offset, cursor := 1, "old"
+		offset, cursor := tc.offset, "old"
 		got, more := walkPage(&offset, &cursor, tc.nextOffset, tc.nextCursor)
 		if got != tc.want || more != tc.more {
 			t.Errorf("%s: %q, %v; want %q, %v", tc.name, got, more, tc.want, tc.more)
