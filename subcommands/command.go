@@ -102,7 +102,7 @@ func (t tool[Req, Res]) command() *cli.Command {
 			if len(more) > 0 {
 				return t.answerEach(c, tl, req, repeated, more)
 			}
-			return t.answer(c, tl, req)
+			return t.answer(c, tl, req, "")
 		},
 	}
 }
@@ -129,8 +129,11 @@ func refusePaging(c *cli.Context, name string, pages, paths bool) error {
 }
 
 // answer runs req and writes its result: one JSON object, its text, or
-// with --all every page to the end; with --print0 the paths found.
-func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
+// with --all every page to the end; with --print0 the paths found. of is
+// the path req is for when the call was given several (answerEach): its
+// notice of more names it, since the notice's cursor goes on for that path
+// alone (added to the call of several, it was refused as another's).
+func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of string) error {
 	o := outputOf(c)
 	all, print0 := c.Bool("all"), c.Bool("print0")
 	pages, paths := t.pagesAndPaths()
@@ -166,6 +169,9 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req) error {
 			flags, more = t.next(req, res)
 			if !all {
 				*req = cur
+			}
+			if of != "" {
+				flags = fmt.Sprintf("for %s alone, %s", strconv.Quote(of), flags)
 			}
 		}
 		switch {
@@ -320,7 +326,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 			if t.found != nil && it.err == nil && (c.Bool("exit-status") || c.Bool("quiet")) {
 				o.gate(t.found(res))
 			}
-		} else if err := t.answer(c, tl, r); err != nil {
+		} else if err := t.answer(c, tl, r, path); err != nil {
 			it.err = fault.AsError(err)
 			o.note(it.err)
 		}
