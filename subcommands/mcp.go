@@ -761,9 +761,9 @@ func (u *unanswered) answered(key string) int {
 
 // passed ends the turn of the call numbered seq, whose answer was written,
 // or was not (seq 0: the answer of another request): then no call waiting
-// for its turn runs. The next call ran
-// while the answer before it failed to go out, and the client, its output
-// gone, could not tell which calls had changed anything.
+// for its turn runs. The next call ran while the answer before it failed
+// to go out, and the client, its output gone, could not tell which calls
+// had changed anything.
 func (u *unanswered) passed(seq int, written bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
