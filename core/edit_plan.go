@@ -106,6 +106,11 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		if len(ms) > 1 && !e.ReplaceAll {
 			return "", nil, ambiguous(i, len(edits), ms)
 		}
+		if !e.ReplaceAll && ms[0].Rung != editmatch.RungExact {
+			if line, r := alreadyApplied(t, oldText, newText); r != notRetried && line != ms[0].Line {
+				return "", nil, looseBesideApplied(i, len(edits), ms[0], line)
+			}
+		}
 		if !e.ReplaceAll {
 			if line, ok := appliedAround(t, oldText, newText, ms[0]); ok {
 				outcomes[i].AlreadyApplied, outcomes[i].Lines = true, []int{line}
@@ -393,6 +398,17 @@ func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 		e.WithHint("read the file and copy oldText from it exactly")
 	}
 	return e
+}
+
+// looseBesideApplied is the NO_MATCH of an edit whose oldText matches
+// only loosely, at m, while its newText stands whole at line newAt: a
+// retry of the edit made there, whose oldText is gone, found a sibling
+// alike but for its indentation, white space or typography and changed
+// it, with success. Which was meant cannot be told.
+func looseBesideApplied(i, n int, m editmatch.Match, newAt int) *fault.Error {
+	return fault.Errorf(fault.CodeNoMatch, "%s matches line %d only at the %s rung, and newText already stands at line %d: the edit may have been made there before.", which(i, n), m.Line, m.Rung, newAt).
+		WithDetail("edit", i).WithDetail("newTextLine", newAt).WithDetail("lines", []int{m.Line}).WithDetail("rung", m.Rung).
+		WithHint("if this edit was made before, nothing is left to do; if it is meant for line %d, copy oldText from there exactly", m.Line)
 }
 
 // unevenAmong is the AMBIGUOUS_MATCH of an oldText that matches, at its

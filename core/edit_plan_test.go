@@ -195,6 +195,15 @@ func TestPlanEditsErrors(t *testing.T) {
 		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, fault.CodeNoMatch, nil},
 		// A line can prove one retried edit, not two (both were taken for
 		// applied, with success, and the file holds one change).
+		// Retried, an edit whose newText stands where it landed finds its
+		// oldText only loosely, in a sibling: it changed the sibling, with
+		// success (indentation, trailing white space, typography).
+		{"retried, a sibling at the indentation rung", "def a():\n    if x:\n        y = 5\n        z = 2\n\nclass K:\n    def b(self):\n        if x:\n            y = 1\n            z = 2\n",
+			[]EditOp{op("    if x:\n        y = 1\n        z = 2", "    if x:\n        y = 5\n        z = 2")}, fault.CodeNoMatch, map[string]any{"edit": 0, "newTextLine": 2, "lines": []int{8}, "rung": editmatch.RungIndentation}},
+		{"retried, a sibling at the trailing-whitespace rung", "[a]\nkey = new_value\nmode = fast\n[b]\nkey = old_value  \nmode = fast\n",
+			[]EditOp{op("key = old_value\nmode = fast", "key = new_value\nmode = fast")}, fault.CodeNoMatch, map[string]any{"edit": 0, "newTextLine": 2, "lines": []int{5}, "rung": editmatch.RungTrailingWhitespace}},
+		{"retried, a sibling at the unicode rung", "say(\"Don't stop now\")\nx = 1\nsay(\"Don\u2019t stop\")\n",
+			[]EditOp{op("say(\"Don't stop\")", "say(\"Don't stop now\")")}, fault.CodeNoMatch, map[string]any{"edit": 0, "newTextLine": 1, "lines": []int{3}, "rung": editmatch.RungUnicode}},
 		{"the same edit twice, retried", "x\nvalue = 2\ny\n", []EditOp{op("value = 1", "value = 2"), op("value = 1", "value = 2")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 2}},
 		{"two edits' newText on one line", "x\nvalue = 2\ny\n", []EditOp{op("value = 1", "value = 2"), op("valve = 1", "value = 2")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 2}},
 		{"one newText inside another's", "a\nkey = 2\nother = 3\nb\n", []EditOp{op("other = 4", "other = 3"), op("key = 1\nother = 3", "key = 2\nother = 3")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 3}},

@@ -358,7 +358,7 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 	switch {
 	case given == 0:
 		return nil, false, fault.InvalidArgument("write needs its content, and none is given.").WithPath(t.FS.Display(r.Path)).
-			WithHint("pass --content TEXT or --content-file FILE (on the command line, - reads stdin); --content '' empties the file on purpose")
+			WithHint("pass --content TEXT or --content-file FILE (on the command line, - reads stdin); --content '' empties the file on purpose (an empty --content-base64 is no content)")
 	case given > 1:
 		return nil, false, fault.InvalidArgument("give only one of --content, --content-file and --content-base64.").WithPath(t.FS.Display(r.Path)).
 			WithHint("use --content for text, --content-file for a file's bytes, --content-base64 for bytes that are not UTF-8")

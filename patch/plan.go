@@ -451,6 +451,15 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				WithDetail("newAt", newAt+1).WithDetail("oldAt", at+1).
 				WithHint("this patch looks applied already at line %d: if it was, nothing is left to do; if it is meant for line %d, give the chunk an @@ line naming the function or class there, or more context lines", newAt+1, at+1)
 		}
+		if newAt, ok := standsAfter(m, texts, cl, at+len(old), rung); ok && !c.EOF && !named {
+			// Found only loosely, and what the chunk writes stands exactly
+			// further on: a retry that would change a sibling alike but
+			// for its white space or typography (edit's rule).
+			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d): its old lines are found only at the %s rung, at line %d, and the lines it would leave already stand at line %d: changing them there may not be what was meant.", k+1, op.Path, c.Line, rung, at+1, newAt+1).
+				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
+				WithDetail("newAt", newAt+1).WithDetail("oldAt", at+1).WithDetail("rung", rung).
+				WithHint("this patch looks applied already at line %d: if it was, nothing is left to do; if it is meant for line %d, copy the chunk's lines from there exactly", newAt+1, at+1)
+		}
 		if rung != RungExact && !c.EOF && !named {
 			// Found only loosely: at one place, or it is a guess (edit's
 			// rule). Exact, or under an @@ line that names where it is,
@@ -566,6 +575,19 @@ func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung stri
 	// old lines (row zero, row zero, row one) is the file's own repeat.
 	newAt, newRung, ok := m.Seek(texts[:at], lines, start)
 	return newAt, ok && rungRank(newRung) <= rungRank(rung)
+}
+
+// standsAfter finds, exactly, the lines cl leaves at or after from, where
+// its old lines, found at rung, end; only when that rung is a loose one,
+// and the chunk removes a line and adds one with text (see standsBefore).
+func standsAfter(m Matcher, texts []string, cl []Line, from int, rung string) (int, bool) {
+	lines, adds := result(cl)
+	removes := slices.ContainsFunc(cl, func(l Line) bool { return l.Op == '-' })
+	if rung == RungExact || !adds || !removes {
+		return 0, false
+	}
+	newAt, newRung, ok := m.Seek(texts, lines, from)
+	return newAt, ok && newRung == RungExact
 }
 
 // result is the lines cl leaves, its context and added lines, and

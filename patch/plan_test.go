@@ -362,6 +362,10 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 1}, "looks applied already at line 1"},
 		{"retried adds a copy of the context that follows", map[string]string{"a": "func f() {\n\twg.Add(1)\n\twg.Add(1)\n\tgo a()\n\tgo b()\n}\n"}, []string{"*** Update File: a", "@@", " func f() {", "+\twg.Add(1)", " \twg.Add(1)"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2}, "looks applied already at line 2"},
+		// Retried, a chunk found only loosely before the place it changed,
+		// whose result stands exactly after it: it changed the sibling.
+		{"retried, a loose sibling before", map[string]string{"a": "[a]\nkey = old_value  \nmode = fast\n[b]\nkey = new_value\nmode = fast\n"}, []string{"*** Update File: a", "@@", "-key = old_value", "+key = new_value", " mode = fast"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 5, "oldAt": 2, "rung": RungTrailingWhitespace}, "looks applied already at line 5"},
 		{"retried whole, two chunks", map[string]string{"a": strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)") + strings.ReplaceAll(retriedSrc, "return wrap(err)", "return err")}, []string{"*** Update File: a", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 12}, "looks applied already at line 2"},
 	}
