@@ -453,6 +453,16 @@ func (f *FS) isDir(ctx context.Context, c string) (bool, error) {
 	return false, nil
 }
 
+// holds reports whether the store holds c: a directory with an entry or
+// its marker (isDir), else an object.
+func (f *FS) holds(ctx context.Context, c string, dir bool) (bool, error) {
+	if dir {
+		return f.isDir(ctx, c)
+	}
+	_, found, err := f.head(ctx, c)
+	return found, err
+}
+
 // missing is the error of a path that is neither an object nor a
 // directory: NOT_A_DIRECTORY when an object stands where one of its
 // directories should be, else NOT_FOUND.

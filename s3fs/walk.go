@@ -210,12 +210,13 @@ func (w *walker) walkDir(c, rel string, comps, from []string) error {
 				continue
 			}
 		}
-		if !isDir && strings.ContainsRune(name, utf8.RuneError) {
+		if strings.ContainsRune(name, utf8.RuneError) {
 			// A store that ignores encoding-type=url (versitygw) lists a
 			// byte XML cannot carry as U+FFFD: a name it does not hold is
 			// counted unreadable, so that a search says it is partial
-			// instead of passing over a file it could not read.
-			_, found, err := w.f.head(w.ctx, full)
+			// instead of passing over a file it could not read, or the
+			// files below a directory it listed empty.
+			found, err := w.f.holds(w.ctx, full, isDir)
 			if err != nil {
 				return err
 			}
@@ -237,6 +238,13 @@ func (w *walker) walkDir(c, rel string, comps, from []string) error {
 		// earlier page: the walk only goes down into it.
 		var below []string
 		if len(from) > 1 && name == from[0] {
+			if !isDir {
+				// A file of the directory's name (a store holds both a
+				// and a/b), visited before it: From is below the
+				// directory, which was taken for visited and walked
+				// again from its start, page after page.
+				continue
+			}
 			below = from[1:]
 		} else {
 			switch err := w.visit(e); {
