@@ -106,7 +106,9 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		if len(ms) > 1 && !e.ReplaceAll {
 			return "", nil, ambiguous(i, len(edits), ms)
 		}
-		if !e.ReplaceAll && ms[0].Rung != editmatch.RungExact {
+		if !e.ReplaceAll && ms[0].Rung != editmatch.RungExact && !outcomes[i].GutterStripped {
+			// (A gutter names the line meant: a retry's oldText would be
+			// gone from it, and no match found there.)
 			if line, r := alreadyApplied(t, oldText, newText); r != notRetried && line != ms[0].Line {
 				return "", nil, looseBesideApplied(i, len(edits), ms[0], line)
 			}

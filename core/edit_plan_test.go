@@ -90,6 +90,12 @@ func TestPlanEdits(t *testing.T) {
 		// The gutter tells apart copies of the block: the one it names.
 		{"gutter on a repeated block", "start\nfoo()\nbar()\nmid\nfoo()\nbar()\n", []EditOp{op("5\tfoo()\n6\tbar()", "5\tfoo(1)\n6\tbar(1)")}, "start\nfoo()\nbar()\nmid\nfoo(1)\nbar(1)\n", []string{editmatch.RungExact}},
 		{"gutter on a repeated line, CRLF", "a\r\nfoo\r\nbar\r\nfoo\r\nbar\r\n", []EditOp{op("4\tfoo\n5\tbar", "4\tFOO\n5\tBAR")}, "a\r\nfoo\r\nbar\r\nFOO\r\nBAR\r\n", []string{editmatch.RungExact}},
+		// The gutter names the place: newText standing elsewhere (a sibling
+		// made so before) is no sign of a retry, whose oldText would be gone
+		// from the line the gutter names.
+		{"gutter on a loose sibling of newText", "[a]\nkey = new_value\nmode = fast\n[b]\nkey = old_value  \nmode = fast\n",
+			[]EditOp{op("5\tkey = old_value\n6\tmode = fast", "5\tkey = new_value\n6\tmode = fast")},
+			"[a]\nkey = new_value\nmode = fast\n[b]\nkey = new_value\nmode = fast\n", []string{editmatch.RungTrailingWhitespace}},
 		{"numbers that are content", "2: two\n", []EditOp{op("2: two", "2: deux")}, "2: deux\n", []string{editmatch.RungExact}},
 		{"adjacent edits", "abcdef\n", []EditOp{op("def", "2"), op("abc", "1")}, "12\n", []string{editmatch.RungExact, editmatch.RungExact}},
 	}
