@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/agentfs/agentfs/similarity"
 	"github.com/agentfs/agentfs/textfile"
 )
 
@@ -251,7 +250,7 @@ const (
 // alreadyApplied tells whether a retried edit landed before, with
 // newText's line: its oldText is gone and its newText stands whole (from
 // the start of a line to the end of a line) byte for byte, once in the
-// file. newText that does not prove a retry (retryProof), part of oldText
+// file. newText that does not prove a retry (editmatch.RetryProof), part of oldText
 // (an edit that deletes), in several places or inside a longer line ("y"
 // in "key") says nothing of the kind, nor does a fuzzy likeness, nor
 // oldText still there but for its spacing. oldText elsewhere but for its
@@ -259,7 +258,7 @@ const (
 // other lines as like it, leave it unproven: they may be the target.
 func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
-	if !retryProof(o, n) || strings.Contains(o, n) {
+	if !editmatch.RetryProof(o, n) || strings.Contains(o, n) {
 		return 0, notRetried
 	}
 	ms := t.Exact(n)
@@ -331,25 +330,6 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	}
 	return nm.Line, true
 }
-
-// retryProof reports whether newText standing whole once in the file can
-// prove that the edit oldText -> newText landed before: newText has 4
-// characters besides whitespace, one a letter or a digit, and is like
-// oldText (case aside, a Dice coefficient of 0.3 or more), as the text an
-// edit changes mostly is. A lone "}", or a line of boilerplate such as
-// "  } else {" or "    return x" that stands once in a file, passed for
-// the retry of an edit whose oldText ("while (z) {") was never there, with
-// success. An edit that rewrote its text whole is not told from such a
-// mistake: retried, it is NO_MATCH, showing the closest region.
-func retryProof(oldText, newText string) bool {
-	like := similarity.Dice(similarity.Bigrams(strings.ToLower(oldText)), similarity.Bigrams(strings.ToLower(newText)))
-	return editmatch.Telling(newText) && like >= minRetryLikeness
-}
-
-// minRetryLikeness is the least likeness of oldText and newText (see
-// retryProof): "key = 1" and "key = 2" score 0.83, "item 3" and "item
-// three" 0.57; "while (z) {" and "  } else {" 0.21.
-const minRetryLikeness = 0.3
 
 // wholeLines reports whether m starts a line and ends one, before its
 // terminator or after it (or at the end of the file).

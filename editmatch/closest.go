@@ -108,3 +108,24 @@ func Telling(text string) bool {
 	}
 	return visible >= 4 && word
 }
+
+// RetryProof reports whether newText standing whole once in the file can
+// prove that the edit oldText -> newText landed before: newText has 4
+// characters besides whitespace, one a letter or a digit, and is like
+// oldText (case aside, a Dice coefficient of 0.3 or more), as the text an
+// edit changes mostly is. A lone "}", or a line of boilerplate such as
+// "  } else {" or "    return x" that stands once in a file, passed for
+// the retry of an edit whose oldText ("while (z) {") was never there, with
+// success. An edit that rewrote its text whole is not told from such a
+// mistake: retried, it is NO_MATCH, showing the closest region.
+// apply-patch holds a chunk's old lines and the lines it would leave to
+// it as well.
+func RetryProof(oldText, newText string) bool {
+	like := similarity.Dice(similarity.Bigrams(strings.ToLower(oldText)), similarity.Bigrams(strings.ToLower(newText)))
+	return Telling(newText) && like >= minRetryLikeness
+}
+
+// minRetryLikeness is the least likeness of oldText and newText (see
+// RetryProof): "key = 1" and "key = 2" score 0.83, "item 3" and "item
+// three" 0.57; "while (z) {" and "  } else {" 0.21.
+const minRetryLikeness = 0.3

@@ -577,17 +577,36 @@ func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung stri
 	return newAt, ok && rungRank(newRung) <= rungRank(rung)
 }
 
-// standsAfter finds, exactly, the lines cl leaves at or after from, where
-// its old lines, found at rung, end; only when that rung is a loose one,
-// and the chunk removes a line and adds one with text (see standsBefore).
+// standsAfter finds, exactly and once, the lines cl leaves at or after
+// from, where its old lines, found at rung, end; only when that rung is a
+// loose one, the chunk removes a line and adds one with text (see
+// standsBefore), and its old lines and those it leaves prove a retry as
+// an edit's oldText and newText do (editmatch.RetryProof). A common line
+// further on ("        pass" for "        raise NotImplementedError", a
+// "return nil" that stands in many places) is no sign of one.
 func standsAfter(m Matcher, texts []string, cl []Line, from int, rung string) (int, bool) {
 	lines, adds := result(cl)
 	removes := slices.ContainsFunc(cl, func(l Line) bool { return l.Op == '-' })
 	if rung == RungExact || !adds || !removes {
 		return 0, false
 	}
+	var old []string
+	for _, l := range cl {
+		if l.Op != '+' {
+			old = append(old, l.Text)
+		}
+	}
+	if !editmatch.RetryProof(strings.Join(old, "\n"), strings.Join(lines, "\n")) {
+		return 0, false
+	}
 	newAt, newRung, ok := m.Seek(texts, lines, from)
-	return newAt, ok && newRung == RungExact
+	if !ok || newRung != RungExact {
+		return 0, false
+	}
+	if _, again, ok := m.Seek(texts, lines, newAt+1); ok && again == RungExact {
+		return 0, false
+	}
+	return newAt, true
 }
 
 // result is the lines cl leaves, its context and added lines, and

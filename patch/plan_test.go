@@ -68,6 +68,13 @@ func TestPlanUpdate(t *testing.T) {
 		// file without one: the final line ending, as a chunk that adds
 		// alone goes (it went to the top of the file).
 		{"adds then a blank line", "one\ntwo\nthree\n", []string{"@@", "+four", ""}, "one\ntwo\nthree\nfour\n", []string{""}},
+		// Found only loosely, a chunk whose result is a common line further
+		// on is no retry: "pass" is unlike what it replaces, "return nil"
+		// stands in several places (edit's rule).
+		{"loose, a result unlike the old lines further on", "def f():\n    raise NotImplementedError  \n\ndef g():\n    pass\n",
+			[]string{"@@", "-    raise NotImplementedError", "+    pass"}, "def f():\n    pass\n\ndef g():\n    pass\n", []string{RungTrailingWhitespace}},
+		{"loose, a result standing twice further on", "\tif a() {\n\t\treturn err  \n\t}\n\tif b() {\n\t\treturn nil\n\t}\n\tif c() {\n\t\treturn nil\n\t}\n",
+			[]string{"@@", "-\t\treturn err", "+\t\treturn nil"}, "\tif a() {\n\t\treturn nil\n\t}\n\tif b() {\n\t\treturn nil\n\t}\n\tif c() {\n\t\treturn nil\n\t}\n", []string{RungTrailingWhitespace}},
 		// A chunk may begin with its @@ line: at or after that line (the
 		// search after it edited the next def f()).
 		{"begins with its @@ line", "def f():\n    return 1\n\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2"}, "def f():\n    return 2\n\ndef f():\n    return 1\n", []string{RungExact}},
