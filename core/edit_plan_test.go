@@ -351,6 +351,11 @@ func TestAlreadyApplied(t *testing.T) {
 		{"inside a word", "monkey = 2\n", "key = 1", "key = 2", 0},
 		// Boilerplate that stands once: unlike an oldText never there.
 		{"a line of boilerplate unlike oldText", "int f() {\n  if (a) {\n  } else {\n  }\n}\n", "while (z) {", "  } else {", 0},
+		// Indentation alike on both sides made deep lines alike: "while
+		// z:" passed for a retry of an edit to "else:" at 8 spaces.
+		{"boilerplate, deeply indented", "class A:\n    def f(self):\n        if x:\n            a()\n        else:\n            b()\n", "        while z:", "        else:", 0},
+		{"boilerplate, deeply indented, whole lines", "class A:\n    def f(self):\n        if x:\n            a()\n        else:\n            b()\n", "        while z:\n", "        else:\n", 0},
+		{"unlike, deeply indented", "class A:\n    def f(self):\n        pass\n", "        raise NotImplementedError", "        pass", 0},
 		{"a return unlike oldText", "def f(x):\n    if x:\n        pass\n    return x\n", "    if y > 3:", "    return x", 0},
 		// Too slight to tell one edit from another: any oldText not found
 		// passed for a retry, with success.

@@ -112,8 +112,9 @@ func Telling(text string) bool {
 // RetryProof reports whether newText standing whole once in the file can
 // prove that the edit oldText -> newText landed before: newText has 4
 // characters besides whitespace, one a letter or a digit, and is like
-// oldText (case aside, a Dice coefficient of 0.3 or more), as the text an
-// edit changes mostly is. A lone "}", or a line of boilerplate such as
+// oldText (case and indentation aside, a Dice coefficient of 0.3 or
+// more), as the text an edit changes mostly is. A lone "}", or a line of
+// boilerplate such as
 // "  } else {" or "    return x" that stands once in a file, passed for
 // the retry of an edit whose oldText ("while (z) {") was never there, with
 // success. An edit that rewrote its text whole is not told from such a
@@ -121,8 +122,19 @@ func Telling(text string) bool {
 // apply-patch holds a chunk's old lines and the lines it would leave to
 // it as well.
 func RetryProof(oldText, newText string) bool {
-	like := similarity.Dice(similarity.Bigrams(strings.ToLower(oldText)), similarity.Bigrams(strings.ToLower(newText)))
+	like := similarity.Dice(similarity.Bigrams(unindented(oldText)), similarity.Bigrams(unindented(newText)))
 	return Telling(newText) && like >= minRetryLikeness
+}
+
+// unindented is text in lower case, each line without its leading white
+// space: the indentation both sides of an edit share made any two deep
+// lines alike ("while z:" and "else:" at 8 spaces scored 0.5).
+func unindented(text string) string {
+	lines := strings.Split(strings.ToLower(text), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, " \t")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // minRetryLikeness is the least likeness of oldText and newText (see
