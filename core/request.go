@@ -150,7 +150,7 @@ func ownDecoding(val any, t reflect.Type, name string) error {
 // failed) taken as left out made the change whatever the file was.
 func (s FieldSpec) GivenEmpty(name string) *fault.Error {
 	return fault.InvalidArgument("%s is given empty.", name).
-		WithHint("pass the value an earlier read returned, or leave it out; nothing was changed")
+		WithHint("pass the value an earlier read returned, or leave it out (a file read with version \"\", an object its store gives no ETag, has none to check); nothing was changed")
 }
 
 // constraints reads the tags a schema states and Validate checks. A
