@@ -108,7 +108,11 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		if !e.ReplaceAll && ms[0].Rung != editmatch.RungExact && !outcomes[i].GutterStripped {
 			// (A gutter names the line meant: a retry's oldText would be
 			// gone from it, and no match found there.)
-			if line, r := alreadyApplied(t, oldText, newText); r != notRetried && line != ms[0].Line {
+			line, r := alreadyApplied(t, oldText, newText)
+			if r == notRetried {
+				line, r = appliedLoosely(t, oldText, newText, ms[0].Rung)
+			}
+			if r != notRetried && line != ms[0].Line {
 				return "", nil, looseBesideApplied(i, len(edits), ms[0], line)
 			}
 		}
@@ -380,6 +384,22 @@ func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 		e.WithHint("read the file and copy oldText from it exactly")
 	}
 	return e
+}
+
+// appliedLoosely finds newText as an edit found loosely wrote it, in the
+// file's indentation or typography, once, on whole lines, at a rung
+// stricter than rung, where oldText matched: retried, that edit found a
+// sibling at a looser rung still (spacing and quotes both unlike), whose
+// newText stood nowhere byte for byte.
+func appliedLoosely(t *editmatch.Text, oldText, newText, rung string) (int, retry) {
+	if !editmatch.RetryProof(oldText, newText) || strings.Contains(oldText, newText) {
+		return 0, notRetried
+	}
+	ns := t.Locate(newText)
+	if len(ns) != 1 || ns[0].Uneven || !editmatch.Stricter(ns[0].Rung, rung) || !wholeLines(t, ns[0]) {
+		return 0, notRetried
+	}
+	return ns[0].Line, retried
 }
 
 // looseBesideApplied is the NO_MATCH of an edit whose oldText matches

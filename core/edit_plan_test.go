@@ -210,6 +210,11 @@ func TestPlanEditsErrors(t *testing.T) {
 			[]EditOp{op("key = old_value\nmode = fast", "key = new_value\nmode = fast")}, fault.CodeNoMatch, map[string]any{"edit": 0, "newTextLine": 2, "lines": []int{5}, "rung": editmatch.RungTrailingWhitespace}},
 		{"retried, a sibling at the unicode rung", "say(\"Don't stop now\")\nx = 1\nsay(\"Don\u2019t stop\")\n",
 			[]EditOp{op("say(\"Don't stop\")", "say(\"Don't stop now\")")}, fault.CodeNoMatch, map[string]any{"edit": 0, "newTextLine": 1, "lines": []int{3}, "rung": editmatch.RungUnicode}},
+		// The first call found a loosely (tabs for spaces) and wrote
+		// newText in its tabs; retried, it found b at the unicode rung,
+		// newText standing nowhere byte for byte.
+		{"retried, newText in the file's style, a looser sibling", "func a() {\n\tsay(\"it's\")\n\tn = 2\n}\n\nfunc b() {\n    say(\"it\u2019s\")\n    n = 1\n}\n",
+			[]EditOp{op("    say(\"it's\")\n    n = 1", "    say(\"it's\")\n    n = 2")}, fault.CodeNoMatch, map[string]any{"edit": 0, "newTextLine": 2, "lines": []int{7}, "rung": editmatch.RungUnicode}},
 		{"the same edit twice, retried", "x\nvalue = 2\ny\n", []EditOp{op("value = 1", "value = 2"), op("value = 1", "value = 2")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 2}},
 		{"two edits' newText on one line", "x\nvalue = 2\ny\n", []EditOp{op("value = 1", "value = 2"), op("valve = 1", "value = 2")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 2}},
 		{"one newText inside another's", "a\nkey = 2\nother = 3\nb\n", []EditOp{op("other = 4", "other = 3"), op("key = 1\nother = 3", "key = 2\nother = 3")}, fault.CodeNoMatch, map[string]any{"edits": []int{0, 1}, "newTextLine": 3}},

@@ -151,6 +151,12 @@ type Match struct {
 	reindent func(string) string
 }
 
+// Stricter reports whether rung a comes before rung b on the ladder.
+func Stricter(a, b string) bool {
+	order := []string{RungExact, RungTrailingWhitespace, RungWhitespace, RungIndentation, RungUnicode}
+	return slices.Index(order, a) < slices.Index(order, b)
+}
+
 // lineKeys are how the fuzzy rungs compare lines, in ladder order.
 var lineKeys = []struct {
 	rung string
