@@ -30,6 +30,12 @@ type walkPage struct {
 	// span and unread count the unreadable entries the page met.
 	span   span
 	unread []string
+	// run counts the entries counted last that share the path runRel: a
+	// store holds a file and a directory of one name (a and a/b), and a
+	// cursor after the second, resuming at the first, skips both (it
+	// skipped the first, and gave the second again, for ever).
+	runRel string
+	run    int
 }
 
 // span is where a page lies in walk order, for the unreadable entries it
@@ -168,6 +174,11 @@ func (t *Tools) newWalkPage(offset, limit int, skeleton any) *walkPage {
 func (p *walkPage) skip(rel string) bool {
 	p.from.arrive(rel, &p.seen, nil)
 	p.seen++
+	if rel == p.runRel {
+		p.run++
+	} else {
+		p.runRel, p.run = rel, 1
+	}
 	if p.seen <= p.offset {
 		p.span.passed(rel)
 		return true
@@ -189,7 +200,7 @@ func (p *walkPage) unreadable(_, rel string) { p.unread = append(p.unread, rel) 
 func (p *walkPage) unreadableCount() int { return p.span.count(slices.Values(p.unread)) }
 
 // uncount takes back the count of an entry found gone since the listing.
-func (p *walkPage) uncount() { p.seen-- }
+func (p *walkPage) uncount() { p.seen--; p.run-- }
 
 // pass counts the entry just counted, at rel, as one of the page that is
 // not listed, and reports whether it is on the page: the cursor that
@@ -264,5 +275,9 @@ func (p *walkPage) stop(truncated bool) {
 // cursorAfter is the cursor that resumes after the entry at rel, the last
 // counted, of the request digest.
 func (p *walkPage) cursorAfter(rel, digest string) string {
-	return cursor{Offset: p.from.fromStart(p.seen), From: rel, Skip: 1, Request: digest}.encode()
+	skip := 1
+	if rel == p.runRel {
+		skip = p.run
+	}
+	return cursor{Offset: p.from.fromStart(p.seen), From: rel, Skip: skip, Request: digest}.encode()
 }

@@ -576,7 +576,13 @@ func (f *FS) entries(ctx context.Context, c, from string, unnamable func(name st
 			if isDir {
 				e = dirInfo(name)
 			}
-			i, _ := slices.BinarySearchFunc(pending, name, func(e backend.FileInfo, n string) int { return strings.Compare(e.Name, n) })
+			// A file and a directory of one name (a store holds a and
+			// a/b): the file first, whichever was released first, so
+			// that a walk resumed at the name meets them in one order.
+			i, found := slices.BinarySearchFunc(pending, name, func(e backend.FileInfo, n string) int { return strings.Compare(e.Name, n) })
+			if found && isDir {
+				i++
+			}
 			pending = slices.Insert(pending, i, e)
 			if !emit(rel, false) {
 				return

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -3080,62 +3079,4 @@ func TestRemovalOfAnUndoneCreationIsStale(t *testing.T) {
 		t.Errorf("after the removal: %s, want n/x and n missing, b old", brief(got))
 	}
 	noJournal(t, bucket, "rmundone", "the removal's recovery")
-}
-
-// renamingList serves every listing of the bucket with the key from named
-// to: a store may hold a key that is a file and a prefix both (a and a/b),
-// which versitygw's disk cannot.
-type renamingList struct{ from, to string }
-
-func (s *renamingList) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || r.Method != http.MethodGet || !r.URL.Query().Has("list-type") {
-		return resp, err
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	data = bytes.ReplaceAll(data, []byte("<Key>"+s.from+"</Key>"), []byte("<Key>"+s.to+"</Key>"))
-	data = bytes.ReplaceAll(data, []byte("<Key>"+url.QueryEscape(s.from)+"</Key>"), []byte("<Key>"+url.QueryEscape(s.to)+"</Key>"))
-	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
-	resp.Header.Del("Content-Length")
-	return resp, nil
-}
-
-// A walk resumed below a directory that has a file of its name (a and
-// a/b) goes on after where it stopped: the file, matched first, was taken
-// for the directory on From's path, and the directory was visited and
-// walked again from its start, so that find's pages by cursor repeated a
-// and a/b for ever.
-func TestWalkResumedBelowADirectoryBesideAFileOfItsName(t *testing.T) {
-	dir := s3test.Dir(t)
-	bucket := s3test.Bucket(t)
-	for _, k := range []string{"a/b", "a/c", "a_"} {
-		p := filepath.Join(dir, bucket, "ws", k)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f := transportFS(t, "s3://"+bucket+"/ws", &renamingList{from: "ws/a_", to: "ws/a"})
-	walk := func(from string) []string {
-		var seen []string
-		err := f.Walk(context.Background(), ".", backend.WalkOptions{From: from}, func(e backend.WalkEntry) error {
-			seen = append(seen, fmt.Sprintf("%s:%s", e.Rel, e.Type))
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return seen
-	}
-	all := walk("")
-	k := slices.Index(all, fmt.Sprintf("a/b:%s", backend.TypeFile))
-	if len(all) != 4 || k < 0 {
-		t.Fatalf("the whole walk saw %q, want a as a file and a directory, a/b and a/c", all)
-	}
-	if got := walk("a/b"); !slices.Equal(got, all[k:]) {
-		t.Errorf("the walk resumed at a/b saw %q, want %q", got, all[k:])
-	}
 }

@@ -1,0 +1,133 @@
+package s3fs_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/s3fs"
+	"github.com/agentfs/agentfs/s3fs/s3test"
+)
+
+// A store may hold a key that is both a file and a prefix (a and a/b),
+// which versitygw's disk cannot: these tests put name_ on its disk and
+// list it as name, through renamingList.
+
+// renamingList serves every listing of the bucket with the key from named
+// to.
+type renamingList struct{ from, to string }
+
+func (s *renamingList) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || r.Method != http.MethodGet || !r.URL.Query().Has("list-type") {
+		return resp, err
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	data = bytes.ReplaceAll(data, []byte("<Key>"+s.from+"</Key>"), []byte("<Key>"+s.to+"</Key>"))
+	data = bytes.ReplaceAll(data, []byte("<Key>"+url.QueryEscape(s.from)+"</Key>"), []byte("<Key>"+url.QueryEscape(s.to)+"</Key>"))
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// doubled is a workspace holding name as a file and as a directory of two
+// files, and z.
+func doubled(t *testing.T, name string) *s3fs.FS {
+	t.Helper()
+	dir := s3test.Dir(t)
+	bucket := s3test.Bucket(t)
+	for _, k := range []string{name + "/1", name + "/2", name + "_", "z"} {
+		p := filepath.Join(dir, bucket, "ws", k)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return transportFS(t, "s3://"+bucket+"/ws", &renamingList{from: "ws/" + name + "_", to: "ws/" + name})
+}
+
+// walkFrom is what a walk resumed at from visits, as rel:type.
+func walkFrom(t *testing.T, f *s3fs.FS, from string) []string {
+	t.Helper()
+	var seen []string
+	err := f.Walk(context.Background(), ".", backend.WalkOptions{From: from}, func(e backend.WalkEntry) error {
+		seen = append(seen, fmt.Sprintf("%s:%s", e.Rel, e.Type))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen
+}
+
+// A file and a directory of one name are walked file first, whatever the
+// name (a.b was held back until a.b/ was listed, which went before it),
+// and a walk resumed at any entry goes on from the first of its path: one
+// resumed below a/ took the file a for the directory on its path, and
+// visited and walked the directory again from its start.
+func TestWalkOfAFileAndADirectoryOfOneName(t *testing.T) {
+	for _, name := range []string{"a", "a.b"} {
+		t.Run(name, func(t *testing.T) {
+			f := doubled(t, name)
+			all := walkFrom(t, f, "")
+			want := []string{name + ":file", name + ":dir", name + "/1:file", name + "/2:file", "z:file"}
+			if !slices.Equal(all, want) {
+				t.Fatalf("the whole walk saw %q, want %q", all, want)
+			}
+			for _, rel := range []string{name, name + "/1", name + "/2", "z"} {
+				k := slices.IndexFunc(all, func(s string) bool { return strings.HasPrefix(s, rel+":") })
+				if got := walkFrom(t, f, rel); !slices.Equal(got, all[k:]) {
+					t.Errorf("the walk resumed at %s saw %q, want %q", rel, got, all[k:])
+				}
+			}
+		})
+	}
+}
+
+// find paged by cursor over a file and a directory of one name lists each
+// once and ends: a cursor after the second, resuming at the first, skipped
+// only it and gave the second again, page after page at limit 1.
+func TestFindPagesByCursorOverAFileAndADirectoryOfOneName(t *testing.T) {
+	for _, name := range []string{"a", "a.b"} {
+		for _, limit := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("%s/%d", name, limit), func(t *testing.T) {
+				tl := &core.Tools{FS: doubled(t, name), MaxBytes: 64 << 20}
+				var got []string
+				cur := ""
+				for page := 0; ; page++ {
+					if page > 20 {
+						t.Fatalf("no end after 20 pages: %q", got)
+					}
+					res, err := tl.Find(context.Background(), core.FindRequest{Pattern: "**", Path: ".", Limit: limit, Cursor: cur})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, e := range res.Results {
+						got = append(got, e.Path+":"+e.Type)
+					}
+					if res.NextCursor == "" {
+						break
+					}
+					cur = res.NextCursor
+				}
+				want := []string{name + ":", name + ":dir", name + "/1:", name + "/2:", "z:"}
+				if !slices.Equal(got, want) {
+					t.Errorf("paged %q, want %q", got, want)
+				}
+			})
+		}
+	}
+}
