@@ -1483,6 +1483,9 @@ func mapErr(err error, p string) *fault.Error {
 		// open(2) of a socket, or of a device with no driver.
 		e = fault.Errorf(fault.CodeNotRegular, "the path is not a regular file (a socket, FIFO or device).").
 			WithHint("agentfs reads and writes regular files only")
+	case errors.Is(err, unix.ESRCH):
+		// open(2) of a /proc file, bind-mounted, whose process ended.
+		e = fault.Errorf(fault.CodeNotFound, "the file belongs to a process that has ended.").WithHint("check the path with ls or find")
 	case errors.Is(err, unix.ELOOP), errors.Is(err, errLinkLoop):
 		e = fault.Errorf(fault.CodeSymlink, "the path has too many levels of links.").WithHint("resolve the link loop")
 	case errors.Is(err, unix.EMFILE):

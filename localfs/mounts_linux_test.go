@@ -2,8 +2,11 @@ package localfs
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -371,5 +374,46 @@ func TestRemoveTreeRefusesABindMountedRootsSource(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(mnt, "k")); err != nil {
 		t.Errorf("the root's file: %v, want it kept", err)
+	}
+}
+
+// A procfs file of a process that has ended, bind-mounted in the tree, is
+// gone to a walk's open (NOT_FOUND, which grep and replace pass over): its
+// open fails ESRCH before its file system's type is looked at, and grep
+// and replace of the tree failed whole, IO_ERROR "no such process", their
+// hint to retry.
+func TestWalkPassesOverAProcfsFileOfAnEndedProcess(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for mount --bind; CI runs it as root (sudo go test ./localfs -run ProcfsFile)")
+	}
+	ws := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("PATH\n"), 0o644))
+	target := filepath.Join(ws, "kenv")
+	must(t, os.WriteFile(target, nil, 0o644))
+	cmd := exec.Command("sleep", "60")
+	must(t, cmd.Start())
+	if err := unix.Mount(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid), target, "", unix.MS_BIND, ""); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Skipf("mount --bind is not permitted here (%v)", err)
+	}
+	t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
+	must(t, cmd.Process.Kill())
+	cmd.Wait()
+	fsys := newFSAt(t, ws)
+	var opened []string
+	err := fsys.Walk(context.Background(), ".", backend.WalkOptions{}, func(e backend.WalkEntry) error {
+		r, err := e.Open()
+		switch {
+		case err == nil:
+			r.Close()
+			opened = append(opened, e.Rel)
+		case code(err) != fault.CodeNotFound:
+			t.Errorf("the open of %s: %v, want NOT_FOUND", e.Rel, err)
+		}
+		return nil
+	})
+	if err != nil || !slices.Equal(opened, []string{"a.txt"}) {
+		t.Errorf("the walk opened %q, %v; want a.txt alone", opened, err)
 	}
 }
