@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -118,4 +119,36 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// swappedFS is the memory backend whose file at rel leads out of the roots
+// when a search opens it: a directory on its path swapped for a link
+// since the listing, as a racing process may.
+type swappedFS struct {
+	*memfs.FS
+	rel string
+}
+
+func (s *swappedFS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit func(backend.WalkEntry) error) error {
+	return s.FS.Walk(ctx, p, opts, func(e backend.WalkEntry) error {
+		if e.Rel == s.rel {
+			outside := func() (io.ReadCloser, error) {
+				return nil, fault.Errorf(fault.CodeOutsideRoot, "the path leads outside the roots.").WithPath(e.Path)
+			}
+			e.Open, e.Later = outside, func() func() (io.ReadCloser, error) { return outside }
+		}
+		return visit(e)
+	})
+}
+
+// A file whose path leads out of the roots when a search opens it (a
+// directory swapped for a link since the listing) is passed over as one
+// gone: grep with an index, which opens its candidates so, failed whole,
+// OUTSIDE_ROOT.
+func TestSearchPassesOverAFileSwappedOutOfTheRoots(t *testing.T) {
+	tl := &Tools{FS: &swappedFS{FS: memfs.New(map[string]string{"d/a.txt": "hit\n", "e.txt": "hit\n"}), rel: "d/a.txt"}}
+	res, err := tl.Grep(context.Background(), GrepRequest{Query: "hit", Path: "."})
+	if err != nil || res.Count != 1 || len(res.Files) != 1 || res.Files[0].Path != "e.txt" {
+		t.Errorf("grep over a file swapped out of the roots: %+v, %v; want e.txt's match alone", res, err)
+	}
 }

@@ -980,14 +980,16 @@ func (g *grepSearch) countUnreadable(path, rel string, err error) {
 
 // skippedFile reports an error of one file that a search passes over, as
 // ripgrep does: the file gone, replaced by something that is not a regular
-// file, unreadable or denied. Any other (EMFILE, EIO) fails the search:
-// skipping it would answer less than the tree holds, with exit 0.
+// file, unreadable or denied, or its path now leading out of the roots (a
+// directory on it swapped for a link since the listing, which an index's
+// candidate, opened by path, meets). Any other (EMFILE, EIO) fails the
+// search: skipping it would answer less than the tree holds, with exit 0.
 func skippedFile(err error) bool {
 	if errors.Is(err, fault.ErrNoWorkspace) {
 		return false
 	}
 	switch fault.AsError(err).Code {
-	case fault.CodeNotFound, fault.CodeNotRegular, fault.CodeNotAFile, fault.CodeNotADirectory, fault.CodeSymlink, fault.CodePermissionDenied, fault.CodeDenied:
+	case fault.CodeNotFound, fault.CodeNotRegular, fault.CodeNotAFile, fault.CodeNotADirectory, fault.CodeSymlink, fault.CodePermissionDenied, fault.CodeDenied, fault.CodeOutsideRoot:
 		return true
 	}
 	return false
