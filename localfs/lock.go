@@ -424,8 +424,8 @@ func (f *FS) movedSinceLocked(paths []string, placed [][]string, files map[strin
 			if lockKey(mounts, real) != lockKey(mounts, was) {
 				return was, nil
 			}
-			var st unix.Stat_t
-			regular := unix.Lstat(real, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+			st, err := f.lstatBelow(real)
+			regular := err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 			id, locked := files[was]
 			if regular != locked || regular && id != [2]uint64{uint64(st.Dev), st.Ino} {
 				return was, nil
@@ -552,7 +552,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		}
 		held = append(held, fd)
 	}
-	data, files, err := lockDataFiles(ctx, order, how, deadline)
+	data, files, err := f.lockDataFiles(ctx, order, how, deadline)
 	if err != nil {
 		release()
 		return nil, nil, err
@@ -677,12 +677,14 @@ type dataFile struct {
 // again. It returns the locks' descriptors and the (device, inode) of each
 // file it ordered, by path: the file that path led to once its lock files
 // were held.
-func lockDataFiles(ctx context.Context, paths []string, how map[string]int, deadline time.Time) ([]int, map[string][2]uint64, error) {
+func (f *FS) lockDataFiles(ctx context.Context, paths []string, how map[string]int, deadline time.Time) ([]int, map[string][2]uint64, error) {
 	for attempt := 1; ; attempt++ {
 		var files []dataFile
 		for _, p := range paths {
-			var st unix.Stat_t
-			if how[p] == unix.LOCK_EX && unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			if how[p] != unix.LOCK_EX {
+				continue
+			}
+			if st, err := f.lstatBelow(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 				files = append(files, dataFile{path: p, id: [2]uint64{uint64(st.Dev), st.Ino}})
 			}
 		}
@@ -695,7 +697,7 @@ func lockDataFiles(ctx context.Context, paths []string, how map[string]int, dead
 		at := "" // the file that failed
 		for _, df := range files {
 			var fd int
-			if fd, err = lockData(ctx, df, deadline, locked); err != nil {
+			if fd, err = f.lockData(ctx, df, deadline, locked); err != nil {
 				at = df.path
 				break
 			}
@@ -749,8 +751,8 @@ var errReplaced = errors.New("replaced since the order was made")
 // in locked, the files (device, inode) this process holds, where it is
 // added; errReplaced when the file at its path is not df's (device, inode)
 // any more, before or after the wait.
-func lockData(ctx context.Context, df dataFile, deadline time.Time, locked map[[2]uint64]bool) (int, error) {
-	fd, st, err := openRegular(df.path)
+func (f *FS) lockData(ctx context.Context, df dataFile, deadline time.Time, locked map[[2]uint64]bool) (int, error) {
+	fd, st, err := f.openRegular(df.path)
 	if err != nil {
 		return -1, mapErr(err, df.path)
 	}
@@ -778,8 +780,8 @@ func lockData(ctx context.Context, df dataFile, deadline time.Time, locked map[[
 		}
 		return -1, err
 	}
-	var now unix.Stat_t
-	if err := unix.Lstat(df.path, &now); err != nil {
+	now, err := f.lstatBelow(df.path)
+	if err != nil {
 		unix.Close(fd)
 		return -1, nil // gone while this process waited
 	}
@@ -791,11 +793,12 @@ func lockData(ctx context.Context, df dataFile, deadline time.Time, locked map[[
 	return fd, nil
 }
 
-// openRegular opens the regular file at p for reading, never following a
-// link and never opening anything else (see lockData), with its stat: -1
-// when there is none to open. Its error is the limit on open files alone,
-// which must fail the lock: it says nothing of the file.
-func openRegular(p string) (int, unix.Stat_t, error) {
+// openRegular opens the regular file at the real path p for reading
+// (through its root, see atBelow), never following a link and never
+// opening anything else (see lockData), with its stat: -1 when there is
+// none to open. Its error is the limit on open files alone, which must
+// fail the lock: it says nothing of the file.
+func (f *FS) openRegular(p string) (int, unix.Stat_t, error) {
 	var st unix.Stat_t
 	none := func(err error) (int, unix.Stat_t, error) {
 		if limitHint(err) != "" {
@@ -803,26 +806,82 @@ func openRegular(p string) (int, unix.Stat_t, error) {
 		}
 		return -1, st, nil
 	}
-	pf, err := os.OpenFile(p, pathFlags|unix.O_NOFOLLOW, 0)
+	pfd := -1
+	err := f.atBelow(p, func(dirfd int, name string) (err error) {
+		pfd, err = unix.Openat(dirfd, name, pathFlags|unix.O_NOFOLLOW, 0)
+		return err
+	})
 	if err != nil {
 		return none(err)
 	}
+	pf := os.NewFile(uintptr(pfd), p)
 	defer pf.Close()
 	if unix.Fstat(int(pf.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return -1, st, nil
 	}
-	f, err := reopen(pf, unix.O_RDONLY|unix.O_NONBLOCK)
+	rf, err := reopen(pf, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
 		return none(err)
 	}
-	defer f.Close()
+	defer rf.Close()
 	// A descriptor of its own, close-on-exec from the start: the lock's
 	// holder closes it by number.
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	fd, err := unix.FcntlInt(rf.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return none(err)
 	}
 	return fd, st, nil
+}
+
+// atBelow calls fn with the directory holding the real path p in a root,
+// opened from the root's descriptor name by name with no link followed,
+// and p's last name. The locks are taken by real path, placed before:
+// opened by that name, a directory on it swapped since for a link out of
+// the root was followed, and a file outside the root opened and locked.
+// Here the swap fails the walk (ELOOP, ENOTDIR), as the mutation's own
+// walk fails, and the lock's recheck (movedSinceLocked) places it again.
+// A path in no root is a dead writer's, of other roots, whose recovery
+// acts on it by name (atJournalDir): it is locked by name too.
+func (f *FS) atBelow(p string, fn func(dirfd int, name string) error) error {
+	t, ok := f.rootOf(p)
+	if !ok {
+		fd, err := unix.Open(filepath.Dir(p), pathFlags|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return fn(fd, filepath.Base(p))
+	}
+	if t.rel == "." {
+		return unix.EISDIR // a root is never a file to lock
+	}
+	parts := strings.Split(t.rel, string(filepath.Separator))
+	dirfd, owned := int(t.root.dir.Fd()), -1
+	defer func() {
+		if owned >= 0 {
+			unix.Close(owned)
+		}
+	}()
+	for _, part := range parts[:len(parts)-1] {
+		fd, err := unix.Openat(dirfd, part, pathFlags|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		if owned >= 0 {
+			unix.Close(owned)
+		}
+		dirfd, owned = fd, fd
+	}
+	return fn(dirfd, parts[len(parts)-1])
+}
+
+// lstatBelow is the lstat of the real path p through its root (atBelow).
+func (f *FS) lstatBelow(p string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := f.atBelow(p, func(dirfd int, name string) error {
+		return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	})
+	return st, err
 }
 
 // ErrLockTimeout is FlockWait's error when its deadline passed.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -129,5 +130,52 @@ func TestDataLockWithoutFlock(t *testing.T) {
 		if err == nil {
 			unlock()
 		}
+	}
+}
+
+// A directory on a mutation's path swapped for a link out of the root
+// while the mutation waits for its locks leads its data lock nowhere: the
+// file at the same name outside the root is never opened, nor its flock
+// waited for. The lock walked the real path by name, following the link,
+// and timed out on a lock held outside, blamed on an agentfs process.
+func TestDataLockFollowsNoLinkOnTheWay(t *testing.T) {
+	f, dir := newTestFS(t)
+	outside := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "d", "c.txt"), []byte("in"), 0o644))
+	must(t, os.WriteFile(filepath.Join(outside, "c.txt"), []byte("out"), 0o644))
+	held, err := os.Open(filepath.Join(outside, "c.txt"))
+	must(t, err)
+	defer held.Close()
+	must(t, unix.Flock(int(held.Fd()), unix.LOCK_EX|unix.LOCK_NB))
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	must(t, err)
+	defer unix.Close(in)
+	_, err = unix.InotifyAddWatch(in, outside, unix.IN_OPEN)
+	must(t, err)
+	// Holding d's lock file makes the mutation wait after placing the
+	// path: the swap happens then, and the holder lets go.
+	locks, err := lockDir()
+	must(t, err)
+	d := filepath.Join(f.roots[0].path, "d")
+	holder, err := LockFile(context.Background(), filepath.Join(locks, lockName(lockKey(mountTable(), d))), unix.LOCK_EX, time.Now())
+	must(t, err)
+	lockWaitHook = func() {
+		lockWaitHook = nil
+		must(t, os.Rename(d, d+".moved"))
+		must(t, os.Symlink(outside, d))
+		unix.Close(holder)
+	}
+	defer func() { lockWaitHook = nil }()
+	unlock, err := f.Lock(context.Background(), "d/c.txt", time.Second)
+	if err == nil {
+		unlock()
+	}
+	if c := code(err); c != fault.CodeOutsideRoot {
+		t.Errorf("lock of a path re-pointed out of the root: %v, want OUTSIDE_ROOT", err)
+	}
+	buf := make([]byte, 4096)
+	if n, err := unix.Read(in, buf); err != unix.EAGAIN {
+		t.Fatalf("a file outside the root was opened by a lock (%d bytes of events, %v)", n, err)
 	}
 }

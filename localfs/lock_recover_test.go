@@ -388,3 +388,29 @@ func TestSweepRemovesLeftRecoveryFiles(t *testing.T) {
 		t.Errorf("a held recovery file was removed: %v", err)
 	}
 }
+
+// A dead writer's journal of other roots is recovered under the data lock
+// of its file too, by its name, as the recovery acts on it: while another
+// process holds that lock, the file is left as it is.
+func TestRecoveryOfOtherRootsTakesTheDataLock(t *testing.T) {
+	fsys, _, state := newRecoverFS(t)
+	other, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	p := deadCommit(t, other, state)
+	held, err := os.Open(p)
+	must(t, err)
+	must(t, unix.Flock(int(held.Fd()), unix.LOCK_EX|unix.LOCK_NB))
+	unlock, err := fsys.LockAll(context.Background(), []string{"x"}, 50*time.Millisecond)
+	must(t, err)
+	unlock()
+	if b, _ := os.ReadFile(p); string(b) != "staged new\n" {
+		t.Fatalf("%s is %q: recovered while another process held its lock", p, b)
+	}
+	held.Close()
+	unlock, err = fsys.LockAll(context.Background(), []string{"x"}, 5*time.Second)
+	must(t, err)
+	unlock()
+	if b, _ := os.ReadFile(p); string(b) != "old\n" {
+		t.Fatalf("%s is %q once its lock was let go, want it recovered", p, b)
+	}
+}

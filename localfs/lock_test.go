@@ -216,8 +216,8 @@ func TestLockHoldsFinalLinkName(t *testing.T) {
 // A file's own lock that cannot be taken for want of descriptors fails
 // the lock, naming the limit; it is not skipped as a file with none.
 func TestLockDataOutOfDescriptors(t *testing.T) {
-	_, dir := newTestFS(t)
-	p := filepath.Join(dir, "f")
+	fsys, _ := newTestFS(t)
+	p := filepath.Join(fsys.roots[0].path, "f")
 	must(t, os.WriteFile(p, nil, 0o644))
 	var st unix.Stat_t
 	must(t, unix.Stat(p, &st))
@@ -241,7 +241,7 @@ func TestLockDataOutOfDescriptors(t *testing.T) {
 		fds = append(fds, fd)
 	}
 	df := dataFile{path: p, id: [2]uint64{uint64(st.Dev), st.Ino}}
-	fd, err := lockData(context.Background(), df, time.Now(), map[[2]uint64]bool{})
+	fd, err := fsys.lockData(context.Background(), df, time.Now(), map[[2]uint64]bool{})
 	if fd >= 0 {
 		unix.Close(fd)
 	}
