@@ -1417,15 +1417,32 @@ func (r *root) evalBelow(rel string) (string, error) {
 	return cur, nil
 }
 
+// evalLinks is filepath.EvalSymlinks, which a test replaces to play a
+// path changed between its lstat and readlink.
+var evalLinks = filepath.EvalSymlinks
+
 // evalSymlinks is filepath.EvalSymlinks with a link loop reported as one.
+// Its EINVAL is readlink's of a name lstat saw as a link just before: a
+// directory swapped in between, a race, not a bad path. It is resolved
+// again, and a name that keeps changing is errPathChanged.
 func evalSymlinks(p string) (string, error) {
-	real, err := filepath.EvalSymlinks(p)
-	var errno unix.Errno
-	if err != nil && !errors.As(err, &errno) && strings.Contains(err.Error(), "too many links") {
-		return "", fmt.Errorf("%s: %w", p, errLinkLoop)
+	for try := 1; ; try++ {
+		real, err := evalLinks(p)
+		var errno unix.Errno
+		switch {
+		case err != nil && !errors.As(err, &errno) && strings.Contains(err.Error(), "too many links"):
+			return "", fmt.Errorf("%s: %w", p, errLinkLoop)
+		case errors.Is(err, unix.EINVAL) && try < 3:
+			continue
+		case errors.Is(err, unix.EINVAL):
+			return "", fmt.Errorf("%s: %w", p, errPathChanged)
+		}
+		return real, err
 	}
-	return real, err
 }
+
+// errPathChanged is a path whose links changed at every resolve.
+var errPathChanged = errors.New("the path kept changing while its links were resolved")
 
 // limitHint is the hint of an error that is the limit on open files
 // (EMFILE, ENFILE), which no permission would cure, "" for any other: a
@@ -1501,6 +1518,9 @@ func mapErr(err error, p string) *fault.Error {
 		e = fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithHint("pass --recursive to remove it with its contents")
 	case errors.Is(err, fs.ErrExist):
 		e = fault.Errorf(fault.CodeExists, "the path already exists.").WithHint("choose another path, or drop --create")
+	case errors.Is(err, errPathChanged):
+		e = fault.Errorf(fault.CodeStale, "the path changed while it was resolved: a directory on it was swapped with a link.").
+			WithHint("retry once the other program is done changing it")
 	case errors.Is(err, unix.EINVAL):
 		e = fault.InvalidArgument("the path is not valid here.").WithHint("check the path")
 	case errors.Is(err, unix.EBUSY), errors.Is(err, unix.EXDEV):
