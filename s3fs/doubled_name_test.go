@@ -45,9 +45,17 @@ func (s *renamingList) RoundTrip(r *http.Request) (*http.Response, error) {
 // files, and z.
 func doubled(t *testing.T, name string) *s3fs.FS {
 	t.Helper()
-	dir := s3test.Dir(t)
 	bucket := s3test.Bucket(t)
-	for _, k := range []string{name + "/1", name + "/2", name + "_", "z"} {
+	onDisk(t, bucket, name+"/1", name+"/2", name+"_", "z")
+	return transportFS(t, "s3://"+bucket+"/ws", &renamingList{from: "ws/" + name + "_", to: "ws/" + name})
+}
+
+// onDisk puts a file at each key below ws/ of bucket on the server's disk,
+// behind its back (skipping t when that disk is unknown).
+func onDisk(t *testing.T, bucket string, keys ...string) {
+	t.Helper()
+	dir := s3test.Dir(t)
+	for _, k := range keys {
 		p := filepath.Join(dir, bucket, "ws", k)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -56,7 +64,6 @@ func doubled(t *testing.T, name string) *s3fs.FS {
 			t.Fatal(err)
 		}
 	}
-	return transportFS(t, "s3://"+bucket+"/ws", &renamingList{from: "ws/" + name + "_", to: "ws/" + name})
 }
 
 // walkFrom is what a walk resumed at from visits, as rel:type.

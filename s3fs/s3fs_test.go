@@ -1576,15 +1576,7 @@ func TestWalkCountsAListedNameTheStoreDoesNotHold(t *testing.T) {
 			t.Fatal(k, err)
 		}
 	}
-	var seen, unreadable []string
-	opts := backend.WalkOptions{Unreadable: func(_, rel string) { unreadable = append(unreadable, rel) }}
-	err := f.Walk(ctx, "odd", opts, func(e backend.WalkEntry) error {
-		seen = append(seen, e.Rel)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	seen, unreadable := walkCounting(t, f, "odd")
 	// A store that lists the key as it is lets it be read: nothing is
 	// unreadable then.
 	if len(unreadable)+len(seen) != 3 || len(unreadable) > 1 || !slices.Contains(seen, "real\ufffdname") || !slices.Contains(seen, "plain") {
@@ -1603,30 +1595,12 @@ func TestWalkCountsAListedNameTheStoreDoesNotHold(t *testing.T) {
 // over, grep answering no match with no count. A directory whose name
 // holds U+FFFD itself is walked.
 func TestWalkCountsAListedDirectoryTheStoreDoesNotHold(t *testing.T) {
-	dir := s3test.Dir(t)
 	bucket := s3test.Bucket(t)
-	f, _ := openFS(t, "s3://"+bucket+"/ws")
-	ctx := context.Background()
 	// Made on the server's disk (versitygw fails a listing of a key put
 	// with such a directory name, and a Stat of a directory above one).
-	for _, k := range []string{"bad\xfedir/in.txt", "real\ufffddir/in.txt", "plain"} {
-		p := filepath.Join(dir, bucket, "ws", k)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("hello odd\n"), 0o644); err != nil {
-			t.Fatal(k, err)
-		}
-	}
-	var seen, unreadable []string
-	opts := backend.WalkOptions{Unreadable: func(_, rel string) { unreadable = append(unreadable, rel) }}
-	err := f.Walk(ctx, ".", opts, func(e backend.WalkEntry) error {
-		seen = append(seen, e.Rel)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	onDisk(t, bucket, "bad\xfedir/in.txt", "real\ufffddir/in.txt", "plain")
+	f, _ := openFS(t, "s3://"+bucket+"/ws")
+	seen, unreadable := walkCounting(t, f, ".")
 	files := 0
 	for _, rel := range seen {
 		if strings.HasSuffix(rel, "in.txt") || rel == "plain" {
@@ -1638,6 +1612,21 @@ func TestWalkCountsAListedDirectoryTheStoreDoesNotHold(t *testing.T) {
 	if files+len(unreadable) != 3 || !slices.Contains(seen, "real\ufffddir/in.txt") || !slices.Contains(seen, "plain") {
 		t.Errorf("the walk saw %q and counted unreadable %q; want every file seen or its directory counted", seen, unreadable)
 	}
+}
+
+// walkCounting is what a walk of p visits, and what it counts unreadable,
+// by rel.
+func walkCounting(t *testing.T, f *s3fs.FS, p string) (seen, unreadable []string) {
+	t.Helper()
+	opts := backend.WalkOptions{Unreadable: func(_, rel string) { unreadable = append(unreadable, rel) }}
+	err := f.Walk(context.Background(), p, opts, func(e backend.WalkEntry) error {
+		seen = append(seen, e.Rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen, unreadable
 }
 
 // deletion matches a DELETE, or a batch's POST ?delete.
