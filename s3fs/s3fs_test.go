@@ -1614,6 +1614,17 @@ func TestWalkCountsAListedDirectoryTheStoreDoesNotHold(t *testing.T) {
 	}
 }
 
+// overA writes a over its version va by a commit, or moves x onto it
+// (by "move"): the two changes that back a file up first.
+func overA(ctx context.Context, f *s3fs.FS, by, va string) error {
+	if by == "move" {
+		_, err := f.Rename(ctx, "x", "a", backend.WriteOptions{})
+		return err
+	}
+	_, err := f.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va}}})
+	return err
+}
+
 // walkCounting is what a walk of p visits, and what it counts unreadable,
 // by rel.
 func walkCounting(t *testing.T, f *s3fs.FS, p string) (seen, unreadable []string) {
@@ -1718,13 +1729,7 @@ func TestBackupLostToARemoval(t *testing.T) {
 					t.Errorf("the removal of a: %v", err)
 				}
 			}})
-			var err error
-			switch by {
-			case "commit":
-				_, err = other.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va}}})
-			case "move":
-				_, err = other.Rename(ctx, "x", "a", backend.WriteOptions{})
-			}
+			err := overA(ctx, other, by, va)
 			want, a := fault.CodeIOError, "old a"
 			if removed {
 				want, a = fault.CodeStale, ""
@@ -1763,13 +1768,7 @@ func TestBackupFailsWithTheStoreDown(t *testing.T) {
 		f, bucket, root := seeded(t, name, map[string]string{"a": "old a", "x": "x"})
 		va := versionOf(t, f, "a")
 		other := transportFS(t, root, &storeDown{})
-		var err error
-		switch by {
-		case "commit":
-			_, err = other.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va}}})
-		case "move":
-			_, err = other.Rename(ctx, "x", "a", backend.WriteOptions{})
-		}
+		err := overA(ctx, other, by, va)
 		if codeOf(err) != fault.CodeIOError {
 			t.Errorf("%s whose backup failed with a 500, the store down: %v, want IO_ERROR", by, err)
 		}
