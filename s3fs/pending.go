@@ -135,26 +135,30 @@ func (f *FS) txnEnded(ctx context.Context, c, id string) error {
 	if err != nil {
 		return err
 	}
+	state := gone
 	if found {
-		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)
-		switch {
-		case err != nil:
+		if state, err = f.recoverOne(ctx, o, f.c.Now(), nil); err != nil {
 			return err
-		case state == live:
+		}
+		if state == live {
 			return fault.Errorf(fault.CodeStale, "the file holds a change of another transaction, not yet committed.").WithPath(c).
-				WithHint("retry once that transaction is done: it commits or is undone within its lease")
-		case state == rolledBack:
-			// Undone here and now: the change read is gone (a file it
-			// created with it, which a DELETE If-Match of the store then
-			// reported removed).
-			f.ended.Store(id, true)
-			return fault.Errorf(fault.CodeStale, "the file held a change of a transaction that died, and is now undone.").WithPath(c).
-				WithHint("read the file again")
+				WithHint("%s", hintInFlight)
 		}
 	}
 	f.ended.Store(id, true)
+	if state == rolledBack {
+		// Undone here and now: the change read is gone (a file it
+		// created with it, which a DELETE If-Match of the store then
+		// reported removed).
+		return fault.Errorf(fault.CodeStale, "the file held a change of a transaction that died, and is now undone.").WithPath(c).
+			WithHint("read the file again")
+	}
 	return nil
 }
+
+// hintInFlight is the hint of a change that waits for a transaction in
+// flight.
+const hintInFlight = "retry once that transaction is done: it commits or is undone within its lease"
 
 // settledReader is a reader of one version of c, which the transaction
 // mark wrote ("" for none), with the backend's Settled.
@@ -183,22 +187,20 @@ func (f *FS) removedInFlight(ctx context.Context, c string) error {
 		if !removes && !j.createsBelow(below) {
 			return nil
 		}
+		inFlight, undone, again := "the directory holds changes of another transaction, not yet committed.",
+			"the directory held changes of a transaction that died, now undone.", "read the directory again"
+		if removes {
+			inFlight, undone, again = "the file was removed by another transaction, not yet committed.",
+				"the file was removed by a transaction that died, and is now put back.", "read the file again"
+		}
 		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)
 		switch {
 		case err != nil:
 			return err
-		case state == live && removes:
-			return fault.Errorf(fault.CodeStale, "the file was removed by another transaction, not yet committed.").WithPath(c).
-				WithHint("retry once that transaction is done: it commits or is undone within its lease")
 		case state == live:
-			return fault.Errorf(fault.CodeStale, "the directory holds changes of another transaction, not yet committed.").WithPath(c).
-				WithHint("retry once that transaction is done: it commits or is undone within its lease")
-		case state == rolledBack && removes:
-			return fault.Errorf(fault.CodeStale, "the file was removed by a transaction that died, and is now put back.").WithPath(c).
-				WithHint("read the file again")
+			return fault.Errorf(fault.CodeStale, "%s", inFlight).WithPath(c).WithHint("%s", hintInFlight)
 		case state == rolledBack:
-			return fault.Errorf(fault.CodeStale, "the directory held changes of a transaction that died, now undone.").WithPath(c).
-				WithHint("read the directory again")
+			return fault.Errorf(fault.CodeStale, "%s", undone).WithPath(c).WithHint("%s", again)
 		}
 		return nil
 	})
@@ -273,13 +275,13 @@ func (f *FS) crossed(ctx context.Context, jkey string, j journal) error {
 		for _, k := range creates {
 			if other.removes(k) {
 				return fault.Errorf(fault.CodeStale, "the file was removed by another transaction, not yet committed: created now, it would be lost once that removal is undone.").WithPath(f.rel(k)).
-					WithHint("retry once that transaction is done: it commits or is undone within its lease; nothing was changed")
+					WithHint("%s; nothing was changed", hintInFlight)
 			}
 		}
 		for _, k := range removes {
 			if other.creates(k) {
 				return fault.Errorf(fault.CodeStale, "the file is being created by another transaction, not yet committed.").WithPath(f.rel(k)).
-					WithHint("retry once that transaction is done: it commits or is undone within its lease; nothing was changed")
+					WithHint("%s; nothing was changed", hintInFlight)
 			}
 		}
 		return nil
