@@ -578,17 +578,7 @@ func around(a, b string) bool {
 // creates reports whether the transaction of j creates the object at
 // key, where there was none: a write, or a move's copy.
 func (j journal) creates(key string) bool {
-	for _, jo := range j.Ops {
-		if jo.Key == key && jo.New != "" && jo.Old == "" {
-			return true
-		}
-	}
-	for _, m := range j.Moves {
-		if m.To == key && m.Old == "" && !m.marker() {
-			return true
-		}
-	}
-	return false
+	return j.created(func(k string) bool { return k == key }, false)
 }
 
 // createsBelow reports whether the transaction of j creates an object
@@ -598,13 +588,20 @@ func (j journal) creates(key string) bool {
 // leaves dir as it was, undone or not (a rollback restores only a key
 // still at the transaction's version).
 func (j journal) createsBelow(dir string) bool {
+	return j.created(func(k string) bool { return strings.HasPrefix(k, dir) }, true)
+}
+
+// created reports whether the transaction of j creates, where there was
+// none, an object whose key match takes: a write, or a move's copy (or
+// its marker, with markers).
+func (j journal) created(match func(key string) bool, markers bool) bool {
 	for _, jo := range j.Ops {
-		if jo.Old == "" && jo.New != "" && strings.HasPrefix(jo.Key, dir) {
+		if jo.Old == "" && jo.New != "" && match(jo.Key) {
 			return true
 		}
 	}
 	for _, m := range j.Moves {
-		if m.Old == "" && strings.HasPrefix(m.To, dir) {
+		if m.Old == "" && (markers || !m.marker()) && match(m.To) {
 			return true
 		}
 	}
