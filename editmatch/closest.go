@@ -114,13 +114,12 @@ func Telling(text string) bool {
 // characters besides whitespace, one a letter or a digit, and is like
 // oldText (case and indentation aside, a Dice coefficient of 0.3 or
 // more), as the text an edit changes mostly is. A lone "}", or a line of
-// boilerplate such as
-// "  } else {" or "    return x" that stands once in a file, passed for
-// the retry of an edit whose oldText ("while (z) {") was never there, with
-// success. An edit that rewrote its text whole is not told from such a
-// mistake: retried, it is NO_MATCH, showing the closest region.
-// apply-patch holds a chunk's old lines and the lines it would leave to
-// it as well.
+// boilerplate such as "  } else {" or "    return x" that stands once in
+// a file, passed for the retry of an edit whose oldText ("while (z) {")
+// was never there, with success. An edit that rewrote its text whole is
+// not told from such a mistake: retried, it is NO_MATCH, showing the
+// closest region. apply-patch holds a chunk's old lines and the lines it
+// would leave to it as well.
 func RetryProof(oldText, newText string) bool {
 	like := similarity.Dice(similarity.Bigrams(unindented(oldText)), similarity.Bigrams(unindented(newText)))
 	return Telling(newText) && like >= minRetryLikeness

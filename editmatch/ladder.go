@@ -151,10 +151,12 @@ type Match struct {
 	reindent func(string) string
 }
 
+// rungOrder is the ladder's rungs, from the strictest.
+var rungOrder = []string{RungExact, RungTrailingWhitespace, RungWhitespace, RungIndentation, RungUnicode}
+
 // Stricter reports whether rung a comes before rung b on the ladder.
 func Stricter(a, b string) bool {
-	order := []string{RungExact, RungTrailingWhitespace, RungWhitespace, RungIndentation, RungUnicode}
-	return slices.Index(order, a) < slices.Index(order, b)
+	return slices.Index(rungOrder, a) < slices.Index(rungOrder, b)
 }
 
 // lineKeys are how the fuzzy rungs compare lines, in ladder order.

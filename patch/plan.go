@@ -590,13 +590,7 @@ func standsAfter(m Matcher, texts []string, cl []Line, from int, rung string) (i
 	if rung == RungExact || !adds || !removes {
 		return 0, false
 	}
-	var old []string
-	for _, l := range cl {
-		if l.Op != '+' {
-			old = append(old, l.Text)
-		}
-	}
-	if !editmatch.RetryProof(strings.Join(old, "\n"), strings.Join(lines, "\n")) {
+	if !editmatch.RetryProof(strings.Join(Chunk{Lines: cl}.Old(), "\n"), strings.Join(lines, "\n")) {
 		return 0, false
 	}
 	newAt, newRung, ok := m.Seek(texts, lines, from)
