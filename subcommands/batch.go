@@ -157,7 +157,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 	enc := json.NewEncoder(o.streams.Stdout)
 	enc.SetEscapeHTML(false)
 	var st batchStatus
-	for first := true; ; first = false {
+	for {
 		var in inputLine
 		select {
 		case <-c.Context.Done():
@@ -171,11 +171,6 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 		if in.err != nil {
 			return fault.Errorf(fault.CodeIOError, "standard input could not be read: %s.", in.err).
 				WithHint("check what writes the requests")
-		}
-		if first {
-			// A file of requests saved with a byte-order mark (Windows
-			// editors, PowerShell's Out-File): its first line was refused.
-			_, in.data = textfile.CutUTF8BOM(in.data)
 		}
 		if len(bytes.Trim(in.data, " \t\r")) == 0 && !in.tooLong {
 			// A blank line, spaces a harness left too, as mcp skips them:
@@ -284,10 +279,12 @@ const cutEnds = 4 << 10
 // readLines sends the lines of r, each of at most max bytes, until r ends.
 // On a goroutine of its own, so that an interrupt ends a batch waiting for
 // its next line; a line over max is dropped up to its newline, so that
-// the batch answers it with an error and goes on.
+// the batch answers it with an error and goes on. A byte-order mark
+// before the first line is no part of it: a file of requests saved by a
+// Windows editor or PowerShell's Out-File had its first line refused.
 func readLines(r io.Reader, max int, out chan<- inputLine) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	for {
+	for first := true; ; first = false {
 		var line, head, tail []byte
 		tooLong := false
 		for {
@@ -313,6 +310,9 @@ func readLines(r io.Reader, max int, out chan<- inputLine) {
 				return
 			}
 			break
+		}
+		if first {
+			_, line = textfile.CutUTF8BOM(line)
 		}
 		unended := !bytes.HasSuffix(line, []byte("\n"))
 		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))

@@ -466,6 +466,24 @@ func TestInterruptedBatchWaitingForALine(t *testing.T) {
 	}
 }
 
+// TestReadLinesByteOrderMark: a byte-order mark before the first line is
+// cut (a file of requests saved by a Windows editor); one before a later
+// line is that line's, and refused as any byte that is not JSON.
+func TestReadLinesByteOrderMark(t *testing.T) {
+	lines := make(chan inputLine)
+	go readLines(strings.NewReader("\ufeff{}\r\n\ufeff{}\n"), 100, lines)
+	var got []string
+	for l := <-lines; l.err != io.EOF; l = <-lines {
+		if l.err != nil {
+			t.Fatal(l.err)
+		}
+		got = append(got, string(l.data))
+	}
+	if want := []string{"{}", "\ufeff{}"}; !slices.Equal(got, want) {
+		t.Fatalf("lines %q, want %q", got, want)
+	}
+}
+
 // TestBatchLineTooLong: a line over the bound is dropped up to its newline
 // and answered with its error; the lines around it are read whole.
 func TestBatchLineTooLong(t *testing.T) {

@@ -379,7 +379,11 @@ func TestMCPBadLines(t *testing.T) {
 		}
 		return m
 	}
-	exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	// After a byte-order mark (a session replayed from a file saved on
+	// Windows): it was refused, -32700.
+	if m := exchange("\ufeff" + `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); m["result"] == nil {
+		t.Fatalf("the first line after a byte-order mark was answered %v", m)
+	}
 	go in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 	for _, tc := range []struct {
 		line string
