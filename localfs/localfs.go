@@ -120,6 +120,9 @@ type FS struct {
 	// listings are the wide directories' listings kept for the next page
 	// of a walk.
 	listings listings
+	// uncommitted are the files of the transactions whose undo failed
+	// when the dead writers' journals were last recovered (settle).
+	uncommitted atomic.Pointer[[]uncommittedFile]
 }
 
 var (
@@ -228,7 +231,7 @@ func New(cfg Config) (*FS, error) {
 	// go, and, once a day, the lock files no process holds.
 	f.lockTimeout = cfg.LockTimeout
 	state := existingStateDir()
-	recoverJournals(context.Background(), f, state, time.Now().Add(cfg.LockTimeout))
+	f.settle(context.Background(), state, time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	sweepLocks(state, time.Now())
 	return f, nil
@@ -255,7 +258,7 @@ func (f *FS) BeginRequest(ctx context.Context) error {
 // session calls it before each request, whose reads would otherwise see
 // a dead commit's files until a mutation of theirs recovered it.
 func (f *FS) SettleDead(ctx context.Context) {
-	recoverJournals(ctx, f, existingStateDir(), time.Now().Add(f.lockTimeout))
+	f.settle(ctx, existingStateDir(), time.Now().Add(f.lockTimeout))
 }
 
 // denies is the deny list as it stands.

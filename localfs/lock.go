@@ -343,7 +343,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		// A transaction whose writer died is finished or undone before
 		// this mutation reads what it changes: a long-lived process (a
 		// batch, an MCP session) recovered only when it started.
-		stuck := recoverJournals(ctx, f, state, deadline)
+		stuck := f.settle(ctx, state, deadline)
 		unlock, files, err := f.lockReal(ctx, reals, max(0, time.Until(deadline)))
 		var le *lockError
 		if errors.As(err, &le) {

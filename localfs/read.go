@@ -114,6 +114,10 @@ func (f *FS) Open(_ context.Context, path string) (backend.FileReader, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.checkCommitted(file, t); err != nil {
+		file.Close()
+		return nil, err
+	}
 	info := infoFromStat(filepath.Base(t.abs), &st)
 	switch info.Type {
 	case backend.TypeFile:
@@ -149,6 +153,9 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend
 		return backend.DirPage{}, err
 	}
 	defer dir.Close()
+	if err := f.checkCommitted(dir, t); err != nil {
+		return backend.DirPage{}, err
+	}
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
 		return backend.DirPage{}, mapErr(err, t.display(f))

@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,17 +23,47 @@ func TestTxnRecoveryOfAReadOnlyTree(t *testing.T) {
 	t.Setenv(StateDirEnv, state)
 	before, after := txnBefore, txnAfter
 	dir := killedMidCommit(t, before, after)
+	must(t, os.MkdirAll(filepath.Join(dir, "other"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "other", "e.txt"), []byte("e\n"), 0o644))
 	writable := readOnly(t, dir)
 	half := contents(t, dir)
 	recoverElsewhere(t)
 	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
 		t.Fatalf("the journal of a read-only tree went: %v", j)
 	}
+	// Meanwhile its files, and the trees that hold them, are not read as
+	// if committed (a read answered the half-done commit's content); the
+	// others are.
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	ctx := context.Background()
+	uncommitted := func(what string, err error) {
+		t.Helper()
+		if code(err) != fault.CodeIOError || !strings.Contains(err.Error(), "could not be undone") {
+			t.Errorf("%s of the half-committed tree: %v, want IO_ERROR naming the failed undo", what, err)
+		}
+	}
+	r, err := fsys.Open(ctx, "a.txt")
+	if err == nil {
+		r.Close()
+	}
+	uncommitted("open a.txt", err)
+	_, err = fsys.ReadDir(ctx, "sub", 0, 10)
+	uncommitted("ReadDir sub", err)
+	uncommitted("Walk .", fsys.Walk(ctx, ".", backend.WalkOptions{}, func(backend.WalkEntry) error { return nil }))
+	if r, err := fsys.Open(ctx, "other/e.txt"); err != nil {
+		t.Errorf("a file of no transaction: %v", err)
+	} else {
+		r.Close()
+	}
+	must(t, fsys.Walk(ctx, "other", backend.WalkOptions{}, func(backend.WalkEntry) error { return nil }))
+	fsys.Close()
 	writable()
 	if got := contents(t, dir); !equalTree(got, half) {
 		t.Fatalf("the tree changed while read-only: %q, was %q", got, half)
 	}
 	recoverElsewhere(t)
+	must(t, os.RemoveAll(filepath.Join(dir, "other")))
 	if got := contents(t, dir); !equalTree(got, before) {
 		t.Errorf("the writable tree %q is not undone to %q", got, before)
 	}

@@ -98,6 +98,9 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return fault.NotADirectory(t.display(f))
 	}
+	if err := f.checkCommitted(dir, t); err != nil {
+		return err
+	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10),
 		exclude: ignore.NewExcludes(opts.Exclude)}
 	if filepath.IsAbs(w.display) && !f.absDisplay {

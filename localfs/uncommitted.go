@@ -1,0 +1,60 @@
+package localfs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentfs/agentfs/fault"
+)
+
+// uncommittedFile is a file named by a transaction whose writer died and
+// whose undo failed (a file system remounted read-only since the crash):
+// it holds what the dead commit left there, a content that may never have
+// been committed, until a later call undoes it.
+type uncommittedFile struct {
+	real    string // the real path the journal names
+	journal string
+}
+
+// settle recovers the journals of dead writers (recoverJournals), keeping
+// the files of those it could not undo, which reads then refuse
+// (checkCommitted), and returns the journals left stuck.
+func (f *FS) settle(ctx context.Context, state string, deadline time.Time) map[string]bool {
+	stuck := recoverJournals(ctx, f, state, deadline)
+	var files []uncommittedFile
+	for j := range stuck {
+		if !strings.HasSuffix(j, journalPending) {
+			continue // committed: its files hold what the caller was told
+		}
+		entries, _ := readJournal(j)
+		for _, e := range entries {
+			files = append(files, uncommittedFile{real: filepath.Join(e.Dir, e.Name), journal: j})
+		}
+	}
+	f.uncommitted.Store(&files)
+	return stuck
+}
+
+// checkCommitted refuses the file or directory open as file (t's) when it
+// is, holds or lies in a file of an undo that failed: a read would answer
+// content never committed as if it were the file's, and an edit would
+// build on it. Its real path is the open descriptor's.
+func (f *FS) checkCommitted(file *os.File, t target) error {
+	files := f.uncommitted.Load()
+	if files == nil || len(*files) == 0 {
+		return nil
+	}
+	real := realPath(file, filepath.Join(t.root.path, t.rel))
+	for _, u := range *files {
+		_, below := within(real, u.real)
+		if _, above := within(u.real, real); below || above {
+			return fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and the change could not be undone: its content may never have been committed.", t.display(f)).
+				WithPath(t.display(f)).WithDetail("journal", u.journal).
+				WithHint("make its file system writable again (or run agentfs as a user who may change it): the next call undoes the transaction")
+		}
+	}
+	return nil
+}
