@@ -429,25 +429,38 @@ func unevenAmong(t *editmatch.Text, i, n int, ms []editmatch.Match, u editmatch.
 
 func ambiguous(i, n int, ms []editmatch.Match) *fault.Error {
 	var lines []int // each line with a match once, at most maxOutcomeLines
+	var on []int    // the matches on each of lines
 	listed := 0     // the matches on those lines
 	for _, m := range ms {
 		if len(lines) == 0 || lines[len(lines)-1] != m.Line {
 			if len(lines) == maxOutcomeLines {
 				break
 			}
-			lines = append(lines, m.Line)
+			lines, on = append(lines, m.Line), append(on, 0)
 		}
+		on[len(on)-1]++
 		listed++
 	}
+	// A line of several places says how many: "2 places, at lines 1"
+	// named one.
 	list := make([]string, len(lines))
 	for k, l := range lines {
-		list[k] = itoa(l)
+		switch list[k] = itoa(l); {
+		case on[k] == 2:
+			list[k] += " (twice)"
+		case on[k] > 2:
+			list[k] += fmt.Sprintf(" (%d times)", on[k])
+		}
 	}
 	more := ""
 	if len(ms) > listed {
 		more = fmt.Sprintf(" and %d more", len(ms)-listed)
 	}
-	return fault.Errorf(fault.CodeAmbiguousMatch, "%s matches %d places, at lines %s%s.", which(i, n), len(ms), strings.Join(list, ", "), more).
+	at := "lines"
+	if len(lines) == 1 && more == "" {
+		at = "line"
+	}
+	return fault.Errorf(fault.CodeAmbiguousMatch, "%s matches %d places, at %s %s%s.", which(i, n), len(ms), at, strings.Join(list, ", "), more).
 		WithHint("add surrounding lines to --old-text so it matches one place, or pass --replace-all").
 		WithDetail("edit", i).WithDetail("lines", lines).WithDetail("count", len(ms)).WithDetail("rung", ms[0].Rung)
 }

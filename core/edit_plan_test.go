@@ -134,8 +134,13 @@ func TestPlanEditsOutcomeDetails(t *testing.T) {
 	}
 	_, _, err = planBoth(t, "x x\ny\nx\n", []EditOp{op("x", "z")})
 	if e := fault.AsError(err); e.Code != fault.CodeAmbiguousMatch || !reflect.DeepEqual(e.Details["lines"], []int{1, 3}) ||
-		e.Details["count"] != 3 || !strings.Contains(e.Message, "matches 3 places, at lines 1, 3.") {
+		e.Details["count"] != 3 || !strings.Contains(e.Message, "matches 3 places, at lines 1 (twice), 3.") {
 		t.Fatalf("ambiguous on one line twice: %v", err)
+	}
+	// Overlapping places on one line: "2 places, at lines 1" said one.
+	_, _, err = planBoth(t, "x aaa y\n", []EditOp{op("aa", "b")})
+	if e := fault.AsError(err); e.Code != fault.CodeAmbiguousMatch || !strings.Contains(e.Message, "matches 2 places, at line 1 (twice).") {
+		t.Fatalf("ambiguous, overlapping on one line: %v", err)
 	}
 	_, o, err = planBoth(t, "\tif x {\n\t}\n", []EditOp{op("  if x {\n  }", "  if y {\n  }")})
 	if err != nil || !o[0].Reindented || o[0].Rung != editmatch.RungIndentation {
