@@ -837,6 +837,23 @@ func (f *FS) rootOf(abs string) (target, bool) {
 	return target{}, false
 }
 
+// ruledFrom places t in the outermost root that holds it, as the names of
+// its path below that root: ignore files are read from there down, so that
+// a path below a nested root is ruled as with the outer root alone, not
+// by which of the two its name happens to fall in.
+func (f *FS) ruledFrom(t target) (*root, []string) {
+	var comps []string
+	if t.rel != "." {
+		comps = strings.Split(t.rel, "/")
+	}
+	for _, r := range slices.Backward(f.roots) { // the shortest first
+		if rel, ok := within(r.path, t.root.path); ok && rel != "." {
+			return r, append(strings.Split(rel, "/"), comps...)
+		}
+	}
+	return t.root, comps
+}
+
 // rootByIdentity finds a root among the ancestors of abs by device and inode,
 // after following links: /tmp/link/x where /tmp/link points at a root.
 func (f *FS) rootByIdentity(abs string) (*root, string, bool) {

@@ -56,7 +56,7 @@ type walker struct {
 	dirs *dirStack
 	rel  []byte
 	// levels are the directories being listed, from the start, and comps
-	// the components of the deepest from the root.
+	// the components of the deepest from the root ruledFrom gave.
 	levels []walkLevel
 	comps  []string
 	// from is WalkOptions.From in components, and startDepth the number of
@@ -120,13 +120,10 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 			w.denyBelow = append(w.denyBelow, d.path)
 		}
 	}
-	var comps []string
-	if t.rel != "." {
-		comps = strings.Split(t.rel, "/")
-	}
+	rulesRoot, comps := f.ruledFrom(t)
 	if !opts.NoIgnore {
 		w.ign.Done = ctx.Done()
-		if err := w.loadAncestors(t, comps); err != nil {
+		if err := w.loadAncestors(rulesRoot, comps); err != nil {
 			return err
 		}
 		if len(comps) > 0 && w.ign.Match(comps, true) {
@@ -189,23 +186,24 @@ func (f *FS) DirIdentity(p string) (dev, ino uint64, err error) {
 }
 
 // loadAncestors reads the ignore files of the directories above the start,
-// inside its root, so that searching a subdirectory ignores what searching
-// the whole tree would. .gitignore files above the nearest git repository
-// are not git's, and are left out.
-func (w *walker) loadAncestors(t target, comps []string) error {
+// at comps below the root r (ruledFrom's), so that searching a
+// subdirectory ignores what searching the whole tree would. .gitignore
+// files above the nearest git repository are not git's, and are left out.
+func (w *walker) loadAncestors(r *root, comps []string) error {
 	for i := range comps {
 		rel := "."
 		if i > 0 {
 			rel = strings.Join(comps[:i], "/")
 		}
-		dir, err := w.f.open(target{root: t.root, rel: rel, abs: t.root.path}, dirFlags&^unix.O_NOFOLLOW)
+		at := target{root: r, rel: rel, abs: filepath.Join(r.path, rel)}
+		dir, err := w.f.open(at, dirFlags&^unix.O_NOFOLLOW)
 		if err != nil {
 			if goneErr(err) {
 				continue
 			}
 			return err
 		}
-		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, target{root: t.root, rel: rel}.display(w.f), true)
+		err = w.loadIgnores(int(dir.Fd()), comps[:i], nil, at.display(w.f), true)
 		dir.Close()
 		if err != nil {
 			return err
@@ -214,9 +212,10 @@ func (w *walker) loadAncestors(t target, comps []string) error {
 	return nil
 }
 
-// loadIgnores adds the rules of the directory fd (at root-relative comps,
-// shown as display; above the walk's start when above, else at w.rel) to
-// w.ign. names, when known, says which ignore files exist.
+// loadIgnores adds the rules of the directory fd (at comps below the root
+// ruledFrom gave, shown as display; above the walk's start when above,
+// else at w.rel) to w.ign. names, when known, says which ignore files
+// exist.
 func (w *walker) loadIgnores(fd int, comps []string, names []string, display string, above bool) error {
 	has := func(n string) bool { return names == nil || slices.Contains(names, n) }
 	depth := len(comps)
@@ -452,10 +451,9 @@ type walkLevel struct {
 }
 
 // walk visits the tree below the start, the directory at the top of
-// w.dirs with the stat st (taken after now) and the root-relative
-// components w.comps, depth first. It keeps a level per directory on its
-// way down, not a call, so that a deep tree costs a few hundred bytes a
-// level. Every error fails the walk but for an entry gone, swapped for a
+// w.dirs with the stat st (taken after now) and the components w.comps,
+// depth first. It keeps a level per directory on its way down, not a
+// call, so that a deep tree costs a few hundred bytes a level. Every error fails the walk but for an entry gone, swapped for a
 // link or unreadable (goneErr), which is skipped as ripgrep skips it.
 func (w *walker) walk(st *unix.Stat_t, now time.Time) error {
 	if _, err := w.enter(st, now); err != nil {

@@ -447,3 +447,67 @@ func TestWalkTellsTheRulesItRead(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkNestedRootIgnores walks below a root nested in another: the
+// ignore files from the outermost root that holds the start are read, so
+// the walk visits what it would with the outer root alone. It once read
+// those inside the inner root only. Roots side by side read nothing of
+// the directory above them.
+func TestWalkNestedRootIgnores(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"ws/.git/info/exclude":  "*.tmp\n",
+		"ws/.gitignore":         "*.log\n/mid/sub/anch.txt\nside/\n",
+		"ws/mid/.ignore":        "*.bak\nsub/rel.txt\n",
+		"ws/mid/sub/code.txt":   "",
+		"ws/mid/sub/debug.log":  "",
+		"ws/mid/sub/x.tmp":      "",
+		"ws/mid/sub/y.bak":      "",
+		"ws/mid/sub/anch.txt":   "",
+		"ws/mid/sub/rel.txt":    "",
+		"ws/mid/sub/deep/k.txt": "",
+		"ws/mid/sub/deep/z.log": "",
+		"ws/side/s.txt":         "",
+		"ws/side/s.log":         "",
+		"ws/repo/.git/HEAD":     "",
+		"ws/repo/.ignore":       "*.bak\n",
+		"ws/repo/in/r.log":      "",
+		"ws/repo/in/r.tmp":      "",
+		"ws/repo/in/r.bak":      "",
+		"ws/a/a.log":            "",
+		"ws/b/b.log":            "",
+	})
+	ws := filepath.Join(dir, "ws")
+	sub := filepath.Join(ws, "mid/sub")
+	cases := []struct {
+		name  string
+		roots []string
+		start string
+		want  []string
+	}{
+		{"outer alone", []string{ws}, sub, []string{"code.txt", "deep", "deep/k.txt"}},
+		{"nested", []string{ws, sub}, sub, []string{"code.txt", "deep", "deep/k.txt"}},
+		{"nested, inner first", []string{sub, ws}, sub, []string{"code.txt", "deep", "deep/k.txt"}},
+		{"nested, three deep", []string{ws, filepath.Join(ws, "mid"), sub}, sub, []string{"code.txt", "deep", "deep/k.txt"}},
+		{"below the inner root", []string{ws, sub}, filepath.Join(sub, "deep"), []string{"k.txt"}},
+		{"inner root itself ignored", []string{ws, filepath.Join(ws, "side")}, filepath.Join(ws, "side"), []string{"s.txt"}},
+		// A repository between: the outer .gitignore and exclude are not
+		// its, as with the outer root alone, and its .ignore is read.
+		{"repository between", []string{ws, filepath.Join(ws, "repo/in")}, filepath.Join(ws, "repo/in"), []string{"r.log", "r.tmp"}},
+		{"side by side", []string{filepath.Join(ws, "a"), filepath.Join(ws, "b")}, filepath.Join(ws, "b"), []string{"b.log"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fsys, err := localfs.New(localfs.Config{Roots: c.roots, Cwd: c.start})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fsys.Close()
+			for _, start := range []string{".", c.start} {
+				if got := walkPaths(t, fsys, start, backend.WalkOptions{}, nil); !slices.Equal(got, c.want) {
+					t.Errorf("walk of %s = %q, want %q", start, got, c.want)
+				}
+			}
+		})
+	}
+}
