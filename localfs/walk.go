@@ -453,8 +453,9 @@ type walkLevel struct {
 // walk visits the tree below the start, the directory at the top of
 // w.dirs with the stat st (taken after now) and the components w.comps,
 // depth first. It keeps a level per directory on its way down, not a
-// call, so that a deep tree costs a few hundred bytes a level. Every error fails the walk but for an entry gone, swapped for a
-// link or unreadable (goneErr), which is skipped as ripgrep skips it.
+// call, so that a deep tree costs a few hundred bytes a level. Every
+// error fails the walk but for an entry gone, swapped for a link or
+// unreadable (goneErr), which is skipped as ripgrep skips it.
 func (w *walker) walk(st *unix.Stat_t, now time.Time) error {
 	if _, err := w.enter(st, now); err != nil {
 		return err
