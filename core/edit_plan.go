@@ -254,7 +254,8 @@ const (
 // alreadyApplied tells whether a retried edit landed before, with
 // newText's line: its oldText is gone and its newText stands whole (from
 // the start of a line to the end of a line) byte for byte, once in the
-// file. newText that does not prove a retry (editmatch.RetryProof), part of oldText
+// file, but for white space at the ends of the lines it keeps of oldText,
+// which a loose rung wrote as the file spells them (editmatch.Kept). newText that does not prove a retry (editmatch.RetryProof), part of oldText
 // (an edit that deletes), in several places or inside a longer line ("y"
 // in "key") says nothing of the kind, nor does a fuzzy likeness, nor
 // oldText still there but for its spacing. oldText elsewhere but for its
@@ -266,13 +267,11 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 		return 0, notRetried
 	}
 	ms := t.Exact(n)
-	if len(ms) == 0 && strings.HasSuffix(n, "\n") && !strings.HasSuffix(t.Content(), "\n") {
-		// newText's final line ending stood for the end of a file that
-		// has none (see editmatch.Rewriter): what comes before it stands
-		// at the file's end.
-		if trimmed := strings.TrimSuffix(n, "\n"); trimmed != "" && strings.HasSuffix(t.Content(), trimmed) {
-			ms = t.Exact(trimmed)
-		}
+	if len(ms) == 0 {
+		// As a loose rung wrote it: the lines newText keeps of oldText in
+		// the file's spelling; its final line ending standing for the end
+		// of a file that has none (see editmatch.Rewriter).
+		ms = t.Kept(o, n)
 	}
 	if len(ms) != 1 || !wholeLines(t, ms[0]) {
 		return 0, notRetried

@@ -27,8 +27,13 @@ func FuzzEditMatch(f *testing.F) {
 			return
 		}
 		if outcomes[0].AlreadyApplied {
-			// newText whole, or around oldText's one match (appliedAround).
+			// newText whole, as written or as a loose rung writes it
+			// (editmatch.Kept), or around oldText's one match
+			// (appliedAround).
 			n := tx.Exact(new)
+			if len(n) == 0 {
+				n = tx.Kept(old, new)
+			}
 			around := len(ms) == 1 && len(n) == 1 && n[0].Start <= ms[0].Start && ms[0].End <= n[0].End
 			if out != src || len(n) != 1 || !wholeLines(tx, n[0]) && !around || outcomes[0].Lines[0] != n[0].Line {
 				t.Fatalf("an already applied edit changed the content, or its newText does not stand whole once")

@@ -66,7 +66,7 @@ func TestPlanEdits(t *testing.T) {
 		{"adjacent edits", "abcdef\n", []EditOp{op("abc", "1"), op("def", "2")}, "12\n", []string{editmatch.RungExact, editmatch.RungExact}},
 		{"trailing whitespace", "func f() {  \n\treturn 1\t\n}\n",
 			[]EditOp{op("func f() {\n\treturn 1\n}\n", "func f() {\n\treturn 2\n}\n")},
-			"func f() {\n\treturn 2\n}\n", []string{editmatch.RungTrailingWhitespace}},
+			"func f() {  \n\treturn 2\n}\n", []string{editmatch.RungTrailingWhitespace}},
 		{"trailing whitespace keeps the rest", "x\na  \nb\ny\n", []EditOp{op("a\nb", "c")}, "x\nc\ny\n", []string{editmatch.RungTrailingWhitespace}},
 		{"indentation: spaces for tabs", "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
 			[]EditOp{op("    if x {\n        return 1\n    }", "    if y {\n        return 2\n    }")},
@@ -390,6 +390,13 @@ func TestAlreadyApplied(t *testing.T) {
 		{"a retry of a block among like lines", "x = 0\nbeta 2\ngamma 2\nx = 0\n", "beta 1\ngamma 1\n", "beta 2\ngamma 2\n", 2},
 		{"newText's final newline at a file's end without one", "a\nLAST", "last\n", "LAST\n", 2},
 		{"a final newline that is not at the file's end", "LAST\na", "last\n", "LAST\n", 1},
+		// A loose rung wrote the lines newText keeps of oldText as the
+		// file spells them: newText stands so, not byte for byte.
+		{"a kept line with the file's trailing spaces", "# T\nRoses are red,  \nViolets are purple.\n", "Roses are red,\nViolets are blue.", "Roses are red,\nViolets are purple.", 2},
+		{"a kept form feed line", "int a;\n\f\nint c;\n", "int a;\n\nint b;", "int a;\n\nint c;", 1},
+		{"a kept line, at a file's end without a newline", "x\nalpha 1 \nbeta 2", "alpha 1\nbeta 1\n", "alpha 1\nbeta 2\n", 2},
+		// A line the edit changed is written as newText has it.
+		{"a changed line but for its trailing spaces", "Roses are red,\nViolets are purple.  \n", "Roses are red,\nViolets are blue.", "Roses are red,\nViolets are purple.", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.check(t, provenRetry) })
 	}
@@ -547,6 +554,32 @@ func TestRetriedAddition(t *testing.T) {
 				if twice != once || !reflect.DeepEqual(lines, tc.lines) {
 					t.Fatalf("retry: %q, lines %v; want %q unchanged, lines %v", twice, lines, once, tc.lines)
 				}
+			}
+		})
+	}
+}
+
+// TestRetriedLooseEdit: an edit located at a loose rung wrote the lines
+// newText keeps of oldText as the file spells them; retried, its newText
+// stands so, and it is already applied, the file unchanged.
+func TestRetriedLooseEdit(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		once                string
+		line                int
+	}{
+		{"a Markdown hard break", "# T\n\nRoses are red,  \nViolets are blue.\n", "Roses are red,\nViolets are blue.", "Roses are red,\nViolets are purple.", "# T\n\nRoses are red,  \nViolets are purple.\n", 3},
+		{"a form feed line", "int a;\n\f\nint b;\n", "int a;\n\nint b;", "int a;\n\nint c;", "int a;\n\f\nint c;\n", 1},
+		{"a trailing NBSP, CRLF", "x = 1\u00a0\r\ny = 2\r\n", "x = 1\ny = 2", "x = 1\ny = 3", "x = 1\u00a0\r\ny = 3\r\n", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, _, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
+			if err != nil || once != tc.once {
+				t.Fatalf("first run: %q, %v; want %q", once, err, tc.once)
+			}
+			twice, outcomes, err := planBoth(t, once, []EditOp{op(tc.old, tc.new)})
+			if err != nil || twice != once || !outcomes[0].AlreadyApplied || !reflect.DeepEqual(outcomes[0].Lines, []int{tc.line}) {
+				t.Fatalf("retry: %q, %+v, %v; want already applied at line %d", twice, outcomes, err, tc.line)
 			}
 		})
 	}

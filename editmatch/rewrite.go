@@ -10,11 +10,20 @@ import (
 // Rewriter writes one edit's newText for each region the ladder located
 // for its oldText, as the rung that matched requires: in the file's
 // typography for the unicode rung (see restyler), re-indented for the
-// indentation rung, and in the line endings of the region it replaces.
+// indentation rung, and in the line endings of the region it replaces. On
+// every rung but the exact one, a line newText keeps of oldText is written
+// as the region spells it (see kept).
 type Rewriter struct {
 	t       *Text
 	newText string // with LF endings
 	rs      *restyler
+	// kept maps each line of newText that keeps a line of oldText, an
+	// equal run of their line diff, to that line's index in oldText: the
+	// region's spelling of it carries what the rung ignored (a Markdown
+	// hard break, a form feed line, a trailing NBSP), which newText as
+	// written dropped and apply-patch's context lines keep. A line moved
+	// is no line kept. Nil on the exact rung.
+	kept map[int]int
 	// oldNL: oldText ends with a line ending.
 	oldNL bool
 	// own is newText's line ending (CRLF when all of them are), which it
@@ -32,7 +41,59 @@ func (t *Text) Rewriter(oldText, newText, rung string) *Rewriter {
 	if rung == RungUnicode {
 		w.rs = newRestyler(t, oldText, w.newText)
 	}
+	if rung != RungExact {
+		w.kept = keptLines(oldText, w.newText)
+	}
 	return w
+}
+
+// keptLines maps each line of newText that keeps a line of oldText as
+// written, in an equal run of their line diff, to that line's index in
+// oldText (a final line ending starts an empty line).
+func keptLines(oldText, newText string) map[int]int {
+	kept := map[int]int{}
+	i, j := 0, 0
+	for _, d := range lineDiff(strings.Split(strings.ReplaceAll(oldText, "\r\n", "\n"), "\n"), strings.Split(strings.ReplaceAll(newText, "\r\n", "\n"), "\n")) {
+		switch d.op {
+		case diffmatchpatch.DiffEqual:
+			for range d.n {
+				kept[j] = i
+				i, j = i+1, j+1
+			}
+		case diffmatchpatch.DiffDelete:
+			i += d.n
+		case diffmatchpatch.DiffInsert:
+			j += d.n
+		}
+	}
+	return kept
+}
+
+// Kept finds newText on whole lines as an edit of oldText located at the
+// trailing-whitespace or whitespace rung wrote it: each line newText keeps
+// of oldText as the file spells it, white space at its ends aside (see
+// Rewriter), and every other line byte for byte; in order, each at the
+// whitespace rung. A retry of such an edit finds its newText there, and
+// nowhere byte for byte.
+func (t *Text) Kept(oldText, newText string) []Match {
+	kept := keptLines(oldText, newText)
+	want, withEOL := splitLines(strings.ReplaceAll(newText, "\r\n", "\n"))
+	var ms []Match
+windows:
+	for s := 0; s+len(want) <= len(t.lines); s++ {
+		for i, w := range want {
+			if _, k := kept[i]; k && strings.TrimSpace(t.content(s+i)) != strings.TrimSpace(w) || !k && t.content(s+i) != w {
+				continue windows
+			}
+		}
+		last := t.lines[s+len(want)-1]
+		m := Match{Start: t.lines[s].start, End: last.end, Line: s + 1, Rung: RungWhitespace}
+		if withEOL {
+			m.End = last.next
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 // Rewrite returns newText as it replaces m, and whether it was written in
@@ -45,12 +106,35 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
 	if m.reindent != nil {
 		repl, reindented = reindentText(repl, m.reindent), true
 	}
-	if w.oldNL && m.End == len(w.t.src) && !strings.HasSuffix(w.t.src, "\n") {
+	atEnd := w.oldNL && m.End == len(w.t.src) && !strings.HasSuffix(w.t.src, "\n")
+	if w.kept != nil {
+		repl = w.keep(repl, m, atEnd)
+	}
+	if atEnd {
 		// oldText's final line ending matched the end of a file that has
 		// none: newText's stands for it, and the file keeps having none.
 		repl = strings.TrimSuffix(repl, "\n")
 	}
 	return w.t.withEndings(repl, m.Start, m.End, w.own, lineKey(m.Rung)), restyled, reindented
+}
+
+// keep writes the lines of repl that newText keeps of oldText as the
+// region of m spells them: the restyler gave them the file's typography
+// already, but not what the rung ignored. atEnd: oldText's final line
+// ending matched the end of a file without one, which the region lacks.
+// The region has oldText's lines one for one: the fuzzy rungs match whole
+// lines, and the unicode rung's fragments fold line ending for line
+// ending.
+func (w *Rewriter) keep(repl string, m Match, atEnd bool) string {
+	region := strings.Split(strings.ReplaceAll(w.t.src[m.Start:m.End], "\r\n", "\n"), "\n")
+	if atEnd {
+		region = append(region, "")
+	}
+	pieces := strings.Split(repl, "\n")
+	for j, i := range w.kept {
+		pieces[j] = region[i]
+	}
+	return strings.Join(pieces, "\n")
 }
 
 // withEndings gives repl, with LF endings, those of the region

@@ -31,10 +31,10 @@ func TestRewrite(t *testing.T) {
 		// At a fuzzy rung the lines are paired by the rung's key: as
 		// written, none was equal, all were paired in order, and the
 		// endings shifted as they did at the exact rung before.
-		{"trailing-whitespace: a line added keeps the others' endings", "a  \r\nb  \nc  \r\nz\n", "a\nb\nc\n", "a\nNEW\nb\nc\n", RungTrailingWhitespace, "a\r\nNEW\r\nb\nc\r\n", false, false},
-		{"trailing-whitespace: a line taken off keeps the others'", "a \r\nb \nc \r\nd \nz\n", "a\nb\nc\nd\n", "a\nc\nd\n", RungTrailingWhitespace, "a\r\nc\r\nd\n", false, false},
+		{"trailing-whitespace: a line added keeps the others' endings", "a  \r\nb  \nc  \r\nz\n", "a\nb\nc\n", "a\nNEW\nb\nc\n", RungTrailingWhitespace, "a  \r\nNEW\r\nb  \nc  \r\n", false, false},
+		{"trailing-whitespace: a line taken off keeps the others'", "a \r\nb \nc \r\nd \nz\n", "a\nb\nc\nd\n", "a\nc\nd\n", RungTrailingWhitespace, "a \r\nc \r\nd \n", false, false},
 		{"indentation: a line added keeps the others' endings", "  a\r\n  b\n  c\r\nz\n", "a\nb\nc\n", "a\nNEW\nb\nc\n", RungIndentation, "  a\r\n  NEW\r\n  b\n  c\r\n", false, true},
-		{"unicode: a line taken off keeps the others'", "\u201ca\u201d \r\nb\n\u201cc\u201d\r\nd\nz\n", "\"a\"\nb\n\"c\"\nd\n", "\"a\"\n\"c\"\nd\n", RungUnicode, "\u201ca\u201d\r\n\u201cc\u201d\r\nd\n", true, false},
+		{"unicode: a line taken off keeps the others'", "\u201ca\u201d \r\nb\n\u201cc\u201d\r\nd\nz\n", "\"a\"\nb\n\"c\"\nd\n", "\"a\"\n\"c\"\nd\n", RungUnicode, "\u201ca\u201d \r\n\u201cc\u201d\r\nd\n", true, false},
 		{"a line without terminator takes the file's usual ending", "a\r\nb\r\nc", "c", "x\ny", RungExact, "x\r\ny", false, false},
 		{"a one-line file without one is LF", "abc", "b", "x\ny", RungExact, "x\ny", false, false},
 		// A file with no line ending has no style to impose: newText's
@@ -45,6 +45,24 @@ func TestRewrite(t *testing.T) {
 		{"unicode: nothing to restyle", "say \u201chi\u201d\n", `say "hi"`, "x", RungUnicode, "x", false, false},
 		{"oldText's final newline at a file's end without one: newText's goes", "a\nlast", "last\n", "LAST\n", RungTrailingWhitespace, "LAST", false, false},
 		{"indentation: tabs for spaces", "\tif x {\n\t\ty()\n\t}\n", "  if x {\n    y()\n  }", "  if z {\n    y()\n  }", RungIndentation, "\tif z {\n\t\ty()\n\t}", false, true},
+		// A line newText keeps of oldText (an equal run of their line
+		// diff) is written as the region spells it, with what the rung
+		// ignored: newText as written dropped a Markdown hard break, a
+		// form feed, a trailing NBSP or U+2028, which apply-patch keeps.
+		{"trailing-whitespace: a kept line keeps its trailing spaces", "# T\nRoses are red,  \nViolets are blue.\n", "Roses are red,\nViolets are blue.", "Roses are red,\nViolets are purple.", RungTrailingWhitespace, "Roses are red,  \nViolets are purple.", false, false},
+		{"trailing-whitespace: a kept form feed line", "int a;\n\f\nint b;\n", "int a;\n\nint b;", "int a;\n\nint c;", RungTrailingWhitespace, "int a;\n\f\nint c;", false, false},
+		{"trailing-whitespace: kept tabs, a line added", "a\t\nb \t\nc\n", "a\nb\nc", "a\nb\nX\nc", RungTrailingWhitespace, "a\t\nb \t\nX\nc", false, false},
+		{"trailing-whitespace: a changed line as newText writes it", "a  \nb  \n", "a\nb", "a\nB", RungTrailingWhitespace, "a  \nB", false, false},
+		{"trailing-whitespace: a kept line in a CRLF file", "a  \r\nb\r\n", "a\nb\n", "a\nc\n", RungTrailingWhitespace, "a  \r\nc\r\n", false, false},
+		{"trailing-whitespace: at a file's end without a newline", "x\na \nb ", "a\nb\n", "a\nc\n", RungTrailingWhitespace, "a \nc", false, false},
+		// A line newText moves is no line kept in place: as written.
+		{"trailing-whitespace: a moved line as written", "a \nb \nc\n", "a\nb\nc", "b\nc\na", RungTrailingWhitespace, "b \nc\na", false, false},
+		{"whitespace: a kept trailing NBSP", "x = 1\u00a0\ny = 2\n", "x = 1\ny = 2", "x = 1\ny = 3", RungWhitespace, "x = 1\u00a0\ny = 3", false, false},
+		{"whitespace: a kept trailing U+2028", "x = 1\u2028\ny = 2\n", "x = 1\ny = 2", "x = 1\ny = 3", RungWhitespace, "x = 1\u2028\ny = 3", false, false},
+		{"whitespace: a kept blank line's spaces", "a\n  \nb\u00a0\n", "a\n\nb", "a\n\nc", RungWhitespace, "a\n  \nc", false, false},
+		{"indentation: a kept line keeps its trailing spaces", "\tif x {  \n\t\ty()\n\t}\n", "  if x {\n    y()\n  }", "  if x {\n    z()\n  }", RungIndentation, "\tif x {  \n\t\tz()\n\t}", false, true},
+		{"unicode: a kept line keeps its trailing spaces", "Don\u2019t stop  \nnow\n", "Don't stop\nnow", "Don't stop\nthen", RungUnicode, "Don\u2019t stop  \nthen", true, false},
+		{"unicode: a kept line keeps its trailing NBSP and tab", "say \u201chi\u201d\u00a0\t\nend\n", "say \"hi\"\nend", "say \"hi\"\nstop", RungUnicode, "say \u201chi\u201d\u00a0\t\nstop", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tx := New(tc.src)
