@@ -255,9 +255,10 @@ const (
 // newText's line: its oldText is gone and its newText stands whole (from
 // the start of a line to the end of a line) byte for byte, once in the
 // file, but for white space at the ends of the lines it keeps of oldText,
-// which a loose rung wrote as the file spells them (editmatch.Kept). newText that does not prove a retry (editmatch.RetryProof), part of oldText
-// (an edit that deletes), in several places or inside a longer line ("y"
-// in "key") says nothing of the kind, nor does a fuzzy likeness, nor
+// which a loose rung wrote as the file spells them (editmatch.Kept).
+// newText that does not prove a retry (editmatch.RetryProof), part of
+// oldText (an edit that deletes), in several places or inside a longer
+// line ("y" in "key") says nothing of the kind, nor does a fuzzy likeness, nor
 // oldText still there but for its spacing. oldText elsewhere but for its
 // spacing ("timeout=60" for "timeout = 60", which no rung matches), or
 // other lines as like it, leave it unproven: they may be the target.
