@@ -300,6 +300,12 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 		var file *textfile.Style
 		if f, ok := textfile.StyleOf(old, true); ok {
 			file = &f
+		} else if name, at, bad := textfile.InvalidAfterMark(old); bad {
+			// The mark names an encoding the bytes do not keep to: text
+			// appended in it would follow bytes of another, as would
+			// UTF-8 (the content as given) after a UTF-16 mark.
+			return nil, fault.Errorf(fault.CodeNotText, "the file begins with a byte-order mark for %s, but its byte %d is not valid %s: its encoding is unknown, and text appended would mix two encodings.", name, at, name).
+				WithPath(display).WithHint("append the bytes in the file's encoding with --content-base64, or rewrite the file whole with write; nothing was changed")
 		} else if f, ok := textfile.LegacyStyleOf(old); ok {
 			// Text in an encoding agentfs cannot tell (Latin-1...): its
 			// line endings are followed, and only ASCII, which such an

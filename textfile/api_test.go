@@ -166,3 +166,32 @@ func TestWithoutNewMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidAfterMark: the first byte a marked file's encoding does not
+// take, at its offset in the file; a valid file, or one without a mark,
+// has none.
+func TestInvalidAfterMark(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, enc string
+		at              int
+		bad             bool
+	}{
+		{"no mark, Latin-1", "caf\xe9", "", 0, false},
+		{"UTF-8 mark, valid, a NUL", "\xEF\xBB\xBFcaf\xc3\xa9\x00", "", 0, false},
+		{"UTF-8 mark, Latin-1", "\xEF\xBB\xBFcaf\xe9\n", "utf-8", 6, true},
+		{"UTF-8 mark, a cut character", "\xEF\xBB\xBFa\xc3", "utf-8", 4, true},
+		{"UTF-16LE, a pair", "\xFF\xFEa\x00\x3d\xd8\x00\xde", "", 0, false},
+		{"UTF-16LE, a lone high surrogate", "\xFF\xFEh\x00\x00\xd8\n\x00", "utf-16le", 4, true},
+		{"UTF-16LE, a high surrogate last", "\xFF\xFEh\x00\x00\xd8", "utf-16le", 4, true},
+		{"UTF-16LE, a lone low surrogate", "\xFF\xFE\x00\xdch\x00", "utf-16le", 2, true},
+		{"UTF-16LE, odd length", "\xFF\xFEh\x00x", "utf-16le", 4, true},
+		{"UTF-16BE, a pair", "\xFE\xFF\xd8\x3d\xde\x00", "", 0, false},
+		{"UTF-16BE, a lone high surrogate", "\xFE\xFF\x00h\xd8\x00\x00\n", "utf-16be", 4, true},
+		{"UTF-16BE, U+0000", "\xFE\xFF\x00\x00", "", 0, false},
+	} {
+		enc, at, bad := InvalidAfterMark([]byte(tc.data))
+		if enc != tc.enc || at != tc.at || bad != tc.bad {
+			t.Errorf("%s: got %q %d %v; want %q %d %v", tc.name, enc, at, bad, tc.enc, tc.at, tc.bad)
+		}
+	}
+}

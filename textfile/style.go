@@ -76,6 +76,53 @@ func LegacyStyleOf(whole []byte) (Style, bool) {
 	return styleOfText(Codec{name: "utf-8", unit: 1}, string(whole)), true
 }
 
+// InvalidAfterMark finds, in a whole file with a byte-order mark, the
+// first byte that is not valid in the encoding the mark names (a NUL is
+// valid): at is its offset in the file, and name the mark's encoding. ok
+// is false for a file without a mark, or valid after it. Text appended
+// to such a file would follow bytes of some other encoding.
+func InvalidAfterMark(whole []byte) (name string, at int, ok bool) {
+	c, marked := ByBOM(whole)
+	if !marked {
+		return "", 0, false
+	}
+	body := whole[len(c.bom):]
+	if c.unit == 1 {
+		for i := 0; i < len(body); {
+			r, n := utf8.DecodeRune(body[i:])
+			if r == utf8.RuneError && n == 1 {
+				return c.name, len(c.bom) + i, true
+			}
+			i += n
+		}
+		return "", 0, false
+	}
+	unit := func(i int) uint16 {
+		if c.bigEndian {
+			return uint16(body[i])<<8 | uint16(body[i+1])
+		}
+		return uint16(body[i+1])<<8 | uint16(body[i])
+	}
+	for i := 0; i < len(body); i += 2 {
+		if i+1 == len(body) {
+			return c.name, len(c.bom) + i, true
+		}
+		switch u := unit(i); {
+		case u >= 0xD800 && u < 0xDC00:
+			if i+3 < len(body) {
+				if v := unit(i + 2); v >= 0xDC00 && v < 0xE000 {
+					i += 2
+					continue
+				}
+			}
+			return c.name, len(c.bom) + i, true
+		case u >= 0xDC00 && u < 0xE000:
+			return c.name, len(c.bom) + i, true
+		}
+	}
+	return "", 0, false
+}
+
 // Written is the style of what a write put in the file.
 type Written struct {
 	// LineEnding names the endings as read does: lf, crlf, mixed or none.
