@@ -263,6 +263,15 @@ func readText(r backend.FileReader, tool, display string) ([]byte, textfile.Whol
 		return nil, textfile.Whole{}, info, tooLarge(int64(len(data)))
 	}
 	w, ok := textfile.DecodeWhole(data)
+	if at, line, utf16, nul := textfile.NULIn(data); !ok && nul {
+		what := "a NUL byte"
+		if utf16 {
+			what = "U+0000"
+		}
+		return nil, textfile.Whole{}, info, fault.Errorf(fault.CodeNotText, "the file holds %s at byte %d (line %d): %s changes text only, and a NUL anywhere makes a file binary to it (read and grep look for one in the first 64 KiB only, so they may show the file as text).", what, at, line, tool).
+			WithPath(display).WithDetail("offset", at).WithDetail("line", line).
+			WithHint("rewrite the whole file with write (--content-base64 for bytes), which takes a NUL; nothing was changed")
+	}
 	if !ok {
 		return nil, textfile.Whole{}, info, fault.Errorf(fault.CodeNotText, "the file is not text (UTF-8, or UTF-16 with its byte-order mark).").WithPath(display).
 			WithHint("%s changes text files only; use write to replace a binary file", tool)

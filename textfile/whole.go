@@ -1,7 +1,9 @@
 package textfile
 
 import (
+	"bytes"
 	"strings"
+	"unicode/utf8"
 )
 
 // Whole is a whole text file as edit changes it: the text after its
@@ -31,6 +33,34 @@ func DecodeWhole(data []byte) (w Whole, ok bool) {
 		return Whole{}, false
 	}
 	return Whole{c: c, Text: text}, true
+}
+
+// NULIn finds the NUL that alone keeps DecodeWhole from taking data for
+// text: the first NUL byte of a UTF-8 file, or U+0000 of a marked UTF-16
+// one, at its offset in the file and on its line (from 1). ok is false
+// when data holds none, or is not text even without it.
+func NULIn(data []byte) (at, line int, utf16 bool, ok bool) {
+	c, marked := ByBOM(data)
+	if !marked || c.unit == 1 {
+		at = bytes.IndexByte(data, 0)
+		if at < 0 || !utf8.Valid(data) {
+			return 0, 0, false, false
+		}
+		return at, bytes.Count(data[:at], []byte{'\n'}) + 1, false, true
+	}
+	if _, err := c.Decode(data[len(c.bom):]); err != nil {
+		return 0, 0, false, false
+	}
+	nl, line := c.Newline(), 1
+	for i := len(c.bom); i+1 < len(data); i += 2 {
+		switch {
+		case data[i] == 0 && data[i+1] == 0:
+			return i, line, true, true
+		case data[i] == nl[0] && data[i+1] == nl[1]:
+			line++
+		}
+	}
+	return 0, 0, false, false
 }
 
 // UTF16 reports whether the file is UTF-16.

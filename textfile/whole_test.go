@@ -42,3 +42,28 @@ func TestDecodeWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestNULIn: the NUL that alone makes a file binary to edit, at its byte
+// in the file and its line; none for a file that is not text even
+// without it.
+func TestNULIn(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		at, line   int
+		utf16, ok  bool
+	}{
+		{"text", "a\nb\n", 0, 0, false, false},
+		{"UTF-8, line 2", "a\nb\x00c\n", 3, 2, false, true},
+		{"UTF-8 with its mark", "\xEF\xBB\xBF\x00", 3, 1, false, true},
+		{"not UTF-8 either", "caf\xe9\x00", 0, 0, false, false},
+		{"UTF-16LE, line 2", "\xFF\xFEa\x00\n\x00\x00\x00", 6, 2, true, true},
+		{"UTF-16BE, line 1", "\xFE\xFF\x00a\x00\x00", 4, 1, true, true},
+		{"UTF-16LE, a NUL byte in a character", "\xFF\xFE\x00a", 0, 0, false, false},
+		{"UTF-16LE, an unpaired surrogate too", "\xFF\xFE\x00\x00\x00\xd8", 0, 0, false, false},
+	} {
+		at, line, utf16, ok := NULIn([]byte(tc.data))
+		if at != tc.at || line != tc.line || utf16 != tc.utf16 || ok != tc.ok {
+			t.Errorf("%s: got %d %d %v %v; want %d %d %v %v", tc.name, at, line, utf16, ok, tc.at, tc.line, tc.utf16, tc.ok)
+		}
+	}
+}
