@@ -92,6 +92,7 @@ complete -c agentfs -n '__agentfs_is write' -l content -r
 complete -c agentfs -n '__agentfs_is write' -l content-base64 -r
 complete -c agentfs -n '__agentfs_is write' -l content-file -r
 complete -c agentfs -n '__agentfs_is write' -l create
+complete -c agentfs -n '__agentfs_is write' -l encoding -r
 complete -c agentfs -n '__agentfs_is write' -l executable
 complete -c agentfs -n '__agentfs_is write' -l expected-sha256 -r
 complete -c agentfs -n '__agentfs_is write' -l expected-version -r

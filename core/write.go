@@ -34,6 +34,9 @@ type WriteRequest struct {
 	// textfile.Styled); they apply to text content only.
 	LineEnding string `json:"lineEnding,omitempty" enum:"lf,crlf" help:"the line endings to write; left out, an existing file keeps its own and a new one takes the content's"`
 	BOM        *bool  `json:"bom,omitempty" help:"true writes a byte-order mark and false none; left out, an existing file keeps its own"`
+	// Encoding names the encoding as read's --encoding does, so that
+	// what read gave in it goes back as the same bytes.
+	Encoding   string `json:"encoding,omitempty" help:"write the text in this encoding (latin1, windows-1252, shift_jis, utf-16le..., as read's encoding); left out, UTF-8, or UTF-16 for a file with a UTF-16 byte-order mark"`
 	Create     bool   `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
 	Executable bool   `json:"executable,omitempty" help:"a new file gets mode 0755 instead of 0644"`
 	InPlace    bool   `json:"inPlace,omitempty" help:"rewrite a file with other hard links through its inode (not atomic)"`
@@ -44,7 +47,8 @@ type WriteRequest struct {
 // WriteResult says what a write did. NoChange is set when the file already
 // had this content: nothing was written and its mtime is kept. For text
 // content, LineEnding and BOM describe the file as written (as read reports
-// them), and Encoding names a UTF-16 file's encoding.
+// them), and Encoding names a UTF-16 file's encoding, or the one the
+// request named.
 type WriteResult struct {
 	Path         string `json:"path"`
 	PathBase64   string `json:"pathBase64,omitempty"`
@@ -131,9 +135,22 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 		return nil, fault.InvalidArgument("--append adds to a file as it is: it takes no --create, --in-place or --bom.").
 			WithHint("drop those flags; a missing file is created")
 	}
+	encoding := "utf-16le" // the longest a file's mark names
+	if req.Encoding != "" {
+		c, err := textfile.NamedEncoding(req.Encoding, nil)
+		if err == nil {
+			err = c.CheckEncodable(string(data))
+		}
+		if err != nil {
+			return nil, withPath(err, t.FS.Display(req.Path))
+		}
+		if len(c.Name()) > len(encoding) {
+			encoding = c.Name()
+		}
+	}
 	// The result, with every field at its largest, must fit the bound
 	// before anything is written.
-	sk := &WriteResult{BytesWritten: math.MaxInt, LineEnding: "mixed", BOM: new(false), Encoding: "utf-16le",
+	sk := &WriteResult{BytesWritten: math.MaxInt, LineEnding: "mixed", BOM: new(false), Encoding: encoding,
 		Version: t.unknownVersion(), Sha256: unknownSha256}
 	sk.Path, sk.PathBase64 = fault.PathText(t.FS.Display(req.Path))
 	if n := jsonSize(sk); n > t.maxBytes() {
@@ -199,12 +216,20 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 			ws   textfile.Written
 			err  error
 		)
+		var head []byte
 		if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size > 0 {
-			if file, err = t.styleOfFile(ctx, req.Path, cur); err != nil {
+			if file, head, err = t.styleOfFile(ctx, req.Path, cur, req.Encoding); err != nil {
 				return nil, err
 			}
 		}
-		if data, ws, err = textfile.Styled(string(data), file, req.LineEnding, req.BOM); err != nil {
+		if req.Encoding != "" {
+			// Validated before the lock: the name is known.
+			c, _ := textfile.NamedEncoding(req.Encoding, head)
+			data, ws, err = textfile.StyledIn(c, string(data), file, req.LineEnding, req.BOM)
+		} else {
+			data, ws, err = textfile.Styled(string(data), file, req.LineEnding, req.BOM)
+		}
+		if err != nil {
 			return nil, withPath(err, display)
 		}
 		res.LineEnding, res.BOM, res.Encoding = ws.LineEnding, &ws.BOM, ws.Encoding
@@ -292,6 +317,22 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	}
 	var err error
 	switch {
+	case text && req.Encoding != "":
+		var file *textfile.Style
+		c, _ := textfile.NamedEncoding(req.Encoding, old)
+		if len(old) > 0 {
+			f, ok := textfile.StyleIn(c, old, true)
+			if !ok {
+				return nil, fault.Errorf(fault.CodeNotText, "the file is not %s text: appended in %s, the content would follow bytes of another encoding.", c.Name(), c.Name()).
+					WithPath(display).WithHint("read the file with the encoding it is in, and append in that one; nothing was changed")
+			}
+			file = &f
+		}
+		if file == nil {
+			data, _, err = textfile.StyledIn(c, string(data), nil, req.LineEnding, nil)
+		} else {
+			data, err = textfile.Appended(string(data), file, req.LineEnding)
+		}
 	case text && len(old) == 0:
 		// A new or empty file takes the content as write takes it: a
 		// leading U+FEFF is its mark.
@@ -327,7 +368,13 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	res := &WriteResult{Appended: true}
 	res.Path, res.PathBase64 = fault.PathText(display)
 	whole := append(old, data...)
-	if text {
+	if text && req.Encoding != "" {
+		c, _ := textfile.NamedEncoding(req.Encoding, whole)
+		if st, ok := textfile.StyleIn(c, whole, true); ok {
+			w := st.Written()
+			res.LineEnding, res.BOM, res.Encoding = w.LineEnding, &w.BOM, c.Name()
+		}
+	} else if text {
 		if st, ok := textfile.StyleOf(whole, true); ok {
 			// The file as written, as read names it.
 			w := st.Written()
@@ -392,11 +439,12 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 	return data, err == nil && utf8.Valid(data) && bytes.IndexByte(data, 0) < 0, err
 }
 
-// checkStyle refuses lineEnding and bom for content that is not text.
+// checkStyle refuses lineEnding, bom and encoding for content that is not
+// text.
 func (r WriteRequest) checkStyle(text bool) error {
-	if !text && (r.LineEnding != "" || r.BOM != nil) {
-		return fault.InvalidArgument("--line-ending and --bom apply to text, and this content is bytes (contentBase64, or a content file that is not UTF-8 text).").
-			WithHint("leave --line-ending and --bom out: bytes are written as given")
+	if !text && (r.LineEnding != "" || r.BOM != nil || r.Encoding != "") {
+		return fault.InvalidArgument("--line-ending, --bom and --encoding apply to text, and this content is bytes (--content-base64, or a content file that is not UTF-8 text).").
+			WithHint("leave --line-ending, --bom and --encoding out: bytes are written as given")
 	}
 	return nil
 }
@@ -504,22 +552,33 @@ func (t *Tools) openStated(ctx context.Context, path string, cur current) (backe
 	return r, nil
 }
 
-// styleOfFile reads the style of the existing file at path; nil when it is
-// not text.
-func (t *Tools) styleOfFile(ctx context.Context, path string, cur current) (*textfile.Style, error) {
+// styleOfFile reads the style of the existing file at path, in the
+// encoding enc names ("" for none: UTF-8, or UTF-16 by its mark); nil when
+// it is not text in it. head is what it read of the file.
+func (t *Tools) styleOfFile(ctx context.Context, path string, cur current, enc string) (st *textfile.Style, head []byte, err error) {
 	r, err := t.openStated(ctx, path, cur)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
-	head, err := io.ReadAll(io.LimitReader(r, maxStyleBytes+1))
+	head, err = io.ReadAll(io.LimitReader(r, maxStyleBytes+1))
 	if err != nil {
-		return nil, fault.Errorf(fault.CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(path)).WithCause(err)
+		return nil, nil, fault.Errorf(fault.CodeIOError, "the file could not be read: %s.", err).WithPath(t.FS.Display(path)).WithCause(err)
 	}
 	whole := len(head) <= maxStyleBytes
-	st, ok := textfile.StyleOf(head[:min(len(head), maxStyleBytes)], whole)
-	if !ok {
-		return nil, nil
+	head = head[:min(len(head), maxStyleBytes)]
+	var (
+		s  textfile.Style
+		ok bool
+	)
+	if enc == "" {
+		s, ok = textfile.StyleOf(head, whole)
+	} else {
+		c, _ := textfile.NamedEncoding(enc, head)
+		s, ok = textfile.StyleIn(c, head, whole)
 	}
-	return &st, nil
+	if !ok {
+		return nil, head, nil
+	}
+	return &s, head, nil
 }

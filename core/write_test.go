@@ -235,3 +235,69 @@ func TestAppendPastItsBound(t *testing.T) {
 		t.Errorf("hint %q: write cannot take the whole content", e.Hint)
 	}
 }
+
+// Writing back what read gave in an encoding, in that encoding, is
+// noChange, byte for byte: it rewrote the file as UTF-8.
+func TestReadThenWriteInEncodingIsNoChange(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	every := make([]byte, 0, 255)
+	for b := 1; b < 256; b++ {
+		every = append(every, byte(b))
+	}
+	for _, tc := range []struct{ name, enc, data string }{
+		{"shift_jis crlf", "shift_jis", "\x93\xfa\x96\x7b\x8c\xea\r\n\x83\x65\x83\x58\x83\x67\r\n"},
+		{"latin1, every byte but NUL", "latin1", string(every)},
+		{"windows-1252 quotes", "windows-1252", "\x93quoted\x94 \x96 caf\xe9\n"},
+		{"euc-jp", "euc-jp", "\xc6\xfc\xcb\xdc\xb8\xec\n"},
+		{"gbk", "gbk", "\xd6\xd0\xce\xc4\n"},
+		{"iso-2022-jp", "iso-2022-jp", "\x1b$BF|K\\8l\x1b(B\n"},
+		{"utf-16le without a mark", "utf-16le", "h\x00\xe9\x00\r\x00\n\x00"},
+		{"utf-16be with its mark", "utf-16be", "\xfe\xff\x00h\x00\n"},
+		{"utf-8 with its mark", "utf-8", "\xef\xbb\xbfh\xc3\xa9\n"},
+	} {
+		p := filepath.Join(dir, "f")
+		if err := os.WriteFile(p, []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := tl.Read(ctx, core.ReadRequest{Path: "f", Encoding: tc.enc})
+		if err != nil {
+			t.Fatalf("%s: read: %v", tc.name, err)
+		}
+		res, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr(r.Content), Encoding: tc.enc})
+		got, _ := os.ReadFile(p)
+		if err != nil || !res.NoChange || string(got) != tc.data || res.LineEnding != r.LineEnding {
+			t.Errorf("%s: read %q (%s), then write: %+v %v, file %q", tc.name, r.Content, r.LineEnding, res, err, got)
+		}
+	}
+}
+
+// A character the encoding cannot hold is INVALID_ARGUMENT at its line,
+// column and byte in the content; the file is left alone.
+func TestWriteEncodingRefusesWhatItCannotHold(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, []byte("caf\xe9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		enc, content      string
+		line, column, off int
+	}{
+		{"latin1", "ok\na \u65e5", 2, 3, 5},
+		{"latin1", "\ufffd", 1, 1, 0},
+		{"latin1", "\u0080", 1, 1, 0},
+		{"shift_jis", "x\U0001F600", 1, 2, 1},
+	} {
+		_, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr(tc.content), Encoding: tc.enc})
+		var e *fault.Error
+		if !errors.As(err, &e) || e.Code != fault.CodeInvalidArgument || e.Details["line"] != tc.line ||
+			e.Details["column"] != tc.column || e.Details["offset"] != tc.off {
+			t.Errorf("%s %q: %v %+v, want INVALID_ARGUMENT at %d:%d (%d)", tc.enc, tc.content, err, e, tc.line, tc.column, tc.off)
+		}
+	}
+	if got, _ := os.ReadFile(p); string(got) != "caf\xe9\n" {
+		t.Errorf("file %q, want it unchanged", got)
+	}
+}

@@ -72,7 +72,8 @@ var Grep = &Def[core.GrepRequest, *core.GrepResult]{
 var Write = &Def[core.WriteRequest, *core.WriteResult]{
 	Name: "write",
 	Description: "Create or replace a whole file atomically (at most 2 MiB), creating missing parent directories. " +
-		"An existing text file keeps its line endings, byte-order mark and encoding. " +
+		"An existing text file keeps its line endings, byte-order mark and UTF-16 encoding; " +
+		"to write back a file read with encoding, give write the same encoding. " +
 		"Returns bytesWritten, created, noChange (the file already had this content), version and sha256. " +
 		"Use edit to change part of an existing file; give expectedVersion from a read so that a change you have not seen is never overwritten (STALE).",
 	Mutates: true,

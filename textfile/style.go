@@ -41,6 +41,13 @@ func StyleOf(head []byte, whole bool) (st Style, ok bool) {
 	if !marked {
 		c = Codec{name: "utf-8", unit: 1}
 	}
+	return StyleIn(c, head, whole)
+}
+
+// StyleIn is StyleOf for a file in the encoding of c (NamedEncoding, with
+// the file's mark when it has one); ok is false when its bytes are not
+// valid in c.
+func StyleIn(c Codec, head []byte, whole bool) (st Style, ok bool) {
 	body := head[len(c.bom):]
 	if !whole {
 		body = body[:c.Boundary(body, len(body))]
@@ -151,6 +158,18 @@ func (st Style) Written() Written {
 // it keeps its mark. A file written without a mark (bom false, or a file
 // that has none) drops the content's leading U+FEFF: it would be the mark.
 func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, Written, error) {
+	return styled(nil, content, file, lineEnding, bom)
+}
+
+// StyledIn is Styled in the encoding of c that the caller named, with or
+// without a mark, whatever the file's mark says: file is the existing
+// file as StyleIn read it in c. Content c cannot hold is an error
+// (CheckEncodable tells where).
+func StyledIn(c Codec, content string, file *Style, lineEnding string, bom *bool) ([]byte, Written, error) {
+	return styled(&c, content, file, lineEnding, bom)
+}
+
+func styled(named *Codec, content string, file *Style, lineEnding string, bom *bool) ([]byte, Written, error) {
 	body, withBOM := strings.CutPrefix(content, "\uFEFF")
 	c := Codec{name: "utf-8", unit: 1}
 	if file != nil {
@@ -159,18 +178,26 @@ func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, 
 			body = content
 		}
 	}
+	if named != nil {
+		c = *named
+	}
 	if bom != nil {
 		withBOM = *bom
 	}
 	if !withBOM {
 		// Written first, a U+FEFF is the mark, whatever it was in the
 		// content: a file written without one begins with none.
-		c = Codec{name: "utf-8", unit: 1}
+		if named == nil {
+			c = Codec{name: "utf-8", unit: 1}
+		}
 		body = strings.TrimLeft(body, "\uFEFF")
 	}
 	body = toFileEndings(body, lineEnding, file, func(b string) string { return keepEndings(file, b) })
 	crlf := strings.Count(body, "\r\n")
 	ws := Written{LineEnding: endingName(body, crlf, strings.Count(body, "\n")-crlf), BOM: withBOM}
+	if named != nil {
+		return encodeNamed(c, body, withBOM, ws)
+	}
 	if !withBOM {
 		return []byte(body), ws, nil
 	}
@@ -183,6 +210,26 @@ func Styled(content string, file *Style, lineEnding string, bom *bool) ([]byte, 
 	}
 	ws.Encoding = c.name
 	return append(append([]byte{}, c.bom...), enc...), ws, nil
+}
+
+// encodeNamed is body in the encoding c a caller named, after c's mark
+// when withBOM.
+func encodeNamed(c Codec, body string, withBOM bool, ws Written) ([]byte, Written, error) {
+	var mark []byte
+	if withBOM {
+		var err error
+		if mark, err = c.mark(); err != nil {
+			return nil, ws, err
+		}
+	}
+	enc, err := c.encode(body)
+	if err != nil {
+		return nil, ws, fault.InvalidArgument("the content cannot be written in %s.", c.name)
+	}
+	if c.dec != nil {
+		ws.Encoding = c.name
+	}
+	return append(append([]byte{}, mark...), enc...), ws, nil
 }
 
 // WithoutNewMarks is new, a change of the text old (after its file's
@@ -349,12 +396,13 @@ func Appended(content string, file *Style, lineEnding string) ([]byte, error) {
 		}
 		return toLF(b)
 	})
-	if file == nil || file.c.unit == 1 {
+	if file == nil || file.c.dec == nil {
 		return []byte(body), nil
 	}
-	enc, err := encodeUTF16(body, file.c)
+	enc, err := file.c.encode(body)
 	if err != nil {
-		return nil, err.WithHint("append text that %s can hold", file.c.name)
+		return nil, fault.InvalidArgument("the content cannot be encoded in %s, the file's encoding.", file.c.name).
+			WithHint("append text that %s can hold", file.c.name)
 	}
 	return enc, nil
 }

@@ -106,3 +106,40 @@ func TestStyleOf(t *testing.T) {
 		}
 	}
 }
+
+// TestStyledIn: text in the encoding the caller named, with the file's
+// endings learnt in it, and a mark only where that encoding has one.
+func TestStyledIn(t *testing.T) {
+	yes := true
+	for _, tc := range []struct {
+		name, enc, file, content string
+		bom                      *bool
+		want, encoding           string
+		ok                       bool
+	}{
+		{"new shift_jis file", "shift_jis", "", "新\n", nil, "\x90\x56\n", "shift_jis", true},
+		{"a CRLF latin1 file", "latin1", "a\r\n", "é\n\u0081\n", nil, "\xe9\r\n\x81\r\n", "windows-1252", true},
+		{"new utf-16be file, a mark asked", "utf-16be", "", "a", &yes, "\xfe\xff\x00a", "utf-16be", true},
+		{"utf-16le file without a mark", "utf-16le", "a\x00\n\x00", "b\n", nil, "b\x00\n\x00", "utf-16le", true},
+		{"utf-16le named, a big-endian mark", "utf-16le", "\xfe\xff\x00a", "b", nil, "\xfe\xff\x00b", "utf-16be", true},
+		{"utf-8 named", "utf-8", "", "é", nil, "é", "", true},
+		{"a mark in shift_jis", "shift_jis", "", "a", &yes, "", "", false},
+	} {
+		c, err := NamedEncoding(tc.enc, []byte(tc.file))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var file *Style
+		if tc.file != "" {
+			st, ok := StyleIn(c, []byte(tc.file), true)
+			if !ok {
+				t.Fatalf("%s: the file is not %s text", tc.name, tc.enc)
+			}
+			file = &st
+		}
+		got, ws, err := StyledIn(c, tc.content, file, "", tc.bom)
+		if (err == nil) != tc.ok || tc.ok && (string(got) != tc.want || ws.Encoding != tc.encoding) {
+			t.Errorf("%s: got %q %q, %v; want %q %q", tc.name, got, ws.Encoding, err, tc.want, tc.encoding)
+		}
+	}
+}

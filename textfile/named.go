@@ -1,0 +1,118 @@
+package textfile
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/transform"
+)
+
+// NamedEncoding is the codec of the encoding a caller names, as read's
+// --encoding takes it, for a file that begins with prefix (nil for none):
+// write --encoding writes text in it, so that what read --encoding gave
+// goes back as the same bytes.
+func NamedEncoding(name string, prefix []byte) (Codec, error) {
+	return namedCodec(name, prefix)
+}
+
+// CheckEncodable refuses content that c cannot hold, naming its first
+// such character and where it is in content (INVALID_ARGUMENT).
+func (c Codec) CheckEncodable(content string) error {
+	if c.dec == nil || c.unit == 2 {
+		return nil // UTF-8 and UTF-16 hold every character
+	}
+	_, done, err := transform.String(c.dec.NewEncoder(), content)
+	if err == nil {
+		return nil
+	}
+	// What the encoder took went well: the character refused is at done
+	// or after.
+	line, col := 1, 1
+	for i, r := range content {
+		if i >= done && !c.encodes(r) {
+			return fault.InvalidArgument("the content's character %q (U+%04X) at line %d, column %d cannot be written in %s.", r, r, line, col, c.name).
+				WithDetail("line", line).WithDetail("column", col).WithDetail("offset", i).
+				WithHint("leave the encoding out to write the file as UTF-8, or spell that character otherwise; nothing was written")
+		}
+		if col++; r == '\n' {
+			line, col = line+1, 1
+		}
+	}
+	return nil
+}
+
+// encodes reports whether c has bytes for r.
+func (c Codec) encodes(r rune) bool {
+	_, err := c.encode(string(r))
+	return err == nil
+}
+
+// encode is text in c, without a byte-order mark.
+func (c Codec) encode(text string) ([]byte, error) {
+	switch {
+	case c.dec == nil:
+		return []byte(text), nil
+	case c.unit == 2:
+		enc, err := encodeUTF16(text, c)
+		if err != nil {
+			return nil, err
+		}
+		return enc, nil
+	}
+	out, _, err := transform.Bytes(c.dec.NewEncoder(), []byte(text))
+	return out, err
+}
+
+// mark is the byte-order mark a file in c begins with when it has one:
+// its own, else its encoding's.
+func (c Codec) mark() ([]byte, error) {
+	switch {
+	case c.bom != nil:
+		return c.bom, nil
+	case c.dec == nil:
+		return bomUTF8, nil
+	case c.unit == 2 && c.bigEndian:
+		return bomUTF16BE, nil
+	case c.unit == 2:
+		return bomUTF16LE, nil
+	}
+	return nil, fault.InvalidArgument("%s has no byte-order mark.", c.name).
+		WithHint("leave bom out, or pass --bom=false")
+}
+
+// errUnencodable is a character an encoding has no bytes for.
+var errUnencodable = errors.New("the character cannot be encoded")
+
+func (whatwg1252) NewEncoder() *encoding.Encoder {
+	return &encoding.Encoder{Transformer: encoder1252{}}
+}
+
+// encoder1252 encodes as whatwg1252 decodes: the C1 controls x/text's
+// charmap leaves out go back to their own byte.
+type encoder1252 struct{ transform.NopResetter }
+
+func (encoder1252) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+	for nSrc < len(src) {
+		if !atEOF && !utf8.FullRune(src[nSrc:]) {
+			return nDst, nSrc, transform.ErrShortSrc
+		}
+		r, n := utf8.DecodeRune(src[nSrc:])
+		b, ok := charmap.Windows1252.EncodeRune(r)
+		if strings.ContainsRune("\u0081\u008D\u008F\u0090\u009D", r) {
+			b, ok = byte(r), true
+		}
+		if !ok || r == utf8.RuneError && n == 1 {
+			return nDst, nSrc, errUnencodable
+		}
+		if nDst >= len(dst) {
+			return nDst, nSrc, transform.ErrShortDst
+		}
+		dst[nDst] = b
+		nDst, nSrc = nDst+1, nSrc+n
+	}
+	return nDst, nSrc, nil
+}
