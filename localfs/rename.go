@@ -99,9 +99,18 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 				WithHint("move the directory somewhere outside itself")
 		}
 	}
+	if !opts.IfAbsent && isMountPoint(dst.fd(), dst.name) {
+		// Before the shortcut below: a file bind-mounted over the name is
+		// the source's file by identity, and its one name was unlinked.
+		return backend.FileInfo{}, mapErr(unix.EBUSY, dst.display)
+	}
 	var dstSt unix.Stat_t
 	if !opts.IfAbsent && unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW) == nil &&
 		sameFile(&dstSt, &st) && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if st.Nlink < 2 {
+			// One name seen twice (a mount not told by its mount id).
+			return backend.FileInfo{}, fault.OntoItself(dst.display)
+		}
 		// Two names of one file: rename(2) does nothing and succeeds. The
 		// move's outcome is the source's name gone.
 		if err := unix.Unlinkat(src.fd(), src.name, 0); err != nil {

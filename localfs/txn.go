@@ -347,10 +347,10 @@ func (f *FS) opDir(ctx context.Context, op backend.Op, create bool, made *madeDi
 }
 
 // checkEntry makes the checks of op's entry, name in the directory dfd,
-// that come before anything is staged: a name agentfs keeps, the
-// compare-and-swap, a removal of a directory, and that a file to replace
-// may be replaced (its kind and links, the caller's permission to write
-// it).
+// that come before anything is staged: a name agentfs keeps, a mount
+// point, the compare-and-swap, a removal of a directory, and that a file
+// to replace may be replaced (its kind and links, the caller's permission
+// to write it).
 func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool, error) {
 	var st unix.Stat_t
 	if err := reservedName(name, display); err != nil {
@@ -361,6 +361,12 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 		return st, false, mapErr(err, display)
 	}
 	exists := err == nil
+	if exists && isMountPoint(dfd, name) {
+		// Neither replaced nor unlinked (EBUSY), and its backup, a link of
+		// the mounted file, changed that file's ctime: each attempt read
+		// its own as another writer's change until LOCK_TIMEOUT.
+		return st, exists, mapErr(unix.EBUSY, display)
+	}
 	if err := backend.CheckSwap(display, op.Write, exists, versionIf(exists, &st)); err != nil {
 		return st, exists, err
 	}
