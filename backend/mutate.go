@@ -110,6 +110,15 @@ type RootNamer interface {
 	IsRoot(path string) bool
 }
 
+// EntryComparer is the optional capability of a backend on which one
+// directory entry has several spellings (through a link to its directory,
+// or a bind mount): SameEntry reports whether a and b name one entry, not
+// merely one file (two hard links are two entries), false when it cannot
+// tell. Without it, only paths spelled alike name one entry.
+type EntryComparer interface {
+	SameEntry(ctx context.Context, a, b string) bool
+}
+
 // Renamer is the optional capability of a backend that moves a file or a
 // whole directory in one step (an object store's by a journal transaction
 // of copies and deletions). Without it the tools copy and remove a file in

@@ -99,6 +99,10 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		// Whether or not --overwrite is given: its hint would lead to this.
 		return refuse(fault.DirectoryDestination(res.Path, path.Base(res.From)))
 	}
+	if dst.exists && sameEntry(ctx, m, req.From, req.To) {
+		// Before EXISTS, whose hint (--overwrite) led to this refusal.
+		return nil, fault.OntoItself(res.Path)
+	}
 	if dst.exists && !req.Overwrite {
 		return refuse(fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
 			WithHint("pass --overwrite to replace it, or choose another destination"))
@@ -131,6 +135,13 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		return nil, raced(err, fault.CodeStale)
 	}
 	return &res, nil
+}
+
+// sameEntry reports whether from and to name one entry, on a backend
+// that can tell (backend.EntryComparer).
+func sameEntry(ctx context.Context, m backend.MutableFS, from, to string) bool {
+	ec, ok := m.(backend.EntryComparer)
+	return ok && ec.SameEntry(ctx, from, to)
 }
 
 // moveByCopy moves a file on a backend that cannot rename: its bytes

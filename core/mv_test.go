@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,5 +90,42 @@ func TestMvFitsItsResult(t *testing.T) {
 		if err != nil || *res != want {
 			t.Errorf("a bound that holds the result: %+v, %v; want %+v", res, err, want)
 		}
+	}
+}
+
+// The source spelled through a link to its directory is the destination
+// itself, with or without --overwrite: EXISTS came first, and its hint
+// (--overwrite) led to INVALID_ARGUMENT. Another name of the file (a hard
+// link) is still EXISTS.
+func TestMvOntoItsOwnEntry(t *testing.T) {
+	ctx := context.Background()
+	lfs := localFS(t)
+	root := lfs.Roots()[0]
+	if _, err := lfs.WriteFile(ctx, "d/a", []byte("x"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("d", filepath.Join(root, "dl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(root, "d/a"), filepath.Join(root, "d/h")); err != nil {
+		t.Fatal(err)
+	}
+	tl := &Tools{FS: lfs}
+	for _, c := range []struct {
+		req  MvRequest
+		want fault.Code
+	}{
+		{MvRequest{From: "d/a", To: "dl/a"}, fault.CodeInvalidArgument},
+		{MvRequest{From: "d/a", To: "dl/a", Overwrite: true}, fault.CodeInvalidArgument},
+		{MvRequest{From: "dl/a", To: "d/a"}, fault.CodeInvalidArgument},
+		{MvRequest{From: "d/a", To: "dl/h"}, fault.CodeExists},
+	} {
+		_, err := tl.Mv(ctx, c.req)
+		if e := fault.AsError(err); e == nil || e.Code != c.want {
+			t.Errorf("%+v: %v, want %s", c.req, err, c.want)
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(root, "d/a")); err != nil || string(data) != "x" {
+		t.Errorf("d/a after the refusals: %q, %v", data, err)
 	}
 }

@@ -13,7 +13,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var _ backend.Renamer = (*FS)(nil)
+var (
+	_ backend.Renamer       = (*FS)(nil)
+	_ backend.EntryComparer = (*FS)(nil)
+)
+
+// SameEntry reports whether a and b name one entry (see
+// backend.EntryComparer): one real path, or one name in one directory by
+// identity (a bind mount of it).
+func (f *FS) SameEntry(ctx context.Context, a, b string) bool {
+	ea, err := f.renameEnd(ctx, a, nil)
+	if err != nil {
+		return false
+	}
+	defer ea.dir.Close()
+	eb, err := f.renameEnd(ctx, b, nil)
+	if err != nil {
+		return false
+	}
+	defer eb.dir.Close()
+	same, err := ea.sameEntry(eb)
+	return err == nil && same
+}
 
 // Rename moves from to to (see backend.Renamer) with one rename(2) between
 // descriptors of the two directories, each opened through the roots and
@@ -50,7 +71,12 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if err := f.refuseRoots(src.real, src.display); err != nil {
 		return backend.FileInfo{}, err
 	}
-	if src.real == dst.real {
+	switch same, err := src.sameEntry(dst); {
+	case err != nil:
+		return backend.FileInfo{}, err
+	case same:
+		// The "other name" of the shortcut below was the only one, and
+		// was removed.
 		return backend.FileInfo{}, fault.OntoItself(dst.display)
 	}
 	if _, inside := within(src.real, dst.real); inside {
@@ -74,18 +100,6 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		// deny path spells.
 		return backend.FileInfo{}, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(src.display).
 			WithHint("move the files around the denied path one by one; nothing was moved")
-	}
-	var srcDir, dstDir unix.Stat_t
-	if err := unix.Fstat(src.fd(), &srcDir); err != nil {
-		return backend.FileInfo{}, mapErr(err, src.display)
-	}
-	if err := unix.Fstat(dst.fd(), &dstDir); err != nil {
-		return backend.FileInfo{}, mapErr(err, dst.display)
-	}
-	if sameFile(&srcDir, &dstDir) && src.name == dst.name {
-		// One entry under two names (a bind mount): the "other name" below
-		// was the only one, and was removed.
-		return backend.FileInfo{}, fault.OntoItself(dst.display)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		inside, err := holdsDirectory(&st, dst.fd())
@@ -247,6 +261,25 @@ type renameEndpoint struct {
 }
 
 func (e renameEndpoint) fd() int { return int(e.dir.Fd()) }
+
+// sameEntry reports whether e and o are one entry: one real path, or one
+// name in one directory reached by two (a bind mount of it).
+func (e renameEndpoint) sameEntry(o renameEndpoint) (bool, error) {
+	if e.real == o.real {
+		return true, nil
+	}
+	if e.name != o.name {
+		return false, nil
+	}
+	var a, b unix.Stat_t
+	if err := unix.Fstat(e.fd(), &a); err != nil {
+		return false, mapErr(err, e.display)
+	}
+	if err := unix.Fstat(o.fd(), &b); err != nil {
+		return false, mapErr(err, o.display)
+	}
+	return sameFile(&a, &b), nil
+}
 
 // linkOntoItsFile refuses to move the link src (lstat'ed as st) onto the
 // file it leads to: the file would be replaced by the link, which then

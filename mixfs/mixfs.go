@@ -367,6 +367,21 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	return fi, f.fix(j, err)
 }
 
+// SameEntry is the member's SameEntry, when both paths are in one member
+// that has it.
+func (f *FS) SameEntry(ctx context.Context, a, b string) bool {
+	j, relA, err := f.placed(ctx, a)
+	if err != nil {
+		return false
+	}
+	k, relB, err := f.placed(ctx, b)
+	if err != nil || j != k {
+		return false
+	}
+	ec, ok := f.members[j].FS.(backend.EntryComparer)
+	return ok && ec.SameEntry(ctx, relA, relB)
+}
+
 // Commit is the member's transaction, when every op is in one member that
 // has transactions.
 // Settled is the Settled of the backend that holds path, nil for one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -334,4 +335,31 @@ func TestLocksPerMember(t *testing.T) {
 		t.Fatalf("after the unlock: %v", err)
 	}
 	again()
+}
+
+// SameEntry is the local member's, by identity through a link to the
+// directory; paths in two members, or in a member without it, never are.
+func TestSameEntry(t *testing.T) {
+	ctx := context.Background()
+	lfs, root := newLocal(t, "", false)
+	plain := bare{memfs.New(map[string]string{"a": "a"})}
+	m := newMixed(t, 0, mixfs.Member{FS: lfs}, mixfs.Member{Root: "s3://b/p", FS: plain})
+	if err := os.WriteFile(filepath.Join(root, "a"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(root, "here")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"a", "here/a", true},
+		{"a", "s3://b/p/a", false},
+		{"s3://b/p/a", "s3://b/p/a", false},
+	} {
+		if got := m.SameEntry(ctx, c.a, c.b); got != c.want {
+			t.Errorf("SameEntry(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
 }
