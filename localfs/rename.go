@@ -282,22 +282,50 @@ func (e renameEndpoint) sameEntry(o renameEndpoint) (bool, error) {
 }
 
 // linkOntoItsFile refuses to move the link src (lstat'ed as st) onto the
-// file it leads to: the file would be replaced by the link, which then
-// leads to its own name, and the content would be gone (GNU mv refuses:
-// "are the same file"). Only the identities are compared; nothing is read
-// through the link.
+// file it leads to where that loses something: the file's only name, whose
+// content would be gone, or the very entry the link leads to, which it
+// would then lead to itself (GNU mv refuses both: "are the same file").
+// Onto another hard link of the file it moves, as GNU's does: the link
+// still leads to the content. Only identities are compared; nothing is
+// read through the link.
 func linkOntoItsFile(src, dst renameEndpoint, st *unix.Stat_t) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 		return nil
 	}
 	var to, target unix.Stat_t
 	if unix.Fstatat(dst.fd(), dst.name, &to, unix.AT_SYMLINK_NOFOLLOW) != nil || to.Mode&unix.S_IFMT == unix.S_IFLNK ||
-		unix.Fstatat(src.fd(), src.name, &target, 0) != nil || target.Dev != to.Dev || target.Ino != to.Ino {
+		unix.Fstatat(src.fd(), src.name, &target, 0) != nil || !sameFile(&target, &to) {
 		return nil
 	}
-	return fault.InvalidArgument("the link leads to the destination: moved there, it would replace the file it names, whose content would be lost.").
-		WithPath(src.display).WithDetail("destination", dst.display).
+	var e *fault.Error
+	switch {
+	case to.Nlink < 2:
+		e = fault.InvalidArgument("the link leads to the destination: moved there, it would replace the file it names, whose content would be lost.")
+	case leadsToEntry(src, dst):
+		e = fault.InvalidArgument("the link leads to the destination itself: moved there, it would lead to its own name.")
+	default:
+		return nil
+	}
+	return e.WithPath(src.display).WithDetail("destination", dst.display).
 		WithHint("rm the link if it is no longer wanted, or move it to another name; nothing was moved")
+}
+
+// leadsToEntry reports whether the link src ends at the entry dst: its
+// last directory dst's by identity, and its last name dst's; true when
+// that cannot be told, which keeps the move refused.
+func leadsToEntry(src, dst renameEndpoint) bool {
+	end, err := filepath.EvalSymlinks(src.real)
+	if err != nil {
+		return true
+	}
+	if filepath.Base(end) != dst.name {
+		return false
+	}
+	var dir, dstDir unix.Stat_t
+	if unix.Stat(filepath.Dir(end), &dir) != nil || unix.Fstat(dst.fd(), &dstDir) != nil {
+		return true
+	}
+	return sameFile(&dir, &dstDir)
 }
 
 // renameEnd opens the directory of one end of a rename; made, when set,
