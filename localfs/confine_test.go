@@ -578,6 +578,38 @@ func TestWorkingDirPastPathMax(t *testing.T) {
 	}
 }
 
+// A working directory removed (an agent's rm -r of the build directory
+// its shell sits in) is outside every root: with absolute roots the call
+// works, relative paths and relative deny paths starting at the first
+// root; it made every call IO_ERROR, with no hint. A relative root has
+// nothing to start from, and says how to go on.
+func TestWorkingDirRemoved(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(ws, "secret"), []byte("s\n"), 0o644))
+	gone := filepath.Join(ws, "build")
+	must(t, os.Mkdir(gone, 0o755))
+	t.Chdir(gone)
+	must(t, os.Remove(gone))
+	f := newFS(t, Config{Roots: []string{ws}, Deny: []string{"secret"}})
+	if fi, err := f.Stat(context.Background(), "a.txt"); err != nil || fi.Size != 2 {
+		t.Fatalf("a.txt from a removed working directory: %+v, %v", fi, err)
+	}
+	if got := f.Display(filepath.Join(ws, "a.txt")); got != "a.txt" {
+		t.Fatalf("shown as %q, want a.txt", got)
+	}
+	if _, err := f.Stat(context.Background(), "secret"); code(err) != fault.CodeDenied {
+		t.Fatalf("a relative deny path: %v, want DENIED", err)
+	}
+	for _, roots := range [][]string{nil, {"."}, {ws, "other"}} {
+		_, err := New(Config{Roots: roots})
+		var e *fault.Error
+		if !errors.As(err, &e) || e.Code != fault.CodeIOError || !strings.Contains(e.Hint, "absolute") {
+			t.Fatalf("roots %q from a removed working directory: %v, want IO_ERROR with a hint", roots, err)
+		}
+	}
+}
+
 // A chain of more links than the kernel follows (40) outside the roots
 // reaches nothing, and the walk of it stops there, whatever its length.
 func TestDeniedOnTheWayStopsAtTheLinkLimit(t *testing.T) {

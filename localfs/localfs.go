@@ -142,10 +142,15 @@ func New(cfg Config) (*FS, error) {
 	if cwd == "" {
 		var err error
 		if cwd, err = workingDir(); err != nil {
-			return nil, fault.Errorf(fault.CodeIOError, "the working directory cannot be read.").WithCause(err)
+			if err = cwdNeeded(err, cfg.Roots); err != nil {
+				return nil, err
+			}
 		}
 	}
-	f := &FS{cwd: filepath.Clean(cwd), policy: cfg.Symlinks}
+	f := &FS{policy: cfg.Symlinks}
+	if cwd != "" {
+		f.cwd = filepath.Clean(cwd)
+	}
 	switch f.policy {
 	case "":
 		f.policy = SymlinksWithin
@@ -186,7 +191,7 @@ func New(cfg Config) (*FS, error) {
 	// ~/link-to-ws is not a path through a link that --symlinks refuse
 	// must refuse.
 	f.base = f.roots[0].path
-	if real, err := evalSymlinks(f.cwd); err == nil && f.inRoots(real) {
+	if real, err := evalSymlinks(f.cwd); f.cwd != "" && err == nil && f.inRoots(real) {
 		f.base = real
 		if real != f.cwd {
 			f.cwdLink = f.cwd
@@ -198,7 +203,9 @@ func New(cfg Config) (*FS, error) {
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
 	var denyPaths []string
 	for _, d := range append(append([]string{}, DefaultDeny...), cfg.Deny...) {
-		denyPaths = append(denyPaths, joinAbs(f.cwd, d))
+		if filepath.IsAbs(d) || f.cwd != "" {
+			denyPaths = append(denyPaths, joinAbs(f.cwd, d))
+		}
 		if !filepath.IsAbs(d) && f.base != f.cwd {
 			// Where relative paths start, as for any path given (the first
 			// root from a working directory outside the roots); and in the
@@ -333,6 +340,11 @@ func (f *FS) stateDirs() ([]string, error) {
 		// A relative one is never a state directory (NOT_CONFIGURED):
 		// denied, it hid a folder of that name from grep, exit 1.
 		places = append(places, d)
+	}
+	if f.cwd == "" {
+		// A relative TMPDIR's is in the removed working directory, where
+		// nothing can be made.
+		places = slices.DeleteFunc(places, func(d string) bool { return !filepath.IsAbs(d) })
 	}
 	for i, d := range places {
 		d = joinAbs(f.cwd, d) // a relative TMPDIR's too
@@ -790,6 +802,27 @@ func OpenRoot(name string) (*os.Root, error) {
 	}
 	unix.Close(fd)
 	return os.OpenRoot(name)
+}
+
+// cwdNeeded is the error of New when the working directory cannot be
+// read (err from workingDir), or nil when the call can go on without one:
+// it was removed (an rm -r of the directory the shell sits in), so it is
+// outside every root and relative paths start at the first root, as from
+// any directory outside them; only a relative root needs it.
+func cwdNeeded(err error, roots []string) error {
+	const hint = "cd to a directory that exists, or give --root an absolute path"
+	if !errors.Is(err, unix.ENOENT) {
+		return fault.Errorf(fault.CodeIOError, "the working directory cannot be read.").WithCause(err).WithHint(hint)
+	}
+	if len(roots) == 0 {
+		return fault.Errorf(fault.CodeIOError, "the working directory was removed, and it is the root (no --root given).").WithCause(err).WithHint(hint)
+	}
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			return fault.Errorf(fault.CodeIOError, "the working directory was removed, and the root %s is relative to it.", r).WithCause(err).WithHint(hint)
+		}
+	}
+	return nil
 }
 
 func workingDir() (string, error) {
