@@ -317,6 +317,11 @@ func (r *treeRemover) sameMount(st *unix.Stat_t, mnt uint64, hasMnt bool, at fun
 }
 
 func (r *treeRemover) mountPoint(at func() string) error {
+	if r.copying {
+		return fault.Errorf(fault.CodeDenied, "the tree holds a mount point; mv does not move a mount point to another file system.").
+			WithPath(at()).WithDetail("mountPoint", at()).
+			WithHint("unmount it first, or move the files around it one by one; nothing was moved")
+	}
 	return fault.Errorf(fault.CodeDenied, "the tree holds a mount point; rm -r does not cross into another mount.").
 		WithPath(at()).WithDetail("mountPoint", at()).
 		WithHint("unmount it first, or remove the files around it one by one; nothing was removed")
