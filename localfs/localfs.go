@@ -1515,6 +1515,16 @@ func limitHint(err error) string {
 // (chattr +i, +a), which no mode bit explains.
 var errPinned = fmt.Errorf("immutable or append-only: %w", unix.EPERM)
 
+// pinnedErr is errPinned when err is the EPERM of a change to an entry,
+// or a directory, that is immutable or append-only (chattr +i, +a): one
+// of the entries names of dfd ("." for dfd itself). Else it is err.
+func pinnedErr(err error, dfd int, names ...string) error {
+	if errors.Is(err, unix.EPERM) && slices.ContainsFunc(names, func(name string) bool { return pinned(dfd, name) }) {
+		return errPinned
+	}
+	return err
+}
+
 // accessAt is faccessat(2) of name in dfd for mode, by the effective ids,
 // and for W_OK refuses an entry immutable or append-only (pinned) with
 // errPinned. x/sys's Faccessat takes faccessat2's EPERM for a seccomp

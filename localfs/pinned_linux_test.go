@@ -46,3 +46,52 @@ func TestImmutableRefusedByCheckAndWrite(t *testing.T) {
 		})
 	}
 }
+
+// rm and mv of a file immutable or append-only, or in such a directory,
+// say so, as write does: rm said only "permission denied", and mv that it
+// needs write permission on both directories, false for root.
+func TestImmutableNamedByRemoveAndRename(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("setting the immutable flag needs root: run go test as root")
+	}
+	for _, tc := range []struct{ pin, flag, op, from, to string }{
+		{"f.txt", "+i", "rm", "f.txt", ""},
+		{"f.txt", "+a", "rm", "f.txt", ""},
+		{"d", "+i", "rm", "d/g.txt", ""},
+		{"d", "+a", "rm", "d/g.txt", ""},
+		{"f.txt", "+i", "mv", "f.txt", "moved.txt"},
+		{"f.txt", "+a", "mv", "f.txt", "moved.txt"},
+		{"d", "+i", "mv", "d/g.txt", "moved.txt"},
+		{"d", "+i", "mv", "f.txt", "d/f.txt"},
+		{"d", "+i", "mv", "f.txt", "d/g.txt"},
+	} {
+		t.Run(tc.op+" "+tc.from+" "+tc.to+" "+tc.pin+tc.flag, func(t *testing.T) {
+			dir := t.TempDir()
+			mustWrite(t, filepath.Join(dir, "f.txt"))
+			mustWrite(t, filepath.Join(dir, "d", "g.txt"))
+			chattr(t, tc.flag, filepath.Join(dir, tc.pin))
+			defer chattr(t, "-"+tc.flag[1:], filepath.Join(dir, tc.pin))
+			fsys := newFS(t, Config{Roots: []string{dir}, Cwd: dir})
+			var err error
+			if tc.op == "rm" {
+				_, err = fsys.Remove(context.Background(), tc.from, backend.RemoveOptions{})
+			} else {
+				_, err = fsys.Rename(context.Background(), tc.from, tc.to, backend.WriteOptions{})
+			}
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied || !strings.Contains(e.Message, "immutable") {
+				t.Fatalf("%s %s: %v, want PERMISSION_DENIED saying immutable", tc.op, tc.from, err)
+			}
+			// The path is the side that is pinned.
+			want := tc.from
+			if strings.HasPrefix(tc.to, tc.pin+"/") {
+				want = tc.to
+			}
+			if e := fault.AsError(err); e.Path != want {
+				t.Fatalf("%s %s: the error's path is %q, want %q", tc.op, tc.from, e.Path, want)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, tc.from)); err != nil {
+				t.Fatalf("%s is gone: %v", tc.from, err)
+			}
+		})
+	}
+}

@@ -55,7 +55,7 @@ func (f *FS) Remove(ctx context.Context, path string, opts backend.RemoveOptions
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		if err := unix.Unlinkat(dfd, base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			return false, mapErr(err, display)
+			return false, mapErr(pinnedErr(err, dfd, base, "."), display)
 		}
 		return true, syncDir(dfd, display)
 	}
@@ -77,7 +77,7 @@ func (f *FS) Remove(ctx context.Context, path string, opts backend.RemoveOptions
 		return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(display).
 			WithHint("pass recursive (-r) to remove it with everything in it")
 	default:
-		return false, mapErr(err, display)
+		return false, mapErr(pinnedErr(err, dfd, base, "."), display)
 	}
 	return true, syncDir(dfd, display)
 }

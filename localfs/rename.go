@@ -128,7 +128,7 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		// Two names of one file: rename(2) does nothing and succeeds. The
 		// move's outcome is the source's name gone.
 		if err := unix.Unlinkat(src.fd(), src.name, 0); err != nil {
-			return backend.FileInfo{}, mapErr(err, src.display)
+			return backend.FileInfo{}, mapErr(pinnedErr(err, src.fd(), src.name, "."), src.display)
 		}
 		if err := syscalls.fsync(src.fd()); err != nil {
 			return backend.FileInfo{}, mapErr(err, src.display)
@@ -162,6 +162,10 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	case errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY):
 		return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
 			WithHint("pass --overwrite to replace a file, or choose another destination")
+	case errors.Is(pinnedErr(err, src.fd(), src.name, "."), errPinned):
+		return backend.FileInfo{}, mapErr(errPinned, src.display).WithDetail("destination", dst.display)
+	case errors.Is(pinnedErr(err, dst.fd(), dst.name, "."), errPinned):
+		return backend.FileInfo{}, mapErr(errPinned, dst.display)
 	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
 		// Either directory may be the one: rename(2) does not say.
 		return backend.FileInfo{}, fault.Errorf(fault.CodePermissionDenied, "permission denied: a move needs write permission on the directory it leaves and on the one it enters.").
