@@ -191,7 +191,7 @@ func (f *FS) copyTree(ctx context.Context, src, dst renameEndpoint, staged strin
 	if err := c.dir(sfd, dfd, ""); err != nil {
 		return nil, err
 	}
-	if err := c.finish(dfd, dst.fd(), staged, st, ""); err != nil {
+	if err := c.finish(sfd, dfd, dst.fd(), staged, st, ""); err != nil {
 		return nil, err
 	}
 	return c.versions, nil
@@ -283,20 +283,25 @@ func (c *treeCopier) subdir(sfd, dfd int, name, rel string, st *unix.Stat_t) err
 	if err := c.dir(cs, cd, rel); err != nil {
 		return err
 	}
-	return c.finish(cd, dfd, name, st, rel)
+	return c.finish(cs, cd, dfd, name, st, rel)
 }
 
-// finish gives the copied directory fd (name in parent) the owner, mode
-// and times of the original, st, and syncs it.
-func (c *treeCopier) finish(fd, parent int, name string, st *unix.Stat_t, rel string) error {
+// finish gives the copied directory fd (name in parent) the owner, mode,
+// extended attributes and times of the original, src as st found it,
+// and syncs it.
+func (c *treeCopier) finish(src, fd, parent int, name string, st *unix.Stat_t, rel string) error {
+	at := join(c.display, rel)
 	err := keepOwnerAndMode(fd, st)
+	if err == nil {
+		err = copyXattrs(src, fd, at)
+	}
 	if err == nil {
 		err = syscalls.fsync(fd)
 	}
 	if err == nil {
 		err = unix.UtimesNanoAt(parent, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	return mapped(err, join(c.display, rel))
+	return mapped(err, at)
 }
 
 func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string) error {
@@ -328,6 +333,9 @@ func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string)
 		return mapErr(err, at)
 	}
 	err = keepOwnerAndMode(out, st)
+	if err == nil {
+		err = copyXattrs(in, out, at)
+	}
 	if err == nil {
 		err = syscalls.fsync(out)
 	}

@@ -433,7 +433,8 @@ func (f *FS) moveAcross(ctx context.Context, src, dst renameEndpoint, st *unix.S
 }
 
 // stageCopy streams the regular file src, as st found it, into a file
-// staged beside dst, which gets its owner, mode and times, synced. A file
+// staged beside dst, which gets its owner, mode, extended attributes and
+// times, synced. A file
 // replaced or changed meanwhile is STALE.
 func stageCopy(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t) (*stagedFile, error) {
 	// O_NONBLOCK: a FIFO put in the file's place since the stat must not
@@ -459,6 +460,9 @@ func stageCopy(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t) (*
 	err = copyStopping(ctx, s.file, in)
 	if err == nil {
 		err = keepOwnerAndMode(int(s.file.Fd()), st)
+	}
+	if err == nil {
+		err = copyXattrs(fd, int(s.file.Fd()), src.display)
 	}
 	if err == nil {
 		err = syscalls.fsync(int(s.file.Fd()))

@@ -1,0 +1,80 @@
+package localfs
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
+)
+
+// copyXattrs gives to, a move's copy, the extended attributes of from,
+// POSIX ACLs included, as GNU mv and a rename keep them: without them the
+// copy's access rules changed without a word. An attribute the
+// destination's file system cannot keep refuses the move (NOT_SUPPORTED,
+// at the path at) rather than losing it, but for an SELinux label, which
+// the kernel gives the copy by policy. An ACL the copy inherited from its
+// new directory's default ACL, which from lacks, is removed.
+func copyXattrs(from, to int, at string) error {
+	names, err := xattrNames(from)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		value, err := xattrValue(from, name)
+		if errors.Is(err, unix.ENODATA) {
+			continue // removed since the listing
+		}
+		if err != nil {
+			return err
+		}
+		if err := unix.Fsetxattr(to, name, value, 0); err != nil && name != "security.selinux" {
+			return fault.Errorf(fault.CodeNotSupported, "the destination's file system cannot keep the extended attribute %s (%s), which the move would lose.", name, errText(err)).
+				WithPath(at).WithDetail("xattr", name).WithCause(err).
+				WithHint("remove the attribute first (setfattr -x), or choose a destination on a file system that keeps it; nothing was moved")
+		}
+	}
+	for _, acl := range [...]string{"system.posix_acl_access", "system.posix_acl_default"} {
+		if slices.Contains(names, acl) {
+			continue
+		}
+		if err := unix.Fremovexattr(to, acl); err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EOPNOTSUPP) {
+			return err
+		}
+	}
+	return nil
+}
+
+// xattrNames lists the extended attributes of fd: none on a file system
+// without them.
+func xattrNames(fd int) ([]string, error) {
+	list, err := sized(func(buf []byte) (int, error) { return unix.Flistxattr(fd, buf) })
+	if errors.Is(err, unix.EOPNOTSUPP) || len(list) == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00"), nil
+}
+
+func xattrValue(fd int, name string) ([]byte, error) {
+	return sized(func(buf []byte) (int, error) { return unix.Fgetxattr(fd, name, buf) })
+}
+
+// sized calls get, which answers its size for a nil buffer, with a buffer
+// of that size, again while it grows meanwhile (ERANGE).
+func sized(get func([]byte) (int, error)) ([]byte, error) {
+	for {
+		n, err := get(nil)
+		if err != nil || n == 0 {
+			return nil, err
+		}
+		buf := make([]byte, n)
+		n, err = get(buf)
+		if !errors.Is(err, unix.ERANGE) {
+			return buf[:n], err
+		}
+	}
+}
