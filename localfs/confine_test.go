@@ -573,8 +573,9 @@ func TestWorkingDirPastPathMax(t *testing.T) {
 		must(t, os.Chdir(name))
 	}
 	t.Setenv("PWD", "")
-	if _, err := New(Config{Roots: []string{"/tmp"}}); code(err) != fault.CodeIOError {
-		t.Fatalf("a working directory over 5000 bytes: %v, want IO_ERROR", err)
+	_, err := New(Config{Roots: []string{"/tmp"}})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Hint, "PATH_MAX") {
+		t.Fatalf("a working directory over 5000 bytes: %v, want IO_ERROR with a hint naming PATH_MAX", err)
 	}
 }
 

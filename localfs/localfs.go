@@ -812,7 +812,8 @@ func OpenRoot(name string) (*os.Root, error) {
 func cwdNeeded(err error, roots []string) error {
 	const hint = "cd to a directory that exists, or give --root an absolute path"
 	if !errors.Is(err, unix.ENOENT) {
-		return fault.Errorf(fault.CodeIOError, "the working directory cannot be read.").WithCause(err).WithHint(hint)
+		return fault.Errorf(fault.CodeIOError, "the working directory cannot be read (%s).", errText(err)).WithCause(err).
+			WithHint("cd to another directory: getcwd fails past PATH_MAX (4096 bytes)")
 	}
 	if len(roots) == 0 {
 		return fault.Errorf(fault.CodeIOError, "the working directory was removed, and it is the root (no --root given).").WithCause(err).WithHint(hint)
