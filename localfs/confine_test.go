@@ -593,13 +593,20 @@ func TestWorkingDirRemoved(t *testing.T) {
 	t.Chdir(gone)
 	must(t, os.Remove(gone))
 	f := newFS(t, Config{Roots: []string{ws}, Deny: []string{"secret"}})
-	if fi, err := f.Stat(context.Background(), "a.txt"); err != nil || fi.Size != 2 {
+	a := filepath.Join(ws, "a.txt")
+	if fi, err := f.Stat(context.Background(), a); err != nil || fi.Size != 2 {
 		t.Fatalf("a.txt from a removed working directory: %+v, %v", fi, err)
 	}
-	if got := f.Display(filepath.Join(ws, "a.txt")); got != "a.txt" {
-		t.Fatalf("shown as %q, want a.txt", got)
+	// A relative path meant the removed directory's file: taken from the
+	// first root, rm -r out removed the root's out.
+	if _, err := f.Stat(context.Background(), "a.txt"); code(err) != fault.CodeInvalidArgument || !strings.Contains(err.Error(), "removed") {
+		t.Fatalf("a relative path from a removed working directory: %v, want INVALID_ARGUMENT", err)
 	}
-	if _, err := f.Stat(context.Background(), "secret"); code(err) != fault.CodeDenied {
+	// Shown absolute, as it may be given back.
+	if got := f.Display(a); got != a {
+		t.Fatalf("shown as %q, want %s", got, a)
+	}
+	if _, err := f.Stat(context.Background(), filepath.Join(ws, "secret")); code(err) != fault.CodeDenied {
 		t.Fatalf("a relative deny path: %v, want DENIED", err)
 	}
 	for _, roots := range [][]string{nil, {"."}, {ws, "other"}} {

@@ -419,8 +419,8 @@ func (f *FS) Display(p string) string {
 // other. Not when links are refused: such a spelling is refused, and an
 // error naming it relative named a path that is not.
 func (f *FS) display(abs string) string {
-	if f.absDisplay {
-		return abs
+	if f.absDisplay || f.cwd == "" {
+		return abs // or it could not be given back
 	}
 	if rel, ok := within(f.base, abs); ok {
 		return rel
@@ -490,6 +490,12 @@ func (f *FS) resolve(p string) (target, error) {
 		// As the kernel refuses it (ENAMETOOLONG), and before the check
 		// of its "..", which walks it.
 		return target{}, pathTooLong(p, len(p))
+	}
+	if f.cwd == "" && !filepath.IsAbs(p) {
+		// It meant a file of the removed directory, not the first root's
+		// (an rm -r out after rm -r of the directory the shell sits in).
+		return target{}, fault.InvalidArgument("the working directory was removed, so a relative path starts nowhere.").
+			WithPath(p).WithHint("give the path absolute (below %s), or cd to a directory that exists", f.base)
 	}
 	if strings.HasPrefix(p, "s3://") {
 		// A local name would be s3:/bucket/...: a write there made a
