@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -253,6 +254,8 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 		codec:   cls.Codec,
 		display: display,
 		limit:   req.Limit,
+		f:       f,
+		res:     res,
 	}
 	if w.limit == 0 || w.limit > ReadMaxLines {
 		w.limit = ReadMaxLines
@@ -304,7 +307,7 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 // the bound.
 func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, res *ReadResult) (*TextWindow, error) {
 	size := f.Info().Size
-	w.size(res, size)
+	w.size(size)
 	lr, start, skip, err := w.start(ctx, f, br, h)
 	if err != nil {
 		return nil, err
@@ -318,25 +321,39 @@ func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reade
 		res.Sha256 = lr.sum()
 	}
 	if tw.TotalLines == nil && start > 0 && size <= ReadCountMaxBytes {
-		version := f.Info().Version
-		total, ok := w.t.LineCounts.get(w.display, version)
-		if !ok {
-			// The lines the window's reader has passed, and a count of the rest.
-			rest, _, err := countLines(ctx, rawStream(lr.br, lr.src), lr.c, lr.pos, size-lr.pos)
-			if err != nil {
-				return nil, ioError(err, w.display)
-			}
-			total = w.passed(lr) + rest
-			if w.req.ByteOffset == 0 {
-				// Counted from the file's start: a window placed by a
-				// byte offset takes its line number as given, which
-				// would be remembered for every read of the file.
-				w.t.LineCounts.put(w.display, version, total)
-			}
+		total, err := w.count(ctx, lr, rawStream(lr.br, lr.src))
+		if err != nil {
+			return nil, err
 		}
 		tw.TotalLines = &total
 	}
 	return tw, nil
+}
+
+// count is the number of the file's lines, for a window that stops
+// before its end: remembered, or the lines lr has passed and a count of
+// the rest, which rest reads from where lr stands. It is counted once per
+// read: a window measured before it ends (measure) counts it then.
+func (w *window) count(ctx context.Context, lr *lineReader, rest io.Reader) (int, error) {
+	if w.total != nil {
+		return *w.total, nil
+	}
+	total, ok := w.t.LineCounts.get(w.display, w.res.Version)
+	if !ok {
+		n, _, err := countLines(ctx, rest, lr.c, lr.pos, w.fileSize-lr.pos)
+		if err != nil {
+			return 0, ioError(err, w.display)
+		}
+		total = w.passed(lr) + n
+		if w.req.ByteOffset == 0 {
+			// Counted from the file's start: a window placed by a
+			// byte offset takes its line number as given, which
+			// would be remembered for every read of the file.
+			w.t.LineCounts.put(w.display, w.res.Version, total)
+		}
+	}
+	w.total = &total
+	return total, nil
 }
 
 // start places a line reader where the window starts: at req.ByteOffset,
@@ -381,21 +398,86 @@ func (req ReadRequest) check() error {
 // size sets the window's budget for content: the bound (at most
 // ReadMaxBytes) less the result without content, with every other field at
 // its largest (line numbers of either sign beyond the file's bytes and the
-// offset asked, a sha256, a line ending of mixed).
-func (w *window) size(res *ReadResult, fileSize int64) {
+// offset asked, a sha256, a line ending of mixed). A line within the
+// budget fits whatever the window's end; one over it is measured with the
+// fields it would have (measure). room is the content that may fit at
+// most, with every field at its least.
+func (w *window) size(fileSize int64) {
+	w.fileSize, w.bound = fileSize, min(ReadMaxBytes, w.t.maxBytes())
 	big := -int(max(fileSize+1, int64(abs(w.req.Offset)+ReadMaxLines+1)))
 	big64 := int64(big)
-	sk := *res
+	sk := *w.res
 	sk.Sha256 = unknownSha256
 	sk.TextWindow = &TextWindow{StartLine: big, EndLine: big, TotalLines: &big, TotalBytes: fileSize,
 		Truncated: true, LinesCut: w.limit, NextOffset: &big, NextByteOffset: &big64,
 		LineEnding: "mixed", BOM: w.codec.BOMLen() > 0, Encoding: w.codec.Name()}
-	w.skeleton = jsonSize(&sk)
 	// Below 0 when the other fields alone are over the bound (a path
 	// longer than it): the first line is then TOO_LARGE, naming the bound
-	// that holds it with them. Refused here, the need named was the
-	// fields' alone, and a read at that bound failed again.
-	w.budget = min(ReadMaxBytes, w.t.maxBytes()) - w.skeleton
+	// that holds it with them.
+	w.budget = w.bound - jsonSize(&sk)
+	zero := 0
+	sk.Sha256 = ""
+	sk.TextWindow = &TextWindow{TotalLines: &zero, TotalBytes: fileSize, Truncated: true,
+		LineEnding: "lf", BOM: w.codec.BOMLen() > 0, Encoding: w.codec.Name()}
+	w.room = w.bound - jsonSize(&sk)
+}
+
+// measure is the size of the result of the window with l added as line n
+// and ending there, as it would be written: next is where the window
+// after it would start (nil when none follows), inside l when continues.
+func (w *window) measure(ctx context.Context, lr *lineReader, l winLine, n int, next *int64, continues bool) (int, error) {
+	lines := append(w.lines[:len(w.lines):len(w.lines)], l)
+	ending := lineEnding(lines)
+	content := w.used + w.cost(l, n)
+	tw := &TextWindow{StartLine: w.first, EndLine: n, TotalBytes: w.fileSize, Truncated: next != nil,
+		LineEnding: ending, BOM: w.codec.BOMLen() > 0, Encoding: w.codec.Name()}
+	for _, l := range lines {
+		if l.cut {
+			tw.LinesCut++
+		}
+		if l.term == termCRLF && ending == "crlf" {
+			content -= 2 // cost counts the CR, which content leaves out
+		}
+	}
+	sk := *w.res
+	switch {
+	case next != nil:
+		nextLine := n + 1
+		if continues {
+			nextLine = n
+		}
+		tw.NextOffset, tw.NextByteOffset = &nextLine, next
+		if w.first > 0 && w.fileSize <= ReadCountMaxBytes {
+			total, err := w.count(ctx, lr, io.NewSectionReader(w.f, lr.pos, w.fileSize-lr.pos))
+			if err != nil {
+				return 0, err
+			}
+			tw.TotalLines = &total
+		}
+	case w.first > 0:
+		tw.TotalLines = &n
+		fallthrough
+	default:
+		if lr.hash != nil {
+			sk.Sha256 = unknownSha256
+		}
+	}
+	sk.TextWindow = tw
+	return jsonSize(&sk) + content, nil
+}
+
+// after is where the window after one ending with the line lr has just
+// read would start, nil when the file ends there.
+func (w *window) after(lr *lineReader) (*int64, error) {
+	more, err := lr.more()
+	if err != nil {
+		return nil, ioError(err, w.display)
+	}
+	if !more {
+		return nil, nil
+	}
+	at := lr.pos
+	return &at, nil
 }
 
 func abs(n int) int {
@@ -555,9 +637,17 @@ type window struct {
 	codec   textfile.Codec
 	display string
 	limit   int
-	// budget is the room for content; skeleton the size of the result
-	// without it (see size).
-	budget, skeleton int
+	f       backend.FileReader
+	// res is the result without its window.
+	res *ReadResult
+	// bound is the most the result may take; budget and room the content
+	// that fits it at least and at most (see size).
+	bound, budget, room int
+	fileSize            int64
+	// first is the window's first line; total the file's line count once
+	// counted (count).
+	first int
+	total *int
 	// midLine is set when the window starts inside a line, after a part
 	// of it that an earlier window held.
 	midLine bool
@@ -590,7 +680,8 @@ func (w *window) run(ctx context.Context, lr *lineReader, start, skip int) (*Tex
 	if err := w.skip(ctx, lr, start, skip); err != nil {
 		return nil, err
 	}
-	truncated, continues, next, err := w.fill(lr, start)
+	w.first = start
+	truncated, continues, next, err := w.fill(ctx, lr, start)
 	if err != nil {
 		return nil, err
 	}
@@ -647,7 +738,7 @@ func (w *window) skip(ctx context.Context, lr *lineReader, start, skip int) erro
 // fill reads the window's lines from line start until the window is full,
 // the bound cuts it (truncated, with next the byte offset to go on from;
 // continues when that is inside a line), or the file ends.
-func (w *window) fill(lr *lineReader, start int) (truncated, continues bool, next *int64, err error) {
+func (w *window) fill(ctx context.Context, lr *lineReader, start int) (truncated, continues bool, next *int64, err error) {
 	for len(w.lines) < w.limit {
 		lineStart := lr.pos
 		n := start + len(w.lines)
@@ -659,18 +750,18 @@ func (w *window) fill(lr *lineReader, start int) (truncated, continues bool, nex
 		if lr.atEnd() {
 			break
 		}
-		line, fits, err := w.take(raw, lr, n)
+		line, fits, err := w.take(ctx, raw, lr, n)
 		if err != nil {
 			return false, false, nil, err
 		}
 		if fits {
-			w.lines = append(w.lines, line)
+			w.lines = append(w.lines, *line)
 			continue
 		}
 		if len(w.lines) > 0 {
 			return true, false, &lineStart, nil
 		}
-		piece, cut, err := w.piece(w.body(raw, lr), n, &line)
+		piece, cut, err := w.piece(ctx, lr, w.body(raw, lr), n, line, lineStart)
 		if err != nil {
 			return false, false, nil, err
 		}
@@ -709,7 +800,7 @@ func pastEnd(offset, lines int, display string) error {
 // rawLimit is how many raw bytes of a line may still fit: decoded text is
 // at least half its raw size (UTF-16) and JSON never shrinks it.
 func (w *window) rawLimit() int {
-	room := 2*(w.budget-w.used) + 8
+	room := 2*(w.room-w.used) + 8
 	if len(w.lines) == 0 {
 		// Enough for the least piece of a first line, or to size it.
 		room = max(room, minPiece+8)
@@ -722,13 +813,13 @@ func (w *window) rawLimit() int {
 }
 
 // take decodes one raw line (all of it, or its first rawLimit bytes) and
-// reports whether it fits the budget whole, after any lineTruncation; the
-// line is returned either way when it was read whole or cut.
-func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) {
+// reports whether it fits the bound whole, after any lineTruncation; the
+// line is returned either way when it was read whole or cut, else nil.
+func (w *window) take(ctx context.Context, raw []byte, lr *lineReader, n int) (*winLine, bool, error) {
 	full := lr.lineDone() && len(raw) == lr.lineLen
 	cutAt, chars := w.req.LineTruncation.limit()
 	if !full && cutAt == 0 {
-		return winLine{}, false, nil
+		return nil, false, nil
 	}
 	body, term := raw, termNone
 	if full {
@@ -738,13 +829,13 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 	}
 	text, err := w.codec.Decode(body)
 	if err != nil {
-		return winLine{}, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.Name()), n)
+		return nil, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.Name()), n)
 	}
 	line := winLine{text: text, term: term}
 	if cutAt > 0 {
 		if !full {
 			if err := lr.skipRest(); err != nil {
-				return winLine{}, false, ioError(err, w.display)
+				return nil, false, ioError(err, w.display)
 			}
 			line.term = lr.lastTerm
 		}
@@ -755,10 +846,16 @@ func (w *window) take(raw []byte, lr *lineReader, n int) (winLine, bool, error) 
 	}
 	cost := w.cost(line, n)
 	if w.used+cost > w.budget {
-		return line, false, nil
+		next, err := w.after(lr)
+		if err != nil {
+			return nil, false, err
+		}
+		if size, err := w.measure(ctx, lr, line, n, next, false); err != nil || size > w.bound {
+			return &line, false, err
+		}
 	}
 	w.used += cost
-	return line, true, nil
+	return &line, true, nil
 }
 
 // body is a line without its terminator when the whole line was read.
@@ -774,16 +871,38 @@ func (w *window) body(raw []byte, lr *lineReader) []byte {
 // the piece and its length in raw bytes. The piece holds at least minPiece
 // bytes of a line it starts, so that its continuation is accepted, and a
 // character of one it continues; when that does not fit, the line is
-// TOO_LARGE. whole is the line when all of it was read.
-func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) {
+// TOO_LARGE, naming the size of that least answer. whole is the line when
+// all of it was read or lineTruncation cut it (else nil), lr the reader
+// past what was read of it, lineStart its offset.
+func (w *window) piece(ctx context.Context, lr *lineReader, raw []byte, n int, whole *winLine, lineStart int64) (winLine, int, error) {
 	c := w.codec
 	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.Name()), n)
 	if _, err := c.Decode(raw[:c.Boundary(raw, len(raw))]); err != nil {
 		return winLine{}, 0, bad
 	}
-	fits := func(k int) bool {
-		text, err := c.Decode(raw[:c.Boundary(raw, k)])
-		return err == nil && w.used+w.cost(winLine{text: text}, n) <= w.budget
+	// cut is the piece up to k, at a boundary: without a CR it ends on,
+	// which may be half a CRLF.
+	cut := func(k int) int {
+		if endsWith(raw[:k], c.CR()) {
+			k -= c.Unit()
+		}
+		return k
+	}
+	// size measures the window of the piece cut at k.
+	size := func(k int) (int, error) {
+		k = cut(k)
+		text, err := c.Decode(raw[:k])
+		if err != nil {
+			return 0, bad
+		}
+		at := lineStart + int64(k)
+		return w.measure(ctx, lr, winLine{text: text}, n, &at, true)
+	}
+	// A piece leaves its continuation at least a character: all of the
+	// last line, without a newline, is no piece but the line whole.
+	most := len(raw)
+	if lr.lineDone() && len(raw) == lr.lineLen {
+		most -= c.Unit()
 	}
 	// The least piece ends at the first boundary one unit past least, so
 	// that it still holds least bytes if it must not end on a CR.
@@ -792,38 +911,62 @@ func (w *window) piece(raw []byte, n int, whole *winLine) (winLine, int, error) 
 		least = minPiece
 	}
 	kLeast, found := 0, false
-	for k := least + c.Unit(); k <= min(len(raw), least+c.Unit()+utf8.UTFMax); k++ {
+	for k := least + c.Unit(); k <= min(most, least+c.Unit()+utf8.UTFMax); k++ {
 		if b := c.Boundary(raw, k); b >= least+c.Unit() {
 			kLeast, found = b, true
 			break
 		}
 	}
-	if !found || !fits(kLeast) {
-		needed := w.skeleton
-		what := fmt.Sprintf("line %d does not fit, whole or in a part of %d bytes", n, least)
-		if w.midLine {
-			what = fmt.Sprintf("the next character of line %d does not fit", n)
+	// The least answer: the least piece, or the line whole (or cut)
+	// when that is smaller (a last line has no continuation to name).
+	needed := math.MaxInt
+	if whole != nil {
+		next, err := w.after(lr)
+		if err == nil {
+			needed, err = w.measure(ctx, lr, *whole, n, next, false)
 		}
-		if !found {
-			needed += w.cost(*whole, n) // the line is shorter than its least piece
-		} else {
-			text, _ := c.Decode(raw[:kLeast])
-			needed += w.cost(winLine{text: text}, n)
+		if err != nil {
+			return winLine{}, 0, err
 		}
-		return winLine{}, 0, w.t.tooLarge(needed, what).WithPath(w.display).WithDetail("line", n)
 	}
-	lo, hi := 0, len(raw)
+	if found {
+		m, err := size(kLeast)
+		if err != nil {
+			return winLine{}, 0, err
+		}
+		needed = min(needed, m)
+	}
+	if needed > w.bound {
+		what := fmt.Sprintf("line %d does not fit, whole or in a part of %d bytes", n, least)
+		switch {
+		case w.midLine:
+			what = fmt.Sprintf("the next character of line %d does not fit", n)
+		case !found:
+			what = fmt.Sprintf("line %d does not fit; only a line over %d bytes comes in parts", n, least)
+		}
+		hint := "raise --max-bytes to %d or more, or cut long lines with --line-truncation chars:N"
+		at := lineStart
+		if bare, _ := w.measure(ctx, lr, winLine{}, n, &at, true); bare > w.bound {
+			// No cut helps: the fields around the text (a long path) are
+			// over the bound.
+			what = fmt.Sprintf("line %d does not fit, even with none of its text", n)
+			hint = "raise --max-bytes to %d or more"
+		}
+		e := w.t.tooLarge(needed, what)
+		return winLine{}, 0, e.WithPath(w.display).WithDetail("line", n).WithHint(hint, w.t.raiseTo(needed))
+	}
+	// Measured once past the least piece, a window's line count is
+	// known: size fails no more.
+	lo, hi := kLeast, most
 	for lo < hi {
-		if mid := (lo + hi + 1) / 2; fits(mid) {
+		mid := (lo + hi + 1) / 2
+		if m, err := size(c.Boundary(raw, mid)); err == nil && m <= w.bound {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	k := c.Boundary(raw, lo)
-	if endsWith(raw[:k], c.CR()) {
-		k -= c.Unit()
-	}
+	k := cut(c.Boundary(raw, lo))
 	text, err := c.Decode(raw[:k])
 	if err != nil || k == 0 {
 		return winLine{}, 0, bad
@@ -876,21 +1019,7 @@ func (w *window) numbered(first bool) bool {
 // CR before LF read as a CRLF, and write, given the content back, dropped
 // it.
 func (w *window) render(start int) (string, string) {
-	var lf, crlf, crBefore bool
-	for _, l := range w.lines {
-		lf = lf || l.term == termLF
-		crlf = crlf || l.term == termCRLF
-		crBefore = crBefore || l.term == termCRLF && strings.HasSuffix(l.text, "\r")
-	}
-	ending := "none"
-	switch {
-	case crlf && (lf || crBefore):
-		ending = "mixed"
-	case crlf:
-		ending = "crlf"
-	case lf:
-		ending = "lf"
-	}
+	ending := lineEnding(w.lines)
 	var b strings.Builder
 	for i, l := range w.lines {
 		if w.numbered(i == 0) {
@@ -906,6 +1035,25 @@ func (w *window) render(start int) (string, string) {
 		}
 	}
 	return b.String(), ending
+}
+
+// lineEnding names the line ending of a window of lines.
+func lineEnding(lines []winLine) string {
+	var lf, crlf, crBefore bool
+	for _, l := range lines {
+		lf = lf || l.term == termLF
+		crlf = crlf || l.term == termCRLF
+		crBefore = crBefore || l.term == termCRLF && strings.HasSuffix(l.text, "\r")
+	}
+	switch {
+	case crlf && (lf || crBefore):
+		return "mixed"
+	case crlf:
+		return "crlf"
+	case lf:
+		return "lf"
+	}
+	return "none"
 }
 
 // truncateLine cuts a line's text to limit bytes or characters, at a

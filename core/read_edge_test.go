@@ -276,7 +276,7 @@ func TestRawLimitHoldsEveryLineThatFits(t *testing.T) {
 	}{{u8, func(s string) []byte { return []byte(s) }}, {u16, utf16le}} {
 		for _, term := range []termKind{termLF, termCRLF} {
 			for room := 2 * int(term); room < 64; room++ {
-				w := &window{codec: enc.codec, budget: 100 + room, used: 100, lines: make([]winLine, 1)}
+				w := &window{codec: enc.codec, room: 100 + room, used: 100, lines: make([]winLine, 1)}
 				text := strings.Repeat("a", room-2*int(term))
 				if cost := w.cost(winLine{text: text, term: term}, 2); cost != room {
 					t.Fatalf("cost %d, want %d", cost, room)
@@ -291,35 +291,35 @@ func TestRawLimitHoldsEveryLineThatFits(t *testing.T) {
 }
 
 // TestPieceLeast: the least piece of a line a window starts is minPiece
-// bytes and the rest of the character that reaches past them; a budget
-// under it is TOO_LARGE naming it, a budget of it holds it.
+// bytes and the rest of the character that reaches past them; a bound
+// under its window is TOO_LARGE naming that window's size, a bound of it
+// holds it.
 func TestPieceLeast(t *testing.T) {
 	least := minPiece + 1
 	for _, tc := range []struct {
-		name   string
-		raw    string
-		budget int
-		piece  int // bytes; 0: TOO_LARGE, naming the skeleton and needed
-		needed int
+		name  string
+		raw   string
+		piece int // bytes; the line's length: the line whole, with its newline
 	}{
-		{"ascii at the least", strings.Repeat("x", 1000), least, least, 0},
-		{"ascii under the least", strings.Repeat("x", 1000), least - 1, 0, least},
-		{"a line of the least", strings.Repeat("x", least), least, least, 0},
-		{"a character across the least", strings.Repeat("x", minPiece-1) + "日" + strings.Repeat("x", 500), least, 0, least + 1},
-		{"a character across the least, held", strings.Repeat("x", minPiece-1) + "日" + strings.Repeat("x", 500), least + 1, least + 1, 0},
+		{"ascii", strings.Repeat("x", 1000), least},
+		{"a line of the least", strings.Repeat("x", least), least},
+		{"a character across the least", strings.Repeat("x", minPiece-1) + "日" + strings.Repeat("x", 500), least + 1},
 	} {
-		w := &window{t: &Tools{MaxBytes: 1000}, codec: utf8Codec(t), display: "f", budget: tc.budget, skeleton: 300}
-		whole := winLine{text: tc.raw, term: termLF}
-		piece, k, err := w.piece([]byte(tc.raw), 1, &whole)
-		if tc.piece == 0 {
-			e := fault.AsError(err)
-			if e == nil || e.Code != fault.CodeTooLarge || e.Details["needed"] != 300+tc.needed {
-				t.Errorf("%s: %v, want TOO_LARGE needing %d", tc.name, err, 300+tc.needed)
-			}
-			continue
+		want := tc.raw[:tc.piece]
+		if tc.piece == len(tc.raw) {
+			want += "\n"
 		}
-		if err != nil || k != tc.piece || piece.text != tc.raw[:k] {
-			t.Errorf("%s: piece of %d bytes, %v; want %d", tc.name, k, err, tc.piece)
+		tl := &Tools{FS: memfs.New(map[string]string{"f": tc.raw + "\nb\n"}), MaxBytes: 512}
+		req := ReadRequest{Path: "f", LineTruncation: LineTruncation{Chars: new(0)}}
+		_, err := tl.Read(context.Background(), req)
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeTooLarge {
+			t.Fatalf("%s: %v, want TOO_LARGE", tc.name, err)
+		}
+		tl.MaxBytes = e.Details["needed"].(int)
+		res, err := tl.Read(context.Background(), req)
+		if err != nil || res.Content != want || jsonSize(res) != tl.MaxBytes {
+			t.Errorf("%s: at the %d bytes named: %d bytes of the line, %v; want %d", tc.name, tl.MaxBytes, len(res.Content), err, tc.piece)
 		}
 	}
 }

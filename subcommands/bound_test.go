@@ -249,7 +249,10 @@ func TestPathLongerThanTheBound(t *testing.T) {
 // It named the bound less the frame, and a need that failed again.
 func TestBatchTooLargeNamesTheBound(t *testing.T) {
 	t.Chdir(t.TempDir())
-	name := strings.Repeat("p", 200) + ".txt"
+	name := filepath.Join(strings.Repeat("d", 150), strings.Repeat("p", 150)+".txt")
+	if err := os.Mkdir(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(name, []byte("hi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +283,10 @@ func TestBatchTooLargeNamesTheBound(t *testing.T) {
 // result comes whole. It named the share, and its need failed again.
 func TestSeveralPathsTooLargeNamesTheBound(t *testing.T) {
 	t.Chdir(t.TempDir())
-	long := strings.Repeat("p", 250) + ".txt"
+	long := filepath.Join(strings.Repeat("d", 200), strings.Repeat("p", 150)+".txt")
+	if err := os.Mkdir(filepath.Dir(long), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{long, "b.txt"} {
 		if err := os.WriteFile(name, []byte("hi\n"), 0o644); err != nil {
 			t.Fatal(err)

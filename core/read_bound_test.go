@@ -1,0 +1,116 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
+)
+
+// TestReadOneLineAnswerExact: a read is refused only when its least answer
+// (the first line whole, or the least piece of a long one) is over the
+// bound, and TOO_LARGE names that answer's real size: read at that bound,
+// the answer is that size, and one byte under it is refused again. Each
+// answer fits its bound, and paging at each bound rebuilds the file.
+func TestReadOneLineAnswerExact(t *testing.T) {
+	u16 := func(s string, bigEndian bool) string {
+		b := []byte{0xFF, 0xFE}
+		if bigEndian {
+			b = []byte{0xFE, 0xFF}
+		}
+		for _, u := range utf16.Encode([]rune(s)) {
+			if bigEndian {
+				b = append(b, byte(u>>8), byte(u))
+			} else {
+				b = append(b, byte(u), byte(u>>8))
+			}
+		}
+		return string(b)
+	}
+	variants := []struct {
+		name     string
+		make     func(line string) string
+		rebuilds bool // content (and its encoding) gives the bytes back
+	}{
+		{"lf", func(l string) string { return l + "\nb\n" }, true},
+		{"only line", func(l string) string { return l + "\n" }, true},
+		{"no final newline", func(l string) string { return l }, true},
+		{"crlf", func(l string) string { return l + "\r\nb\r\n" }, true},
+		{"cr cr lf", func(l string) string { return l + "\r\r\nb\r\n" }, true},
+		{"mixed", func(l string) string { return l + "\r\nb\n" }, true},
+		{"bom", func(l string) string { return "\uFEFF" + l + "\nb\n" }, true},
+		{"utf-16le crlf", func(l string) string { return u16(l+"\r\nb\r\n", false) }, true},
+		{"utf-16be", func(l string) string { return u16(l+"\nb\n", true) }, false}, // pageFrom writes no UTF-16BE mark
+		{"control chars", func(l string) string { return strings.ReplaceAll(l, "x", "\x01") + "\nb\n" }, true},
+		{"quotes and é", func(l string) string { return strings.ReplaceAll(l, "x", "é\"") + "\nb\n" }, true},
+		{"u+2028 and tabs", func(l string) string { return strings.Replace(l, "x", "\u2028\t", 3) + "\nb\n" }, true},
+		{"many lines", func(l string) string { return strings.Repeat(l+"\n", 30) }, true},
+	}
+	lengths := []int{1, 60, 140, 170, 200, 260, 330, 420, 505, 511, 512, 513, 530, 700, 1500, 3000}
+	ctx := context.Background()
+	for _, v := range variants {
+		for _, n := range lengths {
+			file := v.make(strings.Repeat("x", n))
+			for _, req := range []ReadRequest{
+				{Path: "f", LineTruncation: LineTruncation{Chars: new(0)}},
+				{Path: "f", LineTruncation: LineTruncation{Chars: new(0)}, IncludeLineNumbers: true},
+				{Path: "f", LineTruncation: LineTruncation{Chars: new(0)}, Offset: 2},
+				{Path: "f", Limit: 1},
+				{Path: "f", Offset: -1},
+			} {
+				name := fmt.Sprintf("%s, line of %d, %+v", v.name, n, req)
+				var least *ReadResult
+				for mb := 512; mb <= 1400; mb += 17 {
+					tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: mb}
+					res, err := tl.Read(ctx, req)
+					e := fault.AsError(err)
+					switch {
+					case err == nil:
+						if size := jsonSize(res); size > mb {
+							t.Fatalf("%s at %d: %d bytes", name, mb, size)
+						}
+						if least != nil && jsonSize(least) <= mb {
+							continue
+						}
+						if least != nil {
+							t.Fatalf("%s: answered at %d, under the %d bytes named", name, mb, jsonSize(least))
+						}
+					case e != nil && e.Code == fault.CodeInvalidArgument && req.Offset == 2 && strings.Count(file, "\n") < 2:
+						// A file of one line has no line 2.
+					case e != nil && e.Code == fault.CodeTooLarge:
+						needed, _ := e.Details["needed"].(int)
+						if _, line := e.Details["line"]; needed <= mb || !line {
+							t.Fatalf("%s at %d: %v", name, mb, err)
+						}
+						tl.MaxBytes = needed
+						at, err := tl.Read(ctx, req)
+						if err != nil || jsonSize(at) != needed {
+							t.Fatalf("%s at %d: needs %d, but at it: %v", name, mb, needed, err)
+						}
+						tl.MaxBytes = needed - 1
+						if _, err := tl.Read(ctx, req); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeTooLarge {
+							t.Fatalf("%s: needs %d, but at one byte less: %v", name, needed, err)
+						}
+						least = at
+					default:
+						t.Fatalf("%s at %d: %v", name, mb, err)
+					}
+				}
+			}
+			if !v.rebuilds {
+				continue
+			}
+			for _, mb := range []int{512, 600, 777, 1024} {
+				tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: mb}
+				if got, _ := pageToEnd(t, tl, "f", 0, ""); !bytes.Equal(got, []byte(file)) {
+					t.Fatalf("%s, line of %d at %d: rebuilt %q", v.name, n, mb, got)
+				}
+			}
+		}
+	}
+}
