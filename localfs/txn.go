@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -82,6 +83,45 @@ type journalEntry struct {
 	// recovery knows Dir on a file system whose device number changed
 	// since (renumbered).
 	DirFS string `json:"dirFS,omitempty"`
+}
+
+// journalNames is a journal entry as written: a Dir or Name that is not
+// UTF-8 goes as its bytes in base64 beside it, since encoding/json writes
+// a string's invalid bytes as U+FFFD, which named another directory and
+// left a dead commit in one such undone.
+type journalNames struct {
+	plainEntry
+	DirBase64  []byte `json:"dirBase64,omitempty"`
+	NameBase64 []byte `json:"nameBase64,omitempty"`
+}
+
+// plainEntry is journalEntry without its JSON methods.
+type plainEntry journalEntry
+
+func (e journalEntry) MarshalJSON() ([]byte, error) {
+	w := journalNames{plainEntry: plainEntry(e)}
+	if !utf8.ValidString(e.Dir) {
+		w.DirBase64 = []byte(e.Dir)
+	}
+	if !utf8.ValidString(e.Name) {
+		w.NameBase64 = []byte(e.Name)
+	}
+	return json.Marshal(w)
+}
+
+func (e *journalEntry) UnmarshalJSON(data []byte) error {
+	var w journalNames
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*e = journalEntry(w.plainEntry)
+	if w.DirBase64 != nil {
+		e.Dir = string(w.DirBase64)
+	}
+	if w.NameBase64 != nil {
+		e.Name = string(w.NameBase64)
+	}
+	return nil
 }
 
 // madeDirs are the directories a commit made, from its workers.

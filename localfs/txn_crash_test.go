@@ -2,6 +2,7 @@ package localfs
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,14 +99,22 @@ func txnOps() []backend.Op {
 
 // A transaction killed at any point of its commit is, once the next
 // agentfs starts, either wholly undone or wholly done, with nothing of it
-// left behind: no staged file, backup or journal.
+// left behind: no staged file, backup or journal. So too in a directory
+// whose name is not UTF-8: its journal named it with U+FFFD, and a
+// recovery took it for removed and dropped the journal, nothing undone.
 func TestTxnSurvivesKills(t *testing.T) {
+	for _, name := range []string{"", "r\xff"} {
+		t.Run(strconv.Quote(name), func(t *testing.T) { txnSurvivesKills(t, name) })
+	}
+}
+
+func txnSurvivesKills(t *testing.T, name string) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
 	before, after := txnBefore, txnAfter
 	outcomes := map[string]int{}
 	for at := 1; ; at++ {
-		dir := t.TempDir()
+		dir := filepath.Join(t.TempDir(), name)
 		for p, data := range before {
 			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
 			must(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
@@ -417,5 +426,28 @@ func TestTxnRecoveryKeepsAMadeDirectoryItCannotRemove(t *testing.T) {
 	}
 	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
 		t.Errorf("journals left: %v", j)
+	}
+}
+
+// A journal entry keeps every byte of a directory or name that is not
+// UTF-8, and a journal written before names went in base64 reads as it
+// did.
+func TestJournalEntryNamesNotUTF8(t *testing.T) {
+	for _, e := range []journalEntry{
+		{Dir: "/tmp/r\xff", Name: "a\xfe.txt", Backup: "b"},
+		{Dir: "/tmp/r", Name: "a.txt", Staged: "s"},
+	} {
+		data, err := json.Marshal([]journalEntry{e})
+		must(t, err)
+		var got []journalEntry
+		must(t, json.Unmarshal(data, &got))
+		if len(got) != 1 || got[0] != e {
+			t.Errorf("%+v read back as %+v", e, got)
+		}
+	}
+	var old []journalEntry
+	must(t, json.Unmarshal([]byte(`[{"dir":"/tmp/r","name":"a.txt","backup":"b"}]`), &old))
+	if want := (journalEntry{Dir: "/tmp/r", Name: "a.txt", Backup: "b"}); len(old) != 1 || old[0] != want {
+		t.Errorf("an older journal read as %+v", old)
 	}
 }
