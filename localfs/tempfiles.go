@@ -147,10 +147,15 @@ func (r *tempRecord) bindIdentity(st *unix.Stat_t) error {
 }
 
 // recordText splits a record into the temp file's real path and its
-// identity ("" when its writer died before recording it).
+// identity ("" when its writer died before recording it), at the last
+// line ending: a path may hold one, an identity never does.
 func recordText(b []byte) (path, id string, ok bool) {
-	path, id, ok = strings.Cut(string(b), "\n")
-	return path, id, ok && filepath.IsAbs(path)
+	i := strings.LastIndexByte(string(b), '\n')
+	if i < 0 {
+		return "", "", false
+	}
+	path, id = string(b[:i]), string(b[i+1:])
+	return path, id, filepath.IsAbs(path)
 }
 
 // done removes the record once its temp file is renamed or removed.
