@@ -236,7 +236,9 @@ func (f Finder) list(ctx context.Context, ix *Index, searchPath string, cand bit
 	// the directories where nothing happened since the build.
 	var check []bool
 	if r, ok := askWatcher(ctx, ix); ok {
-		check = r.toCheck(ix)
+		if c, ok := r.toCheck(ix); ok {
+			check = c
+		}
 	}
 	dirState := make([]uint8, len(ix.dirs))
 	dirErr := make([]error, len(ix.dirs))

@@ -26,11 +26,12 @@ import (
 // by the system call that changed the file, so a change made before the
 // search began is among them), then answers. The search then checks only
 // those directories, as the stat pass checks every one. No answer, an
-// answer about another build of the index, or too many directories: the
-// stat pass decides, as without a watcher. So it does when the mounts on
-// the tree differ between the search and the build the watcher watches: a
-// mount raises no inotify event, and a search in another mount namespace
-// may see other files.
+// answer about another build of the index or of another version of the
+// exchange, one naming a directory the index does not hold, or too many
+// directories: the stat pass decides, as without a watcher. So it does
+// when the mounts on the tree differ between the search and the build the
+// watcher watches: a mount raises no inotify event, and a search in
+// another mount namespace may see other files.
 
 // WatchOptions are a watcher's settings.
 type WatchOptions struct {
@@ -64,6 +65,7 @@ var errDropped = fault.Errorf(fault.CodeNotFound, "the index was removed (agentf
 // with the mounts it sees on the tree (localfs.MountsBelow). Stop is
 // Drop's word that the index is gone: the watcher checks, and ends.
 type watchRequest struct {
+	Proto  int    `json:"proto"`
 	Gen    string `json:"gen"`
 	Mounts string `json:"mounts"`
 	Stop   bool   `json:"stop,omitempty"`
@@ -74,14 +76,44 @@ type watchRequest struct {
 // each of Dirs is checked as the stat pass checks it, and every indexed
 // directory of each of Trees too (one made, removed or moved, in or out).
 type watchReply struct {
-	OK  bool   `json:"ok"`
-	Gen string `json:"gen"`
+	Proto int    `json:"proto"`
+	OK    bool   `json:"ok"`
+	Gen   string `json:"gen"`
 	// Pid is the watcher's process, which SIGTERM ends, and Idle its
 	// WatchOptions.Idle in seconds.
 	Pid   int      `json:"pid,omitempty"`
 	Idle  float64  `json:"idle,omitempty"`
-	Dirs  []string `json:"dirs,omitempty"`
-	Trees []string `json:"trees,omitempty"`
+	Dirs  rawPaths `json:"dirs,omitempty"`
+	Trees rawPaths `json:"trees,omitempty"`
+}
+
+// watchProto is the version of the exchange on the socket, sent both
+// ways: a watcher answers OK, and a search trusts its answer, only in
+// this one. Version 1 sent paths as JSON strings, which turn bytes that
+// are not UTF-8 into U+FFFD: its answers named no such directory.
+const watchProto = 2
+
+// rawPaths are paths sent byte for byte (base64 in JSON).
+type rawPaths []string
+
+func (p rawPaths) MarshalJSON() ([]byte, error) {
+	b := make([][]byte, len(p))
+	for i, s := range p {
+		b[i] = []byte(s)
+	}
+	return json.Marshal(b)
+}
+
+func (p *rawPaths) UnmarshalJSON(data []byte) error {
+	var b [][]byte
+	if err := json.Unmarshal(data, &b); err != nil {
+		return err
+	}
+	*p = make(rawPaths, len(b))
+	for i, s := range b {
+		(*p)[i] = string(s)
+	}
+	return nil
 }
 
 // maxWatchReply bounds the directories a reply names: a watcher with more
@@ -123,8 +155,8 @@ func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
 	if !ok {
 		return watchReply{}, false
 	}
-	r, err := exchange(ctx, name, watchRequest{Gen: ix.gen, Mounts: mounts})
-	if err != nil || !r.OK || r.Gen != ix.gen || len(r.Dirs)+len(r.Trees) > maxWatchReply {
+	r, err := exchange(ctx, name, watchRequest{Proto: watchProto, Gen: ix.gen, Mounts: mounts})
+	if err != nil || r.Proto != watchProto || !r.OK || r.Gen != ix.gen || len(r.Dirs)+len(r.Trees) > maxWatchReply {
 		return watchReply{}, false
 	}
 	return r, true
@@ -173,16 +205,20 @@ func stopWatcher(ctx context.Context, loc location) bool {
 	return true
 }
 
-// toCheck marks the directories of ix that r says to check.
-func (r watchReply) toCheck(ix *Index) []bool {
+// toCheck marks the directories of ix that r says to check; false when
+// r names a directory ix does not hold, which no check would then cover
+// (the stat pass decides). Trees may name directories made since.
+func (r watchReply) toCheck(ix *Index) ([]bool, bool) {
 	check := make([]bool, len(ix.dirs))
 	dirs := make(map[string]bool, len(r.Dirs))
 	for _, d := range r.Dirs {
 		dirs[d] = true
 	}
+	matched := 0
 	for i, d := range ix.dirs {
 		if dirs[d.path] {
 			check[i] = true
+			matched++
 			continue
 		}
 		for _, t := range r.Trees {
@@ -192,5 +228,5 @@ func (r watchReply) toCheck(ix *Index) []bool {
 			}
 		}
 	}
-	return check
+	return check, matched == len(dirs)
 }

@@ -426,7 +426,7 @@ func (x *watcher) answer(conn net.Conn) {
 	}
 	x.asked.Store(time.Now().UnixNano())
 	if x.installing.Load() {
-		json.NewEncoder(conn).Encode(watchReply{Gen: req.Gen})
+		json.NewEncoder(conn).Encode(watchReply{Proto: watchProto, Gen: req.Gen})
 		return
 	}
 	x.mu.Lock()
@@ -439,9 +439,9 @@ func (x *watcher) answer(conn net.Conn) {
 // reply is the answer to req; mu is held.
 func (x *watcher) reply(req watchRequest) watchReply {
 	c, gen := x.changes, req.Gen
-	notOK := watchReply{Gen: gen}
+	notOK := watchReply{Proto: watchProto, Gen: gen}
 	switch {
-	case x.ix == nil:
+	case x.ix == nil, req.Proto != watchProto:
 		return notOK
 	case gen != x.ix.gen:
 		x.rebuildSoon() // another build replaced ours: build again, and watch that
@@ -457,7 +457,7 @@ func (x *watcher) reply(req watchRequest) watchReply {
 	case c.lost || c.size() > maxWatchReply:
 		return notOK
 	}
-	r := watchReply{OK: true, Gen: gen, Pid: os.Getpid(), Idle: x.opts.Idle.Seconds()}
+	r := watchReply{Proto: watchProto, OK: true, Gen: gen, Pid: os.Getpid(), Idle: x.opts.Idle.Seconds()}
 	for d := range c.dirs {
 		r.Dirs = append(r.Dirs, d)
 	}

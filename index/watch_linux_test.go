@@ -695,3 +695,102 @@ func TestRacyFileAloneWithAlwaysChecked(t *testing.T) {
 		t.Fatalf("installed, a build for a racy file alone is due again where a directory is always checked: %+v", x.changes)
 	}
 }
+
+// A change below a directory whose name is not UTF-8 is seen while the
+// watcher answers: its reply names directories byte for byte (JSON
+// strings would turn \xff into U+FFFD and match no indexed directory).
+func TestWatcherNamesNonUTF8Dirs(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.put("bad\xff/f.txt", "hello\n")
+	f.put("bad\xff/deep\xfe/g.txt", "hello\n")
+	f.ageDirs()
+	f.watch(time.Hour)
+	for i, rel := range []string{"bad\xff/f.txt", "bad\xff/deep\xfe/g.txt", "bad\xff/new.txt"} {
+		p := filepath.Join(f.dir, rel)
+		fd, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(fd, "mark%d\n", i)
+		fd.Close()
+		r, ok := f.answer()
+		if !ok {
+			t.Fatalf("%q: the watcher does not answer", rel)
+		}
+		if !slices.Contains(r.Dirs, parent(rel)) {
+			t.Fatalf("%q: the watcher names dirs %q", rel, r.Dirs)
+		}
+		f.same(core.GrepRequest{Query: fmt.Sprintf("mark%d", i), Path: f.dir})
+	}
+}
+
+// An answer naming a directory the index does not hold is not trusted:
+// its files would count as unchanged, unchecked.
+func TestToCheckRefusesUnknownDirs(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	ix := f.openIndex()
+	defer ix.Close()
+	for _, tc := range []struct {
+		name        string
+		r           watchReply
+		want        bool
+		wantChecked int
+	}{
+		{"indexed", watchReply{Dirs: rawPaths{"d0", "d1/sub1"}}, true, 2},
+		{"the root", watchReply{Dirs: rawPaths{""}}, true, 1},
+		{"a tree made since", watchReply{Dirs: rawPaths{"d0"}, Trees: rawPaths{"d0/new"}}, true, 1},
+		{"unknown", watchReply{Dirs: rawPaths{"d0", "bad\ufffd"}}, false, 1},
+	} {
+		check, ok := tc.r.toCheck(ix)
+		checked := 0
+		for _, c := range check {
+			if c {
+				checked++
+			}
+		}
+		if ok != tc.want || checked != tc.wantChecked {
+			t.Errorf("%s: trusted %v, %d checked; want %v, %d", tc.name, ok, checked, tc.want, tc.wantChecked)
+		}
+	}
+}
+
+// A watcher of another version of the exchange is not trusted either
+// way: one of version 1 sent paths as JSON strings, mangling names that
+// are not UTF-8.
+func TestWatchProtoMismatchIsNotTrusted(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	ix := f.openIndex()
+	defer ix.Close()
+	ln, err := net.Listen("unix", socketName(ix.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			json.NewDecoder(conn).Decode(&watchRequest{})
+			fmt.Fprintf(conn, "{\"ok\":true,\"gen\":%q}\n", ix.gen)
+			conn.Close()
+		}
+	}()
+	if r, ok := askWatcher(context.Background(), ix); ok {
+		t.Fatalf("an answer of version 1 is trusted: %+v", r)
+	}
+
+	x := f.install()
+	if r := x.reply(watchRequest{Gen: x.ix.gen}); r.OK {
+		t.Fatalf("a question of version 1 is answered OK: %+v", r)
+	}
+	if r := x.reply(watchRequest{Proto: watchProto, Gen: x.ix.gen}); !r.OK {
+		t.Fatalf("a question of this version is not answered OK: %+v", r)
+	}
+}
