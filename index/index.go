@@ -330,16 +330,19 @@ func (ix *Index) eval(q *Query) (bitset, error) {
 
 // Status describes an index.
 type Status struct {
-	Root    string    `json:"root"`
-	Files   int       `json:"files"`
-	Bytes   int64     `json:"bytes"`
-	Built   time.Time `json:"built"`
-	Size    int64     `json:"size"`
-	Binary  int       `json:"binary"`
-	Opaque  int       `json:"unindexed"`
-	Reused  int       `json:"reused,omitempty"`
-	Read    int       `json:"read,omitempty"`
-	Trigram uint64    `json:"trigrams"`
+	// Root is the tree's path as JSON prints it, RootBase64 its bytes
+	// when they are not UTF-8 (fault.PathText).
+	Root       string    `json:"root"`
+	RootBase64 string    `json:"rootBase64,omitempty"`
+	Files      int       `json:"files"`
+	Bytes      int64     `json:"bytes"`
+	Built      time.Time `json:"built"`
+	Size       int64     `json:"size"`
+	Binary     int       `json:"binary"`
+	Opaque     int       `json:"unindexed"`
+	Reused     int       `json:"reused,omitempty"`
+	Read       int       `json:"read,omitempty"`
+	Trigram    uint64    `json:"trigrams"`
 	// Copies are the files indexed as another's content.
 	Copies int `json:"copies,omitempty"`
 	// Watched says that a watcher (index --watch) answers for this build,
@@ -356,7 +359,8 @@ func (s *Status) watchedBy(r watchReply) {
 }
 
 func (ix *Index) status() Status {
-	s := Status{Root: ix.root, Files: len(ix.files), Built: time.Unix(0, ix.h.built), Size: ix.size, Trigram: ix.h.trigrams, Copies: len(ix.copies)}
+	s := Status{Files: len(ix.files), Built: time.Unix(0, ix.h.built), Size: ix.size, Trigram: ix.h.trigrams, Copies: len(ix.copies)}
+	s.Root, s.RootBase64 = fault.PathText(ix.root)
 	for _, f := range ix.files {
 		s.Bytes += f.size
 		switch {

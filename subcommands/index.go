@@ -32,7 +32,11 @@ import (
 
 // indexResult is what agentfs index prints.
 type indexResult struct {
-	Path string `json:"path"`
+	// Path is the directory as JSON prints it, PathBase64 its bytes when
+	// they are not UTF-8; dir is the directory itself, which errors name.
+	Path       string `json:"path"`
+	PathBase64 string `json:"pathBase64,omitempty"`
+	dir        string
 	// Dropped is set by --drop.
 	Dropped bool `json:"dropped,omitempty"`
 	*index.Status
@@ -120,31 +124,32 @@ func runIndex(c *cli.Context) error {
 		return err
 	}
 	abs, roots := t.abs, t.roots
-	res := indexResult{Path: tl.FS.Display(path)}
+	res := indexResult{dir: tl.FS.Display(path)}
+	res.Path, res.PathBase64 = fault.PathText(res.dir)
 	if watch && t.opts.Config != "" && t.config == "" {
 		// Such a build's list serves no search (see index.BuildOptions.View):
 		// a watcher of it would keep nothing fast.
 		real, _ := filepath.EvalSymlinks(abs)
-		return fault.InvalidArgument("the directory is reached through a link: a watcher of it would serve no search.").WithPath(res.Path).
+		return fault.InvalidArgument("the directory is reached through a link: a watcher of it would serve no search.").WithPath(res.dir).
 			WithHint("give its real path, %s", real)
 	}
 	switch {
 	case c.Bool("status"):
 		st, err := index.StatusOf(abs, roots)
 		if err != nil {
-			return indexErr(err, res.Path)
+			return indexErr(err, res.dir)
 		}
 		res.describe(st)
 	case c.Bool("drop"):
 		stopped, err := index.Drop(c.Context, abs, roots, c.Duration("lock-timeout"))
 		if err != nil {
-			return indexErr(err, res.Path)
+			return indexErr(err, res.dir)
 		}
 		res.Dropped, res.WatcherStopped = true, stopped
 	case c.Bool("detach") && !isDetachedWatcher():
 		st, ok, err := index.WatchedStatus(c.Context, abs, t.config)
 		if err != nil {
-			return indexErr(runAgain(err, "index --detach"), res.Path)
+			return indexErr(runAgain(err, "index --detach"), res.dir)
 		}
 		if ok {
 			res.describe(st)
@@ -163,7 +168,7 @@ func runIndex(c *cli.Context) error {
 		st, err := index.Build(c.Context, t.walker, path, abs, t.opts)
 		endProgress()
 		if err != nil {
-			return indexErr(err, res.Path)
+			return indexErr(err, res.dir)
 		}
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds = &st, &took
@@ -251,7 +256,7 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		// installing a build when asked: wait for it, as for a lock.
 		st, ok, werr := awaitWatcher(c.Context, t.abs, t.config, true, watcherAnswerPoll, c.Duration("lock-timeout"))
 		if werr != nil {
-			return indexErr(runAgain(werr, cmd), res.Path)
+			return indexErr(runAgain(werr, cmd), res.dir)
 		}
 		if ok {
 			res.describe(st)
@@ -260,7 +265,7 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		}
 	}
 	if err != nil {
-		return indexErr(runAgain(err, cmd), res.Path)
+		return indexErr(runAgain(err, cmd), res.dir)
 	}
 	return nil
 }
