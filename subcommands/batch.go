@@ -188,8 +188,6 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			line.ID = idOfLine(in.data, in.unended)
 		}
 		answer.ID = line.ID
-		// gated: a search whose --exit-status gates the batch.
-		gated := false
 		// fields are the tool's request fields: an error speaks of them,
 		// not of flags (contentFile, not --content-file).
 		var fields []core.FieldSpec
@@ -229,9 +227,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			fields = core.Fields(req)
 			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
 			answer.Result, err = runRequest(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
-			gate := gates[t.Info().Name]
-			gated = gate != nil
-			if err == nil && gated {
+			if gate := gates[t.Info().Name]; err == nil && gate != nil {
 				n, _ := gate(answer.Result)
 				st.add(n, n == ExitNoMatch)
 			}
@@ -241,8 +237,11 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			// The id and the frame, {"id":...,"error":} and a newline,
 			// take their bytes of the bound too.
 			answer.Result, answer.Error = nil, e.Within(o.maxBytes-len(answer.ID)-len(`{"id":,"error":}`+"\n"))
+			// Under --exit-status 1 is only "nothing matched", whatever
+			// tool failed: a read's NOT_FOUND after a search that found
+			// nothing passed the gate "must find nothing".
 			n := exitCode(e.Code)
-			if gated {
+			if len(gates) > 0 {
 				n = gatedExitCode(e.Code)
 			}
 			st.add(n, false)
