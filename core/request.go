@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -229,12 +230,13 @@ func DecodeJSON(data []byte, req any) error {
 	if err := d.Decode(req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
+			field := jsonField(te.Field)
 			if n, ok := strings.CutPrefix(te.Value, "number "); ok && isInteger(te.Type) && pastInt64(n) {
-				return fault.InvalidArgument("field %q is out of range: %s is past what a %d-bit integer holds.", te.Field, n, te.Type.Bits()).
-					WithHint("fix the value of %q", te.Field)
+				return fault.InvalidArgument("field %q is out of range: %s is past what a %d-bit integer holds.", field, n, te.Type.Bits()).
+					WithHint("fix the value of %q", field)
 			}
-			return fault.InvalidArgument("field %q must be %s, not a JSON %s.", te.Field, typeName(te.Type), te.Value).
-				WithHint("fix the value of %q", te.Field)
+			return fault.InvalidArgument("field %q must be %s, not a JSON %s.", field, typeName(te.Type), te.Value).
+				WithHint("fix the value of %q", field)
 		}
 		var ae *fault.Error
 		if errors.As(err, &ae) {
@@ -247,6 +249,23 @@ func DecodeJSON(data []byte, req any) error {
 		v.FieldByIndex(b.index).SetString(b.value)
 	}
 	return nil
+}
+
+// jsonField is encoding/json's path of a field as the request spells
+// it: without the Go names of the structs it is embedded in
+// (Precondition.expectedVersion), which no request has. Request fields
+// start in lower case, Go's exported names in upper case.
+func jsonField(path string) string {
+	var kept []string
+	for p := range strings.SplitSeq(path, ".") {
+		if p != "" && !unicode.IsUpper(rune(p[0])) {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		return path
+	}
+	return strings.Join(kept, ".")
 }
 
 // pastInt64 reports whether the JSON number n is an integer literal that

@@ -248,3 +248,14 @@ func TestIntegerPastInt64(t *testing.T) {
 		}
 	}
 }
+
+// TestTypeErrorNamesTheJSONField: a wrong type names the field as the
+// request spells it; it named the Go struct it is embedded in
+// ("Precondition.expectedVersion"), which a caller copying it then sent.
+func TestTypeErrorNamesTheJSONField(t *testing.T) {
+	var req WriteRequest
+	err := DecodeJSON([]byte(`{"path":"a","content":"x","expectedVersion":5}`), &req)
+	if e := fault.AsError(err); e == nil || !strings.Contains(e.Message, `field "expectedVersion" must be`) || strings.Contains(e.Hint, "Precondition") {
+		t.Errorf("expectedVersion 5: %v, want the field named expectedVersion", err)
+	}
+}
