@@ -73,12 +73,20 @@ type EditResult struct {
 	DryRun  bool   `json:"dryRun,omitempty"`
 }
 
+// isEmpty reports a string field left out or given as "".
+func isEmpty(s *string) bool { return s == nil || *s == "" }
+
 // ops checks the request and returns its edits in one list.
 func (r *EditRequest) ops() ([]EditOp, error) {
 	if err := Validate(r); err != nil {
 		return nil, err
 	}
 	edits := r.Edits
+	if len(edits) > 0 && isEmpty(r.OldText) && isEmpty(r.NewText) {
+		// "" beside edits is left out, as a client filling every field of
+		// the schema sends it.
+		r.OldText, r.NewText = nil, nil
+	}
 	switch {
 	case r.OldText != nil || r.NewText != nil:
 		if len(edits) > 0 {

@@ -61,6 +61,25 @@ func TestEditSingleTopLevel(t *testing.T) {
 	}
 }
 
+// TestEditEmptyTopLevelBesideEdits: a client that fills every field of the
+// schema sends oldText and newText "" beside its edits; "" counts as left
+// out, as for any string field (it was "give either edits or a single
+// oldText/newText").
+func TestEditEmptyTopLevelBesideEdits(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": "a\nb\n"})
+	_, err := tl.Edit(context.Background(), EditRequest{Path: "f", OldText: str(""), NewText: str(""), Edits: []EditOp{op("b", "B")}})
+	if err != nil || fileText(m.FS, "f") != "a\nB\n" {
+		t.Fatalf("%v, %q", err, fileText(m.FS, "f"))
+	}
+	// Alone, they are still no edit; and newText "" of a real edit deletes.
+	_, err = tl.Edit(context.Background(), EditRequest{Path: "f", OldText: str(""), NewText: str("")})
+	wantCode(t, err, fault.CodeInvalidArgument)
+	_, err = tl.Edit(context.Background(), EditRequest{Path: "f", OldText: str("B\n"), NewText: str("")})
+	if err != nil || fileText(m.FS, "f") != "a\n" {
+		t.Fatalf("a deletion: %v, %q", err, fileText(m.FS, "f"))
+	}
+}
+
 func TestEditDryRunWritesNothing(t *testing.T) {
 	tl, m := editTools(map[string]string{"f": "a\n"})
 	before := versionOf(m, "f")
