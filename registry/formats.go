@@ -89,10 +89,11 @@ func ListIn(format string, readOnly bool) (ToolList, error) {
 // exactly: every object lists all its properties as required and allows no
 // others; an optional property takes null, which agentfs reads as left
 // out; a value of several types is an anyOf; a default, which the form has
-// no keyword for, is said in the description.
+// no keyword for, is said in the description. Nor has it a string's
+// length: a precondition's minLength 1 goes (agentfs refuses "" there).
 func Strict(s *core.Schema) *core.Schema {
 	c := *s
-	c.Default = nil
+	c.Default, c.MinLength = nil, nil
 	if s.Default != nil {
 		c.Description = strings.TrimSpace(fmt.Sprintf("%s (default: %v)", s.Description, s.Default))
 	}

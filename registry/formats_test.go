@@ -163,6 +163,12 @@ func TestStrictForm(t *testing.T) {
 		if _, ok := s["default"]; ok {
 			t.Errorf("%s: default is not in strict mode", what)
 		}
+		// Nor are the string lengths (a precondition's minLength 1).
+		for _, k := range []string{"minLength", "maxLength"} {
+			if _, ok := s[k]; ok {
+				t.Errorf("%s: %s is not in strict mode", what, k)
+			}
+		}
 		if optional && !takesNull(s) {
 			t.Errorf("%s: optional, but does not take null: %v", what, s)
 		}
