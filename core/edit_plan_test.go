@@ -395,6 +395,11 @@ func TestAlreadyApplied(t *testing.T) {
 		{"a kept line with the file's trailing spaces", "# T\nRoses are red,  \nViolets are purple.\n", "Roses are red,\nViolets are blue.", "Roses are red,\nViolets are purple.", 2},
 		{"a kept form feed line", "int a;\n\f\nint c;\n", "int a;\n\nint b;", "int a;\n\nint c;", 1},
 		{"a kept line, at a file's end without a newline", "x\nalpha 1 \nbeta 2", "alpha 1\nbeta 1\n", "alpha 1\nbeta 2\n", 2},
+		// A kept line at another column is no loose rung's writing: a
+		// retry is not proven (it passed for one, the file unchanged).
+		{"a kept line at another column", "import os\nif request.user.is_admin:\n        request.timeout = 60\n", "    if request.user.is_admin:\n        request.timeout = 30\n", "    if request.user.is_admin:\n        request.timeout = 60\n", 0},
+		{"a kept YAML key at another level", "server:\n  port: 80\ncache:\n    enabled: true\n", "  cache:\n    enabled: false\n", "  cache:\n    enabled: true\n", 0},
+		{"a kept line in tabs at newText's column", "\tif request.user.is_admin:\nrequest.timeout = 60\n", "    if request.user.is_admin:\nrequest.timeout = 30\n", "    if request.user.is_admin:\nrequest.timeout = 60\n", 1},
 		// A line the edit changed is written as newText has it.
 		{"a changed line but for its trailing spaces", "Roses are red,\nViolets are purple.  \n", "Roses are red,\nViolets are blue.", "Roses are red,\nViolets are purple.", 0},
 	} {

@@ -72,19 +72,31 @@ func keptLines(oldText, newText string) map[int]int {
 // Kept finds newText on whole lines as an edit of oldText located at the
 // trailing-whitespace or whitespace rung wrote it: each line newText keeps
 // of oldText as the file spells it, white space at its ends aside (see
-// Rewriter), and every other line byte for byte; in order, each at the
-// whitespace rung. A retry of such an edit finds its newText there, and
-// nowhere byte for byte.
+// Rewriter) but its indentation at newText's columns, and every other line
+// byte for byte; in order, each at the whitespace rung. A retry of such an
+// edit finds its newText there, and nowhere byte for byte. A kept line at
+// another column is no rung's writing (a rung that moves a line's column
+// re-indents every line): "cache:" at the top of a YAML file is not the
+// "  cache:" newText keeps, nor the block under it newText's.
 func (t *Text) Kept(oldText, newText string) []Match {
 	kept := keptLines(oldText, newText)
 	want, withEOL := splitLines(strings.ReplaceAll(newText, "\r\n", "\n"))
 	var ms []Match
+	var keptWant, keptHave []string
 windows:
 	for s := 0; s+len(want) <= len(t.lines); s++ {
+		keptWant, keptHave = keptWant[:0], keptHave[:0]
 		for i, w := range want {
-			if _, k := kept[i]; k && strings.TrimSpace(t.content(s+i)) != strings.TrimSpace(w) || !k && t.content(s+i) != w {
+			_, k := kept[i]
+			if k && strings.TrimSpace(t.content(s+i)) != strings.TrimSpace(w) || !k && t.content(s+i) != w {
 				continue windows
 			}
+			if k {
+				keptWant, keptHave = append(keptWant, w), append(keptHave, t.content(s+i))
+			}
+		}
+		if !SameColumns(keptWant, keptHave) {
+			continue
 		}
 		last := t.lines[s+len(want)-1]
 		m := Match{Start: t.lines[s].start, End: last.end, Line: s + 1, Rung: RungWhitespace}
