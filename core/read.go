@@ -426,6 +426,45 @@ func (w *window) size(fileSize int64) {
 // and ending there, as it would be written: next is where the window
 // after it would start (nil when none follows), inside l when continues.
 func (w *window) measure(ctx context.Context, lr *lineReader, l winLine, n int, next *int64, continues bool) (int, error) {
+	var total *int
+	if next != nil && w.first > 0 && w.fileSize <= ReadCountMaxBytes {
+		t, err := w.count(ctx, lr, io.NewSectionReader(w.f, lr.pos, w.fileSize-lr.pos))
+		if err != nil {
+			return 0, err
+		}
+		total = &t
+	}
+	return w.sized(lr, l, n, next, continues, total), nil
+}
+
+// fits reports whether the window with l added as line n, a whole line
+// (or one lineTruncation cut), and ending there is within the bound. A
+// window that is to give a line count it has not counted is sized first
+// with the least and the most the count can be: counted here, the rest of
+// the file is read a second time, by ReadAt (an object store's GET for
+// each 256 KiB), where the count after the window goes on in the stream.
+// Between the two, a line after the first ends the window before it, as
+// its digits may not fit; the first is measured, as a window of no line
+// is none.
+func (w *window) fits(ctx context.Context, lr *lineReader, l winLine, n int, next *int64) (bool, error) {
+	if next != nil && w.first > 0 && w.fileSize <= ReadCountMaxBytes && w.total == nil {
+		// Line n is read whole: one line at least follows, and at most
+		// one a unit.
+		least, most := n+1, n+1+int((w.fileSize-lr.pos)/int64(w.codec.Unit()))
+		if w.sized(lr, l, n, next, false, &most) <= w.bound {
+			return true, nil
+		}
+		if len(w.lines) > 0 || w.sized(lr, l, n, next, false, &least) > w.bound {
+			return false, nil
+		}
+	}
+	size, err := w.measure(ctx, lr, l, n, next, false)
+	return size <= w.bound, err
+}
+
+// sized is measure with the file's line count total (nil when the window
+// gives none).
+func (w *window) sized(lr *lineReader, l winLine, n int, next *int64, continues bool, total *int) int {
 	lines := append(w.lines[:len(w.lines):len(w.lines)], l)
 	ending := lineEnding(lines)
 	content := w.used + w.cost(l, n)
@@ -446,14 +485,7 @@ func (w *window) measure(ctx context.Context, lr *lineReader, l winLine, n int, 
 		if continues {
 			nextLine = n
 		}
-		tw.NextOffset, tw.NextByteOffset = &nextLine, next
-		if w.first > 0 && w.fileSize <= ReadCountMaxBytes {
-			total, err := w.count(ctx, lr, io.NewSectionReader(w.f, lr.pos, w.fileSize-lr.pos))
-			if err != nil {
-				return 0, err
-			}
-			tw.TotalLines = &total
-		}
+		tw.NextOffset, tw.NextByteOffset, tw.TotalLines = &nextLine, next, total
 	case w.first > 0:
 		tw.TotalLines = &n
 		fallthrough
@@ -463,7 +495,7 @@ func (w *window) measure(ctx context.Context, lr *lineReader, l winLine, n int, 
 		}
 	}
 	sk.TextWindow = tw
-	return jsonSize(&sk) + content, nil
+	return jsonSize(&sk) + content
 }
 
 // after is where the window after one ending with the line lr has just
@@ -850,7 +882,7 @@ func (w *window) take(ctx context.Context, raw []byte, lr *lineReader, n int) (*
 		if err != nil {
 			return nil, false, err
 		}
-		if size, err := w.measure(ctx, lr, line, n, next, false); err != nil || size > w.bound {
+		if fits, err := w.fits(ctx, lr, line, n, next); err != nil || !fits {
 			return &line, false, err
 		}
 	}

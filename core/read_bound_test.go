@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf16"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
 )
@@ -111,6 +112,53 @@ func TestReadOneLineAnswerExact(t *testing.T) {
 					t.Fatalf("%s, line of %d at %d: rebuilt %q", v.name, n, mb, got)
 				}
 			}
+		}
+	}
+}
+
+// readAtFS counts the bytes its files serve by ReadAt.
+type readAtFS struct {
+	*memfs.FS
+	readAt *int64
+}
+
+func (f readAtFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	r, err := f.FS.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &readAtReader{r, f.readAt}, nil
+}
+
+type readAtReader struct {
+	backend.FileReader
+	readAt *int64
+}
+
+func (r *readAtReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.FileReader.ReadAt(p, off)
+	*r.readAt += int64(n)
+	return n, err
+}
+
+// TestReadWindowCountsInTheStream: a window from the file's start that the
+// bound cuts counts the file's lines in the stream it reads the window
+// from, once. Sizing its last line counted them again by ReadAt, on an
+// object store a GET for each 256 KiB of the rest of the file.
+func TestReadWindowCountsInTheStream(t *testing.T) {
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", i%90))
+	}
+	for _, mb := range []int{4096, 20000, 100000} {
+		var readAt int64
+		tl := &Tools{FS: readAtFS{memfs.New(map[string]string{"f": b.String()}), &readAt}, MaxBytes: mb}
+		res, err := tl.Read(context.Background(), ReadRequest{Path: "f"})
+		if err != nil || !res.Truncated || res.TotalLines == nil || *res.TotalLines != 20000 || jsonSize(res) > mb {
+			t.Fatalf("at %d: %+v, %v", mb, res, err)
+		}
+		if readAt != 0 {
+			t.Errorf("at %d: %d bytes read by ReadAt, want none", mb, readAt)
 		}
 	}
 }
