@@ -140,8 +140,11 @@ func namedCodec(name string, prefix []byte) (Codec, error) {
 		return Codec{}, fault.InvalidArgument("encoding %q cannot decode text losslessly.", name).
 			WithHint("name the encoding the file was written in, for example latin1 or shift_jis")
 	}
-	if canon == "windows-1252" {
+	switch canon {
+	case "windows-1252":
 		enc = whatwg1252{enc}
+	case "shift_jis":
+		enc = whatwgShiftJIS{enc}
 	}
 	return Codec{name: canon, unit: 1, dec: enc}, nil
 }

@@ -1,6 +1,7 @@
 package textfile
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -113,6 +114,46 @@ func (encoder1252) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err e
 		}
 		dst[nDst] = b
 		nDst, nSrc = nDst+1, nSrc+n
+	}
+	return nDst, nSrc, nil
+}
+
+// whatwgShiftJIS is Shift_JIS whose encoder takes U+0080 back to the byte
+// 0x80, as WHATWG's does: the decoder gives U+0080 for that byte, and
+// x/text's encoder has no bytes for it, so a file read with one could not
+// be written back.
+type whatwgShiftJIS struct{ encoding.Encoding }
+
+func (e whatwgShiftJIS) NewEncoder() *encoding.Encoder {
+	return &encoding.Encoder{Transformer: encoderShiftJIS{e.Encoding.NewEncoder()}}
+}
+
+type encoderShiftJIS struct{ inner *encoding.Encoder }
+
+func (e encoderShiftJIS) Reset() { e.inner.Reset() }
+
+// Transform hands the text between two U+0080 to x/text's encoder, which
+// keeps no state between characters in Shift_JIS.
+func (e encoderShiftJIS) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+	for nSrc < len(src) {
+		i := bytes.Index(src[nSrc:], []byte("\u0080"))
+		if i != 0 {
+			part, eof := src[nSrc:], atEOF
+			if i > 0 {
+				part, eof = part[:i], true
+			}
+			d, s, err := e.inner.Transform(dst[nDst:], part, eof)
+			nDst, nSrc = nDst+d, nSrc+s
+			if err != nil || i < 0 {
+				return nDst, nSrc, err
+			}
+			continue
+		}
+		if nDst >= len(dst) {
+			return nDst, nSrc, transform.ErrShortDst
+		}
+		dst[nDst] = 0x80
+		nDst, nSrc = nDst+1, nSrc+len("\u0080")
 	}
 	return nDst, nSrc, nil
 }
