@@ -301,3 +301,40 @@ func TestWriteEncodingRefusesWhatItCannotHold(t *testing.T) {
 		t.Errorf("file %q, want it unchanged", got)
 	}
 }
+
+// GB18030 spells U+FEFF as a character (84 31 95 33), and has no
+// byte-order mark: a file that begins with it, written back as read gave
+// it, lost it (noChange false, the text changed), and a new file with it
+// was INVALID_ARGUMENT for a --bom never passed.
+func TestWriteEncodingWithoutAMarkKeepsALeadingFEFF(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	p := filepath.Join(dir, "f")
+	const data = "\x84\x31\x95\x33a\n"
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tl.Read(ctx, core.ReadRequest{Path: "f", Encoding: "gb18030"})
+	if err != nil || r.Content != "\ufeffa\n" {
+		t.Fatalf("read: %+v %v", r, err)
+	}
+	res, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr(r.Content), Encoding: "gb18030"})
+	if got, _ := os.ReadFile(p); err != nil || !res.NoChange || string(got) != data {
+		t.Errorf("written back: %+v %v, file %q", res, err, got)
+	}
+	for _, app := range []bool{false, true} {
+		os.Remove(p)
+		res, err = tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("\ufeffa\n"), Encoding: "gb18030", Append: app})
+		if got, _ := os.ReadFile(p); err != nil || string(got) != data || *res.BOM {
+			t.Errorf("new file, append %v: %+v %v, file %q", app, res, err, got)
+		}
+	}
+	res, err = tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("\ufeffb\n"), Encoding: "gb18030", Append: true})
+	if got, _ := os.ReadFile(p); err != nil || string(got) != data+"\x84\x31\x95\x33b\n" {
+		t.Errorf("appended to the file: %+v %v, file %q", res, err, got)
+	}
+	_, err = tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("a\n"), Encoding: "gb18030", BOM: new(true)})
+	if code(err) != fault.CodeInvalidArgument {
+		t.Errorf("--bom for gb18030: %v, want INVALID_ARGUMENT", err)
+	}
+}

@@ -181,10 +181,16 @@ func styled(named *Codec, content string, file *Style, lineEnding string, bom *b
 	if named != nil {
 		c = *named
 	}
+	// An encoding without a byte-order mark (GB18030 spells U+FEFF as
+	// a character) takes a leading U+FEFF as text, never as its mark.
+	markless := named != nil && named.dec != nil && named.unit == 1
+	if markless {
+		body, withBOM = content, false
+	}
 	if bom != nil {
 		withBOM = *bom
 	}
-	if !withBOM {
+	if !withBOM && !markless {
 		// Written first, a U+FEFF is the mark, whatever it was in the
 		// content: a file written without one begins with none.
 		if named == nil {
@@ -382,7 +388,10 @@ func toFileEndings(body, lineEnding string, file *Style, mixed func(string) stri
 // that is not text), without a byte-order mark, which stays at the start
 // of the file. (A new or empty file takes content as Styled does.)
 func Appended(content string, file *Style, lineEnding string) ([]byte, error) {
-	content = strings.TrimPrefix(content, "\uFEFF")
+	if file == nil || file.c.dec == nil || file.c.unit == 2 {
+		// A legacy encoding (GB18030) has no mark: its U+FEFF is text.
+		content = strings.TrimPrefix(content, "\uFEFF")
+	}
 	// A file cut between a CR and its LF (a CRLF file appended in parts):
 	// the content's first LF ends the file's last line as it is, where
 	// styled it made CR CR LF.
