@@ -332,6 +332,12 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 			data, _, err = textfile.StyledIn(c, string(data), nil, req.LineEnding, nil)
 		} else {
 			data, err = textfile.Appended(string(data), file, req.LineEnding)
+			if last := old[bytes.LastIndexByte(old, '\n')+1:]; err == nil && len(data) > 0 && c.Stateful() && bytes.IndexByte(last, 0x1b) >= 0 {
+				// The file's last line may end shifted (ISO-2022-JP's
+				// JIS X 0208): the content, encoded from ASCII, would be
+				// read in that shift. An escape to ASCII goes first.
+				data = append([]byte("\x1b(B"), data...)
+			}
 		}
 	case text && len(old) == 0:
 		// A new or empty file takes the content as write takes it: a

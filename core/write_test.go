@@ -338,3 +338,28 @@ func TestWriteEncodingWithoutAMarkKeepsALeadingFEFF(t *testing.T) {
 		t.Errorf("--bom for gb18030: %v, want INVALID_ARGUMENT", err)
 	}
 }
+
+// ISO-2022-JP is stateful: a file whose last line ends shifted into JIS
+// X 0208 read the ASCII appended after it as kanji ("ab" as 痰), exit 0.
+func TestAppendISO2022JPAfterAShiftedLine(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	p := filepath.Join(dir, "f")
+	for _, old := range []string{"\x1b$BF|", "x\n\x1b$BF|", "\x1b$BF|\x1b(B", "a", ""} {
+		if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before, err := tl.Read(ctx, core.ReadRequest{Path: "f", Encoding: "iso-2022-jp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("ab\n"), Encoding: "iso-2022-jp", Append: true}); err != nil {
+			t.Fatalf("%q: %v", old, err)
+		}
+		r, err := tl.Read(ctx, core.ReadRequest{Path: "f", Encoding: "iso-2022-jp"})
+		got, _ := os.ReadFile(p)
+		if err != nil || r.Content != before.Content+"ab\n" {
+			t.Errorf("%q, ab appended: %q reads as %+v %v, want %q", old, got, r, err, before.Content+"ab\n")
+		}
+	}
+}
