@@ -320,6 +320,13 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	case text && req.Encoding != "":
 		var file *textfile.Style
 		c, _ := textfile.NamedEncoding(req.Encoding, old)
+		if m, marked := textfile.ByBOM(old); marked && c.BOMLen() == 0 {
+			// The mark names the file's encoding (UTF-8, UTF-16), and
+			// bytes of any other would follow it: Latin-1 decodes every
+			// byte, so the file passed for Latin-1 text.
+			return nil, fault.Errorf(fault.CodeNotText, "the file begins with a byte-order mark for %s: appended in %s, the content would follow bytes of another encoding.", m.Name(), c.Name()).
+				WithPath(display).WithHint("append in %s, the file's encoding; nothing was changed", m.Name())
+		}
 		if len(old) > 0 {
 			f, ok := textfile.StyleIn(c, old, true)
 			if !ok {

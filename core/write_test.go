@@ -363,3 +363,32 @@ func TestAppendISO2022JPAfterAShiftedLine(t *testing.T) {
 		}
 	}
 }
+
+// A file whose byte-order mark names its encoding takes no text appended
+// in another: latin1 after a UTF-8 or UTF-16 mark (every byte is
+// Latin-1, so the file passed as Latin-1 text) mixed two encodings, exit 0.
+func TestAppendEncodingAgainstTheFilesMark(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	p := filepath.Join(dir, "f")
+	for _, tc := range []struct{ old, enc string }{
+		{"\xef\xbb\xbfcaf\xc3\xa9\n", "latin1"},
+		{"\xff\xfe\x30\x04\x31\x04", "windows-1251"}, // "аб", no NUL
+		{"\xfe\xff\x04\x30", "koi8-r"},
+	} {
+		if err := os.WriteFile(p, []byte(tc.old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("b\n"), Encoding: tc.enc, Append: true})
+		if got, _ := os.ReadFile(p); code(err) != fault.CodeNotText || string(got) != tc.old {
+			t.Errorf("%q, appended in %s: %v, file %q", tc.old, tc.enc, err, got)
+		}
+	}
+	// Its own encoding still takes the text.
+	if err := os.WriteFile(p, []byte("\xef\xbb\xbfa\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("\u00e9\n"), Encoding: "utf-8", Append: true}); err != nil {
+		t.Error(err)
+	}
+}
