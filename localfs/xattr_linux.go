@@ -50,10 +50,10 @@ func copyXattrs(from, to int, at string) error {
 // without them.
 func xattrNames(fd int) ([]string, error) {
 	list, err := sized(func(buf []byte) (int, error) { return unix.Flistxattr(fd, buf) })
-	if errors.Is(err, unix.EOPNOTSUPP) || len(list) == 0 {
+	if errors.Is(err, unix.EOPNOTSUPP) {
 		return nil, nil
 	}
-	if err != nil {
+	if err != nil || len(list) == 0 {
 		return nil, err
 	}
 	return strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00"), nil

@@ -153,3 +153,12 @@ func TestMoveAcrossFileSystemsRefusesXattrLoss(t *testing.T) {
 		t.Fatalf("mv of a file with only an SELinux label onto a ramfs: %v", err)
 	}
 }
+
+// A listing of the attributes that fails is an error, not "none": the
+// move went on without them (ACLs lost with no word), the failure lost
+// because sized answers no buffer with its error.
+func TestXattrNamesReportsAFailedListing(t *testing.T) {
+	if _, err := xattrNames(-1); !errors.Is(err, unix.EBADF) {
+		t.Errorf("xattrNames of a bad descriptor: %v, want EBADF", err)
+	}
+}
