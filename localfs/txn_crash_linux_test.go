@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -180,4 +181,46 @@ func readOnly(t *testing.T, dir string) (writable func()) {
 		must(t, unix.Unmount(dir, 0))
 		mounted = false
 	}
+}
+
+// A settle that cannot look at a stuck journal (another process holds it
+// while it tries the undo again, past this call's deadline) keeps its
+// files refused: it dropped them from the list, and a read in that
+// window answered the half-done commit's content as committed.
+func TestUncommittedStaysWhileAnotherRecoveryHoldsTheJournal(t *testing.T) {
+	needRoot(t)
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := killedMidCommit(t, txnBefore, txnAfter)
+	readOnly(t, dir)
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir, LockTimeout: 20 * time.Millisecond})
+	must(t, err)
+	defer fsys.Close()
+	ctx := context.Background()
+	open := func() error {
+		r, err := fsys.Open(ctx, "a.txt")
+		if err == nil {
+			r.Close()
+		}
+		return err
+	}
+	if err := open(); code(err) != fault.CodeIOError {
+		t.Fatalf("open a.txt of the half-committed tree: %v, want IO_ERROR", err)
+	}
+	js, _ := filepath.Glob(filepath.Join(state, "journal", "*"+journalPending))
+	if len(js) != 1 {
+		t.Fatalf("journals %q", js)
+	}
+	rec, err := lockRecoveryFile(js[0] + journalRecovering)
+	must(t, err)
+	fd, err := unix.Open(js[0], unix.O_RDWR|unix.O_CLOEXEC, 0)
+	must(t, err)
+	must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
+	fsys.SettleDead(ctx)
+	if err := open(); code(err) != fault.CodeIOError {
+		t.Errorf("open a.txt while another process holds the stuck journal: %v, want IO_ERROR", err)
+	}
+	unix.Close(fd)
+	unix.Unlink(js[0] + journalRecovering)
+	unix.Close(rec)
 }

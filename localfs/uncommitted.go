@@ -24,8 +24,26 @@ type uncommittedFile struct {
 // (checkCommitted), and returns the journals left stuck.
 func (f *FS) settle(ctx context.Context, state string, deadline time.Time) map[string]bool {
 	stuck := recoverJournals(ctx, f, state, deadline)
-	var files []uncommittedFile
+	prev := f.uncommitted.Load()
+	if len(stuck) == 0 && (prev == nil || len(*prev) == 0) {
+		return stuck // the hot path: no journal left
+	}
+	// A journal found stuck before and still there was not undone: this
+	// pass may not have looked at it (another process held it past the
+	// deadline), and its files still hold the dead commit's content.
+	still := map[string]bool{}
 	for j := range stuck {
+		still[j] = true
+	}
+	if prev != nil {
+		for _, u := range *prev {
+			if _, err := os.Lstat(u.journal); err == nil {
+				still[u.journal] = true
+			}
+		}
+	}
+	var files []uncommittedFile
+	for j := range still {
 		if !strings.HasSuffix(j, journalPending) {
 			continue // committed: its files hold what the caller was told
 		}
