@@ -30,9 +30,7 @@ func copyXattrs(from, to int, at string) error {
 			return err
 		}
 		if err := unix.Fsetxattr(to, name, value, 0); err != nil && name != "security.selinux" {
-			return fault.Errorf(fault.CodeNotSupported, "the destination's file system cannot keep the extended attribute %s (%s), which the move would lose.", name, errText(err)).
-				WithPath(at).WithDetail("xattr", name).WithCause(err).
-				WithHint("remove the attribute first (setfattr -x), or choose a destination on a file system that keeps it; nothing was moved")
+			return xattrSetErr(name, err, at)
 		}
 	}
 	for _, acl := range [...]string{"system.posix_acl_access", "system.posix_acl_default"} {
@@ -77,4 +75,19 @@ func sized(get func([]byte) (int, error)) ([]byte, error) {
 			return buf[:n], err
 		}
 	}
+}
+
+// xattrSetErr is the refusal of a move whose copy could not get the
+// attribute name (err from fsetxattr): a privilege this process lacks
+// (security.capability takes CAP_SETFCAP, trusted.* CAP_SYS_ADMIN), or a
+// destination's file system that cannot keep it.
+func xattrSetErr(name string, err error, at string) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		return fault.Errorf(fault.CodePermissionDenied, "the copy may not be given the extended attribute %s (%s): setting it takes a privilege this process lacks, and the move would lose it.", name, errText(err)).
+			WithPath(at).WithDetail("xattr", name).WithCause(err).
+			WithHint("move it within its file system (a rename keeps it), or run as a user who may set it; nothing was moved")
+	}
+	return fault.Errorf(fault.CodeNotSupported, "the destination's file system cannot keep the extended attribute %s (%s), which the move would lose.", name, errText(err)).
+		WithPath(at).WithDetail("xattr", name).WithCause(err).
+		WithHint("remove the attribute first (setfattr -x), or choose a destination on a file system that keeps it; nothing was moved")
 }

@@ -162,3 +162,18 @@ func TestXattrNamesReportsAFailedListing(t *testing.T) {
 		t.Errorf("xattrNames of a bad descriptor: %v, want EBADF", err)
 	}
 }
+
+// An attribute the copy may not be given for want of a privilege (a
+// security.capability moved by a user without CAP_SETFCAP) is
+// PERMISSION_DENIED saying so: it blamed the destination's file system
+// (NOT_SUPPORTED) and sent the user to setfattr -x, which needs the
+// same privilege.
+func TestXattrSetErrNamesAPrivilege(t *testing.T) {
+	e := fault.AsError(xattrSetErr("security.capability", unix.EPERM, "a/t"))
+	if e == nil || e.Code != fault.CodePermissionDenied || strings.Contains(e.Message, "file system") || e.Path != "a/t" {
+		t.Errorf("EPERM: %v, want PERMISSION_DENIED naming a privilege", e)
+	}
+	if e := fault.AsError(xattrSetErr("user.k", unix.EOPNOTSUPP, "a/t")); e == nil || e.Code != fault.CodeNotSupported {
+		t.Errorf("EOPNOTSUPP: %v, want NOT_SUPPORTED", e)
+	}
+}
