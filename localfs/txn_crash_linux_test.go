@@ -223,4 +223,12 @@ func TestUncommittedStaysWhileAnotherRecoveryHoldsTheJournal(t *testing.T) {
 	unix.Close(fd)
 	unix.Unlink(js[0] + journalRecovering)
 	unix.Close(rec)
+	// Once its file system is writable again (remounted: the session's
+	// descriptors keep the mount busy), its next call undoes the
+	// transaction and reads the file again.
+	must(t, unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT, ""))
+	fsys.SettleDead(ctx)
+	if err := open(); err != nil {
+		t.Errorf("open a.txt once the transaction is undone: %v", err)
+	}
 }
