@@ -385,7 +385,10 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 		c, _ := textfile.NamedEncoding(req.Encoding, whole)
 		if st, ok := textfile.StyleIn(c, whole, true); ok {
 			w := st.Written()
-			res.LineEnding, res.BOM, res.Encoding = w.LineEnding, &w.BOM, c.Name()
+			res.LineEnding, res.BOM = w.LineEnding, &w.BOM
+			if !c.IsUTF8() {
+				res.Encoding = c.Name() // as write names it: never utf-8
+			}
 		}
 	} else if text {
 		if st, ok := textfile.StyleOf(whole, true); ok {

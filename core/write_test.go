@@ -392,3 +392,16 @@ func TestAppendEncodingAgainstTheFilesMark(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The result names the encoding as write's does: utf-8 is left out, as
+// the man page says, where --append named it and write did not.
+func TestWriteEncodingUTF8ResultAlike(t *testing.T) {
+	tl, _ := tools(t)
+	ctx := context.Background()
+	for _, app := range []bool{false, true} {
+		res, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("a\n"), Encoding: "utf-8", Append: app})
+		if err != nil || res.Encoding != "" {
+			t.Errorf("append %v: %+v %v, want no encoding", app, res, err)
+		}
+	}
+}
