@@ -339,10 +339,12 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 			data, _, err = textfile.StyledIn(c, string(data), nil, req.LineEnding, nil)
 		} else {
 			data, err = textfile.Appended(string(data), file, req.LineEnding)
-			if last := old[bytes.LastIndexByte(old, '\n')+1:]; err == nil && len(data) > 0 && c.Stateful() && bytes.IndexByte(last, 0x1b) >= 0 {
+			if last := old[bytes.LastIndexByte(old, '\n')+1:]; err == nil && len(data) > 0 && data[0] != 0x1b && c.Stateful() && bytes.IndexByte(last, 0x1b) >= 0 {
 				// The file's last line may end shifted (ISO-2022-JP's
 				// JIS X 0208): the content, encoded from ASCII, would be
-				// read in that shift. An escape to ASCII goes first.
+				// read in that shift. An escape to ASCII goes first, but
+				// for content that begins with its own (two escapes in a
+				// row are an error to WHATWG's decoder).
 				data = append([]byte("\x1b(B"), data...)
 			}
 		}
