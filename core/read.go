@@ -793,13 +793,8 @@ func (w *window) fill(ctx context.Context, lr *lineReader, start int) (truncated
 		if len(w.lines) > 0 {
 			return true, false, &lineStart, nil
 		}
-		piece, cut, err := w.piece(ctx, lr, w.body(raw, lr), n, line, lineStart)
-		if err != nil {
-			return false, false, nil, err
-		}
-		w.lines = append(w.lines, piece)
-		at := lineStart + int64(cut)
-		return true, true, &at, nil
+		next, err := w.piece(ctx, lr, w.body(raw, lr), n, line, lineStart)
+		return next != nil, next != nil, next, err
 	}
 	if len(w.lines) == w.limit {
 		more, err := lr.more()
@@ -848,10 +843,32 @@ func (w *window) rawLimit() int {
 // reports whether it fits the bound whole, after any lineTruncation; the
 // line is returned either way when it was read whole or cut, else nil.
 func (w *window) take(ctx context.Context, raw []byte, lr *lineReader, n int) (*winLine, bool, error) {
+	line, err := w.decode(raw, lr, n)
+	if line == nil || err != nil {
+		return nil, false, err
+	}
+	cost := w.cost(*line, n)
+	if w.used+cost > w.budget {
+		next, err := w.after(lr)
+		if err != nil {
+			return nil, false, err
+		}
+		if fits, err := w.fits(ctx, lr, *line, n, next); err != nil || !fits {
+			return line, false, err
+		}
+	}
+	w.used += cost
+	return line, true, nil
+}
+
+// decode is line n, of which lr has read raw, as a window holds it: its
+// text, after any lineTruncation, and its terminator; nil when the line
+// was read neither whole nor to be cut. lr is past a line it cuts.
+func (w *window) decode(raw []byte, lr *lineReader, n int) (*winLine, error) {
 	full := lr.lineDone() && len(raw) == lr.lineLen
 	cutAt, chars := w.req.LineTruncation.limit()
 	if !full && cutAt == 0 {
-		return nil, false, nil
+		return nil, nil
 	}
 	body, term := raw, termNone
 	if full {
@@ -861,33 +878,27 @@ func (w *window) take(ctx context.Context, raw []byte, lr *lineReader, n int) (*
 	}
 	text, err := w.codec.Decode(body)
 	if err != nil {
-		return nil, false, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.Name()), n)
+		return nil, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.Name()), n)
 	}
 	line := winLine{text: text, term: term}
 	if cutAt > 0 {
 		if !full {
 			if err := lr.skipRest(); err != nil {
-				return nil, false, ioError(err, w.display)
+				return nil, ioError(err, w.display)
 			}
 			line.term = lr.lastTerm
 		}
-		if cut, ok := truncateLine(text, cutAt, chars); ok || !full {
+		cut, ok := truncateLine(text, cutAt, chars)
+		if !ok && !full {
+			// Its cut lies past what was read: neither is known.
+			return nil, nil
+		}
+		if ok {
 			size := lr.lineLen - termLen(line.term, w.codec.Unit())
 			line.text, line.cut = cut+lineCutMarker(int64(size)), true
 		}
 	}
-	cost := w.cost(line, n)
-	if w.used+cost > w.budget {
-		next, err := w.after(lr)
-		if err != nil {
-			return nil, false, err
-		}
-		if fits, err := w.fits(ctx, lr, line, n, next); err != nil || !fits {
-			return &line, false, err
-		}
-	}
-	w.used += cost
-	return &line, true, nil
+	return &line, nil
 }
 
 // body is a line without its terminator when the whole line was read.
@@ -898,19 +909,22 @@ func (w *window) body(raw []byte, lr *lineReader) []byte {
 	return raw
 }
 
-// piece cuts the largest start of a line too long for the budget that
-// fits, at a character boundary and never between CR and LF. It returns
-// the piece and its length in raw bytes. The piece holds at least minPiece
+// piece fills a window whose first line, n, does not fit whole with a
+// continuation after it: with the lines through the end of the file when
+// they fit (toEnd), returning nil, else with the largest start of line n
+// that fits, cut at a character boundary and never between CR and LF,
+// returning where its rest starts. The piece holds at least minPiece
 // bytes of a line it starts, so that its continuation is accepted, and a
-// character of one it continues; when that does not fit, the line is
-// TOO_LARGE, naming the size of that least answer. whole is the line when
-// all of it was read or lineTruncation cut it (else nil), lr the reader
-// past what was read of it, lineStart its offset.
-func (w *window) piece(ctx context.Context, lr *lineReader, raw []byte, n int, whole *winLine, lineStart int64) (winLine, int, error) {
+// character of one it continues; when neither answer fits, the line is
+// TOO_LARGE, naming the size of the least. whole is the line when all of
+// it was read or lineTruncation cut it (else nil), lr the reader past what
+// was read of it, lineStart its offset.
+func (w *window) piece(ctx context.Context, lr *lineReader, raw []byte, n int, whole *winLine, lineStart int64) (*int64, error) {
 	c := w.codec
 	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.Name()), n)
-	if _, err := c.Decode(raw[:c.Boundary(raw, len(raw))]); err != nil {
-		return winLine{}, 0, bad
+	head, err := c.Decode(raw[:c.Boundary(raw, len(raw))])
+	if err != nil {
+		return nil, bad
 	}
 	// cut is the piece up to k, at a boundary: without a CR it ends on,
 	// which may be half a CRLF.
@@ -958,16 +972,23 @@ func (w *window) piece(ctx context.Context, lr *lineReader, raw []byte, n int, w
 			needed, err = w.measure(ctx, lr, *whole, n, next, false)
 		}
 		if err != nil {
-			return winLine{}, 0, err
+			return nil, err
 		}
 	}
 	if found {
 		m, err := size(kLeast)
 		if err != nil {
-			return winLine{}, 0, err
+			return nil, err
 		}
 		needed = min(needed, m)
 	}
+	// The window through the end counts when it fits, or as the least
+	// answer (none over ReadMaxBytes is given).
+	end, err := w.toEnd(ctx, lr, whole, head, len(raw), n, lineStart, min(max(w.bound, needed-1), ReadMaxBytes))
+	if err != nil || end <= w.bound {
+		return nil, err
+	}
+	needed = min(needed, end)
 	if needed > w.bound {
 		what := fmt.Sprintf("line %d does not fit, whole or in a part of %d bytes", n, least)
 		switch {
@@ -985,7 +1006,7 @@ func (w *window) piece(ctx context.Context, lr *lineReader, raw []byte, n int, w
 			hint = "raise --max-bytes to %d or more"
 		}
 		e := w.t.tooLarge(needed, what)
-		return winLine{}, 0, e.WithPath(w.display).WithDetail("line", n).WithHint(hint, w.t.raiseTo(needed))
+		return nil, e.WithPath(w.display).WithDetail("line", n).WithHint(hint, w.t.raiseTo(needed))
 	}
 	// Measured once past the least piece, a window's line count is
 	// known: size fails no more.
@@ -1001,10 +1022,105 @@ func (w *window) piece(ctx context.Context, lr *lineReader, raw []byte, n int, w
 	k := cut(c.Boundary(raw, lo))
 	text, err := c.Decode(raw[:k])
 	if err != nil || k == 0 {
-		return winLine{}, 0, bad
+		return nil, bad
 	}
 	w.used += w.cost(winLine{text: text}, n)
-	return winLine{text: text}, k, nil
+	w.lines = append(w.lines, winLine{text: text})
+	at := lineStart + int64(k)
+	return &at, nil
+}
+
+// toEnd is the size of the window of the first line n, which starts at
+// lineStart, through the end of the file, when that is at most most, else
+// math.MaxInt; a window that fits the bound is w's. Without a sha256 (a
+// tail or a byteOffset window), a window that runs to the end names no
+// continuation, and a short rest may cost less than nextOffset and
+// nextByteOffset. line is line n as take read it (nil when it was read
+// neither whole nor cut), head the text of the first read bytes of it, lr
+// the reader past them. It reads on in a reader of its own, from what lr
+// holds: at most the bytes that may fit most, and the rest of the lines
+// lineTruncation cuts.
+func (w *window) toEnd(ctx context.Context, lr *lineReader, line *winLine, head string, read, n int, lineStart int64, most int) (int, error) {
+	if lr.hash != nil {
+		// Its sha256 makes it longer than the continuation.
+		return math.MaxInt, nil
+	}
+	from, first, rest := lineStart, winLine{text: head}, w.fileSize-lineStart-int64(read)
+	if line != nil {
+		from, first, rest = lr.pos, *line, w.fileSize-lr.pos
+	}
+	// Its least: first, which the window holds all of, and the rest at
+	// half a JSON byte a raw byte (UTF-16), or a cut line's marker. Sized
+	// without its terminator, first has line ending none, as long as lf
+	// and the \n it leaves out.
+	least := int(min(rest/2, int64(len(lineCutMarker(0)))))
+	if cutAt, _ := w.req.LineTruncation.limit(); cutAt == 0 {
+		least = int(min(rest/2, math.MaxInt32))
+	}
+	if rest <= 0 || w.sized(lr, first, n, nil, false, nil)+least > most {
+		return math.MaxInt, nil
+	}
+	e := *w
+	var held []byte
+	if line != nil {
+		held, _ = lr.br.Peek(lr.br.Buffered())
+	}
+	past := from + int64(len(held))
+	la := &lineReader{c: w.codec, pos: from, br: bufio.NewReaderSize(io.MultiReader(bytes.NewReader(held),
+		io.NewSectionReader(w.f, past, w.fileSize-past)), bufSize(w.fileSize-from))}
+	m := n
+	if line == nil {
+		m--
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		size := 0
+		if line != nil {
+			// The window as if the file ended after line: it ends in
+			// a newline unless it does, and more lines only add to it.
+			if size = e.sized(lr, *line, m, nil, false, nil); size > most {
+				return math.MaxInt, nil
+			}
+		}
+		limit := 2*(most-size) + 8
+		if k, _ := w.req.LineTruncation.limit(); k > 0 {
+			limit = min(limit, 4*min(k, ReadMaxBytes)+8)
+		}
+		raw, err := la.next(limit)
+		if err != nil {
+			return 0, ioError(err, w.display)
+		}
+		if la.atEnd() {
+			if line == nil {
+				return math.MaxInt, nil // the file became shorter
+			}
+			if size <= w.bound {
+				e.used += e.cost(*line, m)
+				w.lines, w.used = append(e.lines, *line), e.used
+			}
+			return size, nil
+		}
+		if line != nil {
+			if len(e.lines)+1 >= w.limit {
+				return math.MaxInt, nil
+			}
+			e.used += e.cost(*line, m)
+			e.lines = append(e.lines, *line)
+		}
+		m++
+		line, err = e.decode(raw, la, m)
+		if fe := fault.AsError(err); fe != nil && fe.Code == fault.CodeNotText {
+			return math.MaxInt, nil // a later window says so
+		}
+		if err != nil {
+			return 0, err
+		}
+		if line == nil {
+			return math.MaxInt, nil // longer than most leaves room for
+		}
+	}
 }
 
 func (w *window) splitTerm(raw []byte) ([]byte, termKind) {

@@ -162,3 +162,51 @@ func TestReadWindowCountsInTheStream(t *testing.T) {
 		}
 	}
 }
+
+// TestReadWindowToTheEnd: a tail or byteOffset window gives no sha256, so
+// through the end of the file, naming no nextOffset and nextByteOffset, it
+// can be smaller than its first line alone with them. It is the answer at
+// its size, and under it TOO_LARGE names that size, here the least answer
+// (its first line is too short to come in parts, or its least part with
+// a continuation is larger). It was TOO_LARGE up to the size of the first
+// line with a continuation, and then gave the smaller window.
+func TestReadWindowToTheEnd(t *testing.T) {
+	x := strings.Repeat("x", 330)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, file string
+		req        ReadRequest
+	}{
+		{"tail", "a\n" + x + "\nb\n", ReadRequest{Offset: -2}},
+		{"tail, no final newline", "a\n" + x + "\nb", ReadRequest{Offset: -2}},
+		{"tail, crlf", "a\r\n" + x + "\r\nb\r\n", ReadRequest{Offset: -2}},
+		{"tail, numbered", "a\n" + x + "\nb\n", ReadRequest{Offset: -2, IncludeLineNumbers: true}},
+		{"tail of three lines", "a\n" + x + "\nb\nc\n", ReadRequest{Offset: -3}},
+		{"byte offset", "a\n" + x + "\nb\n", ReadRequest{Offset: 2, ByteOffset: 2}},
+		{"utf-16, under minPiece bytes", "\xff\xfea\x00\n\x00" + strings.Repeat("x\x00", 250) + "\n\x00b\x00", ReadRequest{Offset: -2}},
+		// At --max-bytes 400 the line is read only in part.
+		{"line over minPiece", "a\n" + strings.Repeat("x", 530) + "\nb\n", ReadRequest{Offset: -2, LineTruncation: LineTruncation{Chars: new(0)}}},
+		// Read in part under the default cut of 2000 characters, it
+		// was taken as cut there, a line with a marker, and sized so.
+		{"last line over minPiece", "a\n" + strings.Repeat("x", 530), ReadRequest{Offset: -1}},
+	} {
+		c.req.Path = "f"
+		tl := &Tools{FS: memfs.New(map[string]string{"f": c.file}), MaxBytes: 1 << 20}
+		whole, err := tl.Read(ctx, c.req)
+		if err != nil || whole.Truncated {
+			t.Fatalf("%s: %+v, %v", c.name, whole, err)
+		}
+		size := jsonSize(whole)
+		tl.MaxBytes = size
+		if res, err := tl.Read(ctx, c.req); err != nil || res.Truncated || jsonSize(res) != size {
+			t.Errorf("%s at %d: %+v, %v", c.name, size, res, err)
+		}
+		for _, mb := range []int{400, size - 1} {
+			tl.MaxBytes = mb
+			_, err := tl.Read(ctx, c.req)
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeTooLarge || e.Details["needed"] != size {
+				t.Errorf("%s at %d: %v, want TOO_LARGE needing %d", c.name, mb, err, size)
+			}
+		}
+	}
+}
