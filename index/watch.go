@@ -85,6 +85,10 @@ type watchReply struct {
 	Idle  float64  `json:"idle,omitempty"`
 	Dirs  rawPaths `json:"dirs,omitempty"`
 	Trees rawPaths `json:"trees,omitempty"`
+	// OtherMounts: not OK because the asker sees other mounts on the
+	// tree than the watcher, whose own are as it built (another mount
+	// namespace, a sandbox's).
+	OtherMounts bool `json:"otherMounts,omitempty"`
 }
 
 // watchProto is the version of the exchange on the socket, sent both
@@ -160,6 +164,21 @@ func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
 		return watchReply{}, false
 	}
 	return r, true
+}
+
+// watcherElsewhere is the pid of a watcher of ix that answers, but not
+// for this process, which sees other mounts on the tree (another mount
+// namespace): 0 when there is none.
+func watcherElsewhere(ctx context.Context, ix *Index) int {
+	mounts, ok := localfs.MountsBelow(ix.root)
+	if !ok {
+		return 0
+	}
+	r, err := exchange(ctx, socketName(ix.name), watchRequest{Proto: watchProto, Gen: ix.gen, Mounts: mounts})
+	if err != nil || r.Proto != watchProto || !r.OtherMounts {
+		return 0
+	}
+	return r.Pid
 }
 
 // exchange sends req to the watcher listening on the socket sock and

@@ -452,7 +452,9 @@ func (x *watcher) reply(req watchRequest) watchReply {
 		// tree's files as they are now.
 		if now, ok := localfs.MountsBelow(x.loc.root); ok && now != x.mounts {
 			x.rebuildSoon()
+			return notOK
 		}
+		notOK.OtherMounts, notOK.Pid = true, os.Getpid()
 		return notOK
 	case c.lost || c.size() > maxWatchReply:
 		return notOK
