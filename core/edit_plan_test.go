@@ -576,6 +576,10 @@ func TestRetriedLooseEdit(t *testing.T) {
 		{"a Markdown hard break", "# T\n\nRoses are red,  \nViolets are blue.\n", "Roses are red,\nViolets are blue.", "Roses are red,\nViolets are purple.", "# T\n\nRoses are red,  \nViolets are purple.\n", 3},
 		{"a form feed line", "int a;\n\f\nint b;\n", "int a;\n\nint b;", "int a;\n\nint c;", "int a;\n\f\nint c;\n", 1},
 		{"a trailing NBSP, CRLF", "x = 1\u00a0\r\ny = 2\r\n", "x = 1\ny = 2", "x = 1\ny = 3", "x = 1\u00a0\r\ny = 3\r\n", 1},
+		// Lines added around oldText, which a retry still finds: they
+		// were added again on every retry but on the exact rung.
+		{"lines added after, trailing whitespace", "# Notes\nfirst point  \nsecond point\n", "first point\nsecond point", "first point\nsecond point\nthird point added", "# Notes\nfirst point  \nsecond point\nthird point added\n", 2},
+		{"lines added before, a CRLF file", "a\r\nfoo = 1 \t\r\n", "foo = 1\n", "// the answer, said once\nfoo = 1\n", "a\r\n// the answer, said once\r\nfoo = 1 \t\r\n", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			once, _, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
