@@ -371,6 +371,13 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 					WithPath(display).WithHint("append the bytes in the file's encoding with --content-base64, or rewrite the file whole with write; nothing was changed")
 			}
 			file = &f
+		} else {
+			// Not text in any encoding agentfs can follow (a NUL byte:
+			// binary, or UTF-16 without its mark, as write --encoding
+			// utf-16le makes it): the content as given, UTF-8, was
+			// appended to it.
+			return nil, fault.Errorf(fault.CodeNotText, "the file is not text (a NUL byte, or bytes no encoding agentfs knows), so text appended would be in no encoding the file has.").
+				WithPath(display).WithHint("if it is UTF-16 without a byte-order mark, append with --encoding utf-16le or utf-16be; to add bytes, use --content-base64; nothing was changed")
 		}
 		data, err = textfile.Appended(string(data), file, req.LineEnding)
 	}
