@@ -428,7 +428,12 @@ func (w *window) size(fileSize int64) {
 func (w *window) measure(ctx context.Context, lr *lineReader, l winLine, n int, next *int64, continues bool) (int, error) {
 	var total *int
 	if next != nil && w.first > 0 && w.fileSize <= ReadCountMaxBytes {
-		t, err := w.count(ctx, lr, io.NewSectionReader(w.f, lr.pos, w.fileSize-lr.pos))
+		// The bytes the stream holds, then the rest by ReadAt: reading
+		// those again was a GET more on an object store.
+		held, _ := lr.br.Peek(lr.br.Buffered())
+		past := lr.pos + int64(len(held))
+		rest := io.MultiReader(bytes.NewReader(held), io.NewSectionReader(w.f, past, w.fileSize-past))
+		t, err := w.count(ctx, lr, rest)
 		if err != nil {
 			return 0, err
 		}
@@ -1110,6 +1115,26 @@ func (w *window) toEnd(ctx context.Context, lr *lineReader, line *winLine, head 
 			e.lines = append(e.lines, *line)
 		}
 		m++
+		if cutAt, chars := w.req.LineTruncation.limit(); cutAt > 0 && !la.lineDone() {
+			// decode reads a line read in part to its end (a long last
+			// line: all of it, by ReadAt) before it finds that its cut
+			// lies past what was read, or for the marker of a cut that
+			// may not fit: the cut is to be in what was read, and to fit
+			// with the least marker and no terminator (which costs no
+			// less than line ending none).
+			text, err := w.codec.Decode(raw[:w.codec.Boundary(raw, len(raw))])
+			if err != nil {
+				return math.MaxInt, nil // a later window says so
+			}
+			cut, ok := truncateLine(text, cutAt, chars)
+			if !ok {
+				return math.MaxInt, nil // longer than most leaves room for
+			}
+			least := winLine{text: cut + lineCutMarker(int64(len(raw))), cut: true}
+			if e.sized(la, least, m, nil, false, nil) > most {
+				return math.MaxInt, nil
+			}
+		}
 		line, err = e.decode(raw, la, m)
 		if fe := fault.AsError(err); fe != nil && fe.Code == fault.CodeNotText {
 			return math.MaxInt, nil // a later window says so

@@ -210,3 +210,37 @@ func TestReadWindowToTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestReadWindowToTheEndStopsBeforeACutLine: a byteOffset window whose
+// first line fits only without a continuation sizes the window through
+// the end of the file, and the line after it, which lineTruncation cuts,
+// is read to its end for its marker only when its cut with the least
+// marker may fit: a piece of the first line read the whole of a long last
+// line (a 200 MB one: 200 MB, on an object store some 800 GETs) to find
+// that the window through it was over the bound. This file is counted
+// (it is under ReadCountMaxBytes), which reads its rest once; the sizing
+// read it a second time, and the count read again, by ReadAt, the 64 KiB
+// the stream held. Only the few bytes the window through the end reads
+// past the stream's are read twice.
+func TestReadWindowToTheEndStopsBeforeACutLine(t *testing.T) {
+	file := "h\n" + strings.Repeat("a", 1500) + "\n" + strings.Repeat("x", 4<<20) + "\n"
+	pieces := 0
+	for mb := 1600; mb <= 1800; mb += 4 {
+		var readAt int64
+		tl := &Tools{FS: readAtFS{memfs.New(map[string]string{"f": file}), &readAt}, MaxBytes: mb}
+		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: 2, ByteOffset: 2})
+		if err != nil || jsonSize(res) > mb {
+			t.Fatalf("at %d: %+v, %v", mb, res, err)
+		}
+		if res.EndLine != 2 || !res.Truncated || *res.NextOffset != 2 {
+			continue // not a piece of line 2
+		}
+		pieces++
+		if readAt > int64(len(file))+4096 {
+			t.Errorf("at %d: a piece of line 2 read %d bytes by ReadAt, the file is %d", mb, readAt, len(file))
+		}
+	}
+	if pieces == 0 {
+		t.Fatal("no bound gave a piece of line 2")
+	}
+}
