@@ -333,6 +333,9 @@ func pageFrom(t testing.TB, tl *Tools, req ReadRequest) ([]byte, int) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if res.BOM && req.ByteOffset == 0 && res.StartLine == 1 {
+				c = "\uFEFF" + c
+			}
 			b, err := enc.NewEncoder().Bytes([]byte(c))
 			if err != nil {
 				t.Fatal(err)
