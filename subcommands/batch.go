@@ -220,12 +220,12 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 				// No arguments, as MCP takes null ones.
 				line.Args = json.RawMessage(`{}`)
 			}
-			// The id and the frame, {"id":...,"result":} and a newline,
-			// take their bytes of the bound too: a line of --max-bytes 512
-			// was 517 bytes.
+			// The id and the frame, {"id":...,"result":}, take their bytes
+			// of the bound too: a line of --max-bytes 512 was 517 bytes.
+			// The result's size counts the line's newline already.
 			req, _ := t.Types()
 			fields = core.Fields(req)
-			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`+"\n")
+			tl.Framing = len(answer.ID) + len(`{"id":,"result":}`)
 			answer.Result, err = runRequest(c.Context, tl, func() (any, error) { return t.Call(c.Context, tl, line.Args) })
 			if gate := gates[t.Info().Name]; err == nil && gate != nil {
 				n, _ := gate(answer.Result)

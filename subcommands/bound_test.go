@@ -245,8 +245,10 @@ func TestPathLongerThanTheBound(t *testing.T) {
 
 // TestBatchTooLargeNamesTheBound: in a batch, a result that does not fit
 // is TOO_LARGE naming the --max-bytes given, and a need that counts the
-// answer's id and frame: run again at that need, the answer comes whole.
-// It named the bound less the frame, and a need that failed again.
+// answer's id and frame: run again at that need, the answer comes whole,
+// and a byte less refuses it. It named the bound less the frame, and a
+// need that failed again; then one that counted the answer's newline
+// twice, a byte over the line.
 func TestBatchTooLargeNamesTheBound(t *testing.T) {
 	t.Chdir(t.TempDir())
 	name := filepath.Join(strings.Repeat("d", 150), strings.Repeat("p", 150)+".txt")
@@ -271,8 +273,11 @@ func TestBatchTooLargeNamesTheBound(t *testing.T) {
 		}
 		needed := a.Error.Details["needed"]
 		code, out, _ := run(t, in, "--max-bytes", strconv.Itoa(needed), "batch")
-		if code != 0 || len(out) > needed || !strings.Contains(out, `"result"`) {
+		if code != 0 || len(out) != needed || !strings.Contains(out, `"result"`) {
 			t.Fatalf("id %.10s at the need named, %d: exit %d, %d bytes: %.200s", id, needed, code, len(out), out)
+		}
+		if _, out, _ := run(t, in, "--max-bytes", strconv.Itoa(needed-1), "batch"); !strings.Contains(out, `"TOO_LARGE"`) {
+			t.Fatalf("id %.10s at a byte under the need named, %d: %.200s", id, needed-1, out)
 		}
 	}
 }
