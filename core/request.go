@@ -140,7 +140,11 @@ func ownDecoding(val any, t reflect.Type, name string) error {
 	var fe *fault.Error
 	if err := u.UnmarshalJSON(raw); errors.As(err, &fe) && fe.Code == fault.CodeInvalidArgument {
 		named := *fe
-		named.Message = name + ": " + fe.Message
+		if !strings.HasPrefix(fe.Message, name+" ") {
+			// Unless it names the field itself: "lineTruncation:
+			// lineTruncation must be".
+			named.Message = name + ": " + fe.Message
+		}
 		return &named
 	}
 	return nil

@@ -259,3 +259,14 @@ func TestTypeErrorNamesTheJSONField(t *testing.T) {
 		t.Errorf("expectedVersion 5: %v, want the field named expectedVersion", err)
 	}
 }
+
+// TestOwnDecodingNamesTheFieldOnce: a field's own decoding error that names
+// the field is not prefixed with it again ("lineTruncation:
+// lineTruncation must be").
+func TestOwnDecodingNamesTheFieldOnce(t *testing.T) {
+	var req ReadRequest
+	err := DecodeJSON([]byte(`{"path":"a","lineTruncation":5}`), &req)
+	if e := fault.AsError(err); e == nil || !strings.HasPrefix(e.Message, "lineTruncation must be") {
+		t.Errorf("lineTruncation 5: %v, want the field named once", err)
+	}
+}
