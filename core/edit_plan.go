@@ -334,7 +334,11 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	start, _, _ := t.Line(nm.Line)
 	_, end, next := t.Line(t.LineAt(nm.End - 1))
 	linesBefore := strings.HasSuffix(before, "\n") && nm.Start == start
-	linesAfter := (strings.HasPrefix(after, "\n") || strings.HasSuffix(o, "\n")) && (nm.End == end || nm.End == next)
+	// The last line may go on in white space only: oldText that ended
+	// before a line's trailing spaces, matched exactly there, left them
+	// after the lines added.
+	endsLine := nm.End == next || nm.End <= end && strings.TrimRight(t.Content()[nm.End:end], " \t\r") == ""
+	linesAfter := (strings.HasPrefix(after, "\n") || strings.HasSuffix(o, "\n")) && endsLine
 	if before != "" && !linesBefore || after != "" && !linesAfter {
 		return 0, false
 	}

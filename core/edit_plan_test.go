@@ -579,6 +579,10 @@ func TestRetriedLooseEdit(t *testing.T) {
 		// Lines added around oldText, which a retry still finds: they
 		// were added again on every retry but on the exact rung.
 		{"lines added after, trailing whitespace", "# Notes\nfirst point  \nsecond point\n", "first point\nsecond point", "first point\nsecond point\nthird point added", "# Notes\nfirst point  \nsecond point\nthird point added\n", 2},
+		// oldText ending before a line's trailing spaces: the exact rung
+		// matched it there, and the spaces went after the added line,
+		// which then did not end a line: each retry added it again.
+		{"lines added after, oldText before trailing spaces", "one\r\ntwo  \r\nthree\r\n", "one\ntwo", "one\ntwo\nadded line here", "one\r\ntwo\r\nadded line here  \r\nthree\r\n", 1},
 		{"lines added before, a CRLF file", "a\r\nfoo = 1 \t\r\n", "foo = 1\n", "// the answer, said once\nfoo = 1\n", "a\r\n// the answer, said once\r\nfoo = 1 \t\r\n", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
