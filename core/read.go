@@ -547,7 +547,9 @@ func readMedia(r io.Reader, size int64, display string) ([]byte, error) {
 // opened: through ReadAt, so that the window comes from the very version
 // the result reports, never from a file replaced since. It reads the few
 // bytes before the offset, to check that it starts a line (or continues a
-// line longer than a window: midLine), and never the rest of the file.
+// line longer than a window: midLine), and never the rest of the file; in
+// a multi-byte legacy encoding, a midLine offset also the bytes back to
+// where a character is sure to start (textfile's StartsCharAt).
 func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display string) (lr *lineReader, midLine bool, err error) {
 	off, bomLen := req.ByteOffset, int64(c.BOMLen())
 	notStart := func(why string) error {
@@ -595,6 +597,11 @@ func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display str
 	}
 	if err != nil {
 		return nil, false, err
+	}
+	if ok, err := c.StartsCharAt(f, off); err != nil {
+		return nil, false, ioError(err, display)
+	} else if !ok {
+		return nil, false, notStart("it is inside a " + c.Name() + " character")
 	}
 	return lr, true, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
 	"github.com/agentfs/agentfs/textfile"
+	"golang.org/x/text/encoding/htmlindex"
 )
 
 // TestReadMediaAtItsLimit reads an image of exactly ReadMaxMediaBytes whole,
@@ -459,6 +460,57 @@ func TestReadStatefulEncodingASCIIMidLine(t *testing.T) {
 		next, err := tl.Read(context.Background(), ReadRequest{Path: "f", Encoding: "iso-2022-jp", LineTruncation: chars, Offset: 2, ByteOffset: *first.NextByteOffset})
 		if err != nil || !strings.HasPrefix(next.Content, "AAAA") {
 			t.Fatalf("%.20q...: the next part %+v, %v; want A's", line, next, err)
+		}
+	}
+}
+
+// TestReadByteOffsetInLegacyCharacter: in a multi-byte legacy encoding a
+// trail byte can also be a lead or ASCII byte, so a window started inside
+// a character decoded garbage (Shift_JIS ソ is 83 5C: "\ソソ…", exit 0) or
+// was NOT_TEXT; it is refused as a mid-character byteOffset is in UTF-8.
+// The second line follows one of odd length, so that only decoding from
+// its own line tells its characters apart.
+func TestReadByteOffsetInLegacyCharacter(t *testing.T) {
+	for _, tc := range []struct{ enc, char string }{
+		{"shift_jis", "ソ"}, {"euc-jp", "あ"}, {"gbk", "中"}, {"gb18030", "中"},
+		{"gb18030", "Þ"}, {"big5", "中"}, {"euc-kr", "한"},
+	} {
+		enc, err := htmlindex.Get(tc.enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := enc.NewEncoder().String(tc.char)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := len(ch)
+		line1 := "head " + strings.Repeat(ch, 700)
+		file := line1 + "\n" + strings.Repeat(ch, 700) + "\n"
+		tl := &Tools{FS: memfs.New(map[string]string{"f": file})}
+		line2 := len(line1) + 1
+		for _, at := range []struct {
+			line, off int
+			ok        bool
+		}{
+			{1, 5 + 300*w, true},
+			{2, line2, true},
+			{2, line2 + 300*w, true},
+			{1, 5 + 300*w + 1, false},
+			{1, 5 + 300*w + w - 1, false},
+			{2, line2 + 300*w + 1, false},
+			{2, line2 + 300*w + w - 1, false},
+		} {
+			res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Encoding: tc.enc, Offset: at.line, ByteOffset: int64(at.off), Limit: 1})
+			if !at.ok {
+				e := fault.AsError(err)
+				if want := "it is inside a " + tc.enc + " character."; e == nil || e.Code != fault.CodeInvalidArgument || !strings.HasSuffix(e.Message, want) {
+					t.Errorf("%s %q at %d: %v, want %q", tc.enc, tc.char, at.off, err, want)
+				}
+				continue
+			}
+			if err != nil || !strings.HasPrefix(res.Content, tc.char+tc.char) {
+				t.Errorf("%s %q at %d: %.20q, %v", tc.enc, tc.char, at.off, res.Content, err)
+			}
 		}
 	}
 }

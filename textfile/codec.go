@@ -466,6 +466,82 @@ func (c Codec) Boundary(raw []byte, k int) int {
 	return n
 }
 
+// multiByte names the legacy encodings whose trail bytes can be lead or
+// ASCII bytes too: a decoder started inside a character reads on without
+// noticing, so only decoding from before it tells where characters start.
+var multiByte = map[string]bool{"shift_jis": true, "euc-jp": true, "gbk": true, "gb18030": true, "big5": true, "euc-kr": true}
+
+// syncBelow bounds the bytes that no multi-byte character holds in any of
+// them: their lead bytes are 0x81 and up, their trail bytes 0x40 and up
+// (EUC-JP's 0xA1, EUC-KR's 0x41), and GB18030's four-byte digits 0x30 to
+// 0x39. A newline is one: a character starts after each.
+const syncBelow = 0x30
+
+// StartsCharAt reports whether byte off of r, text in c, starts a
+// character. In a multi-byte legacy encoding it decodes from the last byte
+// before off that no character holds (at worst the line's start), reading
+// only the bytes from there to off; other encodings are told by the bytes
+// at off (UTF-8, UTF-16) or have one byte a character, and it reads
+// nothing.
+func (c Codec) StartsCharAt(r io.ReaderAt, off int64) (bool, error) {
+	if !multiByte[c.name] {
+		return true, nil
+	}
+	const chunk = 4096
+	buf := make([]byte, chunk+4)
+	from, err := syncBefore(r, off, buf[:chunk])
+	if err != nil {
+		return false, err
+	}
+	dec := c.dec.NewDecoder()
+	// No character takes more than 4 bytes of UTF-8 for each of its bytes.
+	dst := make([]byte, 4*len(buf))
+	var carry []byte
+	for pos := from; pos < off; {
+		n := copy(buf, carry)
+		m := int(min(chunk, off-pos))
+		if err := readAt(r, buf[n:n+m], pos); err != nil {
+			return false, err
+		}
+		pos += int64(m)
+		// Not at the end: a character cut at off is left unconsumed.
+		_, used, _ := dec.Transform(dst, buf[:n+m], false)
+		carry = append([]byte(nil), buf[used:n+m]...)
+	}
+	return len(carry) == 0, nil
+}
+
+// syncBefore is the offset just after the last byte before off below
+// syncBelow, or 0; it reads back from off a chunk (len(buf)) at a time.
+func syncBefore(r io.ReaderAt, off int64, buf []byte) (int64, error) {
+	for end := off; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		b := buf[:end-start]
+		if err := readAt(r, b, start); err != nil {
+			return 0, err
+		}
+		for i := len(b) - 1; i >= 0; i-- {
+			if b[i] < syncBelow {
+				return start + int64(i) + 1, nil
+			}
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// readAt fills b from r at off; io.EOF with b full is no error.
+func readAt(r io.ReaderAt, b []byte, off int64) error {
+	n, err := r.ReadAt(b, off)
+	switch {
+	case n == len(b):
+		return nil
+	case err == nil:
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
 // Newline is the raw newline unit of the codec, and CR the carriage return.
 func (c Codec) Newline() []byte { return c.encodeASCII('\n') }
 

@@ -158,3 +158,46 @@ func TestNamedUTF16FollowsItsMark(t *testing.T) {
 		}
 	}
 }
+
+// lowReader records the lowest offset read from it.
+type lowReader struct {
+	*strings.Reader
+	low int64
+}
+
+func (r *lowReader) ReadAt(b []byte, off int64) (int, error) {
+	r.low = min(r.low, off)
+	return r.Reader.ReadAt(b, off)
+}
+
+// StartsCharAt decodes from the last byte before off that no character
+// holds, and reads no more than a chunk of its backward scan before it.
+func TestStartsCharAt(t *testing.T) {
+	sjis, _ := namedCodec("shift_jis", nil)
+	gb, _ := namedCodec("gb18030", nil)
+	so := strings.Repeat("\x83\x5c", 3000) // ソ, whose trail byte is '\'
+	for _, tc := range []struct {
+		c    Codec
+		raw  string
+		off  int64
+		want bool
+		low  int64 // the lowest offset it may read: a chunk before the byte
+	}{
+		{sjis, so, 5000, true, 0},
+		{sjis, so, 5001, false, 0},
+		{sjis, "\x83\n" + so, 5002, true, 0},
+		{sjis, "\x83\n" + so, 5003, false, 0},
+		{sjis, so + so + " " + so, 12001 + 5000, true, 12001 - 4096},
+		{sjis, so + so + " " + so, 12001 + 4999, false, 12001 - 4096},
+		{gb, "ab\x81\x30\x81\x30\x81\x30", 6, true, 0},
+		{gb, "ab\x81\x30\x81\x30\x81\x30", 5, false, 0},
+		{gb, "ab\x81\x30\x81\x30\x81\x30", 4, false, 0},
+		{Codec{name: "utf-8", unit: 1}, "a\xc3\xa9", 2, true, 3},
+	} {
+		r := &lowReader{strings.NewReader(tc.raw), int64(len(tc.raw))}
+		got, err := tc.c.StartsCharAt(r, tc.off)
+		if err != nil || got != tc.want || r.low < tc.low {
+			t.Errorf("%s %.8q at %d: %v, %v, read from %d; want %v, from %d on", tc.c.name, tc.raw, tc.off, got, err, r.low, tc.want, tc.low)
+		}
+	}
+}
