@@ -445,12 +445,12 @@ func WatchedStatus(ctx context.Context, abs, config string) (st Status, ok bool,
 	defer ix.Close()
 	r, ok := askWatcher(ctx, ix)
 	if !ok {
-		if pid := watcherElsewhere(ctx, ix); pid != 0 {
+		if r.OtherMounts {
 			// It holds the watch lock for good: a second watcher waited
 			// the whole lock timeout, told to wait until the first
 			// answered, which it never does here.
-			return Status{}, false, fault.Errorf(fault.CodeExists, "a watcher of this tree (pid %d) runs where other mounts lie on it (another mount namespace): it answers no search from here, which proves freshness by the stat pass.", pid).
-				WithDetail("watcherPid", pid).
+			return Status{}, false, fault.Errorf(fault.CodeExists, "a watcher of this tree (pid %d) runs where other mounts lie on it (another mount namespace): it answers no search from here, which proves freshness by the stat pass.", r.Pid).
+				WithDetail("watcherPid", r.Pid).
 				WithHint("search from its namespace, or stop it with agentfs index --drop and start the watcher here")
 		}
 		return Status{}, false, nil

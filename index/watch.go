@@ -149,7 +149,10 @@ func socketAddr(name string) (addr string, done func(), err error) {
 }
 
 // askWatcher asks the watcher of ix what changed since ix was built; false
-// when none answers for this very build, or ctx ends first.
+// when none answers for this very build, or ctx ends first. Then the reply
+// is the one that came in this exchange's version, if any: OtherMounts
+// says a watcher answers, but not for this process (another mount
+// namespace).
 func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
 	name := socketName(ix.name)
 	if _, err := os.Lstat(name); err != nil {
@@ -160,25 +163,10 @@ func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
 		return watchReply{}, false
 	}
 	r, err := exchange(ctx, name, watchRequest{Proto: watchProto, Gen: ix.gen, Mounts: mounts})
-	if err != nil || r.Proto != watchProto || !r.OK || r.Gen != ix.gen || len(r.Dirs)+len(r.Trees) > maxWatchReply {
+	if err != nil || r.Proto != watchProto {
 		return watchReply{}, false
 	}
-	return r, true
-}
-
-// watcherElsewhere is the pid of a watcher of ix that answers, but not
-// for this process, which sees other mounts on the tree (another mount
-// namespace): 0 when there is none.
-func watcherElsewhere(ctx context.Context, ix *Index) int {
-	mounts, ok := localfs.MountsBelow(ix.root)
-	if !ok {
-		return 0
-	}
-	r, err := exchange(ctx, socketName(ix.name), watchRequest{Proto: watchProto, Gen: ix.gen, Mounts: mounts})
-	if err != nil || r.Proto != watchProto || !r.OtherMounts {
-		return 0
-	}
-	return r.Pid
+	return r, r.OK && r.Gen == ix.gen && len(r.Dirs)+len(r.Trees) <= maxWatchReply
 }
 
 // exchange sends req to the watcher listening on the socket sock and
