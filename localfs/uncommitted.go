@@ -36,7 +36,12 @@ func (f *FS) settle(ctx context.Context, state string, deadline time.Time) map[s
 		still[j] = true
 	}
 	if prev != nil {
+		checked := map[string]bool{} // one Lstat a journal, not one a file of it
 		for _, u := range *prev {
+			if checked[u.journal] {
+				continue
+			}
+			checked[u.journal] = true
 			if _, err := os.Lstat(u.journal); err == nil {
 				still[u.journal] = true
 			}
