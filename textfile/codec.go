@@ -9,6 +9,7 @@ package textfile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"path"
@@ -414,13 +415,9 @@ func (c Codec) Decode(raw []byte) (string, error) {
 // encodings only GB18030 can spell one, as 84 31 A4 37.
 func (c Codec) literalFFFD(raw []byte) int {
 	if c.unit == 2 {
-		unit := []byte{0xFD, 0xFF}
-		if c.bigEndian {
-			unit = []byte{0xFF, 0xFD}
-		}
 		n := 0
 		for i := 0; i+1 < len(raw); i += 2 {
-			if raw[i] == unit[0] && raw[i+1] == unit[1] {
+			if c.unitAt(raw, i) == 0xFFFD {
 				n++
 			}
 		}
@@ -429,6 +426,17 @@ func (c Codec) literalFFFD(raw []byte) int {
 	return bytes.Count(raw, []byte{0x84, 0x31, 0xA4, 0x37})
 }
 
+// unitAt is the UTF-16 code unit at b[i:i+2], in c's byte order.
+func (c Codec) unitAt(b []byte, i int) uint16 {
+	if c.bigEndian {
+		return binary.BigEndian.Uint16(b[i:])
+	}
+	return binary.LittleEndian.Uint16(b[i:])
+}
+
+func highSurrogate(u uint16) bool { return u >= 0xD800 && u < 0xDC00 }
+func lowSurrogate(u uint16) bool  { return u >= 0xDC00 && u < 0xE000 }
+
 // Boundary returns the largest k' <= k at which raw can be cut without
 // splitting a character.
 func (c Codec) Boundary(raw []byte, k int) int {
@@ -436,14 +444,8 @@ func (c Codec) Boundary(raw []byte, k int) int {
 	switch {
 	case c.unit == 2:
 		k &^= 1
-		if k >= 2 {
-			u := uint16(raw[k-1])<<8 | uint16(raw[k-2])
-			if c.bigEndian {
-				u = uint16(raw[k-2])<<8 | uint16(raw[k-1])
-			}
-			if u >= 0xD800 && u < 0xDC00 {
-				k -= 2 // keep a surrogate pair together
-			}
+		if k >= 2 && highSurrogate(c.unitAt(raw, k-2)) {
+			k -= 2 // keep a surrogate pair together
 		}
 		return k
 	case c.dec == nil:

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/sergi/go-diff/diffmatchpatch"
-	"golang.org/x/text/encoding/unicode"
 )
 
 // The style of a text file is what read leaves out of its content: the
@@ -104,26 +103,18 @@ func InvalidAfterMark(whole []byte) (name string, at int, ok bool) {
 		}
 		return "", 0, false
 	}
-	unit := func(i int) uint16 {
-		if c.bigEndian {
-			return uint16(body[i])<<8 | uint16(body[i+1])
-		}
-		return uint16(body[i+1])<<8 | uint16(body[i])
-	}
 	for i := 0; i < len(body); i += 2 {
 		if i+1 == len(body) {
 			return c.name, len(c.bom) + i, true
 		}
-		switch u := unit(i); {
-		case u >= 0xD800 && u < 0xDC00:
-			if i+3 < len(body) {
-				if v := unit(i + 2); v >= 0xDC00 && v < 0xE000 {
-					i += 2
-					continue
-				}
+		switch u := c.unitAt(body, i); {
+		case highSurrogate(u):
+			if i+3 < len(body) && lowSurrogate(c.unitAt(body, i+2)) {
+				i += 2
+				continue
 			}
 			return c.name, len(c.bom) + i, true
-		case u >= 0xDC00 && u < 0xE000:
+		case lowSurrogate(u):
 			return c.name, len(c.bom) + i, true
 		}
 	}
@@ -263,11 +254,7 @@ func LeadingMarks(s string) int {
 
 // encodeUTF16 encodes text in the UTF-16 of c, without a byte-order mark.
 func encodeUTF16(text string, c Codec) ([]byte, *fault.Error) {
-	order := unicode.LittleEndian
-	if c.bigEndian {
-		order = unicode.BigEndian
-	}
-	enc, err := unicode.UTF16(order, unicode.IgnoreBOM).NewEncoder().Bytes([]byte(text))
+	enc, err := c.dec.NewEncoder().Bytes([]byte(text))
 	if err != nil {
 		return nil, fault.InvalidArgument("the content cannot be encoded in %s, the file's encoding.", c.name)
 	}
