@@ -51,12 +51,12 @@ func NULIn(data []byte) (at, line int, utf16 bool, ok bool) {
 	if _, err := c.Decode(data[len(c.bom):]); err != nil {
 		return 0, 0, false, false
 	}
-	nl, line := c.Newline(), 1
+	line = 1
 	for i := len(c.bom); i+1 < len(data); i += 2 {
-		switch {
-		case data[i] == 0 && data[i+1] == 0:
+		switch c.unitAt(data, i) {
+		case 0:
 			return i, line, true, true
-		case data[i] == nl[0] && data[i+1] == nl[1]:
+		case '\n':
 			line++
 		}
 	}
