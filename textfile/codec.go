@@ -532,15 +532,9 @@ func syncBefore(r io.ReaderAt, off int64, buf []byte) (int64, error) {
 	return 0, nil
 }
 
-// readAt fills b from r at off; io.EOF with b full is no error.
+// readAt fills b from r at off.
 func readAt(r io.ReaderAt, b []byte, off int64) error {
-	n, err := r.ReadAt(b, off)
-	switch {
-	case n == len(b):
-		return nil
-	case err == nil:
-		return io.ErrUnexpectedEOF
-	}
+	_, err := io.ReadFull(io.NewSectionReader(r, off, int64(len(b))), b)
 	return err
 }
 
