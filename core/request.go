@@ -477,6 +477,11 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if at != "" {
+		if err := kindMismatch(v, t, strings.TrimSuffix(at, ".")); err != nil {
+			return nil, err
+		}
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		if t.Kind() != reflect.Struct {
@@ -555,6 +560,40 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 		return integral(x, t), nil
 	}
 	return v, nil
+}
+
+// kindMismatch is the error of the JSON value v given for the field
+// named name, of type t, when no value of v's kind decodes into t. Here,
+// not from encoding/json, whose error names an element of an array
+// without its index (edits.oldText for edits[1].oldText). A type that
+// decodes itself, and a number's range, are left to the decoder.
+func kindMismatch(v any, t reflect.Type, name string) error {
+	if t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return nil
+	}
+	var kind string
+	var fits bool
+	switch v.(type) {
+	case nil:
+		return nil
+	case string:
+		kind, fits = "string", t.Kind() == reflect.String
+	case bool:
+		kind, fits = "bool", t.Kind() == reflect.Bool
+	case json.Number:
+		kind, fits = "number", isInteger(t) || t.Kind() == reflect.Float64
+	case map[string]any:
+		kind, fits = "object", t.Kind() == reflect.Struct || t.Kind() == reflect.Map
+	case []any:
+		kind, fits = "array", t.Kind() == reflect.Slice
+	default:
+		return nil
+	}
+	if fits {
+		return nil
+	}
+	return fault.InvalidArgument("field %q must be %s, not a JSON %s.", name, typeName(t), kind).
+		WithHint("fix the value of %q", name)
 }
 
 // integral is n as an integer literal when t is an integer type and n an

@@ -47,6 +47,14 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "unknown far", in: `{"zzzzzzzzzz":1}`, code: fault.CodeInvalidArgument, msg: `unknown field "zzzzzzzzzz"`},
 		{name: "twice via alias", in: `{"path":"a","file_path":"b"}`, code: fault.CodeInvalidArgument, msg: "twice"},
 		{name: "wrong type", in: `{"offset":"3"}`, code: fault.CodeInvalidArgument, msg: `"offset" must be an integer`},
+		// An element's field is named with the element's index, as a
+		// typo is: encoding/json's own error said edits.oldText.
+		{name: "wrong type in an element", in: `{"edits":[{"oldText":"x"},{"oldText":5}]}`, code: fault.CodeInvalidArgument, msg: `"edits[1].oldText" must be a string, not a JSON number`},
+		{name: "bool in an element", in: `{"edits":[{"replaceAll":"yes"}]}`, code: fault.CodeInvalidArgument, msg: `"edits[0].replaceAll" must be true or false, not a JSON string`},
+		{name: "an element not an object", in: `{"edits":[{"oldText":"x"},"y"]}`, code: fault.CodeInvalidArgument, msg: `"edits[1]" must be an object, not a JSON string`},
+		{name: "an object for an array", in: `{"edits":{"oldText":"x"}}`, code: fault.CodeInvalidArgument, msg: `"edits" must be an array, not a JSON object`},
+		{name: "an array for a string", in: `{"path":["a"]}`, code: fault.CodeInvalidArgument, msg: `"path" must be a string, not a JSON array`},
+		{name: "null is left out", in: `{"path":null,"edits":[null]}`, want: requestLike{Edits: []editLike{{}}}},
 		// JSON Schema's integer: what a client that checks against the
 		// tool's schema sends.
 		{name: "an integer written 3.0", in: `{"offset":3.0}`, want: requestLike{Offset: 3}},
