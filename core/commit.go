@@ -155,7 +155,16 @@ func mutateBy[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths [
 		return zero, err
 	}
 	defer unlock()
-	return untilWon(ctx, deadline, func(error) string { return t.FS.Display(paths[0]) }, attempt)
+	lost := func(err error) string {
+		// Of many files, the one that kept changing: an agent retries
+		// it, or leaves it out. Of one, that one; the message names any
+		// other it met.
+		if p := fault.AsError(err).Path; p != "" && len(paths) > 1 {
+			return p
+		}
+		return t.FS.Display(paths[0])
+	}
+	return untilWon(ctx, deadline, lost, attempt)
 }
 
 // untilWon runs attempt again while it loses a race (errConflict,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/memfs"
 )
 
 // A closed gate stops a mutation at its point of no return; Close waits
@@ -67,6 +68,27 @@ func TestTimedOut(t *testing.T) {
 		e := fault.AsError(timedOut(9, "a.txt", tt.err))
 		if e.Code != fault.CodeLockTimeout || e.Message != tt.message || e.Hint != tt.hint || e.Path != "a.txt" {
 			t.Errorf("%s: %s: %q (hint %q, path %q); want %q (hint %q)", tt.name, e.Code, e.Message, e.Hint, e.Path, tt.message, tt.hint)
+		}
+	}
+}
+
+// A mutation of many files that ran out of time names the file it kept
+// losing on, not the first it changes: an agent retries it, or leaves it
+// out. A mutation of one file names that file (the message names another
+// that it met).
+func TestTimedOutNamesTheFileLost(t *testing.T) {
+	busy := raced(fault.Errorf(fault.CodeStale, "the file changed.").WithPath("z.txt"), fault.CodeStale)
+	for _, tt := range []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{"a.txt", "z.txt"}, "z.txt"},
+		{[]string{"a.txt"}, "a.txt"},
+	} {
+		tl := &Tools{FS: memfs.New(map[string]string{"a.txt": "a", "z.txt": "z"})}
+		_, err := mutate(context.Background(), tl, tl.FS.(*memfs.FS), tt.paths, func() (int, error) { return 0, busy })
+		if e := fault.AsError(err); e.Code != fault.CodeLockTimeout || e.Path != tt.want {
+			t.Errorf("mutation of %q: %s at %q (%s), want LOCK_TIMEOUT at %q", tt.paths, e.Code, e.Path, e.Message, tt.want)
 		}
 	}
 }
