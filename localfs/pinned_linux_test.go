@@ -12,8 +12,8 @@ import (
 )
 
 // A file, or the directory of one, immutable or append-only (chattr +i,
-// +a) is refused by the
-// check a dry run makes as by the write itself, and saying why: faccessat
+// +a) is refused by the check a dry run makes as by the write and the
+// commit themselves, and saying why: faccessat
 // through x/sys passed it for root (its EPERM taken for a seccomp
 // filter's), so dry runs promised a change the run was refused.
 func TestImmutableRefusedByCheckAndWrite(t *testing.T) {
@@ -38,7 +38,14 @@ func TestImmutableRefusedByCheckAndWrite(t *testing.T) {
 			}
 			check := fsys.CheckCommit(context.Background(), []backend.Op{{Path: target, Data: []byte("new\n")}})
 			_, write := fsys.WriteFile(context.Background(), target, []byte("new\n"), backend.WriteOptions{})
-			for what, err := range map[string]error{"check": check, "write": write} {
+			// The commit of replace and apply-patch, whose dry run is the
+			// check: it said only "permission denied", with a hint about
+			// modes, false for root.
+			_, commit := fsys.Commit(context.Background(), []backend.Op{{Path: "other.txt", Data: []byte("o\n")}, {Path: target, Data: []byte("new\n")}})
+			if _, err := os.Lstat(filepath.Join(dir, "other.txt")); err == nil {
+				t.Errorf("the commit refused left other.txt")
+			}
+			for what, err := range map[string]error{"check": check, "write": write, "commit": commit} {
 				if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied || !strings.Contains(e.Message, "immutable") {
 					t.Errorf("%s of %s with %s %s: %v, want PERMISSION_DENIED saying immutable", what, target, pin, tc.flag, err)
 				}

@@ -513,7 +513,7 @@ func (p *prepared) apply() error {
 	}
 	if p.entry.Backup != "" {
 		if err := unix.Linkat(dfd, p.entry.Name, dfd, p.entry.Backup, 0); err != nil {
-			return mapErr(err, p.display)
+			return mapErr(pinnedErr(err, dfd, p.entry.Name, "."), p.display)
 		}
 	}
 	var err error
@@ -533,7 +533,7 @@ func (p *prepared) apply() error {
 			WithHint("another program created it during the transaction; nothing was changed")
 	}
 	if err != nil {
-		return mapErr(err, p.display)
+		return mapErr(pinnedErr(err, dfd, p.entry.Name, "."), p.display)
 	}
 	return nil
 }

@@ -308,7 +308,7 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, create)
 	if err != nil {
 		rec.done()
-		return nil, mapErr(err, display)
+		return nil, mapErr(pinnedErr(err, dfd, "."), display)
 	}
 	s := &stagedFile{dfd: dfd, name: tmp, file: os.NewFile(uintptr(fd), tmp), rec: rec}
 	err = rec.bind(fd)
