@@ -271,20 +271,26 @@ func readText(r backend.FileReader, tool, display string) ([]byte, textfile.Whol
 		return nil, textfile.Whole{}, info, tooLarge(int64(len(data)))
 	}
 	w, ok := textfile.DecodeWhole(data)
-	if at, line, utf16, nul := textfile.NULIn(data); !ok && nul {
+	if !ok {
+		return nil, textfile.Whole{}, info, binaryTo(tool, data, display)
+	}
+	return data, w, info, nil
+}
+
+// binaryTo is the NOT_TEXT of data, the bytes of a file that is not text
+// to tool: where its first NUL is, when it holds one.
+func binaryTo(tool string, data []byte, display string) *fault.Error {
+	if at, line, utf16, nul := textfile.NULIn(data); nul {
 		what := "a NUL byte"
 		if utf16 {
 			what = "U+0000"
 		}
-		return nil, textfile.Whole{}, info, fault.Errorf(fault.CodeNotText, "the file holds %s at byte %d (line %d): %s changes text only, and a NUL anywhere makes a file binary to it (read and grep look for one in the first 64 KiB only, so they may show the file as text).", what, at, line, tool).
+		return fault.Errorf(fault.CodeNotText, "the file holds %s at byte %d (line %d): %s changes text only, and a NUL anywhere makes a file binary to it (read and grep look for one in the first 64 KiB only, so they may show the file as text).", what, at, line, tool).
 			WithPath(display).WithDetail("offset", at).WithDetail("line", line).
 			WithHint("rewrite the whole file with write (--content-base64 for bytes), which takes a NUL; nothing was changed")
 	}
-	if !ok {
-		return nil, textfile.Whole{}, info, fault.Errorf(fault.CodeNotText, "the file is not text (UTF-8, or UTF-16 with its byte-order mark).").WithPath(display).
-			WithHint("%s changes text files only; use write to replace a binary file", tool)
-	}
-	return data, w, info, nil
+	return fault.Errorf(fault.CodeNotText, "the file is not text (UTF-8, or UTF-16 with its byte-order mark).").WithPath(display).
+		WithHint("%s changes UTF-8 and UTF-16 text only: text in another encoding is read with read --encoding NAME and written back with write --encoding NAME, a binary file replaced with write; nothing was changed", tool)
 }
 
 func sha256Hex(b []byte) string {

@@ -699,7 +699,14 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		if err != nil {
 			return nil, err
 		}
-		return t.searchFiles(ctx, rp, res, []fileToSearch{{path: root, open: func() (io.ReadCloser, error) { return r, nil }}})
+		paths, err := t.searchFiles(ctx, rp, res, []fileToSearch{{path: root, open: func() (io.ReadCloser, error) { return r, nil }}})
+		if err == nil && res.BinarySkipped > 0 {
+			// Named, a file replace does not change is refused, as edit
+			// refuses it: counted as skipped, a Latin-1 file that grep
+			// shows a match in answered 0 replacements, with success.
+			return nil, t.refuseBinary(ctx, root)
+		}
+		return paths, err
 	}
 	w, err := t.walker()
 	if err != nil {
@@ -898,6 +905,25 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 	}
 	return fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
 		WithPath(t.FS.Display(path)).WithHint("exclude it with --exclude, or split it first; nothing was changed")
+}
+
+// refuseBinary is the NOT_TEXT of the file at path, which the search
+// skipped as binary; errConflict when it is text now (a writer changed it
+// since), for the search to look again.
+func (t *Tools) refuseBinary(ctx context.Context, path string) error {
+	r, err := t.FS.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	data, err := readUpTo(r, nil, MaxEditBytes)
+	if err != nil {
+		return fault.AsError(err).WithPath(t.FS.Display(path))
+	}
+	if _, ok := textfile.DecodeWhole(data); ok && len(data) < MaxEditBytes {
+		return errConflict
+	}
+	return binaryTo("replace", data, t.FS.Display(path))
 }
 
 // largeBinary reports whether a file too large to hold, of which head is
