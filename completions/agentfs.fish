@@ -127,6 +127,7 @@ complete -c agentfs -n '__agentfs_is mv' -l json -r
 complete -c agentfs -n '__agentfs_is mv' -l overwrite
 complete -c agentfs -n '__agentfs_is mv' -l to -r
 complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa replace -d 'replace every match of a fixed string or regular expression in every file below a path, as one all-or-nothing change: sed -i over a tree, done safely'
+complete -c agentfs -n '__agentfs_is replace' -l context -s C -r
 complete -c agentfs -n '__agentfs_is replace' -l dry-run
 complete -c agentfs -n '__agentfs_is replace' -l exclude -r
 complete -c agentfs -n '__agentfs_is replace' -l expected-count -r

@@ -8,7 +8,8 @@ import (
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
-// diffContext is the number of unchanged lines around each hunk.
+// diffContext is the number of unchanged lines around each hunk, as
+// diff -u has it, unless a request says otherwise.
 const diffContext = 3
 
 // diffLine is one line of a line diff: ' ', '-' or '+', and its text with
@@ -48,18 +49,23 @@ func lineDiff(a, b string) []diffLine {
 // and ---/+++ headers naming path, and returns the first changed line of b
 // (0 when a and b are equal).
 func unifiedDiff(path, a, b string) (string, int) {
+	return contextDiff(path, a, b, diffContext)
+}
+
+// contextDiff is unifiedDiff with context lines of context.
+func contextDiff(path, a, b string, context int) (string, int) {
 	if a == b {
 		return "", 0
 	}
 	// Only the lines between the common head and tail, with their context,
 	// go through the line diff: a small edit of a large file stays cheap.
-	pre, aEnd, bEnd := changedSpan(a, b)
-	return renderDiff(path, lineDiff(a[pre:aEnd], b[pre:bEnd]), strings.Count(a[:pre], "\n"))
+	pre, aEnd, bEnd := changedSpan(a, b, context)
+	return renderDiff(path, lineDiff(a[pre:aEnd], b[pre:bEnd]), strings.Count(a[:pre], "\n"), context)
 }
 
 // renderDiff renders lines, a line diff whose first line comes after
-// before lines that both sides share, as unifiedDiff does.
-func renderDiff(path string, lines []diffLine, before int) (string, int) {
+// before lines that both sides share, as contextDiff does.
+func renderDiff(path string, lines []diffLine, before, context int) (string, int) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", path, path)
 	first := 0
@@ -84,16 +90,16 @@ func renderDiff(path string, lines []diffLine, before int) (string, int) {
 			i++
 			continue
 		}
-		start := max(0, i-diffContext)
+		start := max(0, i-context)
 		end := i // one past the last change of the hunk
 		for j := i; j < len(lines); j++ {
 			if lines[j].op != ' ' {
 				end = j + 1
-			} else if j-end >= 2*diffContext {
+			} else if j-end >= 2*context {
 				break
 			}
 		}
-		stop := min(len(lines), end+diffContext)
+		stop := min(len(lines), end+context)
 		oldCount, newCount := oldNo[stop]-oldNo[start], newNo[stop]-newNo[start]
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(oldNo[start], oldCount), hunkRange(newNo[start], newCount))
 		for _, l := range lines[start:stop] {
@@ -121,9 +127,9 @@ func hunkRange(before, count int) string {
 }
 
 // changedSpan returns where a and b differ, widened to whole lines and
-// diffContext lines of context: a[pre:aEnd] and b[pre:bEnd], the rest of
+// context lines of context: a[pre:aEnd] and b[pre:bEnd], the rest of
 // both being equal.
-func changedSpan(a, b string) (pre, aEnd, bEnd int) {
+func changedSpan(a, b string, context int) (pre, aEnd, bEnd int) {
 	const chunk = 256 // compared a chunk at a time first: string equality is vectorised
 	n := min(len(a), len(b))
 	for pre+chunk <= n && a[pre:pre+chunk] == b[pre:pre+chunk] {
@@ -139,14 +145,14 @@ func changedSpan(a, b string) (pre, aEnd, bEnd int) {
 	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	for k := 0; k <= diffContext && pre > 0; k++ {
+	for k := 0; k <= context && pre > 0; k++ {
 		pre = strings.LastIndexByte(a[:pre-1], '\n') + 1
 	}
 	aEnd, bEnd = len(a)-suf, len(b)-suf
 	// The change already ends a line on both sides only when both end in a
 	// newline there; an edit that joins lines ends one mid-line in b.
 	atLineEnd := aEnd > 0 && a[aEnd-1] == '\n' && bEnd > 0 && b[bEnd-1] == '\n'
-	for k := 0; k <= diffContext && aEnd < len(a); k++ {
+	for k := 0; k <= context && aEnd < len(a); k++ {
 		if k == 0 && atLineEnd {
 			continue
 		}

@@ -11,21 +11,32 @@ func TestUnifiedDiff(t *testing.T) {
 	tests := []struct {
 		name, a, b, want string
 		first            int
+		context          int // -1: unifiedDiff's
 	}{
-		{"equal", "a\n", "a\n", "", 0},
-		{"one line", "a\nb\nc\n", "a\nB\nc\n", "--- p\n+++ p\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", 2},
-		{"insert at start", "a\n", "z\na\n", "--- p\n+++ p\n@@ -1 +1,2 @@\n+z\n a\n", 1},
-		{"delete last", "a\nb\n", "a\n", "--- p\n+++ p\n@@ -1,2 +1 @@\n a\n-b\n", 2},
-		{"only insert", "", "a\n", "--- p\n+++ p\n@@ -0,0 +1 @@\n+a\n", 1},
-		{"no final newline", "a\nb", "a\nc", "--- p\n+++ p\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n", 2},
+		{"equal", "a\n", "a\n", "", 0, -1},
+		{"one line", "a\nb\nc\n", "a\nB\nc\n", "--- p\n+++ p\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", 2, -1},
+		{"insert at start", "a\n", "z\na\n", "--- p\n+++ p\n@@ -1 +1,2 @@\n+z\n a\n", 1, -1},
+		{"delete last", "a\nb\n", "a\n", "--- p\n+++ p\n@@ -1,2 +1 @@\n a\n-b\n", 2, -1},
+		{"only insert", "", "a\n", "--- p\n+++ p\n@@ -0,0 +1 @@\n+a\n", 1, -1},
+		{"no final newline", "a\nb", "a\nc", "--- p\n+++ p\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n", 2, -1},
 		{"two hunks", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "x\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\ny\n",
-			"--- p\n+++ p\n@@ -1,4 +1,4 @@\n-1\n+x\n 2\n 3\n 4\n@@ -9,4 +9,4 @@\n 9\n 10\n 11\n-12\n+y\n", 1},
+			"--- p\n+++ p\n@@ -1,4 +1,4 @@\n-1\n+x\n 2\n 3\n 4\n@@ -9,4 +9,4 @@\n 9\n 10\n 11\n-12\n+y\n", 1, -1},
 		{"close changes share a hunk", "1\n2\n3\n4\n5\n6\n7\n8\n", "x\n2\n3\n4\n5\n6\n7\ny\n",
-			"--- p\n+++ p\n@@ -1,8 +1,8 @@\n-1\n+x\n 2\n 3\n 4\n 5\n 6\n 7\n-8\n+y\n", 1},
+			"--- p\n+++ p\n@@ -1,8 +1,8 @@\n-1\n+x\n 2\n 3\n 4\n 5\n 6\n 7\n-8\n+y\n", 1, -1},
+		// As diff -U0 and -U1 write them.
+		{"two hunks, no context", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "x\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\ny\n",
+			"--- p\n+++ p\n@@ -1 +1 @@\n-1\n+x\n@@ -12 +12 @@\n-12\n+y\n", 1, 0},
+		{"two hunks, one line of context", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "x\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\ny\n",
+			"--- p\n+++ p\n@@ -1,2 +1,2 @@\n-1\n+x\n 2\n@@ -11,2 +11,2 @@\n 11\n-12\n+y\n", 1, 1},
+		{"insert at start, no context", "a\n", "z\na\n", "--- p\n+++ p\n@@ -0,0 +1 @@\n+z\n", 1, 0},
+		{"delete last, no context", "a\nb\n", "a\n", "--- p\n+++ p\n@@ -2 +1,0 @@\n-b\n", 2, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, first := unifiedDiff("p", tc.a, tc.b)
+			if tc.context >= 0 {
+				got, first = contextDiff("p", tc.a, tc.b, tc.context)
+			}
 			if got != tc.want {
 				t.Errorf("diff\n%s\nwant\n%s", got, tc.want)
 			}

@@ -43,6 +43,7 @@ type ReplaceRequest struct {
 	ExpectedCount *int     `json:"expectedCount,omitempty" min:"0" help:"the number of matches expected in all; another number changes nothing (STALE)"`
 	DryRun        bool     `json:"dryRun,omitempty" help:"report the counts and diffs without writing"`
 	NoIndex       bool     `json:"noIndex,omitempty" help:"read every file, even when an index (agentfs index) covers the path; the results are the same"`
+	Context       *int     `json:"context,omitempty" flagAlias:"C" min:"0" max:"10" default:"3" help:"unchanged lines around each change in the diffs, as diff -u's 3; 0 gives the changed lines alone"`
 }
 
 // ReplaceResult says what a replace changed (or, with dryRun, would).
@@ -1233,10 +1234,14 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 		}
 		f := ReplacedFile{Count: n}
 		f.Path, f.PathBase64 = fault.PathText(t.FS.Display(p))
+		context := diffContext
+		if req.Context != nil {
+			context = *req.Context
+		}
 		if diff != nil {
-			f.Diff, _ = renderDiff(f.Path, diff, 0)
+			f.Diff, _ = renderDiff(f.Path, diff, 0, context)
 		} else {
-			f.Diff, _ = unifiedDiff(f.Path, string(data), string(out))
+			f.Diff, _ = contextDiff(f.Path, string(data), string(out), context)
 		}
 		if whole.UTF16() {
 			if out, err = whole.Encode(string(out)); err != nil {

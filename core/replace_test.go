@@ -331,9 +331,11 @@ func checkByLineDiff(t *testing.T, query, with, in string, regex, render bool) b
 	if string(out) == in || !render {
 		return true // replaced by itself: no file is written, no diff shown
 	}
-	got, _ := renderDiff("f", diff, 0)
-	if want, _ := unifiedDiff("f", in, string(out)); got != want {
-		t.Errorf("%q in %q:\n%s\nwant\n%s", query, in, got, want)
+	for _, context := range []int{diffContext, 0, 1} {
+		got, _ := renderDiff("f", diff, 0, context)
+		if want, _ := contextDiff("f", in, string(out), context); got != want {
+			t.Errorf("%q in %q, context %d:\n%s\nwant\n%s", query, in, context, got, want)
+		}
 	}
 	return true
 }
