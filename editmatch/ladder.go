@@ -189,10 +189,49 @@ func lineKey(rung string) func(string) string {
 // keep is the caller's choice. The unicode rung also finds old within
 // lines, beside its whole lines: a match within a line counted only when
 // no whole line matched, so that of two places one was taken.
+//
+// Indented old found byte for byte only inside deeper indentation (the
+// last four of a line's eight spaces) is no exact match: the indentation
+// given is not the line's, so the stricter fuzzy rungs come first (the
+// line meant, but for a trailing space) and the indentation rung
+// re-indents newText (written as found, its lines after the first were
+// left four columns short, out of their block). Found by no fuzzy rung,
+// it stands.
 func (t *Text) Locate(old string) []Match {
-	if ms := t.Exact(old); len(ms) > 0 {
-		return ms
+	exact := t.Exact(old)
+	if len(exact) > 0 && !t.withinIndentation(old, exact) {
+		return exact
 	}
+	ms := t.locateLoosely(old)
+	if ms == nil || sameSpans(ms, exact) {
+		// (The unicode rung's fragments are the exact matches again.)
+		return exact
+	}
+	return ms
+}
+
+// sameSpans reports whether a and b are matches of the same spans.
+func sameSpans(a, b []Match) bool {
+	return slices.EqualFunc(a, b, func(x, y Match) bool { return x.Start == y.Start && x.End == y.End })
+}
+
+// withinIndentation reports whether old starts with indentation and
+// every match of ms starts inside a line's longer indentation.
+func (t *Text) withinIndentation(old string, ms []Match) bool {
+	if old[0] != ' ' && old[0] != '\t' {
+		return false
+	}
+	for _, m := range ms {
+		start, _, _ := t.Line(m.Line)
+		if m.Start == start || strings.TrimLeft(t.src[start:m.Start], " \t") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// locateLoosely is Locate's fuzzy rungs.
+func (t *Text) locateLoosely(old string) []Match {
 	oldLines, withEOL := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
 	blank := true
 	for _, l := range oldLines {

@@ -160,6 +160,21 @@ func TestLocate(t *testing.T) {
 		{"not before a variation selector", "\u2764\ufe0f\n", "\u2764", "", nil},
 		{"a line ending ends a character", "a = 1\n\u0301 mark\n", "a = 1\n", RungExact, []int{1}},
 		{"a space ends a character", "x \u0301\n", "x ", RungExact, []int{1}},
+		// oldText indented, found byte for byte only inside a deeper
+		// line's indentation: the indentation given is not the line's,
+		// so the match is the indentation rung's, after the stricter
+		// rungs: it took the nested line, where the line meant differed
+		// by a trailing space, and wrote newText's lines 4 columns short.
+		{"inside an indentation, beside a trailing space", "def f():\n    if a:\n        return x\n\ndef g():\n    return x \n", "    return x\n", RungTrailingWhitespace, []int{6}},
+		{"inside an indentation alone", "def f():\n    if a:\n        return x\n", "    return x\n", RungIndentation, []int{3}},
+		{"inside a tab indentation", "\t\tx()\n", "\tx()", RungIndentation, []int{1}},
+		// No rung but the exact finds it: found as before.
+		{"inside an uneven indentation", "  if a:\n      b()\n", " if a:\n      b()", RungExact, []int{1}},
+		// At a line's start too: exact, both (ambiguous).
+		{"inside an indentation and at a line's start", "    return x\n        return x\n", "    return x\n", RungExact, []int{1, 2}},
+		// Not indented: where it starts in a line is the caller's (str_replace's rule).
+		{"after an indentation", "if a:\n    return x\n", "return x\n", RungExact, []int{2}},
+		{"after other text", "x = a  + b\n", "  + b", RungExact, []int{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, indexed := range []bool{false, true} {
