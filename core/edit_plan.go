@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -129,7 +130,10 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			if len(regions) > 0 && regions[len(regions)-1].edit == i && m.Start < regions[len(regions)-1].end {
 				continue // a fuzzy replaceAll window overlapping the previous one
 			}
-			repl, restyled, reindented := rw.Rewrite(m)
+			repl, restyled, reindented, err := rw.Rewrite(m)
+			if err != nil {
+				return "", nil, leftOfMargin(t, i, len(edits), m, err)
+			}
 			outcomes[i].Restyled = outcomes[i].Restyled || restyled
 			outcomes[i].Reindented = outcomes[i].Reindented || reindented
 			regions = append(regions, region{m.Start, m.End, i, m.Line, repl})
@@ -421,6 +425,25 @@ func looseBesideApplied(i, n int, m editmatch.Match, newAt int) *fault.Error {
 	return fault.Errorf(fault.CodeNoMatch, "%s matches line %d only at the %s rung, and newText already stands at line %d: the edit may have been made there before.", which(i, n), m.Line, m.Rung, newAt).
 		WithDetail("edit", i).WithDetail("newTextLine", newAt).WithDetail("lines", []int{m.Line}).WithDetail("rung", m.Rung).
 		WithHint("if this edit was made before, nothing is left to do; if it is meant for line %d, copy oldText from there exactly", m.Line)
+}
+
+// leftOfMargin is the NO_MATCH of an edit whose oldText matched m only
+// indented less than given, and whose newText has a line indented less
+// still, which re-indented would go left of column 0 (err, a
+// *editmatch.MarginError). That line was meant either where it stands or
+// relative to oldText, which cannot be told: written at the margin, it
+// lost its indentation relative to the others (Python's IndentationError),
+// with success.
+func leftOfMargin(t *editmatch.Text, i, n int, m editmatch.Match, err error) error {
+	var me *editmatch.MarginError
+	if !errors.As(err, &me) {
+		return err
+	}
+	last := t.LineAt(max(m.Start, m.End-1))
+	return fault.Errorf(fault.CodeNoMatch, "%s matched lines %d-%d only with %d columns less indentation than given, and newText's line %d would go left of the margin.", which(i, n), m.Line, last, me.Columns, me.Line).
+		WithDetail("edit", i).WithDetail("lines", []int{m.Line, last}).WithDetail("columns", me.Columns).
+		WithDetail("newTextLine", me.Line).WithDetail("rung", m.Rung).
+		WithHint("read lines %d-%d and copy oldText and newText with the file's own indentation", m.Line, last)
 }
 
 // unevenAmong is the AMBIGUOUS_MATCH of an oldText that matches, at its

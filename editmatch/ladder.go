@@ -68,6 +68,9 @@ type Text struct {
 	// typography[k] says whether src holds any character of
 	// typographic[k], once the unicode rung asked.
 	typography []bool
+	// tabs says whether the file indents with tabs, once a re-indented
+	// region without indentation of its own asked (known).
+	tabs, tabsKnown bool
 }
 
 // textLine is one line: content [start,end), terminator [end,next).
@@ -148,7 +151,7 @@ type Match struct {
 	// the one other window was taken as the only match.
 	Uneven bool
 	// reindent re-indents newText for this region; nil leaves it as given.
-	reindent func(string) string
+	reindent *shift
 }
 
 // rungOrder is the ladder's rungs, from the strictest.
@@ -544,11 +547,56 @@ func foldUnicode(s string) string { return unicodeFolds.Replace(norm.NFKC.String
 // its letters, an ellipsis three dots), then the look-alikes to ASCII.
 func FoldUnicode(s string) string { return foldUnicode(s) }
 
+// Reindent writes one line in another indentation; ok is false when the
+// line cannot be written there, as it would go left of column 0.
+type Reindent func(line string) (out string, ok bool)
+
 // IndentTransform is indentTransform, for apply-patch's chunks: the change
 // that turns each line of old into the line of got, to apply to the lines
-// written beside them.
-func IndentTransform(old, got []string) (func(string) string, bool) {
-	return indentTransform(old, got)
+// written beside them. When got has no indentation to tell tabs from
+// spaces, the lines written take file's (the file's lines).
+func IndentTransform(old, got, file []string) (Reindent, bool) {
+	s, fits := indentTransform(old, got)
+	if s == nil {
+		return nil, fits
+	}
+	tabs := s.tabs
+	if !s.indented {
+		tabs = tabIndented(slices.Values(file))
+	}
+	return func(line string) (string, bool) { return s.line(line, tabs) }, true
+}
+
+// tabIndented reports whether most indented lines of lines start with a
+// tab rather than a space.
+func tabIndented(lines iter.Seq[string]) bool {
+	tabs, spaces := 0, 0
+	for l := range lines {
+		switch {
+		case strings.TrimSpace(l) == "":
+		case l[0] == '\t':
+			tabs++
+		case l[0] == ' ':
+			spaces++
+		}
+	}
+	return tabs > spaces
+}
+
+// tabIndented reports whether the text's lines indent with tabs, counted
+// once for all the edits of a batch.
+func (t *Text) tabIndented() bool {
+	if !t.tabsKnown {
+		t.tabs = tabIndented(func(yield func(string) bool) {
+			for i := range t.lines {
+				if !yield(t.content(i)) {
+					return
+				}
+			}
+		})
+		t.tabsKnown = true
+	}
+	return t.tabs
 }
 
 // SameColumns reports whether every non-blank line of old starts at the
@@ -574,10 +622,10 @@ func SameColumns(old, got []string) bool {
 // shift turns old into got: each leading whitespace of old's non-blank
 // lines stands for got's at the same line ("  " for "    " and "    " for
 // "        ", a chunk indented by two for a file indented by four). It is
-// returned as a function of one line of added, and fits false when a
-// whitespace of old stands for two of got's or a line of added has one
-// old does not.
-func IndentLevels(old, got, added []string) (func(string) string, bool) {
+// returned as a function of one line of added, which writes every such
+// line, and fits false when a whitespace of old stands for two of got's or
+// a line of added has one old does not.
+func IndentLevels(old, got, added []string) (Reindent, bool) {
 	levels := map[string]string{}
 	for i := range old {
 		if strings.TrimSpace(old[i]) == "" {
@@ -594,24 +642,56 @@ func IndentLevels(old, got, added []string) (func(string) string, bool) {
 			return nil, false
 		}
 	}
-	return func(line string) string {
+	return func(line string) (string, bool) {
 		if strings.TrimSpace(line) == "" {
-			return line
+			return line, true
 		}
 		ws := leadingSpace(line)
-		return levels[ws] + line[len(ws):]
+		return levels[ws] + line[len(ws):], true
 	}, true
+}
+
+// shift is a uniform change of indentation: d columns at tab width w.
+type shift struct {
+	d, w int
+	// indented: a line of the region is indented, tabs: with a tab; when
+	// none is, the file's indentation tells tabs from spaces.
+	indented, tabs bool
+}
+
+// render is the leading whitespace of column c.
+func (s *shift) render(c int, tabs bool) string {
+	if tabs {
+		return strings.Repeat("\t", c/s.w) + strings.Repeat(" ", c%s.w)
+	}
+	return strings.Repeat(" ", c)
+}
+
+// line shifts one line, indenting with tabs or spaces; ok is false when
+// it would go left of column 0: whether such a line was meant where it
+// stands or relative to oldText cannot be told, and flattening it to the
+// margin lost its indentation relative to the others.
+func (s *shift) line(l string, tabs bool) (string, bool) {
+	if strings.TrimSpace(l) == "" {
+		return l, true
+	}
+	ws := leadingSpace(l)
+	c := column(ws, s.w) + s.d
+	if c < 0 {
+		return "", false
+	}
+	return s.render(c, tabs) + l[len(ws):], true
 }
 
 // indentTransform finds a uniform change of indentation that turns every
 // non-blank line of old into the line of got: the same column shift for all
-// lines, rendered with got's tabs or spaces. It returns the change as a
-// function of one newText line (nil when the indentation is already the
-// same), and fits false when no uniform change exists.
-func indentTransform(old, got []string) (func(string) string, bool) {
+// lines, rendered with got's tabs or spaces. It returns the change (nil
+// when the indentation is already the same), and fits false when no
+// uniform change exists.
+func indentTransform(old, got []string) (*shift, bool) {
 	type pair struct{ o, g string }
 	var pairs []pair
-	useTabs, same := false, true
+	useTabs, indented, same := false, false, true
 	for i := range old {
 		if strings.TrimSpace(old[i]) == "" {
 			continue
@@ -619,6 +699,7 @@ func indentTransform(old, got []string) (func(string) string, bool) {
 		p := pair{leadingSpace(old[i]), leadingSpace(got[i])}
 		pairs = append(pairs, p)
 		useTabs = useTabs || strings.Contains(p.g, "\t")
+		indented = indented || p.g != ""
 		same = same && p.o == p.g
 	}
 	if len(pairs) == 0 || same {
@@ -638,29 +719,14 @@ func indentTransform(old, got []string) (func(string) string, bool) {
 		widths = append([]int{unit}, widths...)
 	}
 	for _, w := range widths {
-		d := column(pairs[0].g, w) - column(pairs[0].o, w)
-		render := func(c int) string {
-			if c < 0 {
-				c = 0
-			}
-			if useTabs {
-				return strings.Repeat("\t", c/w) + strings.Repeat(" ", c%w)
-			}
-			return strings.Repeat(" ", c)
-		}
+		s := &shift{d: column(pairs[0].g, w) - column(pairs[0].o, w), w: w, indented: indented, tabs: useTabs}
 		ok := true
 		for _, p := range pairs {
-			c := column(p.o, w) + d
-			ok = ok && c >= 0 && render(c) == p.g
+			c := column(p.o, w) + s.d
+			ok = ok && c >= 0 && s.render(c, useTabs) == p.g
 		}
 		if ok {
-			return func(line string) string {
-				if strings.TrimSpace(line) == "" {
-					return line
-				}
-				ws := leadingSpace(line)
-				return render(column(ws, w)+d) + line[len(ws):]
-			}, true
+			return s, true
 		}
 	}
 	return nil, false
@@ -688,13 +754,17 @@ func column(ws string, w int) int {
 	return c
 }
 
-// reindentText applies f to every line of s.
-func reindentText(s string, f func(string) string) string {
+// reindentText shifts every line of s, or says which it cannot: line is
+// its 1-based number, 0 when all were shifted.
+func reindentText(s string, sh *shift, tabs bool) (out string, line int) {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = f(l)
+		var ok bool
+		if lines[i], ok = sh.line(l, tabs); !ok {
+			return "", i + 1
+		}
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(lines, "\n"), 0
 }
 
 // gutterRe is a line-number gutter pasted from a read: "  12\t", "12: ",

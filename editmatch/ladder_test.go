@@ -1,6 +1,7 @@
 package editmatch
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -9,13 +10,20 @@ import (
 )
 
 func TestIndentTransform(t *testing.T) {
-	f, fits := indentTransform([]string{"a", "  b"}, []string{"\ta", "\t  b"})
-	if !fits || f == nil || f("    c") != "\t\tc" || f("") != "" {
+	line := func(f Reindent, l string) string {
+		out, ok := f(l)
+		if !ok {
+			return "(left of the margin)"
+		}
+		return out
+	}
+	f, fits := IndentTransform([]string{"a", "  b"}, []string{"\ta", "\t  b"}, nil)
+	if !fits || f == nil || line(f, "    c") != "\t\tc" || line(f, "") != "" {
 		t.Fatalf("shift under a tab: fits=%v", fits)
 	}
 	// one tab is one level of a file indented by two spaces.
-	f, fits = indentTransform([]string{"\tif x {", "\t\ty()"}, []string{"  if x {", "    y()"})
-	if !fits || f == nil || f("\t\t\tz()") != "      z()" {
+	f, fits = IndentTransform([]string{"\tif x {", "\t\ty()"}, []string{"  if x {", "    y()"}, nil)
+	if !fits || f == nil || line(f, "\t\t\tz()") != "      z()" {
 		t.Fatalf("tabs to two spaces: fits=%v", fits)
 	}
 	if _, fits := indentTransform([]string{"a", "b"}, []string{"  a", "    b"}); fits {
@@ -23,6 +31,59 @@ func TestIndentTransform(t *testing.T) {
 	}
 	if f, fits := indentTransform([]string{" a"}, []string{" a"}); !fits || f != nil {
 		t.Fatal("identical indentation is a fit that changes nothing")
+	}
+	// A region without indentation: the file's lines tell tabs from
+	// spaces; a line left of oldText's goes left of the margin.
+	f, fits = IndentTransform([]string{"    var y"}, []string{"var y"}, []string{"func a() {", "\tx := 1", "\ty := 2", "}", " * odd"})
+	if !fits || line(f, "        z") != "\tz" || line(f, "    }") != "}" || line(f, "w") != "(left of the margin)" {
+		t.Fatalf("a region at column 0 of a tab-indented file: fits=%v", fits)
+	}
+}
+
+// TestReindent: newText re-indented for a region indented less than
+// oldText, or not at all: a line that would go left of the margin fails
+// the rewrite (it was flattened to column 0, with success), and a region
+// without indentation takes tabs or spaces from the file (a tab-indented
+// Go file got spaces).
+func TestReindent(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		want                string
+		line, columns       int // the MarginError, 0 for none
+	}{
+		{"a line left of oldText's goes left of the margin", "import os\n\ndef f():\n    return 1\n",
+			"    def f():\n        return 1\n", "    def f():\n        return 1\n\ndef g():\n    return 2\n", "", 4, 4},
+		{"tab-indented oldText, a line at column 0", "def f():\n    return 1\n",
+			"\tdef f():\n\t\treturn 1", "\tdef f():\n\t\treturn 1\nx = 1", "", 3, 4},
+		{"shifted by less than the margin allows", "class C:\n  def f(self):\n    pass\n",
+			"      def f(self):\n        pass", "    def g(self):\n      pass\n\n      def f(self):\n        pass", "def g(self):\n  pass\n\n  def f(self):\n    pass", 0, 0},
+		{"at the margin exactly", "def f():\n    return 1\n",
+			"    def f():\n        return 1\n", "    def f():\n        return 2\n", "def f():\n    return 2\n", 0, 0},
+		{"a region at column 0 of a tab-indented file: tabs", "package p\n\nfunc a() {\n\tx := 1\n}\n\nvar y = 1\n",
+			"    var y = 1\n", "    var y = func() int {\n        return 1\n    }()\n", "var y = func() int {\n\treturn 1\n}()\n", 0, 0},
+		{"a region at column 0 of a space-indented file: spaces", "def a():\n    x = 1\n\ny = 1\n",
+			"\ty = 1\n", "\tdef y():\n\t\treturn 1\n", "def y():\n    return 1\n", 0, 0},
+		{"an indented region tells for itself", "\ta\n\tb\n\tc\nx:\n  y\n",
+			"    y", "    y\n        z", "  y\n      z", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx := New(tc.src)
+			ms := tx.Locate(tc.old)
+			if len(ms) != 1 || ms[0].Rung != RungIndentation {
+				t.Fatalf("Locate(%q) = %+v, want one match at the indentation rung", tc.old, ms)
+			}
+			repl, _, reindented, err := tx.Rewriter(tc.old, tc.new, ms[0].Rung).Rewrite(ms[0])
+			if tc.line > 0 {
+				var me *MarginError
+				if !errors.As(err, &me) || *me != (MarginError{Line: tc.line, Columns: tc.columns}) {
+					t.Fatalf("Rewrite = %q, %v; want a MarginError at newText's line %d, %d columns", repl, err, tc.line, tc.columns)
+				}
+				return
+			}
+			if err != nil || repl != tc.want || !reindented {
+				t.Fatalf("Rewrite = %q, reindented %v, %v; want %q", repl, reindented, err, tc.want)
+			}
+		})
 	}
 }
 

@@ -18,7 +18,10 @@ func apply(t *testing.T, src, old, new string) (string, bool) {
 	rw := tx.Rewriter(old, new, ms[0].Rung)
 	out, at, restyledAny := "", 0, false
 	for _, m := range ms {
-		repl, restyled, _ := rw.Rewrite(m)
+		repl, restyled, _, err := rw.Rewrite(m)
+		if err != nil {
+			t.Fatal(err)
+		}
 		out += src[at:m.Start] + repl
 		at, restyledAny = m.End, restyledAny || restyled
 	}

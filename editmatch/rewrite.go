@@ -1,6 +1,7 @@
 package editmatch
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -108,15 +109,36 @@ windows:
 	return ms
 }
 
+// MarginError is the error of an edit whose newText cannot be re-indented
+// for a region: the region's lines stand Columns columns left of oldText's,
+// and newText's line Line (1-based) is indented less than that.
+type MarginError struct{ Line, Columns int }
+
+func (e *MarginError) Error() string {
+	return fmt.Sprintf("newText's line %d would go left of the margin, shifted %d columns left", e.Line, e.Columns)
+}
+
 // Rewrite returns newText as it replaces m, and whether it was written in
-// the file's typography (restyled) or re-indented to the file's indentation.
-func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
+// the file's typography (restyled) or re-indented to the file's
+// indentation. It fails with a *MarginError when a line of newText would
+// go left of column 0 as re-indented.
+func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err error) {
 	repl = w.newText
 	if w.rs != nil {
 		repl, restyled = w.rs.restyle(m, repl)
 	}
-	if m.reindent != nil {
-		repl, reindented = reindentText(repl, m.reindent), true
+	if sh := m.reindent; sh != nil {
+		tabs := sh.tabs
+		if !sh.indented {
+			// The region has no indentation of its own to tell tabs
+			// from spaces: the file's.
+			tabs = w.t.tabIndented()
+		}
+		var bad int
+		if repl, bad = reindentText(repl, sh, tabs); bad > 0 {
+			return "", false, false, &MarginError{Line: bad, Columns: -sh.d}
+		}
+		reindented = true
 	}
 	atEnd := w.oldNL && m.End == len(w.t.src) && !strings.HasSuffix(w.t.src, "\n")
 	if w.kept != nil {
@@ -127,7 +149,7 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool) {
 		// none: newText's stands for it, and the file keeps having none.
 		repl = strings.TrimSuffix(repl, "\n")
 	}
-	return w.t.withEndings(repl, m.Start, m.End, w.own, lineKey(m.Rung)), restyled, reindented
+	return w.t.withEndings(repl, m.Start, m.End, w.own, lineKey(m.Rung)), restyled, reindented, nil
 }
 
 // keep writes the lines of repl that newText keeps of oldText as the

@@ -70,7 +70,10 @@ func TestRewrite(t *testing.T) {
 			if len(ms) != 1 || ms[0].Rung != tc.rung {
 				t.Fatalf("Locate(%q) = %+v, want one match at %s", tc.old, ms, tc.rung)
 			}
-			repl, restyled, reindented := tx.Rewriter(tc.old, tc.new, ms[0].Rung).Rewrite(ms[0])
+			repl, restyled, reindented, err := tx.Rewriter(tc.old, tc.new, ms[0].Rung).Rewrite(ms[0])
+			if err != nil {
+				t.Fatal(err)
+			}
 			if repl != tc.want || restyled != tc.restyled || reindented != tc.reindent {
 				t.Fatalf("Rewrite = %q, restyled %v, reindented %v; want %q, %v, %v", repl, restyled, reindented, tc.want, tc.restyled, tc.reindent)
 			}

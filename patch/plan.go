@@ -2,6 +2,7 @@ package patch
 
 import (
 	"cmp"
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -473,8 +474,15 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 					WithHint("give the chunk's lines as the file spells them, or an @@ line naming the function or class it is in (or more context lines) to tell the places apart")
 			}
 		}
-		cl, ok = reindentAdded(cl, old, texts[at:at+len(old)], rung)
-		if !ok {
+		cl, err := reindentAdded(cl, old, texts[at:at+len(old)], texts, rung)
+		var left leftOfMargin
+		if errors.As(err, &left) {
+			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) matches lines %d-%d only with less indentation than it gives, and its added line %q would go left of the margin: whether its lines are meant where they stand or relative to the context cannot be told.", k+1, op.Path, c.Line, at+1, at+len(old), string(left)).
+				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
+				WithDetail("lines", []int{at + 1, at + len(old)}).WithDetail("rung", rung).WithDetail("addedLine", string(left)).
+				WithHint("read lines %d-%d and copy the chunk's context (' ') and removed ('-') lines from them with their indentation, and indent its added ('+') lines as the file does", at+1, at+len(old))
+		}
+		if err != nil {
 			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) matches lines %d-%d but for indentation that differs from the file's by different amounts from line to line: where its added lines go cannot be told.", k+1, op.Path, c.Line, at+1, at+len(old)).
 				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 				WithDetail("lines", []int{at + 1, at + len(old)}).WithDetail("rung", rung).
@@ -658,11 +666,15 @@ func ambiguousChunk(op Op, k, at, again int, rung string) error {
 // none, old being got at the same columns; or level by level, from old's
 // lines or, short of a map of them all, from its removed lines alone, which
 // the added lines replace (context "if x:" 4 columns in, "-y = 1" 8). It
-// fits false when none of these holds and the chunk adds a line with text:
-// its indentation would be a guess, and writing it as given broke a block.
-func reindentAdded(cl []Line, old, got []string, rung string) ([]Line, bool) {
+// fails with errUneven when none of these holds and the chunk adds a line
+// with text: its indentation would be a guess, and writing it as given
+// broke a block. An added line the change would put left of column 0 fails
+// it as a leftOfMargin: meant where it stands or relative to the context,
+// it cannot be told. file is the file's lines, whose indentation tells
+// tabs from spaces when got has none.
+func reindentAdded(cl []Line, old, got, file []string, rung string) ([]Line, error) {
 	if rung != RungWhitespace && rung != RungUnicode {
-		return cl, true
+		return cl, nil
 	}
 	var added, removed, theirs []string
 	j := 0 // cl's index in old
@@ -676,7 +688,7 @@ func reindentAdded(cl []Line, old, got []string, rung string) ([]Line, bool) {
 		}
 		j++
 	}
-	f, ok := editmatch.IndentTransform(old, got)
+	f, ok := editmatch.IndentTransform(old, got, file)
 	if !ok {
 		f, ok = editmatch.IndentLevels(old, got, added)
 	}
@@ -687,19 +699,34 @@ func reindentAdded(cl []Line, old, got []string, rung string) ([]Line, bool) {
 		f, ok = nil, true
 	}
 	if !ok {
-		return cl, !slices.ContainsFunc(added, func(l string) bool { return strings.TrimSpace(l) != "" })
+		if slices.ContainsFunc(added, func(l string) bool { return strings.TrimSpace(l) != "" }) {
+			return cl, errUneven
+		}
+		return cl, nil
 	}
 	if f == nil {
-		return cl, true
+		return cl, nil
 	}
 	out := slices.Clone(cl)
 	for i, l := range out {
 		if l.Op == '+' {
-			out[i].Text = f(l.Text)
+			if out[i].Text, ok = f(l.Text); !ok {
+				return cl, leftOfMargin(l.Text)
+			}
 		}
 	}
-	return out, true
+	return out, nil
 }
+
+// errUneven: a chunk's old lines differ from the file's by indentation
+// that changes from line to line, and where its added lines go cannot be
+// told.
+var errUneven = errors.New("indentation differs unevenly")
+
+// leftOfMargin is an added line that re-indented would go left of column 0.
+type leftOfMargin string
+
+func (l leftOfMargin) Error() string { return "added line would go left of the margin: " + string(l) }
 
 // checkOverlap refuses two chunks that replace the same lines.
 func checkOverlap(reps []replacement, op Op) error {

@@ -235,6 +235,11 @@ func TestPlanOps(t *testing.T) {
 		{"added lines take the file's indentation", map[string]string{"t.go": "f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n"},
 			[]string{"*** Update File: t.go", "@@", "     if x {", "-        return 1", "+        return 2", "+        // done", "     }"},
 			[]Change{{Path: "t.go", Kind: Update, Content: "f() {\n\tif x {\n\t\treturn 2\n\t\t// done\n\t}\n}\n", From: "t.go", Chunks: []Located{{PatchLine: 3, Line: 2, Rung: RungWhitespace}}}}},
+		// Matched at column 0 of a tab-indented file: the added lines it
+		// indents are indented with tabs, as the file is.
+		{"a region at column 0 takes the file's tabs", map[string]string{"t.go": "f() {\n\tx := 1\n}\n\nvar y = 1\n"},
+			[]string{"*** Update File: t.go", "@@", "-    var y = 1", "+    var y = func() int {", "+        return 1", "+    }()"},
+			[]Change{{Path: "t.go", Kind: Update, Content: "f() {\n\tx := 1\n}\n\nvar y = func() int {\n\treturn 1\n}()\n", From: "t.go", Chunks: []Located{{PatchLine: 3, Line: 5, Rung: RungWhitespace}}}}},
 		// Absolute paths: the check for a file below a file walked up
 		// from "/" for ever.
 		{"absolute paths", map[string]string{"/w/a": "x\n"},
@@ -337,6 +342,10 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 3}, "rung": RungWhitespace}, "with their indentation"},
 		{"uneven indentation, an added level unknown", map[string]string{"a": "def f(a):\n    if a:\n        x = 1\n"}, []string{"*** Update File: a", "@@", "   if a:", "-    x = 1", "+      w = 2"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{2, 3}, "rung": RungWhitespace}, "with their indentation"},
+		// Context indented more deeply than the file: an added line left of
+		// it would go left of the margin (it was written at column 0).
+		{"an added line left of the margin", map[string]string{"a": "def f():\n    return 1\n"}, []string{"*** Update File: a", "@@", "     def f():", "         return 1", "+def g():"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 2}, "rung": RungWhitespace, "addedLine": "def g():"}, "read lines 1-2 and copy"},
 		{"uneven indentation, nothing removed", map[string]string{"a": "if x:\n    y = 1\nz\n"}, []string{"*** Update File: a", "@@", " if x:", " y = 1", "+w = 2", " z"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 3}, "rung": RungWhitespace}, "with their indentation"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
