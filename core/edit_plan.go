@@ -308,17 +308,19 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 // appliedAround tells whether an edit that adds lines around oldText
 // (newText holds it once) landed before, with newText's line: oldText
 // still matched, and was added around again on a retry. It did when
-// oldText's one match m is exact, or at a rung that ignores white space at
-// the ends of lines, and stands inside newText where newText puts it (as
-// that rung wrote it: oldText's lines as the file spells them, see
-// editmatch.Kept), and what newText adds is whole lines that tell one
+// oldText's one match m is exact, at a rung that ignores white space at
+// the ends of lines, or at the indentation rung, and stands inside newText
+// where newText puts it (as that rung wrote it: oldText's lines as the
+// file spells them, see editmatch.Kept, or newText re-indented with m's
+// lines), and what newText adds is whole lines that tell one
 // edit from another (telling). A blank line, a lone brace or text added
 // within a line may be meant twice: such an edit applies again.
 func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match) (int, bool) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	k := strings.Index(n, o)
 	spaced := m.Rung == editmatch.RungTrailingWhitespace || m.Rung == editmatch.RungWhitespace
-	if m.Rung != editmatch.RungExact && !spaced || k < 0 || strings.Contains(n[k+1:], o) {
+	indented := m.Rung == editmatch.RungIndentation
+	if m.Rung != editmatch.RungExact && !spaced && !indented || k < 0 || strings.Contains(n[k+1:], o) {
 		return 0, false
 	}
 	before, after := n[:k], n[k+len(o):]
@@ -328,8 +330,16 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	// newText once at most: each copy holds a copy of oldText. The one
 	// that holds m holds it at k, newText holding oldText once.
 	ns := t.Exact(n)
-	if spaced {
+	switch {
+	case spaced:
 		ns = t.Kept(o, n)
+	case indented:
+		// As the rung writes it at m: re-indented with the lines there.
+		written, _, _, err := t.Rewriter(oldText, newText, m.Rung).Rewrite(m)
+		if err != nil {
+			return 0, false
+		}
+		ns = t.Exact(written)
 	}
 	if len(ns) != 1 || ns[0].Start > m.Start || ns[0].End < m.End {
 		return 0, false

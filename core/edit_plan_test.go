@@ -84,6 +84,14 @@ func TestPlanEdits(t *testing.T) {
 		{"replaceAll", "x\ny\nx\n", []EditOp{{OldText: "x", NewText: str("z"), ReplaceAll: true}}, "z\ny\nz\n", []string{editmatch.RungExact}},
 		{"replaceAll fuzzy", "x \ny\nx\t\n", []EditOp{{OldText: "x\n", NewText: str("z\n"), ReplaceAll: true}}, "z\ny\nz\n", []string{editmatch.RungTrailingWhitespace}},
 		{"already applied", "a\nBETA\nc\n", []EditOp{op("beta", "BETA")}, "a\nBETA\nc\n", []string{""}},
+		// Lines added around oldText found at the indentation rung, as
+		// that rung wrote them: a retry, which added them again.
+		{"added around at the indentation rung", "def f():\n    if a:\n        x = 1\n        return x\n", []EditOp{op("    return x\n", "    log(x)\n    return x\n")},
+			"def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []string{editmatch.RungIndentation}},
+		{"added around at the indentation rung, retried", "def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []EditOp{op("    return x\n", "    log(x)\n    return x\n")},
+			"def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []string{""}},
+		{"added around with tabs, retried", "func f() {\n\tif a {\n\t\tlog(x)\n\t\treturn x\n\t}\n}\n", []EditOp{op("    return x\n", "    log(x)\n    return x\n")},
+			"func f() {\n\tif a {\n\t\tlog(x)\n\t\treturn x\n\t}\n}\n", []string{""}},
 		{"gutter tab", "one\ntwo\nthree\n", []EditOp{op("     2\ttwo\n     3\tthree", "     2\tTWO\n     3\tthree")}, "one\nTWO\nthree\n", []string{editmatch.RungExact}},
 		{"gutter colon", "one\ntwo\n\nfour\n", []EditOp{op("2: two\n3:\n4: four\n", "2: TWO\n3:\n4: four\n")}, "one\nTWO\n\nfour\n", []string{editmatch.RungExact}},
 		{"gutter arrow", "one\ntwo\n", []EditOp{op("1→one", "1→ONE")}, "ONE\ntwo\n", []string{editmatch.RungExact}},
