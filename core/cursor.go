@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
@@ -87,6 +88,28 @@ func requestDigest(req any) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:9])
 }
 
+// entryPath reports whether p can be a cursor's entry, a path below the
+// walk's start: relative, each element a name, no NUL. An edited cursor
+// (/etc/passwd, ../x) started the walk at a place no page ends at.
+func entryPath(p string) bool {
+	if p == "" || strings.IndexByte(p, 0) >= 0 {
+		return false
+	}
+	for elem := range strings.SplitSeq(p, "/") {
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// displayedPath is a request's path as display spells it in output ("."
+// when left out): a cursor holds for the path as the result spells it
+// ("a" for ./a/), which the agent passes back.
+func displayedPath(p string, display func(string) string) string {
+	return display(cmp.Or(p, "."))
+}
+
 // encode returns the cursor's text, "" when it is over maxCursorBytes.
 func (c cursor) encode() string {
 	if utf8.ValidString(c.From) {
@@ -119,7 +142,7 @@ func resume(text, digest string, offset *int) (cursor, error) {
 		err = json.Unmarshal(b, &c)
 	}
 	c.From = cmp.Or(c.FromText, string(c.FromBytes))
-	if err != nil || c.Offset < 0 || c.Skip < 0 || c.Skip > c.Offset || c.From == "" {
+	if err != nil || c.Offset < 0 || c.Skip < 0 || c.Skip > c.Offset || !entryPath(c.From) {
 		return cursor{}, bad("is not a cursor agentfs gave")
 	}
 	if c.Request != digest {

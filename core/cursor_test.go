@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -483,6 +484,11 @@ func TestRequestDigestIgnoresSpelling(t *testing.T) {
 		{"ls paging", LsRequest{Limit: 2, Offset: 4}, LsRequest{}, true},
 		{"ls other depth", LsRequest{}, LsRequest{Depth: 2}, false},
 		{"ls other path", LsRequest{}, LsRequest{Path: "src"}, false},
+		// The path as the result spells it: "a" for ./a/ or a//.
+		{"ls path spelt otherwise", LsRequest{Path: "./a/"}, LsRequest{Path: "a"}, true},
+		{"find path spelt otherwise", FindRequest{Path: "a//"}, FindRequest{Path: "a"}, true},
+		{"grep path spelt otherwise", GrepRequest{Query: "x", Path: "./a"}, GrepRequest{Query: "x", Path: "a/"}, true},
+		{"find other path", FindRequest{Path: "a"}, FindRequest{Path: "b"}, false},
 		{"find pattern", FindRequest{}, FindRequest{Pattern: "**"}, true},
 		{"find type", FindRequest{}, FindRequest{Type: "any"}, true},
 		{"find type alias", FindRequest{Type: "f"}, FindRequest{Type: "file"}, true},
@@ -505,19 +511,31 @@ func TestRequestDigestIgnoresSpelling(t *testing.T) {
 }
 
 func digestOf(req any) string {
+	display := memfs.New(nil).Display
 	switch r := req.(type) {
 	case LsRequest:
-		return r.digest()
+		return r.digest(display)
 	case FindRequest:
-		return r.digest()
+		return r.digest(display)
 	case GrepRequest:
-		return r.digest()
+		return r.digest(display)
 	}
 	panic(req)
 }
 
+// edited is text, a cursor, with its entry set to from, as a hand that
+// edits one would.
+func edited(text, from string) string {
+	b, _ := base64.RawURLEncoding.DecodeString(text)
+	var c cursor
+	json.Unmarshal(b, &c)
+	c.From = from
+	return c.encode()
+}
+
 // A cursor is refused when it is not one, when it belongs to another
-// request, or when an offset beside it says another place.
+// request, when it names an entry no walk has (an edited one), or when an
+// offset beside it says another place.
 func TestCursorRefusals(t *testing.T) {
 	tl := &Tools{FS: memfs.New(cursorTree())}
 	ctx := context.Background()
@@ -527,6 +545,11 @@ func TestCursorRefusals(t *testing.T) {
 	}
 	for name, req := range map[string]GrepRequest{
 		"garbage":        {Query: "match", Cursor: "not a cursor"},
+		"absolute entry": {Query: "match", Cursor: edited(first.NextCursor, "/etc/passwd")},
+		"entry above":    {Query: "match", Cursor: edited(first.NextCursor, "a/../../x")},
+		"entry dot":      {Query: "match", Cursor: edited(first.NextCursor, ".")},
+		"entry NUL":      {Query: "match", Cursor: edited(first.NextCursor, "a\x00b")},
+		"entry slash":    {Query: "match", Cursor: edited(first.NextCursor, "a/")},
 		"another query":  {Query: "other", Cursor: first.NextCursor},
 		"another mode":   {Query: "match", Mode: ModeFiles, Cursor: first.NextCursor},
 		"another offset": {Query: "match", Cursor: first.NextCursor, Offset: *first.NextOffset + 1},

@@ -165,7 +165,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if err := Validate(req); err != nil {
 		return nil, err
 	}
-	digest := req.digest()
+	digest := req.digest(t.FS.Display)
 	from, err := resume(req.Cursor, digest, &req.Offset)
 	if err != nil {
 		return nil, err
@@ -243,9 +243,11 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	return fitted(t, res)
 }
 
-// digest identifies the request by all but its paging.
-func (req FindRequest) digest() string {
+// digest identifies the request by all but its paging, its path by its
+// spelling in output (display).
+func (req FindRequest) digest(display func(string) string) string {
 	req.Offset, req.Limit, req.Cursor = 0, 0, ""
+	req.Path = displayedPath(req.Path, display)
 	return requestDigest(req)
 }
 

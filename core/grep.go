@@ -466,7 +466,7 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	if err := Validate(req); err != nil {
 		return nil, err
 	}
-	g := &grepSearch{t: t, digest: req.digest()}
+	g := &grepSearch{t: t, digest: req.digest(t.FS.Display)}
 	var err error
 	if g.from, err = resume(req.Cursor, g.digest, &req.Offset); err != nil {
 		return nil, err
@@ -1135,9 +1135,11 @@ func cursorCost(text string) int {
 }
 
 // digest identifies the request by all but its paging, and noIndex, which
-// changes how the files are found, not what is found.
-func (req GrepRequest) digest() string {
+// changes how the files are found, not what is found; its path by its
+// spelling in output (display).
+func (req GrepRequest) digest(display func(string) string) string {
 	req.Offset, req.Limit, req.Cursor, req.Timeout, req.NoIndex = 0, 0, "", 0, false
+	req.Path = displayedPath(req.Path, display)
 	// The text and its kind, however given (query or pattern, regex
 	// left out or given its default).
 	if q, regex, err := req.query(); err == nil {

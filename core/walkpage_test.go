@@ -244,7 +244,7 @@ func TestWalkPageCursorAtEveryBound(t *testing.T) {
 			}
 			if res.NextCursor == "" {
 				last := res.Results[len(res.Results)-1].Path
-				c := cursor{Offset: *res.NextOffset, From: strings.TrimPrefix(last, "d/"), Skip: 1, Request: req.digest()}.encode()
+				c := cursor{Offset: *res.NextOffset, From: strings.TrimPrefix(last, "d/"), Skip: 1, Request: req.digest(tl.FS.Display)}.encode()
 				// Beside the page's skeleton, which keeps room for the
 				// largest unreadable count and nextOffset.
 				skeleton := jsonSize(&FindResult{Path: "d", Results: []FindEntry{}, Truncated: true,
