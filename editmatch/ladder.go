@@ -198,15 +198,26 @@ func lineKey(rung string) func(string) string {
 // given is not the line's, so the stricter fuzzy rungs come first (the
 // line meant, but for a trailing space) and the indentation rung
 // re-indents newText (written as found, its lines after the first were
-// left four columns short, out of their block). Found by no fuzzy rung,
-// it stands.
+// left four columns short, out of their block). A fuzzy match elsewhere
+// in another indentation (re-indented, or uneven) is no likelier the
+// place meant than the byte-for-byte one, and is passed over: taken, it
+// changed another line than the one oldText was found in, with success
+// ("    return x" found in "        return x + 1", and "  return x"
+// changed), or made the edit ambiguous. Found by no fuzzy rung, it stands.
 func (t *Text) Locate(old string) []Match {
 	exact := t.Exact(old)
-	if len(exact) > 0 && !t.withinIndentation(old, exact) {
+	if len(exact) == 0 {
+		return t.locateLoosely(old)
+	}
+	if !t.withinIndentation(old, exact) {
 		return exact
 	}
-	ms := t.locateLoosely(old)
-	if ms == nil || sameSpans(ms, exact) {
+	ms := slices.DeleteFunc(t.locateLoosely(old), func(m Match) bool {
+		return (m.reindent != nil || m.Uneven) && !slices.ContainsFunc(exact, func(e Match) bool {
+			return m.Start <= e.Start && e.End <= m.End
+		})
+	})
+	if !slices.ContainsFunc(ms, func(m Match) bool { return !m.Uneven }) || sameSpans(ms, exact) {
 		// (The unicode rung's fragments are the exact matches again.)
 		return exact
 	}

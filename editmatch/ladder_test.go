@@ -229,6 +229,11 @@ func TestLocate(t *testing.T) {
 		{"inside an indentation, beside a trailing space", "def f():\n    if a:\n        return x\n\ndef g():\n    return x \n", "    return x\n", RungTrailingWhitespace, []int{6}},
 		{"inside an indentation alone", "def f():\n    if a:\n        return x\n", "    return x\n", RungIndentation, []int{3}},
 		{"inside a tab indentation", "\t\tx()\n", "\tx()", RungIndentation, []int{1}},
+		// Elsewhere in another indentation is no likelier the place:
+		// the nested one, re-indented, or as found.
+		{"inside an indentation, beside another indentation", "def f():\n        return x\ndef g():\n  return x\n", "    return x", RungIndentation, []int{2}},
+		{"inside an indentation, part of a line, beside another indentation", "def f():\n        return x + 1\ndef g():\n  return x\n", "    return x", RungExact, []int{2}},
+		{"inside an uneven indentation, beside another indentation", "def f():\n    if c:\n        return x\n    return y\ndef g():\n  return x\n  return y\n", "    return x\n    return y", RungExact, []int{3}},
 		// No rung but the exact finds it: found as before.
 		{"inside an uneven indentation", "  if a:\n      b()\n", " if a:\n      b()", RungExact, []int{1}},
 		// At a line's start too: exact, both (ambiguous).
