@@ -917,11 +917,15 @@ func (t *Tools) refuseBinary(ctx context.Context, path string) error {
 		return err
 	}
 	defer r.Close()
-	data, err := readUpTo(r, nil, MaxEditBytes)
+	// As searchFiles judges it: a large file by its head.
+	data, err := readUpTo(r, nil, MaxEditBytes+1)
 	if err != nil {
 		return fault.AsError(err).WithPath(t.FS.Display(path))
 	}
-	if _, ok := textfile.DecodeWhole(data); ok && len(data) < MaxEditBytes {
+	if len(data) > MaxEditBytes && !largeBinary(data) {
+		return errConflict
+	}
+	if _, ok := textfile.DecodeWhole(data); ok && len(data) <= MaxEditBytes {
 		return errConflict
 	}
 	return binaryTo("replace", data, t.FS.Display(path))

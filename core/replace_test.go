@@ -612,3 +612,23 @@ func TestReplaceWaitsWithinItsLockTimeout(t *testing.T) {
 		t.Errorf("the locks were given %v of a --lock-timeout of 1h the search had begun", fs.waits)
 	}
 }
+
+// TestRefuseBinaryJudgesAsTheSearch: refuseBinary, which reads a file the
+// search skipped as binary again, judges it as the search does: a file
+// grown past what replace holds that is text now is a changed file
+// (errConflict, searched again), not NOT_TEXT; and a large file's binary
+// byte just past that limit is named.
+func TestRefuseBinaryJudgesAsTheSearch(t *testing.T) {
+	m := memfs.New(map[string]string{
+		"text":   strings.Repeat("x\n", MaxEditBytes),
+		"nulEnd": strings.Repeat("x", MaxEditBytes) + "\x00",
+	})
+	tl := &Tools{FS: m}
+	if err := tl.refuseBinary(context.Background(), "text"); err != errConflict {
+		t.Errorf("large text: %v, want errConflict", err)
+	}
+	e := wantCode(t, tl.refuseBinary(context.Background(), "nulEnd"), fault.CodeNotText)
+	if e.Details["offset"] != MaxEditBytes {
+		t.Errorf("NUL past the limit: %v, want its offset %d", e, MaxEditBytes)
+	}
+}
