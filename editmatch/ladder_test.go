@@ -233,6 +233,7 @@ func TestLocate(t *testing.T) {
 		// the nested one, re-indented, or as found.
 		{"inside an indentation, beside another indentation", "def f():\n        return x\ndef g():\n  return x\n", "    return x", RungIndentation, []int{2}},
 		{"inside an indentation, part of a line, beside another indentation", "def f():\n        return x + 1\ndef g():\n  return x\n", "    return x", RungExact, []int{2}},
+		{"inside indentations twice, beside another indentation", "def f():\n    if a:\n        x()\n    if b:\n        x()\ndef g():\n  x()\n", "    x()", RungIndentation, []int{3, 5}},
 		{"inside an uneven indentation, beside another indentation", "def f():\n    if c:\n        return x\n    return y\ndef g():\n  return x\n  return y\n", "    return x\n    return y", RungExact, []int{3}},
 		// No rung but the exact finds it: found as before.
 		{"inside an uneven indentation", "  if a:\n      b()\n", " if a:\n      b()", RungExact, []int{1}},
