@@ -578,8 +578,11 @@ func IndentTransform(old, got, file []string) (Reindent, bool) {
 	return func(line string) (string, bool) { return s.line(line, tabs) }, true
 }
 
-// tabIndented reports whether most indented lines of lines start with a
-// tab rather than a space.
+// tabIndented reports whether every indented line of lines starts with a
+// tab, one at least. Not most: a tab is wrong where a space is not (YAML in
+// a Go raw string took tabs from the Go around it, which YAML refuses),
+// and a Go file holds no line that starts with a space (599 of 600 of
+// Go's own).
 func tabIndented(lines iter.Seq[string]) bool {
 	tabs, spaces := 0, 0
 	for l := range lines {
@@ -591,7 +594,7 @@ func tabIndented(lines iter.Seq[string]) bool {
 			spaces++
 		}
 	}
-	return tabs > spaces
+	return tabs > 0 && spaces == 0
 }
 
 // tabIndented reports whether the text's lines indent with tabs, counted

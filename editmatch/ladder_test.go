@@ -33,10 +33,15 @@ func TestIndentTransform(t *testing.T) {
 		t.Fatal("identical indentation is a fit that changes nothing")
 	}
 	// A region without indentation: the file's lines tell tabs from
-	// spaces; a line left of oldText's goes left of the margin.
-	f, fits = IndentTransform([]string{"    var y"}, []string{"var y"}, []string{"func a() {", "\tx := 1", "\ty := 2", "}", " * odd"})
+	// spaces, tabs only when none starts with a space; a line left of
+	// oldText's goes left of the margin.
+	f, fits = IndentTransform([]string{"    var y"}, []string{"var y"}, []string{"func a() {", "\tx := 1", "\ty := 2", "}"})
 	if !fits || line(f, "        z") != "\tz" || line(f, "    }") != "}" || line(f, "w") != "(left of the margin)" {
 		t.Fatalf("a region at column 0 of a tab-indented file: fits=%v", fits)
+	}
+	f, fits = IndentTransform([]string{"    var y"}, []string{"var y"}, []string{"func a() {", "\tx := 1", "\ty := 2", "}", " * odd"})
+	if !fits || line(f, "        z") != "    z" {
+		t.Fatalf("a region at column 0 of a file with tabs and a space-led line: fits=%v", fits)
 	}
 }
 
@@ -63,6 +68,10 @@ func TestReindent(t *testing.T) {
 			"    var y = 1\n", "    var y = func() int {\n        return 1\n    }()\n", "var y = func() int {\n\treturn 1\n}()\n", 0, 0},
 		{"a region at column 0 of a space-indented file: spaces", "def a():\n    x = 1\n\ny = 1\n",
 			"\ty = 1\n", "\tdef y():\n\t\treturn 1\n", "def y():\n    return 1\n", 0, 0},
+		// YAML in a Go raw string: tabs there are invalid YAML, spaces
+		// stray in Go are not.
+		{"a region at column 0 of a file with both: spaces", "func a() {\n\tx := 1\n\ty := `\nname: x\nspec:\n  a: 1\n`\n}\n",
+			"    spec:\n", "    spec:\n        replicas: 2\n", "spec:\n    replicas: 2\n", 0, 0},
 		{"an indented region tells for itself", "\ta\n\tb\n\tc\nx:\n  y\n",
 			"    y", "    y\n        z", "  y\n      z", 0, 0},
 	} {
