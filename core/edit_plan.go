@@ -450,10 +450,14 @@ func leftOfMargin(t *editmatch.Text, i, n int, m editmatch.Match, err error) err
 		return err
 	}
 	last := t.LineAt(max(m.Start, m.End-1))
-	return fault.Errorf(fault.CodeNoMatch, "%s matched lines %d-%d only with %d columns less indentation than given, and newText's line %d would go left of the margin.", which(i, n), m.Line, last, me.Columns, me.Line).
+	lines := fmt.Sprintf("lines %d-%d", m.Line, last)
+	if last == m.Line {
+		lines = fmt.Sprintf("line %d", last)
+	}
+	return fault.Errorf(fault.CodeNoMatch, "%s matched %s only with %d columns less indentation than given, and newText's line %d would go left of the margin.", which(i, n), lines, me.Columns, me.Line).
 		WithDetail("edit", i).WithDetail("lines", []int{m.Line, last}).WithDetail("columns", me.Columns).
 		WithDetail("newTextLine", me.Line).WithDetail("rung", m.Rung).
-		WithHint("read lines %d-%d and copy oldText and newText with the file's own indentation", m.Line, last)
+		WithHint("read %s and copy oldText and newText with the file's own indentation", lines)
 }
 
 // unevenAmong is the AMBIGUOUS_MATCH of an oldText that matches, at its
