@@ -184,6 +184,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	// as write does (checked against the link's own version, every
 	// attempt lost its race: LOCK_TIMEOUT after 30 seconds).
 	dangling := map[string]bool{}
+	absent := map[string]bool{}
 	read := func(path string) (string, bool, error) {
 		data, info, err := t.openText(ctx, path, "apply-patch")
 		switch e := fault.AsError(err); {
@@ -197,6 +198,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 				return "", true, fault.Errorf(fault.CodeSymlink, "the path is a link whose target is missing.").
 					WithPath(t.FS.Display(path)).WithHint("delete the link, or patch its target's path")
 			}
+			absent[path] = true
 			return "", false, nil
 		case e.Code == fault.CodeNotText || e.Code == fault.CodeTooLarge:
 			// A file that is not text, or over the limit, may still be
@@ -221,6 +223,10 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			if serr := t.settledRead(ctx, path, info.Version); serr != nil {
 				return nil, serr
 			}
+		}
+		// NOT_FOUND of a file read missing rests on its absence.
+		if e := fault.AsError(err); e != nil && absent[e.Path] {
+			return nil, t.settledMissing(ctx, e.Path, err)
 		}
 		return nil, err
 	}

@@ -118,6 +118,19 @@ func (t *Tools) settledRead(ctx context.Context, path, version string) error {
 	return err
 }
 
+// settledMissing is err, which found path missing, once no removal not
+// yet committed took the file (settledRead): a NOT_FOUND over such a
+// removal, once it is undone, named a file that is there.
+func (t *Tools) settledMissing(ctx context.Context, path string, err error) error {
+	if !fault.MissingPath(err) {
+		return err
+	}
+	if serr := t.settledRead(ctx, path, ""); serr != nil {
+		return serr
+	}
+	return err
+}
+
 // errUnsettled is errConflict of an attempt that found a change not yet
 // committed (settledRead): its cause says what the mutation waits for.
 var errUnsettled = fmt.Errorf("%w: a change not yet committed", errConflict)

@@ -238,6 +238,7 @@ func (t *Tools) readForEdit(ctx context.Context, req EditRequest) ([]byte, textf
 	display := t.FS.Display(req.Path)
 	r, err := t.FS.Open(ctx, req.Path)
 	if err != nil {
+		err = t.settledMissing(ctx, req.Path, err)
 		if fault.MissingPath(err) && req.Precondition.Set() {
 			return nil, textfile.Whole{}, backend.FileInfo{}, req.Precondition.Check(display, backend.FileInfo{}, false, nil)
 		}

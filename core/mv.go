@@ -63,7 +63,15 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, res MvResult) (*MvResult, error) {
 	src, err := m.Lstat(ctx, req.From)
 	if err != nil {
-		return nil, t.WithSuggestions(ctx, req.From, err)
+		return nil, t.WithSuggestions(ctx, req.From, t.settledMissing(ctx, req.From, err))
+	}
+	if src.Type == backend.TypeDir {
+		// As rm -r: a directory has no version to move it against, and a
+		// removal below it not yet committed, undone once the rest had
+		// moved, put its files back at the source, beside their copies.
+		if err := t.settledRead(ctx, req.From, ""); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkFinalSlash(req.From, res.From, src.Type); err != nil {
 		return nil, err

@@ -687,10 +687,18 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	}
 	info, err := t.FS.Stat(ctx, root)
 	if err != nil {
-		return nil, t.WithSuggestions(ctx, root, err)
+		return nil, t.WithSuggestions(ctx, root, t.settledMissing(ctx, root, err))
 	}
 	if err := checkFinalSlash(root, t.FS.Display(root), info.Type); err != nil {
 		return nil, err
+	}
+	if info.Type == backend.TypeDir {
+		// A file removed below it by a transaction not yet committed is
+		// not searched, and, once that removal is undone, holds the
+		// matches the replace said it replaced.
+		if err := t.settledRead(ctx, root, ""); err != nil {
+			return nil, err
+		}
 	}
 	if info.Type != backend.TypeDir {
 		// A path named itself is searched as grep searches it: what it

@@ -142,14 +142,18 @@ func TestReplaceOfAFileRemovedMeanwhile(t *testing.T) {
 	}
 }
 
-// unsettled is a backend whose files hold a transaction's change not yet
-// committed for the first calls of Settled (STALE), and settled after.
+// unsettled is a backend whose files (or absences) hold a transaction's
+// change not yet committed for the first calls of Settled (STALE), and
+// settled after; its directories are settled.
 type unsettled struct {
 	*memfs.FS
 	stale, calls int
 }
 
-func (u *unsettled) Settled(_ context.Context, path, version string) error {
+func (u *unsettled) Settled(ctx context.Context, path, version string) error {
+	if fi, err := u.Stat(ctx, path); err == nil && fi.Type == backend.TypeDir {
+		return nil
+	}
 	if u.calls++; u.calls <= u.stale {
 		return fault.Errorf(fault.CodeStale, "the file holds a change of another transaction, not yet committed.").WithPath(path)
 	}
@@ -217,6 +221,39 @@ func TestNoMatchWaitsForASettledFile(t *testing.T) {
 		fs = &unsettled{FS: memfs.New(map[string]string{"f": "text\n"}), stale: 1 << 30}
 		if err := call(&Tools{FS: fs, LockTimeout: 0}); fault.AsError(err).Code != fault.CodeLockTimeout {
 			t.Errorf("%s over a change never settled: %v, want LOCK_TIMEOUT", name, err)
+		}
+	}
+}
+
+// TestNotFoundWaitsForASettledAbsence: edit, mv, apply-patch and replace
+// of a missing file answer NOT_FOUND only once no removal not yet
+// committed left it missing: its rollback put the file back.
+func TestNotFoundWaitsForASettledAbsence(t *testing.T) {
+	for name, call := range map[string]func(*Tools) error{
+		"edit": func(tl *Tools) error {
+			_, err := tl.Edit(context.Background(), EditRequest{Path: "f", OldText: new("a"), NewText: new("b")})
+			return err
+		},
+		"mv": func(tl *Tools) error {
+			_, err := tl.Mv(context.Background(), MvRequest{From: "f", To: "g"})
+			return err
+		},
+		"apply-patch": func(tl *Tools) error {
+			_, err := tl.ApplyPatch(context.Background(), ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n*** End Patch\n"})
+			return err
+		},
+		"replace": func(tl *Tools) error {
+			_, err := tl.Replace(context.Background(), ReplaceRequest{Path: "f", Query: "a", Replacement: new("b")})
+			return err
+		},
+	} {
+		fs := &unsettled{FS: memfs.New(nil), stale: 3}
+		if err := call(&Tools{FS: fs, LockTimeout: 10 * time.Second}); !fault.MissingPath(err) || fs.calls != 4 {
+			t.Errorf("%s of a file whose absence is settled at the 4th look: %v, after %d looks", name, err, fs.calls)
+		}
+		fs = &unsettled{FS: memfs.New(nil), stale: 1 << 30}
+		if err := call(&Tools{FS: fs, LockTimeout: 0}); fault.AsError(err).Code != fault.CodeLockTimeout {
+			t.Errorf("%s of a file whose absence is never settled: %v, want LOCK_TIMEOUT", name, err)
 		}
 	}
 }

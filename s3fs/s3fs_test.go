@@ -1994,6 +1994,70 @@ func TestAnswersOverAChangeInFlightBelowDoNotWait(t *testing.T) {
 	recovered(t, f, bucket, name, 0, map[string]string{"s/mod": "", "s/keep": "", "e": "e"})
 }
 
+// TestAnswersOverARemovalInFlightWait: an answer that rests on a file a
+// transaction in flight removed, or on a directory it removed a file
+// below, waits for that transaction to end, as write --create and rm -r
+// do; once its process is dead and its lease over, the answer is the tree
+// its rollback left. mv of the directory moved what was left, and the
+// rollback put the removed file back at the source: the directory at two
+// places. replace said it replaced every match, and the rollback brought
+// back a file holding one. edit, mv and apply-patch of the file answered
+// NOT_FOUND, and the rollback put the file back.
+func TestAnswersOverARemovalInFlightWait(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		call func(*core.Tools) error
+		want map[string]string
+	}{
+		{"mvdir", func(tools *core.Tools) error {
+			_, err := tools.Mv(ctx, core.MvRequest{From: "d", To: "e"})
+			return err
+		}, map[string]string{"d/a": "", "d/b": "", "e/a": "old a\n", "e/b": "old b\n"}},
+		{"replace", func(tools *core.Tools) error {
+			_, err := tools.Replace(ctx, core.ReplaceRequest{Query: "old", Replacement: new("new"), Path: "d"})
+			return err
+		}, map[string]string{"d/a": "new a\n", "d/b": "new b\n"}},
+		{"replaceroot", func(tools *core.Tools) error {
+			_, err := tools.Replace(ctx, core.ReplaceRequest{Query: "old", Replacement: new("new")})
+			return err
+		}, map[string]string{"d/a": "new a\n", "d/b": "new b\n"}},
+		{"edit", func(tools *core.Tools) error {
+			_, err := tools.Edit(ctx, core.EditRequest{Path: "d/a", OldText: new("old"), NewText: new("new")})
+			return err
+		}, map[string]string{"d/a": "new a\n", "d/b": "old b\n"}},
+		{"mvfile", func(tools *core.Tools) error {
+			_, err := tools.Mv(ctx, core.MvRequest{From: "d/a", To: "e"})
+			return err
+		}, map[string]string{"d/a": "", "d/b": "old b\n", "e": "old a\n"}},
+		{"patch", func(tools *core.Tools) error {
+			_, err := tools.ApplyPatch(ctx, core.ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: d/a\n@@\n-old a\n+new a\n*** End Patch\n"})
+			return err
+		}, map[string]string{"d/a": "new a\n", "d/b": "old b\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := "rmbelow" + c.name
+			f, bucket, root := seeded(t, name, map[string]string{"d/a": "old a\n", "d/b": "old b\n"})
+			// It dies at its commit point, d/a removed, its lease still live.
+			if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "d/a", Remove: true}}); err == nil {
+				t.Fatal("the removal that died succeeded")
+			}
+			if got := tree(t, f, "d/a"); got["d/a"] != "" {
+				t.Fatalf("after the removal died: %s, want d/a removed", brief(got))
+			}
+			tools := &core.Tools{FS: f, LockTimeout: 200 * time.Millisecond}
+			if err := c.call(tools); codeOf(err) != fault.CodeLockTimeout {
+				t.Errorf("%s over the removal in flight: %v, want LOCK_TIMEOUT", c.name, err)
+			}
+			expireJournals(t, bucket, name)
+			if err := c.call(tools); err != nil {
+				t.Errorf("%s once the removal's lease is over: %v", c.name, err)
+			}
+			recovered(t, f, bucket, name, 0, c.want)
+		})
+	}
+}
+
 // TestSettled: a file read at a change of a transaction in flight is not
 // settled (STALE), nor at one of a transaction that died, which is undone
 // there and then; a file no transaction changed, or at a committed change,
