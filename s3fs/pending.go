@@ -146,12 +146,18 @@ func (f *FS) txnEnded(ctx context.Context, c, id string) error {
 		}
 	}
 	f.ended.Store(id, true)
-	if state == rolledBack {
+	switch state {
+	case rolledBack:
 		// Undone here and now: the change read is gone (a file it
 		// created with it, which a DELETE If-Match of the store then
 		// reported removed).
 		return fault.Errorf(fault.CodeStale, "the file held a change of a transaction that died, and is now undone.").WithPath(c).
 			WithHint("read the file again")
+	case finished:
+		// The change stands, but its move's sources went here and now:
+		// an answer that rests on them too was planned before.
+		return fault.Errorf(fault.CodeStale, "the file held a copy of a move that died, now finished.").WithPath(c).
+			WithHint("read the files again")
 	}
 	return nil
 }
@@ -174,11 +180,11 @@ func (r *settledReader) Settled(ctx context.Context) error {
 }
 
 // removedInFlight fails with STALE while a transaction in flight removes
-// (or moves away) c, found missing: that removal may yet be undone; or
-// creates a file below c, a directory (which has no version) that may
-// hold nothing else once it is undone (a file's change there leaves c
-// as it is). One that died is recovered there and then, and STALE too,
-// the file put back. It costs a listing of the journals, and a read of
+// (or moves away) c, found missing, or a file below c: that removal may
+// yet be undone; or creates a file below c, a directory (which has no
+// version) that may hold nothing else once it is undone (a file's change
+// there leaves c as it is). One that died is recovered there and then,
+// and STALE too, as one that ended meanwhile. It costs a listing of the journals, and a read of
 // each.
 func (f *FS) removedInFlight(ctx context.Context, c string) error {
 	key, below := f.key(c), f.dirKey(c)
@@ -187,11 +193,11 @@ func (f *FS) removedInFlight(ctx context.Context, c string) error {
 		if !removes && !j.createsBelow(below) {
 			return nil
 		}
-		inFlight, undone, again := "the directory holds changes of another transaction, not yet committed.",
-			"the directory held changes of a transaction that died, now undone.", "read the directory again"
+		inFlight, ended, again := "the directory holds changes of another transaction, not yet committed.",
+			"the directory held changes of a transaction that has ended since: undone, finished or committed.", "read the directory again"
 		if removes {
-			inFlight, undone, again = "the file was removed by another transaction, not yet committed.",
-				"the file was removed by a transaction that died, and is now put back.", "read the file again"
+			inFlight, ended, again = "the file was removed by another transaction, not yet committed.",
+				"the file was removed by a transaction that has ended since: undone, finished or committed.", "read the file again"
 		}
 		state, err := f.recoverOne(ctx, o, f.c.Now(), nil)
 		switch {
@@ -199,10 +205,11 @@ func (f *FS) removedInFlight(ctx context.Context, c string) error {
 			return err
 		case state == live:
 			return fault.Errorf(fault.CodeStale, "%s", inFlight).WithPath(c).WithHint("%s", hintInFlight)
-		case state == rolledBack:
-			return fault.Errorf(fault.CodeStale, "%s", undone).WithPath(c).WithHint("%s", again)
 		}
-		return nil
+		// Ended since c was read (recovered here, or by its committer
+		// or another recovery): the file put back, or a move's sources
+		// gone, which an answer planned before did not see.
+		return fault.Errorf(fault.CodeStale, "%s", ended).WithPath(c).WithHint("%s", again)
 	})
 }
 

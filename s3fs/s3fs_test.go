@@ -2058,6 +2058,40 @@ func TestAnswersOverARemovalInFlightWait(t *testing.T) {
 	}
 }
 
+// TestRetriedMoveAfterItsRecoveryFinished: a move retried after the first
+// died as it deleted its sources, and over that move's lease, waits for
+// its recovery, which finishes it, and then answers as the tree stands:
+// the source moved, NOT_FOUND. It answered EXISTS, as it had read the
+// tree before the recovery, and its hint (--overwrite) led the agent
+// the wrong way.
+func TestRetriedMoveAfterItsRecoveryFinished(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ name, from, to, deleted string }{
+		{"file", "a", "x", "a"},
+		{"dir", "d", "e", "d/f1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "retrymv" + tc.name
+			f, bucket, root := seeded(t, name, map[string]string{"a": "data", "d/f1": "1", "d/f2": "2"})
+			dead := transportFS(t, root, &dying{at: func(r *http.Request) bool {
+				return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/"+tc.deleted)
+			}})
+			if _, err := dead.Rename(ctx, tc.from, tc.to, backend.WriteOptions{IfAbsent: true}); err == nil {
+				t.Fatal("the move that died at its deletion succeeded")
+			}
+			expireJournals(t, bucket, name)
+			tools := &core.Tools{FS: f, LockTimeout: 10 * time.Second}
+			if _, err := tools.Mv(ctx, core.MvRequest{From: tc.from, To: tc.to}); codeOf(err) != fault.CodeNotFound {
+				t.Errorf("the move retried: %v, want NOT_FOUND", err)
+			}
+			if got := tree(t, f, tc.from, tc.to); got[tc.from] != "" || got[tc.to] == "" {
+				t.Errorf("after the retry: %s, want the first move finished", brief(got))
+			}
+			noJournal(t, bucket, name, "the retried move")
+		})
+	}
+}
+
 // TestSettled: a file read at a change of a transaction in flight is not
 // settled (STALE), nor at one of a transaction that died, which is undone
 // there and then; a file no transaction changed, or at a committed change,
