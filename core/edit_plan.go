@@ -113,6 +113,9 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			if r == notRetried {
 				line, r = appliedLoosely(t, oldText, newText, ms[0].Rung)
 			}
+			if r == notRetried {
+				line, r = standsIndented(t, oldText, newText)
+			}
 			if r != notRetried && line != ms[0].Line {
 				return "", nil, looseBesideApplied(i, len(edits), ms[0], line)
 			}
@@ -309,18 +312,18 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 // (newText holds it once) landed before, with newText's line: oldText
 // still matched, and was added around again on a retry. It did when
 // oldText's one match m is exact, at a rung that ignores white space at
-// the ends of lines, or at the indentation rung, and stands inside newText
-// where newText puts it (as that rung wrote it: oldText's lines as the
-// file spells them, see editmatch.Kept, or newText re-indented with m's
-// lines), and what newText adds is whole lines that tell one
+// the ends of lines, or at the indentation or unicode rung, and stands
+// inside newText where newText puts it (as that rung wrote it: oldText's
+// lines as the file spells them, see editmatch.Kept, or newText
+// re-indented with m's lines or in the file's typography), and what newText adds is whole lines that tell one
 // edit from another (telling). A blank line, a lone brace or text added
 // within a line may be meant twice: such an edit applies again.
 func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match) (int, bool) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	k := strings.Index(n, o)
 	spaced := m.Rung == editmatch.RungTrailingWhitespace || m.Rung == editmatch.RungWhitespace
-	indented := m.Rung == editmatch.RungIndentation
-	if m.Rung != editmatch.RungExact && !spaced && !indented || k < 0 || strings.Contains(n[k+1:], o) {
+	rewritten := m.Rung == editmatch.RungIndentation || m.Rung == editmatch.RungUnicode
+	if m.Rung != editmatch.RungExact && !spaced && !rewritten || k < 0 || strings.Contains(n[k+1:], o) {
 		return 0, false
 	}
 	before, after := n[:k], n[k+len(o):]
@@ -333,8 +336,9 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	switch {
 	case spaced:
 		ns = t.Kept(o, n)
-	case indented:
-		// As the rung writes it at m: re-indented with the lines there.
+	case rewritten:
+		// As the rung writes it at m: re-indented with the lines there,
+		// or in the file's typography.
 		written, _, _, err := t.Rewriter(oldText, newText, m.Rung).Rewrite(m)
 		if err != nil {
 			return 0, false
@@ -357,6 +361,33 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 		return 0, false
 	}
 	return nm.Line, true
+}
+
+// standsIndented finds newText once in the file byte for byte, after a
+// line's indentation (not at its start) to the end of a line: where an exact match after the
+// indentation, or the indentation rung inside a deeper one, wrote it. It
+// proves no retry (indented code may hold it already), but beside a loose
+// match elsewhere it may be one: retried, such an edit changed a sibling
+// with success. maybeRetried, to refuse that, never to skip an edit.
+func standsIndented(t *editmatch.Text, oldText, newText string) (int, retry) {
+	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
+	if !editmatch.RetryProof(o, n) || strings.Contains(o, n) {
+		return 0, notRetried
+	}
+	ms := t.Exact(n)
+	if len(ms) != 1 {
+		return 0, notRetried
+	}
+	m := ms[0]
+	start, _, _ := t.Line(m.Line)
+	if m.Start == start || strings.TrimLeft(t.Content()[start:m.Start], " \t") != "" {
+		return 0, notRetried // at a line's start, alreadyApplied's to judge
+	}
+	_, end, next := t.Line(t.LineAt(m.End - 1))
+	if m.End != end && m.End != next {
+		return 0, notRetried
+	}
+	return m.Line, maybeRetried
 }
 
 // wholeLines reports whether m starts a line and ends one, before its

@@ -90,6 +90,8 @@ func TestPlanEdits(t *testing.T) {
 			"def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []string{editmatch.RungIndentation}},
 		{"added around at the indentation rung, retried", "def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []EditOp{op("    return x\n", "    log(x)\n    return x\n")},
 			"def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []string{""}},
+		{"added around at the unicode rung, retried", "def f():\n    print(\"hi\")\n    print(\"bye\")\n", []EditOp{op("    print(\u201chi\u201d)\n", "    print(\u201chi\u201d)\n    print(\u201cbye\u201d)\n")},
+			"def f():\n    print(\"hi\")\n    print(\"bye\")\n", []string{""}},
 		{"added around with tabs, retried", "func f() {\n\tif a {\n\t\tlog(x)\n\t\treturn x\n\t}\n}\n", []EditOp{op("    return x\n", "    log(x)\n    return x\n")},
 			"func f() {\n\tif a {\n\t\tlog(x)\n\t\treturn x\n\t}\n}\n", []string{""}},
 		{"gutter tab", "one\ntwo\nthree\n", []EditOp{op("     2\ttwo\n     3\tthree", "     2\tTWO\n     3\tthree")}, "one\nTWO\nthree\n", []string{editmatch.RungExact}},
@@ -212,6 +214,11 @@ func TestPlanEditsErrors(t *testing.T) {
 		{"uneven beside even indentation", "def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n", []EditOp{op("if x:\n    y()", "if x:\n    z()")}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{2, 7}, "count": 2}},
 		{"uneven beside even, replaceAll", "def f():\n  if x:\n     y()\n\nclass C:\n    def g(self):\n        if x:\n            y()\n", []EditOp{{OldText: "if x:\n    y()", NewText: str("if x:\n    z()"), ReplaceAll: true}}, fault.CodeAmbiguousMatch, map[string]any{"lines": []int{2, 7}, "unevenLines": []int{2, 3}, "count": 2, "rung": editmatch.RungIndentation}},
 		{"whitespace-only oldText never fuzzy", "a\n\t\nb\n", []EditOp{op("  \n", "x")}, fault.CodeNoMatch, nil},
+		// Retried, an edit whose newText stands after a line's
+		// indentation, where it landed, finds its oldText only loosely in
+		// a sibling: refused, never a change of the sibling, with success.
+		{"retried inside an indentation, a sibling loosely", "def f():\n    if a:\n        return y\n\ndef g():\n  return x\n", []EditOp{op("    return x\n", "    return y\n")}, fault.CodeNoMatch, map[string]any{"newTextLine": 3}},
+		{"retried after an indentation, a sibling loosely", "if a:\n    retries = 5\nretries = 3 \n", []EditOp{op("retries = 3\n", "retries = 5\n")}, fault.CodeNoMatch, map[string]any{"newTextLine": 2}},
 		// A line can prove one retried edit, not two (both were taken for
 		// applied, with success, and the file holds one change).
 		// Retried, an edit whose newText stands where it landed finds its
