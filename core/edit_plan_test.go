@@ -90,6 +90,15 @@ func TestPlanEdits(t *testing.T) {
 			"def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []string{editmatch.RungIndentation}},
 		{"added around at the indentation rung, retried", "def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []EditOp{op("    return x\n", "    log(x)\n    return x\n")},
 			"def f():\n    if a:\n        x = 1\n        log(x)\n        return x\n", []string{""}},
+		// replaceAll of an indented oldText at a line's start and inside a
+		// deeper indentation: newText's later lines follow each place's
+		// indentation (the nested log(x) was left outside its if).
+		{"replaceAll at a line's start and inside an indentation", "def f():\n    return x\n\ndef g():\n    if a:\n        return x\n",
+			[]EditOp{{OldText: "    return x\n", NewText: str("    log(x)\n    return x\n"), ReplaceAll: true}},
+			"def f():\n    log(x)\n    return x\n\ndef g():\n    if a:\n        log(x)\n        return x\n", []string{editmatch.RungExact}},
+		{"replaceAll inside indentations, tabs", "\tx()\n\t\tx()\n",
+			[]EditOp{{OldText: "\tx()", NewText: str("\tw()\n\tx()"), ReplaceAll: true}},
+			"\tw()\n\tx()\n\t\tw()\n\t\tx()\n", []string{editmatch.RungExact}},
 		{"added around at the unicode rung, retried", "def f():\n    print(\"hi\")\n    print(\"bye\")\n", []EditOp{op("    print(\u201chi\u201d)\n", "    print(\u201chi\u201d)\n    print(\u201cbye\u201d)\n")},
 			"def f():\n    print(\"hi\")\n    print(\"bye\")\n", []string{""}},
 		{"added around with tabs, retried", "func f() {\n\tif a {\n\t\tlog(x)\n\t\treturn x\n\t}\n}\n", []EditOp{op("    return x\n", "    log(x)\n    return x\n")},

@@ -30,6 +30,9 @@ type Rewriter struct {
 	// own is newText's line ending (CRLF when all of them are), which it
 	// keeps in a file with none.
 	own string
+	// nestable: oldText is one indented line, whose exact match inside a
+	// deeper indentation shifts newText's later lines with it.
+	nestable bool
 }
 
 // Rewriter prepares newText to replace the matches of oldText, found at
@@ -45,6 +48,8 @@ func (t *Text) Rewriter(oldText, newText, rung string) *Rewriter {
 	if rung != RungExact {
 		w.kept = keptLines(oldText, w.newText)
 	}
+	o := strings.TrimSuffix(strings.ReplaceAll(oldText, "\r\n", "\n"), "\n")
+	w.nestable = o != "" && (o[0] == ' ' || o[0] == '\t') && !strings.Contains(o, "\n")
 	return w
 }
 
@@ -127,6 +132,18 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 	if w.rs != nil {
 		repl, restyled = w.rs.restyle(m, repl)
 	}
+	if m.Rung == RungExact && w.nestable {
+		// Found inside a deeper indentation (replaceAll beside a match
+		// at a line's start; else Locate tried the fuzzy rungs first):
+		// newText's first line follows the line's indentation, and its
+		// later lines take the same, or they left their block.
+		start, _, _ := w.t.Line(m.Line)
+		if deeper := w.t.src[start:m.Start]; deeper != "" && strings.TrimLeft(deeper, " \t") == "" {
+			if shifted := indentLater(repl, deeper); shifted != repl {
+				repl, reindented = shifted, true
+			}
+		}
+	}
 	if sh := m.reindent; sh != nil {
 		tabs := sh.tabs
 		if !sh.indented {
@@ -150,6 +167,18 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 		repl = strings.TrimSuffix(repl, "\n")
 	}
 	return w.t.withEndings(repl, m.Start, m.End, w.own, lineKey(m.Rung)), restyled, reindented, nil
+}
+
+// indentLater puts prefix before each line of s but the first, blank
+// lines aside.
+func indentLater(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i := 1; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) != "" {
+			lines[i] = prefix + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // keep writes the lines of repl that newText keeps of oldText as the
