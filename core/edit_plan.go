@@ -69,7 +69,7 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		ms := t.Locate(oldText)
 		if len(ms) == 0 {
 			if stripped, first, ok := editmatch.StripGutter(oldText); ok && strings.TrimSpace(stripped) != "" {
-				if m, ok := gutterMatch(t, t.Locate(stripped), first); ok {
+				if m, ok := gutterMatch(t, t.LocateAtLines(stripped), first); ok {
 					last := first + strings.Count(strings.TrimSuffix(stripped, "\n"), "\n")
 					ms, oldText = []editmatch.Match{m}, stripped
 					newText = editmatch.StripGutterLines(newText, first, last)

@@ -115,6 +115,11 @@ func TestPlanEdits(t *testing.T) {
 		{"gutter on a loose sibling of newText", "[a]\nkey = new_value\nmode = fast\n[b]\nkey = old_value  \nmode = fast\n",
 			[]EditOp{op("5\tkey = old_value\n6\tmode = fast", "5\tkey = new_value\n6\tmode = fast")},
 			"[a]\nkey = new_value\nmode = fast\n[b]\nkey = new_value\nmode = fast\n", []string{editmatch.RungTrailingWhitespace}},
+		// The gutter names the line meant, though oldText stands byte for
+		// byte inside a deeper indentation elsewhere (which Locate takes
+		// over the line the gutter names, at the indentation rung).
+		{"gutter on a line beside a nested copy", "def f():\n    if a:\n        return x\n\ndef g():\n  return x\n", []EditOp{op("6\t    return x\n", "6\t    return y\n")},
+			"def f():\n    if a:\n        return x\n\ndef g():\n  return y\n", []string{editmatch.RungIndentation}},
 		{"numbers that are content", "2: two\n", []EditOp{op("2: two", "2: deux")}, "2: deux\n", []string{editmatch.RungExact}},
 		{"adjacent edits", "abcdef\n", []EditOp{op("def", "2"), op("abc", "1")}, "12\n", []string{editmatch.RungExact, editmatch.RungExact}},
 	}

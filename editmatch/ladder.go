@@ -229,6 +229,17 @@ func sameSpans(a, b []Match) bool {
 	return slices.EqualFunc(a, b, func(x, y Match) bool { return x.Start == y.Start && x.End == y.End })
 }
 
+// LocateAtLines is Locate with the fuzzy rungs' matches Locate passes over
+// beside an exact match inside a deeper indentation: for a caller that
+// knows the line meant (a pasted gutter names it).
+func (t *Text) LocateAtLines(old string) []Match {
+	ms := t.Locate(old)
+	if exact := t.Exact(old); len(exact) > 0 && t.withinIndentation(old, exact) {
+		ms = append(ms, t.locateLoosely(old)...)
+	}
+	return ms
+}
+
 // withinIndentation reports whether old starts with indentation and
 // every match of ms starts inside a line's longer indentation.
 func (t *Text) withinIndentation(old string, ms []Match) bool {
