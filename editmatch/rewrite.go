@@ -132,18 +132,6 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 	if w.rs != nil {
 		repl, restyled = w.rs.restyle(m, repl)
 	}
-	if m.Rung == RungExact && w.nestable {
-		// Found inside a deeper indentation (replaceAll beside a match
-		// at a line's start; else Locate tried the fuzzy rungs first):
-		// newText's first line follows the line's indentation, and its
-		// later lines take the same, or they left their block.
-		start, _, _ := w.t.Line(m.Line)
-		if deeper := w.t.src[start:m.Start]; deeper != "" && strings.TrimLeft(deeper, " \t") == "" {
-			if shifted := indentLater(repl, deeper); shifted != repl {
-				repl, reindented = shifted, true
-			}
-		}
-	}
 	if sh := m.reindent; sh != nil {
 		tabs := sh.tabs
 		if !sh.indented {
@@ -160,6 +148,20 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 	atEnd := w.oldNL && m.End == len(w.t.src) && !strings.HasSuffix(w.t.src, "\n")
 	if w.kept != nil {
 		repl = w.keep(repl, m, atEnd)
+	}
+	if (m.Rung == RungExact || m.Rung == RungUnicode) && w.nestable {
+		// Found inside a deeper indentation (exact with replaceAll
+		// beside a match at a line's start, else Locate tried the fuzzy
+		// rungs first; or a unicode rung's fragment of a line): newText's
+		// first line follows the line's indentation, and its later lines
+		// take the same, or they left their block. (After keep, which
+		// spells a kept line as the fragment does, from mid-indentation.)
+		start, _, _ := w.t.Line(m.Line)
+		if deeper := w.t.src[start:m.Start]; deeper != "" && strings.TrimLeft(deeper, " \t") == "" {
+			if shifted := indentLater(repl, deeper); shifted != repl {
+				repl, reindented = shifted, true
+			}
+		}
 	}
 	if atEnd {
 		// oldText's final line ending matched the end of a file that has
