@@ -364,11 +364,14 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 }
 
 // standsIndented finds newText once in the file byte for byte, after a
-// line's indentation (not at its start) to the end of a line: where an exact match after the
-// indentation, or the indentation rung inside a deeper one, wrote it. It
-// proves no retry (indented code may hold it already), but beside a loose
-// match elsewhere it may be one: retried, such an edit changed a sibling
-// with success. maybeRetried, to refuse that, never to skip an edit.
+// line's indentation (not at its start) to the end of a line: where an
+// exact match after the indentation, or the indentation rung inside a
+// deeper one, wrote it. It proves no retry (indented code may hold it
+// already), but beside a loose match elsewhere it may be one: retried,
+// such an edit changed a sibling with success. maybeRetried, to refuse
+// that, never to skip an edit: a first edit whose newText stands so by
+// chance is refused too, its hint naming both lines, as the price of
+// never changing the sibling.
 func standsIndented(t *editmatch.Text, oldText, newText string) (int, retry) {
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	if !editmatch.RetryProof(o, n) || strings.Contains(o, n) {

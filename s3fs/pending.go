@@ -184,8 +184,8 @@ func (r *settledReader) Settled(ctx context.Context) error {
 // yet be undone; or creates a file below c, a directory (which has no
 // version) that may hold nothing else once it is undone (a file's change
 // there leaves c as it is). One that died is recovered there and then,
-// and STALE too, as one that ended meanwhile. It costs a listing of the journals, and a read of
-// each.
+// and STALE too, as one that ended meanwhile. It costs a listing of the
+// journals, and a read of each.
 func (f *FS) removedInFlight(ctx context.Context, c string) error {
 	key, below := f.key(c), f.dirKey(c)
 	return f.eachInFlight(ctx, c, "", func(o s3client.ObjectInfo, j journal) error {
