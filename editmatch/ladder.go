@@ -270,6 +270,12 @@ func (t *Text) locateLoosely(old string) []Match {
 		for i, l := range oldLines {
 			want[i] = lk.key(l)
 		}
+		if !slices.ContainsFunc(want, func(w string) bool { return w != "" }) {
+			// The rung's key leaves nothing of oldText (a zero-width
+			// space, to the unicode rung): it matched blank lines, an
+			// empty range.
+			continue
+		}
 		have := t.keys[k]
 		if have == nil {
 			have = make([]string, len(t.lines))

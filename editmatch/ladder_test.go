@@ -221,6 +221,9 @@ func TestLocate(t *testing.T) {
 		{"longer than the file", "a\n", "a\nb\nc", "", nil},
 		{"inside one rune's folding", "\uFB01\n", "i", "", nil},
 		{"a fold that is nothing", "a\n", "\u200b", "", nil},
+		// Nor blank lines: the unicode rung's key of each was "" too, and
+		// the edit went into an empty range.
+		{"a fold that is nothing, beside blank lines", "a\n\n \nb\n", "\u200b", "", nil},
 		{"empty oldText", "a\n", "", "", nil},
 		// A match ends at a character's end, its combining marks with it.
 		{"not before a combining mark", "cafe\u0301 au lait\n", "cafe", "", nil},
