@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/internal/editcases"
@@ -17,8 +18,8 @@ func FuzzEditMatch(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	f.Fuzz(func(t *testing.T, src, old, new string) {
-		if old == "" || old == new {
-			return
+		if old == "" || old == new || !utf8.ValidString(old) || !utf8.ValidString(new) {
+			return // refused before a plan (edit holds bytes that are not UTF-8)
 		}
 		tx := editmatch.New(src)
 		ms := tx.Locate(old)
@@ -34,6 +35,12 @@ func FuzzEditMatch(f *testing.F) {
 			if len(n) == 0 {
 				n = tx.Kept(old, new)
 			}
+			if len(n) == 0 && len(ms) == 1 {
+				// As the indentation or unicode rung writes it there.
+				if written, _, _, err := tx.Rewriter(old, new, ms[0].Rung).Rewrite(ms[0]); err == nil {
+					n = tx.Exact(written)
+				}
+			}
 			around := len(ms) == 1 && len(n) == 1 && n[0].Start <= ms[0].Start && ms[0].End <= n[0].End
 			if out != src || len(n) != 1 || !wholeLines(tx, n[0]) && !around || outcomes[0].Lines[0] != n[0].Line {
 				t.Fatalf("an already applied edit changed the content, or its newText does not stand whole once")
@@ -41,11 +48,19 @@ func FuzzEditMatch(f *testing.F) {
 			return
 		}
 		if outcomes[0].GutterStripped {
-			stripped, _, _ := editmatch.StripGutter(old)
+			stripped, first, _ := editmatch.StripGutter(old)
 			if strings.TrimSpace(stripped) == "" {
 				t.Fatalf("a gutter-only oldText was applied")
 			}
-			ms = tx.Locate(stripped)
+			// The match at the line the gutter names, copies elsewhere
+			// aside.
+			ms = nil
+			for _, m := range tx.LocateAtLines(stripped) {
+				if start, _, _ := tx.Line(m.Line); m.Line == first && m.Start == start && !m.Uneven {
+					ms = []editmatch.Match{m}
+					break
+				}
+			}
 		}
 		if len(ms) != 1 {
 			t.Fatalf("applied with %d matches", len(ms))
