@@ -25,7 +25,11 @@ const closestTextBytes = 2048
 // Closest finds the window of lines most similar to old, comparing line i
 // of old with line i of the window.
 func (t *Text) Closest(old string) (ClosestRegion, bool) {
-	want, have := t.bigramLines(old, lineKeys[len(lineKeys)-1].key)
+	fold := lineKeys[len(lineKeys)-1].key
+	if strings.TrimSpace(fold(old)) == "" {
+		return ClosestRegion{}, false // nothing is like it: a blank line was, wholly
+	}
+	want, have := t.bigramLines(old, fold)
 	bestAt, k, sim := similarity.Window(want, have)
 	if k == 0 {
 		return ClosestRegion{}, false

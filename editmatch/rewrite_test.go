@@ -130,6 +130,11 @@ func TestClosest(t *testing.T) {
 	if c, ok := New("").Closest("x"); ok {
 		t.Errorf("Closest in an empty file = %+v", c)
 	}
+	// oldText the folding erases is like nothing: a blank line was
+	// named equal to it (similarity 1, "match but for indentation").
+	if c, ok := New("a\n\nb\n").Closest("\u200b"); ok {
+		t.Errorf("Closest of a zero-width space = %+v", c)
+	}
 	long := strings.Repeat("é", closestTextBytes)
 	c, ok = New(long + "\n").Closest(long)
 	if !ok || len(c.Text) > closestTextBytes+len("…[truncated]") || !strings.HasSuffix(c.Text, "…[truncated]") || !strings.HasPrefix(long, strings.TrimSuffix(c.Text, "…[truncated]")) {
