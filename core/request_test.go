@@ -208,7 +208,12 @@ func FuzzDecodeJSON(f *testing.F) {
 			t.Fatalf("%q decoded to %+v; its re-encoding %s decodes to %+v, %v", data, r, canon, again, err)
 		}
 		if !bytes.Contains(data, []byte("_path")) && !bytes.Contains(data, []byte("Base64")) && !bytes.Contains(data, []byte("_string")) {
-			if err := json.Unmarshal(data, &std); err != nil || !same(std, r) {
+			err := json.Unmarshal(data, &std)
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
+				return // an integer written otherwise (3e1, 0e99), which DecodeJSON takes (integral)
+			}
+			if err != nil || !same(std, r) {
 				t.Fatalf("%q: DecodeJSON gives %+v, encoding/json %+v (%v)", data, r, std, err)
 			}
 		}
