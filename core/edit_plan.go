@@ -382,9 +382,8 @@ func standsIndented(t *editmatch.Text, oldText, newText string) (int, retry) {
 		return 0, notRetried
 	}
 	m := ms[0]
-	start, _, _ := t.Line(m.Line)
-	if m.Start == start || strings.TrimLeft(t.Content()[start:m.Start], " \t") != "" {
-		return 0, notRetried // at a line's start, alreadyApplied's to judge
+	if _, ok := t.IndentBefore(m); !ok {
+		return 0, notRetried // at a line's start (alreadyApplied's to judge), or after text
 	}
 	_, end, next := t.Line(t.LineAt(m.End - 1))
 	if m.End != end && m.End != next {

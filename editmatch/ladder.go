@@ -246,13 +246,19 @@ func (t *Text) withinIndentation(old string, ms []Match) bool {
 	if old[0] != ' ' && old[0] != '\t' {
 		return false
 	}
-	for _, m := range ms {
-		start, _, _ := t.Line(m.Line)
-		if m.Start == start || strings.TrimLeft(t.src[start:m.Start], " \t") != "" {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(ms, func(m Match) bool {
+		_, ok := t.IndentBefore(m)
+		return !ok
+	})
+}
+
+// IndentBefore is the white space before m on its line, when only white
+// space, and some, stands there: m starts after or inside the line's
+// indentation.
+func (t *Text) IndentBefore(m Match) (string, bool) {
+	start, _, _ := t.Line(m.Line)
+	ws := t.src[start:m.Start]
+	return ws, ws != "" && strings.TrimLeft(ws, " \t") == ""
 }
 
 // locateLoosely is Locate's fuzzy rungs.

@@ -156,8 +156,7 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 		// first line follows the line's indentation, and its later lines
 		// take the same, or they left their block. (After keep, which
 		// spells a kept line as the fragment does, from mid-indentation.)
-		start, _, _ := w.t.Line(m.Line)
-		if deeper := w.t.src[start:m.Start]; deeper != "" && strings.TrimLeft(deeper, " \t") == "" {
+		if deeper, ok := w.t.IndentBefore(m); ok {
 			if shifted := indentLater(repl, deeper); shifted != repl {
 				repl, reindented = shifted, true
 			}
