@@ -189,7 +189,7 @@ func (r *settledReader) Settled(ctx context.Context) error {
 func (f *FS) removedInFlight(ctx context.Context, c string) error {
 	key, below := f.key(c), f.dirKey(c)
 	return f.eachInFlight(ctx, c, "", func(o s3client.ObjectInfo, j journal) error {
-		removes := j.removes(key)
+		removes := j.removes(key) || j.removesBelow(below)
 		if !removes && !j.createsBelow(below) {
 			return nil
 		}

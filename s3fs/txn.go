@@ -569,20 +569,27 @@ func (j journal) removes(key string) bool {
 	return false
 }
 
+// removesBelow reports whether the transaction of j removes (or moves
+// away) an object whose key begins with dir: removes misses them below
+// the workspace's root, whose key is the prefix itself.
+func (j journal) removesBelow(dir string) bool {
+	for _, jo := range j.Ops {
+		if strings.HasPrefix(jo.Key, dir) && jo.New == "" && jo.Old != "" {
+			return true
+		}
+	}
+	for _, m := range j.Moves {
+		if strings.HasPrefix(m.From, dir) {
+			return true
+		}
+	}
+	return false
+}
+
 // around reports whether the keys a and b are one, or one is below the
 // other.
 func around(a, b string) bool {
-	return a == b || inside(a, b) || inside(b, a)
-}
-
-// inside reports whether key lies below dir: dir/..., or anything after
-// the workspace's root, whose key is its prefix ("" or ending in /), which
-// dir+"/" missed.
-func inside(key, dir string) bool {
-	if dir == "" || strings.HasSuffix(dir, "/") {
-		return key != dir && strings.HasPrefix(key, dir)
-	}
-	return strings.HasPrefix(key, dir+"/")
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
 }
 
 // creates reports whether the transaction of j creates the object at
