@@ -239,8 +239,7 @@ func DecodeJSON(data []byte, req any) error {
 				return fault.InvalidArgument("field %q is out of range: %s is past what a %d-bit integer holds.", field, n, te.Type.Bits()).
 					WithHint("fix the value of %q", field)
 			}
-			return fault.InvalidArgument("field %q must be %s, not a JSON %s.", field, typeName(te.Type), te.Value).
-				WithHint("fix the value of %q", field)
+			return wrongType(field, te.Type, te.Value)
 		}
 		var ae *fault.Error
 		if errors.As(err, &ae) {
@@ -592,7 +591,13 @@ func kindMismatch(v any, t reflect.Type, name string) error {
 	if fits {
 		return nil
 	}
-	return fault.InvalidArgument("field %q must be %s, not a JSON %s.", name, typeName(t), kind).
+	return wrongType(name, t, kind)
+}
+
+// wrongType is the error of a JSON value (its kind, "number 1.5") given
+// for the field named name, of type t.
+func wrongType(name string, t reflect.Type, value string) *fault.Error {
+	return fault.InvalidArgument("field %q must be %s, not a JSON %s.", name, typeName(t), value).
 		WithHint("fix the value of %q", name)
 }
 
