@@ -692,14 +692,6 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	if err := checkFinalSlash(root, t.FS.Display(root), info.Type); err != nil {
 		return nil, err
 	}
-	if info.Type == backend.TypeDir {
-		// A file removed below it by a transaction not yet committed is
-		// not searched, and, once that removal is undone, holds the
-		// matches the replace said it replaced.
-		if err := t.settledRead(ctx, root, ""); err != nil {
-			return nil, err
-		}
-	}
 	if info.Type != backend.TypeDir {
 		// A path named itself is searched as grep searches it: what it
 		// cannot open (a FIFO, a device) fails the replace, where a file
@@ -716,6 +708,12 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 			return nil, t.refuseBinary(ctx, root)
 		}
 		return paths, err
+	}
+	// A file removed below the directory by a transaction not yet
+	// committed is not searched, and, once that removal is undone, holds
+	// the matches the replace said it replaced.
+	if err := t.settledRead(ctx, root, ""); err != nil {
+		return nil, err
 	}
 	w, err := t.walker()
 	if err != nil {
@@ -1184,6 +1182,10 @@ func matchedText(data []byte) ([]byte, bool) {
 func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req ReplaceRequest, rp *replacer, paths []string, res ReplaceResult) (*ReplaceResult, error) {
 	var ops []backend.Op
 	named := cmp.Or(req.Path, ".")
+	context := diffContext
+	if req.Context != nil {
+		context = *req.Context
+	}
 	for _, p := range paths {
 		own, err := t.FS.Lstat(ctx, p)
 		if fault.MissingPath(err) && p != named {
@@ -1246,10 +1248,6 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 		}
 		f := ReplacedFile{Count: n}
 		f.Path, f.PathBase64 = fault.PathText(t.FS.Display(p))
-		context := diffContext
-		if req.Context != nil {
-			context = *req.Context
-		}
 		if diff != nil {
 			f.Diff, _ = renderDiff(f.Path, diff, 0, context)
 		} else {
