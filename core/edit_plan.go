@@ -322,8 +322,8 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	k := strings.Index(n, o)
 	spaced := m.Rung == editmatch.RungTrailingWhitespace || m.Rung == editmatch.RungWhitespace
-	rewritten := m.Rung == editmatch.RungIndentation || m.Rung == editmatch.RungUnicode
-	if m.Rung != editmatch.RungExact && !spaced && !rewritten || k < 0 || strings.Contains(n[k+1:], o) {
+	rewritten := m.Rung == editmatch.RungExact || m.Rung == editmatch.RungIndentation || m.Rung == editmatch.RungUnicode
+	if !spaced && !rewritten || k < 0 || strings.Contains(n[k+1:], o) {
 		return 0, false
 	}
 	before, after := n[:k], n[k+len(o):]
@@ -332,13 +332,13 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	}
 	// newText once at most: each copy holds a copy of oldText. The one
 	// that holds m holds it at k, newText holding oldText once.
-	ns := t.Exact(n)
-	switch {
-	case spaced:
+	var ns []editmatch.Match
+	if spaced {
 		ns = t.Kept(o, n)
-	case rewritten:
+	} else {
 		// As the rung writes it at m: re-indented with the lines there,
-		// or in the file's typography.
+		// or in the file's typography; from inside a deeper indentation,
+		// its later lines in that indentation too.
 		written, _, _, err := t.Rewriter(oldText, newText, m.Rung).Rewrite(m)
 		if err != nil {
 			return 0, false
@@ -351,7 +351,11 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	nm := ns[0]
 	start, _, _ := t.Line(nm.Line)
 	_, end, next := t.Line(t.LineAt(nm.End - 1))
-	linesBefore := strings.HasSuffix(before, "\n") && nm.Start == start
+	// The lines added start a line, or, for m found inside a deeper
+	// indentation, at m's column in the same indentation.
+	indent, nested := t.IndentBefore(nm)
+	mIndent, mNested := t.IndentBefore(m)
+	linesBefore := strings.HasSuffix(before, "\n") && (nm.Start == start || nested && mNested && indent == mIndent)
 	// The last line may go on in white space only: oldText that ended
 	// before a line's trailing spaces, matched exactly there, left them
 	// after the lines added.
