@@ -28,10 +28,25 @@ const (
 	regionBytes = 1024
 )
 
+// sought is what a chunk's search that found nothing looked for, and
+// after what.
+type sought int
+
+const (
+	// soughtContext: the chunk's @@ line, after the chunk before.
+	soughtContext sought = iota
+	// soughtAfterChunk: the chunk's old lines, after the chunk before.
+	soughtAfterChunk
+	// soughtAfterContext: the chunk's old lines, after its @@ line (or
+	// from it, for a chunk that begins with that line).
+	soughtAfterContext
+)
+
 // notFound is the PATCH_VERIFY error of chunk k of op, whose lines want
 // (its old lines, or its @@ context line) were not found in texts at or
 // after index start.
-func notFound(op Op, k int, texts, want []string, start int, context bool) *fault.Error {
+func notFound(op Op, k int, texts, want []string, start int, s sought) *fault.Error {
+	context := s == soughtContext
 	eof := op.Chunks[k].EOF && !context
 	c := op.Chunks[k]
 	what := fmt.Sprintf("chunk %d of '%s'", k+1, op.Path)
@@ -52,6 +67,8 @@ func notFound(op Op, k int, texts, want []string, start int, context bool) *faul
 	// Why lines alike could not stand there, when they are.
 	why := ""
 	switch {
+	case s == soughtAfterContext && r.StartLine <= start:
+		why = fmt.Sprintf("a chunk's lines are sought after its @@ line, line %d (or from it, when the chunk begins with it): give the chunk an @@ line above them, or none", start)
 	case r.StartLine <= start && r.EndLine > start:
 		why = fmt.Sprintf("they overlap the chunk before, which ends at line %d: merge the two chunks into one", start)
 	case r.StartLine <= start:

@@ -359,10 +359,15 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		// the error of a chunk that adds lines after it alone: their
 		// place would be a guess.
 		var unplaced error
+		// leftFrom is where the search for the lines the chunk leaves
+		// starts: at its @@ line when the chunk begins with that line
+		// and they, not its old lines, begin there (retried, such a
+		// chunk found its old lines in the next function).
+		leftFrom := start
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
 			if !ok {
-				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, true)
+				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, soughtContext)
 			}
 			if rung != RungExact {
 				if again, rung2, ok := m.Seek(texts, []string{c.Context}, at+1); ok && rung2 == rung {
@@ -370,13 +375,18 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				}
 			}
 			if named {
-				start = at + 1
+				start, leftFrom = at+1, at+1
 				// At or after that line: a chunk may begin with its @@
 				// line (@@ def f(): then " def f():"), which the search
 				// after it passed, to edit the next def f() instead; its
 				// last blank line may be the file's final line ending.
-				if len(old) > 0 && !c.EOF && beginsAt(m, texts, old, at) {
-					start = at
+				if len(old) > 0 && !c.EOF {
+					switch left, _ := result(c.Lines); {
+					case beginsAt(m, texts, old, at):
+						start, leftFrom = at, at
+					case beginsAt(m, texts, left, at):
+						leftFrom = at
+					}
 				}
 			}
 		}
@@ -432,9 +442,13 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			at, rung, ok = seek(m, texts, old, start, c.EOF)
 		}
 		if !ok {
-			e := notFound(op, k, texts, c.Old(), start, false)
+			sought := soughtAfterChunk
+			if named {
+				sought = soughtAfterContext
+			}
+			e := notFound(op, k, texts, c.Old(), start, sought)
 			if lines, adds := result(cl); adds && !c.EOF {
-				if newAt, _, ok := m.Seek(texts, lines, start); ok {
+				if newAt, _, ok := m.Seek(texts, lines, leftFrom); ok {
 					// A retry, most likely: "copy the lines" sent the
 					// caller to make the change again.
 					e.WithDetail("newAt", newAt+1).
@@ -443,7 +457,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			}
 			return nil, nil, e
 		}
-		if newAt, ok := standsBefore(m, texts, cl, start, at, rung); ok && !c.EOF {
+		if newAt, ok := standsBefore(m, texts, cl, leftFrom, at, rung); ok && !c.EOF {
 			// What the chunk writes already stands where it leads, its old
 			// lines only further on: a retry, whose change would land in
 			// another function (Post for Get), or a patch meant elsewhere.

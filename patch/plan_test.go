@@ -348,6 +348,9 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 2}, "rung": RungWhitespace, "addedLine": "def g():"}, "read lines 1-2 and copy"},
 		{"uneven indentation, nothing removed", map[string]string{"a": "if x:\n    y = 1\nz\n"}, []string{"*** Update File: a", "@@", " if x:", " y = 1", "+w = 2", " z"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 3}, "rung": RungWhitespace}, "with their indentation"},
+		{"lines above its @@ line", map[string]string{"h.go": "package p\n\n// A does x.\nfunc A() {\n\tx()\n}\n"}, []string{"*** Update File: h.go", "@@ func A() {", " // A does x.", " func A() {", "-\tx()", "+\ty()", " }"},
+			fault.CodePatchVerify, map[string]any{"path": "h.go", "chunk": 1, "patchLine": 3,
+				"closest": Region{StartLine: 3, EndLine: 6, Similarity: 1, Text: "// A does x.\nfunc A() {\n\tx()\n}"}}, "sought after its @@ line, line 4"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
 		// A retried patch (the agent lost the answer): its lines are no
@@ -355,6 +358,14 @@ func TestPlanErrors(t *testing.T) {
 		// in another function, which it changed with success.
 		{"retried under its @@ line", map[string]string{"a": retriedSrc}, []string{"*** Update File: a", "@@ func Get() {", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 7}, "looks applied already at line 2"},
+		// A chunk that begins with its own @@ line, retried: its result
+		// stands at the @@ line, which the search for its old lines
+		// passed.
+		{"retried, beginning with its @@ line", map[string]string{"a": "func A() {\n\tif err != nil {\n\t\tz()\n\t}\n}\n\nfunc B() {\n\tif err != nil {\n\t\tx()\n\t}\n}\n"}, []string{"*** Update File: a", "@@ \tif err != nil {", " \tif err != nil {", "-\t\tx()", "+\t\tz()", " \t}"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 8}, "looks applied already at line 2"},
+		{"retried, beginning with its @@ line, its old lines gone", map[string]string{"a": "func A() {\n\tif err != nil {\n\t\tz()\n\t}\n}\n"}, []string{"*** Update File: a", "@@ \tif err != nil {", " \tif err != nil {", "-\t\tx()", "+\t\tz()", " \t}"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2,
+				"closest": Region{StartLine: 2, EndLine: 4, Similarity: 0.93, Text: "\tif err != nil {\n\t\tz()\n\t}"}}, "looks applied already at line 2"},
 		{"retried without an @@ line", map[string]string{"a": retriedSrc}, []string{"*** Update File: a", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 7}, "looks applied already at line 2"},
 		// Retried, its old lines nowhere: still not found, but the hint
