@@ -262,8 +262,10 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			} else if dangling[c.Path] {
 				return nil, errConflict // no longer a link: read again
 			}
+			// No diff: the whole file as - lines (250 KB for a large
+			// one) told the caller nothing it did not name, and took the
+			// room of the other files' diffs; rm answers as briefly.
 			f.Action = ActionDelete
-			f.Diff, _ = unifiedDiff(f.Path, old[c.Path], "")
 		case c.From != "" && c.From != c.Path:
 			f.Action, f.From = ActionMove, t.FS.Display(c.From)
 			mode := before[c.From].Mode
@@ -370,9 +372,11 @@ func (t *Tools) fitPatch(res *ApplyPatchResult, written bool) error {
 	return t.fitDiffs(res, &res.Truncated, diffs)
 }
 
-// fitDiffs cuts the diffs of res, in order, at a line so that res fits
-// the bound, and sets *truncated when it cut one; when res does not fit
-// even without its diffs it is TOO_LARGE, and nothing is written.
+// fitDiffs cuts the diffs of res at a line so that res fits the bound,
+// and sets *truncated when it cut one; when res does not fit even without
+// its diffs it is TOO_LARGE, and nothing is written. The shortest diffs
+// are kept first: one large diff is cut rather than leave every file
+// after it without one.
 func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
 	whole := make([]string, len(diffs))
 	for i, d := range diffs {
@@ -389,7 +393,13 @@ func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
 	// out (omitempty).
 	const key = len(`,"diff":""`)
 	room := t.maxBytes() - skeleton
-	for i, d := range whole {
+	order := make([]int, len(whole))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(whole[a]), len(whole[b])) })
+	for _, i := range order {
+		d := whole[i]
 		if n := key + jsonLen(d); n <= room {
 			*diffs[i], room = d, room-n
 			continue

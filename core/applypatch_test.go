@@ -70,8 +70,8 @@ func TestApplyPatchAppliesEverySection(t *testing.T) {
 		if f.Action != ActionDelete && f.Version != versionOf(m, f.Path) {
 			t.Errorf("%s: version %q, the file's is %q", f.Path, f.Version, versionOf(m, f.Path))
 		}
-		if f.Diff == "" {
-			t.Errorf("%s has no diff", f.Path)
+		if (f.Diff == "") != (f.Action == ActionDelete) {
+			t.Errorf("%s (%s) has diff %q: a delete has none, every other change one", f.Path, f.Action, f.Diff)
 		}
 	}
 	if want := "update src/a.go |add docs/new.md |delete old.txt |move bin/tool.sh tool.sh"; strings.Join(got, "|") != want {
@@ -131,8 +131,8 @@ func TestApplyPatchResultFitsItsBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Truncated || len(res.Files) != 2 || jsonSize(res) > 1024 || !strings.Contains(res.Files[0].Diff, "diff truncated") {
-		t.Errorf("a cut result: %d bytes, %+v", jsonSize(res), res)
+	if !res.Truncated || len(res.Files) != 2 || jsonSize(res) > 1024 || !strings.Contains(res.Files[0].Diff, "diff truncated") || res.Files[1].Diff != "--- small.txt\n+++ small.txt\n@@ -0,0 +1 @@\n+x\n" {
+		t.Errorf("a cut result, its small diff whole: %d bytes, %+v", jsonSize(res), res)
 	}
 	_, err = (&Tools{FS: memfs.New(nil), MaxBytes: 512}).ApplyPatch(context.Background(),
 		ApplyPatchRequest{Patch: "*** Begin Patch\n*** Add File: " + strings.Repeat("d/", 200) + "f\n+x\n*** End Patch\n"})
