@@ -694,7 +694,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		}
 		r, err := e.Open()
 		if err != nil {
-			if skippedFile(err) {
+			if SkippedFile(err) {
 				g.countUnreadable(e.Path, e.Rel, err)
 				return nil // gone or not regular since the listing: skipped
 			}
@@ -822,7 +822,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				continue
 			}
 			if fr.err != nil && !fr.partial {
-				if !skippedFile(fr.err) {
+				if !SkippedFile(fr.err) {
 					pg.err = fr.err // never a smaller answer for an error
 					break
 				}
@@ -857,7 +857,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				if fr = g.cover(tctx, j.Items[i], fr, max(0, g.req.Offset-pg.seen)); fr.err != nil && !fr.partial {
 					// Gone or unreadable since it was searched: skipped, and
 					// the files after it lose none of their matches for it.
-					if !skippedFile(fr.err) {
+					if !SkippedFile(fr.err) {
 						pg.err = fr.err
 						break
 					}
@@ -978,13 +978,13 @@ func (g *grepSearch) countUnreadable(path, rel string, err error) {
 	}
 }
 
-// skippedFile reports an error of one file that a search passes over, as
-// ripgrep does: the file gone, replaced by something that is not a regular
+// SkippedFile reports an error of one file that a search (or an index's
+// build) passes over, as ripgrep does: the file gone, replaced by something that is not a regular
 // file, unreadable or denied, or its path now leading out of the roots (a
 // directory on it swapped for a link since the listing, which an index's
 // candidate, opened by path, meets). Any other (EMFILE, EIO) fails the
 // search: skipping it would answer less than the tree holds, with exit 0.
-func skippedFile(err error) bool {
+func SkippedFile(err error) bool {
 	if errors.Is(err, fault.ErrNoWorkspace) {
 		return false
 	}

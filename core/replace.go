@@ -856,7 +856,7 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 	wg.Wait()
 	var paths []string
 	for i, o := range out {
-		if o.err != nil && !skippedFile(o.err) {
+		if o.err != nil && !SkippedFile(o.err) {
 			return nil, o.err
 		}
 		if o.err != nil && fault.AsError(o.err).Code == fault.CodePermissionDenied {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/ordered"
@@ -697,6 +698,13 @@ func (b *builder) consume(ctx context.Context, order <-chan *ordered.Batch[build
 				continue
 			}
 			r := res[i]
+			if r.err != nil && !errors.Is(r.err, errReplaced) && !core.SkippedFile(r.err) {
+				// EMFILE, EIO: the process's or the device's, not the
+				// file's. Recorded unindexed, the build said success
+				// with some files missing from the index, and its next
+				// run, at the same limit, another count of them.
+				return r.err
+			}
 			if r.err != nil {
 				// Unreadable, or changed as it was opened: recorded with no
 				// identity and unindexed, so that every search reads it

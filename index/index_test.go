@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/internal/deeptree"
 	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
@@ -1023,11 +1024,17 @@ func (w hooked) Walk(ctx context.Context, path string, opts backend.WalkOptions,
 	})
 }
 
-var errInjected = errors.New("changed as it was opened")
+// errInjected is the error of a file gone as it was opened.
+var errInjected = fault.Errorf(fault.CodeNotFound, "no such file.")
 
 // failing is w with its entry at rel failing as a file changed during a
 // build does: its Info (gone since the listing) or its open.
 func failing(w backend.Walker, rel string, atInfo bool) hooked {
+	return failingWith(w, rel, atInfo, errInjected)
+}
+
+// failingWith is failing with err.
+func failingWith(w backend.Walker, rel string, atInfo bool, errInjected error) hooked {
 	return hooked{w, func(e *backend.WalkEntry) {
 		if e.Rel != rel {
 			return
@@ -1073,6 +1080,24 @@ func TestUnindexedFileIsStillSearched(t *testing.T) {
 			}
 			if st := f.build(); st.Read == 0 {
 				t.Fatalf("the next build did not read the file again: %+v", st)
+			}
+		})
+	}
+}
+
+// A file the build cannot open for a reason not its own (EMFILE, EIO)
+// fails the build: recorded unindexed, it said success with files
+// missing from the index, another count of them at each run.
+func TestBuildFailsOnAProcessError(t *testing.T) {
+	for _, errno := range []unix.Errno{unix.EMFILE, unix.EIO} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			f := newFixture(t)
+			f.seed()
+			f.put("d1/sub1/late.txt", "qqqzzz\n")
+			_, err := Build(context.Background(), failingWith(f.fsys, "d1/sub1/late.txt", false, &os.PathError{Op: "open", Path: "late.txt", Err: errno}), f.dir, f.dir,
+				BuildOptions{LockTimeout: time.Second, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()})
+			if !errors.Is(err, errno) {
+				t.Fatalf("build: %v, want %v", err, errno)
 			}
 		})
 	}
