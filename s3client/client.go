@@ -230,6 +230,19 @@ func AccessRefused(code string, status int) bool {
 	return status == http.StatusForbidden
 }
 
+// StoreFull reports whether a store's answer (its code and status, as
+// Code gives them) says it has no room for what was sent: full (507
+// InsufficientStorage, versitygw's over a full disk; MinIO's
+// XMinioStorageFull) or over a quota (Ceph's QuotaExceeded, a 403),
+// which a retry cannot pass.
+func StoreFull(code string, status int) bool {
+	switch code {
+	case "InsufficientStorage", "XMinioStorageFull", "QuotaExceeded":
+		return true
+	}
+	return status == http.StatusInsufficientStorage
+}
+
 // awsEscape percent-encodes s as SigV4 wants it: every byte but the
 // unreserved ones, and / too unless keepSlash.
 func awsEscape(s string, keepSlash bool) string {

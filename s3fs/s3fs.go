@@ -314,6 +314,10 @@ func (f *FS) mapErr(err error, c string) error {
 			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(errors.Join(fault.ErrNoWorkspace, err))
 	case missing(code, status):
 		return notFound(c)
+	case s3client.StoreFull(code, status):
+		// Before AccessRefused: a quota's answer is a 403.
+		return fault.Errorf(fault.CodeNoSpace, "the object store has no room: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("free space in the store, or raise the bucket's quota, then retry").WithCause(err)
 	case s3client.AccessRefused(code, status):
 		return fault.Errorf(fault.CodePermissionDenied, "the object store refused access: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)

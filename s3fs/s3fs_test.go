@@ -2466,12 +2466,15 @@ func TestRemoveFailedPartWaySaysWhatWasDeleted(t *testing.T) {
 	}
 }
 
-// refusing is a store that answers 403 AccessDenied to the requests
-// refuse accepts, as a bucket policy or a file made immutable under
-// versitygw would: a lasting refusal, not a process that died.
+// refusing is a store that answers 403 AccessDenied (or status and code,
+// when set) to the requests refuse accepts, as a bucket policy or a file
+// made immutable under versitygw would: a lasting refusal, not a process
+// that died.
 type refusing struct {
 	mu     sync.Mutex
 	refuse func(r *http.Request) bool
+	status int
+	code   string
 }
 
 func (s *refusing) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -2484,7 +2487,33 @@ func (s *refusing) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Body != nil {
 		r.Body.Close()
 	}
+	if s.status != 0 {
+		return s3Answer(r, s.status, s.code, s.code+"."), nil
+	}
 	return s3Answer(r, http.StatusForbidden, "AccessDenied", "Access Denied."), nil
+}
+
+// A store with no room (507 InsufficientStorage, versitygw's answer over
+// a full disk; a quota's 403 QuotaExceeded) is NO_SPACE, as a full local
+// disk is: it was IO_ERROR with a hint to retry and check the
+// credentials, which were fine.
+func TestFullStoreIsNoSpace(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		code   string
+	}{{http.StatusInsufficientStorage, "InsufficientStorage"}, {http.StatusForbidden, "QuotaExceeded"}} {
+		t.Run(tc.code, func(t *testing.T) {
+			_, _, root := seeded(t, "full", map[string]string{"a": "old a"})
+			f := transportFS(t, root, &refusing{refuse: putTo("full", "a"), status: tc.status, code: tc.code})
+			_, err := f.WriteFile(context.Background(), "a", []byte("new a"), backend.WriteOptions{})
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeNoSpace || !strings.Contains(e.Hint, "free space") {
+				t.Fatalf("a write to a full store: %v, want NO_SPACE", err)
+			}
+			if got := tree(t, f, "a"); got["a"] != "old a" {
+				t.Errorf("a holds %q, want it as it was", got["a"])
+			}
+		})
+	}
 }
 
 // s3Answer is an S3 store's error answer to r: status, with the error's

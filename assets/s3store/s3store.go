@@ -172,6 +172,10 @@ func (s *Store) storeError(err error, what string) error {
 	case code == "NoSuchBucket":
 		return fault.Errorf(fault.CodeNotConfigured, "%s: the bucket %s does not exist.", what, s.bucket).
 			WithHint("create the bucket, or give --assets s3://BUCKET/prefix for one that exists").WithCause(err)
+	case s3client.StoreFull(code, status):
+		// Before AccessRefused: a quota's answer is a 403.
+		return fault.Errorf(fault.CodeNoSpace, "%s: the store has no room (%s).", what, code).
+			WithHint("free space in the store, or raise the bucket's quota, then publish again").WithCause(err)
 	case s3client.AccessRefused(code, status):
 		return fault.Errorf(fault.CodePermissionDenied, "%s: the store refused the credentials (%s).", what, code).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy").WithCause(err)

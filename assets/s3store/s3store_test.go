@@ -241,6 +241,17 @@ func TestRefusedByTheStore(t *testing.T) {
 	}
 }
 
+// A store with no room (507, or a quota's 403 QuotaExceeded) is NO_SPACE:
+// it was IO_ERROR, its hint to check the endpoint.
+func TestStoreErrorOfAFullStore(t *testing.T) {
+	s := &Store{bucket: "b"}
+	for _, se := range []*s3client.Error{{Status: 507, Code: "InsufficientStorage"}, {Status: 403, Code: "QuotaExceeded"}} {
+		if e := fault.AsError(s.storeError(se, "the upload failed")); e.Code != fault.CodeNoSpace || !strings.Contains(e.Hint, "free space") {
+			t.Errorf("%s: %s %q (hint %q), want NO_SPACE", se.Code, e.Code, e.Message, e.Hint)
+		}
+	}
+}
+
 // An upload left in the bucket (its abort failed) is said, with the
 // command that removes it, whatever the upload's own failure: a changed
 // file's STALE or an interrupt hid it (the CLI answers an error wrapping
