@@ -26,6 +26,7 @@ func TestMapErrCodes(t *testing.T) {
 		unix.ENOSPC:       fault.CodeNoSpace,
 		unix.EDQUOT:       fault.CodeNoSpace,
 		unix.EROFS:        fault.CodeReadOnly,
+		unix.EFBIG:        fault.CodeTooLarge,
 		unix.EEXIST:       fault.CodeExists,
 		unix.ENOTEMPTY:    fault.CodeNotEmpty,
 		unix.ENXIO:        fault.CodeNotRegular,

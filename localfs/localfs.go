@@ -1581,6 +1581,11 @@ func mapErr(err error, p string) *fault.Error {
 		e = fault.Errorf(fault.CodeIOError, "too many open files in the system.").WithHint("%s", limitHint(err))
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
 		e = fault.Errorf(fault.CodeNoSpace, "no space left on the device.").WithHint("free some space and retry")
+	case errors.Is(err, unix.EFBIG):
+		// Past RLIMIT_FSIZE (Go ignores SIGXFSZ) or the file system's
+		// largest file: no retry passes it.
+		e = fault.Errorf(fault.CodeTooLarge, "the file would be larger than the limit on a file's size (ulimit -f) or the file system's largest file.").
+			WithHint("raise the limit (ulimit -f), or write the file on a file system that holds files this large")
 	case errors.Is(err, unix.EROFS):
 		e = fault.Errorf(fault.CodeReadOnly, "the file system is read-only.").WithHint("work on a writable file system")
 	case errors.Is(err, unix.ENOTEMPTY):
