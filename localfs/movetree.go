@@ -3,6 +3,7 @@ package localfs
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -176,7 +177,7 @@ func overwritable(dst renameEndpoint, opts backend.WriteOptions) (string, error)
 // dst, syncing what it writes, and returns the version of each entry it
 // copied by its path below src.
 func (f *FS) copyTree(ctx context.Context, src, dst renameEndpoint, staged string, st *unix.Stat_t) (map[string]string, error) {
-	c := &treeCopier{f: f, ctx: ctx, display: src.display, versions: map[string]string{}, linked: map[string]string{}}
+	c := &treeCopier{f: f, ctx: ctx, display: src.display, to: dst.display, versions: map[string]string{}, linked: map[string]string{}}
 	sfd, _, err := openDir(src.fd(), src.name)
 	if err != nil {
 		return nil, mapErr(err, src.display)
@@ -200,10 +201,13 @@ func (f *FS) copyTree(ctx context.Context, src, dst renameEndpoint, staged strin
 // treeCopier copies a tree between directory descriptors, never following
 // a link, recording each entry's version.
 type treeCopier struct {
-	f        *FS
-	ctx      context.Context
-	display  string
-	versions map[string]string
+	f   *FS
+	ctx context.Context
+	// display and to name the tree's top as the caller named its source
+	// and its destination: an error of the copy's side (a full disk)
+	// names the destination.
+	display, to string
+	versions    map[string]string
 	// top is the copy's top directory; linked names the first copy, by
 	// its path below top, of each file with other hard links, by identity.
 	top    int
@@ -243,20 +247,21 @@ func (c *treeCopier) entry(sfd, dfd int, name, rel string) error {
 			if first, ok := c.linked[identity(&st)]; ok {
 				// Another name of a file already copied: a link to the
 				// copy, so that the tree keeps its hard links.
-				return mapped(unix.Linkat(c.top, first, dfd, name, 0), at)
+				return mapped(unix.Linkat(c.top, first, dfd, name, 0), join(c.to, rel))
 			}
 			c.linked[identity(&st)] = rel
 		}
-		return c.file(sfd, dfd, name, &st, at)
+		return c.file(sfd, dfd, name, &st, rel)
 	case unix.S_IFLNK:
 		target, err := readLink(func(buf []byte) (int, error) { return unix.Readlinkat(sfd, name, buf) }, st.Size)
-		if err == nil {
-			err = unix.Symlinkat(target, dfd, name)
+		if err != nil {
+			return mapErr(err, at)
 		}
+		err = unix.Symlinkat(target, dfd, name)
 		if err == nil {
 			err = unix.UtimesNanoAt(dfd, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
 		}
-		return mapped(err, at)
+		return mapped(err, join(c.to, rel))
 	}
 	return fault.Errorf(fault.CodeNotAFile, "the directory holds a special file (a FIFO, socket or device), which a move across file systems does not copy.").
 		WithPath(at).WithHint("remove it or move it aside, or choose a destination on the same file system; nothing was moved")
@@ -273,11 +278,11 @@ func (c *treeCopier) subdir(sfd, dfd int, name, rel string, st *unix.Stat_t) err
 		return stale(at)
 	}
 	if err := unix.Mkdirat(dfd, name, 0o700); err != nil {
-		return mapErr(err, at)
+		return mapErr(err, join(c.to, rel))
 	}
 	cd, err := unix.Openat(dfd, name, dirFlags, 0)
 	if err != nil {
-		return mapErr(err, at)
+		return mapErr(err, join(c.to, rel))
 	}
 	defer unix.Close(cd)
 	if err := c.dir(cs, cd, rel); err != nil {
@@ -290,10 +295,10 @@ func (c *treeCopier) subdir(sfd, dfd int, name, rel string, st *unix.Stat_t) err
 // extended attributes and times of the original, src as st found it,
 // and syncs it.
 func (c *treeCopier) finish(src, fd, parent int, name string, st *unix.Stat_t, rel string) error {
-	at := join(c.display, rel)
+	at := join(c.to, rel) // the copy's to change
 	err := keepOwnerAndMode(fd, st)
 	if err == nil {
-		err = copyXattrs(src, fd, at)
+		err = copyXattrs(src, fd, join(c.display, rel))
 	}
 	if err == nil {
 		err = syscalls.fsync(fd)
@@ -304,7 +309,8 @@ func (c *treeCopier) finish(src, fd, parent int, name string, st *unix.Stat_t, r
 	return mapped(err, at)
 }
 
-func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string) error {
+func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, rel string) error {
+	at, to := join(c.display, rel), join(c.to, rel)
 	// Anything put in the file's place since the stat (a FIFO, a device,
 	// a link) is refused unopened, and another file by identity.
 	var ist unix.Stat_t
@@ -325,11 +331,17 @@ func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string)
 	}
 	out, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return mapErr(err, at)
+		return mapErr(err, to)
 	}
-	dst := os.NewFile(uintptr(out), at)
+	dst := os.NewFile(uintptr(out), to)
 	defer dst.Close()
 	if err := copyStopping(c.ctx, dst, src); err != nil {
+		// The side that failed names itself: the copy's write (a full
+		// disk) its destination, else the source's read.
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == to {
+			return mapErr(err, to)
+		}
 		return mapErr(err, at)
 	}
 	err = keepOwnerAndMode(out, st)
@@ -342,7 +354,7 @@ func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, at string)
 	if err == nil {
 		err = unix.UtimesNanoAt(dfd, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	return mapped(err, at)
+	return mapped(err, to)
 }
 
 // unchangedSince checks that the tree name of dfd holds what was copied:
