@@ -35,7 +35,9 @@ func (t *Text) Closest(old string) (ClosestRegion, bool) {
 		return ClosestRegion{}, false
 	}
 	r := ClosestRegion{StartLine: bestAt + 1, EndLine: bestAt + k, Similarity: sim}
-	r.Text = t.src[t.lines[bestAt].start:t.lines[bestAt+k-1].end]
+	// Its lines as read shows them, and apply-patch's closest region: CRLF
+	// as LF, which oldText copied from it matches all the same.
+	r.Text = strings.ReplaceAll(t.src[t.lines[bestAt].start:t.lines[bestAt+k-1].end], "\r\n", "\n")
 	if len(r.Text) > closestTextBytes {
 		r.Text = strings.ToValidUTF8(r.Text[:closestTextBytes], "") + "…[truncated]"
 	}

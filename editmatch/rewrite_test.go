@@ -122,6 +122,10 @@ func TestClosest(t *testing.T) {
 	if !ok || c.StartLine != 7 || c.EndLine != 9 || c.Similarity < 0.8 || c.Similarity >= 1 || c.Text != "func beta() int {\n\treturn 2\n}" {
 		t.Errorf("Closest = %+v, %v; want lines 7-9 with similarity in [0.8,1)", c, ok)
 	}
+	// A CRLF file's region reads as read shows it, with LF.
+	if c, ok := New(strings.ReplaceAll(src, "\n", "\r\n")).Closest("func beta() int {\n\treturn 3\n}"); !ok || c.Text != "func beta() int {\n\treturn 2\n}" {
+		t.Errorf("Closest in a CRLF file = %+v, %v; want its text with LF", c, ok)
+	}
 	// oldText longer than the file: its lines past the end are unlike,
 	// not left out (a similarity of 1 for lines the file lacks).
 	if c, ok := New("one\ntwo\n").Closest("one\ntwo\nthree"); !ok || c.EndLine != 2 || c.Similarity != 0.55 {
