@@ -25,6 +25,9 @@ var syscalls = struct {
 	// in-place write then cannot run out of space half-way, having
 	// overwritten the old bytes.
 	reserve func(fd int, size int64) (reserved bool, err error)
+	// openLock opens (creating) a lock or recovery file in the state
+	// directory: a test makes it fail as a full one does.
+	openLock func(path string, mode int, perm uint32) (int, error)
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,
@@ -34,4 +37,5 @@ var syscalls = struct {
 	rmdirat:         func(dirfd int, path string) error { return unix.Unlinkat(dirfd, path, unix.AT_REMOVEDIR) },
 	renameExclusive: renameExclusive,
 	reserve:         reserve,
+	openLock:        unix.Open,
 }

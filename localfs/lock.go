@@ -364,7 +364,14 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			continue
 		}
 		j := journalFor(state, reals)
-		if j == "" || stuck[j] {
+		cause, isStuck := stuck[j]
+		if cause != nil {
+			// Its recovery could not run: these files may hold its
+			// content, never committed.
+			unlock()
+			return nil, uncommittedErr(first.display(f), j, cause)
+		}
+		if j == "" || isStuck {
 			return unlock, nil
 		}
 		// A writer of these paths died, while this one waited for its
@@ -625,7 +632,7 @@ func LockFile(ctx context.Context, path string, how int, deadline time.Time) (in
 // or replaced meanwhile.
 func lockNamed(path string, take func(fd int) error) (int, error) {
 	for {
-		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+		fd, err := syscalls.openLock(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 		if err != nil {
 			return -1, err
 		}

@@ -3,8 +3,10 @@ package localfs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -412,5 +414,74 @@ func TestRecoveryOfOtherRootsTakesTheDataLock(t *testing.T) {
 	unlock()
 	if b, _ := os.ReadFile(p); string(b) != "old\n" {
 		t.Fatalf("%s is %q once its lock was let go, want it recovered", p, b)
+	}
+}
+
+// A recovery that cannot run, its state directory full or the process out
+// of descriptors when it makes the journal's recovery file or its lock
+// files, refuses the journal's files until one does, with the cause: it
+// let reads answer the dead commit's content, never committed, exit 0.
+// Only a recovery file another process holds means another recovers it.
+func TestRecoveryThatCannotRunRefusesReads(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fails  string // the suffix of the files whose creation fails
+		err    error
+		code   fault.Code
+		inHint string
+	}{
+		{"recovery file, no space", journalRecovering, unix.ENOSPC, fault.CodeNoSpace, "free some space"},
+		{"recovery file, no inode", journalRecovering, unix.EDQUOT, fault.CodeNoSpace, "free some space"},
+		{"recovery file, no descriptor", journalRecovering, unix.EMFILE, fault.CodeIOError, "ulimit -n"},
+		{"lock files, no space", ".lock", unix.ENOSPC, fault.CodeNoSpace, "free some space"},
+		{"lock files, no descriptor", ".lock", unix.EMFILE, fault.CodeIOError, "ulimit -n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			t.Setenv(StateDirEnv, state)
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			p := deadCommit(t, dir, state)
+			saved := syscalls
+			t.Cleanup(func() { syscalls = saved })
+			syscalls.openLock = func(path string, mode int, perm uint32) (int, error) {
+				if strings.HasSuffix(path, tc.fails) {
+					return -1, tc.err
+				}
+				return saved.openLock(path, mode, perm)
+			}
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			must(t, err)
+			defer fsys.Close()
+			ctx := context.Background()
+			refused := func(what string, err error) {
+				t.Helper()
+				var fe *fault.Error
+				if !errors.As(err, &fe) || fe.Code != tc.code || !strings.Contains(fe.Hint, tc.inHint) || fe.Details["journal"] == nil {
+					t.Errorf("%s while its recovery cannot run: %v, want %s naming the journal, hint with %q", what, err, tc.code, tc.inHint)
+				}
+			}
+			r, err := fsys.Open(ctx, "a.txt")
+			if err == nil {
+				r.Close()
+			}
+			refused("open a.txt", err)
+			_, err = fsys.ReadDir(ctx, ".", 0, 10)
+			refused("ReadDir .", err)
+			if journalsLeft(t, state) != 1 {
+				t.Fatalf("the journal went without a recovery")
+			}
+			syscalls = saved
+			fsys.SettleDead(ctx)
+			if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
+				t.Errorf("a.txt once the recovery runs: %q, %v, want it undone", b, err)
+			}
+			r, err = fsys.Open(ctx, "a.txt")
+			if err != nil {
+				t.Errorf("open a.txt once recovered: %v", err)
+			} else {
+				r.Close()
+			}
+		})
 	}
 }

@@ -664,18 +664,24 @@ func syncPath(dir string) error {
 // process) a later call does.
 //
 // It waits for a journal's locks until deadline, the caller's, and at
-// most journalWait. It returns the journals it could not finish under
-// their locks (a tree's backup that cannot go back): no retry will, and
-// they are left for a person, without holding up the mutations of their
-// paths.
-func recoverJournals(ctx context.Context, f *FS, base string, deadline time.Time) (stuck map[string]bool) {
-	deadJournals(ctx, base, deadline, f.touchesRoots, func(fd int, path string, committed bool) {
-		wait := min(journalWait, max(0, time.Until(deadline)))
-		if recoverJournal(f, fd, path, committed, wait) {
+// most journalWait. It returns the journals it could not finish: nil for
+// one it could not finish under its locks (a tree's backup that cannot go
+// back), which no retry will, left for a person without holding up the
+// mutations of its paths; the cause for one whose recovery could not run
+// (its recovery file or its lock files cannot be made: a full state
+// directory, no descriptor left), which a later call runs.
+func recoverJournals(ctx context.Context, f *FS, base string, deadline time.Time) (stuck map[string]error) {
+	deadJournals(ctx, base, deadline, f.touchesRoots, func(fd int, path string, committed bool, err error) {
+		left := err != nil
+		if !left {
+			wait := min(journalWait, max(0, time.Until(deadline)))
+			left, err = recoverJournal(f, fd, path, committed, wait)
+		}
+		if left {
 			if stuck == nil {
-				stuck = map[string]bool{}
+				stuck = map[string]error{}
 			}
-			stuck[path] = true
+			stuck[path] = err
 		}
 	})
 	return stuck
@@ -689,18 +695,24 @@ func recoverJournals(ctx context.Context, f *FS, base string, deadline time.Time
 // recovery (until deadline, when relevant says the journal names a file
 // it may read), as a reader that went on read the files of the dead
 // commit before they were put back. A live commit costs a failed open of
-// its recovery file and is not waited for.
-func deadJournals(ctx context.Context, base string, deadline time.Time, relevant func(journal string) bool, visit func(fd int, path string, committed bool)) {
+// its recovery file and is not waited for. A journal this process cannot
+// open, or whose recovery file it cannot make, is visited with the error
+// (and no descriptor): it may be a dead writer's, and skipped, its files
+// were read as if committed.
+func deadJournals(ctx context.Context, base string, deadline time.Time, relevant func(journal string) bool, visit func(fd int, path string, committed bool, err error)) {
 	for p, committed := range journals(base) {
 		for look := 1; look <= 2; look++ {
 			fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
+				if !errors.Is(err, unix.ENOENT) {
+					visit(-1, p, committed, err)
+				}
 				break // gone: committed and removed, or recovered
 			}
 			free := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil
 			unix.Close(fd)
 			if free && !recoverHolding(p, committed, visit) {
-				break // recovered here
+				break // recovered here, or could not be
 			}
 			// Held by its committer or a recoverer, or its recovery file
 			// taken by another: that recovery is waited for, once.
@@ -714,11 +726,16 @@ func deadJournals(ctx context.Context, base string, deadline time.Time, relevant
 // recoverHolding takes the recovery file of the journal p, then the
 // journal's flock, and calls visit with them held; nothing when another
 // process has either (busy when it has the recovery file: it recovers
-// the journal).
-func recoverHolding(p string, committed bool, visit func(fd int, path string, committed bool)) (busy bool) {
+// the journal). Any other failure is visited with its error: only a lock
+// held by a live process says another recovers the journal.
+func recoverHolding(p string, committed bool, visit func(fd int, path string, committed bool, err error)) (busy bool) {
 	rec, err := lockRecoveryFile(p + journalRecovering)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return true
+	}
 	if err != nil {
-		return errors.Is(err, unix.EWOULDBLOCK) // else a state directory it cannot write
+		visit(-1, p, committed, err)
+		return false
 	}
 	defer func() {
 		unix.Unlink(p + journalRecovering) // still held, and still ours: no one else unlinks it
@@ -726,11 +743,14 @@ func recoverHolding(p string, committed bool, visit func(fd int, path string, co
 	}()
 	fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
+		if !errors.Is(err, unix.ENOENT) {
+			visit(-1, p, committed, err)
+		}
 		return false
 	}
 	defer unix.Close(fd)
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
-		visit(fd, p, committed)
+		visit(fd, p, committed, nil)
 	}
 	return false
 }
@@ -841,19 +861,29 @@ func waitJournal(ctx context.Context, path string, deadline time.Time) error {
 const journalWait = 2 * time.Second
 
 // recoverJournal recovers the journal at path, waiting up to wait for its
-// locks, and reports whether it got them and still could not finish it.
-func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool) {
-	entries, ok := readJournal(path)
-	if !ok {
-		return false
+// locks, and reports whether it got them and still could not finish it,
+// or the error that kept it from taking them: only a wait for locks a
+// live process holds ends without one, and the journal is left to the
+// next call.
+func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return true, err // EMFILE, EIO: a dead commit not looked at
+	}
+	var entries []journalEntry
+	if err != nil || json.Unmarshal(data, &entries) != nil {
+		return false, nil
 	}
 	reals := make([]string, len(entries))
 	for i, e := range entries {
 		reals[i] = filepath.Join(e.Dir, e.Name)
 	}
 	unlock, _, err := f.lockReal(context.Background(), reals, wait)
+	if le := (*lockError)(nil); errors.As(err, &le) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return true, err
 	}
 	defer unlock()
 	done := true
@@ -870,7 +900,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	if done {
 		unix.Unlink(path)
 	}
-	return !done
+	return !done, nil
 }
 
 // rollBack undoes entries, the last first: a backup goes back over its

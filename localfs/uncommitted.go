@@ -2,27 +2,33 @@ package localfs
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
 )
 
 // uncommittedFile is a file named by a transaction whose writer died and
-// whose undo failed (a file system remounted read-only since the crash):
-// it holds what the dead commit left there, a content that may never have
-// been committed, until a later call undoes it.
+// whose undo failed (a file system remounted read-only since the crash),
+// or could not run (cause: its recovery file or lock files could not be
+// made, in a full state directory): it holds what the dead commit left
+// there, a content that may never have been committed, until a later call
+// undoes it.
 type uncommittedFile struct {
 	real    string // the real path the journal names
 	journal string
+	cause   error // nil when the undo failed
 }
 
 // settle recovers the journals of dead writers (recoverJournals), keeping
 // the files of those it could not undo, which reads then refuse
-// (checkCommitted), and returns the journals left stuck.
-func (f *FS) settle(ctx context.Context, state string, deadline time.Time) map[string]bool {
+// (checkCommitted), and returns the journals left stuck, with the cause of
+// those whose recovery could not run.
+func (f *FS) settle(ctx context.Context, state string, deadline time.Time) map[string]error {
 	stuck := recoverJournals(ctx, f, state, deadline)
 	prev := f.uncommitted.Load()
 	if len(stuck) == 0 && (prev == nil || len(*prev) == 0) {
@@ -31,10 +37,7 @@ func (f *FS) settle(ctx context.Context, state string, deadline time.Time) map[s
 	// A journal found stuck before and still there was not undone: this
 	// pass may not have looked at it (another process held it past the
 	// deadline), and its files still hold the dead commit's content.
-	still := map[string]bool{}
-	for j := range stuck {
-		still[j] = true
-	}
+	still := map[string]error{}
 	if prev != nil {
 		checked := map[string]bool{} // one Lstat a journal, not one a file of it
 		for _, u := range *prev {
@@ -43,18 +46,21 @@ func (f *FS) settle(ctx context.Context, state string, deadline time.Time) map[s
 			}
 			checked[u.journal] = true
 			if _, err := os.Lstat(u.journal); err == nil {
-				still[u.journal] = true
+				still[u.journal] = u.cause
 			}
 		}
 	}
+	for j, cause := range stuck {
+		still[j] = cause
+	}
 	var files []uncommittedFile
-	for j := range still {
+	for j, cause := range still {
 		if !strings.HasSuffix(j, journalPending) {
 			continue // committed: its files hold what the caller was told
 		}
 		entries, _ := readJournal(j)
 		for _, e := range entries {
-			files = append(files, uncommittedFile{real: filepath.Join(e.Dir, e.Name), journal: j})
+			files = append(files, uncommittedFile{real: filepath.Join(e.Dir, e.Name), journal: j, cause: cause})
 		}
 	}
 	f.uncommitted.Store(&files)
@@ -74,10 +80,32 @@ func (f *FS) checkCommitted(file *os.File, t target) error {
 	for _, u := range *files {
 		_, below := within(real, u.real)
 		if _, above := within(u.real, real); below || above {
-			return fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and the change could not be undone: its content may never have been committed.", t.display(f)).
-				WithPath(t.display(f)).WithDetail("journal", u.journal).
-				WithHint("make its file system writable again (or run agentfs as a user who may change it): the next call undoes the transaction")
+			return uncommittedErr(t.display(f), u.journal, u.cause)
 		}
 	}
 	return nil
+}
+
+// uncommittedErr is the refusal of display, which holds a change of the
+// dead transaction of journal: its undo failed, or could not run for
+// cause (coded as a failure in the state directory: a full one is
+// NO_SPACE).
+func uncommittedErr(display, journal string, cause error) *fault.Error {
+	if cause == nil {
+		return fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and the change could not be undone: its content may never have been committed.", display).
+			WithPath(display).WithDetail("journal", journal).
+			WithHint("make its file system writable again (or run agentfs as a user who may change it): the next call undoes the transaction")
+	}
+	code, hint := StateDirFault(cause)
+	return fault.Errorf(code, "%s holds a change of a transaction whose process died, and it cannot be recovered now (%s): its content may never have been committed.", display, causeText(cause)).
+		WithPath(display).WithDetail("journal", journal).WithHint("%s: the next call recovers the transaction", hint).WithCause(cause)
+}
+
+// causeText is the system's word for err (no space left on device), not
+// the message of a fault built around it.
+func causeText(err error) string {
+	if errno := unix.Errno(0); errors.As(err, &errno) {
+		return errno.Error()
+	}
+	return errText(err)
 }
