@@ -238,7 +238,7 @@ func New(cfg Config) (*FS, error) {
 	// go, and, once a day, the lock files no process holds.
 	f.lockTimeout = cfg.LockTimeout
 	state := existingStateDir()
-	f.settle(context.Background(), state, time.Now().Add(cfg.LockTimeout))
+	f.settle(context.Background(), recoveryStateDirs(state), time.Now().Add(cfg.LockTimeout))
 	sweepRecords(state)
 	sweepLocks(state, time.Now())
 	return f, nil
@@ -265,7 +265,7 @@ func (f *FS) BeginRequest(ctx context.Context) error {
 // session calls it before each request, whose reads would otherwise see
 // a dead commit's files until a mutation of theirs recovered it.
 func (f *FS) SettleDead(ctx context.Context) {
-	f.settle(ctx, existingStateDir(), time.Now().Add(f.lockTimeout))
+	f.settle(ctx, recoveryStateDirs(existingStateDir()), time.Now().Add(f.lockTimeout))
 }
 
 // denies is the deny list as it stands.

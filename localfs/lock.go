@@ -45,7 +45,8 @@ const lockPollMax = 5 * time.Millisecond
 // stateDir is the first usable candidate of: $AGENTFS_STATE_DIR,
 // $XDG_STATE_HOME/agentfs, ~/.local/state/agentfs, and a per-user directory
 // in the temporary directory (for an environment without a writable home).
-// Every process with the same environment picks the same one.
+// Every process with the same environment picks the same one (see
+// pickStateDir). Its error is a *fault.Error naming the directory.
 func stateDir() (string, error) {
 	return pickStateDir(ensurePrivateDir)
 }
@@ -53,17 +54,7 @@ func stateDir() (string, error) {
 // StateDir is the user's state directory, created (mode 0700) when
 // missing: where agentfs keeps its locks and journals, and other packages
 // their files (publish's signing key, the content index).
-func StateDir() (string, error) {
-	d, err := stateDir()
-	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
-		return "", fe
-	}
-	if err != nil {
-		return "", fault.Errorf(fault.CodeNotConfigured, "no private state directory can be made: %s.", err).
-			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
-	}
-	return d, nil
-}
+func StateDir() (string, error) { return stateDir() }
 
 // existingStateDir is stateDir without creating it: "" when none exists,
 // as before the first mutation.
@@ -84,7 +75,10 @@ func existingStateDir() string {
 func ExistingStateDir() string { return existingStateDir() }
 
 // pickStateDir returns the first candidate state directory that usable
-// accepts.
+// accepts. A candidate is passed over only when it cannot be used as the
+// environment stands (forGood): one that fails for a while (full, out of
+// descriptors) is the error, as a commit journaled in the next one was
+// orphaned once the first had room again, every later call using it.
 func pickStateDir(usable func(string) error) (string, error) {
 	if d := os.Getenv(StateDirEnv); d != "" {
 		if !filepath.IsAbs(d) {
@@ -94,7 +88,10 @@ func pickStateDir(usable func(string) error) (string, error) {
 			return "", fault.Errorf(fault.CodeNotConfigured, "%s is %q, not an absolute path.", StateDirEnv, d).
 				WithHint("set %s to an absolute path: relative, each working directory would have its own locks and journals", StateDirEnv)
 		}
-		return d, usable(d)
+		if err := usable(d); err != nil {
+			return "", stateDirError(d, err)
+		}
+		return d, nil
 	}
 	var firstErr error
 	for _, d := range stateDirCandidates() {
@@ -102,11 +99,61 @@ func pickStateDir(usable func(string) error) (string, error) {
 		if err == nil {
 			return d, nil
 		}
+		if !forGood(err) {
+			return "", stateDirError(d, err)
+		}
 		if firstErr == nil {
-			firstErr = err
+			firstErr = stateDirError(d, err)
 		}
 	}
 	return "", firstErr
+}
+
+// forGood reports whether err, met making or checking a candidate state
+// directory, says it cannot be used while the environment stays as it is:
+// missing (existingStateDir), not this user's to write, on a read-only
+// file system, a file in the way, not private (a *fault.Error).
+func forGood(err error) bool {
+	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+		return true
+	}
+	for _, e := range []error{os.ErrNotExist, unix.EACCES, unix.EPERM, unix.EROFS, unix.ENOTDIR, unix.ELOOP} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// stateDirError is the error of the state directory d, which cannot be
+// made or used for err, coded as StateDirFault says.
+func stateDirError(d string, err error) error {
+	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+		return fe
+	}
+	code, hint := StateDirFault(err)
+	return fault.Errorf(code, "the state directory %s cannot be made: %s.", d, errText(err)).WithHint("%s", hint).WithCause(err)
+}
+
+// recoveryStateDirs are the state directories whose journals a recovery
+// looks at: state, the one this environment picks ("" when none exists
+// yet), and, unless $AGENTFS_STATE_DIR chooses one, every other candidate
+// that exists and is a private directory of this user. Which candidate is
+// picked may change while a journal waits (a home made, or made writable,
+// since), and a dead commit is undone wherever it was journaled. A state
+// directory set by $AGENTFS_STATE_DIR is another environment's, whose
+// writers take other lock files: it is not looked into.
+func recoveryStateDirs(state string) []string {
+	dirs := []string{state}
+	if os.Getenv(StateDirEnv) != "" {
+		return dirs
+	}
+	for _, d := range stateDirCandidates() {
+		if d != state && isDir(d) && ensurePrivateDir(d) == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // stateDirCandidates are the state directories pickStateDir chooses from,
@@ -165,12 +212,8 @@ func ensurePrivateDir(d string) error {
 // still exclude each other.
 func lockDir() (string, error) {
 	base, err := stateDir()
-	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
-		return "", fe
-	}
 	if err != nil {
-		return "", fault.Errorf(fault.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
-			WithHint("set %s to a writable directory", StateDirEnv).WithCause(err)
+		return "", err
 	}
 	d := filepath.Join(base, "locks")
 	if err := os.MkdirAll(d, 0o700); err != nil {
@@ -332,6 +375,7 @@ func (f *FS) Lock(ctx context.Context, path string, timeout time.Duration) (func
 // locked again where it now leads, so what is written is what is locked.
 func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration) (func(), error) {
 	state := existingStateDir()
+	states := recoveryStateDirs(state)
 	// One deadline for every try: each took the whole timeout afresh.
 	deadline := time.Now().Add(timeout)
 	journalWaits := 0
@@ -343,7 +387,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		// A transaction whose writer died is finished or undone before
 		// this mutation reads what it changes: a long-lived process (a
 		// batch, an MCP session) recovered only when it started.
-		stuck := f.settle(ctx, state, deadline)
+		stuck := f.settle(ctx, states, deadline)
 		unlock, files, err := f.lockReal(ctx, reals, max(0, time.Until(deadline)))
 		var le *lockError
 		if errors.As(err, &le) {
@@ -363,7 +407,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			}
 			continue
 		}
-		j := journalFor(state, reals)
+		j := journalFor(states, reals)
 		cause, isStuck := stuck[j]
 		if cause != nil {
 			// Its recovery could not run: these files may hold its

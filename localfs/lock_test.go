@@ -696,3 +696,80 @@ func TestNoWaitOutwaitsAMomentaryHolder(t *testing.T) {
 	}
 	unix.Close(fd)
 }
+
+// A candidate state directory is passed over only when it can never be
+// used as the environment stands (not ours to write, a read-only file
+// system, a file in the way); one that fails for a while (full, out of
+// descriptors, an I/O error) is the error, coded, naming it: passed over,
+// a commit journaled in the next candidate was orphaned once the first
+// had room again, every later call using it, and read half applied.
+func TestStateDirFallsBackOnlyForGood(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv(StateDirEnv, "")
+	t.Setenv("XDG_STATE_HOME", filepath.Join(base, "x"))
+	first := filepath.Join(base, "x", "agentfs")
+	for _, tc := range []struct {
+		err  error
+		code fault.Code // "" when the next candidate is picked
+		hint string
+	}{
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EACCES}},
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EPERM}},
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EROFS}},
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.ENOTDIR}},
+		{err: fault.Errorf(fault.CodeNotConfigured, "not private")},
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.ENOSPC}, code: fault.CodeNoSpace, hint: "free some space"},
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EDQUOT}, code: fault.CodeNoSpace, hint: "free some space"},
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EMFILE}, code: fault.CodeIOError, hint: "ulimit -n"},
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EIO}, code: fault.CodeIOError, hint: StateDirEnv},
+	} {
+		t.Run(tc.err.Error(), func(t *testing.T) {
+			got, err := pickStateDir(func(d string) error {
+				if d == first {
+					return tc.err
+				}
+				return nil
+			})
+			if tc.code == "" {
+				if err != nil || got == first || got == "" {
+					t.Errorf("got %q, %v; want the next candidate", got, err)
+				}
+				return
+			}
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Code != tc.code || !strings.Contains(fe.Message, first) || !strings.Contains(fe.Hint, tc.hint) {
+				t.Errorf("got %q, %v; want %s naming %s, hint with %q", got, err, tc.code, first, tc.hint)
+			}
+		})
+	}
+}
+
+// A dead commit journaled in another candidate state directory than the
+// one this environment picks now (the first had no room then, or its home
+// was not there yet) is recovered all the same.
+func TestJournalInAnotherCandidateIsRecovered(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv(StateDirEnv, "")
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", filepath.Join(base, "home"))
+	t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
+	must(t, os.MkdirAll(filepath.Join(base, "home", ".local", "state", "agentfs"), 0o700))
+	must(t, os.Mkdir(filepath.Join(base, "tmp"), 0o700))
+	old := filepath.Join(base, "tmp", fmt.Sprintf("agentfs-%d", os.Getuid()))
+	must(t, os.Mkdir(old, 0o700))
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	p := deadCommit(t, dir, old)
+	if got, _ := stateDir(); got == old {
+		t.Fatalf("the environment picks %s, want the home's", got)
+	}
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	defer fsys.Close()
+	if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
+		t.Errorf("a.txt: %q, %v; want the dead commit undone", b, err)
+	}
+	if n := journalsLeft(t, old); n != 0 {
+		t.Errorf("%d journals left in %s", n, old)
+	}
+}

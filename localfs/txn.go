@@ -564,6 +564,9 @@ func journalDir() (string, error) {
 // stateDirErr is the error of what could not be written in the state
 // directory, coded as StateDirFault says.
 func stateDirErr(what string, err error) *fault.Error {
+	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+		return fe // the state directory's own (stateDirError)
+	}
 	code, hint := StateDirFault(err)
 	return fault.Errorf(code, "%s cannot be written in the state directory: %s.", what, errText(err)).
 		WithHint("%s", hint).WithCause(err)
@@ -655,7 +658,7 @@ func syncPath(dir string) error {
 }
 
 // recoverJournals finishes the transactions of dead processes, whose
-// journals are in the state directory base ("" when there is none): each
+// journals are in the state directories bases ("" for none): each
 // journal whose flock is free is undone when pending, its backups removed
 // when committed, under the locks of its files. It runs when a process
 // starts and before each mutation takes its locks (LockAll), holding
@@ -670,8 +673,8 @@ func syncPath(dir string) error {
 // mutations of its paths; the cause for one whose recovery could not run
 // (its recovery file or its lock files cannot be made: a full state
 // directory, no descriptor left), which a later call runs.
-func recoverJournals(ctx context.Context, f *FS, base string, deadline time.Time) (stuck map[string]error) {
-	deadJournals(ctx, base, deadline, f.touchesRoots, func(fd int, path string, committed bool, err error) {
+func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.Time) (stuck map[string]error) {
+	deadJournals(ctx, bases, deadline, f.touchesRoots, func(fd int, path string, committed bool, err error) {
 		left := err != nil
 		if !left {
 			wait := min(journalWait, max(0, time.Until(deadline)))
@@ -687,7 +690,7 @@ func recoverJournals(ctx context.Context, f *FS, base string, deadline time.Time
 	return stuck
 }
 
-// deadJournals calls visit with each journal in base whose writer is dead,
+// deadJournals calls visit with each journal in bases whose writer is dead,
 // holding its flock. A journal's flock is held by its live committer or by
 // a process recovering it, which also holds the flock of the journal's
 // recovery file, taken before the journal's and kept to the end: a call
@@ -699,8 +702,8 @@ func recoverJournals(ctx context.Context, f *FS, base string, deadline time.Time
 // open, or whose recovery file it cannot make, is visited with the error
 // (and no descriptor): it may be a dead writer's, and skipped, its files
 // were read as if committed.
-func deadJournals(ctx context.Context, base string, deadline time.Time, relevant func(journal string) bool, visit func(fd int, path string, committed bool, err error)) {
-	for p, committed := range journals(base) {
+func deadJournals(ctx context.Context, bases []string, deadline time.Time, relevant func(journal string) bool, visit func(fd int, path string, committed bool, err error)) {
+	for p, committed := range journals(bases) {
 		for look := 1; look <= 2; look++ {
 			fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
@@ -795,22 +798,24 @@ func (f *FS) touchesRoots(p string) bool {
 	return false
 }
 
-// journals yields the path of each journal in the state directory base
-// ("" when there is none), and whether it is committed.
-func journals(base string) iter.Seq2[string, bool] {
+// journals yields the path of each journal in the state directories
+// bases ("" for none), and whether it is committed.
+func journals(bases []string) iter.Seq2[string, bool] {
 	return func(yield func(string, bool) bool) {
-		if base == "" {
-			return
-		}
-		d := filepath.Join(base, "journal")
-		names, _ := os.ReadDir(d)
-		for _, n := range names {
-			committed := strings.HasSuffix(n.Name(), journalCommitted)
-			if !committed && !strings.HasSuffix(n.Name(), journalPending) {
+		for _, base := range bases {
+			if base == "" {
 				continue
 			}
-			if !yield(filepath.Join(d, n.Name()), committed) {
-				return
+			d := filepath.Join(base, "journal")
+			names, _ := os.ReadDir(d)
+			for _, n := range names {
+				committed := strings.HasSuffix(n.Name(), journalCommitted)
+				if !committed && !strings.HasSuffix(n.Name(), journalPending) {
+					continue
+				}
+				if !yield(filepath.Join(d, n.Name()), committed) {
+					return
+				}
 			}
 		}
 	}
@@ -826,15 +831,15 @@ func readJournal(path string) ([]journalEntry, bool) {
 	return entries, true
 }
 
-// journalFor is a journal in base that names one of reals, or a path
+// journalFor is a journal in bases that names one of reals, or a path
 // above or below one, "" when there is none. Asked while the caller holds
 // the locks of reals, it is no live commit's (a committer holds the locks
 // of what it names until its journal is gone): its writer died, and it is
 // to recover, or another process is recovering it. But a directory the
 // commit made is only above what it writes there, locked shared as by any
 // writer below it: it counts only when it is one of reals or below one.
-func journalFor(base string, reals []string) string {
-	for path := range journals(base) {
+func journalFor(bases []string, reals []string) string {
+	for path := range journals(bases) {
 		entries, _ := readJournal(path)
 		for _, e := range entries {
 			p := filepath.Join(e.Dir, e.Name)

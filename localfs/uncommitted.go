@@ -24,12 +24,13 @@ type uncommittedFile struct {
 	cause   error // nil when the undo failed
 }
 
-// settle recovers the journals of dead writers (recoverJournals), keeping
+// settle recovers the journals of dead writers in the state directories
+// states (recoverJournals), keeping
 // the files of those it could not undo, which reads then refuse
 // (checkCommitted), and returns the journals left stuck, with the cause of
 // those whose recovery could not run.
-func (f *FS) settle(ctx context.Context, state string, deadline time.Time) map[string]error {
-	stuck := recoverJournals(ctx, f, state, deadline)
+func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) map[string]error {
+	stuck := recoverJournals(ctx, f, states, deadline)
 	prev := f.uncommitted.Load()
 	if len(stuck) == 0 && (prev == nil || len(*prev) == 0) {
 		return stuck // the hot path: no journal left
