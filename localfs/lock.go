@@ -217,8 +217,7 @@ func lockDir() (string, error) {
 	}
 	d := filepath.Join(base, "locks")
 	if err := os.MkdirAll(d, 0o700); err != nil {
-		return "", fault.Errorf(fault.CodeIOError, "the lock directory cannot be created: %s.", errText(err)).
-			WithHint("%s", cmp.Or(limitHint(err), "set "+StateDirEnv+" to a writable directory")).WithCause(err)
+		return "", stateDirErr("the lock directory", err)
 	}
 	return d, nil
 }
@@ -598,8 +597,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 			if waitEnded(err) {
 				return nil, nil, &lockError{err: err, path: keyPath[k]}
 			}
-			return nil, nil, fault.Errorf(fault.CodeIOError, "a lock file cannot be used: %s.", errText(err)).
-				WithHint("%s", cmp.Or(limitHint(err), "check that "+dir+" is writable")).WithCause(err)
+			return nil, nil, stateDirErr("a lock file", err)
 		}
 		held = append(held, fd)
 	}

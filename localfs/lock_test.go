@@ -773,3 +773,33 @@ func TestJournalInAnotherCandidateIsRecovered(t *testing.T) {
 		t.Errorf("%d journals left in %s", n, old)
 	}
 }
+
+// Every failure of the state directory has one code, whatever the file:
+// the directory named by AGENTFS_STATE_DIR that cannot be made is coded
+// as a lock file, a journal or an index that cannot be written there.
+func TestStateDirFaultCodes(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "s")
+	t.Setenv(StateDirEnv, d)
+	for _, tc := range []struct {
+		err  error
+		code fault.Code
+		hint string
+	}{
+		{unix.ENOSPC, fault.CodeNoSpace, "free some space"},
+		{unix.EDQUOT, fault.CodeNoSpace, "free some space"},
+		{unix.EROFS, fault.CodeReadOnly, "read-only file system"},
+		{unix.EACCES, fault.CodePermissionDenied, StateDirEnv},
+		{unix.EPERM, fault.CodePermissionDenied, StateDirEnv},
+		{unix.EMFILE, fault.CodeIOError, "ulimit -n"},
+		{unix.EIO, fault.CodeIOError, "writable"},
+	} {
+		_, err := pickStateDir(func(string) error { return &os.PathError{Op: "mkdir", Path: d, Err: tc.err} })
+		var fe *fault.Error
+		if !errors.As(err, &fe) || fe.Code != tc.code || !strings.Contains(fe.Message, d) || !strings.Contains(fe.Hint, tc.hint) {
+			t.Errorf("%v: %v, want %s naming %s, hint with %q", tc.err, err, tc.code, d, tc.hint)
+		}
+		if code, hint := StateDirFault(tc.err); code != tc.code || !strings.Contains(hint, tc.hint) {
+			t.Errorf("StateDirFault(%v) = %s, %q; want %s", tc.err, code, hint, tc.code)
+		}
+	}
+}

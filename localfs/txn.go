@@ -562,23 +562,31 @@ func journalDir() (string, error) {
 }
 
 // stateDirErr is the error of what could not be written in the state
-// directory, coded as StateDirFault says.
+// directory, which it names, coded as StateDirFault says.
 func stateDirErr(what string, err error) *fault.Error {
 	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
 		return fe // the state directory's own (stateDirError)
 	}
 	code, hint := StateDirFault(err)
-	return fault.Errorf(code, "%s cannot be written in the state directory: %s.", what, errText(err)).
+	return fault.Errorf(code, "%s cannot be written in the state directory %s: %s.", what, existingStateDir(), errText(err)).
 		WithHint("%s", hint).WithCause(err)
 }
 
-// StateDirFault is the code and hint of err, met writing in the state
-// directory: NO_SPACE when it is full (or its quota is), as a full
-// workspace's is, else IO_ERROR, with what to do about it (a process's
-// limit of open files first, when that is the cause).
+// StateDirFault is the code and hint of err, met making or writing in the
+// state directory, one for every file there (lock files, journals,
+// records, indexes, the signing key): NO_SPACE when it is full (or its
+// quota is), as a full workspace's is, READ_ONLY on a read-only file
+// system, PERMISSION_DENIED when this user may not write it, else
+// IO_ERROR, with what to do about it (a process's limit of open files
+// first, when that is the cause).
 func StateDirFault(err error) (fault.Code, string) {
-	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+	switch {
+	case errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT):
 		return fault.CodeNoSpace, "free some space where the state directory (" + StateDirEnv + ") is, and retry"
+	case errors.Is(err, unix.EROFS):
+		return fault.CodeReadOnly, "the state directory is on a read-only file system: set " + StateDirEnv + " to a directory on a writable one"
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		return fault.CodePermissionDenied, "this user may not write the state directory: set " + StateDirEnv + " to a directory of this user's"
 	}
 	return fault.CodeIOError, cmp.Or(limitHint(err), "check that the state directory ("+StateDirEnv+") is writable")
 }

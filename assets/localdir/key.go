@@ -3,6 +3,7 @@ package localdir
 import (
 	"crypto/rand"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -79,7 +80,18 @@ func readKey(p string) ([]byte, error) {
 	return key, nil
 }
 
+// keyError is the error of the key at p, coded as any file of the state
+// directory's (a full one is NO_SPACE).
 func keyError(err error, p string) error {
-	return fault.Errorf(fault.CodeNotConfigured, "the signing key cannot be read or made.").WithPath(p).
-		WithHint("check that the state directory is writable, or set AGENTFS_STATE_DIR to one that is").WithCause(err)
+	code, hint := localfs.StateDirFault(err)
+	return fault.Errorf(code, "the signing key cannot be read or made: %s.", errText(err)).WithPath(p).
+		WithHint("%s", hint).WithCause(err)
+}
+
+// errText is err's own words, without the path a *PathError repeats.
+func errText(err error) string {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

@@ -25,17 +25,21 @@ func canMount() bool {
 }
 
 // cmdMountTmpfs mounts a fresh tmpfs (another file system) on DIR, made if
-// missing, and unmounts it when the script ends. Scripts guard it with
-// [mount].
+// missing, of 4 MiB or with the mount options OPTS (nr_inodes=8: one a
+// script fills with a few files), and unmounts it when the script ends.
+// Scripts guard it with [mount].
 func cmdMountTmpfs(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 1 {
-		ts.Fatalf("usage: mounttmpfs DIR")
+	if len(args) != 1 && len(args) != 2 {
+		ts.Fatalf("usage: mounttmpfs DIR [OPTS]")
 	}
-	dir := ts.MkAbs(args[0])
+	dir, opts := ts.MkAbs(args[0]), "size=4m"
+	if len(args) == 2 {
+		opts = args[1]
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		ts.Fatalf("mounttmpfs: %v", err)
 	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
 		ts.Fatalf("mounttmpfs %s: %v", dir, err)
 	}
 	ts.Defer(func() { unix.Unmount(dir, unix.MNT_DETACH) })
