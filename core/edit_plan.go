@@ -352,10 +352,13 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	start, _, _ := t.Line(nm.Line)
 	_, end, next := t.Line(t.LineAt(nm.End - 1))
 	// The lines added start a line, or, for m found inside a deeper
-	// indentation, at m's column in the same indentation.
+	// indentation, at m's column in the same indentation: the rung wrote
+	// newText's later lines after that indentation, and a first line at
+	// a line's start above them is no edit's writing (the file held it
+	// there by chance).
 	indent, nested := t.IndentBefore(nm)
 	mIndent, mNested := t.IndentBefore(m)
-	linesBefore := strings.HasSuffix(before, "\n") && (nm.Start == start || nested && mNested && indent == mIndent)
+	linesBefore := strings.HasSuffix(before, "\n") && (!mNested && nm.Start == start || mNested && nested && indent == mIndent)
 	// The last line may go on in white space only: oldText that ended
 	// before a line's trailing spaces, matched exactly there, left them
 	// after the lines added.

@@ -604,6 +604,31 @@ func TestRetriedAddition(t *testing.T) {
 	}
 }
 
+// TestAdditionAboveANestedMatchByChance: oldText found inside a deeper
+// indentation has newText's later lines written after that indentation;
+// newText's first line at a line's start above it is the file's own line,
+// which no edit there wrote: a first edit adds its lines, not
+// alreadyApplied.
+func TestAdditionAboveANestedMatchByChance(t *testing.T) {
+	for _, tc := range []struct{ name, src, old, new, want string }{
+		{"exact, spaces", "if a:\n    log()\n        print(\"hi\") or die()\n", "    print(\"hi\")", "    log()\n    print(\"hi\")",
+			"if a:\n    log()\n        log()\n        print(\"hi\") or die()\n"},
+		{"exact, tabs", "func f() {\n\tlog()\n\t\tx() || y()\n}\n", "\tx()", "\tlog()\n\tx()",
+			"func f() {\n\tlog()\n\t\tlog()\n\t\tx() || y()\n}\n"},
+		{"exact, the line at the first column", "bar()\n        x() || y()\n", "    x()", "bar()\n    x()",
+			"bar()\n    bar()\n        x() || y()\n"},
+		{"unicode fragment", "if a:\n    log()\n        print(\"hi\") or die()\n", "    print(\u201chi\u201d)", "    log()\n    print(\u201chi\u201d)",
+			"if a:\n    log()\n        log()\n        print(\"hi\") or die()\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, outcomes, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
+			if err != nil || outcomes[0].AlreadyApplied || got != tc.want {
+				t.Fatalf("got %q, %+v, %v; want %q", got, outcomes, err, tc.want)
+			}
+		})
+	}
+}
+
 // TestRetriedLooseEdit: an edit located at a loose rung wrote the lines
 // newText keeps of oldText as the file spells them; retried, its newText
 // stands so, and it is already applied, the file unchanged.
