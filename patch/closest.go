@@ -44,8 +44,9 @@ const (
 
 // notFound is the PATCH_VERIFY error of chunk k of op, whose lines want
 // (its old lines, or its @@ context line) were not found in texts at or
-// after index start.
-func notFound(op Op, k int, texts, want []string, start int, s sought) *fault.Error {
+// after index start; the chunk before ends at index prev (start, but for
+// the old lines sought after an @@ line).
+func notFound(op Op, k int, texts, want []string, start, prev int, s sought) *fault.Error {
 	context := s == soughtContext
 	eof := op.Chunks[k].EOF && !context
 	c := op.Chunks[k]
@@ -67,11 +68,13 @@ func notFound(op Op, k int, texts, want []string, start int, s sought) *fault.Er
 	// Why lines alike could not stand there, when they are.
 	why := ""
 	switch {
-	case s == soughtAfterContext && r.StartLine <= start:
+	case s == soughtAfterContext && r.StartLine > prev && r.StartLine <= start:
+		// (Lines above the chunk before are out of order, @@ line or
+		// none: its @@ line is sought after that chunk too.)
 		why = fmt.Sprintf("a chunk's lines are sought after its @@ line, line %d (or from it, when the chunk begins with it): give the chunk an @@ line above them, or none", start)
-	case r.StartLine <= start && r.EndLine > start:
-		why = fmt.Sprintf("they overlap the chunk before, which ends at line %d: merge the two chunks into one", start)
-	case r.StartLine <= start:
+	case r.StartLine <= prev && r.EndLine > prev:
+		why = fmt.Sprintf("they overlap the chunk before, which ends at line %d: merge the two chunks into one", prev)
+	case r.StartLine <= prev:
 		why = "chunks must follow the order of the file, each after the previous one"
 	case eof && r.EndLine < len(texts):
 		why = "a chunk that ends with '*** End of File' must be the file's last lines: drop that marker to change lines elsewhere"

@@ -350,6 +350,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 	for k, c := range op.Chunks {
 		located[k].PatchLine = c.Line
 		old := c.Old()
+		prev := start // where the chunk before ends
 		// An @@ line names where a chunk is unless it too is found only
 		// loosely, at more than one place: the chunk is then placed as
 		// one without it (the search went on after the first of them,
@@ -367,7 +368,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
 			if !ok {
-				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, soughtContext)
+				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, start, soughtContext)
 			}
 			if rung != RungExact {
 				if again, rung2, ok := m.Seek(texts, []string{c.Context}, at+1); ok && rung2 == rung {
@@ -446,7 +447,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			if named {
 				sought = soughtAfterContext
 			}
-			e := notFound(op, k, texts, c.Old(), start, sought)
+			e := notFound(op, k, texts, c.Old(), start, prev, sought)
 			if lines, adds := result(cl); adds && !c.EOF {
 				if newAt, _, ok := m.Seek(texts, lines, leftFrom); ok {
 					// A retry, most likely: "copy the lines" sent the

@@ -351,6 +351,11 @@ func TestPlanErrors(t *testing.T) {
 		{"lines above its @@ line", map[string]string{"h.go": "package p\n\n// A does x.\nfunc A() {\n\tx()\n}\n"}, []string{"*** Update File: h.go", "@@ func A() {", " // A does x.", " func A() {", "-\tx()", "+\ty()", " }"},
 			fault.CodePatchVerify, map[string]any{"path": "h.go", "chunk": 1, "patchLine": 3,
 				"closest": Region{StartLine: 3, EndLine: 6, Similarity: 1, Text: "// A does x.\nfunc A() {\n\tx()\n}"}}, "sought after its @@ line, line 4"},
+		// Above the chunk before, a chunk's lines are out of order, @@
+		// line or none: its @@ line too is sought after that chunk.
+		{"lines above the chunk before, under an @@ line", map[string]string{"a": "func A() {\n\ta()\n}\n\nfunc B() {\n\tb()\n}\n"}, []string{"*** Update File: a", "@@ func B() {", "-\tb()", "+\tbb()", "@@ }", " func A() {", "-\ta()", "+\taa()"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 6,
+				"closest": Region{StartLine: 1, EndLine: 2, Similarity: 1, Text: "func A() {\n\ta()"}}, "chunks must follow the order of the file"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
 		// A retried patch (the agent lost the answer): its lines are no
