@@ -361,9 +361,12 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		// place would be a guess.
 		var unplaced error
 		// leftFrom is where the search for the lines the chunk leaves
-		// starts: at its @@ line when the chunk begins with that line
-		// and they, not its old lines, begin there (retried, such a
-		// chunk found its old lines in the next function).
+		// starts: at its @@ line when the chunk begins with that line,
+		// a context line, and they, not its old lines, begin there
+		// (retried, such a chunk found its old lines in the next
+		// function). A chunk that begins with lines it removes, whose
+		// first line left is the @@ line's text by chance, is no retry
+		// there ("@@ }", "-x()", "+}" leaves a second "}").
 		leftFrom := start
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
@@ -385,7 +388,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 					switch left, _ := result(c.Lines); {
 					case beginsAt(m, texts, old, at):
 						start, leftFrom = at, at
-					case beginsAt(m, texts, left, at):
+					case c.Lines[0].Op == ' ' && beginsAt(m, texts, left, at):
 						leftFrom = at
 					}
 				}

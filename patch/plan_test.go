@@ -168,6 +168,9 @@ func TestPlanUpdate(t *testing.T) {
 		// As edit's unicode rung: NFD against NFC, a ligature, an ellipsis.
 		{"NFD context against NFC text", "caf\u00e9\nnext\n", []string{"@@", " cafe\u0301", "-next", "+NEXT"}, "caf\u00e9\nNEXT\n", []string{RungUnicode}},
 		{"letters against a ligature", "\ufb01le\nx\n", []string{"@@", "-file", "+FILE"}, "FILE\nx\n", []string{RungUnicode}},
+		// A line removed for one like the @@ line, which the chunk does
+		// not begin with: the @@ line standing there is no retry's result.
+		{"a line removed for the @@ line's text", "def f():\n    return 1\ndef g():\n    pass\n", []string{"@@     return 1", "-    pass", "+    return 1"}, "def f():\n    return 1\ndef g():\n    return 1\n", []string{RungExact}},
 		{"three dots against an ellipsis", "wait\u2026\n", []string{"@@", "-wait...", "+go"}, "go\n", []string{RungUnicode}},
 	}
 	for _, tt := range tests {
