@@ -117,7 +117,7 @@ var ApplyPatch = &Def[core.ApplyPatchRequest, *core.ApplyPatchResult]{
 	Description: "Apply a patch in the apply_patch format (*** Begin Patch, *** Add File:, *** Delete File:, *** Update File: with *** Move to: and @@ chunks of context, - and + lines, *** End Patch) to several files, all or nothing. " +
 		"Every chunk is located in its file, tolerating differences of trailing whitespace, indentation and typography, before anything is written; " +
 		"then every change is committed at once, and an interrupted commit is undone. Line endings, byte-order marks and modes are kept. " +
-		"Returns files, each with path, action (add, update, delete or move, with from), a unified diff and the new version. " +
+		"Returns files, each with path, action (add, update, delete or move, with from), and but for a delete a unified diff and the new version. " +
 		"Use it for changes that span files; use edit for one file.",
 	Mutates: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.ApplyPatchRequest) (*core.ApplyPatchResult, error) {
