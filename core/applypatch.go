@@ -393,14 +393,14 @@ func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
 	// out (omitempty).
 	const key = len(`,"diff":""`)
 	room := t.maxBytes() - skeleton
-	order := make([]int, len(whole))
-	for i := range order {
-		order[i] = i
+	order, size := make([]int, len(whole)), make([]int, len(whole))
+	for i, d := range whole {
+		order[i], size[i] = i, jsonLen(d)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(whole[a]), len(whole[b])) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size[a], size[b]) })
 	for _, i := range order {
 		d := whole[i]
-		if n := key + jsonLen(d); n <= room {
+		if n := key + size[i]; n <= room {
 			*diffs[i], room = d, room-n
 			continue
 		}
