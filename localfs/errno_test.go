@@ -146,3 +146,24 @@ func wantCode(t *testing.T, what string, err error, want fault.Code) {
 		t.Errorf("%s: want %s, got %v", what, want, err)
 	}
 }
+
+// A copy's failure names the side that failed: the destination for a
+// write's, whatever call met it, the source for a read's, though
+// copy_file_range names the destination for both.
+func TestCopySide(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&os.PathError{Op: "write", Path: "to", Err: unix.EIO}, "to"},
+		{&os.PathError{Op: "copy_file_range", Path: "to", Err: unix.ENOSPC}, "to"},
+		{&os.PathError{Op: "copy_file_range", Path: "to", Err: unix.EDQUOT}, "to"},
+		{&os.PathError{Op: "copy_file_range", Path: "to", Err: unix.EFBIG}, "to"},
+		{&os.PathError{Op: "copy_file_range", Path: "to", Err: unix.EIO}, "at"},
+		{&os.PathError{Op: "read", Path: "at", Err: unix.EIO}, "at"},
+	} {
+		if got := copySide(tc.err, "at", "to"); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}

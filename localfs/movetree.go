@@ -336,13 +336,7 @@ func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, rel string
 	dst := os.NewFile(uintptr(out), to)
 	defer dst.Close()
 	if err := copyStopping(c.ctx, dst, src); err != nil {
-		// The side that failed names itself: the copy's write (a full
-		// disk) its destination, else the source's read.
-		var pe *fs.PathError
-		if errors.As(err, &pe) && pe.Path == to {
-			return mapErr(err, to)
-		}
-		return mapErr(err, at)
+		return mapErr(err, copySide(err, at, to))
 	}
 	err = keepOwnerAndMode(out, st)
 	if err == nil {
@@ -408,6 +402,23 @@ func treeVersions(ctx context.Context, fd int, rel string, into map[string]strin
 }
 
 // mapped is mapErr of a step chain's error, nil when every step succeeded.
+// copySide is the path that names err, a copy's failure from the file at
+// to the file to: the destination for a write's (a full disk), the
+// source for a read's. copy_file_range's name the destination either
+// way, so its errno tells: one that only a write meets.
+func copySide(err error, at, to string) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "write" {
+		return to
+	}
+	for _, e := range []error{unix.ENOSPC, unix.EDQUOT, unix.EFBIG, unix.EROFS} {
+		if errors.Is(err, e) {
+			return to
+		}
+	}
+	return at
+}
+
 func mapped(err error, at string) error {
 	if err == nil {
 		return nil
