@@ -492,6 +492,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 					WithHint("give the chunk's lines as the file spells them, or an @@ line naming the function or class it is in (or more context lines) to tell the places apart")
 			}
 		}
+		given := cl
 		cl, err := reindentAdded(cl, old, texts[at:at+len(old)], texts, rung)
 		var left leftOfMargin
 		if errors.As(err, &left) {
@@ -506,7 +507,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				WithDetail("lines", []int{at + 1, at + len(old)}).WithDetail("rung", rung).
 				WithHint("copy the chunk's context (' ') and removed ('-') lines from those lines with their indentation, and indent its added ('+') lines as the file does")
 		}
-		if err := addedAgain(op, k, texts, cl, at); err != nil {
+		if err := addedAgain(op, k, texts, netInsertion(given, cl), at); err != nil {
 			return nil, nil, err
 		}
 		reps = append(reps, replacement{at: at, n: len(old), lines: cl, chunk: k})
@@ -517,13 +518,61 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 	return reps, located, nil
 }
 
+// netInsertion is a chunk's lines, given as written, taken as the lines
+// it adds around those it keeps: each run of removed lines that comes
+// back unchanged among the added lines that follow it ("-X" "+Y" "+X")
+// is context there ("+Y" " X"). The text is applied's, the lines as they
+// will be applied (added lines re-indented), line for line. Applied, such
+// a chunk left its old lines together where they were, and sent again it
+// added its lines a second time.
+func netInsertion(given, applied []Line) []Line {
+	out := make([]Line, 0, len(given))
+	for i := 0; i < len(given); {
+		if given[i].Op != '-' {
+			out = append(out, applied[i])
+			i++
+			continue
+		}
+		r := i
+		for r < len(given) && given[r].Op == '-' {
+			r++
+		}
+		a := r
+		for a < len(given) && given[a].Op == '+' {
+			a++
+		}
+		removed, added := Chunk{Lines: given[i:r]}.Old(), Chunk{Lines: given[r:a]}.New()
+		p := -1
+		for s := 0; s+len(removed) <= len(added); s++ {
+			if slices.Equal(added[s:s+len(removed)], removed) {
+				p = s
+				break
+			}
+		}
+		if p < 0 {
+			out = append(out, applied[i:a]...)
+		} else {
+			for j, l := range applied[r:a] {
+				if j >= p && j < p+len(removed) {
+					l.Op = ' '
+				}
+				out = append(out, l)
+			}
+		}
+		i = a
+	}
+	return out
+}
+
 // addedAgain is the PATCH_VERIFY of chunk k of op, whose lines cl add
-// and remove none, when its added lines already stand where it adds them,
-// at line at of texts (where its context was found, or where lines alone
-// go): a retried patch added them twice, with success. Lines alone stand
-// just before at when added at the end of the file (a retry adds after
-// them), just after it under their @@ line. Lines too slight to tell a
-// retry (a lone brace, a blank line) are added again.
+// and remove none (taken as its net insertion: see netInsertion), when
+// its added lines already stand where it adds them, at line at of texts
+// (where its context was found, or where lines alone go): a retried
+// patch added them twice, with success. Lines alone stand just before at
+// when added at the end of the file (a retry adds after them), just
+// after it under their @@ line. Lines too slight to tell a retry (a lone
+// brace, a blank line) are added again, as edit adds them around its
+// oldText again.
 func addedAgain(op Op, k int, texts []string, cl []Line, at int) error {
 	if slices.ContainsFunc(cl, func(l Line) bool { return l.Op == '-' }) {
 		return nil
@@ -551,7 +600,7 @@ func addedAgain(op Op, k int, texts []string, cl []Line, at int) error {
 	}
 	first := slices.IndexFunc(cl, func(l Line) bool { return l.Op == '+' })
 	if from >= 0 && from+len(cl) <= len(texts) && standsAt(texts, cl, from, at) {
-		return fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) adds lines only, and they already stand at line %d, where it would add them.", k+1, op.Path, c.Line, from+first+1).
+		return fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) adds lines (any it removes it adds back), and they already stand at line %d, where it would add them.", k+1, op.Path, c.Line, from+first+1).
 			WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 			WithDetail("newAt", from+first+1).
 			WithHint("this patch looks applied already at line %d: if it was, nothing is left to do; if the lines are meant twice, give the chunk context lines (' ') from the file around where they go", from+first+1)

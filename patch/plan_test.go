@@ -98,6 +98,7 @@ func TestPlanUpdate(t *testing.T) {
 		{"adds lines that stand elsewhere", "x = 1\ny\n", []string{"@@", "+x = 1"}, "x = 1\ny\nx = 1\n", []string{""}},
 		{"adds after its context, half of it there", "f(x)\nlog(x)\n", []string{"@@", " f(x)", "+log(x)", "+log(y)"}, "f(x)\nlog(x)\nlog(y)\nlog(x)\n", []string{RungExact}},
 		{"adds a slight line that stands there", "a\n}\n", []string{"@@", "+}"}, "a\n}\n}\n", []string{""}},
+		{"adds a slight line back with its removed one", "    a = 1\n    b = 2\n", []string{"@@", "-    a = 1", "+    a = 1", "+    b = 2"}, "    a = 1\n    b = 2\n    b = 2\n", []string{RungExact}},
 		// A line added before the context that follows it, a copy of that
 		// context, stands there only once the chunk is applied: the file
 		// line is the context the chunk names, not the line it adds.
@@ -453,3 +454,52 @@ func TestClosestBounded(t *testing.T) {
 // retriedSrc is a file a patch changed in Get (wrap(err)) whose lines
 // before it, in Post, are as Get's were.
 const retriedSrc = "func Get() {\n\tif err != nil {\n\t\treturn wrap(err)\n\t}\n}\nfunc Post() {\n\tif err != nil {\n\t\treturn err\n\t}\n}\n"
+
+// TestPlanRetried applies a chunk, then plans it again on what it made,
+// as an agent that lost the first answer does: the second plan must be
+// PATCH_VERIFY saying where the result stands (newAt), never a change of
+// a second place alike, nor lines added twice.
+func TestPlanRetried(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		chunk []string
+		want  string // after the first send
+		newAt int
+	}{
+		// A removed line that comes back among the added lines is kept:
+		// the chunk adds the others around it (it added them twice).
+		{"removes a line and adds it back after a new one", pyFG, []string{"@@", "-    return a", "+    log(a)", "+    return a", " ", " ", " def g():"},
+			strings.Replace(pyFG, "    return a", "    log(a)\n    return a", 1), 3},
+		{"removes a line and adds it back under its @@ line", pyFG, []string{"@@ def f():", "-    return a", "+    log(a)", "+    return a"},
+			strings.Replace(pyFG, "    return a", "    log(a)\n    return a", 1), 3},
+		{"removes a line and adds it back before a new one", pyFG, []string{"@@", "-    a = 1", "+    a = 1", "+    b = a + 1"},
+			strings.Replace(pyFG, "    a = 1", "    a = 1\n    b = a + 1", 1), 3},
+		{"removes a line and adds it back, found by its indentation", "func f() {\n\treturn a\n}\n\nfunc g() {\n\treturn a\n}\n", []string{"@@ func f() {", "-    return a", "+    log(a)", "+    return a"},
+			"func f() {\n\tlog(a)\n\treturn a\n}\n\nfunc g() {\n\treturn a\n}\n", 2},
+		{"removes a line and adds it back, CRLF", "- item 1\r\n- item 2\r\n\r\nend\r\n", []string{"@@", "-- item 2", "+- item 2", "+- item 3"},
+			"- item 1\r\n- item 2\r\n- item 3\r\n\r\nend\r\n", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := updateF(t, tt.src, tt.chunk...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Content != tt.want {
+				t.Fatalf("first send: content %q, want %q", c.Content, tt.want)
+			}
+			again, err := updateF(t, c.Content, tt.chunk...)
+			fe := fault.AsError(err)
+			if err == nil || fe.Code != fault.CodePatchVerify {
+				t.Fatalf("second send: content %q, error %v; want PATCH_VERIFY", again.Content, err)
+			}
+			if fe.Details["newAt"] != tt.newAt || !strings.Contains(fe.Hint, "looks applied already") {
+				t.Errorf("second send: details %+v, hint %q; want newAt %d", fe.Details, fe.Hint, tt.newAt)
+			}
+		})
+	}
+}
+
+// pyFG is a file of two functions alike.
+const pyFG = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    a = 1\n    return a\n"
