@@ -38,7 +38,7 @@ const (
 	// soughtAfterChunk: the chunk's old lines, after the chunk before.
 	soughtAfterChunk
 	// soughtAfterContext: the chunk's old lines, after its @@ line (or
-	// from it, for a chunk that begins with that line).
+	// around it, for a chunk that holds that line).
 	soughtAfterContext
 )
 
@@ -71,7 +71,7 @@ func notFound(op Op, k int, texts, want []string, start, prev int, s sought) *fa
 	case s == soughtAfterContext && r.StartLine > prev && r.StartLine <= start:
 		// (Lines above the chunk before are out of order, @@ line or
 		// none: its @@ line is sought after that chunk too.)
-		why = fmt.Sprintf("a chunk's lines are sought after its @@ line, line %d (or from it, when the chunk begins with it): give the chunk an @@ line above them, or none", start)
+		why = fmt.Sprintf("a chunk's lines are sought after its @@ line, line %d (or around it, when they hold it): give the chunk an @@ line above them, or none", start)
 	case r.StartLine <= prev && r.EndLine > prev:
 		why = fmt.Sprintf("they overlap the chunk before, which ends at line %d: merge the two chunks into one", prev)
 	case r.StartLine <= prev:

@@ -361,12 +361,12 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		// place would be a guess.
 		var unplaced error
 		// leftFrom is where the search for the lines the chunk leaves
-		// starts: at its @@ line when the chunk begins with that line,
-		// a context line, and they, not its old lines, begin there
+		// starts: around its @@ line when the chunk holds that line, as a
+		// context line, and they, not its old lines, stand there
 		// (retried, such a chunk found its old lines in the next
-		// function). A chunk that begins with lines it removes, whose
-		// first line left is the @@ line's text by chance, is no retry
-		// there ("@@ }", "-x()", "+}" leaves a second "}").
+		// function). A chunk whose lines left hold the @@ line's text
+		// only as a line it adds is no retry there ("@@ }", "-x()", "+}"
+		// leaves a second "}").
 		leftFrom := start
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
@@ -379,17 +379,27 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				}
 			}
 			if named {
+				before := start
 				start, leftFrom = at+1, at+1
-				// At or after that line: a chunk may begin with its @@
-				// line (@@ def f(): then " def f():"), which the search
-				// after it passed, to edit the next def f() instead; its
-				// last blank line may be the file's final line ending.
+				// At or after that line: a chunk may hold its @@ line
+				// (@@ def f(): then " def f():", or a line further in
+				// the chunk), which the search after it passed, to edit
+				// the next def f() instead; its last blank line may be
+				// the file's final line ending.
 				if len(old) > 0 && !c.EOF {
-					switch left, _ := result(c.Lines); {
-					case beginsAt(m, texts, old, at):
-						start, leftFrom = at, at
-					case c.Lines[0].Op == ' ' && beginsAt(m, texts, left, at):
-						leftFrom = at
+					left, _ := result(c.Lines)
+					if i, ok := spans(m, texts, old, c.Context, at, before, nil); ok {
+						start, leftFrom = at-i, at-i
+					} else if i, ok := spans(m, texts, left, c.Context, at, before, keptContext(c.Lines)); ok {
+						leftFrom = at - i
+					}
+					if !slices.ContainsFunc(left, func(l string) bool { return alike(m, l, c.Context) }) &&
+						slices.ContainsFunc(old, func(l string) bool { return alike(m, l, c.Context) }) {
+						// The @@ line names a line the chunk removes:
+						// applied, it is gone, and the @@ line found in
+						// the next look-alike says nothing of where the
+						// chunk was meant.
+						leftFrom = before
 					}
 				}
 			}
@@ -700,6 +710,37 @@ func rungRank(rung string) int {
 		return i
 	}
 	return 4
+}
+
+// spans finds the index i of a line of lines alike the @@ line context,
+// one that holds marks when given, such that lines begin at line at-i
+// of texts, not before line from: found at at, that line is a chunk's
+// own, and the chunk is there.
+func spans(m Matcher, texts, lines []string, context string, at, from int, holds []bool) (int, bool) {
+	for i, l := range lines {
+		if at-i >= from && (holds == nil || holds[i]) && alike(m, l, context) && beginsAt(m, texts, lines, at-i) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// keptContext marks the lines a chunk leaves (result's) that are its
+// context lines, not lines it adds.
+func keptContext(cl []Line) []bool {
+	var kept []bool
+	for _, l := range cl {
+		if l.Op != '-' {
+			kept = append(kept, l.Op == ' ')
+		}
+	}
+	return kept
+}
+
+// alike reports whether m takes line a for line b.
+func alike(m Matcher, a, b string) bool {
+	_, _, ok := m.Seek([]string{a}, []string{b}, 0)
+	return ok
 }
 
 // beginsAt reports whether old, or old less a last blank line (the

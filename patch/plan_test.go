@@ -78,6 +78,14 @@ func TestPlanUpdate(t *testing.T) {
 		// A chunk may begin with its @@ line: at or after that line (the
 		// search after it edited the next def f()).
 		{"begins with its @@ line", "def f():\n    return 1\n\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2"}, "def f():\n    return 2\n\ndef f():\n    return 1\n", []string{RungExact}},
+		// An @@ line may name a line inside the chunk: the chunk is where
+		// its old lines span that line (it went to the next look-alike).
+		{"its @@ line inside it", pyAB, []string{"@@         x = clean(x)", "         x = load()", "-        x = clean(x)", "+        x = normalize(x)", "         return x"},
+			strings.Replace(pyAB, "clean", "normalize", 1), []string{RungExact}},
+		{"its @@ line its last", pyAB, []string{"@@         return x", "         x = load()", "-        x = clean(x)", "+        x = normalize(x)", "         return x"},
+			strings.Replace(pyAB, "clean", "normalize", 1), []string{RungExact}},
+		{"lines above its @@ line, holding it", "package p\n\n// A does x.\nfunc A() {\n\tx()\n}\n", []string{"@@ func A() {", " // A does x.", " func A() {", "-\tx()", "+\ty()", " }"},
+			"package p\n\n// A does x.\nfunc A() {\n\ty()\n}\n", []string{RungExact}},
 		// An @@ line found only loosely, at two places, names no place:
 		// the chunk is placed as without it (it went after the first).
 		{"begins with its @@ line, a blank line after", "def f():\n    return 1\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2", ""}, "def f():\n    return 2\ndef f():\n    return 1\n", []string{RungExact}},
@@ -352,9 +360,9 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 2}, "rung": RungWhitespace, "addedLine": "def g():"}, "read lines 1-2 and copy"},
 		{"uneven indentation, nothing removed", map[string]string{"a": "if x:\n    y = 1\nz\n"}, []string{"*** Update File: a", "@@", " if x:", " y = 1", "+w = 2", " z"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "lines": []int{1, 3}, "rung": RungWhitespace}, "with their indentation"},
-		{"lines above its @@ line", map[string]string{"h.go": "package p\n\n// A does x.\nfunc A() {\n\tx()\n}\n"}, []string{"*** Update File: h.go", "@@ func A() {", " // A does x.", " func A() {", "-\tx()", "+\ty()", " }"},
+		{"lines above its @@ line", map[string]string{"h.go": "package p\n\n// A does x.\nfunc A() {\n\tx()\n}\n"}, []string{"*** Update File: h.go", "@@ func A() {", "-// A does x.", "+// A does y."},
 			fault.CodePatchVerify, map[string]any{"path": "h.go", "chunk": 1, "patchLine": 3,
-				"closest": Region{StartLine: 3, EndLine: 6, Similarity: 1, Text: "// A does x.\nfunc A() {\n\tx()\n}"}}, "sought after its @@ line, line 4"},
+				"closest": Region{StartLine: 3, EndLine: 3, Similarity: 1, Text: "// A does x."}}, "sought after its @@ line, line 4"},
 		// Above the chunk before, a chunk's lines are out of order, @@
 		// line or none: its @@ line too is sought after that chunk.
 		{"lines above the chunk before, under an @@ line", map[string]string{"a": "func A() {\n\ta()\n}\n\nfunc B() {\n\tb()\n}\n"}, []string{"*** Update File: a", "@@ func B() {", "-\tb()", "+\tbb()", "@@ }", " func A() {", "-\ta()", "+\taa()"},
@@ -479,6 +487,13 @@ func TestPlanRetried(t *testing.T) {
 			"func f() {\n\tlog(a)\n\treturn a\n}\n\nfunc g() {\n\treturn a\n}\n", 2},
 		{"removes a line and adds it back, CRLF", "- item 1\r\n- item 2\r\n\r\nend\r\n", []string{"@@", "-- item 2", "+- item 2", "+- item 3"},
 			"- item 1\r\n- item 2\r\n- item 3\r\n\r\nend\r\n", 3},
+		// An @@ line inside the chunk: retried, its result stands from
+		// the line the @@ line named less its index, or the @@ line, a
+		// removed one, is found only in the look-alike.
+		{"its @@ line inside it", pyAB, []string{"@@         x = clean(x)", "         x = load()", "-        x = clean(x)", "+        x = normalize(x)", "         return x"},
+			strings.Replace(pyAB, "clean", "normalize", 1), 3},
+		{"its @@ line its last", pyAB, []string{"@@         return x", "         x = load()", "-        x = clean(x)", "+        x = normalize(x)", "         return x"},
+			strings.Replace(pyAB, "clean", "normalize", 1), 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -500,6 +515,9 @@ func TestPlanRetried(t *testing.T) {
 		})
 	}
 }
+
+// pyAB is a file of two classes alike.
+const pyAB = "class A:\n    def run(self):\n        x = load()\n        x = clean(x)\n        return x\n\n\nclass B:\n    def run(self):\n        x = load()\n        x = clean(x)\n        return x\n"
 
 // pyFG is a file of two functions alike.
 const pyFG = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    a = 1\n    return a\n"
