@@ -471,7 +471,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			}
 			return nil, nil, e
 		}
-		if newAt, ok := standsBefore(m, texts, cl, leftFrom, at, rung); ok && !c.EOF {
+		if newAt, ok := standsBefore(m, texts, cl, leftFrom, at, rung, named); ok && !c.EOF {
 			// What the chunk writes already stands where it leads, its old
 			// lines only further on: a retry, whose change would land in
 			// another function (Post for Get), or a patch meant elsewhere.
@@ -643,17 +643,42 @@ func standsAt(texts []string, cl []Line, from, at int) bool {
 // standsBefore finds the lines cl leaves (its context and added lines)
 // at or after start and before at, where its old lines were found at
 // rung: the text the chunk would make, standing where the search began.
-// Only a chunk that adds a line with text says so (one that removes
-// lines alone leaves its context, which may stand anywhere), and only at
-// a rung no looser than the old lines' ("    x" is not "x" retried for
-// "  x").
-func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung string) (int, bool) {
-	lines, adds := result(cl)
-	removes := slices.ContainsFunc(cl, func(l Line) bool { return l.Op == '-' })
-	if !adds || !removes || at <= start {
-		// A chunk that only adds lines writes what may well stand
-		// already in a sibling (a defer another function has): its
-		// result before it proves nothing.
+// A chunk that replaces lines says so when what it leaves proves a retry
+// as an edit's newText does (editmatch.RetryProof: "pass" for "raise
+// NotImplementedError" is a common line, no sign of one). A chunk that
+// only adds lines (cl as its net insertion: see netInsertion), or only
+// removes them, says so only under an @@ line (named), which bounds the
+// search to the function it names: without one, its result may stand in
+// a sibling (a defer another function has). Added lines must tell a retry
+// (editmatch.Telling), and lines left by a removal must not be a part of
+// the old lines. Found only at a rung no looser than the old lines' ("
+// x" is not "x" retried for "  x").
+func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung string, named bool) (int, bool) {
+	if at <= start {
+		return 0, false
+	}
+	lines, _ := result(cl)
+	var added []string
+	removes := false
+	for _, l := range netInsertion(cl, cl) {
+		switch {
+		case l.Op == '-':
+			removes = true
+		case l.Op == '+' && strings.TrimSpace(l.Text) != "":
+			added = append(added, l.Text)
+		}
+	}
+	old, left := strings.Join(Chunk{Lines: cl}.Old(), "\n"), strings.Join(lines, "\n")
+	proof := false
+	switch {
+	case len(added) > 0 && removes:
+		proof = editmatch.RetryProof(old, left)
+	case len(added) > 0:
+		proof = named && editmatch.Telling(strings.Join(added, "\n"))
+	case removes:
+		proof = named && editmatch.RetryProof(old, left) && !strings.Contains(old, left)
+	}
+	if !proof {
 		return 0, false
 	}
 	// Cut so that a place found ends before at: a result overlapping the

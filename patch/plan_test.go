@@ -86,6 +86,10 @@ func TestPlanUpdate(t *testing.T) {
 			strings.Replace(pyAB, "clean", "normalize", 1), []string{RungExact}},
 		{"lines above its @@ line, holding it", "package p\n\n// A does x.\nfunc A() {\n\tx()\n}\n", []string{"@@ func A() {", " // A does x.", " func A() {", "-\tx()", "+\ty()", " }"},
 			"package p\n\n// A does x.\nfunc A() {\n\ty()\n}\n", []string{RungExact}},
+		// A result that stands before the old lines proves no retry when
+		// it is a common line unlike them (edit's rule).
+		{"a common result unlike the old lines before them", "class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        raise NotImplementedError\n", []string{"@@", "-        raise NotImplementedError", "+        pass"},
+			"class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        pass\n", []string{RungExact}},
 		// An @@ line found only loosely, at two places, names no place:
 		// the chunk is placed as without it (it went after the first).
 		{"begins with its @@ line, a blank line after", "def f():\n    return 1\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2", ""}, "def f():\n    return 2\ndef f():\n    return 1\n", []string{RungExact}},
@@ -494,6 +498,15 @@ func TestPlanRetried(t *testing.T) {
 			strings.Replace(pyAB, "clean", "normalize", 1), 3},
 		{"its @@ line its last", pyAB, []string{"@@         return x", "         x = load()", "-        x = clean(x)", "+        x = normalize(x)", "         return x"},
 			strings.Replace(pyAB, "clean", "normalize", 1), 3},
+		// Under an @@ line naming its function, a chunk that adds lines
+		// only, or removes them only, leaves lines that stand after that
+		// line once applied: retried, it changed the sibling.
+		{"adds only under its @@ line", goAB, []string{"@@ func A() error {", " \tif err != nil {", "+\t\tlog.Printf(\"A failed: %v\", err)", " \t\treturn err", " \t}"},
+			strings.Replace(goAB, "\t\treturn err", "\t\tlog.Printf(\"A failed: %v\", err)\n\t\treturn err", 1), 5},
+		{"adds only under its @@ line, found by its indentation", goAB, []string{"@@ func A() error {", "     if err != nil {", "+        log.Printf(\"A failed: %v\", err)", "         return err", "     }"},
+			strings.Replace(goAB, "\t\treturn err", "\t\tlog.Printf(\"A failed: %v\", err)\n\t\treturn err", 1), 5},
+		{"removes only under its @@ line", strings.ReplaceAll(goAB, "do()\n", "do()\n\tfmt.Println(\"debug\")\n"), []string{"@@ func A() error {", " \terr := do()", "-\tfmt.Println(\"debug\")", " \tif err != nil {"},
+			strings.Replace(goAB, "B() error {\n\terr := do()\n", "B() error {\n\terr := do()\n\tfmt.Println(\"debug\")\n", 1), 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -518,6 +531,9 @@ func TestPlanRetried(t *testing.T) {
 
 // pyAB is a file of two classes alike.
 const pyAB = "class A:\n    def run(self):\n        x = load()\n        x = clean(x)\n        return x\n\n\nclass B:\n    def run(self):\n        x = load()\n        x = clean(x)\n        return x\n"
+
+// goAB is a file of two functions alike.
+const goAB = "package m\n\nfunc A() error {\n\terr := do()\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n\nfunc B() error {\n\terr := do()\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n"
 
 // pyFG is a file of two functions alike.
 const pyFG = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    a = 1\n    return a\n"
