@@ -461,8 +461,10 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 				sought = soughtAfterContext
 			}
 			e := notFound(op, k, texts, c.Old(), start, prev, sought)
-			if lines, adds := result(cl); adds && !c.EOF {
-				if newAt, _, ok := m.Seek(texts, lines, leftFrom); ok {
+			if lines, adds := result(cl); adds {
+				// Under '*** End of File', only as the file's last lines:
+				// the hint to drop the marker added them again.
+				if newAt, _, ok := seek(m, texts, lines, leftFrom, c.EOF); ok && newAt >= leftFrom {
 					// A retry, most likely: "copy the lines" sent the
 					// caller to make the change again.
 					e.WithDetail("newAt", newAt+1).

@@ -507,6 +507,13 @@ func TestPlanRetried(t *testing.T) {
 			strings.Replace(goAB, "\t\treturn err", "\t\tlog.Printf(\"A failed: %v\", err)\n\t\treturn err", 1), 5},
 		{"removes only under its @@ line", strings.ReplaceAll(goAB, "do()\n", "do()\n\tfmt.Println(\"debug\")\n"), []string{"@@ func A() error {", " \terr := do()", "-\tfmt.Println(\"debug\")", " \tif err != nil {"},
 			strings.Replace(goAB, "B() error {\n\terr := do()\n", "B() error {\n\terr := do()\n\tfmt.Println(\"debug\")\n", 1), 4},
+		// A chunk at the end of the file, retried: its result stands as
+		// the file's last lines (the hint said to drop the marker, which
+		// added the lines again after the first look-alike).
+		{"adds at the end of the file after its context", pyFG, []string{"@@", "     a = 1", "     return a", "+", "+", "+def h():", "+    return 3", "*** End of File"},
+			pyFG + "\n\ndef h():\n    return 3\n", 7},
+		{"adds back its removed line at the end of the file", pyFG, []string{"@@", "-    return a", "+    return a", "+", "+", "+def h():", "+    return 3", "*** End of File"},
+			pyFG + "\n\ndef h():\n    return 3\n", 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
