@@ -144,7 +144,12 @@ func (pl *planner) apply(op Op) error {
 		return nil
 	}
 	if !f.exists {
-		return missing(op, f.existed)
+		e := missing(op, f.existed)
+		if newAt, ok := pl.movedAlready(op); ok {
+			e.WithDetail("movedTo", op.MoveTo).WithDetail("newAt", newAt).
+				WithHint("%s exists, and the change stands in it at line %d: this patch looks applied already; if it was, nothing is left to do", op.MoveTo, newAt)
+		}
+		return e
 	}
 	if op.Kind == Delete {
 		*f = file{existed: f.existed}
@@ -214,6 +219,26 @@ func overwritten(op Op, name string, f *file) error {
 			WithPath(name).WithDetail("patchLine", op.Line).WithDetail("changedAt", f.changedAt).WithHint("%s", hint)
 	}
 	return nil
+}
+
+// movedAlready finds, for an update and move of a file that is not
+// there, the change standing in the destination, as a retry finds it
+// (details.newAt): sent again, such a patch found its file gone, and the
+// hint to add it made a second copy beside the moved one.
+func (pl *planner) movedAlready(op Op) (int, bool) {
+	if op.Kind != Update || op.MoveTo == "" || len(op.Chunks) == 0 {
+		return 0, false
+	}
+	dest, err := pl.file(backend.Clean(op.MoveTo))
+	if err != nil || !dest.exists || dest.unplanned != nil {
+		return 0, false
+	}
+	_, _, err = update(dest.content, op, pl.m)
+	if e := fault.AsError(err); e != nil {
+		newAt, ok := e.Details["newAt"].(int)
+		return newAt, ok
+	}
+	return 0, false
 }
 
 func missing(op Op, removed bool) *fault.Error {

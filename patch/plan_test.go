@@ -296,6 +296,12 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodeNotFound, map[string]any{"patchLine": 3}, "check the path"},
 		{"update a moved file", map[string]string{"a": "x\n"}, []string{"*** Update File: a", "*** Move to: b", "@@", "+y", "*** Update File: a", "@@", "+z"},
 			fault.CodeNotFound, map[string]any{"patchLine": 6}, "check the path"},
+		// A move sent again: the file is gone, and its destination holds
+		// the change (the hint sent the caller to add the old file again).
+		{"update and move, retried", map[string]string{"pkg/new.py": "x = 2\n"}, []string{"*** Update File: old.py", "*** Move to: pkg/new.py", "@@", "-x = 1", "+x = 2"},
+			fault.CodeNotFound, map[string]any{"patchLine": 2, "movedTo": "pkg/new.py", "newAt": 1}, "looks applied already"},
+		{"update and move onto a file without the change", map[string]string{"pkg/new.py": "y = 2\n"}, []string{"*** Update File: old.py", "*** Move to: pkg/new.py", "@@", "-x = 1", "+x = 2"},
+			fault.CodeNotFound, map[string]any{"patchLine": 2}, "*** Add File: old.py"},
 		{"adds under a loose @@ line at two places", map[string]string{"c.py": "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n"}, []string{"*** Update File: c.py", "@@ def f():", "+    x = 1"},
 			fault.CodeAmbiguousMatch, map[string]any{"path": "c.py", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "give the @@ line as the file spells it"},
 		{"adds then a blank line under a loose @@ line at two places", map[string]string{"c.py": "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n"}, []string{"*** Update File: c.py", "@@ def f():", "+    x = 1", ""},
