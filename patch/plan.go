@@ -3,8 +3,10 @@ package patch
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentfs/agentfs/backend"
@@ -300,6 +302,79 @@ func usualEOL(lines []fileLine, def string) string {
 	return "\n"
 }
 
+// appliedHint is the hint of a chunk that looks applied already, its
+// result at line newAt; otherwise says what to do if it was not.
+func appliedHint(newAt int, otherwise string) string {
+	return fmt.Sprintf("%s; %s", appliedAlready(newAt), otherwise)
+}
+
+func appliedAlready(newAt int) string {
+	return fmt.Sprintf("this patch looks applied already at line %d: if it was, nothing is left to do", newAt)
+}
+
+// partlyApplied is err, the error of a chunk of op that looks applied
+// already (details.newAt), its hint saying which chunks are pending when
+// the others, that chunk and any other that looks applied left out,
+// would apply (details.pending): "nothing is left to do" stopped an agent
+// with half the change made.
+func partlyApplied(lines []fileLine, op Op, m Matcher, err error) error {
+	e := fault.AsError(err)
+	newAt, ok := e.Details["newAt"].(int)
+	otherwise, cut := strings.CutPrefix(e.Hint, appliedAlready(newAt)+"; ")
+	if !ok || !cut || len(op.Chunks) < 2 {
+		return err
+	}
+	applied := []int{e.Details["chunk"].(int) - 1}
+	for {
+		rest := op
+		rest.Chunks = nil
+		var index []int // of rest's chunks in op
+		for k, c := range op.Chunks {
+			if !slices.Contains(applied, k) {
+				rest.Chunks, index = append(rest.Chunks, c), append(index, k)
+			}
+		}
+		if len(index) == 0 {
+			return err
+		}
+		_, _, err2 := locateChunks(lines, rest, m)
+		if err2 == nil {
+			pending := make([]int, len(index))
+			for i, k := range index {
+				pending[i] = k + 1
+			}
+			looks := fmt.Sprintf("chunk %d looks applied already at line %d", applied[0]+1, newAt)
+			if len(applied) > 1 {
+				looks = fmt.Sprintf("%s look applied already (chunk %d at line %d)", chunkList(applied, 1), applied[0]+1, newAt)
+			}
+			verb := " is"
+			if len(pending) > 1 {
+				verb = " are"
+			}
+			return e.WithDetail("pending", pending).
+				WithHint("%s, and %s not: if so, leave out what was applied and send the patch again; %s", looks, chunkList(pending, 0)+verb, otherwise)
+		}
+		e2 := fault.AsError(err2)
+		if _, ok := e2.Details["newAt"]; !ok {
+			return err
+		}
+		applied = append(applied, index[e2.Details["chunk"].(int)-1])
+	}
+}
+
+// chunkList names chunks ks, plus add to each: "chunk 2", "chunks 1 and
+// 3".
+func chunkList(ks []int, add int) string {
+	s := make([]string, len(ks))
+	for i, k := range slices.Sorted(slices.Values(ks)) {
+		s[i] = strconv.Itoa(k + add)
+	}
+	if len(s) == 1 {
+		return "chunk " + s[0]
+	}
+	return "chunks " + strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
 // replacement is a chunk located in the file: its lines take the place of
 // the n lines at index at.
 type replacement struct {
@@ -317,7 +392,7 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 	}
 	reps, located, err := locateChunks(lines, op, m)
 	if err != nil {
-		return "", nil, err
+		return "", nil, partlyApplied(lines, op, m, err)
 	}
 	if err := checkOverlap(reps, op); err != nil {
 		return "", nil, err
@@ -493,7 +568,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 					// A retry, most likely: "copy the lines" sent the
 					// caller to make the change again.
 					e.WithDetail("newAt", newAt+1).
-						WithHint("this patch looks applied already at line %d, where the lines the chunk would leave stand: if it was, nothing is left to do; if not, read the file and copy the chunk's context (' ') and removed ('-') lines from it exactly", newAt+1)
+						WithHint("%s", appliedHint(newAt+1, "if not, read the file and copy the chunk's context (' ') and removed ('-') lines from it exactly"))
 				}
 			}
 			return nil, nil, e
@@ -505,7 +580,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d): the lines it would leave already stand at line %d, and its old lines are found only further on, at line %d: changing them there may not be what was meant.", k+1, op.Path, c.Line, newAt+1, at+1).
 				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 				WithDetail("newAt", newAt+1).WithDetail("oldAt", at+1).
-				WithHint("this patch looks applied already at line %d: if it was, nothing is left to do; if it is meant for line %d, give the chunk an @@ line naming the function or class there, or more context lines", newAt+1, at+1)
+				WithHint("%s", appliedHint(newAt+1, fmt.Sprintf("if it is meant for line %d, give the chunk an @@ line naming the function or class there, or more context lines", at+1)))
 		}
 		if newAt, ok := standsAfter(m, texts, cl, at+len(old), rung); ok && !c.EOF && !named {
 			// Found only loosely, and what the chunk writes stands exactly
@@ -514,7 +589,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d): its old lines are found only at the %s rung, at line %d, and the lines it would leave already stand at line %d: changing them there may not be what was meant.", k+1, op.Path, c.Line, rung, at+1, newAt+1).
 				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 				WithDetail("newAt", newAt+1).WithDetail("oldAt", at+1).WithDetail("rung", rung).
-				WithHint("this patch looks applied already at line %d: if it was, nothing is left to do; if it is meant for line %d, copy the chunk's lines from there exactly", newAt+1, at+1)
+				WithHint("%s", appliedHint(newAt+1, fmt.Sprintf("if it is meant for line %d, copy the chunk's lines from there exactly", at+1)))
 		}
 		if rung != RungExact && !c.EOF && !named {
 			// Found only loosely: at one place, or it is a guess (edit's
@@ -640,7 +715,7 @@ func addedAgain(op Op, k int, texts []string, cl []Line, at int) error {
 		return fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) adds lines (any it removes it adds back), and they already stand at line %d, where it would add them.", k+1, op.Path, c.Line, from+first+1).
 			WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 			WithDetail("newAt", from+first+1).
-			WithHint("this patch looks applied already at line %d: if it was, nothing is left to do; if the lines are meant twice, give the chunk context lines (' ') from the file around where they go", from+first+1)
+			WithHint("%s", appliedHint(from+first+1, "if the lines are meant twice, give the chunk context lines (' ') from the file around where they go"))
 	}
 	return nil
 }

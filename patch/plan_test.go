@@ -3,6 +3,7 @@ package patch
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -550,3 +551,48 @@ const goAB = "package m\n\nfunc A() error {\n\terr := do()\n\tif err != nil {\n\
 
 // pyFG is a file of two functions alike.
 const pyFG = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    a = 1\n    return a\n"
+
+// TestPlanPartlyApplied: a patch one of whose chunks looks applied
+// already while the others would apply is refused whole, its hint naming
+// the chunk that looks applied and those still pending (it said nothing
+// was left to do, and the agent stopped with half the change).
+func TestPlanPartlyApplied(t *testing.T) {
+	const src = "package m\n\nfunc A() error {\n\tv, err := get()\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn use(v)\n}\n\nfunc B() error {\n\tv, err := get()\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn use(v)\n}\n\nfunc C() int {\n\treturn 1\n}\n"
+	fixedA := strings.Replace(src, "\t\treturn err", "\t\treturn fmt.Errorf(\"A: %w\", err)", 1)
+	chunks := []string{"@@ func A() error {", " \tv, err := get()", " \tif err != nil {", "-\t\treturn err", "+\t\treturn fmt.Errorf(\"A: %w\", err)", " \t}",
+		"@@ func C() int {", "-\treturn 1", "+\treturn 2", " }"}
+	tests := []struct {
+		name    string
+		src     string
+		chunk   int
+		pending []int
+		hint    string
+	}{
+		{"the first applied", fixedA, 1, []int{2}, "chunk 1 looks applied already at line 4, and chunk 2 is not"},
+		{"the last applied", strings.Replace(src, "return 1", "return 2", 1), 2, []int{1}, "chunk 2 looks applied already at line 20, and chunk 1 is not"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := updateF(t, tt.src, chunks...)
+			fe := fault.AsError(err)
+			if err == nil || fe.Code != fault.CodePatchVerify {
+				t.Fatalf("error %v, want PATCH_VERIFY", err)
+			}
+			if fe.Details["chunk"] != tt.chunk || !reflect.DeepEqual(fe.Details["pending"], tt.pending) || !strings.Contains(fe.Hint, tt.hint) || strings.Contains(fe.Hint, "nothing is left") {
+				t.Errorf("details %+v, hint %q; want chunk %d, pending %v, %q", fe.Details, fe.Hint, tt.chunk, tt.pending, tt.hint)
+			}
+		})
+	}
+	// Two of three applied, the middle one pending.
+	three := append(slices.Clone(chunks[:6]), "@@ func B() error {", " \tv, err := get()", " \tif err != nil {", "-\t\treturn err", "+\t\treturn fmt.Errorf(\"B: %w\", err)", " \t}")
+	three = append(three, chunks[6:]...)
+	_, err := updateF(t, strings.Replace(fixedA, "return 1", "return 2", 1), three...)
+	if fe := fault.AsError(err); fe == nil || !reflect.DeepEqual(fe.Details["pending"], []int{2}) || !strings.Contains(fe.Hint, "chunks 1 and 3 look applied already (chunk 1 at line 4), and chunk 2 is not") {
+		t.Errorf("two of three applied: %v", err)
+	}
+	// Every chunk applied: nothing is left to do.
+	_, err = updateF(t, strings.Replace(fixedA, "return 1", "return 2", 1), chunks...)
+	if fe := fault.AsError(err); fe == nil || fe.Details["pending"] != nil || !strings.Contains(fe.Hint, "nothing is left to do") {
+		t.Errorf("all applied: %v", err)
+	}
+}
