@@ -106,6 +106,9 @@ func TestPlanUpdate(t *testing.T) {
 		{"adds only, the result in a sibling", "func Get() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\nfunc Post() {\n\tresp, err := c.Do(req)\n\tif err != nil {\n}\n",
 			[]string{"@@", " \tresp, err := c.Do(req)", "+\tdefer resp.Body.Close()", " \tif err != nil {"},
 			"func Get() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\nfunc Post() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\n", []string{RungExact}},
+		{"gives back its removed line, the result in a sibling", "func Get() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\nfunc Post() {\n\tresp, err := c.Do(req)\n\tif err != nil {\n}\n",
+			[]string{"@@", "-\tresp, err := c.Do(req)", "+\tresp, err := c.Do(req)", "+\tdefer resp.Body.Close()", " \tif err != nil {"},
+			"func Get() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\nfunc Post() {\n\tresp, err := c.Do(req)\n\tdefer resp.Body.Close()\n\tif err != nil {\n}\n", []string{RungExact}},
 		// Lines added that stand elsewhere, or too slight to tell a retry
 		// (a lone brace), are added again.
 		{"adds lines that stand elsewhere", "x = 1\ny\n", []string{"@@", "+x = 1"}, "x = 1\ny\nx = 1\n", []string{""}},
@@ -421,6 +424,10 @@ func TestPlanErrors(t *testing.T) {
 		// whose result stands exactly after it: it changed the sibling.
 		{"retried, a loose sibling before", map[string]string{"a": "[a]\nkey = old_value  \nmode = fast\n[b]\nkey = new_value\nmode = fast\n"}, []string{"*** Update File: a", "@@", "-key = old_value", "+key = new_value", " mode = fast"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 5, "oldAt": 2, "rung": RungTrailingWhitespace}, "looks applied already at line 5"},
+		// Its removed line given back is no add-only chunk here: retried,
+		// it would add its line to the loose sibling.
+		{"retried, a loose sibling before, its removed line given back", map[string]string{"a": "a = 1  \n    return a\n\na = 1\n    log(a)\n    return a\n"}, []string{"*** Update File: a", "@@", " a = 1", "-    return a", "+    log(a)", "+    return a"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 4, "oldAt": 1, "rung": RungTrailingWhitespace}, "looks applied already at line 4"},
 		{"retried whole, two chunks", map[string]string{"a": strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)") + strings.ReplaceAll(retriedSrc, "return wrap(err)", "return err")}, []string{"*** Update File: a", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 12}, "looks applied already at line 2"},
 	}
