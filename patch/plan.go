@@ -845,7 +845,11 @@ func rungRank(rung string) int {
 // own, and the chunk is there.
 func spans(m Matcher, texts, lines []string, context string, at, from int, holds []bool) (int, bool) {
 	for i, l := range lines {
-		if at-i >= from && (holds == nil || holds[i]) && alike(m, l, context) && beginsAt(m, texts, lines, at-i) {
+		if at-i < from || holds != nil && !holds[i] || !alike(m, l, context) {
+			continue
+		}
+		// Their first line there first (cheap), then the whole search.
+		if alike(m, texts[at-i], lines[0]) && beginsAt(m, texts, lines, at-i) {
 			return i, true
 		}
 	}
