@@ -28,6 +28,9 @@ var syscalls = struct {
 	// openLock opens (creating) a lock or recovery file in the state
 	// directory: a test makes it fail as a full one does.
 	openLock func(path string, mode int, perm uint32) (int, error)
+	// readDir lists a journal directory: a test makes it fail as a
+	// process out of descriptors or a failing disk does.
+	readDir func(name string) ([]os.DirEntry, error)
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,
@@ -38,4 +41,5 @@ var syscalls = struct {
 	renameExclusive: renameExclusive,
 	reserve:         reserve,
 	openLock:        unix.Open,
+	readDir:         os.ReadDir,
 }

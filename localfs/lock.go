@@ -131,7 +131,7 @@ func stateDirError(d string, err error) error {
 	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
 		return fe
 	}
-	code, hint := StateDirFault(err)
+	code, hint := stateDirFault(d, err)
 	return fault.Errorf(code, "the state directory %s cannot be made: %s.", d, errText(err)).WithHint("%s", hint).WithCause(err)
 }
 
@@ -393,6 +393,12 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			return nil, f.lockErr(le.err, first, f.display(le.path), timeout)
 		}
 		if err != nil {
+			// The state directory that keeps a dead commit of these
+			// paths from being recovered: said so, as the hint to move
+			// it elsewhere would hide its journal for good.
+			if j, _ := journalFor(states, reals); stuck[j] != nil {
+				return nil, uncommittedErr(first.display(f), j, stuck[j])
+			}
 			return nil, fault.AsError(err).WithPath(first.display(f))
 		}
 		moved, err := f.movedSinceLocked(paths, placed, files)
@@ -406,8 +412,11 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			}
 			continue
 		}
-		j := journalFor(states, reals)
-		cause, isStuck := stuck[j]
+		j, cause := journalFor(states, reals)
+		if cause == nil {
+			cause = stuck[j]
+		}
+		_, isStuck := stuck[j]
 		if cause != nil {
 			// Its recovery could not run: these files may hold its
 			// content, never committed.

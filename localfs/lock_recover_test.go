@@ -485,3 +485,110 @@ func TestRecoveryThatCannotRunRefusesReads(t *testing.T) {
 		})
 	}
 }
+
+// A journal directory that cannot be listed (the process out of
+// descriptors, a failing disk) may hold a dead commit's journal: every
+// read and mutation under the roots is refused with the cause until a call
+// lists it. Its error was dropped, and reads answered the dead commit's
+// content, never committed, with exit 0, and an edit built on it.
+func TestUnlistableJournalDirRefusesAll(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		code   fault.Code
+		inHint string
+	}{
+		{unix.EMFILE, fault.CodeIOError, "ulimit -n"},
+		{unix.EIO, fault.CodeIOError, "state directory"},
+	} {
+		t.Run(tc.err.Error(), func(t *testing.T) {
+			state := t.TempDir()
+			t.Setenv(StateDirEnv, state)
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			p := deadCommit(t, dir, state)
+			must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x\n"), 0o644))
+			saved := syscalls
+			t.Cleanup(func() { syscalls = saved })
+			syscalls.readDir = func(name string) ([]os.DirEntry, error) {
+				if name == filepath.Join(state, "journal") {
+					return nil, &os.PathError{Op: "open", Path: name, Err: tc.err}
+				}
+				return saved.readDir(name)
+			}
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			must(t, err)
+			defer fsys.Close()
+			ctx := context.Background()
+			refused := func(what string, err error) {
+				t.Helper()
+				var fe *fault.Error
+				if !errors.As(err, &fe) || fe.Code != tc.code || !strings.Contains(fe.Hint, tc.inHint) || fe.Details["journal"] != filepath.Join(state, "journal") {
+					t.Errorf("%s while the journals cannot be listed: %v, want %s naming the journal directory, hint with %q", what, err, tc.code, tc.inHint)
+				}
+			}
+			for _, name := range []string{"a.txt", "other.txt"} {
+				r, err := fsys.Open(ctx, name)
+				if err == nil {
+					r.Close()
+				}
+				refused("open "+name, err)
+				unlock, err := fsys.Lock(ctx, name, time.Second)
+				if err == nil {
+					unlock()
+				}
+				refused("lock "+name, err)
+			}
+			_, err = fsys.ReadDir(ctx, ".", 0, 10)
+			refused("ReadDir .", err)
+			syscalls = saved
+			fsys.SettleDead(ctx)
+			if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
+				t.Errorf("a.txt once the journals are listed: %q, %v, want it undone", b, err)
+			}
+			r, err := fsys.Open(ctx, "other.txt")
+			if err != nil {
+				t.Errorf("open other.txt once recovered: %v", err)
+			} else {
+				r.Close()
+			}
+		})
+	}
+}
+
+// The refusal of a file a dead commit may have left uncommitted, whose
+// recovery cannot run, says to mend the state directory that holds the
+// journal, which it names, and never to set AGENTFS_STATE_DIR elsewhere:
+// then only that other directory is looked into, the journal never again,
+// and the change it could undo stays for good, read as committed.
+func TestUncommittedHintKeepsTheJournalsStateDir(t *testing.T) {
+	state := "/s/state"
+	journal := state + "/journal/dead" + journalPending
+	for _, tc := range []struct {
+		journal string
+		cause   error
+		code    fault.Code
+		inHint  string
+	}{
+		{journal, unix.ENOSPC, fault.CodeNoSpace, "free some space"},
+		{journal, unix.EDQUOT, fault.CodeNoSpace, "free some space"},
+		{journal, unix.EROFS, fault.CodeReadOnly, "read-write"},
+		{journal, unix.EACCES, fault.CodePermissionDenied, "chmod 700"},
+		{journal, unix.EPERM, fault.CodePermissionDenied, "chmod 700"},
+		{journal, unix.EMFILE, fault.CodeIOError, "ulimit -n"},
+		{journal, unix.EIO, fault.CodeIOError, "check"},
+		{state + "/journal", unix.EIO, fault.CodeIOError, "check"},
+	} {
+		t.Run(tc.cause.Error(), func(t *testing.T) {
+			e := uncommittedErr("a.txt", tc.journal, tc.cause)
+			if e.Code != tc.code || !strings.Contains(e.Hint, tc.inHint) {
+				t.Errorf("%s, hint %q; want %s, hint with %q", e.Code, e.Hint, tc.code, tc.inHint)
+			}
+			if !strings.Contains(e.Hint, state) || strings.Contains(e.Hint, "set "+StateDirEnv) {
+				t.Errorf("hint %q: want it to name %s and not to move %s", e.Hint, state, StateDirEnv)
+			}
+			if !isJournal(tc.journal) && !strings.Contains(e.Message, "cannot be listed") {
+				t.Errorf("message %q: want it to say the journals cannot be listed", e.Message)
+			}
+		})
+	}
+}

@@ -721,7 +721,7 @@ func TestStateDirFallsBackOnlyForGood(t *testing.T) {
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.ENOSPC}, code: fault.CodeNoSpace, hint: "free some space"},
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EDQUOT}, code: fault.CodeNoSpace, hint: "free some space"},
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EMFILE}, code: fault.CodeIOError, hint: "ulimit -n"},
-		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EIO}, code: fault.CodeIOError, hint: StateDirEnv},
+		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EIO}, code: fault.CodeIOError, hint: "writable"},
 	} {
 		t.Run(tc.err.Error(), func(t *testing.T) {
 			got, err := pickStateDir(func(d string) error {

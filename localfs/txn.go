@@ -578,17 +578,51 @@ func stateDirErr(what string, err error) *fault.Error {
 // quota is), as a full workspace's is, READ_ONLY on a read-only file
 // system, PERMISSION_DENIED when this user may not write it, else
 // IO_ERROR, with what to do about it (a process's limit of open files
-// first, when that is the cause).
+// first, when that is the cause). The hint names the state directory.
 func StateDirFault(err error) (fault.Code, string) {
+	return stateDirFault(existingStateDir(), err)
+}
+
+// stateDirFault is StateDirFault for the state directory dir. Where it
+// can be mended as it is, that comes first: a state directory moved
+// elsewhere (AGENTFS_STATE_DIR) is the only one looked into, and a
+// transaction left pending in this one would stay half applied.
+func stateDirFault(dir string, err error) (fault.Code, string) {
+	code, hint := mendStateDir(dir, err)
+	switch {
+	case errors.Is(err, unix.EROFS):
+		hint += ", or set " + StateDirEnv + " to a directory on a writable one"
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		hint += ", or set " + StateDirEnv + " to a directory of this user's"
+	case errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EEXIST):
+		hint += ", or set " + StateDirEnv + " to another path"
+	default:
+		return code, hint
+	}
+	return code, hint + " (once no transaction is pending there: no .pending file in its journal directory)"
+}
+
+// mendStateDir is the code of err, met in the state directory dir, and
+// the hint of what mends it as it is.
+func mendStateDir(dir string, err error) (fault.Code, string) {
+	named := "the state directory"
+	if dir != "" {
+		named += " " + dir
+	}
+	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+		return fe.Code, fe.Hint // not private (ensurePrivateDir)
+	}
 	switch {
 	case errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT):
-		return fault.CodeNoSpace, "free some space where the state directory (" + StateDirEnv + ") is, and retry"
+		return fault.CodeNoSpace, "free some space on the file system of " + named + ", and retry"
 	case errors.Is(err, unix.EROFS):
-		return fault.CodeReadOnly, "the state directory is on a read-only file system: set " + StateDirEnv + " to a directory on a writable one"
+		return fault.CodeReadOnly, named + " is on a read-only file system: remount it read-write"
 	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
-		return fault.CodePermissionDenied, "this user may not write the state directory: set " + StateDirEnv + " to a directory of this user's"
+		return fault.CodePermissionDenied, "this user may not write " + named + ": make it, and the directories in it, this user's and writable again (chmod 700)"
+	case errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EEXIST):
+		return fault.CodeIOError, "a file is in the way of " + named + " (at its path, or at a directory's above it): move the file"
 	}
-	return fault.CodeIOError, cmp.Or(limitHint(err), "check that the state directory ("+StateDirEnv+") is writable")
+	return fault.CodeIOError, cmp.Or(limitHint(err), "check that "+named+" is writable, and its disk")
 }
 
 // newJournal writes and syncs the journal of entries, flocked.
@@ -711,7 +745,12 @@ func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.T
 // (and no descriptor): it may be a dead writer's, and skipped, its files
 // were read as if committed.
 func deadJournals(ctx context.Context, bases []string, deadline time.Time, relevant func(journal string) bool, visit func(fd int, path string, committed bool, err error)) {
-	for p, committed := range journals(bases) {
+	for p, err := range journals(bases) {
+		if err != nil {
+			visit(-1, p, false, err)
+			continue
+		}
+		committed := strings.HasSuffix(p, journalCommitted)
 		for look := 1; look <= 2; look++ {
 			fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
@@ -807,21 +846,29 @@ func (f *FS) touchesRoots(p string) bool {
 }
 
 // journals yields the path of each journal in the state directories
-// bases ("" for none), and whether it is committed.
-func journals(bases []string) iter.Seq2[string, bool] {
-	return func(yield func(string, bool) bool) {
+// bases ("" for none), with a nil error, and the journal directory of a
+// base that cannot be listed (any error but a missing one) with the
+// error: it may hold a dead commit's journal, and skipped, its files were
+// read as if committed.
+func journals(bases []string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
 		for _, base := range bases {
 			if base == "" {
 				continue
 			}
 			d := filepath.Join(base, "journal")
-			names, _ := os.ReadDir(d)
+			names, err := syscalls.readDir(d)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				if !yield(d, err) {
+					return
+				}
+				continue
+			}
 			for _, n := range names {
-				committed := strings.HasSuffix(n.Name(), journalCommitted)
-				if !committed && !strings.HasSuffix(n.Name(), journalPending) {
+				if !strings.HasSuffix(n.Name(), journalCommitted) && !strings.HasSuffix(n.Name(), journalPending) {
 					continue
 				}
-				if !yield(filepath.Join(d, n.Name()), committed) {
+				if !yield(filepath.Join(d, n.Name()), nil) {
 					return
 				}
 			}
@@ -840,25 +887,30 @@ func readJournal(path string) ([]journalEntry, bool) {
 }
 
 // journalFor is a journal in bases that names one of reals, or a path
-// above or below one, "" when there is none. Asked while the caller holds
-// the locks of reals, it is no live commit's (a committer holds the locks
-// of what it names until its journal is gone): its writer died, and it is
-// to recover, or another process is recovering it. But a directory the
-// commit made is only above what it writes there, locked shared as by any
-// writer below it: it counts only when it is one of reals or below one.
-func journalFor(bases []string, reals []string) string {
-	for path := range journals(bases) {
+// above or below one, "" when there is none; or a journal directory that
+// cannot be listed, with the error (any journal may be there). Asked while
+// the caller holds the locks of reals, it is no live commit's (a committer
+// holds the locks of what it names until its journal is gone): its writer
+// died, and it is to recover, or another process is recovering it. But a
+// directory the commit made is only above what it writes there, locked
+// shared as by any writer below it: it counts only when it is one of reals
+// or below one.
+func journalFor(bases []string, reals []string) (string, error) {
+	for path, err := range journals(bases) {
+		if err != nil {
+			return path, err
+		}
 		entries, _ := readJournal(path)
 		for _, e := range entries {
 			p := filepath.Join(e.Dir, e.Name)
 			for _, r := range reals {
 				if p == r || strings.HasPrefix(p, r+"/") || e.DirID == "" && strings.HasPrefix(r, p+"/") {
-					return path
+					return path, nil
 				}
 			}
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // waitJournal waits while a process recovers the journal at path (it

@@ -15,7 +15,8 @@ import (
 // uncommittedFile is a file named by a transaction whose writer died and
 // whose undo failed (a file system remounted read-only since the crash),
 // or could not run (cause: its recovery file or lock files could not be
-// made, in a full state directory): it holds what the dead commit left
+// made, in a full state directory), or every file ("/") when journal is a
+// journal directory that cannot be listed: it holds what the dead commit left
 // there, a content that may never have been committed, until a later call
 // undoes it.
 type uncommittedFile struct {
@@ -42,8 +43,8 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 	if prev != nil {
 		checked := map[string]bool{} // one Lstat a journal, not one a file of it
 		for _, u := range *prev {
-			if checked[u.journal] {
-				continue
+			if checked[u.journal] || !isJournal(u.journal) {
+				continue // a journal directory: this pass listed it again
 			}
 			checked[u.journal] = true
 			if _, err := os.Lstat(u.journal); err == nil {
@@ -56,6 +57,12 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 	}
 	var files []uncommittedFile
 	for j, cause := range still {
+		if !isJournal(j) {
+			// A journal directory that cannot be listed: any file may
+			// hold a dead commit's change.
+			files = append(files, uncommittedFile{real: string(filepath.Separator), journal: j, cause: cause})
+			continue
+		}
 		if !strings.HasSuffix(j, journalPending) {
 			continue // committed: its files hold what the caller was told
 		}
@@ -66,6 +73,12 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 	}
 	f.uncommitted.Store(&files)
 	return stuck
+}
+
+// isJournal reports whether p, a path settle keeps, is a journal, not a
+// journal directory that could not be listed.
+func isJournal(p string) bool {
+	return strings.HasSuffix(p, journalPending) || strings.HasSuffix(p, journalCommitted)
 }
 
 // checkCommitted refuses the file or directory open as file (t's) when it
@@ -90,16 +103,28 @@ func (f *FS) checkCommitted(file *os.File, t target) error {
 // uncommittedErr is the refusal of display, which holds a change of the
 // dead transaction of journal: its undo failed, or could not run for
 // cause (coded as a failure in the state directory: a full one is
-// NO_SPACE).
+// NO_SPACE); or which may hold one, journal being a journal directory that
+// cannot be listed. The hint says to mend the state directory that holds
+// the journal, never to move it (AGENTFS_STATE_DIR): then only the new one
+// is looked into, and the journal never again.
 func uncommittedErr(display, journal string, cause error) *fault.Error {
 	if cause == nil {
 		return fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and the change could not be undone: its content may never have been committed.", display).
 			WithPath(display).WithDetail("journal", journal).
 			WithHint("make its file system writable again (or run agentfs as a user who may change it): the next call undoes the transaction")
 	}
-	code, hint := StateDirFault(cause)
-	return fault.Errorf(code, "%s holds a change of a transaction whose process died, and it cannot be recovered now (%s): its content may never have been committed.", display, causeText(cause)).
-		WithPath(display).WithDetail("journal", journal).WithHint("%s: the next call recovers the transaction", hint).WithCause(cause)
+	state := filepath.Dir(journal)
+	var e *fault.Error
+	if isJournal(journal) {
+		state = filepath.Dir(state)
+		e = fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and it cannot be recovered now (%s): its content may never have been committed.", display, causeText(cause))
+	} else {
+		e = fault.Errorf(fault.CodeIOError, "the journals of the transactions in %s cannot be listed (%s): %s may hold a change of one whose process died, never committed.", journal, causeText(cause), display)
+	}
+	code, hint := mendStateDir(state, cause)
+	e.Code = code
+	return e.WithPath(display).WithDetail("journal", journal).
+		WithHint("%s; leave %s as it is: the journal is looked for in %s only, and the next call that can use it recovers the transaction", hint, StateDirEnv, state).WithCause(cause)
 }
 
 // causeText is the system's word for err (no space left on device), not
