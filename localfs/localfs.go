@@ -341,13 +341,7 @@ func (f *FS) stateDirs() ([]string, error) {
 		// denied, it hid a folder of that name from grep, exit 1.
 		places = append(places, d)
 	}
-	if f.cwd == "" {
-		// A relative TMPDIR's is in the removed working directory, where
-		// nothing can be made.
-		places = slices.DeleteFunc(places, func(d string) bool { return !filepath.IsAbs(d) })
-	}
 	for i, d := range places {
-		d = joinAbs(f.cwd, d) // a relative TMPDIR's too
 		places[i] = f.resolveExisting(d)
 		for _, r := range f.roots {
 			if _, in := within(places[i], r.path); in {

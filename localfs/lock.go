@@ -168,7 +168,11 @@ func stateDirCandidates() []string {
 		// /no-home) is never created, even by root.
 		candidates = append(candidates, filepath.Join(h, ".local", "state", "agentfs"))
 	}
-	return append(candidates, filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-%d", os.Getuid())))
+	tmp := os.TempDir()
+	if !filepath.IsAbs(tmp) {
+		tmp = "/tmp" // a relative $TMPDIR is one per working directory
+	}
+	return append(candidates, filepath.Join(tmp, fmt.Sprintf("agentfs-%d", os.Getuid())))
 }
 
 func isDir(p string) bool {

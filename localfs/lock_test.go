@@ -792,6 +792,8 @@ func TestStateDirFaultCodes(t *testing.T) {
 		{unix.EPERM, fault.CodePermissionDenied, StateDirEnv},
 		{unix.EMFILE, fault.CodeIOError, "ulimit -n"},
 		{unix.EIO, fault.CodeIOError, "writable"},
+		{unix.ENOTDIR, fault.CodeIOError, "a file is in the way"},
+		{unix.EEXIST, fault.CodeIOError, "a file is in the way"},
 	} {
 		_, err := pickStateDir(func(string) error { return &os.PathError{Op: "mkdir", Path: d, Err: tc.err} })
 		var fe *fault.Error
@@ -801,5 +803,20 @@ func TestStateDirFaultCodes(t *testing.T) {
 		if code, hint := StateDirFault(tc.err); code != tc.code || !strings.Contains(hint, tc.hint) {
 			t.Errorf("StateDirFault(%v) = %s, %q; want %s", tc.err, code, hint, tc.code)
 		}
+	}
+}
+
+// A relative $TMPDIR is passed over for /tmp, as a relative
+// AGENTFS_STATE_DIR, XDG_STATE_HOME or HOME is: each working directory had
+// its own state directory, and a journal left by a call from one was never
+// recovered by calls from another, which read the half-applied change.
+func TestStateDirCandidatesSkipRelativeTmpdir(t *testing.T) {
+	t.Setenv(StateDirEnv, "")
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "")
+	t.Setenv("TMPDIR", "rel")
+	want := filepath.Join("/tmp", fmt.Sprintf("agentfs-%d", os.Getuid()))
+	if got := stateDirCandidates(); len(got) != 1 || got[0] != want {
+		t.Errorf("candidates %q, want [%s]", got, want)
 	}
 }
