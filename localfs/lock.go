@@ -99,6 +99,12 @@ func pickStateDir(usable func(string) error) (string, error) {
 		if err == nil {
 			return d, nil
 		}
+		if np := (*notPrivate)(nil); errors.As(err, &np) && np.mend != "" {
+			// Only mended in place: a state directory set elsewhere
+			// (AGENTFS_STATE_DIR) is the only one looked into, and this
+			// one's journals would never be again.
+			return "", np.fe.WithHint("%s", np.mend)
+		}
 		if !forGood(err) {
 			return "", stateDirError(d, err)
 		}
@@ -112,10 +118,12 @@ func pickStateDir(usable func(string) error) (string, error) {
 // forGood reports whether err, met making or checking a candidate state
 // directory, says it cannot be used while the environment stays as it is:
 // missing (existingStateDir), not this user's to write, on a read-only
-// file system, a file in the way, not private (a *fault.Error).
+// file system, a file in the way, another user's (notPrivate). One of
+// this user's that is not private is not: this user mends it (chmod 700),
+// and it may hold journals of this user's, passed over, never looked at.
 func forGood(err error) bool {
-	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
-		return true
+	if np := (*notPrivate)(nil); errors.As(err, &np) {
+		return np.mend == ""
 	}
 	for _, e := range []error{os.ErrNotExist, unix.EACCES, unix.EPERM, unix.EROFS, unix.ENOTDIR, unix.ELOOP} {
 		if errors.Is(err, e) {
@@ -138,8 +146,9 @@ func stateDirError(d string, err error) error {
 // recoveryStateDirs are the state directories whose journals a recovery
 // looks at: state, the one this environment picks ("" when none exists
 // yet), and, unless $AGENTFS_STATE_DIR chooses one, every other candidate
-// that exists and is a private directory of this user. Which candidate is
-// picked may change while a journal waits (a home made, or made writable,
+// that exists and is a directory of this user (journals lists one that is
+// not private, but recovers nothing from it). Which candidate is picked
+// may change while a journal waits (a home made, or made writable,
 // since), and a dead commit is undone wherever it was journaled. A state
 // directory set by $AGENTFS_STATE_DIR is another environment's, whose
 // writers take other lock files: it is not looked into.
@@ -149,7 +158,7 @@ func recoveryStateDirs(state string) []string {
 		return dirs
 	}
 	for _, d := range stateDirCandidates() {
-		if d != state && isDir(d) && ensurePrivateDir(d) == nil {
+		if np := checkPrivate(d); d != state && isDir(d) && (np == nil || np.mend != "") {
 			dirs = append(dirs, d)
 		}
 	}
@@ -187,27 +196,63 @@ func ensurePrivateDir(d string) error {
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return err
 	}
+	if np := checkPrivate(d); np != nil {
+		return np
+	}
+	return nil
+}
+
+// notPrivate is the NOT_CONFIGURED error of a state directory that is not
+// a private directory of this user. mend is the hint that mends it where
+// it is, "" when this user cannot (another user's, not a directory): then
+// nothing of this user's can be in it, and a default candidate is passed
+// over; one this user can mend may hold this user's journals, never
+// recovered while it is not private, and is not passed over.
+type notPrivate struct {
+	fe   *fault.Error
+	why  string
+	mend string
+}
+
+func (e *notPrivate) Error() string { return e.fe.Error() }
+func (e *notPrivate) Unwrap() error { return e.fe }
+
+// checkPrivate is the error of d when it is not a private directory of
+// this user, nil when it is (or it cannot be looked at: the caller's
+// making or listing it says why).
+func checkPrivate(d string) *notPrivate {
 	var st unix.Stat_t
-	if err := unix.Lstat(d, &st); err != nil {
-		return err
+	if unix.Lstat(d, &st) != nil {
+		return nil
 	}
 	// The cause, and what to do: chmod only mends a directory of ours.
-	why, hint := "", "set "+StateDirEnv+" to a private directory of this user (mode 700)"
+	why, mend := "", ""
 	switch {
-	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		why = "it is a symbolic link"
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		why = "it is not a directory"
 	case int(st.Uid) != os.Getuid():
 		why = fmt.Sprintf("it belongs to user %d", st.Uid)
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			why = fmt.Sprintf("it is a symbolic link of user %d", st.Uid)
+		}
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		why = "it is a symbolic link"
+		mend = fmt.Sprintf("replace the link %s by the directory it leads to (mode 700)", d)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		why = "it is not a directory"
 	case st.Mode&0o022 != 0:
 		why = fmt.Sprintf("others can write to it (mode %04o)", st.Mode&0o7777)
-		hint = fmt.Sprintf("chmod 700 %s, or %s", d, hint)
+		mend = fmt.Sprintf("chmod 700 %s", d)
 	default:
 		return nil
 	}
-	return fault.Errorf(fault.CodeNotConfigured, "the state directory %s is not a private directory of this user: %s.", d, why).
-		WithHint("%s", hint)
+	hint := "set " + StateDirEnv + " to a private directory of this user (mode 700)"
+	if mend != "" {
+		hint = mend + ", or " + hint
+	}
+	return &notPrivate{
+		fe:   fault.Errorf(fault.CodeNotConfigured, "the state directory %s is not a private directory of this user: %s.", d, why).WithHint("%s", hint),
+		why:  why,
+		mend: mend,
+	}
 }
 
 // lockDir is the directory of the lock files. There is one namespace for

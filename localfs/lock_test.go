@@ -327,8 +327,10 @@ func TestLockSurvivesLockFileRemoval(t *testing.T) {
 // The state directory is the first usable of $AGENTFS_STATE_DIR,
 // $XDG_STATE_HOME/agentfs (when absolute), ~/.local/state/agentfs (below an
 // existing home only) and a per-user directory in the temporary directory;
-// a candidate that is not a private directory of this user is passed over,
-// and when none is usable the first one's error is the error.
+// a candidate that is not a directory, or is another user's, is passed
+// over, one of this user's that is not private is the error (its journals
+// would be passed over with it), and when none is usable the first one's
+// error is the error.
 func TestStateDirCandidates(t *testing.T) {
 	tmpName := fmt.Sprintf("agentfs-%d", os.Getuid())
 	for _, tc := range []struct {
@@ -343,7 +345,7 @@ func TestStateDirCandidates(t *testing.T) {
 		{name: "missing home", home: "nohome", want: "tmp/" + tmpName},
 		{name: "no home", want: "tmp/" + tmpName},
 		{name: "home is a file", home: "file", want: "tmp/" + tmpName},
-		{name: "a shared directory is passed over", xdg: "x", home: "h", want: "h/.local/state/agentfs",
+		{name: "a shared directory of this user's is the error", xdg: "x", home: "h",
 			setup: func(base string) {
 				must(t, os.MkdirAll(filepath.Join(base, "x/agentfs"), 0o700))
 				must(t, os.Chmod(filepath.Join(base, "x/agentfs"), 0o777))
@@ -717,7 +719,8 @@ func TestStateDirFallsBackOnlyForGood(t *testing.T) {
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EPERM}},
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EROFS}},
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.ENOTDIR}},
-		{err: fault.Errorf(fault.CodeNotConfigured, "not private")},
+		{err: &notPrivate{fe: fault.Errorf(fault.CodeNotConfigured, "another user's")}},
+		{err: &notPrivate{fe: fault.Errorf(fault.CodeNotConfigured, "%s is not private", first), mend: "chmod 700 " + first}, code: fault.CodeNotConfigured, hint: "chmod 700"},
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.ENOSPC}, code: fault.CodeNoSpace, hint: "free some space"},
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EDQUOT}, code: fault.CodeNoSpace, hint: "free some space"},
 		{err: &os.PathError{Op: "mkdir", Path: first, Err: unix.EMFILE}, code: fault.CodeIOError, hint: "ulimit -n"},
@@ -818,5 +821,123 @@ func TestStateDirCandidatesSkipRelativeTmpdir(t *testing.T) {
 	want := filepath.Join("/tmp", fmt.Sprintf("agentfs-%d", os.Getuid()))
 	if got := stateDirCandidates(); len(got) != 1 || got[0] != want {
 		t.Errorf("candidates %q, want [%s]", got, want)
+	}
+}
+
+// A default candidate state directory of this user's that is not private
+// (a wrong mode, a link in its place) is the error, NOT_CONFIGURED naming
+// it with the hint to mend it, not passed over: the next one was picked
+// without a word, its journals never looked at, and reads answered a dead
+// commit's content with exit 0. Its journals are still never recovered
+// while it is not private (one planted there could rename files over the
+// user's): while it holds one, reads and mutations under the roots are
+// refused. One of another user's is passed over: this user can neither
+// mend it nor recover from it.
+func TestNonPrivateCandidateIsNotPassedOver(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		spoil  func(t *testing.T, d string)
+		inHint string
+	}{
+		{"shared", func(t *testing.T, d string) { must(t, os.Chmod(d, 0o777)) }, "chmod 700"},
+		{"a link", func(t *testing.T, d string) {
+			must(t, os.Rename(d, d+".real"))
+			must(t, os.Symlink(d+".real", d))
+		}, "replace the link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			t.Setenv(StateDirEnv, "")
+			t.Setenv("XDG_STATE_HOME", "")
+			t.Setenv("HOME", filepath.Join(base, "home"))
+			t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
+			must(t, os.Mkdir(filepath.Join(base, "tmp"), 0o700))
+			state := filepath.Join(base, "home", ".local", "state", "agentfs")
+			must(t, os.MkdirAll(state, 0o700))
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			p := deadCommit(t, dir, state)
+			tc.spoil(t, state)
+			notConfigured := func(what string, err error) {
+				t.Helper()
+				var fe *fault.Error
+				if !errors.As(err, &fe) || fe.Code != fault.CodeNotConfigured || !strings.Contains(fe.Message, state) || !strings.Contains(fe.Hint, tc.inHint) || strings.Contains(fe.Hint, "set "+StateDirEnv) {
+					t.Errorf("%s: %v; want NOT_CONFIGURED naming %s, hint with %q and not to set %s", what, err, state, tc.inHint, StateDirEnv)
+				}
+			}
+			_, err = stateDir()
+			notConfigured("the state directory", err)
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			must(t, err)
+			defer fsys.Close()
+			ctx := context.Background()
+			r, err := fsys.Open(ctx, "a.txt")
+			if err == nil {
+				r.Close()
+			}
+			notConfigured("open a.txt", err)
+			unlock, err := fsys.Lock(ctx, "a.txt", time.Second)
+			if err == nil {
+				unlock()
+			}
+			notConfigured("lock a.txt", err)
+			if b, _ := os.ReadFile(p); string(b) != "staged new\n" {
+				t.Errorf("a.txt %q: recovered from a directory that is not private", b)
+			}
+		})
+	}
+}
+
+// A later candidate than the one picked, of this user's but not private,
+// is looked into: while it holds a journal, reads of the roots are refused
+// (NOT_CONFIGURED), nothing recovered from it; without one it is nothing
+// to them. One of another user's is passed over (root only: chown).
+func TestNonPrivateLaterCandidateWithJournals(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		journal bool
+		owner   int
+		refused bool
+	}{
+		{"holding a journal", true, os.Getuid(), true},
+		{"without a journal", false, os.Getuid(), false},
+		{"another user's", true, 65534, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.owner != os.Getuid() && os.Getuid() != 0 {
+				t.Skip("chown: run as root")
+			}
+			base := t.TempDir()
+			t.Setenv(StateDirEnv, "")
+			t.Setenv("XDG_STATE_HOME", "")
+			t.Setenv("HOME", filepath.Join(base, "home"))
+			t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
+			must(t, os.MkdirAll(filepath.Join(base, "home", ".local", "state", "agentfs"), 0o700))
+			must(t, os.Mkdir(filepath.Join(base, "tmp"), 0o700))
+			later := filepath.Join(base, "tmp", fmt.Sprintf("agentfs-%d", os.Getuid()))
+			must(t, os.Mkdir(later, 0o700))
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			if tc.journal {
+				deadCommit(t, dir, later)
+			} else {
+				must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644))
+			}
+			must(t, os.Chmod(later, 0o777))
+			must(t, os.Chown(later, tc.owner, -1))
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			must(t, err)
+			defer fsys.Close()
+			r, err := fsys.Open(context.Background(), "a.txt")
+			if err == nil {
+				r.Close()
+			}
+			if got := code(err) == fault.CodeNotConfigured; got != tc.refused {
+				t.Errorf("open a.txt: %v; want refused %v", err, tc.refused)
+			}
+			if tc.journal && journalsLeft(t, later) != 1 {
+				t.Errorf("a journal recovered from a directory that is not private")
+			}
+		})
 	}
 }

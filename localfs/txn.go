@@ -609,8 +609,8 @@ func mendStateDir(dir string, err error) (fault.Code, string) {
 	if dir != "" {
 		named += " " + dir
 	}
-	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
-		return fe.Code, fe.Hint // not private (ensurePrivateDir)
+	if np := (*notPrivate)(nil); errors.As(err, &np) && np.mend != "" {
+		return np.fe.Code, np.mend
 	}
 	switch {
 	case errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT):
@@ -847,9 +847,10 @@ func (f *FS) touchesRoots(p string) bool {
 
 // journals yields the path of each journal in the state directories
 // bases ("" for none), with a nil error, and the journal directory of a
-// base that cannot be listed (any error but a missing one) with the
-// error: it may hold a dead commit's journal, and skipped, its files were
-// read as if committed.
+// base that cannot be listed (any error but a missing one), or that holds
+// journals but is not private (notPrivate), with the error: it may hold a
+// dead commit's journal, and skipped, its files were read as if
+// committed.
 func journals(bases []string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		for _, base := range bases {
@@ -864,8 +865,17 @@ func journals(bases []string) iter.Seq2[string, error] {
 				}
 				continue
 			}
+			if np := checkPrivate(base); np != nil {
+				// A journal planted in a directory others can write
+				// could rename files over the user's: never recovered,
+				// its files refused while it is there.
+				if slices.ContainsFunc(names, func(n os.DirEntry) bool { return isJournal(n.Name()) }) && !yield(d, np) {
+					return
+				}
+				continue
+			}
 			for _, n := range names {
-				if !strings.HasSuffix(n.Name(), journalCommitted) && !strings.HasSuffix(n.Name(), journalPending) {
+				if !isJournal(n.Name()) {
 					continue
 				}
 				if !yield(filepath.Join(d, n.Name()), nil) {

@@ -118,6 +118,8 @@ func uncommittedErr(display, journal string, cause error) *fault.Error {
 	if isJournal(journal) {
 		state = filepath.Dir(state)
 		e = fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and it cannot be recovered now (%s): its content may never have been committed.", display, causeText(cause))
+	} else if np := (*notPrivate)(nil); errors.As(cause, &np) {
+		e = fault.Errorf(fault.CodeIOError, "the state directory %s holds journals of transactions, but it is not a private directory of this user (%s), and none is recovered from it: %s may hold a change of one whose process died, never committed.", state, np.why, display)
 	} else {
 		e = fault.Errorf(fault.CodeIOError, "the journals of the transactions in %s cannot be listed (%s): %s may hold a change of one whose process died, never committed.", journal, causeText(cause), display)
 	}
