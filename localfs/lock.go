@@ -479,6 +479,14 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 		// locks or before: they are let go for the recovery, which would
 		// wait for them, or for another process's recovery to end.
 		unlock()
+		if live, err := waitLiveCommit(ctx, j, deadline); live {
+			// Not dead: a commit of a writer that takes other lock
+			// files (another candidate state directory's), waited for.
+			if err != nil {
+				return nil, f.lockErr(err, first, first.display(f), timeout)
+			}
+			continue
+		}
 		if journalWaits++; journalWaits == 3 {
 			return nil, fault.Errorf(fault.CodeLockTimeout, "a transaction whose process died left %s half changed, and it cannot be undone yet: another process holds some of its files.", first.display(f)).
 				WithPath(first.display(f)).WithDetail("journal", j).
@@ -488,6 +496,34 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			return nil, f.lockErr(err, first, first.display(f), timeout)
 		}
 	}
+}
+
+// waitLiveCommit waits, until deadline, while the journal at path is a
+// live commit's: its flock held, and not by a recovery (which holds its
+// recovery file, waited for by waitJournal). live is false when it is not.
+// The journal's flock is only probed, as deadJournals does, and waited for
+// from a descriptor that lets it go at once.
+func waitLiveCommit(ctx context.Context, path string, deadline time.Time) (live bool, err error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false, nil
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) == nil || recoveryHeld(path) {
+		return false, nil
+	}
+	return true, FlockWait(ctx, fd, unix.LOCK_SH, deadline)
+}
+
+// recoveryHeld reports whether a process holds the recovery file of the
+// journal at path: it is recovering the journal.
+func recoveryHeld(path string) bool {
+	fd, err := unix.Open(path+journalRecovering, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) != nil
 }
 
 // lockTargets places every path for its lock (lockTarget): the first

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -588,6 +589,56 @@ func TestUncommittedHintKeepsTheJournalsStateDir(t *testing.T) {
 			}
 			if !isJournal(tc.journal) && !strings.Contains(e.Message, "cannot be listed") {
 				t.Errorf("message %q: want it to say the journals cannot be listed", e.Message)
+			}
+		})
+	}
+}
+
+// A journal naming the paths a mutation locked whose flock is held is a
+// live commit's, of a writer that takes other lock files (another
+// candidate state directory's environment), not a dead one's: the
+// mutation waits for it, within its lock timeout, and goes on once it
+// ended; or it is LOCK_TIMEOUT saying another process kept the path, not
+// "a transaction whose process died", given at once.
+func TestLiveCommitOfAnotherEnvironmentIsWaitedFor(t *testing.T) {
+	for _, ends := range []bool{false, true} {
+		t.Run(fmt.Sprint("ends ", ends), func(t *testing.T) {
+			fsys, dir, state := newRecoverFS(t)
+			must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644))
+			deadJournal(t, state, "live", []journalEntry{{Dir: dir, Name: "a.txt", Backup: "bk"}})
+			j := filepath.Join(state, "journal", "live"+journalPending)
+			held, err := unix.Open(j, unix.O_RDWR|unix.O_CLOEXEC, 0)
+			must(t, err)
+			must(t, unix.Flock(held, unix.LOCK_EX))
+			defer func() {
+				if held >= 0 {
+					unix.Close(held)
+				}
+			}()
+			if ends {
+				// The commit ends as a writer's does: its journal
+				// unlinked, then its flock let go.
+				lockWaitHook = func() {
+					if held >= 0 {
+						os.Remove(j)
+						unix.Close(held)
+						held = -1
+					}
+				}
+				defer func() { lockWaitHook = nil }()
+			}
+			start := time.Now()
+			unlock, err := fsys.Lock(context.Background(), "a.txt", 200*time.Millisecond)
+			if ends {
+				if err != nil {
+					t.Fatalf("lock once the live commit ended: %v", err)
+				}
+				unlock()
+				return
+			}
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Code != fault.CodeLockTimeout || strings.Contains(fe.Message, "died") || time.Since(start) < 200*time.Millisecond {
+				t.Fatalf("lock while a live commit holds its journal: %v after %v, want LOCK_TIMEOUT after the timeout, not a dead writer's", err, time.Since(start))
 			}
 		})
 	}
