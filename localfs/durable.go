@@ -31,6 +31,9 @@ var syscalls = struct {
 	// readDir lists a journal directory: a test makes it fail as a
 	// process out of descriptors or a failing disk does.
 	readDir func(name string) ([]os.DirEntry, error)
+	// readFile reads a journal: a test makes it fail as a failing disk
+	// or a process out of descriptors does.
+	readFile func(name string) ([]byte, error)
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,
@@ -42,4 +45,5 @@ var syscalls = struct {
 	reserve:         reserve,
 	openLock:        unix.Open,
 	readDir:         os.ReadDir,
+	readFile:        os.ReadFile,
 }

@@ -643,3 +643,65 @@ func TestLiveCommitOfAnotherEnvironmentIsWaitedFor(t *testing.T) {
 		})
 	}
 }
+
+// A dead journal that cannot be read (a failing disk, the process out of
+// descriptors) names files no one can tell: every read and mutation under
+// the roots is refused with the cause until a call reads it, as for a
+// journal directory that cannot be listed. Its recovery was left with the
+// cause, but its files were taken from the journal, read again and failing
+// again: none was refused, and reads answered the dead commit's content,
+// never committed, with exit 0, and an edit built on it.
+func TestUnreadableJournalRefusesAll(t *testing.T) {
+	for _, errno := range []unix.Errno{unix.EIO, unix.EMFILE} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			state := t.TempDir()
+			t.Setenv(StateDirEnv, state)
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			p := deadCommit(t, dir, state)
+			must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x\n"), 0o644))
+			saved := syscalls
+			t.Cleanup(func() { syscalls = saved })
+			syscalls.readFile = func(name string) ([]byte, error) {
+				if strings.HasSuffix(name, journalPending) {
+					return nil, &os.PathError{Op: "read", Path: name, Err: errno}
+				}
+				return saved.readFile(name)
+			}
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			must(t, err)
+			defer fsys.Close()
+			ctx := context.Background()
+			refused := func(what string, err error) {
+				t.Helper()
+				var fe *fault.Error
+				if !errors.As(err, &fe) || fe.Code != fault.CodeIOError || fe.Details["journal"] == nil {
+					t.Errorf("%s while a dead journal cannot be read: %v, want IO_ERROR naming the journal", what, err)
+				}
+			}
+			for _, name := range []string{"a.txt", "other.txt"} {
+				r, err := fsys.Open(ctx, name)
+				if err == nil {
+					r.Close()
+				}
+				refused("open "+name, err)
+				unlock, err := fsys.Lock(ctx, name, time.Second)
+				if err == nil {
+					unlock()
+				}
+				refused("lock "+name, err)
+			}
+			syscalls = saved
+			fsys.SettleDead(ctx)
+			if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
+				t.Errorf("a.txt once the journal is read: %q, %v, want it undone", b, err)
+			}
+			r, err := fsys.Open(ctx, "other.txt")
+			if err != nil {
+				t.Errorf("open other.txt once recovered: %v", err)
+			} else {
+				r.Close()
+			}
+		})
+	}
+}

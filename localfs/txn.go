@@ -886,9 +886,28 @@ func journals(bases []string) iter.Seq2[string, error] {
 	}
 }
 
+// journalEntries reads the entries of the journal at path, with the
+// error of one that is there but cannot be read (a failing disk, no
+// descriptor left): it names files no one can tell. None, and no error,
+// for one gone or not a journal's JSON.
+func journalEntries(path string) ([]journalEntry, error) {
+	data, err := syscalls.readFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var entries []journalEntry
+	if json.Unmarshal(data, &entries) != nil {
+		return nil, nil
+	}
+	return entries, nil
+}
+
 // readJournal reads the entries of the journal at path.
 func readJournal(path string) ([]journalEntry, bool) {
-	data, err := os.ReadFile(path)
+	data, err := syscalls.readFile(path)
 	var entries []journalEntry
 	if err != nil || json.Unmarshal(data, &entries) != nil {
 		return nil, false
@@ -898,7 +917,8 @@ func readJournal(path string) ([]journalEntry, bool) {
 
 // journalFor is a journal in bases that names one of reals, or a path
 // above or below one, "" when there is none; or a journal directory that
-// cannot be listed, with the error (any journal may be there). Asked while
+// cannot be listed, or a pending journal that cannot be read, with the
+// error (any journal, or any file, may be there). Asked while
 // the caller holds the locks of reals, it is no live commit's (a committer
 // holds the locks of what it names until its journal is gone): its writer
 // died, and it is to recover, or another process is recovering it. But a
@@ -910,7 +930,10 @@ func journalFor(bases []string, reals []string) (string, error) {
 		if err != nil {
 			return path, err
 		}
-		entries, _ := readJournal(path)
+		entries, err := journalEntries(path)
+		if err != nil && strings.HasSuffix(path, journalPending) {
+			return path, err // any of reals may be among its files
+		}
 		for _, e := range entries {
 			p := filepath.Join(e.Dir, e.Name)
 			for _, r := range reals {
@@ -941,7 +964,7 @@ const journalWait = 2 * time.Second
 // live process holds ends without one, and the journal is left to the
 // next call.
 func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := syscalls.readFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return true, err // EMFILE, EIO: a dead commit not looked at
 	}

@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -16,7 +17,8 @@ import (
 // whose undo failed (a file system remounted read-only since the crash),
 // or could not run (cause: its recovery file or lock files could not be
 // made, in a full state directory), or every file ("/") when journal is a
-// journal directory that cannot be listed: it holds what the dead commit left
+// journal directory that cannot be listed or a journal that cannot be
+// read: it holds what the dead commit left
 // there, a content that may never have been committed, until a later call
 // undoes it.
 type uncommittedFile struct {
@@ -66,7 +68,13 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 		if !strings.HasSuffix(j, journalPending) {
 			continue // committed: its files hold what the caller was told
 		}
-		entries, _ := readJournal(j)
+		entries, err := journalEntries(j)
+		if err != nil {
+			// A journal that cannot be read names files no one can
+			// tell: any file may hold the dead commit's change.
+			files = append(files, uncommittedFile{real: string(filepath.Separator), journal: j, cause: cmp.Or(cause, err)})
+			continue
+		}
 		for _, e := range entries {
 			files = append(files, uncommittedFile{real: filepath.Join(e.Dir, e.Name), journal: j, cause: cause})
 		}
