@@ -212,6 +212,9 @@ type notPrivate struct {
 	fe   *fault.Error
 	why  string
 	mend string
+	// foreign: journals another user may have written are there, which
+	// are never recovered, even once it is private again.
+	foreign bool
 }
 
 func (e *notPrivate) Error() string { return e.fe.Error() }

@@ -705,3 +705,76 @@ func TestUnreadableJournalRefusesAll(t *testing.T) {
 		})
 	}
 }
+
+// A journal another user may have written is never recovered, even in a
+// private state directory: one that others could write to once (the
+// NOT_CONFIGURED refusal's hint says to chmod 700 it) may hold a journal
+// they planted, and its recovery, run as this user, removed or renamed
+// this user's files as it said (as nobody, a journal whose staged file is
+// the user's secret.txt: secret.txt removed by the next read once the
+// directory was chmod'ed 700). A journal of another user, or a journal
+// directory that is not private, refuses every read and mutation under the
+// roots, naming it, and nothing is changed.
+func TestForeignJournalIsNeverRecovered(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("chowns a journal to another user: run the tests as root")
+	}
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, journalDir, journal string)
+	}{
+		{"a journal of another user", func(t *testing.T, _, journal string) {
+			must(t, os.Chown(journal, 65534, 65534))
+		}},
+		{"a journal directory of another user", func(t *testing.T, d, _ string) {
+			must(t, os.Chown(d, 65534, 65534))
+		}},
+		{"a journal directory others can write to", func(t *testing.T, d, _ string) {
+			must(t, os.Chmod(d, 0o777))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			t.Setenv(StateDirEnv, state)
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			p := deadCommit(t, dir, state)
+			must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x\n"), 0o644))
+			d := filepath.Join(state, "journal")
+			tc.plant(t, d, filepath.Join(d, "dead"+journalPending))
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			must(t, err)
+			defer fsys.Close()
+			ctx := context.Background()
+			refused := func(what string, err error) {
+				t.Helper()
+				var fe *fault.Error
+				if !errors.As(err, &fe) || fe.Code != fault.CodeNotConfigured || fe.Details["journal"] == nil {
+					t.Errorf("%s beside a journal another user may have written: %v, want NOT_CONFIGURED naming it", what, err)
+				} else if mended := tc.name == "a journal directory others can write to"; strings.Contains(fe.Hint, "chmod 700") != mended || strings.Contains(fe.Hint, "recovers the transaction") != mended {
+					// chmod 700 mends only a directory of this user's, and
+					// then each journal in it is checked again.
+					t.Errorf("%s: hint %q, want chmod 700 and a recovery promised: %v", what, fe.Hint, mended)
+				}
+			}
+			for _, name := range []string{"a.txt", "other.txt"} {
+				r, err := fsys.Open(ctx, name)
+				if err == nil {
+					r.Close()
+				}
+				refused("open "+name, err)
+				unlock, err := fsys.Lock(ctx, name, time.Second)
+				if err == nil {
+					unlock()
+				}
+				refused("lock "+name, err)
+			}
+			if b, err := os.ReadFile(p); err != nil || string(b) != "staged new\n" {
+				t.Errorf("a.txt beside a journal another user may have written: %q, %v, want it as it was", b, err)
+			}
+			if journalsLeft(t, state) != 1 {
+				t.Errorf("the journal another user may have written went")
+			}
+		})
+	}
+}

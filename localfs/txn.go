@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
@@ -865,11 +866,28 @@ func journals(bases []string) iter.Seq2[string, error] {
 				}
 				continue
 			}
-			if np := checkPrivate(base); np != nil {
-				// A journal planted in a directory others can write
-				// could rename files over the user's: never recovered,
-				// its files refused while it is there.
-				if slices.ContainsFunc(names, func(n os.DirEntry) bool { return isJournal(n.Name()) }) && !yield(d, np) {
+			if !slices.ContainsFunc(names, func(n os.DirEntry) bool { return isJournal(n.Name()) }) {
+				continue // the hot path: no journal, nothing to trust
+			}
+			// A journal planted in a directory others can write, or
+			// could once (chmod 700 since, as the refusal's hint says),
+			// could rename files over the user's: never recovered, every
+			// file refused while it is there.
+			np := checkPrivate(base)
+			if np == nil {
+				if np = checkPrivate(d); np != nil {
+					np.why = "its journal directory: " + np.why
+					if np.mend == "" {
+						np.foreign = true
+						np.mend = fmt.Sprintf("remove %s, which another user could write: no journal in it is recovered (undo by hand what they name, if they are transactions of yours)", d)
+					}
+				}
+			}
+			if np == nil {
+				np = foreignJournal(d, names)
+			}
+			if np != nil {
+				if !yield(d, np) {
 					return
 				}
 				continue
@@ -903,6 +921,31 @@ func journalEntries(path string) ([]journalEntry, error) {
 		return nil, nil
 	}
 	return entries, nil
+}
+
+// foreignJournal is the error of the journal directory d when one of its
+// journals (names) is not a file of this user's: another user wrote it,
+// while the state directory was not private, and it is never recovered.
+func foreignJournal(d string, names []os.DirEntry) *notPrivate {
+	for _, n := range names {
+		if !isJournal(n.Name()) {
+			continue
+		}
+		p := filepath.Join(d, n.Name())
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil || int(st.Uid) == os.Getuid() {
+			continue // gone, or this user's: its open and read say the rest
+		}
+		why := fmt.Sprintf("it holds %s, a journal of user %d", n.Name(), st.Uid)
+		mend := fmt.Sprintf("remove %s, which another user wrote: it is never recovered (undo by hand what it names, if it is a transaction of yours)", p)
+		return &notPrivate{
+			fe:      fault.Errorf(fault.CodeNotConfigured, "the journal directory %s is not this user's alone: %s.", d, why).WithHint("%s", mend),
+			why:     why,
+			mend:    mend,
+			foreign: true,
+		}
+	}
+	return nil
 }
 
 // readJournal reads the entries of the journal at path.

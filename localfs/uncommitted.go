@@ -133,8 +133,11 @@ func uncommittedErr(display, journal string, cause error) *fault.Error {
 	}
 	code, hint := mendStateDir(state, cause)
 	e.Code = code
-	return e.WithPath(display).WithDetail("journal", journal).
-		WithHint("%s; leave %s as it is: the journal is looked for in %s only, and the next call that can use it recovers the transaction", hint, StateDirEnv, state).WithCause(cause)
+	e = e.WithPath(display).WithDetail("journal", journal)
+	if np := (*notPrivate)(nil); errors.As(cause, &np) && np.foreign {
+		return e.WithHint("%s", hint).WithCause(cause) // nothing there is recovered
+	}
+	return e.WithHint("%s; leave %s as it is: the journal is looked for in %s only, and the next call that can use it recovers the transaction", hint, StateDirEnv, state).WithCause(cause)
 }
 
 // causeText is the system's word for err (no space left on device), not
