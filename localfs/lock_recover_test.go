@@ -778,3 +778,41 @@ func TestForeignJournalIsNeverRecovered(t *testing.T) {
 		})
 	}
 }
+
+// A dead journal's flock held a moment by another process's look (its
+// probe of the journal, or a check for a live commit) as its recovery
+// takes it is waited for: passed over, that pass served the dead
+// commit's files as committed, exit 0.
+func TestRecoveryWaitsForAProbeOfTheJournal(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	p := deadCommit(t, dir, state)
+	journal := filepath.Join(state, "journal", "dead"+journalPending)
+	probe := -1
+	saved := syscalls.openLock
+	syscalls.openLock = func(path string, mode int, perm uint32) (int, error) {
+		if strings.HasSuffix(path, journalRecovering) && probe == -1 {
+			fd, err := unix.Open(journal, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			must(t, err)
+			must(t, unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB))
+			probe = fd
+		}
+		return saved(path, mode, perm)
+	}
+	lockWaitHook = func() {
+		if probe >= 0 {
+			unix.Close(probe)
+			probe = -2
+		}
+	}
+	t.Cleanup(func() { syscalls.openLock, lockWaitHook = saved, nil })
+	fsys.SettleDead(context.Background())
+	if probe == -1 {
+		t.Fatal("the journal was never probed as its recovery took it: the test proves nothing")
+	}
+	if probe >= 0 {
+		unix.Close(probe)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "old\n" || journalsLeft(t, state) != 0 {
+		t.Fatalf("after a recovery that met a probe: %q on disk, %d journals left; want the file put back", b, journalsLeft(t, state))
+	}
+}

@@ -800,9 +800,16 @@ func recoverHolding(p string, committed bool, visit func(fd int, path string, co
 		return false
 	}
 	defer unix.Close(fd)
-	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
-		visit(fd, p, committed, nil)
+	// Free at deadJournals' look, and its recovery file ours: a hold of
+	// the journal's flock now is another process's look (its probe, or a
+	// check for a live commit), a moment long. Waited for: passed over,
+	// the journal was neither recovered nor kept, and its files were read
+	// as committed.
+	if err := FlockWait(context.Background(), fd, unix.LOCK_EX, time.Now().Add(journalWait)); err != nil {
+		visit(-1, p, committed, err)
+		return false
 	}
+	visit(fd, p, committed, nil)
 	return false
 }
 
