@@ -747,38 +747,49 @@ func standsAt(texts []string, cl []Line, from, at int) bool {
 // rung: the text the chunk would make, standing where the search began.
 // A chunk that replaces lines says so when what it leaves proves a retry
 // as an edit's newText does (editmatch.RetryProof: "pass" for "raise
-// NotImplementedError" is a common line, no sign of one). A chunk that
-// only adds lines (cl as its net insertion: see netInsertion), or only
-// removes them, says so only under an @@ line (named), which bounds the
-// search to the function it names: without one, its result may stand in
-// a sibling (a defer another function has). Added lines must tell a retry
-// (editmatch.Telling), and lines left by a removal must not be a part of
-// the old lines. Found only at a rung no looser than the old lines' ("
-// x" is not "x" retried for "  x").
+// NotImplementedError" is a common line, no sign of one), or as one that
+// adds its lines does. A chunk that only adds lines (cl as its net
+// insertion: see netInsertion), or only removes them, says so only under
+// an @@ line (named), which bounds the search to the function it names:
+// without one, its result may stand in a sibling (a defer another
+// function has). Added lines must tell a retry (editmatch.Telling) beside
+// a context line (a lone "pass" stands in any method under "@@ class
+// Base:"), and lines left by a removal must not be a part of the old
+// lines. Found only at a rung no looser than the old lines' ("    x" is
+// not "x" retried for "  x").
 func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung string, named bool) (int, bool) {
 	if at <= start {
 		return 0, false
 	}
 	lines, _ := result(cl)
 	var added []string
-	removes := false
+	removes, kept := false, false
 	for _, l := range netInsertion(cl, cl) {
 		switch {
 		case l.Op == '-':
 			removes = true
-		case l.Op == '+' && strings.TrimSpace(l.Text) != "":
+		case l.Op == ' ':
+			kept = true
+		case strings.TrimSpace(l.Text) != "":
 			added = append(added, l.Text)
 		}
 	}
-	old, left := strings.Join(Chunk{Lines: cl}.Old(), "\n"), strings.Join(lines, "\n")
+	oldLines := Chunk{Lines: cl}.Old()
+	old, left := strings.Join(oldLines, "\n"), strings.Join(lines, "\n")
+	telling := named && kept && editmatch.Telling(strings.Join(added, "\n"))
 	proof := false
 	switch {
 	case len(added) > 0 && removes:
-		proof = editmatch.RetryProof(old, left)
+		// Under an @@ line, beside its context, held as a chunk that
+		// adds the lines is: retried, "-\treturn nil" "+\tlog.Flush()"
+		// " }", unlike its old line, changed the next function.
+		proof = editmatch.RetryProof(old, left) || telling
 	case len(added) > 0:
-		proof = named && editmatch.Telling(strings.Join(added, "\n"))
+		proof = telling
 	case removes:
-		proof = named && editmatch.RetryProof(old, left) && !strings.Contains(old, left)
+		// A part of the old lines as m takes them: "x  " is "x".
+		_, _, within := m.Seek(oldLines, lines, 0)
+		proof = named && editmatch.RetryProof(old, left) && !within
 	}
 	if !proof {
 		return 0, false

@@ -87,6 +87,15 @@ func TestPlanUpdate(t *testing.T) {
 			strings.Replace(pyAB, "clean", "normalize", 1), []string{RungExact}},
 		{"lines above its @@ line, holding it", "package p\n\n// A does x.\nfunc A() {\n\tx()\n}\n", []string{"@@ func A() {", " // A does x.", " func A() {", "-\tx()", "+\ty()", " }"},
 			"package p\n\n// A does x.\nfunc A() {\n\ty()\n}\n", []string{RungExact}},
+		// A removal's lines left that are a part of its old lines, but
+		// for white space at the end of a line, prove no retry where they
+		// stand before them (as they do without it).
+		{"removes under its @@ line, lines left a loose part of the old", "func A() {\n\tlog()\n}\n\nfunc B() {\n\tlog()\n\tlog()\n}\n",
+			[]string{"@@ \tlog()", " \tlog()", "-\tlog()  ", " }"}, "func A() {\n\tlog()\n}\n\nfunc B() {\n\tlog()\n}\n", []string{RungTrailingWhitespace}},
+		// Under an @@ line naming a class, a replacement with a common line
+		// unlike its old ones that stands in a method before is no retry.
+		{"a common result unlike the old lines under a class's @@ line", "class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        raise NotImplementedError\n", []string{"@@ class Base:", "-        raise NotImplementedError", "+        pass"},
+			"class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        pass\n", []string{RungExact}},
 		// A result that stands before the old lines proves no retry when
 		// it is a common line unlike them (edit's rule).
 		{"a common result unlike the old lines before them", "class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        raise NotImplementedError\n", []string{"@@", "-        raise NotImplementedError", "+        pass"},
@@ -521,6 +530,11 @@ func TestPlanRetried(t *testing.T) {
 			strings.Replace(goAB, "\t\treturn err", "\t\tlog.Printf(\"A failed: %v\", err)\n\t\treturn err", 1), 5},
 		{"removes only under its @@ line", strings.ReplaceAll(goAB, "do()\n", "do()\n\tfmt.Println(\"debug\")\n"), []string{"@@ func A() error {", " \terr := do()", "-\tfmt.Println(\"debug\")", " \tif err != nil {"},
 			strings.Replace(goAB, "B() error {\n\terr := do()\n", "B() error {\n\terr := do()\n\tfmt.Println(\"debug\")\n", 1), 4},
+		// Under an @@ line naming its function, a chunk that replaces a
+		// line with one unlike it, beside a context line, is held no
+		// looser than one that adds the line: retried, it changed B.
+		{"replaces a line with one unlike it under its @@ line", goAB, []string{"@@ func A() error {", "-\treturn nil", "+\tlog.Flush()", " }"},
+			strings.Replace(goAB, "\treturn nil", "\tlog.Flush()", 1), 8},
 		// A chunk at the end of the file, retried: its result stands as
 		// the file's last lines (the hint said to drop the marker, which
 		// added the lines again after the first look-alike).
