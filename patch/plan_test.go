@@ -197,6 +197,9 @@ func TestPlanUpdate(t *testing.T) {
 		// A line removed for one like the @@ line, which the chunk does
 		// not begin with: the @@ line standing there is no retry's result.
 		{"a line removed for the @@ line's text", "def f():\n    return 1\ndef g():\n    pass\n", []string{"@@     return 1", "-    pass", "+    return 1"}, "def f():\n    return 1\ndef g():\n    return 1\n", []string{RungExact}},
+		// So too when the line removed is like the one added (a retry's
+		// result would prove it): the @@ line is added, no context kept.
+		{"a line replaced by the @@ line's text", "def f():\n    return 1\ndef g():\n    return 2\n", []string{"@@     return 1", "-    return 2", "+    return 1"}, "def f():\n    return 1\ndef g():\n    return 1\n", []string{RungExact}},
 		{"three dots against an ellipsis", "wait\u2026\n", []string{"@@", "-wait...", "+go"}, "go\n", []string{RungUnicode}},
 	}
 	for _, tt := range tests {
