@@ -147,9 +147,20 @@ func (pl *planner) apply(op Op) error {
 	}
 	if !f.exists {
 		e := missing(op, f.existed)
-		if newAt, ok := pl.movedAlready(op); ok {
+		if newAt, pending, ok := pl.movedAlready(op); ok && pending == nil {
 			e.WithDetail("movedTo", op.MoveTo).WithDetail("newAt", newAt).
 				WithHint("%s exists, and the change stands in it at line %d: this patch looks applied already; if it was, nothing is left to do", op.MoveTo, newAt)
+		} else if ok {
+			verb := " is"
+			if len(pending) > 1 {
+				verb = " are"
+			}
+			ks := make([]int, len(pending))
+			for i, k := range pending {
+				ks[i] = k - 1
+			}
+			e.WithDetail("movedTo", op.MoveTo).WithDetail("newAt", newAt).WithDetail("pending", pending).
+				WithHint("%s exists, and a part of the change stands in it at line %d, %s not: if this patch was applied before, update %s with the pending chunks alone", op.MoveTo, newAt, chunkList(ks, 1)+verb, op.MoveTo)
 		}
 		return e
 	}
@@ -226,21 +237,24 @@ func overwritten(op Op, name string, f *file) error {
 // movedAlready finds, for an update and move of a file that is not
 // there, the change standing in the destination, as a retry finds it
 // (details.newAt): sent again, such a patch found its file gone, and the
-// hint to add it made a second copy beside the moved one.
-func (pl *planner) movedAlready(op Op) (int, bool) {
+// hint to add it made a second copy beside the moved one. pending, when
+// some chunks stand there and the others would apply, lists the others
+// (see partlyApplied).
+func (pl *planner) movedAlready(op Op) (newAt int, pending []int, ok bool) {
 	if op.Kind != Update || op.MoveTo == "" || len(op.Chunks) == 0 {
-		return 0, false
+		return 0, nil, false
 	}
 	dest, err := pl.file(backend.Clean(op.MoveTo))
 	if err != nil || !dest.exists || dest.unplanned != nil {
-		return 0, false
+		return 0, nil, false
 	}
 	_, _, err = update(dest.content, op, pl.m)
 	if e := fault.AsError(err); e != nil {
-		newAt, ok := e.Details["newAt"].(int)
-		return newAt, ok
+		newAt, ok = e.Details["newAt"].(int)
+		pending, _ = e.Details["pending"].([]int)
+		return newAt, pending, ok
 	}
-	return 0, false
+	return 0, nil, false
 }
 
 func missing(op Op, removed bool) *fault.Error {

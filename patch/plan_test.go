@@ -316,6 +316,10 @@ func TestPlanErrors(t *testing.T) {
 		// the change (the hint sent the caller to add the old file again).
 		{"update and move, retried", map[string]string{"pkg/new.py": "x = 2\n"}, []string{"*** Update File: old.py", "*** Move to: pkg/new.py", "@@", "-x = 1", "+x = 2"},
 			fault.CodeNotFound, map[string]any{"patchLine": 2, "movedTo": "pkg/new.py", "newAt": 1}, "looks applied already"},
+		// Its destination holding a part of the change only: the hint
+		// names the chunks pending (it said nothing was left to do).
+		{"update and move, half of it in the destination", map[string]string{"pkg/new.py": "x = 2\ny = 1\n"}, []string{"*** Update File: old.py", "*** Move to: pkg/new.py", "@@", "-x = 1", "+x = 2", "@@", "-y = 1", "+y = 2"},
+			fault.CodeNotFound, map[string]any{"patchLine": 2, "movedTo": "pkg/new.py", "newAt": 1, "pending": []int{2}}, "chunk 2 is not"},
 		{"update and move onto a file without the change", map[string]string{"pkg/new.py": "y = 2\n"}, []string{"*** Update File: old.py", "*** Move to: pkg/new.py", "@@", "-x = 1", "+x = 2"},
 			fault.CodeNotFound, map[string]any{"patchLine": 2}, "*** Add File: old.py"},
 		{"adds under a loose @@ line at two places", map[string]string{"c.py": "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n"}, []string{"*** Update File: c.py", "@@ def f():", "+    x = 1"},
