@@ -45,8 +45,10 @@ const (
 // notFound is the PATCH_VERIFY error of chunk k of op, whose lines want
 // (its old lines, or its @@ context line) were not found in texts at or
 // after index start; the chunk before ends at index prev (start, but for
-// the old lines sought after an @@ line).
-func notFound(op Op, k int, texts, want []string, start, prev int, s sought) *fault.Error {
+// the old lines sought after an @@ line). Unless explain, it is the error
+// alone, without the closest region and its hint, which cost a search of
+// the file (partlyApplied's rounds need only the error).
+func notFound(op Op, k int, texts, want []string, start, prev int, s sought, explain bool) *fault.Error {
 	context := s == soughtContext
 	eof := op.Chunks[k].EOF && !context
 	c := op.Chunks[k]
@@ -60,6 +62,9 @@ func notFound(op Op, k int, texts, want []string, start, prev int, s sought) *fa
 	}
 	e := fault.Errorf(fault.CodePatchVerify, "%s (patch line %d) was not found in %s.", what, c.Line, where).
 		WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line)
+	if !explain {
+		return e
+	}
 	r, ok := closest(texts, want)
 	if !ok {
 		return e.WithHint("read the file and copy the chunk's context (' ') and removed ('-') lines from it exactly")

@@ -339,7 +339,12 @@ func partlyApplied(lines []fileLine, op Op, m Matcher, err error) error {
 		return err
 	}
 	applied := []int{e.Details["chunk"].(int) - 1}
-	for {
+	for round := 1; ; round++ {
+		if round > partlyRounds {
+			// Each round locates the chunks left again: bounded, so that
+			// a large patch applied in part is told in milliseconds.
+			return e.WithHint("%s look applied already (chunk %d at line %d), and whether the others are was not worked out: read the file, and send only the chunks still to make; %s", chunkList(applied, 1), applied[0]+1, newAt, otherwise)
+		}
 		rest := op
 		rest.Chunks = nil
 		var index []int // of rest's chunks in op
@@ -351,7 +356,7 @@ func partlyApplied(lines []fileLine, op Op, m Matcher, err error) error {
 		if len(index) == 0 {
 			return err
 		}
-		_, _, err2 := locateChunks(lines, rest, m)
+		_, _, err2 := locateChunks(lines, rest, m, false)
 		if err2 == nil {
 			pending := make([]int, len(index))
 			for i, k := range index {
@@ -376,15 +381,32 @@ func partlyApplied(lines []fileLine, op Op, m Matcher, err error) error {
 	}
 }
 
-// chunkList names chunks ks, plus add to each: "chunk 2", "chunks 1 and
-// 3".
+// partlyRounds bounds the rounds of partlyApplied: a chunk more that
+// looks applied each.
+const partlyRounds = 16
+
+// chunkList names chunks ks, plus add to each, runs as ranges: "chunk 2",
+// "chunks 1 and 3", "chunks 1-200 and 203".
 func chunkList(ks []int, add int) string {
-	s := make([]string, len(ks))
-	for i, k := range slices.Sorted(slices.Values(ks)) {
-		s[i] = strconv.Itoa(k + add)
+	sorted := slices.Sorted(slices.Values(ks))
+	var s []string
+	for i := 0; i < len(sorted); {
+		j := i
+		for j+1 < len(sorted) && sorted[j+1] == sorted[j]+1 {
+			j++
+		}
+		if j > i {
+			s = append(s, fmt.Sprintf("%d-%d", sorted[i]+add, sorted[j]+add))
+		} else {
+			s = append(s, strconv.Itoa(sorted[i]+add))
+		}
+		i = j + 1
+	}
+	if len(s) == 1 && len(sorted) == 1 {
+		return "chunk " + s[0]
 	}
 	if len(s) == 1 {
-		return "chunk " + s[0]
+		return "chunks " + s[0]
 	}
 	return "chunks " + strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
@@ -404,7 +426,7 @@ func update(content string, op Op, m Matcher) (string, []Located, error) {
 	if bom {
 		op = withoutMark(op, lines)
 	}
-	reps, located, err := locateChunks(lines, op, m)
+	reps, located, err := locateChunks(lines, op, m, true)
 	if err != nil {
 		return "", nil, partlyApplied(lines, op, m, err)
 	}
@@ -452,8 +474,9 @@ func withoutMark(op Op, lines []fileLine) Op {
 }
 
 // locateChunks finds each chunk of op in lines, moving forward through the
-// file, and returns the replacements they make, in the file's order.
-func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located, error) {
+// file, and returns the replacements they make, in the file's order. A
+// chunk not found is explained (its closest region) when explain is set.
+func locateChunks(lines []fileLine, op Op, m Matcher, explain bool) ([]replacement, []Located, error) {
 	texts := make([]string, len(lines))
 	for i, l := range lines {
 		texts[i] = l.text
@@ -485,7 +508,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
 			if !ok {
-				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, start, soughtContext)
+				return nil, nil, notFound(op, k, texts, []string{c.Context}, start, start, soughtContext, explain)
 			}
 			if rung != RungExact {
 				if again, rung2, ok := m.Seek(texts, []string{c.Context}, at+1); ok && rung2 == rung {
@@ -574,7 +597,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher) ([]replacement, []Located,
 			if named {
 				sought = soughtAfterContext
 			}
-			e := notFound(op, k, texts, c.Old(), start, prev, sought)
+			e := notFound(op, k, texts, c.Old(), start, prev, sought, explain)
 			if lines, adds := result(cl); adds {
 				// Under '*** End of File', only as the file's last lines:
 				// the hint to drop the marker added them again.

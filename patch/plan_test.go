@@ -2,6 +2,7 @@ package patch
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -622,5 +623,29 @@ func TestPlanPartlyApplied(t *testing.T) {
 	_, err = updateF(t, strings.Replace(fixedA, "return 1", "return 2", 1), chunks...)
 	if fe := fault.AsError(err); fe == nil || fe.Details["pending"] != nil || !strings.Contains(fe.Hint, "nothing is left to do") {
 		t.Errorf("all applied: %v", err)
+	}
+}
+
+// Past partlyRounds chunks that look applied, which ones are pending is
+// not worked out (each round locates the chunks again: a patch of 400,
+// half applied, took 0.7 s), and the hint says so, never "nothing is
+// left to do"; runs of chunks are named as ranges.
+func TestPlanPartlyAppliedBounded(t *testing.T) {
+	var src strings.Builder
+	var chunks []string
+	src.WriteString("package m\n")
+	for i := range partlyRounds + 4 {
+		v := 2 // applied, but for the last
+		if i == partlyRounds+3 {
+			v = 1
+		}
+		fmt.Fprintf(&src, "\nfunc F%d() int {\n\tx := load(%d)\n\treturn x + %d\n}\n", i, i, v)
+		chunks = append(chunks, fmt.Sprintf("@@ func F%d() int {", i), fmt.Sprintf(" \tx := load(%d)", i), "-\treturn x + 1", "+\treturn x + 2", " }")
+	}
+	_, err := updateF(t, src.String(), chunks...)
+	fe := fault.AsError(err)
+	if fe == nil || fe.Details["pending"] != nil || strings.Contains(fe.Hint, "nothing is left") ||
+		!strings.Contains(fe.Hint, fmt.Sprintf("chunks 1-%d look applied already (chunk 1 at line 4), and whether the others are was not worked out", partlyRounds+1)) {
+		t.Errorf("%d of %d chunks applied: %v (hint %q)", partlyRounds+3, partlyRounds+4, err, fe.Hint)
 	}
 }
