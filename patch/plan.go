@@ -813,16 +813,19 @@ func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung stri
 	}
 	oldLines := Chunk{Lines: cl}.Old()
 	old, left := strings.Join(oldLines, "\n"), strings.Join(lines, "\n")
-	telling := named && kept && editmatch.Telling(strings.Join(added, "\n"))
+	telling := editmatch.Telling(strings.Join(added, "\n"))
 	proof := false
 	switch {
 	case len(added) > 0 && removes:
-		// Under an @@ line, beside its context, held as a chunk that
-		// adds the lines is: retried, "-\treturn nil" "+\tlog.Flush()"
-		// " }", unlike its old line, changed the next function.
-		proof = editmatch.RetryProof(old, left) || telling
+		// However unlike its old lines: retried, "-\treturn nil"
+		// "+\tlog.Flush()" changed the next function, with success. A
+		// first send whose result stands before by chance ("pass" for
+		// "raise NotImplementedError", a method above holding "pass")
+		// is refused, its hint asking for an @@ line: an error to act on,
+		// never a change made twice.
+		proof = editmatch.Telling(left)
 	case len(added) > 0:
-		proof = telling
+		proof = named && kept && telling
 	case removes:
 		// A part of the old lines as m takes them: "x  " is "x".
 		_, _, within := m.Seek(oldLines, lines, 0)

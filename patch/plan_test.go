@@ -93,14 +93,6 @@ func TestPlanUpdate(t *testing.T) {
 		// stand before them (as they do without it).
 		{"removes under its @@ line, lines left a loose part of the old", "func A() {\n\tlog()\n}\n\nfunc B() {\n\tlog()\n\tlog()\n}\n",
 			[]string{"@@ \tlog()", " \tlog()", "-\tlog()  ", " }"}, "func A() {\n\tlog()\n}\n\nfunc B() {\n\tlog()\n}\n", []string{RungTrailingWhitespace}},
-		// Under an @@ line naming a class, a replacement with a common line
-		// unlike its old ones that stands in a method before is no retry.
-		{"a common result unlike the old lines under a class's @@ line", "class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        raise NotImplementedError\n", []string{"@@ class Base:", "-        raise NotImplementedError", "+        pass"},
-			"class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        pass\n", []string{RungExact}},
-		// A result that stands before the old lines proves no retry when
-		// it is a common line unlike them (edit's rule).
-		{"a common result unlike the old lines before them", "class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        raise NotImplementedError\n", []string{"@@", "-        raise NotImplementedError", "+        pass"},
-			"class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        pass\n", []string{RungExact}},
 		// An @@ line found only loosely, at two places, names no place:
 		// the chunk is placed as without it (it went after the first).
 		{"begins with its @@ line, a blank line after", "def f():\n    return 1\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2", ""}, "def f():\n    return 2\ndef f():\n    return 1\n", []string{RungExact}},
@@ -401,6 +393,12 @@ func TestPlanErrors(t *testing.T) {
 				"closest": Region{StartLine: 1, EndLine: 2, Similarity: 1, Text: "func A() {\n\ta()"}}, "chunks must follow the order of the file"},
 		{"all or nothing", map[string]string{"a": "x\n"}, []string{"*** Add File: b", "+new", "*** Update File: a", "@@", "-nope"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 5}, "read the file"},
+		// A replacement whose result stands before its old lines, however
+		// unlike them, is refused: retried, it changed the next place; a
+		// first send meeting its result there by chance ("pass" in a
+		// method above) is told to name its place.
+		{"a common result unlike the old lines before them", map[string]string{"a": "class Base:\n    def a(self):\n        pass\n\n    def b(self):\n        raise NotImplementedError\n"}, []string{"*** Update File: a", "@@", "-        raise NotImplementedError", "+        pass"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 3, "oldAt": 6}, "give the chunk an @@ line naming the function or class there"},
 		// A retried patch (the agent lost the answer): its lines are no
 		// longer where its @@ line leads, the same lines are further on,
 		// in another function, which it changed with success.
@@ -522,6 +520,10 @@ func TestPlanRetried(t *testing.T) {
 			"func f() {\n\tlog(a)\n\treturn a\n}\n\nfunc g() {\n\treturn a\n}\n", 2},
 		{"removes a line and adds it back, CRLF", "- item 1\r\n- item 2\r\n\r\nend\r\n", []string{"@@", "-- item 2", "+- item 2", "+- item 3"},
 			"- item 1\r\n- item 2\r\n- item 3\r\n\r\nend\r\n", 3},
+		// A replacement unlike its old line, with no context and no @@
+		// line: retried, it changed the next look-alike.
+		{"a rewrite with no context", "func A() {\n\tlog.Printf(\"handling\")\n}\n\nfunc B() {\n\tlog.Printf(\"handling\")\n}\n", []string{"@@", "-\tlog.Printf(\"handling\")", "+\tx.Validate()"},
+			"func A() {\n\tx.Validate()\n}\n\nfunc B() {\n\tlog.Printf(\"handling\")\n}\n", 2},
 		// An @@ line inside the chunk: retried, its result stands from
 		// the line the @@ line named less its index, or the @@ line, a
 		// removed one, is found only in the look-alike.
