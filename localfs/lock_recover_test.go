@@ -487,75 +487,6 @@ func TestRecoveryThatCannotRunRefusesReads(t *testing.T) {
 	}
 }
 
-// A journal directory that cannot be listed (the process out of
-// descriptors, a failing disk) may hold a dead commit's journal: every
-// read and mutation under the roots is refused with the cause until a call
-// lists it. Its error was dropped, and reads answered the dead commit's
-// content, never committed, with exit 0, and an edit built on it.
-func TestUnlistableJournalDirRefusesAll(t *testing.T) {
-	for _, tc := range []struct {
-		err    error
-		code   fault.Code
-		inHint string
-	}{
-		{unix.EMFILE, fault.CodeIOError, "ulimit -n"},
-		{unix.EIO, fault.CodeIOError, "state directory"},
-	} {
-		t.Run(tc.err.Error(), func(t *testing.T) {
-			state := t.TempDir()
-			t.Setenv(StateDirEnv, state)
-			dir, err := filepath.EvalSymlinks(t.TempDir())
-			must(t, err)
-			p := deadCommit(t, dir, state)
-			must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x\n"), 0o644))
-			saved := syscalls
-			t.Cleanup(func() { syscalls = saved })
-			syscalls.readDir = func(name string) ([]os.DirEntry, error) {
-				if name == filepath.Join(state, "journal") {
-					return nil, &os.PathError{Op: "open", Path: name, Err: tc.err}
-				}
-				return saved.readDir(name)
-			}
-			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-			must(t, err)
-			defer fsys.Close()
-			ctx := context.Background()
-			refused := func(what string, err error) {
-				t.Helper()
-				var fe *fault.Error
-				if !errors.As(err, &fe) || fe.Code != tc.code || !strings.Contains(fe.Hint, tc.inHint) || fe.Details["journal"] != filepath.Join(state, "journal") {
-					t.Errorf("%s while the journals cannot be listed: %v, want %s naming the journal directory, hint with %q", what, err, tc.code, tc.inHint)
-				}
-			}
-			for _, name := range []string{"a.txt", "other.txt"} {
-				r, err := fsys.Open(ctx, name)
-				if err == nil {
-					r.Close()
-				}
-				refused("open "+name, err)
-				unlock, err := fsys.Lock(ctx, name, time.Second)
-				if err == nil {
-					unlock()
-				}
-				refused("lock "+name, err)
-			}
-			_, err = fsys.ReadDir(ctx, ".", 0, 10)
-			refused("ReadDir .", err)
-			syscalls = saved
-			fsys.SettleDead(ctx)
-			if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
-				t.Errorf("a.txt once the journals are listed: %q, %v, want it undone", b, err)
-			}
-			r, err := fsys.Open(ctx, "other.txt")
-			if err != nil {
-				t.Errorf("open other.txt once recovered: %v", err)
-			} else {
-				r.Close()
-			}
-		})
-	}
-}
-
 // The refusal of a file a dead commit may have left uncommitted, whose
 // recovery cannot run, says to mend the state directory that holds the
 // journal, which it names, and never to set AGENTFS_STATE_DIR elsewhere:
@@ -639,68 +570,6 @@ func TestLiveCommitOfAnotherEnvironmentIsWaitedFor(t *testing.T) {
 			var fe *fault.Error
 			if !errors.As(err, &fe) || fe.Code != fault.CodeLockTimeout || strings.Contains(fe.Message, "died") || time.Since(start) < 200*time.Millisecond {
 				t.Fatalf("lock while a live commit holds its journal: %v after %v, want LOCK_TIMEOUT after the timeout, not a dead writer's", err, time.Since(start))
-			}
-		})
-	}
-}
-
-// A dead journal that cannot be read (a failing disk, the process out of
-// descriptors) names files no one can tell: every read and mutation under
-// the roots is refused with the cause until a call reads it, as for a
-// journal directory that cannot be listed. Its recovery was left with the
-// cause, but its files were taken from the journal, read again and failing
-// again: none was refused, and reads answered the dead commit's content,
-// never committed, with exit 0, and an edit built on it.
-func TestUnreadableJournalRefusesAll(t *testing.T) {
-	for _, errno := range []unix.Errno{unix.EIO, unix.EMFILE} {
-		t.Run(errno.Error(), func(t *testing.T) {
-			state := t.TempDir()
-			t.Setenv(StateDirEnv, state)
-			dir, err := filepath.EvalSymlinks(t.TempDir())
-			must(t, err)
-			p := deadCommit(t, dir, state)
-			must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x\n"), 0o644))
-			saved := syscalls
-			t.Cleanup(func() { syscalls = saved })
-			syscalls.readFile = func(name string) ([]byte, error) {
-				if strings.HasSuffix(name, journalPending) {
-					return nil, &os.PathError{Op: "read", Path: name, Err: errno}
-				}
-				return saved.readFile(name)
-			}
-			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-			must(t, err)
-			defer fsys.Close()
-			ctx := context.Background()
-			refused := func(what string, err error) {
-				t.Helper()
-				var fe *fault.Error
-				if !errors.As(err, &fe) || fe.Code != fault.CodeIOError || fe.Details["journal"] == nil {
-					t.Errorf("%s while a dead journal cannot be read: %v, want IO_ERROR naming the journal", what, err)
-				}
-			}
-			for _, name := range []string{"a.txt", "other.txt"} {
-				r, err := fsys.Open(ctx, name)
-				if err == nil {
-					r.Close()
-				}
-				refused("open "+name, err)
-				unlock, err := fsys.Lock(ctx, name, time.Second)
-				if err == nil {
-					unlock()
-				}
-				refused("lock "+name, err)
-			}
-			syscalls = saved
-			fsys.SettleDead(ctx)
-			if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
-				t.Errorf("a.txt once the journal is read: %q, %v, want it undone", b, err)
-			}
-			r, err := fsys.Open(ctx, "other.txt")
-			if err != nil {
-				t.Errorf("open other.txt once recovered: %v", err)
-			} else {
-				r.Close()
 			}
 		})
 	}
@@ -814,5 +683,96 @@ func TestRecoveryWaitsForAProbeOfTheJournal(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "old\n" || journalsLeft(t, state) != 0 {
 		t.Fatalf("after a recovery that met a probe: %q on disk, %d journals left; want the file put back", b, journalsLeft(t, state))
+	}
+}
+
+// A journal directory that cannot be listed, or a dead journal that
+// cannot be read (the process out of descriptors, a failing disk), may
+// hold or name any file: every read and mutation under the roots is
+// refused with the cause until a call lists and reads it. The listing's
+// error was dropped; the journal's read was left with the cause but its
+// files taken from the journal, read again and failing again: none was
+// refused, and reads answered the dead commit's content, never
+// committed, with exit 0, and an edit built on it.
+func TestJournalsThatCannotBeReadRefuseAll(t *testing.T) {
+	for _, tc := range []struct {
+		errno unix.Errno
+		// list: the journal directory's listing fails, else the
+		// journal's read.
+		list   bool
+		inHint string
+	}{
+		{unix.EMFILE, true, "ulimit -n"},
+		{unix.EIO, true, "state directory"},
+		{unix.EMFILE, false, ""},
+		{unix.EIO, false, ""},
+	} {
+		t.Run(fmt.Sprintf("list=%v/%s", tc.list, tc.errno.Error()), func(t *testing.T) {
+			state := t.TempDir()
+			t.Setenv(StateDirEnv, state)
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			p := deadCommit(t, dir, state)
+			must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x\n"), 0o644))
+			saved := syscalls
+			t.Cleanup(func() { syscalls = saved })
+			journalDir := filepath.Join(state, "journal")
+			if tc.list {
+				syscalls.readDir = func(name string) ([]os.DirEntry, error) {
+					if name == journalDir {
+						return nil, &os.PathError{Op: "open", Path: name, Err: tc.errno}
+					}
+					return saved.readDir(name)
+				}
+			} else {
+				syscalls.readFile = func(name string) ([]byte, error) {
+					if strings.HasSuffix(name, journalPending) {
+						return nil, &os.PathError{Op: "read", Path: name, Err: tc.errno}
+					}
+					return saved.readFile(name)
+				}
+			}
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			must(t, err)
+			defer fsys.Close()
+			ctx := context.Background()
+			refused := func(what string, err error) {
+				t.Helper()
+				var fe *fault.Error
+				named := false
+				if errors.As(err, &fe) {
+					j, _ := fe.Details["journal"].(string)
+					named = tc.list && j == journalDir || !tc.list && strings.HasPrefix(j, journalDir+"/")
+				}
+				if !named || fe.Code != fault.CodeIOError || !strings.Contains(fe.Hint, tc.inHint) {
+					t.Errorf("%s while the journals cannot be read: %v, want IO_ERROR naming the journal (directory), hint with %q", what, err, tc.inHint)
+				}
+			}
+			for _, name := range []string{"a.txt", "other.txt"} {
+				r, err := fsys.Open(ctx, name)
+				if err == nil {
+					r.Close()
+				}
+				refused("open "+name, err)
+				unlock, err := fsys.Lock(ctx, name, time.Second)
+				if err == nil {
+					unlock()
+				}
+				refused("lock "+name, err)
+			}
+			_, err = fsys.ReadDir(ctx, ".", 0, 10)
+			refused("ReadDir .", err)
+			syscalls = saved
+			fsys.SettleDead(ctx)
+			if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
+				t.Errorf("a.txt once the journals are read: %q, %v, want it undone", b, err)
+			}
+			r, err := fsys.Open(ctx, "other.txt")
+			if err != nil {
+				t.Errorf("open other.txt once recovered: %v", err)
+			} else {
+				r.Close()
+			}
+		})
 	}
 }
