@@ -747,10 +747,11 @@ func TestStateDirFallsBackOnlyForGood(t *testing.T) {
 	}
 }
 
-// A dead commit journaled in another candidate state directory than the
-// one this environment picks now (the first had no room then, or its home
-// was not there yet) is recovered all the same.
-func TestJournalInAnotherCandidateIsRecovered(t *testing.T) {
+// twoCandidates is an environment of two default candidate state
+// directories, both made: the home's, which it picks, and the temporary
+// directory's, later in the order, which it returns.
+func twoCandidates(t *testing.T) string {
+	t.Helper()
 	base := t.TempDir()
 	t.Setenv(StateDirEnv, "")
 	t.Setenv("XDG_STATE_HOME", "")
@@ -758,8 +759,16 @@ func TestJournalInAnotherCandidateIsRecovered(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
 	must(t, os.MkdirAll(filepath.Join(base, "home", ".local", "state", "agentfs"), 0o700))
 	must(t, os.Mkdir(filepath.Join(base, "tmp"), 0o700))
-	old := filepath.Join(base, "tmp", fmt.Sprintf("agentfs-%d", os.Getuid()))
-	must(t, os.Mkdir(old, 0o700))
+	later := filepath.Join(base, "tmp", fmt.Sprintf("agentfs-%d", os.Getuid()))
+	must(t, os.Mkdir(later, 0o700))
+	return later
+}
+
+// A dead commit journaled in another candidate state directory than the
+// one this environment picks now (the first had no room then, or its home
+// was not there yet) is recovered all the same.
+func TestJournalInAnotherCandidateIsRecovered(t *testing.T) {
+	old := twoCandidates(t)
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
 	p := deadCommit(t, dir, old)
@@ -907,15 +916,7 @@ func TestNonPrivateLaterCandidateWithJournals(t *testing.T) {
 			if tc.owner != os.Getuid() && os.Getuid() != 0 {
 				t.Skip("chown: run as root")
 			}
-			base := t.TempDir()
-			t.Setenv(StateDirEnv, "")
-			t.Setenv("XDG_STATE_HOME", "")
-			t.Setenv("HOME", filepath.Join(base, "home"))
-			t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
-			must(t, os.MkdirAll(filepath.Join(base, "home", ".local", "state", "agentfs"), 0o700))
-			must(t, os.Mkdir(filepath.Join(base, "tmp"), 0o700))
-			later := filepath.Join(base, "tmp", fmt.Sprintf("agentfs-%d", os.Getuid()))
-			must(t, os.Mkdir(later, 0o700))
+			later := twoCandidates(t)
 			dir, err := filepath.EvalSymlinks(t.TempDir())
 			must(t, err)
 			if tc.journal {
