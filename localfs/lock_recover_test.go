@@ -626,18 +626,7 @@ func TestForeignJournalIsNeverRecovered(t *testing.T) {
 					t.Errorf("%s: hint %q, want chmod 700 and a recovery promised: %v", what, fe.Hint, mended)
 				}
 			}
-			for _, name := range []string{"a.txt", "other.txt"} {
-				r, err := fsys.Open(ctx, name)
-				if err == nil {
-					r.Close()
-				}
-				refused("open "+name, err)
-				unlock, err := fsys.Lock(ctx, name, time.Second)
-				if err == nil {
-					unlock()
-				}
-				refused("lock "+name, err)
-			}
+			openAndLock(ctx, fsys, refused)
 			if b, err := os.ReadFile(p); err != nil || string(b) != "staged new\n" {
 				t.Errorf("a.txt beside a journal another user may have written: %q, %v, want it as it was", b, err)
 			}
@@ -748,18 +737,7 @@ func TestJournalsThatCannotBeReadRefuseAll(t *testing.T) {
 					t.Errorf("%s while the journals cannot be read: %v, want IO_ERROR naming the journal (directory), hint with %q", what, err, tc.inHint)
 				}
 			}
-			for _, name := range []string{"a.txt", "other.txt"} {
-				r, err := fsys.Open(ctx, name)
-				if err == nil {
-					r.Close()
-				}
-				refused("open "+name, err)
-				unlock, err := fsys.Lock(ctx, name, time.Second)
-				if err == nil {
-					unlock()
-				}
-				refused("lock "+name, err)
-			}
+			openAndLock(ctx, fsys, refused)
 			_, err = fsys.ReadDir(ctx, ".", 0, 10)
 			refused("ReadDir .", err)
 			syscalls = saved
@@ -774,5 +752,22 @@ func TestJournalsThatCannotBeReadRefuseAll(t *testing.T) {
 				r.Close()
 			}
 		})
+	}
+}
+
+// openAndLock opens and locks a.txt and other.txt of fsys, a file of a
+// dead commit and one of none, handing refused each error.
+func openAndLock(ctx context.Context, fsys *FS, refused func(what string, err error)) {
+	for _, name := range []string{"a.txt", "other.txt"} {
+		r, err := fsys.Open(ctx, name)
+		if err == nil {
+			r.Close()
+		}
+		refused("open "+name, err)
+		unlock, err := fsys.Lock(ctx, name, time.Second)
+		if err == nil {
+			unlock()
+		}
+		refused("lock "+name, err)
 	}
 }
