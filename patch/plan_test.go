@@ -194,6 +194,31 @@ func TestPlanUpdate(t *testing.T) {
 		// result would prove it): the @@ line is added, no context kept.
 		{"a line replaced by the @@ line's text", "def f():\n    return 1\ndef g():\n    return 2\n", []string{"@@     return 1", "-    return 2", "+    return 1"}, "def f():\n    return 1\ndef g():\n    return 1\n", []string{RungExact}},
 		{"three dots against an ellipsis", "wait\u2026\n", []string{"@@", "-wait...", "+go"}, "go\n", []string{RungUnicode}},
+		// As many lines of each ending around an inserted line: "\n" (it
+		// took the file's usual "\r\n").
+		{"mixed endings: a line inserted among as many of each", "a\r\nb\nc\r\nd\r\n", []string{"@@", " a", " b", "+x"}, "a\r\nb\nx\nc\r\nd\r\n", []string{RungExact}},
+		// A chunk that adds at the end, then one at the top: applied in
+		// the file's order.
+		{"adds at the end, then changes the top", "a\nb\n", []string{"@@", "+c", "@@", "-a", "+A"}, "A\nb\nc\n", []string{"", RungExact}},
+		// A blank context line first, standing for the final line ending:
+		// the chunk adds at the end.
+		{"a blank context line, then adds", "a\n", []string{"@@", "", "+xyzw"}, "a\nxyzw\n", []string{""}},
+		// Found only loosely right after the chunk before, the lines it
+		// leaves standing exactly as that chunk's old line: no retry, that
+		// line is changed by the chunk before.
+		{"loose, its result the chunk before's old line", "key = new_value\nkey = old_value  \n", []string{"@@", "-key = new_value", "+key = newer_value", "@@", "-key = old_value", "+key = new_value"},
+			"key = newer_value\nkey = new_value\n", []string{RungExact, RungTrailingWhitespace}},
+		// A loose chunk that adds lines only, its result exactly further
+		// on: added again, as without an @@ line it says nothing of a retry.
+		{"loose, adds only, its result further on", "log a  \nlog b\nx\nlog a\nlog(y)\nlog b\n", []string{"@@", " log a", "+log(y)", " log b"},
+			"log a  \nlog(y)\nlog b\nx\nlog a\nlog(y)\nlog b\n", []string{RungTrailingWhitespace}},
+		// Without an @@ line, a chunk that removes lines only proves no
+		// retry by what it leaves standing before its old lines.
+		{"removes lines only, what it leaves before", "foo()\nbar()\nx\nfoo()\ndebug()\nbar()\n", []string{"@@", " foo()", "-debug()", " bar()"}, "foo()\nbar()\nx\nfoo()\nbar()\n", []string{RungExact}},
+		// What it leaves, a retry's text, stands before only more loosely
+		// than its old lines are found: no retry.
+		{"its result before only loosely", "    return wrap(err)\n\treturn err\n", []string{"@@", "-\treturn err", "+\treturn wrap(err)"}, "    return wrap(err)\n\treturn wrap(err)\n", []string{RungExact}},
+		{"unicode rung re-indents", "\tsay \u201chi\u201d\n", []string{"@@", "-    say \"hi\"", "+    say bye"}, "\tsay bye\n", []string{RungUnicode}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,13 +241,26 @@ func TestPlanUpdate(t *testing.T) {
 }
 
 func TestPlanLocated(t *testing.T) {
-	c, err := updateF(t, "a\nb\nc\nd\n", "@@", "-b", "+B", "@@", "+e")
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name  string
+		src   string
+		chunk []string
+		want  []Located
+	}{
+		{"replaced, then added", "a\nb\nc\nd\n", []string{"@@", "-b", "+B", "@@", "+e"}, []Located{{PatchLine: 3, Line: 2, Rung: RungExact}, {PatchLine: 6, Line: 5}}},
+		// A last blank line, the final line ending: added at the end.
+		{"added, then a blank line", "one\ntwo\nthree\n", []string{"@@", "+four", ""}, []Located{{PatchLine: 3, Line: 4}}},
 	}
-	want := []Located{{PatchLine: 3, Line: 2, Rung: RungExact}, {PatchLine: 6, Line: 5}}
-	if !reflect.DeepEqual(c.Chunks, want) {
-		t.Errorf("located %+v, want %+v", c.Chunks, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := updateF(t, tt.src, tt.chunk...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.Chunks, tt.want) {
+				t.Errorf("located %+v, want %+v", c.Chunks, tt.want)
+			}
+		})
 	}
 }
 
@@ -443,6 +481,21 @@ func TestPlanErrors(t *testing.T) {
 		// it would add its line to the loose sibling.
 		{"retried, a loose sibling before, its removed line given back", map[string]string{"a": "a = 1  \n    return a\n\na = 1\n    log(a)\n    return a\n"}, []string{"*** Update File: a", "@@", " a = 1", "-    return a", "+    log(a)", "+    return a"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 4, "oldAt": 1, "rung": RungTrailingWhitespace}, "looks applied already at line 4"},
+		// The @@ line as a line the chunk adds, not keeps: its result at
+		// that line is no retry ("@@ }", "+}" leaves a second "}").
+		{"@@ line only added, the result standing from it", map[string]string{"a": "x\nfoo\nbaz\n"}, []string{"*** Update File: a", "@@ foo", "-bar", "+foo", "+baz"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3,
+				"closest": Region{StartLine: 3, EndLine: 3, Similarity: 0.5, Text: "baz"}}, "the closest is line 3 (similarity 0.50): read the file there"},
+		{"retried, no @@ line nor context", map[string]string{"a": retriedSrc}, []string{"*** Update File: a", "@@", "-\t\treturn err", "+\t\treturn wrap(err)"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 3, "oldAt": 8}, "looks applied already at line 3"},
+		// Its old lines found only loosely, the result exactly before them.
+		{"retried, found loosely after its result", map[string]string{"a": "key = new_value\nkey = old_value  \n"}, []string{"*** Update File: a", "@@", "-key = old_value", "+key = new_value"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 1, "oldAt": 2}, "looks applied already at line 1"},
+		// The lines around a chunk's @@ line begin inside the chunk before:
+		// not found after it.
+		{"lines around its @@ line over the chunk before", map[string]string{"a": "a\nb\nc\n"}, []string{"*** Update File: a", "@@", "-a", "+A", "@@ b", " a", " b", "-c", "+C"},
+			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 6,
+				"closest": Region{StartLine: 1, EndLine: 3, Similarity: 1, Text: "a\nb\nc"}}, "the chunk's lines are lines 1-3, but they overlap the chunk before, which ends at line 1"},
 		{"retried whole, two chunks", map[string]string{"a": strings.ReplaceAll(retriedSrc, "return err", "return wrap(err)") + strings.ReplaceAll(retriedSrc, "return wrap(err)", "return err")}, []string{"*** Update File: a", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}", "@@", " \tif err != nil {", "-\t\treturn err", "+\t\treturn wrap(err)", " \t}"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 1, "patchLine": 3, "newAt": 2, "oldAt": 12}, "looks applied already at line 2"},
 	}
@@ -456,6 +509,86 @@ func TestPlanErrors(t *testing.T) {
 			}
 			if !reflect.DeepEqual(fe.Details, tt.detail) || !strings.Contains(fe.Hint, tt.hint) || fe.Path == "" {
 				t.Errorf("details %+v, hint %q, path %q; want %+v and %q", fe.Details, fe.Hint, fe.Path, tt.detail, tt.hint)
+			}
+		})
+	}
+}
+
+// TestPlanErrorText pins the message and hint of each refusal whole:
+// the line numbers in them are where the caller reads the file next.
+func TestPlanErrorText(t *testing.T) {
+	tests := []struct {
+		name      string
+		src       string
+		chunk     []string
+		msg, hint string
+	}{
+		{"result before the old lines", retriedSrc, []string{"@@", "-\t\treturn err", "+\t\treturn wrap(err)"},
+			"chunk 1 of 'f' (patch line 3): the lines it would leave already stand at line 3, and its old lines are found only further on, at line 8: changing them there may not be what was meant.",
+			"this patch looks applied already at line 3: if it was, nothing is left to do; if it is meant for line 8, give the chunk an @@ line naming the function or class there, or more context lines"},
+		{"loose, result after the old lines", "[a]\nkey = old_value  \nmode = fast\n[b]\nkey = new_value\nmode = fast\n", []string{"@@", "-key = old_value", "+key = new_value", " mode = fast"},
+			"chunk 1 of 'f' (patch line 3): its old lines are found only at the trailing-whitespace rung, at line 2, and the lines it would leave already stand at line 5: changing them there may not be what was meant.",
+			"this patch looks applied already at line 5: if it was, nothing is left to do; if it is meant for line 2, copy the chunk's lines from there exactly"},
+		{"ambiguous at a loose rung", "fn a() {\n    return 1\n}\nfn b() {\n\treturn 1\n}\n", []string{"@@", "-return 1", "+return 2"},
+			"chunk 1 of 'f' (patch line 3) matches lines 2 and 5 of the file, at the whitespace rung only.",
+			"give the chunk's lines as the file spells them, or an @@ line naming the function or class it is in (or more context lines) to tell the places apart"},
+		{"an added line left of the margin", "def f():\n    return 1\n", []string{"@@", "     def f():", "         return 1", "+def g():"},
+			"chunk 1 of 'f' (patch line 3) matches lines 1-2 only with less indentation than it gives, and its added line \"def g():\" would go left of the margin: whether its lines are meant where they stand or relative to the context cannot be told.",
+			"read lines 1-2 and copy the chunk's context (' ') and removed ('-') lines from them with their indentation, and indent its added ('+') lines as the file does"},
+		{"uneven indentation", "def f(x):\n    if x:\n        y = 1\n", []string{"@@", "-if x:", "-y = 1", "+if x:", "+y = 2"},
+			"chunk 1 of 'f' (patch line 3) matches lines 2-3 but for indentation that differs from the file's by different amounts from line to line: where its added lines go cannot be told.",
+			"copy the chunk's context (' ') and removed ('-') lines from those lines with their indentation, and indent its added ('+') lines as the file does"},
+		{"added again after its context", "func A() {\n\tx := 1\n\tlog(x)\n}\n", []string{"@@", " \tx := 1", "+\tlog(x)"},
+			"chunk 1 of 'f' (patch line 3) adds lines (any it removes it adds back), and they already stand at line 3, where it would add them.",
+			"this patch looks applied already at line 3: if it was, nothing is left to do; if the lines are meant twice, give the chunk context lines (' ') from the file around where they go"},
+		{"adds under a loose @@ line at two places", "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n", []string{"@@ def f():", "+    x = 1"},
+			"chunk 1 of 'f' (patch line 3) adds lines after its @@ line, which matches lines 2 and 5 of the file, at the whitespace rung only.",
+			"give the @@ line as the file spells it, or a context line before the added ones, to tell the places apart"},
+		{"overlap", "x\ny\n", []string{"@@", "-y", "+Y", "@@", " x", "-y", "+Z", "*** End of File"},
+			"chunks 1 and 2 of 'f' (patch line 2) overlap at line 2 of the file.",
+			"merge the two chunks into one, with their lines in the order of the file"},
+		{"context not found", "def f():\n  pass\n", []string{"@@ def g():", "-  pass"},
+			"the context '@@ def g():' of chunk 1 of 'f' (patch line 3) was not found in the file.",
+			"the closest is line 1 (similarity 0.71): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly"},
+		// The closest region from the last line of the chunk before, past
+		// it: they overlap, whether or not the chunk has an @@ line.
+		{"closest from the chunk before's last line", "a1\nb1\nc1\nd1\n", []string{"@@", "-b1", "+B1", "@@ c1", "-b1", "-cc1"},
+			"chunk 2 of 'f' (patch line 6) was not found in the file after line 3.",
+			"the closest is lines 2-3 (similarity 0.80): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly; they overlap the chunk before, which ends at line 2: merge the two chunks into one"},
+		// The closest region from the @@ line itself: after it is where
+		// the lines were sought.
+		{"closest from its @@ line", "def f():\n    return 2\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 3"},
+			"chunk 1 of 'f' (patch line 3) was not found in the file after line 1.",
+			"the closest is lines 1-2 (similarity 0.93): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly; a chunk's lines are sought after its @@ line, line 1 (or around it, when they hold it): give the chunk an @@ line above them, or none"},
+		// Ending at the chunk before's last line, or being it: out of order.
+		{"closest ends with the chunk before", "a1\nb1\nc1\n", []string{"@@", "-b1", "+B1", "@@", "-a1", "-b1", "+x"},
+			"chunk 2 of 'f' (patch line 6) was not found in the file after line 2.",
+			"the chunk's lines are lines 1-2, but chunks must follow the order of the file, each after the previous one"},
+		{"closest is the chunk before's last line", "a1\nb1\nc1\n", []string{"@@", "-b1", "+B1", "@@", "-b1", "+C1"},
+			"chunk 2 of 'f' (patch line 6) was not found in the file after line 2.",
+			"the chunk's lines are line 2, but chunks must follow the order of the file, each after the previous one"},
+		// Under '*** End of File', the closest region the file's last
+		// lines: no word of the marker.
+		{"end of file, closest at the end", "x\nvalue\n", []string{"@@", "-values", "+z", "*** End of File"},
+			"chunk 1 of 'f' (patch line 3) was not found in the file.",
+			"the closest is line 2 (similarity 0.89): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly"},
+		{"as many lines as the file", "one\ntwo\n", []string{"@@", "-one", "-tow", "+x"},
+			"chunk 1 of 'f' (patch line 3) was not found in the file.",
+			"the closest is lines 1-2 (similarity 0.50): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly"},
+		// Lines of the same bigrams, found alike by no rung.
+		{"closest of similarity 1, no reason", "bcab\n", []string{"@@", "-abca", "+x"},
+			"chunk 1 of 'f' (patch line 3) was not found in the file.",
+			"the closest is line 1 (similarity 1.00): read the file there and copy the chunk's context (' ') and removed ('-') lines from it exactly"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := updateF(t, tt.src, tt.chunk...)
+			fe := fault.AsError(err)
+			if fe == nil {
+				t.Fatalf("error %v, want a refusal", err)
+			}
+			if fe.Message != tt.msg || fe.Hint != tt.hint {
+				t.Errorf("message %q\nhint %q\nwant %q\nand %q", fe.Message, fe.Hint, tt.msg, tt.hint)
 			}
 		})
 	}
@@ -483,6 +616,16 @@ func TestClosestBounded(t *testing.T) {
 	r, ok := fault.AsError(err).Details["closest"].(Region)
 	if !ok || r.EndLine-r.StartLine != 19 || strings.Count(r.Text, "\n") != regionLines || !strings.HasSuffix(r.Text, "\n…") {
 		t.Errorf("closest %+v", r)
+	}
+	// Exactly regionLines lines, exactly regionBytes bytes: whole.
+	_, err = updateF(t, strings.Repeat("line\n", regionLines), slices.Repeat([]string{"-lime"}, regionLines)...)
+	if r, ok = fault.AsError(err).Details["closest"].(Region); !ok || r.Text != strings.TrimSuffix(strings.Repeat("line\n", regionLines), "\n") {
+		t.Errorf("closest of %d lines %+v", regionLines, r)
+	}
+	full := strings.Repeat("x", regionBytes)
+	_, err = updateF(t, full+"\n", "@@", "-"+full[1:]+"y")
+	if r, ok = fault.AsError(err).Details["closest"].(Region); !ok || r.Text != full {
+		t.Errorf("closest of %d bytes: %d bytes", regionBytes, len(r.Text))
 	}
 	long := strings.Repeat("é", 2000)
 	_, err = updateF(t, long+"\n", "@@", "-"+long+"x")
