@@ -523,7 +523,7 @@ func locateChunks(lines []fileLine, op Op, m Matcher, explain bool) ([]replaceme
 				// the chunk), which the search after it passed, to edit
 				// the next def f() instead; its last blank line may be
 				// the file's final line ending.
-				if len(old) > 0 && !c.EOF {
+				if !c.EOF {
 					left, _ := result(c.Lines)
 					if i, ok := spans(m, texts, old, c.Context, at, before, nil); ok {
 						start, leftFrom = at-i, at-i
@@ -982,7 +982,7 @@ func reindentAdded(cl []Line, old, got, file []string, rung string) ([]Line, err
 	if !ok {
 		f, ok = editmatch.IndentLevels(old, got, added)
 	}
-	if !ok && len(removed) > 0 {
+	if !ok {
 		f, ok = editmatch.IndentLevels(removed, theirs, added)
 	}
 	if !ok && editmatch.SameColumns(old, got) {
