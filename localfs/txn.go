@@ -839,8 +839,8 @@ func waitRecovery(ctx context.Context, p string, deadline time.Time) bool {
 // f's roots, or cannot be read (and may): only such a journal's recovery
 // is waited for, as one of another project's is nothing to this call.
 func (f *FS) touchesRoots(p string) bool {
-	entries, ok := readJournal(p)
-	if !ok {
+	entries, err := readJournal(p)
+	if err != nil {
 		return true
 	}
 	for _, e := range entries {
@@ -911,21 +911,25 @@ func journals(bases []string) iter.Seq2[string, error] {
 	}
 }
 
-// journalEntries reads the entries of the journal at path, with the
-// error of one that is there but cannot be read (a failing disk, no
-// descriptor left): it names files no one can tell. None, and no error,
-// for one gone or not a journal's JSON.
-func journalEntries(path string) ([]journalEntry, error) {
+// errNoJournal is readJournal's error for a journal gone, or that is no
+// journal's JSON.
+var errNoJournal = errors.New("no journal")
+
+// readJournal reads the entries of the journal at path: errNoJournal for
+// one gone or not a journal's JSON, another error for one that is there
+// but cannot be read (a failing disk, no descriptor left), which names
+// files no one can tell.
+func readJournal(path string) ([]journalEntry, error) {
 	data, err := syscalls.readFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, errNoJournal
 	}
 	if err != nil {
 		return nil, err
 	}
 	var entries []journalEntry
 	if json.Unmarshal(data, &entries) != nil {
-		return nil, nil
+		return nil, errNoJournal
 	}
 	return entries, nil
 }
@@ -955,16 +959,6 @@ func foreignJournal(d string, names []os.DirEntry) *notPrivate {
 	return nil
 }
 
-// readJournal reads the entries of the journal at path.
-func readJournal(path string) ([]journalEntry, bool) {
-	data, err := syscalls.readFile(path)
-	var entries []journalEntry
-	if err != nil || json.Unmarshal(data, &entries) != nil {
-		return nil, false
-	}
-	return entries, true
-}
-
 // journalFor is a journal in bases that names one of reals, or a path
 // above or below one, "" when there is none; or a journal directory that
 // cannot be listed, or a pending journal that cannot be read, with the
@@ -980,8 +974,8 @@ func journalFor(bases []string, reals []string) (string, error) {
 		if err != nil {
 			return path, err
 		}
-		entries, err := journalEntries(path)
-		if err != nil && strings.HasSuffix(path, journalPending) {
+		entries, err := readJournal(path)
+		if err != nil && !errors.Is(err, errNoJournal) && strings.HasSuffix(path, journalPending) {
 			return path, err // any of reals may be among its files
 		}
 		for _, e := range entries {
@@ -1014,13 +1008,12 @@ const journalWait = 2 * time.Second
 // live process holds ends without one, and the journal is left to the
 // next call.
 func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, err error) {
-	data, err := syscalls.readFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return true, err // EMFILE, EIO: a dead commit not looked at
-	}
-	var entries []journalEntry
-	if err != nil || json.Unmarshal(data, &entries) != nil {
+	entries, err := readJournal(path)
+	if errors.Is(err, errNoJournal) {
 		return false, nil
+	}
+	if err != nil {
+		return true, err // EMFILE, EIO: a dead commit not looked at
 	}
 	reals := make([]string, len(entries))
 	for i, e := range entries {

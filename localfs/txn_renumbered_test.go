@@ -22,8 +22,8 @@ func renumberJournal(t *testing.T, state, fs string) {
 		t.Fatalf("journals %v, want one", js)
 	}
 	p := filepath.Join(state, "journal", js[0].Name())
-	entries, ok := readJournal(p)
-	if !ok {
+	entries, err := readJournal(p)
+	if err != nil {
 		t.Fatal("the journal does not read")
 	}
 	for i := range entries {

@@ -68,8 +68,8 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 		if !strings.HasSuffix(j, journalPending) {
 			continue // committed: its files hold what the caller was told
 		}
-		entries, err := journalEntries(j)
-		if err != nil {
+		entries, err := readJournal(j)
+		if err != nil && !errors.Is(err, errNoJournal) {
 			// A journal that cannot be read names files no one can
 			// tell: any file may hold the dead commit's change.
 			files = append(files, uncommittedFile{real: string(filepath.Separator), journal: j, cause: cmp.Or(cause, err)})
