@@ -158,7 +158,10 @@ func recoveryStateDirs(state string) []string {
 		return dirs
 	}
 	for _, d := range stateDirCandidates() {
-		if np := checkPrivate(d); d != state && isDir(d) && (np == nil || np.mend != "") {
+		if d == state || !isDir(d) {
+			continue // no Lstat on every call for a candidate not there
+		}
+		if np := checkPrivate(d); np == nil || np.mend != "" {
 			dirs = append(dirs, d)
 		}
 	}
