@@ -812,7 +812,7 @@ func OpenRoot(name string) (*os.Root, error) {
 func cwdNeeded(err error, roots []string) error {
 	const hint = "cd to a directory that exists, or give --root an absolute path"
 	if !errors.Is(err, unix.ENOENT) {
-		return fault.Errorf(fault.CodeIOError, "the working directory cannot be read (%s).", errText(err)).WithCause(err).
+		return fault.Errorf(fault.CodeIOError, "the working directory cannot be read (%s).", ErrText(err)).WithCause(err).
 			WithHint("cd to another directory: getcwd fails past PATH_MAX (4096 bytes)")
 	}
 	if len(roots) == 0 {
@@ -1602,13 +1602,15 @@ func mapErr(err error, p string) *fault.Error {
 		e = fault.Errorf(fault.CodeOutsideRoot, "the path goes through a link that leads outside the allowed roots.").
 			WithHint("use a path whose links stay inside the roots")
 	default:
-		e = fault.Errorf(fault.CodeIOError, "the operation failed: %s.", errText(err)).
+		e = fault.Errorf(fault.CodeIOError, "the operation failed: %s.", ErrText(err)).
 			WithHint("retry; if it persists, check the file system")
 	}
 	return e.WithPath(p).WithCause(err)
 }
 
-func errText(err error) string {
+// ErrText is err's own words, without the path a *fs.PathError repeats
+// (a message names the path its own way).
+func ErrText(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()

@@ -140,7 +140,7 @@ func stateDirError(d string, err error) error {
 		return fe
 	}
 	code, hint := stateDirFault(d, err)
-	return fault.Errorf(code, "the state directory %s cannot be made: %s.", d, errText(err)).WithHint("%s", hint).WithCause(err)
+	return fault.Errorf(code, "the state directory %s cannot be made: %s.", d, ErrText(err)).WithHint("%s", hint).WithCause(err)
 }
 
 // recoveryStateDirs are the state directories whose journals a recovery

@@ -85,7 +85,7 @@ func (f *FS) Remove(ctx context.Context, path string, opts backend.RemoveOptions
 // syncDir makes a removal durable.
 func syncDir(dfd int, display string) error {
 	if err := syscalls.fsync(dfd); err != nil {
-		return fault.Errorf(fault.CodeIOError, "the path was removed, but its directory could not be synced: %s.", errText(err)).
+		return fault.Errorf(fault.CodeIOError, "the path was removed, but its directory could not be synced: %s.", ErrText(err)).
 			WithPath(display).WithHint("check the file system before relying on the removal after a crash").WithCause(err)
 	}
 	return nil

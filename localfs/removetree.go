@@ -301,7 +301,7 @@ func (r *treeRemover) unlinkable(level *treeLevel, e *treeEntry, at func() strin
 // move's removal of the tree copied) could not remove, found before
 // anything was.
 func (r *treeRemover) unremovable(err error, at, what string) error {
-	e := fault.Errorf(mapErr(err, at).Code, "the tree holds %s (%s).", what, errText(err)).WithPath(at).WithCause(err)
+	e := fault.Errorf(mapErr(err, at).Code, "the tree holds %s (%s).", what, ErrText(err)).WithPath(at).WithCause(err)
 	if r.copying {
 		return e.WithHint("nothing was moved; change its permissions, or move the files around it one by one")
 	}

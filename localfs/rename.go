@@ -178,7 +178,7 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	}
 	for _, d := range []int{dst.fd(), src.fd()} {
 		if err := syscalls.fsync(d); err != nil {
-			return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the path was moved, but a directory could not be synced: %s.", errText(err)).
+			return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the path was moved, but a directory could not be synced: %s.", ErrText(err)).
 				WithPath(dst.display).WithHint("the move is done; check the file system before relying on it after a crash").WithCause(err)
 		}
 	}

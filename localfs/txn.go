@@ -569,7 +569,7 @@ func stateDirErr(what string, err error) *fault.Error {
 		return fe // the state directory's own (stateDirError)
 	}
 	code, hint := StateDirFault(err)
-	return fault.Errorf(code, "%s cannot be written in the state directory %s: %s.", what, existingStateDir(), errText(err)).
+	return fault.Errorf(code, "%s cannot be written in the state directory %s: %s.", what, existingStateDir(), ErrText(err)).
 		WithHint("%s", hint).WithCause(err)
 }
 
@@ -682,7 +682,7 @@ func (j *journal) commit() error {
 		}
 	}
 	if err != nil {
-		return fault.Errorf(fault.CodeIOError, "the transaction could not be committed: %s.", errText(err)).
+		return fault.Errorf(fault.CodeIOError, "the transaction could not be committed: %s.", ErrText(err)).
 			WithHint("nothing was changed; check the state directory (%s)", StateDirEnv).WithCause(err)
 	}
 	return nil

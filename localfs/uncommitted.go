@@ -146,5 +146,5 @@ func causeText(err error) string {
 	if errno := unix.Errno(0); errors.As(err, &errno) {
 		return errno.Error()
 	}
-	return errText(err)
+	return ErrText(err)
 }

@@ -405,7 +405,7 @@ func replace(dir *os.File, dirReal, base string, data []byte, old, owner *unix.S
 		return backend.FileInfo{}, mapErr(err, display)
 	}
 	if err := syscalls.fsync(dfd); err != nil {
-		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the file was replaced, but its directory could not be synced: %s.", errText(err)).
+		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the file was replaced, but its directory could not be synced: %s.", ErrText(err)).
 			WithPath(display).WithHint("the new content is in place; check the file system before relying on it after a crash").
 			WithCause(err)
 	}

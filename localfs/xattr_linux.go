@@ -83,11 +83,11 @@ func sized(get func([]byte) (int, error)) ([]byte, error) {
 // destination's file system that cannot keep it.
 func xattrSetErr(name string, err error, at string) error {
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
-		return fault.Errorf(fault.CodePermissionDenied, "the copy may not be given the extended attribute %s (%s): setting it takes a privilege this process lacks, and the move would lose it.", name, errText(err)).
+		return fault.Errorf(fault.CodePermissionDenied, "the copy may not be given the extended attribute %s (%s): setting it takes a privilege this process lacks, and the move would lose it.", name, ErrText(err)).
 			WithPath(at).WithDetail("xattr", name).WithCause(err).
 			WithHint("move it within its file system (a rename keeps it), or run as a user who may set it; nothing was moved")
 	}
-	return fault.Errorf(fault.CodeNotSupported, "the destination's file system cannot keep the extended attribute %s (%s), which the move would lose.", name, errText(err)).
+	return fault.Errorf(fault.CodeNotSupported, "the destination's file system cannot keep the extended attribute %s (%s), which the move would lose.", name, ErrText(err)).
 		WithPath(at).WithDetail("xattr", name).WithCause(err).
 		WithHint("remove the attribute first (setfattr -x), or choose a destination on a file system that keeps it; nothing was moved")
 }

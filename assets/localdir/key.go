@@ -3,7 +3,6 @@ package localdir
 import (
 	"crypto/rand"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -84,14 +83,6 @@ func readKey(p string) ([]byte, error) {
 // directory's (a full one is NO_SPACE).
 func keyError(err error, p string) error {
 	code, hint := localfs.StateDirFault(err)
-	return fault.Errorf(code, "the signing key cannot be read or made: %s.", errText(err)).WithPath(p).
+	return fault.Errorf(code, "the signing key cannot be read or made: %s.", localfs.ErrText(err)).WithPath(p).
 		WithHint("%s", hint).WithCause(err)
-}
-
-// errText is err's own words, without the path a *PathError repeats.
-func errText(err error) string {
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
