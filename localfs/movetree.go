@@ -401,7 +401,6 @@ func treeVersions(ctx context.Context, fd int, rel string, into map[string]strin
 	return nil
 }
 
-// mapped is mapErr of a step chain's error, nil when every step succeeded.
 // copySide is the path that names err, a copy's failure from the file at
 // to the file to: the destination for a write's (a full disk), the
 // source for a read's. copy_file_range's name the destination either
@@ -419,6 +418,7 @@ func copySide(err error, at, to string) string {
 	return at
 }
 
+// mapped is mapErr of a step chain's error, nil when every step succeeded.
 func mapped(err error, at string) error {
 	if err == nil {
 		return nil
