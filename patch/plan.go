@@ -151,16 +151,8 @@ func (pl *planner) apply(op Op) error {
 			e.WithDetail("movedTo", op.MoveTo).WithDetail("newAt", newAt).
 				WithHint("%s exists, and the change stands in it at line %d: this patch looks applied already; if it was, nothing is left to do", op.MoveTo, newAt)
 		} else if ok {
-			verb := " is"
-			if len(pending) > 1 {
-				verb = " are"
-			}
-			ks := make([]int, len(pending))
-			for i, k := range pending {
-				ks[i] = k - 1
-			}
 			e.WithDetail("movedTo", op.MoveTo).WithDetail("newAt", newAt).WithDetail("pending", pending).
-				WithHint("%s exists, and a part of the change stands in it at line %d, %s not: if this patch was applied before, update %s with the pending chunks alone", op.MoveTo, newAt, chunkList(ks, 1)+verb, op.MoveTo)
+				WithHint("%s exists, and a part of the change stands in it at line %d, %s not: if this patch was applied before, update %s with the pending chunks alone", op.MoveTo, newAt, pendingText(pending), op.MoveTo)
 		}
 		return e
 	}
@@ -322,6 +314,8 @@ func appliedHint(newAt int, otherwise string) string {
 	return fmt.Sprintf("%s; %s", appliedAlready(newAt), otherwise)
 }
 
+// appliedAlready is the hint's first words for a chunk whose result
+// stands at line newAt (partlyApplied finds them there).
 func appliedAlready(newAt int) string {
 	return fmt.Sprintf("this patch looks applied already at line %d: if it was, nothing is left to do", newAt)
 }
@@ -366,12 +360,8 @@ func partlyApplied(lines []fileLine, op Op, m Matcher, err error) error {
 			if len(applied) > 1 {
 				looks = fmt.Sprintf("%s look applied already (chunk %d at line %d)", chunkList(applied, 1), applied[0]+1, newAt)
 			}
-			verb := " is"
-			if len(pending) > 1 {
-				verb = " are"
-			}
 			return e.WithDetail("pending", pending).
-				WithHint("%s, and %s not: if so, leave out what was applied and send the patch again; %s", looks, chunkList(pending, 0)+verb, otherwise)
+				WithHint("%s, and %s not: if so, leave out what was applied and send the patch again; %s", looks, pendingText(pending), otherwise)
 		}
 		e2 := fault.AsError(err2)
 		if _, ok := e2.Details["newAt"]; !ok {
@@ -384,6 +374,15 @@ func partlyApplied(lines []fileLine, op Op, m Matcher, err error) error {
 // partlyRounds bounds the rounds of partlyApplied: a chunk more that
 // looks applied each.
 const partlyRounds = 16
+
+// pendingText names the pending chunks (numbered from 1) with their
+// verb: "chunk 2 is", "chunks 1-3 are".
+func pendingText(pending []int) string {
+	if len(pending) == 1 {
+		return chunkList(pending, 0) + " is"
+	}
+	return chunkList(pending, 0) + " are"
+}
 
 // chunkList names chunks ks, plus add to each, runs as ranges: "chunk 2",
 // "chunks 1 and 3", "chunks 1-200 and 203".
@@ -782,18 +781,17 @@ func standsAt(texts []string, cl []Line, from, at int) bool {
 // standsBefore finds the lines cl leaves (its context and added lines)
 // at or after start and before at, where its old lines were found at
 // rung: the text the chunk would make, standing where the search began.
-// A chunk that replaces lines says so when what it leaves proves a retry
-// as an edit's newText does (editmatch.RetryProof: "pass" for "raise
-// NotImplementedError" is a common line, no sign of one), or as one that
-// adds its lines does. A chunk that only adds lines (cl as its net
-// insertion: see netInsertion), or only removes them, says so only under
-// an @@ line (named), which bounds the search to the function it names:
-// without one, its result may stand in a sibling (a defer another
-// function has). Added lines must tell a retry (editmatch.Telling) beside
-// a context line (a lone "pass" stands in any method under "@@ class
-// Base:"), and lines left by a removal must not be a part of the old
-// lines. Found only at a rung no looser than the old lines' ("    x" is
-// not "x" retried for "  x").
+// A chunk that replaces lines says so when what it leaves tells a retry
+// (editmatch.Telling), however unlike its old lines. A chunk that only
+// adds lines (cl as its net insertion: see netInsertion), or only removes
+// them, says so only under an @@ line (named), which bounds the search to
+// the function it names: without one, its result may stand in a sibling
+// (a defer another function has). Added lines must tell a retry beside a
+// context line (a lone "pass" stands in any method under "@@ class
+// Base:"), and lines left by a removal must prove one as an edit's
+// newText does (editmatch.RetryProof) and not be a part of the old lines.
+// Found only at a rung no looser than the old lines' ("    x" is not "x"
+// retried for "  x").
 func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung string, named bool) (int, bool) {
 	if at <= start {
 		return 0, false
@@ -813,7 +811,6 @@ func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung stri
 	}
 	oldLines := Chunk{Lines: cl}.Old()
 	old, left := strings.Join(oldLines, "\n"), strings.Join(lines, "\n")
-	telling := editmatch.Telling(strings.Join(added, "\n"))
 	proof := false
 	switch {
 	case len(added) > 0 && removes:
@@ -825,7 +822,7 @@ func standsBefore(m Matcher, texts []string, cl []Line, start, at int, rung stri
 		// never a change made twice.
 		proof = editmatch.Telling(left)
 	case len(added) > 0:
-		proof = named && kept && telling
+		proof = named && kept && editmatch.Telling(strings.Join(added, "\n"))
 	case removes:
 		// A part of the old lines as m takes them: "x  " is "x".
 		_, _, within := m.Seek(oldLines, lines, 0)
