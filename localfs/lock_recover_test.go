@@ -58,13 +58,20 @@ func journalsLeft(t *testing.T, state string) int {
 	return len(names)
 }
 
-// newRecoverFS is a tree in a real directory (the journal records real
-// paths) with its state directory.
-func newRecoverFS(t *testing.T) (*FS, string, string) {
-	state := t.TempDir()
+// recoverDirs is a tree in a real directory (a journal records real
+// paths) and a state directory of its own, set in the environment.
+func recoverDirs(t *testing.T) (dir, state string) {
+	t.Helper()
+	state = t.TempDir()
 	t.Setenv(StateDirEnv, state)
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
+	return dir, state
+}
+
+// newRecoverFS is recoverDirs' tree, opened.
+func newRecoverFS(t *testing.T) (*FS, string, string) {
+	dir, state := recoverDirs(t)
 	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 	must(t, err)
 	t.Cleanup(func() { fsys.Close() })
@@ -329,10 +336,7 @@ func lockAtOnce(t *testing.T, fsys *FS, path string, timeout time.Duration) {
 // recovery then put back (a second grep right after a crash counted 188
 // files of a replace that never committed).
 func TestReaderWaitsForAnotherProcesssRecovery(t *testing.T) {
-	state := t.TempDir()
-	t.Setenv(StateDirEnv, state)
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
+	dir, state := recoverDirs(t)
 	p := deadCommit(t, dir, state)
 	// Another process has begun its recovery: it holds the recovery
 	// file's flock, then the journal's.
@@ -438,10 +442,7 @@ func TestRecoveryThatCannotRunRefusesReads(t *testing.T) {
 		{"lock files, no descriptor", ".lock", unix.EMFILE, fault.CodeIOError, "ulimit -n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			state := t.TempDir()
-			t.Setenv(StateDirEnv, state)
-			dir, err := filepath.EvalSymlinks(t.TempDir())
-			must(t, err)
+			dir, state := recoverDirs(t)
 			p := deadCommit(t, dir, state)
 			saved := syscalls
 			t.Cleanup(func() { syscalls = saved })
@@ -603,10 +604,7 @@ func TestForeignJournalIsNeverRecovered(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			state := t.TempDir()
-			t.Setenv(StateDirEnv, state)
-			dir, err := filepath.EvalSymlinks(t.TempDir())
-			must(t, err)
+			dir, state := recoverDirs(t)
 			p := deadCommit(t, dir, state)
 			must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x\n"), 0o644))
 			d := filepath.Join(state, "journal")
@@ -697,10 +695,7 @@ func TestJournalsThatCannotBeReadRefuseAll(t *testing.T) {
 		{unix.EIO, false, ""},
 	} {
 		t.Run(fmt.Sprintf("list=%v/%s", tc.list, tc.errno.Error()), func(t *testing.T) {
-			state := t.TempDir()
-			t.Setenv(StateDirEnv, state)
-			dir, err := filepath.EvalSymlinks(t.TempDir())
-			must(t, err)
+			dir, state := recoverDirs(t)
 			p := deadCommit(t, dir, state)
 			must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x\n"), 0o644))
 			saved := syscalls
