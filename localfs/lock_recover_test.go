@@ -766,3 +766,54 @@ func openAndLock(ctx context.Context, fsys *FS, refused func(what string, err er
 		refused("lock "+name, err)
 	}
 }
+
+// TestTornJournals: a pending journal that is not whole JSON (its writer
+// lost power before the journal's sync, before any file changed) is
+// removed by the first recovery, which every later call read again; a
+// committed one, whose commit changed files no one can now name, is left
+// for a person.
+func TestTornJournals(t *testing.T) {
+	fsys, _, state := newRecoverFS(t)
+	d := filepath.Join(state, "journal")
+	must(t, os.MkdirAll(d, 0o700))
+	torn := []byte(`[{"dir":"/x","na`)
+	pending, committed := filepath.Join(d, "torn"+journalPending), filepath.Join(d, "torn2"+journalCommitted)
+	must(t, os.WriteFile(pending, torn, 0o600))
+	must(t, os.WriteFile(committed, torn, 0o600))
+	ctx := context.Background()
+	unlock, err := fsys.Lock(ctx, "a.txt", time.Second)
+	if err != nil {
+		t.Fatalf("lock beside torn journals: %v", err)
+	}
+	unlock()
+	if _, err := os.Lstat(pending); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the torn pending journal after a recovery: %v, want it removed", err)
+	}
+	if _, err := os.Lstat(committed); err != nil {
+		t.Errorf("the torn committed journal after a recovery: %v, want it kept", err)
+	}
+}
+
+// TestJournalCutShortFailsTheCommit: a journal whose write stops short (a
+// disk filling up; here a file size limit) fails the transaction before it
+// changes anything. Taken as whole, it was renamed into place and its
+// commit went on, with a journal no recovery can read.
+func TestJournalCutShortFailsTheCommit(t *testing.T) {
+	_, state := recoverDirs(t)
+	must(t, os.MkdirAll(filepath.Join(state, "journal"), 0o700))
+	entries := []journalEntry{{Dir: "/" + strings.Repeat("d", 200), Name: "a.txt"}}
+	var saved unix.Rlimit
+	must(t, unix.Getrlimit(unix.RLIMIT_FSIZE, &saved))
+	must(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: 64, Max: saved.Max}))
+	j, err := newJournal(entries)
+	must(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &saved))
+	if err == nil {
+		b, _ := os.ReadFile(j.path)
+		j.remove()
+		j.close()
+		t.Fatalf("newJournal cut at 64 bytes succeeded, journal %q", b)
+	}
+	if n := journalsLeft(t, state); n != 0 {
+		t.Errorf("%d files left in the journal directory after a failed journal write, want none", n)
+	}
+}

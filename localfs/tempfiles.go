@@ -3,6 +3,7 @@ package localfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -114,7 +115,7 @@ func createLocked(path string, data []byte) (int, error) {
 	}
 	err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 	if err == nil {
-		_, err = unix.Write(fd, data)
+		err = writeFull(fd, data)
 	}
 	if err == nil {
 		err = unix.Rename(tmp, path)
@@ -142,8 +143,25 @@ func (r *tempRecord) bind(tempFd int) error {
 
 // bindIdentity writes the identity st into the record.
 func (r *tempRecord) bindIdentity(st *unix.Stat_t) error {
-	_, err := unix.Write(r.fd, []byte(identity(st)))
-	return err
+	return writeFull(r.fd, []byte(identity(st)))
+}
+
+// writeFull writes all of b at fd. A write that stops short (a disk
+// filling up, a file size limit) is gone on with until the error that
+// stopped it: a state file cut short and taken as whole is a journal
+// that cannot undo its commit.
+func writeFull(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // recordText splits a record into the temp file's real path and its

@@ -915,6 +915,10 @@ func journals(bases []string) iter.Seq2[string, error] {
 // journal's JSON.
 var errNoJournal = errors.New("no journal")
 
+// errTornJournal is readJournal's error, an errNoJournal, for a journal
+// that is no journal's JSON.
+var errTornJournal = fmt.Errorf("%w: not a journal's JSON", errNoJournal)
+
 // readJournal reads the entries of the journal at path: errNoJournal for
 // one gone or not a journal's JSON, another error for one that is there
 // but cannot be read (a failing disk, no descriptor left), which names
@@ -929,7 +933,7 @@ func readJournal(path string) ([]journalEntry, error) {
 	}
 	var entries []journalEntry
 	if json.Unmarshal(data, &entries) != nil {
-		return nil, errNoJournal
+		return nil, errTornJournal
 	}
 	return entries, nil
 }
@@ -1009,6 +1013,13 @@ const journalWait = 2 * time.Second
 // next call.
 func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, err error) {
 	entries, err := readJournal(path)
+	if errors.Is(err, errTornJournal) && !committed {
+		// A pending journal is whole and synced before the first file
+		// changes: one cut short (a power cut before its sync) is a
+		// writer's that changed nothing, and would be read again by
+		// every later call.
+		unix.Unlink(path)
+	}
 	if errors.Is(err, errNoJournal) {
 		return false, nil
 	}
