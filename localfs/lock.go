@@ -451,7 +451,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			// The state directory that keeps a dead commit of these
 			// paths from being recovered: said so, as the hint to move
 			// it elsewhere would hide its journal for good.
-			if j, _ := journalFor(states, reals); stuck[j] != nil {
+			if j, _ := journalFor(states, reals); stuck[j] != nil && !committedJournal(j) {
 				return nil, uncommittedErr(first.display(f), j, stuck[j])
 			}
 			return nil, fault.AsError(err).WithPath(first.display(f))
@@ -472,7 +472,7 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			cause = stuck[j]
 		}
 		_, isStuck := stuck[j]
-		if cause != nil {
+		if cause != nil && !committedJournal(j) {
 			// Its recovery could not run: these files may hold its
 			// content, never committed.
 			unlock()

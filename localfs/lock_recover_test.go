@@ -817,3 +817,45 @@ func TestJournalCutShortFailsTheCommit(t *testing.T) {
 		t.Errorf("%d files left in the journal directory after a failed journal write, want none", n)
 	}
 }
+
+// TestCommittedJournalWhoseRecoveryCannotRunRefusesNothing: a committed
+// journal's recovery only removes backups, so its files hold what the
+// caller was told, and a mutation of them goes on while the recovery
+// cannot run (no space for its recovery file), as a read does. It was
+// refused as a change "never committed".
+func TestCommittedJournalWhoseRecoveryCannotRunRefusesNothing(t *testing.T) {
+	dir, state := recoverDirs(t)
+	p := filepath.Join(dir, "a.txt")
+	must(t, os.WriteFile(p, []byte("new\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "bk"), []byte("old\n"), 0o644))
+	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Backup: "bk"}})
+	j := filepath.Join(state, "journal", "dead")
+	must(t, os.Rename(j+journalPending, j+journalCommitted))
+	saved := syscalls
+	t.Cleanup(func() { syscalls = saved })
+	syscalls.openLock = func(path string, mode int, perm uint32) (int, error) {
+		if strings.HasSuffix(path, journalRecovering) {
+			return -1, unix.ENOSPC
+		}
+		return saved.openLock(path, mode, perm)
+	}
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	defer fsys.Close()
+	ctx := context.Background()
+	unlock, err := fsys.Lock(ctx, "a.txt", time.Second)
+	if err != nil {
+		t.Fatalf("lock a.txt of a committed journal whose recovery cannot run: %v, want it locked", err)
+	}
+	unlock()
+	r, err := fsys.Open(ctx, "a.txt")
+	if err != nil {
+		t.Fatalf("open a.txt of a committed journal whose recovery cannot run: %v", err)
+	}
+	r.Close()
+	syscalls = saved
+	fsys.SettleDead(ctx)
+	if _, err := os.Lstat(filepath.Join(dir, "bk")); !errors.Is(err, os.ErrNotExist) || journalsLeft(t, state) != 0 {
+		t.Errorf("once the recovery runs: backup %v, %d journals left, want both gone", err, journalsLeft(t, state))
+	}
+}

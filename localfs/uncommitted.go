@@ -65,8 +65,8 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 			files = append(files, uncommittedFile{real: string(filepath.Separator), journal: j, cause: cause})
 			continue
 		}
-		if !strings.HasSuffix(j, journalPending) {
-			continue // committed: its files hold what the caller was told
+		if committedJournal(j) {
+			continue
 		}
 		entries, err := readJournal(j)
 		if err != nil && !errors.Is(err, errNoJournal) {
@@ -88,6 +88,11 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 func isJournal(p string) bool {
 	return strings.HasSuffix(p, journalPending) || strings.HasSuffix(p, journalCommitted)
 }
+
+// committedJournal reports whether p is a committed journal: its files
+// hold what the caller was told, and its recovery only removes backups, so
+// none of them is refused while that recovery cannot run.
+func committedJournal(p string) bool { return strings.HasSuffix(p, journalCommitted) }
 
 // checkCommitted refuses the file or directory open as file (t's) when it
 // is, holds or lies in a file of an undo that failed: a read would answer
