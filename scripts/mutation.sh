@@ -70,6 +70,11 @@ done
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# Each mutant compiles its package and every test binary above it anew,
+# and the build cache keeps them all: a full run left 69 GB in the user's
+# cache. A private cache, deleted with the scratch copy, costs one build of
+# the dependencies (about 20 s on 2 cores).
+export GOCACHE="$scratch/gocache"
 git ls-files -z --cached --others --exclude-standard |
   (cd "$root" && xargs -0 cp --parents -t "$scratch")
 git -C "$scratch" init -q
