@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/agentfs/agentfs/fault"
@@ -152,6 +153,31 @@ func Preparation(ctx context.Context) context.Context {
 		return prep
 	}
 	return ctx
+}
+
+// ErrPartlyUndone is the cause of a transaction undone but for files
+// another program changed after the transaction wrote them (PartlyUndone):
+// never run again as a race lost, which would build on those files.
+var ErrPartlyUndone = errors.New("a transaction undone but for files another program changed since")
+
+// PartlyUndone is the failure cause of a transaction whose undo left kept,
+// the files another program changed after the transaction wrote them: each
+// keeps this transaction's change under that program's, which an undo
+// would lose.
+func PartlyUndone(kept []string, cause error) *fault.Error {
+	them, keeps := "it", "it keeps"
+	if len(kept) > 1 {
+		them, keeps = "them", "each keeps"
+	}
+	why := fault.AsError(cause)
+	stopped := strings.TrimSuffix(why.Message, ".")
+	if why.Path != "" {
+		stopped = why.Path + ": " + stopped
+	}
+	return fault.Errorf(fault.CodeStale, "the transaction was undone (%s), but for %s: another program changed %s after the transaction wrote %s, and %s this change under that program's.",
+		stopped, strings.Join(kept, ", "), them, them, keeps).
+		WithPath(kept[0]).WithDetail("kept", kept).
+		WithHint("read %s before running the change again: no other file was changed", strings.Join(kept, ", ")).WithCause(ErrPartlyUndone)
 }
 
 // ErrChangedTwice is the cause of a transaction refused because two of

@@ -272,9 +272,11 @@ func conflictOf(err error, opts backend.WriteOptions, exclusive bool) error {
 }
 
 // raced marks err as errConflict when its code is one of codes: the
-// compare-and-swap failures that mean another writer won the race.
+// compare-and-swap failures that mean another writer won the race. A
+// transaction that could not be undone whole (backend.ErrPartlyUndone) is
+// not one: run again, it would build on the files it left changed.
 func raced(err error, codes ...fault.Code) error {
-	if err != nil && slices.Contains(codes, fault.AsError(err).Code) {
+	if err != nil && !errors.Is(err, backend.ErrPartlyUndone) && slices.Contains(codes, fault.AsError(err).Code) {
 		return fmt.Errorf("%w: %w", errConflict, err)
 	}
 	return err

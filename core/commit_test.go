@@ -2,10 +2,12 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
 )
@@ -90,5 +92,31 @@ func TestTimedOutNamesTheFileLost(t *testing.T) {
 		if e := fault.AsError(err); e.Code != fault.CodeLockTimeout || e.Path != tt.want {
 			t.Errorf("mutation of %q: %s at %q (%s), want LOCK_TIMEOUT at %q", tt.paths, e.Code, e.Path, e.Message, tt.want)
 		}
+	}
+}
+
+// A transaction undone but for files another program changed since is
+// no race lost: run again, replace counted only the files left unchanged
+// and apply-patch took the kept ones for applied already, exit 0.
+func TestPartlyUndoneIsNotRunAgain(t *testing.T) {
+	stale := fault.Errorf(fault.CodeStale, "the file changed since it was read.").WithPath("b.txt")
+	for _, tt := range []struct {
+		name string
+		err  error
+		race bool
+	}{
+		{"a compare-and-swap lost", stale, true},
+		{"a transaction undone but for a.txt", backend.PartlyUndone([]string{"a.txt"}, stale), false},
+	} {
+		if got := errors.Is(raced(tt.err, fault.CodeStale), errConflict); got != tt.race {
+			t.Errorf("%s: run again as a race lost: %v, want %v", tt.name, got, tt.race)
+		}
+		if got := errors.Is(conflictOf(tt.err, backend.WriteOptions{IfVersion: "v"}, true), errConflict); got != tt.race {
+			t.Errorf("%s: conflictOf run again: %v, want %v", tt.name, got, tt.race)
+		}
+	}
+	e := backend.PartlyUndone([]string{"a.txt", "c.txt"}, stale)
+	if want := "the transaction was undone (b.txt: the file changed since it was read), but for a.txt, c.txt: another program changed them after the transaction wrote them, and each keeps this change under that program's."; e.Message != want {
+		t.Errorf("message %q, want %q", e.Message, want)
 	}
 }

@@ -288,10 +288,21 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	undo := func(es []journalEntry, err error) error {
 		if f.rollBack(es) {
 			j.remove()
+			if kept := keptChanged(preps); len(kept) > 0 {
+				return backend.PartlyUndone(kept, err)
+			}
 			return err
 		}
 		made.keep()
 		return fault.AsError(err).WithHint("some files may be changed: the next agentfs call undoes them (its journal stays in the state directory, %s)", StateDirEnv)
+	}
+	// Every compare-and-swap holds before the first file changes: a file
+	// another program changed since it was staged then stops the commit
+	// with nothing to undo (apply checks its own again).
+	for _, p := range preps {
+		if err := swapHolds(int(p.dir.Fd()), p.entry.Name, p.display, p.op.Write); err != nil {
+			return nil, undo(nil, err)
+		}
 	}
 	for i, p := range preps {
 		if err := p.apply(); err != nil {
@@ -328,6 +339,21 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	}
 	j.remove()
 	return infos, nil
+}
+
+// keptChanged names the files of preps that a rollback left holding their
+// staged file: another program changed it after the commit renamed it in
+// (rollBack keeps such a change, which putting the backup back would
+// lose).
+func keptChanged(preps []*prepared) []string {
+	var kept []string
+	for _, p := range preps {
+		var st unix.Stat_t
+		if p.entry.StagedID != "" && unix.Fstatat(int(p.dir.Fd()), p.entry.Name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&st) == p.entry.StagedID {
+			kept = append(kept, p.display)
+		}
+	}
+	return kept
 }
 
 // prepareAll prepares ops in a pool of workers (each staged file is

@@ -2,8 +2,10 @@ package localfs
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -57,5 +59,104 @@ func TestCommitChecksTheSwapAgainBeforeItReplaces(t *testing.T) {
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 2 {
 		t.Errorf("the refused commit left %v", names)
+	}
+}
+
+// swapOps are writes of "new\n" over names of dir, each under the version
+// it has now.
+func swapOps(t *testing.T, fsys *FS, names ...string) []backend.Op {
+	t.Helper()
+	var ops []backend.Op
+	for _, name := range names {
+		info, err := fsys.Stat(context.Background(), name)
+		must(t, err)
+		ops = append(ops, backend.Op{Path: name, Data: []byte("new\n"), Write: backend.WriteOptions{IfVersion: info.Version}})
+	}
+	return ops
+}
+
+// appendTo appends line to each of names in dir, as a program that takes
+// no agentfs lock (echo >>) does.
+func appendTo(t *testing.T, dir, line string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_APPEND, 0)
+		must(t, err)
+		_, err = f.WriteString(line)
+		must(t, err)
+		must(t, f.Close())
+	}
+}
+
+// onFirstRenameOver runs fn once, right after the commit's first rename of
+// a staged file over an existing one.
+func onFirstRenameOver(t *testing.T, fn func()) {
+	saved := syscalls
+	t.Cleanup(func() { syscalls = saved })
+	var once sync.Once
+	syscalls.renameat = func(olddirfd int, oldpath string, newdirfd int, newpath string) error {
+		err := saved.renameat(olddirfd, oldpath, newdirfd, newpath)
+		if err == nil && isTempName(oldpath) {
+			once.Do(fn)
+		}
+		return err
+	}
+}
+
+// TestCommitStopsBeforeItChangesAFileWhenALaterOneChanged: b.txt changed
+// after it was staged, every compare-and-swap is checked before the first
+// rename, and the commit stops with nothing to undo. Checked file by file,
+// a.txt was renamed first, and another program's append to it in the
+// meantime kept it changed when b.txt stopped the commit.
+func TestCommitStopsBeforeItChangesAFileWhenALaterOneChanged(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "b.txt": "old b\n"})
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	defer fsys.Close()
+	ctx := context.Background()
+	made := &madeDirs{}
+	preps, err := fsys.prepareAll(ctx, swapOps(t, fsys, "a.txt", "b.txt"), made)
+	must(t, err)
+	defer release(preps)
+	appendTo(t, dir, "B\n", "b.txt")
+	onFirstRenameOver(t, func() { appendTo(t, dir, "A\n", "a.txt") })
+	_, err = fsys.commit(ctx, preps, made)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || errors.Is(err, backend.ErrPartlyUndone) {
+		t.Fatalf("a commit whose second file changed after staging: %v; want STALE, nothing kept", err)
+	}
+	for name, want := range map[string]string{"a.txt": "old a\n", "b.txt": "old b\nB\n"} {
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
+			t.Errorf("%s holds %q; want %q", name, got, want)
+		}
+	}
+}
+
+// TestCommitNamesTheFilesItCouldNotUndo: another program appends to a.txt
+// right after the commit renamed its new content in, and to b.txt, which
+// stops the commit. The undo keeps a.txt (putting the old file back would
+// lose that append), and the failure says so: it said STALE "nothing was
+// changed", was run again as a lost race on a half-changed tree, and
+// replace then answered exit 0 without a.txt in its counts.
+func TestCommitNamesTheFilesItCouldNotUndo(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "b.txt": "old b\n"})
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	defer fsys.Close()
+	ops := swapOps(t, fsys, "a.txt", "b.txt")
+	onFirstRenameOver(t, func() { appendTo(t, dir, "X\n", "a.txt", "b.txt") })
+	_, err = fsys.Commit(context.Background(), ops)
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeStale || !errors.Is(err, backend.ErrPartlyUndone) || e.Path != "a.txt" || !reflect.DeepEqual(e.Details["kept"], []string{"a.txt"}) {
+		t.Fatalf("a commit undone but for a.txt: %v (details %v); want STALE naming a.txt as kept", err, e.Details)
+	}
+	for name, want := range map[string]string{"a.txt": "new\nX\n", "b.txt": "old b\nX\n"} {
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
+			t.Errorf("%s holds %q; want %q", name, got, want)
+		}
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 2 {
+		t.Errorf("the undone commit left %v", names)
 	}
 }
