@@ -23,6 +23,7 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -434,7 +435,9 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		if body != nil && !body.whole.Load() {
+		var dial *net.OpError
+		unconnected := r.method != http.MethodGet && r.method != http.MethodHead && errors.As(err, &dial) && dial.Op == "dial"
+		if body != nil && !body.whole.Load() || unconnected {
 			return nil, fmt.Errorf("%s %s: %w: %w", r.method, host, ErrUnsent, w.cause(err))
 		}
 		return nil, fmt.Errorf("%s %s: %w", r.method, host, w.cause(err))
@@ -508,10 +511,26 @@ func (w *watchdog) cause(err error) error {
 }
 
 // ErrUnsent marks the failure of a request whose body the transport never
-// took whole: the store cannot have acted on it. A store that refuses a
+// took whole, or of a change whose connection was never made (a body of
+// no bytes is never taken): the store cannot have acted on it. A store that refuses a
 // conditional PUT before reading its body (versitygw's 412) and closes the
 // connection loses its answer in the reset of the body's writes.
 var ErrUnsent = errors.New("the connection failed before the whole body was sent, so nothing was written")
+
+// AnswerLost reports whether err, a write's failure, left unknown whether
+// the store made it: its body went out whole and no answer of the store's
+// came back (the connection failed, or stalled), or a 5xx came, which a
+// gateway in front of the store may give for a request the store made.
+// The write is then judged by the object. Any other answer of the store
+// (a 4xx, a full store's 507) refused it.
+func AnswerLost(err error) bool {
+	var p *PrepareError
+	if err == nil || errors.Is(err, ErrUnsent) || errors.Is(err, context.Canceled) || errors.As(err, &p) {
+		return false
+	}
+	var e *Error
+	return !errors.As(err, &e) || e.Status >= http.StatusInternalServerError && !StoreFull(e.Code, e.Status)
+}
 
 // sending is a request's body: each read of it is progress.
 type sending struct {

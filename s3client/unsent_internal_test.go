@@ -61,3 +61,20 @@ func TestUnsentBody(t *testing.T) {
 		}
 	}
 }
+
+// A change of no body (an empty file's PUT) to a store that refuses the
+// connection is unsent too: the connection was never made. It was taken
+// for a change whose answer was lost, which may have landed.
+func TestUnsentWithoutAConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: the connection is refused
+	c := idleClient(t, "http://"+addr, DefaultIdleTimeout)
+	_, err = c.Put(context.Background(), "k", nil, Condition("", "*"))
+	if err == nil || !errors.Is(err, ErrUnsent) || AnswerLost(err) {
+		t.Errorf("an empty PUT, its connection refused: %v; want ErrUnsent", err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,7 +63,7 @@ func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header,
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		made := false
-		if ps != nil && answerLost(err) {
+		if ps != nil && AnswerLost(err) {
 			// The store may have completed it, and the abort would then
 			// find no upload: the object its parts make says so.
 			want := multipartETag(ps)
@@ -87,14 +86,6 @@ func (c *Client) multipart(ctx context.Context, key string, h, cond http.Header,
 		}
 	}
 	return etag, nil
-}
-
-// answerLost reports whether err, a write's failure, left unknown whether
-// the store made it: its body went out whole and no answer of the store's
-// came back.
-func answerLost(err error) bool {
-	var e *Error
-	return !errors.As(err, &e) && !errors.Is(err, ErrUnsent) && !errors.Is(err, context.Canceled)
 }
 
 // multipartETag is the ETag S3 gives the object that parts make: the MD5

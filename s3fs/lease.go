@@ -2,8 +2,6 @@ package s3fs
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -77,7 +75,7 @@ func (f *FS) begin(ctx context.Context, key string, j journal) (*lease, error) {
 
 // write puts the journal under the conditions h; l.mu is held, or l is
 // not shared yet. A write answered with an error is made when the journal
-// now holds its bytes (its ETag their MD5). A rewrite refused is this
+// now holds its bytes (see landed). A rewrite refused is this
 // process's own when the journal is there unclaimed (a write of its own
 // whose answer was lost, unproven): it is made again over that version.
 // Else the refusal, taken for a recovery's claim, would leave the journal
@@ -106,9 +104,8 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 		return l.lost
 	}
 	if err != nil {
-		sum := md5.Sum(data)
-		now, found, herr := l.f.headKey(ctx, l.key)
-		if herr != nil || !found || now.ETag != hex.EncodeToString(sum[:]) {
+		now, _, made, _ := l.f.landed(ctx, l.key, data, "", "")
+		if !made {
 			return l.f.mapErr(err, journalDir)
 		}
 		o = now

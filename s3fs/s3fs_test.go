@@ -3195,3 +3195,114 @@ func TestRemovalOfAnUndoneCreationIsStale(t *testing.T) {
 	}
 	noJournal(t, bucket, "rmundone", "the removal's recovery")
 }
+
+// losing loses the answer to the first PUT lose accepts: with landed, the
+// PUT goes to the store first; then meanwhile runs, when set, and the
+// answer is a 500 (status), or the connection cut (status 0). HEADs fail
+// after that with headsFail.
+type losing struct {
+	lose      func(r *http.Request) bool
+	landed    bool
+	status    int
+	meanwhile func()
+	headsFail bool
+	lost      atomic.Bool
+}
+
+func (l *losing) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodHead && l.headsFail && l.lost.Load() {
+		return nil, errors.New("connection refused")
+	}
+	if !l.lose(r) || l.lost.Swap(true) {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	if l.landed {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+	} else if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body) // sent whole, never stored
+		r.Body.Close()
+	}
+	if l.meanwhile != nil {
+		l.meanwhile()
+	}
+	if l.status == 0 {
+		return nil, errors.New("connection reset by peer")
+	}
+	return s3Answer(r, l.status, "InternalError", "We encountered an internal error, please try again."), nil
+}
+
+// A change whose body went out whole and whose answer was lost (a 500, or
+// the connection cut) is judged by the object: holding the bytes sent (its
+// ETag their MD5), the change is made and the call succeeds; still as the
+// change found it, nothing was changed and the hint says to retry; else
+// the hint says the change may have been made. It was IO_ERROR "retry"
+// for a change made, and an append retried so was made twice.
+func TestLostAnswerIsJudgedByTheObject(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		l        *losing
+		other    string // what another writer puts in log meanwhile
+		call     func(*core.Tools) error
+		log, new string // the files' content after the call ("" missing)
+		code     fault.Code
+		hint     string
+	}{
+		{"append made, 500", &losing{landed: true, status: 500}, "", appendEntry, "entry 1\nentry 2\n", "", "", ""},
+		{"append made, cut", &losing{landed: true}, "", appendEntry, "entry 1\nentry 2\n", "", "", ""},
+		{"edit made, 500", &losing{landed: true, status: 500}, "", func(tools *core.Tools) error {
+			_, err := tools.Edit(ctx, core.EditRequest{Path: "log", OldText: new("entry 1"), NewText: new("entry one")})
+			return err
+		}, "entry one\n", "", "", ""},
+		{"create made, cut", &losing{landed: true}, "", func(tools *core.Tools) error {
+			_, err := tools.Write(ctx, core.WriteRequest{Path: "new", Content: new("n"), Create: true})
+			return err
+		}, "entry 1\n", "n", "", ""},
+		{"append not made", &losing{status: 500}, "", appendEntry, "entry 1\n", "", fault.CodeIOError, "nothing was changed"},
+		{"create not made", &losing{}, "", func(tools *core.Tools) error {
+			_, err := tools.Write(ctx, core.WriteRequest{Path: "new", Content: new("n"), Create: true})
+			return err
+		}, "entry 1\n", "", fault.CodeIOError, "nothing was changed"},
+		{"append made, then changed", &losing{landed: true, status: 500}, "other\n", appendEntry, "other\n", "", fault.CodeIOError, "may have been made"},
+		// Another's append of the same line: its bytes, not this write's.
+		{"append not made, same bytes", &losing{status: 500}, "entry 1\nentry 2\n", appendEntry, "entry 1\nentry 2\n", "", fault.CodeIOError, "may have been made"},
+		{"append made, unread", &losing{landed: true, status: 500, headsFail: true}, "", appendEntry, "entry 1\nentry 2\n", "", fault.CodeIOError, "may have been made"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, root := seeded(t, "lost", map[string]string{"log": "entry 1\n"})
+			l := tc.l
+			l.lose = func(r *http.Request) bool {
+				return r.Method == http.MethodPut && (putTo("lost", "log")(r) || putTo("lost", "new")(r))
+			}
+			if tc.other != "" {
+				l.meanwhile = func() {
+					if _, err := f.WriteFile(ctx, "log", []byte(tc.other), backend.WriteOptions{}); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			err := tc.call(&core.Tools{FS: transportFS(t, root, l), LockTimeout: 200 * time.Millisecond})
+			e := fault.AsError(err)
+			switch {
+			case tc.code == "" && err != nil:
+				t.Errorf("%v, want success", err)
+			case tc.code != "" && (e == nil || e.Code != tc.code || !strings.Contains(e.Hint, tc.hint)):
+				t.Errorf("%v, want %s with a hint saying %q", err, tc.code, tc.hint)
+			case tc.code != "" && e.Path != "log" && e.Path != "new":
+				t.Errorf("%v names no path", err)
+			}
+			if got := tree(t, f, "log", "new"); got["log"] != tc.log || got["new"] != tc.new {
+				t.Errorf("log holds %q and new %q, want %q and %q", got["log"], got["new"], tc.log, tc.new)
+			}
+		})
+	}
+}
+
+func appendEntry(tools *core.Tools) error {
+	_, err := tools.Write(context.Background(), core.WriteRequest{Path: "log", Content: new("entry 2\n"), Append: true})
+	return err
+}

@@ -3,7 +3,10 @@ package s3fs
 import (
 	"cmp"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"path"
 	"strings"
@@ -18,7 +21,8 @@ import (
 // If-Match (STALE on 412, or on 404 when the object is gone), IfAbsent is
 // If-None-Match: * (EXISTS), so the compare-and-swap is the store's own.
 // A write of a new path first checks that it is no directory and lies
-// below no file: a store would take both keys, a disk neither.
+// below no file: a store would take both keys, a disk neither. A PUT
+// whose answer was lost is judged by the object (see lostWrite).
 func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.WriteOptions) (backend.FileInfo, error) {
 	c, err := f.place(ctx, p)
 	if err != nil {
@@ -33,7 +37,7 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 	case opts.InPlace:
 		return backend.FileInfo{}, notSupported(c, "hard links nor in-place rewrites", "drop inPlace: a write replaces the object whole")
 	}
-	ifNone := ""
+	ifNone, was := "", opts.IfVersion // was: the version the write starts from, "" for none
 	if opts.IfVersion != "" {
 		if err := f.settled(ctx, c, opts.IfVersion); err != nil {
 			return backend.FileInfo{}, err
@@ -48,13 +52,66 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 			// A write with no condition is one over a file read with
 			// no version (agentfs conditions every other).
 			return backend.FileInfo{}, cmp.Or(err, noETag(c))
+		} else {
+			was = o.ETag
 		}
 	}
-	up, err := f.c.Put(ctx, f.key(c), data, s3client.Condition(opts.IfVersion, ifNone))
+	h := s3client.Condition(opts.IfVersion, ifNone)
+	mark := newID()
+	h.Set("X-Amz-Meta-"+writeMeta, mark)
+	up, err := f.c.Put(ctx, f.key(c), data, h)
+	if s3client.AnswerLost(err) {
+		return f.lostWrite(ctx, c, data, mark, was, err)
+	}
 	if err != nil {
 		return backend.FileInfo{}, f.swapErr(ctx, c, opts, err)
 	}
 	return fileInfo(path.Base(c), up), nil
+}
+
+// writeMeta is the user metadata that marks the object a write puts: its
+// value, new at each write, tells that write's object from another
+// writer's of the same bytes once its answer is lost (see landed).
+const writeMeta = "agentfs-write"
+
+// landed judges a PUT of data at key whose answer was lost
+// (s3client.AnswerLost) by the object there now: landed when it is that
+// PUT's. This is proof, not a guess: an object's ETag is the MD5 of the
+// bytes the one PUT that made it sent (see VersionIsContentHash), so the
+// object holds the bytes sent; and, when mark is set, its metadata name
+// holds mark, a value no other request sent, so the PUT that made it is
+// this one, not another writer's of the same bytes (an append of the
+// same line). A journal's bytes are its own already.
+func (f *FS) landed(ctx context.Context, key string, data []byte, name, mark string) (now s3client.ObjectInfo, found, made bool, err error) {
+	now, found, err = f.headKey(ctx, key)
+	sum := md5.Sum(data)
+	made = found && now.ETag == hex.EncodeToString(sum[:]) && (mark == "" || now.Meta[name] == mark)
+	return now, found, made, err
+}
+
+// lostWrite judges the write of data at c, marked mark, whose answer was
+// lost (err), by the object: made (see landed), the write succeeded;
+// still at was, the version the write started from ("" for none), it
+// did not land, nothing was changed, and a retry is safe (a write on its
+// way still would be refused by its condition, or would put the same
+// bytes again). Otherwise (another writer's version, or none that can
+// be read) the change may have been made, and a retry could make it
+// twice (an append).
+func (f *FS) lostWrite(ctx context.Context, c string, data []byte, mark, was string, err error) (backend.FileInfo, error) {
+	now, found, made, herr := f.landed(ctx, f.key(c), data, writeMeta, mark)
+	switch {
+	case made:
+		return fileInfo(path.Base(c), now), nil
+	case herr == nil && found == (was != "") && now.ETag == was:
+		e := fault.AsError(f.mapErr(err, c))
+		return backend.FileInfo{}, e.WithHint("nothing was changed (the file is as the write found it): %s", e.Hint)
+	}
+	why := "the file is at another version now, another writer's, or this write's changed since"
+	if herr != nil {
+		why = fmt.Sprintf("the file could not be read to tell (%s)", strings.TrimSuffix(fault.AsError(herr).Message, "."))
+	}
+	return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the write's answer was lost (%s), and whether it was made is unknown: %s.", strings.TrimSuffix(err.Error(), "."), why).WithPath(c).
+		WithHint("the change may have been made: read the file before retrying").WithCause(err)
 }
 
 // noETag refuses a change of c, an object the store gives no ETag (a file
