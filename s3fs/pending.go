@@ -174,6 +174,16 @@ type settledReader struct {
 	c, version, mark string
 }
 
+// Read fails as a read of c does (its path, the store's hint): a search
+// gave the body's failure bare, with a local file system's hint.
+func (r *settledReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = r.f.mapErr(err, r.c)
+	}
+	return n, err
+}
+
 // Settled implements backend.SettledReader.
 func (r *settledReader) Settled(ctx context.Context) error {
 	return r.f.settledMark(ctx, r.c, r.version, r.mark)

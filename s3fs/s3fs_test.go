@@ -3120,14 +3120,14 @@ func TestRemovalWaitsForACreationInFlight(t *testing.T) {
 	recovered(t, f, bucket, "rmovermv", -1, map[string]string{"k": "written", "src": "moved"})
 }
 
-// cutBody serves every read of the journal whose key ends in name with a
+// cutBody serves every read of the object whose key ends in suffix with a
 // body cut after its first bytes, as a connection reset there would.
-type cutBody struct{ name string }
+type cutBody struct{ suffix string }
 
 func (s *cutBody) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	p := cmp.Or(r.URL.Opaque, r.URL.Path)
-	if err != nil || r.Method != http.MethodGet || !strings.HasSuffix(p, "/.agentfs-journal/"+s.name) {
+	if err != nil || r.Method != http.MethodGet || !strings.HasSuffix(p, s.suffix) {
 		return resp, err
 	}
 	data, _ := io.ReadAll(resp.Body)
@@ -3159,7 +3159,7 @@ func TestJournalCutPartWayHoldsUpOlder(t *testing.T) {
 	if len(ids) != 2 {
 		t.Fatalf("journals: %q, want 2", ids)
 	}
-	_, err := transportFS(t, root, &cutBody{name: ids[1] + ".json"}).Recover(ctx)
+	_, err := transportFS(t, root, &cutBody{suffix: "/.agentfs-journal/" + ids[1] + ".json"}).Recover(ctx)
 	if err == nil || strings.Contains(err.Error(), "cannot be read") {
 		t.Errorf("the recovery whose read of a journal was cut: %v, want the store's failure", err)
 	}
@@ -3305,4 +3305,23 @@ func TestLostAnswerIsJudgedByTheObject(t *testing.T) {
 func appendEntry(tools *core.Tools) error {
 	_, err := tools.Write(context.Background(), core.WriteRequest{Path: "log", Content: new("entry 2\n"), Append: true})
 	return err
+}
+
+// A search whose read of a file's body fails part way (the connection
+// reset) fails as a read of it does, and as a local search over a disk's
+// EIO does: IO_ERROR naming the file and the store. It failed with the
+// bare error, no path, and a local file system's hint.
+func TestSearchOfACutBodyNamesTheFile(t *testing.T) {
+	_, _, root := seeded(t, "grepcut", map[string]string{"a.txt": "entry 1\n", "log.txt": "entry 1\nentry 2\n"})
+	tools := &core.Tools{FS: transportFS(t, root, &cutBody{suffix: "/grepcut/log.txt"})}
+	for _, mode := range []string{"content", "files"} {
+		_, err := tools.Grep(context.Background(), core.GrepRequest{Query: "entry", Mode: mode})
+		e := fault.AsError(err)
+		if e == nil {
+			t.Fatalf("grep --mode %s over a body cut succeeded", mode)
+		}
+		if e.Code != fault.CodeIOError || e.Path != "log.txt" || !strings.Contains(e.Message, "object store") || strings.Contains(e.Hint, "file system") {
+			t.Errorf("grep --mode %s over a body cut: %v (hint %q), want IO_ERROR naming log.txt and the store", mode, err, e.Hint)
+		}
+	}
 }
