@@ -221,14 +221,28 @@ func Code(err error) (string, int) {
 
 // AccessRefused reports whether a store's answer (its code and status,
 // as Code gives them) refuses the caller's credentials or access, which
-// a retry cannot pass.
+// a retry cannot pass: a session token refused or expired, and a
+// signature scoped to another region than the bucket's, are too (400s).
 func AccessRefused(code string, status int) bool {
 	switch code {
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "NoCredentials",
-		"XAdminUserNotFound": // versitygw's answer, a 404, to an access key it does not know
+		"XAdminUserNotFound", // versitygw's answer, a 404, to an access key it does not know
+		"InvalidToken", "ExpiredToken", "TokenRefreshRequired", "AuthorizationHeaderMalformed":
 		return true
 	}
 	return status == http.StatusForbidden
+}
+
+// TokenRefused reports whether code refuses the request's session token.
+func TokenRefused(code string) bool {
+	return code == "InvalidToken" || code == "ExpiredToken" || code == "TokenRefreshRequired"
+}
+
+// OtherRegion reports whether a store's answer says the bucket is served
+// from another region or endpoint than the one asked: AWS's
+// PermanentRedirect, a 301 (with no body to a HEAD).
+func OtherRegion(code string, status int) bool {
+	return code == "PermanentRedirect" || status == http.StatusMovedPermanently
 }
 
 // StoreFull reports whether a store's answer (its code and status, as

@@ -318,9 +318,19 @@ func (f *FS) mapErr(err error, c string) error {
 		// Before AccessRefused: a quota's answer is a 403.
 		return fault.Errorf(fault.CodeNoSpace, "the object store has no room: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("free space in the store, or raise the bucket's quota, then retry").WithCause(err)
+	case s3client.TokenRefused(code):
+		return fault.Errorf(fault.CodePermissionDenied, "the object store refused the session token: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("renew the session token (AWS_SESSION_TOKEN, with its AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the profile's aws_session_token), or unset it with long-term keys").WithCause(err)
+	case code == "AuthorizationHeaderMalformed":
+		// AWS's answer to a signature scoped to another region.
+		return fault.Errorf(fault.CodePermissionDenied, "the object store refused the request's signature, made for another region than the bucket's: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("set AWS_REGION to the bucket's region (the message names it), and check AWS_ACCESS_KEY_ID and AWS_SESSION_TOKEN").WithCause(err)
 	case s3client.AccessRefused(code, status):
 		return fault.Errorf(fault.CodePermissionDenied, "the object store refused access: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)
+	case s3client.OtherRegion(code, status):
+		return fault.Errorf(fault.CodeNotConfigured, "the bucket of %s is in another region, or at another endpoint: %s.", f.root, strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("set AWS_REGION to the bucket's region, or the endpoint (--s3-endpoint or AWS_ENDPOINT_URL) to the one that serves it").WithCause(err)
 	case code == "InvalidBucketName":
 		return fault.Errorf(fault.CodeInvalidArgument, "the object store refused the bucket's name: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check the bucket in %s: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens", f.root).WithCause(err)
@@ -407,7 +417,7 @@ func (f *FS) sayLeft(err, out error) error {
 // may pass.
 func invalidRequest(code string, status int) bool {
 	switch code {
-	case "RequestTimeout", "IncompleteBody", "BadDigest", "ExpiredToken":
+	case "RequestTimeout", "IncompleteBody", "BadDigest":
 		return false
 	}
 	return status == http.StatusBadRequest || status == http.StatusRequestURITooLong || code == "KeyTooLongError"

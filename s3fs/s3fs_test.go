@@ -3325,3 +3325,28 @@ func TestSearchOfACutBodyNamesTheFile(t *testing.T) {
 		}
 	}
 }
+
+// A refused session token, a signature scoped to another region, and a
+// bucket of another region are the caller's settings to fix, as a wrong
+// secret is: never "check the path" (INVALID_ARGUMENT), nor "retry"
+// (IO_ERROR), which they were.
+func TestCredentialAndRegionRefusals(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	for _, tc := range []struct {
+		status int
+		code   string
+		want   fault.Code
+		hint   string
+	}{
+		{http.StatusBadRequest, "InvalidToken", fault.CodePermissionDenied, "AWS_SESSION_TOKEN"},
+		{http.StatusBadRequest, "ExpiredToken", fault.CodePermissionDenied, "AWS_SESSION_TOKEN"},
+		{http.StatusBadRequest, "AuthorizationHeaderMalformed", fault.CodePermissionDenied, "AWS_REGION"},
+		{http.StatusMovedPermanently, "PermanentRedirect", fault.CodeNotConfigured, "AWS_REGION"},
+	} {
+		f := transportFS(t, "s3://"+bucket+"/ws", &refusing{refuse: func(*http.Request) bool { return true }, status: tc.status, code: tc.code})
+		_, err := f.ReadDir(context.Background(), ".", 0, 10)
+		if e := fault.AsError(err); e == nil || e.Code != tc.want || !strings.Contains(e.Hint, tc.hint) || strings.Contains(e.Hint, "retry") {
+			t.Errorf("%s: %v (hint %q), want %s with a hint naming %s", tc.code, err, fault.AsError(err).Hint, tc.want, tc.hint)
+		}
+	}
+}
