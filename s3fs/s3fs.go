@@ -12,6 +12,7 @@
 package s3fs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,9 @@ type Config struct {
 	// Endpoint is the store's URL (http://host:port); empty is AWS S3.
 	// An endpoint is addressed path-style, AWS by virtual host.
 	Endpoint string
+	// EndpointSetting names the setting that gave Endpoint
+	// (AWS_ENDPOINT_URL...), for the hints; empty names them all.
+	EndpointSetting string
 	// Region defaults to us-east-1.
 	Region string
 	// AccessKey and SecretKey, when set, are the credentials; else they
@@ -64,6 +68,8 @@ type FS struct {
 	prefix string
 	// root is the workspace as the caller named it, s3://bucket/prefix.
 	root string
+	// endpoint names the setting of the store's endpoint in hints.
+	endpoint string
 	// lease is how long the journal of a transaction lives unrenewed (see
 	// lease.go).
 	lease time.Duration
@@ -123,15 +129,21 @@ func New(cfg Config) (*FS, error) {
 	}
 	if err != nil {
 		return nil, fault.InvalidArgument("the endpoint %q is not a URL.", cfg.Endpoint).
-			WithHint("set AWS_ENDPOINT_URL to http://host:port or https://host")
+			WithHint("set %s to http://host:port or https://host", endpointSetting(cfg))
 	}
-	f := &FS{c: c, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), lease: defaultLease}
+	f := &FS{c: c, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), endpoint: endpointSetting(cfg), lease: defaultLease}
 	for _, d := range cfg.Deny {
 		if c, err := f.clean(d); err == nil {
 			f.deny = append(f.deny, c)
 		}
 	}
 	return f, nil
+}
+
+// endpointSetting names the setting of cfg's endpoint: its own, else
+// every one that can give it.
+func endpointSetting(cfg Config) string {
+	return cmp.Or(cfg.EndpointSetting, "--s3-endpoint, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL")
 }
 
 // clean turns a caller's path into the workspace-relative path ("." for
@@ -295,12 +307,12 @@ func (f *FS) mapErr(err error, c string) error {
 	var stall *s3client.StallError
 	if errors.As(err, &stall) {
 		return fault.Errorf(fault.CodeIOError, "the object store at %s sent nothing for %s.", stall.Host, stall.Wait).WithPath(c).
-			WithHint("check that the store at %s is up and reachable, and --s3-endpoint or AWS_ENDPOINT_URL; a request is given up after %s without a byte", stall.Host, stall.Wait).WithCause(err)
+			WithHint("check that the store at %s is up and reachable, and %s; a request is given up after %s without a byte", stall.Host, f.endpoint, stall.Wait).WithCause(err)
 	}
 	var se *s3client.Error
 	if errors.As(err, &se) && se.Code == s3client.CodeNotS3 {
 		return fault.Errorf(fault.CodeIOError, "the endpoint did not answer as an S3 store: %s.", se.Message).WithPath(c).
-			WithHint("check --s3-endpoint, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL").WithCause(err)
+			WithHint("check %s", f.endpoint).WithCause(err)
 	}
 	code, status := s3client.Code(err)
 	switch {
@@ -311,7 +323,7 @@ func (f *FS) mapErr(err error, c string) error {
 				WithHint("check the bucket in %s: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens, begin and end with a letter or digit, and have no two dots in a row", f.root).WithCause(err)
 		}
 		return fault.Errorf(fault.CodeNotFound, "the bucket of %s does not exist.", f.root).WithPath(c).
-			WithHint("create the bucket, or check the root and AWS_ENDPOINT_URL").WithCause(errors.Join(fault.ErrNoWorkspace, err))
+			WithHint("create the bucket, or check the root and %s", f.endpoint).WithCause(errors.Join(fault.ErrNoWorkspace, err))
 	case missing(code, status):
 		return notFound(c)
 	case s3client.StoreFull(code, status):
@@ -330,7 +342,7 @@ func (f *FS) mapErr(err error, c string) error {
 			WithHint("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, and the bucket's policy").WithCause(err)
 	case s3client.OtherRegion(code, status):
 		return fault.Errorf(fault.CodeNotConfigured, "the bucket of %s is in another region, or at another endpoint: %s.", f.root, strings.TrimSuffix(err.Error(), ".")).WithPath(c).
-			WithHint("set AWS_REGION to the bucket's region, or the endpoint (--s3-endpoint or AWS_ENDPOINT_URL) to the one that serves it").WithCause(err)
+			WithHint("set AWS_REGION to the bucket's region, or %s to the endpoint that serves it", f.endpoint).WithCause(err)
 	case code == "InvalidBucketName":
 		return fault.Errorf(fault.CodeInvalidArgument, "the object store refused the bucket's name: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check the bucket in %s: S3 names are 3 to 63 lowercase letters, digits, dots and hyphens", f.root).WithCause(err)
@@ -349,7 +361,7 @@ func (f *FS) mapErr(err error, c string) error {
 			WithHint("check the path: a store may limit a key's length, or a name's (255 bytes on a store over a file system, as versitygw's)").WithCause(err)
 	}
 	return fault.Errorf(fault.CodeIOError, "the object store failed: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
-		WithHint("retry; if it persists, check AWS_ENDPOINT_URL, the credentials, and that the store is up").WithCause(err)
+		WithHint("retry; if it persists, check %s, the credentials, and that the store is up", f.endpoint).WithCause(err)
 }
 
 // leftBehind is the cause of a failure, err, that left multipart uploads

@@ -7,7 +7,6 @@ package subcommands
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -836,12 +835,20 @@ func apartStoreRoots(roots []string) ([]string, error) {
 // (recoverStore) before any tool uses it.
 func objectStore(c *cli.Context, root string, deny []string) (*s3fs.FS, error) {
 	// --s3-endpoint was publish's only, and a root given with it went to AWS.
-	endpoint := cmp.Or(c.String("s3-endpoint"), os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"))
+	endpoint, setting := c.String("s3-endpoint"), "--s3-endpoint (AGENTFS_S3_ENDPOINT)"
+	for _, env := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"} {
+		if endpoint == "" {
+			endpoint, setting = os.Getenv(env), env
+		}
+	}
+	if endpoint == "" {
+		setting = "" // AWS: the hints name every setting that can change it
+	}
 	region := os.Getenv("AWS_REGION")
 	if region == "" {
 		region = os.Getenv("AWS_DEFAULT_REGION")
 	}
-	store, err := s3fs.New(s3fs.Config{Root: root, Endpoint: endpoint, Region: region, Deny: deny, IdleTimeout: c.Duration("s3-idle-timeout")})
+	store, err := s3fs.New(s3fs.Config{Root: root, Endpoint: endpoint, EndpointSetting: setting, Region: region, Deny: deny, IdleTimeout: c.Duration("s3-idle-timeout")})
 	if err != nil {
 		return nil, err
 	}
