@@ -275,8 +275,9 @@ func awsEscape(s string, keepSlash bool) string {
 
 // LoadCredentials finds the keys as every AWS client does: static when it
 // has an access key, else the AWS_* variables, then the shared credentials
-// file's profile (AWS_PROFILE, else default). ErrNoCredentials says none
-// were found: an access key without its secret cannot sign.
+// file's profile (AWS_PROFILE, else default). An error that is
+// ErrNoCredentials says none were found, and what is missing: an access
+// key without its secret cannot sign.
 func LoadCredentials(static Credentials) (Credentials, error) {
 	if static.AccessKey != "" {
 		return static, nil
@@ -284,7 +285,7 @@ func LoadCredentials(static Credentials) (Credentials, error) {
 	if ak := os.Getenv("AWS_ACCESS_KEY_ID"); ak != "" {
 		cr := Credentials{ak, os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")}
 		if cr.SecretKey == "" {
-			return Credentials{}, ErrNoCredentials
+			return Credentials{}, noCredentials("AWS_ACCESS_KEY_ID is set, AWS_SECRET_ACCESS_KEY is not")
 		}
 		return cr, nil
 	}
@@ -299,16 +300,17 @@ func LoadCredentials(static Credentials) (Credentials, error) {
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return Credentials{}, ErrNoCredentials
+		return Credentials{}, noCredentials(fmt.Sprintf("AWS_ACCESS_KEY_ID is not set, and the shared credentials file cannot be read: %v", err))
 	}
 	defer f.Close()
 	var cr Credentials
-	section := ""
+	section, found := "", false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
 			section = strings.TrimSpace(line[1 : len(line)-1])
+			found = found || section == profile
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
@@ -324,14 +326,27 @@ func LoadCredentials(static Credentials) (Credentials, error) {
 			cr.SessionToken = strings.TrimSpace(v)
 		}
 	}
-	if cr.AccessKey == "" || cr.SecretKey == "" {
-		return Credentials{}, ErrNoCredentials
+	switch {
+	case !found:
+		return Credentials{}, noCredentials(fmt.Sprintf("AWS_ACCESS_KEY_ID is not set, and the profile %q is not in %s", profile, file))
+	case cr.AccessKey == "":
+		return Credentials{}, noCredentials(fmt.Sprintf("the profile %q in %s has no aws_access_key_id", profile, file))
+	case cr.SecretKey == "":
+		return Credentials{}, noCredentials(fmt.Sprintf("the profile %q in %s has no aws_secret_access_key", profile, file))
 	}
 	return cr, nil
 }
 
 // ErrNoCredentials is LoadCredentials' answer when it finds no keys.
 var ErrNoCredentials = &Error{Code: "NoCredentials", Message: "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"}
+
+// missingCredentials is ErrNoCredentials saying what is missing.
+type missingCredentials struct{ why string }
+
+func (m *missingCredentials) Error() string { return m.why }
+func (m *missingCredentials) Unwrap() error { return ErrNoCredentials }
+
+func noCredentials(why string) error { return &missingCredentials{why} }
 
 // request is one request to the bucket: key "" is the bucket itself.
 type request struct {

@@ -124,7 +124,7 @@ func New(cfg Config) (*FS, error) {
 		Credentials: s3client.Credentials{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey}, Transport: transport,
 		IdleTimeout: cfg.IdleTimeout})
 	if errors.Is(err, s3client.ErrNoCredentials) {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the object store.").
+		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the object store: %v.", err).
 			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with a shared credentials file")
 	}
 	if err != nil {

@@ -77,7 +77,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	client, err := s3client.New(s3client.Config{Endpoint: strings.TrimSuffix(endpointURL, "/"), Region: region, Bucket: bucket, IdleTimeout: cfg.IdleTimeout})
 	if errors.Is(err, s3client.ErrNoCredentials) {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the S3 store.").
+		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the S3 store: %v.", err).
 			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION when the store needs one)")
 	}
 	if err != nil {
