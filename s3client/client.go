@@ -792,8 +792,11 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 		return c.copyParts(ctx, src, srcETag, dst, size, copyPartSize, h, cond)
 	}
 	o, err := c.Put(ctx, dst, data, h)
-	if err != nil || srcETag == "" {
-		return o.ETag, err
+	if err != nil {
+		return "", &DestinationError{Err: err}
+	}
+	if srcETag == "" {
+		return o.ETag, nil
 	}
 	now, err := c.Head(ctx, src)
 	switch code, _ := Code(err); {
@@ -804,6 +807,13 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	}
 	return o.ETag, err
 }
+
+// DestinationError is CopyThrough's failure to write its destination, the
+// source read whole: the error is the destination's, not the source's.
+type DestinationError struct{ Err error }
+
+func (e *DestinationError) Error() string { return e.Err.Error() }
+func (e *DestinationError) Unwrap() error { return e.Err }
 
 // ErrSourceChanged is CopyThrough's answer when the source changed or
 // went while it was copied: the copy was made.

@@ -508,6 +508,10 @@ func (f *FS) copyErr(ctx context.Context, m journalMove, err error) error {
 			return f.swapErr(ctx, f.rel(m.To), backend.WriteOptions{IfVersion: m.Old}, err)
 		}
 	}
+	var dst *s3client.DestinationError
+	if errors.As(err, &dst) {
+		return f.swapErr(ctx, f.rel(m.To), backend.WriteOptions{IfVersion: m.Old, IfAbsent: m.Old == ""}, err)
+	}
 	return f.swapErr(ctx, f.rel(m.From), backend.WriteOptions{IfVersion: m.ETag}, err)
 }
 

@@ -3350,3 +3350,40 @@ func TestCredentialAndRegionRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A transaction that failed and was rolled back whole says that nothing
+// was changed, and a move's failure on its destination names the
+// destination: both said only that the store failed, with the hint to
+// retry, and the move named its source.
+func TestRolledBackFailureSaysNothingChanged(t *testing.T) {
+	ctx := context.Background()
+	fail := func(name string) *refusing {
+		return &refusing{refuse: putTo("rolled", name), status: http.StatusInternalServerError, code: "InternalError"}
+	}
+	for _, tc := range []struct {
+		name string
+		call func(root string) error
+		path string
+	}{
+		{"commit", func(root string) error {
+			_, err := transportFS(t, root, fail("b")).Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")}})
+			return err
+		}, "b"},
+		{"move", func(root string) error {
+			_, err := transportFS(t, root, fail("c")).Rename(ctx, "a", "c", backend.WriteOptions{})
+			return err
+		}, "c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, root := seeded(t, "rolled", map[string]string{"a": "old a", "b": "old b"})
+			err := tc.call(root)
+			e := fault.AsError(err)
+			if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Hint, "nothing was changed") || e.Path != tc.path {
+				t.Errorf("%v (hint %q), want IO_ERROR on %s saying nothing was changed", err, fault.AsError(err).Hint, tc.path)
+			}
+			if got := tree(t, f, "a", "b", "c"); got["a"] != "old a" || got["b"] != "old b" || got["c"] != "" {
+				t.Errorf("after the rollback: %s", brief(got))
+			}
+		})
+	}
+}

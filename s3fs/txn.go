@@ -237,7 +237,18 @@ func (f *FS) undo(ctx context.Context, l *lease, j journal, err error) error {
 		}
 		return errors.Join(err, rerr)
 	}
-	return errors.Join(err, l.abandon(ctx, j))
+	return errors.Join(undoneWhole(err), l.abandon(ctx, j))
+}
+
+// undoneWhole is err, the store's failure of a transaction then rolled
+// back whole, saying so: told only to retry, a caller could not know
+// whether some of its files were changed.
+func undoneWhole(err error) error {
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeIOError {
+		return err
+	}
+	return e.WithHint("nothing was changed (the transaction was rolled back): %s", e.Hint)
 }
 
 // changedAny reports whether this process sent a change of j's
