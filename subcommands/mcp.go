@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -1004,21 +1005,23 @@ func callResult(res any, err error, maxBytes int) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	content := imageContent(res)
+	content := mediaContent(res)
 	if content == nil {
 		content = []mcp.Content{&mcp.TextContent{Text: string(text)}}
 	}
 	return &mcp.CallToolResult{Content: content, StructuredContent: json.RawMessage(text)}, nil
 }
 
-// imageContent is the content of a read of an image, which a model takes
-// as an image, not as base64 text (every kind read calls an image, PNG,
-// JPEG, GIF and WebP, models take): the result without its data as text,
-// then the image. nil for any other result (and should its data or its
+// mediaContent is the content of a read of an image or a PDF, which a
+// model takes as an image or a document, not as base64 text (every kind
+// read calls an image, PNG, JPEG, GIF and WebP, models take): the result
+// without its data as text, then an image item, or for a PDF an embedded
+// resource (uri agentfs:PATH), the item clients hand a model as a
+// document. nil for any other result (and should its data or its
 // description not be encoded: it goes as text then).
-func imageContent(res any) []mcp.Content {
+func mediaContent(res any) []mcp.Content {
 	r, ok := res.(*core.ReadResult)
-	if !ok || r.Kind != string(textfile.KindImage) || r.Media == nil {
+	if !ok || r.Media == nil || (r.Kind != string(textfile.KindImage) && r.Kind != string(textfile.KindPDF)) {
 		return nil
 	}
 	data, err := base64.StdEncoding.DecodeString(r.Data)
@@ -1032,7 +1035,12 @@ func imageContent(res any) []mcp.Content {
 	if err != nil {
 		return nil
 	}
-	return []mcp.Content{&mcp.TextContent{Text: string(text)}, &mcp.ImageContent{Data: data, MIMEType: r.MimeType}}
+	var item mcp.Content = &mcp.ImageContent{Data: data, MIMEType: r.MimeType}
+	if r.Kind == string(textfile.KindPDF) {
+		item = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+			URI: "agentfs:" + (&url.URL{Path: r.Path}).EscapedPath(), MIMEType: r.MimeType, Blob: data}}
+	}
+	return []mcp.Content{&mcp.TextContent{Text: string(text)}, item}
 }
 
 // compactJSON is v as the CLI writes it: one line, < > & unescaped.

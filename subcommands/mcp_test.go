@@ -99,6 +99,8 @@ func TestMCP(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "dot.png"), dotPNG, 0o644)
+	tinyPDF := []byte("%PDF-1.4\n%%EOF\n")
+	os.WriteFile(filepath.Join(dir, "a b.pdf"), tinyPDF, 0o644)
 	s, code, stderr := mcpSession(t, "--root", dir)
 	ctx := context.Background()
 
@@ -165,6 +167,23 @@ func TestMCP(t *testing.T) {
 	}
 	if img, ok := res.Content[1].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, dotPNG) {
 		t.Errorf("read of an image: content %#v, want the image/png", res.Content[1])
+	}
+
+	// A PDF is given as an embedded resource, a document a client hands a
+	// model, after the result without its data: it was its base64 as
+	// text, up to 4.7 MB of it.
+	res = call("agentfs_read", map[string]any{"path": "a b.pdf"})
+	_, cli, _ = run(t, "", "--root", dir, "read", "a b.pdf")
+	if res.IsError || len(res.Content) != 2 || !sameJSON(res.StructuredContent, json.RawMessage(cli)) {
+		t.Fatalf("read of a PDF: isError %v, content %v, structured %v; the CLI prints %s", res.IsError, res.Content, res.StructuredContent, cli)
+	}
+	described = nil
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &described); err != nil || described["data"] != nil || described["kind"] != "pdf" || described["version"] == nil {
+		t.Errorf("read of a PDF: its description %v (%v), want the result without its data", described, err)
+	}
+	if doc, ok := res.Content[1].(*mcp.EmbeddedResource); !ok || doc.Resource.MIMEType != "application/pdf" ||
+		!bytes.Equal(doc.Resource.Blob, tinyPDF) || doc.Resource.URI != "agentfs:a%20b.pdf" {
+		t.Errorf("read of a PDF: content %#v, want the application/pdf resource", res.Content[1])
 	}
 
 	res = call("agentfs_edit", map[string]any{"path": filepath.Join(dir, "a.txt"), "oldText": "beta", "newText": "gamma"})

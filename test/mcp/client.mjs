@@ -4,7 +4,7 @@
 //   node client.mjs AGENTFS ROOT
 //
 // ROOT holds a.txt ("alpha\nbeta\n"). The client lists the tools, calls
-// read, edit and grep, writes and reads an image, and error cases; it prints what it saw as one JSON
+// read, edit and grep, writes and reads an image and a PDF, and error cases; it prints what it saw as one JSON
 // object and exits 1 on the first check that fails.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -56,6 +56,18 @@ check(!image.isError && image.content.length === 2 && image.content[0].type === 
   image.content[1].mimeType === "image/png" && image.content[1].data === dot && image.structuredContent.data === dot,
   "read of an image", image);
 
+// A PDF comes as an embedded resource, a document, after the result
+// without its data; the client checks it against the protocol's resource.
+const pdf = Buffer.from("%PDF-1.4\n%%EOF\n").toString("base64");
+const wrotePDF = await client.callTool({ name: "agentfs_write", arguments: { path: "doc.pdf", contentBase64: pdf } });
+check(!wrotePDF.isError, "write of a PDF", wrotePDF);
+const doc = await client.callTool({ name: "agentfs_read", arguments: { path: "doc.pdf" } });
+check(!doc.isError && doc.content.length === 2 && doc.content[0].type === "text" &&
+  JSON.parse(doc.content[0].text).data === undefined && doc.content[1].type === "resource" &&
+  doc.content[1].resource.mimeType === "application/pdf" && doc.content[1].resource.blob === pdf &&
+  doc.content[1].resource.uri === "agentfs:doc.pdf" && doc.structuredContent.data === pdf,
+  "read of a PDF", doc);
+
 // Errors are results with isError and the stable code, not protocol errors.
 const missing = await client.callTool({ name: "agentfs_read", arguments: { path: "missing.txt" } });
 check(errorCode(missing) === "NOT_FOUND", "read of a missing file", missing);
@@ -72,5 +84,6 @@ console.log(JSON.stringify({
   edit: edit.structuredContent,
   grep: grep.structuredContent,
   image: image.content.map((c) => c.type),
+  pdf: doc.content.map((c) => c.type),
   errors: [errorCode(missing), errorCode(stale)],
 }));
