@@ -74,6 +74,8 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer srv.Close()
+	o := outputOf(c)
+	srv.KeyFault = func(err error) { o.note(fault.AsError(err)) }
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
 		return listenErr(c.String("addr"), err)
@@ -87,13 +89,13 @@ func serve(c *cli.Context) error {
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       time.Minute,
 	}
-	if err := outputOf(c).result(serveInfo{Addr: ln.Addr().String(), Assets: dir}); err != nil {
+	if err := o.result(serveInfo{Addr: ln.Addr().String(), Assets: dir}); err != nil {
 		ln.Close()
 		return err
 	}
 	ctx, stop := context.WithCancel(c.Context)
 	defer stop()
-	go prune(ctx, srv, outputOf(c))
+	go prune(ctx, srv, o)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

@@ -417,6 +417,65 @@ func TestServerFollowsTheKey(t *testing.T) {
 	}
 }
 
+// TestServerBlamesAnUnusableKey: a key that is there but cannot be used
+// (others may read it, or it is not 32 bytes) answers 503, not the 403 of
+// a link whose signature does not hold, and KeyFault is told once for
+// each fault, not at each request; a removed key is still 403, untold.
+func TestServerBlamesAnUnusableKey(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	key, err := LoadKey(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(dir, "http://example.test", key, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Now = func() time.Time { return now }
+	link, err := s.Put(context.Background(), object("a.txt", "a", time.Hour), strings.NewReader("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := strings.TrimPrefix(link.URL, "http://example.test")
+	srv, err := NewServer(dir, KeyReader(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Now = func() time.Time { return now }
+	var told []error
+	srv.KeyFault = func(err error) { told = append(told, err) }
+	p := filepath.Join(state, keyName)
+	for _, step := range []struct {
+		what string
+		do   func() error
+		code int
+		told int
+		body string
+	}{
+		{"a usable key", func() error { return nil }, 200, 0, "a"},
+		{"a key others may read", func() error { return os.Chmod(p, 0o644) }, 503, 1, "signing key cannot be used"},
+		{"the same, again", func() error { return nil }, 503, 1, "signing key cannot be used"},
+		{"the key mended", func() error { return os.Chmod(p, 0o600) }, 200, 1, "a"},
+		{"a key of 31 bytes", func() error { return os.WriteFile(p, key[:31], 0o600) }, 503, 2, "signing key cannot be used"},
+		{"the key removed", func() error { return os.Remove(p) }, 403, 2, "signature does not hold"},
+		{"the key put back", func() error { return os.WriteFile(p, key, 0o600) }, 200, 2, "a"},
+	} {
+		if err := step.do(); err != nil {
+			t.Fatal(err)
+		}
+		w := request(t, srv, target, nil)
+		if w.Code != step.code || len(told) != step.told || !strings.Contains(w.Body.String(), step.body) {
+			t.Fatalf("%s: %d %q, told %v; want %d, told %d times", step.what, w.Code, w.Body, told, step.code, step.told)
+		}
+	}
+	var fe *fault.Error
+	if !errors.As(told[0], &fe) || fe.Code != fault.CodeNotConfigured || fe.Path != p || !strings.Contains(fe.Hint, "chmod 600") {
+		t.Errorf("told %v, want NOT_CONFIGURED naming %s and chmod 600", told[0], p)
+	}
+}
+
 // TestServeTypeIsTheLinks: the same bytes published under two names serve
 // each link with the type its publish reported, not the latest one's.
 func TestServeTypeIsTheLinks(t *testing.T) {

@@ -32,12 +32,19 @@ type Server struct {
 	key func() ([]byte, error)
 	// Now is the server's clock; tests set it to reach an expiry.
 	Now func() time.Time
+	// KeyFault, when set, is told of a key that is there but cannot be
+	// used (others may read it, its size, an error reading it): once,
+	// until a request finds the key usable or removed again.
+	KeyFault func(error)
 
 	mu   sync.Mutex
 	root *os.Root
 	// dev and ino are the folder's identity when root was opened: a
 	// folder removed and made again (by a publish) is opened again.
 	dev, ino uint64
+	// keyFaulted is the key's fault KeyFault was last told of, "" once
+	// the key served or was found removed.
+	keyFaulted string
 }
 
 // NewServer serves the folder dir (created when missing), with the key
@@ -187,8 +194,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// signature checked the first.
 	q := r.URL.Query()
 	exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
-	key, kerr := s.key()
-	if err != nil || kerr != nil || len(q["exp"]) != 1 || len(q["sig"]) != 1 || !hmac.Equal([]byte(q.Get("sig")), []byte(sign(key, id, name, exp))) {
+	if err != nil || len(q["exp"]) != 1 || len(q["sig"]) != 1 {
+		http.Error(w, "the link's signature does not hold", http.StatusForbidden)
+		return
+	}
+	// A key removed revokes every link (403); one that is there but
+	// cannot be used is the server's fault, not the link's.
+	key, err := s.key()
+	removed := errors.Is(err, fs.ErrNotExist)
+	s.noteKey(err, removed)
+	switch {
+	case err != nil && !removed:
+		http.Error(w, "the server cannot check links: its signing key cannot be used", http.StatusServiceUnavailable)
+		return
+	case err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(sign(key, id, name, exp))):
 		http.Error(w, "the link's signature does not hold", http.StatusForbidden)
 		return
 	}
@@ -232,6 +251,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "sandbox")
 	rangeAsRFC(r, fi.Size())
 	http.ServeContent(w, r, name, fi.ModTime(), f)
+}
+
+// noteKey tells KeyFault of err, a fault of the key that is not its
+// removal, unless it was the last told: a server under load would write
+// it at every request.
+func (s *Server) noteKey(err error, removed bool) {
+	if s.KeyFault == nil {
+		return
+	}
+	faulted := ""
+	if err != nil && !removed {
+		faulted = err.Error()
+	}
+	s.mu.Lock()
+	told := faulted == s.keyFaulted
+	s.keyFaulted = faulted
+	s.mu.Unlock()
+	if faulted != "" && !told {
+		s.KeyFault(err)
+	}
 }
 
 // openRegular opens name in root for reading if it is a regular file, and
