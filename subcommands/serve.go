@@ -3,6 +3,7 @@ package subcommands
 import (
 	"context"
 	"errors"
+	"log"
 	"net"
 	"net/http"
 	"strings"
@@ -88,6 +89,10 @@ func serve(c *cli.Context) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       time.Minute,
+		// What the server logs (an accept that failed, such as with too
+		// many open files, and is retried) goes on stderr as agentfs's
+		// other errors do, not as a plain log line.
+		ErrorLog: log.New(serverLog{o}, "", 0),
 	}
 	if err := o.result(serveInfo{Addr: ln.Addr().String(), Assets: dir}); err != nil {
 		ln.Close()
@@ -111,6 +116,20 @@ func serve(c *cli.Context) error {
 		hs.Close()
 	}
 	return nil
+}
+
+// serverLog notes each line an http.Server logs as an IO_ERROR; the
+// server goes on. An accept refused for want of descriptors is retried.
+type serverLog struct{ o *output }
+
+func (l serverLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	e := fault.Errorf(fault.CodeIOError, "%s.", msg)
+	if strings.Contains(msg, syscall.EMFILE.Error()) {
+		e = e.WithHint("raise serve's open-file limit (ulimit -n); it retries and serves on")
+	}
+	l.o.note(e)
+	return len(p), nil
 }
 
 // writeStall is the longest one write to a client may take: a download

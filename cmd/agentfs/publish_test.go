@@ -49,6 +49,33 @@ func cmdWaitListen(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdHoldConns opens N connections to ADDR and holds them until FILE is
+// not empty (for at most 10 seconds), then closes them: a server with a
+// low open-file limit fails to accept them meanwhile, and logs it in
+// FILE. holdconns ADDR N FILE
+func cmdHoldConns(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: holdconns ADDR N FILE")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	for range n {
+		c, err := net.Dial("tcp", args[0])
+		ts.Check(err)
+		defer c.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if fi, err := os.Stat(args[2]); err == nil && fi.Size() > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s is still empty after 10s", args[2])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // cmdStalledStore sets VAR to the URL of a loopback listener that accepts
 // every connection and never answers, as a store that stopped answering
 // or a half-open connection does, until the script ends:

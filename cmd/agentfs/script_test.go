@@ -56,6 +56,7 @@ func TestScripts(t *testing.T) {
 			"waitlisten":  cmdWaitListen,
 			"httpget":     cmdHTTPGet,
 			"stallget":    cmdStallGet,
+			"holdconns":   cmdHoldConns,
 			"expiredlink": cmdExpiredLink,
 			// For s3:// roots.
 			"stalledstore": cmdStalledStore,
