@@ -245,14 +245,18 @@ func mediaOf(name string, prefix []byte) (Kind, string, bool) {
 
 // ServedType is the Content-Type a file is served with (publish's links):
 // the media type its extension names when it is one read knows, else what
-// the magic of its prefix (up to SniffBytes) says, with a charset for text
-// unless notUTF8 says the whole file is not UTF-8.
+// the magic of its prefix (up to SniffBytes) says, but text where read
+// takes a media's magic for text, with a charset for text unless notUTF8
+// says the whole file is not UTF-8.
 func ServedType(name string, prefix []byte, notUTF8 bool) string {
 	if _, mime, ok := mediaOf(name, prefix); ok {
 		return mime
 	}
 	m := mimetype.Detect(prefix)
 	t := m.String()
+	if k, _ := sniffedKind(t, prefix); k == KindText {
+		t = "text/plain; charset=utf-8" // as read has it
+	}
 	if active(m) && !namedBy(m, strings.ToLower(path.Ext(name))) {
 		// A browser runs the scripts of a page (HTML, SVG, XML) on the
 		// origin that serves it: a notes.md or log.txt that starts with
@@ -339,14 +343,10 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 	if sniff {
 		mime, _, _ = strings.Cut(mimetype.Detect(prefix).String(), ";")
 	}
-	if k, ok := mediaByMIME[mime]; ok {
-		if bytes.IndexByte(prefix, 0) >= 0 || !ValidPrefix(prefix, len(prefix) == SniffBytes) || pdfHeader.Match(prefix) {
-			return Class{Kind: k, MIME: mime}, nil
-		}
-		// Sniffed, not named by the extension, and UTF-8 text throughout:
-		// notes.txt that begins "GIF89a is..." or "%PDF-1.7 is..." is the
-		// text grep and edit see (it came back as base64 media, which a
-		// model API refuses, and --offset was INVALID_ARGUMENT).
+	switch k, ok := sniffedKind(mime, prefix); {
+	case ok && k != KindText:
+		return Class{Kind: k, MIME: mime}, nil
+	case ok:
 		mime = "text/plain"
 	}
 	if bytes.IndexByte(prefix, 0) >= 0 {
@@ -359,6 +359,24 @@ func Classify(name string, prefix []byte, encName string, sniff bool) (Class, er
 		return Class{Kind: KindBinary, MIME: mime}, nil
 	}
 	return Class{Kind: KindText, MIME: mime, Codec: Codec{name: "utf-8", unit: 1}}, nil
+}
+
+// sniffedKind is what a file whose name does not name its format is, when
+// the magic of its prefix says the media type mime that read returns as
+// data (ok false for any other mime): that media, unless the prefix is
+// UTF-8 text throughout, without a NUL, and not a PDF's first line.
+// notes.txt that begins "GIF89a is..." or "%PDF-1.7 is..." is the text
+// grep and edit see (it came back as base64 media, which a model API
+// refuses), and a link serves it as text.
+func sniffedKind(mime string, prefix []byte) (Kind, bool) {
+	k, ok := mediaByMIME[mime]
+	if !ok {
+		return "", false
+	}
+	if bytes.IndexByte(prefix, 0) >= 0 || !ValidPrefix(prefix, len(prefix) == SniffBytes) || pdfHeader.Match(prefix) {
+		return k, true
+	}
+	return KindText, true
 }
 
 // pdfHeader is a PDF's first line, which may be all of its text there

@@ -144,6 +144,34 @@ func TestServedType(t *testing.T) {
 	}
 }
 
+// A link serves a file as the media read takes it for, and as text what
+// read takes for text: notes.txt that begins "GIF89a is" was served as
+// image/gif, a broken image, where read gave its text.
+func TestServedTypeAgreesWithRead(t *testing.T) {
+	gif := "GIF89a\x01\x00\x01\x00\x00\x00\x00;"
+	for _, tc := range []struct{ name, prefix string }{
+		{"notes.txt", "GIF89a is a format"},
+		{"notes", "%PDF-1.7 is a version"},
+		{"notes.txt", "\x89PNG\r\n\x1a\n as text"},
+		{"x.gif", "GIF89a is a format"},
+		{"x.gif", gif},
+		{"notes.txt", gif},
+		{"doc", "%PDF-1.4\n"},
+		{"doc", "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"},
+		{"pic", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"},
+	} {
+		c, err := Classify(tc.name, []byte(tc.prefix), "", true)
+		if err != nil {
+			t.Fatalf("Classify(%q, %q): %v", tc.name, tc.prefix, err)
+		}
+		served := ServedType(tc.name, []byte(tc.prefix), false)
+		_, media := mediaByMIME[served]
+		if (c.Kind == KindText) == media || media && served != c.MIME {
+			t.Errorf("%s %q: read says %s %s, served as %s", tc.name, tc.prefix, c.Kind, c.MIME, served)
+		}
+	}
+}
+
 // A UTF-16 file's mark tells its byte order whatever the UTF-16 label
 // named: utf-16 (little-endian) on a big-endian file decoded mojibake.
 func TestNamedUTF16FollowsItsMark(t *testing.T) {
