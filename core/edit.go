@@ -37,7 +37,7 @@ type EditOp struct {
 type EditRequest struct {
 	Path       string   `json:"path" arg:"0" alias:"file_path" required:"true" help:"file to edit"`
 	Edits      []EditOp `json:"edits,omitempty" help:"a batch of replacements, each matched against the original content, applied all or nothing; in place of oldText and newText"`
-	OldText    *string  `json:"oldText,omitempty" flagAlias:"old" alias:"old_string,oldString" help:"a single edit's text to replace, as the file spells it; given with newText, in place of edits"`
+	OldText    *string  `json:"oldText,omitempty" flagAlias:"old" alias:"old_string,oldString" refusesEmpty:"true" help:"a single edit's text to replace, as the file spells it; given with newText, in place of edits"`
 	NewText    *string  `json:"newText,omitempty" flagAlias:"new" alias:"new_string,newString" help:"a single edit's replacement text; \"\" deletes oldText"`
 	ReplaceAll bool     `json:"replaceAll,omitempty" alias:"replace_all" help:"a single edit replaces every match instead of requiring exactly one"`
 	DryRun     bool     `json:"dryRun,omitempty" help:"report the diff without writing"`

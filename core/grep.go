@@ -30,7 +30,7 @@ import (
 
 // GrepRequest searches file contents below a path.
 type GrepRequest struct {
-	Query      string   `json:"query" arg:"0" help:"text to search for, one line: a fixed string, or a regular expression when regex is true; needed unless pattern is given"`
+	Query      string   `json:"query" arg:"0" refusesEmpty:"true" help:"text to search for, one line: a fixed string, or a regular expression when regex is true; needed unless pattern is given"`
 	Pattern    string   `json:"pattern,omitempty" standsFor:"query" help:"a regular expression to search for, in place of query, as other agents' Grep tools take it; a fixed string when regex is false"`
 	Path       string   `json:"path,omitempty" arg:"1" alias:"file_path,dir_path" default:"." help:"file or directory to search"`
 	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching one of these globs (one glob may be given as a string); without a slash a glob matches the name at any depth"`

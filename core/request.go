@@ -37,6 +37,8 @@ import (
 //	required:"true"              refused when left out (or empty)
 //	notEmpty:"true"              refused when given as "" (a flag or a JSON
 //	                             field): left out, it would drop what it asks
+//	refusesEmpty:"true"          the tool's own check refuses "", which the
+//	                             schema states (as for a required string)
 //	enum:"dir|d,file"            the closed set of values; | adds spellings
 //	                             accepted beside the first, which schemas name
 //	min:"1" max:"1000"           the range of an integer
@@ -60,6 +62,8 @@ type FieldSpec struct {
 	Required  bool
 	// NotEmpty refuses the field given as "" (notEmpty).
 	NotEmpty bool
+	// RefusesEmpty says the tool refuses "" for the field (refusesEmpty).
+	RefusesEmpty bool
 	// Enum holds the first spelling of each value; spellings all of them,
 	// each to its value's first.
 	Enum      []string
@@ -164,6 +168,7 @@ func (s FieldSpec) GivenEmpty(name string) *fault.Error {
 func (s *FieldSpec) constraints(tag reflect.StructTag) {
 	s.Required = tag.Get("required") == "true"
 	s.NotEmpty = tag.Get("notEmpty") == "true"
+	s.RefusesEmpty = tag.Get("refusesEmpty") == "true"
 	s.Default = tag.Get("default")
 	if e := tag.Get("enum"); e != "" {
 		s.spellings = map[string]string{}

@@ -77,7 +77,9 @@ func RequestSchema(t reflect.Type) *Schema {
 	for _, f := range Fields(t) {
 		p := typeSchema(f.Type)
 		p.Description, p.Enum = f.Help, f.Enum
-		if f.NotEmpty {
+		// A required string is refused empty too: Validate takes "" for
+		// it left out.
+		if f.NotEmpty || f.RefusesEmpty || f.Required && f.Type.Kind() == reflect.String {
 			one := int64(1)
 			p.MinLength = &one
 		}

@@ -109,12 +109,12 @@ func TestRequestSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"type":"object","properties":{` +
-		`"path":{"type":"string","description":"a path"},` +
+		`"path":{"type":"string","description":"a path","minLength":1},` +
 		`"limit":{"type":"integer","description":"a limit","minimum":1,"maximum":10,"default":5},` +
 		`"kind":{"type":"string","description":"a kind","enum":["file","dir"],"default":"file"},` +
 		`"back":{"type":"integer","description":"a position","minimum":0},` +
 		`"items":{"type":"array","description":"items","items":{"type":"object","properties":{` +
-		`"name":{"type":"string","description":"a name"},"value":{"type":"string","description":"a value"}},"required":["name","value"]}},` +
+		`"name":{"type":"string","description":"a name","minLength":1},"value":{"type":"string","description":"a value"}},"required":["name","value"]}},` +
 		`"code":{"type":"string","description":"a code","pattern":"^[a-z]{2}$"}},` +
 		`"required":["path"]}`
 	if string(got) != want {

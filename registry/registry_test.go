@@ -170,6 +170,22 @@ func TestSchemaConstraints(t *testing.T) {
 		{"edit.edits[].oldText", "required", "true"},
 		{"edit.edits[].newText", "required", "true"},
 		{"rm.path", "required", "true"},
+		// "" is refused (it passed the schema) where it is refused: a
+		// required string's, and those the tool checks itself; not where
+		// it is a value (a replacement or content that deletes).
+		{"read.path", "minLength", "1"},
+		{"mv.from", "minLength", "1"},
+		{"mv.to", "minLength", "1"},
+		{"replace.query", "minLength", "1"},
+		{"replace.replacement", "minLength", "null"},
+		{"grep.query", "minLength", "1"},
+		{"apply-patch.patch", "minLength", "1"},
+		{"edit.oldText", "minLength", "1"},
+		{"edit.newText", "minLength", "null"},
+		{"edit.edits[].oldText", "minLength", "1"},
+		{"edit.edits[].newText", "minLength", "null"},
+		{"write.content", "minLength", "null"},
+		{"write.expectedVersion", "minLength", "1"},
 	}
 	for _, w := range want {
 		p := props[w.field]
@@ -189,6 +205,8 @@ func TestSchemaConstraints(t *testing.T) {
 			got = j(p.Maximum)
 		case "default":
 			got = j(p.Default)
+		case "minLength":
+			got = j(p.MinLength)
 		}
 		if got != w.value {
 			t.Errorf("%s: %s is %s, want %s", w.field, w.keyword, got, w.value)
@@ -288,6 +306,16 @@ func TestSchemaViolationsRefused(t *testing.T) {
 				refused = append(refused, tc{info.Name, with("zzz")})
 				for _, e := range p.Schema.Enum {
 					accepted = append(accepted, tc{info.Name, with(e)})
+				}
+			}
+			// "" is refused where the schema says minLength, and only
+			// there (an enum's "" is left out): {"path":""} passed the
+			// schema, then was refused as "path is required".
+			if p.Schema.Type == "string" && p.Schema.Enum == nil {
+				if p.Schema.MinLength != nil {
+					refused = append(refused, tc{info.Name, with("")})
+				} else {
+					accepted = append(accepted, tc{info.Name, with("")})
 				}
 			}
 			if p.Schema.Minimum != nil {
