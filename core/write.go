@@ -206,6 +206,18 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
 			WithHint("drop create to replace it, or choose another path")
 	}
+	if req.Create {
+		// A link to nothing yet is there all the same: O_EXCL refuses
+		// it, where following it made its target.
+		link, err := currentOf(m.Lstat(ctx, req.Path))
+		if err != nil {
+			return nil, err
+		}
+		if link.exists {
+			return nil, fault.Errorf(fault.CodeExists, "the path is a link, to a file not there yet: create writes only where nothing is.").WithPath(display).
+				WithHint("write the link's target path, or drop create to write through the link")
+		}
+	}
 	if err := refuseNotFile(cur, display, "write to"); err != nil {
 		return nil, err
 	}
