@@ -63,11 +63,37 @@ func contextDiff(path, a, b string, context int) (string, int) {
 	return renderDiff(path, lineDiff(a[pre:aEnd], b[pre:bEnd]), strings.Count(a[:pre], "\n"), context)
 }
 
+// diffName is path as a diff header names it: quoted as git quotes a name
+// with a control character, a double quote or a backslash (C escapes,
+// octal for the rest), so that a name holding a newline and "+++ b" does
+// not end the header early.
+func diffName(path string) string {
+	if !strings.ContainsFunc(path, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' }) {
+		return path
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if k := strings.IndexByte("\"\\\a\b\t\n\v\f\r", c); k >= 0 {
+			b.WriteByte('\\')
+			b.WriteByte("\"\\abtnvfr"[k])
+		} else if c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "\\%03o", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
 // renderDiff renders lines, a line diff whose first line comes after
 // before lines that both sides share, as contextDiff does.
 func renderDiff(path string, lines []diffLine, before, context int) (string, int) {
 	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", path, path)
+	name := diffName(path)
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", name, name)
 	first := 0
 	// oldNo and newNo are the numbers of the lines before index i.
 	oldNo, newNo := make([]int, len(lines)+1), make([]int, len(lines)+1)

@@ -98,3 +98,23 @@ func TestEditDiffKeepsBOM(t *testing.T) {
 		t.Fatalf("the diff's first context line lost the BOM:\n%q", res.Diff)
 	}
 }
+
+// A diff's header quotes a name as git does (core.quotePath=false, whose
+// output these are): a name holding a newline and "+++ b" ended the
+// header early, and a parser took its second line for the new name.
+func TestDiffName(t *testing.T) {
+	for _, tt := range []struct{ path, want string }{
+		{"plain.txt", "plain.txt"},
+		{"é d.txt", "é d.txt"},
+		{"a\n+++ b", `"a\n+++ b"`},
+		{"q\"u\\o\x01t\tz", `"q\"u\\o\001t\tz"`},
+		{"del\x7f", `"del\177"`},
+	} {
+		if got := diffName(tt.path); got != tt.want {
+			t.Errorf("diffName(%q) = %s, want %s", tt.path, got, tt.want)
+		}
+	}
+	if d, _ := unifiedDiff("a\n+++ b", "x\n", "y\n"); !strings.HasPrefix(d, "--- \"a\\n+++ b\"\n+++ \"a\\n+++ b\"\n@@ ") {
+		t.Errorf("the diff of a name with a newline begins %q", d)
+	}
+}
