@@ -1869,13 +1869,41 @@ func TestMoveCommittedThenStoreDownSaysItWasMade(t *testing.T) {
 // With after set, those aborts wait for the check (a listing of its
 // parts) that the upload to the key ending in after is gone: a failure
 // that left nothing comes first. With headRefused, once an abort is
-// refused, so are the HEADs of its key: the move's rollback fails.
+// refused, so are the HEADs of its key: the move's rollback fails. With
+// together, no part copy is refused before one to each of copyRefused has
+// come: every copy is under way, and leaves its upload (the first failure
+// stops the copies not yet started).
 type leavesUploads struct {
 	copyRefused, abortRefused []string
 	after                     string
 	checked                   chan struct{}
 	headRefused               bool
 	aborted                   atomic.Bool
+	together                  bool
+	mu                        sync.Mutex
+	copying                   map[string]bool
+	allCopying                chan struct{}
+}
+
+// partCopyCame notes a part copy to the key ending in suffix, and waits,
+// with together set, until one to each of copyRefused has come.
+func (s *leavesUploads) partCopyCame(suffix string) {
+	if !s.together {
+		return
+	}
+	s.mu.Lock()
+	if s.copying == nil {
+		s.copying, s.allCopying = map[string]bool{}, make(chan struct{})
+	}
+	all := s.allCopying
+	if !s.copying[suffix] {
+		s.copying[suffix] = true
+		if len(s.copying) == len(s.copyRefused) {
+			close(all)
+		}
+	}
+	s.mu.Unlock()
+	<-all
 }
 
 func (s *leavesUploads) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -1886,6 +1914,7 @@ func (s *leavesUploads) RoundTrip(r *http.Request) (*http.Response, error) {
 	refused := &refusing{refuse: func(*http.Request) bool { return true }}
 	switch {
 	case r.Method == http.MethodPut && q.Has("partNumber") && ends(s.copyRefused...):
+		s.partCopyCame(s.copyRefused[slices.IndexFunc(s.copyRefused, func(x string) bool { return strings.HasSuffix(p, x) })])
 		return refused.RoundTrip(r)
 	case r.Method == http.MethodDelete && q.Has("uploadId") && ends(s.abortRefused...):
 		if s.after != "" {
@@ -1919,7 +1948,7 @@ func TestMoveSaysWhichUploadsItLeft(t *testing.T) {
 		{"one file", map[string]string{"big": big}, "big", "moved",
 			&leavesUploads{copyRefused: []string{"/moved"}, abortRefused: []string{"/moved"}}, []string{"moved"}},
 		{"two copies", map[string]string{"d/a": big, "d/b": big, "d/c": "small"}, "d", "e",
-			&leavesUploads{copyRefused: []string{"/e/a", "/e/b"}, abortRefused: []string{"/e/a", "/e/b"}}, []string{"e/a", "e/b"}},
+			&leavesUploads{copyRefused: []string{"/e/a", "/e/b"}, abortRefused: []string{"/e/a", "/e/b"}, together: true}, []string{"e/a", "e/b"}},
 		{"after another copy's failure", map[string]string{"d/a": big, "d/b": big, "d/c": "small"}, "d", "e",
 			&leavesUploads{copyRefused: []string{"/e/a", "/e/b"}, abortRefused: []string{"/e/b"}, after: "/e/a", checked: make(chan struct{})}, []string{"e/b"}},
 		{"and its rollback refused", map[string]string{"big": big}, "big", "moved",
