@@ -123,6 +123,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 		return assets.Link{}, err
 	}
 	defer unlock()
+	removeDeadTemps(s.dir)
 	blob := filepath.Join(s.dir, obj.SHA256)
 	wrote := false
 	if fi, err := os.Lstat(blob); err != nil || !fi.Mode().IsRegular() || fi.Size() != obj.Size {
@@ -214,6 +215,30 @@ func validID(id string) bool {
 		}
 	}
 	return true
+}
+
+// deadTemp reports whether name, in the assets folder whose lock the
+// caller holds, is a temporary file of a process that died: a publish
+// writes its temporary files holding that lock. A signing key's (a state
+// directory that is the folder too) is LoadKey's, which takes no lock.
+func deadTemp(name string) bool {
+	return strings.HasPrefix(name, tempPrefix) && !strings.HasPrefix(name, tempPrefix+"key-")
+}
+
+// removeDeadTemps removes the dead temporary files of the folder dir, whose
+// lock the caller holds: a publish killed while writing a large file left
+// it whole until a server's prune, which a folder no server runs on never
+// had. Housekeeping: a failure is left to the next publish.
+func removeDeadTemps(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if deadTemp(e.Name()) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // writeAtomic writes a new file at dst through a temporary file in dir:

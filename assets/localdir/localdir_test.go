@@ -238,11 +238,13 @@ func TestPrune(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	publish(t, dir, "old.csv", "old", now, time.Minute)
 	publish(t, dir, "new.csv", "new", now, time.Hour)
+	// Under the folder's lock a temporary file is a dead publish's,
+	// however new: it waited an hour.
 	temp := filepath.Join(dir, tempPrefix+"left")
 	if err := os.WriteFile(temp, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chtimes(temp, now.Add(-2*time.Hour), now.Add(-2*time.Hour)); err != nil {
+	if err := os.Chtimes(temp, now, now); err != nil {
 		t.Fatal(err)
 	}
 	srv := server(t, dir, now.Add(time.Minute))
@@ -258,6 +260,27 @@ func TestPrune(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, name)); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
 		}
+	}
+}
+
+// A publish removes the temporary files that a publish killed while
+// writing left (each as large as its file): they stayed until a server's
+// prune, which a folder no server runs on never had. A key's, which
+// LoadKey makes without the folder's lock, stays.
+func TestPutRemovesDeadTemps(t *testing.T) {
+	dir := t.TempDir()
+	dead, key := filepath.Join(dir, tempPrefix+"12345"), filepath.Join(dir, tempPrefix+"key-6789")
+	for _, p := range []string{dead, key} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(t, dir, "a.csv", "a", time.Unix(1_800_000_000, 0), time.Hour)
+	if _, err := os.Lstat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a dead publish's temporary file after a publish: %v, want it removed", err)
+	}
+	if _, err := os.Lstat(key); err != nil {
+		t.Errorf("a key's temporary file after a publish: %v, want it kept", err)
 	}
 }
 

@@ -304,17 +304,13 @@ func readMeta(root *os.Root, id string) (record, error) {
 	return meta, err
 }
 
-// staleTemp is how old a temporary file must be for a prune to remove it:
-// far older than any publish takes.
-const staleTemp = time.Hour
-
 // pruneLockWait bounds how long a prune waits for the folder's lock: a
 // publish holding it that long is left alone until the next prune.
 const pruneLockWait = 10 * time.Second
 
 // Prune removes the content whose every link has expired, content that no
 // metadata describes (a publish that failed between the two), and
-// temporary files left by a process that died. It returns how many
+// temporary files left by a process that died (deadTemp). It returns how many
 // contents it removed.
 func (s *Server) Prune(ctx context.Context) (int, error) {
 	root, err := s.folder()
@@ -342,10 +338,8 @@ func (s *Server) Prune(ctx context.Context) (int, error) {
 	for _, e := range entries {
 		name := e.Name()
 		switch id, isMeta := strings.CutSuffix(name, ".json"); {
-		case strings.HasPrefix(name, tempPrefix):
-			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleTemp {
-				errs = append(errs, ignoreMissing(root.Remove(name)))
-			}
+		case deadTemp(name):
+			errs = append(errs, ignoreMissing(root.Remove(name)))
 		case !isMeta && validID(name) && !described[name]:
 			// Under the lock no publish is between its two renames.
 			if err := ignoreMissing(root.Remove(name)); err != nil {
