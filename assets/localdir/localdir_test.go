@@ -393,29 +393,34 @@ func putOnClock(t *testing.T, clock func() time.Time) (assets.Link, record) {
 	return link, meta
 }
 
+// publishSigned publishes name, with name as its content, in dir with the
+// key of the state directory state (made on first use), and returns the
+// link's path.
+func publishSigned(t *testing.T, dir, state, name string, now time.Time) string {
+	t.Helper()
+	key, err := LoadKey(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(dir, "http://example.test", key, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Now = func() time.Time { return now }
+	link, err := s.Put(context.Background(), object(name, name, time.Hour), strings.NewReader(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(link.URL, "http://example.test")
+}
+
 // TestServerFollowsTheKey: the server reads the key at each request, so
 // that removing it revokes every link at once and a key made again by a
 // publish serves the new links, without a restart.
 func TestServerFollowsTheKey(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	now := time.Unix(1_800_000_000, 0)
-	publishWith := func(name string) string {
-		key, err := LoadKey(state)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(dir, "http://example.test", key, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Now = func() time.Time { return now }
-		link, err := s.Put(context.Background(), object(name, name, time.Hour), strings.NewReader(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimPrefix(link.URL, "http://example.test")
-	}
-	old := publishWith("old.txt")
+	old := publishSigned(t, dir, state, "old.txt", now)
 	srv, err := NewServer(dir, KeyReader(state))
 	if err != nil {
 		t.Fatal(err)
@@ -431,7 +436,7 @@ func TestServerFollowsTheKey(t *testing.T) {
 	if w := request(t, srv, old, nil); w.Code != 403 {
 		t.Fatalf("the key removed: %d, want 403 (revoked)", w.Code)
 	}
-	fresh := publishWith("new.txt")
+	fresh := publishSigned(t, dir, state, "new.txt", now)
 	if w := request(t, srv, fresh, nil); w.Code != 200 {
 		t.Fatalf("a link signed with the new key: %d, want 200", w.Code)
 	}
@@ -447,20 +452,12 @@ func TestServerFollowsTheKey(t *testing.T) {
 func TestServerBlamesAnUnusableKey(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	now := time.Unix(1_800_000_000, 0)
-	key, err := LoadKey(state)
+	target := publishSigned(t, dir, state, "a", now)
+	p := filepath.Join(state, keyName)
+	key, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(dir, "http://example.test", key, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Now = func() time.Time { return now }
-	link, err := s.Put(context.Background(), object("a.txt", "a", time.Hour), strings.NewReader("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := strings.TrimPrefix(link.URL, "http://example.test")
 	srv, err := NewServer(dir, KeyReader(state))
 	if err != nil {
 		t.Fatal(err)
@@ -469,7 +466,6 @@ func TestServerBlamesAnUnusableKey(t *testing.T) {
 	srv.Now = func() time.Time { return now }
 	var told []error
 	srv.KeyFault = func(err error) { told = append(told, err) }
-	p := filepath.Join(state, keyName)
 	for _, step := range []struct {
 		what string
 		do   func() error
