@@ -19,22 +19,9 @@ import (
 // is kept. Checked only before the syncs, an append to a.txt was lost
 // with exit 0 (apply-patch and replace, 15 in 61 runs on an 888 KB file).
 func TestCommitChecksTheSwapAgainBeforeItReplaces(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "b.txt": "old b\n"})
-	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
+	fsys, dir := twoFiles(t)
 	ctx := context.Background()
-	var ops []backend.Op
-	for _, name := range []string{"b.txt", "a.txt"} {
-		info, err := fsys.Stat(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ops = append(ops, backend.Op{Path: name, Data: []byte("new\n"), Write: backend.WriteOptions{IfVersion: info.Version}})
-	}
+	ops := swapOps(t, fsys, "b.txt", "a.txt")
 	saved := syscalls
 	t.Cleanup(func() { syscalls = saved })
 	var once sync.Once
@@ -48,7 +35,7 @@ func TestCommitChecksTheSwapAgainBeforeItReplaces(t *testing.T) {
 		})
 		return saved.fsync(fd)
 	}
-	_, err = fsys.Commit(ctx, ops)
+	_, err := fsys.Commit(ctx, ops)
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale {
 		t.Fatalf("a commit over a file changed meanwhile: %v; want STALE", err)
 	}
@@ -60,6 +47,17 @@ func TestCommitChecksTheSwapAgainBeforeItReplaces(t *testing.T) {
 	if names, _ := os.ReadDir(dir); len(names) != 2 {
 		t.Errorf("the refused commit left %v", names)
 	}
+}
+
+// twoFiles is a tree of a.txt and b.txt, opened.
+func twoFiles(t *testing.T) (*FS, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "b.txt": "old b\n"})
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	return fsys, dir
 }
 
 // swapOps are writes of "new\n" over names of dir, each under the version
@@ -109,11 +107,7 @@ func onFirstRenameOver(t *testing.T, fn func()) {
 // a.txt was renamed first, and another program's append to it in the
 // meantime kept it changed when b.txt stopped the commit.
 func TestCommitStopsBeforeItChangesAFileWhenALaterOneChanged(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "b.txt": "old b\n"})
-	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-	must(t, err)
-	defer fsys.Close()
+	fsys, dir := twoFiles(t)
 	ctx := context.Background()
 	made := &madeDirs{}
 	preps, err := fsys.prepareAll(ctx, swapOps(t, fsys, "a.txt", "b.txt"), made)
@@ -139,14 +133,10 @@ func TestCommitStopsBeforeItChangesAFileWhenALaterOneChanged(t *testing.T) {
 // changed", was run again as a lost race on a half-changed tree, and
 // replace then answered exit 0 without a.txt in its counts.
 func TestCommitNamesTheFilesItCouldNotUndo(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "b.txt": "old b\n"})
-	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-	must(t, err)
-	defer fsys.Close()
+	fsys, dir := twoFiles(t)
 	ops := swapOps(t, fsys, "a.txt", "b.txt")
 	onFirstRenameOver(t, func() { appendTo(t, dir, "X\n", "a.txt", "b.txt") })
-	_, err = fsys.Commit(context.Background(), ops)
+	_, err := fsys.Commit(context.Background(), ops)
 	e := fault.AsError(err)
 	if e == nil || e.Code != fault.CodeStale || !errors.Is(err, backend.ErrPartlyUndone) || e.Path != "a.txt" || !reflect.DeepEqual(e.Details["kept"], []string{"a.txt"}) {
 		t.Fatalf("a commit undone but for a.txt: %v (details %v); want STALE naming a.txt as kept", err, e.Details)
