@@ -17,15 +17,7 @@ import (
 const (
 	readChunk     = 256 << 10
 	maxLineBuffer = 8 << 20
-	// binarySample is the prefix checked for a NUL, as ripgrep checks its
-	// first buffer.
-	binarySample = 64 << 10
 )
-
-// binaryStart reports whether a text starting with b (after a UTF-8
-// byte-order mark) is binary to grep, and so to replace: a NUL in its
-// sample.
-func binaryStart(b []byte) bool { return bytes.IndexByte(b[:min(len(b), binarySample)], 0) >= 0 }
 
 // lineRec is one line a search reports: a match or one of its context lines.
 // text is the line without its terminator, copied out of the buffer.
@@ -144,7 +136,7 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 				bom, _ := textfile.CutUTF8BOM(buf)
 				buf = buf[:copy(buf, buf[len(bom):])]
 			}
-			if binaryStart(buf) {
+			if textfile.BinaryStart(buf) {
 				sc.res.binary = true
 				s.keepBuffer(buf)
 				return sc.res

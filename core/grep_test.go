@@ -11,7 +11,6 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
-	"unicode/utf16"
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
@@ -106,7 +105,7 @@ func checkSearch(t testing.TB, query string, isRegex, ignoreCase bool, text []by
 	if err != nil {
 		return
 	}
-	if bytes.IndexByte(text[:min(len(text), binarySample)], 0) >= 0 {
+	if bytes.IndexByte(text[:min(len(text), textfile.BinarySample)], 0) >= 0 {
 		return
 	}
 	want := naiveLines(t, query, isRegex, ignoreCase, text)
@@ -227,18 +226,10 @@ func TestSearchUTF16(t *testing.T) {
 		t.Fatal(err)
 	}
 	enc := func(s string, big bool) []byte {
-		out := []byte{0xFF, 0xFE}
 		if big {
-			out = []byte{0xFE, 0xFF}
+			return append([]byte{0xFE, 0xFF}, utf16Bytes(s, true)...)
 		}
-		for _, u := range utf16.Encode([]rune(s)) {
-			if big {
-				out = append(out, byte(u>>8), byte(u))
-			} else {
-				out = append(out, byte(u), byte(u>>8))
-			}
-		}
-		return out
+		return append([]byte{0xFF, 0xFE}, utf16Bytes(s, false)...)
 	}
 	for _, big := range []bool{false, true} {
 		res := newSearcher(m, 0, 10).search(t.Context(), bytes.NewReader(enc("héllo\r\nthe needle\r\nend\r\n", big)))

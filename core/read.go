@@ -291,11 +291,11 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 		// byte 5,000 text, which grep and replace then skipped and edit
 		// refused. The read-ahead (bufSize, at most readBufSize) holds
 		// the whole sample of a file from its start or its end.
-		sample, serr := br.Peek(min(binarySample, br.Size()))
+		sample, serr := br.Peek(min(textfile.BinarySample, br.Size()))
 		if serr != nil && serr != io.EOF && !errors.Is(serr, bufio.ErrBufferFull) {
 			return nil, textfile.Class{}, ioError(serr, display)
 		}
-		if _, body := textfile.CutUTF8BOM(sample); binaryStart(body) {
+		if _, body := textfile.CutUTF8BOM(sample); textfile.BinaryStart(body) {
 			cls = textfile.Class{Kind: textfile.KindBinary, MIME: "application/octet-stream"}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -20,18 +19,10 @@ import (
 // answer fits its bound, and paging at each bound rebuilds the file.
 func TestReadOneLineAnswerExact(t *testing.T) {
 	u16 := func(s string, bigEndian bool) string {
-		b := []byte{0xFF, 0xFE}
 		if bigEndian {
-			b = []byte{0xFE, 0xFF}
+			return "\xFE\xFF" + string(utf16Bytes(s, true))
 		}
-		for _, u := range utf16.Encode([]rune(s)) {
-			if bigEndian {
-				b = append(b, byte(u>>8), byte(u))
-			} else {
-				b = append(b, byte(u), byte(u>>8))
-			}
-		}
-		return string(b)
+		return "\xFF\xFE" + string(utf16Bytes(s, false))
 	}
 	variants := []struct {
 		name     string

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -262,13 +261,7 @@ func TestReadContinuationNearTheEnd(t *testing.T) {
 // TestRawLimitHoldsEveryLineThatFits: the raw bytes read of a line are
 // enough for any line whose text fits the room left, in UTF-8 and UTF-16.
 func TestRawLimitHoldsEveryLineThatFits(t *testing.T) {
-	utf16le := func(s string) []byte {
-		var b []byte
-		for _, u := range utf16.Encode([]rune(s)) {
-			b = append(b, byte(u), byte(u>>8))
-		}
-		return b
-	}
+	utf16le := func(s string) []byte { return utf16Bytes(s, false) }
 	u16, _ := textfile.ByBOM([]byte{0xFF, 0xFE})
 	u8 := utf8Codec(t)
 	for _, enc := range []struct {

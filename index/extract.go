@@ -10,10 +10,6 @@ import (
 	"github.com/agentfs/agentfs/textfile"
 )
 
-// binarySample is the prefix grep checks for a NUL: a file with one there
-// is binary to grep, so to the index.
-const binarySample = 64 << 10
-
 // listFloor is the least capacity of a file's list of trigrams.
 const listFloor = 4 << 10
 
@@ -127,7 +123,7 @@ func (x *extractor) extract(r io.Reader, size int64) readResult {
 	// grep checks for a NUL after a UTF-8 byte-order mark, as its lines
 	// start there: the sample is the same bytes.
 	_, sample := textfile.CutUTF8BOM(head)
-	if bytes.IndexByte(sample[:min(len(sample), binarySample)], 0) >= 0 {
+	if textfile.BinaryStart(sample) {
 		return readResult{flags: flagBinary}
 	}
 	buf := x.buf

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/textfile"
 )
 
 // A file is read up to the size it was stat'ed with; one stat'ed empty is
@@ -55,7 +57,7 @@ func TestExtractFlagsUTF8Text(t *testing.T) {
 		{"NUL first", "\x00bc", false},
 		{"NUL in the middle", "a\x00c", false},
 		{"NUL last", "ab\x00", false},
-		{"a NUL past grep's sample", strings.Repeat("a", binarySample) + "\x00", false},
+		{"a NUL past grep's sample", strings.Repeat("a", textfile.BinarySample) + "\x00", false},
 		{"Latin-1", "caf\xe9 au lait", false},
 		{"UTF-8", "café au lait", true},
 		{"a byte-order mark", "\ufeffabc", true},

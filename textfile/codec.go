@@ -26,6 +26,15 @@ import (
 	"golang.org/x/text/transform"
 )
 
+// BinarySample is the prefix of a UTF-8 file (after its byte-order mark)
+// that a NUL makes binary, as ripgrep checks its first buffer: grep, read,
+// replace, the index and a write's style all tell text from binary so.
+const BinarySample = 64 << 10
+
+// BinaryStart reports whether a UTF-8 text starting with b (after its
+// byte-order mark) is binary: a NUL in its sample.
+func BinaryStart(b []byte) bool { return bytes.IndexByte(b[:min(len(b), BinarySample)], 0) >= 0 }
+
 // SniffBytes is the prefix Classify needs to classify a file whose
 // extension does not say what it is (mimetype's own default limit).
 const SniffBytes = 3072
