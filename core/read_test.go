@@ -581,7 +581,7 @@ func TestReadTailCost(t *testing.T) {
 		maxRead, maxCalls int64
 	}{
 		// The first 64 KiB, grep's sample for a NUL (binary), then the end.
-		{"big", -100, -1, binarySample + 2*tailChunk, 3},
+		{"big", -100, -1, textfile.BinarySample + 2*tailChunk, 3},
 		{"small", strings.Count(small, "\n") - 99, strings.Count(small, "\n"), int64(len(small)) + tailChunk, 3},
 	} {
 		fsys.ResetStats()

@@ -471,7 +471,12 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 				WithPath(t.FS.Display(r.Path)).WithHint("--content '' empties a file on purpose")
 		}
 	default:
+		// Text, a NUL in it or not: read gives a NUL past a file's
+		// binary sample as text (CRLF and the mark left out), which
+		// taken for bytes was written as it came, the file's line
+		// endings, mark and encoding lost.
 		data = []byte(*r.Content)
+		return data, utf8.Valid(data), nil
 	}
 	return data, err == nil && utf8.Valid(data) && bytes.IndexByte(data, 0) < 0, err
 }

@@ -51,7 +51,9 @@ func StyleIn(c Codec, head []byte, whole bool) (st Style, ok bool) {
 	if !whole {
 		body = body[:c.Boundary(body, len(body))]
 	}
-	if c.unit == 1 && bytes.IndexByte(body, 0) >= 0 {
+	if c.unit == 1 && BinaryStart(body) {
+		// Binary, as read has it; a NUL further on is in text that read
+		// gives whole, which a write of it keeps in the file's style.
 		return Style{}, false
 	}
 	text, err := c.Decode(body)
