@@ -161,21 +161,22 @@ func Preparation(ctx context.Context) context.Context {
 var ErrPartlyUndone = errors.New("a transaction undone but for files another program changed since")
 
 // PartlyUndone is the failure cause of a transaction whose undo left kept,
-// the files another program changed after the transaction wrote them: each
-// keeps this transaction's change under that program's, which an undo
-// would lose.
+// the files another program changed after the transaction changed them, as
+// that program made them: one written holds this transaction's change under
+// that program's, one removed that program's file alone (the old one is
+// gone), and an undo would lose that program's change.
 func PartlyUndone(kept []string, cause error) *fault.Error {
-	them, keeps := "it", "it keeps"
+	them := "it"
 	if len(kept) > 1 {
-		them, keeps = "them", "each keeps"
+		them = "them"
 	}
 	why := fault.AsError(cause)
 	stopped := strings.TrimSuffix(why.Message, ".")
 	if why.Path != "" {
 		stopped = why.Path + ": " + stopped
 	}
-	return fault.Errorf(fault.CodeStale, "the transaction was undone (%s), but for %s: another program changed %s after the transaction wrote %s, and %s this change under that program's.",
-		stopped, strings.Join(kept, ", "), them, them, keeps).
+	return fault.Errorf(fault.CodeStale, "the transaction was undone (%s), but for %s: another program changed %s after the transaction did, and the undo left %s as that program made %s.",
+		stopped, strings.Join(kept, ", "), them, them, them).
 		WithPath(kept[0]).WithDetail("kept", kept).
 		WithHint("read %s before running the change again: no other file was changed", strings.Join(kept, ", ")).WithCause(ErrPartlyUndone)
 }

@@ -116,7 +116,7 @@ func TestPartlyUndoneIsNotRunAgain(t *testing.T) {
 		}
 	}
 	e := backend.PartlyUndone([]string{"a.txt", "c.txt"}, stale)
-	if want := "the transaction was undone (b.txt: the file changed since it was read), but for a.txt, c.txt: another program changed them after the transaction wrote them, and each keeps this change under that program's."; e.Message != want {
+	if want := "the transaction was undone (b.txt: the file changed since it was read), but for a.txt, c.txt: another program changed them after the transaction did, and the undo left them as that program made them."; e.Message != want {
 		t.Errorf("message %q, want %q", e.Message, want)
 	}
 }

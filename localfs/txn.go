@@ -286,10 +286,10 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	// be undone now (a file system gone read-only), the journal stays,
 	// naming the directories made too, for the next call's recovery.
 	undo := func(es []journalEntry, err error) error {
-		if f.rollBack(es) {
+		if done, kept := f.rollBackKeeping(es); done {
 			j.remove()
-			if kept := keptChanged(preps); len(kept) > 0 {
-				return backend.PartlyUndone(kept, err)
+			if len(kept) > 0 {
+				return backend.PartlyUndone(displays(preps, kept), err)
 			}
 			return err
 		}
@@ -341,19 +341,18 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	return infos, nil
 }
 
-// keptChanged names the files of preps that a rollback left holding their
-// staged file: another program changed it after the commit renamed it in
-// (rollBack keeps such a change, which putting the backup back would
-// lose).
-func keptChanged(preps []*prepared) []string {
-	var kept []string
-	for _, p := range preps {
-		var st unix.Stat_t
-		if p.entry.StagedID != "" && unix.Fstatat(int(p.dir.Fd()), p.entry.Name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&st) == p.entry.StagedID {
-			kept = append(kept, p.display)
+// displays are the display names of entries, each one of preps'.
+func displays(preps []*prepared, entries []journalEntry) []string {
+	var names []string
+	for _, e := range entries {
+		for _, p := range preps {
+			if p.entry.Dir == e.Dir && p.entry.Name == e.Name {
+				names = append(names, p.display)
+				break
+			}
 		}
 	}
-	return kept
+	return names
 }
 
 // prepareAll prepares ops in a pool of workers (each staged file is
@@ -1091,7 +1090,18 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 // directory's backup is back in place (a file's always is, or it is still
 // its target).
 func (f *FS) rollBack(entries []journalEntry) bool {
+	done, _ := f.rollBackKeeping(entries)
+	return done
+}
+
+// rollBackKeeping is rollBack, and also returns the entries of files it
+// left as another writer made them over this transaction's change, in
+// order: a staged file changed in place since it was renamed in, or a
+// file made where this transaction removed one (whose backup then goes).
+// Either holds what no undo of this transaction gives back.
+func (f *FS) rollBackKeeping(entries []journalEntry) (bool, []journalEntry) {
 	done := true
+	var kept []journalEntry
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		done = atJournalDir(&e, func(dfd int) bool {
@@ -1104,6 +1114,9 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 			var b, cur unix.Stat_t
 			exists := unix.Fstatat(dfd, e.Name, &cur, unix.AT_SYMLINK_NOFOLLOW) == nil
 			staged := exists && e.isStaged(&cur)
+			if exists && !staged && e.StagedID != "" && identity(&cur) == e.StagedID {
+				kept = append(kept, e) // this change, and another writer's in place
+			}
 			ok := true
 			if e.Backup != "" {
 				switch {
@@ -1121,6 +1134,9 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 					err := renameNoReplace(dfd, e.Backup, dfd, e.Name)
 					ok = err == nil || errors.Is(err, unix.EEXIST)
 				default:
+					if exists && e.Staged == "" {
+						kept = append(kept, e) // another writer's file where this one removed the old
+					}
 					ok = absent(unix.Unlinkat(dfd, e.Backup, 0))
 				}
 			} else if staged {
@@ -1132,7 +1148,8 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 			return unix.Fsync(dfd) == nil && ok
 		}) && done
 	}
-	return done
+	slices.Reverse(kept)
+	return done, kept
 }
 
 // absent reports an unlink done, or with nothing to do.

@@ -150,3 +150,33 @@ func TestCommitNamesTheFilesItCouldNotUndo(t *testing.T) {
 		t.Errorf("the undone commit left %v", names)
 	}
 }
+
+// TestCommitNamesARemovalAnotherProgramWroteOver: a commit removes a.txt,
+// then replaces b.txt; another program (echo >> a.txt; echo >> c.txt)
+// appends to a.txt, making it anew since it is gone, and to c.txt, which
+// stops the commit. The undo cannot put a.txt back without losing that
+// program's file, and leaves it: a.txt's old content is gone, this
+// removal's doing, and the failure must say so.
+func TestCommitNamesARemovalAnotherProgramWroteOver(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "old a\n", "b.txt": "old b\n", "c.txt": "old c\n"})
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	defer fsys.Close()
+	ops := swapOps(t, fsys, "a.txt", "b.txt", "c.txt")
+	ops[0].Remove, ops[0].Data = true, nil
+	onFirstRenameOver(t, func() {
+		f, err := os.OpenFile(filepath.Join(dir, "a.txt"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		must(t, err)
+		_, err = f.WriteString("X\n")
+		must(t, err)
+		must(t, f.Close())
+		appendTo(t, dir, "X\n", "c.txt")
+	})
+	_, err = fsys.Commit(context.Background(), ops)
+	got, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
+	t.Logf("a.txt holds %q; error %v (details %v)", got, err, fault.AsError(err).Details)
+	if string(got) != "old a\nX\n" && !errors.Is(err, backend.ErrPartlyUndone) {
+		t.Errorf("a.txt's old content is gone and the failure does not say so: %v", err)
+	}
+}
