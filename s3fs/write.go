@@ -61,7 +61,7 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 	h.Set("X-Amz-Meta-"+writeMeta, mark)
 	up, err := f.c.Put(ctx, f.key(c), data, h)
 	if s3client.AnswerLost(err) {
-		return f.lostWrite(ctx, c, data, mark, was, err)
+		return f.lostWrite(ctx, c, data, h, mark, was, opts, err)
 	}
 	if err != nil {
 		return backend.FileInfo{}, f.swapErr(ctx, c, opts, err)
@@ -89,24 +89,38 @@ func (f *FS) landed(ctx context.Context, key string, data []byte, name, mark str
 	return now, found, made, err
 }
 
-// lostWrite judges the write of data at c, marked mark, whose answer was
-// lost (err), by the object: made (see landed), the write succeeded;
-// still at was, the version the write started from ("" for none), it
-// did not land, nothing was changed, and a retry is safe (a write on its
-// way still would be refused by its condition, or would put the same
-// bytes again). Otherwise (another writer's version, or none that can
-// be read) the change may have been made, and a retry could make it
-// twice (an append).
-func (f *FS) lostWrite(ctx context.Context, c string, data []byte, mark, was string, err error) (backend.FileInfo, error) {
-	now, found, made, herr := f.landed(ctx, f.key(c), data, writeMeta, mark)
-	switch {
-	case made:
-		return fileInfo(path.Base(c), now), nil
-	case herr == nil && found == (was != "") && now.ETag == was:
-		e := fault.AsError(f.mapErr(err, c))
-		return backend.FileInfo{}, e.WithHint("nothing was changed (the file is as the write found it): %s", e.Hint)
-	}
+// lostWrite judges the write of data at c, with the headers h (its
+// condition, and its mark), whose answer was lost (err), by the object:
+// made (see landed), the write succeeded. Still at was, the version the
+// write started from ("" for none), it was not made yet, but may be still:
+// a gateway's 504 comes while the store writes, a connection is cut as it
+// does. It is then sent again as it was, which makes it or is refused for
+// good: the first, landing after, is refused by its condition (or puts the
+// same bytes again), and a refusal is the file changed by another writer,
+// the compare-and-swap's answer. Otherwise (another writer's version, or
+// none that can be read) the change may have been made, and a retry could
+// make it twice (an append).
+func (f *FS) lostWrite(ctx context.Context, c string, data []byte, h http.Header, mark, was string, opts backend.WriteOptions, err error) (backend.FileInfo, error) {
+	key := f.key(c)
+	now, found, made, herr := f.landed(ctx, key, data, writeMeta, mark)
 	why := "the file is at another version now, another writer's, or this write's changed since"
+	if !made && herr == nil && found == (was != "") && now.ETag == was {
+		up, rerr := f.c.Put(ctx, key, data, h)
+		if rerr == nil {
+			return fileInfo(path.Base(c), up), nil
+		}
+		if refused(rerr) || s3client.AnswerLost(rerr) {
+			now, _, made, herr = f.landed(ctx, key, data, writeMeta, mark)
+			if !made && herr == nil && refused(rerr) {
+				return backend.FileInfo{}, f.swapErr(ctx, c, opts, rerr)
+			}
+		} else {
+			why = fmt.Sprintf("not made when looked at, and sent again it failed (%s), while the first may still be made", strings.TrimSuffix(rerr.Error(), "."))
+		}
+	}
+	if made {
+		return fileInfo(path.Base(c), now), nil
+	}
 	if herr != nil {
 		why = fmt.Sprintf("the file could not be read to tell (%s)", strings.TrimSuffix(fault.AsError(herr).Message, "."))
 	}
