@@ -213,7 +213,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 		if err != nil {
 			return nil, err
 		}
-		if link.exists {
+		if link.exists && link.info.Type == backend.TypeSymlink {
 			return nil, fault.Errorf(fault.CodeExists, "the path is a link, to a file not there yet: create writes only where nothing is.").WithPath(display).
 				WithHint("write the link's target path, or drop create to write through the link")
 		}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/backend"
@@ -380,6 +381,9 @@ type output struct {
 	// gating is set for a search whose --exit-status (or -q) gates: its
 	// failure exits gatedExitCode.
 	gating bool
+	// noteMu keeps the notes of serve's goroutines (its requests, its
+	// accept loop, its prune) whole, one after the other.
+	noteMu sync.Mutex
 }
 
 // errorWithin is e as an answer of at most --max-bytes bytes,
@@ -522,23 +526,27 @@ func (o *output) fail(err error) int {
 // their own; an error of one run among several too (its own line lost
 // them).
 func (o *output) note(e *fault.Error) {
+	var buf bytes.Buffer
 	if o.format != "text" {
-		enc := json.NewEncoder(o.streams.Stderr)
+		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(map[string]any{"error": o.errorWithin(e)})
-		return
+	} else {
+		b := e.Bounded()
+		fmt.Fprintf(&buf, "agentfs: %s: %s\n", b.Code, b.Message)
+		if b.Path != "" {
+			fmt.Fprintf(&buf, "  path: %s\n", b.Path)
+		}
+		if len(b.Suggestions) > 0 {
+			fmt.Fprintf(&buf, "  did you mean: %s\n", strings.Join(b.Suggestions, ", "))
+		}
+		if b.Hint != "" {
+			fmt.Fprintf(&buf, "  hint: %s\n", b.Hint)
+		}
 	}
-	b := e.Bounded()
-	fmt.Fprintf(o.streams.Stderr, "agentfs: %s: %s\n", b.Code, b.Message)
-	if b.Path != "" {
-		fmt.Fprintf(o.streams.Stderr, "  path: %s\n", b.Path)
-	}
-	if len(b.Suggestions) > 0 {
-		fmt.Fprintf(o.streams.Stderr, "  did you mean: %s\n", strings.Join(b.Suggestions, ", "))
-	}
-	if b.Hint != "" {
-		fmt.Fprintf(o.streams.Stderr, "  hint: %s\n", b.Hint)
-	}
+	o.noteMu.Lock()
+	defer o.noteMu.Unlock()
+	o.streams.Stderr.Write(buf.Bytes())
 }
 
 // fieldSpelling returns e with each --flag of a request field in its

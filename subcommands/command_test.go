@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -735,6 +736,50 @@ func TestWalkPageNamesTheCursor(t *testing.T) {
 		}
 		if tc.more && (offset != *tc.nextOffset || cursor != tc.nextCursor) {
 			t.Errorf("%s: next request at offset %d cursor %q", tc.name, offset, cursor)
+		}
+	}
+}
+
+// writeCalls records each Write it is given, as one string, under a lock.
+type writeCalls struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (w *writeCalls) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, string(p))
+	return len(p), nil
+}
+
+// A note goes to stderr in one write, so that serve's notes, written from
+// its request goroutines, its accept loop and its prune at once, never
+// interleave; in --format text one was four writes, its lines mixable
+// with another note's.
+func TestNoteIsOneWrite(t *testing.T) {
+	e := fault.Errorf(fault.CodeIOError, "the disk failed.").WithPath("a.txt").WithHint("check it")
+	e.Suggestions = []string{"b.txt"}
+	for _, format := range []string{"json", "text"} {
+		w := &writeCalls{}
+		o := &output{streams: Streams{Stderr: w}, format: format, maxBytes: 1 << 16}
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 50 {
+					o.note(e)
+				}
+			})
+		}
+		wg.Wait()
+		want := w.calls[0]
+		if len(w.calls) != 400 || !strings.Contains(want, "b.txt") || strings.Count(want, "\n") != map[string]int{"json": 1, "text": 4}[format] {
+			t.Fatalf("%s: %d writes, the first %q; want 400, each a whole note", format, len(w.calls), want)
+		}
+		for _, c := range w.calls {
+			if c != want {
+				t.Fatalf("%s: a write %q, want each the whole note %q", format, c, want)
+			}
 		}
 	}
 }
