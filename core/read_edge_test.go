@@ -121,6 +121,9 @@ func TestReadByteOffsetInLongLines(t *testing.T) {
 		"nl":   "a\n" + strings.Repeat("x", 1000) + "\n",
 		"crlf": x600 + "\r\nb\r\n",
 		"utf8": strings.Repeat("é", 400) + "\n",
+		// Line 1 is its mark and "x\n" (6 bytes), then each 😀 is a
+		// surrogate pair of 4 bytes.
+		"utf16": "\xff\xfe" + string(utf16Bytes("x\n"+strings.Repeat("😀", 400)+"\n", false)),
 	})}
 	for _, tc := range []struct {
 		path       string
@@ -134,6 +137,8 @@ func TestReadByteOffsetInLongLines(t *testing.T) {
 		{"crlf", 600, "\r\nb\r\n", false},
 		{"utf8", 601, "it is inside a UTF-8 character.", true},
 		{"utf8", 600, strings.Repeat("é", 100) + "\n", false},
+		{"utf16", 6 + 602, "it is inside a utf-16le character.", true},
+		{"utf16", 6 + 600, strings.Repeat("😀", 250) + "\n", false},
 	} {
 		res, err := tl.Read(context.Background(), ReadRequest{Path: tc.path, Offset: 7, ByteOffset: int64(tc.byteOffset)})
 		if tc.fails {

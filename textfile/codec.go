@@ -509,10 +509,22 @@ const syncBelow = 0x30
 // StartsCharAt reports whether byte off of r, text in c, starts a
 // character. In a multi-byte legacy encoding it decodes from the last byte
 // before off that no character holds (at worst the line's start), reading
-// only the bytes from there to off; other encodings are told by the bytes
-// at off (UTF-8, UTF-16) or have one byte a character, and it reads
-// nothing.
+// only the bytes from there to off; in UTF-16 (off even) it reads the
+// units before and at off, which must not be a surrogate pair. For UTF-8
+// (its caller looks at the byte at off) and the one-byte encodings it
+// reads nothing.
 func (c Codec) StartsCharAt(r io.ReaderAt, off int64) (bool, error) {
+	if c.unit == 2 {
+		var b [4]byte
+		if off < 2 {
+			return true, nil
+		}
+		n, err := r.ReadAt(b[:], off-2)
+		if n < len(b) && err != io.EOF {
+			return false, err
+		}
+		return n < len(b) || !highSurrogate(c.unitAt(b[:], 0)) || !lowSurrogate(c.unitAt(b[:], 2)), nil
+	}
 	if !multiByte[c.name] {
 		return true, nil
 	}

@@ -203,6 +203,7 @@ func (r *lowReader) ReadAt(b []byte, off int64) (int, error) {
 func TestStartsCharAt(t *testing.T) {
 	sjis, _ := namedCodec("shift_jis", nil)
 	gb, _ := namedCodec("gb18030", nil)
+	u16le, u16be := utf16Codec(false, nil), utf16Codec(true, nil)
 	so := strings.Repeat("\x83\x5c", 3000) // ソ, whose trail byte is '\'
 	for _, tc := range []struct {
 		c    Codec
@@ -221,6 +222,11 @@ func TestStartsCharAt(t *testing.T) {
 		{gb, "ab\x81\x30\x81\x30\x81\x30", 5, false, 0},
 		{gb, "ab\x81\x30\x81\x30\x81\x30", 4, false, 0},
 		{Codec{name: "utf-8", unit: 1}, "a\xc3\xa9", 2, true, 3},
+		// U+1F600 in UTF-16LE after "a": its two halves, then "b".
+		{u16le, "a\x00\x3d\xd8\x00\xde" + "b\x00", 2, true, 0},
+		{u16le, "a\x00\x3d\xd8\x00\xde" + "b\x00", 4, false, 0},
+		{u16le, "a\x00\x3d\xd8\x00\xde" + "b\x00", 6, true, 0},
+		{u16be, "\x00a\xd8\x3d\xde\x00", 4, false, 0},
 	} {
 		r := &lowReader{strings.NewReader(tc.raw), int64(len(tc.raw))}
 		got, err := tc.c.StartsCharAt(r, tc.off)
