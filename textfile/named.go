@@ -21,20 +21,32 @@ func NamedEncoding(name string, prefix []byte) (Codec, error) {
 }
 
 // CheckEncodable refuses content that c cannot hold, naming its first
-// such character and where it is in content (INVALID_ARGUMENT).
+// such character and where it is in content (INVALID_ARGUMENT): one c has
+// no bytes for, or one whose bytes read back as other text (x/text's
+// GB18030 encoder writes U+E000 as the bytes of U+F014; an ESC in
+// ISO-2022-JP content is read as an escape).
 func (c Codec) CheckEncodable(content string) error {
 	if c.dec == nil || c.unit == 2 {
 		return nil // UTF-8 and UTF-16 hold every character
 	}
-	_, done, err := transform.String(c.dec.NewEncoder(), content)
+	enc, done, err := transform.String(c.dec.NewEncoder(), content)
+	at := -1
 	if err == nil {
-		return nil
+		back, _, err := transform.String(c.dec.NewDecoder(), enc)
+		if err == nil && back == content {
+			return nil
+		}
+		// The character whose bytes did not read back as it.
+		at = min(commonPrefix(back, content), len(content)-1)
+		for at > 0 && !utf8.RuneStart(content[at]) {
+			at--
+		}
 	}
-	// What the encoder took went well: the character refused is at done
-	// or after.
 	line, col := 1, 1
 	for i, r := range content {
-		if i >= done && !c.encodes(r) {
+		// What the encoder took went well: the character refused is at
+		// done or after.
+		if i == at || at < 0 && i >= done && !c.encodes(r) {
 			return fault.InvalidArgument("the content's character %q (U+%04X) at line %d, column %d cannot be written in %s.", r, r, line, col, c.name).
 				WithDetail("line", line).WithDetail("column", col).WithDetail("offset", i).
 				WithHint("leave the encoding out to write the file as UTF-8, or spell that character otherwise; nothing was written")
@@ -44,6 +56,17 @@ func (c Codec) CheckEncodable(content string) error {
 		}
 	}
 	return nil
+}
+
+// commonPrefix is the length of the longest prefix a and b share.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // encodes reports whether c has bytes for r.

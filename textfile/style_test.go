@@ -1,8 +1,11 @@
 package textfile
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/fault"
 )
 
 func TestStyledContent(t *testing.T) {
@@ -177,3 +180,41 @@ func TestNamedEncodingWritesWhatItReads(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEncodableRoundTrips: content whose bytes read back as other
+// text is refused, naming the character, as one the encoding lacks is:
+// x/text's GB18030 encoder writes U+E000 as bytes that read as U+F014,
+// and ISO-2022-JP takes an ESC in the content as one of its escapes.
+func TestCheckEncodableRoundTrips(t *testing.T) {
+	for _, tc := range []struct {
+		enc, content string
+		bad          rune // 0: written
+		line, col    int
+	}{
+		{"gb18030", "a\ue000b\n", 0xE000, 1, 2},
+		{"gb18030", "ok\n\u4e2d\ue864\n", 0xE864, 2, 2},
+		{"gb18030", "\u4e2d\ufffd\U0001F600\ue76c\n", 0, 0, 0},
+		{"iso-2022-jp", "tab\x1b$BF|\x1b(B end\n", 0x1B, 1, 4},
+		{"iso-2022-jp", "a\x1bb\n", 0x1B, 1, 2},
+		{"iso-2022-jp", "\u65e5\u672c a\x0e\x0f\n", 0, 0, 0},
+		{"latin1", "caf\u00e9 \u65e5\n", 0x65E5, 1, 6},
+	} {
+		c, err := NamedEncoding(tc.enc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.CheckEncodable(tc.content)
+		if tc.bad == 0 {
+			if err != nil {
+				t.Errorf("%s %q: %v", tc.enc, tc.content, err)
+			}
+			continue
+		}
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeInvalidArgument || e.Details["line"] != tc.line || e.Details["column"] != tc.col ||
+			!strings.Contains(e.Message, fmt.Sprintf("U+%04X", tc.bad)) {
+			t.Errorf("%s %q: %v, want INVALID_ARGUMENT on U+%04X at %d:%d", tc.enc, tc.content, err, tc.bad, tc.line, tc.col)
+		}
+	}
+}
+
