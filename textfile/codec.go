@@ -154,7 +154,9 @@ func namedCodec(name string, prefix []byte) (Codec, error) {
 	case "windows-1252":
 		enc = whatwg1252{enc}
 	case "shift_jis":
-		enc = whatwgShiftJIS{enc}
+		enc = newReadBack(enc, shiftJISBack)
+	case "big5":
+		enc = newReadBack(enc, big5Back)
 	}
 	return Codec{name: canon, unit: 1, dec: enc}, nil
 }

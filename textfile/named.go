@@ -1,7 +1,6 @@
 package textfile
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -141,42 +140,106 @@ func (encoder1252) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err e
 	return nDst, nSrc, nil
 }
 
-// whatwgShiftJIS is Shift_JIS whose encoder takes U+0080 back to the byte
-// 0x80, as WHATWG's does: the decoder gives U+0080 for that byte, and
-// x/text's encoder has no bytes for it, so a file read with one could not
-// be written back.
-type whatwgShiftJIS struct{ encoding.Encoding }
-
-func (e whatwgShiftJIS) NewEncoder() *encoding.Encoder {
-	return &encoding.Encoder{Transformer: encoderShiftJIS{e.Encoding.NewEncoder()}}
+// readBack is an encoding whose encoder writes the texts of pairs as
+// their bytes, as WHATWG's decoder reads those bytes, where x/text's
+// encoder has none for them: a file read with them could not be written
+// back.
+type readBack struct {
+	encoding.Encoding
+	pairs []textBytes
+	// leads holds the first byte of each text of pairs.
+	leads *[256]bool
 }
 
-type encoderShiftJIS struct{ inner *encoding.Encoder }
+func newReadBack(e encoding.Encoding, pairs []textBytes) readBack {
+	leads := new([256]bool)
+	for _, p := range pairs {
+		leads[p.text[0]] = true
+	}
+	return readBack{e, pairs, leads}
+}
 
-func (e encoderShiftJIS) Reset() { e.inner.Reset() }
+// textBytes is a text and the bytes it is written as.
+type textBytes struct {
+	text  string
+	bytes []byte
+}
 
-// Transform hands the text between two U+0080 to x/text's encoder, which
-// keeps no state between characters in Shift_JIS.
-func (e encoderShiftJIS) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+// shiftJISBack: WHATWG decodes the byte 0x80 to U+0080.
+var shiftJISBack = []textBytes{{"\u0080", []byte{0x80}}}
+
+// big5Back: WHATWG decodes these four HKSCS pairs to two characters each.
+var big5Back = []textBytes{
+	{"\u00CA\u0304", []byte{0x88, 0x62}},
+	{"\u00CA\u030C", []byte{0x88, 0x64}},
+	{"\u00EA\u0304", []byte{0x88, 0xA3}},
+	{"\u00EA\u030C", []byte{0x88, 0xA5}},
+}
+
+func (e readBack) NewEncoder() *encoding.Encoder {
+	return &encoding.Encoder{Transformer: readBackEncoder{e.Encoding.NewEncoder(), e}}
+}
+
+type readBackEncoder struct {
+	inner *encoding.Encoder
+	readBack
+}
+
+func (e readBackEncoder) Reset() { e.inner.Reset() }
+
+// Transform hands the text between two texts of pairs to x/text's
+// encoder, which keeps no state between characters in Shift_JIS and Big5.
+func (e readBackEncoder) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
 	for nSrc < len(src) {
-		i := bytes.Index(src[nSrc:], []byte("\u0080"))
+		i, p, held := e.next(src[nSrc:])
 		if i != 0 {
 			part, eof := src[nSrc:], atEOF
-			if i > 0 {
+			switch {
+			case i > 0:
 				part, eof = part[:i], true
+			case !atEOF && held > 0:
+				part, eof = part[:len(part)-held], true
 			}
 			d, s, err := e.inner.Transform(dst[nDst:], part, eof)
 			nDst, nSrc = nDst+d, nSrc+s
-			if err != nil || i < 0 {
+			switch {
+			case err != nil:
 				return nDst, nSrc, err
+			case i < 0 && nSrc < len(src):
+				return nDst, nSrc, transform.ErrShortSrc // the start of a text of pairs
+			case i < 0:
+				return nDst, nSrc, nil
 			}
 			continue
 		}
-		if nDst >= len(dst) {
+		if nDst+len(p.bytes) > len(dst) {
 			return nDst, nSrc, transform.ErrShortDst
 		}
-		dst[nDst] = 0x80
-		nDst, nSrc = nDst+1, nSrc+len("\u0080")
+		nDst += copy(dst[nDst:], p.bytes)
+		nSrc += len(p.text)
 	}
 	return nDst, nSrc, nil
+}
+
+// next is where in src the first text of pairs starts, and its pair; -1
+// for none, and then held is how many bytes at the end of src start one.
+func (e readBackEncoder) next(src []byte) (at int, pair textBytes, held int) {
+	for i, b := range src {
+		if !e.leads[b] {
+			continue
+		}
+		for _, p := range e.pairs {
+			if b != p.text[0] {
+				continue
+			}
+			rest := src[i:min(len(src), i+len(p.text))]
+			switch {
+			case string(rest) == p.text:
+				return i, p, 0
+			case held == 0 && len(rest) < len(p.text) && strings.HasPrefix(p.text, string(rest)):
+				held = len(src) - i
+			}
+		}
+	}
+	return -1, textBytes{}, held
 }

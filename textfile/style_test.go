@@ -151,9 +151,10 @@ func TestStyledIn(t *testing.T) {
 // encoding decodes from one or two bytes can be written back in it, and
 // reads back as that text. Shift_JIS decodes 0x80 to U+0080 (WHATWG),
 // which x/text's encoder refuses: a file read with an 0x80 in it could
-// not be written back.
+// not be written back; nor could Big5's 88 62, 88 64, 88 A3 and 88 A5,
+// each two characters (Ê or ê and a combining mark).
 func TestNamedEncodingWritesWhatItReads(t *testing.T) {
-	for _, name := range []string{"shift_jis", "euc-jp", "euc-kr", "gbk", "gb18030"} {
+	for _, name := range []string{"shift_jis", "euc-jp", "euc-kr", "gbk", "gb18030", "big5"} {
 		c, err := NamedEncoding(name, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -197,6 +198,7 @@ func TestCheckEncodableRoundTrips(t *testing.T) {
 		{"iso-2022-jp", "tab\x1b$BF|\x1b(B end\n", 0x1B, 1, 4},
 		{"iso-2022-jp", "a\x1bb\n", 0x1B, 1, 2},
 		{"iso-2022-jp", "\u65e5\u672c a\x0e\x0f\n", 0, 0, 0},
+		{"big5", "x\n\u00ca\u0304 ok\n", 0, 0, 0},
 		{"latin1", "caf\u00e9 \u65e5\n", 0x65E5, 1, 6},
 	} {
 		c, err := NamedEncoding(tc.enc, nil)
@@ -218,3 +220,20 @@ func TestCheckEncodableRoundTrips(t *testing.T) {
 	}
 }
 
+// TestBig5PairsAcrossChunks: a pair cut by the end of the encoder's input
+// chunk is still written as its two bytes (transform.String hands the
+// encoder 4 KiB at a time), and Ê alone is still 88 66.
+func TestBig5PairsAcrossChunks(t *testing.T) {
+	c, err := NamedEncoding("big5", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := strings.Repeat("\u00ca\u0304x\u00ea\u030c\u00ca", 1000)
+	want := strings.Repeat("\x88\x62x\x88\xa5\x88\x66", 1000)
+	if err := c.CheckEncodable(content); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := StyledIn(c, content, nil, "", nil); err != nil || string(got) != want {
+		t.Errorf("written as %.40q..., %v; want %.40q...", got, err, want)
+	}
+}
