@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
 )
@@ -236,4 +237,36 @@ func TestBig5PairsAcrossChunks(t *testing.T) {
 	if got, _, err := StyledIn(c, content, nil, "", nil); err != nil || string(got) != want {
 		t.Errorf("written as %.40q..., %v; want %.40q...", got, err, want)
 	}
+}
+
+// FuzzWrittenReadsBack: text that CheckEncodable lets write --encoding
+// write reads back as that text: the promise of read-then-write, and what
+// x/text's GB18030 encoder broke for the Private Use Area (U+E000 written
+// as the bytes of U+F014).
+func FuzzWrittenReadsBack(f *testing.F) {
+	for _, s := range []string{"a\ue000b", "tab\x1b$BF|\x1b(B end", "\u00ca\u0304x", "caf\u00e9 \u65e5\u672c", "\u0080", "\ufffd", "a\r\nb"} {
+		f.Add(s)
+	}
+	names := []string{"gb18030", "gbk", "shift_jis", "euc-jp", "iso-2022-jp", "big5", "euc-kr", "windows-1252", "latin1", "koi8-r"}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		for _, name := range names {
+			c, err := NamedEncoding(name, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if c.CheckEncodable(s) != nil {
+				continue
+			}
+			enc, err := c.encode(s)
+			if err != nil {
+				t.Fatalf("%s: %q passed CheckEncodable, and its encoding failed: %v", name, s, err)
+			}
+			if back, err := c.Decode(enc); err != nil || back != s {
+				t.Fatalf("%s: %q passed CheckEncodable, written as % x, and reads back as %q (%v)", name, s, enc, back, err)
+			}
+		}
+	})
 }
