@@ -94,14 +94,22 @@ type BuildOptions struct {
 }
 
 // ConfigOf is the fingerprint a build of the directory path under o
-// records: none for a tree spelled through a link (see View).
+// records: for a tree spelled through a link (see View), only the
+// credentials it was built with (see BuiltAs).
 func (o BuildOptions) ConfigOf(path string) string {
 	if o.View != nil {
 		if _, asReal, err := o.View(path); err != nil || !asReal {
-			return ""
+			return localfs.Credentials()
 		}
 	}
 	return o.Config
+}
+
+// BuiltAs reports whether an index whose build recorded config was built
+// with the credentials creds (localfs.Credentials), which its fingerprint
+// begins with.
+func BuiltAs(config, creds string) bool {
+	return config == creds || strings.HasPrefix(config, creds+" ")
 }
 
 // Build builds or updates the index of the directory path (at the absolute

@@ -1593,3 +1593,32 @@ func TestRecentUnindexedRulesAreNotTrusted(t *testing.T) {
 		t.Fatal("after a quiet build, the search did not take the index's list")
 	}
 }
+
+// An index built with other credentials (root before it dropped
+// CAP_DAC_OVERRIDE, a user with a group it has left) narrows no search:
+// the files it ruled out or found binary may be ones this caller cannot
+// open, which a scan counts unreadable (exit 4 with --exit-status) where
+// the indexed search counted them searched (hunt30). Built with this
+// process's credentials it narrows (a build through a link records the credentials alone).
+func TestIndexOfOtherCredentialsIsNotUsed(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.ageDirs()
+	for _, tc := range []struct {
+		name, config string
+		narrows      bool
+	}{
+		{"this caller's", f.fsys.Fingerprint(), true},
+		{"this caller's, through a link", localfs.Credentials(), true},
+		{"another user's", strings.Replace(f.fsys.Fingerprint(), "uid=", "uid=9", 1), false},
+		{"before credentials were recorded", f.fsys.Fingerprint()[len(localfs.Credentials())+1:], false},
+	} {
+		if _, err := Build(context.Background(), f.fsys, f.dir, f.dir, BuildOptions{LockTimeout: time.Second, Config: tc.config, Roots: f.fsys.Roots()}); err != nil {
+			t.Fatalf("%s: build: %v", tc.name, err)
+		}
+		n, err := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"})
+		if err != nil || (n != nil) != tc.narrows {
+			t.Errorf("%s: narrowing %v, %v; want one: %v", tc.name, n, err, tc.narrows)
+		}
+	}
+}

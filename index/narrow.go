@@ -95,6 +95,12 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 		return nil, nil
 	}
 	defer ix.Close()
+	if !BuiltAs(ix.config, localfs.Credentials()) {
+		// Built by a caller of other rights (root, another group): a
+		// file it ruled out or found binary may be one this caller
+		// cannot open, which a scan counts unreadable, never searched.
+		return nil, nil
+	}
 	cand, err := ix.candidates(plan)
 	if err != nil {
 		return nil, nil // corrupt: never trusted, the search reads every file

@@ -1618,9 +1618,12 @@ func ErrText(err error) string {
 	return err.Error()
 }
 
-// Fingerprint names what decides which files a walk visits: the roots, the
-// deny list and the link policy. A content index built under one
-// fingerprint proves nothing of a walk under another.
+// Fingerprint names what decides which files a walk visits and may read:
+// the roots, the deny list, the link policy and the caller's credentials.
+// A content index built under one fingerprint proves nothing of a walk
+// under another: built by a caller with more rights, it ruled out (or
+// recorded as binary) files this one cannot open, which a search then
+// counted searched where a scan says unreadable.
 func (f *FS) Fingerprint() string {
 	f.refreshDenies()
 	// Sets, whatever the order the flags gave them in: a walk is the same.
@@ -1643,7 +1646,16 @@ func (f *FS) Fingerprint() string {
 	}
 	slices.Sort(parts)
 	parts = slices.Compact(parts) // a root or deny given twice, or a default given again
-	return fmt.Sprintf("policy=%q ignore=%d %s", f.policy, ignore.Semantics, strings.Join(parts, " "))
+	return fmt.Sprintf("%s policy=%q ignore=%d %s", Credentials(), f.policy, ignore.Semantics, strings.Join(parts, " "))
+}
+
+// Credentials names what decides which files this process may read: its
+// effective user and group, its groups, and whether it reads past modes.
+// A Fingerprint begins with it.
+func Credentials() string {
+	groups, _ := unix.Getgroups()
+	slices.Sort(groups)
+	return fmt.Sprintf("uid=%d gid=%d groups=%v %s", unix.Geteuid(), unix.Getegid(), groups, readsPastModes())
 }
 
 // LstatAbs describes the absolute path abs itself (a final link is not

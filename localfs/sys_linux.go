@@ -81,3 +81,15 @@ func pinned(dfd int, name string) bool {
 	e, err := lstatEntry(dfd, name)
 	return err == nil && e.pinned
 }
+
+// readsPastModes names whether this process may read past files' modes
+// (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH in its effective set): root in a
+// container that drops them reads what a plain user does.
+func readsPastModes() string {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return "dac=unknown"
+	}
+	return fmt.Sprintf("dac=%d", data[0].Effective&(1<<unix.CAP_DAC_OVERRIDE|1<<unix.CAP_DAC_READ_SEARCH))
+}

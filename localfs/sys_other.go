@@ -42,3 +42,7 @@ func reserve(int, int64) (bool, error) { return false, nil }
 // pinned is unknown off Linux (statx's attributes): the kernel's own
 // answer to a change stands.
 func pinned(int, string) bool { return false }
+
+// readsPastModes: off Linux, root's rights are its uid's, which
+// credentials names.
+func readsPastModes() string { return "" }

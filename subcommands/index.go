@@ -126,7 +126,7 @@ func runIndex(c *cli.Context) error {
 	abs, roots := t.abs, t.roots
 	res := indexResult{dir: tl.FS.Display(path)}
 	res.Path, res.PathBase64 = fault.PathText(res.dir)
-	if watch && t.opts.Config != "" && t.config == "" {
+	if watch && t.opts.Config != "" && t.config != t.opts.Config {
 		// Such a build's list serves no search (see index.BuildOptions.View):
 		// a watcher of it would keep nothing fast.
 		real, _ := filepath.EvalSymlinks(abs)
@@ -398,8 +398,8 @@ type indexTarget struct {
 	abs    string
 	roots  []string
 	opts   index.BuildOptions
-	// config is the fingerprint its build records (opts.ConfigOf): none
-	// when the path is spelled through a link.
+	// config is the fingerprint its build records (opts.ConfigOf): only
+	// the credentials when the path is spelled through a link.
 	config string
 }
 
