@@ -800,3 +800,21 @@ func TestExpiryOnASlowDisk(t *testing.T) {
 		t.Errorf("after %d reads of the clock: metadata until %v, link until %v", reads, meta.Expires, link.Expires)
 	}
 }
+
+// A key that cannot be read for want of a descriptor (a server under load)
+// is sound: the answer is 503 saying to retry, not that the key cannot be
+// used, which sent a person to mend a key nothing is wrong with.
+func TestServerKeyUnreadableForNow(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	target := publishSigned(t, dir, state, "a", now)
+	srv, err := NewServer(dir, func() ([]byte, error) { return nil, keyError(unix.EMFILE, filepath.Join(state, keyName)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Now = func() time.Time { return now }
+	if w := request(t, srv, target, nil); w.Code != 503 || !strings.Contains(w.Body.String(), "retry") {
+		t.Fatalf("the key unreadable for now: %d %q; want 503 saying to retry", w.Code, w.Body)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 	"github.com/agentfs/agentfs/textfile"
 	"golang.org/x/sys/unix"
@@ -204,8 +205,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	removed := errors.Is(err, fs.ErrNotExist)
 	s.noteKey(err, removed)
 	switch {
-	case err != nil && !removed:
+	case err != nil && !removed && fault.AsError(err).Code == fault.CodeNotConfigured:
 		http.Error(w, "the server cannot check links: its signing key cannot be used", http.StatusServiceUnavailable)
+		return
+	case err != nil && !removed:
+		// No descriptor left, a failing disk: the key is sound.
+		http.Error(w, "the server cannot read its signing key now; retry", http.StatusServiceUnavailable)
 		return
 	case err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(sign(key, id, name, exp))):
 		http.Error(w, "the link's signature does not hold", http.StatusForbidden)

@@ -113,27 +113,43 @@ func cmdStallGet(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdHTTPGet fetches URL with plain HTTP and asserts the status; the body
-// goes to the file body, the headers to headers:
-// httpget [-H 'Name: value']... URL STATUS.
+// goes to the file body, the headers to headers. With -wait, a 503 (a
+// server short of descriptors for a while) is asked again, for at most 10
+// seconds: httpget [-wait] [-H 'Name: value']... URL STATUS.
 func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
 	var header []string
+	wait := len(args) > 0 && args[0] == "-wait"
+	if wait {
+		args = args[1:]
+	}
 	for len(args) > 2 && args[0] == "-H" {
 		header, args = append(header, args[1]), args[2:]
 	}
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: httpget [-H 'Name: value']... URL STATUS")
+		ts.Fatalf("usage: httpget [-wait] [-H 'Name: value']... URL STATUS")
 	}
-	req, err := http.NewRequest(http.MethodGet, args[0], nil)
-	ts.Check(err)
-	for _, h := range header {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(k, strings.TrimSpace(v))
+	deadline := time.Now().Add(10 * time.Second)
+	var (
+		resp *http.Response
+		body []byte
+	)
+	for {
+		req, err := http.NewRequest(http.MethodGet, args[0], nil)
+		ts.Check(err)
+		for _, h := range header {
+			k, v, _ := strings.Cut(h, ":")
+			req.Header.Set(k, strings.TrimSpace(v))
+		}
+		resp, err = http.DefaultClient.Do(req)
+		ts.Check(err)
+		body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ts.Check(err)
+		if !wait || resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	ts.Check(err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs("body"), body, 0o644))
 	var hs strings.Builder
 	for k, vs := range resp.Header {
