@@ -95,7 +95,7 @@ type BuildOptions struct {
 
 // ConfigOf is the fingerprint a build of the directory path under o
 // records: for a tree spelled through a link (see View), only the
-// credentials it was built with (see BuiltAs).
+// credentials it was built with (see builtAs).
 func (o BuildOptions) ConfigOf(path string) string {
 	if o.View != nil {
 		if _, asReal, err := o.View(path); err != nil || !asReal {
@@ -105,10 +105,10 @@ func (o BuildOptions) ConfigOf(path string) string {
 	return o.Config
 }
 
-// BuiltAs reports whether an index whose build recorded config was built
+// builtAs reports whether an index whose build recorded config was built
 // with the credentials creds (localfs.Credentials), which its fingerprint
 // begins with.
-func BuiltAs(config, creds string) bool {
+func builtAs(config, creds string) bool {
 	return config == creds || strings.HasPrefix(config, creds+" ")
 }
 

@@ -95,7 +95,7 @@ func (f Finder) Narrow(ctx context.Context, q core.IndexQuery) (*core.Narrowing,
 		return nil, nil
 	}
 	defer ix.Close()
-	if !BuiltAs(ix.config, localfs.Credentials()) {
+	if !builtAs(ix.config, localfs.Credentials()) {
 		// Built by a caller of other rights (root, another group): a
 		// file it ruled out or found binary may be one this caller
 		// cannot open, which a scan counts unreadable, never searched.

@@ -1655,7 +1655,7 @@ func (f *FS) Fingerprint() string {
 func Credentials() string {
 	groups, _ := unix.Getgroups()
 	slices.Sort(groups)
-	return fmt.Sprintf("uid=%d gid=%d groups=%v %s", unix.Geteuid(), unix.Getegid(), groups, readsPastModes())
+	return strings.TrimSpace(fmt.Sprintf("uid=%d gid=%d groups=%v %s", unix.Geteuid(), unix.Getegid(), groups, readsPastModes()))
 }
 
 // LstatAbs describes the absolute path abs itself (a final link is not
