@@ -444,14 +444,7 @@ func TestRecoveryThatCannotRunRefusesReads(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, state := recoverDirs(t)
 			p := deadCommit(t, dir, state)
-			saved := syscalls
-			t.Cleanup(func() { syscalls = saved })
-			syscalls.openLock = func(path string, mode int, perm uint32) (int, error) {
-				if strings.HasSuffix(path, tc.fails) {
-					return -1, tc.err
-				}
-				return saved.openLock(path, mode, perm)
-			}
+			restore := failOpenLock(t, tc.fails, tc.err)
 			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 			must(t, err)
 			defer fsys.Close()
@@ -473,7 +466,7 @@ func TestRecoveryThatCannotRunRefusesReads(t *testing.T) {
 			if journalsLeft(t, state) != 1 {
 				t.Fatalf("the journal went without a recovery")
 			}
-			syscalls = saved
+			restore()
 			fsys.SettleDead(ctx)
 			if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
 				t.Errorf("a.txt once the recovery runs: %q, %v, want it undone", b, err)
@@ -831,14 +824,7 @@ func TestCommittedJournalWhoseRecoveryCannotRunRefusesNothing(t *testing.T) {
 	deadJournal(t, state, "dead", []journalEntry{{Dir: dir, Name: "a.txt", Backup: "bk"}})
 	j := filepath.Join(state, "journal", "dead")
 	must(t, os.Rename(j+journalPending, j+journalCommitted))
-	saved := syscalls
-	t.Cleanup(func() { syscalls = saved })
-	syscalls.openLock = func(path string, mode int, perm uint32) (int, error) {
-		if strings.HasSuffix(path, journalRecovering) {
-			return -1, unix.ENOSPC
-		}
-		return saved.openLock(path, mode, perm)
-	}
+	restore := failOpenLock(t, journalRecovering, unix.ENOSPC)
 	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 	must(t, err)
 	defer fsys.Close()
@@ -853,9 +839,24 @@ func TestCommittedJournalWhoseRecoveryCannotRunRefusesNothing(t *testing.T) {
 		t.Fatalf("open a.txt of a committed journal whose recovery cannot run: %v", err)
 	}
 	r.Close()
-	syscalls = saved
+	restore()
 	fsys.SettleDead(ctx)
 	if _, err := os.Lstat(filepath.Join(dir, "bk")); !errors.Is(err, os.ErrNotExist) || journalsLeft(t, state) != 0 {
 		t.Errorf("once the recovery runs: backup %v, %d journals left, want both gone", err, journalsLeft(t, state))
 	}
+}
+
+// failOpenLock makes the state files whose names end in suffix fail to
+// open with err, as a full state directory or a process out of
+// descriptors does, until restore (or the test's end).
+func failOpenLock(t *testing.T, suffix string, err error) (restore func()) {
+	saved := syscalls
+	t.Cleanup(func() { syscalls = saved })
+	syscalls.openLock = func(path string, mode int, perm uint32) (int, error) {
+		if strings.HasSuffix(path, suffix) {
+			return -1, err
+		}
+		return saved.openLock(path, mode, perm)
+	}
+	return func() { syscalls = saved }
 }
