@@ -227,10 +227,10 @@ func AccessRefused(code string, status int) bool {
 	switch code {
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "NoCredentials",
 		"XAdminUserNotFound", // versitygw's answer, a 404, to an access key it does not know
-		"InvalidToken", "ExpiredToken", "TokenRefreshRequired", "AuthorizationHeaderMalformed":
+		"AuthorizationHeaderMalformed":
 		return true
 	}
-	return status == http.StatusForbidden
+	return TokenRefused(code) || status == http.StatusForbidden
 }
 
 // TokenRefused reports whether code refuses the request's session token.
