@@ -104,7 +104,7 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 		return l.lost
 	}
 	if err != nil {
-		now, _, made, _ := l.f.landed(ctx, l.key, data, "", "")
+		now, _, made, _ := l.f.landed(ctx, l.key, data, "")
 		if !made {
 			return l.f.mapErr(err, journalDir)
 		}

@@ -78,14 +78,14 @@ const writeMeta = "agentfs-write"
 // (s3client.AnswerLost) by the object there now: landed when it is that
 // PUT's. This is proof, not a guess: an object's ETag is the MD5 of the
 // bytes the one PUT that made it sent (see VersionIsContentHash), so the
-// object holds the bytes sent; and, when mark is set, its metadata name
+// object holds the bytes sent; and, when mark is set, its writeMeta
 // holds mark, a value no other request sent, so the PUT that made it is
 // this one, not another writer's of the same bytes (an append of the
 // same line). A journal's bytes are its own already.
-func (f *FS) landed(ctx context.Context, key string, data []byte, name, mark string) (now s3client.ObjectInfo, found, made bool, err error) {
+func (f *FS) landed(ctx context.Context, key string, data []byte, mark string) (now s3client.ObjectInfo, found, made bool, err error) {
 	now, found, err = f.headKey(ctx, key)
 	sum := md5.Sum(data)
-	made = found && now.ETag == hex.EncodeToString(sum[:]) && (mark == "" || now.Meta[name] == mark)
+	made = found && now.ETag == hex.EncodeToString(sum[:]) && (mark == "" || now.Meta[writeMeta] == mark)
 	return now, found, made, err
 }
 
@@ -102,7 +102,7 @@ func (f *FS) landed(ctx context.Context, key string, data []byte, name, mark str
 // make it twice (an append).
 func (f *FS) lostWrite(ctx context.Context, c string, data []byte, h http.Header, mark, was string, opts backend.WriteOptions, err error) (backend.FileInfo, error) {
 	key := f.key(c)
-	now, found, made, herr := f.landed(ctx, key, data, writeMeta, mark)
+	now, found, made, herr := f.landed(ctx, key, data, mark)
 	why := "the file is at another version now, another writer's, or this write's changed since"
 	if !made && herr == nil && found == (was != "") && now.ETag == was {
 		up, rerr := f.c.Put(ctx, key, data, h)
@@ -110,7 +110,7 @@ func (f *FS) lostWrite(ctx context.Context, c string, data []byte, h http.Header
 			return fileInfo(path.Base(c), up), nil
 		}
 		if refused(rerr) || s3client.AnswerLost(rerr) {
-			now, _, made, herr = f.landed(ctx, key, data, writeMeta, mark)
+			now, _, made, herr = f.landed(ctx, key, data, mark)
 			if !made && herr == nil && refused(rerr) {
 				return backend.FileInfo{}, f.swapErr(ctx, c, opts, rerr)
 			}
