@@ -843,14 +843,18 @@ func apartStoreRoots(roots []string) ([]string, error) {
 // (recoverStore) before any tool uses it.
 func objectStore(c *cli.Context, root string, deny []string) (*s3fs.FS, error) {
 	// --s3-endpoint was publish's only, and a root given with it went to AWS.
-	endpoint, setting := c.String("s3-endpoint"), "--s3-endpoint (AGENTFS_S3_ENDPOINT)"
-	for _, env := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"} {
-		if endpoint == "" {
-			endpoint, setting = os.Getenv(env), env
+	// The first setting given, and its name for the hints; none is AWS,
+	// whose hints name every setting that can change it.
+	var endpoint, setting string
+	for _, s := range [][2]string{
+		{c.String("s3-endpoint"), "--s3-endpoint (AGENTFS_S3_ENDPOINT)"},
+		{os.Getenv("AWS_ENDPOINT_URL_S3"), "AWS_ENDPOINT_URL_S3"},
+		{os.Getenv("AWS_ENDPOINT_URL"), "AWS_ENDPOINT_URL"},
+	} {
+		if s[0] != "" {
+			endpoint, setting = s[0], s[1]
+			break
 		}
-	}
-	if endpoint == "" {
-		setting = "" // AWS: the hints name every setting that can change it
 	}
 	region := os.Getenv("AWS_REGION")
 	if region == "" {
