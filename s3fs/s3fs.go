@@ -123,15 +123,16 @@ func New(cfg Config) (*FS, error) {
 	c, err := s3client.New(s3client.Config{Endpoint: cfg.Endpoint, Region: cfg.Region, Bucket: bucket,
 		Credentials: s3client.Credentials{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey}, Transport: transport,
 		IdleTimeout: cfg.IdleTimeout})
+	endpoint := endpointSetting(cfg)
 	if errors.Is(err, s3client.ErrNoCredentials) {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "no credentials for the object store: %v.", err).
 			WithHint("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with a shared credentials file")
 	}
 	if err != nil {
 		return nil, fault.InvalidArgument("the endpoint %q is not a URL.", cfg.Endpoint).
-			WithHint("set %s to http://host:port or https://host", endpointSetting(cfg))
+			WithHint("set %s to http://host:port or https://host", endpoint)
 	}
-	f := &FS{c: c, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), endpoint: endpointSetting(cfg), lease: defaultLease}
+	f := &FS{c: c, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), endpoint: endpoint, lease: defaultLease}
 	for _, d := range cfg.Deny {
 		if c, err := f.clean(d); err == nil {
 			f.deny = append(f.deny, c)
