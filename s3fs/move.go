@@ -605,30 +605,30 @@ func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journal
 // restored (see journal.written). An object another writer put or
 // changed since is left as it is, and so is the copy when another
 // writer's file took the source's place: it then holds the only bytes of
-// the file moved.
-func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
+// the file moved, and copyKept says so.
+func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) (copyKept bool, err error) {
 	if m.marker() {
 		if _, err := f.c.Put(ctx, m.From, nil, nil); err != nil {
-			return f.mapErr(err, f.rel(m.From))
+			return false, f.mapErr(err, f.rel(m.From))
 		}
 		if m.Old == "" {
-			return f.mapErr(f.c.Delete(ctx, m.To, ""), f.rel(m.To))
+			return false, f.mapErr(f.c.Delete(ctx, m.To, ""), f.rel(m.To))
 		}
-		return nil
+		return false, nil
 	}
 	dst, dstFound, err := f.headKey(ctx, m.To)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !dstFound || !j.written(dst, m.copied()) {
-		return nil // never copied, or put or changed by another writer since: theirs stays
+		return false, nil // never copied, or put or changed by another writer since: theirs stays
 	}
 	// Before any deletion, what is at the source, or its absence, is the
 	// original or another writer's change, and the copy goes.
 	if j.mayHaveDeleted(m.deleted) {
 		src, srcFound, err := f.headKey(ctx, m.From)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !srcFound {
 			// Through agentfs up to copyThrough bytes, so that the store
@@ -640,23 +640,23 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) error {
 			case refused(err), errors.Is(err, s3client.ErrSourceChanged):
 				// A file put at the source, or the copy changed, meanwhile.
 				if src, srcFound, err = f.headKey(ctx, m.From); err != nil {
-					return err
+					return false, err
 				}
 			default:
-				return f.mapErr(err, f.rel(m.From))
+				return false, f.mapErr(err, f.rel(m.From))
 			}
 		}
 		if !srcFound || src.ETag != m.ETag && src.ETag != dst.ETag {
 			// Another writer's file at the source, put where this move
 			// may have deleted the original: the copy may hold its only
 			// bytes.
-			return nil
+			return true, nil
 		}
 	}
 	if m.Backup != "" {
-		return f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
+		return false, f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
 	}
-	return f.deleteKey(ctx, m.To, dst.ETag)
+	return false, f.deleteKey(ctx, m.To, dst.ETag)
 }
 
 // rollForwardMove finishes what a move that may have begun deleting its

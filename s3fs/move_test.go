@@ -532,8 +532,12 @@ func TestRollbackKeepsTheOnlyCopy(t *testing.T) {
 			expireJournals(t, bucket, name)
 		} else {
 			mover := transportFS(t, root, &onFirst{match: commitPoint, do: write, fail: true, always: true})
-			if _, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true}); err == nil {
-				t.Fatalf("%s: the move whose commit failed succeeded", name)
+			_, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{IfAbsent: true})
+			// Told "nothing was changed" (an IO_ERROR undone whole), a
+			// caller would not look for the file moved at x.
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale ||
+				!slices.Equal(e.Details["kept"].([]string), []string{"a"}) || !slices.Equal(e.Details["copies"].([]string), []string{"x"}) {
+				t.Fatalf("%s: the move whose commit failed: %#v, want STALE keeping a, its copy at x", name, e)
 			}
 		}
 		if _, err := f.Recover(ctx); err != nil {

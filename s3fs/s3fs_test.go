@@ -413,6 +413,32 @@ func TestDeadCommitKeepsAWriteOfItsBytes(t *testing.T) {
 	recovered(t, f, bucket, "deadcommit", 1, map[string]string{"a": "new a", "b": "new b"})
 }
 
+// TestCommitUndoneButForAnotherWritersChange: a transaction that fails at
+// its commit point after another writer changed files it had written
+// (one rewritten, one removed) leaves those as the writer made them and
+// says so (STALE, naming them), and undoes the rest. It said "nothing was
+// changed": the writer's files may hold this transaction's change.
+func TestCommitUndoneButForAnotherWritersChange(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "undonebut", map[string]string{"a": "a", "b": "b", "c": "c"})
+	other := func() {
+		if _, err := f.WriteFile(ctx, "a", []byte("theirs"), backend.WriteOptions{}); err != nil {
+			t.Error(err)
+		}
+		if _, err := f.Remove(ctx, "b", backend.RemoveOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	committer := transportFS(t, root, &onFirst{match: commitPoint, do: other, fail: true, always: true})
+	_, err := committer.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")},
+		{Path: "c", Data: []byte("new c")}})
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || !errors.Is(err, backend.ErrPartlyUndone) ||
+		!slices.Equal(e.Details["kept"].([]string), []string{"a", "b"}) {
+		t.Errorf("the transaction undone but for a and b: %#v, want STALE keeping a and b", e)
+	}
+	recovered(t, f, bucket, "undonebut", 0, map[string]string{"a": "theirs", "b": "", "c": "c"})
+}
+
 // TestCommitRollbackKeepsAnotherWritersRemoval: a transaction refused
 // before it removed a file leaves that file as another writer left it,
 // removed: in its process, and when rolled back after a kill. The

@@ -114,8 +114,9 @@ type journalOp struct {
 	New string `json:"new,omitempty"`
 
 	// sent is set as this process sends the change: from then on it may
-	// be made, even when the answer is lost (see journal.known).
-	sent bool
+	// be made, even when the answer is lost (see journal.known). landed
+	// is set once the store answers that it made it.
+	sent, landed bool
 }
 
 // journalVersion is the Version of the journals this agentfs writes: from
@@ -231,13 +232,36 @@ func (f *FS) undo(ctx context.Context, l *lease, j journal, err error) error {
 		}
 		return err
 	}
-	if rerr := f.rollBack(ctx, j); rerr != nil {
+	left, rerr := f.rollBack(ctx, j)
+	if rerr != nil {
 		if j.changedAny() {
 			return f.sayLeft(err, halfDone(err, rerr))
 		}
 		return errors.Join(err, rerr)
 	}
+	if len(left.kept) > 0 {
+		return errors.Join(left.undoneBut(err), l.abandon(ctx, j))
+	}
 	return errors.Join(undoneWhole(err), l.abandon(ctx, j))
+}
+
+// leftAlone is what a rollback in the transaction's own process left as
+// another writer made it: kept, the files that writer changed after the
+// transaction did, and copies, the destinations of moves whose source
+// that writer put a file at, kept as they may hold the only bytes of the
+// file moved.
+type leftAlone struct{ kept, copies []string }
+
+// undoneBut is err, the failure of a transaction rolled back but for
+// what a says, saying so: "nothing was changed" would be false.
+func (a leftAlone) undoneBut(err error) error {
+	e := backend.PartlyUndone(a.kept, err)
+	if len(a.copies) == 0 {
+		return e
+	}
+	e.Message = fmt.Sprintf("%s; the move's copy stays at %s, as the file moved may have no other.", strings.TrimSuffix(e.Message, "."), strings.Join(a.copies, ", "))
+	return e.WithDetail("copies", a.copies).
+		WithHint("read %s and %s before running the change again: no other file was changed", strings.Join(a.kept, ", "), strings.Join(a.copies, ", "))
 }
 
 // undoneWhole is err, the store's failure of a transaction then rolled
@@ -379,6 +403,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 				j.Ops[i].sent = !refused(err)
 				return nil, f.swapErr(ctx, c, swap, err)
 			}
+			j.Ops[i].landed = true
 			continue
 		}
 		h := s3client.Condition(jo.Old, "")
@@ -391,6 +416,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 		if err != nil {
 			return nil, f.swapErr(ctx, c, swap, err)
 		}
+		j.Ops[i].landed = true
 		if up.ETag != jo.New {
 			return nil, notSupported(c, "content-hash ETags here, which a transaction needs to recognise its own writes",
 				"use write and edit, which need none")
@@ -414,13 +440,15 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 
 // rollBack restores each object of j that holds what the transaction made
 // of it: its copy put back, or, when it had none, the object removed. An
-// object another writer put or changed since is left as it is.
-func (f *FS) rollBack(ctx context.Context, j journal) error {
+// object another writer put or changed since is left as it is, and said
+// to be when the change this process made of it landed first.
+func (f *FS) rollBack(ctx context.Context, j journal) (leftAlone, error) {
+	var left leftAlone
 	for i, jo := range j.Ops {
 		o, err := f.c.Head(ctx, jo.Key)
 		found := err == nil
 		if code, _ := s3client.Code(err); err != nil && code != "NoSuchKey" {
-			return f.mapErr(err, f.rel(jo.Key))
+			return left, f.mapErr(err, f.rel(jo.Key))
 		}
 		cur := o.ETag
 		written := found && jo.New != "" && j.written(o, jo.New)
@@ -433,9 +461,11 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 		case written, removed:
 			// Replaced or removed: the copy goes back.
 			err = f.restore(ctx, jo, found, cur)
+		case jo.landed:
+			left.kept = append(left.kept, f.rel(jo.Key))
 		}
 		if err != nil {
-			return err
+			return left, err
 		}
 	}
 	forward := j.rollsForward()
@@ -445,20 +475,24 @@ func (f *FS) rollBack(ctx context.Context, j journal) error {
 			// another writer's, even with the same bytes.
 			continue
 		}
-		var err error
 		if forward {
-			err = f.rollForwardMove(ctx, j, m)
-		} else {
-			err = f.rollBackMove(ctx, j, m)
+			if err := f.rollForwardMove(ctx, j, m); err != nil {
+				return left, err
+			}
+			continue
 		}
+		copyKept, err := f.rollBackMove(ctx, j, m)
 		if err != nil {
-			return err
+			return left, err
+		}
+		if copyKept {
+			left.kept, left.copies = append(left.kept, f.rel(m.From)), append(left.copies, f.rel(m.To))
 		}
 	}
 	if forward {
-		return f.keepParent(ctx, f.movedFrom(j))
+		return left, f.keepParent(ctx, f.movedFrom(j))
 	}
-	return nil
+	return left, nil
 }
 
 // written reports whether o is what the transaction of j wrote or copied
@@ -1057,7 +1091,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 	if err != nil {
 		return gone, f.mapErr(err, journalDir)
 	}
-	if err := f.rollBack(ctx, j); err != nil {
+	if _, err := f.rollBack(ctx, j); err != nil {
 		if ctx.Err() != nil {
 			return gone, err // the call's own end, not the store's refusal
 		}
