@@ -1126,10 +1126,11 @@ func TestRecoverSkipsLiveClaims(t *testing.T) {
 	noJournal(t, bucket, "livecl", "the move")
 }
 
-// lostAnswer forwards the PUTs of keys ending in suffix to the store, and
-// answers the one after the first after with an error: the change is
-// made, its answer lost.
+// lostAnswer forwards the PUTs (or requests of method) of keys ending in
+// suffix to the store, and answers the one after the first after with an
+// error: the change is made, its answer lost.
 type lostAnswer struct {
+	method string
 	suffix string
 	// after is how many such PUTs are answered first.
 	after int
@@ -1141,7 +1142,7 @@ type lostAnswer struct {
 
 func (l *lostAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := cmp.Or(l.next, http.DefaultTransport).RoundTrip(r)
-	if r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), l.suffix) {
+	if r.Method == cmp.Or(l.method, http.MethodPut) && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), l.suffix) {
 		l.mu.Lock()
 		l.seen++
 		lost := l.seen == l.after+1

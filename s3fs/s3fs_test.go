@@ -2464,6 +2464,51 @@ func (putsUnsent) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// TestRemoveWithItsAnswerLost: a removal whose DELETE is lost on the way
+// (never made) or whose answer is lost (made) removes the file and says
+// so, with or without a version to match. It answered IO_ERROR "retry",
+// and the retry NOT_FOUND for a file it had removed itself. A file
+// another writer put meanwhile stays, and the removal says it may not
+// have been made.
+func TestRemoveWithItsAnswerLost(t *testing.T) {
+	ctx := context.Background()
+	deleteOf := func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/a")
+	}
+	for _, tc := range []struct {
+		name    string
+		rt      func(f *s3fs.FS) http.RoundTripper
+		matched bool
+		want    string // a's content after, "" for removed
+	}{
+		{"rmlost-made", func(*s3fs.FS) http.RoundTripper { return &lostAnswer{method: http.MethodDelete, suffix: "/a"} }, false, ""},
+		{"rmlost-made-matched", func(*s3fs.FS) http.RoundTripper { return &lostAnswer{method: http.MethodDelete, suffix: "/a"} }, true, ""},
+		{"rmlost-unmade", func(*s3fs.FS) http.RoundTripper { return &onFirst{match: deleteOf, fail: true} }, false, ""},
+		{"rmlost-unmade-matched", func(*s3fs.FS) http.RoundTripper { return &onFirst{match: deleteOf, fail: true} }, true, ""},
+		{"rmlost-theirs", func(f *s3fs.FS) http.RoundTripper {
+			return &onFirst{match: deleteOf, fail: true, do: func() {
+				if _, err := f.WriteFile(ctx, "a", []byte("theirs"), backend.WriteOptions{}); err != nil {
+					t.Error(err)
+				}
+			}}
+		}, false, "theirs"},
+	} {
+		f, bucket, root := seeded(t, tc.name, map[string]string{"a": "a", "b": "b"})
+		var opts backend.RemoveOptions
+		if tc.matched {
+			opts.IfVersion = versionOf(t, f, "a")
+		}
+		removed, err := transportFS(t, root, tc.rt(f)).Remove(ctx, "a", opts)
+		if tc.want == "" && (!removed || err != nil) {
+			t.Errorf("%s: the removal: %v, %v; want removed", tc.name, removed, err)
+		}
+		if e := fault.AsError(err); tc.want != "" && (removed || e == nil || e.Code != fault.CodeIOError || e.Details["currentVersion"] == nil) {
+			t.Errorf("%s: the removal beside another writer's file: %v, %#v; want IO_ERROR with its version", tc.name, removed, e)
+		}
+		recovered(t, f, bucket, tc.name, 0, map[string]string{"a": tc.want, "b": "b"})
+	}
+}
+
 // A recursive removal whose second batch of deletions fails says how many
 // keys the first deleted: the failed request's "nothing was written" read
 // as if the rm had changed nothing, with 1,000 files gone.

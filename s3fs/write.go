@@ -237,7 +237,12 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 			return false, err
 		}
 		if err := f.deleteIf(ctx, c, opts.IfVersion); err != nil {
-			return false, f.swapErr(ctx, c, swap, err)
+			if !s3client.AnswerLost(err) {
+				return false, f.swapErr(ctx, c, swap, err)
+			}
+			if err := f.lostRemoval(ctx, c, cmp.Or(opts.IfVersion, o.ETag), err); err != nil {
+				return false, err
+			}
 		}
 		return true, f.keepParentAfter(ctx, c, "was removed")
 	}
@@ -283,6 +288,36 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return false, err
 	}
 	return true, f.keepParentAfter(ctx, c, "was removed")
+}
+
+// lostRemoval judges the removal of c, whose answer was lost (err), by
+// the object: gone, it was removed (by this DELETE, or by another at
+// once, which a store answers alike). Still at was, the version it
+// removes, the DELETE has not landed yet, and is sent again If-Match was:
+// whichever arrives first removes that version, and the other finds it
+// gone. At another version, another writer's, the removal may or may not
+// have been made before that writer's.
+func (f *FS) lostRemoval(ctx context.Context, c, was string, err error) error {
+	now, found, herr := f.head(ctx, c)
+	if herr == nil && found && now.ETag == was {
+		rerr := f.deleteIf(ctx, c, was)
+		if rerr == nil {
+			return nil
+		}
+		if !s3client.AnswerLost(rerr) {
+			return f.swapErr(ctx, c, backend.WriteOptions{IfVersion: was}, rerr)
+		}
+		now, found, herr = f.head(ctx, c)
+	}
+	switch {
+	case herr != nil:
+		return f.mapErr(err, c)
+	case !found:
+		return nil
+	}
+	e := fault.AsError(f.mapErr(err, c))
+	return e.WithDetail("currentVersion", now.ETag).
+		WithHint("the removal's answer was lost and the file is at another version now, another writer's: it may have been removed and written again; read it before removing it again")
 }
 
 // keepParentAfter is keepParent once c is removed (or moved away, done
