@@ -251,6 +251,11 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		if err := checkNoLineCut("the patch's content for "+f.Path, c.Content, old[cmp.Or(c.From, c.Path)]); err != nil {
 			return nil, err
 		}
+		if c.Kind != patch.Delete {
+			if err := overEditLimit("apply-patch", f.Path, len(c.Content)); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case c.Kind == patch.Delete:
 			op.Remove, op.Data = true, nil

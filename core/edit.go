@@ -190,12 +190,19 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	diff, res.FirstChangedLine = unifiedDiff(display, whole.Mark()+src, whole.Mark()+edited)
 	write := !res.NoChange && !req.DryRun
 	var newData []byte
-	if write {
-		// The result is sized before the write, with the new version at
-		// its largest: a result that cannot fit refuses the edit unmade.
+	if !res.NoChange {
+		// Sized as it would be written, dry run too: a file over the
+		// limit could not be edited back.
 		if newData, err = whole.Encode(edited); err != nil {
 			return nil, withPath(err, display)
 		}
+		if err := overEditLimit("edit", display, len(newData)); err != nil {
+			return nil, err
+		}
+	}
+	if write {
+		// The result is sized before the write, with the new version at
+		// its largest: a result that cannot fit refuses the edit unmade.
 		res.Version, res.Sha256 = t.unknownVersion(), sha256Hex(newData)
 	} else {
 		if res.NoChange && !req.DryRun {
@@ -259,7 +266,8 @@ func readText(r backend.FileReader, tool, display string) ([]byte, textfile.Whol
 	info := r.Info()
 	tooLarge := func(size int64) error {
 		return fault.Errorf(fault.CodeTooLarge, "the file is %d bytes, over %s's limit of %d.", size, tool, MaxEditBytes).WithPath(display).
-			WithHint("%s changes files up to 2 MiB; split a larger file first", tool)
+			WithDetail("size", size).WithDetail("limit", MaxEditBytes).
+			WithHint("%s changes files up to 2 MiB; to change a larger one, %s", tool, writeWhole)
 	}
 	if info.Size > MaxEditBytes {
 		return nil, textfile.Whole{}, info, tooLarge(info.Size)
@@ -276,6 +284,22 @@ func readText(r backend.FileReader, tool, display string) ([]byte, textfile.Whol
 		return nil, textfile.Whole{}, info, binaryTo(tool, data, display)
 	}
 	return data, w, info, nil
+}
+
+// writeWhole is how to change a file over MaxEditBytes.
+const writeWhole = "write its whole new content with write (then --append the rest)"
+
+// overEditLimit is the TOO_LARGE of a change by tool that would make the
+// file at display size bytes, over MaxEditBytes, nil for one within it:
+// edit, replace and apply-patch read no larger file, so that a change
+// they made could not be undone the way it was made.
+func overEditLimit(tool, display string, size int) error {
+	if size <= MaxEditBytes {
+		return nil
+	}
+	return fault.Errorf(fault.CodeTooLarge, "%s would make the file %d bytes, over the limit of %d (2 MiB) of the files edit, replace and apply-patch change: none of them could change it again.", tool, size, MaxEditBytes).
+		WithPath(display).WithDetail("size", size).WithDetail("limit", MaxEditBytes).
+		WithHint("nothing was changed; make a change that leaves the file within 2 MiB, or %s", writeWhole)
 }
 
 // binaryTo is the NOT_TEXT of data, the bytes of a file that is not text

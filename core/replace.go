@@ -631,7 +631,7 @@ func (r *replacer) view(data []byte) (prefix, body []byte, crlf bool) {
 // replaces every match and commits all the files as one transaction whose
 // writes are compare-and-swaps against what it read: all of them change or
 // none. A file that cannot be replaced (a hard link, no permission, over
-// 2 MiB) refuses the whole replace.
+// 2 MiB, or made over 2 MiB by the replacement) refuses the whole replace.
 func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult, error) {
 	if err := Validate(&req); err != nil {
 		return nil, err
@@ -911,7 +911,8 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 		return err
 	}
 	return fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
-		WithPath(t.FS.Display(path)).WithHint("exclude it with --exclude, or split it first; nothing was changed")
+		WithPath(t.FS.Display(path)).WithDetail("limit", MaxEditBytes).
+		WithHint("nothing was changed; exclude it with --exclude; to change it, %s", writeWhole)
 }
 
 // refuseBinary is the NOT_TEXT of the file at path, which the search
@@ -1257,6 +1258,9 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			if out, err = whole.Encode(string(out)); err != nil {
 				return nil, withPath(err, f.Path)
 			}
+		}
+		if err := overEditLimit("replace", f.Path, len(out)); err != nil {
+			return nil, err
 		}
 		res.Files = append(res.Files, f)
 		ops = append(ops, backend.Op{Path: p, Data: out, Write: backend.WriteOptions{IfVersion: info.Version}})
