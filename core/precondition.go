@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/hex"
 	"strings"
 
 	"github.com/agentfs/agentfs/backend"
@@ -48,6 +49,9 @@ func (p Precondition) Check(path string, info backend.FileInfo, exists bool, sum
 			WithPath(path).WithHint("drop --expected-version; nothing was changed")
 	}
 	if p.ExpectedVersion != "" && p.ExpectedVersion != info.Version {
+		if e := sha256AsVersion(path, p.ExpectedVersion); e != nil {
+			return e.WithHint("pass it as expectedSha256 (--expected-sha256), or pass the version a read returned as expectedVersion; nothing was changed")
+		}
 		return stale("its version is " + info.Version + ", not " + p.ExpectedVersion)
 	}
 	if p.ExpectedSha256 != "" {
@@ -60,4 +64,18 @@ func (p Precondition) Check(path string, info backend.FileInfo, exists bool, sum
 		}
 	}
 	return nil
+}
+
+// sha256AsVersion is the INVALID_ARGUMENT of expected, an expectedVersion
+// the file at path does not have, when it has the form of a sha256 (64
+// hexadecimal digits), nil for any other: read answers a version and a
+// sha256, and the sum given as the version was STALE, "the file changed
+// since it was read", which it had not, and which reading again and
+// retrying repeated. One that matches (a store whose ETags have that
+// form) is the file's version, and never reaches here.
+func sha256AsVersion(path, expected string) *fault.Error {
+	if _, err := hex.DecodeString(expected); err != nil || len(expected) != 64 {
+		return nil
+	}
+	return fault.InvalidArgument("expectedVersion %s has the form of a sha256 (64 hexadecimal digits), and is not the file's version.", expected).WithPath(path)
 }

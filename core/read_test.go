@@ -771,20 +771,21 @@ func TestReadSkipInterrupted(t *testing.T) {
 
 // A continuation that names the version of its previous window reads on
 // while the file keeps that version, and is STALE, naming the current one,
-// once it changed: its offsets no longer name the same bytes.
+// once it changed: its offsets no longer name the same bytes. The window's
+// sha256 in its place is INVALID_ARGUMENT: the file did not change.
 func TestReadContinuationExpectedVersion(t *testing.T) {
 	fs := memfs.New(map[string]string{"f": "one\ntwo\nthree\n"})
 	tl := &Tools{FS: fs}
 	current := versionOf(fs, "f")
 	for _, tc := range []struct {
 		expected string
-		stale    bool
-	}{{"", false}, {current, false}, {"0000", true}} {
+		code     fault.Code
+	}{{"", ""}, {current, ""}, {"0000", fault.CodeStale}, {sha256Hex([]byte("one\ntwo\nthree\n")), fault.CodeInvalidArgument}} {
 		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: 2, ExpectedVersion: tc.expected})
 		e := fault.AsError(err)
-		if tc.stale {
-			if e == nil || e.Code != fault.CodeStale || e.Details["currentVersion"] != current {
-				t.Errorf("expected %q: %v, want STALE naming %s", tc.expected, err, current)
+		if tc.code != "" {
+			if e == nil || e.Code != tc.code || tc.code == fault.CodeStale && e.Details["currentVersion"] != current {
+				t.Errorf("expected %q: %v, want %s", tc.expected, err, tc.code)
 			}
 			continue
 		}
