@@ -435,6 +435,12 @@ func which(i, n int) string {
 }
 
 func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
+	if t.Content() == "" {
+		// Nothing to copy oldText from: the hint to copy it sent an
+		// agent to read the empty file again.
+		return fault.Errorf(fault.CodeNoMatch, "%s was not found: the file is empty.", which(i, n)).WithDetail("edit", i).
+			WithHint("the file is empty, nothing to copy oldText from: give it content with write (or write --append)")
+	}
 	e := fault.Errorf(fault.CodeNoMatch, "%s was not found in the file.", which(i, n)).WithDetail("edit", i)
 	if c, ok := t.Closest(old); ok && c.Similarity >= 0.995 {
 		// Equal but for whitespace, yet no rung took it: the indentation

@@ -273,15 +273,21 @@ func TestPlanEditsErrors(t *testing.T) {
 }
 
 // A NO_MATCH with nothing like oldText in the file names no closest region
-// and says to copy oldText from the file.
+// and says to copy oldText from the file; in an empty file, which has
+// nothing to copy, to give it content with write.
 func TestNoMatchNothingClose(t *testing.T) {
-	_, _, err := planBoth(t, "a\nb\n", []EditOp{op("zzz", "y")})
-	var e *fault.Error
-	if !errors.As(err, &e) || e.Code != fault.CodeNoMatch {
-		t.Fatalf("err %v, want NO_MATCH", err)
-	}
-	if _, ok := e.Details["closest"]; ok || e.Hint != "read the file and copy oldText from it exactly" {
-		t.Errorf("closest %v, hint %q", e.Details["closest"], e.Hint)
+	for _, tc := range []struct{ src, message, hint string }{
+		{"a\nb\n", "oldText was not found in the file.", "read the file and copy oldText from it exactly"},
+		{"", "oldText was not found: the file is empty.", "the file is empty, nothing to copy oldText from: give it content with write (or write --append)"},
+	} {
+		_, _, err := planBoth(t, tc.src, []EditOp{op("zzz", "y")})
+		var e *fault.Error
+		if !errors.As(err, &e) || e.Code != fault.CodeNoMatch {
+			t.Fatalf("%q: err %v, want NO_MATCH", tc.src, err)
+		}
+		if _, ok := e.Details["closest"]; ok || e.Message != tc.message || e.Hint != tc.hint {
+			t.Errorf("%q: closest %v, message %q, hint %q", tc.src, e.Details["closest"], e.Message, e.Hint)
+		}
 	}
 }
 
