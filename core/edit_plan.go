@@ -446,10 +446,10 @@ func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 		// Equal but for whitespace, yet no rung took it: the indentation
 		// differs unevenly, and a guess would move code.
 		e.WithDetail("closest", c).
-			WithHint("lines %d-%d match but for indentation that differs from line to line: copy oldText from them with their indentation", c.StartLine, c.EndLine)
+			WithHint("%s match but for indentation that differs from line to line: copy oldText from them with their indentation", editmatch.LineSpan(c.StartLine, c.EndLine))
 	} else if ok && c.Similarity > 0 {
 		e.WithDetail("closest", c).
-			WithHint("the closest region is lines %d-%d (similarity %.2f): read those lines and copy oldText from them exactly", c.StartLine, c.EndLine, c.Similarity)
+			WithHint("the closest region is %s (similarity %.2f): read the region and copy oldText from it exactly", editmatch.LineSpan(c.StartLine, c.EndLine), c.Similarity)
 	} else {
 		e.WithHint("read the file and copy oldText from it exactly")
 	}
@@ -496,10 +496,7 @@ func leftOfMargin(t *editmatch.Text, i, n int, m editmatch.Match, err error) err
 		return err
 	}
 	last := t.LineAt(max(m.Start, m.End-1))
-	lines := fmt.Sprintf("lines %d-%d", m.Line, last)
-	if last == m.Line {
-		lines = fmt.Sprintf("line %d", last)
-	}
+	lines := editmatch.LineSpan(m.Line, last)
 	return fault.Errorf(fault.CodeNoMatch, "%s matched %s only with %d columns less indentation than given, and newText's line %d would go left of the margin.", which(i, n), lines, me.Columns, me.Line).
 		WithDetail("edit", i).WithDetail("lines", []int{m.Line, last}).WithDetail("columns", me.Columns).
 		WithDetail("newTextLine", me.Line).WithDetail("rung", m.Rung).
@@ -514,9 +511,9 @@ func leftOfMargin(t *editmatch.Text, i, n int, m editmatch.Match, err error) err
 func unevenAmong(t *editmatch.Text, i, n int, ms []editmatch.Match, u editmatch.Match) *fault.Error {
 	last := t.LineAt(max(u.Start, u.End-1))
 	e := ambiguous(i, n, ms)
-	e.Message = strings.TrimSuffix(e.Message, ".") + fmt.Sprintf("; lines %d-%d only but for indentation that differs from line to line, which cannot be re-indented.", u.Line, last)
+	e.Message = strings.TrimSuffix(e.Message, ".") + "; " + editmatch.LineSpan(u.Line, last) + " only but for indentation that differs from line to line, which cannot be re-indented."
 	even := ms[slices.IndexFunc(ms, func(m editmatch.Match) bool { return !m.Uneven })]
-	return e.WithHint("add surrounding lines to --old-text so it matches one place, or edit lines %d-%d apart, copying oldText from them with their indentation", u.Line, last).
+	return e.WithHint("add surrounding lines to --old-text so it matches one place, or edit %s apart, copying oldText from them with their indentation", editmatch.LineSpan(u.Line, last)).
 		WithDetail("unevenLines", []int{u.Line, last}).WithDetail("rung", even.Rung)
 }
 

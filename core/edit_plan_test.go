@@ -313,6 +313,18 @@ func TestNoMatchClosestRegion(t *testing.T) {
 	}
 }
 
+// A closest region of one line is named as one, not as lines 1-1.
+func TestNoMatchClosestLine(t *testing.T) {
+	_, _, err := planBoth(t, "alpha := beta(1)\n\nzzz\n", []EditOp{op("alpha := beta(2)", "x")})
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeNoMatch {
+		t.Fatalf("err %v, want NO_MATCH", err)
+	}
+	if !strings.HasPrefix(e.Hint, "the closest region is line 1 (similarity") || !strings.Contains(e.Hint, "read the region and copy oldText from it exactly") {
+		t.Errorf("hint %q", e.Hint)
+	}
+}
+
 // TestEditLadderRefusesLookAlikes: the second review's cases. Each was a
 // silent success that changed the wrong bytes or none.
 func TestUnevenIndentationHint(t *testing.T) {

@@ -2,6 +2,7 @@ package editmatch
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -17,6 +18,15 @@ type ClosestRegion struct {
 	// to oldText, after the ladder's normalisations.
 	Similarity float64 `json:"similarity"`
 	Text       string  `json:"text"`
+}
+
+// LineSpan names lines first to last in a message: "line 4" for one,
+// "lines 4-6" for more ("lines 4-4" read as a slip).
+func LineSpan(first, last int) string {
+	if first == last {
+		return "line " + strconv.Itoa(first)
+	}
+	return "lines " + strconv.Itoa(first) + "-" + strconv.Itoa(last)
 }
 
 // closestTextBytes bounds the region's text in an error.

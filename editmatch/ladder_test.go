@@ -286,3 +286,14 @@ func TestFoldedFromALineEnd(t *testing.T) {
 		t.Fatalf("%+v; want the uneven window at line 2 marked, the even one at line 7 not", even)
 	}
 }
+
+func TestLineSpan(t *testing.T) {
+	for _, tc := range []struct {
+		first, last int
+		want        string
+	}{{1, 1, "line 1"}, {4, 6, "lines 4-6"}, {9, 10, "lines 9-10"}} {
+		if got := LineSpan(tc.first, tc.last); got != tc.want {
+			t.Errorf("LineSpan(%d, %d) = %q, want %q", tc.first, tc.last, got, tc.want)
+		}
+	}
+}

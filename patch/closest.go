@@ -86,10 +86,7 @@ func notFound(op Op, k int, texts, want []string, start, prev int, s sought, exp
 	case len(want) > len(texts):
 		why = fmt.Sprintf("the chunk has %d lines to find and the file has %d", len(want), len(texts))
 	}
-	span := fmt.Sprintf("lines %d-%d", r.StartLine, r.EndLine)
-	if r.StartLine == r.EndLine {
-		span = fmt.Sprintf("line %d", r.StartLine)
-	}
+	span := editmatch.LineSpan(r.StartLine, r.EndLine)
 	if r.Similarity == 1 && why != "" {
 		return e.WithHint("the chunk's lines are %s, but %s", span, why)
 	}

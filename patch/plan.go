@@ -644,13 +644,13 @@ func locateChunks(lines []fileLine, op Op, m Matcher, explain bool) ([]replaceme
 		cl, err := reindentAdded(cl, old, texts[at:at+len(old)], texts, rung)
 		var left leftOfMargin
 		if errors.As(err, &left) {
-			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) matches lines %d-%d only with less indentation than it gives, and its added line %q would go left of the margin: whether its lines are meant where they stand or relative to the context cannot be told.", k+1, op.Path, c.Line, at+1, at+len(old), string(left)).
+			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) matches %s only with less indentation than it gives, and its added line %q would go left of the margin: whether its lines are meant where they stand or relative to the context cannot be told.", k+1, op.Path, c.Line, editmatch.LineSpan(at+1, at+len(old)), string(left)).
 				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 				WithDetail("lines", []int{at + 1, at + len(old)}).WithDetail("rung", rung).WithDetail("addedLine", string(left)).
-				WithHint("read lines %d-%d and copy the chunk's context (' ') and removed ('-') lines from them with their indentation, and indent its added ('+') lines as the file does", at+1, at+len(old))
+				WithHint("read %s and copy the chunk's context (' ') and removed ('-') lines from there with the file's indentation, and indent its added ('+') lines as the file does", editmatch.LineSpan(at+1, at+len(old)))
 		}
 		if err != nil {
-			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) matches lines %d-%d but for indentation that differs from the file's by different amounts from line to line: where its added lines go cannot be told.", k+1, op.Path, c.Line, at+1, at+len(old)).
+			return nil, nil, fault.Errorf(fault.CodePatchVerify, "chunk %d of '%s' (patch line %d) matches %s but for indentation that differs from the file's by different amounts from line to line: where its added lines go cannot be told.", k+1, op.Path, c.Line, editmatch.LineSpan(at+1, at+len(old))).
 				WithPath(op.Path).WithDetail("path", op.Path).WithDetail("chunk", k+1).WithDetail("patchLine", c.Line).
 				WithDetail("lines", []int{at + 1, at + len(old)}).WithDetail("rung", rung).
 				WithHint("copy the chunk's context (' ') and removed ('-') lines from those lines with their indentation, and indent its added ('+') lines as the file does")

@@ -534,7 +534,7 @@ func TestPlanErrorText(t *testing.T) {
 			"give the chunk's lines as the file spells them, or an @@ line naming the function or class it is in (or more context lines) to tell the places apart"},
 		{"an added line left of the margin", "def f():\n    return 1\n", []string{"@@", "     def f():", "         return 1", "+def g():"},
 			"chunk 1 of 'f' (patch line 3) matches lines 1-2 only with less indentation than it gives, and its added line \"def g():\" would go left of the margin: whether its lines are meant where they stand or relative to the context cannot be told.",
-			"read lines 1-2 and copy the chunk's context (' ') and removed ('-') lines from them with their indentation, and indent its added ('+') lines as the file does"},
+			"read lines 1-2 and copy the chunk's context (' ') and removed ('-') lines from there with the file's indentation, and indent its added ('+') lines as the file does"},
 		{"uneven indentation", "def f(x):\n    if x:\n        y = 1\n", []string{"@@", "-if x:", "-y = 1", "+if x:", "+y = 2"},
 			"chunk 1 of 'f' (patch line 3) matches lines 2-3 but for indentation that differs from the file's by different amounts from line to line: where its added lines go cannot be told.",
 			"copy the chunk's context (' ') and removed ('-') lines from those lines with their indentation, and indent its added ('+') lines as the file does"},
