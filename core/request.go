@@ -320,6 +320,10 @@ func parseStrict(data []byte) (any, error) {
 // bytes that are not UTF-8 and \u escapes of unpaired surrogates. A path or
 // an edit's text changed behind the caller's back is worse than an error.
 func checkJSONText(data []byte) error {
+	if utf16Text(data) {
+		return fault.InvalidArgument("the request is UTF-16, not UTF-8.").WithCause(ErrUTF16Request).
+			WithHint("send the requests as UTF-8 (in PowerShell: $OutputEncoding = [Text.UTF8Encoding]::new($false) before a pipe, or Out-File -Encoding utf8)")
+	}
 	if !utf8.Valid(data) {
 		return fault.InvalidArgument("the request is not valid UTF-8 (byte %d).", invalidUTF8At(data)).
 			WithHint("send text as UTF-8; give bytes that are not text as base64 in the field's Base64 twin (pathBase64)")
@@ -363,6 +367,22 @@ func invalidUTF8At(data []byte) int {
 		at += size
 	}
 	return at
+}
+
+// ErrUTF16Request is the cause of a request refused as UTF-16 text,
+// whose hint a caller framing requests keeps.
+var ErrUTF16Request = errors.New("a request in UTF-16")
+
+// utf16Text reports whether data looks like UTF-16: it begins with a
+// UTF-16 byte-order mark, or a third of its first bytes are NULs, which
+// JSON never holds raw and UTF-16 puts beside each ASCII character (a
+// line split at a newline of UTF-16LE begins with the newline's NUL).
+func utf16Text(data []byte) bool {
+	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+		return true
+	}
+	head := data[:min(len(data), 64)]
+	return len(head) > 0 && bytes.Count(head, []byte{0})*3 >= len(head)
 }
 
 // hexRune reads the four hex digits of a \u escape, -1 when they are not.

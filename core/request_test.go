@@ -75,6 +75,13 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "trailing data", in: `{"path":"a"} {}`, code: fault.CodeInvalidArgument, msg: "after"},
 		{name: "broken", in: `{"path":`, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
 		{name: "empty", in: ``, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
+		// Saved by PowerShell 5 (Out-File, >): it was "not valid UTF-8
+		// (byte 0)", and the lines after its first "invalid character
+		// '\x00'", neither saying why.
+		{name: "UTF-16LE with a BOM", in: "\xff\xfe{\x00}\x00", code: fault.CodeInvalidArgument, msg: "UTF-16"},
+		{name: "UTF-16BE with a BOM", in: "\xfe\xff\x00{\x00}", code: fault.CodeInvalidArgument, msg: "UTF-16"},
+		{name: "a UTF-16LE line after the first", in: "\x00{\x00\"\x00a\x00\"\x00:\x001\x00}\x00", code: fault.CodeInvalidArgument, msg: "UTF-16"},
+		{name: "a NUL in a string", in: "{\"path\":\"a\x00b\"}", code: fault.CodeInvalidArgument, msg: "not valid JSON"},
 		{name: "base64 path", in: `{"pathBase64":"YmFk/y50eHQ="}`, want: requestLike{Path: "bad\xff.txt"}},
 		{name: "base64 and path", in: `{"path":"a","pathBase64":"YQ=="}`, code: fault.CodeInvalidArgument, msg: "twice"},
 		{name: "bad base64", in: `{"pathBase64":"%%"}`, code: fault.CodeInvalidArgument, msg: "base64"},

@@ -203,8 +203,13 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			err = fault.InvalidArgument("the id is %d bytes, over %d.", len(line.ID), maxIDBytes).
 				WithHint("use a short id (a number, or a short string)")
 		case err != nil:
-			err = fault.InvalidArgument("the line is not a JSON object {tool, args, id}: %s", strings.TrimSuffix(fault.AsError(err).Message, ".")+".").
-				WithHint(`write one request a line: {"tool":"read","args":{"path":"a.go"},"id":1}`)
+			e := fault.AsError(err)
+			hint := `write one request a line: {"tool":"read","args":{"path":"a.go"},"id":1}`
+			if errors.Is(err, core.ErrUTF16Request) {
+				hint = e.Hint
+			}
+			err = fault.InvalidArgument("the line is not a JSON object {tool, args, id}: %s", strings.TrimSuffix(e.Message, ".")+".").
+				WithHint("%s", hint)
 		case line.Tool == "":
 			err = fault.InvalidArgument("the line names no tool.").
 				WithHint(`write one request a line: {"tool":"read","args":{"path":"a.go"},"id":1}`)
