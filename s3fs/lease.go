@@ -371,8 +371,10 @@ func (f *FS) Settle(ctx context.Context, timeout time.Duration) (Recovery, error
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			return total, fault.Errorf(fault.CodeLockTimeout, "%d transaction(s) still in flight after %s, their leases renewed.", rec.Live, timeout).
-				WithHint("retry with a longer --lock-timeout; a live transaction is never rolled back")
+			// A journal within its lease may be a dead process's, rolled
+			// back only once the lease has run out.
+			return total, fault.Errorf(fault.CodeLockTimeout, "%d transaction(s) still in flight after %s: within the lease of %s from a journal's last renewal, its process is alive or died too recently to tell.", rec.Live, timeout, f.lease).
+				WithHint("retry with a --lock-timeout over %s: a transaction whose process died is then rolled back, and a live one never is", f.lease)
 		}
 		t := time.NewTimer(min(wait, settlePoll))
 		select {

@@ -2118,6 +2118,23 @@ func TestRetriedMoveAfterItsRecoveryFinished(t *testing.T) {
 	}
 }
 
+// TestSettleTimeoutOfADeadJournal: --recover that times out before a dead
+// process's lease runs out says the lease, and how long to wait for it.
+// It said the leases were renewed, which no dead process does, and to
+// retry with "a longer --lock-timeout", not how long.
+func TestSettleTimeoutOfADeadJournal(t *testing.T) {
+	ctx := context.Background()
+	f, _, root := seeded(t, "settledead", map[string]string{"a": "a"})
+	if _, err := transportFS(t, root, &dying{at: commitPoint}).Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}}); err == nil {
+		t.Fatal("the transaction that died at its commit point succeeded")
+	}
+	_, err := f.Settle(ctx, 10*time.Millisecond)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout || strings.Contains(e.Message, "renewed") ||
+		!strings.Contains(e.Message, "lease of 15s") || !strings.Contains(e.Hint, "over 15s") {
+		t.Errorf("settling within a dead journal's lease: %#v, want LOCK_TIMEOUT naming the lease of 15s", e)
+	}
+}
+
 // TestSettled: a file read at a change of a transaction in flight is not
 // settled (STALE), nor at one of a transaction that died, which is undone
 // there and then; a file no transaction changed, or at a committed change,
