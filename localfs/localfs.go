@@ -65,20 +65,36 @@ type Config struct {
 	LockTimeout time.Duration
 }
 
-type root struct {
+// dirName is a directory by identity and the names it was opened by,
+// which may come to lead elsewhere while a session holds it.
+type dirName struct {
 	path  string // absolute, links resolved
 	given string // absolute, as spelled in the configuration
-	r     *os.Root
-	dir   *os.File // the root directory, for *at system calls
 	dev   uint64
 	ino   uint64
+}
+
+// is reports whether st describes the directory, by device and inode:
+// another name of it (a link, a bind mount) is the directory as well.
+func (d *dirName) is(st *unix.Stat_t) bool { return uint64(st.Dev) == d.dev && st.Ino == d.ino }
+
+// named reports whether the directory's names, as given and with links
+// resolved, still lead to it: one stat, or two through a link.
+func (d *dirName) named() bool {
+	same := func(name string) bool {
+		var st unix.Stat_t
+		return unix.Stat(name, &st) == nil && d.is(&st)
+	}
+	return same(d.given) && (d.path == d.given || same(d.path))
+}
+
+type root struct {
+	dirName
+	r   *os.Root
+	dir *os.File // the root directory, for *at system calls
 	// above caches whether an ancestor is denied (FS.deniedAbove).
 	above atomic.Pointer[aboveRoot]
 }
-
-// is reports whether st describes the root's directory, by device and
-// inode: another name of it (a link, a bind mount) is the root as well.
-func (r *root) is(st *unix.Stat_t) bool { return uint64(st.Dev) == r.dev && st.Ino == r.ino }
 
 type denied struct {
 	path     string // absolute, links resolved where they exist
@@ -105,6 +121,13 @@ type FS struct {
 	// cwdLink is the working directory as spelled (through a link) when it
 	// lies in a root under another name than base, for display.
 	cwdLink string
+	// wd is the working directory when relative paths start there and it
+	// is no root (whose own check covers it); wdOwn says it is the
+	// process's. wdLost is what the session's last request found of it
+	// (BeginRequest): wdKept, wdRemoved or wdMoved.
+	wd     *dirName
+	wdOwn  bool
+	wdLost atomic.Int32
 	// absDisplay shows every path absolute (Config.RelativeElsewhere).
 	absDisplay bool
 	roots      []*root
@@ -185,7 +208,7 @@ func New(cfg Config) (*FS, error) {
 			return nil, fault.Errorf(fault.CodeNotADirectory, "the root %s is not a directory.", abs).WithPath(abs).
 				WithHint("pass a directory to --root")
 		}
-		f.roots = append(f.roots, &root{path: real, given: abs, r: osr, dir: dir, dev: uint64(st.Dev), ino: st.Ino})
+		f.roots = append(f.roots, &root{dirName: dirName{path: real, given: abs, dev: uint64(st.Dev), ino: st.Ino}, r: osr, dir: dir})
 	}
 	// The working directory is resolved once, as the roots are: a shell in
 	// ~/link-to-ws is not a path through a link that --symlinks refuse
@@ -196,6 +219,7 @@ func New(cfg Config) (*FS, error) {
 		if real != f.cwd {
 			f.cwdLink = f.cwd
 		}
+		f.identifyWd(real, cfg.Cwd == "")
 	} else {
 		f.absDisplay = cfg.RelativeElsewhere
 	}
@@ -249,13 +273,15 @@ func New(cfg Config) (*FS, error) {
 // directory held open (renamed, removed and made again, a link
 // re-pointed), whose files the request would otherwise read and change
 // where no root names them any more, then settles the transactions of
-// writers that died since (SettleDead). One stat or two per root.
+// writers that died since (SettleDead). One stat or two per root, and
+// for a working directory below one (wdState).
 func (f *FS) BeginRequest(ctx context.Context) error {
 	for _, r := range f.roots {
 		if moved := rootMoved(r); moved != nil {
 			return moved.WithPath(r.given)
 		}
 	}
+	f.wdLost.Store(f.wdState())
 	f.SettleDead(ctx)
 	return nil
 }
@@ -266,6 +292,79 @@ func (f *FS) BeginRequest(ctx context.Context) error {
 // a dead commit's files until a mutation of theirs recovered it.
 func (f *FS) SettleDead(ctx context.Context) {
 	f.settle(ctx, recoveryStateDirs(existingStateDir()), time.Now().Add(f.lockTimeout))
+}
+
+// What a session's last request found of its working directory.
+const (
+	wdKept    int32 = iota
+	wdRemoved       // unlinked (rm -r)
+	wdMoved         // its name leads elsewhere: renamed, replaced
+)
+
+// identifyWd takes the identity of the working directory real (the base),
+// the process's own when own, else the configuration's: a session's
+// relative paths must go on starting there, not wherever its name comes
+// to lead. Not for a root, which BeginRequest checks already.
+func (f *FS) identifyWd(real string, own bool) {
+	if slices.ContainsFunc(f.roots, func(r *root) bool { return r.path == real }) {
+		return
+	}
+	name := real
+	if own {
+		name = "." // the directory getcwd named, whatever its name is now
+	}
+	var st unix.Stat_t
+	if unix.Stat(name, &st) != nil {
+		return
+	}
+	f.wd = &dirName{path: real, given: f.cwd, dev: uint64(st.Dev), ino: st.Ino}
+	f.wdOwn = own
+}
+
+// wdState is what became of the working directory: kept while its names
+// lead to it; removed when it is the process's and unlinked, as a call
+// of its own, whose getcwd then fails, finds it; else moved. One stat, or
+// two through a link; one more once its name leads elsewhere.
+func (f *FS) wdState() int32 {
+	if f.wd == nil || f.wd.named() {
+		return wdKept
+	}
+	var st unix.Stat_t
+	if f.wdOwn && (unix.Stat(".", &st) != nil || st.Nlink == 0) {
+		return wdRemoved
+	}
+	return wdMoved
+}
+
+// startsNowhere is the error of the relative path p when the working
+// directory it starts at is gone: removed before the call began, or,
+// within a session, removed, renamed or replaced since it began (the
+// session's last BeginRequest). It meant a file of that directory, not
+// one of the first root nor of whatever now bears the directory's name;
+// nil while relative paths start where they did.
+func (f *FS) startsNowhere(p string) error {
+	removed := func() *fault.Error {
+		return fault.InvalidArgument("the working directory was removed, so a relative path starts nowhere.").WithPath(p)
+	}
+	if f.cwd == "" {
+		// An rm -r out after rm -r of the directory the shell sits in.
+		return removed().WithHint("give the path absolute (below %s), or cd to a directory that exists", f.base)
+	}
+	switch f.wdLost.Load() {
+	case wdRemoved:
+		return removed().WithHint("give the path absolute, or start the session again from a directory that exists")
+	case wdMoved:
+		return fault.InvalidArgument("the working directory %s was renamed or replaced since the session started: its name leads elsewhere now.", f.wd.given).
+			WithPath(p).WithHint("give the path absolute, or start the session again from the directory where it is now")
+	}
+	return nil
+}
+
+// showsRelative reports whether paths below the base are shown relative
+// to it: not once relative paths start nowhere (startsNowhere), so that
+// every path shown can be passed back.
+func (f *FS) showsRelative() bool {
+	return !f.absDisplay && f.cwd != "" && f.wdLost.Load() == wdKept
 }
 
 // denies is the deny list as it stands.
@@ -413,7 +512,7 @@ func (f *FS) Display(p string) string {
 // other. Not when links are refused: such a spelling is refused, and an
 // error naming it relative named a path that is not.
 func (f *FS) display(abs string) string {
-	if f.absDisplay || f.cwd == "" {
+	if !f.showsRelative() {
 		return abs // or it could not be given back
 	}
 	if rel, ok := within(f.base, abs); ok {
@@ -485,11 +584,10 @@ func (f *FS) resolve(p string) (target, error) {
 		// of its "..", which walks it.
 		return target{}, pathTooLong(p, len(p))
 	}
-	if f.cwd == "" && !filepath.IsAbs(p) {
-		// It meant a file of the removed directory, not the first root's
-		// (an rm -r out after rm -r of the directory the shell sits in).
-		return target{}, fault.InvalidArgument("the working directory was removed, so a relative path starts nowhere.").
-			WithPath(p).WithHint("give the path absolute (below %s), or cd to a directory that exists", f.base)
+	if !filepath.IsAbs(p) {
+		if err := f.startsNowhere(p); err != nil {
+			return target{}, err
+		}
 	}
 	if strings.HasPrefix(p, "s3://") {
 		// A local name would be s3:/bucket/...: a write there made a

@@ -1161,11 +1161,7 @@ func (f *FS) canonical(t target, followFinal bool) (target, error) {
 // nothing is read or changed. (A mutation's path was said to go through a
 // link out of the roots, though none lay under the root.)
 func rootMoved(r *root) *fault.Error {
-	same := func(name string) bool {
-		var st unix.Stat_t
-		return unix.Stat(name, &st) == nil && r.is(&st)
-	}
-	if same(r.given) && (r.path == r.given || same(r.path)) {
+	if r.named() {
 		return nil
 	}
 	return fault.Errorf(fault.CodeOutsideRoot, "the root %s was renamed or replaced since agentfs opened it: its name leads elsewhere now.", r.given).
