@@ -1009,6 +1009,10 @@ type page struct {
 	limit  int
 	res    *GrepResult
 	budget int
+	// textBudget is what the bound leaves of a page printed as text
+	// (Tools.TextLinePrefix), which must fit it as the JSON does: the
+	// text lines alone, no JSON field, so the two are charged apart.
+	textBudget int
 	// skeleton is the size of the result without its files.
 	skeleton int
 	seen     int       // matching lines (files) met so far, skipped ones included
@@ -1054,7 +1058,7 @@ func (t *Tools) newPage(req GrepRequest, limit int, res *GrepResult) *page {
 	// bound that holds it with them, and without one the result is sized
 	// whole (fitted). Refused here, the need named was the fields' alone,
 	// and a search at that bound failed again.
-	return &page{t: t, req: req, limit: limit, res: res, budget: t.maxBytes() - size, skeleton: size}
+	return &page{t: t, req: req, limit: limit, res: res, budget: t.maxBytes() - size, textBudget: t.maxBytes(), skeleton: size}
 }
 
 // full ends the page: one more item exists past it, the last one counted
@@ -1148,32 +1152,35 @@ func (req GrepRequest) digest(display func(string) string) string {
 	return requestDigest(req)
 }
 
-// spendItem takes the n bytes of the item counted last in seen, when they
-// fit with the nextCursor that resumes after it, which becomes the page's.
-func (p *page) spendItem(n int) bool {
+// spendItem takes the n bytes of the item counted last in seen, and its
+// text bytes printed as text, when they fit with the nextCursor that
+// resumes after it, which becomes the page's.
+func (p *page) spendItem(n, text int) bool {
 	next := p.cursorAt(p.req.Offset+p.taken+1, p.seen-p.fileStart)
 	reserve := cursorCost(next)
 	if n+reserve > p.budget && p.taken == 0 {
 		next, reserve = "", 0 // the page's one item goes without a cursor
 	}
-	if n+reserve > p.budget {
+	if n+reserve > p.budget || text > p.textBudget {
 		return false
 	}
 	p.budget -= n
+	p.textBudget -= text
 	p.last, p.reserve = next, reserve
 	p.span.last = p.fileRel
 	return true
 }
 
-// refuse ends a page that an item of n bytes does not fit: cut short, or
-// when the page is empty TOO_LARGE, since no page would hold the item. what
-// names the item; it is the next to take, its path is path.
-func (p *page) refuse(n int, what, path string) bool {
+// refuse ends a page that an item of n bytes (text printed as text) does
+// not fit: cut short, or when the page is empty TOO_LARGE, since no page
+// would hold the item. what names the item; it is the next to take, its
+// path is path.
+func (p *page) refuse(n, text int, what, path string) bool {
 	if p.taken > 0 {
 		p.res.Truncated = true
 		return p.full()
 	}
-	needed := p.skeleton + n
+	needed := max(p.skeleton+n, text)
 	hint := fmt.Sprintf("raise --max-bytes to %d or more, or pass --offset %d to skip it", p.t.raiseTo(needed), p.seen)
 	if p.req.Context > 0 && p.req.Mode != ModeFiles && p.req.Mode != ModeCount {
 		hint = fmt.Sprintf("raise --max-bytes to %d or more, lower --context, or pass --offset %d to skip it", p.t.raiseTo(needed), p.seen)
@@ -1215,8 +1222,8 @@ func (p *page) addFile(path string, count int) bool {
 		f.Count = count
 		cost += len(`"count":,`) + digits(count)
 	}
-	if !p.spendItem(cost) {
-		return p.refuse(cost, "the path of a file with matches does not fit", path)
+	if !p.spendItem(cost, 0) {
+		return p.refuse(cost, 0, "the path of a file with matches does not fit", path)
 	}
 	p.res.Files = append(p.res.Files, f)
 	p.taken++
@@ -1276,32 +1283,40 @@ func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) b
 	for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > max(bb.lastLine, bb.shown) {
 		start--
 	}
-	after, end := 0, r.line
+	// cost is the unit's JSON, text its text lines, each with the path.
+	after, afterText, end := 0, 0, r.line
 	for j := i + 1; j < len(lines) && !lines[j].isMatch && lines[j].line == lines[j-1].line+1 && lines[j].line <= r.line+c; j++ {
-		after, end = after+p.lineCost(path, newOutLine(lines[j]), true), lines[j].line
+		l := newOutLine(lines[j])
+		after, afterText, end = after+l.cost(true), afterText+p.textCost(path, l), lines[j].line
 	}
 	var nf GrepFile
-	cost := 0
+	cost, text := 0, 0
 	if bb.f == nil {
 		nf, cost = newFile(path, true)
 	}
 	if bb.b == nil || lines[start].line != bb.lastLine+1 {
 		cost += blockCost(lines[start].line)
+		if p.t.TextLinePrefix != nil && c > 0 && (p.taken > 0 || p.req.Offset > 0 || p.req.Cursor != "") {
+			// The -- before a block with context: after the page's
+			// first, or --all's between two pages.
+			text += len("--\n")
+		}
 	}
 	unit := p.unit[:0]
 	for _, r := range lines[start : i+1] {
 		l := newOutLine(r)
-		cost += p.lineCost(path, l, c > 0)
+		cost += l.cost(c > 0)
+		text += p.textCost(path, l)
 		unit = append(unit, l)
 	}
-	cost += after
+	cost, text = cost+after, text+afterText
 	p.unit = unit
-	if !p.spendItem(cost) {
+	if !p.spendItem(cost, text) {
 		what := fmt.Sprintf("the match at line %d does not fit", r.line)
 		if r.line > lines[start].line || end > r.line {
 			what = fmt.Sprintf("the match at line %d, with its context (lines %d to %d), does not fit", r.line, lines[start].line, end)
 		}
-		return p.refuse(cost, what, path)
+		return p.refuse(cost, text, what, path)
 	}
 	if bb.f == nil {
 		p.res.Files = append(p.res.Files, nf)
@@ -1389,15 +1404,13 @@ func (l outLine) cost(withContext bool) int {
 	return n
 }
 
-// lineCost bounds the bytes l adds to the page of a file at path: its
-// JSON's (cost) or, printed as text, its line's with the prefix, when
-// that is more.
-func (p *page) lineCost(path string, l outLine, withContext bool) int {
-	n := l.cost(withContext)
-	if prefix := p.t.TextLinePrefix; prefix != nil {
-		n = max(n, prefix(path, l.line)+len(l.text)+len("\n"))
+// textCost is the bytes l of the file at path adds to a page printed as
+// text: its line with the path:N: prefix; none for JSON.
+func (p *page) textCost(path string, l outLine) int {
+	if p.t.TextLinePrefix == nil {
+		return 0
 	}
-	return n
+	return p.t.TextLinePrefix(path, l.line) + len(l.text) + len("\n")
 }
 
 func digits(n int) int {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -355,6 +356,51 @@ func TestSeveralPathsLongPathTooLargeNamesTheNeed(t *testing.T) {
 		code, out, errs := run(t, "", args...)
 		if code != 0 || len(out) > needed {
 			t.Fatalf("%s at the need named, %d: exit %d, %d bytes: %.300s %s", tool[0], needed, code, len(out), out, errs)
+		}
+	}
+}
+
+// TestGrepTooLargeNeedsExactly: a grep match that does not fit is
+// TOO_LARGE naming the least bound at which it answers, in JSON and as
+// text: at that bound it answers, a byte less it is refused again. Printed
+// as text, the page must fit both renderings, and no more: the need is
+// the JSON's or the text's, whichever is larger. The text was charged the
+// file's JSON entry (its path) and each text line (the path again):
+// --max-bytes 734 for 159 bytes printed, where the JSON needs 583.
+func TestGrepTooLargeNeedsExactly(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	name := strings.Repeat("p", 146) + ".txt"
+	mustRun(t, os.WriteFile(name, []byte("a\nb\nc\nhello\nd\ne\nf\n"), 0o644))
+	needRE := regexp.MustCompile(`raise --max-bytes to (\d+)`)
+	for _, tc := range [][]string{
+		{"grep", "hello", name},                                 // the JSON is the larger
+		{"grep", "hello", name, "-C", "3"},                      // the text: the path on 7 lines
+		{"--color", "always", "grep", "hello", name, "-C", "3"}, // with its colours
+	} {
+		var jsonNeeded int
+		for _, format := range []string{"json", "text"} {
+			at := func(max int) (code int, out, errs string) {
+				return run(t, "", append([]string{"--format", format, "--max-bytes", strconv.Itoa(max)}, tc...)...)
+			}
+			code, _, errs := at(512)
+			m := needRE.FindStringSubmatch(errs)
+			if code != 1 || !strings.Contains(errs, "TOO_LARGE") || m == nil {
+				t.Fatalf("%s %q at 512: exit %d, %s", format, tc, code, errs)
+			}
+			needed, _ := strconv.Atoi(m[1])
+			code, out, errs := at(needed)
+			if code != 0 || len(out) > needed || !strings.Contains(out, "hello") {
+				t.Errorf("%s %q at the need named, %d: exit %d, %d bytes, %s", format, tc, needed, code, len(out), errs)
+			}
+			if format == "json" {
+				jsonNeeded = needed
+			} else if want := max(jsonNeeded, len(out)); needed != want {
+				t.Errorf("%s %q: the need named is %d; the JSON needs %d and the text printed is %d bytes", format, tc, needed, jsonNeeded, len(out))
+			}
+			if code, _, errs := at(needed - 1); code != 1 || !strings.Contains(errs, "TOO_LARGE") {
+				t.Errorf("%s %q a byte under the need named, %d: exit %d, %s", format, tc, needed, code, errs)
+			}
 		}
 	}
 }
