@@ -668,6 +668,20 @@ func ioError(err error, display string) error {
 		WithHint("retry; if it persists, check the file system")
 }
 
+// badLine is the NOT_TEXT of line n, which the window's codec cannot
+// decode. In UTF-16 (only an unpaired surrogate or an odd byte at the
+// end fails it), another encoding is no way out: it would show the
+// file's ASCII beside NULs.
+func (w *window) badLine(n int) error {
+	what := fmt.Sprintf("line %d is not valid %s", n, w.codec.Name())
+	if w.codec.Unit() != 2 {
+		return notText(w.display, what, n)
+	}
+	return fault.Errorf(fault.CodeNotText, "%s: it holds an unpaired surrogate, or the file ends in half a code unit.", what).
+		WithPath(w.display).WithDetail("line", n).
+		WithHint("read the lines around it with --offset and --limit; the line can be changed only by writing the file whole with write")
+}
+
 func notText(display, what string, line int) error {
 	e := fault.Errorf(fault.CodeNotText, "%s.", what).WithPath(display).
 		WithHint(`if it is text in another encoding, pass it: --encoding latin1 or {"encoding":"shift_jis"}`)
@@ -893,7 +907,7 @@ func (w *window) decode(raw []byte, lr *lineReader, n int) (*winLine, error) {
 	}
 	text, err := w.codec.Decode(body)
 	if err != nil {
-		return nil, notText(w.display, fmt.Sprintf("line %d is not valid %s", n, w.codec.Name()), n)
+		return nil, w.badLine(n)
 	}
 	line := winLine{text: text, term: term}
 	if cutAt > 0 {
@@ -936,7 +950,7 @@ func (w *window) body(raw []byte, lr *lineReader) []byte {
 // was read of it, lineStart its offset.
 func (w *window) piece(ctx context.Context, lr *lineReader, raw []byte, n int, whole *winLine, lineStart int64) (*int64, error) {
 	c := w.codec
-	bad := notText(w.display, fmt.Sprintf("line %d is not valid %s", n, c.Name()), n)
+	bad := w.badLine(n)
 	head, err := c.Decode(raw[:c.Boundary(raw, len(raw))])
 	if err != nil {
 		return nil, bad
