@@ -107,7 +107,7 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 	if err := j.commit(); err != nil {
 		return undo(err)
 	}
-	if f.finishTrees(entries) {
+	if f.finishTrees(entries, dirsFound{}) {
 		j.remove()
 	}
 	return infoAt(dst.fd(), dst.name, dst.display)
@@ -433,14 +433,15 @@ func stale(at string) error {
 
 // finishTrees removes the backups of a committed directory move, and says
 // whether none is left; while one is, the journal stays, and each start's
-// recovery tries again.
-func (f *FS) finishTrees(entries []journalEntry) bool {
+// recovery tries again. seen holds where directories moved since were
+// found.
+func (f *FS) finishTrees(entries []journalEntry, seen dirsFound) bool {
 	done := true
 	for _, e := range entries {
 		if e.Backup == "" {
 			continue
 		}
-		done = atJournalDir(&e, func(dfd int) bool {
+		done = atJournalDir(&e, seen, func(dfd int) bool {
 			err := f.removeTree(dfd, e.Backup, e.Backup)
 			var st unix.Stat_t
 			return err == nil || unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) != nil

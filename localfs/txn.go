@@ -77,8 +77,8 @@ type journalEntry struct {
 	DirID string `json:"dirId,omitempty"`
 	// DirIdentity is Dir's identity when the journal was written: a
 	// recovery acts only in that directory (an unmounted file system's
-	// mount point is another, where no backup is found), and leaves the
-	// journal for a later call while Dir is another or cannot be opened.
+	// mount point is another, where no backup is found), sought by it
+	// when Dir no longer leads to it (renamed since: atJournalDir).
 	DirIdentity string `json:"dirIdentity,omitempty"`
 	// DirFS is the identity of Dir's file system (fsID), by which a
 	// recovery knows Dir on a file system whose device number changed
@@ -286,7 +286,7 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	// be undone now (a file system gone read-only), the journal stays,
 	// naming the directories made too, for the next call's recovery.
 	undo := func(es []journalEntry, err error) error {
-		if done, kept := f.rollBackKeeping(es); done {
+		if done, kept := f.rollBackKeeping(es, dirsFound{}); done {
 			j.remove()
 			if len(kept) > 0 {
 				return backend.PartlyUndone(displays(preps, kept), err)
@@ -1051,9 +1051,15 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	if err != nil {
 		return true, err // EMFILE, EIO: a dead commit not looked at
 	}
-	reals := make([]string, len(entries))
-	for i, e := range entries {
-		reals[i] = filepath.Join(e.Dir, e.Name)
+	// Files in a directory moved since are locked where it is now too: a
+	// writer of theirs locks them by that path.
+	seen := dirsFound{}
+	var reals []string
+	for _, e := range entries {
+		reals = append(reals, filepath.Join(e.Dir, e.Name))
+		if moved := seen.movedTo(&e); moved != "" {
+			reals = append(reals, filepath.Join(moved, e.Name))
+		}
 	}
 	unlock, _, err := f.lockReal(context.Background(), reals, wait)
 	if le := (*lockError)(nil); errors.As(err, &le) {
@@ -1067,12 +1073,12 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	if committed {
 		for _, e := range entries {
 			if e.Backup != "" && !e.Tree {
-				done = atJournalDir(&e, func(dfd int) bool { return absent(unix.Unlinkat(dfd, e.Backup, 0)) }) && done
+				done = atJournalDir(&e, seen, func(dfd int) bool { return absent(unix.Unlinkat(dfd, e.Backup, 0)) }) && done
 			}
 		}
-		done = f.finishTrees(entries) && done
+		done = f.finishTrees(entries, seen) && done
 	} else {
-		done = f.rollBack(entries)
+		done, _ = f.rollBackKeeping(entries, seen)
 	}
 	if done {
 		unix.Unlink(path)
@@ -1090,7 +1096,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 // directory's backup is back in place (a file's always is, or it is still
 // its target).
 func (f *FS) rollBack(entries []journalEntry) bool {
-	done, _ := f.rollBackKeeping(entries)
+	done, _ := f.rollBackKeeping(entries, dirsFound{})
 	return done
 }
 
@@ -1098,13 +1104,14 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 // left as another writer made them over this transaction's change, in
 // order: a staged file changed in place since it was renamed in, or a
 // file made where this transaction removed one (whose backup then goes).
-// Either holds what no undo of this transaction gives back.
-func (f *FS) rollBackKeeping(entries []journalEntry) (bool, []journalEntry) {
+// Either holds what no undo of this transaction gives back. seen holds
+// where directories moved since were found.
+func (f *FS) rollBackKeeping(entries []journalEntry, seen dirsFound) (bool, []journalEntry) {
 	done := true
 	var kept []journalEntry
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		done = atJournalDir(&e, func(dfd int) bool {
+		done = atJournalDir(&e, seen, func(dfd int) bool {
 			if e.DirID != "" {
 				return removeMadeDir(dfd, e.Name, e.DirID) && unix.Fsync(dfd) == nil
 			}
@@ -1203,45 +1210,39 @@ func atDir(dir string, fn func(dfd int)) {
 	fn(fd)
 }
 
-// removedOnItsFS reports whether the missing directory dir, of identity
-// id, was removed: its nearest ancestor there is on its file system
-// (device). A directory the recovery itself removed (one the commit made)
-// or a user deleted since has nothing left to undo; below the mount point
-// of a file system not mounted, the ancestor is on another, and the
-// journal waits for it.
-func removedOnItsFS(dir, id, fs string) bool {
-	dev, _, _ := strings.Cut(id, ":")
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		var st unix.Stat_t
-		if unix.Lstat(d, &st) == nil {
-			return strconv.FormatUint(uint64(st.Dev), 10) == dev ||
-				fs != "" && fsID(func(s *unix.Statfs_t) error { return unix.Statfs(d, s) }) == fs
+// atJournalDir runs fn, which says whether it did all it had to, on the
+// directory of the journal entry e, and says so too. When e.Dir does not
+// lead to the directory the journal recorded (missing, a link, another
+// directory), it is sought by its identity (seen.locate), and fn runs
+// where it is found. Not found, fn does not run: e has nothing to undo
+// when its directory was removed, and waits for a later call otherwise (a
+// file system not mounted leaves its mount point, another directory).
+// Only an entry that recorded no directory (one not there when the
+// journal was written) has nothing to do where there is none. On a file
+// system whose device number changed since, e's identities are given the
+// new one (renumbered) before fn sees them.
+func atJournalDir(e *journalEntry, seen dirsFound, fn func(dfd int) bool) bool {
+	fd, err := openJournalDir(e.Dir)
+	if err == nil {
+		defer unix.Close(fd)
+		if e.DirIdentity == "" || e.isJournalDir(fd) {
+			return fn(fd)
 		}
-		if d == filepath.Dir(d) {
+	} else if e.DirIdentity == "" {
+		return errors.Is(err, unix.ENOENT)
+	}
+	switch l := seen.locate(e, err); l.verdict {
+	case dirRemoved:
+		return true
+	case dirFound:
+		at, err := openJournalDir(l.path)
+		if err != nil {
 			return false
 		}
+		defer unix.Close(at)
+		return e.isJournalDir(at) && fn(at)
 	}
-}
-
-// atJournalDir runs fn, which says whether it did all it had to, on the
-// directory of the journal entry e, and says so too. The directory is not
-// there to act in when it cannot be opened, or is another than the one
-// the journal recorded: a file system not mounted (yet) leaves its mount
-// point, empty. Only an entry that recorded no directory (one not there
-// when the journal was written) has nothing to do where there is none.
-// On a file system whose device number changed since, e's identities are
-// given the new one (renumbered) before fn sees them.
-func atJournalDir(e *journalEntry, fn func(dfd int) bool) bool {
-	fd, err := unix.Open(e.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return errors.Is(err, unix.ENOENT) && (e.DirIdentity == "" || removedOnItsFS(e.Dir, e.DirIdentity, e.DirFS))
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if e.DirIdentity != "" && (unix.Fstat(fd, &st) != nil || identity(&st) != e.DirIdentity && !e.renumbered(fd, &st)) {
-		return false
-	}
-	return fn(fd)
+	return false
 }
 
 // renumbered reports whether st, e's directory as opened at fd, is the

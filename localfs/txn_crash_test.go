@@ -346,7 +346,10 @@ func TestTxnRecoveryWaitsForItsDirectory(t *testing.T) {
 	before, after := txnBefore, txnAfter
 	dir := killedMidCommit(t, before, after)
 	half := contents(t, dir)
-	away := dir + ".away"
+	// Out of reach as a file system not mounted is: at another depth,
+	// where the search for a moved directory does not look.
+	away := filepath.Join(dir+".away", "deeper")
+	must(t, os.Mkdir(dir+".away", 0o755))
 	must(t, os.Rename(dir, away))
 	must(t, os.Mkdir(dir, 0o755)) // the mount point
 	recoverElsewhere(t)

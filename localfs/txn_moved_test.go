@@ -1,0 +1,135 @@
+package localfs
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A transaction killed mid-commit is undone, or its committed backups
+// removed, when a plain tool (mv, git, a file manager) renamed or moved
+// one of its directories before the next agentfs call: the recovery found
+// no directory at the recorded path, took it for removed and dropped the
+// journal, and the tree stayed half changed for good, its backups and
+// staged files left in it. The journal recorded each directory's identity,
+// by which it is found where it is now.
+func TestTxnRecoveryOfAMovedDirectory(t *testing.T) {
+	moves := []struct {
+		name string
+		// move moves what it likes in the tree dir, and returns where the
+		// tree is now.
+		move func(t *testing.T, dir string) string
+	}{
+		{"root renamed", func(t *testing.T, dir string) string {
+			must(t, os.Rename(dir, dir+"-renamed"))
+			return dir + "-renamed"
+		}},
+		{"directory of the files renamed", func(t *testing.T, dir string) string {
+			must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub2")))
+			return dir
+		}},
+		{"root and directory of the files renamed", func(t *testing.T, dir string) string {
+			must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub2")))
+			must(t, os.Rename(dir, dir+"-renamed"))
+			return dir + "-renamed"
+		}},
+		{"directory moved, a link left at its name", func(t *testing.T, dir string) string {
+			must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub_real")))
+			must(t, os.Symlink("sub_real", filepath.Join(dir, "sub")))
+			return dir
+		}},
+		{"root moved, a link left at its name", func(t *testing.T, dir string) string {
+			must(t, os.Rename(dir, dir+"-real"))
+			must(t, os.Symlink(dir+"-real", dir))
+			return dir + "-real"
+		}},
+		{"directory moved, another made at its name", func(t *testing.T, dir string) string {
+			must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub_old")))
+			must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+			return dir
+		}},
+		{"root moved, another made at its name", func(t *testing.T, dir string) string {
+			must(t, os.Rename(dir, dir+"-old"))
+			must(t, os.Mkdir(dir, 0o755))
+			return dir + "-old"
+		}},
+	}
+	renamed := map[string]string{"sub_real": "sub", "sub_old": "sub", "sub2": "sub"}
+	for _, committed := range []bool{false, true} {
+		for _, m := range moves {
+			name := m.name
+			if committed {
+				name += ", committed"
+			}
+			t.Run(name, func(t *testing.T) {
+				state := t.TempDir()
+				t.Setenv(StateDirEnv, state)
+				dir := killedWhere(t, txnBefore, func(dir, journal string) bool {
+					if committed {
+						return strings.HasSuffix(journal, journalCommitted)
+					}
+					shown := visible(contents(t, dir))
+					return !equalTree(shown, txnBefore) && !equalTree(shown, txnAfter)
+				})
+				now := m.move(t, dir)
+				recoverElsewhere(t)
+				if fi, err := os.Lstat(filepath.Join(now, "sub")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					must(t, os.Remove(filepath.Join(now, "sub"))) // not read twice
+				}
+				got := map[string]string{}
+				for p, data := range contents(t, now) {
+					top, rest, _ := strings.Cut(p, "/")
+					if r, ok := renamed[top]; ok && rest != "" {
+						p = r + "/" + rest
+					}
+					got[p] = data
+				}
+				want := txnBefore
+				if committed {
+					want = txnAfter
+				}
+				if !equalTree(got, want) {
+					t.Errorf("the tree (temporary files included) is %q, want %q", got, want)
+				}
+				if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+					t.Errorf("journals left: %v", j)
+				}
+			})
+		}
+	}
+}
+
+// A search cut short by its bound (seekEntries) keeps the journal: the
+// directory may be where it did not look. Found once the search fits, the
+// commit is undone.
+func TestTxnRecoverySearchBound(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := killedWhere(t, txnBefore, func(dir, journal string) bool {
+		shown := visible(contents(t, dir))
+		return !equalTree(shown, txnBefore) && !equalTree(shown, txnAfter)
+	})
+	must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub2")))
+	// Directories beside sub2, as many as the bound: listing them
+	// exhausts it before sub2 is looked at.
+	for i := range seekEntries {
+		must(t, os.Mkdir(filepath.Join(dir, "filler"+strconv.Itoa(i)), 0o755))
+	}
+	recoverElsewhere(t)
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
+		t.Fatalf("a search cut short dropped the journal: %v", j)
+	}
+	for i := range seekEntries {
+		must(t, os.Remove(filepath.Join(dir, "filler"+strconv.Itoa(i))))
+	}
+	recoverElsewhere(t)
+	must(t, os.Rename(filepath.Join(dir, "sub2"), filepath.Join(dir, "sub")))
+	if got := contents(t, dir); !equalTree(got, txnBefore) {
+		t.Errorf("the tree is %q, want %q", got, txnBefore)
+	}
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+		t.Errorf("journals left: %v", j)
+	}
+}
