@@ -21,11 +21,10 @@ import (
 // Bounds of one search for a directory (seekDir): it reads at most
 // seekEntries directory entries (each directory opened counts as one)
 // and runs at most seekTime, so a recovery never crawls a home directory
-// or hangs on a huge one.
-const (
-	seekEntries = 4096
-	seekTime    = time.Second
-)
+// or hangs on a huge one. A variable for the tests.
+var seekEntries = 16384
+
+const seekTime = time.Second
 
 // dirVerdict is what a recovery makes of a directory not at its recorded
 // path.

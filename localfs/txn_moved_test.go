@@ -112,6 +112,8 @@ func TestTxnRecoverySearchBound(t *testing.T) {
 		return !equalTree(shown, txnBefore) && !equalTree(shown, txnAfter)
 	})
 	must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub2")))
+	defer func(n int) { seekEntries = n }(seekEntries)
+	seekEntries = 64
 	// Directories beside sub2, as many as the bound: listing them
 	// exhausts it before sub2 is looked at.
 	for i := range seekEntries {
