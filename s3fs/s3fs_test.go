@@ -3476,3 +3476,91 @@ func TestRolledBackFailureSaysNothingChanged(t *testing.T) {
 		})
 	}
 }
+
+// resendRefused loses the first DELETE of a key ending in suffix (never
+// sent on), and before the second, the resend, runs do: the first one
+// landing late, and whatever follows it. With notFound, the resend is
+// answered 404 NoSuchKey, as a store that answers a DELETE If-Match of a
+// key gone so (the swap's refusal, swapErr) does.
+type resendRefused struct {
+	suffix   string
+	do       func()
+	notFound bool
+	mu       sync.Mutex
+	seen     int
+}
+
+func (r *resendRefused) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(req.URL.Opaque, req.URL.Path), r.suffix) {
+		r.mu.Lock()
+		r.seen++
+		n := r.seen
+		r.mu.Unlock()
+		switch {
+		case n == 1:
+			return nil, errors.New("connection reset by peer")
+		case n == 2:
+			r.do()
+			if r.notFound {
+				body := `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>`
+				return &http.Response{StatusCode: http.StatusNotFound, Status: "404 Not Found", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+					Header: http.Header{"Content-Type": {"application/xml"}}, Body: io.NopCloser(strings.NewReader(body)),
+					ContentLength: int64(len(body)), Request: req}, nil
+			}
+		}
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestRemoveWhoseResendIsRefused: the resend of a removal whose answer
+// was lost is refused when the first DELETE landed in between, late: a
+// store's 404 for the gone key is the removal made, not STALE "it no
+// longer exists"; a 412 for a file another writer put after it is the
+// removal that may have been made before that writer's (IO_ERROR with
+// its version), not STALE "nothing removed", whose retry removed theirs.
+func TestRemoveWhoseResendIsRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		notFound bool
+		theirs   bool
+	}{
+		{"resend-404", true, false},
+		{"resend-412", false, true},
+	} {
+		for _, matched := range []bool{false, true} {
+			name := tc.name
+			if matched {
+				name += "-matched"
+			}
+			f, bucket, root := seeded(t, name, map[string]string{"a": "a", "b": "b"})
+			var opts backend.RemoveOptions
+			if matched {
+				opts.IfVersion = versionOf(t, f, "a")
+			}
+			rt := &resendRefused{suffix: "/a", notFound: tc.notFound, do: func() {
+				if _, err := f.Remove(ctx, "a", backend.RemoveOptions{}); err != nil {
+					t.Error(err)
+				}
+				if tc.theirs {
+					if _, err := f.WriteFile(ctx, "a", []byte("theirs"), backend.WriteOptions{}); err != nil {
+						t.Error(err)
+					}
+				}
+			}}
+			removed, err := transportFS(t, root, rt).Remove(ctx, "a", opts)
+			e := fault.AsError(err)
+			switch {
+			case !tc.theirs && (!removed || err != nil):
+				t.Errorf("%s: %v, %v; want removed", name, removed, err)
+			case tc.theirs && (removed || e == nil || e.Code != fault.CodeIOError || e.Details["currentVersion"] == nil):
+				t.Errorf("%s: %v, %#v; want IO_ERROR with the version of the file put since", name, removed, e)
+			}
+			want := ""
+			if tc.theirs {
+				want = "theirs"
+			}
+			recovered(t, f, bucket, name, 0, map[string]string{"a": want, "b": "b"})
+		}
+	}
+}

@@ -295,8 +295,11 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 // once, which a store answers alike). Still at was, the version it
 // removes, the DELETE has not landed yet, and is sent again If-Match was:
 // whichever arrives first removes that version, and the other finds it
-// gone. At another version, another writer's, the removal may or may not
-// have been made before that writer's.
+// gone (a store may answer that resend 404, or 412 once another writer
+// put a file after the first landed: judged by the object again, not
+// STALE for a removal that was made). At another version, another
+// writer's, the removal may or may not have been made before that
+// writer's.
 func (f *FS) lostRemoval(ctx context.Context, c, was string, err error) error {
 	now, found, herr := f.head(ctx, c)
 	if herr == nil && found && now.ETag == was {
@@ -304,8 +307,8 @@ func (f *FS) lostRemoval(ctx context.Context, c, was string, err error) error {
 		if rerr == nil {
 			return nil
 		}
-		if !s3client.AnswerLost(rerr) {
-			return f.swapErr(ctx, c, backend.WriteOptions{IfVersion: was}, rerr)
+		if !s3client.AnswerLost(rerr) && !refused(rerr) {
+			return f.mapErr(rerr, c)
 		}
 		now, found, herr = f.head(ctx, c)
 	}
@@ -314,6 +317,8 @@ func (f *FS) lostRemoval(ctx context.Context, c, was string, err error) error {
 		return f.mapErr(err, c)
 	case !found:
 		return nil
+	case now.ETag == was:
+		return f.mapErr(err, c) // the resend's answer lost too
 	}
 	e := fault.AsError(f.mapErr(err, c))
 	return e.WithDetail("currentVersion", now.ETag).
