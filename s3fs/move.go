@@ -654,9 +654,11 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) (copyKe
 		}
 	}
 	if m.Backup != "" {
-		return false, f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
+		_, err := f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
+		return false, err
 	}
-	return false, f.deleteKey(ctx, m.To, dst.ETag)
+	_, err = f.deleteKey(ctx, m.To, dst.ETag)
+	return false, err
 }
 
 // rollForwardMove finishes what a move that may have begun deleting its
@@ -676,7 +678,8 @@ func (f *FS) rollForwardMove(ctx context.Context, j journal, m journalMove) erro
 	if !found || !j.written(dst, m.copied()) {
 		return nil
 	}
-	return f.deleteKey(ctx, m.From, m.ETag)
+	_, err = f.deleteKey(ctx, m.From, m.ETag)
+	return err
 }
 
 // movedFrom is the path the move of j moved: a file, or the directory

@@ -3564,3 +3564,65 @@ func TestRemoveWhoseResendIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// beforeNth runs do before it forwards the nth request that match
+// matches (1 the first).
+type beforeNth struct {
+	match func(*http.Request) bool
+	n     int
+	do    func()
+	next  http.RoundTripper
+	mu    sync.Mutex
+	seen  int
+}
+
+func (b *beforeNth) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.match(r) {
+		b.mu.Lock()
+		b.seen++
+		nth := b.seen == b.n
+		b.mu.Unlock()
+		if nth {
+			b.do()
+		}
+	}
+	return cmp.Or(b.next, http.DefaultTransport).RoundTrip(r)
+}
+
+// TestRollbackRefusedByAnotherWritersChange: a rollback whose restore
+// (or removal of a file the transaction made) is refused because another
+// writer changed the file after the rollback looked at it leaves the
+// writer's file, and says so as when the look saw it (STALE, kept): it
+// said "nothing was changed" where the writer's file may hold this
+// transaction's change.
+func TestRollbackRefusedByAnotherWritersChange(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ name, key string }{{"refusedrestore", "a"}, {"refusedremoval", "c"}} {
+		f, bucket, root := seeded(t, tc.name, map[string]string{"a": "a", "b": "b"})
+		method := http.MethodPut
+		if tc.key == "c" {
+			method = http.MethodDelete
+		}
+		n := 2 // the transaction's PUT, then the restore's
+		if tc.key == "c" {
+			n = 1 // the removal of the file made
+		}
+		meddle := &beforeNth{n: n, match: func(r *http.Request) bool {
+			return r.Method == method && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+tc.name+"/"+tc.key) && r.Header.Get("X-Amz-Copy-Source") == ""
+		}, do: func() {
+			if _, err := f.WriteFile(ctx, tc.key, []byte("theirs"), backend.WriteOptions{}); err != nil {
+				t.Error(err)
+			}
+		}}
+		committer := transportFS(t, root, &onFirst{match: commitPoint, fail: true, always: true, next: meddle})
+		_, err := committer.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")},
+			{Path: "c", Data: []byte("new c")}})
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || !errors.Is(err, backend.ErrPartlyUndone) ||
+			!slices.Equal(e.Details["kept"].([]string), []string{tc.key}) {
+			t.Errorf("%s: the transaction undone but for %s: %v, want STALE keeping %s", tc.name, tc.key, err, tc.key)
+		}
+		want := map[string]string{"a": "a", "b": "b", "c": ""}
+		want[tc.key] = "theirs"
+		recovered(t, f, bucket, tc.name, 0, want)
+	}
+}

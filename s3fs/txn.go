@@ -454,18 +454,25 @@ func (f *FS) rollBack(ctx context.Context, j journal) (leftAlone, error) {
 		written := found && jo.New != "" && j.written(o, jo.New)
 		removed := !found && jo.New == "" && jo.Old != "" && j.removalSent(i)
 		err = nil
+		theirs := false // another writer's change since, which stays
 		switch {
 		case written && jo.Old == "":
 			// Written where nothing was: removed again.
-			err = f.deleteKey(ctx, jo.Key, cur)
+			theirs, err = f.deleteKey(ctx, jo.Key, cur)
 		case written, removed:
 			// Replaced or removed: the copy goes back.
-			err = f.restore(ctx, jo, found, cur)
-		case jo.landed:
-			left.kept = append(left.kept, f.rel(jo.Key))
+			theirs, err = f.restore(ctx, jo, found, cur)
+		default:
+			theirs = true
 		}
 		if err != nil {
 			return left, err
+		}
+		// Refused because another writer changed the object after the
+		// look, as when the look saw it: kept when this process's change
+		// was there first.
+		if theirs && (written || jo.landed) {
+			left.kept = append(left.kept, f.rel(jo.Key))
 		}
 	}
 	forward := j.rollsForward()
@@ -506,30 +513,32 @@ func (j journal) written(o s3client.ObjectInfo, etag string) bool {
 }
 
 // restore puts the copy of jo's object back, over the version cur, or
-// where the object is missing, with the metadata the copy kept.
-func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) error {
+// where the object is missing, with the metadata the copy kept. stays
+// says the store refused it, which leaves the object as it is.
+func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) (stays bool, err error) {
 	h := s3client.Condition(cur, "")
 	if !found {
 		h = s3client.Condition("", "*")
 	}
 	// Through agentfs whatever its size: the store checks h on a PUT.
-	_, err := f.c.CopyThrough(ctx, jo.Backup, "", jo.Key, h, math.MaxInt64)
+	_, err = f.c.CopyThrough(ctx, jo.Backup, "", jo.Key, h, math.MaxInt64)
 	if refused(err) {
 		// A copy never made (the change it would undo was never made
 		// either), or the object changed by another writer since: theirs
 		// stays.
-		return nil
+		return true, nil
 	}
-	return f.mapErr(err, f.rel(jo.Key))
+	return false, f.mapErr(err, f.rel(jo.Key))
 }
 
-// deleteKey deletes the object key If-Match etag; one changed since stays.
-func (f *FS) deleteKey(ctx context.Context, key, etag string) error {
-	err := f.deleteIf(ctx, f.rel(key), etag)
+// deleteKey deletes the object key If-Match etag; one changed since stays
+// (stays).
+func (f *FS) deleteKey(ctx context.Context, key, etag string) (stays bool, err error) {
+	err = f.deleteIf(ctx, f.rel(key), etag)
 	if refused(err) {
-		return nil
+		return true, nil
 	}
-	return f.mapErr(err, f.rel(key))
+	return false, f.mapErr(err, f.rel(key))
 }
 
 // putJournal writes j at key If-Match etag.
