@@ -128,6 +128,7 @@ type FS struct {
 	wd     *dirName
 	wdOwn  bool
 	wdLost atomic.Int32
+	wdMu   sync.Mutex // one look and note of wdLost at a time (noteWd)
 	// absDisplay shows every path absolute (Config.RelativeElsewhere).
 	absDisplay bool
 	roots      []*root
@@ -281,7 +282,7 @@ func (f *FS) BeginRequest(ctx context.Context) error {
 			return moved.WithPath(r.given)
 		}
 	}
-	f.wdLost.Store(f.wdState())
+	f.noteWd()
 	f.SettleDead(ctx)
 	return nil
 }
@@ -319,6 +320,28 @@ func (f *FS) identifyWd(real string, own bool) {
 	}
 	f.wd = &dirName{path: real, given: f.cwd, dev: uint64(st.Dev), ino: st.Ino}
 	f.wdOwn = own
+}
+
+// wdCheckedHook, when set (by tests), runs between the look at the
+// working directory and the note of what it found.
+var wdCheckedHook func(state int32)
+
+// noteWd notes what became of the working directory for the session's
+// requests. Looks and notes go in one order (wdMu): requests run at once
+// (MCP), and an older look noted after a newer one (kept, before the
+// directory was renamed) let a request whose own look found it moved go
+// on through its name into the directory put there.
+func (f *FS) noteWd() {
+	if f.wd == nil {
+		return
+	}
+	f.wdMu.Lock()
+	defer f.wdMu.Unlock()
+	state := f.wdState()
+	if wdCheckedHook != nil {
+		wdCheckedHook(state)
+	}
+	f.wdLost.Store(state)
 }
 
 // wdState is what became of the working directory: kept while its names
