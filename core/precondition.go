@@ -49,7 +49,7 @@ func (p Precondition) Check(path string, info backend.FileInfo, exists bool, sum
 			WithPath(path).WithHint("drop --expected-version; nothing was changed")
 	}
 	if p.ExpectedVersion != "" && p.ExpectedVersion != info.Version {
-		if e := sha256AsVersion(path, p.ExpectedVersion); e != nil {
+		if e := sha256AsVersion(path, p.ExpectedVersion, info.Version); e != nil {
 			return e.WithHint("pass it as expectedSha256 (--expected-sha256), or pass the version a read returned as expectedVersion; nothing was changed")
 		}
 		return stale("its version is " + info.Version + ", not " + p.ExpectedVersion)
@@ -72,10 +72,19 @@ func (p Precondition) Check(path string, info backend.FileInfo, exists bool, sum
 // sha256, and the sum given as the version was STALE, "the file changed
 // since it was read", which it had not, and which reading again and
 // retrying repeated. One that matches (a store whose ETags have that
-// form) is the file's version, and never reaches here.
-func sha256AsVersion(path, expected string) *fault.Error {
-	if _, err := hex.DecodeString(expected); err != nil || len(expected) != 64 {
+// form) is the file's version, and never reaches here; one that does not
+// where the file's version, current, has that form too is a version that
+// changed (STALE).
+func sha256AsVersion(path, expected, current string) *fault.Error {
+	if !sha256Form(expected) || sha256Form(current) {
 		return nil
 	}
 	return fault.InvalidArgument("expectedVersion %s has the form of a sha256 (64 hexadecimal digits), and is not the file's version.", expected).WithPath(path)
+}
+
+// sha256Form reports whether s has the form of a sha256: 64 hexadecimal
+// digits.
+func sha256Form(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil && len(s) == 64
 }

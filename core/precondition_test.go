@@ -36,6 +36,9 @@ func TestPreconditionCheck(t *testing.T) {
 		{"a sha256 as the version", Precondition{ExpectedVersion: sum64}, backend.FileInfo{Type: backend.TypeFile, Version: "v1"}, true, fault.CodeInvalidArgument, nil},
 		{"a sha256 in upper case as the version", Precondition{ExpectedVersion: strings.ToUpper(sum64)}, backend.FileInfo{Type: backend.TypeFile, Version: "v1"}, true, fault.CodeInvalidArgument, nil},
 		{"a version of a sha256's form that matches", Precondition{ExpectedVersion: sum64}, backend.FileInfo{Type: backend.TypeFile, Version: sum64}, true, "", nil},
+		// A store whose versions have that form: one changed since is
+		// STALE, as any version.
+		{"a version of a sha256's form that changed", Precondition{ExpectedVersion: sum64}, backend.FileInfo{Type: backend.TypeFile, Version: strings.Repeat("0", 64)}, true, fault.CodeStale, strings.Repeat("0", 64)},
 		{"a sha256 as the version of a missing file", Precondition{ExpectedVersion: sum64}, backend.FileInfo{}, false, fault.CodeStale, nil},
 		{"63 hexadecimal digits", Precondition{ExpectedVersion: sum64[:63]}, backend.FileInfo{Type: backend.TypeFile, Version: "v1"}, true, fault.CodeStale, "v1"},
 		{"64 characters, not all hexadecimal", Precondition{ExpectedVersion: sum64[:63] + "g"}, backend.FileInfo{Type: backend.TypeFile, Version: "v1"}, true, fault.CodeStale, "v1"},

@@ -220,7 +220,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 		return nil, err
 	}
 	if req.ExpectedVersion != "" && req.ExpectedVersion != info.Version {
-		if e := sha256AsVersion(display, req.ExpectedVersion); e != nil {
+		if e := sha256AsVersion(display, req.ExpectedVersion, info.Version); e != nil {
 			return nil, e.WithHint("give as expectedVersion the version of the previous window, not its sha256")
 		}
 		return nil, fault.Errorf(fault.CodeStale, "the file changed since the previous window was read.").WithPath(display).
