@@ -253,6 +253,12 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		}
 		if c.Kind != patch.Delete {
 			if err := overEditLimit("apply-patch", f.Path, len(c.Content)); err != nil {
+				// It rests on what was read, as PATCH_VERIFY does.
+				if info, ok := before[cmp.Or(c.From, c.Path)]; ok {
+					if serr := t.settledRead(ctx, cmp.Or(c.From, c.Path), info.Version); serr != nil {
+						return nil, serr
+					}
+				}
 				return nil, err
 			}
 		}

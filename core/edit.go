@@ -197,6 +197,10 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 			return nil, withPath(err, display)
 		}
 		if err := overEditLimit("edit", display, len(newData)); err != nil {
+			// It rests on what was read, as NO_MATCH does.
+			if serr := t.settledRead(ctx, req.Path, info.Version); serr != nil {
+				return nil, serr
+			}
 			return nil, err
 		}
 	}

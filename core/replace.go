@@ -1260,6 +1260,10 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			}
 		}
 		if err := overEditLimit("replace", f.Path, len(out)); err != nil {
+			// It rests on what was read, as no change does.
+			if serr := t.settledRead(ctx, p, info.Version); serr != nil {
+				return nil, serr
+			}
 			return nil, err
 		}
 		res.Files = append(res.Files, f)

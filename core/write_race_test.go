@@ -283,3 +283,36 @@ func TestCreationWaitsForASettledAbsence(t *testing.T) {
 		}
 	}
 }
+
+// TestTooLargeResultWaitsForASettledFile: edit, replace and apply-patch
+// answer that their result would be over MaxEditBytes only once the file
+// read is settled, as NO_MATCH: over a change of a transaction that may
+// yet be undone (a file grown by it), the change refused would fit once
+// it was undone.
+func TestTooLargeResultWaitsForASettledFile(t *testing.T) {
+	near := strings.Repeat("ab\n", 1000) + strings.Repeat("x", 1800000) + "\n"
+	grow := strings.Repeat("c", 300)
+	for name, call := range map[string]func(*Tools) error{
+		"edit": func(tl *Tools) error {
+			_, err := tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{{OldText: "ab", NewText: new(grow), ReplaceAll: true}}})
+			return err
+		},
+		"replace": func(tl *Tools) error {
+			_, err := tl.Replace(context.Background(), ReplaceRequest{Query: "ab", Replacement: new(grow)})
+			return err
+		},
+		"apply-patch": func(tl *Tools) error {
+			_, err := tl.ApplyPatch(context.Background(), ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: f\n@@\n-ab\n+" + strings.Repeat("c", 300000) + "\n*** End Patch\n"})
+			return err
+		},
+	} {
+		fs := &unsettled{FS: memfs.New(map[string]string{"f": near}), stale: 1 << 30}
+		if err := call(&Tools{FS: fs, LockTimeout: 0}); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeLockTimeout {
+			t.Errorf("%s over a change never settled: %v, want LOCK_TIMEOUT", name, err)
+		}
+		fs = &unsettled{FS: memfs.New(map[string]string{"f": near}), stale: 0}
+		if err := call(&Tools{FS: fs, LockTimeout: 0}); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeTooLarge {
+			t.Errorf("%s over a settled file: %v, want TOO_LARGE", name, err)
+		}
+	}
+}
