@@ -3626,3 +3626,25 @@ func TestRollbackRefusedByAnotherWritersChange(t *testing.T) {
 		recovered(t, f, bucket, tc.name, 0, want)
 	}
 }
+
+// TestCommitRefusedByAnotherWriterFirstKeepsNothing: a transaction
+// whose write of a file is refused because another writer changed it
+// first never changed that file: undone, it is a lost race, not STALE
+// keeping the writer's file as if it held this transaction's change
+// (only a change the store answered as made counts).
+func TestCommitRefusedByAnotherWriterFirstKeepsNothing(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "writerfirst", map[string]string{"a": "a", "b": "b"})
+	first := &beforeNth{n: 1, match: func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/writerfirst/b") && r.Header.Get("X-Amz-Copy-Source") == ""
+	}, do: func() {
+		if _, err := f.WriteFile(ctx, "b", []byte("theirs"), backend.WriteOptions{}); err != nil {
+			t.Error(err)
+		}
+	}}
+	_, err := transportFS(t, root, first).Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")}})
+	if e := fault.AsError(err); e == nil || errors.Is(err, backend.ErrPartlyUndone) || e.Details["kept"] != nil {
+		t.Errorf("the transaction refused at b: %#v, want a lost race keeping nothing", e)
+	}
+	recovered(t, f, bucket, "writerfirst", 0, map[string]string{"a": "a", "b": "theirs"})
+}
