@@ -81,11 +81,13 @@ func (d *dirName) is(st *unix.Stat_t) bool { return uint64(st.Dev) == d.dev && s
 // named reports whether the directory's names, as given and with links
 // resolved, still lead to it: one stat, or two through a link.
 func (d *dirName) named() bool {
-	same := func(name string) bool {
-		var st unix.Stat_t
-		return unix.Stat(name, &st) == nil && d.is(&st)
-	}
-	return same(d.given) && (d.path == d.given || same(d.path))
+	return d.leads(d.given) && (d.path == d.given || d.leads(d.path))
+}
+
+// leads reports whether name leads to the directory: one stat.
+func (d *dirName) leads(name string) bool {
+	var st unix.Stat_t
+	return unix.Stat(name, &st) == nil && d.is(&st)
 }
 
 type root struct {
@@ -121,14 +123,17 @@ type FS struct {
 	// cwdLink is the working directory as spelled (through a link) when it
 	// lies in a root under another name than base, for display.
 	cwdLink string
-	// wd is the working directory when relative paths start there and it
-	// is no root (whose own check covers it); wdOwn says it is the
-	// process's. wdLost is what the session's last request found of it
-	// (BeginRequest): wdKept, wdRemoved or wdMoved.
-	wd     *dirName
-	wdOwn  bool
-	wdLost atomic.Int32
-	wdMu   sync.Mutex // one look and note of wdLost at a time (noteWd)
+	// wd is the working directory when relative paths start there; wdOwn
+	// says it is the process's, wdRoot that it is a root (whose own check
+	// covers it). wdLost is what the session's last request found of it
+	// (BeginRequest): wdKept, wdRemoved or wdMoved; cwdLinkGone, that
+	// cwdLink leads elsewhere now.
+	wd          *dirName
+	wdOwn       bool
+	wdRoot      bool
+	wdLost      atomic.Int32
+	cwdLinkGone atomic.Bool
+	wdMu        sync.Mutex // one look and note at a time (noteWd)
 	// absDisplay shows every path absolute (Config.RelativeElsewhere).
 	absDisplay bool
 	roots      []*root
@@ -305,9 +310,11 @@ const (
 // identifyWd takes the identity of the working directory real (the base),
 // the process's own when own, else the configuration's: a session's
 // relative paths must go on starting there, not wherever its name comes
-// to lead. Not for a root, which BeginRequest checks already.
+// to lead. A root's BeginRequest checks already; its link (cwdLink) is
+// looked at all the same.
 func (f *FS) identifyWd(real string, own bool) {
-	if slices.ContainsFunc(f.roots, func(r *root) bool { return r.path == real }) {
+	isRoot := slices.ContainsFunc(f.roots, func(r *root) bool { return r.path == real })
+	if isRoot && f.cwdLink == "" {
 		return
 	}
 	name := real
@@ -319,7 +326,7 @@ func (f *FS) identifyWd(real string, own bool) {
 		return
 	}
 	f.wd = &dirName{path: real, given: f.cwd, dev: uint64(st.Dev), ino: st.Ino}
-	f.wdOwn = own
+	f.wdOwn, f.wdRoot = own, isRoot
 }
 
 // wdCheckedHook, when set (by tests), runs between the look at the
@@ -337,19 +344,26 @@ func (f *FS) noteWd() {
 	}
 	f.wdMu.Lock()
 	defer f.wdMu.Unlock()
-	state := f.wdState()
+	state := wdKept
+	if !f.wdRoot {
+		state = f.wdState()
+	}
+	linkGone := f.cwdLink != "" && !f.wd.leads(f.cwdLink)
 	if wdCheckedHook != nil {
 		wdCheckedHook(state)
 	}
 	f.wdLost.Store(state)
+	f.cwdLinkGone.Store(linkGone)
 }
 
-// wdState is what became of the working directory: kept while its names
-// lead to it; removed when it is the process's and unlinked, as a call
-// of its own, whose getcwd then fails, finds it; else moved. One stat, or
-// two through a link; one more once its name leads elsewhere.
+// wdState is what became of the working directory: kept while its name,
+// links resolved, leads to it, which is where relative paths start (a
+// link to it removed or re-pointed leaves them there, as it leaves a
+// shell's); removed when it is the process's and unlinked, as a call of
+// its own, whose getcwd then fails, finds it; else moved. One stat; one
+// more once its name leads elsewhere.
 func (f *FS) wdState() int32 {
-	if f.wd == nil || f.wd.named() {
+	if f.wd.leads(f.wd.path) {
 		return wdKept
 	}
 	var st unix.Stat_t
@@ -554,9 +568,11 @@ func (f *FS) display(abs string) string {
 
 // resolvedCwdSpelling rewrites an absolute path spelled below the working
 // directory's link to the resolved base, which the link was resolved to
-// once at start, as the roots are.
+// once at start, as the roots are: while a session's last request found
+// it leading there (cwdLinkGone), since a path through it re-pointed
+// names another directory's file.
 func (f *FS) resolvedCwdSpelling(abs string) string {
-	if f.cwdLink == "" {
+	if f.cwdLink == "" || f.cwdLinkGone.Load() {
 		return abs
 	}
 	if rel, ok := within(f.cwdLink, abs); ok {
