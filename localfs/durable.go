@@ -18,6 +18,9 @@ var syscalls = struct {
 	renameat func(olddirfd int, oldpath string, newdirfd int, newpath string) error
 	mkdirat  func(dirfd int, path string, mode uint32) error
 	rmdirat  func(dirfd int, path string) error
+	// unlinkat removes a committed transaction's backup: a test makes it
+	// fail as a failing disk or a file system gone read-only does.
+	unlinkat func(dirfd int, path string, flags int) error
 	// renameExclusive renames only when to does not exist.
 	renameExclusive func(fromDir int, from string, toDir int, to string) error
 	// reserve allocates the blocks of a file's first size bytes without
@@ -41,6 +44,7 @@ var syscalls = struct {
 	renameat:        unix.Renameat,
 	mkdirat:         unix.Mkdirat,
 	rmdirat:         func(dirfd int, path string) error { return unix.Unlinkat(dirfd, path, unix.AT_REMOVEDIR) },
+	unlinkat:        unix.Unlinkat,
 	renameExclusive: renameExclusive,
 	reserve:         reserve,
 	openLock:        unix.Open,

@@ -324,9 +324,13 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 		return nil, undo(entries, err)
 	}
 	infos := make([]backend.FileInfo, len(preps))
+	// A backup left (EIO, a file system gone read-only) keeps the
+	// committed journal, whose next recovery removes it: unrecorded, the
+	// hidden link kept the old content for good. The change is committed.
+	finished := true
 	for i, p := range preps {
-		if p.entry.Backup != "" {
-			unix.Unlinkat(int(p.dir.Fd()), p.entry.Backup, 0) // housekeeping: recovery removes a leftover
+		if p.entry.Backup != "" && !absent(syscalls.unlinkat(int(p.dir.Fd()), p.entry.Backup, 0)) {
+			finished = false
 		}
 		if p.staged != nil {
 			var st unix.Stat_t
@@ -337,7 +341,9 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 			p.staged = nil
 		}
 	}
-	j.remove()
+	if finished {
+		j.remove()
+	}
 	return infos, nil
 }
 
