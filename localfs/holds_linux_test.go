@@ -1,10 +1,14 @@
 package localfs
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,4 +33,63 @@ func TestHoldsDirectoryThroughUnreadableAncestor(t *testing.T) {
 	if err != nil || !held {
 		t.Fatalf("holdsDirectory(%s, %s) = %v, %v; want true", base, low, held, err)
 	}
+}
+
+// Out of descriptors, whether a directory holds a root is not known: the
+// check fails as every other EMFILE does (the path, the ulimit -n hint),
+// and a ".." it could not open is not taken for the top of the walk (a
+// directory that is no ancestor). Free is how many descriptors are left:
+// none fails its dup, one its open of "..".
+func TestRefuseHeldRootOutOfDescriptors(t *testing.T) {
+	for _, free := range []int{0, 1} {
+		t.Run(fmt.Sprint(free), func(t *testing.T) {
+			fsys, dir, _ := newRecoverFS(t)
+			must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+			var st unix.Stat_t
+			must(t, unix.Stat(filepath.Join(dir, "sub"), &st))
+			release := exhaustDescriptors(t, free)
+			err := fsys.refuseHeldRoot(&st, "sub")
+			release()
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Code != fault.CodeIOError || fe.Path != "sub" || !strings.Contains(fe.Hint, "ulimit -n") {
+				t.Fatalf("refuseHeldRoot with %d descriptors free: %v; want IO_ERROR naming sub, with the ulimit -n hint", free, err)
+			}
+		})
+	}
+}
+
+// exhaustDescriptors opens descriptors until the process has free left
+// (under a limit lowered to 256), and returns what closes them again; the
+// test's end closes them too, and restores the limit.
+func exhaustDescriptors(t *testing.T, free int) (release func()) {
+	t.Helper()
+	var lim unix.Rlimit
+	must(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	saved := lim
+	lim.Cur = min(lim.Cur, 256)
+	must(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lim))
+	t.Cleanup(func() { must(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &saved)) })
+	var fds []int
+	for {
+		fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		fds = append(fds, fd)
+	}
+	if len(fds) < free {
+		t.Fatalf("only %d descriptors free", len(fds))
+	}
+	for _, fd := range fds[:free] {
+		unix.Close(fd)
+	}
+	fds = fds[free:]
+	release = func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		fds = nil
+	}
+	t.Cleanup(release)
+	return release
 }

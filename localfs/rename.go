@@ -1,7 +1,6 @@
 package localfs
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -190,8 +189,10 @@ func sameFile(a, b *unix.Stat_t) bool { return a.Dev == b.Dev && a.Ino == b.Ino 
 
 // holdsDirectory reports whether the directory dir is the directory open
 // as fd or one of its ancestors, by identity: ".." by "..", up to the
-// process's root (whose ".." is itself), or to a directory whose ".." it
-// may not open, past which the paths compared before are all there is.
+// process's root (whose ".." is itself), or to a directory the caller may
+// not search for its ".." (EACCES, EPERM), past which the paths compared
+// before are all there is. Any other failure (EMFILE, EIO) is an error: the
+// answer is not known.
 func holdsDirectory(dir *unix.Stat_t, fd int) (bool, error) {
 	cur, err := unix.Dup(fd)
 	if err != nil {
@@ -208,8 +209,11 @@ func holdsDirectory(dir *unix.Stat_t, fd int) (bool, error) {
 		}
 		// O_PATH (Linux): a parent the caller may not list is still gone through.
 		up, err := unix.Openat(cur, "..", pathFlags|unix.O_DIRECTORY, 0)
-		if err != nil {
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 			return false, nil
+		}
+		if err != nil {
+			return false, err
 		}
 		var upSt unix.Stat_t
 		if err := unix.Fstat(up, &upSt); err != nil {
@@ -240,8 +244,12 @@ func (f *FS) refuseRoots(real, display string) error {
 // another name (a bind mount of it) was removed or moved by this one.
 func (f *FS) refuseHeldRoot(st *unix.Stat_t, display string) error {
 	for _, r := range f.roots {
-		if held, err := holdsDirectory(st, int(r.dir.Fd())); held || err != nil {
-			return cmp.Or(err, f.rootRefused(display, r, r.is(st)))
+		held, err := holdsDirectory(st, int(r.dir.Fd()))
+		if err != nil {
+			return mapErr(err, display)
+		}
+		if held {
+			return f.rootRefused(display, r, r.is(st))
 		}
 	}
 	return nil
