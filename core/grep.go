@@ -823,7 +823,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 			}
 			if fr.err != nil && !fr.partial {
 				if !SkippedFile(fr.err) {
-					pg.err = fr.err // never a smaller answer for an error
+					pg.err = ioError(fr.err, j.Items[i].path) // never a smaller answer for an error; a failed read named by its file
 					break
 				}
 				g.countUnreadable(j.Items[i].path, j.Items[i].rel, fr.err)
@@ -858,7 +858,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 					// Gone or unreadable since it was searched: skipped, and
 					// the files after it lose none of their matches for it.
 					if !SkippedFile(fr.err) {
-						pg.err = fr.err
+						pg.err = ioError(fr.err, j.Items[i].path)
 						break
 					}
 					g.countUnreadable(j.Items[i].path, j.Items[i].rel, fr.err)
