@@ -1,11 +1,13 @@
 package localfs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A transaction killed mid-commit is undone, or its committed backups
@@ -133,5 +135,38 @@ func TestTxnRecoverySearchBound(t *testing.T) {
 	}
 	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
 		t.Errorf("journals left: %v", j)
+	}
+}
+
+// A recovery locks a moved directory's files where it found them, as a
+// live writer of theirs locks them by that path: while one holds such a
+// lock, the recovery waits for it, and leaves the journal for a later
+// call, its undo never interleaved with the writer's change.
+func TestTxnRecoveryOfAMovedDirectoryLocksItsFiles(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	elsewhere := t.TempDir()
+	holder, err := New(Config{Roots: []string{elsewhere}, Cwd: elsewhere, LockTimeout: 100 * time.Millisecond})
+	must(t, err)
+	defer holder.Close()
+	dir := killedMidCommit(t, txnBefore, txnAfter)
+	now := dir + "-renamed"
+	must(t, os.Rename(dir, now))
+	real, err := filepath.EvalSymlinks(now)
+	must(t, err)
+	half := contents(t, now)
+	unlock, _, err := holder.lockReal(context.Background(), []string{filepath.Join(real, "a.txt")}, time.Second)
+	must(t, err)
+	recoverElsewhere(t)
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
+		t.Fatalf("the recovery ran while a writer held a moved file's lock: journals %v", j)
+	}
+	if got := contents(t, now); !equalTree(got, half) {
+		t.Errorf("the recovery changed the tree while a writer held a moved file's lock: %q, was %q", got, half)
+	}
+	unlock()
+	recoverElsewhere(t)
+	if got := contents(t, now); !equalTree(got, txnBefore) {
+		t.Errorf("the tree is %q, want %q", got, txnBefore)
 	}
 }
