@@ -107,7 +107,7 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 	if err := j.commit(); err != nil {
 		return undo(err)
 	}
-	if f.finishTrees(entries, dirsFound{}) {
+	if f.finishTrees(entries, &dirsFound{}) {
 		j.remove()
 	}
 	return infoAt(dst.fd(), dst.name, dst.display)
@@ -435,7 +435,7 @@ func stale(at string) error {
 // whether none is left; while one is, the journal stays, and each start's
 // recovery tries again. seen holds where directories moved since were
 // found.
-func (f *FS) finishTrees(entries []journalEntry, seen dirsFound) bool {
+func (f *FS) finishTrees(entries []journalEntry, seen *dirsFound) bool {
 	done := true
 	for _, e := range entries {
 		if e.Backup == "" {

@@ -286,7 +286,7 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	// be undone now (a file system gone read-only), the journal stays,
 	// naming the directories made too, for the next call's recovery.
 	undo := func(es []journalEntry, err error) error {
-		if done, kept := f.rollBackKeeping(es, dirsFound{}); done {
+		if done, kept := f.rollBackKeeping(es, &dirsFound{}); done {
 			j.remove()
 			if len(kept) > 0 {
 				return backend.PartlyUndone(displays(preps, kept), err)
@@ -1059,7 +1059,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	}
 	// Files in a directory moved since are locked where it is now too: a
 	// writer of theirs locks them by that path.
-	seen := dirsFound{}
+	seen := &dirsFound{}
 	var reals []string
 	for _, e := range entries {
 		reals = append(reals, filepath.Join(e.Dir, e.Name))
@@ -1102,7 +1102,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 // directory's backup is back in place (a file's always is, or it is still
 // its target).
 func (f *FS) rollBack(entries []journalEntry) bool {
-	done, _ := f.rollBackKeeping(entries, dirsFound{})
+	done, _ := f.rollBackKeeping(entries, &dirsFound{})
 	return done
 }
 
@@ -1112,7 +1112,7 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 // file made where this transaction removed one (whose backup then goes).
 // Either holds what no undo of this transaction gives back. seen holds
 // where directories moved since were found.
-func (f *FS) rollBackKeeping(entries []journalEntry, seen dirsFound) (bool, []journalEntry) {
+func (f *FS) rollBackKeeping(entries []journalEntry, seen *dirsFound) (bool, []journalEntry) {
 	done := true
 	var kept []journalEntry
 	for i := len(entries) - 1; i >= 0; i-- {
@@ -1227,7 +1227,7 @@ func atDir(dir string, fn func(dfd int)) {
 // journal was written) has nothing to do where there is none. On a file
 // system whose device number changed since, e's identities are given the
 // new one (renumbered) before fn sees them.
-func atJournalDir(e *journalEntry, seen dirsFound, fn func(dfd int) bool) bool {
+func atJournalDir(e *journalEntry, seen *dirsFound, fn func(dfd int) bool) bool {
 	fd, err := openJournalDir(e.Dir)
 	if err == nil {
 		defer unix.Close(fd)

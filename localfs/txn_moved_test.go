@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A transaction killed mid-commit is undone, or its committed backups
@@ -168,5 +170,33 @@ func TestTxnRecoveryOfAMovedDirectoryLocksItsFiles(t *testing.T) {
 	recoverElsewhere(t)
 	if got := contents(t, now); !equalTree(got, txnBefore) {
 		t.Errorf("the tree is %q, want %q", got, txnBefore)
+	}
+}
+
+// The searches of one recovery list a directory once: the directories of
+// a journal are mostly sought in the same ones, and each search listed
+// them again, the journal's directories in a deleted project whose parent
+// is too big for the bounds costing every later call the listing of that
+// parent once a directory.
+func TestTxnRecoverySearchesListOnce(t *testing.T) {
+	defer func(n int) { seekEntries = n }(seekEntries)
+	seekEntries = 64
+	parent := t.TempDir()
+	for i := range seekEntries + 8 {
+		must(t, os.Mkdir(filepath.Join(parent, "d"+strconv.Itoa(i)), 0o755))
+	}
+	var st unix.Stat_t
+	must(t, unix.Stat(parent, &st))
+	seen := &dirsFound{}
+	var reads []int
+	for i := range 5 {
+		e := journalEntry{Dir: filepath.Join(parent, "gone", "s"+strconv.Itoa(i)), DirIdentity: strconv.FormatUint(uint64(st.Dev), 10) + ":1"}
+		if l := seen.locate(&e, unix.ENOENT); l.verdict != dirWait {
+			t.Errorf("%s: a search cut short by its bound gave %v, want dirWait", e.Dir, l.verdict)
+		}
+		reads = append(reads, seen.reads)
+	}
+	if reads[len(reads)-1] != reads[0] {
+		t.Errorf("directories listed after each search: %v, want each listed once", reads)
 	}
 }
