@@ -218,6 +218,9 @@ func (s *seeker) seekAt(fd int, path string, level, subs int) bool {
 		return false
 	}
 	for _, other := range s.subdirs(fd) {
+		if s.cut {
+			break // not a path joined and a clock read a name left
+		}
 		if other != name && s.try(fd, filepath.Join(path, other), other, level, subs-1) {
 			return true
 		}
