@@ -58,6 +58,10 @@ type dirsFound struct {
 	at     map[string]located
 	listed map[string]subdirList
 	reads  int // directories listed, for the tests
+	// mounts are the mount points, never opened (mountPoints): opening
+	// one enters its file system, triggers an automount, or waits with no
+	// bound on a network file system that does not answer.
+	mounts map[string]bool
 }
 
 // subdirList is the directories in a directory, whole or cut short by a
@@ -75,7 +79,7 @@ func (m *dirsFound) locate(e *journalEntry, openErr error) located {
 		return l
 	}
 	if m.at == nil {
-		m.at, m.listed = map[string]located{}, map[string]subdirList{}
+		m.at, m.listed, m.mounts = map[string]located{}, map[string]subdirList{}, mountPoints()
 	}
 	l := seekDir(e.Dir, e.DirIdentity, e.DirFS, errors.Is(openErr, unix.ENOENT), m)
 	m.at[key] = l
@@ -235,6 +239,9 @@ func (s *seeker) try(fd int, path, name string, level, subs int) bool {
 		return false
 	}
 	s.left--
+	if s.seen.mounts[path] {
+		return false // another file system mounted there, or a bind mount
+	}
 	child, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false

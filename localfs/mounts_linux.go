@@ -96,3 +96,17 @@ func lockKeyParts(mounts []mountEntry, p string) (dev, fsPath string) {
 	rel, _ := within(m.point, p)
 	return m.dev, filepath.Join(m.root, rel)
 }
+
+// mountPoints are the directories a file system is mounted on, nil when
+// the mounts cannot be read.
+func mountPoints() map[string]bool {
+	mounts := mountTable()
+	if mounts == nil {
+		return nil
+	}
+	points := make(map[string]bool, len(mounts))
+	for _, m := range mounts {
+		points[m.point] = true
+	}
+	return points
+}

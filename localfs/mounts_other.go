@@ -14,3 +14,7 @@ func lockKeyParts(_ []mountEntry, p string) (dev, fsPath string) { return "", p 
 
 // MountsBelow is empty off Linux, where no watcher runs.
 func MountsBelow(string) (string, bool) { return "", true }
+
+// mountPoints are not known off Linux: a search opens a mount point, and
+// its device says it is another file system.
+func mountPoints() map[string]bool { return nil }
