@@ -65,10 +65,11 @@ type dirsFound struct {
 }
 
 // subdirList is the directories in a directory, whole or cut short by a
-// bound.
+// bound after read entries.
 type subdirList struct {
 	names []string
 	whole bool
+	read  int
 }
 
 // locate is where e's directory is, its recorded path having failed to
@@ -154,6 +155,9 @@ func seekDir(dir, id, fs string, missing bool, seen *dirsFound) located {
 	for _, name := range s.names[:len(s.names)-1] {
 		fd, err := unix.Openat(chain[len(chain)-1], name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
+			if !notThere(err) {
+				return located{verdict: dirWait} // EMFILE, EIO: where it starts unknown
+			}
 			break
 		}
 		chain = append(chain, fd)
@@ -244,11 +248,18 @@ func (s *seeker) try(fd int, path, name string, level, subs int) bool {
 	}
 	child, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
+		if !notThere(err) {
+			s.cut = true // EMFILE, EIO: not looked at
+		}
 		return false
 	}
 	defer unix.Close(child)
 	var st unix.Stat_t
-	if unix.Fstat(child, &st) != nil || uint64(st.Dev) != s.onDev {
+	if err := unix.Fstat(child, &st); err != nil {
+		s.cut = true
+		return false
+	}
+	if uint64(st.Dev) != s.onDev {
 		return false // another file system mounted there
 	}
 	if level+1 < len(s.names) {
@@ -263,14 +274,17 @@ func (s *seeker) try(fd int, path, name string, level, subs int) bool {
 
 // subdirs are the names of the directories in fd, within the bounds,
 // listed once a recovery (seen): a listing cut short by another search's
-// bounds cuts this one too.
+// bounds cuts this one too, unless this one has more entries left to read
+// (the other ran out of them on its way there). A directory that cannot
+// be listed (EMFILE) cuts the search: not all was looked at.
 func (s *seeker) subdirs(fd int) []string {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
+		s.cut = true
 		return nil
 	}
 	key := identity(&st)
-	if l, ok := s.seen.listed[key]; ok {
+	if l, ok := s.seen.listed[key]; ok && (l.whole || s.left <= l.read) {
 		if !l.whole {
 			s.cut = true
 		}
@@ -278,6 +292,7 @@ func (s *seeker) subdirs(fd int) []string {
 	}
 	dup, err := unix.Dup(fd)
 	if err != nil {
+		s.cut = true
 		return nil
 	}
 	d := os.NewFile(uintptr(dup), "")
@@ -285,10 +300,11 @@ func (s *seeker) subdirs(fd int) []string {
 	unix.Seek(dup, 0, 0) // fd may have been listed through another dup
 	s.seen.reads++
 	var names []string
-	whole := false
+	whole, read := false, 0
 	for !s.spent() {
 		batch, err := d.ReadDir(256)
 		s.left -= len(batch)
+		read += len(batch)
 		for _, e := range batch {
 			if e.IsDir() {
 				names = append(names, e.Name())
@@ -302,7 +318,7 @@ func (s *seeker) subdirs(fd int) []string {
 	if !whole {
 		s.cut = true // a bound, or a listing that failed (EIO): not all looked at
 	}
-	s.seen.listed[key] = subdirList{names: names, whole: whole}
+	s.seen.listed[key] = subdirList{names: names, whole: whole, read: read}
 	return names
 }
 
@@ -322,4 +338,12 @@ func (m *dirsFound) movedTo(e *journalEntry) string {
 		}
 	}
 	return m.locate(e, err).path
+}
+
+// notThere reports whether err, of an open of a directory in a search,
+// says there is no directory to search there (none, a file, a link), or
+// one the recovery could not act in either (EACCES).
+func notThere(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) ||
+		errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -37,5 +38,34 @@ func TestSeekDirOpensNoMountPoint(t *testing.T) {
 	buf := make([]byte, 4096)
 	if n, _ := unix.Read(in, buf); n > 0 {
 		t.Errorf("the search opened the mount point %s", mnt)
+	}
+}
+
+// A directory the search cannot open or list for want of a descriptor
+// (EMFILE) leaves the journal waiting: it was passed over as if it held
+// nothing, the search ran to its end, and a directory renamed there was
+// taken for removed, its journal dropped and its commit left torn.
+func TestSeekDirOutOfDescriptorsWaits(t *testing.T) {
+	parent := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(parent, "renamed"), 0o755))
+	var st unix.Stat_t
+	must(t, unix.Stat(filepath.Join(parent, "renamed"), &st))
+	e := journalEntry{Dir: filepath.Join(parent, "gone"), DirIdentity: identity(&st)}
+	depth := strings.Count(filepath.Clean(e.Dir), "/") // the descriptors of / and the directories above gone
+	var lim unix.Rlimit
+	must(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+	for spare := 0; spare < depth; spare++ {
+		next, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		must(t, err)
+		unix.Close(next)
+		low := lim
+		low.Cur = uint64(next + spare)
+		must(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &low))
+		l := (&dirsFound{}).locate(&e, unix.ENOENT)
+		must(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lim))
+		if l.verdict == dirRemoved {
+			t.Errorf("%d descriptors spare: a directory renamed was taken for removed", spare)
+		}
 	}
 }

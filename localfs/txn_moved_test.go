@@ -200,3 +200,25 @@ func TestTxnRecoverySearchesListOnce(t *testing.T) {
 		t.Errorf("directories listed after each search: %v, want each listed once", reads)
 	}
 }
+
+// A listing cut short because an earlier search of the recovery had few
+// entries left is read again by one with more: shared as it was, it cut
+// every later search that needed it, and a directory removed since the
+// crash, which a search of its own would have proved removed, kept its
+// journal waiting for ever, each call cutting it the same way.
+func TestTxnRecoverySearchRereadsAListingCutShort(t *testing.T) {
+	parent := t.TempDir()
+	for i := range 8 {
+		must(t, os.Mkdir(filepath.Join(parent, "d"+strconv.Itoa(i)), 0o755))
+	}
+	var st unix.Stat_t
+	must(t, unix.Stat(parent, &st))
+	dev := strconv.FormatUint(uint64(st.Dev), 10)
+	seen := &dirsFound{at: map[string]located{}, listed: map[string]subdirList{
+		identity(&st): {whole: false, read: 1}, // cut by an earlier search's last entry
+	}}
+	e := journalEntry{Dir: filepath.Join(parent, "gone"), DirIdentity: dev + ":1"}
+	if l := seen.locate(&e, unix.ENOENT); l.verdict != dirRemoved {
+		t.Errorf("a removed directory whose parent fits the bounds: %v, want dirRemoved", l.verdict)
+	}
+}
