@@ -58,10 +58,11 @@ type dirsFound struct {
 	at     map[string]located
 	listed map[string]subdirList
 	reads  int // directories listed, for the tests
-	// mounts are the mount points, never opened (mountPoints): opening
-	// one enters its file system, triggers an automount, or waits with no
-	// bound on a network file system that does not answer.
-	mounts map[string]bool
+	// mounts are the mount points (mountPoints), never opened but those
+	// of a bind mount of the file system searched: opening one enters its
+	// file system, triggers an automount, or waits with no bound on a
+	// network file system that does not answer.
+	mounts map[string]string
 }
 
 // subdirList is the directories in a directory, whole or cut short by a
@@ -243,8 +244,8 @@ func (s *seeker) try(fd int, path, name string, level, subs int) bool {
 		return false
 	}
 	s.left--
-	if s.seen.mounts[path] {
-		return false // another file system mounted there, or a bind mount
+	if dev, ok := s.seen.mounts[path]; ok && dev != devName(s.onDev) {
+		return false // another file system mounted there
 	}
 	child, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {

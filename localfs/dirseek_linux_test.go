@@ -69,3 +69,21 @@ func TestSeekDirOutOfDescriptorsWaits(t *testing.T) {
 		}
 	}
 }
+
+// A directory renamed that is now a bind mount of its own file system
+// (a bind mount over itself, as a read-only remount makes) is found: the
+// search passed every mount point over, a missing directory was taken
+// for removed and its journal dropped.
+func TestSeekDirFindsABindMountOfItsFileSystem(t *testing.T) {
+	needRoot(t)
+	parent := t.TempDir()
+	now := filepath.Join(parent, "now")
+	must(t, os.Mkdir(now, 0o755))
+	readOnly(t, now)
+	var st unix.Stat_t
+	must(t, unix.Stat(now, &st))
+	e := journalEntry{Dir: filepath.Join(parent, "was"), DirIdentity: identity(&st)}
+	if l := (&dirsFound{}).locate(&e, unix.ENOENT); l.verdict != dirFound || l.path != now {
+		t.Errorf("a renamed directory bind-mounted over itself: %+v, want found at %s", l, now)
+	}
+}

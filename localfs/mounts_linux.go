@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // mountEntry is one line of /proc/self/mountinfo: the mount's number (new
@@ -97,16 +99,22 @@ func lockKeyParts(mounts []mountEntry, p string) (dev, fsPath string) {
 	return m.dev, filepath.Join(m.root, rel)
 }
 
-// mountPoints are the directories a file system is mounted on, nil when
-// the mounts cannot be read.
-func mountPoints() map[string]bool {
+// mountPoints are the directories a file system is mounted on, with the
+// device (major:minor) of the last one mounted there, nil when the mounts
+// cannot be read.
+func mountPoints() map[string]string {
 	mounts := mountTable()
 	if mounts == nil {
 		return nil
 	}
-	points := make(map[string]bool, len(mounts))
+	points := make(map[string]string, len(mounts))
 	for _, m := range mounts {
-		points[m.point] = true
+		points[m.point] = m.dev
 	}
 	return points
+}
+
+// devName is the device number dev as mountinfo writes it, major:minor.
+func devName(dev uint64) string {
+	return fmt.Sprintf("%d:%d", unix.Major(dev), unix.Minor(dev))
 }

@@ -17,4 +17,7 @@ func MountsBelow(string) (string, bool) { return "", true }
 
 // mountPoints are not known off Linux: a search opens a mount point, and
 // its device says it is another file system.
-func mountPoints() map[string]bool { return nil }
+func mountPoints() map[string]string { return nil }
+
+// devName is not needed where no mount point is known.
+func devName(uint64) string { return "" }
