@@ -1,12 +1,14 @@
 package localfs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -85,5 +87,38 @@ func TestSeekDirFindsABindMountOfItsFileSystem(t *testing.T) {
 	e := journalEntry{Dir: filepath.Join(parent, "was"), DirIdentity: identity(&st)}
 	if l := (&dirsFound{}).locate(&e, unix.ENOENT); l.verdict != dirFound || l.path != now {
 		t.Errorf("a renamed directory bind-mounted over itself: %+v, want found at %s", l, now)
+	}
+}
+
+// A failed undo in a directory moved since the crash, and found, refuses
+// reads of its files where it is now, as at its recorded path: they may
+// hold content never committed. Only the recorded paths were refused, and
+// the moved files read the half-done commit as if it were theirs.
+func TestTxnFailedUndoOfAMovedDirectoryRefusesReads(t *testing.T) {
+	needRoot(t)
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := killedMidCommit(t, txnBefore, txnAfter)
+	now := dir + "-renamed"
+	must(t, os.Rename(dir, now))
+	writable := readOnly(t, now)
+	recoverElsewhere(t)
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
+		t.Fatalf("the journal of a read-only tree went: %v", j)
+	}
+	fsys, err := New(Config{Roots: []string{now}, Cwd: now})
+	must(t, err)
+	r, err := fsys.Open(context.Background(), "a.txt")
+	if err == nil {
+		r.Close()
+	}
+	if code(err) != fault.CodeIOError || !strings.Contains(err.Error(), "could not be undone") {
+		t.Errorf("open a.txt of the moved, half-committed tree: %v, want IO_ERROR naming the failed undo", err)
+	}
+	fsys.Close()
+	writable()
+	recoverElsewhere(t)
+	if got := contents(t, now); !equalTree(got, txnBefore) {
+		t.Errorf("the tree is %q, want %q", got, txnBefore)
 	}
 }

@@ -747,21 +747,26 @@ func syncPath(dir string) error {
 // mutations of its paths; the cause for one whose recovery could not run
 // (its recovery file or its lock files cannot be made: a full state
 // directory, no descriptor left), which a later call runs.
-func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.Time) (stuck map[string]error) {
+//
+// It returns too, for a journal left, the real paths of its files in
+// directories moved since the crash and found (recoverJournal), refused as
+// its recorded paths are.
+func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.Time) (stuck map[string]error, moved map[string][]string) {
 	deadJournals(ctx, bases, deadline, f.touchesRoots, func(fd int, path string, committed bool, err error) {
 		left := err != nil
+		var at []string
 		if !left {
 			wait := min(journalWait, max(0, time.Until(deadline)))
-			left, err = recoverJournal(f, fd, path, committed, wait)
+			left, at, err = recoverJournal(f, fd, path, committed, wait)
 		}
 		if left {
 			if stuck == nil {
-				stuck = map[string]error{}
+				stuck, moved = map[string]error{}, map[string][]string{}
 			}
-			stuck[path] = err
+			stuck[path], moved[path] = err, at
 		}
 	})
-	return stuck
+	return stuck, moved
 }
 
 // deadJournals calls visit with each journal in bases whose writer is dead,
@@ -1041,8 +1046,9 @@ const journalWait = 2 * time.Second
 // locks, and reports whether it got them and still could not finish it,
 // or the error that kept it from taking them: only a wait for locks a
 // live process holds ends without one, and the journal is left to the
-// next call.
-func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, err error) {
+// next call. Stuck, it returns the real paths of the journal's files in
+// directories moved since and found there.
+func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, moved []string, err error) {
 	entries, err := readJournal(path)
 	if errors.Is(err, errTornJournal) && !committed {
 		// A pending journal is whole and synced before the first file
@@ -1052,27 +1058,28 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 		unix.Unlink(path)
 	}
 	if errors.Is(err, errNoJournal) {
-		return false, nil
+		return false, nil, nil
 	}
 	if err != nil {
-		return true, err // EMFILE, EIO: a dead commit not looked at
+		return true, nil, err // EMFILE, EIO: a dead commit not looked at
 	}
 	// Files in a directory moved since are locked where it is now too: a
 	// writer of theirs locks them by that path.
 	seen := &dirsFound{}
-	var reals []string
+	var reals, movedReals []string
 	for _, e := range entries {
 		reals = append(reals, filepath.Join(e.Dir, e.Name))
-		if moved := seen.movedTo(&e); moved != "" {
-			reals = append(reals, filepath.Join(moved, e.Name))
+		if to := seen.movedTo(&e); to != "" {
+			movedReals = append(movedReals, filepath.Join(to, e.Name))
 		}
 	}
+	reals = append(reals, movedReals...)
 	unlock, _, err := f.lockReal(context.Background(), reals, wait)
 	if le := (*lockError)(nil); errors.As(err, &le) {
-		return false, nil
+		return false, nil, nil
 	}
 	if err != nil {
-		return true, err
+		return true, movedReals, err
 	}
 	defer unlock()
 	done := true
@@ -1088,8 +1095,9 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	}
 	if done {
 		unix.Unlink(path)
+		return false, nil, nil
 	}
-	return !done, nil
+	return true, movedReals, nil
 }
 
 // rollBack undoes entries, the last first: a backup goes back over its

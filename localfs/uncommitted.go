@@ -33,7 +33,7 @@ type uncommittedFile struct {
 // (checkCommitted), and returns the journals left stuck, with the cause of
 // those whose recovery could not run.
 func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) map[string]error {
-	stuck := recoverJournals(ctx, f, states, deadline)
+	stuck, moved := recoverJournals(ctx, f, states, deadline)
 	prev := f.uncommitted.Load()
 	if len(stuck) == 0 && (prev == nil || len(*prev) == 0) {
 		return stuck // the hot path: no journal left
@@ -77,6 +77,19 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 		}
 		for _, e := range entries {
 			files = append(files, uncommittedFile{real: filepath.Join(e.Dir, e.Name), journal: j, cause: cause})
+		}
+		// Its files where their directories, moved since, were found: by
+		// this pass, or by the one that found it stuck before.
+		if _, looked := stuck[j]; looked {
+			for _, r := range moved[j] {
+				files = append(files, uncommittedFile{real: r, journal: j, cause: cause})
+			}
+		} else if prev != nil {
+			for _, u := range *prev {
+				if u.journal == j {
+					files = append(files, u)
+				}
+			}
 		}
 	}
 	f.uncommitted.Store(&files)
