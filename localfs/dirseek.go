@@ -22,7 +22,10 @@ import (
 // Bounds of one search for a directory (seekDir): it reads at most
 // seekEntries directory entries (each directory opened counts as one)
 // and runs at most seekTime, so a recovery never crawls a home directory
-// or hangs on a huge one. A variable for the tests.
+// or hangs on a huge one. A search cut by them takes a missing directory
+// for removed, as before there was a search: kept waiting, the journal of
+// one a user deleted in a large directory was sought again by every call
+// for good. A variable for the tests.
 var seekEntries = 16384
 
 const seekTime = time.Second
@@ -33,7 +36,8 @@ type dirVerdict int
 
 const (
 	// dirWait: it may be somewhere not looked at (a file system not
-	// mounted, a search cut short): the journal waits for a later call.
+	// mounted, a directory that could not be opened or listed): the
+	// journal waits for a later call.
 	dirWait dirVerdict = iota
 	// dirRemoved: not found, and removed on its file system as far as can
 	// be told: nothing to undo there.
@@ -66,11 +70,11 @@ type dirsFound struct {
 }
 
 // subdirList is the directories in a directory, whole or cut short by a
-// bound after read entries.
+// bound after read entries, or by a listing that failed (EIO).
 type subdirList struct {
-	names []string
-	whole bool
-	read  int
+	names         []string
+	whole, failed bool
+	read          int
 }
 
 // locate is where e's directory is, its recorded path having failed to
@@ -111,7 +115,8 @@ type seeker struct {
 	onDev    uint64 // the device searched, the one of where it starts
 	left     int
 	deadline time.Time
-	cut      bool // a bound was hit
+	cut      bool // a bound was hit, or blind
+	blind    bool // a directory could not be looked at (EMFILE, EIO)
 	seen     *dirsFound
 	found    string
 }
@@ -128,10 +133,10 @@ type seeker struct {
 // level) is always found, unless that directory is too big for the
 // bounds; more renames, a move elsewhere at the same depth or another
 // directory at the old name higher up, while the bounds allow. Only the
-// directory of that identity is accepted. Not found, a missing
-// dir is removed when the one-name search ran to its end on the recorded
-// file system; anything else waits, as a file system not mounted leaves
-// its mount point.
+// directory of that identity is accepted. Not found, a missing dir is
+// removed when every directory the search met on the recorded file system
+// could be looked at, within the bounds or not; anything else waits, as a
+// file system not mounted leaves its mount point.
 func seekDir(dir, id, fs string, missing bool, seen *dirsFound) located {
 	dev, ino, _ := strings.Cut(id, ":")
 	s := &seeker{dev: dev, ino: ino, fs: fs, left: seekEntries, deadline: time.Now().Add(seekTime), seen: seen}
@@ -169,13 +174,9 @@ func seekDir(dir, id, fs string, missing bool, seen *dirsFound) located {
 		return located{verdict: dirWait} // below a mount point, its file system not mounted
 	}
 	s.onDev = uint64(st.Dev)
-	whole := false
 	for subs := 1; subs <= len(s.names)-start && !s.spent(); subs++ {
 		if s.seek(chain[start], start, subs) {
 			return located{verdict: dirFound, path: s.found}
-		}
-		if subs == 1 {
-			whole = !s.cut
 		}
 	}
 	for from := start - 1; from >= 0 && !s.spent(); from-- {
@@ -188,7 +189,7 @@ func seekDir(dir, id, fs string, missing bool, seen *dirsFound) located {
 			}
 		}
 	}
-	if missing && whole {
+	if missing && !s.blind {
 		return located{verdict: dirRemoved}
 	}
 	return located{verdict: dirWait}
@@ -200,6 +201,10 @@ func (s *seeker) onRecordedFS(fd int, st *unix.Stat_t) bool {
 	return strconv.FormatUint(uint64(st.Dev), 10) == s.dev ||
 		s.fs != "" && fsID(func(f *unix.Statfs_t) error { return unix.Fstatfs(fd, f) }) == s.fs
 }
+
+// notLooked notes a directory the search could not look at (EMFILE,
+// EIO): it may be there, so its absence proves no removal.
+func (s *seeker) notLooked() { s.blind, s.cut = true, true }
 
 // spent reports whether a bound was hit, and notes it.
 func (s *seeker) spent() bool {
@@ -250,14 +255,14 @@ func (s *seeker) try(fd int, path, name string, level, subs int) bool {
 	child, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if !notThere(err) {
-			s.cut = true // EMFILE, EIO: not looked at
+			s.notLooked() // EMFILE, EIO
 		}
 		return false
 	}
 	defer unix.Close(child)
 	var st unix.Stat_t
 	if err := unix.Fstat(child, &st); err != nil {
-		s.cut = true
+		s.notLooked()
 		return false
 	}
 	if uint64(st.Dev) != s.onDev {
@@ -281,11 +286,14 @@ func (s *seeker) try(fd int, path, name string, level, subs int) bool {
 func (s *seeker) subdirs(fd int) []string {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
-		s.cut = true
+		s.notLooked()
 		return nil
 	}
 	key := identity(&st)
-	if l, ok := s.seen.listed[key]; ok && (l.whole || s.left <= l.read) {
+	if l, ok := s.seen.listed[key]; ok && (l.whole || l.failed || s.left <= l.read) {
+		if l.failed {
+			s.notLooked()
+		}
 		if !l.whole {
 			s.cut = true
 		}
@@ -293,7 +301,7 @@ func (s *seeker) subdirs(fd int) []string {
 	}
 	dup, err := unix.Dup(fd)
 	if err != nil {
-		s.cut = true
+		s.notLooked()
 		return nil
 	}
 	d := os.NewFile(uintptr(dup), "")
@@ -301,7 +309,7 @@ func (s *seeker) subdirs(fd int) []string {
 	unix.Seek(dup, 0, 0) // fd may have been listed through another dup
 	s.seen.reads++
 	var names []string
-	whole, read := false, 0
+	whole, failed, read := false, false, 0
 	for !s.spent() {
 		batch, err := d.ReadDir(256)
 		s.left -= len(batch)
@@ -312,14 +320,17 @@ func (s *seeker) subdirs(fd int) []string {
 			}
 		}
 		if err != nil {
-			whole = err == io.EOF
+			whole, failed = err == io.EOF, err != io.EOF
 			break
 		}
 	}
-	if !whole {
-		s.cut = true // a bound, or a listing that failed (EIO): not all looked at
+	if failed {
+		s.notLooked() // EIO
 	}
-	s.seen.listed[key] = subdirList{names: names, whole: whole, read: read}
+	if !whole {
+		s.cut = true
+	}
+	s.seen.listed[key] = subdirList{names: names, whole: whole, failed: failed, read: read}
 	return names
 }
 

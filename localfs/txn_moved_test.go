@@ -105,31 +105,41 @@ func TestTxnRecoveryOfAMovedDirectory(t *testing.T) {
 	}
 }
 
-// A search cut short by its bound (seekEntries) keeps the journal: the
-// directory may be where it did not look. Found once the search fits, the
-// commit is undone.
+// A directory deleted (rm -r) after a transaction in it was killed, in a
+// parent holding more directories than the search's bound, is taken for
+// removed, as it was before the search: the journal is dropped at once,
+// and the rest of the transaction undone. Kept waiting, it was sought
+// again by every later call, on any root, for good. Within the bound,
+// a renamed directory is found and undone there.
 func TestTxnRecoverySearchBound(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(StateDirEnv, state)
-	dir := killedWhere(t, txnBefore, func(dir, journal string) bool {
-		shown := visible(contents(t, dir))
-		return !equalTree(shown, txnBefore) && !equalTree(shown, txnAfter)
-	})
-	must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub2")))
+	killed := func() string {
+		return killedWhere(t, txnBefore, func(dir, journal string) bool {
+			shown := visible(contents(t, dir))
+			return !equalTree(shown, txnBefore) && !equalTree(shown, txnAfter)
+		})
+	}
 	defer func(n int) { seekEntries = n }(seekEntries)
 	seekEntries = 64
-	// Directories beside sub2, as many as the bound: listing them
-	// exhausts it before sub2 is looked at.
+	dir := killed()
+	must(t, os.RemoveAll(filepath.Join(dir, "sub")))
+	// Directories beside where sub was, as many as the bound: listing
+	// them exhausts it.
 	for i := range seekEntries {
 		must(t, os.Mkdir(filepath.Join(dir, "filler"+strconv.Itoa(i)), 0o755))
 	}
 	recoverElsewhere(t)
-	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
-		t.Fatalf("a search cut short dropped the journal: %v", j)
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+		t.Fatalf("the journal of a directory deleted in a large parent waits: %v", j)
 	}
-	for i := range seekEntries {
-		must(t, os.Remove(filepath.Join(dir, "filler"+strconv.Itoa(i))))
+	for name, want := range map[string]string{"a.txt": txnBefore["a.txt"], "b.txt": txnBefore["b.txt"]} {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
+			t.Errorf("%s after the recovery: %q, %v, want %q", name, got, err, want)
+		}
 	}
+	dir = killed()
+	must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub2")))
 	recoverElsewhere(t)
 	must(t, os.Rename(filepath.Join(dir, "sub2"), filepath.Join(dir, "sub")))
 	if got := contents(t, dir); !equalTree(got, txnBefore) {
@@ -176,8 +186,8 @@ func TestTxnRecoveryOfAMovedDirectoryLocksItsFiles(t *testing.T) {
 // The searches of one recovery list a directory once: the directories of
 // a journal are mostly sought in the same ones, and each search listed
 // them again, the journal's directories in a deleted project whose parent
-// is too big for the bounds costing every later call the listing of that
-// parent once a directory.
+// is too big for the bounds costing the listing of that parent once a
+// directory.
 func TestTxnRecoverySearchesListOnce(t *testing.T) {
 	defer func(n int) { seekEntries = n }(seekEntries)
 	seekEntries = 64
@@ -191,8 +201,8 @@ func TestTxnRecoverySearchesListOnce(t *testing.T) {
 	var reads []int
 	for i := range 5 {
 		e := journalEntry{Dir: filepath.Join(parent, "gone", "s"+strconv.Itoa(i)), DirIdentity: strconv.FormatUint(uint64(st.Dev), 10) + ":1"}
-		if l := seen.locate(&e, unix.ENOENT); l.verdict != dirWait {
-			t.Errorf("%s: a search cut short by its bound gave %v, want dirWait", e.Dir, l.verdict)
+		if l := seen.locate(&e, unix.ENOENT); l.verdict != dirRemoved {
+			t.Errorf("%s: a search cut short by its bound gave %v, want dirRemoved", e.Dir, l.verdict)
 		}
 		reads = append(reads, seen.reads)
 	}
