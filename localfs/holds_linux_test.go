@@ -93,3 +93,29 @@ func exhaustDescriptors(t *testing.T, free int) (release func()) {
 	t.Cleanup(release)
 	return release
 }
+
+// An ancestor the caller may not search (mode 0600) ends the walk up, as
+// the top: its ".." cannot be opened (EACCES), and a directory it does not
+// hold is not refused for it. An error there refused every rm -r and mv
+// of a directory under such a root.
+func TestHoldsDirectoryBelowUnsearchableAncestor(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root searches every directory; run the tests as another user (CI's unprivileged pass does)")
+	}
+	base := t.TempDir()
+	low := filepath.Join(base, "a", "b")
+	must(t, os.MkdirAll(filepath.Join(low, "sub"), 0o755))
+	d, err := os.Open(low)
+	must(t, err)
+	defer d.Close()
+	var sub, other unix.Stat_t
+	must(t, unix.Stat(filepath.Join(low, "sub"), &sub))
+	must(t, unix.Stat(t.TempDir(), &other))
+	must(t, os.Chmod(filepath.Join(base, "a"), 0o600))
+	t.Cleanup(func() { os.Chmod(filepath.Join(base, "a"), 0o755) })
+	for _, st := range []*unix.Stat_t{&sub, &other} {
+		if held, err := holdsDirectory(st, int(d.Fd())); err != nil || held {
+			t.Fatalf("holdsDirectory(%d, %s) below an ancestor of mode 0600 = %v, %v; want false, nil", st.Ino, low, held, err)
+		}
+	}
+}
