@@ -677,9 +677,14 @@ func (w *window) badLine(n int) error {
 	if w.codec.Unit() != 2 {
 		return notText(w.display, what, n)
 	}
+	hint := "read the lines around it with --offset and --limit; the line can be changed only by writing the file whole with write"
+	if w.req.Encoding != "" && w.codec.BOMLen() == 0 {
+		// Named by the caller, on a file with no mark of it: the guess
+		// may be what is wrong (a UTF-8 file of an odd size).
+		hint += "; if the file is not UTF-16, read it without --encoding, or name the encoding it is in"
+	}
 	return fault.Errorf(fault.CodeNotText, "%s: it holds an unpaired surrogate, or the file ends in half a code unit.", what).
-		WithPath(w.display).WithDetail("line", n).
-		WithHint("read the lines around it with --offset and --limit; the line can be changed only by writing the file whole with write")
+		WithPath(w.display).WithDetail("line", n).WithHint("%s", hint)
 }
 
 func notText(display, what string, line int) error {
