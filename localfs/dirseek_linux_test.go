@@ -122,3 +122,37 @@ func TestTxnFailedUndoOfAMovedDirectoryRefusesReads(t *testing.T) {
 		t.Errorf("the tree is %q, want %q", got, txnBefore)
 	}
 }
+
+// A directory the search could not open (EMFILE, as EIO) may be the one
+// sought: a missing directory is then not taken for removed, and its
+// journal waits, while one every directory of which was looked at, within
+// the bounds or not, is removed. Only a search cut by a bound is judged
+// as if whole; nothing tested the one that could not look.
+func TestSeekDirWaitsForADirectoryNotLookedAt(t *testing.T) {
+	parent, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	must(t, os.Mkdir(filepath.Join(parent, "other"), 0o755))
+	var st unix.Stat_t
+	must(t, unix.Stat(parent, &st))
+	e := journalEntry{Dir: filepath.Join(parent, "gone", "s"), DirIdentity: strconv.FormatUint(uint64(st.Dev), 10) + ":1"}
+	seek := func() dirVerdict {
+		seen := &dirsFound{at: map[string]located{}, listed: map[string]subdirList{}, mounts: mountPoints()}
+		return seen.locate(&e, unix.ENOENT).verdict
+	}
+	if v := seek(); v != dirRemoved {
+		t.Fatalf("a missing directory, everything looked at: %v, want dirRemoved", v)
+	}
+	// The search opens "/" and each ancestor of "gone" (the chain it
+	// starts from): with no descriptor more, its open of "gone" on the way
+	// down fails (where it starts is unknown); with one, its listing of
+	// the parent takes it, and "other" there cannot be opened.
+	chain := 1 + len(strings.Split(strings.Trim(parent, "/"), "/"))
+	for _, free := range []int{chain, chain + 1} {
+		release := exhaustDescriptors(t, free)
+		v := seek()
+		release()
+		if v != dirWait {
+			t.Errorf("with %d descriptors free (%d for the chain): %v, want dirWait", free, chain, v)
+		}
+	}
+}
