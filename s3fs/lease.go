@@ -371,6 +371,12 @@ func (f *FS) Settle(ctx context.Context, timeout time.Duration) (Recovery, error
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
+			if timeout >= f.lease {
+				// Live at the first look and still within its lease a
+				// lease later: renewed meanwhile, by a live process.
+				return total, fault.Errorf(fault.CodeLockTimeout, "%d transaction(s) still in flight after %s, their leases renewed meanwhile: their processes are alive.", rec.Live, timeout).
+					WithHint("retry once they are done; a live transaction is never rolled back")
+			}
 			// A journal within its lease may be a dead process's, rolled
 			// back only once the lease has run out.
 			return total, fault.Errorf(fault.CodeLockTimeout, "%d transaction(s) still in flight after %s: within the lease of %s from a journal's last renewal, its process is alive or died too recently to tell.", rec.Live, timeout, f.lease).

@@ -2135,6 +2135,27 @@ func TestSettleTimeoutOfADeadJournal(t *testing.T) {
 	}
 }
 
+// TestSettleTimeoutOverTheLease: a journal still within its lease after a
+// --lock-timeout at least as long was renewed during the wait (its
+// process lives): the error says so, not that it may have died too
+// recently, and does not ask for a --lock-timeout over the lease the
+// caller already gave.
+func TestSettleTimeoutOverTheLease(t *testing.T) {
+	ctx := context.Background()
+	f, bucket, root := seeded(t, "settlelive", map[string]string{"a": "a"})
+	if _, err := transportFS(t, root, &dying{at: commitPoint}).Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}}); err == nil {
+		t.Fatal("the transaction that died at its commit point succeeded")
+	}
+	// Renewed for the whole wait, as a live committer's is.
+	setJournalLease(t, bucket, "settlelive", "1h")
+	s3fs.SetLease(f, 20*time.Millisecond)
+	_, err := f.Settle(ctx, 50*time.Millisecond)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout || !strings.Contains(e.Message, "renewed") ||
+		strings.Contains(e.Message, "too recently") || strings.Contains(e.Hint, "--lock-timeout over") {
+		t.Errorf("settling past the lease: %#v, want LOCK_TIMEOUT saying the lease was renewed", e)
+	}
+}
+
 // TestSettled: a file read at a change of a transaction in flight is not
 // settled (STALE), nor at one of a transaction that died, which is undone
 // there and then; a file no transaction changed, or at a committed change,
