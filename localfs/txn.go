@@ -30,7 +30,8 @@ import (
 // file is renamed over it (or the old file unlinked, for a removal), the
 // directories are synced, and the journal is renamed to its committed
 // name: that rename is the commit point. The backups and the journal then
-// go. The journal is flocked by its writer for the whole commit: a journal
+// go (the journal stays, committed, while a backup could not be unlinked,
+// for the next recovery to remove it). The journal is flocked by its writer for the whole commit: a journal
 // whose lock is free belongs to a dead process, and the next agentfs to
 // start undoes it (renaming each backup back over its target, unlinking a
 // new file that did not exist before) when it was not committed, or
@@ -1004,8 +1005,10 @@ func foreignJournal(d string, names []os.DirEntry) *notPrivate {
 // cannot be listed, or a pending journal that cannot be read, with the
 // error (any journal, or any file, may be there). Asked while
 // the caller holds the locks of reals, it is no live commit's (a committer
-// holds the locks of what it names until its journal is gone): its writer
-// died, and it is to recover, or another process is recovering it. But a
+// holds the locks of what it names until its journal is gone, or, kept for
+// a backup it could not unlink, committed and its flock let go): its
+// writer died or is done with it, and it is to recover, or another process
+// is recovering it. But a
 // directory the commit made is only above what it writes there, locked
 // shared as by any writer below it: it counts only when it is one of reals
 // or below one.
