@@ -255,9 +255,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			if err := overEditLimit("apply-patch", f.Path, len(c.Content)); err != nil {
 				// It rests on what was read, as PATCH_VERIFY does.
 				if info, ok := before[cmp.Or(c.From, c.Path)]; ok {
-					if serr := t.settledRead(ctx, cmp.Or(c.From, c.Path), info.Version); serr != nil {
-						return nil, serr
-					}
+					return nil, t.settledRefusal(ctx, cmp.Or(c.From, c.Path), info.Version, err)
 				}
 				return nil, err
 			}

@@ -125,7 +125,14 @@ func (t *Tools) settledMissing(ctx context.Context, path string, err error) erro
 	if !fault.MissingPath(err) {
 		return err
 	}
-	if serr := t.settledRead(ctx, path, ""); serr != nil {
+	return t.settledRefusal(ctx, path, "", err)
+}
+
+// settledRefusal is err, a refusal resting on the content of path read at
+// version (NO_MATCH, a result over the edit limit), once that content is
+// no change of a transaction not yet committed (settledRead).
+func (t *Tools) settledRefusal(ctx context.Context, path, version string, err error) error {
+	if serr := t.settledRead(ctx, path, version); serr != nil {
 		return serr
 	}
 	return err

@@ -161,10 +161,7 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 	if err != nil {
 		// NO_MATCH and its closest region rest on what was read, as
 		// noChange does.
-		if serr := t.settledRead(ctx, req.Path, info.Version); serr != nil {
-			return nil, serr
-		}
-		return nil, withPath(err, display)
+		return nil, t.settledRefusal(ctx, req.Path, info.Version, withPath(err, display))
 	}
 	for i, e := range edits {
 		// An edit may keep or move a marker the file holds, never add one.
@@ -197,11 +194,7 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 			return nil, withPath(err, display)
 		}
 		if err := overEditLimit("edit", display, len(newData)); err != nil {
-			// It rests on what was read, as NO_MATCH does.
-			if serr := t.settledRead(ctx, req.Path, info.Version); serr != nil {
-				return nil, serr
-			}
-			return nil, err
+			return nil, t.settledRefusal(ctx, req.Path, info.Version, err)
 		}
 	}
 	if write {

@@ -1260,11 +1260,7 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 			}
 		}
 		if err := overEditLimit("replace", f.Path, len(out)); err != nil {
-			// It rests on what was read, as no change does.
-			if serr := t.settledRead(ctx, p, info.Version); serr != nil {
-				return nil, serr
-			}
-			return nil, err
+			return nil, t.settledRefusal(ctx, p, info.Version, err)
 		}
 		res.Files = append(res.Files, f)
 		ops = append(ops, backend.Op{Path: p, Data: out, Write: backend.WriteOptions{IfVersion: info.Version}})
