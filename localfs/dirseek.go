@@ -57,7 +57,7 @@ type located struct {
 // Its searches share the directories they list: a journal's directories
 // are mostly sought in the same ones, and a patch over 200 directories
 // whose project, in a directory of 20000, was deleted listed that one 200
-// times in every later call (1.3 s each, the journal waiting for good).
+// times (1.3 s).
 type dirsFound struct {
 	at     map[string]located
 	listed map[string]subdirList

@@ -215,7 +215,8 @@ func TestTxnRecoverySearchesListOnce(t *testing.T) {
 // entries left is read again by one with more: shared as it was, it cut
 // every later search that needed it, and a directory removed since the
 // crash, which a search of its own would have proved removed, kept its
-// journal waiting for ever, each call cutting it the same way.
+// journal waiting for ever, each call cutting it the same way; and one
+// renamed there is found only in the listing read again.
 func TestTxnRecoverySearchRereadsAListingCutShort(t *testing.T) {
 	parent := t.TempDir()
 	for i := range 8 {
@@ -230,5 +231,17 @@ func TestTxnRecoverySearchRereadsAListingCutShort(t *testing.T) {
 	e := journalEntry{Dir: filepath.Join(parent, "gone"), DirIdentity: dev + ":1"}
 	if l := seen.locate(&e, unix.ENOENT); l.verdict != dirRemoved {
 		t.Errorf("a removed directory whose parent fits the bounds: %v, want dirRemoved", l.verdict)
+	}
+	// Since a search cut by its bound takes a missing directory for
+	// removed too, what the listing read again gives is finding one
+	// renamed there, which the listing cut short does not name.
+	var moved unix.Stat_t
+	must(t, unix.Stat(filepath.Join(parent, "d5"), &moved))
+	seen = &dirsFound{at: map[string]located{}, listed: map[string]subdirList{
+		identity(&st): {whole: false, read: 1},
+	}}
+	e = journalEntry{Dir: filepath.Join(parent, "was"), DirIdentity: identity(&moved)}
+	if l := seen.locate(&e, unix.ENOENT); l.verdict != dirFound || l.path != filepath.Join(parent, "d5") {
+		t.Errorf("a directory renamed in a parent whose listing an earlier search cut: %+v, want found at d5", l)
 	}
 }
