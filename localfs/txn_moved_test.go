@@ -97,8 +97,8 @@ func TestTxnRecoveryOfAMovedDirectory(t *testing.T) {
 				if !equalTree(got, want) {
 					t.Errorf("the tree (temporary files included) is %q, want %q", got, want)
 				}
-				if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
-					t.Errorf("journals left: %v", j)
+				if n := journalsLeft(t, state); n != 0 {
+					t.Errorf("journals left: %d", n)
 				}
 			})
 		}
@@ -130,8 +130,8 @@ func TestTxnRecoverySearchBound(t *testing.T) {
 		must(t, os.Mkdir(filepath.Join(dir, "filler"+strconv.Itoa(i)), 0o755))
 	}
 	recoverElsewhere(t)
-	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
-		t.Fatalf("the journal of a directory deleted in a large parent waits: %v", j)
+	if n := journalsLeft(t, state); n != 0 {
+		t.Fatalf("the journal of a directory deleted in a large parent waits: %d", n)
 	}
 	for name, want := range map[string]string{"a.txt": txnBefore["a.txt"], "b.txt": txnBefore["b.txt"]} {
 		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
@@ -145,8 +145,8 @@ func TestTxnRecoverySearchBound(t *testing.T) {
 	if got := contents(t, dir); !equalTree(got, txnBefore) {
 		t.Errorf("the tree is %q, want %q", got, txnBefore)
 	}
-	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
-		t.Errorf("journals left: %v", j)
+	if n := journalsLeft(t, state); n != 0 {
+		t.Errorf("journals left: %d", n)
 	}
 }
 
@@ -170,8 +170,8 @@ func TestTxnRecoveryOfAMovedDirectoryLocksItsFiles(t *testing.T) {
 	unlock, _, err := holder.lockReal(context.Background(), []string{filepath.Join(real, "a.txt")}, time.Second)
 	must(t, err)
 	recoverElsewhere(t)
-	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 1 {
-		t.Fatalf("the recovery ran while a writer held a moved file's lock: journals %v", j)
+	if n := journalsLeft(t, state); n != 1 {
+		t.Fatalf("the recovery ran while a writer held a moved file's lock: journals %d", n)
 	}
 	if got := contents(t, now); !equalTree(got, half) {
 		t.Errorf("the recovery changed the tree while a writer held a moved file's lock: %q, was %q", got, half)
