@@ -507,8 +507,9 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 // waitLiveCommit waits, until deadline, while the journal at path is a
 // live commit's: its flock held, and not by a recovery (which holds its
 // recovery file, waited for by waitJournal). live is false when it is not.
-// The journal's flock is only probed, as deadJournals does, and waited for
-// from a descriptor that lets it go at once.
+// The journal's flock is only probed, shared as deadJournals' look takes
+// it (no look mistakes the other for a live commit), and waited for from
+// a descriptor that lets it go at once.
 func waitLiveCommit(ctx context.Context, path string, deadline time.Time) (live bool, err error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {

@@ -860,3 +860,57 @@ func failOpenLock(t *testing.T, suffix string, err error) (restore func()) {
 	}
 	return func() { syscalls = saved }
 }
+
+// A dead journal that another process is looking at (its shared probe,
+// as waitLiveCommit and every look take it) is recovered by a mutation
+// and by a reader's SettleDead all the same. The look took the journal's
+// flock exclusive: it failed against another's probe, took the journal
+// for a live commit's and passed it over, a reader then read the dead
+// commit's file and a mutation, after three such passes, failed
+// LOCK_TIMEOUT "a transaction whose process died" (CI, 1 run in 2).
+func TestAProbeOfADeadJournalIsNoLiveCommit(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		settle func(fsys *FS) error
+	}{
+		{"a mutation", func(fsys *FS) error {
+			unlock, err := fsys.LockAll(context.Background(), []string{"a.txt"}, 5*time.Second)
+			if err == nil {
+				unlock()
+			}
+			return err
+		}},
+		{"a reader", func(fsys *FS) error {
+			fsys.SettleDead(context.Background())
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, dir, state := newRecoverFS(t)
+			p := deadCommit(t, dir, state)
+			probe, err := unix.Open(filepath.Join(state, "journal", "dead"+journalPending), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			must(t, err)
+			must(t, unix.Flock(probe, unix.LOCK_SH|unix.LOCK_NB))
+			// The other process's look ends as this one's recovery
+			// waits for the journal.
+			lockWaitHook = func() {
+				if probe >= 0 {
+					unix.Close(probe)
+					probe = -1
+				}
+			}
+			t.Cleanup(func() {
+				lockWaitHook = nil
+				if probe >= 0 {
+					unix.Close(probe)
+				}
+			})
+			if err := tc.settle(fsys); err != nil {
+				t.Fatalf("beside another process's look at a dead journal: %v", err)
+			}
+			if b, _ := os.ReadFile(p); string(b) != "old\n" || journalsLeft(t, state) != 0 {
+				t.Fatalf("%q on disk, %d journals left; want the file put back", b, journalsLeft(t, state))
+			}
+		})
+	}
+}

@@ -771,9 +771,11 @@ func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.T
 }
 
 // deadJournals calls visit with each journal in bases whose writer is dead,
-// holding its flock. A journal's flock is held by its live committer or by
-// a process recovering it, which also holds the flock of the journal's
-// recovery file, taken before the journal's and kept to the end: a call
+// holding its flock. A journal's flock is held exclusive by its live
+// committer or by a process recovering it, which also holds the flock of
+// the journal's recovery file, taken before the journal's and kept to the
+// end, and shared a moment by a look (this one's, or waitLiveCommit's),
+// which no other look mistakes for a live commit: a call
 // that finds a journal held and its recovery file held waits for that
 // recovery (until deadline, when relevant says the journal names a file
 // it may read), as a reader that went on read the files of the dead
@@ -797,7 +799,10 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 				}
 				break // gone: committed and removed, or recovered
 			}
-			free := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil
+			// Shared: only a committer and a recoverer hold a journal
+			// exclusive, and a look taken exclusive failed against
+			// another's look, and took the journal for a live commit's.
+			free := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) == nil
 			unix.Close(fd)
 			if free && !recoverHolding(p, committed, visit) {
 				break // recovered here, or could not be
