@@ -605,30 +605,30 @@ func (f *FS) each(ctx context.Context, moves []journalMove, do func(int, journal
 // restored (see journal.written). An object another writer put or
 // changed since is left as it is, and so is the copy when another
 // writer's file took the source's place: it then holds the only bytes of
-// the file moved, and copyKept says so.
-func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) (copyKept bool, err error) {
+// the file moved. What is so left, and was the move's first, is said.
+func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) (leftAlone, error) {
 	if m.marker() {
 		if _, err := f.c.Put(ctx, m.From, nil, nil); err != nil {
-			return false, f.mapErr(err, f.rel(m.From))
+			return leftAlone{}, f.mapErr(err, f.rel(m.From))
 		}
 		if m.Old == "" {
-			return false, f.mapErr(f.c.Delete(ctx, m.To, ""), f.rel(m.To))
+			return leftAlone{}, f.mapErr(f.c.Delete(ctx, m.To, ""), f.rel(m.To))
 		}
-		return false, nil
+		return leftAlone{}, nil
 	}
 	dst, dstFound, err := f.headKey(ctx, m.To)
 	if err != nil {
-		return false, err
+		return leftAlone{}, err
 	}
 	if !dstFound || !j.written(dst, m.copied()) {
-		return false, nil // never copied, or put or changed by another writer since: theirs stays
+		return leftAlone{}, nil // never copied, or put or changed by another writer since: theirs stays
 	}
 	// Before any deletion, what is at the source, or its absence, is the
 	// original or another writer's change, and the copy goes.
 	if j.mayHaveDeleted(m.deleted) {
 		src, srcFound, err := f.headKey(ctx, m.From)
 		if err != nil {
-			return false, err
+			return leftAlone{}, err
 		}
 		if !srcFound {
 			// Through agentfs up to copyThrough bytes, so that the store
@@ -640,25 +640,30 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) (copyKe
 			case refused(err), errors.Is(err, s3client.ErrSourceChanged):
 				// A file put at the source, or the copy changed, meanwhile.
 				if src, srcFound, err = f.headKey(ctx, m.From); err != nil {
-					return false, err
+					return leftAlone{}, err
 				}
 			default:
-				return false, f.mapErr(err, f.rel(m.From))
+				return leftAlone{}, f.mapErr(err, f.rel(m.From))
 			}
 		}
 		if !srcFound || src.ETag != m.ETag && src.ETag != dst.ETag {
 			// Another writer's file at the source, put where this move
 			// may have deleted the original: the copy may hold its only
 			// bytes.
-			return true, nil
+			return leftAlone{kept: []string{f.rel(m.From)}, copies: []string{f.rel(m.To)}}, nil
 		}
 	}
+	var theirs bool
 	if m.Backup != "" {
-		_, err := f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
-		return false, err
+		theirs, err = f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
+	} else {
+		theirs, err = f.deleteKey(ctx, m.To, dst.ETag)
 	}
-	_, err = f.deleteKey(ctx, m.To, dst.ETag)
-	return false, err
+	if theirs {
+		// Changed by another writer after the copy this move made there.
+		return leftAlone{kept: []string{f.rel(m.To)}}, err
+	}
+	return leftAlone{}, err
 }
 
 // rollForwardMove finishes what a move that may have begun deleting its

@@ -581,6 +581,42 @@ func TestCopyBackKeepsAWritersFile(t *testing.T) {
 	noJournal(t, bucket, "copyback", "a rollback beside a writer")
 }
 
+// TestRollbackSaysWhatAWriterChangedAtTheDestination: a move over a file
+// whose rollback finds, as it puts the replaced file back, that another
+// writer has just written the destination keeps the writer's file and says
+// so: STALE keeping x. It answered "nothing was changed", and x held a
+// file that was neither the caller's nor the one it replaced.
+func TestRollbackSaysWhatAWriterChangedAtTheDestination(t *testing.T) {
+	ctx := context.Background()
+	for _, over := range []string{"old x", ""} {
+		name := "destwriter"
+		seed := map[string]string{"a": "original"}
+		if over != "" {
+			name, seed["x"] = "destwriter-over", over
+		}
+		f, _, root := seeded(t, name, seed)
+		var failed atomic.Bool
+		writer := &onFirst{
+			match: func(r *http.Request) bool {
+				return failed.Load() && (r.Method == http.MethodPut || r.Method == http.MethodDelete) &&
+					strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/x")
+			},
+			do: func() {
+				if _, err := f.WriteFile(ctx, "x", []byte("theirs"), backend.WriteOptions{}); err != nil {
+					t.Error(err)
+				}
+			}}
+		mover := transportFS(t, root, &onFirst{match: commitPoint, do: func() { failed.Store(true) }, fail: true, always: true, next: writer})
+		_, err := mover.Rename(ctx, "a", "x", backend.WriteOptions{})
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || !slices.Equal(e.Details["kept"].([]string), []string{"x"}) {
+			t.Fatalf("%s: the move whose rollback met a writer at x: %v, want STALE keeping x", name, err)
+		}
+		if got := tree(t, f, "a", "x"); !maps.Equal(got, map[string]string{"a": "original", "x": "theirs"}) {
+			t.Errorf("%s: after the rollback: %q", name, got)
+		}
+	}
+}
+
 // TestLargeMoveKeepsAWritersFile: a move of a file over 8 MiB, which the
 // store copies, meets a file another writer has just created at its
 // destination: the move fails and the writer's file stays. The store's

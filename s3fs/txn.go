@@ -488,13 +488,11 @@ func (f *FS) rollBack(ctx context.Context, j journal) (leftAlone, error) {
 			}
 			continue
 		}
-		copyKept, err := f.rollBackMove(ctx, j, m)
+		moved, err := f.rollBackMove(ctx, j, m)
 		if err != nil {
 			return left, err
 		}
-		if copyKept {
-			left.kept, left.copies = append(left.kept, f.rel(m.From)), append(left.copies, f.rel(m.To))
-		}
+		left.kept, left.copies = append(left.kept, moved.kept...), append(left.copies, moved.copies...)
 	}
 	if forward {
 		return left, f.keepParent(ctx, f.movedFrom(j))
