@@ -50,11 +50,30 @@ type listings struct {
 }
 
 type listing struct {
+	dirStamp
+	entries []dirEntry
+	bytes   int
+}
+
+// dirStamp is what a stat of a directory says of its entries: a listing
+// is the same while the stamp is.
+type dirStamp struct {
 	dev, ino     uint64
 	size         int64
 	mtime, ctime unix.Timespec
-	entries      []dirEntry
-	bytes        int
+}
+
+func stampOf(st *unix.Stat_t) dirStamp {
+	return dirStamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+}
+
+// proves reports whether the stamp, of a stat taken after now, proves a
+// later change: its mtime and ctime are over RacySlack before now, so a
+// change made after the stat gives it newer times (ctime, which no call
+// sets, is what catches a change followed by an mtime set back).
+func (s dirStamp) proves(now time.Time) bool {
+	edge := now.Add(-RacySlack).UnixNano()
+	return s.mtime.Nano() < edge && s.ctime.Nano() < edge
 }
 
 // clock is the time to take before the stat of a directory to be listed.
@@ -79,21 +98,22 @@ func (m *listings) trusts(fd int) bool {
 // get is the listing kept of the directory whose stat is st, if its times
 // and size are those it was kept with. The entries are shared: read only.
 func (m *listings) get(st *unix.Stat_t) ([]dirEntry, bool) {
+	now := stampOf(st)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, l := range m.kept {
-		if l.dev != uint64(st.Dev) || l.ino != st.Ino {
+		if l.dev != now.dev || l.ino != now.ino {
 			continue
 		}
 		m.kept = slices.Delete(m.kept, i, i+1)
-		if l.size != st.Size || l.mtime != st.Mtim || l.ctime != st.Ctim {
+		if l.dirStamp != now {
 			return nil, false // changed since: listed again
 		}
 		m.kept = append(m.kept, l)
 		return l.entries, true
 	}
-	if l := m.big; l != nil && l.dev == uint64(st.Dev) && l.ino == st.Ino {
-		if l.size != st.Size || l.mtime != st.Mtim || l.ctime != st.Ctim {
+	if l := m.big; l != nil && l.dev == now.dev && l.ino == now.ino {
+		if l.dirStamp != now {
 			m.big = nil
 			return nil, false
 		}
@@ -104,17 +124,14 @@ func (m *listings) get(st *unix.Stat_t) ([]dirEntry, bool) {
 }
 
 // put keeps entries, the listing of the directory whose stat st was taken
-// after now and before the listing, when st proves a later change: its
-// mtime and ctime are over RacySlack before now, so a change made after
-// the stat gives it newer times (ctime, which no call sets, is what
-// catches a change followed by an mtime set back).
+// after now and before the listing, when st proves a later change
+// (dirStamp.proves).
 func (m *listings) put(st *unix.Stat_t, now time.Time, entries []dirEntry) {
-	edge := now.Add(-RacySlack).UnixNano()
-	if len(entries) < memoMin || st.Mtim.Nano() >= edge || st.Ctim.Nano() >= edge {
+	stamp := stampOf(st)
+	if len(entries) < memoMin || !stamp.proves(now) {
 		return
 	}
-	l := listing{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim,
-		entries: entries, bytes: entryBytes(entries)}
+	l := listing{dirStamp: stamp, entries: entries, bytes: entryBytes(entries)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.kept = slices.DeleteFunc(m.kept, func(k listing) bool { return k.dev == l.dev && k.ino == l.ino })

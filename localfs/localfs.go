@@ -152,6 +152,9 @@ type FS struct {
 	// uncommitted are the files of the transactions whose undo failed
 	// when the dead writers' journals were last recovered (settle).
 	uncommitted atomic.Pointer[[]uncommittedFile]
+	// swept is the state directory's record directories as the last sweep
+	// that found them empty saw them (sweepChanged), nil when none did.
+	swept atomic.Pointer[sweptDirs]
 }
 
 var (
@@ -267,10 +270,8 @@ func New(cfg Config) (*FS, error) {
 	// finished) before anything reads its files, dead writers' temp files
 	// go, and, once a day, the lock files no process holds.
 	f.lockTimeout = cfg.LockTimeout
-	state := existingStateDir()
-	f.settle(context.Background(), recoveryStateDirs(state), time.Now().Add(cfg.LockTimeout))
-	sweepRecords(state)
-	sweepLocks(state, time.Now())
+	f.SettleDead(context.Background())
+	sweepLocks(existingStateDir(), time.Now())
 	return f, nil
 }
 
@@ -293,11 +294,15 @@ func (f *FS) BeginRequest(ctx context.Context) error {
 }
 
 // SettleDead finishes or undoes the transactions of writers that died
-// since New did, as New does (within the lock timeout): a batch or MCP
-// session calls it before each request, whose reads would otherwise see
-// a dead commit's files until a mutation of theirs recovered it.
+// (within the lock timeout), then sweeps what they left before their
+// journals named it: temp files, directories made for new files. New
+// calls it, and a batch or MCP session before each request, whose reads
+// would otherwise see a dead commit's files until a mutation of theirs
+// recovered it, and its leftovers until the next process started.
 func (f *FS) SettleDead(ctx context.Context) {
-	f.settle(ctx, recoveryStateDirs(existingStateDir()), time.Now().Add(f.lockTimeout))
+	state := existingStateDir()
+	f.settle(ctx, recoveryStateDirs(state), time.Now().Add(f.lockTimeout))
+	f.sweepChanged(state)
 }
 
 // What a session's last request found of its working directory.

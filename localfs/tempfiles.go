@@ -280,6 +280,59 @@ func sweepRecord(rp string, dfd int) {
 	}
 }
 
+// recordDirNames are the directories of a state directory that
+// sweepRecords lists.
+var recordDirNames = [...]string{tempRecords, dirRecords, "journal"}
+
+// sweptDirs is the stamps of a state directory's record directories
+// (recordDirNames; zero for one missing), taken before a sweep that found
+// them empty, and proving a later change (dirStamp.proves).
+type sweptDirs struct {
+	base string
+	dirs [len(recordDirNames)]dirStamp
+}
+
+// sweepChanged sweeps the state directory base (sweepRecords) unless its
+// record directories are as the last sweep that found them empty saw
+// them: a session's request then pays three stats, not a dozen calls.
+func (f *FS) sweepChanged(base string) {
+	if base == "" {
+		return
+	}
+	now := f.listings.clock() // the clock of the stamps' proofs, a test's too
+	seen := sweptDirs{base: base}
+	for i, n := range recordDirNames {
+		var st unix.Stat_t
+		if unix.Stat(filepath.Join(base, n), &st) == nil {
+			seen.dirs[i] = stampOf(&st)
+		}
+	}
+	if last := f.swept.Load(); last != nil && *last == seen {
+		return
+	}
+	f.swept.Store(nil)
+	if !sweepRecords(base) || !stampsProve(base, seen.dirs[:], now) {
+		return
+	}
+	f.swept.Store(&seen)
+}
+
+// stampsProve reports whether every stamp, of the directories of base,
+// proves a later change, on a file system whose times this machine sets.
+func stampsProve(base string, stamps []dirStamp, now time.Time) bool {
+	for _, s := range stamps {
+		if !s.proves(now) {
+			return false
+		}
+	}
+	fd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return localTimes(fd)
+}
+
 // sweepRecords sweeps the temp files of every dead writer's record in the
 // state directory base ("" when there is none), then the directories its
 // transaction made, and the state files a writer killed in createLocked
@@ -287,21 +340,23 @@ func sweepRecord(rp string, dfd int) {
 // recovered. One process sweeps at a time, under the flock of base, and
 // another skips its sweep: beside one still removing a writer's temp
 // files or deeper directories, a second found a directory not yet empty
-// and dropped its record, the directory left for good.
-func sweepRecords(base string) {
+// and dropped its record, the directory left for good. empty says it
+// swept, and found none of the three directories holding anything.
+func sweepRecords(base string) (empty bool) {
 	if base == "" {
-		return
+		return false
 	}
 	bfd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return
+		return false
 	}
 	defer unix.Close(bfd)
 	if unix.Flock(bfd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return // another process sweeps
+		return false // another process sweeps
 	}
 	d := filepath.Join(base, tempRecords)
 	names, _ := os.ReadDir(d)
+	found := len(names)
 	for _, n := range names {
 		if p := filepath.Join(d, n.Name()); strings.Contains(n.Name(), partialSuffix) {
 			sweepPartial(p)
@@ -309,8 +364,9 @@ func sweepRecords(base string) {
 			sweepRecord(p, -1)
 		}
 	}
-	sweepDirRecords(filepath.Join(base, dirRecords))
+	found += sweepDirRecords(filepath.Join(base, dirRecords))
 	journals, _ := os.ReadDir(filepath.Join(base, "journal"))
+	found += len(journals)
 	for _, n := range journals {
 		p := filepath.Join(base, "journal", n.Name())
 		switch {
@@ -320,6 +376,7 @@ func sweepRecords(base string) {
 			sweepRecoveryFile(p)
 		}
 	}
+	return found == 0
 }
 
 // sweepRecoveryFile removes the recovery file at p that a process killed
@@ -337,8 +394,9 @@ func sweepRecoveryFile(p string) {
 
 // sweepDirRecords removes, deepest first, the directories that dead
 // writers' transactions made (records in d) while still empty: a writer
-// killed before its journal named them (see madeDirs).
-func sweepDirRecords(d string) {
+// killed before its journal named them (see madeDirs). It returns how
+// many entries d held.
+func sweepDirRecords(d string) int {
 	names, _ := os.ReadDir(d)
 	type record struct{ rp, path string }
 	var records []record
@@ -359,6 +417,7 @@ func sweepDirRecords(d string) {
 	for _, r := range records {
 		sweepDirRecord(r.rp)
 	}
+	return len(names)
 }
 
 // sweepDirRecord removes the directory of the record at rp when its writer

@@ -220,6 +220,35 @@ func TestTxnKillsLeaveNoMadeDirs(t *testing.T) {
 	}
 }
 
+// A session (batch, MCP) started before a writer was killed while making
+// its directories removes them before its next request, as a process
+// started after does: swept only at a start, they stayed in the session's
+// view (ls, find) and a write of the session into one kept it for good.
+func TestSessionSweepsTheDirsOfAWriterKilledSince(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	for at := 1; ; at++ {
+		dir := t.TempDir()
+		writeTree(t, dir, dirsBefore)
+		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+		must(t, err)
+		// The state directory's times as if old: a sweep that finds
+		// nothing is not made again while they stay.
+		fsys.listings.now = func() time.Time { return time.Now().Add(time.Hour) }
+		must(t, fsys.BeginRequest(context.Background()))
+		if fsys.swept.Load() == nil {
+			t.Fatal("a sweep that found nothing kept no stamps: each request sweeps again")
+		}
+		killed := runKilledAt(t, "TestTxnCommitter", dir, at, txnOpsEnv+"=dirs", killDirsEnv+"=1")
+		must(t, fsys.BeginRequest(context.Background()))
+		fsys.Close()
+		checkDirsOutcome(t, fmt.Sprint("kill at directory step ", at), dir, state)
+		if !killed {
+			return
+		}
+	}
+}
+
 // Where a directory cannot be renamed without replacing (no renameat2,
 // or a file system without RENAME_NOREPLACE), a commit makes its
 // directories at their own names, and leaves no staging directory.
