@@ -257,8 +257,9 @@ func mediaOf(name string, prefix []byte) (Kind, string, bool) {
 // ServedType is the Content-Type a file is served with (publish's links):
 // the media type its extension names when it is one read knows, else what
 // the magic of its prefix (up to SniffBytes) says, but text where read
-// takes a media's magic for text, with a charset for text unless notUTF8
-// says the whole file is not UTF-8.
+// takes a media's magic for text, with a charset for text: utf-8 unless
+// notUTF8 says the whole file is not UTF-8, or one the file declares (its
+// byte-order mark, an HTML or XML declaration), never a guess.
 func ServedType(name string, prefix []byte, notUTF8 bool) string {
 	if _, mime, ok := mediaOf(name, prefix); ok {
 		return mime
@@ -278,6 +279,11 @@ func ServedType(name string, prefix []byte, notUTF8 bool) string {
 		// Sniffed from the prefix, UTF-8 there: the rest is not, and its
 		// charset is unknown (served as UTF-8, a browser showed U+FFFD).
 		t = strings.TrimSuffix(t, "; charset=utf-8")
+	}
+	// The sniffer's guess for any bytes not UTF-8 (EUC-JP, GBK): served
+	// with it, a browser showed mojibake and could not detect.
+	for _, guess := range []string{"; charset=iso-8859-1", "; charset=windows-1252"} {
+		t = strings.TrimSuffix(t, guess)
 	}
 	return t
 }

@@ -136,6 +136,17 @@ func TestServedType(t *testing.T) {
 		{"feed.log", rss, false, "text/plain; charset=utf-8"},
 		{"plain.md", "# Title\n\ntext\n", false, "text/plain; charset=utf-8"},
 		{"data.json", `{"a": 1}`, false, "application/json"},
+		// The charset a sniffer guesses for bytes that are not UTF-8 is
+		// no charset of the file's: served with it (EUC-JP or GBK as
+		// iso-8859-1), a browser showed mojibake and could not detect.
+		// One the file declares (its mark, a meta tag) is kept.
+		{"eucjp.txt", "\xc6\xfc\xcb\xdc\xb8\xec\n", true, "text/plain"},
+		{"l1.txt", "caf\xe9\n", true, "text/plain"},
+		{"cp1252.txt", "\x93quoted\x94\n", true, "text/plain"},
+		{"u16.txt", "\xff\xfeh\x00i\x00\n\x00", true, "text/plain; charset=utf-16le"},
+		{"sj.html", "<html><head><meta charset=\"shift_jis\"></head>\x82\xa0</html>", true, "text/html; charset=shift_jis"},
+		// UTF-8 whole, its prefix cut inside a character.
+		{"cut.txt", ("a" + strings.Repeat("é", SniffBytes/2))[:SniffBytes], false, "text/plain; charset=utf-8"},
 	}
 	for _, tt := range tests {
 		if got := ServedType(tt.name, []byte(tt.content), tt.notUTF8); got != tt.want {
