@@ -550,6 +550,17 @@ func ambiguous(i, n int, ms []editmatch.Match) *fault.Error {
 	if len(lines) == 1 && more == "" {
 		at = "line"
 	}
+	// --replace-all, which the hint offers, takes places that overlap
+	// first come first (as plan does), fewer than were counted.
+	taken, end := 0, -1
+	for _, m := range ms {
+		if m.Start >= end {
+			taken, end = taken+1, m.End
+		}
+	}
+	if taken < len(ms) {
+		more += fmt.Sprintf(", some overlapping: --replace-all replaces %d of them", taken)
+	}
 	return fault.Errorf(fault.CodeAmbiguousMatch, "%s matches %d places, at %s %s%s.", which(i, n), len(ms), at, strings.Join(list, ", "), more).
 		WithHint("add surrounding lines to --old-text so it matches one place, or pass --replace-all").
 		WithDetail("edit", i).WithDetail("lines", lines).WithDetail("count", len(ms)).WithDetail("rung", ms[0].Rung)

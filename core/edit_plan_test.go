@@ -166,8 +166,21 @@ func TestPlanEditsOutcomeDetails(t *testing.T) {
 	}
 	// Overlapping places on one line: "2 places, at lines 1" said one.
 	_, _, err = planBoth(t, "x aaa y\n", []EditOp{op("aa", "b")})
-	if e := fault.AsError(err); e.Code != fault.CodeAmbiguousMatch || !strings.Contains(e.Message, "matches 2 places, at line 1 (twice).") {
+	if e := fault.AsError(err); e.Code != fault.CodeAmbiguousMatch || !strings.Contains(e.Message, "matches 2 places, at line 1 (twice), some overlapping: --replace-all replaces 1 of them.") {
 		t.Fatalf("ambiguous, overlapping on one line: %v", err)
+	}
+	// --replace-all, which the hint offers, takes overlapping places first
+	// come first: told of 4 places, a caller was answered 2 replacements.
+	for _, tc := range []struct{ content, old, says string }{
+		{"aaaaa\n", "aa", "--replace-all replaces 2 of them"},
+		{"if a {\n  x\n}\n}\n}\n", "}\n}", "--replace-all replaces 1 of them"},
+	} {
+		_, _, err = planBoth(t, tc.content, []EditOp{op(tc.old, "b")})
+		_, o, all := planBoth(t, tc.content, []EditOp{{OldText: tc.old, NewText: str("b"), ReplaceAll: true}})
+		if e := fault.AsError(err); e.Code != fault.CodeAmbiguousMatch || !strings.Contains(e.Message, tc.says) ||
+			all != nil || !strings.Contains(tc.says, fmt.Sprintf("replaces %d ", o[0].Replacements)) {
+			t.Errorf("%q in %q: %v; with --replace-all %+v, %v", tc.old, tc.content, err, o, all)
+		}
 	}
 	_, o, err = planBoth(t, "\tif x {\n\t}\n", []EditOp{op("  if x {\n  }", "  if y {\n  }")})
 	if err != nil || !o[0].Reindented || o[0].Rung != editmatch.RungIndentation {
