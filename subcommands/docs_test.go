@@ -619,6 +619,80 @@ func TestResultFieldsDocumented(t *testing.T) {
 	}
 }
 
+// TestResultItemsAlways fails when RESULTS says of a list that each of its
+// items is "always" "each with" a field the item may leave out
+// (omitempty): replace's files were said to carry a diff, which the bound
+// drops.
+func TestResultItemsAlways(t *testing.T) {
+	data, err := os.ReadFile("../man/agentfs.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := strings.NewReplacer(`\-`, "-", `\fB`, "", `\fR`, "", `\fI`, "", "\n", " ").Replace(string(data))
+	results, _, _ := strings.Cut(man[strings.Index(man, ".SH RESULTS"):], " .SH ")
+	eachWith := regexp.MustCompile(`(\w+)(?: \([^()]*\))?, each with ([^.;]*)`)
+	optional := regexp.MustCompile(`(?i)optional`)
+	listSep := regexp.MustCompile(`\s*\([^()]*\)|,? and |, `)
+	checked := 0
+	for _, c := range []struct {
+		name   string
+		result any
+	}{{"ls", core.LsResult{}}, {"find", core.FindResult{}}, {"replace", core.ReplaceResult{}},
+		{"apply-patch", core.ApplyPatchResult{}}} {
+		_, entry, _ := strings.Cut(results, " .B "+c.name+" ")
+		entry, _, _ = strings.Cut(entry, " .TP")
+		always := optional.Split(entry, 2)[0]
+		for _, m := range eachWith.FindAllStringSubmatch(always, -1) {
+			item := fieldType(reflect.TypeOf(c.result), m[1])
+			if item == nil {
+				t.Errorf("RESULTS: %s has no list %s", c.name, m[1])
+				continue
+			}
+			for _, name := range listSep.Split(strings.TrimSpace(m[2]), -1) {
+				if name == "" {
+					continue
+				}
+				checked++
+				f := fieldType(item, name)
+				if f == nil {
+					t.Errorf("RESULTS: %s's %s items have no field %s", c.name, m[1], name)
+				} else if omitted(item, name) {
+					t.Errorf("RESULTS says every item of %s's %s has %s, which the item may leave out", c.name, m[1], name)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("RESULTS names no field of an item as always there: the pattern no longer matches it")
+	}
+}
+
+// fieldType is the element type of rt's JSON field name (through pointers
+// and slices), or nil.
+func fieldType(rt reflect.Type, name string) reflect.Type {
+	for i := 0; i < rt.NumField(); i++ {
+		if n, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ","); n == name {
+			ft := rt.Field(i).Type
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+				ft = ft.Elem()
+			}
+			return ft
+		}
+	}
+	return nil
+}
+
+// omitted says whether rt's JSON field name is left out when empty.
+func omitted(rt reflect.Type, name string) bool {
+	for i := 0; i < rt.NumField(); i++ {
+		n, opts, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if n == name {
+			return strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
+		}
+	}
+	return false
+}
+
 // TestDocumentedConstraintsDeclared fails when the man page documents, for
 // a flag of a tool, a default, a bound or a closed set of values that the
 // request field does not declare in its tags (so that the schema, --help
