@@ -146,6 +146,10 @@ func TestQueriesThatNeedANewline(t *testing.T) {
 		{`foo\nbar`, true, true},
 		{"foo\nbar", true, true},
 		{`a[\n]b`, true, true},
+		// A class whose only member is a newline is the newline itself.
+		{`[\n]`, true, true},
+		{`[\x0a]+`, true, true},
+		{`[^\x00-\x09\x0b-\x{10FFFF}]`, true, true},
 		{`(xy|\n)`, true, true}, // a literal newline anywhere, as rg
 		{`x(a|\n)`, true, true}, // Go's parser makes the class [\na]
 		{`a|\n`, true, true},
