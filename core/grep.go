@@ -1189,12 +1189,13 @@ func (p *page) refuse(n, text int, what, path string) bool {
 	return true
 }
 
-// newFile is a file's entry with the bytes it adds to a result, its comma
-// included: with blocks, those of an empty "blocks":[] too.
-func newFile(path string, blocks bool) (GrepFile, int) {
+// newFile is a file's entry with the bytes it adds to the page's files,
+// the comma before it included: with blocks, those of an empty
+// "blocks":[] too.
+func (p *page) newFile(path string, blocks bool) (GrepFile, int) {
 	f := GrepFile{}
 	f.Path, f.PathBase64 = fault.PathText(path)
-	cost := len(`{"path":""},`) + jsonLen(f.Path)
+	cost := len(`{"path":""}`) + jsonLen(f.Path) + comma(len(p.res.Files))
 	if f.PathBase64 != "" {
 		cost += len(`,"pathBase64":""`) + len(f.PathBase64)
 	}
@@ -1217,7 +1218,7 @@ func (p *page) addFile(path string, count int) bool {
 	if p.taken == p.limit {
 		return p.full()
 	}
-	f, cost := newFile(path, false)
+	f, cost := p.newFile(path, false)
 	if p.req.Mode == ModeCount {
 		f.Count = count
 		cost += len(`"count":,`) + digits(count)
@@ -1283,33 +1284,30 @@ func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) b
 	for start > 0 && !lines[start-1].isMatch && lines[start-1].line >= r.line-c && lines[start-1].line > max(bb.lastLine, bb.shown) {
 		start--
 	}
-	// cost is the unit's JSON, text its text lines, each with the path.
-	after, afterText, end := 0, 0, r.line
-	for j := i + 1; j < len(lines) && !lines[j].isMatch && lines[j].line == lines[j-1].line+1 && lines[j].line <= r.line+c; j++ {
-		l := newOutLine(lines[j])
-		after, afterText, end = after+l.cost(true), afterText+p.textCost(path, l), lines[j].line
-	}
+	// cost is the unit's JSON, text its text lines, each with the path:
+	// its lines before the match, the match, and those after it.
 	var nf GrepFile
 	cost, text := 0, 0
 	if bb.f == nil {
-		nf, cost = newFile(path, true)
+		nf, cost = p.newFile(path, true)
 	}
-	if bb.b == nil || lines[start].line != bb.lastLine+1 {
-		cost += blockCost(lines[start].line)
-		if p.t.TextLinePrefix != nil && c > 0 && (p.taken > 0 || p.req.Offset > 0 || p.req.Cursor != "") {
-			// The -- before a block with context: after the page's
-			// first, or --all's between two pages.
-			text += len("--\n")
-		}
+	if p.t.TextLinePrefix != nil && c > 0 && (bb.b == nil || lines[start].line != bb.lastLine+1) &&
+		(p.taken > 0 || p.req.Offset > 0 || p.req.Cursor != "") {
+		// The -- before a block with context: after the page's first, or
+		// --all's between two pages.
+		text += len("--\n")
 	}
-	unit := p.unit[:0]
+	unit, end := p.unit[:0], r.line
 	for _, r := range lines[start : i+1] {
-		l := newOutLine(r)
-		cost += l.cost(c > 0)
-		text += p.textCost(path, l)
-		unit = append(unit, l)
+		unit = append(unit, newOutLine(r))
 	}
-	cost, text = cost+after, text+afterText
+	for j := i + 1; j < len(lines) && !lines[j].isMatch && lines[j].line == lines[j-1].line+1 && lines[j].line <= r.line+c; j++ {
+		unit, end = append(unit, newOutLine(lines[j])), lines[j].line
+	}
+	for _, l := range unit {
+		text += p.textCost(path, l)
+	}
+	cost += bb.cost(unit)
 	p.unit = unit
 	if !p.spendItem(cost, text) {
 		what := fmt.Sprintf("the match at line %d does not fit", r.line)
@@ -1322,7 +1320,9 @@ func (p *page) addMatch(path string, lines []lineRec, i int, bb *blockBuilder) b
 		p.res.Files = append(p.res.Files, nf)
 		bb.f = &p.res.Files[len(p.res.Files)-1]
 	}
-	for _, l := range unit {
+	// The lines after the match come with the lines that follow it
+	// (addLines).
+	for _, l := range unit[:i-start+1] {
 		bb.add(l)
 	}
 	p.taken++
@@ -1371,10 +1371,54 @@ func (bb *blockBuilder) add(l outLine) {
 	bb.lastLine = l.line
 }
 
-// blockCost bounds the bytes of a block's frame:
-// {"start":N,"lines":[],"matches":[]},
-func blockCost(start int) int {
-	return len(`{"start":,"lines":[],"matches":[]},`) + digits(start)
+// cost is the bytes that adding lines, in order, adds to the file's
+// entry, as add adds them: the blocks they start, their text, their
+// numbers in matches (when a block's first context line comes, those of
+// its lines so far too: matches is left out while every line matches)
+// and their entries in linesBase64, each comma included.
+func (bb *blockBuilder) cost(lines []outLine) int {
+	blocks, last, allMatch := 0, bb.lastLine, bb.allMatch
+	start, taken, matches, b64 := 0, 0, 0, 0
+	if bb.b != nil {
+		blocks, start, taken = len(bb.f.Blocks), bb.b.Start, len(bb.b.Lines)
+		matches, b64 = len(bb.b.Matches), len(bb.b.LinesBase64)
+	}
+	n := 0
+	for _, l := range lines {
+		if blocks == 0 || l.line != last+1 {
+			n += len(`{"start":,"lines":[]}`) + digits(l.line) + comma(blocks)
+			blocks, start, allMatch, taken, matches, b64 = blocks+1, l.line, true, 0, 0, 0
+		}
+		n += len(`""`) + jsonLen(l.text) + comma(taken)
+		taken++
+		switch {
+		case l.isMatch && !allMatch:
+			n += digits(l.line) + comma(matches)
+			matches++
+		case !l.isMatch && allMatch:
+			n += len(`,"matches":[]`)
+			for m := start; m < l.line; m++ {
+				n += digits(m) + comma(matches)
+				matches++
+			}
+			allMatch = false
+		}
+		if l.b64 != "" {
+			if b64 == 0 {
+				n += len(`,"linesBase64":{}`)
+			}
+			n += len(`"":""`) + digits(l.line) + len(l.b64) + comma(b64)
+			b64++
+		}
+		last = l.line
+	}
+	return n
+}
+
+// comma is the byte of the comma before an element of an array or object
+// that holds n before it.
+func comma(n int) int {
+	return min(n, 1)
 }
 
 // outLine is a line ready for a block: its text cut and made UTF-8, and
@@ -1388,20 +1432,6 @@ type outLine struct {
 func newOutLine(r lineRec) outLine {
 	text, b64 := lineText(r)
 	return outLine{line: r.line, isMatch: r.isMatch, text: text, b64: b64}
-}
-
-// cost bounds the bytes the line adds to its block: its text and, with
-// context, its number in matches; a line that is not UTF-8 also its entry
-// in linesBase64.
-func (l outLine) cost(withContext bool) int {
-	n := jsonLen(l.text) + len(`"",`)
-	if withContext {
-		n += digits(l.line) + 1
-	}
-	if l.b64 != "" {
-		n += len(`"linesBase64":{"":""},`) + digits(l.line) + len(l.b64)
-	}
-	return n
 }
 
 // textCost is the bytes l of the file at path adds to a page printed as
