@@ -286,7 +286,7 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 	}
 	cls, err := textfile.Classify(req.Path, prefix, req.Encoding, req.ByteOffset == 0)
 	if errors.Is(err, textfile.ErrNotText) {
-		return nil, cls, notText(display, "the file is not UTF-8 text", 0)
+		return nil, cls, notText(display, "the file is not UTF-8 text", 0, "utf-8")
 	}
 	if err == nil && req.ByteOffset == 0 && req.Encoding == "" && cls.Kind == textfile.KindText && cls.Codec.IsUTF8() {
 		// Binary as grep has it: a NUL in the first 64 KiB (after a
@@ -675,7 +675,7 @@ func ioError(err error, display string) error {
 func (w *window) badLine(n int) error {
 	what := fmt.Sprintf("line %d is not valid %s", n, w.codec.Name())
 	if w.codec.Unit() != 2 {
-		return notText(w.display, what, n)
+		return notText(w.display, what, n, w.codec.Name())
 	}
 	hint := "read the lines around it with --offset and --limit; the line can be changed only by writing the file whole with write"
 	if w.req.Encoding != "" && w.codec.BOMLen() == 0 {
@@ -687,9 +687,16 @@ func (w *window) badLine(n int) error {
 		WithPath(w.display).WithDetail("line", n).WithHint("%s", hint)
 }
 
-func notText(display, what string, line int) error {
+// notText is the NOT_TEXT of a file that is not valid in the encoding
+// it was read in, whose hint names others, never that one: latin1 reads
+// every byte.
+func notText(display, what string, line int, encoding string) error {
+	other := "shift_jis"
+	if encoding == other {
+		other = "euc-jp"
+	}
 	e := fault.Errorf(fault.CodeNotText, "%s.", what).WithPath(display).
-		WithHint(`if it is text in another encoding, pass it: --encoding latin1 or {"encoding":"shift_jis"}`)
+		WithHint(`if it is text in another encoding, pass it: --encoding latin1 or {"encoding":%q}`, other)
 	if line > 0 {
 		e.WithDetail("line", line)
 	}
