@@ -101,7 +101,7 @@ func (Lifetime) jsonSchema() *Schema {
 func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult, error) {
 	if t.ReadOnly {
 		return nil, fault.Errorf(fault.CodeReadOnly, "publish is refused: agentfs runs read-only.").
-			WithHint("only read, ls, find and grep are available; run without --readonly to publish")
+			WithHint("%s; run without --readonly to publish", readOnlyLeft)
 	}
 	if err := Validate(req); err != nil {
 		return nil, err

@@ -65,12 +65,16 @@ type WriteResult struct {
 	Appended bool `json:"-"`
 }
 
+// readOnlyLeft is what --readonly leaves: the tools that change no file,
+// and the index command, which writes only the state directory.
+const readOnlyLeft = "only read, ls, find and grep, and the index command, are available"
+
 // mutableFS returns the backend's write side, refusing every mutation in
 // read-only mode (READ_ONLY) or on a backend that cannot write.
 func (t *Tools) mutableFS(op string) (backend.MutableFS, error) {
 	if t.ReadOnly {
 		return nil, fault.Errorf(fault.CodeReadOnly, "%s is refused: agentfs runs read-only.", op).
-			WithHint("only read, ls, find and grep are available; run without --readonly to change files")
+			WithHint("%s; run without --readonly to change files", readOnlyLeft)
 	}
 	m, ok := t.FS.(backend.MutableFS)
 	if !ok {
