@@ -429,6 +429,21 @@ func StatusOf(abs string, roots []string) (Status, error) {
 // command to run again, which only the caller knows.
 var ErrOtherSettings = errors.New("a watcher serves the index under other settings")
 
+// ErrWatched is the cause of the EXISTS of a watcher started where one
+// already answers, whose hint (WatchedHint) names no directory: only the
+// caller knows it as it spelt it.
+var ErrWatched = errors.New("a watcher already serves the index")
+
+// WatchedHint is the hint of ErrWatched's EXISTS, of the watcher pid of
+// the directory dir (given as the caller spelt it, or "").
+func WatchedHint(pid int, dir string) string {
+	drop := "agentfs index --drop"
+	if dir != "" {
+		drop += " " + dir
+	}
+	return fmt.Sprintf("none more is needed; to stop it, run kill %d (the index stays) or %s (the index goes too)", pid, drop)
+}
+
 // WatchedStatus describes the index of the directory at abs (its own, not
 // an ancestor's) when a watcher answers for it (ok). One built under
 // another fingerprint than config is EXISTS: its list serves no search

@@ -151,11 +151,12 @@ func awaitWatchLock(ctx context.Context, loc location, abs string, opts WatchOpt
 		watchLockWaitHook()
 	}
 	for {
-		if _, ok, err := WatchedStatus(ctx, abs, opts.Config); err != nil {
+		if st, ok, err := WatchedStatus(ctx, abs, opts.Config); err != nil {
 			return nil, err // one answers, under other settings
 		} else if ok {
-			return nil, fault.Errorf(fault.CodeExists, "a watcher of this tree is already running.").
-				WithHint("stop it first; one watcher serves every search")
+			return nil, fault.Errorf(fault.CodeExists, "a watcher of this tree (pid %d) is already running: it keeps the index fresh for every search.", st.WatcherPid).
+				WithDetail("watcherPid", st.WatcherPid).
+				WithHint("%s", WatchedHint(st.WatcherPid, "")).WithCause(ErrWatched)
 		}
 		unlock, err := lock(ctx, loc.watchLock, max(0, min(watchLockPoll, time.Until(deadline))))
 		if !errors.Is(err, ErrLocked) {

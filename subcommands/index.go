@@ -149,7 +149,7 @@ func runIndex(c *cli.Context) error {
 	case c.Bool("detach") && !isDetachedWatcher():
 		st, ok, err := index.WatchedStatus(c.Context, abs, t.config)
 		if err != nil {
-			return indexErr(runAgain(err, "index --detach"), res.dir)
+			return indexErr(runAgain(err, "index --detach", res.dir), res.dir)
 		}
 		if ok {
 			res.describe(st)
@@ -256,7 +256,7 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		// installing a build when asked: wait for it, as for a lock.
 		st, ok, werr := awaitWatcher(c.Context, t.abs, t.config, true, watcherAnswerPoll, c.Duration("lock-timeout"))
 		if werr != nil {
-			return indexErr(runAgain(werr, cmd), res.dir)
+			return indexErr(runAgain(werr, cmd, res.dir), res.dir)
 		}
 		if ok {
 			res.describe(st)
@@ -265,18 +265,24 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		}
 	}
 	if err != nil {
-		return indexErr(runAgain(err, cmd), res.dir)
+		return indexErr(runAgain(err, cmd, res.dir), res.dir)
 	}
 	return nil
 }
 
 // runAgain names, in the hint of a watcher's EXISTS under other settings,
 // the command to run once it is dropped: agentfs cmd, the one the caller
-// ran.
-func runAgain(err error, cmd string) error {
+// ran; in that of a watcher already serving the directory dir, the
+// command that stops it.
+func runAgain(err error, cmd, dir string) error {
 	var fe *fault.Error
-	if errors.Is(err, index.ErrOtherSettings) && errors.As(err, &fe) {
+	switch {
+	case !errors.As(err, &fe):
+	case errors.Is(err, index.ErrOtherSettings):
 		return fe.WithHint("drop it with agentfs index --drop, then run agentfs %s again", cmd)
+	case errors.Is(err, index.ErrWatched):
+		pid, _ := fe.Details["watcherPid"].(int)
+		return fe.WithHint("%s", index.WatchedHint(pid, dir))
 	}
 	return err
 }
@@ -355,7 +361,7 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 				// session's own starts: relied on, the session was left
 				// without one, and said nothing.
 				if _, ok, werr := awaitWatcher(ctx, t.abs, t.config, true, watcherAnswerPoll, sessionLife); werr != nil {
-					o.note(fault.AsError(indexErr(runAgain(werr, "mcp --watch"), display)))
+					o.note(fault.AsError(indexErr(runAgain(werr, "mcp --watch", display), display)))
 					return
 				} else if !ok {
 					return // the session ended first
