@@ -65,6 +65,17 @@ type WriteResult struct {
 	Appended bool `json:"-"`
 }
 
+// legacyAppendHint is the hint of an append of content that is not ASCII
+// to a file in an encoding agentfs cannot tell: --encoding, which appends
+// in the encoding named, first with latin1 when that holds the content.
+func legacyAppendHint(content string) string {
+	const rest = "; or append the bytes in the file's encoding with --content-base64, or rewrite the file whole with write; nothing was changed"
+	if c, err := textfile.NamedEncoding("latin1", nil); err == nil && c.CheckEncodable(content) == nil {
+		return "if the file is Latin-1, append with --encoding latin1, or name the encoding it is in (--encoding shift_jis...)" + rest
+	}
+	return "name the encoding the file is in with --encoding (shift_jis, euc-jp...) to append the content in it: Latin-1 cannot hold it" + rest
+}
+
 // readOnlyLeft is what --readonly leaves: the tools that change no file,
 // and the index command, which writes only the state directory.
 const readOnlyLeft = "only read, ls, find and grep, and the index command, are available"
@@ -384,7 +395,7 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 			// encoding spells as UTF-8 does, is added, never a mix.
 			if i := slices.IndexFunc(data, func(b byte) bool { return b >= 0x80 }); i >= 0 {
 				return nil, fault.Errorf(fault.CodeNotText, "the file is not UTF-8 or UTF-16 text, so its encoding is unknown, and the content is not ASCII (byte %d): appended, it would mix two encodings.", i).
-					WithPath(display).WithHint("append the bytes in the file's encoding with --content-base64, or rewrite the file whole with write; nothing was changed")
+					WithPath(display).WithHint("%s", legacyAppendHint(string(data)))
 			}
 			file = &f
 		} else {
