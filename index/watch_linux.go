@@ -163,7 +163,7 @@ func awaitWatchLock(ctx context.Context, loc location, abs string, opts WatchOpt
 			return unlock, err
 		}
 		if !time.Now().Before(deadline) {
-			return nil, fault.Errorf(fault.CodeLockTimeout, "another watcher of this tree held its lock for %v, building its index or ending.", opts.LockTimeout).
+			return nil, fault.Errorf(fault.CodeLockTimeout, "another watcher of this tree held its lock for %v, building its index or ending.", localfs.LockWaited(opts.LockTimeout)).
 				WithHint("run again once it answers (agentfs index --status says watched), or raise --lock-timeout")
 		}
 	}

@@ -1050,6 +1050,13 @@ func waitEnded(err error) bool {
 // a process that did not exist (130 of 2,000 while lock files were swept).
 const lockGrace = 10 * time.Millisecond
 
+// LockWaited is how long a wait for a lock with timeout lasted before
+// giving up, as its LOCK_TIMEOUT says: at least lockGrace (--lock-timeout
+// 0 said "for longer than 0s").
+func LockWaited(timeout time.Duration) time.Duration {
+	return max(timeout, lockGrace)
+}
+
 // lockWaitHook, when set by a test, is called when a lock is found held and
 // the wait for it begins.
 var lockWaitHook func()
@@ -1113,7 +1120,7 @@ func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration
 			WithHint("retry when the other writer is done, or wait longer with --lock-timeout")
 	}
 	if errors.Is(err, ErrLockTimeout) {
-		return fault.Errorf(fault.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, timeout).
+		return fault.Errorf(fault.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, LockWaited(timeout)).
 			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
 			WithHint("retry later, or wait longer with --lock-timeout")
 	}

@@ -68,17 +68,27 @@ func TestLockAcrossRoots(t *testing.T) {
 }
 
 // LOCK_TIMEOUT names the timeout the caller gave, not what was left of it
-// a few microseconds later.
+// a few microseconds later; under lockGrace, the wait it had (--lock-timeout
+// 0 said "for longer than 0s", and waited 10 ms).
 func TestLockTimeoutSaysTheTimeoutGiven(t *testing.T) {
 	fsys, dir := newTestFS(t)
 	must(t, os.WriteFile(filepath.Join(dir, "f"), nil, 0o644))
 	unlock, err := fsys.Lock(context.Background(), "f", 0)
 	must(t, err)
 	defer unlock()
-	_, err = fsys.Lock(context.Background(), "f", 30*time.Millisecond-300*time.Nanosecond)
-	e := fault.AsError(err)
-	if e == nil || e.Code != fault.CodeLockTimeout || !strings.HasSuffix(e.Message, " longer than 30ms.") || e.Details["timeout"] != "30ms" {
-		t.Fatalf("got %v (details %v), want LOCK_TIMEOUT for longer than 30ms", err, e.Details)
+	for _, c := range []struct {
+		timeout      time.Duration
+		said, detail string
+	}{
+		{30*time.Millisecond - 300*time.Nanosecond, "30ms", "30ms"},
+		{0, "10ms", "0s"},
+		{2 * time.Millisecond, "10ms", "2ms"},
+	} {
+		_, err = fsys.Lock(context.Background(), "f", c.timeout)
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeLockTimeout || !strings.HasSuffix(e.Message, " longer than "+c.said+".") || e.Details["timeout"] != c.detail {
+			t.Errorf("timeout %v: got %v (details %v), want LOCK_TIMEOUT for longer than %s", c.timeout, err, e.Details, c.said)
+		}
 	}
 }
 

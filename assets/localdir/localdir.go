@@ -307,7 +307,7 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (func(), er
 		return func() { f.Close() }, nil
 	case errors.Is(err, localfs.ErrLockTimeout):
 		f.Close()
-		return nil, fault.Errorf(fault.CodeLockTimeout, "the assets folder stayed locked for %v.", timeout).WithPath(dir).
+		return nil, fault.Errorf(fault.CodeLockTimeout, "the assets folder stayed locked for %v.", localfs.LockWaited(timeout)).WithPath(dir).
 			WithHint("another publish, or agentfs serve's prune, holds it; retry, or raise --lock-timeout")
 	case ctx.Err() != nil:
 		f.Close()

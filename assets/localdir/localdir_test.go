@@ -818,3 +818,20 @@ func TestServerKeyUnreadableForNow(t *testing.T) {
 		t.Fatalf("the key unreadable for now: %d %q; want 503 saying to retry", w.Code, w.Body)
 	}
 }
+
+// A folder held past the timeout is LOCK_TIMEOUT naming the wait it had:
+// 0 waits 10 ms, and said "stayed locked for 0s".
+func TestLockDirTimeoutSaysTheWait(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := lockDir(context.Background(), dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	for timeout, said := range map[time.Duration]string{0: "10ms", 20 * time.Millisecond: "20ms"} {
+		_, err := lockDir(context.Background(), dir, timeout)
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout || e.Message != "the assets folder stayed locked for "+said+"." {
+			t.Errorf("timeout %v: got %v, want LOCK_TIMEOUT saying %s", timeout, err, said)
+		}
+	}
+}
