@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"path"
 	"reflect"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -58,6 +61,7 @@ func (l *Lifetime) UnmarshalText(b []byte) error {
 		err = fault.InvalidArgument("expiresIn must be from 1s to 168h (7 days, the longest an S3 presigned URL works), not %s.", string(b)).
 			WithHint("give a duration such as 1h or 24h, or leave it out for the default 1h; publish again when the link expires")
 	case err != nil:
+		err = fault.AsError(err).WithHint("%s", lifetimeHint(string(b)))
 	case v%time.Second != 0:
 		// Cut silently, 1.5s would be a link of 1s.
 		err = fault.InvalidArgument("expiresIn is whole seconds, not %s.", string(b)).
@@ -65,6 +69,17 @@ func (l *Lifetime) UnmarshalText(b []byte) error {
 	}
 	*l = Lifetime(v)
 	return err
+}
+
+// lifetimeHint is the hint of a lifetime that is no duration: Go's have
+// no unit of days, and a link's longest is counted in hours.
+func lifetimeHint(s string) string {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if days, err := strconv.Atoi(n); err == nil && days > 0 && days <= 1000 {
+			return fmt.Sprintf("give days in hours: %dd is %dh (at most 168h, 7 days)", days, 24*days)
+		}
+	}
+	return "give a duration such as 1h or 24h, at most 168h (7 days)"
 }
 
 // UnmarshalJSON takes a string ("1h") or a number of seconds; null is the
