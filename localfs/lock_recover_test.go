@@ -914,3 +914,28 @@ func TestAProbeOfADeadJournalIsNoLiveCommit(t *testing.T) {
 		})
 	}
 }
+
+// LockAll gives up on a dead journal whose recovery it waited for three
+// times, never on three journals of writers that died one after another.
+func TestJournalWaitsCountEachJournal(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		journals []string
+		giveUp   int // the wait that gives up, 0 for none
+	}{
+		{"one journal", []string{"j1", "j1", "j1"}, 3},
+		{"three writers dead in a row", []string{"j1", "j2", "j3"}, 0},
+		{"one back among others", []string{"j1", "j2", "j1", "j3", "j1"}, 5},
+	} {
+		w := journalWaits{}
+		got := 0
+		for k, j := range tc.journals {
+			if w.again(j) && got == 0 {
+				got = k + 1
+			}
+		}
+		if got != tc.giveUp {
+			t.Errorf("%s: gave up at wait %d, want %d", tc.name, got, tc.giveUp)
+		}
+	}
+}
