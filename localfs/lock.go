@@ -472,6 +472,11 @@ func (f *FS) LockAll(ctx context.Context, paths []string, timeout time.Duration)
 			cause = stuck[j]
 		}
 		_, isStuck := stuck[j]
+		if errors.Is(cause, errRecoveryPending) {
+			// Its recovery waits for locks, or for another process:
+			// waited for below, as a journal met.
+			cause, isStuck = nil, false
+		}
 		if cause != nil && !committedJournal(j) {
 			// Its recovery could not run: these files may hold its
 			// content, never committed.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -937,5 +938,68 @@ func TestJournalWaitsCountEachJournal(t *testing.T) {
 		if got != tc.giveUp {
 			t.Errorf("%s: gave up at wait %d, want %d", tc.name, got, tc.giveUp)
 		}
+	}
+}
+
+// A read beside a dead commit whose recovery cannot run within the lock
+// timeout (another process holds the files' locks, or recovers it and is
+// not done) is refused, LOCK_TIMEOUT, until a call recovers it. It read
+// the dead commit's content, never committed, exit 0 (hunt35: 33 of 60
+// readers with --lock-timeout 0, and any reader once a live process held
+// the locks for 2 s).
+func TestReadBesideARecoveryNotDoneIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hold func(t *testing.T, dir, journal string) (release func())
+	}{
+		{"its file locked by another process", func(t *testing.T, dir, journal string) func() {
+			held, err := os.Open(filepath.Join(dir, "a.txt"))
+			must(t, err)
+			must(t, unix.Flock(int(held.Fd()), unix.LOCK_EX|unix.LOCK_NB)) // its data lock
+			return func() { held.Close() }
+		}},
+		{"another process recovering it", func(t *testing.T, dir, journal string) func() {
+			rec, err := lockRecoveryFile(journal + journalRecovering)
+			must(t, err)
+			fd, err := unix.Open(journal, unix.O_RDWR|unix.O_CLOEXEC, 0)
+			must(t, err)
+			must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
+			return func() {
+				unix.Close(fd)
+				unix.Unlink(journal + journalRecovering)
+				unix.Close(rec)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, state := recoverDirs(t)
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir, LockTimeout: 50 * time.Millisecond})
+			must(t, err)
+			defer fsys.Close()
+			p := deadCommit(t, dir, state)
+			release := tc.hold(t, dir, filepath.Join(state, "journal", "dead"+journalPending))
+			read := func() (string, error) {
+				fsys.SettleDead(context.Background())
+				r, err := fsys.Open(context.Background(), "a.txt")
+				if err != nil {
+					return "", err
+				}
+				defer r.Close()
+				b, err := io.ReadAll(r)
+				return string(b), err
+			}
+			got, err := read()
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout {
+				release()
+				t.Fatalf("a read while the dead commit cannot be recovered: %q, %v; want LOCK_TIMEOUT", got, err)
+			}
+			release()
+			if got, err := read(); err != nil || got != "old\n" {
+				t.Fatalf("once it can be recovered: %q, %v; want the file put back", got, err)
+			}
+			if b, _ := os.ReadFile(p); string(b) != "old\n" {
+				t.Fatalf("on disk %q", b)
+			}
+		})
 	}
 }

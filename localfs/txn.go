@@ -791,7 +791,7 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 			continue
 		}
 		committed := strings.HasSuffix(p, journalCommitted)
-		for look := 1; look <= 2; look++ {
+		for {
 			fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
 				if !errors.Is(err, unix.ENOENT) {
@@ -808,10 +808,22 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 				break // recovered here, or could not be
 			}
 			// Held by its committer or a recoverer, or its recovery file
-			// taken by another: that recovery is waited for, once.
-			if look == 2 || !relevant(p) || !waitRecovery(ctx, p, deadline) {
+			// taken by another: that recovery is waited for.
+			if !relevant(p) {
 				break
 			}
+			waited, err := waitRecovery(ctx, p, deadline)
+			if err != nil {
+				// Still recovered at the deadline: its files may hold
+				// the dead commit's content, refused until it is done.
+				visit(-1, p, committed, errRecoveryPending)
+				break
+			}
+			if !waited && !free {
+				break // a live commit's
+			}
+			// Its recovery ended (done, or let go for want of locks), or
+			// was over as this look met it: looked at again.
 		}
 	}
 }
@@ -863,19 +875,30 @@ func lockRecoveryFile(path string) (int, error) {
 }
 
 // waitRecovery waits while a process holds the recovery file of the
-// journal p, until deadline or ctx ends; false when none does (the journal
-// is a live commit's, or its recovery file a leftover).
-func waitRecovery(ctx context.Context, p string, deadline time.Time) bool {
+// journal p: waited once it let it go, an error when deadline or ctx ended
+// first, neither when none held it (the journal is a live commit's, its
+// recovery file a leftover, or the recovery just ended).
+func waitRecovery(ctx context.Context, p string, deadline time.Time) (waited bool, err error) {
 	fd, err := unix.Open(p+journalRecovering, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	defer unix.Close(fd)
 	if unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) == nil {
-		return false
+		return false, nil
 	}
-	return FlockWait(ctx, fd, unix.LOCK_SH, deadline) == nil
+	if err := FlockWait(ctx, fd, unix.LOCK_SH, deadline); err != nil {
+		return false, err
+	}
+	return true, nil
 }
+
+// errRecoveryPending is the cause of a dead journal whose recovery did not
+// run in time: another process held its files' locks past the wait, or
+// recovered it past the deadline. Its files are refused to readers (they
+// may hold its content, never committed) until a call recovers it; a
+// mutation waits for it as for a journal it meets (LockAll).
+var errRecoveryPending = errors.New("the recovery of a dead transaction has not run yet")
 
 // touchesRoots reports whether the journal p names a file under one of
 // f's roots, or cannot be read (and may): only such a journal's recovery
@@ -1043,7 +1066,7 @@ func journalFor(bases []string, reals []string) (string, error) {
 // flock of the journal's own: a waiter's shared one, however short, made
 // a recovery that probed it then take the journal for a live commit's.
 func waitJournal(ctx context.Context, path string, deadline time.Time) error {
-	waitRecovery(ctx, path, deadline)
+	waitRecovery(ctx, path, deadline) // its end, by deadline too, is LockAll's to judge
 	return ctx.Err()
 }
 
@@ -1051,11 +1074,11 @@ func waitJournal(ctx context.Context, path string, deadline time.Time) error {
 const journalWait = 2 * time.Second
 
 // recoverJournal recovers the journal at path, waiting up to wait for its
-// locks, and reports whether it got them and still could not finish it,
-// or the error that kept it from taking them: only a wait for locks a
-// live process holds ends without one, and the journal is left to the
-// next call. Stuck, it returns the real paths of the journal's files in
-// directories moved since and found there.
+// locks, and reports whether it could not finish it, with the error that
+// kept it from taking them (errRecoveryPending for a wait for locks a live
+// process holds: the journal is left to the next call), or none when it
+// took them and still could not. Stuck, it returns the real paths of the
+// journal's files in directories moved since and found there.
 func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, moved []string, err error) {
 	entries, err := readJournal(path)
 	if errors.Is(err, errTornJournal) && !committed {
@@ -1084,7 +1107,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	reals = append(reals, movedReals...)
 	unlock, _, err := f.lockReal(context.Background(), reals, wait)
 	if le := (*lockError)(nil); errors.As(err, &le) {
-		return false, nil, nil
+		return true, movedReals, errRecoveryPending
 	}
 	if err != nil {
 		return true, movedReals, err

@@ -233,10 +233,11 @@ func TestSessionSweepsTheDirsOfAWriterKilledSince(t *testing.T) {
 		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 		must(t, err)
 		// The state directory's times as if old: a sweep that finds
-		// nothing is not made again while they stay.
+		// nothing is not made again while they stay. (A later round may
+		// find a half-made record of the kill before, left a minute.)
 		fsys.listings.now = func() time.Time { return time.Now().Add(time.Hour) }
 		must(t, fsys.BeginRequest(context.Background()))
-		if fsys.swept.Load() == nil {
+		if at == 1 && fsys.swept.Load() == nil {
 			t.Fatal("a sweep that found nothing kept no stamps: each request sweeps again")
 		}
 		killed := runKilledAt(t, "TestTxnCommitter", dir, at, txnOpsEnv+"=dirs", killDirsEnv+"=1")

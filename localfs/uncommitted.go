@@ -55,6 +55,9 @@ func (f *FS) settle(ctx context.Context, states []string, deadline time.Time) ma
 		}
 	}
 	for j, cause := range stuck {
+		if _, known := still[j]; known && errors.Is(cause, errRecoveryPending) {
+			continue // its undo failed before: that says more than a wait
+		}
 		still[j] = cause
 	}
 	var files []uncommittedFile
@@ -134,6 +137,11 @@ func (f *FS) checkCommitted(file *os.File, t target) error {
 // the journal, never to move it (AGENTFS_STATE_DIR): then only the new one
 // is looked into, and the journal never again.
 func uncommittedErr(display, journal string, cause error) *fault.Error {
+	if errors.Is(cause, errRecoveryPending) {
+		return fault.Errorf(fault.CodeLockTimeout, "%s holds a change of a transaction whose process died, and its recovery has not run yet: another process holds some of its files, or is recovering it.", display).
+			WithPath(display).WithDetail("journal", journal).
+			WithHint("retry in a moment, or with a longer --lock-timeout: the next call undoes the transaction before it reads")
+	}
 	if cause == nil {
 		return fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and the change could not be undone: its content may never have been committed.", display).
 			WithPath(display).WithDetail("journal", journal).
