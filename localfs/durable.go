@@ -37,6 +37,10 @@ var syscalls = struct {
 	// readFile reads a journal: a test makes it fail as a failing disk
 	// or a process out of descriptors does.
 	readFile func(name string) ([]byte, error)
+	// openRead opens a walked file for reading once its type is known: a
+	// test renames another file over the name first, as a writer may
+	// between the stat and the open.
+	openRead func(dirfd int, path string, flags int, mode uint32) (int, error)
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,
@@ -50,4 +54,5 @@ var syscalls = struct {
 	openLock:        unix.Open,
 	readDir:         os.ReadDir,
 	readFile:        os.ReadFile,
+	openRead:        unix.Openat,
 }

@@ -32,7 +32,7 @@ func reopen(pathFile *os.File, _ int) (*os.File, error) {
 // file's place is refused (errNotRegular) before it is read, but its
 // writer blocked in open(2) is released, which only Linux avoids.
 func openRegularAt(dirfd int, name string, st *unix.Stat_t) (int, error) {
-	return openReadAt(dirfd, name, st, nil)
+	return openReadAt(dirfd, name, st)
 }
 
 // reserve cannot allocate without changing the size here: an in-place

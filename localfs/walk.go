@@ -315,11 +315,11 @@ func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 var errNotRegular = errors.New("not a regular file")
 
 // openReadAt opens name of the directory dirfd for reading, without
-// following a link or waiting on a FIFO, refuses anything but a regular
-// file (errNotRegular: the signing key too) and, when was is given,
-// anything but the file it describes; st gets the stat of what was opened.
-func openReadAt(dirfd int, name string, st, was *unix.Stat_t) (int, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// following a link or waiting on a FIFO, and refuses anything but a
+// regular file (errNotRegular: the signing key too); st gets the stat of
+// what was opened, which every identity check is made on.
+func openReadAt(dirfd int, name string, st *unix.Stat_t) (int, error) {
+	fd, err := syscalls.openRead(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP || err == unix.EMLINK { // a link (EMLINK: FreeBSD's answer)
 		return -1, errNotRegular
 	}
@@ -330,7 +330,7 @@ func openReadAt(dirfd int, name string, st, was *unix.Stat_t) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || was != nil && !sameFile(st, was) || isSigningKey(st) {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || isSigningKey(st) {
 		// The signing key by another name is skipped as a special file
 		// is: no search reads it.
 		unix.Close(fd)
@@ -411,9 +411,10 @@ func infoAt(fd int, name, display string) (backend.FileInfo, error) {
 // openFileAt opens the regular file name of the directory fd. The listing
 // said regular file: anything put in its place since (a link, a FIFO, a
 // device) is refused unopened, NOT_REGULAR, and the walk's callers skip it
-// as one gone. The stat that tells the type also gives the identity, which
-// a deny root that is a file is compared with, since a hard link elsewhere
-// in the tree is the same file under another name.
+// as one gone; a regular file renamed over it is read. The stat of what
+// was opened tells the type and gives the identity, which a deny root
+// that is a file is compared with, since a hard link elsewhere in the
+// tree is the same file under another name.
 func (w *walker) openFileAt(fd int, dirDev uint64, name, display string) (io.ReadCloser, error) {
 	var st unix.Stat_t
 	f, err := openRegularAt(fd, name, &st)
