@@ -1468,14 +1468,17 @@ func lineText(r lineRec) (string, string) {
 	if size > MaxLineBytes {
 		lim := r.off + len(b) // the end of what b holds
 		start := 0
+		// Cuts move to a character's start, at most UTFMax-1 bytes: bytes
+		// further from one are no UTF-8 (a run of continuation bytes), and
+		// the search for one ran past what a streamed line's part holds.
 		if r.isMatch {
 			start = cutFrom(r.at)
-			for start < lim && !utf8.RuneStart(b[start-r.off]) {
+			for n := 1; n < utf8.UTFMax && start < lim && !utf8.RuneStart(b[start-r.off]); n++ {
 				start++
 			}
 		}
 		end := min(lim, start+MaxLineBytes)
-		for end < lim && end > start && !utf8.RuneStart(b[end-r.off]) {
+		for n := 1; n < utf8.UTFMax && end < lim && end > start && !utf8.RuneStart(b[end-r.off]); n++ {
 			end--
 		}
 		prefix := ""
