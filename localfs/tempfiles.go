@@ -225,39 +225,42 @@ func sweep(dir *os.File, dirReal string) {
 	}
 }
 
-func sweepOne(dfd int, name, real string, mounts []mountEntry) {
+func sweepOne(dfd int, name, real string, mounts []mountEntry) (held bool) {
 	rp, err := tempRecordPath(mounts, real)
 	if err != nil {
-		return
+		return false
 	}
-	sweepRecord(rp, dfd)
+	return sweepRecord(rp, dfd)
 }
 
 // sweepRecord removes the temp file of the record at rp when its writer is
 // dead and the file there is the one it names. dfd is the directory of the
 // record's path, or -1 to open it here (without following a final link).
-func sweepRecord(rp string, dfd int) {
+// held says the file may still be there as a writer's, for a later sweep:
+// its writer lives, or it could not be removed.
+func sweepRecord(rp string, dfd int) (held bool) {
 	fd, err := unix.Open(rp, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return // no record: not agentfs's file
+		return false // no record: not agentfs's file
 	}
 	defer unix.Close(fd)
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return // its writer is alive
+		return true // its writer is alive
 	}
 	buf := make([]byte, 4200)
 	n, _ := unix.Pread(fd, buf, 0)
 	path, id, ok := recordText(buf[:max(n, 0)])
 	if !ok {
-		return
+		return false
 	}
 	if dfd < 0 {
 		dfd, err = unix.Open(filepath.Dir(path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) {
 			unix.Unlink(rp) // its directory is gone, and the file with it
+			return false
 		}
 		if err != nil {
-			return
+			return true
 		}
 		defer unix.Close(dfd)
 	}
@@ -267,17 +270,19 @@ func sweepRecord(rp string, dfd int) {
 		if errors.Is(err, unix.ENOENT) {
 			unix.Unlink(rp) // renamed or removed since: nothing to sweep
 		}
-		return
+		return false
 	}
 	// An empty identity is a writer killed between creating the file and
 	// recording it: the name is random and was created with O_EXCL after
 	// the record, so the file there is that writer's.
 	if id != "" && id != identity(&st) {
-		return // another file now has the name
+		return false // another file now has the name
 	}
-	if unix.Unlinkat(dfd, name, 0) == nil {
-		unix.Unlink(rp)
+	if unix.Unlinkat(dfd, name, 0) != nil {
+		return true
 	}
+	unix.Unlink(rp)
+	return false
 }
 
 // recordDirNames are the directories of a state directory that
