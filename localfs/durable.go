@@ -31,8 +31,10 @@ var syscalls = struct {
 	// openLock opens (creating) a lock or recovery file in the state
 	// directory: a test makes it fail as a full one does.
 	openLock func(path string, mode int, perm uint32) (int, error)
-	// readDir lists a journal directory: a test makes it fail as a
-	// process out of descriptors or a failing disk does.
+	// readDir lists a journal directory, or that of the records of
+	// made directories: a test makes it fail as a process out of
+	// descriptors or a failing disk does, or kills a writer between a
+	// sweep's temp files and its directories.
 	readDir func(name string) ([]os.DirEntry, error)
 	// readFile reads a journal: a test makes it fail as a failing disk
 	// or a process out of descriptors does.

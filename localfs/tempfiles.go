@@ -402,7 +402,7 @@ func sweepRecoveryFile(p string) {
 // killed before its journal named them (see madeDirs). It returns how
 // many entries d held.
 func sweepDirRecords(d string) int {
-	names, _ := os.ReadDir(d)
+	names, _ := syscalls.readDir(d)
 	type record struct{ rp, path string }
 	var records []record
 	for _, n := range names {
@@ -427,11 +427,15 @@ func sweepDirRecords(d string) int {
 
 // sweepDirRecord removes the directory of the record at rp when its writer
 // is dead, the directory there is the one it names (at its name, or still
-// at its staging name), and it is empty; the record goes in any case. A
-// record without an identity is a writer killed between the mkdir and
-// recording it: the directory is at its staging name, which that writer
-// alone made (mkdir fails on a name that exists), and nobody else knows.
-// Where the directory was made at its own name (madeDirs.mkdir's
+// at its staging name), and it is empty once the temp files of dead
+// writers in it are swept. The record stays while its writer lives, or
+// while the directory holds only what a later sweep may remove
+// (sweepMadeDir): a sweep that passed over the temp files of a writer
+// then alive, and killed since, dropped it and left the directory for
+// good. A record without an identity is a writer killed between the mkdir
+// and recording it: the directory is at its staging name, which that
+// writer alone made (mkdir fails on a name that exists), and nobody else
+// knows. Where the directory was made at its own name (madeDirs.mkdir's
 // fallback), such a record proves nothing and the directory stays.
 func sweepDirRecord(rp string) {
 	fd, err := unix.Open(rp, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
@@ -444,6 +448,7 @@ func sweepDirRecord(rp string) {
 	}
 	buf := make([]byte, 4200)
 	n, _ := unix.Pread(fd, buf, 0)
+	held := false
 	if path, id, ok := recordText(buf[:max(n, 0)]); ok {
 		staging := stagingDirName(rp)
 		atDir(filepath.Dir(path), func(dfd int) {
@@ -451,11 +456,76 @@ func sweepDirRecord(rp string) {
 				unix.Unlinkat(dfd, staging, unix.AT_REMOVEDIR)
 				return
 			}
-			removeMadeDir(dfd, filepath.Base(path), id)
-			removeMadeDir(dfd, staging, id)
+			held = sweepMadeDir(dfd, filepath.Base(path), path, id, filepath.Dir(rp)) ||
+				sweepMadeDir(dfd, staging, filepath.Join(filepath.Dir(path), staging), id, filepath.Dir(rp))
 		})
 	}
-	unix.Unlink(rp)
+	if !held {
+		unix.Unlink(rp)
+	}
+}
+
+// sweepMadeDir removes the directory name in dfd, whose real absolute
+// path is real, when it is still the one with identity id, and empty once
+// the temp files of dead writers in it are swept. It says whether the
+// directory stays holding nothing but what a later sweep may remove: a
+// live writer's temp file, or a directory with a record in records (the
+// directory of the records of made directories) still; the deeper ones
+// are swept first, so such a record was kept, or made since the listing.
+// One that holds anything else (a user's file, a directory nobody
+// records) is someone's, and stays for good, its record gone.
+func sweepMadeDir(dfd int, name, real, id, records string) bool {
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || identity(&st) != id {
+		return false // gone, or not the one made
+	}
+	if !errors.Is(syscalls.rmdirat(dfd, name), unix.ENOTEMPTY) {
+		return false // removed, or not to be
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	dir := os.NewFile(uintptr(fd), real)
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return false
+	}
+	mounts := mountTable()
+	recs, _ := os.ReadDir(records)
+	held := false
+	for _, n := range names {
+		p := filepath.Join(real, n)
+		switch {
+		case dirRecorded(recs, mounts, p):
+			held = true
+		case !isTempName(n):
+			return false
+		case sweepOne(fd, n, p, mounts):
+			held = true
+		case unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil:
+			return false // not a writer's
+		}
+	}
+	// Emptied, it may have been filled again since: the next sweep looks.
+	return held || errors.Is(syscalls.rmdirat(dfd, name), unix.ENOTEMPTY)
+}
+
+// dirRecorded reports whether recs (the records of made directories)
+// hold one of the directory at the real absolute path p, by its name or,
+// for a staging name, by the record's digits: one a sweep kept, or one
+// made since it listed them.
+func dirRecorded(recs []os.DirEntry, mounts []mountEntry, p string) bool {
+	prefix := lockName(lockKey(mounts, p)) + "-"
+	digits, staging := strings.CutPrefix(filepath.Base(p), tempPrefix)
+	for _, e := range recs {
+		n := e.Name()
+		if !strings.Contains(n, partialSuffix) && (strings.HasPrefix(n, prefix) || staging && strings.HasSuffix(n, "-"+digits)) {
+			return true
+		}
+	}
+	return false
 }
 
 // partialAge is how old a half-made state file is before a sweep takes it

@@ -1,8 +1,11 @@
 package localfs
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +32,13 @@ const killAtEnv = "AGENTFS_TEST_TXN_KILL_AT"
 const killDirsEnv = "AGENTFS_TEST_TXN_KILL_DIRS"
 
 // txnOpsEnv set to "dirs" makes TestTxnCommitter commit txnDirOps, to
-// "manyDirs" txnManyDirOps.
+// "manyDirs" txnManyDirOps, to "newDirs" txnNewDirOps.
 const txnOpsEnv = "AGENTFS_TEST_TXN_OPS"
+
+// pauseEnv set makes killAtEnv's point a pause instead: TestTxnCommitter
+// says "paused" on its stdout there and waits, alive, for its parent to
+// kill it (startPausedAt).
+const pauseEnv = "AGENTFS_TEST_TXN_PAUSE"
 
 // TestTxnCommitter is the child of TestTxnSurvivesKills: it commits one
 // transaction in the directory given by its working directory.
@@ -41,9 +49,14 @@ func TestTxnCommitter(t *testing.T) {
 	}
 	var calls, dirSteps atomic.Int64 // the stagers sync at once
 	killAt := func(n *atomic.Int64) {
-		if n.Add(1) == int64(at) {
-			unix.Kill(os.Getpid(), unix.SIGKILL)
+		if n.Add(1) != int64(at) {
+			return
 		}
+		if os.Getenv(pauseEnv) != "" {
+			fmt.Println("paused")
+			io.Copy(io.Discard, os.Stdin) // until the parent kills it, or is gone
+		}
+		unix.Kill(os.Getpid(), unix.SIGKILL)
 	}
 	kill, killDir := func() { killAt(&calls) }, func() {}
 	if os.Getenv(killDirsEnv) != "" {
@@ -66,6 +79,8 @@ func TestTxnCommitter(t *testing.T) {
 		ops = txnDirOps()
 	case "manyDirs":
 		ops = txnManyDirOps()
+	case "newDirs":
+		ops = txnNewDirOps()
 	}
 	paths := make([]string, len(ops))
 	for i, op := range ops {
@@ -169,6 +184,34 @@ func runKilledAt(t *testing.T, child, dir string, at int, env ...string) bool {
 		t.Fatalf("kill at %d: %s failed: %v\n%s", at, child, err, out)
 	}
 	return killed
+}
+
+// startPausedAt starts the helper test child in dir, told to pause at its
+// at-th durable call, and returns it once it is there; the test kills it.
+func startPausedAt(t *testing.T, child, dir string, at int, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$")
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), killAtEnv+"="+strconv.Itoa(at), pauseEnv+"=1"), env...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if sc.Text() == "paused" {
+			return cmd
+		}
+	}
+	t.Fatalf("%s ended before its pause at %d", child, at)
+	return nil
 }
 
 // contents maps every path below dir to its content.

@@ -324,6 +324,59 @@ func TestConcurrentSweepsLeaveNoMadeDirs(t *testing.T) {
 	}
 }
 
+// txnNewDirOps add a file in each of two new directories, one in the
+// other: every staged file is in a directory the commit made.
+func txnNewDirOps() []backend.Op {
+	return []backend.Op{
+		{Path: "new/deep/e.txt", Data: []byte("new e\n")},
+		{Path: "new/f.txt", Data: []byte("new f\n")},
+	}
+}
+
+// A sweep (a start, a session's request) that passes over a live
+// writer's staged files, the writer killed before the sweep reaches the
+// records of the directories it made, finds those directories not empty
+// (the staged files in them): it dropped their records all the same, the
+// next sweep removed the staged files, and the directories stayed for
+// good (0.6% of apply-patches killed beside other agentfs calls).
+func TestSweepKeepsTheDirsOfAWriterKilledDuringIt(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := t.TempDir()
+	// At the first staged file's sync: in new or new/deep.
+	child := startPausedAt(t, "TestTxnCommitter", dir, 1, txnOpsEnv+"=newDirs")
+	saved := syscalls
+	t.Cleanup(func() { syscalls = saved })
+	var staged []string
+	syscalls.readDir = func(name string) ([]os.DirEntry, error) {
+		if name == filepath.Join(state, dirRecords) && child != nil {
+			child.Process.Kill()
+			child.Wait()
+			child = nil
+			staged, _ = filepath.Glob(filepath.Join(dir, "new", "*", tempPrefix+"*"))
+			more, _ := filepath.Glob(filepath.Join(dir, "new", tempPrefix+"*"))
+			staged = append(staged, more...)
+		}
+		return saved.readDir(name)
+	}
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir}) // sweeps
+	must(t, err)
+	fsys.Close()
+	if child != nil || len(staged) == 0 {
+		t.Fatalf("the sweep did not reach the made directories' records with the writer killed since, and its staged files there (%q)", staged)
+	}
+	syscalls = saved
+	fsys, err = New(Config{Roots: []string{dir}, Cwd: dir}) // the next start
+	must(t, err)
+	fsys.Close()
+	if dirs := dirsIn(t, dir); len(dirs) != 0 {
+		t.Errorf("the killed writer's directories %q stay", dirs)
+	}
+	if left, _ := os.ReadDir(filepath.Join(state, dirRecords)); len(left) != 0 {
+		t.Errorf("records of made directories left: %v", left)
+	}
+}
+
 // CheckCommit refuses what Commit refuses before staging (a hard link, a
 // directory to remove as a file, a stale version) and changes nothing: no
 // directory made, no temporary file, no record.
@@ -457,5 +510,145 @@ func TestLiveCommitsMadeDirHoldsNoOneBelowIt(t *testing.T) {
 		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
 			t.Errorf("%s holds %q; want %q", name, got, want)
 		}
+	}
+}
+
+// A sweep keeps the record of a dead writer's directory that is not empty
+// while what fills it may still be swept: a live writer's temp file, or a
+// directory whose own record stays; once those go, a later sweep removes
+// it. A dead writer's temp file is swept there and then. Anything else in
+// it (a user's file or directory, a file with a temp file's name that no
+// record proves a writer's) makes it the user's: it stays, and so that no
+// sweep looks at it again, its record goes.
+func TestSweepDirRecordKeepsWhatASweepMayStillRemove(t *testing.T) {
+	// temp adds a writer's temp file in d, and says how it dies.
+	temp := func(t *testing.T, d string) (die func()) {
+		name := tempName()
+		rec, err := newTempRecord(filepath.Join(d, name))
+		must(t, err)
+		fd, err := unix.Open(filepath.Join(d, name), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		must(t, err)
+		must(t, rec.bind(fd))
+		unix.Close(fd)
+		return func() { unix.Close(rec.fd) } // the kernel frees a killed writer's flock
+	}
+	// made makes the directory name in parent as a commit does, and says
+	// how its writer dies.
+	made := func(t *testing.T, parent, name string) (die func()) {
+		pfd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		must(t, err)
+		defer unix.Close(pfd)
+		m := &madeDirs{}
+		must(t, m.mkdir(pfd, name, filepath.Join(parent, name), name))
+		return func() { unix.Close(m.dirs[0].rec.fd) }
+	}
+	// staged makes the directory name in parent as a commit does, its
+	// writer killed before renaming it from its staging name.
+	staged := func(t *testing.T, parent, name string) (die func()) {
+		rec, err := newDirRecord(filepath.Join(parent, name))
+		must(t, err)
+		p := filepath.Join(parent, stagingDirName(rec.path))
+		must(t, os.Mkdir(p, 0o777))
+		var st unix.Stat_t
+		must(t, unix.Lstat(p, &st))
+		must(t, rec.bindIdentity(&st))
+		return func() { unix.Close(rec.fd) }
+	}
+	dead := func(die func()) func() { die(); return nil }
+	none := func(*testing.T, string) func() { return nil }
+	for _, tc := range []struct {
+		name string
+		// fill fills d, and returns how the live writers in it die (nil
+		// for none).
+		fill func(t *testing.T, d string) func()
+		// stays: d is there after the sweep; recorded: its record too.
+		stays, recorded bool
+		// late, when not nil, fills d once the sweep listed the records.
+		late func(t *testing.T, d string)
+	}{
+		{"empty", none, false, false, nil},
+		{"a dead writer's temp file", func(t *testing.T, d string) func() { return dead(temp(t, d)) }, false, false, nil},
+		{"a live writer's temp file", temp, true, true, nil},
+		{"a live writer's directory", func(t *testing.T, d string) func() { return made(t, d, "sub") }, true, true, nil},
+		{"a dead writer's directory holding a live writer's temp file", func(t *testing.T, d string) func() {
+			dead(made(t, d, "sub"))
+			return temp(t, filepath.Join(d, "sub"))
+		}, true, true, nil},
+		{"a dead writer's empty directory", func(t *testing.T, d string) func() { return dead(made(t, d, "sub")) }, false, false, nil},
+		{"a dead writer's directory made since the sweep listed the records", none, true, true, func(t *testing.T, d string) {
+			dead(made(t, d, "sub"))
+		}},
+		{"a dead writer's directory at its staging name, made since the sweep listed the records", none, true, true, func(t *testing.T, d string) {
+			dead(staged(t, d, "sub"))
+		}},
+		{"a user's file", func(t *testing.T, d string) func() {
+			must(t, os.WriteFile(filepath.Join(d, "mine.txt"), nil, 0o644))
+			return nil
+		}, true, false, nil},
+		{"a user's directory", func(t *testing.T, d string) func() {
+			must(t, os.Mkdir(filepath.Join(d, "mine"), 0o755))
+			return nil
+		}, true, false, nil},
+		{"a file with a temp file's name and no record", func(t *testing.T, d string) func() {
+			must(t, os.WriteFile(filepath.Join(d, tempName()), nil, 0o644))
+			return nil
+		}, true, false, nil},
+		{"a file that took a dead writer's temp file's name", func(t *testing.T, d string) func() {
+			dead(temp(t, d))
+			names, _ := filepath.Glob(filepath.Join(d, tempPrefix+"*"))
+			must(t, os.WriteFile(filepath.Join(d, "mine.txt"), nil, 0o644)) // another inode
+			must(t, os.Rename(filepath.Join(d, "mine.txt"), names[0]))
+			return nil
+		}, true, false, nil},
+		{"a live writer's temp file beside a user's file", func(t *testing.T, d string) func() {
+			must(t, os.WriteFile(filepath.Join(d, "mine.txt"), nil, 0o644))
+			return temp(t, d)
+		}, true, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			t.Setenv(StateDirEnv, state)
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			d := filepath.Join(root, "d")
+			dead(made(t, root, "d"))
+			die := tc.fill(t, d)
+			if die != nil {
+				defer die()
+			}
+			records := filepath.Join(state, dirRecords)
+			saved := syscalls.readDir
+			t.Cleanup(func() { syscalls.readDir = saved })
+			syscalls.readDir = func(name string) ([]os.DirEntry, error) {
+				es, err := saved(name)
+				if name == records && tc.late != nil {
+					tc.late(t, d)
+					tc.late = nil
+				}
+				return es, err
+			}
+			recorded := func() bool {
+				rp, err := recordPath(dirRecords, mountTable(), d)
+				must(t, err)
+				names, _ := filepath.Glob(rp + "-*")
+				return len(names) != 0
+			}
+			sweepDirRecords(records)
+			_, err = os.Lstat(d)
+			if stays := err == nil; stays != tc.stays || recorded() != tc.recorded {
+				t.Fatalf("after a sweep, d stays %v and its record %v; want %v and %v", stays, recorded(), tc.stays, tc.recorded)
+			}
+			if !tc.recorded {
+				return
+			}
+			if die != nil {
+				die()
+				die = nil
+			}
+			sweepDirRecords(records)
+			if _, err := os.Lstat(d); err == nil || recorded() {
+				t.Fatalf("once its writers died, a sweep left d (%v) or its record (%v)", err, recorded())
+			}
+		})
 	}
 }
