@@ -225,9 +225,12 @@ func TestTxnKillsLeaveNoMadeDirs(t *testing.T) {
 // started after does: swept only at a start, they stayed in the session's
 // view (ls, find) and a write of the session into one kept it for good.
 func TestSessionSweepsTheDirsOfAWriterKilledSince(t *testing.T) {
-	state := t.TempDir()
-	t.Setenv(StateDirEnv, state)
 	for at := 1; ; at++ {
+		// A state directory of its own: a worker killed by the other in
+		// createLocked leaves a half-made record, litter for partialAge,
+		// and the next round's first sweep did not find it empty.
+		state := t.TempDir()
+		t.Setenv(StateDirEnv, state)
 		dir := t.TempDir()
 		writeTree(t, dir, dirsBefore)
 		fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
