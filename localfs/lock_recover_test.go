@@ -1003,3 +1003,69 @@ func TestReadBesideARecoveryNotDoneIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A look that finds a dead journal held by another process's recovery,
+// which lets it go (its locks not had: the journal left) between the
+// look's probe and its check of the recovery file, looks again: taken for
+// a live commit's, the journal was neither recovered nor refused, and a
+// reader read the dead commit's content, exit 0 (6 of 240 readers with
+// --lock-timeout 0 beside a process holding the files' locks).
+func TestARecoveryEndingAfterTheProbeIsNoLiveCommit(t *testing.T) {
+	_, dir, state := newRecoverFS(t)
+	deadCommit(t, dir, state)
+	journal := filepath.Join(state, "journal", "dead"+journalPending)
+	rec, err := lockRecoveryFile(journal + journalRecovering)
+	must(t, err)
+	fd, err := unix.Open(journal, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	must(t, err)
+	must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
+	released := false
+	relevant := func(string) bool {
+		if !released { // the other recovery gives up now, as recoverHolding ends
+			released = true
+			unix.Close(fd)
+			unix.Unlink(journal + journalRecovering)
+			unix.Close(rec)
+		}
+		return true
+	}
+	visited := false
+	deadJournals(context.Background(), []string{state}, time.Now().Add(time.Second), relevant, func(int, string, bool, error) {
+		visited = true
+	})
+	if !visited {
+		t.Fatal("the dead journal was passed over as a live commit's: neither recovered nor refused")
+	}
+}
+
+// The look loop ends by its deadline however many recoveries of other
+// processes it meets: each hand-off of the recovery file from one process
+// to the next (a recovery let go for want of locks, the next one begun)
+// sent it round again, past the deadline, for as long as they came.
+func TestTheLookLoopEndsByItsDeadline(t *testing.T) {
+	_, dir, state := newRecoverFS(t)
+	deadCommit(t, dir, state)
+	journal := filepath.Join(state, "journal", "dead"+journalPending)
+	rec, err := lockRecoveryFile(journal + journalRecovering)
+	must(t, err)
+	handoffs := 0
+	lockWaitHook = func() {
+		// The recovery under way lets go, and another process's begins.
+		handoffs++
+		unix.Unlink(journal + journalRecovering)
+		unix.Close(rec)
+		if handoffs < 3000 {
+			rec, err = lockRecoveryFile(journal + journalRecovering)
+			must(t, err)
+		}
+	}
+	t.Cleanup(func() { lockWaitHook = nil })
+	deadline := time.Now().Add(50 * time.Millisecond)
+	var got error
+	deadJournals(context.Background(), []string{state}, deadline, func(string) bool { return true }, func(fd int, p string, committed bool, err error) {
+		got = err
+	})
+	if late := time.Since(deadline); late > 500*time.Millisecond || !errors.Is(got, errRecoveryPending) {
+		t.Fatalf("the look loop ended %v past its deadline, %d recoveries met, visited with %v; want it pending by the deadline", late, handoffs, got)
+	}
+}

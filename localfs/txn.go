@@ -779,8 +779,13 @@ func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.T
 // that finds a journal held and its recovery file held waits for that
 // recovery (until deadline, when relevant says the journal names a file
 // it may read), as a reader that went on read the files of the dead
-// commit before they were put back. A live commit costs a failed open of
-// its recovery file and is not waited for. A journal this process cannot
+// commit before they were put back, and one that recovery left (its
+// locks not had) is looked at again, until deadline, past which a
+// recovery met again is not waited for and the journal is visited with
+// errRecoveryPending. A live commit costs two looks and two failed opens
+// of its recovery file (a recovery that let the journal go between a
+// look's probe and its open was taken for one) and is not waited for. A
+// journal this process cannot
 // open, or whose recovery file it cannot make, is visited with the error
 // (and no descriptor): it may be a dead writer's, and skipped, its files
 // were read as if committed.
@@ -791,7 +796,8 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 			continue
 		}
 		committed := strings.HasSuffix(p, journalCommitted)
-		for {
+		held := false // the last look found it held, and no recovery
+		for look := 1; ; look++ {
 			fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
 				if !errors.Is(err, unix.ENOENT) {
@@ -812,6 +818,14 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 			if !relevant(p) {
 				break
 			}
+			if look > 1 && !held && !time.Now().Before(deadline) {
+				// Another recovery met again past the deadline: not
+				// waited for again, as a stream of them (each let go
+				// for want of locks, the next begun) kept this loop
+				// going for as long as they came.
+				visit(-1, p, committed, errRecoveryPending)
+				break
+			}
 			waited, err := waitRecovery(ctx, p, deadline)
 			if err != nil {
 				// Still recovered at the deadline: its files may hold
@@ -820,8 +834,19 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 				break
 			}
 			if !waited && !free {
-				break // a live commit's
+				if held {
+					break // a live commit's
+				}
+				// A live commit's, or a recovery that let the journal go
+				// between the probe and the look at its recovery file
+				// (it lets the journal go first), its locks not had:
+				// taken for a live commit, the journal was neither
+				// recovered nor refused, and its files read as
+				// committed. Looked at once more.
+				held = true
+				continue
 			}
+			held = false
 			// Its recovery ended (done, or let go for want of locks), or
 			// was over as this look met it: looked at again.
 		}
