@@ -1069,3 +1069,28 @@ func TestTheLookLoopEndsByItsDeadline(t *testing.T) {
 		t.Fatalf("the look loop ended %v past its deadline, %d recoveries met, visited with %v; want it pending by the deadline", late, handoffs, got)
 	}
 }
+
+// A recovery that cannot take the journal's flock in time (other
+// processes' looks at it) has not run, as one that cannot take the files'
+// locks: its files are refused LOCK_TIMEOUT, and it waits no longer than
+// the caller's --lock-timeout. It waited 2 s whatever the timeout, and
+// the timeout, as its cause, refused them IO_ERROR, telling to check the
+// state directory's disk, and failed a mutation.
+func TestARecoveryKeptFromItsJournalIsPending(t *testing.T) {
+	dir, state := recoverDirs(t)
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir, LockTimeout: 50 * time.Millisecond})
+	must(t, err)
+	defer fsys.Close()
+	deadCommit(t, dir, state)
+	look, err := unix.Open(filepath.Join(state, "journal", "dead"+journalPending), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	defer unix.Close(look)
+	must(t, unix.Flock(look, unix.LOCK_SH|unix.LOCK_NB))
+	start := time.Now()
+	fsys.SettleDead(context.Background())
+	took := time.Since(start)
+	_, err = fsys.Open(context.Background(), "a.txt")
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout || took > time.Second {
+		t.Fatalf("a read beside a recovery kept from its journal: %v after %v; want LOCK_TIMEOUT within the lock timeout", err, took)
+	}
+}

@@ -810,7 +810,7 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 			// another's look, and took the journal for a live commit's.
 			free := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) == nil
 			unix.Close(fd)
-			if free && !recoverHolding(p, committed, visit) {
+			if free && !recoverHolding(ctx, p, committed, deadline, visit) {
 				break // recovered here, or could not be
 			}
 			// Held by its committer or a recoverer, or its recovery file
@@ -858,7 +858,7 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 // process has either (busy when it has the recovery file: it recovers
 // the journal). Any other failure is visited with its error: only a lock
 // held by a live process says another recovers the journal.
-func recoverHolding(p string, committed bool, visit func(fd int, path string, committed bool, err error)) (busy bool) {
+func recoverHolding(ctx context.Context, p string, committed bool, deadline time.Time, visit func(fd int, path string, committed bool, err error)) (busy bool) {
 	rec, err := lockRecoveryFile(p + journalRecovering)
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		return true
@@ -883,8 +883,19 @@ func recoverHolding(p string, committed bool, visit func(fd int, path string, co
 	// the journal's flock now is another process's look (its probe, or a
 	// check for a live commit), a moment long. Waited for: passed over,
 	// the journal was neither recovered nor kept, and its files were read
-	// as committed.
-	if err := FlockWait(context.Background(), fd, unix.LOCK_EX, time.Now().Add(journalWait)); err != nil {
+	// as committed. It is waited for until deadline (a reader of
+	// --lock-timeout 0 waited 2 s), and a wait that ends first is a
+	// recovery that has not run yet, as one whose files' locks are held
+	// past it: the timeout as the cause refused the files IO_ERROR, telling
+	// to check the state directory's disk, and failed a mutation that
+	// waits for a recovery not run.
+	if most := time.Now().Add(journalWait); most.Before(deadline) {
+		deadline = most
+	}
+	if err := FlockWait(ctx, fd, unix.LOCK_EX, deadline); err != nil {
+		if waitEnded(err) {
+			err = errRecoveryPending
+		}
 		visit(-1, p, committed, err)
 		return false
 	}
@@ -919,8 +930,8 @@ func waitRecovery(ctx context.Context, p string, deadline time.Time) (waited boo
 }
 
 // errRecoveryPending is the cause of a dead journal whose recovery did not
-// run in time: another process held its files' locks past the wait, or
-// recovered it past the deadline. Its files are refused to readers (they
+// run in time: another process held its files' locks past the wait (or
+// its journal's flock, looking at it), or recovered it past the deadline. Its files are refused to readers (they
 // may hold its content, never committed) until a call recovers it; a
 // mutation waits for it as for a journal it meets (LockAll).
 var errRecoveryPending = errors.New("the recovery of a dead transaction has not run yet")
