@@ -1094,3 +1094,29 @@ func TestARecoveryKeptFromItsJournalIsPending(t *testing.T) {
 		t.Fatalf("a read beside a recovery kept from its journal: %v after %v; want LOCK_TIMEOUT within the lock timeout", err, took)
 	}
 }
+
+// A mutation beside a dead commit whose recovery could not take the files'
+// locks (another process held them past the recovery's wait) waits for it,
+// as for any journal it meets, and goes on once the other process lets
+// them go and the commit is undone: errRecoveryPending refuses reads only.
+// Nothing held LockAll to it (failing at once with the refusal passed
+// every test).
+func TestAMutationWaitsForAPendingRecovery(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	p := deadCommit(t, dir, state)
+	held, err := os.Open(p)
+	must(t, err)
+	must(t, unix.Flock(int(held.Fd()), unix.LOCK_EX|unix.LOCK_NB)) // its data lock, another process's
+	go func() {
+		time.Sleep(journalWait + 300*time.Millisecond) // past the recovery's wait
+		held.Close()
+	}()
+	unlock, err := fsys.LockAll(context.Background(), []string{"a.txt"}, 5*time.Second)
+	if err != nil {
+		t.Fatalf("a mutation beside a recovery waiting for locks another process let go: %v", err)
+	}
+	unlock()
+	if b, _ := os.ReadFile(p); string(b) != "old\n" || journalsLeft(t, state) != 0 {
+		t.Fatalf("%q on disk, %d journals left; want the file put back", b, journalsLeft(t, state))
+	}
+}

@@ -654,3 +654,29 @@ func TestSweepDirRecordKeepsWhatASweepMayStillRemove(t *testing.T) {
 		})
 	}
 }
+
+// A sweep that finds the record directories empty keeps their stamps only
+// when they prove a later change (RacySlack): a record made in the same
+// tick of the clock as their stat leaves them as they were, and would be
+// skipped by every later request of the session. Nothing held
+// sweepChanged to the rule (dropping stampsProve passed every test).
+func TestASweepKeepsNoStampsTooRecent(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	for _, n := range recordDirNames {
+		must(t, os.MkdirAll(filepath.Join(state, n), 0o700))
+	}
+	dir := t.TempDir()
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	must(t, err)
+	defer fsys.Close()
+	fsys.SettleDead(context.Background())
+	if fsys.swept.Load() != nil {
+		t.Fatal("the stamps of record directories changed just now were kept: a record made in the same tick is never swept")
+	}
+	fsys.listings.now = func() time.Time { return time.Now().Add(time.Hour) }
+	fsys.SettleDead(context.Background())
+	if fsys.swept.Load() == nil {
+		t.Fatal("stamps that prove a later change were not kept")
+	}
+}
