@@ -1120,3 +1120,72 @@ func TestAMutationWaitsForAPendingRecovery(t *testing.T) {
 		t.Fatalf("%q on disk, %d journals left; want the file put back", b, journalsLeft(t, state))
 	}
 }
+
+// A call waits for one other process's recovery of a dead journal, and
+// takes one turn itself; when a third process has begun another attempt
+// by then (each let go for want of the files' locks), the journal is
+// pending: its files refused, the others read at once. Waiting for every
+// attempt in turn, 8 readers of a file the journal does not name took up
+// to 16 s, 16 readers the whole lock timeout (revY2).
+func TestACallWaitsForOneOtherRecoveryOnly(t *testing.T) {
+	dir, state := recoverDirs(t)
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir, LockTimeout: 5 * time.Second})
+	must(t, err)
+	defer fsys.Close()
+	deadCommit(t, dir, state)
+	must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("other\n"), 0o644))
+	journal := filepath.Join(state, "journal", "dead"+journalPending)
+	// recovering holds the journal as another process's recovery does.
+	recovering := func() (release func()) {
+		rec, err := lockRecoveryFile(journal + journalRecovering)
+		must(t, err)
+		fd, err := unix.Open(journal, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		must(t, err)
+		must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
+		return func() {
+			unix.Close(fd)
+			unix.Unlink(journal + journalRecovering)
+			unix.Close(rec)
+		}
+	}
+	first := recovering()
+	var second func()
+	waits := 0
+	lockWaitHook = func() {
+		switch waits++; waits {
+		case 1:
+			first() // the first attempt ends as this call waits for it
+		case 2:
+			second() // waited for too: released, so the test ends
+		}
+	}
+	saved := syscalls.openLock
+	syscalls.openLock = func(path string, mode int, perm uint32) (int, error) {
+		if strings.HasSuffix(path, journalRecovering) && waits == 1 && second == nil {
+			syscalls.openLock = saved
+			second = recovering() // a third process begins its attempt first
+		}
+		return saved(path, mode, perm)
+	}
+	t.Cleanup(func() {
+		lockWaitHook, syscalls.openLock = nil, saved
+		if second != nil && waits < 2 {
+			second()
+		}
+	})
+	fsys.SettleDead(context.Background())
+	if waits != 1 {
+		t.Fatalf("the call waited for %d recoveries of the journal, want 1", waits)
+	}
+	if r, err := fsys.Open(context.Background(), "a.txt"); code(err) != fault.CodeLockTimeout {
+		if err == nil {
+			r.Close()
+		}
+		t.Fatalf("a.txt beside a pending recovery: %v, want LOCK_TIMEOUT", err)
+	}
+	r, err := fsys.Open(context.Background(), "other.txt")
+	if err != nil {
+		t.Fatalf("other.txt, which the journal does not name: %v", err)
+	}
+	r.Close()
+}

@@ -796,7 +796,8 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 			continue
 		}
 		committed := strings.HasSuffix(p, journalCommitted)
-		held := false // the last look found it held, and no recovery
+		held := false   // the last look found it held, and no recovery
+		metOne := false // another process's recovery of it waited for
 		for look := 1; ; look++ {
 			fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
@@ -826,7 +827,17 @@ func deadJournals(ctx context.Context, bases []string, deadline time.Time, relev
 				visit(-1, p, committed, errRecoveryPending)
 				break
 			}
+			if metOne && recoveryHeld(p) {
+				// One other recovery waited for and a turn taken or
+				// lost, another begun: pending. Waiting for each attempt
+				// in turn (each let go for want of the files' locks),
+				// calls that do not even read its files queued for the
+				// whole lock timeout.
+				visit(-1, p, committed, errRecoveryPending)
+				break
+			}
 			waited, err := waitRecovery(ctx, p, deadline)
+			metOne = metOne || waited
 			if err != nil {
 				// Still recovered at the deadline: its files may hold
 				// the dead commit's content, refused until it is done.
