@@ -747,7 +747,9 @@ func syncPath(dir string) error {
 // back), which no retry will, left for a person without holding up the
 // mutations of its paths; the cause for one whose recovery could not run
 // (its recovery file or its lock files cannot be made: a full state
-// directory, no descriptor left), which a later call runs.
+// directory, no descriptor left), which a later call runs; and
+// errRecoveryPending for one whose recovery did not run in time (its
+// locks held past the wait, another process's recovery of it not done).
 //
 // It returns too, for a journal left, the real paths of its files in
 // directories moved since the crash and found (recoverJournal), refused as

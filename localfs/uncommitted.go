@@ -16,7 +16,8 @@ import (
 // uncommittedFile is a file named by a transaction whose writer died and
 // whose undo failed (a file system remounted read-only since the crash),
 // or could not run (cause: its recovery file or lock files could not be
-// made, in a full state directory), or every file ("/") when journal is a
+// made, in a full state directory; errRecoveryPending: not in time, its
+// locks held or another process recovering it), or every file ("/") when journal is a
 // journal directory that cannot be listed or a journal that cannot be
 // read: it holds what the dead commit left
 // there, a content that may never have been committed, until a later call
