@@ -60,6 +60,22 @@ func journalsLeft(t *testing.T, state string) int {
 	return len(names)
 }
 
+// recovering holds the dead journal as another process recovering it
+// does: its recovery file, then its flock exclusive.
+func recovering(t *testing.T, journal string) (release func()) {
+	t.Helper()
+	rec, err := lockRecoveryFile(journal + journalRecovering)
+	must(t, err)
+	fd, err := unix.Open(journal, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	must(t, err)
+	must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
+	return func() {
+		unix.Close(fd)
+		unix.Unlink(journal + journalRecovering)
+		unix.Close(rec)
+	}
+}
+
 // recoverDirs is a tree in a real directory (a journal records real
 // paths) and a state directory of its own, set in the environment.
 func recoverDirs(t *testing.T) (dir, state string) {
@@ -981,16 +997,7 @@ func TestReadBesideARecoveryNotDoneIsRefused(t *testing.T) {
 			return func() { held.Close() }
 		}},
 		{"another process recovering it", func(t *testing.T, dir, journal string) func() {
-			rec, err := lockRecoveryFile(journal + journalRecovering)
-			must(t, err)
-			fd, err := unix.Open(journal, unix.O_RDWR|unix.O_CLOEXEC, 0)
-			must(t, err)
-			must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
-			return func() {
-				unix.Close(fd)
-				unix.Unlink(journal + journalRecovering)
-				unix.Close(rec)
-			}
+			return recovering(t, journal)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1036,18 +1043,12 @@ func TestARecoveryEndingAfterTheProbeIsNoLiveCommit(t *testing.T) {
 	_, dir, state := newRecoverFS(t)
 	deadCommit(t, dir, state)
 	journal := filepath.Join(state, "journal", "dead"+journalPending)
-	rec, err := lockRecoveryFile(journal + journalRecovering)
-	must(t, err)
-	fd, err := unix.Open(journal, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	must(t, err)
-	must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
+	release := recovering(t, journal)
 	released := false
 	relevant := func(string) bool {
 		if !released { // the other recovery gives up now, as recoverHolding ends
 			released = true
-			unix.Close(fd)
-			unix.Unlink(journal + journalRecovering)
-			unix.Close(rec)
+			release()
 		}
 		return true
 	}
@@ -1157,20 +1158,7 @@ func TestACallWaitsForOneOtherRecoveryOnly(t *testing.T) {
 	deadCommit(t, dir, state)
 	must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("other\n"), 0o644))
 	journal := filepath.Join(state, "journal", "dead"+journalPending)
-	// recovering holds the journal as another process's recovery does.
-	recovering := func() (release func()) {
-		rec, err := lockRecoveryFile(journal + journalRecovering)
-		must(t, err)
-		fd, err := unix.Open(journal, unix.O_RDWR|unix.O_CLOEXEC, 0)
-		must(t, err)
-		must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
-		return func() {
-			unix.Close(fd)
-			unix.Unlink(journal + journalRecovering)
-			unix.Close(rec)
-		}
-	}
-	first := recovering()
+	first := recovering(t, journal)
 	var second func()
 	waits := 0
 	lockWaitHook = func() {
@@ -1185,7 +1173,7 @@ func TestACallWaitsForOneOtherRecoveryOnly(t *testing.T) {
 	syscalls.openLock = func(path string, mode int, perm uint32) (int, error) {
 		if strings.HasSuffix(path, journalRecovering) && waits == 1 && second == nil {
 			syscalls.openLock = saved
-			second = recovering() // a third process begins its attempt first
+			second = recovering(t, journal) // a third process begins its attempt first
 		}
 		return saved(path, mode, perm)
 	}

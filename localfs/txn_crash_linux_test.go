@@ -211,18 +211,12 @@ func TestUncommittedStaysWhileAnotherRecoveryHoldsTheJournal(t *testing.T) {
 	if len(js) != 1 {
 		t.Fatalf("journals %q", js)
 	}
-	rec, err := lockRecoveryFile(js[0] + journalRecovering)
-	must(t, err)
-	fd, err := unix.Open(js[0], unix.O_RDWR|unix.O_CLOEXEC, 0)
-	must(t, err)
-	must(t, unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB))
+	release := recovering(t, js[0])
 	fsys.SettleDead(ctx)
 	if err := open(); code(err) != fault.CodeIOError {
 		t.Errorf("open a.txt while another process holds the stuck journal: %v, want IO_ERROR", err)
 	}
-	unix.Close(fd)
-	unix.Unlink(js[0] + journalRecovering)
-	unix.Close(rec)
+	release()
 	// Once its file system is writable again (remounted: the session's
 	// descriptors keep the mount busy), its next call undoes the
 	// transaction and reads the file again.
