@@ -15,7 +15,9 @@ import (
 	"math"
 	"path"
 	"reflect"
+	"regexp/syntax"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,7 +224,8 @@ type GrepResult struct {
 	// want of permission: the answer is partial (--exit-status: 4).
 	Unreadable int `json:"unreadable,omitempty"`
 	// Hint says what to do next when the page is partial for a reason the
-	// caller can act on (a timeout).
+	// caller can act on (a timeout), or when nothing matched a fixed
+	// string that reads as a regular expression.
 	Hint       string `json:"hint,omitempty"`
 	NextOffset *int   `json:"nextOffset,omitempty"`
 	NextCursor string `json:"nextCursor,omitempty"`
@@ -245,6 +248,30 @@ func (req GrepRequest) query() (string, bool, error) {
 		return req.Pattern, req.Regex == nil || *req.Regex, nil
 	}
 	return req.Query, req.Regex != nil && *req.Regex, nil
+}
+
+// regexLookalikeHint is the hint of a search for a fixed string that
+// found nothing while the string reads as a regular expression meaning
+// something else (func .*Serve, a\.b, x|y): agents write regexes out of
+// habit, and an empty answer with exit 0 says the text is nowhere. A
+// string that is no regex ([]int, Open() or only groups
+// (Close()) gets none: its fixed reading is the only one.
+func regexLookalikeHint(query string) string {
+	re, err := syntax.Parse(query, syntax.Perl)
+	if err != nil || (!strings.Contains(query, `\`) && !beyondLiteral(re)) {
+		return ""
+	}
+	return "nothing matched this fixed string, which reads as a regular expression: if it is one, search again with --regex (regex: true)"
+}
+
+// beyondLiteral reports whether re matches other text than its literals
+// in a row: a class, a repeat, an alternative or an anchor.
+func beyondLiteral(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpEmptyMatch, syntax.OpCapture, syntax.OpConcat:
+		return slices.ContainsFunc(re.Sub, beyondLiteral)
+	}
+	return true
 }
 
 // matchAny reports whether an entry matches one of gs.
@@ -967,6 +994,13 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 		}
 	}
 	res.Matched = pg.seen > 0 || res.Count > 0
+	if !res.Matched && !res.TimedOut && g.req.Offset == 0 && g.req.Cursor == "" {
+		if q, regex, _ := g.req.query(); !regex {
+			if hint := regexLookalikeHint(q); hint != "" && jsonSize(res)+jsonLen(hint)+len(`,"hint":""`) <= t.maxBytes() {
+				res.Hint = hint
+			}
+		}
+	}
 	return fitted(t, res)
 }
 

@@ -373,3 +373,29 @@ func TestGrepFilePagesFillTheBound(t *testing.T) {
 		}
 	}
 }
+
+func TestRegexLookalikeHint(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		hint  bool
+	}{
+		{"func .*Serve", true},
+		{`a\.b`, true},
+		{"x|y", true},
+		{"^package", true},
+		{"[0-9]+", true},
+		{"a{2}", true},
+		{`\bword`, true},
+		{"plain text", false},
+		{"Close()", false},
+		{"(group)", false},
+		{"[]int", false},
+		{"Open(", false},
+		{"*ptr", false},
+		{`C:\Users`, false},
+	} {
+		if got := regexLookalikeHint(tc.query) != ""; got != tc.hint {
+			t.Errorf("%q: hint %v, want %v", tc.query, got, tc.hint)
+		}
+	}
+}

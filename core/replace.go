@@ -63,8 +63,11 @@ type ReplaceResult struct {
 	Truncated  bool `json:"truncated,omitempty"`
 	// FilesOmitted counts the changed files left out of files for the
 	// bound (the totals count them all).
-	FilesOmitted int            `json:"filesOmitted,omitempty"`
-	Files        []ReplacedFile `json:"files"`
+	FilesOmitted int `json:"filesOmitted,omitempty"`
+	// Hint is set when nothing matched a fixed string that reads as a
+	// regular expression.
+	Hint  string         `json:"hint,omitempty"`
+	Files []ReplacedFile `json:"files"`
 }
 
 // ReplacedFile is one changed file: its matches and a diff, cut at a line
@@ -663,6 +666,9 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 		return nil, err
 	}
 	if len(paths) == 0 {
+		if res.Replacements == 0 && !req.Regex {
+			res.Hint = regexLookalikeHint(req.Query)
+		}
 		return t.checkCount(req, res)
 	}
 	return mutateBy(ctx, t, m, paths, deadline, func() (*ReplaceResult, error) {
