@@ -133,6 +133,11 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 		return "", fault.InvalidArgument("the patch is not valid UTF-8 (byte %d).", invalidUTF8At([]byte(req.Patch))).
 			WithHint("a patch is text; change a file that is not UTF-8 with write (contentBase64)")
 	}
+	if at := strings.IndexByte(req.Patch, 0); at >= 0 {
+		// A file the patch changes holds none, so that only a + line
+		// could hold it, and would write it.
+		return "", madeBinary("the patch", at)
+	}
 	return req.Patch, nil
 }
 

@@ -162,6 +162,21 @@ func TestApplyPatchRefusesACutLine(t *testing.T) {
 	}
 }
 
+// A NUL in a patch is refused: written, it made the file binary, which
+// apply-patch, edit and replace then refused and grep skipped.
+func TestApplyPatchRefusesANUL(t *testing.T) {
+	for _, p := range []string{
+		"*** Begin Patch\n*** Add File: n.go\n+a\x00b\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: f.go\n@@\n-a\n+a\x00b\n*** End Patch\n",
+	} {
+		m := memfs.New(map[string]string{"f.go": "a\n"})
+		_, err := (&Tools{FS: m}).ApplyPatch(context.Background(), ApplyPatchRequest{Patch: p})
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || m.Stats().Writes != 0 {
+			t.Errorf("%q: %v, want INVALID_ARGUMENT and nothing written", p, err)
+		}
+	}
+}
+
 // A patch of many files fits a bound its answer fits: the answer was sized
 // with 64 bytes for each new version, where a disk's take 16, and a patch
 // of 60 files whose answer took 5,608 bytes was TOO_LARGE under 8,489.

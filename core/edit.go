@@ -122,6 +122,9 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 			// A raw byte in newText would make the file NOT_TEXT.
 			return nil, fault.InvalidArgument("edits[%d] holds bytes that are not UTF-8.", i).
 				WithHint("edit changes text; give oldText and newText as UTF-8")
+		case strings.IndexByte(*e.NewText, 0) >= 0:
+			// So would a NUL (the file holds none: edit reads no other).
+			return nil, madeBinary(fmt.Sprintf("edits[%d].newText", i), strings.IndexByte(*e.NewText, 0))
 		}
 	}
 	return edits, nil
@@ -297,6 +300,16 @@ func overEditLimit(tool, display string, size int) error {
 	return fault.Errorf(fault.CodeTooLarge, "%s would make the file %d bytes, over the limit of %d (2 MiB) of the files edit, replace and apply-patch change: none of them could change it again.", tool, size, MaxEditBytes).
 		WithPath(display).WithDetail("size", size).WithDetail("limit", MaxEditBytes).
 		WithHint("nothing was changed; make a change that leaves the file within 2 MiB, or %s", writeWhole)
+}
+
+// madeBinary is the INVALID_ARGUMENT of a request whose text field puts
+// a NUL, at byte at of it, into a file: edit, replace and apply-patch
+// change no file holding one (binaryTo), and grep skips it, so that the
+// change could be neither found nor undone the way it was made.
+func madeBinary(field string, at int) *fault.Error {
+	return fault.InvalidArgument("%s holds a NUL (U+0000) at byte %d, which would make the file binary: edit, replace and apply-patch could not change it again, and grep would skip it.", field, at).
+		WithDetail("offset", at).
+		WithHint("leave the NUL out (a JSON \\u0000 is one); to write bytes, use write --content-base64; nothing was changed")
 }
 
 // binaryTo is the NOT_TEXT of data, the bytes of a file that is not text

@@ -172,6 +172,9 @@ func TestEditRefusals(t *testing.T) {
 		{EditRequest{Path: "f", Edits: []EditOp{op("", "b")}}, fault.CodeInvalidArgument},
 		{EditRequest{Path: "f", Edits: []EditOp{{OldText: "a"}}}, fault.CodeInvalidArgument},
 		{EditRequest{Path: "f", Edits: []EditOp{op("a", "a")}}, fault.CodeInvalidArgument},
+		// A NUL made the file binary: edit refused it after, grep
+		// skipped it.
+		{EditRequest{Path: "f", Edits: []EditOp{op("a", "a\x00b")}}, fault.CodeInvalidArgument},
 		{EditRequest{Path: "f", OldText: str("a")}, fault.CodeInvalidArgument},
 		{EditRequest{Path: "f", OldText: str("a"), NewText: str("b"), Edits: []EditOp{op("a", "b")}}, fault.CodeInvalidArgument},
 		{EditRequest{Path: "f", Edits: []EditOp{op("a", "b")}, ReplaceAll: true}, fault.CodeInvalidArgument},

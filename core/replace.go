@@ -174,6 +174,9 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 				WithHint("replace changes text: give the %s as UTF-8", f.name)
 		}
 	}
+	if at := strings.IndexByte(*req.Replacement, 0); at >= 0 {
+		return nil, madeBinary("the replacement", at)
+	}
 	expr := req.Query
 	spans, cr := strings.Contains(expr, "\n"), namesCR(expr, req.Regex)
 	if !req.Regex {

@@ -62,6 +62,9 @@ func TestReplace(t *testing.T) {
 		{"a query not UTF-8", ReplaceRequest{Query: "foo\xe9", Replacement: str("y")}, fault.CodeInvalidArgument, 0, nil},
 		{"a replacement not UTF-8", ReplaceRequest{Query: "foo", Replacement: str("\xc3")}, fault.CodeInvalidArgument, 0,
 			map[string]string{"a.go": "foo := http2foo + foobar\r\nreturn foo\r\n"}},
+		// A NUL made the files binary: replace, edit and grep skipped them.
+		{"a replacement with a NUL", ReplaceRequest{Query: "foo", Replacement: str("a\x00b")}, fault.CodeInvalidArgument, 0,
+			map[string]string{"a.go": "foo := http2foo + foobar\r\nreturn foo\r\n"}},
 	} {
 		m := replaceFS()
 		res, err := (&Tools{FS: m}).Replace(ctx, tc.req)
