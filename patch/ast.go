@@ -48,6 +48,10 @@ type Chunk struct {
 	// Context is the text after "@@ ": a line (a function's signature, say)
 	// that the change follows; empty for a bare "@@".
 	Context string
+	// Scopes are the texts of the @@ lines before the chunk's own, outermost
+	// first: each is sought after the one before it, and Context after the
+	// last (a class, then a method in it).
+	Scopes []string
 	// Lines are the chunk's lines in order.
 	Lines []Line
 	// EOF is set by "*** End of File": the old lines end the file.
@@ -81,7 +85,8 @@ func (c Chunk) side(skip byte) []string {
 	return out
 }
 
-// String renders the patch in the format Parse reads, one "@@" per chunk.
+// String renders the patch in the format Parse reads: a chunk's "@@" line,
+// after one for each of its scopes.
 func (p *Patch) String() string {
 	var b strings.Builder
 	line := func(parts ...string) {
@@ -108,6 +113,9 @@ func (p *Patch) String() string {
 				line(moveMarker, " ", op.MoveTo)
 			}
 			for _, c := range op.Chunks {
+				for _, s := range c.Scopes {
+					line(chunkMarker, " ", s)
+				}
 				if c.Context != "" {
 					line(chunkMarker, " ", c.Context)
 				} else {

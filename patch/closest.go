@@ -33,7 +33,8 @@ const (
 type sought int
 
 const (
-	// soughtContext: the chunk's @@ line, after the chunk before.
+	// soughtContext: one of the chunk's @@ lines, after the chunk before
+	// (and after the @@ lines before it).
 	soughtContext sought = iota
 	// soughtAfterChunk: the chunk's old lines, after the chunk before.
 	soughtAfterChunk
@@ -54,7 +55,7 @@ func notFound(op Op, k int, texts, want []string, start, prev int, s sought, exp
 	c := op.Chunks[k]
 	what := fmt.Sprintf("chunk %d of '%s'", k+1, op.Path)
 	if context {
-		what = fmt.Sprintf("the context '@@ %s' of chunk %d of '%s'", cut(c.Context), k+1, op.Path)
+		what = fmt.Sprintf("the context '@@ %s' of chunk %d of '%s'", cut(want[0]), k+1, op.Path)
 	}
 	where := "the file"
 	if start > 0 {

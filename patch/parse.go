@@ -168,24 +168,24 @@ var unifiedRange = regexp.MustCompile(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@(?: (.*))
 // "@@ CONTEXT" unless it is the first chunk of its file.
 func (p *parser) chunk(i, end int, first bool) (Chunk, int, error) {
 	c := Chunk{Line: i + 1}
-	switch l := p.lines[i]; {
-	case strings.TrimRight(l, " \t") == chunkMarker:
+	if ctx, ok := chunkHeader(p.lines[i]); ok {
+		c.Context = ctx
 		i++
-	case strings.HasPrefix(l, chunkMarker+" "):
-		ctx := l[len(chunkMarker)+1:]
-		if m := unifiedRange.FindStringSubmatch(ctx); m != nil {
-			// A unified diff's header, as diffs (agentfs's own too) print
-			// it: its line numbers are not read, and the heading after
-			// it, a line of the file, is the context.
-			ctx = m[1]
-		}
-		// A blank context would match the first blank line: it is none.
-		if strings.TrimSpace(ctx) != "" {
+		// Further @@ lines before the chunk's first line narrow where it
+		// is, outermost first ("@@ class B", "@@ def f"), as OpenAI's
+		// apply_patch instructions teach models to write them.
+		for ; i < end; i++ {
+			ctx, ok := chunkHeader(p.lines[i])
+			if !ok || ctx == "" {
+				break
+			}
+			if c.Context != "" {
+				c.Scopes = append(c.Scopes, c.Context)
+			}
 			c.Context = ctx
 		}
-		i++
-	case !first:
-		return c, 0, p.errorf(i, "a chunk must start with '@@', not %q.", cut(l)).
+	} else if !first {
+		return c, 0, p.errorf(i, "a chunk must start with '@@', not %q.", cut(p.lines[i])).
 			WithHint("start each chunk after the first with a line '@@' or '@@ CONTEXT', and every line in it with ' ', '-' or '+'")
 	}
 	for ; i < end; i++ {
@@ -218,6 +218,29 @@ func (p *parser) chunk(i, end int, first bool) (Chunk, int, error) {
 			WithHint("after '@@', give the chunk's lines prefixed with ' ' (context), '-' (removed) or '+' (added)")
 	}
 	return c, i, nil
+}
+
+// chunkHeader reads a chunk's "@@" or "@@ CONTEXT" line l: ok is false
+// for any other line, and ctx is empty for a bare "@@".
+func chunkHeader(l string) (ctx string, ok bool) {
+	switch {
+	case strings.TrimRight(l, " \t") == chunkMarker:
+		return "", true
+	case !strings.HasPrefix(l, chunkMarker+" "):
+		return "", false
+	}
+	ctx = l[len(chunkMarker)+1:]
+	if m := unifiedRange.FindStringSubmatch(ctx); m != nil {
+		// A unified diff's header, as diffs (agentfs's own too) print
+		// it: its line numbers are not read, and the heading after
+		// it, a line of the file, is the context.
+		ctx = m[1]
+	}
+	// A blank context would match the first blank line: it is none.
+	if strings.TrimSpace(ctx) == "" {
+		return "", true
+	}
+	return ctx, true
 }
 
 // errorf is a PATCH_PARSE error at line index i.

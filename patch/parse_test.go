@@ -52,6 +52,12 @@ func TestParse(t *testing.T) {
 			lines("*** Begin Patch", "*** Update File: a", "@@ func (c *Client) Head(url string) {", "-x", "*** End Patch")},
 		{"an indented header inside a chunk is context, as in Codex", lines("*** Begin Patch", "*** Update File: a", "@@", "-x", "  *** Add File: b", "*** End Patch"),
 			lines("*** Begin Patch", "*** Update File: a", "@@", "-x", "  *** Add File: b", "*** End Patch")},
+		// OpenAI's apply_patch instructions teach @@ lines in a row, outermost
+		// first; a bare @@ among them names nothing and ends them.
+		{"@@ lines in a row are scopes", lines("*** Begin Patch", "*** Update File: a.py", "@@ class B:", "@@     def f(self):", "-x", "@@", "@@ def g():", "-y", "*** End Patch"),
+			lines("*** Begin Patch", "*** Update File: a.py", "@@ class B:", "@@     def f(self):", "-x", "@@ def g():", "-y", "*** End Patch")},
+		{"a bare @@ then a scoped one: the second chunk's", lines("*** Begin Patch", "*** Update File: a", "@@ one", "-x", "@@", "-y", "*** End Patch"),
+			lines("*** Begin Patch", "*** Update File: a", "@@ one", "-x", "@@", "-y", "*** End Patch")},
 		{"CRLF", "*** Begin Patch\r\n*** Update File: a\r\n@@\r\n-x\r\n+y\r\n*** End Patch\r\n",
 			lines("*** Begin Patch", "*** Update File: a", "@@", "-x", "+y", "*** End Patch")},
 		{"blank lines around the patch, no final newline", "\n \n*** Begin Patch\n*** Delete File: a\n*** End Patch\n\n\t",

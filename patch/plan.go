@@ -463,6 +463,12 @@ func withoutMark(op Op, lines []fileLine) Op {
 	for k := range chunks {
 		c := &chunks[k]
 		c.Context = unmarked(c.Context)
+		if len(c.Scopes) > 0 {
+			c.Scopes = slices.Clone(c.Scopes)
+			for i := range c.Scopes {
+				c.Scopes[i] = unmarked(c.Scopes[i])
+			}
+		}
 		if i := slices.IndexFunc(c.Lines, func(l Line) bool { return l.Op != '+' }); i >= 0 {
 			c.Lines = slices.Clone(c.Lines)
 			c.Lines[i].Text = unmarked(c.Lines[i].Text)
@@ -503,6 +509,15 @@ func locateChunks(lines []fileLine, op Op, m Matcher, explain bool) ([]replaceme
 		// function). A chunk whose lines left hold the @@ line's text
 		// only as a line it adds is no retry there ("@@ }", "-x()", "+}"
 		// leaves a second "}").
+		for _, scope := range c.Scopes {
+			// Its first place, as Codex seeks: the chunk's own @@ and old
+			// lines, sought after it, still have to be found there.
+			at, _, ok := m.Seek(texts, []string{scope}, start)
+			if !ok {
+				return nil, nil, notFound(op, k, texts, []string{scope}, start, start, soughtContext, explain)
+			}
+			start = at + 1
+		}
 		leftFrom := start
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)

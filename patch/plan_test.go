@@ -97,6 +97,12 @@ func TestPlanUpdate(t *testing.T) {
 		// the chunk is placed as without it (it went after the first).
 		{"begins with its @@ line, a blank line after", "def f():\n    return 1\ndef f():\n    return 1\n", []string{"@@ def f():", " def f():", "-    return 1", "+    return 2", ""}, "def f():\n    return 2\ndef f():\n    return 1\n", []string{RungExact}},
 		{"added lines at the end under a loose @@ line at two places", "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n", []string{"@@ def f():", "+# end", "*** End of File"}, "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n# end\n", []string{""}},
+		// @@ lines in a row narrow, outermost first: B's f, not A's.
+		{"@@ lines in a row", "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 1\n", []string{"@@ class B:", "@@     def f(self):", "-        return 1", "+        return 2"},
+			"class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 2\n", []string{RungExact}},
+		// A scope found loosely at two places is its first.
+		{"a loose scope at two places", "  x\nclass A: \n  x\nclass A: \n  x\n", []string{"@@ class A:", "@@   x", "-  x", "+  y"},
+			"  x\nclass A: \n  y\nclass A: \n  x\n", []string{RungExact}},
 		{"loose @@ line at two places", "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 1\n", []string{"@@ def f(self):", "     def f(self):", "-        return 1", "+        return 2"}, "class A:\n    def f(self):\n        return 2\nclass B:\n    def f(self):\n        return 1\n", []string{RungExact}},
 		// What a chunk writes may stand before its old lines and still
 		// not be a retry: under an @@ line past it, with no added text,
@@ -357,6 +363,9 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodeAmbiguousMatch, map[string]any{"path": "c.py", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "give the @@ line as the file spells it"},
 		{"adds then a blank line under a loose @@ line at two places", map[string]string{"c.py": "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n"}, []string{"*** Update File: c.py", "@@ def f():", "+    x = 1", ""},
 			fault.CodeAmbiguousMatch, map[string]any{"path": "c.py", "chunk": 1, "patchLine": 3, "lines": []int{2, 5}, "rung": RungWhitespace}, "give the @@ line as the file spells it"},
+		{"a scope not found", map[string]string{"a.py": "class A:\n    def f(self):\n        return 1\n"}, []string{"*** Update File: a.py", "@@ class B:", "@@     def f(self):", "-        return 1", "+        return 2"},
+			fault.CodePatchVerify, map[string]any{"path": "a.py", "chunk": 1, "patchLine": 3,
+				"closest": Region{StartLine: 1, EndLine: 1, Similarity: 0.71, Text: "class A:"}}, "read the file there"},
 		{"chunk not found", map[string]string{"a": "one\ntwo\nthree\n"}, []string{"*** Update File: a", "@@", "-one", "+1", "@@", "-tree", "+3"},
 			fault.CodePatchVerify, map[string]any{"path": "a", "chunk": 2, "patchLine": 6,
 				"closest": Region{StartLine: 3, EndLine: 3, Similarity: 0.57, Text: "three"}}, "closest is line 3 "},
