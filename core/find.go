@@ -69,6 +69,15 @@ func checkGlob(field, g string) (string, error) {
 		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q is not a valid glob.", field, g).
 			WithHint("check brackets and braces; escape a literal *, ?, [ or { with a backslash")
 	}
+	if n, depth := braceLoad(g); n > maxGlobAlternatives || depth > maxBraceDepth {
+		// doublestar matches braces by trying each alternative with the
+		// rest of the pattern, so that its work per name grows with the
+		// patterns they stand for, and with the square of their nesting:
+		// "{a,a}" 24 times took 5 s on one name, and 10,000 nested braces
+		// 0.7 s a name.
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has braces that stand for more than %d patterns or nest more than %d deep.", field, g, maxGlobAlternatives, maxBraceDepth).
+			WithHint("split it into fewer alternatives, or search with several calls")
+	}
 	if slashInClass(g) {
 		// doublestar matches it across segments (src[/]c.go matched
 		// src/c.go), where a class is one character of a name.
@@ -100,6 +109,62 @@ func checkGlob(field, g string) (string, error) {
 		}
 	}
 	return g, nil
+}
+
+// maxGlobAlternatives bounds the brace-free patterns a glob's braces stand
+// for ("*.{go,md}" stands for 2, "{a,b}{c,d}" for 4), and maxBraceDepth
+// their nesting: enough for any glob written by hand, and they keep the
+// cost of matching one name within a millisecond or so.
+const (
+	maxGlobAlternatives = 256
+	maxBraceDepth       = 16
+)
+
+// braceLoad is the number of brace-free patterns the valid glob g stands
+// for (at most maxGlobAlternatives+1: it stops counting past) and how deep
+// its braces nest (at most maxBraceDepth+1, where it stops reading). Escapes and classes are skipped as doublestar skips
+// them: a brace there is a literal.
+func braceLoad(g string) (patterns, depth int) {
+	type group struct{ sum, prod int }
+	stack := []group{{0, 1}}
+	capped := func(n int) int { return min(n, maxGlobAlternatives+1) }
+	for i := 0; i < len(g); i++ {
+		top := &stack[len(stack)-1]
+		switch g[i] {
+		case '\\':
+			i++
+		case '[':
+			// A class, up to its first unescaped ] (ValidatePattern
+			// refused an empty one).
+			i++
+			if i < len(g) && (g[i] == '^' || g[i] == '!') {
+				i++
+			}
+			for ; i < len(g) && g[i] != ']'; i++ {
+				if g[i] == '\\' {
+					i++
+				}
+			}
+		case '{':
+			if len(stack) > maxBraceDepth {
+				return stack[0].prod, len(stack)
+			}
+			stack = append(stack, group{0, 1})
+			depth = max(depth, len(stack)-1)
+		case ',':
+			if len(stack) > 1 {
+				top.sum, top.prod = capped(top.sum+top.prod), 1
+			}
+		case '}':
+			if len(stack) > 1 {
+				n := capped(top.sum + top.prod)
+				stack = stack[:len(stack)-1]
+				parent := &stack[len(stack)-1]
+				parent.prod = capped(parent.prod * n)
+			}
+		}
+	}
+	return stack[0].prod, depth
 }
 
 // slashInClass reports whether the valid glob g has a / inside a bracket

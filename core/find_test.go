@@ -101,16 +101,25 @@ func TestFirstPageCost(t *testing.T) {
 
 func TestCheckGlob(t *testing.T) {
 	for g, ok := range map[string]bool{"**/*.go": true, "./a/*": true, "{a,b}": true, "a[b": false, "{a": false, "/etc/*": false,
+		// Braces that stand for too many patterns, or nest too deep, are
+		// refused: doublestar tries every alternative with the rest of the
+		// pattern, and "{a,a}" 24 times took seconds on one name.
+		strings.Repeat("{a,a}", 8) + "x": true, strings.Repeat("{a,a}", 9) + "x": false, "*" + strings.Repeat("{a,a}", 24) + "x": false,
+		"{" + strings.Repeat("a,", 255) + "a}": true, "{" + strings.Repeat("a,", 256) + "a}": false, "{a,{b,{c,d}}}{e,f}": true,
+		strings.Repeat("{", 16) + "a" + strings.Repeat("}", 16): true, strings.Repeat("{", 17) + "a" + strings.Repeat("}", 17): false,
+		strings.Repeat("{", 10000) + "a" + strings.Repeat("}", 10000): false,
+		// Escaped braces and braces in a class are literals.
+		strings.Repeat(`\{a,a\}`, 20): true, strings.Repeat("[{]a,a[}]", 20): true, "**/*.{js,jsx,ts,tsx,mjs,cjs,json,md}": true,
 		// A class is one character of a name: a / in it matched across
 		// segments (src[/]c.go found src/c.go); negated, it means what it
 		// says.
 		"src[/]c.go": false, "*[a/b]*": false, "[]/]x": false, "src/[!/]*.go": true, "src/[^/]*": true, `a\[/]b`: true, "[ab]/[cd]": true} {
 		_, err := checkGlob("pattern", g)
 		if (err == nil) != ok {
-			t.Errorf("checkGlob(%q) = %v", g, err)
+			t.Errorf("checkGlob(%.80q) = %v", g, err)
 		}
 		if err != nil && fault.AsError(err).Code != fault.CodeInvalidGlob {
-			t.Errorf("checkGlob(%q) code %s", g, fault.AsError(err).Code)
+			t.Errorf("checkGlob(%.80q) code %s", g, fault.AsError(err).Code)
 		}
 	}
 }
