@@ -84,6 +84,16 @@ func checkGlob(field, g string) (string, error) {
 		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has a / inside [...], which matches one character of a name, never a slash.", field, g).
 			WithHint("write the slash outside the brackets")
 	}
+	if name := posixClassIn(g); name != "" {
+		// doublestar reads [[:digit:]] as the class [[:digt] then a ],
+		// so that it matched d] and not 5, with exit 0 (as rg -g and
+		// fd -g do; git knows the class).
+		e := fault.Errorf(fault.CodeInvalidGlob, "%s %q holds the POSIX class [:%s:], which globs here do not know.", field, g, name)
+		if r, ok := posixRanges[name]; ok {
+			return "", e.WithHint("write its characters as a range inside the brackets: [%s] for [[:%s:]]", r, name)
+		}
+		return "", e.WithHint("write its characters as ranges inside the brackets, such as [a-zA-Z0-9]")
+	}
 	if path.IsAbs(g) {
 		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q is absolute; it must be relative to path.", field, g).
 			WithHint("put the directory in path and the rest in %s", field)
@@ -188,6 +198,42 @@ func slashInClass(g string) bool {
 		}
 	}
 	return false
+}
+
+// posixClassIn returns the name of the first POSIX class ([:digit:])
+// inside a bracket expression of g, or "".
+func posixClassIn(g string) string {
+	in := false
+	for i := 0; i < len(g); i++ {
+		switch c := g[i]; {
+		case c == '\\':
+			i++
+		case !in && c == '[':
+			in = true
+			if i+1 < len(g) && (g[i+1] == '!' || g[i+1] == '^') {
+				i++
+			}
+		case in && c == '[' && strings.HasPrefix(g[i+1:], ":"):
+			rest := g[i+2:]
+			if end := strings.Index(rest, ":]"); end > 0 && strings.Trim(rest[:end], "abcdefghijklmnopqrstuvwxyz") == "" {
+				return rest[:end]
+			}
+		case in && c == ']':
+			in = false
+		}
+	}
+	return ""
+}
+
+// posixRanges spells the POSIX classes of ASCII as ranges a glob's
+// brackets hold.
+var posixRanges = map[string]string{
+	"digit":  "0-9",
+	"alpha":  "a-zA-Z",
+	"alnum":  "a-zA-Z0-9",
+	"upper":  "A-Z",
+	"lower":  "a-z",
+	"xdigit": "0-9a-fA-F",
 }
 
 // checkGlobs validates the exclude globs gs. One that starts with ./ and

@@ -113,7 +113,12 @@ func TestCheckGlob(t *testing.T) {
 		// A class is one character of a name: a / in it matched across
 		// segments (src[/]c.go found src/c.go); negated, it means what it
 		// says.
-		"src[/]c.go": false, "*[a/b]*": false, "[]/]x": false, "src/[!/]*.go": true, "src/[^/]*": true, `a\[/]b`: true, "[ab]/[cd]": true} {
+		"src[/]c.go": false, "*[a/b]*": false, "[]/]x": false, "src/[!/]*.go": true, "src/[^/]*": true, `a\[/]b`: true, "[ab]/[cd]": true,
+		// A POSIX class is refused: doublestar read [[:digit:]] as a class
+		// of [, :, d, i, g, t then a ], matching d] and not 5. A [ or : in
+		// a class, or an escaped one, is no POSIX class.
+		"[[:digit:]]": false, "x[![:space:]]": false, "[a[:alpha:]]*": false, "[[]*": true, "[:]*": true, `\[[:x`: false,
+		`\[:digit:]`: true, "[[:]": true, "[[:a-b:]]": true} {
 		_, err := checkGlob("pattern", g)
 		if (err == nil) != ok {
 			t.Errorf("checkGlob(%.80q) = %v", g, err)
