@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -949,8 +948,11 @@ func valueArgs(args []string, flags []cli.Flag) error {
 		}
 		n, err := strconv.ParseInt(value, 10, 64)
 		if errors.Is(err, strconv.ErrRange) {
-			return fault.InvalidArgument("--%s %s is out of range: a number takes 64 bits at most.", name, value).
-				WithHint("pass a number from %d to %d", int64(math.MinInt64), int64(math.MaxInt64))
+			// The flag's own range, narrower, is in its usage (and
+			// checked after parsing): 64 bits told --limit 1e20 of
+			// numbers up to 9223372036854775807, where 2000 is its most.
+			return fault.InvalidArgument("--%s %s is out of range.", name, value).
+				WithHint("pass a number within the range --help gives for --%s", name)
 		}
 		if err != nil { // base 10 takes no 0x, 0b or 1_0
 			return fault.InvalidArgument("--%s takes a decimal integer, not %q.", name, value).

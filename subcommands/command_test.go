@@ -75,13 +75,14 @@ func TestReorderArgs(t *testing.T) {
 		{in: []string{"read", "f", "--limit", "0x10"}, err: `--limit takes a decimal integer, not "0x10"`},
 		{in: []string{"read", "f", "--limit", "1_0"}, err: "decimal integer"},
 		{in: []string{"read", "f", "--limit", "-99999999999999999999"}, err: "--limit -99999999999999999999 is out of range"},
+		{in: []string{"read", "f", "--limit", "99999999999999999999"}, err: "within the range --help gives for --limit"},
 		{in: []string{"--max-bytes", "0b11", "read", "f"}, err: "decimal integer"},
 		{in: []string{"read", "--json", "--limit", "f"}, want: []string{"agentfs", "read", "--json", "--limit", "--", "f"}},
 	}
 	for _, tc := range cases {
 		got, err := reorderArgs(tc.in, cmds, globalFlags())
 		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
+			if err == nil || !strings.Contains(err.Error()+" hint: "+fault.AsError(err).Hint, tc.err) {
 				t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
 			}
 			continue
