@@ -71,6 +71,13 @@ type Text struct {
 	// tabs says whether the file indents with tabs, once a re-indented
 	// region without indentation of its own asked (known).
 	tabs, tabsKnown bool
+	// steps counts the work of the fuzzy rungs beyond keying the lines:
+	// lines compared or examined, and matches compared with one another,
+	// for tests that bound it.
+	steps int
+	// allIndents has every window's indentation found as for many
+	// (indents), for tests.
+	allIndents bool
 }
 
 // textLine is one line: content [start,end), terminator [end,next).
@@ -213,15 +220,24 @@ func (t *Text) Locate(old string) []Match {
 		return exact
 	}
 	ms := slices.DeleteFunc(t.locateLoosely(old), func(m Match) bool {
-		return (m.reindent != nil || m.Uneven) && !slices.ContainsFunc(exact, func(e Match) bool {
-			return m.Start <= e.Start && e.End <= m.End
-		})
+		return (m.reindent != nil || m.Uneven) && !t.holdsOne(exact, m)
 	})
 	if !slices.ContainsFunc(ms, func(m Match) bool { return !m.Uneven }) || sameSpans(ms, exact) {
 		// (The unicode rung's fragments are the exact matches again.)
 		return exact
 	}
 	return ms
+}
+
+// holdsOne reports whether m holds one of exact (Exact's matches) whole.
+// Exact's matches start in order and end in order, so the first that
+// starts in m ends first: it is the one to look at, found by a binary
+// search (each match of the fuzzy rungs checked against every exact one
+// was quadratic: 200,000 lines of "        x" and oldText "    x").
+func (t *Text) holdsOne(exact []Match, m Match) bool {
+	t.steps++
+	k := sort.Search(len(exact), func(k int) bool { return exact[k].Start >= m.Start })
+	return k < len(exact) && exact[k].End <= m.End
 }
 
 // sameSpans reports whether a and b are matches of the same spans.
@@ -290,25 +306,20 @@ func (t *Text) locateLoosely(old string) []Match {
 			}
 			t.keys[k] = have
 		}
+		starts := slices.Collect(t.windows(k, have, want))
+		var indent func(s int) (*shift, bool)
+		if lk.rung != RungTrailingWhitespace {
+			indent = t.windowIndents(oldLines, have, want, starts)
+		}
 		var ms []Match
-	windows:
-		for s := range t.windows(k, have, want) {
-			for i, w := range want {
-				if have[s+i] != w {
-					continue windows
-				}
-			}
+		for _, s := range starts {
 			last := t.lines[s+len(want)-1]
 			m := Match{Start: t.lines[s].start, End: last.end, Line: s + 1, Rung: lk.rung}
 			if withEOL {
 				m.End = last.next
 			}
-			if lk.rung != RungTrailingWhitespace {
-				got := make([]string, len(want))
-				for i := range got {
-					got[i] = t.content(s + i)
-				}
-				f, fits := indentTransform(oldLines, got)
+			if indent != nil {
+				f, fits := indent(s)
 				if !fits {
 					// The lines' indentation differs unevenly: alone,
 					// not a match (NO_MATCH shows the region).
@@ -326,9 +337,9 @@ func (t *Text) locateLoosely(old string) []Match {
 			ms = append(ms, m)
 		}
 		if lk.rung == RungUnicode {
-			ms = withinLines(ms, t.folded(old))
+			ms = withinLines(ms, t.folded(old), &t.steps)
 		}
-		ms = withoutCovered(ms)
+		ms = withoutCovered(ms, &t.steps)
 		if slices.ContainsFunc(ms, func(m Match) bool { return !m.Uneven }) {
 			return ms
 		}
@@ -340,10 +351,10 @@ func (t *Text) locateLoosely(old string) []Match {
 // lines in that no even window overlaps, in order. A fragment within an
 // uneven window is a place as it stands (oldText copied from mid-line,
 // its first line's indentation left out), where the window is not.
-func withinLines(ms, in []Match) []Match {
-	windows := ms[:len(ms):len(ms)]
+func withinLines(ms, in []Match, steps *int) []Match {
+	even := spansOf(ms, steps)
 	for _, m := range in {
-		if !slices.ContainsFunc(windows, func(w Match) bool { return !w.Uneven && overlaps(m, w) }) {
+		if !even.overlap(m, steps) {
 			ms = append(ms, m)
 		}
 	}
@@ -353,10 +364,41 @@ func withinLines(ms, in []Match) []Match {
 
 // withoutCovered is ms without the uneven windows that a match overlaps:
 // that place has its match, and the window is no other place.
-func withoutCovered(ms []Match) []Match {
+func withoutCovered(ms []Match, steps *int) []Match {
+	even := spansOf(ms, steps)
 	return slices.DeleteFunc(slices.Clone(ms), func(u Match) bool {
-		return u.Uneven && slices.ContainsFunc(ms, func(m Match) bool { return !m.Uneven && overlaps(m, u) })
+		return u.Uneven && even.overlap(u, steps)
 	})
+}
+
+// spans are the ranges of the even matches of a list, by start, with the
+// furthest end of those up to each: whether a range overlaps one of them
+// is a binary search, where a scan of the list for each of another
+// (withinLines' fragments, withoutCovered's uneven windows) was
+// quadratic: 200,000 lines of "  it’s" and oldText "it's" took
+// minutes.
+type spans struct{ starts, ends []int }
+
+func spansOf(ms []Match, steps *int) spans {
+	even := slices.DeleteFunc(slices.Clone(ms), func(m Match) bool { return m.Uneven })
+	// (In order already: the windows, the fragments merged in.)
+	slices.SortFunc(even, func(a, b Match) int { return a.Start - b.Start })
+	var sp spans
+	for k, m := range even {
+		sp.starts, sp.ends = append(sp.starts, m.Start), append(sp.ends, m.End)
+		if k > 0 {
+			sp.ends[k] = max(m.End, sp.ends[k-1])
+		}
+	}
+	*steps += len(ms)
+	return sp
+}
+
+// overlap reports whether m overlaps one of the spans.
+func (sp spans) overlap(m Match, steps *int) bool {
+	*steps++
+	k := sort.SearchInts(sp.starts, m.End) // the spans that start before m ends
+	return k > 0 && sp.ends[k-1] > m.Start
 }
 
 func overlaps(a, b Match) bool { return a.Start < b.End && b.Start < a.End }
@@ -438,18 +480,13 @@ func (t *Text) useIndex() bool {
 }
 
 // windows returns, in order, the first lines s of the windows of have
-// that may hold want under the key of rung k: every window, or when the
-// text is indexed only those whose line of want that is rarest in the file
-// has its key.
+// that hold want under the key of rung k: found by a scan that compares
+// each line a bounded number of times (seek), or when the text is indexed
+// among the windows whose line of want that is rarest in the file has its
+// key, when checking those costs no more than the scan.
 func (t *Text) windows(k int, have, want []string) iter.Seq[int] {
 	if !t.useIndex() {
-		return func(yield func(int) bool) {
-			for s := 0; s+len(want) <= len(have); s++ {
-				if !yield(s) {
-					return
-				}
-			}
-		}
+		return func(yield func(int) bool) { seek(have, want, &t.steps, yield) }
 	}
 	if t.keyLines == nil {
 		t.keyLines = map[int]map[string][]int{}
@@ -468,9 +505,26 @@ func (t *Text) windows(k int, have, want []string) iter.Seq[int] {
 			rare = i
 		}
 	}
+	at := byKey[want[rare]]
+	if len(at)*len(want) > len(have) {
+		// Checking each window where want's rarest line stands costs more
+		// than a scan (a file of like lines).
+		return func(yield func(int) bool) { seek(have, want, &t.steps, yield) }
+	}
 	return func(yield func(int) bool) {
-		for _, l := range byKey[want[rare]] {
-			if s := l - rare; s >= 0 && s+len(want) <= len(have) && !yield(s) {
+	windows:
+		for _, l := range at {
+			s := l - rare
+			if s < 0 || s+len(want) > len(have) {
+				continue
+			}
+			for i, w := range want {
+				t.steps++
+				if have[s+i] != w {
+					continue windows
+				}
+			}
+			if !yield(s) {
 				return
 			}
 		}
