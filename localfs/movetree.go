@@ -236,7 +236,7 @@ func (c *treeCopier) entry(sfd, dfd int, name, rel string) error {
 	at := join(c.display, rel)
 	var st unix.Stat_t
 	if err := unix.Fstatat(sfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return mapErr(err, at)
+		return changedOr(err, at)
 	}
 	c.versions[rel] = version(&st)
 	switch st.Mode & unix.S_IFMT {
@@ -254,8 +254,11 @@ func (c *treeCopier) entry(sfd, dfd int, name, rel string) error {
 		return c.file(sfd, dfd, name, &st, rel)
 	case unix.S_IFLNK:
 		target, err := readLink(func(buf []byte) (int, error) { return unix.Readlinkat(sfd, name, buf) }, st.Size)
+		if errors.Is(err, unix.EINVAL) { // no longer a link
+			return stale(at)
+		}
 		if err != nil {
-			return mapErr(err, at)
+			return changedOr(err, at)
 		}
 		err = unix.Symlinkat(target, dfd, name)
 		if err == nil {
@@ -271,7 +274,7 @@ func (c *treeCopier) subdir(sfd, dfd int, name, rel string, st *unix.Stat_t) err
 	at := join(c.display, rel)
 	cs, cst, err := openDir(sfd, name)
 	if err != nil {
-		return mapErr(err, at)
+		return changedOr(err, at)
 	}
 	defer unix.Close(cs)
 	if identity(&cst) != identity(st) {
@@ -319,7 +322,7 @@ func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, rel string
 		return stale(at)
 	}
 	if err != nil {
-		return mapErr(err, at)
+		return changedOr(err, at)
 	}
 	src := os.NewFile(uintptr(in), at)
 	defer src.Close()
@@ -382,7 +385,7 @@ func treeVersions(ctx context.Context, fd int, rel string, into map[string]strin
 		r := join(rel, name)
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return mapErr(err, join(display, r))
+			return changedOr(err, join(display, r))
 		}
 		into[r] = version(&st)
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
@@ -390,7 +393,7 @@ func treeVersions(ctx context.Context, fd int, rel string, into map[string]strin
 		}
 		sub, _, err := openDir(fd, name)
 		if err != nil {
-			return mapErr(err, join(display, r))
+			return changedOr(err, join(display, r))
 		}
 		err = treeVersions(ctx, sub, r, into, display)
 		unix.Close(sub)
@@ -422,6 +425,20 @@ func copySide(err error, at, to string) string {
 func mapped(err error, at string) error {
 	if err == nil {
 		return nil
+	}
+	return mapErr(err, at)
+}
+
+// changedOr is err, met on an entry of a tree being copied or compared
+// after the entry was listed or stat'ed, as the caller's error: STALE when
+// it says the entry went or became another kind (removed or renamed away,
+// a directory replaced by a file or a link), which is a change of the
+// tree as the comparison finds one. Mapped as it came, it was NOT_FOUND
+// naming the vanished entry, often another writer's temporary file,
+// which the caller never named.
+func changedOr(err error, at string) error {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return stale(at)
 	}
 	return mapErr(err, at)
 }

@@ -589,3 +589,48 @@ func TestFullStateDirIsNoSpace(t *testing.T) {
 		t.Fatalf("the file is %q after the refused write", b)
 	}
 }
+
+// An entry of a tree removed by another program after the copy listed it
+// (an editor's temporary file renamed over its file, a file deleted) is a
+// change of the tree, STALE with nothing moved, as the comparison finds
+// one: it was NOT_FOUND naming the vanished entry, such as another
+// writer's temporary file, which the caller never named (hunt39: 4 of 30
+// moves across a bind mount beside an edit under another state
+// directory).
+func TestRenameDirectoryAcrossFileSystemsEntryGoneDuringCopy(t *testing.T) {
+	a := newAcross(t)
+	e := filepath.Join(a.dir, "e")
+	must(t, os.MkdirAll(filepath.Join(e, "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(e, "f"), []byte("f"), 0o644))
+	must(t, os.WriteFile(filepath.Join(e, "sub", "g"), []byte("g"), 0o644))
+	fsync := syscalls.fsync
+	t.Cleanup(func() { syscalls.fsync = fsync })
+	removed := ""
+	syscalls.fsync = func(fd int) error {
+		var st unix.Stat_t
+		p, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+		if removed == "" && unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && strings.HasPrefix(p, a.other+"/") {
+			// The first file copied: the entry listed after it goes.
+			removed = "sub"
+			if filepath.Base(p) == "g" {
+				removed = "f"
+			}
+			must(t, os.RemoveAll(filepath.Join(e, removed)))
+		}
+		return fsync(fd)
+	}
+	_, err := a.fsys.Rename(context.Background(), "e", filepath.Join(a.other, "e"), backend.WriteOptions{IfAbsent: true})
+	if removed == "" {
+		t.Fatal("no file of the tree was copied")
+	}
+	if code(err) != fault.CodeStale {
+		t.Fatalf("a tree whose %s went during its copy: %v, want STALE", removed, err)
+	}
+	if _, err := os.Lstat(filepath.Join(a.other, "e")); !os.IsNotExist(err) {
+		t.Errorf("the destination exists after a refused move: %v", err)
+	}
+	if _, err := os.Lstat(e); err != nil {
+		t.Errorf("the source is gone after a refused move: %v", err)
+	}
+	noLeftovers(t, a.state, a.dir, a.other)
+}
