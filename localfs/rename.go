@@ -400,7 +400,11 @@ func renameNoReplace(fromDir int, from string, toDir int, to string) error {
 func (f *FS) moveAcross(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t, opts backend.WriteOptions) (backend.FileInfo, error) {
 	to := &prepared{op: backend.Op{Write: backend.WriteOptions{IfAbsent: opts.IfAbsent}}, display: dst.display, dir: dst.dir,
 		entry: journalEntry{Dir: filepath.Dir(dst.real), Name: dst.name}}
-	from := &prepared{op: backend.Op{Remove: true}, display: src.display, dir: src.dir,
+	// The source is removed only as the copy found it: a program that
+	// takes no agentfs lock (an editor saving, echo >>) may change it
+	// after stageCopy's last look, while the journal is written, and the
+	// commit then removed its change, the old content moved, exit 0.
+	from := &prepared{op: backend.Op{Remove: true, Write: backend.WriteOptions{IfVersion: version(st)}}, display: src.display, dir: src.dir,
 		entry: journalEntry{Dir: filepath.Dir(src.real), Name: src.name, Backup: tempName()}}
 	var dstSt unix.Stat_t
 	err := unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW)

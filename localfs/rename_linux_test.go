@@ -634,3 +634,59 @@ func TestRenameDirectoryAcrossFileSystemsEntryGoneDuringCopy(t *testing.T) {
 	}
 	noLeftovers(t, a.state, a.dir, a.other)
 }
+
+// A file saved by a program that takes no agentfs lock (an editor writing
+// a new file over it, echo >>) after its copy to another file system was
+// checked, while the move's journal is written, is STALE with nothing
+// moved and the saved content where it was saved: the commit removed the
+// saved file and put the copy of the old content at the destination, exit
+// 0, as the edit of a write's commit is guarded (swapHolds).
+func TestRenameFileAcrossFileSystemsSavedBeforeCommit(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := t.TempDir()
+	other := otherDevice(t, dir)
+	for _, how := range []string{"replaced", "appended"} {
+		t.Run(how, func(t *testing.T) {
+			src := filepath.Join(dir, how)
+			must(t, os.WriteFile(src, []byte("old\n"), 0o644))
+			fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+			must(t, err)
+			defer fsys.Close()
+			fsync := syscalls.fsync
+			defer func() { syscalls.fsync = fsync }()
+			saved := false
+			syscalls.fsync = func(fd int) error {
+				p, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+				if !saved && strings.HasPrefix(p, state+"/") { // the journal: the copy is checked
+					saved = true
+					if how == "replaced" {
+						must(t, os.WriteFile(src+".swp", []byte("saved\n"), 0o644))
+						must(t, os.Rename(src+".swp", src))
+					} else {
+						f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
+						must(t, err)
+						_, err = f.WriteString("saved\n")
+						must(t, err)
+						must(t, f.Close())
+					}
+				}
+				return fsync(fd)
+			}
+			_, err = fsys.Rename(context.Background(), how, filepath.Join(other, how), backend.WriteOptions{IfAbsent: true})
+			if !saved {
+				t.Fatal("no journal was synced")
+			}
+			if code(err) != fault.CodeStale {
+				t.Errorf("a file saved before the move's commit: %v, want STALE", err)
+			}
+			if b, err := os.ReadFile(src); err != nil || !strings.Contains(string(b), "saved") {
+				t.Errorf("the saved file holds %q, %v", b, err)
+			}
+			if _, err := os.Lstat(filepath.Join(other, how)); !os.IsNotExist(err) {
+				t.Errorf("the destination exists after a refused move: %v", err)
+			}
+			noLeftovers(t, state, dir, other)
+		})
+	}
+}
