@@ -23,6 +23,11 @@ import (
 // has emptied a directory, before it removes it: another writer's moment.
 var emptiedHook func(display string)
 
+// enteringHook, when set (by tests), runs as either pass is about to open
+// a directory of the tree it found by its lstat, and once it has opened
+// it, before listing it: another remover's moments.
+var enteringHook func(display string, opened bool)
+
 type treeRemover struct {
 	f       *FS
 	dev     uint64
@@ -127,6 +132,12 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 			return err
 		}
 		names, err := dirNames(fd)
+		if errors.Is(err, unix.ENOENT) {
+			// Removed since it was opened (getdents(2) of a removed
+			// directory): nothing left in it to remove, and its own
+			// removal finds it gone.
+			names, err = nil, nil
+		}
 		if err != nil {
 			return mapErr(err, at())
 		}
@@ -204,9 +215,21 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 			}
 		}
 		if est.Mode&unix.S_IFMT == unix.S_IFDIR {
+			if enteringHook != nil {
+				enteringHook(at(), false)
+			}
 			sub, sst, err := openDir(dir.fd, n)
+			if errors.Is(err, unix.ENOENT) {
+				// Removed since its lstat (another rm -r of the tree), as
+				// a file gone meanwhile: NOT_FOUND stopped the removal,
+				// "run rm -r again", with nothing left of it to remove.
+				continue
+			}
 			if err != nil {
 				return mapErr(err, at())
+			}
+			if enteringHook != nil {
+				enteringHook(at(), true)
 			}
 			dirs.push(n, sub, &sst)
 			if err := enter(sub, &sst); err != nil {

@@ -2,6 +2,7 @@ package localfs
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -213,5 +214,49 @@ func TestUnremovableWordedForTheCaller(t *testing.T) {
 		if e := fault.AsError(r.unremovable(unix.EACCES, "t/d", "a directory whose entries could not be removed")); !strings.Contains(e.Hint, tc.hint) || strings.Contains(e.Message, "rm -r") {
 			t.Errorf("copying %v: %s (%s), want a hint saying %s", tc.copying, e.Message, e.Hint, tc.hint)
 		}
+	}
+}
+
+// A directory of the tree removed by another process (an rm -rf of the
+// same tree) after the look at it, before or after its opening, is gone,
+// as a file gone meanwhile is: the removal goes on and succeeds, where it
+// stopped NOT_FOUND ("deal with the cause, then run rm -r again", part of
+// the tree removed) with nothing left to deal with (hunt39: 8 of 30 rm -r
+// beside an rm -rf of the same tree).
+func TestRemoveTreeDirectoryGoneMeanwhile(t *testing.T) {
+	for _, tc := range []struct {
+		pass   string
+		opened bool
+	}{{"check", false}, {"check", true}, {"removal", false}, {"removal", true}} {
+		t.Run(fmt.Sprintf("%s/opened=%v", tc.pass, tc.opened), func(t *testing.T) {
+			pass := tc.pass
+			dir := t.TempDir()
+			for _, p := range []string{"t/a/f", "t/b/f", "t/b/c/g"} {
+				mustWrite(t, filepath.Join(dir, p))
+			}
+			fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fsys.Close()
+			calls := 0
+			enteringHook = func(display string, opened bool) {
+				if display != "t/b" || opened != tc.opened {
+					return
+				}
+				calls++
+				if pass == "check" && calls == 1 || pass == "removal" && calls == 2 {
+					must(t, os.RemoveAll(filepath.Join(dir, "t", "b")))
+				}
+			}
+			defer func() { enteringHook = nil }()
+			deleted, err := fsys.Remove(context.Background(), "t", backend.RemoveOptions{Recursive: true})
+			if err != nil || !deleted {
+				t.Fatalf("a tree whose directory another process removed during the %s: %v, %v; want deleted", pass, deleted, err)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "t")); !os.IsNotExist(err) {
+				t.Errorf("the tree is still there: %v", err)
+			}
+		})
 	}
 }
