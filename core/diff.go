@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
@@ -129,15 +130,40 @@ func renderDiff(path string, lines []diffLine, before, context int) (string, int
 		oldCount, newCount := oldNo[stop]-oldNo[start], newNo[stop]-newNo[start]
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(oldNo[start], oldCount), hunkRange(newNo[start], newCount))
 		for _, l := range lines[start:stop] {
+			text := l.text
+			if l.op == ' ' {
+				text = cutContext(text)
+			}
 			out.WriteByte(l.op)
-			out.WriteString(l.text)
-			if !strings.HasSuffix(l.text, "\n") {
+			out.WriteString(text)
+			if !strings.HasSuffix(text, "\n") {
 				out.WriteString("\n\\ No newline at end of file\n")
 			}
 		}
 		i = stop
 	}
 	return out.String(), first
+}
+
+// cutContext is an unchanged line of a diff, text with its terminator,
+// cut as read cuts a line by default, with its marker: a one-line edit
+// beside a minified line of 100 KB answered 100 KB of diff for a line the
+// caller neither changed nor asked for.
+func cutContext(text string) string {
+	body, nl := strings.CutSuffix(text, "\n")
+	if len(body) <= ReadLineChars || utf8.RuneCountInString(body) <= ReadLineChars {
+		return text
+	}
+	at := 0
+	for range ReadLineChars {
+		_, n := utf8.DecodeRuneInString(body[at:])
+		at += n
+	}
+	cut := body[:at] + lineCutMarker(int64(len(body)))
+	if nl {
+		cut += "\n"
+	}
+	return cut
 }
 
 // hunkRange is "start,count" of a hunk side; an empty side names the line

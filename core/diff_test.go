@@ -8,6 +8,7 @@ import (
 )
 
 func TestUnifiedDiff(t *testing.T) {
+	long := strings.Repeat("é", ReadLineChars+1) // 4002 bytes
 	tests := []struct {
 		name, a, b, want string
 		first            int
@@ -30,6 +31,15 @@ func TestUnifiedDiff(t *testing.T) {
 			"--- p\n+++ p\n@@ -1,2 +1,2 @@\n-1\n+x\n 2\n@@ -11,2 +11,2 @@\n 11\n-12\n+y\n", 1, 1},
 		{"insert at start, no context", "a\n", "z\na\n", "--- p\n+++ p\n@@ -0,0 +1 @@\n+z\n", 1, 0},
 		{"delete last, no context", "a\nb\n", "a\n", "--- p\n+++ p\n@@ -2 +1,0 @@\n-b\n", 2, 0},
+		// An unchanged line is cut as read cuts it, by characters, with
+		// its marker; changed lines stay whole.
+		{"a long context line", long + "\nb\n" + long, long + "\nB\n" + long,
+			"--- p\n+++ p\n@@ -1,3 +1,3 @@\n " + strings.Repeat("é", ReadLineChars) + " …[line cut: 4002 bytes in all]\n-b\n+B\n " +
+				strings.Repeat("é", ReadLineChars) + " …[line cut: 4002 bytes in all]\n\\ No newline at end of file\n", 2, -1},
+		{"a long changed line", "a\n" + long + "\n", "a\n" + long + "x\n",
+			"--- p\n+++ p\n@@ -1,2 +1,2 @@\n a\n-" + long + "\n+" + long + "x\n", 2, -1},
+		{"a context line of the cut's length", strings.Repeat("é", ReadLineChars) + "\nb\n", strings.Repeat("é", ReadLineChars) + "\nB\n",
+			"--- p\n+++ p\n@@ -1,2 +1,2 @@\n " + strings.Repeat("é", ReadLineChars) + "\n-b\n+B\n", 2, -1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
