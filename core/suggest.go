@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -36,8 +38,12 @@ func (t *Tools) WithSuggestions(ctx context.Context, p string, err error) error 
 	if slices.ContainsFunc(twins, func(s string) bool { return s != "" }) {
 		e.SuggestionsBase64 = twins
 	}
-	if len(e.Suggestions) > 0 {
+	switch {
+	case len(e.Suggestions) > 0:
 		e.Hint = "did you mean " + e.Suggestions[0] + "? (see suggestions)"
+	case strings.HasPrefix(p, "-"):
+		// grep -- -race --limit 2 searched the paths --limit and 2.
+		e.Hint = "if " + strconv.Quote(p) + " was meant as a flag, put it before --: every argument after -- is a path"
 	}
 	return e
 }
