@@ -72,15 +72,20 @@ func checkDirsOutcome(t *testing.T, what, dir, state string) (done bool) {
 	default:
 		t.Fatalf("%s: the tree is %q with directories %q, neither before nor after", what, files, dirs)
 	}
-	// A record killed half made (createLocked) names no directory; it is
-	// litter a sweep takes once partialAge old, as its writer may still be
-	// about to lock it.
-	left, _ := os.ReadDir(filepath.Join(state, dirRecords))
-	left = slices.DeleteFunc(left, func(e os.DirEntry) bool { return strings.Contains(e.Name(), partialSuffix) })
-	if len(left) != 0 {
+	if left := dirRecordsLeft(state); len(left) != 0 {
 		t.Fatalf("%s: records of made directories left: %v", what, left)
 	}
 	return done
+}
+
+// dirRecordsLeft lists the records of made directories in state. A record
+// killed half made (createLocked: a commit's stagers make them while one
+// of them is at its pause) names no directory; it is litter a sweep takes
+// once partialAge old, as its writer may still be about to lock it, and
+// is left out.
+func dirRecordsLeft(state string) []os.DirEntry {
+	left, _ := os.ReadDir(filepath.Join(state, dirRecords))
+	return slices.DeleteFunc(left, func(e os.DirEntry) bool { return strings.Contains(e.Name(), partialSuffix) })
 }
 
 // A commit that fails at any of its durable calls (a staged file's or a
@@ -374,7 +379,7 @@ func TestSweepKeepsTheDirsOfAWriterKilledDuringIt(t *testing.T) {
 	if dirs := dirsIn(t, dir); len(dirs) != 0 {
 		t.Errorf("the killed writer's directories %q stay", dirs)
 	}
-	if left, _ := os.ReadDir(filepath.Join(state, dirRecords)); len(left) != 0 {
+	if left := dirRecordsLeft(state); len(left) != 0 {
 		t.Errorf("records of made directories left: %v", left)
 	}
 }
