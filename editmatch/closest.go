@@ -1,7 +1,6 @@
 package editmatch
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -96,12 +95,13 @@ func (t *Text) Respaced(old string) []int {
 	for j := range t.lines {
 		have[j] = Spaceless(t.content(j))
 	}
+	// A scan (seek): every window checked line by line took minutes for
+	// a file of like lines and an old of many.
 	var at []int
-	for s := 0; s+len(want) <= len(have); s++ {
-		if slices.Equal(want, have[s:s+len(want)]) {
-			at = append(at, s+1)
-		}
-	}
+	seek(have, want, &t.steps, func(s int) bool {
+		at = append(at, s+1)
+		return true
+	})
 	return at
 }
 
