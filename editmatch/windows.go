@@ -53,6 +53,19 @@ func seek[T comparable](text, pat []T, steps *int, yield func(int) bool) {
 	}
 }
 
+// Index is the first start of pat in text, -1 when it has none, found by
+// seek: apply-patch's ladder checked every window line by line, a chunk
+// of many like lines taking minutes in a file of them. steps counts the
+// comparisons.
+func Index[T comparable](text, pat []T, steps *int) int {
+	at := -1
+	seek(text, pat, steps, func(s int) bool {
+		at = s
+		return false
+	})
+	return at
+}
+
 // seekAll is where pat occurs in text: at[s] for each start s, len(text)+1
 // of them.
 func seekAll[T comparable](text, pat []T, steps *int) []bool {

@@ -47,6 +47,15 @@ var ladderRungs = []struct {
 }
 
 func (ladder) Seek(lines, old []string, start int) (int, string, bool) {
+	var steps int
+	return seekLadder(lines, old, start, &steps)
+}
+
+// seekLadder is the ladder's Seek, counting its comparisons in steps. Each
+// rung scans the file's lines once (editmatch.Index): every window checked
+// line by line took minutes for a chunk of many like lines in a file of
+// them, at each rung.
+func seekLadder(lines, old []string, start int, steps *int) (int, string, bool) {
 	if len(old) == 0 {
 		return start, RungExact, true
 	}
@@ -63,13 +72,7 @@ func (ladder) Seek(lines, old []string, start int) (int, string, bool) {
 		for i, o := range old {
 			want[i] = r.key(o)
 		}
-	windows:
-		for s := 0; s+len(want) <= len(have); s++ {
-			for i, w := range want {
-				if have[s+i] != w {
-					continue windows
-				}
-			}
+		if s := editmatch.Index(have, want, steps); s >= 0 {
 			return start + s, r.name, true
 		}
 	}
