@@ -78,6 +78,9 @@ type Text struct {
 	// allIndents has every window's indentation found as for many
 	// (indents), for tests.
 	allIndents bool
+	// denseKept has Kept filter its windows by their sums as for many
+	// (keptSums), for tests.
+	denseKept bool
 }
 
 // textLine is one line: content [start,end), terminator [end,next).

@@ -84,27 +84,59 @@ func keptLines(oldText, newText string) map[int]int {
 // another column is no rung's writing (a rung that moves a line's column
 // re-indents every line): "cache:" at the top of a YAML file is not the
 // "  cache:" newText keeps, nor the block under it newText's.
+//
+// It returns the first two places at most: its callers ask whether
+// newText stands once. The windows whose lines are newText's, white space
+// at their ends aside, are found by a scan (seek); a few are then checked
+// line by line, many that overlap are first filtered by sums (keptSums):
+// every window checked line by line took minutes for a file of like lines
+// and a newText of many.
 func (t *Text) Kept(oldText, newText string) []Match {
 	kept := keptLines(oldText, newText)
 	want, withEOL := splitLines(strings.ReplaceAll(newText, "\r\n", "\n"))
+	n, m := len(t.lines), len(want)
+	if m > n {
+		return nil
+	}
+	isKept := make([]bool, m)
+	trimmed := make([]string, m)
+	for i, w := range want {
+		_, isKept[i] = kept[i]
+		trimmed[i] = strings.TrimSpace(w)
+	}
+	have := make([]string, n)
+	for j := range have {
+		have[j] = strings.TrimSpace(t.content(j))
+	}
+	var starts []int
+	seek(have, trimmed, &t.steps, func(s int) bool {
+		starts = append(starts, s)
+		return true
+	})
+	if len(starts) > 2 && (t.denseKept || len(starts)*m > 8*(n+m)) {
+		starts = t.keptSums(want, isKept, starts)
+	}
 	var ms []Match
 	var keptWant, keptHave []string
 windows:
-	for s := 0; s+len(want) <= len(t.lines); s++ {
+	for _, s := range starts {
+		if len(ms) == 2 {
+			break
+		}
 		keptWant, keptHave = keptWant[:0], keptHave[:0]
 		for i, w := range want {
-			_, k := kept[i]
-			if k && strings.TrimSpace(t.content(s+i)) != strings.TrimSpace(w) || !k && t.content(s+i) != w {
+			t.steps++
+			if !isKept[i] && t.content(s+i) != w {
 				continue windows
 			}
-			if k {
+			if isKept[i] {
 				keptWant, keptHave = append(keptWant, w), append(keptHave, t.content(s+i))
 			}
 		}
 		if !SameColumns(keptWant, keptHave) {
 			continue
 		}
-		last := t.lines[s+len(want)-1]
+		last := t.lines[s+m-1]
 		m := Match{Start: t.lines[s].start, End: last.end, Line: s + 1, Rung: RungWhitespace}
 		if withEOL {
 			m.End = last.next
