@@ -155,6 +155,12 @@ func (f *FS) clean(p string) (string, error) {
 	if p == "" {
 		return "", fault.InvalidArgument("path is empty.").WithHint("pass a path relative to the workspace")
 	}
+	if strings.IndexByte(p, 0) >= 0 {
+		// As on a disk, before the store is asked: versitygw answers such
+		// a key 500, which was retried, then IO_ERROR saying to retry.
+		return "", fault.InvalidArgument("the path contains a NUL byte.").
+			WithHint("remove the NUL byte; no file name can hold one")
+	}
 	rel := p
 	if strings.HasPrefix(p, Scheme) {
 		var ok bool

@@ -208,6 +208,34 @@ func TestRangedReads(t *testing.T) {
 	}
 }
 
+// A path holding a NUL is INVALID_ARGUMENT before any request, as on a
+// disk: it went to the store, which versitygw answers 500, and after
+// three retries (two seconds) the call was IO_ERROR whose hint said to
+// retry.
+func TestNULInPath(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	f, cnt := newFS(t, bucket)
+	for _, p := range []string{"\x00", "a\x00b", "d/\x00/e", "s3://" + bucket + "/x\x00"} {
+		cnt.reset()
+		calls := map[string]error{}
+		_, calls["stat"] = f.Stat(ctx, p)
+		_, calls["open"] = f.Open(ctx, p)
+		_, calls["readdir"] = f.ReadDir(ctx, p, 0, 10)
+		calls["walk"] = f.Walk(ctx, p, backend.WalkOptions{}, func(backend.WalkEntry) error { return nil })
+		_, calls["write"] = f.WriteFile(ctx, p, []byte("x"), backend.WriteOptions{})
+		_, calls["remove"] = f.Remove(ctx, p, backend.RemoveOptions{})
+		for name, err := range calls {
+			if codeOf(err) != fault.CodeInvalidArgument {
+				t.Errorf("%s %q: %v, want INVALID_ARGUMENT", name, p, err)
+			}
+		}
+		if n := cnt.requests[http.MethodHead] + cnt.requests[http.MethodGet] + cnt.requests[http.MethodPut] + cnt.requests[http.MethodDelete]; n != 0 {
+			t.Errorf("%q: %d requests sent, want none: %v", p, n, cnt.requests)
+		}
+	}
+}
+
 // TestConfinement: the workspace is its prefix; nothing outside it is
 // reached, a sibling prefix sharing its first letters included.
 func TestConfinement(t *testing.T) {
