@@ -685,7 +685,7 @@ func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
 // (an s3fs, whose deny paths are keys below it), or a mix of them (a mixfs
 // routing each path to its backend; see mixedWorkspace).
 func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
-	roots := c.StringSlice("root")
+	roots := pathsOf(c, "root")
 	if slices.Contains(roots, "") {
 		// "" is the working directory to a file system: a root added
 		// beside the ones meant (--root "$WS" --root "$UNSET", or
@@ -725,7 +725,7 @@ func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 // directory, so that AGENTFS_DENY= (a CI template's blank) or a trailing
 // comma refused every path.
 func denied(c *cli.Context) []string {
-	return slices.DeleteFunc(slices.Clone(c.StringSlice("deny")), func(d string) bool { return d == "" })
+	return slices.DeleteFunc(slices.Clone(pathsOf(c, "deny")), func(d string) bool { return d == "" })
 }
 
 // mixedWorkspace is the workspace of several roots, one an object store.

@@ -1,9 +1,11 @@
 package subcommands
 
 import (
+	"flag"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentfs/agentfs/assets/localdir"
@@ -96,7 +98,7 @@ func (g globalFlag) flag() cli.Flag {
 	case kindString:
 		return &cli.StringFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: g.def, Usage: g.usage}
 	case kindStrings:
-		return &cli.StringSliceFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
+		return &pathsFlag{cli.StringSliceFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}}
 	case kindInt:
 		n, _ := strconv.Atoi(g.def)
 		// Base 10: an environment variable of 0100 is 100, not octal.
@@ -106,6 +108,56 @@ func (g globalFlag) flag() cli.Flag {
 		return &cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}
 	}
 	return &cli.BoolFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
+}
+
+// pathsFlag is a repeatable flag of paths (--root, --deny), shown and
+// named as a urfave/cli slice flag. Each occurrence is one path, taken
+// whole: the slice flag split it at commas and trimmed each part, so that
+// --deny "/data/a,b" denied /data/a and a relative b, and left /data/a,b
+// readable, and --root "/x " was /x. Its variable is a list, its paths
+// separated by commas (each trimmed, as before); the first occurrence on
+// the command line replaces that list.
+type pathsFlag struct{ cli.StringSliceFlag }
+
+func (f *pathsFlag) Apply(set *flag.FlagSet) error {
+	v := &pathList{}
+	for _, e := range f.EnvVars {
+		if s, ok := os.LookupEnv(e); ok {
+			for _, p := range strings.Split(s, ",") {
+				v.paths = append(v.paths, strings.TrimSpace(p))
+			}
+			v.fromEnv, f.HasBeenSet = true, true
+			break
+		}
+	}
+	for _, name := range f.Names() {
+		set.Var(v, name, f.Usage)
+	}
+	return nil
+}
+
+// pathList is a pathsFlag's value.
+type pathList struct {
+	paths   []string
+	fromEnv bool // paths are the variable's, until the command line gives one
+}
+
+func (l *pathList) Set(s string) error {
+	if l.fromEnv {
+		l.paths, l.fromEnv = nil, false
+	}
+	l.paths = append(l.paths, s)
+	return nil
+}
+
+func (l *pathList) String() string { return strings.Join(l.paths, ",") }
+
+func (l *pathList) Get() any { return slices.Clone(l.paths) }
+
+// pathsOf is the paths of the pathsFlag name.
+func pathsOf(c *cli.Context, name string) []string {
+	paths, _ := c.Value(name).([]string)
+	return paths
 }
 
 // checkEnv refuses an environment variable of a global flag whose value
