@@ -66,6 +66,19 @@ func Index[T comparable](text, pat []T, steps *int) int {
 	return at
 }
 
+// Starts is every start of pat in text, in order, overlapping ones
+// included, found by seek in one scan: apply-patch's ladder, asked again
+// and again where a chunk's lines occur in one file, scanned all of it for
+// each. steps counts the comparisons.
+func Starts[T comparable](text, pat []T, steps *int) []int {
+	var at []int
+	seek(text, pat, steps, func(s int) bool {
+		at = append(at, s)
+		return true
+	})
+	return at
+}
+
 // seekAll is where pat occurs in text: at[s] for each start s, len(text)+1
 // of them.
 func seekAll[T comparable](text, pat []T, steps *int) []bool {

@@ -486,6 +486,11 @@ func locateChunks(lines []fileLine, op Op, m Matcher, explain bool) ([]replaceme
 	for i, l := range lines {
 		texts[i] = l.text
 	}
+	if l, ok := m.(ladder); ok {
+		// Sought in again and again, from many places (spans): keyed
+		// once per rung.
+		m = newFileLadder(texts, l.steps)
+	}
 	var reps []replacement
 	located := make([]Located, len(op.Chunks))
 	start := 0
