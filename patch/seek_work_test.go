@@ -28,21 +28,7 @@ func TestSeekWork(t *testing.T) {
 // every window line by line found.
 func TestSeekSameWindows(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 8))
-	bodies := []string{"x", "x", "y", "", "x\u2019", "x'", "\u2014", "-"}
-	spaces := []string{"", "", " ", "\t"}
-	line := func() string {
-		return spaces[rnd.IntN(len(spaces))] + bodies[rnd.IntN(len(bodies))] + spaces[rnd.IntN(len(spaces))]
-	}
-	like := func(n int) []string {
-		kinds := []string{line(), line(), line()}
-		lines := make([]string, n)
-		for j := range lines {
-			if lines[j] = kinds[rnd.IntN(len(kinds))]; rnd.IntN(8) == 0 {
-				lines[j] = line()
-			}
-		}
-		return lines
-	}
+	like := func(n int) []string { return likeLines(rnd, n) }
 	found := 0
 	for round := range 5000 {
 		lines, old := like(rnd.IntN(40)), like(rnd.IntN(5))
