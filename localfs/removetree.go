@@ -225,6 +225,12 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 				// "run rm -r again", with nothing left of it to remove.
 				continue
 			}
+			if !remove && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
+				// A directory this user may not enter (mode 000): its
+				// hint said to choose another path, and not that the
+				// tree was whole.
+				return r.unremovable(err, at(), "a directory this user may not open")
+			}
 			if err != nil {
 				return mapErr(err, at())
 			}

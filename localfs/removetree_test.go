@@ -87,6 +87,34 @@ func TestRemoveTreeRefusesUnwritableDirectory(t *testing.T) {
 	}
 }
 
+// A tree holding a directory this process may not open (mode 000) is
+// refused by the check, saying that nothing was removed: its hint told
+// the caller to choose another path.
+func TestRemoveTreeRefusesUnopenableDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may open any directory; CI runs this test as an unprivileged user")
+	}
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "t", "a", "f1"))
+	closed := filepath.Join(dir, "t", "closed")
+	if err := os.Mkdir(closed, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(closed, 0o755)
+	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fsys.Remove(context.Background(), "t", backend.RemoveOptions{Recursive: true})
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodePermissionDenied || e.Path != "t/closed" || !strings.Contains(e.Hint, "nothing was removed") {
+		t.Fatalf("rm -r of a tree with a directory of mode 000: %v (hint %q), want PERMISSION_DENIED at t/closed, nothing removed", err, e.Hint)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "t", "a", "f1")); err != nil {
+		t.Errorf("t/a/f1: %v, want it kept", err)
+	}
+}
+
 // A removal that fails after its first unlink (a directory made
 // read-only behind the check) says how much it removed, and does not
 // tell the caller to choose another path.
