@@ -465,7 +465,7 @@ func stageCopy(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t) (*
 		return nil, fileStale(src.display)
 	}
 	// Private (0600) until the copy is whole and gets the source's mode.
-	s, err := stage(dst.dir, filepath.Dir(dst.real), nil, backend.WriteOptions{Mode: 0o600}, nil, nil, dst.display)
+	s, err := stage(dst.dir, filepath.Dir(dst.real), nil, backend.WriteOptions{Mode: 0o600}, nil, nil, nil, dst.display)
 	if err != nil {
 		return nil, err
 	}

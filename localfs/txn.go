@@ -517,11 +517,19 @@ func (f *FS) prepare(ctx context.Context, op backend.Op, made *madeDirs) (*prepa
 	if exists {
 		old, p.entry.Backup = &st, tempName()
 	}
-	owner, err := f.ownerOf(op.Write)
+	owner, attrs, err := f.ownerOf(op.Write)
 	if err != nil {
 		return fail(err)
 	}
-	if p.staged, err = stage(dir, p.entry.Dir, op.Data, op.Write, old, owner, display); err != nil {
+	if attrs == nil && exists {
+		if attrs, err = openReplaced(int(dir.Fd()), p.entry.Name, &st, display); err != nil {
+			return fail(err)
+		}
+	}
+	if attrs != nil {
+		defer attrs.Close()
+	}
+	if p.staged, err = stage(dir, p.entry.Dir, op.Data, op.Write, old, owner, attrs, display); err != nil {
 		return fail(err)
 	}
 	var sst unix.Stat_t

@@ -84,11 +84,46 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 	if exists {
 		old = &st
 	}
-	owner, err := f.ownerOf(opts)
+	owner, attrs, err := f.ownerOf(opts)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
-	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, old, owner, opts, display)
+	if attrs == nil && exists {
+		if attrs, err = openReplaced(dfd, base, &st, display); err != nil {
+			return backend.FileInfo{}, err
+		}
+	}
+	if attrs != nil {
+		defer attrs.Close()
+	}
+	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, old, owner, attrs, opts, display)
+}
+
+// openReplaced opens the file st describes, at name in dfd, for its
+// extended attributes (see keepXattrs): for reading, or, where its mode
+// forbids that, for writing (which the caller checked it may), and only
+// that file: one put in its place since is STALE.
+func openReplaced(dfd int, name string, st *unix.Stat_t, display string) (*os.File, error) {
+	flags := unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
+	fd, err := unix.Openat(dfd, name, flags|unix.O_RDONLY, 0)
+	if errors.Is(err, unix.EACCES) {
+		fd, err = unix.Openat(dfd, name, flags|unix.O_WRONLY, 0)
+	}
+	if err != nil {
+		return nil, mapErr(pinnedErr(err, dfd, name), display)
+	}
+	file := os.NewFile(uintptr(fd), name)
+	var now unix.Stat_t
+	if err := unix.Fstat(fd, &now); err != nil {
+		file.Close()
+		return nil, mapErr(err, display)
+	}
+	if now.Dev != st.Dev || now.Ino != st.Ino {
+		file.Close()
+		return nil, fault.Errorf(fault.CodeStale, "the file was replaced by another program during the write.").
+			WithPath(display).WithHint("read the file again and retry")
+	}
+	return file, nil
 }
 
 // newMode is the mode a write gives the file: opts.Mode exactly (exact)
@@ -292,8 +327,9 @@ type stagedFile struct {
 // its mode and, where permitted, its owner are kept; a new file gets the
 // mode opts give (newMode), and so does any file when opts.Mode is set.
 // owner, when not nil, is the file whose owner the new one gets
-// (opts.OwnerOf), in place of old's.
-func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions, old, owner *unix.Stat_t, display string) (*stagedFile, error) {
+// (opts.OwnerOf), in place of old's. attrs, when not nil, is the file
+// whose extended attributes it gets (keepXattrs): old, or owner's.
+func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions, old, owner *unix.Stat_t, attrs *os.File, display string) (*stagedFile, error) {
 	dfd := int(dir.Fd())
 	tmp := tempName()
 	mode, exact := newMode(opts)
@@ -331,6 +367,10 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 		err = unix.Fchmod(fd, mode) // exactly, the umask aside
 	case old != nil:
 		err = keepOwnerAndMode(fd, old)
+	}
+	if err == nil && attrs != nil {
+		// Last: an ACL set is the mode's group bits too.
+		err = keepXattrs(int(attrs.Fd()), fd)
 	}
 	if err == nil {
 		err = syscalls.fsync(fd)
@@ -376,8 +416,8 @@ func swapHolds(dfd int, name, display string, opts backend.WriteOptions) error {
 // rename replaces is the version asked for (a program that takes no
 // agentfs lock can still slip a change in between the check and the
 // rename, as it can between any two system calls).
-func replace(dir *os.File, dirReal, base string, data []byte, old, owner *unix.Stat_t, opts backend.WriteOptions, display string) (backend.FileInfo, error) {
-	s, err := stage(dir, dirReal, data, opts, old, owner, display)
+func replace(dir *os.File, dirReal, base string, data []byte, old, owner *unix.Stat_t, attrs *os.File, opts backend.WriteOptions, display string) (backend.FileInfo, error) {
+	s, err := stage(dir, dirReal, data, opts, old, owner, attrs, display)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -447,21 +487,21 @@ func keepOwner(fd int, st *unix.Stat_t) error {
 }
 
 // ownerOf stats the file opts.OwnerOf names (a final link followed, as
-// Stat follows it): nil when none is named.
-func (f *FS) ownerOf(opts backend.WriteOptions) (*unix.Stat_t, error) {
+// Stat follows it), and opens it for its extended attributes: nils when
+// none is named.
+func (f *FS) ownerOf(opts backend.WriteOptions) (*unix.Stat_t, *os.File, error) {
 	if opts.OwnerOf == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	t, err := f.resolve(opts.OwnerOf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	file, st, err := f.openPath(t)
+	file, st, err := f.openChecked(t, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	file.Close()
-	return &st, nil
+	return &st, file, nil
 }
 
 // keptMode is the mode a replace keeps. New content drops the set-user-ID

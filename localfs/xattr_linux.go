@@ -17,11 +17,46 @@ import (
 // the kernel gives the copy by policy. An ACL the copy inherited from its
 // new directory's default ACL, which from lacks, is removed.
 func copyXattrs(from, to int, at string) error {
+	return carryXattrs(from, to, func(name string, err error) error {
+		if name == "security.selinux" {
+			return nil
+		}
+		return xattrSetErr(name, err, at)
+	}, nil)
+}
+
+// keepXattrs gives to, the new content of a replaced file, the extended
+// attributes of from, the file it replaces (or, for a file moved with new
+// content, its source), POSIX ACLs included: without them the new file
+// shut out a user its ACL let in, and its mode's group bits, which were
+// the ACL's mask, gave the owning group what the ACL withheld. As a write
+// through the file does, new content drops security.capability (the
+// kernel's file_remove_privs). A security.* or trusted.* attribute this
+// process may not set is left, as an owner it may not give is; anything
+// else that cannot be set refuses the write.
+func keepXattrs(from, to int) error {
+	return carryXattrs(from, to, func(name string, err error) error {
+		privileged := strings.HasPrefix(name, "security.") || strings.HasPrefix(name, "trusted.")
+		if privileged && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) {
+			return nil
+		}
+		return err
+	}, func(name string) bool { return name == "security.capability" })
+}
+
+// carryXattrs copies the extended attributes of from to to, but those
+// skip names (skip may be nil); a failure to set one goes to failed,
+// which answers the error to return, nil to go on. An ACL to holds that
+// from lacks (inherited from its directory's default ACL) is removed.
+func carryXattrs(from, to int, failed func(name string, err error) error, skip func(name string) bool) error {
 	names, err := xattrNames(from)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
+		if skip != nil && skip(name) {
+			continue
+		}
 		value, err := xattrValue(from, name)
 		if errors.Is(err, unix.ENODATA) {
 			continue // removed since the listing
@@ -29,8 +64,10 @@ func copyXattrs(from, to int, at string) error {
 		if err != nil {
 			return err
 		}
-		if err := unix.Fsetxattr(to, name, value, 0); err != nil && name != "security.selinux" {
-			return xattrSetErr(name, err, at)
+		if err := unix.Fsetxattr(to, name, value, 0); err != nil {
+			if err := failed(name, err); err != nil {
+				return err
+			}
 		}
 	}
 	for _, acl := range [...]string{"system.posix_acl_access", "system.posix_acl_default"} {

@@ -177,3 +177,51 @@ func TestXattrSetErrNamesAPrivilege(t *testing.T) {
 		t.Errorf("EOPNOTSUPP: %v, want NOT_SUPPORTED", e)
 	}
 }
+
+// A replace keeps the extended attributes of the file it replaces, POSIX
+// ACLs among them, as a write through the file would and as sed -i keeps
+// the ACL: the new file had none, so a user the ACL let in was shut out,
+// and its mask, become the group's bits, gave the owning group what the
+// ACL withheld. A file without an ACL takes none from its directory's
+// default ACL. A file moved by a commit (OwnerOf) keeps its source's.
+func TestWriteKeepsXattrs(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	ctx := context.Background()
+	for _, name := range []string{"w", "c", "src"} {
+		p := filepath.Join(dir, name)
+		must(t, os.WriteFile(p, []byte("a\n"), 0o640))
+		setXattr(t, p, "user.k", []byte("v-"+name))
+		setXattr(t, p, "system.posix_acl_access", posixACL())
+	}
+	sub := filepath.Join(dir, "sub")
+	must(t, os.Mkdir(sub, 0o755))
+	must(t, os.WriteFile(filepath.Join(sub, "plain"), []byte("a\n"), 0o600))
+	setXattr(t, sub, "system.posix_acl_default", posixACL())
+	want := map[string][]string{}
+	for _, name := range []string{"w", "c", "src", "sub/plain"} {
+		want[name] = xattrsOf(t, filepath.Join(dir, name))
+	}
+	want["moved"] = want["src"]
+	if _, err := fsys.WriteFile(ctx, "w", []byte("b\n"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.WriteFile(ctx, "sub/plain", []byte("b\n"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Commit(ctx, []backend.Op{
+		{Path: "c", Data: []byte("b\n")},
+		{Path: "moved", Data: []byte("b\n"), Write: backend.WriteOptions{Mode: 0o660, OwnerOf: "src"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range want {
+		if got := xattrsOf(t, filepath.Join(dir, name)); !slices.Equal(got, w) {
+			t.Errorf("%s written: xattrs %q, want %q", name, got, w)
+		}
+	}
+	for _, name := range []string{"w", "c", "moved"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o660 {
+			t.Errorf("%s written: mode %v (%v), want -rw-rw---- (the ACL's mask)", name, fi.Mode(), err)
+		}
+	}
+}
