@@ -160,7 +160,9 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 			return usageError(err, args, cmdFlags, classic, valued)
 		}
 	}
-	if err := app.RunContext(ctx, args); err != nil {
+	if err := app.RunContext(ctx, args); errors.Is(err, errReaderGone) {
+		return out.code
+	} else if err != nil {
 		return out.fail(err)
 	}
 	return out.code

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentfs/agentfs/core"
@@ -185,7 +186,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 				lastPath = ps[len(ps)-1]
 			}
 			if err := o.paths(ps); err != nil {
-				return err
+				return readerGone(err, t.Mutates)
 			}
 			notes := ""
 			if t.Text != nil {
@@ -195,7 +196,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 				notes += "... more: " + flags + "\n"
 			}
 			if err := o.text("", once(noted, notes)); err != nil {
-				return err
+				return readerGone(err, t.Mutates)
 			}
 		case o.format == "text" && t.Text != nil:
 			data, notes := t.Text(res, o.palette)
@@ -210,7 +211,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 				last, printed = res, true
 			}
 			if err := o.text(data, notes); err != nil {
-				return err
+				return readerGone(err, t.Mutates)
 			}
 		default:
 			if err := o.result(res); err != nil {
@@ -221,6 +222,24 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 			return nil
 		}
 	}
+}
+
+// errReaderGone ends a call whose text or --print0 the reader of standard
+// output stopped taking (closed its end: | head -1) quietly, with the
+// status it had: the paged tools (read, ls, find, grep) change nothing,
+// so the IO_ERROR saying that the call's change stands was noise, and its
+// exit 1 failed set -o pipefail scripts, which rg's exit 0 does not. A
+// mutation's lost answer, or JSON's, is still that IO_ERROR.
+var errReaderGone = errors.New("the reader of standard output is gone")
+
+// readerGone is err, an answer's write failing, as errReaderGone when its
+// reader closed the pipe and the call changed nothing (mutates false); a
+// full disk stays an error.
+func readerGone(err error, mutates bool) error {
+	if !mutates && errors.Is(err, syscall.EPIPE) {
+		return errReaderGone
+	}
+	return err
 }
 
 // once is notes without a search's totals (grep's "... N matching lines
@@ -325,7 +344,13 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 			if t.found != nil && it.err == nil && (c.Bool("exit-status") || c.Bool("quiet")) {
 				o.gate(t.found(res))
 			}
-		} else if err := t.answer(c, tl, r, path); err != nil {
+		} else if err := t.answer(c, tl, r, path); errors.Is(err, errReaderGone) {
+			// No later run is read: stop, keeping an earlier failure's status.
+			if code != 0 {
+				o.code = code
+			}
+			return err
+		} else if err != nil {
 			it.err = fault.AsError(err)
 			o.note(it.err)
 		}
