@@ -372,6 +372,9 @@ type output struct {
 	code    int
 	// matched and partial gather --exit-status over the runs of one call.
 	matched, partial bool
+	// lastPage is the last result whose text printed data, over the
+	// runs of one call: where the next one's text starts (grep's --).
+	lastPage any
 	// fields are the request's fields when it came as JSON: an error then
 	// names them as JSON fields where core spelled them as flags.
 	fields []core.FieldSpec

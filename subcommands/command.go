@@ -147,8 +147,10 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 	if o.format == "text" && t.Text != nil && !print0 {
 		tl.TextLinePrefix = o.palette.GrepLinePrefix
 	}
-	var last Res // the last page that printed text data, for pageBreak
-	printed := false
+	// The last page that printed text data, for pageBreak: the run of
+	// the path before too, in a call given several, whose blocks rg
+	// separates from this one's as from each other.
+	last, printed := o.lastPage.(Res)
 	lastPath := ""             // the last path --print0 printed, which a next page may start with
 	noted := map[string]bool{} // the totals noted, once for --all
 	for {
@@ -209,6 +211,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 			}
 			if data != "" {
 				last, printed = res, true
+				o.lastPage = res
 			}
 			if err := o.text(data, notes); err != nil {
 				return readerGone(err, t.Mutates)
