@@ -501,10 +501,15 @@ func (o *output) text(data, notes string) error {
 	return err
 }
 
-// paths writes each path's raw bytes and a NUL, as find -print0 does.
+// paths writes each path's raw bytes and a NUL, as find -print0 does; a
+// path that starts with a dash as ./-x, as find and fd -0 print it, since
+// xargs -0 rm took a bare -rf for its options.
 func (o *output) paths(ps []string) error {
 	var b []byte
 	for _, p := range ps {
+		if strings.HasPrefix(p, "-") {
+			b = append(b, "./"...)
+		}
 		b = append(append(b, p...), 0)
 	}
 	return o.write(b)
