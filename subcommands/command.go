@@ -193,6 +193,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 			notes := ""
 			if t.Text != nil {
 				_, notes = t.Text(res, o.palette)
+				notes = notesOf(of, notes)
 			}
 			if more && !all {
 				notes += "... more: " + flags + "\n"
@@ -202,6 +203,7 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 			}
 		case o.format == "text" && t.Text != nil:
 			data, notes := t.Text(res, o.palette)
+			notes = notesOf(of, notes)
 			if more && !all {
 				notes += "... more: " + flags + "\n"
 			}
@@ -243,6 +245,22 @@ func readerGone(err error, mutates bool) error {
 		return errReaderGone
 	}
 	return err
+}
+
+// notesOf is notes with each line named for of, the path of one run
+// among several ("a.txt": ... 2 line(s) cut), as the notice of more
+// names it: a read of several files noted "[binary ...: not text]" for
+// one of them, and nothing said which. A call of one path (of "") keeps
+// its notes as they are.
+func notesOf(of, notes string) string {
+	if of == "" || notes == "" {
+		return notes
+	}
+	var b strings.Builder
+	for line := range strings.Lines(notes) {
+		b.WriteString(strconv.Quote(of) + ": " + line)
+	}
+	return b.String()
 }
 
 // once is notes without a search's totals (grep's "... N matching lines
