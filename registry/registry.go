@@ -40,6 +40,10 @@ type Def[Req, Res any] struct {
 	// pipe gets the data and nothing else; the palette colours the data
 	// for a terminal.
 	Text func(Res, Palette) (data, notes string)
+	// Untextable, when set, is the error of a result whose data Text
+	// cannot show (a read of a file that is not text): a note alone on
+	// standard error left a redirect's file empty, exit 0.
+	Untextable func(Res) error
 }
 
 // Tool is a Def whatever its types: what a tool list needs, and a call

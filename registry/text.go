@@ -18,15 +18,9 @@ func dataOnly[Res any](f func(Res, Palette) string) func(Res, Palette) (string, 
 // readText renders a read as text: the lines as the file holds them (a
 // window's CRLF terminators, which content gives as LF when they are all
 // CRLF, and a UTF-8 byte-order mark), so that read --all is cat, with a
-// note of the lines cut; media and binaries are described, since their
-// bytes are no use on a terminal.
+// note of the lines cut. Media and binaries, whose bytes are no use on a
+// terminal, hold no text window: readUntextable refuses them first.
 func readText(r *core.ReadResult, _ Palette) (string, string) {
-	if r.TextWindow == nil {
-		if r.Data == "" {
-			return "", fmt.Sprintf("[%s %s, %d bytes: not text]\n", r.Kind, r.MimeType, r.Size)
-		}
-		return "", fmt.Sprintf("[%s %s, %d bytes: use --format json for the data]\n", r.Kind, r.MimeType, r.Size)
-	}
 	var notes string
 	if r.LinesCut > 0 {
 		notes = fmt.Sprintf("... %d line(s) cut: --line-truncation chars:0 gives whole lines\n", r.LinesCut)
@@ -36,6 +30,16 @@ func readText(r *core.ReadResult, _ Palette) (string, string) {
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
 	return r.Lead + text, notes
+}
+
+// readUntextable refuses a read of a file that is not text, which
+// readText cannot render (it holds no text window).
+func readUntextable(r *core.ReadResult) error {
+	if r.TextWindow != nil {
+		return nil
+	}
+	return fault.Errorf(fault.CodeNotText, "%s is not text (%s %s, %d bytes): --format text prints text only.", r.Path, r.Kind, r.MimeType, r.Size).
+		WithPath(r.Path).WithHint("read it with --format json, whose data holds its bytes in base64 when they fit, or copy it with cp")
 }
 
 // lsText renders a listing as text, as ls -F does: one entry a

@@ -19,7 +19,8 @@ var Read = &Def[core.ReadRequest, *core.ReadResult]{
 	Run: func(ctx context.Context, t *core.Tools, req *core.ReadRequest) (*core.ReadResult, error) {
 		return t.Read(ctx, *req)
 	},
-	Text: readText,
+	Text:       readText,
+	Untextable: readUntextable,
 }
 
 // Ls lists a directory, or a bounded tree.

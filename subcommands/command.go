@@ -202,6 +202,11 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 				return readerGone(err, t.Mutates)
 			}
 		case o.format == "text" && t.Text != nil:
+			if t.Untextable != nil {
+				if err := t.Untextable(res); err != nil {
+					return err
+				}
+			}
 			data, notes := t.Text(res, o.palette)
 			notes = notesOf(of, notes)
 			if more && !all {
