@@ -7,20 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// likeLines is a text of n lines drawn from a few like ones, so that
-// windows match often, and a random line now and then.
-func likeLines(rnd *rand.Rand, n int, line func() string) []string {
-	kinds := []string{line(), line(), line()}
-	lines := make([]string, n)
-	for j := range lines {
-		if lines[j] = kinds[rnd.IntN(len(kinds))]; rnd.IntN(8) == 0 {
-			lines[j] = line()
-		}
-	}
-	return lines
-}
+	"github.com/agentfs/agentfs/internal/editcases"
+)
 
 // TestRespacedWork: Respaced's work grows with the lines of the text and
 // of old, not with their product. Every window of 20,000 lines of "x"
@@ -48,8 +37,8 @@ func TestRespacedSameWindows(t *testing.T) {
 	}
 	found := 0
 	for round := range 5000 {
-		src := strings.Join(likeLines(rnd, rnd.IntN(40), line), "\n")
-		old := strings.Join(likeLines(rnd, 1+rnd.IntN(5), line), "\n")
+		src := strings.Join(editcases.LikeLines(rnd, rnd.IntN(40), line), "\n")
+		old := strings.Join(editcases.LikeLines(rnd, 1+rnd.IntN(5), line), "\n")
 		if rnd.IntN(2) == 0 {
 			old += "\n"
 		}
@@ -116,11 +105,11 @@ func TestKeptSameWindows(t *testing.T) {
 	line := func() string { return indents[rnd.IntN(len(indents))] + bodies[rnd.IntN(len(bodies))] }
 	found, many := 0, 0
 	for round := range 5000 {
-		src := strings.Join(likeLines(rnd, rnd.IntN(40), line), "\n")
+		src := strings.Join(editcases.LikeLines(rnd, rnd.IntN(40), line), "\n")
 		if rnd.IntN(2) == 0 {
 			src += "\n"
 		}
-		newLines := likeLines(rnd, 1+rnd.IntN(6), line)
+		newLines := editcases.LikeLines(rnd, 1+rnd.IntN(6), line)
 		// oldText keeps some of newText's lines, and has others.
 		var oldLines []string
 		for _, l := range newLines {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/agentfs/agentfs/internal/editcases"
 )
 
 // TestSeekWork: the ladder's work grows with the file's lines and the
@@ -212,12 +214,5 @@ func likeLines(rnd *rand.Rand, n int) []string {
 	line := func() string {
 		return spaces[rnd.IntN(len(spaces))] + bodies[rnd.IntN(len(bodies))] + spaces[rnd.IntN(len(spaces))]
 	}
-	kinds := []string{line(), line(), line()}
-	lines := make([]string, n)
-	for j := range lines {
-		if lines[j] = kinds[rnd.IntN(len(kinds))]; rnd.IntN(8) == 0 {
-			lines[j] = line()
-		}
-	}
-	return lines
+	return editcases.LikeLines(rnd, n, line)
 }

@@ -3,6 +3,24 @@
 // the same inputs, each checking its own promise.
 package editcases
 
+import "math/rand/v2"
+
+// LikeLines is a text of n lines drawn from three made by line, so that
+// windows of it match often, and a line of its own now and then: the
+// inputs on which a search that checks every window was quadratic, for
+// the tests that bound the work of editmatch's and patch's ladders and
+// compare them with the loops they replaced.
+func LikeLines(rnd *rand.Rand, n int, line func() string) []string {
+	kinds := []string{line(), line(), line()}
+	lines := make([]string, n)
+	for j := range lines {
+		if lines[j] = kinds[rnd.IntN(len(kinds))]; rnd.IntN(8) == 0 {
+			lines[j] = line()
+		}
+	}
+	return lines
+}
+
 // FuzzSeeds are {file, oldText, newText} seeds of the edit fuzz targets:
 // line endings, a byte-order mark, whitespace, indentation, typography,
 // a gutter, invalid UTF-8.
