@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"iter"
 	"path"
 	"strings"
 
@@ -132,29 +133,19 @@ const (
 
 // braceLoad is the number of brace-free patterns the valid glob g stands
 // for (at most maxGlobAlternatives+1: it stops counting past) and how deep
-// its braces nest (at most maxBraceDepth+1, where it stops reading). Escapes and classes are skipped as doublestar skips
-// them: a brace there is a literal.
+// its braces nest (at most maxBraceDepth+1, where it stops reading).
+// Escaped braces and braces in a class are literals, as doublestar has
+// them.
 func braceLoad(g string) (patterns, depth int) {
 	type group struct{ sum, prod int }
 	stack := []group{{0, 1}}
 	capped := func(n int) int { return min(n, maxGlobAlternatives+1) }
-	for i := 0; i < len(g); i++ {
+	for i, class := range globChars(g) {
+		if class >= 0 {
+			continue
+		}
 		top := &stack[len(stack)-1]
 		switch g[i] {
-		case '\\':
-			i++
-		case '[':
-			// A class, up to its first unescaped ] (ValidatePattern
-			// refused an empty one).
-			i++
-			if i < len(g) && (g[i] == '^' || g[i] == '!') {
-				i++
-			}
-			for ; i < len(g) && g[i] != ']'; i++ {
-				if g[i] == '\\' {
-					i++
-				}
-			}
 		case '{':
 			if len(stack) > maxBraceDepth {
 				return stack[0].prod, len(stack)
@@ -177,23 +168,43 @@ func braceLoad(g string) (patterns, depth int) {
 	return stack[0].prod, depth
 }
 
+// globChars yields the index of each character of the valid glob g that
+// is neither a backslash nor escaped by one, with the index of the [ of
+// the bracket expression it stands in, -1 outside one. A class's [ and ]
+// and its negation (! or ^ after the [) are outside it; the class ends at
+// its first ] that is not escaped (ValidatePattern refused an empty one).
+func globChars(g string) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		class := -1
+		for i := 0; i < len(g); i++ {
+			switch c := g[i]; {
+			case c == '\\':
+				i++
+				continue
+			case class < 0 && c == '[':
+				if !yield(i, -1) {
+					return
+				}
+				class = i
+				if i+1 < len(g) && (g[i+1] == '!' || g[i+1] == '^') {
+					i++
+				}
+				continue
+			case class >= 0 && c == ']':
+				class = -1
+			}
+			if !yield(i, class) {
+				return
+			}
+		}
+	}
+}
+
 // slashInClass reports whether the valid glob g has a / inside a bracket
 // expression that is not negated ([!/] never matches a slash, as meant).
 func slashInClass(g string) bool {
-	in, negated := false, false
-	for i := 0; i < len(g); i++ {
-		switch c := g[i]; {
-		case c == '\\':
-			i++
-		case !in && c == '[':
-			in, negated = true, false
-			if i+1 < len(g) && (g[i+1] == '!' || g[i+1] == '^') {
-				negated = true
-				i++
-			}
-		case in && c == ']':
-			in = false
-		case in && c == '/' && !negated:
+	for i, class := range globChars(g) {
+		if class >= 0 && g[i] == '/' && g[class+1] != '!' && g[class+1] != '^' {
 			return true
 		}
 	}
@@ -203,23 +214,13 @@ func slashInClass(g string) bool {
 // posixClassIn returns the name of the first POSIX class ([:digit:])
 // inside a bracket expression of g, or "".
 func posixClassIn(g string) string {
-	in := false
-	for i := 0; i < len(g); i++ {
-		switch c := g[i]; {
-		case c == '\\':
-			i++
-		case !in && c == '[':
-			in = true
-			if i+1 < len(g) && (g[i+1] == '!' || g[i+1] == '^') {
-				i++
-			}
-		case in && c == '[' && strings.HasPrefix(g[i+1:], ":"):
-			rest := g[i+2:]
-			if end := strings.Index(rest, ":]"); end > 0 && strings.Trim(rest[:end], "abcdefghijklmnopqrstuvwxyz") == "" {
-				return rest[:end]
-			}
-		case in && c == ']':
-			in = false
+	for i, class := range globChars(g) {
+		if class < 0 || g[i] != '[' || !strings.HasPrefix(g[i+1:], ":") {
+			continue
+		}
+		rest := g[i+2:]
+		if end := strings.Index(rest, ":]"); end > 0 && strings.Trim(rest[:end], "abcdefghijklmnopqrstuvwxyz") == "" {
+			return rest[:end]
 		}
 	}
 	return ""
