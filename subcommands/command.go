@@ -147,10 +147,6 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 	if o.format == "text" && t.Text != nil && !print0 {
 		tl.TextLinePrefix = o.palette.GrepLinePrefix
 	}
-	// The last page that printed text data, for pageBreak: the run of
-	// the path before too, in a call given several, whose blocks rg
-	// separates from this one's as from each other.
-	last, printed := o.lastPage.(Res)
 	lastPath := ""             // the last path --print0 printed, which a next page may start with
 	noted := map[string]bool{} // the totals noted, once for --all
 	for {
@@ -213,11 +209,13 @@ func (t tool[Req, Res]) answer(c *cli.Context, tl *core.Tools, req *Req, of stri
 				notes += "... more: " + flags + "\n"
 			}
 			notes = once(noted, notes)
-			if printed && data != "" && t.pageBreak != nil {
+			// The last page that printed text data: this call's, or the
+			// run's of the path before in a call given several, whose
+			// blocks rg separates from this one's as from each other.
+			if last, printed := o.lastPage.(Res); printed && data != "" && t.pageBreak != nil {
 				data = t.pageBreak(last, res) + data
 			}
 			if data != "" {
-				last, printed = res, true
 				o.lastPage = res
 			}
 			if err := o.text(data, notes); err != nil {

@@ -318,7 +318,8 @@ func awaitWatcher(ctx context.Context, abs, config string, answering bool, every
 func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 	var targets []indexTarget
 	var paths []string
-	for _, r := range pathsOf(c, "root") {
+	roots := pathsOf(c, "root")
+	for _, r := range roots {
 		if strings.HasPrefix(r, s3fs.Scheme) {
 			continue
 		}
@@ -327,7 +328,7 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 		}
 		paths = append(paths, r)
 	}
-	if len(pathsOf(c, "root")) == 0 {
+	if len(roots) == 0 {
 		paths = []string{"."}
 	}
 	o := outputOf(c)
