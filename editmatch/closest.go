@@ -97,11 +97,10 @@ func (t *Text) Respaced(old string) []int {
 	}
 	// A scan (seek): every window checked line by line took minutes for
 	// a file of like lines and an old of many.
-	var at []int
-	seek(have, want, &t.steps, func(s int) bool {
-		at = append(at, s+1)
-		return true
-	})
+	at := Starts(have, want, &t.steps)
+	for i := range at {
+		at[i]++
+	}
 	return at
 }
 

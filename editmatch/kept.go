@@ -26,11 +26,6 @@ func (t *Text) keptSums(want []string, isKept []bool, starts []int) []int {
 	for size < n+m {
 		size <<= 1
 	}
-	transforms := 0
-	transform := func(a []uint64, inverse bool) {
-		ntt(a, inverse)
-		transforms++
-	}
 	value := map[string]uint64{}
 	valueOf := func(key string) uint64 {
 		v, ok := value[key]
@@ -67,9 +62,9 @@ func (t *Text) keptSums(want []string, isKept []bool, starts []int) []int {
 	for j := range n {
 		exactL[j] = valueOf("=" + t.content(j))
 	}
-	transform(exactW, false)
-	transform(exactL, false)
-	transform(colsW, false)
+	ntt(exactW, false)
+	ntt(exactL, false)
+	ntt(colsW, false)
 	for i := range exactW {
 		exactW[i] = exactW[i] * exactL[i] % nttMod
 	}
@@ -81,17 +76,18 @@ func (t *Text) keptSums(want []string, isKept []bool, starts []int) []int {
 		for j := range n {
 			cols[j] = valueOf(colKey(w, t.content(j)))
 		}
-		transform(cols, false)
+		ntt(cols, false)
 		for i := range sum {
 			sum[i] = (exactW[i] + colsW[i]*cols[i]) % nttMod
 		}
-		transform(sum, true)
+		ntt(sum, true)
 		target := (exactT + colsT[k]) % nttMod
 		for x, s := range starts {
 			pass[x] = pass[x] || sum[s+m-1] == target
 		}
 	}
-	t.steps += transforms*size*bits.Len(uint(size)) + len(widths)*(n+len(starts)) + n + m
+	// Three transforms, then two a tab width.
+	t.steps += (3+2*len(widths))*size*bits.Len(uint(size)) + len(widths)*(n+len(starts)) + n + m
 	kept := starts[:0]
 	for x, s := range starts {
 		if pass[x] {

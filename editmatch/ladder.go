@@ -172,11 +172,14 @@ func Stricter(a, b string) bool {
 	return slices.Index(rungOrder, a) < slices.Index(rungOrder, b)
 }
 
-// lineKeys are how the fuzzy rungs compare lines, in ladder order.
-var lineKeys = []struct {
+// rungKey is how a fuzzy rung compares lines.
+type rungKey struct {
 	rung string
 	key  func(string) string
-}{
+}
+
+// lineKeys are how the fuzzy rungs compare lines, in ladder order.
+var lineKeys = []rungKey{
 	{RungTrailingWhitespace, func(s string) string { return strings.TrimRight(s, " \t\r\f\v") }},
 	{RungWhitespace, strings.TrimSpace},
 	{RungUnicode, func(s string) string { return strings.TrimSpace(foldUnicode(strings.TrimSpace(s))) }},
@@ -301,15 +304,8 @@ func (t *Text) locateLoosely(old string) []Match {
 			// empty range.
 			continue
 		}
-		have := t.keys[k]
-		if have == nil {
-			have = make([]string, len(t.lines))
-			for i := range t.lines {
-				have[i] = lk.key(t.content(i))
-			}
-			t.keys[k] = have
-		}
-		starts := slices.Collect(t.windows(k, have, want))
+		have := t.keyed(k)
+		starts := t.windows(k, have, want)
 		var indent func(s int) (*shift, bool)
 		if lk.rung != RungTrailingWhitespace {
 			indent = t.windowIndents(oldLines, have, want, starts)
@@ -384,7 +380,7 @@ type spans struct{ starts, ends []int }
 
 func spansOf(ms []Match, steps *int) spans {
 	even := slices.DeleteFunc(slices.Clone(ms), func(m Match) bool { return m.Uneven })
-	// (In order already: the windows, the fragments merged in.)
+	// By start: withinLines appends its fragments after the windows.
 	slices.SortFunc(even, func(a, b Match) int { return a.Start - b.Start })
 	var sp spans
 	for k, m := range even {
@@ -403,8 +399,6 @@ func (sp spans) overlap(m Match, steps *int) bool {
 	k := sort.SearchInts(sp.starts, m.End) // the spans that start before m ends
 	return k > 0 && sp.ends[k-1] > m.Start
 }
-
-func overlaps(a, b Match) bool { return a.Start < b.End && b.Start < a.End }
 
 // folded is the unicode rung within lines: old, folded a character at a time,
 // anywhere in the folded content (a fragment of a line with curly quotes),
@@ -482,14 +476,31 @@ func (t *Text) useIndex() bool {
 	return t.indexed
 }
 
+// keyOf is the index in lineKeys of rung's key.
+func keyOf(rung string) int {
+	return slices.IndexFunc(lineKeys, func(lk rungKey) bool { return lk.rung == rung })
+}
+
+// keyed is the text's lines under the key of lineKeys[k], made once.
+func (t *Text) keyed(k int) []string {
+	if t.keys[k] == nil {
+		have := make([]string, len(t.lines))
+		for i := range t.lines {
+			have[i] = lineKeys[k].key(t.content(i))
+		}
+		t.keys[k] = have
+	}
+	return t.keys[k]
+}
+
 // windows returns, in order, the first lines s of the windows of have
 // that hold want under the key of rung k: found by a scan that compares
 // each line a bounded number of times (seek), or when the text is indexed
 // among the windows whose line of want that is rarest in the file has its
 // key, when checking those costs no more than the scan.
-func (t *Text) windows(k int, have, want []string) iter.Seq[int] {
+func (t *Text) windows(k int, have, want []string) []int {
 	if !t.useIndex() {
-		return func(yield func(int) bool) { seek(have, want, &t.steps, yield) }
+		return Starts(have, want, &t.steps)
 	}
 	if t.keyLines == nil {
 		t.keyLines = map[int]map[string][]int{}
@@ -512,26 +523,24 @@ func (t *Text) windows(k int, have, want []string) iter.Seq[int] {
 	if len(at)*len(want) > len(have) {
 		// Checking each window where want's rarest line stands costs more
 		// than a scan (a file of like lines).
-		return func(yield func(int) bool) { seek(have, want, &t.steps, yield) }
+		return Starts(have, want, &t.steps)
 	}
-	return func(yield func(int) bool) {
-	windows:
-		for _, l := range at {
-			s := l - rare
-			if s < 0 || s+len(want) > len(have) {
-				continue
-			}
-			for i, w := range want {
-				t.steps++
-				if have[s+i] != w {
-					continue windows
-				}
-			}
-			if !yield(s) {
-				return
+	var starts []int
+windows:
+	for _, l := range at {
+		s := l - rare
+		if s < 0 || s+len(want) > len(have) {
+			continue
+		}
+		for i, w := range want {
+			t.steps++
+			if have[s+i] != w {
+				continue windows
 			}
 		}
+		starts = append(starts, s)
 	}
+	return starts
 }
 
 // foldRunes folds s one character at a time as foldUnicode does (NFKC

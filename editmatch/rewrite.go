@@ -104,15 +104,8 @@ func (t *Text) Kept(oldText, newText string) []Match {
 		_, isKept[i] = kept[i]
 		trimmed[i] = strings.TrimSpace(w)
 	}
-	have := make([]string, n)
-	for j := range have {
-		have[j] = strings.TrimSpace(t.content(j))
-	}
-	var starts []int
-	seek(have, trimmed, &t.steps, func(s int) bool {
-		starts = append(starts, s)
-		return true
-	})
+	// The whitespace rung's keys, which Locate may have made.
+	starts := Starts(t.keyed(keyOf(RungWhitespace)), trimmed, &t.steps)
 	if len(starts) > 2 && (t.denseKept || len(starts)*m > 8*(n+m)) {
 		starts = t.keptSums(want, isKept, starts)
 	}

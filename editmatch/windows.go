@@ -134,8 +134,8 @@ type indents struct {
 	oldUnit   int // gcd of the lengths of P's space-only indentation
 	wanted    []bool
 	// tabbed and indented count the keyed lines that indent with a tab,
-	// or at all; spaces is the gcd of the lengths of their space-only
-	// indentation, by blocks of m lines.
+	// or at all; spaceSuffix and spacePrefix hold the gcds of the lengths
+	// of their space-only indentation, by blocks of m lines.
 	tabbed, indented []int32
 	spaceSuffix      []int // gcd from a line to the end of its block
 	spacePrefix      []int // gcd from the start of a line's block to it

@@ -498,6 +498,16 @@ func locateChunks(lines []fileLine, op Op, m Matcher, explain bool) ([]replaceme
 		located[k].PatchLine = c.Line
 		old := c.Old()
 		prev := start // where the chunk before ends
+		// Its scopes, outermost first, each at its first place, as Codex
+		// seeks: the chunk's own @@ and old lines, sought after them,
+		// still have to be found there.
+		for _, scope := range c.Scopes {
+			at, _, ok := m.Seek(texts, []string{scope}, start)
+			if !ok {
+				return nil, nil, notFound(op, k, texts, []string{scope}, start, start, soughtContext, explain)
+			}
+			start = at + 1
+		}
 		// An @@ line names where a chunk is unless it too is found only
 		// loosely, at more than one place: the chunk is then placed as
 		// one without it (the search went on after the first of them,
@@ -514,15 +524,6 @@ func locateChunks(lines []fileLine, op Op, m Matcher, explain bool) ([]replaceme
 		// function). A chunk whose lines left hold the @@ line's text
 		// only as a line it adds is no retry there ("@@ }", "-x()", "+}"
 		// leaves a second "}").
-		for _, scope := range c.Scopes {
-			// Its first place, as Codex seeks: the chunk's own @@ and old
-			// lines, sought after it, still have to be found there.
-			at, _, ok := m.Seek(texts, []string{scope}, start)
-			if !ok {
-				return nil, nil, notFound(op, k, texts, []string{scope}, start, start, soughtContext, explain)
-			}
-			start = at + 1
-		}
 		leftFrom := start
 		if named {
 			at, rung, ok := m.Seek(texts, []string{c.Context}, start)
