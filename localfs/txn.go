@@ -517,14 +517,9 @@ func (f *FS) prepare(ctx context.Context, op backend.Op, made *madeDirs) (*prepa
 	if exists {
 		old, p.entry.Backup = &st, tempName()
 	}
-	owner, attrs, err := f.ownerOf(op.Write)
+	owner, attrs, err := f.replaceSources(op.Write, int(dir.Fd()), p.entry.Name, old, display)
 	if err != nil {
 		return fail(err)
-	}
-	if attrs == nil && exists {
-		if attrs, err = openReplaced(int(dir.Fd()), p.entry.Name, &st, display); err != nil {
-			return fail(err)
-		}
 	}
 	if attrs != nil {
 		defer attrs.Close()

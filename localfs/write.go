@@ -17,7 +17,8 @@ import (
 const tempPrefix = ".agentfs-tmp-"
 
 // WriteFile replaces path's content atomically: a temporary file in the same
-// directory is written, synced, given the old file's mode and owner, renamed
+// directory is written, synced, given the old file's mode, owner and
+// extended attributes, renamed
 // over the path, and the directory is synced. Every step goes through a
 // descriptor of the directory, opened through the root. On any failure
 // before the rename the temporary file is removed and the path is unchanged.
@@ -84,14 +85,9 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 	if exists {
 		old = &st
 	}
-	owner, attrs, err := f.ownerOf(opts)
+	owner, attrs, err := f.replaceSources(opts, dfd, base, old, display)
 	if err != nil {
 		return backend.FileInfo{}, err
-	}
-	if attrs == nil && exists {
-		if attrs, err = openReplaced(dfd, base, &st, display); err != nil {
-			return backend.FileInfo{}, err
-		}
 	}
 	if attrs != nil {
 		defer attrs.Close()
@@ -99,31 +95,43 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, old, owner, attrs, opts, display)
 }
 
-// openReplaced opens the file st describes, at name in dfd, for its
-// extended attributes (see keepXattrs): for reading, or, where its mode
-// forbids that, for writing (which the caller checked it may), and only
-// that file: one put in its place since is STALE.
-func openReplaced(dfd int, name string, st *unix.Stat_t, display string) (*os.File, error) {
-	flags := unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
-	fd, err := unix.Openat(dfd, name, flags|unix.O_RDONLY, 0)
+// replaceSources are the files a replace of name in dfd takes its owner
+// and extended attributes from (see stage): opts.OwnerOf's (ownerOf),
+// which gives both, or for the attributes the replaced file old's, opened
+// where they are kept (keepsXattrs); nils for a new file.
+func (f *FS) replaceSources(opts backend.WriteOptions, dfd int, name string, old *unix.Stat_t, display string) (owner *unix.Stat_t, attrs *os.File, err error) {
+	owner, attrs, err = f.ownerOf(opts)
+	if err != nil || attrs != nil || old == nil || !keepsXattrs {
+		return owner, attrs, err
+	}
+	// For reading, or, where its mode forbids that, for writing (which
+	// the caller checked it may).
+	attrs, _, err = openSame(dfd, name, unix.O_RDONLY, old, display)
 	if errors.Is(err, unix.EACCES) {
-		fd, err = unix.Openat(dfd, name, flags|unix.O_WRONLY, 0)
+		attrs, _, err = openSame(dfd, name, unix.O_WRONLY, old, display)
 	}
+	return owner, attrs, err
+}
+
+// openSame opens name in dfd with flags (O_NOFOLLOW, O_NONBLOCK and
+// O_CLOEXEC added), and only the file old describes: one put in its place
+// since is STALE. st is the opened file's.
+func openSame(dfd int, name string, flags int, old *unix.Stat_t, display string) (file *os.File, st unix.Stat_t, err error) {
+	fd, err := unix.Openat(dfd, name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, mapErr(pinnedErr(err, dfd, name), display)
+		return nil, st, mapErr(pinnedErr(err, dfd, name), display)
 	}
-	file := os.NewFile(uintptr(fd), name)
-	var now unix.Stat_t
-	if err := unix.Fstat(fd, &now); err != nil {
+	file = os.NewFile(uintptr(fd), name)
+	if err := unix.Fstat(fd, &st); err != nil {
 		file.Close()
-		return nil, mapErr(err, display)
+		return nil, st, mapErr(err, display)
 	}
-	if now.Dev != st.Dev || now.Ino != st.Ino {
+	if !sameFile(&st, old) {
 		file.Close()
-		return nil, fault.Errorf(fault.CodeStale, "the file was replaced by another program during the write.").
+		return nil, st, fault.Errorf(fault.CodeStale, "the file was replaced by another program during the write.").
 			WithPath(display).WithHint("read the file again and retry")
 	}
-	return file, nil
+	return file, st, nil
 }
 
 // newMode is the mode a write gives the file: opts.Mode exactly (exact)
@@ -411,7 +419,8 @@ func swapHolds(dfd int, name, display string, opts backend.WriteOptions) error {
 
 // replace writes data to a new temporary file in dir and renames it over
 // base. old is the file being replaced (nil for a new one): its mode and,
-// where permitted, its owner are kept. The compare-and-swap of opts is
+// where permitted, its owner are kept, and attrs' extended attributes
+// (replaceSources). The compare-and-swap of opts is
 // checked again just before the rename, under the caller's lock: what the
 // rename replaces is the version asked for (a program that takes no
 // agentfs lock can still slip a change in between the check and the
@@ -522,20 +531,12 @@ func keptMode(mode uint32, privileged bool) uint32 {
 // writeInPlace rewrites an existing file through its own inode: data from
 // offset 0, the tail cut, synced. Readers may see a mix while it runs.
 func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, ifVersion, display string) (backend.FileInfo, error) {
-	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	file, st, err := openSame(dfd, base, unix.O_WRONLY, old, display)
 	if err != nil {
-		return backend.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, err
 	}
-	file := os.NewFile(uintptr(fd), base)
 	defer file.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return backend.FileInfo{}, mapErr(err, display)
-	}
-	if st.Dev != old.Dev || st.Ino != old.Ino {
-		return backend.FileInfo{}, fault.Errorf(fault.CodeStale, "the file was replaced by another program during the write.").
-			WithPath(display).WithHint("read the file again and retry")
-	}
+	fd := int(file.Fd())
 	if err := backend.CheckSwap(display, backend.WriteOptions{IfVersion: ifVersion}, true, version(&st)); err != nil {
 		return backend.FileInfo{}, err
 	}

@@ -9,6 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// keepsXattrs says whether a replace gives the new file the extended
+// attributes of the one it replaces (keepXattrs), so that the replaced
+// file is opened for them.
+const keepsXattrs = true
+
 // copyXattrs gives to, a move's copy, the extended attributes of from,
 // POSIX ACLs included, as GNU mv and a rename keep them: without them the
 // copy's access rules changed without a word. An attribute the
