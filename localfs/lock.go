@@ -710,10 +710,22 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 			unix.Close(fd) // closing the only descriptor releases its flock
 		}
 	}
-	for _, k := range keys {
+	// giveUp releases what a failed try took, removing, as the release of
+	// the locks does, the lock files it held exclusively (the first n
+	// keys'): left, a replace over 600 files that timed out, or met a
+	// full state directory, left 600, and that directory stayed full.
+	giveUp := func(n int) {
+		for _, k := range keys[:n] {
+			if keyHow[k] == unix.LOCK_EX {
+				unix.Unlink(filepath.Join(dir, lockName(k))) // housekeeping, as below
+			}
+		}
+		release()
+	}
+	for i, k := range keys {
 		fd, err := LockFile(ctx, filepath.Join(dir, lockName(k)), keyHow[k], deadline)
 		if err != nil {
-			release()
+			giveUp(i)
 			if waitEnded(err) {
 				return nil, nil, &lockError{err: err, path: keyPath[k]}
 			}
@@ -723,7 +735,7 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 	}
 	data, files, err := f.lockDataFiles(ctx, order, how, deadline)
 	if err != nil {
-		release()
+		giveUp(len(keys))
 		return nil, nil, err
 	}
 	held = append(held, data...)

@@ -952,3 +952,54 @@ func TestNonPrivateLaterCandidateWithJournals(t *testing.T) {
 		})
 	}
 }
+
+// A LockAll that fails part way (a lock timeout on a later path, on its
+// lock file or on the file itself; a full state directory) removes the
+// lock files of the paths it had taken exclusively, as its release does:
+// a replace over 600 files left 600, and in a full state directory every
+// later mutation was NO_SPACE until the day's sweep.
+func TestFailedLockAllLeavesNoLockFiles(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	ctx := context.Background()
+	must(t, os.WriteFile(filepath.Join(dir, "z.txt"), nil, 0o644))
+	locks, err := lockDir()
+	must(t, err)
+	names := func() []string {
+		t.Helper()
+		es, err := os.ReadDir(locks)
+		must(t, err)
+		var n []string
+		for _, e := range es {
+			n = append(n, e.Name())
+		}
+		return n
+	}
+	// The lock files of the directories stay: made by a LockAll that
+	// succeeds.
+	unlock, err := fsys.LockAll(ctx, []string{"a.txt", "b.txt", "m.txt", "z.txt"}, time.Second)
+	must(t, err)
+	unlock()
+	before := names()
+	unlock, err = fsys.Lock(ctx, "m.txt", time.Second)
+	must(t, err)
+	_, err = fsys.LockAll(ctx, []string{"a.txt", "b.txt", "m.txt"}, 0)
+	unlock()
+	if code(err) != fault.CodeLockTimeout {
+		t.Fatalf("LockAll while m.txt is held: %v, want LOCK_TIMEOUT", err)
+	}
+	if after := names(); !slices.Equal(after, before) {
+		t.Errorf("a LockAll that timed out on its lock files left %d lock files, had %d", len(after), len(before))
+	}
+	// The file's own flock, taken after every lock file.
+	fd, err := unix.Open(filepath.Join(dir, "z.txt"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	defer unix.Close(fd)
+	must(t, unix.Flock(fd, unix.LOCK_EX))
+	before = names()
+	if _, err = fsys.LockAll(ctx, []string{"a.txt", "b.txt", "z.txt"}, 0); code(err) != fault.CodeLockTimeout {
+		t.Fatalf("LockAll while z.txt is flocked: %v, want LOCK_TIMEOUT", err)
+	}
+	if after := names(); !slices.Equal(after, before) {
+		t.Errorf("a LockAll that timed out on a file's own lock left %d lock files, had %d", len(after), len(before))
+	}
+}
