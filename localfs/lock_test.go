@@ -816,6 +816,7 @@ func TestStateDirFaultCodes(t *testing.T) {
 		{unix.EIO, fault.CodeIOError, "writable"},
 		{unix.ENOTDIR, fault.CodeIOError, "a file is in the way"},
 		{unix.EEXIST, fault.CodeIOError, "a file is in the way"},
+		{unix.EFBIG, fault.CodeTooLarge, "ulimit -f"},
 	} {
 		_, err := pickStateDir(func(string) error { return &os.PathError{Op: "mkdir", Path: d, Err: tc.err} })
 		var fe *fault.Error

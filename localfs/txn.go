@@ -657,6 +657,9 @@ func mendStateDir(dir string, err error) (fault.Code, string) {
 		return fault.CodePermissionDenied, "this user may not write " + named + ": make it, and the directories in it, this user's and writable again (chmod 700)"
 	case errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EEXIST):
 		return fault.CodeIOError, "a file is in the way of " + named + " (at its path, or at a directory's above it): move the file"
+	case errors.Is(err, unix.EFBIG):
+		// An index, or its runs, past RLIMIT_FSIZE: no retry passes it.
+		return fault.CodeTooLarge, "raise the limit on a file's size (ulimit -f), or set " + StateDirEnv + " to a file system that holds files this large"
 	}
 	return fault.CodeIOError, cmp.Or(limitHint(err), "check that "+named+" is writable, and its disk")
 }
