@@ -784,3 +784,29 @@ func TestNoteIsOneWrite(t *testing.T) {
 		}
 	}
 }
+
+// grep --all ends at a page the timeout cut short before the cursor's
+// file, which gives back the cursor it was given: each next page searched
+// the same files and timed out there again, for ever (a 27 MB file with
+// --limit 10 --timeout 100ms: 176 pages in 20 s, none with a match). The
+// timeout of 1ns cuts every page short before any file; the guard's
+// deadline turns a loop into exit 130 rather than a hung test.
+func TestGrepAllStopsAtATimedOutPageThatGivesItsCursorBack(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/a.txt", []byte("foo\nfoo\nfoo\n"), 0o644)
+	os.WriteFile(dir+"/b.txt", []byte("foo\n"), 0o644)
+	t.Chdir(dir)
+	code, out, errs := run(t, "", "grep", "foo", "--limit", "1")
+	var first core.GrepResult
+	if code != 0 || json.Unmarshal([]byte(out), &first) != nil || first.NextCursor == "" {
+		t.Fatalf("first page: %d %q %q", code, out, errs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code = Main(ctx, []string{"--format", "text", "--all", "grep", "foo", "--limit", "1", "--cursor", first.NextCursor, "--timeout", "1ns"},
+		Streams{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr})
+	if n := strings.Count(stderr.String(), "timed out"); code != 0 || n != 1 || stdout.Len() != 0 {
+		t.Fatalf("exit %d, %d timeout notes, stdout %q, stderr %.300q; want exit 0 and one note", code, n, stdout.String(), stderr.String())
+	}
+}

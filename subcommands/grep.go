@@ -27,10 +27,12 @@ func grepCommand() subcommand {
 }
 
 // grepNext moves a search to the page after r; a timed-out page that
-// found nothing and has no cursor has none (it would search the same files
-// again).
+// found nothing and has no cursor, or gave back the cursor it was given
+// (cut short before the cursor's file), has none: it would search the same
+// files again, and --all did so for ever, each page timing out where the
+// one before did.
 func grepNext(req *core.GrepRequest, r *core.GrepResult) (string, bool) {
-	if r.TimedOut && r.Count == 0 && r.NextCursor == "" {
+	if r.TimedOut && r.Count == 0 && (r.NextCursor == "" || r.NextCursor == req.Cursor) {
 		return "", false
 	}
 	return walkPage(&req.Offset, &req.Cursor, r.NextOffset, r.NextCursor)
