@@ -39,8 +39,23 @@ type cursor struct {
 	// Skip, so that paging moves forward while the file keeps changing.
 	Again bool `json:"a,omitempty"`
 	// Request is a digest of what the request asks (all but its paging),
-	// so that a cursor is never applied to another search.
+	// so that a cursor is never applied to another search. It travels
+	// sealed with the cursor's other fields (seal).
 	Request string `json:"r"`
+}
+
+// seal is the r a cursor travels with: a digest of its request's digest
+// and of its other fields, so that a cursor changed on its way back (a
+// character of it mistyped or dropped by the agent copying it) is refused
+// as one of another request is. Unsealed, such a cursor named another
+// entry, offset or skip, and the page it gave was wrong with exit 0: an
+// empty last page, or the walk resumed in another directory.
+func (c cursor) seal() string {
+	digest := c.Request
+	c.Request = ""
+	b, _ := json.Marshal(c)
+	sum := sha256.Sum256(append([]byte(digest+"\x00"), b...))
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
 }
 
 // maxCursorBytes is the room a page keeps for its nextCursor; a cursor that
@@ -117,6 +132,7 @@ func (c cursor) encode() string {
 	} else {
 		c.FromBytes = []byte(c.From)
 	}
+	c.Request = c.seal()
 	b, _ := json.Marshal(c)
 	s := base64.RawURLEncoding.EncodeToString(b)
 	if len(s) > maxCursorBytes {
@@ -145,8 +161,9 @@ func resume(text, digest string, offset *int) (cursor, error) {
 	if err != nil || c.Offset < 0 || c.Skip < 0 || c.Skip > c.Offset || !entryPath(c.From) {
 		return cursor{}, bad("is not a cursor agentfs gave")
 	}
-	if c.Request != digest {
-		return cursor{}, bad("belongs to another request: the query, path or options differ")
+	sealed := c.Request
+	if c.Request = digest; c.seal() != sealed {
+		return cursor{}, bad("belongs to another request (the query, path or options differ), or was changed since agentfs gave it")
 	}
 	if *offset != 0 && *offset != c.Offset {
 		return cursor{}, fault.InvalidArgument("offset %d and the cursor's offset %d differ.", *offset, c.Offset).

@@ -533,6 +533,55 @@ func edited(text, from string) string {
 	return c.encode()
 }
 
+// retyped is text, a cursor, with its field key set to v and nothing else
+// touched, as an agent that mistypes a character of it sends it back.
+func retyped(text, key string, v any) string {
+	b, _ := base64.RawURLEncoding.DecodeString(text)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	m[key] = v
+	b, _ = json.Marshal(m)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// A cursor changed on its way back is refused, never taken for another
+// place of the walk: one whose entry named another file of the tree
+// resumed there, and one whose entry named a file past the last gave an
+// empty last page, with exit 0.
+func TestChangedCursorIsRefused(t *testing.T) {
+	tl := &Tools{FS: memfs.New(cursorTree())}
+	ctx := context.Background()
+	first, err := tl.Find(ctx, FindRequest{Limit: 3})
+	if err != nil || first.NextCursor == "" {
+		t.Fatal(first, err)
+	}
+	grep, err := tl.Grep(ctx, GrepRequest{Query: "match", Limit: 2})
+	if err != nil || grep.NextCursor == "" {
+		t.Fatal(grep, err)
+	}
+	for name, c := range map[string]string{
+		"another entry":             retyped(first.NextCursor, "f", "d1/sub1/f01.txt"),
+		"an entry past all":         retyped(first.NextCursor, "f", "u"),
+		"another offset":            retyped(first.NextCursor, "o", 2),
+		"another entry, re-encoded": edited(first.NextCursor, "d0"),
+	} {
+		if res, err := tl.Find(ctx, FindRequest{Limit: 3, Cursor: c}); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeInvalidArgument {
+			t.Errorf("find, %s: %+v, %v; want INVALID_ARGUMENT", name, res, err)
+		}
+	}
+	for name, c := range map[string]string{
+		"another skip":   retyped(grep.NextCursor, "k", 0),
+		"another digest": retyped(grep.NextCursor, "h", "AAAAAAAAAAA"),
+	} {
+		if res, err := tl.Grep(ctx, GrepRequest{Query: "match", Limit: 2, Cursor: c}); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeInvalidArgument {
+			t.Errorf("grep, %s: %+v, %v; want INVALID_ARGUMENT", name, res, err)
+		}
+	}
+	if _, err := tl.Find(ctx, FindRequest{Limit: 3, Cursor: first.NextCursor}); err != nil {
+		t.Errorf("the cursor as given: %v", err)
+	}
+}
+
 // A cursor is refused when it is not one, when it belongs to another
 // request, when it names an entry no walk has (an edited one), or when an
 // offset beside it says another place.
