@@ -235,6 +235,10 @@ type GrepResult struct {
 	// its offset or cursor passed: a page past the last match is empty,
 	// yet the search matched (--exit-status exited 1, "nothing matched").
 	Matched bool `json:"-"`
+	// Context is the request's lines of context, for the text that
+	// prints -- between two blocks as rg -C does, whether or not they
+	// hold a context line.
+	Context int `json:"-"`
 }
 
 // query is the text to search for, and whether it is a regex: pattern is
@@ -413,7 +417,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 // grepPage is the empty page of g's answer, resumed where its cursor
 // stands.
 func (t *Tools) grepPage(g *grepSearch) *page {
-	res := &GrepResult{Mode: g.mode, Files: []GrepFile{}}
+	res := &GrepResult{Mode: g.mode, Files: []GrepFile{}, Context: g.ctxLines}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(g.path))
 	pg := t.newPage(g.req, g.limit, res)
 	pg.digest = g.digest

@@ -134,7 +134,11 @@ func findText(r *core.FindResult, p Palette) string {
 // (path:count, then the totals).
 func grepText(r *core.GrepResult, p Palette) (string, string) {
 	var b, notes strings.Builder
-	withContext := false
+	// rg -C separates every two blocks, whether or not they hold a
+	// context line (a match on a file's one line, matches on the lines
+	// a page before gave as context): a page of such blocks ran them
+	// together, and --all printed -- or not by the size of its pages.
+	withContext := r.Context > 0
 	for _, f := range r.Files {
 		for _, bl := range f.Blocks {
 			withContext = withContext || bl.Matches != nil

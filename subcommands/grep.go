@@ -51,9 +51,11 @@ func grepPageBreak(prev, next *core.GrepResult) string {
 		return ""
 	}
 	pb, nb := pf.Blocks[len(pf.Blocks)-1], nf.Blocks[0]
-	if pb.Matches == nil && nb.Matches == nil {
-		// No context line on either side (a block of matches alone has
-		// none listed): rg prints no -- without context.
+	if next.Context == 0 && pb.Matches == nil && nb.Matches == nil {
+		// Without context (a block of matches alone lists none) rg prints
+		// no --. With it, rg does even between two blocks that hold no
+		// context line (a page whose matches' context the page before
+		// gave), which --all left out at small pages.
 		return ""
 	}
 	if pf.Path == nf.Path && pf.PathBase64 == nf.PathBase64 && nb.Start <= pb.Start+len(pb.Lines) {
