@@ -450,11 +450,21 @@ func TestInterruptedBatchWaitingForALine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var errb bytes.Buffer
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"batch"}, Streams{Stdin: pr, Stdout: ow, Stderr: &errb}) }()
+	go func() {
+		code := Main(ctx, []string{"batch"}, Streams{Stdin: pr, Stdout: ow, Stderr: &errb})
+		// A batch that ended before its first answer ends the read below
+		// with EOF, where it waited for the answer until the test timed out.
+		ow.Close()
+		done <- code
+	}()
 	go pw.Write([]byte(`{"tool":"ls","id":1}` + "\n"))
 	answer, err := bufio.NewReader(or).ReadString('\n')
-	if err != nil || !strings.Contains(answer, `"id":1`) {
-		t.Fatalf("the first answer: %q, %v", answer, err)
+	if err != nil {
+		code := <-done
+		t.Fatalf("the batch ended before its first answer: %q, %v, exit %d, stderr %q", answer, err, code, errb.String())
+	}
+	if !strings.Contains(answer, `"id":1`) {
+		t.Fatalf("the first answer: %q", answer)
 	}
 	go io.Copy(io.Discard, or)
 	cancel()
