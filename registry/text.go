@@ -33,13 +33,20 @@ func readText(r *core.ReadResult, _ Palette) (string, string) {
 }
 
 // readUntextable refuses a read of a file that is not text, which
-// readText cannot render (it holds no text window).
+// readText cannot render (it holds no text window). Its hint says what
+// --format json gives: an image's or a PDF's bytes as data, but of any
+// other binary file none (the hint promised them, and a caller that
+// followed it got no data).
 func readUntextable(r *core.ReadResult) error {
 	if r.TextWindow != nil {
 		return nil
 	}
+	hint := "read it with --format json, whose data holds its bytes in base64 when they fit, or copy it with cp"
+	if r.Kind == "binary" {
+		hint = "--format json gives its kind, mimeType and size, not its bytes; copy it with cp"
+	}
 	return fault.Errorf(fault.CodeNotText, "%s is not text (%s %s, %d bytes): --format text prints text only.", r.Path, r.Kind, r.MimeType, r.Size).
-		WithPath(r.Path).WithHint("read it with --format json, whose data holds its bytes in base64 when they fit, or copy it with cp")
+		WithPath(r.Path).WithHint("%s", hint)
 }
 
 // lsText renders a listing as text, as ls -F does: one entry a
