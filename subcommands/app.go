@@ -143,7 +143,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 				out.palette = registry.Colors
 			}
 			out.palette.Terminal = isTerminal(s.Stdout)
-			if err := checkGlobals(c); err != nil {
+			if err := checkGlobals(c, args); err != nil {
 				return err // not cut to a --max-bytes it refuses
 			}
 			out.maxBytes, out.quiet = c.Int("max-bytes"), c.Bool("quiet")

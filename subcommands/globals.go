@@ -196,24 +196,56 @@ func checkEnv() error {
 }
 
 // checkGlobals refuses a global flag's value outside its set or range.
-func checkGlobals(c *cli.Context) error {
+// args are the arguments as reorderArgs leaves them, whose global flags
+// come before the subcommand: a value that none of them gave came from
+// the flag's variable, which the error names then (it named the flag,
+// which a script that only set the variable never passed).
+func checkGlobals(c *cli.Context, args []string) error {
+	given := givenGlobals(args)
 	for _, g := range globals {
-		if err := g.check(c); err != nil {
+		if err := g.check(c, !given[g.name] && g.env != "" && os.Getenv(g.env) != ""); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (g globalFlag) check(c *cli.Context) error {
+// givenGlobals are the names of the global flags given on the command
+// line, args[0] being the program's name.
+func givenGlobals(args []string) map[string]bool {
+	given := map[string]bool{}
+	if len(args) == 0 {
+		return given
+	}
+	flags := globalFlags()
+	lead, _ := leadingGlobals(args[1:], flags)
+	for k := 0; k < len(lead); k++ {
+		if f := lookupFlag(flags, lead[k]); f != nil {
+			given[f.Names()[0]] = true
+			if takesValue(flags, lead[k]) {
+				k++ // its value, which may look like a flag
+			}
+		}
+	}
+	return given
+}
+
+// check refuses g's value outside its set or range, naming its variable
+// when fromEnv.
+func (g globalFlag) check(c *cli.Context, fromEnv bool) error {
 	switch g.kind {
 	case kindString:
 		v := c.String(g.name)
 		if g.enum == nil || slices.Contains(g.enum, v) {
 			return nil
 		}
+		others := core.OrList(slices.DeleteFunc(slices.Clone(g.enum), func(e string) bool { return e == g.def }))
+		if fromEnv {
+			return fault.InvalidArgument("%s must be %s, not %q.", g.env, core.OrList(g.enum), v).
+				WithHint("set %s to %s (the default) or %s, or unset it", g.env, g.def, others)
+		}
 		return fault.InvalidArgument("--%s must be %s, not %q.", g.name, core.OrList(g.enum), v).
-			WithHint("use --%s %s (the default), or %s", g.name, g.def, core.OrList(slices.DeleteFunc(slices.Clone(g.enum), func(e string) bool { return e == g.def })))
+			WithHint("use --%s %s (the default), or %s", g.name, g.def, others)
 	case kindInt, kindDuration:
 		v := strconv.Itoa(c.Int(g.name))
 		if g.kind == kindDuration {
@@ -223,9 +255,19 @@ func (g globalFlag) check(c *cli.Context) error {
 		if (g.min == "" || n >= g.number(g.min)) && (g.max == "" || n <= g.number(g.max)) {
 			return nil
 		}
-		e := fault.InvalidArgument("--%s must be at least %s, not %s.", g.name, g.min, v)
+		name, bound := "--"+g.name, "at least "+g.min
 		if g.max != "" {
-			e = fault.InvalidArgument("--%s must be from %s to %s, not %s.", g.name, g.min, g.max, v)
+			bound = "from " + g.min + " to " + g.max
+		}
+		if fromEnv {
+			name = g.env
+		}
+		e := fault.InvalidArgument("%s must be %s, not %s.", name, bound, v)
+		if fromEnv {
+			if g.max != "" {
+				bound = "a value " + bound
+			}
+			return e.WithHint("set %s to %s, or unset it for the default %s", g.env, bound, g.def)
 		}
 		return e.WithHint("the default is %s", g.def)
 	}
