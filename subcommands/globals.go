@@ -239,11 +239,15 @@ func (g globalFlag) check(c *cli.Context, fromEnv bool) error {
 		if g.enum == nil || slices.Contains(g.enum, v) {
 			return nil
 		}
-		others := core.OrList(slices.DeleteFunc(slices.Clone(g.enum), func(e string) bool { return e == g.def }))
 		if fromEnv {
+			values := slices.Clone(g.enum)
+			if i := slices.Index(values, g.def); i >= 0 {
+				values[i] += " (the default)"
+			}
 			return fault.InvalidArgument("%s must be %s, not %q.", g.env, core.OrList(g.enum), v).
-				WithHint("set %s to %s (the default) or %s, or unset it", g.env, g.def, others)
+				WithHint("set %s to %s, or unset it", g.env, core.OrList(values))
 		}
+		others := core.OrList(slices.DeleteFunc(slices.Clone(g.enum), func(e string) bool { return e == g.def }))
 		return fault.InvalidArgument("--%s must be %s, not %q.", g.name, core.OrList(g.enum), v).
 			WithHint("use --%s %s (the default), or %s", g.name, g.def, others)
 	case kindInt, kindDuration:
