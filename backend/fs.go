@@ -97,6 +97,12 @@ type FileInfo struct {
 	Target string
 }
 
+// RacySlack bounds the granularity of file timestamps: a change within it
+// of a stat may leave the times that stat gave, so times that recent prove
+// nothing of what is read after the stat. The content index, the walk's
+// memo of listings and read's memo of line counts go by it.
+const RacySlack = 2 * time.Second
+
 // FileReader is one open file: a stream of its bytes from the start, and
 // ReadAt at any offset without moving the stream, as io.ReaderAt does (an
 // object store serves it with a ranged GET of the version Info describes).

@@ -172,7 +172,7 @@ func buildOpen(ctx context.Context, w backend.Walker, path, abs string, opts Bui
 
 // build walks the tree and writes the index, reusing old's trigrams.
 func build(ctx context.Context, w backend.Walker, path string, loc location, old *Index, opts BuildOptions) (*builder, error) {
-	b := &builder{old: old, progress: opts.Progress, racy: now().Add(-localfs.RacySlack).UnixNano(), lists: make(chan []uint32, 256),
+	b := &builder{old: old, progress: opts.Progress, racy: now().Add(-backend.RacySlack).UnixNano(), lists: make(chan []uint32, 256),
 		claims: newClaims(), claimant: map[contentKey]uint32{}, rulesRead: map[string]bool{}, unreadable: map[string]bool{},
 		rulesIn: map[string][]string{}}
 	rootInfo, err := localfs.LstatAbs(loc.root)

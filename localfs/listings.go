@@ -6,14 +6,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/agentfs/agentfs/backend"
 	"golang.org/x/sys/unix"
 )
-
-// RacySlack bounds the granularity of file timestamps: a change within it
-// of a stat may leave the times that stat gave, so times that recent prove
-// nothing of what is read after the stat. The content index and the
-// walk's memo of listings both go by it.
-const RacySlack = 2 * time.Second
 
 // The memo of listings: directories of fewer than memoMin entries are
 // listed again at no great cost; at most memoKeep listings are kept, and
@@ -68,11 +63,11 @@ func stampOf(st *unix.Stat_t) dirStamp {
 }
 
 // proves reports whether the stamp, of a stat taken after now, proves a
-// later change: its mtime and ctime are over RacySlack before now, so a
+// later change: its mtime and ctime are over backend.RacySlack before now, so a
 // change made after the stat gives it newer times (ctime, which no call
 // sets, is what catches a change followed by an mtime set back).
 func (s dirStamp) proves(now time.Time) bool {
-	edge := now.Add(-RacySlack).UnixNano()
+	edge := now.Add(-backend.RacySlack).UnixNano()
 	return s.mtime.Nano() < edge && s.ctime.Nano() < edge
 }
 
@@ -87,7 +82,7 @@ func (m *listings) clock() time.Time {
 // trusts reports whether the times of the directory fd, on a file system
 // that this machine alone changes and stamps, may prove its listing: on a
 // network or FUSE file system they are a server's clock's, which may lag
-// this one's by more than RacySlack, or made up.
+// this one's by more than backend.RacySlack, or made up.
 func (m *listings) trusts(fd int) bool {
 	if m.local != nil {
 		return m.local(fd)

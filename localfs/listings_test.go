@@ -48,10 +48,10 @@ func TestListingsProven(t *testing.T) {
 	}{
 		{"unchanged", kept, kept, memoMin, true},
 		{"small directory", kept, kept, memoMin - 1, false},
-		{"mtime within the slack", statAt(2, now.Add(-RacySlack/2), old), statAt(2, now.Add(-RacySlack/2), old), memoMin, false},
-		{"mtime at the slack's edge", statAt(2, now.Add(-RacySlack), old), statAt(2, now.Add(-RacySlack), old), memoMin, false},
+		{"mtime within the slack", statAt(2, now.Add(-backend.RacySlack/2), old), statAt(2, now.Add(-backend.RacySlack/2), old), memoMin, false},
+		{"mtime at the slack's edge", statAt(2, now.Add(-backend.RacySlack), old), statAt(2, now.Add(-backend.RacySlack), old), memoMin, false},
 		{"ctime within the slack", statAt(2, old, now.Add(-time.Second)), statAt(2, old, now.Add(-time.Second)), memoMin, false},
-		{"ctime at the slack's edge", statAt(2, old, now.Add(-RacySlack)), statAt(2, old, now.Add(-RacySlack)), memoMin, false},
+		{"ctime at the slack's edge", statAt(2, old, now.Add(-backend.RacySlack)), statAt(2, old, now.Add(-backend.RacySlack)), memoMin, false},
 		{"mtime in the future", statAt(2, now.Add(time.Hour), old), statAt(2, now.Add(time.Hour), old), memoMin, false},
 		{"mtime changed", kept, changed(func(st *unix.Stat_t) { st.Mtim.Nsec++ }), memoMin, false},
 		{"ctime changed", kept, changed(func(st *unix.Stat_t) { st.Ctim.Nsec++ }), memoMin, false},
@@ -254,7 +254,7 @@ func TestWalkSeesFileAddedBetweenPages(t *testing.T) {
 	}
 }
 
-// TestWalkKeepsNoRacyListing: a directory changed within RacySlack of
+// TestWalkKeepsNoRacyListing: a directory changed within backend.RacySlack of
 // the clock (ctime, here: Chtimes set it now) may change again without a
 // new stat, so its listing is not kept.
 func TestWalkKeepsNoRacyListing(t *testing.T) {
@@ -270,7 +270,7 @@ func TestWalkKeepsNoRacyListing(t *testing.T) {
 
 // TestWalkKeepsNoRemoteListing: on a network or FUSE file system a
 // directory's times are a server's (its clock may lag this one's by more
-// than RacySlack) or made up (mountpoint-s3 gives every directory the
+// than backend.RacySlack) or made up (mountpoint-s3 gives every directory the
 // mount's), so they prove nothing of a listing, which is not kept.
 func TestWalkKeepsNoRemoteListing(t *testing.T) {
 	f, root := wideDir(t)

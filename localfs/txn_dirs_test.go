@@ -661,7 +661,7 @@ func TestSweepDirRecordKeepsWhatASweepMayStillRemove(t *testing.T) {
 }
 
 // A sweep that finds the record directories empty keeps their stamps only
-// when they prove a later change (RacySlack): a record made in the same
+// when they prove a later change (backend.RacySlack): a record made in the same
 // tick of the clock as their stat leaves them as they were, and would be
 // skipped by every later request of the session. Nothing held
 // sweepChanged to the rule (dropping stampsProve passed every test).

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfs/agentfs/localfs"
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/agentfs/agentfs/subcommands"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -246,7 +246,7 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdSettle waits until each path's ctime is localfs.RacySlack old: the
+// cmdSettle waits until each path's ctime is backend.RacySlack old: the
 // index trusts no file changed more recently, and touch -d dates back the
 // mtime alone. It waits on the clock, which is the condition itself.
 func cmdSettle(ts *testscript.TestScript, neg bool, args []string) {
@@ -258,7 +258,7 @@ func cmdSettle(ts *testscript.TestScript, neg bool, args []string) {
 		if err := unix.Lstat(ts.MkAbs(a), &st); err != nil {
 			ts.Fatalf("settle %s: %v", a, err)
 		}
-		time.Sleep(time.Until(time.Unix(st.Ctim.Unix()).Add(localfs.RacySlack + 10*time.Millisecond)))
+		time.Sleep(time.Until(time.Unix(st.Ctim.Unix()).Add(backend.RacySlack + 10*time.Millisecond)))
 	}
 }
 
