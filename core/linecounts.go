@@ -1,6 +1,11 @@
 package core
 
-import "sync"
+import (
+	"sync"
+	"time"
+
+	"github.com/agentfs/agentfs/backend"
+)
 
 // LineCounts remembers the line counts of the files a process read, by
 // path and version, so that the windows of one file read in one process
@@ -8,7 +13,8 @@ import "sync"
 // once: each window counted the rest of the file for its totalLines, and
 // read --all of a file of 5 million lines took 22 s, the square of its
 // size. A version names the content it was taken with, as a read's
-// expectedVersion trusts it; a file without one is counted each time.
+// expectedVersion trusts it; a file without one is counted each time, and
+// so is one changed within backend.RacySlack (settled).
 type LineCounts struct {
 	mu     sync.Mutex
 	counts map[lineCountKey]int
@@ -45,4 +51,14 @@ func (c *LineCounts) put(path, version string, n int) {
 		clear(c.counts)
 	}
 	c.counts[lineCountKey{path, version}] = n
+}
+
+// settled reports whether info's times are over backend.RacySlack old. A
+// file rewritten at its size within the granularity of its timestamps
+// may keep a version made of its stat, and a count remembered for that
+// version would be the old content's in every later window of the
+// session, where a new process counts the new one.
+func settled(info backend.FileInfo) bool {
+	edge := time.Now().Add(-backend.RacySlack)
+	return info.ModTime.Before(edge) && info.ChangeTime.Before(edge)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/memfs"
@@ -46,5 +47,39 @@ func TestLineCountsRemembered(t *testing.T) {
 	}
 	if res := read(ReadRequest{Path: "f", Limit: 2}); *res.TotalLines != 20 {
 		t.Fatalf("after a change: totalLines %d, want 20", *res.TotalLines)
+	}
+}
+
+// recentFS dates every file it opens now, as a file just written is.
+type recentFS struct{ *memfs.FS }
+
+func (f recentFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	r, err := f.FS.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return recentReader{r}, nil
+}
+
+type recentReader struct{ backend.FileReader }
+
+func (r recentReader) Info() backend.FileInfo {
+	info := r.FileReader.Info()
+	info.ModTime, info.ChangeTime = time.Now(), time.Now()
+	return info
+}
+
+// A file changed within backend.RacySlack may be rewritten at its size
+// with its version kept, where its stat makes it: its count is not
+// remembered, and every window counts it.
+func TestLineCountsOfARecentFileNotRemembered(t *testing.T) {
+	ctx := context.Background()
+	tl := &Tools{FS: recentFS{memfs.New(map[string]string{"f": strings.Repeat("line\n", 10)})}, LineCounts: NewLineCounts()}
+	res, err := tl.Read(ctx, ReadRequest{Path: "f", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := tl.LineCounts.get("f", res.Version); ok {
+		t.Fatalf("a file changed just now: its count %d was remembered", n)
 	}
 }

@@ -348,7 +348,7 @@ func (w *window) count(ctx context.Context, lr *lineReader, rest io.Reader) (int
 			return 0, ioError(err, w.display)
 		}
 		total = w.passed(lr) + n
-		if w.req.ByteOffset == 0 {
+		if w.req.ByteOffset == 0 && settled(w.f.Info()) {
 			// Counted from the file's start: a window placed by a
 			// byte offset takes its line number as given, which
 			// would be remembered for every read of the file.
