@@ -279,7 +279,8 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 	// Up to the size the version stands for: a file appended to during
 	// the read gave content and sha256 past totalBytes, under the version
 	// of the shorter file.
-	br := bufio.NewReaderSize(io.TeeReader(io.LimitReader(f, f.Info().Size), h), size)
+	src := io.TeeReader(io.LimitReader(f, f.Info().Size), h)
+	br := bufio.NewReaderSize(src, size)
 	prefix, err := br.Peek(textfile.SniffBytes)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, textfile.Class{}, ioError(err, display)
@@ -288,17 +289,25 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 	if errors.Is(err, textfile.ErrNotText) {
 		return nil, cls, notText(display, "the file is not UTF-8 text", 0, "utf-8")
 	}
-	if err == nil && req.ByteOffset == 0 && req.Encoding == "" && cls.Kind == textfile.KindText && cls.Codec.IsUTF8() {
-		// Binary as grep has it: a NUL in the first 64 KiB (after a
-		// byte-order mark). The magic's 3 KiB called a file with a NUL at
+	if err == nil && req.ByteOffset == 0 && req.Encoding == "" && cls.Kind == textfile.KindText {
+		// Binary as grep has it: a NUL in the first 64 KiB of text after
+		// a byte-order mark, U+0000 there in UTF-16 (a UTF-8 or UTF-16
+		// mark, or none). The magic's 3 KiB called a file with a NUL at
 		// byte 5,000 text, which grep and replace then skipped and edit
-		// refused. The read-ahead (bufSize, at most readBufSize) holds
-		// the whole sample of a file from its start or its end.
-		sample, serr := br.Peek(min(textfile.BinarySample, br.Size()))
+		// refused.
+		need := int(min(int64(cls.Codec.SampleLen()), f.Info().Size))
+		if need > br.Size() {
+			// The read-ahead (bufSize, at most readBufSize) holds the
+			// sample of UTF-8 without a mark; a longer one is read into
+			// a reader that holds it, after the bytes br holds.
+			held, _ := br.Peek(br.Buffered())
+			br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(held)), src), need)
+		}
+		sample, serr := br.Peek(need)
 		if serr != nil && serr != io.EOF && !errors.Is(serr, bufio.ErrBufferFull) {
 			return nil, textfile.Class{}, ioError(serr, display)
 		}
-		if _, body := textfile.CutUTF8BOM(sample); textfile.BinaryStart(body) {
+		if cls.Codec.BinaryHead(sample) {
 			cls = textfile.Class{Kind: textfile.KindBinary, MIME: "application/octet-stream"}
 		}
 	}

@@ -35,6 +35,40 @@ const BinarySample = 64 << 10
 // byte-order mark) is binary: a NUL in its sample.
 func BinaryStart(b []byte) bool { return bytes.IndexByte(b[:min(len(b), BinarySample)], 0) >= 0 }
 
+// SampleLen is how many bytes from the start of a file in c BinaryHead
+// needs: its mark and the bytes that may decode to the first BinarySample
+// bytes of UTF-8, at least one per code unit.
+func (c Codec) SampleLen() int { return len(c.bom) + c.unit*BinarySample }
+
+// BinaryHead reports whether a text file in c (UTF-8, or UTF-16 from its
+// mark) whose first bytes, mark included, are head (SampleLen of them, or
+// the whole file) is binary as grep has it: a NUL in the first
+// BinarySample bytes of its text after the mark, decoded to UTF-8 for
+// UTF-16, whose U+0000 is that NUL.
+func (c Codec) BinaryHead(head []byte) bool {
+	body := head[min(len(c.bom), len(head)):]
+	if c.unit == 1 {
+		return BinaryStart(body)
+	}
+	// n counts the bytes of UTF-8 the units before i decode to: an
+	// unpaired surrogate decodes to U+FFFD, three.
+	for i, n := 0, 0; i+1 < len(body) && n < BinarySample; i += 2 {
+		switch u := c.unitAt(body, i); {
+		case u == 0:
+			return true
+		case u < 0x80:
+			n++
+		case u < 0x800:
+			n += 2
+		case highSurrogate(u) && i+3 < len(body) && lowSurrogate(c.unitAt(body, i+2)):
+			n, i = n+4, i+2
+		default:
+			n += 3
+		}
+	}
+	return false
+}
+
 // SniffBytes is the prefix Classify needs to classify a file whose
 // extension does not say what it is (mimetype's own default limit).
 const SniffBytes = 3072
