@@ -324,6 +324,14 @@ func binaryTo(tool string, data []byte, display string) *fault.Error {
 			WithPath(display).WithDetail("offset", at).WithDetail("line", line).
 			WithHint("rewrite the whole file with write (--content-base64 for bytes), which takes a NUL; nothing was changed")
 	}
+	if name, at, bad := textfile.InvalidAfterMark(data); bad {
+		// It has the mark: "not UTF-16 with its mark" and a hint to name
+		// its encoding to read sent the caller looking for another.
+		line := textfile.LineAt(data, at)
+		return fault.Errorf(fault.CodeNotText, "the file begins with a byte-order mark for %s, but its byte %d (line %d) is not valid %s: %s changes text in one encoding only.", name, at, line, name, tool).
+			WithPath(display).WithDetail("offset", at).WithDetail("line", line).
+			WithHint("read shows the lines before it; rewrite the file whole with write (--content-base64 for bytes); nothing was changed")
+	}
 	return fault.Errorf(fault.CodeNotText, "the file is not text (UTF-8, or UTF-16 with its byte-order mark).").WithPath(display).
 		WithHint("%s changes UTF-8 and UTF-16 text only: text in another encoding is read with read --encoding NAME and written back with write --encoding NAME, a binary file replaced with write; nothing was changed", tool)
 }

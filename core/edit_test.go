@@ -374,3 +374,40 @@ func TestEditResultFitsBound(t *testing.T) {
 		t.Fatalf("at the bound named: %v", err)
 	}
 }
+
+// A file whose byte-order mark names an encoding its bytes break (an
+// unpaired surrogate after a UTF-16 mark, Latin-1 after a UTF-8 one) is
+// NOT_TEXT naming the byte and its line, for edit, replace and
+// apply-patch alike: the message said the file was not UTF-16 with its
+// mark, which it is, and the hint sent the caller to read --encoding.
+func TestEditNamesTheByteItsMarkDoesNotKeep(t *testing.T) {
+	ctx := context.Background()
+	u16 := "\xFF\xFE" + string(utf16Bytes("a\nb\n", false)) + "\x00\xD8" + string(utf16Bytes("c\n", false))
+	tl, _ := editTools(map[string]string{"u16": u16, "bom8": "\xEF\xBB\xBFa\ncaf\xE9\n"})
+	for _, tc := range []struct {
+		path, name string
+		at, line   int
+	}{{"u16", "utf-16le", 10, 3}, {"bom8", "utf-8", 8, 2}} {
+		for tool, run := range map[string]func() error{
+			"edit": func() error {
+				_, err := tl.Edit(ctx, EditRequest{Path: tc.path, Edits: []EditOp{op("a", "b")}})
+				return err
+			},
+			"replace": func() error {
+				_, err := tl.Replace(ctx, ReplaceRequest{Query: "a", Replacement: str("b"), Path: tc.path})
+				return err
+			},
+			"apply-patch": func() error {
+				_, err := tl.ApplyPatch(ctx, ApplyPatchRequest{Patch: "*** Begin Patch\n*** Update File: " + tc.path + "\n@@\n-a\n+b\n*** End Patch\n"})
+				return err
+			},
+		} {
+			err := run()
+			e := fault.AsError(err)
+			want := fmt.Sprintf("byte %d (line %d) is not valid %s", tc.at, tc.line, tc.name)
+			if codeOf(err) != fault.CodeNotText || !strings.Contains(e.Message, want) || e.Details["offset"] != tc.at || e.Details["line"] != tc.line {
+				t.Errorf("%s %s: %v %v, want NOT_TEXT with %q", tool, tc.path, err, e.Details, want)
+			}
+		}
+	}
+}
