@@ -269,6 +269,9 @@ func (x *watcher) loop(ctx context.Context) error {
 	if x.opts.Idle > 0 {
 		idle = time.After(x.opts.Idle)
 	}
+	// pending is when the loop first saw changes since the build
+	// installed, zero while it has seen none.
+	var pending time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -291,9 +294,13 @@ func (x *watcher) loop(ctx context.Context) error {
 			}
 			x.mu.Lock()
 			x.pollRules()
-			due := x.changes.size() > len(x.changes.always) && time.Since(x.last) >= x.opts.Quiet
+			changed := x.changes.size() > len(x.changes.always)
+			quiet := time.Since(x.last) >= x.opts.Quiet
 			x.mu.Unlock()
-			if !due {
+			if changed && pending.IsZero() {
+				pending = time.Now()
+			}
+			if !changed || !quiet && time.Since(pending) < maxPending*x.opts.Quiet {
 				continue
 			}
 		}
@@ -306,8 +313,17 @@ func (x *watcher) loop(ctx context.Context) error {
 			}
 			return err
 		}
+		pending = time.Time{}
 	}
 }
+
+// maxPending bounds, in Quiet spells, how long changes wait for a quiet
+// one: a file written without a pause of Quiet (a log, even one the rules
+// ignore, in an indexed directory) kept the watcher from ever building
+// again, and once more directories had changed than a search lists again
+// (maxRelisted), every search walked the whole tree for as long as it
+// was written.
+const maxPending = 6
 
 // holdsItsLock reports whether the watch lock file this watcher holds is
 // still the one at its path. With the state directory removed, an index

@@ -472,6 +472,33 @@ func TestWatcherBuildsAgainWhenOutsideRulesChange(t *testing.T) {
 	}
 }
 
+// A file written without a pause as long as the watcher's quiet spell (a
+// log, here one the rules ignore) does not keep the watcher from building
+// again: it waited for a quiet spell that never came, and once more
+// directories had changed than a search lists again, every search walked
+// the whole tree for as long as the log was written.
+func TestWatcherBuildsAgainUnderSteadyWrites(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.ageDirs()
+	const quiet = 500 * time.Millisecond
+	f.watch(quiet)
+	before := f.gen()
+	fd, err := os.OpenFile(filepath.Join(f.dir, "ignored.txt"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	f.put("d1/sub1/new.txt", "needle made after the build\n")
+	for start := time.Now(); f.gen() == before; {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("written every 10 ms for 30 s, the watcher (quiet %v) did not build again", quiet)
+		}
+		fmt.Fprintln(fd, "a log line")
+		time.Sleep(10 * time.Millisecond) // the writer's pace, shorter than quiet
+	}
+}
+
 // Looking at the outside rules files flags nothing while they are as
 // built: a watcher would otherwise build again and again.
 func TestPollRulesFlagsOnlyAChange(t *testing.T) {
