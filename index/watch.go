@@ -51,6 +51,12 @@ type WatchOptions struct {
 // instances (fs.inotify.max_user_instances).
 var ErrWatchInstances = errors.New("the limit of inotify instances is reached")
 
+// ErrWatchLimit is a watcher's failure for inotify's limit of watches
+// (fs.inotify.max_user_watches): more directories of its tree went
+// without a watch than an answer names (maxWatchReply), so it would
+// answer no search while holding every watch the user may have.
+var ErrWatchLimit = errors.New("the limit of inotify watches is reached")
+
 // errStateReplaced ends a watcher whose state directory was removed or
 // replaced: the lock it holds is no file's there, so another watcher may
 // start, and no search reaches its socket.

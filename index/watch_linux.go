@@ -97,6 +97,10 @@ func (c *changeSet) apply(t watchTarget, mask uint32, name string) {
 	}
 }
 
+// inotifyAddWatch adds a watch (tests refuse some, as past
+// max_user_watches).
+var inotifyAddWatch = unix.InotifyAddWatch
+
 // watcher keeps the index of one tree proven fresh.
 type watcher struct {
 	w    backend.Walker
@@ -519,13 +523,19 @@ func (x *watcher) refresh(ctx context.Context) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	x.install(ix, mounts)
+	if err := x.install(ix, mounts); err != nil {
+		return Status{}, err
+	}
 	return st, nil
 }
 
 // install watches what the build ix holds, seen with mounts, and makes it
-// the index the watcher answers about.
-func (x *watcher) install(ix *Index, mounts string) {
+// the index the watcher answers about. It is ErrWatchLimit when the
+// watches refused past max_user_watches leave more directories to check
+// by every search than an answer names: the watcher would answer none,
+// said to watch (--detach), yet never so by --status, a second --detach
+// kept waiting for it the whole --lock-timeout.
+func (x *watcher) install(ix *Index, mounts string) error {
 	defer x.lockInstall()()
 	x.mounts = mounts
 	x.drain() // the events so far are about the build replaced
@@ -539,11 +549,13 @@ func (x *watcher) install(ix *Index, mounts string) {
 	watches := map[int32]watchTarget{}
 	remote := map[uint64]bool{}
 	var st unix.Stat_t
+	refused := false // a watch, past max_user_watches
 	for _, d := range ix.dirs {
 		name := filepath.Join(ix.root, d.path)
-		wd, err := unix.InotifyAddWatch(x.fd, name, dirEvents)
+		wd, err := inotifyAddWatch(x.fd, name, dirEvents)
 		if err != nil {
 			fresh.always[d.path] = true // ENOSPC past max_user_watches, or gone: checked every time
+			refused = refused || err == unix.ENOSPC
 			continue
 		}
 		t := watches[int32(wd)]
@@ -560,9 +572,10 @@ func (x *watcher) install(ix *Index, mounts string) {
 	for i := range ix.files {
 		f := &ix.files[i]
 		name := filepath.Join(ix.root, f.rel)
-		wd, err := unix.InotifyAddWatch(x.fd, name, fileEvents|unix.IN_MASK_ADD)
+		wd, err := inotifyAddWatch(x.fd, name, fileEvents|unix.IN_MASK_ADD)
 		if err != nil {
 			fresh.always[parent(f.rel)] = true
+			refused = refused || err == unix.ENOSPC
 			continue
 		}
 		t := watches[int32(wd)]
@@ -606,6 +619,10 @@ func (x *watcher) install(ix *Index, mounts string) {
 	case <-x.kick:
 	default:
 	}
+	if refused && len(fresh.always) > maxWatchReply {
+		return fmt.Errorf("inotify: %w (max_user_watches): %d directories of the tree would be checked by every search, short of a watch on them or their files, more than a watcher's answer names (%d), so it would answer none", ErrWatchLimit, len(fresh.always), maxWatchReply)
+	}
+	return nil
 }
 
 // isRemote reports whether the file system of name (device dev) is shared

@@ -499,6 +499,51 @@ func TestWatcherBuildsAgainUnderSteadyWrites(t *testing.T) {
 	}
 }
 
+// A watcher that, past max_user_watches, leaves more directories without
+// a watch than its answer names ends with ErrWatchLimit and is never said
+// to watch: it ran on holding every watch it got, answering no search;
+// --detach said watched, --status did not, and a second --detach waited
+// the whole --lock-timeout, told that it was building or ending. One that
+// leaves fewer runs, and answers.
+func TestWatcherPastTheWatchLimitEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		allowed int // watches added before ENOSPC
+		wantErr bool
+	}{{"few watched", 10, true}, {"most watched", 100000, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.seed()
+			for i := range maxWatchReply + 100 {
+				f.put(fmt.Sprintf("many/%d/f.txt", i), "a line\n")
+			}
+			f.ageDirs()
+			added := 0
+			inotifyAddWatch = func(fd int, name string, mask uint32) (int, error) {
+				if added >= tc.allowed {
+					return -1, unix.ENOSPC
+				}
+				added++
+				return unix.InotifyAddWatch(fd, name, mask)
+			}
+			defer func() { inotifyAddWatch = unix.InotifyAddWatch }()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready := false
+			err := Watch(ctx, f.fsys, f.dir, f.dir, WatchOptions{
+				BuildOptions: BuildOptions{LockTimeout: time.Minute, Config: f.fsys.Fingerprint(), Roots: f.fsys.Roots()},
+				Ready:        func(Status) { ready = true; cancel() },
+			})
+			if tc.wantErr && (!errors.Is(err, ErrWatchLimit) || ready) {
+				t.Fatalf("a watcher with %d watches for %d directories: %v, said ready %v; want ErrWatchLimit, never ready", tc.allowed, maxWatchReply+100, err, ready)
+			}
+			if !tc.wantErr && (err != nil || !ready) {
+				t.Fatalf("a watcher with every watch: %v, said ready %v", err, ready)
+			}
+		})
+	}
+}
+
 // Looking at the outside rules files flags nothing while they are as
 // built: a watcher would otherwise build again and again.
 func TestPollRulesFlagsOnlyAChange(t *testing.T) {

@@ -31,6 +31,7 @@ func TestIndexErrorNamesTheCause(t *testing.T) {
 	}{
 		{&fs.PathError{Op: "lstat", Path: "/w/t", Err: syscall.ENOENT}, fault.CodeNotFound, "is gone"},
 		{fmt.Errorf("inotify: %w (%w)", index.ErrWatchInstances, syscall.EMFILE), fault.CodeIOError, "max_user_instances"},
+		{fmt.Errorf("inotify: %w (max_user_watches)", index.ErrWatchLimit), fault.CodeIOError, "max_user_watches"},
 		{errors.New("disk on fire"), fault.CodeIOError, "state directory"},
 	} {
 		e := fault.AsError(indexErr(tc.err, "t"))

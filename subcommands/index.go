@@ -486,6 +486,9 @@ func indexErr(err error, path string) error {
 		// The tree went (removed, renamed) under a build or a watcher.
 		return fault.Errorf(fault.CodeNotFound, "the index failed: %s.", err).WithPath(path).WithCause(err).
 			WithHint("the directory, or one in it, is gone; run agentfs index again once it is back")
+	case errors.Is(err, index.ErrWatchLimit):
+		return fault.Errorf(fault.CodeIOError, "the watcher failed: %s.", err).WithPath(path).WithCause(err).
+			WithHint("raise fs.inotify.max_user_watches (sysctl), or end other watchers; the index is built, and searches prove its freshness without a watcher")
 	case errors.Is(err, index.ErrWatchInstances):
 		return fault.Errorf(fault.CodeIOError, "the index failed: %s.", err).WithPath(path).WithCause(err).
 			WithHint("raise fs.inotify.max_user_instances (sysctl), or end other watchers; searches prove freshness without one meanwhile")
