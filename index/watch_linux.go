@@ -219,7 +219,9 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 			x.ix.Close()
 		}
 	}()
+	began := time.Now()
 	built, err := x.refresh(ctx)
+	took := time.Since(began)
 	if err != nil {
 		return err
 	}
@@ -261,12 +263,12 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 		st.watchedBy(watchReply{Pid: os.Getpid(), Idle: opts.Idle.Seconds()})
 		opts.Ready(st)
 	}
-	return x.loop(ctx)
+	return x.loop(ctx, took)
 }
 
 // loop builds again when asked to (kick) or when changes have been quiet,
-// and ends when the index is dropped or, with Idle, no search asks.
-func (x *watcher) loop(ctx context.Context) error {
+// or have waited for that too long (maxPending), and ends when the index is dropped or, with Idle, no search asks.
+func (x *watcher) loop(ctx context.Context, took time.Duration) error {
 	tick := time.NewTicker(x.opts.Quiet / 4)
 	defer tick.Stop()
 	var idle <-chan time.Time
@@ -274,7 +276,8 @@ func (x *watcher) loop(ctx context.Context) error {
 		idle = time.After(x.opts.Idle)
 	}
 	// pending is when the loop first saw changes since the build
-	// installed, zero while it has seen none.
+	// installed, zero while it has seen none; took is how long that
+	// build took.
 	var pending time.Time
 	for {
 		select {
@@ -304,20 +307,21 @@ func (x *watcher) loop(ctx context.Context) error {
 			if changed && pending.IsZero() {
 				pending = time.Now()
 			}
-			if !changed || !quiet && time.Since(pending) < maxPending*x.opts.Quiet {
+			if !changed || !quiet && time.Since(pending) < max(maxPending*x.opts.Quiet, maxPendingBuilds*took) {
 				continue
 			}
 		}
 		if _, err := os.Stat(x.loc.file); err != nil {
 			return errDropped
 		}
+		began := time.Now()
 		if _, err := x.refresh(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		pending = time.Time{}
+		pending, took = time.Time{}, time.Since(began)
 	}
 }
 
@@ -326,8 +330,13 @@ func (x *watcher) loop(ctx context.Context) error {
 // ignore, in an indexed directory) kept the watcher from ever building
 // again, and once more directories had changed than a search lists again
 // (maxRelisted), every search walked the whole tree for as long as it
-// was written.
-const maxPending = 6
+// was written. Nor less than maxPendingBuilds times what the last build
+// took: a tree whose builds take long is built again less often, so that
+// a log written for hours costs at most a twentieth of a core.
+const (
+	maxPending       = 6
+	maxPendingBuilds = 20
+)
 
 // holdsItsLock reports whether the watch lock file this watcher holds is
 // still the one at its path. With the state directory removed, an index
