@@ -451,11 +451,19 @@ func runRequest(ctx context.Context, tl *core.Tools, run func() (any, error)) (a
 	return runStoppable(ctx, tl, run)
 }
 
+// interruptGrace is how long an interrupted tool that will not commit is
+// given to return before it is abandoned: one waiting for a lock, or
+// staging its copies, notices ctx at once and removes its lock files and
+// staged copies on its way out. Abandoned at once, it left them, one lock
+// file per file of a replace, until the day's sweep.
+var interruptGrace = 200 * time.Millisecond
+
 // runStoppable runs a tool and answers as soon as ctx is done (SIGINT,
-// SIGTERM), even when the tool is inside work it cannot cancel: the commit
-// gate is closed first, so a change in progress is finished and reported,
-// and a change not yet begun never happens. An abandoned tool dies with the
-// process, and the kernel frees its locks.
+// SIGTERM), even when the tool is inside work it cannot cancel (then after
+// interruptGrace): the commit gate is closed first, so a change in
+// progress is finished and reported, and a change not yet begun never
+// happens. An abandoned tool dies with the process, and the kernel frees
+// its locks.
 func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res, error)) (Res, error) {
 	type outcome struct {
 		res Res
@@ -482,6 +490,12 @@ func runStoppable[Res any](ctx context.Context, tl *core.Tools, run func() (Res,
 	if tl.Commits.Close() {
 		o := <-done
 		return o.res, o.err
+	}
+	grace := time.NewTimer(interruptGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
 	}
 	var zero Res
 	return zero, fault.Interrupted(ctx)

@@ -331,6 +331,29 @@ func TestRunStoppableAbandonsUncancellableWork(t *testing.T) {
 	}
 }
 
+// An interrupted tool that notices the signal (waiting for a lock,
+// staging its copies) has cleaned up by the time INTERRUPTED is answered,
+// for the process then exits: abandoned at once, a replace left a lock
+// file per file it had locked.
+func TestRunStoppableWaitsForAToolThatNotices(t *testing.T) {
+	defer func(g time.Duration) { interruptGrace = g }(interruptGrace)
+	interruptGrace = time.Minute // the tool below returns at once; no load delays it a minute
+	ctx, cancel := context.WithCancel(context.Background())
+	cleaned := false
+	go cancel()
+	_, err := runStoppable(ctx, &core.Tools{}, func() (int, error) {
+		<-ctx.Done()
+		cleaned = true // its lock files removed
+		return 0, ctx.Err()
+	})
+	if fault.AsError(err).Code != fault.CodeInterrupted {
+		t.Fatalf("want INTERRUPTED, got %v", err)
+	}
+	if !cleaned {
+		t.Fatal("INTERRUPTED was answered before the tool, which noticed the signal, cleaned up")
+	}
+}
+
 // TestFlagsAreKebabTwins: every flag of every subcommand is the kebab-case
 // twin of a JSON field of its request, and the other way round (issue
 // 7.7): the camelCase of each flag is a field that --json knows.
