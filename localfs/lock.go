@@ -1203,8 +1203,11 @@ func rootMoved(r *root) *fault.Error {
 	if r.named() {
 		return nil
 	}
-	return fault.Errorf(fault.CodeOutsideRoot, "the root %s was renamed or replaced since agentfs opened it: its name leads elsewhere now.", r.given).
-		WithHint("start agentfs again (a new batch or MCP session) with --root naming the directory as it is now; nothing was changed")
+	hint := "start agentfs again (a new batch or MCP session) with --root naming the directory as it is now; nothing was changed"
+	if _, err := os.Lstat(r.given); errors.Is(err, os.ErrNotExist) {
+		return fault.Errorf(fault.CodeOutsideRoot, "the root %s was removed or renamed away since agentfs opened it: nothing is at its name now.", r.given).WithHint("%s", hint)
+	}
+	return fault.Errorf(fault.CodeOutsideRoot, "the root %s was renamed or replaced since agentfs opened it: its name leads elsewhere now.", r.given).WithHint("%s", hint)
 }
 
 // resolveExisting resolves the links of the longest existing prefix of the

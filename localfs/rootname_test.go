@@ -46,6 +46,24 @@ func TestRootNameLeadingElsewhereIsResolvedWhole(t *testing.T) {
 	}
 }
 
+// A root removed or renamed away, nothing left at its name, is said to be
+// so, not to lead elsewhere.
+func TestRootNameLeadingNowhere(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	ws := filepath.Join(t.TempDir(), "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	fsys, err := New(Config{Roots: []string{ws}, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	must(t, os.Rename(ws, ws+".old"))
+	err = fsys.BeginRequest(context.Background())
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeOutsideRoot || !strings.Contains(e.Message, "nothing is at its name now") {
+		t.Fatalf("a request of a session whose root was renamed away: %v, want OUTSIDE_ROOT saying nothing is at its name", err)
+	}
+}
+
 // moveAncestor renames the directory dir to to and leaves a link to it at
 // its name, as mv ~/proj ~/src; ln -s src ~/proj does.
 func moveAncestor(t *testing.T, dir, to string) {
