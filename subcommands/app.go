@@ -687,7 +687,10 @@ func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(streamsOf(c).Stderr).Encode(map[string]any{"root": root, "recovery": rec})
+	// Written as every other line of the output is, < and & as they are.
+	enc := json.NewEncoder(streamsOf(c).Stderr)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(map[string]any{"root": root, "recovery": rec})
 }
 
 // workspace is the backend of the roots, and its local backend when it has

@@ -120,3 +120,24 @@ func TestRecoverAtNextCall(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoverLineUnescaped: the line --recover writes on stderr is JSON
+// as the rest of the output is, without HTML escaping: a root whose
+// prefix has < and & names them as they are (it said \u003c and \u0026).
+func TestRecoverLineUnescaped(t *testing.T) {
+	endpoint := s3test.Endpoint(t)
+	bucket := s3test.Bucket(t)
+	access, secret := s3test.Keys()
+	t.Setenv("AWS_ENDPOINT_URL", endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	root := "s3://" + bucket + "/a<b&c"
+	if code, _, errs := run(t, "", "--root="+root, "write", "x", "--content", "hi"); code != 0 {
+		t.Fatalf("write: exit %d, %s", code, errs)
+	}
+	code, _, errs := run(t, "", "--root="+root, "--recover", "read", "x")
+	want := `{"recovery":{"rolledBack":0,"finished":0,"copiesRemoved":0,"live":0},"root":"` + root + `"}` + "\n"
+	if code != 0 || errs != want {
+		t.Fatalf("exit %d, stderr %q; want 0 and %q", code, errs, want)
+	}
+}
