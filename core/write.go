@@ -427,7 +427,14 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 			}
 		}
 	} else if text {
-		if st, ok := textfile.StyleOf(whole, true); ok {
+		st, ok := textfile.StyleOf(whole, true)
+		if !ok {
+			// Text in an encoding agentfs cannot tell (Latin-1...),
+			// whose line endings the content followed: named as a UTF-8
+			// file's are, its encoding left out, as it is not known.
+			st, ok = textfile.LegacyStyleOf(whole)
+		}
+		if ok {
 			// The file as written, as read names it.
 			w := st.Written()
 			res.LineEnding, res.BOM, res.Encoding = w.LineEnding, &w.BOM, w.Encoding

@@ -411,3 +411,26 @@ func TestWriteEncodingUTF8ResultAlike(t *testing.T) {
 		}
 	}
 }
+
+// An append to a file in an encoding agentfs cannot tell (Latin-1) follows
+// its line endings, and its result names them as a UTF-8 append's does,
+// the whole file as written: it left lineEnding and bom out.
+func TestAppendLegacyResultNamesLineEnding(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	p := filepath.Join(dir, "f")
+	for _, tc := range []struct{ old, ending, want string }{
+		{"caf\xe9\r\nx\r\n", "crlf", "caf\xe9\r\nx\r\nmore\r\n"},
+		{"caf\xe9\nx\n", "lf", "caf\xe9\nx\nmore\n"},
+		{"caf\xe9\nx\r\n", "mixed", "caf\xe9\nx\r\nmore\n"},
+	} {
+		if err := os.WriteFile(p, []byte(tc.old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := tl.Write(ctx, core.WriteRequest{Path: "f", Content: ptr("more\n"), Append: true})
+		got, _ := os.ReadFile(p)
+		if err != nil || string(got) != tc.want || res.LineEnding != tc.ending || res.BOM == nil || *res.BOM || res.Encoding != "" {
+			t.Errorf("%q, more appended: %+v %v, file %q; want lineEnding %s, bom false, no encoding, file %q", tc.old, res, err, got, tc.ending, tc.want)
+		}
+	}
+}
