@@ -116,7 +116,7 @@ func (Lifetime) jsonSchema() *Schema {
 func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult, error) {
 	if t.ReadOnly {
 		return nil, fault.Errorf(fault.CodeReadOnly, "publish is refused: agentfs runs read-only.").
-			WithHint("%s; run without --readonly to publish", readOnlyLeft)
+			WithHint("%s; %s to publish", readOnlyLeft, t.readOnlyFix())
 	}
 	if err := Validate(req); err != nil {
 		return nil, err

@@ -33,6 +33,9 @@ type Tools struct {
 	Framing, Share int
 	// ReadOnly refuses every mutation with READ_ONLY.
 	ReadOnly bool
+	// ReadOnlyFix is how to leave read-only mode, as READ_ONLY's hint
+	// says it: "run without --readonly" when empty (see ReadOnlyFix).
+	ReadOnlyFix string
 	// LockTimeout is how long a mutation waits for its locks.
 	LockTimeout time.Duration
 	// Commits, when set, is passed by every mutation at its point of no

@@ -80,12 +80,34 @@ func legacyAppendHint(content string) string {
 // and the index command, which writes only the state directory.
 const readOnlyLeft = "only read, ls, find and grep, and the index command, are available"
 
+// ReadOnlyFix is how to leave read-only mode set by the flag --readonly
+// (flag) or the variable env (env, its name when it set it), as
+// READ_ONLY's hint says it: the hint named the flag to a script that
+// only set the variable.
+func ReadOnlyFix(flag bool, env string) string {
+	switch {
+	case flag && env != "":
+		return "run without --readonly and unset " + env
+	case env != "":
+		return "unset " + env
+	}
+	return "run without --readonly"
+}
+
+// readOnlyFix is ReadOnlyFix for t's read-only mode.
+func (t *Tools) readOnlyFix() string {
+	if t.ReadOnlyFix == "" {
+		return ReadOnlyFix(true, "")
+	}
+	return t.ReadOnlyFix
+}
+
 // mutableFS returns the backend's write side, refusing every mutation in
 // read-only mode (READ_ONLY) or on a backend that cannot write.
 func (t *Tools) mutableFS(op string) (backend.MutableFS, error) {
 	if t.ReadOnly {
 		return nil, fault.Errorf(fault.CodeReadOnly, "%s is refused: agentfs runs read-only.", op).
-			WithHint("%s; run without --readonly to change files", readOnlyLeft)
+			WithHint("%s; %s to change files", readOnlyLeft, t.readOnlyFix())
 	}
 	m, ok := t.FS.(backend.MutableFS)
 	if !ok {

@@ -640,6 +640,7 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		FS:             fsys,
 		MaxBytes:       c.Int("max-bytes"),
 		ReadOnly:       c.Bool("readonly"),
+		ReadOnlyFix:    readOnlyFix(c),
 		LockTimeout:    c.Duration("lock-timeout"),
 		PublishMaxSize: int64(c.Int("publish-max-size")),
 		LineCounts:     core.NewLineCounts(),
@@ -675,8 +676,8 @@ func tools(c *cli.Context) (*core.Tools, error) {
 func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
 	switch {
 	case c.Bool("recover") && c.Bool("readonly"):
-		return fault.Errorf(fault.CodeReadOnly, "--recover rolls back transactions, and --readonly refuses every change.").
-			WithHint("drop --readonly to recover")
+		return fault.Errorf(fault.CodeReadOnly, "--recover rolls back transactions, and %s refuses every change.", readOnlyNames(c)).
+			WithHint("%s to recover", readOnlyFix(c))
 	case c.Bool("readonly"):
 		return nil
 	case !c.Bool("recover"):

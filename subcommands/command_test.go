@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -841,5 +842,39 @@ func TestGrepAllStopsAtATimedOutPageThatGivesItsCursorBack(t *testing.T) {
 		Streams{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr})
 	if n := strings.Count(stderr.String(), "timed out"); code != 0 || n != 1 || stdout.Len() != 0 {
 		t.Fatalf("exit %d, %d timeout notes, stdout %q, stderr %.300q; want exit 0 and one note", code, n, stdout.String(), stderr.String())
+	}
+}
+
+// READ_ONLY's hint names what made agentfs read-only: the flag, or the
+// variable AGENTFS_READONLY, which a script that only set the variable
+// never passed (it said "run without --readonly" then too), or both.
+func TestReadOnlyHintNamesItsSource(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		env  string
+		flag bool
+		fix  string
+	}{
+		{"", true, "run without --readonly to "},
+		{"1", false, "unset AGENTFS_READONLY to "},
+		{"true", true, "run without --readonly and unset AGENTFS_READONLY to "},
+	} {
+		t.Setenv("AGENTFS_READONLY", tc.env)
+		for _, args := range [][]string{
+			{"write", "f", "--content", "x"},
+			{"rm", "f"},
+			{"publish", "f"},
+			{"--assets", filepath.Join(dir, "assets"), "serve"},
+		} {
+			if tc.flag {
+				args = append([]string{"--readonly"}, args...)
+			}
+			code, _, errs := run(t, "", args...)
+			var e struct{ Error struct{ Code, Hint string } }
+			if err := json.Unmarshal([]byte(errs), &e); err != nil || code == 0 || e.Error.Code != "READ_ONLY" || !strings.Contains(e.Error.Hint, tc.fix) {
+				t.Errorf("AGENTFS_READONLY=%q %v: exit %d, %s; want READ_ONLY, a hint with %q", tc.env, args, code, errs, tc.fix)
+			}
+		}
 	}
 }

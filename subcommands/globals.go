@@ -210,6 +210,46 @@ func checkGlobals(c *cli.Context, args []string) error {
 	return nil
 }
 
+// readOnlyBy is what makes c read-only: the flag --readonly, given on
+// the command line, and the variable AGENTFS_READONLY (env, its name),
+// when it is true (alone, it set the mode; beside the flag, it would set
+// it again once the flag is dropped). READ_ONLY's hint names them, not the
+// flag alone, which a script that only set the variable never passed.
+func readOnlyBy(c *cli.Context) (flag bool, env string) {
+	if !c.Bool("readonly") {
+		return false, ""
+	}
+	args, _ := c.App.Metadata["args"].([]string)
+	flag = givenGlobals(args)["readonly"]
+	for _, g := range globals {
+		if v, err := strconv.ParseBool(os.Getenv(g.env)); g.name == "readonly" && g.env != "" && err == nil && v {
+			env = g.env
+		}
+	}
+	if !flag && env == "" {
+		flag = true // set some other way (an alias): named as the flag
+	}
+	return flag, env
+}
+
+// readOnlyFix is how to leave c's read-only mode, as READ_ONLY's hint
+// says it (core.ReadOnlyFix).
+func readOnlyFix(c *cli.Context) string { return core.ReadOnlyFix(readOnlyBy(c)) }
+
+// readOnlyNames names what makes c read-only: --readonly,
+// AGENTFS_READONLY or both; "" when c is not read-only.
+func readOnlyNames(c *cli.Context) string {
+	flag, env := readOnlyBy(c)
+	var names []string
+	if flag {
+		names = append(names, "--readonly")
+	}
+	if env != "" {
+		names = append(names, env)
+	}
+	return strings.Join(names, " and ")
+}
+
 // givenGlobals are the names of the global flags given on the command
 // line, args[0] being the program's name.
 func givenGlobals(args []string) map[string]bool {

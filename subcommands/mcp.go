@@ -57,7 +57,7 @@ func mcpCommand() subcommand {
 				}
 				defer stop()
 			}
-			return serveMCP(c.Context, tl, streamsOf(c), c.Bool("readonly"))
+			return serveMCP(c.Context, tl, streamsOf(c), readOnlyNames(c))
 		},
 	}}
 }
@@ -67,7 +67,10 @@ func mcpCommand() subcommand {
 // SDK would derive, and answers with the result agentfs prints:
 // structuredContent is the result, content its JSON text; an error is an
 // isError result whose text is the error object, with its stable code.
-func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bool) error {
+// readOnlyBy names what makes the session read-only (readOnlyNames), ""
+// when it is not.
+func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnlyBy string) error {
+	readOnly := readOnlyBy != ""
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentfs", Version: buildVersion().Version},
 		// No logging capability: agentfs logs nothing. Its tools never
 		// change during a session: no listChanged.
@@ -129,7 +132,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnly bo
 			return callResult(res, err, tl.MaxBytes)
 		})
 	}
-	server.AddReceivingMiddleware(unknownToolSuggestion(readOnly))
+	server.AddReceivingMiddleware(unknownToolSuggestion(readOnlyBy))
 	out := &syncWriter{w: s.Stdout}
 	lines := make(chan inputLine)
 	go readLines(s.Stdin, mcp.DefaultMaxLineLength, lines)
@@ -1064,9 +1067,11 @@ func (nopCloser) Close() error { return nil }
 // tool as batch does: an agent that called "read" or
 // "agentfs_apply-patch" learnt no name to call instead. A tool that
 // changes files, called under --readonly, is said to be left out for
-// that: a client that cached another session's list was told it did not
-// exist, and nothing why.
-func unknownToolSuggestion(readOnly bool) mcp.Middleware {
+// that, by readOnlyBy (--readonly, AGENTFS_READONLY; "" when the session
+// is not read-only): a client that cached another session's list was
+// told it did not exist, and nothing why.
+func unknownToolSuggestion(readOnlyBy string) mcp.Middleware {
+	readOnly := readOnlyBy != ""
 	var names, all []string
 	for _, t := range registry.Listed(readOnly) {
 		names = append(names, t.Info().Name)
@@ -1090,7 +1095,7 @@ func unknownToolSuggestion(readOnly bool) mcp.Middleware {
 			near := closestTool(name, all)
 			listed := func(n string) bool { return n == near || registry.ToolName(n) == near }
 			if readOnly && near != "" && !slices.ContainsFunc(names, listed) {
-				msg += ": the session is read-only (--readonly), and lists no tool that changes files"
+				msg += ": the session is read-only (" + readOnlyBy + "), and lists no tool that changes files"
 			} else if c := closestTool(name, names); c != "" {
 				if !strings.HasPrefix(c, "agentfs_") {
 					c = registry.ToolName(c)

@@ -359,6 +359,15 @@ func TestMCPUnknownToolSuggestion(t *testing.T) {
 		s.Close()
 		<-code
 	}
+	// Made read-only by the variable, the session names it.
+	t.Setenv("AGENTFS_READONLY", "1")
+	s, code, _ := mcpSession(t, "--root", t.TempDir())
+	_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "agentfs_write", Arguments: map[string]any{}})
+	if want := "the session is read-only (AGENTFS_READONLY), and lists no tool that changes files"; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("agentfs_write under AGENTFS_READONLY=1: %v; want %s", err, want)
+	}
+	s.Close()
+	<-code
 }
 
 // sameJSON reports whether a and b marshal to the same JSON value.

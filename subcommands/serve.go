@@ -59,7 +59,7 @@ func serve(c *cli.Context) error {
 		// It makes the folder and the key when missing, and removes the
 		// expired assets: mutations, which --readonly refuses.
 		return fault.Errorf(fault.CodeReadOnly, "serve is refused: it removes expired assets and makes its folder and key, and agentfs runs read-only.").
-			WithHint("run serve without --readonly")
+			WithHint("%s to serve", readOnlyFix(c))
 	}
 	state, err := localfs.StateDir()
 	if err != nil {
