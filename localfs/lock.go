@@ -1151,8 +1151,11 @@ func (f *FS) lockErr(err error, t target, heldPath string, timeout time.Duration
 			WithHint("retry when the other writer is done, or wait longer with --lock-timeout")
 	}
 	if errors.Is(err, ErrLockTimeout) {
-		return fault.Errorf(fault.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, LockWaited(timeout)).
-			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", timeout.String()).
+		// The wait it had, at least lockGrace, in the message and the
+		// details alike (details.timeout said 0s beside 10ms).
+		waited := LockWaited(timeout)
+		return fault.Errorf(fault.CodeLockTimeout, "another agentfs process kept %s locked for longer than %s.", heldPath, waited).
+			WithPath(t.display(f)).WithDetail("lockedPath", heldPath).WithDetail("timeout", waited.String()).
 			WithHint("retry later, or wait longer with --lock-timeout")
 	}
 	return fault.Errorf(fault.CodeInterrupted, "the operation was interrupted while waiting for a lock.").
