@@ -141,17 +141,16 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 			WithPath(display).WithDetail("size", info.Size).WithDetail("limit", limit).
 			WithHint("raise --publish-max-size to %d or more, or publish a smaller file", info.Size)
 	}
-	h, utf8Check := sha256.New(), &utf8Stream{}
-	if _, err := io.Copy(io.MultiWriter(h, utf8Check), io.NewSectionReader(f, 0, info.Size)); err != nil {
-		return nil, ioError(err, display)
-	}
-	prefix := make([]byte, min(info.Size, textfile.SniffBytes))
-	if _, err := f.ReadAt(prefix, 0); err != nil && !errors.Is(err, io.EOF) {
+	// The hash pass keeps the file's head: what read sniffs and the
+	// sample in which it takes a text file for binary, so that publish
+	// types the file as read has it without reading it again.
+	h, utf8Check, head := sha256.New(), &utf8Stream{}, &headWriter{max: publishHead}
+	if _, err := io.Copy(io.MultiWriter(h, utf8Check, head), io.NewSectionReader(f, 0, info.Size)); err != nil {
 		return nil, ioError(err, display)
 	}
 	obj := assets.Object{
 		Name:     path.Base(display),
-		MIMEType: textfile.ServedType(path.Base(display), prefix, !utf8Check.valid()),
+		MIMEType: servedType(path.Base(display), head.b, !utf8Check.valid()),
 		NotUTF8:  !utf8Check.valid(),
 		Size:     info.Size,
 		SHA256:   hex.EncodeToString(h.Sum(nil)),
@@ -203,6 +202,35 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 		return nil, err
 	}
 	return fitted(t, &PublishResult{URL: link.URL, ExpiresAt: link.Expires, SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType})
+}
+
+// publishHead is the most of a file's start servedType looks at: the
+// sample of UTF-16 with its mark (textfile.Codec.SampleLen), the longest.
+const publishHead = 2 + 2*textfile.BinarySample
+
+// servedType is the type a file whose first bytes are head (publishHead
+// of them, or the whole file) is published with: textfile.ServedType of
+// its first textfile.SniffBytes, but application/octet-stream for text
+// that read takes for binary, a NUL in the first 64 KiB of its text (it
+// was served as text/plain, NUL and all).
+func servedType(name string, head []byte, notUTF8 bool) string {
+	prefix := head[:min(len(head), textfile.SniffBytes)]
+	if cls, err := textfile.Classify(name, prefix, "", true); err == nil && cls.Kind == textfile.KindText &&
+		cls.Codec.BinaryHead(head[:min(len(head), cls.Codec.SampleLen())]) {
+		return "application/octet-stream"
+	}
+	return textfile.ServedType(name, prefix, notUTF8)
+}
+
+// headWriter keeps the first max bytes written to it.
+type headWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p[:min(len(p), w.max-len(w.b))]...)
+	return len(p), nil
 }
 
 // utf8Stream reports whether the bytes written to it, in pieces cut

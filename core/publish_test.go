@@ -376,3 +376,44 @@ func TestPublishInterruptedLeavingDataSaysSo(t *testing.T) {
 		t.Errorf("publish: %v, want the target's IO_ERROR saying what is left", err)
 	}
 }
+
+// A file read takes for binary (a NUL in the first 64 KiB of text after
+// its mark, U+0000 in the first 64 KiB of UTF-16's decoded text) is
+// published as application/octet-stream, and one it takes for text as
+// text: publish sniffed 3 KiB, and served a NUL at byte 10,000 as
+// text/plain; charset=utf-8.
+func TestPublishBinaryAsReadHasIt(t *testing.T) {
+	utf16le := func(s string) string {
+		b := []byte{0xff, 0xfe}
+		for _, r := range s {
+			b = append(b, byte(r), byte(r>>8))
+		}
+		return string(b)
+	}
+	a := func(n int) string { return strings.Repeat("a", n) }
+	files := map[string]string{
+		"nul-10000.txt":      a(10000) + "\x00b\n",
+		"nul-64k.txt":        a(64<<10-1) + "\x00b\n",
+		"nul-past.txt":       a(64<<10) + "\x00b\n",
+		"bom-nul-64k.txt":    "\ufeff" + a(64<<10-1) + "\x00b\n",
+		"bom-nul-past.txt":   "\ufeff" + a(64<<10) + "\x00b\n",
+		"utf16-nul.txt":      utf16le(a(4000) + "\x00b\n"),
+		"utf16-nul-past.txt": utf16le(a(64<<10) + "\x00b\n"),
+		"plain.txt":          a(10000) + "\n",
+	}
+	store := &memStore{}
+	tl := &Tools{FS: memfs.New(files), Assets: store}
+	for name := range files {
+		r, err := tl.Read(context.Background(), ReadRequest{Path: name})
+		if err != nil {
+			t.Fatalf("read %s: %v", name, err)
+		}
+		res, err := tl.Publish(context.Background(), PublishRequest{Path: name})
+		if err != nil {
+			t.Fatalf("publish %s: %v", name, err)
+		}
+		if binary := res.MIMEType == "application/octet-stream"; binary != (r.Kind == "binary") || !binary && !strings.HasPrefix(res.MIMEType, "text/plain") {
+			t.Errorf("%s: published as %q, read as %s", name, res.MIMEType, r.Kind)
+		}
+	}
+}
