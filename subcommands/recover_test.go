@@ -45,18 +45,24 @@ func crashedCommit(t *testing.T, c *minio.Client, bucket, lease string) string {
 	return "ws/.agentfs-journal/" + id + ".json"
 }
 
+// storeEnv points agentfs at the test's S3 server, by the variables a
+// caller sets, and returns its endpoint and a bucket made for the test.
+func storeEnv(t *testing.T) (endpoint, bucket string) {
+	endpoint, bucket = s3test.Endpoint(t), s3test.Bucket(t)
+	access, secret := s3test.Keys()
+	t.Setenv("AWS_ENDPOINT_URL", endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	return endpoint, bucket
+}
+
 // TestRecoverAtNextCall: a journal whose lease ran out is rolled back by
 // the next call that uses the store, a read included; one whose lease
 // lives is never touched, and --recover waits for it up to --lock-timeout.
 // In a workspace whose first root is local, a call on the local root never
 // reaches the store, so it leaves the journal for the next call that does.
 func TestRecoverAtNextCall(t *testing.T) {
-	endpoint := s3test.Endpoint(t)
-	bucket := s3test.Bucket(t)
-	access, secret := s3test.Keys()
-	t.Setenv("AWS_ENDPOINT_URL", endpoint)
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	endpoint, bucket := storeEnv(t)
 	c, err := s3test.Client(endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -125,12 +131,7 @@ func TestRecoverAtNextCall(t *testing.T) {
 // as the rest of the output is, without HTML escaping: a root whose
 // prefix has < and & names them as they are (it said \u003c and \u0026).
 func TestRecoverLineUnescaped(t *testing.T) {
-	endpoint := s3test.Endpoint(t)
-	bucket := s3test.Bucket(t)
-	access, secret := s3test.Keys()
-	t.Setenv("AWS_ENDPOINT_URL", endpoint)
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	_, bucket := storeEnv(t)
 	root := "s3://" + bucket + "/a<b&c"
 	if code, _, errs := run(t, "", "--root="+root, "write", "x", "--content", "hi"); code != 0 {
 		t.Fatalf("write: exit %d, %s", code, errs)
