@@ -552,18 +552,9 @@ func TestSweepLocksRemovesOnlyUnheld(t *testing.T) {
 	if n := sweepLocks(state, now); n != 2 {
 		t.Errorf("the sweep removed %d lock files, want 2", n)
 	}
-	left := func() []string {
-		entries, err := os.ReadDir(d)
-		must(t, err)
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		return names
-	}
 	want := []string{lockName("exclusive"), lockName("fifo"), lockName("shared"), "other.lock", lockSweepStamp}
 	slices.Sort(want)
-	if got := left(); !slices.Equal(got, want) {
+	if got := entryNames(t, d); !slices.Equal(got, want) {
 		t.Errorf("left %q, want %q", got, want)
 	}
 	must(t, os.WriteFile(name("left1"), nil, 0o600))
@@ -966,22 +957,12 @@ func TestFailedLockAllLeavesNoLockFiles(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "z.txt"), nil, 0o644))
 	locks, err := lockDir()
 	must(t, err)
-	names := func() []string {
-		t.Helper()
-		es, err := os.ReadDir(locks)
-		must(t, err)
-		var n []string
-		for _, e := range es {
-			n = append(n, e.Name())
-		}
-		return n
-	}
 	// The lock files of the directories stay: made by a LockAll that
 	// succeeds.
 	unlock, err := fsys.LockAll(ctx, []string{"a.txt", "b.txt", "m.txt", "z.txt"}, time.Second)
 	must(t, err)
 	unlock()
-	before := names()
+	before := entryNames(t, locks)
 	unlock, err = fsys.Lock(ctx, "m.txt", time.Second)
 	must(t, err)
 	_, err = fsys.LockAll(ctx, []string{"a.txt", "b.txt", "m.txt"}, 0)
@@ -989,7 +970,7 @@ func TestFailedLockAllLeavesNoLockFiles(t *testing.T) {
 	if code(err) != fault.CodeLockTimeout {
 		t.Fatalf("LockAll while m.txt is held: %v, want LOCK_TIMEOUT", err)
 	}
-	if after := names(); !slices.Equal(after, before) {
+	if after := entryNames(t, locks); !slices.Equal(after, before) {
 		t.Errorf("a LockAll that timed out on its lock files left %d lock files, had %d", len(after), len(before))
 	}
 	// The file's own flock, taken after every lock file.
@@ -997,11 +978,23 @@ func TestFailedLockAllLeavesNoLockFiles(t *testing.T) {
 	must(t, err)
 	defer unix.Close(fd)
 	must(t, unix.Flock(fd, unix.LOCK_EX))
-	before = names()
+	before = entryNames(t, locks)
 	if _, err = fsys.LockAll(ctx, []string{"a.txt", "b.txt", "z.txt"}, 0); code(err) != fault.CodeLockTimeout {
 		t.Fatalf("LockAll while z.txt is flocked: %v, want LOCK_TIMEOUT", err)
 	}
-	if after := names(); !slices.Equal(after, before) {
+	if after := entryNames(t, locks); !slices.Equal(after, before) {
 		t.Errorf("a LockAll that timed out on a file's own lock left %d lock files, had %d", len(after), len(before))
 	}
+}
+
+// entryNames are the names in dir, sorted.
+func entryNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	must(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
