@@ -373,8 +373,11 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 // standsIndented finds newText once in the file byte for byte, after a
 // line's indentation (not at its start) to the end of a line: where an
 // exact match after the indentation, or the indentation rung inside a
-// deeper one, wrote it. It proves no retry (indented code may hold it
-// already), but beside a loose match elsewhere it may be one: retried,
+// deeper one, wrote it; or from a line's start to white space that ends
+// the line, where an exact oldText that ended before the line's trailing
+// spaces left them. It proves no retry (indented code may hold it
+// already, and a line changed at a loose rung is written without the
+// spaces), but beside a loose match elsewhere it may be one: retried,
 // such an edit changed a sibling with success. maybeRetried, to refuse
 // that, never to skip an edit: a first edit whose newText stands so by
 // chance is refused too, its hint naming both lines, as the price of
@@ -389,11 +392,15 @@ func standsIndented(t *editmatch.Text, oldText, newText string) (int, retry) {
 		return 0, notRetried
 	}
 	m := ms[0]
-	if _, ok := t.IndentBefore(m); !ok {
-		return 0, notRetried // at a line's start (alreadyApplied's to judge), or after text
-	}
+	start, _, _ := t.Line(m.Line)
 	_, end, next := t.Line(t.LineAt(m.End - 1))
-	if m.End != end && m.End != next {
+	spaced := m.End < end && strings.TrimRight(t.Content()[m.End:end], " \t") == ""
+	switch _, indented := t.IndentBefore(m); {
+	case m.Start == start && !spaced:
+		return 0, notRetried // whole lines: alreadyApplied's to judge
+	case m.Start != start && !indented:
+		return 0, notRetried // after text
+	case m.End != end && m.End != next && !spaced:
 		return 0, notRetried
 	}
 	return m.Line, maybeRetried

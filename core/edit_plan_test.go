@@ -694,6 +694,36 @@ func TestRetriedLooseEdit(t *testing.T) {
 	}
 }
 
+// TestRetryBeforeTrailingSpaces: an edit whose exact oldText ended before
+// a line's trailing spaces left them after newText; retried, its oldText
+// gone, it matched a sibling at a loose rung and changed it with success,
+// newText standing there taken for no edit's writing, as it does not end
+// where the line does. It is NO_MATCH naming newText's line, as for a
+// line without the spaces.
+func TestRetryBeforeTrailingSpaces(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		newAt               int // the NO_MATCH's newTextLine
+	}{
+		{"a sibling at the indentation rung", "def setup():\n    total = compute(a)  \n    return total\n\ntotal = compute(a)\n", "    total = compute(a)", "    total = compute(a, b)", 2},
+		{"a sibling at the unicode rung", "x = 1\t\nmsg = \u201chi there\u201d\nmsg = \"hi there\" \n", "msg = \"hi there\"", "msg = \"hi again\"", 3},
+		{"a sibling unindented, tabs", "func f() {\n\tname := load(id) \n}\n\nname := load(id)\n", "\tname := load(id)", "\tname := loadOnce(id)", 2},
+		{"several lines", "if ok:\n    a = 1\n    b = 2 \nelse:\n  a = 1\n  b = 2\n", "    a = 1\n    b = 2", "    a = 1\n    b = 3", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, _, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
+			if err != nil {
+				t.Fatalf("first run: %v", err)
+			}
+			twice, outcomes, err := planBoth(t, once, []EditOp{op(tc.old, tc.new)})
+			var e *fault.Error
+			if !errors.As(err, &e) || e.Code != fault.CodeNoMatch || e.Details["newTextLine"] != tc.newAt {
+				t.Fatalf("retry: %q, %+v, %v; want NO_MATCH naming line %d", twice, outcomes, err, tc.newAt)
+			}
+		})
+	}
+}
+
 // TestPlanLargeBatch: a batch large enough to switch from scans to the
 // index gives what scanning alone gives, rung by rung (editmatch's
 // TestLargeBatchIndexes shows the switch).
