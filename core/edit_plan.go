@@ -66,6 +66,13 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 	var applied []claim // edits whose newText stands as their retry finds it
 	for i, e := range edits {
 		oldText, newText := e.OldText, *e.NewText
+		if strings.HasSuffix(oldText, "\r") && strings.HasSuffix(newText, "\r") && len(t.Exact(oldText)) == 0 {
+			// Lines copied with their CRLF but for the last LF: that CR
+			// is the line's ending, in oldText and in newText. Matched
+			// loosely, the line's own CRLF after the region, newText's
+			// CR went before it ("line 2\r\r\n"), with success.
+			oldText, newText = oldText+"\n", newText+"\n"
+		}
 		ms := t.Locate(oldText)
 		if len(ms) == 0 {
 			if stripped, first, ok := editmatch.StripGutter(oldText); ok && strings.TrimSpace(stripped) != "" {

@@ -724,6 +724,36 @@ func TestRetryBeforeTrailingSpaces(t *testing.T) {
 	}
 }
 
+// TestEditEndingInCR: oldText and newText copied from CRLF lines without
+// the last LF end in a CR, which is the line's ending: newText's was
+// written before the file's own CRLF ("two\r\r\n"), with success.
+func TestEditEndingInCR(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new, want string
+	}{
+		{"one CRLF line", "a\r\nkey = 1\r\nz\r\n", "key = 1\r", "key = 2\r", "a\r\nkey = 2\r\nz\r\n"},
+		{"two CRLF lines", "a\r\nkey = 1\r\nval = 1\r\nz\r\n", "key = 1\r\nval = 1\r", "key = 2\r\nval = 2\r", "a\r\nkey = 2\r\nval = 2\r\nz\r\n"},
+		{"the last line, no final line ending", "a\r\nkey = 1", "key = 1\r", "key = 2\r", "a\r\nkey = 2"},
+		{"an LF file", "key = 1\nz\n", "key = 1\r", "key = 2\r", "key = 2\nz\n"},
+		{"trailing spaces before the CRLF", "key = 1  \r\nz\r\n", "key = 1\r", "key = 2\r", "key = 2\r\nz\r\n"},
+		{"newText without the CR", "key = 1\r\nz\r\n", "key = 1\r", "key = 2", "key = 2\r\nz\r\n"},
+		// A lone CR the file holds is matched byte for byte.
+		{"a lone CR in the file", "key = 1\rz\n", "key = 1\r", "key = 2\r", "key = 2\rz\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+			// Retried, it is applied already.
+			again, outcomes, err := planBoth(t, got, []EditOp{op(tc.old, tc.new)})
+			if !strings.Contains(tc.name, "without the CR") && !strings.Contains(tc.name, "lone CR") && (err != nil || again != got || !outcomes[0].AlreadyApplied) {
+				t.Fatalf("retry: %q, %+v, %v; want already applied", again, outcomes, err)
+			}
+		})
+	}
+}
+
 // TestPlanLargeBatch: a batch large enough to switch from scans to the
 // index gives what scanning alone gives, rung by rung (editmatch's
 // TestLargeBatchIndexes shows the switch).
