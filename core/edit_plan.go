@@ -113,9 +113,12 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		if len(ms) > 1 && !e.ReplaceAll {
 			return "", nil, ambiguous(i, len(edits), ms)
 		}
-		if !e.ReplaceAll && ms[0].Rung != editmatch.RungExact && !outcomes[i].GutterStripped {
+		if !e.ReplaceAll && (ms[0].Rung != editmatch.RungExact || insideIndentation(t, oldText, ms[0])) && !outcomes[i].GutterStripped {
 			// (A gutter names the line meant: a retry's oldText would be
-			// gone from it, and no match found there.)
+			// gone from it, and no match found there.) An exact match
+			// inside a deeper indentation is one Locate passes over for
+			// a loose match elsewhere, which a first call changed:
+			// retried, it changed a second place, with success.
 			line, r := alreadyApplied(t, oldText, newText)
 			if r == notRetried {
 				line, r = appliedLoosely(t, oldText, newText, ms[0].Rung)
@@ -486,15 +489,32 @@ func appliedLoosely(t *editmatch.Text, oldText, newText, rung string) (int, retr
 	return ns[0].Line, retried
 }
 
+// insideIndentation reports whether m, an exact match of oldText, starts
+// inside a line's longer indentation (four spaces of eight): no exact
+// match for Locate, which takes a loose match elsewhere over it.
+func insideIndentation(t *editmatch.Text, oldText string, m editmatch.Match) bool {
+	if oldText == "" || oldText[0] != ' ' && oldText[0] != '\t' {
+		return false
+	}
+	_, ok := t.IndentBefore(m)
+	return ok
+}
+
 // looseBesideApplied is the NO_MATCH of an edit whose oldText matches
 // only loosely, at m, while its newText stands whole at line newAt: a
 // retry of the edit made there, whose oldText is gone, found a sibling
 // alike but for its indentation, white space or typography and changed
-// it, with success. Which was meant cannot be told.
+// it, with success. Which was meant cannot be told. So too for an exact
+// m inside a deeper indentation (see insideIndentation), which Locate
+// passed over for the loose match the edit changed before.
 func looseBesideApplied(i, n int, m editmatch.Match, newAt int) *fault.Error {
-	return fault.Errorf(fault.CodeNoMatch, "%s matches line %d only at the %s rung, and newText already stands at line %d: the edit may have been made there before.", which(i, n), m.Line, m.Rung, newAt).
+	how, copy := "at the "+m.Rung+" rung", "exactly"
+	if m.Rung == editmatch.RungExact {
+		how, copy = "inside its deeper indentation", "with its whole indentation"
+	}
+	return fault.Errorf(fault.CodeNoMatch, "%s matches line %d only %s, and newText already stands at line %d: the edit may have been made there before.", which(i, n), m.Line, how, newAt).
 		WithDetail("edit", i).WithDetail("newTextLine", newAt).WithDetail("lines", []int{m.Line}).WithDetail("rung", m.Rung).
-		WithHint("if this edit was made before, nothing is left to do; if it is meant for line %d, copy oldText from there exactly", m.Line)
+		WithHint("if this edit was made before, nothing is left to do; if it is meant for line %d, copy oldText from there %s", m.Line, copy)
 }
 
 // leftOfMargin is the NO_MATCH of an edit whose oldText matched m only

@@ -823,3 +823,34 @@ func TestEditMarksAtTheStart(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryBesideAnExactMatchInsideIndentation: oldText found byte for
+// byte only inside a deeper line's indentation is passed over for a
+// whole-line match at a loose rung, which the first call changes;
+// retried, that line's oldText gone, the exact match inside the
+// indentation was taken and changed a second place, with success, as an
+// exact match got no retry check. It is NO_MATCH naming newText's line,
+// as for a loose match.
+func TestRetryBesideAnExactMatchInsideIndentation(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		newAt               int // the first call's line, the NO_MATCH's newTextLine
+	}{
+		{"two lines", "        beta\n        x = 1\n    beta \n        x = 1\n", "    beta\n        x = 1", "    beta.v\n        x = 1", 3},
+		{"one line", "        beta\n    beta \n", "    beta\n", "    beta.v\n", 2},
+		{"two levels deeper", "class A:\n    def f(self):\n            beta\n        x = 1\n\n    beta \n        x = 1\n", "    beta\n        x = 1", "    beta.v\n        x = 1", 6},
+		{"tabs", "\t\tbeta\n\tx = 1\n\tbeta \n\tx = 1\n", "\tbeta\n\tx = 1", "\tbeta.v\n\tx = 1", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, outcomes, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
+			if err != nil || !reflect.DeepEqual(outcomes[0].Lines, []int{tc.newAt}) {
+				t.Fatalf("first run: %q, %+v, %v; want line %d changed", once, outcomes, err, tc.newAt)
+			}
+			twice, outcomes, err := planBoth(t, once, []EditOp{op(tc.old, tc.new)})
+			var e *fault.Error
+			if !errors.As(err, &e) || e.Code != fault.CodeNoMatch || e.Details["newTextLine"] != tc.newAt {
+				t.Fatalf("retry: %q, %+v, %v; want NO_MATCH naming line %d", twice, outcomes, err, tc.newAt)
+			}
+		})
+	}
+}
