@@ -508,13 +508,13 @@ func insideIndentation(t *editmatch.Text, oldText string, m editmatch.Match) boo
 // m inside a deeper indentation (see insideIndentation), which Locate
 // passed over for the loose match the edit changed before.
 func looseBesideApplied(i, n int, m editmatch.Match, newAt int) *fault.Error {
-	how, copy := "at the "+m.Rung+" rung", "exactly"
+	how, from := "at the "+m.Rung+" rung", "exactly"
 	if m.Rung == editmatch.RungExact {
-		how, copy = "inside its deeper indentation", "with its whole indentation"
+		how, from = "inside its deeper indentation", "with its whole indentation"
 	}
 	return fault.Errorf(fault.CodeNoMatch, "%s matches line %d only %s, and newText already stands at line %d: the edit may have been made there before.", which(i, n), m.Line, how, newAt).
 		WithDetail("edit", i).WithDetail("newTextLine", newAt).WithDetail("lines", []int{m.Line}).WithDetail("rung", m.Rung).
-		WithHint("if this edit was made before, nothing is left to do; if it is meant for line %d, copy oldText from there %s", m.Line, copy)
+		WithHint("if this edit was made before, nothing is left to do; if it is meant for line %d, copy oldText from there %s", m.Line, from)
 }
 
 // leftOfMargin is the NO_MATCH of an edit whose oldText matched m only
