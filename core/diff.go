@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentfs/agentfs/internal/linediff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -26,7 +27,7 @@ func lineDiff(a, b string) []diffLine {
 	dmp.DiffTimeout = 2 * time.Second
 	ra, rb, lines := dmp.DiffLinesToRunes(a, b)
 	var out []diffLine
-	for _, d := range dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines) {
+	for _, d := range dmp.DiffCharsToLines(linediff.Runes(dmp, ra, rb), lines) {
 		op := byte(' ')
 		switch d.Type {
 		case diffmatchpatch.DiffDelete:

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentfs/agentfs/internal/linediff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -355,7 +356,7 @@ func lineDiff(a, b []string) []lineOp {
 	}
 	ra, rb, _ := dmp.DiffLinesToRunes(join(a), join(b))
 	var out []lineOp
-	for _, d := range dmp.DiffMainRunes(ra, rb, false) {
+	for _, d := range linediff.Runes(dmp, ra, rb) {
 		out = append(out, lineOp{d.Type, utf8.RuneCountInString(d.Text)})
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/internal/linediff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -314,7 +315,7 @@ func keepEndings(file *Style, content string) string {
 	}
 	var out strings.Builder
 	out.Grow(len(content) + len(content)/8)
-	diffs := dmp.DiffMainRunes(ra, rb, false)
+	diffs := linediff.Runes(dmp, ra, rb)
 	i, j := 0, 0 // the next line of old, of lines
 	for k := 0; k < len(diffs); {
 		if diffs[k].Type == diffmatchpatch.DiffEqual {
