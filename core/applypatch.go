@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -243,6 +244,8 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	}
 	res := &ApplyPatchResult{Files: []PatchedFile{}, DryRun: dry}
 	var ops []backend.Op
+	// The diffs of every file search within one budget.
+	until := time.Now().Add(diffSearch)
 	for _, c := range changes {
 		op := backend.Op{Path: c.Path, Data: []byte(c.Content)}
 		if info, ok := before[c.Path]; ok {
@@ -292,10 +295,10 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 				// Codex's move overwrites it.
 				f.Overwritten, from = true, old[c.Path]
 			}
-			f.Diff, _ = unifiedDiff(f.Path, from, c.Content)
+			f.Diff, _ = contextDiffUntil(until, f.Path, from, c.Content, diffContext)
 		case c.Kind == patch.Add:
 			f.Action = ActionAdd
-			f.Diff, _ = unifiedDiff(f.Path, "", c.Content)
+			f.Diff, _ = contextDiffUntil(until, f.Path, "", c.Content, diffContext)
 		case c.Content == old[c.Path]:
 			// -a +a, or context lines alone: written, the file took a
 			// new inode, mtime and version, and a caller's version
@@ -307,7 +310,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 			res.Files = append(res.Files, f)
 			continue
 		default:
-			f.Diff, _ = unifiedDiff(f.Path, old[c.Path], c.Content)
+			f.Diff, _ = contextDiffUntil(until, f.Path, old[c.Path], c.Content, diffContext)
 		}
 		ops = append(ops, op)
 		if c.Kind == patch.Delete && moved[c.Path] {

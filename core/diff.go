@@ -21,10 +21,19 @@ type diffLine struct {
 	text string
 }
 
-// lineDiff diffs a and b line by line (a CRLF line differs from its LF twin).
-func lineDiff(a, b string) []diffLine {
+// diffSearch is how long the line diffs of one request, all of its files
+// together, may search for the shortest diff; past it a diff is still
+// whole and right, only coarser (a run of changed lines all deleted, then
+// all added). Each file had its own 2 s: a replace that swapped the lines
+// of ten files took 20 s of search, under their locks. A var for tests.
+var diffSearch = 2 * time.Second
+
+// lineDiff diffs a and b line by line (a CRLF line differs from its LF
+// twin), its search ending by until.
+func lineDiff(a, b string, until time.Time) []diffLine {
 	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 2 * time.Second
+	// go-diff takes a timeout of 0 for none.
+	dmp.DiffTimeout = max(time.Until(until), time.Nanosecond)
 	ra, rb, lines := dmp.DiffLinesToRunes(a, b)
 	var out []diffLine
 	for _, d := range dmp.DiffCharsToLines(linediff.Runes(dmp, ra, rb), lines) {
@@ -56,13 +65,19 @@ func unifiedDiff(path, a, b string) (string, int) {
 
 // contextDiff is unifiedDiff with context lines of context.
 func contextDiff(path, a, b string, context int) (string, int) {
+	return contextDiffUntil(time.Now().Add(diffSearch), path, a, b, context)
+}
+
+// contextDiffUntil is contextDiff with a search that ends by until, the
+// deadline a request's diffs share.
+func contextDiffUntil(until time.Time, path, a, b string, context int) (string, int) {
 	if a == b {
 		return "", 0
 	}
 	// Only the lines between the common head and tail, with their context,
 	// go through the line diff: a small edit of a large file stays cheap.
 	pre, aEnd, bEnd := changedSpan(a, b, context)
-	return renderDiff(path, lineDiff(a[pre:aEnd], b[pre:bEnd]), strings.Count(a[:pre], "\n"), context)
+	return renderDiff(path, lineDiff(a[pre:aEnd], b[pre:bEnd], until), strings.Count(a[:pre], "\n"), context)
 }
 
 // diffName is path as a diff header names it: quoted as git quotes a name

@@ -1196,6 +1196,8 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 	if req.Context != nil {
 		context = *req.Context
 	}
+	// The diffs of every file search within one budget.
+	until := time.Now().Add(diffSearch)
 	for _, p := range paths {
 		own, err := t.FS.Lstat(ctx, p)
 		if fault.MissingPath(err) && p != named {
@@ -1261,7 +1263,7 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 		if diff != nil {
 			f.Diff, _ = renderDiff(f.Path, diff, 0, context)
 		} else {
-			f.Diff, _ = contextDiff(f.Path, string(data), string(out), context)
+			f.Diff, _ = contextDiffUntil(until, f.Path, string(data), string(out), context)
 		}
 		if whole.UTF16() {
 			if out, err = whole.Encode(string(out)); err != nil {
