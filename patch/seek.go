@@ -131,7 +131,7 @@ func (f *fileLadder) Seek(lines, old []string, start int) (int, string, bool) {
 	if start+len(old) > len(lines) {
 		return 0, "", false
 	}
-	p := f.places(old)
+	p, fresh := f.places(old)
 	for r, rung := range ladderRungs {
 		if !p.found[r] {
 			want := make([]string, len(old))
@@ -139,6 +139,18 @@ func (f *fileLadder) Seek(lines, old []string, start int) (int, string, bool) {
 				want[i] = rung.key(o)
 			}
 			*f.steps += len(want)
+			if fresh {
+				// Sought once, as most olds are (a chunk's old lines,
+				// the lines it leaves before them), an old is sought
+				// from start and no further than the place it is found:
+				// every place in the whole file, for each chunk, made a
+				// patch of 5,000 chunks in a file of 50,000 lines take
+				// 3 s, four times that at twice both.
+				if s := editmatch.Index(f.keyed(r)[start:len(lines)], want, f.steps); s >= 0 {
+					return start + s, rung.name, true
+				}
+				continue
+			}
 			p.starts[r], p.found[r] = editmatch.Starts(f.keyed(r), want, f.steps), true
 		}
 		i, _ := slices.BinarySearch(p.starts[r], start)
@@ -163,8 +175,9 @@ func (f *fileLadder) keyed(r int) []string {
 	return f.keys[r]
 }
 
-// places is the places of old, sought or to seek, now the most recent.
-func (f *fileLadder) places(old []string) *places {
+// places is the places of old, sought or to seek, now the most recent,
+// and whether old is sought for the first time.
+func (f *fileLadder) places(old []string) (*places, bool) {
 	i := slices.IndexFunc(f.olds, func(p *places) bool {
 		if len(p.old) != len(old) {
 			return false
@@ -184,5 +197,5 @@ func (f *fileLadder) places(old []string) *places {
 		}
 	}
 	f.olds = slices.Insert(f.olds, 0, p)
-	return p
+	return p, i < 0
 }

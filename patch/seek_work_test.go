@@ -106,6 +106,36 @@ func TestSpansWork(t *testing.T) {
 	}
 }
 
+// TestManyChunksWork: locating the chunks of a file is near-linear in
+// the file and the patch, however many chunks it has. Each chunk's old
+// lines, and the lines it leaves (sought before them for a retry), were
+// sought in the whole file, each a scan of it: 5,000 chunks in a file of
+// 50,000 lines took 3 s, and four times that at twice both.
+func TestManyChunksWork(t *testing.T) {
+	const n, k = 20000, 2000
+	var content strings.Builder
+	for i := range n {
+		fmt.Fprintf(&content, "v%d = f(a, b)\n", i)
+	}
+	op := Op{Kind: Update, Path: "f"}
+	chunkLines := 0
+	for c := range k {
+		i := c*(n/k) + 1
+		ch := Chunk{Lines: []Line{{' ', fmt.Sprintf("v%d = f(a, b)", i-1)}, {'-', fmt.Sprintf("v%d = f(a, b)", i)},
+			{'+', fmt.Sprintf("v%d = g(a, b)", i)}, {' ', fmt.Sprintf("v%d = f(a, b)", i+1)}}}
+		chunkLines += len(ch.Lines)
+		op.Chunks = append(op.Chunks, ch)
+	}
+	lines := splitFile(content.String())
+	steps := 0
+	if _, _, err := locateChunks(lines, op, ladder{steps: &steps}, false); err != nil {
+		t.Fatal(err)
+	}
+	if limit := 64 * (len(lines) + chunkLines); steps > limit {
+		t.Errorf("%d steps for %d lines of file and %d chunks of %d lines, want at most %d", steps, len(lines), k, chunkLines, limit)
+	}
+}
+
 // TestFileLadderSameAnswers: the ladder keyed once for a file answers
 // every Seek, on the file, a prefix of it or other lines, from any start,
 // as checking every window line by line did, however many olds it is asked
