@@ -98,8 +98,9 @@ func seekLadder(lines, old []string, start int, steps *int) (int, string, bool) 
 // its start, are sought as the ladder does.
 type fileLadder struct {
 	texts []string
-	keys  [][]string // per rung, nil until keyed
-	olds  []*places  // most recently sought first, at most maxOlds
+	keys  [][]string           // per rung, nil until keyed
+	lines []map[string][]int32 // per rung, where each key stands, nil until indexed
+	olds  []*places            // most recently sought first, at most maxOlds
 	steps *int
 }
 
@@ -108,6 +109,7 @@ type places struct {
 	old    []string
 	starts [][]int // per rung, ascending
 	found  []bool  // per rung: starts was sought
+	seeks  int     // Seeks of old
 }
 
 // maxOlds bounds the olds a fileLadder keeps the places of, each up to
@@ -118,7 +120,8 @@ func newFileLadder(texts []string, steps *int) *fileLadder {
 	if steps == nil {
 		steps = new(int)
 	}
-	return &fileLadder{texts: texts, keys: make([][]string, len(ladderRungs)), steps: steps}
+	n := len(ladderRungs)
+	return &fileLadder{texts: texts, keys: make([][]string, n), lines: make([]map[string][]int32, n), steps: steps}
 }
 
 // Seek is the ladder's: the first rung with a place of old at or after
@@ -131,7 +134,8 @@ func (f *fileLadder) Seek(lines, old []string, start int) (int, string, bool) {
 	if start+len(old) > len(lines) {
 		return 0, "", false
 	}
-	p, fresh := f.places(old)
+	p := f.places(old)
+	p.seeks++
 	for r, rung := range ladderRungs {
 		if !p.found[r] {
 			want := make([]string, len(old))
@@ -139,19 +143,19 @@ func (f *fileLadder) Seek(lines, old []string, start int) (int, string, bool) {
 				want[i] = rung.key(o)
 			}
 			*f.steps += len(want)
-			if fresh {
-				// Sought once, as most olds are (a chunk's old lines,
-				// the lines it leaves before them), an old is sought
-				// from start and no further than the place it is found:
-				// every place in the whole file, for each chunk, made a
-				// patch of 5,000 chunks in a file of 50,000 lines take
-				// 3 s, four times that at twice both.
-				if s := editmatch.Index(f.keyed(r)[start:len(lines)], want, f.steps); s >= 0 {
-					return start + s, rung.name, true
+			if p.seeks <= 2 {
+				// Sought once or twice, as most olds are (a chunk's old
+				// lines, again past them, the lines it leaves), an old
+				// is sought from start to its first place: every place
+				// in the whole file, for each chunk, made a patch of
+				// 5,000 chunks in a file of 50,000 lines take 3 s, four
+				// times that at twice both.
+				if s := f.first(r, want, start, len(lines)); s >= 0 {
+					return s, rung.name, true
 				}
 				continue
 			}
-			p.starts[r], p.found[r] = editmatch.Starts(f.keyed(r), want, f.steps), true
+			p.starts[r], p.found[r] = f.all(r, want), true
 		}
 		i, _ := slices.BinarySearch(p.starts[r], start)
 		*f.steps += bits.Len(uint(len(p.starts[r])))
@@ -175,9 +179,8 @@ func (f *fileLadder) keyed(r int) []string {
 	return f.keys[r]
 }
 
-// places is the places of old, sought or to seek, now the most recent,
-// and whether old is sought for the first time.
-func (f *fileLadder) places(old []string) (*places, bool) {
+// places is the places of old, sought or to seek, now the most recent.
+func (f *fileLadder) places(old []string) *places {
 	i := slices.IndexFunc(f.olds, func(p *places) bool {
 		if len(p.old) != len(old) {
 			return false
@@ -197,5 +200,88 @@ func (f *fileLadder) places(old []string) (*places, bool) {
 		}
 	}
 	f.olds = slices.Insert(f.olds, 0, p)
-	return p, i < 0
+	return p
+}
+
+// first is the first start s of want in the file's keys at rung r with
+// from <= s and s+len(want) <= to, -1 when there is none. Only the
+// windows where want's rarest line stands are compared, unless they are
+// so many that one scan of keys[from:to] costs less: a chunk found only
+// at a loose rung scanned the rest of the file at each stricter one, and
+// again for a second place, 5,000 such chunks in 50,000 lines 6 s.
+func (f *fileLadder) first(r int, want []string, from, to int) int {
+	keys := f.keyed(r)
+	// A short scan (between two chunks) costs little more than the
+	// index's look-ups, and needs no index.
+	if to-from > 4*len(want)+256 {
+		if at, cands, ok := f.rarest(r, want, from, to); ok {
+			if starts := f.windows(keys, want, at, cands, 1); len(starts) > 0 {
+				return starts[0]
+			}
+			return -1
+		}
+	}
+	if s := editmatch.Index(keys[from:to], want, f.steps); s >= 0 {
+		return from + s
+	}
+	return -1
+}
+
+// all is every start of want in the file's keys at rung r, as first
+// finds them.
+func (f *fileLadder) all(r int, want []string) []int {
+	keys := f.keyed(r)
+	if at, cands, ok := f.rarest(r, want, 0, len(keys)); ok {
+		return f.windows(keys, want, at, cands, len(cands))
+	}
+	return editmatch.Starts(keys, want, f.steps)
+}
+
+// windows is the starts, up to most of them, of the windows of keys that
+// hold want, among those where its line at stands at cands.
+func (f *fileLadder) windows(keys, want []string, at int, cands []int32, most int) []int {
+	var starts []int
+	for _, p := range cands {
+		if len(starts) == most {
+			break
+		}
+		s := int(p) - at
+		*f.steps += len(want)
+		if slices.Equal(keys[s:s+len(want)], want) {
+			starts = append(starts, s)
+		}
+	}
+	return starts
+}
+
+// rarest is the line of want (its index at) that stands in the fewest
+// places at rung r, and those of its places cands that start a window of
+// want within [from, to); ok when comparing those windows line by line
+// costs no more than a scan of keys[from:to] (a line absent from the
+// file leaves none).
+func (f *fileLadder) rarest(r int, want []string, from, to int) (at int, cands []int32, ok bool) {
+	if f.lines[r] == nil {
+		index := map[string][]int32{}
+		for i, k := range f.keyed(r) {
+			index[k] = append(index[k], int32(i))
+		}
+		*f.steps += len(f.texts)
+		f.lines[r] = index
+	}
+	at = -1
+	for i, w := range want {
+		*f.steps++
+		places := f.lines[r][w]
+		if at < 0 || len(places) < len(cands) {
+			at, cands = i, places
+		}
+		if len(places) == 0 {
+			return at, nil, true
+		}
+	}
+	lo, _ := slices.BinarySearch(cands, int32(from+at))
+	hi, _ := slices.BinarySearch(cands, int32(to-len(want)+at+1))
+	cands = cands[lo:max(lo, hi)]
+	*f.steps += 2 * bits.Len(uint(len(cands)))
+	return at, cands, len(cands)*len(want) <= to-from+len(want)
 }
