@@ -98,9 +98,9 @@ func seekLadder(lines, old []string, start int, steps *int) (int, string, bool) 
 // its start, are sought as the ladder does.
 type fileLadder struct {
 	texts []string
-	keys  [][]string           // per rung, nil until keyed
-	lines []map[string][]int32 // per rung, where each key stands, nil until indexed
-	olds  []*places            // most recently sought first, at most maxOlds
+	keys  [][]string   // per rung, nil until keyed
+	lines []*lineIndex // per rung, nil until indexed
+	olds  []*places    // most recently sought first, at most maxOlds
 	steps *int
 }
 
@@ -121,7 +121,7 @@ func newFileLadder(texts []string, steps *int) *fileLadder {
 		steps = new(int)
 	}
 	n := len(ladderRungs)
-	return &fileLadder{texts: texts, keys: make([][]string, n), lines: make([]map[string][]int32, n), steps: steps}
+	return &fileLadder{texts: texts, keys: make([][]string, n), lines: make([]*lineIndex, n), steps: steps}
 }
 
 // Seek is the ladder's: the first rung with a place of old at or after
@@ -261,17 +261,13 @@ func (f *fileLadder) windows(keys, want []string, at int, cands []int32, most in
 // file leaves none).
 func (f *fileLadder) rarest(r int, want []string, from, to int) (at int, cands []int32, ok bool) {
 	if f.lines[r] == nil {
-		index := map[string][]int32{}
-		for i, k := range f.keyed(r) {
-			index[k] = append(index[k], int32(i))
-		}
-		*f.steps += len(f.texts)
-		f.lines[r] = index
+		f.lines[r] = newLineIndex(f.keyed(r))
+		*f.steps += 2 * len(f.texts)
 	}
 	at = -1
 	for i, w := range want {
 		*f.steps++
-		places := f.lines[r][w]
+		places := f.lines[r].places(w)
 		if at < 0 || len(places) < len(cands) {
 			at, cands = i, places
 		}
@@ -284,4 +280,49 @@ func (f *fileLadder) rarest(r int, want []string, from, to int) (at int, cands [
 	cands = cands[lo:max(lo, hi)]
 	*f.steps += 2 * bits.Len(uint(len(cands)))
 	return at, cands, len(cands)*len(want) <= to-from+len(want)
+}
+
+// lineIndex is where each key of a file's lines stands: the lines of
+// the key numbered id are at[from[id]:from[id+1]], ascending. A slice of
+// places per key took twice the memory of the file's lines, at each rung.
+type lineIndex struct {
+	ids  map[string]int32
+	from []int32
+	at   []int32
+}
+
+func newLineIndex(keys []string) *lineIndex {
+	x := &lineIndex{ids: map[string]int32{}}
+	id := make([]int32, len(keys))
+	for i, k := range keys {
+		v, ok := x.ids[k]
+		if !ok {
+			v = int32(len(x.ids))
+			x.ids[k] = v
+		}
+		id[i] = v
+	}
+	x.from = make([]int32, len(x.ids)+1)
+	for _, v := range id {
+		x.from[v+1]++
+	}
+	for k := 1; k < len(x.from); k++ {
+		x.from[k] += x.from[k-1]
+	}
+	next := slices.Clone(x.from[:len(x.ids)])
+	x.at = make([]int32, len(keys))
+	for i, v := range id {
+		x.at[next[v]] = int32(i)
+		next[v]++
+	}
+	return x
+}
+
+// places is where key stands, ascending.
+func (x *lineIndex) places(key string) []int32 {
+	v, ok := x.ids[key]
+	if !ok {
+		return nil
+	}
+	return x.at[x.from[v]:x.from[v+1]]
 }
