@@ -71,9 +71,20 @@ func (t *Text) bigramLines(old string, fold func(string) string) (want, have [][
 // (1-based) are at least as like old as those are, case aside (see
 // similarity.Rivalled): old then stands for another place as well.
 func (t *Text) Rivalled(old string, line, n int) bool {
-	fold := lineKeys[len(lineKeys)-1].key
-	want, have := t.bigramLines(old, func(s string) string { return strings.ToLower(fold(s)) })
-	return similarity.Rivalled(want, have, line-1, n)
+	unicodeKey := lineKeys[len(lineKeys)-1].key
+	fold := func(s string) string { return strings.ToLower(unicodeKey(s)) }
+	oldLines, _ := splitLines(strings.ReplaceAll(old, "\r\n", "\n"))
+	want := make([][]uint32, len(oldLines))
+	for i := range want {
+		want[i] = similarity.Bigrams(fold(oldLines[i]))
+	}
+	if t.lowerBigrams == nil {
+		t.lowerBigrams = make([][]uint32, len(t.lines))
+		for j := range t.lines {
+			t.lowerBigrams[j] = similarity.Bigrams(fold(t.content(j)))
+		}
+	}
+	return similarity.Rivalled(want, t.lowerBigrams, line-1, n)
 }
 
 // Respaced returns the first lines (1-based) of the windows whose lines
@@ -91,13 +102,15 @@ func (t *Text) Respaced(old string) []int {
 	if blank || len(want) > len(t.lines) {
 		return nil
 	}
-	have := make([]string, len(t.lines))
-	for j := range t.lines {
-		have[j] = Spaceless(t.content(j))
+	if t.spaceless == nil {
+		t.spaceless = make([]string, len(t.lines))
+		for j := range t.lines {
+			t.spaceless[j] = Spaceless(t.content(j))
+		}
 	}
 	// A scan (seek): every window checked line by line took minutes for
 	// a file of like lines and an old of many.
-	at := Starts(have, want, &t.steps)
+	at := Starts(t.spaceless, want, &t.steps)
 	for i := range at {
 		at[i]++
 	}

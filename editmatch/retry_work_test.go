@@ -204,3 +204,27 @@ windows:
 	}
 	return ms
 }
+
+// TestRetryChecksKeyTheTextOnce: Respaced and Rivalled, asked for each
+// edit of a retried batch, key the text's lines once for all of them. Each
+// keyed every line again (its bigrams, its spaceless form): a retried
+// batch of 138 edits in 2 MB of Go took 22 s, 1000 edits of 20 lines in
+// 2 MiB of like lines 98 s. Asked again, they allocate for old's lines,
+// not the text's.
+func TestRetryChecksKeyTheTextOnce(t *testing.T) {
+	const n = 20000
+	var src strings.Builder
+	for i := range n {
+		src.WriteString("value_" + strings.Repeat("x", i%7) + " = compute(alpha, beta)\n")
+	}
+	tx := New(src.String())
+	old := "value_xx = compute(alpha, gamma)\n"
+	tx.Respaced(old)
+	tx.Rivalled(old, 3, 1)
+	if allocs := testing.AllocsPerRun(5, func() {
+		tx.Respaced(old)
+		tx.Rivalled(old, 3, 1)
+	}); allocs > n/10 {
+		t.Errorf("%.0f allocations to ask again about a text of %d lines, want at most %d", allocs, n, n/10)
+	}
+}
