@@ -190,8 +190,13 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 		}
 		unreadable = ""
 	}
-	if r.TimedOut {
+	switch {
+	case r.TimedOut:
 		fmt.Fprintf(&notes, "... timed out: %s\n", r.Hint)
+	case r.Hint != "":
+		// A fixed string that reads as a regex: without the note a
+		// text caller saw nothing at all, exit 0.
+		fmt.Fprintf(&notes, "... %s\n", r.Hint)
 	}
 	if r.BinarySkipped > 0 {
 		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
@@ -299,6 +304,9 @@ func replaceText(r *core.ReplaceResult, p Palette) (string, string) {
 	b.WriteString("\n")
 	if r.FilesOmitted > 0 {
 		fmt.Fprintf(&notes, "... %d changed file(s) not listed: a larger --max-bytes lists them\n", r.FilesOmitted)
+	}
+	if r.Hint != "" {
+		fmt.Fprintf(&notes, "... %s\n", r.Hint)
 	}
 	if r.BinarySkipped > 0 {
 		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
