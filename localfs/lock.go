@@ -705,27 +705,27 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 	mounts := mountTable()
 	keys, keyHow, keyPath := keyChains(mounts, order, how)
 	held := make([]int, 0, len(keys))
-	release := func() {
+	// release removes the lock files of the first n keys, those of them
+	// held exclusively, then closes every lock held. A path's own lock
+	// file goes while it is held exclusively, so the state directory keeps
+	// only the lock files of directories; a process that opened it
+	// meanwhile notices and takes a new one. A try that failed does so
+	// too: it left them, and a replace over 600 files that timed out, or
+	// met a full state directory, left 600 (that directory stayed full).
+	release := func(n int) {
+		for _, k := range keys[:n] {
+			if keyHow[k] == unix.LOCK_EX {
+				unix.Unlink(filepath.Join(dir, lockName(k))) // housekeeping: a leftover file is still a valid lock file
+			}
+		}
 		for _, fd := range held {
 			unix.Close(fd) // closing the only descriptor releases its flock
 		}
 	}
-	// giveUp releases what a failed try took, removing, as the release of
-	// the locks does, the lock files it held exclusively (the first n
-	// keys'): left, a replace over 600 files that timed out, or met a
-	// full state directory, left 600, and that directory stayed full.
-	giveUp := func(n int) {
-		for _, k := range keys[:n] {
-			if keyHow[k] == unix.LOCK_EX {
-				unix.Unlink(filepath.Join(dir, lockName(k))) // housekeeping, as below
-			}
-		}
-		release()
-	}
 	for i, k := range keys {
 		fd, err := LockFile(ctx, filepath.Join(dir, lockName(k)), keyHow[k], deadline)
 		if err != nil {
-			giveUp(i)
+			release(i)
 			if waitEnded(err) {
 				return nil, nil, &lockError{err: err, path: keyPath[k]}
 			}
@@ -735,21 +735,11 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 	}
 	data, files, err := f.lockDataFiles(ctx, order, how, deadline)
 	if err != nil {
-		giveUp(len(keys))
+		release(len(keys))
 		return nil, nil, err
 	}
 	held = append(held, data...)
-	return sync.OnceFunc(func() {
-		// A path's own lock file goes while it is held exclusively, so the
-		// state directory keeps only the lock files of directories; a
-		// process that opened it meanwhile notices and takes a new one.
-		for _, real := range reals {
-			if how[real] == unix.LOCK_EX {
-				unix.Unlink(filepath.Join(dir, lockName(lockKey(mounts, real)))) // housekeeping: a leftover file is still a valid lock file
-			}
-		}
-		release()
-	}), files, nil
+	return sync.OnceFunc(func() { release(len(keys)) }), files, nil
 }
 
 // lockTarget places path for its lock, and returns the real absolute
