@@ -34,7 +34,7 @@ type Tools struct {
 	// ReadOnly refuses every mutation with READ_ONLY.
 	ReadOnly bool
 	// ReadOnlyFix is how to leave read-only mode, as READ_ONLY's hint
-	// says it: "run without --readonly" when empty (see ReadOnlyFix).
+	// says it: "run without --readonly" when empty.
 	ReadOnlyFix string
 	// LockTimeout is how long a mutation waits for its locks.
 	LockTimeout time.Duration

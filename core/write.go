@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -80,27 +81,9 @@ func legacyAppendHint(content string) string {
 // and the index command, which writes only the state directory.
 const readOnlyLeft = "only read, ls, find and grep, and the index command, are available"
 
-// ReadOnlyFix is how to leave read-only mode set by the flag --readonly
-// (flag) or the variable env (env, its name when it set it), as
-// READ_ONLY's hint says it: the hint named the flag to a script that
-// only set the variable.
-func ReadOnlyFix(flag bool, env string) string {
-	switch {
-	case flag && env != "":
-		return "run without --readonly and unset " + env
-	case env != "":
-		return "unset " + env
-	}
-	return "run without --readonly"
-}
-
-// readOnlyFix is ReadOnlyFix for t's read-only mode.
-func (t *Tools) readOnlyFix() string {
-	if t.ReadOnlyFix == "" {
-		return ReadOnlyFix(true, "")
-	}
-	return t.ReadOnlyFix
-}
+// readOnlyFix is how to leave t's read-only mode, as READ_ONLY's hint
+// says it.
+func (t *Tools) readOnlyFix() string { return cmp.Or(t.ReadOnlyFix, "run without --readonly") }
 
 // mutableFS returns the backend's write side, refusing every mutation in
 // read-only mode (READ_ONLY) or on a backend that cannot write.

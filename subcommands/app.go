@@ -143,7 +143,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 				out.palette = registry.Colors
 			}
 			out.palette.Terminal = isTerminal(s.Stdout)
-			if err := checkGlobals(c, args); err != nil {
+			if err := checkGlobals(c); err != nil {
 				return err // not cut to a --max-bytes it refuses
 			}
 			out.maxBytes, out.quiet = c.Int("max-bytes"), c.Bool("quiet")
@@ -400,6 +400,10 @@ func (o *output) errorWithin(e *fault.Error) *fault.Error {
 func outputOf(c *cli.Context) *output { return c.App.Metadata["out"].(*output) }
 
 func streamsOf(c *cli.Context) Streams { return c.App.Metadata["streams"].(Streams) }
+
+// argsOf is the command line as reorderArgs left it, global flags before
+// the subcommand, args[0] the program's name.
+func argsOf(c *cli.Context) []string { return c.App.Metadata["args"].([]string) }
 
 // result writes v as one JSON object, indented on a terminal or with
 // --format text (for a result that has no text rendering). The bound is

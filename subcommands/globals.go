@@ -195,13 +195,12 @@ func checkEnv() error {
 	return nil
 }
 
-// checkGlobals refuses a global flag's value outside its set or range.
-// args are the arguments as reorderArgs leaves them, whose global flags
-// come before the subcommand: a value that none of them gave came from
-// the flag's variable, which the error names then (it named the flag,
-// which a script that only set the variable never passed).
-func checkGlobals(c *cli.Context, args []string) error {
-	given := givenGlobals(args)
+// checkGlobals refuses a global flag's value outside its set or range. A
+// value that no global flag of the command line gave came from the flag's
+// variable, which the error names then (it named the flag, which a script
+// that only set the variable never passed).
+func checkGlobals(c *cli.Context) error {
+	given := givenGlobals(argsOf(c))
 	for _, g := range globals {
 		if err := g.check(c, !given[g.name] && g.env != "" && os.Getenv(g.env) != ""); err != nil {
 			return err
@@ -219,12 +218,10 @@ func readOnlyBy(c *cli.Context) (flag bool, env string) {
 	if !c.Bool("readonly") {
 		return false, ""
 	}
-	args, _ := c.App.Metadata["args"].([]string)
-	flag = givenGlobals(args)["readonly"]
-	for _, g := range globals {
-		if v, err := strconv.ParseBool(os.Getenv(g.env)); g.name == "readonly" && g.env != "" && err == nil && v {
-			env = g.env
-		}
+	flag = givenGlobals(argsOf(c))["readonly"]
+	const readOnlyEnv = "AGENTFS_READONLY"
+	if v, err := strconv.ParseBool(os.Getenv(readOnlyEnv)); err == nil && v {
+		env = readOnlyEnv
 	}
 	if !flag && env == "" {
 		flag = true // set some other way (an alias): named as the flag
@@ -233,8 +230,16 @@ func readOnlyBy(c *cli.Context) (flag bool, env string) {
 }
 
 // readOnlyFix is how to leave c's read-only mode, as READ_ONLY's hint
-// says it (core.ReadOnlyFix).
-func readOnlyFix(c *cli.Context) string { return core.ReadOnlyFix(readOnlyBy(c)) }
+// says it (core.Tools.ReadOnlyFix).
+func readOnlyFix(c *cli.Context) string {
+	switch flag, env := readOnlyBy(c); {
+	case flag && env != "":
+		return "run without --readonly and unset " + env
+	case env != "":
+		return "unset " + env
+	}
+	return "run without --readonly"
+}
 
 // readOnlyNames names what makes c read-only: --readonly,
 // AGENTFS_READONLY or both; "" when c is not read-only.
@@ -251,7 +256,7 @@ func readOnlyNames(c *cli.Context) string {
 }
 
 // givenGlobals are the names of the global flags given on the command
-// line, args[0] being the program's name.
+// line args (argsOf), args[0] being the program's name.
 func givenGlobals(args []string) map[string]bool {
 	given := map[string]bool{}
 	if len(args) == 0 {

@@ -543,7 +543,7 @@ func startDetached(c *cli.Context) error {
 	// for all, the watcher of a binary installed under another name
 	// escaped pkill -f and pgrep -f by that name, and pkill -f agentfs
 	// aimed at one install hit every binary's watchers.
-	args := slices.Clone(c.App.Metadata["args"].([]string))
+	args := slices.Clone(argsOf(c))
 	args[0] = cmp.Or(os.Args[0], args[0])
 	cmd := &exec.Cmd{
 		Path:   exe,
