@@ -85,24 +85,6 @@ func LegacyStyleOf(whole []byte) (Style, bool) {
 	return styleOfText(Codec{name: "utf-8", unit: 1}, string(whole)), true
 }
 
-// LineAt is the line (from 1) of a whole file that its byte at is on:
-// one more than the newline units before it, in the encoding its
-// byte-order mark names (UTF-8 for none).
-func LineAt(whole []byte, at int) int {
-	c, marked := ByBOM(whole)
-	at = min(at, len(whole))
-	if !marked || c.unit == 1 {
-		return bytes.Count(whole[:at], []byte{'\n'}) + 1
-	}
-	line := 1
-	for i := len(c.bom); i+1 < at; i += 2 {
-		if c.unitAt(whole, i) == '\n' {
-			line++
-		}
-	}
-	return line
-}
-
 // InvalidAfterMark finds, in a whole file with a byte-order mark, the
 // first byte that is not valid in the encoding the mark names (a NUL is
 // valid): at is its offset in the file, and name the mark's encoding. ok

@@ -46,21 +46,35 @@ func NULIn(data []byte) (at, line int, utf16 bool, ok bool) {
 		if at < 0 || !utf8.Valid(data) {
 			return 0, 0, false, false
 		}
-		return at, bytes.Count(data[:at], []byte{'\n'}) + 1, false, true
+		return at, LineAt(data, at), false, true
 	}
 	if _, err := c.Decode(data[len(c.bom):]); err != nil {
 		return 0, 0, false, false
 	}
-	line = 1
 	for i := len(c.bom); i+1 < len(data); i += 2 {
-		switch c.unitAt(data, i) {
-		case 0:
-			return i, line, true, true
-		case '\n':
-			line++
+		if c.unitAt(data, i) == 0 {
+			return i, LineAt(data, i), true, true
 		}
 	}
 	return 0, 0, false, false
+}
+
+// LineAt is the line (from 1) of a whole file that its byte at is on:
+// one more than the newline units before it, in the encoding its
+// byte-order mark names (UTF-8 for none).
+func LineAt(whole []byte, at int) int {
+	c, marked := ByBOM(whole)
+	at = min(at, len(whole))
+	if !marked || c.unit == 1 {
+		return bytes.Count(whole[:at], []byte{'\n'}) + 1
+	}
+	line := 1
+	for i := len(c.bom); i+1 < at; i += 2 {
+		if c.unitAt(whole, i) == '\n' {
+			line++
+		}
+	}
+	return line
 }
 
 // UTF16 reports whether the file is UTF-16.
