@@ -126,7 +126,9 @@ type watcher struct {
 	changes    *changeSet
 	last       time.Time // of the latest event
 	events     []byte    // drain's buffer
-	kick       chan struct{}
+	// buildTook is how long the latest build took (refresh), for maxPendingBuilds.
+	buildTook time.Duration
+	kick      chan struct{}
 	// asked is when a search last asked (UnixNano), for Idle.
 	asked atomic.Int64
 	// dropped is told that the index file is gone (Drop's stop request).
@@ -219,9 +221,7 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 			x.ix.Close()
 		}
 	}()
-	began := time.Now()
 	built, err := x.refresh(ctx)
-	took := time.Since(began)
 	if err != nil {
 		return err
 	}
@@ -263,12 +263,13 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 		st.watchedBy(watchReply{Pid: os.Getpid(), Idle: opts.Idle.Seconds()})
 		opts.Ready(st)
 	}
-	return x.loop(ctx, took)
+	return x.loop(ctx)
 }
 
 // loop builds again when asked to (kick) or when changes have been quiet,
-// or have waited for that too long (maxPending), and ends when the index is dropped or, with Idle, no search asks.
-func (x *watcher) loop(ctx context.Context, took time.Duration) error {
+// or have waited for that too long (maxPending), and ends when the index
+// is dropped or, with Idle, no search asks.
+func (x *watcher) loop(ctx context.Context) error {
 	tick := time.NewTicker(x.opts.Quiet / 4)
 	defer tick.Stop()
 	var idle <-chan time.Time
@@ -276,8 +277,7 @@ func (x *watcher) loop(ctx context.Context, took time.Duration) error {
 		idle = time.After(x.opts.Idle)
 	}
 	// pending is when the loop first saw changes since the build
-	// installed, zero while it has seen none; took is how long that
-	// build took.
+	// installed, zero while it has seen none.
 	var pending time.Time
 	for {
 		select {
@@ -307,21 +307,20 @@ func (x *watcher) loop(ctx context.Context, took time.Duration) error {
 			if changed && pending.IsZero() {
 				pending = time.Now()
 			}
-			if !changed || !quiet && time.Since(pending) < max(maxPending*x.opts.Quiet, maxPendingBuilds*took) {
+			if !changed || !quiet && time.Since(pending) < max(maxPending*x.opts.Quiet, maxPendingBuilds*x.buildTook) {
 				continue
 			}
 		}
 		if _, err := os.Stat(x.loc.file); err != nil {
 			return errDropped
 		}
-		began := time.Now()
 		if _, err := x.refresh(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		pending, took = time.Time{}, time.Since(began)
+		pending = time.Time{}
 	}
 }
 
@@ -528,7 +527,9 @@ func (x *watcher) refresh(ctx context.Context) (Status, error) {
 	// A build again only of an index still there: one that waited for
 	// the builders' lock while Drop held it writes nothing.
 	opts.onlyExisting = x.ix != nil
+	began := time.Now()
 	ix, st, err := buildOpen(ctx, x.w, x.path, x.abs, opts)
+	x.buildTook = time.Since(began)
 	if err != nil {
 		return Status{}, err
 	}
