@@ -71,19 +71,25 @@ func TestRemoveTreeRefusesUnwritableDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(locked, 0o755)
+	removeRefused(t, dir, "t/locked")
+	for _, p := range []string{"t/a/f1", "t/a/f2", "t/locked/f"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s: %v, want it kept", p, err)
+		}
+	}
+}
+
+// removeRefused runs rm -r of dir's t and wants PERMISSION_DENIED at the
+// directory at, saying that nothing was removed.
+func removeRefused(t *testing.T, dir, at string) {
+	t.Helper()
 	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = fsys.Remove(context.Background(), "t", backend.RemoveOptions{Recursive: true})
-	e := fault.AsError(err)
-	if e == nil || e.Code != fault.CodePermissionDenied || e.Path != "t/locked" || !strings.Contains(e.Hint, "nothing was removed") {
-		t.Fatalf("rm -r of a tree with a read-only directory: %v, want PERMISSION_DENIED at t/locked, nothing removed", err)
-	}
-	for _, p := range []string{"t/a/f1", "t/a/f2", "t/locked/f"} {
-		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
-			t.Errorf("%s: %v, want it kept", p, err)
-		}
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied || e.Path != at || !strings.Contains(e.Hint, "nothing was removed") {
+		t.Fatalf("rm -r of t: %v, want PERMISSION_DENIED at %s, saying nothing was removed", err, at)
 	}
 }
 
@@ -101,15 +107,7 @@ func TestRemoveTreeRefusesUnopenableDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(closed, 0o755)
-	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = fsys.Remove(context.Background(), "t", backend.RemoveOptions{Recursive: true})
-	e := fault.AsError(err)
-	if e == nil || e.Code != fault.CodePermissionDenied || e.Path != "t/closed" || !strings.Contains(e.Hint, "nothing was removed") {
-		t.Fatalf("rm -r of a tree with a directory of mode 000: %v (hint %q), want PERMISSION_DENIED at t/closed, nothing removed", err, e.Hint)
-	}
+	removeRefused(t, dir, "t/closed")
 	if _, err := os.Lstat(filepath.Join(dir, "t", "a", "f1")); err != nil {
 		t.Errorf("t/a/f1: %v, want it kept", err)
 	}
