@@ -46,3 +46,9 @@ func pinned(int, string) bool { return false }
 // readsPastModes: off Linux, root's rights are its uid's, which
 // credentials names.
 func readsPastModes() string { return "" }
+
+// setTimes sets the access and modification times of the file open as fd,
+// to the microsecond (futimes(2): the one call darwin and freebsd share).
+func setTimes(fd int, atime, mtime unix.Timespec) error {
+	return unix.Futimes(fd, []unix.Timeval{unix.NsecToTimeval(atime.Nano()), unix.NsecToTimeval(mtime.Nano())})
+}

@@ -359,6 +359,9 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 	if err == nil {
 		_, err = syscalls.write(s.file, data)
 	}
+	if err == nil && old != nil {
+		err = leaveAfter(fd, old)
+	}
 	switch {
 	case err != nil:
 	case owner != nil:
@@ -573,6 +576,9 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, ifVersion
 	if err := file.Truncate(int64(len(data))); err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
 	}
+	if err := leaveAfter(fd, &st); err != nil {
+		return backend.FileInfo{}, mapErr(err, display)
+	}
 	if err := syscalls.fsync(fd); err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
 	}
@@ -589,4 +595,47 @@ func versionIf(exists bool, st *unix.Stat_t) string {
 		return ""
 	}
 	return version(st)
+}
+
+// mtimeSteps are what leaveAfter adds to the replaced content's mtime,
+// finest first, until the file system keeps a later one: nanoseconds on
+// most, whole seconds on ext3 or ext4 with 128-byte inodes, two seconds
+// on FAT; futimes(2) sets microseconds at best.
+var mtimeSteps = []int64{1, 1e3, 1e6, 1e9, 2e9}
+
+// leaveAfter gives fd, just written with content that replaces the
+// content old describes, an mtime later than old's when the clock did not
+// move past it (a write within the timestamps' granularity, or an old
+// mtime in the future). A version is taken from the stat (inode, size,
+// mtime, ctime), and ext4 and xfs give a freed inode number to the next
+// file: without this, two same-size writes within one tick brought back
+// the version read before them, and a write made with that version passed
+// its check, losing both. A file the process may not set the time of
+// (another user's, written in place) keeps the kernel's.
+func leaveAfter(fd int, old *unix.Stat_t) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	for _, step := range mtimeSteps {
+		if later(st.Mtim, old.Mtim) {
+			return nil
+		}
+		err := setTimes(fd, st.Atim, unix.NsecToTimespec(old.Mtim.Nano()+step))
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// later reports whether a is after b.
+func later(a, b unix.Timespec) bool {
+	return a.Sec > b.Sec || a.Sec == b.Sec && a.Nsec > b.Nsec
 }

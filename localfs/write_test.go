@@ -727,3 +727,54 @@ func TestWriteInPlaceOutOfSpaceKeepsTheFile(t *testing.T) {
 		})
 	}
 }
+
+// Every write leaves the file an mtime later than the content it
+// replaced, even when the clock has not passed it: the replaced file's
+// mtime is set in the future here, as a write within one tick of a coarse
+// clock (whole seconds on ext4 with 128-byte inodes) finds it. Otherwise
+// two same-size writes in one tick, the second given the first's freed
+// inode number (as ext4 and xfs do), brought back the version read before
+// them, and a write made with that version was not refused (hunt55).
+func TestWriteLeavesALaterMtime(t *testing.T) {
+	ahead := time.Now().Add(time.Hour).Truncate(time.Second).Add(123456789)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		write func(fsys *FS, dir string) error
+	}{
+		{"replace", func(fsys *FS, dir string) error {
+			_, err := fsys.WriteFile(ctx, "f.txt", []byte("bbbb\n"), backend.WriteOptions{})
+			return err
+		}},
+		{"in place", func(fsys *FS, dir string) error {
+			if err := os.Link(filepath.Join(dir, "f.txt"), filepath.Join(dir, "g.txt")); err != nil {
+				return err
+			}
+			_, err := fsys.WriteFile(ctx, "f.txt", []byte("bbbb\n"), backend.WriteOptions{InPlace: true})
+			return err
+		}},
+		{"transaction", func(fsys *FS, dir string) error {
+			_, err := fsys.Commit(ctx, []backend.Op{{Path: "f.txt", Data: []byte("bbbb\n")}})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, dir := newTestFS(t)
+			p := filepath.Join(dir, "f.txt")
+			must(t, os.WriteFile(p, []byte("aaaa\n"), 0o644))
+			must(t, os.Chtimes(p, ahead, ahead))
+			must(t, tc.write(fsys, dir))
+			fi, err := os.Stat(p)
+			must(t, err)
+			if !fi.ModTime().After(ahead) {
+				t.Fatalf("mtime %v after the write, not later than the replaced content's %v", fi.ModTime(), ahead)
+			}
+			if fi.ModTime().Sub(ahead) > time.Millisecond {
+				t.Fatalf("mtime %v after the write: further than a step past the replaced content's %v", fi.ModTime(), ahead)
+			}
+			if got, _ := os.ReadFile(p); string(got) != "bbbb\n" {
+				t.Fatalf("content %q", got)
+			}
+		})
+	}
+}
