@@ -183,6 +183,11 @@ func (f *FS) makeParentDir(ctx context.Context, ct target, display string, creat
 			next.rel = filepath.Join(next.rel, c)
 			spelled := filepath.Join(ct.root.path, next.rel)
 			mkdir := func() error {
+				// A directory made under a temporary file's name would
+				// hide all it holds from find and grep.
+				if err := reservedName(c, display); err != nil {
+					return err
+				}
 				var err error
 				if made != nil {
 					err = made.mkdir(int(cur.Fd()), c, spelled, display)
