@@ -41,7 +41,7 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 	if err := checkDotName(req.From, res.From, "moved"); err != nil {
 		return nil, err
 	}
-	if res.Path == res.From {
+	if res.Path == res.From && res.PathBase64 == res.FromBase64 {
 		return nil, fault.OntoItself(res.Path)
 	}
 	// A root known by its name (a store's) is refused before checks that
