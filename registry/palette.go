@@ -42,7 +42,7 @@ func paint(code, s string) string {
 
 // entryName paints a listed name by its type, as ls --color does.
 func (p Palette) entryName(name, typ string) string {
-	name = p.shown(name)
+	name = p.Shown(name)
 	switch typ {
 	case "dir":
 		return paint(p.Dir, name)
@@ -52,10 +52,10 @@ func (p Palette) entryName(name, typ string) string {
 	return name
 }
 
-// shown is name as the text shows it: on a terminal, each control
+// Shown is name as the text shows it: on a terminal, each control
 // character (C0, DEL, C1) and each byte that is not UTF-8 as \xNN or
 // \u00NN; elsewhere as it is.
-func (p Palette) shown(name string) string {
+func (p Palette) Shown(name string) string {
 	if !p.Terminal || utf8.ValidString(name) && !strings.ContainsFunc(name, unicode.IsControl) {
 		return name
 	}

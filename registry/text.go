@@ -73,7 +73,7 @@ func lsText(r *core.LsResult, p Palette) string {
 		b.WriteString(p.entryName(name, e.Type))
 		b.WriteString(typeSuffix(e.Type))
 		if e.Type == "symlink" {
-			b.WriteString(" -> " + p.shown(fault.PathBytes(e.Target, e.TargetBase64)))
+			b.WriteString(" -> " + p.Shown(fault.PathBytes(e.Target, e.TargetBase64)))
 		}
 		if e.Ignored {
 			b.WriteString("  (ignored)")
@@ -153,7 +153,7 @@ func grepText(r *core.GrepResult, p Palette) (string, string) {
 	}
 	blocks := 0
 	for _, f := range r.Files {
-		name := p.shown(fault.PathBytes(f.Path, f.PathBase64))
+		name := p.Shown(fault.PathBytes(f.Path, f.PathBase64))
 		switch r.Mode {
 		case core.ModeFiles:
 			fmt.Fprintf(&b, "%s\n", paint(p.Path, name))
@@ -214,7 +214,7 @@ func (p Palette) grepPrefix(name, sep string, n int) string {
 // GrepLinePrefix is the bytes grepText puts before line n of path
 // (core.Tools.TextLinePrefix).
 func (p Palette) GrepLinePrefix(path string, n int) int {
-	return len(p.grepPrefix(p.shown(path), ":", n))
+	return len(p.grepPrefix(p.Shown(path), ":", n))
 }
 
 func writeText(r *core.WriteResult, _ Palette) string {
@@ -292,7 +292,7 @@ func replaceText(r *core.ReplaceResult, p Palette) (string, string) {
 	var b, notes strings.Builder
 	for _, f := range r.Files {
 		if !strings.HasPrefix(f.Diff, "--- ") {
-			fmt.Fprintf(&b, "%s: %d replacement(s)\n", paint(p.Path, p.shown(fault.PathBytes(f.Path, f.PathBase64))), f.Count)
+			fmt.Fprintf(&b, "%s: %d replacement(s)\n", paint(p.Path, p.Shown(fault.PathBytes(f.Path, f.PathBase64))), f.Count)
 			continue
 		}
 		b.WriteString(p.diff(f.Diff))

@@ -546,21 +546,38 @@ func (o *output) note(e *fault.Error) {
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(map[string]any{"error": o.errorWithin(e)})
 	} else {
-		b := e.Bounded()
-		fmt.Fprintf(&buf, "agentfs: %s: %s\n", b.Code, b.Message)
-		if b.Path != "" {
-			fmt.Fprintf(&buf, "  path: %s\n", b.Path)
-		}
-		if len(b.Suggestions) > 0 {
-			fmt.Fprintf(&buf, "  did you mean: %s\n", strings.Join(b.Suggestions, ", "))
-		}
-		if b.Hint != "" {
-			fmt.Fprintf(&buf, "  hint: %s\n", b.Hint)
-		}
+		buf.WriteString(errorText(e.Bounded(), registry.Palette{Terminal: isTerminal(o.streams.Stderr)}))
 	}
 	o.noteMu.Lock()
 	defer o.noteMu.Unlock()
 	o.streams.Stderr.Write(buf.Bytes())
+}
+
+// errorText is the text rendering of the error b: agentfs: CODE: message,
+// then its path, suggestions and hint on lines of their own, each name in
+// them shown as p shows a listed one: its bytes (a path that is not UTF-8
+// too, from its base64 twin), escaped on a terminal, so that a file named
+// with an escape sequence cannot drive it from an error either.
+func errorText(b *fault.Error, p registry.Palette) string {
+	var buf strings.Builder
+	fmt.Fprintf(&buf, "agentfs: %s: %s\n", b.Code, p.Shown(b.Message))
+	if b.Path != "" {
+		fmt.Fprintf(&buf, "  path: %s\n", p.Shown(fault.PathBytes(b.Path, b.PathBase64)))
+	}
+	if len(b.Suggestions) > 0 {
+		shown := make([]string, len(b.Suggestions))
+		for i, s := range b.Suggestions {
+			if i < len(b.SuggestionsBase64) {
+				s = fault.PathBytes(s, b.SuggestionsBase64[i])
+			}
+			shown[i] = p.Shown(s)
+		}
+		fmt.Fprintf(&buf, "  did you mean: %s\n", strings.Join(shown, ", "))
+	}
+	if b.Hint != "" {
+		fmt.Fprintf(&buf, "  hint: %s\n", p.Shown(b.Hint))
+	}
+	return buf.String()
 }
 
 // fieldSpelling returns e with each --flag of a request field in its

@@ -53,6 +53,12 @@ func TestTerminal(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("write on a terminal created the file: %v", err)
 	}
+	// A text error names a file as a listing does: on a terminal, a
+	// suggested name's escape sequence is shown, never sent.
+	os.WriteFile(filepath.Join(dir, "notes\x1b[2J.txt"), []byte("n\n"), 0o644)
+	if out := onTTY("--format text read 'notes[2J.txt'"); strings.Contains(out, "\x1b") || !strings.Contains(out, `did you mean: notes\x1b[2J.txt`) {
+		t.Errorf("a text error on a terminal: %q", out)
+	}
 	// More files than a batch of the build's (16): its first report is
 	// made at once.
 	tree := filepath.Join(dir, "tree")
