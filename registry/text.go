@@ -217,36 +217,38 @@ func (p Palette) GrepLinePrefix(path string, n int) int {
 	return len(p.grepPrefix(p.Shown(path), ":", n))
 }
 
-func writeText(r *core.WriteResult, _ Palette) string {
+func writeText(r *core.WriteResult, p Palette) string {
+	path := p.Shown(fault.PathBytes(r.Path, r.PathBase64))
 	switch {
 	case r.NoChange && r.Appended:
-		return fmt.Sprintf("%s: unchanged (nothing to append)\n", r.Path)
+		return fmt.Sprintf("%s: unchanged (nothing to append)\n", path)
 	case r.NoChange:
-		return fmt.Sprintf("%s: unchanged (already this content)\n", r.Path)
+		return fmt.Sprintf("%s: unchanged (already this content)\n", path)
 	case r.Created:
-		return fmt.Sprintf("%s: created, %d bytes\n", r.Path, r.BytesWritten)
+		return fmt.Sprintf("%s: created, %d bytes\n", path, r.BytesWritten)
 	case r.Appended:
-		return fmt.Sprintf("%s: appended, %d bytes\n", r.Path, r.BytesWritten)
+		return fmt.Sprintf("%s: appended, %d bytes\n", path, r.BytesWritten)
 	}
-	return fmt.Sprintf("%s: replaced, %d bytes\n", r.Path, r.BytesWritten)
+	return fmt.Sprintf("%s: replaced, %d bytes\n", path, r.BytesWritten)
 }
 
 // editText renders an edit as text: the diff, as git prints it.
 func editText(r *core.EditResult, p Palette) string {
 	switch {
 	case r.NoChange:
-		return fmt.Sprintf("%s: unchanged (every edit was already applied)\n", r.Path)
+		return fmt.Sprintf("%s: unchanged (every edit was already applied)\n", p.Shown(fault.PathBytes(r.Path, r.PathBase64)))
 	case r.DryRun:
-		return p.diff(r.Diff) + fmt.Sprintf("%s: dry run, nothing written\n", r.Path)
+		return p.diff(r.Diff) + fmt.Sprintf("%s: dry run, nothing written\n", p.Shown(fault.PathBytes(r.Path, r.PathBase64)))
 	}
 	return p.diff(r.Diff)
 }
 
-func rmText(r *core.RmResult, _ Palette) string {
+func rmText(r *core.RmResult, p Palette) string {
+	path := p.Shown(fault.PathBytes(r.Path, r.PathBase64))
 	if r.Deleted {
-		return fmt.Sprintf("%s: removed\n", r.Path)
+		return fmt.Sprintf("%s: removed\n", path)
 	}
-	return fmt.Sprintf("%s: not there, nothing removed\n", r.Path)
+	return fmt.Sprintf("%s: not there, nothing removed\n", path)
 }
 
 // applyPatchText renders a patch as git apply --verbose would list it: the
@@ -257,17 +259,18 @@ func applyPatchText(r *core.ApplyPatchResult, p Palette) string {
 		b.WriteString(p.diff(f.Diff))
 	}
 	for _, f := range r.Files {
+		path := p.Shown(fault.PathBytes(f.Path, f.PathBase64))
 		switch f.Action {
 		case core.ActionMove:
-			fmt.Fprintf(&b, "%s: moved from %s\n", f.Path, f.From)
+			fmt.Fprintf(&b, "%s: moved from %s\n", path, p.Shown(f.From))
 		case core.ActionUpdate:
 			if f.NoChange {
-				fmt.Fprintf(&b, "%s: unchanged (the patch leaves it as it is)\n", f.Path)
+				fmt.Fprintf(&b, "%s: unchanged (the patch leaves it as it is)\n", path)
 				continue
 			}
 			fallthrough
 		default:
-			fmt.Fprintf(&b, "%s: %s\n", f.Path, f.Action)
+			fmt.Fprintf(&b, "%s: %s\n", path, f.Action)
 		}
 	}
 	if r.DryRun {
@@ -276,11 +279,12 @@ func applyPatchText(r *core.ApplyPatchResult, p Palette) string {
 	return b.String()
 }
 
-func mvText(r *core.MvResult, _ Palette) string {
+func mvText(r *core.MvResult, p Palette) string {
+	from, to := p.Shown(fault.PathBytes(r.From, r.FromBase64)), p.Shown(fault.PathBytes(r.Path, r.PathBase64))
 	if r.Overwritten {
-		return fmt.Sprintf("%s -> %s (replaced)\n", r.From, r.Path)
+		return fmt.Sprintf("%s -> %s (replaced)\n", from, to)
 	}
-	return fmt.Sprintf("%s -> %s\n", r.From, r.Path)
+	return fmt.Sprintf("%s -> %s\n", from, to)
 }
 
 // replaceText renders a replace as the diffs (a file whose diff the bound

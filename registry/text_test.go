@@ -69,6 +69,13 @@ func TestTextNamesOnATerminal(t *testing.T) {
 		{"grep", grepTerm, shown + ":1:hit\n"},
 		{"grep to a pipe", grepPipe, name + ":1:hit\n"},
 		{"find to a pipe", findText(find, Palette{}), name + "\n"},
+		// The paths a change names, which a caller took from a listing.
+		{"write", writeText(&core.WriteResult{Path: name, Created: true, BytesWritten: 4}, term), shown + ": created, 4 bytes\n"},
+		{"rm", rmText(&core.RmResult{Path: name, Deleted: true}, term), shown + ": removed\n"},
+		{"mv", mvText(&core.MvResult{From: name, Path: "a.txt"}, term), shown + " -> a.txt\n"},
+		{"edit", editText(&core.EditResult{Path: name, NoChange: true}, term), shown + ": unchanged (every edit was already applied)\n"},
+		{"apply-patch", applyPatchText(&core.ApplyPatchResult{Files: []core.PatchedFile{{Path: name, Action: core.ActionAdd}}}, term), shown + ": add\n"},
+		{"rm to a pipe", rmText(&core.RmResult{Path: name, Deleted: true}, Palette{}), name + ": removed\n"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.what, tc.got, tc.want)
