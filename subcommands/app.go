@@ -114,10 +114,11 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	}
 	globals := globalFlags()
 	cmds := commands(calledName(args, globals))
-	args, err := reorderArgs(args, cmds, globals)
+	args, dashIsPath, err := reorderArgsDash(args, cmds, globals)
 	if err != nil {
 		return out.fail(err)
 	}
+	out.dashIsPath = dashIsPath
 	if err := checkEnv(); err != nil {
 		return out.fail(err)
 	}
@@ -386,6 +387,10 @@ type output struct {
 	// gating is set for a search whose --exit-status (or -q) gates: its
 	// failure exits gatedExitCode.
 	gating bool
+	// dashIsPath is set when the one positional argument, "-", came
+	// after an explicit --, which makes it a path (or query), not the
+	// request on stdin (see reorderArgs).
+	dashIsPath bool
 	// noteMu keeps the notes of serve's goroutines (its requests, its
 	// accept loop, its prune) whole, one after the other.
 	noteMu sync.Mutex

@@ -535,7 +535,7 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 			setFlags = append(setFlags, "--"+s.Flag)
 		}
 	}
-	jsonArg, fromStdin := c.Generic("json").(*onceString).String(), len(args) == 1 && args[0] == "-"
+	jsonArg, fromStdin := c.Generic("json").(*onceString).String(), len(args) == 1 && args[0] == "-" && !outputOf(c).dashIsPath
 	if c.IsSet("json") || fromStdin {
 		if (c.IsSet("json") && len(args) > 0) || len(setFlags) > 0 {
 			var extra []string
@@ -864,15 +864,25 @@ func setField(v reflect.Value, text string, s core.FieldSpec) error {
 // stops at the first positional) and hoists global flags given after the
 // subcommand. An unknown subcommand is refused here, naming the closest.
 func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]string, error) {
+	out, _, err := reorderArgsDash(args, cmds, globals)
+	return out, err
+}
+
+// reorderArgsDash is reorderArgs, also reporting whether the one
+// positional argument is a "-" given after an explicit --: every argument
+// after -- is a path (or a query), so "rm -- -" names the file "-", where
+// a lone "-" asks for the request on stdin. The arguments it returns have
+// a -- before their positionals either way.
+func reorderArgsDash(args []string, cmds []*cli.Command, globals []cli.Flag) ([]string, bool, error) {
 	lead, i := leadingGlobals(args, globals)
 	out := append([]string{"agentfs"}, lead...)
 	if i >= len(args) {
 		for _, a := range lead {
 			if isHelp(a) || a == "-v" || a == "--version" {
-				return out, nil
+				return out, false, nil
 			}
 		}
-		return nil, fault.InvalidArgument("no subcommand given.").
+		return nil, false, fault.InvalidArgument("no subcommand given.").
 			WithHint("run agentfs --help to see the subcommands, for example agentfs read FILE")
 	}
 	name := args[i]
@@ -881,12 +891,12 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		// nosuch" is refused as "nosuch" is (it printed the general help,
 		// exit 0).
 		if i+1 >= len(args) {
-			return append(out, "--help"), nil
+			return append(out, "--help"), false, nil
 		}
 		i++
 		name = args[i]
 		if commandNamed(cmds, name) != nil {
-			return append(out, name, "--help"), nil
+			return append(out, name, "--help"), false, nil
 		}
 	}
 	cmd := commandNamed(cmds, name)
@@ -901,7 +911,7 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 				// --rooot /x ls: the misspelt flag, not its value taken
 				// for the subcommand.
 				name, _ := flagName(a)
-				return nil, usageError(fmt.Errorf("flag provided but not defined: -%s", name), args, nil, nil, nil)
+				return nil, false, usageError(fmt.Errorf("flag provided but not defined: -%s", name), args, nil, nil, nil)
 			}
 		}
 		var names []string
@@ -912,13 +922,15 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		if c := core.Closest(name, names); c != "" {
 			e.WithClosest(c, strconv.Quote(c))
 		}
-		return nil, e.WithHint("subcommands: %s", strings.Join(names, ", "))
+		return nil, false, e.WithHint("subcommands: %s", strings.Join(names, ", "))
 	}
 	var cmdFlags, positional []string
+	dashIsPath := false
 	rest := args[i+1:]
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
 		if a == "--" {
+			dashIsPath = len(positional) == 0 && slices.Equal(rest[j+1:], []string{"-"})
 			positional = append(positional, rest[j+1:]...)
 			break
 		}
@@ -940,7 +952,7 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 				// Last, with no value: the -- put before the
 				// positionals below would be taken for it (write f
 				// --content wrote "--" into f).
-				return nil, fault.InvalidArgument("%s needs a value.", a).
+				return nil, false, fault.InvalidArgument("%s needs a value.", a).
 					WithHint("give it one: %s VALUE, or %s=VALUE for a value that begins with -", a, a)
 			}
 			j++
@@ -948,21 +960,21 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		}
 	}
 	if err := valueArgs(out[1:], globals); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := valueArgs(cmdFlags, cmd.Flags); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	out = append(out, name)
 	out = append(out, cmdFlags...)
 	if slices.ContainsFunc(cmdFlags, isHelp) {
 		// urfave/cli takes a positional after --help as a help topic.
-		return out, nil
+		return out, false, nil
 	}
 	if len(positional) > 0 {
 		out = append(append(out, "--"), positional...)
 	}
-	return out, nil
+	return out, dashIsPath, nil
 }
 
 // valueArgs checks the values of the number, duration and switch flags among

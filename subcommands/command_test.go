@@ -166,6 +166,33 @@ func TestMainContract(t *testing.T) {
 	}
 }
 
+// Every argument after -- is a path or a query, "-" too: rm -- - removes
+// the file named "-", where it read its request from stdin (and hung on a
+// stdin left open). A lone "-" still asks for the request on stdin.
+func TestDashAfterEndOfFlags(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/-", []byte("dash\n"), 0o644)
+	os.WriteFile(dir+"/a.txt", []byte("a-b\n"), 0o644)
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"read", "--", "-"}, `"content":"dash\n"`},
+		{[]string{"read", "--limit", "1", "--", "-"}, `"content":"dash\n"`},
+		{[]string{"grep", "--mode", "files", "--", "-"}, `"files":[{"path":"a.txt"}]`},
+		{[]string{"read", "-"}, `"content":"a-b\n"`},
+	} {
+		code, out, errs := run(t, `{"path":"a.txt"}`, tc.args...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%q: exit %d, stdout %s, stderr %s; want %s", tc.args, code, out, errs, tc.want)
+		}
+	}
+	if code, out, errs := run(t, "", "rm", "--", "-"); code != 0 || !strings.Contains(out, `"deleted":true`) {
+		t.Errorf("rm -- -: exit %d, stdout %s, stderr %s", code, out, errs)
+	}
+}
+
 func TestInterruptedIsExit130(t *testing.T) {
 	var out, errb bytes.Buffer
 	o := &output{streams: Streams{Stdout: &out, Stderr: &errb}}
