@@ -114,7 +114,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	}
 	globals := globalFlags()
 	cmds := commands(calledName(args, globals))
-	args, dashIsPath, err := reorderArgsDash(args, cmds, globals)
+	args, dashIsPath, err := reorderArgs(args, cmds, globals)
 	if err != nil {
 		return out.fail(err)
 	}

@@ -863,17 +863,12 @@ func setField(v reflect.Value, text string, s core.FieldSpec) error {
 // reorderArgs lets flags come before or after positional arguments (urfave/cli
 // stops at the first positional) and hoists global flags given after the
 // subcommand. An unknown subcommand is refused here, naming the closest.
-func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]string, error) {
-	out, _, err := reorderArgsDash(args, cmds, globals)
-	return out, err
-}
-
-// reorderArgsDash is reorderArgs, also reporting whether the one
-// positional argument is a "-" given after an explicit --: every argument
-// after -- is a path (or a query), so "rm -- -" names the file "-", where
-// a lone "-" asks for the request on stdin. The arguments it returns have
-// a -- before their positionals either way.
-func reorderArgsDash(args []string, cmds []*cli.Command, globals []cli.Flag) ([]string, bool, error) {
+// It also reports whether the one positional argument is a "-" given
+// after an explicit --: every argument after -- is a path (or a query),
+// so "rm -- -" names the file "-", where a lone "-" asks for the request
+// on stdin. The arguments it returns have a -- before their positionals
+// either way.
+func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]string, bool, error) {
 	lead, i := leadingGlobals(args, globals)
 	out := append([]string{"agentfs"}, lead...)
 	if i >= len(args) {

@@ -27,7 +27,7 @@ import (
 // --expected-count, whose flag type shows no default) is decimal too: it
 // took 010 for 8.
 func TestAbsentNumberFlagIsDecimal(t *testing.T) {
-	got, err := reorderArgs([]string{"replace", "a", "b", "--expected-count", "010"}, commands("replace"), globalFlags())
+	got, _, err := reorderArgs([]string{"replace", "a", "b", "--expected-count", "010"}, commands("replace"), globalFlags())
 	if want := []string{"agentfs", "replace", "--expected-count", "10", "--", "a", "b"}; err != nil || !slices.Equal(got, want) {
 		t.Fatalf("%q, %v; want %q", got, err, want)
 	}
@@ -81,7 +81,7 @@ func TestReorderArgs(t *testing.T) {
 		{in: []string{"read", "--json", "--limit", "f"}, want: []string{"agentfs", "read", "--json", "--limit", "--", "f"}},
 	}
 	for _, tc := range cases {
-		got, err := reorderArgs(tc.in, cmds, globalFlags())
+		got, _, err := reorderArgs(tc.in, cmds, globalFlags())
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error()+" hint: "+fault.AsError(err).Hint, tc.err) {
 				t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
