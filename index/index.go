@@ -345,9 +345,12 @@ type Status struct {
 	Trigram    uint64    `json:"trigrams"`
 	// Copies are the files indexed as another's content.
 	Copies int `json:"copies,omitempty"`
-	// Watched says that a watcher (index --watch) answers for this build,
-	// WatcherPid which process it is, and WatcherIdle after how long
-	// without a search it ends (0: never).
+	// Watched says that a watcher (index --watch) runs for the index: it
+	// answers for this build, or cannot for a moment (installing a build,
+	// its events overflowed), when a search takes the stat pass.
+	// WatcherPid is which process it is, also of one in another mount
+	// namespace (not Watched: it answers no search from here), and
+	// WatcherIdle after how long without a search it ends (0: never).
 	Watched     bool     `json:"watched,omitempty"`
 	WatcherPid  int      `json:"watcherPid,omitempty"`
 	WatcherIdle *float64 `json:"watcherIdleSeconds,omitempty"`
@@ -418,7 +421,12 @@ func StatusOf(abs string, roots []string) (Status, error) {
 		return Status{}, UnusableError{err}
 	}
 	st := ix.status()
-	if r, ok := askWatcher(context.Background(), ix); ok {
+	// A watcher that answers, even one that cannot vouch for this build
+	// now (it installs a build), runs: said with its pid.
+	switch r, _ := askWatcher(context.Background(), ix); {
+	case r.OtherMounts:
+		st.WatcherPid = r.Pid
+	case r.Pid != 0:
 		st.watchedBy(r)
 	}
 	return st, nil

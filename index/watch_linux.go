@@ -455,7 +455,7 @@ func (x *watcher) answer(conn net.Conn) {
 	}
 	x.asked.Store(time.Now().UnixNano())
 	if x.installing.Load() {
-		json.NewEncoder(conn).Encode(watchReply{Proto: watchProto, Gen: req.Gen})
+		json.NewEncoder(conn).Encode(x.notOK(req))
 		return
 	}
 	x.mu.Lock()
@@ -465,10 +465,16 @@ func (x *watcher) answer(conn net.Conn) {
 	json.NewEncoder(conn).Encode(r)
 }
 
+// notOK is the answer to req of a watcher that cannot vouch for its
+// build now: it names the watcher, which runs (index --status).
+func (x *watcher) notOK(req watchRequest) watchReply {
+	return watchReply{Proto: watchProto, Gen: req.Gen, Pid: os.Getpid(), Idle: x.opts.Idle.Seconds()}
+}
+
 // reply is the answer to req; mu is held.
 func (x *watcher) reply(req watchRequest) watchReply {
 	c, gen := x.changes, req.Gen
-	notOK := watchReply{Proto: watchProto, Gen: gen}
+	notOK := x.notOK(req)
 	switch {
 	case x.ix == nil, req.Proto != watchProto:
 		return notOK
@@ -483,7 +489,7 @@ func (x *watcher) reply(req watchRequest) watchReply {
 			x.rebuildSoon()
 			return notOK
 		}
-		notOK.OtherMounts, notOK.Pid = true, os.Getpid()
+		notOK.OtherMounts = true
 		return notOK
 	case c.lost || c.size() > maxWatchReply:
 		return notOK

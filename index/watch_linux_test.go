@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -865,4 +866,51 @@ func TestWatchProtoMismatchIsNotTrusted(t *testing.T) {
 	if r := x.reply(watchRequest{Proto: watchProto, Gen: x.ix.gen}); !r.OK {
 		t.Fatalf("a question of this version is not answered OK: %+v", r)
 	}
+}
+
+// A watcher that cannot answer for a moment (a build installed by
+// another, which it builds again; its own build being installed, its
+// lock held while it watches every file) still runs: --status says so,
+// with its pid. It said no watcher then, and a caller started another,
+// or found no process to stop.
+func TestStatusNamesTheWatcherWhileItInstalls(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	var hold atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	inotifyAddWatch = func(fd int, name string, mask uint32) (int, error) {
+		if hold.Load() {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+		return unix.InotifyAddWatch(fd, name, mask)
+	}
+	defer func() { inotifyAddWatch = unix.InotifyAddWatch }()
+	ended := f.startWatch(WatchOptions{Quiet: time.Hour})
+	hold.Store(true)
+	f.put("new.txt", "a new line\n")
+	f.update(f.fsys) // another build: the watcher answers for it once it has built again
+	check := func(when string) {
+		t.Helper()
+		if st, err := StatusOf(f.dir, nil); err != nil || !st.Watched || st.WatcherPid != os.Getpid() {
+			t.Fatalf("status %s: watched %v, pid %d, %v; want watched by %d", when, st.Watched, st.WatcherPid, err, os.Getpid())
+		}
+	}
+	check("with another's build in place")
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watcher did not build again within 30 s")
+	}
+	check("while the watcher installs its build")
+	hold.Store(false)
+	close(release)
+	f.awaitAnswer()
+	if _, err := Drop(context.Background(), f.dir, nil, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	awaitEnd(t, ended)
 }
