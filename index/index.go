@@ -72,6 +72,8 @@ type location struct {
 	runs string
 	// watchLock is held by the tree's watcher (Watch).
 	watchLock string
+	// ended records how the tree's last watcher ended (WatcherEnd).
+	ended string
 }
 
 // locate names the index files of the directory dir (real path) in state.
@@ -92,7 +94,15 @@ func locate(state, dir string) (location, error) {
 // (treeName), its root and device unknown.
 func locationIn(base, t string) location {
 	return location{file: filepath.Join(base, t+".idx"), lock: filepath.Join(base, t+".lock"),
-		building: filepath.Join(base, t+".idx.build"), runs: filepath.Join(base, t+".idx.runs"), watchLock: filepath.Join(base, t+".watch")}
+		building: filepath.Join(base, t+".idx.build"), runs: filepath.Join(base, t+".idx.runs"), watchLock: filepath.Join(base, t+".watch"),
+		ended: filepath.Join(base, t+".ended")}
+}
+
+// locationOf names the files of the tree whose index file is ix's.
+func locationOf(ix *Index) location {
+	loc := locationIn(filepath.Dir(ix.name), strings.TrimSuffix(filepath.Base(ix.name), ".idx"))
+	loc.root = ix.root
+	return loc
 }
 
 // treeName is the name of the index files of the directory st describes.
@@ -354,6 +364,8 @@ type Status struct {
 	Watched     bool     `json:"watched,omitempty"`
 	WatcherPid  int      `json:"watcherPid,omitempty"`
 	WatcherIdle *float64 `json:"watcherIdleSeconds,omitempty"`
+	// WatcherEnded, when no watcher runs, is how the last one ended.
+	WatcherEnded *WatcherEnd `json:"watcherEnded,omitempty"`
 }
 
 // watchedBy records that the watcher of reply r answers for the index.
@@ -428,6 +440,8 @@ func StatusOf(abs string, roots []string) (Status, error) {
 		st.WatcherPid = r.Pid
 	case r.Pid != 0:
 		st.watchedBy(r)
+	default:
+		st.WatcherEnded = lastEnd(locationOf(ix))
 	}
 	return st, nil
 }
@@ -531,6 +545,7 @@ func remove(ctx context.Context, loc location, roots []string, timeout time.Dura
 	defer unlock()
 	os.RemoveAll(loc.building) // what a killed build left
 	os.RemoveAll(loc.runs)
+	removeEnd(loc) // of no index now
 	if _, err := os.Lstat(loc.file); errors.Is(err, os.ErrNotExist) {
 		if ix, _ := coveringWithin(localfs.ExistingStateDir(), loc.root, roots); ix != nil {
 			defer ix.Close()

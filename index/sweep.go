@@ -121,6 +121,7 @@ func sweepTree(dir, t string) bool {
 	}
 	os.RemoveAll(loc.building) // what a killed build left
 	os.RemoveAll(loc.runs)
+	removeEnd(loc)
 	// A watcher makes its socket while it holds its watch lock: with that
 	// lock ours, or no watch lock file, the socket is a dead watcher's.
 	os.Remove(socketName(loc.file))

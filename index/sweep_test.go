@@ -181,6 +181,8 @@ func TestSweepRemovesWhatNoSearchCanUse(t *testing.T) {
 			s.write(s.goneLoc.runs, "runs")
 			s.write(s.goneLoc.watchLock, "")
 			s.write(socketName(s.goneLoc.file), "")
+			s.write(s.goneLoc.ended, "{}")
+			s.write(s.goneLoc.ended+".tmp", "{}")
 		}, removed: 1},
 		{name: "a dead watcher's socket without its lock file", do: func(s *sweepTrees) {
 			s.removeGone()

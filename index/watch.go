@@ -45,6 +45,10 @@ type WatchOptions struct {
 	// Idle, when set, ends the watcher once no search has asked it for
 	// that long, letting go of its watches (kernel memory).
 	Idle time.Duration
+	// Fault, when set, is the error the caller reports for an error the
+	// watcher ends with (a *fault.Error), whose code, message and hint
+	// its record of its end keeps (WatcherEnd); else fault.AsError's.
+	Fault func(error) error
 }
 
 // ErrWatchInstances is a watcher's failure to start for inotify's limit of
@@ -242,4 +246,65 @@ func (r watchReply) toCheck(ix *Index) ([]bool, bool) {
 		}
 	}
 	return check, matched == len(dirs)
+}
+
+// WatcherEnd is how the last watcher of an index ended, which it records
+// beside the index (a --detach watcher's output goes nowhere once it
+// answers): when (At), and the error it ended with (Code, Message, Hint:
+// what index --watch prints), none when it ended by itself (idle) or was
+// stopped. A record without At is of a watcher that ended without
+// writing it: killed (SIGKILL, the OOM killer), crashed, or the machine
+// stopped.
+type WatcherEnd struct {
+	Pid     int        `json:"pid"`
+	At      *time.Time `json:"at,omitempty"`
+	Code    string     `json:"code,omitempty"`
+	Message string     `json:"message"`
+	Hint    string     `json:"hint,omitempty"`
+}
+
+// endRecordSize is the size of the record of a watcher's end, padded
+// with spaces: a watcher reserves it as it starts and overwrites it in
+// place as it ends, which a full disk does not refuse.
+const endRecordSize = 2048
+
+// unrecordedEnd is the message of a watcher that ended without a word.
+const unrecordedEnd = "the watcher ended without recording why: killed (SIGKILL, the OOM killer), crashed, or the machine stopped."
+
+// lastEnd is how the last watcher of the tree at loc ended, read under
+// its watch lock, which a watcher holds while it runs and writes its
+// record: nil while one runs (or starts, or ends), and when none ran
+// since the index was built or dropped, or the record cannot be read.
+func lastEnd(loc location) *WatcherEnd {
+	fd, err := unix.Open(loc.watchLock, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	var held, named unix.Stat_t
+	if unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) != nil || unix.Fstat(fd, &held) != nil ||
+		unix.Stat(loc.watchLock, &named) != nil || held.Dev != named.Dev || held.Ino != named.Ino {
+		return nil // held, or replaced: a watcher runs or starts
+	}
+	f, err := os.OpenFile(loc.ended, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, endRecordSize+1))
+	var e WatcherEnd
+	if err != nil || len(b) > endRecordSize || json.Unmarshal(b, &e) != nil || e.Pid <= 0 {
+		return nil
+	}
+	if e.At == nil {
+		e.Code, e.Message, e.Hint = "", unrecordedEnd, ""
+	}
+	return &e
+}
+
+// removeEnd removes the record of the tree's last watcher's end, and
+// what writing it left.
+func removeEnd(loc location) {
+	os.Remove(loc.ended)
+	os.Remove(loc.ended + ".tmp")
 }

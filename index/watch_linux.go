@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,7 +184,7 @@ func awaitWatchLock(ctx context.Context, loc location, abs string, opts WatchOpt
 // started sweeps the state directory as it ends, its locks let go: a
 // watcher ends when its tree is removed or replaced, whose index then
 // serves no search again.
-func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOptions) error {
+func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOptions) (err error) {
 	if opts.Quiet <= 0 {
 		opts.Quiet = 10 * time.Second
 	}
@@ -205,6 +206,16 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	if err := unix.Stat(loc.watchLock, &lst); err != nil {
 		return err
 	}
+	lockID := [2]uint64{uint64(lst.Dev), lst.Ino}
+	// The record of the last watcher's end goes: this one runs. Its own
+	// is written, under the lock, as it ends, whatever ends it.
+	reserveEnd(loc)
+	defer func() {
+		recordEnd(loc, lockID, opts, err, ctx.Err() != nil)
+		if errors.Is(err, errIdle) {
+			err = nil
+		}
+	}()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if errors.Is(err, unix.EMFILE) {
 		return fmt.Errorf("inotify: %w (%w)", ErrWatchInstances, err)
@@ -215,7 +226,7 @@ func Watch(ctx context.Context, w backend.Walker, path, abs string, opts WatchOp
 	defer unix.Close(fd)
 	x := &watcher{w: w, path: path, abs: abs, opts: opts, loc: loc, fd: fd, watches: map[int32]watchTarget{},
 		changes: newChangeSet(), events: make([]byte, 64<<10), kick: make(chan struct{}, 1), dropped: make(chan struct{}, 1),
-		lockID: [2]uint64{uint64(lst.Dev), lst.Ino}}
+		lockID: lockID}
 	defer func() {
 		if x.ix != nil {
 			x.ix.Close()
@@ -290,7 +301,7 @@ func (x *watcher) loop(ctx context.Context) error {
 				idle = time.After(left)
 				continue
 			}
-			return nil
+			return errIdle
 		case <-x.kick:
 		case <-tick.C:
 			if _, err := os.Stat(x.loc.file); err != nil {
@@ -341,9 +352,111 @@ const (
 // still the one at its path. With the state directory removed, an index
 // built again there within a tick was taken for its own: it went on
 // unseen, its socket gone, and a second watcher could start.
-func (x *watcher) holdsItsLock() bool {
+func (x *watcher) holdsItsLock() bool { return holdsLock(x.loc, x.lockID) }
+
+// holdsLock reports whether the watch lock file at loc is the one of
+// identity id.
+func holdsLock(loc location, id [2]uint64) bool {
 	var st unix.Stat_t
-	return unix.Stat(x.loc.watchLock, &st) == nil && [2]uint64{uint64(st.Dev), st.Ino} == x.lockID
+	return unix.Stat(loc.watchLock, &st) == nil && [2]uint64{uint64(st.Dev), st.Ino} == id
+}
+
+// errIdle is loop's end when no search asked for WatchOptions.Idle: no
+// failure, Watch returns nil.
+var errIdle = errors.New("idle")
+
+// reserveEnd writes, at a watcher's start, the record of its end that
+// says it ended without a word (no At), padded to its size: the end
+// overwrites it, and a watcher killed leaves it. It replaces the last
+// watcher's.
+func reserveEnd(loc location) {
+	if writeEnd(loc.ended+".tmp", WatcherEnd{Pid: os.Getpid()}, true) != nil || os.Rename(loc.ended+".tmp", loc.ended) != nil {
+		removeEnd(loc) // no record rather than the last watcher's
+	}
+}
+
+// recordEnd records, as a watcher that holds the watch lock of identity
+// lockID ends with err, how it ended: over the record reserved, in place
+// (its blocks are had: a full disk does not refuse them), or by a new
+// one renamed over. Under the lock, which lastEnd takes to read it, it is
+// never read half-written. None for an index dropped, nor where the state
+// directory is another's since (the lock at its path is not this one).
+// stopped says that the watcher was told to end (its context), which is
+// no failure, whatever the build it stopped said.
+func recordEnd(loc location, lockID [2]uint64, opts WatchOptions, err error, stopped bool) {
+	if !holdsLock(loc, lockID) {
+		return
+	}
+	if _, serr := os.Lstat(loc.file); errors.Is(serr, os.ErrNotExist) || errors.Is(err, errDropped) {
+		removeEnd(loc)
+		return
+	}
+	now := time.Now()
+	e := WatcherEnd{Pid: os.Getpid(), At: &now}
+	switch {
+	case errors.Is(err, errIdle):
+		e.Message = fmt.Sprintf("the watcher ended idle: no search asked it for %s (--idle).", opts.Idle)
+	case err == nil || stopped:
+		e.Message = "the watcher was stopped: SIGTERM or SIGINT, or the session that ran it ended."
+	default:
+		if opts.Fault != nil {
+			err = opts.Fault(err)
+		}
+		fe := fault.AsError(err)
+		e.Code, e.Message, e.Hint = string(fe.Code), fe.Message, fe.Hint
+	}
+	if writeEnd(loc.ended, e, false) == nil {
+		return
+	}
+	if writeEnd(loc.ended+".tmp", e, true) != nil || os.Rename(loc.ended+".tmp", loc.ended) != nil {
+		removeEnd(loc)
+	}
+}
+
+// writeEnd writes the record e, padded to endRecordSize, to the file at
+// name: a new one when create, else over the one there, and syncs it.
+func writeEnd(name string, e WatcherEnd, create bool) error {
+	b, err := json.Marshal(e)
+	for err == nil && len(b) > endRecordSize && len(e.Message)+len(e.Hint) > 64 {
+		// Texts this long name long paths: their ends go.
+		e.Message, e.Hint = cut(e.Message), cut(e.Hint)
+		b, err = json.Marshal(e)
+	}
+	if err == nil && len(b) > endRecordSize {
+		err = errors.New("the record is too long")
+	}
+	if err != nil {
+		return err
+	}
+	flags := os.O_WRONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK // never waiting on a FIFO planted there
+	if create {
+		os.Remove(name)
+		flags |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(name, flags, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", name)
+	}
+	b = append(b, bytes.Repeat([]byte{' '}, endRecordSize-len(b))...)
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	if err := f.Truncate(endRecordSize); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// cut is s without the last half of it, and an ellipsis.
+func cut(s string) string {
+	if len(s) < 16 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:len(s)/2], "") + "…"
 }
 
 // pollRules looks at the rules files outside the index's files (a

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -913,4 +914,88 @@ func TestStatusNamesTheWatcherWhileItInstalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitEnd(t, ended)
+}
+
+// A watcher records how it ended beside the index, which --status reads
+// once no watcher runs: a --detach watcher's output goes nowhere once it
+// answers, and one whose build again failed ended unseen (searches only
+// grew slower). A watcher that runs, or starts, is never said to have
+// ended; a new one, and a drop, take the record away.
+func TestWatcherRecordsItsEnd(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	ended := f.startWatch(WatchOptions{Quiet: time.Hour})
+	loc := f.location()
+	// Its build again fails: the builders' lock is no file.
+	f.put("new.txt", "a new line\n")
+	f.update(f.fsys)
+	if err := os.Remove(loc.lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(loc.lock, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.answer() // about another build: the watcher builds again
+	err := awaitEnd(t, ended)
+	if fault.AsError(err).Code != fault.CodeIOError {
+		t.Fatalf("the watcher ended with %v, want IO_ERROR", err)
+	}
+	st, serr := StatusOf(f.dir, nil)
+	if e := st.WatcherEnded; serr != nil || st.Watched || e == nil || e.Code != "IO_ERROR" || e.Message != fault.AsError(err).Message ||
+		e.Pid != os.Getpid() || e.At == nil || time.Since(*e.At) > time.Minute {
+		t.Fatalf("status after the watcher failed: %+v (%+v), %v", st, st.WatcherEnded, serr)
+	}
+	if err := os.RemoveAll(loc.lock); err != nil {
+		t.Fatal(err)
+	}
+
+	// A watcher that runs: none said to have ended.
+	ended = f.startWatch(WatchOptions{Idle: 100 * time.Millisecond})
+	if st, err := StatusOf(f.dir, nil); err != nil || st.WatcherEnded != nil {
+		t.Fatalf("status while a new watcher runs: %+v (ended %+v), %v", st, st.WatcherEnded, err)
+	}
+	if err := awaitEnd(t, ended); err != nil {
+		t.Fatalf("an idle watcher ended with %v", err)
+	}
+	if e := lastEnd(loc); e == nil || e.Code != "" || !strings.Contains(e.Message, "idle") || e.At == nil {
+		t.Fatalf("the record of an idle end: %+v", e)
+	}
+
+	// One that holds the lock and does not answer yet (starting, or
+	// ending): not said to have ended either.
+	unlock, err := lock(context.Background(), loc.watchLock, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := lastEnd(loc); e != nil {
+		t.Fatalf("the watch lock held, the last watcher is said to have ended: %+v", e)
+	}
+	// One killed leaves the record it reserved as it started.
+	reserveEnd(loc)
+	unlock()
+	if e := lastEnd(loc); e == nil || e.At != nil || e.Message != unrecordedEnd || e.Pid != os.Getpid() {
+		t.Fatalf("the record of a watcher killed: %+v", e)
+	}
+
+	if _, err := Drop(context.Background(), f.dir, nil, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(loc.ended); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the record outlives the index dropped: %v", err)
+	}
+}
+
+// The record of a watcher's end is of its one size, its texts cut to fit.
+func TestEndRecordIsBounded(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "t.ended")
+	now := time.Now()
+	long := strings.Repeat("/a\x01long\u00e9path", 2000)
+	if err := writeEnd(name, WatcherEnd{Pid: 1, At: &now, Code: "IO_ERROR", Message: long, Hint: long}, true); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(name)
+	var e WatcherEnd
+	if err != nil || len(b) != endRecordSize || json.Unmarshal(b, &e) != nil || e.Message == "" || !strings.HasPrefix(long, strings.TrimSuffix(e.Message, "…")) {
+		t.Fatalf("the record: %d bytes, %v, message %q", len(b), err, e.Message)
+	}
 }

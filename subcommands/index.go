@@ -230,7 +230,12 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
 	var printErr error
-	err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts, Idle: idle, Ready: func(st index.Status) {
+	cmd := "index --watch"
+	if c.Bool("detach") {
+		cmd = "index --detach"
+	}
+	faultOf := func(err error) error { return indexErr(runAgain(err, cmd, res.dir), res.dir) }
+	err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts, Idle: idle, Fault: faultOf, Ready: func(st index.Status) {
 		endProgress() // the watcher's builds again are not shown: the result follows the first
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds, res.starting = &st, &took, true
@@ -247,10 +252,6 @@ func watchIndex(c *cli.Context, t indexTarget, res indexResult, start time.Time,
 		return printErr
 	}
 	var fe *fault.Error
-	cmd := "index --watch"
-	if c.Bool("detach") {
-		cmd = "index --detach"
-	}
 	if c.Bool("detach") && errors.As(err, &fe) && fe.Code == fault.CodeExists {
 		// Another --detach of the tree won the race, or the watcher was
 		// installing a build when asked: wait for it, as for a lock.
@@ -345,11 +346,12 @@ func watchRoots(c *cli.Context, tl *core.Tools) (stop func(), err error) {
 	for _, t := range targets {
 		wg.Go(func() {
 			for {
-				err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts})
+				display := tl.FS.Display(t.path)
+				err := index.Watch(ctx, t.walker, t.path, t.abs, index.WatchOptions{BuildOptions: t.opts,
+					Fault: func(err error) error { return indexErr(err, display) }})
 				if err == nil || ctx.Err() != nil {
 					return
 				}
-				display := tl.FS.Display(t.path)
 				e := fault.AsError(indexErr(err, display))
 				if e.Code != fault.CodeExists && e.Code != fault.CodeLockTimeout {
 					o.note(e)

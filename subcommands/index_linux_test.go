@@ -56,6 +56,63 @@ func TestIndexWatch(t *testing.T) {
 	}
 }
 
+// A watcher whose build again fails ends, and --status says how: a
+// --detach watcher's output goes nowhere once it answers, and it ended
+// unseen, searches only slower.
+func TestStatusSaysHowTheWatcherEnded(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("AGENTFS_STATE_DIR", state)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	_, done, errb := startIndexWatch(t, context.Background())
+	// Another build, which the watcher builds again once a search (here
+	// --status) asks about it, where its builders' lock is no file.
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "", "index"); code != 0 {
+		t.Fatalf("index: %d %q %q", code, out, errs)
+	}
+	locks, _ := filepath.Glob(filepath.Join(state, "index", "*.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("lock files: %q", locks)
+	}
+	if err := os.Remove(locks[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(locks[0], "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "", "index", "--status")
+	select {
+	case code := <-done:
+		if code == 0 {
+			t.Fatalf("the watcher whose build failed ended with 0, stderr %q", errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watcher did not end within 30 s of its failure")
+	}
+	code, out, errs := run(t, "", "index", "--status")
+	var res struct {
+		Watched      bool
+		WatcherEnded struct {
+			Pid     int
+			At      time.Time
+			Code    string
+			Message string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Watched {
+		t.Fatalf("--status after the watcher failed: %d %q %q (%v)", code, out, errs, err)
+	}
+	if e := res.WatcherEnded; e.Code != "IO_ERROR" || !strings.Contains(e.Message, "is not a file") || e.Pid != os.Getpid() || time.Since(e.At) > time.Minute {
+		t.Fatalf("--status after the watcher failed: %q, want watcherEnded with its IO_ERROR", out)
+	}
+}
+
 // An mcp --watch session that relies on another watcher of its root
 // starts its own once that one ends: it was left without one for the
 // rest of the session, and said nothing.
