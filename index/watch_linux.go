@@ -679,11 +679,21 @@ func (x *watcher) install(ix *Index, mounts string) error {
 	remote := map[uint64]bool{}
 	var st unix.Stat_t
 	refused := false // a watch, past max_user_watches
+	// A directory without a watch, replaced under a parent without one
+	// either, raises no event, nor do those it took along, whose watches
+	// stay on them: every directory below it is checked every time too,
+	// watched or not (watches freed meanwhile: a refusal need not last).
+	unwatched := map[string]bool{}
 	for _, d := range ix.dirs {
+		if d.path != "" && unwatched[parent(d.path)] {
+			fresh.always[d.path], unwatched[d.path] = true, true
+			continue
+		}
 		name := filepath.Join(ix.root, d.path)
 		wd, err := inotifyAddWatch(x.fd, name, dirEvents)
 		if err != nil {
 			fresh.always[d.path] = true // ENOSPC past max_user_watches, or gone: checked every time
+			unwatched[d.path] = true
 			refused = refused || err == unix.ENOSPC
 			continue
 		}

@@ -999,3 +999,36 @@ func TestEndRecordIsBounded(t *testing.T) {
 		t.Fatalf("the record: %d bytes, %v, message %q", len(b), err, e.Message)
 	}
 }
+
+// A directory refused a watch is checked by every search, and so is every
+// directory below it. Replaced (moved away, another made at its path)
+// under a parent that has no watch either, it raises no event, nor do the
+// directories it took along, whose watches stay on them: a subdirectory
+// granted a watch (watches freed meanwhile, as ENOSPC's refusals need not
+// last) was trusted, and the stale one's files taken for the new one's.
+func TestDirsBelowAnUnwatchedOneAreAlwaysChecked(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.put("p/a/b/f.txt", "a haystack\n")
+	f.ageDirs()
+	inotifyAddWatch = func(fd int, name string, mask uint32) (int, error) {
+		if name == filepath.Join(f.dir, "p") || name == filepath.Join(f.dir, "p/a") {
+			return -1, unix.ENOSPC
+		}
+		return unix.InotifyAddWatch(fd, name, mask)
+	}
+	defer func() { inotifyAddWatch = unix.InotifyAddWatch }()
+	ended := f.startWatch(WatchOptions{Quiet: time.Hour})
+	if err := os.Rename(filepath.Join(f.dir, "p/a"), filepath.Join(f.dir, "p/old")); err != nil {
+		t.Fatal(err)
+	}
+	f.put("p/a/b/f.txt", "a needle\n")
+	if _, ok := f.answer(); !ok {
+		t.Fatal("the watcher does not answer")
+	}
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+	if _, err := Drop(context.Background(), f.dir, nil, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	awaitEnd(t, ended)
+}
