@@ -53,6 +53,9 @@ func (f *FS) Remove(ctx context.Context, path string, opts backend.RemoveOptions
 	if err := backend.CheckSwap(display, backend.WriteOptions{IfVersion: opts.IfVersion}, present, versionIf(present, &st)); err != nil || !present {
 		return false, err
 	}
+	if err := stickyRefused(dfd, &st, display, "remove"); err != nil {
+		return false, err
+	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		if err := unix.Unlinkat(dfd, base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 			return false, mapErr(pinnedErr(err, dfd, base, "."), display)

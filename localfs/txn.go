@@ -455,6 +455,15 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 			return st, exists, mapErr(err, display)
 		}
 	}
+	if exists {
+		verb := "replace"
+		if op.Remove {
+			verb = "remove"
+		}
+		if err := stickyRefused(dfd, &st, display, verb); err != nil {
+			return st, exists, err
+		}
+	}
 	return st, exists, nil
 }
 

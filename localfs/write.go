@@ -81,6 +81,11 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 	if err := accessAt(dfd, ".", unix.W_OK); err != nil {
 		return backend.FileInfo{}, mapErr(err, display)
 	}
+	if exists {
+		if err := stickyRefused(dfd, &st, display, "replace"); err != nil {
+			return backend.FileInfo{}, err
+		}
+	}
 	var old *unix.Stat_t
 	if exists {
 		old = &st
@@ -322,6 +327,34 @@ func replaceable(st *unix.Stat_t, display string, opts backend.WriteOptions) err
 			WithHint("pass --in-place to rewrite the shared file (not atomic), or write to a new path")
 	}
 	return nil
+}
+
+// stickyRefused refuses a replace or removal (verb) of the entry st in
+// the directory dfd that the kernel would refuse for its sticky bit
+// (mode +t, as /tmp): one that is neither this user's nor in a directory
+// of this user's, when this user is not root. A transaction found out only
+// at its rename, past the backup link it had made of the file, which it
+// could not unlink either (the link is the other user's too): its
+// journal stayed, and every later call on the tree failed until that
+// user removed the link.
+func stickyRefused(dfd int, st *unix.Stat_t, display, verb string) error {
+	euid := os.Geteuid()
+	if euid == 0 || st.Uid == uint32(euid) {
+		return nil
+	}
+	var d unix.Stat_t
+	if err := unix.Fstat(dfd, &d); err != nil {
+		return mapErr(err, display)
+	}
+	if d.Mode&unix.S_ISVTX == 0 || d.Uid == uint32(euid) {
+		return nil
+	}
+	what := "file"
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		what = "directory"
+	}
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the %s is user %d's, in a sticky directory (mode +t, as /tmp) that is not this user's either, where only the owner of the %s or of the directory may %s it.", what, st.Uid, what, verb).
+		WithPath(display).WithHint("ask the %s's owner to %s it, or write a new path; nothing was changed", what, verb)
 }
 
 // stagedFile is new content in a temporary file of its target's

@@ -1,0 +1,151 @@
+package localfs_test
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// unprivileged is a command line of agentfs (this test binary, copied
+// where any user may run it) working in dir as the user nobody (65534),
+// with a state directory of its own. The test needs root to make it.
+func unprivileged(t *testing.T, base, dir string) func(args ...string) *exec.Cmd {
+	t.Helper()
+	const uid, gid = 65534, 65534
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "agentfs.test")
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(base, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(state, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	return func(args ...string) *exec.Cmd {
+		cmd := command(t, dir, "agentfs", args...)
+		cmd.Path, cmd.Args[0] = bin, bin
+		cmd.Env = append(cmd.Env, "AGENTFS_STATE_DIR="+state, "HOME=/nonexistent")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{gid}}}
+		return cmd
+	}
+}
+
+// A file of another user in a sticky directory (mode 1777, as /tmp) that
+// is neither the writer's may not be replaced or removed by it, even when
+// its mode lets it write the file: every mutation is PERMISSION_DENIED
+// saying so, before anything is staged, and a dry run fails as the run
+// would. A transaction (replace, apply-patch) linked the file at its
+// backup name, failed to rename over it, and could not unlink the backup
+// either: its journal stayed, and every later call on the tree, read, ls,
+// grep, failed with IO_ERROR until the other user removed the link.
+func TestStickyDirectoryOfAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a file of another user and run agentfs as nobody (go test as root, as CI does)")
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(base, "root")
+	sticky := filepath.Join(root, "tmp")
+	for _, d := range []string{root, sticky} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sticky, os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(sticky, "f.txt")
+	run := unprivileged(t, base, root)
+	patch := func(body string) string {
+		p := filepath.Join(root, "p.patch")
+		if err := os.WriteFile(p, []byte("*** Begin Patch\n"+body+"*** End Patch\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return "p.patch"
+	}
+	for _, tc := range []struct {
+		name string
+		args func() []string
+	}{
+		{"write", func() []string { return []string{"write", "tmp/f.txt", "--content", "new\n"} }},
+		{"edit", func() []string { return []string{"edit", "tmp/f.txt", "--old", "old", "--new", "new"} }},
+		{"edit dry run", func() []string { return []string{"edit", "tmp/f.txt", "--old", "old", "--new", "new", "--dry-run"} }},
+		{"replace", func() []string { return []string{"replace", "old", "new", "tmp"} }},
+		{"replace dry run", func() []string { return []string{"replace", "old", "new", "tmp", "--dry-run"} }},
+		{"apply-patch update", func() []string {
+			return []string{"apply-patch", "--patch-file", patch("*** Update File: tmp/f.txt\n@@\n-old\n+new\n")}
+		}},
+		{"apply-patch delete", func() []string {
+			return []string{"apply-patch", "--patch-file", patch("*** Delete File: tmp/f.txt\n")}
+		}},
+		{"rm", func() []string { return []string{"rm", "tmp/f.txt"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// What an earlier case left (a backup link, its journal) goes.
+			old, _ := os.ReadDir(sticky)
+			for _, e := range old {
+				os.Remove(filepath.Join(sticky, e.Name()))
+			}
+			os.RemoveAll(filepath.Join(base, "state", "journal"))
+			if err := os.WriteFile(f, []byte("old\n"), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(f, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			cmd := run(tc.args()...)
+			out, err := cmd.CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != 1 || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), "sticky") {
+				t.Errorf("exit %d, %s; want 1 and PERMISSION_DENIED naming the sticky directory", code, out)
+			}
+			if data, err := os.ReadFile(f); err != nil || string(data) != "old\n" {
+				t.Errorf("the file holds %q, %v; want it unchanged", data, err)
+			}
+			names, err := os.ReadDir(sticky)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(names) != 1 {
+				t.Errorf("the sticky directory holds %v; want f.txt alone", names)
+			}
+			if out, err := run("read", "tmp/f.txt").CombinedOutput(); err != nil {
+				t.Errorf("read after it: %v\n%s", err, out)
+			}
+		})
+	}
+}
