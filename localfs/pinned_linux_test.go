@@ -23,6 +23,8 @@ func TestImmutableRefusedByCheckAndWrite(t *testing.T) {
 	for _, tc := range []struct{ pin, flag string }{{"f.txt", "+i"}, {"d", "+i"}, {"f.txt", "+a"}, {"d", "+a"}} {
 		pin := tc.pin
 		t.Run(pin+tc.flag, func(t *testing.T) {
+			state := t.TempDir()
+			t.Setenv(StateDirEnv, state)
 			dir := t.TempDir()
 			mustWrite(t, filepath.Join(dir, "f.txt"))
 			mustWrite(t, filepath.Join(dir, "d", "g.txt"))
@@ -44,6 +46,15 @@ func TestImmutableRefusedByCheckAndWrite(t *testing.T) {
 			_, commit := fsys.Commit(context.Background(), []backend.Op{{Path: "other.txt", Data: []byte("o\n")}, {Path: target, Data: []byte("new\n")}})
 			if _, err := os.Lstat(filepath.Join(dir, "other.txt")); err == nil {
 				t.Errorf("the commit refused left other.txt")
+			}
+			// Refused before anything is staged: in an append-only
+			// directory the commit linked the file at its backup name and
+			// staged its copy, then could unlink neither, and its journal
+			// failed every later call on the tree.
+			left, _ := filepath.Glob(filepath.Join(dir, filepath.Dir(target), ".agentfs-tmp-*"))
+			pending, _ := filepath.Glob(filepath.Join(state, "journal", "*.pending"))
+			if len(left) > 0 || len(pending) > 0 {
+				t.Errorf("the commit refused left %v and journals %v", left, pending)
 			}
 			for what, err := range map[string]error{"check": check, "write": write, "commit": commit} {
 				if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied || !strings.Contains(e.Message, "immutable") {

@@ -423,7 +423,7 @@ func (f *FS) opDir(ctx context.Context, op backend.Op, create bool, made *madeDi
 // that come before anything is staged: a name agentfs keeps, a mount
 // point, the compare-and-swap, a removal of a directory, and that a file
 // to replace may be replaced (its kind and links, the caller's permission
-// to write it).
+// to write it and its directory).
 func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool, error) {
 	var st unix.Stat_t
 	if err := reservedName(name, display); err != nil {
@@ -452,6 +452,15 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 			return st, exists, err
 		}
 		if err := accessAt(dfd, name, unix.W_OK); err != nil {
+			return st, exists, mapErr(err, display)
+		}
+	}
+	if exists || !op.Remove {
+		// The change renames or unlinks in the directory: one it may not
+		// write, append-only (chattr +a) too, is refused here, before the
+		// backup link and the staged file that a refused rename left
+		// there, which could not be unlinked either.
+		if err := accessAt(dfd, ".", unix.W_OK); err != nil {
 			return st, exists, mapErr(err, display)
 		}
 	}
@@ -484,12 +493,7 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 		if err != nil {
 			return err
 		}
-		_, exists, err := checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op)
-		if err == nil && (exists || !op.Remove) {
-			if aerr := accessAt(int(dir.Fd()), ".", unix.W_OK); aerr != nil {
-				err = mapErr(aerr, display)
-			}
-		}
+		_, _, err = checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op)
 		dir.Close()
 		if err != nil {
 			return err
