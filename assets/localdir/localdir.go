@@ -63,7 +63,12 @@ func New(dir, baseURL string, key []byte, lockTimeout time.Duration) (*Store, er
 			WithHint("give the address agentfs serve listens on, as people reach it: a scheme, a host, a port from 1 to 65535 and a path, without a query, a fragment or spaces")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fault.Errorf(fault.CodeNotConfigured, "the assets folder cannot be created.").WithPath(dir).
+		// For want of permission or room as serve says (assetsIOError);
+		// else the folder named is no place for one (a file in the way).
+		if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.ENOSPC) {
+			return nil, assetsIOError(err, dir)
+		}
+		return nil, fault.Errorf(fault.CodeNotConfigured, "the assets folder cannot be created: %s.", localfs.ErrText(err)).WithPath(dir).
 			WithHint("give --assets a folder you can write to").WithCause(err)
 	}
 	return &Store{dir: dir, baseURL: strings.TrimRight(baseURL, "/"), key: key, lockTimeout: lockTimeout, Now: time.Now}, nil

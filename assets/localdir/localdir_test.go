@@ -12,8 +12,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -833,5 +835,69 @@ func TestLockDirTimeoutSaysTheWait(t *testing.T) {
 		if e := fault.AsError(err); e == nil || e.Code != fault.CodeLockTimeout || e.Message != "the assets folder stayed locked for "+said+"." {
 			t.Errorf("timeout %v: got %v, want LOCK_TIMEOUT saying %s", timeout, err, said)
 		}
+	}
+}
+
+// An assets folder that cannot be made for want of permission is
+// PERMISSION_DENIED, as serve calls it and as the contract names a
+// location this user may not write, saying why: publish called it
+// NOT_CONFIGURED, "cannot be created", without the cause. Root may make
+// it anywhere: as root, the test runs itself again as nobody.
+func TestNewFolderNotPermitted(t *testing.T) {
+	if os.Geteuid() == 0 {
+		runAsNobody(t, "TestNewFolderNotPermitted")
+		return
+	}
+	parent := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(parent, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(filepath.Join(parent, "assets"), DefaultBaseURL, testKey, time.Second)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied {
+		t.Fatalf("New under a folder it may not write: %v, want PERMISSION_DENIED", err)
+	}
+	// Another cause (a file in the way) is still NOT_CONFIGURED, naming it.
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(filepath.Join(file, "assets"), DefaultBaseURL, testKey, time.Second)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotConfigured || !strings.Contains(e.Message, "not a directory") {
+		t.Fatalf("New below a file: %v, want NOT_CONFIGURED saying not a directory", err)
+	}
+}
+
+// runAsNobody runs the test name of this binary, copied where any user
+// may run it, as the user nobody (65534), and fails t with its output
+// when it fails.
+func runAsNobody(t *testing.T, name string) {
+	t.Helper()
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "localdir.test")
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(base, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(tmp, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^"+name+"$", "-test.count=1")
+	cmd.Dir = base
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME=/nonexistent")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{65534}}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s as nobody: %v\n%s", name, err, out)
 	}
 }
