@@ -165,6 +165,10 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		return backend.FileInfo{}, mapErr(errPinned, src.display).WithDetail("destination", dst.display)
 	case errors.Is(pinnedErr(err, dst.fd(), dst.name, "."), errPinned):
 		return backend.FileInfo{}, mapErr(errPinned, dst.display)
+	case (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) && movedDirNotWritable(src, dst, &st):
+		return backend.FileInfo{}, fault.Errorf(fault.CodePermissionDenied, "permission denied: a directory moved into another directory needs write permission on itself too, as its .. entry changes, and this one has none.").
+			WithPath(src.display).WithDetail("destination", dst.display).
+			WithHint("give it write permission (chmod u+w) first, or move it within its own directory; nothing was moved").WithCause(err)
 	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
 		// Either directory may be the one: rename(2) does not say.
 		return backend.FileInfo{}, fault.Errorf(fault.CodePermissionDenied, "permission denied: a move needs write permission on the directory it leaves and on the one it enters.").
@@ -182,6 +186,26 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		}
 	}
 	return infoAt(dst.fd(), dst.name, dst.display)
+}
+
+// movedDirNotWritable reports whether the refusal of a move of st, a
+// directory, into another directory is its own mode's: rename(2) then
+// needs write permission on the directory moved, to change its "..",
+// which the message naming the two parents left out.
+func movedDirNotWritable(src, dst renameEndpoint, st *unix.Stat_t) bool {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || os.Geteuid() == 0 {
+		return false
+	}
+	var a, b unix.Stat_t
+	if unix.Fstat(src.fd(), &a) != nil || unix.Fstat(dst.fd(), &b) != nil || sameFile(&a, &b) {
+		return false
+	}
+	// The kernel checks both parents first: the refusal is the
+	// directory's own only when they may be written.
+	if accessAt(src.fd(), ".", unix.W_OK) != nil || accessAt(dst.fd(), ".", unix.W_OK) != nil {
+		return false
+	}
+	return errors.Is(unix.Faccessat(src.fd(), src.name, unix.W_OK, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW), unix.EACCES)
 }
 
 // sameFile reports whether a and b describe one file.

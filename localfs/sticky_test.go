@@ -149,3 +149,37 @@ func TestStickyDirectoryOfAnotherUser(t *testing.T) {
 		})
 	}
 }
+
+// A directory without write permission moved into another directory is
+// refused by rename(2) for its own mode (its .. entry changes), which the
+// error says: it blamed the two parents, both writable.
+func TestMoveOfReadOnlyDirectoryNamesIt(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(base, "root")
+	for _, d := range []string{"", "a", "b"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(root, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "a", "ro"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	out, err := unprivileged(t, base, root)("mv", "a/ro", "b/ro").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), "needs write permission on itself") {
+		t.Fatalf("mv of a read-only directory: %v, %s; want PERMISSION_DENIED naming the directory's own mode", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a", "ro")); err != nil {
+		t.Errorf("the directory is gone from its place: %v", err)
+	}
+}
