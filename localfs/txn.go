@@ -461,7 +461,7 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 		// backup link and the staged file that a refused rename left
 		// there, which could not be unlinked either.
 		if err := accessAt(dfd, ".", unix.W_OK); err != nil {
-			return st, exists, mapErr(err, display)
+			return st, exists, dirNotWritable(err, display)
 		}
 	}
 	if exists {

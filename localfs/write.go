@@ -79,7 +79,7 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 	// The replace makes a file in the directory: one it may not write
 	// (its mode, or chattr +i or +a) is refused first, saying which.
 	if err := accessAt(dfd, ".", unix.W_OK); err != nil {
-		return backend.FileInfo{}, mapErr(err, display)
+		return backend.FileInfo{}, dirNotWritable(err, display)
 	}
 	if exists {
 		if err := stickyRefused(dfd, &st, display, "replace"); err != nil {
@@ -327,6 +327,19 @@ func replaceable(st *unix.Stat_t, display string, opts backend.WriteOptions) err
 			WithHint("pass --in-place to rewrite the shared file (not atomic), or write to a new path")
 	}
 	return nil
+}
+
+// dirNotWritable is the error of accessAt(dfd, ".", W_OK) for a change
+// of display in the directory dfd: by its mode, it says that the change
+// makes a new file there (a temporary one renamed over the file), which a
+// writable file does not spare.
+func dirNotWritable(err error, display string) *fault.Error {
+	e := mapErr(err, display)
+	if errors.Is(err, unix.EACCES) {
+		e.Message = "permission denied: the file's directory is not writable, which a change of the file needs even where the file itself is writable: a write makes a temporary file there and renames it over the file, so that it is atomic."
+		e.WithHint("give the directory write permission (chmod u+w) first; nothing was changed")
+	}
+	return e
 }
 
 // stickyRefused refuses a replace or removal (verb) of the entry st in

@@ -183,3 +183,40 @@ func TestMoveOfReadOnlyDirectoryNamesIt(t *testing.T) {
 		t.Errorf("the directory is gone from its place: %v", err)
 	}
 }
+
+// A writable file in a directory that is not writable cannot be changed,
+// as every change is a new file renamed over it: the error says so, where
+// it said only "permission denied" with a hint about the file or a
+// directory on its path.
+func TestReadOnlyDirectorySaysWhy(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(base, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("old\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "f.txt"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	run := unprivileged(t, base, root)
+	for _, args := range [][]string{
+		{"write", "f.txt", "--content", "new\n"},
+		{"edit", "f.txt", "--old", "old", "--new", "new", "--dry-run"},
+		{"replace", "old", "new", "."},
+	} {
+		out, err := run(args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), "directory is not writable") {
+			t.Errorf("%s: %v, %s; want PERMISSION_DENIED saying the directory is not writable", args[0], err, out)
+		}
+	}
+}
