@@ -206,29 +206,6 @@ func TestUnlinkable(t *testing.T) {
 	}
 }
 
-// An empty directory the caller may not write is removed from its
-// parent, as rm -r removes it: only a directory with entries to unlink
-// needs write permission of its own.
-func TestRemoveTreeTakesEmptyReadOnlyDirectory(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root may write any directory; CI runs this test as an unprivileged user")
-	}
-	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "t", "file"))
-	empty := filepath.Join(dir, "t", "empty")
-	if err := os.Mkdir(empty, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chmod(empty, 0o755)
-	fsys, err := New(Config{Roots: []string{dir}, Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fsys.Remove(context.Background(), "t", backend.RemoveOptions{Recursive: true}); err != nil {
-		t.Fatalf("rm -r of a tree with an empty read-only directory: %v", err)
-	}
-}
-
 // A tree a move across file systems copies, then would remove, is
 // refused in the move's words.
 func TestUnremovableWordedForTheCaller(t *testing.T) {

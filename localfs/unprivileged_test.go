@@ -220,3 +220,41 @@ func TestReadOnlyDirectorySaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// An empty directory the caller may not write is removed from its
+// parent, as rm -r removes it: only a directory with entries to unlink
+// needs write permission of its own. Root may write any directory, so
+// the test runs agentfs as nobody (it skipped as root, which CI is).
+func TestRemoveTreeTakesEmptyReadOnlyDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(base, "root")
+	for _, d := range []string{"", "t"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(root, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "t", "file"), []byte("x\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "t", "empty"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	out, err := unprivileged(t, base, root)("rm", "-r", "t").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"deleted":true`) {
+		t.Fatalf("rm -r of a tree with an empty read-only directory: %v, %s", err, out)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "t")); !os.IsNotExist(err) {
+		t.Fatalf("the tree is still there: %v", err)
+	}
+}
