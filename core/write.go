@@ -264,6 +264,11 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 		if err != nil {
 			return nil, withPath(err, display)
 		}
+		if len(data) > MaxWriteBytes {
+			// CRLF endings or UTF-16 made the content larger: the file
+			// would be over what edit, replace and apply-patch change.
+			return nil, tooLargeWritten(display, int64(len(data)), ws)
+		}
 		res.LineEnding, res.BOM, res.Encoding = ws.LineEnding, &ws.BOM, ws.Encoding
 	}
 	// The result's sha256 (about 4 ms for 2 MiB) is computed while the
@@ -419,6 +424,12 @@ func (t *Tools) appendTo(ctx context.Context, m backend.MutableFS, req WriteRequ
 	if err := req.Check(req.Path, cur.info, cur.exists, func() (string, error) { return sha256Hex(old), nil }); err != nil {
 		return nil, err
 	}
+	if size := len(old) + len(data); size > MaxAppendBytes {
+		// The file's CRLF endings or encoding made the content larger.
+		return nil, fault.Errorf(fault.CodeTooLarge, "appending would make a file of %d bytes as written, over --append's limit of %d.", size, MaxAppendBytes).
+			WithPath(display).WithDetail("size", size).WithDetail("limit", MaxAppendBytes).
+			WithHint("put the rest in a new file: write its first part, then --append to it")
+	}
 	res := &WriteResult{Appended: true}
 	res.Path, res.PathBase64 = fault.PathText(display)
 	whole := append(old, data...)
@@ -527,6 +538,22 @@ func tooLargeToWrite(path string, size int64) *fault.Error {
 	return fault.Errorf(fault.CodeTooLarge, "the content is %d bytes; write takes at most %d (2 MiB).", size, MaxWriteBytes).
 		WithPath(path).WithDetail("size", size).WithDetail("limit", MaxWriteBytes).
 		WithHint(TooLargeToWriteHint)
+}
+
+// tooLargeWritten is the TOO_LARGE of a content within MaxWriteBytes that
+// the file's style ws (CRLF endings, UTF-16, an encoding) makes size
+// bytes, over it: the file would be one edit refuses.
+func tooLargeWritten(path string, size int64, ws textfile.Written) *fault.Error {
+	as := "in the file's style"
+	switch {
+	case ws.Encoding != "":
+		as = "in " + ws.Encoding
+	case ws.LineEnding == "crlf" || ws.LineEnding == "mixed":
+		as = "with CRLF line endings"
+	}
+	return fault.Errorf(fault.CodeTooLarge, "the content would be %d bytes as written %s; write takes at most %d (2 MiB) as written, the limit of the files edit changes.", size, as, MaxWriteBytes).
+		WithPath(path).WithDetail("size", size).WithDetail("limit", MaxWriteBytes).
+		WithHint("nothing was written; write a first part that is within 2 MiB as written, then add the rest in parts with --append (up to 16 MiB in all)")
 }
 
 // readContentFile reads the whole content file, up to MaxWriteBytes + 1

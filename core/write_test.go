@@ -434,3 +434,60 @@ func TestAppendLegacyResultNamesLineEnding(t *testing.T) {
 		}
 	}
 }
+
+// write's 2 MiB holds for the bytes written, not only for the content
+// given: 1,995,000 bytes of LF lines into a CRLF file made a file of
+// 2,194,500, which edit, replace and apply-patch then refused (TOO_LARGE),
+// from a write under the cap; UTF-16 doubles ASCII likewise. Such a write
+// is TOO_LARGE, the file untouched; the same content into an LF file fits.
+func TestWriteCapOnBytesWritten(t *testing.T) {
+	tl, dir := tools(t)
+	ctx := context.Background()
+	content := strings.Repeat("xxxxxxxxx\n", 199500) // 1,995,000 bytes
+	for name, old := range map[string]string{
+		"crlf":  "a\r\nb\r\n",
+		"utf16": "\xff\xfea\x00\n\x00",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := tl.Write(ctx, core.WriteRequest{Path: name, Content: ptr(content)})
+		var e *fault.Error
+		if !errors.As(err, &e) || e.Code != fault.CodeTooLarge {
+			t.Errorf("%s: write of %d bytes: %+v %v, want TOO_LARGE", name, len(content), res, err)
+			continue
+		}
+		if size, _ := e.Details["size"].(int64); size <= core.MaxWriteBytes {
+			t.Errorf("%s: details.size %v, want the bytes as written", name, e.Details["size"])
+		}
+		if got, _ := os.ReadFile(p); string(got) != old {
+			t.Errorf("%s: the file was changed to %d bytes", name, len(got))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lf"), []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tl.Write(ctx, core.WriteRequest{Path: "lf", Content: ptr(content)}); err != nil {
+		t.Errorf("lf: %v", err)
+	}
+}
+
+// An append's 16 MiB holds for the file as written, after the content
+// takes the file's CRLF endings.
+func TestAppendCapOnBytesWritten(t *testing.T) {
+	tl, dir := tools(t)
+	p := filepath.Join(dir, "f")
+	old := strings.Repeat("x\r\n", (core.MaxAppendBytes-core.MaxWriteBytes)/3) // 14,680,062 bytes
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	content := strings.Repeat("x\n", 1000000) // 3,000,000 bytes as written
+	res, err := tl.Write(context.Background(), core.WriteRequest{Path: "f", Content: ptr(content), Append: true})
+	if code(err) != fault.CodeTooLarge {
+		t.Fatalf("append of %d bytes to %d: %+v %v, want TOO_LARGE", len(content), len(old), res, err)
+	}
+	if fi, _ := os.Stat(p); fi.Size() != int64(len(old)) {
+		t.Errorf("the file is %d bytes, was %d", fi.Size(), len(old))
+	}
+}
