@@ -112,7 +112,7 @@ type Duration time.Duration
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := parseDuration(string(b), 0, maxDuration)
 	if errors.Is(err, errDurationRange) {
-		err = fault.InvalidArgument("a duration must be from 0 to %s, not %s.", maxDuration, b).WithHint("give a duration such as 30s")
+		err = fault.InvalidArgument("a duration must be from 0 to %s, not %s.", strings.TrimSuffix(maxDuration.String(), "0m0s"), b).WithHint("give a duration such as 30s")
 	}
 	*d = Duration(v)
 	return err

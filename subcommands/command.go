@@ -1043,6 +1043,35 @@ func durationError(what, value string) *fault.Error {
 	return fault.InvalidArgument("%s takes a duration such as 30s or 500ms, not %q.", what, value)
 }
 
+// givenText is the text of the value the subcommand's flag name was last
+// given on the command line (argsOf), as the caller wrote it, for an
+// error to quote: a duration normalised (-1h30m0s for -90m) is a text the
+// caller cannot find in its command. It is "" when the flag was not given
+// a value there.
+func givenText(c *cli.Context, name string) string {
+	args := argsOf(c)
+	if len(args) == 0 {
+		return ""
+	}
+	_, i := leadingGlobals(args[1:], globalFlags())
+	text := ""
+	for k := i + 2; k < len(args) && args[k] != "--"; k++ {
+		a := args[k]
+		if !isFlagArg(a) {
+			continue
+		}
+		switch n, eq := flagName(a); {
+		case n != name:
+		case eq:
+			_, text, _ = strings.Cut(a, "=")
+		case k+1 < len(args):
+			k++
+			text = args[k]
+		}
+	}
+	return text
+}
+
 // leadingGlobals returns the global flags (with their values) before the
 // subcommand, and the index in args of the subcommand, len(args) if none.
 func leadingGlobals(args []string, globals []cli.Flag) ([]string, int) {

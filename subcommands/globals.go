@@ -1,6 +1,7 @@
 package subcommands
 
 import (
+	"cmp"
 	"flag"
 	"os"
 	"slices"
@@ -202,7 +203,12 @@ func checkEnv() error {
 func checkGlobals(c *cli.Context) error {
 	given := givenGlobals(argsOf(c))
 	for _, g := range globals {
-		if err := g.check(c, !given[g.name] && g.env != "" && os.Getenv(g.env) != ""); err != nil {
+		text, flagged := given[g.name]
+		fromEnv := !flagged && g.env != "" && os.Getenv(g.env) != ""
+		if fromEnv {
+			text = os.Getenv(g.env)
+		}
+		if err := g.check(c, text, fromEnv); err != nil {
 			return err
 		}
 	}
@@ -218,7 +224,7 @@ func readOnlyBy(c *cli.Context) (flag bool, env string) {
 	if !c.Bool("readonly") {
 		return false, ""
 	}
-	flag = givenGlobals(argsOf(c))["readonly"]
+	_, flag = givenGlobals(argsOf(c))["readonly"]
 	const readOnlyEnv = "AGENTFS_READONLY"
 	if v, err := strconv.ParseBool(os.Getenv(readOnlyEnv)); err == nil && v {
 		env = readOnlyEnv
@@ -255,10 +261,12 @@ func readOnlyNames(c *cli.Context) string {
 	return strings.Join(names, " and ")
 }
 
-// givenGlobals are the names of the global flags given on the command
-// line args (argsOf), args[0] being the program's name.
-func givenGlobals(args []string) map[string]bool {
-	given := map[string]bool{}
+// givenGlobals maps the names of the global flags given on the command
+// line args (argsOf), args[0] being the program's name, to the text of
+// the value each was last given, as the caller wrote it ("" for a bool
+// flag given alone).
+func givenGlobals(args []string) map[string]string {
+	given := map[string]string{}
 	if len(args) == 0 {
 		return given
 	}
@@ -266,18 +274,22 @@ func givenGlobals(args []string) map[string]bool {
 	lead, _ := leadingGlobals(args[1:], flags)
 	for k := 0; k < len(lead); k++ {
 		if f := lookupFlag(flags, lead[k]); f != nil {
-			given[f.Names()[0]] = true
-			if takesValue(flags, lead[k]) {
+			_, text, _ := strings.Cut(lead[k], "=")
+			if takesValue(flags, lead[k]) && k+1 < len(lead) {
 				k++ // its value, which may look like a flag
+				text = lead[k]
 			}
+			given[f.Names()[0]] = text
 		}
 	}
 	return given
 }
 
 // check refuses g's value outside its set or range, naming its variable
-// when fromEnv.
-func (g globalFlag) check(c *cli.Context, fromEnv bool) error {
+// when fromEnv, and quoting text, the value as the caller wrote it (a
+// duration normalised, 99h0m0s for 99h, is a text the caller cannot find
+// in its command).
+func (g globalFlag) check(c *cli.Context, text string, fromEnv bool) error {
 	switch g.kind {
 	case kindString:
 		v := c.String(g.name)
@@ -311,7 +323,7 @@ func (g globalFlag) check(c *cli.Context, fromEnv bool) error {
 		if fromEnv {
 			name = g.env
 		}
-		e := fault.InvalidArgument("%s must be %s, not %s.", name, bound, v)
+		e := fault.InvalidArgument("%s must be %s, not %s.", name, bound, cmp.Or(text, v))
 		if fromEnv {
 			if g.max != "" {
 				bound = "a value " + bound

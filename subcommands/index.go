@@ -101,7 +101,7 @@ func runIndex(c *cli.Context) error {
 	case c.IsSet("idle") && !watch:
 		return fault.InvalidArgument("--idle is for a watcher.").WithHint("give it with --watch or --detach")
 	case idle < 0:
-		return fault.InvalidArgument("--idle %s is negative.", idle).WithHint("give a duration such as 30m, or 0 for never")
+		return fault.InvalidArgument("--idle %s is negative.", cmp.Or(givenText(c, "idle"), idle.String())).WithHint("give a duration such as 30m, or 0 for never")
 	}
 	path := c.Args().First()
 	if path == "" {
