@@ -371,15 +371,19 @@ func (f *FS) Settle(ctx context.Context, timeout time.Duration) (Recovery, error
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
+			// details.timeout is the wait, as the message says it and
+			// as the local backend's LOCK_TIMEOUT carries it.
 			if timeout >= f.lease {
 				// Live at the first look and still within its lease a
 				// lease later: renewed meanwhile, by a live process.
 				return total, fault.Errorf(fault.CodeLockTimeout, "%d transaction(s) still in flight after %s, their leases renewed meanwhile: their processes are alive.", rec.Live, timeout).
+					WithDetail("timeout", timeout.String()).
 					WithHint("retry once they are done; a live transaction is never rolled back")
 			}
 			// A journal within its lease may be a dead process's, rolled
 			// back only once the lease has run out.
 			return total, fault.Errorf(fault.CodeLockTimeout, "%d transaction(s) still in flight after %s: within the lease of %s from a journal's last renewal, its process is alive or died too recently to tell.", rec.Live, timeout, f.lease).
+				WithDetail("timeout", timeout.String()).
 				WithHint("retry with a --lock-timeout over %s: a transaction whose process died is then rolled back, and a live one never is", f.lease)
 		}
 		t := time.NewTimer(min(wait, settlePoll))

@@ -2161,6 +2161,21 @@ func TestSettleTimeoutOfADeadJournal(t *testing.T) {
 		!strings.Contains(e.Message, "lease of 15s") || !strings.Contains(e.Hint, "over 15s") {
 		t.Errorf("settling within a dead journal's lease: %#v, want LOCK_TIMEOUT naming the lease of 15s", e)
 	}
+	lockTimeoutDetails(t, err, "10ms")
+}
+
+// lockTimeoutDetails checks the details of Settle's LOCK_TIMEOUT against
+// the local backend's: details.timeout, the wait it had, as the message
+// says it (it carried no details at all).
+func lockTimeoutDetails(t *testing.T, err error, timeout string) {
+	t.Helper()
+	e := fault.AsError(err)
+	if e == nil {
+		return
+	}
+	if got, _ := e.Details["timeout"].(string); got != timeout || !strings.Contains(e.Message, " "+timeout) {
+		t.Errorf("LOCK_TIMEOUT %q: details %v, want details.timeout %s, as the message says", e.Message, e.Details, timeout)
+	}
 }
 
 // TestSettleTimeoutOverTheLease: a journal still within its lease after a
@@ -2182,6 +2197,7 @@ func TestSettleTimeoutOverTheLease(t *testing.T) {
 		strings.Contains(e.Message, "too recently") || strings.Contains(e.Hint, "--lock-timeout over") {
 		t.Errorf("settling past the lease: %#v, want LOCK_TIMEOUT saying the lease was renewed", e)
 	}
+	lockTimeoutDetails(t, err, "50ms")
 }
 
 // TestSettled: a file read at a change of a transaction in flight is not
