@@ -157,6 +157,9 @@ func (pl *planner) apply(op Op) error {
 		return e
 	}
 	if op.Kind == Delete {
+		if err := deletedAfter(op, name, f); err != nil {
+			return err
+		}
 		*f = file{existed: f.existed}
 		return nil
 	}
@@ -224,6 +227,24 @@ func overwritten(op Op, name string, f *file) error {
 			WithPath(name).WithDetail("patchLine", op.Line).WithDetail("changedAt", f.changedAt).WithHint("%s", hint)
 	}
 	return nil
+}
+
+// deletedAfter refuses op deleting the path name (f) when an earlier
+// section of the patch wrote it whole (an add, a move to it) or changed
+// it: what that section did would be dropped without a trace, the patch
+// answering success (an add then a delete answered no file at all). A
+// delete, then an add, replaces the file, and loses nothing.
+func deletedAfter(op Op, name string, f *file) error {
+	at, detail, did := f.wroteAt, "wroteAt", "wrote"
+	if at == 0 {
+		at, detail, did = f.changedAt, "changedAt", "changed"
+	}
+	if at == 0 {
+		return nil
+	}
+	return fault.Errorf(fault.CodePatchVerify, "the section at patch line %d deletes %s, which the section at patch line %d %s: that section would be dropped without a trace.", op.Line, name, at, did).
+		WithPath(name).WithDetail("patchLine", op.Line).WithDetail(detail, at).
+		WithHint("leave out one of the two sections: the delete, or the section at patch line %d; nothing was changed", at)
 }
 
 // movedAlready finds, for an update and move of a file that is not

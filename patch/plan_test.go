@@ -295,9 +295,6 @@ func TestPlanOps(t *testing.T) {
 		{"added, then moved: no mode to keep", nil,
 			[]string{"*** Add File: a", "+x", "*** Update File: a", "*** Move to: b", "@@", "+y"},
 			[]Change{{Path: "b", Kind: Add, Content: "x\ny\n", Chunks: []Located{{PatchLine: 6, Line: 2}}}}},
-		{"added, then deleted: nothing", nil,
-			[]string{"*** Add File: a", "+x", "*** Delete File: a"},
-			nil},
 		{"deleted, then added", map[string]string{"a": "x\n"},
 			[]string{"*** Delete File: a", "*** Add File: a", "+y"},
 			[]Change{{Path: "a", Kind: Update, Content: "y\n"}}},
@@ -402,6 +399,17 @@ func TestPlanErrors(t *testing.T) {
 			fault.CodePatchVerify, map[string]any{"patchLine": 6, "changedAt": 2}, "write each path once"},
 		{"an add over an updated file", map[string]string{"c": "c1\n"}, []string{"*** Update File: c", "@@", "-c1", "+C1", "*** Add File: c", "+new"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 6, "changedAt": 2}, "write each path once"},
+		// A file written or changed, then deleted: what the earlier section
+		// did was dropped, with success and exit 0 (an add then a delete
+		// answered no file at all).
+		{"a delete of an added file", nil, []string{"*** Add File: a", "+x", "*** Delete File: a"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 4, "wroteAt": 2}, "leave out one of the two sections"},
+		{"a delete of an updated file", map[string]string{"a": "one\n"}, []string{"*** Update File: a", "@@", "-one", "+ONE", "*** Delete File: a"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 6, "changedAt": 2}, "leave out one of the two sections"},
+		{"a delete of a file moved there", map[string]string{"a": "one\n"}, []string{"*** Update File: a", "*** Move to: b", "@@", "-one", "+ONE", "*** Delete File: b"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 7, "wroteAt": 2}, "leave out one of the two sections"},
+		{"a delete of a file added over one", map[string]string{"a": "one\n"}, []string{"*** Add File: a", "+new", "*** Delete File: ./a"},
+			fault.CodePatchVerify, map[string]any{"patchLine": 4, "wroteAt": 2}, "leave out one of the two sections"},
 		{"a file added below an added file", nil, []string{"*** Add File: d", "+y", "*** Add File: d/x", "+x"},
 			fault.CodePatchVerify, map[string]any{"patchLine": 4, "fileAt": 2}, "another name"},
 		{"a file added below an added file, absolute", nil, []string{"*** Add File: /d", "+y", "*** Add File: /d/x", "+x"},
