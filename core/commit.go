@@ -184,14 +184,15 @@ func mutateBy[R any](ctx context.Context, t *Tools, m backend.MutableFS, paths [
 		}
 		return t.FS.Display(paths[0])
 	}
-	return untilWon(ctx, deadline, lost, attempt)
+	return untilWon(ctx, deadline, t.LockTimeout, lost, attempt)
 }
 
 // untilWon runs attempt again while it loses a race (errConflict,
 // backend.ErrChangedDuringRead), after a growing random pause, at least
-// maxAttempts times and on until deadline, then fails LOCK_TIMEOUT naming
-// the path lost gives for the last race lost.
-func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) string, attempt func() (R, error)) (R, error) {
+// maxAttempts times and on until deadline, the end of a --lock-timeout of
+// timeout, then fails LOCK_TIMEOUT naming the path lost gives for the
+// last race lost.
+func untilWon[R any](ctx context.Context, deadline time.Time, timeout time.Duration, lost func(error) string, attempt func() (R, error)) (R, error) {
 	var zero R
 	for n := 1; ; n++ {
 		res, err := attempt()
@@ -199,7 +200,7 @@ func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) s
 			return res, err
 		}
 		if n >= maxAttempts && !time.Now().Before(deadline) {
-			return zero, timedOut(n, lost(err), err)
+			return zero, timedOut(n, lost(err), err, waitedFor(deadline, timeout))
 		}
 		pause := time.NewTimer(time.Duration(rand.Int64N(int64(time.Millisecond) << min(n, maxAttempts))))
 		select {
@@ -211,13 +212,23 @@ func untilWon[R any](ctx context.Context, deadline time.Time, lost func(error) s
 	}
 }
 
-// timedOut is the LOCK_TIMEOUT of a mutation of path whose n attempts
-// lost their races, the last with err. What that one met (a transaction
+// waitedFor is details.timeout of a LOCK_TIMEOUT at the end (deadline)
+// of a --lock-timeout of timeout, as a lock's gives it: the timeout, or
+// with --lock-timeout 0 what the attempts took.
+func waitedFor(deadline time.Time, timeout time.Duration) string {
+	if timeout > 0 {
+		return timeout.String()
+	}
+	return time.Since(deadline).Round(time.Millisecond).String()
+}
+
+// timedOut is the LOCK_TIMEOUT of a mutation of path whose n attempts,
+// over waited, lost their races, the last with err. What that one met (a transaction
 // not yet committed, a move under way) tells the caller what it waits
 // for; a transaction's hint, how long.
-func timedOut(n int, path string, err error) error {
+func timedOut(n int, path string, err error, waited string) error {
 	e := fault.Errorf(fault.CodeLockTimeout, "the file kept changing during the change: %d attempts lost the race to other writers.", n).
-		WithPath(path).WithHint("retry when the other writers are done; nothing was changed")
+		WithPath(path).WithDetail("timeout", waited).WithHint("retry when the other writers are done; nothing was changed")
 	var why *fault.Error
 	if !errors.As(err, &why) {
 		return e

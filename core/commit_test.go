@@ -67,9 +67,12 @@ func TestTimedOut(t *testing.T) {
 		{"a transaction, no hint", fmt.Errorf("%w: %w", errUnsettled, bare),
 			"9 attempts waited for another writer's change to be committed or undone. The last: the file holds a change of another transaction, not yet committed.", "retry when the other writers are done; nothing was changed"},
 	} {
-		e := fault.AsError(timedOut(9, "a.txt", tt.err))
+		e := fault.AsError(timedOut(9, "a.txt", tt.err, "30s"))
 		if e.Code != fault.CodeLockTimeout || e.Message != tt.message || e.Hint != tt.hint || e.Path != "a.txt" {
 			t.Errorf("%s: %s: %q (hint %q, path %q); want %q (hint %q)", tt.name, e.Code, e.Message, e.Hint, e.Path, tt.message, tt.hint)
+		}
+		if e.Details["timeout"] != "30s" {
+			t.Errorf("%s: details %v; want timeout 30s, as a lock's LOCK_TIMEOUT gives it", tt.name, e.Details)
 		}
 	}
 }
@@ -77,7 +80,8 @@ func TestTimedOut(t *testing.T) {
 // A mutation of many files that ran out of time names the file it kept
 // losing on, not the first it changes: an agent retries it, or leaves it
 // out. A mutation of one file names that file (the message names another
-// that it met).
+// that it met). With --lock-timeout 0, details.timeout is what the
+// attempts took, as a lock's LOCK_TIMEOUT says what it waited.
 func TestTimedOutNamesTheFileLost(t *testing.T) {
 	busy := raced(fault.Errorf(fault.CodeStale, "the file changed.").WithPath("z.txt"), fault.CodeStale)
 	for _, tt := range []struct {
@@ -89,8 +93,14 @@ func TestTimedOutNamesTheFileLost(t *testing.T) {
 	} {
 		tl := &Tools{FS: memfs.New(map[string]string{"a.txt": "a", "z.txt": "z"})}
 		_, err := mutate(context.Background(), tl, tl.FS.(*memfs.FS), tt.paths, func() (int, error) { return 0, busy })
-		if e := fault.AsError(err); e.Code != fault.CodeLockTimeout || e.Path != tt.want {
+		e := fault.AsError(err)
+		if e.Code != fault.CodeLockTimeout || e.Path != tt.want {
 			t.Errorf("mutation of %q: %s at %q (%s), want LOCK_TIMEOUT at %q", tt.paths, e.Code, e.Path, e.Message, tt.want)
+		}
+		if d, _ := e.Details["timeout"].(string); d == "" {
+			t.Errorf("mutation of %q: details %v, want a timeout", tt.paths, e.Details)
+		} else if _, err := time.ParseDuration(d); err != nil {
+			t.Errorf("mutation of %q: details.timeout %q: %v", tt.paths, d, err)
 		}
 	}
 }

@@ -661,7 +661,7 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 	lost := func(err error) string { return cmp.Or(fault.AsError(err).Path, t.FS.Display(cmp.Or(req.Path, "."))) }
 	// One --lock-timeout for the search's reads again and the locks.
 	deadline := time.Now().Add(t.LockTimeout)
-	paths, err := untilWon(ctx, deadline, lost, func() ([]string, error) {
+	paths, err := untilWon(ctx, deadline, t.LockTimeout, lost, func() ([]string, error) {
 		res = &ReplaceResult{Files: []ReplacedFile{}, DryRun: req.DryRun}
 		return t.replaceCandidates(ctx, req, rp, res)
 	})
