@@ -1561,6 +1561,11 @@ func rootErr(err error, abs string) *fault.Error {
 			WithHint("pass an existing directory to --root").WithCause(err)
 	case errors.Is(err, unix.ENOTDIR):
 		return mapErr(err, abs).WithHint("pass an existing directory to --root")
+	case errors.Is(err, unix.EACCES) && unix.Access(abs, unix.X_OK) == nil:
+		// Searchable, not readable (mode 711): a file below it may be
+		// read (see DECISIONS), but a root is opened for reading.
+		return fault.Errorf(fault.CodePermissionDenied, "the root %s may be searched but not listed by this user (execute without read permission), and a root is opened for reading.", abs).
+			WithPath(abs).WithHint("pass a directory this user may read as --root: its parent, or one below it; or give this user read permission on it").WithCause(err)
 	}
 	return mapErr(err, abs)
 }

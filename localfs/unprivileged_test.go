@@ -258,3 +258,30 @@ func TestRemoveTreeTakesEmptyReadOnlyDirectory(t *testing.T) {
 		t.Fatalf("the tree is still there: %v", err)
 	}
 }
+
+// A root this user may search but not list (mode 711) cannot be a root,
+// as a root is opened for reading: the error says so and what to pass
+// instead, where it said only "permission denied" with a hint about the
+// file's permissions.
+func TestRootSearchableNotReadableSaysWhy(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(base, "root")
+	if err := os.Mkdir(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "f"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := unprivileged(t, base, base)("--root", root, "read", "f").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), "may be searched but not listed") {
+		t.Fatalf("a root of mode 711: %v, %s; want PERMISSION_DENIED saying it is searchable, not readable", err, out)
+	}
+}
