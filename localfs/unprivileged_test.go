@@ -10,12 +10,27 @@ import (
 	"testing"
 )
 
-// unprivileged is a command line of agentfs (this test binary, copied
-// where any user may run it) working in dir as the user nobody (65534),
-// with a state directory of its own. The test needs root to make it.
-func unprivileged(t *testing.T, base, dir string) func(args ...string) *exec.Cmd {
+// nobodyBase is a directory for a test that runs agentfs as nobody,
+// which may reach it (it and its parent are mode 755); the test is skipped
+// unless it runs as root, which it needs to drop to nobody.
+func nobodyBase(t *testing.T) string {
 	t.Helper()
-	const uid, gid = 65534, 65534
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base
+}
+
+// testBinaryIn copies this test binary into base, where any user may run
+// it, and returns its path.
+func testBinaryIn(t *testing.T, base string) string {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +51,17 @@ func unprivileged(t *testing.T, base, dir string) func(args ...string) *exec.Cmd
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return bin
+}
+
+// unprivileged is a command line of agentfs (this test binary, copied
+// where any user may run it) working in dir as the user nobody (65534),
+// in its group and the groups given, with a state directory of its own.
+// The test needs root to make it (nobodyBase).
+func unprivileged(t *testing.T, base, dir string, groups ...uint32) func(args ...string) *exec.Cmd {
+	t.Helper()
+	const uid, gid = 65534, 65534
+	bin := testBinaryIn(t, base)
 	state := filepath.Join(base, "state")
 	if err := os.Mkdir(state, 0o700); err != nil {
 		t.Fatal(err)
@@ -47,7 +73,7 @@ func unprivileged(t *testing.T, base, dir string) func(args ...string) *exec.Cmd
 		cmd := command(t, dir, "agentfs", args...)
 		cmd.Path, cmd.Args[0] = bin, bin
 		cmd.Env = append(cmd.Env, "AGENTFS_STATE_DIR="+state, "HOME=/nonexistent")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{gid}}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: append([]uint32{gid}, groups...)}}
 		return cmd
 	}
 }
@@ -61,15 +87,7 @@ func unprivileged(t *testing.T, base, dir string) func(args ...string) *exec.Cmd
 // either: its journal stayed, and every later call on the tree, read, ls,
 // grep, failed with IO_ERROR until the other user removed the link.
 func TestStickyDirectoryOfAnotherUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to make a file of another user and run agentfs as nobody (go test as root, as CI does)")
-	}
-	base := t.TempDir()
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base := nobodyBase(t)
 	root := filepath.Join(base, "root")
 	sticky := filepath.Join(root, "tmp")
 	for _, d := range []string{root, sticky} {
@@ -154,15 +172,7 @@ func TestStickyDirectoryOfAnotherUser(t *testing.T) {
 // refused by rename(2) for its own mode (its .. entry changes), which the
 // error says: it blamed the two parents, both writable.
 func TestMoveOfReadOnlyDirectoryNamesIt(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
-	}
-	base := t.TempDir()
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base := nobodyBase(t)
 	root := filepath.Join(base, "root")
 	for _, d := range []string{"", "a", "b"} {
 		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
@@ -189,15 +199,7 @@ func TestMoveOfReadOnlyDirectoryNamesIt(t *testing.T) {
 // it said only "permission denied" with a hint about the file or a
 // directory on its path.
 func TestReadOnlyDirectorySaysWhy(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
-	}
-	base := t.TempDir()
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base := nobodyBase(t)
 	root := filepath.Join(base, "root")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
@@ -226,15 +228,7 @@ func TestReadOnlyDirectorySaysWhy(t *testing.T) {
 // needs write permission of its own. Root may write any directory, so
 // the test runs agentfs as nobody (it skipped as root, which CI is).
 func TestRemoveTreeTakesEmptyReadOnlyDirectory(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
-	}
-	base := t.TempDir()
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base := nobodyBase(t)
 	root := filepath.Join(base, "root")
 	for _, d := range []string{"", "t"} {
 		if err := os.Mkdir(filepath.Join(root, d), 0o777); err != nil {
@@ -264,15 +258,7 @@ func TestRemoveTreeTakesEmptyReadOnlyDirectory(t *testing.T) {
 // instead, where it said only "permission denied" with a hint about the
 // file's permissions.
 func TestRootSearchableNotReadableSaysWhy(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run agentfs as nobody (go test as root, as CI does)")
-	}
-	base := t.TempDir()
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base := nobodyBase(t)
 	root := filepath.Join(base, "root")
 	if err := os.Mkdir(root, 0o711); err != nil {
 		t.Fatal(err)
