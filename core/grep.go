@@ -622,6 +622,9 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 	searcher := func() func(grepItem) fileResult {
 		s := newSearcher(g.m, g.ctxLines, 0)
 		s.digest, s.withCR = g.w != nil, g.withCR
+		// A file's other matches change nothing of a files page: its
+		// cursor's skip, within a file, is at most that one (addFile).
+		s.first = g.mode == ModeFiles
 		return func(it grepItem) fileResult {
 			if it.open == nil {
 				return fileResult{} // known: see consume

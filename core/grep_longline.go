@@ -79,6 +79,9 @@ func (sc *scan) longLine(ctx context.Context, buf []byte, r io.Reader) ([]byte, 
 	switch {
 	case at >= 0:
 		sc.res.matches++
+		if s.first {
+			sc.res.partial, sc.stop = true, true
+		}
 		if s.cap > 0 {
 			for _, b := range before {
 				sc.emit(b)

@@ -56,6 +56,10 @@ type searcher struct {
 	// cap is how many matching lines to keep per file; 0 keeps none
 	// (counting modes).
 	cap int
+	// first stops the search at the first matching line, which it keeps
+	// not (files mode: a file is listed once it matches, as rg -l lists
+	// it, and a store's object is not fetched past its first match).
+	first bool
 	// skip is how many of the first matching lines are counted but not
 	// kept, nor their context: the lines a page by offset passes over
 	// in a search of one file, which kept them all (270 bytes a match:
@@ -248,6 +252,9 @@ func (sc *scan) block(buf []byte, end int) {
 		switch {
 		case s.m.Verify(line):
 			sc.res.matches++
+			if s.first {
+				sc.res.partial, sc.stop = true, true
+			}
 			if s.cap > 0 {
 				sc.before(buf, ls, sc.emit)
 				sc.emit(lineRec{line: sc.lineNo, text: line, isMatch: true, at: max(0, s.m.FirstMatch(line))})

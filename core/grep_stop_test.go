@@ -330,3 +330,60 @@ func TestTimeoutCountsTheIndexsQuestion(t *testing.T) {
 		t.Errorf("a search whose index did not answer: timed out %v, %d files; want timedOut", res.TimedOut, res.FilesSearched)
 	}
 }
+
+// countingFS counts the bytes its files' readers hand out.
+type countingFS struct {
+	*memfs.FS
+	read *int64
+}
+
+type countingReader struct {
+	backend.FileReader
+	read *int64
+}
+
+func (r countingReader) Read(b []byte) (int, error) {
+	n, err := r.FileReader.Read(b)
+	*r.read += int64(n)
+	return n, err
+}
+
+func (c countingFS) Open(ctx context.Context, p string) (backend.FileReader, error) {
+	r, err := c.FS.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return countingReader{r, c.read}, nil
+}
+
+// grep's files mode lists a file once it matches, as rg -l does: the
+// search stops at the first matching line. It read every file to its end,
+// so a match on line 1 of a 500 MB object downloaded all of it from a
+// store; a count still reads to the end.
+func TestGrepFilesModeStopsAtTheFirstMatch(t *testing.T) {
+	const size = 16 << 20
+	body := "needle\n" + strings.Repeat("hay and more hay, line after line\n", size/34)
+	for _, tc := range []struct {
+		mode     string
+		whole    bool
+		longLine bool
+	}{{ModeFiles, false, false}, {ModeFiles, false, true}, {ModeCount, true, false}} {
+		text := body
+		if tc.longLine {
+			// A first line longer than the search's buffer.
+			text = strings.Repeat("x", 9<<20) + "needle\n" + body
+		}
+		var read int64
+		tl := &Tools{FS: countingFS{memfs.New(map[string]string{"big.txt": text}), &read}}
+		res, err := tl.Grep(context.Background(), GrepRequest{Query: "needle", Path: "big.txt", Mode: tc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Files) != 1 || res.Files[0].Path != "big.txt" {
+			t.Fatalf("%s: files %+v, want big.txt", tc.mode, res.Files)
+		}
+		if whole := read == int64(len(text)); whole != tc.whole || read > int64(len(text)) {
+			t.Errorf("%s (long first line %v): read %d bytes of %d; want the whole file: %v", tc.mode, tc.longLine, read, len(text), tc.whole)
+		}
+	}
+}
