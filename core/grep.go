@@ -614,9 +614,15 @@ func (g *grepSearch) narrowBy(tctx context.Context) error {
 // returns the batches in walk order, and wait, which waits for them all
 // and returns the walk's error.
 func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem, fileResult], func() error) {
-	workers := max(1, runtime.GOMAXPROCS(0))
+	workers, batch := max(1, runtime.GOMAXPROCS(0)), grepBatch
 	if r, ok := backend.At(g.t.FS, g.path).(backend.RemoteReader); ok {
-		workers = max(workers, r.ReadsInFlight())
+		// A file a request away is handed over alone: a reader goes
+		// through its batch one file after another, so that the first
+		// file's answer, which may fill the page, waited for the fetch of
+		// fifteen more, and each other reader fetched as many meanwhile
+		// (255 GETs for a page of one match). A hand-over costs nothing
+		// beside a request.
+		workers, batch = max(workers, r.ReadsInFlight()), 1
 	}
 	var shared sameResults
 	searcher := func() func(grepItem) fileResult {
@@ -652,7 +658,7 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 		}
 	}
 	runEnds := func(it grepItem) bool { return it.open == nil }
-	return ordered.Start(sctx, workers, grepBatch, searcher, runEnds, func(add func(grepItem) error) error {
+	return ordered.Start(sctx, workers, batch, searcher, runEnds, func(add func(grepItem) error) error {
 		return g.list(sctx, add)
 	})
 }

@@ -1,0 +1,69 @@
+package s3fs_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/s3fs/s3test"
+	"github.com/minio/minio-go/v7"
+)
+
+// putMany puts n objects of data at root/dir/fNNNN, 16 at once.
+func putMany(t *testing.T, bucket, prefix string, n int, data []byte) {
+	t.Helper()
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	slots := make(chan struct{}, 16)
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			k := fmt.Sprintf("%s/f%04d", prefix, i)
+			if _, err := c.PutObject(context.Background(), bucket, k, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// A search whose first file fills its page fetches a few objects ahead of
+// it, not 256: its readers took files 16 at a time each, one after
+// another, so that the first file's answer came once its reader had
+// fetched fifteen more, and the fifteen other readers as many each
+// (grep --limit 1 over 300 matching objects sent 255 GETs; the answer needs one).
+func TestGrepFetchesLittleAheadOfAFullPage(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	putMany(t, bucket, "ws/d", 300, []byte("needle\n"))
+	f, cnt := openFS(t, "s3://"+bucket+"/ws")
+	tl := &core.Tools{FS: f}
+	for _, mode := range []string{core.ModeContent, core.ModeFiles} {
+		cnt.reset()
+		res, err := tl.Grep(t.Context(), core.GrepRequest{Query: "needle", Path: "d", Limit: 1, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Files) != 1 || res.Files[0].Path != "d/f0000" || res.NextOffset == nil {
+			t.Fatalf("%s: files %+v, next %v; want d/f0000 and a next page", mode, res.Files, res.NextOffset)
+		}
+		// The pipeline holds at most 64 files listed ahead of the one
+		// awaited, and 16 in its readers' hands: bounded whatever the
+		// timing.
+		if gets := cnt.requests[http.MethodGet]; gets > 100 {
+			t.Errorf("%s: a page of one match sent %d GETs (%v)", mode, gets, cnt.requests)
+		}
+	}
+}
