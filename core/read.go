@@ -175,7 +175,8 @@ type TextWindow struct {
 	Content   string `json:"content"`
 	StartLine int    `json:"startLine"`
 	EndLine   int    `json:"endLine"`
-	// TotalLines is known whenever the file is at most ReadCountMaxBytes,
+	// TotalLines is known whenever the file is at most ReadCountMaxBytes
+	// (StoreCountMaxBytes on an object store),
 	// otherwise once a window numbered from the start reaches the end.
 	TotalLines *int `json:"totalLines"`
 	// TotalBytes is the file's size when it was opened.
@@ -252,13 +253,14 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 		return fitted(t, res)
 	}
 	w := &window{
-		t:       t,
-		req:     req,
-		codec:   cls.Codec,
-		display: display,
-		limit:   req.Limit,
-		f:       f,
-		res:     res,
+		t:        t,
+		req:      req,
+		codec:    cls.Codec,
+		display:  display,
+		limit:    req.Limit,
+		f:        f,
+		res:      res,
+		countMax: t.countMax(req.Path),
 	}
 	if w.limit == 0 || w.limit > ReadMaxLines {
 		w.limit = ReadMaxLines
@@ -332,7 +334,7 @@ func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reade
 	if lr.wholeFile() && !tw.Truncated {
 		res.Sha256 = lr.sum()
 	}
-	if tw.TotalLines == nil && start > 0 && size <= ReadCountMaxBytes {
+	if tw.TotalLines == nil && start > 0 && size <= w.countMax {
 		total, err := w.count(ctx, lr, rawStream(lr.br, lr.src))
 		if err != nil {
 			return nil, err
@@ -375,8 +377,8 @@ func (w *window) count(ctx context.Context, lr *lineReader, rest io.Reader) (int
 func (w *window) start(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash) (lr *lineReader, start, skip int, err error) {
 	req, c := w.req, w.codec
 	switch {
-	case req.ByteOffset > 0 && req.Offset < 0 && f.Info().Size <= ReadCountMaxBytes:
-		return nil, 0, 0, fault.InvalidArgument("offset %d with byteOffset numbers lines from the end, as only a file over 64 MiB has them; this one's are numbered from the start.", req.Offset).
+	case req.ByteOffset > 0 && req.Offset < 0 && f.Info().Size <= w.countMax:
+		return nil, 0, 0, fault.InvalidArgument("offset %d with byteOffset numbers lines from the end, as only a file over %s has them; this one's are numbered from the start.", req.Offset, sizeText(w.countMax)).
 			WithPath(w.display).WithHint("pass nextOffset and nextByteOffset of one read together, or --offset -N alone for the last N lines")
 	case req.ByteOffset > 0:
 		lr, w.midLine, err = openAt(f, req, c, w.display)
@@ -439,7 +441,7 @@ func (w *window) size(fileSize int64) {
 // after it would start (nil when none follows), inside l when continues.
 func (w *window) measure(ctx context.Context, lr *lineReader, l winLine, n int, next *int64, continues bool) (int, error) {
 	var total *int
-	if next != nil && w.first > 0 && w.fileSize <= ReadCountMaxBytes {
+	if next != nil && w.first > 0 && w.fileSize <= w.countMax {
 		// The bytes the stream holds, then the rest by ReadAt: reading
 		// those again was a GET more on an object store.
 		held, _ := lr.br.Peek(lr.br.Buffered())
@@ -464,7 +466,7 @@ func (w *window) measure(ctx context.Context, lr *lineReader, l winLine, n int, 
 // its digits may not fit; the first is measured, as a window of no line
 // is none.
 func (w *window) fits(ctx context.Context, lr *lineReader, l winLine, n int, next *int64) (bool, error) {
-	if next != nil && w.first > 0 && w.fileSize <= ReadCountMaxBytes && w.total == nil {
+	if next != nil && w.first > 0 && w.fileSize <= w.countMax && w.total == nil {
 		// Line n is read whole: one line at least follows, and at most
 		// one a unit.
 		least, most := n+1, n+1+int((w.fileSize-lr.pos)/int64(w.codec.Unit()))
@@ -726,6 +728,8 @@ type window struct {
 	// that fits it at least and at most (see size).
 	bound, budget, room int
 	fileSize            int64
+	// countMax is the largest file whose lines are counted (countMax).
+	countMax int64
 	// first is the window's first line; total the file's line count once
 	// counted (count).
 	first int

@@ -512,3 +512,44 @@ func TestReadByteOffsetInLegacyCharacter(t *testing.T) {
 		}
 	}
 }
+
+// remoteFS is a memfs that says its reads wait on the network, as an
+// object store's do (backend.RemoteReader).
+type remoteFS struct{ *memfs.FS }
+
+func (remoteFS) ReadsInFlight() int { return 16 }
+
+// On an object store the lines are counted up to StoreCountMaxBytes, not
+// ReadCountMaxBytes: the count downloads what it counts, and a window of
+// the first line of a 40 MiB object cost 41.9 MB of GETs. Past it, a
+// tail's lines are numbered from the end, as over ReadCountMaxBytes
+// locally.
+func TestReadCountsLessOnAStore(t *testing.T) {
+	for _, size := range []int{StoreCountMaxBytes, StoreCountMaxBytes + 2} {
+		file := strings.Repeat("z\n", size/2)
+		for _, tc := range []struct {
+			name string
+			fs   backend.FS
+			want bool
+		}{
+			{"local", memfs.New(map[string]string{"f": file}), true},
+			{"store", remoteFS{memfs.New(map[string]string{"f": file})}, size <= StoreCountMaxBytes},
+		} {
+			tl := &Tools{FS: tc.fs}
+			res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counted := res.TotalLines != nil; counted != tc.want {
+				t.Errorf("%s, %d bytes: totalLines %v, want counted %v", tc.name, size, res.TotalLines, tc.want)
+			}
+			tail, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: -2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fromStart := tail.StartLine > 0; fromStart != tc.want {
+				t.Errorf("%s, %d bytes: a tail starts at line %d, want numbered from the start %v", tc.name, size, tail.StartLine, tc.want)
+			}
+		}
+	}
+}

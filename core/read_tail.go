@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"math"
@@ -17,6 +18,24 @@ import (
 // window alone does not tell its totalLines: a newline count runs at memory
 // speed, so counting this much costs a few milliseconds.
 const ReadCountMaxBytes = 64 << 20
+
+// StoreCountMaxBytes is ReadCountMaxBytes on an object store, where the
+// count downloads what it counts: the first line of a 40 MiB object cost
+// 41.9 MB of GETs, where a window's own bytes are a few KiB. 8 MiB is an
+// upload's part, a tenth of a second or so on a store's link.
+const StoreCountMaxBytes = 8 << 20
+
+// countMax is the largest file at path whose lines read counts:
+// StoreCountMaxBytes where path lies on an object store.
+func (t *Tools) countMax(path string) int64 {
+	if _, remote := backend.At(t.FS, path).(backend.RemoteReader); remote {
+		return StoreCountMaxBytes
+	}
+	return ReadCountMaxBytes
+}
+
+// sizeText names n bytes in MiB, as the man page names the count's bounds.
+func sizeText(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
 
 const (
 	// tailChunk is the size of each read backwards from the end.
@@ -34,7 +53,7 @@ var errChanged = errors.New("the file became shorter while it was read")
 // that of the lines it passes, whatever the file's size. It returns the line
 // reader at that start and the start's line number: counted from the
 // beginning when the window reaches line 1 or the file is at most
-// ReadCountMaxBytes, otherwise counted from the end (-n, the last line being
+// countMax, otherwise counted from the end (-n, the last line being
 // -1). br is the stream f opened at 0, through h, of which only a prefix was
 // peeked.
 func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, req ReadRequest, c textfile.Codec, display string) (*lineReader, int, error) {
@@ -55,7 +74,7 @@ func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader
 			return nil, 0, ioError(err, display)
 		}
 		return &lineReader{br: br, c: c, pos: lo, hash: h, src: f}, 1, nil
-	case size <= ReadCountMaxBytes:
+	case size <= t.countMax(req.Path):
 		// Count the lines before start in the stream itself, which then
 		// stands at start for the window; the hash is left behind.
 		raw := rawStream(br, f)
