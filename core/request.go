@@ -540,7 +540,7 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			val := x[k]
 			if !ok {
 				e := fault.InvalidArgument("unknown field %q%s.", at+k, inObject(at))
-				if c := cmp.Or(flagNamed[kebab(k)], onlyPrefixed(k, names)); c != "" {
+				if c := cmp.Or(flagNamed[kebab(k)], OnlyPrefixed(k, names)); c != "" {
 					e.WithClosest(c, strconvQuote(at+c))
 				} else if c := Closest(k, names); c != "" {
 					e.WithClosest(c, strconvQuote(at+c))
@@ -670,9 +670,9 @@ func inObject(at string) string {
 	return " in " + strings.TrimSuffix(at, ".")
 }
 
-// onlyPrefixed is the one name that starts with k (old: oldText), else
+// OnlyPrefixed is the one name that starts with k (old: oldText), else
 // "", which a spelling distance misses for a short k.
-func onlyPrefixed(k string, names []string) string {
+func OnlyPrefixed(k string, names []string) string {
 	found := ""
 	for _, n := range names {
 		if len(k) >= 3 && strings.HasPrefix(n, k) {

@@ -7,6 +7,7 @@ package subcommands
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -208,7 +209,10 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 			// spelling match would take for one long flag (-lah: --path).
 			hint = bundleHint
 		default:
-			c := core.Closest(name, names)
+			// A name that starts one flag's, and only one's, is that
+			// flag cut short (--dry: --dry-run), before a spelling
+			// match over every flag (--deny, global, takes a path).
+			c := cmp.Or(core.OnlyPrefixed(name, names), core.Closest(name, names))
 			switch {
 			case len(c) == 1 && !strings.HasPrefix(typed, "--"):
 				// -iv, -ltr: one flag of a bundle is no typo of it, and
@@ -296,6 +300,23 @@ var classicFlags = map[string]map[string]string{
 		"g": "pass --include GLOB, or --exclude GLOB for what rg writes as -g '!GLOB'",
 		"m": "pass --limit N: N matching lines a page",
 		"v": "grep lists matching lines only; it has no -v: search for what the other lines hold, or read the file",
+		"t": typeHint,
+		"s": "drop -s: the search is case-sensitive unless -i",
+		"S": "pass -i to ignore case; without it the search is case-sensitive",
+		"o": "drop -o: grep answers each matching line whole",
+		// rg's long spellings of the letters above.
+		"type":               typeHint,
+		"count":              "pass --mode count for the count per file",
+		"files-with-matches": "pass --mode files for the paths of the matching files",
+		"fixed-strings":      "drop --fixed-strings: the query is a fixed string unless --regex",
+		"word-regexp":        "pass --regex with the query between \\b and \\b",
+		"line-number":        "drop --line-number: every matching line comes with its number",
+		"after-context":      "pass -C N (--context): N lines before and after each match",
+		"before-context":     "pass -C N (--context): N lines before and after each match",
+		"max-count":          "pass --limit N: N matching lines a page",
+		"smart-case":         "pass -i to ignore case; without it the search is case-sensitive",
+		"only-matching":      "drop --only-matching: grep answers each matching line whole",
+		"hidden":             "drop --hidden: hidden files are searched too",
 	},
 	"ls": {
 		"a":  "drop -a: ls lists hidden entries too",
@@ -305,7 +326,9 @@ var classicFlags = map[string]map[string]string{
 		"R":  "pass --depth N for N levels below the directory",
 	},
 	"read": {
-		"n": "pass --limit N for N lines (head -n), or --line-numbers to number them (cat -n)",
+		"n":    "pass --limit N for N lines (head -n), or --line-numbers to number them (cat -n)",
+		"tail": "pass --offset -N for the last N lines (tail -n N)",
+		"head": "pass --limit N for the first N lines (head -n N)",
 	},
 	"find": {
 		"name":  "pass the glob as the first argument: find '*.go'",
@@ -341,6 +364,10 @@ var classicFlags = map[string]map[string]string{
 	},
 }
 
+// typeHint is for rg's -t (--type), a file type, which Claude Code's Grep
+// tool takes too.
+const typeHint = "pass --include '*.EXT': rg -t go is --include '*.go'"
+
 // valueKind is what a classic flag takes: nothing, a number or a text.
 type valueKind int
 
@@ -354,7 +381,7 @@ const (
 // which getopt lets the letter carry (-A3, -n20, -g*.go): the value
 // attached must get the letter's hint, not a hint to search for "-A3".
 var classicValues = map[string]map[string]valueKind{
-	"grep": {"A": numberValue, "B": numberValue, "m": numberValue, "g": textValue, "e": textValue},
+	"grep": {"A": numberValue, "B": numberValue, "m": numberValue, "g": textValue, "e": textValue, "t": textValue},
 	"read": {"n": numberValue},
 	"find": {"e": textValue},
 }
