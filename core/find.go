@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"iter"
 	"path"
 	"strings"
@@ -40,7 +41,11 @@ type FindResult struct {
 	Truncated  bool        `json:"truncated,omitempty"`
 	// Unreadable counts the directories the walk skipped for want of
 	// permission: the answer is partial (--exit-status: 4).
-	Unreadable int    `json:"unreadable,omitempty"`
+	Unreadable int `json:"unreadable,omitempty"`
+	// Hint says, when nothing matched a pattern that names a directory
+	// here (find src -type f, as find(1) takes it), how to list what is
+	// below that directory.
+	Hint       string `json:"hint,omitempty"`
 	NextOffset *int   `json:"nextOffset,omitempty"`
 	NextCursor string `json:"nextCursor,omitempty"`
 	// Matched says the walk met an entry that matches, on this page or on
@@ -293,8 +298,19 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 			// any, the schema's default, holds directories too.
 			req.Pattern, req.Type = p, "dir"
 		default:
-			return nil, fault.InvalidArgument("pattern %q ends with a slash, which names directories, but --type is %s.", req.Pattern, req.Type).
-				WithHint("drop the final slash to find entries of type %s, or drop --type", req.Type)
+			// Dropping the slash alone led to find src -type f, which
+			// finds what is named src, where find(1) lists below it.
+			e := fault.InvalidArgument("pattern %q ends with a slash, which names directories, but --type is %s.", req.Pattern, req.Type)
+			below := path.Join(cmp.Or(req.Path, "."), p)
+			if info, err := t.FS.Stat(ctx, below); err == nil && info.Type == backend.TypeDir {
+				d := t.FS.Display(below)
+				return nil, e.WithHint("for what is below %s, give it as the path and ** as the pattern (find '**' %s); drop the final slash for entries named %s", d, d, p)
+			}
+			g := p + "/**"
+			if !strings.Contains(p, "/") {
+				g = "**/" + g
+			}
+			return nil, e.WithHint("pass the pattern %s for what is below the directories %s names; drop the final slash for entries named %s", g, req.Pattern, p)
 		}
 	}
 	// Decided before checkGlob drops a leading ./, which anchors.
@@ -352,7 +368,27 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if pg.next != nil {
 		res.NextCursor = pg.last
 	}
+	if !res.Matched && req.Offset == 0 && req.Cursor == "" {
+		if hint := t.dirPatternHint(ctx, dir, pattern); hint != "" && jsonSize(res)+jsonLen(hint)+len(`,"hint":""`) <= t.maxBytes() {
+			res.Hint = hint
+		}
+	}
 	return fitted(t, res)
+}
+
+// dirPatternHint is the hint of a search that found nothing for a pattern
+// that is no glob but the path of a directory below dir: find src -type f
+// as find(1) takes it, where it lists what is below src.
+func (t *Tools) dirPatternHint(ctx context.Context, dir, pattern string) string {
+	if pattern == "" || strings.ContainsAny(pattern, `*?[{\`) {
+		return ""
+	}
+	p := path.Join(dir, pattern)
+	if info, err := t.FS.Stat(ctx, p); err != nil || info.Type != backend.TypeDir {
+		return ""
+	}
+	d := t.FS.Display(p)
+	return fmt.Sprintf("nothing is named %s, a directory here: for what is below it, give %s as the path and ** as the pattern (find '**' %s)", pattern, d, d)
 }
 
 // digest identifies the request by all but its paging, its path by its

@@ -90,9 +90,14 @@ func lsNotes(r *core.LsResult, p Palette) (string, string) {
 }
 
 // findNotes renders a page as findText does, with a note of the entries
-// it could not read: directories, or on a store keys of files too.
+// it could not read (directories, or on a store keys of files too) and
+// its hint.
 func findNotes(r *core.FindResult, p Palette) (string, string) {
-	return findText(r, p), unreadableNote(r.Unreadable, "entry", "entries")
+	notes := unreadableNote(r.Unreadable, "entry", "entries")
+	if r.Hint != "" {
+		notes += "... " + r.Hint + "\n"
+	}
+	return findText(r, p), notes
 }
 
 // unreadableNote says that the answer skipped n unreadable entries (one,
