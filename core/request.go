@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -527,6 +528,8 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 				if len(a) > 1 {
 					flagNamed[a] = f.JSON
 				}
+				// As Claude Code's Grep spells its keys: "-i", "-C".
+				flagNamed["-"+a] = f.JSON
 			}
 		}
 		out := map[string]any{}
@@ -540,10 +543,13 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			val := x[k]
 			if !ok {
 				e := fault.InvalidArgument("unknown field %q%s.", at+k, inObject(at))
-				if c := cmp.Or(flagNamed[kebab(k)], OnlyPrefixed(k, names)); c != "" {
+				if c := cmp.Or(flagNamed[k], flagNamed[kebab(k)], OnlyPrefixed(k, names), foreignField(k, names)); c != "" {
 					e.WithClosest(c, strconvQuote(at+c))
 				} else if c := Closest(k, names); c != "" {
 					e.WithClosest(c, strconvQuote(at+c))
+				} else if k == "-n" && t == reflect.TypeFor[GrepRequest]() {
+					// Claude Code's Grep asks for numbers so.
+					return nil, e.WithHint("drop \"-n\": every matching line comes with its number; valid fields: %s", strings.Join(names, ", "))
 				}
 				return nil, e.WithHint("valid fields: %s", strings.Join(names, ", "))
 			}
@@ -668,6 +674,30 @@ func inObject(at string) string {
 		return ""
 	}
 	return " in " + strings.TrimSuffix(at, ".")
+}
+
+// foreignFields are keys of other agents' tools that are not taken here
+// (their meaning or shape differs), each with the fields that say what
+// it asks, of which a request's first is suggested: no spelling distance
+// finds them.
+var foreignFields = map[string][]string{
+	// Claude Code's Grep.
+	"-A": {"context"}, "-B": {"context"}, "-n": {"lineNumbers"},
+	"output_mode": {"mode"}, "head_limit": {"limit"}, "type": {"include"},
+	// The text editor tool (str_replace_editor), Cursor, OpenCode.
+	"old_str": {"oldText"}, "new_str": {"newText"}, "file_text": {"content"},
+	"filePath": {"path"}, "target_file": {"path"}, "absolute_path": {"path"},
+	"view_range": {"offset"}, "start_line": {"offset"}, "end_line": {"limit"},
+}
+
+// foreignField is the field of names that the foreign key k asks for, or "".
+func foreignField(k string, names []string) string {
+	for _, c := range foreignFields[k] {
+		if slices.Contains(names, c) {
+			return c
+		}
+	}
+	return ""
 }
 
 // OnlyPrefixed is the one name that starts with k (old: oldText), else

@@ -290,3 +290,52 @@ func TestOwnDecodingNamesTheFieldOnce(t *testing.T) {
 		t.Errorf("lineTruncation 5: %v, want the field named once", err)
 	}
 }
+
+// TestForeignFieldSuggested: the fields other agents' tools name, which
+// are not taken (their meaning or shape differs), are refused with the
+// field to send instead, where a spelling distance found none and the
+// hint only listed every field (Claude Code's Grep, the text editor
+// tool's str_replace, OpenCode's filePath).
+func TestForeignFieldSuggested(t *testing.T) {
+	cases := []struct {
+		req  any
+		in   string
+		want string
+	}{
+		{&GrepRequest{}, `{"pattern":"x","-i":true}`, "ignoreCase"},
+		{&GrepRequest{}, `{"pattern":"x","-A":2}`, "context"},
+		{&GrepRequest{}, `{"pattern":"x","-C":2}`, "context"},
+		{&GrepRequest{}, `{"pattern":"x","output_mode":"count"}`, "mode"},
+		{&GrepRequest{}, `{"pattern":"x","head_limit":5}`, "limit"},
+		{&GrepRequest{}, `{"pattern":"x","type":"go"}`, "include"},
+		{&EditRequest{}, `{"path":"f","old_str":"a","newText":"b"}`, "oldText"},
+		{&EditRequest{}, `{"path":"f","oldText":"a","new_str":"b"}`, "newText"},
+		{&EditRequest{}, `{"path":"f","edits":[{"old_str":"a","newText":"b"}]}`, "oldText"},
+		{&WriteRequest{}, `{"path":"f","file_text":"x"}`, "content"},
+		{&ReadRequest{}, `{"filePath":"f"}`, "path"},
+		{&ReadRequest{}, `{"target_file":"f"}`, "path"},
+		{&ReadRequest{}, `{"path":"f","view_range":[1,2]}`, "offset"},
+		{&ReadRequest{}, `{"path":"f","-n":true}`, "lineNumbers"},
+	}
+	for _, tc := range cases {
+		err := DecodeJSON([]byte(tc.in), tc.req)
+		var e *fault.Error
+		if !errors.As(err, &e) || e.Code != fault.CodeInvalidArgument {
+			t.Errorf("%s: err = %v, want INVALID_ARGUMENT", tc.in, err)
+			continue
+		}
+		if len(e.Suggestions) != 1 || e.Suggestions[0] != tc.want {
+			t.Errorf("%s: suggestions %q (%s), want [%s]", tc.in, e.Suggestions, e.Message, tc.want)
+		}
+	}
+}
+
+// TestGrepLineNumbersKey: Claude Code's Grep sends "-n": true, which grep
+// has no field for (its lines come numbered): the hint says to drop it.
+func TestGrepLineNumbersKey(t *testing.T) {
+	err := DecodeJSON([]byte(`{"pattern":"x","-n":true}`), &GrepRequest{})
+	var e *fault.Error
+	if !errors.As(err, &e) || !strings.HasPrefix(e.Hint, `drop "-n": every matching line comes with its number`) {
+		t.Fatalf("err = %v, want a hint to drop -n", err)
+	}
+}
