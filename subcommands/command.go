@@ -1025,8 +1025,13 @@ func valueArgs(args []string, flags []cli.Flag) error {
 				WithHint("pass a number within the range --help gives for --%s", name)
 		}
 		if err != nil { // base 10 takes no 0x, 0b or 1_0
-			return fault.InvalidArgument("--%s takes a decimal integer, not %q.", name, value).
-				WithHint("write the number in decimal digits")
+			e := fault.InvalidArgument("--%s takes a decimal integer, not %q.", name, value)
+			if from, to, ok := lineRange(value); ok && name == "offset" && hasFlag(flags, "--line-numbers") {
+				// read's line range as sed -n 10,20p, a view_range or
+				// an editor's 10:20 write it.
+				return e.WithHint("for lines %d to %d pass --offset %d --limit %d", from, to, from, to-from+1)
+			}
+			return e.WithHint("write the number in decimal digits")
 		}
 		if at >= 0 {
 			args[at] = strconv.FormatInt(n, 10)
@@ -1035,6 +1040,17 @@ func valueArgs(args []string, flags []cli.Flag) error {
 		}
 	}
 	return nil
+}
+
+// lineRange reads a range of lines written 10,20, 10:20 or 10-20.
+func lineRange(s string) (from, to int64, ok bool) {
+	i := strings.IndexAny(s, ",:-")
+	if i <= 0 || !isDigits(s[:i]) || !isDigits(s[i+1:]) {
+		return 0, 0, false
+	}
+	from, err1 := strconv.ParseInt(s[:i], 10, 32)
+	to, err2 := strconv.ParseInt(s[i+1:], 10, 32)
+	return from, to, err1 == nil && err2 == nil && from >= 1 && to >= from
 }
 
 // durationError refuses value, given to what (a flag or an environment
