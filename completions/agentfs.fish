@@ -161,4 +161,4 @@ complete -c agentfs -n '__agentfs_is tools' -l format -xa 'agentfs mcp openai an
 complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa version -d 'print the version as JSON'
 complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa help -d 'print the help of agentfs, or of a subcommand'
 complete -c agentfs -n '__agentfs_is help' -fa 'read ls find grep write edit rm apply-patch mv replace publish serve batch mcp index tools version'
-complete -c agentfs -n '__agentfs_is apply-patch serve batch mcp tools version' -f
+complete -c agentfs -n '__agentfs_is serve batch mcp tools version' -f

@@ -19,7 +19,7 @@ import (
 // ApplyPatchRequest applies a patch in the format of OpenAI Codex's
 // apply_patch to several files, all or nothing.
 type ApplyPatchRequest struct {
-	Patch     string `json:"patch,omitempty" alias:"input" refusesEmpty:"true" help:"the patch: *** Begin Patch, then *** Add File, *** Delete File or *** Update File sections (with *** Move to and @@ chunks), then *** End Patch"`
+	Patch     string `json:"patch,omitempty" arg:"0" alias:"input" refusesEmpty:"true" help:"the patch: *** Begin Patch, then *** Add File, *** Delete File or *** Update File sections (with *** Move to and @@ chunks), then *** End Patch"`
 	PatchFile string `json:"patchFile,omitempty" help:"read the patch from this file, which must lie inside the roots (flags form: - reads stdin)"`
 	DryRun    bool   `json:"dryRun,omitempty" help:"verify the patch and report its diffs without writing"`
 }

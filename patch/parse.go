@@ -59,8 +59,12 @@ func (p *parser) bounds(lo, hi int) (int, int, error) {
 	case slices.Contains(heredocOpeners, first) && strings.HasSuffix(last, "EOF") && hi-lo >= 4:
 		return p.bounds(lo+1, hi-1)
 	case first != beginMarker:
-		return 0, 0, p.errorf(lo, "the patch must start with '%s', not %q.", beginMarker, cut(first)).
-			WithHint("start the patch with a line '%s'", beginMarker)
+		e := p.errorf(lo, "the patch must start with '%s', not %q.", beginMarker, cut(first))
+		if hi-lo == 1 && !strings.ContainsAny(first, " \t") {
+			// One word, as a file's name is: apply-patch patch.diff.
+			return 0, 0, e.WithHint("start the patch with a line '%s'; a file that holds the patch is --patch-file %s", beginMarker, first)
+		}
+		return 0, 0, e.WithHint("start the patch with a line '%s'", beginMarker)
 	}
 	return 0, 0, p.errorf(hi-1, "the patch must end with '%s', not %q.", endMarker, cut(last)).
 		WithHint("end the patch with a line '%s'", endMarker)

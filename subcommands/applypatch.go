@@ -10,7 +10,7 @@ import (
 func applyPatchCommand() subcommand {
 	return tool[core.ApplyPatchRequest, *core.ApplyPatchResult]{
 		Def:       registry.ApplyPatch,
-		argsUsage: "--patch-file - < PATCH",
+		argsUsage: "--patch-file - < PATCH | PATCH",
 		fromFlags: patchFromStdin,
 	}
 }
