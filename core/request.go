@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -538,17 +539,48 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		// The field each key not taken asks for, if any can be told:
+		// another agent's spelling, a flag's, a prefix, then a spelling
+		// distance.
+		meant := func(k string) string {
+			return cmp.Or(flagNamed[k], flagNamed[kebab(k)], OnlyPrefixed(k, names), foreignField(k, names), Closest(k, names))
+		}
+		// Claude Code's Grep asks for line numbers so; they always come.
+		numbersAsked := func(k string) bool { return k == "-n" && t == reflect.TypeFor[GrepRequest]() }
+		var unknown []string
+		for _, k := range keys {
+			if _, ok := byName[k]; !ok {
+				unknown = append(unknown, k)
+			}
+		}
+		if len(unknown) > 1 {
+			// All at once: one at a time, an agent that sent Claude
+			// Code's {"-n": true, "output_mode": ...} took a call for each.
+			var clauses, suggested []string
+			for _, k := range unknown {
+				switch c := meant(k); {
+				case c != "":
+					clauses = append(clauses, fmt.Sprintf("%s (did you mean %s?)", strconvQuote(at+k), strconvQuote(at+c)))
+					suggested = append(suggested, c)
+				case numbersAsked(k):
+					clauses = append(clauses, fmt.Sprintf("%s (drop it: every matching line comes with its number)", strconvQuote(at+k)))
+				default:
+					clauses = append(clauses, strconvQuote(at+k))
+				}
+			}
+			e := fault.InvalidArgument("unknown fields %s.", strings.Join(clauses, ", ")).
+				WithHint("valid fields: %s", strings.Join(names, ", "))
+			e.Suggestions = suggested
+			return nil, e
+		}
 		for _, k := range keys {
 			f, ok := byName[k]
 			val := x[k]
 			if !ok {
-				e := fault.InvalidArgument("unknown field %q%s.", at+k, inObject(at))
-				if c := cmp.Or(flagNamed[k], flagNamed[kebab(k)], OnlyPrefixed(k, names), foreignField(k, names)); c != "" {
+				e := fault.InvalidArgument("unknown field %q.", at+k)
+				if c := meant(k); c != "" {
 					e.WithClosest(c, strconvQuote(at+c))
-				} else if c := Closest(k, names); c != "" {
-					e.WithClosest(c, strconvQuote(at+c))
-				} else if k == "-n" && t == reflect.TypeFor[GrepRequest]() {
-					// Claude Code's Grep asks for numbers so.
+				} else if numbersAsked(k) {
 					return nil, e.WithHint("drop \"-n\": every matching line comes with its number; valid fields: %s", strings.Join(names, ", "))
 				}
 				return nil, e.WithHint("valid fields: %s", strings.Join(names, ", "))
@@ -667,13 +699,6 @@ func integral(n json.Number, t reflect.Type) json.Number {
 		return n
 	}
 	return json.Number(r.Num().String())
-}
-
-func inObject(at string) string {
-	if at == "" {
-		return ""
-	}
-	return " in " + strings.TrimSuffix(at, ".")
 }
 
 // foreignFields are keys of other agents' tools that are not taken here

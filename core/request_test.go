@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -337,5 +338,37 @@ func TestGrepLineNumbersKey(t *testing.T) {
 	var e *fault.Error
 	if !errors.As(err, &e) || !strings.HasPrefix(e.Hint, `drop "-n": every matching line comes with its number`) {
 		t.Fatalf("err = %v, want a hint to drop -n", err)
+	}
+}
+
+// Every unknown field of an object is named in one error, each with the
+// field it asks for: one at a time, an agent that sent Claude Code's
+// Grep keys took a call for each.
+func TestUnknownFieldsNamedAtOnce(t *testing.T) {
+	cases := []struct {
+		req     any
+		in      string
+		message string
+		want    []string
+	}{
+		{&GrepRequest{}, `{"pattern":"x","-n":true,"output_mode":"content","-i":true}`,
+			`unknown fields "-i" (did you mean "ignoreCase"?), "-n" (drop it: every matching line comes with its number), "output_mode" (did you mean "mode"?).`,
+			[]string{"ignoreCase", "mode"}},
+		{&EditRequest{}, `{"path":"f","edits":[{"old_str":"a","new_str":"b"}]}`,
+			`unknown fields "edits[0].new_str" (did you mean "edits[0].newText"?), "edits[0].old_str" (did you mean "edits[0].oldText"?).`,
+			[]string{"newText", "oldText"}},
+		{&ReadRequest{}, `{"path":"f","zzzzzzzz":1,"qqqqqqqq":2}`,
+			`unknown fields "qqqqqqqq", "zzzzzzzz".`, nil},
+	}
+	for _, tc := range cases {
+		err := DecodeJSON([]byte(tc.in), tc.req)
+		var e *fault.Error
+		if !errors.As(err, &e) || e.Code != fault.CodeInvalidArgument {
+			t.Errorf("%s: err = %v, want INVALID_ARGUMENT", tc.in, err)
+			continue
+		}
+		if e.Message != tc.message || !slices.Equal(e.Suggestions, tc.want) {
+			t.Errorf("%s: %q, suggestions %q; want %q, %q", tc.in, e.Message, e.Suggestions, tc.message, tc.want)
+		}
 	}
 }
