@@ -360,7 +360,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 			res, err := runStoppable(c.Context, tl, func() (Res, error) { return t.Run(c.Context, tl, r) })
 			it = item{res: res, path: path}
 			if err != nil {
-				it.err = fault.AsError(err)
+				it.err = rangeTakenForPath(t.Name, path, fault.AsError(err))
 				if c.Bool("quiet") {
 					o.note(it.err) // no results object to carry it
 				}
@@ -375,7 +375,7 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 			}
 			return err
 		} else if err != nil {
-			it.err = fault.AsError(err)
+			it.err = rangeTakenForPath(t.Name, path, fault.AsError(err))
 			o.note(it.err)
 		}
 		if it.err != nil {
@@ -405,6 +405,19 @@ func (t tool[Req, Res]) answerEach(c *cli.Context, tl *core.Tools, req *Req, fie
 		o.code = code
 	}
 	return nil
+}
+
+// rangeTakenForPath is e, the error of the run of tool over path, with a
+// hint naming --offset and --limit when path is not found and reads as a
+// range of lines (read f 10:20, as an editor or sed writes them).
+func rangeTakenForPath(tool, path string, e *fault.Error) *fault.Error {
+	if tool != "read" || e.Code != fault.CodeNotFound {
+		return e
+	}
+	if from, to, ok := lineRange(path); ok {
+		e.WithHint("%s reads as lines %d to %d, not a path: pass --offset %d --limit %d with the file", path, from, to, from, to-from+1)
+	}
+	return e
 }
 
 // results is the answer of a run over several paths, one item a path.
