@@ -116,6 +116,22 @@ type FileReader interface {
 	Info() FileInfo
 }
 
+// KnownOpener is the optional capability of a backend that opens a file
+// with fewer requests (an object store's HEAD) given info, what a Stat of
+// path in this call answered: OpenKnown is Open, and may read a later
+// version than info's when the file changed since (as Open would).
+type KnownOpener interface {
+	OpenKnown(ctx context.Context, path string, info FileInfo) (FileReader, error)
+}
+
+// OpenKnown is fsys's OpenKnown, else its Open.
+func OpenKnown(ctx context.Context, fsys FS, path string, info FileInfo) (FileReader, error) {
+	if k, ok := fsys.(KnownOpener); ok {
+		return k.OpenKnown(ctx, path, info)
+	}
+	return fsys.Open(ctx, path)
+}
+
 // Moder is the optional capability of a backend whose files have POSIX
 // permission bits: FileInfo.Mode is theirs, and WriteOptions.Executable
 // makes a new file 0755. ls --long shows a mode only on such a backend; an

@@ -444,6 +444,7 @@ type grepSearch struct {
 	include []glob
 	exclude []string
 	path    string
+	info    backend.FileInfo // path as the search's Stat found it
 	timeout time.Duration
 	w       backend.Walker // nil for a search of one file
 	// narrow, when an index covers the search, tells the files it proves
@@ -530,6 +531,7 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	if err != nil {
 		return nil, t.WithSuggestions(ctx, g.path, err)
 	}
+	g.info = info
 	if err := checkFinalSlash(g.path, t.FS.Display(g.path), info.Type); err != nil {
 		return nil, err
 	}
@@ -700,7 +702,7 @@ func (s *sameResults) put(same int, res fileResult) {
 // list lists the files to search, in walk order.
 func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error {
 	if g.w == nil {
-		r, err := g.t.FS.Open(sctx, g.path)
+		r, err := backend.OpenKnown(sctx, g.t.FS, g.path, g.info)
 		if err != nil {
 			return err
 		}

@@ -242,6 +242,10 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 		return nil, err
 	}
 	res := &WriteResult{}
+	// old is the file's bytes when the read of its style got them all, at
+	// cur's version (openStated): the comparisons below then need not
+	// read it again (on an object store, the same GET twice).
+	var old []byte
 	if text {
 		var (
 			file *textfile.Style
@@ -252,6 +256,9 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 		if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size > 0 {
 			if file, head, err = t.styleOfFile(ctx, req.Path, cur, req.Encoding); err != nil {
 				return nil, err
+			}
+			if int64(len(head)) == cur.info.Size {
+				old = head
 			}
 		}
 		if req.Encoding != "" {
@@ -276,8 +283,17 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	dataSum := make(chan string, 1)
 	go func() { dataSum <- sha256Hex(data) }()
 	same, compared := false, false
+	digest := func(hash bool) (string, bool, error) {
+		if old == nil {
+			return t.digest(ctx, req.Path, cur, data, hash)
+		}
+		if hash {
+			return sha256Hex(old), bytes.Equal(old, data), nil
+		}
+		return "", bytes.Equal(old, data), nil
+	}
 	sum := func() (string, error) {
-		s, eq, err := t.digest(ctx, req.Path, cur, data, true)
+		s, eq, err := digest(true)
 		same, compared = eq, true
 		return s, err
 	}
@@ -288,7 +304,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 	if cur.exists && cur.info.Type == backend.TypeFile && cur.info.Size == int64(len(data)) {
 		if !compared {
 			var err error
-			if _, same, err = t.digest(ctx, req.Path, cur, data, false); err != nil {
+			if _, same, err = digest(false); err != nil {
 				return nil, err
 			}
 		}
@@ -633,8 +649,10 @@ const maxStyleBytes = 2 * MaxWriteBytes
 // an object store, any other program on a disk), is the attempt's lost
 // race (errConflict): it runs again on the file as it is now. A plain
 // write of a file removed meanwhile was NOT_FOUND, where it creates it.
+// An object store reads the file at the version cur holds without asking
+// again what the Stat asked (backend.OpenKnown).
 func (t *Tools) openStated(ctx context.Context, path string, cur current) (backend.FileReader, error) {
-	r, err := t.FS.Open(ctx, path)
+	r, err := backend.OpenKnown(ctx, t.FS, path, cur.info)
 	if fault.MissingPath(err) {
 		return nil, errConflict
 	}

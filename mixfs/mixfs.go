@@ -260,6 +260,16 @@ func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
 	return r, f.fix(j, err)
 }
 
+// OpenKnown is the member's OpenKnown, else its Open.
+func (f *FS) OpenKnown(ctx context.Context, p string, info backend.FileInfo) (backend.FileReader, error) {
+	j, rel, err := f.placed(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := backend.OpenKnown(ctx, f.members[j].FS, rel, info)
+	return r, f.fix(j, err)
+}
+
 // ReadDir is the member's ReadDir.
 func (f *FS) ReadDir(ctx context.Context, p string, offset, limit int) (backend.DirPage, error) {
 	j, rel, err := f.placed(ctx, p)

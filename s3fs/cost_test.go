@@ -67,3 +67,65 @@ func TestGrepFetchesLittleAheadOfAFullPage(t *testing.T) {
 		}
 	}
 }
+
+// askedOnce runs each call in turn, failing the test when one asks the
+// store twice the same request (method, key, query and range) or sends
+// more than its max requests.
+func askedOnce(t *testing.T, cnt *counter, calls []askCase) {
+	t.Helper()
+	for _, tc := range calls {
+		cnt.reset()
+		if err := tc.call(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if twice := cnt.twice(); len(twice) > 0 {
+			t.Errorf("%s asked the store again what it had asked: %v", tc.name, twice)
+		}
+		if n := cnt.total(); n > tc.max {
+			t.Errorf("%s sent %d requests (%v), want at most %d", tc.name, n, cnt.requests, tc.max)
+		}
+	}
+}
+
+type askCase struct {
+	name string
+	max  int // requests
+	call func() error
+}
+
+// toolsAt is a workspace of a fresh bucket holding d/old ("one"), with
+// its tools, and a write of content at a path through them.
+func toolsAt(t *testing.T) (*core.Tools, *counter, func(p, content string) error) {
+	t.Helper()
+	bucket := s3test.Bucket(t)
+	f, cnt := openFS(t, "s3://"+bucket+"/ws")
+	tl := &core.Tools{FS: f}
+	write := func(p, content string) error {
+		_, err := tl.Write(t.Context(), core.WriteRequest{Path: p, Content: &content})
+		return err
+	}
+	if err := write("d/old", "one\n"); err != nil {
+		t.Fatal(err)
+	}
+	return tl, cnt, write
+}
+
+// A file read after a Stat is not HEADed again: a write over a file sent
+// the HEAD of its Stat, of the read of its style and, when the content is
+// as long, of the read that compares it (and its GET twice): 6 requests
+// where 3 do; a grep of a file HEADed it for its Stat and again to read
+// it: 3 where 2 do.
+func TestAFileStatedIsReadWithoutAHead(t *testing.T) {
+	tl, cnt, write := toolsAt(t)
+	askedOnce(t, cnt, []askCase{
+		{"write over a file", 3, func() error { return write("d/old", "two\n") }},
+		{"write over a file, longer", 3, func() error { return write("d/old", "three\n") }},
+		{"grep a file", 2, func() error {
+			res, err := tl.Grep(t.Context(), core.GrepRequest{Query: "three", Path: "d/old"})
+			if err == nil && len(res.Files) != 1 {
+				t.Errorf("grep of d/old: files %+v, want it", res.Files)
+			}
+			return err
+		}},
+	})
+}

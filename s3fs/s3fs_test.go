@@ -45,7 +45,9 @@ import (
 type counter struct {
 	mu       sync.Mutex
 	requests map[string]int
-	bytes    int64
+	// asked counts the requests by method, path and query.
+	asked map[string]int
+	bytes int64
 	// tracing prints each request after the first reset, with S3TRACE set.
 	tracing bool
 }
@@ -55,6 +57,9 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err == nil {
 		c.mu.Lock()
 		c.requests[r.Method]++
+		if c.asked != nil {
+			c.asked[r.Method+" "+cmp.Or(r.URL.Opaque, r.URL.Path)+"?"+r.URL.RawQuery+" "+r.Header.Get("Range")]++
+		}
 		if c.tracing {
 			fmt.Fprintln(os.Stderr, r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Range"))
 		}
@@ -69,8 +74,34 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 func (c *counter) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.requests, c.bytes = map[string]int{}, 0
+	c.requests, c.asked, c.bytes = map[string]int{}, map[string]int{}, 0
 	c.tracing = os.Getenv("S3TRACE") != ""
+}
+
+// twice lists the requests sent more than once since the last reset,
+// with how many times.
+func (c *counter) twice() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for k, n := range c.asked {
+		if n > 1 {
+			out = append(out, fmt.Sprintf("%s (%d times)", k, n))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// total is the number of requests sent since the last reset.
+func (c *counter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, k := range c.requests {
+		n += k
+	}
+	return n
 }
 
 // newFS returns a workspace at a fresh prefix of bucket, its requests
