@@ -42,6 +42,13 @@ type WriteOptions struct {
 	// links stays one file; without it such a file is refused with HARDLINK.
 	// A backend without hard links ignores it.
 	InPlace bool
+	// Stated says that the caller found the path as IfVersion or
+	// IfAbsent asks by a Stat of this attempt, IfAbsent's NOT_FOUND
+	// (neither a directory there nor a file above it): a backend whose
+	// own check would ask again what that Stat just asked (an object
+	// store's HEAD and listings, each a request) may skip it. The swap
+	// itself is still made against IfVersion or IfAbsent.
+	Stated bool
 }
 
 // RemoveOptions shape one removal.
@@ -50,6 +57,10 @@ type RemoveOptions struct {
 	Recursive bool
 	// IfVersion makes the removal a compare-and-swap, as in WriteOptions.
 	IfVersion string
+	// Stated says that the caller found at the path, by a Stat or Lstat
+	// of this attempt, a file of IfVersion or, IfVersion empty, a
+	// directory, as in WriteOptions.
+	Stated bool
 }
 
 // MutableFS is the write side of the file-system contract. Each call is

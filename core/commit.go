@@ -97,6 +97,7 @@ func (t *Tools) commitWrite(ctx context.Context, m backend.MutableFS, path strin
 	defer done()
 	exclusive := opts.IfAbsent
 	opts = swapOn(cur, opts)
+	opts.Stated = true // cur is what this attempt found (a Stat, or the read of an edit)
 	fi, err := m.WriteFile(ctx, path, data, opts)
 	return fi, conflictOf(err, opts, exclusive)
 }

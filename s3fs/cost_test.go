@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/minio/minio-go/v7"
 )
@@ -128,4 +129,40 @@ func TestAFileStatedIsReadWithoutAHead(t *testing.T) {
 			return err
 		}},
 	})
+}
+
+// A new file's write and an rm do not ask again what their Stat asked: a
+// new file's write listed below it and HEADed above it for its Stat and
+// again before its PUT (7 requests where 5 do, 10 where 6 do in two new
+// directories), and an rm HEADed the file, or the directory's name, for
+// its Lstat and again to remove it (5 where 4 do, 6 where 5 do).
+func TestANewFileOrARemovalIsCheckedOnce(t *testing.T) {
+	tl, cnt, write := toolsAt(t)
+	ctx := t.Context()
+	askedOnce(t, cnt, []askCase{
+		{"write a new file", 5, func() error { return write("d/new", "new\n") }},
+		{"write a new file in new directories", 6, func() error { return write("e/f/new", "new\n") }},
+		{"rm a file", 4, func() error {
+			res, err := tl.Rm(ctx, core.RmRequest{Path: "d/new"})
+			if err == nil && !res.Deleted {
+				t.Error("rm of d/new: deleted false")
+			}
+			return err
+		}},
+		{"rm -r a directory", 5, func() error {
+			res, err := tl.Rm(ctx, core.RmRequest{Path: "e", Recursive: true})
+			if err == nil && !res.Deleted {
+				t.Error("rm -r of e: deleted false")
+			}
+			return err
+		}},
+	})
+	for _, p := range []string{"d/new", "e"} {
+		if _, err := tl.FS.Stat(ctx, p); codeOf(err) != fault.CodeNotFound {
+			t.Errorf("%s after its rm: %v, want NOT_FOUND", p, err)
+		}
+	}
+	if _, err := tl.FS.Stat(ctx, "d/old"); err != nil {
+		t.Errorf("d/old after the rm of d/new: %v", err)
+	}
 }

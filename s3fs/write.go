@@ -43,8 +43,13 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 			return backend.FileInfo{}, err
 		}
 	} else {
-		if err := f.checkNewFile(ctx, c); err != nil {
-			return backend.FileInfo{}, err
+		// A creation the caller's Stat found NOT_FOUND needs no check of
+		// its own: that Stat's HEAD, listing and HEADs above asked all
+		// that checkNewFile asks, and a new file sent them twice.
+		if !(opts.Stated && opts.IfAbsent) {
+			if err := f.checkNewFile(ctx, c); err != nil {
+				return backend.FileInfo{}, err
+			}
 		}
 		if opts.IfAbsent {
 			ifNone = "*"
@@ -220,9 +225,15 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return false, fault.RootRefused(c)
 	}
 	swap := backend.WriteOptions{IfVersion: opts.IfVersion}
-	o, found, err := f.head(ctx, c)
-	if err != nil {
-		return false, err
+	// A file the caller's Stat found at IfVersion, or a directory, needs
+	// no HEAD: that Stat's asked it (and keeps the file's mark for
+	// settled), and an rm sent it twice. The DELETE is If-Match
+	// IfVersion all the same, and a directory's removal lists it.
+	o, found := s3client.ObjectInfo{ETag: opts.IfVersion}, opts.Stated && opts.IfVersion != ""
+	if !opts.Stated {
+		if o, found, err = f.head(ctx, c); err != nil {
+			return false, err
+		}
 	}
 	if found {
 		if o.ETag == "" {
