@@ -72,6 +72,11 @@ type WalkOptions struct {
 	// mount): a content index records it, since a mount taken off since
 	// makes it another directory, which a walk enters.
 	LeftOut func(rel, version string)
+	// Stated says that the caller found the path a directory by a Stat
+	// of this call: a backend whose own check would ask again (an object
+	// store's HEAD and listing) may skip it, and then walks a directory
+	// removed since as an empty one.
+	Stated bool
 }
 
 // WalkEntry is one entry of a walk.

@@ -717,7 +717,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		return run.flush()
 	}
 	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From,
-		Unreadable: g.addUnreadable}
+		Unreadable: g.addUnreadable, Stated: true}
 	err := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
 			return nil

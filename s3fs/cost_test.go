@@ -166,3 +166,18 @@ func TestANewFileOrARemovalIsCheckedOnce(t *testing.T) {
 		t.Errorf("d/old after the rm of d/new: %v", err)
 	}
 }
+
+// A grep of a directory HEADs and lists it once: its Stat did, and its
+// walk did again: 7 requests where 5 do.
+func TestAGrepOfADirectoryStatsItOnce(t *testing.T) {
+	tl, cnt, _ := toolsAt(t)
+	askedOnce(t, cnt, []askCase{
+		{"grep a directory", 5, func() error {
+			res, err := tl.Grep(t.Context(), core.GrepRequest{Query: "one", Path: "d"})
+			if err == nil && (len(res.Files) != 1 || res.Files[0].Path != "d/old") {
+				t.Errorf("grep of d: files %+v, want d/old", res.Files)
+			}
+			return err
+		}},
+	})
+}

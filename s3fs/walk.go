@@ -48,12 +48,16 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 	if err != nil {
 		return err
 	}
-	fi, err := f.Stat(ctx, c)
-	if err != nil {
-		return err
-	}
-	if fi.Type != backend.TypeDir {
-		return fault.NotADirectory(c)
+	if !opts.Stated {
+		// A HEAD and a listing, which a caller's Stat has just made
+		// (grep's): asked again, they doubled its cost.
+		fi, err := f.Stat(ctx, c)
+		if err != nil {
+			return err
+		}
+		if fi.Type != backend.TypeDir {
+			return fault.NotADirectory(c)
+		}
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, exclude: ignore.NewExcludes(opts.Exclude)}
 	var comps []string
