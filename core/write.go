@@ -178,7 +178,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			WithHint("raise --max-bytes to %d or more; nothing was written", t.raiseTo(n))
 	}
 	return mutate(ctx, t, m, []string{req.Path}, func() (*WriteResult, error) {
-		cur, err := currentOf(m.Stat(ctx, req.Path))
+		cur, dangling, err := statForWrite(ctx, m, req)
 		if err != nil {
 			return nil, err
 		}
@@ -190,8 +190,31 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 				return nil, err
 			}
 		}
+		if dangling {
+			// A link to nothing yet is there all the same: O_EXCL refuses
+			// it, where following it made its target.
+			return nil, fault.Errorf(fault.CodeExists, "the path is a link, to a file not there yet: create writes only where nothing is.").WithPath(t.FS.Display(req.Path)).
+				WithHint("write the link's target path, or drop create to write through the link")
+		}
 		return t.replaceWith(ctx, m, req, cur, data, text)
 	})
+}
+
+// statForWrite is the file at req.Path as a write's attempt finds it,
+// following a final link; dangling says, for create only, that the path
+// is a link to nothing yet. create's Lstat comes first and is its Stat
+// when the path is no link: an object store's Stat then Lstat of a new
+// file asked the same HEAD and listings twice.
+func statForWrite(ctx context.Context, m backend.MutableFS, req WriteRequest) (cur current, dangling bool, err error) {
+	if !req.Create {
+		cur, err = currentOf(m.Stat(ctx, req.Path))
+		return cur, false, err
+	}
+	if cur, err = currentOf(m.Lstat(ctx, req.Path)); err != nil || !cur.exists || cur.info.Type != backend.TypeSymlink {
+		return cur, false, err
+	}
+	cur, err = currentOf(m.Stat(ctx, req.Path))
+	return cur, err == nil && !cur.exists, err
 }
 
 // checkCutsHeld refuses content with more of read's cut markers than the
@@ -225,18 +248,6 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 		}
 		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
 			WithHint("drop create to replace it, or choose another path")
-	}
-	if req.Create {
-		// A link to nothing yet is there all the same: O_EXCL refuses
-		// it, where following it made its target.
-		link, err := currentOf(m.Lstat(ctx, req.Path))
-		if err != nil {
-			return nil, err
-		}
-		if link.exists && link.info.Type == backend.TypeSymlink {
-			return nil, fault.Errorf(fault.CodeExists, "the path is a link, to a file not there yet: create writes only where nothing is.").WithPath(display).
-				WithHint("write the link's target path, or drop create to write through the link")
-		}
 	}
 	if err := refuseNotFile(cur, display, "write to"); err != nil {
 		return nil, err

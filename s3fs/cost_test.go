@@ -181,3 +181,24 @@ func TestAGrepOfADirectoryStatsItOnce(t *testing.T) {
 		}},
 	})
 }
+
+// A write --create of a new file Stats its path once: its Stat, then the
+// Lstat that looks for a link to nothing, asked the same HEAD, listing and
+// HEAD above twice: 8 requests where 5 do. EXISTS costs one HEAD.
+func TestACreateStatsItsPathOnce(t *testing.T) {
+	tl, cnt, _ := toolsAt(t)
+	create := func(p string) error {
+		content := "new\n"
+		_, err := tl.Write(t.Context(), core.WriteRequest{Path: p, Content: &content, Create: true})
+		return err
+	}
+	askedOnce(t, cnt, []askCase{
+		{"create a new file", 5, func() error { return create("d/new") }},
+		{"create over a file", 1, func() error {
+			if err := create("d/old"); codeOf(err) != fault.CodeExists {
+				t.Errorf("create over d/old: %v, want EXISTS", err)
+			}
+			return nil
+		}},
+	})
+}
