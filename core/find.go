@@ -368,18 +368,19 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if pg.next != nil {
 		res.NextCursor = pg.last
 	}
-	if !res.Matched && req.Offset == 0 && req.Cursor == "" {
-		if hint := t.dirPatternHint(ctx, dir, pattern); hint != "" && jsonSize(res)+jsonLen(hint)+len(`,"hint":""`) <= t.maxBytes() {
+	if req.Offset == 0 && req.Cursor == "" {
+		if hint := t.dirPatternHint(ctx, dir, pattern, res.Matched); hint != "" && jsonSize(res)+jsonLen(hint)+len(`,"hint":""`) <= t.maxBytes() {
 			res.Hint = hint
 		}
 	}
 	return fitted(t, res)
 }
 
-// dirPatternHint is the hint of a search that found nothing for a pattern
-// that is no glob but the path of a directory below dir: find src -type f
-// as find(1) takes it, where it lists what is below src.
-func (t *Tools) dirPatternHint(ctx context.Context, dir, pattern string) string {
+// dirPatternHint is the hint of a search for a pattern that is no glob but
+// the path of a directory below dir: find src -type f as find(1) takes it,
+// where it lists what is below src; matched says the search found
+// something all the same (find src lists the directory src alone).
+func (t *Tools) dirPatternHint(ctx context.Context, dir, pattern string, matched bool) string {
 	if pattern == "" || strings.ContainsAny(pattern, `*?[{\`) {
 		return ""
 	}
@@ -388,6 +389,9 @@ func (t *Tools) dirPatternHint(ctx context.Context, dir, pattern string) string 
 		return ""
 	}
 	d := t.FS.Display(p)
+	if matched {
+		return fmt.Sprintf("%s is a directory here: for what is below it, give %s as the path and ** as the pattern (find '**' %s)", pattern, d, d)
+	}
 	return fmt.Sprintf("nothing is named %s, a directory here: for what is below it, give %s as the path and ** as the pattern (find '**' %s)", pattern, d, d)
 }
 
