@@ -152,6 +152,9 @@ type FS struct {
 	// uncommitted are the files of the transactions whose undo failed
 	// when the dead writers' journals were last recovered (settle).
 	uncommitted atomic.Pointer[[]uncommittedFile]
+	// recoveries is what the recoveries of dead writers' journals did
+	// (Recovery).
+	recoveries recoveries
 	// swept is the state directory's record directories as the last sweep
 	// that found them empty saw them (sweepChanged), nil when none did.
 	swept atomic.Pointer[sweptDirs]

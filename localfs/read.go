@@ -21,7 +21,7 @@ func (f *FS) Stat(_ context.Context, path string) (backend.FileInfo, error) {
 	}
 	file, st, err := f.openPath(t)
 	if err != nil {
-		return backend.FileInfo{}, err
+		return backend.FileInfo{}, f.missingUncommitted(t, err)
 	}
 	file.Close()
 	return infoFromStat(filepath.Base(t.abs), &st), nil
@@ -112,7 +112,7 @@ func (f *FS) Open(_ context.Context, path string) (backend.FileReader, error) {
 	}
 	file, st, err := f.openChecked(t, openFlags)
 	if err != nil {
-		return nil, err
+		return nil, f.missingUncommitted(t, err)
 	}
 	if err := f.checkCommitted(file, t); err != nil {
 		file.Close()
@@ -150,7 +150,7 @@ func (f *FS) ReadDir(_ context.Context, path string, offset, limit int) (backend
 				return backend.DirPage{}, fault.NotADirectory(t.display(f))
 			}
 		}
-		return backend.DirPage{}, err
+		return backend.DirPage{}, f.missingUncommitted(t, err)
 	}
 	defer dir.Close()
 	if err := f.checkCommitted(dir, t); err != nil {

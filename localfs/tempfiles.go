@@ -379,6 +379,12 @@ func sweepRecords(base string) (empty bool) {
 			sweepPartial(p)
 		case strings.HasSuffix(n.Name(), journalRecovering):
 			sweepRecoveryFile(p)
+		case strings.HasSuffix(n.Name(), journalAbandoned):
+			// A committer's note of why it gave its journal up, left by
+			// a recovery killed between the two unlinks.
+			if _, err := os.Lstat(strings.TrimSuffix(p, journalAbandoned)); errors.Is(err, fs.ErrNotExist) {
+				unix.Unlink(p)
+			}
 		}
 	}
 	return found == 0

@@ -51,6 +51,11 @@ const (
 	// journalRecovering is added to a journal's name for the file whose
 	// flock a process recovering it holds (deadJournals).
 	journalRecovering = ".recovering"
+	// journalAbandoned is added to a journal's name for the file its
+	// committer writes when its own undo fails and it gives the journal
+	// up to a later recovery: it holds that failure, and tells the
+	// refusals of its files that no process died.
+	journalAbandoned = ".abandoned"
 )
 
 // journalEntry is one change of a transaction, as the journal records it.
@@ -287,7 +292,8 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 	// be undone now (a file system gone read-only), the journal stays,
 	// naming the directories made too, for the next call's recovery.
 	undo := func(es []journalEntry, err error) error {
-		if done, kept := f.rollBackKeeping(es, &dirsFound{}); done {
+		done, kept, left := f.rollBackKeeping(es, &dirsFound{})
+		if done {
 			j.remove()
 			if len(kept) > 0 {
 				return backend.PartlyUndone(displays(preps, kept), err)
@@ -295,7 +301,8 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 			return err
 		}
 		made.keep()
-		return fault.AsError(err).WithHint("some files may be changed: the next agentfs call undoes them (its journal stays in the state directory, %s)", StateDirEnv)
+		j.abandon(err)
+		return abandonedErr(err, j.path, left)
 	}
 	// Every compare-and-swap holds before the first file changes: a file
 	// another program changed since it was staged then stops the commit
@@ -742,6 +749,21 @@ func (j *journal) commit() error {
 func (j *journal) remove() { unix.Unlink(j.path) } // housekeeping: a leftover is recovered
 func (j *journal) close()  { unix.Close(j.fd) }
 
+// abandon writes, beside the journal its committer gives up to a later
+// recovery (its own undo failed), why the commit failed: the refusals of
+// its files then say so, not that its process died. At worst (not
+// written) they say that.
+func (j *journal) abandon(err error) {
+	why := ErrText(err)
+	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+		why = strings.TrimSuffix(fe.Message, ".")
+		if fe.Path != "" {
+			why = fe.Path + ": " + why
+		}
+	}
+	os.WriteFile(j.path+journalAbandoned, []byte(why), 0o600)
+}
+
 func syncPath(dir string) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -772,23 +794,29 @@ func syncPath(dir string) error {
 //
 // It returns too, for a journal left, the real paths of its files in
 // directories moved since the crash and found (recoverJournal), refused as
-// its recorded paths are.
-func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.Time) (stuck map[string]error, moved map[string][]string) {
+// its recorded paths are, and, for one it could not finish under its
+// locks, what it left (undoLeft), by which only the files not undone are
+// refused. It counts the journals it undid and finished.
+func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.Time) (r recovered) {
 	deadJournals(ctx, bases, deadline, f.touchesRoots, func(fd int, path string, committed bool, err error) {
-		left := err != nil
+		stuck := err != nil
 		var at []string
-		if !left {
+		var left []undoLeft
+		if !stuck {
 			wait := min(journalWait, max(0, time.Until(deadline)))
-			left, at, err = recoverJournal(f, fd, path, committed, wait)
-		}
-		if left {
-			if stuck == nil {
-				stuck, moved = map[string]error{}, map[string][]string{}
+			stuck, at, left, err = recoverJournal(f, fd, path, committed, wait)
+			if !stuck {
+				r.count(path, committed)
 			}
-			stuck[path], moved[path] = err, at
+		}
+		if stuck {
+			if r.stuck == nil {
+				r.stuck, r.moved, r.left = map[string]error{}, map[string][]string{}, map[string][]undoLeft{}
+			}
+			r.stuck[path], r.moved[path], r.left[path] = err, at, left
 		}
 	})
-	return stuck, moved
+	return r
 }
 
 // deadJournals calls visit with each journal in bases whose writer is dead,
@@ -1146,8 +1174,9 @@ const journalWait = 2 * time.Second
 // kept it from taking them (errRecoveryPending for a wait for locks a live
 // process holds: the journal is left to the next call), or none when it
 // took them and still could not. Stuck, it returns the real paths of the
-// journal's files in directories moved since and found there.
-func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, moved []string, err error) {
+// journal's files in directories moved since and found there, and, when
+// it took the locks, what it could not undo or finish (left).
+func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Duration) (stuck bool, moved []string, left []undoLeft, err error) {
 	entries, err := readJournal(path)
 	if errors.Is(err, errTornJournal) && !committed {
 		// A pending journal is whole and synced before the first file
@@ -1157,10 +1186,10 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 		unix.Unlink(path)
 	}
 	if errors.Is(err, errNoJournal) {
-		return false, nil, nil
+		return false, nil, nil, nil
 	}
 	if err != nil {
-		return true, nil, err // EMFILE, EIO: a dead commit not looked at
+		return true, nil, nil, err // EMFILE, EIO: a dead commit not looked at
 	}
 	// Files in a directory moved since are locked where it is now too: a
 	// writer of theirs locks them by that path.
@@ -1175,28 +1204,45 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 	reals = append(reals, movedReals...)
 	unlock, _, err := f.lockReal(context.Background(), reals, wait)
 	if le := (*lockError)(nil); errors.As(err, &le) {
-		return true, movedReals, errRecoveryPending
+		return true, movedReals, nil, errRecoveryPending
 	}
 	if err != nil {
-		return true, movedReals, err
+		return true, movedReals, nil, err
 	}
 	defer unlock()
 	done := true
 	if committed {
 		for _, e := range entries {
 			if e.Backup != "" && !e.Tree {
-				done = atJournalDir(&e, seen, func(dfd int) bool { return absent(unix.Unlinkat(dfd, e.Backup, 0)) }) && done
+				ok := atJournalDir(&e, seen, func(dfd int) bool {
+					err := unix.Unlinkat(dfd, e.Backup, 0)
+					if !absent(err) {
+						l := undoNotes{dfd: dfd, e: &e}
+						l.note(leftBackup, e.Backup, err)
+						left = append(left, l.left...)
+					}
+					return absent(err)
+				})
+				done = ok && done
 			}
 		}
-		done = f.finishTrees(entries, seen) && done
+		if !f.finishTrees(entries, seen) {
+			done = false
+			for _, e := range entries {
+				if e.Tree && e.Backup != "" {
+					left = append(left, undoLeft{real: filepath.Join(e.Dir, e.Name), dir: e.Dir, kind: leftBackup, file: e.Backup})
+				}
+			}
+		}
 	} else {
-		done, _ = f.rollBackKeeping(entries, seen)
+		done, _, left = f.rollBackKeeping(entries, seen)
 	}
 	if done {
 		unix.Unlink(path)
-		return false, nil, nil
+		unix.Unlink(path + journalAbandoned)
+		return false, nil, nil, nil
 	}
-	return true, movedReals, nil
+	return true, movedReals, left, nil
 }
 
 // rollBack undoes entries, the last first: a backup goes back over its
@@ -1209,7 +1255,7 @@ func recoverJournal(f *FS, fd int, path string, committed bool, wait time.Durati
 // directory's backup is back in place (a file's always is, or it is still
 // its target).
 func (f *FS) rollBack(entries []journalEntry) bool {
-	done, _ := f.rollBackKeeping(entries, &dirsFound{})
+	done, _, _ := f.rollBackKeeping(entries, &dirsFound{})
 	return done
 }
 
@@ -1218,18 +1264,33 @@ func (f *FS) rollBack(entries []journalEntry) bool {
 // order: a staged file changed in place since it was renamed in, or a
 // file made where this transaction removed one (whose backup then goes).
 // Either holds what no undo of this transaction gives back. seen holds
-// where directories moved since were found.
-func (f *FS) rollBackKeeping(entries []journalEntry, seen *dirsFound) (bool, []journalEntry) {
+// where directories moved since were found. It returns too what it could
+// not undo (undoLeft), entry by entry, last first.
+func (f *FS) rollBackKeeping(entries []journalEntry, seen *dirsFound) (bool, []journalEntry, []undoLeft) {
 	done := true
 	var kept []journalEntry
+	var left []undoLeft
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		done = atJournalDir(&e, seen, func(dfd int) bool {
+		ran := false
+		ok := atJournalDir(&e, seen, func(dfd int) bool {
+			ran = true
+			l := undoNotes{dfd: dfd, e: &e}
 			if e.DirID != "" {
-				return removeMadeDir(dfd, e.Name, e.DirID) && unix.Fsync(dfd) == nil
+				if err := removeMadeDirErr(dfd, e.Name, e.DirID); err != nil {
+					l.note(leftMadeDir, e.Name, err)
+				} else if err := unix.Fsync(dfd); err != nil {
+					l.note(leftUnsynced, "", err)
+				}
+				left = append(left, l.left...)
+				return len(l.left) == 0
 			}
 			if e.Tree {
-				return f.rollBackTree(dfd, e)
+				if err := f.rollBackTree(dfd, e); err != nil {
+					l.note(leftTree, e.Backup, err)
+				}
+				left = append(left, l.left...)
+				return len(l.left) == 0
 			}
 			var b, cur unix.Stat_t
 			exists := unix.Fstatat(dfd, e.Name, &cur, unix.AT_SYMLINK_NOFOLLOW) == nil
@@ -1237,7 +1298,6 @@ func (f *FS) rollBackKeeping(entries []journalEntry, seen *dirsFound) (bool, []j
 			if exists && !staged && e.StagedID != "" && identity(&cur) == e.StagedID {
 				kept = append(kept, e) // this change, and another writer's in place
 			}
-			ok := true
 			if e.Backup != "" {
 				switch {
 				case unix.Fstatat(dfd, e.Backup, &b, unix.AT_SYMLINK_NOFOLLOW) != nil:
@@ -1245,31 +1305,52 @@ func (f *FS) rollBackKeeping(entries []journalEntry, seen *dirsFound) (bool, []j
 				case exists && identity(&cur) == identity(&b):
 					// Not replaced yet (rename over a link of the same
 					// file would do nothing): only the link goes.
-					ok = absent(unix.Unlinkat(dfd, e.Backup, 0))
+					if err := unix.Unlinkat(dfd, e.Backup, 0); !absent(err) {
+						l.note(leftBackup, e.Backup, err)
+					}
 				case staged:
-					ok = unix.Renameat(dfd, e.Backup, dfd, e.Name) == nil
+					if err := unix.Renameat(dfd, e.Backup, dfd, e.Name); err != nil {
+						l.note(leftReplaced, e.Backup, err)
+					}
 				case !exists && e.Staged == "":
 					// Removed by this transaction, and nothing there since
 					// (or another writer's file just now, which stays).
-					err := renameNoReplace(dfd, e.Backup, dfd, e.Name)
-					ok = err == nil || errors.Is(err, unix.EEXIST)
+					if err := renameNoReplace(dfd, e.Backup, dfd, e.Name); err != nil && !errors.Is(err, unix.EEXIST) {
+						l.note(leftRemoved, e.Backup, err)
+					}
 				default:
 					if exists && e.Staged == "" {
 						kept = append(kept, e) // another writer's file where this one removed the old
 					}
-					ok = absent(unix.Unlinkat(dfd, e.Backup, 0))
+					if err := unix.Unlinkat(dfd, e.Backup, 0); !absent(err) {
+						l.note(leftBackup, e.Backup, err)
+					}
 				}
 			} else if staged {
-				ok = absent(unix.Unlinkat(dfd, e.Name, 0))
+				if err := unix.Unlinkat(dfd, e.Name, 0); !absent(err) {
+					l.note(leftCreated, e.Name, err)
+				}
 			}
 			if e.Staged != "" {
-				ok = absent(unix.Unlinkat(dfd, e.Staged, 0)) && ok // absent once renamed
+				if err := unix.Unlinkat(dfd, e.Staged, 0); !absent(err) { // absent once renamed
+					l.note(leftStaged, e.Staged, err)
+				}
 			}
-			return unix.Fsync(dfd) == nil && ok
-		}) && done
+			if err := unix.Fsync(dfd); err != nil {
+				l.note(leftUnsynced, "", err)
+			}
+			left = append(left, l.left...)
+			return len(l.left) == 0
+		})
+		if !ok && !ran {
+			// Its directory not found, or not opened: what is there is
+			// not known.
+			left = append(left, undoLeft{real: filepath.Join(e.Dir, e.Name), dir: e.Dir, kind: leftNoDir})
+		}
+		done = ok && done
 	}
 	slices.Reverse(kept)
-	return done, kept
+	return done, kept, left
 }
 
 // absent reports an unlink done, or with nothing to do.
@@ -1279,13 +1360,20 @@ func absent(err error) bool { return err == nil || errors.Is(err, unix.ENOENT) }
 // with identity id, and empty: one another writer filled stays. It says
 // whether that is so, false when the removal failed otherwise (EIO, a
 // read-only remount), so that a recovery keeps its journal and tries again.
-func removeMadeDir(dfd int, name, id string) bool {
+func removeMadeDir(dfd int, name, id string) bool { return removeMadeDirErr(dfd, name, id) == nil }
+
+// removeMadeDirErr is removeMadeDir, with the error of the removal that
+// failed.
+func removeMadeDirErr(dfd int, name, id string) error {
 	var st unix.Stat_t
 	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || identity(&st) != id {
-		return true // gone, or not the one made
+		return nil // gone, or not the one made
 	}
 	err := syscalls.rmdirat(dfd, name)
-	return absent(err) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)
+	if absent(err) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+		return nil
+	}
+	return err
 }
 
 // isStaged reports whether st is the entry's staged file, unchanged.
@@ -1296,8 +1384,9 @@ func (e journalEntry) isStaged(st *unix.Stat_t) bool {
 // rollBackTree undoes one directory of a move across file systems: the
 // copy (by identity, at its staging name or already at its target's) is
 // removed, then the backup renamed back to the target's name, never over
-// something that took that name since. It says whether the backup is back.
-func (f *FS) rollBackTree(dfd int, e journalEntry) bool {
+// something that took that name since. Its error is that rename's: the
+// backup is not back.
+func (f *FS) rollBackTree(dfd int, e journalEntry) error {
 	var st unix.Stat_t
 	for _, name := range []string{e.Name, e.Staged} {
 		if name != "" && e.StagedID != "" && unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&st) == e.StagedID {
@@ -1305,11 +1394,11 @@ func (f *FS) rollBackTree(dfd int, e journalEntry) bool {
 		}
 	}
 	if e.Backup == "" || unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return true
+		return nil
 	}
 	err := renameNoReplace(dfd, e.Backup, dfd, e.Name)
 	unix.Fsync(dfd)
-	return err == nil
+	return err
 }
 
 // atDir runs fn on a descriptor of the directory dir, a real path a

@@ -92,7 +92,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 	now := f.listings.clock()
 	dir, st, err := f.openChecked(t, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK)
 	if err != nil {
-		return err
+		return f.missingUncommitted(t, err)
 	}
 	defer dir.Close()
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {

@@ -703,6 +703,9 @@ func tools(c *cli.Context) (*core.Tools, error) {
 	// the paths of its local roots.
 	if local != nil {
 		tl.BeginRequest = local.BeginRequest
+		if err := reportLocalRecovery(c, local); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case local == nil:
@@ -718,6 +721,19 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		tl.Progress = progressBar(stderr)
 	}
 	return tl, nil
+}
+
+// reportLocalRecovery writes, with --recover, what the recovery of the
+// local roots did as they opened on stderr, one JSON line,
+// {"recovery": {rolledBack, finished, stuck}, "roots": [...]}: each
+// journal it could not finish, with what it left and how to finish it.
+func reportLocalRecovery(c *cli.Context, local *localfs.FS) error {
+	if !c.Bool("recover") {
+		return nil
+	}
+	enc := json.NewEncoder(streamsOf(c).Stderr)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(map[string]any{"roots": local.Roots(), "recovery": local.Recovery()})
 }
 
 // recoverStore settles the journals of an object store: the transactions

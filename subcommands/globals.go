@@ -49,7 +49,7 @@ var globals = []globalFlag{
 	{name: "readonly", env: "AGENTFS_READONLY", usage: "allow only read, ls, find and grep (and index, which writes only the state directory): every mutation is READ_ONLY"},
 	{name: "lock-timeout", env: "AGENTFS_LOCK_TIMEOUT", kind: kindDuration, def: "30s", min: "0", max: "24h",
 		usage: "how long a mutation waits for its locks"},
-	{name: "recover", usage: "on an s3:// root, first roll back the transactions of dead processes and wait (up to --lock-timeout) for live ones, reporting on stderr"},
+	{name: "recover", usage: "on an s3:// root, first roll back the transactions of dead processes and wait (up to --lock-timeout) for live ones, reporting on stderr; on a local root, report the recovery and each journal it could not finish"},
 	{name: "format", env: "AGENTFS_FORMAT", kind: kindString, def: "json", enum: []string{"json", "text"},
 		usage: "json, or text for humans"},
 	{name: "color", env: "AGENTFS_COLOR", kind: kindString, def: "auto", enum: []string{"auto", "always", "never"},
