@@ -77,7 +77,7 @@ func (f *FS) Lstat(_ context.Context, path string) (backend.FileInfo, error) {
 	parent, base := f.parentOf(t)
 	dir, _, err := f.openChecked(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
-		return backend.FileInfo{}, err
+		return backend.FileInfo{}, f.missingUncommitted(t, err)
 	}
 	defer dir.Close()
 	if err := f.checkDeny(filepath.Join(realPath(dir, filepath.Join(parent.root.path, parent.rel)), base), t.display(f)); err != nil {
@@ -85,7 +85,9 @@ func (f *FS) Lstat(_ context.Context, path string) (backend.FileInfo, error) {
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(dir.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return backend.FileInfo{}, mapErr(err, t.display(f))
+		// A file a failed undo left removed: rm of it answered "not
+		// there" (deleted false), and the recovery later put it back.
+		return backend.FileInfo{}, f.missingUncommitted(t, mapErr(err, t.display(f)))
 	}
 	return infoFromStat(base, &st), nil
 }

@@ -34,6 +34,9 @@ func (f *FS) Remove(ctx context.Context, path string, opts backend.RemoveOptions
 	if err := f.refuseRoots(real, display); err != nil {
 		return false, err
 	}
+	if err := f.refuseUncommitted(real, display); err != nil {
+		return false, err // a file a failed undo left removed answered "not there"
+	}
 	dir, err := f.parentDir(ctx, ct, display, false)
 	if err != nil {
 		var ce *fault.Error

@@ -47,6 +47,13 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		return backend.FileInfo{}, err
 	}
 	defer src.dir.Close()
+	// A file a failed undo left half changed, moved away, was served
+	// under its new name as committed, and its recovery, its name empty,
+	// dropped the old content; one moved onto took the name a removed file
+	// was to go back to.
+	if err := f.refuseUncommitted(src.real, src.display); err != nil {
+		return backend.FileInfo{}, err
+	}
 	// The destination's missing directories are made as a transaction's
 	// are, and removed again when the move fails: a move refused (into
 	// itself, NOT_A_FILE across file systems) left them, though its hint
@@ -65,6 +72,9 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	}
 	defer dst.dir.Close()
 	if err := reservedName(dst.name, dst.display); err != nil {
+		return backend.FileInfo{}, err
+	}
+	if err := f.refuseUncommitted(dst.real, dst.display); err != nil {
 		return backend.FileInfo{}, err
 	}
 	if err := f.refuseRoots(src.real, src.display); err != nil {

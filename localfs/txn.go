@@ -422,6 +422,9 @@ func (f *FS) opDir(ctx context.Context, op backend.Op, create bool, made *madeDi
 	if ct.rel == "." {
 		return target{}, "", nil, fault.RootRefused(display)
 	}
+	if err := f.refuseUncommitted(filepath.Join(ct.root.path, ct.rel), display); err != nil {
+		return target{}, "", nil, err
+	}
 	dir, err := f.makeParentDir(ctx, ct, display, create, made)
 	return ct, display, dir, err
 }
@@ -786,7 +789,8 @@ func syncPath(dir string) error {
 // most journalWait. It returns the journals it could not finish: nil for
 // one it could not finish under its locks (a tree's backup that cannot go
 // back), which no retry will, left for a person without holding up the
-// mutations of its paths; the cause for one whose recovery could not run
+// mutations of its paths but those of the files it left half changed
+// (refuseUncommitted); the cause for one whose recovery could not run
 // (its recovery file or its lock files cannot be made: a full state
 // directory, no descriptor left), which a later call runs; and
 // errRecoveryPending for one whose recovery did not run in time (its

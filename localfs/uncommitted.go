@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
 	"golang.org/x/sys/unix"
@@ -257,14 +258,31 @@ func (f *FS) checkCommitted(file *os.File, t target) error {
 	if files == nil || len(*files) == 0 {
 		return nil
 	}
-	real := realPath(file, filepath.Join(t.root.path, t.rel))
+	return f.refuseUncommitted(realPath(file, filepath.Join(t.root.path, t.rel)), t.display(f))
+}
+
+// refuseUncommitted refuses real (display to the caller), a real path,
+// when it is, holds or lies in a file of an undo that failed, as
+// checkCommitted refuses its read. A mutation of it is refused too (the
+// file written, removed, moved, or moved or written onto, or a directory
+// holding it moved or removed): it acts on a state never committed (a file
+// the transaction removed reads as missing: rm said "not there", and the
+// recovery later put it back), and the recovery that comes after, finding
+// the name moved away or taken, leaves it so and drops the backup, the only
+// copy of the old content; a file written into a moved directory's copy
+// goes with the copy when the undo removes it.
+func (f *FS) refuseUncommitted(real, display string) error {
+	files := f.uncommitted.Load()
+	if files == nil || len(*files) == 0 {
+		return nil
+	}
 	for _, u := range *files {
 		_, below := within(real, u.real)
 		if _, above := within(u.real, real); below || above {
 			if u.left != nil {
-				return leftErr(t.display(f), real, u.journal, u.left, u.more)
+				return leftErr(display, real, u.journal, u.left, u.more)
 			}
-			return uncommittedErr(t.display(f), u.journal, u.cause)
+			return uncommittedErr(display, u.journal, u.cause)
 		}
 	}
 	return nil
@@ -391,6 +409,19 @@ func undoObstacle(dfd int, dir, name string, err error) (why, mend string) {
 	return "", "check the file system of " + dir + " and its disk"
 }
 
+// shellCmd is the shell command of words, each quoted (shellQuote), or
+// "" when one is not UTF-8: JSON writes its bytes as U+FFFD, and the
+// command an agent pasted would name another file (an old content moved
+// to another name, and the dead commit's then taken for undone).
+func shellCmd(words ...string) string {
+	for _, w := range words {
+		if !utf8.ValidString(w) {
+			return ""
+		}
+	}
+	return strings.Join(words, " ")
+}
+
 // shellQuote quotes p for a shell.
 func shellQuote(p string) string {
 	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
@@ -406,23 +437,23 @@ func (l *undoLeft) describe() (state, step, by string) {
 	switch l.kind {
 	case leftReplaced:
 		return "it holds the transaction's new content, never committed, and its old content is in " + hidden,
-			"renaming the old content back over it", "mv -f -- " + shellQuote(hidden) + " " + shellQuote(l.real)
+			"renaming the old content back over it", shellCmd("mv -f --", shellQuote(hidden), shellQuote(l.real))
 	case leftRemoved:
 		return "the transaction removed it, and its old content is in " + hidden,
-			"renaming the old content back to its name", "mv -n -- " + shellQuote(hidden) + " " + shellQuote(l.real)
+			"renaming the old content back to its name", shellCmd("mv -n --", shellQuote(hidden), shellQuote(l.real))
 	case leftCreated:
-		return "it is a new file of the transaction's, never committed", "removing it", "rm -- " + shellQuote(l.real)
+		return "it is a new file of the transaction's, never committed", "removing it", shellCmd("rm --", shellQuote(l.real))
 	case leftTree:
 		return "the transaction moved the directory there, and the old one is at " + hidden,
-			"renaming the old directory back to its name", "mv -n -- " + shellQuote(hidden) + " " + shellQuote(l.real)
+			"renaming the old directory back to its name", shellCmd("mv -n --", shellQuote(hidden), shellQuote(l.real))
 	case leftNoDir:
 		return "what it holds is not known", "finding its directory " + l.dir + " (not where the journal recorded it: a file system not mounted, or the directory moved away)", ""
 	case leftBackup:
-		return "it is as it was, and a hidden link of its old file stays at " + hidden, "removing that link", "rm -- " + shellQuote(hidden)
+		return "it is as it was, and a hidden link of its old file stays at " + hidden, "removing that link", shellCmd("rm --", shellQuote(hidden))
 	case leftStaged:
-		return "it is as it was, and the transaction's staged file stays at " + hidden, "removing the staged file", "rm -- " + shellQuote(hidden)
+		return "it is as it was, and the transaction's staged file stays at " + hidden, "removing the staged file", shellCmd("rm --", shellQuote(hidden))
 	case leftMadeDir:
-		return "it is an empty directory the transaction made", "removing it", "rmdir -- " + shellQuote(l.real)
+		return "it is an empty directory the transaction made", "removing it", shellCmd("rmdir --", shellQuote(l.real))
 	}
 	return "it is undone", "syncing its directory " + l.dir, ""
 }
@@ -478,6 +509,9 @@ func leftErr(display, real, journal string, l *undoLeft, more int) *fault.Error 
 	also := ""
 	if more > 0 {
 		also = fmt.Sprintf(" (the journal leaves %d more file(s) so: agentfs --recover lists each, and its command)", more)
+	}
+	if by == "" {
+		return e.WithHint("%s: the next agentfs call then undoes the transaction%s", l.mend, also)
 	}
 	return e.WithDetail("undo", by).WithHint("%s: the next agentfs call then undoes the transaction; or undo this file by hand, %s, and the next call finishes the rest%s", l.mend, by, also)
 }

@@ -38,6 +38,9 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 		return backend.FileInfo{}, fault.Errorf(fault.CodeNotAFile, "the path is a directory, not a file.").
 			WithPath(display).WithHint("write to a file path inside the directory")
 	}
+	if err := f.refuseUncommitted(filepath.Join(ct.root.path, ct.rel), display); err != nil {
+		return backend.FileInfo{}, err
+	}
 	dir, err := f.parentDir(ctx, ct, display, true)
 	if err != nil {
 		return backend.FileInfo{}, err

@@ -1,0 +1,229 @@
+package localfs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"golang.org/x/sys/unix"
+)
+
+// The shell command a refusal gives to undo a file by hand (detail undo,
+// and the hint) reaches the agent through JSON, which writes a name's
+// bytes that are not UTF-8 as U+FFFD: pasted, "mv -f -- BACKUP 'a\ufffd.txt'"
+// put the old content under another name, and the next call, its backup
+// gone, took the target (the dead commit's new content) for undone,
+// removed the journal and served it as committed (exit 0). Seen with
+// agentfs read $'sub/a\xff.txt' on a tree left half changed, then the
+// command of its detail undo run, then agentfs read again: "new a".
+func TestUndoCommandSurvivesJSON(t *testing.T) {
+	dir := "/srv/t/sub"
+	for _, l := range []undoLeft{
+		{kind: leftReplaced, dir: dir, real: dir + "/a\xff.txt", file: ".agentfs-tmp-0123456789abcdef"},
+		{kind: leftRemoved, dir: dir, real: dir + "/a\xff.txt", file: ".agentfs-tmp-0123456789abcdef"},
+		{kind: leftCreated, dir: dir, real: dir + "/a\xff.txt"},
+		{kind: leftReplaced, dir: dir + "/\xfe", real: dir + "/\xfe/a.txt", file: ".agentfs-tmp-0123456789abcdef"},
+	} {
+		_, _, by := l.describe()
+		data, err := json.Marshal(by)
+		must(t, err)
+		var back string
+		must(t, json.Unmarshal(data, &back))
+		if back != by {
+			t.Errorf("%v of %q: its command %q reads %q once in JSON: pasted, it names another file", l.kind, l.real, by, back)
+		}
+	}
+}
+
+// A file a roll-back left half changed (its old content in a backup it
+// could not rename back, here immutable) is refused to reads; moved away
+// by mv, it was not: the move succeeded and its new name read the dead
+// commit's content, never committed, as a file like any other, and the
+// next recovery, the target gone, dropped the backup with the old content.
+func TestTxnStuckHalfChangedNotMovedAway(t *testing.T) {
+	needRoot(t)
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	must(t, os.MkdirAll(filepath.Join(state, "journal"), 0o700))
+	root := t.TempDir()
+	dir := filepath.Join(root, "sub")
+	a, backup, staged := filepath.Join(dir, "a.txt"), filepath.Join(dir, ".agentfs-tmp-0123456789abcdef"), filepath.Join(dir, ".agentfs-tmp-fedcba9876543210")
+	writeTree(t, root, map[string]string{"sub/a.txt": "old a\n", "sub/.agentfs-tmp-fedcba9876543210": "new a\n"})
+	must(t, os.Link(a, backup))
+	must(t, os.Rename(staged, a))
+	var st, dst syscall.Stat_t
+	must(t, syscall.Lstat(a, &st))
+	must(t, syscall.Lstat(dir, &dst))
+	entry := fmt.Sprintf(`[{"dir":%q,"dirIdentity":"%d:%d","name":"a.txt","staged":".agentfs-tmp-fedcba9876543210","stagedId":"%d:%d","backup":".agentfs-tmp-0123456789abcdef"}]`,
+		dir, dst.Dev, dst.Ino, st.Dev, st.Ino)
+	must(t, os.WriteFile(filepath.Join(state, "journal", "0123456789abcdef.pending"), []byte(entry), 0o600))
+	if out, err := exec.Command("chattr", "+i", backup).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i: %v %s", err, out)
+	}
+	defer exec.Command("chattr", "-i", backup).Run()
+	fsys, err := New(Config{Roots: []string{root}, Cwd: root})
+	must(t, err)
+	defer fsys.Close()
+	if err := openErr(fsys, "sub/a.txt"); err == nil {
+		t.Fatalf("read sub/a.txt, left half changed: no error")
+	}
+	_, err = fsys.Rename(context.Background(), "sub/a.txt", "moved.txt", backend.WriteOptions{})
+	if err == nil {
+		data, _ := os.ReadFile(filepath.Join(root, "moved.txt"))
+		t.Errorf("mv sub/a.txt moved.txt, left half changed: moved, moved.txt holds %q", data)
+	} else if !strings.Contains(err.Error(), "half changed") {
+		t.Logf("mv refused: %v", err)
+	}
+}
+
+// halfChangedTree is a tree a dead commit left half changed, whose undo
+// cannot finish (its backups immutable): sub/a.txt replaced ("new a", the
+// old in a backup), sub/b.txt removed (the old in a backup), tree moved
+// across file systems (its old one at a backup name, which cannot go back
+// over the copy); x.txt and sub/z.txt no transaction names.
+func halfChangedTree(t *testing.T) (*FS, string) {
+	t.Helper()
+	needRoot(t)
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	root := t.TempDir()
+	dir := filepath.Join(root, "sub")
+	writeTree(t, root, map[string]string{"sub/a.txt": "old a\n", "sub/b.txt": "old b\n", "sub/z.txt": "z\n", "x.txt": "x\n",
+		"sub/.agentfs-tmp-fedcba9876543210": "new a\n", "tree/g.txt": "copy g\n", ".agentfs-tmp-2222222222222222/g.txt": "old g\n"})
+	a, bkA, bkB := filepath.Join(dir, "a.txt"), filepath.Join(dir, ".agentfs-tmp-0123456789abcdef"), filepath.Join(dir, ".agentfs-tmp-1111111111111111")
+	must(t, os.Link(a, bkA))
+	must(t, os.Rename(filepath.Join(dir, ".agentfs-tmp-fedcba9876543210"), a))
+	must(t, os.Link(filepath.Join(dir, "b.txt"), bkB))
+	must(t, os.Remove(filepath.Join(dir, "b.txt")))
+	var st, dst, rst unix.Stat_t
+	must(t, unix.Lstat(a, &st))
+	must(t, unix.Lstat(dir, &dst))
+	must(t, unix.Lstat(root, &rst))
+	deadJournal(t, state, "0123456789abcdef", []journalEntry{
+		{Dir: dir, DirIdentity: identity(&dst), Name: "a.txt", Staged: ".agentfs-tmp-fedcba9876543210", StagedID: identity(&st), Backup: ".agentfs-tmp-0123456789abcdef"},
+		{Dir: dir, DirIdentity: identity(&dst), Name: "b.txt", Backup: ".agentfs-tmp-1111111111111111"},
+		{Dir: root, DirIdentity: identity(&rst), Name: "tree", Backup: ".agentfs-tmp-2222222222222222", Tree: true}})
+	t.Cleanup(func() { exec.Command("chattr", "-R", "-i", root).Run() }) // wherever a mutation took them
+	for _, p := range []string{bkA, bkB} {
+		chattr(t, "+i", p)
+	}
+	fsys, err := New(Config{Roots: []string{root}, Cwd: root})
+	must(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	return fsys, root
+}
+
+// A mutation of a file a failed undo left half changed (its source, its
+// destination, or a directory holding it) is refused as its read is: rm
+// of the file the transaction removed answered "not there" (deleted
+// false), and the recovery later put it back; mv onto it, a write with
+// create or a patch adding it took its name, and the recovery, the name
+// taken, dropped the only copy of the old content; rm of the replaced one
+// removed content never committed, and the recovery then the old one; a
+// file written into the moved directory's copy went with the copy when
+// the recovery removed it. The other files mutate as ever.
+func TestTxnStuckHalfChangedNotMutated(t *testing.T) {
+	fsys, root := halfChangedTree(t)
+	ctx := context.Background()
+	refusedAs := func(what string, err error, file string) {
+		t.Helper()
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Message, "half changed") || e.Details["journal"] == nil {
+			t.Errorf("%s: %v, want IO_ERROR saying %s is half changed, naming the journal", what, err, file)
+			return
+		}
+		// A directory holding several such files names one ("sub/").
+		if got, _ := e.Details["file"].(string); got != filepath.Join(root, file) && !(strings.HasSuffix(file, "/") && strings.HasPrefix(got, filepath.Join(root, file))) {
+			t.Errorf("%s: detail file %q, want %s's", what, got, file)
+		}
+	}
+	for _, p := range []string{"sub/a.txt", "sub/b.txt", "tree/g.txt"} {
+		err := openErr(fsys, p)
+		refusedAs("read "+p, err, strings.Replace(p, "/g.txt", "", 1))
+	}
+	// rm looks with Lstat first: NOT_FOUND there answered deleted false.
+	_, err := fsys.Lstat(ctx, "sub/b.txt")
+	refusedAs("lstat sub/b.txt", err, "sub/b.txt")
+	for _, c := range []struct {
+		what, file string
+		do         func() error
+	}{
+		{"mv sub/a.txt moved.txt", "sub/a.txt", func() error {
+			_, err := fsys.Rename(ctx, "sub/a.txt", "moved.txt", backend.WriteOptions{})
+			return err
+		}},
+		{"mv x.txt sub/b.txt", "sub/b.txt", func() error {
+			_, err := fsys.Rename(ctx, "x.txt", "sub/b.txt", backend.WriteOptions{IfAbsent: true})
+			return err
+		}},
+		{"mv --overwrite x.txt sub/a.txt", "sub/a.txt", func() error {
+			_, err := fsys.Rename(ctx, "x.txt", "sub/a.txt", backend.WriteOptions{})
+			return err
+		}},
+		{"mv sub sub2", "sub/", func() error {
+			_, err := fsys.Rename(ctx, "sub", "sub2", backend.WriteOptions{})
+			return err
+		}},
+		{"mv tree/g.txt g.txt", "tree", func() error {
+			_, err := fsys.Rename(ctx, "tree/g.txt", "g.txt", backend.WriteOptions{})
+			return err
+		}},
+		{"rm sub/a.txt", "sub/a.txt", func() error {
+			_, err := fsys.Remove(ctx, "sub/a.txt", backend.RemoveOptions{})
+			return err
+		}},
+		{"rm sub/b.txt", "sub/b.txt", func() error {
+			_, err := fsys.Remove(ctx, "sub/b.txt", backend.RemoveOptions{})
+			return err
+		}},
+		{"rm -r sub", "sub/", func() error {
+			_, err := fsys.Remove(ctx, "sub", backend.RemoveOptions{Recursive: true})
+			return err
+		}},
+		{"write --create sub/b.txt", "sub/b.txt", func() error {
+			_, err := fsys.WriteFile(ctx, "sub/b.txt", []byte("mine\n"), backend.WriteOptions{IfAbsent: true})
+			return err
+		}},
+		{"write sub/a.txt", "sub/a.txt", func() error {
+			_, err := fsys.WriteFile(ctx, "sub/a.txt", []byte("mine\n"), backend.WriteOptions{})
+			return err
+		}},
+		{"write tree/new.txt", "tree", func() error {
+			_, err := fsys.WriteFile(ctx, "tree/new.txt", []byte("mine\n"), backend.WriteOptions{})
+			return err
+		}},
+		{"commit adding sub/b.txt", "sub/b.txt", func() error {
+			_, err := fsys.Commit(ctx, []backend.Op{{Path: "sub/b.txt", Data: []byte("mine\n"), Write: backend.WriteOptions{IfAbsent: true}}})
+			return err
+		}},
+		{"dry run adding sub/b.txt", "sub/b.txt", func() error {
+			return fsys.CheckCommit(ctx, []backend.Op{{Path: "sub/b.txt", Data: []byte("mine\n"), Write: backend.WriteOptions{IfAbsent: true}}})
+		}},
+	} {
+		refusedAs(c.what, c.do(), c.file)
+	}
+	got := contents(t, root)
+	for p, want := range map[string]string{"sub/a.txt": "new a\n", "sub/b.txt": "", "x.txt": "x\n", "tree/g.txt": "copy g\n", "moved.txt": "", "g.txt": "", "tree/new.txt": ""} {
+		if got[p] != want {
+			t.Errorf("%s holds %q after the refusals, want %q", p, got[p], want)
+		}
+	}
+	// What no transaction left half changed mutates as ever.
+	if _, err := fsys.WriteFile(ctx, "sub/new.txt", []byte("n\n"), backend.WriteOptions{}); err != nil {
+		t.Errorf("write sub/new.txt beside the half-changed files: %v", err)
+	}
+	if _, err := fsys.Rename(ctx, "sub/z.txt", "z.txt", backend.WriteOptions{}); err != nil {
+		t.Errorf("mv sub/z.txt z.txt: %v", err)
+	}
+	if _, err := fsys.Remove(ctx, "x.txt", backend.RemoveOptions{}); err != nil {
+		t.Errorf("rm x.txt: %v", err)
+	}
+}
