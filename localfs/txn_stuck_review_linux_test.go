@@ -227,3 +227,61 @@ func TestTxnStuckHalfChangedNotMutated(t *testing.T) {
 		t.Errorf("rm x.txt: %v", err)
 	}
 }
+
+// The shell command that puts an old file or directory back by hand
+// (detail undo) never moves it into what stands at its name: "mv -n --
+// HIDDEN REAL" with the transaction's copy still at REAL (a directory)
+// moved the old tree into the copy, as REAL/HIDDEN, and the next recovery,
+// its backup gone, took the transaction for undone and removed the
+// journal: the copy served as the directory, the old one hidden inside.
+// The command is run as given, by sh, with the system's mv: -T (GNU's) is
+// not on macOS or the BSDs, so the command must not rest on it.
+func TestUndoCommandNeverMovesInto(t *testing.T) {
+	for _, c := range []struct {
+		kind leftKind
+		link bool // a link to a directory at the name, not one
+	}{{leftTree, false}, {leftRemoved, false}, {leftReplaced, false}, {leftTree, true}, {leftRemoved, true}, {leftReplaced, true}} {
+		kind := c.kind
+		dir := t.TempDir()
+		real, hidden := filepath.Join(dir, "it's"), filepath.Join(dir, ".agentfs-tmp-0123456789abcdef")
+		l := undoLeft{kind: kind, dir: dir, real: real, file: filepath.Base(hidden)}
+		_, _, by := l.describe()
+		// The name taken by a directory: the copy of a moved tree, or one
+		// another program made where a file was.
+		writeTree(t, dir, map[string]string{"it's/copy.txt": "copy\n", ".agentfs-tmp-0123456789abcdef/old.txt": "old\n"})
+		if c.link {
+			must(t, os.Rename(real, filepath.Join(dir, "elsewhere")))
+			must(t, os.Symlink("elsewhere", real))
+		}
+		if kind != leftTree {
+			must(t, os.RemoveAll(hidden))
+			must(t, os.WriteFile(hidden, []byte("old\n"), 0o644))
+		}
+		exec.Command("sh", "-c", by).Run() // its status is the shell's to show
+		if _, err := os.Lstat(hidden); err != nil {
+			entries, _ := os.ReadDir(real)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Errorf("%v (a link: %v): %q with a directory at the name moved the old one away (%v); the name holds %v", kind, c.link, by, err, names)
+			continue
+		}
+		// The name free: the command puts the old one back.
+		must(t, os.RemoveAll(real))
+		if out, err := exec.Command("sh", "-c", by).CombinedOutput(); err != nil {
+			t.Errorf("%v: %q with the name free: %v %s", kind, by, err, out)
+		}
+		if _, err := os.Lstat(hidden); err == nil {
+			t.Errorf("%v: %q with the name free left the old one at %s", kind, by, hidden)
+		}
+		want := "old\n"
+		p := real
+		if kind == leftTree {
+			p = filepath.Join(real, "old.txt")
+		}
+		if data, _ := os.ReadFile(p); string(data) != want {
+			t.Errorf("%v: %q with the name free: %s holds %q, want %q", kind, by, p, data, want)
+		}
+	}
+}

@@ -430,6 +430,23 @@ func shellQuote(p string) string {
 	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
+// moveBack is the shell command that renames hidden back to real, over
+// the file there when over, else only to a free name; "" as shellCmd. mv
+// given a directory (or a link to one) as its last operand moves into it:
+// the old tree went into the transaction's copy still at real, and the
+// next recovery, its backup gone, took the transaction for undone. GNU's
+// -T (no target directory) is not in macOS's or the BSDs' mv, nor POSIX's,
+// so the name is tested first, with test, by the shell: nothing is moved
+// when a directory stands there (over), or anything, a dangling link too,
+// which BSD mv -n replaces (not over).
+func moveBack(hidden, real string, over bool) string {
+	h, r := shellQuote(hidden), shellQuote(real)
+	if over {
+		return shellCmd("test ! -d", r, "&& mv -f --", h, r)
+	}
+	return shellCmd("test ! -e", r, "&& test ! -L", r, "&& mv -n --", h, r)
+}
+
 // describe says, of l, what is there now and what step failed, and the
 // shell command that does that step by hand ("" when there is none).
 func (l *undoLeft) describe() (state, step, by string) {
@@ -437,15 +454,15 @@ func (l *undoLeft) describe() (state, step, by string) {
 	switch l.kind {
 	case leftReplaced:
 		return "it holds the transaction's new content, never committed, and its old content is in " + hidden,
-			"renaming the old content back over it", shellCmd("mv -f --", shellQuote(hidden), shellQuote(l.real))
+			"renaming the old content back over it", moveBack(hidden, l.real, true)
 	case leftRemoved:
 		return "the transaction removed it, and its old content is in " + hidden,
-			"renaming the old content back to its name", shellCmd("mv -n --", shellQuote(hidden), shellQuote(l.real))
+			"renaming the old content back to its name", moveBack(hidden, l.real, false)
 	case leftCreated:
 		return "it is a new file of the transaction's, never committed", "removing it", shellCmd("rm --", shellQuote(l.real))
 	case leftTree:
 		return "the transaction moved the directory there, and the old one is at " + hidden,
-			"renaming the old directory back to its name", shellCmd("mv -n --", shellQuote(hidden), shellQuote(l.real))
+			"renaming the old directory back to its name", moveBack(hidden, l.real, false)
 	case leftNoDir:
 		return "what it holds is not known", "finding its directory " + l.dir + " (not where the journal recorded it: a file system not mounted, or the directory moved away)", ""
 	case leftBackup:

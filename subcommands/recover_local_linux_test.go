@@ -71,7 +71,7 @@ func TestRecoverReportsStuckLocalJournal(t *testing.T) {
 		t.Fatalf("--recover read z.txt: exit %d, %s, stderr %s", code, out, errs)
 	}
 	if s := line.Recovery.Stuck; len(s) != 1 || s[0].Journal != journal || len(s[0].Left) != 1 || s[0].Left[0].Path != a || !s[0].Left[0].Refused ||
-		!strings.Contains(s[0].Left[0].Failed, "append-only") || s[0].Left[0].Undo != "mv -f -- "+backup+" "+a {
+		!strings.Contains(s[0].Left[0].Failed, "append-only") || s[0].Left[0].Undo != "test ! -d "+a+" && mv -f -- "+backup+" "+a {
 		t.Errorf("--recover reported %s, want the journal, a.txt refused, append-only and its mv", errs)
 	}
 	code, _, errs = run(t, "", "--root="+dir, "read", a)
