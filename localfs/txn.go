@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -755,7 +756,9 @@ func (j *journal) close()  { unix.Close(j.fd) }
 // abandon writes, beside the journal its committer gives up to a later
 // recovery (its own undo failed), why the commit failed: the refusals of
 // its files then say so, not that its process died. At worst (not
-// written) they say that.
+// written) they say that. The note is whole or absent, and synced
+// (writeSynced): written in place and unsynced, a crash left it empty or
+// cut, and every refusal read it back whole.
 func (j *journal) abandon(err error) {
 	why := ErrText(err)
 	if fe := (*fault.Error)(nil); errors.As(err, &fe) {
@@ -764,7 +767,60 @@ func (j *journal) abandon(err error) {
 			why = fe.Path + ": " + why
 		}
 	}
-	os.WriteFile(j.path+journalAbandoned, []byte(why), 0o600)
+	writeSynced(j.path+journalAbandoned, []byte(abandonedNote(why)))
+}
+
+// abandonedMax bounds the note of why a commit gave its journal up
+// (journal.abandon): written no longer, and read no further by the
+// refusals of the journal's files, each of which reads it.
+const abandonedMax = 4 << 10
+
+// abandonedNote is why as the note holds it: valid UTF-8 without control
+// characters (a path's newline made a space), cut to abandonedMax bytes
+// at a character's start. abandonedWhy takes anything else for garbage.
+func abandonedNote(why string) string {
+	why = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(why, "\uFFFD"))
+	if len(why) > abandonedMax {
+		cut := abandonedMax
+		for cut > 0 && !utf8.RuneStart(why[cut]) {
+			cut--
+		}
+		why = why[:cut]
+	}
+	return why
+}
+
+// writeSynced puts data at path, a state file, whole or not at all, and
+// durably: written under a fresh name (partialSuffix, which a sweep takes
+// only from a dead writer: it is flocked meanwhile) and synced, renamed
+// to path, its directory synced.
+func writeSynced(path string, data []byte) error {
+	tmp := path + partialSuffix + strings.TrimPrefix(tempName(), tempPrefix)
+	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		err = writeFull(fd, data)
+	}
+	if err == nil {
+		err = syscalls.fsync(fd)
+	}
+	if err == nil {
+		err = syscalls.renameat(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path)
+	}
+	if err != nil {
+		unix.Unlink(tmp)
+		return err
+	}
+	return syncPath(filepath.Dir(path))
 }
 
 func syncPath(dir string) error {

@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -282,6 +284,64 @@ func TestUndoCommandNeverMovesInto(t *testing.T) {
 		}
 		if data, _ := os.ReadFile(p); string(data) != want {
 			t.Errorf("%v: %q with the name free: %s holds %q, want %q", kind, by, p, data, want)
+		}
+	}
+}
+
+// The note of why a commit gave its journal up (.abandoned) is written
+// whole and synced, under a fresh name renamed into place, and bounded
+// (abandonedMax); read back, what is not such a note (cut, too long, not
+// text) is ignored, and no more than the bound is read: it was written in
+// place, unsynced (a crash left it empty or cut), and read back whole
+// into every refusal of the journal's files.
+func TestAbandonedNoteWholeSyncedBounded(t *testing.T) {
+	state := t.TempDir()
+	p := filepath.Join(state, "0123456789abcdef"+journalPending)
+	must(t, os.WriteFile(p, []byte("[]"), 0o600))
+	var events []string
+	fsync, renameat := syscalls.fsync, syscalls.renameat
+	defer func() { syscalls.fsync, syscalls.renameat = fsync, renameat }()
+	syscalls.fsync = func(fd int) error {
+		at, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		events = append(events, "fsync "+at)
+		return fsync(fd)
+	}
+	syscalls.renameat = func(od int, o string, nd int, n string) error {
+		events = append(events, "rename "+o+" "+n)
+		return renameat(od, o, nd, n)
+	}
+	long := strings.Repeat("é", 3000) // 6000 bytes
+	(&journal{fd: -1, path: p}).abandon(fault.Errorf(fault.CodeIOError, "%s\x00.", long).WithPath("a\nb.txt"))
+	syscalls.fsync, syscalls.renameat = fsync, renameat
+	data, err := os.ReadFile(p + journalAbandoned)
+	must(t, err)
+	if len(data) > abandonedMax || !utf8.Valid(data) || strings.ContainsAny(string(data), "\n\x00") || !strings.HasPrefix(string(data), "a b.txt: é") {
+		t.Errorf("the note holds %d bytes (at most %d), valid UTF-8 %v, %q...: want it cut at a character, without control characters", len(data), abandonedMax, utf8.Valid(data), data[:min(len(data), 20)])
+	}
+	synced, renamed, dirSynced := false, false, false
+	for _, e := range events {
+		switch {
+		case strings.HasPrefix(e, "fsync ") && strings.Contains(e, partialSuffix):
+			synced = !renamed
+		case strings.HasPrefix(e, "rename ") && strings.HasSuffix(e, " "+p+journalAbandoned):
+			renamed = true
+		case e == "fsync "+state:
+			dirSynced = renamed
+		}
+	}
+	if !synced || !renamed || !dirSynced {
+		t.Errorf("writing the note: %q, want it synced under a fresh name, renamed into place, then its directory synced", events)
+	}
+	if left, _ := filepath.Glob(filepath.Join(state, "*"+partialSuffix+"*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if got := origin(p); !strings.HasPrefix(got, "its commit failed, a b.txt: é") {
+		t.Errorf("origin with the note: %q", got)
+	}
+	for _, junk := range []string{"", strings.Repeat("x", abandonedMax+1), strings.Repeat("x", 1<<20), "cut\x00\x00\x00", "not text \xff\xfe", "two\nlines"} {
+		must(t, os.WriteFile(p+journalAbandoned, []byte(junk), 0o600))
+		if got := origin(p); got != "its process died during its commit" {
+			t.Errorf("origin with a note of %d bytes %q...: %.80q, want it ignored", len(junk), junk[:min(len(junk), 12)], got)
 		}
 	}
 }

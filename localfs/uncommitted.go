@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
@@ -490,10 +492,23 @@ func (l *undoLeft) failure() string {
 }
 
 // abandonedWhy is the failure the committer of journal wrote when it gave
-// the journal up (journal.abandon), "" when it did not: its process died.
+// the journal up (journal.abandon), "" when it did not (its process died)
+// or when what is there is not such a note (abandonedNote): empty, longer
+// than abandonedMax, which is all that is read, not UTF-8, or holding a
+// control character.
 func abandonedWhy(journal string) string {
-	data, err := os.ReadFile(journal + journalAbandoned)
+	fd, err := unix.Open(journal+journalAbandoned, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
+		return ""
+	}
+	file := os.NewFile(uintptr(fd), journal+journalAbandoned)
+	defer file.Close()
+	if st, err := file.Stat(); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(file, abandonedMax+1))
+	if err != nil || len(data) == 0 || len(data) > abandonedMax || !utf8.Valid(data) ||
+		strings.IndexFunc(string(data), unicode.IsControl) >= 0 {
 		return ""
 	}
 	return strings.TrimSuffix(string(data), ".")
