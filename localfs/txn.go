@@ -866,7 +866,7 @@ func recoverJournals(ctx context.Context, f *FS, bases []string, deadline time.T
 			wait := min(journalWait, max(0, time.Until(deadline)))
 			stuck, at, left, err = recoverJournal(f, fd, path, committed, wait)
 			if !stuck {
-				r.count(path, committed)
+				r.count(committed)
 			}
 		}
 		if stuck {

@@ -345,3 +345,22 @@ func TestAbandonedNoteWholeSyncedBounded(t *testing.T) {
 		}
 	}
 }
+
+// The error of a commit that failed and whose undo put every file back
+// but left a hidden file says so in its hint after the error's own: an
+// error without a hint read "; as for ...".
+func TestAbandonedErrHint(t *testing.T) {
+	l := []undoLeft{{kind: leftBackup, dir: "/d", real: "/d/a.txt", file: ".agentfs-tmp-0123456789abcdef", err: unix.EPERM, why: "/d is append-only or immutable (chattr +a or +i)"}}
+	for _, c := range []struct {
+		err  *fault.Error
+		want string
+	}{
+		{fault.Errorf(fault.CodeIOError, "the file could not be synced."), "as for /d/a.txt, it is as it was, and a hidden link"},
+		{fault.Errorf(fault.CodeIOError, "the file could not be synced.").WithHint("check the disk"), "check the disk; as for /d/a.txt, it is as it was, and a hidden link"},
+	} {
+		e := fault.AsError(abandonedErr(c.err, "/s/journal/0123456789abcdef.pending", l))
+		if !strings.HasPrefix(e.Hint, c.want) || !strings.HasSuffix(e.Hint, "(removing that link fails: operation not permitted, as /d is append-only or immutable (chattr +a or +i)): the journal stays for a later call to remove it") {
+			t.Errorf("hint %q, want it to start %q and end with the failure and the journal kept", e.Hint, c.want)
+		}
+	}
+}

@@ -51,7 +51,7 @@ type recovered struct {
 	finished   int
 }
 
-func (r *recovered) count(_ string, committed bool) {
+func (r *recovered) count(committed bool) {
 	if committed {
 		r.finished++
 	} else {
@@ -568,7 +568,11 @@ func abandonedErr(err error, journal string, left []undoLeft) error {
 		// journal names for a later call to remove.
 		if len(left) > 0 {
 			state, _, _ := left[0].describe()
-			return fe.WithDetail("journal", journal).WithHint("%s; as for %s, %s, as %s: the journal stays for a later call to remove it", fe.Hint, left[0].real, state, left[0].failure())
+			note := fmt.Sprintf("as for %s, %s (%s): the journal stays for a later call to remove it", left[0].real, state, left[0].failure())
+			if fe.Hint != "" {
+				note = fe.Hint + "; " + note // an error without a hint read "; as for"
+			}
+			return fe.WithDetail("journal", journal).WithHint("%s", note)
 		}
 		return fe
 	}
