@@ -50,13 +50,26 @@ func (t *Tools) Mv(ctx context.Context, req MvRequest) (*MvResult, error) {
 	if rn, ok := m.(backend.RootNamer); ok {
 		for _, p := range []string{req.From, req.To} {
 			if rn.IsRoot(p) {
-				return nil, fault.RootRefused(t.FS.Display(p))
+				return nil, ontoRoot(fault.RootRefused(t.FS.Display(p)), res)
 			}
 		}
 	}
-	return mutate(ctx, t, m, []string{req.From, req.To}, func() (*MvResult, error) {
+	r, err := mutate(ctx, t, m, []string{req.From, req.To}, func() (*MvResult, error) {
 		return t.mvOnce(ctx, m, req, *res)
 	})
+	return r, ontoRoot(err, res)
+}
+
+// ontoRoot gives the refusal of a root as the destination (mv sub/f .,
+// which mv(1) takes for a move into it) the hint of the path inside it.
+func ontoRoot(err error, res *MvResult) error {
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeInvalidArgument || e.Path != res.Path || res.Path == res.From ||
+		e.Message != fault.RootRefused("").Message {
+		return err
+	}
+	e.WithHint("mv does not move into a directory: name the new path inside the root, such as %s; nothing was moved", path.Join(res.Path, path.Base(res.From)))
+	return err
 }
 
 // mvOnce is one attempt of mv.
@@ -80,11 +93,20 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	if err != nil {
 		return nil, err
 	}
+	name := path.Base(res.From)
 	if backend.NamesDirectory(req.To) && src.Type != backend.TypeDir {
 		// mv(1) would move into a directory there; agentfs names the
 		// destination whole, and a file is not renamed to a directory's name.
-		return nil, fault.Errorf(fault.CodeNotADirectory, "the destination names a directory (a final slash, . or ..), but the source is a %s.", src.Type.Noun()).
-			WithPath(res.Path).WithHint("give the destination's whole path, without the final slash (mv does not move into a directory)")
+		// The hint names the path inside: without the slash, the file
+		// would be renamed to the directory's name.
+		if dst.exists && dst.info.Type == backend.TypeDir {
+			return nil, fault.DirectoryDestination(res.Path, name)
+		}
+		e := fault.Errorf(fault.CodeNotADirectory, "the destination names a directory (a final slash, . or ..), but the source is a %s.", src.Type.Noun()).WithPath(res.Path)
+		if dst.exists {
+			return nil, e.WithHint("give the destination's whole path, without the final slash (mv does not move into a directory)")
+		}
+		return nil, e.WithHint("name the new path of the %s itself, such as %s/%s (its missing parents are created); mv does not move into a directory; nothing was moved", src.Type.Noun(), res.Path, name)
 	}
 	// A refusal over the destination rests on it and on the source as
 	// found, either of which may be a change of a transaction not yet
@@ -105,11 +127,19 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	}
 	if dst.exists && dst.info.Type == backend.TypeDir && src.Type != backend.TypeDir {
 		// Whether or not --overwrite is given: its hint would lead to this.
-		return refuse(fault.DirectoryDestination(res.Path, path.Base(res.From)))
+		return refuse(fault.DirectoryDestination(res.Path, name))
 	}
 	if dst.exists && sameEntry(ctx, m, req.From, req.To) {
 		// Before EXISTS, whose hint (--overwrite) led to this refusal.
 		return nil, fault.OntoItself(res.Path)
+	}
+	dirOntoDir := dst.exists && src.Type == backend.TypeDir && dst.info.Type == backend.TypeDir
+	if dirOntoDir && !req.Overwrite {
+		// mv(1) would move the directory inside this one: the hint says
+		// where, before the --overwrite that replaces this one (and only
+		// when it is empty, which a hint leading to rm -r must not hide).
+		return refuse(fault.Errorf(fault.CodeExists, "the destination is a directory that exists; mv does not move into a directory.").WithPath(res.Path).
+			WithHint("to move it inside, name %s/%s; --overwrite replaces %s itself, and only when it is empty; nothing was moved", res.Path, name, res.Path))
 	}
 	if dst.exists && !req.Overwrite {
 		return refuse(fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
@@ -138,6 +168,12 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		_, err = rn.Rename(ctx, req.From, req.To, opts)
 	} else {
 		err = t.moveByCopy(ctx, m, req, src, dst)
+	}
+	if e := fault.AsError(err); dirOntoDir && e != nil && e.Code == fault.CodeExists {
+		// A directory that is not empty (fault.FullDestination), whose
+		// hint to remove it would lose what it holds where mv(1) would
+		// have moved the source inside it.
+		e.WithHint("to move it inside, name %s/%s; to replace it, empty or remove it first; nothing was moved", res.Path, name)
 	}
 	if err != nil {
 		return nil, raced(err, fault.CodeStale)
