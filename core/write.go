@@ -246,6 +246,12 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 		if err := t.settledRead(ctx, req.Path, cur.info.Version); err != nil {
 			return nil, err
 		}
+		if cur.info.Type != backend.TypeFile {
+			// Without create it is refused all the same: the hint to drop
+			// create led to NOT_A_FILE or NOT_REGULAR.
+			return nil, fault.Errorf(fault.CodeExists, "the path already exists, a %s, which no write replaces.", cur.info.Type.Noun()).WithPath(display).
+				WithHint("choose another path; nothing was written")
+		}
 		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
 			WithHint("drop create to replace it, or choose another path")
 	}
