@@ -141,6 +141,14 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		return refuse(fault.Errorf(fault.CodeExists, "the destination is a directory that exists; mv does not move into a directory.").WithPath(res.Path).
 			WithHint("to move it inside, name %s/%s; --overwrite replaces %s itself, and only when it is empty; nothing was moved", res.Path, name, res.Path))
 	}
+	if dst.exists && !req.Overwrite && dst.info.Type == backend.TypeSymlink {
+		if fi, err := m.Stat(ctx, req.To); err == nil && fi.Type == backend.TypeDir {
+			// mv(1) would move into the directory the link leads to;
+			// --overwrite replaces the link.
+			return refuse(fault.Errorf(fault.CodeExists, "the destination is a link to a directory; mv does not move into a directory.").WithPath(res.Path).
+				WithHint("to move it inside, name %s/%s; --overwrite replaces the link itself, never its target; nothing was moved", res.Path, name))
+		}
+	}
 	if dst.exists && !req.Overwrite {
 		return refuse(fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
 			WithHint("pass --overwrite to replace it, or choose another destination"))
