@@ -191,10 +191,29 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	// attempt lost its race: LOCK_TIMEOUT after 30 seconds).
 	dangling := map[string]bool{}
 	absent := map[string]bool{}
+	// A directory where a file is named gets a hint for its section, not
+	// read's (use ls to list it): a move names the file's new path, as mv
+	// does, and a directory is removed by rm -r.
+	movedFrom, deletes := map[string]string{}, map[string]bool{}
+	for _, op := range p.Ops {
+		if op.MoveTo != "" {
+			movedFrom[op.MoveTo] = op.Path
+		}
+		deletes[op.Path] = deletes[op.Path] || op.Kind == patch.Delete
+	}
 	read := func(path string) (string, bool, error) {
 		data, info, err := t.openText(ctx, path, "apply-patch")
 		switch e := fault.AsError(err); {
 		case e == nil:
+		case e.Code == fault.CodeNotAFile && movedFrom[path] != "":
+			d := t.FS.Display(path)
+			name := t.FS.Display(movedFrom[path])
+			name = name[strings.LastIndex(name, "/")+1:]
+			return "", false, e.WithHint("*** Move to: names the file's new path, and a move never goes into a directory: such as %s/%s; nothing was changed", d, name)
+		case e.Code == fault.CodeNotAFile && deletes[path]:
+			return "", false, e.WithHint("*** Delete File: deletes a file; rm -r removes a directory; nothing was changed")
+		case e.Code == fault.CodeNotAFile:
+			return "", false, e.WithHint("a section's path names a file, not a directory; nothing was changed")
 		case fault.MissingPath(err):
 			// A link whose target is missing is there, to delete as rm
 			// deletes it (it was "does not exist"); an update of it
