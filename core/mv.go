@@ -2,7 +2,9 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"path"
+	"strings"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -68,8 +70,38 @@ func ontoRoot(err error, res *MvResult) error {
 		e.Message != fault.RootRefused("").Message {
 		return err
 	}
-	e.WithHint("mv does not move into a directory: name the new path inside the root, such as %s; nothing was moved", path.Join(res.Path, path.Base(res.From)))
+	if h, ok := intoHint(res, false); !ok {
+		e.WithHint("%s", h)
+	} else {
+		e.WithHint("mv does not move into a directory: name the new path inside the root, such as %s; nothing was moved", path.Join(res.Path, path.Base(res.From)))
+	}
 	return err
+}
+
+// intoHint begins the hint of a move onto the directory res.Path (or a
+// link to one), which mv(1) makes into it: the path inside to name, ok,
+// unless that is the source itself (mv d/f d: it is there already) or,
+// for a directory, lies inside it; then the hint says so, and no hint to
+// replace or remove the destination (which holds the source) may follow.
+func intoHint(res *MvResult, dirSource bool) (hint string, ok bool) {
+	into := path.Join(res.Path, path.Base(res.From))
+	switch {
+	case into == res.From:
+		return fmt.Sprintf("%s is in %s already; nothing was moved", res.From, res.Path), false
+	case dirSource && strings.HasPrefix(res.Path+"/", res.From+"/"):
+		return "move the directory somewhere outside itself; nothing was moved", false
+	}
+	return "to move it inside, name " + into, true
+}
+
+// directoryDestination is fault.DirectoryDestination of a file onto the
+// directory res.Path, whose hint does not name the source's own path.
+func directoryDestination(res *MvResult) error {
+	e := fault.DirectoryDestination(res.Path, path.Base(res.From))
+	if h, ok := intoHint(res, false); !ok {
+		e.WithHint("%s", h)
+	}
+	return e
 }
 
 // mvOnce is one attempt of mv.
@@ -100,7 +132,7 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		// The hint names the path inside: without the slash, the file
 		// would be renamed to the directory's name.
 		if dst.exists && dst.info.Type == backend.TypeDir {
-			return nil, fault.DirectoryDestination(res.Path, name)
+			return nil, directoryDestination(&res)
 		}
 		e := fault.Errorf(fault.CodeNotADirectory, "the destination names a directory (a final slash, . or ..), but the source is a %s.", src.Type.Noun()).WithPath(res.Path)
 		if dst.exists {
@@ -127,7 +159,7 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	}
 	if dst.exists && dst.info.Type == backend.TypeDir && src.Type != backend.TypeDir {
 		// Whether or not --overwrite is given: its hint would lead to this.
-		return refuse(fault.DirectoryDestination(res.Path, name))
+		return refuse(directoryDestination(&res))
 	}
 	if dst.exists && sameEntry(ctx, m, req.From, req.To) {
 		// Before EXISTS, whose hint (--overwrite) led to this refusal.
@@ -138,15 +170,23 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		// mv(1) would move the directory inside this one: the hint says
 		// where, before the --overwrite that replaces this one (and only
 		// when it is empty, which a hint leading to rm -r must not hide).
-		return refuse(fault.Errorf(fault.CodeExists, "the destination is a directory that exists; mv does not move into a directory.").WithPath(res.Path).
-			WithHint("to move it inside, name %s/%s; --overwrite replaces %s itself, and only when it is empty; nothing was moved", res.Path, name, res.Path))
+		e := fault.Errorf(fault.CodeExists, "the destination is a directory that exists; mv does not move into a directory.").WithPath(res.Path)
+		if h, ok := intoHint(&res, true); !ok {
+			return refuse(e.WithHint("%s", h))
+		} else {
+			return refuse(e.WithHint("%s; --overwrite replaces %s itself, and only when it is empty; nothing was moved", h, res.Path))
+		}
 	}
 	if dst.exists && !req.Overwrite && dst.info.Type == backend.TypeSymlink {
 		if fi, err := m.Stat(ctx, req.To); err == nil && fi.Type == backend.TypeDir {
 			// mv(1) would move into the directory the link leads to;
 			// --overwrite replaces the link.
-			return refuse(fault.Errorf(fault.CodeExists, "the destination is a link to a directory; mv does not move into a directory.").WithPath(res.Path).
-				WithHint("to move it inside, name %s/%s; --overwrite replaces the link itself, never its target; nothing was moved", res.Path, name))
+			e := fault.Errorf(fault.CodeExists, "the destination is a link to a directory; mv does not move into a directory.").WithPath(res.Path)
+			if h, ok := intoHint(&res, false); !ok {
+				return refuse(e.WithHint("%s", h))
+			} else {
+				return refuse(e.WithHint("%s; --overwrite replaces the link itself, never its target; nothing was moved", h))
+			}
 		}
 	}
 	if dst.exists && !req.Overwrite {
@@ -181,7 +221,11 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		// A directory that is not empty (fault.FullDestination), whose
 		// hint to remove it would lose what it holds where mv(1) would
 		// have moved the source inside it.
-		e.WithHint("to move it inside, name %s/%s; to replace it, empty or remove it first; nothing was moved", res.Path, name)
+		if h, ok := intoHint(&res, true); !ok {
+			e.WithHint("%s", h)
+		} else {
+			e.WithHint("%s; to replace it, empty or remove it first; nothing was moved", h)
+		}
 	}
 	if err != nil {
 		return nil, raced(err, fault.CodeStale)
