@@ -71,7 +71,7 @@ func ontoRoot(err error, res *MvResult) error {
 		return err
 	}
 	if h, ok := intoHint(res, false); !ok {
-		e.WithHint("%s", h)
+		e.WithHint("%s; nothing was moved", h)
 	} else {
 		e.WithHint("mv does not move into a directory: name the new path inside the root, such as %s; nothing was moved", path.Join(res.Path, path.Base(res.From)))
 	}
@@ -87,9 +87,9 @@ func intoHint(res *MvResult, dirSource bool) (hint string, ok bool) {
 	into := path.Join(res.Path, path.Base(res.From))
 	switch {
 	case into == res.From:
-		return fmt.Sprintf("%s is in %s already; nothing was moved", res.From, res.Path), false
+		return fmt.Sprintf("%s is in %s already", res.From, res.Path), false
 	case dirSource && strings.HasPrefix(res.Path+"/", res.From+"/"):
-		return "move the directory somewhere outside itself; nothing was moved", false
+		return "move the directory somewhere outside itself", false
 	}
 	return "to move it inside, name " + into, true
 }
@@ -99,7 +99,7 @@ func intoHint(res *MvResult, dirSource bool) (hint string, ok bool) {
 func directoryDestination(res *MvResult) error {
 	e := fault.DirectoryDestination(res.Path, path.Base(res.From))
 	if h, ok := intoHint(res, false); !ok {
-		e.WithHint("%s", h)
+		e.WithHint("%s; nothing was moved", h)
 	}
 	return e
 }
@@ -165,38 +165,42 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		// Before EXISTS, whose hint (--overwrite) led to this refusal.
 		return nil, fault.OntoItself(res.Path)
 	}
+	if dst.exists && src.Type == backend.TypeDir && dst.info.Type != backend.TypeDir {
+		// Whether or not --overwrite is given: its hint led to this.
+		// Worded alike on every backend: a disk's ENOTDIR said "a
+		// component of the path is not a directory".
+		if linksToDir(ctx, m, req.To, dst) {
+			h, _ := intoHint(&res, false)
+			return refuse(fault.Errorf(fault.CodeNotADirectory, "the destination is a link to a directory, which a directory does not replace; mv does not move into a directory.").
+				WithPath(res.Path).WithHint("%s; nothing was moved", h))
+		}
+		return refuse(fault.DirOntoFile(res.Path))
+	}
 	dirOntoDir := dst.exists && src.Type == backend.TypeDir && dst.info.Type == backend.TypeDir
 	if dirOntoDir && !req.Overwrite {
 		// mv(1) would move the directory inside this one: the hint says
 		// where, before the --overwrite that replaces this one (and only
 		// when it is empty, which a hint leading to rm -r must not hide).
 		e := fault.Errorf(fault.CodeExists, "the destination is a directory that exists; mv does not move into a directory.").WithPath(res.Path)
-		if h, ok := intoHint(&res, true); !ok {
-			return refuse(e.WithHint("%s", h))
-		} else {
-			return refuse(e.WithHint("%s; --overwrite replaces %s itself, and only when it is empty; nothing was moved", h, res.Path))
+		h, ok := intoHint(&res, true)
+		if ok {
+			h += fmt.Sprintf("; --overwrite replaces %s itself, and only when it is empty", res.Path)
 		}
+		return refuse(e.WithHint("%s; nothing was moved", h))
 	}
-	if dst.exists && !req.Overwrite && dst.info.Type == backend.TypeSymlink {
-		if fi, err := m.Stat(ctx, req.To); err == nil && fi.Type == backend.TypeDir {
-			// mv(1) would move into the directory the link leads to;
-			// --overwrite replaces the link.
-			e := fault.Errorf(fault.CodeExists, "the destination is a link to a directory; mv does not move into a directory.").WithPath(res.Path)
-			if h, ok := intoHint(&res, false); !ok {
-				return refuse(e.WithHint("%s", h))
-			} else {
-				return refuse(e.WithHint("%s; --overwrite replaces the link itself, never its target; nothing was moved", h))
-			}
+	if !req.Overwrite && linksToDir(ctx, m, req.To, dst) {
+		// mv(1) would move into the directory the link leads to;
+		// --overwrite replaces the link.
+		e := fault.Errorf(fault.CodeExists, "the destination is a link to a directory; mv does not move into a directory.").WithPath(res.Path)
+		h, ok := intoHint(&res, false)
+		if ok {
+			h += "; --overwrite replaces the link itself, never its target"
 		}
+		return refuse(e.WithHint("%s; nothing was moved", h))
 	}
 	if dst.exists && !req.Overwrite {
 		return refuse(fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
 			WithHint("pass --overwrite to replace it, or choose another destination"))
-	}
-	if dst.exists && src.Type == backend.TypeDir && dst.info.Type != backend.TypeDir {
-		// Worded alike on every backend: a disk's ENOTDIR said "a
-		// component of the path is not a directory".
-		return refuse(fault.DirOntoFile(res.Path))
 	}
 	// The result as it will be: overwritten only when a file is there.
 	res.Overwritten = dst.exists
@@ -221,16 +225,26 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		// A directory that is not empty (fault.FullDestination), whose
 		// hint to remove it would lose what it holds where mv(1) would
 		// have moved the source inside it.
-		if h, ok := intoHint(&res, true); !ok {
-			e.WithHint("%s", h)
-		} else {
-			e.WithHint("%s; to replace it, empty or remove it first; nothing was moved", h)
+		h, ok := intoHint(&res, true)
+		if ok {
+			h += "; to replace it, empty or remove it first"
 		}
+		e.WithHint("%s; nothing was moved", h)
 	}
 	if err != nil {
 		return nil, raced(err, fault.CodeStale)
 	}
 	return &res, nil
+}
+
+// linksToDir reports whether dst, the destination as found at to, is a
+// link that leads to a directory, into which mv(1) would move.
+func linksToDir(ctx context.Context, m backend.MutableFS, to string, dst current) bool {
+	if !dst.exists || dst.info.Type != backend.TypeSymlink {
+		return false
+	}
+	fi, err := m.Stat(ctx, to)
+	return err == nil && fi.Type == backend.TypeDir
 }
 
 // sameEntry reports whether from and to name one entry, on a backend

@@ -60,9 +60,13 @@ func TestMvDirectoryOntoAFile(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, err := (&Tools{FS: fs}).Mv(ctx, MvRequest{From: "d", To: "f.txt", Overwrite: true})
-		if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotADirectory || e.Message != fault.DirOntoFile("f.txt").Message {
-			t.Errorf("%T: %v, want %v", fs, err, fault.DirOntoFile("f.txt"))
+		// Without overwrite too: EXISTS said to pass --overwrite, which
+		// led to this refusal.
+		for _, overwrite := range []bool{true, false} {
+			_, err := (&Tools{FS: fs}).Mv(ctx, MvRequest{From: "d", To: "f.txt", Overwrite: overwrite})
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotADirectory || e.Message != fault.DirOntoFile("f.txt").Message {
+				t.Errorf("%T, overwrite %v: %v, want %v", fs, overwrite, err, fault.DirOntoFile("f.txt"))
+			}
 		}
 	}
 }
