@@ -13,7 +13,7 @@ import (
 // MvRequest moves a file, a link or a directory within the roots.
 type MvRequest struct {
 	From      string `json:"from" arg:"0" alias:"source,src" required:"true" help:"file, link (itself, not its target) or directory to move"`
-	To        string `json:"to" arg:"1" alias:"destination,dest" required:"true" help:"its new path; missing parent directories are created"`
+	To        string `json:"to" arg:"1" alias:"destination,dest" required:"true" help:"its new path itself, never a directory to move it into (name dir/NAME); missing parent directories are created"`
 	Overwrite bool   `json:"overwrite,omitempty" help:"replace a file (or an empty directory) at the destination, instead of refusing with EXISTS"`
 }
 

@@ -131,6 +131,7 @@ var ApplyPatch = &Def[core.ApplyPatchRequest, *core.ApplyPatchResult]{
 var Mv = &Def[core.MvRequest, *core.MvResult]{
 	Name: "mv",
 	Description: "Move or rename a file, a link (never its target) or a whole directory within the workspace, in one atomic step, creating missing parent directories. " +
+		"to is the new path itself: unlike mv, it never moves into a directory (name dir/NAME). " +
 		"An existing destination is refused (EXISTS) unless overwrite, which replaces a file or an empty directory. " +
 		"Returns path (the new place), from, and overwritten. " +
 		"Use it instead of mv; to change a file's content use write, edit or apply-patch.",
