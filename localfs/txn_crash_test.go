@@ -388,7 +388,6 @@ func TestTxnRecoveryWaitsForItsDirectory(t *testing.T) {
 	t.Setenv(StateDirEnv, state)
 	before, after := txnBefore, txnAfter
 	dir := killedMidCommit(t, before, after)
-	half := contents(t, dir)
 	// Out of reach as a file system not mounted is: at another depth,
 	// where the search for a moved directory does not look.
 	away := filepath.Join(dir+".away", "deeper")
@@ -404,13 +403,7 @@ func TestTxnRecoveryWaitsForItsDirectory(t *testing.T) {
 	}
 	must(t, os.Remove(dir))
 	must(t, os.Rename(away, dir))
-	recoverElsewhere(t)
-	if got := contents(t, dir); !equalTree(got, before) {
-		t.Errorf("once back, the tree %q (half changed: %q) is not undone to %q", got, half, before)
-	}
-	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
-		t.Errorf("journals left: %v", j)
-	}
+	recoveredTo(t, dir, state, before)
 }
 
 // A directory a commit made, removed after the crash (by a user, or by a
@@ -441,6 +434,19 @@ func recoverElsewhere(t *testing.T) {
 	fsys, err := New(Config{Roots: []string{other}, Cwd: other})
 	must(t, err)
 	fsys.Close()
+}
+
+// recoveredTo runs a recovery (recoverElsewhere) and checks that it left
+// the tree at dir as want and no journal in the state directory state.
+func recoveredTo(t *testing.T, dir, state string, want map[string]string) {
+	t.Helper()
+	recoverElsewhere(t)
+	if got := contents(t, dir); !equalTree(got, want) {
+		t.Errorf("after the recovery the tree is %q, not %q", got, want)
+	}
+	if j, _ := os.ReadDir(filepath.Join(state, "journal")); len(j) != 0 {
+		t.Errorf("journals left: %v", j)
+	}
 }
 
 // A directory the transaction made that cannot be removed now (EIO)
