@@ -478,12 +478,20 @@ func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 // stricter than rung, where oldText matched: retried, that edit found a
 // sibling at a looser rung still (spacing and quotes both unlike), whose
 // newText stood nowhere byte for byte.
+//
+// At the unicode rung itself too: a first call found oldText on whole
+// lines there, beside a fragment of lines that overlaps them, which the
+// rung then counts as no place; retried, the whole lines changed, the
+// fragment, a sibling alike but for its typography, was the one match.
 func appliedLoosely(t *editmatch.Text, oldText, newText, rung string) (int, retry) {
 	if !editmatch.RetryProof(oldText, newText) || strings.Contains(oldText, newText) {
 		return 0, notRetried
 	}
 	ns := t.Locate(newText)
-	if len(ns) != 1 || ns[0].Uneven || !editmatch.Stricter(ns[0].Rung, rung) || !wholeLines(t, ns[0]) {
+	if len(ns) != 1 || ns[0].Uneven || !wholeLines(t, ns[0]) {
+		return 0, notRetried
+	}
+	if !editmatch.Stricter(ns[0].Rung, rung) && (rung != editmatch.RungUnicode || ns[0].Rung != rung) {
 		return 0, notRetried
 	}
 	return ns[0].Line, retried

@@ -854,3 +854,34 @@ func TestRetryBesideAnExactMatchInsideIndentation(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryOfAUnicodeMatchBesideAHiddenFragment: oldText found only at the
+// unicode rung, on whole lines, hides a fragment of lines that overlaps
+// them (the rung counts a fragment only where no window of whole lines
+// overlaps it); the first call changes the window, and retried, the
+// fragment, a sibling alike but for its typography, was changed too, with
+// success, as newText standing at the unicode rung was taken for no
+// edit's writing. It is NO_MATCH naming newText's line.
+func TestRetryOfAUnicodeMatchBesideAHiddenFragment(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		newAt               int // the first call's line, the NO_MATCH's newTextLine
+	}{
+		{"an NBSP", "retries = 3\nretries =\u00a03\nretries = 3 + extra\n", "retries = 3\nretries = 3", "retries = 5\nretries = 3", 1},
+		{"tabs", "\tx = 1\n\tx =\u00a01\n\tx = 1 + 1\n", "\tx = 1\n\tx = 1", "\tx = 2\n\tx = 1", 1},
+		{"a dash", "    return total - 1\n    return total \u2013 1\n    return total - 1 or 0\n", "    return total - 1\n    return total - 1", "    return total - 6\n    return total - 1", 1},
+		{"curly quotes, the file's", "s = \u201chi\u201d\ns = \u201chi\u201d\ns = \"hi\" + x\n", "s = \"hi\"\ns = \u201chi\"", "s = \"bye\"\ns = \u201chi\"", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, outcomes, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
+			if err != nil || outcomes[0].Rung != editmatch.RungUnicode || !reflect.DeepEqual(outcomes[0].Lines, []int{tc.newAt}) {
+				t.Fatalf("first run: %q, %+v, %v; want line %d changed at the unicode rung", once, outcomes, err, tc.newAt)
+			}
+			twice, outcomes, err := planBoth(t, once, []EditOp{op(tc.old, tc.new)})
+			var e *fault.Error
+			if !errors.As(err, &e) || e.Code != fault.CodeNoMatch || e.Details["newTextLine"] != tc.newAt {
+				t.Fatalf("retry: %q, %+v, %v; want NO_MATCH naming line %d", twice, outcomes, err, tc.newAt)
+			}
+		})
+	}
+}
