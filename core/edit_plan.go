@@ -88,7 +88,8 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			line, r := alreadyApplied(t, oldText, newText)
 			if r == retried {
 				outcomes[i].AlreadyApplied, outcomes[i].Lines = true, []int{line}
-				applied = append(applied, claim{i, line, lineCount(newText)})
+				_, n, _ := fromLineEnd(oldText, newText) // its lines from line
+				applied = append(applied, claim{i, line, lineCount(n)})
 				continue
 			}
 			if line, ok := appliedBehindGutter(t, oldText, newText); ok {
@@ -126,7 +127,11 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			if r == notRetried {
 				line, r = standsIndented(t, oldText, newText)
 			}
-			if r != notRetried && line != ms[0].Line {
+			at := ms[0].Line
+			if _, _, ok := fromLineEnd(oldText, newText); ok && strings.ContainsAny(t.Content()[ms[0].Start:min(ms[0].Start+1, len(t.Content()))], "\r\n") {
+				at++ // oldText's text starts on the next line
+			}
+			if r != notRetried && line != at {
 				return "", nil, looseBesideApplied(i, len(edits), ms[0], line)
 			}
 		}
@@ -280,7 +285,7 @@ const (
 // spacing ("timeout=60" for "timeout = 60", which no rung matches), or
 // other lines as like it, leave it unproven: they may be the target.
 func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
-	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
+	o, n, joined := fromLineEnd(strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n"))
 	if !editmatch.RetryProof(o, n) || strings.Contains(o, n) {
 		return 0, notRetried
 	}
@@ -291,7 +296,7 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 		// of a file that has none (see editmatch.Rewriter).
 		ms = t.Kept(o, n)
 	}
-	if len(ms) != 1 || !wholeLines(t, ms[0]) {
+	if len(ms) != 1 || !wholeLines(t, ms[0]) || joined && ms[0].Line == 1 {
 		return 0, notRetried
 	}
 	line := ms[0].Line
@@ -393,12 +398,12 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 // chance is refused too, its hint naming both lines, as the price of
 // never changing the sibling.
 func standsIndented(t *editmatch.Text, oldText, newText string) (int, retry) {
-	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
+	o, n, joined := fromLineEnd(strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n"))
 	if !editmatch.RetryProof(o, n) || strings.Contains(o, n) {
 		return 0, notRetried
 	}
 	ms := t.Exact(n)
-	if len(ms) != 1 {
+	if len(ms) != 1 || joined && ms[0].Line == 1 {
 		return 0, notRetried
 	}
 	m := ms[0]
@@ -484,17 +489,39 @@ func noMatch(t *editmatch.Text, i, n int, old string) *fault.Error {
 // rung then counts as no place; retried, the whole lines changed, the
 // fragment, a sibling alike but for its typography, was the one match.
 func appliedLoosely(t *editmatch.Text, oldText, newText, rung string) (int, retry) {
+	oldText, newText, joined := fromLineEnd(oldText, newText)
 	if !editmatch.RetryProof(oldText, newText) || strings.Contains(oldText, newText) {
 		return 0, notRetried
 	}
 	ns := t.Locate(newText)
-	if len(ns) != 1 || ns[0].Uneven || !wholeLines(t, ns[0]) {
+	if len(ns) != 1 || ns[0].Uneven || !wholeLines(t, ns[0]) || joined && ns[0].Line == 1 {
 		return 0, notRetried
 	}
 	if !editmatch.Stricter(ns[0].Rung, rung) && (rung != editmatch.RungUnicode || ns[0].Rung != rung) {
 		return 0, notRetried
 	}
 	return ns[0].Line, retried
+}
+
+// fromLineEnd is oldText and newText without the line ending both start
+// with, copied from the end of the line before theirs (joined): the edit
+// wrote newText's lines from the start of a line, where a retry finds
+// them whole, after the first line.
+func fromLineEnd(oldText, newText string) (o, n string, joined bool) {
+	eol := func(s string) int {
+		switch {
+		case strings.HasPrefix(s, "\r\n"):
+			return 2
+		case strings.HasPrefix(s, "\n"):
+			return 1
+		}
+		return 0
+	}
+	a, b := eol(oldText), eol(newText)
+	if a == 0 || b == 0 {
+		return oldText, newText, false
+	}
+	return oldText[a:], newText[b:], true
 }
 
 // insideIndentation reports whether m, an exact match of oldText, starts

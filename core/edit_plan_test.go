@@ -885,3 +885,62 @@ func TestRetryOfAUnicodeMatchBesideAHiddenFragment(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryFromALineEnd: oldText and newText that both start with a line
+// ending (copied from the end of the line before) wrote newText's lines
+// from the start of a line, but newText found there was taken for no
+// whole lines: retried, the edit was NO_MATCH where it landed, and where
+// a sibling alike but for its typography follows, changed that too, with
+// success. It is already applied at newText's first line, or NO_MATCH
+// naming it beside a sibling; text added within a line still applies
+// again.
+func TestRetryFromALineEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, old, new string
+		line                int    // the retry's alreadyApplied line
+		newAt               int    // or the NO_MATCH's newTextLine
+		twice               string // or the content after the retry, applied again
+	}{
+		{name: "alone", src: "def f():\n    count = 1\n    return count\n", old: "\n    count = 1", new: "\n    count = 2", line: 2},
+		{name: "two lines, CRLF", src: "def f():\r\n    count = 1\r\n    y = 1\r\n", old: "\r\n    count = 1\r\n    y = 1", new: "\r\n    count = 2\r\n    y = 1", line: 2},
+		{name: "with its line ending too", src: "a\nkey = 1\nb\n", old: "\nkey = 1\n", new: "\nkey = 2\n", line: 2},
+		{name: "a sibling further on", src: "def f():\n    count = 1\ndef g():\n    count =\u00a01\n", old: "\n    count = 1", new: "\n    count = 2", newAt: 2},
+		{name: "a sibling on the next line", src: "if a:\n    count = 1\n    count\u00a0= 1\n", old: "\n    count = 1", new: "\n    count = 2", newAt: 2},
+		{name: "text added within the line", src: "def f():\n    count = 1\n", old: "\n    count = 1", new: "\n    count = 10", twice: "def f():\n    count = 100\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, _, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
+			if err != nil {
+				t.Fatalf("first run: %v", err)
+			}
+			twice, outcomes, err := planBoth(t, once, []EditOp{op(tc.old, tc.new)})
+			var e *fault.Error
+			switch {
+			case tc.newAt > 0:
+				if !errors.As(err, &e) || e.Code != fault.CodeNoMatch || e.Details["newTextLine"] != tc.newAt {
+					t.Fatalf("retry: %q, %+v, %v; want NO_MATCH naming line %d", twice, outcomes, err, tc.newAt)
+				}
+			case tc.line > 0:
+				if err != nil || twice != once || !outcomes[0].AlreadyApplied || !reflect.DeepEqual(outcomes[0].Lines, []int{tc.line}) {
+					t.Fatalf("retry: %q, %+v, %v; want already applied at line %d", twice, outcomes, err, tc.line)
+				}
+			default:
+				if err != nil || twice != tc.twice || outcomes[0].AlreadyApplied {
+					t.Fatalf("retry: %q, %+v, %v; want %q applied again", twice, outcomes, err, tc.twice)
+				}
+			}
+		})
+	}
+	t.Run("a batch of edits on lines one after the other", func(t *testing.T) {
+		// Each claims its own line, not the line before too.
+		edits := []EditOp{op("\nkey = 1", "\nkey = 2"), op("\nval = 1", "\nval = 2")}
+		once, _, err := planBoth(t, "a\nkey = 1\nval = 1\n", edits)
+		if err != nil {
+			t.Fatalf("first run: %v", err)
+		}
+		twice, outcomes, err := planBoth(t, once, edits)
+		if err != nil || twice != once || !outcomes[0].AlreadyApplied || !outcomes[1].AlreadyApplied || !reflect.DeepEqual(outcomes[1].Lines, []int{3}) {
+			t.Fatalf("retry: %q, %+v, %v; want both already applied", twice, outcomes, err)
+		}
+	})
+}
