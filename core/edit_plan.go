@@ -88,8 +88,7 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			line, r := alreadyApplied(t, oldText, newText)
 			if r == retried {
 				outcomes[i].AlreadyApplied, outcomes[i].Lines = true, []int{line}
-				_, n, _ := fromLineEnd(oldText, newText) // its lines from line
-				applied = append(applied, claim{i, line, lineCount(n)})
+				applied = append(applied, claim{i, line, retryLines(oldText, newText)})
 				continue
 			}
 			if line, ok := appliedBehindGutter(t, oldText, newText); ok {
@@ -128,7 +127,7 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 				line, r = standsIndented(t, oldText, newText)
 			}
 			at := ms[0].Line
-			if _, _, ok := fromLineEnd(oldText, newText); ok && strings.ContainsAny(t.Content()[ms[0].Start:min(ms[0].Start+1, len(t.Content()))], "\r\n") {
+			if _, _, ok := fromLineEnd(oldText, newText); ok && leadingEOL(t.Content()[ms[0].Start:ms[0].End]) > 0 {
 				at++ // oldText's text starts on the next line
 			}
 			if r != notRetried && line != at {
@@ -138,7 +137,7 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 		if !e.ReplaceAll {
 			if line, ok := appliedAround(t, oldText, newText, ms[0]); ok {
 				outcomes[i].AlreadyApplied, outcomes[i].Lines = true, []int{line}
-				applied = append(applied, claim{i, line, lineCount(newText)})
+				applied = append(applied, claim{i, line, retryLines(oldText, newText)})
 				continue
 			}
 		}
@@ -222,6 +221,14 @@ type claim struct{ edit, line, lines int }
 // lineCount is the count of lines text spans, a final line ending aside.
 func lineCount(text string) int {
 	return strings.Count(strings.TrimSuffix(strings.ReplaceAll(text, "\r\n", "\n"), "\n"), "\n") + 1
+}
+
+// retryLines is the count of lines a retry finds newText on, from its
+// line: without the line ending it shares with oldText at its start,
+// which is the line's before (see fromLineEnd).
+func retryLines(oldText, newText string) int {
+	_, n, _ := fromLineEnd(oldText, newText)
+	return lineCount(n)
 }
 
 // sharedClaim refuses a retried batch two of whose edits find their
@@ -334,6 +341,14 @@ func alreadyApplied(t *editmatch.Text, oldText, newText string) (int, retry) {
 // edit from another (telling). A blank line, a lone brace or text added
 // within a line may be meant twice: such an edit applies again.
 func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match) (int, bool) {
+	if o, n, joined := fromLineEnd(oldText, newText); joined {
+		// From the end of the line before: oldText's own lines start at
+		// the next line, and so do the lines newText adds before them.
+		if eol := leadingEOL(t.Content()[m.Start:m.End]); eol > 0 {
+			oldText, newText = o, n
+			m.Start, m.Line = m.Start+eol, m.Line+1
+		}
+	}
 	o, n := strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
 	k := strings.Index(n, o)
 	spaced := m.Rung == editmatch.RungTrailingWhitespace || m.Rung == editmatch.RungWhitespace
@@ -508,20 +523,22 @@ func appliedLoosely(t *editmatch.Text, oldText, newText, rung string) (int, retr
 // wrote newText's lines from the start of a line, where a retry finds
 // them whole, after the first line.
 func fromLineEnd(oldText, newText string) (o, n string, joined bool) {
-	eol := func(s string) int {
-		switch {
-		case strings.HasPrefix(s, "\r\n"):
-			return 2
-		case strings.HasPrefix(s, "\n"):
-			return 1
-		}
-		return 0
-	}
-	a, b := eol(oldText), eol(newText)
+	a, b := leadingEOL(oldText), leadingEOL(newText)
 	if a == 0 || b == 0 {
 		return oldText, newText, false
 	}
 	return oldText[a:], newText[b:], true
+}
+
+// leadingEOL is the length of the line ending s starts with, 0 for none.
+func leadingEOL(s string) int {
+	switch {
+	case strings.HasPrefix(s, "\r\n"):
+		return 2
+	case strings.HasPrefix(s, "\n"):
+		return 1
+	}
+	return 0
 }
 
 // insideIndentation reports whether m, an exact match of oldText, starts

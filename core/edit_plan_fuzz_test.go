@@ -31,18 +31,34 @@ func FuzzEditMatch(f *testing.F) {
 			// newText whole, as written or as a loose rung writes it
 			// (editmatch.Kept), or around oldText's one match
 			// (appliedAround).
-			n := tx.Exact(new)
-			if len(n) == 0 {
-				n = tx.Kept(old, new)
-			}
-			if len(n) == 0 && len(ms) == 1 {
-				// As the indentation or unicode rung writes it there.
-				if written, _, _, err := tx.Rewriter(old, new, ms[0].Rung).Rewrite(ms[0]); err == nil {
-					n = tx.Exact(written)
+			stands := func(old, new string, ms []editmatch.Match) bool {
+				n := tx.Exact(new)
+				if len(n) == 0 {
+					n = tx.Kept(old, new)
 				}
+				if len(n) == 0 && len(ms) == 1 {
+					// As the indentation or unicode rung writes it there.
+					if written, _, _, err := tx.Rewriter(old, new, ms[0].Rung).Rewrite(ms[0]); err == nil {
+						n = tx.Exact(written)
+					}
+				}
+				around := len(ms) == 1 && len(n) == 1 && n[0].Start <= ms[0].Start && ms[0].End <= n[0].End
+				return len(n) == 1 && (wholeLines(tx, n[0]) || around) && outcomes[0].Lines[0] == n[0].Line
 			}
-			around := len(ms) == 1 && len(n) == 1 && n[0].Start <= ms[0].Start && ms[0].End <= n[0].End
-			if out != src || len(n) != 1 || !wholeLines(tx, n[0]) && !around || outcomes[0].Lines[0] != n[0].Line {
+			ok := stands(old, new, ms)
+			if o, n, joined := fromLineEnd(old, new); joined && !ok {
+				// From the end of the line before: judged from the next
+				// line, oldText's match too.
+				var js []editmatch.Match
+				for _, m := range ms {
+					if eol := leadingEOL(src[m.Start:m.End]); eol > 0 {
+						m.Start, m.Line = m.Start+eol, m.Line+1
+					}
+					js = append(js, m)
+				}
+				ok = stands(o, n, js)
+			}
+			if out != src || !ok {
 				t.Fatalf("an already applied edit changed the content, or its newText does not stand whole once")
 			}
 			return

@@ -589,6 +589,12 @@ func TestRetriedAddition(t *testing.T) {
 			edits: []EditOp{op("\tx()", "\tlog()\n\tx()")}, lines: []int{3}},
 		{name: "lines after a unicode fragment inside a deeper indentation", src: "def f():\n    if a:\n        print(\"hi\")\n",
 			edits: []EditOp{op("    print(\u201chi\u201d)", "    print(\u201chi\u201d)\n    log()")}, lines: []int{3}},
+		// From the end of the line before (oldText and newText start
+		// with its line ending): the lines added were added again.
+		{name: "lines before, from the end of the line before", src: "package a\nfunc foo() {\n}\n", edits: []EditOp{op("\nfunc foo() {", "\n// foo does things.\nfunc foo() {")}, lines: []int{2}},
+		{name: "lines before, from the end of a CRLF line", src: "a\r\nfunc f() {\r\n}\r\n", edits: []EditOp{op("\r\nfunc f() {", "\r\n// f does.\r\nfunc f() {")}, lines: []int{2}},
+		{name: "lines after, from the end of the line before", src: "package a\nfunc foo() {\n}\n", edits: []EditOp{op("\nfunc foo() {", "\nfunc foo() {\n\tlog.Print(\"in foo\")")}, lines: []int{2}},
+		{name: "a blank line from the end of the line before is added again", src: "a\nfoo()\n", edits: []EditOp{op("\nfoo()", "\n\nfoo()")}, want: "a\n\n\nfoo()\n"},
 		{name: "lines added ending mid-line are added again", src: "a(b) c\n", edits: []EditOp{op("a(b)", "a(b)\nnew line")}, want: "a(b)\nnew line\nnew line c\n"},
 		{name: "lines added starting mid-line are added again", src: "x := f(a)\n", edits: []EditOp{op("f(a)", "gg(1)\nf(a)")}, want: "x := gg(1)\ngg(1)\nf(a)\n"},
 		{name: "a blank line is added again", src: "foo()\nbar()\n", edits: []EditOp{op("foo()", "foo()\n")}, want: "foo()\n\n\nbar()\n"},
