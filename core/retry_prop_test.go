@@ -24,7 +24,9 @@ var (
 // typo spells s in typography: curly quotes, dashes, NBSP, at random.
 func (g retryGen) typo(s string) string {
 	var b strings.Builder
+	lead := true // in a line's indentation, which NBSP never is
 	for _, c := range s {
+		lead = lead && (c == ' ' || c == '\t') || c == '\n'
 		switch {
 		case c == '"' && g.r.IntN(2) == 0:
 			b.WriteString("\u201c")
@@ -32,7 +34,7 @@ func (g retryGen) typo(s string) string {
 			b.WriteString("\u2019")
 		case c == '-' && g.r.IntN(2) == 0:
 			b.WriteString("\u2013")
-		case c == ' ' && g.r.IntN(6) == 0:
+		case c == ' ' && !lead && g.r.IntN(6) == 0:
 			b.WriteString("\u00a0")
 		default:
 			b.WriteRune(c)
@@ -89,21 +91,51 @@ func (g retryGen) edit(lines []string) (old, new string) {
 	k := g.r.IntN(len(ol))
 	nl := append([]string(nil), ol...)
 	nl[k] = g.mutate(nl[k])
+	if g.r.IntN(4) == 0 {
+		// Lines added around oldText instead: a comment before, a
+		// call after.
+		nl = append([]string(nil), ol...)
+		ind := ol[0][:len(ol[0])-len(strings.TrimLeft(ol[0], " \t"))]
+		if g.r.IntN(2) == 0 {
+			nl = append([]string{ind + "# checked by the audit"}, nl...)
+		} else {
+			nl = append(nl, ind+"log_event(42)")
+		}
+	}
 	old, new = strings.Join(ol, "\n"), strings.Join(nl, "\n")
 	switch g.r.IntN(6) {
 	case 0: // typography the file does not have, or the reverse
-		old = g.typo(old)
-		new = g.typo(new)
+		if len(nl) != len(ol) {
+			// Lines added: oldText within newText as in oldText.
+			typed := g.typo(old)
+			old, new = typed, strings.Replace(new, old, typed, 1)
+		} else {
+			old, new = g.typo(old), g.typo(new)
+		}
 		if g.r.IntN(2) == 0 {
-			old, new = strings.NewReplacer("\u201c", "\"", "\u2019", "'", "\u2013", "-", "\u00a0", " ").Replace(old),
-				strings.NewReplacer("\u201c", "\"", "\u2019", "'", "\u2013", "-", "\u00a0", " ").Replace(new)
+			ascii := strings.NewReplacer("\u201c", "\"", "\u2019", "'", "\u2013", "-", "\u00a0", " ")
+			old, new = ascii.Replace(old), ascii.Replace(new)
 		}
 	case 1: // copied from the end of the previous line
 		if i > 0 {
 			old, new = "\n"+old, "\n"+new
 		}
-	case 2: // indentation dropped
-		old, new = strings.TrimLeft(old, " \t"), strings.TrimLeft(new, " \t")
+	case 2: // indentation dropped: the first line's, from every line
+		if len(nl) != len(ol) {
+			// Lines added to oldText found after a line's
+			// indentation are written as given, the line meant
+			// moved to their column: no retry's to judge.
+			break
+		}
+		ind := old[:len(old)-len(strings.TrimLeft(old, " \t"))]
+		dedent := func(s string) string {
+			ls := strings.Split(s, "\n")
+			for i, l := range ls {
+				ls[i] = strings.TrimPrefix(l, ind)
+			}
+			return strings.Join(ls, "\n")
+		}
+		old, new = dedent(old), dedent(new)
 	case 3: // with the line ending
 		old, new = old+"\n", new+"\n"
 	}
@@ -114,10 +146,11 @@ func (g retryGen) edit(lines []string) (old, new string) {
 // request, never changes the file a second time with success where its
 // newText does not hold its oldText (an edit that adds within a line may
 // apply again, as the man page says). RETRY_PROP_N sets the rounds,
-// RETRY_PROP_V=1 logs each hit. Left at 30,000 rounds (2 hits): an exact
-// oldText that ends mid-line, whose retry finds a sibling at a loose
-// rung (newText found inside a longer line proves nothing), and an edit
-// whose newText makes oldText again with the line before it.
+// RETRY_PROP_V=1 logs each hit. Left at 30,000 rounds (4 hits): an exact
+// oldText that ends or starts mid-line, whose retry finds a sibling at a
+// loose rung or adds its lines again (newText found inside a longer line
+// proves nothing), and an edit whose newText makes oldText again with a
+// line beside it.
 func TestRetryProperty(t *testing.T) {
 	n := 3000
 	if s := os.Getenv("RETRY_PROP_N"); s != "" {
@@ -165,12 +198,15 @@ func TestRetryProperty(t *testing.T) {
 			}
 			continue
 		}
-		if fold := func(s string) string { return strings.Join(strings.Fields(editmatch.FoldUnicode(s)), " ") }; strings.Contains(fold(new), fold(old)) {
-			continue // text added around oldText or within a line: may apply again
+		addition := strings.Contains(new, "# checked by the audit") || strings.Contains(new, "log_event(42)")
+		if fold := func(s string) string { return strings.Join(strings.Fields(editmatch.FoldUnicode(s)), " ") }; !addition && strings.Contains(fold(new), fold(old)) {
+			continue // text added within a line: may apply again
 		}
 		hits++
 		kind := "other"
 		switch {
+		case addition:
+			kind = "addition"
 		case strings.HasPrefix(old, "\n"):
 			kind = "leading newline"
 		case outcomes[0].Rung == "unicode":
