@@ -847,17 +847,23 @@ func TestRetryBesideAnExactMatchInsideIndentation(t *testing.T) {
 		{"two levels deeper", "class A:\n    def f(self):\n            beta\n        x = 1\n\n    beta \n        x = 1\n", "    beta\n        x = 1", "    beta.v\n        x = 1", 6},
 		{"tabs", "\t\tbeta\n\tx = 1\n\tbeta \n\tx = 1\n", "\tbeta\n\tx = 1", "\tbeta.v\n\tx = 1", 3},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			once, outcomes, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
-			if err != nil || !reflect.DeepEqual(outcomes[0].Lines, []int{tc.newAt}) {
-				t.Fatalf("first run: %q, %+v, %v; want line %d changed", once, outcomes, err, tc.newAt)
-			}
-			twice, outcomes, err := planBoth(t, once, []EditOp{op(tc.old, tc.new)})
-			var e *fault.Error
-			if !errors.As(err, &e) || e.Code != fault.CodeNoMatch || e.Details["newTextLine"] != tc.newAt {
-				t.Fatalf("retry: %q, %+v, %v; want NO_MATCH naming line %d", twice, outcomes, err, tc.newAt)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { retryRefused(t, tc.src, tc.old, tc.new, tc.newAt, "") })
+	}
+}
+
+// retryRefused runs the edit of old to new over src, which must change
+// line newAt (at rung, when given), then the same edit again, which must
+// be NO_MATCH naming newAt as newText's line.
+func retryRefused(t *testing.T, src, old, new string, newAt int, rung string) {
+	t.Helper()
+	once, outcomes, err := planBoth(t, src, []EditOp{op(old, new)})
+	if err != nil || rung != "" && outcomes[0].Rung != rung || !reflect.DeepEqual(outcomes[0].Lines, []int{newAt}) {
+		t.Fatalf("first run: %q, %+v, %v; want line %d changed (rung %q)", once, outcomes, err, newAt, rung)
+	}
+	twice, outcomes, err := planBoth(t, once, []EditOp{op(old, new)})
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Code != fault.CodeNoMatch || e.Details["newTextLine"] != newAt {
+		t.Fatalf("retry: %q, %+v, %v; want NO_MATCH naming line %d", twice, outcomes, err, newAt)
 	}
 }
 
@@ -878,17 +884,7 @@ func TestRetryOfAUnicodeMatchBesideAHiddenFragment(t *testing.T) {
 		{"a dash", "    return total - 1\n    return total \u2013 1\n    return total - 1 or 0\n", "    return total - 1\n    return total - 1", "    return total - 6\n    return total - 1", 1},
 		{"curly quotes, the file's", "s = \u201chi\u201d\ns = \u201chi\u201d\ns = \"hi\" + x\n", "s = \"hi\"\ns = \u201chi\"", "s = \"bye\"\ns = \u201chi\"", 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			once, outcomes, err := planBoth(t, tc.src, []EditOp{op(tc.old, tc.new)})
-			if err != nil || outcomes[0].Rung != editmatch.RungUnicode || !reflect.DeepEqual(outcomes[0].Lines, []int{tc.newAt}) {
-				t.Fatalf("first run: %q, %+v, %v; want line %d changed at the unicode rung", once, outcomes, err, tc.newAt)
-			}
-			twice, outcomes, err := planBoth(t, once, []EditOp{op(tc.old, tc.new)})
-			var e *fault.Error
-			if !errors.As(err, &e) || e.Code != fault.CodeNoMatch || e.Details["newTextLine"] != tc.newAt {
-				t.Fatalf("retry: %q, %+v, %v; want NO_MATCH naming line %d", twice, outcomes, err, tc.newAt)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { retryRefused(t, tc.src, tc.old, tc.new, tc.newAt, editmatch.RungUnicode) })
 	}
 }
 
