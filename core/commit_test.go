@@ -130,3 +130,16 @@ func TestPartlyUndoneIsNotRunAgain(t *testing.T) {
 		t.Errorf("message %q, want %q", e.Message, want)
 	}
 }
+
+// waitedFor gives a LOCK_TIMEOUT's details.timeout: the --lock-timeout
+// when there is one, and with 0 what the attempts took since the deadline
+// (the call's start), as a lock's LOCK_TIMEOUT says what it waited.
+func TestWaitedFor(t *testing.T) {
+	if got := waitedFor(time.Now().Add(30*time.Second), 30*time.Second); got != "30s" {
+		t.Errorf("a 30s timeout: %q, want 30s", got)
+	}
+	got, err := time.ParseDuration(waitedFor(time.Now().Add(-50*time.Millisecond), 0))
+	if err != nil || got < 50*time.Millisecond || got > time.Minute {
+		t.Errorf("--lock-timeout 0, 50 ms spent: %v (%v), want what was spent", got, err)
+	}
+}
