@@ -2032,7 +2032,8 @@ func TestAnswersOverAMoveInFlightWait(t *testing.T) {
 // TestAnswersOverAChangeInFlightBelowDoNotWait: a transaction in flight
 // that changes files below a directory, creating none, leaves it a
 // directory whether it commits or not: the answers that rest on the
-// directory (EXISTS, a file onto a directory, rm -r) do not wait for it.
+// directory (EXISTS, a directory onto a file, a file onto a directory,
+// rm -r) do not wait for it.
 // They waited, and timed out, for any write below it.
 func TestAnswersOverAChangeInFlightBelowDoNotWait(t *testing.T) {
 	ctx := context.Background()
@@ -2053,7 +2054,7 @@ func TestAnswersOverAChangeInFlightBelowDoNotWait(t *testing.T) {
 			_, err := tools.Write(ctx, core.WriteRequest{Path: "s", Content: new("new"), Create: true})
 			return err
 		}},
-		{"mv s e", fault.CodeExists, func() error {
+		{"mv s e", fault.CodeNotADirectory, func() error { // a directory onto a file, --overwrite or not
 			_, err := tools.Mv(ctx, core.MvRequest{From: "s", To: "e"})
 			return err
 		}},
