@@ -1229,7 +1229,7 @@ func (f *FS) openNoFollow(t target, flags int) (*os.File, error) {
 // realPath is where an open file really is, for the deny check: a link
 // inside a root may lead into a denied directory.
 func realPath(file *os.File, fallback string) string {
-	if p, ok := kernelPath(file); ok {
+	if p, ok := kernelPath(int(file.Fd())); ok {
 		return p
 	}
 	if p, err := evalSymlinks(fallback); err == nil {
@@ -1238,10 +1238,10 @@ func realPath(file *os.File, fallback string) string {
 	return fallback
 }
 
-// kernelPath is the kernel's name of an open file (Linux's
+// kernelPath is the kernel's name of the open file fd (Linux's
 // /proc/self/fd), false where it cannot be read.
-func kernelPath(file *os.File) (string, bool) {
-	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(file.Fd())))
+func kernelPath(fd int) (string, bool) {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	return p, err == nil && filepath.IsAbs(p)
 }
 
@@ -1599,7 +1599,7 @@ func (f *FS) evalSymlinks(p string) (string, error) {
 // evalBelow resolves the links of the path rel below r.
 func (r *root) evalBelow(rel string) (string, error) {
 	full := filepath.Join(r.path, rel)
-	if held, ok := kernelPath(r.dir); !ok || held != r.path {
+	if held, ok := kernelPath(int(r.dir.Fd())); !ok || held != r.path {
 		return evalSymlinks(full)
 	}
 	if rel == "." {

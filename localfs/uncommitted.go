@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -379,7 +378,7 @@ type undoNotes struct {
 
 func (n *undoNotes) note(kind leftKind, file string, err error) {
 	dir := n.e.Dir
-	if p, rerr := os.Readlink("/proc/self/fd/" + strconv.Itoa(n.dfd)); rerr == nil && filepath.IsAbs(p) {
+	if p, ok := kernelPath(n.dfd); ok {
 		dir = p // where it was found, moved since
 	}
 	why, mend := undoObstacle(n.dfd, dir, file, err)
@@ -401,7 +400,7 @@ func undoObstacle(dfd int, dir, name string, err error) (why, mend string) {
 	}
 	var st, d unix.Stat_t
 	if errors.Is(err, unix.EPERM) && name != "" && unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Fstat(dfd, &d) == nil &&
-		d.Mode&unix.S_ISVTX != 0 && int(st.Uid) != euid && int(d.Uid) != euid {
+		stickyBars(&st, &d) {
 		return fmt.Sprintf("%s is user %d's, in a sticky directory (mode +t) that is not this user's either", filepath.Join(dir, name), st.Uid),
 			fmt.Sprintf("user %d, the directory's owner (user %d) or root may do it", st.Uid, d.Uid)
 	}

@@ -354,15 +354,14 @@ func dirNotWritable(err error, display string) *fault.Error {
 // journal stayed, and every later call on the tree failed until that
 // user removed the link.
 func stickyRefused(dfd int, st *unix.Stat_t, display, verb string) error {
-	euid := os.Geteuid()
-	if euid == 0 || st.Uid == uint32(euid) {
-		return nil
+	if st.Uid == uint32(os.Geteuid()) {
+		return nil // the common case, without the directory's stat
 	}
 	var d unix.Stat_t
 	if err := unix.Fstat(dfd, &d); err != nil {
 		return mapErr(err, display)
 	}
-	if d.Mode&unix.S_ISVTX == 0 || d.Uid == uint32(euid) {
+	if !stickyBars(st, &d) {
 		return nil
 	}
 	what := "file"
@@ -371,6 +370,14 @@ func stickyRefused(dfd int, st *unix.Stat_t, display, verb string) error {
 	}
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the %s is user %d's, in a sticky directory (mode +t, as /tmp) that is not this user's either, where only the owner of the %s or of the directory may %s it.", what, st.Uid, what, verb).
 		WithPath(display).WithHint("ask the %s's owner to %s it, or write a new path; nothing was changed", what, verb)
+}
+
+// stickyBars reports whether the sticky bit of the directory d keeps this
+// user, not root, from renaming or unlinking the entry st in it: neither
+// is this user's.
+func stickyBars(st, d *unix.Stat_t) bool {
+	euid := uint32(os.Geteuid())
+	return euid != 0 && d.Mode&unix.S_ISVTX != 0 && st.Uid != euid && d.Uid != euid
 }
 
 // stagedFile is new content in a temporary file of its target's
