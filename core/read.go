@@ -384,7 +384,7 @@ func (w *window) start(ctx context.Context, f backend.FileReader, br *bufio.Read
 		lr, w.midLine, err = openAt(f, req, c, w.display)
 		return lr, req.Offset, 0, err
 	case req.Offset < 0:
-		lr, start, err = w.t.tail(ctx, f, br, h, req, c, w.display)
+		lr, start, err = w.tail(ctx, f, br, h)
 		return lr, start, 0, err
 	}
 	if _, err := br.Discard(c.BOMLen()); err != nil {

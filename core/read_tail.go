@@ -56,7 +56,8 @@ var errChanged = errors.New("the file became shorter while it was read")
 // countMax, otherwise counted from the end (-n, the last line being
 // -1). br is the stream f opened at 0, through h, of which only a prefix was
 // peeked.
-func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash, req ReadRequest, c textfile.Codec, display string) (*lineReader, int, error) {
+func (w *window) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader, h hash.Hash) (*lineReader, int, error) {
+	req, c, display := w.req, w.codec, w.display
 	n := int64(req.Offset)
 	if n == math.MinInt64 {
 		n++
@@ -74,7 +75,7 @@ func (t *Tools) tail(ctx context.Context, f backend.FileReader, br *bufio.Reader
 			return nil, 0, ioError(err, display)
 		}
 		return &lineReader{br: br, c: c, pos: lo, hash: h, src: f}, 1, nil
-	case size <= t.countMax(req.Path):
+	case size <= w.countMax:
 		// Count the lines before start in the stream itself, which then
 		// stands at start for the window; the hash is left behind.
 		raw := rawStream(br, f)
