@@ -388,7 +388,14 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 	// there by chance).
 	indent, nested := t.IndentBefore(nm)
 	mIndent, mNested := t.IndentBefore(m)
-	linesBefore := strings.HasSuffix(before, "\n") && (!mNested && nm.Start == start || mNested && nested && indent == mIndent)
+	lead := before
+	if mNested {
+		// newText that gave oldText's line the indentation m has
+		// ("# note\n    print(x)" for "print(x)"): its lines before
+		// oldText end there too.
+		lead = strings.TrimSuffix(before, mIndent)
+	}
+	linesBefore := strings.HasSuffix(lead, "\n") && (!mNested && nm.Start == start || mNested && nested && indent == mIndent)
 	// The last line may go on in white space only: oldText that ended
 	// before a line's trailing spaces, matched exactly there, left them
 	// after the lines added.

@@ -946,3 +946,50 @@ func TestRetryFromALineEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestKeptFlushAfterIndentation: a one-line oldText without indentation
+// found after a line's indentation, that newText keeps at column 0 on a
+// later line, had newText written in oldText's own frame: its later lines
+// take the line's indentation (written as given, the line kept left its
+// block), and a retry finds them so. newText that gives the kept line the
+// file's indentation, or a match after text or at column 0, is written
+// as given.
+func TestKeptFlushAfterIndentation(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		ops       []EditOp
+		want      string
+		retried   bool // a retry is alreadyApplied; else it applies again, as the man page says of such edits
+	}{
+		{"a line added above, spaces", "def f():\n    print(x)\n", []EditOp{op("print(x)", "# note\nprint(x)")},
+			"def f():\n    # note\n    print(x)\n", true},
+		{"a decorator, CRLF", "class A:\r\n    def f(self):\r\n        pass\r\n", []EditOp{op("def f(self):", "@staticmethod\ndef f(self):")},
+			"class A:\r\n    @staticmethod\r\n    def f(self):\r\n        pass\r\n", true},
+		{"a line added above, tabs", "func f() {\n\tx()\n}\n", []EditOp{op("x()\n", "log()\nx()\n")},
+			"func f() {\n\tlog()\n\tx()\n}\n", true},
+		{"a block around it: not flush, as given", "func f() {\n\tx()\n}\n", []EditOp{op("x()\n", "if ok {\n\tx()\n}\n")},
+			"func f() {\n\tif ok {\n\tx()\n}\n}\n", false},
+		{"replaceAll in two indentations and at column 0", "a()\n  a()\n\ta()\n", []EditOp{{OldText: "a()", NewText: str("b()\na()"), ReplaceAll: true}},
+			"b()\na()\n  b()\n  a()\n\tb()\n\ta()\n", false},
+		{"the kept line given the file's indentation", "def f():\n    print(x)\n", []EditOp{op("print(x)", "# note\n    print(x)")},
+			"def f():\n    # note\n    print(x)\n", true},
+		{"after text", "y = print(x)\n", []EditOp{op("print(x)", "# note\nprint(x)")},
+			"y = # note\nprint(x)\n", false},
+		{"no later line kept", "if a:\n    if b:\n", []EditOp{op("if b:", "if b:\n    pass")},
+			"if a:\n    if b:\n    pass\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, outcomes, err := planBoth(t, tc.src, tc.ops)
+			if err != nil || outcomes[0].AlreadyApplied || got != tc.want {
+				t.Fatalf("got %q, %+v, %v; want %q", got, outcomes, err, tc.want)
+			}
+			if !tc.retried {
+				return
+			}
+			again, outcomes, err := planBoth(t, got, tc.ops)
+			if err != nil || again != got || !outcomes[0].AlreadyApplied {
+				t.Fatalf("retry: %q, %+v, %v; want already applied", again, outcomes, err)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package editmatch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -32,7 +33,10 @@ type Rewriter struct {
 	// keeps in a file with none.
 	own string
 	// nestable: oldText is one indented line, whose exact match inside a
-	// deeper indentation shifts newText's later lines with it.
+	// deeper indentation shifts newText's later lines with it; or one
+	// line without indentation that newText keeps on a later line at
+	// column 0, written as if oldText's column were column 0 (see
+	// keptFlush).
 	nestable bool
 }
 
@@ -50,8 +54,19 @@ func (t *Text) Rewriter(oldText, newText, rung string) *Rewriter {
 		w.kept = keptLines(oldText, w.newText)
 	}
 	o := strings.TrimSuffix(strings.ReplaceAll(oldText, "\r\n", "\n"), "\n")
-	w.nestable = o != "" && (o[0] == ' ' || o[0] == '\t') && !strings.Contains(o, "\n")
+	w.nestable = o != "" && !strings.Contains(o, "\n") && (o[0] == ' ' || o[0] == '\t' || keptFlush(o, w.newText))
 	return w
+}
+
+// keptFlush reports whether a later line of newText is o itself, at
+// column 0. Found after a line's indentation ("print(x)" in "    print(x)"),
+// such an oldText had newText written in its own frame ("# note\nprint(x)"):
+// as given, the line kept went to column 0, out of its block, where a
+// caller writing for the file's columns gives it the indentation
+// ("# note\n    print(x)"), and is written as given.
+func keptFlush(o, newText string) bool {
+	_, later, ok := strings.Cut(newText, "\n")
+	return ok && slices.Contains(strings.Split(strings.TrimSuffix(later, "\n"), "\n"), o)
 }
 
 // keptLines maps each line of newText that keeps a line of oldText as
@@ -178,7 +193,8 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 	if (m.Rung == RungExact || m.Rung == RungUnicode) && w.nestable {
 		// Found inside a deeper indentation (exact with replaceAll
 		// beside a match at a line's start, else Locate tried the fuzzy
-		// rungs first; or a unicode rung's fragment of a line): newText's
+		// rungs first; or a unicode rung's fragment of a line), or, kept
+		// flush on a later line, after the line's indentation: newText's
 		// first line follows the line's indentation, and its later lines
 		// take the same, or they left their block. (After keep, which
 		// spells a kept line as the fragment does, from mid-indentation.)
