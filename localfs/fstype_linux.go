@@ -64,6 +64,15 @@ func kernelFSOf(fd int) string {
 	return kernelFS[int64(s.Type)]
 }
 
+// onOverlay reports whether the directory fd lies on an overlay file
+// system (a container's workspace), whose directories of a lower layer
+// (an image's) are renamed only with redirect_dir=on: rename(2) of one
+// is EXDEV, even within its own directory.
+func onOverlay(fd int) bool {
+	var s unix.Statfs_t
+	return unix.Fstatfs(fd, &s) == nil && int64(s.Type) == unix.OVERLAYFS_SUPER_MAGIC
+}
+
 // mountID is the id of the mount fd lies on (statx, Linux 5.8 and later), so
 // that a bind mount of the same file system is told from its parent.
 func mountID(fd int) (uint64, bool) { return mountIDAt(fd, "") }

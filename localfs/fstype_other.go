@@ -8,6 +8,9 @@ import "golang.org/x/sys/unix"
 // mounted at all) is denied by its path and identity.
 func kernelFSOf(int) string { return "" }
 
+// onOverlay is false off Linux, which has no overlayfs.
+func onOverlay(int) bool { return false }
+
 // localTimes reports whether the directory fd lies on a file system of
 // this machine's (MNT_LOCAL: not NFS, SMB or a FUSE mount not said
 // local), whose kernel stamps every change to it by this clock.

@@ -82,6 +82,11 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 		return undo(err)
 	}
 	if err := syscalls.renameat(src.fd(), src.name, src.fd(), from.Backup); err != nil {
+		if errors.Is(err, unix.EXDEV) && onOverlay(src.fd()) {
+			// Renamed within its own directory: an overlay's lower
+			// directory, moved out of the overlay.
+			return undo(overlayDirErr(src.display))
+		}
 		return undo(mapErr(err, src.display))
 	}
 	if err := unchangedSince(prep, src.fd(), from.Backup, copied, src.display); err != nil {

@@ -155,6 +155,8 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	switch {
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFREG:
 		return f.moveAcross(ctx, src, dst, &st, opts)
+	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFDIR && overlayRefused(src, dst):
+		return backend.FileInfo{}, overlayDirErr(src.display)
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return f.moveTreeAcross(ctx, src, dst, &st, opts)
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFLNK:
@@ -196,6 +198,25 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		}
 	}
 	return infoAt(dst.fd(), dst.name, dst.display)
+}
+
+// overlayRefused reports whether the EXDEV of a directory's rename from
+// src to dst is an overlay's refusal to rename a directory of its lower
+// layer (see onOverlay), not a move to another file system: both ends lie
+// in one mount of an overlay. Copied across as if to another file system,
+// the tree was copied whole, then its renaming aside was EXDEV too.
+func overlayRefused(src, dst renameEndpoint) bool {
+	a, aok := mountID(src.fd())
+	b, bok := mountID(dst.fd())
+	return aok && bok && a == b && onOverlay(src.fd())
+}
+
+// overlayDirErr is the refusal of a move of the directory display that an
+// overlay will not rename (see onOverlay): it was DENIED as a mount
+// point, with the hint to unmount it.
+func overlayDirErr(display string) *fault.Error {
+	return fault.Errorf(fault.CodeNotSupported, "the directory comes from a lower layer of an overlay file system (a container image's), which renames such a directory only when mounted with redirect_dir=on.").
+		WithPath(display).WithHint("move the files in it one by one (a file of the lower layer moves), or mount the overlay with redirect_dir=on; nothing was moved").WithCause(unix.EXDEV)
 }
 
 // movedDirNotWritable reports whether the refusal of a move of st, a
