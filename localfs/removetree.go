@@ -339,10 +339,26 @@ func (r *treeRemover) unremovable(err error, at, what string) error {
 
 // sameMount refuses what lies on another device or mount than the tree.
 func (r *treeRemover) sameMount(st *unix.Stat_t, mnt uint64, hasMnt bool, at func() string) error {
+	if hasMnt && r.hasMnt && mnt == r.mnt && uint64(st.Dev) != r.dev {
+		return r.subvolume(at)
+	}
 	if uint64(st.Dev) != r.dev || (hasMnt && r.hasMnt && mnt != r.mnt) {
 		return r.mountPoint(at)
 	}
 	return nil
+}
+
+// subvolume refuses a directory of another device in the tree's own mount:
+// a btrfs subvolume or snapshot, which no umount takes off (the hint to
+// unmount it, as of a mount point, named nothing to do).
+func (r *treeRemover) subvolume(at func() string) error {
+	what, undo := "rm -r does not cross into it", "nothing was removed"
+	if r.copying {
+		what, undo = "mv does not move it to another file system", "nothing was moved"
+	}
+	return fault.Errorf(fault.CodeDenied, "the tree holds another file system in the same mount (a btrfs subvolume or snapshot); %s.", what).
+		WithPath(at()).WithDetail("mountPoint", at()).
+		WithHint("delete or move the subvolume first (btrfs subvolume delete), or handle the files around it one by one; %s", undo)
 }
 
 func (r *treeRemover) mountPoint(at func() string) error {
