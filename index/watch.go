@@ -135,8 +135,8 @@ func (p *rawPaths) UnmarshalJSON(data []byte) error {
 const maxWatchReply = 4 * maxRelisted
 
 // watchTimeout bounds a search's wait for a watcher that does not answer
-// (stopped, or starved of CPU); one installing a new build answers at
-// once that it cannot vouch.
+// (starved of CPU, or stopped where peerStopped cannot tell); one
+// installing a new build answers at once that it cannot vouch.
 const watchTimeout = 2 * time.Second
 
 // socketName is the watcher's socket of the index file name.
@@ -179,6 +179,9 @@ func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
 	return r, r.OK && r.Gen == ix.gen && len(r.Dirs)+len(r.Trees) <= maxWatchReply
 }
 
+// errWatcherStopped is exchange's answer when the watcher is stopped.
+var errWatcherStopped = errors.New("the watcher is stopped")
+
 // exchange sends req to the watcher listening on the socket sock and
 // reads its reply, within watchTimeout or until ctx ends.
 func exchange(ctx context.Context, sock string, req watchRequest) (watchReply, error) {
@@ -193,6 +196,9 @@ func exchange(ctx context.Context, sock string, req watchRequest) (watchReply, e
 		return watchReply{}, err
 	}
 	defer conn.Close()
+	if peerStopped(conn) {
+		return watchReply{}, errWatcherStopped
+	}
 	defer context.AfterFunc(ctx, func() { conn.Close() })()
 	conn.SetDeadline(time.Now().Add(watchTimeout))
 	if err := json.NewEncoder(conn).Encode(req); err != nil {

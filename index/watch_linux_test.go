@@ -1,13 +1,16 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,9 +26,9 @@ import (
 )
 
 // watch starts a watcher of f's tree in a process of its own, building
-// again when changes are quiet for quiet, and returns once it answers.
+// again when changes are quiet for quiet, and returns it once it answers.
 // It is stopped, and must exit 0, when the test ends.
-func (f *fixture) watch(quiet time.Duration) {
+func (f *fixture) watch(quiet time.Duration) *exec.Cmd {
 	f.t.Helper()
 	cmd := startChild(f.t, "ready\n", watcherDir+"="+f.dir, watcherQuiet+"="+quiet.String())
 	f.t.Cleanup(func() {
@@ -43,6 +46,7 @@ func (f *fixture) watch(quiet time.Duration) {
 			f.t.Error("the watcher did not stop on SIGTERM")
 		}
 	})
+	return cmd
 }
 
 // answer is the watcher's answer about the index now in place.
@@ -1031,4 +1035,53 @@ func TestDirsBelowAnUnwatchedOneAreAlwaysChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitEnd(t, ended)
+}
+
+// A watcher stopped (a terminal's ^Z) answers nothing: a search is told
+// so at once, and stats the tree, where it waited watchTimeout for it
+// every time; continued, it answers again.
+func TestStoppedWatcherIsNotWaitedFor(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	cmd := f.watch(time.Hour)
+	f.awaitAnswer()
+	ix := f.openIndex()
+	defer ix.Close()
+	ask := func() error {
+		_, err := exchange(context.Background(), socketName(ix.name), watchRequest{Proto: watchProto, Gen: ix.gen})
+		return err
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Signal(syscall.SIGCONT) // for the cleanup's SIGTERM
+	awaitState(t, cmd.Process.Pid, true)
+	if err := ask(); !errors.Is(err, errWatcherStopped) {
+		t.Fatalf("asking a stopped watcher: %v, want %v", err, errWatcherStopped)
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	awaitState(t, cmd.Process.Pid, false)
+	if err := ask(); err != nil {
+		t.Fatalf("asking the watcher continued: %v", err)
+	}
+}
+
+// awaitState waits, at most 30 s, until the process pid is stopped, or
+// is not: a signal is delivered after kill(2) returns.
+func awaitState(t *testing.T, pid int, stopped bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if (stat[i+2] == 'T') == stopped {
+			return
+		}
+	}
+	t.Fatalf("process %d not stopped=%v within 30 s", pid, stopped)
 }
