@@ -140,7 +140,11 @@ type Renamer interface {
 	// creating to's missing parents. With IfAbsent, to must not exist
 	// (EXISTS); without it, a file at to is replaced, as is an empty
 	// directory by a directory. IfVersion of opts is checked on from. It
-	// returns the info of the entry at its new place.
+	// returns the info of the entry at its new place. Stated (see
+	// WriteOptions) says that the caller's Lstat of this attempt found
+	// from a file of IfVersion or, IfVersion empty, a directory, and,
+	// with IfAbsent, nothing at to (neither a directory there nor a file
+	// above it).
 	Rename(ctx context.Context, from, to string, opts WriteOptions) (FileInfo, error)
 }
 

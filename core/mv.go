@@ -212,7 +212,12 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		return nil, err
 	}
 	defer done()
-	opts := backend.WriteOptions{IfAbsent: !req.Overwrite, IfVersion: src.Version}
+	// Stated: the Lstats above found the source a file of that version,
+	// or a directory, and without --overwrite nothing at the destination
+	// (no directory there nor a file above it), which an object store
+	// then needs not ask again.
+	stated := src.Type == backend.TypeDir && src.Version == "" || src.Type == backend.TypeFile && src.Version != ""
+	opts := backend.WriteOptions{IfAbsent: !req.Overwrite, IfVersion: src.Version, Stated: stated}
 	// Whether the move is a rename is a question of the backend holding
 	// From; m spells the paths for it.
 	_, renames := backend.At(m, req.From).(backend.Renamer)

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"testing"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3fs/s3test"
@@ -201,4 +203,65 @@ func TestACreateStatsItsPathOnce(t *testing.T) {
 			return nil
 		}},
 	})
+}
+
+// A move does not ask the store again what mv's Lstats asked: Rename
+// HEADed the source, HEADed and listed the destination and HEADed the
+// directories above it again, and a directory's move HEADed each of its
+// destinations where the one listing of its destination (stillEmpty)
+// finds them: 28 requests for a file moved within its directory where 24
+// do, 56 for a directory of three files where 50 do.
+func TestAMoveAsksOnlyWhatItNeeds(t *testing.T) {
+	tl, cnt, write := toolsAt(t)
+	ctx := t.Context()
+	for _, p := range []string{"d/two", "d/three", "s/a", "s/b", "s/c"} {
+		if err := write(p, p+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mv := func(from, to string, overwrite bool) func() error {
+		return func() error {
+			_, err := tl.Mv(ctx, core.MvRequest{From: from, To: to, Overwrite: overwrite})
+			return err
+		}
+	}
+	for _, tc := range []askCase{
+		{"mv a file within its directory", 24, mv("d/old", "d/new", false)},
+		{"mv a file to a new directory", 26, mv("d/new", "e/f/new", false)},
+		{"mv --overwrite a file over a file", 24, mv("d/two", "d/three", true)},
+		{"mv a directory of three files", 50, mv("s", "t", false)},
+	} {
+		cnt.reset()
+		if err := tc.call(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if n := cnt.total(); n > tc.max {
+			t.Errorf("%s sent %d requests (%v), want at most %d", tc.name, n, cnt.requests, tc.max)
+		}
+	}
+	for p, want := range map[string]string{"e/f/new": "one\n", "d/three": "d/two\n", "t/a": "s/a\n", "t/c": "s/c\n"} {
+		if got := readAll(t, tl.FS, p); got != want {
+			t.Errorf("%s after the moves: %q, want %q", p, got, want)
+		}
+	}
+	for _, p := range []string{"d/old", "d/new", "d/two", "s"} {
+		if _, err := tl.FS.Stat(ctx, p); codeOf(err) != fault.CodeNotFound {
+			t.Errorf("%s after its move: %v, want NOT_FOUND", p, err)
+		}
+	}
+}
+
+// readAll is the content of the file at p.
+func readAll(t *testing.T, f backend.FS, p string) string {
+	t.Helper()
+	r, err := f.Open(t.Context(), p)
+	if err != nil {
+		t.Fatalf("open %s: %v", p, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("read %s: %v", p, err)
+	}
+	return string(data)
 }

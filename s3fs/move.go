@@ -147,9 +147,18 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 // listMove lists what moving src to dst copies: the object src, or every
 // key below the directory src.
 func (f *FS) listMove(ctx context.Context, src, dst string, opts backend.WriteOptions) (moves []journalMove, dir bool, err error) {
-	o, found, err := f.head(ctx, src)
-	if err != nil {
-		return nil, false, err
+	if opts.Stated && opts.IfVersion != "" {
+		// The caller's Lstat found the file at IfVersion: its HEAD asked
+		// this one's, and the move checks the file again once it holds
+		// its claims (stillAsListed).
+		return []journalMove{{From: f.key(src), To: f.key(dst), ETag: opts.IfVersion}}, false, nil
+	}
+	var o s3client.ObjectInfo
+	found := false
+	if !opts.Stated { // else the caller's Lstat found a directory, no object
+		if o, found, err = f.head(ctx, src); err != nil {
+			return nil, false, err
+		}
 	}
 	if found {
 		if o.ETag == "" {
@@ -206,6 +215,13 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 			return err
 		}
 		return refusal
+	}
+	if opts.Stated && opts.IfAbsent {
+		// The caller's Lstat found nothing at dst, as the HEAD, the
+		// listing and the HEADs above below ask: it asked them. The move
+		// checks again once it holds its claims (stillAsListed,
+		// stillEmpty), and its copies are put If-None-Match: *.
+		return nil
 	}
 	o, found, err := f.head(ctx, dst)
 	if err != nil {
@@ -293,7 +309,7 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	// What was listed is checked again once claimed: a move that ended
 	// between the listing and the claims (they were free then) moved the
 	// source, or filled the destination.
-	if err := f.each(ctx, j.Moves, func(_ int, m journalMove) error { return f.stillAsListed(ctx, m) }); err != nil {
+	if err := f.each(ctx, j.Moves, func(_ int, m journalMove) error { return f.stillAsListed(ctx, m, j.Into != "") }); err != nil {
 		return err
 	}
 	if j.Into != "" {
@@ -424,8 +440,10 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 }
 
 // stillAsListed checks that m's source is at the ETag listed and its
-// destination as found: STALE, or EXISTS for a file put there.
-func (f *FS) stillAsListed(ctx context.Context, m journalMove) error {
+// destination as found: STALE, or EXISTS for a file put there. A
+// directory's move (into) leaves its destinations to stillEmpty, whose
+// one listing finds any object below it: a HEAD of each asked again.
+func (f *FS) stillAsListed(ctx context.Context, m journalMove, into bool) error {
 	src, found, err := f.headKey(ctx, m.From)
 	if err != nil {
 		return err
@@ -435,6 +453,9 @@ func (f *FS) stillAsListed(ctx context.Context, m journalMove) error {
 	}
 	if m.marker() {
 		return nil
+	}
+	if into {
+		return f.settled(ctx, f.rel(m.From), m.ETag)
 	}
 	dst, found, err := f.headKey(ctx, m.To)
 	switch {

@@ -61,7 +61,7 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 			c.asked[r.Method+" "+cmp.Or(r.URL.Opaque, r.URL.Path)+"?"+r.URL.RawQuery+" "+r.Header.Get("Range")]++
 		}
 		if c.tracing {
-			fmt.Fprintln(os.Stderr, r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Range"))
+			fmt.Fprintln(os.Stderr, r.Method, cmp.Or(r.URL.Opaque, r.URL.Path), r.URL.RawQuery, r.Header.Get("Range"))
 		}
 		if r.Method != http.MethodHead { // a HEAD's length is the object's
 			c.bytes += max(resp.ContentLength, 0)
