@@ -746,9 +746,37 @@ func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http
 // left to the caller to undo: removed here, it could not be told from
 // the object it replaced, nor put back.
 func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h http.Header, limit int64) (string, error) {
+	o, through, err := c.copyThrough(ctx, src, srcETag, dst, h, limit)
+	if err != nil || srcETag == "" || !through {
+		return o.ETag, err
+	}
+	now, err := c.Head(ctx, src)
+	switch code, _ := Code(err); {
+	case err == nil && now.ETag == srcETag:
+		return o.ETag, nil
+	case err == nil, code == "NoSuchKey":
+		return o.ETag, fmt.Errorf("%w: %s", ErrSourceChanged, src)
+	}
+	return o.ETag, err
+}
+
+// CopyAsRead is CopyThrough without its look at the source once the copy
+// exists: the copy holds the source's bytes at srcETag (read, or copied
+// in parts, If-Match it), but the source may have changed or gone since,
+// which the caller checks itself when it needs to (a move, before it
+// deletes the source If-Match srcETag). It returns the copy's ETag and
+// size.
+func (c *Client) CopyAsRead(ctx context.Context, src, srcETag, dst string, h http.Header, limit int64) (ObjectInfo, error) {
+	o, _, err := c.copyThrough(ctx, src, srcETag, dst, h, limit)
+	return o, err
+}
+
+// copyThrough makes the copy of CopyThrough; through says it was read
+// and put by this process, not copied by the store in parts.
+func (c *Client) copyThrough(ctx context.Context, src, srcETag, dst string, h http.Header, limit int64) (o ObjectInfo, through bool, err error) {
 	resp, err := c.get(ctx, src, srcETag, 0, 0)
 	if err != nil {
-		return "", err
+		return ObjectInfo{}, false, err
 	}
 	if h == nil {
 		h = http.Header{}
@@ -769,13 +797,13 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	}
 	resp.Body.Close()
 	if err != nil {
-		return "", err
+		return ObjectInfo{}, false, err
 	}
 	if size > limit || int64(len(data)) > limit {
 		if size < 0 {
 			o, err := c.Head(ctx, src) // its parts are sent If-Match srcETag
 			if err != nil {
-				return "", err
+				return ObjectInfo{}, false, err
 			}
 			size = o.Size
 		}
@@ -789,23 +817,14 @@ func (c *Client) CopyThrough(ctx context.Context, src, srcETag, dst string, h ht
 				h.Del(k)
 			}
 		}
-		return c.copyParts(ctx, src, srcETag, dst, size, copyPartSize, h, cond)
+		etag, err := c.copyParts(ctx, src, srcETag, dst, size, copyPartSize, h, cond)
+		return ObjectInfo{Key: dst, ETag: etag, Size: size}, false, err
 	}
-	o, err := c.Put(ctx, dst, data, h)
+	o, err = c.Put(ctx, dst, data, h)
 	if err != nil {
-		return "", &DestinationError{Err: err}
+		return ObjectInfo{}, true, &DestinationError{Err: err}
 	}
-	if srcETag == "" {
-		return o.ETag, nil
-	}
-	now, err := c.Head(ctx, src)
-	switch code, _ := Code(err); {
-	case err == nil && now.ETag == srcETag:
-		return o.ETag, nil
-	case err == nil, code == "NoSuchKey":
-		return o.ETag, fmt.Errorf("%w: %s", ErrSourceChanged, src)
-	}
-	return o.ETag, err
+	return o, true, nil
 }
 
 // DestinationError is CopyThrough's failure to write its destination, the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 
@@ -75,8 +76,9 @@ type journalMove struct {
 
 	// tried is set as this process sends the copy (or the marker): from
 	// then on it may be there, even when the answer is lost. deleted is
-	// set as it sends the deletion of From.
+	// set as it sends the deletion of From. size is the copy's, once made.
 	tried, deleted bool
+	size           int64
 }
 
 func (m journalMove) marker() bool { return strings.HasSuffix(m.From, "/") }
@@ -128,20 +130,21 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if srcDir {
 		into = dst
 	}
-	if err := f.move(ctx, src, into, moves); err != nil {
+	copied, err := f.move(ctx, src, into, moves)
+	if err != nil {
 		return backend.FileInfo{}, err
 	}
 	// Committed: an error from here on must say the move was made.
 	if err := f.keepParentAfter(ctx, src, "was moved to "+dst); err != nil {
 		return backend.FileInfo{}, err
 	}
-	fi, err := f.Stat(ctx, dst)
-	if err != nil {
-		e := fault.AsError(err)
-		return backend.FileInfo{}, fault.Errorf(e.Code, "%s was moved to %s, but the entry could not be read back: %s", src, dst, e.Message).
-			WithPath(dst).WithHint("do not redo the move; check it with ls").WithCause(err)
+	// The entry as the move made it, not read back: a Stat's HEAD (and a
+	// directory's listing) that no caller reads, and whose failure would
+	// have failed a move made.
+	if srcDir {
+		return dirInfo(path.Base(dst)), nil
 	}
-	return fi, nil
+	return fileInfo(path.Base(dst), copied), nil
 }
 
 // listMove lists what moving src to dst copies: the object src, or every
@@ -276,7 +279,8 @@ const copyThrough = 8 << 20
 
 // move copies moves and deletes their sources under a journal, undoing
 // all of it on a failure; into is the destination of a directory's move.
-func (f *FS) move(ctx context.Context, src, into string, moves []journalMove) error {
+// It returns the copy of the first move (its key, ETag and size).
+func (f *FS) move(ctx context.Context, src, into string, moves []journalMove) (s3client.ObjectInfo, error) {
 	id := newID()
 	j := journal{Moves: moves, ClaimFirst: true, Mark: id, Into: into, Version: journalVersion}
 	for i, m := range j.Moves {
@@ -286,16 +290,17 @@ func (f *FS) move(ctx context.Context, src, into string, moves []journalMove) er
 	}
 	l, err := f.begin(ctx, f.journalKey(id), j)
 	if err != nil {
-		return err
+		return s3client.ObjectInfo{}, err
 	}
 	err = f.moveObjects(ctx, l, src, &j)
 	if err == nil {
 		err = l.commit(ctx, j)
 	}
 	if err != nil {
-		return f.undo(ctx, l, j, err)
+		return s3client.ObjectInfo{}, f.undo(ctx, l, j, err)
 	}
-	return nil
+	first := j.Moves[0]
+	return s3client.ObjectInfo{Key: first.To, ETag: first.copied(), Size: first.size}, nil
 }
 
 // moveObjects makes the copies, checks that the source gained no key,
@@ -362,7 +367,11 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		}
 		h := s3client.Condition(m.Old, ifNone(m.Old))
 		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
-		etag, err := f.c.CopyThrough(ctx, m.From, m.ETag, m.To, h, copyThrough)
+		// As read: whether the source is still at m.ETag once copied is
+		// asked by the HEAD before its deletion, which comes next (and
+		// by the DELETE If-Match): a change there undoes the move as one
+		// found now would. A HEAD here asked it twice.
+		o, err := f.c.CopyAsRead(ctx, m.From, m.ETag, m.To, h, copyThrough)
 		if err != nil {
 			if refused(err) {
 				// A condition refused: nothing of this copy is there (an
@@ -371,11 +380,12 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 			}
 			return f.copyErr(ctx, m, err)
 		}
-		if etag != m.ETag {
-			mu.Lock()
-			j.Moves[i].New = etag
-			mu.Unlock()
+		mu.Lock()
+		if o.ETag != m.ETag {
+			j.Moves[i].New = o.ETag
 		}
+		j.Moves[i].size = o.Size
+		mu.Unlock()
 		return nil
 	})
 	if err != nil {
@@ -513,9 +523,6 @@ func (f *FS) copyErr(ctx context.Context, m journalMove, err error) error {
 	var left *s3client.LeftError
 	if errors.As(err, &left) {
 		return f.uploadsLeft(f.copyErr(ctx, m, left.Err), []*s3client.LeftError{left})
-	}
-	if errors.Is(err, s3client.ErrSourceChanged) {
-		return f.sourceChanged(m)
 	}
 	if _, status := s3client.Code(err); status == http.StatusPreconditionFailed {
 		o, found, herr := f.headKey(ctx, m.From)

@@ -2181,3 +2181,53 @@ func TestMoveRefusedSaysTheUploadItLeft(t *testing.T) {
 	}
 	noJournal(t, bucket, "refusedleft", "the move refused")
 }
+
+// onPut runs do once, as the first PUT of a key ending in suffix is sent.
+type onPut struct {
+	suffix string
+	once   sync.Once
+	do     func()
+}
+
+func (o *onPut) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), o.suffix) {
+		o.once.Do(o.do)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestASourceChangedDuringItsCopy: a source another writer changes or
+// removes while the move copies it (its bytes read, their PUT on its way)
+// stays as that writer left it, the copy goes, and the move is STALE,
+// nothing moved: the HEAD before its deletion finds it so, and the move
+// undoes itself (a HEAD right after the copy asked it first).
+func TestASourceChangedDuringItsCopy(t *testing.T) {
+	ctx := context.Background()
+	for _, removed := range []bool{false, true} {
+		name := fmt.Sprintf("mvchanged-%v", removed)
+		f, bucket, root := seeded(t, name, map[string]string{"src": "data"})
+		mover := transportFS(t, root, &onPut{suffix: "/" + name + "/dst", do: func() {
+			var err error
+			if removed {
+				_, err = f.Remove(ctx, "src", backend.RemoveOptions{})
+			} else {
+				_, err = f.WriteFile(ctx, "src", []byte("changed"), backend.WriteOptions{})
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}})
+		_, err := mover.Rename(ctx, "src", "dst", backend.WriteOptions{IfAbsent: true})
+		if codeOf(err) != fault.CodeStale {
+			t.Errorf("removed %v: the move returned %v, want STALE", removed, err)
+		}
+		want := map[string]string{"src": "changed", "dst": ""}
+		if removed {
+			want["src"] = ""
+		}
+		if got := tree(t, f, "src", "dst"); !maps.Equal(got, want) {
+			t.Errorf("removed %v: after the move: %q, want %q", removed, got, want)
+		}
+		noJournal(t, bucket, name, "the move")
+	}
+}
