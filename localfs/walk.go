@@ -246,9 +246,10 @@ func (w *walker) loadIgnores(fd int, comps []string, names []string, display str
 			return mapErr(err, display+"/"+gitDir)
 		}
 		if exists {
-			// A .git file (a submodule's, a worktree's) starts a
-			// repository too, as for git, rg and fd; its info/exclude is
-			// in the directory it names, which is not read.
+			// A .git file (a submodule's, a worktree's) or link (the
+			// repo tool's) starts a repository too, as for git, rg and
+			// fd; its info/exclude is in the directory it names, which
+			// is not read.
 			w.ign.StartRepository()
 		}
 		if isDir {
@@ -267,9 +268,10 @@ func (w *walker) loadIgnores(fd int, comps []string, names []string, display str
 	return failed
 }
 
-// kindAt reports whether name in the directory fd exists as a directory
-// or a regular file, and whether it is a directory (not a link to one),
-// and tells found the version of one that is.
+// kindAt reports whether name in the directory fd exists as a directory,
+// a regular file or a link (never followed, whatever it points at), and
+// whether it is a directory (not a link to one), and tells found the
+// version of one that is.
 func kindAt(fd int, name string, found func(string)) (exists, isDir bool, err error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -279,7 +281,7 @@ func kindAt(fd int, name string, found func(string)) (exists, isDir bool, err er
 		return false, false, err
 	}
 	isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
-	exists = isDir || st.Mode&unix.S_IFMT == unix.S_IFREG
+	exists = isDir || st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFLNK
 	if found != nil && exists {
 		found(version(&st))
 	}
