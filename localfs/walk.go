@@ -296,6 +296,23 @@ func kindAt(fd int, name string, found func(string)) (exists, isDir bool, err er
 // read, when set, is told the file's version, stat'ed before its bytes
 // are read: a change after the stat gives the file another version.
 func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
+	// The directories on the way (.git/info) are opened one at a time
+	// without following a link either: one would lead the read out of
+	// the roots or into a deny root.
+	if dir, rest, ok := strings.Cut(name, "/"); ok {
+		fd, err := unix.Openat(dirfd, dir, dirFlags, 0)
+		if err == unix.EMLINK { // a link, on FreeBSD
+			err = unix.ELOOP
+		}
+		if err != nil {
+			if goneErr(err) && !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EPERM) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		defer unix.Close(fd)
+		return readIgnore(fd, rest, read)
+	}
 	var st unix.Stat_t
 	fd, err := openRegularAt(dirfd, name, &st)
 	if err != nil {
