@@ -374,6 +374,17 @@ func appliedAround(t *editmatch.Text, oldText, newText string, m editmatch.Match
 			return 0, false
 		}
 		ns = t.Exact(written)
+		if src := t.Content(); len(ns) == 0 && !strings.HasSuffix(src, "\n") {
+			// oldText's final line ending matched the end of a file
+			// that has none, and newText's stood for it: the file ends
+			// with newText's lines after oldText, without that ending
+			// (see editmatch.Rewriter). Now oldText ends a line.
+			if w, ok := trimEOL(written); ok {
+				if at := t.Exact(w); len(at) == 1 && at[0].End == len(src) {
+					ns = at
+				}
+			}
+		}
 	}
 	if len(ns) != 1 || ns[0].Start > m.Start || ns[0].End < m.End {
 		return 0, false
@@ -546,6 +557,14 @@ func leadingEOL(s string) int {
 		return 1
 	}
 	return 0
+}
+
+// trimEOL is s without its final line ending, and whether it had one.
+func trimEOL(s string) (string, bool) {
+	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
+		return t, true
+	}
+	return strings.CutSuffix(s, "\n")
 }
 
 // insideIndentation reports whether m, an exact match of oldText, starts

@@ -993,3 +993,37 @@ func TestKeptFlushAfterIndentation(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryAtEndWithoutNewline: oldText's final line ending matched the
+// end of a file that has none, and newText, which keeps oldText, added
+// lines after it: the file ends with them, without newText's final line
+// ending, which stood for the end. A retry finds oldText exact, now
+// followed by a line ending, and newText there but for that ending: it
+// is alreadyApplied, where it added the lines a second time.
+func TestRetryAtEndWithoutNewline(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		ops       []EditOp
+		want      string
+	}{
+		{"at column 0", "top:\nx()", []EditOp{op("x()\n", "# note\nx()\nafter()\n")},
+			"top:\n# note\nx()\nafter()"},
+		{"after indentation", "top:\n    x()", []EditOp{op("x()\n", "# note\nx()\nafter()\n")},
+			"top:\n    # note\n    x()\n    after()"},
+		{"CRLF", "top:\r\n\tx()", []EditOp{op("x()\r\n", "# note\r\nx()\r\nafter()\r\n")},
+			"top:\r\n\t# note\r\n\tx()\r\n\tafter()"},
+		{"a line after only", "top:\nx()", []EditOp{op("x()\n", "x()\nafter_all()\n")},
+			"top:\nx()\nafter_all()"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, outcomes, err := planBoth(t, tc.src, tc.ops)
+			if err != nil || outcomes[0].AlreadyApplied || got != tc.want {
+				t.Fatalf("got %q, %+v, %v; want %q", got, outcomes, err, tc.want)
+			}
+			again, outcomes, err := planBoth(t, got, tc.ops)
+			if err != nil || again != got || !outcomes[0].AlreadyApplied {
+				t.Fatalf("retry: %q, %+v, %v; want already applied", again, outcomes, err)
+			}
+		})
+	}
+}
