@@ -124,9 +124,12 @@ type RootNamer interface {
 
 // EntryComparer is the optional capability of a backend on which one
 // directory entry has several spellings (through a link to its directory,
-// or a bind mount): SameEntry reports whether a and b name one entry, not
-// merely one file (two hard links are two entries), false when it cannot
-// tell. Without it, only paths spelled alike name one entry.
+// a bind mount, or a file system that ignores case, where README names
+// readme): SameEntry reports whether a and b name one entry, not merely
+// one file (two hard links are two entries), false when it cannot tell.
+// Without it, only paths spelled alike name one entry. Two spellings of
+// one entry whose last names differ (readme, README) are a move that
+// changes the name's stored spelling, which its Rename makes.
 type EntryComparer interface {
 	SameEntry(ctx context.Context, a, b string) bool
 }

@@ -162,8 +162,16 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		return refuse(directoryDestination(&res))
 	}
 	if dst.exists && sameEntry(ctx, m, req.From, req.To) {
-		// Before EXISTS, whose hint (--overwrite) led to this refusal.
-		return nil, fault.OntoItself(res.Path)
+		if path.Base(res.From) == path.Base(res.Path) {
+			// Before EXISTS, whose hint (--overwrite) led to this refusal.
+			return nil, fault.OntoItself(res.Path)
+		}
+		// README for readme where the file system ignores case (macOS):
+		// one entry, whose spelling the move changes, as mv(1) there
+		// does. No destination is replaced: it was EXISTS, whose
+		// --overwrite was refused as onto itself, and a directory's hint
+		// named a path inside itself (mv Dir dir: name dir/Dir).
+		dst = current{}
 	}
 	if dst.exists && src.Type == backend.TypeDir && dst.info.Type != backend.TypeDir {
 		// Whether or not --overwrite is given: its hint led to this.

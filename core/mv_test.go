@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,5 +132,74 @@ func TestMvOntoItsOwnEntry(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(root, "d/a")); err != nil || string(data) != "x" {
 		t.Errorf("d/a after the refusals: %q, %v", data, err)
+	}
+}
+
+// foldFS is the memory backend as a file system that ignores case (APFS,
+// macOS's default) sees its top-level names: any spelling finds the entry
+// stored, and a rename between two spellings of it changes the spelling.
+type foldFS struct{ *memfs.FS }
+
+func (f foldFS) stored(p string) string {
+	page, err := f.FS.ReadDir(context.Background(), ".", 0, 1000)
+	if err != nil {
+		return p
+	}
+	for _, e := range page.Entries {
+		if strings.EqualFold(e.Name, p) {
+			return e.Name
+		}
+	}
+	return p
+}
+
+func (f foldFS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
+	return f.FS.Stat(ctx, f.stored(p))
+}
+
+func (f foldFS) Lstat(ctx context.Context, p string) (backend.FileInfo, error) {
+	return f.FS.Lstat(ctx, f.stored(p))
+}
+
+func (f foldFS) SameEntry(_ context.Context, a, b string) bool { return f.stored(a) == f.stored(b) }
+
+func (f foldFS) Rename(ctx context.Context, from, to string, opts backend.WriteOptions) (backend.FileInfo, error) {
+	if f.stored(from) == f.stored(to) {
+		opts.IfAbsent = false // one entry: nothing is replaced
+	}
+	return f.FS.Rename(ctx, f.stored(from), to, opts)
+}
+
+// A move between two spellings of one name where case is ignored
+// (mv readme README on macOS) changes the spelling, with or without
+// --overwrite, as macOS's mv does, and replaces nothing: it was EXISTS,
+// whose --overwrite answered "the destination is the source itself", and
+// a directory's hint named a path inside itself (mv Dir dir: dir/Dir).
+func TestMvChangesTheCaseOfAName(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		from, to  string
+		overwrite bool
+	}{
+		{"readme", "README", false},
+		{"readme", "README", true},
+		{"Dir", "dir", false},
+		{"Dir", "dir", true},
+	} {
+		m := memfs.New(map[string]string{"readme": "r", "Dir/f": "f"})
+		tl := &Tools{FS: foldFS{m}}
+		res, err := tl.Mv(ctx, MvRequest{From: c.from, To: c.to, Overwrite: c.overwrite})
+		if err != nil || res.Path != c.to || res.Overwritten {
+			t.Errorf("mv %s %s (overwrite %v): %+v, %v", c.from, c.to, c.overwrite, res, err)
+			continue
+		}
+		page, _ := m.ReadDir(ctx, ".", 0, 10)
+		var names []string
+		for _, e := range page.Entries {
+			names = append(names, e.Name)
+		}
+		if !slices.Contains(names, c.to) || slices.Contains(names, c.from) {
+			t.Errorf("mv %s %s: the root lists %v", c.from, c.to, names)
+		}
 	}
 }

@@ -80,10 +80,11 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if err := f.refuseRoots(src.real, src.display); err != nil {
 		return backend.FileInfo{}, err
 	}
-	switch same, err := src.sameEntry(dst); {
+	same, err := src.sameEntry(dst)
+	switch {
 	case err != nil:
 		return backend.FileInfo{}, err
-	case same:
+	case same && src.name == dst.name:
 		// The "other name" of the shortcut below was the only one, and
 		// was removed.
 		return backend.FileInfo{}, fault.OntoItself(dst.display)
@@ -121,6 +122,12 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 			return backend.FileInfo{}, fault.InvalidArgument("the destination is the source or inside it.").WithPath(dst.display).
 				WithHint("move the directory somewhere outside itself")
 		}
+	}
+	if same {
+		// README for readme where case is ignored: one entry, whose
+		// spelling the move changes. The shortcut below took it for the
+		// source onto itself.
+		return respell(src, dst)
 	}
 	if !opts.IfAbsent && isMountPoint(dst.fd(), dst.name) {
 		// Before the shortcut below: a file bind-mounted over the name is
@@ -329,14 +336,12 @@ type renameEndpoint struct {
 
 func (e renameEndpoint) fd() int { return int(e.dir.Fd()) }
 
-// sameEntry reports whether e and o are one entry: one real path, or one
-// name in one directory reached by two (a bind mount of it).
+// sameEntry reports whether e and o are one entry: one real path, one
+// name in one directory reached by two (a bind mount of it), or two
+// spellings of one name where the file system ignores case (aliases).
 func (e renameEndpoint) sameEntry(o renameEndpoint) (bool, error) {
 	if e.real == o.real {
 		return true, nil
-	}
-	if e.name != o.name {
-		return false, nil
 	}
 	var a, b unix.Stat_t
 	if err := unix.Fstat(e.fd(), &a); err != nil {
@@ -345,7 +350,17 @@ func (e renameEndpoint) sameEntry(o renameEndpoint) (bool, error) {
 	if err := unix.Fstat(o.fd(), &b); err != nil {
 		return false, mapErr(err, o.display)
 	}
-	return sameFile(&a, &b), nil
+	if !sameFile(&a, &b) {
+		return false, nil
+	}
+	if e.name == o.name {
+		return true, nil
+	}
+	same, err := aliases(e.fd(), e.name, o.name)
+	if err != nil {
+		return false, mapErr(err, e.display)
+	}
+	return same, nil
 }
 
 // linkOntoItsFile refuses to move the link src (lstat'ed as st) onto the
@@ -581,4 +596,28 @@ func fileStale(at string) error {
 // on darwin) has none.
 func noExclusiveRename(err error) bool {
 	return errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP)
+}
+
+// respell renames src to dst, one entry by two spellings (see aliases),
+// so that the directory lists it as dst spells it, as APFS's rename(2)
+// does. Where the file system keeps the stored spelling and answers
+// success (Linux, a casefold directory or a FUSE one: the kernel sees one
+// file and does nothing), the move is refused: it was reported done.
+func respell(src, dst renameEndpoint) (backend.FileInfo, error) {
+	if err := syscalls.renameat(src.fd(), src.name, dst.fd(), dst.name); err != nil {
+		return backend.FileInfo{}, mapErr(err, dst.display)
+	}
+	switch ok, err := stored(dst.fd(), dst.name); {
+	case err != nil:
+		return backend.FileInfo{}, mapErr(err, dst.display)
+	case !ok:
+		return backend.FileInfo{}, fault.Errorf(fault.CodeNotSupported, "the file system takes %s and %s for one name (it ignores case), and its rename kept the name as it was.", src.display, dst.display).
+			WithPath(src.display).WithDetail("destination", dst.display).
+			WithHint("move it to another name first, then to %s; nothing was moved", dst.display)
+	}
+	if err := syscalls.fsync(dst.fd()); err != nil {
+		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the path was moved, but a directory could not be synced: %s.", ErrText(err)).
+			WithPath(dst.display).WithHint("the move is done; check the file system before relying on it after a crash").WithCause(err)
+	}
+	return infoAt(dst.fd(), dst.name, dst.display)
 }
