@@ -341,7 +341,9 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		return nil, err
 	}
 	if dry {
-		if err := t.checkDry(ctx, ops); err != nil {
+		if err := t.checkDry(ctx, ops); errors.Is(err, backend.ErrChangedTwice) {
+			return nil, changedTwice(err)
+		} else if err != nil {
 			return nil, withoutInPlace(raced(err, fault.CodeStale, fault.CodeExists), "apply-patch")
 		}
 		return res, nil
@@ -356,11 +358,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 	defer done()
 	infos, err := tx.Commit(ctx, ops)
 	if errors.Is(err, backend.ErrChangedTwice) {
-		// Two spellings the plan could not tell for one file (a link to
-		// a directory on the way): each section's change would replace
-		// the other's.
-		return nil, fault.Errorf(fault.CodePatchVerify, "two sections of the patch change one file by two paths (a link on the way): one change would be lost.").
-			WithPath(fault.AsError(err).Path).WithHint("name each file by one path in the patch, and merge its sections")
+		return nil, changedTwice(err)
 	}
 	if err != nil {
 		return nil, withoutInPlace(raced(err, fault.CodeStale, fault.CodeExists), "apply-patch")
@@ -377,6 +375,23 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		}
 	}
 	return res, nil
+}
+
+// changedTwice is PATCH_VERIFY for a commit refused because two of its
+// ops name one file (backend.ErrChangedTwice).
+func changedTwice(err error) error {
+	if other, ok := fault.AsError(err).Details["sameAs"].(string); ok && other != fault.AsError(err).Path && strings.EqualFold(other, fault.AsError(err).Path) {
+		// Foo.go and foo.go where the file system ignores case
+		// (macOS): every attempt's second change found the first's
+		// file, for 30 s, then LOCK_TIMEOUT blamed other writers.
+		return fault.Errorf(fault.CodePatchVerify, "the patch names one file by two spellings, %s and %s, which this file system takes for one name (it ignores case): one change would be lost.", other, fault.AsError(err).Path).
+			WithPath(fault.AsError(err).Path).WithHint("name the file by one spelling in the patch; to change only the case of its name, mv it first; nothing was changed")
+	}
+	// Two spellings the plan could not tell for one file (a link to
+	// a directory on the way): each section's change would replace
+	// the other's.
+	return fault.Errorf(fault.CodePatchVerify, "two sections of the patch change one file by two paths (a link on the way): one change would be lost.").
+		WithPath(fault.AsError(err).Path).WithHint("name each file by one path in the patch, and merge its sections")
 }
 
 // versionAt is the new version of a file a patch wrote, "" for a deletion.

@@ -278,3 +278,44 @@ func TestApplyPatchAfterAByteOrderMark(t *testing.T) {
 		t.Fatalf("a.txt is %q", got)
 	}
 }
+
+// foldTxn is foldFS whose transactions refuse two spellings of one entry,
+// as localfs's do where the file system ignores case.
+type foldTxn struct{ foldFS }
+
+func (f foldTxn) twice(ops []backend.Op) error {
+	seen := map[string]string{}
+	for _, op := range ops {
+		if other, ok := seen[f.stored(op.Path)]; ok {
+			return backend.ChangedTwice(op.Path).WithDetail("sameAs", other)
+		}
+		seen[f.stored(op.Path)] = op.Path
+	}
+	return nil
+}
+
+func (f foldTxn) CheckCommit(_ context.Context, ops []backend.Op) error { return f.twice(ops) }
+
+func (f foldTxn) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, error) {
+	if err := f.twice(ops); err != nil {
+		return nil, err
+	}
+	return f.FS.Commit(ctx, ops)
+}
+
+// A patch that names one file by two spellings where case is ignored
+// (adds Foo.go and deletes foo.go on macOS) is PATCH_VERIFY saying so,
+// its dry run too (which passed, then INVALID_ARGUMENT "a transaction
+// changes the file twice"), not a link on the way.
+func TestApplyPatchTwoSpellingsOfOneName(t *testing.T) {
+	for _, dry := range []bool{false, true} {
+		m := memfs.New(map[string]string{"foo.go": "package foo\n"})
+		tl := &Tools{FS: foldTxn{foldFS{m}}}
+		_, err := tl.ApplyPatch(context.Background(), ApplyPatchRequest{DryRun: dry,
+			Patch: "*** Begin Patch\n*** Add File: Foo.go\n+package Foo\n*** Delete File: foo.go\n*** End Patch\n"})
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodePatchVerify || !strings.Contains(e.Message, "ignores case") || fileText(m, "foo.go") != "package foo\n" {
+			t.Errorf("dry %v: %v; foo.go is %q", dry, err, fileText(m, "foo.go"))
+		}
+	}
+}

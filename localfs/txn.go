@@ -280,6 +280,9 @@ func (f *FS) commit(ctx context.Context, preps []*prepared, made *madeDirs) ([]b
 		}
 		seen[key] = true
 	}
+	if p, q := aliasedTwice(preps); p != nil {
+		return nil, backend.ChangedTwice(p.display).WithDetail("sameAs", q.display)
+	}
 	if err := fault.Interrupted(ctx); err != nil {
 		return nil, err
 	}
@@ -493,6 +496,12 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 // a file or a directory the caller may not write, where it passed. A
 // directory to make is not looked at.
 func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
+	var checked []*prepared
+	defer func() {
+		for _, p := range checked {
+			p.dir.Close()
+		}
+	}()
 	for _, op := range ops {
 		if err := ctx.Err(); err != nil {
 			return fault.Interrupted(ctx)
@@ -504,11 +513,14 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 		if err != nil {
 			return err
 		}
-		_, _, err = checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op)
-		dir.Close()
-		if err != nil {
+		checked = append(checked, &prepared{display: display, dir: dir, entry: journalEntry{Name: filepath.Base(ct.rel)}})
+		if _, _, err = checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op); err != nil {
 			return err
 		}
+	}
+	// As the commit refuses them: a dry run passed.
+	if p, q := aliasedTwice(checked); p != nil {
+		return backend.ChangedTwice(p.display).WithDetail("sameAs", q.display)
 	}
 	return nil
 }
@@ -1525,4 +1537,34 @@ func (e *journalEntry) renumbered(fd int, st *unix.Stat_t) bool {
 		}
 	}
 	return true
+}
+
+// aliasedTwice is the second and the first of two preps that name one
+// entry by two spellings (see aliases), such as Foo.go and foo.go where
+// the file system ignores case, or nils. Keyed by spelling, they passed as two
+// files: the second change's compare-and-swap met the first's file and
+// failed, the transaction was undone (respelling the file) and run again,
+// at every attempt for the whole --lock-timeout, then said that other
+// writers kept changing the file.
+func aliasedTwice(preps []*prepared) (second, first *prepared) {
+	type id struct{ dev, ino uint64 }
+	at := map[id][]*prepared{}
+	for _, p := range preps {
+		var st unix.Stat_t
+		if unix.Fstatat(int(p.dir.Fd()), p.entry.Name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue // made by the commit: no other spelling finds it yet
+		}
+		k := id{uint64(st.Dev), st.Ino}
+		for _, q := range at[k] {
+			var a, b unix.Stat_t
+			if unix.Fstat(int(p.dir.Fd()), &a) != nil || unix.Fstat(int(q.dir.Fd()), &b) != nil || !sameFile(&a, &b) {
+				continue
+			}
+			if same, err := aliases(int(p.dir.Fd()), q.entry.Name, p.entry.Name); err == nil && same {
+				return p, q
+			}
+		}
+		at[k] = append(at[k], p)
+	}
+	return nil, nil
 }
