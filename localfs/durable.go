@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -46,7 +47,7 @@ var syscalls = struct {
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,
-	fsync:           unix.Fsync,
+	fsync:           syncWith(unix.Fsync),
 	renameat:        unix.Renameat,
 	mkdirat:         unix.Mkdirat,
 	rmdirat:         func(dirfd int, path string) error { return unix.Unlinkat(dirfd, path, unix.AT_REMOVEDIR) },
@@ -57,4 +58,23 @@ var syscalls = struct {
 	readDir:         os.ReadDir,
 	readFile:        os.ReadFile,
 	openRead:        unix.Openat,
+}
+
+// syncWith is fsync by sync, but a directory whose file system cannot sync
+// one (EINVAL, ENOTSUP, ENOSYS: a FUSE server without fsyncdir, some
+// network file systems) counts as synced, as SQLite and PostgreSQL count
+// it: the change is made and nothing more can make its entry durable,
+// where every write, mv and rm there failed IO_ERROR after it was made (a
+// caller told so may make it again: an append twice). A file's sync, and
+// any other error, still fails.
+func syncWith(sync func(fd int) error) func(fd int) error {
+	return func(fd int) error {
+		err := sync(fd)
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+			if st := (unix.Stat_t{}); unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				return nil
+			}
+		}
+		return err
+	}
 }
