@@ -308,7 +308,7 @@ func (f *FS) mapErr(err error, c string) error {
 		return f.uploadsLeft(f.mapErr(left.Err, c), []*s3client.LeftError{left})
 	}
 	var fe *fault.Error
-	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !netTimeout(err) {
 		return err
 	}
 	var stall *s3client.StallError
@@ -369,6 +369,15 @@ func (f *FS) mapErr(err error, c string) error {
 	}
 	return fault.Errorf(fault.CodeIOError, "the object store failed: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 		WithHint("retry; if it persists, check %s, the credentials, and that the store is up", f.endpoint).WithCause(err)
+}
+
+// netTimeout reports a network operation that timed out, as a connection
+// to the store not made in time (or by a process paused past the dial's
+// deadline): Go's timeouts match context.DeadlineExceeded, though they
+// are the store's failure, not the call's own deadline.
+func netTimeout(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op)
 }
 
 // leftBehind is the cause of a failure, err, that left multipart uploads

@@ -1610,6 +1610,34 @@ func TestStalledStoreIsIOError(t *testing.T) {
 	}
 }
 
+// A connection the store never accepts in time fails as the store's
+// failure, naming the path and the store: Go's dial timeout matches
+// context.DeadlineExceeded, and was passed on raw as the call's own
+// deadline (no path, and the hint "check the file system"), as when a
+// process paused past its dial's deadline resumed.
+func TestDialTimeoutIsIOErrorNamingTheStore(t *testing.T) {
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, 0)
+		defer cancel()
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	f, err := s3fs.New(s3fs.Config{Root: "s3://bucket/ws", Endpoint: "http://127.0.0.1:9", AccessKey: "k", SecretKey: "s", Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"stat":   func() error { _, err := f.Stat(ctx, "a.txt"); return err },
+		"write":  func() error { _, err := f.WriteFile(ctx, "a.txt", []byte("x"), backend.WriteOptions{}); return err },
+		"remove": func() error { _, err := f.Remove(ctx, "a.txt", backend.RemoveOptions{}); return err },
+	} {
+		e := fault.AsError(call())
+		if e == nil || e.Code != fault.CodeIOError || e.Path != "a.txt" || !strings.Contains(e.Hint, "the store is up") {
+			t.Errorf("%s, its connection timed out: %+v, want IO_ERROR naming a.txt and the store", name, e)
+		}
+	}
+}
+
 // An endpoint that is no S3 store, answering 404 without an S3 error, is
 // IO_ERROR saying so: it was NOT_FOUND "no such file or directory" for
 // the workspace's root.
