@@ -213,7 +213,10 @@ func TestACreateStatsItsPathOnce(t *testing.T) {
 // do, 56 for a directory of three files where 50 do. Nor does it HEAD a
 // source after its copy, which the HEAD before its deletion asks again
 // (TestASourceChangedDuringItsCopy), or Stat the destination once moved,
-// which no caller reads: 22 and 45.
+// which no caller reads: 22 and 45. Once it holds its claims, a file's
+// move lists its new destination and HEADs each directory above it that
+// does not hold the source too (TestMoveMeetsAShapeMadeAfterItsLstat):
+// 23, and 27 to a new directory two deep.
 func TestAMoveAsksOnlyWhatItNeeds(t *testing.T) {
 	tl, cnt, write := toolsAt(t)
 	ctx := t.Context()
@@ -229,8 +232,8 @@ func TestAMoveAsksOnlyWhatItNeeds(t *testing.T) {
 		}
 	}
 	for _, tc := range []askCase{
-		{"mv a file within its directory", 22, mv("d/old", "d/new", false)},
-		{"mv a file to a new directory", 24, mv("d/new", "e/f/new", false)},
+		{"mv a file within its directory", 23, mv("d/old", "d/new", false)},
+		{"mv a file to a new directory", 27, mv("d/new", "e/f/new", false)},
 		{"mv --overwrite a file over a file", 22, mv("d/two", "d/three", true)},
 		{"mv a directory of three files", 45, mv("s", "t", false)},
 	} {

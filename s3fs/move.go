@@ -321,6 +321,9 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 		if err := f.stillEmpty(ctx, j.Into); err != nil {
 			return err
 		}
+		if err := f.noFileAbove(ctx, j.Into, src); err != nil {
+			return err
+		}
 	}
 	if err := f.crossed(ctx, l.key, *j); err != nil {
 		return err
@@ -481,10 +484,44 @@ func (f *FS) stillAsListed(ctx context.Context, m journalMove, into bool) error 
 	// Neither is a change of a transaction in flight, which that
 	// transaction, undone, would put back beside the move's copy of it
 	// (the HEADs above know their marks: no request in the usual case).
-	if err := f.settled(ctx, f.rel(m.From), m.ETag); err != nil || m.Old == "" {
+	if err := f.settled(ctx, f.rel(m.From), m.ETag); err != nil {
 		return err
 	}
-	return f.settled(ctx, f.rel(m.To), m.Old)
+	if m.Old != "" {
+		return f.settled(ctx, f.rel(m.To), m.Old)
+	}
+	// Nor a directory put at the new destination, or a file above it,
+	// which a store that holds a key as a file and a prefix at once (S3)
+	// would keep beside the copy: mv's Lstat asked, before the journal
+	// and the claims, which bind no writer.
+	dir, err := f.isDir(ctx, f.rel(m.To))
+	switch {
+	case err != nil:
+		return err
+	case dir:
+		return destinationChanged(f.rel(m.To))
+	}
+	return f.noFileAbove(ctx, f.rel(m.To), f.rel(m.From))
+}
+
+// noFileAbove checks that no file was put above dst, the new destination
+// of a move from src, since it was found absent: STALE, and mv looks
+// again. The directories that hold src too hold it still (stillAsListed
+// found it), and are not asked.
+func (f *FS) noFileAbove(ctx context.Context, dst, src string) error {
+	for d := path.Dir(dst); d != "." && !strings.HasPrefix(src, d+"/"); d = path.Dir(d) {
+		if _, found, err := f.head(ctx, d); err != nil || found {
+			return cmpErr(err, destinationChanged(dst))
+		}
+	}
+	return nil
+}
+
+// destinationChanged is the error of a move whose destination dst, found
+// absent, was made a directory, or put below a file, since.
+func destinationChanged(dst string) error {
+	return fault.Errorf(fault.CodeStale, "the destination changed during the move: a directory was put there, or a file above it.").WithPath(dst).
+		WithHint("look at the destination again; nothing was moved")
 }
 
 // stillEmpty checks that the destination dir of a directory's move is
