@@ -706,6 +706,57 @@ func (c *Client) GetObject(ctx context.Context, key string) (io.ReadCloser, Obje
 	return resp.Body, info(key, resp.Header, resp.ContentLength), nil
 }
 
+// GetFirst streams the first n bytes (n > 0) of the object at key,
+// whatever its version, and describes that version as a HEAD does (ETag,
+// Last-Modified, user metadata; Size is the whole object's, from
+// Content-Range): one request where a HEAD and a GET were two. The body
+// holds min(n, Size) bytes: of a store that ignores the range and sends
+// the whole object (200), the rest is left unread. An empty object, which
+// a store refuses any range of (416 InvalidRange), is asked again without
+// one.
+func (c *Client) GetFirst(ctx context.Context, key string, n int64) (io.ReadCloser, ObjectInfo, error) {
+	resp, err := c.get(ctx, key, "", 0, n)
+	if _, status := Code(err); status == http.StatusRequestedRangeNotSatisfiable {
+		resp, err = c.get(ctx, key, "", 0, 0)
+	}
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	size, end := resp.ContentLength, resp.ContentLength
+	if resp.StatusCode == http.StatusPartialContent {
+		var start int64
+		start, end, size = contentRange(resp.Header.Get("Content-Range"))
+		if start != 0 || end < 0 || end+1 != min(n, size) || resp.ContentLength >= 0 && resp.ContentLength != end+1 {
+			resp.Body.Close()
+			return nil, ObjectInfo{}, fmt.Errorf("GET %s: the store answered the range 0-%d with %q (%d bytes)", key, n-1, resp.Header.Get("Content-Range"), resp.ContentLength)
+		}
+		end++
+	}
+	if size < 0 {
+		resp.Body.Close()
+		return nil, ObjectInfo{}, fmt.Errorf("GET %s: the store's answer gave no length", key)
+	}
+	body := struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(resp.Body, min(n, end)), resp.Body}
+	return body, info(key, resp.Header, size), nil
+}
+
+// contentRange parses a Content-Range "bytes START-END/SIZE"; -1s when it
+// does not parse or gives no size.
+func contentRange(s string) (start, end, size int64) {
+	rng, total, ok := strings.Cut(strings.TrimPrefix(s, "bytes "), "/")
+	first, last, ok2 := strings.Cut(rng, "-")
+	a, err1 := strconv.ParseInt(first, 10, 64)
+	b, err2 := strconv.ParseInt(last, 10, 64)
+	t, err3 := strconv.ParseInt(total, 10, 64)
+	if !strings.HasPrefix(s, "bytes ") || !ok || !ok2 || err1 != nil || err2 != nil || err3 != nil || a < 0 || b < a || t <= b {
+		return -1, -1, -1
+	}
+	return a, b, t
+}
+
 // get is Get's response.
 func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http.Response, error) {
 	h := Condition(etag, "")

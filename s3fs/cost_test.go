@@ -271,3 +271,123 @@ func readAll(t *testing.T, f backend.FS, p string) string {
 	}
 	return string(data)
 }
+
+// An open is one request: a GET of the object's first 64 KiB answers its
+// version, size and mark as the HEAD did that went before it (a read or
+// an edit of a small file sent 2 where 1 does, and the start of a larger
+// one 2 too). An empty object, which a store refuses a range of (416),
+// costs the second request the HEAD was.
+func TestAnOpenIsOneRequest(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	f, cnt := openFS(t, "s3://"+bucket+"/ws")
+	ctx := t.Context()
+	large := bytes.Repeat([]byte("0123456789abcde\n"), 200<<10/16)
+	for p, data := range map[string][]byte{"small": []byte("small\n"), "large": large, "empty": nil} {
+		if _, err := f.WriteFile(ctx, p, data, backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	askedOnce(t, cnt, []askCase{
+		{"read a small file", 1, func() error {
+			if got := readAll(t, f, "small"); got != "small\n" {
+				t.Errorf("small reads %q", got)
+			}
+			return nil
+		}},
+		{"read the start of a larger file", 1, func() error {
+			r, err := f.Open(ctx, "large")
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			buf := make([]byte, 4096)
+			if _, err := io.ReadFull(r, buf); err != nil || !bytes.Equal(buf, large[:4096]) || r.Info().Size != int64(len(large)) {
+				t.Errorf("the start of large: %q (%v), size %d", buf[:16], err, r.Info().Size)
+			}
+			return nil
+		}},
+		{"read a larger file whole", 3, func() error {
+			if got := readAll(t, f, "large"); got != string(large) {
+				t.Errorf("large reads %d bytes, want %d", len(got), len(large))
+			}
+			return nil
+		}},
+		{"read an empty file", 2, func() error {
+			if got := readAll(t, f, "empty"); got != "" {
+				t.Errorf("empty reads %q", got)
+			}
+			return nil
+		}},
+	})
+}
+
+// rangeIgnored is a store that ignores the Range of a GET without
+// If-Match (the open's), answering 200 with the whole object; it counts
+// the bytes of those answers read.
+type rangeIgnored struct {
+	mu   sync.Mutex
+	read int64
+}
+
+func (g *rangeIgnored) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet || r.Header.Get("If-Match") != "" || r.Header.Get("Range") == "" {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Del("Range")
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		resp.Body = &countedBody{ReadCloser: resp.Body, g: g}
+	}
+	return resp, err
+}
+
+type countedBody struct {
+	io.ReadCloser
+	g *rangeIgnored
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.g.mu.Lock()
+	b.g.read += int64(n)
+	b.g.mu.Unlock()
+	return n, err
+}
+
+// A store that ignores the open's Range and sends the whole object is
+// read as far as the first 64 KiB: a small object whole, a larger one's
+// start, the rest by its ranged GETs, never all of its answer.
+func TestAnOpenOfAStoreIgnoringRange(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	g := &rangeIgnored{}
+	f := transportFS(t, "s3://"+bucket+"/ws", g)
+	ctx := t.Context()
+	large := bytes.Repeat([]byte("0123456789abcde\n"), 4<<20/16)
+	for p, data := range map[string][]byte{"small": []byte("small\n"), "large": large} {
+		if _, err := f.WriteFile(ctx, p, data, backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := readAll(t, f, "small"); got != "small\n" {
+		t.Errorf("small reads %q", got)
+	}
+	g.read = 0
+	r, err := f.Open(ctx, "large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Info().Size != int64(len(large)) {
+		t.Errorf("large's size: %d, want %d", r.Info().Size, len(large))
+	}
+	buf := make([]byte, 4096)
+	for _, off := range []int64{100, 64<<10 - 10, 3 << 20} {
+		if n, err := r.ReadAt(buf, off); n != len(buf) || err != nil || !bytes.Equal(buf, large[off:off+4096]) {
+			t.Errorf("ReadAt(%d): %d %v", off, n, err)
+		}
+	}
+	if g.read > 64<<10 {
+		t.Errorf("the open read %d bytes of the store's whole answer, want at most 64 KiB", g.read)
+	}
+}

@@ -11,11 +11,12 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3client"
 )
 
-// wholeBytes is the size up to which Open fetches an object at once: the
-// reader then holds its version whatever is written later, for one request
-// more than a HEAD.
+// wholeBytes is the size up to which Open fetches an object at once, with
+// the GET that says its version (a larger one's first wholeBytes): the
+// reader then holds its version whatever is written later.
 const wholeBytes = 64 << 10
 
 // Chunks of a larger object's stream: the first as large as the read asks
@@ -25,15 +26,16 @@ const (
 	maxChunk = 8 << 20
 )
 
-// openTries bounds the opens of a small object replaced between its HEAD
-// and its GET.
+// openTries bounds the opens of a small object whose bytes were not
+// those of the ETag its GET answered.
 const openTries = 4
 
-// Open opens the object at path. A small one is fetched whole; a larger
-// one is read by ranged GETs, each If-Match the ETag of the HEAD, so a
-// window deep in it costs what the first costs and never fetches earlier
-// bytes, and a read never mixes versions: an object replaced meanwhile
-// fails the read with STALE.
+// Open opens the object at path with one GET of its first wholeBytes,
+// which answers its version, size and mark as a HEAD does: a small one is
+// then held whole; the rest of a larger one is read by ranged GETs, each
+// If-Match that ETag, so a window deep in it costs one GET more, never
+// the bytes between, and a read never mixes versions: an object replaced
+// meanwhile fails the read with STALE.
 func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
 	c, err := f.place(ctx, p)
 	if err != nil {
@@ -108,11 +110,12 @@ func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
 	if c == "." {
 		return nil, notAFile(c)
 	}
-	o, found, err := f.head(ctx, c)
+	key := f.key(c)
+	body, o, err := f.c.GetFirst(ctx, key, wholeBytes)
 	if err != nil {
-		return nil, err
-	}
-	if !found {
+		if !missing(s3client.Code(err)) {
+			return nil, f.mapErr(err, c)
+		}
 		dir, err := f.isDir(ctx, c)
 		if err != nil {
 			return nil, err
@@ -122,14 +125,28 @@ func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
 		}
 		return nil, f.missing(ctx, c)
 	}
+	defer body.Close()
+	f.marks.store(key, o.ETag, o.Meta[txnMeta])
 	r := &reader{f: f, ctx: ctx, c: c, info: fileInfo(path.Base(c), o), mark: o.Meta[txnMeta]}
-	if o.Size <= wholeBytes {
-		data, err := r.get(0, o.Size)
-		if err != nil {
-			return nil, err
-		}
-		r.whole = bytes.NewReader(data)
+	first := make([]byte, min(o.Size, wholeBytes))
+	if _, err := io.ReadFull(body, first); err != nil {
+		return nil, f.mapErr(err, c)
 	}
+	if o.Size > wholeBytes {
+		// The rest is read by ranged GETs If-Match the ETag this answer
+		// gave with the first piece.
+		r.first, r.chunk = first, wholeBytes
+		return r, nil
+	}
+	// A whole object whose ETag is its MD5 (one PUT, as s3fs writes) is
+	// checked against it: bytes of another version are never served as
+	// this one.
+	if isMD5(o.ETag) {
+		if sum := md5.Sum(first); hex.EncodeToString(sum[:]) != o.ETag {
+			return nil, mismatch{o.ETag}
+		}
+	}
+	r.whole = bytes.NewReader(first)
 	return r, nil
 }
 
@@ -148,6 +165,9 @@ type reader struct {
 	// mark is the transaction that wrote the version ("" for none).
 	mark  string
 	whole *bytes.Reader
+	// first is the object's first bytes, which the GET that opened a
+	// larger one answered with its version.
+	first []byte
 	// pos is the stream's offset; body serves it up to bodyEnd, and
 	// chunk is the size of the next ranged GET.
 	pos, bodyEnd int64
@@ -216,6 +236,11 @@ func (r *reader) Read(p []byte) (int, error) {
 	if r.pos >= r.info.Size {
 		return 0, io.EOF
 	}
+	if r.pos < int64(len(r.first)) {
+		n := copy(p, r.first[r.pos:])
+		r.pos += int64(n)
+		return n, nil
+	}
 	if r.body == nil {
 		r.chunk = min(max(r.chunk*2, int64(len(p)), minChunk), maxChunk)
 		n := min(r.chunk, r.info.Size-r.pos)
@@ -249,11 +274,18 @@ func (r *reader) ReadAt(b []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	n := min(int64(len(b)), r.info.Size-off)
-	data, err := r.get(off, n)
-	if err != nil {
-		return 0, r.readErr(err)
+	// The part of the first piece in the window is not fetched again.
+	held := int64(0)
+	if off < int64(len(r.first)) {
+		held = int64(copy(b[:n], r.first[off:]))
 	}
-	copy(b, data)
+	if held < n {
+		data, err := r.get(off+held, n-held)
+		if err != nil {
+			return 0, r.readErr(err)
+		}
+		copy(b[held:], data)
+	}
 	if n < int64(len(b)) {
 		return int(n), io.EOF
 	}
