@@ -687,13 +687,31 @@ func (c *Client) Head(ctx context.Context, key string) (ObjectInfo, error) {
 }
 
 // Get streams [off, off+n) of the object at key (all of it when n is 0),
-// If-Match etag when set.
+// If-Match etag when set. Of a store that ignores the range and sends the
+// whole object (200), the bytes before off are skipped and those after
+// off+n left unread: they were served as the window's.
 func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.ReadCloser, error) {
 	resp, err := c.get(ctx, key, etag, off, n)
 	if err != nil {
 		return nil, err
 	}
-	return resp.Body, nil
+	if n == 0 {
+		return resp.Body, nil
+	}
+	switch start, _, _ := contentRange(resp.Header.Get("Content-Range")); {
+	case resp.StatusCode == http.StatusPartialContent && start != off:
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: the store answered the range %d-%d with %q", key, off, off+n-1, resp.Header.Get("Content-Range"))
+	case resp.StatusCode != http.StatusPartialContent:
+		if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("GET %s: %w", key, err)
+		}
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(resp.Body, n), resp.Body}, nil
 }
 
 // GetObject streams all of the object at key and describes the version
@@ -726,7 +744,7 @@ func (c *Client) GetFirst(ctx context.Context, key string, n int64) (io.ReadClos
 	if resp.StatusCode == http.StatusPartialContent {
 		var start int64
 		start, end, size = contentRange(resp.Header.Get("Content-Range"))
-		if start != 0 || end < 0 || end+1 != min(n, size) || resp.ContentLength >= 0 && resp.ContentLength != end+1 {
+		if start != 0 || end < 0 || size < 0 || end+1 != min(n, size) || resp.ContentLength >= 0 && resp.ContentLength != end+1 {
 			resp.Body.Close()
 			return nil, ObjectInfo{}, fmt.Errorf("GET %s: the store answered the range 0-%d with %q (%d bytes)", key, n-1, resp.Header.Get("Content-Range"), resp.ContentLength)
 		}
@@ -743,18 +761,23 @@ func (c *Client) GetFirst(ctx context.Context, key string, n int64) (io.ReadClos
 	return body, info(key, resp.Header, size), nil
 }
 
-// contentRange parses a Content-Range "bytes START-END/SIZE"; -1s when it
-// does not parse or gives no size.
+// contentRange parses a Content-Range "bytes START-END/SIZE": -1s when it
+// does not parse, size -1 when it is * (unknown).
 func contentRange(s string) (start, end, size int64) {
 	rng, total, ok := strings.Cut(strings.TrimPrefix(s, "bytes "), "/")
 	first, last, ok2 := strings.Cut(rng, "-")
 	a, err1 := strconv.ParseInt(first, 10, 64)
 	b, err2 := strconv.ParseInt(last, 10, 64)
-	t, err3 := strconv.ParseInt(total, 10, 64)
-	if !strings.HasPrefix(s, "bytes ") || !ok || !ok2 || err1 != nil || err2 != nil || err3 != nil || a < 0 || b < a || t <= b {
+	if !strings.HasPrefix(s, "bytes ") || !ok || !ok2 || err1 != nil || err2 != nil || a < 0 || b < a {
 		return -1, -1, -1
 	}
-	return a, b, t
+	if t, err := strconv.ParseInt(total, 10, 64); err == nil && t > b {
+		return a, b, t
+	}
+	if total != "*" {
+		return -1, -1, -1
+	}
+	return a, b, -1
 }
 
 // get is Get's response.

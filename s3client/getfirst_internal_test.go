@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,5 +84,35 @@ func TestGetFirst(t *testing.T) {
 			t.Errorf("%s: %q (%v), %+v; want %q, size %d, ETag e, mark m", tc.name, data, err, o, tc.body, tc.size)
 		}
 		srv.Close()
+	}
+}
+
+// TestGetOfARangeIgnored: a window's GET that a store answers with the
+// whole object (200) streams the window, not the object's start; one
+// answered with another range is an error.
+func TestGetOfARangeIgnored(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/wrong") {
+			w.Header().Set("Content-Range", "bytes 0-2/10")
+			w.WriteHeader(http.StatusPartialContent)
+			fmt.Fprint(w, "012")
+			return
+		}
+		fmt.Fprint(w, "0123456789")
+	}))
+	defer srv.Close()
+	c := idleClient(t, srv.URL, time.Minute)
+	body, err := c.Get(t.Context(), "a", "", 5, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(body)
+	body.Close()
+	if err != nil || string(data) != "567" {
+		t.Errorf("the window 5-7 of a whole answer: %q (%v), want 567", data, err)
+	}
+	if body, err := c.Get(t.Context(), "wrong", "", 5, 3); err == nil {
+		body.Close()
+		t.Error("a window 5-7 answered 0-2: no error")
 	}
 }

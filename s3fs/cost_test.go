@@ -322,15 +322,16 @@ func TestAnOpenIsOneRequest(t *testing.T) {
 }
 
 // rangeIgnored is a store that ignores the Range of a GET without
-// If-Match (the open's), answering 200 with the whole object; it counts
-// the bytes of those answers read.
+// If-Match (the open's), or of every GET when all, answering 200 with the
+// whole object; it counts the bytes of those answers read.
 type rangeIgnored struct {
+	all  bool
 	mu   sync.Mutex
 	read int64
 }
 
 func (g *rangeIgnored) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodGet || r.Header.Get("If-Match") != "" || r.Header.Get("Range") == "" {
+	if r.Method != http.MethodGet || !g.all && r.Header.Get("If-Match") != "" || r.Header.Get("Range") == "" {
 		return http.DefaultTransport.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())
@@ -389,5 +390,35 @@ func TestAnOpenOfAStoreIgnoringRange(t *testing.T) {
 	}
 	if g.read > 64<<10 {
 		t.Errorf("the open read %d bytes of the store's whole answer, want at most 64 KiB", g.read)
+	}
+}
+
+// A store that ignores every Range is read right, if not cheaply: a
+// window's GET, answered with the whole object, served its first bytes as
+// the window's.
+func TestARangedReadOfAStoreIgnoringRange(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	f := transportFS(t, "s3://"+bucket+"/ws", &rangeIgnored{all: true})
+	ctx := t.Context()
+	var large []byte
+	for i := range 20000 {
+		large = fmt.Appendf(large, "line %06d\n", i)
+	}
+	if _, err := f.WriteFile(ctx, "large", large, backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.Open(ctx, "large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]byte, 4096)
+	for _, off := range []int64{64<<10 - 10, 150000} {
+		if n, err := r.ReadAt(buf, off); n != len(buf) || err != nil || !bytes.Equal(buf, large[off:off+4096]) {
+			t.Errorf("ReadAt(%d): %d %v, %q; want %q", off, n, err, buf[:12], large[off:off+12])
+		}
+	}
+	if got := readAll(t, f, "large"); got != string(large) {
+		t.Errorf("large reads %d bytes, not those written", len(got))
 	}
 }
