@@ -709,7 +709,7 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		if err != nil {
 			return nil, err
 		}
-		paths, err := t.searchFiles(ctx, rp, res, []fileToSearch{{path: root, open: func() (io.ReadCloser, error) { return r, nil }}})
+		paths, err := t.searchFiles(ctx, rp, res, filesOf([]fileToSearch{{path: root, open: func() (io.ReadCloser, error) { return r, nil }}}))
 		if err == nil && res.BinarySkipped > 0 {
 			// Named, a file replace does not change is refused, as edit
 			// refuses it: counted as skipped, a Latin-1 file that grep
@@ -739,41 +739,33 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	}
 	if narrow != nil && narrow.Files != nil {
 		res.Unreadable += len(narrow.Unreadable)
-		return t.searchFiles(ctx, rp, res, t.indexedFiles(ctx, narrow, root, include, res))
+		return t.searchFiles(ctx, rp, res, filesOf(t.indexedFiles(ctx, narrow, root, include, res)))
 	}
-	var files []fileToSearch
 	var unreadable atomic.Int64
 	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, Unreadable: func(string, string) { unreadable.Add(1) }}
 	defer func() { res.Unreadable += int(unreadable.Load()) }()
-	err = w.Walk(ctx, root, opts, func(e backend.WalkEntry) error {
-		if e.Type != backend.TypeFile || len(include) > 0 && !matchAny(include, e.Rel, e.Name) {
-			return nil
-		}
-		if narrow != nil {
-			// Judged on the file's identity now, as grep's walk judges it.
-			if info, err := e.Info(); err == nil && info.Type == backend.TypeFile && countSkipped(narrow.Judge(e.Rel, info), res) {
+	return t.searchFiles(ctx, rp, res, func(send func(fileToSearch)) error {
+		return w.Walk(ctx, root, opts, func(e backend.WalkEntry) error {
+			if e.Type != backend.TypeFile || len(include) > 0 && !matchAny(include, e.Rel, e.Name) {
 				return nil
 			}
-		}
-		var open func() (io.ReadCloser, error)
-		if e.Later != nil {
-			open = e.Later()
-		} else {
-			r, err := e.Open() // valid only during the visit: opened now
-			open = func() (io.ReadCloser, error) { return r, err }
-		}
-		files = append(files, fileToSearch{path: e.Path, open: open})
-		return nil
-	})
-	if err != nil {
-		for _, f := range files {
-			if r, err := f.open(); err == nil {
-				r.Close() // each opener is called once, as the walk requires
+			if narrow != nil {
+				// Judged on the file's identity now, as grep's walk judges it.
+				if info, err := e.Info(); err == nil && info.Type == backend.TypeFile && countSkipped(narrow.Judge(e.Rel, info), res) {
+					return nil
+				}
 			}
-		}
-		return nil, err
-	}
-	return t.searchFiles(ctx, rp, res, files)
+			var open func() (io.ReadCloser, error)
+			if e.Later != nil {
+				open = e.Later()
+			} else {
+				r, err := e.Open() // valid only during the visit: opened now
+				open = func() (io.ReadCloser, error) { return r, err }
+			}
+			send(fileToSearch{path: e.Path, open: open})
+			return nil
+		})
+	})
 }
 
 // indexedFiles lists the files of the index's list that replace reads, in
@@ -813,73 +805,139 @@ type fileToSearch struct {
 	open func() (io.ReadCloser, error)
 }
 
-// searchFiles reads files in a pool of workers, as grep does, and returns,
-// in walk order, those whose text holds a match; a file gone or unreadable
-// since the listing is skipped, as grep skips it, any other error fails.
-func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResult, files []fileToSearch) ([]string, error) {
+// filesOf feeds searchFiles the files of a list.
+func filesOf(files []fileToSearch) func(send func(fileToSearch)) error {
+	return func(send func(fileToSearch)) error {
+		for _, f := range files {
+			send(f)
+		}
+		return nil
+	}
+}
+
+// searchAhead is how many files per worker a replace's walk may find
+// ahead of its search: each waits with its opener, which holds the file's
+// directory open.
+const searchAhead = 16
+
+// searchFiles reads the files that feed sends in a pool of workers, as
+// grep does, and returns, in the order sent, those whose text holds a
+// match; a file gone or unreadable since the listing is skipped, as grep
+// skips it, any other error fails (the first sent of those). The files
+// are searched as feed finds them, at most searchAhead per worker ahead:
+// the walk once listed the whole tree first, holding an opener, and so a
+// directory, for each file, and a tree of more directories than
+// ulimit -n allows was IO_ERROR (514 MB over a million files).
+// feed's error fails the search, each file sent opened and closed unread.
+func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResult, feed func(send func(fileToSearch)) error) ([]string, error) {
 	type outcome struct {
 		match, binary, searched bool
 		err                     error
 	}
-	out := make([]outcome, len(files))
-	next := make(chan int)
+	type sent struct {
+		i int
+		f fileToSearch
+	}
+	type matched struct {
+		i    int
+		path string
+	}
+	workers := max(1, runtime.GOMAXPROCS(0))
+	next := make(chan sent, searchAhead*workers)
+	var (
+		mu      sync.Mutex
+		found   []matched
+		failed  error // the first sent of the files that fail the search
+		failedI int
+		failing atomic.Bool // feed failed: the files are only closed
+		// Counted apart from res, which feed may count in meanwhile
+		// (countSkipped).
+		searched, binary, unreadable int
+	)
 	var wg sync.WaitGroup
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	for range workers {
 		wg.Go(func() {
 			var buf []byte // each worker's, read into again for each file
-			for i := range next {
-				o := &out[i]
-				r, err := files[i].open()
-				if err != nil {
-					o.err = err
+			for s := range next {
+				r, err := s.f.open()
+				if failing.Load() {
+					if err == nil {
+						r.Close()
+					}
 					continue
 				}
-				data, err := readUpTo(r, buf, MaxEditBytes+1)
-				buf = data[:0]
-				if s, ok := r.(backend.SettledReader); ok && err == nil {
-					// A file passed over holds no match only if what was
-					// read stands: not a change that may yet be undone.
-					err = s.Settled(ctx)
+				var o outcome
+				if err != nil {
+					o.err = err
+				} else {
+					var data []byte
+					data, err = readUpTo(r, buf, MaxEditBytes+1)
+					buf = data[:0]
+					if s, ok := r.(backend.SettledReader); ok && err == nil {
+						// A file passed over holds no match only if what was
+						// read stands: not a change that may yet be undone.
+						err = s.Settled(ctx)
+					}
+					r.Close()
+					switch {
+					case err != nil:
+						o.err = raced(fault.AsError(err).WithPath(s.f.path), fault.CodeStale)
+					case len(data) > MaxEditBytes && largeBinary(data):
+						// Skipped as a small one is, and as grep skips it: a
+						// built tool in the tree refused the whole replace.
+						o.searched, o.binary = true, true
+					case len(data) > MaxEditBytes:
+						o.searched, o.err = true, t.refuseLarge(ctx, s.f.path, rp)
+					default:
+						text, ok := matchedText(data)
+						o.searched, o.binary, o.match = true, !ok, ok && rp.matches(text)
+					}
 				}
-				r.Close()
+				mu.Lock()
 				switch {
-				case err != nil:
-					o.err = raced(fault.AsError(err).WithPath(files[i].path), fault.CodeStale)
-				case len(data) > MaxEditBytes && largeBinary(data):
-					// Skipped as a small one is, and as grep skips it: a
-					// built tool in the tree refused the whole replace.
-					o.searched, o.binary = true, true
-				case len(data) > MaxEditBytes:
-					o.searched, o.err = true, t.refuseLarge(ctx, files[i].path, rp)
-				default:
-					text, ok := matchedText(data)
-					o.searched, o.binary, o.match = true, !ok, ok && rp.matches(text)
+				case o.err != nil && !SkippedFile(o.err):
+					if failed == nil || s.i < failedI {
+						failed, failedI = o.err, s.i
+					}
+				case o.err != nil && fault.AsError(o.err).Code == fault.CodePermissionDenied:
+					unreadable++
 				}
+				if o.searched {
+					searched++
+				}
+				if o.binary {
+					binary++
+				}
+				if o.match {
+					found = append(found, matched{s.i, s.f.path})
+				}
+				mu.Unlock()
 			}
 		})
 	}
-	for i := range files {
-		next <- i
+	n := 0
+	err := feed(func(f fileToSearch) {
+		next <- sent{n, f}
+		n++
+	})
+	if err != nil {
+		failing.Store(true)
 	}
 	close(next)
 	wg.Wait()
-	var paths []string
-	for i, o := range out {
-		if o.err != nil && !SkippedFile(o.err) {
-			return nil, o.err
-		}
-		if o.err != nil && fault.AsError(o.err).Code == fault.CodePermissionDenied {
-			res.Unreadable++
-		}
-		if o.searched {
-			res.FilesSearched++
-		}
-		if o.binary {
-			res.BinarySkipped++
-		}
-		if o.match {
-			paths = append(paths, files[i].path)
-		}
+	res.FilesSearched += searched
+	res.BinarySkipped += binary
+	res.Unreadable += unreadable
+	switch {
+	case err != nil:
+		return nil, err
+	case failed != nil:
+		return nil, failed
+	}
+	slices.SortFunc(found, func(a, b matched) int { return cmp.Compare(a.i, b.i) })
+	paths := make([]string, len(found))
+	for i, m := range found {
+		paths[i] = m.path
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fault.Interrupted(ctx)
