@@ -464,7 +464,7 @@ func (f *FS) finishTrees(entries []journalEntry, seen *dirsFound) bool {
 			continue
 		}
 		done = atJournalDir(&e, seen, func(dfd int) bool {
-			err := f.removeTree(dfd, e.Backup, e.Backup)
+			err := f.removeTree(context.Background(), dfd, e.Backup, e.Backup)
 			var st unix.Stat_t
 			return err == nil || unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) != nil
 		}) && done

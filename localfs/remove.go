@@ -76,7 +76,7 @@ func (f *FS) Remove(ctx context.Context, path string, opts backend.RemoveOptions
 	switch {
 	case err == nil, errors.Is(err, unix.ENOENT):
 	case (errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)) && opts.Recursive:
-		if err := f.removeTree(dfd, base, display); err != nil {
+		if err := f.removeTree(backend.Preparation(ctx), dfd, base, display); err != nil {
 			return false, err
 		}
 	case errors.Is(err, unix.ENOTEMPTY), errors.Is(err, unix.EEXIST):

@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -41,6 +42,10 @@ type treeRemover struct {
 	// removed counts the entries the removal pass has unlinked, which an
 	// error after the first must own up to.
 	removed int
+	// stop ends the check, which removes nothing: a caller giving up
+	// while a large tree is checked is answered INTERRUPTED with the tree
+	// whole, where the removal went on to its end.
+	stop context.Context
 }
 
 // treeEntry is what a tree's removal reads of one entry (lstatEntry).
@@ -61,12 +66,14 @@ type treeLevel struct {
 	uid    uint32
 }
 
-// removeTree checks, then removes, the directory name of the directory dfd.
-func (f *FS) removeTree(dfd int, name, display string) error {
+// removeTree checks, then removes, the directory name of the directory
+// dfd; the check stops when stop is done.
+func (f *FS) removeTree(stop context.Context, dfd int, name, display string) error {
 	r, err := f.newTreeRemover(dfd, name, display)
 	if err != nil {
 		return err
 	}
+	r.stop = stop
 	if err := r.pass(dfd, name, false); err != nil {
 		return err
 	}
@@ -105,7 +112,7 @@ func (f *FS) newTreeRemover(dfd int, name, display string) (*treeRemover, error)
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, mapErr(err, display)
 	}
-	r := &treeRemover{f: f, dev: uint64(st.Dev), display: display, euid: uint32(unix.Geteuid())}
+	r := &treeRemover{f: f, dev: uint64(st.Dev), display: display, euid: uint32(unix.Geteuid()), stop: context.Background()}
 	fd, err := unix.Openat(dfd, name, dirFlags, 0)
 	if err != nil {
 		return nil, mapErr(err, display)
@@ -197,6 +204,11 @@ func (r *treeRemover) pass(dfd int, name string, remove bool) error {
 			}
 			r.removed++
 			continue
+		}
+		if !remove {
+			if err := fault.Interrupted(r.stop); err != nil {
+				return err
+			}
 		}
 		n := level.names[0]
 		level.names = level.names[1:]

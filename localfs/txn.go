@@ -1462,7 +1462,7 @@ func (f *FS) rollBackTree(dfd int, e journalEntry) error {
 	var st unix.Stat_t
 	for _, name := range []string{e.Name, e.Staged} {
 		if name != "" && e.StagedID != "" && unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && identity(&st) == e.StagedID {
-			f.removeTree(dfd, name, name)
+			f.removeTree(context.Background(), dfd, name, name)
 		}
 	}
 	if e.Backup == "" || unix.Fstatat(dfd, e.Backup, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
