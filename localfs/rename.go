@@ -198,7 +198,13 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	case err != nil:
 		return backend.FileInfo{}, mapErr(err, dst.display)
 	}
-	for _, d := range []int{dst.fd(), src.fd()} {
+	return moved(dst, dst.fd(), src.fd())
+}
+
+// moved syncs dirs, the directories a move changed, and answers the entry
+// at dst; a failed sync says the move is done.
+func moved(dst renameEndpoint, dirs ...int) (backend.FileInfo, error) {
+	for _, d := range dirs {
 		if err := syscalls.fsync(d); err != nil {
 			return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the path was moved, but a directory could not be synced: %s.", ErrText(err)).
 				WithPath(dst.display).WithHint("the move is done; check the file system before relying on it after a crash").WithCause(err)
@@ -615,9 +621,5 @@ func respell(src, dst renameEndpoint) (backend.FileInfo, error) {
 			WithPath(src.display).WithDetail("destination", dst.display).
 			WithHint("move it to another name first, then to %s; nothing was moved", dst.display)
 	}
-	if err := syscalls.fsync(dst.fd()); err != nil {
-		return backend.FileInfo{}, fault.Errorf(fault.CodeIOError, "the path was moved, but a directory could not be synced: %s.", ErrText(err)).
-			WithPath(dst.display).WithHint("the move is done; check the file system before relying on it after a crash").WithCause(err)
-	}
-	return infoAt(dst.fd(), dst.name, dst.display)
+	return moved(dst, dst.fd())
 }
