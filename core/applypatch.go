@@ -380,18 +380,19 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 // changedTwice is PATCH_VERIFY for a commit refused because two of its
 // ops name one file (backend.ErrChangedTwice).
 func changedTwice(err error) error {
-	if other, ok := fault.AsError(err).Details["sameAs"].(string); ok && other != fault.AsError(err).Path && strings.EqualFold(other, fault.AsError(err).Path) {
+	at := fault.AsError(err).Path
+	if other, ok := fault.AsError(err).Details["sameAs"].(string); ok && other != at && strings.EqualFold(other, at) {
 		// Foo.go and foo.go where the file system ignores case
 		// (macOS): every attempt's second change found the first's
 		// file, for 30 s, then LOCK_TIMEOUT blamed other writers.
-		return fault.Errorf(fault.CodePatchVerify, "the patch names one file by two spellings, %s and %s, which this file system takes for one name (it ignores case): one change would be lost.", other, fault.AsError(err).Path).
-			WithPath(fault.AsError(err).Path).WithHint("name the file by one spelling in the patch; to change only the case of its name, mv it first; nothing was changed")
+		return fault.Errorf(fault.CodePatchVerify, "the patch names one file by two spellings, %s and %s, which this file system takes for one name (it ignores case): one change would be lost.", other, at).
+			WithPath(at).WithHint("name the file by one spelling in the patch; to change only the case of its name, mv it first; nothing was changed")
 	}
 	// Two spellings the plan could not tell for one file (a link to
 	// a directory on the way): each section's change would replace
 	// the other's.
 	return fault.Errorf(fault.CodePatchVerify, "two sections of the patch change one file by two paths (a link on the way): one change would be lost.").
-		WithPath(fault.AsError(err).Path).WithHint("name each file by one path in the patch, and merge its sections")
+		WithPath(at).WithHint("name each file by one path in the patch, and merge its sections")
 }
 
 // versionAt is the new version of a file a patch wrote, "" for a deletion.
