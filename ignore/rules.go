@@ -13,8 +13,10 @@ import (
 // backend's fingerprint), so that one built when a rule meant otherwise is
 // not trusted. 2: a rule with a slash no longer speaks of what is below the
 // path it names; 3: ? and classes match bytes; 4: ** goes back; 5: a class
-// may hold a slash, and an escaped backslash escapes no trailing space.
-const Semantics = 5
+// may hold a slash, and an escaped backslash escapes no trailing space;
+// 6: a .git link starts a repository, and no ignore file is read through
+// a link or in a deny root.
+const Semantics = 6
 
 // Kind is the ignore file a rule set comes from. The kinds are in
 // precedence order, as ripgrep ranks them: .agentfsignore (ripgrep's

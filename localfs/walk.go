@@ -221,7 +221,7 @@ func (w *walker) loadIgnores(fd int, comps []string, names []string, display str
 	depth := len(comps)
 	var failed error
 	read := func(k ignore.Kind, name string) {
-		data, err := readIgnore(fd, name, w.opts.RulesRead)
+		data, err := w.f.readIgnore(fd, name, w.opts.RulesRead)
 		switch {
 		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
 			// Its rules are unknown, so what they hide is shown: the
@@ -291,11 +291,14 @@ func kindAt(fd int, name string, found func(string)) (exists, isDir bool, err er
 // readIgnore reads one ignore file of the directory fd, opened without
 // following links. A file that is missing, a link, not a regular file or
 // unreadable has no rules (no bytes), as in git; any other error is
-// returned, since leaving its rules out would show what it ignores.
+// returned, since leaving its rules out would show what it ignores. A file
+// that is, or is inside, a deny root by identity has no rules either: it
+// is not read, as nothing of a deny root is, and its rules would tell of
+// its content (what they hide).
 //
 // read, when set, is told the file's version, stat'ed before its bytes
 // are read: a change after the stat gives the file another version.
-func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
+func (f *FS) readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 	// The directories on the way (.git/info) are opened one at a time
 	// without following a link either: one would lead the read out of
 	// the roots or into a deny root.
@@ -311,7 +314,14 @@ func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 			return nil, err
 		}
 		defer unix.Close(fd)
-		return readIgnore(fd, rest, read)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, err
+		}
+		if f.deniedDirIdentity(&st) {
+			return nil, nil
+		}
+		return f.readIgnore(fd, rest, read)
 	}
 	var st unix.Stat_t
 	fd, err := openRegularAt(dirfd, name, &st)
@@ -324,6 +334,9 @@ func readIgnore(dirfd int, name string, read func(string)) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
+	if f.deniedIdentity(&st) {
+		return nil, nil
+	}
 	if read != nil {
 		read(version(&st))
 	}

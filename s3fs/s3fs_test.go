@@ -1215,19 +1215,22 @@ func TestStoreRefusalsAreNotRetried(t *testing.T) {
 }
 
 // TestDeny: a deny path is refused with everything below it, whatever its
-// spelling, and never listed, walked or removed with its directory.
+// spelling, and never listed, walked or removed with its directory; an
+// ignore file there is not read (its rules would tell what it holds).
 func TestDeny(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	ctx := context.Background()
 	open, _ := openFS(t, "s3://"+bucket+"/ws")
-	for _, p := range []string{"d/secret/key", "d/public", "top"} {
-		if _, err := open.WriteFile(ctx, p, []byte("x"), backend.WriteOptions{}); err != nil {
+	files := map[string]string{"d/secret/key": "x", "d/public": "x", "top": "x",
+		".git/info/exclude": "top\n", "e/.gitignore": "hidden\n", "e/hidden": "x"}
+	for p, data := range files {
+		if _, err := open.WriteFile(ctx, p, []byte(data), backend.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	access, secret := s3test.Keys()
 	f, err := s3fs.New(s3fs.Config{Root: "s3://" + bucket + "/ws", Endpoint: s3test.Endpoint(t),
-		AccessKey: access, SecretKey: secret, Deny: []string{"d/secret", "/local/path"}})
+		AccessKey: access, SecretKey: secret, Deny: []string{"d/secret", "/local/path", ".git/info", "e/.gitignore"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1247,7 +1250,7 @@ func TestDeny(t *testing.T) {
 		walked = append(walked, e.Rel)
 		return nil
 	})
-	if want := []string{"d", "d/public", "top"}; err != nil || !slices.Equal(walked, want) {
+	if want := []string{"d", "d/public", "e", "e/hidden", "top"}; err != nil || !slices.Equal(walked, want) {
 		t.Errorf("walk %q (%v), want %q", walked, err, want)
 	}
 	if _, err := open.Stat(ctx, "d/secret/key"); err != nil {

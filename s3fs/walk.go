@@ -147,6 +147,11 @@ func (w *walker) loadIgnores(dir string, comps []string, names map[string]bool) 
 // failure is returned, since leaving its rules out would show what it
 // ignores.
 func (f *FS) readIgnore(ctx context.Context, c string) ([]byte, error) {
+	if f.denied(c) {
+		// Not read, as nothing denied is: its rules would tell of its
+		// content (what they hide).
+		return nil, nil
+	}
 	body, err := f.c.Get(ctx, f.key(c), "", 0, 0)
 	if err != nil {
 		if code, _ := s3client.Code(err); code == "NoSuchKey" {
