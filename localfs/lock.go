@@ -641,6 +641,37 @@ func byDepth(a, b string) int {
 	return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), strings.Compare(a, b))
 }
 
+// lockDepth is the deepest a lock file's path is: the lock of a path
+// deeper than that is its ancestor lockDepth deep's, exclusive (see
+// lockAnchor). Every lock held is a descriptor, and a lock file for every
+// ancestor made a write 200 directories deep hold 204 of them, over
+// ulimit -n 128 (IO_ERROR), where echo > wrote the file.
+const lockDepth = 32
+
+// lockAnchor is the path whose lock stands for the lock of the absolute
+// path fsPath: fsPath itself when it is at most lockDepth names deep, its
+// ancestor lockDepth deep when it is deeper. A mutation then holds at most
+// lockDepth+1 lock files for a path, whatever its depth. keyChains takes
+// the anchor exclusive for any path below it that is locked exclusive,
+// shared for one only passed through (an ancestor): every lock below the
+// anchor still meets every lock below it, or of one of its ancestors, held
+// exclusive, on the anchor, and one held shared on an ancestor no deeper
+// than the anchor, as before. What it costs: two mutations of unrelated
+// paths below one anchor wait for each other. A process locking every
+// ancestor (an older agentfs) still meets this one: a lock below the
+// anchor holds the anchor, shared or exclusive.
+func lockAnchor(fsPath string) string {
+	n := 0
+	for i := 1; i < len(fsPath); i++ {
+		if fsPath[i] == '/' {
+			if n++; n == lockDepth {
+				return fsPath[:i]
+			}
+		}
+	}
+	return fsPath
+}
+
 // keyChains are the lock keys of the paths of order, locked how, in the
 // one order of keys every process follows (byDepth), with the path each
 // is first taken for. A path below a bind mount of a directory (its key
@@ -652,6 +683,7 @@ func keyChains(mounts []mountEntry, order []string, how map[string]int) (keys []
 	keyHow, keyPath = map[string]int{}, map[string]string{}
 	within := map[string]string{} // a key's path within its file system
 	add := func(dev, fsPath string, h int, p string) {
+		fsPath = lockAnchor(fsPath)
 		k := keyOf(dev, fsPath)
 		if keyHow[k] != unix.LOCK_EX {
 			keyHow[k] = h
