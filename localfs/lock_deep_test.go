@@ -2,12 +2,14 @@ package localfs_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
 )
 
@@ -73,5 +75,30 @@ func TestMutateDeeperThanOpenFileLimit(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, deep, "f.txt")); !os.IsNotExist(err) {
 		t.Fatalf("rm left the file: %v", err)
+	}
+}
+
+// TestLockOutOfDescriptorsBlamesTheLimit: a mutation whose lock files run
+// out of descriptors is IO_ERROR saying so, with ulimit -n in its hint; its
+// message said the lock file could not be written in the state directory,
+// which was not at fault.
+func TestLockOutOfDescriptorsBlamesTheLimit(t *testing.T) {
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	dir := t.TempDir()
+	deep := strings.Repeat("d/", 30)
+	deepTree(t, dir, 30, "z\n")
+	tl := newTools(t, dir)
+	lowerOpenFiles(t, uint64(openFDs(t)+12))
+	str := "one\n"
+	_, err := tl.Write(context.Background(), core.WriteRequest{Path: deep + "f.txt", Content: &str})
+	fe := (*fault.Error)(nil)
+	if !errors.As(err, &fe) || fe.Code != fault.CodeIOError || !strings.Contains(fe.Hint, "ulimit -n") {
+		t.Fatalf("a write out of descriptors: %v, want IO_ERROR naming ulimit -n", err)
+	}
+	if strings.Contains(fe.Message, "state directory") || !strings.Contains(fe.Message, "too many open files") {
+		t.Errorf("the message blames the state directory, or not the limit: %s", fe.Message)
+	}
+	if _, err := os.Stat(filepath.Join(dir, deep, "f.txt")); !os.IsNotExist(err) {
+		t.Errorf("the file was made (%v)", err)
 	}
 }

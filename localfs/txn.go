@@ -640,6 +640,10 @@ func stateDirErr(what string, err error) *fault.Error {
 		return fe // the state directory's own (stateDirError)
 	}
 	code, hint := StateDirFault(err)
+	if limitHint(err) != "" {
+		// The process's limit, not the directory, is at fault.
+		return fault.Errorf(code, "%s cannot be opened: %s.", what, ErrText(err)).WithHint("%s", hint).WithCause(err)
+	}
 	return fault.Errorf(code, "%s cannot be written in the state directory %s: %s.", what, existingStateDir(), ErrText(err)).
 		WithHint("%s", hint).WithCause(err)
 }
