@@ -527,6 +527,10 @@ func appliedLoosely(t *editmatch.Text, oldText, newText, rung string) (int, retr
 		return 0, notRetried
 	}
 	ns := t.Locate(newText)
+	if len(ns) == 0 {
+		// Re-indented but for the lines of a literal, left as given.
+		ns = t.LocateRewritten(oldText, newText)
+	}
 	if len(ns) != 1 || ns[0].Uneven || !wholeLines(t, ns[0]) || joined && ns[0].Line == 1 {
 		return 0, notRetried
 	}

@@ -863,11 +863,15 @@ func column(ws string, w int) int {
 	return c
 }
 
-// reindentText shifts every line of s, or says which it cannot: line is
-// its 1-based number, 0 when all were shifted.
-func reindentText(s string, sh *shift, tabs bool) (out string, line int) {
+// reindentText shifts every line of s but those asGiven marks, or says
+// which it cannot: line is its 1-based number, 0 when all were shifted.
+func reindentText(s string, sh *shift, tabs bool, asGiven []bool) (out string, line int) {
 	lines := strings.Split(s, "\n")
+	given := marked(asGiven, len(lines))
 	for i, l := range lines {
+		if given(i) {
+			continue
+		}
 		var ok bool
 		if lines[i], ok = sh.line(l, tabs); !ok {
 			return "", i + 1

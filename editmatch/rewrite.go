@@ -38,6 +38,9 @@ type Rewriter struct {
 	// column 0, written as if oldText's column were column 0 (see
 	// keptFlush).
 	nestable bool
+	// asGiven marks the lines of newText that re-indentation leaves as
+	// given, inside a literal (see literalSpans); nil when none.
+	asGiven []bool
 }
 
 // Rewriter prepares newText to replace the matches of oldText, found at
@@ -53,6 +56,7 @@ func (t *Text) Rewriter(oldText, newText, rung string) *Rewriter {
 	if rung != RungExact {
 		w.kept = keptLines(oldText, w.newText)
 	}
+	w.asGiven = asGivenLines(w.newText, w.kept)
 	o := strings.TrimSuffix(strings.ReplaceAll(oldText, "\r\n", "\n"), "\n")
 	w.nestable = o != "" && !strings.Contains(o, "\n") && (o[0] == ' ' || o[0] == '\t' || keptFlush(o, w.newText))
 	return w
@@ -98,7 +102,8 @@ func keptLines(oldText, newText string) map[int]int {
 // byte for byte; in order, each at the whitespace rung. A retry of such an
 // edit finds its newText there, and nowhere byte for byte. A kept line at
 // another column is no rung's writing (a rung that moves a line's column
-// re-indents every line): "cache:" at the top of a YAML file is not the
+// re-indents every line, a literal's aside, and a literal that keeps a
+// line of oldText whole): "cache:" at the top of a YAML file is not the
 // "  cache:" newText keeps, nor the block under it newText's.
 //
 // It returns the first two places at most: its callers ask whether
@@ -181,7 +186,7 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 			tabs = w.t.tabIndented()
 		}
 		var bad int
-		if repl, bad = reindentText(repl, sh, tabs); bad > 0 {
+		if repl, bad = reindentText(repl, sh, tabs, w.asGiven); bad > 0 {
 			return "", false, false, &MarginError{Line: bad, Columns: -sh.d}
 		}
 		reindented = true
@@ -199,7 +204,7 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 		// take the same, or they left their block. (After keep, which
 		// spells a kept line as the fragment does, from mid-indentation.)
 		if deeper, ok := w.t.IndentBefore(m); ok {
-			if shifted := indentLater(repl, deeper); shifted != repl {
+			if shifted := indentLater(repl, deeper, w.asGiven); shifted != repl {
 				repl, reindented = shifted, true
 			}
 		}
@@ -213,15 +218,25 @@ func (w *Rewriter) Rewrite(m Match) (repl string, restyled, reindented bool, err
 }
 
 // indentLater puts prefix before each line of s but the first, blank
-// lines aside.
-func indentLater(s, prefix string) string {
+// lines and those asGiven marks aside.
+func indentLater(s, prefix string, asGiven []bool) string {
 	lines := strings.Split(s, "\n")
+	given := marked(asGiven, len(lines))
 	for i := 1; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) != "" {
+		if strings.TrimSpace(lines[i]) != "" && !given(i) {
 			lines[i] = prefix + lines[i]
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// marked reads asGiven for a text of n lines: a mark for every line, or
+// none (newText restyled into other lines is shifted whole).
+func marked(asGiven []bool, n int) func(i int) bool {
+	if len(asGiven) != n {
+		return func(int) bool { return false }
+	}
+	return func(i int) bool { return asGiven[i] }
 }
 
 // keep writes the lines of repl that newText keeps of oldText as the

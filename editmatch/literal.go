@@ -1,0 +1,329 @@
+package editmatch
+
+import (
+	"sort"
+	"strings"
+)
+
+// A re-indenting rung (the indentation rung, or a line found after a
+// line's indentation: see Rewriter) shifts every line of newText but
+// those inside a multi-line literal that newText opens and closes, whose
+// columns are part of the literal's value: a here-document's body and
+// its terminator, which indented no longer ends it ("    EOF"; only <<-
+// strips leading tabs, never spaces); the lines after the one that opens
+// a triple-quoted string ("""  or ''') up to and including the one that
+// closes it; a raw string in backticks (Go, a JavaScript template) alike.
+// They are found by a scan of newText's lines, no language told:
+//
+//   - <<WORD, <<'WORD', <<"WORD", <<\WORD, << WORD, and <<-WORD (its
+//     terminator may follow tabs) open a here-document only when a later
+//     line of newText is its terminator, so a shift (1 << n, cout << x)
+//     opens none; several on a line are read in order. <<~ (Ruby, which
+//     strips the indentation itself) and <<< (a here-string) open none.
+//     Quotes after an opener on its line are not looked at.
+//   - """ or ''' opens a string that a later line closes with the same
+//     three (escapes are not read); one closed on its own line is none.
+//   - a lone backtick (never a run, as a Markdown fence is) opens a raw
+//     string when it follows = ( , : [ { + ? or return, or an identifier
+//     without a space (a tagged template), and a later line holds a
+//     backtick; at a line's start (a Lisp quasiquote) it opens none.
+//
+// A literal that keeps a line of oldText (not blank) was matched shifted
+// with the rest, in the caller's frame (a docstring copied with its
+// method, four columns left): it is shifted whole, as before. (A blank
+// line kept inside a literal left as given is written as the region
+// spells it, as every line kept: the file's, unchanged.)
+
+// literalSpans are the literals that lines (newText's) open and close:
+// each the first and last index of the lines left as given, the first
+// the line after the opener's.
+func literalSpans(lines []string) [][2]int {
+	sc := &literalScan{lines: lines}
+	var spans [][2]int
+	for i, from := 0, 0; i < len(lines); {
+		hs, q := sc.open(lines[i][from:], i)
+		from = 0
+		if len(hs) > 0 {
+			at := i
+			for _, h := range hs {
+				if j, ok := sc.terminator(h, at); ok {
+					at = j
+				}
+			}
+			if at > i {
+				spans = append(spans, [2]int{i + 1, at})
+				i = at + 1
+				continue
+			}
+		}
+		if q != "" {
+			j := i + 1 // open saw a later line that holds q
+			for !strings.Contains(lines[j], q) {
+				j++
+			}
+			spans = append(spans, [2]int{i + 1, j})
+			i, from = j, strings.Index(lines[j], q)+len(q)
+			continue
+		}
+		i++
+	}
+	return spans
+}
+
+// mayHoldLiteral is false for a text none of whose lines can open a
+// literal: most, and they are not scanned.
+func mayHoldLiteral(s string) bool {
+	return strings.Contains(s, "<<") || strings.Contains(s, `"""`) || strings.Contains(s, "'''") || strings.Contains(s, "`")
+}
+
+// heredoc is a here-document opened: its terminator, and whether tabs
+// may come before it (<<-).
+type heredoc struct {
+	word string
+	dash bool
+}
+
+type literalScan struct {
+	lines []string
+	// last is the last line that holds each quote, made on first use.
+	last map[string]int
+	// ends lists the lines by their text, and tabbed by their text
+	// after leading tabs, for the terminators, made on first use.
+	ends, tabbed map[string][]int
+}
+
+// open scans seg, line i from a point outside any literal, for the
+// here-documents it opens, or the quote of a string it leaves open.
+func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string) {
+	for p := 0; p < len(seg); {
+		switch {
+		case strings.HasPrefix(seg[p:], `"""`) || strings.HasPrefix(seg[p:], "'''"):
+			q := seg[p : p+3]
+			if len(hs) == 0 {
+				if k := strings.Index(seg[p+3:], q); k >= 0 {
+					p += 3 + k + 3
+					continue
+				}
+				if sc.later(q, i) {
+					return nil, q
+				}
+			}
+			p += 3
+		case seg[p] == '`':
+			n := len(seg[p:]) - len(strings.TrimLeft(seg[p:], "`"))
+			if n == 1 && len(hs) == 0 {
+				// Closed on its line (a code span too), else maybe open.
+				if k := strings.IndexByte(seg[p+1:], '`'); k >= 0 {
+					p += 1 + k + 1
+					continue
+				}
+				if rawOpener(seg[:p]) && sc.later("`", i) {
+					return nil, "`"
+				}
+			}
+			p += n
+		case strings.HasPrefix(seg[p:], "<<"):
+			if h, end, ok := heredocAt(seg, p); ok {
+				hs = append(hs, h)
+				p = end
+				continue
+			}
+			p += len(seg[p:]) - len(strings.TrimLeft(seg[p:], "<"))
+		default:
+			p++
+		}
+	}
+	return hs, ""
+}
+
+// later reports whether a line after line i holds q.
+func (sc *literalScan) later(q string, i int) bool {
+	if sc.last == nil {
+		sc.last = map[string]int{}
+	}
+	l, ok := sc.last[q]
+	if !ok {
+		l = -1
+		for j := len(sc.lines) - 1; j >= 0; j-- {
+			if strings.Contains(sc.lines[j], q) {
+				l = j
+				break
+			}
+		}
+		sc.last[q] = l
+	}
+	return l > i
+}
+
+// terminator is the first line after line at that ends h.
+func (sc *literalScan) terminator(h heredoc, at int) (int, bool) {
+	if sc.ends == nil {
+		sc.ends, sc.tabbed = map[string][]int{}, map[string][]int{}
+		for j, l := range sc.lines {
+			sc.ends[l] = append(sc.ends[l], j)
+			k := strings.TrimLeft(l, "\t")
+			sc.tabbed[k] = append(sc.tabbed[k], j)
+		}
+	}
+	js := sc.ends[h.word]
+	if h.dash {
+		js = sc.tabbed[h.word]
+	}
+	if k := sort.SearchInts(js, at+1); k < len(js) {
+		return js[k], true
+	}
+	return 0, false
+}
+
+// heredocAt reads a here-document's opener at seg[p:], which starts with
+// "<<": its terminator, and where the opener ends.
+func heredocAt(seg string, p int) (h heredoc, end int, ok bool) {
+	if p > 0 && seg[p-1] == '<' {
+		return h, 0, false
+	}
+	p += 2
+	if p < len(seg) && seg[p] == '-' {
+		h.dash = true
+		p++
+	}
+	for p < len(seg) && (seg[p] == ' ' || seg[p] == '\t') {
+		p++
+	}
+	if p == len(seg) {
+		return h, 0, false
+	}
+	if q := seg[p]; q == '\'' || q == '"' {
+		k := strings.IndexByte(seg[p+1:], q)
+		if k <= 0 {
+			return h, 0, false
+		}
+		h.word = seg[p+1 : p+1+k]
+		return h, p + 1 + k + 1, true
+	}
+	if seg[p] == '\\' {
+		p++
+	}
+	start := p
+	for p < len(seg) && (isWordByte(seg[p]) && (p > start || seg[p] < '0' || seg[p] > '9')) {
+		p++
+	}
+	if p == start {
+		return h, 0, false
+	}
+	h.word = seg[start:p]
+	return h, p, true
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// rawOpener reports whether a backtick after before (the line up to it)
+// opens a raw string: after an operator that starts an expression, after
+// return, or right after an identifier (a tagged template).
+func rawOpener(before string) bool {
+	t := strings.TrimRight(before, " \t")
+	if t == "" {
+		return false
+	}
+	c := t[len(t)-1]
+	switch {
+	case strings.IndexByte("=(,:[{+?", c) >= 0:
+		return true
+	case strings.HasSuffix(t, "return") && (len(t) == len("return") || !isWordByte(t[len(t)-len("return")-1])):
+		return true
+	}
+	return len(t) == len(before) && (isWordByte(c) || c == '$')
+}
+
+// asGivenLines marks the lines of newText (LF endings) that a
+// re-indenting rung leaves as given: those of its literals but the ones
+// that keep a line of oldText (kept, see Rewriter). Nil when none.
+func asGivenLines(newText string, kept map[int]int) []bool {
+	if !mayHoldLiteral(newText) {
+		return nil
+	}
+	lines := strings.Split(newText, "\n")
+	var given []bool
+spans:
+	for _, sp := range literalSpans(lines) {
+		for j := sp[0]; j <= sp[1]; j++ {
+			if _, ok := kept[j]; ok && strings.TrimSpace(lines[j]) != "" {
+				continue spans
+			}
+		}
+		if given == nil {
+			given = make([]bool, len(lines))
+		}
+		for j := sp[0]; j <= sp[1]; j++ {
+			given[j] = true
+		}
+	}
+	return given
+}
+
+// LocateRewritten finds newText as a re-indenting rung wrote it for an
+// edit of oldText, where its literals leave Locate nothing but windows
+// of uneven indentation: on whole lines, the lines of its literals at the
+// columns newText gives them (see asGivenLines), the others shifted by
+// one amount. A retry that finds a sibling at a looser rung asks it
+// (before, newText stood at the indentation rung). Matches are the
+// indentation rung's, or the unicode rung's where the edit wrote
+// newText in the file's typography; two at most. Nil when newText holds
+// no literal. The windows checked line by line are bounded by the
+// text's length: past it (a file of like lines), those found.
+func (t *Text) LocateRewritten(oldText, newText string) []Match {
+	oldText, newText = strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
+	given := asGivenLines(newText, keptLines(oldText, newText))
+	if given == nil {
+		return nil
+	}
+	want, withEOL := splitLines(newText)
+	if len(want) > len(t.lines) {
+		return nil
+	}
+	for k, lk := range lineKeys {
+		if lk.rung == RungTrailingWhitespace {
+			continue // no re-indenting rung
+		}
+		keys := make([]string, len(want))
+		for i, l := range want {
+			keys[i] = lk.key(l)
+		}
+		budget := len(t.lines) + len(want)
+		var ms []Match
+	windows:
+		for _, s := range t.windows(k, t.keyed(k), keys) {
+			if len(ms) == 2 || budget < 0 {
+				break
+			}
+			budget -= len(want)
+			t.steps += len(want)
+			var old, got []string
+			for i, l := range want {
+				g := t.content(s + i)
+				if !given[i] {
+					old, got = append(old, l), append(got, g)
+				} else if leadingSpace(g) != leadingSpace(l) {
+					continue windows
+				}
+			}
+			if _, fits := indentTransform(old, got); !fits {
+				continue
+			}
+			last := t.lines[s+len(want)-1]
+			m := Match{Start: t.lines[s].start, End: last.end, Line: s + 1, Rung: lk.rung}
+			if m.Rung == RungWhitespace {
+				m.Rung = RungIndentation
+			}
+			if withEOL {
+				m.End = last.next
+			}
+			ms = append(ms, m)
+		}
+		if len(ms) > 0 {
+			return ms
+		}
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package editmatch
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestLiteralSpans: the openers the scan reads, and those it does not
+// (see literalSpans).
+func TestLiteralSpans(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       [][2]int
+	}{
+		{"heredoc", "cat <<EOF\n  a\nEOF\nexit 1", [][2]int{{1, 2}}},
+		{"quoted, spaced", "cat << 'END'\na\nEND\ncat <<\"X\"\nb\nX", [][2]int{{1, 2}, {4, 5}}},
+		{"backslashed", "cat <<\\EOF\na\nEOF", [][2]int{{1, 2}}},
+		{"two on a line, in order", "cat <<A <<B\na\nA\nb\nB\nx", [][2]int{{1, 4}}},
+		{"<<- ends after tabs", "cat <<-EOF\n\ta\n\tEOF\nx", [][2]int{{1, 2}}},
+		{"<< ends only at column 0 without -", "cat <<EOF\na\n\tEOF\nEOF\nx", [][2]int{{1, 3}}},
+		{"an indented terminator ends none", "cat <<EOF\na\n  EOF", nil},
+		{"a shift: no terminator", "y = 1 << n\nz = x <<k\n  k", nil},
+		{"<<~ and <<<", "a = <<~EOF\n  x\nEOF\ncat <<<EOF\nEOF", nil},
+		{"a digit is no word", "x <<2\n2", nil},
+		{"triple quotes", "s = \"\"\"\na\n  b\n\"\"\"\nx", [][2]int{{1, 3}}},
+		{"closed on its line", "s = '''a'''\nx\n'''", nil},
+		{"the closing line's rest opens another", "a = '''\nx\n''' + '''\ny\n'''", [][2]int{{1, 2}, {3, 4}}},
+		{"never closed", "s = \"\"\"\na", nil},
+		{"a raw string", "s := `\na\n`\nx", [][2]int{{1, 2}}},
+		{"a tagged template, return", "q = sql`\na\n`\nreturn `\nb\n`", [][2]int{{1, 2}, {4, 5}}},
+		{"a Markdown fence", "```go\na\n```", nil},
+		{"inline code spans", "use `a` and (`b`)\nx\n`", nil},
+		{"a backtick starting a line (a quasiquote)", "  `(a ,b)\nx\n  `(c)", nil},
+		{"after a word and a space", "see `x\ny` here", nil},
+		{"quotes after a heredoc are not read", "cat <<EOF \"\"\"\na\nEOF\nb\n\"\"\"", [][2]int{{1, 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := literalSpans(strings.Split(tc.text, "\n")); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("literalSpans(%q) = %v; want %v", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkAsGivenLines: the scan is linear in newText, a shift on every
+// line included (each looks its terminator up once).
+func BenchmarkAsGivenLines(b *testing.B) {
+	text := strings.Repeat("    std::cout << x << y;\n    s = \"\"\"\n    a\n\"\"\"\n\tx\n", 5000)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		asGivenLines(text, nil)
+	}
+}
