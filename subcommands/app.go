@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/backend"
@@ -528,13 +529,17 @@ func (o *output) gate(matched, partial bool) {
 }
 
 // text writes a text rendering: the data on standard output, the notes on
-// standard error.
+// standard error. Notes whose reader is gone (EPIPE) are dropped, as mcp
+// drops its notes: read --all stopped after its first page, exit 0, and
+// a replace whose diff was printed and whose change was made exited 1.
 func (o *output) text(data, notes string) error {
 	if err := o.write([]byte(data)); err != nil {
 		return err
 	}
-	_, err := io.WriteString(o.streams.Stderr, notes)
-	return err
+	if _, err := io.WriteString(o.streams.Stderr, notes); err != nil && !errors.Is(err, syscall.EPIPE) {
+		return err
+	}
+	return nil
 }
 
 // paths writes each path's raw bytes and a NUL, as find -print0 does; a
