@@ -22,14 +22,14 @@ import (
 const oneShotGC = 400
 
 // Run is the process entry point: Main on the real streams, cancelled by
-// SIGINT or SIGTERM (the error is then INTERRUPTED, exit code 130).
+// SIGINT, SIGTERM or SIGHUP (the error is then INTERRUPTED, exit code 130).
 func Run() int {
 	// First, and never stopped: stopped as Run returned, a signal between
 	// the answer and the exit took its default action and killed the
 	// process, so that a write --append that printed its success exited
 	// 130 (10 in 1,500 calls sent two SIGTERMs), and a caller trusting
 	// the status would append again. The process exits as Run returns.
-	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, _ := signal.NotifyContext(context.Background(), interrupts()...)
 	// A reader that closed its end of stdout (or stderr) gives the write
 	// EPIPE, which is IO_ERROR saying the call ran; SIGPIPE killed the
 	// process silently (exit 141), a batch half done.
@@ -64,3 +64,17 @@ func startPoller() error {
 // largeHeap are the commands that keep Go's default GOGC: they serve many
 // requests, or build an index in hundreds of megabytes.
 var largeHeap = map[string]bool{"batch": true, "mcp": true, "serve": true, "index": true}
+
+// interrupts are the signals that interrupt a call: SIGINT, SIGTERM, and
+// SIGHUP (the terminal or pty a harness ran agentfs in closed, an ssh
+// session dropped), which killed the process mid-mutation: a replace
+// hung up after a second had changed 532 of its 2,200 files, the tree
+// half replaced until the next start rolled it back. SIGHUP ignored
+// (nohup) stays ignored: Notify would take it back.
+func interrupts() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
