@@ -27,8 +27,12 @@ type answerStream struct {
 var stuckAnswer = time.Second
 
 // answerPart is what one write(2) of an answer sends: the reader's taking
-// of each part proves it reads.
-const answerPart = 64 << 10
+// of each part proves it reads. A page: a full pipe takes a write's bytes
+// a page at a time, as its reader frees them, and a write returns once
+// all are taken; parts of 64 KiB were seen to progress only once the
+// reader had taken 64 KiB, so that one reading 40 KB a second had its
+// answer cut after a signal, "took nothing for a second".
+const answerPart = 4 << 10
 
 // errAnswerStuck is a write given up on (see answerStream).
 var errAnswerStuck = errors.New("interrupted while the reader of standard output took nothing")

@@ -755,6 +755,41 @@ func TestAnswerStreamReadSlowly(t *testing.T) {
 	}
 }
 
+// TestAnswerStreamReadAPageAtATime: a signal does not give up an answer
+// read through a pipe, which takes a write's bytes as its reader frees
+// room, a page at a time: a part of 64 KiB returned only once the reader
+// had taken all of it, so a reader taking 4 KiB ten times a second was
+// judged to take nothing and its answer cut (94,208 of 261,262 bytes,
+// exit 130, "took nothing for a second").
+func TestAnswerStreamReadAPageAtATime(t *testing.T) {
+	saved := stuckAnswer
+	stuckAnswer = 400 * time.Millisecond
+	t.Cleanup(func() { stuckAnswer = saved })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	pr, pw := io.Pipe()
+	s := &answerStream{w: pw, ctx: ctx}
+	answer := bytes.Repeat([]byte("a"), 64<<10)
+	got := make(chan int, 1)
+	go func() {
+		n, buf := 0, make([]byte, 4<<10)
+		for n < len(answer) {
+			time.Sleep(stuckAnswer / 4) // a reader: a page each quarter of the bound
+			m, err := io.ReadFull(pr, buf[:min(len(buf), len(answer)-n)])
+			n += m
+			if err != nil {
+				break
+			}
+		}
+		got <- n
+	}()
+	n, err := s.Write(answer)
+	pw.Close()
+	if r := <-got; err != nil || n != len(answer) || r != len(answer) {
+		t.Fatalf("a reader taking a page at a time: %d bytes written, %v; it read %d", n, err, r)
+	}
+}
+
 // The next window of --all (and of the "... more:" note) is of the
 // version the page read, so that a file replaced between pages is STALE:
 // --all joined the pages of two files, exit 0.
