@@ -619,7 +619,8 @@ func startDetached(c *cli.Context) error {
 			return fault.Errorf(fault.CodeInterrupted, "interrupted while the answer was being written: the reader of standard output took nothing for a second, and the watcher was stopped.").
 				WithHint("run it again").WithCause(err)
 		}
-		return err
+		return fault.Errorf(fault.CodeIOError, "the answer cannot be written to standard output: %v; the watcher was stopped (the index it built stands).", err).
+			WithHint("run it again with standard output read to its end").WithCause(err)
 	}
 	s.Stderr.Write(stderr)
 	if ready {
