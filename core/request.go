@@ -383,8 +383,11 @@ func utf16Text(data []byte) bool {
 	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 		return true
 	}
+	// Text of Latin letters in UTF-16 has a NUL in every other byte and a
+	// letter in the others: NULs alone are no UTF-16.
 	head := data[:min(len(data), 64)]
-	return len(head) > 0 && bytes.Count(head, []byte{0})*3 >= len(head)
+	nuls := bytes.Count(head, []byte{0})
+	return nuls*3 >= len(head) && nuls < len(head)
 }
 
 // hexRune reads the four hex digits of a \u escape, -1 when they are not.

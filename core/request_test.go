@@ -82,6 +82,9 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "UTF-16LE with a BOM", in: "\xff\xfe{\x00}\x00", code: fault.CodeInvalidArgument, msg: "UTF-16"},
 		{name: "UTF-16BE with a BOM", in: "\xfe\xff\x00{\x00}", code: fault.CodeInvalidArgument, msg: "UTF-16"},
 		{name: "a UTF-16LE line after the first", in: "\x00{\x00\"\x00a\x00\"\x00:\x001\x00}\x00", code: fault.CodeInvalidArgument, msg: "UTF-16"},
+		// NULs alone were called UTF-16 too.
+		{name: "a NUL", in: "\x00", code: fault.CodeInvalidArgument, msg: "not valid JSON"},
+		{name: "NULs", in: "\x00\x00\x00", code: fault.CodeInvalidArgument, msg: "not valid JSON"},
 		{name: "a NUL in a string", in: "{\"path\":\"a\x00b\"}", code: fault.CodeInvalidArgument, msg: "not valid JSON"},
 		{name: "base64 path", in: `{"pathBase64":"YmFk/y50eHQ="}`, want: requestLike{Path: "bad\xff.txt"}},
 		{name: "base64 and path", in: `{"path":"a","pathBase64":"YQ=="}`, code: fault.CodeInvalidArgument, msg: "twice"},
