@@ -1,6 +1,7 @@
 package editmatch
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -243,7 +244,23 @@ func asGivenLines(newText string, kept map[int]int) []bool {
 	if !mayHoldLiteral(newText) {
 		return nil
 	}
-	lines := strings.Split(newText, "\n")
+	return givenLines(strings.Split(newText, "\n"), kept)
+}
+
+// LiteralSpans are the multi-line literals that lines (a text's, in
+// order) open and close, as a re-indenting rung reads newText's: each the
+// first and last index of the lines inside, which it leaves as given, the
+// first the line after the opener's, the last the closer's. Nil when
+// none. apply-patch asks it of the lines a chunk leaves.
+func LiteralSpans(lines []string) [][2]int {
+	if !slices.ContainsFunc(lines, mayHoldLiteral) {
+		return nil
+	}
+	return literalSpans(lines)
+}
+
+// givenLines is asGivenLines of newText's lines.
+func givenLines(lines []string, kept map[int]int) []bool {
 	var given []bool
 spans:
 	for _, sp := range literalSpans(lines) {

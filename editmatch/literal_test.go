@@ -43,6 +43,27 @@ func TestLiteralSpans(t *testing.T) {
 	}
 }
 
+// TestLiteralSpansExported: LiteralSpans is literalSpans, nil at once
+// for lines that can open none.
+func TestLiteralSpansExported(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  [][2]int
+	}{
+		{"a here-document", []string{"    cat <<EOF", "usage", "EOF", "    exit 1"}, [][2]int{{1, 2}}},
+		{"a docstring", []string{"    \"\"\"Doc.", "", "more", "    \"\"\""}, [][2]int{{1, 3}}},
+		{"none opened", []string{"    x = 1 << n", "    y"}, nil},
+		{"nothing to scan", []string{"    x = 1", "    y"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := LiteralSpans(tc.lines); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("LiteralSpans(%q) = %v; want %v", tc.lines, got, tc.want)
+			}
+		})
+	}
+}
+
 // BenchmarkAsGivenLines: the scan is linear in newText, a shift on every
 // line included (each looks its terminator up once).
 func BenchmarkAsGivenLines(b *testing.B) {

@@ -1000,17 +1000,22 @@ func ambiguousChunk(op Op, k, at, again int, rung string) error {
 // broke a block. An added line the change would put left of column 0 fails
 // it as a leftOfMargin: meant where it stands or relative to the context,
 // it cannot be told. file is the file's lines, whose indentation tells
-// tabs from spaces when got has none.
+// tabs from spaces when got has none. The added lines inside a literal
+// that the chunk's added lines open and close are left as given, as edit
+// leaves newText's (see asGiven).
 func reindentAdded(cl []Line, old, got, file []string, rung string) ([]Line, error) {
 	if rung != RungWhitespace && rung != RungUnicode {
 		return cl, nil
 	}
+	given := asGiven(cl)
 	var added, removed, theirs []string
 	j := 0 // cl's index in old
-	for _, l := range cl {
+	for i, l := range cl {
 		switch l.Op {
 		case '+':
-			added = append(added, l.Text)
+			if given == nil || !given[i] {
+				added = append(added, l.Text)
+			}
 			continue
 		case '-':
 			removed, theirs = append(removed, old[j]), append(theirs, got[j])
@@ -1038,13 +1043,54 @@ func reindentAdded(cl []Line, old, got, file []string, rung string) ([]Line, err
 	}
 	out := slices.Clone(cl)
 	for i, l := range out {
-		if l.Op == '+' {
+		if l.Op == '+' && (given == nil || !given[i]) {
 			if out[i].Text, ok = f(l.Text); !ok {
 				return cl, leftOfMargin(l.Text)
 			}
 		}
 	}
 	return out, nil
+}
+
+// asGiven marks the added lines of cl that re-indentation leaves as
+// given: those inside a multi-line literal (a here-document's body and
+// terminator, a triple-quoted or backtick string's inside) that the
+// chunk's added lines open and close, as editmatch reads newText's
+// (LiteralSpans): their columns are part of the literal's value, and a
+// here-document's terminator shifted ("    EOF") ended none. The lines
+// the chunk leaves, context and added, are scanned in order, so that a
+// literal a context line opens (a docstring the file holds, which an
+// added line closes) is read as one, and its closing quotes open none. A
+// literal is left as given only when its opener, its inside and its
+// closer are added lines, one after another in the file (removed lines
+// between them aside): one that a context line opens, closes or stands
+// in, blank or not, is the file's in part, matched in the chunk's frame,
+// and its added lines are shifted with the rest (edit's rule for a
+// literal that keeps a line of oldText). Nil when none.
+func asGiven(cl []Line) []bool {
+	var left []string
+	var at []int // cl's index of each line of left
+	for i, l := range cl {
+		if l.Op != '-' {
+			left, at = append(left, l.Text), append(at, i)
+		}
+	}
+	var given []bool
+spans:
+	for _, sp := range editmatch.LiteralSpans(left) {
+		for j := sp[0] - 1; j <= sp[1]; j++ {
+			if cl[at[j]].Op != '+' {
+				continue spans
+			}
+		}
+		if given == nil {
+			given = make([]bool, len(cl))
+		}
+		for j := sp[0]; j <= sp[1]; j++ {
+			given[at[j]] = true
+		}
+	}
+	return given
 }
 
 // errUneven: a chunk's old lines differ from the file's by indentation

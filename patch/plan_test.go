@@ -225,6 +225,39 @@ func TestPlanUpdate(t *testing.T) {
 		// than its old lines are found: no retry.
 		{"its result before only loosely", "    return wrap(err)\n\treturn err\n", []string{"@@", "-\treturn err", "+\treturn wrap(err)"}, "    return wrap(err)\n\treturn wrap(err)\n", []string{RungExact}},
 		{"unicode rung re-indents", "\tsay \u201chi\u201d\n", []string{"@@", "-    say \"hi\"", "+    say bye"}, "\tsay bye\n", []string{RungUnicode}},
+		// Re-indented, the lines inside a literal that the added lines
+		// open and close are left as given, as edit leaves newText's: a
+		// here-document's body and terminator ("    EOF" ended none: bash
+		// said syntax error), a docstring's inside (its value changed),
+		// a raw string's.
+		{"re-indented, a here-document left as given", shMissing, []string{"@@", " if [ -z \"$1\" ]; then", "     echo missing", "+    cat <<EOF", "+usage: x", "+EOF", "     exit 1"},
+			strings.Replace(shMissing, "        exit 1", "        cat <<EOF\nusage: x\nEOF\n        exit 1", 1), []string{RungWhitespace}},
+		{"re-indented, a docstring's inside left as given", "class A:\n    def f(self):\n        return 1\n", []string{"@@", " def f(self):", "+    \"\"\"Return one.", "+", "+Details at column 0.", "+    \"\"\"", "     return 1"},
+			"class A:\n    def f(self):\n        \"\"\"Return one.\n\nDetails at column 0.\n    \"\"\"\n        return 1\n", []string{RungWhitespace}},
+		{"re-indented with tabs, a raw string left as given", "func f() {\n\tx := 1\n\treturn x\n}\n", []string{"@@", " x := 1", "+q := `", "+  a", "+`", " return x"},
+			"func f() {\n\tx := 1\n\tq := `\n  a\n`\n\treturn x\n}\n", []string{RungWhitespace}},
+		// Shifted left, a literal's line at column 0 would go left of the
+		// margin (it was PATCH_VERIFY); level by level, its column is no
+		// level of the old lines' (it was PATCH_VERIFY, uneven).
+		{"shifted left, a literal's line at column 0", "if x:\n    y = 1\n", []string{"@@", "     if x:", "-        y = 1", "+        run('''", "+a", "+''')"},
+			"if x:\n    run('''\na\n''')\n", []string{RungWhitespace}},
+		{"level by level, a literal's line at column 0", "def f(a):\n    if a:\n        x = 1\n    return x\n", []string{"@@", "   if a:", "-    x = 1", "+    os.system('''", "+echo hi", "+''')", "   return x"},
+			"def f(a):\n    if a:\n        os.system('''\necho hi\n''')\n    return x\n", []string{RungWhitespace}},
+		// A removed line between added ones: they land together, one run.
+		{"a literal's lines around a removed line", "main() {\n    if x; then\n        exit 1\n    fi\n}\n", []string{"@@", " if x; then", "+    cat <<EOF", "-    exit 1", "+usage", "+EOF", "+    exit 2", " fi"},
+			"main() {\n    if x; then\n        cat <<EOF\nusage\nEOF\n        exit 2\n    fi\n}\n", []string{RungWhitespace}},
+		// A docstring a context line opens, which an added line closes:
+		// its closing quotes open no literal (scanned without the context,
+		// the added lines read "return 2" up to the next docstring as one,
+		// and left it 4 columns left of its block).
+		{"a literal a context line opens", "class A:\n    def f(self):\n        \"\"\"Doc.\n        \"\"\"\n        return 1\n", []string{"@@", "     \"\"\"Doc.", "-    \"\"\"", "+    More.", "+    \"\"\"", "+    return 2", "+", "+def g(self):", "+    \"\"\"G.", "+", "+    Details.", "+    \"\"\"", "-    return 1"},
+			"class A:\n    def f(self):\n        \"\"\"Doc.\n        More.\n        \"\"\"\n        return 2\n\n    def g(self):\n        \"\"\"G.\n\n    Details.\n    \"\"\"\n", []string{RungWhitespace}},
+		// A context line between the added lines that open and close a
+		// literal is the file's, matched in the chunk's frame: the
+		// literal is shifted whole, as edit shifts one that keeps a line
+		// of oldText.
+		{"a literal holding a context line is shifted whole", "class A:\n    def f(self):\n        x = 1\n        return x\n", []string{"@@", " def f(self):", "+    s = \"\"\"", "     x = 1", "+    \"\"\"", "     return x"},
+			"class A:\n    def f(self):\n        s = \"\"\"\n        x = 1\n        \"\"\"\n        return x\n", []string{RungWhitespace}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -710,6 +743,13 @@ func TestPlanRetried(t *testing.T) {
 		// added the lines again after the first look-alike).
 		{"adds at the end of the file after its context", pyFG, []string{"@@", "     a = 1", "     return a", "+", "+", "+def h():", "+    return 3", "*** End of File"},
 			pyFG + "\n\ndef h():\n    return 3\n", 7},
+		// A here-document left as given (see TestPlanUpdate): retried, its
+		// old lines are found no more, or its added lines stand after
+		// them as written.
+		{"a here-document in its middle, re-indented", shMissing, []string{"@@", " if [ -z \"$1\" ]; then", "     echo missing", "+    cat <<EOF", "+usage: x", "+EOF", "     exit 1"},
+			strings.Replace(shMissing, "        exit 1", "        cat <<EOF\nusage: x\nEOF\n        exit 1", 1), 2},
+		{"a here-document after its context, re-indented", "main() {\n    echo missing\n}\n", []string{"@@", " echo missing", "+cat <<EOF", "+usage: x", "+EOF"},
+			"main() {\n    echo missing\n    cat <<EOF\nusage: x\nEOF\n}\n", 3},
 		{"adds back its removed line at the end of the file", pyFG, []string{"@@", "-    return a", "+    return a", "+", "+", "+def h():", "+    return 3", "*** End of File"},
 			pyFG + "\n\ndef h():\n    return 3\n", 8},
 	}
@@ -739,6 +779,9 @@ const pyAB = "class A:\n    def run(self):\n        x = load()\n        x = clea
 
 // goAB is a file of two functions alike.
 const goAB = "package m\n\nfunc A() error {\n\terr := do()\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n\nfunc B() error {\n\terr := do()\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n"
+
+// shMissing is a shell function that exits when given no argument.
+const shMissing = "main() {\n    if [ -z \"$1\" ]; then\n        echo missing\n        exit 1\n    fi\n}\n"
 
 // pyFG is a file of two functions alike.
 const pyFG = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    a = 1\n    return a\n"
