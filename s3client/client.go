@@ -105,7 +105,8 @@ type Config struct {
 	// Credentials, when they have an access key, sign every request; else
 	// New finds them (see LoadCredentials).
 	Credentials Credentials
-	// Transport, when set, carries every request (a test counts them).
+	// Transport, when set, carries every request (a test counts them);
+	// else NewTransport(IdleTimeout) does.
 	Transport http.RoundTripper
 	// IdleTimeout is how long a request waits with no byte moving (to
 	// connect, while its body is sent, for the answer, between two reads
@@ -131,6 +132,27 @@ func (e *StallError) Error() string {
 	return fmt.Sprintf("the store at %s sent nothing for %s", e.Host, e.Wait)
 }
 
+// NewTransport is Go's default transport whose connections, dial and TLS
+// handshake, are left to the idle timeout idle (0 is DefaultIdleTimeout)
+// that watches each request, not cut at Go's 30 s and 10 s: a caller of
+// --s3-idle-timeout 120s was cut at 30 s by a store slow to accept. Go
+// goes on with a dial its request gave up (a later one may use the
+// connection), so each is bounded too, at twice idle: at idle itself it
+// raced the request's watchdog, and its error, a bare "i/o timeout", won
+// one CLI run in two against a store that never accepts.
+func NewTransport(idle time.Duration) *http.Transport {
+	idle = 2 * cmp.Or(idle, DefaultIdleTimeout)
+	var t *http.Transport
+	if d, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = d.Clone()
+	} else {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second}
+	}
+	t.DialContext = (&net.Dialer{Timeout: idle, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = idle
+	return t
+}
+
 // New makes a client of cfg: an error for an endpoint that is not a URL,
 // else ErrNoCredentials when it finds no keys. It makes no request: a
 // missing bucket or refused credentials show at the first one.
@@ -139,11 +161,12 @@ func New(cfg Config) (*Client, error) {
 	if region == "" {
 		region = "us-east-1"
 	}
+	idle := cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
 	transport := cfg.Transport
 	if transport == nil {
-		transport = http.DefaultTransport
+		transport = NewTransport(idle)
 	}
-	c := &Client{http: &http.Client{Transport: transport}, idle: cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
+	c := &Client{http: &http.Client{Transport: transport}, idle: idle,
 		scheme: "https", host: "s3." + region + ".amazonaws.com", bucket: cfg.Bucket, region: region}
 	if cfg.Endpoint != "" {
 		u, err := url.Parse(cfg.Endpoint)

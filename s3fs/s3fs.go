@@ -116,7 +116,7 @@ func New(cfg Config) (*FS, error) {
 	}
 	transport := cfg.Transport
 	if transport == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
+		t := s3client.NewTransport(cfg.IdleTimeout)
 		t.MaxIdleConnsPerHost = readsInFlight // a search's GETs reuse their connections
 		transport = t
 	}
