@@ -116,6 +116,22 @@ type FileReader interface {
 	Info() FileInfo
 }
 
+// ReadAheader is the optional capability of a FileReader that fetches
+// its stream in requests over the network (an object store's ranged
+// GETs), each larger than the last, for a caller that may stop early:
+// ReadAhead says the caller will read the stream on to offset end, so
+// that the reader may fetch those bytes in one request.
+type ReadAheader interface {
+	ReadAhead(end int64)
+}
+
+// ReadAhead is r's ReadAhead, when it has one.
+func ReadAhead(r FileReader, end int64) {
+	if a, ok := r.(ReadAheader); ok {
+		a.ReadAhead(end)
+	}
+}
+
 // KnownOpener is the optional capability of a backend that opens a file
 // with fewer requests (an object store's HEAD) given info, what a Stat of
 // path in this call answered: OpenKnown is Open, and may read a later

@@ -354,6 +354,7 @@ func (w *window) count(ctx context.Context, lr *lineReader, rest io.Reader) (int
 	}
 	total, ok := w.t.LineCounts.get(w.display, w.res.Version)
 	if !ok {
+		backend.ReadAhead(w.f, w.fileSize)
 		n, _, err := countLines(ctx, rest, lr.c, lr.pos, w.fileSize-lr.pos)
 		if err != nil {
 			return 0, ioError(err, w.display)

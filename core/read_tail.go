@@ -79,6 +79,7 @@ func (w *window) tail(ctx context.Context, f backend.FileReader, br *bufio.Reade
 		// Count the lines before start in the stream itself, which then
 		// stands at start for the window; the hash is left behind.
 		raw := rawStream(br, f)
+		backend.ReadAhead(f, start)
 		before, read, err := countLines(ctx, io.LimitReader(raw, start), c, 0, start)
 		if err == nil && read < start {
 			err = errChanged

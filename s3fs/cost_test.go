@@ -422,3 +422,48 @@ func TestARangedReadOfAStoreIgnoringRange(t *testing.T) {
 		t.Errorf("large reads %d bytes, not those written", len(got))
 	}
 }
+
+// A read whose totalLines counts the rest of an object fetches that rest
+// in one ranged GET, and a tail's count the bytes before the lines found,
+// whose own are not fetched again: the stream's GETs grew from 256 KiB,
+// doubling, for a caller that may stop, so that read --limit 5 of a 1 MB
+// object sent 4 GETs where 2 do, and read --offset -3 5 GETs of 1.06 MB
+// where 3 of the object's 1 MB do.
+func TestACountFetchesTheRestAtOnce(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	f, cnt := openFS(t, "s3://"+bucket+"/ws")
+	tl := &core.Tools{FS: f}
+	ctx := t.Context()
+	var b bytes.Buffer
+	for i := 0; b.Len() < 1<<20; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	data := b.Bytes()
+	if _, err := f.WriteFile(ctx, "big", data, backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(data, []byte("\n"))
+	for _, tc := range []struct {
+		name  string
+		req   core.ReadRequest
+		first int
+		max   int
+	}{
+		{"read --limit 5", core.ReadRequest{Path: "big", Limit: 5}, 1, 2},
+		{"read --offset -3", core.ReadRequest{Path: "big", Offset: -3}, lines - 2, 3},
+	} {
+		askedOnce(t, cnt, []askCase{{tc.name, tc.max, func() error {
+			res, err := tl.Read(ctx, tc.req)
+			if err != nil {
+				return err
+			}
+			if res.TextWindow == nil || res.StartLine != tc.first || res.TotalLines == nil || *res.TotalLines != lines {
+				t.Errorf("%s: %+v, want line %d of %d", tc.name, res.TextWindow, tc.first, lines)
+			}
+			return nil
+		}}})
+		if cnt.bytes > int64(len(data)) {
+			t.Errorf("%s fetched %d bytes of an object of %d", tc.name, cnt.bytes, len(data))
+		}
+	}
+}

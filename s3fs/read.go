@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"path"
+	"sync"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -173,7 +174,27 @@ type reader struct {
 	pos, bodyEnd int64
 	body         io.ReadCloser
 	chunk        int64
+	// ahead is where the caller said it will read the stream on to (see
+	// ReadAhead): the GET the stream starts before it reaches it there.
+	ahead int64
+	// last is the window of the latest ReadAt, at lastOff: a tail's
+	// lines, found by ReadAt from the end, are then read by the stream
+	// without a GET of them again. ReadAt may run in parallel: lastMu.
+	lastMu  sync.Mutex
+	last    []byte
+	lastOff int64
 }
+
+// held is the window of the latest ReadAt and its offset.
+func (r *reader) held() ([]byte, int64) {
+	r.lastMu.Lock()
+	defer r.lastMu.Unlock()
+	return r.last, r.lastOff
+}
+
+// ReadAhead implements backend.ReadAheader: the stream's next GET reaches
+// end (up to maxChunk), where it would be twice the last one.
+func (r *reader) ReadAhead(end int64) { r.ahead = end }
 
 func (r *reader) Info() backend.FileInfo { return r.info }
 
@@ -242,8 +263,22 @@ func (r *reader) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	if r.body == nil {
-		r.chunk = min(max(r.chunk*2, int64(len(p)), minChunk), maxChunk)
+		last, lastOff := r.held()
+		if lastOff <= r.pos && r.pos < lastOff+int64(len(last)) {
+			n := copy(p, last[r.pos-lastOff:])
+			r.pos += int64(n)
+			return n, nil
+		}
+		r.chunk = min(max(r.chunk*2, int64(len(p)), minChunk, r.ahead-r.pos), maxChunk)
 		n := min(r.chunk, r.info.Size-r.pos)
+		if r.pos < r.ahead {
+			// Up to where the caller reads, not past it.
+			n = min(n, r.ahead-r.pos)
+		}
+		if len(last) > 0 && lastOff > r.pos {
+			// Up to the bytes held, not through them.
+			n = min(n, lastOff-r.pos)
+		}
 		body, err := r.rangeBody(r.pos, n)
 		if err != nil {
 			return 0, r.readErr(err)
@@ -285,6 +320,9 @@ func (r *reader) ReadAt(b []byte, off int64) (int, error) {
 			return 0, r.readErr(err)
 		}
 		copy(b[held:], data)
+		r.lastMu.Lock()
+		r.last, r.lastOff = data, off+held
+		r.lastMu.Unlock()
 	}
 	if n < int64(len(b)) {
 		return int(n), io.EOF
