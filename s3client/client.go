@@ -714,27 +714,143 @@ func (c *Client) Head(ctx context.Context, key string) (ObjectInfo, error) {
 // whole object (200), the bytes before off are skipped and those after
 // off+n left unread: they were served as the window's.
 func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.ReadCloser, error) {
-	resp, err := c.get(ctx, key, etag, off, n)
+	body, etag, end, err := c.window(ctx, key, etag, off, n)
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
-		return resp.Body, nil
+	return c.resuming(ctx, key, etag, off, end, body), nil
+}
+
+// window is Get's body, without its resumption, with the ETag of the
+// version it holds and the offset where its bytes end (-1 unknown).
+func (c *Client) window(ctx context.Context, key, etag string, off, n int64) (io.ReadCloser, string, int64, error) {
+	resp, err := c.get(ctx, key, etag, off, n)
+	if err != nil {
+		return nil, "", 0, err
 	}
-	switch start, _, _ := contentRange(resp.Header.Get("Content-Range")); {
+	if etag == "" {
+		etag = strings.Trim(resp.Header.Get("ETag"), `"`)
+	}
+	if n == 0 {
+		return resp.Body, etag, resp.ContentLength, nil
+	}
+	// end is where the window's bytes end: the object's end, when the
+	// window reaches past it.
+	end := off + n
+	switch start, last, _ := contentRange(resp.Header.Get("Content-Range")); {
 	case resp.StatusCode == http.StatusPartialContent && start != off:
 		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: the store answered the range %d-%d with %q", key, off, off+n-1, resp.Header.Get("Content-Range"))
+		return nil, "", 0, fmt.Errorf("GET %s: the store answered the range %d-%d with %q", key, off, off+n-1, resp.Header.Get("Content-Range"))
 	case resp.StatusCode != http.StatusPartialContent:
+		if resp.ContentLength >= 0 {
+			end = min(end, resp.ContentLength)
+		}
 		if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
 			resp.Body.Close()
-			return nil, fmt.Errorf("GET %s: %w", key, err)
+			return nil, "", 0, fmt.Errorf("GET %s: %w", key, err)
 		}
+	default:
+		end = min(end, last+1)
 	}
 	return struct {
 		io.Reader
 		io.Closer
-	}{io.LimitReader(resp.Body, n), resp.Body}, nil
+	}{io.LimitReader(resp.Body, n), resp.Body}, etag, end, nil
+}
+
+// resuming is body, [pos, end) of the version etag of the object at key,
+// made to go on past a connection cut in the middle of it (reset, closed
+// early): the rest is asked again from where it stopped, If-Match etag,
+// and the answer's own ETag checked, so that two versions are never
+// spliced: the object changed or gone meanwhile ends the read with the
+// store's 412 or 404, an *Error. A body of no ETag or of no known end is
+// left as it is, and so is a stall (its wait is the idle timeout the
+// caller set) or the caller's own cancellation.
+func (c *Client) resuming(ctx context.Context, key, etag string, pos, end int64, body io.ReadCloser) io.ReadCloser {
+	if etag == "" || strings.HasPrefix(etag, "W/") || end < 0 {
+		return body
+	}
+	return &resumer{c: c, ctx: ctx, key: key, etag: etag, pos: pos, end: end, body: body}
+}
+
+type resumer struct {
+	c         *Client
+	ctx       context.Context
+	key, etag string
+	pos, end  int64
+	body      io.ReadCloser
+	// fails counts the resumes since the last byte came, resumes all of
+	// them: a link cut every few KiB ends the read, rather than sending a
+	// GET per few KiB.
+	fails, resumes int
+	err            error
+}
+
+// maxResumes bounds the resumes of one body.
+const maxResumes = 8
+
+func (r *resumer) Read(p []byte) (int, error) {
+	for {
+		if r.err != nil {
+			return 0, r.err
+		}
+		n, err := r.body.Read(p)
+		r.pos += int64(n)
+		if n > 0 {
+			r.fails = 0
+		}
+		if err == io.EOF && r.pos < r.end {
+			err = io.ErrUnexpectedEOF
+		}
+		if err == nil || err == io.EOF || !r.resumable(err) {
+			return n, err
+		}
+		r.body.Close()
+		r.body, r.err = r.resume(err)
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// resumable says whether the failure err of the body may be resumed: a
+// cut connection, not a stall, the call's cancellation, or a retry's own
+// failure, and fewer than len(retryWaits) resumes in a row got nothing,
+// fewer than maxResumes in all.
+func (r *resumer) resumable(err error) bool {
+	var stall *StallError
+	var e *Error
+	return r.fails < len(retryWaits) && r.resumes < maxResumes && r.ctx.Err() == nil && !errors.As(err, &stall) && !errors.As(err, &e) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// resume asks for the rest, once the pause of its try has passed (none
+// for the first); cut is the failure it resumes after.
+func (r *resumer) resume(cut error) (io.ReadCloser, error) {
+	if r.fails > 0 {
+		wait := retryWaits[r.fails-1] + rand.N(retryWaits[r.fails-1]/2)
+		t := time.NewTimer(wait)
+		select {
+		case <-r.ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w, giving up after: %w", context.Cause(r.ctx), cut)
+		case <-t.C:
+		}
+	}
+	r.fails++
+	r.resumes++
+	body, _, _, err := r.c.window(r.ctx, r.key, r.etag, r.pos, r.end-r.pos)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s from byte %d, after %v: %w", r.key, r.pos, cut, err)
+	}
+	return body, nil
+}
+
+func (r *resumer) Close() error {
+	if r.body == nil {
+		return nil
+	}
+	return r.body.Close()
 }
 
 // GetObject streams all of the object at key and describes the version
@@ -744,7 +860,8 @@ func (c *Client) GetObject(ctx context.Context, key string) (io.ReadCloser, Obje
 	if err != nil {
 		return nil, ObjectInfo{}, err
 	}
-	return resp.Body, info(key, resp.Header, resp.ContentLength), nil
+	o := info(key, resp.Header, resp.ContentLength)
+	return c.resuming(ctx, key, o.ETag, 0, resp.ContentLength, resp.Body), o, nil
 }
 
 // GetFirst streams the first n bytes (n > 0) of the object at key,
@@ -781,7 +898,8 @@ func (c *Client) GetFirst(ctx context.Context, key string, n int64) (io.ReadClos
 		io.Reader
 		io.Closer
 	}{io.LimitReader(resp.Body, min(n, end)), resp.Body}
-	return body, info(key, resp.Header, size), nil
+	o := info(key, resp.Header, size)
+	return c.resuming(ctx, key, o.ETag, 0, min(n, end), body), o, nil
 }
 
 // contentRange parses a Content-Range "bytes START-END/SIZE": -1s when it

@@ -131,6 +131,10 @@ func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
 	r := &reader{f: f, ctx: ctx, c: c, info: fileInfo(path.Base(c), o), mark: o.Meta[txnMeta]}
 	first := make([]byte, min(o.Size, wholeBytes))
 	if _, err := io.ReadFull(body, first); err != nil {
+		if refused(err) {
+			// Cut, and replaced or removed before the rest came.
+			return nil, errChanged
+		}
 		return nil, f.mapErr(err, c)
 	}
 	if o.Size > wholeBytes {
@@ -212,6 +216,10 @@ func (r *reader) get(off, n int64) ([]byte, error) {
 	defer body.Close()
 	data := make([]byte, n)
 	if _, err := io.ReadFull(body, data); err != nil {
+		if refused(err) {
+			// Cut, and replaced or removed before the rest came.
+			return nil, errChanged
+		}
 		return nil, r.f.mapErr(err, r.c)
 	}
 	// A whole object whose ETag is its MD5 (one PUT, as s3fs writes) is
@@ -330,8 +338,11 @@ func (r *reader) ReadAt(b []byte, off int64) (int, error) {
 	return int(n), nil
 }
 
+// readErr is the error of a read of the reader's version: a body cut,
+// whose rest the store refused If-Match the version (s3client resumes a
+// cut body), or a GET refused so, is the object replaced or removed.
 func (r *reader) readErr(err error) error {
-	if errors.Is(err, errChanged) {
+	if errors.Is(err, errChanged) || refused(err) {
 		return changed(r.c)
 	}
 	return r.f.mapErr(err, r.c)
