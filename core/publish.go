@@ -204,22 +204,16 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	return fitted(t, &PublishResult{URL: link.URL, ExpiresAt: link.Expires, SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType})
 }
 
-// publishHead is the most of a file's start servedType looks at: the
-// sample of UTF-16 with its mark (textfile.Codec.SampleLen), the longest.
-const publishHead = 2 + 2*textfile.BinarySample
+// publishHead is the most of a file's start servedType looks at.
+const publishHead = textfile.ServedHead
 
 // servedType is the type a file whose first bytes are head (publishHead
-// of them, or the whole file) is published with: textfile.ServedType of
-// its first textfile.SniffBytes, but application/octet-stream for text
-// that read takes for binary, a NUL in the first 64 KiB of its text (it
-// was served as text/plain, NUL and all).
+// of them, or the whole file) is published with, and agentfs serve serves
+// it with: application/octet-stream for text that read takes for binary,
+// a NUL in the first 64 KiB of its text (it was served as text/plain, NUL
+// and all).
 func servedType(name string, head []byte, notUTF8 bool) string {
-	prefix := head[:min(len(head), textfile.SniffBytes)]
-	if cls, err := textfile.Classify(name, prefix, "", true); err == nil && cls.Kind == textfile.KindText &&
-		cls.Codec.BinaryHead(head[:min(len(head), cls.Codec.SampleLen())]) {
-		return "application/octet-stream"
-	}
-	return textfile.ServedType(name, prefix, notUTF8)
+	return textfile.ServedHeadType(name, head, notUTF8)
 }
 
 // headWriter keeps the first max bytes written to it.

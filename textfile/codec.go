@@ -288,6 +288,35 @@ func mediaOf(name string, prefix []byte) (Kind, string, bool) {
 	return m.kind, m.mime, true
 }
 
+// ServedHead is the most of a file's start ServedHeadType looks at: the
+// sample in which UTF-16 text with its mark is binary, the longest.
+const ServedHead = 2 + 2*BinarySample
+
+// ServedHeadLen is how many of a file's first bytes ServedHeadType needs
+// for it, given prefix, its first SniffBytes (or the whole file): the
+// sample in which read takes its text for binary, or prefix alone for a
+// file that is not text.
+func ServedHeadLen(name string, prefix []byte) int {
+	if cls, err := Classify(name, prefix, "", true); err == nil && cls.Kind == KindText {
+		return max(len(prefix), cls.Codec.SampleLen())
+	}
+	return len(prefix)
+}
+
+// ServedHeadType is the Content-Type a file whose first bytes are head
+// (ServedHeadLen of them, or the whole file) is published and served
+// with: ServedType of its first SniffBytes, but application/octet-stream
+// for text that read takes for binary, a NUL in the first BinarySample
+// bytes of its text, past the bytes sniffed too.
+func ServedHeadType(name string, head []byte, notUTF8 bool) string {
+	prefix := head[:min(len(head), SniffBytes)]
+	if cls, err := Classify(name, prefix, "", true); err == nil && cls.Kind == KindText &&
+		cls.Codec.BinaryHead(head[:min(len(head), cls.Codec.SampleLen())]) {
+		return "application/octet-stream"
+	}
+	return ServedType(name, prefix, notUTF8)
+}
+
 // ServedType is the Content-Type a file is served with (publish's links):
 // the media type its extension names when it is one read knows, else what
 // the magic of its prefix (up to SniffBytes) says, but text where read

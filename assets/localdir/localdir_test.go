@@ -520,6 +520,38 @@ func TestServeTypeIsTheLinks(t *testing.T) {
 	}
 }
 
+// TestServeBinaryTextAsPublished: text that read takes for binary, a NUL
+// past the 3 KiB sniffed but in its first 64 KiB of text, is served as
+// application/octet-stream, the type publish reports for it; it was served
+// text/plain; charset=utf-8, NUL and all.
+func TestServeBinaryTextAsPublished(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	utf16le := func(s string) string {
+		b := []byte{0xff, 0xfe}
+		for _, r := range s {
+			b = append(b, byte(r), byte(r>>8))
+		}
+		return string(b)
+	}
+	a := func(n int) string { return strings.Repeat("a", n) }
+	srv := server(t, dir, now)
+	for name, tc := range map[string]struct{ content, want string }{
+		"nul-10000.txt":  {a(10000) + "\x00b\n", "application/octet-stream"},
+		"nul-64k.txt":    {a(64<<10-1) + "\x00b\n", "application/octet-stream"},
+		"nul-past.txt":   {a(64<<10) + "\x00b\n", "text/plain; charset=utf-8"},
+		"utf16-nul.txt":  {utf16le(a(4000) + "\x00b\n"), "application/octet-stream"},
+		"plain.txt":      {a(10000) + "\n", "text/plain; charset=utf-8"},
+		"nul-10000.json": {"[" + a(10000) + "\x00]", "application/octet-stream"},
+	} {
+		link := publish(t, dir, name, tc.content, now, time.Hour)
+		w := request(t, srv, link, nil)
+		if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != tc.want {
+			t.Errorf("%s: %d, Content-Type %q, want %q", name, w.Code, ct, tc.want)
+		}
+	}
+}
+
 // TestServeCharsetOnlyForUTF8: text whose start is UTF-8 and rest is not
 // is served with no charset, as publish reported it; it was served as
 // UTF-8, sniffed from its first 3 KiB.

@@ -240,13 +240,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The type is the link's own: its signed name and the content, as
 	// publish reported it, whatever name the same bytes were published
 	// under since.
-	prefix := make([]byte, min(fi.Size(), textfile.SniffBytes))
-	if _, err := f.ReadAt(prefix, 0); err != nil && !errors.Is(err, io.EOF) {
+	// Text is read as far as the sample in which publish takes it for
+	// binary: served by its first 3 KiB, a NUL past them was served as
+	// text/plain where publish said application/octet-stream.
+	head := make([]byte, min(fi.Size(), textfile.SniffBytes))
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		http.Error(w, "the content cannot be read", http.StatusInternalServerError)
 		return
 	}
+	if n := min(fi.Size(), int64(textfile.ServedHeadLen(name, head))); n > int64(len(head)) {
+		head = make([]byte, n)
+		if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+			http.Error(w, "the content cannot be read", http.StatusInternalServerError)
+			return
+		}
+	}
 	h := w.Header()
-	h.Set("Content-Type", textfile.ServedType(name, prefix, meta.NotUTF8))
+	h.Set("Content-Type", textfile.ServedHeadType(name, head, meta.NotUTF8))
 	h.Set("ETag", `"`+id+`"`)
 	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(exp-now.Unix(), 10))
 	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": name}))
