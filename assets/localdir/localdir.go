@@ -62,16 +62,25 @@ func New(dir, baseURL string, key []byte, lockTimeout time.Duration) (*Store, er
 		return nil, fault.InvalidArgument("--base-url must be an http or https URL such as %s, not %q.", DefaultBaseURL, baseURL).
 			WithHint("give the address agentfs serve listens on, as people reach it: a scheme, a host, a port from 1 to 65535 and a path, without a query, a fragment or spaces")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		// For want of permission or room as serve says (assetsIOError);
-		// else the folder named is no place for one (a file in the way).
-		if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.ENOSPC) {
-			return nil, assetsIOError(err, dir)
-		}
-		return nil, fault.Errorf(fault.CodeNotConfigured, "the assets folder cannot be created: %s.", localfs.ErrText(err)).WithPath(dir).
-			WithHint("give --assets a folder you can write to").WithCause(err)
+	if err := makeFolder(dir); err != nil {
+		return nil, err
 	}
 	return &Store{dir: dir, baseURL: strings.TrimRight(baseURL, "/"), key: key, lockTimeout: lockTimeout, Now: time.Now}, nil
+}
+
+// makeFolder makes the assets folder dir when missing, for publish and
+// serve alike.
+func makeFolder(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		// For want of permission or room as a write says (assetsIOError);
+		// else the folder named is no place for one (a file in the way).
+		if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.ENOSPC) {
+			return assetsIOError(err, dir)
+		}
+		return fault.Errorf(fault.CodeNotConfigured, "the assets folder cannot be created: %s.", localfs.ErrText(err)).WithPath(dir).
+			WithHint("give --assets a folder you can write to").WithCause(err)
+	}
+	return nil
 }
 
 // validBaseURL reports whether links can start with u: an http or https
@@ -324,15 +333,19 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (func(), er
 }
 
 func assetsIOError(err error, dir string) error {
-	code := fault.CodeIOError
+	return fault.Errorf(assetsCode(err), "the assets folder cannot be written.").WithPath(dir).
+		WithHint("check that the assets folder is writable and has room; nothing was published").WithCause(err)
+}
+
+// assetsCode is the code of err, a failure to write the assets folder.
+func assetsCode(err error) fault.Code {
 	switch {
 	case errors.Is(err, unix.ENOSPC):
-		code = fault.CodeNoSpace
+		return fault.CodeNoSpace
 	case errors.Is(err, os.ErrPermission):
-		code = fault.CodePermissionDenied
+		return fault.CodePermissionDenied
 	}
-	return fault.Errorf(code, "the assets folder cannot be written.").WithPath(dir).
-		WithHint("check that the assets folder is writable and has room; nothing was published").WithCause(err)
+	return fault.CodeIOError
 }
 
 // contextReader stops a copy when ctx is done.

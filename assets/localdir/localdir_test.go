@@ -761,6 +761,74 @@ func TestPruneRemovesUndescribedContent(t *testing.T) {
 	}
 }
 
+// TestPruneOfNoFolder: a folder moved away, the documented way to take
+// every link down, leaves a prune nothing to do; it was an IO_ERROR saying
+// the folder could not be written and nothing was published, which serve
+// wrote on stderr every minute.
+func TestPruneOfNoFolder(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		inPlace func(dir string) error
+	}{
+		{"nothing in its place", func(string) error { return nil }},
+		{"a file in its place", func(dir string) error { return os.WriteFile(dir, []byte("not a folder"), 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "assets")
+			now := time.Unix(1_800_000_000, 0)
+			srv := server(t, dir, now)
+			publish(t, dir, "x.txt", "x", now, time.Minute)
+			if err := os.Rename(dir, dir+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.inPlace(dir); err != nil {
+				t.Fatal(err)
+			}
+			srv.Now = func() time.Time { return now.Add(time.Hour) }
+			if n, err := srv.Prune(context.Background()); n != 0 || err != nil {
+				t.Errorf("Prune: %d, %v; want 0, nil", n, err)
+			}
+		})
+	}
+}
+
+// TestPruneSaysWhy: a prune that cannot remove an expired asset says what
+// stood in its way, and not that nothing was published (it is no publish);
+// it said only that the folder could not be written.
+func TestPruneSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1_800_000_000, 0)
+	publish(t, dir, "x.txt", "x", now, time.Minute)
+	id := object("", "x", 0).SHA256
+	if err := os.Remove(filepath.Join(dir, id)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, id, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := server(t, dir, now.Add(time.Hour)).Prune(context.Background())
+	var fe *fault.Error
+	if !errors.As(err, &fe) || fe.Code != fault.CodeIOError || !strings.Contains(fe.Message, syscall.ENOTEMPTY.Error()) || strings.Contains(fe.Hint, "published") {
+		t.Errorf("Prune: %v, want IO_ERROR saying %q, its hint not about a publish", err, syscall.ENOTEMPTY.Error())
+	}
+}
+
+// TestNewServerFileInTheWay: a file where serve's folder should be is
+// NOT_CONFIGURED saying so, as publish has it; it was IO_ERROR, the folder
+// "cannot be written", "nothing was published".
+func TestNewServerFileInTheWay(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "assets")
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, perr := New(dir, DefaultBaseURL, testKey, time.Second)
+	_, serr := NewServer(dir, func() ([]byte, error) { return testKey, nil })
+	var pe, se *fault.Error
+	if !errors.As(perr, &pe) || !errors.As(serr, &se) || pe.Code != fault.CodeNotConfigured || se.Code != pe.Code || se.Message != pe.Message {
+		t.Errorf("NewServer: %v; want as New: %v", serr, perr)
+	}
+}
+
 // A folder renamed away, as one taken down by moving it aside, is gone
 // from its name: its links answer 404, though its descriptor still reads
 // it (a hunt found them served from the new name), whether nothing takes

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"mime"
@@ -51,8 +52,8 @@ type Server struct {
 // NewServer serves the folder dir (created when missing), with the key
 // that key reads.
 func NewServer(dir string, key func() ([]byte, error)) (*Server, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, assetsIOError(err, dir)
+	if err := makeFolder(dir); err != nil {
+		return nil, err
 	}
 	s := &Server{dir: dir, key: key, Now: time.Now}
 	if _, err := s.folder(); err != nil {
@@ -329,6 +330,11 @@ const pruneLockWait = 10 * time.Second
 // contents it removed.
 func (s *Server) Prune(ctx context.Context) (int, error) {
 	root, err := s.folder()
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+		// No folder by that name (moved away to take the links down):
+		// nothing to prune, as every link is 404.
+		return 0, nil
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -339,7 +345,7 @@ func (s *Server) Prune(ctx context.Context) (int, error) {
 	defer unlock()
 	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
-		return 0, assetsIOError(err, s.dir)
+		return 0, pruneError(err, s.dir)
 	}
 	described := map[string]bool{}
 	for _, e := range entries {
@@ -378,9 +384,29 @@ func (s *Server) Prune(ctx context.Context) (int, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return removed, assetsIOError(err, s.dir)
+		return removed, pruneError(err, s.dir)
 	}
 	return removed, nil
+}
+
+// pruneError is the error of a prune of the folder dir that failed on err
+// (one error, or the errors.Join of several): what stood in the way, the
+// first when there are several.
+func pruneError(err error, dir string) error {
+	first, more := err, 0
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs := j.Unwrap()
+		first, more = errs[0], len(errs)-1
+	}
+	what := first.Error()
+	if pe := (*fs.PathError)(nil); errors.As(first, &pe) {
+		what = pe.Path + ": " + pe.Err.Error() // os.Root's op, removeat, says nothing
+	}
+	if more > 0 {
+		what += fmt.Sprintf(" (and %d more)", more)
+	}
+	return fault.Errorf(assetsCode(err), "the assets folder cannot be pruned: %s.", what).WithPath(dir).
+		WithHint("check that agentfs serve can write the assets folder; it serves on and prunes again in a minute").WithCause(err)
 }
 
 func ignoreMissing(err error) error {
