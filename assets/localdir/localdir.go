@@ -68,10 +68,18 @@ func New(dir, baseURL string, key []byte, lockTimeout time.Duration) (*Store, er
 	return &Store{dir: dir, baseURL: strings.TrimRight(baseURL, "/"), key: key, lockTimeout: lockTimeout, Now: time.Now}, nil
 }
 
+// privateMode is the mode of a stored content and its metadata: only
+// agentfs serve reads them, as the user that publishes (it reads the
+// user's 0600 key), and a link, which expires, is the only way others
+// have to them. 0644, a file of mode 0600 was stored for every local user
+// to read, its link or not, until a prune.
+const privateMode = 0o600
+
 // makeFolder makes the assets folder dir when missing, for publish and
 // serve alike.
 func makeFolder(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Private, as what it holds (privateMode).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		// For want of permission or room as a write says (assetsIOError);
 		// else the folder named is no place for one (a file in the way).
 		if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.ENOSPC) {
@@ -141,7 +149,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	blob := filepath.Join(s.dir, obj.SHA256)
 	wrote := false
 	if fi, err := os.Lstat(blob); err != nil || !fi.Mode().IsRegular() || fi.Size() != obj.Size {
-		if err := writeAtomic(s.dir, blob, 0o644, func(f *os.File) error {
+		if err := writeAtomic(s.dir, blob, privateMode, func(f *os.File) error {
 			_, err := io.Copy(f, contextReader{ctx, content})
 			return err
 		}); err != nil {
@@ -174,7 +182,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 		if err != nil {
 			return assets.Link{}, err
 		}
-		if err := writeAtomic(s.dir, filepath.Join(s.dir, obj.SHA256+".json"), 0o644, func(f *os.File) error {
+		if err := writeAtomic(s.dir, filepath.Join(s.dir, obj.SHA256+".json"), privateMode, func(f *os.File) error {
 			_, err := f.Write(data)
 			return err
 		}); err != nil {

@@ -761,6 +761,27 @@ func TestPruneRemovesUndescribedContent(t *testing.T) {
 	}
 }
 
+// TestPutKeepsContentPrivate: what publish stores is for agentfs serve,
+// which runs as the same user (the key is 0600): the content, its
+// metadata and a folder publish makes are the user's alone. A file of mode
+// 0600 was stored 0644 in a 0755 folder, for every local user to read
+// without a link, and after its link expired.
+func TestPutKeepsContentPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "assets")
+	now := time.Unix(1_800_000_000, 0)
+	publish(t, dir, "secret.env", "password=hunter2\n", now, time.Hour)
+	id := object("", "password=hunter2\n", 0).SHA256
+	for _, name := range []string{"", id, id + ".json"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%q: mode %v, want none for others", name, fi.Mode().Perm())
+		}
+	}
+}
+
 // TestPruneOfNoFolder: a folder moved away, the documented way to take
 // every link down, leaves a prune nothing to do; it was an IO_ERROR saying
 // the folder could not be written and nothing was published, which serve
