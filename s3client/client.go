@@ -802,6 +802,11 @@ func (r *resumer) Read(p []byte) (int, error) {
 		if err == io.EOF && r.pos < r.end {
 			err = io.ErrUnexpectedEOF
 		}
+		if err != nil && r.pos >= r.end {
+			// Every byte came: nothing is left to resume, and a GET of
+			// none (n 0) would be the whole object again.
+			err = io.EOF
+		}
 		if err == nil || err == io.EOF || !r.resumable(err) {
 			return n, err
 		}
