@@ -49,6 +49,8 @@ func TestReindentLeavesLiterals(t *testing.T) {
 			"int f() {\n    if (x) {\n        y = 1 << n;\n        return y;\n    }\n}\n", editmatch.RungIndentation, false},
 		{"a Markdown fence: no raw string", "- item:\n\n    ```\n    a\n    ```\n", []EditOp{op("```\na\n```\n", "```\nb\n```\n")},
 			"- item:\n\n    ```\n    b\n    ```\n", editmatch.RungIndentation, false},
+		{"triple quotes in a string: no literal", "class A:\n    def f(self, s):\n        return s\n", []EditOp{op("def f(self, s):\n    return s\n", "def f(self, s):\n    if s.startswith('\"\"\"'):\n        s = s[3:]\n    return s.strip()\n\ndef h(self):\n    \"\"\"H.\"\"\"\n    return 2\n")},
+			"class A:\n    def f(self, s):\n        if s.startswith('\"\"\"'):\n            s = s[3:]\n        return s.strip()\n\n    def h(self):\n        \"\"\"H.\"\"\"\n        return 2\n", editmatch.RungIndentation, false},
 		// (b) a one-line oldText found after a line's indentation, kept
 		// flush on a later line of newText.
 		{"heredoc, flush", "main() {\n    if [ -z \"$1\" ]; then\n        exit 1\n    fi\n}\n", []EditOp{op("exit 1", "cat <<EOF\nusage: x\nEOF\nexit 1")},

@@ -24,6 +24,12 @@ import (
 //     Quotes after an opener on its line are not looked at.
 //   - """ or ''' opens a string that a later line closes with the same
 //     three (escapes are not read); one closed on its own line is none.
+//   - none of them opens anything inside a string in ' or " that its
+//     line closes (startswith('"""'), echo 'cat <<EOF'), nor after a #
+//     or // that starts the line or follows a blank (a comment: "#
+//     strip the """ quotes"): read as openers, they left every line up
+//     to the next docstring unshifted, out of its block. A quote its line
+//     leaves open is a character (an apostrophe).
 //   - a lone backtick (never a run, as a Markdown fence is) opens a raw
 //     string when it follows = ( , : [ { + ? or return, or an identifier
 //     without a space (a tagged template), and a later line holds a
@@ -130,6 +136,10 @@ func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string) {
 				continue
 			}
 			p += len(seg[p:]) - len(strings.TrimLeft(seg[p:], "<"))
+		case seg[p] == '"' || seg[p] == '\'':
+			p += quotedLen(seg[p:])
+		case (seg[p] == '#' || strings.HasPrefix(seg[p:], "//")) && (p == 0 || seg[p-1] == ' ' || seg[p-1] == '\t'):
+			return hs, "" // a comment
 		default:
 			p++
 		}
@@ -213,6 +223,21 @@ func heredocAt(seg string, p int) (h heredoc, end int, ok bool) {
 	}
 	h.word = seg[start:p]
 	return h, p, true
+}
+
+// quotedLen is the length of the string that s opens with its quote
+// when the line closes it (a backslash escaping the next byte), else 1:
+// a quote left open on its line (an apostrophe) is a character.
+func quotedLen(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case s[0]:
+			return i + 1
+		}
+	}
+	return 1
 }
 
 func isWordByte(c byte) bool {

@@ -34,6 +34,18 @@ func TestLiteralSpans(t *testing.T) {
 		{"a backtick starting a line (a quasiquote)", "  `(a ,b)\nx\n  `(c)", nil},
 		{"after a word and a space", "see `x\ny` here", nil},
 		{"quotes after a heredoc are not read", "cat <<EOF \"\"\"\na\nEOF\nb\n\"\"\"", [][2]int{{1, 2}}},
+		// An opener in a string closed on its line, or in a comment,
+		// opens none: read as one, it left the code up to the next
+		// docstring unshifted (an IndentationError, exit 0).
+		{"triple quotes in a string", "if s.startswith('\"\"\"'):\n    s = s[3:]\nreturn s\ndef h():\n    \"\"\"H.\"\"\"", nil},
+		{"''' in a string, escaped quotes", "q = \"\\\"'''\"\nx\n'''", nil},
+		{"triple quotes in a # comment", "    # strip the \"\"\" quotes\n    s = s.strip()\n\"\"\"", nil},
+		{"a backtick in a // comment", "// e.g. x := `\ny\nz := `a`", nil},
+		{"a heredoc in a # comment", "# cat <<EOF\nx\nEOF", nil},
+		{"a heredoc in quotes", "echo 'cat <<EOF'\nx\nEOF", nil},
+		{"# and // that are no comment", "n=${#a} <<EOF\nx\nEOF\nu = \"http://h\" + `\ny\n`", [][2]int{{1, 2}, {4, 5}}},
+		{"an unclosed quote is a character", "it's <<EOF\nx\nEOF", [][2]int{{1, 2}}},
+		{"a quoted word, then an opener", "f(\"a\", \"\"\"\nx\n\"\"\")", [][2]int{{1, 2}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := literalSpans(strings.Split(tc.text, "\n")); !reflect.DeepEqual(got, tc.want) {
