@@ -714,6 +714,9 @@ func (c *Client) Head(ctx context.Context, key string) (ObjectInfo, error) {
 // whole object (200), the bytes before off are skipped and those after
 // off+n left unread: they were served as the window's.
 func (c *Client) Get(ctx context.Context, key, etag string, off, n int64) (io.ReadCloser, error) {
+	if n == 0 {
+		off = 0 // the body starts at the object's start, where a resume counts from
+	}
 	body, etag, end, err := c.window(ctx, key, etag, off, n)
 	if err != nil {
 		return nil, err

@@ -74,6 +74,8 @@ func TestACutBodyResumesFromWhereItStopped(t *testing.T) {
 	const cut = 10000
 	reads := map[string]func(c *Client) (io.ReadCloser, error){
 		"Get whole": func(c *Client) (io.ReadCloser, error) { return c.Get(context.Background(), "k", "", 0, 0) },
+		// n 0 is all of the object, whatever off says.
+		"Get whole, an offset given": func(c *Client) (io.ReadCloser, error) { return c.Get(context.Background(), "k", "", 100, 0) },
 		"Get window": func(c *Client) (io.ReadCloser, error) {
 			return c.Get(context.Background(), "k", "v1", 100, int64(len(obj))-200)
 		},
