@@ -45,6 +45,10 @@ func TestReindentLeavesLiterals(t *testing.T) {
 		{"a docstring kept of oldText: shifted whole", "class A:\n    def f(self):\n        \"\"\"Do x.\n\n        More.\n        \"\"\"\n        return 1\n",
 			[]EditOp{op("def f(self):\n    \"\"\"Do x.\n\n    More.\n    \"\"\"\n    return 1\n", "def f(self):\n    \"\"\"Do x.\n\n    More text.\n    \"\"\"\n    return 1\n")},
 			"class A:\n    def f(self):\n        \"\"\"Do x.\n\n        More text.\n        \"\"\"\n        return 1\n", editmatch.RungIndentation, false},
+		// A docstring's indentation is none of its value: shifted with
+		// its method (left as given, it ended 4 columns left of it).
+		{"a docstring added: shifted", "class A:\n    def f(self):\n        return 1\n", []EditOp{op("def f(self):\n    return 1\n", "def f(self):\n    \"\"\"Doc.\n\n    More.\n    \"\"\"\n    return 1\n")},
+			"class A:\n    def f(self):\n        \"\"\"Doc.\n\n        More.\n        \"\"\"\n        return 1\n", editmatch.RungIndentation, false},
 		{"a shift operator: no heredoc", "int f() {\n    if (x) {\n        return 1;\n    }\n}\n", []EditOp{op("if (x) {\n    return 1;\n}\n", "if (x) {\n    y = 1 << n;\n    return y;\n}\n")},
 			"int f() {\n    if (x) {\n        y = 1 << n;\n        return y;\n    }\n}\n", editmatch.RungIndentation, false},
 		{"a Markdown fence: no raw string", "- item:\n\n    ```\n    a\n    ```\n", []EditOp{op("```\na\n```\n", "```\nb\n```\n")},

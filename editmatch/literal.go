@@ -24,6 +24,8 @@ import (
 //     Quotes after an opener on its line are not looked at.
 //   - """ or ''' opens a string that a later line closes with the same
 //     three (escapes are not read); one closed on its own line is none.
+//     A docstring (one that starts its line) is read, and shifted with
+//     its code (see docstring).
 //   - none of them opens anything inside a string in ' or " that its
 //     line closes (startswith('"""'), echo 'cat <<EOF'), nor after a #
 //     or // that starts the line or follows a blank (a comment: "#
@@ -48,7 +50,8 @@ func literalSpans(lines []string) [][2]int {
 	sc := &literalScan{lines: lines}
 	var spans [][2]int
 	for i, from := 0, 0; i < len(lines); {
-		hs, q := sc.open(lines[i][from:], i)
+		hs, q, at := sc.open(lines[i][from:], i)
+		doc := from == 0 && docstring(lines[i][:at], q)
 		from = 0
 		if len(hs) > 0 {
 			at := i
@@ -68,7 +71,9 @@ func literalSpans(lines []string) [][2]int {
 			for !strings.Contains(lines[j], q) {
 				j++
 			}
-			spans = append(spans, [2]int{i + 1, j})
+			if !doc {
+				spans = append(spans, [2]int{i + 1, j})
+			}
 			i, from = j, strings.Index(lines[j], q)+len(q)
 			continue
 		}
@@ -99,9 +104,24 @@ type literalScan struct {
 	ends, tabbed map[string][]int
 }
 
+// docstring reports whether a string opened by quote after before, the
+// start of its line, is a docstring: a statement of a triple-quoted
+// string alone (a prefix such as r aside), whose indentation is none of
+// its value (help() and, from Python 3.13, the compiler strip it). It is
+// shifted with the code it documents: left as given, a method's
+// docstring written in a frame 4 columns left ended 4 columns left of it.
+func docstring(before, quote string) bool {
+	if quote != `"""` && quote != "'''" {
+		return false
+	}
+	b := strings.TrimLeft(before, " \t")
+	return len(b) <= 2 && strings.Trim(b, "rRuUbBfF") == ""
+}
+
 // open scans seg, line i from a point outside any literal, for the
-// here-documents it opens, or the quote of a string it leaves open.
-func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string) {
+// here-documents it opens, or the quote of a string it leaves open and
+// where in seg that quote is.
+func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string, at int) {
 	for p := 0; p < len(seg); {
 		switch {
 		case strings.HasPrefix(seg[p:], `"""`) || strings.HasPrefix(seg[p:], "'''"):
@@ -112,7 +132,7 @@ func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string) {
 					continue
 				}
 				if sc.later(q, i) {
-					return nil, q
+					return nil, q, p
 				}
 			}
 			p += 3
@@ -125,7 +145,7 @@ func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string) {
 					continue
 				}
 				if rawOpener(seg[:p]) && sc.later("`", i) {
-					return nil, "`"
+					return nil, "`", p
 				}
 			}
 			p += n
@@ -139,12 +159,12 @@ func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string) {
 		case seg[p] == '"' || seg[p] == '\'':
 			p += quotedLen(seg[p:])
 		case (seg[p] == '#' || strings.HasPrefix(seg[p:], "//")) && (p == 0 || seg[p-1] == ' ' || seg[p-1] == '\t'):
-			return hs, "" // a comment
+			return hs, "", 0 // a comment
 		default:
 			p++
 		}
 	}
-	return hs, ""
+	return hs, "", 0
 }
 
 // later reports whether a line after line i holds q.

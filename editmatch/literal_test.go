@@ -64,7 +64,11 @@ func TestLiteralSpansExported(t *testing.T) {
 		want  [][2]int
 	}{
 		{"a here-document", []string{"    cat <<EOF", "usage", "EOF", "    exit 1"}, [][2]int{{1, 2}}},
-		{"a docstring", []string{"    \"\"\"Doc.", "", "more", "    \"\"\""}, [][2]int{{1, 3}}},
+		{"a string", []string{"    s = \"\"\"Doc.", "", "more", "    \"\"\""}, [][2]int{{1, 3}}},
+		// A docstring's indentation is none of its value: it is shifted
+		// with its code (left as given, a method's ended left of it).
+		{"a docstring", []string{"    \"\"\"Doc.", "", "more", "    \"\"\""}, nil},
+		{"a raw docstring, then a string", []string{"    r\"\"\"Doc.", "more", "\"\"\"", "s = '''", "x", "'''"}, [][2]int{{4, 5}}},
 		{"none opened", []string{"    x = 1 << n", "    y"}, nil},
 		{"nothing to scan", []string{"    x = 1", "    y"}, nil},
 	} {

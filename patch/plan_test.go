@@ -228,12 +228,12 @@ func TestPlanUpdate(t *testing.T) {
 		// Re-indented, the lines inside a literal that the added lines
 		// open and close are left as given, as edit leaves newText's: a
 		// here-document's body and terminator ("    EOF" ended none: bash
-		// said syntax error), a docstring's inside (its value changed),
-		// a raw string's.
+		// said syntax error), a raw string's; a docstring, whose
+		// indentation is none of its value, is shifted with its code.
 		{"re-indented, a here-document left as given", shMissing, []string{"@@", " if [ -z \"$1\" ]; then", "     echo missing", "+    cat <<EOF", "+usage: x", "+EOF", "     exit 1"},
 			strings.Replace(shMissing, "        exit 1", "        cat <<EOF\nusage: x\nEOF\n        exit 1", 1), []string{RungWhitespace}},
-		{"re-indented, a docstring's inside left as given", "class A:\n    def f(self):\n        return 1\n", []string{"@@", " def f(self):", "+    \"\"\"Return one.", "+", "+Details at column 0.", "+    \"\"\"", "     return 1"},
-			"class A:\n    def f(self):\n        \"\"\"Return one.\n\nDetails at column 0.\n    \"\"\"\n        return 1\n", []string{RungWhitespace}},
+		{"re-indented, a docstring shifted", "class A:\n    def f(self):\n        return 1\n", []string{"@@", " def f(self):", "+    \"\"\"Return one.", "+", "+    Details.", "+    \"\"\"", "     return 1"},
+			"class A:\n    def f(self):\n        \"\"\"Return one.\n\n        Details.\n        \"\"\"\n        return 1\n", []string{RungWhitespace}},
 		{"re-indented with tabs, a raw string left as given", "func f() {\n\tx := 1\n\treturn x\n}\n", []string{"@@", " x := 1", "+q := `", "+  a", "+`", " return x"},
 			"func f() {\n\tx := 1\n\tq := `\n  a\n`\n\treturn x\n}\n", []string{RungWhitespace}},
 		// Shifted left, a literal's line at column 0 would go left of the
@@ -251,7 +251,7 @@ func TestPlanUpdate(t *testing.T) {
 		// the added lines read "return 2" up to the next docstring as one,
 		// and left it 4 columns left of its block).
 		{"a literal a context line opens", "class A:\n    def f(self):\n        \"\"\"Doc.\n        \"\"\"\n        return 1\n", []string{"@@", "     \"\"\"Doc.", "-    \"\"\"", "+    More.", "+    \"\"\"", "+    return 2", "+", "+def g(self):", "+    \"\"\"G.", "+", "+    Details.", "+    \"\"\"", "-    return 1"},
-			"class A:\n    def f(self):\n        \"\"\"Doc.\n        More.\n        \"\"\"\n        return 2\n\n    def g(self):\n        \"\"\"G.\n\n    Details.\n    \"\"\"\n", []string{RungWhitespace}},
+			"class A:\n    def f(self):\n        \"\"\"Doc.\n        More.\n        \"\"\"\n        return 2\n\n    def g(self):\n        \"\"\"G.\n\n        Details.\n        \"\"\"\n", []string{RungWhitespace}},
 		// A context line between the added lines that open and close a
 		// literal is the file's, matched in the chunk's frame: the
 		// literal is shifted whole, as edit shifts one that keeps a line
