@@ -611,10 +611,12 @@ func startDetached(c *cli.Context) error {
 		out = indented.Bytes() // as a result is printed on a terminal: the watcher's went to a pipe
 	}
 	if _, err := s.Stdout.Write(out); err != nil {
-		if ready {
-			cmd.Process.Signal(syscall.SIGTERM) // unreported, it would run on: ended with the failure
+		if !ready {
 			cmd.Wait()
+			return answerNotWritten(err) // no watcher was left running
 		}
+		cmd.Process.Signal(syscall.SIGTERM) // unreported, it would run on: ended with the failure
+		cmd.Wait()
 		if errors.Is(err, errAnswerStuck) {
 			return fault.Errorf(fault.CodeInterrupted, "interrupted while the answer was being written: the reader of standard output took nothing for a second, and the watcher was stopped.").
 				WithHint("run it again").WithCause(err)
