@@ -366,6 +366,19 @@ type Status struct {
 	WatcherIdle *float64 `json:"watcherIdleSeconds,omitempty"`
 	// WatcherEnded, when no watcher runs, is how the last one ended.
 	WatcherEnded *WatcherEnd `json:"watcherEnded,omitempty"`
+	// OtherSettings says that the index was built under other settings
+	// than the caller's (see BuiltUnder): a search then walks the tree,
+	// the index only sparing it the files it rules out, which an agent
+	// asking why searches are slow after an upgrade could not tell.
+	OtherSettings bool `json:"otherSettings,omitempty"`
+	// config is the fingerprint the build recorded.
+	config string
+}
+
+// BuiltUnder sets OtherSettings for a caller whose fingerprint is config
+// (roots, deny paths, the meaning of ignore rules, who builds).
+func (s *Status) BuiltUnder(config string) {
+	s.OtherSettings = s.config != config
 }
 
 // watchedBy records that the watcher of reply r answers for the index.
@@ -374,7 +387,7 @@ func (s *Status) watchedBy(r watchReply) {
 }
 
 func (ix *Index) status() Status {
-	s := Status{Files: len(ix.files), Built: time.Unix(0, ix.h.built), Size: ix.size, Trigram: ix.h.trigrams, Copies: len(ix.copies)}
+	s := Status{Files: len(ix.files), Built: time.Unix(0, ix.h.built), Size: ix.size, Trigram: ix.h.trigrams, Copies: len(ix.copies), config: ix.config}
 	s.Root, s.RootBase64 = fault.PathText(ix.root)
 	for _, f := range ix.files {
 		s.Bytes += f.size

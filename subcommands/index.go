@@ -139,6 +139,7 @@ func runIndex(c *cli.Context) error {
 		if err != nil {
 			return indexErr(err, res.dir)
 		}
+		st.BuiltUnder(t.config)
 		res.describe(st)
 	case c.Bool("drop"):
 		stopped, err := index.Drop(c.Context, abs, roots, c.Duration("lock-timeout"))
