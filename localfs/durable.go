@@ -44,6 +44,10 @@ var syscalls = struct {
 	// test renames another file over the name first, as a writer may
 	// between the stat and the open.
 	openRead func(dirfd int, path string, flags int, mode uint32) (int, error)
+	// linkat links a file a commit replaces at its backup name: a test
+	// removes the file first, as another program (git checkout) may
+	// between the commit's compare-and-swap and the link.
+	linkat func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,
@@ -58,6 +62,7 @@ var syscalls = struct {
 	readDir:         os.ReadDir,
 	readFile:        os.ReadFile,
 	openRead:        unix.Openat,
+	linkat:          unix.Linkat,
 }
 
 // syncWith is fsync by sync, but a directory whose file system cannot sync

@@ -584,7 +584,15 @@ func (p *prepared) apply() error {
 		return err
 	}
 	if p.entry.Backup != "" {
-		if err := unix.Linkat(dfd, p.entry.Name, dfd, p.entry.Backup, 0); err != nil {
+		if err := syscalls.linkat(dfd, p.entry.Name, dfd, p.entry.Backup, 0); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				// Removed since its compare-and-swap held (git checkout
+				// unlinks a file and makes it anew): a lost race, not a
+				// missing path, which may be there again by now.
+				if serr := swapHolds(dfd, p.entry.Name, p.display, p.op.Write); serr != nil {
+					return serr
+				}
+			}
 			return mapErr(pinnedErr(err, dfd, p.entry.Name, "."), p.display)
 		}
 	}

@@ -179,3 +179,33 @@ func TestCommitNamesARemovalAnotherProgramWroteOver(t *testing.T) {
 		t.Errorf("a.txt holds %q, the commit failed with %v (details %v); want the other program's file kept and named", got, err, e.Details)
 	}
 }
+
+// TestCommitOfAFileRemovedBeforeItsBackupIsStale: another program
+// removes b.txt (git checkout, which unlinks a file and makes it anew)
+// after the commit checked b.txt's compare-and-swap and before it links
+// b.txt at its backup name. The commit is STALE, a lost race that the
+// tool runs again, and a.txt, already replaced, is put back. It was
+// NOT_FOUND naming b.txt, which git had made again by then: replace over
+// a tree during git checkout failed so, exit 1, in 1 of 300 runs.
+func TestCommitOfAFileRemovedBeforeItsBackupIsStale(t *testing.T) {
+	fsys, dir := twoFiles(t)
+	ops := swapOps(t, fsys, "a.txt", "b.txt")
+	saved := syscalls
+	t.Cleanup(func() { syscalls = saved })
+	syscalls.linkat = func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error {
+		if oldpath == "b.txt" {
+			must(t, os.Remove(filepath.Join(dir, "b.txt")))
+		}
+		return saved.linkat(olddirfd, oldpath, newdirfd, newpath, flags)
+	}
+	_, err := fsys.Commit(context.Background(), ops)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || errors.Is(err, backend.ErrPartlyUndone) {
+		t.Fatalf("a commit whose file was removed before its backup: %v; want STALE, nothing kept", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "old a\n" {
+		t.Errorf("a.txt holds %q; want it put back", got)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 1 {
+		t.Errorf("the refused commit left %v; want a.txt alone (b.txt removed by the other program)", names)
+	}
+}
