@@ -330,6 +330,11 @@ func (w *window) read(ctx context.Context, f backend.FileReader, br *bufio.Reade
 	if err != nil {
 		return nil, err
 	}
+	if lr.eof && lr.pos < size {
+		// The end came before the size the version stands for: the
+		// file was cut (truncated to be written anew) during the read.
+		return nil, ioError(errChanged, w.display)
+	}
 	tw.TotalBytes = size
 	if lr.wholeFile() && !tw.Truncated {
 		res.Sha256 = lr.sum()
@@ -355,7 +360,10 @@ func (w *window) count(ctx context.Context, lr *lineReader, rest io.Reader) (int
 	total, ok := w.t.LineCounts.get(w.display, w.res.Version)
 	if !ok {
 		backend.ReadAhead(w.f, w.fileSize)
-		n, _, err := countLines(ctx, rest, lr.c, lr.pos, w.fileSize-lr.pos)
+		n, read, err := countLines(ctx, rest, lr.c, lr.pos, w.fileSize-lr.pos)
+		if err == nil && read < w.fileSize-lr.pos {
+			err = errChanged
+		}
 		if err != nil {
 			return 0, ioError(err, w.display)
 		}
@@ -588,6 +596,9 @@ func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display str
 	br := bufio.NewReaderSize(sec, bufSize(size-off+back))
 	before := make([]byte, back)
 	if _, err := io.ReadFull(br, before); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			err = errChanged // shorter than its size at open
+		}
 		return nil, false, ioError(err, display)
 	}
 	lr = &lineReader{br: br, c: c, pos: off, src: sec}
@@ -675,6 +686,11 @@ func indexUnit(b, unit []byte, width int) int {
 func ioError(err error, display string) error {
 	if e := (*fault.Error)(nil); errors.As(err, &e) {
 		return e
+	}
+	if errors.Is(err, errChanged) {
+		// As an object replaced during a read is: no failing disk.
+		return fault.Errorf(fault.CodeStale, "the file changed while it was read: it became shorter than when it was opened (another program truncated it, to write it anew).").WithPath(display).
+			WithHint("read it again from the start").WithCause(backend.ErrChangedDuringRead)
 	}
 	return fault.Errorf(fault.CodeIOError, "the file could not be read.").WithPath(display).WithCause(err).
 		WithHint("retry; if it persists, check the file system")

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -550,6 +551,28 @@ func TestReadCountsLessOnAStore(t *testing.T) {
 			if fromStart := tail.StartLine > 0; fromStart != tc.want {
 				t.Errorf("%s, %d bytes: a tail starts at line %d, want numbered from the start %v", tc.name, size, tail.StartLine, tc.want)
 			}
+		}
+	}
+}
+
+// A file that became shorter between the open's stat and the read (a
+// shell's > or gofmt -w truncating it to write anew) is STALE, as an
+// object replaced during a read is: a window to the file's end gave the
+// bytes left with exit 0 under the version and totalBytes of the longer
+// file, its sha256 that of no version, and a continuation or a tail
+// failed IO_ERROR, "check the file system".
+func TestReadOfAFileThatShrankIsStale(t *testing.T) {
+	tl := &Tools{FS: grownFS{memfs.New(map[string]string{"g": "1\n2\n3\n4\n5\n"}), 40}}
+	for _, req := range []ReadRequest{
+		{Path: "g"},
+		{Path: "g", Offset: 2},
+		{Path: "g", Offset: 3, ByteOffset: 4},
+		{Path: "g", Offset: 11, ByteOffset: 20},
+		{Path: "g", Offset: -2},
+	} {
+		res, err := tl.Read(context.Background(), req)
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || !errors.Is(err, backend.ErrChangedDuringRead) {
+			t.Errorf("offset %d, byteOffset %d: %+v, %v; want STALE", req.Offset, req.ByteOffset, res, err)
 		}
 	}
 }
