@@ -782,18 +782,21 @@ func TestPutKeepsContentPrivate(t *testing.T) {
 	}
 }
 
+// movedAway are what may take the name of a folder moved away.
+var movedAway = []struct {
+	name    string
+	inPlace func(dir string) error
+}{
+	{"nothing in its place", func(string) error { return nil }},
+	{"a file in its place", func(dir string) error { return os.WriteFile(dir, []byte("not a folder"), 0o644) }},
+}
+
 // TestPruneOfNoFolder: a folder moved away, the documented way to take
 // every link down, leaves a prune nothing to do; it was an IO_ERROR saying
 // the folder could not be written and nothing was published, which serve
 // wrote on stderr every minute.
 func TestPruneOfNoFolder(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		inPlace func(dir string) error
-	}{
-		{"nothing in its place", func(string) error { return nil }},
-		{"a file in its place", func(dir string) error { return os.WriteFile(dir, []byte("not a folder"), 0o644) }},
-	} {
+	for _, tc := range movedAway {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "assets")
 			now := time.Unix(1_800_000_000, 0)
@@ -856,13 +859,7 @@ func TestNewServerFileInTheWay(t *testing.T) {
 // its name or something that cannot be opened as a folder does; moved
 // back, it is served again.
 func TestServerDropsAFolderMovedAway(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		inPlace func(dir string) error
-	}{
-		{"nothing in its place", func(string) error { return nil }},
-		{"a file in its place", func(dir string) error { return os.WriteFile(dir, []byte("not a folder"), 0o644) }},
-	} {
+	for _, tc := range movedAway {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "assets")
 			now := time.Unix(1_800_000_000, 0)
