@@ -50,8 +50,8 @@ func literalSpans(lines []string) [][2]int {
 	sc := &literalScan{lines: lines}
 	var spans [][2]int
 	for i, from := 0, 0; i < len(lines); {
-		hs, q, at := sc.open(lines[i][from:], i)
-		doc := from == 0 && docstring(lines[i][:at], q)
+		hs, q, qAt := sc.open(lines[i][from:], i)
+		doc := from == 0 && docstring(lines[i][:qAt], q)
 		from = 0
 		if len(hs) > 0 {
 			at := i
