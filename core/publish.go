@@ -144,13 +144,13 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	// The hash pass keeps the file's head: what read sniffs and the
 	// sample in which it takes a text file for binary, so that publish
 	// types the file as read has it without reading it again.
-	h, utf8Check, head := sha256.New(), &utf8Stream{}, &headWriter{max: publishHead}
+	h, utf8Check, head := sha256.New(), &utf8Stream{}, &headWriter{max: textfile.ServedHead}
 	if _, err := io.Copy(io.MultiWriter(h, utf8Check, head), io.NewSectionReader(f, 0, info.Size)); err != nil {
 		return nil, ioError(err, display)
 	}
 	obj := assets.Object{
 		Name:     path.Base(display),
-		MIMEType: servedType(path.Base(display), head.b, !utf8Check.valid()),
+		MIMEType: textfile.ServedHeadType(path.Base(display), head.b, !utf8Check.valid()),
 		NotUTF8:  !utf8Check.valid(),
 		Size:     info.Size,
 		SHA256:   hex.EncodeToString(h.Sum(nil)),
@@ -202,18 +202,6 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 		return nil, err
 	}
 	return fitted(t, &PublishResult{URL: link.URL, ExpiresAt: link.Expires, SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType})
-}
-
-// publishHead is the most of a file's start servedType looks at.
-const publishHead = textfile.ServedHead
-
-// servedType is the type a file whose first bytes are head (publishHead
-// of them, or the whole file) is published with, and agentfs serve serves
-// it with: application/octet-stream for text that read takes for binary,
-// a NUL in the first 64 KiB of its text (it was served as text/plain, NUL
-// and all).
-func servedType(name string, head []byte, notUTF8 bool) string {
-	return textfile.ServedHeadType(name, head, notUTF8)
 }
 
 // headWriter keeps the first max bytes written to it.
