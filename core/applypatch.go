@@ -105,7 +105,9 @@ func (t *Tools) ApplyPatch(ctx context.Context, req ApplyPatchRequest) (*ApplyPa
 func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, error) {
 	switch {
 	case req.Patch != "" && req.PatchFile != "":
-		return "", fault.InvalidArgument("patch and patchFile are both given.").WithHint("give the patch one way")
+		// Spelled as flags, which a request given as JSON has as fields.
+		return "", fault.InvalidArgument("give only one of --patch and --patch-file.").
+			WithHint("use --patch for the patch's text, --patch-file for a file that holds it")
 	case req.PatchFile == "-":
 		// As write's contentFile: a file named "-" would be a surprise.
 		return "", fault.InvalidArgument("--patch-file - (standard input) is only for a request given as flags.").
@@ -113,13 +115,24 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 	case req.PatchFile != "":
 		data, err := t.readWhole(ctx, req.PatchFile, MaxPatchBytes)
 		if err != nil {
-			return "", err
+			// Named as write names its --content-file: "no such file"
+			// alone read as a file the patch changes.
+			e := fault.AsError(t.WithSuggestions(ctx, req.PatchFile, err))
+			e.Message = "--patch-file: " + e.Message
+			return "", e
+		}
+		if len(data) == 0 {
+			return "", fault.InvalidArgument("--patch-file %s is empty: no patch is given.", t.FS.Display(req.PatchFile)).
+				WithHint("write the patch into the file, or pass it with --patch; nothing was changed")
 		}
 		req.Patch = string(data)
 	}
 	if req.Patch == "" {
+		// Only a request given as JSON comes here (the flags form is
+		// refused before, naming standard input), where patchFile "-" is
+		// refused: no hint of standard input.
 		return "", fault.InvalidArgument("no patch is given.").
-			WithHint("pass the patch as patch, or its file as patchFile (--patch-file - reads stdin)")
+			WithHint("pass the patch as --patch, or the path of a file that holds it as --patch-file")
 	}
 	if len(req.Patch) > MaxPatchBytes {
 		// No size: standard input is read up to one byte past the limit.
