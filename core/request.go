@@ -308,6 +308,10 @@ func parseStrict(data []byte) (any, error) {
 		if errors.As(err, &e) {
 			return nil, e
 		}
+		if len(bytes.Trim(data, " \t\r\n")) == 0 {
+			return nil, fault.InvalidArgument("the request is empty: it holds no JSON object.").
+				WithHint(`send one JSON object, for example {"path":"main.go"}`)
+		}
 		return nil, fault.InvalidArgument("the request is not valid JSON: %s.", jsonErrorText(err)).
 			WithHint(`send one JSON object, for example {"path":"main.go"}`)
 	}
@@ -775,6 +779,11 @@ func isInteger(t reflect.Type) bool {
 }
 
 func jsonErrorText(err error) string {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// Go's words, "EOF", for a request cut short (a shell quote
+		// lost, a line cut in two).
+		return "it ends before its value does (a closing quote, ] or } is missing)"
+	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 

@@ -75,7 +75,7 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "not an object", in: `[1]`, code: fault.CodeInvalidArgument, msg: "JSON object"},
 		{name: "trailing data", in: `{"path":"a"} {}`, code: fault.CodeInvalidArgument, msg: "after"},
 		{name: "broken", in: `{"path":`, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
-		{name: "empty", in: ``, code: fault.CodeInvalidArgument, msg: "not valid JSON"},
+		{name: "empty", in: ``, code: fault.CodeInvalidArgument, msg: "the request is empty"},
 		// Saved by PowerShell 5 (Out-File, >): it was "not valid UTF-8
 		// (byte 0)", and the lines after its first "invalid character
 		// '\x00'", neither saying why.

@@ -577,7 +577,7 @@ func (t tool[Req, Res]) decode(c *cli.Context, specs []core.FieldSpec, req *Req)
 			data = []byte("{}")
 		}
 		err := core.DecodeJSON(data, req)
-		if e := fault.AsError(err); e != nil && rawInput[t.Name] != "" && (fromStdin || jsonArg == "-") && strings.HasPrefix(e.Message, "the request is not valid JSON") {
+		if e := fault.AsError(err); e != nil && rawInput[t.Name] != "" && (fromStdin || jsonArg == "-") && (strings.HasPrefix(e.Message, "the request is not valid JSON") || strings.HasPrefix(e.Message, "the request is empty")) {
 			e.WithHint("- reads a JSON request from standard input; to pass %s", rawInput[t.Name])
 			outputOf(c).fields = nil // the hint names a flag, as flags
 		}
