@@ -103,7 +103,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	s.Stdout = &answerStream{w: s.Stdout, ctx: ctx}
 	// The default bound until Before reads --max-bytes: --version and
 	// the errors of parsing come before it.
-	out := &output{streams: s, format: "json", maxBytes: core.DefaultMaxBytes}
+	out := &output{streams: s, format: earlyFormat(args), maxBytes: core.DefaultMaxBytes}
 	defer func() {
 		// A bug must still answer with the contract's error object, not a
 		// Go stack trace on stderr that a caller cannot parse.
@@ -169,6 +169,34 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		return out.fail(err)
 	}
 	return out.code
+}
+
+// earlyFormat is the --format that args (up to a --) or AGENTFS_FORMAT
+// ask for, the last one given, for the errors found before the flags are
+// parsed (a misspelt subcommand or global flag, a bad environment
+// variable): those of --format text were JSON while every other was text.
+// Before sets the format the parsed flags give.
+func earlyFormat(args []string) string {
+	f := os.Getenv("AGENTFS_FORMAT")
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		switch {
+		case name != "format" || !strings.HasPrefix(a, "-"):
+		case hasValue:
+			f = value
+		case i+1 < len(args):
+			i++
+			f = args[i]
+		}
+	}
+	if f == "text" {
+		return "text"
+	}
+	return "json"
 }
 
 // usageError turns a urfave/cli parse error into INVALID_ARGUMENT, naming
