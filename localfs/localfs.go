@@ -1563,6 +1563,12 @@ func rootErr(err error, abs string) *fault.Error {
 		return fault.Errorf(fault.CodeNotFound, "the root %s does not exist.", abs).WithPath(abs).
 			WithHint("pass an existing directory to --root").WithCause(err)
 	case errors.Is(err, unix.ENOTDIR):
+		var st unix.Stat_t
+		if unix.Stat(abs, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			// The root itself, not "a component of the path".
+			return fault.Errorf(fault.CodeNotADirectory, "the root %s is a %s, not a directory.", abs, infoFromStat("", &st).Type.Noun()).
+				WithPath(abs).WithHint("pass an existing directory to --root").WithCause(err)
+		}
 		return mapErr(err, abs).WithHint("pass an existing directory to --root")
 	case errors.Is(err, unix.EACCES) && unix.Access(abs, unix.X_OK) == nil:
 		// Searchable, not readable (mode 711): a file below it may be
