@@ -77,7 +77,7 @@ func (f *FS) Lstat(_ context.Context, path string) (backend.FileInfo, error) {
 	parent, base := f.parentOf(t)
 	dir, _, err := f.openChecked(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
-		return backend.FileInfo{}, f.missingUncommitted(t, err)
+		return backend.FileInfo{}, f.missingUncommitted(t, pathAsGiven(err, parent.display(f), t.display(f)))
 	}
 	defer dir.Close()
 	if err := f.checkDeny(filepath.Join(realPath(dir, filepath.Join(parent.root.path, parent.rel)), base), t.display(f)); err != nil {
@@ -90,6 +90,25 @@ func (f *FS) Lstat(_ context.Context, path string) (backend.FileInfo, error) {
 		return backend.FileInfo{}, f.missingUncommitted(t, mapErr(err, t.display(f)))
 	}
 	return infoFromStat(base, &st), nil
+}
+
+// pathAsGiven is err, an error of opening the parent of a path, naming
+// the path as the caller gave it, as an open of the path itself does: rm
+// a.txt/x was NOT_A_DIRECTORY of "a.txt", and mv nodir/x y NOT_FOUND of
+// "nodir", which read as the path itself, and in mv as the source or the
+// destination it was not. An error of another path (a link's target) is
+// left as it is.
+func pathAsGiven(err error, parent, display string) error {
+	var e *fault.Error
+	if !errors.As(err, &e) || e.Path != parent {
+		return err
+	}
+	switch e.Code {
+	case fault.CodeNotFound, fault.CodeNotADirectory, fault.CodePermissionDenied:
+		c := *e
+		return c.WithPath(display)
+	}
+	return err
 }
 
 // parentOf splits t into its parent directory and final name.
