@@ -553,11 +553,15 @@ type unanswered struct {
 	// lost is set once an answer could not be written: no call's turn
 	// comes after it.
 	lost bool
+	// writing are the ids whose answers are being written, taken off ids
+	// (answered) but not yet out: a refusal kept back under one of them,
+	// written then, came before the answer it waited for.
+	writing map[string]int
 }
 
 func newUnanswered() *unanswered {
 	return &unanswered{ids: map[string]bool{}, changed: make(chan struct{}, 1), seqs: map[string]int{},
-		low: 1, done: map[int]bool{}, turns: map[int]chan struct{}{}}
+		low: 1, done: map[int]bool{}, turns: map[int]chan struct{}{}, writing: map[string]int{}}
 }
 
 // seqKey is the key of params._meta under which mcpFrames numbers each
@@ -729,13 +733,13 @@ func (u *unanswered) hand(m message) (handed, inUse bool) {
 	return false, !awaited
 }
 
-// busy reports whether the id key is a request's handed to the server and
-// not yet answered.
+// busy reports whether the id key is a request's handed to the server
+// whose answer is not yet written.
 func (u *unanswered) busy(key string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	_, ok := u.ids[key]
-	return ok
+	return ok || u.writing[key] > 0
 }
 
 // isCall reports whether the id key is a tools/call's not yet answered.
@@ -749,18 +753,29 @@ func (u *unanswered) isCall(key string) bool {
 // answered takes the call with the id key off as its answer goes out: a
 // client that reads the answer may send its id again at once. It returns
 // the call's number (0 for none), whose turn passes (passed) once the
-// answer is written.
+// answer is written; written ends the writing.
 func (u *unanswered) answered(key string) int {
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	delete(u.ids, key)
 	seq := u.seqs[key]
 	delete(u.seqs, key)
+	u.writing[key]++
+	return seq
+}
+
+// written ends the writing of the answer under the id key, written or
+// not, and wakes what waits for it.
+func (u *unanswered) written(key string) {
+	u.mu.Lock()
+	if u.writing[key]--; u.writing[key] == 0 {
+		delete(u.writing, key)
+	}
 	u.mu.Unlock()
 	select {
 	case u.changed <- struct{}{}:
 	default:
 	}
-	return seq
 }
 
 // passed ends the turn of the call numbered seq, whose answer was written,
@@ -794,12 +809,13 @@ func (u *unanswered) passed(seq int, written bool) {
 // written.
 var errAnswerLost = errors.New("an earlier answer could not be written")
 
-// wait returns once every call waited for is answered: interrupted, each
-// answers at once (INTERRUPTED, or what its commit finished).
+// wait returns once every call waited for is answered, its answer
+// written: interrupted, each answers at once (INTERRUPTED, or what its
+// commit finished).
 func (u *unanswered) wait() {
 	for {
 		u.mu.Lock()
-		n := 0
+		n := len(u.writing)
 		for _, awaited := range u.ids {
 			if awaited {
 				n++
@@ -827,6 +843,7 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 	out, seq := p, 0
 	if m, ok := decodeMessage(p); ok && m.Method == nil {
 		if key, ok := idKey(m.ID); ok {
+			defer a.calls.written(key)
 			// The SDK answers with code 0 a call cancelled before its
 			// handler ran ("context canceled"), where the handler answers
 			// INTERRUPTED, and a request out of the session's order (a
