@@ -183,16 +183,12 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 		}
 	}
 	res.NoChange = edited == src
-	var diff string
-	// The diff is of the bytes on disk, BOM included, so that it applies
-	// with patch or git apply to the file as it was; of a UTF-16 file's
-	// text, decoded.
-	diff, res.FirstChangedLine = unifiedDiff(display, whole.Mark()+src, whole.Mark()+edited)
 	write := !res.NoChange && !req.DryRun
 	var newData []byte
 	if !res.NoChange {
 		// Sized as it would be written, dry run too: a file over the
-		// limit could not be edited back.
+		// limit could not be edited back. Before the diff, which a
+		// refused edit does not need.
 		if newData, err = whole.Encode(edited); err != nil {
 			return nil, withPath(err, display)
 		}
@@ -200,6 +196,11 @@ func (t *Tools) editOnce(ctx context.Context, mfs backend.MutableFS, req EditReq
 			return nil, t.settledRefusal(ctx, req.Path, info.Version, err)
 		}
 	}
+	var diff string
+	// The diff is of the bytes on disk, BOM included, so that it applies
+	// with patch or git apply to the file as it was; of a UTF-16 file's
+	// text, decoded.
+	diff, res.FirstChangedLine = unifiedDiff(display, whole.Mark()+src, whole.Mark()+edited)
 	if write {
 		// The result is sized before the write, with the new version at
 		// its largest: a result that cannot fit refuses the edit unmade.
@@ -298,6 +299,22 @@ func overEditLimit(tool, display string, size int) error {
 		return nil
 	}
 	return fault.Errorf(fault.CodeTooLarge, "%s would make the file %d bytes, over the limit of %d (2 MiB) of the files edit, replace and apply-patch change: none of them could change it again.", tool, size, MaxEditBytes).
+		WithPath(display).WithDetail("size", size).WithDetail("limit", MaxEditBytes).
+		WithHint("nothing was changed; make a change that leaves the file within 2 MiB, or %s", writeWhole)
+}
+
+// maxPlannedText bounds the text, as UTF-8, that edit and replace build
+// before encoding it and sizing it against MaxEditBytes: past it, no file
+// they write fits (UTF-8 is written as it is, UTF-16 in no fewer than 2/3
+// of its UTF-8 bytes). Built unbounded, a replaceAll of a 20 MB newText
+// over 29,527 matches (590 GB) took 24 GB before the kernel killed it.
+const maxPlannedText = 2 * MaxEditBytes
+
+// textOverLimit is the TOO_LARGE of a change by tool that would make the
+// text of the file at display at least size bytes as UTF-8, over
+// maxPlannedText, found before that text is built (the rest uncounted).
+func textOverLimit(tool, display string, size int) error {
+	return fault.Errorf(fault.CodeTooLarge, "%s would make the file's text at least %d bytes, over the limit of %d (2 MiB) of the files edit, replace and apply-patch change: none of them could change it again.", tool, size, MaxEditBytes).
 		WithPath(display).WithDetail("size", size).WithDetail("limit", MaxEditBytes).
 		WithHint("nothing was changed; make a change that leaves the file within 2 MiB, or %s", writeWhole)
 }

@@ -64,6 +64,7 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 	outcomes := make([]EditOutcome, len(edits))
 	var regions []region
 	var applied []claim // edits whose newText stands as their retry finds it
+	size := len(src)    // of the edited text, as the regions so far make it
 	for i, e := range edits {
 		oldText, newText := e.OldText, *e.NewText
 		if strings.HasSuffix(oldText, "\r") && strings.HasSuffix(newText, "\r") && len(t.Exact(oldText)) == 0 {
@@ -153,6 +154,9 @@ func plan(t *editmatch.Text, edits []EditOp) (string, []EditOutcome, error) {
 			}
 			outcomes[i].Restyled = outcomes[i].Restyled || restyled
 			outcomes[i].Reindented = outcomes[i].Reindented || reindented
+			if size += len(repl) - (m.End - m.Start); size > maxPlannedText {
+				return "", nil, textOverLimit("edit", "", size)
+			}
 			regions = append(regions, region{m.Start, m.End, i, m.Line, repl})
 			outcomes[i].Replacements++
 			if l := outcomes[i].Lines; len(l) < maxOutcomeLines && (len(l) == 0 || l[len(l)-1] != m.Line) {

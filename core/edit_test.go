@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -409,5 +410,33 @@ func TestEditNamesTheByteItsMarkDoesNotKeep(t *testing.T) {
 				t.Errorf("%s %s: %v %v, want NOT_TEXT with %q", tool, tc.path, err, e.Details, want)
 			}
 		}
+	}
+}
+
+// allocated is the bytes f allocates, as runtime.MemStats counts them.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A replaceAll whose result could never fit is refused before that
+// result is built: a 20 MB newText over 29,527 matches (590 GB) took 24
+// GB before the kernel killed agentfs, where TOO_LARGE belongs.
+func TestEditRefusesAnOversizedResultUnbuilt(t *testing.T) {
+	tl, m := editTools(map[string]string{"f": strings.Repeat("a\n", 8000)})
+	newText := strings.Repeat("b", 32<<10) // 8000 × 32 KiB: 256 MiB
+	var err error
+	n := allocated(func() {
+		_, err = tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{{OldText: "a", NewText: &newText, ReplaceAll: true}}})
+	})
+	e := wantCode(t, err, fault.CodeTooLarge)
+	if size, _ := e.Details["size"].(int); size <= MaxEditBytes || e.Details["limit"] != MaxEditBytes || e.Path != "f" {
+		t.Fatalf("%+v", e)
+	}
+	if n > 64<<20 || m.Stats().Writes != 0 {
+		t.Fatalf("allocated %d MiB to refuse it, writes %d", n>>20, m.Stats().Writes)
 	}
 }
