@@ -158,7 +158,7 @@ func TestByLineDiffApplies(t *testing.T) {
 		if err != nil || !rp.byLine {
 			continue
 		}
-		out, n, diff := rp.apply([]byte(in))
+		out, n, diff, _ := rp.apply([]byte(in))
 		if n == 0 || string(out) == in || diff == nil {
 			continue
 		}

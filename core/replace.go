@@ -92,7 +92,11 @@ type replacer struct {
 	// withLF and withCRLF are with, each of its newlines (LF or CRLF)
 	// written as LF, and as CRLF.
 	withLF, withCRLF []byte
-	literal          bool
+	// sizeOf, sizeOfLF and sizeOfCRLF size the expansions of with,
+	// withLF and withCRLF, so that a result too large for any file
+	// replace writes is refused before it is built.
+	sizeOf, sizeOfLF, sizeOfCRLF expansion
+	literal                      bool
 	// lfView: a query that does not speak of CR sees a CRLF file's lines
 	// as LF lines, so that its \n matches a CRLF and a replacement's \n
 	// is written as CRLF (a fixed string saw the bytes as they are: its \n
@@ -221,6 +225,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
 	rp := &replacer{re: re, word: word, wordAfter: wordAfter, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
+	rp.sizeOf, rp.sizeOfLF, rp.sizeOfCRLF = expansionOf(rp.with, rp.literal), expansionOf(rp.withLF, rp.literal), expansionOf(rp.withCRLF, rp.literal)
 	if rp.byLine {
 		// Without --word's \b: its lines are fewer than the query's.
 		rp.lines, _ = search.NewMatcher(req.Query, req.Regex, req.IgnoreCase)
@@ -368,20 +373,30 @@ func (r *replacer) anyLine(b []byte) bool {
 // mark and endings. Line by line, diff is the line diff of the change,
 // which the replace made: no diff needs computing (a file of 19,000
 // changed lines cost 2 s of the diff's search, under the file's lock).
-func (r *replacer) apply(data []byte) (out []byte, n int, diff []diffLine) {
+//
+// A text that would pass maxPlannedText bytes is not built: err is then
+// textOverLimit's TOO_LARGE. Built, a 100 KB replacement of each byte of
+// a 1 MB file (100 GB) ended in Go's out of memory.
+func (r *replacer) apply(data []byte) (out []byte, n int, diff []diffLine, err error) {
 	if r.byLine {
 		return r.applyByLine(data)
 	}
-	out, n = r.applyWhole(data)
-	return out, n, nil
+	out, n, err = r.applyWhole(data)
+	return out, n, nil, err
 }
 
 // applyWhole is apply of a query that spans lines, over the whole text.
-func (r *replacer) applyWhole(data []byte) ([]byte, int) {
+func (r *replacer) applyWhole(data []byte) ([]byte, int, error) {
 	prefix, body, crlf := r.view(data)
-	n := len(r.findAll(body))
+	ms := r.findAll(body)
+	n := len(ms)
 	if n == 0 {
-		return nil, 0
+		return nil, 0, nil
+	}
+	// At least this long: a replacement's newlines written CRLF, as in
+	// a CRLF file, make it longer.
+	if size := len(prefix) + r.sizeOfLF.replaced(r.re, body, ms); size > maxPlannedText {
+		return nil, 0, textOverLimit("replace", "", size)
 	}
 	var out []byte
 	switch {
@@ -398,7 +413,132 @@ func (r *replacer) applyWhole(data []byte) ([]byte, int) {
 	if crlf {
 		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
 	}
-	return append(append([]byte{}, prefix...), out...), n
+	return append(append([]byte{}, prefix...), out...), n, nil
+}
+
+// sizeFor is the expansion replaceIn writes for a newline written as
+// eol.
+func (r *replacer) sizeFor(eol []byte) expansion {
+	switch string(eol) {
+	case "\n":
+		return r.sizeOfLF
+	case "\r\n":
+		return r.sizeOfCRLF
+	}
+	return r.sizeOf
+}
+
+// expansion is a replacement template as regexp's Expand reads it, for
+// the length of its expansion in a match without making it: its
+// literal bytes and how many times it names each group, by number or
+// by name.
+type expansion struct {
+	literal int
+	nums    map[int]int
+	names   map[string]int
+}
+
+// expansionOf reads template as Expand does ($$ a dollar, $1, ${1},
+// $name, ${name}; a $ that starts none of them itself), or, for a fixed
+// string, as bytes.
+func expansionOf(template []byte, literal bool) expansion {
+	if literal {
+		return expansion{literal: len(template)}
+	}
+	x := expansion{nums: map[int]int{}, names: map[string]int{}}
+	t := string(template)
+	for {
+		before, after, ok := strings.Cut(t, "$")
+		if !ok {
+			break
+		}
+		x.literal += len(before)
+		t = after
+		if strings.HasPrefix(t, "$") {
+			x.literal++
+			t = t[1:]
+			continue
+		}
+		name, num, rest, ok := expandName(t)
+		if !ok {
+			x.literal++
+			continue
+		}
+		t = rest
+		if num >= 0 {
+			x.nums[num]++
+		} else {
+			x.names[name]++
+		}
+	}
+	x.literal += len(t)
+	return x
+}
+
+// expandName is regexp's extract: the group name or number after a $,
+// what follows it, and whether there is one.
+func expandName(s string) (name string, num int, rest string, ok bool) {
+	brace := strings.HasPrefix(s, "{")
+	if brace {
+		s = s[1:]
+	}
+	i := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
+			break
+		}
+		i += size
+	}
+	if i == 0 {
+		return "", 0, "", false
+	}
+	name = s[:i]
+	if brace {
+		if i >= len(s) || s[i] != '}' {
+			return "", 0, "", false
+		}
+		i++
+	}
+	for k := 0; k < len(name); k++ {
+		if name[k] < '0' || '9' < name[k] || num >= 1e8 {
+			num = -1
+			break
+		}
+		num = num*10 + int(name[k]-'0')
+	}
+	if name[0] == '0' && len(name) > 1 {
+		num = -1
+	}
+	return name, num, s[i:], true
+}
+
+// replaced is the length of b with each match of ms replaced by x's
+// expansion in it, as Expand makes it.
+func (x expansion) replaced(re *regexp.Regexp, b []byte, ms [][]int) int {
+	size := len(b)
+	group := func(m []int, i int) int {
+		if 2*i+1 < len(m) && m[2*i] >= 0 {
+			return m[2*i+1] - m[2*i]
+		}
+		return 0
+	}
+	for _, m := range ms {
+		size += x.literal - (m[1] - m[0])
+		for num, k := range x.nums {
+			size += k * group(m, num)
+		}
+		for name, k := range x.names {
+			// The first group of that name that took part.
+			for i, ni := range re.SubexpNames() {
+				if ni == name && 2*i+1 < len(m) && m[2*i] >= 0 {
+					size += k * group(m, i)
+					break
+				}
+			}
+		}
+	}
+	return size
 }
 
 // replaceIn replaces every match in b, each newline of the replacement
@@ -498,7 +638,7 @@ func usualEnding(b []byte) []byte {
 // mark), its ending (LF or CRLF) kept out of the match and left as it is.
 // The diff's unchanged lines are substrings of one copy of data: a line
 // without a match allocates nothing.
-func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
+func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine, error) {
 	prefix, body := textfile.CutUTF8BOM(data)
 	text := string(data)
 	out := append(make([]byte, 0, len(data)), prefix...)
@@ -524,10 +664,11 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 			to += len(prefix)
 		}
 		old := text[from:to]
-		k := 0
+		var ms [][]int
 		if at >= next {
-			k = len(r.findAll(line))
+			ms = r.findAll(line)
 		}
+		k := len(ms)
 		at += len(line) + len(ending)
 		if at > next {
 			next = r.nextLine(body, at, &fs)
@@ -544,6 +685,9 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 				eol = nil
 			case len(eol) == 0:
 				eol = usual
+			}
+			if size := len(out) + r.sizeFor(eol).replaced(r.re, line, ms) + len(ending); size > maxPlannedText {
+				return nil, 0, nil, textOverLimit("replace", "", size)
 			}
 			replaced := r.replaceIn(line, eol)
 			if from == 0 {
@@ -570,9 +714,9 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine) {
 		from, outFrom = to, len(out)
 	}
 	if n == 0 {
-		return nil, 0, nil
+		return nil, 0, nil, nil
 	}
-	return out, n, append(diff, added...)
+	return out, n, append(diff, added...), nil
 }
 
 // linesOf yields each line of b and its ending: LF, or none for the last;
@@ -1297,7 +1441,10 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 		if whole.UTF16() {
 			data = []byte(whole.Text)
 		}
-		out, n, diff := rp.apply(data)
+		out, n, diff, err := rp.apply(data)
+		if err != nil {
+			return nil, t.settledRefusal(ctx, p, info.Version, withPath(err, t.FS.Display(p)))
+		}
 		unchanged := n == 0 || bytes.Equal(out, data)
 		if unchanged {
 			// Left as read, which must then stand.

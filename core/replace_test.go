@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -192,7 +193,7 @@ func TestReplacerLineEndings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, n, _ := rp.apply([]byte(tc.in)); string(got) != tc.want || n != tc.n || !rp.matches([]byte(tc.in)) {
+		if got, n, _, _ := rp.apply([]byte(tc.in)); string(got) != tc.want || n != tc.n || !rp.matches([]byte(tc.in)) {
 			t.Errorf("%q in %q: %q (%d), want %q (%d)", tc.query, tc.in, got, n, tc.want, tc.n)
 		}
 	}
@@ -242,7 +243,7 @@ func TestReplaceWordsInAnyScript(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, n, _ := rp.apply([]byte(tc.text))
+		out, n, _, _ := rp.apply([]byte(tc.text))
 		if n != tc.n || string(out) != tc.want || rp.matches([]byte(tc.text)) != (tc.n > 0) {
 			t.Errorf("%q in %q: %d replacements, %q; want %d, %q", tc.query, tc.text, n, out, tc.n, tc.want)
 		}
@@ -314,7 +315,7 @@ func checkByLineDiff(t *testing.T, query, with, in string, regex, render bool) b
 	if err != nil || !rp.byLine {
 		return false
 	}
-	out, n, diff := rp.apply([]byte(in))
+	out, n, diff, _ := rp.apply([]byte(in))
 	if n == 0 {
 		return false
 	}
@@ -389,8 +390,8 @@ func FuzzReplaceCandidateLines(f *testing.F) {
 		if want, _ := plain.matchesLines(bufio.NewReaderSize(strings.NewReader(in), 16)); err != nil || streamed != want {
 			t.Fatalf("%+v in %q: streamed %v (%v), every line %v", req, in, streamed, err, want)
 		}
-		out, n, diff := rp.apply(data)
-		wantOut, wantN, wantDiff := plain.apply(data)
+		out, n, diff, _ := rp.apply(data)
+		wantOut, wantN, wantDiff, _ := plain.apply(data)
 		if !bytes.Equal(out, wantOut) || n != wantN || !slices.Equal(diff, wantDiff) {
 			t.Fatalf("%+v in %q: apply %q %d, every line %q %d", req, in, out, n, wantOut, wantN)
 		}
@@ -695,5 +696,61 @@ func TestReplaceSearchesAsItWalks(t *testing.T) {
 	}
 	if most, bound := fsys.most.Load(), int64(searchAhead+1)*int64(max(1, runtime.GOMAXPROCS(0)))+1; most > bound {
 		t.Errorf("%d openers were pending at once, over %d", most, bound)
+	}
+}
+
+// A replace whose result could never fit is refused before that result
+// is built, by line, over the whole text and with groups: a 100 KB
+// replacement of each byte of a 1 MB file (100 GB) ended in Go's out of
+// memory, where TOO_LARGE belongs.
+func TestReplaceRefusesAnOversizedResultUnbuilt(t *testing.T) {
+	with := strings.Repeat("x", 32<<10)
+	for _, tc := range []struct {
+		name string
+		req  ReplaceRequest
+	}{
+		{"a fixed string", ReplaceRequest{Query: "a", Replacement: &with}},
+		{"a regex", ReplaceRequest{Query: "a+", Regex: true, Replacement: &with}},
+		{"across lines", ReplaceRequest{Query: "a\n", Replacement: &with}},
+		{"whole words", ReplaceRequest{Query: "a", Word: true, Replacement: &with}},
+		{"a group many times", ReplaceRequest{Query: "(a)", Regex: true, Replacement: str(strings.Repeat("$1", 16<<10))}},
+		{"a group by name", ReplaceRequest{Query: "(?P<g>a)", Regex: true, Replacement: str(strings.Repeat("${g}", 8<<10))}},
+	} {
+		m := memfs.New(map[string]string{"f": strings.Repeat("a\n", 8000), "crlf": strings.Repeat("a\r\n", 8000)})
+		var err error
+		n := allocated(func() { _, err = (&Tools{FS: m, LockTimeout: time.Second}).Replace(context.Background(), tc.req) })
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeTooLarge || e.Details["limit"] != MaxEditBytes {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if size, _ := e.Details["size"].(int); size <= maxPlannedText {
+			t.Errorf("%s: size %v", tc.name, e.Details["size"])
+		}
+		if n > 64<<20 {
+			t.Errorf("%s: allocated %d MiB to refuse it", tc.name, n>>20)
+		}
+	}
+}
+
+// expansion sizes what Expand makes, so that the refusal above is of
+// no result that would fit.
+func TestExpansionSizesWhatExpandMakes(t *testing.T) {
+	src := []byte("ab12 cd34\r\nx y é9\n")
+	for _, tc := range []struct{ query, with string }{
+		{`(\w)(\w)(\d*)`, "$2$1$3$$x$"},
+		{`(?P<a>\w)(?P<b>\w)`, "${b}-$a-${a}x-$ax-$bb-${c}"},
+		{`(?P<n>a)|(?P<n>c)|(x)`, "[$n$3$0${0}$00$01$9]"},
+		{`\w+`, "$ ${ ${} ${0 $é$_"},
+		{`(\w+)\s`, "$1\r\n$1"},
+	} {
+		re := regexp.MustCompile(tc.query)
+		x := expansionOf([]byte(tc.with), false)
+		ms := re.FindAllSubmatchIndex(src, -1)
+		if got, want := x.replaced(re, src, ms), len(re.ReplaceAll(src, []byte(tc.with))); got != want {
+			t.Errorf("%s with %q: sized %d, made %d", tc.query, tc.with, got, want)
+		}
+		if got, want := expansionOf([]byte(tc.with), true).replaced(re, src, ms), len(re.ReplaceAllLiteral(src, []byte(tc.with))); got != want {
+			t.Errorf("%s with %q as it stands: sized %d, made %d", tc.query, tc.with, got, want)
+		}
 	}
 }
