@@ -357,8 +357,64 @@ func pastInt64(n string) bool {
 // decodes (a batch line, an MCP message), where the last of two keys would
 // silently win: {"tool":"read","tool":"rm"} must not remove a file.
 func CheckJSON(data []byte) error {
+	if checkJSONText(data) == nil && json.Valid(data) && uniqueKeys(data) {
+		// Valid without a tree: parseStrict's held each string twice
+		// over (a 50 MB batch line took 4 copies more than its own).
+		return nil
+	}
 	_, err := parseStrict(data)
 	return err
+}
+
+// uniqueKeys reports whether data, valid JSON, nests its objects and
+// arrays at most maxNesting deep and gives no key twice in one object,
+// as decodeValue would find it, without decoding any value.
+func uniqueKeys(data []byte) bool {
+	type level struct {
+		object, key bool // an object; its next string is a key
+		keys        map[string]bool
+	}
+	var stack []level
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '{', '[':
+			if len(stack) == maxNesting {
+				return false
+			}
+			stack = append(stack, level{object: c == '{', key: c == '{'})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if top := &stack[len(stack)-1]; top.object {
+				top.key = true
+			}
+		case '"':
+			start, escaped := i, false
+			for i++; data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+					escaped = true
+				}
+			}
+			if len(stack) == 0 || !stack[len(stack)-1].key {
+				continue
+			}
+			top := &stack[len(stack)-1]
+			top.key = false
+			k := string(data[start+1 : i])
+			if escaped && json.Unmarshal(data[start:i+1], &k) != nil {
+				return false
+			}
+			if top.keys == nil {
+				top.keys = map[string]bool{}
+			}
+			if top.keys[k] {
+				return false
+			}
+			top.keys[k] = true
+		}
+	}
+	return true
 }
 
 // parseStrict decodes one JSON value with CheckJSON's checks.

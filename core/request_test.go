@@ -411,3 +411,27 @@ func TestDecodeJSONHandsOnLongStrings(t *testing.T) {
 		t.Errorf("allocated %d MiB to decode a write of %d MiB", n>>20, len(data)>>20)
 	}
 }
+
+// CheckJSON, which no longer builds a tree for a request it passes,
+// refuses what parseStrict refuses, and passes a long line allocating
+// a fraction of it: a 50 MB batch line was decoded whole to be checked,
+// then again for its tool.
+func TestCheckJSONAsParseStrict(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, in := range []string{
+		`{"a":1,"b":2}`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"a\\":1,"a":2}`, `{"a\\":1,"a\\\\":2}`,
+		`{"x":{"a":1},"y":{"a":1}}`, `[{"a":1},{"a":1}]`, `{"a":[{"b":1,"b":2}]}`, `{"a":"\"a\":1,","a":2}`,
+		`{"s":"{[\"\\","t":"}]"}`, `{"a":{}, "a":[]}`, `"a"`, `1`, `{"a":1} x`, `{"a":1`, `{"a":"\ud800"}`,
+		`{"k":` + deep(63) + `}`, `{"k":` + deep(64) + `}`, deep(64), deep(65), `{"é":1,"\u00e9":2}`, `{"":1,"":2}`,
+	} {
+		_, want := parseStrict([]byte(in))
+		if got := CheckJSON([]byte(in)); (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
+			t.Errorf("%.60s: %v, parseStrict %v", in, got, want)
+		}
+	}
+	line, _ := json.Marshal(map[string]any{"tool": "write", "args": map[string]any{"path": "f", "content": strings.Repeat("a\"b\n", 1<<20)}})
+	var err error
+	if n := allocated(func() { err = CheckJSON(line) }); err != nil || n > uint64(len(line))/4 {
+		t.Errorf("%v, allocated %d KiB to check %d KiB", err, n>>10, len(line)>>10)
+	}
+}
