@@ -320,11 +320,36 @@ func checkGroups(re *regexp.Regexp, with string) error {
 			continue
 		}
 		hint := fmt.Sprintf("the regex has %d group(s); write $$ for a dollar", re.NumSubexp())
-		if digits := strings.IndexFunc(name, func(r rune) bool { return r < '0' || r > '9' }); digits > 0 && !brace {
-			hint = fmt.Sprintf("write ${%s}%s for group %s followed by %q: $%s is read as one name", name[:digits], name[digits:], name[:digits], name[digits:], name)
+		if k := groupPrefix(re, name); k > 0 && !brace {
+			hint = fmt.Sprintf("write ${%s}%s for group %s followed by %q: $%s is read as one name", name[:k], name[k:], name[:k], name[k:], name)
 		}
 		return fault.Errorf(fault.CodeInvalidArgument, "the replacement refers to group %q, which the regex does not have: it would put nothing there.", name).WithHint("%s", hint)
 	}
+}
+
+// groupPrefix is the length of the longest run of digits that starts
+// name, leaves some of it after, and is a group re has (0 when none), for
+// the hint of a reference read as one name: $10 with one group is group
+// 1 and a 0 as sed reads \10, and the hint said ${12}x for $12x, or
+// ${2}x for $2x, with one group: a reference refused again.
+func groupPrefix(re *regexp.Regexp, name string) int {
+	digits := strings.IndexFunc(name, func(r rune) bool { return r < '0' || r > '9' })
+	if digits < 0 {
+		digits = len(name)
+	}
+	if name == "" || name[0] == '0' {
+		// $0x is group 0 and an x; $01 is no number with a group in it.
+		if digits == 1 && len(name) > 1 {
+			return 1
+		}
+		return 0
+	}
+	for k := min(digits, len(name)-1); k > 0; k-- {
+		if n, err := strconv.Atoi(name[:k]); err == nil && n <= re.NumSubexp() {
+			return k
+		}
+	}
+	return 0
 }
 
 // checkBackslashGroups refuses a replacement holding \N, sed's and

@@ -261,6 +261,12 @@ func TestReplaceGroupReferences(t *testing.T) {
 		{"$3", "2 group(s)"},
 		{"${nope}", "2 group(s)"},
 		{"$01", "2 group(s)"},
+		// A number past the groups: the hint names a group the regex has
+		// (sed's \10 is group 1 and a 0), never another it lacks.
+		{"$10", "write ${1}0 for group 1"},
+		{"$21x", "write ${2}1x for group 2"},
+		{"$3x", "2 group(s)"},
+		{"$30", "2 group(s)"},
 		{"${2}_${1}", ""},
 		{"$0 $first $$3 ${2}", ""},
 		{"costs $ 5, ${ and $", ""},
