@@ -55,6 +55,21 @@ func TestReindentLeavesLiterals(t *testing.T) {
 			"- item:\n\n    ```\n    b\n    ```\n", editmatch.RungIndentation, false},
 		{"triple quotes in a string: no literal", "class A:\n    def f(self, s):\n        return s\n", []EditOp{op("def f(self, s):\n    return s\n", "def f(self, s):\n    if s.startswith('\"\"\"'):\n        s = s[3:]\n    return s.strip()\n\ndef h(self):\n    \"\"\"H.\"\"\"\n    return 2\n")},
 			"class A:\n    def f(self, s):\n        if s.startswith('\"\"\"'):\n            s = s[3:]\n        return s.strip()\n\n    def h(self):\n        \"\"\"H.\"\"\"\n        return 2\n", editmatch.RungIndentation, false},
+		// A PHP heredoc's body and terminator are left as given together:
+		// PHP strips the terminator's indentation from each body line, and
+		// one shifted at column 0 ends none before PHP 7.3.
+		{"PHP heredoc", "<?php\nclass A {\n    function f() {\n        return 1;\n    }\n}\n", []EditOp{op("function f() {\n    return 1;\n}\n", "function f() {\n    $s = <<<EOT\n  body\nEOT;\n    return $s;\n}\n")},
+			"<?php\nclass A {\n    function f() {\n        $s = <<<EOT\n  body\nEOT;\n        return $s;\n    }\n}\n", editmatch.RungIndentation, false},
+		{"PHP nowdoc, indented terminator", "<?php\nclass A {\n    function f() {\n        return 1;\n    }\n}\n", []EditOp{op("function f() {\n    return 1;\n}\n", "function f() {\n    return f(<<<'EOT'\n        a\n          b\n        EOT, 2);\n}\n")},
+			"<?php\nclass A {\n    function f() {\n        return f(<<<'EOT'\n        a\n          b\n        EOT, 2);\n    }\n}\n", editmatch.RungIndentation, false},
+		{"a here-string: no heredoc", sh, []EditOp{op("echo bad\nexit 1\n", "read a b <<< \"$1\"\necho $a\nread x <<< y\ny=1\n")},
+			"main() {\n    if [ -z \"$1\" ]; then\n        read a b <<< \"$1\"\n        echo $a\n        read x <<< y\n        y=1\n    fi\n}\n", editmatch.RungIndentation, false},
+		{"C++ raw string", "int main() {\n    if (x) {\n        return 1;\n    }\n}\n", []EditOp{op("if (x) {\n    return 1;\n}\n", "if (x) {\n    auto s = u8R\"sql(\n  SELECT \"a\"\n)sql\";\n    return 1;\n}\n")},
+			"int main() {\n    if (x) {\n        auto s = u8R\"sql(\n  SELECT \"a\"\n)sql\";\n        return 1;\n    }\n}\n", editmatch.RungIndentation, false},
+		{"Rust raw strings", "fn main() {\n    if x {\n        return;\n    }\n}\n", []EditOp{op("if x {\n    return;\n}\n", "if x {\n    let s = r#\"\n  \"a\"\n\"#;\n    let t = r\"\n b\n\";\n    return;\n}\n")},
+			"fn main() {\n    if x {\n        let s = r#\"\n  \"a\"\n\"#;\n        let t = r\"\n b\n\";\n        return;\n    }\n}\n", editmatch.RungIndentation, false},
+		{"Python raw strings: shifted", "class A:\n    def f(self):\n        return 1\n", []EditOp{op("def f(self):\n    return 1\n", "def f(self):\n    p = R\"(\" + r\"\\d\"\n    q = \"a)\"\n    return 1\n")},
+			"class A:\n    def f(self):\n        p = R\"(\" + r\"\\d\"\n        q = \"a)\"\n        return 1\n", editmatch.RungIndentation, false},
 		// (b) a one-line oldText found after a line's indentation, kept
 		// flush on a later line of newText.
 		{"heredoc, flush", "main() {\n    if [ -z \"$1\" ]; then\n        exit 1\n    fi\n}\n", []EditOp{op("exit 1", "cat <<EOF\nusage: x\nEOF\nexit 1")},

@@ -13,15 +13,31 @@ import (
 // its terminator, which indented no longer ends it ("    EOF"; only <<-
 // strips leading tabs, never spaces); the lines after the one that opens
 // a triple-quoted string ("""  or ''') up to and including the one that
-// closes it; a raw string in backticks (Go, a JavaScript template) alike.
-// They are found by a scan of newText's lines, no language told:
+// closes it; a raw string in backticks (Go, a JavaScript template), in
+// C++ (R"delim(...)delim") or in Rust (r#"..."#) alike; a PHP heredoc or
+// nowdoc's body and terminator, as a here-document's. They are found by
+// a scan of newText's lines, no language told:
 //
 //   - <<WORD, <<'WORD', <<"WORD", <<\WORD, << WORD, and <<-WORD (its
 //     terminator may follow tabs) open a here-document only when a later
 //     line of newText is its terminator, so a shift (1 << n, cout << x)
 //     opens none; several on a line are read in order. <<~ (Ruby, which
-//     strips the indentation itself) and <<< (a here-string) open none.
-//     Quotes after an opener on its line are not looked at.
+//     strips the indentation itself) opens none. Quotes after an opener
+//     on its line are not looked at.
+//   - <<<WORD, <<<"WORD" and <<<'WORD' that end their line open a PHP
+//     heredoc (nowdoc) when a later line is its terminator: the word after
+//     any indentation, then nothing or ; , ) ] or . (PHP 7.3 lets code
+//     follow). <<< before more of its line is a here-string (cat <<<
+//     "$x", tr a b <<< foo) and opens none. Its body and terminator are
+//     left as given together, whatever the terminator's indentation: PHP
+//     strips that indentation from every body line, so that the body
+//     shifted alone changed the value (or, shifted left of it, failed to
+//     parse); the terminator shifted from column 0 ended nothing before
+//     PHP 7.3; and the two shifted together are the value only under a
+//     shift that adds or drops one prefix, where re-indentation can go
+//     level by level (two spaces for four doubles the body's own
+//     indentation) or turn spaces to tabs (PHP refuses a body and a
+//     terminator indented with both).
 //   - """ or ''' opens a string that a later line closes with the same
 //     three (escapes are not read); one closed on its own line is none.
 //     A docstring (one that starts its line) is read, and shifted with
@@ -32,6 +48,15 @@ import (
 //     strip the """ quotes"): read as openers, they left every line up
 //     to the next docstring unshifted, out of its block. A quote its line
 //     leaves open is a character (an apostrophe).
+//   - R"delim( (also u8R, uR, UR, LR, a whole word; delim 16 bytes at
+//     most, no blank, parenthesis, backslash or quote) opens a C++ raw
+//     string that a later line closes with )delim"; r", r#", r##" (also
+//     br, cr) a Rust one that a later line closes with " and as many #.
+//     One closed on its line is none, and nothing inside it is read.
+//     R"( that read as an ordinary string closes on its line opens none
+//     (Python's R"(" + x: read as one, a later line's ")" closed it, and
+//     the code between was left unshifted); nor does r""" (Python's
+//     triple quote), and Python's r"..." closes on its line.
 //   - a lone backtick (never a run, as a Markdown fence is) opens a raw
 //     string when it follows = ( , : [ { + ? or return, or an identifier
 //     without a space (a tagged template), and a later line holds a
@@ -85,14 +110,16 @@ func literalSpans(lines []string) [][2]int {
 // mayHoldLiteral is false for a text none of whose lines can open a
 // literal: most, and they are not scanned.
 func mayHoldLiteral(s string) bool {
-	return strings.Contains(s, "<<") || strings.Contains(s, `"""`) || strings.Contains(s, "'''") || strings.Contains(s, "`")
+	return strings.Contains(s, "<<") || strings.Contains(s, `"""`) || strings.Contains(s, "'''") || strings.Contains(s, "`") ||
+		strings.Contains(s, `R"`) || strings.Contains(s, `r"`) || strings.Contains(s, `#"`)
 }
 
 // heredoc is a here-document opened: its terminator, and whether tabs
-// may come before it (<<-).
+// may come before it (<<-), or it is PHP's (<<<), whose terminator may
+// follow any indentation and come before code (see phpEnd).
 type heredoc struct {
-	word string
-	dash bool
+	word      string
+	dash, php bool
 }
 
 type literalScan struct {
@@ -102,6 +129,14 @@ type literalScan struct {
 	// ends lists the lines by their text, and tabbed by their text
 	// after leading tabs, for the terminators, made on first use.
 	ends, tabbed map[string][]int
+	// php lists the lines that end a PHP heredoc by its word, made on
+	// first use.
+	php map[string][]int
+	// raw is the last line that holds each closer )delim", and hashed[n]
+	// the last that holds a quote and n hashes or more, made on first
+	// use (see rawLast).
+	raw    map[string]int
+	hashed []int
 }
 
 // docstring reports whether a string opened by quote after before, the
@@ -123,6 +158,23 @@ func docstring(before, quote string) bool {
 // where in seg that quote is.
 func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string, at int) {
 	for p := 0; p < len(seg); {
+		if seg[p] == '"' && p > 0 {
+			if closer, body, ok := rawString(seg, p); ok {
+				if k := strings.Index(seg[body:], closer); k >= 0 {
+					p = body + k + len(closer)
+					continue
+				}
+				// Left open: but R"( that an ordinary string's reading
+				// closes on its line is read so (Python's R"(" + x).
+				if closer[0] != ')' || quotedLen(seg[p:]) == 1 {
+					if len(hs) == 0 && sc.later(closer, i) {
+						return nil, closer, p
+					}
+					p = body
+					continue
+				}
+			}
+		}
 		switch {
 		case strings.HasPrefix(seg[p:], `"""`) || strings.HasPrefix(seg[p:], "'''"):
 			q := seg[p : p+3]
@@ -149,6 +201,11 @@ func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string, at i
 				}
 			}
 			p += n
+		case strings.HasPrefix(seg[p:], "<<<") && (p == 0 || seg[p-1] != '<'):
+			if h, ok := phpHeredocAt(seg[p+3:]); ok {
+				return append(hs, h), "", 0 // its word ends the line
+			}
+			p += len(seg[p:]) - len(strings.TrimLeft(seg[p:], "<"))
 		case strings.HasPrefix(seg[p:], "<<"):
 			if h, end, ok := heredocAt(seg, p); ok {
 				hs = append(hs, h)
@@ -169,6 +226,9 @@ func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string, at i
 
 // later reports whether a line after line i holds q.
 func (sc *literalScan) later(q string, i int) bool {
+	if q[0] == ')' || len(q) > 1 && q[1] == '#' {
+		return sc.rawLast(q) > i
+	}
 	if sc.last == nil {
 		sc.last = map[string]int{}
 	}
@@ -186,6 +246,53 @@ func (sc *literalScan) later(q string, i int) bool {
 	return l > i
 }
 
+// rawLast is the last line that holds q, a raw string's closer: )delim"
+// or " and hashes. The lines are read once for all of them, where each
+// closer's own scan of them took 24 s for 20000 openers each with a
+// delimiter of its own (BenchmarkRawOpeners).
+func (sc *literalScan) rawLast(q string) int {
+	if sc.raw == nil {
+		sc.raw = map[string]int{}
+		for j, l := range sc.lines {
+			for p := strings.IndexByte(l, '"'); p >= 0; p = next(l, p) {
+				// The closer )delim" that ends at this quote, if any: the
+				// delimiter holds no ')'.
+				from := max(0, p-17)
+				if k := strings.LastIndexByte(l[from:p], ')'); k >= 0 {
+					sc.raw[l[from+k:p+1]] = j
+				}
+				n := len(l[p+1:]) - len(strings.TrimLeft(l[p+1:], "#"))
+				for len(sc.hashed) <= n {
+					sc.hashed = append(sc.hashed, -1)
+				}
+				sc.hashed[n] = j
+			}
+		}
+		// A quote and n hashes hold the closer of fewer too.
+		for n := len(sc.hashed) - 2; n >= 0; n-- {
+			sc.hashed[n] = max(sc.hashed[n], sc.hashed[n+1])
+		}
+	}
+	if q[0] == ')' {
+		if j, ok := sc.raw[q]; ok {
+			return j
+		}
+		return -1
+	}
+	if n := len(q) - 1; n < len(sc.hashed) {
+		return sc.hashed[n]
+	}
+	return -1
+}
+
+// next is the index of the quote in l after the one at p, or -1.
+func next(l string, p int) int {
+	if k := strings.IndexByte(l[p+1:], '"'); k >= 0 {
+		return p + 1 + k
+	}
+	return -1
+}
+
 // terminator is the first line after line at that ends h.
 func (sc *literalScan) terminator(h heredoc, at int) (int, bool) {
 	if sc.ends == nil {
@@ -196,8 +303,19 @@ func (sc *literalScan) terminator(h heredoc, at int) (int, bool) {
 			sc.tabbed[k] = append(sc.tabbed[k], j)
 		}
 	}
+	if h.php && sc.php == nil {
+		sc.php = map[string][]int{}
+		for j, l := range sc.lines {
+			if w, ok := phpEnd(l); ok {
+				sc.php[w] = append(sc.php[w], j)
+			}
+		}
+	}
 	js := sc.ends[h.word]
-	if h.dash {
+	switch {
+	case h.php:
+		js = sc.php[h.word]
+	case h.dash:
 		js = sc.tabbed[h.word]
 	}
 	if k := sort.SearchInts(js, at+1); k < len(js) {
@@ -243,6 +361,84 @@ func heredocAt(seg string, p int) (h heredoc, end int, ok bool) {
 	}
 	h.word = seg[start:p]
 	return h, p, true
+}
+
+// phpHeredocAt reads a PHP heredoc's opener after "<<<" (rest): a word,
+// bare or in ' or " (a nowdoc), after blanks, that ends the line. One
+// that does not end it is a here-string (bash's cat <<< "$x", <<< foo;
+// a CUDA launch, k<<<g, b>>>).
+func phpHeredocAt(rest string) (h heredoc, ok bool) {
+	rest = strings.TrimLeft(rest, " \t")
+	if n := len(rest); n > 2 && (rest[0] == '\'' || rest[0] == '"') && rest[n-1] == rest[0] {
+		rest = rest[1 : n-1]
+	}
+	if w := phpWord(rest); w == "" || len(w) != len(rest) {
+		return h, false
+	}
+	return heredoc{word: rest, php: true}, true
+}
+
+// phpEnd reads line as the end of a PHP heredoc: its word after any
+// indentation (PHP 7.3 strips the terminator's from the body), then
+// nothing or code that goes on with the expression (; , ) ] .). A line
+// that goes on otherwise ("EOT is", "y=1" after bash's read x <<< y)
+// ends none.
+func phpEnd(line string) (word string, ok bool) {
+	t := strings.TrimLeft(line, " \t")
+	w := phpWord(t)
+	if w == "" {
+		return "", false
+	}
+	rest := strings.TrimLeft(t[len(w):], " \t")
+	return w, rest == "" || strings.IndexByte(";,)].", rest[0]) >= 0
+}
+
+// phpWord is the label s starts with (a letter, _ or a byte of UTF-8,
+// then digits too), or "".
+func phpWord(s string) string {
+	n := 0
+	for n < len(s) && (isWordByte(s[n]) || s[n] >= 0x80) && (n > 0 || s[n] < '0' || s[n] > '9') {
+		n++
+	}
+	return s[:n]
+}
+
+// rawString reads seg[p], a double quote, as one that opens a raw string
+// by the prefix before it: its closer and where its value starts. C++'s
+// R"delim( (also u8R, uR, UR, LR) is closed by )delim", the delimiter
+// 16 bytes at most, without blanks, parentheses, backslashes or quotes;
+// Rust's r", r#", r##" (also br, cr) by " and as many #. The prefix is a
+// whole word (FOOR"( and bar" open none); Python's r""" is a triple
+// quote, and its r"..." closes on its line.
+func rawString(seg string, p int) (closer string, body int, ok bool) {
+	h := p
+	for h > 0 && seg[h-1] == '#' {
+		h--
+	}
+	w := h
+	for w > 0 && isWordByte(seg[w-1]) {
+		w--
+	}
+	switch seg[w:h] {
+	case "R", "u8R", "uR", "UR", "LR":
+		if h != p {
+			return "", 0, false
+		}
+		for d := p + 1; d < len(seg) && d <= p+17; d++ {
+			switch seg[d] {
+			case '(':
+				return ")" + seg[p+1:d] + `"`, d + 1, true
+			case ' ', '\t', ')', '\\', '"':
+				return "", 0, false
+			}
+		}
+	case "r", "br", "cr":
+		if h == p && strings.HasPrefix(seg[p:], `"""`) {
+			return "", 0, false
+		}
+		return `"` + seg[h:p], p + 1, true
+	}
+	return "", 0, false
 }
 
 // quotedLen is the length of the string that s opens with its quote

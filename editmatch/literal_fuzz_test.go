@@ -14,6 +14,8 @@ func FuzzLiteralSpans(f *testing.F) {
 		"s = \"\"\"\na\n\"\"\"", "a = '''\nx\n''' + '''\ny\n'''", "s := `\na\n`", "q = sql`\na\n`",
 		"```go\na\n```", "use `a` and (`b`)\nx\n`", "x <<", "<<'", "<<\"\"\n", "\"\"\"", "=`\n`", "",
 		"\n\n", "cat <<EOF \"\"\"\na\nEOF\nb\n\"\"\"",
+		"$s = <<<EOT\n  a\n  EOT;\nx", "<<<'A'\nA", "<<<\"\"\n", "x <<< y\ny;", "R\"(\na\n)\"", "u8R\"d(\n)d\"",
+		"R\"(\" + x\n)\"", "R\"", "r#\"\n\"#", "br\"\n\"", "r\"\"\"\na\n\"\"\"", "#\"", "r##\"a\"#\n\"##",
 	} {
 		f.Add(s)
 	}

@@ -236,6 +236,12 @@ func TestPlanUpdate(t *testing.T) {
 			"class A:\n    def f(self):\n        \"\"\"Return one.\n\n        Details.\n        \"\"\"\n        return 1\n", []string{RungWhitespace}},
 		{"re-indented with tabs, a raw string left as given", "func f() {\n\tx := 1\n\treturn x\n}\n", []string{"@@", " x := 1", "+q := `", "+  a", "+`", " return x"},
 			"func f() {\n\tx := 1\n\tq := `\n  a\n`\n\treturn x\n}\n", []string{RungWhitespace}},
+		// A PHP heredoc's body and terminator, a C++ and a Rust raw
+		// string's inside (the body was shifted, its value changed).
+		{"re-indented, a PHP heredoc left as given", "<?php\nfunction f() {\n    if ($x) {\n        return 1;\n    }\n}\n", []string{"@@", " if ($x) {", "+    $s = <<<\"EOT\"", "+  a", "+EOT;", "     return 1;"},
+			"<?php\nfunction f() {\n    if ($x) {\n        $s = <<<\"EOT\"\n  a\nEOT;\n        return 1;\n    }\n}\n", []string{RungWhitespace}},
+		{"re-indented, C++ and Rust raw strings left as given", "fn f() {\n    if x {\n        return;\n    }\n}\n", []string{"@@", " if x {", "+    let s = r##\"", "+  \"#", "+\"##;", "+    g(R\"x(", "+  )\"", "+)x\");", "     return;"},
+			"fn f() {\n    if x {\n        let s = r##\"\n  \"#\n\"##;\n        g(R\"x(\n  )\"\n)x\");\n        return;\n    }\n}\n", []string{RungWhitespace}},
 		// Shifted left, a literal's line at column 0 would go left of the
 		// margin (it was PATCH_VERIFY); level by level, its column is no
 		// level of the old lines' (it was PATCH_VERIFY, uneven).
