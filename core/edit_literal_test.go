@@ -70,6 +70,14 @@ func TestReindentLeavesLiterals(t *testing.T) {
 			"fn main() {\n    if x {\n        let s = r#\"\n  \"a\"\n\"#;\n        let t = r\"\n b\n\";\n        return;\n    }\n}\n", editmatch.RungIndentation, false},
 		{"Python raw strings: shifted", "class A:\n    def f(self):\n        return 1\n", []EditOp{op("def f(self):\n    return 1\n", "def f(self):\n    p = R\"(\" + r\"\\d\"\n    q = \"a)\"\n    return 1\n")},
 			"class A:\n    def f(self):\n        p = R\"(\" + r\"\\d\"\n        q = \"a)\"\n        return 1\n", editmatch.RungIndentation, false},
+		// oldText found inside a string opened above it: its closing
+		// quotes, which newText copies, open none (read as an opener,
+		// they paired with the docstring's and left the code between
+		// unshifted, 4 columns left of its block: exit 0, an
+		// IndentationError).
+		{"a string opened above the match: shifted whole", "class A:\n    def f(self):\n        s = \"\"\"\n        one\n        two\"\"\".strip()\n        return s\n",
+			[]EditOp{op("    two\"\"\".strip()\n    return s\n", "    two, changed\"\"\".strip()\n    return s.upper()\n\ndef g(self):\n    \"\"\"G.\"\"\"\n    return 1\n")},
+			"class A:\n    def f(self):\n        s = \"\"\"\n        one\n        two, changed\"\"\".strip()\n        return s.upper()\n\n    def g(self):\n        \"\"\"G.\"\"\"\n        return 1\n", editmatch.RungIndentation, false},
 		// (b) a one-line oldText found after a line's indentation, kept
 		// flush on a later line of newText.
 		{"heredoc, flush", "main() {\n    if [ -z \"$1\" ]; then\n        exit 1\n    fi\n}\n", []EditOp{op("exit 1", "cat <<EOF\nusage: x\nEOF\nexit 1")},

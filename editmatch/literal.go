@@ -66,12 +66,41 @@ import (
 // with the rest, in the caller's frame (a docstring copied with its
 // method, four columns left): it is shifted whole, as before. (A blank
 // line kept inside a literal left as given is written as the region
-// spells it, as every line kept: the file's, unchanged.)
+// spells it, as every line kept: the file's, unchanged.) An oldText that
+// opens a triple-quoted or backtick string it does not close (Dangles)
+// was most likely found inside a literal opened above it, and its
+// closing quotes, which newText copies, read as an opener: newText is
+// shifted whole. (Read so, the closer paired with the next docstring's
+// quotes and left the code between unshifted, out of its block.) Only
+// those quotes, the same at both ends, can be a closer read as an
+// opener; the file above the match is not scanned.
 
 // literalSpans are the literals that lines (newText's) open and close:
 // each the first and last index of the lines left as given, the first
 // the line after the opener's.
 func literalSpans(lines []string) [][2]int {
+	spans, _ := scanLiterals(lines)
+	return spans
+}
+
+// Dangles reports whether lines (oldText's, or the old lines of a patch's
+// chunk) open a triple-quoted or backtick string that they do not close,
+// as the scan reads them. Such lines were most likely matched inside a
+// literal that starts above them, and the quotes that close it read as
+// an opener: newText's spans are then no literals of its own (its copy
+// of that closer, paired with the next docstring's quotes, left the code
+// between unshifted, out of its block), and none is left as given.
+func Dangles(lines []string) bool {
+	if !slices.ContainsFunc(lines, mayHoldLiteral) {
+		return false
+	}
+	_, dangling := scanLiterals(lines)
+	return dangling
+}
+
+// scanLiterals is literalSpans, and whether a string opened dangles (see
+// Dangles).
+func scanLiterals(lines []string) ([][2]int, bool) {
 	sc := &literalScan{lines: lines}
 	var spans [][2]int
 	for i, from := 0, 0; i < len(lines); {
@@ -104,7 +133,7 @@ func literalSpans(lines []string) [][2]int {
 		}
 		i++
 	}
-	return spans
+	return spans, sc.dangling
 }
 
 // mayHoldLiteral is false for a text none of whose lines can open a
@@ -137,6 +166,9 @@ type literalScan struct {
 	// use (see rawLast).
 	raw    map[string]int
 	hashed []int
+	// dangling: a line opens a triple-quoted or backtick string that no
+	// later line closes (see Dangles).
+	dangling bool
 }
 
 // docstring reports whether a string opened by quote after before, the
@@ -186,6 +218,7 @@ func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string, at i
 				if sc.later(q, i) {
 					return nil, q, p
 				}
+				sc.dangling = true
 			}
 			p += 3
 		case seg[p] == '`':
@@ -196,8 +229,11 @@ func (sc *literalScan) open(seg string, i int) (hs []heredoc, quote string, at i
 					p += 1 + k + 1
 					continue
 				}
-				if rawOpener(seg[:p]) && sc.later("`", i) {
-					return nil, "`", p
+				if rawOpener(seg[:p]) {
+					if sc.later("`", i) {
+						return nil, "`", p
+					}
+					sc.dangling = true
 				}
 			}
 			p += n
@@ -480,12 +516,17 @@ func rawOpener(before string) bool {
 
 // asGivenLines marks the lines of newText (LF endings) that a
 // re-indenting rung leaves as given: those of its literals but the ones
-// that keep a line of oldText (kept, see Rewriter). Nil when none.
-func asGivenLines(newText string, kept map[int]int) []bool {
+// that keep a line of oldText (kept, see Rewriter). Nil when none, and
+// when oldText dangles (see Dangles).
+func asGivenLines(oldText, newText string, kept map[int]int) []bool {
 	if !mayHoldLiteral(newText) {
 		return nil
 	}
-	return givenLines(strings.Split(newText, "\n"), kept)
+	given := givenLines(strings.Split(newText, "\n"), kept)
+	if given != nil && mayHoldLiteral(oldText) && Dangles(strings.Split(strings.ReplaceAll(oldText, "\r\n", "\n"), "\n")) {
+		return nil
+	}
+	return given
 }
 
 // LiteralSpans are the multi-line literals that lines (a text's, in
@@ -532,7 +573,7 @@ spans:
 // text's length: past it (a file of like lines), those found.
 func (t *Text) LocateRewritten(oldText, newText string) []Match {
 	oldText, newText = strings.ReplaceAll(oldText, "\r\n", "\n"), strings.ReplaceAll(newText, "\r\n", "\n")
-	given := asGivenLines(newText, keptLines(oldText, newText))
+	given := asGivenLines(oldText, newText, keptLines(oldText, newText))
 	if given == nil {
 		return nil
 	}

@@ -7,7 +7,8 @@ import (
 
 // FuzzLiteralSpans: the scan of any text never panics, and its spans are
 // ranges of the text's lines, none before the first line (the opener's
-// is before each), in order and apart; LiteralSpans is the same scan.
+// is before each), in order and apart; LiteralSpans is the same scan;
+// an oldText that dangles leaves no line as given.
 func FuzzLiteralSpans(f *testing.F) {
 	for _, s := range []string{
 		"cat <<EOF\n  a\nEOF\nexit 1", "cat <<A <<B\na\nA\nb\nB\nx", "cat <<-EOF\n\ta\n\tEOF",
@@ -35,6 +36,10 @@ func FuzzLiteralSpans(f *testing.F) {
 		given := givenLines(lines, nil)
 		if given != nil && len(given) != len(lines) {
 			t.Fatalf("givenLines: %d marks for %d lines", len(given), len(lines))
+		}
+		// Lines that dangle leave nothing as given, as oldText.
+		if Dangles(lines) && asGivenLines(text, text, nil) != nil {
+			t.Fatalf("asGivenLines(%q) with itself as oldText, which dangles: %v", text, given)
 		}
 	})
 }

@@ -106,7 +106,7 @@ func BenchmarkAsGivenLines(b *testing.B) {
 	text := strings.Repeat("    std::cout << x << y;\n    s = \"\"\"\n    a\n\"\"\"\n\tx\n", 5000)
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		asGivenLines(text, nil)
+		asGivenLines("", text, nil)
 	}
 }
 
@@ -122,6 +122,31 @@ func BenchmarkRawOpeners(b *testing.B) {
 	text := sb.String()
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		asGivenLines(text, nil)
+		asGivenLines("", text, nil)
+	}
+}
+
+// TestDangles: lines that open a triple-quoted or backtick string they do
+// not close (matched inside a literal opened above them, its closer read
+// as an opener), and lines that do not.
+func TestDangles(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  bool
+	}{
+		{"a closer, then code", []string{"    two\"\"\".strip()", "    return s"}, true},
+		{"a docstring's closer", []string{"    \"\"\"", "    return s"}, true},
+		{"a template's closer", []string{"  b`;", "return s"}, true},
+		{"closed", []string{"s = '''", "a", "'''"}, false},
+		{"closed on its line, a fence", []string{"s = \"\"\"a\"\"\"", "```"}, false},
+		{"a here-document and a raw string unclosed", []string{"cat <<EOF", "a", "s := R\"(", "t := r#\""}, false},
+		{"nothing to scan", []string{"x = 1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Dangles(tc.lines); got != tc.want {
+				t.Fatalf("Dangles(%q) = %v; want %v", tc.lines, got, tc.want)
+			}
+		})
 	}
 }

@@ -56,7 +56,7 @@ func (t *Text) Rewriter(oldText, newText, rung string) *Rewriter {
 	if rung != RungExact {
 		w.kept = keptLines(oldText, w.newText)
 	}
-	w.asGiven = asGivenLines(w.newText, w.kept)
+	w.asGiven = asGivenLines(oldText, w.newText, w.kept)
 	o := strings.TrimSuffix(strings.ReplaceAll(oldText, "\r\n", "\n"), "\n")
 	w.nestable = o != "" && !strings.Contains(o, "\n") && (o[0] == ' ' || o[0] == '\t' || keptFlush(o, w.newText))
 	return w

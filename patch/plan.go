@@ -1066,13 +1066,19 @@ func reindentAdded(cl []Line, old, got, file []string, rung string) ([]Line, err
 // between them aside): one that a context line opens, closes or stands
 // in, blank or not, is the file's in part, matched in the chunk's frame,
 // and its added lines are shifted with the rest (edit's rule for a
-// literal that keeps a line of oldText). Nil when none.
+// literal that keeps a line of oldText). Nil when none, and when the
+// chunk's old lines open a string they do not close (editmatch.Dangles:
+// found inside a literal opened above them, whose closing quotes an
+// added line copies and the scan reads as an opener).
 func asGiven(cl []Line) []bool {
-	var left []string
+	var left, old []string
 	var at []int // cl's index of each line of left
 	for i, l := range cl {
 		if l.Op != '-' {
 			left, at = append(left, l.Text), append(at, i)
+		}
+		if l.Op != '+' {
+			old = append(old, l.Text)
 		}
 	}
 	var given []bool
@@ -1089,6 +1095,9 @@ spans:
 		for j := sp[0]; j <= sp[1]; j++ {
 			given[at[j]] = true
 		}
+	}
+	if given != nil && editmatch.Dangles(old) {
+		return nil
 	}
 	return given
 }

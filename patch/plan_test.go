@@ -242,6 +242,11 @@ func TestPlanUpdate(t *testing.T) {
 			"<?php\nfunction f() {\n    if ($x) {\n        $s = <<<\"EOT\"\n  a\nEOT;\n        return 1;\n    }\n}\n", []string{RungWhitespace}},
 		{"re-indented, C++ and Rust raw strings left as given", "fn f() {\n    if x {\n        return;\n    }\n}\n", []string{"@@", " if x {", "+    let s = r##\"", "+  \"#", "+\"##;", "+    g(R\"x(", "+  )\"", "+)x\");", "     return;"},
 			"fn f() {\n    if x {\n        let s = r##\"\n  \"#\n\"##;\n        g(R\"x(\n  )\"\n)x\");\n        return;\n    }\n}\n", []string{RungWhitespace}},
+		// Old lines inside a string opened above them: its closing quotes,
+		// which an added line copies, open none (read as an opener, they
+		// paired with the docstring's and left "return" 4 columns left).
+		{"a string opened above the chunk: shifted whole", "class A:\n    def f(self):\n        s = \"\"\"\n        one\n        two\"\"\".strip()\n        return s\n", []string{"@@", "-    two\"\"\".strip()", "-    return s", "+    two, changed\"\"\".strip()", "+    return s.upper()", "+", "+def g(self):", "+    \"\"\"G.\"\"\"", "+    return 1"},
+			"class A:\n    def f(self):\n        s = \"\"\"\n        one\n        two, changed\"\"\".strip()\n        return s.upper()\n\n    def g(self):\n        \"\"\"G.\"\"\"\n        return 1\n", []string{RungWhitespace}},
 		// Shifted left, a literal's line at column 0 would go left of the
 		// margin (it was PATCH_VERIFY); level by level, its column is no
 		// level of the old lines' (it was PATCH_VERIFY, uneven).
