@@ -225,7 +225,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
 	rp := &replacer{re: re, word: word, wordAfter: wordAfter, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
-	rp.sizeOf, rp.sizeOfLF, rp.sizeOfCRLF = expansionOf(rp.with, rp.literal), expansionOf(rp.withLF, rp.literal), expansionOf(rp.withCRLF, rp.literal)
+	rp.sizeOf, rp.sizeOfLF, rp.sizeOfCRLF = expansionOf(re, rp.with, rp.literal), expansionOf(re, rp.withLF, rp.literal), expansionOf(re, rp.withCRLF, rp.literal)
 	if rp.byLine {
 		// Without --word's \b: its lines are fewer than the query's.
 		rp.lines, _ = search.NewMatcher(req.Query, req.Regex, req.IgnoreCase)
@@ -285,20 +285,28 @@ func (r *replacer) has(b []byte) bool {
 // not (of a|ab, "ab" where findAll takes "a"), never one less.
 func (r *replacer) streamed() *regexp.Regexp { return cmp.Or(r.word, r.re) }
 
-// checkGroups refuses a replacement that refers to a group re does not
-// have: regexp.Expand makes it "", deleting what the match held, and
-// reads $2_ as the group named "2_". The references are Expand's: $$ is
-// a dollar, $name or ${name} a group by number or name (a name is the
-// longest run of letters, digits and _), and a $ before anything else
-// itself.
-func checkGroups(re *regexp.Regexp, with string) error {
+// groupRef is a replacement's reference to a group as regexp.Expand
+// reads it: $name or ${name}, a name the longest run of letters, digits
+// and _.
+type groupRef struct {
+	name  string
+	brace bool
+}
+
+// templateRefs reads a replacement as regexp.Expand does, calling ref
+// with each reference until it returns false: $$ is a dollar, $name or
+// ${name} a group by number or name, and a $ before anything else
+// itself. literal is its bytes outside the references read.
+func templateRefs(with string, ref func(groupRef) bool) (literal int) {
 	for rest := with; ; {
-		_, after, found := strings.Cut(rest, "$")
+		before, after, found := strings.Cut(rest, "$")
+		literal += len(before)
 		if !found {
-			return nil
+			return literal
 		}
 		rest = after
 		if strings.HasPrefix(rest, "$") {
+			literal++
 			rest = rest[1:]
 			continue
 		}
@@ -310,21 +318,54 @@ func checkGroups(re *regexp.Regexp, with string) error {
 		}
 		name = name[:end]
 		if name == "" || brace && !strings.HasPrefix(rest[1+end:], "}") {
-			continue // no reference: the $ is itself
-		}
-		if n, err := strconv.Atoi(name); err == nil && (name == "0" || name[0] != '0') {
-			if n <= re.NumSubexp() {
-				continue
-			}
-		} else if re.SubexpIndex(name) >= 0 {
+			literal++ // no reference: the $ is itself
 			continue
 		}
-		hint := fmt.Sprintf("the regex has %d group(s); write $$ for a dollar", re.NumSubexp())
-		if k := groupPrefix(re, name); k > 0 && !brace {
-			hint = fmt.Sprintf("write ${%s}%s for group %s followed by %q: $%s is read as one name", name[:k], name[k:], name[:k], name[k:], name)
+		if !ref(groupRef{name: name, brace: brace}) {
+			return literal
 		}
-		return fault.Errorf(fault.CodeInvalidArgument, "the replacement refers to group %q, which the regex does not have: it would put nothing there.", name).WithHint("%s", hint)
+		if rest = rest[len(name):]; brace {
+			rest = rest[2:] // { and }
+		}
 	}
+}
+
+// groups are the groups of re that g may stand for, by number: the one
+// it numbers (Expand reads up to 9 digits, without a leading 0, as a
+// number), or each of that name, of which Expand takes the first that
+// took part in the match.
+func (g groupRef) groups(re *regexp.Regexp) []int {
+	if n, err := strconv.Atoi(g.name); err == nil && len(g.name) <= 9 && (g.name == "0" || g.name[0] != '0') {
+		if n <= re.NumSubexp() {
+			return []int{n}
+		}
+		return nil
+	}
+	var in []int
+	for i, name := range re.SubexpNames() {
+		if name == g.name {
+			in = append(in, i)
+		}
+	}
+	return in
+}
+
+// checkGroups refuses a replacement that refers to a group re does not
+// have: regexp.Expand makes it "", deleting what the match held, and
+// reads $2_ as the group named "2_".
+func checkGroups(re *regexp.Regexp, with string) (err error) {
+	templateRefs(with, func(g groupRef) bool {
+		if len(g.groups(re)) > 0 {
+			return true
+		}
+		hint := fmt.Sprintf("the regex has %d group(s); write $$ for a dollar", re.NumSubexp())
+		if k := groupPrefix(re, g.name); k > 0 && !g.brace {
+			hint = fmt.Sprintf("write ${%s}%s for group %s followed by %q: $%s is read as one name", g.name[:k], g.name[k:], g.name[:k], g.name[k:], g.name)
+		}
+		err = fault.Errorf(fault.CodeInvalidArgument, "the replacement refers to group %q, which the regex does not have: it would put nothing there.", g.name).WithHint("%s", hint)
+		return false
+	})
+	return err
 }
 
 // groupPrefix is the length of the longest run of digits that starts
@@ -420,7 +461,7 @@ func (r *replacer) applyWhole(data []byte) ([]byte, int, error) {
 	}
 	// At least this long: a replacement's newlines written CRLF, as in
 	// a CRLF file, make it longer.
-	if size := len(prefix) + r.sizeOfLF.replaced(r.re, body, ms); size > maxPlannedText {
+	if size := len(prefix) + r.sizeOfLF.replaced(body, ms); size > maxPlannedText {
 		return nil, 0, textOverLimit("replace", "", size)
 	}
 	var out []byte
@@ -453,111 +494,53 @@ func (r *replacer) sizeFor(eol []byte) expansion {
 	return r.sizeOf
 }
 
-// expansion is a replacement template as regexp's Expand reads it, for
-// the length of its expansion in a match without making it: its
-// literal bytes and how many times it names each group, by number or
-// by name.
+// expansion is a replacement as regexp's Expand makes it in a match,
+// for the length of what it makes without making it: its literal bytes,
+// and its references, each name once with the times it is given.
 type expansion struct {
 	literal int
-	nums    map[int]int
-	names   map[string]int
+	refs    []timesRef
 }
 
-// expansionOf reads template as Expand does ($$ a dollar, $1, ${1},
-// $name, ${name}; a $ that starts none of them itself), or, for a fixed
-// string, as bytes.
-func expansionOf(template []byte, literal bool) expansion {
+// timesRef is a reference given times times: the groups it may stand
+// for (groupRef.groups).
+type timesRef struct {
+	groups []int
+	times  int
+}
+
+// expansionOf reads template as Expand does, or, for a fixed string, as
+// bytes.
+func expansionOf(re *regexp.Regexp, template []byte, literal bool) expansion {
 	if literal {
 		return expansion{literal: len(template)}
 	}
-	x := expansion{nums: map[int]int{}, names: map[string]int{}}
-	t := string(template)
-	for {
-		before, after, ok := strings.Cut(t, "$")
+	var x expansion
+	at := map[string]int{}
+	x.literal = templateRefs(string(template), func(g groupRef) bool {
+		i, ok := at[g.name]
 		if !ok {
-			break
+			i = len(x.refs)
+			at[g.name] = i
+			x.refs = append(x.refs, timesRef{groups: g.groups(re)})
 		}
-		x.literal += len(before)
-		t = after
-		if strings.HasPrefix(t, "$") {
-			x.literal++
-			t = t[1:]
-			continue
-		}
-		name, num, rest, ok := expandName(t)
-		if !ok {
-			x.literal++
-			continue
-		}
-		t = rest
-		if num >= 0 {
-			x.nums[num]++
-		} else {
-			x.names[name]++
-		}
-	}
-	x.literal += len(t)
+		x.refs[i].times++
+		return true
+	})
 	return x
-}
-
-// expandName is regexp's extract: the group name or number after a $,
-// what follows it, and whether there is one.
-func expandName(s string) (name string, num int, rest string, ok bool) {
-	brace := strings.HasPrefix(s, "{")
-	if brace {
-		s = s[1:]
-	}
-	i := 0
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
-			break
-		}
-		i += size
-	}
-	if i == 0 {
-		return "", 0, "", false
-	}
-	name = s[:i]
-	if brace {
-		if i >= len(s) || s[i] != '}' {
-			return "", 0, "", false
-		}
-		i++
-	}
-	for k := 0; k < len(name); k++ {
-		if name[k] < '0' || '9' < name[k] || num >= 1e8 {
-			num = -1
-			break
-		}
-		num = num*10 + int(name[k]-'0')
-	}
-	if name[0] == '0' && len(name) > 1 {
-		num = -1
-	}
-	return name, num, s[i:], true
 }
 
 // replaced is the length of b with each match of ms replaced by x's
 // expansion in it, as Expand makes it.
-func (x expansion) replaced(re *regexp.Regexp, b []byte, ms [][]int) int {
+func (x expansion) replaced(b []byte, ms [][]int) int {
 	size := len(b)
-	group := func(m []int, i int) int {
-		if 2*i+1 < len(m) && m[2*i] >= 0 {
-			return m[2*i+1] - m[2*i]
-		}
-		return 0
-	}
 	for _, m := range ms {
 		size += x.literal - (m[1] - m[0])
-		for num, k := range x.nums {
-			size += k * group(m, num)
-		}
-		for name, k := range x.names {
-			// The first group of that name that took part.
-			for i, ni := range re.SubexpNames() {
-				if ni == name && 2*i+1 < len(m) && m[2*i] >= 0 {
-					size += k * group(m, i)
+		for _, r := range x.refs {
+			// The first of its groups that took part.
+			for _, i := range r.groups {
+				if 2*i+1 < len(m) && m[2*i] >= 0 {
+					size += r.times * (m[2*i+1] - m[2*i])
 					break
 				}
 			}
@@ -711,7 +694,7 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine, error) {
 			case len(eol) == 0:
 				eol = usual
 			}
-			if size := len(out) + r.sizeFor(eol).replaced(r.re, line, ms) + len(ending); size > maxPlannedText {
+			if size := len(out) + r.sizeFor(eol).replaced(line, ms) + len(ending); size > maxPlannedText {
 				return nil, 0, nil, textOverLimit("replace", "", size)
 			}
 			replaced := r.replaceIn(line, eol)

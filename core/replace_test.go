@@ -750,12 +750,12 @@ func TestExpansionSizesWhatExpandMakes(t *testing.T) {
 		{`(\w+)\s`, "$1\r\n$1"},
 	} {
 		re := regexp.MustCompile(tc.query)
-		x := expansionOf([]byte(tc.with), false)
+		x := expansionOf(re, []byte(tc.with), false)
 		ms := re.FindAllSubmatchIndex(src, -1)
-		if got, want := x.replaced(re, src, ms), len(re.ReplaceAll(src, []byte(tc.with))); got != want {
+		if got, want := x.replaced(src, ms), len(re.ReplaceAll(src, []byte(tc.with))); got != want {
 			t.Errorf("%s with %q: sized %d, made %d", tc.query, tc.with, got, want)
 		}
-		if got, want := expansionOf([]byte(tc.with), true).replaced(re, src, ms), len(re.ReplaceAllLiteral(src, []byte(tc.with))); got != want {
+		if got, want := expansionOf(re, []byte(tc.with), true).replaced(src, ms), len(re.ReplaceAllLiteral(src, []byte(tc.with))); got != want {
 			t.Errorf("%s with %q as it stands: sized %d, made %d", tc.query, tc.with, got, want)
 		}
 	}
