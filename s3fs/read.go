@@ -59,7 +59,7 @@ func (f *FS) Open(ctx context.Context, p string) (backend.FileReader, error) {
 		// have (a file changed behind a gateway over a file system).
 		// Read again, it is the same: STALE sent callers round in a loop.
 		return nil, fault.Errorf(fault.CodeIOError, "the object's bytes do not match its ETag, which the store keeps for it: it was changed behind the store's back.").WithPath(c).
-			WithHint("write the file again through the store (agentfs write) to give it a true ETag")
+			WithHint("agentfs write cannot replace it, it reads it first: remove it with agentfs rm (its ETag allows that) and write it anew, its lines taken from agentfs grep, or put it again through the S3 API (a copy onto itself may keep the ETag)")
 	}
 	return nil, changed(c)
 }

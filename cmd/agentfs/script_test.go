@@ -82,6 +82,10 @@ func TestScripts(t *testing.T) {
 				return err == nil && missing == nil, nil
 			case "s3":
 				return os.Getenv(s3test.EnvEndpoint) != "", nil
+			case "s3dir":
+				// The server's directory, $S3_DIR, to change a bucket
+				// behind its back.
+				return os.Getenv(s3test.EnvEndpoint) != "" && os.Getenv(s3test.EnvDir) != "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -90,7 +94,8 @@ func TestScripts(t *testing.T) {
 
 // s3Setup gives a script, when an S3 server is at hand (the condition
 // [s3]), a bucket of its own in $BUCKET, the server's URL in
-// $AGENTFS_TEST_S3_ENDPOINT and the AWS_* variables that reach it.
+// $AGENTFS_TEST_S3_ENDPOINT and the AWS_* variables that reach it, and
+// the directory it keeps its buckets in, when known, in $S3_DIR.
 func s3Setup(env *testscript.Env) error {
 	ep := os.Getenv(s3test.EnvEndpoint)
 	if ep == "" {
@@ -103,7 +108,7 @@ func s3Setup(env *testscript.Env) error {
 	env.Defer(drop)
 	access, secret := s3test.Keys()
 	for k, v := range map[string]string{"BUCKET": name, s3test.EnvEndpoint: ep, "AWS_ENDPOINT_URL": ep, "AWS_REGION": "us-east-1",
-		"AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret} {
+		"AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "S3_DIR": os.Getenv(s3test.EnvDir)} {
 		env.Setenv(k, v)
 	}
 	return nil
