@@ -208,16 +208,32 @@ func (f *FS) spell(j int, display string) string {
 
 // fix spells the path of a member's error as the workspace does.
 func (f *FS) fix(j int, err error) error {
+	if j == f.home || f.members[j].Root == "" {
+		return err
+	}
+	return SpellError(f.members[j].Root, err)
+}
+
+// SpellError is err, of the store whose root is root (s3://bucket/prefix,
+// cleaned), with its path spelled from that root, as a workspace spells
+// the paths of a store that does not hold its relative paths: for an
+// error met before the workspace is made (its recovery), whose path "."
+// would name the home root instead.
+func SpellError(root string, err error) error {
 	var e *fault.Error
-	if err == nil || j == f.home || f.members[j].Root == "" || !errors.As(err, &e) || e.Path == "" {
+	if err == nil || !errors.As(err, &e) || e.Path == "" {
 		return err
 	}
 	raw := fault.PathBytes(e.Path, e.PathBase64)
-	if raw == f.members[j].Root || strings.HasPrefix(raw, f.members[j].Root+"/") {
+	if raw == root || strings.HasPrefix(raw, root+"/") {
 		return err
 	}
+	spelled := root
+	if raw != "." {
+		spelled = root + "/" + raw
+	}
 	c := *e
-	return c.WithPath(f.spell(j, raw))
+	return c.WithPath(spelled)
 }
 
 // Display is p as the member holding it displays it, spelled so that it

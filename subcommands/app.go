@@ -905,6 +905,11 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 		}
 		store, err := objectStore(c, r, deny)
 		if err != nil {
+			// Its recovery's: spelled as the workspace spells the
+			// store's paths, "." naming the home root else.
+			if home != len(members) {
+				err = mixfs.SpellError(storeRoots[i], err)
+			}
 			return nil, nil, err
 		}
 		members = append(members, mixfs.Member{Root: storeRoots[i], FS: store})
