@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -809,6 +810,16 @@ func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 		return nil, nil, fault.InvalidArgument("a --root is empty (an unset variable, or a trailing comma in AGENTFS_ROOT).").
 			WithHint("remove the empty root; the working directory is --root .")
 	}
+	for _, p := range roots {
+		if err := otherScheme("--root", p); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, p := range denied(c) {
+		if err := otherScheme("--deny", p); err != nil {
+			return nil, nil, err
+		}
+	}
 	stores := 0
 	for _, r := range roots {
 		if strings.HasPrefix(r, s3fs.Scheme) {
@@ -835,6 +846,22 @@ func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 		return store, nil, nil
 	}
 	return mixedWorkspace(c, roots)
+}
+
+// urlScheme is the start of a URL: a scheme, then ://.
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// otherScheme refuses p, given to flag, when it starts as a URL of a
+// scheme other than s3:// as written (S3://, gs://): read as a local path
+// or a key, --deny S3://bucket/ws/secret denied nothing of the store, and
+// its secret stayed readable.
+func otherScheme(flag, p string) error {
+	scheme := urlScheme.FindString(p)
+	if scheme == "" || scheme == s3fs.Scheme {
+		return nil
+	}
+	return fault.InvalidArgument("%s %s starts as a URL, and agentfs takes no URL but s3:// (in lower case).", flag, p).
+		WithHint("write an object store as s3://bucket/prefix; a local folder whose name ends in a colon as ./%s", p)
 }
 
 // denied are the --deny paths, empty ones left out: "" denied the working
