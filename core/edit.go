@@ -87,15 +87,20 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 		// the schema sends it.
 		r.OldText, r.NewText = nil, nil
 	}
+	// single is an edit given as the top-level oldText and newText, the
+	// flags --old-text and --new-text, which its errors name so
+	// (fieldSpelling respells them for a caller who sent JSON); one in
+	// edits is named by its place there.
+	single := r.OldText != nil || r.NewText != nil
 	switch {
-	case r.OldText != nil || r.NewText != nil:
+	case single:
 		if len(edits) > 0 {
-			return nil, fault.InvalidArgument("give either edits or a single oldText/newText, not both.").
-				WithHint("put every replacement in edits")
+			return nil, fault.InvalidArgument("give either --edits or a single --old-text/--new-text, not both.").
+				WithHint("put every replacement in --edits")
 		}
 		if r.OldText == nil || r.NewText == nil {
-			return nil, fault.InvalidArgument("a single edit needs both oldText and newText.").
-				WithHint("pass --old-text and --new-text (newText may be empty to delete)")
+			return nil, fault.InvalidArgument("a single edit needs both --old-text and --new-text.").
+				WithHint("pass --old-text and --new-text (--new-text may be empty to delete)")
 		}
 		edits = []EditOp{{OldText: *r.OldText, NewText: r.NewText, ReplaceAll: r.ReplaceAll}}
 	case len(edits) == 0:
@@ -106,25 +111,29 @@ func (r *EditRequest) ops() ([]EditOp, error) {
 			WithDetail("count", len(edits)).WithDetail("max", MaxEdits).
 			WithHint("split the batch into edit calls of at most %d edits (each call applies all or nothing on its own), or write the whole new content with write", MaxEdits)
 	case r.ReplaceAll:
-		return nil, fault.InvalidArgument("replaceAll at the top level applies to a single oldText/newText.").
+		return nil, fault.InvalidArgument("--replace-all applies to a single --old-text/--new-text.").
 			WithHint("set replaceAll inside each edit")
 	}
 	for i, e := range edits {
+		which, oldName, newName, texts := fmt.Sprintf("edits[%d]", i), fmt.Sprintf("edits[%d].oldText", i), fmt.Sprintf("edits[%d].newText", i), "oldText and newText"
+		if single {
+			which, oldName, newName, texts = "the edit", "--old-text", "--new-text", "--old-text and --new-text"
+		}
 		switch {
 		case e.OldText == "":
 			// Validate checked edits; a single edit's oldText is checked here.
-			return nil, fault.InvalidArgument("edits[%d].oldText is empty.", i).
+			return nil, fault.InvalidArgument("%s is empty.", oldName).
 				WithHint("copy the text to replace from the file; to create or overwrite a whole file use write")
 		case *e.NewText == e.OldText:
-			return nil, fault.InvalidArgument("edits[%d] has the same oldText and newText.", i).
+			return nil, fault.InvalidArgument("%s has the same %s.", which, texts).
 				WithHint("an edit must change something")
 		case !utf8.ValidString(e.OldText) || !utf8.ValidString(*e.NewText):
 			// A raw byte in newText would make the file NOT_TEXT.
-			return nil, fault.InvalidArgument("edits[%d] holds bytes that are not UTF-8.", i).
-				WithHint("edit changes text; give oldText and newText as UTF-8")
+			return nil, fault.InvalidArgument("%s holds bytes that are not UTF-8.", which).
+				WithHint("edit changes text; give %s as UTF-8", texts)
 		case strings.IndexByte(*e.NewText, 0) >= 0:
 			// So would a NUL (the file holds none: edit reads no other).
-			return nil, madeBinary(fmt.Sprintf("edits[%d].newText", i), strings.IndexByte(*e.NewText, 0))
+			return nil, madeBinary(newName, strings.IndexByte(*e.NewText, 0))
 		}
 	}
 	return edits, nil

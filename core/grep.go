@@ -133,8 +133,8 @@ func parseDuration(s string, least, most time.Duration) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if math.IsNaN(f) || f < least.Seconds() || f > most.Seconds() {
+	if f, ok := Seconds(s); ok {
+		if f < least.Seconds() || f > most.Seconds() {
 			return 0, errDurationRange
 		}
 		return time.Duration(f * float64(time.Second)), nil
@@ -144,7 +144,24 @@ func parseDuration(s string, least, most time.Duration) (time.Duration, error) {
 		}
 		return v, nil
 	}
-	return 0, fault.InvalidArgument("%q is not a duration such as 30s or 2m.", s).WithHint("give a duration such as 30s")
+	return 0, NotADuration(s)
+}
+
+// Seconds reads s, a plain number (30, 1.5), as that many seconds: the
+// reading every duration gives a bare number, a flag's and an environment
+// variable's as a request field's, as JSON's numbers are; false when s is
+// no finite number.
+func Seconds(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// NotADuration is the error of the text s that is no duration: neither
+// Go's form (30s, 2m) nor a number of seconds. Its caller puts the flag,
+// field or variable before it, as in "--timeout: ", so that every
+// duration is refused in the same words.
+func NotADuration(s string) *fault.Error {
+	return fault.InvalidArgument("%q is not a duration such as 30s or 2m.", s).WithHint("give a duration such as 30s")
 }
 
 // UnmarshalJSON takes a string ("30s") or a number of seconds; null, as
@@ -243,6 +260,16 @@ type GrepResult struct {
 
 // query is the text to search for, and whether it is a regex: pattern is
 // a regex unless regex is false, query a fixed string unless regex is true.
+// queryField is GrepRequest's query, needed unless pattern is given.
+var queryField = func() FieldSpec {
+	for _, f := range Fields(reflect.TypeFor[GrepRequest]()) {
+		if f.JSON == "query" {
+			return f
+		}
+	}
+	panic("core: GrepRequest has no query")
+}()
+
 func (req GrepRequest) query() (string, bool, error) {
 	switch {
 	case req.Query != "" && req.Pattern != "":
@@ -250,6 +277,9 @@ func (req GrepRequest) query() (string, bool, error) {
 			WithHint("give the text as query, or a regex as pattern")
 	case req.Pattern != "":
 		return req.Pattern, req.Regex == nil || *req.Regex, nil
+	case req.Query == "":
+		// As replace's query, which Validate requires, is refused.
+		return "", false, queryField.Missing(queryField.JSON)
 	}
 	return req.Query, req.Regex != nil && *req.Regex, nil
 }

@@ -58,13 +58,13 @@ func (l *Lifetime) UnmarshalText(b []byte) error {
 	v, err := parseDuration(string(b), time.Second, MaxLinkLifetime)
 	switch {
 	case errors.Is(err, errDurationRange):
-		err = fault.InvalidArgument("expiresIn must be from 1s to 168h (7 days, the longest an S3 presigned URL works), not %s.", string(b)).
+		err = fault.InvalidArgument("a link's lifetime must be from 1s to 168h (7 days, the longest an S3 presigned URL works), not %s.", string(b)).
 			WithHint("give a duration such as 1h or 24h, or leave it out for the default 1h; publish again when the link expires")
 	case err != nil:
 		err = fault.AsError(err).WithHint("%s", lifetimeHint(string(b)))
 	case v%time.Second != 0:
 		// Cut silently, 1.5s would be a link of 1s.
-		err = fault.InvalidArgument("expiresIn is whole seconds, not %s.", string(b)).
+		err = fault.InvalidArgument("a link's lifetime is whole seconds, not %s.", string(b)).
 			WithHint("give a duration such as 90s or 1m30s")
 	}
 	*l = Lifetime(v)

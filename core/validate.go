@@ -25,7 +25,7 @@ func Validate(req any) error {
 func validateStruct(v reflect.Value, at string) error {
 	for _, f := range Fields(v.Type()) {
 		fv := v.FieldByIndex(f.Index)
-		if err := f.check(fv, at+f.JSON); err != nil {
+		if err := f.check(fv, f.Spelled(at)); err != nil {
 			return err
 		}
 		if fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct {
@@ -39,11 +39,30 @@ func validateStruct(v reflect.Value, at string) error {
 	return nil
 }
 
+// Spelled is how a message names the field, found at at (a nested
+// request's path, edits[0]., or "" at the top): by its flag (--byte-offset)
+// when it has one and is no positional argument, which fieldSpelling
+// respells as the JSON field (byteOffset) for a caller who sent JSON, so
+// that each caller reads the name it gave; else by its JSON path
+// (edits[0].oldText, which --edits takes as JSON too, and path, the
+// argument).
+func (f FieldSpec) Spelled(at string) string {
+	if at == "" && f.Flag != "" && f.Arg < 0 {
+		return "--" + f.Flag
+	}
+	return at + f.JSON
+}
+
+// Missing is the error of the required field name left out.
+func (f FieldSpec) Missing(name string) *fault.Error {
+	return fault.InvalidArgument("%s is required.", name).WithHint("give %s: %s", name, f.Help)
+}
+
 // check refuses v, the value of field name, when it breaks f's constraints.
 func (f FieldSpec) check(v reflect.Value, name string) error {
 	if v.IsZero() {
 		if f.Required {
-			return fault.InvalidArgument("%s is required.", name).WithHint("give %s: %s", name, f.Help)
+			return f.Missing(name)
 		}
 		return nil
 	}

@@ -23,6 +23,9 @@ type constrained struct {
 	Code  string     `json:"code,omitempty" pattern:"^[a-z]{2}$" patternIs:"two small letters" help:"a code"`
 }
 
+// TestValidate: a field with a flag is named by it (--limit), which the
+// command line respells as the JSON field for a caller who sent JSON; a
+// nested one by its JSON path (items[1].value).
 func TestValidate(t *testing.T) {
 	empty := ""
 	cases := []struct {
@@ -33,13 +36,13 @@ func TestValidate(t *testing.T) {
 		{name: "valid", req: constrained{Path: "a", Limit: 10, Kind: "dir", Back: 0}},
 		{name: "left out is the default", req: constrained{Path: "a"}},
 		{name: "other spelling", req: constrained{Path: "a", Kind: "f"}},
-		{name: "required", req: constrained{}, msg: "path is required."},
-		{name: "below min", req: constrained{Path: "a", Limit: -1}, msg: "limit must be at least 1, not -1."},
-		{name: "above max", req: constrained{Path: "a", Limit: 11}, msg: "limit must be at most 10, not 11."},
-		{name: "int64", req: constrained{Path: "a", Back: -1}, msg: "back must be at least 0, not -1."},
-		{name: "enum", req: constrained{Path: "a", Kind: "pipe"}, msg: `kind must be file or dir, not "pipe".`},
+		{name: "required", req: constrained{}, msg: "--path is required."},
+		{name: "below min", req: constrained{Path: "a", Limit: -1}, msg: "--limit must be at least 1, not -1."},
+		{name: "above max", req: constrained{Path: "a", Limit: 11}, msg: "--limit must be at most 10, not 11."},
+		{name: "int64", req: constrained{Path: "a", Back: -1}, msg: "--back must be at least 0, not -1."},
+		{name: "enum", req: constrained{Path: "a", Kind: "pipe"}, msg: `--kind must be file or dir, not "pipe".`},
 		{name: "pattern", req: constrained{Path: "a", Code: "en"}},
-		{name: "not the pattern", req: constrained{Path: "a", Code: "eng"}, msg: `code "eng" is not two small letters.`},
+		{name: "not the pattern", req: constrained{Path: "a", Code: "eng"}, msg: `--code "eng" is not two small letters.`},
 		{name: "nested", req: constrained{Path: "a", Items: []itemLike{{Name: "x", Value: &empty}, {Name: "y"}}},
 			msg: "items[1].value is required."},
 	}
@@ -62,7 +65,7 @@ func TestValidate(t *testing.T) {
 		t.Error("a request given by value is not checked")
 	}
 	e := fault.AsError(Validate(constrained{Path: "a", Limit: 11}))
-	if want := "give limit between 1 and 10, or leave it out for the default 5; limit: a limit"; e.Hint != want {
+	if want := "give --limit between 1 and 10, or leave it out for the default 5; --limit: a limit"; e.Hint != want {
 		t.Errorf("hint %q, want %q", e.Hint, want)
 	}
 }

@@ -81,7 +81,7 @@ func (f *FS) Remove(ctx context.Context, path string, opts backend.RemoveOptions
 		}
 	case errors.Is(err, unix.ENOTEMPTY), errors.Is(err, unix.EEXIST):
 		return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(display).
-			WithHint("pass recursive (-r) to remove it with everything in it")
+			WithHint("pass -r/--recursive to remove it with everything in it")
 	default:
 		return false, mapErr(pinnedErr(err, dfd, base, "."), display)
 	}

@@ -355,7 +355,7 @@ func (m *FS) Remove(_ context.Context, p string, opts backend.RemoveOptions) (bo
 	if n.dir && len(m.children(c)) > 0 {
 		if !opts.Recursive {
 			return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(c).
-				WithHint("pass recursive (-r) to remove it with everything in it")
+				WithHint("pass -r/--recursive to remove it with everything in it")
 		}
 		for k := range m.nodes {
 			if strings.HasPrefix(k, c+"/") {

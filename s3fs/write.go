@@ -295,7 +295,7 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 			WithHint("read the path again and redo the change")
 	case !opts.Recursive && (len(keys) > 1 || keys[0] != f.dirKey(c)):
 		return false, fault.Errorf(fault.CodeNotEmpty, "the directory is not empty.").WithPath(c).
-			WithHint("pass recursive (-r) to remove it with everything in it")
+			WithHint("pass -r/--recursive to remove it with everything in it")
 	case unversioned != "":
 		return false, noETag(f.rel(unversioned)) // before anything is deleted
 	}

@@ -650,20 +650,28 @@ func errorText(b *fault.Error, p registry.Palette) string {
 // message and hint spelled as the JSON field (--byte-offset as byteOffset),
 // for a caller who sent JSON and has no flags.
 func fieldSpelling(e *fault.Error, fields []core.FieldSpec) *fault.Error {
-	var pairs []string
+	var pairs, short []string
 	for _, f := range fields {
 		if f.Flag != "" {
 			pairs = append(pairs, "--"+f.Flag, f.JSON)
 		}
 		for _, a := range f.FlagAliases {
 			pairs = append(pairs, "--"+a, f.JSON)
+			if len(a) == 1 && f.Flag != "" {
+				// -r/--recursive, as a message names a flag with its
+				// short form, is recursive.
+				short = append(short, "-"+a+"/--"+f.Flag, "--"+f.Flag)
+			}
 		}
 	}
 	if len(pairs) == 0 {
 		return e
 	}
 	c := *e
-	c.Message, c.Hint = replaceFlags(c.Message, pairs), replaceFlags(c.Hint, pairs)
+	respell := func(s string) string {
+		return replaceFlags(strings.NewReplacer(short...).Replace(s), pairs)
+	}
+	c.Message, c.Hint = respell(c.Message), respell(c.Hint)
 	return &c
 }
 

@@ -832,7 +832,7 @@ func setFromFlag(c *cli.Context, v reflect.Value, s core.FieldSpec) error {
 		n := c.Int64(s.Flag)
 		if n == 0 && s.Min != nil && *s.Min > 0 {
 			// Given, 0 is out of range: left out, it is the default.
-			return s.BelowMin(s.JSON, 0)
+			return s.BelowMin("--"+s.Flag, 0)
 		}
 		v.SetInt(n)
 	case reflect.Slice:
@@ -1020,9 +1020,18 @@ func valueArgs(args []string, flags []cli.Flag) error {
 			}
 			continue
 		}
-		if _, ok := f.(*cli.DurationFlag); ok {
-			if _, err := time.ParseDuration(value); err != nil {
-				return durationError("--"+name, value).WithHint("write a number with its unit (ms, s, m or h), as in 30s")
+		if isDurationFlag(f) {
+			text, ok := durationText(value)
+			if !ok {
+				return durationError("--"+name, value)
+			}
+			if text != value {
+				// A number of seconds, in the unit urfave/cli reads.
+				if at >= 0 {
+					args[at] = text
+				} else {
+					args[j] = a[:strings.IndexByte(a, '=')+1] + text
+				}
 			}
 			continue
 		}
@@ -1067,9 +1076,40 @@ func lineRange(s string) (from, to int64, ok bool) {
 }
 
 // durationError refuses value, given to what (a flag or an environment
-// variable), as no duration.
+// variable), as no duration, in the words of a request field's
+// (core.NotADuration).
 func durationError(what, value string) *fault.Error {
-	return fault.InvalidArgument("%s takes a duration such as 30s or 500ms, not %q.", what, value)
+	e := core.NotADuration(value)
+	e.Message = what + ": " + e.Message
+	return e
+}
+
+// durationText is value, given to a duration flag or variable, as Go's
+// time.ParseDuration reads it: as it is (30s, 1m30s), or a plain number
+// as that many seconds (30 is 30s), as a request field's duration and
+// JSON's numbers read it; false when it is neither.
+func durationText(value string) (string, bool) {
+	if _, err := time.ParseDuration(value); err == nil {
+		return value, true
+	}
+	secs, ok := core.Seconds(value)
+	if !ok {
+		return "", false
+	}
+	text := strconv.FormatFloat(secs, 'f', -1, 64) + "s"
+	if _, err := time.ParseDuration(text); err != nil {
+		return "", false // past what a duration holds
+	}
+	return text, true
+}
+
+// isDurationFlag reports a flag that takes a duration.
+func isDurationFlag(f cli.Flag) bool {
+	switch f.(type) {
+	case *cli.DurationFlag, *durationFlag:
+		return true
+	}
+	return false
 }
 
 // givenText is the text of the value the subcommand's flag name was last

@@ -106,7 +106,7 @@ func (g globalFlag) flag() cli.Flag {
 		return &cli.IntFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: n, Usage: g.usage, Base: 10}
 	case kindDuration:
 		d, _ := time.ParseDuration(g.def)
-		return &cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}
+		return &durationFlag{cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}}
 	}
 	return &cli.BoolFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
 }
@@ -135,6 +135,31 @@ func (f *pathsFlag) Apply(set *flag.FlagSet) error {
 		set.Var(v, name, f.Usage)
 	}
 	return nil
+}
+
+// durationFlag is a global duration flag (--lock-timeout), shown and
+// named as a urfave/cli one, whose variable takes a plain number as that
+// many seconds (AGENTFS_LOCK_TIMEOUT=5 is 5s), as the flag does
+// (valueArgs) and a request field's duration: urfave/cli refused it.
+type durationFlag struct{ cli.DurationFlag }
+
+func (f *durationFlag) Apply(set *flag.FlagSet) error {
+	for _, e := range f.EnvVars {
+		v, ok := os.LookupEnv(e)
+		if !ok || v == "" {
+			continue
+		}
+		if text, ok := durationText(v); ok && text != v {
+			d, _ := time.ParseDuration(text)
+			envs := f.EnvVars
+			f.Value, f.EnvVars = d, nil
+			err := f.DurationFlag.Apply(set)
+			f.EnvVars, f.HasBeenSet = envs, true
+			return err
+		}
+		break
+	}
+	return f.DurationFlag.Apply(set)
 }
 
 // pathList is a pathsFlag's value.
@@ -184,9 +209,9 @@ func checkEnv() error {
 					WithHint("set %s to a number in decimal digits, or unset it", g.env)
 			}
 		case kindDuration:
-			if _, perr := time.ParseDuration(v); perr != nil {
+			if _, ok := durationText(v); !ok {
 				err = durationError(g.env, v).
-					WithHint("set %s to a number with its unit (ms, s, m or h), as in 30s, or unset it", g.env)
+					WithHint("set %s to a duration such as 30s, or unset it", g.env)
 			}
 		}
 		if err != nil {
