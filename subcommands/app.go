@@ -630,7 +630,15 @@ func errorText(b *fault.Error, p registry.Palette) string {
 	if b.Path != "" {
 		fmt.Fprintf(&buf, "  path: %s\n", p.Shown(fault.PathBytes(b.Path, b.PathBase64)))
 	}
-	if len(b.Suggestions) > 0 {
+	// A suggestion is said once: a message that names it ("unknown field
+	// "pth"; did you mean "path"?") needs no line of its own, and the
+	// line makes a hint that only points to it ("did you mean f? (see
+	// suggestions)", for JSON) say it a second time.
+	hint := b.Hint
+	if len(b.Suggestions) > 0 && strings.HasSuffix(hint, "(see suggestions)") {
+		hint = ""
+	}
+	if len(b.Suggestions) > 0 && !strings.Contains(b.Message, "did you mean") {
 		shown := make([]string, len(b.Suggestions))
 		for i, s := range b.Suggestions {
 			if i < len(b.SuggestionsBase64) {
@@ -640,8 +648,8 @@ func errorText(b *fault.Error, p registry.Palette) string {
 		}
 		fmt.Fprintf(&buf, "  did you mean: %s\n", strings.Join(shown, ", "))
 	}
-	if b.Hint != "" {
-		fmt.Fprintf(&buf, "  hint: %s\n", p.Shown(b.Hint))
+	if hint != "" {
+		fmt.Fprintf(&buf, "  hint: %s\n", p.Shown(hint))
 	}
 	return buf.String()
 }
