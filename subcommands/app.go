@@ -683,6 +683,31 @@ func fieldSpelling(e *fault.Error, fields []core.FieldSpec) *fault.Error {
 	return &c
 }
 
+// sessionHint returns e, an error of a long-lived session's call (batch,
+// MCP), with a hint its caller can act on: a path outside the roots was
+// told to "add a root with --root", which a call cannot do (a model
+// calling a tool cannot restart its server), so the remedy left is a
+// path inside the roots, which the hint names as the backend does, and
+// the note that they are fixed for the session.
+func sessionHint(e *fault.Error) *fault.Error {
+	if e.Code != fault.CodeOutsideRoot || !strings.HasPrefix(e.Message, "the path") || !strings.Contains(e.Hint, "--root") {
+		return e
+	}
+	var kept []string
+	for _, part := range strings.Split(e.Hint, ", or ") {
+		if !strings.Contains(part, "--root") {
+			kept = append(kept, part)
+		}
+	}
+	c := *e
+	c.Hint = strings.Join(kept, ", or ")
+	if c.Hint == "" {
+		c.Hint = "use a path inside the roots"
+	}
+	c.Hint += "; this session's roots were set when it started, and a call cannot add one"
+	return &c
+}
+
 // replaceFlags replaces whole flag tokens only: --offset is not the start
 // of --offset-lines.
 func replaceFlags(s string, pairs []string) string {

@@ -238,7 +238,7 @@ func runBatch(c *cli.Context, tl *core.Tools) error {
 			}
 		}
 		if err != nil {
-			e := fieldSpelling(fault.AsError(err), fields)
+			e := sessionHint(fieldSpelling(fault.AsError(err), fields))
 			// The id and the frame, {"id":...,"error":} and a newline,
 			// take their bytes of the bound too.
 			answer.Result, answer.Error = nil, e.Within(o.maxBytes-len(answer.ID)-len(`{"id":,"error":}`+"\n"))

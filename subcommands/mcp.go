@@ -127,7 +127,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnlyBy 
 			defer func() { <-turn }()
 			res, err := runRequest(ctx, tl, func() (any, error) { return t.Call(ctx, tl, args) })
 			if err != nil {
-				err = fieldSpelling(fault.AsError(err), fields)
+				err = sessionHint(fieldSpelling(fault.AsError(err), fields))
 			}
 			return callResult(res, err, tl.MaxBytes)
 		})
