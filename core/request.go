@@ -434,7 +434,7 @@ func parseStrict(data []byte) (any, error) {
 			return nil, fault.InvalidArgument("the request is empty: it holds no JSON object.").
 				WithHint(`send one JSON object, for example {"path":"main.go"}`)
 		}
-		return nil, fault.InvalidArgument("the request is not valid JSON: %s.", jsonErrorText(err)).
+		return nil, fault.InvalidArgument("the request is not valid JSON: %s%s.", jsonErrorText(err), syntaxWhere(data, err)).
 			WithHint(`send one JSON object, for example {"path":"main.go"}`)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -908,6 +908,48 @@ func jsonErrorText(err error) string {
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
+
+// syntaxWhere says where in data the syntax error err lies: ", at byte N"
+// (from 0, as the byte of a request that is not UTF-8 is counted) and,
+// for a request on one line, what stands there: the bytes before it and
+// from it, at most excerptSide of each, so that a caller finds its
+// mistake in a long line (Go's words name a character, not where). ""
+// for another error (a request cut short has no such byte).
+func syntaxWhere(data []byte, err error) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return ""
+	}
+	// The decoder counts from where it last read; Unmarshal's check of
+	// the whole text finds the byte itself, and stops there.
+	var skip struct{}
+	if !errors.As(json.Unmarshal(data, &skip), &se) || se.Offset < 1 || se.Offset > int64(len(data)) {
+		return ""
+	}
+	at := int(se.Offset) - 1
+	where := fmt.Sprintf(", at byte %d", at)
+	if bytes.ContainsAny(bytes.TrimRight(data, "\r\n"), "\r\n") {
+		return where
+	}
+	from, to := max(0, at-excerptSide), min(len(data), at+excerptSide)
+	for from > 0 && !utf8.RuneStart(data[from]) {
+		from++
+	}
+	for to < len(data) && !utf8.RuneStart(data[to]) {
+		to--
+	}
+	before, after := string(data[from:at]), strings.TrimRight(string(data[at:to]), "\r\n")
+	if from > 0 {
+		before = "…" + before
+	}
+	if to < len(data) && strings.TrimRight(string(data[to:]), "\r\n") != "" {
+		after += "…"
+	}
+	return fmt.Sprintf("%s, where %s is followed by %s", where, before, after)
+}
+
+// excerptSide bounds each side of a syntax error's excerpt, in bytes.
+const excerptSide = 20
 
 // isZero reports whether n is an integer 0, -0 included.
 func isZero(n json.Number) bool {
