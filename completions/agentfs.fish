@@ -131,6 +131,7 @@ complete -c agentfs -n '__agentfs_is replace' -l context -s C -r
 complete -c agentfs -n '__agentfs_is replace' -l dry-run
 complete -c agentfs -n '__agentfs_is replace' -l exclude -r
 complete -c agentfs -n '__agentfs_is replace' -l expected-count -r
+complete -c agentfs -n '__agentfs_is replace' -l expected-plan -r
 complete -c agentfs -n '__agentfs_is replace' -l ignore-case
 complete -c agentfs -n '__agentfs_is replace' -l include -r
 complete -c agentfs -n '__agentfs_is replace' -l json -r

@@ -41,6 +41,7 @@ type ReplaceRequest struct {
 	Exclude       []string `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
 	NoIgnore      bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	ExpectedCount *int     `json:"expectedCount,omitempty" min:"0" help:"the number of matches expected in all; another number changes nothing (STALE)"`
+	ExpectedPlan  string   `json:"expectedPlan,omitempty" notEmpty:"true" pattern:"^plan-[0-9a-f]{32}$" patternIs:"a plan token from a dry run: plan- and 32 hexadecimal digits" help:"the plan of a dry run of the same replace: STALE, nothing changed, unless the same files at the same versions would change in the same way"`
 	DryRun        bool     `json:"dryRun,omitempty" help:"report the counts and diffs without writing"`
 	NoIndex       bool     `json:"noIndex,omitempty" help:"read every file, even when an index (agentfs index) covers the path; the results are the same"`
 	Context       *int     `json:"context,omitempty" flagAlias:"C" min:"0" max:"10" default:"3" help:"unchanged lines around each change in the diffs, as diff -u's 3; 0 gives the changed lines alone"`
@@ -66,7 +67,11 @@ type ReplaceResult struct {
 	FilesOmitted int `json:"filesOmitted,omitempty"`
 	// Hint is set when nothing matched a fixed string that reads as a
 	// regular expression.
-	Hint  string         `json:"hint,omitempty"`
+	Hint string `json:"hint,omitempty"`
+	// Plan, of a dry run, names what it would change: the files, their
+	// versions and the request. Passed back as expectedPlan, the replace
+	// changes exactly that or nothing (STALE).
+	Plan  string         `json:"plan,omitempty"`
 	Files []ReplacedFile `json:"files"`
 }
 
@@ -824,7 +829,13 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 		if res.Replacements == 0 && !req.Regex {
 			res.Hint = regexLookalikeHint(req.Query)
 		}
-		return t.checkCount(req, res)
+		if _, err := t.checkCount(req, res); err != nil {
+			return nil, err
+		}
+		if err := t.settlePlan(req, nil, res); err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	return mutateBy(ctx, t, m, paths, deadline, func() (*ReplaceResult, error) {
 		return t.replaceOnce(ctx, tx, req, rp, paths, *res)
@@ -1401,6 +1412,7 @@ func matchedText(data []byte) ([]byte, bool) {
 // dry) commits them: one attempt of Replace.
 func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req ReplaceRequest, rp *replacer, paths []string, res ReplaceResult) (*ReplaceResult, error) {
 	var ops []backend.Op
+	var planned []plannedFile
 	named := cmp.Or(req.Path, ".")
 	context := diffContext
 	if req.Context != nil {
@@ -1488,9 +1500,20 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 		}
 		res.Files = append(res.Files, f)
 		ops = append(ops, backend.Op{Path: p, Data: out, Write: backend.WriteOptions{IfVersion: info.Version}})
+		pf := plannedFile{path: t.planPath(p), version: info.Version, count: n}
+		if pf.version == "" {
+			// No version to tell a change by: the text read does.
+			pf.sum = sha256Hex(data)
+		}
+		planned = append(planned, pf)
 	}
 	res.FilesChanged = len(res.Files)
 	if _, err := t.checkCount(req, &res); err != nil {
+		return nil, err
+	}
+	// Under the locks of every file the search found: what the commit
+	// changes is what the plan names.
+	if err := t.settlePlan(req, planned, &res); err != nil {
 		return nil, err
 	}
 	if err := t.fitReplace(&res); err != nil {

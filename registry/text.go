@@ -320,6 +320,9 @@ func replaceText(r *core.ReplaceResult, p Palette) (string, string) {
 	if r.BinarySkipped > 0 {
 		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
 	}
+	if r.Plan != "" {
+		fmt.Fprintf(&notes, "... --expected-plan %s applies exactly this change, or nothing\n", r.Plan)
+	}
 	notes.WriteString(unreadableNote(r.Unreadable, "file or directory", "files or directories"))
 	return b.String(), notes.String()
 }
