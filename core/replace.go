@@ -56,6 +56,13 @@ type ReplaceResult struct {
 	FilesChanged  int `json:"filesChanged"`
 	FilesSearched int `json:"filesSearched"`
 	BinarySkipped int `json:"binaryFilesSkipped,omitempty"`
+	// BinaryWithMatches counts the files skipped as binary that grep
+	// searches as text and shows a match in (not UTF-8, a NUL past its
+	// first 64 KiB, a byte-order mark before bytes not in its encoding):
+	// matches left as they were. BinaryMatches names the first
+	// maxBinaryMatchesListed of them.
+	BinaryWithMatches int        `json:"binaryFilesWithMatches,omitempty"`
+	BinaryMatches     []LeftFile `json:"binaryMatches,omitempty"`
 	// Unreadable counts the files and directories skipped for want of
 	// permission, as grep's does: a match there was neither seen nor
 	// replaced.
@@ -83,6 +90,15 @@ type ReplacedFile struct {
 	Count      int    `json:"count"`
 	Diff       string `json:"diff,omitempty"`
 }
+
+// LeftFile is a file a replace left as it was.
+type LeftFile struct {
+	Path       string `json:"path"`
+	PathBase64 string `json:"pathBase64,omitempty"`
+}
+
+// maxBinaryMatchesListed bounds ReplaceResult.BinaryMatches.
+const maxBinaryMatchesListed = 20
 
 // replacer is a compiled replace: the expression and how a match becomes
 // its replacement.
@@ -825,14 +841,21 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 	if err != nil {
 		return nil, err
 	}
+	if res.BinaryWithMatches > 0 {
+		res.Hint = fmt.Sprintf("%d file(s) that grep shows a match in were skipped as binary and left as they are (binaryMatches names them): "+
+			"not UTF-8 or UTF-16 text, or a NUL past grep's first 64 KiB; text in another encoding is read with read --encoding NAME and written back with write --encoding NAME, a file with a NUL rewritten whole with write", res.BinaryWithMatches)
+	}
 	if len(paths) == 0 {
-		if res.Replacements == 0 && !req.Regex {
+		if res.Replacements == 0 && !req.Regex && res.Hint == "" {
 			res.Hint = regexLookalikeHint(req.Query)
 		}
 		if _, err := t.checkCount(req, res); err != nil {
 			return nil, err
 		}
 		if err := t.settlePlan(req, nil, res); err != nil {
+			return nil, err
+		}
+		if err := t.fitReplace(res); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -995,7 +1018,9 @@ const searchAhead = 16
 func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResult, feed func(send func(fileToSearch)) error) ([]string, error) {
 	type outcome struct {
 		match, binary, searched bool
-		err                     error
+		// grepMatch: binary to replace, and a match in grep's text.
+		grepMatch bool
+		err       error
 	}
 	type sent struct {
 		i int
@@ -1010,7 +1035,8 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 	var (
 		mu      sync.Mutex
 		found   []matched
-		failed  error // the first sent of the files that fail the search
+		left    []matched // binary, with a match grep shows
+		failed  error     // the first sent of the files that fail the search
 		failedI int
 		failing atomic.Bool // feed failed: the files are only closed
 		// Counted apart from res, which feed may count in meanwhile
@@ -1048,12 +1074,13 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 					case len(data) > MaxEditBytes && largeBinary(data):
 						// Skipped as a small one is, and as grep skips it: a
 						// built tool in the tree refused the whole replace.
-						o.searched, o.binary = true, true
+						o.searched, o.binary, o.grepMatch = true, true, rp.grepSees(data, true)
 					case len(data) > MaxEditBytes:
 						o.searched, o.err = true, t.refuseLarge(ctx, s.f.path, rp)
 					default:
 						text, ok := matchedText(data)
 						o.searched, o.binary, o.match = true, !ok, ok && rp.matches(text)
+						o.grepMatch = !ok && rp.grepSees(data, false)
 					}
 				}
 				mu.Lock()
@@ -1073,6 +1100,9 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 				}
 				if o.match {
 					found = append(found, matched{s.i, s.f.path})
+				}
+				if o.grepMatch {
+					left = append(left, matched{s.i, s.f.path})
 				}
 				mu.Unlock()
 			}
@@ -1097,7 +1127,15 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 	case failed != nil:
 		return nil, failed
 	}
-	slices.SortFunc(found, func(a, b matched) int { return cmp.Compare(a.i, b.i) })
+	byOrder := func(a, b matched) int { return cmp.Compare(a.i, b.i) }
+	slices.SortFunc(left, byOrder)
+	res.BinaryWithMatches += len(left)
+	for _, m := range left[:min(len(left), max(0, maxBinaryMatchesListed-len(res.BinaryMatches)))] {
+		var f LeftFile
+		f.Path, f.PathBase64 = fault.PathText(t.FS.Display(m.path))
+		res.BinaryMatches = append(res.BinaryMatches, f)
+	}
+	slices.SortFunc(found, byOrder)
 	paths := make([]string, len(found))
 	for i, m := range found {
 		paths[i] = m.path
@@ -1180,6 +1218,33 @@ func largeBinary(head []byte) bool {
 	}
 	_, text := textfile.CutUTF8BOM(head)
 	return bytes.IndexByte(text, 0) >= 0 || !textfile.ValidPrefix(text, true)
+}
+
+// grepSees reports whether grep shows a match in data, a file replace
+// skips as binary: one grep searches as text (no NUL in the first 64 KiB
+// of its text, a UTF-16 file's decoded, as grep judges it), not being
+// UTF-8 throughout, or a NUL further in. head: data is the start of a
+// larger file (what searchFiles read of it, MaxEditBytes), matched to its
+// last line end; a match past it is not sought. Only bytes already read
+// are looked at.
+func (r *replacer) grepSees(data []byte, head bool) bool {
+	text := data
+	if c, ok := textfile.ByBOM(data); ok && c.Unit() == 2 {
+		if c.BinaryHead(data[:min(len(data), c.SampleLen())]) {
+			return false
+		}
+		decoded, err := io.ReadAll(c.DecodingReader(bytes.NewReader(data[c.BOMLen():])))
+		if err != nil {
+			return false
+		}
+		text = decoded
+	} else if _, body := textfile.CutUTF8BOM(data); textfile.BinaryStart(body) {
+		return false
+	}
+	if head {
+		text = text[:bytes.LastIndexByte(text, '\n')+1]
+	}
+	return r.matches(text)
 }
 
 // streamText opens a file as matchedText and matches see it, without
@@ -1543,6 +1608,17 @@ func (t *Tools) replaceOnce(ctx context.Context, tx backend.Transactor, req Repl
 // the list of files alone is too long, its tail is left out (FilesOmitted)
 // and the totals still count every file.
 func (t *Tools) fitReplace(res *ReplaceResult) error {
+	// The skipped files with a match are named as the room allows before
+	// any changed file (BinaryWithMatches still counts them all).
+	for len(res.BinaryMatches) > 0 {
+		bare := *res
+		bare.Files, bare.Truncated = nil, true
+		if jsonSize(&bare) <= t.maxBytes() {
+			break
+		}
+		res.BinaryMatches, res.Truncated = res.BinaryMatches[:len(res.BinaryMatches)-1], true
+	}
+	cut := res.Truncated
 	all := res.Files
 	fit := func(k int) error {
 		res.Files = slices.Clone(all[:k])
@@ -1552,7 +1628,7 @@ func (t *Tools) fitReplace(res *ReplaceResult) error {
 			diffs[i] = &res.Files[i].Diff
 		}
 		err := t.fitDiffs(res, &res.Truncated, diffs)
-		res.Truncated = res.Truncated || k < len(all)
+		res.Truncated = res.Truncated || k < len(all) || cut
 		return err
 	}
 	if fit(len(all)) == nil {

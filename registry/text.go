@@ -318,7 +318,18 @@ func replaceText(r *core.ReplaceResult, p Palette) (string, string) {
 		fmt.Fprintf(&notes, "... %s\n", r.Hint)
 	}
 	if r.BinarySkipped > 0 {
-		fmt.Fprintf(&notes, "... %d binary file(s) skipped\n", r.BinarySkipped)
+		fmt.Fprintf(&notes, "... %d binary file(s) skipped", r.BinarySkipped)
+		if r.BinaryWithMatches > 0 {
+			names := make([]string, len(r.BinaryMatches))
+			for i, f := range r.BinaryMatches {
+				names[i] = p.Shown(fault.PathBytes(f.Path, f.PathBase64))
+			}
+			fmt.Fprintf(&notes, ", %d with a match grep shows, left as they are: %s", r.BinaryWithMatches, strings.Join(names, ", "))
+			if more := r.BinaryWithMatches - len(names); more > 0 {
+				fmt.Fprintf(&notes, " and %d more", more)
+			}
+		}
+		notes.WriteString("\n")
 	}
 	if r.Plan != "" {
 		fmt.Fprintf(&notes, "... --expected-plan %s applies exactly this change, or nothing\n", r.Plan)

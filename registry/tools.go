@@ -146,7 +146,7 @@ var Mv = &Def[core.MvRequest, *core.MvResult]{
 var Replace = &Def[core.ReplaceRequest, *core.ReplaceResult]{
 	Name: "replace",
 	Description: "Replace every match of a fixed string or regular expression in every file below a path, as one all-or-nothing change: sed -i over a tree, done safely. " +
-		"Ignore files are honoured and binary files skipped; word matches whole words only; with regex, $1 and ${name} in the replacement are the groups. " +
+		"Ignore files are honoured and binary files skipped (binaryMatches names those that grep shows a match in, left unchanged); word matches whole words only; with regex, $1 and ${name} in the replacement are the groups. " +
 		"Line endings, byte-order marks and modes are kept. expectedCount, when given, must equal the number of matches or nothing changes. " +
 		"A dryRun returns a plan token; passed back as expectedPlan, the replace makes exactly the change the dry run showed, or nothing (STALE: a file changed since). " +
 		"Returns replacements and filesChanged, and each file's count and diff. " +
