@@ -1001,6 +1001,12 @@ func filesOf(files []fileToSearch) func(send func(fileToSearch)) error {
 	}
 }
 
+// matched is a file a search found, by its place in the order sent.
+type matched struct {
+	i    int
+	path string
+}
+
 // searchAhead is how many files per worker a replace's walk may find
 // ahead of its search: each waits with its opener, which holds the file's
 // directory open.
@@ -1020,15 +1026,13 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 		match, binary, searched bool
 		// grepMatch: binary to replace, and a match in grep's text.
 		grepMatch bool
-		err       error
+		// tooLarge: err is refuseLarge's TOO_LARGE.
+		tooLarge bool
+		err      error
 	}
 	type sent struct {
 		i int
 		f fileToSearch
-	}
-	type matched struct {
-		i    int
-		path string
 	}
 	workers := max(1, runtime.GOMAXPROCS(0))
 	next := make(chan sent, searchAhead*workers)
@@ -1036,6 +1040,7 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 		mu      sync.Mutex
 		found   []matched
 		left    []matched // binary, with a match grep shows
+		large   []matched // over MaxEditBytes, with a match
 		failed  error     // the first sent of the files that fail the search
 		failedI int
 		failing atomic.Bool // feed failed: the files are only closed
@@ -1077,6 +1082,7 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 						o.searched, o.binary, o.grepMatch = true, true, rp.grepSees(data, true)
 					case len(data) > MaxEditBytes:
 						o.searched, o.err = true, t.refuseLarge(ctx, s.f.path, rp)
+						o.tooLarge = o.err != nil && fault.AsError(o.err).Code == fault.CodeTooLarge
 					default:
 						text, ok := matchedText(data)
 						o.searched, o.binary, o.match = true, !ok, ok && rp.matches(text)
@@ -1104,6 +1110,9 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 				if o.grepMatch {
 					left = append(left, matched{s.i, s.f.path})
 				}
+				if o.tooLarge {
+					large = append(large, matched{s.i, s.f.path})
+				}
 				mu.Unlock()
 			}
 		})
@@ -1124,6 +1133,8 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 	switch {
 	case err != nil:
 		return nil, err
+	case failed != nil && len(large) > 0 && fault.AsError(failed).Code == fault.CodeTooLarge:
+		return nil, t.refuseAllLarge(large)
 	case failed != nil:
 		return nil, failed
 	}
@@ -1181,6 +1192,31 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 	return fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
 		WithPath(t.FS.Display(path)).WithDetail("limit", MaxEditBytes).
 		WithHint("nothing was changed; exclude it with --exclude; to change it, %s", writeWhole)
+}
+
+// maxLargeListed bounds the files a TOO_LARGE of many names.
+const maxLargeListed = 20
+
+// refuseAllLarge is the TOO_LARGE of the files over what replace reads
+// whole that hold a match, all found by one search: it named the first
+// alone, and a caller excluding them one by one met the
+// next on each retry. details.paths names the first maxLargeListed, in
+// the order sent, details.count counts them all.
+func (t *Tools) refuseAllLarge(large []matched) error {
+	slices.SortFunc(large, func(a, b matched) int { return cmp.Compare(a.i, b.i) })
+	paths := make([]string, 0, min(len(large), maxLargeListed))
+	for _, m := range large[:cap(paths)] {
+		text, _ := fault.PathText(t.FS.Display(m.path))
+		paths = append(paths, text)
+	}
+	e := fault.Errorf(fault.CodeTooLarge, "%d files hold a match but are over %d bytes, the limit of replace.", len(large), MaxEditBytes).
+		WithHint("nothing was changed; exclude them (details.paths) with --exclude; to change one, %s", writeWhole)
+	if len(large) == 1 {
+		e = fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
+			WithHint("nothing was changed; exclude it with --exclude; to change it, %s", writeWhole)
+	}
+	return e.WithPath(t.FS.Display(large[0].path)).WithDetail("limit", MaxEditBytes).
+		WithDetail("count", len(large)).WithDetail("paths", paths)
 }
 
 // refuseBinary is the NOT_TEXT of the file at path, which the search

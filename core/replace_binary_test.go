@@ -2,10 +2,12 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
 )
 
@@ -73,6 +75,36 @@ func TestReplaceFitsSkippedFilesWithMatches(t *testing.T) {
 		res, err := (&Tools{FS: memfs.New(files), MaxBytes: 2000}).Replace(context.Background(), ReplaceRequest{Query: "foo", Replacement: str("bar"), DryRun: true})
 		if err != nil || res.BinaryWithMatches != 20 || len(res.BinaryMatches) == 0 || len(res.BinaryMatches) >= 20 || !res.Truncated || jsonSize(res) > 2000 {
 			t.Fatalf("%+v, %v; want 20 counted, fewer listed, within 2000 bytes", res, err)
+		}
+	}
+}
+
+// TOO_LARGE names every file over the limit that holds a match, found in
+// the one search, up to maxLargeListed of them, with their count: it
+// named the first alone, and a caller excluding them one by one met the
+// next on each retry. A large file without a match is none of them.
+func TestReplaceTooLargeNamesThemAll(t *testing.T) {
+	big := "foo\n" + strings.Repeat("x", MaxEditBytes) + "\n"
+	for _, n := range []int{1, 3, maxLargeListed + 1} {
+		files := map[string]string{"ok.txt": "foo\n", "large_nomatch.txt": strings.Repeat("y\n", MaxEditBytes)}
+		for i := range n {
+			files[fmt.Sprintf("d%02d/big.txt", i)] = big
+		}
+		m := memfs.New(files)
+		_, err := (&Tools{FS: m}).Replace(context.Background(), ReplaceRequest{Query: "foo", Replacement: str("bar")})
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeTooLarge {
+			t.Fatalf("%d large files: %v, want TOO_LARGE", n, err)
+		}
+		paths, _ := e.Details["paths"].([]string)
+		if e.Details["count"] != n || len(paths) != min(n, maxLargeListed) || len(paths) > 0 && paths[0] != "d00/big.txt" || e.Path != "d00/big.txt" {
+			t.Errorf("%d large files: count %v, paths %v (path %s)", n, e.Details["count"], paths, e.Path)
+		}
+		if n > 1 && (len(paths) < 2 || paths[1] != "d01/big.txt") {
+			t.Errorf("%d large files: paths %v, not in order", n, paths)
+		}
+		if fileText(m, "ok.txt") != "foo\n" {
+			t.Errorf("a refused replace changed ok.txt")
 		}
 	}
 }
