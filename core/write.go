@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -142,7 +143,9 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 	}
 	// Content with read's cut marker is checked against the file under
 	// the lock (held); an append's against none: it adds lines.
-	cuts := text && lineCuts(string(data)) > 0
+	// Matched in data: lineCuts of string(data) copied a content of any
+	// size, refused as too large or not.
+	cuts := text && lineCutPattern().Match(data)
 	if cuts && req.Append {
 		if err := checkNoLineCut("the content", string(data), ""); err != nil {
 			return nil, err
@@ -546,7 +549,15 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 		// binary sample as text (CRLF and the mark left out), which
 		// taken for bytes was written as it came, the file's line
 		// endings, mark and encoding lost.
-		data = []byte(*r.Content)
+		if len(*r.Content) > MaxWriteBytes {
+			// Write refuses it as too large once its checks have read
+			// it: the string's bytes, which nothing writes, not a copy
+			// held beside the request's (a 50 MB content, and its line
+			// in a batch, all held at once).
+			data = unsafe.Slice(unsafe.StringData(*r.Content), len(*r.Content))
+		} else {
+			data = []byte(*r.Content)
+		}
 		return data, utf8.Valid(data), nil
 	}
 	return data, err == nil && utf8.Valid(data) && bytes.IndexByte(data, 0) < 0, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -489,5 +490,23 @@ func TestAppendCapOnBytesWritten(t *testing.T) {
 	}
 	if fi, _ := os.Stat(p); fi.Size() != int64(len(old)) {
 		t.Errorf("the file is %d bytes, was %d", fi.Size(), len(old))
+	}
+}
+
+// TestWriteRefusesLargeContentUncopied: a content over 2 MiB is refused
+// without a copy of it, into bytes or again into a string to look for
+// read's cut markers (8 MiB allocated for 4 MiB before).
+func TestWriteRefusesLargeContentUncopied(t *testing.T) {
+	tl, _ := tools(t)
+	content := strings.Repeat("x", 4<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := tl.Write(context.Background(), core.WriteRequest{Path: "f", Content: &content})
+	runtime.ReadMemStats(&after)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeTooLarge {
+		t.Fatalf("err = %v, want TOO_LARGE", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(content))/4 {
+		t.Fatalf("refusing %d bytes allocated %d", len(content), n)
 	}
 }
