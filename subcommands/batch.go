@@ -33,8 +33,8 @@ func decodeBatchLine(data []byte) (batchLine, error) {
 	if kind := jsonKind(data); kind != "an object" {
 		return batchLine{}, fmt.Errorf("it is %s", kind)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
+	fields, err := rawFields(data)
+	if err != nil {
 		// JSON nested past encoding/json's depth, or cut off: answered
 		// under its id when one can be read before the fault or at the
 		// line's end.
@@ -60,6 +60,30 @@ func decodeBatchLine(data []byte) (batchLine, error) {
 		}
 	}
 	return line, nil
+}
+
+// rawFields are the values of the JSON object data by their exact keys,
+// each the bytes of data it spans, not a copy: json.RawMessage copies
+// itself, and a 50 MB line's args were held twice.
+func rawFields(data []byte) (map[string]json.RawMessage, error) {
+	var spans map[string]span
+	if err := json.Unmarshal(data, &spans); err != nil || spans == nil {
+		return nil, err // null is a nil map, as for json.RawMessage values
+	}
+	fields := make(map[string]json.RawMessage, len(spans))
+	for k, v := range spans {
+		fields[k] = json.RawMessage(v)
+	}
+	return fields, nil
+}
+
+// span is a JSON value as the bytes it spans in the text json.Unmarshal
+// decodes, which hands an Unmarshaler its slice of that text.
+type span []byte
+
+func (s *span) UnmarshalJSON(data []byte) error {
+	*s = data
+	return nil
 }
 
 // jsonKind names the kind of the JSON value data holds (valid JSON, as
@@ -289,18 +313,18 @@ const cutEnds = 4 << 10
 func readLines(r io.Reader, max int, out chan<- inputLine) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for first := true; ; first = false {
-		var line, head, tail []byte
+		var g gathered
+		var head, tail []byte
 		tooLong := false
 		for {
 			part, err := br.ReadSlice('\n')
 			if !tooLong {
-				line = append(line, part...)
+				g.write(part)
 				// Room for a line of max bytes and its CR LF, which are
 				// no part of it.
-				if len(line) > max+2 {
-					n := min(len(line), cutEnds)
-					head, tail = bytes.Clone(line[:n]), bytes.Clone(line[len(line)-n:])
-					line, tooLong = nil, true
+				if g.n > max+2 {
+					head, tail = g.ends(cutEnds)
+					g, tooLong = gathered{}, true
 				}
 			} else {
 				tail = append(tail, part...)
@@ -309,12 +333,13 @@ func readLines(r io.Reader, max int, out chan<- inputLine) {
 			if err == bufio.ErrBufferFull {
 				continue
 			}
-			if err != nil && (err != io.EOF || len(line) == 0 && !tooLong) {
+			if err != nil && (err != io.EOF || g.n == 0 && !tooLong) {
 				out <- inputLine{err: err}
 				return
 			}
 			break
 		}
+		line := g.bytes()
 		if first {
 			_, line = textfile.CutUTF8BOM(line)
 		}

@@ -98,6 +98,12 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnlyBy 
 			},
 		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments
+			seq, numbered := req.Params.Meta[seqKey].(float64)
+			if numbered {
+				if aside, ok := calls.takeArgs(int(seq)); ok {
+					args = aside
+				}
+			}
 			if len(args) == 0 || string(args) == "null" {
 				args = json.RawMessage(`{}`)
 			}
@@ -111,7 +117,7 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnlyBy 
 			ctx, stop := context.WithCancel(sessionCtx)
 			defer stop()
 			defer context.AfterFunc(sdkCtx, stop)()
-			if seq, ok := req.Params.Meta[seqKey].(float64); ok {
+			if numbered {
 				if err := calls.awaitTurn(ctx, int(seq)); errors.Is(err, errAnswerLost) {
 					return callResult(nil, fault.Errorf(fault.CodeInterrupted, "the call was not run: %v.", err).
 						WithHint("the client's output is gone; start a new session"), tl.MaxBytes)
@@ -277,6 +283,10 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
+	if len(f.pending) == 0 {
+		// Let the message go: its end, an empty slice, held it all.
+		f.pending = nil
+	}
 	return n, nil
 }
 
@@ -399,12 +409,17 @@ func (f *mcpFrames) interruptKept() error {
 // transport takes nothing but a line's end after a message, and ended the
 // session at a space), a tools/call numbered.
 func (f *mcpFrames) pass(data []byte, msg message) {
-	f.pending = append(bytes.TrimSpace(data), '\n')
 	if key, ok := idKey(msg.ID); ok && isToolCall(msg) {
-		if line, ok := numbered(msg.fields, f.calls.number(key)); ok {
+		seq := f.calls.number(key)
+		if line, args, ok := numbered(msg.fields, seq); ok {
+			if args != nil {
+				f.calls.setArgs(seq, args)
+			}
 			f.pending = append(line, '\n')
+			return
 		}
 	}
+	f.pending = append(bytes.TrimSpace(data), '\n')
 }
 
 // offer hands k on to the server, or refuses it under an open listen's id
@@ -457,8 +472,8 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 		}
 		return invalidRequest, fmt.Sprintf("the message is over %d MiB", mcp.DefaultMaxLineLength>>20), id, msg
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(in.data, &m); err != nil {
+	m, err := rawFields(in.data)
+	if err != nil {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
 			// Under the id read before the fault or at the line's end:
@@ -513,7 +528,7 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 		// id unanswered, and its sender waited for ever.
 		return invalidRequest, "a message has a method (a request or a notification), or a result or an error (a response)", id, msg
 	}
-	if _, err := jsonrpc.DecodeMessage(in.data); err != nil {
+	if _, err := jsonrpc.DecodeMessage(withoutArguments(in.data, m)); err != nil {
 		// What the SDK's transport cannot decode ends the session (an id
 		// past float64, JSON nested past its decoder's depth): refused
 		// here, under its id when that is one the SDK reads (a refusal
@@ -525,6 +540,31 @@ func frameError(in inputLine) (code int, text string, id json.RawMessage, msg me
 	}
 	msg, _ = messageOf(m) // its method is a string, checked above
 	return 0, "", nil, msg
+}
+
+// withoutArguments is the message line, of fields, with its params'
+// arguments left out when it is a tools/call that has them, as the SDK
+// reads it (numbered sets them aside): the SDK decoded a call's
+// arguments only to find the message it reads whole, through a buffer
+// grown by doubling (3 times the arguments' size allocated while the
+// line was held). They are valid JSON, which CheckJSON found.
+func withoutArguments(line []byte, fields map[string]json.RawMessage) []byte {
+	if string(fields["method"]) != `"tools/call"` {
+		return line
+	}
+	params, err := rawFields(fields["params"])
+	if _, ok := params["arguments"]; err != nil || !ok {
+		return line
+	}
+	delete(params, "arguments")
+	all := maps.Clone(fields)
+	if all["params"], err = compactJSON(params); err != nil {
+		return line
+	}
+	if out, err := compactJSON(all); err == nil {
+		return out
+	}
+	return line
 }
 
 // unanswered are the ids of the calls handed to the server that it has
@@ -545,7 +585,10 @@ type unanswered struct {
 	// call whose turn it is, by number: each answer woke every waiting
 	// call to look at every number, and 2,000 calls written at once took
 	// 30 s of CPU.
-	seqs  map[string]int
+	seqs map[string]int
+	// args are the arguments of those calls, by number, taken out of
+	// the messages the SDK reads (numbered) for their handlers.
+	args  map[int]json.RawMessage
 	last  int
 	low   int
 	done  map[int]bool
@@ -561,7 +604,7 @@ type unanswered struct {
 
 func newUnanswered() *unanswered {
 	return &unanswered{ids: map[string]bool{}, changed: make(chan struct{}, 1), seqs: map[string]int{},
-		low: 1, done: map[int]bool{}, turns: map[int]chan struct{}{}, writing: map[string]int{}}
+		args: map[int]json.RawMessage{}, low: 1, done: map[int]bool{}, turns: map[int]chan struct{}{}, writing: map[string]int{}}
 }
 
 // seqKey is the key of params._meta under which mcpFrames numbers each
@@ -578,6 +621,22 @@ func (u *unanswered) number(key string) int {
 	u.last++
 	u.seqs[key] = u.last
 	return u.last
+}
+
+// setArgs keeps the arguments of the call numbered seq for its handler.
+func (u *unanswered) setArgs(seq int, args json.RawMessage) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.args[seq] = args
+}
+
+// takeArgs gives the handler of the call numbered seq its arguments.
+func (u *unanswered) takeArgs(seq int) (json.RawMessage, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	args, ok := u.args[seq]
+	delete(u.args, seq)
+	return args, ok
 }
 
 // awaitTurn returns once every call numbered before seq is answered, or
@@ -611,17 +670,26 @@ func (u *unanswered) awaitTurn(ctx context.Context, seq int) error {
 	}
 }
 
-// numbered is the tools/call of fields with seq in its params._meta, or
+// numbered is the tools/call of fields with seq in its params._meta and
+// its arguments taken out, which it returns (nil when it has none), or
 // false when its params are absent or no object, or its _meta no object
 // (the SDK refuses it: params made here were refused as a call of the
-// tool "").
-func numbered(fields map[string]json.RawMessage, seq int) ([]byte, bool) {
-	params, meta := map[string]json.RawMessage{}, map[string]json.RawMessage{}
+// tool ""). The SDK never reads a call's arguments but to hand them to
+// its handler, which takes them from unanswered.args: it decoded them
+// four times over, each time through a buffer grown by doubling, and
+// held two copies of them (a 15 MB call peaked at 170 MB).
+func numbered(fields map[string]json.RawMessage, seq int) (line []byte, args json.RawMessage, ok bool) {
+	meta := map[string]json.RawMessage{}
 	// null decodes into a nil map (which panicked at the assignment
 	// below): null params are no object, which the SDK refuses, and a
 	// null _meta is none.
-	if raw, ok := fields["params"]; !ok || json.Unmarshal(raw, &params) != nil || params == nil {
-		return nil, false
+	raw, ok := fields["params"]
+	if !ok {
+		return nil, nil, false
+	}
+	params, err := rawFields(raw)
+	if err != nil || params == nil {
+		return nil, nil, false
 	}
 	// A call the SDK refuses unread is left as sent, which its answer
 	// quotes: no number of agentfs's in it. Its fields, by their exact
@@ -629,26 +697,27 @@ func numbered(fields map[string]json.RawMessage, seq int) ([]byte, bool) {
 	var call mcp.CallToolParamsRaw
 	for key, into := range map[string]any{"name": &call.Name, "requestState": &call.RequestState, "inputResponses": &call.InputResponses} {
 		if raw, ok := params[key]; ok && json.Unmarshal(raw, into) != nil {
-			return nil, false
+			return nil, nil, false
 		}
 	}
 	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	if meta == nil {
 		meta = map[string]json.RawMessage{}
 	}
 	meta[seqKey] = json.RawMessage(strconv.Itoa(seq))
-	var err error
 	if params["_meta"], err = compactJSON(meta); err != nil {
-		return nil, false
+		return nil, nil, false
 	}
+	args = params["arguments"]
+	delete(params, "arguments")
 	all := maps.Clone(fields)
 	if all["params"], err = compactJSON(params); err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	line, err := compactJSON(all)
-	return line, err == nil
+	line, err = compactJSON(all)
+	return line, args, err == nil
 }
 
 // message is what tracking needs of a JSON-RPC message.
@@ -760,6 +829,7 @@ func (u *unanswered) answered(key string) int {
 	delete(u.ids, key)
 	seq := u.seqs[key]
 	delete(u.seqs, key)
+	delete(u.args, seq) // answered without its handler: refused, cancelled
 	u.writing[key]++
 	return seq
 }
