@@ -31,6 +31,17 @@ var diffSearch = 2 * time.Second
 // lineDiff diffs a and b line by line (a CRLF line differs from its LF
 // twin), its search ending by until.
 func lineDiff(a, b string, until time.Time) []diffLine {
+	if a == "" || b == "" {
+		// Every line added (a new file), or every line deleted: nothing
+		// to search, where go-diff hashed each line and joined them all
+		// again (26 MB allocated for the diffs of an 8 MB patch adding
+		// four files).
+		op, text := byte('+'), b
+		if b == "" {
+			op, text = '-', a
+		}
+		return appendDiffLines(make([]diffLine, 0, strings.Count(text, "\n")+1), op, text)
+	}
 	dmp := diffmatchpatch.New()
 	// go-diff takes a timeout of 0 for none.
 	dmp.DiffTimeout = max(time.Until(until), time.Nanosecond)
@@ -44,14 +55,20 @@ func lineDiff(a, b string, until time.Time) []diffLine {
 		case diffmatchpatch.DiffInsert:
 			op = '+'
 		}
-		for s := d.Text; s != ""; {
-			i := strings.IndexByte(s, '\n') + 1
-			if i == 0 {
-				i = len(s)
-			}
-			out = append(out, diffLine{op, s[:i]})
-			s = s[i:]
+		out = appendDiffLines(out, op, d.Text)
+	}
+	return out
+}
+
+// appendDiffLines appends the lines of text to out, each with op.
+func appendDiffLines(out []diffLine, op byte, text string) []diffLine {
+	for s := text; s != ""; {
+		i := strings.IndexByte(s, '\n') + 1
+		if i == 0 {
+			i = len(s)
 		}
+		out = append(out, diffLine{op, s[:i]})
+		s = s[i:]
 	}
 	return out
 }
@@ -116,6 +133,7 @@ func renderDiff(path string, lines []diffLine, before, context int) (string, int
 	oldNo, newNo := make([]int, len(lines)+1), make([]int, len(lines)+1)
 	oldNo[0] = before
 	newNo[0] = oldNo[0]
+	out.Grow(renderedSize(lines, context))
 	for i, l := range lines {
 		oldNo[i+1], newNo[i+1] = oldNo[i], newNo[i]
 		if l.op != '+' {
@@ -153,13 +171,51 @@ func renderDiff(path string, lines []diffLine, before, context int) (string, int
 			out.WriteByte(l.op)
 			out.WriteString(text)
 			if !strings.HasSuffix(text, "\n") {
-				out.WriteString("\n\\ No newline at end of file\n")
+				out.WriteString(noNewline)
 			}
 		}
 		i = stop
 	}
 	return out.String(), first
 }
+
+// renderedSize bounds the length of renderDiff's hunks of lines: a line
+// is rendered when a change is at most context lines from it, and each
+// run of such lines is a hunk, under a header of at most 100 bytes.
+// renderDiff's rendering is grown to it once: grown by doubling, the
+// diffs of an 8 MB patch adding four files allocated 40 MB.
+func renderedSize(lines []diffLine, context int) int {
+	near := make([]bool, len(lines))
+	for i, last := 0, -1; i < len(lines); i++ {
+		if lines[i].op != ' ' {
+			last = i
+		}
+		near[i] = last >= 0 && i-last <= context
+	}
+	for i, next := len(lines)-1, -1; i >= 0; i-- {
+		if lines[i].op != ' ' {
+			next = i
+		}
+		near[i] = near[i] || next >= 0 && next-i <= context
+	}
+	size := 0
+	for i, l := range lines {
+		if !near[i] {
+			continue
+		}
+		size += 1 + len(l.text)
+		if !strings.HasSuffix(l.text, "\n") {
+			size += len(noNewline)
+		}
+		if i == 0 || !near[i-1] {
+			size += 100
+		}
+	}
+	return size
+}
+
+// noNewline ends a diff's line that has no newline.
+const noNewline = "\n\\ No newline at end of file\n"
 
 // cutContext is an unchanged line of a diff, text with its terminator,
 // cut as read cuts a line by default, with its marker: a one-line edit

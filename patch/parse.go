@@ -121,7 +121,14 @@ func (p *parser) op(i, end int) (Op, int, error) {
 	i++
 	switch op.Kind {
 	case Add:
+		// Sized once: grown by doubling, an 8 MB patch adding four
+		// files allocated 36 MB for their contents.
 		var content strings.Builder
+		size := 0
+		for j := i; j < end && strings.HasPrefix(p.lines[j], "+"); j++ {
+			size += len(p.lines[j])
+		}
+		content.Grow(size)
 		for ; i < end && strings.HasPrefix(p.lines[i], "+"); i++ {
 			content.WriteString(p.lines[i][1:])
 			content.WriteByte('\n')
