@@ -11,7 +11,6 @@ import (
 	"math"
 	"slices"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -549,15 +548,7 @@ func (t *Tools) content(ctx context.Context, r WriteRequest) (data []byte, text 
 		// binary sample as text (CRLF and the mark left out), which
 		// taken for bytes was written as it came, the file's line
 		// endings, mark and encoding lost.
-		if len(*r.Content) > MaxWriteBytes {
-			// Write refuses it as too large once its checks have read
-			// it: the string's bytes, which nothing writes, not a copy
-			// held beside the request's (a 50 MB content, and its line
-			// in a batch, all held at once).
-			data = unsafe.Slice(unsafe.StringData(*r.Content), len(*r.Content))
-		} else {
-			data = []byte(*r.Content)
-		}
+		data = []byte(*r.Content)
 		return data, utf8.Valid(data), nil
 	}
 	return data, err == nil && utf8.Valid(data) && bytes.IndexByte(data, 0) < 0, err

@@ -493,10 +493,10 @@ func TestAppendCapOnBytesWritten(t *testing.T) {
 	}
 }
 
-// TestWriteRefusesLargeContentUncopied: a content over 2 MiB is refused
-// without a copy of it, into bytes or again into a string to look for
-// read's cut markers (8 MiB allocated for 4 MiB before).
-func TestWriteRefusesLargeContentUncopied(t *testing.T) {
+// TestWriteRefusesLargeContentCopiedOnce: a content over 2 MiB is refused
+// with one copy of it, its bytes, not again a string to look for read's
+// cut markers in (8 MiB allocated for 4 MiB before).
+func TestWriteRefusesLargeContentCopiedOnce(t *testing.T) {
 	tl, _ := tools(t)
 	content := strings.Repeat("x", 4<<20)
 	var before, after runtime.MemStats
@@ -506,7 +506,7 @@ func TestWriteRefusesLargeContentUncopied(t *testing.T) {
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodeTooLarge {
 		t.Fatalf("err = %v, want TOO_LARGE", err)
 	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(content))/4 {
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(content))*5/4 {
 		t.Fatalf("refusing %d bytes allocated %d", len(content), n)
 	}
 }
