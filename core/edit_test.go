@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentfs/agentfs/editmatch"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/internal/allocs"
 )
 
 func editTools(files map[string]string) (*Tools, *lockedFS) {
@@ -413,15 +413,6 @@ func TestEditNamesTheByteItsMarkDoesNotKeep(t *testing.T) {
 	}
 }
 
-// allocated is the bytes f allocates, as runtime.MemStats counts them.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // A replaceAll whose result could never fit is refused before that
 // result is built: a 20 MB newText over 29,527 matches (590 GB) took 24
 // GB before the kernel killed agentfs, where TOO_LARGE belongs.
@@ -429,7 +420,7 @@ func TestEditRefusesAnOversizedResultUnbuilt(t *testing.T) {
 	tl, m := editTools(map[string]string{"f": strings.Repeat("a\n", 8000)})
 	newText := strings.Repeat("b", 32<<10) // 8000 × 32 KiB: 256 MiB
 	var err error
-	n := allocated(func() {
+	n := allocs.Bytes(func() {
 		_, err = tl.Edit(context.Background(), EditRequest{Path: "f", Edits: []EditOp{{OldText: "a", NewText: &newText, ReplaceAll: true}}})
 	})
 	e := wantCode(t, err, fault.CodeTooLarge)

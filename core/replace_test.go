@@ -14,11 +14,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/internal/allocs"
 	"github.com/agentfs/agentfs/memfs"
-	"time"
 )
 
 func replaceFS() *memfs.FS {
@@ -724,7 +725,7 @@ func TestReplaceRefusesAnOversizedResultUnbuilt(t *testing.T) {
 	} {
 		m := memfs.New(map[string]string{"f": strings.Repeat("a\n", 8000), "crlf": strings.Repeat("a\r\n", 8000)})
 		var err error
-		n := allocated(func() { _, err = (&Tools{FS: m, LockTimeout: time.Second}).Replace(context.Background(), tc.req) })
+		n := allocs.Bytes(func() { _, err = (&Tools{FS: m, LockTimeout: time.Second}).Replace(context.Background(), tc.req) })
 		e := fault.AsError(err)
 		if e == nil || e.Code != fault.CodeTooLarge || e.Details["limit"] != MaxEditBytes {
 			t.Fatalf("%s: %v", tc.name, err)

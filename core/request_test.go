@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/internal/allocs"
 )
 
 type editLike struct {
@@ -389,7 +390,7 @@ func TestDecodeJSONHandsOnLongStrings(t *testing.T) {
 	}, "expectedVersion": "v"})
 	var req EditRequest
 	var err error
-	n := allocated(func() { err = DecodeJSON(data, &req) })
+	n := allocs.Bytes(func() { err = DecodeJSON(data, &req) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +404,7 @@ func TestDecodeJSONHandsOnLongStrings(t *testing.T) {
 	}
 	var w WriteRequest
 	data, _ = json.Marshal(map[string]any{"path": "f", "content": long})
-	n = allocated(func() { err = DecodeJSON(data, &w) })
+	n = allocs.Bytes(func() { err = DecodeJSON(data, &w) })
 	if err != nil || w.Content == nil || *w.Content != long {
 		t.Fatalf("write: %v", err)
 	}
@@ -431,7 +432,7 @@ func TestCheckJSONAsParseStrict(t *testing.T) {
 	}
 	line, _ := json.Marshal(map[string]any{"tool": "write", "args": map[string]any{"path": "f", "content": strings.Repeat("a\"b\n", 1<<20)}})
 	var err error
-	if n := allocated(func() { err = CheckJSON(line) }); err != nil || n > uint64(len(line))/4 {
+	if n := allocs.Bytes(func() { err = CheckJSON(line) }); err != nil || n > uint64(len(line))/4 {
 		t.Errorf("%v, allocated %d KiB to check %d KiB", err, n>>10, len(line)>>10)
 	}
 }

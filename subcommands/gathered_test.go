@@ -4,20 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
-)
 
-// allocated is what f allocated, in bytes.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+	"github.com/agentfs/agentfs/internal/allocs"
+)
 
 // TestReadLinesGathersOnce: a long line is read whole, gathered in
 // chunks and joined once; the ends of one too long are its ends. Grown a
@@ -28,7 +20,7 @@ func TestReadLinesGathersOnce(t *testing.T) {
 	input := append(append(append(append([]byte{}, line...), "\r\n{}\n"...), line...), "\n"...)
 	lines := make(chan inputLine)
 	var got []inputLine
-	n := allocated(func() {
+	n := allocs.Bytes(func() {
 		go readLines(bytes.NewReader(input), len(line)+10, lines)
 		for l := <-lines; l.err != io.EOF; l = <-lines {
 			got = append(got, l)
@@ -78,7 +70,7 @@ func TestNumberedSetsArgumentsAside(t *testing.T) {
 	var got []byte
 	var args json.RawMessage
 	var ok bool
-	n := allocated(func() { got, args, ok = numbered(fields, 9) })
+	n := allocs.Bytes(func() { got, args, ok = numbered(fields, 9) })
 	want := `{"id":3,"jsonrpc":"2.0","method":"tools/call","params":{"_meta":{"agentfs/seq":9,"k":[1,2]},"name":"agentfs_write"}}`
 	if !ok || string(got) != want {
 		t.Fatalf("numbered %v: %.200s", ok, got)
