@@ -356,7 +356,9 @@ func (f *mcpFrames) cancelKept(m message) (taken bool, err error) {
 		return false, nil
 	}
 	key, ok := idKey(params.RequestID)
-	if !ok || f.calls.busy(key) {
+	if !ok || f.calls.inFlight(key) {
+		// Not busy: an answer being written is of a call done, and the
+		// server drops its cancellation (a kept call under the id ran).
 		return false, nil
 	}
 	i := slices.IndexFunc(f.kept, func(k keptMessage) bool {
@@ -809,6 +811,15 @@ func (u *unanswered) busy(key string) bool {
 	defer u.mu.Unlock()
 	_, ok := u.ids[key]
 	return ok || u.writing[key] > 0
+}
+
+// inFlight reports whether the id key is a request's handed to the
+// server and not yet answered (its answer may be being written).
+func (u *unanswered) inFlight(key string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.ids[key]
+	return ok
 }
 
 // isCall reports whether the id key is a tools/call's not yet answered.

@@ -1421,3 +1421,34 @@ func TestUnescapeHTML(t *testing.T) {
 
 // dotPNG is a PNG of one red pixel.
 var dotPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82")
+
+// TestMCPCancelWhileAnAnswerIsWritten: a cancellation of a tools/call kept
+// back (its id reused while the first call under it ran) that comes while
+// the first call's answer is being written cancels the kept call, as it
+// did once the answer was out. Seen as busy then (writing, for a refusal
+// kept back to wait for), it was passed to the server, which had answered
+// that id and dropped it: the kept call ran later, cancelled.
+func TestMCPCancelWhileAnAnswerIsWritten(t *testing.T) {
+	msg := func(s string) message {
+		m, ok := decodeMessage([]byte(s))
+		if !ok {
+			t.Fatalf("not a message: %s", s)
+		}
+		return m
+	}
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}`
+	var out bytes.Buffer
+	f := &mcpFrames{out: &out, calls: newUnanswered(), maxBytes: 1 << 16}
+	if handed, _ := f.calls.hand(msg(call)); !handed {
+		t.Fatal("the first call was not handed on")
+	}
+	f.kept = []keptMessage{{data: []byte(call), msg: msg(call)}} // the id again, kept back
+	f.calls.answered("n5")                                       // the first call's answer is being written
+	taken, err := f.cancelKept(msg(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`))
+	if err != nil || !taken {
+		t.Fatalf("the cancellation was passed on (taken %v, %v): the kept call would run", taken, err)
+	}
+	if len(f.kept) != 0 || !strings.Contains(out.String(), "INTERRUPTED") {
+		t.Fatalf("kept %d, answered %q", len(f.kept), out.String())
+	}
+}
