@@ -258,8 +258,6 @@ type GrepResult struct {
 	Context int `json:"-"`
 }
 
-// query is the text to search for, and whether it is a regex: pattern is
-// a regex unless regex is false, query a fixed string unless regex is true.
 // queryField is GrepRequest's query, needed unless pattern is given.
 var queryField = func() FieldSpec {
 	for _, f := range Fields(reflect.TypeFor[GrepRequest]()) {
@@ -270,6 +268,8 @@ var queryField = func() FieldSpec {
 	panic("core: GrepRequest has no query")
 }()
 
+// query is the text to search for, and whether it is a regex: pattern is
+// a regex unless regex is false, query a fixed string unless regex is true.
 func (req GrepRequest) query() (string, bool, error) {
 	switch {
 	case req.Query != "" && req.Pattern != "":
