@@ -197,13 +197,18 @@ func (f *FS) IsRoot(path string) bool {
 // workspace's: a non-home store's paths are spelled from its root.
 func (f *FS) spell(j int, display string) string {
 	m := f.members[j]
-	switch {
-	case j == f.home || m.Root == "":
+	if j == f.home || m.Root == "" {
 		return display
-	case display == ".":
-		return m.Root
 	}
-	return m.Root + "/" + display
+	return spelledFrom(m.Root, display)
+}
+
+// spelledFrom is display, a store's path, spelled from its root.
+func spelledFrom(root, display string) string {
+	if display == "." {
+		return root
+	}
+	return root + "/" + display
 }
 
 // fix spells the path of a member's error as the workspace does.
@@ -228,12 +233,8 @@ func SpellError(root string, err error) error {
 	if raw == root || strings.HasPrefix(raw, root+"/") {
 		return err
 	}
-	spelled := root
-	if raw != "." {
-		spelled = root + "/" + raw
-	}
 	c := *e
-	return c.WithPath(spelled)
+	return c.WithPath(spelledFrom(root, raw))
 }
 
 // Display is p as the member holding it displays it, spelled so that it
