@@ -1189,9 +1189,7 @@ func (t *Tools) refuseLarge(ctx context.Context, path string, rp *replacer) erro
 	if err != nil || !found {
 		return err
 	}
-	return fault.Errorf(fault.CodeTooLarge, "the file holds a match but is over %d bytes, the limit of replace.", MaxEditBytes).
-		WithPath(t.FS.Display(path)).WithDetail("limit", MaxEditBytes).
-		WithHint("nothing was changed; exclude it with --exclude; to change it, %s", writeWhole)
+	return t.refuseAllLarge([]matched{{path: path}})
 }
 
 // maxLargeListed bounds the files a TOO_LARGE of many names.
