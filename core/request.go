@@ -1033,6 +1033,9 @@ func syntaxWhere(data []byte, err error) string {
 	if to < len(data) && strings.TrimRight(string(data[to:]), "\r\n") != "" {
 		after += "…"
 	}
+	if before == "" {
+		return fmt.Sprintf("%s, where it starts with %s", where, after)
+	}
 	return fmt.Sprintf("%s, where %s is followed by %s", where, before, after)
 }
 
