@@ -443,9 +443,19 @@ func (t *Tools) fitPatch(res *ApplyPatchResult, written bool) error {
 // are kept first: one large diff is cut rather than leave every file
 // after it without one.
 func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
-	whole := make([]string, len(diffs))
+	whole, sizes := make([]string, len(diffs)), make([]int, len(diffs))
 	for i, d := range diffs {
-		whole[i], *d = *d, ""
+		whole[i], sizes[i] = *d, jsonLen(*d)
+	}
+	return t.fitSizedDiffs(res, truncated, diffs, sizes, func(i int) string { return whole[i] })
+}
+
+// fitSizedDiffs is fitDiffs of diffs whose lengths of JSON (jsonLen) are
+// sizes, each whole as whole(i) gives it, asked for only when some of it
+// is kept.
+func (t *Tools) fitSizedDiffs(res any, truncated *bool, diffs []*string, sizes []int, whole func(i int) string) error {
+	for _, d := range diffs {
+		*d = ""
 	}
 	*truncated = true
 	skeleton := jsonSize(res)
@@ -458,20 +468,19 @@ func (t *Tools) fitDiffs(res any, truncated *bool, diffs []*string) error {
 	// out (omitempty).
 	const key = len(`,"diff":""`)
 	room := t.maxBytes() - skeleton
-	order, size := make([]int, len(whole)), make([]int, len(whole))
-	for i, d := range whole {
-		order[i], size[i] = i, jsonLen(d)
+	order, size := make([]int, len(diffs)), sizes
+	for i := range order {
+		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size[a], size[b]) })
 	for _, i := range order {
-		d := whole[i]
 		if n := key + size[i]; n <= room {
-			*diffs[i], room = d, room-n
+			*diffs[i], room = whole(i), room-n
 			continue
 		}
 		*truncated = true
 		if room >= key+len(diffCut(0))+16 {
-			*diffs[i] = cutDiff(d, room-key)
+			*diffs[i] = cutDiff(whole(i), room-key)
 			room -= key + jsonLen(*diffs[i])
 		}
 	}
