@@ -204,6 +204,8 @@ func (s *diffSide) normalise(v any, path string) any {
 				out[k] = "<cursor>"
 			case k == "version" || strings.HasSuffix(k, "Version"): // ETag or inode-based: compared as the path's n-th version
 				out[k] = s.versionSeq(path, e)
+			case k == "plan": // a digest of versions: compared as the n-th plan
+				out[k] = s.versionSeq("<plan>", e)
 			default:
 				out[k] = s.normalise(e, path)
 			}
@@ -783,6 +785,12 @@ func TestDiffNormalise(t *testing.T) {
 		{"a stale version in an error's details",
 			[]string{`{"error":{"code":"STALE","path":"f","message":"aa","details":{"currentVersion":"aa"}}}`},
 			[]string{`{"error":{"code":"STALE","path":"f","message":"11","details":{"currentVersion":"11"}}}`}, true},
+		{"plans are numbered as versions",
+			[]string{`{"plan":"plan-aa"}`, `{"plan":"plan-aa"}`, `{"plan":"plan-bb"}`},
+			[]string{`{"plan":"plan-11"}`, `{"plan":"plan-11"}`, `{"plan":"plan-22"}`}, true},
+		{"a plan that changed on one side only",
+			[]string{`{"plan":"plan-aa"}`, `{"plan":"plan-bb"}`},
+			[]string{`{"plan":"plan-11"}`, `{"plan":"plan-11"}`}, false},
 		{"error codes",
 			[]string{`{"error":{"code":"NOT_FOUND","path":"f"}}`}, []string{`{"error":{"code":"NOT_A_FILE","path":"f"}}`}, false},
 		{"mtimes, modes and directory sizes",
