@@ -602,16 +602,22 @@ func (x expansion) replaced(b []byte, ms [][]int) int {
 	return size
 }
 
+// withFor is the replacement with each of its newlines written as eol,
+// LF or CRLF; as given when eol is neither.
+func (r *replacer) withFor(eol []byte) []byte {
+	switch string(eol) {
+	case "\n":
+		return r.withLF
+	case "\r\n":
+		return r.withCRLF
+	}
+	return r.with
+}
+
 // replaceIn replaces every match in b, each newline of the replacement
 // (LF or CRLF) written as eol, LF or CRLF; as given when eol is nil.
 func (r *replacer) replaceIn(b, eol []byte) []byte {
-	with := r.with
-	switch string(eol) {
-	case "\n":
-		with = r.withLF
-	case "\r\n":
-		with = r.withCRLF
-	}
+	with := r.withFor(eol)
 	switch {
 	case r.word != nil:
 		return r.replaceEach(b, func([]int) []byte { return with })
@@ -632,13 +638,7 @@ func (r *replacer) appendReplaced(dst, b, eol []byte, ms [][]int) []byte {
 	if r.word == nil && slices.ContainsFunc(ms, func(m []int) bool { return m[0] == m[1] }) {
 		return append(dst, r.replaceIn(b, eol)...)
 	}
-	with := r.with
-	switch string(eol) {
-	case "\n":
-		with = r.withLF
-	case "\r\n":
-		with = r.withCRLF
-	}
+	with := r.withFor(eol)
 	last := 0
 	for _, m := range ms {
 		dst = append(dst, b[last:m[0]]...)
