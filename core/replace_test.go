@@ -739,6 +739,31 @@ func TestReplaceRefusesAnOversizedResultUnbuilt(t *testing.T) {
 	}
 }
 
+// FuzzExpansionSize: the size expansionOf gives a replacement in a text
+// is the length of what regexp makes of it, a template (Expand's $
+// references, read by templateRefs) or a fixed string, for any query
+// and text: a size short of it would let through a result that cannot
+// fit, one past it refuse one that can.
+func FuzzExpansionSize(f *testing.F) {
+	f.Add(`(\w)(\w)(\d*)`, "$2$1$3$$x$", "ab12 cd34\r\nx y é9\n")
+	f.Add(`(?P<n>a)|(?P<n>c)|(x)`, "[$n$3$0${0}$00$01$9]", "abcx")
+	f.Add(`\w+`, "$ ${ ${} ${0 $é$_ ${n}x $123456789 $1234567890", "one two")
+	f.Fuzz(func(t *testing.T, query, with, text string) {
+		re, err := regexp.Compile(query)
+		if err != nil || len(text) > 1<<12 || len(with) > 1<<8 {
+			return
+		}
+		b := []byte(text)
+		ms := re.FindAllSubmatchIndex(b, -1)
+		if got, want := expansionOf(re, []byte(with), false).replaced(b, ms), len(re.ReplaceAll(b, []byte(with))); got != want {
+			t.Errorf("%q with %q in %q: sized %d, made %d", query, with, text, got, want)
+		}
+		if got, want := expansionOf(re, []byte(with), true).replaced(b, ms), len(re.ReplaceAllLiteral(b, []byte(with))); got != want {
+			t.Errorf("%q with %q as it stands in %q: sized %d, made %d", query, with, text, got, want)
+		}
+	})
+}
+
 // expansion sizes what Expand makes, so that the refusal above is of
 // no result that would fit.
 func TestExpansionSizesWhatExpandMakes(t *testing.T) {
