@@ -195,11 +195,13 @@ type keptMessage struct {
 	refusal *refusal
 }
 
-// refusal is the JSON-RPC error that answers a line.
+// refusal is the JSON-RPC error that answers a line, or, interrupted,
+// the INTERRUPTED answer of a kept tools/call cancelled before it ran.
 type refusal struct {
-	id   json.RawMessage
-	code int
-	text string
+	id          json.RawMessage
+	code        int
+	text        string
+	interrupted bool
 }
 
 // key is the id the message is answered under, if it has one.
@@ -264,9 +266,7 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 		} else {
 			k.data, k.msg = in.data, msg
 		}
-		if taken, err := f.cancelKept(k.msg); err != nil {
-			return 0, err
-		} else if taken {
+		if f.cancelKept(k.msg) {
 			continue
 		}
 		if f.mustWait(k) {
@@ -339,38 +339,50 @@ func (f *mcpFrames) mustWait(k keptMessage) bool {
 // cancelKept takes a cancellation of a tools/call kept back, not passed
 // to the server (which would not know its id and drop the cancellation:
 // the call ran later, a write made): the call is taken off and answers
-// INTERRUPTED at once. A cancellation of an id neither kept nor in flight
+// INTERRUPTED in its place. A cancellation of an id neither kept nor in flight
 // (answered, or not sent yet) is taken too, and dropped, as the protocol
 // lets a server do: passed on, the server's handlers raced, and one sent
 // before its request cancelled that request (9 times in 20). taken is
 // false for any other message, and for the cancellation of an id in
 // flight, which the server cancels.
-func (f *mcpFrames) cancelKept(m message) (taken bool, err error) {
+func (f *mcpFrames) cancelKept(m message) (taken bool) {
 	if m.Method == nil || *m.Method != "notifications/cancelled" {
-		return false, nil
+		return false
 	}
 	var params struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
 	if json.Unmarshal(m.fields["params"], &params) != nil || len(params.RequestID) == 0 {
-		return false, nil
+		return false
 	}
 	key, ok := idKey(params.RequestID)
 	if !ok || f.calls.inFlight(key) {
 		// Not busy: an answer being written is of a call done, and the
 		// server drops its cancellation (a kept call under the id ran).
-		return false, nil
+		return false
 	}
 	i := slices.IndexFunc(f.kept, func(k keptMessage) bool {
 		other, ok := k.key()
 		return ok && other == key && isToolCall(k.msg)
 	})
 	if i < 0 {
-		return true, nil
+		return true
 	}
-	id := f.kept[i].msg.ID
-	f.kept = slices.Delete(f.kept, i, i+1)
-	return true, f.interrupted(id)
+	// Answered in its place, as a refusal: once the answer under its id
+	// is written, and after what is kept ahead of it under that id.
+	// Written at once, it came before the answer of the call ahead of it
+	// being written (the cancellation came then), or a refusal kept ahead
+	// of it, and a client matching answers by id took each for the other.
+	f.kept[i] = keptMessage{refusal: &refusal{id: f.kept[i].msg.ID, interrupted: true}}
+	return true
+}
+
+// answer writes the refusal r.
+func (f *mcpFrames) answer(r *refusal) error {
+	if r.interrupted {
+		return f.interrupted(r.id)
+	}
+	return f.refuse(r.id, r.code, r.text)
 }
 
 // interrupted answers the tools/call id INTERRUPTED.
@@ -393,7 +405,7 @@ func (f *mcpFrames) interruptKept() error {
 		var err error
 		switch _, hasKey := k.key(); {
 		case k.refusal != nil:
-			err = f.refuse(k.refusal.id, k.refusal.code, k.refusal.text)
+			err = f.answer(k.refusal)
 		case isToolCall(k.msg):
 			err = f.interrupted(k.msg.ID)
 		case hasKey:
@@ -434,7 +446,7 @@ func (f *mcpFrames) offer(k keptMessage) (taken bool, err error) {
 		if key, ok := idKey(r.id); ok && f.calls.busy(key) {
 			return false, nil
 		}
-		return true, f.refuse(r.id, r.code, r.text)
+		return true, f.answer(r)
 	}
 	switch handed, inUse := f.calls.hand(k.msg); {
 	case inUse:

@@ -1427,7 +1427,10 @@ var dotPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00
 // the first call's answer is being written cancels the kept call, as it
 // did once the answer was out. Seen as busy then (writing, for a refusal
 // kept back to wait for), it was passed to the server, which had answered
-// that id and dropped it: the kept call ran later, cancelled.
+// that id and dropped it: the kept call ran later, cancelled. The kept
+// call's INTERRUPTED goes out after the first call's answer: written at
+// once, it came first, and a client matching answers by id took each for
+// the other's (a read's content for the answer to the cancelled call).
 func TestMCPCancelWhileAnAnswerIsWritten(t *testing.T) {
 	msg := func(s string) message {
 		m, ok := decodeMessage([]byte(s))
@@ -1444,11 +1447,48 @@ func TestMCPCancelWhileAnAnswerIsWritten(t *testing.T) {
 	}
 	f.kept = []keptMessage{{data: []byte(call), msg: msg(call)}} // the id again, kept back
 	f.calls.answered("n5")                                       // the first call's answer is being written
-	taken, err := f.cancelKept(msg(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`))
-	if err != nil || !taken {
-		t.Fatalf("the cancellation was passed on (taken %v, %v): the kept call would run", taken, err)
+	if !f.cancelKept(msg(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)) {
+		t.Fatal("the cancellation was passed on: the kept call would run")
 	}
-	if len(f.kept) != 0 || !strings.Contains(out.String(), "INTERRUPTED") {
-		t.Fatalf("kept %d, answered %q", len(f.kept), out.String())
+	if err := f.handOn(); err != nil || out.Len() != 0 || len(f.pending) != 0 {
+		t.Fatalf("while the first answer is written: %v, answered %q, handed on %q", err, out.String(), f.pending)
+	}
+	f.calls.written("n5")
+	if err := f.handOn(); err != nil || len(f.kept) != 0 || len(f.pending) != 0 || !strings.Contains(out.String(), "INTERRUPTED") {
+		t.Fatalf("once it is written: %v, kept %d, handed on %q, answered %q", err, len(f.kept), f.pending, out.String())
+	}
+}
+
+// TestMCPCancelledCallAfterARefusal: a kept call cancelled behind a
+// refusal kept under its id answers after that refusal, in the order
+// they came: its INTERRUPTED was written at once, before the refusal
+// (waiting for the answer under the id) of the line sent before it.
+func TestMCPCancelledCallAfterARefusal(t *testing.T) {
+	msg := func(s string) message {
+		m, ok := decodeMessage([]byte(s))
+		if !ok {
+			t.Fatalf("not a message: %s", s)
+		}
+		return m
+	}
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}`
+	var out bytes.Buffer
+	f := &mcpFrames{out: &out, calls: newUnanswered(), maxBytes: 1 << 16}
+	f.calls.hand(msg(call))
+	f.calls.answered("n5") // the first call's answer is being written
+	f.kept = []keptMessage{
+		{refusal: &refusal{id: json.RawMessage("5"), code: -32600, text: "the method must be a string"}},
+		{data: []byte(call), msg: msg(call)},
+	}
+	if !f.cancelKept(msg(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)) {
+		t.Fatal("the cancellation was passed on")
+	}
+	f.calls.written("n5")
+	if err := f.handOn(); err != nil || len(f.kept) != 0 {
+		t.Fatalf("%v, kept %d", err, len(f.kept))
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "-32600") || !strings.Contains(lines[1], "INTERRUPTED") {
+		t.Fatalf("the answers under id 5: %q, want the refusal, then INTERRUPTED", lines)
 	}
 }
