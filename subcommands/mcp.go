@@ -714,7 +714,10 @@ func numbered(fields map[string]json.RawMessage, seq int) (line []byte, args jso
 			return nil, nil, false
 		}
 	}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+	// Its values as the SDK reads them too: a number past float64 (1e400)
+	// the SDK refused, quoting the line made here, its arguments left out
+	// and agentfs's number in.
+	if raw, ok := params["_meta"]; ok && (json.Unmarshal(raw, &meta) != nil || json.Unmarshal(raw, new(mcp.Meta)) != nil) {
 		return nil, nil, false
 	}
 	if meta == nil {

@@ -1397,6 +1397,18 @@ func TestMCPErrorFitsMaxBytes(t *testing.T) {
 	}
 }
 
+// TestMCPRefusedCallQuotedAsSent: a call whose _meta the SDK cannot read
+// (a number past float64) is refused quoting its params as sent: it
+// quoted the line numbered made, with agentfs's number in its _meta and
+// its arguments left out.
+func TestMCPRefusedCallQuotedAsSent(t *testing.T) {
+	send := pipedSession(t, "2025-06-18")
+	reply := send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentfs_read","arguments":{"path":"a.txt"},"_meta":{"x":1e400}}}`)
+	if !strings.Contains(reply, `-32602`) || strings.Contains(reply, seqKey) || !strings.Contains(reply, "a.txt") {
+		t.Fatalf("the refusal: %s", reply)
+	}
+}
+
 // TestUnescapeHTML: the SDK's HTML escapes are undone, an escaped
 // backslash before "u003c" is left, and the JSON means the same.
 func TestUnescapeHTML(t *testing.T) {
