@@ -1434,6 +1434,29 @@ func TestUnescapeHTML(t *testing.T) {
 // dotPNG is a PNG of one red pixel.
 var dotPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82")
 
+// fiveCall is a tools/call under the id 5.
+const fiveCall = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}`
+
+// answeringFive is a session's frames that handed fiveCall on and is
+// writing its answer, what they write, and msg, which decodes a line.
+func answeringFive(t *testing.T) (f *mcpFrames, out *bytes.Buffer, msg func(string) message) {
+	t.Helper()
+	msg = func(s string) message {
+		m, ok := decodeMessage([]byte(s))
+		if !ok {
+			t.Fatalf("not a message: %s", s)
+		}
+		return m
+	}
+	out = &bytes.Buffer{}
+	f = &mcpFrames{out: out, calls: newUnanswered(), maxBytes: 1 << 16}
+	if handed, _ := f.calls.hand(msg(fiveCall)); !handed {
+		t.Fatal("the first call was not handed on")
+	}
+	f.calls.answered("n5") // the first call's answer is being written
+	return f, out, msg
+}
+
 // TestMCPCancelWhileAnAnswerIsWritten: a cancellation of a tools/call kept
 // back (its id reused while the first call under it ran) that comes while
 // the first call's answer is being written cancels the kept call, as it
@@ -1444,21 +1467,8 @@ var dotPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00
 // once, it came first, and a client matching answers by id took each for
 // the other's (a read's content for the answer to the cancelled call).
 func TestMCPCancelWhileAnAnswerIsWritten(t *testing.T) {
-	msg := func(s string) message {
-		m, ok := decodeMessage([]byte(s))
-		if !ok {
-			t.Fatalf("not a message: %s", s)
-		}
-		return m
-	}
-	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}`
-	var out bytes.Buffer
-	f := &mcpFrames{out: &out, calls: newUnanswered(), maxBytes: 1 << 16}
-	if handed, _ := f.calls.hand(msg(call)); !handed {
-		t.Fatal("the first call was not handed on")
-	}
-	f.kept = []keptMessage{{data: []byte(call), msg: msg(call)}} // the id again, kept back
-	f.calls.answered("n5")                                       // the first call's answer is being written
+	f, out, msg := answeringFive(t)
+	f.kept = []keptMessage{{data: []byte(fiveCall), msg: msg(fiveCall)}} // the id again, kept back
 	if !f.cancelKept(msg(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)) {
 		t.Fatal("the cancellation was passed on: the kept call would run")
 	}
@@ -1476,21 +1486,10 @@ func TestMCPCancelWhileAnAnswerIsWritten(t *testing.T) {
 // they came: its INTERRUPTED was written at once, before the refusal
 // (waiting for the answer under the id) of the line sent before it.
 func TestMCPCancelledCallAfterARefusal(t *testing.T) {
-	msg := func(s string) message {
-		m, ok := decodeMessage([]byte(s))
-		if !ok {
-			t.Fatalf("not a message: %s", s)
-		}
-		return m
-	}
-	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agentfs_ls","arguments":{}}}`
-	var out bytes.Buffer
-	f := &mcpFrames{out: &out, calls: newUnanswered(), maxBytes: 1 << 16}
-	f.calls.hand(msg(call))
-	f.calls.answered("n5") // the first call's answer is being written
+	f, out, msg := answeringFive(t)
 	f.kept = []keptMessage{
 		{refusal: &refusal{id: json.RawMessage("5"), code: -32600, text: "the method must be a string"}},
-		{data: []byte(call), msg: msg(call)},
+		{data: []byte(fiveCall), msg: msg(fiveCall)},
 	}
 	if !f.cancelKept(msg(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)) {
 		t.Fatal("the cancellation was passed on")
