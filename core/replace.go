@@ -109,15 +109,10 @@ type replacer struct {
 	// wordAfter is word for a search that starts one character before
 	// where it may match, so that re's ^, \A and \b see that character.
 	word, wordAfter *regexp.Regexp
-	with            []byte
-	// withLF and withCRLF are with, each of its newlines (LF or CRLF)
-	// written as LF, and as CRLF.
-	withLF, withCRLF []byte
-	// sizeOf, sizeOfLF and sizeOfCRLF size the expansions of with,
-	// withLF and withCRLF, so that a result too large for any file
-	// replace writes is refused before it is built.
-	sizeOf, sizeOfLF, sizeOfCRLF expansion
-	literal                      bool
+	// with is the replacement as given; withLF and withCRLF are it,
+	// each of its newlines (LF or CRLF) written as LF, and as CRLF.
+	with, withLF, withCRLF replacement
+	literal                bool
 	// lfView: a query that does not speak of CR sees a CRLF file's lines
 	// as LF lines, so that its \n matches a CRLF and a replacement's \n
 	// is written as CRLF (a fixed string saw the bytes as they are: its \n
@@ -252,9 +247,11 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 		}
 	}
 	withLF := strings.ReplaceAll(*req.Replacement, "\r\n", "\n")
-	rp := &replacer{re: re, word: word, wordAfter: wordAfter, with: []byte(*req.Replacement), withLF: []byte(withLF), withCRLF: []byte(strings.ReplaceAll(withLF, "\n", "\r\n")),
+	form := func(text string) replacement {
+		return replacement{text: []byte(text), size: expansionOf(re, []byte(text), !req.Regex)}
+	}
+	rp := &replacer{re: re, word: word, wordAfter: wordAfter, with: form(*req.Replacement), withLF: form(withLF), withCRLF: form(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
-	rp.sizeOf, rp.sizeOfLF, rp.sizeOfCRLF = expansionOf(re, rp.with, rp.literal), expansionOf(re, rp.withLF, rp.literal), expansionOf(re, rp.withCRLF, rp.literal)
 	if !req.Regex && !req.IgnoreCase && !req.Word && !strings.ContainsRune(req.Query, utf8.RuneError) {
 		rp.fixed = []byte(req.Query)
 	}
@@ -514,7 +511,7 @@ func (r *replacer) applyWhole(data []byte) ([]byte, int, error) {
 	}
 	// At least this long: a replacement's newlines written CRLF, as in
 	// a CRLF file, make it longer.
-	if size := len(prefix) + r.sizeOfLF.replaced(body, ms); size > maxPlannedText {
+	if size := len(prefix) + r.withLF.size.replaced(body, ms); size > maxPlannedText {
 		return nil, 0, textOverLimit("replace", "", size)
 	}
 	var out []byte
@@ -533,18 +530,6 @@ func (r *replacer) applyWhole(data []byte) ([]byte, int, error) {
 		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
 	}
 	return append(append([]byte{}, prefix...), out...), n, nil
-}
-
-// sizeFor is the expansion replaceIn writes for a newline written as
-// eol.
-func (r *replacer) sizeFor(eol []byte) expansion {
-	switch string(eol) {
-	case "\n":
-		return r.sizeOfLF
-	case "\r\n":
-		return r.sizeOfCRLF
-	}
-	return r.sizeOf
 }
 
 // expansion is a replacement as regexp's Expand makes it in a match,
@@ -602,9 +587,17 @@ func (x expansion) replaced(b []byte, ms [][]int) int {
 	return size
 }
 
+// replacement is a form of the replacement: its text, and the size of
+// what it makes in a match (so that a result too large for any file
+// replace writes is refused before it is built).
+type replacement struct {
+	text []byte
+	size expansion
+}
+
 // withFor is the replacement with each of its newlines written as eol,
 // LF or CRLF; as given when eol is neither.
-func (r *replacer) withFor(eol []byte) []byte {
+func (r *replacer) withFor(eol []byte) replacement {
 	switch string(eol) {
 	case "\n":
 		return r.withLF
@@ -617,7 +610,7 @@ func (r *replacer) withFor(eol []byte) []byte {
 // replaceIn replaces every match in b, each newline of the replacement
 // (LF or CRLF) written as eol, LF or CRLF; as given when eol is nil.
 func (r *replacer) replaceIn(b, eol []byte) []byte {
-	with := r.withFor(eol)
+	with := r.withFor(eol).text
 	switch {
 	case r.word != nil:
 		return r.replaceEach(b, func([]int) []byte { return with })
@@ -638,7 +631,7 @@ func (r *replacer) appendReplaced(dst, b, eol []byte, ms [][]int) []byte {
 	if r.word == nil && slices.ContainsFunc(ms, func(m []int) bool { return m[0] == m[1] }) {
 		return append(dst, r.replaceIn(b, eol)...)
 	}
-	with := r.withFor(eol)
+	with := r.withFor(eol).text
 	last := 0
 	for _, m := range ms {
 		dst = append(dst, b[last:m[0]]...)
@@ -659,9 +652,9 @@ func (r *replacer) replaceAcross(b []byte) []byte {
 	usual := usualEnding(b)
 	return r.replaceEach(b, func(m []int) []byte {
 		if eol := endingAt(b, m[0], usual); len(eol) == 2 {
-			return r.withCRLF
+			return r.withCRLF.text
 		}
-		return r.withLF
+		return r.withLF.text
 	})
 }
 
@@ -698,9 +691,9 @@ func (r *replacer) withoutNewMarks(b, replaced []byte) []byte {
 	if len(ms) == 0 || ms[0][0] > had*len("\uFEFF") {
 		return replaced
 	}
-	first := r.with
+	first := r.with.text
 	if !r.literal {
-		first = r.re.Expand(nil, r.with, b, ms[0])
+		first = r.re.Expand(nil, r.with.text, b, ms[0])
 	}
 	return []byte(textfile.WithoutNewMarks(string(b), string(replaced), textfile.LeadingMarks(string(first))))
 }
@@ -801,7 +794,7 @@ func (r *replacer) applyByLine(data []byte) ([]byte, int, []diffLine, error) {
 			case len(eol) == 0:
 				eol = usual
 			}
-			if size := len(out) + r.sizeFor(eol).replaced(line, ms) + len(ending); size > maxPlannedText {
+			if size := len(out) + r.withFor(eol).size.replaced(line, ms) + len(ending); size > maxPlannedText {
 				return nil, 0, nil, textOverLimit("replace", "", size)
 			}
 			if from == 0 {
