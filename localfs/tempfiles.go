@@ -244,6 +244,9 @@ func sweepRecord(rp string, dfd int) (held bool) {
 		return false // no record: not agentfs's file
 	}
 	defer unix.Close(fd)
+	if !trustedRecord(fd, rp) {
+		return false
+	}
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return true // its writer is alive
 	}
@@ -283,6 +286,21 @@ func sweepRecord(rp string, dfd int) (held bool) {
 	}
 	unix.Unlink(rp)
 	return false
+}
+
+// trustedRecord reports whether the record open at fd, at rp, is one this
+// user wrote: a regular file of this user's, in a records directory of
+// this user's that nobody else can write. Another user could plant one
+// while the state directory was not private (chmod 700 since, as the
+// refusal's hint says): trusted, a record naming any file without an
+// identity had the next start remove that file, outside the roots too.
+// Such a record is left where it is, as a foreign journal is.
+func trustedRecord(fd int, rp string) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || int(st.Uid) != os.Getuid() || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	return checkPrivate(filepath.Dir(rp)) == nil
 }
 
 // recordDirNames are the directories of a state directory that
@@ -449,6 +467,9 @@ func sweepDirRecord(rp string) {
 		return
 	}
 	defer unix.Close(fd)
+	if !trustedRecord(fd, rp) {
+		return
+	}
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return // its writer is alive
 	}
