@@ -157,6 +157,11 @@ func openFile(name string) (*os.File, *unix.Stat_t, error) {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		f.Close()
 		return nil, nil, UnusableError{errors.New("not an agentfs index (not a regular file)")}
+	case int(st.Uid) != os.Getuid():
+		// Planted while the state directory was not private (chmod 700
+		// since): its identities and trigrams are another user's word.
+		f.Close()
+		return nil, nil, UnusableError{fmt.Errorf("not this user's index (it belongs to user %d)", st.Uid)}
 	case st.Size < headerSize || st.Size > 1<<40:
 		f.Close()
 		return nil, nil, UnusableError{errors.New("not an agentfs index (too short)")}

@@ -1622,3 +1622,33 @@ func TestIndexOfOtherCredentialsIsNotUsed(t *testing.T) {
 		}
 	}
 }
+
+// An index file of another user's is never used: one planted while the
+// state directory was not private (chmod 700 since, as its refusal's hint
+// says), whose files' identities and trigrams another user chose, narrowed
+// a search to leave out the files it said hold no match: grep answered no
+// match, exit 0.
+func TestIndexOfAnotherUserIsNotUsed(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("chowns an index to another user: run the tests as root")
+	}
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	loc := f.location()
+	if err := os.Chown(loc.file, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"}); err != nil || n != nil {
+		t.Fatalf("an index of another user narrows the search (%v)", err)
+	}
+	if _, err := StatusOf(f.dir, []string{f.dir}); err == nil || !strings.Contains(err.Error(), "user 65534") {
+		t.Fatalf("status of an index of another user: %v, want it refused naming the user", err)
+	}
+	if st := f.build(); st.Reused != 0 {
+		t.Fatalf("the build after an index of another user reused %d files", st.Reused)
+	}
+	if n, _ := f.tl.Index.Narrow(context.Background(), core.IndexQuery{Path: f.dir, Query: "needle"}); n == nil {
+		t.Fatal("the rebuilt index is not used")
+	}
+}
