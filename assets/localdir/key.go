@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
@@ -67,6 +68,12 @@ func readKey(p string) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, keyError(err, p)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		// Planted while the state directory was not private (chmod 700
+		// since): its owner knows it, and could sign any link.
+		return nil, fault.Errorf(fault.CodeNotConfigured, "the signing key belongs to user %d, who could sign links with it.", st.Uid).WithPath(p).
+			WithHint("remove it to make a new one of this user's (links made with it stop working)")
 	}
 	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() != keySize {
 		return nil, fault.Errorf(fault.CodeNotConfigured, "the signing key is not a private %d-byte file.", keySize).WithPath(p).

@@ -308,6 +308,33 @@ func TestLoadKey(t *testing.T) {
 	}
 }
 
+// A key of another user's is not used: one planted while the state
+// directory was not private (chmod 700 since, as its refusal's hint says)
+// is known to that user, who could then sign a link to anything the
+// folder holds, for as long as they like. Only its mode was checked, and
+// root, who reads any user's 0600 file, signed with it.
+func TestLoadKeyRefusesAnotherUsersKey(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("chowns a key to another user: run the tests as root")
+	}
+	state := t.TempDir()
+	p := filepath.Join(state, keyName)
+	if err := os.WriteFile(p, bytes.Repeat([]byte{7}, keySize), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for name, load := range map[string]func() ([]byte, error){
+		"LoadKey":   func() ([]byte, error) { return LoadKey(state) },
+		"KeyReader": KeyReader(state),
+	} {
+		if key, err := load(); fault.AsError(err) == nil || fault.AsError(err).Code != fault.CodeNotConfigured || !strings.Contains(err.Error(), "user 65534") {
+			t.Errorf("%s of a key of user 65534: %x, %v; want NOT_CONFIGURED naming the user", name, key, err)
+		}
+	}
+}
+
 func TestNewRefusesBadBaseURL(t *testing.T) {
 	for _, base := range []string{"127.0.0.1:8080", "ftp://h/", "http://", "http://h/?q=1",
 		"http://h/#", "http://h/?", "http://h/a b", "http://h:99999", "http://h:0", "http://h:", "http://u@h/",
