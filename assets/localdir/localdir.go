@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentfs/agentfs/assets"
@@ -88,7 +89,27 @@ func makeFolder(dir string) error {
 		return fault.Errorf(fault.CodeNotConfigured, "the assets folder cannot be created: %s.", localfs.ErrText(err)).WithPath(dir).
 			WithHint("give --assets a folder you can write to").WithCause(err)
 	}
-	return nil
+	// This user's alone: another user who may write there could put
+	// their own bytes under the SHA-256 of a file published, before
+	// (Put keeps content already there) or after, and its link served
+	// them, as the file's.
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return assetsIOError(err, dir)
+	}
+	hint := "give --assets a folder of this user's that nobody else can write to"
+	why := ""
+	switch {
+	case int(st.Uid) != os.Getuid():
+		why = fmt.Sprintf("it belongs to user %d", st.Uid)
+	case st.Mode&0o022 != 0:
+		why = fmt.Sprintf("others can write to it (mode %04o)", st.Mode&0o7777)
+		hint = fmt.Sprintf("chmod 700 %s, or %s", dir, hint)
+	default:
+		return nil
+	}
+	return fault.Errorf(fault.CodeNotConfigured, "the assets folder is not this user's alone: %s, and another user could put other bytes behind a link.", why).
+		WithPath(dir).WithHint("%s", hint)
 }
 
 // validBaseURL reports whether links can start with u: an http or https
@@ -148,7 +169,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	removeDeadTemps(s.dir)
 	blob := filepath.Join(s.dir, obj.SHA256)
 	wrote := false
-	if fi, err := os.Lstat(blob); err != nil || !fi.Mode().IsRegular() || fi.Size() != obj.Size {
+	if fi, err := os.Lstat(blob); err != nil || !fi.Mode().IsRegular() || fi.Size() != obj.Size || !ours(fi) {
 		if err := writeAtomic(s.dir, blob, privateMode, func(f *os.File) error {
 			_, err := io.Copy(f, contextReader{ctx, content})
 			return err
@@ -206,6 +227,14 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 		// A second ahead: the next write is done within it.
 		meta.Expires = exp.Add(time.Second)
 	}
+}
+
+// ours reports whether fi is of a file of this user's: content another
+// user put at a content's name (while the folder was open to others) is
+// written over, never linked.
+func ours(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }
 
 // maxExpiryRounds bounds the writes of a link's metadata that a slow

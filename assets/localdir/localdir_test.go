@@ -1046,3 +1046,77 @@ func runAsNobody(t *testing.T, name string) {
 		t.Fatalf("%s as nobody: %v\n%s", name, err, out)
 	}
 }
+
+// A folder others can write to, or another user's, is refused by publish
+// and serve alike: another user could put their own bytes under the
+// SHA-256 of a file the user publishes (before, as publish kept content
+// of the right size that was there, or after), and its link served them,
+// the answer's sha256 and the ETag saying they were the file's.
+func TestFolderOthersCanWriteIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		mode    os.FileMode
+		owner   int // -1: this user's
+		refused bool
+	}{
+		{"a private folder", 0o700, -1, false},
+		{"a folder others may read", 0o755, -1, false},
+		{"a folder its group can write to", 0o775, -1, true},
+		{"a folder anyone can write to", 0o777, -1, true},
+		{"a sticky folder anyone can write to", 0o1777, -1, true},
+		{"a folder of another user", 0o755, 65534, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.owner >= 0 && os.Getuid() != 0 {
+				t.Skip("chowns the folder to another user: run the tests as root")
+			}
+			dir := filepath.Join(t.TempDir(), "assets")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			if tc.owner >= 0 {
+				if err := os.Chown(dir, tc.owner, tc.owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := New(dir, DefaultBaseURL, testKey, time.Second)
+			_, serr := NewServer(dir, func() ([]byte, error) { return testKey, nil })
+			for what, err := range map[string]error{"publish": err, "serve": serr} {
+				e := fault.AsError(err)
+				if refused := e != nil && e.Code == fault.CodeNotConfigured && strings.Contains(e.Message, "not this user's alone"); refused != tc.refused {
+					t.Errorf("%s into %s: %v, want refused NOT_CONFIGURED: %v", what, tc.name, err, tc.refused)
+				}
+			}
+		})
+	}
+}
+
+// Content of another user's at a content's name (planted while the folder
+// was open to others, chmod'ed since) is written over, not linked.
+func TestPutWritesOverContentOfAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("chowns content to another user: run the tests as root")
+	}
+	dir := t.TempDir()
+	obj := object("report.md", "the real report\n", time.Hour)
+	blob := filepath.Join(dir, obj.SHA256)
+	if err := os.WriteFile(blob, []byte("EVIL CONTENT!!!\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(blob, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(dir, DefaultBaseURL, testKey, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(context.Background(), obj, strings.NewReader("the real report\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(blob); err != nil || string(b) != "the real report\n" {
+		t.Fatalf("the content linked: %q, %v; want the file's", b, err)
+	}
+}
