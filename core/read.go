@@ -216,6 +216,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	}
 	defer f.Close()
 	info := f.Info()
+	f = &sizedFile{FileReader: f, rest: info.Size}
 	display := t.FS.Display(req.Path)
 	if err := checkFinalSlash(req.Path, display, info.Type); err != nil {
 		return nil, err
@@ -270,6 +271,32 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	}
 	return fitted(t, res)
 }
+
+// sizedFile is a file whose stream ends at the size its version stands
+// for, Info's: every reader of a window goes through it, so that a file
+// appended to during the read gives no line past totalBytes. A tail of
+// such a file (its lines counted from the start, and so streamed past
+// the window's start) gave the lines appended after the ones asked, and
+// a window that stopped before the end counted them in totalLines.
+type sizedFile struct {
+	backend.FileReader
+	rest int64
+}
+
+func (s *sizedFile) Read(p []byte) (int, error) {
+	if s.rest <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > s.rest {
+		p = p[:s.rest]
+	}
+	n, err := s.FileReader.Read(p)
+	s.rest -= int64(n)
+	return n, err
+}
+
+// ReadAhead passes the hint on: a store's reader fetches by it.
+func (s *sizedFile) ReadAhead(end int64) { backend.ReadAhead(s.FileReader, end) }
 
 // classifyFile says what f is from the prefix of its bytes, which it peeks
 // through the buffered reader the read goes on with, hashing all it reads.
