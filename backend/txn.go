@@ -12,7 +12,12 @@ type Op struct {
 	Path   string
 	Data   []byte
 	Remove bool
-	Write  WriteOptions
+	// Moved marks a removal whose file goes on, changed, under another
+	// path (apply-patch's Move to): a new file there, so that a backend
+	// with hard links refuses a file that has others (HARDLINK), whose
+	// other names would keep the old content, as it refuses to replace it.
+	Moved bool
+	Write WriteOptions
 }
 
 // Transactor is the optional capability of a backend that changes several

@@ -302,7 +302,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		}
 		switch {
 		case c.Kind == patch.Delete:
-			op.Remove, op.Data = true, nil
+			op.Remove, op.Data, op.Moved = true, nil, moved[c.Path]
 			// A link goes, as rm removes it, and the commit checks the
 			// link's own version, as rm's does: the version read is its
 			// file's.
@@ -357,7 +357,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		if err := t.checkDry(ctx, ops); errors.Is(err, backend.ErrChangedTwice) {
 			return nil, changedTwice(err)
 		} else if err != nil {
-			return nil, withoutInPlace(raced(err, fault.CodeStale, fault.CodeExists), "apply-patch")
+			return nil, t.patchHardlink(raced(err, fault.CodeStale, fault.CodeExists), moved)
 		}
 		return res, nil
 	}
@@ -374,7 +374,7 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		return nil, changedTwice(err)
 	}
 	if err != nil {
-		return nil, withoutInPlace(raced(err, fault.CodeStale, fault.CodeExists), "apply-patch")
+		return nil, t.patchHardlink(raced(err, fault.CodeStale, fault.CodeExists), moved)
 	}
 	byPath := map[string]string{}
 	for i, op := range ops {
@@ -388,6 +388,20 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 		}
 	}
 	return res, nil
+}
+
+// patchHardlink is withoutInPlace for apply-patch, whose HARDLINK of a
+// file it moves keeps the backend's hint, which names mv: moved holds
+// the paths of the files it moves.
+func (t *Tools) patchHardlink(err error, moved map[string]bool) error {
+	if e := fault.AsError(err); e != nil && e.Code == fault.CodeHardlink {
+		for p := range moved {
+			if t.FS.Display(p) == e.Path {
+				return err
+			}
+		}
+	}
+	return withoutInPlace(err, "apply-patch")
 }
 
 // changedTwice is PATCH_VERIFY for a commit refused because two of its

@@ -461,6 +461,10 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 	case op.Remove && exists && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return st, exists, fault.Errorf(fault.CodeNotAFile, "the path is a directory; a transaction removes files.").
 			WithPath(display).WithHint("remove the directory with rm")
+	case op.Remove && op.Moved && exists && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1:
+		return st, exists, fault.Errorf(fault.CodeHardlink, "the file has %d hard links; moving it with a change would split them, its other names keeping the old content.", st.Nlink).
+			WithPath(display).WithDetail("links", st.Nlink).
+			WithHint("move it with mv, which keeps its links, then change it with write --in-place (not atomic), or move a copy")
 	case !op.Remove && exists:
 		if err := replaceable(&st, display, backend.WriteOptions{}); err != nil {
 			return st, exists, err
