@@ -877,8 +877,11 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 		// file is closed by a worker.
 		frs, err := j.Results(tctx)
 		if err != nil {
+			// The deadline came while a worker was inside a file of this
+			// batch: the files it searched before that one are the
+			// page's, as the batches before are, and the page ends there.
 			stopWalk()
-			return filesWithMatches, true
+			abandoned = true
 		}
 		for i := 0; i < len(frs) && pg.err == nil && (!done || g.mode == ModeCount); i++ {
 			fr := frs[i]
@@ -955,6 +958,9 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				done = true
 				stopWalk()
 			}
+		}
+		if abandoned {
+			return filesWithMatches, true
 		}
 		if pg.err != nil {
 			stopWalk()

@@ -11,6 +11,7 @@ package ordered
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // Batch is a run of items in listing order, and their results once a
@@ -18,16 +19,22 @@ import (
 type Batch[In, Out any] struct {
 	Items []In
 	out   chan []Out
+	// res holds the results as the worker makes them, and made how many
+	// of them, from the first, it has made.
+	res  []Out
+	made atomic.Int64
 }
 
 // Results waits for the batch's results, one per item, or for ctx to be
-// done.
+// done: it then returns ctx's error with the results of the batch's first
+// items that the worker had made by then, so that a search cut short
+// keeps the files it went through before the one it was inside.
 func (b *Batch[In, Out]) Results(ctx context.Context) ([]Out, error) {
 	select {
 	case out := <-b.out:
 		return out, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return b.res[:b.made.Load()], ctx.Err()
 	}
 }
 
@@ -49,11 +56,11 @@ func Start[In, Out any](ctx context.Context, workers, size int, newWorker func()
 		wg.Go(func() {
 			work := newWorker()
 			for b := range jobs {
-				out := make([]Out, len(b.Items))
 				for i, it := range b.Items {
-					out[i] = work(it)
+					b.res[i] = work(it)
+					b.made.Store(int64(i + 1))
 				}
-				b.out <- out
+				b.out <- b.res
 			}
 		})
 	}
@@ -69,6 +76,7 @@ func Start[In, Out any](ctx context.Context, workers, size int, newWorker func()
 				return nil
 			}
 			b.out = make(chan []Out, 1) // a worker never waits for the taker
+			b.res = make([]Out, len(b.Items))
 			var err error
 			select {
 			case order <- b:
