@@ -127,6 +127,39 @@ func checkGlob(field, g string) (string, error) {
 	return g, nil
 }
 
+// checkGlobsBelow refuses a glob with a slash that starts with dir as
+// the answers spell it (core/*.go, searching below core): matched below
+// dir, where nothing bears that name, it matches nothing, so that an
+// include answered nothing and an exclude left nothing out, with exit 0
+// (a replace changed the files it was told to spare); rg -g, which takes
+// a glob from where it runs, matches it. A dir holding an entry of that
+// name may be meant and is let be, as is a glob that repeats nothing.
+func (t *Tools) checkGlobsBelow(ctx context.Context, dir, field string, globs []string) error {
+	d := t.FS.Display(dir)
+	if d == "." || path.IsAbs(d) || strings.ContainsAny(d, `*?[]{}\`) {
+		return nil
+	}
+	for _, g := range globs {
+		rest, ok := strings.CutPrefix(strings.TrimPrefix(g, "./"), d+"/")
+		if !ok || strings.Trim(rest, "/") == "" {
+			continue
+		}
+		if _, err := t.FS.Stat(ctx, path.Join(dir, d)); err == nil || fault.AsError(err).Code != fault.CodeNotFound {
+			continue
+		}
+		if info, err := t.FS.Stat(ctx, dir); err != nil || info.Type != backend.TypeDir {
+			return nil // the search says what is wrong with dir
+		}
+		below := rest
+		if !strings.Contains(strings.TrimSuffix(rest, "/"), "/") {
+			below = "./" + rest // anchored, as the glob was below the top
+		}
+		return fault.Errorf(fault.CodeInvalidGlob, "%s %q starts with %s/, the path it is matched below: it names %s/%s, and nothing is there.", field, g, d, d, strings.TrimPrefix(g, "./")).
+			WithHint("write it below the path: %q", below)
+	}
+	return nil
+}
+
 // maxGlobAlternatives bounds the brace-free patterns a glob's braces stand
 // for ("*.{go,md}" stands for 2, "{a,b}{c,d}" for 4), and maxBraceDepth
 // their nesting: enough for any glob written by hand, and they keep the
@@ -332,6 +365,12 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	dir := req.Path
 	if dir == "" {
 		dir = "."
+	}
+	if err := t.checkGlobsBelow(ctx, dir, "pattern", []string{req.Pattern}); err != nil {
+		return nil, err
+	}
+	if err := t.checkGlobsBelow(ctx, dir, "exclude", req.Exclude); err != nil {
+		return nil, err
 	}
 	res := &FindResult{Results: []FindEntry{}}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(dir))

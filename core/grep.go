@@ -566,6 +566,12 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		return nil, err
 	}
 	if info.Type == backend.TypeDir {
+		if err := t.checkGlobsBelow(ctx, g.path, "include", req.Include); err != nil {
+			return nil, err
+		}
+		if err := t.checkGlobsBelow(ctx, g.path, "exclude", req.Exclude); err != nil {
+			return nil, err
+		}
 		if g.w, err = t.walker(); err != nil {
 			return nil, err
 		}

@@ -976,6 +976,12 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		}
 		return paths, err
 	}
+	if err := t.checkGlobsBelow(ctx, root, "include", req.Include); err != nil {
+		return nil, err
+	}
+	if err := t.checkGlobsBelow(ctx, root, "exclude", req.Exclude); err != nil {
+		return nil, err
+	}
 	// A file removed below the directory by a transaction not yet
 	// committed is not searched, and, once that removal is undone, holds
 	// the matches the replace said it replaced.
