@@ -340,6 +340,7 @@ var classicFlags = map[string]map[string]string{
 		"files-with-matches": "pass --mode files for the paths of the matching files",
 		"fixed-strings":      "drop --fixed-strings: the query is a fixed string unless --regex",
 		"word-regexp":        "pass --regex with the query between \\b and \\b",
+		"word":               "pass --regex with the query between \\b and \\b", // replace's
 		"line-number":        "drop --line-number: every matching line comes with its number",
 		"after-context":      "pass -C N (--context): N lines before and after each match",
 		"before-context":     "pass -C N (--context): N lines before and after each match",
