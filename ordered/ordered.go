@@ -34,7 +34,9 @@ func (b *Batch[In, Out]) Results(ctx context.Context) ([]Out, error) {
 	case out := <-b.out:
 		return out, nil
 	case <-ctx.Done():
-		return b.res[:b.made.Load()], ctx.Err()
+		// Capped: the worker goes on writing the slots past them.
+		n := b.made.Load()
+		return b.res[:n:n], ctx.Err()
 	}
 }
 
