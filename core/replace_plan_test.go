@@ -188,3 +188,66 @@ func TestReplacePlanFromAnotherDirectory(t *testing.T) {
 		t.Errorf("the same replace from two directories gave the plans %v", plans)
 	}
 }
+
+// A replace applied with the plan of its dry run answers the files, their
+// counts and the totals without the diffs, which the dry run showed and
+// the plan proves the same, and says so (diffsInDryRun): each diff was
+// answered twice, 11 kB for a rename of 27 matches. A dry run, and a
+// replace without a plan, still answer the diffs.
+func TestReplacePlannedLeavesDiffsOut(t *testing.T) {
+	ctx := context.Background()
+	for _, which := range []string{"memfs", "local"} {
+		t.Run(which, func(t *testing.T) {
+			var fs backend.MutableFS
+			if which == "memfs" {
+				fs = newLockedFS(nil)
+			} else {
+				fs = localFS(t)
+			}
+			reset := func() {
+				t.Helper()
+				for p, text := range map[string]string{"a.txt": "foo one\nkeep\nfoo two\n", "sub/b.txt": "x foo\n", "c.txt": "nothing\n"} {
+					if _, err := fs.WriteFile(ctx, p, []byte(text), backend.WriteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			reset()
+			tl := &Tools{FS: fs}
+			req := ReplaceRequest{Query: "foo", Replacement: str("bar")}
+			dry := req
+			dry.DryRun = true
+			shown, err := tl.Replace(ctx, dry)
+			if err != nil || shown.DiffsInDryRun || len(shown.Files) != 2 {
+				t.Fatalf("dry run: %+v, %v", shown, err)
+			}
+			for _, f := range shown.Files {
+				if f.Diff == "" {
+					t.Fatalf("the dry run answered %s without its diff", f.Path)
+				}
+			}
+			planned := req
+			planned.ExpectedPlan = shown.Plan
+			got, err := tl.Replace(ctx, planned)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.DiffsInDryRun || got.Replacements != 3 || got.FilesChanged != 2 || got.Truncated || got.Plan != "" || len(got.Files) != 2 {
+				t.Errorf("the planned replace answered %+v; want 3 replacements in 2 files, diffsInDryRun", got)
+			}
+			for i, f := range got.Files {
+				if f.Diff != "" || f.Path != shown.Files[i].Path || f.Count != shown.Files[i].Count {
+					t.Errorf("file %d: %+v; want %s with count %d and no diff", i, f, shown.Files[i].Path, shown.Files[i].Count)
+				}
+			}
+			if n := snapshot(t, fs, "a.txt", "sub/b.txt"); n != "a.txt: bar one\nkeep\nbar two\n\nsub/b.txt: x bar\n\n" {
+				t.Errorf("the planned replace wrote %q", n)
+			}
+			reset()
+			plain, err := tl.Replace(ctx, req)
+			if err != nil || plain.DiffsInDryRun || len(plain.Files) != 2 || plain.Files[0].Diff == "" || plain.Files[1].Diff == "" {
+				t.Errorf("a replace without a plan answered %+v, %v; want its diffs", plain, err)
+			}
+		})
+	}
+}

@@ -164,7 +164,9 @@ func (LineTruncation) jsonSchema() *Schema {
 
 // ResultSchema is the schema of a result struct type, read from its JSON
 // tags as encoding/json writes it: a field without omitempty or omitzero
-// is required, and nullable when it is a pointer; an embedded struct's
+// is required, and nullable when it is a pointer, and described by its
+// help tag where it has one (one whose name cannot say when it is set, as
+// replace's diffsInDryRun); an embedded struct's
 // fields are the object's own, optional when it is embedded by pointer
 // (read's text window or media).
 func ResultSchema(t reflect.Type) *Schema {
@@ -193,6 +195,7 @@ func resultFields(t reflect.Type, s *Schema, optional bool) {
 		}
 		omitted := slices.Contains(strings.Split(opts, ","), "omitempty") || slices.Contains(strings.Split(opts, ","), "omitzero")
 		p := valueSchema(f.Type)
+		p.Description = f.Tag.Get("help")
 		if f.Type.Kind() == reflect.Pointer && !omitted {
 			p.Type = []string{p.Type.(string), "null"}
 		}

@@ -295,8 +295,8 @@ func mvText(r *core.MvResult, p Palette) string {
 // replaceText renders a replace as the diffs (a file whose diff the bound
 // left out, or cut before its --- header, as its path and count: the cut
 // marker alone named no file, and read as more of the diff before it),
-// then the totals, with notes of the changed files not listed and of the
-// files skipped, whose matches stay.
+// then the totals, with notes of the changed files not listed, of the
+// files skipped, whose matches stay, and of diffs left out for a plan.
 func replaceText(r *core.ReplaceResult, p Palette) (string, string) {
 	var b, notes strings.Builder
 	for _, f := range r.Files {
@@ -333,6 +333,9 @@ func replaceText(r *core.ReplaceResult, p Palette) (string, string) {
 	}
 	if r.Plan != "" {
 		fmt.Fprintf(&notes, "... --expected-plan %s applies exactly this change, or nothing\n", r.Plan)
+	}
+	if r.DiffsInDryRun {
+		notes.WriteString("... diffs not shown: the dry run that gave --expected-plan showed them\n")
 	}
 	notes.WriteString(unreadableNote(r.Unreadable, "file or directory", "files or directories"))
 	return b.String(), notes.String()

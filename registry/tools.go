@@ -149,7 +149,7 @@ var Replace = &Def[core.ReplaceRequest, *core.ReplaceResult]{
 		"Ignore files are honoured and binary files skipped (binaryMatches names those that grep shows a match in, left unchanged); word matches whole words only; with regex, $1 and ${name} in the replacement are the groups. " +
 		"Line endings, byte-order marks and modes are kept. expectedCount, when given, must equal the number of matches or nothing changes. " +
 		"A dryRun returns a plan token; passed back as expectedPlan, the replace makes exactly the change the dry run showed, or nothing (STALE: a file changed since). " +
-		"Returns replacements and filesChanged, and each file's count and diff. " +
+		"Returns replacements and filesChanged, and each file's count and diff (not with expectedPlan: diffsInDryRun, the dry run showed them). " +
 		"Use dryRun first to see what would change; use edit for a change in one place.",
 	Mutates: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.ReplaceRequest) (*core.ReplaceResult, error) {
