@@ -1032,6 +1032,9 @@ func apartStoreRoots(roots []string) ([]string, error) {
 // AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's), its journals settled
 // (recoverStore) before any tool uses it.
 func objectStore(c *cli.Context, root string, deny []string) (*s3fs.FS, error) {
+	if err := checkS3Globals(c); err != nil {
+		return nil, err
+	}
 	// --s3-endpoint was publish's only, and a root given with it went to AWS.
 	// The first setting given, and its name for the hints; none is AWS,
 	// whose hints name every setting that can change it.

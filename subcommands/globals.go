@@ -27,6 +27,11 @@ type globalFlag struct {
 	def, min, max string
 	enum          []string
 	usage         string
+	// s3 marks a setting only an object store uses (an s3:// root,
+	// publish to s3://). Its variable is checked there (checkS3Globals),
+	// not by every command: AGENTFS_S3_IDLE_TIMEOUT=0, left in a shell
+	// for another command, made a purely local read INVALID_ARGUMENT.
+	s3 bool
 }
 
 type flagKind int
@@ -64,9 +69,9 @@ var globals = []globalFlag{
 		usage: "publish's target: a local folder (served by agentfs serve) or s3://bucket/prefix"},
 	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL,
 		usage: "where people reach agentfs serve: the start of a local folder's links"},
-	{name: "s3-endpoint", env: "AGENTFS_S3_ENDPOINT", kind: kindString,
+	{name: "s3-endpoint", env: "AGENTFS_S3_ENDPOINT", kind: kindString, s3: true,
 		usage: "the S3-compatible service's URL, for s3:// roots and publish (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS)"},
-	{name: "s3-idle-timeout", env: "AGENTFS_S3_IDLE_TIMEOUT", kind: kindDuration, def: "60s", min: "1s", max: "24h",
+	{name: "s3-idle-timeout", env: "AGENTFS_S3_IDLE_TIMEOUT", kind: kindDuration, def: "60s", min: "1s", max: "24h", s3: true,
 		usage: "how long a request to the S3-compatible service waits with no byte moving before it fails IO_ERROR"},
 	{name: "publish-max-size", env: "AGENTFS_PUBLISH_MAX_SIZE", kind: kindInt, def: strconv.Itoa(core.DefaultPublishMaxSize), min: "1",
 		usage: "the largest file publish takes, in bytes"},
@@ -106,7 +111,7 @@ func (g globalFlag) flag() cli.Flag {
 		return &cli.IntFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: n, Usage: g.usage, Base: 10}
 	case kindDuration:
 		d, _ := time.ParseDuration(g.def)
-		return &durationFlag{cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}}
+		return &durationFlag{cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}, g.s3}
 	}
 	return &cli.BoolFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
 }
@@ -141,13 +146,25 @@ func (f *pathsFlag) Apply(set *flag.FlagSet) error {
 // named as a urfave/cli one, whose variable takes a plain number as that
 // many seconds (AGENTFS_LOCK_TIMEOUT=5 is 5s), as the flag does
 // (valueArgs) and a request field's duration: urfave/cli refused it.
-type durationFlag struct{ cli.DurationFlag }
+// A lenient one (an S3 setting's) leaves a variable that is no duration
+// to checkS3Globals, keeping the default meanwhile.
+type durationFlag struct {
+	cli.DurationFlag
+	lenient bool
+}
 
 func (f *durationFlag) Apply(set *flag.FlagSet) error {
 	for _, e := range f.EnvVars {
 		v, ok := os.LookupEnv(e)
 		if !ok || v == "" {
 			continue
+		}
+		if _, ok := durationText(v); !ok && f.lenient {
+			envs := f.EnvVars
+			f.EnvVars = nil
+			err := f.DurationFlag.Apply(set)
+			f.EnvVars = envs
+			return err
 		}
 		if text, ok := durationText(v); ok && text != v {
 			d, _ := time.ParseDuration(text)
@@ -189,33 +206,40 @@ func pathsOf(c *cli.Context, name string) []string {
 // checkEnv refuses an environment variable of a global flag whose value
 // is not of the flag's kind, naming the variable: --help shows no flag to
 // fix, and the parser's words (strconv.ParseBool: ...) say nothing of the
-// values it takes.
+// values it takes. An S3 setting's is checkS3Globals'.
 func checkEnv() error {
 	for _, g := range globals {
-		v := os.Getenv(g.env)
-		if g.env == "" || v == "" {
+		if g.s3 {
 			continue
 		}
-		var err *fault.Error
-		switch g.kind {
-		case kindBool:
-			if _, perr := strconv.ParseBool(v); perr != nil {
-				err = fault.InvalidArgument("%s takes true or false, not %q.", g.env, v).
-					WithHint("set %s to true or false (1 or 0), or unset it", g.env)
-			}
-		case kindInt:
-			if _, perr := strconv.ParseInt(v, 10, 64); perr != nil {
-				err = fault.InvalidArgument("%s takes a decimal integer, not %q.", g.env, v).
-					WithHint("set %s to a number in decimal digits, or unset it", g.env)
-			}
-		case kindDuration:
-			if _, ok := durationText(v); !ok {
-				err = durationError(g.env, v).
-					WithHint("set %s to a duration such as 30s, or unset it", g.env)
-			}
-		}
-		if err != nil {
+		if err := g.checkEnv(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkEnv refuses g's variable when its value is not of g's kind.
+func (g globalFlag) checkEnv() error {
+	v := os.Getenv(g.env)
+	if g.env == "" || v == "" {
+		return nil
+	}
+	switch g.kind {
+	case kindBool:
+		if _, err := strconv.ParseBool(v); err != nil {
+			return fault.InvalidArgument("%s takes true or false, not %q.", g.env, v).
+				WithHint("set %s to true or false (1 or 0), or unset it", g.env)
+		}
+	case kindInt:
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return fault.InvalidArgument("%s takes a decimal integer, not %q.", g.env, v).
+				WithHint("set %s to a number in decimal digits, or unset it", g.env)
+		}
+	case kindDuration:
+		if _, ok := durationText(v); !ok {
+			return durationError(g.env, v).
+				WithHint("set %s to a duration such as 30s, or unset it", g.env)
 		}
 	}
 	return nil
@@ -224,16 +248,42 @@ func checkEnv() error {
 // checkGlobals refuses a global flag's value outside its set or range. A
 // value that no global flag of the command line gave came from the flag's
 // variable, which the error names then (it named the flag, which a script
-// that only set the variable never passed).
+// that only set the variable never passed). An S3 setting's variable is
+// left to checkS3Globals; its flag, given on the command line, is checked
+// here as every other.
 func checkGlobals(c *cli.Context) error {
 	given := givenGlobals(argsOf(c))
 	for _, g := range globals {
 		text, flagged := given[g.name]
 		fromEnv := !flagged && g.env != "" && os.Getenv(g.env) != ""
 		if fromEnv {
+			if g.s3 {
+				continue
+			}
 			text = os.Getenv(g.env)
 		}
 		if err := g.check(c, text, fromEnv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkS3Globals refuses the variable of an S3 setting (AGENTFS_S3_*)
+// that the command line did not override, when its value is not of the
+// flag's kind or outside its range: called where an object store is
+// about to be used, before any request. The AWS_* variables are read
+// there too, and only there.
+func checkS3Globals(c *cli.Context) error {
+	given := givenGlobals(argsOf(c))
+	for _, g := range globals {
+		if _, flagged := given[g.name]; !g.s3 || flagged || g.env == "" || os.Getenv(g.env) == "" {
+			continue
+		}
+		if err := g.checkEnv(); err != nil {
+			return err
+		}
+		if err := g.check(c, os.Getenv(g.env), true); err != nil {
 			return err
 		}
 	}

@@ -25,6 +25,9 @@ func publishCommand() subcommand {
 // folder whose links are signed with the state directory's key.
 func openAssets(c *cli.Context, loc string) (assets.Store, error) {
 	if strings.HasPrefix(loc, s3store.Scheme) {
+		if err := checkS3Globals(c); err != nil {
+			return nil, err
+		}
 		s, err := s3store.New(s3store.Config{Location: loc, Endpoint: c.String("s3-endpoint"), IdleTimeout: c.Duration("s3-idle-timeout")})
 		if err != nil {
 			return nil, err
