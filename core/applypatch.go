@@ -119,7 +119,7 @@ func (t *Tools) patchText(ctx context.Context, req ApplyPatchRequest) (string, e
 			// alone read as a file the patch changes.
 			e := fault.AsError(t.WithSuggestions(ctx, req.PatchFile, err))
 			e.Message = "--patch-file: " + e.Message
-			return "", e
+			return "", stdinElsewhere(e, "--patch-file", req.PatchFile)
 		}
 		if len(data) == 0 {
 			return "", fault.InvalidArgument("--patch-file %s is empty: no patch is given.", t.FS.Display(req.PatchFile)).
@@ -521,6 +521,32 @@ func (t *Tools) openWhole(ctx context.Context, path, tool string) ([]byte, textf
 	}
 	defer r.Close()
 	return readText(r, tool, t.FS.Display(path))
+}
+
+// stdinElsewhere adds to e, when it is OUTSIDE_ROOT for the input file
+// p of flag (--patch-file, --content-file), that standard input reads a
+// file from anywhere: the hint said only to move the file into a root or
+// add one, when agents write a patch to /tmp.
+func stdinElsewhere(e *fault.Error, flag, p string) *fault.Error {
+	if e.Code != fault.CodeOutsideRoot {
+		return e
+	}
+	file := "FILE"
+	if utf8.ValidString(p) && !strings.ContainsAny(p, "\n\r") {
+		file = shellQuote(p)
+	}
+	e.Hint = strings.TrimSuffix(e.Hint, ".") + "; or, on the command line, pass " + flag +
+		" - to read standard input, which can be a file anywhere: " + flag + " - < " + file
+	return e
+}
+
+// shellQuote is p as one word of a POSIX shell, as it is when it needs
+// no quoting.
+func shellQuote(p string) string {
+	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // readWhole reads a whole file of at most limit bytes through the backend,

@@ -597,7 +597,7 @@ func (t *Tools) readContentFile(ctx context.Context, p string) ([]byte, error) {
 	named := func(err error) error {
 		e := fault.AsError(t.WithSuggestions(ctx, p, err))
 		e.Message = "--content-file: " + e.Message
-		return e
+		return stdinElsewhere(e, "--content-file", p)
 	}
 	r, err := t.FS.Open(ctx, p)
 	if err != nil {
