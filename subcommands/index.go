@@ -421,7 +421,8 @@ func indexTargetOf(c *cli.Context, tl *core.Tools, path string) (indexTarget, er
 		return indexTarget{}, err
 	}
 	if info.Type != backend.TypeDir {
-		return indexTarget{}, fault.Errorf(fault.CodeNotADirectory, "the path is a file, not a directory.").WithPath(tl.FS.Display(path)).
+		// Named as it is (a FIFO or a device was "a file").
+		return indexTarget{}, fault.Errorf(fault.CodeNotADirectory, "the path is a %s, not a directory.", info.Type.Noun()).WithPath(tl.FS.Display(path)).
 			WithHint("index the directory that holds it")
 	}
 	// Only a local tree is indexed; in a mixed workspace, the local member
