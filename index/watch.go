@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentfs/agentfs/fault"
@@ -182,6 +183,31 @@ func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
 // errWatcherStopped is exchange's answer when the watcher is stopped.
 var errWatcherStopped = errors.New("the watcher is stopped")
 
+// errUntrustedPeer is exchange's answer when the socket is answered by a
+// process of another user.
+var errUntrustedPeer = errors.New("the watcher's socket is answered by another user")
+
+// asUID, set by a test, is the user a peer must run as in place of this
+// process's effective user: a test plays another user so.
+var asUID atomic.Pointer[int]
+
+// peerTrusted reports whether the process at the other end of conn, a
+// Unix socket, runs as this process's user. Both ends check: a search
+// acts on the directories a watcher names (a watcher of another user's
+// could hide a change, and a search would answer from a stale index),
+// and a watcher's answer names the directories that changed (another
+// user's question learns them, and its word to stop could end it). The
+// state directory is private, but AGENTFS_STATE_DIR can name one that is
+// not. A peer whose user cannot be learnt is not trusted.
+func peerTrusted(conn net.Conn) bool {
+	uid, ok := peerUID(conn)
+	want := os.Geteuid()
+	if p := asUID.Load(); p != nil {
+		want = *p
+	}
+	return ok && uid == want
+}
+
 // exchange sends req to the watcher listening on the socket sock and
 // reads its reply, within watchTimeout or until ctx ends.
 func exchange(ctx context.Context, sock string, req watchRequest) (watchReply, error) {
@@ -196,6 +222,9 @@ func exchange(ctx context.Context, sock string, req watchRequest) (watchReply, e
 		return watchReply{}, err
 	}
 	defer conn.Close()
+	if !peerTrusted(conn) {
+		return watchReply{}, errUntrustedPeer
+	}
 	if peerStopped(conn) {
 		return watchReply{}, errWatcherStopped
 	}

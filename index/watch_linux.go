@@ -544,6 +544,10 @@ func (x *watcher) serve(ln net.Listener) {
 		if err != nil {
 			return
 		}
+		if !peerTrusted(conn) {
+			conn.Close() // another user's question: no answer, no word to stop
+			continue
+		}
 		go x.answer(conn)
 	}
 }

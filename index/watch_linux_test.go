@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -1084,4 +1085,92 @@ func awaitState(t *testing.T, pid int, stopped bool) {
 		}
 	}
 	t.Fatalf("process %d not stopped=%v within 30 s", pid, stopped)
+}
+
+// playOtherUser makes this process's peers count as another user's until
+// the test ends.
+func playOtherUser(t *testing.T) {
+	other := os.Geteuid() + 1
+	asUID.Store(&other)
+	t.Cleanup(func() { asUID.Store(nil) })
+}
+
+// A search does not trust a socket answered by a process of another user
+// (its answer could hide a change, and the search answer from a stale
+// index): it stats the tree. The same answer from its own user is taken.
+func TestWatcherOfAnotherUserIsNotTrusted(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	ix := f.openIndex()
+	defer ix.Close()
+	ln, err := net.Listen("unix", socketName(ix.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var req watchRequest
+			json.NewDecoder(conn).Decode(&req)
+			json.NewEncoder(conn).Encode(watchReply{Proto: watchProto, OK: true, Gen: req.Gen, Pid: os.Getpid()})
+			conn.Close()
+		}
+	}()
+	if r, ok := askWatcher(context.Background(), ix); !ok {
+		t.Fatalf("the answer of this user's watcher is not taken: %+v", r)
+	}
+	playOtherUser(t)
+	if r, ok := askWatcher(context.Background(), ix); ok {
+		t.Fatalf("the answer of another user's watcher is trusted: %+v", r)
+	}
+	if _, err := exchange(context.Background(), socketName(ix.name), watchRequest{Proto: watchProto, Gen: ix.gen}); !errors.Is(err, errUntrustedPeer) {
+		t.Fatalf("asking another user's watcher: %v, want %v", err, errUntrustedPeer)
+	}
+}
+
+// A watcher answers nothing to a process of another user: neither the
+// directories that changed nor a word to stop.
+func TestWatcherAnswersNoOtherUser(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	x := f.install()
+	x.dropped = make(chan struct{}, 1)
+	x.loc = f.location()
+	sock := filepath.Join(t.TempDir(), "w.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { x.serve(ln); close(served) }()
+	defer func() { ln.Close(); <-served }()
+	ask := func() string {
+		t.Helper()
+		conn, err := net.Dial("unix", sock) // no check of the watcher's user here
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(30 * time.Second))
+		json.NewEncoder(conn).Encode(watchRequest{Proto: watchProto, Gen: x.ix.gen})
+		// Closed unanswered, the question unread: EOF or ECONNRESET.
+		b, err := io.ReadAll(conn)
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if r := ask(); !strings.Contains(r, `"ok":true`) {
+		t.Fatalf("this user's question: %q, want an answer OK", r)
+	}
+	playOtherUser(t)
+	if r := ask(); r != "" {
+		t.Fatalf("another user's question is answered: %q", r)
+	}
 }
