@@ -85,6 +85,7 @@ complete -c agentfs -n '__agentfs_is grep' -l pattern -r
 complete -c agentfs -n '__agentfs_is grep' -l query -r
 complete -c agentfs -n '__agentfs_is grep' -l regex
 complete -c agentfs -n '__agentfs_is grep' -l timeout -r
+complete -c agentfs -n '__agentfs_is grep' -l word
 complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa write -d 'create or replace a whole file atomically (at most 2 MiB), creating missing parent directories'
 complete -c agentfs -n '__agentfs_is write' -l append
 complete -c agentfs -n '__agentfs_is write' -l bom

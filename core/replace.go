@@ -108,11 +108,9 @@ const maxBinaryMatchesListed = 20
 // its replacement.
 type replacer struct {
 	re *regexp.Regexp
-	// word, for --word, is re as group 1 of an expression that takes the
-	// characters around it (findAll): Go's \b knows only ASCII words.
-	// wordAfter is word for a search that starts one character before
-	// where it may match, so that re's ^, \A and \b see that character.
-	word, wordAfter *regexp.Regexp
+	// words, for --word, finds re's whole-word matches (findAll), as
+	// grep's --word does.
+	words *search.Words
 	// with is the replacement as given; withLF and withCRLF are it,
 	// each of its newlines (LF or CRLF) written as LF, and as CRLF.
 	with, withLF, withCRLF replacement
@@ -230,13 +228,11 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	if err != nil {
 		return nil, search.RegexError(req.Query, err)
 	}
-	var word, wordAfter *regexp.Regexp
+	var words *search.Words
 	if req.Word {
-		around := `(` + expr + `)(?:` + notWordClass + `|$)`
-		if word, err = regexp.Compile(flags + `(?:^|` + notWordClass + `)` + around); err != nil {
+		if words, err = search.NewWords(flags, expr); err != nil {
 			return nil, search.RegexError(req.Query, err)
 		}
-		wordAfter = regexp.MustCompile(flags + notWordClass + around)
 	}
 	if re.MatchString("") {
 		return nil, fault.InvalidArgument("the query matches the empty string, so it would insert the replacement where nothing matched (between characters, or at an anchor such as ^ or \\A).").
@@ -254,7 +250,7 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	form := func(text string) replacement {
 		return replacement{text: []byte(text), size: expansionOf(re, []byte(text), !req.Regex)}
 	}
-	rp := &replacer{re: re, word: word, wordAfter: wordAfter, with: form(*req.Replacement), withLF: form(withLF), withCRLF: form(strings.ReplaceAll(withLF, "\n", "\r\n")),
+	rp := &replacer{re: re, words: words, with: form(*req.Replacement), withLF: form(withLF), withCRLF: form(strings.ReplaceAll(withLF, "\n", "\r\n")),
 		literal: !req.Regex, lfView: !cr, byLine: !spans, withCR: cr}
 	if !req.Regex && !req.IgnoreCase && !req.Word && !strings.ContainsRune(req.Query, utf8.RuneError) {
 		rp.fixed = []byte(req.Query)
@@ -266,47 +262,18 @@ func newReplacer(req ReplaceRequest) (*replacer, error) {
 	return rp, nil
 }
 
-// notWordClass is a character no word holds: a word is letters, marks,
-// digits and connectors (_), as ripgrep's -w has it, in any script.
-const notWordClass = `[^\pL\pM\pN\p{Pc}]`
-
 // findAll returns the index pairs of every match in b and its groups, as
 // FindAllSubmatchIndex does; with --word, of every match with no word
-// character right before or after it. A word match is sought again from
-// the end of the last one's group, as the character after it may be the
-// one before the next ("a a"). That search starts at the character before
-// it, so that it is seen, not taken for the start of the text: x\.|^\.y
-// replaced x. alone in x..y, not .y too.
+// character right before or after it (search.Words).
 func (r *replacer) findAll(b []byte) [][]int {
 	if r.fixed != nil {
 		ms, _ := r.fixedAll(nil, nil, b)
 		return ms
 	}
-	if r.word == nil {
+	if r.words == nil {
 		return r.re.FindAllSubmatchIndex(b, -1)
 	}
-	var out [][]int
-	for at, from := 0, r.word; at < len(b); from = r.wordAfter {
-		start := at
-		if at > 0 {
-			_, size := utf8.DecodeLastRune(b[:at])
-			start -= size
-		}
-		m := from.FindSubmatchIndex(b[start:])
-		if m == nil {
-			break
-		}
-		inner := make([]int, len(m)-2)
-		for i, v := range m[2:] {
-			inner[i] = v
-			if v >= 0 {
-				inner[i] += start
-			}
-		}
-		out = append(out, inner)
-		at = max(inner[1], at+1)
-	}
-	return out
+	return r.words.FindAll(b)
 }
 
 // fixedAll appends to ms the matches of r.fixed in b, as findAll finds
@@ -328,16 +295,21 @@ func (r *replacer) fixedAll(ms [][]int, flat []int, b []byte) ([][]int, []int) {
 
 // has reports whether b holds a match (findAll's).
 func (r *replacer) has(b []byte) bool {
-	if r.word == nil {
+	if r.words == nil {
 		return r.re.Match(b)
 	}
-	return len(r.findAll(b)) > 0
+	return r.words.Match(b)
 }
 
 // streamed is the expression that tells whether a text too large to hold
-// may hold a match: with --word, one that may find a match findAll does
-// not (of a|ab, "ab" where findAll takes "a"), never one less.
-func (r *replacer) streamed() *regexp.Regexp { return cmp.Or(r.word, r.re) }
+// may hold a match: with --word, the one that matches where findAll
+// finds a whole-word match (search.Words.Regexp).
+func (r *replacer) streamed() *regexp.Regexp {
+	if r.words != nil {
+		return r.words.Regexp()
+	}
+	return r.re
+}
 
 // groupRef is a replacement's reference to a group as regexp.Expand
 // reads it: $name or ${name}, a name the longest run of letters, digits
@@ -616,7 +588,7 @@ func (r *replacer) withFor(eol []byte) replacement {
 func (r *replacer) replaceIn(b, eol []byte) []byte {
 	with := r.withFor(eol).text
 	switch {
-	case r.word != nil:
+	case r.words != nil:
 		return r.replaceEach(b, func([]int) []byte { return with })
 	case r.literal:
 		return r.re.ReplaceAllLiteral(b, with)
@@ -632,7 +604,7 @@ func (r *replacer) replaceIn(b, eol []byte) []byte {
 // empty match each takes, its matches are its own. Without one, the two
 // search from the same place at every step and find the same matches.
 func (r *replacer) appendReplaced(dst, b, eol []byte, ms [][]int) []byte {
-	if r.word == nil && slices.ContainsFunc(ms, func(m []int) bool { return m[0] == m[1] }) {
+	if r.words == nil && slices.ContainsFunc(ms, func(m []int) bool { return m[0] == m[1] }) {
 		return append(dst, r.replaceIn(b, eol)...)
 	}
 	with := r.withFor(eol).text

@@ -371,7 +371,7 @@ func (f *fixture) randomGrep() core.GrepRequest {
 	q := queries[f.rng.IntN(len(queries))]
 	regex := q.regex
 	return core.GrepRequest{Query: q.q, Regex: &regex, IgnoreCase: f.rng.IntN(2) == 0,
-		Mode: modes[f.rng.IntN(3)], Limit: 1 + f.rng.IntN(40), Path: f.dir}
+		Mode: modes[f.rng.IntN(3)], Limit: 1 + f.rng.IntN(40), Path: f.dir, Word: f.rng.IntN(4) == 0}
 }
 
 // The differential test: indexed greps answer exactly as scans, over many
@@ -390,6 +390,30 @@ func TestIndexedGrepEqualsScan(t *testing.T) {
 		t.Fatalf("the index let grep skip %d files, in %d listed and %d walked searches: the test proves too little", skipped, listed, walked)
 	}
 	t.Logf("files skipped through the index: %d, in %d listed and %d walked searches", skipped, listed, walked)
+}
+
+// A --word search is narrowed by its query's trigrams, as the query's
+// own: the index skips files, and the answers are a scan's, "ga" found
+// as a word nowhere though gamma holds it.
+func TestIndexedWordGrepEqualsScan(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.put("words.txt", "ga\nfoo ga_x gaé\n")
+	f.build()
+	for _, q := range []string{"ga", "gamma", "foo", "needle", "café", "Kelvin"} {
+		for _, ignoreCase := range []bool{false, true} {
+			for _, mode := range []string{"content", "files", "count"} {
+				f.same(core.GrepRequest{Query: q, Word: true, IgnoreCase: ignoreCase, Mode: mode, Path: f.dir})
+			}
+		}
+	}
+	if f.skipped == 0 {
+		t.Fatal("the index let no --word search skip a file: the test proves too little")
+	}
+	res, err := f.tl.Grep(context.Background(), core.GrepRequest{Query: "ga", Word: true, Mode: "count", Path: f.dir})
+	if err != nil || res.Count != 1 || len(res.Files) != 1 || res.Files[0].Path != "words.txt" {
+		t.Fatalf("ga as a word: %+v, %v; want the one line of words.txt", res, err)
+	}
 }
 
 func differential(t *testing.T, seed uint64) *fixture {

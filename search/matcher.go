@@ -42,6 +42,9 @@ type Matcher struct {
 	// bound is the most bytes a match spans, -1 when unbounded or when
 	// the regex holds an assertion (see FirstMatchOf).
 	bound int
+	// words, for --word, decides a candidate line in place of the
+	// others: a line matches when it holds a whole-word match.
+	words *Words
 }
 
 // Parse reads a query as the matcher does: a fixed string quoted, case
@@ -128,6 +131,33 @@ func NewMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 		m.seqAnchor = m.seq.anchor()
 		m.seqRanges = m.seq.ranges()
 	}
+	return m, nil
+}
+
+// NewWordMatcher compiles a query whose matches are whole words (--word):
+// with no letter, mark, digit or connector right before or after them
+// (Words, replace's --word). The query's finders still find the lines
+// that may match: a word match is a match of the query.
+func NewWordMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
+	m, err := NewMatcher(query, isRegex, ignoreCase)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.ValidString(query) {
+		return nil, fault.InvalidArgument("the query has bytes that are not UTF-8, which word cannot tell words in.").
+			WithHint("drop word to seek the query's bytes as they are")
+	}
+	pattern, _, _ := Parse(query, isRegex, ignoreCase)
+	flags := ""
+	if ignoreCase {
+		flags = "(?i)"
+	}
+	if m.words, err = NewWords(flags, pattern); err != nil {
+		return nil, RegexError(query, err)
+	}
+	// The class run decides a match of the query alone, and a window cut
+	// from a long line cannot tell what is around a match.
+	m.run, m.bound = nil, -1
 	return m, nil
 }
 
@@ -767,6 +797,9 @@ func (m *Matcher) Candidate(buf []byte, from int, fs *FoldState) int {
 
 // verify reports whether a candidate line (without its terminator) matches.
 func (m *Matcher) Verify(line []byte) bool {
+	if m.words != nil {
+		return m.words.Match(line)
+	}
 	if m.lit != nil {
 		// A match found in the buffer may have used the CR that lines
 		// are matched without.
@@ -787,6 +820,9 @@ func (m *Matcher) Verify(line []byte) bool {
 // firstMatch is where the match on a line starts, to keep it visible when
 // a long line is cut.
 func (m *Matcher) FirstMatch(line []byte) int {
+	if m.words != nil {
+		return max(0, m.words.Index(line))
+	}
 	if m.lit != nil {
 		return bytes.Index(line, m.lit.needle)
 	}

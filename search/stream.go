@@ -15,6 +15,9 @@ import (
 // match's may be left unread, or read ahead.
 func (m *Matcher) FirstMatchOf(next func() []byte) int64 {
 	switch {
+	case m.words != nil:
+		// In one pass, as a regex without a bound.
+		return m.words.IndexReader(bufio.NewReaderSize(&pieceReader{next: next}, 64<<10))
 	case m.lit != nil:
 		return indexPieces(m.lit.needle, next)
 	case m.bound >= 0:
