@@ -147,12 +147,19 @@ func NewWordMatcher(query string, isRegex, ignoreCase bool) (*Matcher, error) {
 		return nil, fault.InvalidArgument("the query has bytes that are not UTF-8, which word cannot tell words in.").
 			WithHint("drop word to seek the query's bytes as they are")
 	}
-	pattern, _, _ := Parse(query, isRegex, ignoreCase)
+	pattern, tree, _ := Parse(query, isRegex, ignoreCase)
 	flags := ""
 	if ignoreCase {
 		flags = "(?i)"
 	}
-	if m.words, err = NewWords(flags, pattern); err != nil {
+	if !isRegex && !namesRuneError(tree) {
+		// A fixed string: its words are sought as bytes, but for a
+		// U+FFFD, which stands for any byte that is not UTF-8 too.
+		m.words, err = NewLiteralWords(query, ignoreCase)
+	} else {
+		m.words, err = NewWords(flags, pattern)
+	}
+	if err != nil {
 		return nil, RegexError(query, err)
 	}
 	// The class run decides a match of the query alone, and a window cut
