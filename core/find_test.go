@@ -148,3 +148,35 @@ func TestGlobFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobTrailingDoubleStar: a pattern or include that ends with /**
+// matches what is below what the rest names, as rg -g, fd and git read
+// it; doublestar's /** also matches no name, so that find '*/**' -t f
+// listed every file at the top and grep --include '.*/**' searched .env.
+func TestGlobTrailingDoubleStar(t *testing.T) {
+	for _, c := range []struct {
+		pattern, rel string
+		want         bool
+	}{
+		{"*/**", "a.go", false},
+		{"*/**", "src/a.go", true},
+		{"*/**", "src/sub/a.go", true},
+		{".*/**", ".env", false},
+		{".*/**", ".hidden/x", true},
+		{"src/**", "src", false},
+		{"src/**", "src/a", true},
+		{"src/**", "src/sub/b", true},
+		{"**/z/**", "x/z", false},
+		{"**/z/**", "x/z/f", true},
+		{"**", "a.go", true},
+		{"**/**", "a.go", true},
+		{"a/**/b", "a/b", true},
+	} {
+		name := c.rel[strings.LastIndexByte(c.rel, '/')+1:]
+		for _, anyDepth := range []bool{false, true} {
+			if got := newGlob(c.pattern, anyDepth).match(c.rel, name); got != c.want {
+				t.Errorf("glob %q (anyDepth %v) on %q = %v, want %v", c.pattern, anyDepth, c.rel, got, c.want)
+			}
+		}
+	}
+}

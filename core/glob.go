@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 
+	"github.com/agentfs/agentfs/ignore"
 	"github.com/bmatcuk/doublestar/v4"
 )
 
@@ -24,7 +25,8 @@ type glob struct {
 // slash matches a name at any depth (include, exclude) rather than only at
 // the top (find).
 func newGlob(pattern string, anyDepth bool) glob {
-	g := glob{pattern: pattern}
+	// A final /** matches below what the rest names, never that itself.
+	g := glob{pattern: ignore.BelowOnly(pattern)}
 	switch rest, ok := strings.CutPrefix(pattern, "**/"); {
 	case ok && !strings.Contains(rest, "/") && !strings.Contains(rest, "**"):
 		g.nameOnly, g.name = true, rest

@@ -61,7 +61,7 @@ func NewExcludes(globs []string) Excludes {
 		anchored := strings.HasPrefix(g, "./")
 		shape, body := ShapeOf(strings.TrimPrefix(g, "./"))
 		shape.Name = shape.Name && !anchored
-		x = append(x, exclude{shape, body})
+		x = append(x, exclude{shape, BelowOnly(body)})
 	}
 	return x
 }
@@ -75,4 +75,17 @@ func (x Excludes) Match(rel, name string, isDir bool) bool {
 		}
 	}
 	return false
+}
+
+// BelowOnly returns the validated glob g, matched on paths, so that a
+// final /** matches only what is below what the rest of g names, as in an
+// ignore file, rg -g and fd: doublestar's /** also matches no name at all,
+// so that */** matched every file at the top (--exclude '*/**' left out
+// everything, with exit 0) and src/** the directory src itself.
+func BelowOnly(g string) string {
+	rest, ok := strings.CutSuffix(g, "/**")
+	if !ok || (len(rest)-len(strings.TrimRight(rest, `\`)))%2 == 1 {
+		return g // no final /**, or its slash is escaped
+	}
+	return rest + "/*/**"
 }
