@@ -64,6 +64,7 @@ const FindDefaultLimit = 200
 // checkGlob validates a glob of a request field; an invalid one is
 // INVALID_GLOB naming the field.
 func checkGlob(field, g string) (string, error) {
+	given := g
 	g = strings.TrimPrefix(g, "./")
 	if field != "pattern" && strings.HasPrefix(g, "!") {
 		// rg's -g '!x' negates; here include only narrows and exclude only
@@ -109,8 +110,19 @@ func checkGlob(field, g string) (string, error) {
 	body := g
 	if strings.HasSuffix(g, "/") {
 		if field == "include" {
+			// Dropping the slash alone, as the hint said, names files
+			// called src, and the search answered nothing with exit 0.
+			dirs := strings.TrimSuffix(given, "/")
+			below := dirs + "/**"
+			if !strings.Contains(dirs, "/") {
+				below = "**/" + below // a name at any depth
+			}
+			asPath := ""
+			if d := strings.TrimSuffix(g, "/"); !strings.ContainsAny(d, `*?[]{}\`) {
+				asPath = fmt.Sprintf(", or give %s as the path", d)
+			}
 			return "", fault.Errorf(fault.CodeInvalidGlob, "include %q ends with a slash, which names directories; include selects files.", g).
-				WithHint("drop the final slash, or use --exclude DIR/ to leave directories out")
+				WithHint("for the files below the directories %s names, write %s%s; to leave them out, use --exclude %s", given, below, asPath, given)
 		}
 		body = strings.TrimSuffix(g, "/")
 	}
