@@ -359,7 +359,7 @@ func cutPage(t *testing.T, tl *Tools, req GrepRequest, cut string, kept int) *Gr
 	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := tl.finishGrep(g, pg, found, true)
+	res, err := tl.finishGrep(ctx, g, pg, found, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -446,6 +446,25 @@ func (t *Tools) dirPatternHint(ctx context.Context, dir, pattern string, matched
 	return fmt.Sprintf("nothing is named %s, a directory here: for what is below it, give %s as the path and ** as the pattern (find '**' %s)", pattern, d, d)
 }
 
+// includeDirHint is the hint of a search that matched nothing under an
+// include that is no glob but the path of a directory below dir (--include
+// src, meaning the files below src): include selects files, and names
+// files called src.
+func (t *Tools) includeDirHint(ctx context.Context, dir string, include []string) string {
+	for _, g := range include {
+		p := strings.TrimPrefix(g, "./")
+		if p == "" || strings.ContainsAny(p, `*?[{\`) {
+			continue
+		}
+		below := path.Join(dir, p)
+		if info, err := t.FS.Stat(ctx, below); err != nil || info.Type != backend.TypeDir {
+			continue
+		}
+		return fmt.Sprintf("include %s names files, and %s is a directory here: for the files below it, write %s/** or give %s as the path", g, p, g, t.FS.Display(below))
+	}
+	return ""
+}
+
 // digest identifies the request by all but its paging, its path by its
 // spelling in output (display).
 func (req FindRequest) digest(display func(string) string) string {

@@ -442,7 +442,7 @@ func (t *Tools) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) 
 	if tctx.Err() == nil && walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return nil, walkErr
 	}
-	return t.finishGrep(g, pg, filesWithMatches, tctx.Err() != nil)
+	return t.finishGrep(ctx, g, pg, filesWithMatches, tctx.Err() != nil)
 }
 
 // grepPage is the empty page of g's answer, resumed where its cursor
@@ -989,7 +989,7 @@ func (g *grepSearch) beforeAnchor(rel string) bool {
 
 // finishGrep completes the page's totals, and for a page the timeout cut
 // short its continuation and hint.
-func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedOut bool) (*GrepResult, error) {
+func (t *Tools) finishGrep(ctx context.Context, g *grepSearch, pg *page, filesWithMatches int, timedOut bool) (*GrepResult, error) {
 	res := pg.res
 	if g.mode == ModeCount {
 		// Its totals, this one too, cover the whole search.
@@ -1059,10 +1059,15 @@ func (t *Tools) finishGrep(g *grepSearch, pg *page, filesWithMatches int, timedO
 	}
 	res.Matched = pg.seen > 0 || res.Count > 0
 	if !res.Matched && !res.TimedOut && g.req.Offset == 0 && g.req.Cursor == "" {
-		if q, regex, _ := g.req.query(); !regex {
-			if hint := regexLookalikeHint(q); hint != "" && jsonSize(res)+jsonLen(hint)+len(`,"hint":""`) <= t.maxBytes() {
-				res.Hint = hint
-			}
+		hint := ""
+		if g.info.Type == backend.TypeDir {
+			hint = t.includeDirHint(ctx, g.path, g.req.Include)
+		}
+		if q, regex, _ := g.req.query(); !regex && hint == "" {
+			hint = regexLookalikeHint(q)
+		}
+		if hint != "" && jsonSize(res)+jsonLen(hint)+len(`,"hint":""`) <= t.maxBytes() {
+			res.Hint = hint
 		}
 	}
 	return fitted(t, res)

@@ -894,6 +894,11 @@ func (t *Tools) Replace(ctx context.Context, req ReplaceRequest) (*ReplaceResult
 			"not UTF-8 or UTF-16 text, or a NUL past grep's first 64 KiB; text in another encoding is read with read --encoding NAME and written back with write --encoding NAME, a file with a NUL rewritten whole with write", res.BinaryWithMatches)
 	}
 	if len(paths) == 0 {
+		if res.Replacements == 0 && res.Hint == "" && len(req.Include) > 0 {
+			if info, err := t.FS.Stat(ctx, cmp.Or(req.Path, ".")); err == nil && info.Type == backend.TypeDir {
+				res.Hint = t.includeDirHint(ctx, cmp.Or(req.Path, "."), req.Include)
+			}
+		}
 		if res.Replacements == 0 && !req.Regex && res.Hint == "" {
 			res.Hint = regexLookalikeHint(req.Query)
 		}
