@@ -579,6 +579,8 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		if err := t.checkGlobsBelow(ctx, g.path, "exclude", req.Exclude); err != nil {
 			return nil, err
 		}
+		g.include = t.includeAtStart(g.path, g.include, req.Include)
+		g.exclude = append(g.exclude, t.atStart(g.path, "exclude", g.exclude)...)
 		if g.w, err = t.walker(); err != nil {
 			return nil, err
 		}

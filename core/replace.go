@@ -963,6 +963,8 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	if err := t.checkGlobsBelow(ctx, root, "exclude", req.Exclude); err != nil {
 		return nil, err
 	}
+	include = t.includeAtStart(root, include, req.Include)
+	exclude = append(exclude, t.atStart(root, "exclude", exclude)...)
 	// A file removed below the directory by a transaction not yet
 	// committed is not searched, and, once that removal is undone, holds
 	// the matches the replace said it replaced.
