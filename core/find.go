@@ -151,15 +151,28 @@ func (t *Tools) checkGlobsBelow(ctx context.Context, dir, field string, globs []
 	if d == "." || path.IsAbs(d) || strings.ContainsAny(d, `*?[]{}\`) {
 		return nil
 	}
+	missing := func(name string) bool {
+		_, err := t.FS.Stat(ctx, path.Join(dir, name))
+		return err != nil && fault.AsError(err).Code == fault.CodeNotFound
+	}
+	isDir := func() bool {
+		info, err := t.FS.Stat(ctx, dir)
+		return err == nil && info.Type == backend.TypeDir
+	}
 	for _, g := range globs {
 		rest, ok := strings.CutPrefix(strings.TrimPrefix(g, "./"), d+"/")
 		if !ok || strings.Trim(rest, "/") == "" {
+			// One that starts with a directory above dir (x/**/*.go
+			// below x/y) names dir/x, as rg -g would not take it.
+			if err := t.checkGlobAbove(d, field, g, missing, isDir); err != nil {
+				return err
+			}
 			continue
 		}
-		if _, err := t.FS.Stat(ctx, path.Join(dir, d)); err == nil || fault.AsError(err).Code != fault.CodeNotFound {
+		if !missing(d) {
 			continue
 		}
-		if info, err := t.FS.Stat(ctx, dir); err != nil || info.Type != backend.TypeDir {
+		if !isDir() {
 			return nil // the search says what is wrong with dir
 		}
 		below := rest
@@ -168,6 +181,26 @@ func (t *Tools) checkGlobsBelow(ctx context.Context, dir, field string, globs []
 		}
 		return fault.Errorf(fault.CodeInvalidGlob, "%s %q starts with %s/, the path it is matched below: it names %s/%s, and nothing is there.", field, g, d, d, strings.TrimPrefix(g, "./")).
 			WithHint("write it below the path: %q", below)
+	}
+	return nil
+}
+
+// checkGlobAbove refuses the glob g when it starts with a directory above
+// d, the path searched as the answers spell it, and d holds no entry named
+// as the glob's first name (missing): matched below d, it matches nothing.
+func (t *Tools) checkGlobAbove(d, field, g string, missing func(string) bool, isDir func() bool) error {
+	g0 := strings.TrimPrefix(g, "./")
+	for up := path.Dir(d); up != "." && up != "/" && path.Base(up) != ".."; up = path.Dir(up) {
+		rest, ok := strings.CutPrefix(g0, up+"/")
+		if !ok || strings.Trim(rest, "/") == "" {
+			continue
+		}
+		first, _, _ := strings.Cut(up, "/")
+		if !missing(first) || !isDir() {
+			return nil
+		}
+		return fault.Errorf(fault.CodeInvalidGlob, "%s %q starts with %s/, a directory above the path %s it is matched below: it names %s/%s, and nothing is there.", field, g, up, d, d, g0).
+			WithHint("write it below the path %s, or give %s as the path", d, up)
 	}
 	return nil
 }
