@@ -2,28 +2,14 @@
 
 package index
 
-import (
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID is the effective user of the process at the other end of conn,
-// a Unix socket, as the kernel recorded it when the socket was connected
-// or listened on (LOCAL_PEERCRED, getpeereid(3)'s source); false when it
-// cannot be learnt.
-func peerUID(conn net.Conn) (int, bool) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return 0, false
-	}
-	raw, err := uc.SyscallConn()
+// sockPeerUID is the user of a Unix socket's peer by LOCAL_PEERCRED,
+// getpeereid(3)'s source.
+func sockPeerUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
-		return 0, false
+		return -1, err
 	}
-	var cred *unix.Xucred
-	if raw.Control(func(fd uintptr) { cred, err = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED) }) != nil || err != nil || cred == nil {
-		return 0, false
-	}
-	return int(cred.Uid), true
+	return int(cred.Uid), nil
 }

@@ -1,26 +1,12 @@
 package index
 
-import (
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID is the effective user of the process at the other end of conn,
-// a Unix socket, as the kernel recorded it when the socket was connected
-// or listened on (SO_PEERCRED); false when it cannot be learnt.
-func peerUID(conn net.Conn) (int, bool) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return 0, false
-	}
-	raw, err := uc.SyscallConn()
+// sockPeerUID is the user of a Unix socket's peer by SO_PEERCRED.
+func sockPeerUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
-		return 0, false
+		return -1, err
 	}
-	var cred *unix.Ucred
-	if raw.Control(func(fd uintptr) { cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }) != nil || err != nil || cred == nil {
-		return 0, false
-	}
-	return int(cred.Uid), true
+	return int(cred.Uid), nil
 }

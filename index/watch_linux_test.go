@@ -845,22 +845,10 @@ func TestWatchProtoMismatchIsNotTrusted(t *testing.T) {
 	f.build()
 	ix := f.openIndex()
 	defer ix.Close()
-	ln, err := net.Listen("unix", socketName(ix.name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			json.NewDecoder(conn).Decode(&watchRequest{})
-			fmt.Fprintf(conn, "{\"ok\":true,\"gen\":%q}\n", ix.gen)
-			conn.Close()
-		}
-	}()
+	fakeWatcher(t, ix, func(conn net.Conn) {
+		json.NewDecoder(conn).Decode(&watchRequest{})
+		fmt.Fprintf(conn, "{\"ok\":true,\"gen\":%q}\n", ix.gen)
+	})
 	if r, ok := askWatcher(context.Background(), ix); ok {
 		t.Fatalf("an answer of version 1 is trusted: %+v", r)
 	}
@@ -872,6 +860,26 @@ func TestWatchProtoMismatchIsNotTrusted(t *testing.T) {
 	if r := x.reply(watchRequest{Proto: watchProto, Gen: x.ix.gen}); !r.OK {
 		t.Fatalf("a question of this version is not answered OK: %+v", r)
 	}
+}
+
+// fakeWatcher listens on ix's socket until the test ends, answering each
+// connection by answer, which it then closes.
+func fakeWatcher(t *testing.T, ix *Index, answer func(net.Conn)) {
+	ln, err := net.Listen("unix", socketName(ix.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			answer(conn)
+			conn.Close()
+		}
+	}()
 }
 
 // A watcher that cannot answer for a moment (a build installed by
@@ -1104,23 +1112,11 @@ func TestWatcherOfAnotherUserIsNotTrusted(t *testing.T) {
 	f.build()
 	ix := f.openIndex()
 	defer ix.Close()
-	ln, err := net.Listen("unix", socketName(ix.name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			var req watchRequest
-			json.NewDecoder(conn).Decode(&req)
-			json.NewEncoder(conn).Encode(watchReply{Proto: watchProto, OK: true, Gen: req.Gen, Pid: os.Getpid()})
-			conn.Close()
-		}
-	}()
+	fakeWatcher(t, ix, func(conn net.Conn) {
+		var req watchRequest
+		json.NewDecoder(conn).Decode(&req)
+		json.NewEncoder(conn).Encode(watchReply{Proto: watchProto, OK: true, Gen: req.Gen, Pid: os.Getpid()})
+	})
 	if r, ok := askWatcher(context.Background(), ix); !ok {
 		t.Fatalf("the answer of this user's watcher is not taken: %+v", r)
 	}
