@@ -790,7 +790,14 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		tl.Index = index.Within(fsys, local)
 	}
 	if loc := c.String("assets"); loc != "" {
-		tl.Assets = assets.OpenFunc(func() (assets.Store, error) { return openAssets(c, loc) })
+		tl.Assets = assets.OpenFunc(func() (assets.Store, error) {
+			// A publish of batch or mcp, whose other tools do not use
+			// publish's settings: the command publish checked them first.
+			if err := checkUsed(c, "publish"); err != nil {
+				return nil, err
+			}
+			return openAssets(c, loc)
+		})
 	}
 	if stderr := streamsOf(c).Stderr; isTerminal(stderr) {
 		tl.Progress = progressBar(stderr)
@@ -1031,7 +1038,7 @@ func apartStoreRoots(roots []string) ([]string, error) {
 // AWS_SECRET_ACCESS_KEY, or AWS_PROFILE's), its journals settled
 // (recoverStore) before any tool uses it.
 func objectStore(c *cli.Context, root string, deny []string) (*s3fs.FS, error) {
-	if err := checkS3Globals(c); err != nil {
+	if err := checkUsed(c, useStore); err != nil {
 		return nil, err
 	}
 	// --s3-endpoint was publish's only, and a root given with it went to AWS.

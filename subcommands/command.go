@@ -92,6 +92,10 @@ func (t tool[Req, Res]) command() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// The settings it alone uses (publish's), before any work.
+			if err := checkUsed(c, t.Name); err != nil {
+				return err
+			}
 			tl, err := tools(c)
 			if err != nil {
 				return err

@@ -27,12 +27,21 @@ type globalFlag struct {
 	def, min, max string
 	enum          []string
 	usage         string
-	// s3 marks a setting only an object store uses (an s3:// root,
-	// publish to s3://). Its variable is checked there (checkS3Globals),
-	// not by every command: AGENTFS_S3_IDLE_TIMEOUT=0, left in a shell
-	// for another command, made a purely local read INVALID_ARGUMENT.
-	s3 bool
+	// usedBy, when set, names what uses a setting that not every command
+	// does: commands (publish, serve; publish is also a tool of batch and
+	// mcp) or useStore, an object store wherever one is opened. Its
+	// variable is checked there (checkUsed), before the setting is used,
+	// not by every command: AGENTFS_S3_IDLE_TIMEOUT=0 or
+	// AGENTFS_PUBLISH_MAX_SIZE=abc, left in a shell for another command,
+	// made a purely local read INVALID_ARGUMENT. Until then a variable
+	// that is not of the flag's kind is left out of parsing (flag), the
+	// default kept, whatever the kind.
+	usedBy []string
 }
+
+// useStore is what uses an S3 setting: an object store (an s3:// root,
+// publish to s3://), opened by any command.
+const useStore = "s3://"
 
 type flagKind int
 
@@ -65,15 +74,15 @@ var globals = []globalFlag{
 	{name: "quiet", alias: "q", usage: "print no result on success (errors still go to stderr); implies --exit-status"},
 	{name: "all", usage: "with --format text (or --print0): read, ls, find and grep print every page to the end"},
 	{name: "print0", alias: "0", usage: "find and grep: print the paths, each ended by NUL, as find -print0"},
-	{name: "assets", env: "AGENTFS_ASSETS", kind: kindString,
+	{name: "assets", env: "AGENTFS_ASSETS", kind: kindString, usedBy: []string{"publish", "serve"},
 		usage: "publish's target: a local folder (served by agentfs serve) or s3://bucket/prefix"},
-	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL,
+	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL, usedBy: []string{"publish"},
 		usage: "where people reach agentfs serve: the start of a local folder's links"},
-	{name: "s3-endpoint", env: "AGENTFS_S3_ENDPOINT", kind: kindString, s3: true,
+	{name: "s3-endpoint", env: "AGENTFS_S3_ENDPOINT", kind: kindString, usedBy: []string{useStore},
 		usage: "the S3-compatible service's URL, for s3:// roots and publish (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS)"},
-	{name: "s3-idle-timeout", env: "AGENTFS_S3_IDLE_TIMEOUT", kind: kindDuration, def: "60s", min: "1s", max: "24h", s3: true,
+	{name: "s3-idle-timeout", env: "AGENTFS_S3_IDLE_TIMEOUT", kind: kindDuration, def: "60s", min: "1s", max: "24h", usedBy: []string{useStore},
 		usage: "how long a request to the S3-compatible service waits with no byte moving before it fails IO_ERROR"},
-	{name: "publish-max-size", env: "AGENTFS_PUBLISH_MAX_SIZE", kind: kindInt, def: strconv.Itoa(core.DefaultPublishMaxSize), min: "1",
+	{name: "publish-max-size", env: "AGENTFS_PUBLISH_MAX_SIZE", kind: kindInt, def: strconv.Itoa(core.DefaultPublishMaxSize), min: "1", usedBy: []string{"publish"},
 		usage: "the largest file publish takes, in bytes"},
 }
 
@@ -95,9 +104,11 @@ func (g globalFlag) flag() cli.Flag {
 	if g.alias != "" {
 		aliases = []string{g.alias}
 	}
-	if v, set := os.LookupEnv(g.env); g.env != "" && (!set || v != "") {
+	if v, set := os.LookupEnv(g.env); g.env != "" && (!set || v != "") && (g.usedBy == nil || g.checkEnv() == nil) {
 		// Set but empty, a variable is unset, as for every other
-		// setting (AGENTFS_FORMAT= was a usage error, exit 2).
+		// setting (AGENTFS_FORMAT= was a usage error, exit 2). One of a
+		// setting not every command uses, not of its kind, is left to
+		// checkUsed: parsed here, it failed every command.
 		env = []string{g.env}
 	}
 	switch g.kind {
@@ -111,7 +122,7 @@ func (g globalFlag) flag() cli.Flag {
 		return &cli.IntFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: n, Usage: g.usage, Base: 10}
 	case kindDuration:
 		d, _ := time.ParseDuration(g.def)
-		return &durationFlag{cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}, g.s3}
+		return &durationFlag{cli.DurationFlag{Name: g.name, Aliases: aliases, EnvVars: env, Value: d, Usage: g.usage}}
 	}
 	return &cli.BoolFlag{Name: g.name, Aliases: aliases, EnvVars: env, Usage: g.usage}
 }
@@ -146,25 +157,13 @@ func (f *pathsFlag) Apply(set *flag.FlagSet) error {
 // named as a urfave/cli one, whose variable takes a plain number as that
 // many seconds (AGENTFS_LOCK_TIMEOUT=5 is 5s), as the flag does
 // (valueArgs) and a request field's duration: urfave/cli refused it.
-// A lenient one (an S3 setting's) leaves a variable that is no duration
-// to checkS3Globals, keeping the default meanwhile.
-type durationFlag struct {
-	cli.DurationFlag
-	lenient bool
-}
+type durationFlag struct{ cli.DurationFlag }
 
 func (f *durationFlag) Apply(set *flag.FlagSet) error {
 	for _, e := range f.EnvVars {
 		v, ok := os.LookupEnv(e)
 		if !ok || v == "" {
 			continue
-		}
-		if _, ok := durationText(v); !ok && f.lenient {
-			envs := f.EnvVars
-			f.EnvVars = nil
-			err := f.DurationFlag.Apply(set)
-			f.EnvVars = envs
-			return err
 		}
 		if text, ok := durationText(v); ok && text != v {
 			d, _ := time.ParseDuration(text)
@@ -206,10 +205,11 @@ func pathsOf(c *cli.Context, name string) []string {
 // checkEnv refuses an environment variable of a global flag whose value
 // is not of the flag's kind, naming the variable: --help shows no flag to
 // fix, and the parser's words (strconv.ParseBool: ...) say nothing of the
-// values it takes. An S3 setting's is checkS3Globals'.
+// values it takes. That of a setting not every command uses is
+// checkUsed's.
 func checkEnv() error {
 	for _, g := range globals {
-		if g.s3 {
+		if g.usedBy != nil {
 			continue
 		}
 		if err := g.checkEnv(); err != nil {
@@ -248,16 +248,16 @@ func (g globalFlag) checkEnv() error {
 // checkGlobals refuses a global flag's value outside its set or range. A
 // value that no global flag of the command line gave came from the flag's
 // variable, which the error names then (it named the flag, which a script
-// that only set the variable never passed). An S3 setting's variable is
-// left to checkS3Globals; its flag, given on the command line, is checked
-// here as every other.
+// that only set the variable never passed). The variable of a setting
+// not every command uses is left to checkUsed; its flag, given on the
+// command line, is checked here as every other.
 func checkGlobals(c *cli.Context) error {
 	given := givenGlobals(argsOf(c))
 	for _, g := range globals {
 		text, flagged := given[g.name]
 		fromEnv := !flagged && g.env != "" && os.Getenv(g.env) != ""
 		if fromEnv {
-			if g.s3 {
+			if g.usedBy != nil {
 				continue
 			}
 			text = os.Getenv(g.env)
@@ -269,15 +269,16 @@ func checkGlobals(c *cli.Context) error {
 	return nil
 }
 
-// checkS3Globals refuses the variable of an S3 setting (AGENTFS_S3_*)
-// that the command line did not override, when its value is not of the
-// flag's kind or outside its range: called where an object store is
-// about to be used, before any request. The AWS_* variables are read
-// there too, and only there.
-func checkS3Globals(c *cli.Context) error {
+// checkUsed refuses the variable of a setting that user uses (globalFlag's
+// usedBy: a command's name, or useStore) and the command line did not
+// override, when its value is not of the flag's kind or outside its
+// range: called before the setting is used (for useStore, before any
+// request to the store; the AWS_* variables are read there too, and only
+// there).
+func checkUsed(c *cli.Context, user string) error {
 	given := givenGlobals(argsOf(c))
 	for _, g := range globals {
-		if _, flagged := given[g.name]; !g.s3 || flagged || g.env == "" || os.Getenv(g.env) == "" {
+		if _, flagged := given[g.name]; !slices.Contains(g.usedBy, user) || flagged || g.env == "" || os.Getenv(g.env) == "" {
 			continue
 		}
 		if err := g.checkEnv(); err != nil {

@@ -25,7 +25,7 @@ func publishCommand() subcommand {
 // folder whose links are signed with the state directory's key.
 func openAssets(c *cli.Context, loc string) (assets.Store, error) {
 	if strings.HasPrefix(loc, s3store.Scheme) {
-		if err := checkS3Globals(c); err != nil {
+		if err := checkUsed(c, useStore); err != nil {
 			return nil, err
 		}
 		s, err := s3store.New(s3store.Config{Location: loc, Endpoint: c.String("s3-endpoint"), IdleTimeout: c.Duration("s3-idle-timeout")})

@@ -40,3 +40,43 @@ func TestS3SettingsCheckedOnlyForAStore(t *testing.T) {
 		}
 	}
 }
+
+// A publish setting's variable is checked only by what publishes (the
+// command publish, a publish in batch or mcp): AGENTFS_PUBLISH_MAX_SIZE=0
+// or abc, left in a shell, made every command INVALID_ARGUMENT, a purely
+// local read and a batch of reads too. publish still refuses it, naming
+// the variable, before anything is published; the flag on the command
+// line overrides it.
+func TestPublishSettingsCheckedOnlyByPublish(t *testing.T) {
+	dir, assetsDir := t.TempDir(), t.TempDir()+"/assets"
+	os.WriteFile(dir+"/a.txt", []byte("a\n"), 0o644)
+	t.Chdir(dir)
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	for _, v := range []string{"0", "-3", "abc", "1.5", "99999999999999999999"} {
+		t.Setenv("AGENTFS_PUBLISH_MAX_SIZE", v)
+		code, out, errs := run(t, "", "--root", dir, "read", "a.txt")
+		if code != 0 || !strings.Contains(out, `"content":"a\n"`) {
+			t.Errorf("AGENTFS_PUBLISH_MAX_SIZE=%s, read: %d %s %s", v, code, out, errs)
+		}
+		code, out, errs = run(t, `{"tool":"read","args":{"path":"a.txt"}}`+"\n", "--root", dir, "batch")
+		if code != 0 || !strings.Contains(out, `"content":"a\n"`) {
+			t.Errorf("AGENTFS_PUBLISH_MAX_SIZE=%s, batch of a read: %d %s %s", v, code, out, errs)
+		}
+		code, _, errs = run(t, "", "--root", dir, "--assets", assetsDir, "publish", "a.txt")
+		if code != 2 || !strings.Contains(errs, `"INVALID_ARGUMENT"`) || !strings.Contains(errs, "AGENTFS_PUBLISH_MAX_SIZE") {
+			t.Errorf("AGENTFS_PUBLISH_MAX_SIZE=%s, publish: %d %s, want INVALID_ARGUMENT naming the variable", v, code, errs)
+		}
+		code, out, _ = run(t, `{"tool":"publish","args":{"path":"a.txt"}}`+"\n", "--root", dir, "--assets", assetsDir, "batch")
+		if !strings.Contains(out, `"INVALID_ARGUMENT"`) || !strings.Contains(out, "AGENTFS_PUBLISH_MAX_SIZE") {
+			t.Errorf("AGENTFS_PUBLISH_MAX_SIZE=%s, batch of a publish: %d %s, want INVALID_ARGUMENT naming the variable", v, code, out)
+		}
+		if entries, _ := os.ReadDir(assetsDir); len(entries) > 0 {
+			t.Fatalf("AGENTFS_PUBLISH_MAX_SIZE=%s: %d entries published", v, len(entries))
+		}
+		code, out, errs = run(t, "", "--root", dir, "--assets", assetsDir, "--publish-max-size", "5", "publish", "a.txt")
+		if code != 0 || !strings.Contains(out, `"url"`) {
+			t.Errorf("AGENTFS_PUBLISH_MAX_SIZE=%s --publish-max-size 5, publish: %d %s %s", v, code, out, errs)
+		}
+		os.RemoveAll(assetsDir)
+	}
+}

@@ -44,6 +44,9 @@ func serve(c *cli.Context) error {
 	if err := refusePaging(c, "serve", false, false); err != nil {
 		return err
 	}
+	if err := checkUsed(c, "serve"); err != nil {
+		return err
+	}
 	dir := c.String("assets")
 	switch {
 	case c.NArg() > 0:
