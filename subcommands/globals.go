@@ -26,7 +26,10 @@ type globalFlag struct {
 	// is its closed set of values.
 	def, min, max string
 	enum          []string
-	usage         string
+	// valid, when set, refuses a string value outside the flag's set,
+	// naming the flag or the variable (name) that gave it.
+	valid func(name, value string) *fault.Error
+	usage string
 	// usedBy, when set, names what uses a setting that not every command
 	// does: commands (publish, serve; publish is also a tool of batch and
 	// mcp) or useStore, an object store wherever one is opened. Its
@@ -76,7 +79,7 @@ var globals = []globalFlag{
 	{name: "print0", alias: "0", usage: "find and grep: print the paths, each ended by NUL, as find -print0"},
 	{name: "assets", env: "AGENTFS_ASSETS", kind: kindString, usedBy: []string{"publish", "serve"},
 		usage: "publish's target: a local folder (served by agentfs serve) or s3://bucket/prefix"},
-	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL, usedBy: []string{"publish"},
+	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL, usedBy: []string{"publish"}, valid: localdir.BaseURLError,
 		usage: "where people reach agentfs serve: the start of a local folder's links"},
 	{name: "s3-endpoint", env: "AGENTFS_S3_ENDPOINT", kind: kindString, usedBy: []string{useStore},
 		usage: "the S3-compatible service's URL, for s3:// roots and publish (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then AWS)"},
@@ -369,6 +372,17 @@ func (g globalFlag) check(c *cli.Context, text string, fromEnv bool) error {
 	switch g.kind {
 	case kindString:
 		v := c.String(g.name)
+		if g.valid != nil {
+			name := "--" + g.name
+			if fromEnv {
+				name = g.env
+			}
+			if err := g.valid(name, v); err != nil && fromEnv {
+				return err.WithHint("%s; or unset %s for the default %s", err.Hint, g.env, g.def)
+			} else if err != nil {
+				return err
+			}
+		}
 		if g.enum == nil || slices.Contains(g.enum, v) {
 			return nil
 		}

@@ -80,3 +80,28 @@ func TestPublishSettingsCheckedOnlyByPublish(t *testing.T) {
 		os.RemoveAll(assetsDir)
 	}
 }
+
+// AGENTFS_BASE_URL is refused by publish naming the variable, which a
+// script that only set it can find (it named --base-url), and ignored by
+// a read.
+func TestBaseURLVariableNamed(t *testing.T) {
+	dir, assetsDir := t.TempDir(), t.TempDir()+"/assets"
+	os.WriteFile(dir+"/a.txt", []byte("a\n"), 0o644)
+	t.Chdir(dir)
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	t.Setenv("AGENTFS_BASE_URL", "ftp://h")
+	if code, out, errs := run(t, "", "--root", dir, "read", "a.txt"); code != 0 {
+		t.Errorf("AGENTFS_BASE_URL=ftp://h, read: %d %s %s", code, out, errs)
+	}
+	code, _, errs := run(t, "", "--root", dir, "--assets", assetsDir, "publish", "a.txt")
+	if code != 2 || !strings.Contains(errs, `"message":"AGENTFS_BASE_URL must be an http or https URL`) || !strings.Contains(errs, "unset AGENTFS_BASE_URL") {
+		t.Errorf("AGENTFS_BASE_URL=ftp://h, publish: %d %s, want INVALID_ARGUMENT naming the variable", code, errs)
+	}
+	code, _, errs = run(t, "", "--root", dir, "--assets", assetsDir, "--base-url", "http://h/#", "publish", "a.txt")
+	if code != 2 || !strings.Contains(errs, `"message":"--base-url must be an http or https URL`) {
+		t.Errorf("--base-url http://h/#, publish: %d %s, want INVALID_ARGUMENT naming the flag", code, errs)
+	}
+	if code, out, errs := run(t, "", "--root", dir, "--assets", assetsDir, "--base-url", "http://h:1", "publish", "a.txt"); code != 0 {
+		t.Errorf("--base-url http://h:1 over the variable, publish: %d %s %s", code, out, errs)
+	}
+}

@@ -59,9 +59,8 @@ type Store struct {
 // start with baseURL and are signed with key; a publish waits up to
 // lockTimeout for the folder's lock.
 func New(dir, baseURL string, key []byte, lockTimeout time.Duration) (*Store, error) {
-	if !validBaseURL(baseURL) {
-		return nil, fault.InvalidArgument("--base-url must be an http or https URL such as %s, not %q.", DefaultBaseURL, baseURL).
-			WithHint("give the address agentfs serve listens on, as people reach it: a scheme, a host, a port from 1 to 65535 and a path, without a query, a fragment or spaces")
+	if err := BaseURLError("--base-url", baseURL); err != nil {
+		return nil, err
 	}
 	if err := makeFolder(dir); err != nil {
 		return nil, err
@@ -110,6 +109,17 @@ func makeFolder(dir string) error {
 	}
 	return fault.Errorf(fault.CodeNotConfigured, "the assets folder is not this user's alone: %s, and another user could put other bytes behind a link.", why).
 		WithPath(dir).WithHint("%s", hint)
+}
+
+// BaseURLError refuses a base URL, u, that links cannot start with
+// (validBaseURL), naming the setting that gave it (name: --base-url or
+// its variable); nil when u is valid.
+func BaseURLError(name, u string) *fault.Error {
+	if validBaseURL(u) {
+		return nil
+	}
+	return fault.InvalidArgument("%s must be an http or https URL such as %s, not %q.", name, DefaultBaseURL, u).
+		WithHint("give the address agentfs serve listens on, as people reach it: a scheme, a host, a port from 1 to 65535 and a path, without a query, a fragment or spaces")
 }
 
 // validBaseURL reports whether links can start with u: an http or https
