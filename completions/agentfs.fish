@@ -85,7 +85,7 @@ complete -c agentfs -n '__agentfs_is grep' -l pattern -r
 complete -c agentfs -n '__agentfs_is grep' -l query -r
 complete -c agentfs -n '__agentfs_is grep' -l regex
 complete -c agentfs -n '__agentfs_is grep' -l timeout -r
-complete -c agentfs -n '__agentfs_is grep' -l word
+complete -c agentfs -n '__agentfs_is grep' -l word -s w
 complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa write -d 'create or replace a whole file atomically (at most 2 MiB), creating missing parent directories'
 complete -c agentfs -n '__agentfs_is write' -l append
 complete -c agentfs -n '__agentfs_is write' -l bom
@@ -142,7 +142,7 @@ complete -c agentfs -n '__agentfs_is replace' -l path -r
 complete -c agentfs -n '__agentfs_is replace' -l query -r
 complete -c agentfs -n '__agentfs_is replace' -l regex
 complete -c agentfs -n '__agentfs_is replace' -l replacement -r
-complete -c agentfs -n '__agentfs_is replace' -l word
+complete -c agentfs -n '__agentfs_is replace' -l word -s w
 complete -c agentfs -n 'test -z (__agentfs_cmd)' -fa publish -d 'publish a workspace file (a report, a plot, a build artifact) as a link a person can open, which expires (after an hour unless expiresIn says otherwise)'
 complete -c agentfs -n '__agentfs_is publish' -l expires-in -r
 complete -c agentfs -n '__agentfs_is publish' -l json -r

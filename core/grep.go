@@ -38,7 +38,7 @@ type GrepRequest struct {
 	Include    Globs    `json:"include,omitempty" alias:"glob" help:"search only files matching one of these globs (one glob may be given as a string); without a slash a glob matches the name at any depth"`
 	Regex      *bool    `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
 	IgnoreCase bool     `json:"ignoreCase,omitempty" flagAlias:"i" help:"ignore case (Unicode simple folding, as ripgrep)"`
-	Word       bool     `json:"word,omitempty" help:"match whole words only, as rg -w and replace's word: foo does not match in http2foo, foobar or fooé"`
+	Word       bool     `json:"word,omitempty" flagAlias:"w" help:"match whole words only, as rg -w and replace's word: foo does not match in http2foo, foobar or fooé"`
 	Context    int      `json:"context,omitempty" flagAlias:"C" min:"0" max:"10" default:"0" help:"lines of context around each match"`
 	Limit      int      `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"matching lines per page (files in files and count modes)"`
 	Offset     int      `json:"offset,omitempty" min:"0" help:"matching lines (files) to skip: the previous page's nextOffset"`

@@ -35,7 +35,7 @@ type ReplaceRequest struct {
 	Replacement   *string  `json:"replacement" arg:"1" required:"true" help:"what each match becomes (\"\" deletes it); with regex, $1 and ${name} are the groups, $$ a dollar"`
 	Path          string   `json:"path,omitempty" arg:"2" alias:"file_path,dir_path" default:"." help:"file or directory to change"`
 	Regex         bool     `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
-	Word          bool     `json:"word,omitempty" help:"match whole words only: foo does not match in http2foo or foobar"`
+	Word          bool     `json:"word,omitempty" flagAlias:"w" help:"match whole words only: foo does not match in http2foo or foobar"`
 	IgnoreCase    bool     `json:"ignoreCase,omitempty" help:"ignore case (Unicode simple folding)"`
 	Include       Globs    `json:"include,omitempty" alias:"glob" help:"change only files matching one of these globs; without a slash a glob matches the name at any depth"`
 	Exclude       []string `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`

@@ -322,7 +322,6 @@ var classicFlags = map[string]map[string]string{
 		"E": "pass --regex: the query is then a regular expression (RE2)",
 		"P": "pass --regex: the query is then a regular expression (RE2, without lookaround or backreferences)",
 		"e": "give the query as the first argument, or as --query",
-		"w": "pass --word: whole words only, as rg -w",
 		"l": "pass --mode files for the paths of the matching files",
 		"c": "pass --mode count for the count per file",
 		"A": "pass -C N (--context): N lines before and after each match",
@@ -339,7 +338,7 @@ var classicFlags = map[string]map[string]string{
 		"count":              "pass --mode count for the count per file",
 		"files-with-matches": "pass --mode files for the paths of the matching files",
 		"fixed-strings":      "drop --fixed-strings: the query is a fixed string unless --regex",
-		"word-regexp":        "pass --word: whole words only, as rg -w",
+		"word-regexp":        "pass --word (-w): whole words only, as rg -w",
 		"line-number":        "drop --line-number: every matching line comes with its number",
 		"after-context":      "pass -C N (--context): N lines before and after each match",
 		"before-context":     "pass -C N (--context): N lines before and after each match",
@@ -391,6 +390,8 @@ var classicFlags = map[string]map[string]string{
 	},
 	"replace": {
 		"i": "drop -i: replace always changes the files in place; --ignore-case ignores case",
+		// rg's long spelling of -w, replace's as grep's.
+		"word-regexp": "pass --word (-w): whole words only, as rg -w",
 	},
 }
 
