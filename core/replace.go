@@ -1751,18 +1751,25 @@ func (t *Tools) fitReplace(res *ReplaceResult, laters []laterDiff) error {
 	fit := func(k int) error {
 		res.Files = slices.Clone(all[:k])
 		res.FilesOmitted = len(all) - k
-		diffs, sizes := make([]*string, k), make([]int, k)
+		// Only the files with a diff compete for the room: one without
+		// (a replace applied with its plan) has nothing to cut, and
+		// offered its key alone it made an answer that fitted truncated.
+		var diffs []*string
+		var sizes, files []int
 		for i := range res.Files {
-			diffs[i], sizes[i] = &res.Files[i].Diff, jsonLen(res.Files[i].Diff)
+			size := jsonLen(res.Files[i].Diff)
 			if laters != nil && laters[i].render != nil {
-				sizes[i] = laters[i].size
+				size = laters[i].size
+			} else if res.Files[i].Diff == "" {
+				continue
 			}
+			diffs, sizes, files = append(diffs, &res.Files[i].Diff), append(sizes, size), append(files, i)
 		}
-		err := t.fitSizedDiffs(res, &res.Truncated, diffs, sizes, func(i int) string {
-			if laters != nil && laters[i].render != nil {
+		err := t.fitSizedDiffs(res, &res.Truncated, diffs, sizes, func(j int) string {
+			if i := files[j]; laters != nil && laters[i].render != nil {
 				return laters[i].render()
 			}
-			return all[i].Diff
+			return all[files[j]].Diff
 		})
 		res.Truncated = res.Truncated || k < len(all) || cut
 		return err

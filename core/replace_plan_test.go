@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -249,5 +250,46 @@ func TestReplacePlannedLeavesDiffsOut(t *testing.T) {
 				t.Errorf("a replace without a plan answered %+v, %v; want its diffs", plain, err)
 			}
 		})
+	}
+}
+
+// A planned replace whose answer, without diffs, just fits the bound is
+// not truncated: it has no diff to cut. Each file's empty diff was offered
+// a room of its key alone, and a list of 60 files that fitted whole, all
+// listed, said truncated.
+func TestReplacePlannedFittedIsNotTruncated(t *testing.T) {
+	ctx := context.Background()
+	fs := newLockedFS(nil)
+	reset := func() {
+		t.Helper()
+		for i := range 60 {
+			if _, err := fs.WriteFile(ctx, fmt.Sprintf("f%02d.txt", i), []byte("foo line\nmore\n"), backend.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	apply := func(bound int) *ReplaceResult {
+		t.Helper()
+		reset()
+		tl := &Tools{FS: fs, MaxBytes: bound}
+		req := ReplaceRequest{Query: "foo", Replacement: str("bar")}
+		dry := req
+		dry.DryRun = true
+		shown, err := (&Tools{FS: fs}).Replace(ctx, dry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ExpectedPlan = shown.Plan
+		got, err := tl.Replace(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	size := jsonSize(apply(1 << 20))
+	got := apply(size + 20)
+	if got.Truncated || len(got.Files) != 60 || got.FilesOmitted != 0 || !got.DiffsInDryRun {
+		t.Errorf("the planned replace of 60 files in %d bytes (its answer is %d) answered truncated %v, %d files (%d omitted); want all, not truncated",
+			size+20, size, got.Truncated, len(got.Files), got.FilesOmitted)
 	}
 }
