@@ -305,10 +305,8 @@ func classifyFile(f backend.FileReader, h hash.Hash, req ReadRequest, display st
 	if req.ByteOffset > 0 {
 		size = textfile.SniffBytes + 1 // only the prefix is read from here
 	}
-	// Up to the size the version stands for: a file appended to during
-	// the read gave content and sha256 past totalBytes, under the version
-	// of the shorter file.
-	src := io.TeeReader(io.LimitReader(f, f.Info().Size), h)
+	// f is Read's sizedFile: it stops at the size the version stands for.
+	src := io.TeeReader(f, h)
 	br := bufio.NewReaderSize(src, size)
 	prefix, err := br.Peek(textfile.SniffBytes)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
