@@ -533,20 +533,11 @@ func stdinElsewhere(e *fault.Error, flag, p string) *fault.Error {
 	}
 	file := "FILE"
 	if utf8.ValidString(p) && !strings.ContainsAny(p, "\n\r") {
-		file = shellQuote(p)
+		file = fault.ShellWord(p)
 	}
 	e.Hint = strings.TrimSuffix(e.Hint, ".") + "; or, on the command line, pass " + flag +
 		" - to read standard input, which can be a file anywhere: " + flag + " - < " + file
 	return e
-}
-
-// shellQuote is p as one word of a POSIX shell, as it is when it needs
-// no quoting.
-func shellQuote(p string) string {
-	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
-		return p
-	}
-	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // readWhole reads a whole file of at most limit bytes through the backend,

@@ -386,3 +386,12 @@ func PathBytes(text, b64 string) string {
 	}
 	return string(raw)
 }
+
+// ShellWord is p as one word of a POSIX shell, for a command a hint gives:
+// as it is when it needs no quoting, else in single quotes.
+func ShellWord(p string) string {
+	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}

@@ -394,9 +394,9 @@ func undoObstacle(dfd int, dir, name string, err error) (why, mend string) {
 	case errors.Is(err, unix.EROFS):
 		return "the file system of " + dir + " is read-only", "remount it read-write"
 	case perm && pinned(dfd, "."):
-		return dir + " is append-only or immutable (chattr +a or +i)", "lift that as root with chattr -a (or -i) " + shellQuote(dir) + " (lsattr -d shows it)"
+		return dir + " is append-only or immutable (chattr +a or +i)", "lift that as root with chattr -a (or -i) " + fault.ShellWord(dir) + " (lsattr -d shows it)"
 	case perm && name != "" && pinned(dfd, name):
-		return filepath.Join(dir, name) + " is append-only or immutable (chattr +a or +i)", "lift that as root with chattr -a (or -i) " + shellQuote(filepath.Join(dir, name))
+		return filepath.Join(dir, name) + " is append-only or immutable (chattr +a or +i)", "lift that as root with chattr -a (or -i) " + fault.ShellWord(filepath.Join(dir, name))
 	}
 	var st, d unix.Stat_t
 	if errors.Is(err, unix.EPERM) && name != "" && unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Fstat(dfd, &d) == nil &&
@@ -410,7 +410,7 @@ func undoObstacle(dfd int, dir, name string, err error) (why, mend string) {
 	return "", "check the file system of " + dir + " and its disk"
 }
 
-// shellCmd is the shell command of words, each quoted (shellQuote), or
+// shellCmd is the shell command of words, each quoted (fault.ShellWord), or
 // "" when one is not UTF-8: JSON writes its bytes as U+FFFD, and the
 // command an agent pasted would name another file (an old content moved
 // to another name, and the dead commit's then taken for undone).
@@ -423,14 +423,6 @@ func shellCmd(words ...string) string {
 	return strings.Join(words, " ")
 }
 
-// shellQuote quotes p for a shell.
-func shellQuote(p string) string {
-	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
-		return p
-	}
-	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-}
-
 // moveBack is the shell command that renames hidden back to real, over
 // the file there when over, else only to a free name; "" as shellCmd. mv
 // given a directory (or a link to one) as its last operand moves into it:
@@ -441,7 +433,7 @@ func shellQuote(p string) string {
 // when a directory stands there (over), or anything, a dangling link too,
 // which BSD mv -n replaces (not over).
 func moveBack(hidden, real string, over bool) string {
-	h, r := shellQuote(hidden), shellQuote(real)
+	h, r := fault.ShellWord(hidden), fault.ShellWord(real)
 	if over {
 		return shellCmd("test ! -d", r, "&& mv -f --", h, r)
 	}
@@ -460,18 +452,18 @@ func (l *undoLeft) describe() (state, step, by string) {
 		return "the transaction removed it, and its old content is in " + hidden,
 			"renaming the old content back to its name", moveBack(hidden, l.real, false)
 	case leftCreated:
-		return "it is a new file of the transaction's, never committed", "removing it", shellCmd("rm --", shellQuote(l.real))
+		return "it is a new file of the transaction's, never committed", "removing it", shellCmd("rm --", fault.ShellWord(l.real))
 	case leftTree:
 		return "the transaction moved the directory there, and the old one is at " + hidden,
 			"renaming the old directory back to its name", moveBack(hidden, l.real, false)
 	case leftNoDir:
 		return "what it holds is not known", "finding its directory " + l.dir + " (not where the journal recorded it: a file system not mounted, or the directory moved away)", ""
 	case leftBackup:
-		return "it is as it was, and a hidden link of its old file stays at " + hidden, "removing that link", shellCmd("rm --", shellQuote(hidden))
+		return "it is as it was, and a hidden link of its old file stays at " + hidden, "removing that link", shellCmd("rm --", fault.ShellWord(hidden))
 	case leftStaged:
-		return "it is as it was, and the transaction's staged file stays at " + hidden, "removing the staged file", shellCmd("rm --", shellQuote(hidden))
+		return "it is as it was, and the transaction's staged file stays at " + hidden, "removing the staged file", shellCmd("rm --", fault.ShellWord(hidden))
 	case leftMadeDir:
-		return "it is an empty directory the transaction made", "removing it", shellCmd("rmdir --", shellQuote(l.real))
+		return "it is an empty directory the transaction made", "removing it", shellCmd("rmdir --", fault.ShellWord(l.real))
 	}
 	return "it is undone", "syncing its directory " + l.dir, ""
 }
