@@ -233,9 +233,10 @@ func checkPrivate(d string) *notPrivate {
 	}
 	// The cause, and what to do: chmod only mends a directory of ours.
 	why, mend := "", ""
+	shared, chmod := NotOursAlone(&st)
 	switch {
-	case int(st.Uid) != os.Getuid():
-		why = fmt.Sprintf("it belongs to user %d", st.Uid)
+	case shared != "" && !chmod:
+		why = shared
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			why = fmt.Sprintf("it is a symbolic link of user %d", st.Uid)
 		}
@@ -244,9 +245,8 @@ func checkPrivate(d string) *notPrivate {
 		mend = fmt.Sprintf("replace the link %s by the directory it leads to (mode 700)", d)
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		why = "it is not a directory"
-	case st.Mode&0o022 != 0:
-		why = fmt.Sprintf("others can write to it (mode %04o)", st.Mode&0o7777)
-		mend = fmt.Sprintf("chmod 700 %s", d)
+	case chmod:
+		why, mend = shared, fmt.Sprintf("chmod 700 %s", d)
 	default:
 		return nil
 	}
@@ -259,6 +259,21 @@ func checkPrivate(d string) *notPrivate {
 		why:  why,
 		mend: mend,
 	}
+}
+
+// NotOursAlone says why the directory whose stat is st is not this
+// user's alone, where another user could put files: it is another user's,
+// or others can write to it (chmod: chmod 700 mends it); "" when it is
+// this user's alone. The state directory (checkPrivate) and the assets
+// folder are held to it.
+func NotOursAlone(st *unix.Stat_t) (why string, chmod bool) {
+	switch {
+	case int(st.Uid) != os.Getuid():
+		return fmt.Sprintf("it belongs to user %d", st.Uid), false
+	case st.Mode&0o022 != 0:
+		return fmt.Sprintf("others can write to it (mode %04o)", st.Mode&0o7777), true
+	}
+	return "", false
 }
 
 // lockDir is the directory of the lock files. There is one namespace for

@@ -96,16 +96,13 @@ func makeFolder(dir string) error {
 	if err := unix.Stat(dir, &st); err != nil {
 		return assetsIOError(err, dir)
 	}
-	hint := "give --assets a folder of this user's that nobody else can write to"
-	why := ""
-	switch {
-	case int(st.Uid) != os.Getuid():
-		why = fmt.Sprintf("it belongs to user %d", st.Uid)
-	case st.Mode&0o022 != 0:
-		why = fmt.Sprintf("others can write to it (mode %04o)", st.Mode&0o7777)
-		hint = fmt.Sprintf("chmod 700 %s, or %s", dir, hint)
-	default:
+	why, chmod := localfs.NotOursAlone(&st)
+	if why == "" {
 		return nil
+	}
+	hint := "give --assets a folder of this user's that nobody else can write to"
+	if chmod {
+		hint = fmt.Sprintf("chmod 700 %s, or %s", dir, hint)
 	}
 	return fault.Errorf(fault.CodeNotConfigured, "the assets folder is not this user's alone: %s, and another user could put other bytes behind a link.", why).
 		WithPath(dir).WithHint("%s", hint)
