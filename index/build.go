@@ -117,12 +117,37 @@ func builtAs(config, creds string) bool {
 // one the old index holds keeps its trigrams without being read. An old
 // index that fails a check is not used: the build starts afresh.
 func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOptions) (Status, error) {
+	// A watcher of another version would write its own format over this
+	// build at once (it takes the build for one it does not know, and
+	// builds again): this build said built, and searches read every file.
+	if loc, err := locateExisting(abs); err == nil {
+		if pid, ok := otherVersionWatcher(ctx, loc.file, ofOtherFormat(loc.file)); ok {
+			return Status{}, otherVersionErr(pid)
+		}
+	}
 	ix, st, err := buildOpen(ctx, w, path, abs, opts)
 	if err != nil {
 		return Status{}, err
 	}
 	ix.Close()
 	return st, nil
+}
+
+// ofOtherFormat reports whether the file at name starts as an index of
+// another format than this version's (a FIFO there is not waited on).
+func ofOtherFormat(name string) bool {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	b := make([]byte, len(magic))
+	_, err = io.ReadFull(f, b)
+	return err == nil && string(b[:6]) == magic[:6] && string(b) != magic
 }
 
 // buildOpen is Build, the new index left open: taken under the builders'

@@ -131,7 +131,7 @@ func open(name, root string) (*Index, error) {
 	ix := &Index{data: data, size: st.Size, name: name}
 	if err := ix.check(root); err != nil {
 		ix.Close()
-		return nil, UnusableError{err}
+		return nil, UnusableError{Reason: err}
 	}
 	ix.gen = fmt.Sprintf("%d.%d.%d", st.Dev, st.Ino, ix.h.built)
 	return ix, nil
@@ -143,7 +143,7 @@ func openFile(name string) (*os.File, *unix.Stat_t, error) {
 	// Never waiting on a FIFO, nor following a link, planted at the name.
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
 	if err == unix.ELOOP {
-		return nil, nil, UnusableError{errors.New("not an agentfs index (a link)")}
+		return nil, nil, UnusableError{Reason: errors.New("not an agentfs index (a link)")}
 	}
 	if err != nil {
 		return nil, nil, &os.PathError{Op: "open", Path: name, Err: err}
@@ -156,15 +156,15 @@ func openFile(name string) (*os.File, *unix.Stat_t, error) {
 		return nil, nil, err
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		f.Close()
-		return nil, nil, UnusableError{errors.New("not an agentfs index (not a regular file)")}
+		return nil, nil, UnusableError{Reason: errors.New("not an agentfs index (not a regular file)")}
 	case int(st.Uid) != os.Getuid():
 		// Planted while the state directory was not private (chmod 700
 		// since): its identities and trigrams are another user's word.
 		f.Close()
-		return nil, nil, UnusableError{fmt.Errorf("not this user's index (it belongs to user %d)", st.Uid)}
+		return nil, nil, UnusableError{Reason: fmt.Errorf("not this user's index (it belongs to user %d)", st.Uid)}
 	case st.Size < headerSize || st.Size > 1<<40:
 		f.Close()
-		return nil, nil, UnusableError{errors.New("not an agentfs index (too short)")}
+		return nil, nil, UnusableError{Reason: errors.New("not an agentfs index (too short)")}
 	}
 	return f, &st, nil
 }
@@ -199,7 +199,13 @@ func (ix *Index) check(root string) error {
 // UnusableError is the error of an index file that is not trusted:
 // corrupt, truncated, foreign, or of another version of agentfs. Searches
 // scan, and the next build starts afresh.
-type UnusableError struct{ Reason error }
+type UnusableError struct {
+	Reason error
+	// WatcherPid, of an index of another version of agentfs, is a
+	// watcher of that version that runs for the tree: it builds the
+	// index again in its own format, over any this version builds.
+	WatcherPid int
+}
 
 func (e UnusableError) Error() string { return "the index cannot be used: " + e.Reason.Error() }
 func (e UnusableError) Unwrap() error { return e.Reason }
@@ -444,11 +450,16 @@ func StatusOf(abs string, roots []string) (Status, error) {
 			return Status{}, errNoIndex
 		}
 	} else if err != nil {
+		var unusable UnusableError
+		if errors.As(err, &unusable) && errors.Is(err, errOtherVersion) {
+			unusable.WatcherPid, _ = otherVersionWatcher(context.Background(), loc.file, true)
+			return Status{}, unusable
+		}
 		return Status{}, err
 	}
 	defer ix.Close()
 	if err := ix.verify(); err != nil {
-		return Status{}, UnusableError{err}
+		return Status{}, UnusableError{Reason: err}
 	}
 	st := ix.status()
 	// A watcher that answers, even one that cannot vouch for this build
@@ -495,10 +506,24 @@ func WatchedStatus(ctx context.Context, abs, config string) (st Status, ok bool,
 	}
 	ix, err := open(loc.file, loc.root)
 	if err != nil {
+		// An index of another version, kept so by a watcher of that
+		// version, which holds the watch lock as long as it runs: a
+		// second watcher waited the whole lock timeout, told to wait
+		// until the first answered, which it never does to this version.
+		if !errors.Is(err, errOtherVersion) {
+			return Status{}, false, nil
+		}
+		if pid, ok := otherVersionWatcher(ctx, loc.file, true); ok {
+			return Status{}, false, otherVersionErr(pid)
+		}
 		return Status{}, false, nil
 	}
 	defer ix.Close()
-	r, ok := askWatcher(ctx, ix)
+	any, peer, err := askAnyWatcher(ctx, ix)
+	if pid, ok := otherVersion(any, peer, err); ok {
+		return Status{}, false, otherVersionErr(pid)
+	}
+	r, ok := trusted(any, err, ix)
 	if !ok {
 		if r.OtherMounts {
 			// It holds the watch lock for good: a second watcher waited

@@ -200,7 +200,7 @@ func rootOf(name string) (string, header, error) {
 	}
 	h, err := decodeHeader(b, int(st.Size))
 	if err != nil {
-		return "", header{}, UnusableError{err}
+		return "", header{}, UnusableError{Reason: err}
 	}
 	b = make([]byte, min(h.metaLen, binary.MaxVarintLen64+unix.PathMax))
 	if _, err := f.ReadAt(b, int64(h.metaOff)); err != nil {
@@ -209,7 +209,7 @@ func rootOf(name string) (string, header, error) {
 	r := &metaReader{s: string(b)}
 	root := r.string()
 	if r.err != nil {
-		return "", header{}, UnusableError{errCorrupt}
+		return "", header{}, UnusableError{Reason: errCorrupt}
 	}
 	return root, h, nil
 }

@@ -18,19 +18,11 @@ const dirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEX
 // credentials on the socket, not a pid file: it answers nothing until
 // continued, and a search waited watchTimeout for it every time.
 func peerStopped(conn net.Conn) bool {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
+	pid := peerPid(conn)
+	if pid <= 0 {
 		return false
 	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var cred *unix.Ucred
-	if raw.Control(func(fd uintptr) { cred, _ = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }) != nil || cred == nil || cred.Pid <= 0 {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cred.Pid))
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	// The state follows the command's name, in parentheses that the name
 	// itself may hold.
 	i := bytes.LastIndexByte(stat, ')')
@@ -38,4 +30,23 @@ func peerStopped(conn net.Conn) bool {
 		return false
 	}
 	return stat[i+2] == 'T' || stat[i+2] == 't'
+}
+
+// peerPid is the process at the other end of conn, a Unix socket, as the
+// kernel recorded it when the socket was connected or listened on
+// (SO_PEERCRED); 0 when it cannot be learnt.
+func peerPid(conn net.Conn) int {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return 0
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var cred *unix.Ucred
+	if raw.Control(func(fd uintptr) { cred, _ = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }) != nil || cred == nil || cred.Pid <= 0 {
+		return 0
+	}
+	return int(cred.Pid)
 }

@@ -15,3 +15,6 @@ const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLO
 // peerStopped is false where a Unix socket does not name its peer's
 // process: a stopped watcher is waited for, watchTimeout at most.
 func peerStopped(net.Conn) bool { return false }
+
+// peerPid is 0 where a Unix socket does not name its peer's process.
+func peerPid(net.Conn) int { return 0 }

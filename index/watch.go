@@ -100,6 +100,10 @@ type watchReply struct {
 	// tree than the watcher, whose own are as it built (another mount
 	// namespace, a sandbox's).
 	OtherMounts bool `json:"otherMounts,omitempty"`
+	// Format is the format of the watcher's index (the magic's last two
+	// characters), which a watcher of an index of another format than
+	// the asker's is told by, whatever version of the exchange it speaks.
+	Format string `json:"format,omitempty"`
 }
 
 // watchProto is the version of the exchange on the socket, sent both
@@ -165,15 +169,27 @@ func socketAddr(name string) (addr string, done func(), err error) {
 // says a watcher answers, but not for this process (another mount
 // namespace).
 func askWatcher(ctx context.Context, ix *Index) (watchReply, bool) {
+	r, _, err := askAnyWatcher(ctx, ix)
+	return trusted(r, err, ix)
+}
+
+// askAnyWatcher is askWatcher's exchange, its reply in whatever version
+// it came and the pid of the process that answered; an error when none
+// answers.
+func askAnyWatcher(ctx context.Context, ix *Index) (watchReply, int, error) {
 	name := socketName(ix.name)
 	if _, err := os.Lstat(name); err != nil {
-		return watchReply{}, false // no watcher: no need to try
+		return watchReply{}, 0, err // no watcher: no need to try
 	}
 	mounts, ok := localfs.MountsBelow(ix.root)
 	if !ok {
-		return watchReply{}, false
+		return watchReply{}, 0, errors.New("the mounts on the tree cannot be read")
 	}
-	r, err := exchange(ctx, name, watchRequest{Proto: watchProto, Gen: ix.gen, Mounts: mounts})
+	return exchangePeer(ctx, name, watchRequest{Proto: watchProto, Gen: ix.gen, Mounts: mounts})
+}
+
+// trusted is askWatcher's answer of the exchange that gave r or err.
+func trusted(r watchReply, err error, ix *Index) (watchReply, bool) {
 	if err != nil || r.Proto != watchProto {
 		return watchReply{}, false
 	}
@@ -211,31 +227,92 @@ func peerTrusted(conn net.Conn) bool {
 // exchange sends req to the watcher listening on the socket sock and
 // reads its reply, within watchTimeout or until ctx ends.
 func exchange(ctx context.Context, sock string, req watchRequest) (watchReply, error) {
+	r, _, err := exchangePeer(ctx, sock, req)
+	return r, err
+}
+
+// exchangePeer is exchange, with the pid of the process that answered
+// (0 where the socket does not name it).
+func exchangePeer(ctx context.Context, sock string, req watchRequest) (watchReply, int, error) {
 	addr, done, err := socketAddr(sock)
 	if err != nil {
-		return watchReply{}, err
+		return watchReply{}, 0, err
 	}
 	defer done()
 	d := net.Dialer{Timeout: watchTimeout}
 	conn, err := d.DialContext(ctx, "unix", addr)
 	if err != nil {
-		return watchReply{}, err
+		return watchReply{}, 0, err
 	}
 	defer conn.Close()
 	if !peerTrusted(conn) {
-		return watchReply{}, errUntrustedPeer
+		return watchReply{}, 0, errUntrustedPeer
 	}
 	if peerStopped(conn) {
-		return watchReply{}, errWatcherStopped
+		return watchReply{}, 0, errWatcherStopped
 	}
+	pid := peerPid(conn)
 	defer context.AfterFunc(ctx, func() { conn.Close() })()
 	conn.SetDeadline(time.Now().Add(watchTimeout))
 	if err := json.NewEncoder(conn).Encode(req); err != nil {
-		return watchReply{}, err
+		return watchReply{}, pid, err
 	}
 	var r watchReply
 	err = json.NewDecoder(io.LimitReader(conn, 4<<20)).Decode(&r)
-	return r, err
+	return r, pid, err
+}
+
+// ErrOtherVersionWatcher is the cause of the EXISTS of a watcher started,
+// or an index built, where a watcher of another version of agentfs runs
+// for the tree (one started before an upgrade, which runs on for its
+// --idle): it answers no search of this version, holds the tree's watch
+// lock for as long as it runs, and builds the index again in its own
+// format over one this version builds, which searches then cannot use.
+var ErrOtherVersionWatcher = errors.New("a watcher of another version of agentfs serves the tree")
+
+// probeProto is the version of the exchange that a probe for a watcher of
+// another version asks in: none speaks it, so a watcher of version 2 on
+// answers at once, not OK, and acts on nothing (one of version 1, which
+// knows no versions, takes it for a build it does not know and builds
+// again, as it does at every search of this version).
+const probeProto = -1
+
+// otherVersionWatcher is the pid of the watcher that answers on the socket
+// beside the index file at name when it is of another version of agentfs
+// (its answer is in another version of the exchange, or, for an index
+// file of another format, names none or another), by its answer or its
+// credentials on the socket; ok is false when none answers (or one that
+// is stopped), or this version's.
+func otherVersionWatcher(ctx context.Context, name string, otherFormat bool) (pid int, ok bool) {
+	sock := socketName(name)
+	if _, err := os.Lstat(sock); err != nil {
+		return 0, false
+	}
+	r, peer, err := exchangePeer(ctx, sock, watchRequest{Proto: probeProto})
+	if otherFormat && err == nil && r.Format != magic[6:] {
+		r.Proto = 0 // of whatever version: not this one's
+	}
+	return otherVersion(r, peer, err)
+}
+
+// otherVersion is otherVersionWatcher's answer of the exchange that gave
+// r, answered by the process peer, or err.
+func otherVersion(r watchReply, peer int, err error) (pid int, ok bool) {
+	if err != nil || r.Proto == watchProto {
+		return 0, false
+	}
+	if r.Pid != 0 {
+		peer = r.Pid
+	}
+	return peer, true
+}
+
+// otherVersionErr is the EXISTS of a watcher of another version of
+// agentfs, pid, running for the tree.
+func otherVersionErr(pid int) error {
+	return fault.Errorf(fault.CodeExists, "a watcher of this tree from another version of agentfs (pid %d) is running: it answers no search of this version, and builds the index again in its own format over any this version builds, which searches then cannot use.", pid).
+		WithDetail("watcherPid", pid).
+		WithHint("stop it with agentfs index --drop (or kill %d), then run this command again", pid).WithCause(ErrOtherVersionWatcher)
 }
 
 // watchStopWait bounds Drop's wait for a watcher to end.

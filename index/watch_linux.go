@@ -585,7 +585,7 @@ func (x *watcher) answer(conn net.Conn) {
 // notOK is the answer to req of a watcher that cannot vouch for its
 // build now: it names the watcher, which runs (index --status).
 func (x *watcher) notOK(req watchRequest) watchReply {
-	return watchReply{Proto: watchProto, Gen: req.Gen, Pid: os.Getpid(), Idle: x.opts.Idle.Seconds()}
+	return watchReply{Proto: watchProto, Gen: req.Gen, Pid: os.Getpid(), Idle: x.opts.Idle.Seconds(), Format: magic[6:]}
 }
 
 // reply is the answer to req; mu is held.
@@ -611,7 +611,7 @@ func (x *watcher) reply(req watchRequest) watchReply {
 	case c.lost || c.size() > maxWatchReply:
 		return notOK
 	}
-	r := watchReply{Proto: watchProto, OK: true, Gen: gen, Pid: os.Getpid(), Idle: x.opts.Idle.Seconds()}
+	r := watchReply{Proto: watchProto, OK: true, Gen: gen, Pid: os.Getpid(), Idle: x.opts.Idle.Seconds(), Format: magic[6:]}
 	for d := range c.dirs {
 		r.Dirs = append(r.Dirs, d)
 	}

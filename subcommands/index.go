@@ -169,7 +169,7 @@ func runIndex(c *cli.Context) error {
 		st, err := index.Build(c.Context, t.walker, path, abs, t.opts)
 		endProgress()
 		if err != nil {
-			return indexErr(err, res.dir)
+			return indexErr(runAgain(err, "index", res.dir), res.dir)
 		}
 		took := time.Since(start).Seconds()
 		res.Status, res.BuildSeconds = &st, &took
@@ -285,6 +285,9 @@ func runAgain(err error, cmd, dir string) error {
 	case errors.Is(err, index.ErrWatched):
 		pid, _ := fe.Details["watcherPid"].(int)
 		return fe.WithHint("%s", index.WatchedHint(pid, dir))
+	case errors.Is(err, index.ErrOtherVersionWatcher):
+		pid, _ := fe.Details["watcherPid"].(int)
+		return fe.WithHint("stop it with agentfs index --drop %s (or kill %d), then run agentfs %s %s again", dir, pid, cmd, dir)
 	}
 	return err
 }
@@ -475,6 +478,10 @@ func indexErr(err error, path string) error {
 	case errors.As(err, &covered):
 		return fault.Errorf(fault.CodeNotFound, "this directory has no index of its own: the index of %s covers it, and its searches use that one.", covered.Root).WithPath(path).
 			WithHint("drop that index with agentfs index --drop %s", covered.Root)
+	case errors.As(err, &unusable) && unusable.WatcherPid != 0:
+		return fault.Errorf(fault.CodeNotFound, "no usable index covers this directory (%s), and a watcher of that version (pid %d) runs for it: it builds the index again in its own format over any this version builds.", unusable.Reason, unusable.WatcherPid).WithPath(path).
+			WithDetail("watcherPid", unusable.WatcherPid).
+			WithHint("stop it with agentfs index --drop %s (or kill %d), then build it with agentfs index %s; searches read every file until then", path, unusable.WatcherPid, path)
 	case errors.As(err, &unusable):
 		return fault.Errorf(fault.CodeNotFound, "no usable index covers this directory (%s).", unusable.Reason).WithPath(path).
 			WithHint("rebuild it with agentfs index %s; searches read every file until then", path)
