@@ -8,17 +8,24 @@ import "net"
 // a Unix socket, as the kernel recorded it when the socket was connected
 // or listened on (sockPeerUID); false when it cannot be learnt.
 func peerUID(conn net.Conn) (int, bool) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return 0, false
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
 	uid := -1
-	if raw.Control(func(fd uintptr) { uid, err = sockPeerUID(int(fd)) }) != nil || err != nil || uid < 0 {
+	var err error
+	if !sockControl(conn, func(fd int) { uid, err = sockPeerUID(fd) }) || err != nil || uid < 0 {
 		return 0, false
 	}
 	return uid, true
+}
+
+// sockControl runs f on the descriptor of conn, a Unix socket; false when
+// conn is none or its descriptor cannot be reached.
+func sockControl(conn net.Conn, f func(fd int)) bool {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return false
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	return raw.Control(func(fd uintptr) { f(int(fd)) }) == nil
 }

@@ -36,16 +36,8 @@ func peerStopped(conn net.Conn) bool {
 // kernel recorded it when the socket was connected or listened on
 // (SO_PEERCRED); 0 when it cannot be learnt.
 func peerPid(conn net.Conn) int {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return 0
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return 0
-	}
 	var cred *unix.Ucred
-	if raw.Control(func(fd uintptr) { cred, _ = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }) != nil || cred == nil || cred.Pid <= 0 {
+	if !sockControl(conn, func(fd int) { cred, _ = unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED) }) || cred == nil || cred.Pid <= 0 {
 		return 0
 	}
 	return int(cred.Pid)
