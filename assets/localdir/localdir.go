@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentfs/agentfs/assets"
@@ -176,7 +175,7 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	removeDeadTemps(s.dir)
 	blob := filepath.Join(s.dir, obj.SHA256)
 	wrote := false
-	if fi, err := os.Lstat(blob); err != nil || !fi.Mode().IsRegular() || fi.Size() != obj.Size || !ours(fi) {
+	if !reusable(blob, obj.Size) {
 		if err := writeAtomic(s.dir, blob, privateMode, func(f *os.File) error {
 			_, err := io.Copy(f, contextReader{ctx, content})
 			return err
@@ -236,12 +235,24 @@ func (s *Store) Put(ctx context.Context, obj assets.Object, content io.Reader) (
 	}
 }
 
-// ours reports whether fi is of a file of this user's: content another
-// user put at a content's name (while the folder was open to others) is
-// written over, never linked.
-func ours(fi os.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
+// reusable reports whether the content at blob, of size bytes, is kept
+// rather than written again: a regular file of this user's (content
+// another user put at a content's name, while the folder was open to
+// others, is written over, never linked), made privateMode if it is not.
+// Content an older agentfs stored 0644 stayed so, for every local user to
+// read without a link, when it was published again.
+func reusable(blob string, size int64) bool {
+	fd, err := unix.Open(blob, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != size || int(st.Uid) != os.Getuid() {
+		return false
+	}
+	// A mode that cannot be mended has the content written again.
+	return st.Mode&0o7777 == privateMode || unix.Fchmod(fd, privateMode) == nil
 }
 
 // maxExpiryRounds bounds the writes of a link's metadata that a slow

@@ -809,6 +809,37 @@ func TestPutKeepsContentPrivate(t *testing.T) {
 	}
 }
 
+// TestPutMakesReusedContentPrivate: content an older agentfs stored 0644
+// is reused by a publish of the same content (not copied again), and made
+// privateMode then; it stayed readable to every local user, without a
+// link, while its metadata alone became 0600.
+func TestPutMakesReusedContentPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "assets")
+	now := time.Unix(1_800_000_000, 0)
+	publish(t, dir, "secret.env", "password=hunter2\n", now, time.Hour)
+	blob := filepath.Join(dir, object("", "password=hunter2\n", 0).SHA256)
+	for _, mode := range []os.FileMode{0o644, 0o400, os.ModeSetuid | 0o600} {
+		if err := os.Chmod(blob, mode); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.Stat(blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		publish(t, dir, "secret.env", "password=hunter2\n", now, time.Hour)
+		fi, err := os.Stat(blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(before, fi) {
+			t.Errorf("stored %v: the content was copied again, not reused", mode)
+		}
+		if got := fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky); got != privateMode {
+			t.Errorf("stored %v: mode %v after a publish, want %v", mode, got, os.FileMode(privateMode))
+		}
+	}
+}
+
 // movedAway are what may take the name of a folder moved away.
 var movedAway = []struct {
 	name    string
