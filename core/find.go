@@ -61,6 +61,13 @@ const maxUnreadable = 999_999
 // FindDefaultLimit is the page of a request that gives no limit.
 const FindDefaultLimit = 200
 
+// quotedGlob is the glob g as a message or hint shows it: as given,
+// between double quotes that show where it ends, as the messages' other
+// globs (what it names) and a hint's paths are shown as given. %q doubled
+// a backslash ("./\\*.go" for ./\*.go), which a caller copying the glob
+// into a shell or JSON got wrong.
+func quotedGlob(g string) string { return `"` + g + `"` }
+
 // checkGlob validates a glob of a request field; an invalid one is
 // INVALID_GLOB naming the field.
 func checkGlob(field, g string) (string, error) {
@@ -69,11 +76,11 @@ func checkGlob(field, g string) (string, error) {
 	if field != "pattern" && strings.HasPrefix(g, "!") {
 		// rg's -g '!x' negates; here include only narrows and exclude only
 		// prunes, so a leading ! would silently match nothing.
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q starts with !, which does not negate here.", field, g).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s starts with !, which does not negate here.", field, quotedGlob(g)).
 			WithHint("leave paths out with --exclude GLOB, without the !; keep only some with grep's --include or find's pattern")
 	}
 	if !doublestar.ValidatePattern(g) {
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q is not a valid glob.", field, g).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s is not a valid glob.", field, quotedGlob(g)).
 			WithHint("check brackets and braces; escape a literal *, ?, [ or { with a backslash")
 	}
 	if n, depth := braceLoad(g); n > maxGlobAlternatives || depth > maxBraceDepth {
@@ -82,27 +89,27 @@ func checkGlob(field, g string) (string, error) {
 		// patterns they stand for, and with the square of their nesting:
 		// "{a,a}" 24 times took 5 s on one name, and 10,000 nested braces
 		// 0.7 s a name.
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has braces that stand for more than %d patterns or nest more than %d deep.", field, g, maxGlobAlternatives, maxBraceDepth).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has braces that stand for more than %d patterns or nest more than %d deep.", field, quotedGlob(g), maxGlobAlternatives, maxBraceDepth).
 			WithHint("split it into fewer alternatives, or search with several calls")
 	}
 	if slashInClass(g) {
 		// doublestar matches it across segments (src[/]c.go matched
 		// src/c.go), where a class is one character of a name.
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has a / inside [...], which matches one character of a name, never a slash.", field, g).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has a / inside [...], which matches one character of a name, never a slash.", field, quotedGlob(g)).
 			WithHint("write the slash outside the brackets")
 	}
 	if name := posixClassIn(g); name != "" {
 		// doublestar reads [[:digit:]] as the class [[:digt] then a ],
 		// so that it matched d] and not 5, with exit 0 (as rg -g and
 		// fd -g do; git knows the class).
-		e := fault.Errorf(fault.CodeInvalidGlob, "%s %q holds the POSIX class [:%s:], which globs here do not know.", field, g, name)
+		e := fault.Errorf(fault.CodeInvalidGlob, "%s %s holds the POSIX class [:%s:], which globs here do not know.", field, quotedGlob(g), name)
 		if r, ok := posixRanges[name]; ok {
 			return "", e.WithHint("write its characters as a range inside the brackets: [%s] for [[:%s:]]", r, name)
 		}
 		return "", e.WithHint("write its characters as ranges inside the brackets, such as [a-zA-Z0-9]")
 	}
 	if path.IsAbs(g) {
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q is absolute; it must be relative to path.", field, g).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s is absolute; it must be relative to path.", field, quotedGlob(g)).
 			WithHint("put the directory in path and the rest in %s", field)
 	}
 	// A glob that no path can match is an error, never an empty success
@@ -121,7 +128,7 @@ func checkGlob(field, g string) (string, error) {
 			if d := strings.TrimSuffix(g, "/"); !strings.ContainsAny(d, `*?[]{}\`) {
 				asPath = fmt.Sprintf(", or give %s as the path", d)
 			}
-			return "", fault.Errorf(fault.CodeInvalidGlob, "include %q ends with a slash, which names directories; include selects files.", g).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "include %s ends with a slash, which names directories; include selects files.", quotedGlob(g)).
 				WithHint("for the files below the directories %s names, write %s%s; to leave them out, use --exclude %s", given, below, asPath, given)
 		}
 		body = strings.TrimSuffix(g, "/")
@@ -129,10 +136,10 @@ func checkGlob(field, g string) (string, error) {
 	for _, seg := range strings.Split(body, "/") {
 		switch seg {
 		case "":
-			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has an empty segment (//), which no path has.", field, g).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has an empty segment (//), which no path has.", field, quotedGlob(g)).
 				WithHint("write one slash between names")
 		case ".", "..":
-			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %q has a %s segment, which no path below path has.", field, g, seg).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has a %s segment, which no path below path has.", field, quotedGlob(g), seg).
 				WithHint("put the directory in path and the rest in %s", field)
 		}
 	}
@@ -179,8 +186,8 @@ func (t *Tools) checkGlobsBelow(ctx context.Context, dir, field string, globs []
 		if !strings.Contains(strings.TrimSuffix(rest, "/"), "/") {
 			below = "./" + rest // anchored, as the glob was below the top
 		}
-		return fault.Errorf(fault.CodeInvalidGlob, "%s %q starts with %s/, the path it is matched below: it names %s/%s, and nothing is there.", field, g, d, d, strings.TrimPrefix(g, "./")).
-			WithHint("write it below the path: %q", below)
+		return fault.Errorf(fault.CodeInvalidGlob, "%s %s starts with %s/, the path it is matched below: it names %s/%s, and nothing is there.", field, quotedGlob(g), d, d, strings.TrimPrefix(g, "./")).
+			WithHint("write it below the path: %s", quotedGlob(below))
 	}
 	return nil
 }
@@ -199,7 +206,7 @@ func (t *Tools) checkGlobAbove(d, field, g string, missing func(string) bool, is
 		if !missing(first) || !isDir() {
 			return nil
 		}
-		return fault.Errorf(fault.CodeInvalidGlob, "%s %q starts with %s/, a directory above the path %s it is matched below: it names %s/%s, and nothing is there.", field, g, up, d, d, g0).
+		return fault.Errorf(fault.CodeInvalidGlob, "%s %s starts with %s/, a directory above the path %s it is matched below: it names %s/%s, and nothing is there.", field, quotedGlob(g), up, d, d, g0).
 			WithHint("write it below the path %s, or give %s as the path", d, up)
 	}
 	return nil
@@ -421,7 +428,7 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 		default:
 			// Dropping the slash alone led to find src -type f, which
 			// finds what is named src, where find(1) lists below it.
-			e := fault.InvalidArgument("pattern %q ends with a slash, which names directories, but --type is %s.", req.Pattern, req.Type)
+			e := fault.InvalidArgument("pattern %s ends with a slash, which names directories, but --type is %s.", quotedGlob(req.Pattern), req.Type)
 			below := path.Join(cmp.Or(req.Path, "."), p)
 			if info, err := t.FS.Stat(ctx, below); err == nil && info.Type == backend.TypeDir {
 				d := t.FS.Display(below)
