@@ -35,6 +35,11 @@ type WalkOptions struct {
 	// Exclude prunes entries whose path relative to the start (or, for a
 	// pattern without a slash, whose name) matches one of these globs.
 	Exclude []string
+	// ExcludeBase is the start as the answers spell it (FS.Display; "" or
+	// "." for the root): a glob of Exclude that starts with **/ is matched
+	// against ExcludeBase/rel, as rg -g takes it (ignore.FromRoot), so
+	// that **/src/*.go leaves out src/main.go of a walk of src.
+	ExcludeBase string
 	// ShowIgnored visits, with Ignored set, the entries a search leaves
 	// out: those the ignore files name, .git and a write's temporary files.
 	// The walk never descends into such a directory.

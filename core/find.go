@@ -212,49 +212,6 @@ func (t *Tools) checkGlobAbove(d, field, g string, missing func(string) bool, is
 	return nil
 }
 
-// atStart returns, for each glob **/D/rest of globs whose D is dir as the
-// answers spell it or its last names (src, or a/src for a/src), rest
-// anchored at dir's top (./rest when it has no other slash), checked: rg
-// -g matches a glob against the path as given, so that src/main.go
-// matches **/src/*.go, where here, matched below src alone, it matched
-// only src/x/src/*.go, and grep src --include '**/src/*.go' answered
-// nothing, replace src --exclude '**/src/keep.go' changed keep.go.
-func (t *Tools) atStart(dir, field string, globs []string) []string {
-	d := t.FS.Display(dir)
-	if d == "." || path.IsAbs(d) || strings.ContainsAny(d, `*?[]{}\`) {
-		return nil
-	}
-	var out []string
-	for _, g := range globs {
-		after, ok := strings.CutPrefix(strings.TrimPrefix(g, "./"), "**/")
-		if !ok {
-			continue
-		}
-		for s := d; s != ""; {
-			if rest, ok := strings.CutPrefix(after, s+"/"); ok && strings.Trim(rest, "/") != "" {
-				if !strings.Contains(strings.TrimSuffix(rest, "/"), "/") {
-					rest = "./" + rest
-				}
-				if _, err := checkGlob(field, rest); err == nil {
-					out = append(out, rest)
-				}
-				break
-			}
-			_, s, _ = strings.Cut(s, "/")
-		}
-	}
-	return out
-}
-
-// includeAtStart is include with the globs atStart makes of given, the
-// include list as the request gave it.
-func (t *Tools) includeAtStart(dir string, include []glob, given []string) []glob {
-	for _, p := range t.atStart(dir, "include", given) {
-		include = append(include, newGlob(strings.TrimPrefix(p, "./"), false))
-	}
-	return include
-}
-
 // maxGlobAlternatives bounds the brace-free patterns a glob's braces stand
 // for ("*.{go,md}" stands for 2, "{a,b}{c,d}" for 4), and maxBraceDepth
 // their nesting: enough for any glob written by hand, and they keep the
@@ -467,8 +424,8 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if err := t.checkGlobsBelow(ctx, dir, "exclude", req.Exclude); err != nil {
 		return nil, err
 	}
-	patterns := t.includeAtStart(dir, []glob{g}, []string{pattern})
-	exclude = append(exclude, t.atStart(dir, "exclude", exclude)...)
+	base := t.FS.Display(dir)
+	g = fromRoot([]glob{g}, base)[0]
 	res := &FindResult{Results: []FindEntry{}}
 	res.Path, res.PathBase64 = fault.PathText(t.FS.Display(dir))
 	pg := t.newWalkPage(req.Offset, limit, &FindResult{Path: res.Path, PathBase64: res.PathBase64,
@@ -476,9 +433,9 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 	if from.From != "" {
 		pg.resumeAt(from)
 	}
-	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, From: from.From, Unreadable: pg.unreadable}
+	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, ExcludeBase: base, From: from.From, Unreadable: pg.unreadable}
 	err = w.Walk(ctx, dir, opts, func(e backend.WalkEntry) error {
-		if !want(e.Type) || !matchAny(patterns, e.Rel, e.Name) {
+		if !want(e.Type) || !g.match(e.Rel, e.Name) {
 			return nil
 		}
 		if pg.skip(e.Rel) {

@@ -19,6 +19,9 @@ type glob struct {
 	// suffix, when set, is P = *suffix with no other metacharacter; exact
 	// is P with none at all.
 	suffix, exact string
+	// base, set by fromRoot for a path pattern that starts with **/, is
+	// the start as the answers spell it, which rel extends.
+	base string
 }
 
 // newGlob prepares a validated pattern. anyDepth says a pattern without a
@@ -49,7 +52,7 @@ func newGlob(pattern string, anyDepth bool) glob {
 // name) matches.
 func (g glob) match(rel, name string) bool {
 	if !g.nameOnly {
-		return doublestar.MatchUnvalidated(g.pattern, rel)
+		return doublestar.MatchUnvalidated(g.pattern, ignore.FromRoot(g.base, rel))
 	}
 	switch {
 	case g.exact != "":
@@ -59,4 +62,21 @@ func (g glob) match(rel, name string) bool {
 		return strings.HasSuffix(name, g.suffix)
 	}
 	return doublestar.MatchUnvalidated(g.name, name)
+}
+
+// fromRoot is gs matched below the start that the answers spell base
+// (FS.Display): a path pattern that starts with **/ matches at any depth,
+// so it is matched against the path from the root, base/rel
+// (ignore.AnyDepth), as rg -g matches a glob against the path as given
+// and as WalkOptions.ExcludeBase has the walk match an exclude. Matched
+// against rel alone, grep src --include '**/{src,lib}/*.go' missed
+// src/main.go and grep src/x --include '**/src/**' src/x/a.go, with
+// exit 0.
+func fromRoot(gs []glob, base string) []glob {
+	for i := range gs {
+		if !gs[i].nameOnly && ignore.AnyDepth(gs[i].pattern) {
+			gs[i].base = base
+		}
+	}
+	return gs
 }

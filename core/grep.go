@@ -475,6 +475,9 @@ type grepSearch struct {
 	include []glob
 	exclude []string
 	path    string
+	// base is path as the answers spell it, where a glob that starts
+	// with **/ is matched from (fromRoot, WalkOptions.ExcludeBase).
+	base    string
 	info    backend.FileInfo // path as the search's Stat found it
 	timeout time.Duration
 	w       backend.Walker // nil for a search of one file
@@ -579,8 +582,8 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		if err := t.checkGlobsBelow(ctx, g.path, "exclude", req.Exclude); err != nil {
 			return nil, err
 		}
-		g.include = t.includeAtStart(g.path, g.include, req.Include)
-		g.exclude = append(g.exclude, t.atStart(g.path, "exclude", g.exclude)...)
+		g.base = t.FS.Display(g.path)
+		g.include = fromRoot(g.include, g.base)
 		if g.w, err = t.walker(); err != nil {
 			return nil, err
 		}
@@ -761,7 +764,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		}
 		return run.flush()
 	}
-	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, From: g.from.From,
+	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, ExcludeBase: g.base, From: g.from.From,
 		Unreadable: g.addUnreadable, Stated: true}
 	err := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
 		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {

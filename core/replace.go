@@ -963,8 +963,8 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	if err := t.checkGlobsBelow(ctx, root, "exclude", req.Exclude); err != nil {
 		return nil, err
 	}
-	include = t.includeAtStart(root, include, req.Include)
-	exclude = append(exclude, t.atStart(root, "exclude", exclude)...)
+	base := t.FS.Display(root)
+	include = fromRoot(include, base)
 	// A file removed below the directory by a transaction not yet
 	// committed is not searched, and, once that removal is undone, holds
 	// the matches the replace said it replaced.
@@ -989,7 +989,7 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		return t.searchFiles(ctx, rp, res, filesOf(t.indexedFiles(ctx, narrow, root, include, res)))
 	}
 	var unreadable atomic.Int64
-	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, Unreadable: func(string, string) { unreadable.Add(1) }}
+	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, ExcludeBase: base, Unreadable: func(string, string) { unreadable.Add(1) }}
 	defer func() { res.Unreadable += int(unreadable.Load()) }()
 	return t.searchFiles(ctx, rp, res, func(send func(fileToSearch)) error {
 		return w.Walk(ctx, root, opts, func(e backend.WalkEntry) error {

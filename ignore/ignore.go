@@ -45,23 +45,33 @@ func Subject[P any](s Shape, isDir bool, path, name P) (subject P, ok bool) {
 }
 
 // Excludes are the --exclude globs of a walk (doublestar syntax, already
-// validated), matched on each entry's path below the walk's start.
+// validated), matched on each entry's path below the walk's start, or, for
+// a glob that starts with **/, on its path from the root (FromRoot).
 type Excludes []exclude
 
 type exclude struct {
 	shape Shape
 	glob  string
+	// base, when set, is the start as the answers spell it, which the
+	// entry's path below the start extends (FromRoot).
+	base string
 }
 
-// NewExcludes prepares validated globs.
-func NewExcludes(globs []string) Excludes {
+// NewExcludes prepares validated globs, of a walk whose start the answers
+// spell base (backend.WalkOptions.ExcludeBase; "" or "." for the root).
+func NewExcludes(globs []string, base string) Excludes {
 	x := make(Excludes, 0, len(globs))
 	for _, g := range globs {
 		// A leading ./ anchors a glob at the start, as a slash does.
 		anchored := strings.HasPrefix(g, "./")
 		shape, body := ShapeOf(strings.TrimPrefix(g, "./"))
 		shape.Name = shape.Name && !anchored
-		x = append(x, exclude{shape, BelowOnly(body)})
+		e := exclude{shape: shape, glob: BelowOnly(body)}
+		if !shape.Name && AnyDepth(body) && strings.Contains(body[len("**/"):], "/") {
+			// (**/name matches a name, wherever the path starts.)
+			e.base = base
+		}
+		x = append(x, e)
 	}
 	return x
 }
@@ -70,11 +80,34 @@ func NewExcludes(globs []string) Excludes {
 // its name, is excluded.
 func (x Excludes) Match(rel, name string, isDir bool) bool {
 	for _, e := range x {
-		if subject, ok := Subject(e.shape, isDir, rel, name); ok && doublestar.MatchUnvalidated(e.glob, subject) {
+		if subject, ok := Subject(e.shape, isDir, rel, name); ok && doublestar.MatchUnvalidated(e.glob, FromRoot(e.base, subject)) {
 			return true
 		}
 	}
 	return false
+}
+
+// AnyDepth reports whether the validated glob g starts with **/: it
+// matches at any depth, so it is matched against an entry's path from the
+// root (FromRoot), as rg -g matches a glob against the path as given,
+// the path searched included. Matched below the start alone,
+// **/src/*.go searched below src matched only src/x/src/*.go, never
+// src/main.go, and **/src/** below src/x nothing at all.
+func AnyDepth(g string) bool {
+	return strings.HasPrefix(g, "**/")
+}
+
+// FromRoot is the path rel below a walk's start that the answers spell
+// base ("" or "." for the root), spelled from the root as they spell it.
+func FromRoot(base, rel string) string {
+	switch base {
+	case "", ".":
+		return rel
+	}
+	if strings.HasSuffix(base, "/") {
+		return base + rel
+	}
+	return base + "/" + rel
 }
 
 // BelowOnly returns the validated glob g, matched on paths, so that a

@@ -31,7 +31,7 @@ func TestExcludesTrailingDoubleStar(t *testing.T) {
 		{`src/\**`, "src/x", false, false},
 		{"a/**/b", "a/b", false, true},
 	} {
-		if got := NewExcludes([]string{c.glob}).Match(c.rel, lastName(c.rel), c.isDir); got != c.want {
+		if got := NewExcludes([]string{c.glob}, "").Match(c.rel, lastName(c.rel), c.isDir); got != c.want {
 			t.Errorf("exclude %q on %q (dir %v) = %v, want %v", c.glob, c.rel, c.isDir, got, c.want)
 		}
 	}
@@ -50,6 +50,39 @@ func TestBelowOnlyEscapedSlash(t *testing.T) {
 	for g, want := range map[string]string{"a/**": "a/*/**", `a\/**`: `a\/**`, `abc\/**`: `abc\/**`, `a\\/**`: `a\\/*/**`, "**": "**", "a/**/b": "a/**/b"} {
 		if got := BelowOnly(g); got != want {
 			t.Errorf("BelowOnly(%q) = %q, want %q", g, got, want)
+		}
+	}
+}
+
+// TestExcludesFromRoot: a glob that starts with **/ and names more than a
+// name is matched against the path from the root, base/rel, as rg -g
+// matches the path as given; one that names a name, or starts otherwise,
+// against rel.
+func TestExcludesFromRoot(t *testing.T) {
+	for _, c := range []struct {
+		glob, base, rel string
+		isDir, want     bool
+	}{
+		{"**/src/*.go", "src", "main.go", false, true},
+		{"**/src/*.go", "", "main.go", false, false},
+		{"**/src/*.go", ".", "src/main.go", false, true},
+		{"**/{src,lib}/*.go", "lib", "l.go", false, true},
+		{"**/src/**", "src/x", "a.go", false, true},
+		{"**/src/**", "src", "x", true, true},
+		{"**/src/**", "", "src", true, false},
+		{"**/a/src/*.go", "a/src", "z.go", false, true},
+		{"**/a/src/*.go", "src", "z.go", false, false},
+		{"**/src/x/", "src", "x", true, true},
+		{"**/src/x/", "src", "x", false, false},
+		{"**/src/*.go", "/abs/src", "main.go", false, true},
+		{"**/src/*.go", "/", "src/main.go", false, true},
+		{"**/src/*.go", "s3://bucket/p/src", "main.go", false, true},
+		{"**/main.go", "src", "main.go", false, true},
+		{"src/*.go", "src", "main.go", false, false},
+		{"./**/src/*.go", "src", "main.go", false, true},
+	} {
+		if got := NewExcludes([]string{c.glob}, c.base).Match(c.rel, lastName(c.rel), c.isDir); got != c.want {
+			t.Errorf("exclude %q below %q on %q (dir %v) = %v, want %v", c.glob, c.base, c.rel, c.isDir, got, c.want)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (f *FS) Walk(ctx context.Context, path string, opts backend.WalkOptions, vi
 		return err
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, display: t.display(f), dirent: make([]byte, 32<<10),
-		exclude: ignore.NewExcludes(opts.Exclude)}
+		exclude: ignore.NewExcludes(opts.Exclude, opts.ExcludeBase)}
 	if filepath.IsAbs(w.display) && f.showsRelative() {
 		if rel, ok := within(t.abs, f.base); ok && rel != "." {
 			w.baseRel = rel

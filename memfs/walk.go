@@ -35,7 +35,7 @@ func (m *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 	if opts.From != "" {
 		from = strings.Split(opts.From, "/")
 	}
-	err = m.walkDir(ctx, c, "", from, opts, ignore.NewExcludes(opts.Exclude), visit)
+	err = m.walkDir(ctx, c, "", from, opts, ignore.NewExcludes(opts.Exclude, opts.ExcludeBase), visit)
 	if errors.Is(err, backend.ErrStopWalk) {
 		return nil
 	}

@@ -59,7 +59,7 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 			return fault.NotADirectory(c)
 		}
 	}
-	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, exclude: ignore.NewExcludes(opts.Exclude)}
+	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, exclude: ignore.NewExcludes(opts.Exclude, opts.ExcludeBase)}
 	var comps []string
 	if c != "." {
 		comps = strings.Split(c, "/")

@@ -353,6 +353,18 @@ func walkSteering(t *testing.T, b Backend) {
 	if want := []string{"a", "a/x", "b", "b/z", "d"}; !slices.Equal(got, want) {
 		t.Errorf("excluding *.log and d/e: %q, want %q", got, want)
 	}
+	// A glob that starts with **/ is matched from the root: the start as
+	// the answers spell it (ExcludeBase), then the path below it, so that
+	// **/s/*.log leaves out c.log at the start's top, as rg -g would.
+	base := b.Display("s")
+	got = walk(backend.WalkOptions{Exclude: []string{"**/s/*.log", "**/{s,x}/d/**"}, ExcludeBase: base}, func(backend.WalkEntry) error { return nil })
+	if want := []string{"a", "a/x", "b", "b/y.log", "b/z", "d"}; !slices.Equal(got, want) {
+		t.Errorf("excluding **/s/*.log and **/{s,x}/d/** from %s: %q, want %q", base, got, want)
+	}
+	got = walk(backend.WalkOptions{Exclude: []string{"**/s/*.log", "**/b/z"}}, func(backend.WalkEntry) error { return nil })
+	if want := []string{"a", "a/x", "b", "b/y.log", "c.log", "d", "d/e", "d/e/f"}; !slices.Equal(got, want) {
+		t.Errorf("excluding **/s/*.log and **/b/z with no ExcludeBase: %q, want %q", got, want)
+	}
 	sentinel := errors.New("stop here")
 	err := b.Walk(ctx, "s", backend.WalkOptions{}, func(backend.WalkEntry) error { return sentinel })
 	if !errors.Is(err, sentinel) {
