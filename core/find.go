@@ -15,7 +15,7 @@ import (
 
 // FindRequest finds paths below a directory by glob.
 type FindRequest struct {
-	Pattern  string   `json:"pattern" arg:"0" alias:"glob" default:"**" help:"glob: * matches within a segment, ** any depth, ? one character, {a,b} and [abc] as usual; without a slash it matches names at any depth, with one the path below path"`
+	Pattern  string   `json:"pattern" arg:"0" alias:"glob" default:"**" help:"glob: * matches within a segment, ** any depth, ? one character, {a,b} and [abc] as usual; without a slash it matches names at any depth, with one the path below path (one that starts with **/ the path from the root, as rg -g)"`
 	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" default:"." help:"directory to search"`
 	Type     string   `json:"type,omitempty" flagAlias:"t" enum:"file|f,dir|d|directory,symlink|l|link,other,any" default:"any" help:"kind of entry to find (other: a FIFO, socket or device)"`
 	Limit    int      `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"results per page"`
