@@ -845,7 +845,7 @@ func TestWatchProtoMismatchIsNotTrusted(t *testing.T) {
 	f.build()
 	ix := f.openIndex()
 	defer ix.Close()
-	fakeWatcher(t, ix, func(conn net.Conn) {
+	fakeWatcher(t, ix.name, func(conn net.Conn) {
 		json.NewDecoder(conn).Decode(&watchRequest{})
 		fmt.Fprintf(conn, "{\"ok\":true,\"gen\":%q}\n", ix.gen)
 	})
@@ -862,10 +862,11 @@ func TestWatchProtoMismatchIsNotTrusted(t *testing.T) {
 	}
 }
 
-// fakeWatcher listens on ix's socket until the test ends, answering each
-// connection by answer, which it then closes.
-func fakeWatcher(t *testing.T, ix *Index, answer func(net.Conn)) {
-	ln, err := net.Listen("unix", socketName(ix.name))
+// fakeWatcher listens on the socket of the index file name until the test
+// ends, answering each connection by answer, which it then closes.
+func fakeWatcher(t *testing.T, name string, answer func(net.Conn)) {
+	t.Helper()
+	ln, err := net.Listen("unix", socketName(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1112,7 +1113,7 @@ func TestWatcherOfAnotherUserIsNotTrusted(t *testing.T) {
 	f.build()
 	ix := f.openIndex()
 	defer ix.Close()
-	fakeWatcher(t, ix, func(conn net.Conn) {
+	fakeWatcher(t, ix.name, func(conn net.Conn) {
 		var req watchRequest
 		json.NewDecoder(conn).Decode(&req)
 		json.NewEncoder(conn).Encode(watchReply{Proto: watchProto, OK: true, Gen: req.Gen, Pid: os.Getpid()})

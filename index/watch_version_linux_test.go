@@ -25,27 +25,15 @@ func oldWatcher(t *testing.T, f *fixture, proto int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(unlock)
-	ln, err := net.Listen("unix", socketName(loc.file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			var req map[string]any
-			json.NewDecoder(conn).Decode(&req)
-			r := map[string]any{"ok": false, "gen": req["gen"]}
-			if proto != 0 {
-				r["proto"] = proto
-			}
-			json.NewEncoder(conn).Encode(r)
-			conn.Close()
+	fakeWatcher(t, loc.file, func(conn net.Conn) {
+		var req map[string]any
+		json.NewDecoder(conn).Decode(&req)
+		r := map[string]any{"ok": false, "gen": req["gen"]}
+		if proto != 0 {
+			r["proto"] = proto
 		}
-	}()
+		json.NewEncoder(conn).Encode(r)
+	})
 }
 
 // oldFormat rewrites the magic of f's index as another version's, as the
