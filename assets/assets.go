@@ -70,3 +70,13 @@ type OpenFunc func() (Store, error)
 
 // Open calls o.
 func (o OpenFunc) Open() (Store, error) { return o() }
+
+// A Checker is an Opener whose settings are checked apart (Check), which
+// publish does before any work: checked only as it opened, after the size
+// check and the hash of the whole file, a setting out of its set was
+// refused once the file was read through, or not at all when the file was
+// over the default limit (TOO_LARGE, over a limit never set).
+type Checker interface {
+	Opener
+	Check() error
+}

@@ -125,6 +125,11 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 		return nil, fault.Errorf(fault.CodeNotConfigured, "publish has no assets target.").
 			WithHint("give --assets DIR (served by agentfs serve --assets DIR) or --assets s3://bucket/prefix, or set AGENTFS_ASSETS")
 	}
+	if c, ok := t.Assets.(assets.Checker); ok {
+		if err := c.Check(); err != nil {
+			return nil, err
+		}
+	}
 	lifetime := cmpDuration(time.Duration(req.ExpiresIn), DefaultLinkLifetime)
 	f, err := t.FS.Open(ctx, req.Path)
 	if err != nil {

@@ -21,7 +21,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/agentfs/agentfs/assets"
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
@@ -791,14 +790,7 @@ func tools(c *cli.Context) (*core.Tools, error) {
 		tl.Index = index.Within(fsys, local)
 	}
 	if loc := c.String("assets"); loc != "" {
-		tl.Assets = assets.OpenFunc(func() (assets.Store, error) {
-			// A publish of batch or mcp, whose other tools do not use
-			// publish's settings: the command publish checked them first.
-			if err := checkUsed(c, "publish"); err != nil {
-				return nil, err
-			}
-			return openAssets(c, loc)
-		})
+		tl.Assets = publishTarget{c, loc}
 	}
 	if stderr := streamsOf(c).Stderr; isTerminal(stderr) {
 		tl.Progress = progressBar(stderr)

@@ -21,6 +21,33 @@ func publishCommand() subcommand {
 	}
 }
 
+// publishTarget is the target of --assets, loc, opened at each publish.
+type publishTarget struct {
+	c   *cli.Context
+	loc string
+}
+
+// Check refuses the variables of the settings a publish to the target
+// uses, before the publish does any work: those of publish, for a publish
+// of batch or mcp, whose other tools do not use them (the command publish
+// checked them already), and the S3 settings of an s3:// target.
+func (p publishTarget) Check() error {
+	if err := checkUsed(p.c, "publish"); err != nil {
+		return err
+	}
+	if strings.HasPrefix(p.loc, s3store.Scheme) {
+		return checkUsed(p.c, useStore)
+	}
+	return nil
+}
+
+func (p publishTarget) Open() (assets.Store, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	return openAssets(p.c, p.loc)
+}
+
 // openAssets is the store --assets names: a bucket for s3://, else a local
 // folder whose links are signed with the state directory's key.
 func openAssets(c *cli.Context, loc string) (assets.Store, error) {

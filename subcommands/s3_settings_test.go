@@ -105,3 +105,46 @@ func TestBaseURLVariableNamed(t *testing.T) {
 		t.Errorf("--base-url http://h:1 over the variable, publish: %d %s %s", code, out, errs)
 	}
 }
+
+// A publish of batch (or mcp) refuses a publish setting's variable before
+// any work, as the command publish does: it was checked only as the
+// target opened, after the size check and the hash of the whole file, so
+// that AGENTFS_PUBLISH_MAX_SIZE=0 with a file over the default limit was
+// TOO_LARGE, over a limit the caller never set, with a hint to raise
+// --publish-max-size, and AGENTFS_BASE_URL=ftp://h was refused only once
+// the file was read through; so were the S3 settings of an s3:// target,
+// by the command too.
+func TestBatchPublishChecksSettingsFirst(t *testing.T) {
+	dir, assetsDir := t.TempDir(), t.TempDir()+"/assets"
+	// Over the default limit, sparse: a check after the size's is TOO_LARGE.
+	if err := os.WriteFile(dir+"/big.bin", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(dir+"/big.bin", 200<<20); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1") // nothing listens
+	for _, tc := range []struct{ env, value, assets string }{
+		{"AGENTFS_PUBLISH_MAX_SIZE", "0", assetsDir},
+		{"AGENTFS_PUBLISH_MAX_SIZE", "abc", assetsDir},
+		{"AGENTFS_BASE_URL", "ftp://h", assetsDir},
+		{"AGENTFS_S3_IDLE_TIMEOUT", "0", "s3://b/p"},
+	} {
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			t.Setenv(tc.env, tc.value)
+			_, out, _ := run(t, `{"tool":"publish","args":{"path":"big.bin"},"id":1}`+"\n", "--root", dir, "--assets", tc.assets, "batch")
+			if !strings.Contains(out, `"INVALID_ARGUMENT"`) || !strings.Contains(out, tc.env) {
+				t.Errorf("batch of a publish: %s, want INVALID_ARGUMENT naming %s", out, tc.env)
+			}
+			if tc.env != "AGENTFS_S3_IDLE_TIMEOUT" {
+				return
+			}
+			code, _, errs := run(t, "", "--root", dir, "--assets", tc.assets, "publish", "big.bin")
+			if code != 2 || !strings.Contains(errs, tc.env) {
+				t.Errorf("publish: %d %s, want INVALID_ARGUMENT naming %s", code, errs, tc.env)
+			}
+		})
+	}
+}
