@@ -65,12 +65,6 @@ type Opener interface {
 	Open() (Store, error)
 }
 
-// OpenFunc is an Opener made of a function.
-type OpenFunc func() (Store, error)
-
-// Open calls o.
-func (o OpenFunc) Open() (Store, error) { return o() }
-
 // A Checker is an Opener whose settings are checked apart (Check), which
 // publish does before any work: checked only as it opened, after the size
 // check and the hash of the whole file, a setting out of its set was
