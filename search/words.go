@@ -27,9 +27,11 @@ type Words struct {
 	// around each (literalIndex), where the expression cost 3 times the
 	// search of a common word (err), 7 times with -i. fold: lit is ASCII
 	// in lower case, its letters folding to their ASCII case alone, and
-	// its occurrences are in any case.
-	lit  []byte
-	fold bool
+	// its occurrences are in any case, found by the matcher's pairFinder
+	// (pairs) when lit has two bytes or more.
+	lit   []byte
+	fold  bool
+	pairs *pairFinder
 }
 
 // NewLiteralWords is NewWords of a fixed string, UTF-8, matched as it is
@@ -56,6 +58,7 @@ func NewLiteralWords(lit string, fold bool) (*Words, error) {
 		}
 	}
 	w.lit, w.fold = []byte(strings.ToLower(lit)), true
+	w.pairs = newPairFinder(w.lit, true)
 	return w, nil
 }
 
@@ -157,6 +160,9 @@ func (w *Words) nextLiteral(b []byte, at int) int {
 			return at + i
 		}
 		return -1
+	}
+	if w.pairs != nil {
+		return w.pairs.index(b, at)
 	}
 	for i := at; i+len(w.lit) <= len(b); i++ {
 		if asciiEqualFold(b[i:i+len(w.lit)], w.lit) {
