@@ -133,21 +133,11 @@ func Build(ctx context.Context, w backend.Walker, path, abs string, opts BuildOp
 	return st, nil
 }
 
-// ofOtherFormat reports whether the file at name starts as an index of
-// another format than this version's (a FIFO there is not waited on).
+// ofOtherFormat reports whether the file at name is an index of another
+// format than this version's, by its header as a sweep reads it.
 func ofOtherFormat(name string) bool {
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	b := make([]byte, len(magic))
-	_, err = io.ReadFull(f, b)
-	return err == nil && string(b[:6]) == magic[:6] && string(b) != magic
+	_, _, err := rootOf(name)
+	return errors.Is(err, errOtherVersion)
 }
 
 // buildOpen is Build, the new index left open: taken under the builders'
