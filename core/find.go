@@ -15,7 +15,7 @@ import (
 
 // FindRequest finds paths below a directory by glob.
 type FindRequest struct {
-	Pattern  string   `json:"pattern" arg:"0" alias:"glob" default:"**" help:"glob: * matches within a segment, ** any depth, ? one character, {a,b} and [abc] as usual; without a slash it matches names at any depth, with one the path below path (one that starts with **/ the path from the root, as rg -g)"`
+	Pattern  string   `json:"pattern" arg:"0" alias:"glob" default:"**" help:"glob: * matches within a segment, ** any depth, ? one character, {a,b} and [abc] as usual; without a slash it matches names at any depth, with one the path below path (one that starts with **/ the path from the root, as rg -g, unless a leading ./ anchors it below path)"`
 	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" default:"." help:"directory to search"`
 	Type     string   `json:"type,omitempty" flagAlias:"t" enum:"file|f,dir|d|directory,symlink|l|link,other,any" default:"any" help:"kind of entry to find (other: a FIFO, socket or device)"`
 	Limit    int      `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"results per page"`
@@ -327,9 +327,10 @@ var posixRanges = map[string]string{
 	"xdigit": "0-9a-fA-F",
 }
 
-// checkGlobs validates the exclude globs gs. One that starts with ./ and
-// has no other slash keeps its ./, which anchors it at the walk's start
-// (ignore.NewExcludes): dropped, the glob matched names at any depth.
+// checkGlobs validates the exclude globs gs. One that starts with ./
+// keeps it, which anchors it at the walk's start (ignore.NewExcludes):
+// dropped, a glob with no other slash matched names at any depth, and
+// one that starts with **/ the path from the root.
 func checkGlobs(field string, gs []string) ([]string, error) {
 	out := make([]string, 0, len(gs))
 	for _, g := range gs {
@@ -340,7 +341,7 @@ func checkGlobs(field string, gs []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if strings.HasPrefix(g, "./") && !strings.Contains(strings.TrimSuffix(c, "/"), "/") {
+		if strings.HasPrefix(g, "./") {
 			c = "./" + c
 		}
 		out = append(out, c)
@@ -398,13 +399,12 @@ func (t *Tools) Find(ctx context.Context, req FindRequest) (*FindResult, error) 
 			return nil, e.WithHint("pass the pattern %s for what is below the directories %s names; drop the final slash for entries named %s", g, req.Pattern, p)
 		}
 	}
-	// Decided before checkGlob drops a leading ./, which anchors.
-	anyDepth := !strings.Contains(req.Pattern, "/")
 	pattern, err := checkGlob("pattern", req.Pattern)
 	if err != nil {
 		return nil, err
 	}
-	g := newGlob(pattern, anyDepth)
+	// Shaped by the glob as given, whose leading ./ anchors.
+	g := givenGlob(req.Pattern, pattern)
 	exclude, err := checkGlobs("exclude", req.Exclude)
 	if err != nil {
 		return nil, err

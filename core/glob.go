@@ -22,6 +22,9 @@ type glob struct {
 	// base, set by fromRoot for a path pattern that starts with **/, is
 	// the start as the answers spell it, which rel extends.
 	base string
+	// anchored: the pattern was given with a leading ./, which anchors it
+	// at the start, so that fromRoot leaves it matched against rel.
+	anchored bool
 }
 
 // newGlob prepares a validated pattern. anyDepth says a pattern without a
@@ -48,6 +51,14 @@ func newGlob(pattern string, anyDepth bool) glob {
 	return g
 }
 
+// givenGlob prepares the pattern given as a request has it, and checked,
+// the same without the leading ./ that anchors it (checkGlob).
+func givenGlob(given, checked string) glob {
+	g := newGlob(checked, !strings.Contains(given, "/"))
+	g.anchored = strings.HasPrefix(given, "./")
+	return g
+}
+
 // match reports whether an entry (its path relative to the start, and its
 // name) matches.
 func (g glob) match(rel, name string) bool {
@@ -71,10 +82,13 @@ func (g glob) match(rel, name string) bool {
 // and as WalkOptions.ExcludeBase has the walk match an exclude. Matched
 // against rel alone, grep src --include '**/{src,lib}/*.go' missed
 // src/main.go and grep src/x --include '**/src/**' src/x/a.go, with
-// exit 0.
+// exit 0. A leading ./ anchors the pattern at the start, **/ and all, as
+// rg -g '/**/src/*.go' run in the path searched and git's pathspec
+// ./**/src/*.go take it: matched from the root, find './**/a/src/*.go' a
+// answered a/src/n.go.
 func fromRoot(gs []glob, base string) []glob {
 	for i := range gs {
-		if !gs[i].nameOnly && ignore.AnyDepth(gs[i].pattern) {
+		if !gs[i].nameOnly && !gs[i].anchored && ignore.AnyDepth(gs[i].pattern) {
 			gs[i].base = base
 		}
 	}

@@ -75,6 +75,18 @@ func TestGlobAtAnyDepthFromRoot(t *testing.T) {
 		{"**/src/*/**", "src/x", "src/x/a.go src/x/src/deep.go", ""},
 		{"**/src/*/**", "lib", "", "lib/l.go lib/src/y.go"},
 		{"**/src/*/**", "a", "", "a/src/z.go"},
+		// A leading ./ anchors the glob to the path searched, **/ and all,
+		// as rg -g '/**/src/*.go' run in that path and git's pathspec
+		// ./**/src/*.go there take it: matched from the root, find
+		// './**/a/src/*.go' a answered a/src/z.go, and an exclude of it
+		// left out what the glob, below a, does not name.
+		{"./**/src/*.go", ".", "a/src/z.go lib/src/y.go src/main.go src/x/src/deep.go", "lib/l.go src/lib/util.go src/x/a.go top.go"},
+		{"./**/src/*.go", "src", "src/x/src/deep.go", "src/lib/util.go src/main.go src/x/a.go"},
+		{"./**/src/*.go", "a", "a/src/z.go", ""},
+		{"./**/a/src/*.go", "a", "", "a/src/z.go"},
+		{"./**/src/**", "src", "src/x/src/deep.go", "src/lib/util.go src/main.go src/x/a.go"},
+		{"./**/src/**", "src/x", "src/x/src/deep.go", "src/x/a.go"},
+		{"./**/{src,lib}/*.go", "src", "src/lib/util.go src/x/src/deep.go", "src/main.go src/x/a.go"},
 	}
 	files := map[string]string{}
 	for _, f := range globFromRootTree {

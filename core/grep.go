@@ -62,8 +62,8 @@ func (g Globs) globs() ([]glob, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Decided before checkGlob drops a leading ./, which anchors.
-		include = append(include, newGlob(p, !strings.Contains(s, "/")))
+		// Shaped by the glob as given, whose leading ./ anchors.
+		include = append(include, givenGlob(s, p))
 	}
 	return include, nil
 }

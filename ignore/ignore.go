@@ -67,8 +67,9 @@ func NewExcludes(globs []string, base string) Excludes {
 		shape, body := ShapeOf(strings.TrimPrefix(g, "./"))
 		shape.Name = shape.Name && !anchored
 		e := exclude{shape: shape, glob: BelowOnly(body)}
-		if !shape.Name && AnyDepth(body) && strings.Contains(body[len("**/"):], "/") {
-			// (**/name matches a name, wherever the path starts.)
+		if !anchored && !shape.Name && AnyDepth(body) && strings.Contains(body[len("**/"):], "/") {
+			// (**/name matches a name, wherever the path starts; ./**/
+			// is anchored at the start, as ./ anchors any glob.)
 			e.base = base
 		}
 		x = append(x, e)
@@ -90,7 +91,8 @@ func (x Excludes) Match(rel, name string, isDir bool) bool {
 // AnyDepth reports whether the validated glob g starts with **/: it
 // matches at any depth, so it is matched against an entry's path from the
 // root (FromRoot), as rg -g matches a glob against the path as given,
-// the path searched included. Matched below the start alone,
+// the path searched included, unless a leading ./ anchors it at the start
+// (as rg -g '/**/src/*.go' run in the path searched, or git's pathspec). Matched below the start alone,
 // **/src/*.go searched below src matched only src/x/src/*.go, never
 // src/main.go, and **/src/** below src/x nothing at all.
 func AnyDepth(g string) bool {

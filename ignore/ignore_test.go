@@ -79,7 +79,10 @@ func TestExcludesFromRoot(t *testing.T) {
 		{"**/src/*.go", "s3://bucket/p/src", "main.go", false, true},
 		{"**/main.go", "src", "main.go", false, true},
 		{"src/*.go", "src", "main.go", false, false},
-		{"./**/src/*.go", "src", "main.go", false, true},
+		// A leading ./ anchors the glob at the start, **/ and all.
+		{"./**/src/*.go", "src", "main.go", false, false},
+		{"./**/src/*.go", "src", "x/src/main.go", false, true},
+		{"./**/a/src/*.go", "a", "src/n.go", false, false},
 	} {
 		if got := NewExcludes([]string{c.glob}, c.base).Match(c.rel, lastName(c.rel), c.isDir); got != c.want {
 			t.Errorf("exclude %q below %q on %q (dir %v) = %v, want %v", c.glob, c.base, c.rel, c.isDir, got, c.want)
