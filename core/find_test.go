@@ -171,6 +171,13 @@ func TestGlobTrailingDoubleStar(t *testing.T) {
 		{"**", "a.go", true},
 		{"**/**", "a.go", true},
 		{"a/**/b", "a/b", true},
+		// Braces as the union of the globs they stand for.
+		{"{a/**,b/**}", "a", false},
+		{"{a/**,b/**}", "a/x", true},
+		{"{a/**,b}", "a", false},
+		{"{a/**,b}", "b", true},
+		{"{.*/**,b/**}", ".env", false},
+		{"{.*/**,b/**}", ".h/x", true},
 	} {
 		name := c.rel[strings.LastIndexByte(c.rel, '/')+1:]
 		for _, anyDepth := range []bool{false, true} {

@@ -116,11 +116,80 @@ func FromRoot(base, rel string) string {
 // final /** matches only what is below what the rest of g names, as in an
 // ignore file, rg -g and fd: doublestar's /** also matches no name at all,
 // so that */** matched every file at the top (--exclude '*/**' left out
-// everything, with exit 0) and src/** the directory src itself.
+// everything, with exit 0) and src/** the directory src itself. A /**
+// that ends an alternative of braces which end g is final in the globs
+// the braces stand for, and is read so too: {a/**,b/**} matched a and b
+// themselves, and --exclude '{*/**,c}' left out everything at the top.
 func BelowOnly(g string) string {
-	rest, ok := strings.CutSuffix(g, "/**")
-	if !ok || (len(rest)-len(strings.TrimRight(rest, `\`)))%2 == 1 {
-		return g // no final /**, or its slash is escaped
+	if !strings.Contains(g, "/**") {
+		return g
 	}
-	return rest + "/*/**"
+	var (
+		open []int // the braces open at i
+		// ends maps a brace's commas and its } to the index of that }.
+		ends = map[int]int{}
+		at   []int // each unescaped /** outside a class
+	)
+	commas := map[int][]int{} // an open brace's commas
+	for i := 0; i < len(g); i++ {
+		switch g[i] {
+		case '\\':
+			i++
+		case '[':
+			// As doublestar reads braces: a class ends at its first ].
+			for i++; i < len(g) && g[i] != ']'; i++ {
+				if g[i] == '\\' {
+					i++
+				}
+			}
+		case '{':
+			open = append(open, i)
+		case ',':
+			if len(open) > 0 {
+				o := open[len(open)-1]
+				commas[o] = append(commas[o], i)
+			}
+		case '}':
+			if len(open) > 0 {
+				o := open[len(open)-1]
+				open = open[:len(open)-1]
+				ends[i] = i
+				for _, c := range commas[o] {
+					ends[c] = i
+				}
+			}
+		case '/':
+			if strings.HasPrefix(g[i:], "/**") {
+				at = append(at, i)
+			}
+		}
+	}
+	var b strings.Builder
+	last := 0
+	for _, i := range at {
+		if endsGlob(g, i+len("/**"), ends) {
+			b.WriteString(g[last : i+1])
+			b.WriteString("*/")
+			last = i + 1
+		}
+	}
+	if last == 0 {
+		return g
+	}
+	b.WriteString(g[last:])
+	return b.String()
+}
+
+// endsGlob reports whether the glob g ends at i in some of the globs its
+// braces stand for: at its end, or where an alternative ends whose braces
+// (and theirs) end g. ends maps a comma or } of braces to that }.
+func endsGlob(g string, i int, ends map[int]int) bool {
+	for i < len(g) {
+		end, ok := ends[i]
+		if !ok {
+			return false
+		}
+		i = end + 1
+	}
+	return true
 }

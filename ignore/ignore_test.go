@@ -37,6 +37,76 @@ func TestExcludesTrailingDoubleStar(t *testing.T) {
 	}
 }
 
+// TestExcludesBracedTrailingDoubleStar: a glob whose braces hold an
+// alternative that ends the glob with /** matches as the union of the
+// globs its braces stand for, as fd -g and rg -g take it: doublestar's
+// /** there also matched no name, so that --exclude '{a/**,b/**}' left
+// out the directories a and b themselves where a/** and b/** do not, and
+// --include '{.*/**,b/**}' took the file .env.
+func TestExcludesBracedTrailingDoubleStar(t *testing.T) {
+	paths := []struct {
+		rel   string
+		isDir bool
+	}{{"a", true}, {"a/x", false}, {"a/x/y", false}, {"b", true}, {"b/x", false}, {"c", true}, {"c/x", false},
+		{".env", false}, {".h", true}, {".h/x", false}, {"x", true}, {"x/a", true}, {"x/a/y", false}, {"x/b", false},
+		{"src", true}, {"src/}", true}, {"src/}/f", false}, {"d", false}, {"a/c", false}, {"ax", false}}
+	// (A glob with a slash is matched on paths, each of the globs its
+	// braces stand for included, as rg -g takes it: ./b is b as one.)
+	for braced, union := range map[string][]string{
+		"{a/**,b/**}":       {"a/**", "b/**"},
+		"{a/**,b}":          {"a/**", "./b"},
+		"x/{a/**,b}":        {"x/a/**", "x/b"},
+		"{.*/**,b/**}":      {".*/**", "b/**"},
+		"{*/**,c}":          {"*/**", "./c"},
+		"{a,{b/**,c/**}}":   {"./a", "b/**", "c/**"},
+		"{a/**,b}/**":       {"a/**/**", "b/**"},
+		"{a/**,b/**}/c":     {"a/**/c", "b/**/c"},
+		"{a/**,b/**}x":      {"a/**x", "b/**x"},
+		"{src/[}]/**,b}":    {"src/[}]/**", "./b"},
+		`{a/\**,b}`:         {`a/\**`, "./b"},
+		"{x/{a,b/**},c/**}": {"x/a", "x/b/**", "c/**"},
+		"{a/**,a/**/c}":     {"a/**", "a/**/c"},
+	} {
+		for _, p := range paths {
+			want := false
+			for _, g := range union {
+				want = want || NewExcludes([]string{g}, "").Match(p.rel, lastName(p.rel), p.isDir)
+			}
+			if got := NewExcludes([]string{braced}, "").Match(p.rel, lastName(p.rel), p.isDir); got != want {
+				t.Errorf("exclude %q on %q (dir %v) = %v, want %v as %q", braced, p.rel, p.isDir, got, want, union)
+			}
+		}
+	}
+}
+
+// TestBelowOnly: only a /** that ends g, or an alternative of braces
+// that end it, is rewritten; a literal comma or } outside braces ends
+// nothing.
+func TestBelowOnly(t *testing.T) {
+	for g, want := range map[string]string{
+		"a/**":            "a/*/**",
+		"{a,b}/**":        "{a,b}/*/**",
+		"{a/**,b/**}":     "{a/*/**,b/*/**}",
+		"x/{a/**,b}":      "x/{a/*/**,b}",
+		"{a/**,b}/c":      "{a/**,b}/c",
+		"a/**,b":          "a/**,b",
+		",,/**,":          ",,/**,",
+		"a/**}":           "a/**}",
+		`a\/**`:           `a\/**`,
+		`a/\**`:           `a/\**`,
+		"{[,}]/**,b}":     "{[,}]/*/**,b}",
+		"**":              "**",
+		"a/**/b":          "a/**/b",
+		"{a/**/**,b}/**":  "{a/**/**,b}/*/**",
+		"{x/{a,b/**},c}":  "{x/{a,b/*/**},c}",
+		"{x/{a,b/**}y,c}": "{x/{a,b/**}y,c}",
+	} {
+		if got := BelowOnly(g); got != want {
+			t.Errorf("BelowOnly(%q) = %q, want %q", g, got, want)
+		}
+	}
+}
+
 func lastName(rel string) string {
 	for i := len(rel) - 1; i >= 0; i-- {
 		if rel[i] == '/' {
