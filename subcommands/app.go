@@ -131,7 +131,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		Flags:           globalFlags(),
 		Commands:        cmds,
 		Reader:          s.Stdin,
-		Writer:          s.Stdout,
+		Writer:          &printedStream{w: s.Stdout, out: out},
 		ErrWriter:       io.Discard,
 		HideHelpCommand: true,
 		// urfave/cli would print usage and exit by itself: every usage error
@@ -156,14 +156,23 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 		Metadata: map[string]any{"out": out, "streams": s, "args": args},
 	}
 	// --version prints what version prints.
-	cli.VersionPrinter = func(c *cli.Context) { _ = outputOf(c).result(buildVersion()) }
+	// urfave/cli returns nothing from it: its error is kept for the end.
+	cli.VersionPrinter = func(c *cli.Context) {
+		if o := outputOf(c); o.printErr == nil {
+			o.printErr = o.result(buildVersion())
+		}
+	}
 	for _, c := range app.Commands {
 		cmdFlags, classic, valued := c.Flags, classicFlags[c.Name], classicValues[c.Name]
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 			return usageError(err, args, cmdFlags, classic, valued)
 		}
 	}
-	if err := app.RunContext(ctx, args); errors.Is(err, errReaderGone) {
+	err = app.RunContext(ctx, args)
+	if err == nil {
+		err = out.printErr
+	}
+	if errors.Is(err, errReaderGone) {
 		return out.code
 	} else if err != nil {
 		return out.fail(err)
@@ -448,6 +457,9 @@ type output struct {
 	// after an explicit --, which makes it a path (or query), not the
 	// request on stdin (see reorderArgs).
 	dashIsPath bool
+	// printErr is the failure of what urfave/cli printed, which it
+	// drops: --version's answer, --help's text (see printedStream).
+	printErr error
 	// noteMu keeps the notes of serve's goroutines (its requests, its
 	// accept loop, its prune) whole, one after the other.
 	noteMu sync.Mutex
@@ -521,6 +533,25 @@ func (o *output) write(b []byte) error {
 		return answerNotWritten(err)
 	}
 	return nil
+}
+
+// printedStream is standard output as urfave/cli writes --help to it,
+// which keeps the first failure in out.printErr: the help printer drops
+// it, and a help that a full disk took none of exited 0. A reader gone
+// (| head -1) ends the help quietly, as the text of read.
+type printedStream struct {
+	w   io.Writer
+	out *output
+}
+
+func (p *printedStream) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if err != nil && p.out.printErr == nil {
+		if p.out.printErr = readerGone(err, false); p.out.printErr != errReaderGone {
+			p.out.printErr = answerNotWritten(err)
+		}
+	}
+	return n, err
 }
 
 // answerNotWritten is the error of an answer that standard output did not
