@@ -69,6 +69,12 @@ func renders(t *testing.T, path string) {
 		if j := strings.IndexFunc(line, func(r rune) bool { return r < 0x20 || r == 0x7F }); j >= 0 {
 			t.Errorf("%s:%d: control character %q in %q", path, i+1, line[j], line)
 		}
+		// groff reads its input as Latin-1 unless preconv (which man runs)
+		// converts it: groff -man -Tutf8 printed é as Ã© and warned about
+		// … and Ê. A character beyond ASCII is written \[uXXXX] (roff).
+		if j := strings.IndexFunc(line, func(r rune) bool { return r > 0x7F }); j >= 0 {
+			t.Errorf("%s:%d: %q is not ASCII: write it \\[u%04X] in %q", path, i+1, []rune(line[j:])[0], []rune(line[j:])[0], line)
+		}
 	}
 	t.Run("man -l "+filepath.Base(path), func(t *testing.T) {
 		if _, err := exec.LookPath("man"); err != nil {
@@ -252,7 +258,20 @@ func shapeOf(s *core.Schema, indent string) string {
 
 // roff escapes text for a man page line: backslashes and hyphens.
 func roff(s string) string {
-	return strings.NewReplacer(`\`, `\e`, "-", `\-`).Replace(s)
+	s = strings.NewReplacer(`\`, `\e`, "-", `\-`).Replace(s)
+	if !strings.ContainsFunc(s, func(r rune) bool { return r > 0x7F }) {
+		return s
+	}
+	// groff without preconv reads Latin-1 (see renders).
+	var b strings.Builder
+	for _, r := range s {
+		if r > 0x7F {
+			fmt.Fprintf(&b, `\[u%04X]`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // roffText escapes prose, which may also hold lines that would read as
