@@ -36,6 +36,10 @@ import (
 // Version is set at build time by goreleaser.
 var Version = "dev"
 
+// Commit is set at build time by goreleaser, so that a release names its
+// commit where the toolchain recorded none (-buildvcs=false).
+var Commit = ""
+
 // Streams are the process's standard streams.
 type Streams struct {
 	Stdin          io.Reader

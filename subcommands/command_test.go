@@ -482,6 +482,24 @@ func TestVersionAgrees(t *testing.T) {
 	}
 }
 
+// A release names its commit whether or not the toolchain stamped the
+// VCS: goreleaser's -X sets Commit, and a build with -buildvcs=false (a
+// GOFLAGS of CI, a source tree without .git) printed no commit at all.
+func TestVersionNamesReleaseCommit(t *testing.T) {
+	release, err := os.ReadFile("../goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(release), "-X github.com/agentfs/agentfs/subcommands.Commit={{.FullCommit}}") {
+		t.Error("goreleaser.yaml does not stamp subcommands.Commit")
+	}
+	defer func(c string) { Commit = c }(Commit)
+	Commit = "751e8b6494f178b111a35e35ad5422edd9a2f0b8"
+	if v := buildVersion(); v.Commit != Commit {
+		t.Errorf("commit %q, want %q", v.Commit, Commit)
+	}
+}
+
 // A panic on the goroutine that runs a tool answers as one on Main's does:
 // the contract's error object, not a stack trace.
 func TestPanicInToolIsAnError(t *testing.T) {

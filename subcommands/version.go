@@ -55,7 +55,7 @@ type versionInfo struct {
 // go install module@version) and the VCS commit, so that any binary can be
 // pinned to its source.
 func buildVersion() versionInfo {
-	v := versionInfo{Version: Version, Schema: ResultSchema, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	v := versionInfo{Version: Version, Schema: ResultSchema, Commit: Commit, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
@@ -66,7 +66,9 @@ func buildVersion() versionInfo {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			v.Commit = s.Value
+			if v.Commit == "" {
+				v.Commit = s.Value
+			}
 		case "vcs.time":
 			v.Time = s.Value
 		case "vcs.modified":
