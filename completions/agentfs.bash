@@ -4,7 +4,7 @@ _agentfs() {
   if [[ $cur == = ]]; then cur=""; elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
-      --assets|--base-url|--color|--deny|--format|--lock-timeout|--max-bytes|--publish-max-size|--root|--s3-endpoint|--s3-idle-timeout|--symlinks) ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++));;
+      --assets|--base-url|--color|--deny|--format|--lock-timeout|--max-bytes|--publish-max-size|--root|--s3-endpoint|--s3-idle-timeout|--symlinks) ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++)); while [[ ${COMP_WORDS[i+1]} == : ]]; do ((i += 2)); done;;
       -*) ;;
       *) cmd=${COMP_WORDS[i]}; break;;
     esac

@@ -223,7 +223,9 @@ func bashCompletion() string {
 	b.WriteString("_agentfs() {\n  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd=\"\" i\n")
 	// bash splits --flag=value at the = (COMP_WORDBREAKS): = is a word.
 	b.WriteString("  if [[ $cur == = ]]; then cur=\"\"; elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi\n")
-	fmt.Fprintf(&b, "  for ((i = 1; i < COMP_CWORD; i++)); do\n    case ${COMP_WORDS[i]} in\n      %s) ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++));;\n      -*) ;;\n      *) cmd=${COMP_WORDS[i]}; break;;\n    esac\n  done\n",
+	// It splits a value at a colon too (COMP_WORDBREAKS): s3://b/p is
+	// s3 : //b/p.
+	fmt.Fprintf(&b, "  for ((i = 1; i < COMP_CWORD; i++)); do\n    case ${COMP_WORDS[i]} in\n      %s) ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++)); while [[ ${COMP_WORDS[i+1]} == : ]]; do ((i += 2)); done;;\n      -*) ;;\n      *) cmd=${COMP_WORDS[i]}; break;;\n    esac\n  done\n",
 		strings.Join(spellings(top, true), "|"))
 	b.WriteString("  case $cmd:$prev in\n")
 	patterns, values := valueCases(cmds, top)
@@ -416,6 +418,11 @@ func TestCompletionsComplete(t *testing.T) {
 		{[]string{"agentfs", "--root", "=", "/ws", "grep", "--mo"}, []string{"--mode"}},
 		{[]string{"agentfs", "--root", "=", "/ws", "grep", "--mode", "=", ""}, []string{"content", "files", "count"}},
 		{[]string{"agentfs", "grep", "--mode", "=", "c"}, []string{"content", "count"}},
+		// and an s3:// root at its colon: s3 : //b/p (the subcommand
+		// was taken to be ":", and its flags were never offered).
+		{[]string{"agentfs", "--root", "s3", ":", "//b/p", "read", "--li"}, []string{"--limit", "--line-numbers", "--line-truncation"}},
+		{[]string{"agentfs", "--root", "=", "s3", ":", "//b/p", "grep", "--mode", ""}, []string{"content", "files", "count"}},
+		{[]string{"agentfs", "--root", "s3", ":", "//b/p", "-q", "--root", "s3", ":", "//c", "gr"}, []string{"grep"}},
 	}
 	// zsh and fish take --flag=value as one word: its values are completed
 	// after the = (zsh offered the flags again).
