@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -347,6 +348,10 @@ type grepItem struct {
 	// same and still are the file's IndexedFile.Same and Still.
 	same  int
 	still func() bool
+	// progress holds what its search has found so far (searcher.progress):
+	// the page keeps it when the deadline comes while a worker is inside
+	// the file.
+	progress *atomic.Pointer[fileResult]
 }
 
 // skipRun gathers the files in a row that the index proved cannot match
@@ -400,6 +405,7 @@ func (s *skipRun) flush() error {
 // hold an open file or directory that only its searcher closes (add keeps
 // an item even when it reports the search stopped).
 func (s *skipRun) file(it grepItem) error {
+	it.progress = new(atomic.Pointer[fileResult])
 	err := s.flush()
 	if addErr := s.add(it); err == nil {
 		err = addErr
@@ -494,6 +500,9 @@ type grepSearch struct {
 	// anchor is the cursor of a count page: its walk starts at the top,
 	// for the totals, and its page at the cursor's file.
 	anchor cursor
+	// cut is the path of the file the deadline cut short, whose matches
+	// before it the page holds; the page ends there.
+	cut string
 	// unreadable are the files and directories skipped for want of
 	// permission, by path, with where the walk met them (rel from the
 	// start; "" above it); the walk's goroutine and the consumer's add to
@@ -699,7 +708,9 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 				return fileResult{err: err, partial: sctx.Err() != nil} // gone since the listing: skipped; the deadline: a page cut short
 			}
 			defer r.Close()
+			s.progress = it.progress
 			res := s.search(sctx, r)
+			s.progress = nil
 			if same != 0 && it.still() {
 				// Read as indexed: its bytes are its copies'.
 				shared.put(it.same, res)
@@ -754,7 +765,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		if err != nil {
 			return err
 		}
-		return add(grepItem{path: g.t.FS.Display(g.path), open: func() (io.ReadCloser, error) { return r, nil }})
+		return add(grepItem{path: g.t.FS.Display(g.path), open: func() (io.ReadCloser, error) { return r, nil }, progress: new(atomic.Pointer[fileResult])})
 	}
 	run := &skipRun{add: add, max: maxWalkedRun}
 	if g.narrow != nil && g.narrow.Files != nil {
@@ -897,11 +908,18 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 		if err != nil {
 			// The deadline came while a worker was inside a file of this
 			// batch: the files it searched before that one are the
-			// page's, as the batches before are, and the page ends there.
+			// page's, as the batches before are, and so are the matches
+			// it found in that one before (a search cut short by the
+			// deadline, as one that saw it returns); the page ends there.
 			stopWalk()
 			abandoned = true
+			if n := len(frs); n < len(j.Items) && j.Items[n].progress != nil {
+				if fr := j.Items[n].progress.Load(); fr != nil {
+					frs = append(frs, *fr) // frs is capped: a copy
+				}
+			}
 		}
-		for i := 0; i < len(frs) && pg.err == nil && (!done || g.mode == ModeCount); i++ {
+		for i := 0; i < len(frs) && pg.err == nil && g.cut == "" && (!done || g.mode == ModeCount); i++ {
 			fr := frs[i]
 			if it := &j.Items[i]; it.open == nil {
 				// Files the index proved cannot match: searched, nothing
@@ -923,6 +941,14 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 				continue // gone or unreadable: skipped, and unreadable counted
 			}
 			res.FilesSearched++
+			if fr.err != nil {
+				// The deadline cut this file short: the page keeps what its
+				// search found before, and takes no file after it, which
+				// a worker may have gone through after the deadline,
+				// finding nothing (a count counted them as searched).
+				g.cut = j.Items[i].path
+				stopWalk()
+			}
 			if g.beforeAnchor(j.Items[i].rel) {
 				// A count page's file before its cursor: in the totals only.
 				switch {
@@ -972,8 +998,7 @@ func (g *grepSearch) consume(tctx context.Context, order <-chan *ordered.Batch[g
 			default:
 				done = pg.addLines(j.Items[i].path, fr)
 			}
-			if done || fr.err != nil { // fr.err: the deadline cut this file short
-				done = true
+			if done {
 				stopWalk()
 			}
 		}
@@ -1053,6 +1078,9 @@ func (t *Tools) finishGrep(ctx context.Context, g *grepSearch, pg *page, filesWi
 				res.NextOffset, res.NextCursor = nil, ""
 			}
 			hint = fmt.Sprintf("the counts are partial: they cover the %d file(s) searched before the timeout; raise --timeout for the whole count", res.FilesSearched)
+			if g.cut != "" {
+				hint = fmt.Sprintf("the counts are partial: they cover the %d file(s) searched before the timeout, the last of them, %s, only up to where the timeout stopped its search; raise --timeout for the whole count", res.FilesSearched, g.cut)
+			}
 		case res.NextCursor != "" && !sameCursor:
 			hint = hintTimedOutCursor
 		case pg.taken == 0:

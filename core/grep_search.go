@@ -3,10 +3,12 @@ package core
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"errors"
 	"hash"
 	"hash/fnv"
 	"io"
+	"sync/atomic"
 
 	"github.com/agentfs/agentfs/search"
 	"github.com/agentfs/agentfs/textfile"
@@ -73,6 +75,11 @@ type searcher struct {
 	withCR bool
 	buf    []byte
 	fs     search.FoldState
+	// progress, when set, is given the result of the search so far
+	// (published) after each block: what a deadline that falls while
+	// the search waits in a read, or in work that takes no context,
+	// keeps of the file (grepItem.progress).
+	progress *atomic.Pointer[fileResult]
 	// chunk and maxLine are readChunk and maxLineBuffer, smaller in tests.
 	chunk, maxLine int
 }
@@ -107,6 +114,7 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 	buf := s.buf[:0]
 	first, eof, decoded := true, false, false // decoded: reading through a UTF-16 decoder
 	for !eof && !sc.stop {
+		sc.publish()
 		if err := ctx.Err(); err != nil {
 			sc.res.partial, sc.res.err = true, err
 			return sc.res
@@ -157,6 +165,42 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 	}
 	s.keepBuffer(buf)
 	return sc.res
+}
+
+// publish gives the searcher's progress the result so far, when it
+// holds a match and more than the last one given: a prefix of the file's
+// lines, as a search the deadline cut short returns it. (A file cut short
+// before its first match is left to the next page, as before.)
+func (sc *scan) publish() {
+	pr := sc.s.progress
+	if pr == nil || sc.res.matches == 0 {
+		return
+	}
+	n := len(sc.res.lines)
+	if last := pr.Load(); last != nil && last.matches == sc.res.matches && len(last.lines) == n {
+		return
+	}
+	res := sc.res
+	// Capped: the search goes on appending to its lines.
+	res.lines = res.lines[:n:n]
+	res.partial, res.err = true, context.DeadlineExceeded
+	if res.sum != nil {
+		res.sum = cloneSum(res.sum)
+	}
+	pr.Store(&res)
+}
+
+// cloneSum is a copy of the digest h, which h's writes leave as it is.
+func cloneSum(h hash.Hash64) hash.Hash64 {
+	c := fnv.New64a()
+	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err == nil {
+		err = c.(encoding.BinaryUnmarshaler).UnmarshalBinary(state)
+	}
+	if err != nil {
+		panic(err) // both are fnv's 64-bit FNV-1a
+	}
+	return c
 }
 
 // errNoRoom is refill's when the line at p, which goes on, and the
