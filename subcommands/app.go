@@ -927,17 +927,40 @@ func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 // urlScheme is the start of a URL: a scheme, then ://.
 var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 
+// schemeTypo is the start of a value that is s3:// mistyped: a scheme
+// and a colon without the two slashes (s3:/x, s3:x, http:x), or s3 and
+// the slashes without the colon (s3//x).
+var schemeTypo = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9+.-]*:|[sS]3//)`)
+
 // otherScheme refuses p, given to flag, when it starts as a URL of a
-// scheme other than s3:// as written (S3://, gs://): read as a local path
-// or a key, --deny S3://bucket/ws/secret denied nothing of the store, and
-// its secret stayed readable.
+// scheme other than s3:// as written (S3://, gs://), or as a mistyped
+// one (s3:/x, s3:x, s3//x): read as a local path or a key, --deny
+// S3://bucket/ws/secret denied nothing of the store, and its secret
+// stayed readable, and publish with --assets s3:/x stored the file in a
+// local folder s3:/x and exited 0. A local name that starts so (a:b) is
+// written ./a:b, or absolute.
 func otherScheme(flag, p string) error {
-	scheme := urlScheme.FindString(p)
-	if scheme == "" || scheme == s3fs.Scheme {
+	if err := schemeError(flag, p); err != nil {
+		return err
+	}
+	return nil
+}
+
+// schemeError is otherScheme's error, nil when p is s3://... or a local
+// path that does not start as a URL.
+func schemeError(flag, p string) *fault.Error {
+	if filepath.IsAbs(p) || strings.HasPrefix(p, s3fs.Scheme) {
 		return nil
 	}
-	return fault.InvalidArgument("%s %s starts as a URL, and agentfs takes no URL but s3:// (in lower case).", flag, p).
-		WithHint("write an object store as s3://bucket/prefix; a local folder whose name ends in a colon as ./%s", p)
+	if scheme := urlScheme.FindString(p); scheme != "" {
+		return fault.InvalidArgument("%s %s starts as a URL, and agentfs takes no URL but s3:// (in lower case).", flag, p).
+			WithHint("write an object store as s3://bucket/prefix; a local folder whose name ends in a colon as ./%s", p)
+	}
+	if schemeTypo.MatchString(p) {
+		return fault.InvalidArgument("%s %s starts as a URL mistyped, and agentfs takes no URL but s3:// (in lower case, with its two slashes).", flag, p).
+			WithHint("write an object store as s3://bucket/prefix; a local folder so named as ./%s", p)
+	}
+	return nil
 }
 
 // denied are the --deny paths, empty ones left out: "" denied the working

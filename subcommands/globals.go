@@ -77,7 +77,7 @@ var globals = []globalFlag{
 	{name: "quiet", alias: "q", usage: "print no result on success (errors still go to stderr); implies --exit-status"},
 	{name: "all", usage: "with --format text (or --print0): read, ls, find and grep print every page to the end"},
 	{name: "print0", alias: "0", usage: "find and grep: print the paths, each ended by NUL, as find -print0"},
-	{name: "assets", env: "AGENTFS_ASSETS", kind: kindString, usedBy: []string{"publish", "serve"},
+	{name: "assets", env: "AGENTFS_ASSETS", kind: kindString, usedBy: []string{"publish", "serve"}, valid: schemeError,
 		usage: "publish's target: a local folder (served by agentfs serve) or s3://bucket/prefix"},
 	{name: "base-url", env: "AGENTFS_BASE_URL", kind: kindString, def: localdir.DefaultBaseURL, usedBy: []string{"publish"}, valid: localdir.BaseURLError,
 		usage: "where people reach agentfs serve: the start of a local folder's links"},
@@ -377,7 +377,9 @@ func (g globalFlag) check(c *cli.Context, text string, fromEnv bool) error {
 			if fromEnv {
 				name = g.env
 			}
-			if err := g.valid(name, v); err != nil && fromEnv {
+			if err := g.valid(name, v); err != nil && fromEnv && g.def == "" {
+				return err.WithHint("%s; or unset %s", err.Hint, g.env)
+			} else if err != nil && fromEnv {
 				return err.WithHint("%s; or unset %s for the default %s", err.Hint, g.env, g.def)
 			} else if err != nil {
 				return err
