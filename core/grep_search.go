@@ -116,8 +116,9 @@ func (s *searcher) search(ctx context.Context, r io.Reader) fileResult {
 	for !eof && !sc.stop {
 		sc.publish()
 		if err := ctx.Err(); err != nil {
-			sc.res.partial, sc.res.err = true, err
-			return sc.res
+			res := sc.cutShort()
+			res.err = err
+			return res
 		}
 		var err error
 		buf, sc.p, eof, err = s.refill(r, buf, sc.p)
@@ -176,18 +177,57 @@ func (sc *scan) publish() {
 	if pr == nil || sc.res.matches == 0 {
 		return
 	}
-	n := len(sc.res.lines)
-	if last := pr.Load(); last != nil && last.matches == sc.res.matches && len(last.lines) == n {
+	res := sc.cutShort()
+	if res.matches == 0 {
 		return
 	}
-	res := sc.res
-	// Capped: the search goes on appending to its lines.
-	res.lines = res.lines[:n:n]
-	res.partial, res.err = true, context.DeadlineExceeded
+	if last := pr.Load(); last != nil && last.matches == res.matches && len(last.lines) == len(res.lines) {
+		return
+	}
+	res.err = context.DeadlineExceeded
 	if res.sum != nil {
 		res.sum = cloneSum(res.sum)
 	}
 	pr.Store(&res)
+}
+
+// cutShort is the result of a search that stops at sc.p, the start of a
+// line, before the end of the file (the deadline): its lines are a prefix
+// of the file's, capped (the search may go on appending to its own), and
+// end with the last match whose after-context lines were all read, with
+// them. A match closer than that to where the search stopped is left to
+// the next page, which gives it with its context: a page starts its
+// before-context after the after-context of the matches before it, and
+// would never give the lines the search did not reach.
+func (sc *scan) cutShort() fileResult {
+	res := sc.res
+	res.partial = true
+	n, c := len(res.lines), sc.s.context
+	cut := n // the first line of a match left out
+	// Lines are in order: only the last c lines read can be short of
+	// their after-context.
+	for i := n - 1; c > 0 && i >= 0 && res.lines[i].line+c >= sc.lineNo; i-- {
+		if res.lines[i].isMatch {
+			cut = i
+			res.matches--
+		}
+	}
+	if cut < n {
+		last := -1 << 30 // the last match kept
+		for i := cut - 1; i >= 0; i-- {
+			if res.lines[i].isMatch {
+				last = res.lines[i].line
+				break
+			}
+		}
+		// Its before-context goes with it.
+		for cut > 0 && !res.lines[cut-1].isMatch && res.lines[cut-1].line > last+c {
+			cut--
+		}
+		n = cut
+	}
+	res.lines = res.lines[:n:n]
+	return res
 }
 
 // cloneSum is a copy of the digest h, which h's writes leave as it is.
