@@ -53,3 +53,25 @@ func TestSchemeTyposRefused(t *testing.T) {
 		}
 	}
 }
+
+// A root or deny path so typed that only AGENTFS_ROOT or AGENTFS_DENY
+// gave is refused naming the variable: the error named --root or --deny,
+// which a script that only set the variable never passed.
+func TestSchemeTyposOfVariablesNameThem(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("AGENTFS_STATE_DIR", t.TempDir())
+	for _, env := range []string{"AGENTFS_ROOT", "AGENTFS_DENY"} {
+		t.Setenv(env, "s3:/x")
+		code, _, errs := run(t, "", "ls")
+		if code != 2 || !strings.Contains(errs, `"INVALID_ARGUMENT"`) || !strings.Contains(errs, env+" s3:/x") {
+			t.Errorf("%s=s3:/x: %d %s; want INVALID_ARGUMENT naming %s s3:/x", env, code, errs, env)
+		}
+		flag := "--" + strings.ToLower(strings.TrimPrefix(env, "AGENTFS_"))
+		code, _, errs = run(t, "", flag, "s3:y", "ls")
+		if code != 2 || !strings.Contains(errs, flag+" s3:y") {
+			t.Errorf("%s=s3:/x %s s3:y: %d %s; want INVALID_ARGUMENT naming %s s3:y", env, flag, code, errs, flag)
+		}
+		os.Unsetenv(env)
+	}
+}
