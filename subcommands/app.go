@@ -878,6 +878,41 @@ func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
 // (an s3fs, whose deny paths are keys below it), or a mix of them (a mixfs
 // routing each path to its backend; see mixedWorkspace).
 func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
+	fsys, local, err := openWorkspace(c)
+	if err != nil {
+		return nil, nil, variableNamed(c, err)
+	}
+	return fsys, local, nil
+}
+
+// variableNamed returns err, the error of a workspace, naming the
+// variable that gave the roots (AGENTFS_ROOT) or the deny paths
+// (AGENTFS_DENY) where it names their flag, which a script that only set
+// the variable never passed: "pass an existing directory to --root" left
+// it looking for a flag it did not give, and the variable unnamed.
+func variableNamed(c *cli.Context, err error) error {
+	e := fault.AsError(err)
+	given := givenGlobals(argsOf(c))
+	for _, v := range []struct{ flag, env, noun string }{{"root", "AGENTFS_ROOT", "root"}, {"deny", "AGENTFS_DENY", "deny path"}} {
+		named := "--" + v.flag
+		if _, flagged := given[v.flag]; flagged || os.Getenv(v.env) == "" || strings.Contains(e.Message, v.env) {
+			continue
+		}
+		if !strings.Contains(e.Message, named) && !strings.Contains(e.Hint, named) {
+			continue
+		}
+		n := *e
+		if m, ok := strings.CutPrefix(e.Message, named+" "); ok {
+			n.Message = v.env + " " + m
+		}
+		n.Hint = fmt.Sprintf("%s; this %s came from %s, which a %s given replaces: correct the variable or unset it", e.Hint, v.noun, v.env, named)
+		return &n
+	}
+	return err
+}
+
+// openWorkspace is workspace's backend, its errors naming the flags.
+func openWorkspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 	roots := pathsOf(c, "root")
 	if slices.Contains(roots, "") {
 		// "" is the working directory to a file system: a root added
