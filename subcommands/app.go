@@ -921,21 +921,13 @@ func openWorkspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 		return nil, nil, fault.InvalidArgument("a --root is empty (an unset variable, or a trailing comma in AGENTFS_ROOT).").
 			WithHint("remove the empty root; the working directory is --root .")
 	}
-	// Named as given: a script that only set the variable passed no flag.
-	given := givenGlobals(argsOf(c))
-	named := func(flag, env string) string {
-		if _, ok := given[flag]; ok {
-			return "--" + flag
-		}
-		return env
-	}
 	for _, p := range roots {
-		if err := otherScheme(named("root", "AGENTFS_ROOT"), p); err != nil {
+		if err := otherScheme("--root", p); err != nil {
 			return nil, nil, err
 		}
 	}
 	for _, p := range denied(c) {
-		if err := otherScheme(named("deny", "AGENTFS_DENY"), p); err != nil {
+		if err := otherScheme("--deny", p); err != nil {
 			return nil, nil, err
 		}
 	}
