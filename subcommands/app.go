@@ -262,19 +262,38 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 				hint = bundleHint
 			case c != "":
 				e.WithClosest(flagSpelling(c), flagSpelling(c))
+				// replace -old -new: -old is as like text as it is
+				// like --word, and the suggestion alone led away from
+				// the -- that text needs. A word after two dashes
+				// is a flag misspelt.
+				if !strings.HasPrefix(typed, "--") {
+					hint += operandsHint(name, typed, args)
+				}
 			case value != "" && valued[letter] == textValue:
 				// -g*.go, -efoo: the text given to a classic flag, which
 				// after -- would be searched for as it is.
 				hint = classic[letter]
-			case len(name) > 1 && len(args) > 1:
+			default:
 				// replace -old -new: text, not flags.
-				if cmd := calledName(args[1:], globalFlags()); takesOperands(cmd) {
-					hint = fmt.Sprintf("run with --help to see the flags; a text or path that starts with - goes after --, as in: agentfs %s -- %s", cmd, typed)
-				}
+				hint += operandsHint(name, typed, args)
 			}
 		}
 	}
 	return e.WithHint("%s", hint)
+}
+
+// operandsHint is the part of an unknown flag's hint that says where a
+// text or path that starts with - goes, when typed (name without its
+// dashes) may be one: a word given to a subcommand that takes text or
+// paths; "" otherwise.
+func operandsHint(name, typed string, args []string) string {
+	if len(name) < 2 || len(args) < 2 {
+		return ""
+	}
+	if cmd := calledName(args[1:], globalFlags()); takesOperands(cmd) {
+		return fmt.Sprintf("; a text or path that starts with - goes after --, as in: agentfs %s -- %s", cmd, typed)
+	}
+	return ""
 }
 
 // takesOperands reports whether the subcommand cmd takes text or paths as
