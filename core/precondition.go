@@ -50,7 +50,7 @@ func (p Precondition) Check(path string, info backend.FileInfo, exists bool, sum
 	}
 	if p.ExpectedVersion != "" && p.ExpectedVersion != info.Version {
 		if e := sha256AsVersion(path, p.ExpectedVersion, info.Version); e != nil {
-			return e.WithHint("pass it as expectedSha256 (--expected-sha256), or pass the version a read returned as expectedVersion; nothing was changed")
+			return e.WithHint("pass it as --expected-sha256, or pass the version a read returned as --expected-version; nothing was changed")
 		}
 		return stale("its version is " + info.Version + ", not " + p.ExpectedVersion)
 	}

@@ -223,7 +223,7 @@ func (t *Tools) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) 
 	}
 	if req.ExpectedVersion != "" && req.ExpectedVersion != info.Version {
 		if e := sha256AsVersion(display, req.ExpectedVersion, info.Version); e != nil {
-			return nil, e.WithHint("give as expectedVersion the version of the previous window, not its sha256")
+			return nil, e.WithHint("give as --expected-version the version of the previous window, not its sha256")
 		}
 		return nil, fault.Errorf(fault.CodeStale, "the file changed since the previous window was read.").WithPath(display).
 			WithDetail("currentVersion", info.Version).
