@@ -99,7 +99,7 @@ func CheckSwap(path string, opts WriteOptions, exists bool, version string) erro
 	switch {
 	case opts.IfAbsent && exists:
 		return fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(path).
-			WithHint("drop create to replace it, or choose another path")
+			WithHint("drop --create to replace it, or choose another path")
 	case opts.IfVersion == "":
 		return nil
 	case !exists:

@@ -196,7 +196,7 @@ func (t *Tools) Write(ctx context.Context, req WriteRequest) (*WriteResult, erro
 			// A link to nothing yet is there all the same: O_EXCL refuses
 			// it, where following it made its target.
 			return nil, fault.Errorf(fault.CodeExists, "the path is a link, to a file not there yet: create writes only where nothing is.").WithPath(t.FS.Display(req.Path)).
-				WithHint("write the link's target path, or drop create to write through the link")
+				WithHint("write the link's target path, or drop --create to write through the link")
 		}
 		return t.replaceWith(ctx, m, req, cur, data, text)
 	})
@@ -255,7 +255,7 @@ func (t *Tools) replaceWith(ctx context.Context, m backend.MutableFS, req WriteR
 				WithHint("choose another path; nothing was written")
 		}
 		return nil, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
-			WithHint("drop create to replace it, or choose another path")
+			WithHint("drop --create to replace it, or choose another path")
 	}
 	if err := refuseNotFile(cur, display, "write to"); err != nil {
 		return nil, err

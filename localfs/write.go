@@ -508,7 +508,7 @@ func replace(dir *os.File, dirReal, base string, data []byte, old, owner *unix.S
 		s.discard()
 		if errors.Is(err, unix.EEXIST) {
 			return backend.FileInfo{}, fault.Errorf(fault.CodeExists, "the file already exists.").WithPath(display).
-				WithHint("drop create to replace it, or choose another path")
+				WithHint("drop --create to replace it, or choose another path")
 		}
 		return backend.FileInfo{}, mapErr(err, display)
 	}
