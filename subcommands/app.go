@@ -246,6 +246,12 @@ func usageError(err error, args []string, flags []cli.Flag, classic map[string]s
 			// -A3, -n20: getopt's flag with its number attached, no
 			// bundle (-n0 is not -n -0) nor text to search for.
 			hint = classic[letter]
+		case strings.HasSuffix(name, "-base64") && slices.Contains(names, strings.TrimSuffix(name, "-base64")):
+			// --path-base64, after the pathBase64 of an output: a twin
+			// is a JSON field, never a flag, and the hint that text
+			// goes after -- named a file called --path-base64.
+			field := camelCase(name)
+			hint = fmt.Sprintf(`%s is a field of a JSON request, not a flag: pass --json '{"%s":"..."}' (or - with the request on standard input), or the name's own bytes as the argument`, field, field)
 		case !strings.HasPrefix(typed, "--") && isBundle(name, names, classic):
 			// -lah, -il: getopt's bundle of one-letter flags, which a
 			// spelling match would take for one long flag (-lah: --path).
@@ -330,6 +336,17 @@ func typedFlag(name string, args []string) string {
 		}
 	}
 	return flagSpelling(name)
+}
+
+// camelCase is the JSON field of a flag's name: path-base64 is pathBase64.
+func camelCase(flag string) string {
+	parts := strings.Split(flag, "-")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
 }
 
 // flagSpelling is a flag as it is usually written: -i, --ignore-case.
