@@ -576,20 +576,63 @@ func stageCopy(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t) (*
 // at most, and the kernel copies each (copy_file_range where it can).
 const copyPiece = 4 << 20
 
-// copyStopping copies src, from where it is to its end, to dst, piece by
-// piece, and stops (INTERRUPTED) between two once ctx is done.
+// copyStopping copies the regular file src, opened at its start, to the
+// new empty file dst, piece by piece, and stops (INTERRUPTED) between two
+// once ctx is done. Only the data is copied (SEEK_DATA, SEEK_HOLE): a hole
+// stays a hole, as GNU mv and cp keep them, where a sparse file (a disk
+// image) was written whole, NO_SPACE on a file system with room for it
+// and a large one filling the disk. A file system that tells no holes
+// answers its whole file as data.
 func copyStopping(ctx context.Context, dst, src *os.File) error {
+	fd := int(src.Fd())
+	var off int64
+	copied := false
 	for {
+		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			break // no data past off: a hole to the end, or the end
+		}
+		if err != nil {
+			return err
+		}
+		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
+		if err != nil {
+			return err
+		}
+		if _, err := src.Seek(data, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := dst.Seek(data, io.SeekStart); err != nil {
+			return err
+		}
+		for off = data; off < hole; {
+			if err := fault.Interrupted(ctx); err != nil {
+				return err
+			}
+			copied = true
+			n, err := io.CopyN(dst, src, min(copyPiece, hole-off))
+			off += n
+			if errors.Is(err, io.EOF) {
+				return nil // shorter than it was: the caller's version check tells
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if !copied {
 		if err := fault.Interrupted(ctx); err != nil {
 			return err
 		}
-		if _, err := io.CopyN(dst, src, copyPiece); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
 	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Size > off {
+		return dst.Truncate(st.Size) // the hole at its end
+	}
+	return nil
 }
 
 func fileStale(at string) error {

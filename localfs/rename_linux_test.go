@@ -690,3 +690,44 @@ func TestRenameFileAcrossFileSystemsSavedBeforeCommit(t *testing.T) {
 		})
 	}
 }
+
+// A sparse file moved to another file system keeps its holes, as GNU mv
+// keeps them: written whole, a 64 MiB file of 3 bytes (a disk image with
+// little in it) was NO_SPACE on a 4 MiB tmpfs where mv put it, and a
+// large image filled the disk. A directory's files alike.
+func TestRenameAcrossFileSystemsKeepsHoles(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(StateDirEnv, state)
+	dir := t.TempDir()
+	other := otherDevice(t, dir)
+	const size = 64 << 20
+	sparse := func(p string) {
+		t.Helper()
+		f, err := os.Create(p)
+		must(t, err)
+		for _, at := range []int64{0, size / 2, size - 1} { // data at both ends and between
+			_, err := f.WriteAt([]byte("x"), at)
+			must(t, err)
+		}
+		must(t, f.Close())
+	}
+	sparse(filepath.Join(dir, "img"))
+	must(t, os.MkdirAll(filepath.Join(dir, "d"), 0o755))
+	sparse(filepath.Join(dir, "d", "img"))
+	fsys, err := New(Config{Roots: []string{dir, other}, Cwd: dir})
+	must(t, err)
+	defer fsys.Close()
+	for _, name := range []string{"img", "d"} {
+		if _, err := fsys.Rename(context.Background(), name, filepath.Join(other, name), backend.WriteOptions{IfAbsent: true}); err != nil {
+			t.Fatalf("the move of %s: %v", name, err)
+		}
+	}
+	for _, p := range []string{"img", "d/img"} {
+		got, err := os.ReadFile(filepath.Join(other, p))
+		must(t, err)
+		if len(got) != size || got[0] != 'x' || got[size/2] != 'x' || got[size-1] != 'x' || bytes.Count(got, []byte{0}) != size-3 {
+			t.Errorf("%s moved: %d bytes, not the file's 64 MiB of zeros and three x", p, len(got))
+		}
+	}
+	noLeftovers(t, state, dir, other)
+}
