@@ -137,6 +137,9 @@ type FS struct {
 	// absDisplay shows every path absolute (Config.RelativeElsewhere).
 	absDisplay bool
 	roots      []*root
+	// named is the roots' real paths in the order given, each once: the
+	// roots an OUTSIDE_ROOT hint names.
+	named []string
 	// deny is the deny list, whole: replaced, never changed in place, when
 	// the identity of a deny path changed (refreshDenies).
 	deny      atomic.Pointer[[]denied]
@@ -234,6 +237,11 @@ func New(cfg Config) (*FS, error) {
 		f.identifyWd(real, cfg.Cwd == "")
 	} else {
 		f.absDisplay = cfg.RelativeElsewhere
+	}
+	for _, r := range f.roots {
+		if !slices.Contains(f.named, r.path) {
+			f.named = append(f.named, r.path)
+		}
 	}
 	// The longest root first, so a nested root wins over its parent.
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
@@ -986,7 +994,7 @@ func workingDir() (string, error) {
 
 func (f *FS) outside(abs string) *fault.Error {
 	return fault.Errorf(fault.CodeOutsideRoot, "the path is outside the allowed roots.").WithPath(f.display(abs)).
-		WithHint("use a path inside %s, or add a root with --root", strings.Join(f.Roots(), ", "))
+		WithHint("use a path inside %s, or add a root with --root", strings.Join(f.named, ", "))
 }
 
 // resolvedRootSpelling rewrites an absolute path spelled below a root as

@@ -166,3 +166,23 @@ func TestAncestorMovedRefusedAsLink(t *testing.T) {
 		t.Fatalf("the refused write (%v) left new.txt", err)
 	}
 }
+
+// OUTSIDE_ROOT's hint names the roots in the order given (the first is
+// where relative paths start), each once: a root given twice (through a
+// link) was named twice, and the roots came longest first.
+func TestOutsideRootHintNamesEachRootOnce(t *testing.T) {
+	t.Setenv(StateDirEnv, t.TempDir())
+	base := t.TempDir()
+	ws, deeper := filepath.Join(base, "ws"), filepath.Join(base, "other", "deeper")
+	must(t, os.Mkdir(ws, 0o755))
+	must(t, os.MkdirAll(deeper, 0o755))
+	must(t, os.Symlink(ws, filepath.Join(base, "link")))
+	fsys, err := New(Config{Roots: []string{ws, deeper, filepath.Join(base, "link")}, Cwd: base})
+	must(t, err)
+	defer fsys.Close()
+	_, err = fsys.Stat(context.Background(), filepath.Join(base, "elsewhere"))
+	want := "use a path inside " + ws + ", " + deeper + ", or add a root with --root"
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeOutsideRoot || e.Hint != want {
+		t.Fatalf("a path outside the roots: %v, want OUTSIDE_ROOT hinting %q", err, want)
+	}
+}
