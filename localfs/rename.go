@@ -585,19 +585,19 @@ const copyPiece = 4 << 20
 // answers its whole file as data.
 func copyStopping(ctx context.Context, dst, src *os.File) error {
 	fd := int(src.Fd())
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
 	var off int64
 	copied := false
 	for {
-		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if errors.Is(err, unix.ENXIO) {
-			break // no data past off: a hole to the end, or the end
-		}
+		data, hole, ok, err := nextData(func(off int64, whence int) (int64, error) { return unix.Seek(fd, off, whence) }, off, st.Size)
 		if err != nil {
 			return err
 		}
-		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
-		if err != nil {
-			return err
+		if !ok {
+			break
 		}
 		if _, err := src.Seek(data, io.SeekStart); err != nil {
 			return err
@@ -625,7 +625,6 @@ func copyStopping(ctx context.Context, dst, src *os.File) error {
 			return err
 		}
 	}
-	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
@@ -633,6 +632,26 @@ func copyStopping(ctx context.Context, dst, src *os.File) error {
 		return dst.Truncate(st.Size) // the hole at its end
 	}
 	return nil
+}
+
+// nextData is the next run of data of a file (seek is its lseek) at or past off, from
+// data to hole; ok is false past the last. A file system that cannot
+// tell its holes (EINVAL, ENOTSUP, ENOTTY: some network and FUSE ones
+// on the BSDs) is taken as data from off to its size, stat'ed before the
+// copy: the move goes on, copying the whole file, as before holes were
+// kept.
+func nextData(seek func(off int64, whence int) (int64, error), off, size int64) (data, hole int64, ok bool, err error) {
+	data, err = seek(off, unix.SEEK_DATA)
+	switch {
+	case errors.Is(err, unix.ENXIO):
+		return 0, 0, false, nil // no data past off: a hole to the end, or the end
+	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.ENOTTY):
+		return off, size, off < size, nil
+	case err != nil:
+		return 0, 0, false, err
+	}
+	hole, err = seek(data, unix.SEEK_HOLE)
+	return data, hole, err == nil, err
 }
 
 func fileStale(at string) error {

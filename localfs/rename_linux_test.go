@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -730,4 +731,31 @@ func TestRenameAcrossFileSystemsKeepsHoles(t *testing.T) {
 		}
 	}
 	noLeftovers(t, state, dir, other)
+}
+
+// A file system that cannot tell its holes (lseek's SEEK_DATA fails with
+// EINVAL, ENOTSUP or ENOTTY, as some network and FUSE ones do on the
+// BSDs) has its file copied whole, from where the copy is to the size
+// stat'ed: the move goes on, where it failed with that error.
+func TestNextDataWithoutHoles(t *testing.T) {
+	for _, errno := range []error{unix.EINVAL, unix.ENOTSUP, unix.ENOTTY} {
+		seek := func(int64, int) (int64, error) { return 0, errno }
+		data, hole, ok, err := nextData(seek, 0, 100)
+		if err != nil || !ok || data != 0 || hole != 100 {
+			t.Errorf("%v at 0: %d %d %v %v, want the whole file as data", errno, data, hole, ok, err)
+		}
+		if _, _, ok, err := nextData(seek, 100, 100); ok || err != nil {
+			t.Errorf("%v at the end: %v %v, want no more data", errno, ok, err)
+		}
+	}
+	if _, _, ok, err := nextData(func(int64, int) (int64, error) { return 0, unix.ENXIO }, 0, 100); ok || err != nil {
+		t.Errorf("ENXIO: %v %v, want no more data", ok, err)
+	}
+	if _, _, _, err := nextData(func(int64, int) (int64, error) { return 0, unix.EIO }, 0, 100); !errors.Is(err, unix.EIO) {
+		t.Errorf("EIO: %v, want it returned", err)
+	}
+	at := map[int]int64{unix.SEEK_DATA: 4096, unix.SEEK_HOLE: 8192}
+	if data, hole, ok, err := nextData(func(_ int64, whence int) (int64, error) { return at[whence], nil }, 0, 1<<20); data != 4096 || hole != 8192 || !ok || err != nil {
+		t.Errorf("an extent: %d %d %v %v, want 4096 8192", data, hole, ok, err)
+	}
 }
