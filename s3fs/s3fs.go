@@ -55,8 +55,10 @@ type Config struct {
 	// it fails IO_ERROR; 0 is s3client.DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// Deny are paths of the workspace refused with everything below them,
-	// relative to the prefix or spelled s3://bucket/prefix/...; one outside
-	// the workspace is never reached anyway.
+	// relative to the prefix or spelled s3://bucket/prefix/...; one at or
+	// above the root denies the whole workspace; one outside it (a local
+	// path, another bucket or prefix) denies nothing, as nothing there is
+	// reached.
 	Deny []string
 }
 
@@ -134,11 +136,46 @@ func New(cfg Config) (*FS, error) {
 	}
 	f := &FS{c: c, prefix: prefix, root: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"), endpoint: endpoint, lease: defaultLease}
 	for _, d := range cfg.Deny {
-		if c, err := f.clean(d); err == nil {
+		if c, ok := denyPath(bucket, prefix, d); ok {
 			f.deny = append(f.deny, c)
 		}
 	}
 	return f, nil
+}
+
+// denyPath is the workspace-relative path that the deny path d denies in
+// the workspace at prefix of bucket: "." for one at or above the root
+// (the bucket, a prefix holding the root's, .. up from it), as a local
+// deny above a root denies all of it; ok is false for one naming nothing
+// of the workspace (a local path, another bucket or prefix), which no
+// path of it reaches. d's key is cleaned as a root's is (s3://b//p/x,
+// s3://b/x/../p/x): the cleaning of the workspace's paths (clean) refused
+// those, and a deny above the root, as outside, and they were dropped,
+// every key they named left readable.
+func denyPath(bucket, prefix, d string) (string, bool) {
+	var key string
+	switch {
+	case strings.HasPrefix(d, Scheme):
+		b, k, _ := strings.Cut(d[len(Scheme):], "/")
+		if b != bucket {
+			return "", false
+		}
+		key = path.Clean("/" + k)
+	case path.IsAbs(d) || strings.IndexByte(d, 0) >= 0:
+		return "", false
+	default:
+		key = path.Join("/"+prefix, d)
+	}
+	root := "/" + strings.TrimSuffix(prefix, "/")
+	switch {
+	case key == root || key == "/" || strings.HasPrefix(root, key+"/"):
+		return ".", true
+	case root == "/":
+		return key[1:], true
+	case strings.HasPrefix(key, root+"/"):
+		return key[len(root)+1:], true
+	}
+	return "", false
 }
 
 // endpointSetting names the setting of cfg's endpoint: its own, else

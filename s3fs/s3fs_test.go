@@ -1258,6 +1258,66 @@ func TestDeny(t *testing.T) {
 	}
 }
 
+// TestDenyAbove: a deny path at or above the workspace's root (its
+// bucket, a prefix holding the root's, .. up from it) denies the whole
+// workspace, as a local deny above a root does, and one spelling a key of
+// the workspace with // or x/.. in its URL denies that key: the cleaning
+// of the workspace's paths refused them as outside, and they were dropped,
+// every key left readable. One naming nothing of the workspace (a local
+// path, another bucket or prefix) denies nothing: nothing there is reached.
+func TestDenyAbove(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	open, _ := openFS(t, "s3://"+bucket+"/ws/in")
+	for _, p := range []string{"d/secret", "top"} {
+		if _, err := open.WriteFile(ctx, p, []byte("x"), backend.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	access, secret := s3test.Keys()
+	withDeny := func(root, deny string) *s3fs.FS {
+		f, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t),
+			AccessKey: access, SecretKey: secret, Deny: []string{deny}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	root := "s3://" + bucket + "/ws/in"
+	for _, c := range []struct{ root, deny, denied, free string }{
+		{root, "s3://" + bucket, "top", ""},
+		{root, "s3://" + bucket + "/", "top", ""},
+		{root, "s3://" + bucket + "/ws", "top", ""},
+		{root, "s3://" + bucket + "//ws/", "top", ""},
+		{root, "..", "top", ""},
+		{root, "../..", "top", ""},
+		{root, "../../..", "top", ""},
+		{"s3://" + bucket, "..", "ws/in/top", ""},
+		{root, "s3://" + bucket + "//ws/in/d", "d/secret", "top"},
+		{root, "s3://" + bucket + "/x/../ws/in/d", "d/secret", "top"},
+		{root, "s3://" + bucket + "/ws/in/./d/", "d/secret", "top"},
+		{root, "../in/d", "d/secret", "top"},
+		{root, "s3://" + bucket + "/ws/i", "", "top"},
+		{root, "s3://" + bucket + "/ws/in2", "", "top"},
+		{root, "s3://" + bucket + "x", "", "top"},
+		{root, "../other", "", "top"},
+		{root, "/", "", "top"},
+		{root, "/ws/in", "", "top"},
+	} {
+		f := withDeny(c.root, c.deny)
+		if c.denied != "" {
+			if _, err := f.Stat(ctx, c.denied); codeOf(err) != fault.CodeDenied {
+				t.Errorf("root %s, deny %s: stat %s: %v, want DENIED", c.root, c.deny, c.denied, err)
+			}
+		}
+		if c.free != "" {
+			if _, err := f.Stat(ctx, c.free); err != nil {
+				t.Errorf("root %s, deny %s: stat %s: %v, want it found", c.root, c.deny, c.free, err)
+			}
+		}
+	}
+}
+
 // TestOddNames: keys that need escaping are signed, listed and read back
 // as written.
 func TestOddNames(t *testing.T) {
