@@ -72,7 +72,7 @@ func quotedGlob(g string) string { return `"` + g + `"` }
 // INVALID_GLOB naming the field.
 func checkGlob(field, g string) (string, error) {
 	given := g
-	g = strings.TrimPrefix(g, "./")
+	g, _ = cutDotSlash(g)
 	if field != "pattern" && strings.HasPrefix(g, "!") {
 		// rg's -g '!x' negates; here include only narrows and exclude only
 		// prunes, so a leading ! would silently match nothing.
@@ -167,7 +167,8 @@ func (t *Tools) checkGlobsBelow(ctx context.Context, dir, field string, globs []
 		return err == nil && info.Type == backend.TypeDir
 	}
 	for _, g := range globs {
-		rest, ok := strings.CutPrefix(strings.TrimPrefix(g, "./"), d+"/")
+		g0, _ := cutDotSlash(g)
+		rest, ok := strings.CutPrefix(g0, d+"/")
 		if !ok || strings.Trim(rest, "/") == "" {
 			// One that starts with a directory above dir (x/**/*.go
 			// below x/y) names dir/x, as rg -g would not take it.
@@ -186,7 +187,7 @@ func (t *Tools) checkGlobsBelow(ctx context.Context, dir, field string, globs []
 		if !strings.Contains(strings.TrimSuffix(rest, "/"), "/") {
 			below = "./" + rest // anchored, as the glob was below the top
 		}
-		return fault.Errorf(fault.CodeInvalidGlob, "%s %s starts with %s/, the path it is matched below: it names %s/%s, and nothing is there.", field, quotedGlob(g), d, d, strings.TrimPrefix(g, "./")).
+		return fault.Errorf(fault.CodeInvalidGlob, "%s %s starts with %s/, the path it is matched below: it names %s/%s, and nothing is there.", field, quotedGlob(g), d, d, g0).
 			WithHint("write it below the path: %s", quotedGlob(below))
 	}
 	return nil
@@ -196,7 +197,7 @@ func (t *Tools) checkGlobsBelow(ctx context.Context, dir, field string, globs []
 // d, the path searched as the answers spell it, and d holds no entry named
 // as the glob's first name (missing): matched below d, it matches nothing.
 func (t *Tools) checkGlobAbove(d, field, g string, missing func(string) bool, isDir func() bool) error {
-	g0 := strings.TrimPrefix(g, "./")
+	g0, _ := cutDotSlash(g)
 	for up := path.Dir(d); up != "." && up != "/" && path.Base(up) != ".."; up = path.Dir(up) {
 		rest, ok := strings.CutPrefix(g0, up+"/")
 		if !ok || strings.Trim(rest, "/") == "" {
@@ -341,7 +342,7 @@ func checkGlobs(field string, gs []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if strings.HasPrefix(g, "./") {
+		if _, anchored := cutDotSlash(g); anchored {
 			c = "./" + c
 		}
 		out = append(out, c)
@@ -494,7 +495,7 @@ func (t *Tools) dirPatternHint(ctx context.Context, dir, pattern string, matched
 // files called src.
 func (t *Tools) includeDirHint(ctx context.Context, dir string, include []string) string {
 	for _, g := range include {
-		p := strings.TrimPrefix(g, "./")
+		p, _ := cutDotSlash(g)
 		if p == "" || strings.ContainsAny(p, `*?[{\`) {
 			continue
 		}

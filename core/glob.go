@@ -55,8 +55,24 @@ func newGlob(pattern string, anyDepth bool) glob {
 // the same without the leading ./ that anchors it (checkGlob).
 func givenGlob(given, checked string) glob {
 	g := newGlob(checked, !strings.Contains(given, "/"))
-	g.anchored = strings.HasPrefix(given, "./")
+	_, g.anchored = cutDotSlash(given)
 	return g
+}
+
+// cutDotSlash is the glob g without its leading ./, which anchors it at
+// the start (anchored), taken off as a path is cleaned: repeated (././x)
+// or with its slash doubled (.//x), as git's pathspec takes them (git
+// ls-files ././x lists x). One ./ was taken off and the rest refused as
+// a "." segment, the message quoting ./x, which is valid.
+func cutDotSlash(g string) (rest string, anchored bool) {
+	rest = g
+	for {
+		r, ok := strings.CutPrefix(rest, "./")
+		if !ok {
+			return rest, anchored
+		}
+		rest, anchored = strings.TrimLeft(r, "/"), true
+	}
 }
 
 // match reports whether an entry (its path relative to the start, and its
