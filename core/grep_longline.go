@@ -61,7 +61,13 @@ func (sc *scan) longLine(ctx context.Context, buf []byte, r io.Reader) ([]byte, 
 	}
 	if l.err != nil {
 		if err := ctx.Err(); err != nil {
-			sc.res.partial, sc.res.err = true, err
+			// Stopped at the line's start, as a deadline between two
+			// reads stops (search): a match whose after-context this line
+			// is goes to the next page, which gives it with that context.
+			// Kept, it went without the lines not read, and the next page,
+			// starting its before-context after them, gave them on none.
+			sc.res = sc.cutShort()
+			sc.res.err = err
 		} else {
 			sc.res.err = l.err
 		}
