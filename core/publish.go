@@ -175,7 +175,7 @@ func (t *Tools) Publish(ctx context.Context, req PublishRequest) (*PublishResult
 	sized := PublishResult{URL: sample, ExpiresAt: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), SHA256: obj.SHA256, Size: obj.Size, MIMEType: obj.MIMEType}
 	if n := jsonSize(&sized); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the link does not fit").WithPath(display).
-			WithHint("raise --max-bytes to %d or more, or shorten --base-url or the file's name; nothing was published", t.raiseTo(n))
+			WithHint("raise --max-bytes to %d or more, or give the file a shorter name, or shorten --base-url; nothing was published", t.raiseTo(n))
 	}
 	grown := func() bool {
 		var b [1]byte

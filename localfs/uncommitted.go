@@ -300,7 +300,7 @@ func uncommittedErr(display, journal string, cause error) *fault.Error {
 	if errors.Is(cause, errRecoveryPending) {
 		return fault.Errorf(fault.CodeLockTimeout, "%s holds a change of a transaction whose process died, and its recovery has not run yet: another process holds some of its files, or is recovering it.", display).
 			WithPath(display).WithDetail("journal", journal).
-			WithHint("retry in a moment, or with a longer --lock-timeout: the next call undoes the transaction before it reads")
+			WithHint("retry in a moment (the next call undoes the transaction before it reads), or with a longer --lock-timeout")
 	}
 	if cause == nil {
 		return fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and the change could not be undone: its content may never have been committed.", display).

@@ -394,7 +394,7 @@ func (f *FS) mapErr(err error, c string) error {
 		// versitygw's answer to a key below an object's (a/b under a): the
 		// workspace's own root, when it names an object.
 		return fault.Errorf(fault.CodeNotADirectory, "the object store holds a file where the path needs a folder: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
-			WithHint("check the path and --root with ls: a part of it is a file").WithCause(err)
+			WithHint("a part of the path is a file: check it with ls, or check --root").WithCause(err)
 	case code == "ExistingObjectIsDirectory":
 		// versitygw's answer to a directory at the key, and to a name
 		// longer than its file system takes.

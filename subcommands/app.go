@@ -755,28 +755,146 @@ func fieldSpelling(e *fault.Error, fields []core.FieldSpec) *fault.Error {
 }
 
 // sessionHint returns e, an error of a long-lived session's call (batch,
-// MCP), with a hint its caller can act on: a path outside the roots was
-// told to "add a root with --root", which a call cannot do (a model
-// calling a tool cannot restart its server), so the remedy left is a
-// path inside the roots, which the hint names as the backend does, and
-// the note that they are fixed for the session.
+// MCP), with a hint its caller can act on. A session's settings are its
+// command line's: a call cannot "add a root with --root", "raise
+// --max-bytes" or "give --assets DIR" (a model calling a tool cannot
+// restart its server). So a remedy that names such a setting becomes the
+// restart that changes it, after the remedies a call has (lineTruncation,
+// a smaller file), and a path outside the roots is told to use one inside
+// them: the roots are fixed for the session. The restart is said in few
+// bytes: at a small --max-bytes, a longer hint cost the error its details.
 func sessionHint(e *fault.Error) *fault.Error {
-	if e.Code != fault.CodeOutsideRoot || !strings.HasPrefix(e.Message, "the path") || !strings.Contains(e.Hint, "--root") {
-		return e
-	}
-	var kept []string
-	for _, part := range strings.Split(e.Hint, ", or ") {
-		if !strings.Contains(part, "--root") {
-			kept = append(kept, part)
+	var named []sessionSetting
+	for _, s := range sessionSettings {
+		if s.in(e.Hint) {
+			named = append(named, s)
 		}
 	}
-	c := *e
-	c.Hint = strings.Join(kept, ", or ")
-	if c.Hint == "" {
-		c.Hint = "use a path inside the roots"
+	if len(named) == 0 {
+		return e
 	}
-	c.Hint += "; this session's roots were set when it started, and a call cannot add one"
+	// A hint is sentences ("; "), each of alternatives (", or ").
+	var kept []string
+	said := map[string]bool{}
+	rootAt := -1
+	for _, sentence := range strings.Split(e.Hint, "; ") {
+		var alts, with []string
+		for _, alt := range strings.Split(sentence, ", or ") {
+			s, ok := settingIn(alt, named)
+			switch {
+			case !ok:
+				alts = append(alts, alt)
+			case said[s.flag]:
+			case s.flag == "root":
+				said[s.flag], rootAt = true, len(kept)
+			default:
+				said[s.flag] = true
+				value := ""
+				if s.value != nil {
+					if m := s.value.FindStringSubmatch(alt); m != nil {
+						value = m[1]
+					}
+				}
+				with = append(with, s.restart(value))
+			}
+		}
+		if len(with) > 0 {
+			alts = append(alts, "restart the session with "+strings.Join(with, " or "))
+		}
+		if len(alts) > 0 {
+			kept = append(kept, strings.Join(alts, ", or "))
+		}
+	}
+	if rootAt >= 0 {
+		note := "this session's roots were set when it started, and a call cannot add one"
+		if len(kept) == 0 {
+			note = "use a path inside the roots; " + note
+		}
+		kept = slices.Insert(kept, min(rootAt+1, len(kept)), note)
+	}
+	c := *e
+	c.Hint = strings.Join(kept, "; ")
 	return &c
+}
+
+// A sessionSetting is a global setting a hint names as a remedy, which a
+// session's call cannot change.
+type sessionSetting struct {
+	flag string // without its dashes
+	env  string // its environment variable, which a hint may name instead
+	// value, when set, is the value a hint asks for (raise --max-bytes to
+	// 770), its first group.
+	value *regexp.Regexp
+	// restart is the setting a restart of the session takes ("--max-bytes
+	// 770"): value is the one the hint asked for, "" when it gave none.
+	restart func(value string) string
+}
+
+func (s sessionSetting) in(text string) bool {
+	if s.env != "" && strings.Contains(text, s.env) {
+		return true
+	}
+	return slices.Contains(flagTokens(text), "--"+s.flag)
+}
+
+// settingIn returns the first of settings that text names.
+func settingIn(text string, settings []sessionSetting) (sessionSetting, bool) {
+	for _, s := range settings {
+		if s.in(text) {
+			return s, true
+		}
+	}
+	return sessionSetting{}, false
+}
+
+// flagTokens are the --flag tokens of s, whole (--offset is not the start
+// of --offset-lines).
+func flagTokens(s string) []string {
+	var out []string
+	for i := 0; ; {
+		j := strings.Index(s[i:], "--")
+		if j < 0 {
+			return out
+		}
+		j += i
+		end := j + 2
+		for end < len(s) && (s[end] == '-' || s[end] >= 'a' && s[end] <= 'z' || s[end] >= '0' && s[end] <= '9') {
+			end++
+		}
+		out = append(out, s[j:end])
+		i = end
+	}
+}
+
+// raise is the restart of a bound a session was started with.
+func raise(flag string) func(string) string {
+	return func(value string) string {
+		if value == "" {
+			return "a larger --" + flag
+		}
+		return "--" + flag + " " + value
+	}
+}
+
+// restartWith is a restart with the setting given.
+func restartWith(setting string) func(string) string {
+	return func(string) string { return setting }
+}
+
+// sessionSettings are the settings a hint names as a remedy (grep WithHint
+// for "--"), which a call of a session cannot change. --deny is named
+// only to say why a path is refused (its remedy, work elsewhere, a call
+// has), and --recover is a command of its own, run before a session; the
+// others (--format, --quiet, --all, --print0) shape one command's output
+// and are no remedy of an error.
+var sessionSettings = []sessionSetting{
+	{flag: "root"},
+	{flag: "max-bytes", value: regexp.MustCompile(`--max-bytes to (\d+)`), restart: raise("max-bytes")},
+	{flag: "publish-max-size", value: regexp.MustCompile(`--publish-max-size to (\d+)`), restart: raise("publish-max-size")},
+	{flag: "assets", env: "AGENTFS_ASSETS", restart: restartWith("--assets DIR or --assets s3://bucket/prefix to publish: it was started without one")},
+	{flag: "base-url", restart: restartWith("a shorter --base-url")},
+	{flag: "lock-timeout", restart: restartWith("a longer --lock-timeout")},
+	{flag: "symlinks", restart: restartWith("--symlinks within")},
 }
 
 // replaceFlags replaces whole flag tokens only: --offset is not the start

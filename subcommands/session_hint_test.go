@@ -1,0 +1,92 @@
+package subcommands
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentfs/agentfs/fault"
+)
+
+// TestSessionHintAudit: every hint of the packages a session's call runs
+// through that names a global setting as a remedy comes out of a session
+// naming it only in the restart its note gives, or not at all: a call
+// cannot change a session's settings. --deny (named to say why a path is
+// refused) and --recover (a command of its own) are left as they are.
+func TestSessionHintAudit(t *testing.T) {
+	var flags []string
+	for _, g := range globals {
+		switch g.name {
+		case "deny", "recover":
+			continue
+		}
+		flags = append(flags, "--"+g.name)
+	}
+	verb := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
+	// The restart a session's hint names.
+	note := regexp.MustCompile(`restart the session with [^;,]*`)
+	// Hints of what runs before a session answers a call: a --symlinks
+	// value refused, agentfs --recover's wait (s3fs Settle), a --root
+	// refused.
+	startup := []string{"use --symlinks within (the default)", "retry with a --lock-timeout over",
+		"pass a directory to --root", "pass an existing directory to --root", "pass a directory this user may read as --root"}
+	seen := 0
+	for _, dir := range []string{"../core", "../localfs", "../s3fs", "../memfs", "../mixfs", "../backend"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) == 0 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				lit, isLit := call.Args[0].(*ast.BasicLit)
+				if !ok || sel.Sel.Name != "WithHint" || !isLit || lit.Kind != token.STRING {
+					return true
+				}
+				format, _ := strconv.Unquote(lit.Value)
+				hint := verb.ReplaceAllString(format, "7")
+				if !namesAny(hint, flags) || slices.ContainsFunc(startup, func(s string) bool { return strings.HasPrefix(hint, s) }) {
+					return true
+				}
+				seen++
+				got := sessionHint(&fault.Error{Code: fault.CodeInvalidArgument, Hint: hint}).Hint
+				if rest := note.ReplaceAllString(got, ""); namesAny(rest, flags) {
+					t.Errorf("%s: a session's hint names a setting a call cannot change:\n  hint: %s\n  session's: %s", fset.Position(lit.Pos()), hint, got)
+				}
+				if strings.Contains(got, "; ;") || strings.HasPrefix(got, ";") || got == "" {
+					t.Errorf("%s: a session's hint is malformed: %q", fset.Position(lit.Pos()), got)
+				}
+				return true
+			})
+		}
+	}
+	if seen < 20 {
+		t.Fatalf("only %d hints name a global setting: is the audit reading the sources?", seen)
+	}
+}
+
+func namesAny(s string, flags []string) bool {
+	for _, tok := range flagTokens(s) {
+		for _, f := range flags {
+			if tok == f {
+				return true
+			}
+		}
+	}
+	return strings.Contains(s, "AGENTFS_ASSETS")
+}
