@@ -15,14 +15,14 @@ import (
 
 // FindRequest finds paths below a directory by glob.
 type FindRequest struct {
-	Pattern  string   `json:"pattern" arg:"0" alias:"glob" default:"**" help:"glob: * matches within a segment, ** any depth, ? one character, {a,b} and [abc] as usual; without a slash it matches names at any depth, with one the path below path (one that starts with **/ the path from the root, as rg -g, unless a leading ./ anchors it below path)"`
-	Path     string   `json:"path,omitempty" arg:"1" alias:"dir_path" default:"." help:"directory to search"`
-	Type     string   `json:"type,omitempty" flagAlias:"t" enum:"file|f,dir|d|directory,symlink|l|link,other,any" default:"any" help:"kind of entry to find (other: a FIFO, socket or device)"`
-	Limit    int      `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"results per page"`
-	Offset   int      `json:"offset,omitempty" min:"0" help:"results to skip: the previous page's nextOffset"`
-	Cursor   string   `json:"cursor,omitempty" help:"the previous page's nextCursor: the walk resumes where that page ended instead of from the start"`
-	NoIgnore bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
-	Exclude  []string `json:"exclude,omitempty" help:"globs to leave out, with what is below them; without a slash a glob matches a name at any depth"`
+	Pattern  string `json:"pattern" arg:"0" alias:"glob" default:"**" help:"glob: * matches within a segment, ** any depth, ? one character, {a,b} and [abc] as usual; without a slash it matches names at any depth, with one the path below path (one that starts with **/ the path from the root, as rg -g, unless a leading ./ anchors it below path)"`
+	Path     string `json:"path,omitempty" arg:"1" alias:"dir_path" default:"." help:"directory to search"`
+	Type     string `json:"type,omitempty" flagAlias:"t" enum:"file|f,dir|d|directory,symlink|l|link,other,any" default:"any" help:"kind of entry to find (other: a FIFO, socket or device)"`
+	Limit    int    `json:"limit,omitempty" min:"1" max:"1000" default:"200" help:"results per page"`
+	Offset   int    `json:"offset,omitempty" min:"0" help:"results to skip: the previous page's nextOffset"`
+	Cursor   string `json:"cursor,omitempty" help:"the previous page's nextCursor: the walk resumes where that page ended instead of from the start"`
+	NoIgnore bool   `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
+	Exclude  Globs  `json:"exclude,omitempty" help:"globs to leave out, with what is below them; without a slash a glob matches a name at any depth"`
 }
 
 // FindEntry is one path found; Type is left out for a regular file.

@@ -46,7 +46,7 @@ type GrepRequest struct {
 	Cursor     string   `json:"cursor,omitempty" help:"the previous page's nextCursor: the search resumes where that page ended instead of from the start"`
 	Mode       string   `json:"mode,omitempty" enum:"content,files,count" default:"content" help:"content: the matching lines, in blocks; files: the paths of matching files; count: the paths with their counts, and totals"`
 	NoIgnore   bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
-	Exclude    []string `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
+	Exclude    Globs    `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
 	NoIndex    bool     `json:"noIndex,omitempty" help:"read every file, even when an index (agentfs index) covers the path; the results are the same"`
 	Timeout    Duration `json:"timeout,omitempty" default:"30s" help:"stop after this long and return the partial page, with timedOut: a duration such as 30s or 2m (up to 24h), or a number of seconds"`
 }
@@ -70,7 +70,7 @@ func (g Globs) globs() ([]glob, error) {
 }
 
 // Globs is a list of globs that JSON may also give as one string
-// ("include": "*.go"), as other agents' tools do.
+// ("include": "*.go", "exclude": "*.txt"), as other agents' tools do.
 type Globs []string
 
 // UnmarshalJSON takes one string, an array of strings, or null.
@@ -85,7 +85,7 @@ func (g *Globs) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return fault.InvalidArgument("include must be one glob or an array of globs, not %s.", jsonKind(b)).
+		return fault.InvalidArgument("globs must be one glob or an array of globs, not %s.", jsonKind(b)).
 			WithHint(`give "*.go", or ["*.go", "*.md"] for several`)
 	}
 	*g = many

@@ -31,20 +31,20 @@ import (
 // ReplaceRequest replaces every match of a query in every selected file,
 // as one transaction: sed -i over a tree, all or nothing.
 type ReplaceRequest struct {
-	Query         string   `json:"query" arg:"0" required:"true" help:"text to replace (a fixed string unless regex)"`
-	Replacement   *string  `json:"replacement" arg:"1" required:"true" help:"what each match becomes (\"\" deletes it); with regex, $1 and ${name} are the groups, $$ a dollar"`
-	Path          string   `json:"path,omitempty" arg:"2" alias:"file_path,dir_path" default:"." help:"file or directory to change"`
-	Regex         bool     `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
-	Word          bool     `json:"word,omitempty" flagAlias:"w" help:"match whole words only: foo does not match in http2foo or foobar"`
-	IgnoreCase    bool     `json:"ignoreCase,omitempty" help:"ignore case (Unicode simple folding)"`
-	Include       Globs    `json:"include,omitempty" alias:"glob" help:"change only files matching one of these globs; without a slash a glob matches the name at any depth"`
-	Exclude       []string `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
-	NoIgnore      bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
-	ExpectedCount *int     `json:"expectedCount,omitempty" min:"0" help:"the number of matches expected in all; another number changes nothing (STALE)"`
-	ExpectedPlan  string   `json:"expectedPlan,omitempty" notEmpty:"true" pattern:"^plan-[0-9a-f]{32}$" patternIs:"a plan token from a dry run: plan- and 32 hexadecimal digits" help:"the plan of a dry run of the same replace: STALE, nothing changed, unless the same files at the same versions would change in the same way"`
-	DryRun        bool     `json:"dryRun,omitempty" help:"report the counts and diffs without writing"`
-	NoIndex       bool     `json:"noIndex,omitempty" help:"read every file, even when an index (agentfs index) covers the path; the results are the same"`
-	Context       *int     `json:"context,omitempty" flagAlias:"C" min:"0" max:"10" default:"3" help:"unchanged lines around each change in the diffs, as diff -u's 3; 0 gives the changed lines alone"`
+	Query         string  `json:"query" arg:"0" required:"true" help:"text to replace (a fixed string unless regex)"`
+	Replacement   *string `json:"replacement" arg:"1" required:"true" help:"what each match becomes (\"\" deletes it); with regex, $1 and ${name} are the groups, $$ a dollar"`
+	Path          string  `json:"path,omitempty" arg:"2" alias:"file_path,dir_path" default:"." help:"file or directory to change"`
+	Regex         bool    `json:"regex,omitempty" help:"the query is a regular expression (Go RE2 syntax)"`
+	Word          bool    `json:"word,omitempty" flagAlias:"w" help:"match whole words only: foo does not match in http2foo or foobar"`
+	IgnoreCase    bool    `json:"ignoreCase,omitempty" help:"ignore case (Unicode simple folding)"`
+	Include       Globs   `json:"include,omitempty" alias:"glob" help:"change only files matching one of these globs; without a slash a glob matches the name at any depth"`
+	Exclude       Globs   `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
+	NoIgnore      bool    `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
+	ExpectedCount *int    `json:"expectedCount,omitempty" min:"0" help:"the number of matches expected in all; another number changes nothing (STALE)"`
+	ExpectedPlan  string  `json:"expectedPlan,omitempty" notEmpty:"true" pattern:"^plan-[0-9a-f]{32}$" patternIs:"a plan token from a dry run: plan- and 32 hexadecimal digits" help:"the plan of a dry run of the same replace: STALE, nothing changed, unless the same files at the same versions would change in the same way"`
+	DryRun        bool    `json:"dryRun,omitempty" help:"report the counts and diffs without writing"`
+	NoIndex       bool    `json:"noIndex,omitempty" help:"read every file, even when an index (agentfs index) covers the path; the results are the same"`
+	Context       *int    `json:"context,omitempty" flagAlias:"C" min:"0" max:"10" default:"3" help:"unchanged lines around each change in the diffs, as diff -u's 3; 0 gives the changed lines alone"`
 }
 
 // ReplaceResult says what a replace changed (or, with dryRun, would).

@@ -814,6 +814,14 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			if val == "" && f.NotEmpty {
 				return nil, f.GivenEmpty(at + f.JSON)
 			}
+			if f.Type == reflect.TypeFor[Globs]() {
+				// Here, where the field's name is known: Globs's own
+				// UnmarshalJSON does not know which it decodes.
+				var err error
+				if val, err = globsValue(val, at+f.JSON); err != nil {
+					return nil, err
+				}
+			}
 			if err := ownDecoding(val, f.Type, at+f.JSON); err != nil {
 				return nil, err
 			}
@@ -839,6 +847,24 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 		return integral(x, t), nil
 	}
 	return v, nil
+}
+
+// globsValue is v, the JSON value of the Globs field named name, as an
+// array: one string is one glob, for include and exclude alike.
+func globsValue(v any, name string) (any, error) {
+	switch x := v.(type) {
+	case nil:
+		return v, nil
+	case string:
+		return []any{x}, nil
+	case []any:
+		if !slices.ContainsFunc(x, func(e any) bool { _, ok := e.(string); return !ok }) {
+			return v, nil
+		}
+	}
+	b, _ := json.Marshal(v)
+	return nil, fault.InvalidArgument("%s must be one glob or an array of globs, not %s.", name, jsonKind(b)).
+		WithHint(`give "*.go", or ["*.go", "*.md"] for several`)
 }
 
 // kindMismatch is the error of the JSON value v given for the field
@@ -877,8 +903,80 @@ func kindMismatch(v any, t reflect.Type, name string) error {
 // wrongType is the error of a JSON value (its kind, "number 1.5") given
 // for the field named name, of type t.
 func wrongType(name string, t reflect.Type, value string) *fault.Error {
-	return fault.InvalidArgument("field %q must be %s, not a JSON %s.", name, typeName(t), value).
-		WithHint("fix the value of %q", name)
+	e := fault.InvalidArgument("field %q must be %s, not a JSON %s.", name, typeName(t), value)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	example := exampleOf(t, 0)
+	if k := t.Kind(); example == "" || k != reflect.Slice && k != reflect.Struct && (k != reflect.String || value != "array") {
+		return e.WithHint("fix the value of %q", name)
+	}
+	// The shape wanted and the fix: {"old":...} given for edits, an
+	// array of them, was told only to "fix the value of edits".
+	shape := typeName(t)
+	switch t.Kind() {
+	case reflect.Slice:
+		if elem := t.Elem(); elem.Kind() == reflect.Struct {
+			shape = "an array of objects {" + strings.Join(fieldNames(elem), ", ") + "}"
+		} else {
+			shape = "an array of " + strings.TrimPrefix(strings.TrimPrefix(typeName(elem), "a "), "an ") + "s"
+		}
+		if wanted := typeName(t.Elem()); wanted == "an object" && value == "object" || wanted == "a string" && value == "string" {
+			return e.WithHint("%q is %s: put the %s in [ ], as %s", name, shape, value, example)
+		}
+	case reflect.Struct:
+		shape = "an object {" + strings.Join(fieldNames(t), ", ") + "}"
+	case reflect.String:
+		return e.WithHint("%q is one string: give one, and send a request for each of the others", name)
+	}
+	return e.WithHint("%q is %s, as %s", name, shape, example)
+}
+
+// fieldNames are the JSON names of the fields of the struct t.
+func fieldNames(t reflect.Type) []string {
+	var out []string
+	for _, f := range Fields(t) {
+		out = append(out, f.JSON)
+	}
+	return out
+}
+
+// exampleOf is a short JSON value of type t, its required fields for a
+// struct ({"oldText":"...","newText":"..."}), "" for a type that decodes
+// itself or one it cannot show.
+func exampleOf(t reflect.Type, depth int) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if depth > 2 || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return ""
+	}
+	switch {
+	case isInteger(t):
+		return "1"
+	case t.Kind() == reflect.String:
+		return `"..."`
+	case t.Kind() == reflect.Bool:
+		return "true"
+	case t.Kind() == reflect.Slice:
+		if e := exampleOf(t.Elem(), depth+1); e != "" {
+			return "[" + e + "]"
+		}
+	case t.Kind() == reflect.Struct:
+		var parts []string
+		for _, f := range Fields(t) {
+			if !f.Required {
+				continue
+			}
+			e := exampleOf(f.Type, depth+1)
+			if e == "" {
+				return ""
+			}
+			parts = append(parts, strconv.Quote(f.JSON)+":"+e)
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	return ""
 }
 
 // integral is n as an integer literal when t is an integer type and n an
