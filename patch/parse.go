@@ -164,8 +164,17 @@ func (p *parser) op(i, end int) (Op, int, error) {
 			i = next
 		}
 		if len(op.Chunks) == 0 {
-			return op, 0, p.errorf(op.Line-1, "'%s %s' has no chunks.", updateMarker, cut(op.Path)).
-				WithHint("after the header, give a chunk: '@@', then its lines prefixed with ' ' (context), '-' (removed) or '+' (added)")
+			e := p.errorf(op.Line-1, "'%s %s' has no chunks.", updateMarker, cut(op.Path))
+			if op.MoveTo != "" {
+				// A move alone, which Codex's apply_patch refuses too
+				// ("Update file hunk for path 'a' is empty"): mv makes it.
+				ends := ""
+				if strings.HasPrefix(op.Path, "-") || strings.HasPrefix(op.MoveTo, "-") {
+					ends = "-- " // a path, not a flag
+				}
+				return op, 0, e.WithHint("a patch moves a file only with a change to it, as Codex's apply_patch: move it with agentfs mv %s%s %s (or add a chunk: '@@', then its lines)", ends, shellWord(cut(op.Path)), shellWord(cut(op.MoveTo)))
+			}
+			return op, 0, e.WithHint("after the header, give a chunk: '@@', then its lines prefixed with ' ' (context), '-' (removed) or '+' (added)")
 		}
 	}
 	return op, i, nil
@@ -265,6 +274,15 @@ func blank(s string) bool { return strings.TrimSpace(s) == "" }
 const maxEcho = 80
 
 // cut shortens s for a message.
+// shellWord is s as one word of a POSIX shell: as it is when nothing in
+// it is special, else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+-@%,:=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 func cut(s string) string {
 	if len(s) <= maxEcho {
 		return s
