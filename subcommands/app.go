@@ -438,10 +438,21 @@ var classicFlags = map[string]map[string]string{
 	},
 	"replace": {
 		"i": "drop -i: replace always changes the files in place; --ignore-case ignores case",
+		// A bound on the matches changed (as grep's --limit bounds a
+		// page, or sed's count): replace's bounds are these, and
+		// --limit is no text to put after --.
+		"limit":     replaceBounds,
+		"max-count": replaceBounds,
+		"m":         replaceBounds,
+		"count":     replaceBounds,
 		// rg's long spelling of -w, replace's as grep's.
 		"word-regexp": "pass --word (-w): whole words only, as rg -w",
 	},
 }
+
+// replaceBounds is for a bound on the matches replace changes, which it
+// has not: the flags that bound a replace.
+const replaceBounds = "replace changes every match it finds: --expected-count N changes nothing unless there are N (STALE), --path and --include narrow the files, and --dry-run shows the matches first"
 
 // typeHint is for rg's -t (--type), a file type, which Claude Code's Grep
 // tool takes too.
@@ -460,9 +471,10 @@ const (
 // which getopt lets the letter carry (-A3, -n20, -g*.go): the value
 // attached must get the letter's hint, not a hint to search for "-A3".
 var classicValues = map[string]map[string]valueKind{
-	"grep": {"A": numberValue, "B": numberValue, "m": numberValue, "g": textValue, "e": textValue, "t": textValue},
-	"read": {"n": numberValue},
-	"find": {"e": textValue},
+	"grep":    {"A": numberValue, "B": numberValue, "m": numberValue, "g": textValue, "e": textValue, "t": textValue},
+	"replace": {"m": numberValue},
+	"read":    {"n": numberValue},
+	"find":    {"e": textValue},
 }
 
 // isDigits reports whether s is decimal digits only.
