@@ -908,6 +908,12 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 		i++
 		name = args[i]
 		if commandNamed(cmds, name) != nil {
+			if i+1 < len(args) {
+				// help read extra printed read's help, exit 0, the rest
+				// ignored.
+				return nil, false, fault.InvalidArgument("help takes one subcommand's name; %q is left over.", args[i+1]).
+					WithHint("run agentfs help %s (or agentfs %s --help) alone", name, name)
+			}
 			return append(out, name, "--help"), false, nil
 		}
 	}
@@ -938,15 +944,23 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 	}
 	var cmdFlags, positional []string
 	dashIsPath := false
+	// afterHelp is the first positional given after --help, "" for none.
+	afterHelp := ""
 	rest := args[i+1:]
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
 		if a == "--" {
 			dashIsPath = len(positional) == 0 && slices.Equal(rest[j+1:], []string{"-"})
+			if afterHelp == "" && j+1 < len(rest) && slices.ContainsFunc(cmdFlags, isHelp) {
+				afterHelp = rest[j+1]
+			}
 			positional = append(positional, rest[j+1:]...)
 			break
 		}
 		if !isFlagArg(a) {
+			if afterHelp == "" && slices.ContainsFunc(cmdFlags, isHelp) {
+				afterHelp = a
+			}
 			positional = append(positional, a)
 			continue
 		}
@@ -980,7 +994,14 @@ func reorderArgs(args []string, cmds []*cli.Command, globals []cli.Flag) ([]stri
 	out = append(out, name)
 	out = append(out, cmdFlags...)
 	if slices.ContainsFunc(cmdFlags, isHelp) {
-		// urfave/cli takes a positional after --help as a help topic.
+		// urfave/cli takes a positional after --help as a help topic,
+		// and read --help extra printed read's help, exit 0, the
+		// argument ignored. One before it (ls sub --help) is the
+		// command being written when help was asked, as git takes it.
+		if afterHelp != "" {
+			return nil, false, fault.InvalidArgument("--help takes no argument; %q is left over.", afterHelp).
+				WithHint("run agentfs %s --help alone for its help; a text that is --help goes after --, as in: agentfs %s -- --help", name, name)
+		}
 		return out, false, nil
 	}
 	if len(positional) > 0 {
