@@ -224,6 +224,10 @@ type ObjectInfo struct {
 	// Meta is the user metadata a HEAD answered (x-amz-meta-NAME:
 	// value), by NAME in lower case; nil when none.
 	Meta map[string]string
+	// Kept holds the headers of the answer that a copy keeps beside the
+	// user metadata (Content-Type, Cache-Control and the like: see kept);
+	// nil when none.
+	Kept http.Header
 	// Mangled says a listing gave Key unescaped (the store ignored
 	// encoding-type=url) with a U+FFFD in it: such a store (versitygw)
 	// writes so each byte XML cannot carry, so the key stored may be
@@ -681,6 +685,12 @@ func info(key string, h http.Header, size int64) ObjectInfo {
 				o.Meta = map[string]string{}
 			}
 			o.Meta[name] = v[0]
+		}
+		if k = http.CanonicalHeaderKey(k); kept[k] && len(v) > 0 {
+			if o.Kept == nil {
+				o.Kept = http.Header{}
+			}
+			o.Kept[k] = v
 		}
 	}
 	return o

@@ -793,7 +793,7 @@ func (f *FS) headKey(ctx context.Context, key string) (s3client.ObjectInfo, bool
 		return o, false, nil
 	}
 	if err == nil {
-		f.marks.store(key, o.ETag, o.Meta[txnMeta])
+		f.marks.store(key, o)
 	}
 	return o, err == nil, f.mapErr(err, cmp.Or(f.rel(key), "."))
 }

@@ -3,6 +3,7 @@ package s3fs
 import (
 	"context"
 	"io"
+	"net/http"
 	"sync"
 
 	"github.com/agentfs/agentfs/fault"
@@ -23,29 +24,41 @@ import (
 
 // versionMarks are the txnMeta marks ("" for none) of the versions this
 // process saw at a HEAD, by key and ETag: the read before a swap HEADs the
-// version it swaps against. Bounded, for a long MCP session: forgotten,
-// a version's mark costs a HEAD again.
+// version it swaps against. Each keeps the version's headers that a write
+// over it keeps too (see served). Bounded, for a long MCP session:
+// forgotten, a version's mark costs a HEAD again.
 type versionMarks struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]seenVersion
+}
+
+type seenVersion struct {
+	mark string
+	kept http.Header
 }
 
 const maxVersionMarks = 4096
 
-func (v *versionMarks) store(key, etag, mark string) {
+// store keeps the mark and headers of o, an answer about key.
+func (v *versionMarks) store(key string, o s3client.ObjectInfo) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.m == nil || len(v.m) >= maxVersionMarks {
-		v.m = map[string]string{}
+		v.m = map[string]seenVersion{}
 	}
-	v.m[key+"\x00"+etag] = mark
+	v.m[key+"\x00"+o.ETag] = seenVersion{o.Meta[txnMeta], o.Kept}
 }
 
 func (v *versionMarks) load(key, etag string) (mark string, seen bool) {
+	s, seen := v.seen(key, etag)
+	return s.mark, seen
+}
+
+func (v *versionMarks) seen(key, etag string) (seenVersion, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	mark, seen = v.m[key+"\x00"+etag]
-	return mark, seen
+	s, seen := v.m[key+"\x00"+etag]
+	return s, seen
 }
 
 // Settled implements backend.Settler.

@@ -127,7 +127,7 @@ func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
 		return nil, f.missing(ctx, c)
 	}
 	defer body.Close()
-	f.marks.store(key, o.ETag, o.Meta[txnMeta])
+	f.marks.store(key, o)
 	r := &reader{f: f, ctx: ctx, c: c, info: fileInfo(path.Base(c), o), mark: o.Meta[txnMeta]}
 	first := make([]byte, min(o.Size, wholeBytes))
 	if _, err := io.ReadFull(body, first); err != nil {

@@ -410,6 +410,9 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 		if jo.Old == "" {
 			h = s3client.Condition("", "*")
 		}
+		if err := f.served(ctx, c, jo.Old, h); err != nil {
+			return nil, err
+		}
 		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
 		j.Ops[i].sent = true
 		up, err := f.c.Put(ctx, jo.Key, op.Data, h)

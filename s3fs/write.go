@@ -62,6 +62,9 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 		}
 	}
 	h := s3client.Condition(opts.IfVersion, ifNone)
+	if err := f.served(ctx, c, was, h); err != nil {
+		return backend.FileInfo{}, err
+	}
 	mark := newID()
 	h.Set("X-Amz-Meta-"+writeMeta, mark)
 	up, err := f.c.Put(ctx, f.key(c), data, h)
@@ -82,6 +85,36 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 		return backend.FileInfo{}, f.swapErr(ctx, c, opts, err)
 	}
 	return fileInfo(path.Base(c), up), nil
+}
+
+// served adds to h the headers of version was of c ("" for none) that
+// say how the object is served, as a copy keeps them (Content-Type,
+// Cache-Control, Content-Disposition, Content-Language, Expires): a
+// write over another tool's object dropped them, and the page of a
+// website bucket (text/html) became binary/octet-stream, which a browser
+// downloads. Not Content-Encoding: the bytes written are those the call
+// gave, as read shows them (a gzip object's compressed bytes), never
+// encoded again; nor the user metadata, which may describe the bytes
+// replaced (a tool's checksum or mtime). The version's HEAD, or its read,
+// told them; forgotten, they cost a HEAD.
+func (f *FS) served(ctx context.Context, c, was string, h http.Header) error {
+	if was == "" {
+		return nil
+	}
+	s, seen := f.marks.seen(f.key(c), was)
+	if !seen {
+		o, found, err := f.head(ctx, c)
+		if err != nil || !found || o.ETag != was {
+			return err // gone or changed: the write's condition refuses it
+		}
+		s.kept = o.Kept
+	}
+	for k, v := range s.kept {
+		if k != "Content-Encoding" && h[k] == nil {
+			h[k] = v
+		}
+	}
+	return nil
 }
 
 // writeMeta is the user metadata that marks the object a write puts: its
