@@ -138,3 +138,32 @@ func TestFindPagesByCursorOverAFileAndADirectoryOfOneName(t *testing.T) {
 		}
 	}
 }
+
+// ls and find of a name that is a file and a directory both list the
+// directory: they were NOT_A_DIRECTORY, its hint to read the file, and no
+// path named the directory (d/ is d), though find . lists it.
+func TestLsOfAFileThatIsADirectoryToo(t *testing.T) {
+	_, _, root := seeded(t, "lsdoubled", map[string]string{"d/1": "one", "d/2": "two"})
+	always := func(*http.Request) bool { return true }
+	tl := &core.Tools{FS: transportFS(t, root, &putMeanwhile{at: always, file: "d"})}
+	for _, p := range []string{"d", "d/"} {
+		res, err := tl.Ls(t.Context(), core.LsRequest{Path: p})
+		if err != nil {
+			t.Fatalf("ls %s: %v", p, err)
+		}
+		var names []string
+		for _, e := range res.Entries {
+			names = append(names, e.Name)
+		}
+		if want := []string{"1", "2"}; !slices.Equal(names, want) {
+			t.Errorf("ls %s listed %q, want %q", p, names, want)
+		}
+	}
+	res, err := tl.Find(t.Context(), core.FindRequest{Pattern: "**", Path: "d"})
+	if err != nil {
+		t.Fatalf("find d: %v", err)
+	}
+	if len(res.Results) != 2 {
+		t.Errorf("find d found %+v, want d/1 and d/2", res.Results)
+	}
+}

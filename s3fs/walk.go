@@ -56,7 +56,14 @@ func (f *FS) Walk(ctx context.Context, p string, opts backend.WalkOptions, visit
 			return err
 		}
 		if fi.Type != backend.TypeDir {
-			return fault.NotADirectory(c)
+			// A store may hold a key as a file and a prefix both (a and
+			// a/b, put by another tool): the directory is walked, where
+			// it was NOT_A_DIRECTORY, and no path named it (a/ is a).
+			if dir, err := f.isDir(ctx, c); err != nil {
+				return err
+			} else if !dir {
+				return fault.NotADirectory(c)
+			}
 		}
 	}
 	w := &walker{f: f, ctx: ctx, opts: opts, visit: visit, exclude: ignore.NewExcludes(opts.Exclude, opts.ExcludeBase)}
