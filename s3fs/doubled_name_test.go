@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
+	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 )
@@ -165,5 +167,41 @@ func TestLsOfAFileThatIsADirectoryToo(t *testing.T) {
 	}
 	if len(res.Results) != 2 {
 		t.Errorf("find d found %+v, want d/1 and d/2", res.Results)
+	}
+}
+
+// rm -r of a name that is a file and a directory both removes both: it
+// removed the file alone, answered deleted, and left the directory, whose
+// files find still listed. A denied location below the directory refuses
+// it before anything is removed.
+func TestRmRecursiveOfAFileThatIsADirectoryToo(t *testing.T) {
+	files := map[string]string{"d/1": "one", "d/e/2": "two", "k": "keep"}
+	always := func(*http.Request) bool { return true }
+	for _, deny := range []string{"", "d/e"} {
+		name := "rmdoubled" + strings.ReplaceAll(deny, "/", "")
+		f, _, root := seeded(t, name, files)
+		var denied []string
+		if deny != "" {
+			denied = []string{deny}
+		}
+		access, secret := s3test.Keys()
+		fs, err := s3fs.New(s3fs.Config{Root: root, Endpoint: s3test.Endpoint(t), AccessKey: access, SecretKey: secret,
+			Transport: &putMeanwhile{at: always, file: "d"}, Deny: denied})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := (&core.Tools{FS: fs}).Rm(t.Context(), core.RmRequest{Path: "d", Recursive: true})
+		want := map[string]string{"d/1": "", "d/e/2": "", "k": "keep"}
+		if deny != "" {
+			if codeOf(err) != fault.CodeDenied {
+				t.Errorf("deny %s: rm -r d returned %+v, %v; want DENIED", deny, res, err)
+			}
+			want = files
+		} else if err != nil || !res.Deleted {
+			t.Fatalf("rm -r d returned %+v, %v", res, err)
+		}
+		if got := tree(t, f, "d/1", "d/e/2", "k"); !maps.Equal(got, want) {
+			t.Errorf("deny %q: after rm -r d: %q, want %q", deny, got, want)
+		}
 	}
 }

@@ -282,6 +282,15 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		if o.ETag == "" {
 			return false, noETag(c)
 		}
+		var below []string
+		if opts.Recursive {
+			// A store may hold c as a file and a directory both (a and
+			// a/b, put by another tool): rm -r removes both, where it
+			// removed the file alone, said deleted, and left c there.
+			if below, err = f.treeBelow(ctx, c); err != nil {
+				return false, err
+			}
+		}
 		if opts.IfVersion != "" {
 			if err := f.settled(ctx, c, opts.IfVersion); err != nil {
 				return false, err
@@ -298,23 +307,15 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 				return false, err
 			}
 		}
+		if len(below) > 0 {
+			if err := f.deleteKeys(ctx, c, below); err != nil {
+				return true, err
+			}
+		}
 		return true, f.keepParentAfter(ctx, c, "was removed")
 	}
-	var keys, mangled []string
-	unversioned := "" // the first key the store gives no ETag
-	for o, err := range f.c.List(ctx, f.dirKey(c), "", 0, "") {
-		if err != nil {
-			return false, f.mapErr(err, c)
-		}
-		if o.ETag == "" && !strings.HasSuffix(o.Key, "/") && unversioned == "" {
-			unversioned = o.Key
-		}
-		keys = append(keys, o.Key)
-		if o.Mangled {
-			mangled = append(mangled, o.Key)
-		}
-	}
-	if err := f.journalBelow(c, f.dirKey(c), keys); err != nil {
+	keys, mangled, unversioned, err := f.listBelow(ctx, c)
+	if err != nil {
 		return false, err
 	}
 	switch {
@@ -342,6 +343,42 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		return false, err
 	}
 	return true, f.keepParentAfter(ctx, c, "was removed")
+}
+
+// listBelow lists every key below directory c, with those the store
+// listed mangled (see checkListed) and the first it gives no ETag.
+func (f *FS) listBelow(ctx context.Context, c string) (keys, mangled []string, unversioned string, err error) {
+	for o, err := range f.c.List(ctx, f.dirKey(c), "", 0, "") {
+		if err != nil {
+			return nil, nil, "", f.mapErr(err, c)
+		}
+		if o.ETag == "" && !strings.HasSuffix(o.Key, "/") && unversioned == "" {
+			unversioned = o.Key
+		}
+		keys = append(keys, o.Key)
+		if o.Mangled {
+			mangled = append(mangled, o.Key)
+		}
+	}
+	return keys, mangled, unversioned, f.journalBelow(c, f.dirKey(c), keys)
+}
+
+// treeBelow is the keys below c that a recursive removal of c deletes
+// once it has removed the file c: none, unless c is a directory too. They
+// are checked, as a directory's removal checks them, before anything is
+// deleted.
+func (f *FS) treeBelow(ctx context.Context, c string) ([]string, error) {
+	keys, mangled, unversioned, err := f.listBelow(ctx, c)
+	switch {
+	case err != nil || len(keys) == 0:
+		return nil, err
+	case f.holdsDenied(c):
+		return nil, fault.Errorf(fault.CodeDenied, "the path is a file and a directory both, and the directory holds a denied location.").WithPath(c).
+			WithHint("remove the file without -r/--recursive, and the entries outside the denied location one by one")
+	case unversioned != "":
+		return nil, noETag(f.rel(unversioned))
+	}
+	return keys, f.checkListed(ctx, mangled)
 }
 
 // lostRemoval judges the removal of c, whose answer was lost (err), by
