@@ -1297,6 +1297,14 @@ func (c *Client) List(ctx context.Context, prefix, delimiter string, max int, st
 			}
 			sort.Slice(infos, func(i, j int) bool { return infos[i].Key < infos[j].Key })
 			for _, o := range infos {
+				if !strings.HasPrefix(o.Key, prefix) {
+					// A store that ignored the prefix (a broken gateway):
+					// the key is no entry of what was listed, and a
+					// recursive removal would delete it.
+					yield(ObjectInfo{}, &Error{Status: http.StatusOK, Code: CodeNotS3,
+						Message: fmt.Sprintf("the listing of %q held the key %q, outside that prefix", prefix, o.Key)})
+					return
+				}
 				n++
 				if !yield(o, nil) || max > 0 && n >= max {
 					return
