@@ -651,6 +651,12 @@ func nextData(seek func(off int64, whence int) (int64, error), off, size int64) 
 		return 0, 0, false, err
 	}
 	hole, err = seek(data, unix.SEEK_HOLE)
+	if errors.Is(err, unix.ENXIO) {
+		// Truncated between the two seeks: no data is left, and the
+		// caller's version check answers STALE. Returned, the ENXIO
+		// failed the move NOT_REGULAR, naming its destination.
+		return 0, 0, false, nil
+	}
 	return data, hole, err == nil, err
 }
 

@@ -759,3 +759,19 @@ func TestNextDataWithoutHoles(t *testing.T) {
 		t.Errorf("an extent: %d %d %v %v, want 4096 8192", data, hole, ok, err)
 	}
 }
+
+// A file truncated between nextData's two seeks (SEEK_DATA found data,
+// then SEEK_HOLE at it is ENXIO: past the end now) has no more data: the
+// copy ends, and the caller's version check answers STALE. The ENXIO was
+// returned, and the move failed NOT_REGULAR naming its destination.
+func TestNextDataFileShrunkBetweenSeeks(t *testing.T) {
+	seek := func(_ int64, whence int) (int64, error) {
+		if whence == unix.SEEK_DATA {
+			return 4096, nil
+		}
+		return 0, unix.ENXIO
+	}
+	if _, _, ok, err := nextData(seek, 0, 1<<20); ok || err != nil {
+		t.Errorf("SEEK_HOLE ENXIO: %v %v, want no more data", ok, err)
+	}
+}
