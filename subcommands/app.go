@@ -1064,7 +1064,7 @@ func variableNamed(c *cli.Context, err error) error {
 		if _, flagged := given[v.flag]; flagged || os.Getenv(v.env) == "" || strings.Contains(e.Message, v.env) {
 			continue
 		}
-		if !strings.Contains(e.Message, named) && !strings.Contains(e.Hint, named) {
+		if !namesFlag(e.Message, named) && !namesFlag(e.Hint, named) {
 			continue
 		}
 		n := *e
@@ -1075,6 +1075,27 @@ func variableNamed(c *cli.Context, err error) error {
 		return &n
 	}
 	return err
+}
+
+// namesFlag reports whether text names the flag (--root) as a word: at
+// its start or after a space or a parenthesis, and before its end, a
+// space or punctuation. The letters inside a path or a value quoted
+// (the root site--deny-list, the deny path http://a/--root) are not the
+// flag, and the hint blamed the variable of the other flag.
+func namesFlag(text, flag string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], flag)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(flag)
+		before := start == 0 || strings.ContainsRune(" (", rune(text[start-1]))
+		after := end == len(text) || strings.ContainsRune(" :;,.)", rune(text[end]))
+		if before && after {
+			return true
+		}
+		i = end
+	}
 }
 
 // openWorkspace is workspace's backend, its errors naming the flags.
