@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
-	"github.com/agentfs/agentfs/memfs"
 )
 
 // TestGlobRepeatedDotSlash: a glob that starts with ./ more than once
@@ -28,16 +27,6 @@ func TestGlobRepeatedDotSlash(t *testing.T) {
 		{"././x/*.go", "./x/*.go", "src"},
 		{"././src/main.go", "./src/main.go", "src"}, // INVALID_GLOB: it starts with the path
 		{"././src/./x", "./src/./x", "."},           // INVALID_GLOB: a . segment inside
-	}
-	files := map[string]string{}
-	for _, f := range globFromRootTree {
-		files[f] = "hello\n"
-	}
-	local, _ := tools(t)
-	for f, text := range files {
-		if _, err := local.Write(context.Background(), core.WriteRequest{Path: f, Content: &text}); err != nil {
-			t.Fatal(err)
-		}
 	}
 	// answers are the files each tool and field gives for glob below
 	// path, or the code of its error.
@@ -94,7 +83,7 @@ func TestGlobRepeatedDotSlash(t *testing.T) {
 		}
 		return out
 	}
-	for name, tl := range map[string]*core.Tools{"localfs": local, "memfs": {FS: memfs.New(files)}} {
+	for name, tl := range globTreeTools(t) {
 		t.Run(name, func(t *testing.T) {
 			for _, c := range cases {
 				got, want := answers(tl, c.glob, c.path), answers(tl, c.same, c.path)

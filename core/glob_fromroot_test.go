@@ -14,6 +14,23 @@ import (
 var globFromRootTree = []string{"src/main.go", "src/x/a.go", "src/x/src/deep.go", "src/lib/util.go",
 	"lib/l.go", "lib/src/y.go", "a/src/z.go", "top.go"}
 
+// globTreeTools are the tools of globFromRootTree (each file "hello") on
+// a local directory and in memory, by backend name.
+func globTreeTools(t *testing.T) map[string]*core.Tools {
+	t.Helper()
+	files := map[string]string{}
+	for _, f := range globFromRootTree {
+		files[f] = "hello\n"
+	}
+	local, _ := tools(t)
+	for f, text := range files {
+		if _, err := local.Write(context.Background(), core.WriteRequest{Path: f, Content: &text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return map[string]*core.Tools{"localfs": local, "memfs": {FS: memfs.New(files)}}
+}
+
 // TestGlobAtAnyDepthFromRoot: a glob that starts with **/ matches at any
 // depth, so include, exclude and find's pattern match it against the path
 // from the root, as the answers spell it, which a path below --path
@@ -88,17 +105,7 @@ func TestGlobAtAnyDepthFromRoot(t *testing.T) {
 		{"./**/src/**", "src/x", "src/x/src/deep.go", "src/x/a.go"},
 		{"./**/{src,lib}/*.go", "src", "src/lib/util.go src/x/src/deep.go", "src/main.go src/x/a.go"},
 	}
-	files := map[string]string{}
-	for _, f := range globFromRootTree {
-		files[f] = "hello\n"
-	}
-	local, _ := tools(t)
-	for f, text := range files {
-		if _, err := local.Write(context.Background(), core.WriteRequest{Path: f, Content: &text}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, tl := range map[string]*core.Tools{"localfs": local, "memfs": {FS: memfs.New(files)}} {
+	for name, tl := range globTreeTools(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			for _, c := range cases {
