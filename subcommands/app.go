@@ -794,7 +794,9 @@ func sessionHint(e *fault.Error) *fault.Error {
 		for _, alt := range strings.Split(sentence, ", or ") {
 			s, ok := settingIn(alt, named)
 			switch {
-			case !ok:
+			case !ok, strings.Contains(alt, "start agentfs again"):
+				// A remedy that already is a new session (the root
+				// renamed while it ran) is the restart: left as it is.
 				alts = append(alts, alt)
 			case said[s.flag]:
 			case s.flag == "root":

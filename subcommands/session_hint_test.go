@@ -90,3 +90,22 @@ func namesAny(s string, flags []string) bool {
 	}
 	return strings.Contains(s, "AGENTFS_ASSETS")
 }
+
+// TestSessionHintOfARestart: a hint that already says to start agentfs
+// again is left as it is. The root renamed during a session (rootMoved,
+// a hint built at run time, which the audit does not read) lost its only
+// remedy, "start agentfs again ... with --root naming the directory as it
+// is now", and said instead that a call cannot add a root.
+func TestSessionHintOfARestart(t *testing.T) {
+	for _, tc := range []struct {
+		code       fault.Code
+		hint, want string
+	}{
+		{fault.CodeOutsideRoot, "start agentfs again (a new batch or MCP session) with --root naming the directory as it is now; nothing was changed",
+			"start agentfs again (a new batch or MCP session) with --root naming the directory as it is now; nothing was changed"},
+	} {
+		if got := sessionHint(&fault.Error{Code: tc.code, Hint: tc.hint}).Hint; got != tc.want {
+			t.Errorf("%s: session's hint\n  %s\nwant\n  %s", tc.hint, got, tc.want)
+		}
+	}
+}
