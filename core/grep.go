@@ -1319,7 +1319,7 @@ func (p *page) refuse(n, text int, what, path string) bool {
 	needed := max(p.skeleton+n, text)
 	hint := fmt.Sprintf("raise --max-bytes to %d or more, or pass --offset %d to skip it", p.t.raiseTo(needed), p.seen)
 	if p.req.Context > 0 && p.req.Mode != ModeFiles && p.req.Mode != ModeCount {
-		hint = fmt.Sprintf("raise --max-bytes to %d or more, lower --context, or pass --offset %d to skip it", p.t.raiseTo(needed), p.seen)
+		hint = fmt.Sprintf("raise --max-bytes to %d or more, or lower --context, or pass --offset %d to skip it", p.t.raiseTo(needed), p.seen)
 	}
 	p.err = p.t.tooLarge(needed, what).WithPath(path).WithDetail("offset", p.seen-1).WithHint("%s", hint)
 	return true
