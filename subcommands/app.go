@@ -848,7 +848,9 @@ func (s sessionSetting) in(text string) bool {
 	if s.env != "" && strings.Contains(text, s.env) {
 		return true
 	}
-	return slices.Contains(flagTokens(text), "--"+s.flag)
+	// As a word (namesFlag): the letters of a path are no flag (the root
+	// w--symlinks was told to restart with --symlinks within).
+	return namesFlag(text, "--"+s.flag)
 }
 
 // settingIn returns the first of settings that text names.

@@ -109,3 +109,17 @@ func TestSessionHintOfARestart(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionHintOfARootNamedLikeAFlag: the letters of a root's name are
+// no setting. OUTSIDE_ROOT under the root w--symlinks was told "restart
+// the session with --symlinks within", and under w--root lost the root's
+// name: flagTokens took --symlinks and --root inside the path for flags.
+func TestSessionHintOfARootNamedLikeAFlag(t *testing.T) {
+	for _, root := range []string{"/srv/w--symlinks", "/srv/w--root", "/srv/w--max-bytes"} {
+		hint := "use a path inside " + root + ", or add a root with --root"
+		want := "use a path inside " + root + "; this session's roots were set when it started, and a call cannot add one"
+		if got := sessionHint(&fault.Error{Code: fault.CodeOutsideRoot, Message: "the path is outside the allowed roots.", Hint: hint}).Hint; got != want {
+			t.Errorf("%s: session's hint\n  %s\nwant\n  %s", hint, got, want)
+		}
+	}
+}
