@@ -1297,6 +1297,14 @@ func (c *Client) List(ctx context.Context, prefix, delimiter string, max int, st
 			}
 			sort.Slice(infos, func(i, j int) bool { return infos[i].Key < infos[j].Key })
 			for _, o := range infos {
+				if rest, ok := strings.CutPrefix(o.Key, xmlMangled(prefix)); ok && o.Mangled && !strings.HasPrefix(o.Key, prefix) {
+					// A store that ignores encoding-type=url mangles the
+					// prefix's bytes XML cannot carry (d\x01x/ listed as
+					// d\uFFFDx/f) as it mangles the rest: the key starts
+					// with the prefix asked, which the listing was IO_ERROR
+					// for, and before that cut at the prefix's length.
+					o.Key, o.Mangled = prefix+rest, strings.ContainsRune(rest, utf8.RuneError)
+				}
 				if !strings.HasPrefix(o.Key, prefix) {
 					// A store that ignored the prefix (a broken gateway):
 					// the key is no entry of what was listed, and a
@@ -1316,4 +1324,20 @@ func (c *Client) List(ctx context.Context, prefix, delimiter string, max int, st
 			token = page.NextContinuationToken
 		}
 	}
+}
+
+// xmlMangled is s as a store that ignores encoding-type=url lists it
+// (encoding/xml's escaping): U+FFFD for each byte that is no UTF-8 and
+// each character XML cannot carry (a control byte).
+func xmlMangled(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == 0x09, r == 0x0A, r == 0x0D, r >= 0x20 && r <= 0xD7FF, r >= 0xE000 && r < utf8.RuneError, r >= 0x10000 && r <= 0x10FFFF:
+			b.WriteRune(r)
+		default:
+			b.WriteRune(utf8.RuneError)
+		}
+	}
+	return b.String()
 }

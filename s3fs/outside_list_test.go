@@ -60,3 +60,24 @@ func TestAListingOutsideThePrefixAsked(t *testing.T) {
 		t.Errorf("rm -r d sent %q", deleted)
 	}
 }
+
+// A directory whose name holds a byte XML cannot carry (\x01) is listed
+// on a store that ignores encoding-type=url (versitygw 1.8), which gives
+// each of its keys with U+FFFD for that byte: the listing's own prefix
+// mangled so is that prefix. ls and rm -r of it were IO_ERROR, "the
+// endpoint did not answer as an S3 store", where before ls named its
+// file x/f.txt (the key cut at the prefix's length in bytes).
+func TestAListingOfAPrefixTheStoreMangles(t *testing.T) {
+	f, _, _ := seeded(t, "mangledprefix", map[string]string{"d\x01x/f.txt": "hi\n", "k": "keep\n"})
+	page, err := f.ReadDir(t.Context(), "d\x01x", 0, 10)
+	ents := page.Entries
+	if err != nil || len(ents) != 1 || ents[0].Name != "f.txt" {
+		t.Fatalf("ls d\\x01x: %+v, %v; want f.txt", ents, err)
+	}
+	if _, err := f.Remove(t.Context(), "d\x01x", backend.RemoveOptions{Recursive: true}); err != nil {
+		t.Fatalf("rm -r d\\x01x: %v", err)
+	}
+	if _, err := f.Stat(t.Context(), "d\x01x/f.txt"); codeOf(err) != fault.CodeNotFound {
+		t.Errorf("d\\x01x/f.txt after rm -r: %v, want NOT_FOUND", err)
+	}
+}
