@@ -863,25 +863,6 @@ func settingIn(text string, settings []sessionSetting) (sessionSetting, bool) {
 	return sessionSetting{}, false
 }
 
-// flagTokens are the --flag tokens of s, whole (--offset is not the start
-// of --offset-lines).
-func flagTokens(s string) []string {
-	var out []string
-	for i := 0; ; {
-		j := strings.Index(s[i:], "--")
-		if j < 0 {
-			return out
-		}
-		j += i
-		end := j + 2
-		for end < len(s) && (s[end] == '-' || s[end] >= 'a' && s[end] <= 'z' || s[end] >= '0' && s[end] <= '9') {
-			end++
-		}
-		out = append(out, s[j:end])
-		i = end
-	}
-}
-
 // raise is the restart of a bound a session was started with.
 func raise(flag string) func(string) string {
 	return func(value string) string {

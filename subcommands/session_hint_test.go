@@ -80,6 +80,25 @@ func TestSessionHintAudit(t *testing.T) {
 	}
 }
 
+// flagTokens are the --flag tokens of s, whole (--offset is not the start
+// of --offset-lines): the audit's own reading, apart from namesFlag's.
+func flagTokens(s string) []string {
+	var out []string
+	for i := 0; ; {
+		j := strings.Index(s[i:], "--")
+		if j < 0 {
+			return out
+		}
+		j += i
+		end := j + 2
+		for end < len(s) && (s[end] == '-' || s[end] >= 'a' && s[end] <= 'z' || s[end] >= '0' && s[end] <= '9') {
+			end++
+		}
+		out = append(out, s[j:end])
+		i = end
+	}
+}
+
 func namesAny(s string, flags []string) bool {
 	for _, tok := range flagTokens(s) {
 		for _, f := range flags {
