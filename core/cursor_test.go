@@ -672,27 +672,16 @@ func TestGrepContextPagesGiveEachLineOnce(t *testing.T) {
 		files[fmt.Sprintf("d%d/f%d.txt", i%2, i)] = b.String() + strings.Repeat("z", 150) + "\nhit last\n"
 	}
 	tl := &Tools{FS: memfs.New(files)}
-	lines := func(r *GrepResult) []string {
-		var out []string
-		for _, f := range r.Files {
-			for _, b := range f.Blocks {
-				for k, l := range b.Lines {
-					out = append(out, fmt.Sprintf("%s:%d:%s", f.Path, b.Start+k, l))
-				}
-			}
-		}
-		return out
-	}
 	defer func(n int) { passAhead = n }(passAhead)
 	for _, ahead := range []int{passAhead, 2} {
 		// 2: a page by offset searches again the file it passes more
 		// than two matching lines of.
 		passAhead = ahead
-		contextPagesGiveEachLineOnce(t, tl, lines)
+		contextPagesGiveEachLineOnce(t, tl)
 	}
 }
 
-func contextPagesGiveEachLineOnce(t *testing.T, tl *Tools, lines func(*GrepResult) []string) {
+func contextPagesGiveEachLineOnce(t *testing.T, tl *Tools) {
 	ctx := context.Background()
 	for c := range 4 {
 		tl.MaxBytes = 0
@@ -700,7 +689,7 @@ func contextPagesGiveEachLineOnce(t *testing.T, tl *Tools, lines func(*GrepResul
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := lines(whole)
+		want := pageLines(whole)
 		for _, limit := range []int{1, 2, 3, 5} {
 			for _, byCursor := range []bool{false, true} {
 				tl.MaxBytes = 0
@@ -714,7 +703,7 @@ func contextPagesGiveEachLineOnce(t *testing.T, tl *Tools, lines func(*GrepResul
 					if err != nil {
 						t.Fatal(err)
 					}
-					got = append(got, lines(r)...)
+					got = append(got, pageLines(r)...)
 					if r.NextOffset == nil {
 						break
 					}
