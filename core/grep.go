@@ -85,11 +85,17 @@ func (g *Globs) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return fault.InvalidArgument("globs must be one glob or an array of globs, not %s.", jsonKind(b)).
-			WithHint(`give "*.go", or ["*.go", "*.md"] for several`)
+		return globsRefused("globs", b)
 	}
 	*g = many
 	return nil
+}
+
+// globsRefused is the refusal of the JSON value b given for the globs
+// field named name (DecodeJSON knows the name, UnmarshalJSON does not).
+func globsRefused(name string, b []byte) *fault.Error {
+	return fault.InvalidArgument("%s must be one glob or an array of globs, not %s.", name, jsonKind(b)).
+		WithHint(`give "*.go", or ["*.go", "*.md"] for several`)
 }
 
 // jsonKind names the kind of a JSON value that is not a string.

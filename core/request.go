@@ -817,9 +817,8 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 			if f.Type == reflect.TypeFor[Globs]() {
 				// Here, where the field's name is known: Globs's own
 				// UnmarshalJSON does not know which it decodes.
-				var err error
-				if val, err = globsValue(val, at+f.JSON); err != nil {
-					return nil, err
+				if raw, _ := json.Marshal(val); new(Globs).UnmarshalJSON(raw) != nil {
+					return nil, globsRefused(at+f.JSON, raw)
 				}
 			}
 			if err := ownDecoding(val, f.Type, at+f.JSON); err != nil {
@@ -847,24 +846,6 @@ func normalise(v any, t reflect.Type, at string) (any, error) {
 		return integral(x, t), nil
 	}
 	return v, nil
-}
-
-// globsValue is v, the JSON value of the Globs field named name, as an
-// array: one string is one glob, for include and exclude alike.
-func globsValue(v any, name string) (any, error) {
-	switch x := v.(type) {
-	case nil:
-		return v, nil
-	case string:
-		return []any{x}, nil
-	case []any:
-		if !slices.ContainsFunc(x, func(e any) bool { _, ok := e.(string); return !ok }) {
-			return v, nil
-		}
-	}
-	b, _ := json.Marshal(v)
-	return nil, fault.InvalidArgument("%s must be one glob or an array of globs, not %s.", name, jsonKind(b)).
-		WithHint(`give "*.go", or ["*.go", "*.md"] for several`)
 }
 
 // kindMismatch is the error of the JSON value v given for the field
