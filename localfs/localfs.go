@@ -59,6 +59,11 @@ type Config struct {
 	// whose first root is an object store): paths are then shown absolute,
 	// so that a displayed path passed back still comes here.
 	RelativeElsewhere bool
+	// OtherRoots are the workspace's roots held by other backends (a
+	// mixed workspace's stores, s3://bucket/prefix), which an
+	// OUTSIDE_ROOT hint names after the local roots: an absolute path
+	// outside them all was told of the local roots only.
+	OtherRoots []string
 	// LockTimeout bounds how long New waits for the locks of a dead
 	// writer's files to undo its transaction (at most 2 s a journal): one
 	// it cannot lock now, a later mutation undoes.
@@ -243,6 +248,7 @@ func New(cfg Config) (*FS, error) {
 			f.named = append(f.named, r.path)
 		}
 	}
+	f.named = append(f.named, cfg.OtherRoots...)
 	// The longest root first, so a nested root wins over its parent.
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].path) > len(f.roots[j].path) })
 	var denyPaths []string

@@ -1203,16 +1203,20 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 		}
 	}
 	storeFirst := strings.HasPrefix(roots[0], s3fs.Scheme)
+	storeRoots, err := apartStoreRoots(roots)
+	if err != nil {
+		return nil, nil, err
+	}
 	var members []mixfs.Member
 	var lfs *localfs.FS
 	home := -1
 	if len(locals) > 0 {
-		var err error
 		lfs, err = localfs.New(localfs.Config{
 			Roots:             locals,
 			Deny:              append(localDeny, relDeny...),
 			Symlinks:          localfs.SymlinkPolicy(c.String("symlinks")),
 			RelativeElsewhere: storeFirst,
+			OtherRoots:        slices.DeleteFunc(slices.Clone(storeRoots), func(r string) bool { return r == "" }),
 			LockTimeout:       c.Duration("lock-timeout"),
 		})
 		if err != nil {
@@ -1222,10 +1226,6 @@ func mixedWorkspace(c *cli.Context, roots []string) (backend.FS, *localfs.FS, er
 		if lfs.HoldsRelative() {
 			home = 0
 		}
-	}
-	storeRoots, err := apartStoreRoots(roots)
-	if err != nil {
-		return nil, nil, err
 	}
 	for i, r := range roots {
 		if !strings.HasPrefix(r, s3fs.Scheme) {
