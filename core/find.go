@@ -69,18 +69,19 @@ const FindDefaultLimit = 200
 func quotedGlob(g string) string { return `"` + g + `"` }
 
 // checkGlob validates a glob of a request field; an invalid one is
-// INVALID_GLOB naming the field.
+// INVALID_GLOB naming the field and quoting the glob as given, its
+// leading ./ kept.
 func checkGlob(field, g string) (string, error) {
 	given := g
 	g, _ = cutDotSlash(g)
 	if field != "pattern" && strings.HasPrefix(g, "!") {
 		// rg's -g '!x' negates; here include only narrows and exclude only
 		// prunes, so a leading ! would silently match nothing.
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s starts with !, which does not negate here.", field, quotedGlob(g)).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s starts with !, which does not negate here.", field, quotedGlob(given)).
 			WithHint("leave paths out with --exclude GLOB, without the !; keep only some with grep's --include or find's pattern")
 	}
 	if !doublestar.ValidatePattern(g) {
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s is not a valid glob.", field, quotedGlob(g)).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s is not a valid glob.", field, quotedGlob(given)).
 			WithHint("check brackets and braces; escape a literal *, ?, [ or { with a backslash")
 	}
 	if n, depth := braceLoad(g); n > maxGlobAlternatives || depth > maxBraceDepth {
@@ -89,27 +90,27 @@ func checkGlob(field, g string) (string, error) {
 		// patterns they stand for, and with the square of their nesting:
 		// "{a,a}" 24 times took 5 s on one name, and 10,000 nested braces
 		// 0.7 s a name.
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has braces that stand for more than %d patterns or nest more than %d deep.", field, quotedGlob(g), maxGlobAlternatives, maxBraceDepth).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has braces that stand for more than %d patterns or nest more than %d deep.", field, quotedGlob(given), maxGlobAlternatives, maxBraceDepth).
 			WithHint("split it into fewer alternatives, or search with several calls")
 	}
 	if slashInClass(g) {
 		// doublestar matches it across segments (src[/]c.go matched
 		// src/c.go), where a class is one character of a name.
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has a / inside [...], which matches one character of a name, never a slash.", field, quotedGlob(g)).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has a / inside [...], which matches one character of a name, never a slash.", field, quotedGlob(given)).
 			WithHint("write the slash outside the brackets")
 	}
 	if name := posixClassIn(g); name != "" {
 		// doublestar reads [[:digit:]] as the class [[:digt] then a ],
 		// so that it matched d] and not 5, with exit 0 (as rg -g and
 		// fd -g do; git knows the class).
-		e := fault.Errorf(fault.CodeInvalidGlob, "%s %s holds the POSIX class [:%s:], which globs here do not know.", field, quotedGlob(g), name)
+		e := fault.Errorf(fault.CodeInvalidGlob, "%s %s holds the POSIX class [:%s:], which globs here do not know.", field, quotedGlob(given), name)
 		if r, ok := posixRanges[name]; ok {
 			return "", e.WithHint("write its characters as a range inside the brackets: [%s] for [[:%s:]]", r, name)
 		}
 		return "", e.WithHint("write its characters as ranges inside the brackets, such as [a-zA-Z0-9]")
 	}
 	if path.IsAbs(g) {
-		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s is absolute; it must be relative to path.", field, quotedGlob(g)).
+		return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s is absolute; it must be relative to path.", field, quotedGlob(given)).
 			WithHint("put the directory in path and the rest in %s", field)
 	}
 	// A glob that no path can match is an error, never an empty success
@@ -128,7 +129,7 @@ func checkGlob(field, g string) (string, error) {
 			if d := strings.TrimSuffix(g, "/"); !strings.ContainsAny(d, `*?[]{}\`) {
 				asPath = fmt.Sprintf(", or give %s as the path", d)
 			}
-			return "", fault.Errorf(fault.CodeInvalidGlob, "include %s ends with a slash, which names directories; include selects files.", quotedGlob(g)).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "include %s ends with a slash, which names directories; include selects files.", quotedGlob(given)).
 				WithHint("for the files below the directories %s names, write %s%s; to leave them out, use --exclude %s", given, below, asPath, given)
 		}
 		body = strings.TrimSuffix(g, "/")
@@ -136,10 +137,10 @@ func checkGlob(field, g string) (string, error) {
 	for _, seg := range strings.Split(body, "/") {
 		switch seg {
 		case "":
-			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has an empty segment (//), which no path has.", field, quotedGlob(g)).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has an empty segment (//), which no path has.", field, quotedGlob(given)).
 				WithHint("write one slash between names")
 		case ".", "..":
-			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has a %s segment, which no path below path has.", field, quotedGlob(g), seg).
+			return "", fault.Errorf(fault.CodeInvalidGlob, "%s %s has a %s segment, which no path below path has.", field, quotedGlob(given), seg).
 				WithHint("put the directory in path and the rest in %s", field)
 		}
 	}
