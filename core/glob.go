@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agentfs/agentfs/ignore"
@@ -25,12 +26,24 @@ type glob struct {
 	// anchored: the pattern was given with a leading ./, which anchors it
 	// at the start, so that fromRoot leaves it matched against rel.
 	anchored bool
+	// alts, when set, are the globs a pattern that starts with braces
+	// stands for (ignore.Alternatives), matched in its place.
+	alts []glob
 }
 
 // newGlob prepares a validated pattern. anyDepth says a pattern without a
 // slash matches a name at any depth (include, exclude) rather than only at
 // the top (find).
 func newGlob(pattern string, anyDepth bool) glob {
+	if alts := ignore.Alternatives(pattern); len(alts) > 1 {
+		// Each shaped as the whole is: {**/a/*.go,zz} names zz at the
+		// top only.
+		g := glob{pattern: pattern}
+		for _, a := range alts {
+			g.alts = append(g.alts, newGlob(a, anyDepth && !strings.Contains(pattern, "/")))
+		}
+		return g
+	}
 	// A final /** matches below what the rest names, never that itself.
 	g := glob{pattern: ignore.BelowOnly(pattern)}
 	switch rest, ok := strings.CutPrefix(pattern, "**/"); {
@@ -55,7 +68,11 @@ func newGlob(pattern string, anyDepth bool) glob {
 // the same without the leading ./ that anchors it (checkGlob).
 func givenGlob(given, checked string) glob {
 	g := newGlob(checked, !strings.Contains(given, "/"))
-	_, g.anchored = cutDotSlash(given)
+	_, anchored := cutDotSlash(given)
+	g.anchored = anchored
+	for i := range g.alts {
+		g.alts[i].anchored = anchored
+	}
 	return g
 }
 
@@ -78,6 +95,9 @@ func cutDotSlash(g string) (rest string, anchored bool) {
 // match reports whether an entry (its path relative to the start, and its
 // name) matches.
 func (g glob) match(rel, name string) bool {
+	if g.alts != nil {
+		return slices.ContainsFunc(g.alts, func(a glob) bool { return a.match(rel, name) })
+	}
 	if !g.nameOnly {
 		return doublestar.MatchUnvalidated(g.pattern, ignore.FromRoot(g.base, rel))
 	}
@@ -104,6 +124,7 @@ func (g glob) match(rel, name string) bool {
 // answered a/src/n.go.
 func fromRoot(gs []glob, base string) []glob {
 	for i := range gs {
+		gs[i].alts = fromRoot(gs[i].alts, base)
 		if !gs[i].nameOnly && !gs[i].anchored && ignore.AnyDepth(gs[i].pattern) {
 			gs[i].base = base
 		}

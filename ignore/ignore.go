@@ -10,6 +10,7 @@
 package ignore
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -66,13 +67,15 @@ func NewExcludes(globs []string, base string) Excludes {
 		anchored := strings.HasPrefix(g, "./")
 		shape, body := ShapeOf(strings.TrimPrefix(g, "./"))
 		shape.Name = shape.Name && !anchored
-		e := exclude{shape: shape, glob: BelowOnly(body)}
-		if !anchored && !shape.Name && AnyDepth(body) && strings.Contains(body[len("**/"):], "/") {
-			// (**/name matches a name, wherever the path starts; ./**/
-			// is anchored at the start, as ./ anchors any glob.)
-			e.base = base
+		for _, alt := range Alternatives(body) {
+			e := exclude{shape: shape, glob: BelowOnly(alt)}
+			if !anchored && !shape.Name && AnyDepth(alt) && strings.Contains(alt[len("**/"):], "/") {
+				// (**/name matches a name, wherever the path starts; ./**/
+				// is anchored at the start, as ./ anchors any glob.)
+				e.base = base
+			}
+			x = append(x, e)
 		}
-		x = append(x, e)
 	}
 	return x
 }
@@ -97,6 +100,57 @@ func (x Excludes) Match(rel, name string, isDir bool) bool {
 // src/main.go, and **/src/** below src/x nothing at all.
 func AnyDepth(g string) bool {
 	return strings.HasPrefix(g, "**/")
+}
+
+// Alternatives returns the globs that the validated glob g stands for
+// when it starts with braces one of whose alternatives starts with **/
+// ({**/src/*.go,**/lib/*.go}): each alternative followed by the rest of
+// g, so that each is matched from the root or below the start by its
+// own start, as AnyDepth has it. Matched whole below the start, such a
+// glob searched below src missed src/main.go, with exit 0. Any other g
+// is returned alone, as is one whose split would give an empty or
+// absolute glob ({,**/}/x).
+func Alternatives(g string) []string {
+	if !strings.HasPrefix(g, "{") {
+		return []string{g}
+	}
+	var alts []string
+	depth, from := 0, 1
+	for i := 0; i < len(g); i++ {
+		switch g[i] {
+		case '\\':
+			i++
+		case '[':
+			// As doublestar reads braces: a class ends at its first ].
+			for i++; i < len(g) && g[i] != ']'; i++ {
+				if g[i] == '\\' {
+					i++
+				}
+			}
+		case '{':
+			depth++
+		case ',':
+			if depth == 1 {
+				alts, from = append(alts, g[from:i]), i+1
+			}
+		case '}':
+			if depth--; depth > 0 {
+				continue
+			}
+			alts = append(alts, g[from:i])
+			if !slices.ContainsFunc(alts, AnyDepth) {
+				return []string{g}
+			}
+			rest := g[i+1:]
+			for j, a := range alts {
+				if alts[j] = a + rest; alts[j] == "" || strings.HasPrefix(alts[j], "/") {
+					return []string{g}
+				}
+			}
+			return alts
+		}
+	}
+	return []string{g}
 }
 
 // FromRoot is the path rel below a walk's start that the answers spell

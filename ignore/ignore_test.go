@@ -1,6 +1,11 @@
 package ignore
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
 
 // TestExcludesTrailingDoubleStar: an exclude that ends with /** leaves out
 // what is below what it names, as in an ignore file, rg -g '!x/**' and fd
@@ -107,6 +112,46 @@ func TestBelowOnly(t *testing.T) {
 	}
 }
 
+func TestAlternatives(t *testing.T) {
+	for g, want := range map[string][]string{
+		"{**/a/*.go,**/b/*.go}":   {"**/a/*.go", "**/b/*.go"},
+		"{**/a/src/*.go,zz}":      {"**/a/src/*.go", "zz"},
+		"{**/a,b}/*.go":           {"**/a/*.go", "b/*.go"},
+		"{**/{a,b},c}/x":          {"**/{a,b}/x", "c/x"},
+		"{[,}]/x,**/y}":           {"[,}]/x", "**/y"},
+		`{**/a\,b,c}`:             {`**/a\,b`, "c"},
+		`{a\,**/b,c}`:             {`{a\,**/b,c}`},
+		"{a,b}/x":                 {"{a,b}/x"},
+		"x/{**/a,b}":              {"x/{**/a,b}"},
+		"**/x":                    {"**/x"},
+		"{,**/}a/*.go":            {"a/*.go", "**/a/*.go"},
+		"{,**/}/a":                {"{,**/}/a"},
+		"{**/a}":                  {"**/a"},
+		"{**/a,{b,c}}/d{e,f}":     {"**/a/d{e,f}", "{b,c}/d{e,f}"},
+		"{**/a/*.go,b/**}/**/x.c": {"**/a/*.go/**/x.c", "b/**/**/x.c"},
+	} {
+		if got := Alternatives(g); !slices.Equal(got, want) {
+			t.Errorf("Alternatives(%q) = %q, want %q", g, got, want)
+		}
+	}
+}
+
+// TestExcludesLeadingAlternatives: an exclude that starts with braces,
+// one alternative of which starts with **/, leaves out what each
+// alternative names, the **/ one from the root: matched whole below
+// the start, {**/src/*.go,zz} below src left src/main.go in.
+func TestExcludesLeadingAlternatives(t *testing.T) {
+	x := NewExcludes([]string{"{**/src/*.go,zz}"}, "src")
+	for _, c := range []struct {
+		rel  string
+		want bool
+	}{{"main.go", true}, {"x/src/a.go", true}, {"zz", true}, {"x/zz", false}, {"x/a.go", false}} {
+		if got := x.Match(c.rel, lastName(c.rel), false); got != c.want {
+			t.Errorf("below src, %s excluded: %v, want %v", c.rel, got, c.want)
+		}
+	}
+}
+
 func lastName(rel string) string {
 	for i := len(rel) - 1; i >= 0; i-- {
 		if rel[i] == '/' {
@@ -158,4 +203,32 @@ func TestExcludesFromRoot(t *testing.T) {
 			t.Errorf("exclude %q below %q on %q (dir %v) = %v, want %v", c.glob, c.base, c.rel, c.isDir, got, c.want)
 		}
 	}
+}
+
+// FuzzAlternatives: the globs Alternatives splits a glob into match, taken
+// together, what the glob matches, on the same path.
+//
+//	go test ./ignore -run '^$' -fuzz FuzzAlternatives
+func FuzzAlternatives(f *testing.F) {
+	f.Add("{**/a/*.go,zz}", "a/b.go")
+	f.Add("{**/a,{b,c}}/d{e,f}", "c/de")
+	f.Add(`{**/a\,b,c}`, "x/a,b")
+	f.Add("{[,}]/x,**/y}", "}/x")
+	f.Add("{,**/}a/*.go", "q/a/b.go")
+	f.Fuzz(func(t *testing.T, g, p string) {
+		if !doublestar.ValidatePattern(g) {
+			return
+		}
+		alts := Alternatives(g)
+		want := doublestar.MatchUnvalidated(g, p)
+		got := slices.ContainsFunc(alts, func(a string) bool {
+			if !doublestar.ValidatePattern(a) {
+				t.Fatalf("Alternatives(%q) gave the invalid glob %q", g, a)
+			}
+			return doublestar.MatchUnvalidated(a, p)
+		})
+		if got != want {
+			t.Fatalf("%q matches %q: %v; its alternatives %q: %v", g, p, want, alts, got)
+		}
+	})
 }
