@@ -228,6 +228,14 @@ type ObjectInfo struct {
 	// user metadata (Content-Type, Cache-Control and the like: see kept);
 	// nil when none.
 	Kept http.Header
+	// Stored holds the headers of the answer that say how the object is
+	// stored and that a PUT sets again, which a copy does not keep: its
+	// storage class, and its encryption under a KMS key (see stored);
+	// nil when none.
+	Stored http.Header
+	// Tags is how many tags the object has (x-amz-tagging-count): a HEAD
+	// or a GET does not give them, Tagging does.
+	Tags int
 	// Mangled says a listing gave Key unescaped (the store ignored
 	// encoding-type=url) with a U+FFFD in it: such a store (versitygw)
 	// writes so each byte XML cannot carry, so the key stored may be
@@ -692,9 +700,31 @@ func info(key string, h http.Header, size int64) ObjectInfo {
 			}
 			o.Kept[k] = v
 		}
+		if stored[k] && len(v) > 0 {
+			if o.Stored == nil {
+				o.Stored = http.Header{}
+			}
+			o.Stored[k] = v
+		}
+	}
+	o.Tags, _ = strconv.Atoi(h.Get("X-Amz-Tagging-Count"))
+	if !strings.HasPrefix(o.Stored.Get("X-Amz-Server-Side-Encryption"), "aws:kms") {
+		// SSE-S3 (AES256), the default of a bucket with no other: the
+		// bucket's default then applies, as to a new object.
+		for k := range o.Stored {
+			if strings.HasPrefix(k, "X-Amz-Server-Side-Encryption") {
+				delete(o.Stored, k)
+			}
+		}
 	}
 	return o
 }
+
+// stored are the headers of an object that a PUT sets again (see
+// ObjectInfo.Stored). An object under a key of its writer's (SSE-C) is
+// not among them: without that key it cannot be read, nor written so.
+var stored = map[string]bool{"X-Amz-Storage-Class": true, "X-Amz-Server-Side-Encryption": true,
+	"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id": true, "X-Amz-Server-Side-Encryption-Bucket-Key-Enabled": true}
 
 // Condition is a header of If-Match ifMatch (an ETag) and If-None-Match
 // ifNoneMatch, each when set.
@@ -1083,6 +1113,33 @@ func (c *Client) Put(ctx context.Context, key string, data []byte, h http.Header
 	}
 	resp.Body.Close()
 	return info(key, resp.Header, int64(len(data))), nil
+}
+
+// Tagging is the tag set of the object at key (GetObjectTagging) as the
+// x-amz-tagging header of a PUT sets it again: URL-encoded KEY=VALUE
+// pairs, joined by &; "" when it has none.
+func (c *Client) Tagging(ctx context.Context, key string) (string, error) {
+	resp, err := c.do(ctx, request{method: http.MethodGet, key: key, query: url.Values{"tagging": {""}}})
+	if err != nil {
+		return "", err
+	}
+	data, err := readAnswer(resp)
+	if err != nil {
+		return "", err
+	}
+	var t struct {
+		Tags []struct{ Key, Value string } `xml:"TagSet>Tag"`
+	}
+	if err := xml.Unmarshal(data, &t); err != nil {
+		return "", &Error{Status: resp.StatusCode, Code: CodeNotS3, Message: "the answer to GetObjectTagging is not a tag set: " + err.Error()}
+	}
+	pairs := make([]string, len(t.Tags))
+	for i, tag := range t.Tags {
+		// %20 for a space, which a header's query string decodes as
+		// one, where + may stay a plus.
+		pairs[i] = awsEscape(tag.Key, false) + "=" + awsEscape(tag.Value, false)
+	}
+	return strings.Join(pairs, "&"), nil
 }
 
 // Copy copies the object src, If-Match srcETag when set, to dst with the

@@ -24,8 +24,8 @@ import (
 
 // versionMarks are the txnMeta marks ("" for none) of the versions this
 // process saw at a HEAD, by key and ETag: the read before a swap HEADs the
-// version it swaps against. Each keeps the version's headers that a write
-// over it keeps too (see served). Bounded, for a long MCP session:
+// version it swaps against. Each keeps what a write over the version
+// keeps of it too (see carry). Bounded, for a long MCP session:
 // forgotten, a version's mark costs a HEAD again.
 type versionMarks struct {
 	mu sync.Mutex
@@ -33,8 +33,9 @@ type versionMarks struct {
 }
 
 type seenVersion struct {
-	mark string
-	kept http.Header
+	mark         string
+	kept, stored http.Header
+	tags         int
 }
 
 const maxVersionMarks = 4096
@@ -46,7 +47,7 @@ func (v *versionMarks) store(key string, o s3client.ObjectInfo) {
 	if v.m == nil || len(v.m) >= maxVersionMarks {
 		v.m = map[string]seenVersion{}
 	}
-	v.m[key+"\x00"+o.ETag] = seenVersion{o.Meta[txnMeta], o.Kept}
+	v.m[key+"\x00"+o.ETag] = seenVersion{o.Meta[txnMeta], o.Kept, o.Stored, o.Tags}
 }
 
 func (v *versionMarks) load(key, etag string) (mark string, seen bool) {

@@ -180,6 +180,10 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	if err != nil {
 		return nil, err
 	}
+	keep, err := f.keepAll(ctx, keys, olds, ops)
+	if err != nil {
+		return nil, err
+	}
 	id := newID()
 	j := journal{Mark: id, Version: journalVersion, known: true}
 	for i, op := range ops {
@@ -197,7 +201,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	if err != nil {
 		return nil, err
 	}
-	infos, err := f.apply(ctx, l, keys, ops, &j)
+	infos, err := f.apply(ctx, l, keys, ops, keep, &j)
 	if err == nil {
 		err = l.commit(ctx, j)
 	}
@@ -205,6 +209,29 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 		return nil, f.undo(ctx, l, j, err)
 	}
 	return infos, nil
+}
+
+// keepAll is what the write of each op keeps of the object it replaces,
+// at olds[i] (see carry), asked before anything changes. An object
+// encrypted under a KMS key is NOT_SUPPORTED: its ETag, the version, is
+// no MD5 of its bytes, by which a transaction recognises its own writes;
+// its PUT would be made, then refused, then undone.
+func (f *FS) keepAll(ctx context.Context, keys, olds []string, ops []backend.Op) ([]http.Header, error) {
+	keep := make([]http.Header, len(ops))
+	for i, op := range ops {
+		if op.Remove || olds[i] == "" {
+			continue
+		}
+		keep[i] = http.Header{}
+		if err := f.carry(ctx, keys[i], olds[i], keep[i]); err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(keep[i].Get("X-Amz-Server-Side-Encryption"), "aws:kms") {
+			return nil, fault.Errorf(fault.CodeNotSupported, "the file is encrypted under a KMS key, so that its version is no hash of its bytes, which a transaction needs to recognise its own writes.").WithPath(keys[i]).
+				WithHint("change it with edit or write, one file at a time: each keeps its encryption")
+		}
+	}
+	return keep, nil
 }
 
 // undo rolls back the transaction of l, which failed with err: nothing of
@@ -352,7 +379,7 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 
 // apply copies the objects to replace, then makes each change as a
 // compare-and-swap against the version checked.
-func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.Op, j *journal) ([]backend.FileInfo, error) {
+func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.Op, keep []http.Header, j *journal) ([]backend.FileInfo, error) {
 	if err := f.crossed(ctx, l.key, *j); err != nil {
 		return nil, err
 	}
@@ -410,8 +437,8 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 		if jo.Old == "" {
 			h = s3client.Condition("", "*")
 		}
-		if err := f.served(ctx, c, jo.Old, h); err != nil {
-			return nil, err
+		for k, v := range keep[i] {
+			h[k] = v
 		}
 		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
 		j.Ops[i].sent = true

@@ -62,7 +62,7 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 		}
 	}
 	h := s3client.Condition(opts.IfVersion, ifNone)
-	if err := f.served(ctx, c, was, h); err != nil {
+	if err := f.carry(ctx, c, was, h); err != nil {
 		return backend.FileInfo{}, err
 	}
 	mark := newID()
@@ -87,17 +87,25 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 	return fileInfo(path.Base(c), up), nil
 }
 
-// served adds to h the headers of version was of c ("" for none) that
-// say how the object is served, as a copy keeps them (Content-Type,
-// Cache-Control, Content-Disposition, Content-Language, Expires): a
-// write over another tool's object dropped them, and the page of a
-// website bucket (text/html) became binary/octet-stream, which a browser
-// downloads. Not Content-Encoding: the bytes written are those the call
-// gave, as read shows them (a gzip object's compressed bytes), never
-// encoded again; nor the user metadata, which may describe the bytes
-// replaced (a tool's checksum or mtime). The version's HEAD, or its read,
-// told them; forgotten, they cost a HEAD.
-func (f *FS) served(ctx context.Context, c, was string, h http.Header) error {
+// carry adds to h what a write over version was of c ("" for none)
+// keeps of it, where it dropped it all:
+//   - the headers that say how the object is served, as a copy keeps
+//     them (Content-Type, Cache-Control, Content-Disposition,
+//     Content-Language, Expires): the page of a website bucket
+//     (text/html) became binary/octet-stream, which a browser downloads.
+//     Not Content-Encoding: the bytes written are those the call gave,
+//     as read shows them (a gzip object's compressed bytes), never
+//     encoded again; nor the user metadata, which may describe the bytes
+//     replaced (a tool's checksum or mtime);
+//   - how it is stored (see s3client.ObjectInfo.Stored): its storage
+//     class (an object another tool moved to STANDARD_IA went back to
+//     STANDARD) and its encryption under a KMS key, with the key (it was
+//     written under the bucket's default, or none);
+//   - its tags (lifecycle or cost-allocation rules go by them), which
+//     cost a request of their own, sent only when the version has some.
+//
+// The version's HEAD, or its read, told them; forgotten, they cost a HEAD.
+func (f *FS) carry(ctx context.Context, c, was string, h http.Header) error {
 	if was == "" {
 		return nil
 	}
@@ -107,11 +115,28 @@ func (f *FS) served(ctx context.Context, c, was string, h http.Header) error {
 		if err != nil || !found || o.ETag != was {
 			return err // gone or changed: the write's condition refuses it
 		}
-		s.kept = o.Kept
+		s = seenVersion{kept: o.Kept, stored: o.Stored, tags: o.Tags}
 	}
 	for k, v := range s.kept {
 		if k != "Content-Encoding" && h[k] == nil {
 			h[k] = v
+		}
+	}
+	for k, v := range s.stored {
+		h[k] = v
+	}
+	if s.tags > 0 {
+		tags, err := f.c.Tagging(ctx, f.key(c))
+		if code, status := s3client.Code(err); code == "AccessDenied" || status == http.StatusForbidden {
+			// The HEAD passed: the credentials may not read tags.
+			return fault.Errorf(fault.CodePermissionDenied, "the object store refused to tell the file's %d tags, which a write keeps: %s.", s.tags, strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+				WithHint("grant s3:GetObjectTagging and s3:PutObjectTagging on the bucket, or remove the file's tags with another tool to write it without them").WithCause(err)
+		}
+		if err != nil {
+			return f.mapErr(err, c) // dropped, the tags would be lost
+		}
+		if tags != "" {
+			h.Set("X-Amz-Tagging", tags)
 		}
 	}
 	return nil

@@ -1,0 +1,261 @@
+package s3fs_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3fs"
+	"github.com/agentfs/agentfs/s3fs/s3test"
+	"github.com/minio/minio-go/v7"
+)
+
+// changes are the ways a call replaces an object with a PUT: a write at
+// the version a HEAD (Stat) or a GET (a read) told, one with no version
+// (an agent's write over a file it did not read), and a transaction's
+// (an edit, a replace or a patch of several files).
+var changes = []struct {
+	name   string
+	change func(ctx context.Context, f *s3fs.FS, p string) error
+}{
+	{"write at a version stated", func(ctx context.Context, f *s3fs.FS, p string) error {
+		fi, err := f.Stat(ctx, p)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteFile(ctx, p, []byte("bye\n"), backend.WriteOptions{IfVersion: fi.Version})
+		return err
+	}},
+	{"write at a version read", func(ctx context.Context, f *s3fs.FS, p string) error {
+		r, err := f.Open(ctx, p)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if _, err := io.ReadAll(r); err != nil {
+			return err
+		}
+		_, err = f.WriteFile(ctx, p, []byte("bye\n"), backend.WriteOptions{IfVersion: r.Info().Version})
+		return err
+	}},
+	{"write with no version", func(ctx context.Context, f *s3fs.FS, p string) error {
+		_, err := f.WriteFile(ctx, p, []byte("bye\n"), backend.WriteOptions{})
+		return err
+	}},
+	{"transaction", func(ctx context.Context, f *s3fs.FS, p string) error {
+		fi, err := f.Stat(ctx, p)
+		if err != nil {
+			return err
+		}
+		_, err = f.Commit(ctx, []backend.Op{{Path: p, Data: []byte("bye\n"), Write: backend.WriteOptions{IfVersion: fi.Version}}})
+		return err
+	}},
+}
+
+// TestWriteKeepsTheObjectsTags: a write or a transaction over an object
+// with tags (lifecycle or cost-allocation rules go by them) keeps them,
+// where its PUT dropped them; reading them is one request, sent only for
+// an object that has some (x-amz-tagging-count), so that a write over
+// one with none sends what it sent before.
+func TestWriteKeepsTheObjectsTags(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, cnt := openFS(t, "s3://"+bucket+"/ws")
+	want := map[string]string{"team": "red", "cost center": "a+b/c=d:e@f"}
+	for _, tc := range changes {
+		for _, tagged := range []bool{true, false} {
+			name := tc.name + map[bool]string{true: " tagged", false: " untagged"}[tagged]
+			t.Run(name, func(t *testing.T) {
+				p := strings.ReplaceAll(name, " ", "-") + ".txt"
+				opts := minio.PutObjectOptions{}
+				if tagged {
+					opts.UserTags = want
+				}
+				if _, err := c.PutObject(ctx, bucket, "ws/"+p, strings.NewReader("hi\n"), 3, opts); err != nil {
+					t.Fatal(err)
+				}
+				cnt.reset()
+				if err := tc.change(ctx, f, p); err != nil {
+					t.Fatal(err)
+				}
+				reads := 0
+				for k, n := range cnt.asked {
+					if strings.Contains(k, "?tagging") {
+						reads += n
+					}
+				}
+				got, err := c.GetObjectTagging(ctx, bucket, "ws/"+p, minio.GetObjectTaggingOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tagged {
+					want := map[string]string{}
+					if !maps.Equal(got.ToMap(), want) || reads != 0 {
+						t.Errorf("tags %v after the change, read with %d requests; want none, no request", got.ToMap(), reads)
+					}
+					return
+				}
+				if !maps.Equal(got.ToMap(), want) || reads != 1 {
+					t.Errorf("tags %v after the change, read with %d requests; want %v, one request", got.ToMap(), reads, want)
+				}
+			})
+		}
+	}
+}
+
+// storedAs is a transport to the test's store that answers a HEAD or a
+// GET of the object at key with the headers stored as well, as a store
+// that keeps them (AWS) does where versitygw 1.8 takes them and answers
+// STANDARD and no encryption, and records the headers of each PUT of it.
+// A request answer answers (not nil) goes no further.
+type storedAs struct {
+	key    string // the request's path: /BUCKET/KEY
+	stored http.Header
+	answer func(r *http.Request) *http.Response
+	mu     sync.Mutex
+	puts   []http.Header
+}
+
+func (s *storedAs) RoundTrip(r *http.Request) (*http.Response, error) {
+	ours := cmp.Or(r.URL.Opaque, r.URL.Path) == s.key
+	if r.Method == http.MethodPut && ours {
+		s.mu.Lock()
+		s.puts = append(s.puts, r.Header.Clone())
+		s.mu.Unlock()
+	}
+	if ours && s.answer != nil {
+		if resp := s.answer(r); resp != nil {
+			return resp, nil
+		}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || !ours {
+		return resp, err
+	}
+	switch {
+	case (r.Method == http.MethodHead || r.Method == http.MethodGet) && r.URL.RawQuery == "" && resp.StatusCode/100 == 2:
+		for k, v := range s.stored {
+			resp.Header[k] = v
+		}
+	}
+	return resp, nil
+}
+
+// TestWriteKeepsHowTheObjectIsStored: a write or a transaction over an
+// object keeps its storage class and its encryption under a KMS key, with
+// the key and its bucket-key setting, where its PUT dropped them: an
+// object another tool moved to STANDARD_IA went back to STANDARD, one
+// encrypted under a key of the user's was written under the bucket's
+// default, or none. SSE-S3 (AES256) is left to the bucket's default. A
+// transaction refuses an object under a KMS key before any change: the
+// ETag of its PUT would be no MD5, which it needs.
+// versitygw 1.8 keeps neither, so its answers say them as AWS's do, and
+// the test reads the PUT's headers.
+func TestWriteKeepsHowTheObjectIsStored(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const kms = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	for _, st := range []struct {
+		name         string
+		stored, want http.Header
+	}{
+		{"infrequent access", http.Header{"X-Amz-Storage-Class": {"STANDARD_IA"}}, http.Header{"X-Amz-Storage-Class": {"STANDARD_IA"}}},
+		{"kms", http.Header{"X-Amz-Server-Side-Encryption": {"aws:kms"}, "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id": {kms},
+			"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled": {"true"}, "X-Amz-Storage-Class": {"GLACIER_IR"}},
+			http.Header{"X-Amz-Server-Side-Encryption": {"aws:kms"}, "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id": {kms},
+				"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled": {"true"}, "X-Amz-Storage-Class": {"GLACIER_IR"}}},
+		{"sse-s3", http.Header{"X-Amz-Server-Side-Encryption": {"AES256"}}, http.Header{"X-Amz-Server-Side-Encryption": nil}},
+	} {
+		for _, tc := range changes {
+			name := st.name + " " + tc.name
+			t.Run(name, func(t *testing.T) {
+				p := strings.ReplaceAll(name, " ", "-") + ".txt"
+				if _, err := c.PutObject(ctx, bucket, "ws/"+p, strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				rt := &storedAs{key: "/" + bucket + "/ws/" + p, stored: st.stored}
+				f := transportFS(t, "s3://"+bucket+"/ws", rt)
+				err := tc.change(ctx, f, p)
+				rt.mu.Lock()
+				defer rt.mu.Unlock()
+				if st.name == "kms" && tc.name == "transaction" {
+					// Its PUT would have an ETag no MD5 of the bytes.
+					if codeOf(err) != fault.CodeNotSupported || len(rt.puts) != 0 {
+						t.Errorf("%v, %d PUTs; want NOT_SUPPORTED, none", err, len(rt.puts))
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rt.puts) != 1 {
+					t.Fatalf("%d PUTs of %s; want 1", len(rt.puts), p)
+				}
+				for k, v := range st.want {
+					if got := rt.puts[0][k]; strings.Join(got, ",") != strings.Join(v, ",") {
+						t.Errorf("the PUT's %s: %q; want %q", k, got, v)
+					}
+				}
+			})
+		}
+	}
+}
+
+// s3Error is a store's error answer to r: its XML names code and says
+// msg, but for a HEAD's, which has no body.
+func s3Error(r *http.Request, status int, code, msg string) *http.Response {
+	body := "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>" + code + "</Code><Message>" + msg + "</Message></Error>"
+	if r.Method == http.MethodHead {
+		body = ""
+	}
+	return &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/xml"}}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: r}
+}
+
+// TestTagsNotReadable: a write over an object with tags, by credentials
+// that may not read them, is PERMISSION_DENIED and sends no PUT, which
+// would drop them; the hint names the permissions.
+func TestTagsNotReadable(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, bucket, "ws/tagged.txt", strings.NewReader("hi\n"), 3, minio.PutObjectOptions{UserTags: map[string]string{"team": "red"}}); err != nil {
+		t.Fatal(err)
+	}
+	rt := &storedAs{key: "/" + bucket + "/ws/tagged.txt", answer: func(r *http.Request) *http.Response {
+		if r.Method != http.MethodGet || !r.URL.Query().Has("tagging") {
+			return nil
+		}
+		return s3Error(r, http.StatusForbidden, "AccessDenied", "Access Denied")
+	}}
+	f := transportFS(t, "s3://"+bucket+"/ws", rt)
+	_, err = f.WriteFile(ctx, "tagged.txt", []byte("bye\n"), backend.WriteOptions{})
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodePermissionDenied || !strings.Contains(e.Hint, "s3:GetObjectTagging") {
+		t.Errorf("%v; want PERMISSION_DENIED with a hint naming s3:GetObjectTagging", err)
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.puts) != 0 {
+		t.Errorf("%d PUTs of the object; want none", len(rt.puts))
+	}
+}
