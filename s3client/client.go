@@ -739,14 +739,36 @@ func Condition(ifMatch, ifNoneMatch string) http.Header {
 	return h
 }
 
-// Head describes the object at key.
+// Head describes the object at key. A HEAD's failure has no body to say
+// why, so that a 400 with no more is asked again as a GET of the first
+// byte, whose error says it: AWS answers so for an object encrypted with
+// a key of its writer's (SSE-C), which the request did not send.
 func (c *Client) Head(ctx context.Context, key string) (ObjectInfo, error) {
 	resp, err := c.do(ctx, request{method: http.MethodHead, key: key})
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusBadRequest && e.Message == "" {
+		return ObjectInfo{}, c.why(ctx, key, err)
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	resp.Body.Close()
 	return info(key, resp.Header, resp.ContentLength), nil
+}
+
+// why is the error a GET of the first byte of key answers, said by the
+// store, in the stead of err, a HEAD's bare 400; err when the GET says
+// no more.
+func (c *Client) why(ctx context.Context, key string, err error) error {
+	resp, gerr := c.do(ctx, request{method: http.MethodGet, key: key, header: http.Header{"Range": {"bytes=0-0"}}})
+	var e *Error
+	if errors.As(gerr, &e) && e.Status == http.StatusBadRequest && e.Message != "" {
+		return gerr
+	}
+	if gerr == nil {
+		resp.Body.Close()
+	}
+	return err
 }
 
 // Get streams [off, off+n) of the object at key (all of it when n is 0),

@@ -400,6 +400,10 @@ func (f *FS) mapErr(err error, c string) error {
 		// longer than its file system takes.
 		return fault.Errorf(fault.CodeNotAFile, "the object store holds a directory there: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check the path with ls; a store over a file system (versitygw) also answers so to a name over 255 bytes").WithCause(err)
+	case customerKey(code, err):
+		// AWS's and MinIO's answer to a read of an object under SSE-C.
+		return fault.Errorf(fault.CodeNotSupported, "the object is encrypted with a key of its writer's (SSE-C), which agentfs does not hold: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("read or change it with a tool given its key (aws s3 cp --sse-c); agentfs neither reads it nor writes over it, which would drop its encryption").WithCause(err)
 	case invalidRequest(code, status):
 		return fault.Errorf(fault.CodeInvalidArgument, "the object store refused the request as invalid: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check the path: a store may limit a key's length, or a name's (255 bytes on a store over a file system, as versitygw's)").WithCause(err)
@@ -486,6 +490,12 @@ func invalidRequest(code string, status int) bool {
 		return false
 	}
 	return status == http.StatusBadRequest || status == http.StatusRequestURITooLong || code == "KeyTooLongError"
+}
+
+// customerKey reports a store's refusal of a request for an object
+// encrypted with a key of its writer's (SSE-C) that did not send it.
+func customerKey(code string, err error) bool {
+	return code == "InvalidRequest" && strings.Contains(strings.ToLower(err.Error()), "server side encryption")
 }
 
 func notFound(c string) error {

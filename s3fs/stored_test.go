@@ -228,6 +228,48 @@ func s3Error(r *http.Request, status int, code, msg string) *http.Response {
 		Header: http.Header{"Content-Type": {"application/xml"}}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: r}
 }
 
+// TestAnObjectUnderACustomerKey: an object encrypted with a key of its
+// writer's (SSE-C), which agentfs cannot send, is NOT_SUPPORTED to a
+// read, a stat or a write, which sends no PUT (it would drop the
+// encryption), with a hint that names the way to change it. AWS answers
+// its HEAD with a bare 400 and its GET with InvalidRequest; a write was
+// INVALID_ARGUMENT "400 Bad Request", its hint about the key's length.
+// versitygw 1.8 takes SSE-C headers and ignores them, so its answers are
+// AWS's here.
+func TestAnObjectUnderACustomerKey(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, bucket, "ws/secret.txt", strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rt := &storedAs{key: "/" + bucket + "/ws/secret.txt", answer: func(r *http.Request) *http.Response {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return nil
+		}
+		return s3Error(r, http.StatusBadRequest, "InvalidRequest", "The object was stored using a form of Server Side Encryption. "+
+			"The correct parameters must be provided to retrieve the object.")
+	}}
+	f := transportFS(t, "s3://"+bucket+"/ws", rt)
+	for _, tc := range changes {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.change(ctx, f, "secret.txt")
+			e := fault.AsError(err)
+			if e == nil || e.Code != fault.CodeNotSupported || !strings.Contains(e.Hint, "--sse-c") {
+				t.Errorf("%v; want NOT_SUPPORTED with a hint naming --sse-c", err)
+			}
+		})
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.puts) != 0 {
+		t.Errorf("%d PUTs of the object; want none", len(rt.puts))
+	}
+}
+
 // TestTagsNotReadable: a write over an object with tags, by credentials
 // that may not read them, is PERMISSION_DENIED and sends no PUT, which
 // would drop them; the hint names the permissions.
