@@ -61,6 +61,12 @@ type RemoveOptions struct {
 	// of this attempt, a file of IfVersion or, IfVersion empty, a
 	// directory, as in WriteOptions.
 	Stated bool
+	// Checked says that IfVersion is the caller's own precondition (a
+	// version or sha256 it read), not only the version this attempt
+	// found: a recursive removal then removes nothing the read did not
+	// cover (on an object store, the directory of a name that is a file
+	// and a directory both).
+	Checked bool
 }
 
 // MutableFS is the write side of the file-system contract. Each call is

@@ -108,7 +108,7 @@ func (t *Tools) rmOnce(ctx context.Context, m backend.MutableFS, req RmRequest, 
 	// Stated: the Lstat above found a file of that version, or a
 	// directory, which an object store then needs not ask again.
 	stated := cur.info.Type == backend.TypeDir && cur.info.Version == "" || cur.info.Type == backend.TypeFile && cur.info.Version != ""
-	opts := backend.RemoveOptions{Recursive: req.Recursive, IfVersion: cur.info.Version, Stated: stated}
+	opts := backend.RemoveOptions{Recursive: req.Recursive, IfVersion: cur.info.Version, Stated: stated, Checked: req.Set()}
 	res.Deleted, err = m.Remove(ctx, req.Path, opts)
 	if err != nil {
 		return nil, conflictOf(err, backend.WriteOptions{IfVersion: opts.IfVersion}, false)

@@ -2,6 +2,7 @@ package s3fs_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentfs/agentfs/backend"
@@ -203,5 +205,63 @@ func TestRmRecursiveOfAFileThatIsADirectoryToo(t *testing.T) {
 		if got := tree(t, f, "d/1", "d/e/2", "k"); !maps.Equal(got, want) {
 			t.Errorf("deny %q: after rm -r d: %q, want %q", deny, got, want)
 		}
+	}
+}
+
+// logged passes requests on to next (the default transport when nil) and
+// keeps the changes among them (method and key, a batch delete as
+// POST ?delete).
+type logged struct {
+	next    http.RoundTripper
+	mu      sync.Mutex
+	changes []string
+}
+
+func (l *logged) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		l.mu.Lock()
+		l.changes = append(l.changes, r.Method+" "+cmp.Or(r.URL.Opaque, r.URL.Path)+"?"+r.URL.RawQuery)
+		l.mu.Unlock()
+	}
+	return cmp.Or[http.RoundTripper](l.next, http.DefaultTransport).RoundTrip(r)
+}
+
+func (l *logged) deletes() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var d []string
+	for _, c := range l.changes {
+		if strings.HasPrefix(c, http.MethodDelete) || strings.HasPrefix(c, http.MethodPost) {
+			d = append(d, c)
+		}
+	}
+	return d
+}
+
+// rm -r of a name that is a file and a directory both, under a
+// precondition the caller read from the file, is INVALID_ARGUMENT, nothing
+// removed, as the recursive removal of a directory under one is: the
+// precondition held for the file, and the directory below it, which no
+// read covered, was removed with it. Without -r the file alone is removed,
+// under the precondition.
+func TestRmRecursiveOfAFileThatIsADirectoryTooUnderAPrecondition(t *testing.T) {
+	files := map[string]string{"d/1": "one", "d/e/2": "two"}
+	f, _, root := seeded(t, "rmdoubledpre", files)
+	always := func(*http.Request) bool { return true }
+	log := &logged{next: &putMeanwhile{at: always, file: "d"}}
+	tl := &core.Tools{FS: transportFS(t, root, log)}
+	fi, err := tl.FS.Stat(t.Context(), "d")
+	if err != nil || fi.Type != backend.TypeFile {
+		t.Fatalf("stat d: %+v, %v", fi, err)
+	}
+	res, err := tl.Rm(t.Context(), core.RmRequest{Path: "d", Recursive: true, Precondition: core.Precondition{ExpectedVersion: fi.Version}})
+	if codeOf(err) != fault.CodeInvalidArgument {
+		t.Errorf("rm -r d --expected-version: %+v, %v; want INVALID_ARGUMENT", res, err)
+	}
+	if d := log.deletes(); len(d) > 0 {
+		t.Errorf("rm -r d --expected-version sent %q, want no deletion", d)
+	}
+	if got := tree(t, f, "d/1", "d/e/2"); !maps.Equal(got, files) {
+		t.Errorf("after rm -r d --expected-version: %q, want %q", got, files)
 	}
 }

@@ -315,6 +315,12 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 			if below, err = f.treeBelow(ctx, c); err != nil {
 				return false, err
 			}
+			if len(below) > 0 && opts.Checked {
+				// The precondition is the file's: the directory, which
+				// no read covered, was removed with it.
+				return false, fault.InvalidArgument("the path is a file and a directory both, and a precondition covers the file, not what lies below the directory, so a recursive removal cannot be conditional on it.").WithPath(c).
+					WithHint("drop -r/--recursive to remove the file alone under the precondition, or drop the precondition to remove both; nothing was removed")
+			}
 		}
 		if opts.IfVersion != "" {
 			if err := f.settled(ctx, c, opts.IfVersion); err != nil {
