@@ -265,3 +265,60 @@ func TestRmRecursiveOfAFileThatIsADirectoryTooUnderAPrecondition(t *testing.T) {
 		t.Errorf("after rm -r d --expected-version: %q, want %q", got, files)
 	}
 }
+
+// A final slash names the directory of a name that is a file and a
+// directory both, as it does for ls and find: grep d/ searched nothing and
+// rm -r d/ removed nothing, NOT_A_DIRECTORY saying to drop the slash,
+// which named the file. rm -r d/ removes the directory and leaves the
+// file.
+func TestAFinalSlashNamesTheDirectoryOfAFileThatIsADirectoryToo(t *testing.T) {
+	files := map[string]string{"d/1": "one", "d/2": "two"}
+	f, _, root := seeded(t, "slashdoubled", files)
+	always := func(*http.Request) bool { return true }
+	log := &logged{next: &putMeanwhile{at: always, file: "d"}}
+	tl := &core.Tools{FS: transportFS(t, root, log)}
+	g, err := tl.Grep(t.Context(), core.GrepRequest{Pattern: "one", Path: "d/"})
+	if err != nil {
+		t.Fatalf("grep one d/: %v", err)
+	}
+	if len(g.Files) != 1 || g.Files[0].Path != "d/1" {
+		t.Errorf("grep one d/ found %+v, want d/1", g.Files)
+	}
+	if _, err := tl.Rm(t.Context(), core.RmRequest{Path: "d/"}); codeOf(err) != fault.CodeNotEmpty {
+		t.Errorf("rm d/: %v, want NOT_EMPTY", err)
+	}
+	res, err := tl.Rm(t.Context(), core.RmRequest{Path: "d/", Recursive: true})
+	if err != nil || !res.Deleted {
+		t.Fatalf("rm -r d/: %+v, %v", res, err)
+	}
+	if got, want := tree(t, f, "d/1", "d/2"), map[string]string{"d/1": "", "d/2": ""}; !maps.Equal(got, want) {
+		t.Errorf("after rm -r d/: %q, want %q", got, want)
+	}
+	for _, d := range log.deletes() {
+		if strings.HasSuffix(d, "/d?") {
+			t.Errorf("rm -r d/ sent %s, which removes the file d", d)
+		}
+	}
+}
+
+// mv d/ of a name that is a file and a directory both moves the directory
+// and leaves the file, as rm -r d/ removes it: the final slash names the
+// directory.
+func TestMoveOfAFinalSlashMovesTheDirectoryOfAFileThatIsADirectoryToo(t *testing.T) {
+	f, _, root := seeded(t, "mvslashdoubled", map[string]string{"d/1": "one", "d/2": "two"})
+	always := func(*http.Request) bool { return true }
+	log := &logged{next: &putMeanwhile{at: always, file: "d"}}
+	tl := &core.Tools{FS: transportFS(t, root, log)}
+	if _, err := tl.Mv(t.Context(), core.MvRequest{From: "d/", To: "e"}); err != nil {
+		t.Fatalf("mv d/ e: %v", err)
+	}
+	want := map[string]string{"d/1": "", "d/2": "", "e/1": "one", "e/2": "two", "e": "dir"}
+	if got := tree(t, f, "d/1", "d/2", "e/1", "e/2", "e"); !maps.Equal(got, want) {
+		t.Errorf("after mv d/ e: %q, want %q", got, want)
+	}
+	for _, c := range log.changes {
+		if strings.Contains(c, "/d?") {
+			t.Errorf("mv d/ e sent %s, which changes the file d", c)
+		}
+	}
+}

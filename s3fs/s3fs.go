@@ -590,8 +590,17 @@ func (f *FS) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
 		if err != nil {
 			return backend.FileInfo{}, err
 		}
-		if found {
+		if found && !backend.NamesDirectory(p) {
 			return fileInfo(path.Base(c), o), nil
+		}
+		if found {
+			// A store may hold c as a file and a directory both (a and
+			// a/b, put by another tool): a final slash names the
+			// directory, as it does for ls and find.
+			if dir, err := f.isDir(ctx, c); err != nil || !dir {
+				return fileInfo(path.Base(c), o), err
+			}
+			return dirInfo(path.Base(c)), nil
 		}
 	}
 	dir, err := f.isDir(ctx, c)

@@ -302,6 +302,16 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 		if o, found, err = f.head(ctx, c); err != nil {
 			return false, err
 		}
+		if found && backend.NamesDirectory(p) {
+			// A final slash names the directory of a name that is a file
+			// and a directory both (see Stat): it is removed, not the
+			// file.
+			dir, err := f.isDir(ctx, c)
+			if err != nil {
+				return false, err
+			}
+			found = !dir
+		}
 	}
 	if found {
 		if o.ETag == "" {
