@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -320,5 +321,78 @@ func TestMoveOfAFinalSlashMovesTheDirectoryOfAFileThatIsADirectoryToo(t *testing
 		if strings.Contains(c, "/d?") {
 			t.Errorf("mv d/ e sent %s, which changes the file d", c)
 		}
+	}
+}
+
+// heavyMarker serves every listing with the marker key (a directory's
+// key with its final /) as holding size bytes, as another tool may put it
+// (versitygw's disk cannot: it refuses such a PUT,
+// DirectoryObjectContainsData).
+type heavyMarker struct {
+	key  string
+	size int
+}
+
+func (h *heavyMarker) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || r.Method != http.MethodGet || !r.URL.Query().Has("list-type") {
+		return resp, err
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, k := range []string{h.key, url.QueryEscape(h.key)} {
+		re := regexp.MustCompile(`(<Key>` + regexp.QuoteMeta(k) + `</Key>(?:[^<]|<[^/S]|</[^C])*?<Size>)0(</Size>)`)
+		data = re.ReplaceAll(data, []byte(fmt.Sprintf("${1}%d${2}", h.size)))
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// A directory whose marker holds bytes (another tool put p/e/ with a
+// body) is not removed, nor moved, by rm, rm -r, rm -r of a directory
+// above it or mv, nor replaced by a move onto it: the marker's bytes,
+// which ls, find and read never show, were deleted with it (a move put an
+// empty marker at its destination), answered deleted or moved. NOT_SUPPORTED names the marker and its size,
+// nothing changed.
+func TestADirectoryMarkerHoldingBytesIsNotDeletedUnseen(t *testing.T) {
+	f, _, root := seeded(t, "heavymarker", map[string]string{"p/e/x": "x", "p/y": "y", "s/x": "x"})
+	for _, p := range []string{"p/e/x", "s/x"} {
+		if _, err := f.Remove(t.Context(), p, backend.RemoveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := &logged{next: &heavyMarker{key: "heavymarker/p/e/", size: 12}}
+	tl := &core.Tools{FS: transportFS(t, root, log)}
+	ls, err := tl.Ls(t.Context(), core.LsRequest{Path: "p/e"})
+	if err != nil || len(ls.Entries) != 0 {
+		t.Fatalf("ls p/e: %+v, %v; want an empty directory", ls, err)
+	}
+	for _, c := range []struct {
+		name string
+		do   func() error
+	}{
+		{"rm p/e", func() error { _, err := tl.Rm(t.Context(), core.RmRequest{Path: "p/e"}); return err }},
+		{"rm p/e/", func() error { _, err := tl.Rm(t.Context(), core.RmRequest{Path: "p/e/"}); return err }},
+		{"rm -r p/e", func() error { _, err := tl.Rm(t.Context(), core.RmRequest{Path: "p/e", Recursive: true}); return err }},
+		{"rm -r p", func() error { _, err := tl.Rm(t.Context(), core.RmRequest{Path: "p", Recursive: true}); return err }},
+		{"mv p/e q", func() error { _, err := tl.Mv(t.Context(), core.MvRequest{From: "p/e", To: "q"}); return err }},
+		{"mv p r", func() error { _, err := tl.Mv(t.Context(), core.MvRequest{From: "p", To: "r"}); return err }},
+		{"mv --overwrite s p/e", func() error {
+			_, err := tl.Mv(t.Context(), core.MvRequest{From: "s", To: "p/e", Overwrite: true})
+			return err
+		}},
+	} {
+		err := c.do()
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodeNotSupported || e.Path != "p/e" || !strings.Contains(e.Message, "12 bytes") {
+			t.Errorf("%s: %v; want NOT_SUPPORTED at p/e naming its 12 bytes", c.name, err)
+		}
+		if d := log.deletes(); len(d) > 0 {
+			t.Fatalf("%s sent %q, want no deletion", c.name, d)
+		}
+	}
+	if got, want := tree(t, f, "p/e", "p/y", "q", "r", "s"), map[string]string{"p/e": "dir", "p/y": "y", "q": "", "r": "", "s": "dir"}; !maps.Equal(got, want) {
+		t.Errorf("after the refusals: %q, want %q", got, want)
 	}
 }

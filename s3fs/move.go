@@ -181,6 +181,9 @@ func (f *FS) listMove(ctx context.Context, src, dst string, opts backend.WriteOp
 		if o.ETag == "" && !strings.HasSuffix(o.Key, "/") {
 			return nil, false, noETag(f.rel(o.Key))
 		}
+		if err := f.markerHoldsBytes(o); err != nil {
+			return nil, false, err
+		}
 		moves = append(moves, journalMove{From: o.Key, To: into + o.Key[len(from):], ETag: o.ETag})
 		keys = append(keys, o.Key)
 		if o.Mangled {
@@ -261,6 +264,9 @@ func (f *FS) checkDestination(ctx context.Context, dst string, srcDir bool, opts
 		return refuse("", fault.DirectoryDestination(dst, "NAME"))
 	case len(below) > 1 || below[0].Key != f.dirKey(dst):
 		return refuse("", fault.FullDestination(dst))
+	}
+	if err := f.markerHoldsBytes(below[0]); err != nil {
+		return err // the marker a move replaces
 	}
 	for i := range moves {
 		if moves[i].To == below[0].Key {

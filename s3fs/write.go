@@ -396,12 +396,30 @@ func (f *FS) listBelow(ctx context.Context, c string) (keys, mangled []string, u
 		if o.ETag == "" && !strings.HasSuffix(o.Key, "/") && unversioned == "" {
 			unversioned = o.Key
 		}
+		if err := f.markerHoldsBytes(o); err != nil {
+			return nil, nil, "", err
+		}
 		keys = append(keys, o.Key)
 		if o.Mangled {
 			mangled = append(mangled, o.Key)
 		}
 	}
 	return keys, mangled, unversioned, f.journalBelow(c, f.dirKey(c), keys)
+}
+
+// markerHoldsBytes is the NOT_SUPPORTED of a directory's marker (a key
+// with a final /) that holds bytes, as another tool may put it: ls, find
+// and read never show them, and a removal or a move of the directory,
+// which deleted the marker (a move put an empty one in its place), would
+// lose them unseen.
+func (f *FS) markerHoldsBytes(o s3client.ObjectInfo) error {
+	if o.Size == 0 || !strings.HasSuffix(o.Key, "/") {
+		return nil
+	}
+	dir := f.rel(strings.TrimSuffix(o.Key, "/"))
+	return fault.Errorf(fault.CodeNotSupported, "the marker of directory %s (the key %s, which another tool put) holds %d bytes, which agentfs neither shows nor moves, so the directory is not removed or moved with them; nothing was changed.", dir, o.Key, o.Size).
+		WithPath(dir).WithDetail("markerBytes", o.Size).
+		WithHint("read the marker with another S3 tool (aws s3api get-object --bucket %s --key %s FILE) and delete it there if its bytes are not needed, then retry", f.c.Bucket(), o.Key)
 }
 
 // treeBelow is the keys below c that a recursive removal of c deletes
