@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -137,7 +138,7 @@ func TestAFileStatedIsReadWithoutAHead(t *testing.T) {
 // new file's write listed below it and HEADed above it for its Stat and
 // again before its PUT (7 requests where 5 do, 10 where 6 do in two new
 // directories), and an rm HEADed the file, or the directory's name, for
-// its Lstat and again to remove it (5 where 4 do, 6 where 5 do).
+// its Lstat and again to remove it (5 where 4 do, 7 where 6 do).
 func TestANewFileOrARemovalIsCheckedOnce(t *testing.T) {
 	tl, cnt, write := toolsAt(t)
 	ctx := t.Context()
@@ -151,14 +152,20 @@ func TestANewFileOrARemovalIsCheckedOnce(t *testing.T) {
 			}
 			return err
 		}},
-		{"rm -r a directory", 5, func() error {
-			res, err := tl.Rm(ctx, core.RmRequest{Path: "e", Recursive: true})
-			if err == nil && !res.Deleted {
-				t.Error("rm -r of e: deleted false")
-			}
-			return err
-		}},
 	})
+	// rm -r asks its Lstat's listing of one key again once it has deleted
+	// the keys, to see that none was put meanwhile: 6 requests.
+	cnt.reset()
+	res, err := tl.Rm(ctx, core.RmRequest{Path: "e", Recursive: true})
+	if err != nil || !res.Deleted {
+		t.Fatalf("rm -r of e: %+v, %v", res, err)
+	}
+	if twice := cnt.twice(); len(twice) != 1 || !strings.Contains(twice[0], "max-keys=1&prefix=ws%2Fe%2F ") {
+		t.Errorf("rm -r a directory asked the store again %v, want its listing of e/ alone", twice)
+	}
+	if n := cnt.total(); n > 6 {
+		t.Errorf("rm -r a directory sent %d requests (%v), want at most 6", n, cnt.requests)
+	}
 	for _, p := range []string{"d/new", "e"} {
 		if _, err := tl.FS.Stat(ctx, p); codeOf(err) != fault.CodeNotFound {
 			t.Errorf("%s after its rm: %v, want NOT_FOUND", p, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
+	"github.com/minio/minio-go/v7"
 )
 
 // A store may hold a key that is both a file and a prefix (a and a/b),
@@ -394,5 +395,57 @@ func TestADirectoryMarkerHoldingBytesIsNotDeletedUnseen(t *testing.T) {
 	}
 	if got, want := tree(t, f, "p/e", "p/y", "q", "r", "s"), map[string]string{"p/e": "dir", "p/y": "y", "q": "", "r": "", "s": "dir"}; !maps.Equal(got, want) {
 		t.Errorf("after the refusals: %q, want %q", got, want)
+	}
+}
+
+// putAtBatch puts key (in the bucket) with the bytes data by its own
+// client just before the first batch delete goes on to next: another
+// writer's file, put after the removal listed the directory.
+type putAtBatch struct {
+	t         *testing.T
+	next      http.RoundTripper
+	bucket    string
+	key, data string
+	once      sync.Once
+}
+
+func (p *putAtBatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.URL.Query().Has("delete") {
+		p.once.Do(func() {
+			c, err := s3test.Client(s3test.Endpoint(p.t))
+			if err == nil {
+				_, err = c.PutObject(r.Context(), p.bucket, p.key, strings.NewReader(p.data), int64(len(p.data)), minio.PutObjectOptions{})
+			}
+			if err != nil {
+				p.t.Errorf("put %s meanwhile: %v", p.key, err)
+			}
+		})
+	}
+	return cmp.Or[http.RoundTripper](p.next, http.DefaultTransport).RoundTrip(r)
+}
+
+// rm -r of a directory, or of a name that is a file and a directory both,
+// into which another writer puts a file after the removal listed it, is
+// NOT_EMPTY, as on a disk, the file kept: it answered deleted, and the
+// directory was still there, holding that file.
+func TestRmRecursiveMeetsAFilePutMeanwhile(t *testing.T) {
+	for _, doubled := range []bool{false, true} {
+		t.Run(fmt.Sprint("doubled=", doubled), func(t *testing.T) {
+			name := fmt.Sprint("rmmeanwhile", doubled)
+			f, bucket, root := seeded(t, name, map[string]string{"d/1": "one", "d/e/2": "two", "k": "keep"})
+			var next http.RoundTripper
+			if doubled {
+				next = &putMeanwhile{at: func(*http.Request) bool { return true }, file: "d"}
+			}
+			tl := &core.Tools{FS: transportFS(t, root, &putAtBatch{t: t, next: next, bucket: bucket, key: name + "/d/new.txt", data: "new"})}
+			res, err := tl.Rm(t.Context(), core.RmRequest{Path: "d", Recursive: true})
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeNotEmpty || e.Path != "d" || !strings.Contains(e.Message, "d/new.txt") {
+				t.Errorf("rm -r d: %+v, %v; want NOT_EMPTY at d naming d/new.txt", res, err)
+			}
+			want := map[string]string{"d/1": "", "d/e/2": "", "d/new.txt": "new", "k": "keep"}
+			if got := tree(t, f, "d/1", "d/e/2", "d/new.txt", "k"); !maps.Equal(got, want) {
+				t.Errorf("after rm -r d: %q, want %q", got, want)
+			}
+		})
 	}
 }

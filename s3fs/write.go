@@ -352,6 +352,9 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 			if err := f.deleteKeys(ctx, c, below); err != nil {
 				return true, err
 			}
+			if err := f.emptied(ctx, c); err != nil {
+				return true, err
+			}
 		}
 		return true, f.keepParentAfter(ctx, c, "was removed")
 	}
@@ -383,7 +386,28 @@ func (f *FS) Remove(ctx context.Context, p string, opts backend.RemoveOptions) (
 	if err := f.deleteKeys(ctx, c, keys); err != nil {
 		return false, err
 	}
+	if opts.Recursive {
+		if err := f.emptied(ctx, c); err != nil {
+			return true, err
+		}
+	}
 	return true, f.keepParentAfter(ctx, c, "was removed")
+}
+
+// emptied is the NOT_EMPTY of directory c when a key lies below it once a
+// recursive removal deleted the keys it listed: another writer put it
+// meanwhile, and the removal answered deleted with the directory there,
+// holding that file. A disk's removal answers so (see localfs). One
+// listing of at most one key.
+func (f *FS) emptied(ctx context.Context, c string) error {
+	for o, err := range f.c.List(ctx, f.dirKey(c), "", 1, "") {
+		if err != nil {
+			return f.mapErr(err, c)
+		}
+		return fault.Errorf(fault.CodeNotEmpty, "entries appeared in the directory while it was being removed (%s).", f.rel(o.Key)).WithPath(c).
+			WithHint("another process writes there; what was removed stays removed: stop that writer, then remove the rest again")
+	}
+	return nil
 }
 
 // listBelow lists every key below directory c, with those the store
