@@ -328,6 +328,9 @@ func (t *Tools) applyOnce(ctx context.Context, tx backend.Transactor, p *patch.P
 				f.Overwritten, from = true, old[c.Path]
 			}
 			f.Diff, _ = contextDiffUntil(until, f.Path, from, c.Content, diffContext)
+			if !f.Overwritten {
+				f.Diff = movedDiff(f.Diff, f.From)
+			}
 		case c.Kind == patch.Add:
 			f.Action = ActionAdd
 			f.Diff, _ = contextDiffUntil(until, f.Path, "", c.Content, diffContext)

@@ -123,6 +123,17 @@ func diffName(path string) string {
 	return b.String()
 }
 
+// movedDiff is diff, of a file moved from the path from, with its old
+// side named from: named by where it went on both sides, the diff of a
+// move applied (patch -p0, git apply) to no file of the tree as it was.
+func movedDiff(diff, from string) string {
+	i := strings.IndexByte(diff, '\n')
+	if i < 0 {
+		return diff // no change: no diff
+	}
+	return "--- " + diffName(from) + diff[i:]
+}
+
 // renderDiff renders lines, a line diff whose first line comes after
 // before lines that both sides share, as contextDiff does.
 func renderDiff(path string, lines []diffLine, before, context int) (string, int) {
