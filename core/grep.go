@@ -284,12 +284,30 @@ func (req GrepRequest) query() (string, bool, error) {
 		return "", false, fault.InvalidArgument("query and pattern are both given; they are the same field.").
 			WithHint("give the text as query, or a regex as pattern")
 	case req.Pattern != "":
-		return req.Pattern, req.Regex == nil || *req.Regex, nil
+		return req.Pattern, req.Regex == nil || *req.Regex, checkQuery("grep", req.Pattern)
 	case req.Query == "":
 		// As replace's query, which Validate requires, is refused.
 		return "", false, queryField.Missing(queryField.JSON)
 	}
-	return req.Query, req.Regex != nil && *req.Regex, nil
+	return req.Query, req.Regex != nil && *req.Regex, checkQuery("grep", req.Query)
+}
+
+// checkQuery refuses a query over MaxQueryBytes, the text of one line or
+// a few: parsed and compiled, a regular expression takes two hundred
+// times its size in memory (1 MB took 190 MB, 50 MB more than 1.8 GB)
+// and the hint of an empty answer parses a fixed string too.
+func checkQuery(tool, query string) error {
+	if len(query) <= MaxQueryBytes {
+		return nil
+	}
+	return fault.Errorf(fault.CodeTooLarge, "the query is %d bytes; %s takes at most %d (64 KiB).", len(query), tool, MaxQueryBytes).
+		WithDetail("size", len(query)).WithDetail("limit", MaxQueryBytes).
+		WithHint("%s", queryHint[tool])
+}
+
+var queryHint = map[string]string{
+	"grep":    "search for a shorter part of the text: a line of it, or a few words no other place holds",
+	"replace": "replace a shorter part of the text, a few times over if need be, or change each file with edit (up to 2 MiB)",
 }
 
 // regexLookalikeHint is the hint of a search for a fixed string that
@@ -332,6 +350,8 @@ const (
 	GrepDefaultTimeout = 30 * time.Second
 	// MaxLineBytes is where a reported line is cut, with a marker.
 	MaxLineBytes = 1000
+	// MaxQueryBytes bounds the query of grep and replace (checkQuery).
+	MaxQueryBytes = 64 << 10
 )
 
 // Grep modes.
@@ -547,8 +567,12 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	if err := Validate(req); err != nil {
 		return nil, err
 	}
+	// The query's size is checked before the digest copies it.
+	query, isRegex, err := req.query()
+	if err != nil {
+		return nil, err
+	}
 	g := &grepSearch{t: t, digest: req.digest(t.FS.Display)}
-	var err error
 	if g.from, err = resume(req.Cursor, g.digest, &req.Offset); err != nil {
 		return nil, err
 	}
@@ -559,10 +583,6 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		// (resumed where the cursor stood, the totals left out the files
 		// before it), and its page starts at the cursor's file.
 		g.anchor, g.from = g.from, cursor{}
-	}
-	query, isRegex, err := req.query()
-	if err != nil {
-		return nil, err
 	}
 	newMatcher := search.NewMatcher
 	if req.Word {

@@ -195,6 +195,9 @@ func inClass(ranges []rune, r rune) bool {
 }
 
 func newReplacer(req ReplaceRequest) (*replacer, error) {
+	if err := checkQuery("replace", req.Query); err != nil {
+		return nil, err
+	}
 	// A regular expression matches text (a byte that is not UTF-8 would
 	// be U+FFFD to it, any such byte), and a replacement that is not
 	// would make the file NOT_TEXT, as an edit's would.
