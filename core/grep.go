@@ -334,16 +334,6 @@ func beyondLiteral(re *syntax.Regexp) bool {
 	return true
 }
 
-// matchAny reports whether an entry matches one of gs.
-func matchAny(gs []glob, rel, name string) bool {
-	for _, g := range gs {
-		if g.match(rel, name) {
-			return true
-		}
-	}
-	return false
-}
-
 // Grep defaults; the tags of GrepRequest bound limit and context.
 const (
 	GrepDefaultLimit   = 200
@@ -504,7 +494,7 @@ type grepSearch struct {
 	limit   int
 	mode    string
 	m       *search.Matcher
-	include []glob
+	include globSet
 	exclude []string
 	path    string
 	// base is path as the answers spell it, where a glob that starts
@@ -594,7 +584,8 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		return nil, err
 	}
 	g.withCR = namesCR(query, isRegex)
-	if g.include, err = req.Include.globs(); err != nil {
+	include, err := req.Include.globs()
+	if err != nil {
 		return nil, err
 	}
 	if g.exclude, err = checkGlobs("exclude", req.Exclude); err != nil {
@@ -618,7 +609,7 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 			return nil, err
 		}
 		g.base = t.FS.Display(g.path)
-		g.include = fromRoot(g.include, g.base)
+		g.include = newGlobSet(fromRoot(include, g.base))
 		if g.w, err = t.walker(); err != nil {
 			return nil, err
 		}
@@ -804,7 +795,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 	opts := backend.WalkOptions{NoIgnore: g.req.NoIgnore, Exclude: g.exclude, ExcludeBase: g.base, From: g.from.From,
 		Unreadable: g.addUnreadable, Stated: true}
 	err := g.w.Walk(sctx, g.path, opts, func(e backend.WalkEntry) error {
-		if e.Type != backend.TypeFile || (len(g.include) > 0 && !matchAny(g.include, e.Rel, e.Name)) {
+		if e.Type != backend.TypeFile || (!g.include.all() && !g.include.match(e.Rel, e.Name)) {
 			return nil
 		}
 		if g.narrow != nil {
@@ -851,7 +842,7 @@ func (g *grepSearch) listIndexed(sctx context.Context, run *skipRun) error {
 		if g.from.From != "" && WalkOrder(f.Rel, g.from.From) < 0 {
 			continue
 		}
-		if len(g.include) > 0 && !matchAny(g.include, f.Rel, path.Base(f.Rel)) {
+		if !g.include.all() && !g.include.match(f.Rel, path.Base(f.Rel)) {
 			continue
 		}
 		shown := g.t.belowDisplay(display, f.Rel)

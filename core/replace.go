@@ -967,7 +967,7 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 		return nil, err
 	}
 	base := t.FS.Display(root)
-	include = fromRoot(include, base)
+	includes := newGlobSet(fromRoot(include, base))
 	// A file removed below the directory by a transaction not yet
 	// committed is not searched, and, once that removal is undone, holds
 	// the matches the replace said it replaced.
@@ -989,14 +989,14 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 	}
 	if narrow != nil && narrow.Files != nil {
 		res.Unreadable += len(narrow.Unreadable)
-		return t.searchFiles(ctx, rp, res, filesOf(t.indexedFiles(ctx, narrow, root, include, res)))
+		return t.searchFiles(ctx, rp, res, filesOf(t.indexedFiles(ctx, narrow, root, includes, res)))
 	}
 	var unreadable atomic.Int64
 	opts := backend.WalkOptions{NoIgnore: req.NoIgnore, Exclude: exclude, ExcludeBase: base, Unreadable: func(string, string) { unreadable.Add(1) }}
 	defer func() { res.Unreadable += int(unreadable.Load()) }()
 	return t.searchFiles(ctx, rp, res, func(send func(fileToSearch)) error {
 		return w.Walk(ctx, root, opts, func(e backend.WalkEntry) error {
-			if e.Type != backend.TypeFile || len(include) > 0 && !matchAny(include, e.Rel, e.Name) {
+			if e.Type != backend.TypeFile || !includes.all() && !includes.match(e.Rel, e.Name) {
 				return nil
 			}
 			if narrow != nil {
@@ -1020,11 +1020,11 @@ func (t *Tools) replaceCandidates(ctx context.Context, req ReplaceRequest, rp *r
 
 // indexedFiles lists the files of the index's list that replace reads, in
 // place of a walk, counting those it need not read in res.
-func (t *Tools) indexedFiles(ctx context.Context, narrow *Narrowing, root string, include []glob, res *ReplaceResult) []fileToSearch {
+func (t *Tools) indexedFiles(ctx context.Context, narrow *Narrowing, root string, include globSet, res *ReplaceResult) []fileToSearch {
 	display := cmp.Or(narrow.Display, t.FS.Display(root))
 	var files []fileToSearch
 	for _, f := range narrow.Files {
-		if len(include) > 0 && !matchAny(include, f.Rel, path.Base(f.Rel)) || countSkipped(f.Verdict, res) {
+		if !include.all() && !include.match(f.Rel, path.Base(f.Rel)) || countSkipped(f.Verdict, res) {
 			continue
 		}
 		shown := t.belowDisplay(display, f.Rel)

@@ -48,7 +48,15 @@ func Subject[P any](s Shape, isDir bool, path, name P) (subject P, ok bool) {
 // Excludes are the --exclude globs of a walk (doublestar syntax, already
 // validated), matched on each entry's path below the walk's start, or, for
 // a glob that starts with **/, on its path from the root (FromRoot).
-type Excludes []exclude
+// A glob without a metacharacter (a name or a path an agent has at hand,
+// thousands of them at times) is looked up, not matched: 10,000 of them
+// matched one by one made find in a directory of 100,000 files take 46 s.
+type Excludes struct {
+	// names and paths hold the globs without a metacharacter that match
+	// an entry's name and its path, each true when only a directory.
+	names, paths map[string]bool
+	globs        []exclude
+}
 
 type exclude struct {
 	shape Shape
@@ -61,7 +69,7 @@ type exclude struct {
 // NewExcludes prepares validated globs, of a walk whose start the answers
 // spell base (backend.WalkOptions.ExcludeBase; "" or "." for the root).
 func NewExcludes(globs []string, base string) Excludes {
-	x := make(Excludes, 0, len(globs))
+	var x Excludes
 	for _, g := range globs {
 		// A leading ./ anchors a glob at the start, as a slash does.
 		anchored := strings.HasPrefix(g, "./")
@@ -74,16 +82,39 @@ func NewExcludes(globs []string, base string) Excludes {
 				// is anchored at the start, as ./ anchors any glob.)
 				e.base = base
 			}
-			x = append(x, e)
+			if !strings.ContainsAny(e.glob, Meta) {
+				set := &x.paths
+				if shape.Name {
+					set = &x.names
+				}
+				if *set == nil {
+					*set = map[string]bool{}
+				}
+				// For directories only unless another glob says any entry.
+				dirOnly, seen := (*set)[e.glob]
+				(*set)[e.glob] = shape.DirOnly && (!seen || dirOnly)
+				continue
+			}
+			x.globs = append(x.globs, e)
 		}
 	}
 	return x
 }
 
+// Meta are the bytes that make a validated glob other than the name or
+// path it spells.
+const Meta = `*?[]{}\`
+
 // Match reports whether an entry, its path rel below the walk's start and
 // its name, is excluded.
 func (x Excludes) Match(rel, name string, isDir bool) bool {
-	for _, e := range x {
+	if dirOnly, ok := x.names[name]; ok && (isDir || !dirOnly) {
+		return true
+	}
+	if dirOnly, ok := x.paths[rel]; ok && (isDir || !dirOnly) {
+		return true
+	}
+	for _, e := range x.globs {
 		if subject, ok := Subject(e.shape, isDir, rel, name); ok && doublestar.MatchUnvalidated(e.glob, FromRoot(e.base, subject)) {
 			return true
 		}
