@@ -696,14 +696,21 @@ func (f *FS) resolve(p string) (target, error) {
 // pathTooLong is the error of the path p whose absolute form is n bytes,
 // over the kernel's PATH_MAX. Relative, p may be far shorter: its length
 // alone told the caller nothing, and "use a shorter path" nothing to do,
-// for a file find had just listed.
+// for a file find had just listed. Relative and over the limit itself, p
+// names a file as deep: grep and find list it, and replace of a directory
+// above it failed with "use a shorter path", given none.
 func pathTooLong(p string, n int) error {
+	deep := "a file this deep can be listed and searched, but not named: move it nearer the root, leave it out (--exclude), or use another tool"
 	if n == len(p) {
+		hint := "use a shorter path"
+		if !filepath.IsAbs(p) {
+			hint = deep
+		}
 		return fault.InvalidArgument("the path is %d bytes long, over the kernel's limit of 4095.", n).
-			WithPath(p).WithHint("use a shorter path")
+			WithPath(p).WithHint("%s", hint)
 	}
 	return fault.InvalidArgument("the path is %d bytes long from /, over the kernel's limit of 4095 (%d bytes as given).", n, len(p)).
-		WithPath(p).WithHint("a file this deep can be listed and searched, but not named: move it nearer the root, or use another tool")
+		WithPath(p).WithHint("%s", deep)
 }
 
 // checkDotDot refuses a path whose ".." the kernel (sh, cat, an editor)

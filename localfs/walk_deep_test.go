@@ -262,3 +262,19 @@ func TestPathPastPathMaxNamesBothLengths(t *testing.T) {
 		t.Fatalf("%v; want INVALID_ARGUMENT naming both lengths", err)
 	}
 }
+
+// A relative path over PATH_MAX, as grep and find list below a deep
+// directory and replace reads, names a file too deep to be named, not a
+// path to shorten: "use a shorter path" told the caller of a replace over
+// "." to do what it had not done, and nothing it could.
+func TestRelativePathPastPathMaxIsTooDeep(t *testing.T) {
+	dir := t.TempDir()
+	deepTree(t, dir, 2100, "")
+	tl := newTools(t, dir)
+	rel := strings.Repeat("d/", 2100) + "z.txt"
+	_, err := tl.FS.Stat(context.Background(), rel)
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeInvalidArgument || !strings.Contains(e.Hint, "a file this deep can be listed and searched, but not named") {
+		t.Fatalf("got hint %q of %v; want INVALID_ARGUMENT saying the file is too deep to be named", e.Hint, e.Code)
+	}
+}
