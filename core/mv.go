@@ -24,6 +24,10 @@ type MvResult struct {
 	From        string `json:"from"`
 	FromBase64  string `json:"fromBase64,omitempty"`
 	Overwritten bool   `json:"overwritten,omitempty"`
+	// Version is a moved file's version where it went, for the next
+	// change's precondition: a move changes it (a rename its ctime, a
+	// store's copy its ETag), and a version read before was STALE.
+	Version string `json:"version,omitempty"`
 }
 
 // Mv moves req.From to req.To in one step, under the locks of both: an
@@ -210,8 +214,12 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 		return refuse(fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(res.Path).
 			WithHint("pass --overwrite to replace it, or choose another destination"))
 	}
-	// The result as it will be: overwritten only when a file is there.
+	// The result as it will be: overwritten only when a file is there, and
+	// a file's version at its largest.
 	res.Overwritten = dst.exists
+	if src.Type == backend.TypeFile {
+		res.Version = t.unknownVersion()
+	}
 	if n := jsonSize(&res); n > t.maxBytes() {
 		return nil, t.tooLarge(n, "the paths do not fit").WithHint("raise --max-bytes to %d or more; nothing was moved", t.raiseTo(n))
 	}
@@ -229,10 +237,11 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	// Whether the move is a rename is a question of the backend holding
 	// From; m spells the paths for it.
 	_, renames := backend.At(m, req.From).(backend.Renamer)
+	var moved backend.FileInfo
 	if rn, ok := m.(backend.Renamer); ok && renames {
-		_, err = rn.Rename(ctx, req.From, req.To, opts)
+		moved, err = rn.Rename(ctx, req.From, req.To, opts)
 	} else {
-		err = t.moveByCopy(ctx, m, req, src, dst)
+		moved, err = t.moveByCopy(ctx, m, req, src, dst)
 	}
 	if e := fault.AsError(err); dirOntoDir && e != nil && e.Code == fault.CodeExists {
 		// A directory that is not empty (fault.FullDestination), whose
@@ -246,6 +255,9 @@ func (t *Tools) mvOnce(ctx context.Context, m backend.MutableFS, req MvRequest, 
 	}
 	if err != nil {
 		return nil, raced(err, fault.CodeStale)
+	}
+	if src.Type == backend.TypeFile {
+		res.Version = moved.Version
 	}
 	return &res, nil
 }
@@ -269,20 +281,23 @@ func sameEntry(ctx context.Context, m backend.MutableFS, from, to string) bool {
 
 // moveByCopy moves a file on a backend that cannot rename: its bytes
 // written at the destination and the source removed, in one transaction.
-func (t *Tools) moveByCopy(ctx context.Context, m backend.MutableFS, req MvRequest, src backend.FileInfo, dst current) error {
+func (t *Tools) moveByCopy(ctx context.Context, m backend.MutableFS, req MvRequest, src backend.FileInfo, dst current) (backend.FileInfo, error) {
 	tx, ok := m.(backend.Transactor)
 	if !ok || src.Type != backend.TypeFile {
-		return fault.Errorf(fault.CodeNotSupported, "this backend cannot move a %s.", src.Type.Noun()).WithPath(t.FS.Display(req.From)).
+		return backend.FileInfo{}, fault.Errorf(fault.CodeNotSupported, "this backend cannot move a %s.", src.Type.Noun()).WithPath(t.FS.Display(req.From)).
 			WithHint("copy the files with read and write, then remove the old ones")
 	}
 	data, err := t.readWhole(ctx, req.From, MaxWriteBytes)
 	if err != nil {
-		return err
+		return backend.FileInfo{}, err
 	}
 	write := swapOn(dst, backend.WriteOptions{Executable: src.Mode&0o111 != 0})
-	_, err = tx.Commit(ctx, []backend.Op{
+	infos, err := tx.Commit(ctx, []backend.Op{
 		{Path: req.To, Data: data, Write: write},
 		{Path: req.From, Remove: true, Write: backend.WriteOptions{IfVersion: src.Version}},
 	})
-	return err
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	return infos[0], nil
 }
