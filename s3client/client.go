@@ -1023,8 +1023,11 @@ func (c *Client) get(ctx context.Context, key, etag string, off, n int64) (*http
 // a larger one is copied by the store in parts (UploadPartCopy), h's
 // conditions going with the upload's completion, which stores check too.
 // Either way the copy keeps what a
-// store's copy keeps of the object besides its bytes (kept, and its user
-// metadata), but for what h sets. As with a store's copy, the source
+// store's copy keeps of the object besides its bytes (kept, its user
+// metadata, and its tags, read with Tagging, a request sent only for an
+// object that has some: TagsError when it fails), and how it is stored,
+// which a store's copy does not keep (ObjectInfo.Stored), but for what h
+// sets. As with a store's copy, the source
 // must still be srcETag, when set, once the copy exists: else the answer
 // is ErrSourceChanged, so that a source another writer changed or
 // removed meanwhile is never taken for the one copied. The copy is then
@@ -1073,6 +1076,16 @@ func (c *Client) copyThrough(ctx context.Context, src, srcETag, dst string, h ht
 			h[k] = v
 		}
 	}
+	// How the source is stored, which a PUT, or an upload, sets anew: its
+	// storage class and its encryption under a KMS key (a move dropped
+	// them, and a rollback's restore from a backup), and its tags, read
+	// by a request of their own only when it has some.
+	was := info(src, resp.Header, resp.ContentLength)
+	for k, v := range was.Stored {
+		if h[k] == nil {
+			h[k] = v
+		}
+	}
 	// Read whole up to limit bytes; an answer of no stated length (a
 	// chunked one) is read up to one byte past, to tell which it is.
 	size := resp.ContentLength
@@ -1083,6 +1096,15 @@ func (c *Client) copyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	resp.Body.Close()
 	if err != nil {
 		return ObjectInfo{}, false, err
+	}
+	if was.Tags > 0 && h["X-Amz-Tagging"] == nil {
+		tags, err := c.Tagging(ctx, src)
+		if err != nil {
+			return ObjectInfo{}, false, &TagsError{Count: was.Tags, Err: err}
+		}
+		if tags != "" {
+			h.Set("X-Amz-Tagging", tags)
+		}
 	}
 	if size > limit || int64(len(data)) > limit {
 		if size < 0 {
@@ -1118,6 +1140,17 @@ type DestinationError struct{ Err error }
 
 func (e *DestinationError) Error() string { return e.Err.Error() }
 func (e *DestinationError) Unwrap() error { return e.Err }
+
+// TagsError is CopyThrough's failure to read the tags of its source
+// (GetObjectTagging), which its copy would drop: Count is how many the
+// source has. Nothing was written.
+type TagsError struct {
+	Count int
+	Err   error
+}
+
+func (e *TagsError) Error() string { return e.Err.Error() }
+func (e *TagsError) Unwrap() error { return e.Err }
 
 // ErrSourceChanged is CopyThrough's answer when the source changed or
 // went while it was copied: the copy was made.

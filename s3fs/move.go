@@ -346,7 +346,14 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 			if err := l.check(); err != nil {
 				return err
 			}
-			if _, err := f.c.Copy(ctx, m.To, m.Old, m.Backup, nil); err != nil {
+			// The store's copy keeps the object's tags and metadata, not
+			// how it is stored, which its restore keeps in turn (see
+			// s3client.CopyThrough). stillAsListed saw it: no request.
+			s, _, err := f.seenAt(ctx, m.To, m.Old)
+			if err != nil {
+				return err
+			}
+			if _, err := f.c.Copy(ctx, m.To, m.Old, m.Backup, s.stored.Clone()); err != nil {
 				return f.backupErr(ctx, f.rel(m.To), m.Old, err)
 			}
 		}
@@ -566,6 +573,10 @@ func (f *FS) copyErr(ctx context.Context, m journalMove, err error) error {
 	var left *s3client.LeftError
 	if errors.As(err, &left) {
 		return f.uploadsLeft(f.copyErr(ctx, m, left.Err), []*s3client.LeftError{left})
+	}
+	var tags *s3client.TagsError
+	if errors.As(err, &tags) {
+		return f.tagsErr(f.rel(m.From), tags.Count, tags.Err)
 	}
 	if _, status := s3client.Code(err); status == http.StatusPreconditionFailed {
 		o, found, herr := f.headKey(ctx, m.From)

@@ -211,22 +211,41 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	return infos, nil
 }
 
-// keepAll is what the write of each op keeps of the object it replaces,
-// at olds[i] (see carry), asked before anything changes. An object
-// encrypted under a KMS key is NOT_SUPPORTED: its ETag, the version, is
-// no MD5 of its bytes, by which a transaction recognises its own writes;
-// its PUT would be made, then refused, then undone.
-func (f *FS) keepAll(ctx context.Context, keys, olds []string, ops []backend.Op) ([]http.Header, error) {
-	keep := make([]http.Header, len(ops))
+// carried is what a transaction keeps of an object it replaces or removes:
+// put, the headers of the write over it (see carry), and backup, those
+// of its backup copy, which the store's copy does not keep, and that its
+// restore keeps in turn (see s3client.CopyThrough): how it is stored
+// (see s3client.ObjectInfo.Stored). The store's copy keeps its tags, its
+// metadata and the headers it is served with.
+type carried struct{ put, backup http.Header }
+
+// keepAll is what each op keeps of the object it replaces or removes, at
+// olds[i], asked before anything changes. An object encrypted under a
+// KMS key is NOT_SUPPORTED to a write: its ETag, the version, is no MD5
+// of its bytes, by which a transaction recognises its own writes; its PUT
+// would be made, then refused, then undone.
+func (f *FS) keepAll(ctx context.Context, keys, olds []string, ops []backend.Op) ([]carried, error) {
+	keep := make([]carried, len(ops))
 	for i, op := range ops {
-		if op.Remove || olds[i] == "" {
+		if olds[i] == "" {
 			continue
 		}
-		keep[i] = http.Header{}
-		if err := f.carry(ctx, keys[i], olds[i], keep[i]); err != nil {
+		s, found, err := f.seenAt(ctx, f.key(keys[i]), olds[i])
+		if err != nil {
 			return nil, err
 		}
-		if strings.HasPrefix(keep[i].Get("X-Amz-Server-Side-Encryption"), "aws:kms") {
+		if !found {
+			continue // changed since: its backup's copy If-Match refuses it
+		}
+		keep[i].backup = s.stored.Clone()
+		if op.Remove {
+			continue
+		}
+		keep[i].put = http.Header{}
+		if err := f.carrySeen(ctx, keys[i], s, keep[i].put); err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(keep[i].put.Get("X-Amz-Server-Side-Encryption"), "aws:kms") {
 			return nil, fault.Errorf(fault.CodeNotSupported, "the file is encrypted under a KMS key, so that its version is no hash of its bytes, which a transaction needs to recognise its own writes.").WithPath(keys[i]).
 				WithHint("change it with edit or write, one file at a time: each keeps its encryption")
 		}
@@ -379,7 +398,7 @@ func (f *FS) checkOps(ctx context.Context, ops []backend.Op) (keys, olds []strin
 
 // apply copies the objects to replace, then makes each change as a
 // compare-and-swap against the version checked.
-func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.Op, keep []http.Header, j *journal) ([]backend.FileInfo, error) {
+func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.Op, keep []carried, j *journal) ([]backend.FileInfo, error) {
 	if err := f.crossed(ctx, l.key, *j); err != nil {
 		return nil, err
 	}
@@ -390,7 +409,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 		if err := l.check(); err != nil {
 			return nil, err
 		}
-		if _, err := f.c.Copy(ctx, jo.Key, jo.Old, jo.Backup, nil); err != nil {
+		if _, err := f.c.Copy(ctx, jo.Key, jo.Old, jo.Backup, keep[i].backup); err != nil {
 			return nil, f.backupErr(ctx, keys[i], jo.Old, err)
 		}
 	}
@@ -437,7 +456,7 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 		if jo.Old == "" {
 			h = s3client.Condition("", "*")
 		}
-		for k, v := range keep[i] {
+		for k, v := range keep[i].put {
 			h[k] = v
 		}
 		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
@@ -541,7 +560,9 @@ func (j journal) written(o s3client.ObjectInfo, etag string) bool {
 }
 
 // restore puts the copy of jo's object back, over the version cur, or
-// where the object is missing, with the metadata the copy kept. stays
+// where the object is missing, as it was: with the metadata and the tags
+// the copy kept, and how it is stored, which the backup was made with
+// (see carried), all of which CopyThrough keeps. stays
 // says the store refused it, which leaves the object as it is.
 func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) (stays bool, err error) {
 	h := s3client.Condition(cur, "")

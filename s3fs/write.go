@@ -109,14 +109,15 @@ func (f *FS) carry(ctx context.Context, c, was string, h http.Header) error {
 	if was == "" {
 		return nil
 	}
-	s, seen := f.marks.seen(f.key(c), was)
-	if !seen {
-		o, found, err := f.head(ctx, c)
-		if err != nil || !found || o.ETag != was {
-			return err // gone or changed: the write's condition refuses it
-		}
-		s = seenVersion{kept: o.Kept, stored: o.Stored, tags: o.Tags}
+	s, found, err := f.seenAt(ctx, f.key(c), was)
+	if err != nil || !found {
+		return err // gone or changed: the write's condition refuses it
 	}
+	return f.carrySeen(ctx, c, s, h)
+}
+
+// carrySeen is carry of the version s of c.
+func (f *FS) carrySeen(ctx context.Context, c string, s seenVersion, h http.Header) error {
 	for k, v := range s.kept {
 		if k != "Content-Encoding" && h[k] == nil {
 			h[k] = v
@@ -127,19 +128,39 @@ func (f *FS) carry(ctx context.Context, c, was string, h http.Header) error {
 	}
 	if s.tags > 0 {
 		tags, err := f.c.Tagging(ctx, f.key(c))
-		if code, status := s3client.Code(err); code == "AccessDenied" || status == http.StatusForbidden {
-			// The HEAD passed: the credentials may not read tags.
-			return fault.Errorf(fault.CodePermissionDenied, "the object store refused to tell the file's %d tags, which a write keeps: %s.", s.tags, strings.TrimSuffix(err.Error(), ".")).WithPath(c).
-				WithHint("grant s3:GetObjectTagging and s3:PutObjectTagging on the bucket, or remove the file's tags with another tool to write it without them").WithCause(err)
-		}
 		if err != nil {
-			return f.mapErr(err, c) // dropped, the tags would be lost
+			return f.tagsErr(c, s.tags, err) // dropped, the tags would be lost
 		}
 		if tags != "" {
 			h.Set("X-Amz-Tagging", tags)
 		}
 	}
 	return nil
+}
+
+// seenAt is what this process saw of the object key at version was, at a
+// HEAD or a read; forgotten, a HEAD asks it again. found is false when
+// the object is no longer at was.
+func (f *FS) seenAt(ctx context.Context, key, was string) (s seenVersion, found bool, err error) {
+	if s, seen := f.marks.seen(key, was); seen {
+		return s, true, nil
+	}
+	o, found, err := f.headKey(ctx, key)
+	if err != nil || !found || o.ETag != was {
+		return seenVersion{}, false, err
+	}
+	return seenVersion{mark: o.Meta[txnMeta], kept: o.Kept, stored: o.Stored, tags: o.Tags}, true, nil
+}
+
+// tagsErr is the failure to read the n tags of c, which a write or a
+// copy keeps: credentials that may not read them (the HEAD or the GET
+// passed) are PERMISSION_DENIED, with a hint naming the permissions.
+func (f *FS) tagsErr(c string, n int, err error) error {
+	if code, status := s3client.Code(err); code == "AccessDenied" || status == http.StatusForbidden {
+		return fault.Errorf(fault.CodePermissionDenied, "the object store refused to tell the file's %d tags, which a write or a move keeps: %s.", n, strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("grant s3:GetObjectTagging and s3:PutObjectTagging on the bucket, or remove the file's tags with another tool to write or move it without them").WithCause(err)
+	}
+	return f.mapErr(err, c)
 }
 
 // writeMeta is the user metadata that marks the object a write puts: its
