@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"net/http"
 	"path"
+	"strings"
 	"sync"
 
 	"github.com/agentfs/agentfs/backend"
@@ -76,8 +78,8 @@ func (f *FS) OpenKnown(ctx context.Context, p string, info backend.FileInfo) (ba
 		return nil, err
 	}
 	if c != "." && info.Type == backend.TypeFile && info.Version != "" && info.Size <= wholeBytes {
-		if mark, seen := f.marks.load(f.key(c), info.Version); seen {
-			r := &reader{f: f, ctx: ctx, c: c, info: info, mark: mark}
+		if v, seen := f.marks.seen(f.key(c), info.Version); seen {
+			r := &reader{f: f, ctx: ctx, c: c, info: info, mark: v.mark, hashed: contentHashed(info.Version, v.stored)}
 			r.info.Name = path.Base(c)
 			data, err := r.get(0, info.Size)
 			if err == nil {
@@ -128,7 +130,7 @@ func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
 	}
 	defer body.Close()
 	f.marks.store(key, o)
-	r := &reader{f: f, ctx: ctx, c: c, info: fileInfo(path.Base(c), o), mark: o.Meta[txnMeta]}
+	r := &reader{f: f, ctx: ctx, c: c, info: fileInfo(path.Base(c), o), mark: o.Meta[txnMeta], hashed: contentHashed(o.ETag, o.Stored)}
 	first := make([]byte, min(o.Size, wholeBytes))
 	if _, err := io.ReadFull(body, first); err != nil {
 		if refused(err) {
@@ -146,7 +148,7 @@ func (f *FS) open(ctx context.Context, c string) (backend.FileReader, error) {
 	// A whole object whose ETag is its MD5 (one PUT, as s3fs writes) is
 	// checked against it: bytes of another version are never served as
 	// this one.
-	if isMD5(o.ETag) {
+	if r.hashed {
 		if sum := md5.Sum(first); hex.EncodeToString(sum[:]) != o.ETag {
 			return nil, mismatch{o.ETag}
 		}
@@ -168,8 +170,11 @@ type reader struct {
 	c    string
 	info backend.FileInfo
 	// mark is the transaction that wrote the version ("" for none).
-	mark  string
-	whole *bytes.Reader
+	mark string
+	// hashed says the version is the MD5 of the bytes (see
+	// contentHashed), which a whole read is checked against.
+	hashed bool
+	whole  *bytes.Reader
 	// first is the object's first bytes, which the GET that opened a
 	// larger one answered with its version.
 	first []byte
@@ -225,12 +230,21 @@ func (r *reader) get(off, n int64) ([]byte, error) {
 	// A whole object whose ETag is its MD5 (one PUT, as s3fs writes) is
 	// checked against it: bytes of another version are never served as
 	// this one.
-	if off == 0 && n == r.info.Size && isMD5(r.info.Version) {
+	if off == 0 && n == r.info.Size && r.hashed {
 		if sum := md5.Sum(data); hex.EncodeToString(sum[:]) != r.info.Version {
 			return nil, mismatch{r.info.Version}
 		}
 	}
 	return data, nil
+}
+
+// contentHashed says whether etag, an object's with the headers stored
+// (s3client.ObjectInfo.Stored), is the MD5 of its bytes: a plain MD5,
+// of an object not encrypted under a KMS key, whose ETag AWS makes 32
+// hex digits that are no MD5 of the bytes (an object under a key of its
+// writer's, SSE-C, is not read at all).
+func contentHashed(etag string, stored http.Header) bool {
+	return isMD5(etag) && !strings.HasPrefix(stored.Get("X-Amz-Server-Side-Encryption"), "aws:kms")
 }
 
 // isMD5 says whether an ETag is a plain MD5 (32 hex digits), not a

@@ -1,0 +1,172 @@
+package s3fs_test
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/s3fs/s3test"
+)
+
+// notMD5 is a transport to the test's store (which gives each object the
+// MD5 of its bytes as its ETag) that answers with other ETags, as AWS
+// does for an object under a KMS key, or a store whose ETags are no MD5:
+// each ETag of an answer (its header, and the XML of a listing or a copy)
+// is replaced by one drawn from it, and the conditions of a request
+// (If-Match, If-None-Match, and a copy's source's) are put back. A
+// condition on an ETag the store never gave through it (an MD5 agentfs
+// computed, say) is sent as one that no object has.
+//
+// With kms, the ETags are 32 hex digits, as AWS's, and the answers to a
+// HEAD or a GET of an object say it is encrypted under a KMS key; else
+// they are of another form, and say nothing.
+type notMD5 struct {
+	kms  bool
+	next http.RoundTripper
+	mu   sync.Mutex
+	real map[string]string // by the ETag given
+}
+
+// xmlETag is an ETag in the XML of an answer, its quotes escaped or not.
+var xmlETag = regexp.MustCompile(`(<ETag>(?:&#34;|&quot;|")?)([0-9a-f]{32})`)
+
+// given is the ETag answered for the store's real one.
+func (n *notMD5) given(real string) string {
+	sum := md5.Sum([]byte("not the bytes' " + real))
+	given := hex.EncodeToString(sum[:])
+	if !n.kms {
+		given = "v1-" + given
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.real == nil {
+		n.real = map[string]string{}
+	}
+	n.real[given] = real
+	return given
+}
+
+// realOf is the store's ETag for the one given, or one no object has.
+func (n *notMD5) realOf(given string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if real, ok := n.real[given]; ok {
+		return real
+	}
+	return "never-given-" + given
+}
+
+func (n *notMD5) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	signed := false // an x-amz- header changed: the request is signed again
+	for _, k := range []string{"If-Match", "If-None-Match", "X-Amz-Copy-Source-If-Match", "X-Amz-Copy-Source-If-None-Match"} {
+		if v := r.Header.Get(k); v != "" && v != "*" {
+			r.Header.Set(k, `"`+n.realOf(strings.Trim(v, `"`))+`"`)
+			signed = signed || strings.HasPrefix(k, "X-Amz-")
+		}
+	}
+	if signed {
+		resign(r)
+	}
+	resp, err := cmp.Or(n.next, http.DefaultTransport).RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	if e := resp.Header.Get("ETag"); e != "" {
+		resp.Header.Set("ETag", `"`+n.given(strings.Trim(e, `"`))+`"`)
+	}
+	if n.kms && (r.Method == http.MethodHead || r.Method == http.MethodGet) && r.URL.RawQuery == "" && resp.StatusCode/100 == 2 {
+		resp.Header.Set("X-Amz-Server-Side-Encryption", "aws:kms")
+		resp.Header.Set("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab")
+	}
+	if !strings.Contains(resp.Header.Get("Content-Type"), "xml") || r.Method == http.MethodHead {
+		return resp, nil
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	data = xmlETag.ReplaceAllFunc(data, func(m []byte) []byte {
+		sub := xmlETag.FindSubmatch(m)
+		return append(append([]byte{}, sub[1]...), n.given(string(sub[2]))...)
+	})
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(data)))
+	return resp, nil
+}
+
+// resign signs r again as s3client signs a request (SigV4: the host and
+// the x-amz- headers, the path as sent, the payload's hash as its header
+// says), with the test's keys, at the region and time it was signed.
+func resign(r *http.Request) {
+	auth := r.Header.Get("Authorization")
+	_, cred, _ := strings.Cut(auth, "Credential=")
+	scope := strings.SplitN(strings.TrimSuffix(strings.Split(cred, ",")[0], "/aws4_request"), "/", 3) // key, day, region/s3
+	day, region := scope[1], strings.TrimSuffix(scope[2], "/s3")
+	signed, headers := []string{"host"}, "host:"+r.URL.Host+"\n"
+	var amz []string
+	for k := range r.Header {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amz-") {
+			amz = append(amz, lk)
+		}
+	}
+	slices.Sort(amz)
+	for _, k := range amz {
+		signed = append(signed, k)
+		headers += k + ":" + strings.TrimSpace(r.Header.Get(k)) + "\n"
+	}
+	canon := strings.Join([]string{r.Method, r.URL.Opaque, r.URL.RawQuery, headers, strings.Join(signed, ";"), r.Header.Get("X-Amz-Content-Sha256")}, "\n")
+	sum := sha256.Sum256([]byte(canon))
+	toSign := "AWS4-HMAC-SHA256\n" + r.Header.Get("X-Amz-Date") + "\n" + day + "/" + region + "/s3/aws4_request\n" + hex.EncodeToString(sum[:])
+	access, secret := s3test.Keys()
+	key := []byte("AWS4" + secret)
+	for _, part := range []string{day, region, "s3", "aws4_request", toSign} {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(part))
+		key = m.Sum(nil)
+	}
+	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+access+"/"+day+"/"+region+"/s3/aws4_request, SignedHeaders="+
+		strings.Join(signed, ";")+", Signature="+hex.EncodeToString(key))
+}
+
+// TestReadUnderAKMSKey: a small file under a KMS key, whose ETag is 32
+// hex digits but no MD5 of its bytes, is read as any other. Its bytes
+// were checked against its ETag as an MD5, and every read was IO_ERROR
+// "the object's bytes do not match its ETag".
+func TestReadUnderAKMSKey(t *testing.T) {
+	ctx := context.Background()
+	_, _, root := seeded(t, "kmsread", map[string]string{"a": "secret a\n"})
+	f := transportFS(t, root, &notMD5{kms: true})
+	fi, err := f.Stat(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range map[string]func() (backend.FileReader, error){
+		"open":       func() (backend.FileReader, error) { return f.Open(ctx, "a") },
+		"open known": func() (backend.FileReader, error) { return f.OpenKnown(ctx, "a", fi) },
+	} {
+		r, err := open()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || string(data) != "secret a\n" {
+			t.Errorf("%s: %q, %v; want \"secret a\\n\"", name, data, err)
+		}
+	}
+}
