@@ -8,7 +8,9 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -16,8 +18,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/fault"
+	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 )
 
@@ -143,6 +148,12 @@ func resign(r *http.Request) {
 		strings.Join(signed, ";")+", Signature="+hex.EncodeToString(key))
 }
 
+// storesNotMD5 are the stores whose ETags are no MD5 of the bytes.
+var storesNotMD5 = []struct {
+	name string
+	kms  bool
+}{{"kms", true}, {"opaque etags", false}}
+
 // TestReadUnderAKMSKey: a small file under a KMS key, whose ETag is 32
 // hex digits but no MD5 of its bytes, is read as any other. Its bytes
 // were checked against its ETag as an MD5, and every read was IO_ERROR
@@ -167,6 +178,144 @@ func TestReadUnderAKMSKey(t *testing.T) {
 		r.Close()
 		if err != nil || string(data) != "secret a\n" {
 			t.Errorf("%s: %q, %v; want \"secret a\\n\"", name, data, err)
+		}
+	}
+}
+
+// TestTransactionOverETagsNotMD5: a transaction (a replace, a patch of
+// several files) commits on a store whose ETags are no MD5 of the bytes
+// (a bucket whose default encryption is a KMS key, a store of other
+// ETags): it knows its writes by its mark, not by their ETags. It was
+// NOT_SUPPORTED, before any change under a KMS key, else after its first
+// write, undone.
+func TestTransactionOverETagsNotMD5(t *testing.T) {
+	ctx := context.Background()
+	for i, st := range storesNotMD5 {
+		t.Run(st.name, func(t *testing.T) {
+			name := fmt.Sprintf("notmd5-%d", i)
+			_, bucket, root := seeded(t, name, map[string]string{"a": "old a", "b": "old b", "d": "old d"})
+			f := transportFS(t, root, &notMD5{kms: st.kms})
+			ops := func() []backend.Op {
+				va, err := f.Stat(ctx, "a")
+				if err != nil {
+					t.Fatal(err)
+				}
+				vb, err := f.Stat(ctx, "b")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return []backend.Op{{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va.Version}},
+					{Path: "b", Data: []byte("new b"), Write: backend.WriteOptions{IfVersion: vb.Version}},
+					{Path: "c", Data: []byte("new c"), Write: backend.WriteOptions{IfAbsent: true}},
+					{Path: "d", Remove: true}}
+			}
+			infos, err := f.Commit(ctx, ops())
+			if err != nil {
+				t.Fatalf("the transaction: %v", err)
+			}
+			for i, p := range []string{"a", "b", "c"} {
+				fi, err := f.Stat(ctx, p)
+				if err != nil || fi.Version != infos[i].Version {
+					t.Errorf("%s: at %q (%v); the transaction answered %q", p, fi.Version, err, infos[i].Version)
+				}
+			}
+			want := map[string]string{"a": "new a", "b": "new b", "c": "new c", "d": ""}
+			if got := tree(t, f, "a", "b", "c", "d"); !maps.Equal(got, want) {
+				t.Errorf("after the transaction: %s, want %s", brief(got), brief(want))
+			}
+			noJournal(t, bucket, name, "the transaction")
+			// Its files are settled: another transaction over them, at
+			// the versions the first answered, commits.
+			if _, err := f.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("newer a"), Write: backend.WriteOptions{IfVersion: infos[0].Version}},
+				{Path: "c", Remove: true, Write: backend.WriteOptions{IfVersion: infos[2].Version}}}); err != nil {
+				t.Fatalf("the transaction over the first's files: %v", err)
+			}
+		})
+	}
+}
+
+// TestTransactionOverETagsNotMD5Undone: a transaction over such a store
+// that fails after some of its writes (another writer's change first,
+// its PUT refused) undoes them all in its process.
+func TestTransactionOverETagsNotMD5Undone(t *testing.T) {
+	ctx := context.Background()
+	for i, st := range storesNotMD5 {
+		t.Run(st.name, func(t *testing.T) {
+			name := fmt.Sprintf("notmd5undone-%d", i)
+			_, bucket, root := seeded(t, name, map[string]string{"a": "old a", "b": "old b", "d": "old d"})
+			refuseB := &storedAs{key: "/" + bucket + "/" + name + "/b", answer: func(r *http.Request) *http.Response {
+				if r.Method != http.MethodPut || r.Header.Get("X-Amz-Meta-Agentfs-Txn") == "" {
+					return nil
+				}
+				return s3Error(r, http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+			}}
+			f := transportFS(t, root, &notMD5{kms: st.kms, next: refuseB})
+			_, err := f.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "c", Data: []byte("new c")},
+				{Path: "d", Remove: true}, {Path: "b", Data: []byte("new b")}})
+			if codeOf(err) != fault.CodeStale {
+				t.Errorf("the transaction: %v; want STALE", err)
+			}
+			want := map[string]string{"a": "old a", "b": "old b", "c": "", "d": "old d"}
+			if got := tree(t, f, "a", "b", "c", "d"); !maps.Equal(got, want) {
+				t.Errorf("after the transaction undone: %s, want %s", brief(got), brief(want))
+			}
+			noJournal(t, bucket, name, "the transaction undone")
+		})
+	}
+}
+
+// TestCommitCrashOverETagsNotMD5: a transaction over such a store whose
+// process dies anywhere in its commit leaves, once the next call (on the
+// same store) recovers it, every file as it was, or, after the commit
+// point, every file as the transaction made it, and no journal or copy
+// behind; uncut, it commits.
+func TestCommitCrashOverETagsNotMD5(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	ctx := context.Background()
+	old := map[string]string{"a": "old a", "gone": "x", "dir/c": ""}
+	updated := map[string]string{"a": "new a", "gone": "", "dir/c": "new c"}
+	for _, st := range storesNotMD5 {
+		committed := false
+		for cut := 0; cut <= 12; cut++ {
+			prefix := fmt.Sprintf("notmd5crash-%v-%d", st.kms, cut)
+			root := "s3://" + bucket + "/" + prefix
+			store := &notMD5{kms: st.kms}
+			f := transportFS(t, root, store)
+			for p, data := range old {
+				if data != "" {
+					if _, err := f.WriteFile(ctx, p, []byte(data), backend.WriteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			va, err := f.Stat(ctx, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := cutOff(cut)
+			d.next = store
+			dying := transportFS(t, root, d)
+			s3fs.SetLease(dying, -time.Minute)
+			_, commitErr := dying.Commit(ctx, []backend.Op{
+				{Path: "a", Data: []byte("new a"), Write: backend.WriteOptions{IfVersion: va.Version}},
+				{Path: "gone", Remove: true},
+				{Path: "dir/c", Data: []byte("new c"), Write: backend.WriteOptions{IfAbsent: true}},
+			})
+			if _, err := f.Recover(ctx); err != nil {
+				t.Fatalf("%s, cut after %d changes: recover: %v", st.name, cut, err)
+			}
+			got := tree(t, f, "a", "gone", "dir/c")
+			if !maps.Equal(got, old) && !maps.Equal(got, updated) {
+				t.Errorf("%s, cut after %d changes (commit: %v): the files are %q, neither all old nor all new", st.name, cut, commitErr, got)
+			}
+			if commitErr == nil && !maps.Equal(got, updated) {
+				t.Errorf("%s, cut after %d changes: a commit reported done left %q", st.name, cut, got)
+			}
+			committed = committed || commitErr == nil
+			noJournal(t, bucket, prefix, fmt.Sprintf("%s, cut after %d changes", st.name, cut))
+		}
+		if !committed {
+			t.Errorf("%s: the transaction never committed, however late its process died", st.name)
 		}
 	}
 }

@@ -110,8 +110,8 @@ func (f *FS) settledMark(ctx context.Context, c, version, id string) error {
 	}
 	// A transaction's change, which has ended: committed, it stands;
 	// undone, the file is no longer at version with its mark (the same
-	// bytes put back or written again have the ETag, an MD5, but another
-	// mark or none). An ended transaction's change still there proves it
+	// bytes put back or written again may have the ETag, an MD5, but
+	// another mark or none). An ended transaction's change still there proves it
 	// committed (its journal goes only once every change is undone), so
 	// that the next file it wrote needs no HEAD: a replace reads many a
 	// transaction wrote.

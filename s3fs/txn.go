@@ -109,8 +109,12 @@ type journalOp struct {
 	// is the key of its copy.
 	Old    string `json:"old,omitempty"`
 	Backup string `json:"backup,omitempty"`
-	// New is the ETag the write gives (the MD5 of its bytes), "" for a
-	// removal.
+	// New is the MD5 of the bytes the write puts, "" for a removal. A
+	// journal with a Mark (every one this agentfs writes) knows its
+	// writes by the mark, whatever ETag the store gives them (one no MD5
+	// under a KMS key), and New only tells a write from a removal; one
+	// without a Mark, of an older agentfs, knew them by New as their
+	// ETag (see written).
 	New string `json:"new,omitempty"`
 
 	// sent is set as this process sends the change: from then on it may
@@ -220,10 +224,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 type carried struct{ put, backup http.Header }
 
 // keepAll is what each op keeps of the object it replaces or removes, at
-// olds[i], asked before anything changes. An object encrypted under a
-// KMS key is NOT_SUPPORTED to a write: its ETag, the version, is no MD5
-// of its bytes, by which a transaction recognises its own writes; its PUT
-// would be made, then refused, then undone.
+// olds[i], asked before anything changes.
 func (f *FS) keepAll(ctx context.Context, keys, olds []string, ops []backend.Op) ([]carried, error) {
 	keep := make([]carried, len(ops))
 	for i, op := range ops {
@@ -244,10 +245,6 @@ func (f *FS) keepAll(ctx context.Context, keys, olds []string, ops []backend.Op)
 		keep[i].put = http.Header{}
 		if err := f.carrySeen(ctx, keys[i], s, keep[i].put); err != nil {
 			return nil, err
-		}
-		if strings.HasPrefix(keep[i].put.Get("X-Amz-Server-Side-Encryption"), "aws:kms") {
-			return nil, fault.Errorf(fault.CodeNotSupported, "the file is encrypted under a KMS key, so that its version is no hash of its bytes, which a transaction needs to recognise its own writes.").WithPath(keys[i]).
-				WithHint("change it with edit or write, one file at a time: each keeps its encryption")
 		}
 	}
 	return keep, nil
@@ -466,10 +463,9 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 			return nil, f.swapErr(ctx, c, swap, err)
 		}
 		j.Ops[i].landed = true
-		if up.ETag != jo.New {
-			return nil, notSupported(c, "content-hash ETags here, which a transaction needs to recognise its own writes",
-				"use write and edit, which need none")
-		}
+		// Its version is the ETag answered, whatever it is (under a KMS
+		// key, no MD5 of the bytes): a rollback knows the write by its
+		// mark, and needs no ETag of it in the journal.
 		infos[i] = fileInfo(path.Base(c), up)
 	}
 	// A directory the removals emptied keeps a marker, as rm leaves one:
