@@ -10,6 +10,7 @@
 package ignore
 
 import (
+	"iter"
 	"slices"
 	"strings"
 
@@ -147,17 +148,8 @@ func Alternatives(g string) []string {
 	}
 	var alts []string
 	depth, from := 0, 1
-	for i := 0; i < len(g); i++ {
+	for i := range unquoted(g) {
 		switch g[i] {
-		case '\\':
-			i++
-		case '[':
-			// As doublestar reads braces: a class ends at its first ].
-			for i++; i < len(g) && g[i] != ']'; i++ {
-				if g[i] == '\\' {
-					i++
-				}
-			}
 		case '{':
 			depth++
 		case ',':
@@ -182,6 +174,30 @@ func Alternatives(g string) []string {
 		}
 	}
 	return []string{g}
+}
+
+// unquoted yields the index of each byte of the validated glob g that is
+// neither escaped nor inside a class, as doublestar reads them: a class
+// ends at its first ].
+func unquoted(g string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i := 0; i < len(g); i++ {
+			switch g[i] {
+			case '\\':
+				i++
+			case '[':
+				for i++; i < len(g) && g[i] != ']'; i++ {
+					if g[i] == '\\' {
+						i++
+					}
+				}
+			default:
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // FromRoot is the path rel below a walk's start that the answers spell
@@ -216,17 +232,8 @@ func BelowOnly(g string) string {
 		at   []int // each unescaped /** outside a class
 	)
 	commas := map[int][]int{} // an open brace's commas
-	for i := 0; i < len(g); i++ {
+	for i := range unquoted(g) {
 		switch g[i] {
-		case '\\':
-			i++
-		case '[':
-			// As doublestar reads braces: a class ends at its first ].
-			for i++; i < len(g) && g[i] != ']'; i++ {
-				if g[i] == '\\' {
-					i++
-				}
-			}
 		case '{':
 			open = append(open, i)
 		case ',':
