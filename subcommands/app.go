@@ -179,7 +179,7 @@ func Main(ctx context.Context, args []string, s Streams) (code int) {
 	if errors.Is(err, errReaderGone) {
 		return out.code
 	} else if err != nil {
-		return out.fail(err)
+		return out.fail(variableNamed(args, err))
 	}
 	return out.code
 }
@@ -1024,26 +1024,18 @@ func recoverStore(c *cli.Context, root string, store *s3fs.FS) error {
 	return enc.Encode(map[string]any{"root": root, "recovery": rec})
 }
 
-// workspace is the backend of the roots, and its local backend when it has
-// local roots: local directories (one localfs), one s3://bucket/prefix
-// (an s3fs, whose deny paths are keys below it), or a mix of them (a mixfs
-// routing each path to its backend; see mixedWorkspace).
-func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
-	fsys, local, err := openWorkspace(c)
-	if err != nil {
-		return nil, nil, variableNamed(c, err)
-	}
-	return fsys, local, nil
-}
-
-// variableNamed returns err, the error of a workspace, naming the
-// variable that gave the roots (AGENTFS_ROOT) or the deny paths
-// (AGENTFS_DENY) where it names their flag, which a script that only set
-// the variable never passed: "pass an existing directory to --root" left
-// it looking for a flag it did not give, and the variable unnamed.
-func variableNamed(c *cli.Context, err error) error {
+// variableNamed returns err, the error of a call whose arguments are
+// args, naming the variable that gave the roots (AGENTFS_ROOT) or the deny
+// paths (AGENTFS_DENY) where it names their flag, which a script that only
+// set the variable never passed: "pass an existing directory to --root"
+// left it looking for a flag it did not give, and the variable unnamed,
+// and "add a root with --root" of a path outside the roots left out that
+// a --root given replaces the variable's roots. Any error of the call, not
+// only the workspace's: a path outside a store's root is known only once
+// it is asked for.
+func variableNamed(args []string, err error) error {
 	e := fault.AsError(err)
-	given := givenGlobals(argsOf(c))
+	given := givenGlobals(args)
 	for _, v := range []struct{ flag, env, noun string }{{"root", "AGENTFS_ROOT", "root"}, {"deny", "AGENTFS_DENY", "deny path"}} {
 		named := "--" + v.flag
 		if _, flagged := given[v.flag]; flagged || os.Getenv(v.env) == "" || strings.Contains(e.Message, v.env) {
@@ -1083,8 +1075,12 @@ func namesFlag(text, flag string) bool {
 	}
 }
 
-// openWorkspace is workspace's backend, its errors naming the flags.
-func openWorkspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
+// workspace is the backend of the roots, and its local backend when it has
+// local roots: local directories (one localfs), one s3://bucket/prefix
+// (an s3fs, whose deny paths are keys below it), or a mix of them (a mixfs
+// routing each path to its backend; see mixedWorkspace). Its errors name
+// the flags (variableNamed names their variables).
+func workspace(c *cli.Context) (backend.FS, *localfs.FS, error) {
 	roots := pathsOf(c, "root")
 	if slices.Contains(roots, "") {
 		// "" is the working directory to a file system: a root added
