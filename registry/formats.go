@@ -129,6 +129,8 @@ func Strict(s *core.Schema) *core.Schema {
 			b.Properties, b.Required, b.AdditionalProperties = c.Properties, c.Required, false
 		case "array":
 			b.Items = c.Items
+		case "integer", "number":
+			b.Minimum, b.Maximum = c.Minimum, c.Maximum
 		}
 		alt.AnyOf = append(alt.AnyOf, b)
 	}

@@ -368,3 +368,51 @@ func TestReadOnlyList(t *testing.T) {
 		t.Error("an unknown format was accepted")
 	}
 }
+
+// TestStrictKeepsRanges: a strict-form property states the range of its
+// request field, in its number branch when it takes several types too:
+// grep's timeout (a string or seconds) and publish's expiresIn lost it,
+// and a model held to the schema could send -1 or a week and a second.
+func TestStrictKeepsRanges(t *testing.T) {
+	for i, tl := range rendered(t, "openai", false) {
+		name, schema := inputSchema("openai", tl)
+		props := properties(schema)
+		for _, p := range All()[i].Info().InputSchema.Properties {
+			if p.Schema.Minimum == nil && p.Schema.Maximum == nil {
+				continue
+			}
+			var numbers []map[string]any
+			var find func(s map[string]any)
+			find = func(s map[string]any) {
+				switch typ := s["type"].(type) {
+				case string:
+					if typ == "integer" || typ == "number" {
+						numbers = append(numbers, s)
+					}
+				case []any:
+					if slices.Contains(typ, any("integer")) || slices.Contains(typ, any("number")) {
+						numbers = append(numbers, s)
+					}
+				}
+				branches, _ := s["anyOf"].([]any)
+				for _, b := range branches {
+					find(b.(map[string]any))
+				}
+			}
+			find(props[p.Name].(map[string]any))
+			if len(numbers) == 0 {
+				t.Errorf("%s.%s: no number branch", name, p.Name)
+			}
+			for _, n := range numbers {
+				for key, want := range map[string]*int64{"minimum": p.Schema.Minimum, "maximum": p.Schema.Maximum} {
+					if want == nil {
+						continue
+					}
+					if got, _ := n[key].(float64); n[key] == nil || int64(got) != *want {
+						t.Errorf("%s.%s: %s %v, want %d", name, p.Name, key, n[key], *want)
+					}
+				}
+			}
+		}
+	}
+}
