@@ -76,7 +76,20 @@ func (l *LineTruncation) UnmarshalText(b []byte) error {
 		return nil
 	}
 	if strings.HasPrefix(string(b), "{") {
-		return l.UnmarshalJSON(b)
+		if !json.Valid(b) {
+			return l.UnmarshalJSON(b) // its own words for what it takes
+		}
+		// As strictly as a JSON request's lineTruncation: decoded
+		// alone, an unknown key ({"lines":3}), one in another case or
+		// one given twice was dropped or won, the default cut with exit 0.
+		var holder struct {
+			LineTruncation LineTruncation `json:"lineTruncation"`
+		}
+		if err := DecodeJSON(append(append([]byte(`{"lineTruncation":`), b...), '}'), &holder); err != nil {
+			return err
+		}
+		*l = holder.LineTruncation
+		return nil
 	}
 	unit, n, _ := strings.Cut(string(b), ":")
 	v, err := strconv.Atoi(n)

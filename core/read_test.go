@@ -719,6 +719,16 @@ func TestLineTruncationParse(t *testing.T) {
 		{"lines:5", LineTruncation{}, false},
 		{"200", LineTruncation{}, false},
 		{"", LineTruncation{}, true}, // left out, as any string given as ""
+		// The object form on the command line, as strictly as in a
+		// JSON request: an unknown key, one in another case or one
+		// given twice was the default cut, with exit 0.
+		{`{"chars":3}`, LineTruncation{Chars: new(3)}, true},
+		{`{"chars":null,"bytes":4}`, LineTruncation{Bytes: new(4)}, true},
+		{`{"lines":3}`, LineTruncation{}, false},
+		{`{"chars":3,"extra":1}`, LineTruncation{}, false},
+		{`{"Chars":3}`, LineTruncation{}, false},
+		{`{"chars":3,"chars":0}`, LineTruncation{}, false},
+		{`{"chars":3}x`, LineTruncation{}, false},
 	} {
 		var l LineTruncation
 		err := l.UnmarshalText([]byte(tc.in))
