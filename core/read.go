@@ -620,6 +620,13 @@ func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display str
 	if off < bomLen || off%int64(c.Unit()) != 0 {
 		return nil, false, notStart("it is inside a character or the byte-order mark")
 	}
+	if nl := int64(len(c.Newline())); req.Offset > 0 && int64(req.Offset-1) > (off-bomLen)/nl {
+		// Each line before it ends in a newline: taken as given, line
+		// 9 at byte 5 was lines 9 and 10 of 10 in a file of 3, and line
+		// 2^63-1 ended at line -2^63.
+		return nil, false, fault.InvalidArgument("offset %d cannot start at byteOffset %d: the %d lines before it end in a newline each, more than the %d bytes before it hold.", req.Offset, off, req.Offset-1, off-bomLen).
+			WithPath(display).WithHint("pass nextOffset and nextByteOffset of the same read together, or --offset alone")
+	}
 	back := min(off-bomLen, minPiece)
 	if back == 0 {
 		back = off // right after the byte-order mark: line 1

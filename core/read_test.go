@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -819,6 +820,11 @@ func TestReadByteOffsetEdges(t *testing.T) {
 		{2, 5, "b\n", false},
 		{1, 2, "byteOffset 2 is not the start of a line", true},
 		{3, len(file), "byteOffset 7 is at or past the end", true},
+		// A line cannot start after fewer bytes than the lines before
+		// it end in: line 4 at byte 5 (3 lines in 2 bytes) was read as
+		// line 4 of 4, and line 2^63-1 as endLine and totalLines -2^63.
+		{4, 5, "offset 4 cannot start at byteOffset 5", true},
+		{math.MaxInt, 5, fmt.Sprintf("offset %d cannot start at byteOffset 5", math.MaxInt), true},
 	} {
 		res, err := tl.Read(context.Background(), ReadRequest{Path: "f", Offset: tc.offset, ByteOffset: int64(tc.byteOffset)})
 		if tc.fails {
