@@ -48,7 +48,7 @@ type GrepRequest struct {
 	NoIgnore   bool     `json:"noIgnore,omitempty" help:"do not honour .gitignore, .ignore, .git/info/exclude and .agentfsignore"`
 	Exclude    Globs    `json:"exclude,omitempty" help:"globs of paths to leave out; without a slash a glob matches a name at any depth"`
 	NoIndex    bool     `json:"noIndex,omitempty" help:"read every file, even when an index (agentfs index) covers the path; the results are the same"`
-	Timeout    Duration `json:"timeout,omitempty" default:"30s" help:"stop after this long and return the partial page, with timedOut: a duration such as 30s or 2m (up to 24h), or a number of seconds"`
+	Timeout    Duration `json:"timeout,omitempty" default:"30s" help:"stop after this long and return the partial page, with timedOut: a duration such as 30s or 2m (up to 24h), or a number of seconds; 0 is the same as leaving it out"`
 }
 
 // globs checks and compiles an include list: a file is kept when any one

@@ -133,7 +133,7 @@ var Mv = &Def[core.MvRequest, *core.MvResult]{
 	Description: "Move or rename a file, a link (never its target) or a whole directory within the workspace, in one atomic step, creating missing parent directories. " +
 		"to is the new path itself: unlike mv, it never moves into a directory (name dir/NAME). " +
 		"An existing destination is refused (EXISTS) unless overwrite, which replaces a file or an empty directory. " +
-		"Returns path (the new place), from, and overwritten. " +
+		"Returns path (the new place), from, overwritten, and a file's version where it went (for the next change's expectedVersion). " +
 		"Use it instead of mv; to change a file's content use write, edit or apply-patch.",
 	Mutates: true,
 	Run: func(ctx context.Context, t *core.Tools, req *core.MvRequest) (*core.MvResult, error) {
