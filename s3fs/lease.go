@@ -75,7 +75,7 @@ func (f *FS) begin(ctx context.Context, key string, j journal) (*lease, error) {
 
 // write puts the journal under the conditions h; l.mu is held, or l is
 // not shared yet. A write answered with an error is made when the journal
-// now holds its bytes (see landed). A rewrite refused is this
+// now is that write's (see landed). A rewrite refused is this
 // process's own when the journal is there unclaimed (a write of its own
 // whose answer was lost, unproven): it is made again over that version.
 // Else the refusal, taken for a recovery's claim, would leave the journal
@@ -86,8 +86,16 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 	if err != nil {
 		return err
 	}
+	// Each write carries a mark of its own, by which it is known once its
+	// answer is lost (see landed): its bytes alone tell it on no store
+	// whose ETags are no MD5 of them.
+	mark := newID()
+	put := func(h http.Header) (s3client.ObjectInfo, error) {
+		h.Set("X-Amz-Meta-"+writeMeta, mark)
+		return l.f.c.Put(ctx, l.key, data, h)
+	}
 	sent, sentWall := time.Now(), time.Now().Round(0)
-	o, err := l.f.c.Put(ctx, l.key, data, h)
+	o, err := put(h.Clone())
 	if refused(err) && h.Get("If-Match") != "" {
 		cur, etag, rerr := l.f.readJournal(ctx, l.key)
 		if code, _ := s3client.Code(rerr); rerr != nil && code != "NoSuchKey" {
@@ -96,7 +104,7 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 			return l.f.mapErr(err, journalDir)
 		}
 		if rerr == nil && !cur.Claimed && !cur.ended() {
-			o, err = l.f.c.Put(ctx, l.key, data, s3client.Condition(etag, ""))
+			o, err = put(s3client.Condition(etag, ""))
 		}
 	}
 	if refused(err) {
@@ -104,7 +112,7 @@ func (l *lease) write(ctx context.Context, h http.Header) error {
 		return l.lost
 	}
 	if err != nil {
-		now, _, made, _ := l.f.landed(ctx, l.key, data, "")
+		now, _, made, _ := l.f.landed(ctx, l.key, data, writeMeta, mark)
 		if !made {
 			return l.f.mapErr(err, journalDir)
 		}

@@ -459,6 +459,16 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 		h.Set("X-Amz-Meta-"+txnMeta, j.Mark)
 		j.Ops[i].sent = true
 		up, err := f.c.Put(ctx, jo.Key, op.Data, h)
+		if s3client.AnswerLost(err) || errors.Is(err, s3client.ErrUnsent) {
+			// Its answer lost, or its body taken for never sent whole
+			// (see WriteFile): made when the object is this write's,
+			// which only it marked with the journal's Mark (a
+			// transaction writes each file once). It was a failure, the
+			// transaction undone, made or not.
+			if now, _, made, herr := f.landed(ctx, jo.Key, op.Data, txnMeta, j.Mark); herr == nil && made {
+				up, err = now, nil
+			}
+		}
 		if err != nil {
 			return nil, f.swapErr(ctx, c, swap, err)
 		}

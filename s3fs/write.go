@@ -77,7 +77,7 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 		// which is when it counts the body sent. The object says: this
 		// write's mark on it, it was made (an append's caller, told the
 		// file changed, appended again).
-		if now, _, made, herr := f.landed(ctx, f.key(c), data, mark); herr == nil && made {
+		if now, _, made, herr := f.landed(ctx, f.key(c), data, writeMeta, mark); herr == nil && made {
 			return fileInfo(path.Base(c), now), nil
 		}
 	}
@@ -165,21 +165,24 @@ func (f *FS) tagsErr(c string, n int, err error) error {
 
 // writeMeta is the user metadata that marks the object a write puts: its
 // value, new at each write, tells that write's object from another
-// writer's of the same bytes once its answer is lost (see landed).
+// writer's once its answer is lost (see landed). A journal's writes carry
+// it too.
 const writeMeta = "agentfs-write"
 
 // landed judges a PUT of data at key whose answer was lost
-// (s3client.AnswerLost) by the object there now: landed when it is that
-// PUT's. This is proof, not a guess: an object's ETag is the MD5 of the
-// bytes the one PUT that made it sent (see VersionIsContentHash), so the
-// object holds the bytes sent; and, when mark is set, its writeMeta
-// holds mark, a value no other request sent, so the PUT that made it is
-// this one, not another writer's of the same bytes (an append of the
-// same line). A journal's bytes are its own already.
-func (f *FS) landed(ctx context.Context, key string, data []byte, mark string) (now s3client.ObjectInfo, found, made bool, err error) {
+// (s3client.AnswerLost), and which carried mark as the metadata meta, by
+// the object there now: landed when it is that PUT's. This is proof, not
+// a guess: mark is a value no other request to key sent (see newID), so the PUT
+// that made the object is this one, not another writer's of the same
+// bytes (an append of the same line). It holds on a store whose ETags are
+// no MD5 of the bytes (AWS's under a KMS key), where the ETag was the
+// proof and never matched: a write made was IO_ERROR "may have been
+// made". Where the ETag is the MD5 of the bytes (see contentHashed), it
+// must be that of the bytes sent too.
+func (f *FS) landed(ctx context.Context, key string, data []byte, meta, mark string) (now s3client.ObjectInfo, found, made bool, err error) {
 	now, found, err = f.headKey(ctx, key)
 	sum := md5.Sum(data)
-	made = found && now.ETag == hex.EncodeToString(sum[:]) && (mark == "" || now.Meta[writeMeta] == mark)
+	made = found && now.Meta[meta] == mark && (!contentHashed(now.ETag, now.Stored) || now.ETag == hex.EncodeToString(sum[:]))
 	return now, found, made, err
 }
 
@@ -196,7 +199,7 @@ func (f *FS) landed(ctx context.Context, key string, data []byte, mark string) (
 // make it twice (an append).
 func (f *FS) lostWrite(ctx context.Context, c string, data []byte, h http.Header, mark, was string, opts backend.WriteOptions, err error) (backend.FileInfo, error) {
 	key := f.key(c)
-	now, found, made, herr := f.landed(ctx, key, data, mark)
+	now, found, made, herr := f.landed(ctx, key, data, writeMeta, mark)
 	why := "the file is at another version now, another writer's, or this write's changed since"
 	if !made && herr == nil && found == (was != "") && now.ETag == was {
 		up, rerr := f.c.Put(ctx, key, data, h)
@@ -204,7 +207,7 @@ func (f *FS) lostWrite(ctx context.Context, c string, data []byte, h http.Header
 			return fileInfo(path.Base(c), up), nil
 		}
 		if refused(rerr) || s3client.AnswerLost(rerr) {
-			now, _, made, herr = f.landed(ctx, key, data, mark)
+			now, _, made, herr = f.landed(ctx, key, data, writeMeta, mark)
 			if !made && herr == nil && refused(rerr) {
 				return backend.FileInfo{}, f.swapErr(ctx, c, opts, rerr)
 			}
