@@ -375,3 +375,60 @@ func TestMoveTagsNotReadable(t *testing.T) {
 	}
 	noJournal(t, bucket, "mvtagsdenied", "a move refused")
 }
+
+// TestRollbackTagsNotReadable: a transaction that removed a file with
+// tags and then failed, run by credentials that may not read tags, cannot
+// put the file back with them: its error, and the recovery's while the
+// credentials stay so, are PERMISSION_DENIED naming s3:GetObjectTagging
+// and s3:PutObjectTagging, the hint to grant them and run --recover.
+// Both were IO_ERROR, the recovery's hint "fix what the store refuses".
+// Once granted, the recovery puts the file back with its tags.
+func TestRollbackTagsNotReadable(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, bucket, "rbtagsdenied/a.txt", strings.NewReader("old a"), 5, minio.PutObjectOptions{UserTags: testTags}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, bucket, "rbtagsdenied/b.txt", strings.NewReader("old b"), 5, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	root := "s3://" + bucket + "/rbtagsdenied"
+	bPut := putTo("rbtagsdenied", "b.txt")
+	denied := &refusing{refuse: func(r *http.Request) bool {
+		return r.Method == http.MethodGet && r.URL.Query().Has("tagging") || bPut(r)
+	}}
+	committer := transportFS(t, root, denied)
+	s3fs.SetLease(committer, -time.Minute)
+	_, err = committer.Commit(ctx, []backend.Op{{Path: "a.txt", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, committer, "a.txt")}},
+		{Path: "b.txt", Data: []byte("new b")}})
+	wantDenied := func(what string, err error) {
+		t.Helper()
+		e := fault.AsError(err)
+		if e == nil || e.Code != fault.CodePermissionDenied || !strings.Contains(e.Message+e.Hint, "s3:GetObjectTagging") ||
+			!strings.Contains(e.Hint, "s3:PutObjectTagging") || !strings.Contains(e.Hint, "agentfs --recover") {
+			t.Errorf("%s: %v (hint %q); want PERMISSION_DENIED naming s3:GetObjectTagging and s3:PutObjectTagging, the hint --recover", what, err, e.Hint)
+		}
+	}
+	wantDenied("the transaction whose rollback may not read the tags", err)
+	_, err = transportFS(t, root, denied).Recover(ctx)
+	wantDenied("the recovery that may not read the tags", err)
+	f, _ := openFS(t, root)
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatalf("the recovery once the tags may be read: %v", err)
+	}
+	if got := tree(t, f, "a.txt", "b.txt"); !maps.Equal(got, map[string]string{"a.txt": "old a", "b.txt": "old b"}) {
+		t.Errorf("after the recovery: %s; want both old", brief(got))
+	}
+	tags, err := c.GetObjectTagging(ctx, bucket, "rbtagsdenied/a.txt", minio.GetObjectTaggingOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(tags.ToMap(), testTags) {
+		t.Errorf("tags %v after the recovery; want %v", tags.ToMap(), testTags)
+	}
+	noJournal(t, bucket, "rbtagsdenied", "the recovery")
+}

@@ -341,8 +341,14 @@ func (j journal) changedAny() bool {
 // files changed and others not, so the hint sends the caller to
 // --recover first.
 func halfDone(err, rerr error) error {
-	e := fault.Errorf(fault.CodeIOError, "the transaction stopped part way, after it sent some of its changes, and could not undo them (%v): its journal has them undone by the first call after its lease of 15 seconds.", rerr).
-		WithHint("do not redo it yet: run agentfs --recover, which waits for the lease and undoes it, then read the files and make the change again")
+	code, when, grant := fault.CodeIOError, "", ""
+	if tagsDenied(rerr) {
+		// A recovery meets the same refusal until the credentials may
+		// read the tags.
+		code, when, grant = fault.CodePermissionDenied, ", once the credentials may read and put tags", "grant s3:GetObjectTagging and s3:PutObjectTagging on the bucket, then "
+	}
+	e := fault.Errorf(code, "the transaction stopped part way, after it sent some of its changes, and could not undo them (%v): its journal has them undone by the first call after its lease of 15 seconds%s.", rerr, when).
+		WithHint("do not redo it yet: %srun agentfs --recover, which waits for the lease and undoes it, then read the files and make the change again", grant)
 	e.Err = err
 	return e
 }
@@ -582,6 +588,9 @@ func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) 
 		// either), or the object changed by another writer since: theirs
 		// stays.
 		return true, nil
+	}
+	if tagsDenied(err) {
+		return false, rollbackTagsErr(f.rel(jo.Key), err)
 	}
 	return false, f.mapErr(err, f.rel(jo.Key))
 }
@@ -1193,6 +1202,10 @@ var errHeld = errors.New("held up by a newer journal")
 // that call was about, so it says what is pending and how to end it
 // rather than pass on the store's answer about a file it never named.
 func rollbackRefused(jkey string, err error) error {
+	if tagsDenied(err) {
+		return fault.Errorf(fault.CodePermissionDenied, "the rollback of a transaction that stopped part way, journal %s, may not read the tags of a file's copy, which it puts back with the file (%v).", jkey, err).
+			WithHint("grant s3:GetObjectTagging and s3:PutObjectTagging on the bucket to these credentials, then run agentfs --recover, which undoes the transaction; then read its files").WithCause(err)
+	}
 	return fault.Errorf(fault.CodeIOError, "the rollback of a transaction that stopped part way, journal %s, failed (%v).", jkey, err).
 		WithHint("fix what the store refuses there (or, if it could not be reached, wait until it can), then run agentfs --recover, which undoes the transaction; then read its files").WithCause(err)
 }

@@ -163,6 +163,26 @@ func (f *FS) tagsErr(c string, n int, err error) error {
 	return f.mapErr(err, c)
 }
 
+// tagsDenied reports err, a failure to put an object back from a copy,
+// as CopyThrough's refusal to read the copy's tags (s3client.TagsError)
+// to credentials that may not: a rollback needs s3:GetObjectTagging to
+// read them, and s3:PutObjectTagging to put them back with the object.
+func tagsDenied(err error) bool {
+	var tags *s3client.TagsError
+	if !errors.As(err, &tags) {
+		return false
+	}
+	code, status := s3client.Code(tags.Err)
+	return code == "AccessDenied" || status == http.StatusForbidden
+}
+
+// rollbackTagsErr is the failure, err, of a rollback to put c back from
+// its copy, which has tags it may not read (see tagsDenied).
+func rollbackTagsErr(c string, err error) error {
+	return fault.Errorf(fault.CodePermissionDenied, "the object store refused to tell the tags of the copy that puts the file back, which the rollback keeps: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+		WithHint("grant s3:GetObjectTagging and s3:PutObjectTagging on the bucket, then run agentfs --recover, which undoes the transaction").WithCause(err)
+}
+
 // writeMeta is the user metadata that marks the object a write puts: its
 // value, new at each write, tells that write's object from another
 // writer's once its answer is lost (see landed). A journal's writes carry
