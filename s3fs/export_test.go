@@ -30,3 +30,6 @@ var BucketNameFault = bucketNameFault
 func UploadsLeft(f *FS, err error, lefts []*s3client.LeftError) error {
 	return f.uploadsLeft(err, lefts)
 }
+
+// JournalVersion is the version of the journals this agentfs writes.
+const JournalVersion = journalVersion

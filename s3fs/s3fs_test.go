@@ -3869,3 +3869,43 @@ func TestCommitRefusedByAnotherWriterFirstKeepsNothing(t *testing.T) {
 	}
 	recovered(t, f, bucket, "writerfirst", 0, map[string]string{"a": "a", "b": "theirs"})
 }
+
+// TestJournalOfANewerVersionIsLeft: a dead transaction's journal of a
+// later journal version than this agentfs knows (a newer agentfs's, run
+// beside this one or before a downgrade) is neither rolled back nor
+// removed, as what its version adds may change how it is undone: the
+// recovery is NOT_SUPPORTED naming the version, and the files and the
+// journal stay for the agentfs that wrote it. Read as one of its own,
+// this agentfs rolled it back.
+func TestJournalOfANewerVersionIsLeft(t *testing.T) {
+	ctx := context.Background()
+	old := map[string]string{"a": "old a", "b": "old b"}
+	f, bucket, root := seeded(t, "newerjournal", old)
+	dying := dyingFS(t, root, 4) // the journal, two copies, a's write
+	if _, err := dying.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")}}); err == nil {
+		t.Fatal("the dying commit succeeded")
+	}
+	mixed := map[string]string{"a": "new a", "b": "old b"}
+	if got := tree(t, f, "a", "b"); !maps.Equal(got, mixed) {
+		t.Fatalf("the dead commit left %q, want %q", got, mixed)
+	}
+	newer := fmt.Sprintf(`"version":%d`, s3fs.JournalVersion+1)
+	editJournals(t, bucket, "newerjournal", func(j string) string {
+		return strings.Replace(j, fmt.Sprintf(`"version":%d`, s3fs.JournalVersion), newer, 1)
+	})
+	_, err := f.Recover(ctx)
+	if codeOf(err) != fault.CodeNotSupported || !strings.Contains(err.Error(), "version") {
+		t.Errorf("the recovery of a newer journal: %v, want NOT_SUPPORTED naming its version", err)
+	}
+	if got := tree(t, f, "a", "b"); !maps.Equal(got, mixed) {
+		t.Errorf("after the recovery of a newer journal: %q, want it left %q", got, mixed)
+	}
+	_, journals := readJournals(t, bucket, "newerjournal")
+	if len(journals) != 1 {
+		t.Fatalf("%d journals left, want the newer one", len(journals))
+	}
+	editJournals(t, bucket, "newerjournal", func(j string) string {
+		return strings.Replace(j, newer, fmt.Sprintf(`"version":%d`, s3fs.JournalVersion), 1)
+	})
+	recovered(t, f, bucket, "newerjournal", 1, old)
+}

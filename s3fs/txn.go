@@ -1135,6 +1135,20 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		now = n
 	}
 	expired := !o.LastModified.Add(lease).After(now)
+	if j.Version > journalVersion {
+		// A newer agentfs's, whose version may change how it is undone:
+		// left whole for that agentfs, its files held as a live one's.
+		if !expired {
+			return live, nil
+		}
+		if hold != nil {
+			if err := hold(j); err != nil {
+				return gone, err
+			}
+		}
+		return gone, fault.Errorf(fault.CodeNotSupported, "the journal %s of a dead transaction is of version %d, written by a newer agentfs; this one reads journals up to version %d, and leaves it, its files as that transaction left them.", f.rel(o.Key), j.Version, journalVersion).
+			WithHint("run agentfs --recover with the version of agentfs that wrote it (or a later one)")
+	}
 	if j.ended() {
 		// Done, not in flight: its committer removes it, or, once its
 		// lease is over (it may be deciding its commit point still),
