@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -802,6 +803,32 @@ func TestTornJournals(t *testing.T) {
 	}
 	if _, err := os.Lstat(committed); err != nil {
 		t.Errorf("the torn committed journal after a recovery: %v, want it kept", err)
+	}
+}
+
+// TestJournalOfANewerFormIsLeft: a pending journal that is whole JSON but
+// not of the form this agentfs writes (a newer agentfs's, beside this one
+// or before a downgrade) is left for the agentfs that wrote it, and the
+// files below the workspace are refused NOT_SUPPORTED naming it. Taken
+// for torn, it was removed, and the files its dead commit changed stayed
+// half changed for good.
+func TestJournalOfANewerFormIsLeft(t *testing.T) {
+	fsys, dir, state := newRecoverFS(t)
+	d := filepath.Join(state, "journal")
+	must(t, os.MkdirAll(d, 0o700))
+	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o600))
+	newer := fmt.Appendf(nil, `{"version":2,"entries":[{"dir":%q,"name":"a.txt"}]}`, dir)
+	pending := filepath.Join(d, "newer"+journalPending)
+	must(t, os.WriteFile(pending, newer, 0o600))
+	unlock, err := fsys.Lock(context.Background(), "a.txt", time.Second)
+	if err == nil {
+		unlock()
+	}
+	if fe := fault.AsError(err); fe == nil || fe.Code != fault.CodeNotSupported || !strings.Contains(fe.Hint, "--recover") {
+		t.Errorf("lock beside a newer journal: %v, want NOT_SUPPORTED with a hint to recover it", err)
+	}
+	if got, err := os.ReadFile(pending); err != nil || !bytes.Equal(got, newer) {
+		t.Errorf("the newer journal after a recovery: %q, %v; want it kept", got, err)
 	}
 }
 

@@ -1161,17 +1161,23 @@ func journals(bases []string) iter.Seq2[string, error] {
 }
 
 // errNoJournal is readJournal's error for a journal gone, or that is no
-// journal's JSON.
+// JSON (cut short).
 var errNoJournal = errors.New("no journal")
 
 // errTornJournal is readJournal's error, an errNoJournal, for a journal
-// that is no journal's JSON.
+// that is no JSON (cut short).
 var errTornJournal = fmt.Errorf("%w: not a journal's JSON", errNoJournal)
 
+// errNewerJournal is readJournal's error for a journal that is whole JSON
+// but not of the form this agentfs writes: a newer agentfs's.
+var errNewerJournal = errors.New("the journal is not in the form this agentfs writes: a newer agentfs wrote it")
+
 // readJournal reads the entries of the journal at path: errNoJournal for
-// one gone or not a journal's JSON, another error for one that is there
-// but cannot be read (a failing disk, no descriptor left), which names
-// files no one can tell.
+// one gone or cut short, another error for one that is there but cannot
+// be read (a failing disk, no descriptor left) or is whole JSON of
+// another form (a newer agentfs's), which names files no one here can
+// tell. Taken as torn, a newer agentfs's pending journal was removed,
+// and its files left half changed.
 func readJournal(path string) ([]journalEntry, error) {
 	data, err := syscalls.readFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -1181,7 +1187,12 @@ func readJournal(path string) ([]journalEntry, error) {
 		return nil, err
 	}
 	var entries []journalEntry
-	if json.Unmarshal(data, &entries) != nil {
+	if err := json.Unmarshal(data, &entries); err != nil {
+		if json.Valid(data) {
+			// Whole, but not as this agentfs writes one: a newer
+			// agentfs's, whose files it alone can tell.
+			return nil, fmt.Errorf("%w (%v)", errNewerJournal, err)
+		}
 		return nil, errTornJournal
 	}
 	return entries, nil
