@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
@@ -316,6 +317,39 @@ func TestCommitCrashOverETagsNotMD5(t *testing.T) {
 		}
 		if !committed {
 			t.Errorf("%s: the transaction never committed, however late its process died", st.name)
+		}
+	}
+}
+
+// TestLostAppendOverETagsNotMD5: an append whose answer was lost is
+// judged by the object on a store whose ETags are no MD5 of the bytes
+// too: its mark on the object proves it made. Judged by the ETag as an
+// MD5, an append made was IO_ERROR "may have been made", or, its body
+// taken for never sent whole, STALE, which its caller answered by
+// appending again.
+func TestLostAppendOverETagsNotMD5(t *testing.T) {
+	for i, st := range storesNotMD5 {
+		for _, tc := range []struct {
+			name string
+			l    *losing
+		}{
+			{"made, 500", &losing{landed: true, status: 500}},
+			{"made, cut", &losing{landed: true}},
+			{"made, taken for unsent", &losing{landed: true, unread: true}},
+			{"not made", &losing{status: 500}},
+		} {
+			t.Run(st.name+"/"+tc.name, func(t *testing.T) {
+				name := fmt.Sprintf("lostnotmd5-%d", i)
+				f, _, root := seeded(t, name, map[string]string{"log": "entry 1\n"})
+				tc.l.lose = putTo(name, "log")
+				err := appendEntry(&core.Tools{FS: transportFS(t, root, &notMD5{kms: st.kms, next: tc.l}), LockTimeout: 200 * time.Millisecond})
+				if err != nil {
+					t.Errorf("the append: %v; want success", err)
+				}
+				if got := tree(t, f, "log"); got["log"] != "entry 1\nentry 2\n" {
+					t.Errorf("log holds %q, want %q", got["log"], "entry 1\nentry 2\n")
+				}
+			})
 		}
 	}
 }
