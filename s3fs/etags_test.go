@@ -9,9 +9,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"html"
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -39,15 +41,29 @@ import (
 // With kms, the ETags are 32 hex digits, as AWS's, and the answers to a
 // HEAD or a GET of an object say it is encrypted under a KMS key; else
 // they are of another form, and say nothing.
+//
+// With fresh, each write draws an ETag of its own, as AWS's under a KMS
+// key: the same bytes written again, at the same key or another, have
+// another ETag.
 type notMD5 struct {
-	kms  bool
-	next http.RoundTripper
-	mu   sync.Mutex
-	real map[string]string // by the ETag given
+	kms, fresh bool
+	next       http.RoundTripper
+	mu         sync.Mutex
+	real       map[string]string // by the ETag given
+	// at is, with fresh, the ETag given for an object's key and its real
+	// one; writes counts the writes, each of which draws one.
+	at     map[string]string
+	writes int
 }
 
 // xmlETag is an ETag in the XML of an answer, its quotes escaped or not.
 var xmlETag = regexp.MustCompile(`(<ETag>(?:&#34;|&quot;|")?)([0-9a-f]{32})`)
+
+// xmlEntry is an entry of a listing, and xmlKey its key.
+var (
+	xmlEntry = regexp.MustCompile(`(?s)<Contents>.*?</Contents>`)
+	xmlKey   = regexp.MustCompile(`<Key>([^<]*)</Key>`)
+)
 
 // given is the ETag answered for the store's real one.
 func (n *notMD5) given(real string) string {
@@ -63,6 +79,31 @@ func (n *notMD5) given(real string) string {
 	}
 	n.real[given] = real
 	return given
+}
+
+// givenAt is the ETag answered for the store's real one of the object at
+// key (its path, bucket first), drawn anew when write says the answer is
+// a write's: with fresh, each write's own.
+func (n *notMD5) givenAt(key, real string, write bool) string {
+	if !n.fresh {
+		return n.given(real)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if g, ok := n.at[key+"\x00"+real]; ok && !write {
+		return g
+	}
+	n.writes++
+	sum := md5.Sum([]byte(fmt.Sprintf("write %d of %s", n.writes, real)))
+	g := hex.EncodeToString(sum[:])
+	if !n.kms {
+		g = "v1-" + g
+	}
+	if n.real == nil {
+		n.real, n.at = map[string]string{}, map[string]string{}
+	}
+	n.real[g], n.at[key+"\x00"+real] = real, g
+	return g
 }
 
 // realOf is the store's ETag for the one given, or one no object has.
@@ -91,8 +132,11 @@ func (n *notMD5) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	key, _ := url.PathUnescape(cmp.Or(r.URL.Opaque, r.URL.Path))
+	q := r.URL.Query()
+	write := r.Method == http.MethodPut && !q.Has("partNumber") || r.Method == http.MethodPost && q.Has("uploadId")
 	if e := resp.Header.Get("ETag"); e != "" {
-		resp.Header.Set("ETag", `"`+n.given(strings.Trim(e, `"`))+`"`)
+		resp.Header.Set("ETag", `"`+n.givenAt(key, strings.Trim(e, `"`), write)+`"`)
 	}
 	if n.kms && (r.Method == http.MethodHead || r.Method == http.MethodGet) && r.URL.RawQuery == "" && resp.StatusCode/100 == 2 {
 		resp.Header.Set("X-Amz-Server-Side-Encryption", "aws:kms")
@@ -106,10 +150,29 @@ func (n *notMD5) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	data = xmlETag.ReplaceAllFunc(data, func(m []byte) []byte {
-		sub := xmlETag.FindSubmatch(m)
-		return append(append([]byte{}, sub[1]...), n.given(string(sub[2]))...)
-	})
+	at := func(key string) func([]byte) []byte {
+		return func(m []byte) []byte {
+			sub := xmlETag.FindSubmatch(m)
+			return append(append([]byte{}, sub[1]...), n.givenAt(key, string(sub[2]), write)...)
+		}
+	}
+	if bucket, obj, _ := strings.Cut(strings.TrimPrefix(key, "/"), "/"); r.Method == http.MethodGet && obj == "" {
+		// A listing: each entry's ETag is its key's.
+		encoded := bytes.Contains(data, []byte("<EncodingType>url</EncodingType>"))
+		data = xmlEntry.ReplaceAllFunc(data, func(e []byte) []byte {
+			k := xmlKey.FindSubmatch(e)
+			if k == nil {
+				return e
+			}
+			key := html.UnescapeString(string(k[1]))
+			if encoded {
+				key, _ = url.QueryUnescape(key)
+			}
+			return xmlETag.ReplaceAllFunc(e, at("/"+bucket+"/"+key))
+		})
+	} else {
+		data = xmlETag.ReplaceAllFunc(data, at(key))
+	}
 	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
 	resp.Header.Set("Content-Length", strconv.Itoa(len(data)))
 	return resp, nil
@@ -150,10 +213,12 @@ func resign(r *http.Request) {
 }
 
 // storesNotMD5 are the stores whose ETags are no MD5 of the bytes.
-var storesNotMD5 = []struct {
-	name string
-	kms  bool
-}{{"kms", true}, {"opaque etags", false}}
+var storesNotMD5 = []storeNotMD5{{"kms", true, false}, {"opaque etags", false, false}, {"kms, each write its etag", true, true}}
+
+type storeNotMD5 struct {
+	name       string
+	kms, fresh bool
+}
 
 // TestReadUnderAKMSKey: a small file under a KMS key, whose ETag is 32
 // hex digits but no MD5 of its bytes, is read as any other. Its bytes
@@ -195,7 +260,7 @@ func TestTransactionOverETagsNotMD5(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			name := fmt.Sprintf("notmd5-%d", i)
 			_, bucket, root := seeded(t, name, map[string]string{"a": "old a", "b": "old b", "d": "old d"})
-			f := transportFS(t, root, &notMD5{kms: st.kms})
+			f := transportFS(t, root, &notMD5{kms: st.kms, fresh: st.fresh})
 			ops := func() []backend.Op {
 				va, err := f.Stat(ctx, "a")
 				if err != nil {
@@ -250,7 +315,7 @@ func TestTransactionOverETagsNotMD5Undone(t *testing.T) {
 				}
 				return s3Error(r, http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
 			}}
-			f := transportFS(t, root, &notMD5{kms: st.kms, next: refuseB})
+			f := transportFS(t, root, &notMD5{kms: st.kms, fresh: st.fresh, next: refuseB})
 			_, err := f.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "c", Data: []byte("new c")},
 				{Path: "d", Remove: true}, {Path: "b", Data: []byte("new b")}})
 			if codeOf(err) != fault.CodeStale {
@@ -275,12 +340,12 @@ func TestCommitCrashOverETagsNotMD5(t *testing.T) {
 	ctx := context.Background()
 	old := map[string]string{"a": "old a", "gone": "x", "dir/c": ""}
 	updated := map[string]string{"a": "new a", "gone": "", "dir/c": "new c"}
-	for _, st := range storesNotMD5 {
+	for i, st := range storesNotMD5 {
 		committed := false
 		for cut := 0; cut <= 12; cut++ {
-			prefix := fmt.Sprintf("notmd5crash-%v-%d", st.kms, cut)
+			prefix := fmt.Sprintf("notmd5crash-%d-%d", i, cut)
 			root := "s3://" + bucket + "/" + prefix
-			store := &notMD5{kms: st.kms}
+			store := &notMD5{kms: st.kms, fresh: st.fresh}
 			f := transportFS(t, root, store)
 			for p, data := range old {
 				if data != "" {
@@ -342,7 +407,7 @@ func TestLostAppendOverETagsNotMD5(t *testing.T) {
 				name := fmt.Sprintf("lostnotmd5-%d", i)
 				f, _, root := seeded(t, name, map[string]string{"log": "entry 1\n"})
 				tc.l.lose = putTo(name, "log")
-				err := appendEntry(&core.Tools{FS: transportFS(t, root, &notMD5{kms: st.kms, next: tc.l}), LockTimeout: 200 * time.Millisecond})
+				err := appendEntry(&core.Tools{FS: transportFS(t, root, &notMD5{kms: st.kms, fresh: st.fresh, next: tc.l}), LockTimeout: 200 * time.Millisecond})
 				if err != nil {
 					t.Errorf("the append: %v; want success", err)
 				}
@@ -351,5 +416,46 @@ func TestLostAppendOverETagsNotMD5(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMoveUndoneOverETagsNotMD5: a move that undoes itself after its
+// deletions began (another writer changed a source first) puts back each
+// source it deleted, and removes that one's copy, on a store whose ETags
+// are no MD5 of the bytes too: the copy it put back at the source is its
+// own, whatever its ETag. Taken for another writer's file there (its
+// ETag neither the original's nor the copy's), the copy stayed, said to
+// hold the only bytes of a file another writer put at the source.
+func TestMoveUndoneOverETagsNotMD5(t *testing.T) {
+	ctx := context.Background()
+	stores := append([]storeNotMD5{{"md5", false, false}}, storesNotMD5...)
+	for i, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			name := fmt.Sprintf("moveundonenotmd5-%d", i)
+			f, _, root := seeded(t, name, map[string]string{"d/a": "a", "d/b": "b"})
+			var rt http.RoundTripper
+			if i > 0 {
+				rt = &notMD5{kms: st.kms, fresh: st.fresh}
+			}
+			mover := transportFS(t, root, rt)
+			var once sync.Once
+			s3fs.SetPaused(mover, func(phase, key string) {
+				if phase == "delete" && strings.HasSuffix(key, "/d/b") {
+					once.Do(func() {
+						if _, err := f.WriteFile(ctx, "d/b", []byte("theirs"), backend.WriteOptions{}); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+			})
+			_, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{})
+			if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || strings.Contains(e.Message, "e/a") {
+				t.Errorf("the move: %v; want STALE keeping no copy of a", err)
+			}
+			want := map[string]string{"d/a": "a", "d/b": "theirs", "e/a": "", "e/b": ""}
+			if got := tree(t, f, slices.Collect(maps.Keys(want))...); !maps.Equal(got, want) {
+				t.Errorf("after the move undone: %s, want %s", brief(got), brief(want))
+			}
+		})
 	}
 }

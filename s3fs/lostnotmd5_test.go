@@ -55,7 +55,7 @@ func TestLostAnswerOverETagsNotMD5(t *testing.T) {
 						}
 					}
 				}
-				w := transportFS(t, root, &notMD5{kms: st.kms, next: l})
+				w := transportFS(t, root, &notMD5{kms: st.kms, fresh: st.fresh, next: l})
 				fi, err := w.WriteFile(ctx, tc.path, []byte("written\n"), tc.opts(w))
 				e := fault.AsError(err)
 				switch {
@@ -105,7 +105,7 @@ func TestLostAnswerInATransactionOverETagsNotMD5(t *testing.T) {
 	}
 	stores := []store{{"md5 etags", func() http.RoundTripper { return nil }}}
 	for _, st := range storesNotMD5 {
-		stores = append(stores, store{st.name, func() http.RoundTripper { return &notMD5{kms: st.kms} }})
+		stores = append(stores, store{st.name, func() http.RoundTripper { return &notMD5{kms: st.kms, fresh: st.fresh} }})
 	}
 	for i, st := range stores {
 		for j, lost := range []struct {

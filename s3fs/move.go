@@ -718,7 +718,8 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) (leftAl
 			etag, err := f.c.CopyThrough(ctx, m.To, dst.ETag, m.From, s3client.Condition("", "*"), copyThrough)
 			switch {
 			case err == nil:
-				src, srcFound = s3client.ObjectInfo{ETag: etag}, true
+				// The copy's, its metadata (its mark) and all.
+				src, srcFound = s3client.ObjectInfo{ETag: etag, Meta: dst.Meta}, true
 			case refused(err), errors.Is(err, s3client.ErrSourceChanged):
 				// A file put at the source, or the copy changed, meanwhile.
 				if src, srcFound, err = f.headKey(ctx, m.From); err != nil {
@@ -728,10 +729,12 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) (leftAl
 				return leftAlone{}, f.mapErr(err, f.rel(m.From))
 			}
 		}
-		if !srcFound || src.ETag != m.ETag && src.ETag != dst.ETag {
+		if !srcFound || src.ETag != m.ETag && !j.written(src, dst.ETag) {
 			// Another writer's file at the source, put where this move
 			// may have deleted the original: the copy may hold its only
-			// bytes.
+			// bytes. The original, or the copy put back (by its mark,
+			// whatever its ETag: under a KMS key the same bytes put
+			// again have another), is the move's.
 			return leftAlone{kept: []string{f.rel(m.From)}, copies: []string{f.rel(m.To)}}, nil
 		}
 	}
