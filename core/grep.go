@@ -73,7 +73,9 @@ func (g Globs) globs() ([]glob, error) {
 // ("include": "*.go", "exclude": "*.txt"), as other agents' tools do.
 type Globs []string
 
-// UnmarshalJSON takes one string, an array of strings, or null.
+// UnmarshalJSON takes one string, an array of strings, or null. A null
+// in the array is no string: taken for "", no glob, it left include
+// out, and a replace changed every file.
 func (g *Globs) UnmarshalJSON(b []byte) error {
 	var one *string
 	if json.Unmarshal(b, &one) == nil {
@@ -83,11 +85,14 @@ func (g *Globs) UnmarshalJSON(b []byte) error {
 		}
 		return nil
 	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
+	var many []*string
+	if err := json.Unmarshal(b, &many); err != nil || slices.Contains(many, nil) {
 		return globsRefused("globs", b)
 	}
-	*g = many
+	*g = make(Globs, len(many))
+	for i, s := range many {
+		(*g)[i] = *s
+	}
 	return nil
 }
 
