@@ -67,12 +67,20 @@ func newGlob(pattern string, anyDepth bool) glob {
 // the same without the leading ./ that anchors it (checkGlob).
 func givenGlob(given, checked string) glob {
 	g := newGlob(checked, !strings.Contains(given, "/"))
-	_, anchored := cutDotSlash(given)
-	g.anchored = anchored
-	for i := range g.alts {
-		g.alts[i].anchored = anchored
+	if _, anchored := cutDotSlash(given); anchored {
+		g.anchor()
 	}
 	return g
+}
+
+// anchor anchors g at the start, and each glob its alternatives stand
+// for, those of braces nested in them too: anchored at the first level
+// only, ./{**/q,{**/b/*.go,zz}} matched **/b/*.go from the root.
+func (g *glob) anchor() {
+	g.anchored = true
+	for i := range g.alts {
+		g.alts[i].anchor()
+	}
 }
 
 // cutDotSlash is the glob g without its leading ./, which anchors it at
