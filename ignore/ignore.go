@@ -138,10 +138,14 @@ func AnyDepth(g string) bool {
 // when it starts with braces one of whose alternatives starts with **/
 // ({**/src/*.go,**/lib/*.go}): each alternative followed by the rest of
 // g, so that each is matched from the root or below the start by its
-// own start, as AnyDepth has it. Matched whole below the start, such a
-// glob searched below src missed src/main.go, with exit 0. Any other g
-// is returned alone, as is one whose split would give an empty or
-// absolute glob ({,**/}/x).
+// own start, as AnyDepth has it; an alternative that starts with braces
+// is split so in turn, and the **/ may be there ({q,{**/src/*.go,zz}}).
+// Split at the first level only, the **/ of such nested braces was
+// matched below the start, where include and find's pattern, which
+// split each level, matched it from the root. Matched whole
+// below the start, such a glob searched below src missed src/main.go,
+// with exit 0. Any other g is returned alone, as is one whose split
+// would give an empty or absolute glob ({,**/}/x).
 func Alternatives(g string) []string {
 	if !strings.HasPrefix(g, "{") {
 		return []string{g}
@@ -161,16 +165,19 @@ func Alternatives(g string) []string {
 				continue
 			}
 			alts = append(alts, g[from:i])
-			if !slices.ContainsFunc(alts, AnyDepth) {
-				return []string{g}
-			}
-			rest := g[i+1:]
-			for j, a := range alts {
-				if alts[j] = a + rest; alts[j] == "" || strings.HasPrefix(alts[j], "/") {
+			// An alternative that starts with such braces in turn is
+			// split so too.
+			var all []string
+			for _, a := range alts {
+				if a += g[i+1:]; a == "" || strings.HasPrefix(a, "/") {
 					return []string{g}
 				}
+				all = append(all, Alternatives(a)...)
 			}
-			return alts
+			if !slices.ContainsFunc(all, AnyDepth) {
+				return []string{g}
+			}
+			return all
 		}
 	}
 	return []string{g}

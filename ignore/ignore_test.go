@@ -129,6 +129,8 @@ func TestAlternatives(t *testing.T) {
 		"{**/a}":                  {"**/a"},
 		"{**/a,{b,c}}/d{e,f}":     {"**/a/d{e,f}", "{b,c}/d{e,f}"},
 		"{**/a/*.go,b/**}/**/x.c": {"**/a/*.go/**/x.c", "b/**/**/x.c"},
+		"{**/q,{**/a/*.go,zz}}":   {"**/q", "**/a/*.go", "zz"},
+		"{x,{**/a,{b,**/c}}}/d":   {"x/d", "**/a/d", "b/d", "**/c/d"},
 	} {
 		if got := Alternatives(g); !slices.Equal(got, want) {
 			t.Errorf("Alternatives(%q) = %q, want %q", g, got, want)
@@ -141,13 +143,18 @@ func TestAlternatives(t *testing.T) {
 // alternative names, the **/ one from the root: matched whole below
 // the start, {**/src/*.go,zz} below src left src/main.go in.
 func TestExcludesLeadingAlternatives(t *testing.T) {
-	x := NewExcludes([]string{"{**/src/*.go,zz}"}, "src")
-	for _, c := range []struct {
-		rel  string
-		want bool
-	}{{"main.go", true}, {"x/src/a.go", true}, {"zz", true}, {"x/zz", false}, {"x/a.go", false}} {
-		if got := x.Match(c.rel, lastName(c.rel), false); got != c.want {
-			t.Errorf("below src, %s excluded: %v, want %v", c.rel, got, c.want)
+	// So do braces nested in them, which stand for globs in turn, as
+	// include and find's pattern take them: one level split, the nested
+	// **/src/*.go was matched below the start, main.go left in.
+	for _, g := range []string{"{**/src/*.go,zz}", "{**/q,{**/src/*.go,zz}}"} {
+		x := NewExcludes([]string{g}, "src")
+		for _, c := range []struct {
+			rel  string
+			want bool
+		}{{"main.go", true}, {"x/src/a.go", true}, {"zz", true}, {"x/zz", false}, {"x/a.go", false}} {
+			if got := x.Match(c.rel, lastName(c.rel), false); got != c.want {
+				t.Errorf("%s below src, %s excluded: %v, want %v", g, c.rel, got, c.want)
+			}
 		}
 	}
 }
@@ -215,6 +222,7 @@ func FuzzAlternatives(f *testing.F) {
 	f.Add(`{**/a\,b,c}`, "x/a,b")
 	f.Add("{[,}]/x,**/y}", "}/x")
 	f.Add("{,**/}a/*.go", "q/a/b.go")
+	f.Add("{x,{**/a,{b,**/c}}}/d", "q/c/d")
 	f.Fuzz(func(t *testing.T, g, p string) {
 		if !doublestar.ValidatePattern(g) {
 			return
