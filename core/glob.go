@@ -74,8 +74,9 @@ func givenGlob(given, checked string) glob {
 }
 
 // anchor anchors g at the start, and each glob its alternatives stand
-// for, those of braces nested in them too: anchored at the first level
-// only, ./{**/q,{**/b/*.go,zz}} matched **/b/*.go from the root.
+// for, which newGlob builds as globs in turn: anchored at the first level
+// only, ./{**/q,{**/b/*.go,zz}} matched **/b/*.go from the root while
+// ignore.Alternatives split one level at a time.
 func (g *glob) anchor() {
 	g.anchored = true
 	for i := range g.alts {
