@@ -3909,3 +3909,45 @@ func TestJournalOfANewerVersionIsLeft(t *testing.T) {
 	})
 	recovered(t, f, bucket, "newerjournal", 1, old)
 }
+
+// TestJournalOfANewerFormIsLeft: a journal of a later version whose JSON
+// does not decode as this agentfs's (a field of another type, as a
+// version may change one) is a newer agentfs's all the same: live within
+// its lease, left once that is over, NOT_SUPPORTED naming its version. It
+// was IO_ERROR "cannot be read" even live, its hint to restore the files
+// by hand and remove it, and it held none of the files it may name.
+func TestJournalOfANewerFormIsLeft(t *testing.T) {
+	ctx := context.Background()
+	old := map[string]string{"a": "old a", "b": "old b"}
+	f, bucket, root := seeded(t, "newerform", old)
+	dying := dyingFS(t, root, 4) // the journal, two copies, a's write
+	if _, err := dying.Commit(ctx, []backend.Op{{Path: "a", Data: []byte("new a")}, {Path: "b", Data: []byte("new b")}}); err == nil {
+		t.Fatal("the dying commit succeeded")
+	}
+	mixed := map[string]string{"a": "new a", "b": "old b"}
+	ours := fmt.Sprintf(`"version":%d`, s3fs.JournalVersion)
+	newer := fmt.Sprintf(`"version":%d,"claimFirst":{"v":%d}`, s3fs.JournalVersion+1, s3fs.JournalVersion+1)
+	rewriteJournals(t, bucket, "newerform", func(j []byte) []byte {
+		s := strings.Replace(string(j), ours, newer, 1)
+		return []byte(strings.Replace(s, `"lease":"-1m0s"`, `"lease":"15s"`, 1))
+	})
+	rec, err := f.Recover(ctx)
+	if err != nil || rec.Live != 1 {
+		t.Errorf("the recovery of a newer journal in its lease: %+v, %v; want it live", rec, err)
+	}
+	editJournals(t, bucket, "newerform", func(j string) string { return j })
+	_, err = f.Recover(ctx)
+	if codeOf(err) != fault.CodeNotSupported || !strings.Contains(err.Error(), fmt.Sprintf("version %d", s3fs.JournalVersion+1)) {
+		t.Errorf("the recovery of a newer journal past its lease: %v, want NOT_SUPPORTED naming its version", err)
+	}
+	if got := tree(t, f, "a", "b"); !maps.Equal(got, mixed) {
+		t.Errorf("after the recovery of a newer journal: %q, want it left %q", got, mixed)
+	}
+	if _, journals := readJournals(t, bucket, "newerform"); len(journals) != 1 {
+		t.Fatalf("%d journals left, want the newer one", len(journals))
+	}
+	rewriteJournals(t, bucket, "newerform", func(j []byte) []byte {
+		return []byte(strings.Replace(string(j), newer, ours, 1))
+	})
+	recovered(t, f, bucket, "newerform", 1, old)
+}

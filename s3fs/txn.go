@@ -1117,11 +1117,24 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		return gone, f.mapErr(err, journalDir)
 	}
 	var j journal
+	unread := false // a newer agentfs's, of a form this one does not read
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&j); err != nil {
-		return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", f.rel(o.Key), err).
-			WithHint("inspect it, restore the objects it names by hand, then remove it").WithCause(errHoldsNone)
+		// Whole JSON with a later version, but a field of another type
+		// (a version may change one): a newer agentfs's still, live in
+		// its lease, and, read as no journal, it was IO_ERROR even then,
+		// its hint to remove it, and held none of its files.
+		var v struct {
+			Version int    `json:"version"`
+			Lease   string `json:"lease"`
+		}
+		_ = json.Unmarshal(data, &v) // a field of another type is left zero
+		if v.Version <= journalVersion {
+			return gone, fault.Errorf(fault.CodeIOError, "the journal %s cannot be read: %v.", f.rel(o.Key), err).
+				WithHint("inspect it, restore the objects it names by hand, then remove it").WithCause(errHoldsNone)
+		}
+		j, unread = journal{Version: v.Version, Lease: v.Lease}, true
 	}
-	if !f.ownKeys(j) {
+	if !unread && !f.ownKeys(j) {
 		return gone, fault.Errorf(fault.CodeIOError, "the journal %s names objects outside the workspace or its journal folder: it is not agentfs's, and is not acted on.", f.rel(o.Key)).
 			WithHint("inspect it, then remove it by hand").WithCause(errHoldsNone)
 	}
@@ -1141,7 +1154,9 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 		if !expired {
 			return live, nil
 		}
-		if hold != nil {
+		if hold != nil && !unread {
+			// Unread, it holds every file (see Recover): which it
+			// changed is unknown.
 			if err := hold(j); err != nil {
 				return gone, err
 			}
