@@ -824,8 +824,8 @@ func TestJournalOfANewerFormIsLeft(t *testing.T) {
 	if err == nil {
 		unlock()
 	}
-	if fe := fault.AsError(err); fe == nil || fe.Code != fault.CodeNotSupported || !strings.Contains(fe.Hint, "--recover") {
-		t.Errorf("lock beside a newer journal: %v, want NOT_SUPPORTED with a hint to recover it", err)
+	if fe := fault.AsError(err); fe == nil || fe.Code != fault.CodeNotSupported || !strings.Contains(fe.Hint, "--recover") || !strings.Contains(fe.Hint, "then remove it") || fe.Details["journal"] != pending {
+		t.Errorf("lock beside a newer journal: %v (hint %q), want NOT_SUPPORTED naming the journal, its hint to recover it or, without that agentfs, to undo it by hand and remove it", err, fe.Hint)
 	}
 	if got, err := os.ReadFile(pending); err != nil || !bytes.Equal(got, newer) {
 		t.Errorf("the newer journal after a recovery: %q, %v; want it kept", got, err)

@@ -305,7 +305,7 @@ func uncommittedErr(display, journal string, cause error) *fault.Error {
 	if errors.Is(cause, errNewerJournal) {
 		return fault.Errorf(fault.CodeNotSupported, "%s may hold a change of a transaction whose process died, never committed, which this agentfs leaves as it is: %s.", display, ErrText(cause)).
 			WithPath(display).WithDetail("journal", journal).
-			WithHint("run agentfs --recover with the version of agentfs that wrote the journal (or a later one): it undoes the transaction").WithCause(cause)
+			WithHint("run agentfs --recover with the version of agentfs that wrote the journal (or a later one): it undoes the transaction; without one, inspect the journal (details.journal), put back by hand what it changed, then remove it").WithCause(cause)
 	}
 	if cause == nil {
 		return fault.Errorf(fault.CodeIOError, "%s holds a change of a transaction whose process died, and the change could not be undone: its content may never have been committed.", display).

@@ -3894,8 +3894,8 @@ func TestJournalOfANewerVersionIsLeft(t *testing.T) {
 		return strings.Replace(j, fmt.Sprintf(`"version":%d`, s3fs.JournalVersion), newer, 1)
 	})
 	_, err := f.Recover(ctx)
-	if codeOf(err) != fault.CodeNotSupported || !strings.Contains(err.Error(), "version") {
-		t.Errorf("the recovery of a newer journal: %v, want NOT_SUPPORTED naming its version", err)
+	if codeOf(err) != fault.CodeNotSupported || !strings.Contains(err.Error(), "version") || !strings.Contains(fault.AsError(err).Hint, "then remove it") {
+		t.Errorf("the recovery of a newer journal: %v (hint %q), want NOT_SUPPORTED naming its version, its hint to recover it or, without that agentfs, to restore its objects by hand and remove it", err, fault.AsError(err).Hint)
 	}
 	if got := tree(t, f, "a", "b"); !maps.Equal(got, mixed) {
 		t.Errorf("after the recovery of a newer journal: %q, want it left %q", got, mixed)

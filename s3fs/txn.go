@@ -1162,7 +1162,7 @@ func (f *FS) recoverOne(ctx context.Context, o s3client.ObjectInfo, now time.Tim
 			}
 		}
 		return gone, fault.Errorf(fault.CodeNotSupported, "the journal %s of a dead transaction is of version %d, written by a newer agentfs; this one reads journals up to version %d, and leaves it, its files as that transaction left them.", f.rel(o.Key), j.Version, journalVersion).
-			WithHint("run agentfs --recover with the version of agentfs that wrote it (or a later one)")
+			WithHint("run agentfs --recover with the version of agentfs that wrote it (or a later one); without one, inspect it, restore the objects it names by hand, then remove it")
 	}
 	if j.ended() {
 		// Done, not in flight: its committer removes it, or, once its
