@@ -625,7 +625,7 @@ func openAt(f backend.FileReader, req ReadRequest, c textfile.Codec, display str
 		// 9 at byte 5 was lines 9 and 10 of 10 in a file of 3, and line
 		// 2^63-1 ended at line -2^63.
 		return nil, false, fault.InvalidArgument("offset %d cannot start at byteOffset %d: the %d lines before it end in a newline each, more than the %d bytes before it hold.", req.Offset, off, req.Offset-1, off-bomLen).
-			WithPath(display).WithHint("pass nextOffset and nextByteOffset of the same read together, or --offset alone")
+			WithPath(display).WithHint("pass nextOffset and nextByteOffset of the same read together, or --offset alone (as --offset 1 once the file has changed)")
 	}
 	back := min(off-bomLen, minPiece)
 	if back == 0 {
