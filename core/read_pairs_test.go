@@ -3,7 +3,6 @@ package core
 import (
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
@@ -17,14 +16,10 @@ import (
 // nextByteOffset a read returns is accepted by the read after it.
 func TestReadEveryNextPairAccepted(t *testing.T) {
 	u16 := func(bom bool, s string) string {
-		var b []byte
 		if bom {
-			b = append(b, 0xFF, 0xFE)
+			return "\xFF\xFE" + string(utf16Bytes(s, false))
 		}
-		for _, u := range utf16.Encode([]rune(s)) {
-			b = append(b, byte(u), byte(u>>8))
-		}
-		return string(b)
+		return string(utf16Bytes(s, false))
 	}
 	long := strings.Repeat("é", 700)
 	files := map[string]string{

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/memfs"
@@ -65,18 +64,10 @@ func randomText(r *rand.Rand) (file, kind string) {
 		s = "\uFEFF" + s
 		kind = "bom"
 	case 1:
-		out := []byte{0xFF, 0xFE}
-		for _, u := range utf16.Encode([]rune(s)) {
-			out = append(out, byte(u), byte(u>>8))
-		}
-		s = string(out)
+		s = "\xFF\xFE" + string(utf16Bytes(s, false))
 		kind = "utf16"
 	case 2:
-		out := []byte{0xFE, 0xFF}
-		for _, u := range utf16.Encode([]rune(s)) {
-			out = append(out, byte(u>>8), byte(u))
-		}
-		s = string(out)
+		s = "\xFE\xFF" + string(utf16Bytes(s, true))
 		kind = "utf16be"
 	}
 	return s, kind

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/fault"
@@ -30,22 +29,12 @@ func codeOf(err error) fault.Code {
 
 func TestReadTable(t *testing.T) {
 	utf16le := func(s string, bom bool) string {
-		var b []byte
 		if bom {
-			b = append(b, 0xFF, 0xFE)
+			return "\xFF\xFE" + string(utf16Bytes(s, false))
 		}
-		for _, u := range utf16.Encode([]rune(s)) {
-			b = append(b, byte(u), byte(u>>8))
-		}
-		return string(b)
+		return string(utf16Bytes(s, false))
 	}
-	utf16be := func(s string) string {
-		b := []byte{0xFE, 0xFF}
-		for _, u := range utf16.Encode([]rune(s)) {
-			b = append(b, byte(u>>8), byte(u))
-		}
-		return string(b)
-	}
+	utf16be := func(s string) string { return "\xFE\xFF" + string(utf16Bytes(s, true)) }
 	tests := []struct {
 		name, file string
 		req        ReadRequest
@@ -326,9 +315,7 @@ func pageFrom(t testing.TB, tl *Tools, req ReadRequest) ([]byte, int) {
 			if res.BOM && req.ByteOffset == 0 && res.StartLine == 1 {
 				out = append(out, "\xFF\xFE"...)
 			}
-			for _, u := range utf16.Encode([]rune(c)) {
-				out = append(out, byte(u), byte(u>>8))
-			}
+			out = append(out, utf16Bytes(c, false)...)
 		default:
 			enc, err := htmlindex.Get(res.Encoding)
 			if err != nil {
@@ -503,11 +490,7 @@ func TestReadPagingRebuildsFile(t *testing.T) {
 				file = string(b)
 			}
 			if tc.u16 {
-				enc := []byte{0xFF, 0xFE}
-				for _, u := range utf16.Encode([]rune(file)) {
-					enc = append(enc, byte(u), byte(u>>8))
-				}
-				file = string(enc)
+				file = "\xFF\xFE" + string(utf16Bytes(file, false))
 			}
 			for _, mb := range []int{0, 5000} {
 				tl := &Tools{FS: memfs.New(map[string]string{"f": file}), MaxBytes: mb}
