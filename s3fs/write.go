@@ -156,7 +156,7 @@ func (f *FS) seenAt(ctx context.Context, key, was string) (s seenVersion, found 
 // copy keeps: credentials that may not read them (the HEAD or the GET
 // passed) are PERMISSION_DENIED, with a hint naming the permissions.
 func (f *FS) tagsErr(c string, n int, err error) error {
-	if code, status := s3client.Code(err); code == "AccessDenied" || status == http.StatusForbidden {
+	if tagsRefused(err) {
 		return fault.Errorf(fault.CodePermissionDenied, "the object store refused to tell the file's %d tags, which a write or a move keeps: %s.", n, strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("grant s3:GetObjectTagging and s3:PutObjectTagging on the bucket, or remove the file's tags with another tool to write or move it without them").WithCause(err)
 	}
@@ -169,10 +169,13 @@ func (f *FS) tagsErr(c string, n int, err error) error {
 // read them, and s3:PutObjectTagging to put them back with the object.
 func tagsDenied(err error) bool {
 	var tags *s3client.TagsError
-	if !errors.As(err, &tags) {
-		return false
-	}
-	code, status := s3client.Code(tags.Err)
+	return errors.As(err, &tags) && tagsRefused(tags.Err)
+}
+
+// tagsRefused reports err, a read of an object's tags (GetObjectTagging),
+// refused to credentials that may not read them.
+func tagsRefused(err error) bool {
+	code, status := s3client.Code(err)
 	return code == "AccessDenied" || status == http.StatusForbidden
 }
 
