@@ -37,10 +37,11 @@ type glob struct {
 func newGlob(pattern string, anyDepth bool) glob {
 	if alts := ignore.Alternatives(pattern); len(alts) > 1 {
 		// Each shaped as the whole is: {**/a/*.go,zz} names zz at the
-		// top only.
+		// top only, as a pattern split here always holds a slash (its
+		// **/ alternative).
 		g := glob{pattern: pattern}
 		for _, a := range alts {
-			g.alts = append(g.alts, newGlob(a, anyDepth && !strings.Contains(pattern, "/")))
+			g.alts = append(g.alts, newGlob(a, false))
 		}
 		return g
 	}
