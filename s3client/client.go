@@ -708,7 +708,7 @@ func info(key string, h http.Header, size int64) ObjectInfo {
 		}
 	}
 	o.Tags, _ = strconv.Atoi(h.Get("X-Amz-Tagging-Count"))
-	if !strings.HasPrefix(o.Stored.Get("X-Amz-Server-Side-Encryption"), "aws:kms") {
+	if !UnderKMS(o.Stored) {
 		// SSE-S3 (AES256), the default of a bucket with no other: the
 		// bucket's default then applies, as to a new object.
 		for k := range o.Stored {
@@ -718,6 +718,13 @@ func info(key string, h http.Header, size int64) ObjectInfo {
 		}
 	}
 	return o
+}
+
+// UnderKMS says whether the headers an object is stored with (see
+// ObjectInfo.Stored) encrypt it under a KMS key (aws:kms, aws:kms:dsse),
+// which makes its ETag no MD5 of its bytes and is set again on a PUT.
+func UnderKMS(stored http.Header) bool {
+	return strings.HasPrefix(stored.Get("X-Amz-Server-Side-Encryption"), "aws:kms")
 }
 
 // stored are the headers of an object that a PUT sets again (see

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"path"
-	"strings"
 	"sync"
 
 	"github.com/agentfs/agentfs/backend"
@@ -244,7 +243,7 @@ func (r *reader) get(off, n int64) ([]byte, error) {
 // hex digits that are no MD5 of the bytes (an object under a key of its
 // writer's, SSE-C, is not read at all).
 func contentHashed(etag string, stored http.Header) bool {
-	return isMD5(etag) && !strings.HasPrefix(stored.Get("X-Amz-Server-Side-Encryption"), "aws:kms")
+	return isMD5(etag) && !s3client.UnderKMS(stored)
 }
 
 // isMD5 says whether an ETag is a plain MD5 (32 hex digits), not a
