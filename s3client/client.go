@@ -1104,14 +1104,8 @@ func (c *Client) copyThrough(ctx context.Context, src, srcETag, dst string, h ht
 	if err != nil {
 		return ObjectInfo{}, false, err
 	}
-	if was.Tags > 0 && h["X-Amz-Tagging"] == nil {
-		tags, err := c.Tagging(ctx, src)
-		if err != nil {
-			return ObjectInfo{}, false, &TagsError{Count: was.Tags, Err: err}
-		}
-		if tags != "" {
-			h.Set("X-Amz-Tagging", tags)
-		}
+	if err := c.KeepTags(ctx, src, was.Tags, h); err != nil {
+		return ObjectInfo{}, false, err
 	}
 	if size > limit || int64(len(data)) > limit {
 		if size < 0 {
@@ -1148,9 +1142,9 @@ type DestinationError struct{ Err error }
 func (e *DestinationError) Error() string { return e.Err.Error() }
 func (e *DestinationError) Unwrap() error { return e.Err }
 
-// TagsError is CopyThrough's failure to read the tags of its source
-// (GetObjectTagging), which its copy would drop: Count is how many the
-// source has. Nothing was written.
+// TagsError is KeepTags' failure to read the tags of an object
+// (GetObjectTagging), which its copy or a write over it would drop: Count
+// is how many it has. Nothing was written.
 type TagsError struct {
 	Count int
 	Err   error
@@ -1175,6 +1169,25 @@ func (c *Client) Put(ctx context.Context, key string, data []byte, h http.Header
 	}
 	resp.Body.Close()
 	return info(key, resp.Header, int64(len(data))), nil
+}
+
+// KeepTags sets on h, the headers of a PUT that writes over or copies the
+// object at key, the x-amz-tagging that keeps its n tags
+// (ObjectInfo.Tags), read by a request of their own only when it has some
+// and h sets none. A failure to read them is a *TagsError: written
+// without them, the object would lose them.
+func (c *Client) KeepTags(ctx context.Context, key string, n int, h http.Header) error {
+	if n <= 0 || h["X-Amz-Tagging"] != nil {
+		return nil
+	}
+	tags, err := c.Tagging(ctx, key)
+	if err != nil {
+		return &TagsError{Count: n, Err: err}
+	}
+	if tags != "" {
+		h.Set("X-Amz-Tagging", tags)
+	}
+	return nil
 }
 
 // Tagging is the tag set of the object at key (GetObjectTagging) as the

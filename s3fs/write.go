@@ -126,14 +126,8 @@ func (f *FS) carrySeen(ctx context.Context, c string, s seenVersion, h http.Head
 	for k, v := range s.stored {
 		h[k] = v
 	}
-	if s.tags > 0 {
-		tags, err := f.c.Tagging(ctx, f.key(c))
-		if err != nil {
-			return f.tagsErr(c, s.tags, err) // dropped, the tags would be lost
-		}
-		if tags != "" {
-			h.Set("X-Amz-Tagging", tags)
-		}
+	if err := f.c.KeepTags(ctx, f.key(c), s.tags, h); err != nil {
+		return f.tagsErr(c, s.tags, err)
 	}
 	return nil
 }
