@@ -1129,25 +1129,29 @@ func (t *Tools) finishGrep(ctx context.Context, g *grepSearch, pg *page, filesWi
 }
 
 // countUnreadable counts the file at path (rel) when err is its lack of
-// permission.
+// permission, or of a key (fault.Unreadable).
 func (g *grepSearch) countUnreadable(path, rel string, err error) {
-	if fault.AsError(err).Code == fault.CodePermissionDenied {
+	if fault.Unreadable(err) {
 		g.addUnreadable(path, rel)
 	}
 }
 
 // SkippedFile reports an error of one file that a search (or an index's
 // build) passes over, as ripgrep does: the file gone, replaced by something that is not a regular
-// file, unreadable or denied, or its path now leading out of the roots (a
-// directory on it swapped for a link since the listing, which an index's
-// candidate, opened by path, meets). Any other (EMFILE, EIO) fails the
-// search: skipping it would answer less than the tree holds, with exit 0.
+// file, unreadable (fault.Unreadable) or denied, or its path now leading
+// out of the roots (a directory on it swapped for a link since the
+// listing, which an index's candidate, opened by path, meets). Any other
+// (EMFILE, EIO) fails the search: skipping it would answer less than the
+// tree holds, with exit 0.
 func SkippedFile(err error) bool {
 	if errors.Is(err, fault.ErrNoWorkspace) {
 		return false
 	}
+	if fault.Unreadable(err) {
+		return true
+	}
 	switch fault.AsError(err).Code {
-	case fault.CodeNotFound, fault.CodeNotRegular, fault.CodeNotAFile, fault.CodeNotADirectory, fault.CodeSymlink, fault.CodePermissionDenied, fault.CodeDenied, fault.CodeOutsideRoot:
+	case fault.CodeNotFound, fault.CodeNotRegular, fault.CodeNotAFile, fault.CodeNotADirectory, fault.CodeSymlink, fault.CodeDenied, fault.CodeOutsideRoot:
 		return true
 	}
 	return false

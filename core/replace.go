@@ -1159,7 +1159,7 @@ func (t *Tools) searchFiles(ctx context.Context, rp *replacer, res *ReplaceResul
 					if failed == nil || s.i < failedI {
 						failed, failedI = o.err, s.i
 					}
-				case o.err != nil && fault.AsError(o.err).Code == fault.CodePermissionDenied:
+				case o.err != nil && fault.Unreadable(o.err):
 					unreadable++
 				}
 				if o.searched {

@@ -319,6 +319,20 @@ func DirectoryDestination(path, name string) *Error {
 // fails the call, where a missing path is an answer (rm's deleted false).
 var ErrNoWorkspace = errors.New("the workspace does not exist")
 
+// ErrSealed is the cause of an error about a file whose bytes no
+// credentials agentfs holds can read (an object encrypted with a key of
+// its writer's, SSE-C): a search passes over it and counts it unreadable,
+// as a file it may not read, where a read of it alone fails.
+var ErrSealed = errors.New("the file is encrypted with a key agentfs does not hold")
+
+// Unreadable reports whether err is a file's or a directory's that a
+// search skips and counts as unreadable: denied to the caller, or sealed
+// (ErrSealed).
+func Unreadable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodePermissionDenied || errors.Is(err, ErrSealed)
+}
+
 // MissingPath reports whether err is a NOT_FOUND of the path asked, not
 // of the workspace that would hold it (ErrNoWorkspace).
 func MissingPath(err error) bool {

@@ -403,7 +403,7 @@ func (f *FS) mapErr(err error, c string) error {
 	case customerKey(code, err):
 		// AWS's and MinIO's answer to a read of an object under SSE-C.
 		return fault.Errorf(fault.CodeNotSupported, "the object is encrypted with a key of its writer's (SSE-C), which agentfs does not hold: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
-			WithHint("read or change it with a tool given its key (aws s3 cp --sse-c); agentfs neither reads it nor writes over it, which would drop its encryption").WithCause(err)
+			WithHint("read or change it with a tool given its key (aws s3 cp --sse-c); agentfs neither reads it nor writes over it, which would drop its encryption").WithCause(errors.Join(fault.ErrSealed, err))
 	case invalidRequest(code, status):
 		return fault.Errorf(fault.CodeInvalidArgument, "the object store refused the request as invalid: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
 			WithHint("check the path: a store may limit a key's length, or a name's (255 bytes on a store over a file system, as versitygw's)").WithCause(err)

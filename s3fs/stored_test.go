@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentfs/agentfs/backend"
+	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
@@ -231,22 +232,7 @@ func s3Error(r *http.Request, status int, code, msg string) *http.Response {
 // AWS's here.
 func TestAnObjectUnderACustomerKey(t *testing.T) {
 	ctx := context.Background()
-	bucket := s3test.Bucket(t)
-	c, err := s3test.Client(s3test.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.PutObject(ctx, bucket, "ws/secret.txt", strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	rt := &storedAs{key: "/" + bucket + "/ws/secret.txt", answer: func(r *http.Request) *http.Response {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return nil
-		}
-		return s3Error(r, http.StatusBadRequest, "InvalidRequest", "The object was stored using a form of Server Side Encryption. "+
-			"The correct parameters must be provided to retrieve the object.")
-	}}
-	f := transportFS(t, "s3://"+bucket+"/ws", rt)
+	f, rt := customerKeyFS(t, nil)
 	for _, tc := range changes {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.change(ctx, f, "secret.txt")
@@ -260,6 +246,63 @@ func TestAnObjectUnderACustomerKey(t *testing.T) {
 	defer rt.mu.Unlock()
 	if len(rt.puts) != 0 {
 		t.Errorf("%d PUTs of the object; want none", len(rt.puts))
+	}
+}
+
+// customerKeyFS is a workspace whose ws/secret.txt ("hi\n") is under a
+// key of its writer's (SSE-C), its HEAD and GET answered as AWS does,
+// beside the files others (name to content).
+func customerKeyFS(t *testing.T, others map[string]string) (*s3fs.FS, *storedAs) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"secret.txt": "hi\n"}
+	maps.Copy(files, others)
+	for name, content := range files {
+		if _, err := c.PutObject(ctx, bucket, "ws/"+name, strings.NewReader(content), int64(len(content)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := &storedAs{key: "/" + bucket + "/ws/secret.txt", answer: func(r *http.Request) *http.Response {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return nil
+		}
+		return s3Error(r, http.StatusBadRequest, "InvalidRequest", "The object was stored using a form of Server Side Encryption. "+
+			"The correct parameters must be provided to retrieve the object.")
+	}}
+	return transportFS(t, "s3://"+bucket+"/ws", rt), rt
+}
+
+// TestSearchPassesOverAnObjectUnderACustomerKey: grep and replace over a
+// tree skip an object under SSE-C and count it unreadable, as a file they
+// may not read, where that one object failed the whole search
+// (NOT_SUPPORTED) and no other file was searched or changed.
+func TestSearchPassesOverAnObjectUnderACustomerKey(t *testing.T) {
+	ctx := context.Background()
+	f, rt := customerKeyFS(t, map[string]string{"a.txt": "hi\n"})
+	tl := &core.Tools{FS: f}
+	g, err := tl.Grep(ctx, core.GrepRequest{Query: "hi", Path: "."})
+	if err != nil {
+		t.Fatalf("grep: %v; want a.txt matched, secret.txt unreadable", err)
+	}
+	if g.Count != 1 || g.Unreadable != 1 || len(g.Files) != 1 || g.Files[0].Path != "a.txt" {
+		t.Errorf("grep: count %d, unreadable %d, files %+v; want 1 match in a.txt, 1 unreadable", g.Count, g.Unreadable, g.Files)
+	}
+	rep := "ho"
+	r, err := tl.Replace(ctx, core.ReplaceRequest{Query: "hi", Replacement: &rep, Path: "."})
+	if err != nil {
+		t.Fatalf("replace: %v; want a.txt changed, secret.txt unreadable", err)
+	}
+	if r.FilesChanged != 1 || r.Unreadable != 1 {
+		t.Errorf("replace: %d files changed, unreadable %d; want 1 and 1", r.FilesChanged, r.Unreadable)
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.puts) != 0 {
+		t.Errorf("%d PUTs of secret.txt; want none", len(rt.puts))
 	}
 }
 
