@@ -70,9 +70,12 @@ type journalMove struct {
 	ETag string `json:"etag"`
 	New  string `json:"new,omitempty"`
 	// Old is the ETag of the object To replaced, "" when there was none;
-	// Backup is the key of its copy (a file moved over a file).
+	// Backup is the key of its copy (a file moved over a file), and Class
+	// the storage class of that object (see journalOp.Class), recorded
+	// before the copy is made.
 	Old    string `json:"old,omitempty"`
 	Backup string `json:"backup,omitempty"`
+	Class  string `json:"class,omitempty"`
 
 	// tried is set as this process sends the copy (or the marker): from
 	// then on it may be there, even when the answer is lost. deleted is
@@ -334,6 +337,20 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	if err := f.crossed(ctx, l.key, *j); err != nil {
 		return err
 	}
+	// The store's copy of an object replaced keeps its tags and metadata,
+	// not how it is stored: its backup is sent its encryption, and the
+	// journal keeps its class for the restore (see backupOf).
+	// stillAsListed saw it: no request.
+	backups := make([]http.Header, len(j.Moves))
+	for i, m := range j.Moves {
+		if m.Backup != "" {
+			s, _, err := f.seenAt(ctx, m.To, m.Old)
+			if err != nil {
+				return err
+			}
+			backups[i], j.Moves[i].Class = backupOf(s.stored)
+		}
+	}
 	// Recorded before anything changes: the journal of a move killed
 	// before it holds its claims is rolled back as one that made nothing,
 	// whatever is at its destinations (another move's, of the same bytes).
@@ -341,19 +358,12 @@ func (f *FS) moveObjects(ctx context.Context, l *lease, src string, j *journal) 
 	if err := l.update(ctx, *j); err != nil {
 		return err
 	}
-	for _, m := range j.Moves {
+	for i, m := range j.Moves {
 		if m.Backup != "" {
 			if err := l.check(); err != nil {
 				return err
 			}
-			// The store's copy keeps the object's tags and metadata, not
-			// how it is stored, which its restore keeps in turn (see
-			// s3client.CopyThrough). stillAsListed saw it: no request.
-			s, _, err := f.seenAt(ctx, m.To, m.Old)
-			if err != nil {
-				return err
-			}
-			if _, err := f.c.Copy(ctx, m.To, m.Old, m.Backup, s.stored.Clone()); err != nil {
+			if _, err := f.c.Copy(ctx, m.To, m.Old, m.Backup, backups[i]); err != nil {
 				return f.backupErr(ctx, f.rel(m.To), m.Old, err)
 			}
 		}
@@ -740,7 +750,7 @@ func (f *FS) rollBackMove(ctx context.Context, j journal, m journalMove) (leftAl
 	}
 	var theirs bool
 	if m.Backup != "" {
-		theirs, err = f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup}, true, dst.ETag)
+		theirs, err = f.restore(ctx, journalOp{Key: m.To, Backup: m.Backup, Class: m.Class}, true, dst.ETag)
 	} else {
 		theirs, err = f.deleteKey(ctx, m.To, dst.ETag)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"io"
 	"maps"
 	"net/http"
 	"strings"
@@ -28,10 +29,13 @@ var storedHeaders = []string{"X-Amz-Storage-Class", "X-Amz-Server-Side-Encryptio
 // and the encryption a PUT (a store's copy or not) or the start of an
 // upload sent, none on a copy meaning STANDARD and the bucket's default,
 // as on AWS; a HEAD or a GET of the object answers them. It counts the
-// GetObjectTagging requests.
+// GetObjectTagging requests, and keeps what each store's copy (a PUT
+// with X-Amz-Copy-Source) sent of them, by its source's and its
+// destination's paths.
 type awsStore struct {
 	mu      sync.Mutex
 	stored  map[string]http.Header // by request path, /BUCKET/KEY
+	copies  map[[2]string]http.Header
 	tagging int
 }
 
@@ -61,6 +65,12 @@ func (a *awsStore) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 		}
 		a.stored[p] = h
+		if src := r.Header.Get("X-Amz-Copy-Source"); src != "" {
+			if a.copies == nil {
+				a.copies = map[[2]string]http.Header{}
+			}
+			a.copies[[2]string{src, p}] = h
+		}
 	case r.Method == http.MethodDelete && r.URL.RawQuery == "":
 		delete(a.stored, p)
 	case (r.Method == http.MethodHead || r.Method == http.MethodGet) && r.URL.RawQuery == "":
@@ -87,6 +97,20 @@ func (a *awsStore) of(p string) http.Header {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.stored[p]
+}
+
+// copies is what the store's copies of the object src into the folder
+// dir (paths, /BUCKET/KEY) sent of how they are stored, by destination.
+func (a *awsStore) copiesOf(src, dir string) map[string]http.Header {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	in := map[string]http.Header{}
+	for p, h := range a.copies {
+		if p[0] == src && strings.HasPrefix(p[1], dir) {
+			in[p[1]] = h
+		}
+	}
+	return in
 }
 
 // reads is how many GetObjectTagging requests were sent.
@@ -231,7 +255,12 @@ var rollbackKinds = []struct {
 // process or by the recovery after a kill: its backup, a store's copy,
 // kept neither class nor encryption, and its restore, a GET and a PUT,
 // neither these nor the tags. The Content-Type and user metadata were
-// kept already, and still are.
+// kept already, and still are. The backup itself is made in the store's
+// default class (no x-amz-storage-class: STANDARD on AWS), under the
+// object's KMS encryption: made in the object's class, each backup of a
+// file in STANDARD_IA, ONEZONE_IA or GLACIER_IR, removed seconds later,
+// was billed a 30- or 90-day minimum; the class is the journal's to keep
+// for the restore.
 func TestRollbackKeepsHowTheObjectIsStored(t *testing.T) {
 	ctx := context.Background()
 	bucket := s3test.Bucket(t)
@@ -296,10 +325,26 @@ func TestRollbackKeepsHowTheObjectIsStored(t *testing.T) {
 						t.Errorf("Content-Type %q, metadata %v after the rollback; want text/html, Owner alice", o.ContentType, o.UserMetadata)
 					}
 					noJournal(t, bucket, ws, "the rollback")
+					backups := aws.copiesOf("/"+bucket+"/"+ws+"/a.txt", "/"+bucket+"/"+ws+"/.agentfs-journal/")
+					if len(backups) == 0 {
+						t.Fatal("no backup copy made")
+					}
+					for p, h := range backups {
+						if want := withoutClass(st.want); !sameHeaders(h, want) {
+							t.Errorf("the backup %s sent %v; want %v (no storage class, the object's encryption)", p, h, want)
+						}
+					}
 				})
 			}
 		}
 	}
+}
+
+// withoutClass is h without its storage class.
+func withoutClass(h http.Header) http.Header {
+	h = h.Clone()
+	h.Del("X-Amz-Storage-Class")
+	return h
 }
 
 // TestKeepingCostsNoRequest: keeping how an object is stored and its tags
@@ -431,4 +476,72 @@ func TestRollbackTagsNotReadable(t *testing.T) {
 		t.Errorf("tags %v after the recovery; want %v", tags.ToMap(), testTags)
 	}
 	noJournal(t, bucket, "rbtagsdenied", "the recovery")
+}
+
+// TestRecoveryOfAnOlderJournalKeepsTheClass: the journal of an older
+// agentfs records no storage class, its backup made in the object's
+// own; its recovery puts the object back in that class, the backup's.
+func TestRecoveryOfAnOlderJournalKeepsTheClass(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ws = "oldjournal-class"
+	ia := http.Header{"X-Amz-Storage-Class": {"STANDARD_IA"}}
+	if _, err := c.PutObject(ctx, bucket, ws+"/a.txt", strings.NewReader("old a"), 5, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	aws := &awsStore{}
+	aws.set("/"+bucket+"/"+ws+"/a.txt", ia)
+	root := "s3://" + bucket + "/" + ws
+	changer := transportFS(t, root, &dying{at: commitPoint, next: aws})
+	s3fs.SetLease(changer, -time.Minute)
+	if _, err := changer.Commit(ctx, []backend.Op{{Path: "a.txt", Data: []byte("new a")}}); err == nil {
+		t.Fatal("the transaction succeeded with its commit point failed")
+	}
+	// As an older agentfs left it: no class in its journal, its backup
+	// in the object's.
+	var journals int
+	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: ws + "/.agentfs-journal/", Recursive: true}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		if !strings.HasSuffix(o.Key, ".json") {
+			aws.set("/"+bucket+"/"+o.Key, ia)
+			continue
+		}
+		journals++
+		r, err := c.GetObject(ctx, bucket, o.Key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(data, []byte(`"class":"STANDARD_IA"`)) {
+			t.Fatalf("the journal %s records no class: %s", o.Key, data)
+		}
+		data = bytes.ReplaceAll(data, []byte(`,"class":"STANDARD_IA"`), nil)
+		if _, err := c.PutObject(ctx, bucket, o.Key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if journals != 1 {
+		t.Fatalf("%d journals left by the dead transaction; want 1", journals)
+	}
+	f := transportFS(t, root, aws)
+	if _, err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, f, "a.txt"); got["a.txt"] != "old a" {
+		t.Fatalf("a.txt after the recovery: %q; want \"old a\"", got["a.txt"])
+	}
+	if got := aws.of("/" + bucket + "/" + ws + "/a.txt"); !sameHeaders(got, ia) {
+		t.Errorf("stored as %v after the recovery; want %v", got, ia)
+	}
+	noJournal(t, bucket, ws, "the recovery")
 }

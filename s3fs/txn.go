@@ -109,6 +109,11 @@ type journalOp struct {
 	// is the key of its copy.
 	Old    string `json:"old,omitempty"`
 	Backup string `json:"backup,omitempty"`
+	// Class is the storage class of the object at Old, as its HEAD said
+	// it (see backupOf), which its restore puts back: the backup is made
+	// in the store's default. A journal of an older agentfs has none, its
+	// backups made in the object's class, which the restore then keeps.
+	Class string `json:"class,omitempty"`
 	// New is the MD5 of the bytes the write puts, "" for a removal. A
 	// journal with a Mark (every one this agentfs writes) knows its
 	// writes by the mark, whatever ETag the store gives them (one no MD5
@@ -191,7 +196,7 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 	id := newID()
 	j := journal{Mark: id, Version: journalVersion, known: true}
 	for i, op := range ops {
-		jo := journalOp{Key: f.key(keys[i]), Old: olds[i]}
+		jo := journalOp{Key: f.key(keys[i]), Old: olds[i], Class: keep[i].class}
 		if jo.Old != "" {
 			jo.Backup = f.prefix + journalDir + "/" + id + "/" + strconv.Itoa(i)
 		}
@@ -216,12 +221,31 @@ func (f *FS) Commit(ctx context.Context, ops []backend.Op) ([]backend.FileInfo, 
 }
 
 // carried is what a transaction keeps of an object it replaces or removes:
-// put, the headers of the write over it (see carry), and backup, those
-// of its backup copy, which the store's copy does not keep, and that its
-// restore keeps in turn (see s3client.CopyThrough): how it is stored
-// (see s3client.ObjectInfo.Stored). The store's copy keeps its tags, its
-// metadata and the headers it is served with.
-type carried struct{ put, backup http.Header }
+// put, the headers of the write over it (see carry), and backup and
+// class, those of its backup copy and its storage class (see backupOf).
+// The store's copy keeps its tags, its metadata and the headers it is
+// served with.
+type carried struct {
+	put, backup http.Header
+	class       string
+}
+
+// backupOf splits how an object is stored (s3client.ObjectInfo.Stored),
+// which a store's copy does not keep, into the headers of its backup copy
+// and its storage class, which its journal keeps for the restore (see
+// restore). The backup keeps the object's encryption under a KMS key (a
+// copy no less protected than the object), but not its class: a backup
+// lives seconds, and one in STANDARD_IA, ONEZONE_IA or GLACIER_IR was
+// billed each time their minimum of 30 or 90 days and 128 KiB, and a fee
+// per GB read back. Sent no class, a store's copy is stored in the store's
+// default: STANDARD on AWS (a directory bucket, which refuses STANDARD,
+// its own).
+func backupOf(stored http.Header) (backup http.Header, class string) {
+	backup = stored.Clone()
+	class = backup.Get("X-Amz-Storage-Class")
+	backup.Del("X-Amz-Storage-Class")
+	return backup, class
+}
 
 // keepAll is what each op keeps of the object it replaces or removes, at
 // olds[i], asked before anything changes.
@@ -238,7 +262,7 @@ func (f *FS) keepAll(ctx context.Context, keys, olds []string, ops []backend.Op)
 		if !found {
 			continue // changed since: its backup's copy If-Match refuses it
 		}
-		keep[i].backup = s.stored.Clone()
+		keep[i].backup, keep[i].class = backupOf(s.stored)
 		if op.Remove {
 			continue
 		}
@@ -573,13 +597,17 @@ func (j journal) written(o s3client.ObjectInfo, etag string) bool {
 
 // restore puts the copy of jo's object back, over the version cur, or
 // where the object is missing, as it was: with the metadata and the tags
-// the copy kept, and how it is stored, which the backup was made with
-// (see carried), all of which CopyThrough keeps. stays
-// says the store refused it, which leaves the object as it is.
+// the copy kept, and its encryption, which the backup was made with (see
+// backupOf), all of which CopyThrough keeps, and in its storage class,
+// jo.Class (a journal without one made the backup in it). stays says the
+// store refused it, which leaves the object as it is.
 func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) (stays bool, err error) {
 	h := s3client.Condition(cur, "")
 	if !found {
 		h = s3client.Condition("", "*")
+	}
+	if jo.Class != "" {
+		h.Set("X-Amz-Storage-Class", jo.Class)
 	}
 	// Through agentfs whatever its size: the store checks h on a PUT.
 	_, err = f.c.CopyThrough(ctx, jo.Backup, "", jo.Key, h, math.MaxInt64)
