@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/s3client"
@@ -36,9 +37,18 @@ type seenVersion struct {
 	mark         string
 	kept, stored http.Header
 	tags         int
+	at           time.Time // when the store answered so
 }
 
 const maxVersionMarks = 4096
+
+// carryFresh is the age up to which a write keeps what an answer told of
+// the version it replaces (see seenAt): tags put with PutObjectTagging, and
+// a storage class changed by a copy in place, leave the ETag as it was,
+// and an agent in a long MCP session may write minutes after its read. A
+// call of its own (the CLI's) asks anyway; a read and a write within one
+// call, or at once, are spared the HEAD.
+const carryFresh = 5 * time.Second
 
 // store keeps the mark and headers of o, an answer about key.
 func (v *versionMarks) store(key string, o s3client.ObjectInfo) {
@@ -47,7 +57,7 @@ func (v *versionMarks) store(key string, o s3client.ObjectInfo) {
 	if v.m == nil || len(v.m) >= maxVersionMarks {
 		v.m = map[string]seenVersion{}
 	}
-	v.m[key+"\x00"+o.ETag] = seenVersion{o.Meta[txnMeta], o.Kept, o.Stored, o.Tags}
+	v.m[key+"\x00"+o.ETag] = seenVersion{o.Meta[txnMeta], o.Kept, o.Stored, o.Tags, time.Now()}
 }
 
 func (v *versionMarks) load(key, etag string) (mark string, seen bool) {

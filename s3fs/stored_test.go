@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentfs/agentfs/s3fs"
 	"github.com/agentfs/agentfs/s3fs/s3test"
 	"github.com/minio/minio-go/v7"
+	miniotags "github.com/minio/minio-go/v7/pkg/tags"
 )
 
 // changes are the ways a call replaces an object with a PUT: a write at
@@ -113,6 +115,63 @@ func TestWriteKeepsTheObjectsTags(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestWriteKeepsTagsPutAfterItsRead: tags put on an object after this
+// process read it (PutObjectTagging, which leaves the ETag as it was) are
+// kept by a write at that version made a while later, as in a long MCP
+// session, where the write went by the tag count the read told (none)
+// and dropped them; a write at once after the read sends no HEAD more.
+func TestWriteKeepsTagsPutAfterItsRead(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, cnt := openFS(t, "s3://"+bucket+"/ws")
+	for _, later := range []bool{true, false} {
+		p := map[bool]string{true: "later.txt", false: "at-once.txt"}[later]
+		t.Run(p, func(t *testing.T) {
+			if _, err := c.PutObject(ctx, bucket, "ws/"+p, strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := f.Stat(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tags, err := miniotags.NewTags(map[string]string{"team": "red"}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.PutObjectTagging(ctx, bucket, "ws/"+p, tags, minio.PutObjectTaggingOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if later {
+				s3fs.AgeSeen(f, time.Minute)
+			}
+			cnt.reset()
+			if _, err := f.WriteFile(ctx, p, []byte("bye\n"), backend.WriteOptions{IfVersion: fi.Version}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.GetObjectTagging(ctx, bucket, "ws/"+p, minio.GetObjectTaggingOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			heads := 0
+			for k, n := range cnt.asked {
+				if strings.HasPrefix(k, "HEAD /"+bucket+"/ws/"+p+"?") {
+					heads += n
+				}
+			}
+			switch {
+			case later && (got.ToMap()["team"] != "red" || heads != 1):
+				t.Errorf("tags %v after a write a minute after the read, with %d HEADs; want team=red, one HEAD", got.ToMap(), heads)
+			case !later && heads != 0:
+				t.Errorf("%d HEADs for a write at once after the read; want none", heads)
+			}
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -104,7 +105,8 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, opts backend.
 //   - its tags (lifecycle or cost-allocation rules go by them), which
 //     cost a request of their own, sent only when the version has some.
 //
-// The version's HEAD, or its read, told them; forgotten, they cost a HEAD.
+// The version's HEAD, or its read, told them up to carryFresh ago;
+// forgotten, or older, they cost a HEAD.
 func (f *FS) carry(ctx context.Context, c, was string, h http.Header) error {
 	if was == "" {
 		return nil
@@ -133,10 +135,10 @@ func (f *FS) carrySeen(ctx context.Context, c string, s seenVersion, h http.Head
 }
 
 // seenAt is what this process saw of the object key at version was, at a
-// HEAD or a read; forgotten, a HEAD asks it again. found is false when
-// the object is no longer at was.
+// HEAD or a read up to carryFresh ago; forgotten, or older, a HEAD asks it
+// again. found is false when the object is no longer at was.
 func (f *FS) seenAt(ctx context.Context, key, was string) (s seenVersion, found bool, err error) {
-	if s, seen := f.marks.seen(key, was); seen {
+	if s, seen := f.marks.seen(key, was); seen && time.Since(s.at) < carryFresh {
 		return s, true, nil
 	}
 	o, found, err := f.headKey(ctx, key)
