@@ -320,10 +320,11 @@ func DirectoryDestination(path, name string) *Error {
 var ErrNoWorkspace = errors.New("the workspace does not exist")
 
 // ErrSealed is the cause of an error about a file whose bytes no
-// credentials agentfs holds can read (an object encrypted with a key of
-// its writer's, SSE-C): a search passes over it and counts it unreadable,
-// as a file it may not read, where a read of it alone fails.
-var ErrSealed = errors.New("the file is encrypted with a key agentfs does not hold")
+// credentials agentfs holds can read as it is stored (an object encrypted
+// with a key of its writer's, SSE-C, or archived by its storage class
+// until it is restored): a search passes over it and counts it
+// unreadable, as a file it may not read, where a read of it alone fails.
+var ErrSealed = errors.New("the file cannot be read as it is stored")
 
 // Unreadable reports whether err is a file's or a directory's that a
 // search skips and counts as unreadable: denied to the caller, or sealed

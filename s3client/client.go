@@ -268,6 +268,21 @@ func AccessRefused(code string, status int) bool {
 	return TokenRefused(code) || status == http.StatusForbidden
 }
 
+// Archived reports whether a store's answer (its code, as Code gives
+// it) refuses to read or copy an object its storage class keeps archived
+// until it is restored: AWS's InvalidObjectState, a 403, to a GET of an
+// object in GLACIER or DEEP_ARCHIVE, or in an archive tier of
+// INTELLIGENT_TIERING, and to a CopyObject from it.
+func Archived(code string) bool {
+	return code == "InvalidObjectState"
+}
+
+// RestoreCommand is the command that restores the archived object key
+// of bucket for a day, which a read of it waits for.
+func RestoreCommand(bucket, key string) string {
+	return fmt.Sprintf("aws s3api restore-object --bucket %s --key %s --restore-request Days=1", shellQuote(bucket), shellQuote(key))
+}
+
 // TokenRefused reports whether code refuses the request's session token.
 func TokenRefused(code string) bool {
 	return code == "InvalidToken" || code == "ExpiredToken" || code == "TokenRefreshRequired"

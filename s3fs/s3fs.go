@@ -370,6 +370,11 @@ func (f *FS) mapErr(err error, c string) error {
 			WithHint("create the bucket, or check the root and %s", f.endpoint).WithCause(errors.Join(fault.ErrNoWorkspace, err))
 	case missing(code, status):
 		return notFound(c)
+	case s3client.Archived(code):
+		// Before AccessRefused: AWS's answer, a 403, to a read or a copy
+		// of an object archived by its storage class.
+		return fault.Errorf(fault.CodeNotSupported, "the object is archived by its storage class (GLACIER, DEEP_ARCHIVE, or an archive tier of INTELLIGENT_TIERING) and cannot be read or copied until it is restored: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).
+			WithHint("restore it (%s; for an INTELLIGENT_TIERING archive tier, --restore-request '{}'), then retry once aws s3api head-object shows its Restore ongoing-request=\"false\"", s3client.RestoreCommand(f.c.Bucket(), f.key(c))).WithCause(errors.Join(fault.ErrSealed, err))
 	case s3client.StoreFull(code, status):
 		// Before AccessRefused: a quota's answer is a 403.
 		return fault.Errorf(fault.CodeNoSpace, "the object store has no room: %s.", strings.TrimSuffix(err.Error(), ".")).WithPath(c).

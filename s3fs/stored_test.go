@@ -179,7 +179,8 @@ func TestWriteKeepsTagsPutAfterItsRead(t *testing.T) {
 // GET of the object at key with the headers stored as well, as a store
 // that keeps them (AWS) does where versitygw 1.8 takes them and answers
 // STANDARD and no encryption, and records the headers of each PUT of it.
-// A request answer answers (not nil) goes no further.
+// A request of it, or a copy from it, that answer answers (not nil) goes
+// no further.
 type storedAs struct {
 	key    string // the request's path: /BUCKET/KEY
 	stored http.Header
@@ -195,7 +196,7 @@ func (s *storedAs) RoundTrip(r *http.Request) (*http.Response, error) {
 		s.puts = append(s.puts, r.Header.Clone())
 		s.mu.Unlock()
 	}
-	if ours && s.answer != nil {
+	if (ours || r.Header.Get("X-Amz-Copy-Source") == s.key) && s.answer != nil {
 		if resp := s.answer(r); resp != nil {
 			return resp, nil
 		}
@@ -291,7 +292,7 @@ func s3Error(r *http.Request, status int, code, msg string) *http.Response {
 // AWS's here.
 func TestAnObjectUnderACustomerKey(t *testing.T) {
 	ctx := context.Background()
-	f, rt := customerKeyFS(t, nil)
+	f, rt, _ := sealedFS(t, sealings[0], nil)
 	for _, tc := range changes {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.change(ctx, f, "secret.txt")
@@ -308,10 +309,43 @@ func TestAnObjectUnderACustomerKey(t *testing.T) {
 	}
 }
 
-// customerKeyFS is a workspace whose ws/secret.txt ("hi\n") is under a
-// key of its writer's (SSE-C), its HEAD and GET answered as AWS does,
-// beside the files others (name to content).
-func customerKeyFS(t *testing.T, others map[string]string) (*s3fs.FS, *storedAs) {
+// sealings are the ways AWS stores an object agentfs cannot read, each
+// with the answers AWS gives about it, which versitygw 1.8 does not: a
+// HEAD, a GET, or a copy (CopyObject) from it answered by answer when it
+// answers, else with the headers stored.
+var sealings = []struct {
+	name   string
+	stored http.Header
+	answer func(r *http.Request) *http.Response
+}{
+	// Under a key of its writer's (SSE-C): a bare 400 to a HEAD, and
+	// InvalidRequest to a GET.
+	{"customer key", nil, func(r *http.Request) *http.Response {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return nil
+		}
+		return s3Error(r, http.StatusBadRequest, "InvalidRequest", "The object was stored using a form of Server Side Encryption. "+
+			"The correct parameters must be provided to retrieve the object.")
+	}},
+	// Archived (GLACIER, DEEP_ARCHIVE, an archive tier of
+	// INTELLIGENT_TIERING) and not restored: a HEAD tells its class, a
+	// GET of its bytes and a copy from it are InvalidObjectState (403).
+	{"archived", http.Header{"X-Amz-Storage-Class": {"GLACIER"}}, func(r *http.Request) *http.Response {
+		if r.Method == http.MethodGet && r.URL.RawQuery == "" || r.Header.Get("X-Amz-Copy-Source") != "" {
+			return s3Error(r, http.StatusForbidden, "InvalidObjectState", "The operation is not valid for the object's storage class")
+		}
+		return nil
+	}},
+}
+
+// sealedFS is a workspace whose ws/secret.txt ("hi\n") is stored as
+// sealing says, beside the files others (name to content), with its
+// bucket.
+func sealedFS(t *testing.T, sealing struct {
+	name   string
+	stored http.Header
+	answer func(r *http.Request) *http.Response
+}, others map[string]string) (*s3fs.FS, *storedAs, string) {
 	ctx := context.Background()
 	bucket := s3test.Bucket(t)
 	c, err := s3test.Client(s3test.Endpoint(t))
@@ -325,43 +359,92 @@ func customerKeyFS(t *testing.T, others map[string]string) (*s3fs.FS, *storedAs)
 			t.Fatal(err)
 		}
 	}
-	rt := &storedAs{key: "/" + bucket + "/ws/secret.txt", answer: func(r *http.Request) *http.Response {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return nil
-		}
-		return s3Error(r, http.StatusBadRequest, "InvalidRequest", "The object was stored using a form of Server Side Encryption. "+
-			"The correct parameters must be provided to retrieve the object.")
-	}}
-	return transportFS(t, "s3://"+bucket+"/ws", rt), rt
+	rt := &storedAs{key: "/" + bucket + "/ws/secret.txt", stored: sealing.stored, answer: sealing.answer}
+	return transportFS(t, "s3://"+bucket+"/ws", rt), rt, bucket
 }
 
-// TestSearchPassesOverAnObjectUnderACustomerKey: grep and replace over a
-// tree skip an object under SSE-C and count it unreadable, as a file they
-// may not read, where that one object failed the whole search
-// (NOT_SUPPORTED) and no other file was searched or changed.
-func TestSearchPassesOverAnObjectUnderACustomerKey(t *testing.T) {
+// TestAnArchivedObject: an object archived by its storage class
+// (GLACIER, DEEP_ARCHIVE, an archive tier of INTELLIGENT_TIERING), which
+// AWS does not let be read or copied until it is restored, is
+// NOT_SUPPORTED to a read, to a write at the version read, to a
+// transaction (which backs it up by a copy) and to a move, each with a
+// hint naming the restore, and nothing changed: each was
+// PERMISSION_DENIED, its hint about the credentials. A stat tells it, as
+// a HEAD of it does.
+func TestAnArchivedObject(t *testing.T) {
 	ctx := context.Background()
-	f, rt := customerKeyFS(t, map[string]string{"a.txt": "hi\n"})
-	tl := &core.Tools{FS: f}
-	g, err := tl.Grep(ctx, core.GrepRequest{Query: "hi", Path: "."})
-	if err != nil {
-		t.Fatalf("grep: %v; want a.txt matched, secret.txt unreadable", err)
+	f, rt, bucket := sealedFS(t, sealings[1], nil)
+	if _, err := f.Stat(ctx, "secret.txt"); err != nil {
+		t.Errorf("stat: %v; want the file", err)
 	}
-	if g.Count != 1 || g.Unreadable != 1 || len(g.Files) != 1 || g.Files[0].Path != "a.txt" {
-		t.Errorf("grep: count %d, unreadable %d, files %+v; want 1 match in a.txt, 1 unreadable", g.Count, g.Unreadable, g.Files)
-	}
-	rep := "ho"
-	r, err := tl.Replace(ctx, core.ReplaceRequest{Query: "hi", Replacement: &rep, Path: "."})
-	if err != nil {
-		t.Fatalf("replace: %v; want a.txt changed, secret.txt unreadable", err)
-	}
-	if r.FilesChanged != 1 || r.Unreadable != 1 {
-		t.Errorf("replace: %d files changed, unreadable %d; want 1 and 1", r.FilesChanged, r.Unreadable)
+	for _, tc := range append(changes[1:2:2], changes[3], struct {
+		name   string
+		change func(ctx context.Context, f *s3fs.FS, p string) error
+	}{"move", func(ctx context.Context, f *s3fs.FS, p string) error {
+		_, err := f.Rename(ctx, p, "moved.txt", backend.WriteOptions{})
+		return err
+	}}) {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.change(ctx, f, "secret.txt")
+			e := fault.AsError(err)
+			if e == nil || e.Code != fault.CodeNotSupported || !strings.Contains(e.Hint, "aws s3api restore-object --bucket '"+bucket+"' --key 'ws/secret.txt'") {
+				t.Errorf("%v; want NOT_SUPPORTED with a hint naming aws s3api restore-object", err)
+			}
+		})
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if len(rt.puts) != 0 {
-		t.Errorf("%d PUTs of secret.txt; want none", len(rt.puts))
+		t.Errorf("%d PUTs of the object; want none", len(rt.puts))
+	}
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		keys = append(keys, o.Key)
+	}
+	if len(keys) != 1 || keys[0] != "ws/secret.txt" {
+		t.Errorf("the bucket holds %q; want ws/secret.txt alone", keys)
+	}
+}
+
+// TestSearchPassesOverASealedObject: grep and replace over a tree skip
+// an object they cannot read, under SSE-C or archived, and count it
+// unreadable, as a file they may not read, where an object under SSE-C
+// failed the whole search (NOT_SUPPORTED) and no other file was
+// searched or changed.
+func TestSearchPassesOverASealedObject(t *testing.T) {
+	ctx := context.Background()
+	for _, sealing := range sealings {
+		t.Run(sealing.name, func(t *testing.T) {
+			f, rt, _ := sealedFS(t, sealing, map[string]string{"a.txt": "hi\n"})
+			tl := &core.Tools{FS: f}
+			g, err := tl.Grep(ctx, core.GrepRequest{Query: "hi", Path: "."})
+			if err != nil {
+				t.Fatalf("grep: %v; want a.txt matched, secret.txt unreadable", err)
+			}
+			if g.Count != 1 || g.Unreadable != 1 || len(g.Files) != 1 || g.Files[0].Path != "a.txt" {
+				t.Errorf("grep: count %d, unreadable %d, files %+v; want 1 match in a.txt, 1 unreadable", g.Count, g.Unreadable, g.Files)
+			}
+			rep := "ho"
+			r, err := tl.Replace(ctx, core.ReplaceRequest{Query: "hi", Replacement: &rep, Path: "."})
+			if err != nil {
+				t.Fatalf("replace: %v; want a.txt changed, secret.txt unreadable", err)
+			}
+			if r.FilesChanged != 1 || r.Unreadable != 1 {
+				t.Errorf("replace: %d files changed, unreadable %d; want 1 and 1", r.FilesChanged, r.Unreadable)
+			}
+			rt.mu.Lock()
+			defer rt.mu.Unlock()
+			if len(rt.puts) != 0 {
+				t.Errorf("%d PUTs of secret.txt; want none", len(rt.puts))
+			}
+		})
 	}
 }
 
