@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -477,5 +478,104 @@ func TestTagsNotReadable(t *testing.T) {
 	defer rt.mu.Unlock()
 	if len(rt.puts) != 0 {
 		t.Errorf("%d PUTs of the object; want none", len(rt.puts))
+	}
+}
+
+// archiving is a transport to the test's store that archives, as AWS
+// does, an object put or copied in GLACIER or DEEP_ARCHIVE: a GET of it,
+// or a copy from it, is InvalidObjectState. The object at restored (a
+// request's path) is one restored from GLACIER: read as any other, its
+// HEAD and GET tell its class and its restore. A PUT at refused is
+// AccessDenied; classes records the class of each PUT at restored.
+type archiving struct {
+	restored, refused string
+	mu                sync.Mutex
+	cold              map[string]bool
+	classes           []string
+}
+
+func (a *archiving) RoundTrip(r *http.Request) (*http.Response, error) {
+	p, src := cmp.Or(r.URL.Opaque, r.URL.Path), r.Header.Get("X-Amz-Copy-Source")
+	a.mu.Lock()
+	cold := a.cold[p] || a.cold[src]
+	if r.Method == http.MethodPut && p == a.restored {
+		a.classes = append(a.classes, r.Header.Get("X-Amz-Storage-Class"))
+	}
+	a.mu.Unlock()
+	switch {
+	case cold && (r.Method == http.MethodGet && r.URL.RawQuery == "" || src != ""):
+		return s3Error(r, http.StatusForbidden, "InvalidObjectState", "The operation is not valid for the object's storage class"), nil
+	case r.Method == http.MethodPut && p == a.refused:
+		return s3Error(r, http.StatusForbidden, "AccessDenied", "Access Denied"), nil
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || resp.StatusCode/100 != 2 || r.URL.RawQuery != "" {
+		return resp, err
+	}
+	switch {
+	case r.Method == http.MethodPut:
+		a.mu.Lock()
+		class := r.Header.Get("X-Amz-Storage-Class")
+		a.cold[p] = class == "GLACIER" || class == "DEEP_ARCHIVE"
+		a.mu.Unlock()
+	case p == a.restored && (r.Method == http.MethodHead || r.Method == http.MethodGet):
+		resp.Header.Set("X-Amz-Storage-Class", "GLACIER")
+		resp.Header.Set("X-Amz-Restore", `ongoing-request="false", expiry-date="Fri, 21 Dec 2099 00:00:00 GMT"`)
+	}
+	return resp, nil
+}
+
+// TestTransactionUndoesAChangeOfARestoredObject: a transaction over an
+// object of GLACIER restored (readable until its restore expires) that
+// fails on another file puts it back, in GLACIER, where its backup,
+// copied in GLACIER as the object is stored, was archived at once and
+// the rollback could not read it: the file kept the transaction's bytes,
+// and so would every recovery until someone restored the backup.
+func TestTransactionUndoesAChangeOfARestoredObject(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"restored.txt", "b.txt"} {
+		if _, err := c.PutObject(ctx, bucket, "ws/"+name, strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := &archiving{restored: "/" + bucket + "/ws/restored.txt", refused: "/" + bucket + "/ws/b.txt", cold: map[string]bool{}}
+	f := transportFS(t, "s3://"+bucket+"/ws", rt)
+	var ops []backend.Op
+	for _, name := range []string{"restored.txt", "b.txt"} {
+		fi, err := f.Stat(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, backend.Op{Path: name, Data: []byte("bye\n"), Write: backend.WriteOptions{IfVersion: fi.Version}})
+	}
+	_, err = f.Commit(ctx, ops)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied {
+		t.Fatalf("commit: %v; want PERMISSION_DENIED, b.txt's PUT refused, the transaction undone", err)
+	}
+	var keys []string
+	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		keys = append(keys, o.Key)
+	}
+	o, err := c.GetObject(ctx, bucket, "ws/restored.txt", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	data, err := io.ReadAll(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if string(data) != "hi\n" || !slices.Equal(keys, []string{"ws/b.txt", "ws/restored.txt"}) || !slices.Equal(rt.classes, []string{"GLACIER", "GLACIER"}) {
+		t.Errorf("restored.txt holds %q, put in %q, the bucket %q; want \"hi\\n\", written and put back in GLACIER, no journal left", data, rt.classes, keys)
 	}
 }
