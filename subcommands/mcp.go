@@ -255,7 +255,10 @@ func (f *mcpFrames) Read(p []byte) (int, error) {
 			continue
 		}
 		if in.err != nil {
-			return 0, in.err
+			// Said as batch says it: the bare read error's hint sent the
+			// user to retry and check the file system.
+			return 0, fault.Errorf(fault.CodeIOError, "standard input could not be read: %s.", in.err).
+				WithHint("check the MCP client that writes the messages; start a new session")
 		}
 		if !in.tooLong && len(bytes.TrimSpace(in.data)) == 0 {
 			continue

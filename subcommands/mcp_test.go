@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/agentfs/agentfs/index"
@@ -964,6 +965,29 @@ func TestMCPAnswerNotWritten(t *testing.T) {
 	code := Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: strings.NewReader(in), Stdout: failingWriter{syscall.EPIPE}, Stderr: &stderr})
 	if code != ExitFailure || !strings.Contains(stderr.String(), `"IO_ERROR"`) || !strings.Contains(stderr.String(), "check the files before running it again") {
 		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+}
+
+// TestMCPStdinUnreadable: standard input that fails (a socket its client
+// reset, a terminal hung up, a directory) ends the session with an
+// IO_ERROR that says so, as batch's does: it was the bare read error,
+// whose hint sent the user to retry and check the file system.
+func TestMCPStdinUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+`
+	var stdout, stderr bytes.Buffer
+	in := io.MultiReader(strings.NewReader(init), iotest.ErrReader(syscall.ECONNRESET))
+	code := Main(context.Background(), []string{"--root", dir, "mcp"}, Streams{Stdin: in, Stdout: &stdout, Stderr: &stderr})
+	var e struct {
+		Error struct{ Code, Message, Hint string }
+	}
+	if err := json.Unmarshal(stderr.Bytes(), &e); err != nil {
+		t.Fatalf("exit %d, stderr %q: %v", code, stderr.String(), err)
+	}
+	if code != ExitFailure || e.Error.Code != "IO_ERROR" || !strings.HasPrefix(e.Error.Message, "standard input could not be read: ") ||
+		!strings.Contains(e.Error.Message, "connection reset by peer") || !strings.Contains(e.Error.Hint, "MCP client") {
+		t.Fatalf("exit %d, stderr %s; want IO_ERROR saying standard input could not be read, its hint naming the MCP client", code, stderr.String())
 	}
 }
 
