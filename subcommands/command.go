@@ -691,7 +691,7 @@ func readInput(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 		return nil, fault.Interrupted(ctx)
 	case res := <-done:
 		if res.err != nil {
-			return nil, fault.Errorf(fault.CodeIOError, "standard input could not be read.").
+			return nil, fault.Errorf(fault.CodeIOError, "standard input could not be read: %s.", res.err).
 				WithHint("check the program writing to agentfs's standard input").WithCause(res.err)
 		}
 		return res.data, nil

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/agentfs/agentfs/core"
@@ -113,6 +114,35 @@ func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr s
 	}
 	code = Main(context.Background(), args, s)
 	return code, out.String(), errb.String()
+}
+
+// TestStdinUnreadable: standard input that fails (a directory, a
+// terminal hung up: EIO) is IO_ERROR saying why, as batch and mcp say it,
+// and the file is untouched: the message said only that it could not be
+// read, the cause left out of the JSON.
+func TestStdinUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	k := filepath.Join(dir, "k.txt")
+	os.WriteFile(k, []byte("keep\n"), 0o644)
+	for _, args := range [][]string{
+		{"write", "k.txt", "--content-file", "-"},
+		{"write", "-"},
+		{"apply-patch", "--patch-file", "-"},
+	} {
+		var out, errb bytes.Buffer
+		s := Streams{Stdin: iotest.ErrReader(syscall.EIO), Stdout: &out, Stderr: &errb}
+		code := Main(context.Background(), append([]string{"--root", dir}, args...), s)
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		json.Unmarshal(errb.Bytes(), &e)
+		if code != ExitFailure || out.Len() != 0 || e.Error.Code != "IO_ERROR" || e.Error.Message != "standard input could not be read: input/output error." {
+			t.Errorf("%v: exit %d, stdout %q, stderr %s; want IO_ERROR saying why standard input could not be read", args, code, out.String(), errb.String())
+		}
+	}
+	if b, _ := os.ReadFile(k); string(b) != "keep\n" {
+		t.Errorf("k.txt is now %q", b)
+	}
 }
 
 func TestMainContract(t *testing.T) {
