@@ -73,7 +73,7 @@ var globals = []globalFlag{
 		usage: "colour --format text: auto (on a terminal, unless NO_COLOR is set), always or never"},
 	{name: "max-bytes", env: "AGENTFS_MAX_BYTES", kind: kindInt, def: strconv.Itoa(core.DefaultMaxBytes), min: strconv.Itoa(minMaxBytes),
 		usage: "bound on each result in bytes"},
-	{name: "exit-status", env: "AGENTFS_EXIT_STATUS", usage: "grep and find exit 1 when nothing matched; grep, find and ls exit 4 when the answer is partial (grep timed out, or unreadable entries skipped), and replace when it skipped unreadable entries"},
+	{name: "exit-status", env: "AGENTFS_EXIT_STATUS", usage: "grep and find exit 1 when nothing matched; grep, find and ls exit 4 when the answer is partial (grep timed out, or unreadable entries skipped), and replace when it skipped unreadable entries or left a match in a file it skipped as binary"},
 	{name: "quiet", alias: "q", usage: "print no result on success (errors still go to stderr); implies --exit-status"},
 	{name: "all", usage: "with --format text (or --print0): read, ls, find and grep print every page to the end"},
 	{name: "print0", alias: "0", usage: "find and grep: print the paths, each ended by NUL, as find -print0"},
