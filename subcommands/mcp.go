@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
@@ -23,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 )
 
 func mcpCommand() subcommand {
@@ -71,6 +74,12 @@ func mcpCommand() subcommand {
 // when it is not.
 func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnlyBy string) error {
 	readOnly := readOnlyBy != ""
+	// A client gone (its end of stdout closed: it died) ends the session
+	// as an interrupt does: the call under way ran to its end for nobody,
+	// a grep for up to its timeout, and failed only at its answer.
+	sessionCtx, endSession := context.WithCancelCause(sessionCtx)
+	defer endSession(nil)
+	go watchReader(sessionCtx, s.Stdout, func() { endSession(errClientGone) })
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentfs", Version: buildVersion().Version},
 		// No logging capability: agentfs logs nothing. Its tools never
 		// change during a session: no listChanged.
@@ -149,12 +158,59 @@ func serveMCP(sessionCtx context.Context, tl *core.Tools, s Streams, readOnlyBy 
 	// context, the SDK drops the answers still being computed.
 	err := server.Run(context.WithoutCancel(sessionCtx), &mcp.IOTransport{Reader: io.NopCloser(frames), Writer: nopCloser{&answerWriter{w: out, calls: calls, maxBytes: tl.MaxBytes}}})
 	switch {
+	case context.Cause(sessionCtx) == errClientGone:
+		return fault.Errorf(fault.CodeInterrupted, "the session was interrupted: the client closed its end of standard output, and no answer could reach it.").
+			WithHint("a call under way was stopped before it changed anything, or its change finished; check the files, then start a new session")
 	case sessionCtx.Err() != nil:
 		return fault.Interrupted(sessionCtx)
 	case errors.Is(err, io.EOF):
 		return nil // the client closed stdin: the session is over
 	}
 	return err
+}
+
+// errClientGone ends a session whose client's end of stdout is closed.
+var errClientGone = errors.New("the client is gone")
+
+// readerPoll is how long watchReader's each look at stdout lasts.
+const readerPoll = 250 * time.Millisecond
+
+// watchReader calls gone once the reader of out (standard output: a
+// pipe, a socket, a terminal) is gone, its end closed, and returns; it
+// returns too when ctx ends, or when out is no descriptor (a file or a
+// buffer has no reader to lose). poll with no events asked reports only
+// that (POLLERR for a pipe, POLLHUP for a socket or a terminal), not a
+// client that only closed stdin, nor the half-close of a socket that is
+// both stdin and stdout.
+func watchReader(ctx context.Context, out io.Writer, gone func()) {
+	if a, ok := out.(*answerStream); ok {
+		out = a.w
+	}
+	conn, ok := out.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return
+	}
+	for ctx.Err() == nil {
+		fds := []unix.PollFd{{Events: 0}}
+		var perr error
+		if err := rc.Control(func(fd uintptr) {
+			fds[0].Fd = int32(fd)
+			_, perr = unix.Poll(fds, int(readerPoll/time.Millisecond))
+		}); err != nil {
+			return
+		}
+		switch {
+		case perr != nil && !errors.Is(perr, unix.EINTR), fds[0].Revents&unix.POLLNVAL != 0:
+			return
+		case fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0:
+			gone()
+			return
+		}
+	}
 }
 
 // mcpFrames is the MCP server's input: the lines of stdin that are

@@ -835,6 +835,13 @@ type lockedSession struct {
 
 func newLockedSession(t *testing.T, name string, args ...string) *lockedSession {
 	t.Helper()
+	return lockedSessionTo(t, name, nil, args...)
+}
+
+// lockedSessionTo is newLockedSession answering on stdout, or in its out
+// when stdout is nil.
+func lockedSessionTo(t *testing.T, name string, stdout io.Writer, args ...string) *lockedSession {
+	t.Helper()
 	waitForAbandonedCalls(t)
 	ls := &lockedSession{t: t, dir: t.TempDir(), state: t.TempDir(), code: make(chan int), out: syncBuffer{wrote: make(chan struct{}, 1)}}
 	// A call abandoned by an interrupt may still be making its lock files
@@ -856,8 +863,11 @@ func newLockedSession(t *testing.T, name string, args ...string) *lockedSession 
 	ls.toServer = toServer
 	ctx, interrupt := context.WithCancel(context.Background())
 	ls.interrupt = interrupt
+	if stdout == nil {
+		stdout = &ls.out
+	}
 	go func() {
-		ls.code <- Main(ctx, append([]string{"--root", ls.dir}, append(args, "mcp")...), Streams{Stdin: in, Stdout: &ls.out, Stderr: io.Discard})
+		ls.code <- Main(ctx, append([]string{"--root", ls.dir}, append(args, "mcp")...), Streams{Stdin: in, Stdout: stdout, Stderr: io.Discard})
 	}()
 	ls.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
@@ -904,6 +914,36 @@ func (ls *lockedSession) byID() map[string][]string {
 		byID[string(m.ID)] = append(byID[string(m.ID)], strings.TrimSpace(line))
 	}
 	return byID
+}
+
+// TestMCPEndsWhenTheClientIsGone: a session whose client is gone (it
+// died: its ends of standard input and output closed) interrupts the call
+// under way and exits, nothing changed. It ran the call to its end (here
+// a wait for a lock of --lock-timeout 10m; a grep of --timeout 24h), all
+// its work for nobody, only to find that the answer could not be written.
+func TestMCPEndsWhenTheClientIsGone(t *testing.T) {
+	clientEnd, stdout, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	ls := lockedSessionTo(t, "w.txt", stdout, "--lock-timeout", "10m")
+	ls.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentfs_write","arguments":{"path":"w.txt","content":"x"}}}
+`)
+	ls.waitForTheLock()
+	clientEnd.Close()
+	ls.toServer.Close()
+	select {
+	case c := <-ls.code:
+		if c != ExitInterrupted {
+			t.Fatalf("exit %d, want %d", c, ExitInterrupted)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the session still runs a minute after its client is gone")
+	}
+	if _, err := os.Stat(filepath.Join(ls.dir, "w.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the write of the client that is gone left w.txt: %v", err)
+	}
 }
 
 // TestMCPIDReusedAfterCancel: a call reusing the id of a cancelled call
