@@ -1212,8 +1212,14 @@ func mediaContent(res any) []mcp.Content {
 	}
 	var item mcp.Content = &mcp.ImageContent{Data: data, MIMEType: r.MimeType}
 	if r.Kind == string(textfile.KindPDF) {
+		// The name's bytes, which pathBase64 gives when they are not
+		// UTF-8: the display path's U+FFFD names no file.
+		name := r.Path
+		if b, err := base64.StdEncoding.DecodeString(r.PathBase64); err == nil && r.PathBase64 != "" {
+			name = string(b)
+		}
 		item = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
-			URI: "agentfs:" + (&url.URL{Path: r.Path}).EscapedPath(), MIMEType: r.MimeType, Blob: data}}
+			URI: "agentfs:" + (&url.URL{Path: name}).EscapedPath(), MIMEType: r.MimeType, Blob: data}}
 	}
 	return []mcp.Content{&mcp.TextContent{Text: string(text)}, item}
 }

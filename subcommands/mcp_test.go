@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,6 +103,7 @@ func TestMCP(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "dot.png"), dotPNG, 0o644)
 	tinyPDF := []byte("%PDF-1.4\n%%EOF\n")
 	os.WriteFile(filepath.Join(dir, "a b.pdf"), tinyPDF, 0o644)
+	os.WriteFile(filepath.Join(dir, "x\xff.pdf"), tinyPDF, 0o644)
 	s, code, stderr := mcpSession(t, "--root", dir)
 	ctx := context.Background()
 
@@ -185,6 +187,13 @@ func TestMCP(t *testing.T) {
 	if doc, ok := res.Content[1].(*mcp.EmbeddedResource); !ok || doc.Resource.MIMEType != "application/pdf" ||
 		!bytes.Equal(doc.Resource.Blob, tinyPDF) || doc.Resource.URI != "agentfs:a%20b.pdf" {
 		t.Errorf("read of a PDF: content %#v, want the application/pdf resource", res.Content[1])
+	}
+
+	// A name that is not UTF-8 is its bytes in the resource's address, as
+	// pathBase64 gives them: the display path's U+FFFD named no file.
+	res = call("agentfs_read", map[string]any{"pathBase64": base64.StdEncoding.EncodeToString([]byte("x\xff.pdf"))})
+	if doc, ok := res.Content[len(res.Content)-1].(*mcp.EmbeddedResource); res.IsError || !ok || doc.Resource.URI != "agentfs:x%FF.pdf" {
+		t.Errorf("read of a PDF not named in UTF-8: content %#v, want the resource agentfs:x%%FF.pdf", res.Content[len(res.Content)-1])
 	}
 
 	res = call("agentfs_edit", map[string]any{"path": filepath.Join(dir, "a.txt"), "oldText": "beta", "newText": "gamma"})
