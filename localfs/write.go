@@ -597,6 +597,9 @@ func keptMode(mode uint32, privileged bool) uint32 {
 func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, ifVersion, display string) (backend.FileInfo, error) {
 	file, st, err := openSame(dfd, base, unix.O_WRONLY, old, display)
 	if err != nil {
+		if copiedUp(dfd, &st, old) {
+			return backend.FileInfo{}, splitByCopyUp(old, display)
+		}
 		return backend.FileInfo{}, err
 	}
 	defer file.Close()
@@ -647,6 +650,26 @@ func writeInPlace(dfd int, base string, old *unix.Stat_t, data []byte, ifVersion
 		return backend.FileInfo{}, mapErr(err, display)
 	}
 	return infoFromStat(base, &st), nil
+}
+
+// copiedUp reports whether the file old, of the directory dfd, opened for
+// writing as st, was copied up by an overlay: a file of its lower layer (a
+// container image's) is copied to the upper layer when first opened for
+// writing, a new inode with the old content, size and mtime, and without
+// index=on its hard links are not copied with it (fewer links).
+func copiedUp(dfd int, st, old *unix.Stat_t) bool {
+	return st.Ino != 0 && !sameFile(st, old) && st.Nlink < old.Nlink &&
+		st.Size == old.Size && st.Mtim == old.Mtim && onOverlay(dfd)
+}
+
+// splitByCopyUp is the refusal of a write in place of the file old that
+// the overlay copied up (copiedUp), which split its hard links: the
+// other names keep the lower layer's file, and writing the copy would
+// change one name only.
+func splitByCopyUp(old *unix.Stat_t, display string) *fault.Error {
+	return fault.Errorf(fault.CodeHardlink, "the file comes from a lower layer of an overlay file system (a container image's), which copied it up when it was opened for writing and split its %d hard links: this name is now a file of its own, its other names keep the image's; nothing was written.", old.Nlink).
+		WithPath(display).WithDetail("links", old.Nlink).
+		WithHint("write each of its names (their content is still the same), or mount the overlay with index=on, which keeps hard links on copy-up")
 }
 
 // versionIf is the version of the file st describes, "" when it does not
