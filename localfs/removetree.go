@@ -343,7 +343,12 @@ func (r *treeRemover) unlinkable(level *treeLevel, e *treeEntry, at func() strin
 // anything was.
 func (r *treeRemover) unremovable(err error, at, what string) error {
 	e := fault.Errorf(mapErr(err, at).Code, "the tree holds %s (%s).", what, ErrText(err)).WithPath(at).WithCause(err)
-	if r.copying {
+	switch {
+	case errors.Is(err, unix.EROFS) && r.copying:
+		return e.WithHint("nothing was moved; the file system is read-only (a read-only mount), so nothing can leave it: copy the files to the destination instead")
+	case errors.Is(err, unix.EROFS):
+		return e.WithHint("nothing was removed; the file system is read-only (a read-only mount): remount it read-write, or work on a writable one")
+	case r.copying:
 		return e.WithHint("nothing was moved; change its permissions, or move the files around it one by one")
 	}
 	return e.WithHint("nothing was removed; change its permissions, or remove the files around it one by one")

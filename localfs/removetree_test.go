@@ -211,11 +211,22 @@ func TestUnlinkable(t *testing.T) {
 func TestUnremovableWordedForTheCaller(t *testing.T) {
 	for _, tc := range []struct {
 		copying bool
+		errno   unix.Errno
 		hint    string
-	}{{false, "nothing was removed"}, {true, "nothing was moved"}} {
+	}{
+		{false, unix.EACCES, "nothing was removed"}, {true, unix.EACCES, "nothing was moved"},
+		// A read-only file system, a bind mounted ro or an image's: no
+		// permission to change helps.
+		{false, unix.EROFS, "nothing was removed; the file system is read-only"},
+		{true, unix.EROFS, "nothing was moved; the file system is read-only"},
+	} {
 		r := &treeRemover{copying: tc.copying}
-		if e := fault.AsError(r.unremovable(unix.EACCES, "t/d", "a directory whose entries could not be removed")); !strings.Contains(e.Hint, tc.hint) || strings.Contains(e.Message, "rm -r") {
-			t.Errorf("copying %v: %s (%s), want a hint saying %s", tc.copying, e.Message, e.Hint, tc.hint)
+		e := fault.AsError(r.unremovable(tc.errno, "t/d", "a directory whose entries could not be removed"))
+		if !strings.Contains(e.Hint, tc.hint) || strings.Contains(e.Message, "rm -r") {
+			t.Errorf("copying %v, %v: %s (%s), want a hint saying %s", tc.copying, tc.errno, e.Message, e.Hint, tc.hint)
+		}
+		if tc.errno == unix.EROFS && (e.Code != fault.CodeReadOnly || strings.Contains(e.Hint, "permissions")) {
+			t.Errorf("copying %v: %s (%s), want READ_ONLY with no word of permissions", tc.copying, e.Code, e.Hint)
 		}
 	}
 }
