@@ -523,6 +523,27 @@ func TestDotDotBelowADenyMadeLater(t *testing.T) {
 	}
 }
 
+// A path that goes up out of the root and back in (../../w/sub/f from the
+// root's subdirectory) is refused, and says so: it said there was a ".."
+// after a name that is not a directory, which there is not, and the same
+// whether or not the directory above the root exists.
+func TestDotDotOutOfTheRootAndBack(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "w")
+	must(t, os.MkdirAll(filepath.Join(root, "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "sub", "f"), []byte("f\n"), 0o644))
+	f := newFS(t, Config{Roots: []string{filepath.Join(root, "sub")}, Cwd: filepath.Join(root, "sub")})
+	if _, err := f.Stat(context.Background(), "../sub/f"); err != nil {
+		t.Errorf("../sub/f, up from the root and back in at once: %v; want it found", err)
+	}
+	for _, p := range []string{"../../w/sub/f", "../../nowhere/../w/sub/f"} {
+		_, err := f.Stat(context.Background(), p)
+		if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || !strings.Contains(e.Message, "out of the roots and back in") {
+			t.Errorf("%s: %v; want INVALID_ARGUMENT saying it goes out of the roots and back in", p, err)
+		}
+	}
+}
+
 // A path of 1000 directories, a missing name, 1040 more names and a ".."
 // is refused (the walk stops at the missing name and looks at the rest
 // only where a root is spelled); BenchmarkDotDotAfterAMissingName times it.

@@ -743,6 +743,10 @@ func (f *FS) checkDotDot(p string) error {
 	}
 	refused := fault.InvalidArgument("the path has \"..\" after a name that is not a directory reached without a link, which the kernel would resolve otherwise.").
 		WithPath(p).WithHint("name the path without that \"..\" (a link's target, or the directory itself)")
+	// Up out of the roots and back in (../../w/f.txt from the root w's
+	// subdirectory): what a ".." leads to out there is not looked at.
+	outAndBack := fault.InvalidArgument("the path goes up out of the roots and back in; a \"..\" outside the roots is not followed, as what lies there is not looked at.").
+		WithPath(p).WithHint("name the path without leaving the roots: relative to the working directory, or absolute")
 	cur, fd := f.base, -1
 	if filepath.IsAbs(p) {
 		cur = "/"
@@ -761,16 +765,9 @@ func (f *FS) checkDotDot(p string) error {
 			unix.Close(fd)
 		}
 		fd = -1
-		for _, r := range f.roots {
-			rel, ok := within(r.path, cur)
-			if !ok {
-				rel, ok = within(r.given, cur)
-			}
-			if ok {
-				fd = f.walkNoLink(r, rel)
-				f.leaveDenied(&fd, cur)
-				return
-			}
+		if r, rel, ok := f.spelledIn(cur); ok {
+			fd = f.walkNoLink(r, rel)
+			f.leaveDenied(&fd, cur)
 		}
 	}
 	enter()
@@ -784,6 +781,9 @@ func (f *FS) checkDotDot(p string) error {
 					// The walk stopped at a denied directory, which a
 					// path through it is, whatever its "..".
 					return f.deniedErr(p)
+				}
+				if _, _, in := f.spelledIn(cur); !in {
+					return outAndBack
 				}
 				return refused
 			}
@@ -819,6 +819,22 @@ func (f *FS) checkDotDot(p string) error {
 		}
 	}
 	return nil
+}
+
+// spelledIn places cur in a root, spelled by its real path or as the
+// configuration spelled it (through a link, followed as the root's): ok
+// is false when it lies outside the roots.
+func (f *FS) spelledIn(cur string) (r *root, rel string, ok bool) {
+	for _, r := range f.roots {
+		rel, ok := within(r.path, cur)
+		if !ok {
+			rel, ok = within(r.given, cur)
+		}
+		if ok {
+			return r, rel, true
+		}
+	}
+	return nil, "", false
 }
 
 // passesDenied reports whether the directory cur, where a walk of names
