@@ -162,8 +162,8 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	switch {
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFREG:
 		return f.moveAcross(ctx, src, dst, &st, opts)
-	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFDIR && overlayRefused(src, dst):
-		return backend.FileInfo{}, overlayDirErr(src.display)
+	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFDIR && onOverlay(src.fd()):
+		return f.moveOverlayDir(ctx, src, dst, &st, opts)
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return f.moveTreeAcross(ctx, src, dst, &st, opts)
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFLNK:
@@ -230,6 +230,91 @@ func overlayRefused(src, dst renameEndpoint) bool {
 func overlayDirErr(display string) *fault.Error {
 	return fault.Errorf(fault.CodeNotSupported, "the directory comes from a lower layer of an overlay file system (a container image's), which renames such a directory only when mounted with redirect_dir=on.").
 		WithPath(display).WithHint("move the files in it one by one (a file of the lower layer moves), or mount the overlay with redirect_dir=on; nothing was moved").WithCause(unix.EXDEV)
+}
+
+// moveOverlayDir moves the directory src (whose stat is st) of an overlay,
+// whose rename(2) was EXDEV: an empty one is made anew (moveEmptyDir),
+// one of the lower layer that holds something is refused (see
+// overlayRefused), and any other is copied across file systems.
+func (f *FS) moveOverlayDir(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t, opts backend.WriteOptions) (backend.FileInfo, error) {
+	sfd, sst, err := openDir(src.fd(), src.name)
+	if err != nil {
+		return backend.FileInfo{}, mapErr(err, src.display)
+	}
+	defer unix.Close(sfd)
+	if identity(&sst) != identity(st) {
+		return backend.FileInfo{}, stale(src.display)
+	}
+	names, err := dirNames(sfd)
+	switch {
+	case err != nil:
+		return backend.FileInfo{}, mapErr(err, src.display)
+	case len(names) == 0:
+		return moveEmptyDir(sfd, src, dst, st, opts)
+	case overlayRefused(src, dst):
+		return backend.FileInfo{}, overlayDirErr(src.display)
+	}
+	return f.moveTreeAcross(ctx, src, dst, st, opts)
+}
+
+// moveEmptyDir moves the empty directory src, open as sfd (whose stat is
+// st), that the overlay it lies on will not rename, as GNU mv does: dst is
+// made with its mode, owner, extended attributes and times, then src is
+// removed. An src no longer empty, or one that cannot be removed, removes
+// dst again: nothing moved. A destination that exists is not replaced.
+func moveEmptyDir(sfd int, src, dst renameEndpoint, st *unix.Stat_t, opts backend.WriteOptions) (backend.FileInfo, error) {
+	switch backup, err := overwritable(dst, opts); {
+	case err != nil:
+		return backend.FileInfo{}, err
+	case backup != "":
+		return backend.FileInfo{}, emptyDirOntoDir(src.display, dst.display)
+	}
+	if err := syscalls.mkdirat(dst.fd(), dst.name, 0o700); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			err = fault.Errorf(fault.CodeExists, "the destination already exists.").WithPath(dst.display).
+				WithHint("another program created it during the move; nothing was moved")
+		}
+		return backend.FileInfo{}, mapErr(err, dst.display)
+	}
+	undo := func(err error) (backend.FileInfo, error) {
+		syscalls.rmdirat(dst.fd(), dst.name)
+		return backend.FileInfo{}, err
+	}
+	dfd, err := unix.Openat(dst.fd(), dst.name, dirFlags, 0)
+	if err != nil {
+		return undo(mapErr(err, dst.display))
+	}
+	err = keepOwnerAndMode(dfd, st)
+	if err == nil {
+		err = copyXattrs(sfd, dfd, src.display)
+	}
+	if err == nil {
+		err = syscalls.fsync(dfd)
+	}
+	unix.Close(dfd)
+	if err == nil {
+		err = unix.UtimesNanoAt(dst.fd(), dst.name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		return undo(mapped(err, dst.display))
+	}
+	if err := syscalls.rmdirat(src.fd(), src.name); err != nil {
+		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+			// Something was put in it meanwhile.
+			return undo(overlayDirErr(src.display))
+		}
+		return undo(mapErr(pinnedErr(err, src.fd(), src.name, "."), src.display))
+	}
+	return moved(dst, dst.fd(), src.fd())
+}
+
+// emptyDirOntoDir is the refusal to move the empty directory display,
+// which is made anew rather than renamed (see moveEmptyDir), onto the
+// empty directory dst, which rename(2) would have replaced.
+func emptyDirOntoDir(display, dst string) *fault.Error {
+	return fault.Errorf(fault.CodeNotSupported, "the directory comes from a lower layer of an overlay file system (a container image's), which renames such a directory only when mounted with redirect_dir=on; being empty, it is made anew at the destination, which replaces no directory.").
+		WithPath(display).WithDetail("destination", dst).
+		WithHint("rm the destination (an empty directory) first, then run mv again; nothing was moved").WithCause(unix.EXDEV)
 }
 
 // movedDirNotWritable reports whether the refusal of a move of st, a
