@@ -154,6 +154,11 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	if err := linkOntoItsFile(src, dst, &st); err != nil {
 		return backend.FileInfo{}, err
 	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 && sameOverlay(src, dst) {
+		if err := splitByMove(src, &st); err != nil {
+			return backend.FileInfo{}, err
+		}
+	}
 	if opts.IfAbsent {
 		err = renameNoReplace(src.fd(), src.name, dst.fd(), dst.name)
 	} else {
@@ -213,15 +218,47 @@ func moved(dst renameEndpoint, dirs ...int) (backend.FileInfo, error) {
 	return infoAt(dst.fd(), dst.name, dst.display)
 }
 
-// overlayRefused reports whether the EXDEV of a directory's rename from
-// src to dst is an overlay's refusal to rename a directory of its lower
-// layer (see onOverlay), not a move to another file system: both ends lie
-// in one mount of an overlay. Copied across as if to another file system,
-// the tree was copied whole, then its renaming aside was EXDEV too.
-func overlayRefused(src, dst renameEndpoint) bool {
+// sameOverlay reports whether src and dst lie in one mount of an overlay:
+// the EXDEV of a directory's rename between them is then the overlay's
+// refusal to rename a directory of its lower layer (see onOverlay), not a
+// move to another file system (copied across as if it were, the tree was
+// copied whole, then its renaming aside was EXDEV too), and a file's
+// rename between them copies up a file of its lower layer (splitByMove).
+func sameOverlay(src, dst renameEndpoint) bool {
 	a, aok := mountID(src.fd())
 	b, bok := mountID(dst.fd())
 	return aok && bok && a == b && onOverlay(src.fd())
+}
+
+// splitByMove copies up the file src (whose stat is st, with more than one
+// link) of an overlay before it is moved within it: a file of the lower
+// layer (a container image's) is copied up by its rename, and without
+// index=on its hard links are not copied with it, the other names keeping
+// the image's file. The rename said nothing, and the advice of HARDLINK
+// (move it with mv, which keeps its links, then write --in-place) changed
+// one name. A link made beside it and removed copies it up without moving
+// it; a split (copiedUp) is HARDLINK, nothing moved. Where the link is
+// refused (a file of another owner, protected_hardlinks), the move goes
+// on, as GNU mv's does.
+func splitByMove(src renameEndpoint, st *unix.Stat_t) error {
+	probe := tempName()
+	if syscalls.linkat(src.fd(), src.name, src.fd(), probe, 0) != nil {
+		return nil
+	}
+	if err := syscalls.unlinkat(src.fd(), probe, 0); err != nil {
+		return mapErr(err, src.display).WithDetail("leftover", probe).
+			WithHint("a second name of the file, %s, made to copy it up, could not be removed: rm it; nothing was moved", probe)
+	}
+	var now unix.Stat_t
+	if err := unix.Fstatat(src.fd(), src.name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return mapErr(err, src.display)
+	}
+	if !copiedUp(src.fd(), &now, st) {
+		return nil
+	}
+	return fault.Errorf(fault.CodeHardlink, "the file comes from a lower layer of an overlay file system (a container image's), which copies it up to move it and split its %d hard links: this name is now a file of its own, its other names keep the image's (the content is still the same); nothing was moved.", st.Nlink).
+		WithPath(src.display).WithDetail("links", st.Nlink).
+		WithHint("run mv again to move this name alone, or mount the overlay with index=on, which keeps hard links on copy-up; to change the content of every name, write each of them")
 }
 
 // overlayDirErr is the refusal of a move of the directory display that an
@@ -235,7 +272,7 @@ func overlayDirErr(display string) *fault.Error {
 // moveOverlayDir moves the directory src (whose stat is st) of an overlay,
 // whose rename(2) was EXDEV: an empty one is made anew (moveEmptyDir),
 // one of the lower layer that holds something is refused (see
-// overlayRefused), and any other is copied across file systems.
+// sameOverlay), and any other is copied across file systems.
 func (f *FS) moveOverlayDir(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t, opts backend.WriteOptions) (backend.FileInfo, error) {
 	sfd, sst, err := openDir(src.fd(), src.name)
 	if err != nil {
@@ -251,7 +288,7 @@ func (f *FS) moveOverlayDir(ctx context.Context, src, dst renameEndpoint, st *un
 		return backend.FileInfo{}, mapErr(err, src.display)
 	case len(names) == 0:
 		return moveEmptyDir(sfd, src, dst, st, opts)
-	case overlayRefused(src, dst):
+	case sameOverlay(src, dst):
 		return backend.FileInfo{}, overlayDirErr(src.display)
 	}
 	return f.moveTreeAcross(ctx, src, dst, st, opts)
