@@ -544,6 +544,24 @@ func TestDotDotOutOfTheRootAndBack(t *testing.T) {
 	}
 }
 
+// A path that reaches the root through a link from outside the roots and
+// has a ".." there (/x/l/sub/../g, l a link to the root) is refused for
+// that link, as it was: it never went up out of the roots, which the
+// refusal said once a ".." outside the roots was met.
+func TestDotDotThroughALinkToTheRoot(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "w")
+	must(t, os.MkdirAll(filepath.Join(root, "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "g"), []byte("g\n"), 0o644))
+	must(t, os.Symlink("w", filepath.Join(base, "l")))
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root})
+	p := base + "/l/sub/../g"
+	_, err := f.Stat(context.Background(), p)
+	if e := fault.AsError(err); e == nil || e.Code != fault.CodeInvalidArgument || strings.Contains(e.Message, "out of the roots") || !strings.Contains(e.Message, "without a link") {
+		t.Errorf("%s: %v; want INVALID_ARGUMENT for the \"..\" after a link", p, err)
+	}
+}
+
 // A path of 1000 directories, a missing name, 1040 more names and a ".."
 // is refused (the walk stops at the missing name and looks at the rest
 // only where a root is spelled); BenchmarkDotDotAfterAMissingName times it.

@@ -731,6 +731,7 @@ func (f *FS) checkDotDot(p string) error {
 	if f.deniedName(final) {
 		return nil // DENIED, before anything below it is looked at
 	}
+	viaLink := false
 	if _, ok := f.rootOf(final); !ok {
 		if denied, err := f.deniedOnTheWay(final); denied || err != nil {
 			return nil // DENIED or SYMLINK, before anything below it is looked at
@@ -739,7 +740,8 @@ func (f *FS) checkDotDot(p string) error {
 			return nil // outside the roots: OUTSIDE_ROOT
 		}
 		// Through a link to a root from outside the roots, whose names
-		// the walk does not look at: any ".." is refused.
+		// the walk does not look at: any ".." is refused, for that link.
+		viaLink = true
 	}
 	refused := fault.InvalidArgument("the path has \"..\" after a name that is not a directory reached without a link, which the kernel would resolve otherwise.").
 		WithPath(p).WithHint("name the path without that \"..\" (a link's target, or the directory itself)")
@@ -782,7 +784,7 @@ func (f *FS) checkDotDot(p string) error {
 					// path through it is, whatever its "..".
 					return f.deniedErr(p)
 				}
-				if _, _, in := f.spelledIn(cur); !in {
+				if _, _, in := f.spelledIn(cur); !in && !viaLink {
 					return outAndBack
 				}
 				return refused
