@@ -487,11 +487,15 @@ func TestTagsNotReadable(t *testing.T) {
 // request's path) is one restored from GLACIER: read as any other, its
 // HEAD and GET tell its class and its restore. A PUT at refused is
 // AccessDenied; classes records the class of each PUT at restored.
+//
+// A PUT under coldUnder (a prefix of a request's path) is archived
+// whatever its class, as a lifecycle rule, or the GLACIER class an older
+// agentfs gave a backup, archives it.
 type archiving struct {
-	restored, refused string
-	mu                sync.Mutex
-	cold              map[string]bool
-	classes           []string
+	restored, refused, coldUnder string
+	mu                           sync.Mutex
+	cold                         map[string]bool
+	classes                      []string
 }
 
 func (a *archiving) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -516,7 +520,7 @@ func (a *archiving) RoundTrip(r *http.Request) (*http.Response, error) {
 	case r.Method == http.MethodPut:
 		a.mu.Lock()
 		class := r.Header.Get("X-Amz-Storage-Class")
-		a.cold[p] = class == "GLACIER" || class == "DEEP_ARCHIVE"
+		a.cold[p] = class == "GLACIER" || class == "DEEP_ARCHIVE" || a.coldUnder != "" && strings.HasPrefix(p, a.coldUnder)
 		a.mu.Unlock()
 	case p == a.restored && (r.Method == http.MethodHead || r.Method == http.MethodGet):
 		resp.Header.Set("X-Amz-Storage-Class", "GLACIER")
@@ -577,5 +581,39 @@ func TestTransactionUndoesAChangeOfARestoredObject(t *testing.T) {
 	defer rt.mu.Unlock()
 	if string(data) != "hi\n" || !slices.Equal(keys, []string{"ws/b.txt", "ws/restored.txt"}) || !slices.Equal(rt.classes, []string{"GLACIER", "GLACIER"}) {
 		t.Errorf("restored.txt holds %q, put in %q, the bucket %q; want \"hi\\n\", written and put back in GLACIER, no journal left", data, rt.classes, keys)
+	}
+}
+
+// TestRollbackOfAnArchivedBackup: a rollback whose backup is archived (an
+// older agentfs's backup of a restored GLACIER object, copied in GLACIER;
+// a lifecycle rule over the journal folder) cannot read it, and says to
+// restore the backup, by its key, then recover: the hint named the file's
+// own key, whose restore does not help the rollback.
+func TestRollbackOfAnArchivedBackup(t *testing.T) {
+	ctx := context.Background()
+	bucket := s3test.Bucket(t)
+	c, err := s3test.Client(s3test.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.txt", "b.txt"} {
+		if _, err := c.PutObject(ctx, bucket, "ws/"+name, strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := &archiving{refused: "/" + bucket + "/ws/b.txt", coldUnder: "/" + bucket + "/ws/.agentfs-journal/", cold: map[string]bool{}}
+	f := transportFS(t, "s3://"+bucket+"/ws", rt)
+	var ops []backend.Op
+	for _, name := range []string{"a.txt", "b.txt"} {
+		fi, err := f.Stat(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, backend.Op{Path: name, Data: []byte("bye\n"), Write: backend.WriteOptions{IfVersion: fi.Version}})
+	}
+	_, err = f.Commit(ctx, ops)
+	e := fault.AsError(err)
+	if e == nil || e.Code != fault.CodeNotSupported || !strings.Contains(e.Hint, "--key 'ws/.agentfs-journal/") || !strings.Contains(e.Hint, "--recover") {
+		t.Fatalf("commit: %v (hint %q); want NOT_SUPPORTED whose hint restores the backup, then recovers", err, e.Hint)
 	}
 }

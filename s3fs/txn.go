@@ -371,6 +371,11 @@ func halfDone(err, rerr error) error {
 		// read the tags.
 		code, when, grant = fault.CodePermissionDenied, ", once the credentials may read and put tags", "grant s3:GetObjectTagging and s3:PutObjectTagging on the bucket, then "
 	}
+	var archived *archivedCopy
+	if errors.As(rerr, &archived) {
+		// So does it until the copy is restored.
+		code, when, grant = fault.CodeNotSupported, ", once the copy it reads is restored", "restore that copy ("+archived.restore+"), wait until aws s3api head-object of it shows its Restore ongoing-request=\"false\", then "
+	}
 	e := fault.Errorf(code, "the transaction stopped part way, after it sent some of its changes, and could not undo them (%v): its journal has them undone by the first call after its lease of 15 seconds%s.", rerr, when).
 		WithHint("do not redo it yet: %srun agentfs --recover, which waits for the lease and undoes it, then read the files and make the change again", grant)
 	e.Err = err
@@ -620,7 +625,33 @@ func (f *FS) restore(ctx context.Context, jo journalOp, found bool, cur string) 
 	if tagsDenied(err) {
 		return false, rollbackTagsErr(f.rel(jo.Key), err)
 	}
+	if code, _ := s3client.Code(err); s3client.Archived(code) {
+		// The copy is what is archived (one an older agentfs made in the
+		// object's class, or a lifecycle rule's over the journal folder):
+		// the object's own restore would not help.
+		return false, f.archivedCopyErr(jo, err)
+	}
 	return false, f.mapErr(err, f.rel(jo.Key))
+}
+
+// archivedCopy is a rollback's failure to read the copy that puts a file
+// back, archived by its storage class: restore is the command that
+// restores that copy.
+type archivedCopy struct {
+	restore string
+	err     error
+}
+
+func (e *archivedCopy) Error() string { return e.err.Error() }
+func (e *archivedCopy) Unwrap() error { return e.err }
+
+// archivedCopyErr is the failure, err, of the restore of jo's object from
+// its copy, which its storage class keeps archived (s3client.Archived).
+func (f *FS) archivedCopyErr(jo journalOp, err error) error {
+	restore := s3client.RestoreCommand(f.c.Bucket(), jo.Backup)
+	return fault.Errorf(fault.CodeNotSupported, "the copy that puts the file back, %s, is archived by its storage class and cannot be read until it is restored: %s.", f.rel(jo.Backup), strings.TrimSuffix(err.Error(), ".")).WithPath(f.rel(jo.Key)).
+		WithHint("restore that copy (%s), then run agentfs --recover once aws s3api head-object of it shows its Restore ongoing-request=\"false\"", restore).
+		WithCause(&archivedCopy{restore: restore, err: err})
 }
 
 // deleteKey deletes the object key If-Match etag; one changed since stays
