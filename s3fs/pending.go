@@ -47,8 +47,10 @@ const maxVersionMarks = 4096
 // a storage class changed by a copy in place, leave the ETag as it was,
 // and an agent in a long MCP session may write minutes after its read. A
 // call of its own (the CLI's) asks anyway; a read and a write within one
-// call, or at once, are spared the HEAD.
-const carryFresh = 5 * time.Second
+// call, or at once, are spared the HEAD, and so is each file of a
+// replace over a large tree, which may take seconds between its reads and
+// its writes.
+const carryFresh = time.Minute
 
 // store keeps the mark and headers of o, an answer about key.
 func (v *versionMarks) store(key string, o s3client.ObjectInfo) {
