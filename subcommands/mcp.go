@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,14 +178,21 @@ const readerPoll = 250 * time.Millisecond
 
 // watchReader calls gone once the reader of out (standard output: a
 // pipe, a socket, a terminal) is gone, its end closed, and returns; it
-// returns too when ctx ends, or when out is no descriptor (a file or a
-// buffer has no reader to lose). poll with no events asked reports only
-// that (POLLERR for a pipe, POLLHUP for a socket or a terminal), not a
-// client that only closed stdin, nor the half-close of a socket that is
-// both stdin and stdout.
+// returns too when ctx ends, or when out is a regular file or no
+// descriptor (a buffer), which have no reader to lose. poll with no
+// events asked reports only that (POLLERR for a pipe, POLLHUP for a
+// socket or a terminal), not a client that only closed stdin, nor the
+// half-close of a socket that is both stdin and stdout. A system whose
+// poll reports nothing so (macOS's, it seems) ends the session as
+// before: at the first answer it cannot write.
 func watchReader(ctx context.Context, out io.Writer, gone func()) {
 	if a, ok := out.(*answerStream); ok {
 		out = a.w
+	}
+	if f, ok := out.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return
+		}
 	}
 	conn, ok := out.(syscall.Conn)
 	if !ok {
