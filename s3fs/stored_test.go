@@ -537,27 +537,9 @@ func (a *archiving) RoundTrip(r *http.Request) (*http.Response, error) {
 // and so would every recovery until someone restored the backup.
 func TestTransactionUndoesAChangeOfARestoredObject(t *testing.T) {
 	ctx := context.Background()
-	bucket := s3test.Bucket(t)
-	c, err := s3test.Client(s3test.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"restored.txt", "b.txt"} {
-		if _, err := c.PutObject(ctx, bucket, "ws/"+name, strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rt := &archiving{restored: "/" + bucket + "/ws/restored.txt", refused: "/" + bucket + "/ws/b.txt", cold: map[string]bool{}}
-	f := transportFS(t, "s3://"+bucket+"/ws", rt)
-	var ops []backend.Op
-	for _, name := range []string{"restored.txt", "b.txt"} {
-		fi, err := f.Stat(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ops = append(ops, backend.Op{Path: name, Data: []byte("bye\n"), Write: backend.WriteOptions{IfVersion: fi.Version}})
-	}
-	_, err = f.Commit(ctx, ops)
+	c, bucket, rt, err := commitThroughArchiving(t, "restored.txt", func(bucket string) *archiving {
+		return &archiving{restored: "/" + bucket + "/ws/restored.txt", refused: "/" + bucket + "/ws/b.txt", cold: map[string]bool{}}
+	})
 	if e := fault.AsError(err); e == nil || e.Code != fault.CodePermissionDenied {
 		t.Fatalf("commit: %v; want PERMISSION_DENIED, b.txt's PUT refused, the transaction undone", err)
 	}
@@ -584,34 +566,46 @@ func TestTransactionUndoesAChangeOfARestoredObject(t *testing.T) {
 	}
 }
 
-// TestRollbackOfAnArchivedBackup: a rollback whose backup is archived (an
-// older agentfs's backup of a restored GLACIER object, copied in GLACIER;
-// a lifecycle rule over the journal folder) cannot read it, and says to
-// restore the backup, by its key, then recover: the hint named the file's
-// own key, whose restore does not help the rollback.
-func TestRollbackOfAnArchivedBackup(t *testing.T) {
+// commitThroughArchiving puts name and b.txt ("hi\n") in ws/ of a new
+// bucket, then commits "bye\n" over both at their versions through the
+// transport archived makes for the bucket (b.txt's PUT refused, so that
+// the transaction rolls back), and returns the commit's error.
+func commitThroughArchiving(t *testing.T, name string, archived func(bucket string) *archiving) (*minio.Client, string, *archiving, error) {
 	ctx := context.Background()
 	bucket := s3test.Bucket(t)
 	c, err := s3test.Client(s3test.Endpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"a.txt", "b.txt"} {
-		if _, err := c.PutObject(ctx, bucket, "ws/"+name, strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
+	names := []string{name, "b.txt"}
+	for _, n := range names {
+		if _, err := c.PutObject(ctx, bucket, "ws/"+n, strings.NewReader("hi\n"), 3, minio.PutObjectOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rt := &archiving{refused: "/" + bucket + "/ws/b.txt", coldUnder: "/" + bucket + "/ws/.agentfs-journal/", cold: map[string]bool{}}
+	rt := archived(bucket)
 	f := transportFS(t, "s3://"+bucket+"/ws", rt)
 	var ops []backend.Op
-	for _, name := range []string{"a.txt", "b.txt"} {
-		fi, err := f.Stat(ctx, name)
+	for _, n := range names {
+		fi, err := f.Stat(ctx, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ops = append(ops, backend.Op{Path: name, Data: []byte("bye\n"), Write: backend.WriteOptions{IfVersion: fi.Version}})
+		ops = append(ops, backend.Op{Path: n, Data: []byte("bye\n"), Write: backend.WriteOptions{IfVersion: fi.Version}})
 	}
 	_, err = f.Commit(ctx, ops)
+	return c, bucket, rt, err
+}
+
+// TestRollbackOfAnArchivedBackup: a rollback whose backup is archived (an
+// older agentfs's backup of a restored GLACIER object, copied in GLACIER;
+// a lifecycle rule over the journal folder) cannot read it, and says to
+// restore the backup, by its key, then recover: the hint named the file's
+// own key, whose restore does not help the rollback.
+func TestRollbackOfAnArchivedBackup(t *testing.T) {
+	_, _, _, err := commitThroughArchiving(t, "a.txt", func(bucket string) *archiving {
+		return &archiving{refused: "/" + bucket + "/ws/b.txt", coldUnder: "/" + bucket + "/ws/.agentfs-journal/", cold: map[string]bool{}}
+	})
 	e := fault.AsError(err)
 	if e == nil || e.Code != fault.CodeNotSupported || !strings.Contains(e.Hint, "--key 'ws/.agentfs-journal/") || !strings.Contains(e.Hint, "--recover") {
 		t.Fatalf("commit: %v (hint %q); want NOT_SUPPORTED whose hint restores the backup, then recovers", err, e.Hint)
