@@ -190,6 +190,13 @@ type storedAs struct {
 	puts   []http.Header
 }
 
+// putCount is how many PUTs of its key s has seen.
+func (s *storedAs) putCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.puts)
+}
+
 func (s *storedAs) RoundTrip(r *http.Request) (*http.Response, error) {
 	ours := cmp.Or(r.URL.Opaque, r.URL.Path) == s.key
 	if r.Method == http.MethodPut && ours {
@@ -303,10 +310,8 @@ func TestAnObjectUnderACustomerKey(t *testing.T) {
 			}
 		})
 	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if len(rt.puts) != 0 {
-		t.Errorf("%d PUTs of the object; want none", len(rt.puts))
+	if n := rt.putCount(); n != 0 {
+		t.Errorf("%d PUTs of the object; want none", n)
 	}
 }
 
@@ -393,10 +398,8 @@ func TestAnArchivedObject(t *testing.T) {
 			}
 		})
 	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if len(rt.puts) != 0 {
-		t.Errorf("%d PUTs of the object; want none", len(rt.puts))
+	if n := rt.putCount(); n != 0 {
+		t.Errorf("%d PUTs of the object; want none", n)
 	}
 	c, err := s3test.Client(s3test.Endpoint(t))
 	if err != nil {
@@ -440,10 +443,8 @@ func TestSearchPassesOverASealedObject(t *testing.T) {
 			if r.FilesChanged != 1 || r.Unreadable != 1 {
 				t.Errorf("replace: %d files changed, unreadable %d; want 1 and 1", r.FilesChanged, r.Unreadable)
 			}
-			rt.mu.Lock()
-			defer rt.mu.Unlock()
-			if len(rt.puts) != 0 {
-				t.Errorf("%d PUTs of secret.txt; want none", len(rt.puts))
+			if n := rt.putCount(); n != 0 {
+				t.Errorf("%d PUTs of secret.txt; want none", n)
 			}
 		})
 	}
@@ -474,10 +475,8 @@ func TestTagsNotReadable(t *testing.T) {
 	if e == nil || e.Code != fault.CodePermissionDenied || !strings.Contains(e.Hint, "s3:GetObjectTagging") {
 		t.Errorf("%v; want PERMISSION_DENIED with a hint naming s3:GetObjectTagging", err)
 	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if len(rt.puts) != 0 {
-		t.Errorf("%d PUTs of the object; want none", len(rt.puts))
+	if n := rt.putCount(); n != 0 {
+		t.Errorf("%d PUTs of the object; want none", n)
 	}
 }
 
