@@ -303,10 +303,17 @@ func (c *treeCopier) subdir(sfd, dfd int, name, rel string, st *unix.Stat_t) err
 // extended attributes and times of the original, src as st found it,
 // and syncs it.
 func (c *treeCopier) finish(src, fd, parent int, name string, st *unix.Stat_t, rel string) error {
-	at := join(c.to, rel) // the copy's to change
+	return mapped(keepAttrs(src, fd, parent, name, st, join(c.display, rel)), join(c.to, rel))
+}
+
+// keepAttrs gives fd, a copy named name in parent, the owner, mode,
+// extended attributes (of src, at) and times of the original, as st
+// found it, and syncs it: the times last, which the other changes would
+// move.
+func keepAttrs(src, fd, parent int, name string, st *unix.Stat_t, at string) error {
 	err := keepOwnerAndMode(fd, st)
 	if err == nil {
-		err = copyXattrs(src, fd, join(c.display, rel))
+		err = copyXattrs(src, fd, at)
 	}
 	if err == nil {
 		err = syscalls.fsync(fd)
@@ -314,7 +321,7 @@ func (c *treeCopier) finish(src, fd, parent int, name string, st *unix.Stat_t, r
 	if err == nil {
 		err = unix.UtimesNanoAt(parent, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	return mapped(err, at)
+	return err
 }
 
 func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, rel string) error {
@@ -346,17 +353,7 @@ func (c *treeCopier) file(sfd, dfd int, name string, st *unix.Stat_t, rel string
 	if err := copyStopping(c.ctx, dst, src); err != nil {
 		return mapErr(err, copySide(err, at, to))
 	}
-	err = keepOwnerAndMode(out, st)
-	if err == nil {
-		err = copyXattrs(in, out, at)
-	}
-	if err == nil {
-		err = syscalls.fsync(out)
-	}
-	if err == nil {
-		err = unix.UtimesNanoAt(dfd, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
-	}
-	return mapped(err, to)
+	return mapped(keepAttrs(in, out, dfd, name, st, at), to)
 }
 
 // unchangedSince checks that the tree name of dfd holds what was copied:

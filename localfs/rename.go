@@ -321,17 +321,8 @@ func moveEmptyDir(sfd int, src, dst renameEndpoint, st *unix.Stat_t, opts backen
 	if err != nil {
 		return undo(mapErr(err, dst.display))
 	}
-	err = keepOwnerAndMode(dfd, st)
-	if err == nil {
-		err = copyXattrs(sfd, dfd, src.display)
-	}
-	if err == nil {
-		err = syscalls.fsync(dfd)
-	}
+	err = keepAttrs(sfd, dfd, dst.fd(), dst.name, st, src.display)
 	unix.Close(dfd)
-	if err == nil {
-		err = unix.UtimesNanoAt(dst.fd(), dst.name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
-	}
 	if err != nil {
 		return undo(mapped(err, dst.display))
 	}
@@ -669,16 +660,7 @@ func stageCopy(ctx context.Context, src, dst renameEndpoint, st *unix.Stat_t) (*
 	}
 	err = copyStopping(ctx, s.file, in)
 	if err == nil {
-		err = keepOwnerAndMode(int(s.file.Fd()), st)
-	}
-	if err == nil {
-		err = copyXattrs(fd, int(s.file.Fd()), src.display)
-	}
-	if err == nil {
-		err = syscalls.fsync(int(s.file.Fd()))
-	}
-	if err == nil {
-		err = unix.UtimesNanoAt(dst.fd(), s.name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+		err = keepAttrs(fd, int(s.file.Fd()), dst.fd(), s.name, st, src.display)
 	}
 	if err == nil {
 		err = unix.Fstat(fd, &ist)
