@@ -438,16 +438,7 @@ func TestMoveUndoneOverETagsNotMD5(t *testing.T) {
 				rt = &notMD5{kms: st.kms, fresh: st.fresh}
 			}
 			mover := transportFS(t, root, rt)
-			var once sync.Once
-			s3fs.SetPaused(mover, func(phase, key string) {
-				if phase == "delete" && strings.HasSuffix(key, "/d/b") {
-					once.Do(func() {
-						if _, err := f.WriteFile(ctx, "d/b", []byte("theirs"), backend.WriteOptions{}); err != nil {
-							t.Error(err)
-						}
-					})
-				}
-			})
+			theirsAtDelete(t, mover, f)
 			_, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{})
 			if e := fault.AsError(err); e == nil || e.Code != fault.CodeStale || strings.Contains(e.Message, "e/a") {
 				t.Errorf("the move: %v; want STALE keeping no copy of a", err)

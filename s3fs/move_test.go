@@ -1390,6 +1390,21 @@ func rewriteJournals(t *testing.T, bucket, prefix string, rewrite func([]byte) [
 	}
 }
 
+// theirsAtDelete has f write "theirs" at d/b once, as mover's move is
+// about to delete d/b: another writer's file where the move's source was.
+func theirsAtDelete(t *testing.T, mover, f *s3fs.FS) {
+	var once sync.Once
+	s3fs.SetPaused(mover, func(phase, key string) {
+		if phase == "delete" && strings.HasSuffix(key, "/d/b") {
+			once.Do(func() {
+				if _, err := f.WriteFile(context.Background(), "d/b", []byte("theirs"), backend.WriteOptions{}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	})
+}
+
 // readJournals is the content of each journal below prefix in bucket, by
 // key, and the client that read them.
 func readJournals(t *testing.T, bucket, prefix string) (*minio.Client, map[string][]byte) {
@@ -1787,16 +1802,7 @@ func TestMoveUndoneAfterItsDeletionsBegan(t *testing.T) {
 		mover := transportFS(t, root, &dying{sent: tc.written, at: func(r *http.Request) bool {
 			return journalSays(r, `"undoing":true`)
 		}})
-		var once sync.Once
-		s3fs.SetPaused(mover, func(phase, key string) {
-			if phase == "delete" && strings.HasSuffix(key, "/d/b") {
-				once.Do(func() {
-					if _, err := f.WriteFile(ctx, "d/b", []byte("theirs"), backend.WriteOptions{}); err != nil {
-						t.Error(err)
-					}
-				})
-			}
-		})
+		theirsAtDelete(t, mover, f)
 		_, err := mover.Rename(ctx, "d", "e", backend.WriteOptions{})
 		if e := fault.AsError(err); e == nil || e.Code != fault.CodeIOError || !strings.Contains(e.Hint, "--recover") {
 			t.Errorf("%s: the move left to a recovery: %v, want IO_ERROR pointing at --recover", tc.name, err)
