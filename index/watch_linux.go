@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net"
 	"os"
 	"path"
@@ -125,8 +126,11 @@ type watcher struct {
 	installing atomic.Bool
 	watches    map[int32]watchTarget
 	changes    *changeSet
-	last       time.Time // of the latest event
-	events     []byte    // drain's buffer
+	// polled are the directories no event covers, which loop looks at
+	// (it alone: no lock).
+	polled []polledDir
+	last   time.Time // of the latest event
+	events []byte    // drain's buffer
 	// buildTook is how long the latest build took (refresh), for maxPendingBuilds.
 	buildTook time.Duration
 	kick      chan struct{}
@@ -310,6 +314,7 @@ func (x *watcher) loop(ctx context.Context) error {
 			if !x.holdsItsLock() {
 				return errStateReplaced
 			}
+			x.pollAlways()
 			x.mu.Lock()
 			x.pollRules()
 			changed := x.changes.size() > len(x.changes.always)
@@ -471,6 +476,113 @@ func (x *watcher) pollRules() {
 	}
 }
 
+// polledDir is a directory of the build that no event covers (a watch
+// refused past max_user_watches, a network file system): searches check
+// it every time, and the watcher looks at it every tick, so that a change
+// there brings a build as an event would. Never built again, every file
+// changed there was read by every search from then on, and one that
+// became a match or none was never so in the index.
+type polledDir struct {
+	dir   int32   // in ix.dirs
+	files []int32 // its files, in ix.files
+	seen  uint64  // what the last look saw, 0 before the first
+}
+
+// pollSeed makes the signatures of pollAlways.
+var pollSeed = maphash.MakeSeed()
+
+// pollAlways looks at the polled directories and their files as a search
+// does: one that differs from the build is a change, and one that differs
+// from the last look is an event (a file written without a pause is
+// built again as maxPending says, not at every quiet spell). It runs
+// from loop, which alone installs builds; mu is taken only to record.
+func (x *watcher) pollAlways() {
+	var changed []string
+	active := false
+	for i := range x.polled {
+		p := &x.polled[i]
+		seen, same := x.ix.look(p)
+		active = active || p.seen != 0 && seen != p.seen
+		p.seen = seen
+		if !same {
+			changed = append(changed, x.ix.dirs[p.dir].path)
+		}
+	}
+	if len(changed) == 0 && !active {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, d := range changed {
+		if !x.changes.dirs[d] {
+			x.changes.dirs[d], active = true, true
+		}
+	}
+	if active {
+		x.last = time.Now()
+	}
+}
+
+// look stats the polled directory p and its files: seen is a signature of
+// what it found (never 0), same whether that is as built.
+func (ix *Index) look(p *polledDir) (seen uint64, same bool) {
+	var h maphash.Hash
+	h.SetSeed(pollSeed)
+	var b []byte
+	record := func(err error, st *unix.Stat_t) {
+		b = b[:0]
+		if err != nil {
+			b = append(b, err.Error()...)
+		} else {
+			b = binary.NativeEndian.AppendUint64(b, st.Ino)
+			b = binary.NativeEndian.AppendUint32(b, st.Mode)
+			b = binary.NativeEndian.AppendUint64(b, uint64(st.Size))
+			b = binary.NativeEndian.AppendUint64(b, uint64(st.Mtim.Nano()))
+			b = binary.NativeEndian.AppendUint64(b, uint64(st.Ctim.Nano()))
+		}
+		h.Write(b)
+	}
+	var st unix.Stat_t
+	fd, err := unix.Open(filepath.Join(ix.root, ix.dirs[p.dir].path), dirFlags, 0)
+	if err == nil {
+		defer unix.Close(fd)
+		err = unix.Fstat(fd, &st)
+	}
+	record(err, &st)
+	if err != nil {
+		return h.Sum64() | 1, false
+	}
+	same = localfs.IsVersion(&st, ix.dirs[p.dir].version)
+	for _, j := range p.files {
+		f := &ix.files[j]
+		err := unix.Fstatat(fd, path.Base(f.rel), &st, unix.AT_SYMLINK_NOFOLLOW)
+		record(err, &st)
+		same = same && err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && f.isStat(&st)
+	}
+	return h.Sum64() | 1, same
+}
+
+// polledDirs are the directories of ix in always, with their files.
+func polledDirs(ix *Index, always map[string]bool) []polledDir {
+	if len(always) == 0 {
+		return nil
+	}
+	at := map[string]int{}
+	var polled []polledDir
+	for i, d := range ix.dirs {
+		if always[d.path] {
+			at[d.path] = len(polled)
+			polled = append(polled, polledDir{dir: int32(i)})
+		}
+	}
+	for j := range ix.files {
+		if k, ok := at[parent(ix.files[j].rel)]; ok {
+			polled[k].files = append(polled[k].files, int32(j))
+		}
+	}
+	return polled
+}
+
 // read applies the events as they come, until stop.
 func (x *watcher) read(stop <-chan struct{}) {
 	for {
@@ -616,7 +728,9 @@ func (x *watcher) reply(req watchRequest) watchReply {
 		r.Dirs = append(r.Dirs, d)
 	}
 	for d := range c.always {
-		r.Dirs = append(r.Dirs, d)
+		if !c.dirs[d] { // changed, as pollAlways found: named above
+			r.Dirs = append(r.Dirs, d)
+		}
 	}
 	for t := range c.trees {
 		r.Trees = append(r.Trees, t)
@@ -754,6 +868,7 @@ func (x *watcher) install(ix *Index, mounts string) error {
 		x.ix.Close()
 	}
 	x.ix, x.watches, x.changes = ix, watches, fresh
+	x.polled = polledDirs(ix, fresh.always)
 	// A build asked for meanwhile was asked of the build replaced (its
 	// mounts, its generation, its changes): a search asks again if this
 	// one differs too. Built again at once, it kept searches unanswered

@@ -1025,13 +1025,7 @@ func TestDirsBelowAnUnwatchedOneAreAlwaysChecked(t *testing.T) {
 	f.seed()
 	f.put("p/a/b/f.txt", "a haystack\n")
 	f.ageDirs()
-	inotifyAddWatch = func(fd int, name string, mask uint32) (int, error) {
-		if name == filepath.Join(f.dir, "p") || name == filepath.Join(f.dir, "p/a") {
-			return -1, unix.ENOSPC
-		}
-		return unix.InotifyAddWatch(fd, name, mask)
-	}
-	defer func() { inotifyAddWatch = unix.InotifyAddWatch }()
+	f.refuseWatches("p", "p/a")
 	ended := f.startWatch(WatchOptions{Quiet: time.Hour})
 	if err := os.Rename(filepath.Join(f.dir, "p/a"), filepath.Join(f.dir, "p/old")); err != nil {
 		t.Fatal(err)
@@ -1170,4 +1164,94 @@ func TestWatcherAnswersNoOtherUser(t *testing.T) {
 	if r := ask(); r != "" {
 		t.Fatalf("another user's question is answered: %q", r)
 	}
+}
+
+// refuseWatches makes inotifyAddWatch refuse, as past max_user_watches,
+// the watches of f's files and directories at rels, until the test ends.
+func (f *fixture) refuseWatches(rels ...string) {
+	refused := map[string]bool{}
+	for _, rel := range rels {
+		refused[filepath.Join(f.dir, rel)] = true
+	}
+	inotifyAddWatch = func(fd int, name string, mask uint32) (int, error) {
+		if refused[name] {
+			return -1, unix.ENOSPC
+		}
+		return unix.InotifyAddWatch(fd, name, mask)
+	}
+	f.t.Cleanup(func() { inotifyAddWatch = unix.InotifyAddWatch })
+}
+
+// A directory refused a watch raises no event: the watcher looks at it
+// every tick, and a file changed there in place (the directory's own
+// times unchanged) is a change, so that it builds again. It never did:
+// every search read that file, and every one changed there later, for as
+// long as the watcher ran. Unchanged, it is none, or the watcher would
+// build every tick.
+func TestPolledDirChangeIsAChange(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.put("p/f.txt", "a haystack\n")
+	f.ageDirs()
+	f.refuseWatches("p", "p/f.txt")
+	f.update(f.fsys)
+	x := f.install()
+	if !x.changes.always["p"] || x.changes.size() != len(x.changes.always) {
+		t.Fatalf("installed with p refused a watch: %+v; want p always checked, no build due", x.changes)
+	}
+	x.pollAlways()
+	x.pollAlways()
+	if x.changes.size() != len(x.changes.always) || !x.last.IsZero() {
+		t.Fatalf("looked at twice, unchanged: %+v, last event %v; want no change", x.changes, x.last)
+	}
+	dirBefore, err := os.Stat(filepath.Join(f.dir, "p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.put("p/f.txt", "a needle!!\n")
+	if dirAfter, err := os.Stat(filepath.Join(f.dir, "p")); err != nil || !dirAfter.ModTime().Equal(dirBefore.ModTime()) {
+		t.Fatalf("p's time changed (%v): the check below would prove less", err)
+	}
+	x.pollAlways()
+	if !x.changes.dirs["p"] || x.last.IsZero() {
+		t.Fatalf("looked at after p/f.txt changed: %+v, last event %v; want p changed, an event", x.changes, x.last)
+	}
+	if r := x.reply(watchRequest{Proto: watchProto, Gen: x.ix.gen}); !r.OK || countOf(r.Dirs, "p") != 1 {
+		t.Fatalf("the answer: OK %v, dirs %q; want p named once", r.OK, r.Dirs)
+	}
+}
+
+// The watcher builds again after a change where no watch is, and its
+// searches stay those of a scan.
+func TestWatcherBuildsAgainAfterAnUnwatchedChange(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.put("p/f.txt", "a haystack\n")
+	f.ageDirs()
+	f.refuseWatches("p", "p/f.txt")
+	ended := f.startWatch(WatchOptions{Quiet: 50 * time.Millisecond})
+	before := f.gen()
+	f.put("p/f.txt", "a needle!!\n")
+	for deadline := time.Now().Add(30 * time.Second); f.gen() == before; {
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher did not build again within 30 s of a change in a directory refused a watch")
+		}
+	}
+	f.awaitAnswer()
+	f.same(core.GrepRequest{Query: "needle", Path: f.dir})
+	if _, err := Drop(context.Background(), f.dir, nil, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	awaitEnd(t, ended)
+}
+
+// countOf is how many of ss are s.
+func countOf(ss []string, s string) int {
+	n := 0
+	for _, e := range ss {
+		if e == s {
+			n++
+		}
+	}
+	return n
 }
