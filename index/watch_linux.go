@@ -129,8 +129,10 @@ type watcher struct {
 	// polled are the directories no event covers, which loop looks at
 	// (it alone: no lock).
 	polled []polledDir
-	last   time.Time // of the latest event
-	events []byte    // drain's buffer
+	// nextPoll is when pollAlways looks again.
+	nextPoll time.Time
+	last     time.Time // of the latest event
+	events   []byte    // drain's buffer
 	// buildTook is how long the latest build took (refresh), for maxPendingBuilds.
 	buildTook time.Duration
 	kick      chan struct{}
@@ -488,6 +490,11 @@ type polledDir struct {
 	seen  uint64  // what the last look saw, 0 before the first
 }
 
+// pollShare bounds what pollAlways costs: it looks again no sooner than
+// this many times what its last look took, so that a directory of a
+// million files polled costs a twentieth of a core, not all of it.
+const pollShare = 20
+
 // pollSeed makes the signatures of pollAlways.
 var pollSeed = maphash.MakeSeed()
 
@@ -497,6 +504,11 @@ var pollSeed = maphash.MakeSeed()
 // built again as maxPending says, not at every quiet spell). It runs
 // from loop, which alone installs builds; mu is taken only to record.
 func (x *watcher) pollAlways() {
+	began := time.Now()
+	if began.Before(x.nextPoll) {
+		return
+	}
+	defer func() { x.nextPoll = began.Add(pollShare * time.Since(began)) }()
 	var changed []string
 	active := false
 	for i := range x.polled {

@@ -1199,8 +1199,8 @@ func TestPolledDirChangeIsAChange(t *testing.T) {
 	if !x.changes.always["p"] || x.changes.size() != len(x.changes.always) {
 		t.Fatalf("installed with p refused a watch: %+v; want p always checked, no build due", x.changes)
 	}
-	x.pollAlways()
-	x.pollAlways()
+	pollNow(x)
+	pollNow(x)
 	if x.changes.size() != len(x.changes.always) || !x.last.IsZero() {
 		t.Fatalf("looked at twice, unchanged: %+v, last event %v; want no change", x.changes, x.last)
 	}
@@ -1212,12 +1212,29 @@ func TestPolledDirChangeIsAChange(t *testing.T) {
 	if dirAfter, err := os.Stat(filepath.Join(f.dir, "p")); err != nil || !dirAfter.ModTime().Equal(dirBefore.ModTime()) {
 		t.Fatalf("p's time changed (%v): the check below would prove less", err)
 	}
-	x.pollAlways()
+	pollNow(x)
 	if !x.changes.dirs["p"] || x.last.IsZero() {
 		t.Fatalf("looked at after p/f.txt changed: %+v, last event %v; want p changed, an event", x.changes, x.last)
 	}
+	// Paced: a look again at once waits for its turn.
+	f.put("p/f.txt", "a needle??\n")
+	x.last, x.changes.dirs = time.Time{}, map[string]bool{}
+	x.nextPoll = time.Now().Add(time.Hour)
+	if x.pollAlways(); len(x.changes.dirs) > 0 {
+		t.Fatal("looked at before its turn")
+	}
+	pollNow(x)
 	if r := x.reply(watchRequest{Proto: watchProto, Gen: x.ix.gen}); !r.OK || countOf(r.Dirs, "p") != 1 {
 		t.Fatalf("the answer: OK %v, dirs %q; want p named once", r.OK, r.Dirs)
+	}
+}
+
+// pollNow has x look at its polled directories now, whatever its pace.
+func pollNow(x *watcher) {
+	x.nextPoll = time.Time{}
+	x.pollAlways()
+	if x.nextPoll.IsZero() {
+		panic("pollAlways did not set its next turn")
 	}
 }
 
