@@ -770,7 +770,14 @@ func (f *FS) lockReal(ctx context.Context, reals []string, timeout time.Duration
 		}
 	}
 	for i, k := range keys {
-		fd, err := LockFile(ctx, filepath.Join(dir, lockName(k)), keyHow[k], deadline)
+		// Asked to end (SIGINT), it ends now: a lock free at once never
+		// looked, and a replace over 3,000 files went on taking the rest,
+		// past the caller's grace, leaving them all (2,976 lock files).
+		err := ctx.Err()
+		fd := -1
+		if err == nil {
+			fd, err = LockFile(ctx, filepath.Join(dir, lockName(k)), keyHow[k], deadline)
+		}
 		if err != nil {
 			release(i)
 			if waitEnded(err) {

@@ -988,6 +988,16 @@ func TestFailedLockAllLeavesNoLockFiles(t *testing.T) {
 	if after := entryNames(t, locks); !slices.Equal(after, before) {
 		t.Errorf("a LockAll that timed out on a file's own lock left %d lock files, had %d", len(after), len(before))
 	}
+	// Asked to end (SIGINT) with every lock free: it took them all
+	// before it looked, and the process, past its grace, left them.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err = fsys.LockAll(cancelled, []string{"a.txt", "b.txt", "m.txt"}, time.Second); code(err) != fault.CodeInterrupted {
+		t.Fatalf("LockAll asked to end: %v, want INTERRUPTED", err)
+	}
+	if after := entryNames(t, locks); !slices.Equal(after, before) {
+		t.Errorf("a LockAll asked to end left %d lock files, had %d", len(after), len(before))
+	}
 }
 
 // entryNames are the names in dir, sorted.

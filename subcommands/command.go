@@ -469,7 +469,7 @@ func runRequest(ctx context.Context, tl *core.Tools, run func() (any, error)) (a
 }
 
 // interruptGrace is how long an interrupted tool that will not commit is
-// given to return before it is abandoned: one waiting for a lock, or
+// given to return before it is abandoned: one taking its locks, or
 // staging its copies, notices ctx at once and removes its lock files and
 // staged copies on its way out. Abandoned at once, it left them, one lock
 // file per file of a replace, until the day's sweep.
