@@ -488,6 +488,14 @@ type polledDir struct {
 	dir   int32   // in ix.dirs
 	files []int32 // its files, in ix.files
 	seen  uint64  // what the last look saw, 0 before the first
+	// differs is whether the last look found it other than built.
+	differs bool
+	// unbuilt is what the last look found under the build before, when
+	// that differed from it (0 if not): seen so again, the directory is
+	// as this build found it, which recorded it no better (a file it
+	// cannot read, a directory dated ahead of the clock), nor would
+	// another.
+	unbuilt uint64
 }
 
 // pollShare bounds what pollAlways costs: it looks again no sooner than
@@ -499,10 +507,13 @@ const pollShare = 20
 var pollSeed = maphash.MakeSeed()
 
 // pollAlways looks at the polled directories and their files as a search
-// does: one that differs from the build is a change, and one that differs
-// from the last look is an event (a file written without a pause is
-// built again as maxPending says, not at every quiet spell). It runs
-// from loop, which alone installs builds; mu is taken only to record.
+// does: one that differs from the build is a change, unless the look
+// that brought this build found it just so (unbuilt: counted, the
+// watcher built again at every quiet spell for as long as a file there
+// could not be read), and one that differs from the last look is an
+// event (a file written without a pause is built again as maxPending
+// says, not at every quiet spell). It runs from loop, which alone
+// installs builds; mu is taken only to record.
 func (x *watcher) pollAlways() {
 	began := time.Now()
 	if began.Before(x.nextPoll) {
@@ -515,8 +526,8 @@ func (x *watcher) pollAlways() {
 		p := &x.polled[i]
 		seen, same := x.ix.look(p)
 		active = active || p.seen != 0 && seen != p.seen
-		p.seen = seen
-		if !same {
+		p.seen, p.differs = seen, !same
+		if !same && seen != p.unbuilt {
 			changed = append(changed, x.ix.dirs[p.dir].path)
 		}
 	}
@@ -574,8 +585,10 @@ func (ix *Index) look(p *polledDir) (seen uint64, same bool) {
 	return h.Sum64() | 1, same
 }
 
-// polledDirs are the directories of ix in always, with their files.
-func polledDirs(ix *Index, always map[string]bool) []polledDir {
+// polledDirs are the directories of ix in always, with their files, and
+// what the last looks found of those that differed from the build
+// before, by path (unbuilt).
+func polledDirs(ix *Index, always map[string]bool, unbuilt map[string]uint64) []polledDir {
 	if len(always) == 0 {
 		return nil
 	}
@@ -584,7 +597,7 @@ func polledDirs(ix *Index, always map[string]bool) []polledDir {
 	for i, d := range ix.dirs {
 		if always[d.path] {
 			at[d.path] = len(polled)
-			polled = append(polled, polledDir{dir: int32(i)})
+			polled = append(polled, polledDir{dir: int32(i), unbuilt: unbuilt[d.path]})
 		}
 	}
 	for j := range ix.files {
@@ -876,11 +889,17 @@ func (x *watcher) install(ix *Index, mounts string) error {
 			unix.InotifyRmWatch(x.fd, uint32(wd)) // a file gone from the tree: its watch is spent
 		}
 	}
+	unbuilt := map[string]uint64{}
+	for _, p := range x.polled {
+		if p.differs {
+			unbuilt[x.ix.dirs[p.dir].path] = p.seen
+		}
+	}
 	if x.ix != nil {
 		x.ix.Close()
 	}
 	x.ix, x.watches, x.changes = ix, watches, fresh
-	x.polled = polledDirs(ix, fresh.always)
+	x.polled = polledDirs(ix, fresh.always, unbuilt)
 	// A build asked for meanwhile was asked of the build replaced (its
 	// mounts, its generation, its changes): a search asks again if this
 	// one differs too. Built again at once, it kept searches unanswered

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/core"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/localfs"
@@ -1271,4 +1272,53 @@ func countOf(ss []string, s string) int {
 		}
 	}
 	return n
+}
+
+// A polled directory that differs from the build in a way the build
+// again leaves as it was (a file it cannot read, recorded unindexed at
+// every build; a directory dated ahead of the clock, recorded with no
+// version at every build) is a change once: counted at every look, the
+// watcher built again at every quiet spell for as long as the watcher
+// ran. A change made there since is one again.
+func TestPolledDirNotRecordedBuildsOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ahead bool // p dated an hour ahead
+		w     func(f *fixture) backend.Walker
+	}{
+		{"a file it cannot read", false, func(f *fixture) backend.Walker { return failing(f.fsys, "p/f.txt", false) }},
+		{"a directory dated ahead", true, func(f *fixture) backend.Walker { return f.fsys }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.seed()
+			f.put("p/f.txt", "a haystack\n")
+			f.put("p/g.txt", "a haystack\n")
+			f.ageDirs()
+			if ahead := now().Add(time.Hour); tc.ahead {
+				if err := os.Chtimes(filepath.Join(f.dir, "p"), ahead, ahead); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.refuseWatches("p", "p/f.txt", "p/g.txt")
+			f.update(tc.w(f))
+			x := f.install()
+			x.pollAlways()
+			if !x.changes.dirs["p"] {
+				t.Fatalf("looked at after a build that did not record p: %+v; want p changed (a build again may)", x.changes)
+			}
+			f.update(tc.w(f))
+			x.install(f.openIndex(), "")
+			x.pollAlways()
+			x.pollAlways()
+			if x.changes.size() != len(x.changes.always) {
+				t.Fatalf("looked at after the build again, unchanged: %+v; want no change, or it builds at every quiet spell", x.changes)
+			}
+			f.put("p/g.txt", "a needle!!\n")
+			x.pollAlways()
+			if !x.changes.dirs["p"] {
+				t.Fatalf("looked at after p/g.txt changed: %+v; want p changed", x.changes)
+			}
+		})
+	}
 }
