@@ -847,6 +847,10 @@ func (x *watcher) install(ix *Index, mounts string) error {
 			fresh.trees[d.path] = true
 		case isRemote(name, st.Dev, remote):
 			fresh.always[d.path] = true
+		case d.version == "" && max(st.Mtim.Nano(), st.Ctim.Nano()) > now().UnixNano():
+			// Dated ahead of the clock: every build records it with no
+			// version (too recent to trust), which every search lists
+			// again. Counted, the watcher built again at every tick.
 		case !localfs.IsVersion(&st, d.version):
 			fresh.dirs[d.path] = true
 		}

@@ -753,6 +753,31 @@ func TestRacyFileBuildsAgain(t *testing.T) {
 	}
 }
 
+// A watched directory dated ahead of the clock is recorded with no
+// version at every build (changed too recently to trust), which every
+// search lists again: installed, it is no change, or the watcher built
+// again at every tick for as long as it ran. One changed just before the
+// build is a change: the build asked for, once it is older, records its
+// version.
+func TestDirDatedAheadBuildsNothingAgain(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.ageDirs()
+	f.fresh("d1")
+	f.update(f.fsys)
+	if x := f.install(); !x.changes.dirs["d1"] {
+		t.Fatalf("installed, the build of a directory changed just before it is not due again: %+v", x.changes)
+	}
+	ahead := now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(f.dir, "d1"), ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
+	f.update(f.fsys)
+	if x := f.install(); x.changes.size() > 0 {
+		t.Fatalf("installed, the build of a directory dated ahead is due again, as every build after it would be: %+v", x.changes)
+	}
+}
+
 // The directories checked by every search (a watch refused past
 // max_user_watches, a network file system) are no event: a build asked
 // for racy files alone, in a tree that has any, asks for no other either,
