@@ -63,8 +63,21 @@ func newChangeSet() *changeSet {
 	return &changeSet{dirs: map[string]bool{}, trees: map[string]bool{}, always: map[string]bool{}}
 }
 
+// size counts what an answer names.
 func (c *changeSet) size() int {
-	n := len(c.dirs) + len(c.trees) + len(c.always)
+	n := c.pending()
+	for d := range c.always {
+		if !c.dirs[d] { // changed too (an event, pollAlways): counted once
+			n++
+		}
+	}
+	return n
+}
+
+// pending counts what a build would clear: all but the directories
+// always checked, which no build makes fewer.
+func (c *changeSet) pending() int {
+	n := len(c.dirs) + len(c.trees)
 	if c.rules {
 		n++
 	}
@@ -319,7 +332,7 @@ func (x *watcher) loop(ctx context.Context) error {
 			x.pollAlways()
 			x.mu.Lock()
 			x.pollRules()
-			changed := x.changes.size() > len(x.changes.always)
+			changed := x.changes.pending() > 0
 			quiet := time.Since(x.last) >= x.opts.Quiet
 			x.mu.Unlock()
 			if changed && pending.IsZero() {
@@ -660,7 +673,7 @@ func (x *watcher) drain() {
 		}
 		// Too many to name: a build names none. Not for the directories
 		// always checked, which no build makes fewer.
-		if x.changes.lost || x.changes.size()-len(x.changes.always) > maxWatchReply {
+		if x.changes.lost || x.changes.pending() > maxWatchReply {
 			x.rebuildSoon()
 		}
 	}
@@ -816,7 +829,7 @@ func (x *watcher) install(ix *Index, mounts string) error {
 	// is racy at every build, which would build every tick. Such a file is
 	// read by each search until an event brings a build. The directories
 	// checked by every search are no event (as loop counts them).
-	racyAgain := !x.changes.racy || x.changes.size()-len(x.changes.always) > 1
+	racyAgain := !x.changes.racy || x.changes.pending() > 1
 	fresh := newChangeSet()
 	watches := map[int32]watchTarget{}
 	remote := map[uint64]bool{}

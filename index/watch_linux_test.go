@@ -1222,12 +1222,12 @@ func TestPolledDirChangeIsAChange(t *testing.T) {
 	f.refuseWatches("p", "p/f.txt")
 	f.update(f.fsys)
 	x := f.install()
-	if !x.changes.always["p"] || x.changes.size() != len(x.changes.always) {
+	if !x.changes.always["p"] || x.changes.pending() != 0 {
 		t.Fatalf("installed with p refused a watch: %+v; want p always checked, no build due", x.changes)
 	}
 	pollNow(x)
 	pollNow(x)
-	if x.changes.size() != len(x.changes.always) || !x.last.IsZero() {
+	if x.changes.pending() != 0 || !x.last.IsZero() {
 		t.Fatalf("looked at twice, unchanged: %+v, last event %v; want no change", x.changes, x.last)
 	}
 	dirBefore, err := os.Stat(filepath.Join(f.dir, "p"))
@@ -1328,22 +1328,40 @@ func TestPolledDirNotRecordedBuildsOnce(t *testing.T) {
 			f.refuseWatches("p", "p/f.txt", "p/g.txt")
 			f.update(tc.w(f))
 			x := f.install()
-			x.pollAlways()
+			pollNow(x)
 			if !x.changes.dirs["p"] {
 				t.Fatalf("looked at after a build that did not record p: %+v; want p changed (a build again may)", x.changes)
 			}
 			f.update(tc.w(f))
 			x.install(f.openIndex(), "")
-			x.pollAlways()
-			x.pollAlways()
-			if x.changes.size() != len(x.changes.always) {
+			pollNow(x)
+			pollNow(x)
+			if x.changes.pending() != 0 {
 				t.Fatalf("looked at after the build again, unchanged: %+v; want no change, or it builds at every quiet spell", x.changes)
 			}
 			f.put("p/g.txt", "a needle!!\n")
-			x.pollAlways()
+			pollNow(x)
 			if !x.changes.dirs["p"] {
 				t.Fatalf("looked at after p/g.txt changed: %+v; want p changed", x.changes)
 			}
 		})
+	}
+}
+
+// A directory always checked that changed too (an event, a look) is
+// named once, and counted once against what an answer names: counted
+// twice, 600 such made the watcher answer no search until it built again.
+func TestChangedAlwaysCheckedDirsCountOnce(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.build()
+	x := f.install()
+	for i := range 600 {
+		d := fmt.Sprint("nfs/", i)
+		x.changes.always[d], x.changes.dirs[d] = true, true
+	}
+	r := x.reply(watchRequest{Proto: watchProto, Gen: x.ix.gen})
+	if !r.OK || len(r.Dirs) != 600 {
+		t.Fatalf("the answer: OK %v, %d directories; want OK, 600", r.OK, len(r.Dirs))
 	}
 }
