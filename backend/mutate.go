@@ -39,7 +39,9 @@ type WriteOptions struct {
 	// process's) and of a replaced file's own, on a backend with owners.
 	OwnerOf string
 	// InPlace writes through the existing inode, so a file with other hard
-	// links stays one file; without it such a file is refused with HARDLINK.
+	// links stays one file, and one whose owner and group a replace could
+	// not keep (another user's) keeps them; without it such a file is
+	// refused, with HARDLINK or PERMISSION_DENIED.
 	// A backend without hard links ignores it.
 	InPlace bool
 	// Stated says that the caller found the path as IfVersion or

@@ -490,6 +490,11 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 		if err := stickyRefused(dfd, &st, display, verb); err != nil {
 			return st, exists, err
 		}
+		if !op.Remove {
+			if err := ownerRefused(dfd, &st, display); err != nil {
+				return st, exists, err
+			}
+		}
 	}
 	return st, exists, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentfs/agentfs/backend"
@@ -73,9 +74,10 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 			}
 			return backend.FileInfo{}, e
 		}
-		// In place only where a replace would split the file: an ordinary
-		// file keeps the atomic replace even when inPlace is asked.
-		if opts.InPlace && st.Nlink > 1 {
+		// In place only where a replace would split the file or change
+		// its owner: an ordinary file keeps the atomic replace even when
+		// inPlace is asked.
+		if opts.InPlace && (st.Nlink > 1 || ownerRefused(dfd, &st, display) != nil) {
 			return writeInPlace(dfd, base, &st, data, opts.IfVersion, display)
 		}
 	}
@@ -86,6 +88,9 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 	}
 	if exists {
 		if err := stickyRefused(dfd, &st, display, "replace"); err != nil {
+			return backend.FileInfo{}, err
+		}
+		if err := ownerRefused(dfd, &st, display); err != nil {
 			return backend.FileInfo{}, err
 		}
 	}
@@ -370,6 +375,40 @@ func stickyRefused(dfd int, st *unix.Stat_t, display, verb string) error {
 	}
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the %s is user %d's, in a sticky directory (mode +t, as /tmp) that is not this user's either, where only the owner of the %s or of the directory may %s it.", what, st.Uid, what, verb).
 		WithPath(display).WithHint("ask the %s's owner to %s it, or write a new path; nothing was changed", what, verb)
+}
+
+// ownerRefused refuses a replace of the file st in the directory dfd by
+// a process other than root that could not give the new file st's owner
+// and group: st is another user's, or of a group that is neither one of
+// this user's nor the one a set-group-ID directory gives. The new file
+// would be this user's and of its group, which can take the owner's
+// access away (a file of user b, mode 600 with an ACL entry letting user
+// a write it, was a's after a's edit, and b could no longer read it), as
+// sed -i silently does. Written in place (write --in-place) the file keeps
+// its inode, and so its owner, group, mode and ACLs.
+func ownerRefused(dfd int, st *unix.Stat_t, display string) error {
+	euid := os.Geteuid()
+	if euid == 0 || st.Uid == uint32(euid) && keepsGroup(dfd, st.Gid) {
+		return nil
+	}
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the file is user %d's, of group %d; a change replaces it with a new file (a temporary one renamed over it, so that it is atomic), which this user (%d) may not give that owner and group: it would be this user's, which can take its owner's access away.", st.Uid, st.Gid, euid).
+		WithPath(display).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).
+		WithHint("rewrite it through its own inode, which keeps its owner, group and mode, with write --in-place (not atomic), or ask its owner to change it; nothing was changed")
+}
+
+// keepsGroup reports whether a file this process makes in the directory
+// dfd can be given the group gid: the directory's own, when it is
+// set-group-ID, or one of this process's groups (chown(2) with owner -1).
+func keepsGroup(dfd int, gid uint32) bool {
+	if gid == uint32(os.Getegid()) {
+		return true
+	}
+	var d unix.Stat_t
+	if unix.Fstat(dfd, &d) == nil && d.Mode&unix.S_ISGID != 0 && d.Gid == gid {
+		return true
+	}
+	groups, err := os.Getgroups()
+	return err == nil && slices.Contains(groups, int(gid))
 }
 
 // stickyBars reports whether the sticky bit of the directory d keeps this
