@@ -25,8 +25,8 @@ type WriteOptions struct {
 	// store's If-Match). The tools set it (or IfAbsent) to what they read,
 	// so that a change made in between is never overwritten unseen.
 	IfVersion string
-	// Executable gives a new file mode 0755 instead of 0644, on a backend
-	// with modes.
+	// Executable gives a new file mode 0777 instead of 0666 (less the
+	// umask), on a backend with modes.
 	Executable bool
 	// Mode, when not 0, is the permission bits the file gets (a moved
 	// file keeps its source's, 0600 included), in place of a new file's

@@ -39,7 +39,7 @@ type WriteRequest struct {
 	// what read gave in it goes back as the same bytes.
 	Encoding   string `json:"encoding,omitempty" help:"write the text in this encoding (latin1, windows-1252, shift_jis, utf-16le..., as read's encoding); left out, UTF-8, or UTF-16 for a file with a UTF-16 byte-order mark"`
 	Create     bool   `json:"create,omitempty" help:"only create: EXISTS when the file is already there"`
-	Executable bool   `json:"executable,omitempty" help:"a new file gets mode 0755 instead of 0644"`
+	Executable bool   `json:"executable,omitempty" help:"a new file gets mode 0777 instead of 0666, less the umask"`
 	InPlace    bool   `json:"inPlace,omitempty" help:"rewrite a file with other hard links, or one a replace would give this user as owner, through its inode (not atomic)"`
 	Append     bool   `json:"append,omitempty" help:"add the content at the end of the file (created when missing), all or nothing, under the lock"`
 	Precondition

@@ -148,16 +148,18 @@ func openSame(dfd int, name string, flags int, old *unix.Stat_t, display string)
 }
 
 // newMode is the mode a write gives the file: opts.Mode exactly (exact)
-// when set, else 0644, or 0755 when Executable, for a new file; a
-// replaced file keeps its own unless exact.
+// when set, else 0666, or 0777 when Executable, for a new file, less the
+// umask or as the directory's default ACL narrows it, as a shell's > and
+// cp make a file (0644 gave a group's umask 002 and a default ACL letting
+// another user write no say); a replaced file keeps its own unless exact.
 func newMode(opts backend.WriteOptions) (mode uint32, exact bool) {
 	switch {
 	case opts.Mode != 0:
 		return keptMode(opts.Mode&0o7777, os.Geteuid() == 0), true
 	case opts.Executable:
-		return 0o755, false
+		return 0o777, false
 	}
-	return 0o644, false
+	return 0o666, false
 }
 
 // parentDir opens the directory that holds ct, creating it and its missing

@@ -225,3 +225,31 @@ func TestWriteKeepsXattrs(t *testing.T) {
 		}
 	}
 }
+
+// A new file is made with mode 0666 (0777 executable), as a shell's > and
+// cp make one, for the umask or the directory's default ACL to narrow: a
+// default ACL letting user 1234 write every new file of the directory
+// (mask rw) was cut to read by the 0644 a new file was made with, its
+// mask r--, where echo > gave the user write. (The ACL gives no one
+// execute: x, made executable, has none.)
+func TestNewFileTakesDefaultACL(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	ctx := context.Background()
+	sub := filepath.Join(dir, "shared")
+	must(t, os.Mkdir(sub, 0o755))
+	setXattr(t, sub, "system.posix_acl_default", posixACL())
+	if _, err := fsys.WriteFile(ctx, "shared/w", []byte("a\n"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.WriteFile(ctx, "shared/x", []byte("a\n"), backend.WriteOptions{Executable: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Commit(ctx, []backend.Op{{Path: "shared/c", Data: []byte("a\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]os.FileMode{"w": 0o660, "x": 0o660, "c": 0o660} {
+		if fi, err := os.Stat(filepath.Join(sub, name)); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s made: mode %v (%v), want %v (the default ACL's mask rw)", name, fi.Mode(), err, want)
+		}
+	}
+}
