@@ -100,3 +100,7 @@ func readsPastModes() string {
 func setTimes(fd int, atime, mtime unix.Timespec) error {
 	return unix.UtimesNanoAt(fd, "", []unix.Timespec{atime, mtime}, unix.AT_EMPTY_PATH)
 }
+
+// dirGivesGroup: on Linux a new file takes the directory's group only when
+// the directory is set-group-ID, else the process's.
+func dirGivesGroup(d *unix.Stat_t) bool { return d.Mode&unix.S_ISGID != 0 }

@@ -52,3 +52,9 @@ func readsPastModes() string { return "" }
 func setTimes(fd int, atime, mtime unix.Timespec) error {
 	return unix.Futimes(fd, []unix.Timeval{unix.NsecToTimeval(atime.Nano()), unix.NsecToTimeval(mtime.Nano())})
 }
+
+// dirGivesGroup: on the BSDs (macOS too) a new file always takes its
+// directory's group, set-group-ID or not: a file of the user's own in
+// /tmp (group wheel) keeps its group on a replace, though the user may not
+// be in wheel.
+func dirGivesGroup(*unix.Stat_t) bool { return true }

@@ -399,14 +399,14 @@ func ownerRefused(dfd int, st *unix.Stat_t, display string) error {
 }
 
 // keepsGroup reports whether a file this process makes in the directory
-// dfd can be given the group gid: the directory's own, when it is
-// set-group-ID, or one of this process's groups (chown(2) with owner -1).
+// dfd can be given the group gid: the directory's own, when it gives it
+// (dirGivesGroup), or one of this process's groups (chown(2) with owner -1).
 func keepsGroup(dfd int, gid uint32) bool {
 	if gid == uint32(os.Getegid()) {
 		return true
 	}
 	var d unix.Stat_t
-	if unix.Fstat(dfd, &d) == nil && d.Mode&unix.S_ISGID != 0 && d.Gid == gid {
+	if unix.Fstat(dfd, &d) == nil && dirGivesGroup(&d) && d.Gid == gid {
 		return true
 	}
 	groups, err := os.Getgroups()
