@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
@@ -158,6 +159,9 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		if err := splitByMove(src, &st); err != nil {
 			return backend.FileInfo{}, err
 		}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		sweepBelow(ctx, src.real, time.Now().Add(f.lockTimeout))
 	}
 	if opts.IfAbsent {
 		err = renameNoReplace(src.fd(), src.name, dst.fd(), dst.name)

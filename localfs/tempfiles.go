@@ -1,6 +1,7 @@
 package localfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -387,7 +388,7 @@ func sweepRecords(base string) (empty bool) {
 			sweepRecord(p, -1)
 		}
 	}
-	found += sweepDirRecords(filepath.Join(base, dirRecords))
+	found += sweepDirRecords(filepath.Join(base, dirRecords), "")
 	journals, _ := os.ReadDir(filepath.Join(base, "journal"))
 	found += len(journals)
 	for _, n := range journals {
@@ -408,6 +409,54 @@ func sweepRecords(base string) (empty bool) {
 	return found == 0
 }
 
+// sweepBelow sweeps, as sweepRecords does, the records of dead writers
+// whose temp files and made directories lie below the real absolute path
+// dir, which a move is about to rename. A record names its file by path:
+// once the directory moved, a sweep found that path gone and dropped the
+// record, and the file stayed for good at its new place (a crash stress
+// killed an edit in mvt/x/sub, then moved mvt/x to mvt/y). The caller
+// holds dir's lock, so the writers below it are dead or wait. A sweep under
+// way is waited for (until deadline), as one that read a record before the
+// rename and looked for its directory after it dropped the record all the
+// same; it is housekeeping, and the move goes on whatever it did.
+func sweepBelow(ctx context.Context, dir string, deadline time.Time) {
+	base := existingStateDir()
+	if base == "" {
+		return
+	}
+	bfd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(bfd)
+	if FlockWait(ctx, bfd, unix.LOCK_EX, deadline) != nil {
+		return
+	}
+	d := filepath.Join(base, tempRecords)
+	names, _ := os.ReadDir(d)
+	for _, n := range names {
+		p := filepath.Join(d, n.Name())
+		if b, err := os.ReadFile(p); err == nil && !strings.Contains(n.Name(), partialSuffix) && recordBelow(b, dir) {
+			sweepRecord(p, -1)
+		}
+	}
+	sweepDirRecords(filepath.Join(base, dirRecords), dir)
+}
+
+// recordBelow reports whether the record b names a path strictly below the
+// real absolute path dir; every record does for dir "".
+func recordBelow(b []byte, dir string) bool {
+	path, _, ok := recordText(b)
+	if !ok {
+		return false
+	}
+	if dir == "" {
+		return true
+	}
+	rel, inside := within(dir, path)
+	return inside && rel != "."
+}
+
 // sweepRecoveryFile removes the recovery file at p that a process killed
 // during a recovery left, once no process holds it and its journal is
 // gone.
@@ -423,9 +472,10 @@ func sweepRecoveryFile(p string) {
 
 // sweepDirRecords removes, deepest first, the directories that dead
 // writers' transactions made (records in d) while still empty: a writer
-// killed before its journal named them (see madeDirs). It returns how
-// many entries d held.
-func sweepDirRecords(d string) int {
+// killed before its journal named them (see madeDirs); those strictly
+// below the real absolute path below alone, unless it is "". It returns
+// how many entries d held.
+func sweepDirRecords(d, below string) int {
 	names, _ := syscalls.readDir(d)
 	type record struct{ rp, path string }
 	var records []record
@@ -436,7 +486,7 @@ func sweepDirRecords(d string) int {
 			continue
 		}
 		b, err := os.ReadFile(rp)
-		if path, _, ok := recordText(b); err == nil && ok {
+		if path, _, _ := recordText(b); err == nil && recordBelow(b, below) {
 			records = append(records, record{rp, path})
 		}
 	}

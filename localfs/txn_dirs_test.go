@@ -640,7 +640,7 @@ func TestSweepDirRecordKeepsWhatASweepMayStillRemove(t *testing.T) {
 				names, _ := filepath.Glob(rp + "-*")
 				return len(names) != 0
 			}
-			sweepDirRecords(records)
+			sweepDirRecords(records, "")
 			_, err = os.Lstat(d)
 			if stays := err == nil; stays != tc.stays || recorded() != tc.recorded {
 				t.Fatalf("after a sweep, d stays %v and its record %v; want %v and %v", stays, recorded(), tc.stays, tc.recorded)
@@ -652,7 +652,7 @@ func TestSweepDirRecordKeepsWhatASweepMayStillRemove(t *testing.T) {
 				die()
 				die = nil
 			}
-			sweepDirRecords(records)
+			sweepDirRecords(records, "")
 			if _, err := os.Lstat(d); err == nil || recorded() {
 				t.Fatalf("once its writers died, a sweep left d (%v) or its record (%v)", err, recorded())
 			}

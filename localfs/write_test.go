@@ -778,3 +778,57 @@ func TestWriteLeavesALaterMtime(t *testing.T) {
 		})
 	}
 }
+
+// A directory moved takes along the temp files and made directories that
+// writers killed in it left: their records name them by their old paths,
+// so a sweep after the move found the directory gone and dropped the
+// records, and the files stayed for good (a crash stress: an edit killed
+// in mvt/x/sub, then mv mvt/x mvt/y). The move sweeps them first.
+func TestMoveSweepsDeadWritersLeftoversInTheTree(t *testing.T) {
+	fsys, dir := newTestFS(t)
+	ctx := context.Background()
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.WriteFile(ctx, "tree/sub/f.txt", []byte("x"), backend.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dead := tempPrefix + "0123456789abcdef"
+	rec, err := newTempRecord(filepath.Join(real, "tree/sub", dead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "tree/sub", dead), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.bind(int(f.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	unix.Close(rec.fd) // a killed writer: the kernel frees its flock, the record stays
+	drec, err := newDirRecord(filepath.Join(real, "tree/new"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	staging := filepath.Join(dir, "tree", stagingDirName(drec.path))
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(drec.fd) // killed between its mkdir and recording the directory's identity
+	if _, err := fsys.Rename(ctx, "tree", "moved", backend.WriteOptions{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := New(Config{Roots: []string{dir}, Cwd: dir}) // the next start sweeps
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Close()
+	if left := append(temps(t, filepath.Join(dir, "moved/sub")), temps(t, filepath.Join(dir, "moved"))...); len(left) > 0 {
+		t.Fatalf("the dead writers' leftovers moved along and stayed: %v", left)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "moved/sub/f.txt")); err != nil || string(got) != "x" {
+		t.Fatalf("moved/sub/f.txt: %q, %v", got, err)
+	}
+}
