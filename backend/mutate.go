@@ -34,9 +34,10 @@ type WriteOptions struct {
 	// Executable should agree with it for one without.
 	Mode uint32
 	// OwnerOf is a path of the same backend whose owner and group the file
-	// gets, where the process may give them (a moved file keeps its
-	// source's, as mv keeps them), in place of a new file's (the
-	// process's) and of a replaced file's own, on a backend with owners.
+	// gets (a moved file keeps its source's, as mv keeps them), in place
+	// of a new file's (the process's) and of a replaced file's own, on a
+	// backend with owners; where the process may not give them, the
+	// write is refused with PERMISSION_DENIED.
 	OwnerOf string
 	// InPlace writes through the existing inode, so a file with other hard
 	// links stays one file, and one whose owner and group a replace could

@@ -517,7 +517,12 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 		}
 		ct, display, dir, err := f.opDir(ctx, op, false, nil)
 		if fault.MissingPath(err) && !op.Remove {
-			continue // made by the commit
+			// Made by the commit, below the nearest directory there,
+			// whose set-group-ID bit and group they take.
+			if err := f.checkMovedOwner(op, nil); err != nil {
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			return err
@@ -526,12 +531,44 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 		if _, _, err = checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op); err != nil {
 			return err
 		}
+		if !op.Remove {
+			if err := f.checkMovedOwner(op, dir); err != nil {
+				return err
+			}
+		}
 	}
 	// As the commit refuses them: a dry run passed.
 	if p, q := aliasedTwice(checked); p != nil {
 		return backend.ChangedTwice(p.display).WithDetail("sameAs", q.display)
 	}
 	return nil
+}
+
+// checkMovedOwner makes the check of a moved file's owner (ownerOf) that
+// the commit's staging makes, in dir, op's directory, or when that is
+// still to be made, in the nearest directory above it that is there.
+func (f *FS) checkMovedOwner(op backend.Op, dir *os.File) error {
+	if op.Write.OwnerOf == "" {
+		return nil
+	}
+	t, err := f.resolve(op.Path)
+	if err != nil {
+		return err
+	}
+	if dir == nil {
+		for rel := filepath.Dir(t.rel); dir == nil; rel = filepath.Dir(rel) {
+			dir, err = t.root.r.OpenFile(rel, pathFlags|unix.O_DIRECTORY, 0)
+			if err != nil && rel == "." {
+				return mapErr(err, t.display(f))
+			}
+		}
+		defer dir.Close()
+	}
+	_, from, err := f.ownerOf(op.Write, int(dir.Fd()), t.display(f))
+	if err == nil {
+		from.Close()
+	}
+	return err
 }
 
 // prepare checks one change and stages its content; nothing is changed

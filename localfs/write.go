@@ -113,7 +113,7 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 // which gives both, or for the attributes the replaced file old's, opened
 // where they are kept (keepsXattrs); nils for a new file.
 func (f *FS) replaceSources(opts backend.WriteOptions, dfd int, name string, old *unix.Stat_t, display string) (owner *unix.Stat_t, attrs *os.File, err error) {
-	owner, attrs, err = f.ownerOf(opts)
+	owner, attrs, err = f.ownerOf(opts, dfd, display)
 	if err != nil || attrs != nil || old == nil || !keepsXattrs {
 		return owner, attrs, err
 	}
@@ -389,13 +389,35 @@ func stickyRefused(dfd int, st *unix.Stat_t, display, verb string) error {
 // sed -i silently does. Written in place (write --in-place) the file keeps
 // its inode, and so its owner, group, mode and ACLs.
 func ownerRefused(dfd int, st *unix.Stat_t, display string) error {
-	euid := os.Geteuid()
-	if euid == 0 || st.Uid == uint32(euid) && keepsGroup(dfd, st.Gid) {
+	if keepsOwner(dfd, st) {
 		return nil
 	}
-	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the file is user %d's, of group %d; a change replaces it with a new file (a temporary one renamed over it, so that it is atomic), which this user (%d) may not give that owner and group: it would be this user's, which can take its owner's access away.", st.Uid, st.Gid, euid).
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the file is user %d's, of group %d; a change replaces it with a new file (a temporary one renamed over it, so that it is atomic), which this user (%d) may not give that owner and group: it would be this user's, which can take its owner's access away.", st.Uid, st.Gid, os.Geteuid()).
 		WithPath(display).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).
 		WithHint("rewrite it through its own inode, which keeps its owner, group and mode, with write --in-place (not atomic), or ask its owner to change it; nothing was changed")
+}
+
+// movedOwnerRefused refuses, as ownerRefused refuses a replace, a move
+// with a change of the file st (opts.OwnerOf, from) to a new file in the
+// directory dfd (display): the new file is this user's where it may not
+// give it st's owner and group. It was, silently: apply-patch's Update
+// File with Move to of another user's file made it the writer's, exit 0.
+// A move without a change (mv) is a rename, which keeps the inode.
+func movedOwnerRefused(dfd int, st *unix.Stat_t, from, display string) error {
+	if keepsOwner(dfd, st) {
+		return nil
+	}
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the file is user %d's, of group %d; moved with a change it becomes a new file at %s, which this user (%d) may not give that owner and group: it would be this user's, which can take its owner's access away.", st.Uid, st.Gid, display, os.Geteuid()).
+		WithPath(from).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).WithDetail("destination", display).
+		WithHint("move it with mv, which keeps its owner and group, then change it through its own inode with write --in-place (not atomic), or ask its owner to; nothing was changed")
+}
+
+// keepsOwner reports whether a file this process makes in the directory
+// dfd can be given the owner and group of st: root may give any, another
+// user only its own user and a group keepsGroup allows.
+func keepsOwner(dfd int, st *unix.Stat_t) bool {
+	euid := os.Geteuid()
+	return euid == 0 || st.Uid == uint32(euid) && keepsGroup(dfd, st.Gid)
 }
 
 // keepsGroup reports whether a file this process makes in the directory
@@ -602,8 +624,9 @@ func keepOwner(fd int, st *unix.Stat_t) error {
 
 // ownerOf stats the file opts.OwnerOf names (a final link followed, as
 // Stat follows it), and opens it for its extended attributes: nils when
-// none is named.
-func (f *FS) ownerOf(opts backend.WriteOptions) (*unix.Stat_t, *os.File, error) {
+// none is named. Its owner and group must be ones a new file in the
+// directory dfd (display) can be given (movedOwnerRefused).
+func (f *FS) ownerOf(opts backend.WriteOptions, dfd int, display string) (*unix.Stat_t, *os.File, error) {
 	if opts.OwnerOf == "" {
 		return nil, nil, nil
 	}
@@ -613,6 +636,10 @@ func (f *FS) ownerOf(opts backend.WriteOptions) (*unix.Stat_t, *os.File, error) 
 	}
 	file, st, err := f.openChecked(t, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := movedOwnerRefused(dfd, &st, t.display(f), display); err != nil {
+		file.Close()
 		return nil, nil, err
 	}
 	return &st, file, nil

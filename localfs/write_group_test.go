@@ -114,3 +114,114 @@ func TestReplaceThatWouldChangeOwnerIsRefused(t *testing.T) {
 		check("new\n", nobody, group)
 	})
 }
+
+// A move with a change (apply-patch's Update File with Move to) makes a
+// new file at the destination, which is the writer's, as a replace does:
+// an unprivileged writer moving another user's file (or one of a group it
+// is not in) with a change is refused as a replace of it is,
+// PERMISSION_DENIED with the owner and group before anything is staged,
+// dry runs too, where the moved file silently became the writer's, exit
+// 0. A move without a change is a rename, which keeps the file's inode
+// and so its owner: mv stays allowed. The writer is this test binary run
+// as nobody with a second group, so the test needs root.
+func TestMoveWithChangeThatWouldChangeOwnerIsRefused(t *testing.T) {
+	const nobody, group, other = 65534, 4321, 4000
+	base := nobodyBase(t)
+	root := filepath.Join(base, "root")
+	if err := os.Mkdir(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// A set-group-ID directory of a group the writer is in, whose new
+	// files get that group.
+	if err := os.Chown(root, 0, group); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, os.ModeSetgid|0o777); err != nil {
+		t.Fatal(err)
+	}
+	src, dst := filepath.Join(root, "bm.txt"), filepath.Join(root, "bm2.txt")
+	run := unprivileged(t, base, root, group)
+	put := func(t *testing.T, uid, gid int) {
+		t.Helper()
+		os.Remove(src)
+		os.Remove(dst)
+		os.RemoveAll(filepath.Join(root, "nd"))
+		os.RemoveAll(filepath.Join(base, "state", "journal"))
+		if err := os.WriteFile(src, []byte("a\nb\n"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(src, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(t *testing.T, at, want string, uid, gid uint32) {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := syscall.Stat(at, &st); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(at)
+		if string(data) != want || st.Uid != uid || st.Gid != gid || st.Mode&0o7777 != 0o666 {
+			t.Errorf("%s: %q, owner %d:%d mode %o; want %q, %d:%d 666", filepath.Base(at), data, st.Uid, st.Gid, st.Mode&0o7777, want, uid, gid)
+		}
+	}
+	patch := filepath.Join(root, "p.patch")
+	if err := os.WriteFile(patch, []byte("*** Begin Patch\n*** Update File: bm.txt\n*** Move to: bm2.txt\n@@\n a\n-b\n+c\n*** End Patch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Into a directory the commit makes, which the refusal leaves unmade.
+	if err := os.WriteFile(filepath.Join(root, "q.patch"), []byte("*** Begin Patch\n*** Update File: bm.txt\n*** Move to: nd/bm2.txt\n@@\n a\n-b\n+c\n*** End Patch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, owner := range []struct {
+		name     string
+		uid, gid int
+	}{{"another user's", other, group}, {"a group not the writer's", nobody, 0}} {
+		for _, tc := range []struct {
+			name  string
+			patch string
+			dry   bool
+		}{{"", "p.patch", false}, {" dry run", "p.patch", true}, {" into a new directory", "q.patch", false}, {" into a new directory, dry run", "q.patch", true}} {
+			args := []string{"apply-patch", "--patch-file", tc.patch}
+			if tc.dry {
+				args = append(args, "--dry-run")
+			}
+			t.Run(owner.name+"/apply-patch"+tc.name, func(t *testing.T) {
+				put(t, owner.uid, owner.gid)
+				out, err := run(args...).CombinedOutput()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if code != 1 || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), `"owner"`) || !strings.Contains(string(out), "write --in-place") {
+					t.Errorf("exit %d, %s; want 1 and PERMISSION_DENIED naming the owner, hint write --in-place", code, out)
+				}
+				check(t, src, "a\nb\n", uint32(owner.uid), uint32(owner.gid))
+				for _, at := range []string{dst, filepath.Join(root, "nd")} {
+					if _, err := os.Lstat(at); !os.IsNotExist(err) {
+						t.Errorf("%s is there: %v", filepath.Base(at), err)
+					}
+				}
+			})
+		}
+		t.Run(owner.name+"/mv", func(t *testing.T) {
+			put(t, owner.uid, owner.gid)
+			if out, err := run("mv", "bm.txt", "bm2.txt").CombinedOutput(); err != nil {
+				t.Fatalf("mv: %v\n%s", err, out)
+			}
+			check(t, dst, "a\nb\n", uint32(owner.uid), uint32(owner.gid))
+		})
+	}
+	t.Run("the writer's own", func(t *testing.T) {
+		put(t, nobody, group)
+		if out, err := run("apply-patch", "--patch-file", "p.patch").CombinedOutput(); err != nil {
+			t.Fatalf("apply-patch: %v\n%s", err, out)
+		}
+		check(t, dst, "a\nc\n", nobody, group)
+	})
+}
