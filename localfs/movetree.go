@@ -48,7 +48,7 @@ func (f *FS) moveTreeAcross(ctx context.Context, src, dst renameEndpoint, st *un
 	if to.Backup, err = overwritable(dst, opts); err != nil {
 		return backend.FileInfo{}, err
 	}
-	if err := f.checkTree(src.fd(), src.name, src.display); err != nil {
+	if err := f.checkTree(src.fd(), src.name, src.display, dst); err != nil {
 		return backend.FileInfo{}, err
 	}
 	// The staging directory is recorded before it is made, as a commit's

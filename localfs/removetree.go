@@ -38,7 +38,10 @@ type treeRemover struct {
 	// copying: the tree is to be copied (a move across file systems), not
 	// removed where it is: its check is worded for a move.
 	copying bool
-	euid    uint32
+	// copyTo is where a tree copying goes, whose copies of the tree's
+	// files and directories must keep their owners (acrossOwnerRefused).
+	copyTo renameEndpoint
+	euid   uint32
 	// removed counts the entries the removal pass has unlinked, which an
 	// error after the first must own up to.
 	removed int
@@ -98,12 +101,12 @@ func (r *treeRemover) partial(err error) error {
 
 // checkTree is removeTree's check alone, for a tree to be copied then
 // removed: nothing is removed.
-func (f *FS) checkTree(dfd int, name, display string) error {
+func (f *FS) checkTree(dfd int, name, display string, dst renameEndpoint) error {
 	r, err := f.newTreeRemover(dfd, name, display)
 	if err != nil {
 		return err
 	}
-	r.copying = true
+	r.copying, r.copyTo = true, dst
 	return r.pass(dfd, name, false)
 }
 
@@ -280,6 +283,11 @@ func (r *treeRemover) changed(err error, rel string) error {
 // check refuses a directory of the tree that rm -r must not enter; at
 // gives its display path.
 func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
+	if r.copying {
+		if err := acrossOwnerRefused(r.copyTo, st, at()); err != nil {
+			return err
+		}
+	}
 	mnt, hasMnt := mountID(fd)
 	if err := r.sameMount(st, mnt, hasMnt, at); err != nil {
 		return err
@@ -307,6 +315,11 @@ func (r *treeRemover) check(fd int, st *unix.Stat_t, at func() string) error {
 // bind-mounted there (a container's mounted secret) cannot be unlinked,
 // and the files removed before it was met would be gone.
 func (r *treeRemover) checkEntry(e *treeEntry, at func() string) error {
+	if r.copying && e.st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if err := acrossOwnerRefused(r.copyTo, &e.st, at()); err != nil {
+			return err
+		}
+	}
 	if r.f.deniedIdentity(&e.st) {
 		if r.copying {
 			return r.f.deniedFileErr(at())

@@ -168,6 +168,11 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 	} else {
 		err = syscalls.renameat(src.fd(), src.name, dst.fd(), dst.name)
 	}
+	if errors.Is(err, unix.EXDEV) && (st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFDIR) {
+		if err := acrossOwnerRefused(dst, &st, src.display); err != nil {
+			return backend.FileInfo{}, err
+		}
+	}
 	switch {
 	case errors.Is(err, unix.EXDEV) && st.Mode&unix.S_IFMT == unix.S_IFREG:
 		return f.moveAcross(ctx, src, dst, &st, opts)
@@ -208,6 +213,25 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		return backend.FileInfo{}, mapErr(err, dst.display)
 	}
 	return moved(dst, dst.fd(), src.fd())
+}
+
+// acrossOwnerRefused refuses, as ownerRefused refuses a replace, the
+// move to another file system of a file or directory st (at, in the tree
+// moved) whose copy at dst this user may not give st's owner and group:
+// the copy would be this user's, the original removed, as GNU mv
+// silently makes it. On one file system the move is a rename, which
+// keeps the owner.
+func acrossOwnerRefused(dst renameEndpoint, st *unix.Stat_t, at string) error {
+	if keepsOwner(dst.fd(), st) {
+		return nil
+	}
+	what := "file"
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		what = "directory"
+	}
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the %s is user %d's, of group %d; moved to another file system it is copied and then removed, and this user (%d) may not give the copy that owner and group: it would be this user's, which can take its owner's access away.", what, st.Uid, st.Gid, os.Geteuid()).
+		WithPath(at).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).WithDetail("destination", dst.display).
+		WithHint("move it within its own file system, where a rename keeps its owner, or ask its owner to move it; nothing was moved")
 }
 
 // moved syncs dirs, the directories a move changed, and answers the entry
