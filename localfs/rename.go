@@ -160,6 +160,21 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 			return backend.FileInfo{}, err
 		}
 	}
+	// The sticky bit (mode +t, as /tmp) of either directory refuses the
+	// rename of another user's entry, or the replace of one, which
+	// rename(2) does not tell from a directory not writable: checked
+	// first, as rm checks it, and named.
+	if err := stickyRefused(src.fd(), &st, src.display, "move"); err != nil {
+		return backend.FileInfo{}, err
+	}
+	if !opts.IfAbsent {
+		var dstSt unix.Stat_t
+		if unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			if err := stickyRefused(dst.fd(), &dstSt, dst.display, "replace"); err != nil {
+				return backend.FileInfo{}, err
+			}
+		}
+	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		sweepBelow(ctx, src.real, time.Now().Add(f.lockTimeout))
 	}

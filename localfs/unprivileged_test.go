@@ -271,3 +271,55 @@ func TestRootSearchableNotReadableSaysWhy(t *testing.T) {
 		t.Fatalf("a root of mode 711: %v, %s; want PERMISSION_DENIED saying it is searchable, not readable", err, out)
 	}
 }
+
+// A move of another user's file out of, or within, a sticky directory
+// (mode 1777, as /tmp) that is not this user's either, or onto such a
+// file there, is refused by rename(2) for the sticky bit: the error says
+// so and names the file, as rm's does, where it said that a move needs
+// write permission on both directories, which it had.
+func TestMoveInStickyDirectoryNamesTheStickyBit(t *testing.T) {
+	base := nobodyBase(t)
+	root := filepath.Join(base, "root")
+	sticky := filepath.Join(root, "tmp")
+	for _, d := range []string{root, sticky} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sticky, os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(sticky, "f.txt")
+	if err := os.WriteFile(theirs, []byte("theirs\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(theirs, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	run := unprivileged(t, base, root)
+	if out, err := run("write", "mine.txt", "--content", "mine\n").CombinedOutput(); err != nil {
+		t.Fatalf("write: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		path string
+	}{
+		{[]string{"mv", "tmp/f.txt", "g.txt"}, "tmp/f.txt"},
+		{[]string{"mv", "tmp/f.txt", "tmp/g.txt"}, "tmp/f.txt"},
+		{[]string{"mv", "mine.txt", "tmp/f.txt", "--overwrite"}, "tmp/f.txt"},
+	} {
+		out, err := run(tc.args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), "in a sticky directory (mode +t") || !strings.Contains(string(out), `"path":"`+tc.path+`"`) {
+			t.Errorf("%s: %v, %s; want PERMISSION_DENIED naming the sticky directory, path %s", strings.Join(tc.args, " "), err, out, tc.path)
+		}
+	}
+	if data, err := os.ReadFile(theirs); err != nil || string(data) != "theirs\n" {
+		t.Errorf("the file holds %q, %v; want it unchanged", data, err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "mine.txt")); err != nil {
+		t.Errorf("mine.txt: %v; want it in place", err)
+	}
+}

@@ -352,7 +352,7 @@ func dirNotWritable(err error, display string) *fault.Error {
 	return e
 }
 
-// stickyRefused refuses a replace or removal (verb) of the entry st in
+// stickyRefused refuses a replace, removal or move (verb) of the entry st in
 // the directory dfd that the kernel would refuse for its sticky bit
 // (mode +t, as /tmp): one that is neither this user's nor in a directory
 // of this user's, when this user is not root. A transaction found out only
@@ -375,8 +375,12 @@ func stickyRefused(dfd int, st *unix.Stat_t, display, verb string) error {
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		what = "directory"
 	}
+	instead := ", or write a new path"
+	if verb == "move" {
+		instead = ""
+	}
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the %s is user %d's, in a sticky directory (mode +t, as /tmp) that is not this user's either, where only the owner of the %s or of the directory may %s it.", what, st.Uid, what, verb).
-		WithPath(display).WithHint("ask the %s's owner to %s it, or write a new path; nothing was changed", what, verb)
+		WithPath(display).WithHint("ask the %s's owner to %s it%s; nothing was changed", what, verb, instead)
 }
 
 // ownerRefused refuses a replace of the file st in the directory dfd by
