@@ -1461,6 +1461,10 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 	}
 	file, err := f.open(t, flags)
 	if err != nil {
+		// A directory opened for reading needs its read permission.
+		if which := f.dirAccessErr(t, t.display(f), flags != pathFlags && flags&unix.O_DIRECTORY != 0, err); which != nil {
+			return nil, st, which
+		}
 		return nil, st, err
 	}
 	if err := f.checkDeny(realPath(file, filepath.Join(t.root.path, t.rel)), t.display(f)); err != nil {

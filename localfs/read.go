@@ -85,6 +85,9 @@ func (f *FS) Lstat(_ context.Context, path string) (backend.FileInfo, error) {
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(dir.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if which := f.dirAccessErr(t, t.display(f), false, err); which != nil {
+			return backend.FileInfo{}, which
+		}
 		// A file a failed undo left removed: rm of it answered "not
 		// there" (deleted false), and the recovery later put it back.
 		return backend.FileInfo{}, f.missingUncommitted(t, mapErr(err, t.display(f)))

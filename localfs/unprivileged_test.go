@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -318,6 +319,74 @@ func TestMoveInStickyDirectoryNamesTheStickyBit(t *testing.T) {
 	}
 	if data, err := os.ReadFile(theirs); err != nil || string(data) != "theirs\n" {
 		t.Errorf("the file holds %q, %v; want it unchanged", data, err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "mine.txt")); err != nil {
+		t.Errorf("mine.txt: %v; want it in place", err)
+	}
+}
+
+// Below a directory this user may write but not list (mode 333), which
+// agentfs opens for reading to change a file in it, or list but not
+// search (mode 444), where no name can be reached, a change fails
+// PERMISSION_DENIED saying which permission of which directory is
+// missing, where it said a bare "permission denied." with a hint about
+// the file or a directory on its path.
+func TestDirectoryNotSearchableOrNotListableSaysWhich(t *testing.T) {
+	base := nobodyBase(t)
+	root := filepath.Join(base, "root")
+	if err := os.Mkdir(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d333", "d444", "d444/sub"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"f.txt", "g.txt"} {
+			if err := os.WriteFile(filepath.Join(root, d, f), []byte("old\n"), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(filepath.Join(root, d, f), 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Chmod(filepath.Join(root, "d444", "sub"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d333", "d444"} {
+		mode, _ := strconv.ParseUint(d[1:], 8, 32)
+		if err := os.Chmod(filepath.Join(root, d), os.FileMode(mode)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := unprivileged(t, base, root)
+	if out, err := run("write", "mine.txt", "--content", "mine\n").CombinedOutput(); err != nil {
+		t.Fatalf("write: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		dir, want string
+	}{
+		{"d333", "the directory d333 may not be listed by this user (read, r"},
+		{"d444", "the directory d444 may not be searched by this user (execute, x"},
+		{"d444/sub", "the directory d444 may not be searched by this user (execute, x"},
+	} {
+		for _, args := range [][]string{
+			{"write", tc.dir + "/f.txt", "--content", "new\n"},
+			{"write", tc.dir + "/n.txt", "--content", "new\n"},
+			{"edit", tc.dir + "/f.txt", "--old", "old", "--new", "new"},
+			{"replace", "old", "new", tc.dir + "/f.txt"},
+			{"rm", tc.dir + "/g.txt"},
+			{"mv", tc.dir + "/g.txt", "h.txt"},
+			{"mv", "mine.txt", tc.dir + "/m.txt"},
+		} {
+			out, err := run(args...).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), tc.want) {
+				t.Errorf("%s: %v, %s; want PERMISSION_DENIED saying %q", strings.Join(args, " "), err, out, tc.want)
+			}
+		}
 	}
 	if _, err := os.Lstat(filepath.Join(root, "mine.txt")); err != nil {
 		t.Errorf("mine.txt: %v; want it in place", err)

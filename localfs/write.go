@@ -307,6 +307,9 @@ func (f *FS) checkedDir(t target, display string, open func(target, int) (*os.Fi
 	dir, err := open(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
 		e := fault.AsError(err)
+		if which := f.dirAccessErr(t, display, true, err); which != nil {
+			return nil, which
+		}
 		e.WithPath(display)
 		return nil, e
 	}
@@ -315,6 +318,72 @@ func (f *FS) checkedDir(t target, display string, open func(target, int) (*os.Fi
 		return nil, err
 	}
 	return dir, nil
+}
+
+// dirAccessErr says which permission of which directory this user lacks
+// where err, an access to t, was refused (EACCES): the search permission
+// (x) of a directory above t, which reaching a name needs, or the read
+// permission (r) of t's directory, or with listed (t is a directory
+// opened for reading) of t, which agentfs needs, as it opens a file's
+// directory for reading to look at or change the file in it. It is nil
+// for another error, and where every one is there, t's own mode refuses
+// reading (which may be the cause), or it cannot be told.
+func (f *FS) dirAccessErr(t target, display string, listed bool, err error) *fault.Error {
+	var e *fault.Error
+	if !errors.Is(err, unix.EACCES) || errors.As(err, &e) && e.Code != fault.CodePermissionDenied {
+		return nil
+	}
+	if t.rel == "." {
+		return nil // a root, which resolve checked
+	}
+	top, oerr := t.root.r.OpenFile(".", pathFlags|unix.O_DIRECTORY, 0)
+	if oerr != nil {
+		return nil
+	}
+	defer top.Close()
+	names := strings.Split(t.rel, string(filepath.Separator))
+	dirAt := func(n int) string { return f.display(filepath.Join(t.root.path, filepath.Join(names[:n]...))) }
+	pfd := int(top.Fd())
+	for i, name := range names {
+		if aerr := unix.Faccessat(pfd, ".", unix.X_OK, unix.AT_EACCESS); aerr != nil {
+			if errors.Is(aerr, unix.EACCES) {
+				return notSearchable(dirAt(i), display).WithCause(err)
+			}
+			return nil
+		}
+		if i == len(names)-1 {
+			dir := i + 1 // t, opened for reading
+			if !listed {
+				// A name agentfs looks up in its directory opened for
+				// reading, unless the name's own mode is the refusal.
+				if aerr := unix.Faccessat(pfd, name, unix.R_OK, unix.AT_EACCESS); aerr != nil && !errors.Is(aerr, unix.ENOENT) {
+					return nil
+				}
+				dir, name = i, "."
+			}
+			if errors.Is(unix.Faccessat(pfd, name, unix.R_OK, unix.AT_EACCESS), unix.EACCES) {
+				return fault.Errorf(fault.CodePermissionDenied, "permission denied: the directory %s may not be listed by this user (read, r, permission), which agentfs needs: it opens the directory of a file it looks at or changes for reading (a shell's > needs only write and search permission there).", dirAt(dir)).
+					WithPath(display).WithDetail("directory", dirAt(dir)).
+					WithHint("give this user read permission on the directory (chmod +r, for its owner, group or others as fits), or choose another path; nothing was changed").WithCause(err)
+			}
+			return nil
+		}
+		fd, oerr := unix.Openat(pfd, name, pathFlags|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		if oerr != nil {
+			return nil
+		}
+		defer unix.Close(fd)
+		pfd = fd
+	}
+	return nil
+}
+
+// notSearchable is the refusal of a change of display, a name in the
+// directory dir (or below it), which this user may not search (x).
+func notSearchable(dir, display string) *fault.Error {
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the directory %s may not be searched by this user (execute, x, permission), which reaching any name in it needs.", dir).
+		WithPath(display).WithDetail("directory", dir).
+		WithHint("give this user search permission on the directory (chmod +x, for its owner, group or others as fits), or choose another path; nothing was changed")
 }
 
 // replaceable refuses what a write must not replace.
