@@ -235,9 +235,12 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 // moved) whose copy at dst this user may not give st's owner and group:
 // the copy would be this user's, the original removed, as GNU mv
 // silently makes it. On one file system the move is a rename, which
-// keeps the owner.
+// keeps the owner. The ids alone decide (idsGiveOwner), not what the file
+// system gives (ownerKept) as for a replace: the copy is given a private
+// mode and then the original's times, which a file system showing every
+// file as one user's (bindfs --force-user) refuses to any other user.
 func acrossOwnerRefused(dst renameEndpoint, st *unix.Stat_t, at string) error {
-	if keepsOwner(dst.fd(), st) {
+	if idsGiveOwner(dst.fd(), st) {
 		return nil
 	}
 	what := "file"

@@ -104,3 +104,10 @@ func setTimes(fd int, atime, mtime unix.Timespec) error {
 // dirGivesGroup: on Linux a new file takes the directory's group only when
 // the directory is set-group-ID, else the process's.
 func dirGivesGroup(d *unix.Stat_t) bool { return d.Mode&unix.S_ISGID != 0 }
+
+// unnamedFile makes a file with no name in the directory dfd (O_TMPFILE),
+// gone once closed; an error where the file system has none (EOPNOTSUPP:
+// FUSE, vfat).
+func unnamedFile(dfd int) (int, error) {
+	return unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+}

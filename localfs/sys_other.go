@@ -58,3 +58,6 @@ func setTimes(fd int, atime, mtime unix.Timespec) error {
 // /tmp (group wheel) keeps its group on a replace, though the user may not
 // be in wheel.
 func dirGivesGroup(*unix.Stat_t) bool { return true }
+
+// unnamedFile: O_TMPFILE is Linux's; elsewhere a file made has a name.
+func unnamedFile(int) (int, error) { return -1, unix.EOPNOTSUPP }

@@ -438,7 +438,8 @@ func (f *FS) opDir(ctx context.Context, op backend.Op, create bool, made *madeDi
 // point, the compare-and-swap, a removal of a directory, and that a file
 // to replace may be replaced (its kind and links, the caller's permission
 // to write it and its directory).
-func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool, error) {
+func checkEntry(dir *os.File, name, display string, op backend.Op) (unix.Stat_t, bool, error) {
+	dfd := int(dir.Fd())
 	var st unix.Stat_t
 	if err := reservedName(name, display); err != nil {
 		return st, false, err
@@ -491,7 +492,7 @@ func checkEntry(dfd int, name, display string, op backend.Op) (unix.Stat_t, bool
 			return st, exists, err
 		}
 		if !op.Remove {
-			if err := ownerRefused(dfd, &st, display); err != nil {
+			if err := ownerRefused(dir, &st, display); err != nil {
 				return st, exists, err
 			}
 		}
@@ -528,7 +529,7 @@ func (f *FS) CheckCommit(ctx context.Context, ops []backend.Op) error {
 			return err
 		}
 		checked = append(checked, &prepared{display: display, dir: dir, entry: journalEntry{Name: filepath.Base(ct.rel)}})
-		if _, _, err = checkEntry(int(dir.Fd()), filepath.Base(ct.rel), display, op); err != nil {
+		if _, _, err = checkEntry(dir, filepath.Base(ct.rel), display, op); err != nil {
 			return err
 		}
 		if !op.Remove {
@@ -564,7 +565,7 @@ func (f *FS) checkMovedOwner(op backend.Op, dir *os.File) error {
 		}
 		defer dir.Close()
 	}
-	_, from, err := f.ownerOf(op.Write, int(dir.Fd()), t.display(f))
+	_, from, err := f.ownerOf(op.Write, dir, t.display(f))
 	if err == nil {
 		from.Close()
 	}
@@ -585,7 +586,7 @@ func (f *FS) prepare(ctx context.Context, op backend.Op, made *madeDirs) (*prepa
 		dir.Close()
 		return nil, err
 	}
-	st, exists, err := checkEntry(int(dir.Fd()), p.entry.Name, display, op)
+	st, exists, err := checkEntry(dir, p.entry.Name, display, op)
 	if err != nil {
 		return fail(err)
 	}
@@ -599,7 +600,7 @@ func (f *FS) prepare(ctx context.Context, op backend.Op, made *madeDirs) (*prepa
 	if exists {
 		old, p.entry.Backup = &st, tempName()
 	}
-	owner, attrs, err := f.replaceSources(op.Write, int(dir.Fd()), p.entry.Name, old, display)
+	owner, attrs, err := f.replaceSources(op.Write, dir, p.entry.Name, old, display)
 	if err != nil {
 		return fail(err)
 	}

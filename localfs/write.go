@@ -77,7 +77,7 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 		// In place only where a replace would split the file or change
 		// its owner: an ordinary file keeps the atomic replace even when
 		// inPlace is asked.
-		if opts.InPlace && (st.Nlink > 1 || ownerRefused(dfd, &st, display) != nil) {
+		if opts.InPlace && (st.Nlink > 1 || ownerRefused(dir, &st, display) != nil) {
 			return writeInPlace(dfd, base, &st, data, opts.IfVersion, display)
 		}
 	}
@@ -90,15 +90,19 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 		if err := stickyRefused(dfd, &st, display, "replace"); err != nil {
 			return backend.FileInfo{}, err
 		}
-		if err := ownerRefused(dfd, &st, display); err != nil {
-			return backend.FileInfo{}, err
+		// Asked above for a write in place, which is here where it was
+		// not refused.
+		if !opts.InPlace {
+			if err := ownerRefused(dir, &st, display); err != nil {
+				return backend.FileInfo{}, err
+			}
 		}
 	}
 	var old *unix.Stat_t
 	if exists {
 		old = &st
 	}
-	owner, attrs, err := f.replaceSources(opts, dfd, base, old, display)
+	owner, attrs, err := f.replaceSources(opts, dir, base, old, display)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
@@ -108,15 +112,16 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 	return replace(dir, filepath.Join(ct.root.path, filepath.Dir(ct.rel)), base, data, old, owner, attrs, opts, display)
 }
 
-// replaceSources are the files a replace of name in dfd takes its owner
+// replaceSources are the files a replace of name in dir takes its owner
 // and extended attributes from (see stage): opts.OwnerOf's (ownerOf),
 // which gives both, or for the attributes the replaced file old's, opened
 // where they are kept (keepsXattrs); nils for a new file.
-func (f *FS) replaceSources(opts backend.WriteOptions, dfd int, name string, old *unix.Stat_t, display string) (owner *unix.Stat_t, attrs *os.File, err error) {
-	owner, attrs, err = f.ownerOf(opts, dfd, display)
+func (f *FS) replaceSources(opts backend.WriteOptions, dir *os.File, name string, old *unix.Stat_t, display string) (owner *unix.Stat_t, attrs *os.File, err error) {
+	owner, attrs, err = f.ownerOf(opts, dir, display)
 	if err != nil || attrs != nil || old == nil || !keepsXattrs {
 		return owner, attrs, err
 	}
+	dfd := int(dir.Fd())
 	// For reading, or, where its mode forbids that, for writing (which
 	// the caller checked it may).
 	attrs, _, err = openSame(dfd, name, unix.O_RDONLY, old, display)
@@ -452,17 +457,18 @@ func stickyRefused(dfd int, st *unix.Stat_t, display, verb string) error {
 		WithPath(display).WithHint("ask the %s's owner to %s it%s; nothing was changed", what, verb, instead)
 }
 
-// ownerRefused refuses a replace of the file st in the directory dfd by
+// ownerRefused refuses a replace of the file st in the directory dir by
 // a process other than root that could not give the new file st's owner
-// and group: st is another user's, or of a group that is neither one of
-// this user's nor the one a set-group-ID directory gives. The new file
+// and group (keepsOwner): st is another user's, or of a group that is
+// neither one of this user's nor the one a set-group-ID directory gives,
+// on a file system that keeps each file's owner. The new file
 // would be this user's and of its group, which can take the owner's
 // access away (a file of user b, mode 600 with an ACL entry letting user
 // a write it, was a's after a's edit, and b could no longer read it), as
 // sed -i silently does. Written in place (write --in-place) the file keeps
 // its inode, and so its owner, group, mode and ACLs.
-func ownerRefused(dfd int, st *unix.Stat_t, display string) error {
-	if keepsOwner(dfd, st) {
+func ownerRefused(dir *os.File, st *unix.Stat_t, display string) error {
+	if keepsOwner(dir, st) {
 		return nil
 	}
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the file is user %d's, of group %d; a change replaces it with a new file (a temporary one renamed over it, so that it is atomic), which this user (%d) may not give that owner and group: it would be this user's, which can take its owner's access away.", st.Uid, st.Gid, os.Geteuid()).
@@ -472,12 +478,12 @@ func ownerRefused(dfd int, st *unix.Stat_t, display string) error {
 
 // movedOwnerRefused refuses, as ownerRefused refuses a replace, a move
 // with a change of the file st (opts.OwnerOf, from) to a new file in the
-// directory dfd (display): the new file is this user's where it may not
+// directory dir (display): the new file is this user's where it may not
 // give it st's owner and group. It was, silently: apply-patch's Update
 // File with Move to of another user's file made it the writer's, exit 0.
 // A move without a change (mv) is a rename, which keeps the inode.
-func movedOwnerRefused(dfd int, st *unix.Stat_t, from, display string) error {
-	if keepsOwner(dfd, st) {
+func movedOwnerRefused(dir *os.File, st *unix.Stat_t, from, display string) error {
+	if keepsOwner(dir, st) {
 		return nil
 	}
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the file is user %d's, of group %d; moved with a change it becomes a new file at %s, which this user (%d) may not give that owner and group: it would be this user's, which can take its owner's access away.", st.Uid, st.Gid, display, os.Geteuid()).
@@ -486,11 +492,61 @@ func movedOwnerRefused(dfd int, st *unix.Stat_t, from, display string) error {
 }
 
 // keepsOwner reports whether a file this process makes in the directory
-// dfd can be given the owner and group of st: root may give any, another
+// dir can be given the owner and group of st: root may give any, another
+// user its own user and a group keepsGroup allows, and where its ids say
+// it may not, whatever the file system gives (ownerKept): one that gives
+// every file the same owner and group whoever makes it (bindfs
+// --force-user, vfat or cifs mounted with uid=) keeps them on a replace,
+// which changes nothing there.
+func keepsOwner(dir *os.File, st *unix.Stat_t) bool {
+	return idsGiveOwner(int(dir.Fd()), st) || ownerKept(dir, st)
+}
+
+// idsGiveOwner reports whether this process's ids let it give a file it
+// makes in the directory dfd the owner and group of st: root any, another
 // user only its own user and a group keepsGroup allows.
-func keepsOwner(dfd int, st *unix.Stat_t) bool {
+func idsGiveOwner(dfd int, st *unix.Stat_t) bool {
 	euid := os.Geteuid()
 	return euid == 0 || st.Uid == uint32(euid) && keepsGroup(dfd, st.Gid)
+}
+
+// ownerKept asks the file system of the directory dir whether a file
+// this process makes there ends with st's owner, group and mode once
+// given them as a replace gives them (keepOwnerAndMode): it makes an
+// unnamed file there (unnamedFile), or where the file system has none a
+// temporary file as stage makes one, with its record, removed at once,
+// gives it st's owner, group and mode and looks at what it has. False
+// where no file can be made (the replace could not make its own either),
+// and where the file system keeps the owner but not the mode (bindfs
+// --force-user without --perms shows a new file's own mode, which only
+// its shown owner may change): the replace would change the mode.
+func ownerKept(dir *os.File, st *unix.Stat_t) bool {
+	dfd := int(dir.Fd())
+	if fd, err := unnamedFile(dfd); err == nil {
+		defer unix.Close(fd)
+		return givesOwner(fd, st)
+	}
+	tmp := tempName()
+	rec, err := newTempRecord(filepath.Join(realPath(dir, dir.Name()), tmp))
+	if err != nil {
+		return false
+	}
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		rec.done()
+		return false
+	}
+	s := &stagedFile{dfd: dfd, name: tmp, file: os.NewFile(uintptr(fd), tmp), rec: rec}
+	defer s.discard()
+	return rec.bind(fd) == nil && givesOwner(fd, st)
+}
+
+// givesOwner gives the file fd st's owner, group and mode as a replace
+// gives them (keepOwnerAndMode), and reports whether it has them then.
+func givesOwner(fd int, st *unix.Stat_t) bool {
+	var now unix.Stat_t
+	return keepOwnerAndMode(fd, st) == nil && unix.Fstat(fd, &now) == nil && now.Uid == st.Uid && now.Gid == st.Gid &&
+		uint32(now.Mode)&0o7777 == keptMode(uint32(st.Mode)&0o7777, false)
 }
 
 // keepsGroup reports whether a file this process makes in the directory
@@ -567,12 +623,12 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 		switch {
 		case err != nil:
 		case exact:
-			err = unix.Fchmod(fd, mode)
+			err = setMode(fd, mode)
 		case old != nil:
-			err = unix.Fchmod(fd, keptMode(uint32(old.Mode)&0o7777, os.Geteuid() == 0))
+			err = setMode(fd, keptMode(uint32(old.Mode)&0o7777, os.Geteuid() == 0))
 		}
 	case exact:
-		err = unix.Fchmod(fd, mode) // exactly, the umask aside
+		err = setMode(fd, mode) // exactly, the umask aside
 	case old != nil:
 		err = keepOwnerAndMode(fd, old)
 	}
@@ -669,7 +725,22 @@ func keepOwnerAndMode(fd int, old *unix.Stat_t) error {
 	if err := keepOwner(fd, old); err != nil {
 		return err
 	}
-	return unix.Fchmod(fd, keptMode(uint32(old.Mode)&0o7777, os.Geteuid() == 0))
+	return setMode(fd, keptMode(uint32(old.Mode)&0o7777, os.Geteuid() == 0))
+}
+
+// setMode gives the file fd the mode m where it has another: a file
+// system that shows every file with one owner and mode (vfat mounted with
+// uid= and fmask=, bindfs --force-user --perms) refuses a chmod by any
+// other user, even one to the mode the file has.
+func setMode(fd int, m uint32) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if uint32(st.Mode)&0o7777 == m {
+		return nil
+	}
+	return unix.Fchmod(fd, m)
 }
 
 // keepOwner gives the file fd the owner and group of st, where the
@@ -698,8 +769,8 @@ func keepOwner(fd int, st *unix.Stat_t) error {
 // ownerOf stats the file opts.OwnerOf names (a final link followed, as
 // Stat follows it), and opens it for its extended attributes: nils when
 // none is named. Its owner and group must be ones a new file in the
-// directory dfd (display) can be given (movedOwnerRefused).
-func (f *FS) ownerOf(opts backend.WriteOptions, dfd int, display string) (*unix.Stat_t, *os.File, error) {
+// directory dir (display) can be given (movedOwnerRefused).
+func (f *FS) ownerOf(opts backend.WriteOptions, dir *os.File, display string) (*unix.Stat_t, *os.File, error) {
 	if opts.OwnerOf == "" {
 		return nil, nil, nil
 	}
@@ -711,7 +782,7 @@ func (f *FS) ownerOf(opts backend.WriteOptions, dfd int, display string) (*unix.
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := movedOwnerRefused(dfd, &st, t.display(f), display); err != nil {
+	if err := movedOwnerRefused(dir, &st, t.display(f), display); err != nil {
 		file.Close()
 		return nil, nil, err
 	}

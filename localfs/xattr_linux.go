@@ -79,11 +79,23 @@ func carryXattrs(from, to int, failed func(name string, err error) error, skip f
 		if slices.Contains(names, acl) {
 			continue
 		}
-		if err := unix.Fremovexattr(to, acl); err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EOPNOTSUPP) {
+		if err := unix.Fremovexattr(to, acl); err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EOPNOTSUPP) && !aclAbsent(to, acl, err) {
 			return err
 		}
 	}
 	return nil
+}
+
+// aclAbsent reports whether the removal of acl from fd failed (err) only
+// for want of a right to remove it, where fd has none: a file system that
+// shows every file as one user's (bindfs --force-user) refuses the
+// removal by any other user (EPERM), whether the ACL is there or not.
+func aclAbsent(fd int, acl string, err error) bool {
+	if !errors.Is(err, unix.EPERM) {
+		return false
+	}
+	_, err = unix.Fgetxattr(fd, acl, nil)
+	return errors.Is(err, unix.ENODATA) || errors.Is(err, unix.EOPNOTSUPP)
 }
 
 // xattrNames lists the extended attributes of fd: none on a file system
