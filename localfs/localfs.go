@@ -1199,9 +1199,14 @@ func (f *FS) openByPolicy(t target, flags int) (*os.File, error) {
 		// it that cat reads. Walked with O_PATH and no link followed, a
 		// path with no link on the way reaches it (a final link is then
 		// followed by openPath); one with a link on the way keeps the
-		// refusal.
-		if file, werr := f.openNoFollow(t, flags); werr == nil {
+		// refusal. A name such a walk found missing is missing: it was
+		// PERMISSION_DENIED, where cat says "No such file".
+		file, werr := f.openNoFollow(t, flags)
+		switch {
+		case werr == nil:
 			return file, nil
+		case errors.Is(werr, unix.ENOENT):
+			return nil, werr
 		}
 		return nil, mapErr(err, t.display(f))
 	}

@@ -392,3 +392,62 @@ func TestDirectoryNotSearchableOrNotListableSaysWhich(t *testing.T) {
 		t.Errorf("mine.txt: %v; want it in place", err)
 	}
 }
+
+// Below a directory this user may search but not list (mode 711, as a
+// home directory others may go through), a name that is not there is
+// NOT_FOUND, as cat says of it, where it was PERMISSION_DENIED: os.Root
+// opens each directory on the way for reading, and the walk that needs
+// only search permission found the name missing, but the refusal of the
+// first open was answered. A change there, whose walk opens each
+// directory on the path for reading, says which one it may not list, a
+// new file included (it was a bare "permission denied.").
+func TestMissingBelowDirectorySearchableNotListable(t *testing.T) {
+	base := nobodyBase(t)
+	root := filepath.Join(base, "root")
+	if err := os.MkdirAll(filepath.Join(root, "d711", "sub"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"", "d711/sub"} {
+		if err := os.Chmod(filepath.Join(root, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "d711", "sub", "f.txt"), []byte("old\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "d711", "sub", "f.txt"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "d711"), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	run := unprivileged(t, base, root)
+	if out, err := run("read", "d711/sub/f.txt").CombinedOutput(); err != nil {
+		t.Fatalf("read d711/sub/f.txt: %v, %s; want it read", err, out)
+	}
+	for _, args := range [][]string{
+		{"read", "d711/sub/missing.txt"},
+		{"ls", "d711/sub/missing"},
+		{"read", "d711/missing/f.txt"},
+	} {
+		out, _ := run(args...).CombinedOutput()
+		if !strings.Contains(string(out), `"NOT_FOUND"`) {
+			t.Errorf("%s: %s; want NOT_FOUND", strings.Join(args, " "), out)
+		}
+	}
+	const want = "the directory d711 may not be listed by this user (read, r"
+	for _, args := range [][]string{
+		{"write", "d711/sub/n.txt", "--content", "new\n"},
+		{"write", "d711/sub/f.txt", "--content", "new\n"},
+		{"edit", "d711/sub/f.txt", "--old", "old", "--new", "new"},
+		{"rm", "d711/sub/f.txt"},
+	} {
+		out, err := run(args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), want) {
+			t.Errorf("%s: %v, %s; want PERMISSION_DENIED saying %q", strings.Join(args, " "), err, out, want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "d711", "sub", "f.txt")); err != nil || string(b) != "old\n" {
+		t.Errorf("d711/sub/f.txt: %q, %v; want it untouched", b, err)
+	}
+}
