@@ -400,7 +400,8 @@ func TestDirectoryNotSearchableOrNotListableSaysWhich(t *testing.T) {
 // only search permission found the name missing, but the refusal of the
 // first open was answered. A change there, whose walk opens each
 // directory on the path for reading, says which one it may not list, a
-// new file included (it was a bare "permission denied.").
+// new file included (it was a bare "permission denied."), and that it is
+// one on the path (it said "the directory of a file", which d711 is not).
 func TestMissingBelowDirectorySearchableNotListable(t *testing.T) {
 	base := nobodyBase(t)
 	root := filepath.Join(base, "root")
@@ -435,7 +436,7 @@ func TestMissingBelowDirectorySearchableNotListable(t *testing.T) {
 			t.Errorf("%s: %s; want NOT_FOUND", strings.Join(args, " "), out)
 		}
 	}
-	const want = "the directory d711 may not be listed by this user (read, r"
+	const want = "the directory d711 may not be listed by this user (read, r, permission), which agentfs needs: it opens each directory on the path of a file it changes for reading"
 	for _, args := range [][]string{
 		{"write", "d711/sub/n.txt", "--content", "new\n"},
 		{"write", "d711/sub/f.txt", "--content", "new\n"},

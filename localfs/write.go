@@ -329,8 +329,9 @@ func (f *FS) checkedDir(t target, display string, open func(target, int) (*os.Fi
 // where err, an access to t, was refused (EACCES): the search permission
 // (x) of a directory above t, which reaching a name needs, or the read
 // permission (r) of t's directory, or with listed (t is a directory
-// opened for reading) of t, which agentfs needs, as it opens a file's
-// directory for reading to look at or change the file in it. It is nil
+// opened for reading) of t, which agentfs needs, as it opens for reading
+// each directory on the path of a file it changes (an ancestor too, not
+// only the file's own) and the directory of a file it looks at. It is nil
 // for another error, and where every one is there, t's own mode refuses
 // reading (which may be the cause), or it cannot be told.
 func (f *FS) dirAccessErr(t target, display string, listed bool, err error) *fault.Error {
@@ -367,7 +368,7 @@ func (f *FS) dirAccessErr(t target, display string, listed bool, err error) *fau
 				dir, name = i, "."
 			}
 			if errors.Is(unix.Faccessat(pfd, name, unix.R_OK, unix.AT_EACCESS), unix.EACCES) {
-				return fault.Errorf(fault.CodePermissionDenied, "permission denied: the directory %s may not be listed by this user (read, r, permission), which agentfs needs: it opens the directory of a file it looks at or changes for reading (a shell's > needs only write and search permission there).", dirAt(dir)).
+				return fault.Errorf(fault.CodePermissionDenied, "permission denied: the directory %s may not be listed by this user (read, r, permission), which agentfs needs: it opens each directory on the path of a file it changes for reading, and the directory of a file it looks at (a shell's > needs only search permission on them, and write permission on the file's own).", dirAt(dir)).
 					WithPath(display).WithDetail("directory", dirAt(dir)).
 					WithHint("give this user read permission on the directory (chmod +r, for its owner, group or others as fits), or choose another path; nothing was changed").WithCause(err)
 			}
