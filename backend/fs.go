@@ -150,8 +150,9 @@ func OpenKnown(ctx context.Context, fsys FS, path string, info FileInfo) (FileRe
 
 // Moder is the optional capability of a backend whose files have POSIX
 // permission bits: FileInfo.Mode is theirs, and WriteOptions.Executable
-// makes a new file 0755. ls --long shows a mode only on such a backend; an
-// object store has none to show.
+// makes a new file executable (localfs: 0777 less the umask, memfs: 0755).
+// ls --long shows a mode only on such a backend; an object store has none
+// to show.
 type Moder interface {
 	HasModes() bool
 }

@@ -30,7 +30,8 @@ type WriteOptions struct {
 	Executable bool
 	// Mode, when not 0, is the permission bits the file gets (a moved
 	// file keeps its source's, 0600 included), in place of a new file's
-	// 0644 or 0755 and of a replaced file's own, on a backend with modes;
+	// 0666 or 0777 less the umask and of a replaced file's own, on a
+	// backend with modes;
 	// Executable should agree with it for one without.
 	Mode uint32
 	// OwnerOf is a path of the same backend whose owner and group the file
