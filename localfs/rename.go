@@ -124,6 +124,15 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 				WithHint("move the directory somewhere outside itself")
 		}
 	}
+	// The sticky bit (mode +t, as /tmp) of either directory refuses the
+	// rename of another user's entry, or the replace of one, which
+	// rename(2) does not tell from a directory not writable: checked
+	// first, as rm checks it, and named; the source's before the
+	// shortcuts below, whose unlink of it the bit refuses the same way (a
+	// move onto another name of the file said a bare "permission denied.").
+	if err := stickyRefused(src.fd(), &st, src.display, "move"); err != nil {
+		return backend.FileInfo{}, err
+	}
 	if same {
 		// README for readme where case is ignored: one entry, whose
 		// spelling the move changes. The shortcut below took it for the
@@ -160,13 +169,8 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 			return backend.FileInfo{}, err
 		}
 	}
-	// The sticky bit (mode +t, as /tmp) of either directory refuses the
-	// rename of another user's entry, or the replace of one, which
-	// rename(2) does not tell from a directory not writable: checked
-	// first, as rm checks it, and named.
-	if err := stickyRefused(src.fd(), &st, src.display, "move"); err != nil {
-		return backend.FileInfo{}, err
-	}
+	// The sticky bit of the destination's directory refuses the replace
+	// of another user's entry, as the source's refused its move (above).
 	if !opts.IfAbsent {
 		var dstSt unix.Stat_t
 		if unix.Fstatat(dst.fd(), dst.name, &dstSt, unix.AT_SYMLINK_NOFOLLOW) == nil {

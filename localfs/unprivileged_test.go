@@ -277,7 +277,9 @@ func TestRootSearchableNotReadableSaysWhy(t *testing.T) {
 // (mode 1777, as /tmp) that is not this user's either, or onto such a
 // file there, is refused by rename(2) for the sticky bit: the error says
 // so and names the file, as rm's does, where it said that a move needs
-// write permission on both directories, which it had.
+// write permission on both directories, which it had. So is a move onto
+// another name of the file, which unlinks the source alone (it said a
+// bare "permission denied.").
 func TestMoveInStickyDirectoryNamesTheStickyBit(t *testing.T) {
 	base := nobodyBase(t)
 	root := filepath.Join(base, "root")
@@ -300,6 +302,10 @@ func TestMoveInStickyDirectoryNamesTheStickyBit(t *testing.T) {
 	if err := os.Chmod(theirs, 0o666); err != nil {
 		t.Fatal(err)
 	}
+	// A second name of it, onto which a move only unlinks the first.
+	if err := os.Link(theirs, filepath.Join(sticky, "f2.txt")); err != nil {
+		t.Fatal(err)
+	}
 	run := unprivileged(t, base, root)
 	if out, err := run("write", "mine.txt", "--content", "mine\n").CombinedOutput(); err != nil {
 		t.Fatalf("write: %v\n%s", err, out)
@@ -311,6 +317,7 @@ func TestMoveInStickyDirectoryNamesTheStickyBit(t *testing.T) {
 		{[]string{"mv", "tmp/f.txt", "g.txt"}, "tmp/f.txt"},
 		{[]string{"mv", "tmp/f.txt", "tmp/g.txt"}, "tmp/f.txt"},
 		{[]string{"mv", "mine.txt", "tmp/f.txt", "--overwrite"}, "tmp/f.txt"},
+		{[]string{"mv", "tmp/f.txt", "tmp/f2.txt", "--overwrite"}, "tmp/f.txt"},
 	} {
 		out, err := run(tc.args...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), "in a sticky directory (mode +t") || !strings.Contains(string(out), `"path":"`+tc.path+`"`) {
@@ -319,6 +326,9 @@ func TestMoveInStickyDirectoryNamesTheStickyBit(t *testing.T) {
 	}
 	if data, err := os.ReadFile(theirs); err != nil || string(data) != "theirs\n" {
 		t.Errorf("the file holds %q, %v; want it unchanged", data, err)
+	}
+	if st, err := os.Stat(theirs); err != nil || st.Sys().(*syscall.Stat_t).Nlink != 2 {
+		t.Errorf("the file: %v; want both its names kept", err)
 	}
 	if _, err := os.Lstat(filepath.Join(root, "mine.txt")); err != nil {
 		t.Errorf("mine.txt: %v; want it in place", err)
