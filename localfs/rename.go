@@ -251,7 +251,8 @@ func acrossOwnerRefused(dst renameEndpoint, st *unix.Stat_t, at string) error {
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		what = "directory"
 	}
-	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the %s is user %d's, of group %d; moved to another file system it is copied and then removed, and this user (%d) may not give the copy that owner and group: it would be this user's, which can take its owner's access away.", what, st.Uid, st.Gid, os.Geteuid()).
+	whose, lost := ownedAs(what, st)
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: %s; moved to another file system it is copied and then removed, and this user (%d) may not give the copy %s.", whose, os.Geteuid(), lost).
 		WithPath(at).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).WithDetail("destination", dst.display).
 		WithHint("move it within its own file system, where a rename keeps its owner, or ask its owner to move it; nothing was moved")
 }

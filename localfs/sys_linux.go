@@ -3,6 +3,7 @@ package localfs
 import (
 	"fmt"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -111,3 +112,17 @@ func dirGivesGroup(d *unix.Stat_t) bool { return d.Mode&unix.S_ISGID != 0 }
 func unnamedFile(dfd int) (int, error) {
 	return unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
 }
+
+// mayChown reports whether this process may give a file any owner, and
+// then its mode: it holds CAP_CHOWN and CAP_FOWNER (a chmod of a file not
+// its own), which root without them (a container's --cap-drop CHOWN) does
+// not, and a user other than root may.
+var mayChown = sync.OnceValue(func() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return os.Geteuid() == 0
+	}
+	const both = 1<<unix.CAP_CHOWN | 1<<unix.CAP_FOWNER
+	return data[0].Effective&both == both
+})

@@ -61,3 +61,6 @@ func dirGivesGroup(*unix.Stat_t) bool { return true }
 
 // unnamedFile: O_TMPFILE is Linux's; elsewhere a file made has a name.
 func unnamedFile(int) (int, error) { return -1, unix.EOPNOTSUPP }
+
+// mayChown reports whether this process may give a file any owner: root.
+func mayChown() bool { return os.Geteuid() == 0 }

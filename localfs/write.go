@@ -3,6 +3,7 @@ package localfs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -472,9 +473,22 @@ func ownerRefused(dir *os.File, st *unix.Stat_t, display string) error {
 	if keepsOwner(dir, st) {
 		return nil
 	}
-	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the file is user %d's, of group %d; a change replaces it with a new file (a temporary one renamed over it, so that it is atomic), which this user (%d) may not give that owner and group: it would be this user's, which can take its owner's access away.", st.Uid, st.Gid, os.Geteuid()).
+	whose, lost := ownedAs("file", st)
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: %s; a change replaces it with a new file (a temporary one renamed over it, so that it is atomic), which this user (%d) may not give %s.", whose, os.Geteuid(), lost).
 		WithPath(display).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).
 		WithHint("rewrite it through its own inode, which keeps its owner, group and mode, with write --in-place (not atomic), or ask its owner to change it; nothing was changed")
+}
+
+// ownedAs says whose the file or directory st is (what), and what a new
+// one of this user's would lose of it: its owner, or, where this user owns
+// it, only its group (named as the cause, not the owner).
+func ownedAs(what string, st *unix.Stat_t) (whose, lost string) {
+	if st.Uid == uint32(os.Geteuid()) {
+		return fmt.Sprintf("the %s is this user's but of group %d, not one of this user's groups", what, st.Gid),
+			"that group: it would be of this user's group, which can take that group's access away"
+	}
+	return fmt.Sprintf("the %s is user %d's, of group %d", what, st.Uid, st.Gid),
+		"that owner and group: it would be this user's, which can take its owner's access away"
 }
 
 // movedOwnerRefused refuses, as ownerRefused refuses a replace, a move
@@ -487,7 +501,8 @@ func movedOwnerRefused(dir *os.File, st *unix.Stat_t, from, display string) erro
 	if keepsOwner(dir, st) {
 		return nil
 	}
-	return fault.Errorf(fault.CodePermissionDenied, "permission denied: the file is user %d's, of group %d; moved with a change it becomes a new file at %s, which this user (%d) may not give that owner and group: it would be this user's, which can take its owner's access away.", st.Uid, st.Gid, display, os.Geteuid()).
+	whose, lost := ownedAs("file", st)
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: %s; moved with a change it becomes a new file at %s, which this user (%d) may not give %s.", whose, display, os.Geteuid(), lost).
 		WithPath(from).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).WithDetail("destination", display).
 		WithHint("move it with mv, which keeps its owner and group, then change it through its own inode with write --in-place (not atomic), or ask its owner to; nothing was changed")
 }
@@ -504,11 +519,12 @@ func keepsOwner(dir *os.File, st *unix.Stat_t) bool {
 }
 
 // idsGiveOwner reports whether this process's ids let it give a file it
-// makes in the directory dfd the owner and group of st: root any, another
-// user only its own user and a group keepsGroup allows.
+// makes in the directory dfd the owner and group of st: one that may
+// chown any (mayChown: root, as long as it holds CAP_CHOWN), another
+// only its own user and a group keepsGroup allows. Root without CAP_CHOWN
+// was let through, and silently made another user's file its own.
 func idsGiveOwner(dfd int, st *unix.Stat_t) bool {
-	euid := os.Geteuid()
-	return euid == 0 || st.Uid == uint32(euid) && keepsGroup(dfd, st.Gid)
+	return mayChown() || st.Uid == uint32(os.Geteuid()) && keepsGroup(dfd, st.Gid)
 }
 
 // ownerKept asks the file system of the directory dir whether a file

@@ -70,7 +70,8 @@ func TestReplaceThatWouldChangeOwnerIsRefused(t *testing.T) {
 	for _, owner := range []struct {
 		name     string
 		uid, gid int
-	}{{"another user's", 0, group}, {"a group not the writer's", nobody, 0}} {
+		says     string // the cause, named
+	}{{"another user's", 0, group, "the file is user 0's, of group 4321"}, {"a group not the writer's", nobody, 0, "the file is this user's but of group 0, not one of this user's groups"}} {
 		for _, tc := range []struct {
 			name, hint string
 			args       []string
@@ -92,8 +93,8 @@ func TestReplaceThatWouldChangeOwnerIsRefused(t *testing.T) {
 				} else if err != nil {
 					t.Fatal(err)
 				}
-				if code != 1 || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), "owner") || !strings.Contains(string(out), tc.hint) {
-					t.Errorf("exit %d, %s; want 1 and PERMISSION_DENIED naming the owner, hint %q", code, out, tc.hint)
+				if code != 1 || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), "owner") || !strings.Contains(string(out), tc.hint) || !strings.Contains(string(out), owner.says) {
+					t.Errorf("exit %d, %s; want 1 and PERMISSION_DENIED naming the owner, saying %q, hint %q", code, out, owner.says, tc.hint)
 				}
 				check("old\n", uint32(owner.uid), uint32(owner.gid))
 			})
