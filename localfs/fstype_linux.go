@@ -78,18 +78,19 @@ func onOverlay(fd int) bool {
 func mountID(fd int) (uint64, bool) { return mountIDAt(fd, "") }
 
 // lstatEntry is fstatat(2) of the entry name of the directory dfd, not
-// followed, as far as a tree's removal reads it (type, mode, owner,
-// device and inode), with the id of the mount it lies on and whether it is
-// immutable or append-only: one statx, where a stat and a statx for the
-// mount id made rm -r a third slower.
+// followed, as far as a tree's removal reads it (type, mode, owner and
+// group, device and inode), with the id of the mount it lies on and
+// whether it is immutable or append-only: one statx, where a stat and a
+// statx for the mount id made rm -r a third slower. The group is what a
+// move across file systems checks its copy can keep (acrossOwnerRefused).
 func lstatEntry(dfd int, name string) (treeEntry, error) {
 	var sx unix.Statx_t
-	if err := unix.Statx(dfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_UID|unix.STATX_INO|unix.STATX_MNT_ID, &sx); err != nil {
+	if err := unix.Statx(dfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_UID|unix.STATX_GID|unix.STATX_INO|unix.STATX_MNT_ID, &sx); err != nil {
 		return treeEntry{}, err
 	}
 	const pin = unix.STATX_ATTR_IMMUTABLE | unix.STATX_ATTR_APPEND
 	return treeEntry{
-		st:     unix.Stat_t{Mode: uint32(sx.Mode), Uid: sx.Uid, Dev: unix.Mkdev(sx.Dev_major, sx.Dev_minor), Ino: sx.Ino},
+		st:     unix.Stat_t{Mode: uint32(sx.Mode), Uid: sx.Uid, Gid: sx.Gid, Dev: unix.Mkdev(sx.Dev_major, sx.Dev_minor), Ino: sx.Ino},
 		mnt:    sx.Mnt_id,
 		hasMnt: sx.Mask&unix.STATX_MNT_ID != 0,
 		pinned: sx.Attributes&sx.Attributes_mask&pin != 0,

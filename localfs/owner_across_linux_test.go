@@ -1,6 +1,7 @@
 package localfs_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,6 +66,7 @@ func TestMoveAcrossThatWouldChangeOwnerIsRefused(t *testing.T) {
 		{"another user's file", other, group, false},
 		{"a file of a group not the writer's", nobody, 0, false},
 		{"a tree holding another user's file", other, group, true},
+		{"a tree holding a file of a group not the writer's", nobody, 5555, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, at := range []string{filepath.Join(root, "f.txt"), filepath.Join(root, "d")} {
@@ -92,8 +94,8 @@ func TestMoveAcrossThatWouldChangeOwnerIsRefused(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if code != 1 || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), `"owner"`) {
-				t.Errorf("exit %d, %s; want 1 and PERMISSION_DENIED naming the owner", code, out)
+			if code != 1 || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), fmt.Sprintf(`"group":%d,"owner":%d`, tc.gid, tc.uid)) {
+				t.Errorf("exit %d, %s; want 1 and PERMISSION_DENIED naming the owner %d and group %d", code, out, tc.uid, tc.gid)
 			}
 			if uid, gid := owner(f); uid != uint32(tc.uid) || gid != uint32(tc.gid) {
 				t.Errorf("the file is %d:%d (or gone); want it in place, %d:%d", uid, gid, tc.uid, tc.gid)
@@ -110,6 +112,24 @@ func TestMoveAcrossThatWouldChangeOwnerIsRefused(t *testing.T) {
 			t.Fatalf("mv: %v\n%s", err, out)
 		}
 		if uid, gid := owner(filepath.Join(mnt, "own.txt")); uid != nobody || gid != group {
+			t.Errorf("the moved file is %d:%d; want %d:%d", uid, gid, nobody, group)
+		}
+	})
+	// A tree's files were checked without their group (read as 0): a tree
+	// of the writer's own files, of its groups, was refused "of group 0".
+	t.Run("the writer's own tree", func(t *testing.T) {
+		d := filepath.Join(root, "own")
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		put(t, filepath.Join(d, "f.txt"), nobody, group)
+		if out, err := run("mv", "own", "other/own").CombinedOutput(); err != nil {
+			t.Fatalf("mv: %v\n%s", err, out)
+		}
+		if uid, gid := owner(filepath.Join(mnt, "own", "f.txt")); uid != nobody || gid != group {
 			t.Errorf("the moved file is %d:%d; want %d:%d", uid, gid, nobody, group)
 		}
 	})
