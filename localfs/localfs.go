@@ -1759,6 +1759,11 @@ func mapErr(err error, p string) *fault.Error {
 	case errors.Is(err, errPinned):
 		e = fault.Errorf(fault.CodePermissionDenied, "the file or its directory is immutable or append-only (chattr +i or +a), which no one may change.").
 			WithHint("lsattr shows it, and chattr -i (or -a) lifts it; nothing was changed")
+	case errors.Is(err, errOwnerLost):
+		// A move's copy to another file system (a replace says more, see
+		// ownerLost).
+		e = fault.Errorf(fault.CodePermissionDenied, "permission denied: the file system refused or ignored giving the copy the original's owner and group (chown), and the move would have made it this user's.").
+			WithHint("move it within its own file system, where a rename keeps its owner, or ask its owner to move it; nothing was moved")
 	case errors.Is(err, fs.ErrPermission):
 		e = fault.Errorf(fault.CodePermissionDenied, "permission denied.").
 			WithHint("the permissions of the file, or of a directory on its path, do not allow this; choose another path")

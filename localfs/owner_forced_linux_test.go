@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentfs/agentfs/localfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -160,4 +161,98 @@ func TestReplaceWhereTheFileSystemGivesTheOwner(t *testing.T) {
 			t.Errorf("h.txt was copied onto the mount")
 		}
 	})
+}
+
+// Where the file system refuses or ignores a chown by root (NFS's
+// root_squash; bindfs --chown-deny, --chown-ignore), root's replace of
+// another user's file cannot give the new file its owner and group: it
+// is PERMISSION_DENIED, nothing left behind and the file as it was, and
+// a dry run says so too. Root's ids say it may give any owner, and the
+// replace's fallback to what it could give made the file root's, exit 0.
+// The test needs root and bindfs.
+func TestReplaceWhereTheFileSystemRefusesRootTheOwner(t *testing.T) {
+	const other = 4000
+	base := nobodyBase(t)
+	if _, err := exec.LookPath("bindfs"); err != nil {
+		t.Skip("needs bindfs (apt-get install bindfs) and root to mount it")
+	}
+	t.Setenv(localfs.StateDirEnv, t.TempDir())
+	for _, policy := range []string{"deny", "ignore"} {
+		t.Run(policy, func(t *testing.T) {
+			src, root := filepath.Join(base, policy+"-src"), filepath.Join(base, policy)
+			for _, d := range []string{src, root} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if out, err := exec.Command("bindfs", "--chown-"+policy, "--chgrp-"+policy, src, root).CombinedOutput(); err != nil {
+				t.Skipf("needs bindfs (apt-get install bindfs) and root to mount it: %v: %s", err, out)
+			}
+			t.Cleanup(func() {
+				if err := unix.Unmount(root, 0); err != nil {
+					unix.Unmount(root, unix.MNT_DETACH)
+				}
+			})
+			f := filepath.Join(src, "f.txt")
+			if err := os.WriteFile(filepath.Join(root, "p.patch"), []byte("*** Begin Patch\n*** Update File: f.txt\n@@\n-old\n+new\n*** End Patch\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				name string
+				args []string
+			}{
+				{"write", []string{"write", "f.txt", "--content", "new\n"}},
+				{"edit", []string{"edit", "f.txt", "--old", "old", "--new", "new"}},
+				{"edit dry run", []string{"edit", "f.txt", "--old", "old", "--new", "new", "--dry-run"}},
+				{"apply-patch", []string{"apply-patch", "--patch-file", "p.patch"}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					if err := os.WriteFile(f, []byte("old\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chown(f, other, other); err != nil {
+						t.Fatal(err)
+					}
+					out, err := command(t, root, "agentfs", tc.args...).CombinedOutput()
+					if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), `"owner":4000`) {
+						t.Errorf("%v, %s; want exit 1 and PERMISSION_DENIED naming the owner", err, out)
+					}
+					var st syscall.Stat_t
+					if err := syscall.Lstat(f, &st); err != nil {
+						t.Fatal(err)
+					}
+					if data, _ := os.ReadFile(f); string(data) != "old\n" || st.Uid != other || st.Gid != other {
+						t.Errorf("the file: %q, owner %d:%d; want %q, %d:%d", data, st.Uid, st.Gid, "old\n", other, other)
+					}
+					names, _ := os.ReadDir(src)
+					for _, n := range names {
+						if strings.HasPrefix(n.Name(), ".agentfs-") {
+							t.Errorf("left behind: %s", n.Name())
+						}
+					}
+				})
+			}
+			// A move onto it from another file system copies: root's copy
+			// was root's, the original removed.
+			t.Run("mv onto it", func(t *testing.T) {
+				h := filepath.Join(base, policy+"-h.txt")
+				if err := os.WriteFile(h, []byte("old\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(h, other, other); err != nil {
+					t.Fatal(err)
+				}
+				out, err := command(t, root, "agentfs", "--root", base, "mv", h, filepath.Join(root, "h.txt")).CombinedOutput()
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), `"PERMISSION_DENIED"`) {
+					t.Errorf("%v, %s; want exit 1 and PERMISSION_DENIED", err, out)
+				}
+				if _, err := os.Lstat(h); err != nil {
+					t.Errorf("the original: %v; want it in place", err)
+				}
+				if _, err := os.Lstat(filepath.Join(src, "h.txt")); err == nil {
+					t.Errorf("h.txt was copied onto the mount")
+				}
+			})
+		})
+	}
 }

@@ -509,14 +509,18 @@ func movedOwnerRefused(dir *os.File, st *unix.Stat_t, from, display string) erro
 }
 
 // keepsOwner reports whether a file this process makes in the directory
-// dir can be given the owner and group of st: root may give any, another
-// user its own user and a group keepsGroup allows, and where its ids say
-// it may not, whatever the file system gives (ownerKept): one that gives
-// every file the same owner and group whoever makes it (bindfs
-// --force-user, vfat or cifs mounted with uid=) keeps them on a replace,
-// which changes nothing there.
+// dir can be given the owner and group of st: its own user and a group
+// keepsGroup allows, and otherwise whatever the file system gives
+// (ownerKept), root's too: one that gives every file the same owner and
+// group whoever makes it (bindfs --force-user, vfat or cifs mounted with
+// uid=) keeps them on a replace, which changes nothing there, and one
+// that refuses or ignores root's chown (NFS's root_squash, bindfs
+// --chown-deny) does not, which root's ids alone (mayChown) said it did.
 func keepsOwner(dir *os.File, st *unix.Stat_t) bool {
-	return idsGiveOwner(int(dir.Fd()), st) || ownerKept(dir, st)
+	if st.Uid == uint32(os.Geteuid()) && keepsGroup(int(dir.Fd()), st.Gid) {
+		return true // the common case, asking nothing of the file system
+	}
+	return ownerKept(dir, st)
 }
 
 // idsGiveOwner reports whether this process's ids let it give a file it
@@ -526,6 +530,19 @@ func keepsOwner(dir *os.File, st *unix.Stat_t) bool {
 // was let through, and silently made another user's file its own.
 func idsGiveOwner(dfd int, st *unix.Stat_t) bool {
 	return mayChown() || st.Uid == uint32(os.Geteuid()) && keepsGroup(dfd, st.Gid)
+}
+
+// keptOwners are ownerKept's answers, by the directory's file system and
+// the owner, group and mode asked for: a replace over 1,000 files of
+// another user asks the file system once, not 1,000 times. A wrong
+// answer costs no owner: stage refuses a new file keepOwner could not
+// give st's owner and group.
+var keptOwners sync.Map
+
+type keptOwnerKey struct {
+	dev      uint64
+	uid, gid uint32
+	mode     uint32
 }
 
 // ownerKept asks the file system of the directory dir whether a file
@@ -539,6 +556,22 @@ func idsGiveOwner(dfd int, st *unix.Stat_t) bool {
 // --force-user without --perms shows a new file's own mode, which only
 // its shown owner may change): the replace would change the mode.
 func ownerKept(dir *os.File, st *unix.Stat_t) bool {
+	dfd := int(dir.Fd())
+	var d unix.Stat_t
+	if unix.Fstat(dfd, &d) != nil {
+		return false
+	}
+	key := keptOwnerKey{dev: uint64(d.Dev), uid: st.Uid, gid: st.Gid, mode: uint32(st.Mode) & 0o7777}
+	if kept, ok := keptOwners.Load(key); ok {
+		return kept.(bool)
+	}
+	kept := probeOwner(dir, st)
+	keptOwners.Store(key, kept)
+	return kept
+}
+
+// probeOwner is ownerKept's question to the file system, asked.
+func probeOwner(dir *os.File, st *unix.Stat_t) bool {
 	dfd := int(dir.Fd())
 	if fd, err := unnamedFile(dfd); err == nil {
 		defer unix.Close(fd)
@@ -564,7 +597,7 @@ func ownerKept(dir *os.File, st *unix.Stat_t) bool {
 func givesOwner(fd int, st *unix.Stat_t) bool {
 	var now unix.Stat_t
 	return keepOwnerAndMode(fd, st) == nil && unix.Fstat(fd, &now) == nil && now.Uid == st.Uid && now.Gid == st.Gid &&
-		uint32(now.Mode)&0o7777 == keptMode(uint32(st.Mode)&0o7777, false)
+		uint32(now.Mode)&0o7777 == keptMode(uint32(st.Mode)&0o7777, os.Geteuid() == 0)
 }
 
 // keepsGroup reports whether a file this process makes in the directory
@@ -663,6 +696,12 @@ func stage(dir *os.File, dirReal string, data []byte, opts backend.WriteOptions,
 	}
 	if err != nil {
 		s.discard()
+		if errors.Is(err, errOwnerLost) {
+			if owner == nil {
+				owner = old
+			}
+			return nil, ownerLost(owner, display)
+		}
 		return nil, mapErr(err, display)
 	}
 	return s, nil
@@ -765,11 +804,18 @@ func setMode(fd int, m uint32) error {
 	return unix.Fchmod(fd, m)
 }
 
-// keepOwner gives the file fd the owner and group of st, where the
-// process may: an unprivileged one keeps at least the group it can. The
-// file's own owner is compared, not the process's: in a set-group-ID
-// directory a new file takes the directory's group, which would let that
-// group read what the old group alone could.
+// errOwnerLost is keepOwner's failure: the file system refused or
+// ignored the chown (NFS's root_squash, bindfs --chown-deny or
+// --chown-ignore, or a user other than root giving another's owner).
+var errOwnerLost = fmt.Errorf("the file system did not give the new file the owner and group asked: %w", unix.EPERM)
+
+// keepOwner gives the file fd the owner and group of st, or fails with
+// errOwnerLost: it was silently left the writer's where the chown was
+// refused, and another user's file replaced by root on NFS with
+// root_squash became root's (nobody's there), exit 0. The file's own
+// owner is compared, not the process's: in a set-group-ID directory a
+// new file takes the directory's group, which would let that group read
+// what the old group alone could.
 func keepOwner(fd int, st *unix.Stat_t) error {
 	var now unix.Stat_t
 	if err := unix.Fstat(fd, &now); err != nil {
@@ -778,14 +824,29 @@ func keepOwner(fd int, st *unix.Stat_t) error {
 	if now.Uid == st.Uid && now.Gid == st.Gid {
 		return nil
 	}
-	err := unix.Fchown(fd, int(st.Uid), int(st.Gid))
-	if errors.Is(err, unix.EPERM) {
-		err = unix.Fchown(fd, -1, int(st.Gid))
+	if err := unix.Fchown(fd, int(st.Uid), int(st.Gid)); errors.Is(err, unix.EPERM) {
+		return errOwnerLost
+	} else if err != nil {
+		return err
 	}
-	if errors.Is(err, unix.EPERM) {
-		return nil
+	if err := unix.Fstat(fd, &now); err != nil {
+		return err
 	}
-	return err
+	if now.Uid != st.Uid || now.Gid != st.Gid {
+		return errOwnerLost
+	}
+	return nil
+}
+
+// ownerLost is the refusal of a replace (display) whose new file the file
+// system did not let this process give the owner and group of st
+// (errOwnerLost), which its ids or an earlier answer of the file system
+// (ownerKept) said it could.
+func ownerLost(st *unix.Stat_t, display string) *fault.Error {
+	whose, lost := ownedAs("file", st)
+	return fault.Errorf(fault.CodePermissionDenied, "permission denied: %s; a change replaces it with a new file, and the file system refused to let this user (%d) give the new file %s.", whose, os.Geteuid(), lost).
+		WithPath(display).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).
+		WithHint("rewrite it through its own inode, which keeps its owner, group and mode, with write --in-place (not atomic), or ask its owner to change it; nothing was changed")
 }
 
 // ownerOf stats the file opts.OwnerOf names (a final link followed, as
