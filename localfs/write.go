@@ -477,7 +477,7 @@ func ownerRefused(dir *os.File, st *unix.Stat_t, display string) error {
 	whose, lost := ownedAs("file", st)
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: %s; a change replaces it with a new file (a temporary one renamed over it, so that it is atomic), which this user (%d) may not give %s.", whose, os.Geteuid(), lost).
 		WithPath(display).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).
-		WithHint("rewrite it through its own inode, which keeps its owner, group and mode, with write --in-place (not atomic), or ask its owner to change it; nothing was changed")
+		WithHint("rewrite it through its own inode, which keeps its owner, group and mode: write --in-place with its whole new content (not atomic; --append cannot be in place), or ask its owner to change it; nothing was changed")
 }
 
 // ownedAs says whose the file or directory st is (what), and what a new
@@ -846,7 +846,7 @@ func ownerLost(st *unix.Stat_t, display string) *fault.Error {
 	whose, lost := ownedAs("file", st)
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: %s; a change replaces it with a new file, and the file system refused to let this user (%d) give the new file %s.", whose, os.Geteuid(), lost).
 		WithPath(display).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).
-		WithHint("rewrite it through its own inode, which keeps its owner, group and mode, with write --in-place (not atomic), or ask its owner to change it; nothing was changed")
+		WithHint("rewrite it through its own inode, which keeps its owner, group and mode: write --in-place with its whole new content (not atomic; --append cannot be in place), or ask its owner to change it; nothing was changed")
 }
 
 // ownerOf stats the file opts.OwnerOf names (a final link followed, as
