@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,7 +70,7 @@ func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 	j.known, j.claims = true, map[string]string{}
 	var mu sync.Mutex
 	take := func(key, path string) error {
-		etag, err := f.claim(ctx, l, key, path)
+		etag, err := f.claim(ctx, l, key, path, moveBusy)
 		if err == nil {
 			mu.Lock()
 			j.claims[key] = etag
@@ -104,6 +106,57 @@ func (f *FS) claimAll(ctx context.Context, l *lease, j *journal) error {
 	})
 }
 
+// removalClaims are the claims of the files the transaction of j removes
+// (its Ops that remove an object), by their claim's key, each with its
+// path. A removal is a DELETE If-Match, which such a store also answers
+// with success for a key already gone: of two transactions at once that
+// removed one file, each took the removal for its own, and the one then
+// refused put the file back though the other had committed its removal.
+func (f *FS) removalClaims(j journal) map[string]string {
+	c := map[string]string{}
+	for _, jo := range j.Ops {
+		if jo.New == "" && jo.Old != "" {
+			c[f.claimKey(jo.Key)] = f.rel(jo.Key)
+		}
+	}
+	return c
+}
+
+// claimRemovals claims, for the transaction of l, each file it removes
+// (see removalClaims), before it changes anything: of two transactions
+// that remove one file, or of a move and a transaction, one goes on and
+// the other is STALE. The claims taken are recorded in j, for their
+// removal.
+func (f *FS) claimRemovals(ctx context.Context, l *lease, j *journal) error {
+	claims := f.removalClaims(*j)
+	if len(claims) == 0 {
+		return nil
+	}
+	if j.claims == nil {
+		j.claims = map[string]string{}
+	}
+	for _, key := range slices.Sorted(maps.Keys(claims)) {
+		etag, err := f.claim(ctx, l, key, claims[key], removalBusy)
+		if err != nil {
+			return err
+		}
+		j.claims[key] = etag
+	}
+	return nil
+}
+
+// moveBusy is the failure of a move whose claim on the object at path is
+// another's; removalBusy that of a transaction's removal of it.
+func moveBusy(path string) error {
+	return fault.Errorf(fault.CodeStale, "another move of this file is under way.").WithPath(path).
+		WithHint("list it again once that move has ended; nothing was moved")
+}
+
+func removalBusy(path string) error {
+	return fault.Errorf(fault.CodeStale, "another transaction that moves or removes this file is under way.").WithPath(path).
+		WithHint("read it again once that transaction has ended; nothing was changed")
+}
+
 // claimWait bounds how long a move waits for a claim a younger move holds.
 const claimWait = 5 * time.Second
 
@@ -115,10 +168,10 @@ const claimWait = 5 * time.Second
 // that each hold a claim the other needs (a to b and b to a at once) were
 // both STALE, again on every retry while the store was slower than the
 // retries' pauses: now the younger gives way and the older goes on, and
-// since a move waits only for younger ones, none waits for itself.
-func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, error) {
-	busy := fault.Errorf(fault.CodeStale, "another move of this file is under way.").WithPath(path).
-		WithHint("list it again once that move has ended; nothing was moved")
+// since a move waits only for younger ones, none waits for itself. A
+// transaction's removal claims as a move does (claimRemovals); busy says
+// that the claim is another's (moveBusy, removalBusy).
+func (f *FS) claim(ctx context.Context, l *lease, key, path string, busy func(path string) error) (string, error) {
 	deadline := time.Now().Add(claimWait)
 	pause := 5 * time.Millisecond
 	for time.Now().Before(deadline) {
@@ -145,7 +198,7 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 		}
 		switch {
 		case found && holder < l.key:
-			return "", busy
+			return "", busy(path)
 		case found:
 			select {
 			case <-ctx.Done():
@@ -161,7 +214,7 @@ func (f *FS) claim(ctx context.Context, l *lease, key, path string) (string, err
 			return "", f.mapErr(err, path)
 		}
 	}
-	return "", busy
+	return "", busy(path)
 }
 
 // claimHolder reads the claim at key: the key of its journal and its
@@ -184,9 +237,10 @@ func (f *FS) claimHolder(ctx context.Context, key string) (holder, etag string, 
 	return holder, etag, nil
 }
 
-// releaseClaims removes the claims of the move of the journal jkey:
-// those its process recorded, If-Match the ETag each was given; read
-// back, those of its moves (and of its Into) that name it.
+// releaseClaims removes the claims of the move or transaction of the
+// journal jkey: those its process recorded, If-Match the ETag each was
+// given; read back, those of its moves (and of its Into) and of its
+// removals that name it.
 func (f *FS) releaseClaims(ctx context.Context, jkey string, j journal) error {
 	release := func(key string) error {
 		etag, ok := j.claims[key]
@@ -208,6 +262,11 @@ func (f *FS) releaseClaims(ctx context.Context, jkey string, j journal) error {
 	}
 	if j.Into != "" {
 		if err := release(f.intoClaim(j.Into)); err != nil {
+			return err
+		}
+	}
+	for key := range f.removalClaims(j) {
+		if err := release(key); err != nil {
 			return err
 		}
 	}

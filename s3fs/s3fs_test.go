@@ -2224,7 +2224,7 @@ func TestAnswersOverARemovalInFlightWait(t *testing.T) {
 			name := "rmbelow" + c.name
 			f, bucket, root := seeded(t, name, map[string]string{"d/a": "old a\n", "d/b": "old b\n"})
 			// It dies at its commit point, d/a removed, its lease still live.
-			if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "d/a", Remove: true}}); err == nil {
+			if _, err := transportFS(t, root, cutOff(5)).Commit(ctx, []backend.Op{{Path: "d/a", Remove: true}}); err == nil {
 				t.Fatal("the removal that died succeeded")
 			}
 			if got := tree(t, f, "d/a"); got["d/a"] != "" {
@@ -3095,7 +3095,7 @@ func TestRecoverUndoesNewestFirst(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "lifo", map[string]string{"k": "original"})
 	// Each dies at its commit point, its changes made.
-	if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
+	if _, err := transportFS(t, root, cutOff(5)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
 		t.Fatal("the removal that died succeeded")
 	}
 	asOlderAgentfs(t, bucket, "lifo", func() {
@@ -3111,10 +3111,26 @@ func TestRecoverUndoesNewestFirst(t *testing.T) {
 
 // asOlderAgentfs runs do, a creation of an older agentfs, which did not
 // wait for a removal in flight (see crossed): the journals below prefix
-// are hidden from it.
+// are hidden from it, and so are their claims (of the files they remove),
+// which it would otherwise remove as stale.
 func asOlderAgentfs(t *testing.T, bucket, prefix string, do func()) {
 	t.Helper()
 	c, hidden := readJournals(t, bucket, prefix)
+	for o := range c.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: prefix + "/.agentfs-journal/claims/"}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		r, err := c.GetObject(context.Background(), bucket, o.Key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hidden[o.Key] = data
+	}
 	for key := range hidden {
 		if err := c.RemoveObject(context.Background(), bucket, key, minio.RemoveObjectOptions{}); err != nil {
 			t.Fatal(err)
@@ -3139,7 +3155,7 @@ func TestStuckJournalHoldsUpOlderOfItsFiles(t *testing.T) {
 	if _, err := transportFS(t, root, cutOff(3)).Commit(ctx, []backend.Op{{Path: "other", Data: []byte("new other")}}); err == nil {
 		t.Fatal("the write of other that died succeeded")
 	}
-	if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
+	if _, err := transportFS(t, root, cutOff(5)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
 		t.Fatal("the removal that died succeeded")
 	}
 	asOlderAgentfs(t, bucket, "hold", func() {
@@ -3277,7 +3293,7 @@ func TestCreationWaitsForARemovalInFlight(t *testing.T) {
 			name := "overrm" + by
 			f, bucket, root := seeded(t, name, map[string]string{"k": "original", "src": "moved"})
 			// It dies at its commit point, k removed, its lease still live.
-			if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
+			if _, err := transportFS(t, root, cutOff(5)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
 				t.Fatal("the removal that died succeeded")
 			}
 			if got := tree(t, f, "k"); got["k"] != "" {
@@ -3330,10 +3346,10 @@ func TestCreationWaitsForARemovalAroundIt(t *testing.T) {
 		create  string
 		beside  bool // a name that only begins like the removed one's: no wait
 	}{
-		{"dir", []backend.Op{{Path: "d/a", Remove: true}, {Path: "d/b", Remove: true}}, 6, "d", false},
-		{"below", []backend.Op{{Path: "f", Remove: true}}, 4, "f/x", false},
-		{"besidefile", []backend.Op{{Path: "f", Remove: true}}, 4, "fx", true},
-		{"besidedir", []backend.Op{{Path: "d/a", Remove: true}, {Path: "d/b", Remove: true}}, 6, "d/ab", true},
+		{"dir", []backend.Op{{Path: "d/a", Remove: true}, {Path: "d/b", Remove: true}}, 8, "d", false},
+		{"below", []backend.Op{{Path: "f", Remove: true}}, 5, "f/x", false},
+		{"besidefile", []backend.Op{{Path: "f", Remove: true}}, 5, "fx", true},
+		{"besidedir", []backend.Op{{Path: "d/a", Remove: true}, {Path: "d/b", Remove: true}}, 8, "d/ab", true},
 	} {
 		for _, by := range []string{"commit", "write"} {
 			t.Run(tc.name+"-"+by, func(t *testing.T) {
@@ -3392,7 +3408,7 @@ func TestRemovalWaitsForACreationInFlight(t *testing.T) {
 				t.Errorf("the write of k: %v", err)
 			}
 			// It dies at its commit point, its lease still live.
-			_, rmErr = transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}})
+			_, rmErr = transportFS(t, root, cutOff(5)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}})
 		})
 	})
 	if _, err := mover.Rename(ctx, "src", "k", backend.WriteOptions{IfAbsent: true}); codeOf(err) != fault.CodeExists {
@@ -3430,7 +3446,7 @@ func (s *cutBody) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestJournalCutPartWayHoldsUpOlder(t *testing.T) {
 	ctx := context.Background()
 	f, bucket, root := seeded(t, "cutj", map[string]string{"k": "original"})
-	if _, err := transportFS(t, root, cutOff(4)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
+	if _, err := transportFS(t, root, cutOff(5)).Commit(ctx, []backend.Op{{Path: "k", Remove: true}}); err == nil {
 		t.Fatal("the removal that died succeeded")
 	}
 	asOlderAgentfs(t, bucket, "cutj", func() {
@@ -3950,4 +3966,41 @@ func TestJournalOfANewerFormIsLeft(t *testing.T) {
 		return []byte(strings.Replace(string(j), newer, ours, 1))
 	})
 	recovered(t, f, bucket, "newerform", 1, old)
+}
+
+// TestTwoCommitsRemovingOneFile: of two transactions at once that remove
+// one file, one removes it and the other is refused before it changes
+// anything. A store answers a DELETE If-Match of a key already gone with
+// success (versitygw does), so the second, removing the file between the
+// first's HEAD of it and its DELETE, let both take the removal for their
+// own: the first, refused at its next change, put the file back, though
+// the second had committed its removal and succeeded (two apply-patch of
+// one move at once left the file at both names, one exiting 0).
+func TestTwoCommitsRemovingOneFile(t *testing.T) {
+	ctx := context.Background()
+	const name = "tworemovals"
+	f, bucket, root := seeded(t, name, map[string]string{"a": "a", "b": "b"})
+	ops := func(b string) []backend.Op {
+		return []backend.Op{{Path: "a", Remove: true, Write: backend.WriteOptions{IfVersion: versionOf(t, f, "a")}},
+			{Path: "b", Data: []byte(b), Write: backend.WriteOptions{IfVersion: versionOf(t, f, "b")}}}
+	}
+	first, second := ops("first's b"), ops("second's b")
+	var secondErr error
+	deleteA := func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(cmp.Or(r.URL.Opaque, r.URL.Path), "/"+name+"/a")
+	}
+	// The second commits as the first is about to delete a.
+	rt := &onFirst{match: deleteA, do: func() { _, secondErr = transportFS(t, root, nil).Commit(ctx, second) }}
+	_, firstErr := transportFS(t, root, rt).Commit(ctx, first)
+	if (firstErr == nil) == (secondErr == nil) {
+		t.Fatalf("the first: %v; the second: %v; want one to succeed", firstErr, secondErr)
+	}
+	want := map[string]string{"a": "", "b": "first's b"}
+	if secondErr == nil {
+		want["b"] = "second's b"
+	}
+	if got := tree(t, f, "a", "b"); !maps.Equal(got, want) {
+		t.Errorf("after the transactions (first: %v; second: %v): %s, want %s", firstErr, secondErr, brief(got), brief(want))
+	}
+	noJournal(t, bucket, name, "the transactions")
 }

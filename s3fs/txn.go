@@ -434,6 +434,9 @@ func (f *FS) apply(ctx context.Context, l *lease, keys []string, ops []backend.O
 	if err := f.crossed(ctx, l.key, *j); err != nil {
 		return nil, err
 	}
+	if err := f.claimRemovals(ctx, l, j); err != nil {
+		return nil, err
+	}
 	for i, jo := range j.Ops {
 		if jo.Backup == "" {
 			continue
