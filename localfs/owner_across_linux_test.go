@@ -26,31 +26,13 @@ func TestMoveAcrossThatWouldChangeOwnerIsRefused(t *testing.T) {
 	base := nobodyBase(t)
 	root := filepath.Join(base, "root")
 	mnt := filepath.Join(root, "other")
-	for _, d := range []string{root, mnt} {
-		if err := os.Mkdir(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writableDirs(t, root, mnt)
 	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m,mode=0777"); err != nil {
 		t.Skipf("mount is not permitted here: %v", err)
 	}
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
 	run := unprivileged(t, base, root, group)
-	put := func(t *testing.T, at string, uid, gid int) {
-		t.Helper()
-		if err := os.WriteFile(at, []byte("old\n"), 0o666); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(at, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(at, 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(t *testing.T, at string, uid, gid int) { putOwned(t, at, "old\n", uid, gid) }
 	owner := func(at string) (uint32, uint32) {
 		var st syscall.Stat_t
 		if err := syscall.Lstat(at, &st); err != nil {

@@ -24,26 +24,9 @@ func TestReplaceOwnerRuleFollowsCapChown(t *testing.T) {
 	if err != nil {
 		t.Skip("needs setpriv (util-linux) to run agentfs as root without CAP_CHOWN")
 	}
-	root := filepath.Join(base, "root")
-	if err := os.Mkdir(root, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(root, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	root := writableRoot(t, base)
 	f := filepath.Join(root, "other.txt")
-	put := func() {
-		t.Helper()
-		if err := os.WriteFile(f, []byte("old\n"), 0o666); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(f, 4000, 4000); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(f, 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func() { putOwned(t, f, "old\n", 4000, 4000) }
 	owner := func() (string, uint32, uint32) {
 		t.Helper()
 		var st syscall.Stat_t

@@ -34,14 +34,7 @@ func TestReplaceWhereTheFileSystemGivesTheOwner(t *testing.T) {
 	src := filepath.Join(base, "src")
 	mnt := filepath.Join(root, "mnt")
 	modes := filepath.Join(root, "modes") // each file's own mode
-	for _, d := range []string{root, src, mnt, modes} {
-		if err := os.Mkdir(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writableDirs(t, root, src, mnt, modes)
 	for at, perms := range map[string][]string{mnt: {"--perms=a+rw"}, modes: nil} {
 		args := append([]string{"--force-user=4000", "--force-group=4000", "-o", "allow_other", src, at}, perms...)
 		if out, err := exec.Command("bindfs", args...).CombinedOutput(); err != nil {
@@ -58,23 +51,11 @@ func TestReplaceWhereTheFileSystemGivesTheOwner(t *testing.T) {
 	put := func(t *testing.T, at string) {
 		t.Helper()
 		os.RemoveAll(filepath.Join(base, "state", "journal"))
-		if err := os.WriteFile(at, []byte("old\n"), 0o666); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(at, 0o666); err != nil {
-			t.Fatal(err)
-		}
+		putOwned(t, at, "old\n", -1, -1)
 	}
 	check := func(t *testing.T, at, want string, uid, gid uint32) {
 		t.Helper()
-		var st syscall.Stat_t
-		if err := syscall.Lstat(at, &st); err != nil {
-			t.Fatal(err)
-		}
-		data, _ := os.ReadFile(at)
-		if string(data) != want || st.Uid != uid || st.Gid != gid || st.Mode&0o7777 != 0o666 {
-			t.Errorf("%s: %q, owner %d:%d mode %o; want %q, %d:%d 666", at, data, st.Uid, st.Gid, st.Mode&0o7777, want, uid, gid)
-		}
+		checkOwned(t, at, want, uid, gid)
 		for _, d := range []string{src, root} {
 			names, _ := os.ReadDir(d)
 			for _, n := range names {

@@ -462,3 +462,55 @@ func TestMissingBelowDirectorySearchableNotListable(t *testing.T) {
 		t.Errorf("d711/sub/f.txt: %q, %v; want it untouched", b, err)
 	}
 }
+
+// writableRoot makes the directory root in base, which any user may write.
+func writableRoot(t *testing.T, base string) string {
+	t.Helper()
+	root := filepath.Join(base, "root")
+	writableDirs(t, root)
+	return root
+}
+
+// writableDirs makes each of dirs, in order, a directory any user may
+// write, whatever the umask.
+func writableDirs(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// putOwned writes content at at, of uid:gid (unless uid is -1) and mode
+// 666 whatever the umask.
+func putOwned(t *testing.T, at, content string, uid, gid int) {
+	t.Helper()
+	if err := os.WriteFile(at, []byte(content), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if uid >= 0 {
+		if err := os.Chown(at, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(at, 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkOwned fails t unless the file at at holds want, of uid:gid, mode 666.
+func checkOwned(t *testing.T, at, want string, uid, gid uint32) {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(at, &st); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(at)
+	if string(data) != want || st.Uid != uid || st.Gid != gid || st.Mode&0o7777 != 0o666 {
+		t.Errorf("%s: %q, owner %d:%d mode %o; want %q, %d:%d 666", filepath.Base(at), data, st.Uid, st.Gid, st.Mode&0o7777, want, uid, gid)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -23,39 +22,18 @@ import (
 func TestReplaceThatWouldChangeOwnerIsRefused(t *testing.T) {
 	const nobody, group = 65534, 4321
 	base := nobodyBase(t)
-	root := filepath.Join(base, "root")
-	if err := os.Mkdir(root, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(root, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	root := writableRoot(t, base)
 	f := filepath.Join(root, "f.txt")
 	run := unprivileged(t, base, root, group)
 	put := func(uid, gid int) {
 		t.Helper()
 		os.Remove(f)
 		os.RemoveAll(filepath.Join(base, "state", "journal"))
-		if err := os.WriteFile(f, []byte("old\n"), 0o664); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(f, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(f, 0o666); err != nil {
-			t.Fatal(err)
-		}
+		putOwned(t, f, "old\n", uid, gid)
 	}
 	check := func(want string, uid, gid uint32) {
 		t.Helper()
-		var st syscall.Stat_t
-		if err := syscall.Stat(f, &st); err != nil {
-			t.Fatal(err)
-		}
-		data, _ := os.ReadFile(f)
-		if string(data) != want || st.Uid != uid || st.Gid != gid || st.Mode&0o7777 != 0o666 {
-			t.Errorf("the file: %q, owner %d:%d mode %o; want %q, %d:%d 666", data, st.Uid, st.Gid, st.Mode&0o7777, want, uid, gid)
-		}
+		checkOwned(t, f, want, uid, gid)
 		names, _ := os.ReadDir(root)
 		for _, n := range names {
 			if strings.HasPrefix(n.Name(), ".agentfs-") {
@@ -148,27 +126,9 @@ func TestMoveWithChangeThatWouldChangeOwnerIsRefused(t *testing.T) {
 		os.Remove(dst)
 		os.RemoveAll(filepath.Join(root, "nd"))
 		os.RemoveAll(filepath.Join(base, "state", "journal"))
-		if err := os.WriteFile(src, []byte("a\nb\n"), 0o666); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(src, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(src, 0o666); err != nil {
-			t.Fatal(err)
-		}
+		putOwned(t, src, "a\nb\n", uid, gid)
 	}
-	check := func(t *testing.T, at, want string, uid, gid uint32) {
-		t.Helper()
-		var st syscall.Stat_t
-		if err := syscall.Stat(at, &st); err != nil {
-			t.Fatal(err)
-		}
-		data, _ := os.ReadFile(at)
-		if string(data) != want || st.Uid != uid || st.Gid != gid || st.Mode&0o7777 != 0o666 {
-			t.Errorf("%s: %q, owner %d:%d mode %o; want %q, %d:%d 666", filepath.Base(at), data, st.Uid, st.Gid, st.Mode&0o7777, want, uid, gid)
-		}
-	}
+	check := checkOwned
 	patch := filepath.Join(root, "p.patch")
 	if err := os.WriteFile(patch, []byte("*** Begin Patch\n*** Update File: bm.txt\n*** Move to: bm2.txt\n@@\n a\n-b\n+c\n*** End Patch\n"), 0o644); err != nil {
 		t.Fatal(err)
