@@ -79,7 +79,7 @@ func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts backe
 		// In place only where a replace would split the file or change
 		// its owner: an ordinary file keeps the atomic replace even when
 		// inPlace is asked.
-		if opts.InPlace && (st.Nlink > 1 || ownerRefused(dir, &st, display) != nil) {
+		if opts.InPlace && (st.Nlink > 1 || !keepsOwner(dir, &st)) {
 			return writeInPlace(dfd, base, &st, data, opts.IfVersion, display)
 		}
 	}
@@ -477,8 +477,11 @@ func ownerRefused(dir *os.File, st *unix.Stat_t, display string) error {
 	whose, lost := ownedAs("file", st)
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: %s; a change replaces it with a new file (a temporary one renamed over it, so that it is atomic), which this user (%d) may not give %s.", whose, os.Geteuid(), lost).
 		WithPath(display).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).
-		WithHint("rewrite it through its own inode, which keeps its owner, group and mode: write --in-place with its whole new content (not atomic; --append cannot be in place), or ask its owner to change it; nothing was changed")
+		WithHint(inPlaceHint)
 }
+
+// inPlaceHint is the way on from a replace refused over the file's owner.
+const inPlaceHint = "rewrite it through its own inode, which keeps its owner, group and mode: write --in-place with its whole new content (not atomic; --append cannot be in place), or ask its owner to change it; nothing was changed"
 
 // ownedAs says whose the file or directory st is (what), and what a new
 // one of this user's would lose of it: its owner, or, where this user owns
@@ -846,7 +849,7 @@ func ownerLost(st *unix.Stat_t, display string) *fault.Error {
 	whose, lost := ownedAs("file", st)
 	return fault.Errorf(fault.CodePermissionDenied, "permission denied: %s; a change replaces it with a new file, and the file system refused to let this user (%d) give the new file %s.", whose, os.Geteuid(), lost).
 		WithPath(display).WithDetail("owner", st.Uid).WithDetail("group", st.Gid).
-		WithHint("rewrite it through its own inode, which keeps its owner, group and mode: write --in-place with its whole new content (not atomic; --append cannot be in place), or ask its owner to change it; nothing was changed")
+		WithHint(inPlaceHint)
 }
 
 // ownerOf stats the file opts.OwnerOf names (a final link followed, as
