@@ -1458,6 +1458,11 @@ func (f *FS) openChecked(t target, flags int) (*os.File, unix.Stat_t, error) {
 			}
 			file.Close()
 			if err != nil {
+				// Reading a directory is listing it, which needs its read
+				// permission.
+				if which := f.dirAccessErr(t, t.display(f), typ == unix.S_IFDIR, err); which != nil {
+					return nil, st, which
+				}
 				return nil, st, mapErr(err, t.display(f))
 			}
 			file = opened

@@ -403,6 +403,37 @@ func TestDirectoryNotSearchableOrNotListableSaysWhich(t *testing.T) {
 	}
 }
 
+// ls, find and grep of a directory this user may search but not list
+// (mode 333) say so, where the walk's open for reading answered a bare
+// "permission denied." with a hint about the file or a directory on its
+// path; the directory asked for is not explained as one on a path.
+func TestListingDirectoryNotListableSaysSo(t *testing.T) {
+	base := nobodyBase(t)
+	root := filepath.Join(base, "root")
+	if err := os.MkdirAll(filepath.Join(root, "d333"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "d333", "f.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for d, mode := range map[string]os.FileMode{"": 0o777, "d333": 0o333} {
+		if err := os.Chmod(filepath.Join(root, d), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := unprivileged(t, base, root)
+	const want = `"message":"permission denied: the directory d333 may not be listed by this user (read, r, permission).","path":"d333"`
+	for _, args := range [][]string{{"ls", "d333"}, {"find", "--path", "d333"}, {"grep", "old", "d333"}} {
+		out, err := run(args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `"PERMISSION_DENIED"`) || !strings.Contains(string(out), want) {
+			t.Errorf("%s: %v, %s; want PERMISSION_DENIED saying %s", strings.Join(args, " "), err, out, want)
+		}
+	}
+	if out, err := run("read", "d333/f.txt").CombinedOutput(); err != nil {
+		t.Errorf("read d333/f.txt: %v, %s; want it read (search permission is enough)", err, out)
+	}
+}
+
 // Below a directory this user may search but not list (mode 711, as a
 // home directory others may go through), a name that is not there is
 // NOT_FOUND, as cat says of it, where it was PERMISSION_DENIED: os.Root

@@ -370,7 +370,12 @@ func (f *FS) dirAccessErr(t target, display string, listed bool, err error) *fau
 				dir, name = i, "."
 			}
 			if errors.Is(unix.Faccessat(pfd, name, unix.R_OK, unix.AT_EACCESS), unix.EACCES) {
-				return fault.Errorf(fault.CodePermissionDenied, "permission denied: the directory %s may not be listed by this user (read, r, permission), which agentfs needs: it opens each directory on the path of a file it changes for reading, and the directory of a file it looks at (a shell's > needs only search permission on them, and write permission on the file's own).", dirAt(dir)).
+				why := ""
+				if display != dirAt(dir) {
+					// Not the directory asked for: say why it is read.
+					why = ", which agentfs needs: it opens each directory on the path of a file it changes for reading, and the directory of a file it looks at (a shell's > needs only search permission on them, and write permission on the file's own)"
+				}
+				return fault.Errorf(fault.CodePermissionDenied, "permission denied: the directory %s may not be listed by this user (read, r, permission)%s.", dirAt(dir), why).
 					WithPath(display).WithDetail("directory", dirAt(dir)).
 					WithHint("give this user read permission on the directory (chmod +r, for its owner, group or others as fits), or choose another path; nothing was changed").WithCause(err)
 			}
