@@ -51,7 +51,7 @@ var syscalls = struct {
 }{
 	write:           (*os.File).Write,
 	writeAt:         (*os.File).WriteAt,
-	fsync:           syncWith(unix.Fsync),
+	fsync:           syncWith(fileSync),
 	renameat:        unix.Renameat,
 	mkdirat:         unix.Mkdirat,
 	rmdirat:         func(dirfd int, path string) error { return unix.Unlinkat(dirfd, path, unix.AT_REMOVEDIR) },

@@ -1421,7 +1421,7 @@ func (f *FS) rollBackKeeping(entries []journalEntry, seen *dirsFound) (bool, []j
 			if e.DirID != "" {
 				if err := removeMadeDirErr(dfd, e.Name, e.DirID); err != nil {
 					l.note(leftMadeDir, e.Name, err)
-				} else if err := unix.Fsync(dfd); err != nil {
+				} else if err := fileSync(dfd); err != nil {
 					l.note(leftUnsynced, "", err)
 				}
 				left = append(left, l.left...)
@@ -1478,7 +1478,7 @@ func (f *FS) rollBackKeeping(entries []journalEntry, seen *dirsFound) (bool, []j
 					l.note(leftStaged, e.Staged, err)
 				}
 			}
-			if err := unix.Fsync(dfd); err != nil {
+			if err := fileSync(dfd); err != nil {
 				l.note(leftUnsynced, "", err)
 			}
 			left = append(left, l.left...)
@@ -1539,7 +1539,7 @@ func (f *FS) rollBackTree(dfd int, e journalEntry) error {
 		return nil
 	}
 	err := renameNoReplace(dfd, e.Backup, dfd, e.Name)
-	unix.Fsync(dfd)
+	fileSync(dfd)
 	return err
 }
 
