@@ -605,8 +605,9 @@ func (f *FS) renameEnd(ctx context.Context, path string, made *madeDirs) (rename
 // renameNoReplace renames only when to does not exist. Where no rename
 // refuses to replace (FreeBSD; a file system without RENAME_NOREPLACE),
 // a file gets a hard link (which also fails when to exists) and an
-// unlink; a directory, which has no hard links, is renamed once to is
-// seen free: an empty directory another program made there in between
+// unlink; a directory, which has no hard links, and a file where the file
+// system has none (noHardLinks), is renamed once to is seen free: an empty
+// directory or a file another program made there in between
 // (microseconds) would be replaced.
 func renameNoReplace(fromDir int, from string, toDir int, to string) error {
 	err := syscalls.renameExclusive(fromDir, from, toDir, to)
@@ -617,19 +618,30 @@ func renameNoReplace(fromDir int, from string, toDir int, to string) error {
 	if err := unix.Fstatat(fromDir, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return err
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		switch err := unix.Fstatat(toDir, to, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		switch err := syscalls.linkat(fromDir, from, toDir, to, 0); {
 		case err == nil:
-			return unix.EEXIST
-		case !errors.Is(err, unix.ENOENT):
+			return unix.Unlinkat(fromDir, from, 0)
+		case !noHardLinks(err):
 			return err
 		}
-		return syscalls.renameat(fromDir, from, toDir, to)
 	}
-	if err := unix.Linkat(fromDir, from, toDir, to, 0); err != nil {
+	switch err := unix.Fstatat(toDir, to, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil:
+		return unix.EEXIST
+	case !errors.Is(err, unix.ENOENT):
 		return err
 	}
-	return unix.Unlinkat(fromDir, from, 0)
+	return syscalls.renameat(fromDir, from, toDir, to)
+}
+
+// noHardLinks reports link(2)'s refusal where the file system has no hard
+// links: EOPNOTSUPP (FreeBSD's msdosfs and smbfs), ENOTSUP (macOS's, 45,
+// apart from its EOPNOTSUPP), EPERM (Linux's vfat and exfat, or
+// protected_hardlinks, where a rename is allowed all the same), ENOSYS (a
+// FUSE file system without link).
+func noHardLinks(err error) bool {
+	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS)
 }
 
 // moveAcross moves the regular file at src (whose stat is st) to dst, on

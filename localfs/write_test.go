@@ -237,6 +237,47 @@ func TestCreateWithoutRenameNoReplace(t *testing.T) {
 	}
 }
 
+// Where no rename refuses to replace and the file system has no hard
+// links either (msdosfs and smbfs on FreeBSD: EOPNOTSUPP; vfat and exfat on
+// Linux: EPERM; FUSE: ENOSYS), a file is still created, at its name once
+// it is seen free, as a directory is: the link's refusal was reported as
+// NOT_REGULAR or PERMISSION_DENIED, and no file could be created with
+// --create nor moved without --overwrite there.
+func TestCreateWithoutHardLinks(t *testing.T) {
+	ctx := context.Background()
+	for _, errno := range []error{unix.EOPNOTSUPP, unix.EPERM, unix.ENOSYS} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			fsys, dir := newTestFS(t)
+			must(t, os.WriteFile(filepath.Join(dir, "taken.txt"), []byte("old"), 0o644))
+			saved := syscalls
+			t.Cleanup(func() { syscalls = saved })
+			syscalls.renameExclusive = func(int, string, int, string) error { return unix.ENOSYS }
+			syscalls.linkat = func(int, string, int, string, int) error { return errno }
+			if _, err := fsys.WriteFile(ctx, "new.txt", []byte("x"), backend.WriteOptions{IfAbsent: true}); err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "new.txt")); string(got) != "x" {
+				t.Fatalf("the created file holds %q", got)
+			}
+			if _, err := fsys.WriteFile(ctx, "taken.txt", []byte("y"), backend.WriteOptions{IfAbsent: true}); code(err) != fault.CodeExists {
+				t.Fatalf("create over a file: %v, want EXISTS", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "taken.txt")); string(got) != "old" {
+				t.Fatalf("the existing file became %q", got)
+			}
+			if _, err := fsys.Rename(ctx, "new.txt", "moved.txt", backend.WriteOptions{IfAbsent: true}); err != nil {
+				t.Fatalf("move: %v", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "moved.txt")); string(got) != "x" {
+				t.Fatalf("the moved file holds %q", got)
+			}
+			if left := temps(t, dir); len(left) > 0 {
+				t.Fatalf("temporary files left: %v", left)
+			}
+		})
+	}
+}
+
 // A temporary file is swept only when agentfs can prove it is its own and
 // its writer is gone: a dead writer's file (record unlocked) goes; a live
 // writer's (record locked) stays; a user's file with a temp file's name has
