@@ -4,9 +4,15 @@ package localfs
 
 import "golang.org/x/sys/unix"
 
-// kernelFSOf finds no kernel file system off Linux, where procfs (when
-// mounted at all) is denied by its path and identity.
-func kernelFSOf(int) string { return "" }
+// kernelFSOf names the kernel file system fd lies on (kernelFSNamed, by
+// the name statfs(2) gives it), "" for any other.
+func kernelFSOf(fd int) string {
+	var s unix.Statfs_t
+	if err := unix.Fstatfs(fd, &s); err != nil {
+		return ""
+	}
+	return kernelFSNamed(unix.ByteSliceToString(s.Fstypename[:]))
+}
 
 // onOverlay is false off Linux, which has no overlayfs.
 func onOverlay(int) bool { return false }
