@@ -177,7 +177,7 @@ const (
 // directory's files would answer less than the tree holds, with exit 0.
 func failedDir(err error) (uint8, error) {
 	switch err {
-	case unix.ENOENT, unix.ENOTDIR, unix.ELOOP:
+	case unix.ENOENT, unix.ENOTDIR, unix.ELOOP, unix.EMLINK: // EMLINK: a link, on FreeBSD
 		return dirGone, nil
 	case unix.EACCES, unix.EPERM:
 		return dirChanged, nil

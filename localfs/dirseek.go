@@ -353,9 +353,10 @@ func (m *dirsFound) movedTo(e *journalEntry) string {
 }
 
 // notThere reports whether err, of an open of a directory in a search,
-// says there is no directory to search there (none, a file, a link), or
-// one the recovery could not act in either (EACCES).
+// says there is no directory to search there (none, a file, a link:
+// ELOOP, FreeBSD's EMLINK), or one the recovery could not act in either
+// (EACCES).
 func notThere(err error) bool {
-	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) ||
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) ||
 		errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }

@@ -229,11 +229,11 @@ func (s *dirStack) path() string {
 // goneErr reports an error of opening or listing an entry that a walk met
 // which means that the entry is not there to walk, as ripgrep takes it:
 // gone since the listing (ENOENT), swapped for a link or a file (ELOOP,
-// ENOTDIR), or unreadable (EACCES, EPERM). Any other (EMFILE, ENFILE,
+// FreeBSD's EMLINK, ENOTDIR), or unreadable (EACCES, EPERM). Any other (EMFILE, ENFILE,
 // ENOMEM, EIO...) must fail the walk: skipping would turn it into a result
 // that silently misses part of the tree.
 func goneErr(err error) bool {
-	for _, e := range [...]error{unix.ENOENT, unix.ELOOP, unix.ENOTDIR, unix.EACCES, unix.EPERM} {
+	for _, e := range [...]error{unix.ENOENT, unix.ELOOP, unix.EMLINK, unix.ENOTDIR, unix.EACCES, unix.EPERM} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -439,7 +439,8 @@ func mapped(err error, at string) error {
 // naming the vanished entry, often another writer's temporary file,
 // which the caller never named.
 func changedOr(err error, at string) error {
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+	// A link opened with O_NOFOLLOW is ELOOP, or EMLINK on FreeBSD.
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
 		return stale(at)
 	}
 	return mapErr(err, at)
