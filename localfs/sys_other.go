@@ -26,15 +26,6 @@ func reopen(pathFile *os.File, _ int) (*os.File, error) {
 	return os.NewFile(uintptr(fd), pathFile.Name()), nil
 }
 
-// openRegularAt opens the regular file name of the directory dirfd for
-// reading, never following a link, and stats it into st. Without O_PATH
-// the type is learnt by opening, without blocking: a FIFO put in a listed
-// file's place is refused (errNotRegular) before it is read, but its
-// writer blocked in open(2) is released, which only Linux avoids.
-func openRegularAt(dirfd int, name string, st *unix.Stat_t) (int, error) {
-	return openReadAt(dirfd, name, st)
-}
-
 // reserve cannot allocate without changing the size here: an in-place
 // write reserves by writing past the old end first.
 func reserve(int, int64) (bool, error) { return false, nil }

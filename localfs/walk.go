@@ -346,6 +346,28 @@ func (f *FS) readIgnore(dirfd int, name string, read func(string)) ([]byte, erro
 // errNotRegular refuses a file that is not a regular one (openRegularAt).
 var errNotRegular = errors.New("not a regular file")
 
+// openRegularAt opens the regular file name of the directory dirfd for
+// reading, never following a link, and stats it into st. The name is
+// stat'ed first: a FIFO, device or link put in a listed file's place
+// since the listing is refused (errNotRegular) unopened, so a blocked
+// writer is not released nor a device's open run. What is then opened is
+// read if it is a regular file, whichever: one renamed over the name in
+// between (a write's temp file) is the file there now, not a file to
+// skip. An O_PATH descriptor reopened through /proc/self/fd would shut
+// the microseconds between the two calls too, but cost grep over Go's
+// source 31% of its time, against 11% for this (hyperfine, 20 runs each);
+// and off Linux there is no O_PATH.
+func openRegularAt(dirfd int, name string, st *unix.Stat_t) (int, error) {
+	var was unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &was, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return -1, err
+	}
+	if was.Mode&unix.S_IFMT != unix.S_IFREG {
+		return -1, errNotRegular
+	}
+	return openReadAt(dirfd, name, st)
+}
+
 // openReadAt opens name of the directory dirfd for reading, without
 // following a link or waiting on a FIFO, and refuses anything but a
 // regular file (errNotRegular: the signing key too); st gets the stat of
