@@ -995,9 +995,10 @@ func (f *FS) lockData(ctx context.Context, df dataFile, deadline time.Time, lock
 	}
 	if err := flockData(ctx, fd, unix.LOCK_EX, deadline); err != nil {
 		unix.Close(fd)
-		if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
+		if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EINVAL) {
 			// A file system without flock (an NFS mount without its
-			// lock service): the lock files alone, as before.
+			// lock service; macOS answers ENOTSUP, which is not its
+			// EOPNOTSUPP): the lock files alone, as before.
 			return -1, nil
 		}
 		if waitEnded(err) {
