@@ -142,7 +142,7 @@ func open(name, root string) (*Index, error) {
 func openFile(name string) (*os.File, *unix.Stat_t, error) {
 	// Never waiting on a FIFO, nor following a link, planted at the name.
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
-	if err == unix.ELOOP {
+	if err == unix.ELOOP || err == unix.EMLINK { // a link (EMLINK: FreeBSD's answer)
 		return nil, nil, UnusableError{Reason: errors.New("not an agentfs index (a link)")}
 	}
 	if err != nil {
