@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -445,6 +446,37 @@ func TestDenyHoldsBeforeTheFileExists(t *testing.T) {
 		if _, err := f.Lstat(ctx, p); code(err) != fault.CodeDenied {
 			t.Errorf("lstat %s: %v, want DENIED", p, err)
 		}
+	}
+}
+
+// A deny path that does not exist holds whatever the letter case of the
+// name that would make it: on a file system that ignores case (macOS's
+// APFS, vfat), .git/hooks/PRE-COMMIT is the denied pre-commit, which git
+// then runs. A name that is not the deny path's in any case is written,
+// and one that exists is denied by its identity as before, so its other
+// case on a case-sensitive file system is another file.
+func TestDenyMissingPathInAnyCase(t *testing.T) {
+	_, root := tree(t)
+	must(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(root, "env"), 0o755))
+	t.Setenv(StateDirEnv, t.TempDir())
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{".git/hooks/pre-commit", "env"}})
+	ctx := context.Background()
+	for _, p := range []string{".git/hooks/PRE-COMMIT", ".git/hooks/Pre-Commit", ".GIT/hooks/pre-commit", ".git/hooks/pre-commit/x"} {
+		if _, err := f.WriteFile(ctx, p, []byte("#!/bin/sh\n"), backend.WriteOptions{}); code(err) != fault.CodeDenied {
+			t.Errorf("write %s: %v, want DENIED", p, err)
+		}
+	}
+	if names, _ := os.ReadDir(filepath.Join(root, ".git", "hooks")); len(names) != 0 {
+		t.Errorf("hooks: %v; want nothing written", names)
+	}
+	for _, p := range []string{".git/hooks/pre-commit.sample", ".git/hooks/pre-commi", "ENV/x"} {
+		if _, err := f.WriteFile(ctx, p, []byte("x"), backend.WriteOptions{}); err != nil {
+			t.Errorf("write %s: %v, want it written", p, err)
+		}
+	}
+	if page, err := f.ReadDir(ctx, ".", 0, 100); err != nil || slices.ContainsFunc(page.Entries, func(e backend.FileInfo) bool { return e.Name == "env" }) {
+		t.Errorf("ls: %+v %v; want env left out", page, err)
 	}
 }
 

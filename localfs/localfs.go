@@ -429,6 +429,40 @@ func (f *FS) showsRelative() bool {
 // denies is the deny list as it stands.
 func (f *FS) denies() []denied { return *f.deny.Load() }
 
+// covers reports whether the real path real is the deny path or lies
+// below it; within whether the deny path lies in the directory real (or
+// is it). A deny path that does not exist matches any letter case: on a
+// file system that ignores case (macOS's APFS, vfat, ext4's casefold),
+// the file that .git/hooks/PRE-COMMIT makes is .git/hooks/pre-commit,
+// which no identity then guarded. Where case counts, a name that differs
+// only in case from a missing deny path is refused too.
+func (d *denied) covers(real string) bool { return d.leadsTo(d.path, real) }
+
+func (d *denied) within(real string) bool { return d.leadsTo(real, d.path) }
+
+// leadsTo reports whether abs is base or lies below it, by component,
+// folding case where the deny path is missing.
+func (d *denied) leadsTo(base, abs string) bool {
+	if _, ok := within(base, abs); ok || d.exists {
+		return ok
+	}
+	// A component at a time, allocating nothing: every entry a walk lists
+	// is asked about every missing deny path (state directories not made).
+	for {
+		b, baseRest, more := strings.Cut(base, "/")
+		a, absRest, absMore := strings.Cut(abs, "/")
+		switch {
+		case !strings.EqualFold(b, a):
+			return false
+		case !more:
+			return true
+		case !absMore:
+			return false
+		}
+		base, abs = baseRest, absRest
+	}
+}
+
 // identify takes the identity of the deny path as it stands now.
 func (d *denied) identify() {
 	var st unix.Stat_t
@@ -1294,7 +1328,7 @@ func kernelPath(fd int) (string, bool) {
 // deny protects with it.
 func (f *FS) holdsDenied(real string) bool {
 	for _, d := range f.denies() {
-		if _, ok := within(real, d.path); ok {
+		if d.within(real) {
 			return true
 		}
 	}

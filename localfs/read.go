@@ -232,7 +232,7 @@ func onKernelFS(dfd int, name string) bool {
 // whose real path is already known.
 func (f *FS) deniedName(real string) bool {
 	for _, d := range f.denies() {
-		if _, ok := within(d.path, real); ok {
+		if d.covers(real) {
 			return true
 		}
 	}
