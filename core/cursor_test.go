@@ -825,7 +825,7 @@ func TestGrepKeepsAPagesWorth(t *testing.T) {
 	}{
 		{GrepRequest{Path: "d", Query: "x", Limit: 10, Offset: 3_000_000}, "a", 0, passAhead + 11},
 		{GrepRequest{Path: "d", Query: "x", Limit: 10, Offset: 5}, "a", 0, 16},
-		{GrepRequest{Path: "d/a", Query: "x", Limit: 10, Offset: 3_000_000}, "", 3_000_000, 3_000_011},
+		{GrepRequest{Path: "d/a", Query: "x", Limit: 10, Offset: 3_000_000}, oneFileRel, 3_000_000, 3_000_011},
 		{GrepRequest{Path: "d", Query: "x", Limit: 10, Offset: 3_000_000, Mode: ModeCount}, "a", 0, 0},
 	} {
 		g, err := tl.newGrep(ctx, tc.req)

@@ -626,6 +626,13 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	return g, nil
 }
 
+// oneFileRel is the rel of the file a grep of one file searches, which
+// its cursors name as a grep of a directory's name the file they go on
+// in: a page resumed by one finds whether the matches earlier pages took
+// are still the file's first (resumed.arrive), where the offset alone
+// repeated or lost matches of a file edited above the cut.
+const oneFileRel = "-"
+
 // passAhead is how many matching lines of a file before a page's offset a
 // search of a directory keeps, ahead of knowing how many the page passes
 // in that file; a page that passes more in one file searches it again
@@ -641,15 +648,15 @@ func (g *grepSearch) keeps(rel string) (skip, cap int) {
 	switch {
 	case g.mode != ModeContent:
 		return 0, 0
-	case g.w == nil:
-		// One file: the page passes its first matches.
-		return g.req.Offset, g.req.Offset + g.limit + 1
-	case g.from.From == "":
-		return 0, min(g.req.Offset, passAhead) + g.limit + 1
 	case rel == g.from.From:
 		// Earlier pages took its first matches; their digest tells
 		// whether they are still its first (resumed.arrive).
 		return g.from.Skip, g.from.Skip + g.limit + 1
+	case g.w == nil:
+		// One file by offset: the page passes its first matches.
+		return g.req.Offset, g.req.Offset + g.limit + 1
+	case g.from.From == "":
+		return 0, min(g.req.Offset, passAhead) + g.limit + 1
 	}
 	return 0, g.limit + 1
 }
@@ -708,7 +715,7 @@ func (g *grepSearch) start(sctx context.Context) (<-chan *ordered.Batch[grepItem
 	var shared sameResults
 	searcher := func() func(grepItem) fileResult {
 		s := newSearcher(g.m, g.ctxLines, 0)
-		s.digest, s.withCR = g.w != nil, g.withCR
+		s.digest, s.withCR = true, g.withCR
 		// A file's other matches change nothing of a files page: its
 		// cursor's skip, within a file, is at most that one (addFile).
 		s.first = g.mode == ModeFiles
@@ -787,7 +794,7 @@ func (g *grepSearch) list(sctx context.Context, add func(grepItem) error) error 
 		if err != nil {
 			return err
 		}
-		return add(grepItem{path: g.t.FS.Display(g.path), open: func() (io.ReadCloser, error) { return r, nil }, progress: new(atomic.Pointer[fileResult])})
+		return add(grepItem{path: g.t.FS.Display(g.path), rel: oneFileRel, open: func() (io.ReadCloser, error) { return r, nil }, progress: new(atomic.Pointer[fileResult])})
 	}
 	run := &skipRun{add: add, max: maxWalkedRun}
 	if g.narrow != nil && g.narrow.Files != nil {
@@ -1066,9 +1073,11 @@ func (t *Tools) finishGrep(ctx context.Context, g *grepSearch, pg *page, filesWi
 				// file changed, which a partial search is no evidence
 				// of: the page goes on from the same cursor.
 				timedCursor, sameCursor = g.req.Cursor, true
-			case pg.seen == next:
+			case pg.seen == next && (g.w != nil || pg.seen > pg.fileStart):
 				// The search reached the page: it goes on in the last file
-				// it searched, past the matches counted in it.
+				// it searched, past the matches counted in it. In the one
+				// file, at its start, that is where its offset goes: the
+				// next page searches it again from its start.
 				timedCursor = pg.cursorAt(next, pg.seen-pg.fileStart)
 			}
 		}
@@ -1234,7 +1243,7 @@ func (p *page) full() bool {
 }
 
 // cursorAt is the cursor of a page starting at offset, which goes on in the
-// current file past its first skip items; none for a search of one file.
+// current file past its first skip items; none before the first file.
 func (p *page) cursorAt(offset, skip int) string {
 	if p.fileRel == "" {
 		return ""
