@@ -568,17 +568,7 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		return nil, err
 	}
 	g := &grepSearch{t: t, digest: req.digest(t.FS.Display)}
-	if g.from, err = resume(req.Cursor, g.digest, &req.Offset); err != nil {
-		return nil, err
-	}
-	g.req = req
 	g.limit, g.mode = cmp.Or(req.Limit, GrepDefaultLimit), cmp.Or(req.Mode, ModeContent)
-	if g.mode == ModeCount {
-		// Its totals cover the whole search, so it walks from the start
-		// (resumed where the cursor stood, the totals left out the files
-		// before it), and its page starts at the cursor's file.
-		g.anchor, g.from = g.from, cursor{}
-	}
 	newMatcher := search.NewMatcher
 	if req.Word {
 		// A word match is a match of the query: the index narrows the
@@ -606,6 +596,16 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 	if err := checkFinalSlash(g.path, t.FS.Display(g.path), info.Type); err != nil {
 		return nil, err
 	}
+	if err := g.resume(&req); err != nil {
+		return nil, err
+	}
+	g.req = req
+	if g.mode == ModeCount {
+		// Its totals cover the whole search, so it walks from the start
+		// (resumed where the cursor stood, the totals left out the files
+		// before it), and its page starts at the cursor's file.
+		g.anchor, g.from = g.from, cursor{}
+	}
 	if info.Type == backend.TypeDir {
 		if err := t.checkGlobsBelow(ctx, g.path, "include", req.Include); err != nil {
 			return nil, err
@@ -624,6 +624,32 @@ func (t *Tools) newGrep(ctx context.Context, req GrepRequest) (*grepSearch, erro
 		g.ctxLines = req.Context
 	}
 	return g, nil
+}
+
+// resume starts g at req's cursor, setting req's offset to the cursor's.
+// A cursor is sealed with the kind of the path it was given for: one of a
+// file's grep names its file oneFileRel, which a directory may hold, so
+// that a path made a directory (or a file) since goes on from no place
+// it does not mean, and is STALE.
+func (g *grepSearch) resume(req *GrepRequest) error {
+	kinds := [2]string{g.digest + "\x00dir", g.digest + "\x00file"}
+	if g.info.Type != backend.TypeDir {
+		kinds[0], kinds[1] = kinds[1], kinds[0]
+	}
+	g.digest = kinds[0]
+	var err error
+	if g.from, err = resume(req.Cursor, g.digest, &req.Offset); err != nil {
+		if _, other := resume(req.Cursor, kinds[1], new(int)); other == nil {
+			was, is := "directory", "a file"
+			if g.info.Type == backend.TypeDir {
+				was, is = "file", "a directory"
+			}
+			return fault.Errorf(fault.CodeStale, "the cursor was given for a grep of a %s, and the path is %s now.", was, is).
+				WithPath(g.t.FS.Display(g.path)).WithHint("grep it again from the start, without the cursor")
+		}
+		return err
+	}
+	return nil
 }
 
 // oneFileRel is the rel of the file a grep of one file searches, which
