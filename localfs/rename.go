@@ -112,6 +112,13 @@ func (f *FS) Rename(ctx context.Context, from, to string, opts backend.WriteOpti
 		return backend.FileInfo{}, fault.Errorf(fault.CodeDenied, "the directory holds a denied location.").WithPath(src.display).
 			WithHint("move the files around the denied path one by one; nothing was moved")
 	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG && f.holdsDenied(dst.real) {
+		// A tree (or a link to one) moved to a deny path's parent makes
+		// the deny path from what it holds: y/pre-commit moved to
+		// .git/hooks planted the denied .git/hooks/pre-commit.
+		return backend.FileInfo{}, fault.Errorf(fault.CodeDenied, "the destination is a denied location or holds one, which the move would fill.").WithPath(dst.display).
+			WithHint("move the files one by one to paths outside the deny list; nothing was moved")
+	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		inside, err := holdsDirectory(&st, dst.fd())
 		if err != nil {
