@@ -460,9 +460,13 @@ func TestDenyMissingPathInAnyCase(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
 	must(t, os.MkdirAll(filepath.Join(root, "env"), 0o755))
 	t.Setenv(StateDirEnv, t.TempDir())
-	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{".git/hooks/pre-commit", "env"}})
+	f := newFS(t, Config{Roots: []string{root}, Cwd: root, Deny: []string{".git/hooks/pre-commit", "env", "caf\u00e9/key", "kdir/key"}})
 	ctx := context.Background()
-	for _, p := range []string{".git/hooks/PRE-COMMIT", ".git/hooks/Pre-Commit", ".GIT/hooks/pre-commit", ".git/hooks/pre-commit/x"} {
+	// café and kdir in another Unicode form too: APFS and ext4's casefold
+	// take a decomposed e + U+0301 for the precomposed é, the Kelvin sign
+	// for K.
+	for _, p := range []string{".git/hooks/PRE-COMMIT", ".git/hooks/Pre-Commit", ".GIT/hooks/pre-commit", ".git/hooks/pre-commit/x",
+		"cafe\u0301/key", "CAFE\u0301/key", "\u212adir/key"} {
 		if _, err := f.WriteFile(ctx, p, []byte("#!/bin/sh\n"), backend.WriteOptions{}); code(err) != fault.CodeDenied {
 			t.Errorf("write %s: %v, want DENIED", p, err)
 		}

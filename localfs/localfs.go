@@ -24,11 +24,13 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/ignore"
 	"golang.org/x/sys/unix"
+	"golang.org/x/text/unicode/norm"
 )
 
 // SymlinkPolicy says which links a path may go through.
@@ -452,7 +454,7 @@ func (d *denied) leadsTo(base, abs string) bool {
 		b, baseRest, more := strings.Cut(base, "/")
 		a, absRest, absMore := strings.Cut(abs, "/")
 		switch {
-		case !strings.EqualFold(b, a):
+		case !sameNameFolded(b, a):
 			return false
 		case !more:
 			return true
@@ -461,6 +463,30 @@ func (d *denied) leadsTo(base, abs string) bool {
 		}
 		base, abs = baseRest, absRest
 	}
+}
+
+// sameNameFolded reports whether a file system that ignores case takes a
+// and b for one name: in any letter case (Unicode simple folding, the
+// Kelvin sign for K), and, where either is not ASCII, in either Unicode
+// form, as APFS and ext4's casefold do (a decomposed e + U+0301 for the
+// precomposed é), which only such names pay for.
+func sameNameFolded(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	if isASCII(a) && isASCII(b) {
+		return false
+	}
+	return strings.EqualFold(norm.NFD.String(a), norm.NFD.String(b))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // identify takes the identity of the deny path as it stands now.
