@@ -714,3 +714,30 @@ func TestDeniedOnTheWayStopsAtTheLinkLimit(t *testing.T) {
 		t.Errorf("a path through 60 links: %v, want SYMLINK (as the kernel's ELOOP), not DENIED", err)
 	}
 }
+
+// leadsTo of a missing deny path folds case and form component by
+// component, whatever the two share byte for byte first.
+func TestDeniedLeadsToFolded(t *testing.T) {
+	for _, c := range []struct {
+		base, abs string
+		want      bool
+	}{
+		{"/r/.git/hooks", "/r/.git/hooks/pre-commit", true},
+		{"/r/.git/hooks", "/r/.git/HOOKS/pre-commit", true},
+		{"/r/.git/hooks/pre-commit", "/r/.git/hooks/PRE-COMMIT", true},
+		{"/r/.git/hooks/pre-commit", "/r/.git/hooks/pre-commit.sample", false},
+		{"/r/.git/hooks/pre-commit", "/r/.git/hooks/pre-commi", false},
+		{"/r/.git/hooks/pre-commit", "/r/.git/hooks", false},
+		{"/r/a/b", "/r/a/bb", false},
+		{"/r/a/bb", "/r/a/b", false},
+		{"/r/kdir", "/r/\u212adir/x", true},
+		{"/r/caf\u00e9", "/r/CAFE\u0301", true},
+		{"/r/caf\u00e9", "/r/cafe", false},
+		{"/", "/r/x", true},
+	} {
+		d := denied{path: c.base}
+		if got := d.leadsTo(c.base, c.abs); got != c.want {
+			t.Errorf("leadsTo(%q, %q) = %v, want %v", c.base, c.abs, got, c.want)
+		}
+	}
+}

@@ -448,8 +448,17 @@ func (d *denied) leadsTo(base, abs string) bool {
 	if _, ok := within(base, abs); ok || d.exists {
 		return ok
 	}
-	// A component at a time, allocating nothing: every entry a walk lists
-	// is asked about every missing deny path (state directories not made).
+	// A component at a time, past the components the two spell alike
+	// (the root's, mostly), allocating nothing for ASCII names: every
+	// entry a walk lists is asked about every missing deny path (state
+	// directories not made).
+	n := 0
+	for n < len(base) && n < len(abs) && base[n] == abs[n] {
+		n++
+	}
+	if i := strings.LastIndexByte(base[:n], '/'); i >= 0 {
+		base, abs = base[i+1:], abs[i+1:]
+	}
 	for {
 		b, baseRest, more := strings.Cut(base, "/")
 		a, absRest, absMore := strings.Cut(abs, "/")
