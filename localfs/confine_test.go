@@ -733,6 +733,8 @@ func TestDeniedLeadsToFolded(t *testing.T) {
 		{"/r/kdir", "/r/\u212adir/x", true},
 		{"/r/caf\u00e9", "/r/CAFE\u0301", true},
 		{"/r/caf\u00e9", "/r/cafe", false},
+		{"/r/stra\u00dfe", "/r/STRASSE/x", true},
+		{"/r/stra\u00dfe", "/r/STRASE/x", false},
 		{"/", "/r/x", true},
 	} {
 		d := denied{path: c.base}

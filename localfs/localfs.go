@@ -30,6 +30,7 @@ import (
 	"github.com/agentfs/agentfs/fault"
 	"github.com/agentfs/agentfs/ignore"
 	"golang.org/x/sys/unix"
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -486,7 +487,14 @@ func sameNameFolded(a, b string) bool {
 	if isASCII(a) && isASCII(b) {
 		return false
 	}
-	return strings.EqualFold(norm.NFD.String(a), norm.NFD.String(b))
+	return caseless(a) == caseless(b)
+}
+
+// caseless is Unicode's canonical caseless form of s, NFD(fold(NFD(s))):
+// full case folding, so that straße is STRASSE, as ext4's casefold takes
+// it (strings.EqualFold folds one rune to one rune only).
+func caseless(s string) string {
+	return norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
 }
 
 func isASCII(s string) bool {
