@@ -432,6 +432,17 @@ func TestListingDirectoryNotListableSaysSo(t *testing.T) {
 	if out, err := run("read", "d333/f.txt").CombinedOutput(); err != nil {
 		t.Errorf("read d333/f.txt: %v, %s; want it read (search permission is enough)", err, out)
 	}
+	// Mode 700 of another user: a listing stats the entries too, so read
+	// permission alone would not do, and the hint said chmod +r.
+	if err := os.Chmod(filepath.Join(root, "d333"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := run("ls", "d333").CombinedOutput()
+	for _, want := range []string{"may not be listed by this user (read, r, and execute, x, permissions).", "chmod +rx"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("ls d333 of mode 700: %s; want it saying %q", out, want)
+		}
+	}
 }
 
 // Below a directory this user may search but not list (mode 711, as a

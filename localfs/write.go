@@ -375,9 +375,15 @@ func (f *FS) dirAccessErr(t target, display string, listed bool, err error) *fau
 					// Not the directory asked for: say why it is read.
 					why = ", which agentfs needs: it opens each directory on the path of a file it changes for reading, and the directory of a file it looks at (a shell's > needs only search permission on them, and write permission on the file's own)"
 				}
-				return fault.Errorf(fault.CodePermissionDenied, "permission denied: the directory %s may not be listed by this user (read, r, permission)%s.", dirAt(dir), why).
+				lacks, grant := "read, r, permission", "read permission on the directory (chmod +r"
+				if errors.Is(unix.Faccessat(pfd, name, unix.X_OK, unix.AT_EACCESS), unix.EACCES) {
+					// Listed, its entries are stat'ed too: r alone would
+					// not do.
+					lacks, grant = "read, r, and execute, x, permissions", "read and search permission on the directory (chmod +rx"
+				}
+				return fault.Errorf(fault.CodePermissionDenied, "permission denied: the directory %s may not be listed by this user (%s)%s.", dirAt(dir), lacks, why).
 					WithPath(display).WithDetail("directory", dirAt(dir)).
-					WithHint("give this user read permission on the directory (chmod +r, for its owner, group or others as fits), or choose another path; nothing was changed").WithCause(err)
+					WithHint("give this user %s, for its owner, group or others as fits), or choose another path; nothing was changed", grant).WithCause(err)
 			}
 			return nil
 		}
