@@ -736,6 +736,17 @@ func TestDeniedLeadsToFolded(t *testing.T) {
 		{"/r/stra\u00dfe", "/r/STRASSE/x", true},
 		{"/r/stra\u00dfe", "/r/STRASE/x", false},
 		{"/", "/r/x", true},
+		// Default-ignorable code points, which HFS+ and ext4's casefold
+		// before Linux 6.13 drop from a name: pre-<ZWJ>commit is pre-commit.
+		{"/r/.git/hooks/pre-commit", "/r/.git/hooks/pre-\u200dcommit", true},
+		{"/r/.git/hooks", "/r/.g\u200cit/hooks/pre-commit", true},
+		{"/r/.git/hooks/pre-commit", "/r/.git/hooks/pre-commit\ufeff", true},
+		{"/r/.git/hooks/pre-commit", "/r/.git/hooks/pre-\u200dcommix", false},
+		// A name not UTF-8 is its bytes, to a file system that ignores
+		// case as to one that does not: two invalid bytes are two names.
+		{"/r/\xff/key", "/r/\xfe/key", false},
+		{"/r/\xff/key", "/r/\xef\xbf\xbd/key", false},
+		{"/r/\xff/key", "/r/\xff/key", true},
 	} {
 		d := denied{path: c.base}
 		if got := d.leadsTo(c.base, c.abs); got != c.want {

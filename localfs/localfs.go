@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentfs/agentfs/backend"
@@ -479,22 +480,35 @@ func (d *denied) leadsTo(base, abs string) bool {
 // and b for one name: in any letter case (Unicode simple folding, the
 // Kelvin sign for K), and, where either is not ASCII, in either Unicode
 // form, as APFS and ext4's casefold do (a decomposed e + U+0301 for the
-// precomposed é), which only such names pay for.
+// precomposed é), which only such names pay for. A name not UTF-8 is its
+// bytes there too (ext4's casefold compares it so; APFS refuses it):
+// strings.EqualFold would take any two invalid bytes for one.
 func sameNameFolded(a, b string) bool {
-	if strings.EqualFold(a, b) {
-		return true
-	}
 	if isASCII(a) && isASCII(b) {
-		return false
+		return strings.EqualFold(a, b)
 	}
-	return caseless(a) == caseless(b)
+	if !utf8.ValidString(a) || !utf8.ValidString(b) {
+		return a == b
+	}
+	return strings.EqualFold(a, b) || caseless(a) == caseless(b)
 }
 
 // caseless is Unicode's canonical caseless form of s, NFD(fold(NFD(s))):
 // full case folding, so that straße is STRASSE, as ext4's casefold takes
-// it (strings.EqualFold folds one rune to one rune only).
+// it (strings.EqualFold folds one rune to one rune only). Default-ignorable
+// code points are dropped, as HFS+ and ext4's casefold before Linux 6.13
+// drop them, so that pre-<U+200D>commit is pre-commit there; the set
+// taken (format characters, variation selectors and the other
+// default-ignorables) holds a few format characters more, whose names are
+// only refused the more.
 func caseless(s string) string {
-	return norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
+	folded := norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
+	return strings.Map(func(r rune) rune {
+		if unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
+			return -1
+		}
+		return r
+	}, folded)
 }
 
 func isASCII(s string) bool {
