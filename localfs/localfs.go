@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -501,15 +502,36 @@ func sameNameFolded(a, b string) bool {
 // taken (format characters, variation selectors and the other
 // default-ignorables) holds a few format characters more, whose names are
 // only refused the more.
+//
+// The forms made last are kept (caselessForms): a walk compares each entry
+// with each missing deny path at the first name they differ in, which is
+// mostly the same directory's name for all the entries below it, and
+// folding one name costs 0.6 us; without them a missing --deny path made
+// find over 20,000 files of Japanese names three times as slow.
 func caseless(s string) string {
+	slot := &caselessForms[maphash.String(caselessSeed, s)%uint64(len(caselessForms))]
+	if kept := slot.Load(); kept != nil && kept.name == s {
+		return kept.form
+	}
 	folded := norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
-	return strings.Map(func(r rune) rune {
+	form := strings.Map(func(r rune) rune {
 		if unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
 			return -1
 		}
 		return r
 	}, folded)
+	slot.Store(&caselessForm{name: s, form: form})
+	return form
 }
+
+// caselessForms are names' caseless forms made last, one per slot of a
+// name's hash, shared by the walk's goroutines.
+var (
+	caselessForms [256]atomic.Pointer[caselessForm]
+	caselessSeed  = maphash.MakeSeed()
+)
+
+type caselessForm struct{ name, form string }
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
